@@ -1,0 +1,104 @@
+# quarry's one build file: the library, the CLI, unit tests, end-to-end tests and benchmarks.
+#
+#   make            build build/quarry and build/libquarry.a
+#   make run        install missing packages, build, serve on 127.0.0.1:8000 with data in ./data
+#   make test       install missing packages, build, run every test
+#   make asan       the same build with AddressSanitizer and UBSan, in build-asan/
+#   make bench      build and run the benchmarks in bench/
+#
+# Sources are found by wildcard: a new file under src/ joins the library, a new
+# tests/unit/test_*.c becomes a test program. SANITIZE=1 selects the sanitizer build.
+
+CC       ?= gcc
+SANITIZE ?= 0
+ifeq ($(SANITIZE),1)
+BUILD    ?= build-asan
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+OPT      := -O1 -g
+else
+BUILD    ?= build
+SANFLAGS :=
+OPT      := -O2 -g
+endif
+
+PKGS     := rocksdb jansson libmicrohttpd libcrypto yaml-0.1 libxxhash
+CFLAGS   += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(OPT) $(SANFLAGS) -MMD -MP \
+            -Iinclude -Isrc $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+LDLIBS   += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
+LDFLAGS  += $(SANFLAGS)
+
+LIB_SRC  := $(sort $(shell find src -name '*.c' -not -path 'src/cli/*'))
+CLI_SRC  := $(sort $(wildcard src/cli/*.c))
+TEST_SRC := $(sort $(wildcard tests/unit/test_*.c))
+BENCH_SRC:= $(sort $(wildcard bench/*.c))
+
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
+CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
+TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+BENCH_BIN:= $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
+
+# Debian packages the build, the tests and the benchmarks need.
+DEB_PKGS := gcc make pkg-config librocksdb-dev libmicrohttpd-dev libjansson-dev libssl-dev \
+            libxxhash-dev libyaml-dev python3 python3-pytest python3-boto3 awscli nodejs npm \
+            wrk nginx-light
+
+.PHONY: all deps run test unit e2e asan bench clean
+all: $(BUILD)/quarry $(BUILD)/libquarry.a
+
+deps:
+	@missing=""; for p in $(DEB_PKGS); do \
+	    dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	    echo "installing:$$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+$(BUILD)/libquarry.a: $(LIB_OBJ)
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/quarry: $(CLI_OBJ) $(BUILD)/libquarry.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libquarry.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libquarry.a $(LDLIBS)
+
+$(BUILD)/bench/%: bench/%.c $(BUILD)/libquarry.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libquarry.a $(LDLIBS)
+
+run: deps
+	$(MAKE) all
+	mkdir -p data
+	$(BUILD)/quarry serve --listen 127.0.0.1:8000 --data ./data
+
+unit: $(TEST_BIN)
+	@fail=0; for t in $(TEST_BIN); do \
+	    echo "== $$t"; $$t || fail=1; \
+	done; exit $$fail
+
+e2e: $(BUILD)/quarry
+	QUARRY_BIN=$(abspath $(BUILD)/quarry) python3 -m pytest -q tests
+
+test: deps
+	$(MAKE) all
+	$(MAKE) unit
+	$(MAKE) e2e
+
+asan:
+	$(MAKE) SANITIZE=1 all
+
+bench: deps
+	$(MAKE) all $(BENCH_BIN)
+	@for b in $(BENCH_BIN); do $$b; done
+
+clean:
+	rm -rf build build-asan
+
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_BIN:=.d)

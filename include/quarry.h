@@ -1,0 +1,70 @@
+/* quarry.h — the public interface of the quarry engine, the only header users include.
+ *
+ * quarry is DynamoDB's data model on RocksDB, embeddable as a C library. Requests and
+ * responses are the JSON documents of DynamoDB's JSON protocol (API 2012-08-10), so an
+ * application that speaks DynamoDB speaks quarry: qr_call("PutItem", "{...}") is the
+ * PutItem HTTP request without the HTTP. `quarry serve` puts this same call behind
+ * DynamoDB's wire protocol.
+ *
+ * Ownership: a qr_db is opened by qr_open and freed by qr_close. Every qr_response is
+ * filled by qr_call and its memory is released by qr_response_free. Strings passed in
+ * are borrowed for the duration of the call only. A qr_db may be used from many threads
+ * at once; each call is independent.
+ *
+ * Return codes: 0 for success, QR_ERR (a negative number) for failure. */
+#ifndef QUARRY_H
+#define QUARRY_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define QR_OK 0
+#define QR_ERR (-1)
+
+typedef struct qr_db qr_db;
+
+typedef struct qr_options {
+    /* Non-zero: acknowledge writes once in the OS page cache, not once fsync'd in the
+     * WAL. Faster bulk loads; a machine crash may lose recent acknowledged writes. */
+    int no_sync;
+    /* Non-zero: fail if the data directory holds no database yet. */
+    int must_exist;
+} qr_options;
+
+/* Opens (creating if needed) the database in directory dir. opts may be NULL for the
+ * defaults (durable writes). On failure returns QR_ERR and, if errmsg is not NULL,
+ * sets *errmsg to a malloc'd message the caller frees with free(); the usual cause is
+ * another process holding the directory's lock. */
+int qr_open(const char *dir, const qr_options *opts, qr_db **out, char **errmsg);
+
+/* Closes the database: waits for background work, flushes, releases the lock. */
+void qr_close(qr_db *db);
+
+typedef struct qr_response {
+    char *body;             /* JSON text, NUL-terminated (owned; see qr_response_free) */
+    size_t len;             /* bytes in body, without the NUL */
+    int http_status;        /* 200, or the status DynamoDB uses for the error */
+    const char *error_type; /* NULL on success, else e.g. "ValidationException" (static) */
+} qr_response;
+
+/* Runs one DynamoDB operation. operation is its name ("PutItem", "Query", …); request
+ * is the JSON request body of len bytes. Always fills *resp: on success with the
+ * response document, on failure with DynamoDB's error document
+ *   {"__type":"com.amazonaws.dynamodb.v20120810#ValidationException","message":"…"}
+ * Returns QR_OK or QR_ERR accordingly. */
+int qr_call(qr_db *db, const char *operation, const char *request, size_t len,
+            qr_response *resp);
+
+/* Frees the body of a response filled by qr_call. */
+void qr_response_free(qr_response *resp);
+
+/* Names of the operations qr_call accepts, as a NULL-terminated array (static). */
+const char *const *qr_operations(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,118 @@
+/* expr.h — DynamoDB's expression language: parse once, evaluate against items.
+ *
+ * Covers KeyConditionExpression, ConditionExpression, FilterExpression,
+ * UpdateExpression and ProjectionExpression, with ExpressionAttributeNames (#n) and
+ * ExpressionAttributeValues (:v), document paths (a.b[2].c), comparators, BETWEEN, IN,
+ * AND/OR/NOT with DynamoDB's precedence, the functions attribute_exists,
+ * attribute_not_exists, attribute_type, begins_with, contains, size, and in updates SET
+ * (+, -, list_append, if_not_exists), REMOVE, ADD and DELETE. The legacy parameters
+ * (Expected, KeyConditions, QueryFilter, ScanFilter, AttributeUpdates, AttributesToGet)
+ * are translated into the same parsed forms, so one evaluator serves both.
+ *
+ * Items and values are jansson AttributeValues as described in model/value.h. This
+ * module never touches storage; operations call it with the item they read.
+ * Every error is a ValidationException whose message follows DynamoDB's text, e.g.
+ *   Invalid ConditionExpression: Syntax error; token: "=", near: "a = = b"
+ *   Value provided in ExpressionAttributeValues unused in expressions: keys: {:x}
+ *   An expression attribute value used in expression is not defined; attribute value: :y
+ */
+#ifndef QR_EXPR_H
+#define QR_EXPR_H
+
+#include <jansson.h>
+
+#include "util/err.h"
+
+/* The names and values one request supplies, shared by all expressions of the request,
+ * and a record of which of them the expressions used. */
+typedef struct expr_ctx {
+    json_t *names;       /* ExpressionAttributeNames (borrowed; NULL if absent) */
+    json_t *values;      /* ExpressionAttributeValues (borrowed; NULL if absent) */
+    json_t *used_names;  /* object used as a set of the #names used (owned) */
+    json_t *used_values; /* object used as a set of the :values used (owned) */
+    qr_err *err;         /* where parse errors go (borrowed) */
+} expr_ctx;
+
+/* Starts a context. names and values are borrowed and must outlive it; values must
+ * have been validated by value_validate already (the caller does that). */
+void expr_ctx_init(expr_ctx *cx, json_t *names, json_t *values, qr_err *err);
+void expr_ctx_free(expr_ctx *cx);
+/* After every expression of a request is parsed: fails if some supplied name or value
+ * was not used, with DynamoDB's message. */
+int expr_ctx_check_unused(expr_ctx *cx);
+
+/* ---- Conditions: ConditionExpression, FilterExpression ---- */
+typedef struct expr_cond expr_cond;
+
+/* Parses a condition. which is the parameter name used in messages
+ * ("ConditionExpression" or "FilterExpression"). On success *out owns the tree. */
+int expr_parse_condition(expr_ctx *cx, const char *which, const char *text, expr_cond **out);
+/* Evaluates against item (NULL means no item: every path is missing). Returns 1 for
+ * true, 0 for false, -1 with err set on an evaluation error. */
+int expr_cond_eval(const expr_cond *c, const json_t *item, qr_err *err);
+/* True if the condition refers to the top-level attribute name (after #name
+ * substitution); used to reject filters on key attributes in Query. */
+int expr_cond_mentions(const expr_cond *c, const char *top_name);
+void expr_cond_free(expr_cond *c);
+
+/* ---- UpdateExpression ---- */
+typedef struct expr_update expr_update;
+
+int expr_parse_update(expr_ctx *cx, const char *text, expr_update **out);
+/* Applies the update to item in place (item is an object, empty if the item did not
+ * exist). Fails with DynamoDB's ValidationException for a wrong operand type, an invalid
+ * document path, and so on; on failure item may be partly changed, so callers apply to
+ * a copy. */
+int expr_update_apply(const expr_update *u, json_t *item, qr_err *err);
+/* A new JSON array of the distinct top-level attribute names the update writes or
+ * removes, in first-use order (for key checks and ReturnValues UPDATED_*). */
+json_t *expr_update_top_names(const expr_update *u);
+void expr_update_free(expr_update *u);
+
+/* ---- ProjectionExpression ---- */
+typedef struct expr_proj expr_proj;
+
+int expr_parse_projection(expr_ctx *cx, const char *text, expr_proj **out);
+/* A new item holding only the projected paths of item (nested maps and lists keep
+ * only the named parts, as DynamoDB returns them). */
+json_t *expr_project(const expr_proj *p, const json_t *item);
+void expr_proj_free(expr_proj *p);
+
+/* ---- KeyConditionExpression ---- */
+typedef enum expr_key_op {
+    EXPR_KEY_NONE = 0, EXPR_KEY_EQ, EXPR_KEY_LT, EXPR_KEY_LE, EXPR_KEY_GT, EXPR_KEY_GE,
+    EXPR_KEY_BETWEEN, EXPR_KEY_BEGINS_WITH
+} expr_key_op;
+
+typedef struct expr_keycond {
+    json_t *pk_value;   /* AttributeValue the partition key must equal (owned ref) */
+    expr_key_op sk_op;  /* EXPR_KEY_NONE if no sort-key condition */
+    json_t *sk_value1;  /* operand (owned ref), or NULL */
+    json_t *sk_value2;  /* second operand of BETWEEN (owned ref), or NULL */
+} expr_keycond;
+
+/* Parses a key condition for a key schema whose partition key is pk_name and sort key
+ * sk_name (NULL if none). Checks DynamoDB's rules: exactly one equality on the
+ * partition key, at most one condition on the sort key, only AND, only the allowed
+ * operators, operand types matching key types (pk_type/sk_type are 'S', 'N' or 'B'),
+ * BETWEEN bounds in order; messages as DynamoDB's ("Query condition missed key schema
+ * element: pk", "Query key condition not supported", …). */
+int expr_parse_key_condition(expr_ctx *cx, const char *text, const char *pk_name, char pk_type,
+                             const char *sk_name, char sk_type, expr_keycond *out);
+void expr_keycond_free(expr_keycond *k);
+
+/* ---- Legacy parameters ---- */
+/* Expected + ConditionalOperator (PutItem, UpdateItem, DeleteItem). op may be NULL. */
+int expr_from_expected(json_t *expected, const char *op, expr_cond **out, qr_err *err);
+/* QueryFilter or ScanFilter + ConditionalOperator. which names the parameter. */
+int expr_from_filter(const char *which, json_t *filter, const char *op, expr_cond **out,
+                     qr_err *err);
+/* AttributeUpdates (UpdateItem). */
+int expr_from_attribute_updates(json_t *updates, expr_update **out, qr_err *err);
+/* AttributesToGet. */
+int expr_from_attributes_to_get(json_t *names, expr_proj **out, qr_err *err);
+/* KeyConditions (Query), with the same checks as expr_parse_key_condition. */
+int expr_from_key_conditions(json_t *conds, const char *pk_name, char pk_type,
+                             const char *sk_name, char sk_type, expr_keycond *out, qr_err *err);
+
+#endif

@@ -1,0 +1,70 @@
+/* value.h — DynamoDB AttributeValues and items, in their wire form as jansson values.
+ *
+ * An AttributeValue is a JSON object with exactly one type key: {"S":"x"}, {"N":"1.5"},
+ * {"B":"<base64>"}, {"BOOL":true}, {"NULL":true}, {"M":{…}}, {"L":[…]}, {"SS":[…]},
+ * {"NS":[…]}, {"BS":[…]}. An item is a JSON object mapping attribute names to
+ * AttributeValues. quarry keeps values in exactly this form from the request to the
+ * disk and back, so responses need no translation. This module validates them (and
+ * normalises numbers in place), compares them, and computes DynamoDB's item size. It
+ * knows nothing of tables, keys or storage. */
+#ifndef QR_VALUE_H
+#define QR_VALUE_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "model/number.h"
+#include "util/err.h"
+
+typedef enum qr_type {
+    QR_T_NONE = 0, /* not a valid AttributeValue */
+    QR_T_S, QR_T_N, QR_T_B, QR_T_BOOL, QR_T_NULL, QR_T_M, QR_T_L, QR_T_SS, QR_T_NS, QR_T_BS
+} qr_type;
+
+#define QR_MAX_DEPTH 32
+#define QR_MAX_ITEM_SIZE 409600
+#define QR_MAX_PK_SIZE 2048
+#define QR_MAX_SK_SIZE 1024
+#define QR_MAX_NAME_SIZE 65535
+
+/* The type of an AttributeValue, or QR_T_NONE if av is not one object with one known
+ * type key. Does not validate the payload. */
+qr_type value_type(const json_t *av);
+/* "S", "N", … for a type; "" for QR_T_NONE. */
+const char *value_type_name(qr_type t);
+qr_type value_type_from_name(const char *name);
+/* The payload of an AttributeValue: the string, array, object or boolean inside it. */
+json_t *value_payload(const json_t *av);
+
+/* Validates an AttributeValue in place and normalises its numbers (and number sets) to
+ * DynamoDB's canonical text. depth is the nesting depth of av (1 for a top-level
+ * attribute). what names the place for messages (e.g. the attribute name). */
+int value_validate(json_t *av, int depth, const char *what, qr_err *err);
+
+/* Validates every attribute of an item (names non-empty, values valid) and its size
+ * (at most 400 KB by DynamoDB's rules). */
+int item_validate(json_t *item, qr_err *err);
+
+/* True if a and b are equal AttributeValues: same type and same value; numbers compare
+ * numerically, sets as sets (order-insensitive), maps and lists element-wise. */
+int value_equal(const json_t *a, const json_t *b);
+
+/* Orders two scalars of the same type (S, N or B): sets *cmp to -1, 0 or +1 and returns
+ * 0; returns -1 if the values are not both S, both N or both B. */
+int value_compare(const json_t *a, const json_t *b, int *cmp);
+
+/* Parses a number AttributeValue or number text that has been validated already. */
+int value_number(const json_t *av, qr_num *out);
+/* A new {"N": …} AttributeValue for n. */
+json_t *value_from_number(const qr_num *n);
+
+/* Decodes a B value's base64 payload into out (malloc'd; caller frees). Returns -1 on
+ * bad base64. */
+int value_binary(const json_t *av, unsigned char **out, size_t *len);
+
+/* DynamoDB's billed size of one AttributeValue (without its name). */
+size_t value_size(const json_t *av);
+/* DynamoDB's size of an item: attribute name lengths plus value sizes. */
+size_t item_size(const json_t *item);
+
+#endif

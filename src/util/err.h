@@ -1,0 +1,53 @@
+/* err.h — the error a request carries: DynamoDB's error type and a message.
+ *
+ * Every fallible function in quarry returns an int (0 = ok, -1 = failed) and records
+ * why in a qr_err. The first error set wins, as in SQLite's parse context, so deep
+ * code can report precisely and callers need not overwrite it. The type is one of the
+ * QR_E_* names below (DynamoDB's short __type names); the HTTP status follows from it. */
+#ifndef QR_ERR_H
+#define QR_ERR_H
+
+#include <stddef.h>
+
+#define QR_E_VALIDATION "ValidationException"
+#define QR_E_SERIALIZATION "SerializationException"
+#define QR_E_NOT_FOUND "ResourceNotFoundException"
+#define QR_E_IN_USE "ResourceInUseException"
+#define QR_E_CONDITION "ConditionalCheckFailedException"
+#define QR_E_UNKNOWN_OP "UnknownOperationException"
+#define QR_E_LIMIT "LimitExceededException"
+#define QR_E_THROUGHPUT "ProvisionedThroughputExceededException"
+#define QR_E_TXN_CANCELED "TransactionCanceledException"
+#define QR_E_TXN_CONFLICT "TransactionConflictException"
+#define QR_E_TXN_IN_PROGRESS "TransactionInProgressException"
+#define QR_E_IDEMPOTENT "IdempotentParameterMismatchException"
+#define QR_E_COLLECTION_SIZE "ItemCollectionSizeLimitExceededException"
+#define QR_E_INTERNAL "InternalServerError"
+
+#define QR_ERR_MSG_MAX 1024
+
+typedef struct qr_err {
+    const char *type;           /* NULL while no error; else a QR_E_* string (static) */
+    char msg[QR_ERR_MSG_MAX];   /* human-readable message naming the problem */
+    void *item;                 /* optional json_t* (owned) attached to the error, e.g. the
+                                   item for ReturnValuesOnConditionCheckFailure; NULL if none */
+} qr_err;
+
+/* Starts a qr_err with no error. */
+void err_init(qr_err *e);
+
+/* Records an error unless one is already recorded. Always returns -1 so callers can
+ * write `return err_set(e, QR_E_VALIDATION, "...", ...);`. */
+int err_set(qr_err *e, const char *type, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Shorthand for a ValidationException. Returns -1. */
+int err_validation(qr_err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Forgets the recorded error (and frees an attached item). */
+void err_clear(qr_err *e);
+
+/* The HTTP status DynamoDB answers with for this error type (400 or 500). */
+int err_http_status(const char *type);
+
+#endif
