@@ -1,0 +1,83 @@
+/* call.c — `quarry call`: run one DynamoDB operation in-process and print the response.
+ *
+ * The request JSON comes from the command line, or from standard input when it is "-"
+ * or absent. The response (or DynamoDB's error document) goes to standard output; the
+ * exit status is 0 on success and 1 on an error response. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "quarry.h"
+
+#define MAX_REQUEST ((size_t)32 << 20)
+
+static char *read_all(FILE *f, size_t *len)
+{
+    size_t cap = 4096, n = 0;
+    char *p = malloc(cap);
+    if (p == NULL) return NULL;
+    for (;;) {
+        if (n + 1 >= cap) {
+            if (cap >= MAX_REQUEST) break;
+            char *q = realloc(p, cap * 2);
+            if (q == NULL) break;
+            p = q;
+            cap *= 2;
+        }
+        size_t got = fread(p + n, 1, cap - n - 1, f);
+        n += got;
+        if (got == 0) break;
+    }
+    p[n] = '\0';
+    *len = n;
+    return p;
+}
+
+int cli_call(int argc, char **argv)
+{
+    const char *dir = "./data";
+    qr_options opts = {0};
+    int i = 0;
+    for (; i < argc && argv[i][0] == '-' && argv[i][1] == '-'; i++) {
+        if (strcmp(argv[i], "--data") == 0 && i + 1 < argc) dir = argv[++i];
+        else if (strcmp(argv[i], "--no-sync") == 0) opts.no_sync = 1;
+        else {
+            fprintf(stderr, "quarry call: unknown option '%s'\n", argv[i]);
+            return 2;
+        }
+    }
+    if (i >= argc) {
+        fprintf(stderr, "usage: quarry call [--data DIR] [--no-sync] OPERATION [JSON | -]\n");
+        return 2;
+    }
+    const char *op = argv[i++];
+    char *request;
+    size_t len;
+    if (i < argc && strcmp(argv[i], "-") != 0) {
+        request = strdup(argv[i]);
+        len = strlen(argv[i]);
+    } else {
+        request = read_all(stdin, &len);
+    }
+    if (request == NULL) {
+        fprintf(stderr, "quarry call: out of memory reading the request\n");
+        return 2;
+    }
+    qr_db *db;
+    char *errmsg = NULL;
+    if (qr_open(dir, &opts, &db, &errmsg) != QR_OK) {
+        fprintf(stderr, "quarry call: cannot open %s: %s\n", dir, errmsg ? errmsg : "unknown error");
+        free(errmsg);
+        free(request);
+        return 2;
+    }
+    qr_response resp;
+    int rc = qr_call(db, op, request, len, &resp);
+    fwrite(resp.body, 1, resp.len, stdout);
+    fputc('\n', stdout);
+    qr_response_free(&resp);
+    qr_close(db);
+    free(request);
+    return rc == QR_OK ? 0 : 1;
+}
