@@ -1,0 +1,424 @@
+/* value.c — validating, comparing and sizing DynamoDB AttributeValues (see value.h).
+ *
+ * Values stay in their JSON wire form; validation normalises numbers in place so that
+ * everything stored and compared afterwards is canonical. Binary payloads are base64
+ * text, decoded with libcrypto when their bytes matter. */
+#include "model/value.h"
+
+#include <openssl/evp.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const type_names[] = {"", "S", "N", "B", "BOOL", "NULL", "M", "L", "SS", "NS", "BS"};
+
+const char *value_type_name(qr_type t)
+{
+    return (t > QR_T_NONE && t <= QR_T_BS) ? type_names[t] : "";
+}
+
+qr_type value_type_from_name(const char *name)
+{
+    for (int t = QR_T_S; t <= QR_T_BS; t++)
+        if (strcmp(name, type_names[t]) == 0) return (qr_type)t;
+    return QR_T_NONE;
+}
+
+qr_type value_type(const json_t *av)
+{
+    if (!json_is_object(av) || json_object_size(av) != 1) return QR_T_NONE;
+    const char *k = json_object_iter_key(json_object_iter((json_t *)av));
+    return value_type_from_name(k);
+}
+
+json_t *value_payload(const json_t *av)
+{
+    return json_object_iter_value(json_object_iter((json_t *)av));
+}
+
+/* ---- base64 ---- */
+
+int value_binary(const json_t *av, unsigned char **out, size_t *len)
+{
+    const json_t *p = json_is_string(av) ? av : value_payload(av);
+    const char *s = json_string_value(p);
+    size_t n = json_string_length(p);
+    *out = NULL;
+    *len = 0;
+    if (s == NULL || n % 4 != 0) return -1;
+    unsigned char *d = malloc(n / 4 * 3 + 1);
+    if (d == NULL) return -1;
+    if (n == 0) {
+        *out = d;
+        return 0;
+    }
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        int ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                 c == '+' || c == '/' || (c == '=' && i >= n - 2);
+        if (!ok || (c != '=' && i > 0 && s[i - 1] == '=')) {
+            free(d);
+            return -1;
+        }
+    }
+    int got = EVP_DecodeBlock(d, (const unsigned char *)s, (int)n);
+    if (got < 0) {
+        free(d);
+        return -1;
+    }
+    size_t m = (size_t)got;
+    if (s[n - 1] == '=') m--;
+    if (s[n - 2] == '=') m--;
+    *out = d;
+    *len = m;
+    return 0;
+}
+
+/* ---- numbers ---- */
+
+int value_number(const json_t *av, qr_num *out)
+{
+    const json_t *p = json_is_string(av) ? av : value_payload(av);
+    if (!json_is_string(p)) return -1;
+    qr_err e;
+    err_init(&e);
+    return num_parse(json_string_value(p), json_string_length(p), out, &e);
+}
+
+json_t *value_from_number(const qr_num *n)
+{
+    char text[NUM_FMT_MAX];
+    size_t len = num_format(n, text);
+    return json_pack("{s:s%}", "N", text, len);
+}
+
+/* Parses and rewrites one number string in canonical form. */
+static int normalise_number(json_t *str, qr_err *err)
+{
+    if (!json_is_string(str))
+        return err_set(err, QR_E_SERIALIZATION, "NUMBER_VALUE must be a string");
+    qr_num n;
+    if (num_parse(json_string_value(str), json_string_length(str), &n, err)) return -1;
+    char text[NUM_FMT_MAX];
+    size_t len = num_format(&n, text);
+    json_string_setn(str, text, len);
+    return 0;
+}
+
+/* ---- validation ---- */
+
+static int set_has_duplicates(json_t *arr, qr_type elem)
+{
+    size_t n = json_array_size(arr);
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1; j < n; j++) {
+            json_t *a = json_array_get(arr, i), *b = json_array_get(arr, j);
+            if (elem == QR_T_N) {
+                if (strcmp(json_string_value(a), json_string_value(b)) == 0) return 1;
+            } else if (json_string_length(a) == json_string_length(b) &&
+                       memcmp(json_string_value(a), json_string_value(b), json_string_length(a)) == 0) {
+                return 1;
+            }
+        }
+    return 0;
+}
+
+static void describe_set(json_t *arr, char *out, size_t cap)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < json_array_size(arr) && used + 8 < cap; i++) {
+        int w = snprintf(out + used, cap - used, "%s%s", i ? ", " : "",
+                         json_string_value(json_array_get(arr, i)));
+        if (w < 0) break;
+        used += (size_t)w;
+        if (used >= cap) {
+            out[cap - 1] = '\0';
+            break;
+        }
+    }
+}
+
+static int validate_set(json_t *arr, qr_type t, qr_err *err)
+{
+    static const char *const set_words[] = {[QR_T_SS] = "string", [QR_T_NS] = "number", [QR_T_BS] = "binary"};
+    if (!json_is_array(arr))
+        return err_set(err, QR_E_SERIALIZATION, "Unexpected value type in payload: %s must be a list", value_type_name(t));
+    if (json_array_size(arr) == 0)
+        return err_validation(err, "One or more parameter values were invalid: An %s set  may not be empty",
+                              set_words[t]);
+    size_t i;
+    json_t *el;
+    json_array_foreach(arr, i, el) {
+        if (!json_is_string(el))
+            return err_set(err, QR_E_SERIALIZATION, "Unexpected value type in payload: %s elements must be strings",
+                           value_type_name(t));
+        if (t == QR_T_NS && normalise_number(el, err)) return -1;
+        if (t == QR_T_BS) {
+            unsigned char *d;
+            size_t len;
+            if (value_binary(el, &d, &len))
+                return err_set(err, QR_E_SERIALIZATION, "Base64 encoded length is expected a multiple of 4 bytes but found: %zu",
+                               json_string_length(el));
+            free(d);
+        }
+    }
+    if (set_has_duplicates(arr, t == QR_T_NS ? QR_T_N : t)) {
+        char desc[256];
+        describe_set(arr, desc, sizeof desc);
+        return err_validation(err, "One or more parameter values were invalid: Input collection [%s] contains duplicates.", desc);
+    }
+    return 0;
+}
+
+int value_validate(json_t *av, int depth, const char *what, qr_err *err)
+{
+    if (!json_is_object(av))
+        return err_set(err, QR_E_SERIALIZATION, "Unexpected value type in payload for %s: an AttributeValue must be an object", what);
+    if (json_object_size(av) == 0)
+        return err_validation(err, "Supplied AttributeValue is empty, must contain exactly one of the supported datatypes");
+    if (json_object_size(av) > 1)
+        return err_validation(err, "Supplied AttributeValue has more than one datatypes set, must contain exactly one of the supported datatypes");
+    qr_type t = value_type(av);
+    if (t == QR_T_NONE)
+        return err_validation(err, "Supplied AttributeValue is empty, must contain exactly one of the supported datatypes");
+    if (depth > QR_MAX_DEPTH) return err_validation(err, "Nesting Levels have exceeded supported limits");
+    json_t *p = value_payload(av);
+    switch (t) {
+    case QR_T_S:
+        if (!json_is_string(p)) return err_set(err, QR_E_SERIALIZATION, "Unexpected value type in payload: S must be a string");
+        return 0;
+    case QR_T_N:
+        return normalise_number(p, err);
+    case QR_T_B: {
+        if (!json_is_string(p)) return err_set(err, QR_E_SERIALIZATION, "Unexpected value type in payload: B must be a string");
+        unsigned char *d;
+        size_t len;
+        if (value_binary(p, &d, &len))
+            return err_set(err, QR_E_SERIALIZATION, "Base64 encoded length is expected a multiple of 4 bytes but found: %zu",
+                           json_string_length(p));
+        free(d);
+        return 0;
+    }
+    case QR_T_BOOL:
+        if (!json_is_boolean(p)) return err_set(err, QR_E_SERIALIZATION, "Unexpected value type in payload: BOOL must be a boolean");
+        return 0;
+    case QR_T_NULL:
+        if (!json_is_boolean(p)) return err_set(err, QR_E_SERIALIZATION, "Unexpected value type in payload: NULL must be a boolean");
+        if (!json_is_true(p))
+            return err_validation(err, "One or more parameter values were invalid: Null attribute value types must have the value of true");
+        return 0;
+    case QR_T_M: {
+        if (!json_is_object(p)) return err_set(err, QR_E_SERIALIZATION, "Unexpected value type in payload: M must be an object");
+        const char *k;
+        json_t *v;
+        json_object_foreach(p, k, v) {
+            if (value_validate(v, depth + 1, k, err)) return -1;
+        }
+        return 0;
+    }
+    case QR_T_L: {
+        if (!json_is_array(p)) return err_set(err, QR_E_SERIALIZATION, "Unexpected value type in payload: L must be a list");
+        size_t i;
+        json_t *v;
+        json_array_foreach(p, i, v) {
+            if (value_validate(v, depth + 1, what, err)) return -1;
+        }
+        return 0;
+    }
+    case QR_T_SS:
+    case QR_T_NS:
+    case QR_T_BS:
+        return validate_set(p, t, err);
+    default:
+        return err_validation(err, "Supplied AttributeValue is empty, must contain exactly one of the supported datatypes");
+    }
+}
+
+int item_validate(json_t *item, qr_err *err)
+{
+    if (!json_is_object(item)) return err_set(err, QR_E_SERIALIZATION, "Item must be a map of attribute names to values");
+    const char *k;
+    json_t *v;
+    json_object_foreach(item, k, v) {
+        if (k[0] == '\0')
+            return err_validation(err, "One or more parameter values were invalid: An AttributeValue may not contain an empty attribute name");
+        if (strlen(k) > QR_MAX_NAME_SIZE)
+            return err_validation(err, "One or more parameter values were invalid: Attribute name is too long");
+        if (value_validate(v, 1, k, err)) return -1;
+    }
+    if (item_size(item) > QR_MAX_ITEM_SIZE) return err_validation(err, "Item size has exceeded the maximum allowed size");
+    return 0;
+}
+
+/* ---- comparison ---- */
+
+static int bytes_cmp(const unsigned char *a, size_t an, const unsigned char *b, size_t bn)
+{
+    size_t n = an < bn ? an : bn;
+    int c = n ? memcmp(a, b, n) : 0;
+    if (c) return c < 0 ? -1 : 1;
+    return an < bn ? -1 : an > bn ? 1 : 0;
+}
+
+int value_compare(const json_t *a, const json_t *b, int *cmp)
+{
+    qr_type ta = value_type(a), tb = value_type(b);
+    if (ta != tb) return -1;
+    json_t *pa = value_payload(a), *pb = value_payload(b);
+    switch (ta) {
+    case QR_T_S:
+        *cmp = bytes_cmp((const unsigned char *)json_string_value(pa), json_string_length(pa),
+                         (const unsigned char *)json_string_value(pb), json_string_length(pb));
+        return 0;
+    case QR_T_N: {
+        qr_num x, y;
+        if (value_number(pa, &x) || value_number(pb, &y)) return -1;
+        *cmp = num_cmp(&x, &y);
+        return 0;
+    }
+    case QR_T_B: {
+        unsigned char *x, *y;
+        size_t xn, yn;
+        if (value_binary(pa, &x, &xn)) return -1;
+        if (value_binary(pb, &y, &yn)) {
+            free(x);
+            return -1;
+        }
+        *cmp = bytes_cmp(x, xn, y, yn);
+        free(x);
+        free(y);
+        return 0;
+    }
+    default:
+        return -1;
+    }
+}
+
+/* Equality of two set elements of type elem given as JSON strings. */
+static int element_equal(const json_t *a, const json_t *b, qr_type elem)
+{
+    if (elem == QR_T_N) {
+        qr_num x, y;
+        if (value_number(a, &x) || value_number(b, &y)) return json_equal((json_t *)a, (json_t *)b);
+        return num_cmp(&x, &y) == 0;
+    }
+    return json_string_length(a) == json_string_length(b) &&
+           memcmp(json_string_value(a), json_string_value(b), json_string_length(a)) == 0;
+}
+
+int value_equal(const json_t *a, const json_t *b)
+{
+    qr_type t = value_type(a);
+    if (t == QR_T_NONE || t != value_type(b)) return 0;
+    json_t *pa = value_payload(a), *pb = value_payload(b);
+    switch (t) {
+    case QR_T_S:
+    case QR_T_B:
+        return element_equal(pa, pb, t);
+    case QR_T_N:
+        return element_equal(pa, pb, QR_T_N);
+    case QR_T_BOOL:
+    case QR_T_NULL:
+        return json_is_true(pa) == json_is_true(pb);
+    case QR_T_L: {
+        size_t n = json_array_size(pa);
+        if (n != json_array_size(pb)) return 0;
+        for (size_t i = 0; i < n; i++)
+            if (!value_equal(json_array_get(pa, i), json_array_get(pb, i))) return 0;
+        return 1;
+    }
+    case QR_T_M: {
+        if (json_object_size(pa) != json_object_size(pb)) return 0;
+        const char *k;
+        json_t *v;
+        json_object_foreach(pa, k, v) {
+            json_t *w = json_object_get(pb, k);
+            if (w == NULL || !value_equal(v, w)) return 0;
+        }
+        return 1;
+    }
+    case QR_T_SS:
+    case QR_T_NS:
+    case QR_T_BS: {
+        qr_type elem = t == QR_T_SS ? QR_T_S : t == QR_T_NS ? QR_T_N : QR_T_B;
+        size_t n = json_array_size(pa);
+        if (n != json_array_size(pb)) return 0;
+        for (size_t i = 0; i < n; i++) {
+            int found = 0;
+            for (size_t j = 0; j < n && !found; j++)
+                found = element_equal(json_array_get(pa, i), json_array_get(pb, j), elem);
+            if (!found) return 0;
+        }
+        return 1;
+    }
+    default:
+        return 0;
+    }
+}
+
+/* ---- size ---- */
+
+static size_t b64_decoded_len(const json_t *s)
+{
+    size_t n = json_string_length(s);
+    const char *p = json_string_value(s);
+    if (n < 4) return 0;
+    size_t m = n / 4 * 3;
+    if (p[n - 1] == '=') m--;
+    if (p[n - 2] == '=') m--;
+    return m;
+}
+
+static size_t number_text_size(const json_t *s)
+{
+    qr_num n;
+    if (value_number(s, &n)) return json_string_length(s);
+    return num_size(&n);
+}
+
+size_t value_size(const json_t *av)
+{
+    json_t *p = value_payload(av);
+    size_t size = 0, i;
+    json_t *v;
+    const char *k;
+    switch (value_type(av)) {
+    case QR_T_S:
+        return json_string_length(p);
+    case QR_T_N:
+        return number_text_size(p);
+    case QR_T_B:
+        return b64_decoded_len(p);
+    case QR_T_BOOL:
+    case QR_T_NULL:
+        return 1;
+    case QR_T_M:
+        size = 3;
+        json_object_foreach(p, k, v) size += strlen(k) + value_size(v) + 1;
+        return size;
+    case QR_T_L:
+        size = 3;
+        json_array_foreach(p, i, v) size += value_size(v) + 1;
+        return size;
+    case QR_T_SS:
+        json_array_foreach(p, i, v) size += json_string_length(v);
+        return size;
+    case QR_T_NS:
+        json_array_foreach(p, i, v) size += number_text_size(v);
+        return size;
+    case QR_T_BS:
+        json_array_foreach(p, i, v) size += b64_decoded_len(v);
+        return size;
+    default:
+        return 0;
+    }
+}
+
+size_t item_size(const json_t *item)
+{
+    size_t size = 0;
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)item, k, v) size += strlen(k) + value_size(v);
+    return size;
+}
