@@ -1,0 +1,260 @@
+/* store.c — RocksDB behind quarry's storage interface (see store.h).
+ *
+ * One RocksDB database, default column family, with a block cache and bloom filters
+ * tuned for point reads of items and prefix-ordered range scans of item collections. */
+#include "storage/store.h"
+
+#include <rocksdb/c.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct store {
+    rocksdb_t *db;
+    rocksdb_options_t *opts;
+    rocksdb_writeoptions_t *wopts;
+    rocksdb_readoptions_t *ropts;
+    rocksdb_block_based_table_options_t *topts;
+    rocksdb_cache_t *cache;
+    rocksdb_filterpolicy_t *filter;
+};
+
+struct store_batch {
+    rocksdb_writebatch_t *wb;
+};
+
+struct store_iter {
+    rocksdb_iterator_t *it;
+    rocksdb_readoptions_t *ropts;
+    char *lower, *upper;
+};
+
+int store_open(const char *dir, int no_sync, store **out, char **errmsg)
+{
+    store *s = calloc(1, sizeof *s);
+    if (s == NULL) {
+        *errmsg = strdup("out of memory");
+        return -1;
+    }
+    s->opts = rocksdb_options_create();
+    rocksdb_options_set_create_if_missing(s->opts, 1);
+    rocksdb_options_increase_parallelism(s->opts, 2);
+    rocksdb_options_set_max_background_jobs(s->opts, 2);
+    rocksdb_options_set_write_buffer_size(s->opts, 64 << 20);
+    rocksdb_options_set_compression(s->opts, rocksdb_lz4_compression);
+    s->topts = rocksdb_block_based_options_create();
+    s->cache = rocksdb_cache_create_lru(256 << 20);
+    rocksdb_block_based_options_set_block_cache(s->topts, s->cache);
+    s->filter = rocksdb_filterpolicy_create_bloom_full(10);
+    rocksdb_block_based_options_set_filter_policy(s->topts, s->filter);
+    rocksdb_block_based_options_set_cache_index_and_filter_blocks(s->topts, 1);
+    rocksdb_options_set_block_based_table_factory(s->opts, s->topts);
+    s->wopts = rocksdb_writeoptions_create();
+    rocksdb_writeoptions_set_sync(s->wopts, no_sync ? 0 : 1);
+    s->ropts = rocksdb_readoptions_create();
+    char *err = NULL;
+    s->db = rocksdb_open(s->opts, dir, &err);
+    if (err != NULL) {
+        *errmsg = err;
+        s->db = NULL;
+        store_close(s);
+        return -1;
+    }
+    *out = s;
+    return 0;
+}
+
+void store_close(store *s)
+{
+    if (s == NULL) return;
+    if (s->db) rocksdb_close(s->db);
+    rocksdb_writeoptions_destroy(s->wopts);
+    rocksdb_readoptions_destroy(s->ropts);
+    rocksdb_options_destroy(s->opts);
+    rocksdb_block_based_options_destroy(s->topts);
+    rocksdb_cache_destroy(s->cache);
+    free(s);
+}
+
+int store_get(store *s, const store_snapshot *snap, const void *key, size_t klen, char **val,
+              size_t *vlen, qr_err *err)
+{
+    char *e = NULL;
+    rocksdb_readoptions_t *ro = s->ropts;
+    if (snap) {
+        ro = rocksdb_readoptions_create();
+        rocksdb_readoptions_set_snapshot(ro, (const rocksdb_snapshot_t *)snap);
+    }
+    *val = rocksdb_get(s->db, ro, key, klen, vlen, &e);
+    if (snap) rocksdb_readoptions_destroy(ro);
+    if (e) {
+        err_set(err, QR_E_INTERNAL, "storage read failed: %s", e);
+        free(e);
+        return -1;
+    }
+    return *val != NULL;
+}
+
+store_batch *store_batch_new(void)
+{
+    store_batch *b = malloc(sizeof *b);
+    if (b) b->wb = rocksdb_writebatch_create();
+    return b;
+}
+
+void store_batch_put(store_batch *b, const void *k, size_t kl, const void *v, size_t vl)
+{
+    rocksdb_writebatch_put(b->wb, k, kl, v, vl);
+}
+
+void store_batch_delete(store_batch *b, const void *k, size_t kl)
+{
+    rocksdb_writebatch_delete(b->wb, k, kl);
+}
+
+void store_batch_delete_range(store_batch *b, const void *begin, size_t bl, const void *end, size_t el)
+{
+    rocksdb_writebatch_delete_range(b->wb, begin, bl, end, el);
+}
+
+int store_batch_count(const store_batch *b)
+{
+    return rocksdb_writebatch_count(b->wb);
+}
+
+void store_batch_clear(store_batch *b)
+{
+    rocksdb_writebatch_clear(b->wb);
+}
+
+void store_batch_free(store_batch *b)
+{
+    if (b == NULL) return;
+    rocksdb_writebatch_destroy(b->wb);
+    free(b);
+}
+
+int store_write(store *s, store_batch *b, qr_err *err)
+{
+    char *e = NULL;
+    rocksdb_write(s->db, s->wopts, b->wb, &e);
+    if (e) {
+        err_set(err, QR_E_INTERNAL, "storage write failed: %s", e);
+        free(e);
+        return -1;
+    }
+    return 0;
+}
+
+static char *dup_bytes(const void *p, size_t n)
+{
+    char *q = malloc(n ? n : 1);
+    if (q && n) memcpy(q, p, n);
+    return q;
+}
+
+store_iter *store_iter_new(store *s, const store_snapshot *snap, const void *lower, size_t ll,
+                           const void *upper, size_t ul)
+{
+    store_iter *it = calloc(1, sizeof *it);
+    if (it == NULL) return NULL;
+    it->ropts = rocksdb_readoptions_create();
+    if (snap) rocksdb_readoptions_set_snapshot(it->ropts, (const rocksdb_snapshot_t *)snap);
+    if (lower) {
+        it->lower = dup_bytes(lower, ll);
+        rocksdb_readoptions_set_iterate_lower_bound(it->ropts, it->lower, ll);
+    }
+    if (upper) {
+        it->upper = dup_bytes(upper, ul);
+        rocksdb_readoptions_set_iterate_upper_bound(it->ropts, it->upper, ul);
+    }
+    it->it = rocksdb_create_iterator(s->db, it->ropts);
+    return it;
+}
+
+void store_iter_first(store_iter *it)
+{
+    rocksdb_iter_seek_to_first(it->it);
+}
+
+void store_iter_last(store_iter *it)
+{
+    rocksdb_iter_seek_to_last(it->it);
+}
+
+void store_iter_seek(store_iter *it, const void *key, size_t kl)
+{
+    rocksdb_iter_seek(it->it, key, kl);
+}
+
+void store_iter_seek_prev(store_iter *it, const void *key, size_t kl)
+{
+    rocksdb_iter_seek_for_prev(it->it, key, kl);
+}
+
+int store_iter_valid(store_iter *it)
+{
+    return rocksdb_iter_valid(it->it);
+}
+
+void store_iter_next(store_iter *it)
+{
+    rocksdb_iter_next(it->it);
+}
+
+void store_iter_prev(store_iter *it)
+{
+    rocksdb_iter_prev(it->it);
+}
+
+const char *store_iter_key(store_iter *it, size_t *len)
+{
+    return rocksdb_iter_key(it->it, len);
+}
+
+const char *store_iter_value(store_iter *it, size_t *len)
+{
+    return rocksdb_iter_value(it->it, len);
+}
+
+int store_iter_status(store_iter *it, qr_err *err)
+{
+    char *e = NULL;
+    rocksdb_iter_get_error(it->it, &e);
+    if (e) {
+        err_set(err, QR_E_INTERNAL, "storage read failed: %s", e);
+        free(e);
+        return -1;
+    }
+    return 0;
+}
+
+void store_iter_free(store_iter *it)
+{
+    if (it == NULL) return;
+    rocksdb_iter_destroy(it->it);
+    rocksdb_readoptions_destroy(it->ropts);
+    free(it->lower);
+    free(it->upper);
+    free(it);
+}
+
+const store_snapshot *store_snapshot_new(store *s)
+{
+    return (const store_snapshot *)rocksdb_create_snapshot(s->db);
+}
+
+void store_snapshot_free(store *s, const store_snapshot *snap)
+{
+    rocksdb_release_snapshot(s->db, (const rocksdb_snapshot_t *)snap);
+}
+
+unsigned long long store_approximate_size(store *s, const void *begin, size_t bl, const void *end, size_t el)
+{
+    const char *starts[1] = {begin}, *limits[1] = {end};
+    size_t sl[1] = {bl}, ll[1] = {el};
+    uint64_t sizes[1] = {0};
+    char *e = NULL;
+    rocksdb_approximate_sizes(s->db, 1, starts, sl, limits, ll, sizes, &e);
+    free(e);
+    return sizes[0];
+}

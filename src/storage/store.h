@@ -1,0 +1,65 @@
+/* store.h — the ordered, durable key-value store under quarry: a thin layer on RocksDB.
+ *
+ * This is the only module that includes rocksdb/c.h. It offers point reads, atomic
+ * write batches (durable in the WAL before they return, unless the store was opened
+ * with no_sync), bounded iterators in both directions, and snapshots. It knows nothing
+ * of tables or items: keys and values are opaque bytes. RocksDB groups concurrent
+ * synchronous writes into one WAL fsync (group commit), so writers on many threads
+ * share the cost of durability. */
+#ifndef QR_STORE_H
+#define QR_STORE_H
+
+#include <stddef.h>
+
+#include "util/err.h"
+
+typedef struct store store;
+typedef struct store_batch store_batch;
+typedef struct store_iter store_iter;
+typedef struct store_snapshot store_snapshot;
+
+/* Opens or creates the store in dir. On failure returns -1 and sets *errmsg (malloc'd). */
+int store_open(const char *dir, int no_sync, store **out, char **errmsg);
+void store_close(store *s);
+
+/* Reads key. Returns 1 and sets *val (malloc'd, caller frees with free()) and *vlen if
+ * found, 0 if not found, -1 on a storage error (err set). snap may be NULL. */
+int store_get(store *s, const store_snapshot *snap, const void *key, size_t klen, char **val,
+              size_t *vlen, qr_err *err);
+
+store_batch *store_batch_new(void);
+void store_batch_put(store_batch *b, const void *k, size_t kl, const void *v, size_t vl);
+void store_batch_delete(store_batch *b, const void *k, size_t kl);
+void store_batch_delete_range(store_batch *b, const void *begin, size_t bl, const void *end, size_t el);
+int store_batch_count(const store_batch *b);
+void store_batch_clear(store_batch *b);
+void store_batch_free(store_batch *b);
+/* Applies the batch atomically; durable when it returns unless no_sync. */
+int store_write(store *s, store_batch *b, qr_err *err);
+
+/* An iterator over keys in [lower, upper) (either bound may be NULL/0 for open). The
+ * bounds are copied. snap may be NULL for the latest state. */
+store_iter *store_iter_new(store *s, const store_snapshot *snap, const void *lower, size_t ll,
+                           const void *upper, size_t ul);
+void store_iter_first(store_iter *it);
+void store_iter_last(store_iter *it);
+/* Positions at the first key >= key / the last key <= key. */
+void store_iter_seek(store_iter *it, const void *key, size_t kl);
+void store_iter_seek_prev(store_iter *it, const void *key, size_t kl);
+int store_iter_valid(store_iter *it);
+void store_iter_next(store_iter *it);
+void store_iter_prev(store_iter *it);
+/* Borrowed; valid until the iterator moves or is freed. */
+const char *store_iter_key(store_iter *it, size_t *len);
+const char *store_iter_value(store_iter *it, size_t *len);
+/* 0, or -1 with err set if the iterator hit a storage error. */
+int store_iter_status(store_iter *it, qr_err *err);
+void store_iter_free(store_iter *it);
+
+const store_snapshot *store_snapshot_new(store *s);
+void store_snapshot_free(store *s, const store_snapshot *snap);
+
+/* Approximate bytes on disk and in memtables for keys in [begin, end). */
+unsigned long long store_approximate_size(store *s, const void *begin, size_t bl, const void *end, size_t el);
+
+#endif
