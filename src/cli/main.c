@@ -12,6 +12,7 @@ typedef struct command {
 
 static const command commands[] = {
     {"call", cli_call, "call [--data DIR] [--no-sync] OPERATION [JSON | -]   run one DynamoDB operation"},
+    {"serve", cli_serve, "serve [--listen HOST:PORT] [--data DIR] [--credentials FILE] ...   serve DynamoDB's API over HTTP"},
 };
 
 static void usage(FILE *f)
