@@ -1,11 +1,8 @@
-/* keycodec.c — order-preserving, self-delimiting byte encodings of S, N and B key
- * components, and the partition hash (see keycodec.h).
- *
- * S and B bytes are written with each 0x00 escaped as 0x00 0xFF and a 0x00 0x01
- * terminator, so memcmp orders them as unsigned byte strings with a prefix first; N
- * uses num_key_encode. A descending component is the bitwise complement of the
- * ascending one. This file does not validate AttributeValues (value.c does) and knows
- * nothing of which attributes form a key. */
+/* keycodec.c — order-preserving, self-delimiting encodings of S, N and B key components,
+ * and the partition hash (see keycodec.h). S and B bytes have each 0x00 escaped as
+ * 0x00 0xFF and end with 0x00 0x01, so memcmp orders them as unsigned byte strings with
+ * a prefix first; N uses num_key_encode; descending is the bitwise complement. It does
+ * not validate AttributeValues (value.c does) nor know which attributes form a key. */
 #include "model/keycodec.h"
 
 #include <openssl/evp.h>
@@ -95,13 +92,15 @@ int keycodec_append(buf *out, const json_t *av, int desc, qr_err *err)
     switch (t) {
     case QR_T_S:
         if (!json_is_string(p))
-            return err_validation(err, "One or more parameter values were invalid: S key value must be a string");
+            return err_validation(
+                err, "One or more parameter values were invalid: S key value must be a string");
         if (append_bytes(out, (const uint8_t *)json_string_value(p), json_string_length(p), desc))
             return too_large(err);
         return 0;
     case QR_T_N: {
         if (!json_is_string(p))
-            return err_validation(err, "One or more parameter values were invalid: N key value must be a string");
+            return err_validation(
+                err, "One or more parameter values were invalid: N key value must be a string");
         qr_num n;
         if (num_parse(json_string_value(p), json_string_length(p), &n, err)) return -1;
         if (num_key_encode(&n, desc, out)) return too_large(err);
@@ -111,7 +110,8 @@ int keycodec_append(buf *out, const json_t *av, int desc, qr_err *err)
         unsigned char *bytes;
         size_t len;
         if (value_binary(av, &bytes, &len))
-            return err_validation(err, "One or more parameter values were invalid: B key value is not valid base64");
+            return err_validation(
+                err, "One or more parameter values were invalid: B key value is not valid base64");
         int rc = append_bytes(out, bytes, len, desc);
         free(bytes);
         if (rc) return too_large(err);

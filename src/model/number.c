@@ -36,8 +36,10 @@
 
 #define MSG_NAN "The parameter cannot be converted to a numeric value"
 #define MSG_DIGITS "Attempting to store more than 38 significant digits in a Number"
-#define MSG_OVERFLOW "Number overflow. Attempting to store a number with magnitude larger than supported range"
-#define MSG_UNDERFLOW "Number underflow. Attempting to store a number with magnitude smaller than supported range"
+#define MSG_OVERFLOW                                                                               \
+    "Number overflow. Attempting to store a number with magnitude larger than supported range"
+#define MSG_UNDERFLOW                                                                              \
+    "Number underflow. Attempting to store a number with magnitude smaller than supported range"
 
 /* A nonzero value is 0.d[0]d[1]… × 10^exp, so 1E-130 has exp -129 and
  * 9.99…E+125 has exp 126. */
@@ -91,9 +93,12 @@ int num_parse(const char *s, size_t len, qr_num *out, qr_err *err)
             if (first_nz < 0) first_nz = mant;
             last_nz = mant;
         }
-        if (first_nz >= 0 && mant - first_nz < NUM_MAX_DIGITS) dig[mant - first_nz] = (uint8_t)(c - '0');
-        if (seen_point) frac_digits++;
-        else int_digits++;
+        if (first_nz >= 0 && mant - first_nz < NUM_MAX_DIGITS)
+            dig[mant - first_nz] = (uint8_t)(c - '0');
+        if (seen_point)
+            frac_digits++;
+        else
+            int_digits++;
         mant++;
     }
     if (mant == 0) return not_a_number(s, len, err);
@@ -151,15 +156,21 @@ size_t num_format(const qr_num *n, char *out)
     if (e <= 0) {
         out[k++] = '0';
         out[k++] = '.';
-        for (int z = 0; z < -e; z++) out[k++] = '0';
-        for (int j = 0; j < nd; j++) out[k++] = (char)('0' + n->d[j]);
+        for (int z = 0; z < -e; z++)
+            out[k++] = '0';
+        for (int j = 0; j < nd; j++)
+            out[k++] = (char)('0' + n->d[j]);
     } else if (e >= nd) {
-        for (int j = 0; j < nd; j++) out[k++] = (char)('0' + n->d[j]);
-        for (int z = nd; z < e; z++) out[k++] = '0';
+        for (int j = 0; j < nd; j++)
+            out[k++] = (char)('0' + n->d[j]);
+        for (int z = nd; z < e; z++)
+            out[k++] = '0';
     } else {
-        for (int j = 0; j < e; j++) out[k++] = (char)('0' + n->d[j]);
+        for (int j = 0; j < e; j++)
+            out[k++] = (char)('0' + n->d[j]);
         out[k++] = '.';
-        for (int j = e; j < nd; j++) out[k++] = (char)('0' + n->d[j]);
+        for (int j = e; j < nd; j++)
+            out[k++] = (char)('0' + n->d[j]);
     }
     out[k] = '\0';
     return k;
@@ -191,7 +202,8 @@ int num_cmp(const qr_num *a, const qr_num *b)
 /* Writes |n| into acc, where acc[p] holds the digit of place 10^(top - p). */
 static void place_digits(const qr_num *n, int top, uint8_t *acc)
 {
-    for (int j = 0; j < n->ndigits; j++) acc[top - (n->exp - 1 - j)] = n->d[j];
+    for (int j = 0; j < n->ndigits; j++)
+        acc[top - (n->exp - 1 - j)] = n->d[j];
 }
 
 /* Builds out from sign and the digit places in acc (acc[p] is the place
@@ -199,12 +211,14 @@ static void place_digits(const qr_num *n, int top, uint8_t *acc)
 static int from_places(int sign, const uint8_t *acc, int top, int nplaces, qr_num *out, qr_err *err)
 {
     int first = 0, last = nplaces - 1;
-    while (first < nplaces && acc[first] == 0) first++;
+    while (first < nplaces && acc[first] == 0)
+        first++;
     if (first == nplaces) {
         set_zero(out);
         return 0;
     }
-    while (acc[last] == 0) last--;
+    while (acc[last] == 0)
+        last--;
     int exp = top - first + 1;
     if (exp > EXP_MAX) return err_validation(err, MSG_OVERFLOW);
     if (exp < EXP_MIN) return err_validation(err, MSG_UNDERFLOW);
@@ -291,8 +305,10 @@ size_t num_size(const qr_num *n)
     if (n->sign == 0 || n->ndigits == 0) return 1;
     int e = n->exp, nd = n->ndigits;
     size_t size = 1;
-    if (e <= 0 || e >= nd) size += (size_t)(nd + 1) / 2;
-    else size += (size_t)(e + 1) / 2 + (size_t)(nd - e + 1) / 2;
+    if (e <= 0 || e >= nd)
+        size += (size_t)(nd + 1) / 2;
+    else
+        size += (size_t)(e + 1) / 2 + (size_t)(nd - e + 1) / 2;
     if (n->sign < 0) size++;
     return size;
 }
@@ -328,7 +344,8 @@ int num_key_encode(const qr_num *n, int desc, buf *out)
         k[len++] = neg ? 0xFF : 0x00;
     }
     if (desc)
-        for (size_t j = 0; j < len; j++) k[j] = (uint8_t)~k[j];
+        for (size_t j = 0; j < len; j++)
+            k[j] = (uint8_t)~k[j];
     return buf_append(out, k, len);
 }
 

@@ -1,12 +1,9 @@
-"""Random vectors for number.c, checked against Python's decimal module.
-
-Generates thousands of number texts and operand pairs (38-digit values, the extremes
-near 1E-130 and 9.99...E+125, cancellations, negative numbers, zero spelled many ways),
-runs `$QUARRY_BUILD/tests/test_number --vectors FILE` and checks that parsing and its
-error messages, normalised text, billed size, key round trips, comparison (and key
-order both ways), addition and subtraction agree with an exact decimal reference. It
-does not test JSON handling or storage.
-"""
+"""Random vectors for number.c, checked against Python's decimal module: thousands of
+number texts and operand pairs (38-digit values, extremes near 1E-130 and 9.99...E+125,
+cancellations, negatives, zero spelled many ways) run through
+`$QUARRY_BUILD/tests/test_number --vectors FILE`; parse results and messages, text,
+size, key round trips and order, compare, add and subtract must match an exact
+reference. It does not test JSON handling or storage."""
 
 import os
 import random

@@ -16,16 +16,16 @@
 
 static int failures;
 
-#define CHECK(cond, ...)                                                     \
-    do {                                                                     \
-        if (!(cond)) {                                                       \
-            failures++;                                                      \
-            if (failures < 30) {                                             \
-                fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);              \
-                fprintf(stderr, __VA_ARGS__);                                \
-                fputc('\n', stderr);                                         \
-            }                                                                \
-        }                                                                    \
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            failures++;                                                                            \
+            if (failures < 30) {                                                                   \
+                fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);                                    \
+                fprintf(stderr, __VA_ARGS__);                                                      \
+                fputc('\n', stderr);                                                               \
+            }                                                                                      \
+        }                                                                                          \
     } while (0)
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15u;
@@ -48,8 +48,19 @@ typedef struct tval {
     qr_num num;
 } tval;
 
-static const char *const utf8_pieces[] = {"", "\x00", "a", "b", "ab", "\x7f", "\xc3\xa9", "\xc3\xbf",
-                                          "\xe2\x82\xac", "\xef\xbf\xbf", "\xf0\x9d\x84\x9e", "\x01", "z"};
+static const char *const utf8_pieces[] = {"",
+                                          "\x00",
+                                          "a",
+                                          "b",
+                                          "ab",
+                                          "\x7f",
+                                          "\xc3\xa9",
+                                          "\xc3\xbf",
+                                          "\xe2\x82\xac",
+                                          "\xef\xbf\xbf",
+                                          "\xf0\x9d\x84\x9e",
+                                          "\x01",
+                                          "z"};
 
 static void make_s(tval *v)
 {
@@ -71,7 +82,8 @@ static void make_b(tval *v)
     static const uint8_t alphabet[] = {0x00, 0x01, 0x02, 0x7f, 0x80, 0xfe, 0xff};
     v->type = 'B';
     v->rawlen = rnd(7);
-    for (size_t i = 0; i < v->rawlen; i++) v->raw[i] = alphabet[rnd(sizeof alphabet)];
+    for (size_t i = 0; i < v->rawlen; i++)
+        v->raw[i] = alphabet[rnd(sizeof alphabet)];
     char text[128];
     int n = EVP_EncodeBlock((unsigned char *)text, v->raw, (int)v->rawlen);
     v->av = json_object();
@@ -90,7 +102,8 @@ static void make_n(tval *v)
         int nd = r < 3 ? 38 : 1 + (int)rnd(4);
         text[k++] = (char)('1' + rnd(9));
         text[k++] = '.';
-        for (int i = 1; i < nd; i++) text[k++] = (char)('0' + (rnd(3) ? rnd(3) : rnd(10)));
+        for (int i = 1; i < nd; i++)
+            text[k++] = (char)('0' + (rnd(3) ? rnd(3) : rnd(10)));
         int e = r == 3 ? 125 : r == 4 ? -130 : (int)rnd(7) - 3;
         k += (size_t)snprintf(text + k, sizeof text - k, "e%d", e);
     }
@@ -109,9 +122,12 @@ static void make_n(tval *v)
 static void make(tval *v, char type)
 {
     memset(v, 0, sizeof *v);
-    if (type == 'S') make_s(v);
-    else if (type == 'B') make_b(v);
-    else make_n(v);
+    if (type == 'S')
+        make_s(v);
+    else if (type == 'B')
+        make_b(v);
+    else
+        make_n(v);
 }
 
 /* DynamoDB's order of two values of the same type. */
@@ -140,7 +156,8 @@ static int same_value(const tval *v, const json_t *av)
         qr_num n;
         qr_err e;
         err_init(&e);
-        if (!json_is_string(p) || num_parse(json_string_value(p), json_string_length(p), &n, &e)) return 0;
+        if (!json_is_string(p) || num_parse(json_string_value(p), json_string_length(p), &n, &e))
+            return 0;
         return num_cmp(&n, &v->num) == 0 && json_object_size(av) == 1;
     }
     return json_equal((json_t *)v->av, (json_t *)av);
@@ -170,7 +187,8 @@ static void test_single(void)
         int want = value_order(&a, &b);
         if (desc) want = -want;
         CHECK(bytes_order(&ea, &eb) == want, "%c order desc=%d: want %d", type, desc, want);
-        if (want == 0) CHECK(ea.len == eb.len && memcmp(ea.data, eb.data, ea.len) == 0, "equal values differ");
+        if (want == 0)
+            CHECK(ea.len == eb.len && memcmp(ea.data, eb.data, ea.len) == 0, "equal values differ");
 
         json_t *back = NULL;
         size_t used = keycodec_decode((const uint8_t *)ea.data, ea.len, type, desc, &back);
@@ -180,7 +198,8 @@ static void test_single(void)
         /* Every proper prefix is incomplete. */
         for (size_t cut = 0; cut < ea.len; cut++) {
             back = NULL;
-            CHECK(keycodec_decode((const uint8_t *)ea.data, cut, type, desc, &back) == 0 && back == NULL,
+            CHECK(keycodec_decode((const uint8_t *)ea.data, cut, type, desc, &back) == 0 &&
+                      back == NULL,
                   "%c prefix of %zu decoded", type, cut);
             json_decref(back);
         }
@@ -225,8 +244,10 @@ static void test_tuples(void)
 
         json_t *x = NULL, *y = NULL;
         size_t u1 = keycodec_decode((const uint8_t *)ea.data, ea.len, t1, d1, &x);
-        size_t u2 = u1 ? keycodec_decode((const uint8_t *)ea.data + u1, ea.len - u1, t2, d2, &y) : 0;
-        CHECK(u1 && u2 && u1 + u2 == ea.len, "tuple decode lengths %zu + %zu of %zu", u1, u2, ea.len);
+        size_t u2 =
+            u1 ? keycodec_decode((const uint8_t *)ea.data + u1, ea.len - u1, t2, d2, &y) : 0;
+        CHECK(u1 && u2 && u1 + u2 == ea.len, "tuple decode lengths %zu + %zu of %zu", u1, u2,
+              ea.len);
         CHECK(x && y && same_value(&a1, x) && same_value(&a2, y), "tuple round trip");
         json_decref(x);
         json_decref(y);
@@ -244,22 +265,33 @@ static void test_bad_input(void)
     qr_err e;
     buf b;
     buf_init(&b, 0);
-    static const char *bad_avs[] = {"{\"BOOL\":true}", "{\"NULL\":true}", "{\"SS\":[\"a\"]}", "{}",
-                                    "{\"N\":\"abc\"}", "{\"N\":\"1e200\"}", "{\"N\":5}", "{\"S\":5}",
-                                    "{\"B\":\"abc\"}", "{\"B\":\"a!==\"}", "{\"S\":\"a\",\"N\":\"1\"}",
-                                    "[]", "\"S\""};
+    static const char *bad_avs[] = {"{\"BOOL\":true}",
+                                    "{\"NULL\":true}",
+                                    "{\"SS\":[\"a\"]}",
+                                    "{}",
+                                    "{\"N\":\"abc\"}",
+                                    "{\"N\":\"1e200\"}",
+                                    "{\"N\":5}",
+                                    "{\"S\":5}",
+                                    "{\"B\":\"abc\"}",
+                                    "{\"B\":\"a!==\"}",
+                                    "{\"S\":\"a\",\"N\":\"1\"}",
+                                    "[]",
+                                    "\"S\""};
     for (size_t i = 0; i < sizeof bad_avs / sizeof bad_avs[0]; i++) {
         json_t *av = json_loads(bad_avs[i], JSON_DECODE_ANY, NULL);
         err_init(&e);
         buf_reset(&b);
-        CHECK(av && keycodec_append(&b, av, 0, &e) == -1 && e.type && strcmp(e.type, QR_E_VALIDATION) == 0,
+        CHECK(av && keycodec_append(&b, av, 0, &e) == -1 && e.type &&
+                  strcmp(e.type, QR_E_VALIDATION) == 0,
               "append(%s) accepted", bad_avs[i]);
         json_decref(av);
     }
     err_init(&e);
     json_t *n = json_pack("{s:s}", "N", "1e126");
     CHECK(keycodec_append(&b, n, 0, &e) == -1 &&
-              strcmp(e.msg, "Number overflow. Attempting to store a number with magnitude larger than supported range") == 0,
+              strcmp(e.msg, "Number overflow. Attempting to store a number with magnitude larger "
+                            "than supported range") == 0,
           "number message: %s", e.msg);
     json_decref(n);
 
@@ -273,19 +305,23 @@ static void test_bad_input(void)
     buf_free(&small);
 
     /* Malformed encodings. */
-    static const struct { const char *bytes; size_t len; char type; } bad[] = {
-        {"a\x00", 2, 'S'},          /* unterminated escape */
-        {"a\x00\x02", 3, 'S'},      /* bad escape */
-        {"\xff\x00\x01", 3, 'S'},   /* not UTF-8 */
-        {"\xc3\x00\x01", 3, 'S'},   /* truncated UTF-8 */
-        {"a\x00\x01", 3, 'X'},      /* unknown type */
-        {"a\x00\x01", 3, 'M'},
-        {"", 0, 'B'},
-        {"\x05", 1, 'N'},
+    static const struct {
+        const char *bytes;
+        size_t len;
+        char type;
+    } bad[] = {
+        {"a\x00", 2, 'S'},        /* unterminated escape */
+        {"a\x00\x02", 3, 'S'},    /* bad escape */
+        {"\xff\x00\x01", 3, 'S'}, /* not UTF-8 */
+        {"\xc3\x00\x01", 3, 'S'}, /* truncated UTF-8 */
+        {"a\x00\x01", 3, 'X'},    /* unknown type */
+        {"a\x00\x01", 3, 'M'},    {"", 0, 'B'}, {"\x05", 1, 'N'},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         json_t *av = NULL;
-        CHECK(keycodec_decode((const uint8_t *)bad[i].bytes, bad[i].len, bad[i].type, 0, &av) == 0 && av == NULL,
+        CHECK(keycodec_decode((const uint8_t *)bad[i].bytes, bad[i].len, bad[i].type, 0, &av) ==
+                      0 &&
+                  av == NULL,
               "bad encoding %zu decoded", i);
     }
     /* Embedded NUL in S survives. */
@@ -295,7 +331,8 @@ static void test_bad_input(void)
     err_init(&e);
     CHECK(keycodec_append(&b, nul, 1, &e) == 0, "append NUL string");
     json_t *back = NULL;
-    CHECK(keycodec_decode((const uint8_t *)b.data, b.len, 'S', 1, &back) == b.len && json_equal(back, nul),
+    CHECK(keycodec_decode((const uint8_t *)b.data, b.len, 'S', 1, &back) == b.len &&
+              json_equal(back, nul),
           "NUL string round trip");
     json_decref(back);
     json_decref(nul);
@@ -305,19 +342,22 @@ static void test_bad_input(void)
     static const char types[] = {'S', 'N', 'B'};
     for (int round = 0; round < 20000; round++) {
         size_t len = rnd(sizeof junk + 1);
-        for (size_t i = 0; i < len; i++) junk[i] = (uint8_t)(rnd(4) ? rnd(4) : rnd(256));
+        for (size_t i = 0; i < len; i++)
+            junk[i] = (uint8_t)(rnd(4) ? rnd(4) : rnd(256));
         if (rnd(2) && len) junk[0] = (uint8_t)(1 + rnd(3));
         char type = types[rnd(3)];
         int desc = (int)rnd(2);
         if (desc)
-            for (size_t i = 0; i < len; i++) junk[i] = (uint8_t)~junk[i];
+            for (size_t i = 0; i < len; i++)
+                junk[i] = (uint8_t)~junk[i];
         json_t *av = NULL;
         size_t used = keycodec_decode(junk, len, type, desc, &av);
         CHECK((used == 0) == (av == NULL) && used <= len, "junk decode");
         if (used) {
             buf_reset(&b);
             err_init(&e);
-            CHECK(keycodec_append(&b, av, desc, &e) == 0 && b.len == used && memcmp(b.data, junk, used) == 0,
+            CHECK(keycodec_append(&b, av, desc, &e) == 0 && b.len == used &&
+                      memcmp(b.data, junk, used) == 0,
                   "junk %c re-encodes differently", type);
         }
         json_decref(av);

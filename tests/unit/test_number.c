@@ -1,10 +1,8 @@
 /* test_number.c — unit tests for number.c: parsing, DynamoDB's error messages,
  * normalised text, ordering, exact add/subtract, billed size and key encoding.
- *
  * With no arguments it runs the focused cases below. With `--vectors FILE` it reads one
- * operation per line and prints one result per line, so that
- * tests/number/test_number_vectors.py can check thousands of random cases against
- * Python's decimal module. It is not a benchmark. */
+ * operation per line and prints one result per line, for
+ * tests/number/test_number_vectors.py to check against Python's decimal module. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,20 +11,22 @@
 
 static int failures;
 
-#define CHECK(cond, ...)                                                     \
-    do {                                                                     \
-        if (!(cond)) {                                                       \
-            failures++;                                                      \
-            fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);                  \
-            fprintf(stderr, __VA_ARGS__);                                    \
-            fputc('\n', stderr);                                             \
-        }                                                                    \
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            failures++;                                                                            \
+            fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);                                        \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fputc('\n', stderr);                                                                   \
+        }                                                                                          \
     } while (0)
 
 #define MSG_NAN "The parameter cannot be converted to a numeric value"
 #define MSG_DIGITS "Attempting to store more than 38 significant digits in a Number"
-#define MSG_OVERFLOW "Number overflow. Attempting to store a number with magnitude larger than supported range"
-#define MSG_UNDERFLOW "Number underflow. Attempting to store a number with magnitude smaller than supported range"
+#define MSG_OVERFLOW                                                                               \
+    "Number overflow. Attempting to store a number with magnitude larger than supported range"
+#define MSG_UNDERFLOW                                                                              \
+    "Number underflow. Attempting to store a number with magnitude smaller than supported range"
 
 static qr_num parse_ok(const char *s)
 {
@@ -44,7 +44,8 @@ static char *repeat(char *dst, const char *prefix, char c, int count, const char
 {
     strcpy(dst, prefix);
     size_t k = strlen(dst);
-    for (int i = 0; i < count; i++) dst[k++] = c;
+    for (int i = 0; i < count; i++)
+        dst[k++] = c;
     dst[k] = '\0';
     strcat(dst, suffix);
     return dst;
@@ -52,14 +53,39 @@ static char *repeat(char *dst, const char *prefix, char c, int count, const char
 
 static void test_format(void)
 {
-    static const struct { const char *in, *out; } cases[] = {
-        {"0", "0"}, {"-0", "0"}, {"+0", "0"}, {"00", "0"}, {"0.000", "0"}, {"-0.0e5", "0"},
-        {"0e125", "0"}, {"0.0e126", "0"}, {"0e-130", "0"}, {"1", "1"}, {"+3", "3"},
-        {"01.50", "1.5"}, {"0042.1200", "42.12"}, {"1e3", "1000"}, {"1E+3", "1000"},
-        {"1.5e2", "150"}, {"1.23e4", "12300"}, {"1e-3", "0.001"}, {"123e-2", "1.23"},
-        {".5", "0.5"}, {"-.5", "-0.5"}, {"5.", "5"}, {"0.000001", "0.000001"},
-        {"-273.15", "-273.15"}, {"100.000", "100"}, {"1.10", "1.1"}, {"-17e5", "-1700000"},
-        {"1e+5", "100000"}, {"0001.23", "1.23"}, {"1e0000000000000000000000000002", "100"},
+    static const struct {
+        const char *in, *out;
+    } cases[] = {
+        {"0", "0"},
+        {"-0", "0"},
+        {"+0", "0"},
+        {"00", "0"},
+        {"0.000", "0"},
+        {"-0.0e5", "0"},
+        {"0e125", "0"},
+        {"0.0e126", "0"},
+        {"0e-130", "0"},
+        {"1", "1"},
+        {"+3", "3"},
+        {"01.50", "1.5"},
+        {"0042.1200", "42.12"},
+        {"1e3", "1000"},
+        {"1E+3", "1000"},
+        {"1.5e2", "150"},
+        {"1.23e4", "12300"},
+        {"1e-3", "0.001"},
+        {"123e-2", "1.23"},
+        {".5", "0.5"},
+        {"-.5", "-0.5"},
+        {"5.", "5"},
+        {"0.000001", "0.000001"},
+        {"-273.15", "-273.15"},
+        {"100.000", "100"},
+        {"1.10", "1.1"},
+        {"-17e5", "-1700000"},
+        {"1e+5", "100000"},
+        {"0001.23", "1.23"},
+        {"1e0000000000000000000000000002", "100"},
         {"3.1415926535897932384626433832795028841", "3.1415926535897932384626433832795028841"},
         {"110111111111111110000000000000000000000", "110111111111111110000000000000000000000"},
         {"1.0000000000000000000000000000000000000000000", "1"},
@@ -110,9 +136,10 @@ static void expect_error(const char *s, size_t len, const char *msg)
 
 static void test_errors(void)
 {
-    static const char *bad[] = {"NaN", "Infinity", "-Infinity", "-NaN", "dog", "-dog", " 1",
-                                "1 ", ".", "-", "+", "e5", "1e", "1e+", "1.2.3", "1+2", "+-1",
-                                "--1", "0x10", "1_000", "1e5.5", "1,5", "١", "1e-", "+e2"};
+    static const char *bad[] = {"NaN",   "Infinity", "-Infinity", "-NaN", "dog",  "-dog",  " 1",
+                                "1 ",    ".",        "-",         "+",    "e5",   "1e",    "1e+",
+                                "1.2.3", "1+2",      "+-1",       "--1",  "0x10", "1_000", "1e5.5",
+                                "1,5",   "١",        "1e-",       "+e2"};
     char msg[1200];
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         snprintf(msg, sizeof msg, MSG_NAN ": %s", bad[i]);
@@ -155,7 +182,8 @@ static void test_errors(void)
     char big[5000];
     memset(big, 'z', sizeof big);
     err_init(&e);
-    CHECK(num_parse(big, sizeof big, &n, &e) == -1 && strlen(e.msg) < QR_ERR_MSG_MAX, "long garbage");
+    CHECK(num_parse(big, sizeof big, &n, &e) == -1 && strlen(e.msg) < QR_ERR_MSG_MAX,
+          "long garbage");
 
     /* A very long run of zeros around one digit is still one significant digit. */
     char zeros[20000];
@@ -183,28 +211,56 @@ static void test_limits(void)
 
 static void test_cmp(void)
 {
-    static const char *ordered[] = {
-        "-9.9999999999999999999999999999999999999E+125", "-1e125", "-100", "-10.5", "-10",
-        "-9.99", "-1.0001", "-1", "-0.9999999999999999999999999999999999999", "-0.1", "-0.01",
-        "-1E-130", "0", "1E-130", "2E-130", "0.00001", "0.1", "0.12", "0.1201", "0.123", "0.2",
-        "1", "1.000000000000000000000000000000000001", "1.5", "9", "10", "10.01", "99", "100",
-        "1e100", "9.9999999999999999999999999999999999999E+125"};
+    static const char *ordered[] = {"-9.9999999999999999999999999999999999999E+125",
+                                    "-1e125",
+                                    "-100",
+                                    "-10.5",
+                                    "-10",
+                                    "-9.99",
+                                    "-1.0001",
+                                    "-1",
+                                    "-0.9999999999999999999999999999999999999",
+                                    "-0.1",
+                                    "-0.01",
+                                    "-1E-130",
+                                    "0",
+                                    "1E-130",
+                                    "2E-130",
+                                    "0.00001",
+                                    "0.1",
+                                    "0.12",
+                                    "0.1201",
+                                    "0.123",
+                                    "0.2",
+                                    "1",
+                                    "1.000000000000000000000000000000000001",
+                                    "1.5",
+                                    "9",
+                                    "10",
+                                    "10.01",
+                                    "99",
+                                    "100",
+                                    "1e100",
+                                    "9.9999999999999999999999999999999999999E+125"};
     size_t n = sizeof ordered / sizeof ordered[0];
     for (size_t i = 0; i < n; i++)
         for (size_t j = 0; j < n; j++) {
             qr_num a = parse_ok(ordered[i]), b = parse_ok(ordered[j]);
             int want = i < j ? -1 : i > j ? 1 : 0;
-            CHECK(num_cmp(&a, &b) == want, "cmp(%s, %s) = %d", ordered[i], ordered[j], num_cmp(&a, &b));
+            CHECK(num_cmp(&a, &b) == want, "cmp(%s, %s) = %d", ordered[i], ordered[j],
+                  num_cmp(&a, &b));
             for (int desc = 0; desc <= 1; desc++) {
                 buf ka, kb;
                 buf_init(&ka, 0);
                 buf_init(&kb, 0);
-                CHECK(num_key_encode(&a, desc, &ka) == 0 && num_key_encode(&b, desc, &kb) == 0, "encode");
+                CHECK(num_key_encode(&a, desc, &ka) == 0 && num_key_encode(&b, desc, &kb) == 0,
+                      "encode");
                 size_t m = ka.len < kb.len ? ka.len : kb.len;
                 int c = memcmp(ka.data, kb.data, m);
                 if (c == 0) c = ka.len < kb.len ? -1 : ka.len > kb.len ? 1 : 0;
                 c = c < 0 ? -1 : c > 0;
-                CHECK(c == (desc ? -want : want), "key order %s vs %s desc=%d", ordered[i], ordered[j], desc);
+                CHECK(c == (desc ? -want : want), "key order %s vs %s desc=%d", ordered[i],
+                      ordered[j], desc);
                 buf_free(&ka);
                 buf_free(&kb);
             }
@@ -220,20 +276,23 @@ static void expect_sum(const char *a, const char *op, const char *b, const char 
     err_init(&e);
     int rc = op[0] == '+' ? num_add(&x, &y, &r, &e) : num_sub(&x, &y, &r, &e);
     if (strncmp(want, "ERR ", 4) == 0) {
-        CHECK(rc == -1 && strcmp(e.msg, want + 4) == 0, "%s %s %s: rc %d '%s'", a, op, b, rc, e.msg);
+        CHECK(rc == -1 && strcmp(e.msg, want + 4) == 0, "%s %s %s: rc %d '%s'", a, op, b, rc,
+              e.msg);
         return;
     }
     char out[NUM_FMT_MAX];
     num_format(&r, out);
-    CHECK(rc == 0 && strcmp(out, want) == 0, "%s %s %s = %s (%s), want %s", a, op, b, out, e.msg, want);
+    CHECK(rc == 0 && strcmp(out, want) == 0, "%s %s %s = %s (%s), want %s", a, op, b, out, e.msg,
+          want);
 }
 
 static void test_arith(void)
 {
     expect_sum("1", "+", "10000000000000000000000", "10000000000000000000001");
     expect_sum("10000000000000000000000", "-", "1", "9999999999999999999999");
-    expect_sum("9e125", "+", "9e124", "990000000000000000000000000000000000000000000000000000000000000"
-                                       "000000000000000000000000000000000000000000000000000000000000000");
+    expect_sum("9e125", "+", "9e124",
+               "990000000000000000000000000000000000000000000000000000000000000"
+               "000000000000000000000000000000000000000000000000000000000000000");
     expect_sum("9e125", "+", "9e125", "ERR " MSG_OVERFLOW);
     expect_sum("9e125", "-", "-9e125", "ERR " MSG_OVERFLOW);
     expect_sum("-9e125", "-", "9e125", "ERR " MSG_OVERFLOW);
@@ -250,12 +309,15 @@ static void test_arith(void)
     expect_sum("0", "-", "5", "-5");
     expect_sum("0", "+", "0", "0");
     expect_sum("-5", "-", "0", "-5");
-    expect_sum("99999999999999999999999999999999999999", "+", "1", "100000000000000000000000000000000000000");
-    expect_sum("-99999999999999999999999999999999999999", "-", "1", "-100000000000000000000000000000000000000");
+    expect_sum("99999999999999999999999999999999999999", "+", "1",
+               "100000000000000000000000000000000000000");
+    expect_sum("-99999999999999999999999999999999999999", "-", "1",
+               "-100000000000000000000000000000000000000");
     expect_sum("99999999999999999999999999999999999999", "+", "2", "ERR " MSG_OVERFLOW);
     expect_sum("1.5", "-", "2.25", "-0.75");
     expect_sum("-1.5", "-", "-2.25", "0.75");
-    expect_sum("12345678901234567890123456789012345678", "-", "12345678901234567890123456789012345677", "1");
+    expect_sum("12345678901234567890123456789012345678", "-",
+               "12345678901234567890123456789012345677", "1");
     expect_sum("1e125", "-", "1E-130", "ERR " MSG_OVERFLOW);
 
     /* The result may be the same object as an operand. */
@@ -269,12 +331,17 @@ static void test_arith(void)
 static void test_size(void)
 {
     /* Measured against DynamoDB (paritysuite/dynamodb-conformance, src/item-size.ts). */
-    static const struct { const char *in; size_t size; } cases[] = {
-        {"0", 1}, {"1", 2}, {"12", 2}, {"123", 3}, {"1234", 3},
-        {"12345678901234567890123456789012345678", 20}, {"0042", 2}, {"100", 2}, {"1010", 3},
-        {"0.0000001", 2}, {"1E125", 2}, {"1E-100", 2}, {"1.5", 3}, {"15", 2}, {"1.2", 3},
-        {"1.200", 3}, {"1.234", 4}, {"3.14159", 5}, {"123456", 4}, {"100.5", 4}, {"0.15", 2},
-        {"-42", 3}, {"-0", 1}};
+    static const struct {
+        const char *in;
+        size_t size;
+    } cases[] = {{"0", 1},         {"1", 2},     {"12", 2},
+                 {"123", 3},       {"1234", 3},  {"12345678901234567890123456789012345678", 20},
+                 {"0042", 2},      {"100", 2},   {"1010", 3},
+                 {"0.0000001", 2}, {"1E125", 2}, {"1E-100", 2},
+                 {"1.5", 3},       {"15", 2},    {"1.2", 3},
+                 {"1.200", 3},     {"1.234", 4}, {"3.14159", 5},
+                 {"123456", 4},    {"100.5", 4}, {"0.15", 2},
+                 {"-42", 3},       {"-0", 1}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         qr_num n = parse_ok(cases[i].in);
         CHECK(num_size(&n) == cases[i].size, "size(%s) = %zu, want %zu", cases[i].in, num_size(&n),
@@ -284,10 +351,20 @@ static void test_size(void)
 
 static void test_key_codec(void)
 {
-    static const char *values[] = {"0", "1", "-1", "0.5", "-0.5", "1E-130", "-1E-130", "12.5", "-12.5",
+    static const char *values[] = {"0",
+                                   "1",
+                                   "-1",
+                                   "0.5",
+                                   "-0.5",
+                                   "1E-130",
+                                   "-1E-130",
+                                   "12.5",
+                                   "-12.5",
                                    "9.9999999999999999999999999999999999999E+125",
                                    "-9.9999999999999999999999999999999999999E+125",
-                                   "1.2345678901234567890123456789012345678", "101", "1010"};
+                                   "1.2345678901234567890123456789012345678",
+                                   "101",
+                                   "1010"};
     for (size_t i = 0; i < sizeof values / sizeof values[0]; i++)
         for (int desc = 0; desc <= 1; desc++) {
             qr_num n = parse_ok(values[i]), back;
@@ -300,12 +377,12 @@ static void test_key_codec(void)
             CHECK(memcmp(&n, &back, sizeof n) == 0, "round trip %s desc=%d", values[i], desc);
             /* Every truncation is rejected. */
             for (size_t cut = 0; cut + 1 < k.len; cut++)
-                CHECK(num_key_decode((const uint8_t *)k.data, cut, desc, &back) == 0, "truncated %s at %zu",
-                      values[i], cut);
+                CHECK(num_key_decode((const uint8_t *)k.data, cut, desc, &back) == 0,
+                      "truncated %s at %zu", values[i], cut);
             /* The other direction's decoder does not accept it as the same value. */
             size_t other = num_key_decode((const uint8_t *)k.data, k.len - 1, !desc, &back);
-            CHECK(other == 0 || memcmp(&n, &back, sizeof n) != 0 || n.sign == 0, "direction confusion %s",
-                  values[i]);
+            CHECK(other == 0 || memcmp(&n, &back, sizeof n) != 0 || n.sign == 0,
+                  "direction confusion %s", values[i]);
             buf_free(&k);
         }
 
@@ -327,7 +404,8 @@ static void test_key_codec(void)
     uint8_t too_long[2 + 20 + 1];
     too_long[0] = 0x03;
     too_long[1] = 0x81;
-    for (int i = 0; i < 20; i++) too_long[2 + i] = 12;
+    for (int i = 0; i < 20; i++)
+        too_long[2 + i] = 12;
     too_long[22] = 0;
     qr_num n;
     CHECK(num_key_decode(too_long, sizeof too_long, 0, &n) == 0, "40 digits accepted");
