@@ -272,26 +272,17 @@ int op_batch_write_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
         if (i == 0 || stripes[i] != stripes[i - 1]) stripes[locked++] = stripes[i];
     for (size_t i = 0; i < locked; i++) pthread_mutex_lock(&db->stripes[stripes[i]]);
     sb = store_batch_new();
-    buf val;
-    buf_init(&val, 0);
-    for (size_t i = 0; i < nw; i++) {
-        if (item_read(db, NULL, &w[i].key, &w[i].old, err) < 0) break;
-        if (w[i].item) {
-            buf_reset(&val);
-            item_encode(w[i].item, &val);
-            store_batch_put(sb, w[i].key.data, w[i].key.len, val.data, val.len);
-        } else {
-            store_batch_delete(sb, w[i].key.data, w[i].key.len);
-        }
-    }
-    buf_free(&val);
+    for (size_t i = 0; i < nw; i++)
+        if (item_read(db, NULL, &w[i].key, &w[i].old, err) < 0 ||
+            item_stage(db, w[i].bt->t, sb, &w[i].key, w[i].old, w[i].item, err))
+            break;
     int wrote = err->type == NULL && store_write(db->st, sb, err) == 0;
     for (size_t i = 0; i < locked; i++) pthread_mutex_unlock(&db->stripes[stripes[i]]);
     if (!wrote) goto done;
     for (size_t i = 0; i < nw; i++) {
         const json_t *o = w[i].old, *nv = w[i].item;
         size_t os = o ? item_size(o) : 0, ns = nv ? item_size(nv) : 0;
-        table_stats_adjust(w[i].bt->t, (nv != NULL) - (o != NULL), (int64_t)ns - (int64_t)os);
+        item_staged_done(w[i].bt->t, o, nv);
         w[i].bt->units += capacity_write_units(os > ns ? os : ns);
     }
     *resp = json_pack("{s:{}}", "UnprocessedItems");

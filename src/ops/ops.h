@@ -88,9 +88,16 @@ void capacity_report(json_t *resp, const char *mode, const char *table, double u
 /* The ConsumedCapacity object itself (for batch responses), or NULL for NONE. */
 json_t *capacity_object(const char *mode, const char *table, double units, int is_write);
 
-/* ---- items.c: shared by single-item and batch writes ---- */
-/* Writes new_item (or deletes when NULL) at key, given the old item (NULL if none),
- * in one atomic durable batch; updates table statistics. Caller holds the item lock. */
+/* ---- items.c: the write path shared by single-item, batch and transactional writes ---- */
+/* Adds to batch b everything that writing new_item (or deleting, when NULL) at key
+ * entails, given the current item old_item (NULL if none): the base item and any index
+ * work. Nothing is written until the caller's store_write; the caller holds the item's
+ * lock from before reading old_item until after the write. */
+int item_stage(qr_db *db, table *t, store_batch *b, const buf *key, const json_t *old_item,
+               const json_t *new_item, qr_err *err);
+/* After a successful store_write of staged writes: adjusts the table's statistics. */
+void item_staged_done(table *t, const json_t *old_item, const json_t *new_item);
+/* item_stage + store_write + item_staged_done for one item. */
 int item_write(qr_db *db, table *t, const buf *key, const json_t *old_item, const json_t *new_item,
                qr_err *err);
 
