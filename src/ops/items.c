@@ -130,8 +130,7 @@ int op_put_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     if (key_check_item(t, item, err) || item_validate(item, err)) goto done;
     if (exprs_parse(&x, req, EXPRS_CONDITION, err) || exprs_finish(&x)) goto done;
     if (key_item(&key, t, item, err)) goto done;
-    lock = item_lock_for(db, &key);
-    pthread_mutex_lock(lock);
+    if (item_lock(db, &key, &lock, err)) goto done;
     if (item_read(db, NULL, &key, &old, err) < 0) goto done;
     if (item_check_condition(x.condition, old, p.on_failure, err)) goto done;
     if (item_write(db, t, &key, old, item, err)) goto done;
@@ -208,8 +207,7 @@ int op_delete_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     if (key_check_key(t, keyv, err)) goto done;
     if (exprs_parse(&x, req, EXPRS_CONDITION, err) || exprs_finish(&x)) goto done;
     if (key_item(&key, t, keyv, err)) goto done;
-    lock = item_lock_for(db, &key);
-    pthread_mutex_lock(lock);
+    if (item_lock(db, &key, &lock, err)) goto done;
     if (item_read(db, NULL, &key, &old, err) < 0) goto done;
     if (item_check_condition(x.condition, old, p.on_failure, err)) goto done;
     if (item_write(db, t, &key, old, NULL, err)) goto done;
@@ -264,8 +262,7 @@ int op_update_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     names = x.update ? expr_update_top_names(x.update) : json_array();
     if (check_update_keys(t, names, err)) goto done;
     if (key_item(&key, t, keyv, err)) goto done;
-    lock = item_lock_for(db, &key);
-    pthread_mutex_lock(lock);
+    if (item_lock(db, &key, &lock, err)) goto done;
     if (item_read(db, NULL, &key, &old, err) < 0) goto done;
     if (item_check_condition(x.condition, old, p.on_failure, err)) goto done;
     item = json_deep_copy(old ? old : keyv);
