@@ -10,6 +10,8 @@
 # tests/unit/test_*.c becomes a test program. SANITIZE=1 selects the sanitizer build.
 
 CC       ?= gcc
+# Debian's Python, which has pytest and boto3 from apt (a pyenv python3 on PATH may not).
+PYTHON   ?= /usr/bin/python3
 SANITIZE ?= 0
 ifeq ($(SANITIZE),1)
 BUILD    ?= build-asan
@@ -86,7 +88,7 @@ unit: $(TEST_BIN)
 # Python tests find the binaries through QUARRY_BIN (the CLI) and QUARRY_BUILD (the
 # build folder, for test programs such as tests/test_number).
 e2e: $(BUILD)/quarry $(TEST_BIN)
-	QUARRY_BIN=$(abspath $(BUILD)/quarry) QUARRY_BUILD=$(abspath $(BUILD)) python3 -m pytest -q tests
+	QUARRY_BIN=$(abspath $(BUILD)/quarry) QUARRY_BUILD=$(abspath $(BUILD)) $(PYTHON) -m pytest -q tests
 
 test: deps
 	$(MAKE) all

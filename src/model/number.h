@@ -44,8 +44,9 @@ int num_cmp(const qr_num *a, const qr_num *b);
 int num_add(const qr_num *a, const qr_num *b, qr_num *out, qr_err *err);
 int num_sub(const qr_num *a, const qr_num *b, qr_num *out, qr_err *err);
 
-/* Bytes DynamoDB bills for a number (for item size): 1 + ceil(significant digits / 2),
- * following DynamoDB's documented rule. */
+/* Bytes DynamoDB bills for a number (for item size), as measured against DynamoDB:
+ * 1 + ceil(integer significant digits / 2) + ceil(fraction significant digits / 2),
+ * + 1 if negative; zero costs 1 (see number.c). */
 size_t num_size(const qr_num *n);
 
 /* Appends an order-preserving encoding of n: for any a, b, memcmp order of the

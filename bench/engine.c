@@ -1,0 +1,167 @@
+/* engine.c — benchmark of the engine through the public C API, beside raw RocksDB.
+ *
+ * In one process and one run: PutItem and GetItem through qr_call against rocksdb_put
+ * and rocksdb_get of the same key and value sizes, with and without fsync; then Query
+ * of 50 items (descending) against 5 GetItems. It prints throughput and the ratios the
+ * foundation issue sets as goals (quarry ≥ 50% of raw RocksDB; a 50-item Query costs
+ * less than 5 point Gets). Shared machines are noisy: compare ratios, not absolutes. */
+#include <rocksdb/c.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "quarry.h"
+
+#define VALUE_BYTES 100
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void call(qr_db *db, const char *op, const char *body)
+{
+    qr_response r;
+    if (qr_call(db, op, body, strlen(body), &r) != QR_OK) {
+        fprintf(stderr, "%s failed: %s\n", op, r.body);
+        exit(1);
+    }
+    qr_response_free(&r);
+}
+
+static char payload[VALUE_BYTES + 1];
+
+static void item_request(char *out, size_t cap, long i)
+{
+    snprintf(out, cap,
+             "{\"TableName\":\"bench\",\"Item\":{\"pk\":{\"S\":\"user#%08ld\"},\"sk\":{\"S\":\"item#%04ld\"},"
+             "\"data\":{\"S\":\"%s\"}}}",
+             i / 50, i % 50, payload);
+}
+
+static void key_request(char *out, size_t cap, long i)
+{
+    snprintf(out, cap, "{\"TableName\":\"bench\",\"Key\":{\"pk\":{\"S\":\"user#%08ld\"},\"sk\":{\"S\":\"item#%04ld\"}}}",
+             i / 50, i % 50);
+}
+
+typedef struct result {
+    double put, get, query;
+} result;
+
+static result run_quarry(const char *dir, int no_sync, long n, long nq)
+{
+    qr_db *db;
+    char *err = NULL;
+    qr_options o = {.no_sync = no_sync};
+    if (qr_open(dir, &o, &db, &err) != QR_OK) {
+        fprintf(stderr, "open: %s\n", err);
+        exit(1);
+    }
+    call(db, "CreateTable",
+         "{\"TableName\":\"bench\",\"BillingMode\":\"PAY_PER_REQUEST\",\"AttributeDefinitions\":["
+         "{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"},{\"AttributeName\":\"sk\",\"AttributeType\":\"S\"}],"
+         "\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"},{\"AttributeName\":\"sk\",\"KeyType\":\"RANGE\"}]}");
+    char req[512];
+    result r;
+    double t0 = now();
+    for (long i = 0; i < n; i++) {
+        item_request(req, sizeof req, i);
+        call(db, "PutItem", req);
+    }
+    r.put = (double)n / (now() - t0);
+    srand(42);
+    t0 = now();
+    for (long i = 0; i < n; i++) {
+        key_request(req, sizeof req, rand() % n);
+        call(db, "GetItem", req);
+    }
+    r.get = (double)n / (now() - t0);
+    t0 = now();
+    for (long i = 0; i < nq; i++) {
+        snprintf(req, sizeof req,
+                 "{\"TableName\":\"bench\",\"KeyConditionExpression\":\"pk = :p\",\"ScanIndexForward\":false,"
+                 "\"Limit\":50,\"ExpressionAttributeValues\":{\":p\":{\"S\":\"user#%08ld\"}}}",
+                 (long)(rand() % (n / 50)));
+        call(db, "Query", req);
+    }
+    r.query = (double)nq / (now() - t0);
+    qr_close(db);
+    return r;
+}
+
+static result run_rocksdb(const char *dir, int no_sync, long n)
+{
+    rocksdb_options_t *o = rocksdb_options_create();
+    rocksdb_options_set_create_if_missing(o, 1);
+    char *err = NULL;
+    rocksdb_t *db = rocksdb_open(o, dir, &err);
+    if (err) {
+        fprintf(stderr, "rocksdb: %s\n", err);
+        exit(1);
+    }
+    rocksdb_writeoptions_t *wo = rocksdb_writeoptions_create();
+    rocksdb_writeoptions_set_sync(wo, !no_sync);
+    rocksdb_readoptions_t *ro = rocksdb_readoptions_create();
+    char key[64], value[256];
+    result r = {0};
+    int vlen = snprintf(value, sizeof value, "{\"pk\":{\"S\":\"user#00000000\"},\"sk\":{\"S\":\"item#0000\"},\"data\":{\"S\":\"%s\"}}", payload);
+    double t0 = now();
+    for (long i = 0; i < n; i++) {
+        int klen = snprintf(key, sizeof key, "t\x01user#%08ld\x01item#%04ld", i / 50, i % 50);
+        rocksdb_put(db, wo, key, (size_t)klen, value, (size_t)vlen, &err);
+    }
+    r.put = (double)n / (now() - t0);
+    srand(42);
+    t0 = now();
+    for (long i = 0; i < n; i++) {
+        long j = rand() % n;
+        int klen = snprintf(key, sizeof key, "t\x01user#%08ld\x01item#%04ld", j / 50, j % 50);
+        size_t got;
+        char *v = rocksdb_get(db, ro, key, (size_t)klen, &got, &err);
+        free(v);
+    }
+    r.get = (double)n / (now() - t0);
+    rocksdb_writeoptions_destroy(wo);
+    rocksdb_readoptions_destroy(ro);
+    rocksdb_close(db);
+    rocksdb_options_destroy(o);
+    return r;
+}
+
+static void cleanup(const char *dir)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+}
+
+int main(int argc, char **argv)
+{
+    long n = argc > 1 ? atol(argv[1]) : 50000, n_sync = argc > 2 ? atol(argv[2]) : 2000;
+    memset(payload, 'x', VALUE_BYTES);
+    char base[] = "/tmp/quarry-bench-XXXXXX";
+    if (mkdtemp(base) == NULL) return 1;
+    char d1[300], d2[300], d3[300], d4[300];
+    snprintf(d1, sizeof d1, "%s/q", base);
+    snprintf(d2, sizeof d2, "%s/r", base);
+    snprintf(d3, sizeof d3, "%s/qs", base);
+    snprintf(d4, sizeof d4, "%s/rs", base);
+    result rq = run_quarry(d1, 1, n, n / 10);
+    result rr = run_rocksdb(d2, 1, n);
+    result sq = run_quarry(d3, 0, n_sync, 10);
+    result sr = run_rocksdb(d4, 0, n_sync);
+    cleanup(base);
+    printf("engine benchmark: %ld items of ~%d bytes, single thread\n", n, VALUE_BYTES + 60);
+    printf("%-28s %12s %12s %8s\n", "operation", "quarry/s", "rocksdb/s", "ratio");
+    printf("%-28s %12.0f %12.0f %7.0f%%\n", "put (no sync)", rq.put, rr.put, 100 * rq.put / rr.put);
+    printf("%-28s %12.0f %12.0f %7.0f%%\n", "get", rq.get, rr.get, 100 * rq.get / rr.get);
+    printf("%-28s %12.0f %12.0f %7.0f%%\n", "put (fsync per write)", sq.put, sr.put, 100 * sq.put / sr.put);
+    printf("%-28s %12.0f %12s %8s\n", "query 50 items, descending", rq.query, "-", "-");
+    printf("query(50) costs %.2f GetItems (goal: < 5)\n", rq.get / rq.query);
+    return 0;
+}

@@ -1,0 +1,515 @@
+/* engine.c — opening the database, the table catalog, item keys, item locks and table
+ * statistics (see engine.h). Request handling lives in src/ops. */
+#include "engine/engine.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/keycodec.h"
+#include "model/value.h"
+
+#define CATALOG_PREFIX "\0C"
+#define CATALOG_PREFIX_LEN 2
+#define ITEM_FORMAT_JSON 1
+
+/* ---- open and close ---- */
+
+/* Builds the in-memory table for a TableDescription (desc stolen). */
+static table *table_from_desc(uint32_t id, json_t *desc)
+{
+    table *t = calloc(1, sizeof *t);
+    t->name = strdup(json_string_value(json_object_get(desc, "TableName")));
+    t->id = id;
+    t->desc = desc;
+    t->item_count = -1;
+    pthread_mutex_init(&t->stats_lock, NULL);
+    json_t *ks = json_object_get(desc, "KeySchema"), *defs = json_object_get(desc, "AttributeDefinitions");
+    size_t i, j;
+    json_t *k, *d;
+    json_array_foreach(ks, i, k) {
+        const char *name = json_string_value(json_object_get(k, "AttributeName"));
+        const char *role = json_string_value(json_object_get(k, "KeyType"));
+        key_attr *ka = strcmp(role, "HASH") == 0 ? &t->pk : &t->sk;
+        ka->name = strdup(name);
+        json_array_foreach(defs, j, d) {
+            if (strcmp(json_string_value(json_object_get(d, "AttributeName")), name) == 0)
+                ka->type = json_string_value(json_object_get(d, "AttributeType"))[0];
+        }
+    }
+    return t;
+}
+
+static table *table_from_record(const char *v, size_t len)
+{
+    json_t *rec = json_loadb(v, len, 0, NULL);
+    if (rec == NULL) return NULL;
+    json_t *desc = json_incref(json_object_get(rec, "Table"));
+    uint32_t id = (uint32_t)json_integer_value(json_object_get(rec, "Id"));
+    json_decref(rec);
+    if (!json_is_object(desc)) {
+        json_decref(desc);
+        return NULL;
+    }
+    return table_from_desc(id, desc);
+}
+
+static void table_free(table *t)
+{
+    free(t->name);
+    free(t->pk.name);
+    free(t->sk.name);
+    json_decref(t->desc);
+    pthread_mutex_destroy(&t->stats_lock);
+    free(t);
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+    return strcmp((*(table *const *)a)->name, (*(table *const *)b)->name);
+}
+
+static int catalog_load(qr_db *db)
+{
+    store_iter *it = store_iter_new(db->st, NULL, CATALOG_PREFIX, CATALOG_PREFIX_LEN, "\0D", 2);
+    for (store_iter_first(it); store_iter_valid(it); store_iter_next(it)) {
+        size_t vl;
+        const char *v = store_iter_value(it, &vl);
+        table *t = table_from_record(v, vl);
+        if (t == NULL) continue;
+        if (db->ntables == db->cap) {
+            db->cap = db->cap ? db->cap * 2 : 16;
+            db->tables = realloc(db->tables, db->cap * sizeof *db->tables);
+        }
+        t->refs = 1;
+        db->tables[db->ntables++] = t;
+        if (t->id >= db->next_table_id) db->next_table_id = t->id + 1;
+    }
+    qr_err e;
+    err_init(&e);
+    int rc = store_iter_status(it, &e);
+    store_iter_free(it);
+    if (db->ntables > 1) qsort(db->tables, db->ntables, sizeof *db->tables, name_cmp);
+    return rc;
+}
+
+int qr_open(const char *dir, const qr_options *opts, qr_db **out, char **errmsg)
+{
+    qr_db *db = calloc(1, sizeof *db);
+    if (db == NULL) return QR_ERR;
+    if (opts) db->opts = *opts;
+    if (store_open(dir, db->opts.no_sync, &db->st, errmsg)) {
+        free(db);
+        return QR_ERR;
+    }
+    pthread_mutex_init(&db->catalog_lock, NULL);
+    for (int i = 0; i < QR_LOCK_STRIPES; i++) pthread_mutex_init(&db->stripes[i], NULL);
+    pthread_mutex_init(&db->txn_lock, NULL);
+    db->next_table_id = 1;
+    if (catalog_load(db)) {
+        if (errmsg) *errmsg = strdup("cannot read the table catalog");
+        qr_close(db);
+        return QR_ERR;
+    }
+    *out = db;
+    return QR_OK;
+}
+
+void qr_close(qr_db *db)
+{
+    if (db == NULL) return;
+    for (size_t i = 0; i < db->ntables; i++) table_free(db->tables[i]);
+    free(db->tables);
+    store_close(db->st);
+    pthread_mutex_destroy(&db->catalog_lock);
+    for (int i = 0; i < QR_LOCK_STRIPES; i++) pthread_mutex_destroy(&db->stripes[i]);
+    pthread_mutex_destroy(&db->txn_lock);
+    free(db->txn_keys);
+    free(db);
+}
+
+/* ---- catalog ---- */
+
+static size_t find_slot(qr_db *db, const char *name, int *found)
+{
+    size_t lo = 0, hi = db->ntables;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        int c = strcmp(db->tables[mid]->name, name);
+        if (c == 0) {
+            *found = 1;
+            return mid;
+        }
+        if (c < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    *found = 0;
+    return lo;
+}
+
+table *catalog_get(qr_db *db, const char *name)
+{
+    int found;
+    pthread_mutex_lock(&db->catalog_lock);
+    size_t i = find_slot(db, name, &found);
+    table *t = found ? db->tables[i] : NULL;
+    if (t) t->refs++;
+    pthread_mutex_unlock(&db->catalog_lock);
+    return t;
+}
+
+void catalog_release(qr_db *db, table *t)
+{
+    if (t == NULL) return;
+    pthread_mutex_lock(&db->catalog_lock);
+    int last = --t->refs == 0;
+    pthread_mutex_unlock(&db->catalog_lock);
+    if (last) table_free(t);
+}
+
+static void catalog_record_key(buf *k, const char *name)
+{
+    buf_append(k, CATALOG_PREFIX, CATALOG_PREFIX_LEN);
+    buf_puts(k, name);
+}
+
+static int persist(qr_db *db, const char *name, uint32_t id, json_t *desc, qr_err *err)
+{
+    json_t *rec = json_pack("{s:I,s:O}", "Id", (json_int_t)id, "Table", desc);
+    char *text = json_dumps(rec, JSON_COMPACT);
+    json_decref(rec);
+    buf k;
+    buf_init(&k, 0);
+    catalog_record_key(&k, name);
+    store_batch *b = store_batch_new();
+    store_batch_put(b, k.data, k.len, text, strlen(text));
+    int rc = store_write(db->st, b, err);
+    store_batch_free(b);
+    buf_free(&k);
+    free(text);
+    return rc;
+}
+
+int catalog_create(qr_db *db, json_t *desc, table **out, qr_err *err)
+{
+    const char *name = json_string_value(json_object_get(desc, "TableName"));
+    int found;
+    pthread_mutex_lock(&db->catalog_lock);
+    size_t slot = find_slot(db, name, &found);
+    if (found) {
+        pthread_mutex_unlock(&db->catalog_lock);
+        json_decref(desc);
+        return err_set(err, QR_E_IN_USE, "Table already exists: %s", name);
+    }
+    uint32_t id = db->next_table_id++;
+    if (persist(db, name, id, desc, err)) {
+        pthread_mutex_unlock(&db->catalog_lock);
+        json_decref(desc);
+        return -1;
+    }
+    table *t = table_from_desc(id, desc);
+    t->item_count = 0;
+    t->size_bytes = 0;
+    if (db->ntables == db->cap) {
+        db->cap = db->cap ? db->cap * 2 : 16;
+        db->tables = realloc(db->tables, db->cap * sizeof *db->tables);
+    }
+    memmove(db->tables + slot + 1, db->tables + slot, (db->ntables - slot) * sizeof *db->tables);
+    db->tables[slot] = t;
+    db->ntables++;
+    t->refs = 2; /* the catalog's and the caller's */
+    pthread_mutex_unlock(&db->catalog_lock);
+    *out = t;
+    return 0;
+}
+
+int catalog_update(qr_db *db, table *t, json_t *desc, qr_err *err)
+{
+    pthread_mutex_lock(&db->catalog_lock);
+    int rc = persist(db, t->name, t->id, desc, err);
+    if (rc == 0) {
+        json_decref(t->desc);
+        t->desc = desc;
+    } else {
+        json_decref(desc);
+    }
+    pthread_mutex_unlock(&db->catalog_lock);
+    return rc;
+}
+
+int catalog_delete(qr_db *db, table *t, qr_err *err)
+{
+    pthread_mutex_lock(&db->catalog_lock);
+    int found;
+    size_t slot = find_slot(db, t->name, &found);
+    if (!found || db->tables[slot] != t) {
+        pthread_mutex_unlock(&db->catalog_lock);
+        return err_set(err, QR_E_NOT_FOUND, "Requested resource not found: Table: %s not found", t->name);
+    }
+    buf k, lo, hi;
+    buf_init(&k, 0);
+    buf_init(&lo, 0);
+    buf_init(&hi, 0);
+    catalog_record_key(&k, t->name);
+    buf_putc(&lo, 't');
+    buf_put_be32(&lo, t->id);
+    buf_putc(&hi, 't');
+    buf_put_be32(&hi, t->id + 1);
+    store_batch *b = store_batch_new();
+    store_batch_delete(b, k.data, k.len);
+    store_batch_delete_range(b, lo.data, lo.len, hi.data, hi.len);
+    int rc = store_write(db->st, b, err);
+    store_batch_free(b);
+    buf_free(&k);
+    buf_free(&lo);
+    buf_free(&hi);
+    if (rc == 0) {
+        memmove(db->tables + slot, db->tables + slot + 1, (db->ntables - slot - 1) * sizeof *db->tables);
+        db->ntables--;
+        t->dropped = 1;
+        t->refs--; /* the catalog's reference; the caller still holds one */
+    }
+    pthread_mutex_unlock(&db->catalog_lock);
+    return rc;
+}
+
+json_t *catalog_names(qr_db *db)
+{
+    json_t *a = json_array();
+    pthread_mutex_lock(&db->catalog_lock);
+    for (size_t i = 0; i < db->ntables; i++) json_array_append_new(a, json_string(db->tables[i]->name));
+    pthread_mutex_unlock(&db->catalog_lock);
+    return a;
+}
+
+/* ---- keys ---- */
+
+void key_table_prefix(buf *out, const table *t, uint16_t index_id)
+{
+    buf_putc(out, 't');
+    buf_put_be32(out, t->id);
+    buf_put_be16(out, index_id);
+}
+
+int key_partition(buf *out, const table *t, uint16_t index_id, const json_t *pk_value, qr_err *err)
+{
+    buf enc;
+    buf_init(&enc, 4096);
+    if (keycodec_append(&enc, pk_value, 0, err)) {
+        buf_free(&enc);
+        return -1;
+    }
+    key_table_prefix(out, t, index_id);
+    buf_put_be64(out, keycodec_hash(enc.data, enc.len));
+    int rc = buf_append(out, enc.data, enc.len);
+    buf_free(&enc);
+    return rc;
+}
+
+int key_item(buf *out, const table *t, const json_t *item, qr_err *err)
+{
+    if (key_partition(out, t, 0, json_object_get(item, t->pk.name), err)) return -1;
+    if (t->sk.name && keycodec_append(out, json_object_get(item, t->sk.name), 0, err)) return -1;
+    return 0;
+}
+
+json_t *key_of_item(const table *t, const json_t *item)
+{
+    json_t *k = json_object();
+    json_object_set(k, t->pk.name, json_object_get(item, t->pk.name));
+    if (t->sk.name) json_object_set(k, t->sk.name, json_object_get(item, t->sk.name));
+    return k;
+}
+
+/* Checks one key attribute value of an item or Key map. */
+static int check_key_value(const key_attr *ka, json_t *v, int is_sort, int in_item, qr_err *err)
+{
+    if (v == NULL) {
+        if (in_item)
+            return err_validation(err, "One or more parameter values were invalid: Missing the key %s in the item", ka->name);
+        return err_validation(err, "The provided key element does not match the schema");
+    }
+    if (value_validate(v, 1, ka->name, err)) return -1;
+    qr_type t = value_type(v);
+    char actual = t == QR_T_S ? 'S' : t == QR_T_N ? 'N' : t == QR_T_B ? 'B' : '?';
+    if (actual != ka->type) {
+        if (in_item)
+            return err_validation(err, "One or more parameter values were invalid: Type mismatch for key %s expected: %c actual: %s",
+                                  ka->name, ka->type, value_type_name(t));
+        return err_validation(err, "The provided key element does not match the schema");
+    }
+    size_t size = value_size(v);
+    if (size == 0 && actual != 'N')
+        return err_validation(err, "One or more parameter values are not valid. The AttributeValue for a key attribute "
+                                   "cannot contain an empty %s value. Key: %s",
+                              actual == 'S' ? "string" : "binary", ka->name);
+    if (!is_sort && size > QR_MAX_PK_SIZE)
+        return err_validation(err, "One or more parameter values were invalid: Size of hashkey has exceeded the maximum size limit of2048 bytes");
+    if (is_sort && size > QR_MAX_SK_SIZE)
+        return err_validation(err, "One or more parameter values were invalid: Aggregated size of all range keys has exceeded the size limit of 1024 bytes");
+    return 0;
+}
+
+int key_check_key(const table *t, json_t *key, qr_err *err)
+{
+    if (!json_is_object(key)) return err_validation(err, "The provided key element does not match the schema");
+    size_t want = t->sk.name ? 2 : 1;
+    if (json_object_size(key) != want) return err_validation(err, "The provided key element does not match the schema");
+    if (check_key_value(&t->pk, json_object_get(key, t->pk.name), 0, 0, err)) return -1;
+    if (t->sk.name && check_key_value(&t->sk, json_object_get(key, t->sk.name), 1, 0, err)) return -1;
+    return 0;
+}
+
+int key_check_item(const table *t, json_t *item, qr_err *err)
+{
+    if (check_key_value(&t->pk, json_object_get(item, t->pk.name), 0, 1, err)) return -1;
+    if (t->sk.name && check_key_value(&t->sk, json_object_get(item, t->sk.name), 1, 1, err)) return -1;
+    return 0;
+}
+
+/* ---- items ---- */
+
+int item_encode(const json_t *item, buf *out)
+{
+    char *text = json_dumps(item, JSON_COMPACT);
+    if (text == NULL) return -1;
+    int rc = buf_putc(out, ITEM_FORMAT_JSON) || buf_puts(out, text);
+    free(text);
+    return rc ? -1 : 0;
+}
+
+json_t *item_decode(const char *v, size_t len)
+{
+    if (len < 1 || v[0] != ITEM_FORMAT_JSON) return NULL;
+    return json_loadb(v + 1, len - 1, 0, NULL);
+}
+
+int item_read(qr_db *db, const store_snapshot *snap, const buf *key, json_t **item, qr_err *err)
+{
+    char *v;
+    size_t vl;
+    int rc = store_get(db->st, snap, key->data, key->len, &v, &vl, err);
+    if (rc <= 0) return rc;
+    *item = item_decode(v, vl);
+    free(v);
+    if (*item == NULL) return err_set(err, QR_E_INTERNAL, "stored item is corrupt");
+    return 1;
+}
+
+pthread_mutex_t *item_lock_for(qr_db *db, const buf *key)
+{
+    return &db->stripes[keycodec_hash(key->data, key->len) % QR_LOCK_STRIPES];
+}
+
+static int txn_holds(qr_db *db, const buf *key)
+{
+    int held = 0;
+    pthread_mutex_lock(&db->txn_lock);
+    for (size_t i = 0; i < db->ntxn_keys && !held; i++)
+        held = db->txn_keys[i].len == key->len && memcmp(db->txn_keys[i].data, key->data, key->len) == 0;
+    pthread_mutex_unlock(&db->txn_lock);
+    return held;
+}
+
+int item_lock(qr_db *db, const buf *key, pthread_mutex_t **out, qr_err *err)
+{
+    pthread_mutex_t *m = item_lock_for(db, key);
+    if (pthread_mutex_trylock(m) != 0) {
+        if (txn_holds(db, key))
+            return err_set(err, QR_E_TXN_CONFLICT, "Transaction is ongoing for the item");
+        pthread_mutex_lock(m);
+    }
+    *out = m;
+    return 0;
+}
+
+static int stripe_cmp(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The distinct stripes of keys, ascending; returns how many (at most n). */
+static size_t stripes_of(qr_db *db, const buf *keys, size_t n, size_t *out)
+{
+    for (size_t i = 0; i < n; i++) out[i] = (size_t)(item_lock_for(db, &keys[i]) - db->stripes);
+    qsort(out, n, sizeof *out, stripe_cmp);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (m == 0 || out[i] != out[m - 1]) out[m++] = out[i];
+    return m;
+}
+
+void txn_lock_keys(qr_db *db, const buf *keys, size_t n)
+{
+    pthread_mutex_lock(&db->txn_lock);
+    if (db->ntxn_keys + n > db->txn_cap) {
+        db->txn_cap = (db->ntxn_keys + n) * 2;
+        db->txn_keys = realloc(db->txn_keys, db->txn_cap * sizeof *db->txn_keys);
+    }
+    for (size_t i = 0; i < n; i++) db->txn_keys[db->ntxn_keys++] = keys[i]; /* shallow: the caller owns the bytes */
+    pthread_mutex_unlock(&db->txn_lock);
+    size_t *stripes = malloc((n ? n : 1) * sizeof *stripes);
+    size_t m = stripes_of(db, keys, n, stripes);
+    for (size_t i = 0; i < m; i++) pthread_mutex_lock(&db->stripes[stripes[i]]);
+    free(stripes);
+}
+
+void txn_unlock_keys(qr_db *db, const buf *keys, size_t n)
+{
+    size_t *stripes = malloc((n ? n : 1) * sizeof *stripes);
+    size_t m = stripes_of(db, keys, n, stripes);
+    for (size_t i = m; i > 0; i--) pthread_mutex_unlock(&db->stripes[stripes[i - 1]]);
+    free(stripes);
+    pthread_mutex_lock(&db->txn_lock);
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < db->ntxn_keys; j++)
+            if (db->txn_keys[j].data == keys[i].data) {
+                db->txn_keys[j] = db->txn_keys[--db->ntxn_keys];
+                break;
+            }
+    pthread_mutex_unlock(&db->txn_lock);
+}
+
+/* ---- statistics ---- */
+
+void table_stats_adjust(table *t, int64_t items, int64_t bytes)
+{
+    pthread_mutex_lock(&t->stats_lock);
+    if (t->item_count >= 0) {
+        t->item_count += items;
+        t->size_bytes += bytes;
+    }
+    pthread_mutex_unlock(&t->stats_lock);
+}
+
+void table_stats_fill(qr_db *db, table *t, json_t *desc)
+{
+    pthread_mutex_lock(&t->stats_lock);
+    if (t->item_count < 0) {
+        buf lo, hi;
+        buf_init(&lo, 0);
+        buf_init(&hi, 0);
+        key_table_prefix(&lo, t, 0);
+        key_table_prefix(&hi, t, 1);
+        int64_t n = 0, bytes = 0;
+        store_iter *it = store_iter_new(db->st, NULL, lo.data, lo.len, hi.data, hi.len);
+        for (store_iter_first(it); store_iter_valid(it); store_iter_next(it)) {
+            size_t vl;
+            const char *v = store_iter_value(it, &vl);
+            json_t *item = item_decode(v, vl);
+            if (item) {
+                n++;
+                bytes += (int64_t)item_size(item);
+                json_decref(item);
+            }
+        }
+        store_iter_free(it);
+        buf_free(&lo);
+        buf_free(&hi);
+        t->item_count = n;
+        t->size_bytes = bytes;
+    }
+    json_object_set_new(desc, "ItemCount", json_integer(t->item_count));
+    json_object_set_new(desc, "TableSizeBytes", json_integer(t->size_bytes));
+    pthread_mutex_unlock(&t->stats_lock);
+}

@@ -1,0 +1,120 @@
+/* engine.h — the database handle, the table catalog, item keys and item locks.
+ *
+ * A qr_db owns the store and an in-memory catalog of tables loaded from it. Each table
+ * has a numeric id; all its items live under one key range:
+ *
+ *     't' | table id (4 bytes BE) | index id (2 bytes BE, 0 = the table itself)
+ *         | hash of the encoded partition key (8 bytes BE) | partition key | sort key
+ *
+ * so an item collection is contiguous and sorted by sort key, and partitions are
+ * ordered by hash as DynamoDB's Scan order is (which also makes parallel-scan segments
+ * hash ranges). Catalog records live under "\0C" + table name. Writers of one item
+ * serialise on a striped lock so read-modify-write operations (conditions, updates)
+ * are atomic with respect to each other. Operations (src/ops) use this; nothing here
+ * parses requests. */
+#ifndef QR_ENGINE_H
+#define QR_ENGINE_H
+
+#include <jansson.h>
+#include <pthread.h>
+#include <stdint.h>
+
+#include "quarry.h"
+#include "storage/store.h"
+#include "util/buf.h"
+#include "util/err.h"
+
+#define QR_LOCK_STRIPES 1024
+#define QR_KEY_PREFIX_LEN 15 /* 't' + table id + index id + hash */
+
+typedef struct key_attr {
+    char *name; /* NULL if absent (a table without a sort key) */
+    char type;  /* 'S', 'N' or 'B' */
+} key_attr;
+
+typedef struct table {
+    char *name;
+    uint32_t id;
+    key_attr pk, sk;
+    json_t *desc;          /* TableDescription as DescribeTable shows it (owned) */
+    int refs;              /* guarded by the catalog lock */
+    int dropped;           /* set once DeleteTable removed it from the catalog */
+    int64_t item_count;    /* approximate counts, -1 until first computed */
+    int64_t size_bytes;
+    pthread_mutex_t stats_lock;
+} table;
+
+struct qr_db {
+    store *st;
+    qr_options opts;
+    pthread_mutex_t catalog_lock;
+    table **tables;        /* sorted by name */
+    size_t ntables, cap;
+    uint32_t next_table_id;
+    pthread_mutex_t stripes[QR_LOCK_STRIPES];
+    pthread_mutex_t txn_lock;  /* guards txn_keys */
+    buf *txn_keys;             /* keys of items that transactions hold right now */
+    size_t ntxn_keys, txn_cap;
+};
+
+/* ---- catalog ---- */
+/* Finds a table by name and takes a reference; NULL if there is none. */
+table *catalog_get(qr_db *db, const char *name);
+/* Drops a reference taken by catalog_get or catalog_create. */
+void catalog_release(qr_db *db, table *t);
+/* Adds a table described by desc (a TableDescription; stolen), persisting it. Fails with
+ * ResourceInUseException if the name is taken. */
+int catalog_create(qr_db *db, json_t *desc, table **out, qr_err *err);
+/* Persists a changed description of t (desc stolen). */
+int catalog_update(qr_db *db, table *t, json_t *desc, qr_err *err);
+/* Removes a table and all its items. */
+int catalog_delete(qr_db *db, table *t, qr_err *err);
+/* A new array of the table names in order (ListTables). */
+json_t *catalog_names(qr_db *db);
+
+/* ---- keys ---- */
+/* Appends the key prefix of partition pk_value of index index_id of t to out. */
+int key_partition(buf *out, const table *t, uint16_t index_id, const json_t *pk_value, qr_err *err);
+/* Appends the whole key of the item (or Key map) of t's base table. The key attributes
+ * must be present and of the right type (checked by key_check first). */
+int key_item(buf *out, const table *t, const json_t *item, qr_err *err);
+/* Appends the first key of t's index index_id (its whole range is prefix..prefix+1). */
+void key_table_prefix(buf *out, const table *t, uint16_t index_id);
+
+/* Checks a Key parameter: exactly the key attributes, with the schema's types, not
+ * empty, within the size limits. */
+int key_check_key(const table *t, json_t *key, qr_err *err);
+/* Checks the key attributes of a whole item (PutItem): present, typed, not empty, within
+ * the size limits. */
+int key_check_item(const table *t, json_t *item, qr_err *err);
+/* A new Key map holding just t's key attributes of item. */
+json_t *key_of_item(const table *t, const json_t *item);
+
+/* ---- items ---- */
+/* Reads the item at key; returns 1 and sets *item (new reference), 0 if absent, -1 on
+ * error. */
+int item_read(qr_db *db, const store_snapshot *snap, const buf *key, json_t **item, qr_err *err);
+/* Serialises an item into out (the stored form). */
+int item_encode(const json_t *item, buf *out);
+/* Parses a stored item. */
+json_t *item_decode(const char *v, size_t len);
+
+/* ---- locks ---- */
+/* The stripe lock that guards the item at key. */
+pthread_mutex_t *item_lock_for(qr_db *db, const buf *key);
+/* Locks the item at key for a single-item write. If a transaction holds the item, fails
+ * at once with TransactionConflictException, as DynamoDB does, instead of waiting. */
+int item_lock(qr_db *db, const buf *key, pthread_mutex_t **out, qr_err *err);
+/* For transactions: registers the keys as held by a transaction (so single-item writes
+ * to them conflict), then locks their stripes in ascending order (so transactions and
+ * batches cannot deadlock). txn_unlock_keys undoes both. */
+void txn_lock_keys(qr_db *db, const buf *keys, size_t n);
+void txn_unlock_keys(qr_db *db, const buf *keys, size_t n);
+
+/* ---- statistics ---- */
+/* Adjusts a table's approximate counts after a write. */
+void table_stats_adjust(table *t, int64_t items, int64_t bytes);
+/* Fills ItemCount and TableSizeBytes (computing them by a scan the first time). */
+void table_stats_fill(qr_db *db, table *t, json_t *desc);
+
+#endif

@@ -1,0 +1,306 @@
+/* batch.c — BatchGetItem and BatchWriteItem.
+ *
+ * Every request of a batch is validated before any is carried out, so a malformed batch
+ * changes nothing. BatchWriteItem then locks the items it touches (in stripe order, so
+ * two batches cannot deadlock) and applies all its puts and deletes in one durable
+ * RocksDB batch: one WAL sync for up to 25 writes. BatchGetItem reads each key and
+ * returns what does not fit in the 16 MB response as UnprocessedKeys. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/value.h"
+#include "ops/ops.h"
+
+#define BATCH_GET_MAX 100
+#define BATCH_WRITE_MAX 25
+#define BATCH_RESPONSE_MAX (16u * 1024 * 1024)
+
+static const char *const capacity_modes[] = {"INDEXES", "TOTAL", "NONE", NULL};
+static const char *const metrics_modes[] = {"SIZE", "NONE", NULL};
+
+static int request_items(json_t *req, json_t **out, qr_err *err)
+{
+    if (param_object(req, "RequestItems", out, err)) return -1;
+    if (*out == NULL)
+        return err_validation(err, "1 validation error detected: Value null at 'requestItems' failed to satisfy "
+                                   "constraint: Member must not be null");
+    if (json_object_size(*out) == 0)
+        return err_validation(err, "1 validation error detected: Value '{}' at 'requestItems' failed to satisfy "
+                                   "constraint: Member must have length greater than or equal to 1");
+    return 0;
+}
+
+/* One table's part of a batch. */
+typedef struct batch_table {
+    table *t;
+    const char *name;
+    json_t *spec;        /* the request's entry for this table (borrowed) */
+    req_exprs x;
+    int consistent;
+    double units;
+} batch_table;
+
+static void tables_free(qr_db *db, batch_table *bt, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        exprs_free(&bt[i].x);
+        catalog_release(db, bt[i].t);
+    }
+    free(bt);
+}
+
+/* True if some earlier key in keys (encoded in enc) equals enc[i]. */
+static int duplicate_key(buf *enc, size_t i)
+{
+    for (size_t j = 0; j < i; j++)
+        if (enc[j].len == enc[i].len && memcmp(enc[j].data, enc[i].data, enc[i].len) == 0) return 1;
+    return 0;
+}
+
+int op_batch_get_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
+{
+    json_t *items;
+    const char *capacity;
+    if (request_items(req, &items, err)) return -1;
+    if (param_enum(req, "ReturnConsumedCapacity", capacity_modes, "NONE", &capacity, err)) return -1;
+    size_t ntables = json_object_size(items), n = 0, total = 0;
+    batch_table *bt = calloc(ntables, sizeof *bt);
+    buf *enc = NULL;
+    size_t nenc = 0;
+    int rc = -1;
+    const char *name;
+    json_t *spec;
+    json_object_foreach(items, name, spec) {
+        batch_table *b = &bt[n++];
+        b->name = name;
+        b->spec = spec;
+        json_t *nm = json_string(name);
+        int bad = param_check_table_name(nm, "requestItems.key", err);
+        json_decref(nm);
+        if (bad) goto done;
+        if (!json_is_object(spec)) {
+            err_set(err, QR_E_SERIALIZATION, "RequestItems values must be objects");
+            goto done;
+        }
+        json_t *keys;
+        if (param_array(spec, "Keys", &keys, err)) goto done;
+        if (keys == NULL || json_array_size(keys) == 0) {
+            err_validation(err, "1 validation error detected: Value null at 'requestItems.%s.member.keys' failed to "
+                                "satisfy constraint: Member must not be null", name);
+            goto done;
+        }
+        total += json_array_size(keys);
+        if (total > BATCH_GET_MAX) {
+            err_validation(err, "Too many items requested for the BatchGetItem call");
+            goto done;
+        }
+        if ((b->t = catalog_get(db, name)) == NULL) {
+            err_set(err, QR_E_NOT_FOUND, "Requested resource not found");
+            goto done;
+        }
+        if (param_bool(spec, "ConsistentRead", 0, &b->consistent, err)) goto done;
+        if (exprs_parse(&b->x, spec, EXPRS_PROJECTION, err) || exprs_finish(&b->x)) goto done;
+        enc = realloc(enc, (nenc + json_array_size(keys)) * sizeof *enc);
+        size_t base = nenc, i;
+        json_t *k;
+        json_array_foreach(keys, i, k) {
+            buf_init(&enc[nenc], 0);
+            nenc++;
+            if (key_check_key(b->t, k, err) || key_item(&enc[nenc - 1], b->t, k, err)) goto done;
+            if (duplicate_key(enc + base, nenc - 1 - base)) {
+                err_validation(err, "Provided list of item keys contains duplicates");
+                goto done;
+            }
+        }
+    }
+    json_t *responses = json_object(), *unprocessed = json_object();
+    size_t e = 0, response_bytes = 0;
+    for (size_t ti = 0; ti < n; ti++) {
+        batch_table *b = &bt[ti];
+        json_t *list = json_array(), *keys = json_object_get(b->spec, "Keys"), *left = NULL;
+        size_t i, bytes = 0;
+        json_t *k;
+        json_array_foreach(keys, i, k) {
+            buf *key = &enc[e++];
+            if (response_bytes >= BATCH_RESPONSE_MAX) {
+                if (left == NULL) left = json_array();
+                json_array_append(left, k);
+                continue;
+            }
+            json_t *item = NULL;
+            int found = item_read(db, NULL, key, &item, err);
+            if (found < 0) {
+                json_decref(list);
+                json_decref(left);
+                json_decref(responses);
+                json_decref(unprocessed);
+                goto done;
+            }
+            if (found) {
+                size_t sz = item_size(item);
+                bytes += (sz + 4095) / 4096 * 4096;
+                response_bytes += sz;
+                json_array_append_new(list, b->x.projection ? expr_project(b->x.projection, item) : json_incref(item));
+                json_decref(item);
+            }
+        }
+        b->units = 0;
+        if (bytes == 0 && json_array_size(keys) > 0) bytes = 1;
+        b->units = capacity_read_units(bytes, b->consistent);
+        json_object_set_new(responses, b->name, list);
+        if (left) {
+            json_t *rest = json_deep_copy(b->spec);
+            json_object_set_new(rest, "Keys", left);
+            json_object_set_new(unprocessed, b->name, rest);
+        }
+    }
+    *resp = json_pack("{s:o,s:o}", "Responses", responses, "UnprocessedKeys", unprocessed);
+    if (strcmp(capacity, "NONE") != 0) {
+        json_t *cc = json_array();
+        for (size_t ti = 0; ti < n; ti++)
+            json_array_append_new(cc, capacity_object(capacity, bt[ti].name, bt[ti].units, 0));
+        json_object_set_new(*resp, "ConsumedCapacity", cc);
+    }
+    rc = 0;
+done:
+    for (size_t i = 0; i < nenc; i++) buf_free(&enc[i]);
+    free(enc);
+    tables_free(db, bt, n);
+    return rc;
+}
+
+/* One write of a BatchWriteItem. */
+typedef struct batch_write {
+    batch_table *bt;
+    json_t *item;        /* PutRequest.Item (borrowed), or NULL for a delete */
+    buf key;
+    size_t stripe;
+    json_t *old;
+} batch_write;
+
+static int stripe_order(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int parse_write(batch_table *b, json_t *wr, batch_write *w, qr_err *err)
+{
+    if (!json_is_object(wr) || json_object_size(wr) != 1)
+        return err_validation(err, "1 validation error detected: Value null at 'requestItems.%s.member.writeRequest' "
+                                   "failed to satisfy constraint: Member must not be null", b->name);
+    json_t *put = json_object_get(wr, "PutRequest"), *del = json_object_get(wr, "DeleteRequest");
+    if (put) {
+        json_t *item = json_object_get(put, "Item");
+        if (!json_is_object(item))
+            return err_validation(err, "1 validation error detected: Value null at "
+                                       "'requestItems.%s.member.putRequest.item' failed to satisfy constraint: "
+                                       "Member must not be null", b->name);
+        if (key_check_item(b->t, item, err) || item_validate(item, err)) return -1;
+        w->item = item;
+        return key_item(&w->key, b->t, item, err);
+    }
+    if (del) {
+        json_t *key = json_object_get(del, "Key");
+        if (!json_is_object(key))
+            return err_validation(err, "1 validation error detected: Value null at "
+                                       "'requestItems.%s.member.deleteRequest.key' failed to satisfy constraint: "
+                                       "Member must not be null", b->name);
+        if (key_check_key(b->t, key, err)) return -1;
+        return key_item(&w->key, b->t, key, err);
+    }
+    return err_validation(err, "1 validation error detected: Value null at 'requestItems.%s.member.writeRequest' "
+                               "failed to satisfy constraint: Member must not be null", b->name);
+}
+
+int op_batch_write_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
+{
+    json_t *items;
+    const char *capacity, *metrics;
+    if (request_items(req, &items, err)) return -1;
+    if (param_enum(req, "ReturnConsumedCapacity", capacity_modes, "NONE", &capacity, err)) return -1;
+    if (param_enum(req, "ReturnItemCollectionMetrics", metrics_modes, "NONE", &metrics, err)) return -1;
+    size_t ntables = json_object_size(items), n = 0, nw = 0, total = 0;
+    batch_table *bt = calloc(ntables, sizeof *bt);
+    batch_write *w = calloc(BATCH_WRITE_MAX, sizeof *w);
+    size_t stripes[BATCH_WRITE_MAX], nstripes = 0, locked = 0;
+    store_batch *sb = NULL;
+    int rc = -1;
+    const char *name;
+    json_t *list;
+    json_object_foreach(items, name, list) {
+        batch_table *b = &bt[n++];
+        b->name = name;
+        json_t *nm = json_string(name);
+        int bad = param_check_table_name(nm, "requestItems.key", err);
+        json_decref(nm);
+        if (bad) goto done;
+        if (!json_is_array(list) || json_array_size(list) == 0) {
+            err_validation(err, "1 validation error detected: Value '[]' at 'requestItems.%s.member' failed to "
+                                "satisfy constraint: Member must have length greater than or equal to 1", name);
+            goto done;
+        }
+        total += json_array_size(list);
+        if (total > BATCH_WRITE_MAX) {
+            err_validation(err, "Too many items requested for the BatchWriteItem call");
+            goto done;
+        }
+        if ((b->t = catalog_get(db, name)) == NULL) {
+            err_set(err, QR_E_NOT_FOUND, "Requested resource not found");
+            goto done;
+        }
+        size_t i;
+        json_t *wr;
+        json_array_foreach(list, i, wr) {
+            batch_write *x = &w[nw++];
+            x->bt = b;
+            buf_init(&x->key, 0);
+            if (parse_write(b, wr, x, err)) goto done;
+            for (size_t j = 0; j + 1 < nw; j++)
+                if (w[j].key.len == x->key.len && memcmp(w[j].key.data, x->key.data, x->key.len) == 0) {
+                    err_validation(err, "Provided list of item keys contains duplicates");
+                    goto done;
+                }
+        }
+    }
+    for (size_t i = 0; i < nw; i++) {
+        w[i].stripe = (size_t)(item_lock_for(db, &w[i].key) - db->stripes);
+        stripes[nstripes++] = w[i].stripe;
+    }
+    qsort(stripes, nstripes, sizeof *stripes, stripe_order);
+    for (size_t i = 0; i < nstripes; i++)
+        if (i == 0 || stripes[i] != stripes[i - 1]) stripes[locked++] = stripes[i];
+    for (size_t i = 0; i < locked; i++) pthread_mutex_lock(&db->stripes[stripes[i]]);
+    sb = store_batch_new();
+    for (size_t i = 0; i < nw; i++)
+        if (item_read(db, NULL, &w[i].key, &w[i].old, err) < 0 ||
+            item_stage(db, w[i].bt->t, sb, &w[i].key, w[i].old, w[i].item, err))
+            break;
+    int wrote = err->type == NULL && store_write(db->st, sb, err) == 0;
+    for (size_t i = 0; i < locked; i++) pthread_mutex_unlock(&db->stripes[stripes[i]]);
+    if (!wrote) goto done;
+    for (size_t i = 0; i < nw; i++) {
+        const json_t *o = w[i].old, *nv = w[i].item;
+        size_t os = o ? item_size(o) : 0, ns = nv ? item_size(nv) : 0;
+        item_staged_done(w[i].bt->t, o, nv);
+        w[i].bt->units += capacity_write_units(os > ns ? os : ns);
+    }
+    *resp = json_pack("{s:{}}", "UnprocessedItems");
+    if (strcmp(capacity, "NONE") != 0) {
+        json_t *cc = json_array();
+        for (size_t ti = 0; ti < n; ti++)
+            json_array_append_new(cc, capacity_object(capacity, bt[ti].name, bt[ti].units, 1));
+        json_object_set_new(*resp, "ConsumedCapacity", cc);
+    }
+    if (strcmp(metrics, "SIZE") == 0) json_object_set_new(*resp, "ItemCollectionMetrics", json_object());
+    rc = 0;
+done:
+    store_batch_free(sb);
+    for (size_t i = 0; i < nw; i++) {
+        buf_free(&w[i].key);
+        json_decref(w[i].old);
+    }
+    free(w);
+    tables_free(db, bt, n);
+    return rc;
+}

@@ -1,0 +1,156 @@
+/* exprs.c — collecting the expressions of one request, and their legacy forms.
+ *
+ * An operation allows some of ConditionExpression, FilterExpression, UpdateExpression,
+ * ProjectionExpression and KeyConditionExpression, each with a legacy equivalent
+ * (Expected, QueryFilter/ScanFilter, AttributeUpdates, AttributesToGet, KeyConditions).
+ * DynamoDB forbids mixing the two styles in one request, requires names and values to
+ * be used, and requires them to be absent when no expression is given. */
+#include <string.h>
+
+#include "model/value.h"
+#include "ops/ops.h"
+
+typedef struct style_pair {
+    int flag;
+    const char *expression;
+    const char *legacy;
+    const char *legacy2;
+} style_pair;
+
+static const style_pair pairs[] = {
+    {EXPRS_CONDITION, "ConditionExpression", "Expected", NULL},
+    {EXPRS_FILTER, "FilterExpression", "QueryFilter", "ScanFilter"},
+    {EXPRS_UPDATE, "UpdateExpression", "AttributeUpdates", NULL},
+    {EXPRS_PROJECTION, "ProjectionExpression", "AttributesToGet", NULL},
+    {EXPRS_KEY_CONDITION, "KeyConditionExpression", "KeyConditions", NULL},
+};
+#define NPAIRS (sizeof pairs / sizeof pairs[0])
+
+static int check_mixing(json_t *req, int allowed, qr_err *err)
+{
+    char legacy[256] = "", modern[256] = "";
+    size_t ln = 0, mn = 0;
+    for (size_t i = 0; i < NPAIRS; i++) {
+        if (!(allowed & pairs[i].flag)) continue;
+        if (json_object_get(req, pairs[i].expression))
+            mn += (size_t)snprintf(modern + mn, sizeof modern - mn, "%s%s", mn ? ", " : "", pairs[i].expression);
+        const char *l[2] = {pairs[i].legacy, pairs[i].legacy2};
+        for (int j = 0; j < 2; j++)
+            if (l[j] && json_object_get(req, l[j]))
+                ln += (size_t)snprintf(legacy + ln, sizeof legacy - ln, "%s%s", ln ? ", " : "", l[j]);
+    }
+    if (ln && mn)
+        return err_validation(err, "Can not use both expression and non-expression parameters in the same request: "
+                                   "Non-expression parameters: {%s} Expression parameters: {%s}", legacy, modern);
+    return 0;
+}
+
+static int check_names_values(json_t *names, json_t *values, int any_expression, qr_err *err)
+{
+    if (names) {
+        if (!any_expression)
+            return err_validation(err, "ExpressionAttributeNames can only be specified when using expressions");
+        if (json_object_size(names) == 0) return err_validation(err, "ExpressionAttributeNames must not be empty");
+        const char *k;
+        json_t *v;
+        json_object_foreach(names, k, v) {
+            if (!json_is_string(v))
+                return err_set(err, QR_E_SERIALIZATION, "ExpressionAttributeNames values must be strings");
+            if (k[0] != '#')
+                return err_validation(err, "ExpressionAttributeNames contains invalid key: Syntax error; key: \"%s\"", k);
+        }
+    }
+    if (values) {
+        if (!any_expression)
+            return err_validation(err, "ExpressionAttributeValues can only be specified when using expressions");
+        if (json_object_size(values) == 0) return err_validation(err, "ExpressionAttributeValues must not be empty");
+        const char *k;
+        json_t *v;
+        json_object_foreach(values, k, v) {
+            if (k[0] != ':')
+                return err_validation(err, "ExpressionAttributeValues contains invalid key: Syntax error; key: \"%s\"", k);
+            qr_err inner;
+            err_init(&inner);
+            if (value_validate(v, 1, k, &inner)) {
+                if (strcmp(inner.type, QR_E_VALIDATION) == 0)
+                    return err_validation(err, "ExpressionAttributeValues contains invalid value: %s for key %s", inner.msg, k);
+                return err_set(err, inner.type, "%s", inner.msg);
+            }
+        }
+    }
+    return 0;
+}
+
+static int expression_text(json_t *req, const char *key, const char **out, qr_err *err)
+{
+    if (param_string(req, key, out, err)) return -1;
+    if (*out && (*out)[strspn(*out, " \t\r\n")] == '\0')
+        return err_validation(err, "Invalid %s: The expression can not be empty;", key);
+    return 0;
+}
+
+int exprs_parse(req_exprs *x, json_t *req, int allowed, qr_err *err)
+{
+    memset(x, 0, sizeof *x);
+    json_t *names, *values;
+    if (param_object(req, "ExpressionAttributeNames", &names, err)) return -1;
+    if (param_object(req, "ExpressionAttributeValues", &values, err)) return -1;
+    expr_ctx_init(&x->cx, names, values, err);
+    if (check_mixing(req, allowed, err)) return -1;
+    int any = 0;
+    for (size_t i = 0; i < NPAIRS; i++)
+        if ((allowed & pairs[i].flag) && json_object_get(req, pairs[i].expression)) any = 1;
+    if (check_names_values(names, values, any, err)) return -1;
+
+    const char *text, *op;
+    if (param_string(req, "ConditionalOperator", &op, err)) return -1;
+    if (allowed & EXPRS_CONDITION) {
+        if (expression_text(req, "ConditionExpression", &text, err)) return -1;
+        json_t *expected;
+        if (param_object(req, "Expected", &expected, err)) return -1;
+        if (text && expr_parse_condition(&x->cx, "ConditionExpression", text, &x->condition)) return -1;
+        if (expected && expr_from_expected(expected, op, &x->condition, err)) return -1;
+    }
+    if (allowed & EXPRS_FILTER) {
+        if (expression_text(req, "FilterExpression", &text, err)) return -1;
+        json_t *qf, *sf;
+        if (param_object(req, "QueryFilter", &qf, err) || param_object(req, "ScanFilter", &sf, err)) return -1;
+        if (text && expr_parse_condition(&x->cx, "FilterExpression", text, &x->filter)) return -1;
+        if (qf && expr_from_filter("QueryFilter", qf, op, &x->filter, err)) return -1;
+        if (sf && expr_from_filter("ScanFilter", sf, op, &x->filter, err)) return -1;
+    }
+    if (allowed & EXPRS_UPDATE) {
+        if (expression_text(req, "UpdateExpression", &text, err)) return -1;
+        json_t *au;
+        if (param_object(req, "AttributeUpdates", &au, err)) return -1;
+        if (text && expr_parse_update(&x->cx, text, &x->update)) return -1;
+        if (au && expr_from_attribute_updates(au, &x->update, err)) return -1;
+    }
+    if (allowed & EXPRS_PROJECTION) {
+        if (expression_text(req, "ProjectionExpression", &text, err)) return -1;
+        json_t *atg;
+        if (param_array(req, "AttributesToGet", &atg, err)) return -1;
+        if (text && expr_parse_projection(&x->cx, text, &x->projection)) return -1;
+        if (atg && expr_from_attributes_to_get(atg, &x->projection, err)) return -1;
+    }
+    if (allowed & EXPRS_KEY_CONDITION) {
+        if (expression_text(req, "KeyConditionExpression", &text, err)) return -1;
+        x->has_key_condition = text != NULL;
+    }
+    return 0;
+}
+
+int exprs_finish(req_exprs *x)
+{
+    return expr_ctx_check_unused(&x->cx);
+}
+
+void exprs_free(req_exprs *x)
+{
+    if (x->condition) expr_cond_free(x->condition);
+    if (x->filter) expr_cond_free(x->filter);
+    if (x->update) expr_update_free(x->update);
+    if (x->projection) expr_proj_free(x->projection);
+    expr_ctx_free(&x->cx);
+    memset(x, 0, sizeof *x);
+}

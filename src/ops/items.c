@@ -1,0 +1,297 @@
+/* items.c — PutItem, GetItem, UpdateItem, DeleteItem: one item, atomically.
+ *
+ * A write takes the item's stripe lock, reads the current item, evaluates the
+ * condition against it, computes the new item and writes it in one durable batch
+ * before releasing the lock, so conditional writes and updates to one item never
+ * interleave. Reads take no lock: RocksDB gives each read a consistent view. */
+#include <string.h>
+
+#include "model/value.h"
+#include "ops/ops.h"
+
+static const char *const capacity_modes[] = {"INDEXES", "TOTAL", "NONE", NULL};
+static const char *const return_values[] = {"NONE", "ALL_OLD", "UPDATED_OLD", "ALL_NEW", "UPDATED_NEW", NULL};
+static const char *const metrics_modes[] = {"SIZE", "NONE", NULL};
+static const char *const on_failure_modes[] = {"ALL_OLD", "NONE", NULL};
+
+/* The parameters every single-item write shares. */
+typedef struct write_params {
+    const char *return_values;
+    const char *capacity;
+    const char *on_failure;
+} write_params;
+
+static int read_write_params(json_t *req, int allow_updated, write_params *p, qr_err *err)
+{
+    const char *metrics;
+    if (param_enum(req, "ReturnValues", return_values, "NONE", &p->return_values, err)) return -1;
+    if (param_enum(req, "ReturnConsumedCapacity", capacity_modes, "NONE", &p->capacity, err)) return -1;
+    if (param_enum(req, "ReturnItemCollectionMetrics", metrics_modes, "NONE", &metrics, err)) return -1;
+    if (param_enum(req, "ReturnValuesOnConditionCheckFailure", on_failure_modes, "NONE", &p->on_failure, err))
+        return -1;
+    if (!allow_updated && strcmp(p->return_values, "NONE") && strcmp(p->return_values, "ALL_OLD"))
+        return err_validation(err, "Return values set to invalid value");
+    return 0;
+}
+
+int item_check_condition(const expr_cond *c, const json_t *old, const char *on_failure, qr_err *err)
+{
+    if (c == NULL) return 0;
+    int ok = expr_cond_eval(c, old, err);
+    if (ok < 0) return -1;
+    if (ok) return 0;
+    err_set(err, QR_E_CONDITION, "The conditional request failed");
+    if (old && strcmp(on_failure, "ALL_OLD") == 0 && err->item == NULL) err->item = json_deep_copy(old);
+    return -1;
+}
+
+int item_stage(qr_db *db, table *t, store_batch *b, const buf *key, const json_t *old_item,
+               const json_t *new_item, qr_err *err)
+{
+    (void)db;
+    (void)t;
+    (void)old_item;
+    if (new_item == NULL) {
+        store_batch_delete(b, key->data, key->len);
+        return 0;
+    }
+    buf val;
+    buf_init(&val, 0);
+    if (item_encode(new_item, &val)) {
+        buf_free(&val);
+        return err_set(err, QR_E_INTERNAL, "cannot encode the item");
+    }
+    store_batch_put(b, key->data, key->len, val.data, val.len);
+    buf_free(&val);
+    return 0;
+}
+
+void item_staged_done(table *t, const json_t *old_item, const json_t *new_item)
+{
+    int64_t old_size = old_item ? (int64_t)item_size(old_item) : 0;
+    int64_t new_size = new_item ? (int64_t)item_size(new_item) : 0;
+    table_stats_adjust(t, (new_item != NULL) - (old_item != NULL), new_size - old_size);
+}
+
+int item_write(qr_db *db, table *t, const buf *key, const json_t *old_item, const json_t *new_item,
+               qr_err *err)
+{
+    if (old_item == NULL && new_item == NULL) return 0;
+    store_batch *b = store_batch_new();
+    int rc = item_stage(db, t, b, key, old_item, new_item, err);
+    if (rc == 0) rc = store_write(db->st, b, err);
+    store_batch_free(b);
+    if (rc == 0) item_staged_done(t, old_item, new_item);
+    return rc;
+}
+
+static double write_units(const json_t *old_item, const json_t *new_item)
+{
+    size_t a = old_item ? item_size(old_item) : 0, b = new_item ? item_size(new_item) : 0;
+    return capacity_write_units(a > b ? a : b);
+}
+
+/* A new item holding only the named top-level attributes of item that exist. */
+static json_t *pick(const json_t *item, json_t *names)
+{
+    json_t *out = json_object();
+    size_t i;
+    json_t *n;
+    json_array_foreach(names, i, n) {
+        json_t *v = json_object_get(item, json_string_value(n));
+        if (v) json_object_set(out, json_string_value(n), v);
+    }
+    return out;
+}
+
+static int missing(const char *field, qr_err *err)
+{
+    return err_validation(err, "1 validation error detected: Value null at '%s' failed to satisfy constraint: "
+                               "Member must not be null", field);
+}
+
+int op_put_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
+{
+    table *t = NULL;
+    req_exprs x = {0};
+    write_params p;
+    json_t *item, *old = NULL;
+    pthread_mutex_t *lock = NULL;
+    buf key;
+    buf_init(&key, 0);
+    int rc = -1;
+    if (param_table(db, req, "TableName", &t, err)) goto done;
+    if (param_object(req, "Item", &item, err)) goto done;
+    if (item == NULL) {
+        missing("item", err);
+        goto done;
+    }
+    if (read_write_params(req, 0, &p, err)) goto done;
+    if (key_check_item(t, item, err) || item_validate(item, err)) goto done;
+    if (exprs_parse(&x, req, EXPRS_CONDITION, err) || exprs_finish(&x)) goto done;
+    if (key_item(&key, t, item, err)) goto done;
+    if (item_lock(db, &key, &lock, err)) goto done;
+    if (item_read(db, NULL, &key, &old, err) < 0) goto done;
+    if (item_check_condition(x.condition, old, p.on_failure, err)) goto done;
+    if (item_write(db, t, &key, old, item, err)) goto done;
+    pthread_mutex_unlock(lock);
+    lock = NULL;
+    *resp = json_object();
+    if (old && strcmp(p.return_values, "ALL_OLD") == 0) json_object_set(*resp, "Attributes", old);
+    capacity_report(*resp, p.capacity, t->name, write_units(old, item), 1);
+    rc = 0;
+done:
+    if (lock) pthread_mutex_unlock(lock);
+    json_decref(old);
+    exprs_free(&x);
+    buf_free(&key);
+    catalog_release(db, t);
+    return rc;
+}
+
+int op_get_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
+{
+    table *t = NULL;
+    req_exprs x = {0};
+    json_t *keyv, *item = NULL;
+    const char *capacity;
+    int consistent, rc = -1;
+    buf key;
+    buf_init(&key, 0);
+    if (param_table(db, req, "TableName", &t, err)) goto done;
+    if (param_object(req, "Key", &keyv, err)) goto done;
+    if (keyv == NULL) {
+        missing("key", err);
+        goto done;
+    }
+    if (param_bool(req, "ConsistentRead", 0, &consistent, err)) goto done;
+    if (param_enum(req, "ReturnConsumedCapacity", capacity_modes, "NONE", &capacity, err)) goto done;
+    if (key_check_key(t, keyv, err)) goto done;
+    if (exprs_parse(&x, req, EXPRS_PROJECTION, err) || exprs_finish(&x)) goto done;
+    if (key_item(&key, t, keyv, err)) goto done;
+    int found = item_read(db, NULL, &key, &item, err);
+    if (found < 0) goto done;
+    *resp = json_object();
+    size_t size = item ? item_size(item) : 0;
+    if (item) {
+        if (x.projection) json_object_set_new(*resp, "Item", expr_project(x.projection, item));
+        else json_object_set(*resp, "Item", item);
+    }
+    capacity_report(*resp, capacity, t->name, capacity_read_units(size, consistent), 0);
+    rc = 0;
+done:
+    json_decref(item);
+    exprs_free(&x);
+    buf_free(&key);
+    catalog_release(db, t);
+    return rc;
+}
+
+int op_delete_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
+{
+    table *t = NULL;
+    req_exprs x = {0};
+    write_params p;
+    json_t *keyv, *old = NULL;
+    pthread_mutex_t *lock = NULL;
+    buf key;
+    buf_init(&key, 0);
+    int rc = -1;
+    if (param_table(db, req, "TableName", &t, err)) goto done;
+    if (param_object(req, "Key", &keyv, err)) goto done;
+    if (keyv == NULL) {
+        missing("key", err);
+        goto done;
+    }
+    if (read_write_params(req, 0, &p, err)) goto done;
+    if (key_check_key(t, keyv, err)) goto done;
+    if (exprs_parse(&x, req, EXPRS_CONDITION, err) || exprs_finish(&x)) goto done;
+    if (key_item(&key, t, keyv, err)) goto done;
+    if (item_lock(db, &key, &lock, err)) goto done;
+    if (item_read(db, NULL, &key, &old, err) < 0) goto done;
+    if (item_check_condition(x.condition, old, p.on_failure, err)) goto done;
+    if (item_write(db, t, &key, old, NULL, err)) goto done;
+    pthread_mutex_unlock(lock);
+    lock = NULL;
+    *resp = json_object();
+    if (old && strcmp(p.return_values, "ALL_OLD") == 0) json_object_set(*resp, "Attributes", old);
+    capacity_report(*resp, p.capacity, t->name, write_units(old, NULL), 1);
+    rc = 0;
+done:
+    if (lock) pthread_mutex_unlock(lock);
+    json_decref(old);
+    exprs_free(&x);
+    buf_free(&key);
+    catalog_release(db, t);
+    return rc;
+}
+
+/* Rejects an update that would write a key attribute. */
+static int check_update_keys(const table *t, json_t *names, qr_err *err)
+{
+    size_t i;
+    json_t *n;
+    json_array_foreach(names, i, n) {
+        const char *s = json_string_value(n);
+        if (strcmp(s, t->pk.name) == 0 || (t->sk.name && strcmp(s, t->sk.name) == 0))
+            return err_validation(err, "One or more parameter values were invalid: Cannot update attribute %s. "
+                                       "This attribute is part of the key", s);
+    }
+    return 0;
+}
+
+int op_update_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
+{
+    table *t = NULL;
+    req_exprs x = {0};
+    write_params p;
+    json_t *keyv, *old = NULL, *item = NULL, *names = NULL;
+    pthread_mutex_t *lock = NULL;
+    buf key;
+    buf_init(&key, 0);
+    int rc = -1;
+    if (param_table(db, req, "TableName", &t, err)) goto done;
+    if (param_object(req, "Key", &keyv, err)) goto done;
+    if (keyv == NULL) {
+        missing("key", err);
+        goto done;
+    }
+    if (read_write_params(req, 1, &p, err)) goto done;
+    if (key_check_key(t, keyv, err)) goto done;
+    if (exprs_parse(&x, req, EXPRS_CONDITION | EXPRS_UPDATE, err) || exprs_finish(&x)) goto done;
+    names = x.update ? expr_update_top_names(x.update) : json_array();
+    if (check_update_keys(t, names, err)) goto done;
+    if (key_item(&key, t, keyv, err)) goto done;
+    if (item_lock(db, &key, &lock, err)) goto done;
+    if (item_read(db, NULL, &key, &old, err) < 0) goto done;
+    if (item_check_condition(x.condition, old, p.on_failure, err)) goto done;
+    item = json_deep_copy(old ? old : keyv);
+    if (x.update && expr_update_apply(x.update, item, err)) goto done;
+    if (item_size(item) > QR_MAX_ITEM_SIZE) {
+        err_validation(err, "Item size to update has exceeded the maximum allowed size");
+        goto done;
+    }
+    if (item_write(db, t, &key, old, item, err)) goto done;
+    pthread_mutex_unlock(lock);
+    lock = NULL;
+    *resp = json_object();
+    const char *rv = p.return_values;
+    json_t *attrs = NULL;
+    if (strcmp(rv, "ALL_OLD") == 0 && old) attrs = json_incref(old);
+    else if (strcmp(rv, "ALL_NEW") == 0) attrs = json_incref(item);
+    else if (strcmp(rv, "UPDATED_OLD") == 0 && old) attrs = pick(old, names);
+    else if (strcmp(rv, "UPDATED_NEW") == 0) attrs = pick(item, names);
+    if (attrs && json_object_size(attrs) > 0) json_object_set(*resp, "Attributes", attrs);
+    json_decref(attrs);
+    capacity_report(*resp, p.capacity, t->name, write_units(old, item), 1);
+    rc = 0;
+done:
+    if (lock) pthread_mutex_unlock(lock);
+    json_decref(old);
+    json_decref(item);
+    json_decref(names);
+    exprs_free(&x);
+    buf_free(&key);
+    catalog_release(db, t);
+    return rc;
+}

@@ -1,0 +1,108 @@
+/* ops.h — DynamoDB operations: the handler type, the operation table's helpers, and
+ * what handlers share (parameter checks, expressions of a request, capacity, writes).
+ *
+ * Each handler receives the parsed request body and returns the response body; the
+ * dispatcher (optable.c) has already checked that the body is a JSON object and that
+ * the operation exists. Handlers validate their own parameters with the param_* helpers,
+ * which produce DynamoDB's "1 validation error detected: …" messages. */
+#ifndef QR_OPS_H
+#define QR_OPS_H
+
+#include <jansson.h>
+
+#include "engine/engine.h"
+#include "expr/expr.h"
+#include "util/err.h"
+
+typedef int (*op_handler)(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+
+/* tables.c */
+int op_create_table(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+int op_describe_table(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+int op_list_tables(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+int op_delete_table(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+int op_update_table(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+/* items.c */
+int op_put_item(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+int op_get_item(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+int op_delete_item(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+int op_update_item(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+/* query.c */
+int op_query(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+int op_scan(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+/* batch.c */
+int op_batch_get_item(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+int op_batch_write_item(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+
+/* ---- params.c: request parameters ---- */
+/* Checks a table name's length and characters; field is the lowerCamel parameter name
+ * used in messages ("tableName"). */
+int param_check_table_name(json_t *v, const char *field, qr_err *err);
+/* Reads TableName (or another field) and finds the table, taking a reference the caller
+ * drops with catalog_release. ResourceNotFoundException if it does not exist. */
+int param_table(qr_db *db, json_t *req, const char *key, table **out, qr_err *err);
+/* Optional string parameter; *out is NULL when absent. SerializationException if not a
+ * string. */
+int param_string(json_t *req, const char *key, const char **out, qr_err *err);
+/* Optional enum parameter; *out is dflt when absent. allowed is NULL-terminated. */
+int param_enum(json_t *req, const char *key, const char *const *allowed, const char *dflt,
+               const char **out, qr_err *err);
+int param_bool(json_t *req, const char *key, int dflt, int *out, qr_err *err);
+/* Optional integer parameter in [min, max]; *present tells whether it was given. */
+int param_int(json_t *req, const char *key, long long min, long long max, long long *out,
+              int *present, qr_err *err);
+/* Optional object / array parameter (borrowed); NULL when absent. */
+int param_object(json_t *req, const char *key, json_t **out, qr_err *err);
+int param_array(json_t *req, const char *key, json_t **out, qr_err *err);
+/* The lowerCamel name DynamoDB uses for a parameter in validation messages. */
+const char *param_field(const char *key, char *out, size_t cap);
+
+/* ---- exprs.c: the expressions of one request ---- */
+typedef struct req_exprs {
+    expr_ctx cx;
+    expr_cond *condition;   /* ConditionExpression or Expected */
+    expr_cond *filter;      /* FilterExpression, QueryFilter or ScanFilter */
+    expr_update *update;    /* UpdateExpression or AttributeUpdates */
+    expr_proj *projection;  /* ProjectionExpression or AttributesToGet */
+    int has_key_condition;  /* KeyConditionExpression present (parsed by the caller) */
+} req_exprs;
+
+enum {
+    EXPRS_CONDITION = 1, EXPRS_FILTER = 2, EXPRS_UPDATE = 4, EXPRS_PROJECTION = 8,
+    EXPRS_KEY_CONDITION = 16
+};
+/* Parses the expression parameters the operation allows (EXPRS_* flags) from req, and
+ * their legacy equivalents, checking DynamoDB's rules on mixing them and on unused
+ * names and values. For EXPRS_KEY_CONDITION only the bookkeeping is done here; the
+ * caller parses the key condition with exprs.cx before calling exprs_finish. */
+int exprs_parse(req_exprs *x, json_t *req, int allowed, qr_err *err);
+/* Runs the unused names/values check once every expression is parsed. */
+int exprs_finish(req_exprs *x);
+void exprs_free(req_exprs *x);
+
+/* ---- capacity.c ---- */
+double capacity_read_units(size_t bytes, int consistent);
+double capacity_write_units(size_t bytes);
+/* Adds ConsumedCapacity to resp for mode TOTAL or INDEXES (nothing for NONE/NULL). */
+void capacity_report(json_t *resp, const char *mode, const char *table, double units, int is_write);
+/* The ConsumedCapacity object itself (for batch responses), or NULL for NONE. */
+json_t *capacity_object(const char *mode, const char *table, double units, int is_write);
+
+/* ---- items.c: the write path shared by single-item, batch and transactional writes ---- */
+/* Adds to batch b everything that writing new_item (or deleting, when NULL) at key
+ * entails, given the current item old_item (NULL if none): the base item and any index
+ * work. Nothing is written until the caller's store_write; the caller holds the item's
+ * lock from before reading old_item until after the write. */
+int item_stage(qr_db *db, table *t, store_batch *b, const buf *key, const json_t *old_item,
+               const json_t *new_item, qr_err *err);
+/* After a successful store_write of staged writes: adjusts the table's statistics. */
+void item_staged_done(table *t, const json_t *old_item, const json_t *new_item);
+/* Evaluates a write's condition (NULL: none) against the current item (NULL: none). On
+ * failure records ConditionalCheckFailedException, with a copy of the item attached to
+ * err->item when on_failure is "ALL_OLD". */
+int item_check_condition(const expr_cond *c, const json_t *old, const char *on_failure, qr_err *err);
+/* item_stage + store_write + item_staged_done for one item. */
+int item_write(qr_db *db, table *t, const buf *key, const json_t *old_item, const json_t *new_item,
+               qr_err *err);
+
+#endif

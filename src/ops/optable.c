@@ -1,0 +1,111 @@
+/* optable.c — the operation table and qr_call, the one entry point of every request.
+ *
+ * Like Redis's command table, operations are data: a name and a handler. qr_call parses
+ * the body, finds the operation, runs its handler and serialises the response or
+ * DynamoDB's error document. Handlers never see malformed JSON or unknown operations. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops/ops.h"
+
+#define ERROR_TYPE_PREFIX "com.amazonaws.dynamodb.v20120810#"
+
+typedef struct operation {
+    const char *name;
+    op_handler run;
+} operation;
+
+static const operation operations[] = {
+    {"CreateTable", op_create_table},
+    {"DescribeTable", op_describe_table},
+    {"ListTables", op_list_tables},
+    {"DeleteTable", op_delete_table},
+    {"UpdateTable", op_update_table},
+    {"PutItem", op_put_item},
+    {"GetItem", op_get_item},
+    {"UpdateItem", op_update_item},
+    {"DeleteItem", op_delete_item},
+    {"Query", op_query},
+    {"Scan", op_scan},
+    {"BatchGetItem", op_batch_get_item},
+    {"BatchWriteItem", op_batch_write_item},
+};
+#define NOPS (sizeof operations / sizeof operations[0])
+
+const char *const *qr_operations(void)
+{
+    static const char *names[NOPS + 1];
+    if (names[0] == NULL)
+        for (size_t i = 0; i < NOPS; i++) names[i] = operations[i].name;
+    return names;
+}
+
+static const operation *find_operation(const char *name)
+{
+    for (size_t i = 0; i < NOPS; i++)
+        if (strcmp(operations[i].name, name) == 0) return &operations[i];
+    return NULL;
+}
+
+static void fill_error(qr_response *resp, qr_err *err)
+{
+    char type[128];
+    snprintf(type, sizeof type, ERROR_TYPE_PREFIX "%s", err->type);
+    json_t *body = json_pack("{s:s,s:s}", "__type", type, "message", err->msg);
+    if (err->item) json_object_set(body, "Item", (json_t *)err->item);
+    resp->body = json_dumps(body, JSON_COMPACT);
+    resp->len = strlen(resp->body);
+    resp->http_status = err_http_status(err->type);
+    resp->error_type = err->type;
+    json_decref(body);
+}
+
+int qr_call(qr_db *db, const char *operation, const char *request, size_t len, qr_response *resp)
+{
+    qr_err err;
+    err_init(&err);
+    memset(resp, 0, sizeof *resp);
+    const struct operation *op = operation ? find_operation(operation) : NULL;
+    json_t *req = NULL, *out = NULL;
+    if (op == NULL) {
+        err_set(&err, QR_E_UNKNOWN_OP, "An unknown operation was requested: %s", operation ? operation : "(none)");
+        goto fail;
+    }
+    json_error_t je;
+    req = json_loadb(request, len, JSON_REJECT_DUPLICATES, &je);
+    if (req == NULL) {
+        err_set(&err, QR_E_SERIALIZATION, "Malformed request body: %s at line %d, column %d", je.text, je.line, je.column);
+        goto fail;
+    }
+    if (!json_is_object(req)) {
+        err_set(&err, QR_E_SERIALIZATION, "The request body must be a JSON object");
+        goto fail;
+    }
+    if (op->run(db, req, &out, &err) != 0 || out == NULL) {
+        if (err.type == NULL) err_set(&err, QR_E_INTERNAL, "The server encountered an internal error trying to fulfill the request.");
+        goto fail;
+    }
+    resp->body = json_dumps(out, JSON_COMPACT);
+    if (resp->body == NULL) {
+        err_set(&err, QR_E_INTERNAL, "The response could not be encoded.");
+        goto fail;
+    }
+    resp->len = strlen(resp->body);
+    resp->http_status = 200;
+    json_decref(out);
+    json_decref(req);
+    return QR_OK;
+fail:
+    json_decref(out);
+    json_decref(req);
+    fill_error(resp, &err);
+    err_clear(&err);
+    return QR_ERR;
+}
+
+void qr_response_free(qr_response *resp)
+{
+    free(resp->body);
+    resp->body = NULL;
+    resp->len = 0;
+}

@@ -1,0 +1,134 @@
+/* params.c — reading and checking request parameters, with DynamoDB's messages.
+ *
+ * DynamoDB reports a parameter of the wrong JSON type as a SerializationException and a
+ * value outside its constraints as "1 validation error detected: Value 'x' at 'field'
+ * failed to satisfy constraint: Member must …", naming the field in lowerCamel case. */
+#include <ctype.h>
+#include <string.h>
+
+#include "ops/ops.h"
+
+const char *param_field(const char *key, char *out, size_t cap)
+{
+    snprintf(out, cap, "%s", key);
+    if (out[0]) out[0] = (char)tolower((unsigned char)out[0]);
+    return out;
+}
+
+static int wrong_type(const char *key, const char *want, qr_err *err)
+{
+    return err_set(err, QR_E_SERIALIZATION, "Unexpected value type for parameter %s: expected %s", key, want);
+}
+
+int param_check_table_name(json_t *v, const char *field, qr_err *err)
+{
+    if (v == NULL)
+        return err_validation(err, "1 validation error detected: Value null at '%s' failed to satisfy constraint: "
+                                   "Member must not be null", field);
+    if (!json_is_string(v)) return wrong_type(field, "a string", err);
+    const char *s = json_string_value(v);
+    size_t n = json_string_length(v);
+    if (n < 3)
+        return err_validation(err, "1 validation error detected: Value '%s' at '%s' failed to satisfy constraint: "
+                                   "Member must have length greater than or equal to 3", s, field);
+    if (n > 255)
+        return err_validation(err, "1 validation error detected: Value '%.64s...' at '%s' failed to satisfy constraint: "
+                                   "Member must have length less than or equal to 255", s, field);
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (!(isalnum((unsigned char)c) || c == '_' || c == '-' || c == '.'))
+            return err_validation(err, "1 validation error detected: Value '%s' at '%s' failed to satisfy constraint: "
+                                       "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+", s, field);
+    }
+    return 0;
+}
+
+int param_table(qr_db *db, json_t *req, const char *key, table **out, qr_err *err)
+{
+    char field[64];
+    json_t *v = json_object_get(req, key);
+    if (param_check_table_name(v, param_field(key, field, sizeof field), err)) return -1;
+    *out = catalog_get(db, json_string_value(v));
+    if (*out == NULL) return err_set(err, QR_E_NOT_FOUND, "Requested resource not found");
+    return 0;
+}
+
+int param_string(json_t *req, const char *key, const char **out, qr_err *err)
+{
+    json_t *v = json_object_get(req, key);
+    *out = NULL;
+    if (v == NULL || json_is_null(v)) return 0;
+    if (!json_is_string(v)) return wrong_type(key, "a string", err);
+    *out = json_string_value(v);
+    return 0;
+}
+
+int param_enum(json_t *req, const char *key, const char *const *allowed, const char *dflt,
+               const char **out, qr_err *err)
+{
+    const char *s;
+    if (param_string(req, key, &s, err)) return -1;
+    *out = dflt;
+    if (s == NULL) return 0;
+    for (size_t i = 0; allowed[i]; i++)
+        if (strcmp(s, allowed[i]) == 0) {
+            *out = allowed[i];
+            return 0;
+        }
+    char field[64], set[256] = "";
+    size_t used = 0;
+    for (size_t i = 0; allowed[i]; i++)
+        used += (size_t)snprintf(set + used, sizeof set - used, "%s%s", i ? ", " : "", allowed[i]);
+    return err_validation(err, "1 validation error detected: Value '%s' at '%s' failed to satisfy constraint: "
+                               "Member must satisfy enum value set: [%s]", s, param_field(key, field, sizeof field), set);
+}
+
+int param_bool(json_t *req, const char *key, int dflt, int *out, qr_err *err)
+{
+    json_t *v = json_object_get(req, key);
+    *out = dflt;
+    if (v == NULL || json_is_null(v)) return 0;
+    if (!json_is_boolean(v)) return wrong_type(key, "a boolean", err);
+    *out = json_is_true(v);
+    return 0;
+}
+
+int param_int(json_t *req, const char *key, long long min, long long max, long long *out,
+              int *present, qr_err *err)
+{
+    json_t *v = json_object_get(req, key);
+    *present = 0;
+    if (v == NULL || json_is_null(v)) return 0;
+    if (!json_is_integer(v)) return wrong_type(key, "an integer", err);
+    long long n = json_integer_value(v);
+    char field[64];
+    if (n < min)
+        return err_validation(err, "1 validation error detected: Value '%lld' at '%s' failed to satisfy constraint: "
+                                   "Member must have value greater than or equal to %lld", n, param_field(key, field, sizeof field), min);
+    if (n > max)
+        return err_validation(err, "1 validation error detected: Value '%lld' at '%s' failed to satisfy constraint: "
+                                   "Member must have value less than or equal to %lld", n, param_field(key, field, sizeof field), max);
+    *out = n;
+    *present = 1;
+    return 0;
+}
+
+int param_object(json_t *req, const char *key, json_t **out, qr_err *err)
+{
+    json_t *v = json_object_get(req, key);
+    *out = NULL;
+    if (v == NULL || json_is_null(v)) return 0;
+    if (!json_is_object(v)) return wrong_type(key, "an object", err);
+    *out = v;
+    return 0;
+}
+
+int param_array(json_t *req, const char *key, json_t **out, qr_err *err)
+{
+    json_t *v = json_object_get(req, key);
+    *out = NULL;
+    if (v == NULL || json_is_null(v)) return 0;
+    if (!json_is_array(v)) return wrong_type(key, "a list", err);
+    *out = v;
+    return 0;
+}

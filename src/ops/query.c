@@ -1,0 +1,379 @@
+/* query.c — Query and Scan: reading a key range a page at a time.
+ *
+ * Both turn their request into a byte range [lower, upper) of the table's keys — one
+ * partition narrowed by the sort-key condition for Query, a slice of the hash-ordered
+ * partitions for a Scan segment — and read it in one direction, stopping at Limit items
+ * or once 1 MB of items has been read, as DynamoDB does. The filter runs after the read
+ * (so filtered items still count in ScannedCount and capacity), then the projection. */
+#include <openssl/evp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/keycodec.h"
+#include "model/value.h"
+#include "ops/ops.h"
+
+#define PAGE_BYTES (1024 * 1024)
+
+static const char *const capacity_modes[] = {"INDEXES", "TOTAL", "NONE", NULL};
+static const char *const select_modes[] = {"ALL_ATTRIBUTES", "ALL_PROJECTED_ATTRIBUTES", "SPECIFIC_ATTRIBUTES",
+                                           "COUNT", NULL};
+
+typedef struct range_read {
+    buf lower, upper;     /* [lower, upper) */
+    int forward;
+    long long limit;      /* 0: no limit */
+    const expr_cond *filter;
+    const expr_proj *projection;
+    int count_only;
+    int consistent;
+} range_read;
+
+/* Replaces a prefix by the smallest key greater than every key that starts with it.
+ * Returns -1 if there is none (the prefix is all 0xff), leaving it empty. */
+static int prefix_successor(buf *b)
+{
+    while (b->len > 0) {
+        unsigned char *last = (unsigned char *)b->data + b->len - 1;
+        if (*last != 0xff) {
+            (*last)++;
+            return 0;
+        }
+        b->len--;
+    }
+    return -1;
+}
+
+static void set_buf(buf *dst, const buf *src)
+{
+    buf_reset(dst);
+    buf_append(dst, src->data, src->len);
+}
+
+static int buf_cmp(const buf *a, const buf *b)
+{
+    size_t n = a->len < b->len ? a->len : b->len;
+    int c = n ? memcmp(a->data, b->data, n) : 0;
+    if (c) return c;
+    return a->len < b->len ? -1 : a->len > b->len;
+}
+
+/* Runs the read, filling resp with Items/Count/ScannedCount/LastEvaluatedKey, and sets
+ * *bytes to the size of all items read. */
+static int range_run(qr_db *db, table *t, range_read *r, json_t *resp, size_t *bytes, qr_err *err)
+{
+    json_t *items = json_array(), *last = NULL;
+    size_t count = 0, scanned = 0, read_bytes = 0;
+    int stopped = 0;
+    store_iter *it = store_iter_new(db->st, NULL, r->lower.data, r->lower.len, r->upper.data, r->upper.len);
+    if (r->forward) store_iter_first(it);
+    else store_iter_last(it);
+    for (; store_iter_valid(it); r->forward ? store_iter_next(it) : store_iter_prev(it)) {
+        size_t vl;
+        const char *v = store_iter_value(it, &vl);
+        json_t *item = item_decode(v, vl);
+        if (item == NULL) continue;
+        scanned++;
+        read_bytes += item_size(item);
+        int keep = 1;
+        if (r->filter) {
+            keep = expr_cond_eval(r->filter, item, err);
+            if (keep < 0) {
+                json_decref(item);
+                json_decref(items);
+                json_decref(last);
+                store_iter_free(it);
+                return -1;
+            }
+        }
+        if (keep) {
+            count++;
+            if (!r->count_only)
+                json_array_append_new(items, r->projection ? expr_project(r->projection, item) : json_incref(item));
+        }
+        json_decref(last);
+        last = item;
+        if ((r->limit && (long long)scanned >= r->limit) || read_bytes >= PAGE_BYTES) {
+            stopped = 1;
+            break;
+        }
+    }
+    int rc = store_iter_status(it, err);
+    store_iter_free(it);
+    if (rc) {
+        json_decref(items);
+        json_decref(last);
+        return -1;
+    }
+    if (!r->count_only) json_object_set(resp, "Items", items);
+    json_decref(items);
+    json_object_set_new(resp, "Count", json_integer((json_int_t)count));
+    json_object_set_new(resp, "ScannedCount", json_integer((json_int_t)scanned));
+    if (stopped && last) json_object_set_new(resp, "LastEvaluatedKey", key_of_item(t, last));
+    json_decref(last);
+    *bytes = read_bytes;
+    return 0;
+}
+
+/* Reads the parameters Query and Scan share. */
+static int read_common(json_t *req, table *t, range_read *r, const char **capacity, req_exprs *x, qr_err *err)
+{
+    const char *select, *index;
+    int has_limit;
+    if (param_enum(req, "ReturnConsumedCapacity", capacity_modes, "NONE", capacity, err)) return -1;
+    if (param_int(req, "Limit", 1, 0x7fffffffLL, &r->limit, &has_limit, err)) return -1;
+    if (!has_limit) r->limit = 0;
+    if (param_bool(req, "ConsistentRead", 0, &r->consistent, err)) return -1;
+    if (param_string(req, "IndexName", &index, err)) return -1;
+    if (index) return err_validation(err, "The table does not have the specified index: %s", index);
+    if (param_enum(req, "Select", select_modes, NULL, &select, err)) return -1;
+    int projecting = json_object_get(req, "ProjectionExpression") || json_object_get(req, "AttributesToGet");
+    if (select && strcmp(select, "ALL_PROJECTED_ATTRIBUTES") == 0)
+        return err_validation(err, "ALL_PROJECTED_ATTRIBUTES can be used only when Querying using an IndexName");
+    if (select && strcmp(select, "SPECIFIC_ATTRIBUTES") == 0 && !projecting)
+        return err_validation(err, "SPECIFIC_ATTRIBUTES requires ProjectionExpression or AttributesToGet");
+    if (select && projecting && strcmp(select, "SPECIFIC_ATTRIBUTES") != 0)
+        return err_validation(err, "Cannot specify the %s when choosing to get %s",
+                              json_object_get(req, "ProjectionExpression") ? "ProjectionExpression" : "AttributesToGet",
+                              select);
+    r->count_only = select && strcmp(select, "COUNT") == 0;
+    r->filter = x->filter;
+    r->projection = x->projection;
+    (void)t;
+    return 0;
+}
+
+/* Narrows the range to start after ExclusiveStartKey (in the read's direction). */
+static int apply_start_key(json_t *req, table *t, range_read *r, qr_err *err)
+{
+    json_t *esk;
+    if (param_object(req, "ExclusiveStartKey", &esk, err)) return -1;
+    if (esk == NULL) return 0;
+    qr_err inner;
+    err_init(&inner);
+    if (key_check_key(t, esk, &inner))
+        return err_validation(err, "The provided starting key is invalid: %s", inner.msg);
+    buf k;
+    buf_init(&k, 0);
+    if (key_item(&k, t, esk, err)) {
+        buf_free(&k);
+        return -1;
+    }
+    if (r->forward) {
+        buf_putc(&k, 0);
+        if (buf_cmp(&k, &r->lower) > 0) set_buf(&r->lower, &k);
+    } else if (buf_cmp(&k, &r->upper) < 0) {
+        set_buf(&r->upper, &k);
+    }
+    buf_free(&k);
+    return 0;
+}
+
+static void range_free(range_read *r)
+{
+    buf_free(&r->lower);
+    buf_free(&r->upper);
+}
+
+/* A new AttributeValue: the smallest S or B value greater than every value that begins
+ * with v, or NULL if there is none. */
+static json_t *prefix_value_successor(const json_t *v)
+{
+    buf b;
+    buf_init(&b, 0);
+    json_t *out = NULL;
+    if (value_type(v) == QR_T_S) {
+        json_t *p = value_payload(v);
+        buf_append(&b, json_string_value(p), json_string_length(p));
+        if (prefix_successor(&b) == 0) out = json_pack("{s:o}", "S", json_stringn_nocheck(b.data, b.len));
+    } else {
+        unsigned char *raw;
+        size_t n;
+        if (value_binary(v, &raw, &n) == 0) {
+            buf_append(&b, raw, n);
+            free(raw);
+            if (prefix_successor(&b) == 0) {
+                char *enc = malloc(4 * ((b.len + 2) / 3) + 1);
+                int m = EVP_EncodeBlock((unsigned char *)enc, (const unsigned char *)b.data, (int)b.len);
+                out = json_pack("{s:s%}", "B", enc, (size_t)m);
+                free(enc);
+            }
+        }
+    }
+    buf_free(&b);
+    return out;
+}
+
+/* Sets the range for one partition and a sort-key condition. */
+static int query_range(table *t, const expr_keycond *kc, range_read *r, qr_err *err)
+{
+    buf part;
+    buf_init(&part, 0);
+    if (key_partition(&part, t, 0, kc->pk_value, err)) {
+        buf_free(&part);
+        return -1;
+    }
+    set_buf(&r->lower, &part);
+    set_buf(&r->upper, &part);
+    prefix_successor(&r->upper);
+    int rc = 0;
+    if (kc->sk_op != EXPR_KEY_NONE) {
+        buf a, b;
+        buf_init(&a, 0);
+        buf_init(&b, 0);
+        set_buf(&a, &part);
+        rc = keycodec_append(&a, kc->sk_value1, 0, err);
+        if (rc == 0 && kc->sk_op == EXPR_KEY_BETWEEN) {
+            set_buf(&b, &part);
+            rc = keycodec_append(&b, kc->sk_value2, 0, err);
+        }
+        if (rc == 0) switch (kc->sk_op) {
+            case EXPR_KEY_EQ:
+                set_buf(&r->lower, &a);
+                buf_putc(&a, 0);
+                set_buf(&r->upper, &a);
+                break;
+            case EXPR_KEY_LT: set_buf(&r->upper, &a); break;
+            case EXPR_KEY_LE:
+                buf_putc(&a, 0);
+                set_buf(&r->upper, &a);
+                break;
+            case EXPR_KEY_GT:
+                buf_putc(&a, 0);
+                set_buf(&r->lower, &a);
+                break;
+            case EXPR_KEY_GE: set_buf(&r->lower, &a); break;
+            case EXPR_KEY_BETWEEN:
+                set_buf(&r->lower, &a);
+                buf_putc(&b, 0);
+                set_buf(&r->upper, &b);
+                break;
+            case EXPR_KEY_BEGINS_WITH: {
+                set_buf(&r->lower, &a);
+                json_t *succ = prefix_value_successor(kc->sk_value1);
+                if (succ) {
+                    set_buf(&b, &part);
+                    rc = keycodec_append(&b, succ, 0, err);
+                    json_decref(succ);
+                    if (rc == 0) set_buf(&r->upper, &b);
+                }
+                break;
+            }
+            default: break;
+            }
+        buf_free(&a);
+        buf_free(&b);
+    }
+    buf_free(&part);
+    return rc;
+}
+
+static int check_filter_keys(const table *t, const expr_cond *filter, qr_err *err)
+{
+    if (filter == NULL) return 0;
+    const char *keys[2] = {t->pk.name, t->sk.name};
+    for (int i = 0; i < 2; i++)
+        if (keys[i] && expr_cond_mentions(filter, keys[i]))
+            return err_validation(err, "Filter Expression can only contain non-primary key attributes: "
+                                       "Primary key attribute: %s", keys[i]);
+    return 0;
+}
+
+int op_query(qr_db *db, json_t *req, json_t **resp, qr_err *err)
+{
+    table *t = NULL;
+    req_exprs x = {0};
+    expr_keycond kc = {0};
+    range_read r = {0};
+    const char *capacity;
+    size_t bytes = 0;
+    int rc = -1;
+    buf_init(&r.lower, 0);
+    buf_init(&r.upper, 0);
+    if (param_table(db, req, "TableName", &t, err)) goto done;
+    if (exprs_parse(&x, req, EXPRS_FILTER | EXPRS_PROJECTION | EXPRS_KEY_CONDITION, err)) goto done;
+    if (read_common(req, t, &r, &capacity, &x, err)) goto done;
+    if (param_bool(req, "ScanIndexForward", 1, &r.forward, err)) goto done;
+    json_t *kcs;
+    if (param_object(req, "KeyConditions", &kcs, err)) goto done;
+    char skt = t->sk.name ? t->sk.type : 0;
+    if (x.has_key_condition) {
+        if (expr_parse_key_condition(&x.cx, json_string_value(json_object_get(req, "KeyConditionExpression")),
+                                     t->pk.name, t->pk.type, t->sk.name, skt, &kc))
+            goto done;
+    } else if (kcs) {
+        if (expr_from_key_conditions(kcs, t->pk.name, t->pk.type, t->sk.name, skt, &kc, err)) goto done;
+    } else {
+        err_validation(err, "Either the KeyConditions or KeyConditionExpression parameter must be specified in the request.");
+        goto done;
+    }
+    if (exprs_finish(&x)) goto done;
+    if (check_filter_keys(t, x.filter, err)) goto done;
+    if (query_range(t, &kc, &r, err)) goto done;
+    if (apply_start_key(req, t, &r, err)) goto done;
+    *resp = json_object();
+    if (range_run(db, t, &r, *resp, &bytes, err)) {
+        json_decref(*resp);
+        *resp = NULL;
+        goto done;
+    }
+    capacity_report(*resp, capacity, t->name, capacity_read_units(bytes, r.consistent), 0);
+    rc = 0;
+done:
+    expr_keycond_free(&kc);
+    exprs_free(&x);
+    range_free(&r);
+    catalog_release(db, t);
+    return rc;
+}
+
+int op_scan(qr_db *db, json_t *req, json_t **resp, qr_err *err)
+{
+    table *t = NULL;
+    req_exprs x = {0};
+    range_read r = {0};
+    const char *capacity;
+    long long segment = 0, total = 1;
+    int has_segment, has_total, rc = -1;
+    size_t bytes = 0;
+    buf_init(&r.lower, 0);
+    buf_init(&r.upper, 0);
+    r.forward = 1;
+    if (param_table(db, req, "TableName", &t, err)) goto done;
+    if (exprs_parse(&x, req, EXPRS_FILTER | EXPRS_PROJECTION, err) || exprs_finish(&x)) goto done;
+    if (read_common(req, t, &r, &capacity, &x, err)) goto done;
+    if (param_int(req, "Segment", 0, 999999, &segment, &has_segment, err)) goto done;
+    if (param_int(req, "TotalSegments", 1, 1000000, &total, &has_total, err)) goto done;
+    if (has_segment != has_total) {
+        err_validation(err, has_segment ? "The TotalSegments parameter is required but was not present in the request when Segment parameter is present"
+                                        : "The Segment parameter is required but was not present in the request when parameter TotalSegments is present");
+        goto done;
+    }
+    if (!has_total) total = 1, segment = 0;
+    if (segment >= total) {
+        err_validation(err, "The Segment parameter is zero-based and must be less than parameter TotalSegments: "
+                            "Segment: %lld is not less than TotalSegments: %lld", segment, total);
+        goto done;
+    }
+    /* Segment s of n holds the partitions whose hash lies in [s*2^64/n, (s+1)*2^64/n). */
+    key_table_prefix(&r.lower, t, 0);
+    key_table_prefix(&r.upper, t, 0);
+    unsigned __int128 span = ((unsigned __int128)1) << 64;
+    buf_put_be64(&r.lower, (uint64_t)(span * (unsigned long long)segment / (unsigned long long)total));
+    if (segment + 1 < total) buf_put_be64(&r.upper, (uint64_t)(span * (unsigned long long)(segment + 1) / (unsigned long long)total));
+    else prefix_successor(&r.upper);
+    if (apply_start_key(req, t, &r, err)) goto done;
+    *resp = json_object();
+    if (range_run(db, t, &r, *resp, &bytes, err)) {
+        json_decref(*resp);
+        *resp = NULL;
+        goto done;
+    }
+    capacity_report(*resp, capacity, t->name, capacity_read_units(bytes, r.consistent), 0);
+    rc = 0;
+done:
+    exprs_free(&x);
+    range_free(&r);
+    catalog_release(db, t);
+    return rc;
+}
