@@ -449,6 +449,9 @@ void server_drain(server *s)
     if (!s->quiesced) {
         MHD_quiesce_daemon(s->daemon);
         s->quiesced = 1;
+        /* Stop listening now, so new clients are refused rather than left waiting in the
+         * backlog; the descriptor itself is closed only after MHD_stop_daemon. */
+        shutdown(s->listen_fd, SHUT_RDWR);
     }
 }
 
