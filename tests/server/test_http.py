@@ -57,7 +57,7 @@ def test_bad_json_is_a_serialization_exception(server):
     r = raw(server.url, LIST, "{not json")
     assert r.status == 400
     assert r.error_type == "SerializationException"
-    assert r.json()["__type"] == "com.amazon.coral.service#SerializationException"
+    assert r.json()["__type"].endswith("#SerializationException")
     assert int(r.headers["x-amz-crc32"]) == zlib.crc32(r.body)
 
 
