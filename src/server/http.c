@@ -29,6 +29,9 @@
 #define UNKNOWN_OP_XML "<UnknownOperationException/>\n"
 #define HEALTH_BODY "healthy: quarry\n"
 #define SERVICE "dynamodb"
+/* Per-connection memory for request headers and I/O buffers. MHD clears it between
+ * requests, so it is kept small; request headers beyond it are answered 431. */
+#define CONNECTION_MEMORY (16 * 1024)
 
 struct server {
     qr_db *db;
@@ -156,10 +159,12 @@ static enum MHD_Result send_error(server *s, struct MHD_Connection *c, request *
 
 /* ---- gathering the request for SigV4 ---- */
 
+/* Pairs gathered from MHD: on the stack for ordinary requests, on the heap past that. */
 typedef struct pairs {
     sigv4_pair *v;
     size_t n, cap;
     int failed;
+    sigv4_pair local[32];
 } pairs;
 
 static enum MHD_Result collect(void *cls, enum MHD_ValueKind kind, const char *key, size_t key_size,
@@ -167,13 +172,18 @@ static enum MHD_Result collect(void *cls, enum MHD_ValueKind kind, const char *k
 {
     (void)kind;
     pairs *p = cls;
+    if (p->v == NULL) {
+        p->v = p->local;
+        p->cap = sizeof p->local / sizeof p->local[0];
+    }
     if (p->n == p->cap) {
-        size_t cap = p->cap ? p->cap * 2 : 16;
-        sigv4_pair *v = realloc(p->v, cap * sizeof *v);
+        size_t cap = p->cap * 2;
+        sigv4_pair *v = p->v == p->local ? malloc(cap * sizeof *v) : realloc(p->v, cap * sizeof *v);
         if (v == NULL) {
             p->failed = 1;
             return MHD_NO;
         }
+        if (p->v == p->local) memcpy(v, p->local, sizeof p->local);
         p->v = v;
         p->cap = cap;
     }
@@ -185,7 +195,10 @@ static enum MHD_Result collect(void *cls, enum MHD_ValueKind kind, const char *k
 static int authenticate(server *s, struct MHD_Connection *c, const char *url, const char *method,
                         request *r, qr_err *e)
 {
-    pairs headers = {0}, query = {0};
+    pairs headers, query;
+    headers.v = query.v = NULL;
+    headers.n = query.n = headers.cap = query.cap = 0;
+    headers.failed = query.failed = 0;
     MHD_get_connection_values_n(c, MHD_HEADER_KIND, collect, &headers);
     MHD_get_connection_values_n(c, MHD_GET_ARGUMENT_KIND, collect, &query);
     int rc;
@@ -196,8 +209,8 @@ static int authenticate(server *s, struct MHD_Connection *c, const char *url, co
                              r->body.data ? r->body.data : "", r->body.len};
         rc = sigv4_verify(&req, s->cfg.keys, SERVICE, time(NULL), NULL, 0, e);
     }
-    free(headers.v);
-    free(query.v);
+    if (headers.v != headers.local) free(headers.v);
+    if (query.v != query.local) free(query.v);
     return rc;
 }
 
@@ -426,7 +439,7 @@ int server_start(qr_db *db, const server_config *cfg, server **out, char *errbuf
         MHD_OPTION_LISTEN_SOCKET, s->listen_fd, MHD_OPTION_THREAD_POOL_SIZE,
         (unsigned)s->cfg.threads, MHD_OPTION_CONNECTION_LIMIT, (unsigned)s->cfg.max_connections,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)s->cfg.timeout_seconds,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)64 * 1024, MHD_OPTION_NOTIFY_COMPLETED,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY, MHD_OPTION_NOTIFY_COMPLETED,
         on_completed, s, MHD_OPTION_UNESCAPE_CALLBACK, keep_raw, NULL, MHD_OPTION_END);
     if (s->daemon == NULL) {
         snprintf(errbuf, errlen, "cannot start the HTTP server (libmicrohttpd refused the options)");

@@ -152,14 +152,15 @@ static int unreserved(unsigned char c)
 static int uri_encode(buf *out, const char *s, size_t n, int keep_slash)
 {
     static const char digits[] = "0123456789ABCDEF";
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (unreserved(c) || (keep_slash && c == '/')) {
-            if (buf_putc(out, c)) return -1;
-        } else {
-            char e[3] = {'%', digits[c >> 4], digits[c & 15]};
-            if (buf_append(out, e, 3)) return -1;
-        }
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j < n && (unreserved((unsigned char)s[j]) || (keep_slash && s[j] == '/'))) j++;
+        if (j > i && buf_append(out, s + i, j - i)) return -1;
+        if (j == n) break;
+        unsigned char c = (unsigned char)s[j];
+        char e[3] = {'%', digits[c >> 4], digits[c & 15]};
+        if (buf_append(out, e, 3)) return -1;
+        i = j + 1;
     }
     return 0;
 }
@@ -301,17 +302,26 @@ static int put_trimmed(buf *out, const char *v, size_t n)
     size_t i = 0;
     while (i < n && (v[i] == ' ' || v[i] == '\t')) i++;
     while (n > i && (v[n - 1] == ' ' || v[n - 1] == '\t')) n--;
-    int space = 0;
-    for (; i < n; i++) {
-        if (v[i] == ' ' || v[i] == '\t') {
-            space = 1;
-            continue;
-        }
-        if (space && buf_putc(out, ' ')) return -1;
-        space = 0;
-        if (buf_putc(out, (uint8_t)v[i])) return -1;
+    while (i < n) {
+        size_t j = i;
+        while (j < n && v[j] != ' ' && v[j] != '\t') j++;
+        if (buf_append(out, v + i, j - i)) return -1;
+        if (j == n) break;
+        while (v[j] == ' ' || v[j] == '\t') j++; /* the value is trimmed: a word follows */
+        if (buf_putc(out, ' ')) return -1;
+        i = j;
     }
     return 0;
+}
+
+/* Gives an empty buffer room for n bytes at once, sparing the doublings of small appends. */
+static void reserve(buf *b, size_t n)
+{
+    if (b->data != NULL || n > b->max) return;
+    b->data = malloc(n);
+    if (b->data == NULL) return;
+    b->cap = n;
+    b->data[0] = '\0';
 }
 
 int sigv4_canonical_request(const sigv4_request *req, const char *signed_headers, size_t sh_len,
@@ -385,9 +395,12 @@ static int parse_authorization(const char *auth, auth_params *p, buf *work)
     memcpy(p->algorithm, auth, alen);
     p->algorithm[alen] = '\0';
     buf_reset(work);
-    if (sp) {
-        for (const char *c = sp; *c; c++)
-            if (*c != ' ' && buf_putc(work, (uint8_t)*c)) return -1;
+    reserve(work, strlen(auth) + 2);
+    for (const char *c = sp; c && *c;) {
+        size_t n = strcspn(c, " ");
+        if (n && buf_append(work, c, n)) return -1;
+        c += n;
+        while (*c == ' ') c++;
     }
     if (buf_putc(work, '\0')) return -1; /* room for the terminator of the last field */
     char *s = work->data;
@@ -414,22 +427,49 @@ static int digits(const char *s, int n)
     return 1;
 }
 
+/* Days since 1970-01-01 of a proleptic Gregorian date, and back: plain arithmetic, so
+ * that no per-request call takes glibc's time-zone lock as timegm and gmtime_r do. */
+static long long days_from_civil(long long y, unsigned m, unsigned d)
+{
+    y -= m <= 2;
+    long long era = (y >= 0 ? y : y - 399) / 400;
+    unsigned yoe = (unsigned)(y - era * 400);
+    unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+    unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + (long long)doe - 719468;
+}
+
+static void civil_from_days(long long z, long long *y, unsigned *m, unsigned *d)
+{
+    z += 719468;
+    long long era = (z >= 0 ? z : z - 146096) / 146097;
+    unsigned doe = (unsigned)(z - era * 146097);
+    unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    unsigned mp = (5 * doy + 2) / 153;
+    *d = doy - (153 * mp + 2) / 5 + 1;
+    *m = mp < 10 ? mp + 3 : mp - 9;
+    *y = (long long)yoe + era * 400 + (*m <= 2);
+}
+
+static int num(const char *s, int n)
+{
+    int v = 0;
+    for (int i = 0; i < n; i++) v = v * 10 + (s[i] - '0');
+    return v;
+}
+
 /* YYYYMMDD'T'HHMMSS'Z' */
 static int parse_iso_basic(const char *s, time_t *t)
 {
     if (strlen(s) != 16 || !digits(s, 8) || s[8] != 'T' || !digits(s + 9, 6) || s[15] != 'Z')
         return -1;
-    struct tm tm = {0};
-    tm.tm_year = (s[0] - '0') * 1000 + (s[1] - '0') * 100 + (s[2] - '0') * 10 + (s[3] - '0') - 1900;
-    tm.tm_mon = (s[4] - '0') * 10 + (s[5] - '0') - 1;
-    tm.tm_mday = (s[6] - '0') * 10 + (s[7] - '0');
-    tm.tm_hour = (s[9] - '0') * 10 + (s[10] - '0');
-    tm.tm_min = (s[11] - '0') * 10 + (s[12] - '0');
-    tm.tm_sec = (s[13] - '0') * 10 + (s[14] - '0');
-    if (tm.tm_mon < 0 || tm.tm_mon > 11 || tm.tm_mday < 1 || tm.tm_mday > 31 || tm.tm_hour > 23 ||
-        tm.tm_min > 59 || tm.tm_sec > 60)
+    int mon = num(s + 4, 2), day = num(s + 6, 2), hour = num(s + 9, 2), min = num(s + 11, 2),
+        sec = num(s + 13, 2);
+    if (mon < 1 || mon > 12 || day < 1 || day > 31 || hour > 23 || min > 59 || sec > 60)
         return -1;
-    *t = timegm(&tm);
+    long long days = days_from_civil(num(s, 4), (unsigned)mon, (unsigned)day);
+    *t = (time_t)(days * 86400 + hour * 3600 + min * 60 + sec);
     return 0;
 }
 
@@ -445,9 +485,29 @@ static int parse_http_date(const char *s, time_t *t)
 
 static void iso_basic(time_t t, char out[17])
 {
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    strftime(out, 17, "%Y%m%dT%H%M%SZ", &tm);
+    long long days = (long long)t / 86400, secs = (long long)t % 86400;
+    if (secs < 0) {
+        secs += 86400;
+        days--;
+    }
+    long long y;
+    unsigned m, d;
+    civil_from_days(days, &y, &m, &d);
+    if (y < 0 || y > 9999) y = 0;
+    unsigned v[6] = {(unsigned)y, m, d, (unsigned)(secs / 3600), (unsigned)(secs / 60 % 60),
+                     (unsigned)(secs % 60)};
+    static const int width[6] = {4, 2, 2, 2, 2, 2};
+    char *p = out;
+    for (int i = 0; i < 6; i++) {
+        if (i == 3) *p++ = 'T';
+        for (int k = width[i] - 1; k >= 0; k--) {
+            p[k] = (char)('0' + v[i] % 10);
+            v[i] /= 10;
+        }
+        p += width[i];
+    }
+    *p++ = 'Z';
+    *p = '\0';
 }
 
 /* Whether name is one of the ';'-separated entries of list (case-insensitively). */
@@ -610,6 +670,8 @@ int sigv4_verify(const sigv4_request *req, const sigv4_keyring *keys, const char
         goto done;
     }
 
+    reserve(&canon, 1024);
+    reserve(&sts, 256);
     char payload[65];
     sigv4_sha256_hex(req->body ? req->body : "", req->body_len, payload);
     if (sigv4_canonical_request(req, p.signed_headers, strlen(p.signed_headers), payload, &canon))

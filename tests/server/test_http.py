@@ -240,3 +240,18 @@ def test_sigterm_drains_an_in_flight_request(tmp_path):
     assert srv.proc.wait(timeout=30) == 0
     srv.proc.stdout.close()
     assert "finishing 1 request in flight" in srv.log()
+
+
+def test_oversized_headers_are_refused_and_the_server_lives_on(server):
+    r = raw(server.url, LIST, {}, headers={"X-Padding": "p" * 40000})
+    assert r.status in (400, 413, 431), r.status
+    assert raw(server.url, LIST, {}).status == 200
+
+
+def test_many_unsigned_headers_do_not_disturb_the_signature(signed_server):
+    # More headers than the server gathers on the stack (unsigned ones, added after signing).
+    from conftest import KEYS
+    key, secret = KEYS["default"]
+    extra = {"X-Extra-%02d" % i: "v%d" % i for i in range(40)}
+    r = raw(signed_server.url, LIST, {}, key=key, secret=secret, headers=extra)
+    assert r.status == 200, r.body

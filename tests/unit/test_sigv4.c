@@ -320,6 +320,22 @@ static void test_errors(void)
         CHECK(verify_raw(suite[0].raw, &kr, "service", SUITE_NOW - 14 * 60, &e) == NULL);
     }
 
+    /* Dates across a leap day and a year end, parsed and formatted without the C library. */
+    r = variant("X-Amz-Date:20150830T123600Z", "X-Amz-Date:20000229T235959Z");
+    expect_error(r, &kr, "service", 951868799L + 16 * 60, SIGV4_E_INVALID,
+                 "Signature expired: 20000229T235959Z is now earlier than 20000301T000059Z "
+                 "(20000301T001559Z - 15 min.)");
+    free(r);
+    r = variant("X-Amz-Date:20150830T123600Z", "X-Amz-Date:20231231T235000Z");
+    expect_error(r, &kr, "service", 1704066600L - 16 * 60, SIGV4_E_INVALID,
+                 "Signature not yet current: 20231231T235000Z is still later than 20231231T234900Z "
+                 "(20231231T233400Z + 15 min.)");
+    free(r);
+    r = variant("X-Amz-Date:20150830T123600Z", "X-Amz-Date:20231331T000000Z");
+    expect_error(r, &kr, "service", SUITE_NOW, SIGV4_E_INCOMPLETE,
+                 "Date must be in ISO-8601 'basic format'. Got '20231331T000000Z'.");
+    free(r);
+
     r = variant("SignedHeaders=host;x-amz-date", "SignedHeaders=x-amz-date");
     expect_error(r, &kr, "service", SUITE_NOW, SIGV4_E_INVALID,
                  "'Host' must be a 'SignedHeader' in the AWS Authorization.");
