@@ -185,13 +185,14 @@ static void run_case(const char *file, size_t idx, json_t *c)
                      ? expr_parse_key_condition(&cx, text, pk, pkt ? pkt[0] : 'S', sk, skt ? skt[0] : 'S', &k)
                      : expr_from_key_conditions(json_object_get(c, "conditions"), pk, pkt ? pkt[0] : 'S',
                                                 sk, skt ? skt[0] : 'S', &k, &err);
+        int parsed = rc == 0;
         if (rc == 0 && unused) rc = expr_ctx_check_unused(&cx);
         if (!check_error(file, idx, c, "error", rc, &err)) {
             json_t *got = keycond_json(&k);
             check_json(file, idx, c, got);
             json_decref(got);
         }
-        if (rc == 0) expr_keycond_free(&k);
+        if (parsed) expr_keycond_free(&k);
     } else {
         failf(file, idx, c, "unknown kind %s%s", kind, "");
     }
