@@ -23,6 +23,7 @@ enum sem_cat {
 
 #define MAX_NESTING 200
 #define MAX_IN_OPERANDS 100
+#define MAX_EXPRESSION_BYTES 4096 /* DynamoDB's limit on one expression string */
 
 typedef struct parser {
     expr_ctx *cx;
@@ -745,8 +746,13 @@ static int start(parser *p, expr_ctx *cx, const char *which, const char *text, a
     p->which = which;
     p->text = text ? text : "";
     p->far = -1;
-    if (p->text[0] == '\0')
+    if (p->text[strspn(p->text, " \t\r\n")] == '\0')
         return err_validation(cx->err, "Invalid %s: The expression can not be empty;", which);
+    size_t len = strlen(p->text);
+    if (len > MAX_EXPRESSION_BYTES)
+        return err_validation(cx->err,
+                              "Invalid %s: Expression size has exceeded the maximum allowed size; "
+                              "expression size: %zu", which, len);
     if (lex(p->text, &p->t, &p->nt))
         return err_set(cx->err, QR_E_INTERNAL, "out of memory parsing %s", which);
     return 0;

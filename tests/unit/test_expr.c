@@ -167,13 +167,13 @@ static void test_first_error_wins(void)
 /* Nesting far beyond anything useful is a clean error, not a stack overflow. */
 static void test_deep_nesting(void)
 {
-    static char text[200000];
+    static char text[8192];
     qr_err err;
     json_t *values = J("{\":v\":{\"S\":\"x\"}}");
     const char *shapes[] = {"(", "NOT ", "size("};
     for (size_t s = 0; s < 3; s++) {
         size_t n = 0;
-        for (int i = 0; i < 20000; i++) n += (size_t)sprintf(text + n, "%s", shapes[s]);
+        while (n + strlen(shapes[s]) + 6 <= 4096) n += (size_t)sprintf(text + n, "%s", shapes[s]);
         n += (size_t)sprintf(text + n, "a = :v");
         err_init(&err);
         expr_ctx cx;
@@ -185,6 +185,22 @@ static void test_deep_nesting(void)
         expr_cond_free(c);
         expr_ctx_free(&cx);
     }
+    /* An expression longer than 4 KB is refused before parsing. */
+    memset(text, 'a', 4097);
+    text[4097] = '\0';
+    err_init(&err);
+    expr_ctx cx0;
+    expr_ctx_init(&cx0, NULL, values, &err);
+    expr_proj *p = NULL;
+    CHECK(expr_parse_projection(&cx0, text, &p) == -1 &&
+              strcmp(err.msg, "Invalid ProjectionExpression: Expression size has exceeded the "
+                              "maximum allowed size; expression size: 4097") == 0,
+          "long expression: %s", err.msg);
+    text[4096] = '\0';
+    err_init(&err);
+    CHECK(expr_parse_projection(&cx0, text, &p) == 0, "4096 bytes refused: %s", err.msg);
+    expr_proj_free(p);
+    expr_ctx_free(&cx0);
     /* Moderate nesting works. */
     size_t n = 0;
     for (int i = 0; i < 50; i++) n += (size_t)sprintf(text + n, "NOT ");
