@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "model/value.h"
+#include "util/buf.h"
 
 #define MSG_MISSING "The provided expression refers to an attribute that does not exist in the item"
 #define MSG_BAD_PATH "The document path provided in the update expression is invalid for update"
@@ -138,25 +139,47 @@ static int remove_at(applier *ap, json_t *item, const path *p)
     return err_validation(ap->err, MSG_BAD_PATH);
 }
 
-static qr_type elem_type(qr_type set)
+/* The identity of a set element as bytes in out: the string itself, the canonical text
+ * of a number, the decoded bytes of a binary. */
+static int elem_key(qr_type set, const json_t *e, buf *out)
 {
-    return set == QR_T_SS ? QR_T_S : set == QR_T_NS ? QR_T_N : QR_T_B;
+    buf_reset(out);
+    if (set == QR_T_NS) {
+        qr_num n;
+        char text[NUM_FMT_MAX];
+        if (value_number(e, &n)) return -1;
+        return buf_append(out, text, num_format(&n, text));
+    }
+    if (set == QR_T_BS) {
+        unsigned char *b;
+        size_t n;
+        if (value_binary(e, &b, &n)) return -1;
+        int rc = buf_append(out, b, n);
+        free(b);
+        return rc;
+    }
+    return buf_append(out, json_string_value(e), json_string_length(e));
 }
 
-static int set_has(qr_type set, const json_t *arr, const json_t *e)
+/* An object whose keys are the identities of the elements of arr (a set payload). */
+static json_t *set_index(qr_type set, const json_t *arr, buf *scratch)
 {
-    json_t *wrap_e = json_pack("{sO}", value_type_name(elem_type(set)), (json_t *)e);
+    json_t *idx = json_object();
     size_t i;
-    json_t *x;
-    int found = 0;
-    json_array_foreach(arr, i, x) {
-        json_t *wrap_x = json_pack("{sO}", value_type_name(elem_type(set)), x);
-        found = wrap_e && wrap_x && value_equal(wrap_e, wrap_x);
-        json_decref(wrap_x);
-        if (found) break;
+    json_t *e;
+    json_array_foreach(arr, i, e) {
+        if (idx == NULL || elem_key(set, e, scratch) ||
+            json_object_setn_new(idx, scratch->data ? scratch->data : "", scratch->len, json_true())) {
+            json_decref(idx);
+            return NULL;
+        }
     }
-    json_decref(wrap_e);
-    return found;
+    return idx;
+}
+
+static int in_index(const json_t *idx, const buf *key)
+{
+    return json_object_getn(idx, key->data ? key->data : "", key->len) != NULL;
 }
 
 static int is_set(qr_type t)
@@ -179,12 +202,24 @@ static int add_at(applier *ap, json_t *item, const path *p, const json_t *v)
     }
     if (!is_set(tc)) return bad_type(ap);
     json_t *arr = value_payload(cur), *add = value_payload(v);
+    buf key;
+    buf_init(&key, 0);
+    json_t *idx = set_index(tc, arr, &key);
     size_t i;
     json_t *e;
+    int rc = idx ? 0 : bad_type(ap);
     json_array_foreach(add, i, e) {
-        if (!set_has(tc, arr, e)) json_array_append(arr, e);
+        if (rc || elem_key(tc, e, &key)) {
+            rc = rc ? rc : bad_type(ap);
+            break;
+        }
+        if (in_index(idx, &key)) continue;
+        json_object_setn_new(idx, key.data ? key.data : "", key.len, json_true());
+        json_array_append(arr, e);
     }
-    return 0;
+    json_decref(idx);
+    buf_free(&key);
+    return rc;
 }
 
 static int delete_at(applier *ap, json_t *item, const path *p, const json_t *v)
@@ -194,10 +229,24 @@ static int delete_at(applier *ap, json_t *item, const path *p, const json_t *v)
     qr_type tc = value_type(cur);
     if (tc != value_type(v) || !is_set(tc)) return bad_type(ap);
     json_t *arr = value_payload(cur), *del = value_payload(v);
-    for (size_t i = json_array_size(arr); i-- > 0;)
-        if (set_has(tc, del, json_array_get(arr, i))) json_array_remove(arr, i);
-    if (json_array_size(arr) == 0) return remove_at(ap, item, p);
-    return 0;
+    buf key;
+    buf_init(&key, 0);
+    json_t *idx = set_index(tc, del, &key);
+    json_t *kept = json_array();
+    int rc = idx && kept ? 0 : bad_type(ap);
+    size_t i;
+    json_t *e;
+    json_array_foreach(arr, i, e) {
+        if (rc) break;
+        if (elem_key(tc, e, &key)) rc = bad_type(ap);
+        else if (!in_index(idx, &key)) json_array_append(kept, e);
+    }
+    json_decref(idx);
+    buf_free(&key);
+    if (rc == 0 && json_array_size(kept) == 0) rc = remove_at(ap, item, p);
+    else if (rc == 0) json_object_set(cur, value_type_name(tc), kept);
+    json_decref(kept);
+    return rc;
 }
 
 /* Removal order: where two paths first differ by list index, the higher index first. */

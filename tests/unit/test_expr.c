@@ -240,6 +240,41 @@ static void test_keycond_ownership(void)
     expr_keycond_free(&k);
 }
 
+/* ADD and DELETE on large sets: exact counts, numbers compared by value. */
+static void test_large_sets(void)
+{
+    qr_err err;
+    err_init(&err);
+    json_t *cur = json_array(), *add = json_array(), *del = json_array();
+    char buf[32];
+    for (int i = 0; i < 20000; i++) {
+        snprintf(buf, sizeof buf, "%d", i);
+        json_array_append_new(cur, json_string(buf));
+        snprintf(buf, sizeof buf, "%d.0", i + 10000); /* overlaps cur for 10000..19999 */
+        json_array_append_new(add, json_string(buf));
+        snprintf(buf, sizeof buf, "%d", 2 * i);
+        json_array_append_new(del, json_string(buf));
+    }
+    json_t *item = json_pack("{s:{s:o}}", "ns", "NS", cur);
+    json_t *values = json_pack("{s:{s:o},s:{s:o}}", ":add", "NS", add, ":del", "NS", del);
+    expr_ctx cx;
+    expr_ctx_init(&cx, NULL, values, &err);
+    expr_update *u1 = NULL, *u2 = NULL;
+    CHECK(expr_parse_update(&cx, "ADD ns :add", &u1) == 0, "%s", err.msg);
+    CHECK(expr_parse_update(&cx, "DELETE ns :del", &u2) == 0, "%s", err.msg);
+    CHECK(u1 && expr_update_apply(u1, item, &err) == 0, "%s", err.msg);
+    size_t n = json_array_size(json_object_get(json_object_get(item, "ns"), "NS"));
+    CHECK(n == 30000, "union has %zu elements, want 30000", n);
+    CHECK(u2 && expr_update_apply(u2, item, &err) == 0, "%s", err.msg);
+    n = json_array_size(json_object_get(json_object_get(item, "ns"), "NS"));
+    CHECK(n == 15000, "difference has %zu elements, want 15000", n);
+    expr_update_free(u1);
+    expr_update_free(u2);
+    expr_ctx_free(&cx);
+    json_decref(values);
+    json_decref(item);
+}
+
 /* ---- randomised robustness ---- */
 
 static unsigned long rng = 88172645463325252UL;
@@ -340,6 +375,7 @@ int main(void)
     test_first_error_wins();
     test_deep_nesting();
     test_keycond_ownership();
+    test_large_sets();
     test_random();
     if (failures) {
         fprintf(stderr, "test_expr: %d failures\n", failures);
