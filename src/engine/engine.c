@@ -88,7 +88,7 @@ static int catalog_load(qr_db *db)
     err_init(&e);
     int rc = store_iter_status(it, &e);
     store_iter_free(it);
-    qsort(db->tables, db->ntables, sizeof *db->tables, name_cmp);
+    if (db->ntables > 1) qsort(db->tables, db->ntables, sizeof *db->tables, name_cmp);
     return rc;
 }
 
@@ -103,6 +103,7 @@ int qr_open(const char *dir, const qr_options *opts, qr_db **out, char **errmsg)
     }
     pthread_mutex_init(&db->catalog_lock, NULL);
     for (int i = 0; i < QR_LOCK_STRIPES; i++) pthread_mutex_init(&db->stripes[i], NULL);
+    pthread_mutex_init(&db->txn_lock, NULL);
     db->next_table_id = 1;
     if (catalog_load(db)) {
         if (errmsg) *errmsg = strdup("cannot read the table catalog");
@@ -121,6 +122,8 @@ void qr_close(qr_db *db)
     store_close(db->st);
     pthread_mutex_destroy(&db->catalog_lock);
     for (int i = 0; i < QR_LOCK_STRIPES; i++) pthread_mutex_destroy(&db->stripes[i]);
+    pthread_mutex_destroy(&db->txn_lock);
+    free(db->txn_keys);
     free(db);
 }
 
@@ -395,6 +398,76 @@ int item_read(qr_db *db, const store_snapshot *snap, const buf *key, json_t **it
 pthread_mutex_t *item_lock_for(qr_db *db, const buf *key)
 {
     return &db->stripes[keycodec_hash(key->data, key->len) % QR_LOCK_STRIPES];
+}
+
+static int txn_holds(qr_db *db, const buf *key)
+{
+    int held = 0;
+    pthread_mutex_lock(&db->txn_lock);
+    for (size_t i = 0; i < db->ntxn_keys && !held; i++)
+        held = db->txn_keys[i].len == key->len && memcmp(db->txn_keys[i].data, key->data, key->len) == 0;
+    pthread_mutex_unlock(&db->txn_lock);
+    return held;
+}
+
+int item_lock(qr_db *db, const buf *key, pthread_mutex_t **out, qr_err *err)
+{
+    pthread_mutex_t *m = item_lock_for(db, key);
+    if (pthread_mutex_trylock(m) != 0) {
+        if (txn_holds(db, key))
+            return err_set(err, QR_E_TXN_CONFLICT, "Transaction is ongoing for the item");
+        pthread_mutex_lock(m);
+    }
+    *out = m;
+    return 0;
+}
+
+static int stripe_cmp(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The distinct stripes of keys, ascending; returns how many (at most n). */
+static size_t stripes_of(qr_db *db, const buf *keys, size_t n, size_t *out)
+{
+    for (size_t i = 0; i < n; i++) out[i] = (size_t)(item_lock_for(db, &keys[i]) - db->stripes);
+    qsort(out, n, sizeof *out, stripe_cmp);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (m == 0 || out[i] != out[m - 1]) out[m++] = out[i];
+    return m;
+}
+
+void txn_lock_keys(qr_db *db, const buf *keys, size_t n)
+{
+    pthread_mutex_lock(&db->txn_lock);
+    if (db->ntxn_keys + n > db->txn_cap) {
+        db->txn_cap = (db->ntxn_keys + n) * 2;
+        db->txn_keys = realloc(db->txn_keys, db->txn_cap * sizeof *db->txn_keys);
+    }
+    for (size_t i = 0; i < n; i++) db->txn_keys[db->ntxn_keys++] = keys[i]; /* shallow: the caller owns the bytes */
+    pthread_mutex_unlock(&db->txn_lock);
+    size_t *stripes = malloc((n ? n : 1) * sizeof *stripes);
+    size_t m = stripes_of(db, keys, n, stripes);
+    for (size_t i = 0; i < m; i++) pthread_mutex_lock(&db->stripes[stripes[i]]);
+    free(stripes);
+}
+
+void txn_unlock_keys(qr_db *db, const buf *keys, size_t n)
+{
+    size_t *stripes = malloc((n ? n : 1) * sizeof *stripes);
+    size_t m = stripes_of(db, keys, n, stripes);
+    for (size_t i = m; i > 0; i--) pthread_mutex_unlock(&db->stripes[stripes[i - 1]]);
+    free(stripes);
+    pthread_mutex_lock(&db->txn_lock);
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < db->ntxn_keys; j++)
+            if (db->txn_keys[j].data == keys[i].data) {
+                db->txn_keys[j] = db->txn_keys[--db->ntxn_keys];
+                break;
+            }
+    pthread_mutex_unlock(&db->txn_lock);
 }
 
 /* ---- statistics ---- */

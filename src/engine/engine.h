@@ -52,6 +52,9 @@ struct qr_db {
     size_t ntables, cap;
     uint32_t next_table_id;
     pthread_mutex_t stripes[QR_LOCK_STRIPES];
+    pthread_mutex_t txn_lock;  /* guards txn_keys */
+    buf *txn_keys;             /* keys of items that transactions hold right now */
+    size_t ntxn_keys, txn_cap;
 };
 
 /* ---- catalog ---- */
@@ -97,7 +100,16 @@ int item_encode(const json_t *item, buf *out);
 json_t *item_decode(const char *v, size_t len);
 
 /* ---- locks ---- */
+/* The stripe lock that guards the item at key. */
 pthread_mutex_t *item_lock_for(qr_db *db, const buf *key);
+/* Locks the item at key for a single-item write. If a transaction holds the item, fails
+ * at once with TransactionConflictException, as DynamoDB does, instead of waiting. */
+int item_lock(qr_db *db, const buf *key, pthread_mutex_t **out, qr_err *err);
+/* For transactions: registers the keys as held by a transaction (so single-item writes
+ * to them conflict), then locks their stripes in ascending order (so transactions and
+ * batches cannot deadlock). txn_unlock_keys undoes both. */
+void txn_lock_keys(qr_db *db, const buf *keys, size_t n);
+void txn_unlock_keys(qr_db *db, const buf *keys, size_t n);
 
 /* ---- statistics ---- */
 /* Adjusts a table's approximate counts after a write. */

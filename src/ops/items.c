@@ -34,9 +34,7 @@ static int read_write_params(json_t *req, int allow_updated, write_params *p, qr
     return 0;
 }
 
-/* Evaluates a write's condition against the current item. On failure records
- * ConditionalCheckFailedException, with the item attached if the request asked. */
-static int check_condition(const expr_cond *c, const json_t *old, const char *on_failure, qr_err *err)
+int item_check_condition(const expr_cond *c, const json_t *old, const char *on_failure, qr_err *err)
 {
     if (c == NULL) return 0;
     int ok = expr_cond_eval(c, old, err);
@@ -132,10 +130,9 @@ int op_put_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     if (key_check_item(t, item, err) || item_validate(item, err)) goto done;
     if (exprs_parse(&x, req, EXPRS_CONDITION, err) || exprs_finish(&x)) goto done;
     if (key_item(&key, t, item, err)) goto done;
-    lock = item_lock_for(db, &key);
-    pthread_mutex_lock(lock);
+    if (item_lock(db, &key, &lock, err)) goto done;
     if (item_read(db, NULL, &key, &old, err) < 0) goto done;
-    if (check_condition(x.condition, old, p.on_failure, err)) goto done;
+    if (item_check_condition(x.condition, old, p.on_failure, err)) goto done;
     if (item_write(db, t, &key, old, item, err)) goto done;
     pthread_mutex_unlock(lock);
     lock = NULL;
@@ -210,10 +207,9 @@ int op_delete_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     if (key_check_key(t, keyv, err)) goto done;
     if (exprs_parse(&x, req, EXPRS_CONDITION, err) || exprs_finish(&x)) goto done;
     if (key_item(&key, t, keyv, err)) goto done;
-    lock = item_lock_for(db, &key);
-    pthread_mutex_lock(lock);
+    if (item_lock(db, &key, &lock, err)) goto done;
     if (item_read(db, NULL, &key, &old, err) < 0) goto done;
-    if (check_condition(x.condition, old, p.on_failure, err)) goto done;
+    if (item_check_condition(x.condition, old, p.on_failure, err)) goto done;
     if (item_write(db, t, &key, old, NULL, err)) goto done;
     pthread_mutex_unlock(lock);
     lock = NULL;
@@ -266,10 +262,9 @@ int op_update_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     names = x.update ? expr_update_top_names(x.update) : json_array();
     if (check_update_keys(t, names, err)) goto done;
     if (key_item(&key, t, keyv, err)) goto done;
-    lock = item_lock_for(db, &key);
-    pthread_mutex_lock(lock);
+    if (item_lock(db, &key, &lock, err)) goto done;
     if (item_read(db, NULL, &key, &old, err) < 0) goto done;
-    if (check_condition(x.condition, old, p.on_failure, err)) goto done;
+    if (item_check_condition(x.condition, old, p.on_failure, err)) goto done;
     item = json_deep_copy(old ? old : keyv);
     if (x.update && expr_update_apply(x.update, item, err)) goto done;
     if (item_size(item) > QR_MAX_ITEM_SIZE) {

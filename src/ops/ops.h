@@ -97,6 +97,10 @@ int item_stage(qr_db *db, table *t, store_batch *b, const buf *key, const json_t
                const json_t *new_item, qr_err *err);
 /* After a successful store_write of staged writes: adjusts the table's statistics. */
 void item_staged_done(table *t, const json_t *old_item, const json_t *new_item);
+/* Evaluates a write's condition (NULL: none) against the current item (NULL: none). On
+ * failure records ConditionalCheckFailedException, with a copy of the item attached to
+ * err->item when on_failure is "ALL_OLD". */
+int item_check_condition(const expr_cond *c, const json_t *old, const char *on_failure, qr_err *err);
 /* item_stage + store_write + item_staged_done for one item. */
 int item_write(qr_db *db, table *t, const buf *key, const json_t *old_item, const json_t *new_item,
                qr_err *err);
