@@ -144,7 +144,8 @@ static void run_case(const char *file, size_t idx, json_t *c)
         } else if (kind[0] == 'e') {
             rc = expr_from_expected(json_object_get(c, "expected"), op, &cond, &err);
         } else {
-            rc = expr_from_filter("ScanFilter", json_object_get(c, "filter"), op, &cond, &err);
+            const char *which = json_string_value(json_object_get(c, "which"));
+            rc = expr_from_filter(which ? which : "ScanFilter", json_object_get(c, "filter"), op, &cond, &err);
         }
         if (rc == 0 && unused) rc = expr_ctx_check_unused(&cx);
         if (!check_error(file, idx, c, "error", rc, &err)) check_result(file, idx, c, cond, item);
