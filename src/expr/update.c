@@ -91,10 +91,38 @@ static json_t *parent_of(json_t *item, const path *p)
     return (json_t *)path_get(item, &pre);
 }
 
+/* Levels of nesting in an AttributeValue: 1 for a scalar or set, more for maps and lists. */
+static int nesting(const json_t *av)
+{
+    qr_type t = value_type(av);
+    if (t != QR_T_M && t != QR_T_L) return 1;
+    int deepest = 0;
+    json_t *pl = value_payload(av), *v;
+    if (t == QR_T_M) {
+        const char *k;
+        json_object_foreach(pl, k, v) {
+            int d = nesting(v);
+            if (d > deepest) deepest = d;
+        }
+    } else {
+        size_t i;
+        json_array_foreach(pl, i, v) {
+            int d = nesting(v);
+            if (d > deepest) deepest = d;
+        }
+    }
+    return 1 + deepest;
+}
+
 /* Puts v (stolen) at p. */
 static int set_at(applier *ap, json_t *item, const path *p, json_t *v)
 {
     const path_elem *last = &p->e[p->n - 1];
+    if (v == NULL) return err_set(ap->err, QR_E_INTERNAL, "out of memory");
+    if (p->n - 1 + nesting(v) > QR_MAX_DEPTH) {
+        json_decref(v);
+        return err_validation(ap->err, "Nesting Levels have exceeded supported limits");
+    }
     if (p->n == 1) {
         json_object_set_new(item, last->name, v);
         return 0;

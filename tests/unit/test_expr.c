@@ -275,6 +275,63 @@ static void test_large_sets(void)
     json_decref(item);
 }
 
+/* An update may not nest maps and lists deeper than DynamoDB's 32 levels. */
+static void test_update_nesting(void)
+{
+    qr_err err;
+    char deep[2048] = "", nested[1024] = "SET a";
+    json_t *v = json_pack("{s:s}", "S", "x");
+    for (int i = 0; i < 31; i++) v = json_pack("{s:[o]}", "L", v); /* 32 levels */
+    json_t *values = json_pack("{s:o,s:{s:s}}", ":deep", v, ":s", "S", "x");
+    for (int i = 0; i < 31; i++) strcat(nested, ".m");
+    snprintf(deep, sizeof deep, "%s = :s", nested);
+    json_t *item = json_object();
+    /* Build a:{m:{m:…}} 32 levels deep, the most allowed. */
+    json_t *cur = json_pack("{s:s}", "S", "leaf");
+    for (int i = 0; i < 31; i++) cur = json_pack("{s:{s:o}}", "M", "m", cur);
+    json_object_set_new(item, "a", cur);
+    const struct {
+        const char *text;
+        int ok;
+    } cases[] = {
+        {"SET b = :deep", 1},
+        {"SET b.c = :deep", 0},
+        {deep, 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        err_init(&err);
+        expr_ctx cx;
+        expr_ctx_init(&cx, NULL, values, &err);
+        expr_update *u = NULL;
+        json_t *work = json_deep_copy(item);
+        json_object_set_new(work, "b", json_pack("{s:{}}", "M"));
+        CHECK(expr_parse_update(&cx, cases[i].text, &u) == 0, "%s", err.msg);
+        int rc = u ? expr_update_apply(u, work, &err) : -1;
+        if (cases[i].ok)
+            CHECK(rc == 0, "%s: %s", cases[i].text, err.msg);
+        else
+            CHECK(rc == -1 && strcmp(err.msg, "Nesting Levels have exceeded supported limits") == 0,
+                  "%s: rc %d, %s", cases[i].text, rc, err.msg);
+        expr_update_free(u);
+        expr_ctx_free(&cx);
+        json_decref(work);
+    }
+    /* One level more under the deepest map is refused. */
+    strcat(nested, ".m = :s");
+    err_init(&err);
+    expr_ctx cx;
+    expr_ctx_init(&cx, NULL, values, &err);
+    expr_update *u = NULL;
+    CHECK(expr_parse_update(&cx, nested, &u) == 0, "%s", err.msg);
+    json_t *work = json_deep_copy(item);
+    CHECK(u && expr_update_apply(u, work, &err) == -1, "33 levels accepted");
+    json_decref(work);
+    expr_update_free(u);
+    expr_ctx_free(&cx);
+    json_decref(item);
+    json_decref(values);
+}
+
 /* ---- randomised robustness ---- */
 
 static unsigned long rng = 88172645463325252UL;
@@ -376,6 +433,7 @@ int main(void)
     test_deep_nesting();
     test_keycond_ownership();
     test_large_sets();
+    test_update_nesting();
     test_random();
     if (failures) {
         fprintf(stderr, "test_expr: %d failures\n", failures);
