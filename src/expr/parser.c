@@ -17,8 +17,18 @@
 
 /* Kinds of semantic error, in the order DynamoDB reports them when several occur. */
 enum sem_cat {
-    SEM_PARENS, SEM_UNKNOWN_FUNC, SEM_MISUSED, SEM_RESERVED, SEM_SECTION, SEM_NAMEVAL,
-    SEM_OVERLAP, SEM_CONFLICT, SEM_OPCOUNT, SEM_DISTINCT, SEM_FUNCTION, SEM_COUNT
+    SEM_PARENS,
+    SEM_UNKNOWN_FUNC,
+    SEM_MISUSED,
+    SEM_RESERVED,
+    SEM_SECTION,
+    SEM_NAMEVAL,
+    SEM_OVERLAP,
+    SEM_CONFLICT,
+    SEM_OPCOUNT,
+    SEM_DISTINCT,
+    SEM_FUNCTION,
+    SEM_COUNT
 };
 
 #define MAX_NESTING 200
@@ -33,8 +43,8 @@ typedef struct parser {
     token *t;
     int nt;
     int pos;
-    int far;    /* furthest token index at which an alternative failed */
-    int depth;  /* nesting of parentheses and functions */
+    int far;   /* furthest token index at which an alternative failed */
+    int depth; /* nesting of parentheses and functions */
     int oom;
     int update; /* SET, REMOVE, ADD, DELETE are keywords */
     int cond;   /* AND, OR, NOT, BETWEEN, IN are keywords */
@@ -271,7 +281,10 @@ static cnode *parse_predicate(parser *p)
     operand *l = parse_operand(p);
     if (l == NULL) return NULL;
     const token *k = tok(p, p->pos);
-    static const struct { tok_kind t; cmp_op op; } cmps[] = {
+    static const struct {
+        tok_kind t;
+        cmp_op op;
+    } cmps[] = {
         {TK_EQ, CMP_EQ}, {TK_NE, CMP_NE}, {TK_LT, CMP_LT},
         {TK_LE, CMP_LE}, {TK_GT, CMP_GT}, {TK_GE, CMP_GE},
     };
@@ -397,15 +410,17 @@ void path_describe(const path *p, char *out, size_t cap)
 {
     size_t n = 0;
     out[0] = '\0';
-#define PUT(...)                                                      \
-    do {                                                              \
-        if (n < cap) n += (size_t)snprintf(out + n, cap - n, __VA_ARGS__); \
+#define PUT(...)                                                                                   \
+    do {                                                                                           \
+        if (n < cap) n += (size_t)snprintf(out + n, cap - n, __VA_ARGS__);                         \
     } while (0)
     PUT("[");
     for (int i = 0; i < p->n; i++) {
         if (i) PUT(", ");
-        if (p->e[i].name) PUT("%s", p->e[i].name);
-        else PUT("[%ld]", p->e[i].index);
+        if (p->e[i].name)
+            PUT("%s", p->e[i].name);
+        else
+            PUT("[%ld]", p->e[i].index);
     }
     PUT("]");
 #undef PUT
@@ -431,9 +446,12 @@ static void syntax_error(parser *p)
     const token *k = &p->t[i];
     size_t start = i > 0 ? p->t[i - 1].start : k->start;
     size_t end;
-    if (k->kind == TK_EOF) end = i > 0 ? p->t[i - 1].start + p->t[i - 1].len : start;
-    else if (i + 1 < p->nt && p->t[i + 1].kind != TK_EOF) end = p->t[i + 1].start + p->t[i + 1].len;
-    else end = k->start + k->len;
+    if (k->kind == TK_EOF)
+        end = i > 0 ? p->t[i - 1].start + p->t[i - 1].len : start;
+    else if (i + 1 < p->nt && p->t[i + 1].kind != TK_EOF)
+        end = p->t[i + 1].start + p->t[i + 1].len;
+    else
+        end = k->start + k->len;
     if (k->kind == TK_EOF)
         err_validation(p->cx->err, "Invalid %s: Syntax error; token: \"<EOF>\", near: \"%.*s\"",
                        p->which, (int)(end - start), p->text + start);
@@ -460,7 +478,8 @@ static void resolve_path(parser *p, path *pa)
             if (!json_is_string(v)) {
                 sem(p, SEM_NAMEVAL,
                     "An expression attribute name used in the document path is not defined; "
-                    "attribute name: %s", e->raw);
+                    "attribute name: %s",
+                    e->raw);
                 e->name = e->raw;
                 continue;
             }
@@ -521,7 +540,8 @@ static void check_distinct(parser *p, const char *op, operand *a, operand *b)
     path_describe(&a->path, d, sizeof d);
     sem(p, SEM_DISTINCT,
         "The first operand must be distinct from the remaining operands for this operator or "
-        "function; operator: %s, first operand: %s", op, d);
+        "function; operator: %s, first operand: %s",
+        op, d);
 }
 
 static int is_cond_function(const char *f)
@@ -536,7 +556,8 @@ static void check_arity(parser *p, operand *call, int n)
     if (call->na != n)
         sem(p, SEM_OPCOUNT,
             "Incorrect number of operands for operator or function; operator or function: %s, "
-            "number of operands: %d", call->fname, call->na);
+            "number of operands: %d",
+            call->fname, call->na);
 }
 
 static void check_operand_type(parser *p, const char *fn, operand *o, const char *ok1,
@@ -546,14 +567,16 @@ static void check_operand_type(parser *p, const char *fn, operand *o, const char
     if (t && strcmp(t, ok1) != 0 && (ok2 == NULL || strcmp(t, ok2) != 0))
         sem(p, SEM_FUNCTION,
             "Incorrect operand type for operator or function; operator or function: %s, operand "
-            "type: %s", fn, t);
+            "type: %s",
+            fn, t);
 }
 
 static void check_operand(parser *p, operand *o, int update);
 
 static void check_args(parser *p, operand *call, int update)
 {
-    for (int i = 0; i < call->na; i++) check_operand(p, call->a[i], update);
+    for (int i = 0; i < call->na; i++)
+        check_operand(p, call->a[i], update);
 }
 
 /* Checks an operand of a condition (update = 0) or of a SET value (update = 1). */
@@ -589,7 +612,8 @@ static void check_operand(parser *p, operand *o, int update)
         o->kind = OP_IF_NOT_EXISTS;
     } else if (update && strcmp(o->fname, "list_append") == 0) {
         check_arity(p, o, 2);
-        for (int i = 0; i < o->na; i++) check_operand_type(p, o->fname, o->a[i], "L", NULL);
+        for (int i = 0; i < o->na; i++)
+            check_operand_type(p, o->fname, o->a[i], "L", NULL);
         o->kind = OP_LIST_APPEND;
     } else if (!update && strcmp(o->fname, "size") == 0) {
         check_arity(p, o, 1);
@@ -597,7 +621,8 @@ static void check_operand(parser *p, operand *o, int update)
         if (t && (strcmp(t, "N") == 0 || strcmp(t, "BOOL") == 0 || strcmp(t, "NULL") == 0))
             sem(p, SEM_FUNCTION,
                 "Incorrect operand type for operator or function; operator or function: size, "
-                "operand type: %s", t);
+                "operand type: %s",
+                t);
         o->kind = OP_SIZE;
     } else if (!update && is_cond_function(o->fname)) {
         sem(p, SEM_MISUSED,
@@ -631,13 +656,15 @@ static void check_call_cond(parser *p, cnode *c)
             if (t == NULL || strcmp(t, "S") != 0) {
                 sem(p, SEM_FUNCTION,
                     "Incorrect operand type for operator or function; operator or function: %s, "
-                    "operand type: %s", f, t ? t : type_list);
+                    "operand type: %s",
+                    f, t ? t : type_list);
             } else {
                 const char *name = json_string_value(value_payload(call->a[1]->value));
                 if (value_type_from_name(name) == QR_T_NONE)
                     sem(p, SEM_FUNCTION,
                         "Invalid attribute type name found; type: %s, valid types: "
-                        "{B,NULL,SS,BOOL,L,BS,N,NS,S,M}", name);
+                        "{B,NULL,SS,BOOL,L,BS,N,NS,S,M}",
+                        name);
             }
         }
         c->kind = C_TYPE;
@@ -645,7 +672,8 @@ static void check_call_cond(parser *p, cnode *c)
         check_arity(p, call, 2);
         if (call->na == 2) check_distinct(p, f, call->a[0], call->a[1]);
         if (f[0] == 'b')
-            for (int i = 0; i < call->na; i++) check_operand_type(p, f, call->a[i], "S", "B");
+            for (int i = 0; i < call->na; i++)
+                check_operand_type(p, f, call->a[i], "S", "B");
         c->kind = f[0] == 'b' ? C_BEGINS : C_CONTAINS;
     } else if (strcmp(f, "size") == 0) {
         sem(p, SEM_MISUSED,
@@ -672,14 +700,16 @@ static void check_between(parser *p, operand *lo, operand *hi)
     if (value_type(lo->value) != value_type(hi->value)) {
         sem(p, SEM_FUNCTION,
             "The BETWEEN operator requires same data type for lower and upper bounds; lower bound "
-            "operand: %s, upper bound operand: %s", a, b);
+            "operand: %s, upper bound operand: %s",
+            a, b);
         return;
     }
     int cmp;
     if (value_compare(lo->value, hi->value, &cmp) == 0 && cmp > 0)
         sem(p, SEM_FUNCTION,
             "The BETWEEN operator requires upper bound to be greater than or equal to lower "
-            "bound; lower bound operand: %s, upper bound operand: %s", a, b);
+            "bound; lower bound operand: %s, upper bound operand: %s",
+            a, b);
 }
 
 static void check_cond(parser *p, cnode *c)
@@ -700,14 +730,16 @@ static void check_cond(parser *p, cnode *c)
     default:
         break;
     }
-    for (int i = 0; i < c->na; i++) check_operand(p, c->a[i], 0);
+    for (int i = 0; i < c->na; i++)
+        check_operand(p, c->a[i], 0);
     if (c->kind == C_CMP) {
         check_distinct(p, cmp_text(c->op), c->a[0], c->a[1]);
     } else if (c->kind == C_BETWEEN) {
         check_between(p, c->a[1], c->a[2]);
     } else if (c->kind == C_IN && c->na - 1 > MAX_IN_OPERANDS) {
         sem(p, SEM_FUNCTION,
-            "The IN operator is provided with too many operands; number of operands: %d", c->na - 1);
+            "The IN operator is provided with too many operands; number of operands: %d",
+            c->na - 1);
     }
 }
 
@@ -724,7 +756,8 @@ static void check_overlap(parser *p, const path *a, const path *b)
             path_describe(b, d2, sizeof d2);
             sem(p, SEM_CONFLICT,
                 "Two document paths conflict with each other; must remove or rewrite one of these "
-                "paths; path one: %s, path two: %s", d1, d2);
+                "paths; path one: %s, path two: %s",
+                d1, d2);
             return;
         }
         if (x->name ? strcmp(x->name, y->name) != 0 : x->index != y->index) return;
@@ -733,7 +766,8 @@ static void check_overlap(parser *p, const path *a, const path *b)
     path_describe(b, d2, sizeof d2);
     sem(p, SEM_OVERLAP,
         "Two document paths overlap with each other; must remove or rewrite one of these paths; "
-        "path one: %s, path two: %s", d1, d2);
+        "path one: %s, path two: %s",
+        d1, d2);
 }
 
 /* ---- entry points ---- */
@@ -752,7 +786,8 @@ static int start(parser *p, expr_ctx *cx, const char *which, const char *text, a
     if (len > MAX_EXPRESSION_BYTES)
         return err_validation(cx->err,
                               "Invalid %s: Expression size has exceeded the maximum allowed size; "
-                              "expression size: %zu", which, len);
+                              "expression size: %zu",
+                              which, len);
     if (lex(p->text, &p->t, &p->nt))
         return err_set(cx->err, QR_E_INTERNAL, "out of memory parsing %s", which);
     return 0;
@@ -859,7 +894,8 @@ int parse_update(expr_ctx *cx, const char *text, arena *ar, upd_action **acts, i
     upd_action *a = NULL;
     do {
         int s;
-        for (s = 0; s < 4 && !word_is(&p, p.pos, sections[s]); s++) {}
+        for (s = 0; s < 4 && !word_is(&p, p.pos, sections[s]); s++) {
+        }
         if (s == 4) {
             ok = 0;
             fail(&p);
@@ -910,14 +946,16 @@ int parse_update(expr_ctx *cx, const char *text, arena *ar, upd_action **acts, i
                 qr_type t = value_type(v);
                 int good = t == QR_T_SS || t == QR_T_NS || t == QR_T_BS ||
                            (a[i].kind == U_ADD && t == QR_T_N);
-                static const char *const long_names[] = {
-                    "", "STRING", "NUMBER", "BINARY", "BOOLEAN", "NULL", "MAP", "LIST"};
+                static const char *const long_names[] = {"",        "STRING", "NUMBER", "BINARY",
+                                                         "BOOLEAN", "NULL",   "MAP",    "LIST"};
                 if (v && !good && t <= QR_T_L)
                     sem(&p, SEM_FUNCTION,
                         "Incorrect operand type for operator or function; operator: %s, operand "
-                        "type: %s", sections[a[i].kind], long_names[t]);
+                        "type: %s",
+                        sections[a[i].kind], long_names[t]);
             }
-            for (int j = 0; j < i; j++) check_overlap(&p, &a[j].path, &a[i].path);
+            for (int j = 0; j < i; j++)
+                check_overlap(&p, &a[j].path, &a[i].path);
         }
     }
     if (finish(&p, ok)) return -1;
@@ -956,7 +994,8 @@ int parse_projection(expr_ctx *cx, const char *text, arena *ar, path **paths, in
     if (ok) {
         for (int i = 0; i < n; i++) {
             resolve_path(&p, &ps[i]);
-            for (int j = 0; j < i; j++) check_overlap(&p, &ps[j], &ps[i]);
+            for (int j = 0; j < i; j++)
+                check_overlap(&p, &ps[j], &ps[i]);
         }
     }
     if (finish(&p, ok)) return -1;
@@ -991,7 +1030,8 @@ static int check_unused(expr_ctx *cx, json_t *given, json_t *used, const char *p
     const char *key;
     json_t *v;
     list[0] = '\0';
-    json_object_foreach(given, key, v) {
+    json_object_foreach(given, key, v)
+    {
         if (used && json_object_get(used, key)) continue;
         if (n < sizeof list)
             n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", n ? ", " : "", key);

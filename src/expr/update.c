@@ -16,7 +16,7 @@
 #define MSG_MISSING "The provided expression refers to an attribute that does not exist in the item"
 #define MSG_BAD_PATH "The document path provided in the update expression is invalid for update"
 #define MSG_BAD_TYPE "An operand in the update expression has an incorrect data type"
-#define MSG_LEGACY_TYPE \
+#define MSG_LEGACY_TYPE                                                                            \
     "One or more parameter values were invalid: Type mismatch for attribute to update"
 
 typedef struct applier {
@@ -100,13 +100,15 @@ static int nesting(const json_t *av)
     json_t *pl = value_payload(av), *v;
     if (t == QR_T_M) {
         const char *k;
-        json_object_foreach(pl, k, v) {
+        json_object_foreach(pl, k, v)
+        {
             int d = nesting(v);
             if (d > deepest) deepest = d;
         }
     } else {
         size_t i;
-        json_array_foreach(pl, i, v) {
+        json_array_foreach(pl, i, v)
+        {
             int d = nesting(v);
             if (d > deepest) deepest = d;
         }
@@ -195,9 +197,11 @@ static json_t *set_index(qr_type set, const json_t *arr, buf *scratch)
     json_t *idx = json_object();
     size_t i;
     json_t *e;
-    json_array_foreach(arr, i, e) {
+    json_array_foreach(arr, i, e)
+    {
         if (idx == NULL || elem_key(set, e, scratch) ||
-            json_object_setn_new(idx, scratch->data ? scratch->data : "", scratch->len, json_true())) {
+            json_object_setn_new(idx, scratch->data ? scratch->data : "", scratch->len,
+                                 json_true())) {
             json_decref(idx);
             return NULL;
         }
@@ -236,7 +240,8 @@ static int add_at(applier *ap, json_t *item, const path *p, const json_t *v)
     size_t i;
     json_t *e;
     int rc = idx ? 0 : bad_type(ap);
-    json_array_foreach(add, i, e) {
+    json_array_foreach(add, i, e)
+    {
         if (rc || elem_key(tc, e, &key)) {
             rc = rc ? rc : bad_type(ap);
             break;
@@ -264,15 +269,20 @@ static int delete_at(applier *ap, json_t *item, const path *p, const json_t *v)
     int rc = idx && kept ? 0 : bad_type(ap);
     size_t i;
     json_t *e;
-    json_array_foreach(arr, i, e) {
+    json_array_foreach(arr, i, e)
+    {
         if (rc) break;
-        if (elem_key(tc, e, &key)) rc = bad_type(ap);
-        else if (!in_index(idx, &key)) json_array_append(kept, e);
+        if (elem_key(tc, e, &key))
+            rc = bad_type(ap);
+        else if (!in_index(idx, &key))
+            json_array_append(kept, e);
     }
     json_decref(idx);
     buf_free(&key);
-    if (rc == 0 && json_array_size(kept) == 0) rc = remove_at(ap, item, p);
-    else if (rc == 0) json_object_set(cur, value_type_name(tc), kept);
+    if (rc == 0 && json_array_size(kept) == 0)
+        rc = remove_at(ap, item, p);
+    else if (rc == 0)
+        json_object_set(cur, value_type_name(tc), kept);
     json_decref(kept);
     return rc;
 }
@@ -321,7 +331,8 @@ int expr_update_apply(const expr_update *u, json_t *item, qr_err *err)
     for (int i = 0; i < nrem; i++)
         if (remove_at(&ap, item, &rem[i]->path)) goto done;
     for (int i = 0; i < n; i++)
-        if (u->acts[i].kind == U_ADD && add_at(&ap, item, &u->acts[i].path, u->acts[i].value->value))
+        if (u->acts[i].kind == U_ADD &&
+            add_at(&ap, item, &u->acts[i].path, u->acts[i].value->value))
             goto done;
     for (int i = 0; i < n; i++)
         if (u->acts[i].kind == U_DELETE &&
@@ -330,7 +341,8 @@ int expr_update_apply(const expr_update *u, json_t *item, qr_err *err)
     rc = 0;
 done:
     if (vals)
-        for (int i = 0; i < n; i++) json_decref(vals[i]);
+        for (int i = 0; i < n; i++)
+            json_decref(vals[i]);
     free(vals);
     free(rem);
     return rc;
@@ -359,7 +371,8 @@ json_t *expr_update_top_names(const expr_update *u)
         size_t j;
         json_t *x;
         int seen = 0;
-        json_array_foreach(names, j, x) {
+        json_array_foreach(names, j, x)
+        {
             if (strcmp(json_string_value(x), top) == 0) seen = 1;
         }
         if (!seen) json_array_append_new(names, json_string(top));

@@ -134,7 +134,8 @@ static void test_mentions_and_top_names(void)
     expr_cond_free(c);
 
     expr_update *u = NULL;
-    CHECK(expr_parse_update(&cx, "SET a.b = :v, #k = :v, c[0] = :n REMOVE a.c, d ADD e :n", &u) == 0,
+    CHECK(expr_parse_update(&cx, "SET a.b = :v, #k = :v, c[0] = :n REMOVE a.c, d ADD e :n", &u) ==
+              0,
           "%s", err.msg);
     json_t *tops = u ? expr_update_top_names(u) : NULL;
     json_t *want = J("[\"a\",\"pk\",\"c\",\"d\",\"e\"]");
@@ -173,7 +174,8 @@ static void test_deep_nesting(void)
     const char *shapes[] = {"(", "NOT ", "size("};
     for (size_t s = 0; s < 3; s++) {
         size_t n = 0;
-        while (n + strlen(shapes[s]) + 6 <= 4096) n += (size_t)sprintf(text + n, "%s", shapes[s]);
+        while (n + strlen(shapes[s]) + 6 <= 4096)
+            n += (size_t)sprintf(text + n, "%s", shapes[s]);
         n += (size_t)sprintf(text + n, "a = :v");
         err_init(&err);
         expr_ctx cx;
@@ -181,7 +183,8 @@ static void test_deep_nesting(void)
         expr_cond *c = NULL;
         CHECK(expr_parse_condition(&cx, "ConditionExpression", text, &c) == -1,
               "deep nesting %s accepted", shapes[s]);
-        CHECK(strncmp(err.msg, "Invalid ConditionExpression: Syntax error", 41) == 0, "%s", err.msg);
+        CHECK(strncmp(err.msg, "Invalid ConditionExpression: Syntax error", 41) == 0, "%s",
+              err.msg);
         expr_cond_free(c);
         expr_ctx_free(&cx);
     }
@@ -203,7 +206,8 @@ static void test_deep_nesting(void)
     expr_ctx_free(&cx0);
     /* Moderate nesting works. */
     size_t n = 0;
-    for (int i = 0; i < 50; i++) n += (size_t)sprintf(text + n, "NOT ");
+    for (int i = 0; i < 50; i++)
+        n += (size_t)sprintf(text + n, "NOT ");
     sprintf(text + n, "(a = :v)");
     err_init(&err);
     expr_ctx cx;
@@ -281,14 +285,17 @@ static void test_update_nesting(void)
     qr_err err;
     char deep[2048] = "", nested[1024] = "SET a";
     json_t *v = json_pack("{s:s}", "S", "x");
-    for (int i = 0; i < 31; i++) v = json_pack("{s:[o]}", "L", v); /* 32 levels */
+    for (int i = 0; i < 31; i++)
+        v = json_pack("{s:[o]}", "L", v); /* 32 levels */
     json_t *values = json_pack("{s:o,s:{s:s}}", ":deep", v, ":s", "S", "x");
-    for (int i = 0; i < 31; i++) strcat(nested, ".m");
+    for (int i = 0; i < 31; i++)
+        strcat(nested, ".m");
     snprintf(deep, sizeof deep, "%s = :s", nested);
     json_t *item = json_object();
     /* Build a:{m:{m:…}} 32 levels deep, the most allowed. */
     json_t *cur = json_pack("{s:s}", "S", "leaf");
-    for (int i = 0; i < 31; i++) cur = json_pack("{s:{s:o}}", "M", "m", cur);
+    for (int i = 0; i < 31; i++)
+        cur = json_pack("{s:{s:o}}", "M", "m", cur);
     json_object_set_new(item, "a", cur);
     const struct {
         const char *text;
@@ -344,12 +351,61 @@ static unsigned rnd(unsigned n)
     return (unsigned)(rng % n);
 }
 
-static const char *const pieces[] = {
-    "a", "b", "l", "m", "s", "#a", "#b", "#zz", ":v", ":n", ":l", ":ss", ":zz", "=", "<>", "<",
-    "<=", ">", ">=", "(", ")", "[", "]", "[0]", "[1]", "[7]", ",", ".", "+", "-", " AND ", " OR ",
-    " NOT ", " BETWEEN ", " IN ", "SET ", "REMOVE ", "ADD ", "DELETE ", "size", "contains",
-    "begins_with", "attribute_exists", "attribute_not_exists", "attribute_type", "if_not_exists",
-    "list_append", "status", "1", "!", "\xc3\xa9", " ", "\t", "#", ":"};
+static const char *const pieces[] = {"a",
+                                     "b",
+                                     "l",
+                                     "m",
+                                     "s",
+                                     "#a",
+                                     "#b",
+                                     "#zz",
+                                     ":v",
+                                     ":n",
+                                     ":l",
+                                     ":ss",
+                                     ":zz",
+                                     "=",
+                                     "<>",
+                                     "<",
+                                     "<=",
+                                     ">",
+                                     ">=",
+                                     "(",
+                                     ")",
+                                     "[",
+                                     "]",
+                                     "[0]",
+                                     "[1]",
+                                     "[7]",
+                                     ",",
+                                     ".",
+                                     "+",
+                                     "-",
+                                     " AND ",
+                                     " OR ",
+                                     " NOT ",
+                                     " BETWEEN ",
+                                     " IN ",
+                                     "SET ",
+                                     "REMOVE ",
+                                     "ADD ",
+                                     "DELETE ",
+                                     "size",
+                                     "contains",
+                                     "begins_with",
+                                     "attribute_exists",
+                                     "attribute_not_exists",
+                                     "attribute_type",
+                                     "if_not_exists",
+                                     "list_append",
+                                     "status",
+                                     "1",
+                                     "!",
+                                     "\xc3\xa9",
+                                     " ",
+                                     "\t",
+                                     "#",
+                                     ":"};
 
 static void random_text(char *out, size_t cap)
 {
@@ -370,14 +426,16 @@ static void test_random(void)
     json_t *values = J("{\":v\":{\"S\":\"x\"},\":n\":{\"N\":\"1\"},\":l\":{\"L\":[{\"N\":\"1\"}]},"
                        "\":ss\":{\"SS\":[\"a\"]}}");
     json_t *names = J("{\"#a\":\"a\",\"#b\":\"b\"}");
-    json_t *item = J("{\"a\":{\"N\":\"2\"},\"b\":{\"S\":\"xy\"},\"l\":{\"L\":[{\"M\":{\"a\":{\"N\":\"1\"}}},"
-                     "{\"SS\":[\"a\"]}]},\"m\":{\"M\":{\"l\":{\"L\":[]}}},\"s\":{\"SS\":[\"a\",\"b\"]}}");
+    json_t *item =
+        J("{\"a\":{\"N\":\"2\"},\"b\":{\"S\":\"xy\"},\"l\":{\"L\":[{\"M\":{\"a\":{\"N\":\"1\"}}},"
+          "{\"SS\":[\"a\"]}]},\"m\":{\"M\":{\"l\":{\"L\":[]}}},\"s\":{\"SS\":[\"a\",\"b\"]}}");
     char text[256];
     int parsed = 0;
     for (int i = 0; i < 20000; i++) {
         random_text(text, sizeof text);
         if (i % 3 == 1) {
-            memmove(text + 4, text, strlen(text) + 1 > sizeof text - 4 ? sizeof text - 5 : strlen(text) + 1);
+            memmove(text + 4, text,
+                    strlen(text) + 1 > sizeof text - 4 ? sizeof text - 5 : strlen(text) + 1);
             memcpy(text, "SET ", 4);
         }
         qr_err err;

@@ -77,7 +77,8 @@ static void check_result(const char *file, size_t idx, json_t *c, expr_cond *con
     } else if (!json_is_boolean(want)) {
         failf(file, idx, c, "case has no boolean result%s%s", "", "");
     } else if (r != json_is_true(want)) {
-        failf(file, idx, c, "result %s, want %s", r ? "true" : "false", json_is_true(want) ? "true" : "false");
+        failf(file, idx, c, "result %s, want %s", r ? "true" : "false",
+              json_is_true(want) ? "true" : "false");
     } else {
         passed++;
     }
@@ -98,7 +99,8 @@ static void check_json(const char *file, size_t idx, json_t *c, const json_t *go
 
 static json_t *keycond_json(const expr_keycond *k)
 {
-    static const char *const ops[] = {"NONE", "EQ", "LT", "LE", "GT", "GE", "BETWEEN", "BEGINS_WITH"};
+    static const char *const ops[] = {"NONE", "EQ", "LT",      "LE",
+                                      "GT",   "GE", "BETWEEN", "BEGINS_WITH"};
     json_t *j = json_pack("{s:O,s:s}", "pk", k->pk_value, "op", ops[k->sk_op]);
     if (k->sk_value1) json_object_set(j, "v1", k->sk_value1);
     if (k->sk_value2) json_object_set(j, "v2", k->sk_value2);
@@ -117,7 +119,8 @@ static void run_case(const char *file, size_t idx, json_t *c)
     err_init(&err);
     const char *key;
     json_t *v;
-    json_object_foreach(values, key, v) {
+    json_object_foreach(values, key, v)
+    {
         if (value_validate(v, 1, key, &err)) {
             failf(file, idx, c, "invalid value in case: %s%s", err.msg, "");
             json_decref(values);
@@ -145,15 +148,17 @@ static void run_case(const char *file, size_t idx, json_t *c)
             rc = expr_from_expected(json_object_get(c, "expected"), op, &cond, &err);
         } else {
             const char *which = json_string_value(json_object_get(c, "which"));
-            rc = expr_from_filter(which ? which : "ScanFilter", json_object_get(c, "filter"), op, &cond, &err);
+            rc = expr_from_filter(which ? which : "ScanFilter", json_object_get(c, "filter"), op,
+                                  &cond, &err);
         }
         if (rc == 0 && unused) rc = expr_ctx_check_unused(&cx);
         if (!check_error(file, idx, c, "error", rc, &err)) check_result(file, idx, c, cond, item);
         expr_cond_free(cond);
     } else if (kind && (strcmp(kind, "update") == 0 || strcmp(kind, "attribute_updates") == 0)) {
         expr_update *u = NULL;
-        int rc = kind[0] == 'u' ? expr_parse_update(&cx, text, &u)
-                                : expr_from_attribute_updates(json_object_get(c, "updates"), &u, &err);
+        int rc = kind[0] == 'u'
+                     ? expr_parse_update(&cx, text, &u)
+                     : expr_from_attribute_updates(json_object_get(c, "updates"), &u, &err);
         if (rc == 0 && unused) rc = expr_ctx_check_unused(&cx);
         if (!check_error(file, idx, c, "error", rc, &err)) {
             json_t *work = item ? json_deep_copy(item) : json_object();
@@ -162,17 +167,21 @@ static void run_case(const char *file, size_t idx, json_t *c)
             json_t *tops = json_object_get(c, "top_names");
             if (tops) {
                 json_t *got = expr_update_top_names(u);
-                if (same_json(tops, got)) passed++;
-                else failf(file, idx, c, "top names differ%s%s", "", "");
+                if (same_json(tops, got))
+                    passed++;
+                else
+                    failf(file, idx, c, "top names differ%s%s", "", "");
                 json_decref(got);
             }
             json_decref(work);
         }
         expr_update_free(u);
-    } else if (kind && (strcmp(kind, "projection") == 0 || strcmp(kind, "attributes_to_get") == 0)) {
+    } else if (kind &&
+               (strcmp(kind, "projection") == 0 || strcmp(kind, "attributes_to_get") == 0)) {
         expr_proj *p = NULL;
-        int rc = kind[0] == 'p' ? expr_parse_projection(&cx, text, &p)
-                                : expr_from_attributes_to_get(json_object_get(c, "names_list"), &p, &err);
+        int rc = kind[0] == 'p'
+                     ? expr_parse_projection(&cx, text, &p)
+                     : expr_from_attributes_to_get(json_object_get(c, "names_list"), &p, &err);
         if (rc == 0 && unused) rc = expr_ctx_check_unused(&cx);
         if (!check_error(file, idx, c, "error", rc, &err)) {
             json_t *got = expr_project(p, item);
@@ -182,10 +191,11 @@ static void run_case(const char *file, size_t idx, json_t *c)
         expr_proj_free(p);
     } else if (kind && (strcmp(kind, "key") == 0 || strcmp(kind, "key_conditions") == 0)) {
         expr_keycond k;
-        int rc = kind[3] == '\0'
-                     ? expr_parse_key_condition(&cx, text, pk, pkt ? pkt[0] : 'S', sk, skt ? skt[0] : 'S', &k)
-                     : expr_from_key_conditions(json_object_get(c, "conditions"), pk, pkt ? pkt[0] : 'S',
-                                                sk, skt ? skt[0] : 'S', &k, &err);
+        int rc = kind[3] == '\0' ? expr_parse_key_condition(&cx, text, pk, pkt ? pkt[0] : 'S', sk,
+                                                            skt ? skt[0] : 'S', &k)
+                                 : expr_from_key_conditions(json_object_get(c, "conditions"), pk,
+                                                            pkt ? pkt[0] : 'S', sk,
+                                                            skt ? skt[0] : 'S', &k, &err);
         int parsed = rc == 0;
         if (rc == 0 && unused) rc = expr_ctx_check_unused(&cx);
         if (!check_error(file, idx, c, "error", rc, &err)) {
@@ -206,7 +216,8 @@ int main(void)
 {
     glob_t g;
     if (glob("tests/expr/cases/*.json", 0, NULL, &g) != 0) {
-        fprintf(stderr, "no case files found under tests/expr/cases (run from the repository root)\n");
+        fprintf(stderr,
+                "no case files found under tests/expr/cases (run from the repository root)\n");
         return 1;
     }
     for (size_t f = 0; f < g.gl_pathc; f++) {
@@ -214,14 +225,16 @@ int main(void)
         json_t *doc = json_load_file(g.gl_pathv[f], 0, &je);
         json_t *cases = json_object_get(doc, "cases");
         if (!json_is_array(cases)) {
-            fprintf(stderr, "FAIL %s: %s (line %d)\n", g.gl_pathv[f], doc ? "no cases" : je.text, je.line);
+            fprintf(stderr, "FAIL %s: %s (line %d)\n", g.gl_pathv[f], doc ? "no cases" : je.text,
+                    je.line);
             failures++;
             json_decref(doc);
             continue;
         }
         size_t i;
         json_t *c;
-        json_array_foreach(cases, i, c) {
+        json_array_foreach(cases, i, c)
+        {
             /* Fields given at the top of the file are defaults for every case. */
             json_t *merged = json_deep_copy(doc);
             json_object_del(merged, "cases");
