@@ -25,7 +25,7 @@ static int failures;
 static json_t *J(const char *text)
 {
     json_error_t e;
-    json_t *j = json_loads(text, 0, &e);
+    json_t *j = json_loads(text, JSON_DECODE_ANY, &e);
     if (j == NULL) {
         fprintf(stderr, "bad JSON in test: %s: %s\n", text, e.text);
         exit(2);
@@ -339,6 +339,68 @@ static void test_update_nesting(void)
     json_decref(values);
 }
 
+/* Malformed legacy parameters fail with a message; none crash or leak. */
+static void test_legacy_malformed(void)
+{
+    const char *shapes[] = {
+        "null",
+        "1",
+        "\"x\"",
+        "[]",
+        "{}",
+        "{\"a\":null}",
+        "{\"a\":1}",
+        "{\"a\":[]}",
+        "{\"a\":{\"Value\":1}}",
+        "{\"a\":{\"Value\":{}}}",
+        "{\"a\":{\"Value\":{\"S\":1}}}",
+        "{\"a\":{\"Exists\":\"no\"}}",
+        "{\"a\":{\"ComparisonOperator\":1}}",
+        "{\"a\":{\"ComparisonOperator\":\"EQ\",\"AttributeValueList\":{}}}",
+        "{\"a\":{\"ComparisonOperator\":\"IN\",\"AttributeValueList\":[1,2]}}",
+        "{\"a\":{\"ComparisonOperator\":\"BETWEEN\",\"AttributeValueList\":[{\"N\":\"x\"},{\"N\":"
+        "\"1\"}]}}",
+        "{\"a\":{\"Action\":1,\"Value\":{\"S\":\"x\"}}}",
+        "{\"a\":{\"Action\":\"ADD\",\"Value\":{\"NS\":[]}}}",
+        "{\"a\":{\"Action\":\"DELETE\",\"Value\":{\"SS\":[\"x\",\"x\"]}}}",
+        "[\"a\",1]",
+        "[null]",
+        "[\"a\",\"b\"]",
+    };
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        json_t *j = J(shapes[i]);
+        qr_err err;
+        expr_cond *c = NULL;
+        expr_update *u = NULL;
+        expr_proj *p = NULL;
+        expr_keycond k;
+        err_init(&err);
+        if (expr_from_expected(j, NULL, &c, &err) == 0)
+            expr_cond_free(c);
+        else
+            CHECK(err.msg[0] != '\0', "Expected %s: no message", shapes[i]);
+        err_clear(&err);
+        c = NULL;
+        if (expr_from_filter("ScanFilter", j, "OR", &c, &err) == 0)
+            expr_cond_free(c);
+        else
+            CHECK(err.msg[0] != '\0', "ScanFilter %s: no message", shapes[i]);
+        err_clear(&err);
+        if (expr_from_attribute_updates(j, &u, &err) == 0) {
+            json_t *item = json_object();
+            expr_update_apply(u, item, &err);
+            json_decref(item);
+            expr_update_free(u);
+        }
+        err_clear(&err);
+        if (expr_from_attributes_to_get(j, &p, &err) == 0) expr_proj_free(p);
+        err_clear(&err);
+        if (expr_from_key_conditions(j, "a", 'S', NULL, 'S', &k, &err) == 0) expr_keycond_free(&k);
+        err_clear(&err);
+        json_decref(j);
+    }
+}
+
 /* ---- randomised robustness ---- */
 
 static unsigned long rng = 88172645463325252UL;
@@ -492,6 +554,7 @@ int main(void)
     test_keycond_ownership();
     test_large_sets();
     test_update_nesting();
+    test_legacy_malformed();
     test_random();
     if (failures) {
         fprintf(stderr, "test_expr: %d failures\n", failures);
