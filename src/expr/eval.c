@@ -138,6 +138,20 @@ static int contains(const json_t *x, const json_t *y)
     case QR_T_S:
         return ty == QR_T_S && memmem(json_string_value(px), json_string_length(px),
                                       json_string_value(py), json_string_length(py)) != NULL;
+    case QR_T_B: {
+        /* A binary contains a binary subsequence, as the legacy CONTAINS documents. */
+        unsigned char *a, *b;
+        size_t an, bn;
+        if (ty != QR_T_B || value_binary(px, &a, &an)) return 0;
+        if (value_binary(py, &b, &bn)) {
+            free(a);
+            return 0;
+        }
+        int r = bn == 0 || (an > 0 && memmem(a, an, b, bn) != NULL);
+        free(a);
+        free(b);
+        return r;
+    }
     case QR_T_SS:
     case QR_T_NS:
     case QR_T_BS: {
