@@ -287,18 +287,16 @@ static int delete_at(applier *ap, json_t *item, const path *p, const json_t *v)
     return rc;
 }
 
-/* Removal order: where two paths first differ by list index, the higher index first. */
-static int cmp_removal(const void *pa, const void *pb)
+/* A total order of paths: names by bytes, list indexes by number (descending if desc). */
+static int path_order(const path *a, const path *b, int desc)
 {
-    const path *a = &(*(const upd_action *const *)pa)->path;
-    const path *b = &(*(const upd_action *const *)pb)->path;
     for (int i = 0; i < a->n && i < b->n; i++) {
         const path_elem *x = &a->e[i], *y = &b->e[i];
         if (x->name && y->name) {
             int c = strcmp(x->name, y->name);
             if (c) return c;
         } else if (!x->name && !y->name) {
-            if (x->index != y->index) return x->index > y->index ? -1 : 1;
+            if (x->index != y->index) return (x->index < y->index) == !desc ? -1 : 1;
         } else {
             return x->name ? -1 : 1;
         }
@@ -306,24 +304,67 @@ static int cmp_removal(const void *pa, const void *pb)
     return a->n - b->n;
 }
 
+/* Removals run highest list index first, so no removal shifts another's element. */
+static int cmp_removal(const void *pa, const void *pb)
+{
+    return path_order(&(*(const upd_action *const *)pa)->path,
+                      &(*(const upd_action *const *)pb)->path, 1);
+}
+
+/* Elements SET past the end of a list are appended in order of their indexes. */
+static int cmp_append(const void *pa, const void *pb)
+{
+    return path_order(&(*(const upd_action *const *)pa)->path,
+                      &(*(const upd_action *const *)pb)->path, 0);
+}
+
+/* Whether SET at p appends to a list (its index is past the list's end). */
+static int is_append(json_t *item, const path *p)
+{
+    const path_elem *last = &p->e[p->n - 1];
+    if (p->n < 2 || last->name) return 0;
+    json_t *parent = parent_of(item, p);
+    return value_type(parent) == QR_T_L &&
+           (size_t)last->index >= json_array_size(value_payload(parent));
+}
+
+static int is_later(const upd_action *const *later, int n, const upd_action *a)
+{
+    for (int i = 0; i < n; i++)
+        if (later[i] == a) return 1;
+    return 0;
+}
+
 int expr_update_apply(const expr_update *u, json_t *item, qr_err *err)
 {
     applier ap = {u, err};
-    int rc = -1, n = u->nacts, nrem = 0;
+    int rc = -1, n = u->nacts, nrem = 0, nlater = 0;
     json_t **vals = calloc((size_t)n + 1, sizeof *vals);
     const upd_action **rem = calloc((size_t)n + 1, sizeof *rem);
-    if (vals == NULL || rem == NULL) {
+    const upd_action **later = calloc((size_t)n + 1, sizeof *later);
+    if (vals == NULL || rem == NULL || later == NULL) {
         err_set(err, QR_E_INTERNAL, "out of memory");
         goto done;
     }
     for (int i = 0; i < n; i++)
         if (u->acts[i].kind == U_SET && (vals[i] = eval_value(&ap, u->acts[i].value, item)) == NULL)
             goto done;
+    /* SETs past a list's end run last, in index order, so appends land sorted. */
+    for (int i = 0; i < n; i++)
+        if (u->acts[i].kind == U_SET && is_append(item, &u->acts[i].path))
+            later[nlater++] = &u->acts[i];
     for (int i = 0; i < n; i++) {
-        if (u->acts[i].kind != U_SET) continue;
+        if (u->acts[i].kind != U_SET || is_later(later, nlater, &u->acts[i])) continue;
         json_t *v = vals[i];
         vals[i] = NULL;
         if (set_at(&ap, item, &u->acts[i].path, v)) goto done;
+    }
+    qsort(later, (size_t)nlater, sizeof *later, cmp_append);
+    for (int i = 0; i < nlater; i++) {
+        size_t k = (size_t)(later[i] - u->acts); /* the action's own value */
+        json_t *v = vals[k];
+        vals[k] = NULL;
+        if (set_at(&ap, item, &later[i]->path, v)) goto done;
     }
     for (int i = 0; i < n; i++)
         if (u->acts[i].kind == U_REMOVE) rem[nrem++] = &u->acts[i];
@@ -345,6 +386,7 @@ done:
             json_decref(vals[i]);
     free(vals);
     free(rem);
+    free(later);
     return rc;
 }
 
