@@ -1,9 +1,8 @@
-/* keycond.c — KeyConditionExpression: a condition reduced to a key range for Query.
+/* keycond.c — KeyConditionExpression reduced to a key range for Query.
  *
- * The expression is parsed by the condition grammar, then checked against DynamoDB's
- * rules (AND only; =, <, <=, >, >=, BETWEEN, begins_with; one equality on the partition
- * key; at most one condition on the sort key; operand types matching the key types) and
- * reduced to an expr_keycond. The legacy KeyConditions map arrives here too, through
+ * Parsed by the condition grammar, then held to DynamoDB's rules: AND only; =, <, <=,
+ * >, >=, BETWEEN, begins_with; one equality on the partition key; at most one sort-key
+ * condition; operand types matching the key types. Legacy KeyConditions share
  * keycond_finish. Scanning storage for the range is the caller's work. */
 #include "expr/ast.h"
 

@@ -1,10 +1,9 @@
 /* legacy.c — the pre-expression parameters translated into the parsed forms.
  *
- * Expected, QueryFilter/ScanFilter (with ConditionalOperator), AttributeUpdates,
- * AttributesToGet and KeyConditions are validated with DynamoDB's messages and turned
- * into the same trees the expression parser builds, so one evaluator serves both. The
- * translation follows DynamoDB's documented meaning of each ComparisonOperator (NE is
- * true for a missing attribute, NOT_CONTAINS is false for one). */
+ * Expected, QueryFilter/ScanFilter (+ ConditionalOperator), AttributeUpdates,
+ * AttributesToGet and KeyConditions are validated with DynamoDB's messages and become
+ * the trees the parser builds, so one evaluator serves both. NE is true for a missing
+ * attribute and NOT_CONTAINS false for one, as DynamoDB documents. */
 #include "expr/ast.h"
 
 #include <stdio.h>

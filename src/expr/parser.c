@@ -1,10 +1,9 @@
 /* parser.c — DynamoDB's expression grammar: tokens to trees, then one checking pass.
  *
- * Parsing is recursive descent over the token array with backtracking where the grammar
- * is ambiguous (a parenthesis may open a condition or an operand); a syntax error is
- * reported at the furthest token any alternative reached, quoting it and its neighbours
- * as DynamoDB does. The checking pass then resolves #names and :values and finds the
- * semantic errors, reporting the most important kind first. Evaluation is elsewhere. */
+ * Recursive descent over the token array, backtracking where a parenthesis may open a
+ * condition or an operand; a syntax error names the furthest token reached and its
+ * neighbours, as DynamoDB does. The checking pass resolves #names and :values and
+ * reports the most important semantic error first. Evaluation lives elsewhere. */
 #include "expr/ast.h"
 
 #include <stdarg.h>
