@@ -1,11 +1,9 @@
 /* transact.c — TransactWriteItems and TransactGetItems: all or nothing, across tables.
  *
- * A write transaction validates every action first, then holds all its items at once
- * (txn_lock_keys: single-item writers to them fail with TransactionConflictException,
- * other transactions wait in stripe order), evaluates every condition on the current
- * items and stages every write with item_stage into one RocksDB batch written once. A
- * read transaction reads all its items from one snapshot. ClientRequestToken
- * idempotency is kept in memory for ten minutes; it is not persisted across restarts. */
+ * A write transaction validates every action, holds all its items (txn_lock_keys), checks
+ * every condition on the current items and writes everything with item_stage in one RocksDB
+ * batch; a read transaction reads from one snapshot. ClientRequestToken idempotency is kept
+ * in this process's memory for ten minutes, not persisted: it does not survive a restart. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,17 +23,19 @@ static const char *const capacity_modes[] = {"INDEXES", "TOTAL", "NONE", NULL};
 static const char *const metrics_modes[] = {"SIZE", "NONE", NULL};
 static const char *const on_failure_modes[] = {"ALL_OLD", "NONE", NULL};
 
-static const char MSG_DUPLICATE[] = "Transaction request cannot include multiple operations on one item";
-static const char MSG_TOO_BIG[] = "The aggregate size of the items in the transaction cannot exceed 4 MB";
+static const char MSG_DUPLICATE[] =
+    "Transaction request cannot include multiple operations on one item";
+static const char MSG_TOO_BIG[] =
+    "The aggregate size of the items in the transaction cannot exceed 4 MB";
 
 /* ---- ClientRequestToken: completed transactions remembered for ten minutes ---- */
 
 typedef struct token_entry {
-    const qr_db *db;              /* compared only, never dereferenced */
+    const qr_db *db; /* compared only, never dereferenced */
     char token[TOKEN_MAX_LEN + 1];
-    XXH128_hash_t request;        /* hash of the request with its keys sorted */
-    time_t done_at;               /* 0 while the first request is still running */
-    char *response;               /* the successful response (JSON text), once done */
+    XXH128_hash_t request; /* hash of the request with its keys sorted */
+    time_t done_at;        /* 0 while the first request is still running */
+    char *response;        /* the successful response (JSON text), once done */
 } token_entry;
 
 static pthread_mutex_t tokens_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -61,11 +61,13 @@ static void token_remove(size_t i)
 static int token_make_room(time_t now)
 {
     for (size_t i = ntokens; i > 0; i--)
-        if (tokens[i - 1].done_at && now - tokens[i - 1].done_at >= TOKEN_TTL_SECONDS) token_remove(i - 1);
+        if (tokens[i - 1].done_at && now - tokens[i - 1].done_at >= TOKEN_TTL_SECONDS)
+            token_remove(i - 1);
     if (ntokens < TOKEN_SLOTS) return 0;
     size_t oldest = ntokens;
     for (size_t i = 0; i < ntokens; i++)
-        if (tokens[i].done_at && (oldest == ntokens || tokens[i].done_at < tokens[oldest].done_at)) oldest = i;
+        if (tokens[i].done_at && (oldest == ntokens || tokens[i].done_at < tokens[oldest].done_at))
+            oldest = i;
     if (oldest == ntokens) return -1;
     token_remove(oldest);
     return 0;
@@ -96,10 +98,12 @@ static int token_claim(qr_db *db, const char *token, XXH128_hash_t h, char **rep
             break;
         }
         if (!XXH128_isEqual(e->request, h))
-            rc = err_set(err, QR_E_IDEMPOTENT, "Request parameters do not match the parameters of the previous "
-                                               "request with the same client request token");
+            rc = err_set(err, QR_E_IDEMPOTENT,
+                         "Request parameters do not match the parameters of the previous "
+                         "request with the same client request token");
         else if (e->done_at == 0)
-            rc = err_set(err, QR_E_TXN_IN_PROGRESS, "Transaction from previous request is still in progress");
+            rc = err_set(err, QR_E_TXN_IN_PROGRESS,
+                         "Transaction from previous request is still in progress");
         else {
             *replay = strdup(e->response);
             rc = *replay ? 1 : err_set(err, QR_E_INTERNAL, "out of memory");
@@ -108,7 +112,8 @@ static int token_claim(qr_db *db, const char *token, XXH128_hash_t h, char **rep
         return rc;
     }
     if (token_make_room(now)) {
-        rc = err_set(err, QR_E_LIMIT, "Too many transactions with a client request token are in progress");
+        rc = err_set(err, QR_E_LIMIT,
+                     "Too many transactions with a client request token are in progress");
     } else {
         token_entry *e = &tokens[ntokens++];
         e->db = db;
@@ -130,8 +135,10 @@ static void token_finish(qr_db *db, const char *token, const json_t *resp)
         token_entry *e = &tokens[i];
         if (e->db != db || e->done_at != 0 || strcmp(e->token, token) != 0) continue;
         e->response = resp ? json_dumps(resp, JSON_COMPACT) : NULL;
-        if (e->response == NULL) token_remove(i);
-        else e->done_at = now_seconds();
+        if (e->response == NULL)
+            token_remove(i);
+        else
+            e->done_at = now_seconds();
         break;
     }
     pthread_mutex_unlock(&tokens_lock);
@@ -154,11 +161,11 @@ static const struct {
 typedef struct action {
     act_kind kind;
     table *t;
-    json_t *keyv;           /* Key (borrowed), or for Put the item */
-    json_t *item;           /* Put: the item (borrowed) */
-    json_t *exprs_src;      /* the expression parameters of the action (owned) */
+    json_t *keyv;      /* Key (borrowed), or for Put the item */
+    json_t *item;      /* Put: the item (borrowed) */
+    json_t *exprs_src; /* the expression parameters of the action (owned) */
     req_exprs x;
-    json_t *names;          /* Update: top-level names written (owned) */
+    json_t *names; /* Update: top-level names written (owned) */
     const char *on_failure;
     buf key;
     json_t *old, *new_item; /* current and new item (owned; NULL when absent) */
@@ -188,8 +195,11 @@ static void txn_free(qr_db *db, txn *tx)
 
 static int null_at(qr_err *err, const char *prefix, const char *member)
 {
-    return err_validation(err, "1 validation error detected: Value null at '%s%s%s' failed to satisfy constraint: "
-                               "Member must not be null", prefix, *member ? "." : "", member);
+    return err_validation(
+        err,
+        "1 validation error detected: Value null at '%s%s%s' failed to satisfy constraint: "
+        "Member must not be null",
+        prefix, *member ? "." : "", member);
 }
 
 /* The TransactItems list: present, 1 to 100 entries. */
@@ -198,11 +208,15 @@ static int transact_items(json_t *req, json_t **out, qr_err *err)
     if (param_array(req, "TransactItems", out, err)) return -1;
     if (*out == NULL) return null_at(err, "transactItems", "");
     if (json_array_size(*out) == 0)
-        return err_validation(err, "1 validation error detected: Value '[]' at 'transactItems' failed to satisfy "
-                                   "constraint: Member must have length greater than or equal to 1");
+        return err_validation(
+            err, "1 validation error detected: Value '[]' at 'transactItems' failed to satisfy "
+                 "constraint: Member must have length greater than or equal to 1");
     if (json_array_size(*out) > TXN_MAX_ACTIONS)
-        return err_validation(err, "1 validation error detected: Value '[...]' at 'transactItems' failed to satisfy "
-                                   "constraint: Member must have length less than or equal to %d", TXN_MAX_ACTIONS);
+        return err_validation(
+            err,
+            "1 validation error detected: Value '[...]' at 'transactItems' failed to satisfy "
+            "constraint: Member must have length less than or equal to %d",
+            TXN_MAX_ACTIONS);
     return 0;
 }
 
@@ -222,11 +236,15 @@ static int check_update_keys(const table *t, json_t *names, qr_err *err)
 {
     size_t i;
     json_t *n;
-    json_array_foreach(names, i, n) {
+    json_array_foreach(names, i, n)
+    {
         const char *s = json_string_value(n);
         if (strcmp(s, t->pk.name) == 0 || (t->sk.name && strcmp(s, t->sk.name) == 0))
-            return err_validation(err, "One or more parameter values were invalid: Cannot update attribute %s. "
-                                       "This attribute is part of the key", s);
+            return err_validation(
+                err,
+                "One or more parameter values were invalid: Cannot update attribute %s. "
+                "This attribute is part of the key",
+                s);
     }
     return 0;
 }
@@ -234,15 +252,18 @@ static int check_update_keys(const table *t, json_t *names, qr_err *err)
 /* Parses and checks one action of either kind of transaction; nothing is read. */
 static int parse_action(qr_db *db, json_t *entry, size_t idx, int is_get, action *a, qr_err *err)
 {
-    static const char *const write_exprs[] = {"ConditionExpression", "UpdateExpression", "ExpressionAttributeNames",
+    static const char *const write_exprs[] = {"ConditionExpression", "UpdateExpression",
+                                              "ExpressionAttributeNames",
                                               "ExpressionAttributeValues", NULL};
-    static const char *const get_exprs[] = {"ProjectionExpression", "ExpressionAttributeNames", NULL};
+    static const char *const get_exprs[] = {"ProjectionExpression", "ExpressionAttributeNames",
+                                            NULL};
     char prefix[96];
     json_t *spec = NULL;
     const char *field = "get";
     if (!json_is_object(entry))
-        return err_set(err, QR_E_SERIALIZATION, "Unexpected value type for parameter TransactItems member: "
-                                                "expected an object");
+        return err_set(err, QR_E_SERIALIZATION,
+                       "Unexpected value type for parameter TransactItems member: "
+                       "expected an object");
     if (is_get) {
         a->kind = ACT_GET;
         spec = json_object_get(entry, "Get");
@@ -260,10 +281,13 @@ static int parse_action(qr_db *db, json_t *entry, size_t idx, int is_get, action
             a->kind = write_kinds[k].kind;
             field = write_kinds[k].field;
         }
-        if (found != 1) return err_validation(err, "TransactItems can only contain one of Check, Put, Update or Delete");
+        if (found != 1)
+            return err_validation(
+                err, "TransactItems can only contain one of Check, Put, Update or Delete");
     }
     if (!json_is_object(spec))
-        return err_set(err, QR_E_SERIALIZATION, "Unexpected value type for parameter %s: expected an object", field);
+        return err_set(err, QR_E_SERIALIZATION,
+                       "Unexpected value type for parameter %s: expected an object", field);
     snprintf(prefix, sizeof prefix, "transactItems.%zu.member.%s", idx + 1, field);
 
     char name_field[128];
@@ -272,7 +296,8 @@ static int parse_action(qr_db *db, json_t *entry, size_t idx, int is_get, action
     if (param_check_table_name(name, name_field, err)) return -1;
     if ((a->t = catalog_get(db, json_string_value(name))) == NULL)
         return err_set(err, QR_E_NOT_FOUND, "Requested resource not found");
-    if (param_enum(spec, "ReturnValuesOnConditionCheckFailure", on_failure_modes, "NONE", &a->on_failure, err))
+    if (param_enum(spec, "ReturnValuesOnConditionCheckFailure", on_failure_modes, "NONE",
+                   &a->on_failure, err))
         return -1;
 
     if (a->kind == ACT_PUT) {
@@ -295,7 +320,8 @@ static int parse_action(qr_db *db, json_t *entry, size_t idx, int is_get, action
         if (text == NULL) return null_at(err, prefix, "updateExpression");
     }
     a->exprs_src = expression_params(spec, is_get ? get_exprs : write_exprs);
-    int allowed = is_get ? EXPRS_PROJECTION : EXPRS_CONDITION | (a->kind == ACT_UPDATE ? EXPRS_UPDATE : 0);
+    int allowed =
+        is_get ? EXPRS_PROJECTION : EXPRS_CONDITION | (a->kind == ACT_UPDATE ? EXPRS_UPDATE : 0);
     if (exprs_parse(&a->x, a->exprs_src, allowed, err) || exprs_finish(&a->x)) return -1;
     if (a->kind == ACT_UPDATE) {
         a->names = expr_update_top_names(a->x.update);
@@ -316,7 +342,8 @@ static int parse_actions(qr_db *db, json_t *list, int is_get, txn *tx, qr_err *e
         tx->n++;
         if (parse_action(db, json_array_get(list, i), i, is_get, a, err)) return -1;
         for (size_t j = 0; j < i; j++)
-            if (tx->a[j].key.len == a->key.len && memcmp(tx->a[j].key.data, a->key.data, a->key.len) == 0)
+            if (tx->a[j].key.len == a->key.len &&
+                memcmp(tx->a[j].key.data, a->key.data, a->key.len) == 0)
                 return err_validation(err, "%s", MSG_DUPLICATE);
         if (a->item) put_bytes += item_size(a->item);
         if (put_bytes > TXN_MAX_BYTES) return err_validation(err, "%s", MSG_TOO_BIG);
@@ -331,7 +358,8 @@ static void units_add(json_t *per_table, const char *name, double read, double w
 {
     size_t i;
     json_t *e = NULL, *x;
-    json_array_foreach(per_table, i, x) {
+    json_array_foreach(per_table, i, x)
+    {
         if (strcmp(json_string_value(json_object_get(x, "TableName")), name) == 0) e = x;
     }
     if (e == NULL) {
@@ -349,13 +377,16 @@ static json_t *capacity_list(json_t *per_table, const char *mode)
     json_t *out = json_array();
     size_t i;
     json_t *e;
-    json_array_foreach(per_table, i, e) {
-        double r = json_real_value(json_object_get(e, "r")), w = json_real_value(json_object_get(e, "w"));
+    json_array_foreach(per_table, i, e)
+    {
+        double r = json_real_value(json_object_get(e, "r")),
+               w = json_real_value(json_object_get(e, "w"));
         json_t *units = json_pack("{s:f}", "CapacityUnits", r + w);
         if (r > 0) json_object_set_new(units, "ReadCapacityUnits", json_real(r));
         if (w > 0) json_object_set_new(units, "WriteCapacityUnits", json_real(w));
         json_t *c = json_deep_copy(units);
-        json_object_set_new(c, "TableName", json_string(json_string_value(json_object_get(e, "TableName"))));
+        json_object_set_new(c, "TableName",
+                            json_string(json_string_value(json_object_get(e, "TableName"))));
         if (strcmp(mode, "INDEXES") == 0) json_object_set(c, "Table", units);
         json_decref(units);
         json_array_append_new(out, c);
@@ -375,7 +406,8 @@ static int evaluate(action *a, json_t *reasons)
         if (a->kind == ACT_PUT) a->new_item = json_incref(a->item);
         if (a->kind == ACT_UPDATE) {
             a->new_item = json_deep_copy(a->old ? a->old : a->keyv);
-            if (expr_update_apply(a->x.update, a->new_item, &e) == 0 && item_size(a->new_item) > QR_MAX_ITEM_SIZE)
+            if (expr_update_apply(a->x.update, a->new_item, &e) == 0 &&
+                item_size(a->new_item) > QR_MAX_ITEM_SIZE)
                 err_validation(&e, "Item size to update has exceeded the maximum allowed size");
         }
     }
@@ -388,8 +420,9 @@ static int evaluate(action *a, json_t *reasons)
         r = json_pack("{s:s,s:s}", "Code", "ConditionalCheckFailed", "Message", e.msg);
         if (e.item) json_object_set(r, "Item", (json_t *)e.item);
     } else {
-        r = json_pack("{s:s,s:s}", "Code", strcmp(e.type, QR_E_VALIDATION) == 0 ? "ValidationError" : e.type,
-                      "Message", e.msg);
+        r = json_pack("{s:s,s:s}", "Code",
+                      strcmp(e.type, QR_E_VALIDATION) == 0 ? "ValidationError" : e.type, "Message",
+                      e.msg);
     }
     json_array_append_new(reasons, r);
     err_clear(&e);
@@ -402,10 +435,12 @@ static int cancel(json_t *reasons, qr_err *err)
 {
     buf msg;
     buf_init(&msg, 0);
-    buf_puts(&msg, "Transaction cancelled, please refer cancellation reasons for specific reasons [");
+    buf_puts(&msg,
+             "Transaction cancelled, please refer cancellation reasons for specific reasons [");
     size_t i;
     json_t *r;
-    json_array_foreach(reasons, i, r) buf_printf(&msg, "%s%s", i ? ", " : "", json_string_value(json_object_get(r, "Code")));
+    json_array_foreach(reasons, i, r)
+        buf_printf(&msg, "%s%s", i ? ", " : "", json_string_value(json_object_get(r, "Code")));
     buf_puts(&msg, "]");
     err_set(err, QR_E_TXN_CANCELED, "%s", msg.data);
     if (err->type && strcmp(err->type, QR_E_TXN_CANCELED) == 0 && err->item == NULL)
@@ -419,7 +454,8 @@ static int run_write(qr_db *db, txn *tx, json_t *per_table, qr_err *err)
 {
     buf *keys = malloc(tx->n * sizeof *keys);
     if (keys == NULL) return err_set(err, QR_E_INTERNAL, "out of memory");
-    for (size_t i = 0; i < tx->n; i++) keys[i] = tx->a[i].key; /* shallow: unlock matches by data pointer */
+    for (size_t i = 0; i < tx->n; i++)
+        keys[i] = tx->a[i].key; /* shallow: unlock matches by data pointer */
     json_t *reasons = json_array();
     store_batch *b = NULL;
     int rc = -1, failed = 0;
@@ -475,13 +511,17 @@ int op_transact_write_items(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     char *replay = NULL;
     int claimed = 0, rc = -1;
     if (transact_items(req, &list, err)) return -1;
-    if (param_enum(req, "ReturnConsumedCapacity", capacity_modes, "NONE", &capacity, err)) return -1;
-    if (param_enum(req, "ReturnItemCollectionMetrics", metrics_modes, "NONE", &metrics, err)) return -1;
+    if (param_enum(req, "ReturnConsumedCapacity", capacity_modes, "NONE", &capacity, err))
+        return -1;
+    if (param_enum(req, "ReturnItemCollectionMetrics", metrics_modes, "NONE", &metrics, err))
+        return -1;
     if (param_string(req, "ClientRequestToken", &token, err)) return -1;
     if (token && (*token == '\0' || strlen(token) > TOKEN_MAX_LEN))
-        return err_validation(err, "1 validation error detected: Value '%s' at 'clientRequestToken' failed to satisfy "
-                                   "constraint: Member must have length %s", token,
-                              *token ? "less than or equal to 36" : "greater than or equal to 1");
+        return err_validation(
+            err,
+            "1 validation error detected: Value '%s' at 'clientRequestToken' failed to satisfy "
+            "constraint: Member must have length %s",
+            token, *token ? "less than or equal to 36" : "greater than or equal to 1");
     if (token) {
         int r = token_claim(db, token, request_hash(req), &replay, err);
         if (r < 0) return -1;
@@ -498,7 +538,8 @@ int op_transact_write_items(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     *resp = json_object();
     json_t *cc = capacity_list(per_table, capacity);
     if (cc) json_object_set_new(*resp, "ConsumedCapacity", cc);
-    if (strcmp(metrics, "SIZE") == 0) json_object_set_new(*resp, "ItemCollectionMetrics", json_object());
+    if (strcmp(metrics, "SIZE") == 0)
+        json_object_set_new(*resp, "ItemCollectionMetrics", json_object());
     rc = 0;
 done:
     if (claimed) token_finish(db, token, rc == 0 ? *resp : NULL);
@@ -518,7 +559,8 @@ int op_transact_get_items(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     int rc = -1;
     size_t bytes = 0;
     if (transact_items(req, &list, err)) return -1;
-    if (param_enum(req, "ReturnConsumedCapacity", capacity_modes, "NONE", &capacity, err)) return -1;
+    if (param_enum(req, "ReturnConsumedCapacity", capacity_modes, "NONE", &capacity, err))
+        return -1;
     if (parse_actions(db, list, 1, &tx, err)) goto done;
     per_table = json_array();
     responses = json_array();
@@ -534,7 +576,9 @@ int op_transact_get_items(qr_db *db, json_t *req, json_t **resp, qr_err *err)
         }
         json_t *r = json_object();
         if (a->old)
-            json_object_set_new(r, "Item", a->x.projection ? expr_project(a->x.projection, a->old) : json_incref(a->old));
+            json_object_set_new(r, "Item",
+                                a->x.projection ? expr_project(a->x.projection, a->old)
+                                                : json_incref(a->old));
         json_array_append_new(responses, r);
         units_add(per_table, a->t->name, 2 * capacity_read_units(size, 1), 0);
     }
