@@ -88,7 +88,7 @@ static int catalog_load(qr_db *db)
     err_init(&e);
     int rc = store_iter_status(it, &e);
     store_iter_free(it);
-    qsort(db->tables, db->ntables, sizeof *db->tables, name_cmp);
+    if (db->ntables > 1) qsort(db->tables, db->ntables, sizeof *db->tables, name_cmp);
     return rc;
 }
 
