@@ -172,6 +172,17 @@ def test_limits(t):
     assert e.type == "ValidationException"
     assert "4 MB" in e.message
     assert get(t, A, acct("big0")) is None
+    # Updates that grow items count too, once computed.
+    e = t.error("TransactWriteItems", {"TransactItems": [
+        update(A, acct(f"big{i}"), "SET s = :s", {":s": {"S": big}}) for i in range(11)]})
+    assert e.type == "ValidationException" and "4 MB" in e.message
+    assert get(t, A, acct("big0")) is None
+    for i in range(11):
+        t.call("PutItem", {"TableName": A, "Item": dict(acct(f"big{i}"), s={"S": big})})
+    e = t.error("TransactGetItems", {"TransactItems": [{"Get": {"TableName": A, "Key": acct(f"big{i}")}} for i in range(11)]})
+    assert e.type == "ValidationException" and "4 MB" in e.message
+    r = t.call("TransactGetItems", {"TransactItems": [{"Get": {"TableName": A, "Key": acct(f"big{i}")}} for i in range(10)]})
+    assert len(r["Responses"]) == 10
     e = t.error("TransactWriteItems", {"TransactItems": [put(A, acct("a"))], "ClientRequestToken": "x" * 37})
     assert "at 'clientRequestToken'" in e.message and "less than or equal to 36" in e.message
 
@@ -250,3 +261,11 @@ def test_update_item_too_large_cancels(t):
     assert [r["Code"] for r in e.body["CancellationReasons"]] == ["None", "ValidationError"]
     assert e.body["CancellationReasons"][1]["Message"] == "Item size to update has exceeded the maximum allowed size"
     assert get(t, B, order("o", "1")) is None
+
+
+def test_hundred_reasons_in_full(t):
+    e = t.error("TransactWriteItems", {"TransactItems": [check(A, acct(f"none{i}"), "attribute_exists(pk)")
+                                                         for i in range(100)]})
+    assert len(e.body["CancellationReasons"]) == 100
+    listed = e.message[e.message.index("[") + 1:-1].split(", ")
+    assert listed == ["ConditionalCheckFailed"] * 100
