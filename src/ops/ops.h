@@ -39,6 +39,9 @@ int op_scan(qr_db *db, json_t *req, buf *out, qr_err *err);
 /* batch.c */
 int op_batch_get_item(qr_db *db, json_t *req, json_t **resp, qr_err *err);
 int op_batch_write_item(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+/* transact.c */
+int op_transact_write_items(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+int op_transact_get_items(qr_db *db, json_t *req, json_t **resp, qr_err *err);
 
 /* ---- params.c: request parameters ---- */
 /* Checks a table name's length and characters; field is the lowerCamel parameter name

@@ -30,6 +30,8 @@ static const operation operations[] = {
     {"Scan", NULL, op_scan},
     {"BatchGetItem", op_batch_get_item, NULL},
     {"BatchWriteItem", op_batch_write_item, NULL},
+    {"TransactWriteItems", op_transact_write_items, NULL},
+    {"TransactGetItems", op_transact_get_items, NULL},
 };
 #define NOPS (sizeof operations / sizeof operations[0])
 
@@ -53,7 +55,11 @@ static void fill_error(qr_response *resp, qr_err *err)
     char type[128];
     snprintf(type, sizeof type, ERROR_TYPE_PREFIX "%s", err->type);
     json_t *body = json_pack("{s:s,s:s}", "__type", type, "message", err->msg);
-    if (err->item) json_object_set(body, "Item", (json_t *)err->item);
+    /* An attached object with CancellationReasons (TransactionCanceledException) adds its
+     * keys to the body, message included, as it may exceed err->msg; else it is the Item. */
+    json_t *extra = err->item;
+    if (json_object_get(extra, "CancellationReasons")) json_object_update(body, extra);
+    else if (extra) json_object_set(body, "Item", extra);
     resp->body = json_dumps(body, JSON_COMPACT);
     resp->len = strlen(resp->body);
     resp->http_status = err_http_status(err->type);
