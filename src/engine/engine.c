@@ -10,7 +10,7 @@
 
 #define CATALOG_PREFIX "\0C"
 #define CATALOG_PREFIX_LEN 2
-#define ITEM_FORMAT_JSON 1
+#define ITEM_FORMAT_JSON 2
 
 /* ---- open and close ---- */
 
@@ -125,6 +125,12 @@ void qr_close(qr_db *db)
     pthread_mutex_destroy(&db->txn_lock);
     free(db->txn_keys);
     free(db);
+}
+
+int table_has_indexes(const table *t)
+{
+    (void)t;
+    return 0;
 }
 
 /* ---- catalog ---- */
@@ -372,22 +378,44 @@ int item_encode(const json_t *item, buf *out)
 {
     char *text = json_dumps(item, JSON_COMPACT);
     if (text == NULL) return -1;
-    int rc = buf_putc(out, ITEM_FORMAT_JSON) || buf_puts(out, text);
+    int rc = buf_putc(out, ITEM_FORMAT_JSON) || buf_put_be32(out, (uint32_t)item_size(item)) || buf_puts(out, text);
     free(text);
     return rc ? -1 : 0;
 }
 
+int item_stored(const char *v, size_t len, const char **json, size_t *json_len, size_t *size)
+{
+    if (len < ITEM_HEADER_LEN || v[0] != ITEM_FORMAT_JSON) return -1;
+    *size = be32_read(v + 1);
+    *json = v + ITEM_HEADER_LEN;
+    *json_len = len - ITEM_HEADER_LEN;
+    return 0;
+}
+
 json_t *item_decode(const char *v, size_t len)
 {
-    if (len < 1 || v[0] != ITEM_FORMAT_JSON) return NULL;
-    return json_loadb(v + 1, len - 1, 0, NULL);
+    const char *json;
+    size_t jlen, size;
+    if (item_stored(v, len, &json, &jlen, &size)) return NULL;
+    return json_loadb(json, jlen, 0, NULL);
+}
+
+int item_read_raw(qr_db *db, const store_snapshot *snap, const buf *key, char **val, size_t *len, qr_err *err)
+{
+    int rc = store_get(db->st, snap, key->data, key->len, val, len, err);
+    if (rc == 1 && *len < ITEM_HEADER_LEN) {
+        free(*val);
+        *val = NULL;
+        return err_set(err, QR_E_INTERNAL, "stored item is corrupt");
+    }
+    return rc;
 }
 
 int item_read(qr_db *db, const store_snapshot *snap, const buf *key, json_t **item, qr_err *err)
 {
     char *v;
     size_t vl;
-    int rc = store_get(db->st, snap, key->data, key->len, &v, &vl, err);
+    int rc = item_read_raw(db, snap, key, &v, &vl, err);
     if (rc <= 0) return rc;
     *item = item_decode(v, vl);
     free(v);
@@ -496,11 +524,11 @@ void table_stats_fill(qr_db *db, table *t, json_t *desc)
         for (store_iter_first(it); store_iter_valid(it); store_iter_next(it)) {
             size_t vl;
             const char *v = store_iter_value(it, &vl);
-            json_t *item = item_decode(v, vl);
-            if (item) {
+            const char *json;
+            size_t jlen, size;
+            if (item_stored(v, vl, &json, &jlen, &size) == 0) {
                 n++;
-                bytes += (int64_t)item_size(item);
-                json_decref(item);
+                bytes += (int64_t)size;
             }
         }
         store_iter_free(it);
