@@ -731,6 +731,17 @@ static void check_cond(parser *p, cnode *c)
     }
     for (int i = 0; i < c->na; i++)
         check_operand(p, c->a[i], 0);
+    /* Ordering needs S, N or B: a constant of another type can never satisfy it. */
+    if ((c->kind == C_CMP && c->op >= CMP_LT) || c->kind == C_BETWEEN) {
+        for (int i = 0; i < c->na; i++) {
+            const char *t = static_type(c->a[i]);
+            if (t && strcmp(t, "S") != 0 && strcmp(t, "N") != 0 && strcmp(t, "B") != 0)
+                sem(p, SEM_FUNCTION,
+                    "Incorrect operand type for operator or function; operator or function: %s, "
+                    "operand type: %s",
+                    c->kind == C_BETWEEN ? "BETWEEN" : cmp_text(c->op), t);
+        }
+    }
     if (c->kind == C_CMP) {
         check_distinct(p, cmp_text(c->op), c->a[0], c->a[1]);
     } else if (c->kind == C_BETWEEN) {
@@ -950,8 +961,8 @@ int parse_update(expr_ctx *cx, const char *text, arena *ar, upd_action **acts, i
                 if (v && !good && t <= QR_T_L)
                     sem(&p, SEM_FUNCTION,
                         "Incorrect operand type for operator or function; operator: %s, operand "
-                        "type: %s",
-                        sections[a[i].kind], long_names[t]);
+                        "type: %s, typeSet: ALLOWED_FOR_%s_OPERAND",
+                        sections[a[i].kind], long_names[t], sections[a[i].kind]);
             }
             for (int j = 0; j < i; j++)
                 check_overlap(&p, &a[j].path, &a[i].path);
