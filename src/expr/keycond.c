@@ -20,7 +20,7 @@ typedef struct key_parts {
 
 static int invalid_op(qr_err *err, const char *op)
 {
-    return err_validation(err, PREFIX "Invalid operator used in KeyConditionExpression: %s", op);
+    return err_validation(err, "Invalid operator used in KeyConditionExpression: %s", op);
 }
 
 static int add_part(key_parts *kp, const char *name, expr_key_op op, json_t *v1, json_t *v2,
@@ -29,9 +29,9 @@ static int add_part(key_parts *kp, const char *name, expr_key_op op, json_t *v1,
     for (int i = 0; i < kp->n; i++)
         if (strcmp(kp->p[i].name, name) == 0)
             return err_validation(
-                err, PREFIX "KeyConditionExpressions must only contain one condition per key");
+                err, "KeyConditionExpressions must only contain one condition per key");
     if (kp->n == (int)(sizeof kp->p / sizeof kp->p[0]))
-        return err_validation(err, PREFIX
+        return err_validation(err,
                               "KeyConditionExpressions must only contain one condition per key");
     kp->p[kp->n++] = (key_part){name, op, v1, v2};
     return 0;
@@ -65,33 +65,29 @@ static int collect(const cnode *c, key_parts *kp, qr_err *err)
     default:
         return invalid_op(err, "?");
     }
-    int npaths = 0, at = -1;
-    for (int i = 0; i < c->na; i++) {
-        if (c->a[i]->kind == OP_SIZE)
-            return err_validation(err, PREFIX
-                                  "KeyConditionExpressions cannot contain nested operations");
-    }
     if ((c->kind == C_BETWEEN || c->kind == C_BEGINS) && c->a[0]->kind != OP_PATH)
         return err_validation(err,
-                              PREFIX
                               "Invalid condition in KeyConditionExpression: %s operator must "
                               "have the key attribute as its first operand",
                               c->kind == C_BETWEEN ? "BETWEEN" : "begins_with");
+    int at = -1;
     for (int i = 0; i < c->na; i++) {
-        if (c->a[i]->kind != OP_PATH) continue;
-        if (npaths++)
+        const operand *o = c->a[i];
+        if (o->kind == OP_SIZE)
+            return err_validation(err, "KeyConditionExpressions cannot contain nested operations");
+        if (o->kind != OP_PATH) continue;
+        if (at >= 0)
+            return err_validation(err, "Invalid condition in KeyConditionExpression: Multiple "
+                                       "attribute names used in one condition");
+        if (o->path.n > 1)
             return err_validation(
-                err, PREFIX "Invalid condition in KeyConditionExpression: Multiple attribute names "
-                            "used in one condition");
+                err, "KeyConditionExpressions cannot have conditions on nested attributes");
         at = i;
     }
-    if (npaths == 0)
+    if (at < 0)
         return err_validation(
-            err, PREFIX "Invalid condition in KeyConditionExpression: No key attribute specified");
+            err, "Invalid condition in KeyConditionExpression: No key attribute specified");
     const path *pa = &c->a[at]->path;
-    if (pa->n > 1)
-        return err_validation(
-            err, PREFIX "KeyConditionExpressions cannot have conditions on nested attributes");
     if (c->kind == C_BETWEEN)
         return add_part(kp, pa->e[0].name, EXPR_KEY_BETWEEN, c->a[1]->value, c->a[2]->value, err);
     if (c->kind == C_BEGINS)
