@@ -24,6 +24,7 @@ enum sem_cat {
     SEM_NAMEVAL,
     SEM_OVERLAP,
     SEM_CONFLICT,
+    SEM_OPERAND, /* ADD and DELETE operand types */
     SEM_OPCOUNT,
     SEM_DISTINCT,
     SEM_FUNCTION,
@@ -959,7 +960,7 @@ int parse_update(expr_ctx *cx, const char *text, arena *ar, upd_action **acts, i
                 static const char *const long_names[] = {"",        "STRING", "NUMBER", "BINARY",
                                                          "BOOLEAN", "NULL",   "MAP",    "LIST"};
                 if (v && !good && t <= QR_T_L)
-                    sem(&p, SEM_FUNCTION,
+                    sem(&p, SEM_OPERAND,
                         "Incorrect operand type for operator or function; operator: %s, operand "
                         "type: %s, typeSet: ALLOWED_FOR_%s_OPERAND",
                         sections[a[i].kind], long_names[t], sections[a[i].kind]);
