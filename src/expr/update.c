@@ -16,8 +16,7 @@
 #define MSG_MISSING "The provided expression refers to an attribute that does not exist in the item"
 #define MSG_BAD_PATH "The document path provided in the update expression is invalid for update"
 #define MSG_BAD_TYPE "An operand in the update expression has an incorrect data type"
-#define MSG_LEGACY_TYPE                                                                            \
-    "One or more parameter values were invalid: Type mismatch for attribute to update"
+#define MSG_LEGACY_TYPE "Type mismatch for attribute to update"
 
 typedef struct applier {
     const expr_update *u;
@@ -155,7 +154,6 @@ static int remove_at(applier *ap, json_t *item, const path *p)
         return 0;
     }
     json_t *parent = parent_of(item, p);
-    if (parent == NULL) return 0;
     qr_type t = value_type(parent);
     if (last->name && t == QR_T_M) {
         json_object_del(value_payload(parent), last->name);
@@ -255,8 +253,18 @@ static int add_at(applier *ap, json_t *item, const path *p, const json_t *v)
     return rc;
 }
 
+/* Whether the path up to p's last element leads to a map (for a name) or a list (for an
+ * index), so that p names a place in the item. */
+static int place_exists(json_t *item, const path *p)
+{
+    if (p->n == 1) return 1;
+    qr_type t = value_type(parent_of(item, p));
+    return p->e[p->n - 1].name ? t == QR_T_M : t == QR_T_L;
+}
+
 static int delete_at(applier *ap, json_t *item, const path *p, const json_t *v)
 {
+    if (!place_exists(item, p)) return err_validation(ap->err, MSG_BAD_PATH);
     json_t *cur = (json_t *)path_get(item, p);
     if (cur == NULL) return 0;
     qr_type tc = value_type(cur);
