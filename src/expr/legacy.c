@@ -406,7 +406,7 @@ int expr_from_attribute_updates(json_t *updates, expr_update **out, qr_err *err)
                            value_type_name(t));
             goto fail;
         }
-        if (kind == U_ADD && !set && t != QR_T_N) {
+        if (kind == U_ADD && !set && t != QR_T_N && t != QR_T_L) {
             err_validation(err, INVALID "Action ADD is not supported for the type %s",
                            value_type_name(t));
             goto fail;

@@ -230,6 +230,8 @@ static int add_at(applier *ap, json_t *item, const path *p, const json_t *v)
         if (num_add(&a, &b, &c, ap->err)) return -1;
         return set_at(ap, item, p, value_from_number(&c));
     }
+    if (tc == QR_T_L && ap->u->legacy) /* AttributeUpdates ADD appends to a list */
+        return json_array_extend(value_payload(cur), value_payload(v)) ? bad_type(ap) : 0;
     if (!is_set(tc)) return bad_type(ap);
     json_t *arr = value_payload(cur), *add = value_payload(v);
     buf key;
@@ -379,10 +381,13 @@ int expr_update_apply(const expr_update *u, json_t *item, qr_err *err)
     qsort(rem, (size_t)nrem, sizeof *rem, cmp_removal);
     for (int i = 0; i < nrem; i++)
         if (remove_at(&ap, item, &rem[i]->path)) goto done;
+    /* ADDs too run in path order, so ADDs past a list's end append in index order. */
+    nlater = 0;
     for (int i = 0; i < n; i++)
-        if (u->acts[i].kind == U_ADD &&
-            add_at(&ap, item, &u->acts[i].path, u->acts[i].value->value))
-            goto done;
+        if (u->acts[i].kind == U_ADD) later[nlater++] = &u->acts[i];
+    qsort(later, (size_t)nlater, sizeof *later, cmp_append);
+    for (int i = 0; i < nlater; i++)
+        if (add_at(&ap, item, &later[i]->path, later[i]->value->value)) goto done;
     for (int i = 0; i < n; i++)
         if (u->acts[i].kind == U_DELETE &&
             delete_at(&ap, item, &u->acts[i].path, u->acts[i].value->value))
@@ -428,6 +433,33 @@ json_t *expr_update_top_names(const expr_update *u)
         if (!seen) json_array_append_new(names, json_string(top));
     }
     return names;
+}
+
+expr_proj *expr_update_projection(const expr_update *u)
+{
+    expr_proj *p = calloc(1, sizeof *p);
+    if (p == NULL) return NULL;
+    arena_init(&p->ar);
+    p->paths = arena_alloc(&p->ar, (size_t)(u->nacts ? u->nacts : 1) * sizeof *p->paths);
+    if (p->paths == NULL) goto nomem;
+    for (int i = 0; i < u->nacts; i++) {
+        const path *src = &u->acts[i].path;
+        path *dst = &p->paths[p->npaths++];
+        dst->n = src->n;
+        dst->e = arena_alloc(&p->ar, (size_t)src->n * sizeof *dst->e);
+        if (dst->e == NULL) goto nomem;
+        for (int k = 0; k < src->n; k++) {
+            dst->e[k] = src->e[k];
+            dst->e[k].raw = NULL;
+            if (src->e[k].name && (dst->e[k].name = arena_strndup(&p->ar, src->e[k].name,
+                                                                  strlen(src->e[k].name))) == NULL)
+                goto nomem;
+        }
+    }
+    return p;
+nomem:
+    expr_proj_free(p);
+    return NULL;
 }
 
 void expr_update_free(expr_update *u)

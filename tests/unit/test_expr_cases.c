@@ -164,6 +164,21 @@ static void run_case(const char *file, size_t idx, json_t *c)
             json_t *work = item ? json_deep_copy(item) : json_object();
             rc = expr_update_apply(u, work, &err);
             if (!check_error(file, idx, c, "apply_error", rc, &err)) check_json(file, idx, c, work);
+            json_t *want_new = json_object_get(c, "updated_new");
+            if (want_new && rc == 0) {
+                expr_proj *up = expr_update_projection(u);
+                json_t *got = up ? expr_project(up, work) : NULL;
+                if (same_json(want_new, got)) {
+                    passed++;
+                } else {
+                    char *w = dump(want_new), *g = dump(got);
+                    failf(file, idx, c, "updated_new mismatch:\n   want: %s\n    got: %s", w, g);
+                    free(w);
+                    free(g);
+                }
+                json_decref(got);
+                expr_proj_free(up);
+            }
             json_t *tops = json_object_get(c, "top_names");
             if (tops) {
                 json_t *got = expr_update_top_names(u);
