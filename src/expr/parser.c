@@ -49,6 +49,7 @@ typedef struct parser {
     int update; /* SET, REMOVE, ADD, DELETE are keywords */
     int cond;   /* AND, OR, NOT, BETWEEN, IN are keywords */
     char *sem[SEM_COUNT];
+    char *cond_err; /* conditions: the error of the first predicate that had one */
 } parser;
 
 /* ---- helpers ---- */
@@ -153,12 +154,11 @@ static int path_word(parser *p, path_elem *el)
     return -1;
 }
 
-static int parse_path(parser *p, path *out)
+/* The .name and [index] elements after a path's start, appended to out (cap is the room
+ * out->e has). */
+static int parse_path_tail(parser *p, path *out, int cap)
 {
-    int cap = 0;
-    path_elem el = {0};
-    memset(out, 0, sizeof *out);
-    if (path_word(p, &el) || add_elem(p, out, &cap, el)) return -1;
+    path_elem el;
     for (;;) {
         if (accept(p, TK_DOT)) {
             memset(&el, 0, sizeof el);
@@ -182,6 +182,15 @@ static int parse_path(parser *p, path *out)
             return 0;
         }
     }
+}
+
+static int parse_path(parser *p, path *out)
+{
+    int cap = 0;
+    path_elem el = {0};
+    memset(out, 0, sizeof *out);
+    if (path_word(p, &el) || add_elem(p, out, &cap, el)) return -1;
+    return parse_path_tail(p, out, cap);
 }
 
 static operand *parse_operand(parser *p);
@@ -223,6 +232,11 @@ static operand *parse_operand(parser *p)
         if (o && accept(p, TK_RPAREN)) {
             if (o->paren) o->redundant = 1;
             o->paren = 1;
+            /* In conditions a parenthesised path may go on: (a.b).c is a.b.c. */
+            if (p->cond && o->kind == OP_PATH && (at(p, TK_DOT) || at(p, TK_LBRACKET))) {
+                o->paren = 0;
+                if (parse_path_tail(p, &o->path, o->path.n)) o = NULL;
+            }
         } else {
             o = fail(p);
         }
@@ -648,6 +662,7 @@ static void check_call_cond(parser *p, cnode *c)
         c->kind = f[10] == 'e' ? C_EXISTS : C_NOT_EXISTS;
     } else if (strcmp(f, "attribute_type") == 0) {
         check_arity(p, call, 2);
+        if (call->na == 2) check_distinct(p, f, call->a[0], call->a[1]);
         if (call->na >= 1 && call->a[0]->kind != OP_PATH)
             sem(p, SEM_FUNCTION,
                 "Operator or function requires a document path; operator or function: %s", f);
@@ -712,6 +727,15 @@ static void check_between(parser *p, operand *lo, operand *hi)
             a, b);
 }
 
+/* Conditions report names, values, operand counts, distinctness and operand types per
+ * predicate: the first predicate with such an error decides, by this priority. */
+static void settle_predicate(parser *p)
+{
+    static const enum sem_cat order[] = {SEM_NAMEVAL, SEM_OPCOUNT, SEM_DISTINCT, SEM_FUNCTION};
+    for (size_t i = 0; !p->cond_err && i < sizeof order / sizeof order[0]; i++)
+        p->cond_err = p->sem[order[i]];
+}
+
 static void check_cond(parser *p, cnode *c)
 {
     if (c->redundant) sem(p, SEM_PARENS, "The expression has redundant parentheses;");
@@ -726,6 +750,7 @@ static void check_cond(parser *p, cnode *c)
         return;
     case C_CALL:
         check_call_cond(p, c);
+        settle_predicate(p);
         return;
     default:
         break;
@@ -752,6 +777,7 @@ static void check_cond(parser *p, cnode *c)
             "The IN operator is provided with too many operands; number of operands: %d",
             c->na - 1);
     }
+    settle_predicate(p);
 }
 
 /* Two paths of one update or projection may not overlap (one a prefix of the other)
@@ -814,12 +840,15 @@ static int finish(parser *p, int parsed)
         syntax_error(p);
         rc = -1;
     } else {
-        for (int i = 0; i < SEM_COUNT; i++) {
-            if (p->sem[i]) {
-                rc = err_validation(p->cx->err, "Invalid %s: %s", p->which, p->sem[i]);
-                break;
-            }
+        const char *msg = NULL;
+        for (int i = 0; !msg && i < SEM_COUNT; i++) {
+            /* Conditions: errors past the reserved-word check are chosen per predicate. */
+            if (p->cond && i > SEM_RESERVED)
+                msg = p->cond_err;
+            else
+                msg = p->sem[i];
         }
+        if (msg) rc = err_validation(p->cx->err, "Invalid %s: %s", p->which, msg);
     }
     free(p->t);
     p->t = NULL;
