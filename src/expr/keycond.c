@@ -13,8 +13,10 @@
 
 #define PREFIX "Invalid KeyConditionExpression: "
 
+#define KEY_PARTS_MAX 8
+
 typedef struct key_parts {
-    key_part p[8];
+    key_part p[KEY_PARTS_MAX];
     int n;
 } key_parts;
 
@@ -26,14 +28,14 @@ static int invalid_op(qr_err *err, const char *op)
 static int add_part(key_parts *kp, const char *name, expr_key_op op, json_t *v1, json_t *v2,
                     qr_err *err)
 {
-    for (int i = 0; i < kp->n; i++)
+    int stored = kp->n < KEY_PARTS_MAX ? kp->n : KEY_PARTS_MAX;
+    for (int i = 0; i < stored; i++)
         if (strcmp(kp->p[i].name, name) == 0)
             return err_validation(
                 err, "KeyConditionExpressions must only contain one condition per key");
-    if (kp->n == (int)(sizeof kp->p / sizeof kp->p[0]))
-        return err_validation(err,
-                              "KeyConditionExpressions must only contain one condition per key");
-    kp->p[kp->n++] = (key_part){name, op, v1, v2};
+    /* Past the few a key can have, only the count matters (for the length message). */
+    if (kp->n < KEY_PARTS_MAX) kp->p[kp->n] = (key_part){name, op, v1, v2};
+    kp->n++;
     return 0;
 }
 
@@ -111,6 +113,7 @@ int keycond_finish(const key_part *parts, int n, const char *pk_name, char pk_ty
 {
     const key_part *pk = NULL, *sk = NULL;
     memset(out, 0, sizeof *out);
+    if (n < 1 || n > 2) return err_validation(err, "Conditions can be of length 1 or 2 only");
     for (int i = 0; i < n; i++) {
         if (strcmp(parts[i].name, pk_name) == 0)
             pk = &parts[i];

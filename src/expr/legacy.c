@@ -458,49 +458,33 @@ nomem:
 int expr_from_key_conditions(json_t *conds, const char *pk_name, char pk_type, const char *sk_name,
                              char sk_type, expr_keycond *out, qr_err *err)
 {
-    key_part parts[8];
+    key_part parts[2];
     int n = 0;
     memset(out, 0, sizeof *out);
     if (!json_is_object(conds)) return err_validation(err, "KeyConditions must be a map");
     const char *attr;
-    json_t *cond;
+    json_t *cond, *list;
+    legacy_op op;
+    /* Every condition is validated before the count and the key schema are looked at. */
     json_object_foreach(conds, attr, cond)
     {
-        legacy_op op;
-        json_t *list;
         if (filter_one("KeyConditions", attr, cond, &op, &list, err)) return -1;
-        int key = strcmp(attr, pk_name) == 0 || (sk_name && strcmp(attr, sk_name) == 0);
-        if (!key || n == 8)
-            return err_validation(err, "Query condition missed key schema element: %s",
-                                  sk_name && strcmp(attr, pk_name) != 0 ? sk_name : pk_name);
-        expr_key_op kop;
-        switch (op) {
-        case L_EQ:
-            kop = EXPR_KEY_EQ;
-            break;
-        case L_LE:
-            kop = EXPR_KEY_LE;
-            break;
-        case L_LT:
-            kop = EXPR_KEY_LT;
-            break;
-        case L_GE:
-            kop = EXPR_KEY_GE;
-            break;
-        case L_GT:
-            kop = EXPR_KEY_GT;
-            break;
-        case L_BEGINS_WITH:
-            kop = EXPR_KEY_BEGINS_WITH;
-            break;
-        case L_BETWEEN:
-            kop = EXPR_KEY_BETWEEN;
-            break;
-        default:
+    }
+    if (json_object_size(conds) < 1 || json_object_size(conds) > 2)
+        return err_validation(err, "Conditions can be of length 1 or 2 only");
+    json_object_foreach(conds, attr, cond)
+    {
+        static const expr_key_op kops[] = {
+            [L_EQ] = EXPR_KEY_EQ,           [L_LE] = EXPR_KEY_LE,
+            [L_LT] = EXPR_KEY_LT,           [L_GE] = EXPR_KEY_GE,
+            [L_GT] = EXPR_KEY_GT,           [L_BEGINS_WITH] = EXPR_KEY_BEGINS_WITH,
+            [L_BETWEEN] = EXPR_KEY_BETWEEN, [L_NONE] = EXPR_KEY_NONE};
+        op = op_from_name(json_string_value(json_object_get(cond, "ComparisonOperator")));
+        list = json_object_get(cond, "AttributeValueList");
+        if (kops[op] == EXPR_KEY_NONE)
             return err_validation(err,
                                   "Attempted conditional constraint is not an indexable operation");
-        }
-        parts[n++] = (key_part){attr, kop, json_array_get(list, 0), json_array_get(list, 1)};
+        parts[n++] = (key_part){attr, kops[op], json_array_get(list, 0), json_array_get(list, 1)};
     }
     return keycond_finish(parts, n, pk_name, pk_type, sk_name, sk_type, out, err);
 }
