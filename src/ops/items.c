@@ -49,9 +49,7 @@ int item_check_condition(const expr_cond *c, const json_t *old, const char *on_f
 int item_stage(qr_db *db, table *t, store_batch *b, const buf *key, const json_t *old_item,
                const json_t *new_item, qr_err *err)
 {
-    (void)db;
-    (void)t;
-    (void)old_item;
+    if (index_stage(db, t, b, old_item, new_item, err)) return -1;
     if (new_item == NULL) {
         store_batch_delete(b, key->data, key->len);
         return 0;
