@@ -111,6 +111,8 @@ int qr_open(const char *dir, const qr_options *opts, qr_db **out, char **errmsg)
     for (int i = 0; i < QR_LOCK_STRIPES; i++) pthread_mutex_init(&db->stripes[i], NULL);
     pthread_mutex_init(&db->txn_lock, NULL);
     pthread_rwlock_init(&db->schema_lock, NULL);
+    pthread_mutex_init(&db->coll_lock, NULL);
+    db->collections = json_object();
     db->next_table_id = 1;
     if (catalog_load(db) || propagate_start(db)) {
         if (errmsg) *errmsg = strdup("cannot read the table catalog");
@@ -139,6 +141,8 @@ void qr_close(qr_db *db)
     for (int i = 0; i < QR_LOCK_STRIPES; i++) pthread_mutex_destroy(&db->stripes[i]);
     pthread_mutex_destroy(&db->txn_lock);
     pthread_rwlock_destroy(&db->schema_lock);
+    pthread_mutex_destroy(&db->coll_lock);
+    json_decref(db->collections);
     free(db->txn_keys);
     free(db);
 }
@@ -361,6 +365,7 @@ int catalog_delete(qr_db *db, table *t, qr_err *err)
         db->ntables--;
         t->dropped = 1;
         t->refs--; /* the catalog's reference; the caller still holds one */
+        collection_forget_table(db, t);
     }
     pthread_mutex_unlock(&db->catalog_lock);
     return rc;

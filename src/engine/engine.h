@@ -72,6 +72,9 @@ struct qr_db {
     int prop_stop, prop_kicked;
     pthread_t backfills[64];   /* running index backfills */
     size_t nbackfills;
+    /* Item collection sizes of tables with local indexes (collection.c). */
+    pthread_mutex_t coll_lock;
+    json_t *collections;       /* hex of partition key prefix -> bytes */
 };
 
 #define QR_LOG_PREFIX "\0L"
@@ -155,6 +158,19 @@ int item_lock(qr_db *db, const buf *key, pthread_mutex_t **out, qr_err *err);
  * batches cannot deadlock). txn_unlock_keys undoes both. */
 void txn_lock_keys(qr_db *db, const buf *keys, size_t n);
 void txn_unlock_keys(qr_db *db, const buf *keys, size_t n);
+
+/* ---- item collections (tables with local secondary indexes) ---- */
+#define QR_COLLECTION_LIMIT (10ULL << 30)
+/* Adds delta bytes to the size of the item collection pk_value of t. A growth that
+ * would pass the limit fails with ItemCollectionSizeLimitExceededException. */
+int collection_adjust(qr_db *db, const table *t, const json_t *pk_value, int64_t delta, qr_err *err);
+/* The collection's size in bytes. */
+uint64_t collection_size(qr_db *db, const table *t, const json_t *pk_value);
+/* Table t's local index count. */
+size_t table_lsi_count(const table *t);
+/* An ItemCollectionMetrics object for the collection holding item. */
+json_t *collection_metrics(qr_db *db, const table *t, const json_t *item);
+void collection_forget_table(qr_db *db, const table *t);
 
 /* ---- statistics ---- */
 /* Adjusts a table's approximate counts after a write. */

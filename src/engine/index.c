@@ -350,6 +350,9 @@ int index_stage(qr_db *db, const table *t, store_batch *b, const json_t *old_ite
     buf_init(&val, 0);
     buf_init(&rec, 0);
     int rc = 0, logged = 0;
+    /* Growth of the item collection: the base item and its local index entries. */
+    int64_t coll_delta = (new_item ? (int64_t)item_size(new_item) : 0) - (old_item ? (int64_t)item_size(old_item) : 0);
+    size_t nlocal = 0;
     struct timeval tv;
     gettimeofday(&tv, NULL);
     buf_put_be64(&rec, (uint64_t)tv.tv_sec * 1000000u + (uint64_t)tv.tv_usec);
@@ -368,8 +371,15 @@ int index_stage(qr_db *db, const table *t, store_batch *b, const json_t *old_ite
         if (has_new) {
             json_t *p = index_project(t, ix, new_item);
             rc = item_encode(p, &val);
+            if (!ix->global) coll_delta += (int64_t)item_size(p);
             json_decref(p);
         }
+        if (has_old && !ix->global) {
+            json_t *p = index_project(t, ix, old_item);
+            coll_delta -= (int64_t)item_size(p);
+            json_decref(p);
+        }
+        nlocal += !ix->global;
         if (ix->global) {
             if (has_old && !same) log_op(&rec, 'D', &ok, NULL);
             if (has_new) log_op(&rec, 'P', &nk, &val);
@@ -378,6 +388,10 @@ int index_stage(qr_db *db, const table *t, store_batch *b, const json_t *old_ite
             if (has_old && !same) store_batch_delete(b, ok.data, ok.len);
             if (has_new) store_batch_put(b, nk.data, nk.len, val.data, val.len);
         }
+    }
+    if (rc == 0 && nlocal) {
+        const json_t *any = new_item ? new_item : old_item;
+        if (any) rc = collection_adjust(db, t, json_object_get(any, t->pk.name), coll_delta, err);
     }
     if (rc == 0 && logged) {
         buf lk;
