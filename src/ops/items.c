@@ -20,14 +20,14 @@ typedef struct write_params {
     const char *return_values;
     const char *capacity;
     const char *on_failure;
+    const char *metrics;
 } write_params;
 
 static int read_write_params(json_t *req, int allow_updated, write_params *p, qr_err *err)
 {
-    const char *metrics;
     if (param_enum(req, "ReturnValues", return_values, "NONE", &p->return_values, err)) return -1;
     if (param_enum(req, "ReturnConsumedCapacity", capacity_modes, "NONE", &p->capacity, err)) return -1;
-    if (param_enum(req, "ReturnItemCollectionMetrics", metrics_modes, "NONE", &metrics, err)) return -1;
+    if (param_enum(req, "ReturnItemCollectionMetrics", metrics_modes, "NONE", &p->metrics, err)) return -1;
     if (param_enum(req, "ReturnValuesOnConditionCheckFailure", on_failure_modes, "NONE", &p->on_failure, err))
         return -1;
     if (!allow_updated && strcmp(p->return_values, "NONE") && strcmp(p->return_values, "ALL_OLD"))
@@ -49,9 +49,7 @@ int item_check_condition(const expr_cond *c, const json_t *old, const char *on_f
 int item_stage(qr_db *db, table *t, store_batch *b, const buf *key, const json_t *old_item,
                const json_t *new_item, qr_err *err)
 {
-    (void)db;
-    (void)t;
-    (void)old_item;
+    if (index_stage(db, t, b, old_item, new_item, err)) return -1;
     if (new_item == NULL) {
         store_batch_delete(b, key->data, key->len);
         return 0;
@@ -84,6 +82,13 @@ int item_write(qr_db *db, table *t, const buf *key, const json_t *old_item, cons
     store_batch_free(b);
     if (rc == 0) item_staged_done(t, old_item, new_item);
     return rc;
+}
+
+/* Adds ItemCollectionMetrics when asked for and the table has local indexes. */
+static void report_metrics(qr_db *db, const table *t, const write_params *p, json_t *resp, const json_t *item)
+{
+    if (item && strcmp(p->metrics, "SIZE") == 0 && table_lsi_count(t) > 0)
+        json_object_set_new(resp, "ItemCollectionMetrics", collection_metrics(db, t, item));
 }
 
 static double write_units(const json_t *old_item, const json_t *new_item)
@@ -158,6 +163,7 @@ int op_put_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     *resp = json_object();
     if (old && strcmp(p.return_values, "ALL_OLD") == 0) json_object_set(*resp, "Attributes", old);
     capacity_report(*resp, p.capacity, t->name, capacity_write_units(old_size > new_size ? old_size : new_size), 1);
+    report_metrics(db, t, &p, *resp, item);
     rc = 0;
 done:
     if (lock) pthread_mutex_unlock(lock);
@@ -258,6 +264,7 @@ int op_delete_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     *resp = json_object();
     if (old && strcmp(p.return_values, "ALL_OLD") == 0) json_object_set(*resp, "Attributes", old);
     capacity_report(*resp, p.capacity, t->name, write_units(old, NULL), 1);
+    report_metrics(db, t, &p, *resp, old);
     rc = 0;
 done:
     if (lock) pthread_mutex_unlock(lock);
@@ -326,6 +333,7 @@ int op_update_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     if (attrs && json_object_size(attrs) > 0) json_object_set(*resp, "Attributes", attrs);
     json_decref(attrs);
     capacity_report(*resp, p.capacity, t->name, write_units(old, item), 1);
+    report_metrics(db, t, &p, *resp, item);
     rc = 0;
 done:
     if (lock) pthread_mutex_unlock(lock);
