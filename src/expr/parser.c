@@ -383,17 +383,17 @@ static cnode *parse_primary(parser *p)
 
 static cnode *parse_not(parser *p)
 {
-    if (word_is(p, p->pos, "NOT")) {
-        p->pos++;
-        if (++p->depth > MAX_NESTING) return fail(p);
-        cnode *c = parse_not(p);
+    int negate = word_is(p, p->pos, "NOT");
+    if (negate) p->pos++;
+    cnode *c = NULL;
+    if (p->depth < MAX_NESTING) {
+        p->depth++;
+        c = negate ? parse_not(p) : parse_primary(p);
         p->depth--;
-        return c ? mk(p, C_NOT, c, NULL) : NULL;
+    } else {
+        fail(p);
     }
-    if (++p->depth > MAX_NESTING) return fail(p);
-    cnode *c = parse_primary(p);
-    p->depth--;
-    return c;
+    return c && negate ? mk(p, C_NOT, c, NULL) : c;
 }
 
 static cnode *parse_and(parser *p)
