@@ -195,6 +195,11 @@ int op_get_item(qr_db *db, json_t *req, buf *out, qr_err *err)
     }
     if (param_bool(req, "ConsistentRead", 0, &consistent, err)) goto done;
     if (param_enum(req, "ReturnConsumedCapacity", capacity_modes, "NONE", &capacity, err)) goto done;
+    if (json_object_get(req, "IndexName")) {
+        err_validation(err, "GetItem does not accept IndexName: an item is read by its table key; "
+                            "use Query with IndexName to read an index");
+        goto done;
+    }
     if (key_check_key(t, keyv, err)) goto done;
     if (exprs_parse(&x, req, EXPRS_PROJECTION, err) || exprs_finish(&x)) goto done;
     if (key_item(&key, t, keyv, err)) goto done;
