@@ -97,19 +97,6 @@ static double write_units(const json_t *old_item, const json_t *new_item)
     return capacity_write_units(a > b ? a : b);
 }
 
-/* A new item holding only the named top-level attributes of item that exist. */
-static json_t *pick(const json_t *item, json_t *names)
-{
-    json_t *out = json_object();
-    size_t i;
-    json_t *n;
-    json_array_foreach(names, i, n) {
-        json_t *v = json_object_get(item, json_string_value(n));
-        if (v) json_object_set(out, json_string_value(n), v);
-    }
-    return out;
-}
-
 static int missing(const char *field, qr_err *err)
 {
     return err_validation(err, "1 validation error detected: Value null at '%s' failed to satisfy constraint: "
@@ -333,8 +320,12 @@ int op_update_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     json_t *attrs = NULL;
     if (strcmp(rv, "ALL_OLD") == 0 && old) attrs = json_incref(old);
     else if (strcmp(rv, "ALL_NEW") == 0) attrs = json_incref(item);
-    else if (strcmp(rv, "UPDATED_OLD") == 0 && old) attrs = pick(old, names);
-    else if (strcmp(rv, "UPDATED_NEW") == 0) attrs = pick(item, names);
+    else if (strncmp(rv, "UPDATED_", 8) == 0 && x.update && (old || rv[8] == 'N')) {
+        /* Exactly the paths the update touched, nested parts included, as DynamoDB returns. */
+        expr_proj *touched = expr_update_projection(x.update);
+        attrs = expr_project(touched, rv[8] == 'O' ? old : item);
+        expr_proj_free(touched);
+    }
     if (attrs && json_object_size(attrs) > 0) json_object_set(*resp, "Attributes", attrs);
     json_decref(attrs);
     capacity_report(*resp, p.capacity, t->name, write_units(old, item), 1);
