@@ -19,6 +19,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "engine/index.h"
 #include "quarry.h"
 #include "storage/store.h"
 #include "util/buf.h"
@@ -42,6 +43,9 @@ typedef struct table {
     int64_t item_count;    /* approximate counts, -1 until first computed */
     int64_t size_bytes;
     pthread_mutex_t stats_lock;
+    qr_index *indexes;     /* secondary indexes; changed only under the schema write lock */
+    size_t nindexes;
+    json_t *index_ids;     /* index name -> id in keys (owned object) */
 } table;
 
 struct qr_db {
@@ -55,11 +59,50 @@ struct qr_db {
     pthread_mutex_t txn_lock;  /* guards txn_keys */
     buf *txn_keys;             /* keys of items that transactions hold right now */
     size_t ntxn_keys, txn_cap;
+    /* Every request that uses a table holds this for reading (catalog_get to
+     * catalog_release); changing a table's indexes takes it for writing, so no write is
+     * ever in flight with an outdated index list. */
+    pthread_rwlock_t schema_lock;
+    /* The global-index propagation log and its worker (propagate.c). */
+    uint64_t log_seq;          /* next log record number (atomic) */
+    uint64_t log_cursor;       /* the worker has applied every record before this one
+                                  it has seen; scans start a little before it */
+    uint64_t last_full_scan_us;
+    pthread_t worker;
+    int worker_running;
+    pthread_mutex_t prop_lock;
+    pthread_cond_t prop_wake;
+    int prop_stop, prop_kicked;
+    uint32_t lag_us[1024];     /* propagation lag of the most recent records (ring) */
+    uint64_t lag_count;        /* records ever applied; guarded by prop_lock */
+    pthread_t backfills[64];   /* running index backfills */
+    size_t nbackfills;
+    /* Item collection sizes of tables with local indexes (collection.c). */
+    pthread_mutex_t coll_lock;
+    json_t *collections;       /* hex of partition key prefix -> bytes */
 };
 
+#define QR_LOG_PREFIX "\0L"
+#define QR_LOG_PREFIX_LEN 2
+
+/* True if writes to t must maintain secondary indexes. */
+int table_has_indexes(const table *t);
+
 /* ---- catalog ---- */
-/* Finds a table by name and takes a reference; NULL if there is none. */
+/* Finds a table by name and takes a reference (and the schema read lock); NULL if
+ * there is none. */
 table *catalog_get(qr_db *db, const char *name);
+/* The same by table id. */
+table *catalog_get_by_id(qr_db *db, uint32_t id);
+/* The index of t with the given name or id; NULL if none. */
+qr_index *table_index(const table *t, const char *name);
+qr_index *table_index_by_id(const table *t, uint16_t id);
+/* Changes a table's description and index ids under the schema write lock: change()
+ * edits copies of both in place (returning 0, or -1 with err set to cancel); they are
+ * persisted and the index list rebuilt. The caller must not hold a table reference.
+ * ResourceNotFoundException if the table does not exist. */
+typedef int (*schema_change_fn)(json_t *desc, json_t *ids, void *arg, qr_err *err);
+int catalog_change_schema(qr_db *db, const char *name, schema_change_fn change, void *arg, qr_err *err);
 /* Drops a reference taken by catalog_get or catalog_create. */
 void catalog_release(qr_db *db, table *t);
 /* Adds a table described by desc (a TableDescription; stolen), persisting it. Fails with
@@ -90,14 +133,24 @@ int key_check_item(const table *t, json_t *item, qr_err *err);
 /* A new Key map holding just t's key attributes of item. */
 json_t *key_of_item(const table *t, const json_t *item);
 
-/* ---- items ---- */
+/* ---- items ----
+ * The stored form of an item is a format byte, the item's DynamoDB size (4 bytes BE),
+ * then its JSON wire form, so reads can bill and page by size and copy the JSON into
+ * responses without parsing it. */
+#define ITEM_HEADER_LEN 5
 /* Reads the item at key; returns 1 and sets *item (new reference), 0 if absent, -1 on
  * error. */
 int item_read(qr_db *db, const store_snapshot *snap, const buf *key, json_t **item, qr_err *err);
+/* Like item_read, but returns the stored bytes (malloc'd; caller frees) unparsed. */
+int item_read_raw(qr_db *db, const store_snapshot *snap, const buf *key, char **val, size_t *len,
+                  qr_err *err);
 /* Serialises an item into out (the stored form). */
 int item_encode(const json_t *item, buf *out);
 /* Parses a stored item. */
 json_t *item_decode(const char *v, size_t len);
+/* The JSON text and DynamoDB size of a stored item, without parsing it. Returns -1 if
+ * the bytes are not a stored item. */
+int item_stored(const char *v, size_t len, const char **json, size_t *json_len, size_t *size);
 
 /* ---- locks ---- */
 /* The stripe lock that guards the item at key. */
@@ -111,10 +164,27 @@ int item_lock(qr_db *db, const buf *key, pthread_mutex_t **out, qr_err *err);
 void txn_lock_keys(qr_db *db, const buf *keys, size_t n);
 void txn_unlock_keys(qr_db *db, const buf *keys, size_t n);
 
+/* ---- item collections (tables with local secondary indexes) ---- */
+#define QR_COLLECTION_LIMIT (10ULL << 30)
+/* Adds delta bytes to the size of the item collection pk_value of t. A growth that
+ * would pass the limit fails with ItemCollectionSizeLimitExceededException. */
+int collection_adjust(qr_db *db, const table *t, const json_t *pk_value, int64_t delta, qr_err *err);
+/* The collection's size in bytes. */
+uint64_t collection_size(qr_db *db, const table *t, const json_t *pk_value);
+/* Table t's local index count. */
+size_t table_lsi_count(const table *t);
+/* An ItemCollectionMetrics object for the collection holding item. */
+json_t *collection_metrics(qr_db *db, const table *t, const json_t *item);
+void collection_forget_table(qr_db *db, const table *t);
+
 /* ---- statistics ---- */
 /* Adjusts a table's approximate counts after a write. */
 void table_stats_adjust(table *t, int64_t items, int64_t bytes);
 /* Fills ItemCount and TableSizeBytes (computing them by a scan the first time). */
 void table_stats_fill(qr_db *db, table *t, json_t *desc);
+/* Fills each index's ItemCount and IndexSizeBytes in desc (by scanning the index), and,
+ * for tables with global indexes, the propagation lag: pending updates and the age of
+ * the oldest ("QuarryIndexPropagation"; DynamoDB has no such field). */
+void index_stats_fill(qr_db *db, table *t, json_t *desc);
 
 #endif
