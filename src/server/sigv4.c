@@ -678,9 +678,10 @@ int sigv4_verify(const sigv4_request *req, const sigv4_keyring *keys, const char
         goto oom;
     char canon_hash[65];
     sigv4_sha256_hex(canon.data, canon.len, canon_hash);
-    if (buf_printf(&sts, "%s\n%s\n%s/%s/%s/%s\n%s", ALGORITHM, when, sdate, region, svc, term,
-                   canon_hash))
-        goto oom;
+    const char *sts_parts[] = {ALGORITHM, "\n", when, "\n", sdate, "/", region, "/", svc, "/",
+                               term, "\n", canon_hash};
+    for (size_t i = 0; i < sizeof sts_parts / sizeof sts_parts[0]; i++)
+        if (buf_puts(&sts, sts_parts[i])) goto oom;
     char expect[65];
     if (sigv4_sign(secret, sdate, region, svc, sts.data, sts.len, expect)) goto oom;
     if (strlen(p.signature) != 64 || CRYPTO_memcmp(expect, p.signature, 64) != 0) {
