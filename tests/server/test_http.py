@@ -243,8 +243,11 @@ def test_sigterm_drains_an_in_flight_request(tmp_path):
 
 
 def test_oversized_headers_are_refused_and_the_server_lives_on(server):
-    r = raw(server.url, LIST, {}, headers={"X-Padding": "p" * 40000})
-    assert r.status in (400, 413, 431), r.status
+    try:
+        r = raw(server.url, LIST, {}, headers={"X-Padding": "p" * 40000})
+        assert r.status in (400, 413, 431), r.status
+    except (ConnectionResetError, BrokenPipeError):
+        pass  # refused while the client was still sending the headers
     assert raw(server.url, LIST, {}).status == 200
 
 
