@@ -413,6 +413,9 @@ int server_start(qr_db *db, const server_config *cfg, server **out, char *errbuf
     s->cfg = *cfg;
     if (s->cfg.max_body == 0) s->cfg.max_body = SERVER_MAX_BODY;
     if (s->cfg.threads == 0) s->cfg.threads = 1;
+    /* MHD splits the connection limit among its threads; each needs at least one. */
+    if (s->cfg.max_connections == 0) s->cfg.max_connections = 1;
+    if (s->cfg.threads > s->cfg.max_connections) s->cfg.threads = s->cfg.max_connections;
     if (cfg->addr_len > sizeof s->addr) {
         snprintf(errbuf, errlen, "listen address too long");
         free(s);

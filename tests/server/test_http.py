@@ -258,3 +258,41 @@ def test_many_unsigned_headers_do_not_disturb_the_signature(signed_server):
     extra = {"X-Extra-%02d" % i: "v%d" % i for i in range(40)}
     r = raw(signed_server.url, LIST, {}, key=key, secret=secret, headers=extra)
     assert r.status == 200, r.body
+
+
+def test_sigint_stops_cleanly(tmp_path):
+    srv = launch(tmp_path / "data", tmp_path / "server.log")
+    assert raw(srv.url, LIST, {}).status == 200
+    srv.proc.send_signal(signal.SIGINT)
+    assert srv.proc.wait(timeout=30) == 0
+    srv.proc.stdout.close()
+
+
+def test_idle_connections_time_out(start):
+    srv = start("--timeout", "1")
+    s = socket.create_connection(("127.0.0.1", srv.port), timeout=10)
+    time.sleep(2.5)
+    s.settimeout(5)
+    try:
+        assert s.recv(1) == b""  # closed by the server
+    except ConnectionResetError:
+        pass
+    s.close()
+
+
+def test_connection_limit(start):
+    srv = start("--max-connections", "2", "--threads", "1")
+    held = [socket.create_connection(("127.0.0.1", srv.port), timeout=10) for _ in range(2)]
+    time.sleep(0.3)
+    extra = socket.create_connection(("127.0.0.1", srv.port), timeout=2)
+    extra.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+    try:
+        got = extra.recv(100)
+    except (ConnectionResetError, socket.timeout):
+        got = b""
+    assert got == b"", "a connection past the limit was served"
+    extra.close()
+    for s in held:
+        s.close()
+    time.sleep(0.3)
+    assert raw(srv.url, LIST, {}).status == 200  # room again once the others left
