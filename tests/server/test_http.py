@@ -296,3 +296,31 @@ def test_connection_limit(start):
         s.close()
     time.sleep(0.3)
     assert raw(srv.url, LIST, {}).status == 200  # room again once the others left
+
+
+def test_garbage_on_the_wire_leaves_the_server_healthy(signed_server):
+    garbage = [
+        b"\x00\xff\x10garbage\r\n\r\n",
+        b"POST / HTTP/9.9\r\n\r\n",
+        b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nZZZZ\r\n",
+        b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: -5\r\n\r\n",
+        b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999999999999999\r\n\r\n",
+        b"POST / HTTP/1.1\r\nHost: x\r\nAuthorization: AWS4-\xff\xfe\r\nX-Amz-Target: "
+        b"DynamoDB_20120810.ListTables\r\nContent-Length: 2\r\n\r\n{}",
+        b"POST /?a=%zz&&=&b HTTP/1.1\r\nHost: x\r\nAuthorization: AWS4-HMAC-SHA256 Credential=k/"
+        b"20200101/r/dynamodb/aws4_request, SignedHeaders=host, Signature=0\r\nX-Amz-Date: "
+        b"20200101T000000Z\r\nX-Amz-Target: DynamoDB_20120810.ListTables\r\nContent-Type: "
+        b"application/x-amz-json-1.0\r\nContent-Length: 2\r\n\r\n{}",
+    ]
+    for g in garbage:
+        s = socket.create_connection(("127.0.0.1", signed_server.port), timeout=2)
+        try:
+            s.sendall(g)
+            s.shutdown(socket.SHUT_WR)
+            while s.recv(65536):
+                pass
+        except (ConnectionResetError, socket.timeout):
+            pass
+        s.close()
+    from conftest import KEYS
+    assert raw(signed_server.url, LIST, {}, key=KEYS["ci"][0], secret=KEYS["ci"][1]).status == 200
