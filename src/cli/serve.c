@@ -34,9 +34,9 @@ static void usage(FILE *f)
             "  --insecure-no-auth    accept any key on a non-loopback address too\n"
             "  --log-level LEVEL     info logs every request, warn only errors (default info)\n"
             "  --no-sync             acknowledge writes before they are fsync'd\n"
-            "  --threads N           worker threads (default 16 per CPU, 16..128: a thread\n"
-            "                        waits while its write is fsync'd, and concurrent writers\n"
-            "                        share one fsync)\n"
+            "  --threads N           worker threads (default 16 per CPU, 16..128, since a\n"
+            "                        thread waits while its write is fsync'd and concurrent\n"
+            "                        writers share one fsync; 2 per CPU with --no-sync)\n"
             "  --max-connections N   open connections at once (default 1024)\n"
             "  --timeout SECONDS     close idle connections after this (default 60)\n");
 }
@@ -54,10 +54,14 @@ static int parse_uint(const char *opt, const char *s, unsigned lo, unsigned hi, 
     return 0;
 }
 
-static unsigned default_threads(void)
+/* Durable writes block their thread for an fsync, and only writes that arrive together
+ * share one; so durable servers run many threads. Without fsync nothing blocks, and
+ * threads beyond the CPUs only add switches (and latency). */
+static unsigned default_threads(int no_sync)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     if (n < 1) n = 1;
+    if (no_sync) return (unsigned)(n * 2 > 64 ? 64 : n * 2);
     n *= 16;
     return (unsigned)(n < 16 ? 16 : n > 128 ? 128 : n);
 }
@@ -68,7 +72,7 @@ int cli_serve(int argc, char **argv)
     const char *level_word = "info";
     int insecure = 0;
     qr_options opts = {0};
-    unsigned threads = default_threads(), max_conn = 1024, timeout = 60;
+    unsigned threads = 0, max_conn = 1024, timeout = 60;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         int has_value = i + 1 < argc;
@@ -104,6 +108,7 @@ int cli_serve(int argc, char **argv)
         }
     }
 
+    if (threads == 0) threads = default_threads(opts.no_sync);
     server_log_level level;
     if (server_log_level_parse(level_word, &level)) {
         fprintf(stderr, "quarry serve: --log-level is one of debug, info, warn, error, none; not '%s'\n",
