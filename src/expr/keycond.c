@@ -191,7 +191,8 @@ int keycond_finish(const key_part *parts, int n, const expr_key_schema *s, expr_
             return type_mismatch(err);
     }
     for (int i = 0; i < s->nsk; i++)
-        if (sk_part[i] >= 0 && parts[sk_part[i]].op == EXPR_KEY_BEGINS_WITH && s->sk_types[i] == 'N')
+        if (sk_part[i] >= 0 && parts[sk_part[i]].op == EXPR_KEY_BEGINS_WITH &&
+            s->sk_types[i] == 'N')
             return err_validation(err, PREFIX "Incorrect operand type for operator or function; "
                                               "operator or function: begins_with, operand type: N");
     for (int i = 0; i < s->npk; i++)
