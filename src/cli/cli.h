@@ -7,5 +7,6 @@
 #define QR_CLI_H
 
 int cli_call(int argc, char **argv);
+int cli_model(int argc, char **argv);
 
 #endif

@@ -12,6 +12,7 @@ typedef struct command {
 
 static const command commands[] = {
     {"call", cli_call, "call [--data DIR] [--no-sync] OPERATION [JSON | -]   run one DynamoDB operation"},
+    {"model", cli_model, "model check|render|export|apply|import FILE [OPTIONS]   check and use an access-pattern model"},
 };
 
 static void usage(FILE *f)
