@@ -339,12 +339,16 @@ static match match_path(ck_report *r, const m_pattern *p, const ck_path *path)
     return mt;
 }
 
-/* Text of the template's first n segments (variables kept as {name}). */
-static const char *template_head(ck_report *r, const m_template *t, size_t n)
+/* Text of the template's first n segments (variables kept as {name}, or the pattern's
+ * fixed value for them when p is not NULL). */
+static const char *template_head(ck_report *r, const m_template *t, size_t n, const m_pattern *p)
 {
     char buf[600] = "";
     for (size_t i = 0; i < n && i < t->nseg; i++) {
-        if (t->seg[i].is_var) {
+        const m_given *g = p && t->seg[i].is_var ? given(p, t->seg[i].text) : NULL;
+        if (g && g->value) {
+            strncat(buf, g->value, sizeof buf - strlen(buf) - 1);
+        } else if (t->seg[i].is_var) {
             strncat(buf, "{", sizeof buf - strlen(buf) - 1);
             strncat(buf, t->seg[i].text, sizeof buf - strlen(buf) - 1);
             strncat(buf, "}", sizeof buf - strlen(buf) - 1);
@@ -355,14 +359,30 @@ static const char *template_head(ck_report *r, const m_template *t, size_t n)
     return P("%s", buf);
 }
 
+/* The template's text with the pattern's fixed given values filled in ("STATUS#PENDING"). */
+static const char *bound(ck_report *r, const m_pattern *p, const m_template *t)
+{
+    char buf[600] = "";
+    for (size_t i = 0; i < t->nseg; i++) {
+        const m_given *g = t->seg[i].is_var ? given(p, t->seg[i].text) : NULL;
+        if (g && g->value) strncat(buf, g->value, sizeof buf - strlen(buf) - 1);
+        else if (t->seg[i].is_var) {
+            strncat(buf, "{", sizeof buf - strlen(buf) - 1);
+            strncat(buf, t->seg[i].text, sizeof buf - strlen(buf) - 1);
+            strncat(buf, "}", sizeof buf - strlen(buf) - 1);
+        } else strncat(buf, t->seg[i].text, sizeof buf - strlen(buf) - 1);
+    }
+    return P("%s", buf);
+}
+
 static const char *key_condition(ck_report *r, const m_pattern *p, const ck_path *path, const match *mt)
 {
-    const char *pkc = P("%s = \"%s\"", pk_name(path), path->pk->text);
+    const char *pkc = P("%s = \"%s\"", pk_name(path), bound(r, p, path->pk));
     const m_template *sk = path->sk;
     if (sk->text == NULL) return pkc;
     const char *skn = sk_name(path);
-    if (mt->eq_all) return P("%s AND %s = \"%s\"", pkc, skn, sk->text);
-    const char *prefix = template_head(r, sk, mt->prefix_nseg);
+    if (mt->eq_all) return P("%s AND %s = \"%s\"", pkc, skn, bound(r, p, sk));
+    const char *prefix = template_head(r, sk, mt->prefix_nseg, p);
     if (p->sk_attr && mt->range && strcmp(mt->range->text, p->sk_attr) == 0) {
         const char *v = mt->range->text;
         if (strcmp(p->sk_op, "between") == 0)
@@ -378,11 +398,11 @@ static const char *key_condition(ck_report *r, const m_pattern *p, const ck_path
  * sort-key prefix all their given parts share. */
 static const char *collection_condition(ck_report *r, const m_pattern *p, const ck_path *path)
 {
-    const char *pkc = P("%s = \"%s\"", pk_name(path), path->pk->text);
+    const char *pkc = P("%s = \"%s\"", pk_name(path), bound(r, p, path->pk));
     if (path->sk->text == NULL) return pkc;
     char common[600];
     match mt = match_path(r, p, path);
-    snprintf(common, sizeof common, "%s", template_head(r, path->sk, mt.prefix_nseg));
+    snprintf(common, sizeof common, "%s", template_head(r, path->sk, mt.prefix_nseg, p));
     for (size_t i = 0; i < p->nalso; i++) {
         const m_entity *o = p->also[i];
         ck_path op[65];
@@ -390,7 +410,7 @@ static const char *collection_condition(ck_report *r, const m_pattern *p, const 
         for (size_t k = 0; k < n; k++) {
             if (!same_path(&op[k], path)) continue;
             match om = match_path(r, p, &op[k]);
-            const char *head = op[k].sk->text ? template_head(r, op[k].sk, om.prefix_nseg) : "";
+            const char *head = op[k].sk->text ? template_head(r, op[k].sk, om.prefix_nseg, p) : "";
             size_t c = 0;
             while (common[c] && head[c] == common[c]) c++;
             common[c] = '\0';
@@ -454,8 +474,9 @@ static const char *propose_index(ck_report *r, const m_pattern *p)
     if (fixed_only) {
         const m_given *g = &p->given[0];
         return P("a sparse index: %s with pk \"%s\"%s%s%s written only while %s = %s (remove it when that changes), "
-                 "so the index holds exactly the matching items; add a shard suffix to the pk if writes are heavy",
-                 where, g->value, sk[0] ? " and sk \"" : "", sk, sk[0] ? "\"" : "", g->name, g->value);
+                 "so the index holds exactly the matching items (shard the pk if writes are heavy)"
+                 "; or, to serve every value of %s, %s with pk \"%s\"",
+                 where, g->value, sk[0] ? " and sk \"" : "", sk, sk[0] ? "\"" : "", g->name, g->value, g->name, where, pk);
     }
     if (pk[0] == '\0') return P("give the pattern the attributes that identify the partition; a pattern with no given values reads the whole table");
     return P("%s with pk \"%s\"%s%s%s", where, pk, sk[0] ? " and sk \"" : "", sk, sk[0] ? "\"" : "");
@@ -522,8 +543,8 @@ static int plan_pattern(ck_report *r, const m_pattern *p, ck_plan *pl)
         pl->scatter = bm.scatter;
         pl->key_condition = p->nalso && p->kind == MK_QUERY ? collection_condition(r, p, path) : key_condition(r, p, path, &bm);
         const char *where = path_name(r, path);
-        const char *item_key = path->sk->text ? P("%s = \"%s\", %s = \"%s\"", pk_name(path), path->pk->text, sk_name(path), path->sk->text)
-                                              : P("%s = \"%s\"", pk_name(path), path->pk->text);
+        const char *item_key = path->sk->text ? P("%s = \"%s\", %s = \"%s\"", pk_name(path), bound(r, p, path->pk), sk_name(path), bound(r, p, path->sk))
+                                              : P("%s = \"%s\"", pk_name(path), bound(r, p, path->pk));
         if (is_write(p->kind) || (p->kind == MK_GET && path->index == NULL && bm.scatter == 1)) pl->key_condition = item_key;
         if (is_write(p->kind)) {
             pl->operation = p->kind == MK_UPDATE ? "UpdateItem" : "DeleteItem";
@@ -576,7 +597,7 @@ static int plan_pattern(ck_report *r, const m_pattern *p, ck_plan *pl)
         pl->operation = "Query";
         pl->key_condition = key_condition(r, p, &paths[i], &mt);
         pl->text = P("Query %s then filter: %s", where, mt.why ? mt.why : "the key does not select exactly these items");
-        const char *prefix = template_head(r, paths[i].sk, mt.prefix_nseg);
+        const char *prefix = template_head(r, paths[i].sk, mt.prefix_nseg, NULL);
         const char *want_attr = p->sk_attr ? p->sk_attr : p->order_by ? p->order_by : mt.filters;
         return add(r, CK_ERROR, "access-pattern-coverage", subject, p->pos,
                    P("pattern %s%s needs a filter on %s: %s", p->name, sentence, where, mt.why ? mt.why : "the key does not select the items"),
@@ -896,7 +917,7 @@ static int rule_collection_size(ck_report *r)
                 e->pk.pos,
                 P("item collection \"%s\" (%s) reaches %.1f GB in %.0f days%s", e->pk.text, members, bytes / 1073741824.0, span_days,
                   unbounded && span_days >= HORIZON_DAYS ? " and has no retention: it grows without bound" : ""),
-                has_lsi ? "Table has a local secondary index, so each item collection is capped at 10 GB: writes past it fail with "
+                has_lsi ? "The table has a local secondary index, so each item collection is capped at 10 GB: writes past it fail with "
                           "ItemCollectionSizeLimitExceededException."
                         : "Without an LSI there is no hard cap, but one huge collection is one hot key range that cannot spread "
                           "its reads, and every Query over it pages through gigabytes.",
@@ -967,7 +988,8 @@ static int rule_indexes(ck_report *r)
                               names, bytes, cost, base),
                             "Every base-table write that touches an item with the index keys is replicated to the index and billed "
                             "there too (write amplification).",
-                            ix->projection == MP_ALL ? "project only what the patterns on this index read (keys_only or a list)" : "none needed"))
+                            ix->projection == MP_ALL ? "project only what the patterns on this index read (keys_only or a list)"
+                                                     : "none: the projection is already limited to what is listed"))
                 return -1;
             if (!ix->local && cost > base && base > 0 &&
                 add(r, CK_WARNING, "index-cost", subject, ix->pos,
@@ -990,6 +1012,41 @@ static int rule_indexes(ck_report *r)
                 "Each index was added for a locally reasonable reason; together they multiply every write.",
                 "overload one GSI for several patterns, make indexes sparse, or project fewer attributes"))
             return -1;
+    }
+    return 0;
+}
+
+/* An overloaded GSI is safe only while each entity type's partition keys carry a prefix
+ * of their own: without one, a department called OPEN lands in the orders' partition. */
+static int rule_index_overload(ck_report *r)
+{
+    const qr_model *m = r->model;
+    for (size_t ti = 0; ti < m->ntables; ti++) {
+        const m_table *t = &m->tables[ti];
+        for (size_t i = 0; i < t->nidx; i++) {
+            const m_index *ix = &t->idx[i];
+            if (ix->local) continue;
+            for (size_t a = 0; a < m->nentities; a++) {
+                const m_entkey *ka = entity_key(&m->entities[a], ix);
+                if (m->entities[a].table != t || ka == NULL) continue;
+                for (size_t b = a + 1; b < m->nentities; b++) {
+                    const m_entkey *kb = entity_key(&m->entities[b], ix);
+                    if (m->entities[b].table != t || kb == NULL) continue;
+                    const char *pa = template_prefix(&r->arena, &ka->pk), *pb = template_prefix(&r->arena, &kb->pk);
+                    if (pa == NULL || pb == NULL) return -1;
+                    size_t la = strlen(pa), lb = strlen(pb);
+                    if (strncmp(pa, pb, la < lb ? la : lb) != 0) continue;
+                    if (add(r, CK_ERROR, "index-overload", P("index %s", ix->name), ka->pk.pos,
+                            P("entities %s and %s share GSI %s, but their partition keys \"%s\" and \"%s\" have no distinct prefix",
+                              m->entities[a].name, m->entities[b].name, ix->name, ka->pk.text, kb->pk.text),
+                            "An overloaded index is safe because every query supplies its entity's prefix. Without distinct "
+                            "prefixes, values of the two attributes can coincide and a Query on one returns items of the other.",
+                            P("prefix each entity's index keys with its own tag, e.g. \"%s#...\" and \"%s#...\"",
+                              m->entities[a].name, m->entities[b].name)))
+                        return -1;
+                }
+            }
+        }
     }
     return 0;
 }
@@ -1038,7 +1095,9 @@ static int rule_aggregates(ck_report *r)
         const m_pattern *p = &m->patterns[i];
         if (p->aggregate == NULL || p->entity->counter) continue;
         double items = p->result_size > 0 ? p->result_size : 0;
-        if (add(r, CK_WARNING, "aggregate-by-query", P("pattern %s", p->name), p->pos,
+        /* reading more than a thousand items a second to recompute one number is an error */
+        ck_severity sev = items * (p->rps > 0 ? p->rps : 1) > 1000 ? CK_ERROR : CK_WARNING;
+        if (add(r, sev, "aggregate-by-query", P("pattern %s", p->name), p->pos,
                 P("pattern %s computes a %s over %s items by reading them%s", p->name, p->aggregate, p->entity->name,
                   items > 0 ? P(" (about %.0f per request)", items) : ""),
                 "DynamoDB has no COUNT or SUM: an aggregate is computed by reading every item it covers, so its cost grows "
@@ -1156,7 +1215,7 @@ int check_run(const qr_model *m, ck_report **out, qr_err *err)
     for (size_t i = 0; i < m->npatterns; i++, r->nplans++)
         if (plan_pattern(r, &m->patterns[i], &r->plans[i])) goto oom;
     if (rule_pk_cardinality(r) || rule_partition_throughput(r) || rule_sort_order(r) || rule_collection_size(r) ||
-        rule_indexes(r) || rule_ttl(r) || rule_aggregates(r) || rule_denormalised(r) || rule_relational(r))
+        rule_indexes(r) || rule_index_overload(r) || rule_ttl(r) || rule_aggregates(r) || rule_denormalised(r) || rule_relational(r))
         goto oom;
     *out = r;
     return 0;

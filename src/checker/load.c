@@ -631,7 +631,9 @@ static int load_pattern(loader *L, const doc_node *n, m_pattern *p)
             gv->pos = pos_of(key);
             if (g->kind == DOC_MAP) {
                 if (want(L, g->vals[i], DOC_SCALAR, "a given value")) return -1;
-                gv->value = g->vals[i]->str;
+                const doc_node *v = g->vals[i];
+                int null = !v->quoted && (strcmp(v->str, "null") == 0 || strcmp(v->str, "~") == 0 || v->str[0] == '\0');
+                gv->value = null ? NULL : v->str; /* null: a request parameter, like a list entry */
             }
             if (!has_attr_anywhere(p, gv->name))
                 return fail(L, key, "access pattern %s is given '%s', which entity %s does not define", p->name, gv->name, p->entity->name);
