@@ -20,7 +20,8 @@ typedef struct shape {
     size_t npart;
     char clus[MAXCOLS][NAME];
     size_t nclus;
-    int desc;
+    int desc;                  /* the ordering column sorts descending */
+    const m_pattern *p;
     const m_entity *e;
     char patterns[512];
 } shape;
@@ -89,10 +90,13 @@ static void build_shape(const ck_plan *pl, shape *s)
     const m_entity *e = p->entity;
     memset(s, 0, sizeof *s);
     s->e = e;
+    s->p = p;
     s->desc = p->direction < 0;
     if (pl->served) {
         push_template(s, pl->path.pk, 1);
         push_template(s, pl->path.sk, 0);
+        /* the other entity types of a collection read together add their clustering keys */
+        for (size_t i = 0; i < p->nalso; i++) push_template(s, &p->also[i]->sk, 0);
     } else {
         for (size_t i = 0; i < p->ngiven; i++)
             if (entity_attr(e, p->given[i].name) && !(p->sk_attr && strcmp(p->sk_attr, p->given[i].name) == 0))
@@ -104,6 +108,7 @@ static void build_shape(const ck_plan *pl, shape *s)
     /* the entity's own key makes each row unique */
     push_template(s, &e->pk, 0);
     push_template(s, &e->sk, 0);
+    for (size_t i = 0; i < p->nalso; i++) push_template(s, &p->also[i]->pk, 0);
     char ename[NAME];
     snake(e->name, ename, sizeof ename);
     size_t o = (size_t)snprintf(s->name, sizeof s->name, "%ss_by", ename);
@@ -119,33 +124,76 @@ static int same_shape(const shape *a, const shape *b)
     return 1;
 }
 
+/* The attribute behind column col in entity e, or NULL. */
+static const m_attr *column_attr(const m_entity *e, const char *col)
+{
+    for (size_t k = 0; k < e->nattrs; k++) {
+        char c[NAME];
+        snake(e->attrs[k].name, c, sizeof c);
+        if (strcmp(c, col) == 0) return &e->attrs[k];
+    }
+    return NULL;
+}
+
+/* True if every key variable of e is a partition column: one row of e per partition, so
+ * its other columns are STATIC beside the clustered rows of the collection. */
+static int one_per_partition(const shape *s, const m_entity *e)
+{
+    const m_template *ts[2] = {&e->pk, &e->sk};
+    for (int t = 0; t < 2; t++)
+        for (size_t i = 0; ts[t]->text && i < ts[t]->nseg; i++) {
+            char c[NAME];
+            if (!ts[t]->seg[i].is_var) continue;
+            snake(ts[t]->seg[i].text, c, sizeof c);
+            if (!has_col((char(*)[NAME])s->part, s->npart, c)) return 0;
+        }
+    return 1;
+}
+
+static int is_given(const m_pattern *p, const char *col)
+{
+    for (size_t i = 0; i < p->ngiven; i++) {
+        char c[NAME];
+        snake(p->given[i].name, c, sizeof c);
+        if (strcmp(c, col) == 0) return 1;
+    }
+    return 0;
+}
+
 static void emit(FILE *f, const char *ks, const shape *s)
 {
-    const m_entity *e = s->e;
+    const m_pattern *p = s->p;
+    const m_entity *ents[65];
+    size_t ne = 0;
+    ents[ne++] = s->e;
+    for (size_t i = 0; i < p->nalso && ne < 65; i++) ents[ne++] = p->also[i];
     fprintf(f, "\n-- serves: %s\n", s->patterns);
     fprintf(f, "CREATE TABLE IF NOT EXISTS %s.%s (\n", ks, s->name);
-    char done[MAXCOLS * 2][NAME];
+    static char done[MAXCOLS * 4][NAME];
     size_t nd = 0;
     for (size_t i = 0; i < s->npart + s->nclus; i++) {
         const char *col = i < s->npart ? s->part[i] : s->clus[i - s->npart];
         const m_attr *a = NULL;
-        for (size_t k = 0; k < e->nattrs; k++) {
-            char c[NAME];
-            snake(e->attrs[k].name, c, sizeof c);
-            if (strcmp(c, col) == 0) a = &e->attrs[k];
-        }
+        const m_entity *owner = s->e;
+        for (size_t k = 0; k < ne && a == NULL; k++)
+            if ((a = column_attr(ents[k], col)) != NULL) owner = ents[k];
         /* key columns never have the counter type */
-        const char *type = a ? (strcmp(cql_type(e, a), "counter") == 0 ? "bigint" : cql_type(e, a)) : "text";
+        const char *type = a ? cql_type(owner, a) : "text";
+        if (strcmp(type, "counter") == 0) type = "bigint";
         fprintf(f, "    %s %s,\n", col, type);
         snprintf(done[nd++], NAME, "%s", col);
     }
-    for (size_t k = 0; k < e->nattrs; k++) {
-        char c[NAME];
-        snake(e->attrs[k].name, c, sizeof c);
-        if (has_col(done, nd, c) || nd >= MAXCOLS * 2) continue;
-        if (e->table->ttl && strcmp(e->attrs[k].name, e->table->ttl) == 0) continue; /* CQL expires rows with TTL itself */
-        fprintf(f, "    %s %s,\n", c, cql_type(e, &e->attrs[k]));
-        snprintf(done[nd++], NAME, "%s", c);
+    for (size_t k = 0; k < ne; k++) {
+        const m_entity *e = ents[k];
+        int stat = ne > 1 && s->nclus > 0 && one_per_partition(s, e);
+        for (size_t ai = 0; ai < e->nattrs; ai++) {
+            char c[NAME];
+            snake(e->attrs[ai].name, c, sizeof c);
+            if (has_col(done, nd, c) || nd >= MAXCOLS * 4) continue;
+            if (e->table->ttl && strcmp(e->attrs[ai].name, e->table->ttl) == 0) continue; /* CQL expires rows with TTL itself */
+            fprintf(f, "    %s %s%s,\n", c, cql_type(e, &e->attrs[ai]), stat ? " STATIC" : "");
+            snprintf(done[nd++], NAME, "%s", c);
+        }
     }
     fprintf(f, "    PRIMARY KEY ((");
     for (size_t i = 0; i < s->npart; i++) fprintf(f, "%s%s", i ? ", " : "", s->part[i]);
@@ -154,12 +202,15 @@ static void emit(FILE *f, const char *ks, const shape *s)
     fprintf(f, ")\n)");
     const char *with = " WITH";
     if (s->nclus) {
+        /* the first clustering column the pattern does not fix is the one it orders by */
+        size_t order = 0;
+        while (order < s->nclus && is_given(p, s->clus[order])) order++;
         fprintf(f, "%s CLUSTERING ORDER BY (", with);
-        for (size_t i = 0; i < s->nclus; i++) fprintf(f, "%s%s %s", i ? ", " : "", s->clus[i], i == 0 && s->desc ? "DESC" : "ASC");
+        for (size_t i = 0; i < s->nclus; i++) fprintf(f, "%s%s %s", i ? ", " : "", s->clus[i], i == order && s->desc ? "DESC" : "ASC");
         fprintf(f, ")");
         with = "\n  AND";
     }
-    if (e->retention_days > 0) fprintf(f, "%s default_time_to_live = %.0f", with, e->retention_days * 86400);
+    if (s->e->retention_days > 0) fprintf(f, "%s default_time_to_live = %.0f", with, s->e->retention_days * 86400);
     fprintf(f, ";\n");
 }
 
@@ -168,7 +219,7 @@ int export_cql(const ck_report *r, FILE *f, qr_err *err)
     const qr_model *m = r->model;
     char ks[NAME];
     snake(m->name ? m->name : "quarry", ks, sizeof ks);
-    fprintf(f, "-- Generated by quarry model export from %s: one table per query shape.\n", m->path);
+    fprintf(f, "-- Generated by quarry model export from model %s: one table per query shape.\n", m->name ? m->name : "(unnamed)");
     fprintf(f, "CREATE KEYSPACE IF NOT EXISTS %s\n  WITH replication = {'class': 'NetworkTopologyStrategy', 'replication_factor': 3};\n", ks);
     shape *shapes = calloc(r->nplans + 1, sizeof *shapes);
     if (shapes == NULL) return err_set(err, QR_E_INTERNAL, "out of memory");
