@@ -41,7 +41,7 @@ BENCH_BIN:= $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
 # Debian packages the build, the tests and the benchmarks need.
 DEB_PKGS := gcc make pkg-config librocksdb-dev libmicrohttpd-dev libjansson-dev libssl-dev \
-            libxxhash-dev libyaml-dev libcurl4-openssl-dev python3 python3-pytest python3-boto3 awscli nodejs npm \
+            libxxhash-dev libyaml-dev libcurl4-openssl-dev python3 python3-pytest python3-boto3 awscli \
             wrk nginx-light
 
 .PHONY: all deps run test unit e2e asan bench clean
@@ -54,6 +54,10 @@ deps:
 	if [ -n "$$missing" ]; then \
 	    echo "installing:$$missing"; \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	fi; \
+	if ! command -v npm >/dev/null 2>&1; then \
+	    echo "installing: nodejs npm"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null; \
 	fi
 
 $(BUILD)/libquarry.a: $(LIB_OBJ)

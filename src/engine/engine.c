@@ -10,7 +10,7 @@
 
 #define CATALOG_PREFIX "\0C"
 #define CATALOG_PREFIX_LEN 2
-#define ITEM_FORMAT_JSON 1
+#define ITEM_FORMAT_JSON 2
 
 /* ---- open and close ---- */
 
@@ -88,7 +88,7 @@ static int catalog_load(qr_db *db)
     err_init(&e);
     int rc = store_iter_status(it, &e);
     store_iter_free(it);
-    qsort(db->tables, db->ntables, sizeof *db->tables, name_cmp);
+    if (db->ntables > 1) qsort(db->tables, db->ntables, sizeof *db->tables, name_cmp);
     return rc;
 }
 
@@ -103,6 +103,7 @@ int qr_open(const char *dir, const qr_options *opts, qr_db **out, char **errmsg)
     }
     pthread_mutex_init(&db->catalog_lock, NULL);
     for (int i = 0; i < QR_LOCK_STRIPES; i++) pthread_mutex_init(&db->stripes[i], NULL);
+    pthread_mutex_init(&db->txn_lock, NULL);
     db->next_table_id = 1;
     if (catalog_load(db)) {
         if (errmsg) *errmsg = strdup("cannot read the table catalog");
@@ -121,7 +122,15 @@ void qr_close(qr_db *db)
     store_close(db->st);
     pthread_mutex_destroy(&db->catalog_lock);
     for (int i = 0; i < QR_LOCK_STRIPES; i++) pthread_mutex_destroy(&db->stripes[i]);
+    pthread_mutex_destroy(&db->txn_lock);
+    free(db->txn_keys);
     free(db);
+}
+
+int table_has_indexes(const table *t)
+{
+    (void)t;
+    return 0;
 }
 
 /* ---- catalog ---- */
@@ -369,22 +378,44 @@ int item_encode(const json_t *item, buf *out)
 {
     char *text = json_dumps(item, JSON_COMPACT);
     if (text == NULL) return -1;
-    int rc = buf_putc(out, ITEM_FORMAT_JSON) || buf_puts(out, text);
+    int rc = buf_putc(out, ITEM_FORMAT_JSON) || buf_put_be32(out, (uint32_t)item_size(item)) || buf_puts(out, text);
     free(text);
     return rc ? -1 : 0;
 }
 
+int item_stored(const char *v, size_t len, const char **json, size_t *json_len, size_t *size)
+{
+    if (len < ITEM_HEADER_LEN || v[0] != ITEM_FORMAT_JSON) return -1;
+    *size = be32_read(v + 1);
+    *json = v + ITEM_HEADER_LEN;
+    *json_len = len - ITEM_HEADER_LEN;
+    return 0;
+}
+
 json_t *item_decode(const char *v, size_t len)
 {
-    if (len < 1 || v[0] != ITEM_FORMAT_JSON) return NULL;
-    return json_loadb(v + 1, len - 1, 0, NULL);
+    const char *json;
+    size_t jlen, size;
+    if (item_stored(v, len, &json, &jlen, &size)) return NULL;
+    return json_loadb(json, jlen, 0, NULL);
+}
+
+int item_read_raw(qr_db *db, const store_snapshot *snap, const buf *key, char **val, size_t *len, qr_err *err)
+{
+    int rc = store_get(db->st, snap, key->data, key->len, val, len, err);
+    if (rc == 1 && *len < ITEM_HEADER_LEN) {
+        free(*val);
+        *val = NULL;
+        return err_set(err, QR_E_INTERNAL, "stored item is corrupt");
+    }
+    return rc;
 }
 
 int item_read(qr_db *db, const store_snapshot *snap, const buf *key, json_t **item, qr_err *err)
 {
     char *v;
     size_t vl;
-    int rc = store_get(db->st, snap, key->data, key->len, &v, &vl, err);
+    int rc = item_read_raw(db, snap, key, &v, &vl, err);
     if (rc <= 0) return rc;
     *item = item_decode(v, vl);
     free(v);
@@ -395,6 +426,76 @@ int item_read(qr_db *db, const store_snapshot *snap, const buf *key, json_t **it
 pthread_mutex_t *item_lock_for(qr_db *db, const buf *key)
 {
     return &db->stripes[keycodec_hash(key->data, key->len) % QR_LOCK_STRIPES];
+}
+
+static int txn_holds(qr_db *db, const buf *key)
+{
+    int held = 0;
+    pthread_mutex_lock(&db->txn_lock);
+    for (size_t i = 0; i < db->ntxn_keys && !held; i++)
+        held = db->txn_keys[i].len == key->len && memcmp(db->txn_keys[i].data, key->data, key->len) == 0;
+    pthread_mutex_unlock(&db->txn_lock);
+    return held;
+}
+
+int item_lock(qr_db *db, const buf *key, pthread_mutex_t **out, qr_err *err)
+{
+    pthread_mutex_t *m = item_lock_for(db, key);
+    if (pthread_mutex_trylock(m) != 0) {
+        if (txn_holds(db, key))
+            return err_set(err, QR_E_TXN_CONFLICT, "Transaction is ongoing for the item");
+        pthread_mutex_lock(m);
+    }
+    *out = m;
+    return 0;
+}
+
+static int stripe_cmp(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The distinct stripes of keys, ascending; returns how many (at most n). */
+static size_t stripes_of(qr_db *db, const buf *keys, size_t n, size_t *out)
+{
+    for (size_t i = 0; i < n; i++) out[i] = (size_t)(item_lock_for(db, &keys[i]) - db->stripes);
+    qsort(out, n, sizeof *out, stripe_cmp);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (m == 0 || out[i] != out[m - 1]) out[m++] = out[i];
+    return m;
+}
+
+void txn_lock_keys(qr_db *db, const buf *keys, size_t n)
+{
+    pthread_mutex_lock(&db->txn_lock);
+    if (db->ntxn_keys + n > db->txn_cap) {
+        db->txn_cap = (db->ntxn_keys + n) * 2;
+        db->txn_keys = realloc(db->txn_keys, db->txn_cap * sizeof *db->txn_keys);
+    }
+    for (size_t i = 0; i < n; i++) db->txn_keys[db->ntxn_keys++] = keys[i]; /* shallow: the caller owns the bytes */
+    pthread_mutex_unlock(&db->txn_lock);
+    size_t *stripes = malloc((n ? n : 1) * sizeof *stripes);
+    size_t m = stripes_of(db, keys, n, stripes);
+    for (size_t i = 0; i < m; i++) pthread_mutex_lock(&db->stripes[stripes[i]]);
+    free(stripes);
+}
+
+void txn_unlock_keys(qr_db *db, const buf *keys, size_t n)
+{
+    size_t *stripes = malloc((n ? n : 1) * sizeof *stripes);
+    size_t m = stripes_of(db, keys, n, stripes);
+    for (size_t i = m; i > 0; i--) pthread_mutex_unlock(&db->stripes[stripes[i - 1]]);
+    free(stripes);
+    pthread_mutex_lock(&db->txn_lock);
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < db->ntxn_keys; j++)
+            if (db->txn_keys[j].data == keys[i].data) {
+                db->txn_keys[j] = db->txn_keys[--db->ntxn_keys];
+                break;
+            }
+    pthread_mutex_unlock(&db->txn_lock);
 }
 
 /* ---- statistics ---- */
@@ -423,11 +524,11 @@ void table_stats_fill(qr_db *db, table *t, json_t *desc)
         for (store_iter_first(it); store_iter_valid(it); store_iter_next(it)) {
             size_t vl;
             const char *v = store_iter_value(it, &vl);
-            json_t *item = item_decode(v, vl);
-            if (item) {
+            const char *json;
+            size_t jlen, size;
+            if (item_stored(v, vl, &json, &jlen, &size) == 0) {
                 n++;
-                bytes += (int64_t)item_size(item);
-                json_decref(item);
+                bytes += (int64_t)size;
             }
         }
         store_iter_free(it);

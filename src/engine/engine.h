@@ -52,7 +52,13 @@ struct qr_db {
     size_t ntables, cap;
     uint32_t next_table_id;
     pthread_mutex_t stripes[QR_LOCK_STRIPES];
+    pthread_mutex_t txn_lock;  /* guards txn_keys */
+    buf *txn_keys;             /* keys of items that transactions hold right now */
+    size_t ntxn_keys, txn_cap;
 };
+
+/* True if writes to t must maintain secondary indexes. */
+int table_has_indexes(const table *t);
 
 /* ---- catalog ---- */
 /* Finds a table by name and takes a reference; NULL if there is none. */
@@ -87,17 +93,36 @@ int key_check_item(const table *t, json_t *item, qr_err *err);
 /* A new Key map holding just t's key attributes of item. */
 json_t *key_of_item(const table *t, const json_t *item);
 
-/* ---- items ---- */
+/* ---- items ----
+ * The stored form of an item is a format byte, the item's DynamoDB size (4 bytes BE),
+ * then its JSON wire form, so reads can bill and page by size and copy the JSON into
+ * responses without parsing it. */
+#define ITEM_HEADER_LEN 5
 /* Reads the item at key; returns 1 and sets *item (new reference), 0 if absent, -1 on
  * error. */
 int item_read(qr_db *db, const store_snapshot *snap, const buf *key, json_t **item, qr_err *err);
+/* Like item_read, but returns the stored bytes (malloc'd; caller frees) unparsed. */
+int item_read_raw(qr_db *db, const store_snapshot *snap, const buf *key, char **val, size_t *len,
+                  qr_err *err);
 /* Serialises an item into out (the stored form). */
 int item_encode(const json_t *item, buf *out);
 /* Parses a stored item. */
 json_t *item_decode(const char *v, size_t len);
+/* The JSON text and DynamoDB size of a stored item, without parsing it. Returns -1 if
+ * the bytes are not a stored item. */
+int item_stored(const char *v, size_t len, const char **json, size_t *json_len, size_t *size);
 
 /* ---- locks ---- */
+/* The stripe lock that guards the item at key. */
 pthread_mutex_t *item_lock_for(qr_db *db, const buf *key);
+/* Locks the item at key for a single-item write. If a transaction holds the item, fails
+ * at once with TransactionConflictException, as DynamoDB does, instead of waiting. */
+int item_lock(qr_db *db, const buf *key, pthread_mutex_t **out, qr_err *err);
+/* For transactions: registers the keys as held by a transaction (so single-item writes
+ * to them conflict), then locks their stripes in ascending order (so transactions and
+ * batches cannot deadlock). txn_unlock_keys undoes both. */
+void txn_lock_keys(qr_db *db, const buf *keys, size_t n);
+void txn_unlock_keys(qr_db *db, const buf *keys, size_t n);
 
 /* ---- statistics ---- */
 /* Adjusts a table's approximate counts after a write. */

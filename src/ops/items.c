@@ -4,6 +4,7 @@
  * condition against it, computes the new item and writes it in one durable batch
  * before releasing the lock, so conditional writes and updates to one item never
  * interleave. Reads take no lock: RocksDB gives each read a consistent view. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "model/value.h"
@@ -117,6 +118,9 @@ int op_put_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     write_params p;
     json_t *item, *old = NULL;
     pthread_mutex_t *lock = NULL;
+    store_batch *batch = NULL;
+    char *raw = NULL;
+    size_t raw_len = 0, old_size = 0;
     buf key;
     buf_init(&key, 0);
     int rc = -1;
@@ -130,19 +134,35 @@ int op_put_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     if (key_check_item(t, item, err) || item_validate(item, err)) goto done;
     if (exprs_parse(&x, req, EXPRS_CONDITION, err) || exprs_finish(&x)) goto done;
     if (key_item(&key, t, item, err)) goto done;
-    lock = item_lock_for(db, &key);
-    pthread_mutex_lock(lock);
-    if (item_read(db, NULL, &key, &old, err) < 0) goto done;
+    /* The current item is parsed only when something needs more than its size. */
+    int need_old = x.condition || strcmp(p.return_values, "ALL_OLD") == 0 || table_has_indexes(t);
+    if (item_lock(db, &key, &lock, err)) goto done;
+    int found = item_read_raw(db, NULL, &key, &raw, &raw_len, err);
+    if (found < 0) goto done;
+    if (found) {
+        const char *json;
+        size_t jlen;
+        if (item_stored(raw, raw_len, &json, &jlen, &old_size) ||
+            (need_old && (old = json_loadb(json, jlen, 0, NULL)) == NULL)) {
+            err_set(err, QR_E_INTERNAL, "stored item is corrupt");
+            goto done;
+        }
+    }
     if (item_check_condition(x.condition, old, p.on_failure, err)) goto done;
-    if (item_write(db, t, &key, old, item, err)) goto done;
+    size_t new_size = item_size(item);
+    batch = store_batch_new();
+    if (item_stage(db, t, batch, &key, old, item, err) || store_write(db->st, batch, err)) goto done;
+    table_stats_adjust(t, found ? 0 : 1, (int64_t)new_size - (int64_t)old_size);
     pthread_mutex_unlock(lock);
     lock = NULL;
     *resp = json_object();
     if (old && strcmp(p.return_values, "ALL_OLD") == 0) json_object_set(*resp, "Attributes", old);
-    capacity_report(*resp, p.capacity, t->name, write_units(old, item), 1);
+    capacity_report(*resp, p.capacity, t->name, capacity_write_units(old_size > new_size ? old_size : new_size), 1);
     rc = 0;
 done:
     if (lock) pthread_mutex_unlock(lock);
+    store_batch_free(batch);
+    free(raw);
     json_decref(old);
     exprs_free(&x);
     buf_free(&key);
@@ -150,12 +170,14 @@ done:
     return rc;
 }
 
-int op_get_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
+int op_get_item(qr_db *db, json_t *req, buf *out, qr_err *err)
 {
     table *t = NULL;
     req_exprs x = {0};
-    json_t *keyv, *item = NULL;
+    json_t *keyv;
     const char *capacity;
+    char *raw = NULL;
+    size_t raw_len = 0;
     int consistent, rc = -1;
     buf key;
     buf_init(&key, 0);
@@ -170,18 +192,37 @@ int op_get_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     if (key_check_key(t, keyv, err)) goto done;
     if (exprs_parse(&x, req, EXPRS_PROJECTION, err) || exprs_finish(&x)) goto done;
     if (key_item(&key, t, keyv, err)) goto done;
-    int found = item_read(db, NULL, &key, &item, err);
+    int found = item_read_raw(db, NULL, &key, &raw, &raw_len, err);
     if (found < 0) goto done;
-    *resp = json_object();
-    size_t size = item ? item_size(item) : 0;
-    if (item) {
-        if (x.projection) json_object_set_new(*resp, "Item", expr_project(x.projection, item));
-        else json_object_set(*resp, "Item", item);
+    size_t size = 0;
+    buf_putc(out, '{');
+    if (found) {
+        const char *json;
+        size_t jlen;
+        if (item_stored(raw, raw_len, &json, &jlen, &size)) {
+            err_set(err, QR_E_INTERNAL, "stored item is corrupt");
+            goto done;
+        }
+        buf_puts(out, "\"Item\":");
+        if (x.projection) {
+            json_t *item = json_loadb(json, jlen, 0, NULL), *p = expr_project(x.projection, item);
+            json_append(out, p);
+            json_decref(p);
+            json_decref(item);
+        } else {
+            buf_append(out, json, jlen);
+        }
     }
-    capacity_report(*resp, capacity, t->name, capacity_read_units(size, consistent), 0);
+    json_t *cc = capacity_object(capacity, t->name, capacity_read_units(size, consistent), 0);
+    if (cc) {
+        buf_puts(out, found ? ",\"ConsumedCapacity\":" : "\"ConsumedCapacity\":");
+        json_append(out, cc);
+        json_decref(cc);
+    }
+    buf_putc(out, '}');
     rc = 0;
 done:
-    json_decref(item);
+    free(raw);
     exprs_free(&x);
     buf_free(&key);
     catalog_release(db, t);
@@ -208,8 +249,7 @@ int op_delete_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     if (key_check_key(t, keyv, err)) goto done;
     if (exprs_parse(&x, req, EXPRS_CONDITION, err) || exprs_finish(&x)) goto done;
     if (key_item(&key, t, keyv, err)) goto done;
-    lock = item_lock_for(db, &key);
-    pthread_mutex_lock(lock);
+    if (item_lock(db, &key, &lock, err)) goto done;
     if (item_read(db, NULL, &key, &old, err) < 0) goto done;
     if (item_check_condition(x.condition, old, p.on_failure, err)) goto done;
     if (item_write(db, t, &key, old, NULL, err)) goto done;
@@ -264,8 +304,7 @@ int op_update_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     names = x.update ? expr_update_top_names(x.update) : json_array();
     if (check_update_keys(t, names, err)) goto done;
     if (key_item(&key, t, keyv, err)) goto done;
-    lock = item_lock_for(db, &key);
-    pthread_mutex_lock(lock);
+    if (item_lock(db, &key, &lock, err)) goto done;
     if (item_read(db, NULL, &key, &old, err) < 0) goto done;
     if (item_check_condition(x.condition, old, p.on_failure, err)) goto done;
     item = json_deep_copy(old ? old : keyv);

@@ -15,6 +15,12 @@
 #include "util/err.h"
 
 typedef int (*op_handler)(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+/* A handler that writes the response text itself, so it can copy stored items into the
+ * response without parsing them (GetItem, Query, Scan). */
+typedef int (*op_text_handler)(qr_db *db, json_t *req, buf *out, qr_err *err);
+
+/* Appends v serialised as compact JSON. */
+int json_append(buf *out, const json_t *v);
 
 /* tables.c */
 int op_create_table(qr_db *db, json_t *req, json_t **resp, qr_err *err);
@@ -24,15 +30,18 @@ int op_delete_table(qr_db *db, json_t *req, json_t **resp, qr_err *err);
 int op_update_table(qr_db *db, json_t *req, json_t **resp, qr_err *err);
 /* items.c */
 int op_put_item(qr_db *db, json_t *req, json_t **resp, qr_err *err);
-int op_get_item(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+int op_get_item(qr_db *db, json_t *req, buf *out, qr_err *err);
 int op_delete_item(qr_db *db, json_t *req, json_t **resp, qr_err *err);
 int op_update_item(qr_db *db, json_t *req, json_t **resp, qr_err *err);
 /* query.c */
-int op_query(qr_db *db, json_t *req, json_t **resp, qr_err *err);
-int op_scan(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+int op_query(qr_db *db, json_t *req, buf *out, qr_err *err);
+int op_scan(qr_db *db, json_t *req, buf *out, qr_err *err);
 /* batch.c */
 int op_batch_get_item(qr_db *db, json_t *req, json_t **resp, qr_err *err);
 int op_batch_write_item(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+/* transact.c */
+int op_transact_write_items(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+int op_transact_get_items(qr_db *db, json_t *req, json_t **resp, qr_err *err);
 
 /* ---- params.c: request parameters ---- */
 /* Checks a table name's length and characters; field is the lowerCamel parameter name

@@ -12,23 +12,26 @@
 
 typedef struct operation {
     const char *name;
-    op_handler run;
+    op_handler run;           /* returns a JSON document, or */
+    op_text_handler run_text; /* writes the response text itself */
 } operation;
 
 static const operation operations[] = {
-    {"CreateTable", op_create_table},
-    {"DescribeTable", op_describe_table},
-    {"ListTables", op_list_tables},
-    {"DeleteTable", op_delete_table},
-    {"UpdateTable", op_update_table},
-    {"PutItem", op_put_item},
-    {"GetItem", op_get_item},
-    {"UpdateItem", op_update_item},
-    {"DeleteItem", op_delete_item},
-    {"Query", op_query},
-    {"Scan", op_scan},
-    {"BatchGetItem", op_batch_get_item},
-    {"BatchWriteItem", op_batch_write_item},
+    {"CreateTable", op_create_table, NULL},
+    {"DescribeTable", op_describe_table, NULL},
+    {"ListTables", op_list_tables, NULL},
+    {"DeleteTable", op_delete_table, NULL},
+    {"UpdateTable", op_update_table, NULL},
+    {"PutItem", op_put_item, NULL},
+    {"GetItem", NULL, op_get_item},
+    {"UpdateItem", op_update_item, NULL},
+    {"DeleteItem", op_delete_item, NULL},
+    {"Query", NULL, op_query},
+    {"Scan", NULL, op_scan},
+    {"BatchGetItem", op_batch_get_item, NULL},
+    {"BatchWriteItem", op_batch_write_item, NULL},
+    {"TransactWriteItems", op_transact_write_items, NULL},
+    {"TransactGetItems", op_transact_get_items, NULL},
 };
 #define NOPS (sizeof operations / sizeof operations[0])
 
@@ -52,7 +55,11 @@ static void fill_error(qr_response *resp, qr_err *err)
     char type[128];
     snprintf(type, sizeof type, ERROR_TYPE_PREFIX "%s", err->type);
     json_t *body = json_pack("{s:s,s:s}", "__type", type, "message", err->msg);
-    if (err->item) json_object_set(body, "Item", (json_t *)err->item);
+    /* An attached object with CancellationReasons (TransactionCanceledException) adds its
+     * keys to the body, message included, as it may exceed err->msg; else it is the Item. */
+    json_t *extra = err->item;
+    if (json_object_get(extra, "CancellationReasons")) json_object_update(body, extra);
+    else if (extra) json_object_set(body, "Item", extra);
     resp->body = json_dumps(body, JSON_COMPACT);
     resp->len = strlen(resp->body);
     resp->http_status = err_http_status(err->type);
@@ -81,16 +88,27 @@ int qr_call(qr_db *db, const char *operation, const char *request, size_t len, q
         err_set(&err, QR_E_SERIALIZATION, "The request body must be a JSON object");
         goto fail;
     }
-    if (op->run(db, req, &out, &err) != 0 || out == NULL) {
-        if (err.type == NULL) err_set(&err, QR_E_INTERNAL, "The server encountered an internal error trying to fulfill the request.");
-        goto fail;
+    if (op->run_text) {
+        buf text;
+        buf_init(&text, 0);
+        if (op->run_text(db, req, &text, &err) != 0) {
+            buf_free(&text);
+            if (err.type == NULL) err_set(&err, QR_E_INTERNAL, "The server encountered an internal error trying to fulfill the request.");
+            goto fail;
+        }
+        resp->body = buf_detach(&text, &resp->len);
+    } else {
+        if (op->run(db, req, &out, &err) != 0 || out == NULL) {
+            if (err.type == NULL) err_set(&err, QR_E_INTERNAL, "The server encountered an internal error trying to fulfill the request.");
+            goto fail;
+        }
+        resp->body = json_dumps(out, JSON_COMPACT);
+        if (resp->body == NULL) {
+            err_set(&err, QR_E_INTERNAL, "The response could not be encoded.");
+            goto fail;
+        }
+        resp->len = strlen(resp->body);
     }
-    resp->body = json_dumps(out, JSON_COMPACT);
-    if (resp->body == NULL) {
-        err_set(&err, QR_E_INTERNAL, "The response could not be encoded.");
-        goto fail;
-    }
-    resp->len = strlen(resp->body);
     resp->http_status = 200;
     json_decref(out);
     json_decref(req);
@@ -101,6 +119,16 @@ fail:
     fill_error(resp, &err);
     err_clear(&err);
     return QR_ERR;
+}
+
+static int append_chunk(const char *p, size_t n, void *out)
+{
+    return buf_append(out, p, n);
+}
+
+int json_append(buf *out, const json_t *v)
+{
+    return json_dump_callback(v, append_chunk, out, JSON_COMPACT);
 }
 
 void qr_response_free(qr_response *resp)

@@ -58,61 +58,89 @@ static int buf_cmp(const buf *a, const buf *b)
     return a->len < b->len ? -1 : a->len > b->len;
 }
 
-/* Runs the read, filling resp with Items/Count/ScannedCount/LastEvaluatedKey, and sets
- * *bytes to the size of all items read. */
-static int range_run(qr_db *db, table *t, range_read *r, json_t *resp, size_t *bytes, qr_err *err)
+/* Runs the read, writing the opening of the response — Items, Count, ScannedCount and
+ * LastEvaluatedKey, without the closing brace — to out, and sets *bytes to the size of
+ * all items read. Stored items are copied into the response as they are unless a filter
+ * or projection needs them parsed. */
+static int range_run(qr_db *db, table *t, range_read *r, buf *out, size_t *bytes, qr_err *err)
 {
-    json_t *items = json_array(), *last = NULL;
     size_t count = 0, scanned = 0, read_bytes = 0;
-    int stopped = 0;
+    int stopped = 0, rc = 0;
+    buf last;
+    buf_init(&last, 0);
+    buf_puts(out, r->count_only ? "{" : "{\"Items\":[");
     store_iter *it = store_iter_new(db->st, NULL, r->lower.data, r->lower.len, r->upper.data, r->upper.len);
     if (r->forward) store_iter_first(it);
     else store_iter_last(it);
     for (; store_iter_valid(it); r->forward ? store_iter_next(it) : store_iter_prev(it)) {
-        size_t vl;
-        const char *v = store_iter_value(it, &vl);
-        json_t *item = item_decode(v, vl);
-        if (item == NULL) continue;
+        size_t vl, jlen, size;
+        const char *v = store_iter_value(it, &vl), *json;
+        if (item_stored(v, vl, &json, &jlen, &size)) continue;
         scanned++;
-        read_bytes += item_size(item);
+        read_bytes += size;
+        json_t *item = NULL;
         int keep = 1;
-        if (r->filter) {
-            keep = expr_cond_eval(r->filter, item, err);
-            if (keep < 0) {
-                json_decref(item);
-                json_decref(items);
-                json_decref(last);
-                store_iter_free(it);
-                return -1;
+        if (r->filter || (r->projection && !r->count_only)) {
+            if ((item = json_loadb(json, jlen, 0, NULL)) == NULL) {
+                rc = err_set(err, QR_E_INTERNAL, "stored item is corrupt");
+                break;
             }
         }
-        if (keep) {
-            count++;
-            if (!r->count_only)
-                json_array_append_new(items, r->projection ? expr_project(r->projection, item) : json_incref(item));
+        if (r->filter && (keep = expr_cond_eval(r->filter, item, err)) < 0) {
+            json_decref(item);
+            rc = -1;
+            break;
         }
-        json_decref(last);
-        last = item;
+        if (keep) {
+            if (!r->count_only) {
+                if (count) buf_putc(out, ',');
+                if (r->projection) {
+                    json_t *p = expr_project(r->projection, item);
+                    json_append(out, p);
+                    json_decref(p);
+                } else {
+                    buf_append(out, json, jlen);
+                }
+            }
+            count++;
+        }
+        json_decref(item);
+        buf_reset(&last);
+        buf_append(&last, json, jlen);
         if ((r->limit && (long long)scanned >= r->limit) || read_bytes >= PAGE_BYTES) {
             stopped = 1;
             break;
         }
     }
-    int rc = store_iter_status(it, err);
+    if (rc == 0) rc = store_iter_status(it, err);
     store_iter_free(it);
-    if (rc) {
-        json_decref(items);
-        json_decref(last);
-        return -1;
+    if (rc == 0) {
+        buf_printf(out, "%s\"Count\":%zu,\"ScannedCount\":%zu", r->count_only ? "" : "],", count, scanned);
+        if (stopped && last.len) {
+            json_t *item = json_loadb(last.data, last.len, 0, NULL), *k = item ? key_of_item(t, item) : NULL;
+            if (k) {
+                buf_puts(out, ",\"LastEvaluatedKey\":");
+                json_append(out, k);
+            }
+            json_decref(k);
+            json_decref(item);
+        }
+        *bytes = read_bytes;
     }
-    if (!r->count_only) json_object_set(resp, "Items", items);
-    json_decref(items);
-    json_object_set_new(resp, "Count", json_integer((json_int_t)count));
-    json_object_set_new(resp, "ScannedCount", json_integer((json_int_t)scanned));
-    if (stopped && last) json_object_set_new(resp, "LastEvaluatedKey", key_of_item(t, last));
-    json_decref(last);
-    *bytes = read_bytes;
-    return 0;
+    buf_free(&last);
+    return rc;
+}
+
+/* Closes a Query or Scan response with its consumed capacity. */
+static void finish_response(buf *out, const char *capacity, const table *t, size_t bytes, int consistent)
+{
+    json_t *cc = capacity_object(capacity, t->name, capacity_read_units(bytes, consistent), 0);
+    if (cc) {
+        buf_puts(out, ",\"ConsumedCapacity\":");
+        json_append(out, cc);
+        json_decref(cc);
+    }
+    buf_putc(out, '}');
 }
 
 /* Reads the parameters Query and Scan share. */
@@ -279,7 +307,7 @@ static int check_filter_keys(const table *t, const expr_cond *filter, qr_err *er
     return 0;
 }
 
-int op_query(qr_db *db, json_t *req, json_t **resp, qr_err *err)
+int op_query(qr_db *db, json_t *req, buf *out, qr_err *err)
 {
     table *t = NULL;
     req_exprs x = {0};
@@ -311,13 +339,8 @@ int op_query(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     if (check_filter_keys(t, x.filter, err)) goto done;
     if (query_range(t, &kc, &r, err)) goto done;
     if (apply_start_key(req, t, &r, err)) goto done;
-    *resp = json_object();
-    if (range_run(db, t, &r, *resp, &bytes, err)) {
-        json_decref(*resp);
-        *resp = NULL;
-        goto done;
-    }
-    capacity_report(*resp, capacity, t->name, capacity_read_units(bytes, r.consistent), 0);
+    if (range_run(db, t, &r, out, &bytes, err)) goto done;
+    finish_response(out, capacity, t, bytes, r.consistent);
     rc = 0;
 done:
     expr_keycond_free(&kc);
@@ -327,7 +350,7 @@ done:
     return rc;
 }
 
-int op_scan(qr_db *db, json_t *req, json_t **resp, qr_err *err)
+int op_scan(qr_db *db, json_t *req, buf *out, qr_err *err)
 {
     table *t = NULL;
     req_exprs x = {0};
@@ -363,13 +386,8 @@ int op_scan(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     if (segment + 1 < total) buf_put_be64(&r.upper, (uint64_t)(span * (unsigned long long)(segment + 1) / (unsigned long long)total));
     else prefix_successor(&r.upper);
     if (apply_start_key(req, t, &r, err)) goto done;
-    *resp = json_object();
-    if (range_run(db, t, &r, *resp, &bytes, err)) {
-        json_decref(*resp);
-        *resp = NULL;
-        goto done;
-    }
-    capacity_report(*resp, capacity, t->name, capacity_read_units(bytes, r.consistent), 0);
+    if (range_run(db, t, &r, out, &bytes, err)) goto done;
+    finish_response(out, capacity, t, bytes, r.consistent);
     rc = 0;
 done:
     exprs_free(&x);

@@ -11,13 +11,13 @@ def test_bad_json_and_unknown_operation(q):
 
 
 def test_wrong_parameter_types(q):
-    q.create("M1")
-    for req in ({"TableName": 5}, {"TableName": "M1", "Item": []}, {"TableName": "M1", "Item": {"pk": "x"}},
-                {"TableName": "M1", "Item": {"pk": {"S": 1}, "sk": {"S": "a"}}}, {"TableName": "M1", "Item": {"pk": {"S": "a"}, "sk": {"S": "b"}}, "ReturnValues": 3}):
+    q.create("Mal1")
+    for req in ({"TableName": 5}, {"TableName": "Mal1", "Item": []}, {"TableName": "Mal1", "Item": {"pk": "x"}},
+                {"TableName": "Mal1", "Item": {"pk": {"S": 1}, "sk": {"S": "a"}}}, {"TableName": "Mal1", "Item": {"pk": {"S": "a"}, "sk": {"S": "b"}}, "ReturnValues": 3}):
         rc, body = q.raw("PutItem", req)
         assert rc == 1
         assert body["__type"].split("#")[-1] in ("ValidationException", "SerializationException"), body
-    rc, body = q.raw("GetItem", {"TableName": "M1"})
+    rc, body = q.raw("GetItem", {"TableName": "Mal1"})
     assert "Value null at 'key'" in body["message"]
-    rc, body = q.raw("PutItem", {"TableName": "M1", "Item": {"pk": {"S": "a"}, "sk": {"S": "b"}}, "ReturnValues": "BOGUS"})
+    rc, body = q.raw("PutItem", {"TableName": "Mal1", "Item": {"pk": {"S": "a"}, "sk": {"S": "b"}}, "ReturnValues": "BOGUS"})
     assert "enum value set" in body["message"]

@@ -24,11 +24,11 @@ def test_create_describe_delete(q):
 
 
 def test_recreated_table_is_empty(q):
-    q.create("T1")
-    q.call("PutItem", {"TableName": "T1", "Item": {"pk": {"S": "a"}, "sk": {"S": "b"}}})
-    q.call("DeleteTable", {"TableName": "T1"})
-    q.create("T1")
-    assert q.call("Scan", {"TableName": "T1"})["Count"] == 0
+    q.create("Tab1")
+    q.call("PutItem", {"TableName": "Tab1", "Item": {"pk": {"S": "a"}, "sk": {"S": "b"}}})
+    q.call("DeleteTable", {"TableName": "Tab1"})
+    q.create("Tab1")
+    assert q.call("Scan", {"TableName": "Tab1"})["Count"] == 0
 
 
 def test_duplicate_table(q):

@@ -1,0 +1,595 @@
+/* transact.c — TransactWriteItems and TransactGetItems: all or nothing, across tables.
+ *
+ * A write transaction validates every action, holds all its items (txn_lock_keys), checks
+ * every condition on the current items and writes everything with item_stage in one RocksDB
+ * batch; a read transaction reads from one snapshot. ClientRequestToken idempotency is kept
+ * in this process's memory for ten minutes, not persisted: it does not survive a restart. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <xxhash.h>
+
+#include "model/value.h"
+#include "ops/ops.h"
+
+#define TXN_MAX_ACTIONS 100
+#define TXN_MAX_BYTES ((size_t)4 << 20)
+#define TOKEN_MAX_LEN 36
+#define TOKEN_TTL_SECONDS 600
+#define TOKEN_SLOTS 1024
+
+static const char *const capacity_modes[] = {"INDEXES", "TOTAL", "NONE", NULL};
+static const char *const metrics_modes[] = {"SIZE", "NONE", NULL};
+static const char *const on_failure_modes[] = {"ALL_OLD", "NONE", NULL};
+
+static const char MSG_DUPLICATE[] =
+    "Transaction request cannot include multiple operations on one item";
+static const char MSG_TOO_BIG[] =
+    "The aggregate size of the items in the transaction cannot exceed 4 MB";
+
+/* ---- ClientRequestToken: completed transactions remembered for ten minutes ---- */
+
+typedef struct token_entry {
+    const qr_db *db; /* compared only, never dereferenced */
+    char token[TOKEN_MAX_LEN + 1];
+    XXH128_hash_t request; /* hash of the request with its keys sorted */
+    time_t done_at;        /* 0 while the first request is still running */
+    char *response;        /* the successful response (JSON text), once done */
+} token_entry;
+
+static pthread_mutex_t tokens_lock = PTHREAD_MUTEX_INITIALIZER;
+static token_entry tokens[TOKEN_SLOTS];
+static size_t ntokens;
+
+static time_t now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + 1; /* never 0, which means "in progress" */
+}
+
+static void token_remove(size_t i)
+{
+    free(tokens[i].response);
+    tokens[i] = tokens[--ntokens];
+    memset(&tokens[ntokens], 0, sizeof tokens[ntokens]);
+}
+
+/* Drops expired entries; if the table is still full, the oldest completed one. Returns
+ * 0 if a slot is free. Called with tokens_lock held. */
+static int token_make_room(time_t now)
+{
+    for (size_t i = ntokens; i > 0; i--)
+        if (tokens[i - 1].done_at && now - tokens[i - 1].done_at >= TOKEN_TTL_SECONDS)
+            token_remove(i - 1);
+    if (ntokens < TOKEN_SLOTS) return 0;
+    size_t oldest = ntokens;
+    for (size_t i = 0; i < ntokens; i++)
+        if (tokens[i].done_at && (oldest == ntokens || tokens[i].done_at < tokens[oldest].done_at))
+            oldest = i;
+    if (oldest == ntokens) return -1;
+    token_remove(oldest);
+    return 0;
+}
+
+static XXH128_hash_t request_hash(json_t *req)
+{
+    char *text = json_dumps(req, JSON_COMPACT | JSON_SORT_KEYS);
+    XXH128_hash_t h = XXH3_128bits(text ? text : "", text ? strlen(text) : 0);
+    free(text);
+    return h;
+}
+
+/* Looks the token up. Returns 1 with *replay set (malloc'd response text) if the same
+ * request already succeeded; 0 if this request now owns the token; -1 with err set on a
+ * mismatch or while the first request is still running. */
+static int token_claim(qr_db *db, const char *token, XXH128_hash_t h, char **replay, qr_err *err)
+{
+    int rc = 0;
+    time_t now = now_seconds();
+    *replay = NULL;
+    pthread_mutex_lock(&tokens_lock);
+    for (size_t i = 0; i < ntokens; i++) {
+        token_entry *e = &tokens[i];
+        if (e->db != db || strcmp(e->token, token) != 0) continue;
+        if (e->done_at && now - e->done_at >= TOKEN_TTL_SECONDS) {
+            token_remove(i);
+            break;
+        }
+        if (!XXH128_isEqual(e->request, h))
+            rc = err_set(err, QR_E_IDEMPOTENT,
+                         "Request parameters do not match the parameters of the previous "
+                         "request with the same client request token");
+        else if (e->done_at == 0)
+            rc = err_set(err, QR_E_TXN_IN_PROGRESS,
+                         "Transaction from previous request is still in progress");
+        else {
+            *replay = strdup(e->response);
+            rc = *replay ? 1 : err_set(err, QR_E_INTERNAL, "out of memory");
+        }
+        pthread_mutex_unlock(&tokens_lock);
+        return rc;
+    }
+    if (token_make_room(now)) {
+        rc = err_set(err, QR_E_LIMIT,
+                     "Too many transactions with a client request token are in progress");
+    } else {
+        token_entry *e = &tokens[ntokens++];
+        e->db = db;
+        snprintf(e->token, sizeof e->token, "%s", token);
+        e->request = h;
+        e->done_at = 0;
+        e->response = NULL;
+    }
+    pthread_mutex_unlock(&tokens_lock);
+    return rc;
+}
+
+/* Ends the claim: remembers the response if the transaction succeeded (resp != NULL),
+ * forgets the token if it failed, so a retry runs again. */
+static void token_finish(qr_db *db, const char *token, const json_t *resp)
+{
+    pthread_mutex_lock(&tokens_lock);
+    for (size_t i = 0; i < ntokens; i++) {
+        token_entry *e = &tokens[i];
+        if (e->db != db || e->done_at != 0 || strcmp(e->token, token) != 0) continue;
+        e->response = resp ? json_dumps(resp, JSON_COMPACT) : NULL;
+        if (e->response == NULL)
+            token_remove(i);
+        else
+            e->done_at = now_seconds();
+        break;
+    }
+    pthread_mutex_unlock(&tokens_lock);
+}
+
+/* ---- parsing actions ---- */
+
+typedef enum act_kind { ACT_CHECK, ACT_PUT, ACT_DELETE, ACT_UPDATE, ACT_GET } act_kind;
+
+static const struct {
+    const char *param, *field;
+    act_kind kind;
+} write_kinds[] = {
+    {"ConditionCheck", "conditionCheck", ACT_CHECK},
+    {"Put", "put", ACT_PUT},
+    {"Delete", "delete", ACT_DELETE},
+    {"Update", "update", ACT_UPDATE},
+};
+
+typedef struct action {
+    act_kind kind;
+    table *t;
+    json_t *keyv;      /* Key (borrowed), or for Put the item */
+    json_t *item;      /* Put: the item (borrowed) */
+    json_t *exprs_src; /* the expression parameters of the action (owned) */
+    req_exprs x;
+    json_t *names; /* Update: top-level names written (owned) */
+    const char *on_failure;
+    buf key;
+    json_t *old, *new_item; /* current and new item (owned; NULL when absent) */
+} action;
+
+typedef struct txn {
+    action *a;
+    size_t n;
+} txn;
+
+static void txn_free(qr_db *db, txn *tx)
+{
+    for (size_t i = 0; i < tx->n; i++) {
+        action *a = &tx->a[i];
+        exprs_free(&a->x);
+        json_decref(a->exprs_src);
+        json_decref(a->names);
+        json_decref(a->old);
+        json_decref(a->new_item);
+        buf_free(&a->key);
+        catalog_release(db, a->t);
+    }
+    free(tx->a);
+    tx->a = NULL;
+    tx->n = 0;
+}
+
+static int null_at(qr_err *err, const char *prefix, const char *member)
+{
+    return err_validation(
+        err,
+        "1 validation error detected: Value null at '%s%s%s' failed to satisfy constraint: "
+        "Member must not be null",
+        prefix, *member ? "." : "", member);
+}
+
+/* The TransactItems list: present, 1 to 100 entries. */
+static int transact_items(json_t *req, json_t **out, qr_err *err)
+{
+    if (param_array(req, "TransactItems", out, err)) return -1;
+    if (*out == NULL) return null_at(err, "transactItems", "");
+    if (json_array_size(*out) == 0)
+        return err_validation(
+            err, "1 validation error detected: Value '[]' at 'transactItems' failed to satisfy "
+                 "constraint: Member must have length greater than or equal to 1");
+    if (json_array_size(*out) > TXN_MAX_ACTIONS)
+        return err_validation(
+            err,
+            "1 validation error detected: Value '[...]' at 'transactItems' failed to satisfy "
+            "constraint: Member must have length less than or equal to %d",
+            TXN_MAX_ACTIONS);
+    return 0;
+}
+
+/* Copies the named expression parameters of spec into a new object, so an action sees
+ * exactly the parameters its shape has (no legacy Expected or AttributeUpdates). */
+static json_t *expression_params(json_t *spec, const char *const *keys)
+{
+    json_t *o = json_object();
+    for (size_t i = 0; keys[i]; i++) {
+        json_t *v = json_object_get(spec, keys[i]);
+        if (v) json_object_set(o, keys[i], v);
+    }
+    return o;
+}
+
+static int check_update_keys(const table *t, json_t *names, qr_err *err)
+{
+    size_t i;
+    json_t *n;
+    json_array_foreach(names, i, n)
+    {
+        const char *s = json_string_value(n);
+        if (strcmp(s, t->pk.name) == 0 || (t->sk.name && strcmp(s, t->sk.name) == 0))
+            return err_validation(
+                err,
+                "One or more parameter values were invalid: Cannot update attribute %s. "
+                "This attribute is part of the key",
+                s);
+    }
+    return 0;
+}
+
+/* Parses and checks one action of either kind of transaction; nothing is read. */
+static int parse_action(qr_db *db, json_t *entry, size_t idx, int is_get, action *a, qr_err *err)
+{
+    static const char *const write_exprs[] = {"ConditionExpression", "UpdateExpression",
+                                              "ExpressionAttributeNames",
+                                              "ExpressionAttributeValues", NULL};
+    static const char *const get_exprs[] = {"ProjectionExpression", "ExpressionAttributeNames",
+                                            NULL};
+    char prefix[96];
+    json_t *spec = NULL;
+    const char *field = "get";
+    if (!json_is_object(entry))
+        return err_set(err, QR_E_SERIALIZATION,
+                       "Unexpected value type for parameter TransactItems member: "
+                       "expected an object");
+    if (is_get) {
+        a->kind = ACT_GET;
+        spec = json_object_get(entry, "Get");
+        if (spec == NULL || json_is_null(spec) || json_object_size(entry) != 1) {
+            snprintf(prefix, sizeof prefix, "transactItems.%zu.member", idx + 1);
+            return null_at(err, prefix, "get");
+        }
+    } else {
+        int found = 0;
+        for (size_t k = 0; k < sizeof write_kinds / sizeof write_kinds[0]; k++) {
+            json_t *v = json_object_get(entry, write_kinds[k].param);
+            if (v == NULL || json_is_null(v)) continue;
+            found++;
+            spec = v;
+            a->kind = write_kinds[k].kind;
+            field = write_kinds[k].field;
+        }
+        if (found != 1)
+            return err_validation(
+                err, "TransactItems can only contain one of Check, Put, Update or Delete");
+    }
+    if (!json_is_object(spec))
+        return err_set(err, QR_E_SERIALIZATION,
+                       "Unexpected value type for parameter %s: expected an object", field);
+    snprintf(prefix, sizeof prefix, "transactItems.%zu.member.%s", idx + 1, field);
+
+    char name_field[128];
+    snprintf(name_field, sizeof name_field, "%s.tableName", prefix);
+    json_t *name = json_object_get(spec, "TableName");
+    if (param_check_table_name(name, name_field, err)) return -1;
+    if ((a->t = catalog_get(db, json_string_value(name))) == NULL)
+        return err_set(err, QR_E_NOT_FOUND, "Requested resource not found");
+    if (param_enum(spec, "ReturnValuesOnConditionCheckFailure", on_failure_modes, "NONE",
+                   &a->on_failure, err))
+        return -1;
+
+    if (a->kind == ACT_PUT) {
+        if (param_object(spec, "Item", &a->item, err)) return -1;
+        if (a->item == NULL) return null_at(err, prefix, "item");
+        if (key_check_item(a->t, a->item, err) || item_validate(a->item, err)) return -1;
+        a->keyv = a->item;
+    } else {
+        if (param_object(spec, "Key", &a->keyv, err)) return -1;
+        if (a->keyv == NULL) return null_at(err, prefix, "key");
+        if (key_check_key(a->t, a->keyv, err)) return -1;
+    }
+    const char *text;
+    if (a->kind == ACT_CHECK) {
+        if (param_string(spec, "ConditionExpression", &text, err)) return -1;
+        if (text == NULL) return null_at(err, prefix, "conditionExpression");
+    }
+    if (a->kind == ACT_UPDATE) {
+        if (param_string(spec, "UpdateExpression", &text, err)) return -1;
+        if (text == NULL) return null_at(err, prefix, "updateExpression");
+    }
+    a->exprs_src = expression_params(spec, is_get ? get_exprs : write_exprs);
+    int allowed =
+        is_get ? EXPRS_PROJECTION : EXPRS_CONDITION | (a->kind == ACT_UPDATE ? EXPRS_UPDATE : 0);
+    if (exprs_parse(&a->x, a->exprs_src, allowed, err) || exprs_finish(&a->x)) return -1;
+    if (a->kind == ACT_UPDATE) {
+        a->names = expr_update_top_names(a->x.update);
+        if (check_update_keys(a->t, a->names, err)) return -1;
+    }
+    return key_item(&a->key, a->t, a->keyv, err);
+}
+
+/* Parses every action; fails on the first invalid one or on two actions on one item. */
+static int parse_actions(qr_db *db, json_t *list, int is_get, txn *tx, qr_err *err)
+{
+    size_t n = json_array_size(list), put_bytes = 0;
+    tx->a = calloc(n, sizeof *tx->a);
+    if (tx->a == NULL) return err_set(err, QR_E_INTERNAL, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        action *a = &tx->a[i];
+        buf_init(&a->key, 0);
+        tx->n++;
+        if (parse_action(db, json_array_get(list, i), i, is_get, a, err)) return -1;
+        for (size_t j = 0; j < i; j++)
+            if (tx->a[j].key.len == a->key.len &&
+                memcmp(tx->a[j].key.data, a->key.data, a->key.len) == 0)
+                return err_validation(err, "%s", MSG_DUPLICATE);
+        if (a->item) put_bytes += item_size(a->item);
+        if (put_bytes > TXN_MAX_BYTES) return err_validation(err, "%s", MSG_TOO_BIG);
+    }
+    return 0;
+}
+
+/* ---- capacity ---- */
+
+/* Adds read and write units for table name to the per-table list (first-use order). */
+static void units_add(json_t *per_table, const char *name, double read, double write)
+{
+    size_t i;
+    json_t *e = NULL, *x;
+    json_array_foreach(per_table, i, x)
+    {
+        if (strcmp(json_string_value(json_object_get(x, "TableName")), name) == 0) e = x;
+    }
+    if (e == NULL) {
+        e = json_pack("{s:s,s:f,s:f}", "TableName", name, "r", 0.0, "w", 0.0);
+        json_array_append_new(per_table, e);
+    }
+    json_object_set_new(e, "r", json_real(json_real_value(json_object_get(e, "r")) + read));
+    json_object_set_new(e, "w", json_real(json_real_value(json_object_get(e, "w")) + write));
+}
+
+/* The ConsumedCapacity list DynamoDB returns for a transaction, or NULL for NONE. */
+static json_t *capacity_list(json_t *per_table, const char *mode)
+{
+    if (strcmp(mode, "NONE") == 0) return NULL;
+    json_t *out = json_array();
+    size_t i;
+    json_t *e;
+    json_array_foreach(per_table, i, e)
+    {
+        double r = json_real_value(json_object_get(e, "r")),
+               w = json_real_value(json_object_get(e, "w"));
+        json_t *units = json_pack("{s:f}", "CapacityUnits", r + w);
+        if (r > 0) json_object_set_new(units, "ReadCapacityUnits", json_real(r));
+        if (w > 0) json_object_set_new(units, "WriteCapacityUnits", json_real(w));
+        json_t *c = json_deep_copy(units);
+        json_object_set_new(c, "TableName",
+                            json_string(json_string_value(json_object_get(e, "TableName"))));
+        if (strcmp(mode, "INDEXES") == 0) json_object_set(c, "Table", units);
+        json_decref(units);
+        json_array_append_new(out, c);
+    }
+    return out;
+}
+
+/* ---- TransactWriteItems ---- */
+
+/* Computes the outcome of action a on its current item: 0 and a->new_item set, or -1
+ * with the cancellation reason appended to reasons. */
+static int evaluate(action *a, json_t *reasons)
+{
+    qr_err e;
+    err_init(&e);
+    if (item_check_condition(a->x.condition, a->old, a->on_failure, &e) == 0) {
+        if (a->kind == ACT_PUT) a->new_item = json_incref(a->item);
+        if (a->kind == ACT_UPDATE) {
+            a->new_item = json_deep_copy(a->old ? a->old : a->keyv);
+            if (expr_update_apply(a->x.update, a->new_item, &e) == 0 &&
+                item_size(a->new_item) > QR_MAX_ITEM_SIZE)
+                err_validation(&e, "Item size to update has exceeded the maximum allowed size");
+        }
+    }
+    if (e.type == NULL) {
+        json_array_append_new(reasons, json_pack("{s:s}", "Code", "None"));
+        return 0;
+    }
+    json_t *r;
+    if (strcmp(e.type, QR_E_CONDITION) == 0) {
+        r = json_pack("{s:s,s:s}", "Code", "ConditionalCheckFailed", "Message", e.msg);
+        if (e.item) json_object_set(r, "Item", (json_t *)e.item);
+    } else {
+        r = json_pack("{s:s,s:s}", "Code",
+                      strcmp(e.type, QR_E_VALIDATION) == 0 ? "ValidationError" : e.type, "Message",
+                      e.msg);
+    }
+    json_array_append_new(reasons, r);
+    err_clear(&e);
+    return -1;
+}
+
+/* Records TransactionCanceledException with its reasons. The message can outgrow
+ * err->msg, so the full text travels with the reasons in err->item. */
+static int cancel(json_t *reasons, qr_err *err)
+{
+    buf msg;
+    buf_init(&msg, 0);
+    buf_puts(&msg,
+             "Transaction cancelled, please refer cancellation reasons for specific reasons [");
+    size_t i;
+    json_t *r;
+    json_array_foreach(reasons, i, r)
+        buf_printf(&msg, "%s%s", i ? ", " : "", json_string_value(json_object_get(r, "Code")));
+    buf_puts(&msg, "]");
+    err_set(err, QR_E_TXN_CANCELED, "%s", msg.data);
+    if (err->type && strcmp(err->type, QR_E_TXN_CANCELED) == 0 && err->item == NULL)
+        err->item = json_pack("{s:O,s:s}", "CancellationReasons", reasons, "message", msg.data);
+    buf_free(&msg);
+    return -1;
+}
+
+/* Runs a parsed transaction: lock, read, evaluate, write, unlock. */
+static int run_write(qr_db *db, txn *tx, json_t *per_table, qr_err *err)
+{
+    buf *keys = malloc(tx->n * sizeof *keys);
+    if (keys == NULL) return err_set(err, QR_E_INTERNAL, "out of memory");
+    for (size_t i = 0; i < tx->n; i++)
+        keys[i] = tx->a[i].key; /* shallow: unlock matches by data pointer */
+    json_t *reasons = json_array();
+    store_batch *b = NULL;
+    int rc = -1, failed = 0;
+    size_t bytes = 0;
+    txn_lock_keys(db, keys, tx->n);
+    for (size_t i = 0; i < tx->n; i++)
+        if (item_read(db, NULL, &tx->a[i].key, &tx->a[i].old, err) < 0) goto unlock;
+    for (size_t i = 0; i < tx->n; i++) {
+        action *a = &tx->a[i];
+        if (evaluate(a, reasons)) failed = 1;
+        size_t os = a->old ? item_size(a->old) : 0, ns = a->new_item ? item_size(a->new_item) : 0;
+        bytes += os > ns ? os : ns;
+    }
+    if (failed) {
+        cancel(reasons, err);
+        goto unlock;
+    }
+    if (bytes > TXN_MAX_BYTES) {
+        err_validation(err, "%s", MSG_TOO_BIG);
+        goto unlock;
+    }
+    b = store_batch_new();
+    for (size_t i = 0; i < tx->n; i++) {
+        action *a = &tx->a[i];
+        if (a->kind == ACT_CHECK || (a->old == NULL && a->new_item == NULL)) continue;
+        if (item_stage(db, a->t, b, &a->key, a->old, a->new_item, err)) goto unlock;
+    }
+    if (store_batch_count(b) > 0 && store_write(db->st, b, err)) goto unlock;
+    for (size_t i = 0; i < tx->n; i++) {
+        action *a = &tx->a[i];
+        size_t os = a->old ? item_size(a->old) : 0, ns = a->new_item ? item_size(a->new_item) : 0;
+        if (a->kind == ACT_CHECK) {
+            units_add(per_table, a->t->name, 2 * capacity_read_units(os, 1), 0);
+            continue;
+        }
+        if (a->old || a->new_item) item_staged_done(a->t, a->old, a->new_item);
+        units_add(per_table, a->t->name, 0, 2 * capacity_write_units(os > ns ? os : ns));
+    }
+    rc = 0;
+unlock:
+    txn_unlock_keys(db, keys, tx->n);
+    store_batch_free(b);
+    json_decref(reasons);
+    free(keys);
+    return rc;
+}
+
+int op_transact_write_items(qr_db *db, json_t *req, json_t **resp, qr_err *err)
+{
+    json_t *list, *per_table = NULL;
+    const char *capacity, *metrics, *token;
+    txn tx = {0};
+    char *replay = NULL;
+    int claimed = 0, rc = -1;
+    if (transact_items(req, &list, err)) return -1;
+    if (param_enum(req, "ReturnConsumedCapacity", capacity_modes, "NONE", &capacity, err))
+        return -1;
+    if (param_enum(req, "ReturnItemCollectionMetrics", metrics_modes, "NONE", &metrics, err))
+        return -1;
+    if (param_string(req, "ClientRequestToken", &token, err)) return -1;
+    if (token && (*token == '\0' || strlen(token) > TOKEN_MAX_LEN))
+        return err_validation(
+            err,
+            "1 validation error detected: Value '%s' at 'clientRequestToken' failed to satisfy "
+            "constraint: Member must have length %s",
+            token, *token ? "less than or equal to 36" : "greater than or equal to 1");
+    if (token) {
+        int r = token_claim(db, token, request_hash(req), &replay, err);
+        if (r < 0) return -1;
+        if (r == 1) {
+            *resp = json_loads(replay, 0, NULL);
+            free(replay);
+            return *resp ? 0 : err_set(err, QR_E_INTERNAL, "cannot decode the remembered response");
+        }
+        claimed = 1;
+    }
+    if (parse_actions(db, list, 0, &tx, err)) goto done;
+    per_table = json_array();
+    if (run_write(db, &tx, per_table, err)) goto done;
+    *resp = json_object();
+    json_t *cc = capacity_list(per_table, capacity);
+    if (cc) json_object_set_new(*resp, "ConsumedCapacity", cc);
+    if (strcmp(metrics, "SIZE") == 0)
+        json_object_set_new(*resp, "ItemCollectionMetrics", json_object());
+    rc = 0;
+done:
+    if (claimed) token_finish(db, token, rc == 0 ? *resp : NULL);
+    json_decref(per_table);
+    txn_free(db, &tx);
+    return rc;
+}
+
+/* ---- TransactGetItems ---- */
+
+int op_transact_get_items(qr_db *db, json_t *req, json_t **resp, qr_err *err)
+{
+    json_t *list, *per_table = NULL, *responses = NULL;
+    const char *capacity;
+    txn tx = {0};
+    const store_snapshot *snap = NULL;
+    int rc = -1;
+    size_t bytes = 0;
+    if (transact_items(req, &list, err)) return -1;
+    if (param_enum(req, "ReturnConsumedCapacity", capacity_modes, "NONE", &capacity, err))
+        return -1;
+    if (parse_actions(db, list, 1, &tx, err)) goto done;
+    per_table = json_array();
+    responses = json_array();
+    snap = store_snapshot_new(db->st);
+    for (size_t i = 0; i < tx.n; i++) {
+        action *a = &tx.a[i];
+        if (item_read(db, snap, &a->key, &a->old, err) < 0) goto done;
+        size_t size = a->old ? item_size(a->old) : 0;
+        bytes += size;
+        if (bytes > TXN_MAX_BYTES) {
+            err_validation(err, "%s", MSG_TOO_BIG);
+            goto done;
+        }
+        json_t *r = json_object();
+        if (a->old)
+            json_object_set_new(r, "Item",
+                                a->x.projection ? expr_project(a->x.projection, a->old)
+                                                : json_incref(a->old));
+        json_array_append_new(responses, r);
+        units_add(per_table, a->t->name, 2 * capacity_read_units(size, 1), 0);
+    }
+    *resp = json_pack("{s:O}", "Responses", responses);
+    json_t *cc = capacity_list(per_table, capacity);
+    if (cc) json_object_set_new(*resp, "ConsumedCapacity", cc);
+    rc = 0;
+done:
+    if (snap) store_snapshot_free(db->st, snap);
+    json_decref(responses);
+    json_decref(per_table);
+    txn_free(db, &tx);
+    return rc;
+}
