@@ -25,10 +25,10 @@ const char *check_severity_name(ck_severity s)
 static int add(ck_report *r, ck_severity sev, const char *rule, const char *subject, m_pos pos,
                const char *message, const char *explanation, const char *fix)
 {
-    if (message == NULL || subject == NULL) return -1; /* an arena_printf ran out of memory */
+    if (message == NULL || subject == NULL) return -1; /* an ck_arena_printf ran out of memory */
     if (r->nfindings == r->cap) {
         size_t nc = r->cap ? r->cap * 2 : 32;
-        ck_finding *nf = arena_alloc(&r->arena, nc * sizeof *nf);
+        ck_finding *nf = ck_arena_alloc(&r->arena, nc * sizeof *nf);
         if (nf == NULL) return -1;
         if (r->nfindings) memcpy(nf, r->findings, r->nfindings * sizeof *nf);
         r->findings = nf;
@@ -41,7 +41,7 @@ static int add(ck_report *r, ck_severity sev, const char *rule, const char *subj
     return 0;
 }
 
-#define P(...) arena_printf(&r->arena, __VA_ARGS__)
+#define P(...) ck_arena_printf(&r->arena, __VA_ARGS__)
 
 static const m_given *given(const m_pattern *p, const char *name)
 {
@@ -1210,7 +1210,7 @@ int check_run(const qr_model *m, ck_report **out, qr_err *err)
     ck_report *r = calloc(1, sizeof *r);
     if (r == NULL) return err_set(err, QR_E_INTERNAL, "out of memory");
     r->model = m;
-    r->plans = arena_alloc(&r->arena, (m->npatterns + 1) * sizeof *r->plans);
+    r->plans = ck_arena_alloc(&r->arena, (m->npatterns + 1) * sizeof *r->plans);
     if (r->plans == NULL) goto oom;
     for (size_t i = 0; i < m->npatterns; i++, r->nplans++)
         if (plan_pattern(r, &m->patterns[i], &r->plans[i])) goto oom;
@@ -1227,6 +1227,6 @@ oom:
 void check_free(ck_report *r)
 {
     if (r == NULL) return;
-    arena_free(&r->arena);
+    ck_arena_free(&r->arena);
     free(r);
 }

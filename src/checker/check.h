@@ -43,7 +43,7 @@ typedef struct ck_plan {
 } ck_plan;
 
 typedef struct ck_report {
-    arena arena;               /* owns plans, findings and their strings */
+    ck_arena arena;               /* owns plans, findings and their strings */
     const qr_model *model;     /* borrowed */
     ck_plan *plans;            /* one per access pattern, in file order */
     size_t nplans;

@@ -14,17 +14,17 @@
 #define ARENA_BLOCK 65536
 #define DOC_MAX_DEPTH 64
 
-struct arena_block {
-    arena_block *next;
+struct ck_arena_block {
+    ck_arena_block *next;
     size_t used, size;
     max_align_t data[];
 };
 
-void *arena_alloc(arena *a, size_t n)
+void *ck_arena_alloc(ck_arena *a, size_t n)
 {
     n = (n + sizeof(max_align_t) - 1) / sizeof(max_align_t) * sizeof(max_align_t);
     if (n == 0) n = sizeof(max_align_t);
-    arena_block *b = a->head;
+    ck_arena_block *b = a->head;
     if (b == NULL || b->size - b->used < n) {
         size_t size = n > ARENA_BLOCK ? n : ARENA_BLOCK;
         b = malloc(sizeof *b + size);
@@ -40,22 +40,22 @@ void *arena_alloc(arena *a, size_t n)
     return p;
 }
 
-char *arena_strdup(arena *a, const char *s)
+char *ck_arena_strdup(ck_arena *a, const char *s)
 {
     size_t n = strlen(s);
-    char *p = arena_alloc(a, n + 1);
+    char *p = ck_arena_alloc(a, n + 1);
     if (p) memcpy(p, s, n + 1);
     return p;
 }
 
-char *arena_printf(arena *a, const char *fmt, ...)
+char *ck_arena_printf(ck_arena *a, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     int n = vsnprintf(NULL, 0, fmt, ap);
     va_end(ap);
     if (n < 0) return NULL;
-    char *p = arena_alloc(a, (size_t)n + 1);
+    char *p = ck_arena_alloc(a, (size_t)n + 1);
     if (p == NULL) return NULL;
     va_start(ap, fmt);
     vsnprintf(p, (size_t)n + 1, fmt, ap);
@@ -63,17 +63,17 @@ char *arena_printf(arena *a, const char *fmt, ...)
     return p;
 }
 
-void arena_free(arena *a)
+void ck_arena_free(ck_arena *a)
 {
     while (a->head) {
-        arena_block *next = a->head->next;
+        ck_arena_block *next = a->head->next;
         free(a->head);
         a->head = next;
     }
 }
 
 typedef struct reader {
-    arena *a;
+    ck_arena *a;
     const char *path;
     yaml_parser_t parser;
     qr_err *err;
@@ -98,7 +98,7 @@ static int next_event(reader *r, yaml_event_t *ev)
 
 static doc_node *new_node(reader *r, doc_kind kind, const yaml_mark_t *m)
 {
-    doc_node *n = arena_alloc(r->a, sizeof *n);
+    doc_node *n = ck_arena_alloc(r->a, sizeof *n);
     if (n == NULL) return NULL;
     n->kind = kind;
     n->line = (int)m->line + 1;
@@ -111,8 +111,8 @@ static int add_child(reader *r, doc_node *n, size_t *cap, doc_node *key, doc_nod
 {
     if (n->n == *cap) {
         size_t nc = *cap ? *cap * 2 : 8;
-        doc_node **nv = arena_alloc(r->a, nc * sizeof *nv);
-        doc_node **nk = n->kind == DOC_MAP ? arena_alloc(r->a, nc * sizeof *nk) : NULL;
+        doc_node **nv = ck_arena_alloc(r->a, nc * sizeof *nv);
+        doc_node **nk = n->kind == DOC_MAP ? ck_arena_alloc(r->a, nc * sizeof *nk) : NULL;
         if (nv == NULL || (n->kind == DOC_MAP && nk == NULL))
             return err_set(r->err, QR_E_INTERNAL, "out of memory");
         if (n->n) memcpy(nv, n->vals, n->n * sizeof *nv);
@@ -171,7 +171,7 @@ static int read_node(reader *r, yaml_event_t *ev, int depth, doc_node **out)
     switch (ev->type) {
     case YAML_SCALAR_EVENT: {
         doc_node *n = new_node(r, DOC_SCALAR, &ev->start_mark);
-        char *s = n ? arena_alloc(r->a, ev->data.scalar.length + 1) : NULL;
+        char *s = n ? ck_arena_alloc(r->a, ev->data.scalar.length + 1) : NULL;
         if (s == NULL) {
             err_set(r->err, QR_E_INTERNAL, "out of memory");
             goto done;
@@ -221,7 +221,7 @@ static int check_json(const char *path, const char *text, size_t len, qr_err *er
     return 0;
 }
 
-int doc_parse(arena *a, const char *path, const char *text, size_t len, doc_node **out, qr_err *err)
+int doc_parse(ck_arena *a, const char *path, const char *text, size_t len, doc_node **out, qr_err *err)
 {
     size_t i = 0;
     while (i < len && (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r')) i++;

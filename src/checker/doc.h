@@ -11,16 +11,16 @@
 
 #include "util/err.h"
 
-/* A bump allocator: everything a loaded model owns dies with it in one arena_free. */
-typedef struct arena_block arena_block;
-typedef struct arena {
-    arena_block *head;
-} arena;
+/* A bump allocator: everything a loaded model owns dies with it in one ck_arena_free. */
+typedef struct ck_arena_block ck_arena_block;
+typedef struct ck_arena {
+    ck_arena_block *head;
+} ck_arena;
 
-void *arena_alloc(arena *a, size_t n);           /* zeroed; NULL only when memory runs out */
-char *arena_strdup(arena *a, const char *s);
-char *arena_printf(arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void arena_free(arena *a);
+void *ck_arena_alloc(ck_arena *a, size_t n);           /* zeroed; NULL only when memory runs out */
+char *ck_arena_strdup(ck_arena *a, const char *s);
+char *ck_arena_printf(ck_arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void ck_arena_free(ck_arena *a);
 
 typedef enum doc_kind { DOC_SCALAR, DOC_MAP, DOC_SEQ } doc_kind;
 
@@ -36,7 +36,7 @@ typedef struct doc_node {
 
 /* Parses text (len bytes) as YAML, or as JSON when it starts with '{' or '['. path names
  * the file in messages ("FILE:LINE:COL: problem"). The tree is allocated in a. */
-int doc_parse(arena *a, const char *path, const char *text, size_t len, doc_node **out,
+int doc_parse(ck_arena *a, const char *path, const char *text, size_t len, doc_node **out,
               qr_err *err);
 
 /* The value of key in a map, or NULL. */

@@ -42,7 +42,7 @@ static m_pos pos_of(const doc_node *n)
 
 static void *alloc(loader *L, size_t n)
 {
-    void *p = arena_alloc(&L->m->arena, n);
+    void *p = ck_arena_alloc(&L->m->arena, n);
     if (p == NULL) err_set(L->err, QR_E_INTERNAL, "out of memory");
     return p;
 }
@@ -419,9 +419,9 @@ int template_is_constant(const m_template *t)
     return 1;
 }
 
-const char *template_prefix(arena *a, const m_template *t)
+const char *template_prefix(ck_arena *a, const m_template *t)
 {
-    if (t->nseg && !t->seg[0].is_var) return arena_strdup(a, t->seg[0].text);
+    if (t->nseg && !t->seg[0].is_var) return ck_arena_strdup(a, t->seg[0].text);
     return "";
 }
 
@@ -847,7 +847,7 @@ int model_load(const char *path, const char *text, size_t len, qr_model **out, q
         free(owned);
         return err_set(err, QR_E_INTERNAL, "out of memory");
     }
-    m->path = arena_strdup(&m->arena, path);
+    m->path = ck_arena_strdup(&m->arena, path);
     loader L = {m, m->path, err};
     doc_node *root;
     int rc = m->path ? doc_parse(&m->arena, m->path, text, len, &root, err) : err_set(err, QR_E_INTERNAL, "out of memory");
@@ -864,6 +864,6 @@ int model_load(const char *path, const char *text, size_t len, qr_model **out, q
 void model_free(qr_model *m)
 {
     if (m == NULL) return;
-    arena_free(&m->arena);
+    ck_arena_free(&m->arena);
     free(m);
 }

@@ -171,7 +171,7 @@ typedef struct m_aggregate {
 } m_aggregate;
 
 typedef struct qr_model {
-    arena arena;               /* owns everything below */
+    ck_arena arena;               /* owns everything below */
     const char *path;
     const char *name;
     const char *description;
@@ -208,7 +208,7 @@ const char *model_type_name(m_type t);
 /* True if the template has no variable. */
 int template_is_constant(const m_template *t);
 /* Writes the template's literal prefix (text up to the first variable) into a. */
-const char *template_prefix(arena *a, const m_template *t);
+const char *template_prefix(ck_arena *a, const m_template *t);
 
 /* The item size used for estimates (item_size, or 1 KB when not given). */
 double entity_item_size(const m_entity *e);

@@ -38,7 +38,7 @@ static const char *serves(ck_report *r, const m_entity *e, const m_index *ix)
         if (buf[0]) strncat(buf, ", ", sizeof buf - strlen(buf) - 1);
         strncat(buf, p->name, sizeof buf - strlen(buf) - 1);
     }
-    return arena_printf(&r->arena, "%s", buf[0] ? buf : "-");
+    return ck_arena_printf(&r->arena, "%s", buf[0] ? buf : "-");
 }
 
 /* The rows of table t (ix NULL) or of index ix, sorted as DynamoDB stores them. */
