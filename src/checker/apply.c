@@ -243,7 +243,11 @@ static int apply_ttl(client *c, const m_table *t, FILE *log, qr_err *err)
         int on = st && (strcmp(st, "ENABLED") == 0 || strcmp(st, "ENABLING") == 0) && an && strcmp(an, t->ttl) == 0;
         json_decref(resp);
         if (on) return 0;
-    } else if (e2.type == NULL || strcmp(e2.type, QR_E_UNKNOWN_OP) != 0) {
+    } else if (e2.type && strcmp(e2.type, QR_E_UNKNOWN_OP) == 0) {
+        /* an endpoint without TTL support (an older quarry): the tables are still usable */
+        fprintf(log, "table %s: warning: the endpoint does not support TTL, so %s will not expire items\n", t->name, t->ttl);
+        return 0;
+    } else {
         return err_set(err, e2.type, "%s", e2.msg);
     }
     req = json_pack("{s:s, s:{s:s, s:b}}", "TableName", t->name, "TimeToLiveSpecification", "AttributeName", t->ttl, "Enabled", 1);
