@@ -405,8 +405,8 @@ static const char *collection_condition(ck_report *r, const m_pattern *p, const 
     snprintf(common, sizeof common, "%s", template_head(r, path->sk, mt.prefix_nseg, p));
     for (size_t i = 0; i < p->nalso; i++) {
         const m_entity *o = p->also[i];
-        ck_path op[65];
-        size_t n = o->nkeys < 64 ? check_paths(o, op) : 1;
+        ck_path op[1 + QR_MODEL_MAX_INDEXES];
+        size_t n = check_paths(o, op);
         for (size_t k = 0; k < n; k++) {
             if (!same_path(&op[k], path)) continue;
             match om = match_path(r, p, &op[k]);
@@ -485,8 +485,8 @@ static const char *propose_index(ck_report *r, const m_pattern *p)
 static int plan_pattern(ck_report *r, const m_pattern *p, ck_plan *pl)
 {
     const m_entity *e = p->entity;
-    ck_path paths[1 + 64];
-    size_t np = e->nkeys < 64 ? check_paths(e, paths) : 1;
+    ck_path paths[1 + QR_MODEL_MAX_INDEXES];
+    size_t np = check_paths(e, paths);
     pl->pattern = p;
     pl->scatter = 1;
     pl->forward = p->direction >= 0;
@@ -676,8 +676,8 @@ static int rule_pk_cardinality(ck_report *r)
     const qr_model *m = r->model;
     for (size_t ei = 0; ei < m->nentities; ei++) {
         const m_entity *e = &m->entities[ei];
-        ck_path paths[65];
-        size_t np = e->nkeys < 64 ? check_paths(e, paths) : 1;
+        ck_path paths[1 + QR_MODEL_MAX_INDEXES];
+        size_t np = check_paths(e, paths);
         for (size_t pi = 0; pi < np; pi++) {
             const ck_path *path = &paths[pi];
             if (path->index && path->index->local) continue; /* same partition key as the table */
@@ -737,8 +737,8 @@ static int rule_partition_throughput(ck_report *r)
     const qr_model *m = r->model;
     for (size_t ei = 0; ei < m->nentities; ei++) {
         const m_entity *e = &m->entities[ei];
-        ck_path paths[65];
-        size_t np = e->nkeys < 64 ? check_paths(e, paths) : 1;
+        ck_path paths[1 + QR_MODEL_MAX_INDEXES];
+        size_t np = check_paths(e, paths);
         for (size_t pi = 0; pi < np; pi++) {
             const ck_path *path = &paths[pi];
             double share = busiest_share(e, path->pk);
@@ -828,8 +828,8 @@ static int rule_sort_order(ck_report *r)
     const qr_model *m = r->model;
     for (size_t ei = 0; ei < m->nentities; ei++) {
         const m_entity *e = &m->entities[ei];
-        ck_path paths[65];
-        size_t np = e->nkeys < 64 ? check_paths(e, paths) : 1;
+        ck_path paths[1 + QR_MODEL_MAX_INDEXES];
+        size_t np = check_paths(e, paths);
         for (size_t pi = 0; pi < np; pi++)
             if (check_sort_template(r, e, &paths[pi])) return -1;
     }
@@ -1184,8 +1184,8 @@ static int rule_relational(ck_report *r)
         for (size_t j = 0; j < p->nalso; j++) {
             const m_entity *o = p->also[j];
             int together = 0;
-            ck_path paths[65];
-            size_t np = o->nkeys < 64 ? check_paths(o, paths) : 1;
+            ck_path paths[1 + QR_MODEL_MAX_INDEXES];
+            size_t np = check_paths(o, paths);
             for (size_t k = 0; k < np; k++)
                 if (same_path(&paths[k], &pl->path) && same_shape(paths[k].pk, pl->path.pk)) together = 1;
             if (together) continue;

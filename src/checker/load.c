@@ -107,6 +107,7 @@ static int parse_quantity(loader *L, const doc_node *n, int unit_kind, double *o
     errno = 0;
     double v = strtod(s, &end);
     if (end == s || errno || !isfinite(v) || v < 0) return fail(L, n, "'%s' is not a non-negative number", s);
+    if (v > 1e15) return fail(L, n, "'%s' is too large", s);
     while (*end == ' ') end++;
     double mul = 1;
     if (*end) {
@@ -125,6 +126,7 @@ static int parse_quantity(loader *L, const doc_node *n, int unit_kind, double *o
             }
         if (!found) return fail(L, n, "unknown unit '%s' in '%s'", end, s);
     }
+    if (v * mul > 1e15) return fail(L, n, "'%s' is too large", s);
     *out = v * mul;
     return 0;
 }
@@ -262,6 +264,9 @@ static int load_table(loader *L, const doc_node *name, const doc_node *n, m_tabl
     if (g && want(L, g, DOC_SEQ, "'gsis'")) return -1;
     if (l && want(L, l, DOC_SEQ, "'lsis'")) return -1;
     size_t total = (g ? g->n : 0) + (l ? l->n : 0);
+    if (total > QR_MODEL_MAX_INDEXES)
+        return fail(L, g ? g : l, "table %s declares %zu indexes; a model may declare at most %d per table", t->name, total,
+                    QR_MODEL_MAX_INDEXES);
     t->idx = alloc(L, (total + 1) * sizeof *t->idx);
     if (t->idx == NULL) return -1;
     for (size_t i = 0; g && i < g->n; i++, t->nidx++)
@@ -342,6 +347,8 @@ static int load_attr(loader *L, const doc_node *name, const doc_node *n, m_attr 
     }
     double width = 0, shards = 0;
     if (get_num(L, n, "width", 'c', &width) || get_num(L, n, "shards", 'c', &shards)) return -1;
+    if (width > 38) return fail(L, doc_get(n, "width"), "'width' is at most 38 digits");
+    if (shards > 100000) return fail(L, doc_get(n, "shards"), "'shards' is at most 100000");
     a->width = (int)width;
     a->shards = (int)shards;
     if (get_str(L, n, "pattern", &a->pattern) || get_str(L, n, "example", &a->example) ||

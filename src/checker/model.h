@@ -14,6 +14,9 @@
 #include "checker/doc.h"
 #include "util/err.h"
 
+/* Far above DynamoDB's 20 GSIs + 5 LSIs, so the checker can report the excess, but bounded. */
+#define QR_MODEL_MAX_INDEXES 64
+
 typedef struct m_pos {
     int line, col;
 } m_pos;
