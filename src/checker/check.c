@@ -750,7 +750,17 @@ static int rule_partition_throughput(ck_report *r)
                 reads += pl->pattern->rps * share;
             }
             int wover = wcu > CK_PARTITION_WCU, rover = rcu > CK_PARTITION_RCU;
-            if (!wover && !rover) continue;
+            if (!wover && !rover) {
+                double use = fmax(wcu / CK_PARTITION_WCU, rcu / CK_PARTITION_RCU);
+                if (use > 0.5 &&
+                    add(r, CK_WARNING, "partition-throughput", P("entity %s on %s", e->name, path_name(r, path)), path->pk->pos,
+                        P("the busiest partition of %s = \"%s\" runs at %.0f%% of its ceiling (%.0f WCU, %.0f RCU per second)",
+                          pk_name(path), path->pk->text, use * 100, wcu, rcu),
+                        "A partition serves at most 3,000 RCU and 1,000 WCU per second; a burst or modest growth will throttle it.",
+                        P("plan write sharding (\"%s#{shard}\") before traffic grows", path->pk->text)))
+                    return -1;
+                continue;
+            }
             double ratio = fmax(wcu / CK_PARTITION_WCU, rcu / CK_PARTITION_RCU);
             int n = (int)ceil(ratio * 2);
             if (n < 2) n = 2;
@@ -1204,6 +1214,37 @@ static int rule_relational(ck_report *r)
     return 0;
 }
 
+/* A DynamoDB request answers in single-digit milliseconds and returns at most 1 MB per
+ * page; a plan that needs more pages or round trips than the budget allows will miss it. */
+#define CK_MS_PER_REQUEST 10.0
+#define CK_PAGE_BYTES (1024.0 * 1024)
+
+static int rule_latency(ck_report *r)
+{
+    for (size_t i = 0; i < r->nplans; i++) {
+        const ck_plan *pl = &r->plans[i];
+        const m_pattern *p = pl->pattern;
+        if (p->latency_ms <= 0 || !pl->served || !is_read(p->kind)) continue;
+        double items = p->kind == MK_GET ? 1 : p->limit > 0 ? p->limit : p->result_size > 0 ? p->result_size : 1;
+        double pages = ceil(items * projected_size(p->entity, &pl->path) / CK_PAGE_BYTES);
+        double trips = 1;
+        for (size_t j = 0; j < r->nfindings; j++)
+            if (strcmp(r->findings[j].rule, "relational-smell") == 0 && strcmp(r->findings[j].subject, P("pattern %s", p->name)) == 0) trips++;
+        double ms = (pages < 1 ? 1 : pages) * trips * CK_MS_PER_REQUEST;
+        if (ms <= p->latency_ms) continue;
+        if (add(r, CK_WARNING, "latency-budget", P("pattern %s", p->name), p->pos,
+                P("pattern %s has a %.0f ms budget but needs about %.0f request%s in sequence (%.0f page%s of up to 1 MB%s), "
+                  "about %.0f ms",
+                  p->name, p->latency_ms, (pages < 1 ? 1 : pages) * trips, (pages < 1 ? 1 : pages) * trips == 1 ? "" : "s",
+                  pages < 1 ? 1 : pages, pages > 1 ? "s" : "", trips > 1 ? ", and a second round trip" : "", ms),
+                "A Query returns at most 1 MB per call, and dependent requests run one after another; each costs "
+                "single-digit milliseconds at best.",
+                "read less per request (a lower Limit, a projection of the attributes needed, smaller items), or raise the budget"))
+            return -1;
+    }
+    return 0;
+}
+
 int check_run(const qr_model *m, ck_report **out, qr_err *err)
 {
     *out = NULL;
@@ -1215,7 +1256,7 @@ int check_run(const qr_model *m, ck_report **out, qr_err *err)
     for (size_t i = 0; i < m->npatterns; i++, r->nplans++)
         if (plan_pattern(r, &m->patterns[i], &r->plans[i])) goto oom;
     if (rule_pk_cardinality(r) || rule_partition_throughput(r) || rule_sort_order(r) || rule_collection_size(r) ||
-        rule_indexes(r) || rule_index_overload(r) || rule_ttl(r) || rule_aggregates(r) || rule_denormalised(r) || rule_relational(r))
+        rule_indexes(r) || rule_index_overload(r) || rule_ttl(r) || rule_aggregates(r) || rule_denormalised(r) || rule_relational(r) || rule_latency(r))
         goto oom;
     *out = r;
     return 0;

@@ -406,3 +406,28 @@ def test_relational_one_collection_is_clean(check):
     assert "relational-smell" not in rules(rep)
     plan = [p for p in rep["access_patterns"] if p["name"] == "user-with-posts"][0]
     assert plan["key_condition"] == 'PK = "USER#{userId}"'
+
+
+# ---- per-partition throughput close to the ceiling ----
+
+def test_throughput_near_ceiling_is_a_warning(check):
+    status, rep = check(cardinality_model("EVENTS", 700))
+    (f,) = findings(rep, "partition-throughput")
+    assert f["severity"] == "warning" and "70% of its ceiling" in f["message"] and status == 0
+
+
+# ---- latency budget ----
+
+def test_latency_budget_missed_by_pages(check):
+    m = base_model()
+    m["access_patterns"][1].update({"limit": 5000, "latency": "20ms"})
+    _, rep = check(m)
+    (f,) = findings(rep, "latency-budget")
+    assert "20 ms budget" in f["message"] and "5 pages" in f["message"]
+
+
+def test_latency_budget_met(check):
+    m = base_model()
+    m["access_patterns"][1].update({"limit": 20, "latency": "20ms"})
+    _, rep = check(m)
+    assert "latency-budget" not in rules(rep)
