@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from conftest import quarry_bin, run
+from modeltest import quarry_bin, run
 
 CREDS = {"AWS_ACCESS_KEY_ID": "AKIDQUARRYTEST", "AWS_SECRET_ACCESS_KEY": "quarry-test-secret", "AWS_REGION": "us-east-1"}
 

@@ -1,6 +1,6 @@
 """One test per checklist rule of `quarry model check`: a model that triggers it and one
 that does not. Models are written as JSON (the loader accepts YAML and JSON alike)."""
-from conftest import base_model, findings, rules
+from modeltest import base_model, findings, rules
 
 
 def test_base_model_is_clean(check):

@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from conftest import EXAMPLES, run
+from modeltest import EXAMPLES, run
 
 GOOD = ["chat", "orders", "tickets", "overloaded", "iot", "leaderboard"]
 BROKEN = {

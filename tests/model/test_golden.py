@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from conftest import GOLDEN, run
+from modeltest import GOLDEN, run
 
 EXAMPLES = ["chat", "orders", "tickets", "overloaded", "iot", "leaderboard"]
 OUTPUTS = {
