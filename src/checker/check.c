@@ -604,7 +604,7 @@ static int plan_pattern(ck_report *r, const m_pattern *p, ck_plan *pl)
                    "A FilterExpression runs after the read: DynamoDB reads and bills every item in the key range and then "
                    "discards those that do not match, so cost and latency grow with the partition, not the result.",
                    P("make the sort key continue with the filtered attribute: %s = \"%s{%s}...\" (or, on the same partition, an LSI "
-                     "with that sort key; or %s)",
+                     "with that sort key, which can only be created with the table; or %s)",
                      sk_name(&paths[i]) ? sk_name(&paths[i]) : "the sort key", prefix, want_attr ? want_attr : "?",
                      propose_index(r, p)));
     }
@@ -1026,6 +1026,14 @@ static int rule_indexes(ck_report *r)
     return 0;
 }
 
+static const char *upper(ck_report *r, const char *s)
+{
+    char *u = ck_arena_strdup(&r->arena, s);
+    for (char *c = u; c && *c; c++)
+        if (*c >= 'a' && *c <= 'z') *c = (char)(*c - 'a' + 'A');
+    return u ? u : s;
+}
+
 /* An overloaded GSI is safe only while each entity type's partition keys carry a prefix
  * of their own: without one, a department called OPEN lands in the orders' partition. */
 static int rule_index_overload(ck_report *r)
@@ -1052,7 +1060,7 @@ static int rule_index_overload(ck_report *r)
                             "An overloaded index is safe because every query supplies its entity's prefix. Without distinct "
                             "prefixes, values of the two attributes can coincide and a Query on one returns items of the other.",
                             P("prefix each entity's index keys with its own tag, e.g. \"%s#...\" and \"%s#...\"",
-                              m->entities[a].name, m->entities[b].name)))
+                              upper(r, m->entities[a].name), upper(r, m->entities[b].name))))
                         return -1;
                 }
             }

@@ -226,7 +226,16 @@ int doc_parse(ck_arena *a, const char *path, const char *text, size_t len, doc_n
     size_t i = 0;
     while (i < len && (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r')) i++;
     char *copy = NULL;
-    if (i < len && (text[i] == '{' || text[i] == '[')) {
+    size_t pl = strlen(path);
+    int json_name = pl >= 5 && strcmp(path + pl - 5, ".json") == 0;
+    int json_like = i < len && (text[i] == '{' || text[i] == '[');
+    /* a .json file must be JSON; a YAML file may still be written in flow style */
+    if (json_like && !json_name) {
+        qr_err probe;
+        err_init(&probe);
+        json_like = check_json(path, text, len, &probe) == 0;
+    }
+    if (json_name || json_like) {
         if (check_json(path, text, len, err)) return -1;
         /* Valid JSON has tabs only between tokens; YAML wants spaces there. */
         copy = malloc(len ? len : 1);

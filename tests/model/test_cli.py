@@ -116,3 +116,22 @@ def test_fuzzed_inputs_never_crash(tmp_path):
         assert p.returncode in (0, 1, 2), (i, p.returncode, p.stderr)
         if p.returncode == 2:
             assert p.stderr.strip(), i
+
+
+def test_yaml_flow_style_is_not_mistaken_for_json(tmp_path):
+    text = "{tables: {T: {partition_key: PK}}, entities: {}, access_patterns: []}\n"
+    (tmp_path / "m.yaml").write_text(text)
+    assert run("model", "check", str(tmp_path / "m.yaml")).returncode == 0
+    (tmp_path / "m.json").write_text(text)
+    p = run("model", "check", str(tmp_path / "m.json"))
+    assert p.returncode == 2 and ":1:7: syntax error" in p.stderr
+
+
+def test_json_and_yaml_models_check_alike(tmp_path):
+    yaml = pytest.importorskip("yaml")
+    with open(os.path.join(EXAMPLES, "orders.yaml")) as f:
+        (tmp_path / "orders.json").write_text(json.dumps(yaml.safe_load(f)))
+    y = json.loads(run("model", "check", "examples/orders.yaml", "--json").stdout)
+    j = json.loads(run("model", "check", str(tmp_path / "orders.json"), "--json").stdout)
+    assert [p["plan"] for p in y["access_patterns"]] == [p["plan"] for p in j["access_patterns"]]
+    assert y["summary"] == j["summary"]
