@@ -113,6 +113,21 @@ void render_text(const ck_report *rc, FILE *f)
             else if (rows) fprintf(f, "  (no entity writes keys for this index)\n");
             free(rows);
         }
+        fprintf(f, "\n  Item shapes\n");
+        for (size_t ei = 0; ei < m->nentities; ei++) {
+            const m_entity *e = &m->entities[ei];
+            if (e->table != t) continue;
+            fprintf(f, "  %-14s %s = \"%s\"", e->name, t->pk.name, e->pk.text);
+            if (e->sk.text) fprintf(f, ", %s = \"%s\"", t->sk.name, e->sk.text);
+            for (size_t k = 0; k < e->nkeys; k++) {
+                const m_entkey *ek = &e->keys[k];
+                fprintf(f, "; %s:", ek->index->name);
+                if (!ek->index->local) fprintf(f, " %s = \"%s\"", ek->index->pk.name, ek->pk.text);
+                if (ek->sk.text) fprintf(f, "%s %s = \"%s\"", ek->index->local ? "" : ",", ek->index->sk.name, ek->sk.text);
+                for (size_t w = 0; w < ek->nwhen; w++) fprintf(f, "%s%s = %s", w ? " and " : " while ", ek->when[w].name, ek->when[w].value);
+            }
+            fprintf(f, "\n");
+        }
         fprintf(f, "\n");
     }
     fprintf(f, "Access patterns\n");
@@ -202,6 +217,49 @@ void render_html(const ck_report *rc, FILE *f)
             free(rows);
         }
     }
+    fputs("<h2>Item shapes</h2>\n<table><thead><tr><th>entity</th><th>table</th><th>keys</th></tr></thead><tbody>\n", f);
+    for (size_t ei = 0; ei < m->nentities; ei++) {
+        const m_entity *e = &m->entities[ei];
+        fprintf(f, "<tr class=\"e%zu\"><td>", ei % 8);
+        esc(f, e->name);
+        fputs("</td><td>", f);
+        esc(f, e->table->name);
+        fputs("</td><td>", f);
+        esc(f, e->table->pk.name);
+        fputs(" = ", f);
+        esc(f, e->pk.text);
+        if (e->sk.text) {
+            fputs(", ", f);
+            esc(f, e->table->sk.name);
+            fputs(" = ", f);
+            esc(f, e->sk.text);
+        }
+        for (size_t k = 0; k < e->nkeys; k++) {
+            const m_entkey *ek = &e->keys[k];
+            fputs("<br>", f);
+            esc(f, ek->index->name);
+            fputs(": ", f);
+            if (!ek->index->local) {
+                esc(f, ek->index->pk.name);
+                fputs(" = ", f);
+                esc(f, ek->pk.text);
+                if (ek->sk.text) fputs(", ", f);
+            }
+            if (ek->sk.text) {
+                esc(f, ek->index->sk.name);
+                fputs(" = ", f);
+                esc(f, ek->sk.text);
+            }
+            for (size_t w = 0; w < ek->nwhen; w++) {
+                fputs(w ? " and " : " while ", f);
+                esc(f, ek->when[w].name);
+                fputs(" = ", f);
+                esc(f, ek->when[w].value);
+            }
+        }
+        fputs("</td></tr>\n", f);
+    }
+    fputs("</tbody></table>\n", f);
     fputs("<h2>Access patterns</h2>\n<table><thead><tr><th>pattern</th><th>sentence</th><th>served by</th></tr></thead><tbody>\n", f);
     for (size_t i = 0; i < r->nplans; i++) {
         const ck_plan *pl = &r->plans[i];
