@@ -160,7 +160,7 @@ static int is_given(const m_pattern *p, const char *col)
     return 0;
 }
 
-static void emit(FILE *f, const char *ks, const shape *s)
+static int emit(FILE *f, const char *ks, const shape *s)
 {
     const m_pattern *p = s->p;
     const m_entity *ents[65];
@@ -169,8 +169,9 @@ static void emit(FILE *f, const char *ks, const shape *s)
     for (size_t i = 0; i < p->nalso && ne < 65; i++) ents[ne++] = p->also[i];
     fprintf(f, "\n-- serves: %s\n", s->patterns);
     fprintf(f, "CREATE TABLE IF NOT EXISTS %s.%s (\n", ks, s->name);
-    static char done[MAXCOLS * 4][NAME];
+    char (*done)[NAME] = calloc(MAXCOLS * 4, NAME);
     size_t nd = 0;
+    if (done == NULL) return -1;
     for (size_t i = 0; i < s->npart + s->nclus; i++) {
         const char *col = i < s->npart ? s->part[i] : s->clus[i - s->npart];
         const m_attr *a = NULL;
@@ -212,6 +213,8 @@ static void emit(FILE *f, const char *ks, const shape *s)
     }
     if (s->e->retention_days > 0) fprintf(f, "%s default_time_to_live = %.0f", with, s->e->retention_days * 86400);
     fprintf(f, ";\n");
+    free(done);
+    return 0;
 }
 
 int export_cql(const ck_report *r, FILE *f, qr_err *err)
@@ -246,7 +249,8 @@ int export_cql(const ck_report *r, FILE *f, qr_err *err)
             }
         shapes[n++] = s;
     }
-    for (size_t i = 0; i < n; i++) emit(f, ks, &shapes[i]);
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) rc = emit(f, ks, &shapes[i]);
     free(shapes);
-    return 0;
+    return rc ? err_set(err, QR_E_INTERNAL, "out of memory") : 0;
 }
