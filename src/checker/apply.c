@@ -2,8 +2,9 @@
  * through the DynamoDB API itself, so the same command prepares quarry, DynamoDB Local or
  * DynamoDB.
  *
- * It creates missing tables (CreateTable), adds missing GSIs one at a time (UpdateTable,
- * waiting for each to become ACTIVE, as DynamoDB requires) and enables TTL. It never
+ * It creates missing tables (CreateTable), aligns billing mode and capacity, adds missing
+ * GSIs one at a time (UpdateTable, waiting for each to become ACTIVE, as DynamoDB requires)
+ * and enables TTL. It never
  * deletes: tables and indexes the model does not mention are left alone, and changes
  * DynamoDB cannot make (key schema, new LSIs on an existing table) are reported as
  * errors. Requests are signed with libcurl's built-in SigV4. */
@@ -259,6 +260,33 @@ static int apply_ttl(client *c, const m_table *t, FILE *log, qr_err *err)
     return 0;
 }
 
+/* Brings billing mode and provisioned capacity in line with the model (one UpdateTable). */
+static int apply_billing(client *c, const m_table *t, json_t *live, json_t *want, FILE *log, qr_err *err, int *changed)
+{
+    const char *mode = json_string_value(json_object_get(json_object_get(live, "BillingModeSummary"), "BillingMode"));
+    if (mode == NULL) mode = "PROVISIONED"; /* DynamoDB omits the summary for provisioned tables */
+    const char *wanted = json_string_value(json_object_get(want, "BillingMode"));
+    json_t *pt = json_object_get(live, "ProvisionedThroughput");
+    json_int_t r = json_integer_value(json_object_get(pt, "ReadCapacityUnits"));
+    json_int_t w = json_integer_value(json_object_get(pt, "WriteCapacityUnits"));
+    int mode_differs = strcmp(mode, wanted) != 0;
+    int capacity_differs = t->provisioned && (r != (json_int_t)t->rcu || w != (json_int_t)t->wcu);
+    if (!mode_differs && !capacity_differs) return 0;
+    json_t *req = json_pack("{s:s}", "TableName", t->name), *resp = NULL;
+    if (req == NULL) return err_set(err, QR_E_INTERNAL, "out of memory");
+    if (mode_differs) json_object_set_new(req, "BillingMode", json_string(wanted));
+    if (t->provisioned) json_object_set(req, "ProvisionedThroughput", json_object_get(want, "ProvisionedThroughput"));
+    int rc = call(c, "UpdateTable", req, &resp, err);
+    json_decref(req);
+    if (rc) return -1;
+    json_decref(resp);
+    if (wait_active(c, t->name, err)) return -1;
+    if (t->provisioned) fprintf(log, "table %s: billing set to PROVISIONED (%.0f RCU, %.0f WCU)\n", t->name, t->rcu, t->wcu);
+    else fprintf(log, "table %s: billing set to PAY_PER_REQUEST\n", t->name);
+    *changed = 1;
+    return 0;
+}
+
 static int apply_table(client *c, const qr_model *m, const m_table *t, FILE *log, qr_err *err)
 {
     json_t *want = export_create_table(m, t);
@@ -289,6 +317,7 @@ static int apply_table(client *c, const qr_model *m, const m_table *t, FILE *log
                 goto done;
             }
         int changed = 0;
+        if (apply_billing(c, t, live, want, log, err, &changed)) goto done;
         size_t i;
         json_t *g;
         json_array_foreach(json_object_get(want, "GlobalSecondaryIndexes"), i, g)
@@ -310,7 +339,7 @@ static int apply_table(client *c, const qr_model *m, const m_table *t, FILE *log
             const char *name = json_string_value(json_object_get(g, "IndexName"));
             if (name && !table_index(t, name)) fprintf(log, "table %s: GSI %s is not in the model; left in place\n", t->name, name);
         }
-        if (!changed) fprintf(log, "table %s: exists, indexes up to date\n", t->name);
+        if (!changed) fprintf(log, "table %s: exists, up to date\n", t->name);
     }
     if (t->ttl && apply_ttl(c, t, log, err)) goto done;
     rc = 0;

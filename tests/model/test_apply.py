@@ -93,7 +93,7 @@ def test_apply_creates_then_is_idempotent(endpoint):
     assert "table Chat: created" in p.stdout
     p = apply("examples/chat.yaml", endpoint)
     assert p.returncode == 0, p.stderr
-    assert "table Chat: exists, indexes up to date" in p.stdout
+    assert "table Chat: exists, up to date" in p.stdout
 
 
 def test_apply_reads_the_default_profile(endpoint, tmp_path):
@@ -125,6 +125,19 @@ def test_apply_adds_a_gsi(endpoint, tmp_path):
         pytest.skip("the engine does not serve global secondary indexes yet")
     assert p.returncode == 0, p.stderr
     assert "table Indexed: GSI ByAt created" in p.stdout
+
+
+def test_apply_changes_billing(endpoint, tmp_path):
+    base = simple("Billed")
+    assert apply(write(tmp_path, "a.yaml", base), endpoint).returncode == 0
+    prov = base.replace("    sort_key: SK", "    sort_key: SK\n    billing: provisioned\n    read_capacity: 7\n    write_capacity: 3")
+    p = apply(write(tmp_path, "b.yaml", prov), endpoint)
+    assert p.returncode == 0, p.stderr
+    assert "table Billed: billing set to PROVISIONED (7 RCU, 3 WCU)" in p.stdout
+    p = apply(write(tmp_path, "b.yaml", prov), endpoint)
+    assert "table Billed: exists, up to date" in p.stdout
+    p = apply(write(tmp_path, "a.yaml", base), endpoint)
+    assert "table Billed: billing set to PAY_PER_REQUEST" in p.stdout
 
 
 def test_apply_force_applies_a_failing_model(endpoint):
