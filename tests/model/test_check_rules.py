@@ -239,6 +239,14 @@ def test_index_count_limits(check):
     assert any("21 GSIs" in x for x in msgs) and any("6 LSIs" in x for x in msgs)
 
 
+def test_index_count_at_the_limits_is_clean(check):
+    m = base_model()
+    m["tables"]["App"]["gsis"] = [{"name": f"G{i}", "partition_key": f"G{i}PK"} for i in range(20)]
+    m["tables"]["App"]["lsis"] = [{"name": f"L{i}", "sort_key": f"L{i}SK"} for i in range(5)]
+    _, rep = check(m)
+    assert "index-count" not in rules(rep)
+
+
 def test_index_unused_and_cost(check):
     m = base_model()
     m["tables"]["App"]["gsis"] = [{"name": "A", "partition_key": "APK"}, {"name": "B", "partition_key": "BPK"}]
