@@ -302,6 +302,8 @@ static match match_path(ck_report *r, const m_pattern *p, const ck_path *path)
     for (; sk->text && i < sk->nseg; i++) {
         const m_seg *s = &sk->seg[i];
         if (s->is_var && !given(p, s->text)) break;
+        /* an attribute the pattern ranges over ends the equality prefix even when given */
+        if (s->is_var && p->sk_attr && strcmp(p->sk_op, "=") != 0 && strcmp(s->text, p->sk_attr) == 0) break;
     }
     mt.eq_all = sk->text == NULL || i == sk->nseg;
     mt.prefix_nseg = i;
@@ -362,17 +364,7 @@ static const char *template_head(ck_report *r, const m_template *t, size_t n, co
 /* The template's text with the pattern's fixed given values filled in ("STATUS#PENDING"). */
 static const char *bound(ck_report *r, const m_pattern *p, const m_template *t)
 {
-    char buf[600] = "";
-    for (size_t i = 0; i < t->nseg; i++) {
-        const m_given *g = t->seg[i].is_var ? given(p, t->seg[i].text) : NULL;
-        if (g && g->value) strncat(buf, g->value, sizeof buf - strlen(buf) - 1);
-        else if (t->seg[i].is_var) {
-            strncat(buf, "{", sizeof buf - strlen(buf) - 1);
-            strncat(buf, t->seg[i].text, sizeof buf - strlen(buf) - 1);
-            strncat(buf, "}", sizeof buf - strlen(buf) - 1);
-        } else strncat(buf, t->seg[i].text, sizeof buf - strlen(buf) - 1);
-    }
-    return P("%s", buf);
+    return template_head(r, t, t->nseg, p);
 }
 
 static const char *key_condition(ck_report *r, const m_pattern *p, const ck_path *path, const match *mt)

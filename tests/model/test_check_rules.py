@@ -439,3 +439,13 @@ def test_latency_budget_met(check):
     m["access_patterns"][1].update({"limit": 20, "latency": "20ms"})
     _, rep = check(m)
     assert "latency-budget" not in rules(rep)
+
+
+def test_range_attribute_may_also_be_given(check):
+    m = base_model()
+    m["access_patterns"].append({"name": "posts-between", "kind": "query", "entity": "Post", "given": ["userId", "postedAt"],
+                                 "sk_condition": {"op": "between", "attribute": "postedAt"}})
+    status, rep = check(m)
+    assert status == 0, rep["findings"]
+    plan = [p for p in rep["access_patterns"] if p["name"] == "posts-between"][0]
+    assert "BETWEEN" in plan["key_condition"]
