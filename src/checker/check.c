@@ -643,10 +643,15 @@ static double write_units(double size)
     return u < 1 ? 1 : u;
 }
 
-/* Write units per second an entity's writes put on one path (all its partitions). */
+/* Write units per second an entity's writes put on one path (all its partitions). A sparse
+ * index only receives the writes of items whose 'when' values hold. */
 static double entity_write_load(const ck_report *r, const m_entity *e, const ck_path *path)
 {
-    double load = 0;
+    double load = 0, sparse = 1;
+    for (size_t i = 0; path->key && i < path->key->nwhen; i++) {
+        const m_attr *a = entity_attr(e, path->key->when[i].name);
+        if (a) sparse *= a->hottest > 0 ? a->hottest : 1.0 / fmax(1, var_cardinality(e, a));
+    }
     for (size_t i = 0; i < r->nplans; i++) {
         const m_pattern *p = r->plans[i].pattern;
         if (!is_write(p->kind) || p->rps <= 0) continue;
@@ -657,7 +662,7 @@ static double entity_write_load(const ck_report *r, const m_entity *e, const ck_
         if (p->kind == MK_TRANSACTION) u *= 2;
         load += p->rps * u;
     }
-    return load;
+    return load * sparse;
 }
 
 

@@ -6,6 +6,7 @@
  * the model checks clean (warnings allowed), 1 when the check finds errors or apply
  * fails, 2 for usage errors and files that cannot be loaded. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -20,6 +21,13 @@ static int usage(FILE *f)
                "       quarry model apply FILE --endpoint URL [--force]\n"
                "       quarry model import WORKBENCH.json\n");
     return 2;
+}
+
+/* Colour only on a terminal, and never when NO_COLOR is set (no-color.org). */
+static int use_color(int fd)
+{
+    const char *no = getenv("NO_COLOR");
+    return isatty(fd) && (no == NULL || *no == '\0');
 }
 
 typedef struct opts {
@@ -86,7 +94,7 @@ static int cmd_check(const opts *o, qr_model *m, ck_report *r)
         fputc('\n', stdout);
         json_decref(j);
     } else {
-        report_text(r, stdout, isatty(STDOUT_FILENO));
+        report_text(r, stdout, use_color(STDOUT_FILENO));
     }
     return r->errors ? 1 : 0;
 }
@@ -119,7 +127,7 @@ static int cmd_apply(const opts *o, qr_model *m, ck_report *r)
         return 2;
     }
     if (r->errors && !o->force) {
-        report_text(r, stderr, isatty(STDERR_FILENO));
+        report_text(r, stderr, use_color(STDERR_FILENO));
         fprintf(stderr, "quarry model apply: the model has %d error%s; nothing applied (use --force to apply anyway)\n",
                 r->errors, r->errors == 1 ? "" : "s");
         return 1;
