@@ -32,6 +32,13 @@ typedef struct qr_options {
     int no_sync;
     /* Non-zero: fail if the data directory holds no database yet. */
     int must_exist;
+    /* Global secondary indexes are updated asynchronously; this holds each update back
+     * for at least this many milliseconds, so applications can be tested against the
+     * eventual consistency they will meet in production. 0: apply as soon as possible. */
+    int gsi_lag_ms;
+    /* The item collection size limit of tables with local secondary indexes, in bytes;
+     * 0 means DynamoDB's 10 GB. Lower it to test ItemCollectionSizeLimitExceeded. */
+    unsigned long long lsi_collection_limit;
 } qr_options;
 
 /* Opens (creating if needed) the database in directory dir. opts may be NULL for the
@@ -60,6 +67,16 @@ int qr_call(qr_db *db, const char *operation, const char *request, size_t len,
 
 /* Frees the body of a response filled by qr_call. */
 void qr_response_free(qr_response *resp);
+
+/* Waits until every pending global secondary index update has been applied, or
+ * timeout_ms passes. Returns QR_OK once drained, QR_ERR on timeout. */
+int qr_wait_indexes(qr_db *db, int timeout_ms);
+
+/* Checks that every secondary index of table (every table when NULL) holds exactly the
+ * projection of its base items, after draining pending updates. Returns QR_OK when all
+ * agree and QR_ERR otherwise; *report (malloc'd, free()) describes what was checked and
+ * every difference found. */
+int qr_verify(qr_db *db, const char *table, char **report);
 
 /* Names of the operations qr_call accepts, as a NULL-terminated array (static). */
 const char *const *qr_operations(void);

@@ -289,7 +289,7 @@ static int apply_billing(client *c, const m_table *t, json_t *live, json_t *want
 
 static int apply_table(client *c, const qr_model *m, const m_table *t, FILE *log, qr_err *err)
 {
-    json_t *want = export_create_table(m, t);
+    json_t *want = model_export_create_table(m, t);
     if (want == NULL) return err_set(err, QR_E_INTERNAL, "out of memory");
     int rc = -1;
     qr_err e2;
@@ -337,7 +337,7 @@ static int apply_table(client *c, const qr_model *m, const m_table *t, FILE *log
         json_array_foreach(json_object_get(live, "GlobalSecondaryIndexes"), i, g)
         {
             const char *name = json_string_value(json_object_get(g, "IndexName"));
-            if (name && !table_index(t, name)) fprintf(log, "table %s: GSI %s is not in the model; left in place\n", t->name, name);
+            if (name && !model_table_index(t, name)) fprintf(log, "table %s: GSI %s is not in the model; left in place\n", t->name, name);
         }
         if (!changed) fprintf(log, "table %s: exists, up to date\n", t->name);
     }
@@ -349,7 +349,7 @@ done:
     return rc;
 }
 
-int apply_model(const qr_model *m, const char *endpoint, FILE *log, qr_err *err)
+int model_apply(const qr_model *m, const char *endpoint, FILE *log, qr_err *err)
 {
     if (strncmp(endpoint, "http://", 7) != 0 && strncmp(endpoint, "https://", 8) != 0)
         return err_validation(err, "endpoint '%s' must be an http:// or https:// URL", endpoint);

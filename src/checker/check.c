@@ -248,7 +248,7 @@ void check_item_key(const m_entity *e, const m_template *t, int k, char *buf, si
 int check_item_in_index(const m_entity *e, const m_entkey *ek, int k)
 {
     for (size_t i = 0; i < ek->nwhen; i++) {
-        const m_attr *a = entity_attr(e, ek->when[i].name);
+        const m_attr *a = model_entity_attr(e, ek->when[i].name);
         char v[256];
         check_item_value(e, a, k, v, sizeof v);
         if (strcmp(v, ek->when[i].value) != 0) return 0;
@@ -435,7 +435,7 @@ static const char *propose_index(ck_report *r, const m_pattern *p)
     int fixed_only = p->ngiven > 0, list_attr = 0;
     const char *list_name = NULL;
     for (size_t i = 0; i < p->ngiven; i++) {
-        const m_attr *a = entity_attr(e, p->given[i].name);
+        const m_attr *a = model_entity_attr(e, p->given[i].name);
         if (a == NULL) continue;
         if (p->given[i].value == NULL) fixed_only = 0;
         if (a->type == MT_LIST || a->type == MT_SET) {
@@ -456,7 +456,7 @@ static const char *propose_index(ck_report *r, const m_pattern *p)
     /* a free GSI of the table that this entity does not use yet can be overloaded */
     const char *reuse = NULL;
     for (size_t i = 0; i < e->table->nidx; i++)
-        if (!e->table->idx[i].local && entity_key(e, &e->table->idx[i]) == NULL) reuse = e->table->idx[i].name;
+        if (!e->table->idx[i].local && model_entity_key(e, &e->table->idx[i]) == NULL) reuse = e->table->idx[i].name;
     const char *where = reuse ? P("overload GSI %s (give entity %s keys for it)", reuse, e->name)
                               : P("add a GSI (e.g. GSI%zu) and give entity %s keys for it", e->table->nidx + 1, e->name);
     if (list_attr)
@@ -612,19 +612,19 @@ static int plan_pattern(ck_report *r, const m_pattern *p, ck_plan *pl)
 
 static double projected_size(const m_entity *e, const ck_path *path)
 {
-    if (path->index == NULL || path->index->projection == MP_ALL) return entity_item_size(e);
+    if (path->index == NULL || path->index->projection == MP_ALL) return model_item_size(e);
     double keys = 0;
     const m_template *ts[] = {&e->pk, &e->sk, path->pk, path->sk};
     for (size_t t = 0; t < 4; t++)
         for (size_t i = 0; ts[t]->text && i < ts[t]->nseg; i++)
-            keys += ts[t]->seg[i].is_var ? attr_size(ts[t]->seg[i].attr) : (double)strlen(ts[t]->seg[i].text);
+            keys += ts[t]->seg[i].is_var ? model_attr_size(ts[t]->seg[i].attr) : (double)strlen(ts[t]->seg[i].text);
     keys += 40; /* attribute names */
     if (path->index->projection == MP_INCLUDE)
         for (size_t i = 0; i < path->index->ninclude; i++) {
-            const m_attr *a = entity_attr(e, path->index->include[i]);
-            if (a) keys += attr_size(a) + strlen(a->name);
+            const m_attr *a = model_entity_attr(e, path->index->include[i]);
+            if (a) keys += model_attr_size(a) + strlen(a->name);
         }
-    return keys < entity_item_size(e) ? keys : entity_item_size(e);
+    return keys < model_item_size(e) ? keys : model_item_size(e);
 }
 
 static double read_units(const ck_plan *pl)
@@ -649,7 +649,7 @@ static double entity_write_load(const ck_report *r, const m_entity *e, const ck_
 {
     double load = 0, sparse = 1;
     for (size_t i = 0; path->key && i < path->key->nwhen; i++) {
-        const m_attr *a = entity_attr(e, path->key->when[i].name);
+        const m_attr *a = model_entity_attr(e, path->key->when[i].name);
         if (a) sparse *= a->hottest > 0 ? a->hottest : 1.0 / fmax(1, var_cardinality(e, a));
     }
     for (size_t i = 0; i < r->nplans; i++) {
@@ -705,7 +705,7 @@ static int rule_pk_cardinality(ck_report *r)
                 if (vars[0]) strncat(vars, ", ", sizeof vars - strlen(vars) - 1);
                 strncat(vars, d, sizeof vars - strlen(vars) - 1);
             }
-            const char *what = template_is_constant(path->pk) ? P("is the constant \"%s\"", path->pk->text)
+            const char *what = model_template_is_constant(path->pk) ? P("is the constant \"%s\"", path->pk->text)
                                : vars[0] ? P("is built from low-cardinality %s", vars)
                                          : P("has a value that carries %.0f%% of the traffic", share * 100);
             ck_severity sev = (!known || hot > 0.1) ? CK_WARNING : CK_NOTE;
@@ -846,7 +846,7 @@ static int rule_sort_order(ck_report *r)
         const char *names[2] = {p->sk_op && strcmp(p->sk_op, "=") && strcmp(p->sk_op, "begins_with") ? p->sk_attr : NULL, p->order_by};
         for (int k = 0; k < 2; k++) {
             if (names[k] == NULL) continue;
-            const m_attr *a = entity_attr(p->entity, names[k]);
+            const m_attr *a = model_entity_attr(p->entity, names[k]);
             if (a == NULL || unsorted_reason(a)) continue; /* unsorted ones were reported with their key */
             const char *why = unordered_reason(a);
             if (why == NULL) continue;
@@ -906,7 +906,7 @@ static int rule_collection_size(ck_report *r)
             if (o->retention_days <= 0) unbounded = 1;
             double days = fmin(keep, bucket_days(&o->pk));
             span_days = fmax(span_days, days);
-            bytes += o->growth_per_day * entity_item_size(o) * days;
+            bytes += o->growth_per_day * model_item_size(o) * days;
             if (members[0]) strncat(members, ", ", sizeof members - strlen(members) - 1);
             strncat(members, o->name, sizeof members - strlen(members) - 1);
         }
@@ -968,7 +968,7 @@ static int rule_indexes(ck_report *r)
             char names[300] = "";
             for (size_t ei = 0; ei < m->nentities; ei++) {
                 const m_entity *e = &m->entities[ei];
-                const m_entkey *k = entity_key(e, ix);
+                const m_entkey *k = model_entity_key(e, ix);
                 if (e->table != t || k == NULL) continue;
                 ck_path path = {t, ix, ix->local ? &e->pk : &k->pk, &k->sk, k};
                 cost += entity_write_load(r, e, &path);
@@ -1042,12 +1042,12 @@ static int rule_index_overload(ck_report *r)
             const m_index *ix = &t->idx[i];
             if (ix->local) continue;
             for (size_t a = 0; a < m->nentities; a++) {
-                const m_entkey *ka = entity_key(&m->entities[a], ix);
+                const m_entkey *ka = model_entity_key(&m->entities[a], ix);
                 if (m->entities[a].table != t || ka == NULL) continue;
                 for (size_t b = a + 1; b < m->nentities; b++) {
-                    const m_entkey *kb = entity_key(&m->entities[b], ix);
+                    const m_entkey *kb = model_entity_key(&m->entities[b], ix);
                     if (m->entities[b].table != t || kb == NULL) continue;
-                    const char *pa = template_prefix(&r->arena, &ka->pk), *pb = template_prefix(&r->arena, &kb->pk);
+                    const char *pa = model_template_prefix(&r->arena, &ka->pk), *pb = model_template_prefix(&r->arena, &kb->pk);
                     if (pa == NULL || pb == NULL) return -1;
                     size_t la = strlen(pa), lb = strlen(pb);
                     if (strncmp(pa, pb, la < lb ? la : lb) != 0) continue;
@@ -1083,7 +1083,7 @@ static int rule_ttl(ck_report *r)
                 return -1;
             continue;
         }
-        const m_attr *a = entity_attr(e, e->table->ttl);
+        const m_attr *a = model_entity_attr(e, e->table->ttl);
         if (a == NULL) {
             if (add(r, CK_WARNING, "ttl", subject, e->pos,
                     P("entity %s is kept for %.0f days but has no %s attribute, the TTL attribute of table %s", e->name,

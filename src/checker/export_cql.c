@@ -1,4 +1,4 @@
-/* export_cql.c — Cassandra / ScyllaDB tables, one per query shape, as the query-first
+/* model_export_cql.c — Cassandra / ScyllaDB tables, one per query shape, as the query-first
  * method builds them: the partition key from what the pattern is given, clustering
  * columns in sort-key order with CLUSTERING ORDER BY matching the pattern's direction.
  *
@@ -99,7 +99,7 @@ static void build_shape(const ck_plan *pl, shape *s)
         for (size_t i = 0; i < p->nalso; i++) push_template(s, &p->also[i]->sk, 0);
     } else {
         for (size_t i = 0; i < p->ngiven; i++)
-            if (entity_attr(e, p->given[i].name) && !(p->sk_attr && strcmp(p->sk_attr, p->given[i].name) == 0))
+            if (model_entity_attr(e, p->given[i].name) && !(p->sk_attr && strcmp(p->sk_attr, p->given[i].name) == 0))
                 push(s->part, &s->npart, p->given[i].name);
         if (p->sk_attr) push(s->clus, &s->nclus, p->sk_attr);
         if (p->order_by) push(s->clus, &s->nclus, p->order_by);
@@ -217,7 +217,7 @@ static int emit(FILE *f, const char *ks, const shape *s)
     return 0;
 }
 
-int export_cql(const ck_report *r, FILE *f, qr_err *err)
+int model_export_cql(const ck_report *r, FILE *f, qr_err *err)
 {
     const qr_model *m = r->model;
     char ks[NAME];

@@ -220,7 +220,7 @@ static int load_index(loader *L, m_table *t, const doc_node *n, int local, m_ind
     ix->pos = pos_of(n);
     ix->local = local;
     if (need_str(L, n, "name", what, &ix->name)) return -1;
-    if (table_index(t, ix->name)) return fail(L, doc_get(n, "name"), "table %s already has an index named %s", t->name, ix->name);
+    if (model_table_index(t, ix->name)) return fail(L, doc_get(n, "name"), "table %s already has an index named %s", t->name, ix->name);
     if (local) {
         ix->pk = t->pk;
     } else {
@@ -368,7 +368,7 @@ static int load_attr(loader *L, const doc_node *name, const doc_node *n, m_attr 
     return 0;
 }
 
-m_attr *entity_attr(const m_entity *e, const char *name)
+m_attr *model_entity_attr(const m_entity *e, const char *name)
 {
     for (size_t i = 0; i < e->nattrs; i++)
         if (strcmp(e->attrs[i].name, name) == 0) return &e->attrs[i];
@@ -406,7 +406,7 @@ static int load_template(loader *L, m_entity *e, const doc_node *n, const char *
         if (var == NULL) return -1;
         memcpy(var, s + i + 1, vlen);
         if (vlen == 0 || strchr(var, '{')) return fail(L, n, "%s '%s': empty or nested variable", what, s);
-        m_attr *a = entity_attr(e, var);
+        m_attr *a = model_entity_attr(e, var);
         if (a == NULL)
             return err_validation(L->err, "%s:%d:%d: template variable '%s' in %s of entity %s is not defined by any of its attributes",
                                   L->path, n->line, n->col + off + (int)i + 1, var, what, e->name);
@@ -419,14 +419,14 @@ static int load_template(loader *L, m_entity *e, const doc_node *n, const char *
     return 0;
 }
 
-int template_is_constant(const m_template *t)
+int model_template_is_constant(const m_template *t)
 {
     for (size_t i = 0; i < t->nseg; i++)
         if (t->seg[i].is_var) return 0;
     return 1;
 }
 
-const char *template_prefix(ck_arena *a, const m_template *t)
+const char *model_template_prefix(ck_arena *a, const m_template *t)
 {
     if (t->nseg && !t->seg[0].is_var) return ck_arena_strdup(a, t->seg[0].text);
     return "";
@@ -448,14 +448,14 @@ m_entity *model_entity(const qr_model *m, const char *name)
     return NULL;
 }
 
-m_index *table_index(const m_table *t, const char *name)
+m_index *model_table_index(const m_table *t, const char *name)
 {
     for (size_t i = 0; i < t->nidx; i++)
         if (t->idx[i].name && strcmp(t->idx[i].name, name) == 0) return &t->idx[i];
     return NULL;
 }
 
-const m_entkey *entity_key(const m_entity *e, const m_index *ix)
+const m_entkey *model_entity_key(const m_entity *e, const m_index *ix)
 {
     for (size_t i = 0; i < e->nkeys; i++)
         if (e->keys[i].index == ix) return &e->keys[i];
@@ -499,7 +499,7 @@ static int load_entity(loader *L, const doc_node *name, const doc_node *n, m_ent
         if (e->keys == NULL) return -1;
         for (size_t i = 0; i < ix->n; i++) {
             m_entkey *k = &e->keys[e->nkeys++];
-            k->index = table_index(e->table, ix->keys[i]->str);
+            k->index = model_table_index(e->table, ix->keys[i]->str);
             if (k->index == NULL)
                 return fail(L, ix->keys[i], "entity %s has keys for index '%s', which table %s does not define", e->name,
                             ix->keys[i]->str, e->table->name);
@@ -523,7 +523,7 @@ static int load_entity(loader *L, const doc_node *name, const doc_node *n, m_ent
                 if ((k->when = alloc(L, (w->n + 1) * sizeof *k->when)) == NULL) return -1;
                 for (size_t j = 0; j < w->n; j++, k->nwhen++) {
                     if (want(L, w->vals[j], DOC_SCALAR, "a 'when' value")) return -1;
-                    if (entity_attr(e, w->keys[j]->str) == NULL)
+                    if (model_entity_attr(e, w->keys[j]->str) == NULL)
                         return fail(L, w->keys[j], "'when' names '%s', which entity %s does not define", w->keys[j]->str, e->name);
                     k->when[j] = (m_given){w->keys[j]->str, w->vals[j]->str, pos_of(w->keys[j])};
                 }
@@ -538,12 +538,12 @@ static int load_entity(loader *L, const doc_node *name, const doc_node *n, m_ent
     return 0;
 }
 
-double entity_item_size(const m_entity *e)
+double model_item_size(const m_entity *e)
 {
     return e->item_size > 0 ? e->item_size : 1024;
 }
 
-double attr_size(const m_attr *a)
+double model_attr_size(const m_attr *a)
 {
     if (a->size > 0) return a->size;
     switch (a->format) {
@@ -577,9 +577,9 @@ const char *model_kind_name(m_kind k)
 
 static int has_attr_anywhere(const m_pattern *p, const char *name)
 {
-    if (entity_attr(p->entity, name)) return 1;
+    if (model_entity_attr(p->entity, name)) return 1;
     for (size_t i = 0; i < p->nalso; i++)
-        if (entity_attr(p->also[i], name)) return 1;
+        if (model_entity_attr(p->also[i], name)) return 1;
     return 0;
 }
 
@@ -678,7 +678,7 @@ static int load_pattern(loader *L, const doc_node *n, m_pattern *p)
         strcmp(p->aggregate, "min"))
         return fail(L, doc_get(n, "aggregate"), "aggregate must be count, sum, max or min, not '%s'", p->aggregate);
     if (get_str(L, n, "index", &p->index)) return -1;
-    if (p->index && table_index(p->entity->table, p->index) == NULL)
+    if (p->index && model_table_index(p->entity->table, p->index) == NULL)
         return fail(L, doc_get(n, "index"), "access pattern %s names index '%s', which table %s does not define", p->name,
                     p->index, p->entity->table->name);
     return 0;
@@ -717,7 +717,7 @@ static int check_ref(loader *L, const doc_node *n, const char *ref)
     ename[len] = '\0';
     m_entity *e = model_entity(L->m, ename);
     if (e == NULL) return fail(L, n, "'%s' refers to entity '%s', which the model does not define", ref, ename);
-    if (entity_attr(e, dot + 1) == NULL) return fail(L, n, "'%s': entity %s has no attribute '%s'", ref, ename, dot + 1);
+    if (model_entity_attr(e, dot + 1) == NULL) return fail(L, n, "'%s': entity %s has no attribute '%s'", ref, ename, dot + 1);
     return 0;
 }
 

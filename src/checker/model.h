@@ -199,9 +199,9 @@ void model_free(qr_model *m);
 /* Lookups by name; NULL when absent. */
 m_table *model_table(const qr_model *m, const char *name);
 m_entity *model_entity(const qr_model *m, const char *name);
-m_attr *entity_attr(const m_entity *e, const char *name);
-m_index *table_index(const m_table *t, const char *name);
-const m_entkey *entity_key(const m_entity *e, const m_index *ix);
+m_attr *model_entity_attr(const m_entity *e, const char *name);
+m_index *model_table_index(const m_table *t, const char *name);
+const m_entkey *model_entity_key(const m_entity *e, const m_index *ix);
 
 const char *model_kind_name(m_kind k);
 const char *model_strategy_name(m_strategy s);
@@ -209,13 +209,13 @@ const char *model_format_name(m_format f);
 const char *model_type_name(m_type t);
 
 /* True if the template has no variable. */
-int template_is_constant(const m_template *t);
+int model_template_is_constant(const m_template *t);
 /* Writes the template's literal prefix (text up to the first variable) into a. */
-const char *template_prefix(ck_arena *a, const m_template *t);
+const char *model_template_prefix(ck_arena *a, const m_template *t);
 
 /* The item size used for estimates (item_size, or 1 KB when not given). */
-double entity_item_size(const m_entity *e);
+double model_item_size(const m_entity *e);
 /* The typical size in bytes of one attribute's value. */
-double attr_size(const m_attr *a);
+double model_attr_size(const m_attr *a);
 
 #endif

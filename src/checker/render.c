@@ -51,7 +51,7 @@ static row *collect(ck_report *r, const m_table *t, const m_index *ix, size_t *n
     for (size_t ei = 0; ei < m->nentities; ei++) {
         const m_entity *e = &m->entities[ei];
         if (e->table != t) continue;
-        const m_entkey *k = ix ? entity_key(e, ix) : NULL;
+        const m_entkey *k = ix ? model_entity_key(e, ix) : NULL;
         if (ix && k == NULL) continue;
         const m_template *pk = ix ? (ix->local ? &e->pk : &k->pk) : &e->pk;
         const m_template *sk = ix ? &k->sk : &e->sk;
@@ -92,7 +92,7 @@ static void text_rows(FILE *f, const char *pkn, const char *skn, const row *rows
     }
 }
 
-void render_text(const ck_report *rc, FILE *f)
+void model_render_text(const ck_report *rc, FILE *f)
 {
     ck_report *r = (ck_report *)rc; /* only its arena is written to */
     const qr_model *m = r->model;
@@ -175,7 +175,7 @@ static void html_rows(FILE *f, const qr_model *m, const char *pkn, const char *s
     fputs("</tbody></table>\n", f);
 }
 
-void render_html(const ck_report *rc, FILE *f)
+void model_render_html(const ck_report *rc, FILE *f)
 {
     ck_report *r = (ck_report *)rc;
     const qr_model *m = r->model;

@@ -11,7 +11,7 @@ static const char *sev_color(ck_severity s)
     return s == CK_ERROR ? "\033[1;31m" : s == CK_WARNING ? "\033[1;33m" : "\033[36m";
 }
 
-void report_text(const ck_report *r, FILE *f, int color)
+void model_report_text(const ck_report *r, FILE *f, int color)
 {
     const qr_model *m = r->model;
     const char *bold = color ? "\033[1m" : "", *off = color ? "\033[0m" : "";
@@ -42,7 +42,7 @@ void report_text(const ck_report *r, FILE *f, int color)
             r->warnings, r->warnings == 1 ? "" : "s", r->notes, r->notes == 1 ? "" : "s", off);
 }
 
-json_t *report_json(const ck_report *r)
+json_t *model_report_json(const ck_report *r)
 {
     json_t *root = json_object(), *plans = json_array(), *findings = json_array();
     if (root == NULL || plans == NULL || findings == NULL) {

@@ -96,7 +96,7 @@ static json_t *example_item(const m_entity *e, int k)
     return item;
 }
 
-int export_workbench(const qr_model *m, FILE *f, qr_err *err)
+int model_export_workbench(const qr_model *m, FILE *f, qr_err *err)
 {
     json_t *root = json_object();
     if (root == NULL) return err_set(err, QR_E_INTERNAL, "out of memory");
@@ -466,7 +466,7 @@ static int import_entity(json_t *pair, FILE *f, qr_err *err)
     return 0;
 }
 
-int import_workbench(const char *path, FILE *f, qr_err *err)
+int model_import_workbench(const char *path, FILE *f, qr_err *err)
 {
     json_error_t je;
     json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);

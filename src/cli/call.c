@@ -42,13 +42,17 @@ int cli_call(int argc, char **argv)
     for (; i < argc && argv[i][0] == '-' && argv[i][1] == '-'; i++) {
         if (strcmp(argv[i], "--data") == 0 && i + 1 < argc) dir = argv[++i];
         else if (strcmp(argv[i], "--no-sync") == 0) opts.no_sync = 1;
+        else if (strcmp(argv[i], "--gsi-lag-ms") == 0 && i + 1 < argc) opts.gsi_lag_ms = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--lsi-collection-limit") == 0 && i + 1 < argc)
+            opts.lsi_collection_limit = strtoull(argv[++i], NULL, 10);
         else {
             fprintf(stderr, "quarry call: unknown option '%s'\n", argv[i]);
             return 2;
         }
     }
     if (i >= argc) {
-        fprintf(stderr, "usage: quarry call [--data DIR] [--no-sync] OPERATION [JSON | -]\n");
+        fprintf(stderr, "usage: quarry call [--data DIR] [--no-sync] [--gsi-lag-ms N] [--lsi-collection-limit BYTES] "
+                        "OPERATION [JSON | -]\n");
         return 2;
     }
     const char *op = argv[i++];

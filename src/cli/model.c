@@ -85,7 +85,7 @@ static int cmd_check(const opts *o, qr_model *m, ck_report *r)
 {
     (void)m;
     if (o->json) {
-        json_t *j = report_json(r);
+        json_t *j = model_report_json(r);
         if (j == NULL || json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) != 0) {
             json_decref(j);
             fprintf(stderr, "quarry model: cannot write the report\n");
@@ -94,7 +94,7 @@ static int cmd_check(const opts *o, qr_model *m, ck_report *r)
         fputc('\n', stdout);
         json_decref(j);
     } else {
-        report_text(r, stdout, use_color(STDOUT_FILENO));
+        model_report_text(r, stdout, use_color(STDOUT_FILENO));
     }
     return r->errors ? 1 : 0;
 }
@@ -108,10 +108,10 @@ static int cmd_export(const opts *o, qr_model *m, ck_report *r)
         fprintf(stderr, "quarry model export: --format cloudformation|terraform|cql|workbench is required\n");
         return 2;
     }
-    if (strcmp(o->format, "cloudformation") == 0) rc = export_cloudformation(m, stdout, &err);
-    else if (strcmp(o->format, "terraform") == 0) rc = export_terraform(m, stdout, &err);
-    else if (strcmp(o->format, "cql") == 0) rc = export_cql(r, stdout, &err);
-    else if (strcmp(o->format, "workbench") == 0) rc = export_workbench(m, stdout, &err);
+    if (strcmp(o->format, "cloudformation") == 0) rc = model_export_cloudformation(m, stdout, &err);
+    else if (strcmp(o->format, "terraform") == 0) rc = model_export_terraform(m, stdout, &err);
+    else if (strcmp(o->format, "cql") == 0) rc = model_export_cql(r, stdout, &err);
+    else if (strcmp(o->format, "workbench") == 0) rc = model_export_workbench(m, stdout, &err);
     else {
         fprintf(stderr, "quarry model export: unknown format '%s' (cloudformation, terraform, cql, workbench)\n", o->format);
         return 2;
@@ -127,14 +127,14 @@ static int cmd_apply(const opts *o, qr_model *m, ck_report *r)
         return 2;
     }
     if (r->errors && !o->force) {
-        report_text(r, stderr, use_color(STDERR_FILENO));
+        model_report_text(r, stderr, use_color(STDERR_FILENO));
         fprintf(stderr, "quarry model apply: the model has %d error%s; nothing applied (use --force to apply anyway)\n",
                 r->errors, r->errors == 1 ? "" : "s");
         return 1;
     }
     qr_err err;
     err_init(&err);
-    if (apply_model(m, o->endpoint, stdout, &err)) {
+    if (model_apply(m, o->endpoint, stdout, &err)) {
         fprintf(stderr, "quarry model apply: %s%s%s\n", err.type && strcmp(err.type, QR_E_VALIDATION) ? err.type : "",
                 err.type && strcmp(err.type, QR_E_VALIDATION) ? ": " : "", err.msg);
         return 1;
@@ -155,7 +155,7 @@ int cli_model(int argc, char **argv)
     if (strcmp(sub, "import") == 0) {
         qr_err err;
         err_init(&err);
-        if (import_workbench(o.file, stdout, &err)) {
+        if (model_import_workbench(o.file, stdout, &err)) {
             fprintf(stderr, "%s\n", err.msg);
             return 2;
         }
@@ -171,8 +171,8 @@ int cli_model(int argc, char **argv)
     int rc = 0;
     if (strcmp(sub, "check") == 0) rc = cmd_check(&o, m, r);
     else if (strcmp(sub, "render") == 0) {
-        if (o.html) render_html(r, stdout);
-        else render_text(r, stdout);
+        if (o.html) model_render_html(r, stdout);
+        else model_render_text(r, stdout);
     } else if (strcmp(sub, "export") == 0) rc = cmd_export(&o, m, r);
     else rc = cmd_apply(&o, m, r);
     if (fflush(stdout) != 0 && rc == 0) rc = 2;

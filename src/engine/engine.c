@@ -15,9 +15,11 @@
 /* ---- open and close ---- */
 
 /* Builds the in-memory table for a TableDescription (desc stolen). */
-static table *table_from_desc(uint32_t id, json_t *desc)
+static table *table_from_desc(uint32_t id, json_t *desc, json_t *ids)
 {
     table *t = calloc(1, sizeof *t);
+    t->index_ids = ids ? ids : json_object();
+    t->nindexes = index_list_from_desc(desc, t->index_ids, &t->indexes);
     t->name = strdup(json_string_value(json_object_get(desc, "TableName")));
     t->id = id;
     t->desc = desc;
@@ -44,13 +46,15 @@ static table *table_from_record(const char *v, size_t len)
     json_t *rec = json_loadb(v, len, 0, NULL);
     if (rec == NULL) return NULL;
     json_t *desc = json_incref(json_object_get(rec, "Table"));
+    json_t *ids = json_incref(json_object_get(rec, "IndexIds"));
     uint32_t id = (uint32_t)json_integer_value(json_object_get(rec, "Id"));
     json_decref(rec);
     if (!json_is_object(desc)) {
         json_decref(desc);
+        json_decref(ids);
         return NULL;
     }
-    return table_from_desc(id, desc);
+    return table_from_desc(id, desc, ids);
 }
 
 static void table_free(table *t)
@@ -59,6 +63,8 @@ static void table_free(table *t)
     free(t->pk.name);
     free(t->sk.name);
     json_decref(t->desc);
+    json_decref(t->index_ids);
+    index_list_free(t->indexes, t->nindexes);
     pthread_mutex_destroy(&t->stats_lock);
     free(t);
 }
@@ -104,12 +110,20 @@ int qr_open(const char *dir, const qr_options *opts, qr_db **out, char **errmsg)
     pthread_mutex_init(&db->catalog_lock, NULL);
     for (int i = 0; i < QR_LOCK_STRIPES; i++) pthread_mutex_init(&db->stripes[i], NULL);
     pthread_mutex_init(&db->txn_lock, NULL);
+    pthread_rwlock_init(&db->schema_lock, NULL);
+    pthread_mutex_init(&db->coll_lock, NULL);
+    db->collections = json_object();
     db->next_table_id = 1;
-    if (catalog_load(db)) {
+    if (catalog_load(db) || propagate_start(db)) {
         if (errmsg) *errmsg = strdup("cannot read the table catalog");
         qr_close(db);
         return QR_ERR;
     }
+    /* Resume the backfill of any global index a previous run left CREATING. */
+    for (size_t i = 0; i < db->ntables; i++)
+        for (size_t j = 0; j < db->tables[i]->nindexes; j++)
+            if (db->tables[i]->indexes[j].creating)
+                backfill_start(db, db->tables[i]->name, db->tables[i]->indexes[j].name);
     *out = db;
     return QR_OK;
 }
@@ -117,20 +131,25 @@ int qr_open(const char *dir, const qr_options *opts, qr_db **out, char **errmsg)
 void qr_close(qr_db *db)
 {
     if (db == NULL) return;
+    /* Leave no index work behind for the next process when it can be done now. */
+    if (db->worker_running && db->opts.gsi_lag_ms == 0) propagate_drain(db, 10000);
+    if (db->worker_running) propagate_stop(db);
     for (size_t i = 0; i < db->ntables; i++) table_free(db->tables[i]);
     free(db->tables);
     store_close(db->st);
     pthread_mutex_destroy(&db->catalog_lock);
     for (int i = 0; i < QR_LOCK_STRIPES; i++) pthread_mutex_destroy(&db->stripes[i]);
     pthread_mutex_destroy(&db->txn_lock);
+    pthread_rwlock_destroy(&db->schema_lock);
+    pthread_mutex_destroy(&db->coll_lock);
+    json_decref(db->collections);
     free(db->txn_keys);
     free(db);
 }
 
 int table_has_indexes(const table *t)
 {
-    (void)t;
-    return 0;
+    return t->nindexes > 0;
 }
 
 /* ---- catalog ---- */
@@ -155,11 +174,26 @@ static size_t find_slot(qr_db *db, const char *name, int *found)
 table *catalog_get(qr_db *db, const char *name)
 {
     int found;
+    pthread_rwlock_rdlock(&db->schema_lock);
     pthread_mutex_lock(&db->catalog_lock);
     size_t i = find_slot(db, name, &found);
     table *t = found ? db->tables[i] : NULL;
     if (t) t->refs++;
     pthread_mutex_unlock(&db->catalog_lock);
+    if (t == NULL) pthread_rwlock_unlock(&db->schema_lock);
+    return t;
+}
+
+table *catalog_get_by_id(qr_db *db, uint32_t id)
+{
+    table *t = NULL;
+    pthread_rwlock_rdlock(&db->schema_lock);
+    pthread_mutex_lock(&db->catalog_lock);
+    for (size_t i = 0; i < db->ntables && t == NULL; i++)
+        if (db->tables[i]->id == id) t = db->tables[i];
+    if (t) t->refs++;
+    pthread_mutex_unlock(&db->catalog_lock);
+    if (t == NULL) pthread_rwlock_unlock(&db->schema_lock);
     return t;
 }
 
@@ -170,6 +204,21 @@ void catalog_release(qr_db *db, table *t)
     int last = --t->refs == 0;
     pthread_mutex_unlock(&db->catalog_lock);
     if (last) table_free(t);
+    pthread_rwlock_unlock(&db->schema_lock);
+}
+
+qr_index *table_index(const table *t, const char *name)
+{
+    for (size_t i = 0; i < t->nindexes; i++)
+        if (strcmp(t->indexes[i].name, name) == 0) return &t->indexes[i];
+    return NULL;
+}
+
+qr_index *table_index_by_id(const table *t, uint16_t id)
+{
+    for (size_t i = 0; i < t->nindexes; i++)
+        if (t->indexes[i].id == id) return &t->indexes[i];
+    return NULL;
 }
 
 static void catalog_record_key(buf *k, const char *name)
@@ -178,9 +227,9 @@ static void catalog_record_key(buf *k, const char *name)
     buf_puts(k, name);
 }
 
-static int persist(qr_db *db, const char *name, uint32_t id, json_t *desc, qr_err *err)
+static int persist(qr_db *db, const char *name, uint32_t id, json_t *desc, json_t *ids, qr_err *err)
 {
-    json_t *rec = json_pack("{s:I,s:O}", "Id", (json_int_t)id, "Table", desc);
+    json_t *rec = json_pack("{s:I,s:O,s:O}", "Id", (json_int_t)id, "Table", desc, "IndexIds", ids);
     char *text = json_dumps(rec, JSON_COMPACT);
     json_decref(rec);
     buf k;
@@ -199,20 +248,33 @@ int catalog_create(qr_db *db, json_t *desc, table **out, qr_err *err)
 {
     const char *name = json_string_value(json_object_get(desc, "TableName"));
     int found;
+    pthread_rwlock_rdlock(&db->schema_lock); /* held with the reference handed back */
     pthread_mutex_lock(&db->catalog_lock);
     size_t slot = find_slot(db, name, &found);
     if (found) {
         pthread_mutex_unlock(&db->catalog_lock);
+        pthread_rwlock_unlock(&db->schema_lock);
         json_decref(desc);
         return err_set(err, QR_E_IN_USE, "Table already exists: %s", name);
     }
     uint32_t id = db->next_table_id++;
-    if (persist(db, name, id, desc, err)) {
+    json_t *ids = json_object();
+    const char *lists[2] = {"LocalSecondaryIndexes", "GlobalSecondaryIndexes"};
+    json_int_t next = 1;
+    for (int l = 0; l < 2; l++) {
+        size_t i;
+        json_t *def;
+        json_array_foreach(json_object_get(desc, lists[l]), i, def)
+            json_object_set_new(ids, json_string_value(json_object_get(def, "IndexName")), json_integer(next++));
+    }
+    if (persist(db, name, id, desc, ids, err)) {
         pthread_mutex_unlock(&db->catalog_lock);
+        pthread_rwlock_unlock(&db->schema_lock);
         json_decref(desc);
+        json_decref(ids);
         return -1;
     }
-    table *t = table_from_desc(id, desc);
+    table *t = table_from_desc(id, desc, ids);
     t->item_count = 0;
     t->size_bytes = 0;
     if (db->ntables == db->cap) {
@@ -231,7 +293,7 @@ int catalog_create(qr_db *db, json_t *desc, table **out, qr_err *err)
 int catalog_update(qr_db *db, table *t, json_t *desc, qr_err *err)
 {
     pthread_mutex_lock(&db->catalog_lock);
-    int rc = persist(db, t->name, t->id, desc, err);
+    int rc = persist(db, t->name, t->id, desc, t->index_ids, err);
     if (rc == 0) {
         json_decref(t->desc);
         t->desc = desc;
@@ -239,6 +301,36 @@ int catalog_update(qr_db *db, table *t, json_t *desc, qr_err *err)
         json_decref(desc);
     }
     pthread_mutex_unlock(&db->catalog_lock);
+    return rc;
+}
+
+int catalog_change_schema(qr_db *db, const char *name, schema_change_fn change, void *arg, qr_err *err)
+{
+    int found, rc = -1;
+    pthread_rwlock_wrlock(&db->schema_lock);
+    pthread_mutex_lock(&db->catalog_lock);
+    size_t slot = find_slot(db, name, &found);
+    if (!found) {
+        err_set(err, QR_E_NOT_FOUND, "Requested resource not found: Table: %s not found", name);
+        goto out;
+    }
+    table *t = db->tables[slot];
+    json_t *desc = json_deep_copy(t->desc), *ids = json_deep_copy(t->index_ids);
+    if (change(desc, ids, arg, err) || persist(db, t->name, t->id, desc, ids, err)) {
+        json_decref(desc);
+        json_decref(ids);
+        goto out;
+    }
+    json_decref(t->desc);
+    json_decref(t->index_ids);
+    index_list_free(t->indexes, t->nindexes);
+    t->desc = desc;
+    t->index_ids = ids;
+    t->nindexes = index_list_from_desc(desc, ids, &t->indexes);
+    rc = 0;
+out:
+    pthread_mutex_unlock(&db->catalog_lock);
+    pthread_rwlock_unlock(&db->schema_lock);
     return rc;
 }
 
@@ -273,6 +365,7 @@ int catalog_delete(qr_db *db, table *t, qr_err *err)
         db->ntables--;
         t->dropped = 1;
         t->refs--; /* the catalog's reference; the caller still holds one */
+        collection_forget_table(db, t);
     }
     pthread_mutex_unlock(&db->catalog_lock);
     return rc;
@@ -540,4 +633,47 @@ void table_stats_fill(qr_db *db, table *t, json_t *desc)
     json_object_set_new(desc, "ItemCount", json_integer(t->item_count));
     json_object_set_new(desc, "TableSizeBytes", json_integer(t->size_bytes));
     pthread_mutex_unlock(&t->stats_lock);
+}
+
+void index_stats_fill(qr_db *db, table *t, json_t *desc)
+{
+    const char *lists[2] = {"LocalSecondaryIndexes", "GlobalSecondaryIndexes"};
+    int any_global = 0;
+    for (int g = 0; g < 2; g++) {
+        size_t i;
+        json_t *d;
+        json_array_foreach(json_object_get(desc, lists[g]), i, d) {
+            qr_index *ix = table_index(t, json_string_value(json_object_get(d, "IndexName")));
+            if (ix == NULL) continue;
+            any_global |= g;
+            buf lo, hi;
+            buf_init(&lo, 0);
+            buf_init(&hi, 0);
+            key_table_prefix(&lo, t, ix->id);
+            key_table_prefix(&hi, t, (uint16_t)(ix->id + 1));
+            int64_t n = 0, bytes = 0;
+            store_iter *it = store_iter_new(db->st, NULL, lo.data, lo.len, hi.data, hi.len);
+            for (store_iter_first(it); store_iter_valid(it); store_iter_next(it)) {
+                size_t vl, jlen, size;
+                const char *v = store_iter_value(it, &vl), *json;
+                if (item_stored(v, vl, &json, &jlen, &size) == 0) {
+                    n++;
+                    bytes += (int64_t)size;
+                }
+            }
+            store_iter_free(it);
+            buf_free(&lo);
+            buf_free(&hi);
+            json_object_set_new(d, "ItemCount", json_integer(n));
+            json_object_set_new(d, "IndexSizeBytes", json_integer(bytes));
+        }
+    }
+    if (any_global) {
+        uint64_t pending;
+        double oldest;
+        propagate_lag(db, &pending, &oldest);
+        json_object_set_new(desc, "QuarryIndexPropagation",
+                            json_pack("{s:I,s:f,s:i}", "PendingUpdates", (json_int_t)pending, "OldestPendingMillis",
+                                      oldest, "InjectedLagMillis", db->opts.gsi_lag_ms));
+    }
 }

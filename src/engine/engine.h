@@ -19,6 +19,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "engine/index.h"
 #include "quarry.h"
 #include "storage/store.h"
 #include "util/buf.h"
@@ -42,6 +43,9 @@ typedef struct table {
     int64_t item_count;    /* approximate counts, -1 until first computed */
     int64_t size_bytes;
     pthread_mutex_t stats_lock;
+    qr_index *indexes;     /* secondary indexes; changed only under the schema write lock */
+    size_t nindexes;
+    json_t *index_ids;     /* index name -> id in keys (owned object) */
 } table;
 
 struct qr_db {
@@ -55,14 +59,45 @@ struct qr_db {
     pthread_mutex_t txn_lock;  /* guards txn_keys */
     buf *txn_keys;             /* keys of items that transactions hold right now */
     size_t ntxn_keys, txn_cap;
+    /* Every request that uses a table holds this for reading (catalog_get to
+     * catalog_release); changing a table's indexes takes it for writing, so no write is
+     * ever in flight with an outdated index list. */
+    pthread_rwlock_t schema_lock;
+    /* The global-index propagation log and its worker (propagate.c). */
+    uint64_t log_seq;          /* next log record number (atomic) */
+    pthread_t worker;
+    int worker_running;
+    pthread_mutex_t prop_lock;
+    pthread_cond_t prop_wake;
+    int prop_stop, prop_kicked;
+    pthread_t backfills[64];   /* running index backfills */
+    size_t nbackfills;
+    /* Item collection sizes of tables with local indexes (collection.c). */
+    pthread_mutex_t coll_lock;
+    json_t *collections;       /* hex of partition key prefix -> bytes */
 };
+
+#define QR_LOG_PREFIX "\0L"
+#define QR_LOG_PREFIX_LEN 2
 
 /* True if writes to t must maintain secondary indexes. */
 int table_has_indexes(const table *t);
 
 /* ---- catalog ---- */
-/* Finds a table by name and takes a reference; NULL if there is none. */
+/* Finds a table by name and takes a reference (and the schema read lock); NULL if
+ * there is none. */
 table *catalog_get(qr_db *db, const char *name);
+/* The same by table id. */
+table *catalog_get_by_id(qr_db *db, uint32_t id);
+/* The index of t with the given name or id; NULL if none. */
+qr_index *table_index(const table *t, const char *name);
+qr_index *table_index_by_id(const table *t, uint16_t id);
+/* Changes a table's description and index ids under the schema write lock: change()
+ * edits copies of both in place (returning 0, or -1 with err set to cancel); they are
+ * persisted and the index list rebuilt. The caller must not hold a table reference.
+ * ResourceNotFoundException if the table does not exist. */
+typedef int (*schema_change_fn)(json_t *desc, json_t *ids, void *arg, qr_err *err);
+int catalog_change_schema(qr_db *db, const char *name, schema_change_fn change, void *arg, qr_err *err);
 /* Drops a reference taken by catalog_get or catalog_create. */
 void catalog_release(qr_db *db, table *t);
 /* Adds a table described by desc (a TableDescription; stolen), persisting it. Fails with
@@ -124,10 +159,27 @@ int item_lock(qr_db *db, const buf *key, pthread_mutex_t **out, qr_err *err);
 void txn_lock_keys(qr_db *db, const buf *keys, size_t n);
 void txn_unlock_keys(qr_db *db, const buf *keys, size_t n);
 
+/* ---- item collections (tables with local secondary indexes) ---- */
+#define QR_COLLECTION_LIMIT (10ULL << 30)
+/* Adds delta bytes to the size of the item collection pk_value of t. A growth that
+ * would pass the limit fails with ItemCollectionSizeLimitExceededException. */
+int collection_adjust(qr_db *db, const table *t, const json_t *pk_value, int64_t delta, qr_err *err);
+/* The collection's size in bytes. */
+uint64_t collection_size(qr_db *db, const table *t, const json_t *pk_value);
+/* Table t's local index count. */
+size_t table_lsi_count(const table *t);
+/* An ItemCollectionMetrics object for the collection holding item. */
+json_t *collection_metrics(qr_db *db, const table *t, const json_t *item);
+void collection_forget_table(qr_db *db, const table *t);
+
 /* ---- statistics ---- */
 /* Adjusts a table's approximate counts after a write. */
 void table_stats_adjust(table *t, int64_t items, int64_t bytes);
 /* Fills ItemCount and TableSizeBytes (computing them by a scan the first time). */
 void table_stats_fill(qr_db *db, table *t, json_t *desc);
+/* Fills each index's ItemCount and IndexSizeBytes in desc (by scanning the index), and,
+ * for tables with global indexes, the propagation lag: pending updates and the age of
+ * the oldest ("QuarryIndexPropagation"; DynamoDB has no such field). */
+void index_stats_fill(qr_db *db, table *t, json_t *desc);
 
 #endif

@@ -72,7 +72,8 @@ void arena_free(arena *a)
         free(b);
         b = next;
     }
-    for (size_t i = 0; i < a->nrefs; i++) json_decref(a->refs[i]);
+    for (size_t i = 0; i < a->nrefs; i++)
+        json_decref(a->refs[i]);
     free(a->refs);
     arena_init(a);
 }

@@ -31,8 +31,26 @@ void arena_free(arena *a);
 
 /* ---- lexer ---- */
 typedef enum tok_kind {
-    TK_EOF, TK_IDENT, TK_NAME, TK_VALUE, TK_NUM, TK_EQ, TK_NE, TK_LT, TK_LE, TK_GT, TK_GE,
-    TK_LPAREN, TK_RPAREN, TK_LBRACKET, TK_RBRACKET, TK_COMMA, TK_DOT, TK_PLUS, TK_MINUS, TK_BAD
+    TK_EOF,
+    TK_IDENT,
+    TK_NAME,
+    TK_VALUE,
+    TK_NUM,
+    TK_EQ,
+    TK_NE,
+    TK_LT,
+    TK_LE,
+    TK_GT,
+    TK_GE,
+    TK_LPAREN,
+    TK_RPAREN,
+    TK_LBRACKET,
+    TK_RBRACKET,
+    TK_COMMA,
+    TK_DOT,
+    TK_PLUS,
+    TK_MINUS,
+    TK_BAD
 } tok_kind;
 
 typedef struct token {
@@ -70,22 +88,31 @@ typedef enum opnd_kind {
 
 typedef struct operand {
     opnd_kind kind;
-    int paren;           /* written inside parentheses */
-    int redundant;       /* written inside two pairs of parentheses */
-    path path;           /* OP_PATH */
-    const char *vname;   /* OP_VALUE: the :name as written */
-    json_t *value;       /* OP_VALUE: the AttributeValue (arena reference) once resolved */
-    const char *fname;   /* OP_CALL: function name */
-    struct operand **a;  /* arguments */
+    int paren;          /* written inside parentheses */
+    int redundant;      /* written inside two pairs of parentheses */
+    path path;          /* OP_PATH */
+    const char *vname;  /* OP_VALUE: the :name as written */
+    json_t *value;      /* OP_VALUE: the AttributeValue (arena reference) once resolved */
+    const char *fname;  /* OP_CALL: function name */
+    struct operand **a; /* arguments */
     int na;
 } operand;
 
 /* ---- conditions ---- */
 typedef enum cond_kind {
-    C_OR, C_AND, C_NOT, C_CMP, C_BETWEEN, C_IN,
+    C_OR,
+    C_AND,
+    C_NOT,
+    C_CMP,
+    C_BETWEEN,
+    C_IN,
     C_CALL, /* a function used as a condition, before checking: a[0] is an OP_CALL */
-    C_EXISTS, C_NOT_EXISTS, C_TYPE, C_BEGINS, C_CONTAINS,
-    C_TRUE  /* always true: an empty legacy condition */
+    C_EXISTS,
+    C_NOT_EXISTS,
+    C_TYPE,
+    C_BEGINS,
+    C_CONTAINS,
+    C_TRUE /* always true: an empty legacy condition */
 } cond_kind;
 
 typedef enum cmp_op { CMP_EQ, CMP_NE, CMP_LT, CMP_LE, CMP_GT, CMP_GE } cmp_op;
@@ -154,7 +181,7 @@ int cnode_eval(const cnode *c, const json_t *item, qr_err *err);
 typedef struct key_part {
     const char *name; /* key attribute */
     expr_key_op op;
-    json_t *v1, *v2;  /* operands (borrowed) */
+    json_t *v1, *v2; /* operands (borrowed) */
 } key_part;
 
 /* Checks conditions on key attributes against the key schema and fills out (taking new

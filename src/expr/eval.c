@@ -136,9 +136,22 @@ static int contains(const json_t *x, const json_t *y)
     json_t *e;
     switch (tx) {
     case QR_T_S:
-        return ty == QR_T_S &&
-               memmem(json_string_value(px), json_string_length(px), json_string_value(py),
-                      json_string_length(py)) != NULL;
+        return ty == QR_T_S && memmem(json_string_value(px), json_string_length(px),
+                                      json_string_value(py), json_string_length(py)) != NULL;
+    case QR_T_B: {
+        /* A binary contains a binary subsequence, as the legacy CONTAINS documents. */
+        unsigned char *a, *b;
+        size_t an, bn;
+        if (ty != QR_T_B || value_binary(px, &a, &an)) return 0;
+        if (value_binary(py, &b, &bn)) {
+            free(a);
+            return 0;
+        }
+        int r = bn == 0 || (an > 0 && memmem(a, an, b, bn) != NULL);
+        free(a);
+        free(b);
+        return r;
+    }
     case QR_T_SS:
     case QR_T_NS:
     case QR_T_BS: {
@@ -181,16 +194,29 @@ static int eval_leaf(const cnode *c, const json_t *item)
         json_decref(x);
         return r;
     }
-    for (int i = 0; i < c->na && i < 3; i++) v[i] = cond_operand_eval(c->a[i], item);
+    for (int i = 0; i < c->na && i < 3; i++)
+        v[i] = cond_operand_eval(c->a[i], item);
     switch (c->kind) {
     case C_CMP:
         switch (c->op) {
-        case CMP_EQ: r = v[0] && v[1] && value_equal(v[0], v[1]); break;
-        case CMP_NE: r = !(v[0] && v[1] && value_equal(v[0], v[1])); break;
-        case CMP_LT: r = compare(v[0], v[1], &cmp) == 0 && cmp < 0; break;
-        case CMP_LE: r = compare(v[0], v[1], &cmp) == 0 && cmp <= 0; break;
-        case CMP_GT: r = compare(v[0], v[1], &cmp) == 0 && cmp > 0; break;
-        case CMP_GE: r = compare(v[0], v[1], &cmp) == 0 && cmp >= 0; break;
+        case CMP_EQ:
+            r = v[0] && v[1] && value_equal(v[0], v[1]);
+            break;
+        case CMP_NE:
+            r = !(v[0] && v[1] && value_equal(v[0], v[1]));
+            break;
+        case CMP_LT:
+            r = compare(v[0], v[1], &cmp) == 0 && cmp < 0;
+            break;
+        case CMP_LE:
+            r = compare(v[0], v[1], &cmp) == 0 && cmp <= 0;
+            break;
+        case CMP_GT:
+            r = compare(v[0], v[1], &cmp) == 0 && cmp > 0;
+            break;
+        case CMP_GE:
+            r = compare(v[0], v[1], &cmp) == 0 && cmp >= 0;
+            break;
         }
         break;
     case C_BETWEEN:
@@ -206,7 +232,8 @@ static int eval_leaf(const cnode *c, const json_t *item)
     default:
         break;
     }
-    for (int i = 0; i < 3; i++) json_decref(v[i]);
+    for (int i = 0; i < 3; i++)
+        json_decref(v[i]);
     return r;
 }
 

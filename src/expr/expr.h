@@ -67,6 +67,10 @@ int expr_update_apply(const expr_update *u, json_t *item, qr_err *err);
 /* A new JSON array of the distinct top-level attribute names the update writes or
  * removes, in first-use order (for key checks and ReturnValues UPDATED_*). */
 json_t *expr_update_top_names(const expr_update *u);
+/* A new projection of every document path the update writes or removes (free it with
+ * expr_proj_free; NULL when out of memory). Projecting the old or new item through it
+ * gives DynamoDB's ReturnValues UPDATED_OLD / UPDATED_NEW, nested parts included. */
+struct expr_proj *expr_update_projection(const expr_update *u);
 void expr_update_free(expr_update *u);
 
 /* ---- ProjectionExpression ---- */

@@ -1,10 +1,9 @@
 /* legacy.c — the pre-expression parameters translated into the parsed forms.
  *
- * Expected, QueryFilter/ScanFilter (with ConditionalOperator), AttributeUpdates,
- * AttributesToGet and KeyConditions are validated with DynamoDB's messages and turned
- * into the same trees the expression parser builds, so one evaluator serves both. The
- * translation follows DynamoDB's documented meaning of each ComparisonOperator (NE is
- * true for a missing attribute, NOT_CONTAINS is false for one). */
+ * Expected, QueryFilter/ScanFilter (+ ConditionalOperator), AttributeUpdates,
+ * AttributesToGet and KeyConditions are validated with DynamoDB's messages and become
+ * the trees the parser builds, so one evaluator serves both. NE is true for a missing
+ * attribute and NOT_CONTAINS false for one, as DynamoDB documents. */
 #include "expr/ast.h"
 
 #include <stdio.h>
@@ -16,12 +15,25 @@
 #define INVALID "One or more parameter values were invalid: "
 
 typedef enum legacy_op {
-    L_EQ, L_NE, L_LE, L_LT, L_GE, L_GT, L_NOT_NULL, L_NULL, L_CONTAINS, L_NOT_CONTAINS,
-    L_BEGINS_WITH, L_IN, L_BETWEEN, L_NONE
+    L_EQ,
+    L_NE,
+    L_LE,
+    L_LT,
+    L_GE,
+    L_GT,
+    L_NOT_NULL,
+    L_NULL,
+    L_CONTAINS,
+    L_NOT_CONTAINS,
+    L_BEGINS_WITH,
+    L_IN,
+    L_BETWEEN,
+    L_NONE
 } legacy_op;
 
-static const char *const op_names[] = {"EQ", "NE", "LE", "LT", "GE", "GT", "NOT_NULL", "NULL",
-                                       "CONTAINS", "NOT_CONTAINS", "BEGINS_WITH", "IN", "BETWEEN"};
+static const char *const op_names[] = {
+    "EQ",   "NE",       "LE",           "LT",          "GE", "GT",     "NOT_NULL",
+    "NULL", "CONTAINS", "NOT_CONTAINS", "BEGINS_WITH", "IN", "BETWEEN"};
 
 static legacy_op op_from_name(const char *s)
 {
@@ -38,7 +50,8 @@ static int enum_error(qr_err *err, const char *value, const char *where, const c
                           value, where, set);
 }
 
-#define OP_SET "IN, NULL, BETWEEN, LT, NOT_CONTAINS, EQ, GT, NOT_NULL, NE, LE, BEGINS_WITH, GE, CONTAINS"
+#define OP_SET                                                                                     \
+    "IN, NULL, BETWEEN, LT, NOT_CONTAINS, EQ, GT, NOT_NULL, NE, LE, BEGINS_WITH, GE, CONTAINS"
 
 /* "scanFilter" for "ScanFilter": the member path DynamoDB names in enum errors. */
 static void lower_first(const char *s, char *out, size_t cap)
@@ -51,10 +64,14 @@ static int count_ok(legacy_op op, size_t n)
 {
     switch (op) {
     case L_NOT_NULL:
-    case L_NULL: return n == 0;
-    case L_IN: return n > 0;
-    case L_BETWEEN: return n == 2;
-    default: return n == 1;
+    case L_NULL:
+        return n == 0;
+    case L_IN:
+        return n > 0;
+    case L_BETWEEN:
+        return n == 2;
+    default:
+        return n == 1;
     }
 }
 
@@ -63,12 +80,15 @@ static int type_ok(legacy_op op, qr_type t)
 {
     switch (op) {
     case L_EQ:
-    case L_NE: return 1;
+    case L_NE:
+        return 1;
     case L_CONTAINS:
     case L_NOT_CONTAINS:
         return t == QR_T_S || t == QR_T_N || t == QR_T_B || t == QR_T_BOOL || t == QR_T_NULL;
-    case L_BEGINS_WITH: return t == QR_T_S || t == QR_T_B;
-    default: return t == QR_T_S || t == QR_T_N || t == QR_T_B;
+    case L_BEGINS_WITH:
+        return t == QR_T_S || t == QR_T_B;
+    default:
+        return t == QR_T_S || t == QR_T_N || t == QR_T_B;
     }
 }
 
@@ -76,7 +96,8 @@ static int validate_values(json_t *list, const char *attr, qr_err *err)
 {
     size_t i;
     json_t *v;
-    json_array_foreach(list, i, v) {
+    json_array_foreach(list, i, v)
+    {
         if (value_validate(v, 1, attr, err)) return -1;
     }
     return 0;
@@ -87,21 +108,24 @@ static int check_operands(legacy_op op, const char *opname, json_t *list, qr_err
 {
     size_t n = json_array_size(list);
     if (!count_ok(op, n))
-        return err_validation(err, INVALID "Invalid number of argument(s) for the %s ComparisonOperator",
-                              opname);
+        return err_validation(
+            err, INVALID "Invalid number of argument(s) for the %s ComparisonOperator", opname);
     for (size_t i = 1; i < n; i++)
         if (value_type(json_array_get(list, i)) != value_type(json_array_get(list, 0)))
-            return err_validation(err, INVALID "AttributeValues inside AttributeValueList must be of same type");
+            return err_validation(err, INVALID
+                                  "AttributeValues inside AttributeValueList must be of same type");
     for (size_t i = 0; i < n; i++) {
         qr_type t = value_type(json_array_get(list, i));
         if (!type_ok(op, t))
-            return err_validation(err, INVALID "ComparisonOperator %s is not valid for %s AttributeValue type",
-                                  opname, value_type_name(t));
+            return err_validation(
+                err, INVALID "ComparisonOperator %s is not valid for %s AttributeValue type",
+                opname, value_type_name(t));
     }
     if (op == L_BETWEEN) {
         int cmp;
         if (value_compare(json_array_get(list, 0), json_array_get(list, 1), &cmp) == 0 && cmp > 0)
-            return err_validation(err, "The BETWEEN condition was provided a range where the lower bound is greater than the upper bound");
+            return err_validation(err, "The BETWEEN condition was provided a range where the lower "
+                                       "bound is greater than the upper bound");
     }
     return 0;
 }
@@ -111,8 +135,8 @@ static cnode *build(arena *ar, const char *attr, legacy_op op, json_t *list)
 {
     operand *pa = operand_path1(ar, attr);
     if (pa == NULL) return NULL;
-    cond_kind kinds[] = {C_CMP, C_CMP, C_CMP, C_CMP, C_CMP, C_CMP, C_EXISTS, C_NOT_EXISTS,
-                         C_CONTAINS, C_CONTAINS, C_BEGINS, C_IN, C_BETWEEN};
+    cond_kind kinds[] = {C_CMP,        C_CMP,      C_CMP,      C_CMP,    C_CMP, C_CMP,    C_EXISTS,
+                         C_NOT_EXISTS, C_CONTAINS, C_CONTAINS, C_BEGINS, C_IN,  C_BETWEEN};
     static const cmp_op cmps[] = {CMP_EQ, CMP_NE, CMP_LE, CMP_LT, CMP_GE, CMP_GT};
     cnode *c = cnode_new(ar, kinds[op]);
     if (c == NULL) return NULL;
@@ -126,7 +150,8 @@ static cnode *build(arena *ar, const char *attr, legacy_op op, json_t *list)
     if (op <= L_GT) c->op = cmps[op];
     if (op == L_NOT_CONTAINS) {
         /* attribute_exists(a) AND NOT contains(a, v) */
-        cnode *ex = cnode_new(ar, C_EXISTS), *no = cnode_new(ar, C_NOT), *both = cnode_new(ar, C_AND);
+        cnode *ex = cnode_new(ar, C_EXISTS), *no = cnode_new(ar, C_NOT),
+              *both = cnode_new(ar, C_AND);
         if (!ex || !no || !both) return NULL;
         ex->a = c->a;
         ex->na = 1;
@@ -148,12 +173,12 @@ static cnode *combine(arena *ar, cnode *acc, cnode *c, int or)
     return j;
 }
 
-static int conditional_operator(const char *op, int *or, qr_err *err)
+static int conditional_operator(const char *op, int * or, qr_err *err)
 {
-    *or = 0;
+    * or = 0;
     if (op == NULL || strcmp(op, "AND") == 0) return 0;
     if (strcmp(op, "OR") == 0) {
-        *or = 1;
+        * or = 1;
         return 0;
     }
     return enum_error(err, op, "conditionalOperator", "OR, AND");
@@ -179,12 +204,17 @@ static int expected_one(arena *ar, const char *attr, json_t *cond, cnode **out, 
     json_t *exists = json_object_get(cond, "Exists");
     json_t *co = json_object_get(cond, "ComparisonOperator");
     if (!json_is_object(cond))
-        return err_validation(err, INVALID "Expected condition for Attribute: %s must be an object", attr);
+        return err_validation(err, INVALID "Expected condition for Attribute: %s must be an object",
+                              attr);
     if (list && value)
-        return err_validation(err, INVALID "Value and AttributeValueList cannot be used together for Attribute: %s", attr);
+        return err_validation(
+            err, INVALID "Value and AttributeValueList cannot be used together for Attribute: %s",
+            attr);
     if (value && value_validate(value, 1, attr, err)) return -1;
     if (list && (!json_is_array(list) || validate_values(list, attr, err))) {
-        if (!json_is_array(list)) return err_validation(err, INVALID "AttributeValueList must be a list for Attribute: %s", attr);
+        if (!json_is_array(list))
+            return err_validation(
+                err, INVALID "AttributeValueList must be a list for Attribute: %s", attr);
         return -1;
     }
     if (co) {
@@ -196,9 +226,14 @@ static int expected_one(arena *ar, const char *attr, json_t *cond, cnode **out, 
             return enum_error(err, name ? name : "null", where, OP_SET);
         }
         if (exists)
-            return err_validation(err, INVALID "Exists and ComparisonOperator cannot be used together for Attribute: %s", attr);
+            return err_validation(
+                err,
+                INVALID "Exists and ComparisonOperator cannot be used together for Attribute: %s",
+                attr);
         if (op != L_NULL && op != L_NOT_NULL && !list && !value)
-            return err_validation(err, INVALID "Value or AttributeValueList must be used with ComparisonOperator: %s for Attribute: %s",
+            return err_validation(err,
+                                  INVALID "Value or AttributeValueList must be used with "
+                                          "ComparisonOperator: %s for Attribute: %s",
                                   name, attr);
         json_t *vals = list ? json_incref(list) : json_array();
         if (vals == NULL) return oom(err);
@@ -209,13 +244,19 @@ static int expected_one(arena *ar, const char *attr, json_t *cond, cnode **out, 
         return rc;
     }
     if (list)
-        return err_validation(err, INVALID "AttributeValueList can only be used with a ComparisonOperator for Attribute: %s", attr);
+        return err_validation(
+            err,
+            INVALID
+            "AttributeValueList can only be used with a ComparisonOperator for Attribute: %s",
+            attr);
     int ex = exists == NULL || json_is_true(exists);
     if (ex && value == NULL)
-        return err_validation(err, INVALID "Value must be provided when Exists is %s for Attribute: %s",
+        return err_validation(err,
+                              INVALID "Value must be provided when Exists is %s for Attribute: %s",
                               exists == NULL ? "null" : "true", attr);
     if (!ex && value)
-        return err_validation(err, INVALID "Value cannot be used when Exists is false for Attribute: %s", attr);
+        return err_validation(
+            err, INVALID "Value cannot be used when Exists is false for Attribute: %s", attr);
     json_t *vals = json_array();
     if (vals == NULL) return oom(err);
     if (value) json_array_append(vals, value);
@@ -237,17 +278,19 @@ static int finish_cond(expr_cond *c, cnode *root, expr_cond **out, qr_err *err)
 
 int expr_from_expected(json_t *expected, const char *op, expr_cond **out, qr_err *err)
 {
-    int or;
-    if (conditional_operator(op, &or, err)) return -1;
+    int or ;
+    if (conditional_operator(op, & or, err)) return -1;
     if (!json_is_object(expected)) return err_validation(err, "Expected must be a map");
     expr_cond *c = new_cond();
     if (c == NULL) return oom(err);
     cnode *root = NULL;
     const char *attr;
     json_t *cond;
-    json_object_foreach(expected, attr, cond) {
+    json_object_foreach(expected, attr, cond)
+    {
         cnode *one = NULL;
-        if (expected_one(&c->ar, attr, cond, &one, err) || (root = combine(&c->ar, root, one, or)) == NULL) {
+        if (expected_one(&c->ar, attr, cond, &one, err) ||
+            (root = combine(&c->ar, root, one, or)) == NULL) {
             if (err->type == NULL) oom(err);
             expr_cond_free(c);
             return -1;
@@ -262,14 +305,20 @@ static int filter_one(const char *which, const char *attr, json_t *cond, legacy_
 {
     char where[600], lw[64];
     lower_first(which, lw, sizeof lw);
-    if (!json_is_object(cond)) return err_validation(err, INVALID "%s condition for Attribute: %s must be an object", which, attr);
+    if (!json_is_object(cond))
+        return err_validation(err, INVALID "%s condition for Attribute: %s must be an object",
+                              which, attr);
     json_t *co = json_object_get(cond, "ComparisonOperator");
     *list = json_object_get(cond, "AttributeValueList");
     if (*list && !json_is_array(*list))
-        return err_validation(err, INVALID "AttributeValueList must be a list for Attribute: %s", attr);
+        return err_validation(err, INVALID "AttributeValueList must be a list for Attribute: %s",
+                              attr);
     if (co == NULL) {
         snprintf(where, sizeof where, "%s.%s.member.comparisonOperator", lw, attr);
-        return err_validation(err, "1 validation error detected: Value null at '%s' failed to satisfy constraint: Member must not be null", where);
+        return err_validation(err,
+                              "1 validation error detected: Value null at '%s' failed to satisfy "
+                              "constraint: Member must not be null",
+                              where);
     }
     const char *name = json_string_value(co);
     *op = op_from_name(name);
@@ -284,17 +333,19 @@ static int filter_one(const char *which, const char *attr, json_t *cond, legacy_
     return rc;
 }
 
-int expr_from_filter(const char *which, json_t *filter, const char *op, expr_cond **out, qr_err *err)
+int expr_from_filter(const char *which, json_t *filter, const char *op, expr_cond **out,
+                     qr_err *err)
 {
-    int or;
-    if (conditional_operator(op, &or, err)) return -1;
+    int or ;
+    if (conditional_operator(op, & or, err)) return -1;
     if (!json_is_object(filter)) return err_validation(err, "%s must be a map", which);
     expr_cond *c = new_cond();
     if (c == NULL) return oom(err);
     cnode *root = NULL;
     const char *attr;
     json_t *cond;
-    json_object_foreach(filter, attr, cond) {
+    json_object_foreach(filter, attr, cond)
+    {
         legacy_op lop;
         json_t *list;
         if (filter_one(which, attr, cond, &lop, &list, err)) {
@@ -324,14 +375,18 @@ int expr_from_attribute_updates(json_t *updates, expr_update **out, qr_err *err)
     if (u->acts == NULL) goto nomem;
     const char *attr;
     json_t *upd;
-    json_object_foreach(updates, attr, upd) {
+    json_object_foreach(updates, attr, upd)
+    {
         json_t *value = json_is_object(upd) ? json_object_get(upd, "Value") : NULL;
         json_t *action = json_is_object(upd) ? json_object_get(upd, "Action") : NULL;
         const char *an = action ? json_string_value(action) : "PUT";
         upd_kind kind;
-        if (an && strcmp(an, "PUT") == 0) kind = U_SET;
-        else if (an && strcmp(an, "ADD") == 0) kind = U_ADD;
-        else if (an && strcmp(an, "DELETE") == 0) kind = value ? U_DELETE : U_REMOVE;
+        if (an && strcmp(an, "PUT") == 0)
+            kind = U_SET;
+        else if (an && strcmp(an, "ADD") == 0)
+            kind = U_ADD;
+        else if (an && strcmp(an, "DELETE") == 0)
+            kind = value ? U_DELETE : U_REMOVE;
         else {
             char where[600];
             snprintf(where, sizeof where, "attributeUpdates.%s.member.action", attr);
@@ -340,17 +395,20 @@ int expr_from_attribute_updates(json_t *updates, expr_update **out, qr_err *err)
         }
         if (value && value_validate(value, 1, attr, err)) goto fail;
         if (value == NULL && kind != U_REMOVE) {
-            err_validation(err, INVALID "Only DELETE action is allowed when no attribute value is specified");
+            err_validation(err, INVALID
+                           "Only DELETE action is allowed when no attribute value is specified");
             goto fail;
         }
         qr_type t = value_type(value);
         int set = t == QR_T_SS || t == QR_T_NS || t == QR_T_BS;
         if (kind == U_DELETE && !set) {
-            err_validation(err, INVALID "Action DELETE is not supported for the type %s", value_type_name(t));
+            err_validation(err, INVALID "Action DELETE is not supported for the type %s",
+                           value_type_name(t));
             goto fail;
         }
-        if (kind == U_ADD && !set && t != QR_T_N) {
-            err_validation(err, INVALID "Action ADD is not supported for the type %s", value_type_name(t));
+        if (kind == U_ADD && !set && t != QR_T_N && t != QR_T_L) {
+            err_validation(err, INVALID "Action ADD is not supported for the type %s",
+                           value_type_name(t));
             goto fail;
         }
         upd_action *a = &u->acts[u->nacts++];
@@ -397,36 +455,36 @@ nomem:
     return oom(err);
 }
 
-int expr_from_key_conditions(json_t *conds, const char *pk_name, char pk_type,
-                             const char *sk_name, char sk_type, expr_keycond *out, qr_err *err)
+int expr_from_key_conditions(json_t *conds, const char *pk_name, char pk_type, const char *sk_name,
+                             char sk_type, expr_keycond *out, qr_err *err)
 {
-    key_part parts[8];
+    key_part parts[2];
     int n = 0;
     memset(out, 0, sizeof *out);
     if (!json_is_object(conds)) return err_validation(err, "KeyConditions must be a map");
     const char *attr;
-    json_t *cond;
-    json_object_foreach(conds, attr, cond) {
-        legacy_op op;
-        json_t *list;
+    json_t *cond, *list;
+    legacy_op op;
+    /* Every condition is validated before the count and the key schema are looked at. */
+    json_object_foreach(conds, attr, cond)
+    {
         if (filter_one("KeyConditions", attr, cond, &op, &list, err)) return -1;
-        int key = strcmp(attr, pk_name) == 0 || (sk_name && strcmp(attr, sk_name) == 0);
-        if (!key || n == 8)
-            return err_validation(err, "Query condition missed key schema element: %s",
-                                  sk_name && strcmp(attr, pk_name) != 0 ? sk_name : pk_name);
-        expr_key_op kop;
-        switch (op) {
-        case L_EQ: kop = EXPR_KEY_EQ; break;
-        case L_LE: kop = EXPR_KEY_LE; break;
-        case L_LT: kop = EXPR_KEY_LT; break;
-        case L_GE: kop = EXPR_KEY_GE; break;
-        case L_GT: kop = EXPR_KEY_GT; break;
-        case L_BEGINS_WITH: kop = EXPR_KEY_BEGINS_WITH; break;
-        case L_BETWEEN: kop = EXPR_KEY_BETWEEN; break;
-        default:
-            return err_validation(err, "Attempted conditional constraint is not an indexable operation");
-        }
-        parts[n++] = (key_part){attr, kop, json_array_get(list, 0), json_array_get(list, 1)};
+    }
+    if (json_object_size(conds) < 1 || json_object_size(conds) > 2)
+        return err_validation(err, "Conditions can be of length 1 or 2 only");
+    json_object_foreach(conds, attr, cond)
+    {
+        static const expr_key_op kops[] = {
+            [L_EQ] = EXPR_KEY_EQ,           [L_LE] = EXPR_KEY_LE,
+            [L_LT] = EXPR_KEY_LT,           [L_GE] = EXPR_KEY_GE,
+            [L_GT] = EXPR_KEY_GT,           [L_BEGINS_WITH] = EXPR_KEY_BEGINS_WITH,
+            [L_BETWEEN] = EXPR_KEY_BETWEEN, [L_NONE] = EXPR_KEY_NONE};
+        op = op_from_name(json_string_value(json_object_get(cond, "ComparisonOperator")));
+        list = json_object_get(cond, "AttributeValueList");
+        if (kops[op] == EXPR_KEY_NONE)
+            return err_validation(err,
+                                  "Attempted conditional constraint is not an indexable operation");
+        parts[n++] = (key_part){attr, kops[op], json_array_get(list, 0), json_array_get(list, 1)};
     }
     return keycond_finish(parts, n, pk_name, pk_type, sk_name, sk_type, out, err);
 }

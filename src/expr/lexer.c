@@ -33,7 +33,8 @@ int lex(const char *text, token **out, int *ntok)
     if (t == NULL) return -1;
     for (;;) {
         const unsigned char *s = (const unsigned char *)text;
-        while (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') i++;
+        while (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r')
+            i++;
         if (n + 1 >= cap) {
             cap *= 2;
             token *nt = realloc(t, cap * sizeof *t);
@@ -53,38 +54,65 @@ int lex(const char *text, token **out, int *ntok)
         }
         size_t j = i + 1;
         if (is_word_start(c)) {
-            while (is_word(s[j])) j++;
+            while (is_word(s[j]))
+                j++;
             k->kind = TK_IDENT;
         } else if (c >= '0' && c <= '9') {
-            while (s[j] >= '0' && s[j] <= '9') j++;
+            while (s[j] >= '0' && s[j] <= '9')
+                j++;
             k->kind = TK_NUM;
         } else if ((c == '#' || c == ':') && is_word(s[j])) {
-            while (is_word(s[j])) j++;
+            while (is_word(s[j]))
+                j++;
             k->kind = c == '#' ? TK_NAME : TK_VALUE;
         } else {
             switch (c) {
-            case '=': k->kind = TK_EQ; break;
+            case '=':
+                k->kind = TK_EQ;
+                break;
             case '<':
-                if (s[j] == '>') k->kind = TK_NE, j++;
-                else if (s[j] == '=') k->kind = TK_LE, j++;
-                else k->kind = TK_LT;
+                if (s[j] == '>')
+                    k->kind = TK_NE, j++;
+                else if (s[j] == '=')
+                    k->kind = TK_LE, j++;
+                else
+                    k->kind = TK_LT;
                 break;
             case '>':
-                if (s[j] == '=') k->kind = TK_GE, j++;
-                else k->kind = TK_GT;
+                if (s[j] == '=')
+                    k->kind = TK_GE, j++;
+                else
+                    k->kind = TK_GT;
                 break;
-            case '(': k->kind = TK_LPAREN; break;
-            case ')': k->kind = TK_RPAREN; break;
-            case '[': k->kind = TK_LBRACKET; break;
-            case ']': k->kind = TK_RBRACKET; break;
-            case ',': k->kind = TK_COMMA; break;
-            case '.': k->kind = TK_DOT; break;
-            case '+': k->kind = TK_PLUS; break;
-            case '-': k->kind = TK_MINUS; break;
+            case '(':
+                k->kind = TK_LPAREN;
+                break;
+            case ')':
+                k->kind = TK_RPAREN;
+                break;
+            case '[':
+                k->kind = TK_LBRACKET;
+                break;
+            case ']':
+                k->kind = TK_RBRACKET;
+                break;
+            case ',':
+                k->kind = TK_COMMA;
+                break;
+            case '.':
+                k->kind = TK_DOT;
+                break;
+            case '+':
+                k->kind = TK_PLUS;
+                break;
+            case '-':
+                k->kind = TK_MINUS;
+                break;
             default: {
                 k->kind = TK_BAD;
                 size_t l = utf8_len(c);
-                for (j = i + 1; j < i + l && s[j] != '\0'; j++) {}
+                for (j = i + 1; j < i + l && s[j] != '\0'; j++) {
+                }
             }
             }
         }

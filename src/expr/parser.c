@@ -1,10 +1,9 @@
 /* parser.c — DynamoDB's expression grammar: tokens to trees, then one checking pass.
  *
- * Parsing is recursive descent over the token array with backtracking where the grammar
- * is ambiguous (a parenthesis may open a condition or an operand); a syntax error is
- * reported at the furthest token any alternative reached, quoting it and its neighbours
- * as DynamoDB does. The checking pass then resolves #names and :values and finds the
- * semantic errors, reporting the most important kind first. Evaluation is elsewhere. */
+ * Recursive descent over the token array, backtracking where a parenthesis may open a
+ * condition or an operand; a syntax error names the furthest token reached and its
+ * neighbours, as DynamoDB does. The checking pass resolves #names and :values and
+ * reports the most important semantic error first. Evaluation lives elsewhere. */
 #include "expr/ast.h"
 
 #include <stdarg.h>
@@ -17,12 +16,24 @@
 
 /* Kinds of semantic error, in the order DynamoDB reports them when several occur. */
 enum sem_cat {
-    SEM_PARENS, SEM_UNKNOWN_FUNC, SEM_MISUSED, SEM_RESERVED, SEM_SECTION, SEM_NAMEVAL,
-    SEM_OVERLAP, SEM_CONFLICT, SEM_OPCOUNT, SEM_DISTINCT, SEM_FUNCTION, SEM_COUNT
+    SEM_PARENS,
+    SEM_UNKNOWN_FUNC,
+    SEM_MISUSED,
+    SEM_RESERVED,
+    SEM_SECTION,
+    SEM_NAMEVAL,
+    SEM_OVERLAP,
+    SEM_CONFLICT,
+    SEM_OPERAND, /* ADD and DELETE operand types */
+    SEM_OPCOUNT,
+    SEM_DISTINCT,
+    SEM_FUNCTION,
+    SEM_COUNT
 };
 
 #define MAX_NESTING 200
 #define MAX_IN_OPERANDS 100
+#define MAX_EXPRESSION_BYTES 4096 /* DynamoDB's limit on one expression string */
 
 typedef struct parser {
     expr_ctx *cx;
@@ -32,12 +43,13 @@ typedef struct parser {
     token *t;
     int nt;
     int pos;
-    int far;    /* furthest token index at which an alternative failed */
-    int depth;  /* nesting of parentheses and functions */
+    int far;   /* furthest token index at which an alternative failed */
+    int depth; /* nesting of parentheses and functions */
     int oom;
     int update; /* SET, REMOVE, ADD, DELETE are keywords */
     int cond;   /* AND, OR, NOT, BETWEEN, IN are keywords */
     char *sem[SEM_COUNT];
+    char *cond_err; /* conditions: the error of the first predicate that had one */
 } parser;
 
 /* ---- helpers ---- */
@@ -142,12 +154,11 @@ static int path_word(parser *p, path_elem *el)
     return -1;
 }
 
-static int parse_path(parser *p, path *out)
+/* The .name and [index] elements after a path's start, appended to out (cap is the room
+ * out->e has). */
+static int parse_path_tail(parser *p, path *out, int cap)
 {
-    int cap = 0;
-    path_elem el = {0};
-    memset(out, 0, sizeof *out);
-    if (path_word(p, &el) || add_elem(p, out, &cap, el)) return -1;
+    path_elem el;
     for (;;) {
         if (accept(p, TK_DOT)) {
             memset(&el, 0, sizeof el);
@@ -171,6 +182,15 @@ static int parse_path(parser *p, path *out)
             return 0;
         }
     }
+}
+
+static int parse_path(parser *p, path *out)
+{
+    int cap = 0;
+    path_elem el = {0};
+    memset(out, 0, sizeof *out);
+    if (path_word(p, &el) || add_elem(p, out, &cap, el)) return -1;
+    return parse_path_tail(p, out, cap);
 }
 
 static operand *parse_operand(parser *p);
@@ -212,6 +232,11 @@ static operand *parse_operand(parser *p)
         if (o && accept(p, TK_RPAREN)) {
             if (o->paren) o->redundant = 1;
             o->paren = 1;
+            /* In conditions a parenthesised path may go on: (a.b).c is a.b.c. */
+            if (p->cond && o->kind == OP_PATH && (at(p, TK_DOT) || at(p, TK_LBRACKET))) {
+                o->paren = 0;
+                if (parse_path_tail(p, &o->path, o->path.n)) o = NULL;
+            }
         } else {
             o = fail(p);
         }
@@ -270,7 +295,10 @@ static cnode *parse_predicate(parser *p)
     operand *l = parse_operand(p);
     if (l == NULL) return NULL;
     const token *k = tok(p, p->pos);
-    static const struct { tok_kind t; cmp_op op; } cmps[] = {
+    static const struct {
+        tok_kind t;
+        cmp_op op;
+    } cmps[] = {
         {TK_EQ, CMP_EQ}, {TK_NE, CMP_NE}, {TK_LT, CMP_LT},
         {TK_LE, CMP_LE}, {TK_GT, CMP_GT}, {TK_GE, CMP_GE},
     };
@@ -355,17 +383,17 @@ static cnode *parse_primary(parser *p)
 
 static cnode *parse_not(parser *p)
 {
-    if (word_is(p, p->pos, "NOT")) {
-        p->pos++;
-        if (++p->depth > MAX_NESTING) return fail(p);
-        cnode *c = parse_not(p);
+    int negate = word_is(p, p->pos, "NOT");
+    if (negate) p->pos++;
+    cnode *c = NULL;
+    if (p->depth < MAX_NESTING) {
+        p->depth++;
+        c = negate ? parse_not(p) : parse_primary(p);
         p->depth--;
-        return c ? mk(p, C_NOT, c, NULL) : NULL;
+    } else {
+        fail(p);
     }
-    if (++p->depth > MAX_NESTING) return fail(p);
-    cnode *c = parse_primary(p);
-    p->depth--;
-    return c;
+    return c && negate ? mk(p, C_NOT, c, NULL) : c;
 }
 
 static cnode *parse_and(parser *p)
@@ -396,15 +424,17 @@ void path_describe(const path *p, char *out, size_t cap)
 {
     size_t n = 0;
     out[0] = '\0';
-#define PUT(...)                                                      \
-    do {                                                              \
-        if (n < cap) n += (size_t)snprintf(out + n, cap - n, __VA_ARGS__); \
+#define PUT(...)                                                                                   \
+    do {                                                                                           \
+        if (n < cap) n += (size_t)snprintf(out + n, cap - n, __VA_ARGS__);                         \
     } while (0)
     PUT("[");
     for (int i = 0; i < p->n; i++) {
         if (i) PUT(", ");
-        if (p->e[i].name) PUT("%s", p->e[i].name);
-        else PUT("[%ld]", p->e[i].index);
+        if (p->e[i].name)
+            PUT("%s", p->e[i].name);
+        else
+            PUT("[%ld]", p->e[i].index);
     }
     PUT("]");
 #undef PUT
@@ -430,9 +460,12 @@ static void syntax_error(parser *p)
     const token *k = &p->t[i];
     size_t start = i > 0 ? p->t[i - 1].start : k->start;
     size_t end;
-    if (k->kind == TK_EOF) end = i > 0 ? p->t[i - 1].start + p->t[i - 1].len : start;
-    else if (i + 1 < p->nt && p->t[i + 1].kind != TK_EOF) end = p->t[i + 1].start + p->t[i + 1].len;
-    else end = k->start + k->len;
+    if (k->kind == TK_EOF)
+        end = i > 0 ? p->t[i - 1].start + p->t[i - 1].len : start;
+    else if (i + 1 < p->nt && p->t[i + 1].kind != TK_EOF)
+        end = p->t[i + 1].start + p->t[i + 1].len;
+    else
+        end = k->start + k->len;
     if (k->kind == TK_EOF)
         err_validation(p->cx->err, "Invalid %s: Syntax error; token: \"<EOF>\", near: \"%.*s\"",
                        p->which, (int)(end - start), p->text + start);
@@ -459,7 +492,8 @@ static void resolve_path(parser *p, path *pa)
             if (!json_is_string(v)) {
                 sem(p, SEM_NAMEVAL,
                     "An expression attribute name used in the document path is not defined; "
-                    "attribute name: %s", e->raw);
+                    "attribute name: %s",
+                    e->raw);
                 e->name = e->raw;
                 continue;
             }
@@ -520,7 +554,8 @@ static void check_distinct(parser *p, const char *op, operand *a, operand *b)
     path_describe(&a->path, d, sizeof d);
     sem(p, SEM_DISTINCT,
         "The first operand must be distinct from the remaining operands for this operator or "
-        "function; operator: %s, first operand: %s", op, d);
+        "function; operator: %s, first operand: %s",
+        op, d);
 }
 
 static int is_cond_function(const char *f)
@@ -535,7 +570,8 @@ static void check_arity(parser *p, operand *call, int n)
     if (call->na != n)
         sem(p, SEM_OPCOUNT,
             "Incorrect number of operands for operator or function; operator or function: %s, "
-            "number of operands: %d", call->fname, call->na);
+            "number of operands: %d",
+            call->fname, call->na);
 }
 
 static void check_operand_type(parser *p, const char *fn, operand *o, const char *ok1,
@@ -545,14 +581,16 @@ static void check_operand_type(parser *p, const char *fn, operand *o, const char
     if (t && strcmp(t, ok1) != 0 && (ok2 == NULL || strcmp(t, ok2) != 0))
         sem(p, SEM_FUNCTION,
             "Incorrect operand type for operator or function; operator or function: %s, operand "
-            "type: %s", fn, t);
+            "type: %s",
+            fn, t);
 }
 
 static void check_operand(parser *p, operand *o, int update);
 
 static void check_args(parser *p, operand *call, int update)
 {
-    for (int i = 0; i < call->na; i++) check_operand(p, call->a[i], update);
+    for (int i = 0; i < call->na; i++)
+        check_operand(p, call->a[i], update);
 }
 
 /* Checks an operand of a condition (update = 0) or of a SET value (update = 1). */
@@ -588,7 +626,8 @@ static void check_operand(parser *p, operand *o, int update)
         o->kind = OP_IF_NOT_EXISTS;
     } else if (update && strcmp(o->fname, "list_append") == 0) {
         check_arity(p, o, 2);
-        for (int i = 0; i < o->na; i++) check_operand_type(p, o->fname, o->a[i], "L", NULL);
+        for (int i = 0; i < o->na; i++)
+            check_operand_type(p, o->fname, o->a[i], "L", NULL);
         o->kind = OP_LIST_APPEND;
     } else if (!update && strcmp(o->fname, "size") == 0) {
         check_arity(p, o, 1);
@@ -596,7 +635,8 @@ static void check_operand(parser *p, operand *o, int update)
         if (t && (strcmp(t, "N") == 0 || strcmp(t, "BOOL") == 0 || strcmp(t, "NULL") == 0))
             sem(p, SEM_FUNCTION,
                 "Incorrect operand type for operator or function; operator or function: size, "
-                "operand type: %s", t);
+                "operand type: %s",
+                t);
         o->kind = OP_SIZE;
     } else if (!update && is_cond_function(o->fname)) {
         sem(p, SEM_MISUSED,
@@ -622,6 +662,7 @@ static void check_call_cond(parser *p, cnode *c)
         c->kind = f[10] == 'e' ? C_EXISTS : C_NOT_EXISTS;
     } else if (strcmp(f, "attribute_type") == 0) {
         check_arity(p, call, 2);
+        if (call->na == 2) check_distinct(p, f, call->a[0], call->a[1]);
         if (call->na >= 1 && call->a[0]->kind != OP_PATH)
             sem(p, SEM_FUNCTION,
                 "Operator or function requires a document path; operator or function: %s", f);
@@ -630,13 +671,15 @@ static void check_call_cond(parser *p, cnode *c)
             if (t == NULL || strcmp(t, "S") != 0) {
                 sem(p, SEM_FUNCTION,
                     "Incorrect operand type for operator or function; operator or function: %s, "
-                    "operand type: %s", f, t ? t : type_list);
+                    "operand type: %s",
+                    f, t ? t : type_list);
             } else {
                 const char *name = json_string_value(value_payload(call->a[1]->value));
                 if (value_type_from_name(name) == QR_T_NONE)
                     sem(p, SEM_FUNCTION,
                         "Invalid attribute type name found; type: %s, valid types: "
-                        "{B,NULL,SS,BOOL,L,BS,N,NS,S,M}", name);
+                        "{B,NULL,SS,BOOL,L,BS,N,NS,S,M}",
+                        name);
             }
         }
         c->kind = C_TYPE;
@@ -644,7 +687,8 @@ static void check_call_cond(parser *p, cnode *c)
         check_arity(p, call, 2);
         if (call->na == 2) check_distinct(p, f, call->a[0], call->a[1]);
         if (f[0] == 'b')
-            for (int i = 0; i < call->na; i++) check_operand_type(p, f, call->a[i], "S", "B");
+            for (int i = 0; i < call->na; i++)
+                check_operand_type(p, f, call->a[i], "S", "B");
         c->kind = f[0] == 'b' ? C_BEGINS : C_CONTAINS;
     } else if (strcmp(f, "size") == 0) {
         sem(p, SEM_MISUSED,
@@ -671,14 +715,25 @@ static void check_between(parser *p, operand *lo, operand *hi)
     if (value_type(lo->value) != value_type(hi->value)) {
         sem(p, SEM_FUNCTION,
             "The BETWEEN operator requires same data type for lower and upper bounds; lower bound "
-            "operand: %s, upper bound operand: %s", a, b);
+            "operand: %s, upper bound operand: %s",
+            a, b);
         return;
     }
     int cmp;
     if (value_compare(lo->value, hi->value, &cmp) == 0 && cmp > 0)
         sem(p, SEM_FUNCTION,
             "The BETWEEN operator requires upper bound to be greater than or equal to lower "
-            "bound; lower bound operand: %s, upper bound operand: %s", a, b);
+            "bound; lower bound operand: %s, upper bound operand: %s",
+            a, b);
+}
+
+/* Conditions report names, values, operand counts, distinctness and operand types per
+ * predicate: the first predicate with such an error decides, by this priority. */
+static void settle_predicate(parser *p)
+{
+    static const enum sem_cat order[] = {SEM_NAMEVAL, SEM_OPCOUNT, SEM_DISTINCT, SEM_FUNCTION};
+    for (size_t i = 0; !p->cond_err && i < sizeof order / sizeof order[0]; i++)
+        p->cond_err = p->sem[order[i]];
 }
 
 static void check_cond(parser *p, cnode *c)
@@ -695,19 +750,34 @@ static void check_cond(parser *p, cnode *c)
         return;
     case C_CALL:
         check_call_cond(p, c);
+        settle_predicate(p);
         return;
     default:
         break;
     }
-    for (int i = 0; i < c->na; i++) check_operand(p, c->a[i], 0);
+    for (int i = 0; i < c->na; i++)
+        check_operand(p, c->a[i], 0);
+    /* Ordering needs S, N or B: a constant of another type can never satisfy it. */
+    if ((c->kind == C_CMP && c->op >= CMP_LT) || c->kind == C_BETWEEN) {
+        for (int i = 0; i < c->na; i++) {
+            const char *t = static_type(c->a[i]);
+            if (t && strcmp(t, "S") != 0 && strcmp(t, "N") != 0 && strcmp(t, "B") != 0)
+                sem(p, SEM_FUNCTION,
+                    "Incorrect operand type for operator or function; operator or function: %s, "
+                    "operand type: %s",
+                    c->kind == C_BETWEEN ? "BETWEEN" : cmp_text(c->op), t);
+        }
+    }
     if (c->kind == C_CMP) {
         check_distinct(p, cmp_text(c->op), c->a[0], c->a[1]);
     } else if (c->kind == C_BETWEEN) {
         check_between(p, c->a[1], c->a[2]);
     } else if (c->kind == C_IN && c->na - 1 > MAX_IN_OPERANDS) {
         sem(p, SEM_FUNCTION,
-            "The IN operator is provided with too many operands; number of operands: %d", c->na - 1);
+            "The IN operator is provided with too many operands; number of operands: %d",
+            c->na - 1);
     }
+    settle_predicate(p);
 }
 
 /* Two paths of one update or projection may not overlap (one a prefix of the other)
@@ -723,7 +793,8 @@ static void check_overlap(parser *p, const path *a, const path *b)
             path_describe(b, d2, sizeof d2);
             sem(p, SEM_CONFLICT,
                 "Two document paths conflict with each other; must remove or rewrite one of these "
-                "paths; path one: %s, path two: %s", d1, d2);
+                "paths; path one: %s, path two: %s",
+                d1, d2);
             return;
         }
         if (x->name ? strcmp(x->name, y->name) != 0 : x->index != y->index) return;
@@ -732,7 +803,8 @@ static void check_overlap(parser *p, const path *a, const path *b)
     path_describe(b, d2, sizeof d2);
     sem(p, SEM_OVERLAP,
         "Two document paths overlap with each other; must remove or rewrite one of these paths; "
-        "path one: %s, path two: %s", d1, d2);
+        "path one: %s, path two: %s",
+        d1, d2);
 }
 
 /* ---- entry points ---- */
@@ -745,8 +817,14 @@ static int start(parser *p, expr_ctx *cx, const char *which, const char *text, a
     p->which = which;
     p->text = text ? text : "";
     p->far = -1;
-    if (p->text[0] == '\0')
+    if (p->text[strspn(p->text, " \t\r\n")] == '\0')
         return err_validation(cx->err, "Invalid %s: The expression can not be empty;", which);
+    size_t len = strlen(p->text);
+    if (len > MAX_EXPRESSION_BYTES)
+        return err_validation(cx->err,
+                              "Invalid %s: Expression size has exceeded the maximum allowed size; "
+                              "expression size: %zu",
+                              which, len);
     if (lex(p->text, &p->t, &p->nt))
         return err_set(cx->err, QR_E_INTERNAL, "out of memory parsing %s", which);
     return 0;
@@ -762,12 +840,15 @@ static int finish(parser *p, int parsed)
         syntax_error(p);
         rc = -1;
     } else {
-        for (int i = 0; i < SEM_COUNT; i++) {
-            if (p->sem[i]) {
-                rc = err_validation(p->cx->err, "Invalid %s: %s", p->which, p->sem[i]);
-                break;
-            }
+        const char *msg = NULL;
+        for (int i = 0; !msg && i < SEM_COUNT; i++) {
+            /* Conditions: errors past the reserved-word check are chosen per predicate. */
+            if (p->cond && i > SEM_RESERVED)
+                msg = p->cond_err;
+            else
+                msg = p->sem[i];
         }
+        if (msg) rc = err_validation(p->cx->err, "Invalid %s: %s", p->which, msg);
     }
     free(p->t);
     p->t = NULL;
@@ -853,7 +934,8 @@ int parse_update(expr_ctx *cx, const char *text, arena *ar, upd_action **acts, i
     upd_action *a = NULL;
     do {
         int s;
-        for (s = 0; s < 4 && !word_is(&p, p.pos, sections[s]); s++) {}
+        for (s = 0; s < 4 && !word_is(&p, p.pos, sections[s]); s++) {
+        }
         if (s == 4) {
             ok = 0;
             fail(&p);
@@ -904,14 +986,16 @@ int parse_update(expr_ctx *cx, const char *text, arena *ar, upd_action **acts, i
                 qr_type t = value_type(v);
                 int good = t == QR_T_SS || t == QR_T_NS || t == QR_T_BS ||
                            (a[i].kind == U_ADD && t == QR_T_N);
-                static const char *const long_names[] = {
-                    "", "STRING", "NUMBER", "BINARY", "BOOLEAN", "NULL", "MAP", "LIST"};
+                static const char *const long_names[] = {"",        "STRING", "NUMBER", "BINARY",
+                                                         "BOOLEAN", "NULL",   "MAP",    "LIST"};
                 if (v && !good && t <= QR_T_L)
-                    sem(&p, SEM_FUNCTION,
+                    sem(&p, SEM_OPERAND,
                         "Incorrect operand type for operator or function; operator: %s, operand "
-                        "type: %s", sections[a[i].kind], long_names[t]);
+                        "type: %s, typeSet: ALLOWED_FOR_%s_OPERAND",
+                        sections[a[i].kind], long_names[t], sections[a[i].kind]);
             }
-            for (int j = 0; j < i; j++) check_overlap(&p, &a[j].path, &a[i].path);
+            for (int j = 0; j < i; j++)
+                check_overlap(&p, &a[j].path, &a[i].path);
         }
     }
     if (finish(&p, ok)) return -1;
@@ -950,7 +1034,8 @@ int parse_projection(expr_ctx *cx, const char *text, arena *ar, path **paths, in
     if (ok) {
         for (int i = 0; i < n; i++) {
             resolve_path(&p, &ps[i]);
-            for (int j = 0; j < i; j++) check_overlap(&p, &ps[j], &ps[i]);
+            for (int j = 0; j < i; j++)
+                check_overlap(&p, &ps[j], &ps[i]);
         }
     }
     if (finish(&p, ok)) return -1;
@@ -985,7 +1070,8 @@ static int check_unused(expr_ctx *cx, json_t *given, json_t *used, const char *p
     const char *key;
     json_t *v;
     list[0] = '\0';
-    json_object_foreach(given, key, v) {
+    json_object_foreach(given, key, v)
+    {
         if (used && json_object_get(used, key)) continue;
         if (n < sizeof list)
             n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", n ? ", " : "", key);

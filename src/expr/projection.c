@@ -26,7 +26,8 @@ static void put(const json_t *src, json_t *dst, const char *key, const path *p, 
     const path_elem *e = &p->e[i];
     json_t *slot = json_object_get(dst, key);
     if (e->name) {
-        json_t *child = value_type(src) == QR_T_M ? json_object_get(value_payload(src), e->name) : NULL;
+        json_t *child =
+            value_type(src) == QR_T_M ? json_object_get(value_payload(src), e->name) : NULL;
         if (child == NULL) return;
         if (slot == NULL) {
             slot = json_pack("{s:{}}", "M");
@@ -51,7 +52,8 @@ static void put(const json_t *src, json_t *dst, const char *key, const path *p, 
 
 static int cmp_index(const void *a, const void *b)
 {
-    long x = strtol(*(const char *const *)a, NULL, 10), y = strtol(*(const char *const *)b, NULL, 10);
+    long x = strtol(*(const char *const *)a, NULL, 10),
+         y = strtol(*(const char *const *)b, NULL, 10);
     return (x > y) - (x < y);
 }
 

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
+/* clang-format off */
 static const char *const reserved[] = {
     "ABORT", "ABSOLUTE", "ACTION", "ADD", "AFTER", "AGENT", "AGGREGATE", "ALL", "ALLOCATE",
     "ALTER", "ANALYZE", "AND", "ANY", "ARCHIVE", "ARE", "ARRAY", "AS", "ASC", "ASCII",
@@ -82,6 +83,7 @@ static const char *const reserved[] = {
     "WHENEVER", "WHERE", "WHILE", "WINDOW", "WITH", "WITHIN", "WITHOUT", "WORK", "WRAPPED",
     "WRITE", "YEAR", "ZONE",
 };
+/* clang-format on */
 
 static int cmp_word(const void *key, const void *elem)
 {

@@ -11,12 +11,12 @@
 #include <string.h>
 
 #include "model/value.h"
+#include "util/buf.h"
 
 #define MSG_MISSING "The provided expression refers to an attribute that does not exist in the item"
 #define MSG_BAD_PATH "The document path provided in the update expression is invalid for update"
 #define MSG_BAD_TYPE "An operand in the update expression has an incorrect data type"
-#define MSG_LEGACY_TYPE \
-    "One or more parameter values were invalid: Type mismatch for attribute to update"
+#define MSG_LEGACY_TYPE "Type mismatch for attribute to update"
 
 typedef struct applier {
     const expr_update *u;
@@ -90,10 +90,40 @@ static json_t *parent_of(json_t *item, const path *p)
     return (json_t *)path_get(item, &pre);
 }
 
+/* Levels of nesting in an AttributeValue: 1 for a scalar or set, more for maps and lists. */
+static int nesting(const json_t *av)
+{
+    qr_type t = value_type(av);
+    if (t != QR_T_M && t != QR_T_L) return 1;
+    int deepest = 0;
+    json_t *pl = value_payload(av), *v;
+    if (t == QR_T_M) {
+        const char *k;
+        json_object_foreach(pl, k, v)
+        {
+            int d = nesting(v);
+            if (d > deepest) deepest = d;
+        }
+    } else {
+        size_t i;
+        json_array_foreach(pl, i, v)
+        {
+            int d = nesting(v);
+            if (d > deepest) deepest = d;
+        }
+    }
+    return 1 + deepest;
+}
+
 /* Puts v (stolen) at p. */
 static int set_at(applier *ap, json_t *item, const path *p, json_t *v)
 {
     const path_elem *last = &p->e[p->n - 1];
+    if (v == NULL) return err_set(ap->err, QR_E_INTERNAL, "out of memory");
+    if (p->n - 1 + nesting(v) > QR_MAX_DEPTH) {
+        json_decref(v);
+        return err_validation(ap->err, "Nesting Levels have exceeded supported limits");
+    }
     if (p->n == 1) {
         json_object_set_new(item, last->name, v);
         return 0;
@@ -124,7 +154,6 @@ static int remove_at(applier *ap, json_t *item, const path *p)
         return 0;
     }
     json_t *parent = parent_of(item, p);
-    if (parent == NULL) return 0;
     qr_type t = value_type(parent);
     if (last->name && t == QR_T_M) {
         json_object_del(value_payload(parent), last->name);
@@ -138,25 +167,49 @@ static int remove_at(applier *ap, json_t *item, const path *p)
     return err_validation(ap->err, MSG_BAD_PATH);
 }
 
-static qr_type elem_type(qr_type set)
+/* The identity of a set element as bytes in out: the string itself, the canonical text
+ * of a number, the decoded bytes of a binary. */
+static int elem_key(qr_type set, const json_t *e, buf *out)
 {
-    return set == QR_T_SS ? QR_T_S : set == QR_T_NS ? QR_T_N : QR_T_B;
+    buf_reset(out);
+    if (set == QR_T_NS) {
+        qr_num n;
+        char text[NUM_FMT_MAX];
+        if (value_number(e, &n)) return -1;
+        return buf_append(out, text, num_format(&n, text));
+    }
+    if (set == QR_T_BS) {
+        unsigned char *b;
+        size_t n;
+        if (value_binary(e, &b, &n)) return -1;
+        int rc = buf_append(out, b, n);
+        free(b);
+        return rc;
+    }
+    return buf_append(out, json_string_value(e), json_string_length(e));
 }
 
-static int set_has(qr_type set, const json_t *arr, const json_t *e)
+/* An object whose keys are the identities of the elements of arr (a set payload). */
+static json_t *set_index(qr_type set, const json_t *arr, buf *scratch)
 {
-    json_t *wrap_e = json_pack("{sO}", value_type_name(elem_type(set)), (json_t *)e);
+    json_t *idx = json_object();
     size_t i;
-    json_t *x;
-    int found = 0;
-    json_array_foreach(arr, i, x) {
-        json_t *wrap_x = json_pack("{sO}", value_type_name(elem_type(set)), x);
-        found = wrap_e && wrap_x && value_equal(wrap_e, wrap_x);
-        json_decref(wrap_x);
-        if (found) break;
+    json_t *e;
+    json_array_foreach(arr, i, e)
+    {
+        if (idx == NULL || elem_key(set, e, scratch) ||
+            json_object_setn_new(idx, scratch->data ? scratch->data : "", scratch->len,
+                                 json_true())) {
+            json_decref(idx);
+            return NULL;
+        }
     }
-    json_decref(wrap_e);
-    return found;
+    return idx;
+}
+
+static int in_index(const json_t *idx, const buf *key)
+{
+    return json_object_getn(idx, key->data ? key->data : "", key->len) != NULL;
 }
 
 static int is_set(qr_type t)
@@ -177,41 +230,83 @@ static int add_at(applier *ap, json_t *item, const path *p, const json_t *v)
         if (num_add(&a, &b, &c, ap->err)) return -1;
         return set_at(ap, item, p, value_from_number(&c));
     }
+    if (tc == QR_T_L && ap->u->legacy) /* AttributeUpdates ADD appends to a list */
+        return json_array_extend(value_payload(cur), value_payload(v)) ? bad_type(ap) : 0;
     if (!is_set(tc)) return bad_type(ap);
     json_t *arr = value_payload(cur), *add = value_payload(v);
+    buf key;
+    buf_init(&key, 0);
+    json_t *idx = set_index(tc, arr, &key);
     size_t i;
     json_t *e;
-    json_array_foreach(add, i, e) {
-        if (!set_has(tc, arr, e)) json_array_append(arr, e);
+    int rc = idx ? 0 : bad_type(ap);
+    json_array_foreach(add, i, e)
+    {
+        if (rc || elem_key(tc, e, &key)) {
+            rc = rc ? rc : bad_type(ap);
+            break;
+        }
+        if (in_index(idx, &key)) continue;
+        json_object_setn_new(idx, key.data ? key.data : "", key.len, json_true());
+        json_array_append(arr, e);
     }
-    return 0;
+    json_decref(idx);
+    buf_free(&key);
+    return rc;
+}
+
+/* Whether the path up to p's last element leads to a map (for a name) or a list (for an
+ * index), so that p names a place in the item. */
+static int place_exists(json_t *item, const path *p)
+{
+    if (p->n == 1) return 1;
+    qr_type t = value_type(parent_of(item, p));
+    return p->e[p->n - 1].name ? t == QR_T_M : t == QR_T_L;
 }
 
 static int delete_at(applier *ap, json_t *item, const path *p, const json_t *v)
 {
+    if (!place_exists(item, p)) return err_validation(ap->err, MSG_BAD_PATH);
     json_t *cur = (json_t *)path_get(item, p);
     if (cur == NULL) return 0;
     qr_type tc = value_type(cur);
     if (tc != value_type(v) || !is_set(tc)) return bad_type(ap);
     json_t *arr = value_payload(cur), *del = value_payload(v);
-    for (size_t i = json_array_size(arr); i-- > 0;)
-        if (set_has(tc, del, json_array_get(arr, i))) json_array_remove(arr, i);
-    if (json_array_size(arr) == 0) return remove_at(ap, item, p);
-    return 0;
+    buf key;
+    buf_init(&key, 0);
+    json_t *idx = set_index(tc, del, &key);
+    json_t *kept = json_array();
+    int rc = idx && kept ? 0 : bad_type(ap);
+    size_t i;
+    json_t *e;
+    json_array_foreach(arr, i, e)
+    {
+        if (rc) break;
+        if (elem_key(tc, e, &key))
+            rc = bad_type(ap);
+        else if (!in_index(idx, &key))
+            json_array_append(kept, e);
+    }
+    json_decref(idx);
+    buf_free(&key);
+    if (rc == 0 && json_array_size(kept) == 0)
+        rc = remove_at(ap, item, p);
+    else if (rc == 0)
+        json_object_set(cur, value_type_name(tc), kept);
+    json_decref(kept);
+    return rc;
 }
 
-/* Removal order: where two paths first differ by list index, the higher index first. */
-static int cmp_removal(const void *pa, const void *pb)
+/* A total order of paths: names by bytes, list indexes by number (descending if desc). */
+static int path_order(const path *a, const path *b, int desc)
 {
-    const path *a = &(*(const upd_action *const *)pa)->path;
-    const path *b = &(*(const upd_action *const *)pb)->path;
     for (int i = 0; i < a->n && i < b->n; i++) {
         const path_elem *x = &a->e[i], *y = &b->e[i];
         if (x->name && y->name) {
             int c = strcmp(x->name, y->name);
             if (c) return c;
         } else if (!x->name && !y->name) {
-            if (x->index != y->index) return x->index > y->index ? -1 : 1;
+            if (x->index != y->index) return (x->index < y->index) == !desc ? -1 : 1;
         } else {
             return x->name ? -1 : 1;
         }
@@ -219,33 +314,80 @@ static int cmp_removal(const void *pa, const void *pb)
     return a->n - b->n;
 }
 
+/* Removals run highest list index first, so no removal shifts another's element. */
+static int cmp_removal(const void *pa, const void *pb)
+{
+    return path_order(&(*(const upd_action *const *)pa)->path,
+                      &(*(const upd_action *const *)pb)->path, 1);
+}
+
+/* Elements SET past the end of a list are appended in order of their indexes. */
+static int cmp_append(const void *pa, const void *pb)
+{
+    return path_order(&(*(const upd_action *const *)pa)->path,
+                      &(*(const upd_action *const *)pb)->path, 0);
+}
+
+/* Whether SET at p appends to a list (its index is past the list's end). */
+static int is_append(json_t *item, const path *p)
+{
+    const path_elem *last = &p->e[p->n - 1];
+    if (p->n < 2 || last->name) return 0;
+    json_t *parent = parent_of(item, p);
+    return value_type(parent) == QR_T_L &&
+           (size_t)last->index >= json_array_size(value_payload(parent));
+}
+
+static int is_later(const upd_action *const *later, int n, const upd_action *a)
+{
+    for (int i = 0; i < n; i++)
+        if (later[i] == a) return 1;
+    return 0;
+}
+
 int expr_update_apply(const expr_update *u, json_t *item, qr_err *err)
 {
     applier ap = {u, err};
-    int rc = -1, n = u->nacts, nrem = 0;
+    int rc = -1, n = u->nacts, nrem = 0, nlater = 0;
     json_t **vals = calloc((size_t)n + 1, sizeof *vals);
     const upd_action **rem = calloc((size_t)n + 1, sizeof *rem);
-    if (vals == NULL || rem == NULL) {
+    const upd_action **later = calloc((size_t)n + 1, sizeof *later);
+    if (vals == NULL || rem == NULL || later == NULL) {
         err_set(err, QR_E_INTERNAL, "out of memory");
         goto done;
     }
     for (int i = 0; i < n; i++)
         if (u->acts[i].kind == U_SET && (vals[i] = eval_value(&ap, u->acts[i].value, item)) == NULL)
             goto done;
+    /* SETs past a list's end run last, in index order, so appends land sorted. */
+    for (int i = 0; i < n; i++)
+        if (u->acts[i].kind == U_SET && is_append(item, &u->acts[i].path))
+            later[nlater++] = &u->acts[i];
     for (int i = 0; i < n; i++) {
-        if (u->acts[i].kind != U_SET) continue;
+        if (u->acts[i].kind != U_SET || is_later(later, nlater, &u->acts[i])) continue;
         json_t *v = vals[i];
         vals[i] = NULL;
         if (set_at(&ap, item, &u->acts[i].path, v)) goto done;
+    }
+    qsort(later, (size_t)nlater, sizeof *later, cmp_append);
+    for (int i = 0; i < nlater; i++) {
+        size_t k = (size_t)(later[i] - u->acts); /* the action's own value */
+        json_t *v = vals[k];
+        vals[k] = NULL;
+        if (set_at(&ap, item, &later[i]->path, v)) goto done;
     }
     for (int i = 0; i < n; i++)
         if (u->acts[i].kind == U_REMOVE) rem[nrem++] = &u->acts[i];
     qsort(rem, (size_t)nrem, sizeof *rem, cmp_removal);
     for (int i = 0; i < nrem; i++)
         if (remove_at(&ap, item, &rem[i]->path)) goto done;
+    /* ADDs too run in path order, so ADDs past a list's end append in index order. */
+    nlater = 0;
     for (int i = 0; i < n; i++)
-        if (u->acts[i].kind == U_ADD && add_at(&ap, item, &u->acts[i].path, u->acts[i].value->value))
-            goto done;
+        if (u->acts[i].kind == U_ADD) later[nlater++] = &u->acts[i];
+    qsort(later, (size_t)nlater, sizeof *later, cmp_append);
+    for (int i = 0; i < nlater; i++)
+        if (add_at(&ap, item, &later[i]->path, later[i]->value->value)) goto done;
     for (int i = 0; i < n; i++)
         if (u->acts[i].kind == U_DELETE &&
             delete_at(&ap, item, &u->acts[i].path, u->acts[i].value->value))
@@ -253,9 +395,11 @@ int expr_update_apply(const expr_update *u, json_t *item, qr_err *err)
     rc = 0;
 done:
     if (vals)
-        for (int i = 0; i < n; i++) json_decref(vals[i]);
+        for (int i = 0; i < n; i++)
+            json_decref(vals[i]);
     free(vals);
     free(rem);
+    free(later);
     return rc;
 }
 
@@ -282,12 +426,40 @@ json_t *expr_update_top_names(const expr_update *u)
         size_t j;
         json_t *x;
         int seen = 0;
-        json_array_foreach(names, j, x) {
+        json_array_foreach(names, j, x)
+        {
             if (strcmp(json_string_value(x), top) == 0) seen = 1;
         }
         if (!seen) json_array_append_new(names, json_string(top));
     }
     return names;
+}
+
+expr_proj *expr_update_projection(const expr_update *u)
+{
+    expr_proj *p = calloc(1, sizeof *p);
+    if (p == NULL) return NULL;
+    arena_init(&p->ar);
+    p->paths = arena_alloc(&p->ar, (size_t)(u->nacts ? u->nacts : 1) * sizeof *p->paths);
+    if (p->paths == NULL) goto nomem;
+    for (int i = 0; i < u->nacts; i++) {
+        const path *src = &u->acts[i].path;
+        path *dst = &p->paths[p->npaths++];
+        dst->n = src->n;
+        dst->e = arena_alloc(&p->ar, (size_t)src->n * sizeof *dst->e);
+        if (dst->e == NULL) goto nomem;
+        for (int k = 0; k < src->n; k++) {
+            dst->e[k] = src->e[k];
+            dst->e[k].raw = NULL;
+            if (src->e[k].name && (dst->e[k].name = arena_strndup(&p->ar, src->e[k].name,
+                                                                  strlen(src->e[k].name))) == NULL)
+                goto nomem;
+        }
+    }
+    return p;
+nomem:
+    expr_proj_free(p);
+    return NULL;
 }
 
 void expr_update_free(expr_update *u)

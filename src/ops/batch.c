@@ -292,7 +292,18 @@ int op_batch_write_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
             json_array_append_new(cc, capacity_object(capacity, bt[ti].name, bt[ti].units, 1));
         json_object_set_new(*resp, "ConsumedCapacity", cc);
     }
-    if (strcmp(metrics, "SIZE") == 0) json_object_set_new(*resp, "ItemCollectionMetrics", json_object());
+    if (strcmp(metrics, "SIZE") == 0) {
+        json_t *icm = json_object();
+        for (size_t i = 0; i < nw; i++) {
+            table *t = w[i].bt->t;
+            const json_t *item = w[i].item ? w[i].item : w[i].old;
+            if (item == NULL || table_lsi_count(t) == 0) continue;
+            json_t *list = json_object_get(icm, t->name);
+            if (list == NULL) json_object_set_new(icm, t->name, list = json_array());
+            json_array_append_new(list, collection_metrics(db, t, item));
+        }
+        json_object_set_new(*resp, "ItemCollectionMetrics", icm);
+    }
     rc = 0;
 done:
     store_batch_free(sb);

@@ -56,6 +56,8 @@ static int check_names_values(json_t *names, json_t *values, int any_expression,
         json_object_foreach(names, k, v) {
             if (!json_is_string(v))
                 return err_set(err, QR_E_SERIALIZATION, "ExpressionAttributeNames values must be strings");
+            if (json_string_length(v) == 0)
+                return err_validation(err, "ExpressionAttributeNames contains invalid value: Empty attribute name for key %s", k);
             if (k[0] != '#')
                 return err_validation(err, "ExpressionAttributeNames contains invalid key: Syntax error; key: \"%s\"", k);
         }

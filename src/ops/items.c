@@ -20,14 +20,14 @@ typedef struct write_params {
     const char *return_values;
     const char *capacity;
     const char *on_failure;
+    const char *metrics;
 } write_params;
 
 static int read_write_params(json_t *req, int allow_updated, write_params *p, qr_err *err)
 {
-    const char *metrics;
     if (param_enum(req, "ReturnValues", return_values, "NONE", &p->return_values, err)) return -1;
     if (param_enum(req, "ReturnConsumedCapacity", capacity_modes, "NONE", &p->capacity, err)) return -1;
-    if (param_enum(req, "ReturnItemCollectionMetrics", metrics_modes, "NONE", &metrics, err)) return -1;
+    if (param_enum(req, "ReturnItemCollectionMetrics", metrics_modes, "NONE", &p->metrics, err)) return -1;
     if (param_enum(req, "ReturnValuesOnConditionCheckFailure", on_failure_modes, "NONE", &p->on_failure, err))
         return -1;
     if (!allow_updated && strcmp(p->return_values, "NONE") && strcmp(p->return_values, "ALL_OLD"))
@@ -49,9 +49,7 @@ int item_check_condition(const expr_cond *c, const json_t *old, const char *on_f
 int item_stage(qr_db *db, table *t, store_batch *b, const buf *key, const json_t *old_item,
                const json_t *new_item, qr_err *err)
 {
-    (void)db;
-    (void)t;
-    (void)old_item;
+    if (index_stage(db, t, b, old_item, new_item, err)) return -1;
     if (new_item == NULL) {
         store_batch_delete(b, key->data, key->len);
         return 0;
@@ -86,23 +84,17 @@ int item_write(qr_db *db, table *t, const buf *key, const json_t *old_item, cons
     return rc;
 }
 
+/* Adds ItemCollectionMetrics when asked for and the table has local indexes. */
+static void report_metrics(qr_db *db, const table *t, const write_params *p, json_t *resp, const json_t *item)
+{
+    if (item && strcmp(p->metrics, "SIZE") == 0 && table_lsi_count(t) > 0)
+        json_object_set_new(resp, "ItemCollectionMetrics", collection_metrics(db, t, item));
+}
+
 static double write_units(const json_t *old_item, const json_t *new_item)
 {
     size_t a = old_item ? item_size(old_item) : 0, b = new_item ? item_size(new_item) : 0;
     return capacity_write_units(a > b ? a : b);
-}
-
-/* A new item holding only the named top-level attributes of item that exist. */
-static json_t *pick(const json_t *item, json_t *names)
-{
-    json_t *out = json_object();
-    size_t i;
-    json_t *n;
-    json_array_foreach(names, i, n) {
-        json_t *v = json_object_get(item, json_string_value(n));
-        if (v) json_object_set(out, json_string_value(n), v);
-    }
-    return out;
 }
 
 static int missing(const char *field, qr_err *err)
@@ -158,6 +150,7 @@ int op_put_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     *resp = json_object();
     if (old && strcmp(p.return_values, "ALL_OLD") == 0) json_object_set(*resp, "Attributes", old);
     capacity_report(*resp, p.capacity, t->name, capacity_write_units(old_size > new_size ? old_size : new_size), 1);
+    report_metrics(db, t, &p, *resp, item);
     rc = 0;
 done:
     if (lock) pthread_mutex_unlock(lock);
@@ -189,6 +182,11 @@ int op_get_item(qr_db *db, json_t *req, buf *out, qr_err *err)
     }
     if (param_bool(req, "ConsistentRead", 0, &consistent, err)) goto done;
     if (param_enum(req, "ReturnConsumedCapacity", capacity_modes, "NONE", &capacity, err)) goto done;
+    if (json_object_get(req, "IndexName")) {
+        err_validation(err, "GetItem does not accept IndexName: an item is read by its table key; "
+                            "use Query with IndexName to read an index");
+        goto done;
+    }
     if (key_check_key(t, keyv, err)) goto done;
     if (exprs_parse(&x, req, EXPRS_PROJECTION, err) || exprs_finish(&x)) goto done;
     if (key_item(&key, t, keyv, err)) goto done;
@@ -258,6 +256,7 @@ int op_delete_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     *resp = json_object();
     if (old && strcmp(p.return_values, "ALL_OLD") == 0) json_object_set(*resp, "Attributes", old);
     capacity_report(*resp, p.capacity, t->name, write_units(old, NULL), 1);
+    report_metrics(db, t, &p, *resp, old);
     rc = 0;
 done:
     if (lock) pthread_mutex_unlock(lock);
@@ -321,11 +320,16 @@ int op_update_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     json_t *attrs = NULL;
     if (strcmp(rv, "ALL_OLD") == 0 && old) attrs = json_incref(old);
     else if (strcmp(rv, "ALL_NEW") == 0) attrs = json_incref(item);
-    else if (strcmp(rv, "UPDATED_OLD") == 0 && old) attrs = pick(old, names);
-    else if (strcmp(rv, "UPDATED_NEW") == 0) attrs = pick(item, names);
+    else if (strncmp(rv, "UPDATED_", 8) == 0 && x.update && (old || rv[8] == 'N')) {
+        /* Exactly the paths the update touched, nested parts included, as DynamoDB returns. */
+        expr_proj *touched = expr_update_projection(x.update);
+        attrs = expr_project(touched, rv[8] == 'O' ? old : item);
+        expr_proj_free(touched);
+    }
     if (attrs && json_object_size(attrs) > 0) json_object_set(*resp, "Attributes", attrs);
     json_decref(attrs);
     capacity_report(*resp, p.capacity, t->name, write_units(old, item), 1);
+    report_metrics(db, t, &p, *resp, item);
     rc = 0;
 done:
     if (lock) pthread_mutex_unlock(lock);

@@ -27,6 +27,8 @@ typedef struct range_read {
     const expr_proj *projection;
     int count_only;
     int consistent;
+    const qr_index *index; /* the index read, or NULL for the table */
+    int fetch_base;        /* read each entry's base item (an LSI asked for more than it holds) */
 } range_read;
 
 /* Replaces a prefix by the smallest key greater than every key that starts with it.
@@ -58,6 +60,25 @@ static int buf_cmp(const buf *a, const buf *b)
     return a->len < b->len ? -1 : a->len > b->len;
 }
 
+/* Replaces an index entry by its base item (consumes entry). NULL with err set if the
+ * base item cannot be read; an entry whose item is gone meanwhile yields the entry. */
+static json_t *fetch_base(qr_db *db, table *t, json_t *entry, qr_err *err)
+{
+    buf key;
+    buf_init(&key, 0);
+    json_t *item = NULL;
+    int rc = key_item(&key, t, entry, err);
+    if (rc == 0) rc = item_read(db, NULL, &key, &item, err);
+    buf_free(&key);
+    if (rc < 0) {
+        json_decref(entry);
+        return NULL;
+    }
+    if (rc == 0) return entry;
+    json_decref(entry);
+    return item;
+}
+
 /* Runs the read, writing the opening of the response — Items, Count, ScannedCount and
  * LastEvaluatedKey, without the closing brace — to out, and sets *bytes to the size of
  * all items read. Stored items are copied into the response as they are unless a filter
@@ -80,11 +101,15 @@ static int range_run(qr_db *db, table *t, range_read *r, buf *out, size_t *bytes
         read_bytes += size;
         json_t *item = NULL;
         int keep = 1;
-        if (r->filter || (r->projection && !r->count_only)) {
+        if (r->filter || r->fetch_base || (r->projection && !r->count_only)) {
             if ((item = json_loadb(json, jlen, 0, NULL)) == NULL) {
                 rc = err_set(err, QR_E_INTERNAL, "stored item is corrupt");
                 break;
             }
+        }
+        if (r->fetch_base && (item = fetch_base(db, t, item, err)) == NULL) {
+            rc = -1;
+            break;
         }
         if (r->filter && (keep = expr_cond_eval(r->filter, item, err)) < 0) {
             json_decref(item);
@@ -98,6 +123,8 @@ static int range_run(qr_db *db, table *t, range_read *r, buf *out, size_t *bytes
                     json_t *p = expr_project(r->projection, item);
                     json_append(out, p);
                     json_decref(p);
+                } else if (r->fetch_base) {
+                    json_append(out, item);
                 } else {
                     buf_append(out, json, jlen);
                 }
@@ -118,6 +145,11 @@ static int range_run(qr_db *db, table *t, range_read *r, buf *out, size_t *bytes
         buf_printf(out, "%s\"Count\":%zu,\"ScannedCount\":%zu", r->count_only ? "" : "],", count, scanned);
         if (stopped && last.len) {
             json_t *item = json_loadb(last.data, last.len, 0, NULL), *k = item ? key_of_item(t, item) : NULL;
+            const qr_index *ix = r->index;
+            if (k && ix) {
+                json_object_set(k, ix->pk, json_object_get(item, ix->pk));
+                if (ix->sk) json_object_set(k, ix->sk, json_object_get(item, ix->sk));
+            }
             if (k) {
                 buf_puts(out, ",\"LastEvaluatedKey\":");
                 json_append(out, k);
@@ -153,10 +185,17 @@ static int read_common(json_t *req, table *t, range_read *r, const char **capaci
     if (!has_limit) r->limit = 0;
     if (param_bool(req, "ConsistentRead", 0, &r->consistent, err)) return -1;
     if (param_string(req, "IndexName", &index, err)) return -1;
-    if (index) return err_validation(err, "The table does not have the specified index: %s", index);
+    if (index) {
+        if ((r->index = table_index(t, index)) == NULL)
+            return err_validation(err, "The table does not have the specified index: %s", index);
+        if (r->index->creating)
+            return err_validation(err, "Cannot read from backfilling global secondary index: %s", index);
+        if (r->index->global && r->consistent)
+            return err_validation(err, "Consistent reads are not supported on global secondary indexes");
+    }
     if (param_enum(req, "Select", select_modes, NULL, &select, err)) return -1;
     int projecting = json_object_get(req, "ProjectionExpression") || json_object_get(req, "AttributesToGet");
-    if (select && strcmp(select, "ALL_PROJECTED_ATTRIBUTES") == 0)
+    if (select && strcmp(select, "ALL_PROJECTED_ATTRIBUTES") == 0 && !r->index)
         return err_validation(err, "ALL_PROJECTED_ATTRIBUTES can be used only when Querying using an IndexName");
     if (select && strcmp(select, "SPECIFIC_ATTRIBUTES") == 0 && !projecting)
         return err_validation(err, "SPECIFIC_ATTRIBUTES requires ProjectionExpression or AttributesToGet");
@@ -167,7 +206,15 @@ static int read_common(json_t *req, table *t, range_read *r, const char **capaci
     r->count_only = select && strcmp(select, "COUNT") == 0;
     r->filter = x->filter;
     r->projection = x->projection;
-    (void)t;
+    if (r->index && r->index->projection != QR_PROJ_ALL) {
+        int wants_all = select && strcmp(select, "ALL_ATTRIBUTES") == 0;
+        if (wants_all && r->index->global)
+            return err_validation(err, "One or more parameter values were invalid: Select type ALL_ATTRIBUTES is not "
+                                       "supported for global secondary index %s because its projection type is not ALL",
+                                  r->index->name);
+        /* A local index reads the table for what it does not hold, as DynamoDB does. */
+        if (!r->index->global && (wants_all || projecting || r->filter)) r->fetch_base = 1;
+    }
     return 0;
 }
 
@@ -179,13 +226,26 @@ static int apply_start_key(json_t *req, table *t, range_read *r, qr_err *err)
     if (esk == NULL) return 0;
     qr_err inner;
     err_init(&inner);
-    if (key_check_key(t, esk, &inner))
-        return err_validation(err, "The provided starting key is invalid: %s", inner.msg);
     buf k;
     buf_init(&k, 0);
-    if (key_item(&k, t, esk, err)) {
-        buf_free(&k);
-        return -1;
+    if (r->index) {
+        json_t *base = key_of_item(t, esk);
+        int bad = key_check_key(t, base, &inner) || index_entry_key(t, r->index, esk, &k, &inner) != 1;
+        json_decref(base);
+        if (bad) {
+            buf_free(&k);
+            return err_validation(err, "The provided starting key is invalid: %s",
+                                  inner.type ? inner.msg : "The provided key element does not match the schema");
+        }
+    } else {
+        if (key_check_key(t, esk, &inner)) {
+            buf_free(&k);
+            return err_validation(err, "The provided starting key is invalid: %s", inner.msg);
+        }
+        if (key_item(&k, t, esk, err)) {
+            buf_free(&k);
+            return -1;
+        }
     }
     if (r->forward) {
         buf_putc(&k, 0);
@@ -233,11 +293,11 @@ static json_t *prefix_value_successor(const json_t *v)
 }
 
 /* Sets the range for one partition and a sort-key condition. */
-static int query_range(table *t, const expr_keycond *kc, range_read *r, qr_err *err)
+static int query_range(table *t, uint16_t index_id, const expr_keycond *kc, range_read *r, qr_err *err)
 {
     buf part;
     buf_init(&part, 0);
-    if (key_partition(&part, t, 0, kc->pk_value, err)) {
+    if (key_partition(&part, t, index_id, kc->pk_value, err)) {
         buf_free(&part);
         return -1;
     }
@@ -256,24 +316,26 @@ static int query_range(table *t, const expr_keycond *kc, range_read *r, qr_err *
             rc = keycodec_append(&b, kc->sk_value2, 0, err);
         }
         if (rc == 0) switch (kc->sk_op) {
+            /* An index entry's key continues after the sort key (with the table's key), so
+             * "just after value v" is the successor of every key starting with v. */
             case EXPR_KEY_EQ:
                 set_buf(&r->lower, &a);
-                buf_putc(&a, 0);
+                prefix_successor(&a);
                 set_buf(&r->upper, &a);
                 break;
             case EXPR_KEY_LT: set_buf(&r->upper, &a); break;
             case EXPR_KEY_LE:
-                buf_putc(&a, 0);
+                prefix_successor(&a);
                 set_buf(&r->upper, &a);
                 break;
             case EXPR_KEY_GT:
-                buf_putc(&a, 0);
+                prefix_successor(&a);
                 set_buf(&r->lower, &a);
                 break;
             case EXPR_KEY_GE: set_buf(&r->lower, &a); break;
             case EXPR_KEY_BETWEEN:
                 set_buf(&r->lower, &a);
-                buf_putc(&b, 0);
+                prefix_successor(&b);
                 set_buf(&r->upper, &b);
                 break;
             case EXPR_KEY_BEGINS_WITH: {
@@ -296,10 +358,10 @@ static int query_range(table *t, const expr_keycond *kc, range_read *r, qr_err *
     return rc;
 }
 
-static int check_filter_keys(const table *t, const expr_cond *filter, qr_err *err)
+static int check_filter_keys(const table *t, const qr_index *ix, const expr_cond *filter, qr_err *err)
 {
     if (filter == NULL) return 0;
-    const char *keys[2] = {t->pk.name, t->sk.name};
+    const char *keys[2] = {ix ? ix->pk : t->pk.name, ix ? ix->sk : t->sk.name};
     for (int i = 0; i < 2; i++)
         if (keys[i] && expr_cond_mentions(filter, keys[i]))
             return err_validation(err, "Filter Expression can only contain non-primary key attributes: "
@@ -324,20 +386,22 @@ int op_query(qr_db *db, json_t *req, buf *out, qr_err *err)
     if (param_bool(req, "ScanIndexForward", 1, &r.forward, err)) goto done;
     json_t *kcs;
     if (param_object(req, "KeyConditions", &kcs, err)) goto done;
-    char skt = t->sk.name ? t->sk.type : 0;
+    const char *pkn = r.index ? r.index->pk : t->pk.name, *skn = r.index ? r.index->sk : t->sk.name;
+    char pkt = r.index ? r.index->pk_type : t->pk.type;
+    char skt = r.index ? (r.index->sk ? r.index->sk_type : 0) : (t->sk.name ? t->sk.type : 0);
     if (x.has_key_condition) {
-        if (expr_parse_key_condition(&x.cx, json_string_value(json_object_get(req, "KeyConditionExpression")),
-                                     t->pk.name, t->pk.type, t->sk.name, skt, &kc))
+        if (expr_parse_key_condition(&x.cx, json_string_value(json_object_get(req, "KeyConditionExpression")), pkn,
+                                     pkt, skn, skt, &kc))
             goto done;
     } else if (kcs) {
-        if (expr_from_key_conditions(kcs, t->pk.name, t->pk.type, t->sk.name, skt, &kc, err)) goto done;
+        if (expr_from_key_conditions(kcs, pkn, pkt, skn, skt, &kc, err)) goto done;
     } else {
         err_validation(err, "Either the KeyConditions or KeyConditionExpression parameter must be specified in the request.");
         goto done;
     }
     if (exprs_finish(&x)) goto done;
-    if (check_filter_keys(t, x.filter, err)) goto done;
-    if (query_range(t, &kc, &r, err)) goto done;
+    if (check_filter_keys(t, r.index, x.filter, err)) goto done;
+    if (query_range(t, r.index ? r.index->id : 0, &kc, &r, err)) goto done;
     if (apply_start_key(req, t, &r, err)) goto done;
     if (range_run(db, t, &r, out, &bytes, err)) goto done;
     finish_response(out, capacity, t, bytes, r.consistent);
@@ -379,8 +443,8 @@ int op_scan(qr_db *db, json_t *req, buf *out, qr_err *err)
         goto done;
     }
     /* Segment s of n holds the partitions whose hash lies in [s*2^64/n, (s+1)*2^64/n). */
-    key_table_prefix(&r.lower, t, 0);
-    key_table_prefix(&r.upper, t, 0);
+    key_table_prefix(&r.lower, t, r.index ? r.index->id : 0);
+    key_table_prefix(&r.upper, t, r.index ? r.index->id : 0);
     unsigned __int128 span = ((unsigned __int128)1) << 64;
     buf_put_be64(&r.lower, (uint64_t)(span * (unsigned long long)segment / (unsigned long long)total));
     if (segment + 1 < total) buf_put_be64(&r.upper, (uint64_t)(span * (unsigned long long)(segment + 1) / (unsigned long long)total));

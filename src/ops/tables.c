@@ -91,9 +91,6 @@ static int check_key_schema(json_t *defs, json_t *ks, qr_err *err)
                                   json_string_value(name),
                                   json_string_value(json_object_get(json_array_get(defs, 0), "AttributeName")));
     }
-    if (json_array_size(defs) != nks)
-        return err_validation(err, "One or more parameter values were invalid: Number of attributes in KeySchema does "
-                                   "not exactly match number of attributes defined in AttributeDefinitions");
     return 0;
 }
 
@@ -164,17 +161,73 @@ static int apply_billing(json_t *req, json_t *desc, int creating, qr_err *err)
     return 0;
 }
 
+/* The description of one index as CreateTable or UpdateTable defines it. */
+static json_t *index_description(json_t *def, const char *table_arn, int global, int provisioned, qr_err *err)
+{
+    const char *name = json_string_value(json_object_get(def, "IndexName"));
+    json_t *d = json_pack("{s:s,s:O,s:O,s:i,s:i}", "IndexName", name, "KeySchema", json_object_get(def, "KeySchema"),
+                          "Projection", json_object_get(def, "Projection"), "IndexSizeBytes", 0, "ItemCount", 0);
+    char arn[800];
+    snprintf(arn, sizeof arn, "%s/index/%s", table_arn, name);
+    json_object_set_new(d, "IndexArn", json_string(arn));
+    if (global) {
+        json_object_set_new(d, "IndexStatus", json_string("ACTIVE"));
+        json_t *pt = json_object_get(def, "ProvisionedThroughput");
+        if (provisioned && pt == NULL) {
+            json_decref(d);
+            err_validation(err, "One or more parameter values were invalid: ProvisionedThroughput must be specified "
+                                "for index: %s", name);
+            return NULL;
+        }
+        if (!provisioned && pt) {
+            json_decref(d);
+            err_validation(err, "One or more parameter values were invalid: ProvisionedThroughput should not be "
+                                "specified for index: %s when BillingMode is PAY_PER_REQUEST", name);
+            return NULL;
+        }
+        json_int_t r = pt ? json_integer_value(json_object_get(pt, "ReadCapacityUnits")) : 0;
+        json_int_t w = pt ? json_integer_value(json_object_get(pt, "WriteCapacityUnits")) : 0;
+        json_object_set_new(d, "ProvisionedThroughput", json_pack("{s:i,s:I,s:I}", "NumberOfDecreasesToday", 0,
+                                                                  "ReadCapacityUnits", r, "WriteCapacityUnits", w));
+    }
+    return d;
+}
+
+static int is_provisioned(json_t *desc)
+{
+    json_t *mode = json_object_get(json_object_get(desc, "BillingModeSummary"), "BillingMode");
+    return mode == NULL || strcmp(json_string_value(mode), "PROVISIONED") == 0;
+}
+
+static int describe_indexes(json_t *req, json_t *desc, const char *table_arn, qr_err *err)
+{
+    const char *lists[2] = {"LocalSecondaryIndexes", "GlobalSecondaryIndexes"};
+    for (int g = 0; g < 2; g++) {
+        json_t *defs = json_object_get(req, lists[g]);
+        if (json_array_size(defs) == 0) continue;
+        json_t *out = json_array();
+        size_t i;
+        json_t *def;
+        json_array_foreach(defs, i, def) {
+            json_t *d = index_description(def, table_arn, g, is_provisioned(desc), err);
+            if (d == NULL) {
+                json_decref(out);
+                return -1;
+            }
+            json_array_append_new(out, d);
+        }
+        json_object_set_new(desc, lists[g], out);
+    }
+    return 0;
+}
+
 int op_create_table(qr_db *db, json_t *req, json_t **resp, qr_err *err)
 {
     json_t *name = json_object_get(req, "TableName");
     if (param_check_table_name(name, "tableName", err)) return -1;
     json_t *defs = json_object_get(req, "AttributeDefinitions"), *ks = json_object_get(req, "KeySchema");
     if (check_key_schema(defs, ks, err)) return -1;
-    const char *indexes[] = {"GlobalSecondaryIndexes", "LocalSecondaryIndexes"};
-    for (int i = 0; i < 2; i++)
-        if (json_array_size(json_object_get(req, indexes[i])) > 0)
-            return err_validation(err, "One or more parameter values were invalid: %s are not supported by this "
-                                       "quarry version; see issue 4", indexes[i]);
+    if (index_check_definitions(req, err)) return -1;
     json_t *desc = json_object();
     json_object_set(desc, "AttributeDefinitions", defs);
     json_object_set(desc, "TableName", name);
@@ -190,6 +243,10 @@ int op_create_table(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     char arn[512];
     snprintf(arn, sizeof arn, "arn:aws:dynamodb:ddblocal:000000000000:table/%s", json_string_value(name));
     json_object_set_new(desc, "TableArn", json_string(arn));
+    if (describe_indexes(req, desc, arn, err)) {
+        json_decref(desc);
+        return -1;
+    }
     json_object_set_new(desc, "TableId", new_uuid());
     const char *copied[] = {"StreamSpecification", "SSESpecification", "TableClassSummary", NULL};
     for (int i = 0; copied[i]; i++) {
@@ -221,6 +278,7 @@ static json_t *describe(qr_db *db, table *t)
     json_t *desc = json_deep_copy(t->desc);
     pthread_mutex_unlock(&db->catalog_lock);
     table_stats_fill(db, t, desc);
+    index_stats_fill(db, t, desc);
     return desc;
 }
 
@@ -294,19 +352,164 @@ int op_delete_table(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     return 0;
 }
 
+/* What one UpdateTable call changes, applied to the description under the schema lock. */
+typedef struct table_change {
+    json_t *req;
+    const char *action;  /* "Create", "Delete", "Update" or NULL */
+    json_t *spec;        /* the GlobalSecondaryIndexUpdates element's body */
+    uint16_t index_id;   /* the created or deleted index's id */
+} table_change;
+
+static json_t *find_gsi(json_t *desc, const char *name, size_t *pos)
+{
+    size_t i;
+    json_t *g;
+    json_array_foreach(json_object_get(desc, "GlobalSecondaryIndexes"), i, g) {
+        if (strcmp(json_string_value(json_object_get(g, "IndexName")), name) == 0) {
+            if (pos) *pos = i;
+            return g;
+        }
+    }
+    return NULL;
+}
+
+static int apply_gsi_change(table_change *c, json_t *desc, json_t *ids, qr_err *err)
+{
+    const char *name = json_string_value(json_object_get(c->spec, "IndexName"));
+    json_t *gsis = json_object_get(desc, "GlobalSecondaryIndexes");
+    size_t pos;
+    json_t *existing = name ? find_gsi(desc, name, &pos) : NULL;
+    if (name == NULL)
+        return err_validation(err, "1 validation error detected: Value null at 'globalSecondaryIndexUpdates.1.member."
+                                   "%s.indexName' failed to satisfy constraint: Member must not be null", c->action);
+    if (strcmp(c->action, "Create") == 0) {
+        json_t *defs = json_object_get(desc, "AttributeDefinitions"), *more = json_object_get(c->req, "AttributeDefinitions");
+        size_t i, j;
+        json_t *d, *e;
+        json_array_foreach(more, i, d) {
+            int known = 0;
+            json_array_foreach(defs, j, e) {
+                if (json_equal(json_object_get(e, "AttributeName"), json_object_get(d, "AttributeName"))) {
+                    if (!json_equal(json_object_get(e, "AttributeType"), json_object_get(d, "AttributeType")))
+                        return err_validation(err, "One or more parameter values were invalid: Attribute %s is already "
+                                                   "defined with a different type",
+                                              json_string_value(json_object_get(d, "AttributeName")));
+                    known = 1;
+                }
+            }
+            if (!known) json_array_append(defs, d);
+        }
+        if (index_check_gsi(c->spec, defs, err)) return -1;
+        size_t k;
+        json_t *l;
+        json_array_foreach(json_object_get(desc, "LocalSecondaryIndexes"), k, l) {
+            if (strcmp(json_string_value(json_object_get(l, "IndexName")), name) == 0) existing = l;
+        }
+        if (existing)
+            return err_validation(err, "One or more parameter values were invalid: Index %s already exists", name);
+        if (json_array_size(gsis) >= QR_MAX_GSI)
+            return err_set(err, QR_E_LIMIT, "Subscriber limit exceeded: The table already has the maximum of %d "
+                                            "global secondary indexes", QR_MAX_GSI);
+        json_t *d2 = index_description(c->spec, json_string_value(json_object_get(desc, "TableArn")), 1,
+                                       is_provisioned(desc), err);
+        if (d2 == NULL) return -1;
+        json_object_set_new(d2, "IndexStatus", json_string("CREATING"));
+        json_object_set_new(d2, "Backfilling", json_true());
+        if (gsis == NULL) json_object_set_new(desc, "GlobalSecondaryIndexes", gsis = json_array());
+        json_array_append_new(gsis, d2);
+        /* Ids are never reused, so late work for a deleted index can never reach a new one. */
+        json_int_t next = json_integer_value(json_object_get(ids, ""));
+        const char *k2;
+        json_t *v;
+        json_object_foreach(ids, k2, v) if (json_integer_value(v) >= next) next = json_integer_value(v) + 1;
+        json_object_set_new(ids, name, json_integer(next));
+        json_object_set_new(ids, "", json_integer(next + 1));
+        c->index_id = (uint16_t)next;
+        return 0;
+    }
+    if (existing == NULL)
+        return err_set(err, QR_E_NOT_FOUND, "Requested resource not found: Index: %s not found", name);
+    if (strcmp(c->action, "Delete") == 0) {
+        c->index_id = (uint16_t)json_integer_value(json_object_get(ids, name));
+        json_int_t next = json_integer_value(json_object_get(ids, ""));
+        if (c->index_id >= next) json_object_set_new(ids, "", json_integer(c->index_id + 1));
+        json_array_remove(gsis, pos);
+        if (json_array_size(gsis) == 0) json_object_del(desc, "GlobalSecondaryIndexes");
+        json_object_del(ids, name);
+        return 0;
+    }
+    json_t *pt = json_object_get(c->spec, "ProvisionedThroughput");
+    if (!json_is_object(pt))
+        return err_validation(err, "1 validation error detected: Value null at 'globalSecondaryIndexUpdates.1.member."
+                                   "update.provisionedThroughput' failed to satisfy constraint: Member must not be null");
+    json_t *cur = json_object_get(existing, "ProvisionedThroughput");
+    json_object_set(cur, "ReadCapacityUnits", json_object_get(pt, "ReadCapacityUnits"));
+    json_object_set(cur, "WriteCapacityUnits", json_object_get(pt, "WriteCapacityUnits"));
+    return 0;
+}
+
+static int apply_table_change(json_t *desc, json_t *ids, void *arg, qr_err *err)
+{
+    table_change *c = arg;
+    if (apply_billing(c->req, desc, 0, err)) return -1;
+    json_t *dp = json_object_get(c->req, "DeletionProtectionEnabled");
+    if (dp) {
+        if (!json_is_boolean(dp)) return err_set(err, QR_E_SERIALIZATION, "DeletionProtectionEnabled must be a boolean");
+        json_object_set(desc, "DeletionProtectionEnabled", dp);
+    }
+    json_t *ss = json_object_get(c->req, "StreamSpecification");
+    if (ss) json_object_set(desc, "StreamSpecification", ss);
+    return c->action ? apply_gsi_change(c, desc, ids, err) : 0;
+}
+
+static int read_gsi_update(json_t *req, qr_db *db, table_change *c, qr_err *err)
+{
+    json_t *updates = json_object_get(req, "GlobalSecondaryIndexUpdates");
+    if (updates == NULL) return 0;
+    if (!json_is_array(updates)) return err_set(err, QR_E_SERIALIZATION, "GlobalSecondaryIndexUpdates must be a list");
+    if (json_array_size(updates) == 0) return 0;
+    if (json_array_size(updates) > 1)
+        return err_set(err, QR_E_LIMIT, "Subscriber limit exceeded: Only 1 online index can be created or deleted "
+                                        "simultaneously per table");
+    json_t *u = json_array_get(updates, 0);
+    const char *actions[] = {"Create", "Delete", "Update"};
+    for (int i = 0; i < 3; i++)
+        if (json_is_object(json_object_get(u, actions[i]))) {
+            if (c->action)
+                return err_validation(err, "One or more parameter values were invalid: One of Create, Update or "
+                                           "Delete must be specified per GlobalSecondaryIndexUpdate, not several");
+            c->action = actions[i];
+            c->spec = json_object_get(u, actions[i]);
+        }
+    if (c->action == NULL)
+        return err_validation(err, "One or more parameter values were invalid: One of GlobalSecondaryIndexUpdate.Create, "
+                                   "GlobalSecondaryIndexUpdate.Update or GlobalSecondaryIndexUpdate.Delete must be specified");
+    table *t = catalog_get(db, json_string_value(json_object_get(req, "TableName")));
+    int busy = 0;
+    for (size_t i = 0; t && i < t->nindexes; i++) busy |= t->indexes[i].creating;
+    catalog_release(db, t);
+    if (busy && strcmp(c->action, "Update") != 0)
+        return err_set(err, QR_E_LIMIT, "Subscriber limit exceeded: Only 1 online index can be created or deleted "
+                                        "simultaneously per table");
+    return 0;
+}
+
 int op_update_table(qr_db *db, json_t *req, json_t **resp, qr_err *err)
 {
     table *t;
     if (param_table(db, req, "TableName", &t, err)) return -1;
+    char *name = strdup(t->name);
+    catalog_release(db, t); /* a schema change must not hold a table */
+    t = NULL;
     int rc = -1;
-    json_t *desc = NULL;
+    table_change c = {.req = req};
     const char *changes[] = {"ProvisionedThroughput", "BillingMode", "DeletionProtectionEnabled",
-                             "StreamSpecification", "SSESpecification", "TableClass"};
+                             "StreamSpecification", "SSESpecification", "TableClass", "GlobalSecondaryIndexUpdates"};
     int any = 0;
     for (size_t i = 0; i < sizeof changes / sizeof changes[0]; i++) any |= json_object_get(req, changes[i]) != NULL;
-    if (json_array_size(json_object_get(req, "GlobalSecondaryIndexUpdates")) > 0) {
-        err_validation(err, "One or more parameter values were invalid: GlobalSecondaryIndexUpdates are not "
-                            "supported by this quarry version; see issue 4");
+    if (json_object_get(req, "LocalSecondaryIndexes") || json_object_get(req, "LocalSecondaryIndexUpdates")) {
+        err_validation(err, "One or more parameter values were invalid: Local secondary indexes can only be defined "
+                            "when the table is created");
         goto done;
     }
     if (!any) {
@@ -314,26 +517,40 @@ int op_update_table(qr_db *db, json_t *req, json_t **resp, qr_err *err)
                             "GlobalSecondaryIndexUpdates or SSESpecification or ReplicaUpdates is required");
         goto done;
     }
-    pthread_mutex_lock(&db->catalog_lock);
-    desc = json_deep_copy(t->desc);
-    pthread_mutex_unlock(&db->catalog_lock);
-    if (apply_billing(req, desc, 0, err)) goto done;
-    json_t *dp = json_object_get(req, "DeletionProtectionEnabled");
-    if (dp) {
-        if (!json_is_boolean(dp)) {
-            err_set(err, QR_E_SERIALIZATION, "DeletionProtectionEnabled must be a boolean");
-            goto done;
-        }
-        json_object_set(desc, "DeletionProtectionEnabled", dp);
+    if (read_gsi_update(req, db, &c, err)) goto done;
+    if (catalog_change_schema(db, name, apply_table_change, &c, err)) goto done;
+    if (c.action && strcmp(c.action, "Create") == 0)
+        backfill_start(db, name, json_string_value(json_object_get(c.spec, "IndexName")));
+    t = catalog_get(db, name);
+    if (t == NULL) {
+        err_set(err, QR_E_NOT_FOUND, "Requested resource not found: Table: %s not found", name);
+        goto done;
     }
-    json_t *ss = json_object_get(req, "StreamSpecification");
-    if (ss) json_object_set(desc, "StreamSpecification", ss);
-    if (catalog_update(db, t, json_incref(desc), err)) goto done;
-    json_t *answer = describe(db, t);
-    *resp = json_pack("{s:o}", "TableDescription", answer);
+    if (c.action && strcmp(c.action, "Delete") == 0) {
+        buf lo, hi;
+        buf_init(&lo, 0);
+        buf_init(&hi, 0);
+        key_table_prefix(&lo, t, c.index_id);
+        key_table_prefix(&hi, t, (uint16_t)(c.index_id + 1));
+        store_batch *b = store_batch_new();
+        store_batch_delete_range(b, lo.data, lo.len, hi.data, hi.len);
+        store_write(db->st, b, err);
+        store_batch_free(b);
+        buf_free(&lo);
+        buf_free(&hi);
+    }
+    *resp = json_pack("{s:o}", "TableDescription", describe(db, t));
+    if (c.action && strcmp(c.action, "Delete") == 0) {
+        json_t *desc = json_object_get(*resp, "TableDescription");
+        json_t *deleted = json_pack("{s:s,s:s}", "IndexName", json_string_value(json_object_get(c.spec, "IndexName")),
+                                    "IndexStatus", "DELETING");
+        json_t *g = json_object_get(desc, "GlobalSecondaryIndexes");
+        if (g == NULL) json_object_set_new(desc, "GlobalSecondaryIndexes", g = json_array());
+        json_array_append_new(g, deleted);
+    }
     rc = 0;
 done:
-    json_decref(desc);
     catalog_release(db, t);
+    free(name);
     return rc;
 }

@@ -12,6 +12,7 @@ struct store {
     rocksdb_t *db;
     rocksdb_options_t *opts;
     rocksdb_writeoptions_t *wopts;
+    rocksdb_writeoptions_t *wopts_nosync;
     rocksdb_readoptions_t *ropts;
     rocksdb_block_based_table_options_t *topts;
     rocksdb_cache_t *cache;
@@ -50,6 +51,8 @@ int store_open(const char *dir, int no_sync, store **out, char **errmsg)
     rocksdb_options_set_block_based_table_factory(s->opts, s->topts);
     s->wopts = rocksdb_writeoptions_create();
     rocksdb_writeoptions_set_sync(s->wopts, no_sync ? 0 : 1);
+    s->wopts_nosync = rocksdb_writeoptions_create();
+    rocksdb_writeoptions_set_sync(s->wopts_nosync, 0);
     s->ropts = rocksdb_readoptions_create();
     char *err = NULL;
     s->db = rocksdb_open(s->opts, dir, &err);
@@ -68,6 +71,7 @@ void store_close(store *s)
     if (s == NULL) return;
     if (s->db) rocksdb_close(s->db);
     rocksdb_writeoptions_destroy(s->wopts);
+    rocksdb_writeoptions_destroy(s->wopts_nosync);
     rocksdb_readoptions_destroy(s->ropts);
     rocksdb_options_destroy(s->opts);
     rocksdb_block_based_options_destroy(s->topts);
@@ -133,16 +137,26 @@ void store_batch_free(store_batch *b)
     free(b);
 }
 
-int store_write(store *s, store_batch *b, qr_err *err)
+static int write_with(store *s, rocksdb_writeoptions_t *wo, store_batch *b, qr_err *err)
 {
     char *e = NULL;
-    rocksdb_write(s->db, s->wopts, b->wb, &e);
+    rocksdb_write(s->db, wo, b->wb, &e);
     if (e) {
         err_set(err, QR_E_INTERNAL, "storage write failed: %s", e);
         free(e);
         return -1;
     }
     return 0;
+}
+
+int store_write(store *s, store_batch *b, qr_err *err)
+{
+    return write_with(s, s->wopts, b, err);
+}
+
+int store_write_nosync(store *s, store_batch *b, qr_err *err)
+{
+    return write_with(s, s->wopts_nosync, b, err);
 }
 
 static char *dup_bytes(const void *p, size_t n)

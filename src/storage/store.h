@@ -36,6 +36,9 @@ void store_batch_clear(store_batch *b);
 void store_batch_free(store_batch *b);
 /* Applies the batch atomically; durable when it returns unless no_sync. */
 int store_write(store *s, store_batch *b, qr_err *err);
+/* Applies the batch atomically without waiting for the WAL to reach the disk; for work
+ * that can be redone from durable state after a crash (index propagation, backfill). */
+int store_write_nosync(store *s, store_batch *b, qr_err *err);
 
 /* An iterator over keys in [lower, upper) (either bound may be NULL/0 for open). The
  * bounds are copied. snap may be NULL for the latest state. */

@@ -21,11 +21,18 @@ class Quarry:
         self.data_dir = str(data_dir)
 
     def raw(self, op, request):
+        return self.raw_opts([], op, request)
+
+    def raw_opts(self, options, op, request):
         text = request if isinstance(request, str) else json.dumps(request)
-        p = subprocess.run([QUARRY, "call", "--data", self.data_dir, op, "-"], input=text.encode(),
+        p = subprocess.run([QUARRY, "call", "--data", self.data_dir] + options + [op, "-"], input=text.encode(),
                            capture_output=True, timeout=60)
         assert p.returncode in (0, 1), p.stderr.decode()
         return p.returncode, json.loads(p.stdout)
+
+    def verify(self, table=None):
+        args = [QUARRY, "verify", "--data", self.data_dir] + ([table] if table else [])
+        return subprocess.run(args, capture_output=True, text=True, timeout=120)
 
     def call(self, op, request):
         rc, body = self.raw(op, request)

@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# run.sh — quarry's HTTP benchmark: PutItem, GetItem and Query(Limit 50) with wrk (2
+# threads, 32 connections) against quarry (durable and --no-sync, SigV4 verified),
+# dynalite (in memory and on disk) and nginx answering a fixed 100-byte body, one server
+# at a time, in this one run. Prints requests/s, p99 latency and the ratios of
+# bench/http/README.md. Every server runs on a free loopback port and is stopped by pid.
+#
+#   bench/http/run.sh                   (DURATION=10 seconds per measurement by default)
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+BUILD=${BUILD:-build}
+DURATION=${DURATION:-10}
+WARMUP=${WARMUP:-2}
+QUARRY_THREADS=${QUARRY_THREADS:-}
+PY=python3
+/usr/bin/python3 -c 'import boto3' 2>/dev/null && PY=/usr/bin/python3
+
+for tool in wrk nginx node npm curl; do
+    command -v "$tool" >/dev/null || { echo "run.sh: $tool is not installed (make deps installs it)"; exit 1; }
+done
+make -C "$ROOT" BUILD="$BUILD" all >/dev/null
+QUARRY="$ROOT/$BUILD/quarry"
+if [ ! -x "$HERE/node_modules/.bin/dynalite" ]; then
+    (cd "$HERE" && npm ci --no-audit --no-fund >/dev/null)
+fi
+
+TMP=$(mktemp -d "$ROOT/$BUILD/bench-http.XXXXXX")   # on the build's disk, not tmpfs
+PID=""
+stop() {
+    if [ -n "$PID" ]; then
+        kill "$PID" 2>/dev/null || true
+        wait "$PID" 2>/dev/null || true
+        PID=""
+    fi
+}
+trap 'stop; rm -rf "$TMP"' EXIT
+
+free_port() {
+    "$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+wait_http() {
+    for _ in $(seq 200); do
+        [ "$(curl -s -o /dev/null -w '%{http_code}' "$1/" || true)" != 000 ] && return 0
+        sleep 0.1
+    done
+    echo "run.sh: no answer from $1"; exit 1
+}
+
+cat >"$TMP/credentials" <<CREDS
+[bench]
+aws_access_key_id = AKIDQUARRYBENCH
+aws_secret_access_key = quarry-bench-secret
+CREDS
+
+start_quarry() { # name, extra options
+    local name=$1; shift
+    local threads=()
+    [ -n "$QUARRY_THREADS" ] && threads=(--threads "$QUARRY_THREADS")
+    "$QUARRY" serve --listen 127.0.0.1:0 --data "$TMP/$name" --credentials "$TMP/credentials" \
+        --log-level warn "${threads[@]}" "$@" >"$TMP/$name.out" 2>"$TMP/$name.log" &
+    PID=$!
+    for _ in $(seq 200); do
+        URL=$(grep -o 'http://127.0.0.1:[0-9]*' "$TMP/$name.out" | head -1 || true)
+        [ -n "$URL" ] && return 0
+        sleep 0.1
+    done
+    echo "run.sh: quarry did not start:"; cat "$TMP/$name.log"; exit 1
+}
+start_dynalite() { # name, extra options
+    local name=$1; shift
+    local port; port=$(free_port)
+    node "$HERE/node_modules/dynalite/cli.js" --port "$port" "$@" >"$TMP/$name.log" 2>&1 &
+    PID=$!
+    URL="http://127.0.0.1:$port"
+    wait_http "$URL"
+}
+start_nginx() {
+    local port; port=$(free_port)
+    mkdir -p "$TMP/nginx"
+    local body   # a GetItem answer padded to exactly 100 bytes
+    body=$(printf '%-100s' '{"Item":{"pk":{"S":"user#00001"},"sk":{"S":"profile"},"n":{"N":"1"},"name":{"S":"user 1"}}}')
+    cat >"$TMP/nginx/nginx.conf" <<CONF
+worker_processes 2;
+daemon off;
+pid $TMP/nginx/nginx.pid;
+error_log $TMP/nginx/error.log warn;
+events { worker_connections 1024; }
+http {
+    access_log off;
+    client_body_temp_path $TMP/nginx/body;
+    proxy_temp_path $TMP/nginx/proxy;
+    fastcgi_temp_path $TMP/nginx/fastcgi;
+    keepalive_requests 100000000;
+    server {
+        listen 127.0.0.1:$port;
+        location / {
+            default_type application/x-amz-json-1.0;
+            return 200 '$body';
+        }
+    }
+}
+CONF
+    nginx -p "$TMP/nginx" -c "$TMP/nginx/nginx.conf" -e "$TMP/nginx/error.log" &
+    PID=$!
+    URL="http://127.0.0.1:$port"
+    wait_http "$URL"
+}
+
+measure() { # server name, op (put|get|query)
+    local name=$1 op=$2 n=5000
+    [ "$op" = query ] && n=1000
+    "$PY" "$HERE/gen.py" requests "$URL" "$op" "$n" "$TMP/$op.lua"
+    export QUARRY_BENCH_DIR="$HERE" QUARRY_BENCH_REQUESTS="$TMP/$op.lua"
+    wrk -t2 -c32 -d"${WARMUP}s" -s "$HERE/$op.lua" "$URL/" >/dev/null
+    local out; out=$(wrk -t2 -c32 -d"${DURATION}s" -s "$HERE/$op.lua" "$URL/")
+    local result; result=$(echo "$out" | awk '/^RESULT/ { print $2, $3, $4, $5 }')
+    echo "$name $op $result" | tee -a "$TMP/results.tsv" | awk '{ printf "  %-16s %-6s %10.0f req/s  p99 %6.2f ms  non-2xx %d  errors %d\n", $1, $2, $3, $4, $5, $6 }'
+}
+
+echo "quarry HTTP benchmark: wrk -t2 -c32, ${DURATION}s per measurement after ${WARMUP}s warm-up, $(nproc) CPUs"
+echo "quarry: $QUARRY (threads: ${QUARRY_THREADS:-default})"
+
+start_quarry quarry
+"$PY" "$HERE/gen.py" load "$URL"
+for op in get query put; do measure quarry "$op"; done
+stop
+
+start_quarry quarry-nosync --no-sync
+"$PY" "$HERE/gen.py" load "$URL"
+for op in get query put; do measure quarry-nosync "$op"; done
+stop
+
+start_dynalite dynalite-mem
+"$PY" "$HERE/gen.py" load "$URL"
+for op in get query put; do measure dynalite-mem "$op"; done
+stop
+
+mkdir -p "$TMP/dynalite-disk"
+start_dynalite dynalite-disk --path "$TMP/dynalite-disk"
+"$PY" "$HERE/gen.py" load "$URL"
+for op in get query put; do measure dynalite-disk "$op"; done
+stop
+
+start_nginx
+for op in get put; do measure nginx "$op"; done
+stop
+
+echo
+"$PY" "$HERE/gen.py" report "$TMP/results.tsv"

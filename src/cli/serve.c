@@ -1,0 +1,221 @@
+/* serve.c — `quarry serve`: DynamoDB's wire protocol on a TCP port, until a signal.
+ *
+ * Parses the options, loads the credentials file, opens the database, starts the HTTP
+ * server (src/server/) and waits for SIGTERM or SIGINT; then it stops accepting
+ * connections, lets in-flight requests finish (a second signal cuts that short), stops
+ * the server and closes the database. The HTTP and SigV4 work is the server's. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "quarry.h"
+#include "server/server.h"
+
+#define DRAIN_SECONDS 30
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: quarry serve [--listen HOST:PORT] [--data DIR] [--credentials FILE]\n"
+            "                    [--log-level debug|info|warn|error|none] [--no-sync]\n"
+            "                    [--insecure-no-auth] [--threads N] [--max-connections N]\n"
+            "                    [--timeout SECONDS]\n"
+            "\n"
+            "  --listen HOST:PORT    address to serve on (default 127.0.0.1:8000; port 0 picks one)\n"
+            "  --data DIR            database directory (default ./data)\n"
+            "  --credentials FILE    AWS shared-credentials file; requests must be SigV4-signed\n"
+            "                        with one of its keys. Without it, any key is accepted, which\n"
+            "                        is allowed only on a loopback address\n"
+            "  --insecure-no-auth    accept any key on a non-loopback address too\n"
+            "  --log-level LEVEL     info logs every request, warn only errors (default info)\n"
+            "  --no-sync             acknowledge writes before they are fsync'd\n"
+            "  --threads N           worker threads (default 8 per CPU, 8..64: a thread waits\n"
+            "                        while its write is fsync'd, and concurrent writers share\n"
+            "                        one fsync)\n"
+            "  --max-connections N   open connections at once (default 1024)\n"
+            "  --timeout SECONDS     close idle connections after this (default 60)\n");
+}
+
+static int parse_uint(const char *opt, const char *s, unsigned lo, unsigned hi, unsigned *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(s, &end, 10);
+    if (errno || *s == '\0' || *end != '\0' || v < lo || v > hi) {
+        fprintf(stderr, "quarry serve: %s wants a number from %u to %u, not '%s'\n", opt, lo, hi, s);
+        return -1;
+    }
+    *out = (unsigned)v;
+    return 0;
+}
+
+static unsigned default_threads(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    if (n < 1) n = 1;
+    n *= 8;
+    return (unsigned)(n < 8 ? 8 : n > 64 ? 64 : n);
+}
+
+int cli_serve(int argc, char **argv)
+{
+    const char *listen = "127.0.0.1:8000", *dir = "./data", *cred_path = NULL;
+    const char *level_word = "info";
+    int insecure = 0;
+    qr_options opts = {0};
+    unsigned threads = default_threads(), max_conn = 1024, timeout = 60;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        int has_value = i + 1 < argc;
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            usage(stdout);
+            return 0;
+        } else if (strcmp(a, "--no-sync") == 0) {
+            opts.no_sync = 1;
+        } else if (strcmp(a, "--insecure-no-auth") == 0) {
+            insecure = 1;
+        } else if (!has_value) {
+            fprintf(stderr, "quarry serve: unknown option or missing value: '%s'\n", a);
+            usage(stderr);
+            return 2;
+        } else if (strcmp(a, "--listen") == 0) {
+            listen = argv[++i];
+        } else if (strcmp(a, "--data") == 0) {
+            dir = argv[++i];
+        } else if (strcmp(a, "--credentials") == 0) {
+            cred_path = argv[++i];
+        } else if (strcmp(a, "--log-level") == 0) {
+            level_word = argv[++i];
+        } else if (strcmp(a, "--threads") == 0) {
+            if (parse_uint(a, argv[++i], 1, 256, &threads)) return 2;
+        } else if (strcmp(a, "--max-connections") == 0) {
+            if (parse_uint(a, argv[++i], 1, 100000, &max_conn)) return 2;
+        } else if (strcmp(a, "--timeout") == 0) {
+            if (parse_uint(a, argv[++i], 1, 86400, &timeout)) return 2;
+        } else {
+            fprintf(stderr, "quarry serve: unknown option '%s'\n", a);
+            usage(stderr);
+            return 2;
+        }
+    }
+
+    server_log_level level;
+    if (server_log_level_parse(level_word, &level)) {
+        fprintf(stderr, "quarry serve: --log-level is one of debug, info, warn, error, none; not '%s'\n",
+                level_word);
+        return 2;
+    }
+    char err[512];
+    struct sockaddr_storage addr;
+    socklen_t addr_len;
+    if (server_parse_listen(listen, &addr, &addr_len, err, sizeof err)) {
+        fprintf(stderr, "quarry serve: %s\n", err);
+        return 2;
+    }
+    int loopback = server_addr_is_loopback((struct sockaddr *)&addr);
+    if (cred_path == NULL && !loopback && !insecure) {
+        fprintf(stderr,
+                "quarry serve: refusing to listen on %s without --credentials: anyone who can "
+                "reach it could read and write every table. Give --credentials FILE, or "
+                "--insecure-no-auth to accept any key.\n",
+                listen);
+        return 2;
+    }
+    sigv4_keyring keys = {0};
+    if (cred_path && sigv4_keyring_load(&keys, cred_path, err, sizeof err)) {
+        fprintf(stderr, "quarry serve: credentials: %s\n", err);
+        return 2;
+    }
+
+    /* Signals are taken synchronously by this thread; the server's threads inherit the
+     * mask and never see them. */
+    sigset_t stop_set;
+    sigemptyset(&stop_set);
+    sigaddset(&stop_set, SIGINT);
+    sigaddset(&stop_set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &stop_set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    qr_db *db = NULL;
+    char *errmsg = NULL;
+    if (qr_open(dir, &opts, &db, &errmsg) != QR_OK) {
+        fprintf(stderr, "quarry serve: cannot open the database in %s: %s\n", dir,
+                errmsg ? errmsg : "unknown error");
+        free(errmsg);
+        sigv4_keyring_free(&keys);
+        return 1;
+    }
+    server_config cfg = {.addr = (struct sockaddr *)&addr,
+                         .addr_len = addr_len,
+                         .threads = threads,
+                         .max_connections = max_conn,
+                         .timeout_seconds = timeout,
+                         .max_body = SERVER_MAX_BODY,
+                         .log_level = level,
+                         .keys = cred_path ? &keys : NULL};
+    server *srv;
+    if (server_start(db, &cfg, &srv, err, sizeof err)) {
+        fprintf(stderr, "quarry serve: %s\n", err);
+        qr_close(db);
+        sigv4_keyring_free(&keys);
+        return 1;
+    }
+
+    char url[300];
+    char host[260];
+    const char *colon = strrchr(listen, ':');
+    snprintf(host, sizeof host, "%.*s", (int)(colon - listen), listen);
+    snprintf(url, sizeof url, "http://%s:%u", host, server_port(srv));
+    printf("quarry serve: listening on %s (data %s, %s writes, %u threads)\n", url, dir,
+           opts.no_sync ? "unsynced" : "durable", threads);
+    if (cred_path) {
+        printf("Requests must be signed with a key from %s (%zu key%s).\n", cred_path, keys.n,
+               keys.n == 1 ? "" : "s");
+        printf("Point the AWS CLI at it:\n"
+               "  AWS_SHARED_CREDENTIALS_FILE=%s aws --profile %s --region us-east-1 \\\n"
+               "    dynamodb list-tables --endpoint-url %s\n",
+               cred_path, keys.keys[0].profile, url);
+    } else {
+        printf("Any access key is accepted%s.\n", loopback ? " (loopback only)" : " (--insecure-no-auth)");
+        printf("Point the AWS CLI at it:\n"
+               "  AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local AWS_DEFAULT_REGION=us-east-1 \\\n"
+               "    aws dynamodb list-tables --endpoint-url %s\n",
+               url);
+    }
+    fflush(stdout);
+
+    int sig = 0;
+    while (sigwait(&stop_set, &sig) != 0) {
+    }
+    server_drain(srv);
+    unsigned pending = server_in_flight(srv);
+    if (level <= SERVER_LOG_WARN || pending)
+        fprintf(stderr, "quarry serve: %s: finishing %u request%s in flight\n", strsignal(sig),
+                pending, pending == 1 ? "" : "s");
+    struct timespec deadline;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    deadline.tv_sec += DRAIN_SECONDS;
+    while (server_in_flight(srv) > 0) {
+        struct timespec now, tick = {0, 20 * 1000 * 1000};
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (now.tv_sec > deadline.tv_sec) {
+            fprintf(stderr, "quarry serve: %u requests still running after %d s; stopping\n",
+                    server_in_flight(srv), DRAIN_SECONDS);
+            break;
+        }
+        if (sigtimedwait(&stop_set, NULL, &tick) > 0) {
+            fprintf(stderr, "quarry serve: second signal; stopping without waiting\n");
+            break;
+        }
+    }
+    server_stop(srv);
+    qr_close(db);
+    sigv4_keyring_free(&keys);
+    if (level <= SERVER_LOG_WARN) fprintf(stderr, "quarry serve: stopped; database closed\n");
+    return 0;
+}

@@ -1,0 +1,410 @@
+/* index.c — secondary index definitions, entries, projections and staged upkeep.
+ *
+ * See index.h for the layout. This file turns a table description into index
+ * definitions, checks CreateTable/UpdateTable index definitions with DynamoDB's
+ * messages, computes an item's entry in an index, and stages the index work of a base
+ * write. The asynchronous worker and backfill are in propagate.c. */
+#include "engine/index.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+
+#include "engine/engine.h"
+#include "model/keycodec.h"
+#include "model/value.h"
+
+/* ---- definitions ---- */
+
+static char attr_type(json_t *defs, const char *name)
+{
+    size_t i;
+    json_t *d;
+    json_array_foreach(defs, i, d) {
+        if (strcmp(json_string_value(json_object_get(d, "AttributeName")), name) == 0)
+            return json_string_value(json_object_get(d, "AttributeType"))[0];
+    }
+    return 0;
+}
+
+static void index_from_json(qr_index *ix, json_t *def, json_t *defs, int global, uint16_t id)
+{
+    memset(ix, 0, sizeof *ix);
+    ix->name = strdup(json_string_value(json_object_get(def, "IndexName")));
+    ix->id = id;
+    ix->global = global;
+    size_t i;
+    json_t *k;
+    json_array_foreach(json_object_get(def, "KeySchema"), i, k) {
+        const char *name = json_string_value(json_object_get(k, "AttributeName"));
+        if (strcmp(json_string_value(json_object_get(k, "KeyType")), "HASH") == 0) {
+            ix->pk = strdup(name);
+            ix->pk_type = attr_type(defs, name);
+        } else {
+            ix->sk = strdup(name);
+            ix->sk_type = attr_type(defs, name);
+        }
+    }
+    json_t *proj = json_object_get(def, "Projection");
+    const char *type = json_string_value(json_object_get(proj, "ProjectionType"));
+    ix->projection = type && strcmp(type, "ALL") == 0 ? QR_PROJ_ALL
+                     : type && strcmp(type, "INCLUDE") == 0 ? QR_PROJ_INCLUDE
+                                                             : QR_PROJ_KEYS_ONLY;
+    if (ix->projection == QR_PROJ_INCLUDE) ix->include = json_incref(json_object_get(proj, "NonKeyAttributes"));
+    ix->creating = json_is_true(json_object_get(def, "Backfilling")) ||
+                   (json_object_get(def, "IndexStatus") &&
+                    strcmp(json_string_value(json_object_get(def, "IndexStatus")), "CREATING") == 0);
+}
+
+size_t index_list_from_desc(json_t *desc, json_t *ids, qr_index **out)
+{
+    json_t *lsis = json_object_get(desc, "LocalSecondaryIndexes"), *gsis = json_object_get(desc, "GlobalSecondaryIndexes");
+    json_t *defs = json_object_get(desc, "AttributeDefinitions");
+    size_t n = json_array_size(lsis) + json_array_size(gsis), k = 0, i;
+    *out = n ? calloc(n, sizeof **out) : NULL;
+    json_t *def;
+    json_array_foreach(lsis, i, def) {
+        uint16_t id = (uint16_t)json_integer_value(json_object_get(ids, json_string_value(json_object_get(def, "IndexName"))));
+        index_from_json(&(*out)[k++], def, defs, 0, id);
+    }
+    json_array_foreach(gsis, i, def) {
+        uint16_t id = (uint16_t)json_integer_value(json_object_get(ids, json_string_value(json_object_get(def, "IndexName"))));
+        index_from_json(&(*out)[k++], def, defs, 1, id);
+    }
+    return n;
+}
+
+void index_list_free(qr_index *list, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(list[i].name);
+        free(list[i].pk);
+        free(list[i].sk);
+        json_decref(list[i].include);
+    }
+    free(list);
+}
+
+/* ---- checking definitions ---- */
+
+static int check_name(json_t *name, qr_err *err)
+{
+    if (!json_is_string(name))
+        return err_validation(err, "1 validation error detected: Value null at 'indexName' failed to satisfy "
+                                   "constraint: Member must not be null");
+    const char *s = json_string_value(name);
+    size_t n = json_string_length(name);
+    if (n < 3 || n > 255)
+        return err_validation(err, "1 validation error detected: Value '%s' at 'indexName' failed to satisfy "
+                                   "constraint: Member must have length %s", s,
+                              n < 3 ? "greater than or equal to 3" : "less than or equal to 255");
+    for (size_t i = 0; i < n; i++)
+        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= '0' && s[i] <= '9') ||
+              s[i] == '_' || s[i] == '-' || s[i] == '.'))
+            return err_validation(err, "1 validation error detected: Value '%s' at 'indexName' failed to satisfy "
+                                       "constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+", s);
+    return 0;
+}
+
+static int check_projection(json_t *def, json_t *key_names, size_t *projected, qr_err *err)
+{
+    json_t *proj = json_object_get(def, "Projection");
+    const char *name = json_string_value(json_object_get(def, "IndexName"));
+    if (!json_is_object(proj))
+        return err_validation(err, "1 validation error detected: Value null at 'projection' failed to satisfy "
+                                   "constraint: Member must not be null");
+    json_t *type = json_object_get(proj, "ProjectionType"), *nka = json_object_get(proj, "NonKeyAttributes");
+    const char *ts = json_is_string(type) ? json_string_value(type) : "";
+    if (strcmp(ts, "ALL") && strcmp(ts, "KEYS_ONLY") && strcmp(ts, "INCLUDE"))
+        return err_validation(err, "1 validation error detected: Value '%s' at 'projection.projectionType' failed to "
+                                   "satisfy constraint: Member must satisfy enum value set: [ALL, INCLUDE, KEYS_ONLY]", ts);
+    if (strcmp(ts, "INCLUDE") == 0) {
+        if (!json_is_array(nka) || json_array_size(nka) == 0)
+            return err_validation(err, "One or more parameter values were invalid: ProjectionType is INCLUDE, but "
+                                       "NonKeyAttributes is not specified");
+        size_t i, j;
+        json_t *a;
+        json_array_foreach(nka, i, a) {
+            if (!json_is_string(a)) return err_set(err, QR_E_SERIALIZATION, "NonKeyAttributes must be strings");
+            for (j = 0; j < i; j++)
+                if (json_equal(json_array_get(nka, j), a))
+                    return err_validation(err, "One or more parameter values were invalid: Duplicate attribute "
+                                               "names in NonKeyAttributes for index %s", name);
+            json_array_foreach(key_names, j, type) {
+                if (json_equal(type, a))
+                    return err_validation(err, "One or more parameter values were invalid: Cannot have key "
+                                               "attributes in NonKeyAttributes for index %s", name);
+            }
+        }
+        *projected += json_array_size(nka);
+        if (*projected > QR_MAX_PROJECTED)
+            return err_validation(err, "One or more parameter values were invalid: Number of projected attributes "
+                                       "in all indexes exceeds limit of %d, number of projected attributes:%zu",
+                                  QR_MAX_PROJECTED, *projected);
+    } else if (nka && json_array_size(nka) > 0) {
+        return err_validation(err, "One or more parameter values were invalid: ProjectionType is %s, but "
+                                   "NonKeyAttributes is specified", ts);
+    }
+    return 0;
+}
+
+/* Checks an index's KeySchema; fills key_names with its attribute names. */
+static int check_index_keys(json_t *def, json_t *defs, int global, const char *table_pk, json_t *key_names, qr_err *err)
+{
+    const char *name = json_string_value(json_object_get(def, "IndexName"));
+    json_t *ks = json_object_get(def, "KeySchema");
+    if (!json_is_array(ks) || json_array_size(ks) == 0)
+        return err_validation(err, "1 validation error detected: Value null at 'keySchema' failed to satisfy "
+                                   "constraint: Member must not be null");
+    if (json_array_size(ks) > 2)
+        return err_validation(err, "1 validation error detected: Value at '%s.keySchema' failed to satisfy "
+                                   "constraint: Member must have length less than or equal to 2", name);
+    size_t i;
+    json_t *k;
+    json_array_foreach(ks, i, k) {
+        json_t *an = json_object_get(k, "AttributeName"), *kt = json_object_get(k, "KeyType");
+        if (!json_is_string(an) || !json_is_string(kt))
+            return err_validation(err, "1 validation error detected: Value null at 'keySchema.%zu.member' failed to "
+                                       "satisfy constraint: Member must not be null", i + 1);
+        const char *role = json_string_value(kt);
+        if ((i == 0 && strcmp(role, "HASH")) || (i == 1 && strcmp(role, "RANGE")))
+            return err_validation(err, "Invalid KeySchema: The %s KeySchemaElement is not a %s key type",
+                                  i == 0 ? "first" : "second", i == 0 ? "HASH" : "RANGE");
+        if (!attr_type(defs, json_string_value(an)))
+            return err_validation(err, "One or more parameter values were invalid: Some index key attributes are "
+                                       "not defined in AttributeDefinitions. Keys: [%s], AttributeDefinitions: [%s]",
+                                  json_string_value(an),
+                                  json_string_value(json_object_get(json_array_get(defs, 0), "AttributeName")));
+        json_array_append(key_names, an);
+    }
+    if (!global) {
+        if (json_array_size(ks) != 2)
+            return err_validation(err, "One or more parameter values were invalid: Index KeySchema does not have a "
+                                       "range key for index: %s", name);
+        if (strcmp(json_string_value(json_object_get(json_array_get(ks, 0), "AttributeName")), table_pk))
+            return err_validation(err, "One or more parameter values were invalid: Index KeySchema does not have the "
+                                       "same leading hash key as table KeySchema for index: %s. index hash key: %s, "
+                                       "table hash key: %s", name,
+                                  json_string_value(json_object_get(json_array_get(ks, 0), "AttributeName")), table_pk);
+    }
+    return 0;
+}
+
+int index_check_gsi(json_t *gsi, json_t *defs, qr_err *err)
+{
+    size_t projected = 0;
+    if (check_name(json_object_get(gsi, "IndexName"), err)) return -1;
+    json_t *names = json_array();
+    int rc = check_index_keys(gsi, defs, 1, NULL, names, err) || check_projection(gsi, names, &projected, err);
+    json_decref(names);
+    return rc ? -1 : 0;
+}
+
+int index_check_definitions(json_t *req, qr_err *err)
+{
+    json_t *defs = json_object_get(req, "AttributeDefinitions"), *ks = json_object_get(req, "KeySchema");
+    json_t *lsis = json_object_get(req, "LocalSecondaryIndexes"), *gsis = json_object_get(req, "GlobalSecondaryIndexes");
+    const char *pk = json_string_value(json_object_get(json_array_get(ks, 0), "AttributeName"));
+    int has_sk = json_array_size(ks) == 2;
+    size_t projected = 0;
+    if (lsis && !json_is_array(lsis)) return err_set(err, QR_E_SERIALIZATION, "LocalSecondaryIndexes must be a list");
+    if (gsis && !json_is_array(gsis)) return err_set(err, QR_E_SERIALIZATION, "GlobalSecondaryIndexes must be a list");
+    if (lsis && json_array_size(lsis) == 0)
+        return err_validation(err, "One or more parameter values were invalid: List of LocalSecondaryIndexes is empty");
+    if (gsis && json_array_size(gsis) == 0)
+        return err_validation(err, "One or more parameter values were invalid: List of GlobalSecondaryIndexes is empty");
+    if (json_array_size(lsis) > QR_MAX_LSI)
+        return err_validation(err, "One or more parameter values were invalid: Number of LocalSecondaryIndexes "
+                                   "exceeds per-table limit of %d", QR_MAX_LSI);
+    if (json_array_size(gsis) > QR_MAX_GSI)
+        return err_validation(err, "One or more parameter values were invalid: GlobalSecondaryIndex count exceeds "
+                                   "the per-table limit of %d", QR_MAX_GSI);
+    if (lsis && !has_sk)
+        return err_validation(err, "One or more parameter values were invalid: Table KeySchema does not have a range "
+                                   "key, which is required when specifying a LocalSecondaryIndex");
+    json_t *seen = json_object();
+    int rc = 0;
+    for (int global = 0; global < 2 && rc == 0; global++) {
+        size_t i;
+        json_t *def;
+        json_array_foreach(global ? gsis : lsis, i, def) {
+            json_t *name = json_object_get(def, "IndexName");
+            if (!json_is_object(def) || check_name(name, err)) {
+                rc = err_validation(err, "1 validation error detected: Value null at 'indexName' failed to satisfy "
+                                         "constraint: Member must not be null");
+                break;
+            }
+            if (json_object_get(seen, json_string_value(name))) {
+                rc = err_validation(err, "One or more parameter values were invalid: Duplicate index name: %s",
+                                    json_string_value(name));
+                break;
+            }
+            json_object_set_new(seen, json_string_value(name), json_true());
+            json_t *names = json_array();
+            rc = check_index_keys(def, defs, global, pk, names, err) || check_projection(def, names, &projected, err);
+            json_decref(names);
+            if (rc) break;
+        }
+    }
+    json_decref(seen);
+    if (rc) return -1;
+    /* Every attribute definition must be used by the table or an index key. */
+    size_t i;
+    json_t *d;
+    json_array_foreach(defs, i, d) {
+        const char *an = json_string_value(json_object_get(d, "AttributeName"));
+        int used = 0;
+        size_t j, k;
+        json_t *e, *def;
+        json_array_foreach(ks, j, e) used |= strcmp(json_string_value(json_object_get(e, "AttributeName")), an) == 0;
+        for (int g = 0; g < 2; g++)
+            json_array_foreach(g ? gsis : lsis, k, def) {
+                json_array_foreach(json_object_get(def, "KeySchema"), j, e)
+                    used |= strcmp(json_string_value(json_object_get(e, "AttributeName")), an) == 0;
+            }
+        if (!used)
+            return err_validation(err, "One or more parameter values were invalid: Number of attributes in KeySchema "
+                                       "does not exactly match number of attributes defined in AttributeDefinitions");
+    }
+    return 0;
+}
+
+/* ---- entries ---- */
+
+int index_entry_key(const table *t, const qr_index *ix, const json_t *item, buf *out, qr_err *err)
+{
+    json_t *pkv = json_object_get(item, ix->pk), *skv = ix->sk ? json_object_get(item, ix->sk) : NULL;
+    if (pkv == NULL || (ix->sk && skv == NULL)) return 0;
+    qr_type want = value_type_from_name((char[]){ix->pk_type, 0});
+    if (value_type(pkv) != want) return 0;
+    if (ix->sk && value_type(skv) != value_type_from_name((char[]){ix->sk_type, 0})) return 0;
+    if (key_partition(out, t, ix->id, pkv, err)) return -1;
+    if (skv && keycodec_append(out, skv, 0, err)) return -1;
+    if (keycodec_append(out, json_object_get(item, t->pk.name), 0, err)) return -1;
+    if (t->sk.name && keycodec_append(out, json_object_get(item, t->sk.name), 0, err)) return -1;
+    return 1;
+}
+
+json_t *index_project(const table *t, const qr_index *ix, const json_t *item)
+{
+    if (ix->projection == QR_PROJ_ALL) return json_incref((json_t *)item);
+    json_t *p = json_object();
+    const char *keys[4] = {t->pk.name, t->sk.name, ix->pk, ix->sk};
+    for (int i = 0; i < 4; i++) {
+        json_t *v = keys[i] ? json_object_get(item, keys[i]) : NULL;
+        if (v) json_object_set(p, keys[i], v);
+    }
+    size_t i;
+    json_t *name;
+    json_array_foreach(ix->include, i, name) {
+        json_t *v = json_object_get(item, json_string_value(name));
+        if (v) json_object_set(p, json_string_value(name), v);
+    }
+    return p;
+}
+
+int index_check_item(const table *t, const json_t *item, qr_err *err)
+{
+    for (size_t i = 0; i < t->nindexes; i++) {
+        const qr_index *ix = &t->indexes[i];
+        const char *names[2] = {ix->pk, ix->sk};
+        char types[2] = {ix->pk_type, ix->sk_type};
+        for (int k = 0; k < 2; k++) {
+            json_t *v = names[k] ? json_object_get(item, names[k]) : NULL;
+            if (v == NULL) continue;
+            const char *actual = value_type_name(value_type(v));
+            if (actual[0] != types[k] || actual[1] != '\0')
+                return err_validation(err, "One or more parameter values were invalid: Type mismatch for Index Key %s "
+                                           "Expected: %c Actual: %s IndexName: %s", names[k], types[k], actual, ix->name);
+            if (types[k] != 'N' && value_size(v) == 0)
+                return err_validation(err, "One or more parameter values are not valid. A value specified for a "
+                                           "secondary index key is not supported. The AttributeValue for a key "
+                                           "attribute cannot contain an empty %s value. IndexName: %s, IndexKey: %s",
+                                      types[k] == 'S' ? "string" : "binary", ix->name, names[k]);
+        }
+    }
+    return 0;
+}
+
+/* ---- staging ---- */
+
+/* Appends one operation of a log record: 'P' key value, or 'D' key. */
+static void log_op(buf *rec, char op, const buf *key, const buf *val)
+{
+    buf_putc(rec, (uint8_t)op);
+    buf_put_be32(rec, (uint32_t)key->len);
+    buf_append(rec, key->data, key->len);
+    if (op == 'P') {
+        buf_put_be32(rec, (uint32_t)val->len);
+        buf_append(rec, val->data, val->len);
+    }
+}
+
+int index_stage(qr_db *db, const table *t, store_batch *b, const json_t *old_item, const json_t *new_item, qr_err *err)
+{
+    if (t->nindexes == 0) return 0;
+    if (new_item && index_check_item(t, new_item, err)) return -1;
+    buf ok, nk, val, rec;
+    buf_init(&ok, 0);
+    buf_init(&nk, 0);
+    buf_init(&val, 0);
+    buf_init(&rec, 0);
+    int rc = 0, logged = 0;
+    /* Growth of the item collection: the base item and its local index entries. */
+    int64_t coll_delta = (new_item ? (int64_t)item_size(new_item) : 0) - (old_item ? (int64_t)item_size(old_item) : 0);
+    size_t nlocal = 0;
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    buf_put_be64(&rec, (uint64_t)tv.tv_sec * 1000000u + (uint64_t)tv.tv_usec);
+    for (size_t i = 0; i < t->nindexes && rc == 0; i++) {
+        const qr_index *ix = &t->indexes[i];
+        buf_reset(&ok);
+        buf_reset(&nk);
+        buf_reset(&val);
+        int has_old = old_item ? index_entry_key(t, ix, old_item, &ok, err) : 0;
+        int has_new = new_item ? index_entry_key(t, ix, new_item, &nk, err) : 0;
+        if (has_old < 0 || has_new < 0) {
+            rc = -1;
+            break;
+        }
+        int same = has_old && has_new && ok.len == nk.len && memcmp(ok.data, nk.data, ok.len) == 0;
+        if (has_new) {
+            json_t *p = index_project(t, ix, new_item);
+            rc = item_encode(p, &val);
+            if (!ix->global) coll_delta += (int64_t)item_size(p);
+            json_decref(p);
+        }
+        if (has_old && !ix->global) {
+            json_t *p = index_project(t, ix, old_item);
+            coll_delta -= (int64_t)item_size(p);
+            json_decref(p);
+        }
+        nlocal += !ix->global;
+        if (ix->global) {
+            if (has_old && !same) log_op(&rec, 'D', &ok, NULL);
+            if (has_new) log_op(&rec, 'P', &nk, &val);
+            logged |= has_old || has_new;
+        } else {
+            if (has_old && !same) store_batch_delete(b, ok.data, ok.len);
+            if (has_new) store_batch_put(b, nk.data, nk.len, val.data, val.len);
+        }
+    }
+    if (rc == 0 && nlocal) {
+        const json_t *any = new_item ? new_item : old_item;
+        if (any) rc = collection_adjust(db, t, json_object_get(any, t->pk.name), coll_delta, err);
+    }
+    if (rc == 0 && logged) {
+        buf lk;
+        buf_init(&lk, 0);
+        buf_append(&lk, QR_LOG_PREFIX, QR_LOG_PREFIX_LEN);
+        buf_put_be64(&lk, __atomic_fetch_add(&db->log_seq, 1, __ATOMIC_SEQ_CST));
+        store_batch_put(b, lk.data, lk.len, rec.data, rec.len);
+        buf_free(&lk);
+        propagate_kick(db);
+    }
+    buf_free(&ok);
+    buf_free(&nk);
+    buf_free(&val);
+    buf_free(&rec);
+    return rc;
+}

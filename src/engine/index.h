@@ -1,0 +1,81 @@
+/* index.h — secondary indexes: their definitions, their entries, and their upkeep.
+ *
+ * An index entry lives in its table's key range under the index's id:
+ *
+ *     't' | table id | index id | hash(index pk) | index pk | index sk | base pk | base sk
+ *
+ * and holds the projection of the base item in the stored item form. An item without
+ * every index key attribute has no entry (a sparse index). Local indexes are updated in
+ * the same atomic batch as the base item. Global indexes are updated asynchronously:
+ * the base write adds a record of the index work to a durable propagation log in the
+ * same batch, and a background worker applies the log in order, so a crash loses no
+ * index work and the lag is observable. A global index created on a live table is
+ * filled by a background backfill while its status is CREATING. */
+#ifndef QR_INDEX_H
+#define QR_INDEX_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "storage/store.h"
+#include "util/buf.h"
+#include "util/err.h"
+
+struct table;
+struct qr_db;
+
+enum { QR_PROJ_KEYS_ONLY, QR_PROJ_INCLUDE, QR_PROJ_ALL };
+
+typedef struct qr_index {
+    char *name;
+    uint16_t id;         /* the index's id in keys (1 and up) */
+    int global;          /* GSI (1) or LSI (0) */
+    char *pk, *sk;       /* key attribute names (sk NULL if none) */
+    char pk_type, sk_type;
+    int projection;      /* QR_PROJ_* */
+    json_t *include;     /* INCLUDE's NonKeyAttributes (owned array), or NULL */
+    int creating;        /* backfilling; not yet readable */
+} qr_index;
+
+#define QR_MAX_GSI 20
+#define QR_MAX_LSI 5
+#define QR_MAX_PROJECTED 100
+
+/* Builds the index list of a table from its description and the ids stored with it.
+ * Returns the number of indexes; *out is malloc'd (free with index_list_free). */
+size_t index_list_from_desc(json_t *desc, json_t *ids, qr_index **out);
+void index_list_free(qr_index *list, size_t n);
+
+/* Validates LocalSecondaryIndexes / GlobalSecondaryIndexes of a CreateTable request
+ * against the table's key schema and attribute definitions. */
+int index_check_definitions(json_t *req, qr_err *err);
+/* Validates one GSI definition (CreateTable or UpdateTable's Create). */
+int index_check_gsi(json_t *gsi, json_t *defs, qr_err *err);
+
+/* The entry key of item in index ix of table t; returns 1 if the item has one, 0 if it
+ * lacks an index key attribute (sparse), -1 on error. */
+int index_entry_key(const struct table *t, const qr_index *ix, const json_t *item, buf *out, qr_err *err);
+/* The projection of item stored in index ix (a new item). */
+json_t *index_project(const struct table *t, const qr_index *ix, const json_t *item);
+/* Checks that item's index key attributes, where present, have the index's types and
+ * are not empty (DynamoDB rejects such writes). */
+int index_check_item(const struct table *t, const json_t *item, qr_err *err);
+
+/* Adds the index work of one base write (old → new, either may be NULL) to batch b:
+ * local index entries directly, global index work as a propagation log record. */
+int index_stage(struct qr_db *db, const struct table *t, store_batch *b, const json_t *old_item,
+                const json_t *new_item, qr_err *err);
+
+/* ---- the propagation worker (propagate.c) ---- */
+int propagate_start(struct qr_db *db);
+void propagate_stop(struct qr_db *db);
+/* Wakes the worker after a write that logged index work. */
+void propagate_kick(struct qr_db *db);
+/* Waits until the log is empty (or timeout_ms passes); returns 0 if drained. */
+int propagate_drain(struct qr_db *db, int timeout_ms);
+/* Records pending and the age in milliseconds of the oldest one. */
+void propagate_lag(struct qr_db *db, uint64_t *pending, double *oldest_ms);
+/* Starts the backfill of a CREATING global index. */
+int backfill_start(struct qr_db *db, const char *table_name, const char *index_name);
+
+#endif

@@ -1,0 +1,371 @@
+/* propagate.c — applying global index work in the background, and backfilling indexes.
+ *
+ * Base writes leave records in the propagation log ("\0L" + sequence number), each a
+ * timestamp and a list of index puts and deletes. One worker thread applies records in
+ * sequence order, each record's operations and the record's deletion in one batch, so
+ * a crash between the base write and the index write only delays the index work; it
+ * never loses it or applies it twice in a harmful way (puts and deletes are idempotent).
+ * Work for an index or table dropped meanwhile is skipped. A configured lag holds every
+ * record back until it is that old. Backfill threads fill a new global index from the
+ * base table while writes keep flowing into the log. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine/engine.h"
+#include "model/value.h"
+
+#define APPLY_BATCH 256
+
+static uint64_t now_us(void)
+{
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    return (uint64_t)tv.tv_sec * 1000000u + (uint64_t)tv.tv_usec;
+}
+
+/* True if the index entry key belongs to an index that still exists. */
+static int index_alive(qr_db *db, const char *key, size_t len)
+{
+    if (len < 7 || key[0] != 't') return 0;
+    table *t = catalog_get_by_id(db, be32_read(key + 1));
+    if (t == NULL) return 0;
+    int alive = table_index_by_id(t, be16_read(key + 5)) != NULL;
+    catalog_release(db, t);
+    return alive;
+}
+
+/* Adds the operations of one log record to b. Returns -1 if the record is malformed
+ * (it is then dropped). */
+static int apply_record(qr_db *db, const char *v, size_t len, store_batch *b)
+{
+    size_t p = 8;
+    while (p < len) {
+        char op = v[p++];
+        if (p + 4 > len) return -1;
+        size_t kl = be32_read(v + p);
+        p += 4;
+        if (p + kl > len) return -1;
+        const char *k = v + p;
+        p += kl;
+        const char *val = NULL;
+        size_t vl = 0;
+        if (op == 'P') {
+            if (p + 4 > len) return -1;
+            vl = be32_read(v + p);
+            p += 4;
+            if (p + vl > len) return -1;
+            val = v + p;
+            p += vl;
+        } else if (op != 'D') {
+            return -1;
+        }
+        if (!index_alive(db, k, kl)) continue;
+        if (op == 'P') store_batch_put(b, k, kl, val, vl);
+        else store_batch_delete(b, k, kl);
+    }
+    return 0;
+}
+
+/* One pass over the log. Returns the records applied; *wait_us is set to how long the
+ * first record still held back by the lag must wait (0 if none). */
+static size_t apply_pass(qr_db *db, uint64_t *wait_us)
+{
+    size_t applied = 0;
+    uint64_t lag = (uint64_t)db->opts.gsi_lag_ms * 1000u, now = now_us();
+    *wait_us = 0;
+    store_iter *it = store_iter_new(db->st, NULL, QR_LOG_PREFIX, QR_LOG_PREFIX_LEN, "\0M", 2);
+    store_batch *b = store_batch_new();
+    size_t in_batch = 0;
+    for (store_iter_first(it); store_iter_valid(it); store_iter_next(it)) {
+        size_t kl, vl;
+        const char *k = store_iter_key(it, &kl), *v = store_iter_value(it, &vl);
+        if (vl >= 8 && lag) {
+            uint64_t at = be64_read(v) + lag;
+            if (at > now) {
+                *wait_us = at - now;
+                break;
+            }
+        }
+        if (vl >= 8) apply_record(db, v, vl, b);
+        store_batch_delete(b, k, kl);
+        applied++;
+        if (++in_batch == APPLY_BATCH) {
+            qr_err e;
+            err_init(&e);
+            store_write_nosync(db->st, b, &e);
+            store_batch_clear(b);
+            in_batch = 0;
+        }
+    }
+    if (in_batch) {
+        qr_err e;
+        err_init(&e);
+        store_write_nosync(db->st, b, &e);
+    }
+    store_batch_free(b);
+    store_iter_free(it);
+    return applied;
+}
+
+static void *worker_main(void *arg)
+{
+    qr_db *db = arg;
+    int idle_retries = 0;
+    pthread_mutex_lock(&db->prop_lock);
+    while (!db->prop_stop) {
+        db->prop_kicked = 0;
+        pthread_mutex_unlock(&db->prop_lock);
+        uint64_t wait_us;
+        size_t applied = apply_pass(db, &wait_us);
+        pthread_mutex_lock(&db->prop_lock);
+        if (applied) {
+            idle_retries = 0;
+            continue;
+        }
+        /* A kick can arrive just before its write commits: look again shortly. */
+        uint64_t sleep_us = wait_us ? wait_us : (db->prop_kicked || idle_retries < 3) ? 1000 : 50000;
+        if (!wait_us) idle_retries++;
+        if (db->prop_kicked) idle_retries = 0;
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        uint64_t ns = (uint64_t)ts.tv_nsec + sleep_us * 1000u;
+        ts.tv_sec += (time_t)(ns / 1000000000u);
+        ts.tv_nsec = (long)(ns % 1000000000u);
+        if (!db->prop_stop && !db->prop_kicked) pthread_cond_timedwait(&db->prop_wake, &db->prop_lock, &ts);
+    }
+    pthread_mutex_unlock(&db->prop_lock);
+    return NULL;
+}
+
+int propagate_start(qr_db *db)
+{
+    pthread_mutex_init(&db->prop_lock, NULL);
+    pthread_cond_init(&db->prop_wake, NULL);
+    /* Continue numbering after the last record a previous run left. */
+    store_iter *it = store_iter_new(db->st, NULL, QR_LOG_PREFIX, QR_LOG_PREFIX_LEN, "\0M", 2);
+    store_iter_last(it);
+    db->log_seq = 1;
+    if (store_iter_valid(it)) {
+        size_t kl;
+        const char *k = store_iter_key(it, &kl);
+        if (kl == QR_LOG_PREFIX_LEN + 8) db->log_seq = be64_read(k + QR_LOG_PREFIX_LEN) + 1;
+    }
+    store_iter_free(it);
+    if (pthread_create(&db->worker, NULL, worker_main, db) != 0) return -1;
+    db->worker_running = 1;
+    return 0;
+}
+
+void propagate_stop(qr_db *db)
+{
+    pthread_mutex_lock(&db->prop_lock);
+    db->prop_stop = 1;
+    pthread_cond_broadcast(&db->prop_wake);
+    pthread_mutex_unlock(&db->prop_lock);
+    for (size_t i = 0; i < db->nbackfills; i++) pthread_join(db->backfills[i], NULL);
+    db->nbackfills = 0;
+    if (db->worker_running) pthread_join(db->worker, NULL);
+    db->worker_running = 0;
+    pthread_mutex_destroy(&db->prop_lock);
+    pthread_cond_destroy(&db->prop_wake);
+}
+
+void propagate_kick(qr_db *db)
+{
+    pthread_mutex_lock(&db->prop_lock);
+    db->prop_kicked = 1;
+    pthread_cond_signal(&db->prop_wake);
+    pthread_mutex_unlock(&db->prop_lock);
+}
+
+void propagate_lag(qr_db *db, uint64_t *pending, double *oldest_ms)
+{
+    *pending = 0;
+    *oldest_ms = 0;
+    store_iter *it = store_iter_new(db->st, NULL, QR_LOG_PREFIX, QR_LOG_PREFIX_LEN, "\0M", 2);
+    uint64_t now = now_us();
+    for (store_iter_first(it); store_iter_valid(it); store_iter_next(it)) {
+        size_t vl;
+        const char *v = store_iter_value(it, &vl);
+        if (*pending == 0 && vl >= 8) {
+            uint64_t at = be64_read(v);
+            *oldest_ms = now > at ? (double)(now - at) / 1000.0 : 0;
+        }
+        (*pending)++;
+    }
+    store_iter_free(it);
+}
+
+int propagate_drain(qr_db *db, int timeout_ms)
+{
+    uint64_t deadline = now_us() + (uint64_t)timeout_ms * 1000u;
+    for (;;) {
+        uint64_t pending;
+        double oldest;
+        propagate_lag(db, &pending, &oldest);
+        int backfilling = 0;
+        pthread_mutex_lock(&db->catalog_lock);
+        for (size_t i = 0; i < db->ntables; i++)
+            for (size_t j = 0; j < db->tables[i]->nindexes; j++) backfilling |= db->tables[i]->indexes[j].creating;
+        pthread_mutex_unlock(&db->catalog_lock);
+        if (pending == 0 && !backfilling) return 0;
+        if (now_us() > deadline) return -1;
+        propagate_kick(db);
+        usleep(2000);
+    }
+}
+
+int qr_wait_indexes(qr_db *db, int timeout_ms)
+{
+    return propagate_drain(db, timeout_ms) == 0 ? QR_OK : QR_ERR;
+}
+
+/* ---- backfill ---- */
+
+typedef struct backfill_job {
+    qr_db *db;
+    char *table;
+    char *index;
+} backfill_job;
+
+static int mark_active(json_t *desc, json_t *ids, void *arg, qr_err *err)
+{
+    (void)ids;
+    (void)err;
+    size_t i;
+    json_t *g;
+    json_array_foreach(json_object_get(desc, "GlobalSecondaryIndexes"), i, g) {
+        if (strcmp(json_string_value(json_object_get(g, "IndexName")), arg) == 0) {
+            json_object_set_new(g, "IndexStatus", json_string("ACTIVE"));
+            json_object_del(g, "Backfilling");
+        }
+    }
+    return 0;
+}
+
+/* Fills the index from the base items in chunks. Each chunk's items are locked while
+ * they are read and their entries written, so a concurrent write either lands before
+ * the chunk (and the chunk sees it) or after (and its log record follows the chunk). */
+static int backfill_chunk(qr_db *db, table *t, qr_index *ix, buf *cursor, int *done)
+{
+    buf hi, keys[64];
+    size_t n = 0;
+    buf_init(&hi, 0);
+    key_table_prefix(&hi, t, 1);
+    store_iter *it = store_iter_new(db->st, NULL, cursor->data, cursor->len, hi.data, hi.len);
+    for (store_iter_first(it); store_iter_valid(it) && n < 64; store_iter_next(it)) {
+        size_t kl;
+        const char *k = store_iter_key(it, &kl);
+        buf_init(&keys[n], 0);
+        buf_append(&keys[n], k, kl);
+        n++;
+    }
+    store_iter_free(it);
+    buf_free(&hi);
+    *done = n < 64;
+    if (n == 0) return 0;
+    size_t stripes[64], m = 0;
+    for (size_t i = 0; i < n; i++) stripes[i] = (size_t)(item_lock_for(db, &keys[i]) - db->stripes);
+    for (size_t i = 1; i < n; i++)
+        for (size_t j = i; j > 0 && stripes[j - 1] > stripes[j]; j--) {
+            size_t x = stripes[j];
+            stripes[j] = stripes[j - 1];
+            stripes[j - 1] = x;
+        }
+    for (size_t i = 0; i < n; i++)
+        if (m == 0 || stripes[i] != stripes[m - 1]) stripes[m++] = stripes[i];
+    for (size_t i = 0; i < m; i++) pthread_mutex_lock(&db->stripes[stripes[i]]);
+    store_batch *b = store_batch_new();
+    qr_err e;
+    err_init(&e);
+    buf ek, val;
+    buf_init(&ek, 0);
+    buf_init(&val, 0);
+    for (size_t i = 0; i < n; i++) {
+        json_t *item = NULL;
+        if (item_read(db, NULL, &keys[i], &item, &e) == 1) {
+            buf_reset(&ek);
+            buf_reset(&val);
+            if (index_entry_key(t, ix, item, &ek, &e) == 1) {
+                json_t *p = index_project(t, ix, item);
+                item_encode(p, &val);
+                json_decref(p);
+                store_batch_put(b, ek.data, ek.len, val.data, val.len);
+            }
+        }
+        json_decref(item);
+    }
+    int rc = store_write_nosync(db->st, b, &e);
+    for (size_t i = m; i > 0; i--) pthread_mutex_unlock(&db->stripes[stripes[i - 1]]);
+    store_batch_free(b);
+    buf_free(&ek);
+    buf_free(&val);
+    buf_reset(cursor);
+    buf_append(cursor, keys[n - 1].data, keys[n - 1].len);
+    buf_putc(cursor, 0);
+    for (size_t i = 0; i < n; i++) buf_free(&keys[i]);
+    return rc;
+}
+
+static void *backfill_main(void *arg)
+{
+    backfill_job *job = arg;
+    qr_db *db = job->db;
+    buf cursor;
+    buf_init(&cursor, 0);
+    int done = 0, started = 0;
+    while (!done) {
+        pthread_mutex_lock(&db->prop_lock);
+        int stop = db->prop_stop;
+        pthread_mutex_unlock(&db->prop_lock);
+        if (stop) break;
+        table *t = catalog_get(db, job->table);
+        qr_index *ix = t ? table_index(t, job->index) : NULL;
+        if (ix == NULL || !ix->creating) {
+            catalog_release(db, t);
+            break;
+        }
+        if (!started) {
+            key_table_prefix(&cursor, t, 0);
+            started = 1;
+        }
+        if (backfill_chunk(db, t, ix, &cursor, &done)) done = 0;
+        catalog_release(db, t);
+        if (done) {
+            qr_err e;
+            err_init(&e);
+            catalog_change_schema(db, job->table, mark_active, job->index, &e);
+        }
+    }
+    buf_free(&cursor);
+    free(job->table);
+    free(job->index);
+    free(job);
+    return NULL;
+}
+
+int backfill_start(qr_db *db, const char *table_name, const char *index_name)
+{
+    backfill_job *job = malloc(sizeof *job);
+    job->db = db;
+    job->table = strdup(table_name);
+    job->index = strdup(index_name);
+    pthread_mutex_lock(&db->prop_lock);
+    int rc = -1;
+    if (db->nbackfills < sizeof db->backfills / sizeof db->backfills[0] &&
+        pthread_create(&db->backfills[db->nbackfills], NULL, backfill_main, job) == 0) {
+        db->nbackfills++;
+        rc = 0;
+    }
+    pthread_mutex_unlock(&db->prop_lock);
+    if (rc) {
+        free(job->table);
+        free(job->index);
+        free(job);
+    }
+    return rc;
+}

@@ -1,0 +1,175 @@
+/* verify.c — qr_verify: does every secondary index hold exactly its base items'
+ * projections?
+ *
+ * After the propagation log drains, each index's expected entries are computed from the
+ * base table, sorted, and compared in one merge pass with the entries actually stored.
+ * Missing, stale and differing entries are each reported with the item's key. It only
+ * reads; repairing drift is not its job. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/engine.h"
+
+typedef struct entry {
+    char *key, *val;
+    size_t klen, vlen;
+} entry;
+
+static int entry_cmp(const void *a, const void *b)
+{
+    const entry *x = a, *y = b;
+    size_t n = x->klen < y->klen ? x->klen : y->klen;
+    int c = memcmp(x->key, y->key, n);
+    if (c) return c;
+    return x->klen < y->klen ? -1 : x->klen > y->klen;
+}
+
+static char *dup(const char *p, size_t n)
+{
+    char *q = malloc(n + 1);
+    memcpy(q, p, n);
+    q[n] = 0;
+    return q;
+}
+
+/* Describes an index entry by the base item it holds. */
+static void describe(buf *out, const char *val, size_t vlen)
+{
+    const char *json;
+    size_t jlen, size;
+    if (item_stored(val, vlen, &json, &jlen, &size) == 0) buf_append(out, json, jlen > 200 ? 200 : jlen);
+    else buf_puts(out, "(undecodable entry)");
+}
+
+/* Checks one index; appends findings to report and returns the number of differences. */
+static size_t verify_index(qr_db *db, table *t, qr_index *ix, buf *report)
+{
+    entry *want = NULL;
+    size_t n = 0, cap = 0, diffs = 0, have_count = 0;
+    buf lo, hi, ek, val;
+    buf_init(&lo, 0);
+    buf_init(&hi, 0);
+    buf_init(&ek, 0);
+    buf_init(&val, 0);
+    key_table_prefix(&lo, t, 0);
+    key_table_prefix(&hi, t, 1);
+    qr_err e;
+    err_init(&e);
+    store_iter *it = store_iter_new(db->st, NULL, lo.data, lo.len, hi.data, hi.len);
+    for (store_iter_first(it); store_iter_valid(it); store_iter_next(it)) {
+        size_t vl;
+        const char *v = store_iter_value(it, &vl);
+        json_t *item = item_decode(v, vl);
+        if (item == NULL) continue;
+        buf_reset(&ek);
+        if (index_entry_key(t, ix, item, &ek, &e) == 1) {
+            json_t *p = index_project(t, ix, item);
+            buf_reset(&val);
+            item_encode(p, &val);
+            json_decref(p);
+            if (n == cap) want = realloc(want, (cap = cap ? cap * 2 : 256) * sizeof *want);
+            want[n++] = (entry){dup(ek.data, ek.len), dup(val.data, val.len), ek.len, val.len};
+        }
+        json_decref(item);
+    }
+    store_iter_free(it);
+    if (n > 1) qsort(want, n, sizeof *want, entry_cmp);
+    buf_reset(&lo);
+    buf_reset(&hi);
+    key_table_prefix(&lo, t, ix->id);
+    key_table_prefix(&hi, t, (uint16_t)(ix->id + 1));
+    it = store_iter_new(db->st, NULL, lo.data, lo.len, hi.data, hi.len);
+    size_t i = 0;
+    store_iter_first(it);
+    while (i < n || store_iter_valid(it)) {
+        entry have = {0};
+        if (store_iter_valid(it)) {
+            have.key = (char *)store_iter_key(it, &have.klen);
+            have.val = (char *)store_iter_value(it, &have.vlen);
+        }
+        int c = i >= n ? 1 : !store_iter_valid(it) ? -1 : entry_cmp(&want[i], &have);
+        if (c < 0) {
+            buf_printf(report, "  %s.%s: missing entry for item ", t->name, ix->name);
+            describe(report, want[i].val, want[i].vlen);
+            buf_putc(report, '\n');
+            diffs++;
+            i++;
+            continue;
+        }
+        if (c > 0) {
+            buf_printf(report, "  %s.%s: stale entry with no base item: ", t->name, ix->name);
+            describe(report, have.val, have.vlen);
+            buf_putc(report, '\n');
+            diffs++;
+        } else {
+            int same = want[i].vlen == have.vlen && memcmp(want[i].val, have.val, have.vlen) == 0;
+            if (!same) {
+                const char *j1, *j2;
+                size_t l1, l2, s1, s2;
+                json_t *a = NULL, *b = NULL;
+                if (item_stored(want[i].val, want[i].vlen, &j1, &l1, &s1) == 0 &&
+                    item_stored(have.val, have.vlen, &j2, &l2, &s2) == 0) {
+                    a = json_loadb(j1, l1, 0, NULL);
+                    b = json_loadb(j2, l2, 0, NULL);
+                }
+                same = a && b && json_equal(a, b);
+                json_decref(a);
+                json_decref(b);
+            }
+            if (!same) {
+                buf_printf(report, "  %s.%s: entry differs from its base item ", t->name, ix->name);
+                describe(report, want[i].val, want[i].vlen);
+                buf_putc(report, '\n');
+                diffs++;
+            }
+            i++;
+        }
+        have_count++;
+        store_iter_next(it);
+    }
+    store_iter_free(it);
+    buf_printf(report, "%s index %s: %zu base entries expected, %zu stored, %zu difference%s\n", t->name, ix->name,
+               n, have_count, diffs, diffs == 1 ? "" : "s");
+    for (size_t k = 0; k < n; k++) {
+        free(want[k].key);
+        free(want[k].val);
+    }
+    free(want);
+    buf_free(&lo);
+    buf_free(&hi);
+    buf_free(&ek);
+    buf_free(&val);
+    return diffs;
+}
+
+int qr_verify(qr_db *db, const char *table_name, char **report)
+{
+    buf out;
+    buf_init(&out, 0);
+    if (propagate_drain(db, 60000)) buf_puts(&out, "warning: index propagation did not drain within 60 s\n");
+    json_t *names = catalog_names(db);
+    size_t diffs = 0, checked = 0, i;
+    json_t *n;
+    int found = table_name == NULL;
+    json_array_foreach(names, i, n) {
+        if (table_name && strcmp(table_name, json_string_value(n))) continue;
+        found = 1;
+        table *t = catalog_get(db, json_string_value(n));
+        if (t == NULL) continue;
+        if (t->nindexes == 0) buf_printf(&out, "%s: no secondary indexes\n", t->name);
+        for (size_t k = 0; k < t->nindexes; k++) {
+            diffs += verify_index(db, t, &t->indexes[k], &out);
+            checked++;
+        }
+        catalog_release(db, t);
+    }
+    json_decref(names);
+    if (!found) {
+        buf_printf(&out, "no table named %s\n", table_name);
+        diffs++;
+    }
+    buf_printf(&out, "%zu index%s checked, %zu difference%s\n", checked, checked == 1 ? "" : "es", diffs,
+               diffs == 1 ? "" : "s");
+    *report = buf_detach(&out, NULL);
+    return diffs ? QR_ERR : QR_OK;
+}

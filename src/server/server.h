@@ -1,0 +1,67 @@
+/* server.h — quarry's HTTP server: DynamoDB's JSON protocol in front of a qr_db.
+ *
+ * libmicrohttpd does the HTTP/1.1 (keep-alive, chunked bodies, timeouts) on a pool of
+ * epoll threads; this layer routes POST / by X-Amz-Target to qr_call, verifies SigV4,
+ * bounds request bodies, adds DynamoDB's response headers and logs one line per
+ * request. It does not open or close the database, parse options or handle signals:
+ * that is `quarry serve` (src/cli/serve.c). */
+#ifndef QR_SERVER_H
+#define QR_SERVER_H
+
+#include <stddef.h>
+#include <sys/socket.h>
+
+#include "quarry.h"
+#include "server/sigv4.h"
+
+/* DynamoDB's limit on the size of one HTTP request body. */
+#define SERVER_MAX_BODY ((size_t)16 << 20)
+
+typedef enum server_log_level {
+    SERVER_LOG_DEBUG,
+    SERVER_LOG_INFO, /* one line per request */
+    SERVER_LOG_WARN, /* requests answered with an error, and server warnings */
+    SERVER_LOG_ERROR, /* requests answered with a 5xx, and server errors */
+    SERVER_LOG_NONE
+} server_log_level;
+
+/* "debug", "info", "warn", "error" or "none". Returns 0, or -1 for another word. */
+int server_log_level_parse(const char *word, server_log_level *out);
+
+/* Parses "HOST:PORT" or "[IPV6]:PORT" (HOST may be a name, resolved now). */
+int server_parse_listen(const char *spec, struct sockaddr_storage *addr, socklen_t *len,
+                        char *errbuf, size_t errlen);
+/* Whether addr is a loopback address (127.0.0.0/8, ::1, or ::ffff:127.x.x.x). */
+int server_addr_is_loopback(const struct sockaddr *addr);
+
+typedef struct server_config {
+    const struct sockaddr *addr; /* where to listen (copied) */
+    socklen_t addr_len;
+    unsigned threads;         /* worker threads, each with its own epoll loop */
+    unsigned max_connections; /* open connections at once; more are refused */
+    unsigned timeout_seconds; /* an idle connection is closed after this */
+    size_t max_body;          /* bytes; 0 means SERVER_MAX_BODY */
+    server_log_level log_level;
+    const sigv4_keyring *keys; /* borrowed; NULL accepts any access key */
+} server_config;
+
+typedef struct server server;
+
+/* Binds, listens and starts the worker threads. db is borrowed and must outlive the
+ * server. Returns 0, or -1 with a message (e.g. the address is in use) in errbuf. */
+int server_start(qr_db *db, const server_config *cfg, server **out, char *errbuf, size_t errlen);
+
+/* The port actually bound (useful when the configuration asked for port 0). */
+unsigned server_port(const server *s);
+
+/* Stops accepting connections; requests already received still complete, and their
+ * responses ask the client to close the connection. */
+void server_drain(server *s);
+
+/* Requests received and not yet answered (or whose answer is still being sent). */
+unsigned server_in_flight(const server *s);
+
+/* Closes every connection, stops the threads and frees the server. */
+void server_stop(server *s);
+
+#endif

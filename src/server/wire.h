@@ -1,0 +1,45 @@
+/* wire.h — the small pieces of DynamoDB's JSON wire protocol that sit around a call.
+ *
+ * The X-Amz-Target header's operation, the x-amz-crc32 checksum, request ids, the error
+ * documents the HTTP layer itself answers with, and the table names a log line shows.
+ * Pure functions with no I/O and no engine calls, so they are unit-tested on their own.
+ * The request and response bodies proper are the engine's (qr_call). */
+#ifndef QR_WIRE_H
+#define QR_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/buf.h"
+
+/* The only API version quarry serves (the prefix of X-Amz-Target). */
+#define WIRE_API_PREFIX "DynamoDB_20120810"
+#define WIRE_JSON_CONTENT_TYPE "application/x-amz-json-1.0"
+
+/* The operation named by an X-Amz-Target value ("DynamoDB_20120810.PutItem"): the
+ * matching entry of ops (a NULL-terminated list, e.g. qr_operations()), or NULL when
+ * the header is absent, malformed, of another API version or names no known operation. */
+const char *wire_operation(const char *target, const char *const *ops);
+
+/* CRC32 (zlib's) of the body, as DynamoDB sends it in x-amz-crc32. */
+uint32_t wire_crc32(const void *data, size_t len);
+
+/* A fresh 52-character request id of [A-Z0-9], NUL-terminated, like DynamoDB's. */
+void wire_request_id(char out[53]);
+
+/* The error document for type (a short name such as "SerializationException") with
+ * DynamoDB's namespace prefix; msg may be NULL for a document with no message. */
+int wire_error_body(buf *out, const char *type, const char *msg);
+
+/* The namespace DynamoDB puts before an error type in __type. */
+const char *wire_error_namespace(const char *type);
+
+/* For log lines: the request's TableName, or the table names of RequestItems joined by
+ * ',', or of TransactItems. Writes "" when none or when the body is not JSON. */
+void wire_table_names(const char *body, size_t len, char *out, size_t cap);
+
+/* Whether body is one well-formed JSON document (used to order errors as DynamoDB
+ * does: a malformed body is a SerializationException before anything else is judged). */
+int wire_json_valid(const char *body, size_t len, char *why, size_t whylen);
+
+#endif

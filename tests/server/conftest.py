@@ -1,0 +1,247 @@
+"""Shared fixtures for the `quarry serve` tests.
+
+Every test gets its own server: `quarry serve` on a free loopback port (port 0, read
+back from the banner), with a fresh temporary data directory, stopped with SIGTERM at
+the end of the test (which must then exit 0: drained and closed cleanly). Also a small
+SigV4 signer written from AWS's description, independent of the server's C code, for
+requests that the SDKs would never send (skewed clocks, wrong keys, broken bodies).
+"""
+import datetime
+import hashlib
+import hmac
+import http.client
+import json
+import os
+import re
+import select
+import signal
+import subprocess
+import time
+import urllib.parse
+
+import pytest
+
+QUARRY_BIN = os.environ.get("QUARRY_BIN")
+
+# The keys of the credentials file the signed servers use: two profiles, both accepted.
+KEYS = {
+    "default": ("AKIDQUARRYTEST1", "quarry/secret/one+1"),
+    "ci": ("AKIDQUARRYTEST2", "quarry/secret/two+2"),
+}
+REGION = "us-east-1"
+
+
+class Server:
+    def __init__(self, proc, url, data_dir, log_path, banner):
+        self.proc = proc
+        self.url = url
+        self.port = int(url.rsplit(":", 1)[1])
+        self.data_dir = data_dir
+        self.log_path = log_path
+        self.banner = banner
+
+    def log(self):
+        with open(self.log_path, encoding="utf-8", errors="replace") as f:
+            return f.read()
+
+    def stop(self, timeout=30):
+        """SIGTERM, then wait; returns the exit status (killing it if it hangs)."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                raise AssertionError("quarry serve did not stop within %ss of SIGTERM" % timeout)
+        self.proc.stdout.close()
+        return self.proc.returncode
+
+
+def quarry_bin():
+    if not QUARRY_BIN or not os.path.exists(QUARRY_BIN):
+        pytest.fail("QUARRY_BIN must name the quarry binary (make e2e sets it)")
+    return QUARRY_BIN
+
+
+def launch(data_dir, log_path, *args, credentials=None, log_level="warn", wait=True):
+    """Starts quarry serve; returns the Server, or the finished Popen if it exited."""
+    cmd = [quarry_bin(), "serve", "--listen", "127.0.0.1:0", "--data", str(data_dir),
+           "--log-level", log_level, "--threads", "4", *args]
+    if credentials:
+        cmd += ["--credentials", str(credentials)]
+    log = open(log_path, "ab")
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL)
+    log.close()
+    deadline = time.monotonic() + 30
+    first = b""
+    while b"\n" not in first:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            proc.kill()
+            proc.wait()
+            raise AssertionError("quarry serve printed no banner within 30 s")
+        ready, _, _ = select.select([proc.stdout], [], [], left)
+        if ready:
+            chunk = os.read(proc.stdout.fileno(), 4096)
+            if not chunk:
+                proc.wait()
+                return proc
+            first += chunk
+    banner = first.decode()
+    m = re.search(r"listening on (http://127\.0\.0\.1:\d+)", banner)
+    assert m, "unexpected banner: %r" % banner
+    # The rest of the banner follows at once; gather it for tests that read it.
+    while True:
+        ready, _, _ = select.select([proc.stdout], [], [], 0.2)
+        if not ready:
+            break
+        chunk = os.read(proc.stdout.fileno(), 4096)
+        if not chunk:
+            break
+        banner += chunk.decode()
+    return Server(proc, m.group(1), data_dir, log_path, banner)
+
+
+@pytest.fixture
+def credentials_file(tmp_path):
+    path = tmp_path / "credentials"
+    path.write_text(
+        "# keys for the quarry server tests\n"
+        "[default]\n"
+        "aws_access_key_id = %s\n"
+        "aws_secret_access_key = %s\n"
+        "\n"
+        "[ci]\n"
+        "aws_access_key_id=%s\n"
+        "aws_secret_access_key=%s\n"
+        "region = %s\n" % (KEYS["default"] + KEYS["ci"] + (REGION,)))
+    return path
+
+
+@pytest.fixture
+def start(tmp_path):
+    """A factory: start(*args, credentials=None, data=None) -> Server, stopped after the test."""
+    started = []
+
+    def _start(*args, credentials=None, data=None, log_level="warn"):
+        n = len(started)
+        data_dir = data or tmp_path / ("data%d" % n)
+        srv = launch(data_dir, tmp_path / ("server%d.log" % n), *args,
+                     credentials=credentials, log_level=log_level)
+        assert isinstance(srv, Server), "quarry serve exited at once: %s" % (
+            (tmp_path / ("server%d.log" % n)).read_text())
+        started.append(srv)
+        return srv
+
+    yield _start
+    for srv in started:
+        code = srv.stop()
+        assert code == 0, "quarry serve exited %s; log:\n%s" % (code, srv.log())
+
+
+@pytest.fixture
+def server(start):
+    """A server that accepts any access key (loopback, no credentials file)."""
+    return start()
+
+
+@pytest.fixture
+def signed_server(start, credentials_file):
+    """A server that verifies SigV4 against credentials_file."""
+    return start(credentials=credentials_file)
+
+
+def boto3_client(url, key="local", secret="local", retries=1, **kw):
+    import boto3
+    from botocore.config import Config
+    return boto3.client(
+        "dynamodb", endpoint_url=url, region_name=REGION, aws_access_key_id=key,
+        aws_secret_access_key=secret,
+        config=Config(retries={"max_attempts": retries, "mode": "standard"}), **kw)
+
+
+def boto3_resource(url, key="local", secret="local"):
+    import boto3
+    return boto3.resource("dynamodb", endpoint_url=url, region_name=REGION,
+                          aws_access_key_id=key, aws_secret_access_key=secret)
+
+
+# ---- raw requests, signed by hand ----
+
+def _hmac(key, msg):
+    return hmac.new(key, msg.encode(), hashlib.sha256).digest()
+
+
+def sign(headers, body, host, key, secret, when, region=REGION, service="dynamodb"):
+    """Adds X-Amz-Date and a SigV4 Authorization header (POST /) to headers."""
+    amz_date = when.strftime("%Y%m%dT%H%M%SZ")
+    day = amz_date[:8]
+    headers = dict(headers)
+    headers["Host"] = host
+    headers["X-Amz-Date"] = amz_date
+    names = sorted(h.lower() for h in headers)
+    lower = {k.lower(): " ".join(str(v).split()) for k, v in headers.items()}
+    canonical = "\n".join([
+        "POST", "/", "",
+        "".join("%s:%s\n" % (n, lower[n]) for n in names),
+        ";".join(names),
+        hashlib.sha256(body).hexdigest()])
+    scope = "%s/%s/%s/aws4_request" % (day, region, service)
+    sts = "\n".join(["AWS4-HMAC-SHA256", amz_date, scope,
+                     hashlib.sha256(canonical.encode()).hexdigest()])
+    k = _hmac(("AWS4" + secret).encode(), day)
+    for part in (region, service, "aws4_request"):
+        k = _hmac(k, part)
+    sig = hmac.new(k, sts.encode(), hashlib.sha256).hexdigest()
+    headers["Authorization"] = "AWS4-HMAC-SHA256 Credential=%s/%s, SignedHeaders=%s, Signature=%s" % (
+        key, scope, ";".join(names), sig)
+    return headers
+
+
+class Reply:
+    def __init__(self, status, headers, body):
+        self.status = status
+        self.headers = headers
+        self.body = body
+
+    def json(self):
+        return json.loads(self.body)
+
+    @property
+    def error_type(self):
+        return self.json().get("__type", "").rsplit("#", 1)[-1]
+
+    @property
+    def message(self):
+        d = self.json()
+        return d.get("message", d.get("Message"))
+
+
+def raw(url, target, body, key="local", secret="local", when=None, headers=None,
+        auth=True, content_type="application/x-amz-json-1.0", method="POST", conn=None):
+    """Sends one request (signed unless auth is False) and returns a Reply."""
+    if isinstance(body, (dict, list)):
+        body = json.dumps(body)
+    if isinstance(body, str):
+        body = body.encode()
+    u = urllib.parse.urlsplit(url)
+    h = {}
+    if content_type:
+        h["Content-Type"] = content_type
+    if target is not None:
+        h["X-Amz-Target"] = target
+    if auth:
+        h = sign(h, body, u.netloc, key, secret,
+                 when or datetime.datetime.now(datetime.timezone.utc))
+    h.update(headers or {})
+    own = conn is None
+    c = conn or http.client.HTTPConnection(u.hostname, u.port, timeout=30)
+    try:
+        c.request(method, "/", body=body, headers=h)
+        r = c.getresponse()
+        data = r.read()
+        return Reply(r.status, {k.lower(): v for k, v in r.getheaders()}, data)
+    finally:
+        if own:
+            c.close()

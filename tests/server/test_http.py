@@ -1,0 +1,257 @@
+"""The HTTP layer of `quarry serve`: health check, DynamoDB's response headers, keep-alive,
+the errors the layer answers itself (bad JSON, unknown operation, wrong method or content
+type, oversized bodies), start-up refusals and a clean drain on SIGTERM."""
+import http.client
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+import zlib
+
+from conftest import launch, raw
+
+LIST = "DynamoDB_20120810.ListTables"
+
+
+def test_health_check(server):
+    c = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+    c.request("GET", "/")
+    r = c.getresponse()
+    assert r.status == 200
+    assert r.read().startswith(b"healthy")
+    c.close()
+
+
+def test_response_headers_and_crc(server):
+    r = raw(server.url, LIST, {})
+    assert r.status == 200
+    assert r.json() == {"TableNames": []}
+    assert r.headers["content-type"] == "application/x-amz-json-1.0"
+    rid = r.headers["x-amzn-requestid"]
+    assert len(rid) == 52 and rid.isalnum() and rid.upper() == rid
+    assert int(r.headers["x-amz-crc32"]) == zlib.crc32(r.body)
+    assert raw(server.url, LIST, {}).headers["x-amzn-requestid"] != rid
+
+
+def test_application_json_is_accepted(server):
+    r = raw(server.url, LIST, {}, content_type="application/json")
+    assert r.status == 200
+    assert r.headers["content-type"] == "application/json"
+    assert r.json() == {"TableNames": []}
+
+
+def test_keep_alive_serves_many_requests_on_one_connection(server):
+    c = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+    c.connect()
+    sock = c.sock
+    for _ in range(5):
+        r = raw(server.url, LIST, {}, conn=c)
+        assert r.status == 200
+        assert c.sock is sock  # the same TCP connection
+    c.close()
+
+
+def test_bad_json_is_a_serialization_exception(server):
+    r = raw(server.url, LIST, "{not json")
+    assert r.status == 400
+    assert r.error_type == "SerializationException"
+    assert r.json()["__type"].endswith("#SerializationException")
+    assert int(r.headers["x-amz-crc32"]) == zlib.crc32(r.body)
+
+
+def test_bad_json_wins_over_unknown_operation_and_missing_auth(server):
+    # DynamoDB judges the body before the target and the signature.
+    assert raw(server.url, "DynamoDB_20120810.Nope", "{").error_type == "SerializationException"
+    assert raw(server.url, LIST, "{", auth=False).error_type == "SerializationException"
+
+
+def test_unknown_operation(server):
+    for target in ["DynamoDB_20120810.Nope", "DynamoDB_20111205.ListTables", "ListTables",
+                   "DynamoDB_20120810.listtables", ""]:
+        r = raw(server.url, target, {})
+        assert r.status == 400, target
+        assert r.error_type == "UnknownOperationException", target
+    r = raw(server.url, None, {})
+    assert r.error_type == "UnknownOperationException"
+
+
+def test_unknown_operation_wins_over_missing_auth(server):
+    r = raw(server.url, "DynamoDB_20120810.Nope", {}, auth=False)
+    assert r.error_type == "UnknownOperationException"
+
+
+def test_wrong_method_or_content_type_is_404(server):
+    r = raw(server.url, LIST, {}, method="PUT")
+    assert r.status == 404
+    assert r.body == b"<UnknownOperationException/>\n"
+    r = raw(server.url, LIST, {}, content_type="text/plain")
+    assert r.status == 404
+
+
+def test_missing_authorization(server):
+    r = raw(server.url, LIST, {}, auth=False)
+    assert r.status == 400
+    assert r.error_type == "MissingAuthenticationTokenException"
+    assert r.message == "Request is missing Authentication Token"
+
+
+def test_oversized_body_with_content_length_is_refused_before_reading(server):
+    s = socket.create_connection(("127.0.0.1", server.port), timeout=10)
+    head = ("POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-amz-json-1.0\r\n"
+            "X-Amz-Target: %s\r\nContent-Length: %d\r\n\r\n" % (LIST, 16 * 1024 * 1024 + 1))
+    s.sendall(head.encode())
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    assert data.startswith(b"HTTP/1.1 413"), data[:200]
+    s.close()
+    assert raw(server.url, LIST, {}).status == 200  # the server is fine
+
+
+def test_oversized_chunked_body_is_refused(server):
+    c = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+    piece = b"x" * (1024 * 1024)
+
+    def body():
+        for _ in range(17):
+            yield piece
+
+    try:
+        c.request("POST", "/", body=body(), encode_chunked=True,
+                  headers={"Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": LIST})
+        r = c.getresponse()
+        assert r.status == 413
+        doc = json.loads(r.read())
+        assert doc["__type"].endswith("RequestEntityTooLarge")
+    except (ConnectionResetError, BrokenPipeError):
+        pass  # the server may close the connection while the client is still sending
+    c.close()
+    assert raw(server.url, LIST, {}).status == 200
+
+
+def test_body_just_under_the_limit_is_read(server):
+    # 16 MB of JSON whitespace around {}: gathered whole and handed to the engine.
+    body = b"{" + b" " * (16 * 1024 * 1024 - 2) + b"}"
+    r = raw(server.url, LIST, body)
+    assert r.status == 200, r.body[:300]
+
+
+def test_log_line_per_request(start):
+    srv = start(log_level="info")
+    raw(srv.url, LIST, {})
+    raw(srv.url, "DynamoDB_20120810.DescribeTable", {"TableName": "Nope"})
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and "DescribeTable" not in srv.log():
+        time.sleep(0.05)
+    lines = srv.log().splitlines()
+    ok = [l for l in lines if " ListTables " in l]
+    assert ok and "status=200" in ok[0] and "error=-" in ok[0] and " us=" in ok[0]
+    bad = [l for l in lines if " DescribeTable " in l]
+    assert bad and "table=Nope" in bad[0] and "status=400" in bad[0]
+    assert "error=ResourceNotFoundException" in bad[0]
+
+
+def test_log_level_warn_logs_only_errors(start):
+    srv = start(log_level="warn")
+    raw(srv.url, LIST, {})
+    raw(srv.url, "DynamoDB_20120810.Nope", {})
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and "UnknownOperationException" not in srv.log():
+        time.sleep(0.05)
+    log = srv.log()
+    assert "UnknownOperationException" in log
+    assert " ListTables " not in log
+
+
+def test_banner_tells_how_to_use_the_aws_cli(server):
+    assert "--endpoint-url " + server.url in server.banner
+    assert "aws dynamodb" in server.banner
+
+
+def test_second_server_on_the_same_data_directory_fails(start, tmp_path):
+    first = start()
+    proc = launch(first.data_dir, tmp_path / "second.log")
+    assert not hasattr(proc, "url"), "a second server started on a locked directory"
+    assert proc.returncode != 0
+    msg = (tmp_path / "second.log").read_text()
+    assert "cannot open the database" in msg and "lock" in msg.lower(), msg
+
+
+def test_non_loopback_without_credentials_is_refused(tmp_path):
+    bin_ = os.environ["QUARRY_BIN"]
+    p = subprocess.run([bin_, "serve", "--listen", "0.0.0.0:0", "--data", str(tmp_path / "d")],
+                       capture_output=True, text=True, timeout=30)
+    assert p.returncode == 2
+    assert "refusing to listen on 0.0.0.0:0 without --credentials" in p.stderr
+    assert not (tmp_path / "d").exists()  # refused before opening anything
+
+
+def test_bad_options_are_reported(tmp_path):
+    bin_ = os.environ["QUARRY_BIN"]
+    for args, text in [(["--log-level", "loud"], "--log-level"),
+                       (["--listen", "nowhere"], "bad listen address"),
+                       (["--threads", "0"], "--threads"),
+                       (["--credentials", str(tmp_path / "missing")], "No such file"),
+                       (["--frobnicate", "1"], "unknown option")]:
+        p = subprocess.run([bin_, "serve", "--data", str(tmp_path / "d"), *args],
+                           capture_output=True, text=True, timeout=30)
+        assert p.returncode == 2, args
+        assert text in p.stderr, (args, p.stderr)
+
+
+def test_sigterm_drains_an_in_flight_request(tmp_path):
+    srv = launch(tmp_path / "data", tmp_path / "server.log")
+    body = json.dumps({"Limit": 5}).encode()
+    s = socket.create_connection(("127.0.0.1", srv.port), timeout=30)
+    from conftest import sign
+    import datetime
+    h = sign({"Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": LIST}, body,
+             "127.0.0.1:%d" % srv.port, "local", "local",
+             datetime.datetime.now(datetime.timezone.utc))
+    head = "POST / HTTP/1.1\r\n" + "".join("%s: %s\r\n" % kv for kv in h.items())
+    head += "Content-Length: %d\r\n\r\n" % len(body)
+    s.sendall(head.encode() + body[:3])  # the request is in flight, its body unfinished
+    time.sleep(0.3)
+    srv.proc.send_signal(signal.SIGTERM)
+    time.sleep(0.5)
+    assert srv.proc.poll() is None, "the server quit with a request in flight"
+    # New connections are no longer accepted.
+    try:
+        socket.create_connection(("127.0.0.1", srv.port), timeout=2).close()
+        refused = False
+    except OSError:
+        refused = True
+    assert refused
+    s.sendall(body[3:])
+    data = b""
+    while b"TableNames" not in data:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    assert data.startswith(b"HTTP/1.1 200"), data
+    assert b"Connection: close" in data or b"connection: close" in data.lower()
+    s.close()
+    assert srv.proc.wait(timeout=30) == 0
+    srv.proc.stdout.close()
+    assert "finishing 1 request in flight" in srv.log()
+
+
+def test_oversized_headers_are_refused_and_the_server_lives_on(server):
+    r = raw(server.url, LIST, {}, headers={"X-Padding": "p" * 40000})
+    assert r.status in (400, 413, 431), r.status
+    assert raw(server.url, LIST, {}).status == 200
+
+
+def test_many_unsigned_headers_do_not_disturb_the_signature(signed_server):
+    # More headers than the server gathers on the stack (unsigned ones, added after signing).
+    from conftest import KEYS
+    key, secret = KEYS["default"]
+    extra = {"X-Extra-%02d" % i: "v%d" % i for i in range(40)}
+    r = raw(signed_server.url, LIST, {}, key=key, secret=secret, headers=extra)
+    assert r.status == 200, r.body
