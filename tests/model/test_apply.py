@@ -140,6 +140,27 @@ def test_apply_changes_billing(endpoint, tmp_path):
     assert "table Billed: billing set to PAY_PER_REQUEST" in p.stdout
 
 
+@pytest.mark.parametrize("name", ["orders", "tickets", "overloaded", "iot", "leaderboard"])
+def test_apply_every_seed_model(endpoint, name):
+    p = apply(f"examples/{name}.yaml", endpoint)
+    assert p.returncode == 0, p.stderr
+    assert ": created (" in p.stdout
+    p = apply(f"examples/{name}.yaml", endpoint)
+    assert p.returncode == 0, p.stderr
+    assert "exists, up to date" in p.stdout
+
+
+def test_apply_cannot_add_an_lsi_later(endpoint, tmp_path):
+    base = simple("Local")
+    assert apply(write(tmp_path, "a.yaml", base), endpoint).returncode == 0
+    with_lsi = base.replace("    sort_key: SK", "    sort_key: SK\n    lsis: [{name: ByAt, sort_key: atSk}]")
+    with_lsi = with_lsi.replace('    sk: "AT#{at}"', '    sk: "AT#{at}"\n    indexes: {ByAt: {sk: "{at}"}}')
+    with_lsi += "  - {name: by-at, kind: query, entity: Thing, given: [id], index: ByAt, order_by: at}\n"
+    p = apply(write(tmp_path, "b.yaml", with_lsi), endpoint)
+    assert p.returncode == 1
+    assert "LSIs can only be created with the table" in p.stderr
+
+
 def test_apply_force_applies_a_failing_model(endpoint):
     p = apply("examples/chat-broken.yaml", endpoint)
     assert p.returncode == 1 and "nothing applied" in p.stderr
