@@ -501,6 +501,13 @@ static int plan_pattern(ck_report *r, const m_pattern *p, ck_plan *pl)
                 strncat(names, p->also[i]->name, sizeof names - strlen(names) - 1);
             }
             pl->text = P("TransactWriteItems with %zu items (%s), all or nothing", 1 + p->nalso, names);
+            if (1 + p->nalso > 100) {
+                pl->served = 0;
+                return add(r, CK_ERROR, "access-pattern-coverage", subject, p->pos,
+                           P("pattern %s writes %zu items in one transaction; TransactWriteItems takes at most 100", p->name, 1 + p->nalso),
+                           "DynamoDB rejects transactions of more than 100 items (and more than 4 MB).",
+                           "split the write, or keep the invariant in fewer items (a counter item, one aggregate item)");
+            }
         }
         return pl->text ? 0 : -1;
     }
