@@ -37,7 +37,6 @@ static json_t *throughput(double r, double w)
 
 json_t *model_export_create_table(const qr_model *m, const m_table *t)
 {
-    (void)m;
     json_t *req = json_object(), *defs = json_array();
     if (req == NULL || defs == NULL) {
         json_decref(req);
@@ -76,6 +75,8 @@ json_t *model_export_create_table(const qr_model *m, const m_table *t)
     else json_decref(gsis);
     if (json_array_size(lsis)) json_object_set_new(req, "LocalSecondaryIndexes", lsis);
     else json_decref(lsis);
+    if (model_table_needs_stream(m, t))
+        json_object_set_new(req, "StreamSpecification", json_pack("{s:b, s:s}", "StreamEnabled", 1, "StreamViewType", "NEW_AND_OLD_IMAGES"));
     return req;
 }
 
@@ -176,6 +177,9 @@ int model_export_terraform(const qr_model *m, FILE *f, qr_err *err)
             }
             fprintf(f, "  }\n");
         }
+        if (model_table_needs_stream(m, t))
+            fprintf(f, "\n  # copies are kept current from the stream (denormalised or aggregate strategy: stream)\n"
+                       "  stream_enabled   = true\n  stream_view_type = \"NEW_AND_OLD_IMAGES\"\n");
         if (t->ttl) fprintf(f, "\n  ttl {\n    attribute_name = \"%s\"\n    enabled        = true\n  }\n", t->ttl);
         fprintf(f, "}\n");
     }

@@ -538,6 +538,21 @@ static int load_entity(loader *L, const doc_node *name, const doc_node *n, m_ent
     return 0;
 }
 
+int model_table_needs_stream(const qr_model *m, const m_table *t)
+{
+    for (size_t i = 0; i < m->ndenorms; i++) {
+        if (m->denorms[i].strategy != MS_STREAM) continue;
+        const char *src = m->denorms[i].source, *dot = strchr(src, '.');
+        for (size_t e = 0; dot && e < m->nentities; e++)
+            if (m->entities[e].table == t && strlen(m->entities[e].name) == (size_t)(dot - src) &&
+                strncmp(m->entities[e].name, src, (size_t)(dot - src)) == 0)
+                return 1;
+    }
+    for (size_t i = 0; i < m->naggregates; i++)
+        if (m->aggregates[i].strategy == MS_STREAM && m->aggregates[i].of->table == t) return 1;
+    return 0;
+}
+
 double model_item_size(const m_entity *e)
 {
     return e->item_size > 0 ? e->item_size : 1024;

@@ -213,6 +213,10 @@ int model_template_is_constant(const m_template *t);
 /* Writes the template's literal prefix (text up to the first variable) into a. */
 const char *model_template_prefix(ck_arena *a, const m_template *t);
 
+/* True if a denormalised copy or an aggregate kept by "stream" reads its source from table
+ * t, so the table needs DynamoDB Streams (new and old images). */
+int model_table_needs_stream(const qr_model *m, const m_table *t);
+
 /* The item size used for estimates (item_size, or 1 KB when not given). */
 double model_item_size(const m_entity *e);
 /* The typical size in bytes of one attribute's value. */

@@ -33,7 +33,7 @@ int model_export_workbench(const qr_model *m, FILE *f, qr_err *err);
 int model_import_workbench(const char *path, FILE *f, qr_err *err);
 
 /* The CreateTable request body for table t (a new reference), shared by the exporters
- * and apply. */
+ * and apply. Streams are enabled when a "stream" update strategy reads from the table. */
 json_t *model_export_create_table(const qr_model *m, const m_table *t);
 
 /* apply.c: creates missing tables, adds missing GSIs and enables TTL through the

@@ -15,4 +15,8 @@ resource "aws_dynamodb_table" "chat" {
     name = "SK"
     type = "S"
   }
+
+  # copies are kept current from the stream (denormalised or aggregate strategy: stream)
+  stream_enabled   = true
+  stream_view_type = "NEW_AND_OLD_IMAGES"
 }
