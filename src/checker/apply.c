@@ -25,7 +25,7 @@ typedef struct client {
     const char *endpoint;
     char region[64];
     char userpwd[512];
-    char token[2048];          /* session token, or empty */
+    char token[2048]; /* session token, or empty */
 } client;
 
 static size_t on_data(char *p, size_t size, size_t n, void *ud)
@@ -47,7 +47,8 @@ static int profile_value(const char *key, char *out, size_t size)
     int in_default = 0, found = -1;
     while (fgets(line, sizeof line, f)) {
         char *s = line;
-        while (*s == ' ' || *s == '\t') s++;
+        while (*s == ' ' || *s == '\t')
+            s++;
         s[strcspn(s, "\r\n")] = '\0';
         if (*s == '[') {
             in_default = strncmp(s, "[default]", 9) == 0;
@@ -57,12 +58,15 @@ static int profile_value(const char *key, char *out, size_t size)
         size_t kl = strlen(key);
         if (strncmp(s, key, kl) != 0) continue;
         char *v = s + kl;
-        while (*v == ' ' || *v == '\t') v++;
+        while (*v == ' ' || *v == '\t')
+            v++;
         if (*v != '=') continue;
         v++;
-        while (*v == ' ' || *v == '\t') v++;
+        while (*v == ' ' || *v == '\t')
+            v++;
         size_t vl = strlen(v);
-        while (vl && (v[vl - 1] == ' ' || v[vl - 1] == '\t')) v[--vl] = '\0';
+        while (vl && (v[vl - 1] == ' ' || v[vl - 1] == '\t'))
+            v[--vl] = '\0';
         snprintf(out, size, "%s", v);
         found = 0;
     }
@@ -78,14 +82,18 @@ static int client_init(client *c, const char *endpoint, qr_err *err)
     if (region == NULL || *region == '\0') region = getenv("AWS_DEFAULT_REGION");
     snprintf(c->region, sizeof c->region, "%s", region && *region ? region : "us-east-1");
     char key[256] = "", secret[256] = "";
-    const char *ek = getenv("AWS_ACCESS_KEY_ID"), *es = getenv("AWS_SECRET_ACCESS_KEY"), *et = getenv("AWS_SESSION_TOKEN");
+    const char *ek = getenv("AWS_ACCESS_KEY_ID"), *es = getenv("AWS_SECRET_ACCESS_KEY"),
+               *et = getenv("AWS_SESSION_TOKEN");
     if (ek && *ek && es && *es) {
         snprintf(key, sizeof key, "%s", ek);
         snprintf(secret, sizeof secret, "%s", es);
         if (et) snprintf(c->token, sizeof c->token, "%s", et);
-    } else if (profile_value("aws_access_key_id", key, sizeof key) || profile_value("aws_secret_access_key", secret, sizeof secret)) {
-        return err_validation(err, "no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or a [default] profile "
-                                   "in ~/.aws/credentials (any values work for quarry and DynamoDB Local)");
+    } else if (profile_value("aws_access_key_id", key, sizeof key) ||
+               profile_value("aws_secret_access_key", secret, sizeof secret)) {
+        return err_validation(
+            err, "no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or a "
+                 "[default] profile "
+                 "in ~/.aws/credentials (any values work for quarry and DynamoDB Local)");
     } else {
         profile_value("aws_session_token", c->token, sizeof c->token);
     }
@@ -146,11 +154,18 @@ static int call(client *c, const char *op, json_t *body, json_t **out, qr_err *e
         const char *msg = j ? json_string_value(json_object_get(j, "message")) : NULL;
         if (msg == NULL && j) msg = json_string_value(json_object_get(j, "Message"));
         const char *hash = type ? strrchr(type, '#') : NULL;
-        static const char *const known[] = {QR_E_VALIDATION, QR_E_NOT_FOUND, QR_E_IN_USE, QR_E_LIMIT, QR_E_UNKNOWN_OP, NULL};
+        static const char *const known[] = {QR_E_VALIDATION, QR_E_NOT_FOUND,  QR_E_IN_USE,
+                                            QR_E_LIMIT,      QR_E_UNKNOWN_OP, NULL};
         const char *t = QR_E_INTERNAL;
         for (const char *const *kn = known; *kn; kn++)
             if (type && strcmp(hash ? hash + 1 : type, *kn) == 0) t = *kn;
-        err_set(err, t, "%s: HTTP %ld %s: %s", op, status, hash ? hash + 1 : type ? type : "", msg ? msg : resp.data ? resp.data : "");
+        err_set(err, t, "%s: HTTP %ld %s: %s", op, status,
+                hash   ? hash + 1
+                : type ? type
+                       : "",
+                msg         ? msg
+                : resp.data ? resp.data
+                            : "");
         json_decref(j);
         goto done;
     }
@@ -199,7 +214,9 @@ static int wait_active(client *c, const char *table, qr_err *err)
         }
         json_decref(d);
         if (active) return 0;
-        if (time(NULL) - start > WAIT_SECONDS) return err_set(err, QR_E_INTERNAL, "table %s is not ACTIVE after %d seconds", table, WAIT_SECONDS);
+        if (time(NULL) - start > WAIT_SECONDS)
+            return err_set(err, QR_E_INTERNAL, "table %s is not ACTIVE after %d seconds", table,
+                           WAIT_SECONDS);
         pause_ms(delay);
         if (delay < 2000) delay *= 2;
     }
@@ -223,8 +240,10 @@ static int same_keys(json_t *a, json_t *b)
     if (json_array_size(a) != json_array_size(b)) return 0;
     for (size_t i = 0; i < json_array_size(a); i++) {
         json_t *x = json_array_get(a, i), *y = json_array_get(b, i);
-        const char *xn = json_string_value(json_object_get(x, "AttributeName")), *yn = json_string_value(json_object_get(y, "AttributeName"));
-        const char *xt = json_string_value(json_object_get(x, "KeyType")), *yt = json_string_value(json_object_get(y, "KeyType"));
+        const char *xn = json_string_value(json_object_get(x, "AttributeName")),
+                   *yn = json_string_value(json_object_get(y, "AttributeName"));
+        const char *xt = json_string_value(json_object_get(x, "KeyType")),
+                   *yt = json_string_value(json_object_get(y, "KeyType"));
         if (!xn || !yn || !xt || !yt || strcmp(xn, yn) || strcmp(xt, yt)) return 0;
     }
     return 1;
@@ -241,17 +260,22 @@ static int apply_ttl(client *c, const m_table *t, FILE *log, qr_err *err)
         json_t *d = json_object_get(resp, "TimeToLiveDescription");
         const char *st = json_string_value(json_object_get(d, "TimeToLiveStatus"));
         const char *an = json_string_value(json_object_get(d, "AttributeName"));
-        int on = st && (strcmp(st, "ENABLED") == 0 || strcmp(st, "ENABLING") == 0) && an && strcmp(an, t->ttl) == 0;
+        int on = st && (strcmp(st, "ENABLED") == 0 || strcmp(st, "ENABLING") == 0) && an &&
+                 strcmp(an, t->ttl) == 0;
         json_decref(resp);
         if (on) return 0;
     } else if (e2.type && strcmp(e2.type, QR_E_UNKNOWN_OP) == 0) {
         /* an endpoint without TTL support (an older quarry): the tables are still usable */
-        fprintf(log, "table %s: warning: the endpoint does not support TTL, so %s will not expire items\n", t->name, t->ttl);
+        fprintf(
+            log,
+            "table %s: warning: the endpoint does not support TTL, so %s will not expire items\n",
+            t->name, t->ttl);
         return 0;
     } else {
         return err_set(err, e2.type, "%s", e2.msg);
     }
-    req = json_pack("{s:s, s:{s:s, s:b}}", "TableName", t->name, "TimeToLiveSpecification", "AttributeName", t->ttl, "Enabled", 1);
+    req = json_pack("{s:s, s:{s:s, s:b}}", "TableName", t->name, "TimeToLiveSpecification",
+                    "AttributeName", t->ttl, "Enabled", 1);
     rc = call(c, "UpdateTimeToLive", req, &resp, err);
     json_decref(req);
     if (rc) return -1;
@@ -261,9 +285,11 @@ static int apply_ttl(client *c, const m_table *t, FILE *log, qr_err *err)
 }
 
 /* Brings billing mode and provisioned capacity in line with the model (one UpdateTable). */
-static int apply_billing(client *c, const m_table *t, json_t *live, json_t *want, FILE *log, qr_err *err, int *changed)
+static int apply_billing(client *c, const m_table *t, json_t *live, json_t *want, FILE *log,
+                         qr_err *err, int *changed)
 {
-    const char *mode = json_string_value(json_object_get(json_object_get(live, "BillingModeSummary"), "BillingMode"));
+    const char *mode = json_string_value(
+        json_object_get(json_object_get(live, "BillingModeSummary"), "BillingMode"));
     if (mode == NULL) mode = "PROVISIONED"; /* DynamoDB omits the summary for provisioned tables */
     const char *wanted = json_string_value(json_object_get(want, "BillingMode"));
     json_t *pt = json_object_get(live, "ProvisionedThroughput");
@@ -275,14 +301,19 @@ static int apply_billing(client *c, const m_table *t, json_t *live, json_t *want
     json_t *req = json_pack("{s:s}", "TableName", t->name), *resp = NULL;
     if (req == NULL) return err_set(err, QR_E_INTERNAL, "out of memory");
     if (mode_differs) json_object_set_new(req, "BillingMode", json_string(wanted));
-    if (t->provisioned) json_object_set(req, "ProvisionedThroughput", json_object_get(want, "ProvisionedThroughput"));
+    if (t->provisioned)
+        json_object_set(req, "ProvisionedThroughput",
+                        json_object_get(want, "ProvisionedThroughput"));
     int rc = call(c, "UpdateTable", req, &resp, err);
     json_decref(req);
     if (rc) return -1;
     json_decref(resp);
     if (wait_active(c, t->name, err)) return -1;
-    if (t->provisioned) fprintf(log, "table %s: billing set to PROVISIONED (%.0f RCU, %.0f WCU)\n", t->name, t->rcu, t->wcu);
-    else fprintf(log, "table %s: billing set to PAY_PER_REQUEST\n", t->name);
+    if (t->provisioned)
+        fprintf(log, "table %s: billing set to PROVISIONED (%.0f RCU, %.0f WCU)\n", t->name, t->rcu,
+                t->wcu);
+    else
+        fprintf(log, "table %s: billing set to PAY_PER_REQUEST\n", t->name);
     *changed = 1;
     return 0;
 }
@@ -303,16 +334,23 @@ static int apply_table(client *c, const qr_model *m, const m_table *t, FILE *log
         if (call(c, "CreateTable", want, &resp, err)) goto done;
         json_decref(resp);
         if (wait_active(c, t->name, err)) goto done;
-        fprintf(log, "table %s: created (%zu index%s)\n", t->name, t->nidx, t->nidx == 1 ? "" : "es");
+        fprintf(log, "table %s: created (%zu index%s)\n", t->name, t->nidx,
+                t->nidx == 1 ? "" : "es");
     } else {
         json_t *live = json_object_get(d, "Table");
         if (!same_keys(json_object_get(live, "KeySchema"), json_object_get(want, "KeySchema"))) {
-            err_validation(err, "table %s exists with a different key schema; DynamoDB cannot change a table's keys (create a new table and migrate)", t->name);
+            err_validation(err,
+                           "table %s exists with a different key schema; DynamoDB cannot change a "
+                           "table's keys (create a new table and migrate)",
+                           t->name);
             goto done;
         }
         for (size_t i = 0; i < t->nidx; i++)
-            if (t->idx[i].local && !find_index(json_object_get(live, "LocalSecondaryIndexes"), t->idx[i].name)) {
-                err_validation(err, "table %s exists without local index %s; LSIs can only be created with the table (recreate it, or use a GSI)",
+            if (t->idx[i].local &&
+                !find_index(json_object_get(live, "LocalSecondaryIndexes"), t->idx[i].name)) {
+                err_validation(err,
+                               "table %s exists without local index %s; LSIs can only be created "
+                               "with the table (recreate it, or use a GSI)",
                                t->name, t->idx[i].name);
                 goto done;
             }
@@ -324,9 +362,12 @@ static int apply_table(client *c, const qr_model *m, const m_table *t, FILE *log
         {
             const char *name = json_string_value(json_object_get(g, "IndexName"));
             if (find_index(json_object_get(live, "GlobalSecondaryIndexes"), name)) continue;
-            json_t *req = json_pack("{s:s, s:O, s:[{s:O}]}", "TableName", t->name, "AttributeDefinitions",
-                                    json_object_get(want, "AttributeDefinitions"), "GlobalSecondaryIndexUpdates", "Create", g);
-            int r2 = req ? call(c, "UpdateTable", req, &resp, err) : err_set(err, QR_E_INTERNAL, "out of memory");
+            json_t *req =
+                json_pack("{s:s, s:O, s:[{s:O}]}", "TableName", t->name, "AttributeDefinitions",
+                          json_object_get(want, "AttributeDefinitions"),
+                          "GlobalSecondaryIndexUpdates", "Create", g);
+            int r2 = req ? call(c, "UpdateTable", req, &resp, err)
+                         : err_set(err, QR_E_INTERNAL, "out of memory");
             json_decref(req);
             if (r2) goto done;
             json_decref(resp);
@@ -337,7 +378,9 @@ static int apply_table(client *c, const qr_model *m, const m_table *t, FILE *log
         json_array_foreach(json_object_get(live, "GlobalSecondaryIndexes"), i, g)
         {
             const char *name = json_string_value(json_object_get(g, "IndexName"));
-            if (name && !model_table_index(t, name)) fprintf(log, "table %s: GSI %s is not in the model; left in place\n", t->name, name);
+            if (name && !model_table_index(t, name))
+                fprintf(log, "table %s: GSI %s is not in the model; left in place\n", t->name,
+                        name);
         }
         if (!changed) fprintf(log, "table %s: exists, up to date\n", t->name);
     }
@@ -353,10 +396,12 @@ int model_apply(const qr_model *m, const char *endpoint, FILE *log, qr_err *err)
 {
     if (strncmp(endpoint, "http://", 7) != 0 && strncmp(endpoint, "https://", 8) != 0)
         return err_validation(err, "endpoint '%s' must be an http:// or https:// URL", endpoint);
-    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) return err_set(err, QR_E_INTERNAL, "cannot start libcurl");
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+        return err_set(err, QR_E_INTERNAL, "cannot start libcurl");
     client c;
     int rc = client_init(&c, endpoint, err);
-    for (size_t i = 0; rc == 0 && i < m->ntables; i++) rc = apply_table(&c, m, &m->tables[i], log, err);
+    for (size_t i = 0; rc == 0 && i < m->ntables; i++)
+        rc = apply_table(&c, m, &m->tables[i], log, err);
     client_free(&c);
     curl_global_cleanup();
     return rc;

@@ -35,9 +35,12 @@ static int add(ck_report *r, ck_severity sev, const char *rule, const char *subj
         r->cap = nc;
     }
     r->findings[r->nfindings++] = (ck_finding){sev, rule, subject, pos, message, explanation, fix};
-    if (sev == CK_ERROR) r->errors++;
-    else if (sev == CK_WARNING) r->warnings++;
-    else r->notes++;
+    if (sev == CK_ERROR)
+        r->errors++;
+    else if (sev == CK_WARNING)
+        r->warnings++;
+    else
+        r->notes++;
     return 0;
 }
 
@@ -52,19 +55,26 @@ static const m_given *given(const m_pattern *p, const char *name)
 
 static int is_time(const m_attr *a)
 {
-    return a->format == MF_TIMESTAMP || a->format == MF_DATE || a->format == MF_MONTH || a->format == MF_YEAR ||
-           a->format == MF_EPOCH;
+    return a->format == MF_TIMESTAMP || a->format == MF_DATE || a->format == MF_MONTH ||
+           a->format == MF_YEAR || a->format == MF_EPOCH;
 }
 
 /* Time granularity: 1 year … 4 instant; 0 for non-time attributes. */
 static int time_rank(const m_attr *a)
 {
     switch (a->format) {
-    case MF_YEAR: return 1;
-    case MF_MONTH: return 2;
-    case MF_DATE: return 3;
-    case MF_TIMESTAMP: case MF_EPOCH: case MF_ULID: return 4;
-    default: return 0;
+    case MF_YEAR:
+        return 1;
+    case MF_MONTH:
+        return 2;
+    case MF_DATE:
+        return 3;
+    case MF_TIMESTAMP:
+    case MF_EPOCH:
+    case MF_ULID:
+        return 4;
+    default:
+        return 0;
     }
 }
 
@@ -84,7 +94,8 @@ static int date_pattern_sorts(const char *pat)
 /* Why a variable in a string key does not sort, or NULL if it does. */
 static const char *unsorted_reason(const m_attr *a)
 {
-    if (a->format == MF_DATE && !date_pattern_sorts(a->pattern)) return "a date whose fields do not run year-month-day at fixed width";
+    if (a->format == MF_DATE && !date_pattern_sorts(a->pattern))
+        return "a date whose fields do not run year-month-day at fixed width";
     if (a->format == MF_INTEGER || (a->type == MT_NUMBER && (a->format == MF_NONE)))
         return "a number without zero-padding (9 sorts after 10)";
     return NULL;
@@ -96,7 +107,8 @@ static const char *unordered_reason(const m_attr *a)
     const char *u = unsorted_reason(a);
     if (u) return u;
     if (a->format == MF_UUID) return "a random UUID, which has no meaningful order";
-    if (a->format == MF_ENUM) return "an enum, whose values sort alphabetically, not in any business order";
+    if (a->format == MF_ENUM)
+        return "an enum, whose values sort alphabetically, not in any business order";
     if (a->type == MT_BOOLEAN) return "a boolean";
     if (a->format == MF_SHARD) return "a shard suffix";
     return NULL;
@@ -148,7 +160,9 @@ static const char *sk_name(const ck_path *p)
 
 static const char *path_name(ck_report *r, const ck_path *p)
 {
-    if (p->index) return P("%s %s of table %s", p->index->local ? "LSI" : "GSI", p->index->name, p->table->name);
+    if (p->index)
+        return P("%s %s of table %s", p->index->local ? "LSI" : "GSI", p->index->name,
+                 p->table->name);
     return P("table %s", p->table->name);
 }
 
@@ -163,54 +177,89 @@ void check_example_value(const m_attr *a, int n, char *buf, size_t size)
 {
     static const int nums[] = {42, 7, 1337};
     static const int days[] = {14, 9, 21};
-    static const char *const uuids[] = {"3f2a9c1e-7b4d-4e2a-9c1f-5d8e2b7a6c40", "a71c02d9-1e5b-4f3a-8d26-0b9e4c7f1a53",
+    static const char *const uuids[] = {"3f2a9c1e-7b4d-4e2a-9c1f-5d8e2b7a6c40",
+                                        "a71c02d9-1e5b-4f3a-8d26-0b9e4c7f1a53",
                                         "5e9b7d13-c2a8-4b61-a0f4-9d3e8c2b1f77"};
-    static const char *const ulids[] = {"01HV6Z3K8Q2M7N4P5R6S7T8V9W", "01HV6Z3M1A2B3C4D5E6F7G8H9J", "01HV6Z3P9K8J7H6G5F4E3D2C1B"};
+    static const char *const ulids[] = {"01HV6Z3K8Q2M7N4P5R6S7T8V9W", "01HV6Z3M1A2B3C4D5E6F7G8H9J",
+                                        "01HV6Z3P9K8J7H6G5F4E3D2C1B"};
     int k = n % 3;
     if (a->example && n == 0) {
         snprintf(buf, size, "%s", a->example);
         return;
     }
     switch (a->format) {
-    case MF_TIMESTAMP: snprintf(buf, size, "2026-03-%02dT09:%02d:00Z", days[k], 14 + k * 7); return;
-    case MF_MONTH: snprintf(buf, size, "2026-%02d", 3 - k); return;
-    case MF_YEAR: snprintf(buf, size, "%d", 2026 - k); return;
-    case MF_EPOCH: snprintf(buf, size, "%ld", 1773479640L + 86400L * k); return;
-    case MF_PADDED: snprintf(buf, size, "%0*d", a->width, nums[k]); return;
-    case MF_INTEGER: snprintf(buf, size, "%d", nums[k]); return;
-    case MF_ENUM: snprintf(buf, size, "%s", a->values[(size_t)n % a->nvalues]); return;
-    case MF_UUID: snprintf(buf, size, "%s", uuids[k]); return;
-    case MF_ULID: snprintf(buf, size, "%s", ulids[k]); return;
-    case MF_SHARD: snprintf(buf, size, "%d", n % a->shards); return;
+    case MF_TIMESTAMP:
+        snprintf(buf, size, "2026-03-%02dT09:%02d:00Z", days[k], 14 + k * 7);
+        return;
+    case MF_MONTH:
+        snprintf(buf, size, "2026-%02d", 3 - k);
+        return;
+    case MF_YEAR:
+        snprintf(buf, size, "%d", 2026 - k);
+        return;
+    case MF_EPOCH:
+        snprintf(buf, size, "%ld", 1773479640L + 86400L * k);
+        return;
+    case MF_PADDED:
+        snprintf(buf, size, "%0*d", a->width, nums[k]);
+        return;
+    case MF_INTEGER:
+        snprintf(buf, size, "%d", nums[k]);
+        return;
+    case MF_ENUM:
+        snprintf(buf, size, "%s", a->values[(size_t)n % a->nvalues]);
+        return;
+    case MF_UUID:
+        snprintf(buf, size, "%s", uuids[k]);
+        return;
+    case MF_ULID:
+        snprintf(buf, size, "%s", ulids[k]);
+        return;
+    case MF_SHARD:
+        snprintf(buf, size, "%d", n % a->shards);
+        return;
     case MF_DATE: {
         const char *pat = a->pattern ? a->pattern : "YYYY-MM-DD";
         size_t o = 0;
         for (const char *s = pat; *s && o + 8 < size;) {
-            if (strncmp(s, "YYYY", 4) == 0) o += (size_t)snprintf(buf + o, size - o, "2026"), s += 4;
-            else if (strncmp(s, "MM", 2) == 0) o += (size_t)snprintf(buf + o, size - o, "03"), s += 2;
-            else if (strncmp(s, "DD", 2) == 0) o += (size_t)snprintf(buf + o, size - o, "%02d", days[k]), s += 2;
-            else if (*s == 'M') o += (size_t)snprintf(buf + o, size - o, "3"), s++;
-            else if (*s == 'D') o += (size_t)snprintf(buf + o, size - o, "%d", days[k]), s++;
-            else buf[o++] = *s++;
+            if (strncmp(s, "YYYY", 4) == 0)
+                o += (size_t)snprintf(buf + o, size - o, "2026"), s += 4;
+            else if (strncmp(s, "MM", 2) == 0)
+                o += (size_t)snprintf(buf + o, size - o, "03"), s += 2;
+            else if (strncmp(s, "DD", 2) == 0)
+                o += (size_t)snprintf(buf + o, size - o, "%02d", days[k]), s += 2;
+            else if (*s == 'M')
+                o += (size_t)snprintf(buf + o, size - o, "3"), s++;
+            else if (*s == 'D')
+                o += (size_t)snprintf(buf + o, size - o, "%d", days[k]), s++;
+            else
+                buf[o++] = *s++;
         }
         buf[o < size ? o : size - 1] = '\0';
         return;
     }
-    default: break;
+    default:
+        break;
     }
-    if (a->type == MT_BOOLEAN) snprintf(buf, size, "%s", n % 2 ? "false" : "true");
-    else if (a->type == MT_NUMBER) snprintf(buf, size, "%d", nums[k]);
+    if (a->type == MT_BOOLEAN)
+        snprintf(buf, size, "%s", n % 2 ? "false" : "true");
+    else if (a->type == MT_NUMBER)
+        snprintf(buf, size, "%d", nums[k]);
     else {
         /* userId -> user-101: readable ids that differ per example */
         char stem[64];
         snprintf(stem, sizeof stem, "%s", a->name);
         size_t l = strlen(stem);
-        if (l > 2 && (strcmp(stem + l - 2, "Id") == 0 || strcmp(stem + l - 2, "ID") == 0)) stem[l - 2] = '\0';
-        else if (l > 3 && strcmp(stem + l - 3, "_id") == 0) stem[l - 3] = '\0';
+        if (l > 2 && (strcmp(stem + l - 2, "Id") == 0 || strcmp(stem + l - 2, "ID") == 0))
+            stem[l - 2] = '\0';
+        else if (l > 3 && strcmp(stem + l - 3, "_id") == 0)
+            stem[l - 3] = '\0';
         for (char *c = stem; *c; c++)
             if (*c >= 'A' && *c <= 'Z') *c = (char)(*c - 'A' + 'a');
-        if (a->format == MF_ID || stem[0] == '\0' || strlen(stem) != l) snprintf(buf, size, "%s-%d", stem[0] ? stem : "id", 101 + k);
-        else snprintf(buf, size, "%s %c", a->name, 'A' + k);
+        if (a->format == MF_ID || stem[0] == '\0' || strlen(stem) != l)
+            snprintf(buf, size, "%s-%d", stem[0] ? stem : "id", 101 + k);
+        else
+            snprintf(buf, size, "%s %c", a->name, 'A' + k);
     }
 }
 
@@ -220,8 +269,10 @@ void check_expand(const m_template *t, int n, char *buf, size_t size)
     buf[0] = '\0';
     for (size_t i = 0; i < t->nseg && o + 1 < size; i++) {
         char v[256];
-        if (t->seg[i].is_var) check_example_value(t->seg[i].attr, n, v, sizeof v);
-        else snprintf(v, sizeof v, "%s", t->seg[i].text);
+        if (t->seg[i].is_var)
+            check_example_value(t->seg[i].attr, n, v, sizeof v);
+        else
+            snprintf(v, sizeof v, "%s", t->seg[i].text);
         o += (size_t)snprintf(buf + o, size - o, "%s", v);
     }
 }
@@ -229,7 +280,8 @@ void check_expand(const m_template *t, int n, char *buf, size_t size)
 void check_item_value(const m_entity *e, const m_attr *a, int k, char *buf, size_t size)
 {
     int in_pk = 0;
-    for (size_t i = 0; i < e->pk.nseg; i++) in_pk |= e->pk.seg[i].is_var && e->pk.seg[i].attr == a;
+    for (size_t i = 0; i < e->pk.nseg; i++)
+        in_pk |= e->pk.seg[i].is_var && e->pk.seg[i].attr == a;
     check_example_value(a, in_pk ? 0 : k, buf, size);
 }
 
@@ -239,8 +291,10 @@ void check_item_key(const m_entity *e, const m_template *t, int k, char *buf, si
     buf[0] = '\0';
     for (size_t i = 0; i < t->nseg && o + 1 < size; i++) {
         char v[256];
-        if (t->seg[i].is_var) check_item_value(e, t->seg[i].attr, k, v, sizeof v);
-        else snprintf(v, sizeof v, "%s", t->seg[i].text);
+        if (t->seg[i].is_var)
+            check_item_value(e, t->seg[i].attr, k, v, sizeof v);
+        else
+            snprintf(v, sizeof v, "%s", t->seg[i].text);
         o += (size_t)snprintf(buf + o, size - o, "%s", v);
     }
 }
@@ -259,15 +313,15 @@ int check_item_in_index(const m_entity *e, const m_entkey *ek, int k)
 /* ---- planning ---- */
 
 typedef struct match {
-    int usable;                /* partition key fully known (and sparse conditions met) */
-    int eq_all;                /* sort key fully known */
-    const m_seg *range;        /* first sort-key variable not given */
-    size_t prefix_nseg;        /* segments before it */
-    int scatter;               /* shards to fan out over */
-    const char *missing;       /* first partition-key variable not given */
-    const char *filters;       /* given attributes the key does not use, comma-separated */
+    int usable;          /* partition key fully known (and sparse conditions met) */
+    int eq_all;          /* sort key fully known */
+    const m_seg *range;  /* first sort-key variable not given */
+    size_t prefix_nseg;  /* segments before it */
+    int scatter;         /* shards to fan out over */
+    const char *missing; /* first partition-key variable not given */
+    const char *filters; /* given attributes the key does not use, comma-separated */
     int cond_ok, order_ok;
-    const char *why;           /* what is wrong when usable but not clean */
+    const char *why; /* what is wrong when usable but not clean */
 } match;
 
 static int template_uses(const m_template *t, size_t upto, const char *name)
@@ -283,7 +337,8 @@ static match match_path(ck_report *r, const m_pattern *p, const ck_path *path)
     for (size_t i = 0; i < path->pk->nseg; i++) {
         const m_seg *s = &path->pk->seg[i];
         if (!s->is_var) continue;
-        if (s->attr->format == MF_SHARD && !given(p, s->text)) mt.scatter *= s->attr->shards;
+        if (s->attr->format == MF_SHARD && !given(p, s->text))
+            mt.scatter *= s->attr->shards;
         else if (!given(p, s->text)) {
             mt.usable = 0;
             if (mt.missing == NULL) mt.missing = s->text;
@@ -303,7 +358,9 @@ static match match_path(ck_report *r, const m_pattern *p, const ck_path *path)
         const m_seg *s = &sk->seg[i];
         if (s->is_var && !given(p, s->text)) break;
         /* an attribute the pattern ranges over ends the equality prefix even when given */
-        if (s->is_var && p->sk_attr && strcmp(p->sk_op, "=") != 0 && strcmp(s->text, p->sk_attr) == 0) break;
+        if (s->is_var && p->sk_attr && strcmp(p->sk_op, "=") != 0 &&
+            strcmp(s->text, p->sk_attr) == 0)
+            break;
     }
     mt.eq_all = sk->text == NULL || i == sk->nseg;
     mt.prefix_nseg = i;
@@ -312,10 +369,14 @@ static match match_path(ck_report *r, const m_pattern *p, const ck_path *path)
     char list[512] = "";
     for (size_t g = 0; g < p->ngiven; g++) {
         const char *name = p->given[g].name;
-        int used = template_uses(path->pk, path->pk->nseg, name) || (sk->text && template_uses(sk, mt.prefix_nseg, name));
+        int used = template_uses(path->pk, path->pk->nseg, name) ||
+                   (sk->text && template_uses(sk, mt.prefix_nseg, name));
         if (path->key)
-            for (size_t w = 0; w < path->key->nwhen; w++) used |= strcmp(path->key->when[w].name, name) == 0;
-        if (!used && p->sk_attr && strcmp(p->sk_attr, name) == 0 && mt.range && strcmp(mt.range->text, name) == 0) used = 1;
+            for (size_t w = 0; w < path->key->nwhen; w++)
+                used |= strcmp(path->key->when[w].name, name) == 0;
+        if (!used && p->sk_attr && strcmp(p->sk_attr, name) == 0 && mt.range &&
+            strcmp(mt.range->text, name) == 0)
+            used = 1;
         if (!used) {
             if (list[0]) strncat(list, ", ", sizeof list - strlen(list) - 1);
             strncat(list, name, sizeof list - strlen(list) - 1);
@@ -324,14 +385,16 @@ static match match_path(ck_report *r, const m_pattern *p, const ck_path *path)
     if (list[0]) mt.filters = P("%s", list);
     if (p->sk_attr) {
         int on_range = mt.range && strcmp(mt.range->text, p->sk_attr) == 0;
-        int on_eq = strcmp(p->sk_op, "=") == 0 && sk->text && template_uses(sk, mt.prefix_nseg, p->sk_attr);
+        int on_eq =
+            strcmp(p->sk_op, "=") == 0 && sk->text && template_uses(sk, mt.prefix_nseg, p->sk_attr);
         if (!on_range && !on_eq) {
             mt.cond_ok = 0;
             mt.why = P("the condition on %s is not on the next sort-key component", p->sk_attr);
         }
     }
     if (p->order_by && !(mt.range && strcmp(mt.range->text, p->order_by) == 0)) {
-        int single = sk->text && sk->nseg == 1 && sk->seg[0].is_var && strcmp(sk->seg[0].text, p->order_by) == 0;
+        int single = sk->text && sk->nseg == 1 && sk->seg[0].is_var &&
+                     strcmp(sk->seg[0].text, p->order_by) == 0;
         if (!single) {
             mt.order_ok = 0;
             mt.why = P("the sort key does not order by %s", p->order_by);
@@ -367,7 +430,8 @@ static const char *bound(ck_report *r, const m_pattern *p, const m_template *t)
     return template_head(r, t, t->nseg, p);
 }
 
-static const char *key_condition(ck_report *r, const m_pattern *p, const ck_path *path, const match *mt)
+static const char *key_condition(ck_report *r, const m_pattern *p, const ck_path *path,
+                                 const match *mt)
 {
     const char *pkc = P("%s = \"%s\"", pk_name(path), bound(r, p, path->pk));
     const m_template *sk = path->sk;
@@ -378,8 +442,10 @@ static const char *key_condition(ck_report *r, const m_pattern *p, const ck_path
     if (p->sk_attr && mt->range && strcmp(mt->range->text, p->sk_attr) == 0) {
         const char *v = mt->range->text;
         if (strcmp(p->sk_op, "between") == 0)
-            return P("%s AND %s BETWEEN \"%s{%s:from}\" AND \"%s{%s:to}\"", pkc, skn, prefix, v, prefix, v);
-        if (strcmp(p->sk_op, "begins_with") == 0) return P("%s AND begins_with(%s, \"%s{%s}\")", pkc, skn, prefix, v);
+            return P("%s AND %s BETWEEN \"%s{%s:from}\" AND \"%s{%s:to}\"", pkc, skn, prefix, v,
+                     prefix, v);
+        if (strcmp(p->sk_op, "begins_with") == 0)
+            return P("%s AND begins_with(%s, \"%s{%s}\")", pkc, skn, prefix, v);
         return P("%s AND %s %s \"%s{%s}\"", pkc, skn, p->sk_op, prefix, v);
     }
     if (prefix[0]) return P("%s AND begins_with(%s, \"%s\")", pkc, skn, prefix);
@@ -404,13 +470,15 @@ static const char *collection_condition(ck_report *r, const m_pattern *p, const 
             match om = match_path(r, p, &op[k]);
             const char *head = op[k].sk->text ? template_head(r, op[k].sk, om.prefix_nseg, p) : "";
             size_t c = 0;
-            while (common[c] && head[c] == common[c]) c++;
+            while (common[c] && head[c] == common[c])
+                c++;
             common[c] = '\0';
         }
     }
     /* cut back to a component boundary: "ME" from META and MEMBER# is no prefix */
     size_t len = strlen(common);
-    while (len && common[len - 1] != '#' && common[len - 1] != '}') len--;
+    while (len && common[len - 1] != '#' && common[len - 1] != '}')
+        len--;
     common[len] = '\0';
     if (len == 0) return pkc;
     return P("%s AND begins_with(%s, \"%s\")", pkc, sk_name(path), common);
@@ -451,27 +519,37 @@ static const char *propose_index(ck_report *r, const m_pattern *p)
         strncat(pk, part, sizeof pk - strlen(pk) - 1);
     }
     const char *sortby = p->sk_attr ? p->sk_attr : p->order_by;
-    if (sortby) snprintf(sk, sizeof sk, "{%s}", sortby);
-    else if (e->sk.text) snprintf(sk, sizeof sk, "%s", e->sk.text);
+    if (sortby)
+        snprintf(sk, sizeof sk, "{%s}", sortby);
+    else if (e->sk.text)
+        snprintf(sk, sizeof sk, "%s", e->sk.text);
     /* a free GSI of the table that this entity does not use yet can be overloaded */
     const char *reuse = NULL;
     for (size_t i = 0; i < e->table->nidx; i++)
-        if (!e->table->idx[i].local && model_entity_key(e, &e->table->idx[i]) == NULL) reuse = e->table->idx[i].name;
+        if (!e->table->idx[i].local && model_entity_key(e, &e->table->idx[i]) == NULL)
+            reuse = e->table->idx[i].name;
     const char *where = reuse ? P("overload GSI %s (give entity %s keys for it)", reuse, e->name)
-                              : P("add a GSI (e.g. GSI%zu) and give entity %s keys for it", e->table->nidx + 1, e->name);
+                              : P("add a GSI (e.g. GSI%zu) and give entity %s keys for it",
+                                  e->table->nidx + 1, e->name);
     if (list_attr)
-        return P("an inverted index: write one item per element of %s with pk \"%s#{element}\" and sk \"%s\" "
+        return P("an inverted index: write one item per element of %s with pk \"%s#{element}\" and "
+                 "sk \"%s\" "
                  "(or a GSI on that item), then Query by the element",
                  list_name, list_name, e->pk.text);
     if (fixed_only) {
         const m_given *g = &p->given[0];
-        return P("a sparse index: %s with pk \"%s\"%s%s%s written only while %s = %s (remove it when that changes), "
+        return P("a sparse index: %s with pk \"%s\"%s%s%s written only while %s = %s (remove it "
+                 "when that changes), "
                  "so the index holds exactly the matching items (shard the pk if writes are heavy)"
                  "; or, to serve every value of %s, %s with pk \"%s\"",
-                 where, g->value, sk[0] ? " and sk \"" : "", sk, sk[0] ? "\"" : "", g->name, g->value, g->name, where, pk);
+                 where, g->value, sk[0] ? " and sk \"" : "", sk, sk[0] ? "\"" : "", g->name,
+                 g->value, g->name, where, pk);
     }
-    if (pk[0] == '\0') return P("give the pattern the attributes that identify the partition; a pattern with no given values reads the whole table");
-    return P("%s with pk \"%s\"%s%s%s", where, pk, sk[0] ? " and sk \"" : "", sk, sk[0] ? "\"" : "");
+    if (pk[0] == '\0')
+        return P("give the pattern the attributes that identify the partition; a pattern with no "
+                 "given values reads the whole table");
+    return P("%s with pk \"%s\"%s%s%s", where, pk, sk[0] ? " and sk \"" : "", sk,
+             sk[0] ? "\"" : "");
 }
 
 static int plan_pattern(ck_report *r, const m_pattern *p, ck_plan *pl)
@@ -487,7 +565,8 @@ static int plan_pattern(ck_report *r, const m_pattern *p, ck_plan *pl)
     if (p->kind == MK_PUT || p->kind == MK_TRANSACTION) {
         pl->served = 1;
         pl->path = paths[0];
-        pl->key_condition = e->sk.text ? P("%s = \"%s\", %s = \"%s\"", e->table->pk.name, e->pk.text, e->table->sk.name, e->sk.text)
+        pl->key_condition = e->sk.text ? P("%s = \"%s\", %s = \"%s\"", e->table->pk.name,
+                                           e->pk.text, e->table->sk.name, e->sk.text)
                                        : P("%s = \"%s\"", e->table->pk.name, e->pk.text);
         if (p->kind == MK_PUT) {
             pl->operation = "PutItem";
@@ -500,13 +579,18 @@ static int plan_pattern(ck_report *r, const m_pattern *p, ck_plan *pl)
                 strncat(names, ", ", sizeof names - strlen(names) - 1);
                 strncat(names, p->also[i]->name, sizeof names - strlen(names) - 1);
             }
-            pl->text = P("TransactWriteItems with %zu items (%s), all or nothing", 1 + p->nalso, names);
+            pl->text =
+                P("TransactWriteItems with %zu items (%s), all or nothing", 1 + p->nalso, names);
             if (1 + p->nalso > 100) {
                 pl->served = 0;
-                return add(r, CK_ERROR, "access-pattern-coverage", subject, p->pos,
-                           P("pattern %s writes %zu items in one transaction; TransactWriteItems takes at most 100", p->name, 1 + p->nalso),
-                           "DynamoDB rejects transactions of more than 100 items (and more than 4 MB).",
-                           "split the write, or keep the invariant in fewer items (a counter item, one aggregate item)");
+                return add(
+                    r, CK_ERROR, "access-pattern-coverage", subject, p->pos,
+                    P("pattern %s writes %zu items in one transaction; TransactWriteItems takes at "
+                      "most 100",
+                      p->name, 1 + p->nalso),
+                    "DynamoDB rejects transactions of more than 100 items (and more than 4 MB).",
+                    "split the write, or keep the invariant in fewer items (a counter item, one "
+                    "aggregate item)");
             }
         }
         return pl->text ? 0 : -1;
@@ -540,26 +624,37 @@ static int plan_pattern(ck_report *r, const m_pattern *p, ck_plan *pl)
         pl->served = 1;
         pl->path = *path;
         pl->scatter = bm.scatter;
-        pl->key_condition = p->nalso && p->kind == MK_QUERY ? collection_condition(r, p, path) : key_condition(r, p, path, &bm);
+        pl->key_condition = p->nalso && p->kind == MK_QUERY ? collection_condition(r, p, path)
+                                                            : key_condition(r, p, path, &bm);
         const char *where = path_name(r, path);
-        const char *item_key = path->sk->text ? P("%s = \"%s\", %s = \"%s\"", pk_name(path), bound(r, p, path->pk), sk_name(path), bound(r, p, path->sk))
-                                              : P("%s = \"%s\"", pk_name(path), bound(r, p, path->pk));
-        if (is_write(p->kind) || (p->kind == MK_GET && path->index == NULL && bm.scatter == 1)) pl->key_condition = item_key;
+        const char *item_key = path->sk->text
+                                   ? P("%s = \"%s\", %s = \"%s\"", pk_name(path),
+                                       bound(r, p, path->pk), sk_name(path), bound(r, p, path->sk))
+                                   : P("%s = \"%s\"", pk_name(path), bound(r, p, path->pk));
+        if (is_write(p->kind) || (p->kind == MK_GET && path->index == NULL && bm.scatter == 1))
+            pl->key_condition = item_key;
         if (is_write(p->kind)) {
             pl->operation = p->kind == MK_UPDATE ? "UpdateItem" : "DeleteItem";
             pl->text = P("%s on %s: Key %s", pl->operation, where, pl->key_condition);
         } else if (p->kind == MK_GET && path->index == NULL && bm.scatter == 1) {
             pl->operation = "GetItem";
-            pl->text = P("GetItem on %s: Key %s%s", where, pl->key_condition, p->consistent ? ", ConsistentRead=true" : "");
+            pl->text = P("GetItem on %s: Key %s%s", where, pl->key_condition,
+                         p->consistent ? ", ConsistentRead=true" : "");
         } else {
             pl->operation = "Query";
             char extra[200] = "";
-            if (p->direction < 0) strncat(extra, ", ScanIndexForward=false", sizeof extra - strlen(extra) - 1);
-            if (p->limit > 0) snprintf(extra + strlen(extra), sizeof extra - strlen(extra), ", Limit=%.0f", p->limit);
-            else if (p->kind == MK_GET) strncat(extra, ", Limit=1", sizeof extra - strlen(extra) - 1);
-            if (p->consistent) strncat(extra, ", ConsistentRead=true", sizeof extra - strlen(extra) - 1);
+            if (p->direction < 0)
+                strncat(extra, ", ScanIndexForward=false", sizeof extra - strlen(extra) - 1);
+            if (p->limit > 0)
+                snprintf(extra + strlen(extra), sizeof extra - strlen(extra), ", Limit=%.0f",
+                         p->limit);
+            else if (p->kind == MK_GET)
+                strncat(extra, ", Limit=1", sizeof extra - strlen(extra) - 1);
+            if (p->consistent)
+                strncat(extra, ", ConsistentRead=true", sizeof extra - strlen(extra) - 1);
             if (bm.scatter > 1)
-                snprintf(extra + strlen(extra), sizeof extra - strlen(extra), "; x%d (one Query per shard, merged by the client)", bm.scatter);
+                snprintf(extra + strlen(extra), sizeof extra - strlen(extra),
+                         "; x%d (one Query per shard, merged by the client)", bm.scatter);
             pl->text = P("Query %s: %s%s", where, pl->key_condition, extra);
         }
         return pl->text ? 0 : -1;
@@ -571,21 +666,30 @@ static int plan_pattern(ck_report *r, const m_pattern *p, ck_plan *pl)
     const char *sentence = p->sentence ? P(" (\"%s\")", p->sentence) : "";
     if (gsi_only_consistent) {
         pl->text = P("no strongly consistent path: only a GSI has the key");
-        return add(r, CK_ERROR, "index-lsi-at-creation", subject, p->pos,
-                   P("pattern %s%s needs strongly consistent reads, but only a global index serves it", p->name, sentence),
-                   "GSIs are eventually consistent; only the base table and local indexes offer ConsistentRead. "
-                   "Local indexes must be declared when the table is created: they cannot be added later.",
-                   P("declare an LSI on table %s now, with the sort key this pattern needs, or accept eventual consistency",
-                     e->table->name));
+        return add(
+            r, CK_ERROR, "index-lsi-at-creation", subject, p->pos,
+            P("pattern %s%s needs strongly consistent reads, but only a global index serves it",
+              p->name, sentence),
+            "GSIs are eventually consistent; only the base table and local indexes offer "
+            "ConsistentRead. "
+            "Local indexes must be declared when the table is created: they cannot be added later.",
+            P("declare an LSI on table %s now, with the sort key this pattern needs, or accept "
+              "eventual consistency",
+              e->table->name));
     }
     if (is_write(p->kind)) {
-        pl->text = P("no single-item %s: the full primary key is not given", model_kind_name(p->kind));
-        return add(r, CK_ERROR, "access-pattern-coverage", subject, p->pos,
-                   P("pattern %s%s does not give the full primary key (%s%s%s) of %s", p->name, sentence, e->pk.text,
-                     e->sk.text ? ", " : "", e->sk.text ? e->sk.text : "", e->name),
-                   "UpdateItem and DeleteItem address one item by its whole key; without it the application must first "
-                   "Query (or Scan) to find the key, which is two round trips and a race between them.",
-                   P("give the pattern every attribute of the key templates of %s, or design the key from what the caller knows", e->name));
+        pl->text =
+            P("no single-item %s: the full primary key is not given", model_kind_name(p->kind));
+        return add(
+            r, CK_ERROR, "access-pattern-coverage", subject, p->pos,
+            P("pattern %s%s does not give the full primary key (%s%s%s) of %s", p->name, sentence,
+              e->pk.text, e->sk.text ? ", " : "", e->sk.text ? e->sk.text : "", e->name),
+            "UpdateItem and DeleteItem address one item by its whole key; without it the "
+            "application must first "
+            "Query (or Scan) to find the key, which is two round trips and a race between them.",
+            P("give the pattern every attribute of the key templates of %s, or design the key from "
+              "what the caller knows",
+              e->name));
     }
     /* a usable path with a filter? */
     for (size_t i = 0; i < np; i++) {
@@ -595,22 +699,31 @@ static int plan_pattern(ck_report *r, const m_pattern *p, ck_plan *pl)
         pl->path = paths[i];
         pl->operation = "Query";
         pl->key_condition = key_condition(r, p, &paths[i], &mt);
-        pl->text = P("Query %s then filter: %s", where, mt.why ? mt.why : "the key does not select exactly these items");
+        pl->text = P("Query %s then filter: %s", where,
+                     mt.why ? mt.why : "the key does not select exactly these items");
         const char *prefix = template_head(r, paths[i].sk, mt.prefix_nseg, NULL);
         const char *want_attr = p->sk_attr ? p->sk_attr : p->order_by ? p->order_by : mt.filters;
         return add(r, CK_ERROR, "access-pattern-coverage", subject, p->pos,
-                   P("pattern %s%s needs a filter on %s: %s", p->name, sentence, where, mt.why ? mt.why : "the key does not select the items"),
-                   "A FilterExpression runs after the read: DynamoDB reads and bills every item in the key range and then "
-                   "discards those that do not match, so cost and latency grow with the partition, not the result.",
-                   P("make the sort key continue with the filtered attribute: %s = \"%s{%s}...\" (or, on the same partition, an LSI "
+                   P("pattern %s%s needs a filter on %s: %s", p->name, sentence, where,
+                     mt.why ? mt.why : "the key does not select the items"),
+                   "A FilterExpression runs after the read: DynamoDB reads and bills every item in "
+                   "the key range and then "
+                   "discards those that do not match, so cost and latency grow with the partition, "
+                   "not the result.",
+                   P("make the sort key continue with the filtered attribute: %s = \"%s{%s}...\" "
+                     "(or, on the same partition, an LSI "
                      "with that sort key, which can only be created with the table; or %s)",
-                     sk_name(&paths[i]) ? sk_name(&paths[i]) : "the sort key", prefix, want_attr ? want_attr : "?",
-                     propose_index(r, p)));
+                     sk_name(&paths[i]) ? sk_name(&paths[i]) : "the sort key", prefix,
+                     want_attr ? want_attr : "?", propose_index(r, p)));
     }
-    pl->text = P("Scan of table %s: no table or index has a partition key built from the given values", e->table->name);
+    pl->text =
+        P("Scan of table %s: no table or index has a partition key built from the given values",
+          e->table->name);
     return add(r, CK_ERROR, "access-pattern-coverage", subject, p->pos,
-               P("pattern %s%s needs a Scan: no key of %s can be built from what it is given", p->name, sentence, e->name),
-               "A Query needs exactly one partition key value. Without one, the only way to answer is a Scan, which reads the "
+               P("pattern %s%s needs a Scan: no key of %s can be built from what it is given",
+                 p->name, sentence, e->name),
+               "A Query needs exactly one partition key value. Without one, the only way to answer "
+               "is a Scan, which reads the "
                "whole table: its cost and latency grow with the table, not with the result.",
                propose_index(r, p));
 }
@@ -624,7 +737,8 @@ static double projected_size(const m_entity *e, const ck_path *path)
     const m_template *ts[] = {&e->pk, &e->sk, path->pk, path->sk};
     for (size_t t = 0; t < 4; t++)
         for (size_t i = 0; ts[t]->text && i < ts[t]->nseg; i++)
-            keys += ts[t]->seg[i].is_var ? model_attr_size(ts[t]->seg[i].attr) : (double)strlen(ts[t]->seg[i].text);
+            keys += ts[t]->seg[i].is_var ? model_attr_size(ts[t]->seg[i].attr)
+                                         : (double)strlen(ts[t]->seg[i].text);
     keys += 40; /* attribute names */
     if (path->index->projection == MP_INCLUDE)
         for (size_t i = 0; i < path->index->ninclude; i++) {
@@ -637,7 +751,10 @@ static double projected_size(const m_entity *e, const ck_path *path)
 static double read_units(const ck_plan *pl)
 {
     const m_pattern *p = pl->pattern;
-    double items = p->kind == MK_GET ? 1 : p->limit > 0 ? p->limit : p->result_size > 0 ? p->result_size : 1;
+    double items = p->kind == MK_GET    ? 1
+                   : p->limit > 0       ? p->limit
+                   : p->result_size > 0 ? p->result_size
+                                        : 1;
     double bytes = items * projected_size(p->entity, &pl->path);
     double units = ceil(bytes / 4096);
     if (units < 1) units = 1;
@@ -663,7 +780,8 @@ static double entity_write_load(const ck_report *r, const m_entity *e, const ck_
         const m_pattern *p = r->plans[i].pattern;
         if (!is_write(p->kind) || p->rps <= 0) continue;
         int touches = p->entity == e;
-        for (size_t j = 0; j < p->nalso; j++) touches |= p->also[j] == e;
+        for (size_t j = 0; j < p->nalso; j++)
+            touches |= p->also[j] == e;
         if (!touches) continue;
         double u = write_units(projected_size(e, path));
         if (p->kind == MK_TRANSACTION) u *= 2;
@@ -671,7 +789,6 @@ static double entity_write_load(const ck_report *r, const m_entity *e, const ck_
     }
     return load * sparse;
 }
-
 
 /* ---- rules ---- */
 
@@ -693,11 +810,13 @@ static int rule_pk_cardinality(ck_report *r)
             for (size_t i = 0; i < r->nplans; i++) {
                 const ck_plan *pl = &r->plans[i];
                 if (pl->pattern->rps > 0) known = 1;
-                if (pl->served && pl->pattern->entity == e && same_path(&pl->path, path) && is_read(pl->pattern->kind)) {
+                if (pl->served && pl->pattern->entity == e && same_path(&pl->path, path) &&
+                    is_read(pl->pattern->kind)) {
                     rps += pl->pattern->rps;
                     rload += pl->pattern->rps * read_units(pl);
                 }
-                if (is_write(pl->pattern->kind) && pl->pattern->entity == e) rps += pl->pattern->rps;
+                if (is_write(pl->pattern->kind) && pl->pattern->entity == e)
+                    rps += pl->pattern->rps;
             }
             double hot = fmax(rload * share / CK_PARTITION_RCU, wload * share / CK_PARTITION_WCU);
             char vars[300] = "";
@@ -706,27 +825,39 @@ static int rule_pk_cardinality(ck_report *r)
                 if (!s->is_var) continue;
                 char d[120];
                 double c = var_cardinality(e, s->attr);
-                if (is_time(s->attr)) snprintf(d, sizeof d, "%s (a %s: today's traffic all lands on one value)", s->text, model_format_name(s->attr->format));
-                else if (c < 1000) snprintf(d, sizeof d, "%s (%.0f values)", s->text, c);
-                else continue;
+                if (is_time(s->attr))
+                    snprintf(d, sizeof d, "%s (a %s: today's traffic all lands on one value)",
+                             s->text, model_format_name(s->attr->format));
+                else if (c < 1000)
+                    snprintf(d, sizeof d, "%s (%.0f values)", s->text, c);
+                else
+                    continue;
                 if (vars[0]) strncat(vars, ", ", sizeof vars - strlen(vars) - 1);
                 strncat(vars, d, sizeof vars - strlen(vars) - 1);
             }
-            const char *what = model_template_is_constant(path->pk) ? P("is the constant \"%s\"", path->pk->text)
-                               : vars[0] ? P("is built from low-cardinality %s", vars)
-                                         : P("has a value that carries %.0f%% of the traffic", share * 100);
+            const char *what =
+                model_template_is_constant(path->pk) ? P("is the constant \"%s\"", path->pk->text)
+                : vars[0]                            ? P("is built from low-cardinality %s", vars)
+                          : P("has a value that carries %.0f%% of the traffic", share * 100);
             ck_severity sev = (!known || hot > 0.1) ? CK_WARNING : CK_NOTE;
             const char *why = sev == CK_WARNING
-                                  ? "Throughput is divided by partition and traffic is not: a key with few values concentrates "
-                                    "requests on a few partitions, each capped at 3,000 RCU and 1,000 WCU per second. Aim for no "
+                                  ? "Throughput is divided by partition and traffic is not: a key "
+                                    "with few values concentrates "
+                                    "requests on a few partitions, each capped at 3,000 RCU and "
+                                    "1,000 WCU per second. Aim for no "
                                     "value above 1-2% of the traffic."
-                                  : P("At the stated rates the busiest partition uses %.1f%% of its ceiling, so this is acceptable "
-                                      "now; it becomes a hot partition if traffic grows.", hot * 100);
-            if (add(r, sev, "partition-key-cardinality", P("entity %s on %s", e->name, path_name(r, path)), path->pk->pos,
-                    P("partition key %s = \"%s\" %s; its busiest value would carry %.0f%% of the traffic", pk_name(path),
-                      path->pk->text, what, share * 100),
+                                  : P("At the stated rates the busiest partition uses %.1f%% of "
+                                      "its ceiling, so this is acceptable "
+                                      "now; it becomes a hot partition if traffic grows.",
+                                      hot * 100);
+            if (add(r, sev, "partition-key-cardinality",
+                    P("entity %s on %s", e->name, path_name(r, path)), path->pk->pos,
+                    P("partition key %s = \"%s\" %s; its busiest value would carry %.0f%% of the "
+                      "traffic",
+                      pk_name(path), path->pk->text, what, share * 100),
                     why,
-                    P("add a high-cardinality attribute to the partition key, or shard it: \"%s#{shard}\" with a shard attribute "
+                    P("add a high-cardinality attribute to the partition key, or shard it: "
+                      "\"%s#{shard}\" with a shard attribute "
                       "(format shard, shards: N) chosen at write time, and read all N shards",
                       path->pk->text)))
                 return -1;
@@ -749,7 +880,9 @@ static int rule_partition_throughput(ck_report *r)
             double wcu = entity_write_load(r, e, path) * share, rcu = 0, reads = 0;
             for (size_t i = 0; i < r->nplans; i++) {
                 const ck_plan *pl = &r->plans[i];
-                if (!pl->served || pl->pattern->entity != e || !same_path(&pl->path, path) || !is_read(pl->pattern->kind)) continue;
+                if (!pl->served || pl->pattern->entity != e || !same_path(&pl->path, path) ||
+                    !is_read(pl->pattern->kind))
+                    continue;
                 rcu += pl->pattern->rps * read_units(pl) * share / pl->scatter;
                 reads += pl->pattern->rps * share;
             }
@@ -757,25 +890,38 @@ static int rule_partition_throughput(ck_report *r)
             if (!wover && !rover) {
                 double use = fmax(wcu / CK_PARTITION_WCU, rcu / CK_PARTITION_RCU);
                 if (use > 0.5 &&
-                    add(r, CK_WARNING, "partition-throughput", P("entity %s on %s", e->name, path_name(r, path)), path->pk->pos,
-                        P("the busiest partition of %s = \"%s\" runs at %.0f%% of its ceiling (%.0f WCU, %.0f RCU per second)",
+                    add(r, CK_WARNING, "partition-throughput",
+                        P("entity %s on %s", e->name, path_name(r, path)), path->pk->pos,
+                        P("the busiest partition of %s = \"%s\" runs at %.0f%% of its ceiling "
+                          "(%.0f WCU, %.0f RCU per second)",
                           pk_name(path), path->pk->text, use * 100, wcu, rcu),
-                        "A partition serves at most 3,000 RCU and 1,000 WCU per second; a burst or modest growth will throttle it.",
-                        P("plan write sharding (\"%s#{shard}\") before traffic grows", path->pk->text)))
+                        "A partition serves at most 3,000 RCU and 1,000 WCU per second; a burst or "
+                        "modest growth will throttle it.",
+                        P("plan write sharding (\"%s#{shard}\") before traffic grows",
+                          path->pk->text)))
                     return -1;
                 continue;
             }
             double ratio = fmax(wcu / CK_PARTITION_WCU, rcu / CK_PARTITION_RCU);
             int n = (int)ceil(ratio * 2);
             if (n < 2) n = 2;
-            if (add(r, CK_ERROR, "partition-throughput", P("entity %s on %s", e->name, path_name(r, path)), path->pk->pos,
-                    P("the busiest partition of %s = \"%s\" needs %.0f WCU and %.0f RCU per second, over the per-partition ceiling "
+            if (add(r, CK_ERROR, "partition-throughput",
+                    P("entity %s on %s", e->name, path_name(r, path)), path->pk->pos,
+                    P("the busiest partition of %s = \"%s\" needs %.0f WCU and %.0f RCU per "
+                      "second, over the per-partition ceiling "
                       "of %s",
-                      pk_name(path), path->pk->text, wcu, rcu, wover && rover ? "1,000 WCU and 3,000 RCU" : wover ? "1,000 WCU" : "3,000 RCU"),
-                    "A single partition key value lives on one partition, which serves at most 3,000 read units and 1,000 write "
-                    "units per second however much capacity the table has; beyond that requests are throttled.",
-                    P("write sharding: \"%s#{shard}\" with %d suffixes (0..%d) chosen at random or by hash on write, which spreads the "
-                      "load to about %.0f WCU per shard; the cost is on reads: every read of the logical partition becomes %d "
+                      pk_name(path), path->pk->text, wcu, rcu,
+                      wover && rover ? "1,000 WCU and 3,000 RCU"
+                      : wover        ? "1,000 WCU"
+                                     : "3,000 RCU"),
+                    "A single partition key value lives on one partition, which serves at most "
+                    "3,000 read units and 1,000 write "
+                    "units per second however much capacity the table has; beyond that requests "
+                    "are throttled.",
+                    P("write sharding: \"%s#{shard}\" with %d suffixes (0..%d) chosen at random or "
+                      "by hash on write, which spreads the "
+                      "load to about %.0f WCU per shard; the cost is on reads: every read of the "
+                      "logical partition becomes %d "
                       "Queries, about %.0f requests per second instead of %.0f",
                       path->pk->text, n, n - 1, wcu / n, n, reads * n, reads)))
                 return -1;
@@ -803,29 +949,42 @@ static int check_sort_template(ck_report *r, const m_entity *e, const ck_path *p
             for (size_t k = 0; k < r->model->npatterns; k++) {
                 const m_pattern *p = &r->model->patterns[k];
                 if (p->entity != e) continue;
-                if ((p->sk_attr && strcmp(p->sk_attr, a->name) == 0 && strcmp(p->sk_op, "=") != 0) ||
+                if ((p->sk_attr && strcmp(p->sk_attr, a->name) == 0 &&
+                     strcmp(p->sk_op, "=") != 0) ||
                     (p->order_by && strcmp(p->order_by, a->name) == 0))
                     used = 1;
             }
             char ex1[64], ex2[64];
             check_example_value(a, 0, ex1, sizeof ex1);
             check_example_value(a, 1, ex2, sizeof ex2);
-            const char *fix = a->format == MF_DATE ? P("store %s as YYYY-MM-DD (format date with no pattern, or timestamp)", a->name)
-                                                   : P("store %s zero-padded to a fixed width (format zero-padded, width: N)", a->name);
-            if (add(r, used ? CK_ERROR : CK_WARNING, "sort-key-order", P("entity %s on %s", e->name, path_name(r, path)), t->pos,
-                    P("sort key %s = \"%s\" contains %s, which is %s: \"%s\" and \"%s\" compare as text", sk_name(path), t->text,
-                      a->name, why, ex1, ex2),
-                    "Sort keys compare as UTF-8 bytes. Values that do not sort as text make range conditions and "
-                    "ScanIndexForward return items in the wrong order, silently: no error, just wrong results.",
+            const char *fix =
+                a->format == MF_DATE
+                    ? P("store %s as YYYY-MM-DD (format date with no pattern, or timestamp)",
+                        a->name)
+                    : P("store %s zero-padded to a fixed width (format zero-padded, width: N)",
+                        a->name);
+            if (add(r, used ? CK_ERROR : CK_WARNING, "sort-key-order",
+                    P("entity %s on %s", e->name, path_name(r, path)), t->pos,
+                    P("sort key %s = \"%s\" contains %s, which is %s: \"%s\" and \"%s\" compare as "
+                      "text",
+                      sk_name(path), t->text, a->name, why, ex1, ex2),
+                    "Sort keys compare as UTF-8 bytes. Values that do not sort as text make range "
+                    "conditions and "
+                    "ScanIndexForward return items in the wrong order, silently: no error, just "
+                    "wrong results.",
                     fix))
                 return -1;
         }
         int rank = time_rank(a);
         if (rank) {
             if (last_rank > rank) {
-                if (add(r, CK_WARNING, "sort-key-order", P("entity %s on %s", e->name, path_name(r, path)), t->pos,
-                        P("sort key \"%s\" puts %s before the coarser %s: components run fine to coarse", t->text, last_name, a->name),
-                        "begins_with only cuts a sort key from the left, so components must run coarse to fine "
+                if (add(r, CK_WARNING, "sort-key-order",
+                        P("entity %s on %s", e->name, path_name(r, path)), t->pos,
+                        P("sort key \"%s\" puts %s before the coarser %s: components run fine to "
+                          "coarse",
+                          t->text, last_name, a->name),
+                        "begins_with only cuts a sort key from the left, so components must run "
+                        "coarse to fine "
                         "(year, month, day, time) for a prefix to select a year or a month.",
                         P("reorder the sort key so %s comes before %s", a->name, last_name)))
                     return -1;
@@ -850,17 +1009,25 @@ static int rule_sort_order(ck_report *r)
     /* ranges and orders on attributes with no meaningful order */
     for (size_t i = 0; i < m->npatterns; i++) {
         const m_pattern *p = &m->patterns[i];
-        const char *names[2] = {p->sk_op && strcmp(p->sk_op, "=") && strcmp(p->sk_op, "begins_with") ? p->sk_attr : NULL, p->order_by};
+        const char *names[2] = {p->sk_op && strcmp(p->sk_op, "=") && strcmp(p->sk_op, "begins_with")
+                                    ? p->sk_attr
+                                    : NULL,
+                                p->order_by};
         for (int k = 0; k < 2; k++) {
             if (names[k] == NULL) continue;
             const m_attr *a = model_entity_attr(p->entity, names[k]);
-            if (a == NULL || unsorted_reason(a)) continue; /* unsorted ones were reported with their key */
+            if (a == NULL || unsorted_reason(a))
+                continue; /* unsorted ones were reported with their key */
             const char *why = unordered_reason(a);
             if (why == NULL) continue;
             if (add(r, CK_ERROR, "sort-key-order", P("pattern %s", p->name), p->pos,
-                    P("pattern %s %s %s, which is %s", p->name, k == 0 ? "ranges over" : "orders by", a->name, why),
-                    "A range or an order on a value without a meaningful order returns an arbitrary slice.",
-                    P("range or order on an ordered attribute (a timestamp, a ULID, a zero-padded number) instead of %s", a->name)))
+                    P("pattern %s %s %s, which is %s", p->name,
+                      k == 0 ? "ranges over" : "orders by", a->name, why),
+                    "A range or an order on a value without a meaningful order returns an "
+                    "arbitrary slice.",
+                    P("range or order on an ordered attribute (a timestamp, a ULID, a zero-padded "
+                      "number) instead of %s",
+                      a->name)))
                 return -1;
         }
     }
@@ -874,11 +1041,21 @@ static double bucket_days(const m_template *pk)
     for (size_t i = 0; i < pk->nseg; i++) {
         if (!pk->seg[i].is_var) continue;
         switch (pk->seg[i].attr->format) {
-        case MF_YEAR: d = fmin(d, 366); break;
-        case MF_MONTH: d = fmin(d, 31); break;
-        case MF_DATE: d = fmin(d, 1); break;
-        case MF_TIMESTAMP: case MF_EPOCH: d = fmin(d, 1.0 / 86400); break;
-        default: break;
+        case MF_YEAR:
+            d = fmin(d, 366);
+            break;
+        case MF_MONTH:
+            d = fmin(d, 31);
+            break;
+        case MF_DATE:
+            d = fmin(d, 1);
+            break;
+        case MF_TIMESTAMP:
+        case MF_EPOCH:
+            d = fmin(d, 1.0 / 86400);
+            break;
+        default:
+            break;
         }
     }
     return d;
@@ -889,7 +1066,8 @@ static int same_shape(const m_template *a, const m_template *b)
 {
     if (a->nseg != b->nseg) return 0;
     for (size_t i = 0; i < a->nseg; i++)
-        if (a->seg[i].is_var != b->seg[i].is_var || strcmp(a->seg[i].text, b->seg[i].text) != 0) return 0;
+        if (a->seg[i].is_var != b->seg[i].is_var || strcmp(a->seg[i].text, b->seg[i].text) != 0)
+            return 0;
     return 1;
 }
 
@@ -901,14 +1079,16 @@ static int rule_collection_size(ck_report *r)
         /* report each collection once, at its first entity */
         int first = 1;
         for (size_t j = 0; j < ei; j++)
-            if (m->entities[j].table == e->table && same_shape(&m->entities[j].pk, &e->pk)) first = 0;
+            if (m->entities[j].table == e->table && same_shape(&m->entities[j].pk, &e->pk))
+                first = 0;
         if (!first) continue;
         double bytes = 0, span_days = 0;
         int unbounded = 0;
         char members[400] = "";
         for (size_t j = ei; j < m->nentities; j++) {
             const m_entity *o = &m->entities[j];
-            if (o->table != e->table || !same_shape(&o->pk, &e->pk) || o->growth_per_day <= 0) continue;
+            if (o->table != e->table || !same_shape(&o->pk, &e->pk) || o->growth_per_day <= 0)
+                continue;
             double keep = o->retention_days > 0 ? o->retention_days : HORIZON_DAYS;
             if (o->retention_days <= 0) unbounded = 1;
             double days = fmin(keep, bucket_days(&o->pk));
@@ -919,21 +1099,31 @@ static int rule_collection_size(ck_report *r)
         }
         if (bytes <= CK_COLLECTION_LIMIT) continue;
         int has_lsi = 0;
-        for (size_t i = 0; i < e->table->nidx; i++) has_lsi |= e->table->idx[i].local;
+        for (size_t i = 0; i < e->table->nidx; i++)
+            has_lsi |= e->table->idx[i].local;
         double per_day = bytes / span_days;
-        const char *bucket = per_day * 31 < CK_COLLECTION_LIMIT * 0.5 ? "month" : per_day < CK_COLLECTION_LIMIT * 0.5 ? "date" : NULL;
-        const char *fix = bucket ? P("bucket the partition by time: \"%s#{%s}\" with a %s attribute (format %s), e.g. \"USER#123#2024-01\"; "
+        const char *bucket = per_day * 31 < CK_COLLECTION_LIMIT * 0.5 ? "month"
+                             : per_day < CK_COLLECTION_LIMIT * 0.5    ? "date"
+                                                                      : NULL;
+        const char *fix = bucket ? P("bucket the partition by time: \"%s#{%s}\" with a %s "
+                                     "attribute (format %s), e.g. \"USER#123#2024-01\"; "
                                      "readers walk buckets newest first",
                                      e->pk.text, bucket, bucket, bucket)
-                                 : P("the collection grows faster than 10 GB a day: shard it (\"%s#{shard}\") as well as bucketing by date",
+                                 : P("the collection grows faster than 10 GB a day: shard it "
+                                     "(\"%s#{shard}\") as well as bucketing by date",
                                      e->pk.text);
-        if (add(r, has_lsi ? CK_ERROR : CK_WARNING, "item-collection-size", P("collection %s on table %s", e->pk.text, e->table->name),
-                e->pk.pos,
-                P("item collection \"%s\" (%s) reaches %.1f GB in %.0f days%s", e->pk.text, members, bytes / 1073741824.0, span_days,
-                  unbounded && span_days >= HORIZON_DAYS ? " and has no retention: it grows without bound" : ""),
-                has_lsi ? "The table has a local secondary index, so each item collection is capped at 10 GB: writes past it fail with "
+        if (add(r, has_lsi ? CK_ERROR : CK_WARNING, "item-collection-size",
+                P("collection %s on table %s", e->pk.text, e->table->name), e->pk.pos,
+                P("item collection \"%s\" (%s) reaches %.1f GB in %.0f days%s", e->pk.text, members,
+                  bytes / 1073741824.0, span_days,
+                  unbounded && span_days >= HORIZON_DAYS
+                      ? " and has no retention: it grows without bound"
+                      : ""),
+                has_lsi ? "The table has a local secondary index, so each item collection is "
+                          "capped at 10 GB: writes past it fail with "
                           "ItemCollectionSizeLimitExceededException."
-                        : "Without an LSI there is no hard cap, but one huge collection is one hot key range that cannot spread "
+                        : "Without an LSI there is no hard cap, but one huge collection is one hot "
+                          "key range that cannot spread "
                           "its reads, and every Query over it pages through gigabytes.",
                 fix))
             return -1;
@@ -948,17 +1138,21 @@ static int rule_indexes(ck_report *r)
         const m_table *t = &m->tables[ti];
         size_t ng = 0, nl = 0;
         for (size_t i = 0; i < t->nidx; i++) {
-            if (t->idx[i].local) nl++;
-            else ng++;
+            if (t->idx[i].local)
+                nl++;
+            else
+                ng++;
         }
-        if (ng > CK_MAX_GSI &&
-            add(r, CK_ERROR, "index-count", P("table %s", t->name), t->pos, P("table %s has %zu GSIs; DynamoDB allows 20", t->name, ng),
-                "The default quota is 20 global secondary indexes per table.",
-                "overload indexes: give them generic key names (GSI1PK, GSI1SK) and let each entity type populate them"))
+        if (ng > CK_MAX_GSI && add(r, CK_ERROR, "index-count", P("table %s", t->name), t->pos,
+                                   P("table %s has %zu GSIs; DynamoDB allows 20", t->name, ng),
+                                   "The default quota is 20 global secondary indexes per table.",
+                                   "overload indexes: give them generic key names (GSI1PK, GSI1SK) "
+                                   "and let each entity type populate them"))
             return -1;
-        if (nl > CK_MAX_LSI &&
-            add(r, CK_ERROR, "index-count", P("table %s", t->name), t->pos, P("table %s has %zu LSIs; DynamoDB allows 5", t->name, nl),
-                "A table can have at most 5 local secondary indexes.", "turn the least-used LSIs into GSIs"))
+        if (nl > CK_MAX_LSI && add(r, CK_ERROR, "index-count", P("table %s", t->name), t->pos,
+                                   P("table %s has %zu LSIs; DynamoDB allows 5", t->name, nl),
+                                   "A table can have at most 5 local secondary indexes.",
+                                   "turn the least-used LSIs into GSIs"))
             return -1;
         /* write cost of the base table and of each index */
         double base = 0, all_idx = 0;
@@ -986,45 +1180,66 @@ static int rule_indexes(ck_report *r)
             }
             all_idx += cost;
             int used = 0;
-            for (size_t k = 0; k < r->nplans; k++) used |= r->plans[k].path.index == ix && r->plans[k].served;
+            for (size_t k = 0; k < r->nplans; k++)
+                used |= r->plans[k].path.index == ix && r->plans[k].served;
             const char *subject = P("index %s", ix->name);
-            if (!used && add(r, CK_WARNING, "index-unused", subject, ix->pos,
-                             P("%s %s of table %s serves no access pattern", ix->local ? "LSI" : "GSI", ix->name, t->name),
-                             ents ? "Every write to an item with the index keys is copied to the index and billed again, for no read."
-                                  : "No entity writes keys for it, so it is empty, and no pattern reads it.",
-                             P("remove index %s (saving about %.0f WCU/s), or name the pattern that needs it", ix->name, cost)))
+            if (!used &&
+                add(r, CK_WARNING, "index-unused", subject, ix->pos,
+                    P("%s %s of table %s serves no access pattern", ix->local ? "LSI" : "GSI",
+                      ix->name, t->name),
+                    ents ? "Every write to an item with the index keys is copied to the index and "
+                           "billed again, for no read."
+                         : "No entity writes keys for it, so it is empty, and no pattern reads it.",
+                    P("remove index %s (saving about %.0f WCU/s), or name the pattern that needs "
+                      "it",
+                      ix->name, cost)))
                 return -1;
-            if (ents && add(r, CK_NOTE, "index-cost", subject, ix->pos,
-                            P("%s %s: %s written for %s, up to %.0f bytes projected per item, about %.0f WCU/s against %.0f WCU/s "
-                              "for the base table",
-                              ix->local ? "LSI" : "GSI", ix->name,
-                              ix->projection == MP_ALL ? "all attributes" : ix->projection == MP_KEYS_ONLY ? "keys only" : "keys and included attributes",
-                              names, bytes, cost, base),
-                            "Every base-table write that touches an item with the index keys is replicated to the index and billed "
-                            "there too (write amplification).",
-                            ix->projection == MP_ALL ? "project only what the patterns on this index read (keys_only or a list)"
-                                                     : "none: the projection is already limited to what is listed"))
+            if (ents &&
+                add(r, CK_NOTE, "index-cost", subject, ix->pos,
+                    P("%s %s: %s written for %s, up to %.0f bytes projected per item, about %.0f "
+                      "WCU/s against %.0f WCU/s "
+                      "for the base table",
+                      ix->local ? "LSI" : "GSI", ix->name,
+                      ix->projection == MP_ALL         ? "all attributes"
+                      : ix->projection == MP_KEYS_ONLY ? "keys only"
+                                                       : "keys and included attributes",
+                      names, bytes, cost, base),
+                    "Every base-table write that touches an item with the index keys is replicated "
+                    "to the index and billed "
+                    "there too (write amplification).",
+                    ix->projection == MP_ALL
+                        ? "project only what the patterns on this index read (keys_only or a list)"
+                        : "none: the projection is already limited to what is listed"))
                 return -1;
             if (!ix->local && cost > base && base > 0 &&
                 add(r, CK_WARNING, "index-cost", subject, ix->pos,
-                    P("GSI %s costs %.0f WCU/s, more than the base table's %.0f WCU/s", ix->name, cost, base),
-                    "An index that costs more to maintain than the table it indexes is usually projecting too much or "
+                    P("GSI %s costs %.0f WCU/s, more than the base table's %.0f WCU/s", ix->name,
+                      cost, base),
+                    "An index that costs more to maintain than the table it indexes is usually "
+                    "projecting too much or "
                     "indexing items no pattern reads through it.",
-                    "project fewer attributes, or make the index sparse (write its keys only on the items the pattern needs)"))
+                    "project fewer attributes, or make the index sparse (write its keys only on "
+                    "the items the pattern needs)"))
                 return -1;
             if (!ix->local && t->provisioned && ix->wcu < t->wcu &&
                 add(r, CK_WARNING, "index-cost", subject, ix->pos,
-                    P("GSI %s is provisioned with %.0f WCU, less than the table's %.0f", ix->name, ix->wcu, t->wcu),
-                    "Writes to the table propagate to the index; an index with less write capacity throttles the base "
+                    P("GSI %s is provisioned with %.0f WCU, less than the table's %.0f", ix->name,
+                      ix->wcu, t->wcu),
+                    "Writes to the table propagate to the index; an index with less write capacity "
+                    "throttles the base "
                     "table's writes through back-pressure.",
                     P("give GSI %s at least %.0f write capacity units", ix->name, t->wcu)))
                 return -1;
         }
         if (base > 0 && all_idx > base && ng > 1 &&
             add(r, CK_WARNING, "index-cost", P("table %s", t->name), t->pos,
-                P("the indexes of table %s together cost %.0f WCU/s, more than the table's own %.0f WCU/s", t->name, all_idx, base),
-                "Each index was added for a locally reasonable reason; together they multiply every write.",
-                "overload one GSI for several patterns, make indexes sparse, or project fewer attributes"))
+                P("the indexes of table %s together cost %.0f WCU/s, more than the table's own "
+                  "%.0f WCU/s",
+                  t->name, all_idx, base),
+                "Each index was added for a locally reasonable reason; together they multiply "
+                "every write.",
+                "overload one GSI for several patterns, make indexes sparse, or project fewer "
+                "attributes"))
             return -1;
     }
     return 0;
@@ -1054,16 +1269,22 @@ static int rule_index_overload(ck_report *r)
                 for (size_t b = a + 1; b < m->nentities; b++) {
                     const m_entkey *kb = model_entity_key(&m->entities[b], ix);
                     if (m->entities[b].table != t || kb == NULL) continue;
-                    const char *pa = model_template_prefix(&r->arena, &ka->pk), *pb = model_template_prefix(&r->arena, &kb->pk);
+                    const char *pa = model_template_prefix(&r->arena, &ka->pk),
+                               *pb = model_template_prefix(&r->arena, &kb->pk);
                     if (pa == NULL || pb == NULL) return -1;
                     size_t la = strlen(pa), lb = strlen(pb);
                     if (strncmp(pa, pb, la < lb ? la : lb) != 0) continue;
                     if (add(r, CK_ERROR, "index-overload", P("index %s", ix->name), ka->pk.pos,
-                            P("entities %s and %s share GSI %s, but their partition keys \"%s\" and \"%s\" have no distinct prefix",
-                              m->entities[a].name, m->entities[b].name, ix->name, ka->pk.text, kb->pk.text),
-                            "An overloaded index is safe because every query supplies its entity's prefix. Without distinct "
-                            "prefixes, values of the two attributes can coincide and a Query on one returns items of the other.",
-                            P("prefix each entity's index keys with its own tag, e.g. \"%s#...\" and \"%s#...\"",
+                            P("entities %s and %s share GSI %s, but their partition keys \"%s\" "
+                              "and \"%s\" have no distinct prefix",
+                              m->entities[a].name, m->entities[b].name, ix->name, ka->pk.text,
+                              kb->pk.text),
+                            "An overloaded index is safe because every query supplies its entity's "
+                            "prefix. Without distinct "
+                            "prefixes, values of the two attributes can coincide and a Query on "
+                            "one returns items of the other.",
+                            P("prefix each entity's index keys with its own tag, e.g. \"%s#...\" "
+                              "and \"%s#...\"",
                               upper(r, m->entities[a].name), upper(r, m->entities[b].name))))
                         return -1;
                 }
@@ -1082,10 +1303,14 @@ static int rule_ttl(ck_report *r)
         const char *subject = P("entity %s", e->name);
         if (e->table->ttl == NULL) {
             if (add(r, CK_WARNING, "ttl", subject, e->pos,
-                    P("entity %s is kept for %.0f days, but table %s has no TTL attribute", e->name, e->retention_days, e->table->name),
-                    "Without TTL the application must find and delete expired items itself: a Scan or an index to find them, "
-                    "and a write unit per delete. DynamoDB's TTL deletes expired items at no write cost.",
-                    P("set ttl: expiresAt on table %s and give %s an expiresAt attribute (format epoch) = creation + %.0f days",
+                    P("entity %s is kept for %.0f days, but table %s has no TTL attribute", e->name,
+                      e->retention_days, e->table->name),
+                    "Without TTL the application must find and delete expired items itself: a Scan "
+                    "or an index to find them, "
+                    "and a write unit per delete. DynamoDB's TTL deletes expired items at no write "
+                    "cost.",
+                    P("set ttl: expiresAt on table %s and give %s an expiresAt attribute (format "
+                      "epoch) = creation + %.0f days",
                       e->table->name, e->name, e->retention_days)))
                 return -1;
             continue;
@@ -1093,16 +1318,20 @@ static int rule_ttl(ck_report *r)
         const m_attr *a = model_entity_attr(e, e->table->ttl);
         if (a == NULL) {
             if (add(r, CK_WARNING, "ttl", subject, e->pos,
-                    P("entity %s is kept for %.0f days but has no %s attribute, the TTL attribute of table %s", e->name,
-                      e->retention_days, e->table->ttl, e->table->name),
+                    P("entity %s is kept for %.0f days but has no %s attribute, the TTL attribute "
+                      "of table %s",
+                      e->name, e->retention_days, e->table->ttl, e->table->name),
                     "TTL only expires items that carry the TTL attribute.",
-                    P("give %s an attribute %s (format epoch) set to the expiry time", e->name, e->table->ttl)))
+                    P("give %s an attribute %s (format epoch) set to the expiry time", e->name,
+                      e->table->ttl)))
                 return -1;
         } else if (a->type != MT_NUMBER) {
             if (add(r, CK_ERROR, "ttl", subject, a->pos,
-                    P("TTL attribute %s of entity %s is a %s; TTL needs a number of seconds since the epoch", a->name, e->name,
-                      model_type_name(a->type)),
-                    "DynamoDB ignores TTL attributes that are not Numbers holding epoch seconds: the items never expire.",
+                    P("TTL attribute %s of entity %s is a %s; TTL needs a number of seconds since "
+                      "the epoch",
+                      a->name, e->name, model_type_name(a->type)),
+                    "DynamoDB ignores TTL attributes that are not Numbers holding epoch seconds: "
+                    "the items never expire.",
                     P("make %s format epoch", a->name)))
                 return -1;
         }
@@ -1120,11 +1349,13 @@ static int rule_aggregates(ck_report *r)
         /* reading more than a thousand items a second to recompute one number is an error */
         ck_severity sev = items * (p->rps > 0 ? p->rps : 1) > 1000 ? CK_ERROR : CK_WARNING;
         if (add(r, sev, "aggregate-by-query", P("pattern %s", p->name), p->pos,
-                P("pattern %s computes a %s over %s items by reading them%s", p->name, p->aggregate, p->entity->name,
-                  items > 0 ? P(" (about %.0f per request)", items) : ""),
-                "DynamoDB has no COUNT or SUM: an aggregate is computed by reading every item it covers, so its cost grows "
+                P("pattern %s computes a %s over %s items by reading them%s", p->name, p->aggregate,
+                  p->entity->name, items > 0 ? P(" (about %.0f per request)", items) : ""),
+                "DynamoDB has no COUNT or SUM: an aggregate is computed by reading every item it "
+                "covers, so its cost grows "
                 "with the data. Keep it in a counter item instead.",
-                P("add a counter entity (counter: true) in the same item collection, e.g. sk \"COUNT#%s\", updated with "
+                P("add a counter entity (counter: true) in the same item collection, e.g. sk "
+                  "\"COUNT#%s\", updated with "
                   "ADD in the same transaction as each write of %s, and read it with GetItem",
                   p->entity->name, p->entity->name)))
             return -1;
@@ -1134,15 +1365,21 @@ static int rule_aggregates(ck_report *r)
         const char *subject = P("aggregate %s", g->name);
         if (g->counter == NULL) {
             if (add(r, CK_WARNING, "aggregate-by-query", subject, g->pos,
-                    P("aggregate %s (%s of %s) has no counter item", g->name, g->function, g->of->name),
-                    "Without a counter item the aggregate can only be computed by reading every item.",
-                    P("name a counter entity for %s and update it with ADD when %s items are written", g->name, g->of->name)))
+                    P("aggregate %s (%s of %s) has no counter item", g->name, g->function,
+                      g->of->name),
+                    "Without a counter item the aggregate can only be computed by reading every "
+                    "item.",
+                    P("name a counter entity for %s and update it with ADD when %s items are "
+                      "written",
+                      g->name, g->of->name)))
                 return -1;
         } else if (g->strategy == MS_NONE) {
             if (add(r, CK_WARNING, "aggregate-by-query", subject, g->pos,
-                    P("aggregate %s names counter %s but not how it is kept current", g->name, g->counter->name),
+                    P("aggregate %s names counter %s but not how it is kept current", g->name,
+                      g->counter->name),
                     "A counter that is not updated on the same path as the items drifts.",
-                    "strategy: same-transaction (TransactWriteItems with the item and an ADD on the counter), or stream"))
+                    "strategy: same-transaction (TransactWriteItems with the item and an ADD on "
+                    "the counter), or stream"))
                 return -1;
         }
     }
@@ -1157,19 +1394,25 @@ static int rule_denormalised(ck_report *r)
         const char *subject = P("denormalised %s", d->source);
         if (d->strategy == MS_NONE) {
             if (add(r, CK_ERROR, "denormalised-update", subject, d->pos,
-                    P("%s is copied to %zu place%s with no update strategy", d->source, d->ncopies, d->ncopies == 1 ? "" : "s"),
-                    "No foreign key keeps copies in step: when the source changes, some code path must update every copy, or "
+                    P("%s is copied to %zu place%s with no update strategy", d->source, d->ncopies,
+                      d->ncopies == 1 ? "" : "s"),
+                    "No foreign key keeps copies in step: when the source changes, some code path "
+                    "must update every copy, or "
                     "old values stay visible indefinitely.",
-                    "strategy: same-transaction, stream, background-job, or accepted-staleness with a staleness bound"))
+                    "strategy: same-transaction, stream, background-job, or accepted-staleness "
+                    "with a staleness bound"))
                 return -1;
         } else if (d->strategy == MS_STALE && d->staleness == NULL) {
-            if (add(r, CK_WARNING, "denormalised-update", subject, d->pos, P("%s accepts staleness without saying how much", d->source),
-                    "Accepted staleness is a contract: readers need to know how old a copy may be.", "add staleness: e.g. \"1h\""))
+            if (add(r, CK_WARNING, "denormalised-update", subject, d->pos,
+                    P("%s accepts staleness without saying how much", d->source),
+                    "Accepted staleness is a contract: readers need to know how old a copy may be.",
+                    "add staleness: e.g. \"1h\""))
                 return -1;
         } else if (d->strategy == MS_JOB) {
             if (add(r, CK_NOTE, "denormalised-update", subject, d->pos,
                     P("%s copies are updated by a background job", d->source),
-                    "A job that fails or falls behind leaves copies stale silently: the failure is not an error, just old data.",
+                    "A job that fails or falls behind leaves copies stale silently: the failure is "
+                    "not an error, just old data.",
                     "run a periodic reconciliation comparing the source with its copies"))
                 return -1;
         }
@@ -1185,12 +1428,14 @@ static int rule_denormalised(ck_report *r)
             int covered = 0;
             for (size_t i = 0; i < m->ndenorms; i++)
                 for (size_t c = 0; c < m->denorms[i].ncopies; c++)
-                    covered |= strcmp(m->denorms[i].copies[c], self) == 0 && m->denorms[i].strategy != MS_NONE;
-            if (!covered &&
-                add(r, CK_ERROR, "denormalised-update", P("attribute %s", self), a->pos,
-                    P("%s is a copy of %s with no update strategy", self, a->copy_of),
-                    "A copied attribute with no documented update path goes stale when its source changes.",
-                    P("add to denormalised: {source: %s, copies: [%s], strategy: ...}", a->copy_of, self)))
+                    covered |= strcmp(m->denorms[i].copies[c], self) == 0 &&
+                               m->denorms[i].strategy != MS_NONE;
+            if (!covered && add(r, CK_ERROR, "denormalised-update", P("attribute %s", self), a->pos,
+                                P("%s is a copy of %s with no update strategy", self, a->copy_of),
+                                "A copied attribute with no documented update path goes stale when "
+                                "its source changes.",
+                                P("add to denormalised: {source: %s, copies: [%s], strategy: ...}",
+                                  a->copy_of, self)))
                 return -1;
         }
     }
@@ -1209,15 +1454,19 @@ static int rule_relational(ck_report *r)
             ck_path paths[1 + QR_MODEL_MAX_INDEXES];
             size_t np = check_paths(o, paths);
             for (size_t k = 0; k < np; k++)
-                if (same_path(&paths[k], &pl->path) && same_shape(paths[k].pk, pl->path.pk)) together = 1;
+                if (same_path(&paths[k], &pl->path) && same_shape(paths[k].pk, pl->path.pk))
+                    together = 1;
             if (together) continue;
             if (add(r, CK_WARNING, "relational-smell", P("pattern %s", p->name), p->pos,
-                    P("pattern %s reads %s and %s, which live in different partitions: two round trips and a join in the "
+                    P("pattern %s reads %s and %s, which live in different partitions: two round "
+                      "trips and a join in the "
                       "application",
                       p->name, p->entity->name, o->name),
-                    "Latency doubles and failures multiply when one request needs two reads; single-table design exists to "
+                    "Latency doubles and failures multiply when one request needs two reads; "
+                    "single-table design exists to "
                     "turn that join into one Query over one item collection.",
-                    P("store %s in the item collection of %s: pk \"%s\" and an sk with its own prefix (e.g. \"%s#...\"), so one "
+                    P("store %s in the item collection of %s: pk \"%s\" and an sk with its own "
+                      "prefix (e.g. \"%s#...\"), so one "
                       "Query on %s returns both",
                       o->name, p->entity->name, pl->path.pk->text, o->name, pl->path.pk->text)))
                 return -1;
@@ -1237,21 +1486,30 @@ static int rule_latency(ck_report *r)
         const ck_plan *pl = &r->plans[i];
         const m_pattern *p = pl->pattern;
         if (p->latency_ms <= 0 || !pl->served || !is_read(p->kind)) continue;
-        double items = p->kind == MK_GET ? 1 : p->limit > 0 ? p->limit : p->result_size > 0 ? p->result_size : 1;
+        double items = p->kind == MK_GET    ? 1
+                       : p->limit > 0       ? p->limit
+                       : p->result_size > 0 ? p->result_size
+                                            : 1;
         double pages = ceil(items * projected_size(p->entity, &pl->path) / CK_PAGE_BYTES);
         double trips = 1;
         for (size_t j = 0; j < r->nfindings; j++)
-            if (strcmp(r->findings[j].rule, "relational-smell") == 0 && strcmp(r->findings[j].subject, P("pattern %s", p->name)) == 0) trips++;
+            if (strcmp(r->findings[j].rule, "relational-smell") == 0 &&
+                strcmp(r->findings[j].subject, P("pattern %s", p->name)) == 0)
+                trips++;
         double ms = (pages < 1 ? 1 : pages) * trips * CK_MS_PER_REQUEST;
         if (ms <= p->latency_ms) continue;
         if (add(r, CK_WARNING, "latency-budget", P("pattern %s", p->name), p->pos,
-                P("pattern %s has a %.0f ms budget but needs about %.0f request%s in sequence (%.0f page%s of up to 1 MB%s), "
+                P("pattern %s has a %.0f ms budget but needs about %.0f request%s in sequence "
+                  "(%.0f page%s of up to 1 MB%s), "
                   "about %.0f ms",
-                  p->name, p->latency_ms, (pages < 1 ? 1 : pages) * trips, (pages < 1 ? 1 : pages) * trips == 1 ? "" : "s",
-                  pages < 1 ? 1 : pages, pages > 1 ? "s" : "", trips > 1 ? ", and a second round trip" : "", ms),
-                "A Query returns at most 1 MB per call, and dependent requests run one after another; each costs "
+                  p->name, p->latency_ms, (pages < 1 ? 1 : pages) * trips,
+                  (pages < 1 ? 1 : pages) * trips == 1 ? "" : "s", pages < 1 ? 1 : pages,
+                  pages > 1 ? "s" : "", trips > 1 ? ", and a second round trip" : "", ms),
+                "A Query returns at most 1 MB per call, and dependent requests run one after "
+                "another; each costs "
                 "single-digit milliseconds at best.",
-                "read less per request (a lower Limit, a projection of the attributes needed, smaller items), or raise the budget"))
+                "read less per request (a lower Limit, a projection of the attributes needed, "
+                "smaller items), or raise the budget"))
             return -1;
     }
     return 0;
@@ -1267,8 +1525,9 @@ int check_run(const qr_model *m, ck_report **out, qr_err *err)
     if (r->plans == NULL) goto oom;
     for (size_t i = 0; i < m->npatterns; i++, r->nplans++)
         if (plan_pattern(r, &m->patterns[i], &r->plans[i])) goto oom;
-    if (rule_pk_cardinality(r) || rule_partition_throughput(r) || rule_sort_order(r) || rule_collection_size(r) ||
-        rule_indexes(r) || rule_index_overload(r) || rule_ttl(r) || rule_aggregates(r) || rule_denormalised(r) || rule_relational(r) || rule_latency(r))
+    if (rule_pk_cardinality(r) || rule_partition_throughput(r) || rule_sort_order(r) ||
+        rule_collection_size(r) || rule_indexes(r) || rule_index_overload(r) || rule_ttl(r) ||
+        rule_aggregates(r) || rule_denormalised(r) || rule_relational(r) || rule_latency(r))
         goto oom;
     *out = r;
     return 0;

@@ -15,12 +15,12 @@ typedef enum ck_severity { CK_NOTE, CK_WARNING, CK_ERROR } ck_severity;
 
 typedef struct ck_finding {
     ck_severity severity;
-    const char *rule;          /* e.g. "partition-key-cardinality" */
-    const char *subject;       /* what it is about: "pattern list-orders", "index GSI1", … */
-    m_pos pos;                 /* where in the model file */
-    const char *message;       /* the problem in one sentence */
-    const char *explanation;   /* why it matters */
-    const char *fix;           /* what to change */
+    const char *rule;        /* e.g. "partition-key-cardinality" */
+    const char *subject;     /* what it is about: "pattern list-orders", "index GSI1", … */
+    m_pos pos;               /* where in the model file */
+    const char *message;     /* the problem in one sentence */
+    const char *explanation; /* why it matters */
+    const char *fix;         /* what to change */
 } ck_finding;
 
 /* One way to reach items: the base table or an index, with the entity's key templates. */
@@ -43,9 +43,9 @@ typedef struct ck_plan {
 } ck_plan;
 
 typedef struct ck_report {
-    ck_arena arena;               /* owns plans, findings and their strings */
-    const qr_model *model;     /* borrowed */
-    ck_plan *plans;            /* one per access pattern, in file order */
+    ck_arena arena;        /* owns plans, findings and their strings */
+    const qr_model *model; /* borrowed */
+    ck_plan *plans;        /* one per access pattern, in file order */
     size_t nplans;
     ck_finding *findings;
     size_t nfindings, cap;

@@ -89,7 +89,8 @@ static int next_event(reader *r, yaml_event_t *ev)
     if (!yaml_parser_parse(&r->parser, ev)) {
         const yaml_mark_t *m = &r->parser.problem_mark;
         char msg[512];
-        snprintf(msg, sizeof msg, "syntax error: %s%s%s", r->parser.problem ? r->parser.problem : "invalid YAML",
+        snprintf(msg, sizeof msg, "syntax error: %s%s%s",
+                 r->parser.problem ? r->parser.problem : "invalid YAML",
                  r->parser.context ? " " : "", r->parser.context ? r->parser.context : "");
         return fail_at(r, m->line, m->column, msg);
     }
@@ -142,7 +143,8 @@ static int read_children(reader *r, doc_node *n, int depth)
         doc_node *key = NULL, *val = NULL;
         if (n->kind == DOC_MAP) {
             if (ev.type != YAML_SCALAR_EVENT) {
-                fail_at(r, ev.start_mark.line, ev.start_mark.column, "a map key must be a plain name");
+                fail_at(r, ev.start_mark.line, ev.start_mark.column,
+                        "a map key must be a plain name");
                 yaml_event_delete(&ev);
                 return -1;
             }
@@ -178,7 +180,8 @@ static int read_node(reader *r, yaml_event_t *ev, int depth, doc_node **out)
         }
         memcpy(s, ev->data.scalar.value, ev->data.scalar.length);
         if (memchr(s, '\0', ev->data.scalar.length)) {
-            fail_at(r, ev->start_mark.line, ev->start_mark.column, "a value contains a NUL character");
+            fail_at(r, ev->start_mark.line, ev->start_mark.column,
+                    "a value contains a NUL character");
             goto done;
         }
         n->str = s;
@@ -189,7 +192,8 @@ static int read_node(reader *r, yaml_event_t *ev, int depth, doc_node **out)
     }
     case YAML_MAPPING_START_EVENT:
     case YAML_SEQUENCE_START_EVENT: {
-        doc_node *n = new_node(r, ev->type == YAML_MAPPING_START_EVENT ? DOC_MAP : DOC_SEQ, &ev->start_mark);
+        doc_node *n =
+            new_node(r, ev->type == YAML_MAPPING_START_EVENT ? DOC_MAP : DOC_SEQ, &ev->start_mark);
         if (n == NULL) {
             err_set(r->err, QR_E_INTERNAL, "out of memory");
             goto done;
@@ -200,7 +204,8 @@ static int read_node(reader *r, yaml_event_t *ev, int depth, doc_node **out)
         return 0;
     }
     case YAML_ALIAS_EVENT:
-        fail_at(r, ev->start_mark.line, ev->start_mark.column, "anchors and aliases are not supported in model files");
+        fail_at(r, ev->start_mark.line, ev->start_mark.column,
+                "anchors and aliases are not supported in model files");
         break;
     default:
         fail_at(r, ev->start_mark.line, ev->start_mark.column, "unexpected YAML event");
@@ -216,15 +221,18 @@ static int check_json(const char *path, const char *text, size_t len, qr_err *er
 {
     json_error_t je;
     json_t *j = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
-    if (j == NULL) return err_validation(err, "%s:%d:%d: syntax error: %s", path, je.line, je.column, je.text);
+    if (j == NULL)
+        return err_validation(err, "%s:%d:%d: syntax error: %s", path, je.line, je.column, je.text);
     json_decref(j);
     return 0;
 }
 
-int doc_parse(ck_arena *a, const char *path, const char *text, size_t len, doc_node **out, qr_err *err)
+int doc_parse(ck_arena *a, const char *path, const char *text, size_t len, doc_node **out,
+              qr_err *err)
 {
     size_t i = 0;
-    while (i < len && (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r')) i++;
+    while (i < len && (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r'))
+        i++;
     char *copy = NULL;
     size_t pl = strlen(path);
     int json_name = pl >= 5 && strcmp(path + pl - 5, ".json") == 0;
@@ -240,7 +248,8 @@ int doc_parse(ck_arena *a, const char *path, const char *text, size_t len, doc_n
         /* Valid JSON has tabs only between tokens; YAML wants spaces there. */
         copy = malloc(len ? len : 1);
         if (copy == NULL) return err_set(err, QR_E_INTERNAL, "out of memory");
-        for (size_t k = 0; k < len; k++) copy[k] = text[k] == '\t' ? ' ' : text[k];
+        for (size_t k = 0; k < len; k++)
+            copy[k] = text[k] == '\t' ? ' ' : text[k];
         text = copy;
     }
     reader r = {.a = a, .path = path, .err = err};
@@ -261,7 +270,8 @@ int doc_parse(ck_arena *a, const char *path, const char *text, size_t len, doc_n
         if (ev.type == YAML_MAPPING_START_EVENT || ev.type == YAML_SEQUENCE_START_EVENT ||
             ev.type == YAML_SCALAR_EVENT || ev.type == YAML_ALIAS_EVENT) {
             if (*out != NULL) {
-                fail_at(&r, ev.start_mark.line, ev.start_mark.column, "a model file holds one document");
+                fail_at(&r, ev.start_mark.line, ev.start_mark.column,
+                        "a model file holds one document");
                 yaml_event_delete(&ev);
                 goto done;
             }
@@ -271,7 +281,10 @@ int doc_parse(ck_arena *a, const char *path, const char *text, size_t len, doc_n
         }
     }
     if (*out == NULL || (*out)->kind != DOC_MAP) {
-        err_validation(err, "%s:1:1: a model file must be a map with 'tables', 'entities' and 'access_patterns'", path);
+        err_validation(
+            err,
+            "%s:1:1: a model file must be a map with 'tables', 'entities' and 'access_patterns'",
+            path);
         goto done;
     }
     rc = 0;

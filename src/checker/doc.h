@@ -17,7 +17,7 @@ typedef struct ck_arena {
     ck_arena_block *head;
 } ck_arena;
 
-void *ck_arena_alloc(ck_arena *a, size_t n);           /* zeroed; NULL only when memory runs out */
+void *ck_arena_alloc(ck_arena *a, size_t n); /* zeroed; NULL only when memory runs out */
 char *ck_arena_strdup(ck_arena *a, const char *s);
 char *ck_arena_printf(ck_arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void ck_arena_free(ck_arena *a);
@@ -26,12 +26,12 @@ typedef enum doc_kind { DOC_SCALAR, DOC_MAP, DOC_SEQ } doc_kind;
 
 typedef struct doc_node {
     doc_kind kind;
-    int line, col;             /* 1-based position of the node's first character */
-    const char *str;           /* DOC_SCALAR: the text (NUL-terminated) */
-    int quoted;                /* DOC_SCALAR: written in quotes (so never a number or bool) */
-    size_t n;                  /* DOC_MAP: pairs; DOC_SEQ: items */
-    struct doc_node **keys;    /* DOC_MAP: key scalars */
-    struct doc_node **vals;    /* DOC_MAP: values; DOC_SEQ: items */
+    int line, col;          /* 1-based position of the node's first character */
+    const char *str;        /* DOC_SCALAR: the text (NUL-terminated) */
+    int quoted;             /* DOC_SCALAR: written in quotes (so never a number or bool) */
+    size_t n;               /* DOC_MAP: pairs; DOC_SEQ: items */
+    struct doc_node **keys; /* DOC_MAP: key scalars */
+    struct doc_node **vals; /* DOC_MAP: values; DOC_SEQ: items */
 } doc_node;
 
 /* Parses text (len bytes) as YAML, or as JSON when it starts with '{' or '['. path names

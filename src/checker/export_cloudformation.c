@@ -24,7 +24,10 @@ int model_export_cloudformation(const qr_model *m, FILE *f, qr_err *err)
 {
     json_t *root = json_object(), *res = json_object();
     json_object_set_new(root, "AWSTemplateFormatVersion", json_string("2010-09-09"));
-    json_object_set_new(root, "Description", json_string(m->description ? m->description : m->name ? m->name : "quarry model"));
+    json_object_set_new(root, "Description",
+                        json_string(m->description ? m->description
+                                    : m->name      ? m->name
+                                                   : "quarry model"));
     for (size_t i = 0; i < m->ntables; i++) {
         const m_table *t = &m->tables[i];
         json_t *props = model_export_create_table(m, t);
@@ -33,10 +36,13 @@ int model_export_cloudformation(const qr_model *m, FILE *f, qr_err *err)
             json_decref(res);
             return err_set(err, QR_E_INTERNAL, "out of memory");
         }
-        if (t->ttl) json_object_set_new(props, "TimeToLiveSpecification", json_pack("{s:s, s:b}", "AttributeName", t->ttl, "Enabled", 1));
+        if (t->ttl)
+            json_object_set_new(props, "TimeToLiveSpecification",
+                                json_pack("{s:s, s:b}", "AttributeName", t->ttl, "Enabled", 1));
         char id[300];
         logical_id(t->name, id, sizeof id);
-        json_object_set_new(res, id, json_pack("{s:s, s:o}", "Type", "AWS::DynamoDB::Table", "Properties", props));
+        json_object_set_new(
+            res, id, json_pack("{s:s, s:o}", "Type", "AWS::DynamoDB::Table", "Properties", props));
     }
     json_object_set_new(root, "Resources", res);
     int rc = json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER);

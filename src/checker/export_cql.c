@@ -20,7 +20,7 @@ typedef struct shape {
     size_t npart;
     char clus[MAXCOLS][NAME];
     size_t nclus;
-    int desc;                  /* the ordering column sorts descending */
+    int desc; /* the ordering column sorts descending */
     const m_pattern *p;
     const m_entity *e;
     char patterns[512];
@@ -31,7 +31,9 @@ static void snake(const char *s, char *out, size_t size)
     size_t o = 0;
     for (; *s && o + 2 < size; s++) {
         unsigned char c = (unsigned char)*s;
-        if (isupper(c) && o > 0 && out[o - 1] != '_' && (islower((unsigned char)s[-1]) || isdigit((unsigned char)s[-1]))) out[o++] = '_';
+        if (isupper(c) && o > 0 && out[o - 1] != '_' &&
+            (islower((unsigned char)s[-1]) || isdigit((unsigned char)s[-1])))
+            out[o++] = '_';
         out[o++] = isalnum(c) ? (char)tolower(c) : '_';
     }
     out[o] = '\0';
@@ -41,21 +43,35 @@ static const char *cql_type(const m_entity *e, const m_attr *a)
 {
     if (e->counter && a->type == MT_NUMBER) return "counter";
     switch (a->format) {
-    case MF_TIMESTAMP: return "timestamp";
-    case MF_DATE: return a->pattern ? "text" : "date";
-    case MF_UUID: return "uuid";
-    case MF_EPOCH: case MF_INTEGER: return "bigint";
-    case MF_SHARD: return "int";
-    default: break;
+    case MF_TIMESTAMP:
+        return "timestamp";
+    case MF_DATE:
+        return a->pattern ? "text" : "date";
+    case MF_UUID:
+        return "uuid";
+    case MF_EPOCH:
+    case MF_INTEGER:
+        return "bigint";
+    case MF_SHARD:
+        return "int";
+    default:
+        break;
     }
     switch (a->type) {
-    case MT_NUMBER: return "decimal";
-    case MT_BOOLEAN: return "boolean";
-    case MT_BINARY: return "blob";
-    case MT_MAP: return "map<text, text>";
-    case MT_LIST: return "list<text>";
-    case MT_SET: return "set<text>";
-    default: return "text";
+    case MT_NUMBER:
+        return "decimal";
+    case MT_BOOLEAN:
+        return "boolean";
+    case MT_BINARY:
+        return "blob";
+    case MT_MAP:
+        return "map<text, text>";
+    case MT_LIST:
+        return "list<text>";
+    case MT_SET:
+        return "set<text>";
+    default:
+        return "text";
     }
 }
 
@@ -79,8 +95,10 @@ static void push_template(shape *s, const m_template *t, int part)
         if (t->seg[i].is_var) {
             char c[NAME];
             snake(t->seg[i].text, c, sizeof c);
-            if (part) push(s->part, &s->npart, t->seg[i].text);
-            else if (!has_col(s->part, s->npart, c)) push(s->clus, &s->nclus, t->seg[i].text);
+            if (part)
+                push(s->part, &s->npart, t->seg[i].text);
+            else if (!has_col(s->part, s->npart, c))
+                push(s->clus, &s->nclus, t->seg[i].text);
         }
 }
 
@@ -96,10 +114,12 @@ static void build_shape(const ck_plan *pl, shape *s)
         push_template(s, pl->path.pk, 1);
         push_template(s, pl->path.sk, 0);
         /* the other entity types of a collection read together add their clustering keys */
-        for (size_t i = 0; i < p->nalso; i++) push_template(s, &p->also[i]->sk, 0);
+        for (size_t i = 0; i < p->nalso; i++)
+            push_template(s, &p->also[i]->sk, 0);
     } else {
         for (size_t i = 0; i < p->ngiven; i++)
-            if (model_entity_attr(e, p->given[i].name) && !(p->sk_attr && strcmp(p->sk_attr, p->given[i].name) == 0))
+            if (model_entity_attr(e, p->given[i].name) &&
+                !(p->sk_attr && strcmp(p->sk_attr, p->given[i].name) == 0))
                 push(s->part, &s->npart, p->given[i].name);
         if (p->sk_attr) push(s->clus, &s->nclus, p->sk_attr);
         if (p->order_by) push(s->clus, &s->nclus, p->order_by);
@@ -108,17 +128,21 @@ static void build_shape(const ck_plan *pl, shape *s)
     /* the entity's own key makes each row unique */
     push_template(s, &e->pk, 0);
     push_template(s, &e->sk, 0);
-    for (size_t i = 0; i < p->nalso; i++) push_template(s, &p->also[i]->pk, 0);
+    for (size_t i = 0; i < p->nalso; i++)
+        push_template(s, &p->also[i]->pk, 0);
     char ename[NAME];
     snake(e->name, ename, sizeof ename);
     size_t o = (size_t)snprintf(s->name, sizeof s->name, "%ss_by", ename);
-    for (size_t i = 0; i < s->npart && o < sizeof s->name; i++) o += (size_t)snprintf(s->name + o, sizeof s->name - o, "_%s", s->part[i]);
+    for (size_t i = 0; i < s->npart && o < sizeof s->name; i++)
+        o += (size_t)snprintf(s->name + o, sizeof s->name - o, "_%s", s->part[i]);
     snprintf(s->patterns, sizeof s->patterns, "%s", p->name);
 }
 
 static int same_shape(const shape *a, const shape *b)
 {
-    if (strcmp(a->name, b->name) || a->nclus != b->nclus || a->npart != b->npart || a->desc != b->desc) return 0;
+    if (strcmp(a->name, b->name) || a->nclus != b->nclus || a->npart != b->npart ||
+        a->desc != b->desc)
+        return 0;
     for (size_t i = 0; i < a->nclus; i++)
         if (strcmp(a->clus[i], b->clus[i])) return 0;
     return 1;
@@ -166,10 +190,11 @@ static int emit(FILE *f, const char *ks, const shape *s)
     const m_entity *ents[65];
     size_t ne = 0;
     ents[ne++] = s->e;
-    for (size_t i = 0; i < p->nalso && ne < 65; i++) ents[ne++] = p->also[i];
+    for (size_t i = 0; i < p->nalso && ne < 65; i++)
+        ents[ne++] = p->also[i];
     fprintf(f, "\n-- serves: %s\n", s->patterns);
     fprintf(f, "CREATE TABLE IF NOT EXISTS %s.%s (\n", ks, s->name);
-    char (*done)[NAME] = calloc(MAXCOLS * 4, NAME);
+    char(*done)[NAME] = calloc(MAXCOLS * 4, NAME);
     size_t nd = 0;
     if (done == NULL) return -1;
     for (size_t i = 0; i < s->npart + s->nclus; i++) {
@@ -191,27 +216,34 @@ static int emit(FILE *f, const char *ks, const shape *s)
             char c[NAME];
             snake(e->attrs[ai].name, c, sizeof c);
             if (has_col(done, nd, c) || nd >= MAXCOLS * 4) continue;
-            if (e->table->ttl && strcmp(e->attrs[ai].name, e->table->ttl) == 0) continue; /* CQL expires rows with TTL itself */
+            if (e->table->ttl && strcmp(e->attrs[ai].name, e->table->ttl) == 0)
+                continue; /* CQL expires rows with TTL itself */
             fprintf(f, "    %s %s%s,\n", c, cql_type(e, &e->attrs[ai]), stat ? " STATIC" : "");
             snprintf(done[nd++], NAME, "%s", c);
         }
     }
     fprintf(f, "    PRIMARY KEY ((");
-    for (size_t i = 0; i < s->npart; i++) fprintf(f, "%s%s", i ? ", " : "", s->part[i]);
+    for (size_t i = 0; i < s->npart; i++)
+        fprintf(f, "%s%s", i ? ", " : "", s->part[i]);
     fprintf(f, ")");
-    for (size_t i = 0; i < s->nclus; i++) fprintf(f, ", %s", s->clus[i]);
+    for (size_t i = 0; i < s->nclus; i++)
+        fprintf(f, ", %s", s->clus[i]);
     fprintf(f, ")\n)");
     const char *with = " WITH";
     if (s->nclus) {
         /* the first clustering column the pattern does not fix is the one it orders by */
         size_t order = 0;
-        while (order < s->nclus && is_given(p, s->clus[order])) order++;
+        while (order < s->nclus && is_given(p, s->clus[order]))
+            order++;
         fprintf(f, "%s CLUSTERING ORDER BY (", with);
-        for (size_t i = 0; i < s->nclus; i++) fprintf(f, "%s%s %s", i ? ", " : "", s->clus[i], i == order && s->desc ? "DESC" : "ASC");
+        for (size_t i = 0; i < s->nclus; i++)
+            fprintf(f, "%s%s %s", i ? ", " : "", s->clus[i],
+                    i == order && s->desc ? "DESC" : "ASC");
         fprintf(f, ")");
         with = "\n  AND";
     }
-    if (s->e->retention_days > 0) fprintf(f, "%s default_time_to_live = %.0f", with, s->e->retention_days * 86400);
+    if (s->e->retention_days > 0)
+        fprintf(f, "%s default_time_to_live = %.0f", with, s->e->retention_days * 86400);
     fprintf(f, ";\n");
     free(done);
     return 0;
@@ -222,8 +254,12 @@ int model_export_cql(const ck_report *r, FILE *f, qr_err *err)
     const qr_model *m = r->model;
     char ks[NAME];
     snake(m->name ? m->name : "quarry", ks, sizeof ks);
-    fprintf(f, "-- Generated by quarry model export from model %s: one table per query shape.\n", m->name ? m->name : "(unnamed)");
-    fprintf(f, "CREATE KEYSPACE IF NOT EXISTS %s\n  WITH replication = {'class': 'NetworkTopologyStrategy', 'replication_factor': 3};\n", ks);
+    fprintf(f, "-- Generated by quarry model export from model %s: one table per query shape.\n",
+            m->name ? m->name : "(unnamed)");
+    fprintf(f,
+            "CREATE KEYSPACE IF NOT EXISTS %s\n  WITH replication = {'class': "
+            "'NetworkTopologyStrategy', 'replication_factor': 3};\n",
+            ks);
     shape *shapes = calloc(r->nplans + 1, sizeof *shapes);
     if (shapes == NULL) return err_set(err, QR_E_INTERNAL, "out of memory");
     size_t n = 0;
@@ -233,10 +269,13 @@ int model_export_cql(const ck_report *r, FILE *f, qr_err *err)
         shape s;
         build_shape(&r->plans[i], &s);
         size_t k = 0;
-        while (k < n && !same_shape(&shapes[k], &s)) k++;
+        while (k < n && !same_shape(&shapes[k], &s))
+            k++;
         if (k < n) {
-            strncat(shapes[k].patterns, ", ", sizeof shapes[k].patterns - strlen(shapes[k].patterns) - 1);
-            strncat(shapes[k].patterns, p->name, sizeof shapes[k].patterns - strlen(shapes[k].patterns) - 1);
+            strncat(shapes[k].patterns, ", ",
+                    sizeof shapes[k].patterns - strlen(shapes[k].patterns) - 1);
+            strncat(shapes[k].patterns, p->name,
+                    sizeof shapes[k].patterns - strlen(shapes[k].patterns) - 1);
             continue;
         }
         /* same name, different clustering: keep names unique */
@@ -244,13 +283,15 @@ int model_export_cql(const ck_report *r, FILE *f, qr_err *err)
             if (strcmp(shapes[j].name, s.name) == 0) {
                 size_t l = strlen(s.name);
                 snprintf(s.name + l, sizeof s.name - l, "_%s", s.nclus ? s.clus[0] : "key");
-                if (s.desc) snprintf(s.name + strlen(s.name), sizeof s.name - strlen(s.name), "_desc");
+                if (s.desc)
+                    snprintf(s.name + strlen(s.name), sizeof s.name - strlen(s.name), "_desc");
                 break;
             }
         shapes[n++] = s;
     }
     int rc = 0;
-    for (size_t i = 0; i < n && rc == 0; i++) rc = emit(f, ks, &shapes[i]);
+    for (size_t i = 0; i < n && rc == 0; i++)
+        rc = emit(f, ks, &shapes[i]);
     free(shapes);
     return rc ? err_set(err, QR_E_INTERNAL, "out of memory") : 0;
 }

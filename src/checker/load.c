@@ -23,7 +23,8 @@ typedef struct loader {
     qr_err *err;
 } loader;
 
-static int fail(loader *L, const doc_node *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(loader *L, const doc_node *n, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 static int fail(loader *L, const doc_node *n, const char *fmt, ...)
 {
     char msg[700];
@@ -85,7 +86,8 @@ static int get_str(loader *L, const doc_node *map, const char *key, const char *
     return 0;
 }
 
-static int need_str(loader *L, const doc_node *map, const char *key, const char *what, const char **out)
+static int need_str(loader *L, const doc_node *map, const char *key, const char *what,
+                    const char **out)
 {
     *out = NULL;
     if (get_str(L, map, key, out)) return -1;
@@ -106,17 +108,23 @@ static int parse_quantity(loader *L, const doc_node *n, int unit_kind, double *o
     char *end;
     errno = 0;
     double v = strtod(s, &end);
-    if (end == s || errno || !isfinite(v) || v < 0) return fail(L, n, "'%s' is not a non-negative number", s);
+    if (end == s || errno || !isfinite(v) || v < 0)
+        return fail(L, n, "'%s' is not a non-negative number", s);
     if (v > 1e15) return fail(L, n, "'%s' is too large", s);
-    while (*end == ' ') end++;
+    while (*end == ' ')
+        end++;
     double mul = 1;
     if (*end) {
-        static const struct { char kind; const char *u; double mul; } units[] = {
-            {'c', "k", 1e3}, {'c', "K", 1e3}, {'c', "M", 1e6}, {'c', "G", 1e9},
-            {'s', "B", 1}, {'s', "KB", 1024}, {'s', "MB", 1048576}, {'s', "GB", 1073741824.0},
-            {'d', "d", 1}, {'d', "days", 1}, {'d', "w", 7}, {'d', "weeks", 7}, {'d', "m", 30}, {'d', "months", 30},
-            {'d', "y", 365}, {'d', "years", 365},
-            {'t', "ms", 1}, {'t', "s", 1000},
+        static const struct {
+            char kind;
+            const char *u;
+            double mul;
+        } units[] = {
+            {'c', "k", 1e3}, {'c', "K", 1e3},     {'c', "M", 1e6},      {'c', "G", 1e9},
+            {'s', "B", 1},   {'s', "KB", 1024},   {'s', "MB", 1048576}, {'s', "GB", 1073741824.0},
+            {'d', "d", 1},   {'d', "days", 1},    {'d', "w", 7},        {'d', "weeks", 7},
+            {'d', "m", 30},  {'d', "months", 30}, {'d', "y", 365},      {'d', "years", 365},
+            {'t', "ms", 1},  {'t', "s", 1000},
         };
         int found = 0;
         for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
@@ -188,10 +196,14 @@ static int load_keyattr(loader *L, const doc_node *n, const char *what, m_keyatt
     const char *t = NULL;
     if (get_str(L, n, "type", &t)) return -1;
     if (t) {
-        if (strcmp(t, "S") == 0 || strcmp(t, "string") == 0) k->type = 'S';
-        else if (strcmp(t, "N") == 0 || strcmp(t, "number") == 0) k->type = 'N';
-        else if (strcmp(t, "B") == 0 || strcmp(t, "binary") == 0) k->type = 'B';
-        else return fail(L, doc_get(n, "type"), "key type must be S, N or B, not '%s'", t);
+        if (strcmp(t, "S") == 0 || strcmp(t, "string") == 0)
+            k->type = 'S';
+        else if (strcmp(t, "N") == 0 || strcmp(t, "number") == 0)
+            k->type = 'N';
+        else if (strcmp(t, "B") == 0 || strcmp(t, "binary") == 0)
+            k->type = 'B';
+        else
+            return fail(L, doc_get(n, "type"), "key type must be S, N or B, not '%s'", t);
     }
     return 0;
 }
@@ -204,9 +216,13 @@ static int load_projection(loader *L, const doc_node *n, m_index *ix)
         return get_names(L, n, &ix->include, &ix->ninclude);
     }
     if (want(L, n, DOC_SCALAR, "'projection'")) return -1;
-    if (strcasecmp(n->str, "all") == 0) ix->projection = MP_ALL;
-    else if (strcasecmp(n->str, "keys_only") == 0 || strcasecmp(n->str, "keys-only") == 0) ix->projection = MP_KEYS_ONLY;
-    else return fail(L, n, "projection must be all, keys_only or a list of attributes, not '%s'", n->str);
+    if (strcasecmp(n->str, "all") == 0)
+        ix->projection = MP_ALL;
+    else if (strcasecmp(n->str, "keys_only") == 0 || strcasecmp(n->str, "keys-only") == 0)
+        ix->projection = MP_KEYS_ONLY;
+    else
+        return fail(L, n, "projection must be all, keys_only or a list of attributes, not '%s'",
+                    n->str);
     return 0;
 }
 
@@ -214,13 +230,16 @@ static int load_index(loader *L, m_table *t, const doc_node *n, int local, m_ind
 {
     const char *what = local ? "a local secondary index" : "a global secondary index";
     if (want(L, n, DOC_MAP, what)) return -1;
-    static const char *const fg[] = {"name", "partition_key", "sort_key", "projection", "read_capacity", "write_capacity", NULL};
+    static const char *const fg[] = {"name",          "partition_key",  "sort_key", "projection",
+                                     "read_capacity", "write_capacity", NULL};
     static const char *const fl[] = {"name", "sort_key", "projection", NULL};
     if (only_fields(L, n, what, local ? fl : fg)) return -1;
     ix->pos = pos_of(n);
     ix->local = local;
     if (need_str(L, n, "name", what, &ix->name)) return -1;
-    if (model_table_index(t, ix->name)) return fail(L, doc_get(n, "name"), "table %s already has an index named %s", t->name, ix->name);
+    if (model_table_index(t, ix->name))
+        return fail(L, doc_get(n, "name"), "table %s already has an index named %s", t->name,
+                    ix->name);
     if (local) {
         ix->pk = t->pk;
     } else {
@@ -232,15 +251,18 @@ static int load_index(loader *L, m_table *t, const doc_node *n, int local, m_ind
     if (local && sk == NULL) return fail(L, n, "local index %s needs 'sort_key'", ix->name);
     if (sk && load_keyattr(L, sk, "'sort_key'", &ix->sk)) return -1;
     if (load_projection(L, doc_get(n, "projection"), ix)) return -1;
-    if (get_num(L, n, "read_capacity", 'c', &ix->rcu) || get_num(L, n, "write_capacity", 'c', &ix->wcu)) return -1;
+    if (get_num(L, n, "read_capacity", 'c', &ix->rcu) ||
+        get_num(L, n, "write_capacity", 'c', &ix->wcu))
+        return -1;
     return 0;
 }
 
 static int load_table(loader *L, const doc_node *name, const doc_node *n, m_table *t)
 {
     if (want(L, n, DOC_MAP, "a table")) return -1;
-    static const char *const f[] = {"partition_key", "sort_key", "billing", "read_capacity", "write_capacity",
-                                    "ttl", "gsis", "lsis", NULL};
+    static const char *const f[] = {"partition_key", "sort_key",       "billing",
+                                    "read_capacity", "write_capacity", "ttl",
+                                    "gsis",          "lsis",           NULL};
     if (only_fields(L, n, "a table", f)) return -1;
     t->name = name->str;
     t->pos = pos_of(name);
@@ -252,26 +274,35 @@ static int load_table(loader *L, const doc_node *name, const doc_node *n, m_tabl
     const char *billing = NULL;
     if (get_str(L, n, "billing", &billing)) return -1;
     if (billing) {
-        if (strcasecmp(billing, "on-demand") == 0 || strcasecmp(billing, "pay_per_request") == 0) t->provisioned = 0;
-        else if (strcasecmp(billing, "provisioned") == 0) t->provisioned = 1;
-        else return fail(L, doc_get(n, "billing"), "billing must be on-demand or provisioned, not '%s'", billing);
+        if (strcasecmp(billing, "on-demand") == 0 || strcasecmp(billing, "pay_per_request") == 0)
+            t->provisioned = 0;
+        else if (strcasecmp(billing, "provisioned") == 0)
+            t->provisioned = 1;
+        else
+            return fail(L, doc_get(n, "billing"),
+                        "billing must be on-demand or provisioned, not '%s'", billing);
     }
-    if (get_num(L, n, "read_capacity", 'c', &t->rcu) || get_num(L, n, "write_capacity", 'c', &t->wcu)) return -1;
+    if (get_num(L, n, "read_capacity", 'c', &t->rcu) ||
+        get_num(L, n, "write_capacity", 'c', &t->wcu))
+        return -1;
     if (t->provisioned && (t->rcu <= 0 || t->wcu <= 0))
-        return fail(L, name, "provisioned table %s needs read_capacity and write_capacity", t->name);
+        return fail(L, name, "provisioned table %s needs read_capacity and write_capacity",
+                    t->name);
     if (get_str(L, n, "ttl", &t->ttl)) return -1;
     doc_node *g = doc_get(n, "gsis"), *l = doc_get(n, "lsis");
     if (g && want(L, g, DOC_SEQ, "'gsis'")) return -1;
     if (l && want(L, l, DOC_SEQ, "'lsis'")) return -1;
     size_t total = (g ? g->n : 0) + (l ? l->n : 0);
     if (total > QR_MODEL_MAX_INDEXES)
-        return fail(L, g ? g : l, "table %s declares %zu indexes; a model may declare at most %d per table", t->name, total,
-                    QR_MODEL_MAX_INDEXES);
+        return fail(L, g ? g : l,
+                    "table %s declares %zu indexes; a model may declare at most %d per table",
+                    t->name, total, QR_MODEL_MAX_INDEXES);
     t->idx = alloc(L, (total + 1) * sizeof *t->idx);
     if (t->idx == NULL) return -1;
     for (size_t i = 0; g && i < g->n; i++, t->nidx++)
         if (load_index(L, t, g->vals[i], 0, &t->idx[t->nidx])) return -1;
-    if (l && t->sk.name == NULL && l->n) return fail(L, l, "table %s has no sort key, so it cannot have local indexes", t->name);
+    if (l && t->sk.name == NULL && l->n)
+        return fail(L, l, "table %s has no sort key, so it cannot have local indexes", t->name);
     for (size_t i = 0; l && i < l->n; i++, t->nidx++)
         if (load_index(L, t, l->vals[i], 1, &t->idx[t->nidx])) return -1;
     return 0;
@@ -279,16 +310,25 @@ static int load_table(loader *L, const doc_node *name, const doc_node *n, m_tabl
 
 /* ---- attributes and templates ---- */
 
-static const struct { const char *name; m_format f; m_type t; } formats[] = {
-    {"timestamp", MF_TIMESTAMP, MT_STRING}, {"iso8601", MF_TIMESTAMP, MT_STRING}, {"date", MF_DATE, MT_STRING},
-    {"month", MF_MONTH, MT_STRING}, {"year", MF_YEAR, MT_STRING}, {"epoch", MF_EPOCH, MT_NUMBER},
-    {"zero-padded", MF_PADDED, MT_STRING}, {"integer", MF_INTEGER, MT_NUMBER}, {"enum", MF_ENUM, MT_STRING},
-    {"uuid", MF_UUID, MT_STRING}, {"ulid", MF_ULID, MT_STRING}, {"id", MF_ID, MT_STRING},
-    {"shard", MF_SHARD, MT_NUMBER}, {"text", MF_NONE, MT_STRING},
+static const struct {
+    const char *name;
+    m_format f;
+    m_type t;
+} formats[] = {
+    {"timestamp", MF_TIMESTAMP, MT_STRING}, {"iso8601", MF_TIMESTAMP, MT_STRING},
+    {"date", MF_DATE, MT_STRING},           {"month", MF_MONTH, MT_STRING},
+    {"year", MF_YEAR, MT_STRING},           {"epoch", MF_EPOCH, MT_NUMBER},
+    {"zero-padded", MF_PADDED, MT_STRING},  {"integer", MF_INTEGER, MT_NUMBER},
+    {"enum", MF_ENUM, MT_STRING},           {"uuid", MF_UUID, MT_STRING},
+    {"ulid", MF_ULID, MT_STRING},           {"id", MF_ID, MT_STRING},
+    {"shard", MF_SHARD, MT_NUMBER},         {"text", MF_NONE, MT_STRING},
 };
-static const struct { const char *name; m_type t; } types[] = {
+static const struct {
+    const char *name;
+    m_type t;
+} types[] = {
     {"string", MT_STRING}, {"number", MT_NUMBER}, {"boolean", MT_BOOLEAN}, {"binary", MT_BINARY},
-    {"map", MT_MAP}, {"list", MT_LIST}, {"set", MT_SET},
+    {"map", MT_MAP},       {"list", MT_LIST},     {"set", MT_SET},
 };
 
 const char *model_format_name(m_format f)
@@ -327,22 +367,29 @@ static int load_attr(loader *L, const doc_node *name, const doc_node *n, m_attr 
     a->name = name->str;
     a->pos = pos_of(name);
     if (n->kind == DOC_SCALAR) {
-        if (type_or_format(a, n->str)) return fail(L, n, "unknown attribute type or format '%s'", n->str);
+        if (type_or_format(a, n->str))
+            return fail(L, n, "unknown attribute type or format '%s'", n->str);
         if (a->format == MF_ENUM || a->format == MF_PADDED || a->format == MF_SHARD)
-            return fail(L, n, "attribute %s: format %s needs the long form with its %s", a->name, n->str,
-                        a->format == MF_ENUM ? "values" : a->format == MF_PADDED ? "width" : "shards");
+            return fail(L, n, "attribute %s: format %s needs the long form with its %s", a->name,
+                        n->str,
+                        a->format == MF_ENUM     ? "values"
+                        : a->format == MF_PADDED ? "width"
+                                                 : "shards");
         return 0;
     }
     if (want(L, n, DOC_MAP, "an attribute")) return -1;
-    static const char *const f[] = {"type", "format", "width", "pattern", "values", "shards", "cardinality",
-                                    "hottest", "size", "example", "copy_of", NULL};
+    static const char *const f[] = {"type",   "format",  "width",       "pattern",
+                                    "values", "shards",  "cardinality", "hottest",
+                                    "size",   "example", "copy_of",     NULL};
     if (only_fields(L, n, "an attribute", f)) return -1;
     const char *t = NULL, *fm = NULL;
     if (get_str(L, n, "format", &fm) || get_str(L, n, "type", &t)) return -1;
-    if (fm && type_or_format(a, fm)) return fail(L, doc_get(n, "format"), "unknown format '%s'", fm);
+    if (fm && type_or_format(a, fm))
+        return fail(L, doc_get(n, "format"), "unknown format '%s'", fm);
     if (t) {
         m_attr tmp = {0};
-        if (type_or_format(&tmp, t) || tmp.format != MF_NONE) return fail(L, doc_get(n, "type"), "unknown type '%s'", t);
+        if (type_or_format(&tmp, t) || tmp.format != MF_NONE)
+            return fail(L, doc_get(n, "type"), "unknown type '%s'", t);
         a->type = tmp.type;
     }
     double width = 0, shards = 0;
@@ -354,17 +401,21 @@ static int load_attr(loader *L, const doc_node *name, const doc_node *n, m_attr 
     if (get_str(L, n, "pattern", &a->pattern) || get_str(L, n, "example", &a->example) ||
         get_str(L, n, "copy_of", &a->copy_of))
         return -1;
-    if (get_num(L, n, "cardinality", 'c', &a->cardinality) || get_num(L, n, "hottest", 'c', &a->hottest) ||
-        get_num(L, n, "size", 's', &a->size))
+    if (get_num(L, n, "cardinality", 'c', &a->cardinality) ||
+        get_num(L, n, "hottest", 'c', &a->hottest) || get_num(L, n, "size", 's', &a->size))
         return -1;
-    if (a->hottest > 1) return fail(L, doc_get(n, "hottest"), "'hottest' is a share of traffic between 0 and 1");
+    if (a->hottest > 1)
+        return fail(L, doc_get(n, "hottest"), "'hottest' is a share of traffic between 0 and 1");
     doc_node *v = doc_get(n, "values");
     if (v && get_names(L, v, &a->values, &a->nvalues)) return -1;
-    if (a->format == MF_ENUM && a->nvalues == 0) return fail(L, n, "enum attribute %s needs 'values'", a->name);
+    if (a->format == MF_ENUM && a->nvalues == 0)
+        return fail(L, n, "enum attribute %s needs 'values'", a->name);
     if (a->format == MF_PADDED && (a->width < 1 || a->width > 38))
         return fail(L, n, "zero-padded attribute %s needs a 'width' from 1 to 38", a->name);
-    if (a->format == MF_SHARD && a->shards < 2) return fail(L, n, "shard attribute %s needs 'shards' of 2 or more", a->name);
-    if (a->pattern && a->format != MF_DATE) return fail(L, doc_get(n, "pattern"), "'pattern' applies to format date only");
+    if (a->format == MF_SHARD && a->shards < 2)
+        return fail(L, n, "shard attribute %s needs 'shards' of 2 or more", a->name);
+    if (a->pattern && a->format != MF_DATE)
+        return fail(L, doc_get(n, "pattern"), "'pattern' applies to format date only");
     return 0;
 }
 
@@ -382,7 +433,8 @@ static int load_template(loader *L, m_entity *e, const doc_node *n, const char *
     t->text = n->str;
     t->pos = pos_of(n);
     size_t len = strlen(n->str), cap = 1;
-    for (size_t i = 0; i < len; i++) cap += n->str[i] == '{' ? 2 : 0;
+    for (size_t i = 0; i < len; i++)
+        cap += n->str[i] == '{' ? 2 : 0;
     t->seg = alloc(L, (cap + 1) * sizeof *t->seg);
     if (t->seg == NULL) return -1;
     const char *s = n->str;
@@ -391,7 +443,8 @@ static int load_template(loader *L, m_entity *e, const doc_node *n, const char *
         if (s[i] == '}') return fail(L, n, "%s '%s': '}' without '{'", what, s);
         if (s[i] != '{') {
             size_t j = i;
-            while (j < len && s[j] != '{' && s[j] != '}') j++;
+            while (j < len && s[j] != '{' && s[j] != '}')
+                j++;
             char *lit = alloc(L, j - i + 1);
             if (lit == NULL) return -1;
             memcpy(lit, s + i, j - i);
@@ -405,14 +458,18 @@ static int load_template(loader *L, m_entity *e, const doc_node *n, const char *
         char *var = alloc(L, vlen + 1);
         if (var == NULL) return -1;
         memcpy(var, s + i + 1, vlen);
-        if (vlen == 0 || strchr(var, '{')) return fail(L, n, "%s '%s': empty or nested variable", what, s);
+        if (vlen == 0 || strchr(var, '{'))
+            return fail(L, n, "%s '%s': empty or nested variable", what, s);
         m_attr *a = model_entity_attr(e, var);
         if (a == NULL)
-            return err_validation(L->err, "%s:%d:%d: template variable '%s' in %s of entity %s is not defined by any of its attributes",
+            return err_validation(L->err,
+                                  "%s:%d:%d: template variable '%s' in %s of entity %s is not "
+                                  "defined by any of its attributes",
                                   L->path, n->line, n->col + off + (int)i + 1, var, what, e->name);
         if (t->nseg && t->seg[t->nseg - 1].is_var)
-            return err_validation(L->err, "%s:%d:%d: %s '%s': variables {%s} and {%s} need a separator between them",
-                                  L->path, n->line, n->col + off + (int)i, what, s, t->seg[t->nseg - 1].text, var);
+            return err_validation(
+                L->err, "%s:%d:%d: %s '%s': variables {%s} and {%s} need a separator between them",
+                L->path, n->line, n->col + off + (int)i, what, s, t->seg[t->nseg - 1].text, var);
         t->seg[t->nseg++] = (m_seg){1, var, a};
         i += vlen + 2;
     }
@@ -465,18 +522,23 @@ const m_entkey *model_entity_key(const m_entity *e, const m_index *ix)
 static int load_entity(loader *L, const doc_node *name, const doc_node *n, m_entity *e)
 {
     if (want(L, n, DOC_MAP, "an entity")) return -1;
-    static const char *const f[] = {"table", "pk", "sk", "indexes", "attributes", "count", "item_size",
-                                    "growth_per_day", "retention", "counter", NULL};
+    static const char *const f[] = {"table",      "pk",      "sk",        "indexes",
+                                    "attributes", "count",   "item_size", "growth_per_day",
+                                    "retention",  "counter", NULL};
     if (only_fields(L, n, "an entity", f)) return -1;
     e->name = name->str;
     e->pos = pos_of(name);
     const char *tname = NULL;
     if (get_str(L, n, "table", &tname)) return -1;
     if (tname == NULL) {
-        if (L->m->ntables != 1) return fail(L, name, "entity %s needs 'table' (the model has %zu tables)", e->name, L->m->ntables);
+        if (L->m->ntables != 1)
+            return fail(L, name, "entity %s needs 'table' (the model has %zu tables)", e->name,
+                        L->m->ntables);
         e->table = &L->m->tables[0];
     } else if ((e->table = model_table(L->m, tname)) == NULL) {
-        return fail(L, doc_get(n, "table"), "entity %s refers to table '%s', which the model does not define", e->name, tname);
+        return fail(L, doc_get(n, "table"),
+                    "entity %s refers to table '%s', which the model does not define", e->name,
+                    tname);
     }
     doc_node *attrs = doc_get(n, "attributes");
     if (attrs) {
@@ -487,10 +549,15 @@ static int load_entity(loader *L, const doc_node *name, const doc_node *n, m_ent
             if (load_attr(L, attrs->keys[i], attrs->vals[i], &e->attrs[i])) return -1;
     }
     doc_node *pk = doc_get(n, "pk"), *sk = doc_get(n, "sk");
-    if (pk == NULL) return fail(L, name, "entity %s needs 'pk', its partition key template", e->name);
+    if (pk == NULL)
+        return fail(L, name, "entity %s needs 'pk', its partition key template", e->name);
     if (load_template(L, e, pk, "pk", &e->pk)) return -1;
-    if (sk && e->table->sk.name == NULL) return fail(L, sk, "entity %s has 'sk' but table %s has no sort key", e->name, e->table->name);
-    if (!sk && e->table->sk.name) return fail(L, name, "entity %s needs 'sk': table %s has sort key %s", e->name, e->table->name, e->table->sk.name);
+    if (sk && e->table->sk.name == NULL)
+        return fail(L, sk, "entity %s has 'sk' but table %s has no sort key", e->name,
+                    e->table->name);
+    if (!sk && e->table->sk.name)
+        return fail(L, name, "entity %s needs 'sk': table %s has sort key %s", e->name,
+                    e->table->name, e->table->sk.name);
     if (sk && load_template(L, e, sk, "sk", &e->sk)) return -1;
     doc_node *ix = doc_get(n, "indexes");
     if (ix) {
@@ -501,21 +568,29 @@ static int load_entity(loader *L, const doc_node *name, const doc_node *n, m_ent
             m_entkey *k = &e->keys[e->nkeys++];
             k->index = model_table_index(e->table, ix->keys[i]->str);
             if (k->index == NULL)
-                return fail(L, ix->keys[i], "entity %s has keys for index '%s', which table %s does not define", e->name,
-                            ix->keys[i]->str, e->table->name);
+                return fail(L, ix->keys[i],
+                            "entity %s has keys for index '%s', which table %s does not define",
+                            e->name, ix->keys[i]->str, e->table->name);
             doc_node *v = ix->vals[i];
             if (want(L, v, DOC_MAP, "index keys")) return -1;
             static const char *const fk[] = {"pk", "sk", "when", NULL};
             if (only_fields(L, v, "index keys", fk)) return -1;
             doc_node *ipk = doc_get(v, "pk"), *isk = doc_get(v, "sk");
             if (k->index->local) {
-                if (ipk) return fail(L, ipk, "index %s is local: it shares the table's partition key, so give only 'sk'", k->index->name);
+                if (ipk)
+                    return fail(
+                        L, ipk,
+                        "index %s is local: it shares the table's partition key, so give only 'sk'",
+                        k->index->name);
             } else {
-                if (ipk == NULL) return fail(L, v, "entity %s needs 'pk' for index %s", e->name, k->index->name);
+                if (ipk == NULL)
+                    return fail(L, v, "entity %s needs 'pk' for index %s", e->name, k->index->name);
                 if (load_template(L, e, ipk, "index pk", &k->pk)) return -1;
             }
-            if (isk && k->index->sk.name == NULL) return fail(L, isk, "index %s has no sort key", k->index->name);
-            if (!isk && k->index->sk.name) return fail(L, v, "entity %s needs 'sk' for index %s", e->name, k->index->name);
+            if (isk && k->index->sk.name == NULL)
+                return fail(L, isk, "index %s has no sort key", k->index->name);
+            if (!isk && k->index->sk.name)
+                return fail(L, v, "entity %s needs 'sk' for index %s", e->name, k->index->name);
             if (isk && load_template(L, e, isk, "index sk", &k->sk)) return -1;
             doc_node *w = doc_get(v, "when");
             if (w) {
@@ -524,17 +599,21 @@ static int load_entity(loader *L, const doc_node *name, const doc_node *n, m_ent
                 for (size_t j = 0; j < w->n; j++, k->nwhen++) {
                     if (want(L, w->vals[j], DOC_SCALAR, "a 'when' value")) return -1;
                     if (model_entity_attr(e, w->keys[j]->str) == NULL)
-                        return fail(L, w->keys[j], "'when' names '%s', which entity %s does not define", w->keys[j]->str, e->name);
+                        return fail(L, w->keys[j],
+                                    "'when' names '%s', which entity %s does not define",
+                                    w->keys[j]->str, e->name);
                     k->when[j] = (m_given){w->keys[j]->str, w->vals[j]->str, pos_of(w->keys[j])};
                 }
             }
         }
     }
     if (get_num(L, n, "count", 'c', &e->count) || get_num(L, n, "item_size", 's', &e->item_size) ||
-        get_num(L, n, "growth_per_day", 'c', &e->growth_per_day) || get_num(L, n, "retention", 'd', &e->retention_days) ||
+        get_num(L, n, "growth_per_day", 'c', &e->growth_per_day) ||
+        get_num(L, n, "retention", 'd', &e->retention_days) ||
         get_bool(L, n, "counter", &e->counter))
         return -1;
-    if (e->item_size > 409600) return fail(L, doc_get(n, "item_size"), "item_size exceeds DynamoDB's 400 KB item limit");
+    if (e->item_size > 409600)
+        return fail(L, doc_get(n, "item_size"), "item_size exceeds DynamoDB's 400 KB item limit");
     return 0;
 }
 
@@ -562,22 +641,38 @@ double model_attr_size(const m_attr *a)
 {
     if (a->size > 0) return a->size;
     switch (a->format) {
-    case MF_TIMESTAMP: return 20;
-    case MF_DATE: return 10;
-    case MF_MONTH: return 7;
-    case MF_YEAR: return 4;
-    case MF_UUID: return 36;
-    case MF_ULID: return 26;
-    case MF_PADDED: return a->width;
-    case MF_EPOCH: return 6;
-    case MF_SHARD: return 2;
-    default: break;
+    case MF_TIMESTAMP:
+        return 20;
+    case MF_DATE:
+        return 10;
+    case MF_MONTH:
+        return 7;
+    case MF_YEAR:
+        return 4;
+    case MF_UUID:
+        return 36;
+    case MF_ULID:
+        return 26;
+    case MF_PADDED:
+        return a->width;
+    case MF_EPOCH:
+        return 6;
+    case MF_SHARD:
+        return 2;
+    default:
+        break;
     }
     switch (a->type) {
-    case MT_NUMBER: return 8;
-    case MT_BOOLEAN: return 1;
-    case MT_MAP: case MT_LIST: case MT_SET: return 200;
-    default: return 24;
+    case MT_NUMBER:
+        return 8;
+    case MT_BOOLEAN:
+        return 1;
+    case MT_MAP:
+    case MT_LIST:
+    case MT_SET:
+        return 200;
+    default:
+        return 24;
     }
 }
 
@@ -601,9 +696,10 @@ static int has_attr_anywhere(const m_pattern *p, const char *name)
 static int load_pattern(loader *L, const doc_node *n, m_pattern *p)
 {
     if (want(L, n, DOC_MAP, "an access pattern")) return -1;
-    static const char *const f[] = {"name", "sentence", "kind", "entity", "entities", "given", "sk_condition",
-                                    "order_by", "direction", "limit", "result_size", "latency", "rps",
-                                    "consistent", "aggregate", "index", NULL};
+    static const char *const f[] = {
+        "name",         "sentence",   "kind",      "entity", "entities",    "given",
+        "sk_condition", "order_by",   "direction", "limit",  "result_size", "latency",
+        "rps",          "consistent", "aggregate", "index",  NULL};
     if (only_fields(L, n, "an access pattern", f)) return -1;
     p->pos = pos_of(n);
     if (need_str(L, n, "name", "an access pattern", &p->name)) return -1;
@@ -611,8 +707,11 @@ static int load_pattern(loader *L, const doc_node *n, m_pattern *p)
     const char *kind = NULL;
     if (need_str(L, n, "kind", "an access pattern", &kind)) return -1;
     size_t k = 0;
-    while (k < 6 && strcmp(kind_names[k], kind) != 0) k++;
-    if (k == 6) return fail(L, doc_get(n, "kind"), "kind must be get, query, put, update, delete or transaction, not '%s'", kind);
+    while (k < 6 && strcmp(kind_names[k], kind) != 0)
+        k++;
+    if (k == 6)
+        return fail(L, doc_get(n, "kind"),
+                    "kind must be get, query, put, update, delete or transaction, not '%s'", kind);
     p->kind = (m_kind)k;
     const char *ename = NULL;
     doc_node *en = doc_get(n, "entity"), *ens = doc_get(n, "entities");
@@ -623,7 +722,8 @@ static int load_pattern(loader *L, const doc_node *n, m_pattern *p)
         ename = en->str;
     }
     if (ens && get_names(L, ens, &names, &nnames)) return -1;
-    if (ename == NULL && nnames == 0) return fail(L, n, "access pattern %s needs 'entity'", p->name);
+    if (ename == NULL && nnames == 0)
+        return fail(L, n, "access pattern %s needs 'entity'", p->name);
     if (ename == NULL) {
         ename = names[0];
         en = ens->kind == DOC_SEQ ? ens->vals[0] : ens;
@@ -631,13 +731,18 @@ static int load_pattern(loader *L, const doc_node *n, m_pattern *p)
         nnames--;
     }
     if ((p->entity = model_entity(L->m, ename)) == NULL)
-        return fail(L, en, "access pattern %s refers to entity '%s', which the model does not define", p->name, ename);
+        return fail(L, en,
+                    "access pattern %s refers to entity '%s', which the model does not define",
+                    p->name, ename);
     p->also = alloc(L, (nnames + 1) * sizeof *p->also);
     if (p->also == NULL) return -1;
     for (size_t i = 0; i < nnames; i++) {
         m_entity *o = model_entity(L->m, names[i]);
         const doc_node *where = ens->kind == DOC_SEQ ? ens->vals[ens->n - nnames + i] : ens;
-        if (o == NULL) return fail(L, where, "access pattern %s refers to entity '%s', which the model does not define", p->name, names[i]);
+        if (o == NULL)
+            return fail(L, where,
+                        "access pattern %s refers to entity '%s', which the model does not define",
+                        p->name, names[i]);
         if (o != p->entity) p->also[p->nalso++] = o;
     }
     doc_node *g = doc_get(n, "given");
@@ -647,18 +752,23 @@ static int load_pattern(loader *L, const doc_node *n, m_pattern *p)
         if (p->given == NULL) return -1;
         for (size_t i = 0; i < cnt; i++) {
             m_given *gv = &p->given[p->ngiven++];
-            const doc_node *key = g->kind == DOC_SCALAR ? g : g->kind == DOC_MAP ? g->keys[i] : g->vals[i];
+            const doc_node *key = g->kind == DOC_SCALAR ? g
+                                  : g->kind == DOC_MAP  ? g->keys[i]
+                                                        : g->vals[i];
             if (want(L, key, DOC_SCALAR, "a given attribute name")) return -1;
             gv->name = key->str;
             gv->pos = pos_of(key);
             if (g->kind == DOC_MAP) {
                 if (want(L, g->vals[i], DOC_SCALAR, "a given value")) return -1;
                 const doc_node *v = g->vals[i];
-                int null = !v->quoted && (strcmp(v->str, "null") == 0 || strcmp(v->str, "~") == 0 || v->str[0] == '\0');
+                int null = !v->quoted && (strcmp(v->str, "null") == 0 || strcmp(v->str, "~") == 0 ||
+                                          v->str[0] == '\0');
                 gv->value = null ? NULL : v->str; /* null: a request parameter, like a list entry */
             }
             if (!has_attr_anywhere(p, gv->name))
-                return fail(L, key, "access pattern %s is given '%s', which entity %s does not define", p->name, gv->name, p->entity->name);
+                return fail(L, key,
+                            "access pattern %s is given '%s', which entity %s does not define",
+                            p->name, gv->name, p->entity->name);
         }
     }
     doc_node *c = doc_get(n, "sk_condition");
@@ -666,42 +776,60 @@ static int load_pattern(loader *L, const doc_node *n, m_pattern *p)
         if (want(L, c, DOC_MAP, "'sk_condition'")) return -1;
         static const char *const fc[] = {"op", "attribute", NULL};
         if (only_fields(L, c, "'sk_condition'", fc)) return -1;
-        if (need_str(L, c, "op", "'sk_condition'", &p->sk_op) || need_str(L, c, "attribute", "'sk_condition'", &p->sk_attr)) return -1;
-        static const char *const ops[] = {"=", "<", "<=", ">", ">=", "between", "begins_with", NULL};
+        if (need_str(L, c, "op", "'sk_condition'", &p->sk_op) ||
+            need_str(L, c, "attribute", "'sk_condition'", &p->sk_attr))
+            return -1;
+        static const char *const ops[] = {"=",  "<",       "<=",          ">",
+                                          ">=", "between", "begins_with", NULL};
         int ok = 0;
-        for (const char *const *o = ops; *o; o++) ok |= strcmp(*o, p->sk_op) == 0;
-        if (!ok) return fail(L, doc_get(c, "op"), "sort-key condition must be =, <, <=, >, >=, between or begins_with, not '%s'", p->sk_op);
+        for (const char *const *o = ops; *o; o++)
+            ok |= strcmp(*o, p->sk_op) == 0;
+        if (!ok)
+            return fail(
+                L, doc_get(c, "op"),
+                "sort-key condition must be =, <, <=, >, >=, between or begins_with, not '%s'",
+                p->sk_op);
         if (!has_attr_anywhere(p, p->sk_attr))
-            return fail(L, doc_get(c, "attribute"), "sort-key condition on '%s', which entity %s does not define", p->sk_attr, p->entity->name);
+            return fail(L, doc_get(c, "attribute"),
+                        "sort-key condition on '%s', which entity %s does not define", p->sk_attr,
+                        p->entity->name);
     }
     if (get_str(L, n, "order_by", &p->order_by)) return -1;
     if (p->order_by && !has_attr_anywhere(p, p->order_by))
-        return fail(L, doc_get(n, "order_by"), "order_by '%s' is not an attribute of entity %s", p->order_by, p->entity->name);
+        return fail(L, doc_get(n, "order_by"), "order_by '%s' is not an attribute of entity %s",
+                    p->order_by, p->entity->name);
     const char *dir = NULL;
     if (get_str(L, n, "direction", &dir)) return -1;
     if (dir) {
-        if (strcmp(dir, "asc") == 0 || strcmp(dir, "ascending") == 0) p->direction = 1;
-        else if (strcmp(dir, "desc") == 0 || strcmp(dir, "descending") == 0) p->direction = -1;
-        else return fail(L, doc_get(n, "direction"), "direction must be asc or desc, not '%s'", dir);
+        if (strcmp(dir, "asc") == 0 || strcmp(dir, "ascending") == 0)
+            p->direction = 1;
+        else if (strcmp(dir, "desc") == 0 || strcmp(dir, "descending") == 0)
+            p->direction = -1;
+        else
+            return fail(L, doc_get(n, "direction"), "direction must be asc or desc, not '%s'", dir);
     }
-    if (get_num(L, n, "limit", 'c', &p->limit) || get_num(L, n, "result_size", 'c', &p->result_size) ||
+    if (get_num(L, n, "limit", 'c', &p->limit) ||
+        get_num(L, n, "result_size", 'c', &p->result_size) ||
         get_num(L, n, "latency", 't', &p->latency_ms) || get_num(L, n, "rps", 'c', &p->rps) ||
         get_bool(L, n, "consistent", &p->consistent))
         return -1;
     if (get_str(L, n, "aggregate", &p->aggregate)) return -1;
-    if (p->aggregate && strcmp(p->aggregate, "count") && strcmp(p->aggregate, "sum") && strcmp(p->aggregate, "max") &&
-        strcmp(p->aggregate, "min"))
-        return fail(L, doc_get(n, "aggregate"), "aggregate must be count, sum, max or min, not '%s'", p->aggregate);
+    if (p->aggregate && strcmp(p->aggregate, "count") && strcmp(p->aggregate, "sum") &&
+        strcmp(p->aggregate, "max") && strcmp(p->aggregate, "min"))
+        return fail(L, doc_get(n, "aggregate"),
+                    "aggregate must be count, sum, max or min, not '%s'", p->aggregate);
     if (get_str(L, n, "index", &p->index)) return -1;
     if (p->index && model_table_index(p->entity->table, p->index) == NULL)
-        return fail(L, doc_get(n, "index"), "access pattern %s names index '%s', which table %s does not define", p->name,
+        return fail(L, doc_get(n, "index"),
+                    "access pattern %s names index '%s', which table %s does not define", p->name,
                     p->index, p->entity->table->name);
     return 0;
 }
 
 /* ---- denormalisation and aggregates ---- */
 
-static const char *const strategy_names[] = {"none", "same-transaction", "stream", "background-job", "accepted-staleness"};
+static const char *const strategy_names[] = {"none", "same-transaction", "stream", "background-job",
+                                             "accepted-staleness"};
 
 const char *model_strategy_name(m_strategy s)
 {
@@ -716,8 +844,10 @@ static int load_strategy(loader *L, const doc_node *map, m_strategy *s)
     if (v == NULL) return 0;
     for (int i = 1; i < 5; i++)
         if (strcmp(strategy_names[i], v) == 0) return *s = (m_strategy)i, 0;
-    return fail(L, doc_get(map, "strategy"),
-                "strategy must be same-transaction, stream, background-job or accepted-staleness, not '%s'", v);
+    return fail(
+        L, doc_get(map, "strategy"),
+        "strategy must be same-transaction, stream, background-job or accepted-staleness, not '%s'",
+        v);
 }
 
 /* Checks that "Entity.attribute" names an existing attribute. */
@@ -731,8 +861,11 @@ static int check_ref(loader *L, const doc_node *n, const char *ref)
     memcpy(ename, ref, len);
     ename[len] = '\0';
     m_entity *e = model_entity(L->m, ename);
-    if (e == NULL) return fail(L, n, "'%s' refers to entity '%s', which the model does not define", ref, ename);
-    if (model_entity_attr(e, dot + 1) == NULL) return fail(L, n, "'%s': entity %s has no attribute '%s'", ref, ename, dot + 1);
+    if (e == NULL)
+        return fail(L, n, "'%s' refers to entity '%s', which the model does not define", ref,
+                    ename);
+    if (model_entity_attr(e, dot + 1) == NULL)
+        return fail(L, n, "'%s': entity %s has no attribute '%s'", ref, ename, dot + 1);
     return 0;
 }
 
@@ -760,13 +893,18 @@ static int load_aggregate(loader *L, const doc_node *n, m_aggregate *g)
     if (only_fields(L, n, "an aggregate", f)) return -1;
     g->pos = pos_of(n);
     const char *of = NULL, *counter = NULL;
-    if (need_str(L, n, "name", "an aggregate", &g->name) || need_str(L, n, "of", "an aggregate", &of)) return -1;
+    if (need_str(L, n, "name", "an aggregate", &g->name) ||
+        need_str(L, n, "of", "an aggregate", &of))
+        return -1;
     if ((g->of = model_entity(L->m, of)) == NULL)
-        return fail(L, doc_get(n, "of"), "aggregate %s is of entity '%s', which the model does not define", g->name, of);
+        return fail(L, doc_get(n, "of"),
+                    "aggregate %s is of entity '%s', which the model does not define", g->name, of);
     g->function = "count";
     if (get_str(L, n, "function", &g->function) || get_str(L, n, "counter", &counter)) return -1;
     if (counter && (g->counter = model_entity(L->m, counter)) == NULL)
-        return fail(L, doc_get(n, "counter"), "aggregate %s is kept in entity '%s', which the model does not define", g->name, counter);
+        return fail(L, doc_get(n, "counter"),
+                    "aggregate %s is kept in entity '%s', which the model does not define", g->name,
+                    counter);
     return load_strategy(L, n, &g->strategy);
 }
 
@@ -775,15 +913,19 @@ static int load_aggregate(loader *L, const doc_node *n, m_aggregate *g)
 static int load_root(loader *L, const doc_node *root)
 {
     qr_model *m = L->m;
-    static const char *const f[] = {"name", "description", "tables", "entities", "access_patterns", "denormalised",
-                                    "aggregates", NULL};
+    static const char *const f[] = {
+        "name",         "description", "tables", "entities", "access_patterns",
+        "denormalised", "aggregates",  NULL};
     if (only_fields(L, root, "the model", f)) return -1;
-    if (get_str(L, root, "name", &m->name) || get_str(L, root, "description", &m->description)) return -1;
-    doc_node *t = doc_get(root, "tables"), *e = doc_get(root, "entities"), *p = doc_get(root, "access_patterns");
+    if (get_str(L, root, "name", &m->name) || get_str(L, root, "description", &m->description))
+        return -1;
+    doc_node *t = doc_get(root, "tables"), *e = doc_get(root, "entities"),
+             *p = doc_get(root, "access_patterns");
     if (t == NULL) return fail(L, root, "the model needs 'tables'");
     if (e == NULL) return fail(L, root, "the model needs 'entities'");
     if (p == NULL) return fail(L, root, "the model needs 'access_patterns'");
-    if (want(L, t, DOC_MAP, "'tables'") || want(L, e, DOC_MAP, "'entities'") || want(L, p, DOC_SEQ, "'access_patterns'"))
+    if (want(L, t, DOC_MAP, "'tables'") || want(L, e, DOC_MAP, "'entities'") ||
+        want(L, p, DOC_SEQ, "'access_patterns'"))
         return -1;
     if ((m->tables = alloc(L, (t->n + 1) * sizeof *m->tables)) == NULL) return -1;
     for (size_t i = 0; i < t->n; i++, m->ntables++)
@@ -796,7 +938,8 @@ static int load_root(loader *L, const doc_node *root)
         if (load_pattern(L, p->vals[i], &m->patterns[i])) return -1;
         for (size_t j = 0; j < i; j++)
             if (strcmp(m->patterns[j].name, m->patterns[i].name) == 0)
-                return fail(L, p->vals[i], "access pattern name '%s' is used twice", m->patterns[i].name);
+                return fail(L, p->vals[i], "access pattern name '%s' is used twice",
+                            m->patterns[i].name);
     }
     doc_node *d = doc_get(root, "denormalised");
     if (d) {
@@ -872,7 +1015,8 @@ int model_load(const char *path, const char *text, size_t len, qr_model **out, q
     m->path = ck_arena_strdup(&m->arena, path);
     loader L = {m, m->path, err};
     doc_node *root;
-    int rc = m->path ? doc_parse(&m->arena, m->path, text, len, &root, err) : err_set(err, QR_E_INTERNAL, "out of memory");
+    int rc = m->path ? doc_parse(&m->arena, m->path, text, len, &root, err)
+                     : err_set(err, QR_E_INTERNAL, "out of memory");
     if (rc == 0) rc = load_root(&L, root);
     free(owned);
     if (rc) {

@@ -43,27 +43,27 @@ typedef struct m_attr {
     const char *name;
     m_type type;
     m_format format;
-    int width;                 /* MF_PADDED: digits */
-    const char *pattern;       /* MF_DATE: e.g. "YYYY-MM-DD" (default) or "D/M/YYYY" */
-    const char **values;       /* MF_ENUM */
+    int width;           /* MF_PADDED: digits */
+    const char *pattern; /* MF_DATE: e.g. "YYYY-MM-DD" (default) or "D/M/YYYY" */
+    const char **values; /* MF_ENUM */
     size_t nvalues;
-    int shards;                /* MF_SHARD */
-    double cardinality;        /* distinct values; 0 = derived from the format */
-    double hottest;            /* share of items/traffic on the most common value; 0 = uniform */
-    double size;               /* typical bytes; 0 = derived */
-    const char *example;       /* example value for rendering; NULL = generated */
-    const char *copy_of;       /* "Entity.attribute" this attribute duplicates, or NULL */
+    int shards;          /* MF_SHARD */
+    double cardinality;  /* distinct values; 0 = derived from the format */
+    double hottest;      /* share of items/traffic on the most common value; 0 = uniform */
+    double size;         /* typical bytes; 0 = derived */
+    const char *example; /* example value for rendering; NULL = generated */
+    const char *copy_of; /* "Entity.attribute" this attribute duplicates, or NULL */
     m_pos pos;
 } m_attr;
 
 typedef struct m_seg {
     int is_var;
-    const char *text;          /* literal text, or the variable name */
-    m_attr *attr;              /* for variables */
+    const char *text; /* literal text, or the variable name */
+    m_attr *attr;     /* for variables */
 } m_seg;
 
 typedef struct m_template {
-    const char *text;          /* as written, e.g. "USER#{userId}"; NULL when absent */
+    const char *text; /* as written, e.g. "USER#{userId}"; NULL when absent */
     m_seg *seg;
     size_t nseg;
     m_pos pos;
@@ -72,52 +72,52 @@ typedef struct m_template {
 typedef enum m_projection { MP_ALL, MP_KEYS_ONLY, MP_INCLUDE } m_projection;
 
 typedef struct m_keyattr {
-    const char *name;          /* NULL when the key has no sort key */
-    char type;                 /* 'S', 'N' or 'B' */
+    const char *name; /* NULL when the key has no sort key */
+    char type;        /* 'S', 'N' or 'B' */
 } m_keyattr;
 
 typedef struct m_index {
     const char *name;
-    int local;                 /* LSI (shares the table's partition key) */
+    int local; /* LSI (shares the table's partition key) */
     m_keyattr pk, sk;
     m_projection projection;
-    const char **include;      /* MP_INCLUDE attributes */
+    const char **include; /* MP_INCLUDE attributes */
     size_t ninclude;
-    double rcu, wcu;           /* provisioned capacity (0 when on demand) */
+    double rcu, wcu; /* provisioned capacity (0 when on demand) */
     m_pos pos;
 } m_index;
 
 typedef struct m_table {
     const char *name;
     m_keyattr pk, sk;
-    int provisioned;           /* billing mode PROVISIONED (else PAY_PER_REQUEST) */
+    int provisioned; /* billing mode PROVISIONED (else PAY_PER_REQUEST) */
     double rcu, wcu;
-    const char *ttl;           /* TTL attribute name, or NULL */
-    m_index *idx;              /* GSIs then LSIs */
+    const char *ttl; /* TTL attribute name, or NULL */
+    m_index *idx;    /* GSIs then LSIs */
     size_t nidx;
     m_pos pos;
 } m_table;
 
 typedef struct m_entkey {
     m_index *index;
-    m_template pk, sk;         /* pk.text NULL for an LSI (the table's pk is used) */
-    struct m_given *when;      /* sparse index: keys written only while these attributes hold */
-    size_t nwhen;              /* these values (none: always written) */
+    m_template pk, sk;    /* pk.text NULL for an LSI (the table's pk is used) */
+    struct m_given *when; /* sparse index: keys written only while these attributes hold */
+    size_t nwhen;         /* these values (none: always written) */
 } m_entkey;
 
 typedef struct m_entity {
     const char *name;
     m_table *table;
     m_template pk, sk;
-    m_entkey *keys;            /* index key templates */
+    m_entkey *keys; /* index key templates */
     size_t nkeys;
     m_attr *attrs;
     size_t nattrs;
-    double count;              /* expected items */
-    double item_size;          /* bytes; 0 = 1 KB assumed */
-    double growth_per_day;     /* items added per day to one partition key value (the busiest) */
-    double retention_days;     /* 0 = kept forever */
-    int counter;               /* a counter/aggregate item updated with ADD */
+    double count;          /* expected items */
+    double item_size;      /* bytes; 0 = 1 KB assumed */
+    double growth_per_day; /* items added per day to one partition key value (the busiest) */
+    double retention_days; /* 0 = kept forever */
+    int counter;           /* a counter/aggregate item updated with ADD */
     m_pos pos;
 } m_entity;
 
@@ -126,7 +126,7 @@ typedef enum m_kind { MK_GET, MK_QUERY, MK_PUT, MK_UPDATE, MK_DELETE, MK_TRANSAC
 typedef struct m_given m_given;
 struct m_given {
     const char *name;
-    const char *value;         /* a fixed value ("OPEN"), or NULL for a request parameter */
+    const char *value; /* a fixed value ("OPEN"), or NULL for a request parameter */
     m_pos pos;
 };
 
@@ -135,46 +135,46 @@ typedef struct m_pattern {
     const char *sentence;
     m_kind kind;
     m_entity *entity;
-    m_entity **also;           /* further entities read or written by the same request */
+    m_entity **also; /* further entities read or written by the same request */
     size_t nalso;
     m_given *given;
     size_t ngiven;
-    const char *sk_op;         /* "=", "<", "<=", ">", ">=", "between", "begins_with" or NULL */
-    const char *sk_attr;       /* attribute the sort-key condition is on */
-    const char *order_by;      /* attribute the results are ordered by, or NULL */
-    int direction;             /* +1 ascending, -1 descending, 0 unspecified */
-    double limit;              /* 0 = none */
-    double result_size;        /* expected items returned */
+    const char *sk_op;    /* "=", "<", "<=", ">", ">=", "between", "begins_with" or NULL */
+    const char *sk_attr;  /* attribute the sort-key condition is on */
+    const char *order_by; /* attribute the results are ordered by, or NULL */
+    int direction;        /* +1 ascending, -1 descending, 0 unspecified */
+    double limit;         /* 0 = none */
+    double result_size;   /* expected items returned */
     double latency_ms;
     double rps;
-    int consistent;            /* needs strongly consistent reads */
-    const char *aggregate;     /* "count", "sum", "max", "min" or NULL */
-    const char *index;         /* index the designer intends, or NULL */
+    int consistent;        /* needs strongly consistent reads */
+    const char *aggregate; /* "count", "sum", "max", "min" or NULL */
+    const char *index;     /* index the designer intends, or NULL */
     m_pos pos;
 } m_pattern;
 
 typedef enum m_strategy { MS_NONE, MS_TRANSACTION, MS_STREAM, MS_JOB, MS_STALE } m_strategy;
 
 typedef struct m_denorm {
-    const char *source;        /* "Entity.attribute" */
+    const char *source; /* "Entity.attribute" */
     const char **copies;
     size_t ncopies;
     m_strategy strategy;
-    const char *staleness;     /* accepted staleness, e.g. "1h" */
+    const char *staleness; /* accepted staleness, e.g. "1h" */
     m_pos pos;
 } m_denorm;
 
 typedef struct m_aggregate {
     const char *name;
-    m_entity *of;              /* entity counted or summed */
-    const char *function;      /* count, sum, max, min */
-    m_entity *counter;         /* counter item entity, or NULL */
+    m_entity *of;         /* entity counted or summed */
+    const char *function; /* count, sum, max, min */
+    m_entity *counter;    /* counter item entity, or NULL */
     m_strategy strategy;
     m_pos pos;
 } m_aggregate;
 
 typedef struct qr_model {
-    ck_arena arena;               /* owns everything below */
+    ck_arena arena; /* owns everything below */
     const char *path;
     const char *name;
     const char *description;

@@ -24,7 +24,8 @@ static const char *serves(ck_report *r, const m_entity *e, const m_index *ix)
         const ck_plan *pl = &r->plans[i];
         const m_pattern *p = pl->pattern;
         int mine = p->entity == e;
-        for (size_t j = 0; j < p->nalso; j++) mine |= p->also[j] == e;
+        for (size_t j = 0; j < p->nalso; j++)
+            mine |= p->also[j] == e;
         if (!mine || !pl->served || pl->path.index != ix) continue;
         if (buf[0]) strncat(buf, ", ", sizeof buf - strlen(buf) - 1);
         strncat(buf, p->name, sizeof buf - strlen(buf) - 1);
@@ -55,7 +56,8 @@ row *render_collect(ck_report *r, const m_table *t, const m_index *ix, size_t *n
             w->e = e;
             w->serves = sv;
             int dup = 0;
-            for (size_t i = 0; i < *n; i++) dup |= strcmp(rows[i].pk, w->pk) == 0 && strcmp(rows[i].sk, w->sk) == 0;
+            for (size_t i = 0; i < *n; i++)
+                dup |= strcmp(rows[i].pk, w->pk) == 0 && strcmp(rows[i].sk, w->sk) == 0;
             if (!dup) (*n)++;
         }
     }
@@ -65,7 +67,9 @@ row *render_collect(ck_report *r, const m_table *t, const m_index *ix, size_t *n
 
 const char *render_projection_name(const m_index *ix)
 {
-    return ix->projection == MP_ALL ? "all attributes" : ix->projection == MP_KEYS_ONLY ? "keys only" : "keys and listed attributes";
+    return ix->projection == MP_ALL         ? "all attributes"
+           : ix->projection == MP_KEYS_ONLY ? "keys only"
+                                            : "keys and listed attributes";
 }
 
 static void text_rows(FILE *f, const char *pkn, const char *skn, const row *rows, size_t n)
@@ -76,10 +80,12 @@ static void text_rows(FILE *f, const char *pkn, const char *skn, const row *rows
         if ((int)strlen(rows[i].sk) > ws) ws = (int)strlen(rows[i].sk);
         if ((int)strlen(rows[i].e->name) > wt) wt = (int)strlen(rows[i].e->name);
     }
-    fprintf(f, "  %-*s  %-*s  %-*s  %s\n", wp, pkn, ws, skn ? skn : "", wt, "item type", "access patterns");
+    fprintf(f, "  %-*s  %-*s  %-*s  %s\n", wp, pkn, ws, skn ? skn : "", wt, "item type",
+            "access patterns");
     for (size_t i = 0; i < n; i++) {
         int same = i > 0 && strcmp(rows[i].pk, rows[i - 1].pk) == 0;
-        fprintf(f, "  %-*s  %-*s  %-*s  %s\n", wp, same ? "" : rows[i].pk, ws, rows[i].sk, wt, rows[i].e->name, rows[i].serves);
+        fprintf(f, "  %-*s  %-*s  %-*s  %s\n", wp, same ? "" : rows[i].pk, ws, rows[i].sk, wt,
+                rows[i].e->name, rows[i].serves);
     }
 }
 
@@ -89,19 +95,25 @@ void model_render_text(const ck_report *rc, FILE *f)
     const qr_model *m = r->model;
     for (size_t ti = 0; ti < m->ntables; ti++) {
         const m_table *t = &m->tables[ti];
-        fprintf(f, "Table %s  (partition key %s%s%s%s%s; %s)\n", t->name, t->pk.name, t->sk.name ? ", sort key " : "",
-                t->sk.name ? t->sk.name : "", t->ttl ? ", TTL " : "", t->ttl ? t->ttl : "", t->provisioned ? "provisioned" : "on demand");
+        fprintf(f, "Table %s  (partition key %s%s%s%s%s; %s)\n", t->name, t->pk.name,
+                t->sk.name ? ", sort key " : "", t->sk.name ? t->sk.name : "",
+                t->ttl ? ", TTL " : "", t->ttl ? t->ttl : "",
+                t->provisioned ? "provisioned" : "on demand");
         size_t n;
         row *rows = render_collect(r, t, NULL, &n);
         if (rows) text_rows(f, t->pk.name, t->sk.name, rows, n);
         free(rows);
         for (size_t i = 0; i < t->nidx; i++) {
             const m_index *ix = &t->idx[i];
-            fprintf(f, "\n  %s %s  (partition key %s%s%s; projects %s)\n", ix->local ? "LSI" : "GSI", ix->name, ix->pk.name,
-                    ix->sk.name ? ", sort key " : "", ix->sk.name ? ix->sk.name : "", render_projection_name(ix));
+            fprintf(f, "\n  %s %s  (partition key %s%s%s; projects %s)\n",
+                    ix->local ? "LSI" : "GSI", ix->name, ix->pk.name,
+                    ix->sk.name ? ", sort key " : "", ix->sk.name ? ix->sk.name : "",
+                    render_projection_name(ix));
             rows = render_collect(r, t, ix, &n);
-            if (rows && n) text_rows(f, ix->pk.name, ix->sk.name, rows, n);
-            else if (rows) fprintf(f, "  (no entity writes keys for this index)\n");
+            if (rows && n)
+                text_rows(f, ix->pk.name, ix->sk.name, rows, n);
+            else if (rows)
+                fprintf(f, "  (no entity writes keys for this index)\n");
             free(rows);
         }
         fprintf(f, "\n  Item shapes\n");
@@ -114,8 +126,12 @@ void model_render_text(const ck_report *rc, FILE *f)
                 const m_entkey *ek = &e->keys[k];
                 fprintf(f, "; %s:", ek->index->name);
                 if (!ek->index->local) fprintf(f, " %s = \"%s\"", ek->index->pk.name, ek->pk.text);
-                if (ek->sk.text) fprintf(f, "%s %s = \"%s\"", ek->index->local ? "" : ",", ek->index->sk.name, ek->sk.text);
-                for (size_t w = 0; w < ek->nwhen; w++) fprintf(f, "%s%s = %s", w ? " and " : " while ", ek->when[w].name, ek->when[w].value);
+                if (ek->sk.text)
+                    fprintf(f, "%s %s = \"%s\"", ek->index->local ? "" : ",", ek->index->sk.name,
+                            ek->sk.text);
+                for (size_t w = 0; w < ek->nwhen; w++)
+                    fprintf(f, "%s%s = %s", w ? " and " : " while ", ek->when[w].name,
+                            ek->when[w].value);
             }
             fprintf(f, "\n");
         }

@@ -11,7 +11,7 @@
 typedef struct row {
     char pk[RENDER_CELL], sk[RENDER_CELL];
     const m_entity *e;
-    const char *serves;        /* the patterns this item shape serves (in r's arena) */
+    const char *serves; /* the patterns this item shape serves (in r's arena) */
 } row;
 
 /* The example rows of table t (ix NULL) or of index ix, sorted as DynamoDB stores them;

@@ -10,11 +10,20 @@ static void esc(FILE *f, const char *s)
 {
     for (; *s; s++) {
         switch (*s) {
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '&': fputs("&amp;", f); break;
-        case '"': fputs("&quot;", f); break;
-        default: fputc(*s, f);
+        case '<':
+            fputs("&lt;", f);
+            break;
+        case '>':
+            fputs("&gt;", f);
+            break;
+        case '&':
+            fputs("&amp;", f);
+            break;
+        case '"':
+            fputs("&quot;", f);
+            break;
+        default:
+            fputc(*s, f);
         }
     }
 }
@@ -24,7 +33,8 @@ static size_t entity_index(const qr_model *m, const m_entity *e)
     return (size_t)(e - m->entities);
 }
 
-static void html_rows(FILE *f, const qr_model *m, const char *pkn, const char *skn, const row *rows, size_t n)
+static void html_rows(FILE *f, const qr_model *m, const char *pkn, const char *skn, const row *rows,
+                      size_t n)
 {
     fputs("<table><thead><tr><th>", f);
     esc(f, pkn);
@@ -55,10 +65,13 @@ void model_render_html(const ck_report *rc, FILE *f)
     fputs("</title>\n<style>\n"
           "body{font-family:system-ui,sans-serif;margin:2em;color:#222}\n"
           "table{border-collapse:collapse;margin:0.5em 0 1.5em}\n"
-          "th,td{border:1px solid #bbb;padding:4px 10px;text-align:left;font-family:ui-monospace,monospace;font-size:13px}\n"
+          "th,td{border:1px solid #bbb;padding:4px "
+          "10px;text-align:left;font-family:ui-monospace,monospace;font-size:13px}\n"
           "th{background:#eee}\ntd.pk{font-weight:bold}\n"
-          ".e0 td{background:#eef5ff}.e1 td{background:#eefbea}.e2 td{background:#fff6e5}.e3 td{background:#f6ecff}\n"
-          ".e4 td{background:#e9fbfb}.e5 td{background:#fdeef3}.e6 td{background:#f3f3e6}.e7 td{background:#f0f0f0}\n"
+          ".e0 td{background:#eef5ff}.e1 td{background:#eefbea}.e2 td{background:#fff6e5}.e3 "
+          "td{background:#f6ecff}\n"
+          ".e4 td{background:#e9fbfb}.e5 td{background:#fdeef3}.e6 td{background:#f3f3e6}.e7 "
+          "td{background:#f0f0f0}\n"
           ".ok{color:#17752b}.fail{color:#b3261e;font-weight:bold}\n"
           "</style></head><body>\n<h1>",
           f);
@@ -88,7 +101,10 @@ void model_render_html(const ck_report *rc, FILE *f)
             free(rows);
         }
     }
-    fputs("<h2>Item shapes</h2>\n<table><thead><tr><th>entity</th><th>table</th><th>keys</th></tr></thead><tbody>\n", f);
+    fputs("<h2>Item "
+          "shapes</h2>\n<table><thead><tr><th>entity</th><th>table</th><th>keys</th></tr></"
+          "thead><tbody>\n",
+          f);
     for (size_t ei = 0; ei < m->nentities; ei++) {
         const m_entity *e = &m->entities[ei];
         fprintf(f, "<tr class=\"e%zu\"><td>", ei % 8);
@@ -131,7 +147,9 @@ void model_render_html(const ck_report *rc, FILE *f)
         fputs("</td></tr>\n", f);
     }
     fputs("</tbody></table>\n", f);
-    fputs("<h2>Access patterns</h2>\n<table><thead><tr><th>pattern</th><th>sentence</th><th>served by</th></tr></thead><tbody>\n", f);
+    fputs("<h2>Access patterns</h2>\n<table><thead><tr><th>pattern</th><th>sentence</th><th>served "
+          "by</th></tr></thead><tbody>\n",
+          f);
     for (size_t i = 0; i < r->nplans; i++) {
         const ck_plan *pl = &r->plans[i];
         fputs("<tr><td>", f);

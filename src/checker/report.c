@@ -17,14 +17,15 @@ void model_report_text(const ck_report *r, FILE *f, int color)
     const char *bold = color ? "\033[1m" : "", *off = color ? "\033[0m" : "";
     const char *green = color ? "\033[32m" : "", *red = color ? "\033[1;31m" : "";
     fprintf(f, "%s%s%s%s%s: %zu table%s, %zu entit%s, %zu access pattern%s\n\n", bold, m->path,
-            m->name ? " — " : "", m->name ? m->name : "", off, m->ntables, m->ntables == 1 ? "" : "s", m->nentities,
-            m->nentities == 1 ? "y" : "ies", m->npatterns, m->npatterns == 1 ? "" : "s");
+            m->name ? " — " : "", m->name ? m->name : "", off, m->ntables,
+            m->ntables == 1 ? "" : "s", m->nentities, m->nentities == 1 ? "y" : "ies", m->npatterns,
+            m->npatterns == 1 ? "" : "s");
     fprintf(f, "%sAccess patterns%s\n", bold, off);
     for (size_t i = 0; i < r->nplans; i++) {
         const ck_plan *pl = &r->plans[i];
         const m_pattern *p = pl->pattern;
-        fprintf(f, "  %s%-4s%s %s%s%s%s%s\n", pl->served ? green : red, pl->served ? "ok" : "FAIL", off, bold, p->name, off,
-                p->sentence ? " — " : "", p->sentence ? p->sentence : "");
+        fprintf(f, "  %s%-4s%s %s%s%s%s%s\n", pl->served ? green : red, pl->served ? "ok" : "FAIL",
+                off, bold, p->name, off, p->sentence ? " — " : "", p->sentence ? p->sentence : "");
         fprintf(f, "       %s\n", pl->text);
     }
     if (r->nfindings) fprintf(f, "\n%sFindings%s\n", bold, off);
@@ -32,14 +33,16 @@ void model_report_text(const ck_report *r, FILE *f, int color)
         for (size_t i = 0; i < r->nfindings; i++) {
             const ck_finding *fd = &r->findings[i];
             if ((int)fd->severity != sev) continue;
-            fprintf(f, "  %s%-7s%s %s  %s  (%s:%d:%d)\n", color ? sev_color(fd->severity) : "", check_severity_name(fd->severity),
-                    off, fd->rule, fd->subject, m->path, fd->pos.line, fd->pos.col);
+            fprintf(f, "  %s%-7s%s %s  %s  (%s:%d:%d)\n", color ? sev_color(fd->severity) : "",
+                    check_severity_name(fd->severity), off, fd->rule, fd->subject, m->path,
+                    fd->pos.line, fd->pos.col);
             fprintf(f, "          %s\n", fd->message);
             fprintf(f, "          why: %s\n", fd->explanation);
             fprintf(f, "          fix: %s\n", fd->fix);
         }
-    fprintf(f, "\n%s%d error%s, %d warning%s, %d note%s%s\n", r->errors ? red : green, r->errors, r->errors == 1 ? "" : "s",
-            r->warnings, r->warnings == 1 ? "" : "s", r->notes, r->notes == 1 ? "" : "s", off);
+    fprintf(f, "\n%s%d error%s, %d warning%s, %d note%s%s\n", r->errors ? red : green, r->errors,
+            r->errors == 1 ? "" : "s", r->warnings, r->warnings == 1 ? "" : "s", r->notes,
+            r->notes == 1 ? "" : "s", off);
 }
 
 json_t *model_report_json(const ck_report *r)
@@ -57,14 +60,18 @@ json_t *model_report_json(const ck_report *r)
         const ck_plan *pl = &r->plans[i];
         json_t *o = json_object();
         json_object_set_new(o, "name", json_string(pl->pattern->name));
-        if (pl->pattern->sentence) json_object_set_new(o, "sentence", json_string(pl->pattern->sentence));
+        if (pl->pattern->sentence)
+            json_object_set_new(o, "sentence", json_string(pl->pattern->sentence));
         json_object_set_new(o, "kind", json_string(model_kind_name(pl->pattern->kind)));
         json_object_set_new(o, "served", json_boolean(pl->served));
         json_object_set_new(o, "operation", json_string(pl->operation));
         if (pl->path.table) json_object_set_new(o, "table", json_string(pl->path.table->name));
-        json_object_set_new(o, "index", pl->path.index ? json_string(pl->path.index->name) : json_null());
-        if (pl->key_condition) json_object_set_new(o, "key_condition", json_string(pl->key_condition));
-        if (strcmp(pl->operation, "Query") == 0) json_object_set_new(o, "scan_index_forward", json_boolean(pl->forward));
+        json_object_set_new(o, "index",
+                            pl->path.index ? json_string(pl->path.index->name) : json_null());
+        if (pl->key_condition)
+            json_object_set_new(o, "key_condition", json_string(pl->key_condition));
+        if (strcmp(pl->operation, "Query") == 0)
+            json_object_set_new(o, "scan_index_forward", json_boolean(pl->forward));
         if (pl->pattern->limit > 0) json_object_set_new(o, "limit", json_real(pl->pattern->limit));
         json_object_set_new(o, "scatter", json_integer(pl->scatter));
         json_object_set_new(o, "plan", json_string(pl->text));

@@ -19,13 +19,20 @@
 static const char *av_type(const m_attr *a)
 {
     switch (a->type) {
-    case MT_NUMBER: return "N";
-    case MT_BOOLEAN: return "BOOL";
-    case MT_BINARY: return "B";
-    case MT_MAP: return "M";
-    case MT_LIST: return "L";
-    case MT_SET: return "SS";
-    default: return "S";
+    case MT_NUMBER:
+        return "N";
+    case MT_BOOLEAN:
+        return "BOOL";
+    case MT_BINARY:
+        return "B";
+    case MT_MAP:
+        return "M";
+    case MT_LIST:
+        return "L";
+    case MT_SET:
+        return "SS";
+    default:
+        return "S";
     }
 }
 
@@ -44,9 +51,18 @@ static int has_name(json_t *arr, const char *key, const char *name)
 static json_t *key_attrs(const m_keyattr *pk, const m_keyattr *sk)
 {
     json_t *o = json_object();
-    const char *t[] = {pk->type == 'N' ? "N" : pk->type == 'B' ? "B" : "S", sk->type == 'N' ? "N" : sk->type == 'B' ? "B" : "S"};
-    json_object_set_new(o, "PartitionKey", json_pack("{s:s, s:s}", "AttributeName", pk->name, "AttributeType", t[0]));
-    if (sk->name) json_object_set_new(o, "SortKey", json_pack("{s:s, s:s}", "AttributeName", sk->name, "AttributeType", t[1]));
+    const char *t[] = {pk->type == 'N'   ? "N"
+                       : pk->type == 'B' ? "B"
+                                         : "S",
+                       sk->type == 'N'   ? "N"
+                       : sk->type == 'B' ? "B"
+                                         : "S"};
+    json_object_set_new(o, "PartitionKey",
+                        json_pack("{s:s, s:s}", "AttributeName", pk->name, "AttributeType", t[0]));
+    if (sk->name)
+        json_object_set_new(
+            o, "SortKey",
+            json_pack("{s:s, s:s}", "AttributeName", sk->name, "AttributeType", t[1]));
     return o;
 }
 
@@ -55,13 +71,20 @@ static json_t *av(const m_attr *a, const char *text, char keytype)
 {
     if (a == NULL) return json_pack("{s:s}", keytype == 'N' ? "N" : "S", text);
     switch (a->type) {
-    case MT_NUMBER: return json_pack("{s:s}", "N", text);
-    case MT_BOOLEAN: return json_pack("{s:b}", "BOOL", strcmp(text, "true") == 0);
-    case MT_BINARY: return json_pack("{s:s}", "B", "cXVhcnJ5");
-    case MT_MAP: return json_pack("{s:{}}", "M");
-    case MT_LIST: return json_pack("{s:[]}", "L");
-    case MT_SET: return json_pack("{s:[s]}", "SS", text);
-    default: return json_pack("{s:s}", "S", text);
+    case MT_NUMBER:
+        return json_pack("{s:s}", "N", text);
+    case MT_BOOLEAN:
+        return json_pack("{s:b}", "BOOL", strcmp(text, "true") == 0);
+    case MT_BINARY:
+        return json_pack("{s:s}", "B", "cXVhcnJ5");
+    case MT_MAP:
+        return json_pack("{s:{}}", "M");
+    case MT_LIST:
+        return json_pack("{s:[]}", "L");
+    case MT_SET:
+        return json_pack("{s:[s]}", "SS", text);
+    default:
+        return json_pack("{s:s}", "S", text);
     }
 }
 
@@ -110,21 +133,28 @@ int model_export_workbench(const qr_model *m, FILE *f, qr_err *err)
     strftime(date, sizeof date, "%b %d, %Y, %I:%M %p", &tm);
     json_object_set_new(root, "ModelName", json_string(m->name ? m->name : "quarry model"));
     json_object_set_new(root, "ModelMetadata",
-                        json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "Author", "", "DateCreated", date, "DateLastModified", date,
-                                  "Description", m->description ? m->description : "", "AWSService", "Amazon DynamoDB", "Version", "3.0"));
+                        json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "Author", "", "DateCreated",
+                                  date, "DateLastModified", date, "Description",
+                                  m->description ? m->description : "", "AWSService",
+                                  "Amazon DynamoDB", "Version", "3.0"));
     json_t *dm = json_array();
     for (size_t ti = 0; ti < m->ntables; ti++) {
         const m_table *t = &m->tables[ti];
-        json_t *tab = json_object(), *nka = json_array(), *facets = json_array(), *gsis = json_array(), *data = json_array();
+        json_t *tab = json_object(), *nka = json_array(), *facets = json_array(),
+               *gsis = json_array(), *data = json_array();
         json_object_set_new(tab, "TableName", json_string(t->name));
         json_object_set_new(tab, "KeyAttributes", key_attrs(&t->pk, &t->sk));
         for (size_t i = 0; i < t->nidx; i++) {
             const m_keyattr *ks[2] = {&t->idx[i].pk, &t->idx[i].sk};
             for (int k = 0; k < 2; k++)
-                if (ks[k]->name && strcmp(ks[k]->name, t->pk.name) && (!t->sk.name || strcmp(ks[k]->name, t->sk.name)) &&
+                if (ks[k]->name && strcmp(ks[k]->name, t->pk.name) &&
+                    (!t->sk.name || strcmp(ks[k]->name, t->sk.name)) &&
                     !has_name(nka, "AttributeName", ks[k]->name))
-                    json_array_append_new(nka, json_pack("{s:s, s:s}", "AttributeName", ks[k]->name, "AttributeType",
-                                                         ks[k]->type == 'N' ? "N" : ks[k]->type == 'B' ? "B" : "S"));
+                    json_array_append_new(nka, json_pack("{s:s, s:s}", "AttributeName", ks[k]->name,
+                                                         "AttributeType",
+                                                         ks[k]->type == 'N'   ? "N"
+                                                         : ks[k]->type == 'B' ? "B"
+                                                                              : "S"));
         }
         for (size_t ei = 0; ei < m->nentities; ei++) {
             const m_entity *e = &m->entities[ei];
@@ -132,14 +162,19 @@ int model_export_workbench(const qr_model *m, FILE *f, qr_err *err)
             json_t *fattrs = json_array(), *fdata = json_array();
             for (size_t i = 0; i < e->nkeys; i++) {
                 const m_index *ix = e->keys[i].index;
-                if (!ix->local && !has_name(fattrs, NULL, ix->pk.name)) json_array_append_new(fattrs, json_string(ix->pk.name));
-                if (ix->sk.name && !has_name(fattrs, NULL, ix->sk.name)) json_array_append_new(fattrs, json_string(ix->sk.name));
+                if (!ix->local && !has_name(fattrs, NULL, ix->pk.name))
+                    json_array_append_new(fattrs, json_string(ix->pk.name));
+                if (ix->sk.name && !has_name(fattrs, NULL, ix->sk.name))
+                    json_array_append_new(fattrs, json_string(ix->sk.name));
             }
             for (size_t i = 0; i < e->nattrs; i++) {
                 const m_attr *a = &e->attrs[i];
-                if (!has_name(nka, "AttributeName", a->name) && strcmp(a->name, t->pk.name) && (!t->sk.name || strcmp(a->name, t->sk.name)))
-                    json_array_append_new(nka, json_pack("{s:s, s:s}", "AttributeName", a->name, "AttributeType", av_type(a)));
-                if (!has_name(fattrs, NULL, a->name)) json_array_append_new(fattrs, json_string(a->name));
+                if (!has_name(nka, "AttributeName", a->name) && strcmp(a->name, t->pk.name) &&
+                    (!t->sk.name || strcmp(a->name, t->sk.name)))
+                    json_array_append_new(nka, json_pack("{s:s, s:s}", "AttributeName", a->name,
+                                                         "AttributeType", av_type(a)));
+                if (!has_name(fattrs, NULL, a->name))
+                    json_array_append_new(fattrs, json_string(a->name));
             }
             for (int k = 0; k < EXAMPLES; k++) {
                 json_t *item = example_item(e, k);
@@ -148,31 +183,39 @@ int model_export_workbench(const qr_model *m, FILE *f, qr_err *err)
             }
             json_t *alias = json_pack("{s:s}", "PartitionKeyAlias", e->pk.text);
             if (e->sk.text) json_object_set_new(alias, "SortKeyAlias", json_string(e->sk.text));
-            json_array_append_new(facets, json_pack("{s:s, s:o, s:o, s:o, s:{s:{}}}", "FacetName", e->name, "KeyAttributeAlias", alias,
-                                                    "TableData", fdata, "NonKeyAttributes", fattrs, "DataAccess", "MySql"));
+            json_array_append_new(facets,
+                                  json_pack("{s:s, s:o, s:o, s:o, s:{s:{}}}", "FacetName", e->name,
+                                            "KeyAttributeAlias", alias, "TableData", fdata,
+                                            "NonKeyAttributes", fattrs, "DataAccess", "MySql"));
         }
         for (size_t i = 0; i < t->nidx; i++) {
             const m_index *ix = &t->idx[i];
             if (ix->local) continue;
             json_t *proj = json_pack("{s:s}", "ProjectionType",
-                                     ix->projection == MP_ALL ? "ALL" : ix->projection == MP_KEYS_ONLY ? "KEYS_ONLY" : "INCLUDE");
+                                     ix->projection == MP_ALL         ? "ALL"
+                                     : ix->projection == MP_KEYS_ONLY ? "KEYS_ONLY"
+                                                                      : "INCLUDE");
             if (ix->projection == MP_INCLUDE) {
                 json_t *nk = json_array();
-                for (size_t k = 0; k < ix->ninclude; k++) json_array_append_new(nk, json_string(ix->include[k]));
+                for (size_t k = 0; k < ix->ninclude; k++)
+                    json_array_append_new(nk, json_string(ix->include[k]));
                 json_object_set_new(proj, "NonKeyAttributes", nk);
             }
-            json_array_append_new(gsis, json_pack("{s:s, s:o, s:o}", "IndexName", ix->name, "KeyAttributes", key_attrs(&ix->pk, &ix->sk),
-                                                   "Projection", proj));
+            json_array_append_new(gsis, json_pack("{s:s, s:o, s:o}", "IndexName", ix->name,
+                                                  "KeyAttributes", key_attrs(&ix->pk, &ix->sk),
+                                                  "Projection", proj));
         }
         json_object_set_new(tab, "NonKeyAttributes", nka);
         json_object_set_new(tab, "TableFacets", facets);
         json_object_set_new(tab, "GlobalSecondaryIndexes", gsis);
         json_object_set_new(tab, "TableData", data);
         json_object_set_new(tab, "DataAccess", json_pack("{s:{}}", "MySql"));
-        json_object_set_new(tab, "BillingMode", json_string(t->provisioned ? "PROVISIONED" : "PAY_PER_REQUEST"));
+        json_object_set_new(tab, "BillingMode",
+                            json_string(t->provisioned ? "PROVISIONED" : "PAY_PER_REQUEST"));
         if (t->provisioned)
             json_object_set_new(tab, "ProvisionedCapacitySettings",
-                                json_pack("{s:{s:I, s:I}}", "ProvisionedThroughput", "ReadCapacityUnits", (json_int_t)t->rcu,
+                                json_pack("{s:{s:I, s:I}}", "ProvisionedThroughput",
+                                          "ReadCapacityUnits", (json_int_t)t->rcu,
                                           "WriteCapacityUnits", (json_int_t)t->wcu));
         json_array_append_new(dm, tab);
     }
@@ -191,9 +234,12 @@ static void yq(FILE *f, const char *s)
     fputc('"', f);
     for (; *s; s++) {
         unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
-        else if (c < 0x20) fprintf(f, "\\x%02x", c);
-        else fputc(c, f);
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\x%02x", c);
+        else
+            fputc(c, f);
     }
     fputc('"', f);
 }
@@ -216,7 +262,8 @@ static const char *guess_format(const char *v, int *width)
 {
     size_t n = strlen(v);
     *width = 0;
-    if (n == 20 && all_digits(v, 4) && v[4] == '-' && v[10] == 'T' && v[19] == 'Z') return "timestamp";
+    if (n == 20 && all_digits(v, 4) && v[4] == '-' && v[10] == 'T' && v[19] == 'Z')
+        return "timestamp";
     if (n == 10 && all_digits(v, 4) && v[4] == '-' && v[7] == '-') return "date";
     if (n == 7 && all_digits(v, 4) && v[4] == '-' && all_digits(v + 5, 2)) return "month";
     if (n == 36 && v[8] == '-' && v[13] == '-' && v[18] == '-' && v[23] == '-') return "uuid";
@@ -238,7 +285,8 @@ static const char *av_text(json_t *av, char *buf, size_t size)
 
 /* Turns a key value from an example item into a template by replacing the values of the
  * item's other attributes with {name}, longest values first. */
-static void infer_template(json_t *item, const char *value, json_t *keynames, char *out, size_t size)
+static void infer_template(json_t *item, const char *value, json_t *keynames, char *out,
+                           size_t size)
 {
     char cur[1024];
     snprintf(cur, sizeof cur, "%s", value);
@@ -251,11 +299,13 @@ static void infer_template(json_t *item, const char *value, json_t *keynames, ch
         {
             if (has_name(keynames, NULL, k)) continue;
             const char *s = str_of(v, "S") ? str_of(v, "S") : str_of(v, "N");
-            if (s == NULL || strlen(s) < 2 || strlen(s) <= bestlen || strstr(cur, s) == NULL) continue;
+            if (s == NULL || strlen(s) < 2 || strlen(s) <= bestlen || strstr(cur, s) == NULL)
+                continue;
             /* do not replace inside an existing {variable} */
             const char *at = strstr(cur, s);
             const char *open = at, *close = NULL;
-            while (open > cur && *open != '{' && *open != '}') open--;
+            while (open > cur && *open != '{' && *open != '}')
+                open--;
             if (*open == '{') close = strchr(open, '}');
             if (close && close > at) continue;
             best = k;
@@ -273,8 +323,8 @@ static void infer_template(json_t *item, const char *value, json_t *keynames, ch
 
 /* The facet's template for key attribute keyname: the alias when it is a template, else
  * inferred from the facet's first example item, else "{alias}". */
-static void facet_template(json_t *facet, const char *alias, const char *keyname, json_t *keynames, char *out, size_t size,
-                           json_t *extra_attrs)
+static void facet_template(json_t *facet, const char *alias, const char *keyname, json_t *keynames,
+                           char *out, size_t size, json_t *extra_attrs)
 {
     if (alias && strchr(alias, '{')) {
         snprintf(out, size, "%s", alias);
@@ -296,7 +346,8 @@ static void key_yaml(FILE *f, const char *field, json_t *key, const char *indent
     const char *name = str_of(key, "AttributeName"), *type = str_of(key, "AttributeType");
     fprintf(f, "%s%s: {name: ", indent, field);
     yq(f, name ? name : "");
-    fprintf(f, ", type: %s}\n", type && (strcmp(type, "N") == 0 || strcmp(type, "B") == 0) ? type : "S");
+    fprintf(f, ", type: %s}\n",
+            type && (strcmp(type, "N") == 0 || strcmp(type, "B") == 0) ? type : "S");
 }
 
 static const char *attr_type_word(const char *t)
@@ -317,7 +368,8 @@ static int import_table(json_t *tab, FILE *f, qr_err *err, json_t *entities_out)
     json_t *ka = json_object_get(tab, "KeyAttributes");
     json_t *pk = json_object_get(ka, "PartitionKey"), *sk = json_object_get(ka, "SortKey");
     if (tname == NULL || !json_is_object(pk) || str_of(pk, "AttributeName") == NULL)
-        return err_validation(err, "a DataModel table needs TableName and KeyAttributes.PartitionKey");
+        return err_validation(err,
+                              "a DataModel table needs TableName and KeyAttributes.PartitionKey");
     fprintf(f, "  ");
     yq(f, tname);
     fprintf(f, ":\n");
@@ -325,10 +377,12 @@ static int import_table(json_t *tab, FILE *f, qr_err *err, json_t *entities_out)
     if (json_is_object(sk)) key_yaml(f, "sort_key", sk, "    ");
     const char *billing = str_of(tab, "BillingMode");
     if (billing && strcmp(billing, "PROVISIONED") == 0) {
-        json_t *pt = json_object_get(json_object_get(tab, "ProvisionedCapacitySettings"), "ProvisionedThroughput");
-        json_int_t r = json_integer_value(json_object_get(pt, "ReadCapacityUnits")), w = json_integer_value(json_object_get(pt, "WriteCapacityUnits"));
-        fprintf(f, "    billing: provisioned\n    read_capacity: %lld\n    write_capacity: %lld\n", (long long)(r > 0 ? r : 1),
-                (long long)(w > 0 ? w : 1));
+        json_t *pt = json_object_get(json_object_get(tab, "ProvisionedCapacitySettings"),
+                                     "ProvisionedThroughput");
+        json_int_t r = json_integer_value(json_object_get(pt, "ReadCapacityUnits")),
+                   w = json_integer_value(json_object_get(pt, "WriteCapacityUnits"));
+        fprintf(f, "    billing: provisioned\n    read_capacity: %lld\n    write_capacity: %lld\n",
+                (long long)(r > 0 ? r : 1), (long long)(w > 0 ? w : 1));
     } else {
         fprintf(f, "    billing: on-demand\n");
     }
@@ -340,16 +394,22 @@ static int import_table(json_t *tab, FILE *f, qr_err *err, json_t *entities_out)
         json_array_foreach(gsis, i, g)
         {
             json_t *gk = json_object_get(g, "KeyAttributes");
-            if (str_of(g, "IndexName") == NULL || !json_is_object(json_object_get(gk, "PartitionKey")))
-                return err_validation(err, "a GlobalSecondaryIndexes entry of table %s needs IndexName and KeyAttributes", tname);
+            if (str_of(g, "IndexName") == NULL ||
+                !json_is_object(json_object_get(gk, "PartitionKey")))
+                return err_validation(
+                    err,
+                    "a GlobalSecondaryIndexes entry of table %s needs IndexName and KeyAttributes",
+                    tname);
             fprintf(f, "      - name: ");
             yq(f, str_of(g, "IndexName"));
             fprintf(f, "\n");
             key_yaml(f, "partition_key", json_object_get(gk, "PartitionKey"), "        ");
-            if (json_is_object(json_object_get(gk, "SortKey"))) key_yaml(f, "sort_key", json_object_get(gk, "SortKey"), "        ");
+            if (json_is_object(json_object_get(gk, "SortKey")))
+                key_yaml(f, "sort_key", json_object_get(gk, "SortKey"), "        ");
             json_t *proj = json_object_get(g, "Projection");
             const char *pt = str_of(proj, "ProjectionType");
-            if (pt && strcmp(pt, "KEYS_ONLY") == 0) fprintf(f, "        projection: keys_only\n");
+            if (pt && strcmp(pt, "KEYS_ONLY") == 0)
+                fprintf(f, "        projection: keys_only\n");
             else if (pt && strcmp(pt, "INCLUDE") == 0) {
                 fprintf(f, "        projection: [");
                 size_t k;
@@ -361,7 +421,8 @@ static int import_table(json_t *tab, FILE *f, qr_err *err, json_t *entities_out)
                     yq(f, json_string_value(a));
                 }
                 fprintf(f, "]\n");
-            } else fprintf(f, "        projection: all\n");
+            } else
+                fprintf(f, "        projection: all\n");
         }
     }
     /* remember the facets to write as entities after all tables */
@@ -390,13 +451,16 @@ static int import_entity(json_t *pair, FILE *f, qr_err *err)
     json_array_foreach(gsis, i, g)
     {
         json_t *gk = json_object_get(g, "KeyAttributes");
-        const char *a = str_of(json_object_get(gk, "PartitionKey"), "AttributeName"), *b = str_of(json_object_get(gk, "SortKey"), "AttributeName");
+        const char *a = str_of(json_object_get(gk, "PartitionKey"), "AttributeName"),
+                   *b = str_of(json_object_get(gk, "SortKey"), "AttributeName");
         if (a) json_array_append_new(keynames, json_string(a));
         if (b) json_array_append_new(keynames, json_string(b));
     }
     char pkt[1024], skt[1024] = "";
-    facet_template(facet, str_of(alias, "PartitionKeyAlias"), pkn, keynames, pkt, sizeof pkt, extra);
-    if (skn) facet_template(facet, str_of(alias, "SortKeyAlias"), skn, keynames, skt, sizeof skt, extra);
+    facet_template(facet, str_of(alias, "PartitionKeyAlias"), pkn, keynames, pkt, sizeof pkt,
+                   extra);
+    if (skn)
+        facet_template(facet, str_of(alias, "SortKeyAlias"), skn, keynames, skt, sizeof skt, extra);
     fprintf(f, "  ");
     yq(f, name);
     fprintf(f, ":\n    table: ");
@@ -415,7 +479,8 @@ static int import_entity(json_t *pair, FILE *f, qr_err *err)
     json_array_foreach(gsis, i, g)
     {
         json_t *gk = json_object_get(g, "KeyAttributes");
-        const char *a = str_of(json_object_get(gk, "PartitionKey"), "AttributeName"), *b = str_of(json_object_get(gk, "SortKey"), "AttributeName");
+        const char *a = str_of(json_object_get(gk, "PartitionKey"), "AttributeName"),
+                   *b = str_of(json_object_get(gk, "SortKey"), "AttributeName");
         if (a == NULL || !has_name(fattrs, NULL, a)) continue;
         if (!wrote_ix) fprintf(f, "    indexes:\n");
         wrote_ix = 1;
@@ -438,25 +503,33 @@ static int import_entity(json_t *pair, FILE *f, qr_err *err)
     int any = 0;
     json_t *a;
     json_t *all = json_array();
-    json_array_foreach(fattrs, i, a) if (json_is_string(a) && !has_name(keynames, NULL, json_string_value(a))) json_array_append(all, a);
-    json_array_foreach(extra, i, a) if (!has_name(all, NULL, json_string_value(a))) json_array_append(all, a);
+    json_array_foreach(fattrs, i,
+                       a) if (json_is_string(a) && !has_name(keynames, NULL, json_string_value(a)))
+        json_array_append(all, a);
+    json_array_foreach(extra, i, a) if (!has_name(all, NULL, json_string_value(a)))
+        json_array_append(all, a);
     json_array_foreach(all, i, a)
     {
         const char *an = json_string_value(a), *type = NULL;
         size_t k;
         json_t *d;
-        json_array_foreach(json_object_get(tab, "NonKeyAttributes"), k, d) if (str_of(d, "AttributeName") &&
-                                                                               strcmp(str_of(d, "AttributeName"), an) == 0) type =
+        json_array_foreach(json_object_get(tab, "NonKeyAttributes"), k,
+                           d) if (str_of(d, "AttributeName") &&
+                                  strcmp(str_of(d, "AttributeName"), an) == 0) type =
             str_of(d, "AttributeType");
         const char *word = attr_type_word(type);
         char buf[512];
         int width = 0;
         const char *fmt = NULL;
-        if (item && strcmp(word, "string") == 0 && av_text(json_object_get(item, an), buf, sizeof buf)) fmt = guess_format(buf, &width);
+        if (item && strcmp(word, "string") == 0 &&
+            av_text(json_object_get(item, an), buf, sizeof buf))
+            fmt = guess_format(buf, &width);
         fprintf(f, "      ");
         yq(f, an);
-        if (fmt && width) fprintf(f, ": {format: %s, width: %d}\n", fmt, width);
-        else fprintf(f, ": %s\n", fmt ? fmt : word);
+        if (fmt && width)
+            fprintf(f, ": {format: %s, width: %d}\n", fmt, width);
+        else
+            fprintf(f, ": %s\n", fmt ? fmt : word);
         any = 1;
     }
     if (!any) fprintf(f, "      {}\n");
@@ -478,7 +551,8 @@ int model_import_workbench(const char *path, FILE *f, qr_err *err)
         goto done;
     }
     fprintf(f, "# Imported from NoSQL Workbench model %s by quarry model import.\n", path);
-    fprintf(f, "# Workbench has no access patterns: list them under access_patterns, then run quarry model check.\n");
+    fprintf(f, "# Workbench has no access patterns: list them under access_patterns, then run "
+               "quarry model check.\n");
     if (str_of(root, "ModelName")) {
         fprintf(f, "name: ");
         yq(f, str_of(root, "ModelName"));

@@ -41,17 +41,25 @@ static int parse(int argc, char **argv, opts *o)
 {
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
-        if (strcmp(a, "--json") == 0) o->json = 1;
-        else if (strcmp(a, "--html") == 0) o->html = 1;
-        else if (strcmp(a, "--force") == 0) o->force = 1;
-        else if (strcmp(a, "--format") == 0 && i + 1 < argc) o->format = argv[++i];
-        else if (strncmp(a, "--format=", 9) == 0) o->format = a + 9;
-        else if (strcmp(a, "--endpoint") == 0 && i + 1 < argc) o->endpoint = argv[++i];
-        else if (strncmp(a, "--endpoint=", 11) == 0) o->endpoint = a + 11;
+        if (strcmp(a, "--json") == 0)
+            o->json = 1;
+        else if (strcmp(a, "--html") == 0)
+            o->html = 1;
+        else if (strcmp(a, "--force") == 0)
+            o->force = 1;
+        else if (strcmp(a, "--format") == 0 && i + 1 < argc)
+            o->format = argv[++i];
+        else if (strncmp(a, "--format=", 9) == 0)
+            o->format = a + 9;
+        else if (strcmp(a, "--endpoint") == 0 && i + 1 < argc)
+            o->endpoint = argv[++i];
+        else if (strncmp(a, "--endpoint=", 11) == 0)
+            o->endpoint = a + 11;
         else if (a[0] == '-' && a[1] != '\0') {
             fprintf(stderr, "quarry model: unknown or incomplete option '%s'\n", a);
             return -1;
-        } else if (o->file == NULL) o->file = a;
+        } else if (o->file == NULL)
+            o->file = a;
         else {
             fprintf(stderr, "quarry model: unexpected argument '%s'\n", a);
             return -1;
@@ -105,15 +113,24 @@ static int cmd_export(const opts *o, qr_model *m, ck_report *r)
     err_init(&err);
     int rc;
     if (o->format == NULL) {
-        fprintf(stderr, "quarry model export: --format cloudformation|terraform|cql|workbench is required\n");
+        fprintf(
+            stderr,
+            "quarry model export: --format cloudformation|terraform|cql|workbench is required\n");
         return 2;
     }
-    if (strcmp(o->format, "cloudformation") == 0) rc = model_export_cloudformation(m, stdout, &err);
-    else if (strcmp(o->format, "terraform") == 0) rc = model_export_terraform(m, stdout, &err);
-    else if (strcmp(o->format, "cql") == 0) rc = model_export_cql(r, stdout, &err);
-    else if (strcmp(o->format, "workbench") == 0) rc = model_export_workbench(m, stdout, &err);
+    if (strcmp(o->format, "cloudformation") == 0)
+        rc = model_export_cloudformation(m, stdout, &err);
+    else if (strcmp(o->format, "terraform") == 0)
+        rc = model_export_terraform(m, stdout, &err);
+    else if (strcmp(o->format, "cql") == 0)
+        rc = model_export_cql(r, stdout, &err);
+    else if (strcmp(o->format, "workbench") == 0)
+        rc = model_export_workbench(m, stdout, &err);
     else {
-        fprintf(stderr, "quarry model export: unknown format '%s' (cloudformation, terraform, cql, workbench)\n", o->format);
+        fprintf(stderr,
+                "quarry model export: unknown format '%s' (cloudformation, terraform, cql, "
+                "workbench)\n",
+                o->format);
         return 2;
     }
     if (rc) fprintf(stderr, "quarry model export: %s\n", err.msg);
@@ -128,14 +145,17 @@ static int cmd_apply(const opts *o, qr_model *m, ck_report *r)
     }
     if (r->errors && !o->force) {
         model_report_text(r, stderr, use_color(STDERR_FILENO));
-        fprintf(stderr, "quarry model apply: the model has %d error%s; nothing applied (use --force to apply anyway)\n",
+        fprintf(stderr,
+                "quarry model apply: the model has %d error%s; nothing applied (use --force to "
+                "apply anyway)\n",
                 r->errors, r->errors == 1 ? "" : "s");
         return 1;
     }
     qr_err err;
     err_init(&err);
     if (model_apply(m, o->endpoint, stdout, &err)) {
-        fprintf(stderr, "quarry model apply: %s%s%s\n", err.type && strcmp(err.type, QR_E_VALIDATION) ? err.type : "",
+        fprintf(stderr, "quarry model apply: %s%s%s\n",
+                err.type && strcmp(err.type, QR_E_VALIDATION) ? err.type : "",
                 err.type && strcmp(err.type, QR_E_VALIDATION) ? ": " : "", err.msg);
         return 1;
     }
@@ -161,7 +181,8 @@ int cli_model(int argc, char **argv)
         }
         return 0;
     }
-    if (strcmp(sub, "check") && strcmp(sub, "render") && strcmp(sub, "export") && strcmp(sub, "apply")) {
+    if (strcmp(sub, "check") && strcmp(sub, "render") && strcmp(sub, "export") &&
+        strcmp(sub, "apply")) {
         fprintf(stderr, "quarry model: unknown subcommand '%s'\n", sub);
         return usage(stderr);
     }
@@ -169,12 +190,17 @@ int cli_model(int argc, char **argv)
     ck_report *r;
     if (load_and_check(o.file, &m, &r)) return 2;
     int rc = 0;
-    if (strcmp(sub, "check") == 0) rc = cmd_check(&o, m, r);
+    if (strcmp(sub, "check") == 0)
+        rc = cmd_check(&o, m, r);
     else if (strcmp(sub, "render") == 0) {
-        if (o.html) model_render_html(r, stdout);
-        else model_render_text(r, stdout);
-    } else if (strcmp(sub, "export") == 0) rc = cmd_export(&o, m, r);
-    else rc = cmd_apply(&o, m, r);
+        if (o.html)
+            model_render_html(r, stdout);
+        else
+            model_render_text(r, stdout);
+    } else if (strcmp(sub, "export") == 0)
+        rc = cmd_export(&o, m, r);
+    else
+        rc = cmd_apply(&o, m, r);
     if (fflush(stdout) != 0 && rc == 0) rc = 2;
     check_free(r);
     model_free(m);
