@@ -669,11 +669,13 @@ void index_stats_fill(qr_db *db, table *t, json_t *desc)
         }
     }
     if (any_global) {
-        uint64_t pending;
-        double oldest;
+        uint64_t pending, applied;
+        double oldest, p50, p99;
         propagate_lag(db, &pending, &oldest);
+        propagate_lag_percentiles(db, &p50, &p99, &applied);
         json_object_set_new(desc, "QuarryIndexPropagation",
-                            json_pack("{s:I,s:f,s:i}", "PendingUpdates", (json_int_t)pending, "OldestPendingMillis",
-                                      oldest, "InjectedLagMillis", db->opts.gsi_lag_ms));
+                            json_pack("{s:I,s:f,s:i,s:I,s:f,s:f}", "PendingUpdates", (json_int_t)pending,
+                                      "OldestPendingMillis", oldest, "InjectedLagMillis", db->opts.gsi_lag_ms,
+                                      "AppliedUpdates", (json_int_t)applied, "LagP50Millis", p50, "LagP99Millis", p99));
     }
 }

@@ -65,11 +65,16 @@ struct qr_db {
     pthread_rwlock_t schema_lock;
     /* The global-index propagation log and its worker (propagate.c). */
     uint64_t log_seq;          /* next log record number (atomic) */
+    uint64_t log_cursor;       /* the worker has applied every record before this one
+                                  it has seen; scans start a little before it */
+    uint64_t last_full_scan_us;
     pthread_t worker;
     int worker_running;
     pthread_mutex_t prop_lock;
     pthread_cond_t prop_wake;
     int prop_stop, prop_kicked;
+    uint32_t lag_us[1024];     /* propagation lag of the most recent records (ring) */
+    uint64_t lag_count;        /* records ever applied; guarded by prop_lock */
     pthread_t backfills[64];   /* running index backfills */
     size_t nbackfills;
     /* Item collection sizes of tables with local indexes (collection.c). */

@@ -340,7 +340,8 @@ static void log_op(buf *rec, char op, const buf *key, const buf *val)
     }
 }
 
-int index_stage(qr_db *db, const table *t, store_batch *b, const json_t *old_item, const json_t *new_item, qr_err *err)
+int index_stage(qr_db *db, const table *t, store_batch *b, const json_t *old_item, const json_t *new_item,
+                const buf *new_stored, qr_err *err)
 {
     if (t->nindexes == 0) return 0;
     if (new_item && index_check_item(t, new_item, err)) return -1;
@@ -368,7 +369,10 @@ int index_stage(qr_db *db, const table *t, store_batch *b, const json_t *old_ite
             break;
         }
         int same = has_old && has_new && ok.len == nk.len && memcmp(ok.data, nk.data, ok.len) == 0;
-        if (has_new) {
+        if (has_new && ix->projection == QR_PROJ_ALL && new_stored) {
+            buf_append(&val, new_stored->data, new_stored->len);
+            if (!ix->global) coll_delta += (int64_t)item_size(new_item);
+        } else if (has_new) {
             json_t *p = index_project(t, ix, new_item);
             rc = item_encode(p, &val);
             if (!ix->global) coll_delta += (int64_t)item_size(p);

@@ -62,9 +62,11 @@ json_t *index_project(const struct table *t, const qr_index *ix, const json_t *i
 int index_check_item(const struct table *t, const json_t *item, qr_err *err);
 
 /* Adds the index work of one base write (old → new, either may be NULL) to batch b:
- * local index entries directly, global index work as a propagation log record. */
+ * local index entries directly, global index work as a propagation log record.
+ * new_stored is new_item's stored form (reused as is by indexes projecting ALL), or
+ * NULL when new_item is NULL. */
 int index_stage(struct qr_db *db, const struct table *t, store_batch *b, const json_t *old_item,
-                const json_t *new_item, qr_err *err);
+                const json_t *new_item, const buf *new_stored, qr_err *err);
 
 /* ---- the propagation worker (propagate.c) ---- */
 int propagate_start(struct qr_db *db);
@@ -75,6 +77,9 @@ void propagate_kick(struct qr_db *db);
 int propagate_drain(struct qr_db *db, int timeout_ms);
 /* Records pending and the age in milliseconds of the oldest one. */
 void propagate_lag(struct qr_db *db, uint64_t *pending, double *oldest_ms);
+/* The median and 99th percentile of the propagation lag (write to index update) of the
+ * most recent 1024 records, in milliseconds; *count is how many records were applied. */
+void propagate_lag_percentiles(struct qr_db *db, double *p50, double *p99, uint64_t *count);
 /* Starts the backfill of a CREATING global index. */
 int backfill_start(struct qr_db *db, const char *table_name, const char *index_name);
 

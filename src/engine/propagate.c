@@ -19,6 +19,12 @@
 #include "model/value.h"
 
 #define APPLY_BATCH 256
+/* Records commit in nearly the order they are numbered; a pass starts this many numbers
+ * before the cursor so that late commits are seen, and a full pass now and then catches
+ * any straggler. Starting near the cursor keeps passes from wading through the
+ * tombstones of applied records. */
+#define CURSOR_MARGIN 4096
+#define FULL_SCAN_US 1000000
 
 static uint64_t now_us(void)
 {
@@ -77,7 +83,15 @@ static size_t apply_pass(qr_db *db, uint64_t *wait_us)
     size_t applied = 0;
     uint64_t lag = (uint64_t)db->opts.gsi_lag_ms * 1000u, now = now_us();
     *wait_us = 0;
-    store_iter *it = store_iter_new(db->st, NULL, QR_LOG_PREFIX, QR_LOG_PREFIX_LEN, "\0M", 2);
+    buf lower;
+    buf_init(&lower, 0);
+    buf_append(&lower, QR_LOG_PREFIX, QR_LOG_PREFIX_LEN);
+    if (now - db->last_full_scan_us < FULL_SCAN_US && db->log_cursor > CURSOR_MARGIN)
+        buf_put_be64(&lower, db->log_cursor - CURSOR_MARGIN);
+    else
+        db->last_full_scan_us = now;
+    store_iter *it = store_iter_new(db->st, NULL, lower.data, lower.len, "\0M", 2);
+    buf_free(&lower);
     store_batch *b = store_batch_new();
     size_t in_batch = 0;
     for (store_iter_first(it); store_iter_valid(it); store_iter_next(it)) {
@@ -90,8 +104,18 @@ static size_t apply_pass(qr_db *db, uint64_t *wait_us)
                 break;
             }
         }
-        if (vl >= 8) apply_record(db, v, vl, b);
+        if (vl >= 8) {
+            apply_record(db, v, vl, b);
+            uint64_t at = be64_read(v);
+            pthread_mutex_lock(&db->prop_lock);
+            db->lag_us[db->lag_count++ % 1024] = now > at ? (uint32_t)(now - at > 0xffffffffu ? 0xffffffffu : now - at) : 0;
+            pthread_mutex_unlock(&db->prop_lock);
+        }
         store_batch_delete(b, k, kl);
+        if (kl == QR_LOG_PREFIX_LEN + 8) {
+            uint64_t seq = be64_read(k + QR_LOG_PREFIX_LEN);
+            if (seq + 1 > db->log_cursor) db->log_cursor = seq + 1;
+        }
         applied++;
         if (++in_batch == APPLY_BATCH) {
             qr_err e;
@@ -200,13 +224,51 @@ void propagate_lag(qr_db *db, uint64_t *pending, double *oldest_ms)
     store_iter_free(it);
 }
 
+static int u32_cmp(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+void propagate_lag_percentiles(qr_db *db, double *p50, double *p99, uint64_t *count)
+{
+    uint32_t copy[1024];
+    pthread_mutex_lock(&db->prop_lock);
+    size_t n = db->lag_count < 1024 ? (size_t)db->lag_count : 1024;
+    memcpy(copy, db->lag_us, n * sizeof *copy);
+    *count = db->lag_count;
+    pthread_mutex_unlock(&db->prop_lock);
+    *p50 = *p99 = 0;
+    if (n == 0) return;
+    qsort(copy, n, sizeof *copy, u32_cmp);
+    *p50 = copy[n / 2] / 1000.0;
+    *p99 = copy[(n * 99) / 100 < n ? (n * 99) / 100 : n - 1] / 1000.0;
+}
+
+/* True if a record is waiting at or after the cursor's margin (a cheap look that skips
+ * the tombstones of applied records). */
+static int recent_pending(qr_db *db)
+{
+    buf lower;
+    buf_init(&lower, 0);
+    buf_append(&lower, QR_LOG_PREFIX, QR_LOG_PREFIX_LEN);
+    uint64_t cursor = __atomic_load_n(&db->log_cursor, __ATOMIC_RELAXED);
+    buf_put_be64(&lower, cursor > CURSOR_MARGIN ? cursor - CURSOR_MARGIN : 0);
+    store_iter *it = store_iter_new(db->st, NULL, lower.data, lower.len, "\0M", 2);
+    store_iter_first(it);
+    int any = store_iter_valid(it);
+    store_iter_free(it);
+    buf_free(&lower);
+    return any;
+}
+
 int propagate_drain(qr_db *db, int timeout_ms)
 {
     uint64_t deadline = now_us() + (uint64_t)timeout_ms * 1000u;
     for (;;) {
-        uint64_t pending;
+        uint64_t pending = 1;
         double oldest;
-        propagate_lag(db, &pending, &oldest);
+        if (!recent_pending(db)) propagate_lag(db, &pending, &oldest);
         int backfilling = 0;
         pthread_mutex_lock(&db->catalog_lock);
         for (size_t i = 0; i < db->ntables; i++)

@@ -105,6 +105,40 @@ int expr_parse_key_condition(expr_ctx *cx, const char *text, const char *pk_name
                              const char *sk_name, char sk_type, expr_keycond *out);
 void expr_keycond_free(expr_keycond *k);
 
+/* ---- KeyConditionExpression on a multi-attribute key (GSIs since November 2025) ----
+ * A global secondary index's key may have up to four partition-key attributes and up to
+ * four sort-key attributes. A Query must test every partition-key attribute for
+ * equality; it may test the sort-key attributes left to right, each with equality,
+ * except that the last one tested may use any sort-key operator (<, <=, >, >=,
+ * BETWEEN, begins_with); attributes may not be skipped. */
+#define EXPR_KEY_MAX_ATTRS 4
+
+typedef struct expr_key_schema {
+    int npk, nsk;                            /* 1..4 and 0..4 */
+    const char *pk_names[EXPR_KEY_MAX_ATTRS];
+    char pk_types[EXPR_KEY_MAX_ATTRS];       /* 'S', 'N' or 'B' */
+    const char *sk_names[EXPR_KEY_MAX_ATTRS];
+    char sk_types[EXPR_KEY_MAX_ATTRS];
+} expr_key_schema;
+
+typedef struct expr_keycond_multi {
+    json_t *pk_values[EXPR_KEY_MAX_ATTRS];   /* in key schema order (owned refs) */
+    int nsk_eq;                              /* leading sort-key attributes tested with = */
+    json_t *sk_eq[EXPR_KEY_MAX_ATTRS];       /* their values (owned refs) */
+    expr_key_op last_op;                     /* test on sort-key attribute nsk_eq, or NONE;
+                                                never EQ (an equality counts in nsk_eq) */
+    json_t *last_v1, *last_v2;               /* its operands (owned refs), or NULL */
+} expr_keycond_multi;
+
+/* Parses a key condition against a (possibly) multi-attribute key schema, with the same
+ * checks and messages as expr_parse_key_condition for the single-attribute case. */
+int expr_parse_key_condition_multi(expr_ctx *cx, const char *text, const expr_key_schema *schema,
+                                   expr_keycond_multi *out);
+/* The same for the legacy KeyConditions parameter. */
+int expr_from_key_conditions_multi(json_t *conds, const expr_key_schema *schema, expr_keycond_multi *out,
+                                   qr_err *err);
+void expr_keycond_multi_free(expr_keycond_multi *k);
+
 /* ---- Legacy parameters ---- */
 /* Expected + ConditionalOperator (PutItem, UpdateItem, DeleteItem). op may be NULL. */
 int expr_from_expected(json_t *expected, const char *op, expr_cond **out, qr_err *err);

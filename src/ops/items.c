@@ -49,18 +49,18 @@ int item_check_condition(const expr_cond *c, const json_t *old, const char *on_f
 int item_stage(qr_db *db, table *t, store_batch *b, const buf *key, const json_t *old_item,
                const json_t *new_item, qr_err *err)
 {
-    if (index_stage(db, t, b, old_item, new_item, err)) return -1;
-    if (new_item == NULL) {
-        store_batch_delete(b, key->data, key->len);
-        return 0;
-    }
     buf val;
     buf_init(&val, 0);
-    if (item_encode(new_item, &val)) {
+    if (new_item && item_encode(new_item, &val)) {
         buf_free(&val);
         return err_set(err, QR_E_INTERNAL, "cannot encode the item");
     }
-    store_batch_put(b, key->data, key->len, val.data, val.len);
+    if (index_stage(db, t, b, old_item, new_item, new_item ? &val : NULL, err)) {
+        buf_free(&val);
+        return -1;
+    }
+    if (new_item) store_batch_put(b, key->data, key->len, val.data, val.len);
+    else store_batch_delete(b, key->data, key->len);
     buf_free(&val);
     return 0;
 }

@@ -418,7 +418,8 @@ static int apply_gsi_change(table_change *c, json_t *desc, json_t *ids, qr_err *
         if (gsis == NULL) json_object_set_new(desc, "GlobalSecondaryIndexes", gsis = json_array());
         json_array_append_new(gsis, d2);
         /* Ids are never reused, so late work for a deleted index can never reach a new one. */
-        json_int_t next = json_integer_value(json_object_get(ids, ""));
+        json_int_t next = json_integer_value(json_object_get(ids, "")); /* 0 is the table itself */
+        if (next < 1) next = 1;
         const char *k2;
         json_t *v;
         json_object_foreach(ids, k2, v) if (json_integer_value(v) >= next) next = json_integer_value(v) + 1;

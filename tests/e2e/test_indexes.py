@@ -153,6 +153,9 @@ def test_gsi_added_to_live_table(q, tmp_path):
     assert d["IndexStatus"] == "ACTIVE" and "Backfilling" not in d
     r = query(q, "Live", "ByEmail", "email = :e", {":e": s("user42@example.com")})
     assert r["Items"][0]["PK"] == s("U#42")
+    assert q.call("Scan", {"TableName": "Live", "Select": "COUNT"})["Count"] == 300
+    assert q.call("Scan", {"TableName": "Live", "IndexName": "ByEmail", "Select": "COUNT"})["Count"] == 300
+    assert q.verify("Live").returncode == 0
     e = q.error("UpdateTable", {"TableName": "Live", "AttributeDefinitions": defs("email"),
                                 "GlobalSecondaryIndexUpdates": [{"Create": gsi("ByEmail", "email")}]})
     assert "already exists" in e.message
