@@ -194,3 +194,37 @@ def test_index_misuse(q):
     e = q.error("Query", {"TableName": "Bad", "IndexName": "Nope", "KeyConditionExpression": "a = :a",
                           "ExpressionAttributeValues": {":a": s("x")}})
     assert "does not have the specified index: Nope" in e.message
+
+
+def test_multi_attribute_gsi_keys(q):
+    q.call("CreateTable", {"TableName": "Scores", "BillingMode": "PAY_PER_REQUEST",
+                           "AttributeDefinitions": defs("pk", "tournament", "region", "player") +
+                           [{"AttributeName": "score", "AttributeType": "N"}],
+                           "KeySchema": keys("pk"),
+                           "GlobalSecondaryIndexes": [{"IndexName": "ByTournamentRegion", "KeySchema": [
+                               {"AttributeName": "tournament", "KeyType": "HASH"},
+                               {"AttributeName": "region", "KeyType": "HASH"},
+                               {"AttributeName": "score", "KeyType": "RANGE"},
+                               {"AttributeName": "player", "KeyType": "RANGE"}],
+                               "Projection": {"ProjectionType": "ALL"}}]})
+    items = []
+    for i in range(12):
+        items.append({"pk": s(f"GAME#{i}"), "tournament": s("WINTER"), "region": s("EU" if i % 2 else "US"),
+                      "score": {"N": str(100 + i % 4)}, "player": s(f"p{i:02d}")})
+    items.append({"pk": s("GAME#99"), "tournament": s("WINTER"), "score": {"N": "1"}, "player": s("no-region")})
+    q.batch_put("Scores", items)
+    vals = {":t": s("WINTER"), ":r": s("EU")}
+    r = query(q, "Scores", "ByTournamentRegion", "tournament = :t AND #r = :r", vals, {"#r": "region"})
+    assert r["Count"] == 6
+    scores = [(int(it["score"]["N"]), it["player"]["S"]) for it in r["Items"]]
+    assert scores == sorted(scores)
+    r = query(q, "Scores", "ByTournamentRegion", "tournament = :t AND #r = :r AND score > :s",
+              dict(vals, **{":s": {"N": "101"}}), {"#r": "region"}, ScanIndexForward=False)
+    assert [int(it["score"]["N"]) for it in r["Items"]] == [103, 103, 103]
+    r = query(q, "Scores", "ByTournamentRegion", "tournament = :t AND #r = :r AND score = :s AND begins_with(player, :p)",
+              dict(vals, **{":s": {"N": "101"}, ":p": s("p0")}), {"#r": "region"})
+    assert [it["player"]["S"] for it in r["Items"]] == ["p01", "p05", "p09"]
+    e = q.error("Query", {"TableName": "Scores", "IndexName": "ByTournamentRegion",
+                          "KeyConditionExpression": "tournament = :t", "ExpressionAttributeValues": {":t": s("WINTER")}})
+    assert e.type == "ValidationException" and "region" in e.message
+    assert q.verify("Scores").returncode == 0
