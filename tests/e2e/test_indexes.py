@@ -72,8 +72,18 @@ def test_overloaded_gsi_two_entities(q):
     assert [it["PK"]["S"] for it in r["Items"]] == ["ORDER#3", "ORDER#1"]
     r = query(q, "Company", "GSI1", "GSI1PK = :p AND begins_with(GSI1SK, :a)", {":p": s("DEPT#FINANCE"), ":a": s("A")})
     assert [it["PK"]["S"] for it in r["Items"]] == ["EMP#1"]
-    r = query(q, "Company", "GSI1", "GSI1PK = :p", {":p": s("DEPT#FINANCE")})
+    r = query(q, "Company", "GSI1", "GSI1PK = :p", {":p": s("DEPT#FINANCE")}, ReturnConsumedCapacity="INDEXES")
     assert {it["type"]["S"] for it in r["Items"]} == {"employee"} and r["Count"] == 2
+    assert r["ConsumedCapacity"]["GlobalSecondaryIndexes"]["GSI1"]["CapacityUnits"] == 0.5
+    # Moving an item to another index partition costs the table one write and the index two.
+    r = q.call("PutItem", {"TableName": "Company", "Item": dict(items[0], GSI1PK=s("STATUS#SHIPPED")),
+                           "ReturnConsumedCapacity": "INDEXES"})
+    c = r["ConsumedCapacity"]
+    assert c["Table"]["CapacityUnits"] == 1.0
+    assert c["GlobalSecondaryIndexes"]["GSI1"]["CapacityUnits"] == 2.0
+    assert c["CapacityUnits"] == 3.0
+    r = q.call("PutItem", {"TableName": "Company", "Item": {"PK": s("X"), "SK": s("X")}, "ReturnConsumedCapacity": "TOTAL"})
+    assert r["ConsumedCapacity"]["CapacityUnits"] == 1.0  # not in the sparse index: no index write
 
 
 def test_pending_orders_across_customers(q):
