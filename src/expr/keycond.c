@@ -1,11 +1,9 @@
 /* keycond.c — KeyConditionExpression reduced to a key range for Query.
  *
- * Parsed by the condition grammar, then held to DynamoDB's rules: AND only; =, <, <=,
- * >, >=, BETWEEN, begins_with; an equality on every partition-key attribute; sort-key
- * attributes tested left to right, each with equality but the last; operand types
- * matching the key types. A single-attribute key is the one-attribute case of a
- * multi-attribute one. Legacy KeyConditions share keycond_finish. Scanning storage for
- * the range is the caller's work. */
+ * Held to DynamoDB's rules: AND only; =, <, <=, >, >=, BETWEEN, begins_with; equality on
+ * every partition-key attribute; sort-key attributes left to right, all but the last with
+ * =; operand types matching key types. A single-attribute key is the one-attribute case;
+ * legacy KeyConditions share keycond_finish. Scanning storage is the caller's work. */
 #include "expr/ast.h"
 
 #include <stdlib.h>
