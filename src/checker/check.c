@@ -1339,6 +1339,34 @@ static int rule_ttl(ck_report *r)
     return 0;
 }
 
+/* Deletes by the application cost a write unit each (and become tombstones in Cassandra);
+ * when items leave by age, TTL removes them for nothing. */
+static int rule_ttl_deletes(ck_report *r)
+{
+    const qr_model *m = r->model;
+    for (size_t i = 0; i < m->npatterns; i++) {
+        const m_pattern *p = &m->patterns[i];
+        const m_entity *e = p->entity;
+        if (p->kind != MK_DELETE || e->retention_days > 0) continue;
+        if (e->table->ttl && model_entity_attr(e, e->table->ttl)) continue;
+        if (add(r, CK_NOTE, "ttl", P("pattern %s", p->name), p->pos,
+                P("pattern %s deletes %s items one by one%s", p->name, e->name,
+                  p->rps > 0 ? P(" (%.0f per second, %.0f WCU/s)", p->rps,
+                                 p->rps * write_units(model_item_size(e)))
+                             : ""),
+                "Each DeleteItem is a billed write, and in Cassandra or ScyllaDB a tombstone that "
+                "slows reads until "
+                "compaction. Items that leave because of their age are better expired by TTL, "
+                "which deletes for free.",
+                P("if %s items expire by age, give them a retention and an epoch TTL attribute; if "
+                  "they are "
+                  "'deleted' by users, consider a status update instead",
+                  e->name)))
+            return -1;
+    }
+    return 0;
+}
+
 static int rule_aggregates(ck_report *r)
 {
     const qr_model *m = r->model;
@@ -1527,7 +1555,8 @@ int check_run(const qr_model *m, ck_report **out, qr_err *err)
         if (plan_pattern(r, &m->patterns[i], &r->plans[i])) goto oom;
     if (rule_pk_cardinality(r) || rule_partition_throughput(r) || rule_sort_order(r) ||
         rule_collection_size(r) || rule_indexes(r) || rule_index_overload(r) || rule_ttl(r) ||
-        rule_aggregates(r) || rule_denormalised(r) || rule_relational(r) || rule_latency(r))
+        rule_ttl_deletes(r) || rule_aggregates(r) || rule_denormalised(r) || rule_relational(r) ||
+        rule_latency(r))
         goto oom;
     *out = r;
     return 0;

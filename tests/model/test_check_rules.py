@@ -449,3 +449,17 @@ def test_range_attribute_may_also_be_given(check):
     assert status == 0, rep["findings"]
     plan = [p for p in rep["access_patterns"] if p["name"] == "posts-between"][0]
     assert "BETWEEN" in plan["key_condition"]
+
+
+def test_deletes_without_ttl_are_noted(check):
+    m = base_model()
+    m["access_patterns"].append({"name": "delete-post", "kind": "delete", "entity": "Post",
+                                 "given": ["userId", "postedAt"], "rps": 50})
+    status, rep = check(m)
+    (f,) = findings(rep, "ttl")
+    assert status == 0 and f["severity"] == "note" and "50 per second" in f["message"]
+    m["tables"]["App"]["ttl"] = "expiresAt"
+    m["entities"]["Post"].update({"retention": "90d"})
+    m["entities"]["Post"]["attributes"]["expiresAt"] = "epoch"
+    _, rep = check(m)
+    assert "ttl" not in rules(rep)
