@@ -5,7 +5,7 @@
   gen.py requests URL KIND N OUT.lua
                              write N SigV4-signed requests of KIND (put, get, query) for
                              the server at URL as a Lua table that put/get/query.lua load
-  gen.py report RESULTS.tsv  print the table of results and the ratios run.sh aims at
+  gen.py report RESULTS.tsv  print the table of results (Markdown) and the ratios aimed at
 
 Requests are signed here (HMAC-SHA256 from Python's standard library) with the
 benchmark's key, so that wrk replays real signatures and the server pays for verifying
@@ -120,16 +120,17 @@ def report(path):
     res = {}
     with open(path) as f:
         for line in f:
-            server, op, rps, p99, non2xx, errs = line.split()
-            res[(server, op)] = (float(rps), float(p99), int(non2xx), int(errs))
-    print("%-18s %-8s %12s %10s %8s %8s" % ("server", "op", "requests/s", "p99 ms", "non-2xx", "errors"))
-    for (server, op), (rps, p99, bad, errs) in res.items():
-        print("%-18s %-8s %12.0f %10.2f %8d %8d" % (server, op, rps, p99, bad, errs))
+            server, op, rps, p99, non2xx, errs, cpu = line.split()
+            res[(server, op)] = (float(rps), float(p99), int(non2xx), int(errs), float(cpu))
+    print("| server | operation | requests/s | p99 ms | server CPU us/request | non-2xx | errors |")
+    print("|---|---|---:|---:|---:|---:|---:|")
+    for (server, op), (rps, p99, bad, errs, cpu) in res.items():
+        print("| %s | %s | %.0f | %.2f | %.1f | %d | %d |" % (server, op, rps, p99, cpu, bad, errs))
 
     def ratio(label, a, b, goal):
         if a in res and b in res and res[b][0] > 0:
             r = res[a][0] / res[b][0]
-            print("%-58s %7.2f  (goal %s: %s)" % (label, r, goal,
+            print("%-50s %7.2f  (goal %s: %s)" % (label, r, goal,
                   "met" if r >= float(goal.strip("x>= ")) else "NOT met"))
 
     print()
@@ -140,7 +141,7 @@ def report(path):
     ratio("Query(50) quarry / dynalite in memory", ("quarry", "query"), ("dynalite-mem", "query"), ">= 10x")
     if ("quarry", "get") in res:
         p99 = res[("quarry", "get")][1]
-        print("%-58s %7.2f  (goal < 2 ms: %s)" % ("GetItem p99 latency, quarry (ms)", p99,
+        print("%-50s %7.2f  (goal < 2 ms: %s)" % ("GetItem p99 latency, quarry (ms)", p99,
               "met" if p99 < 2 else "NOT met"))
 
 

@@ -3,7 +3,8 @@
 # threads, 32 connections) against quarry (durable and --no-sync, SigV4 verified),
 # dynalite (in memory and on disk) and nginx answering a fixed 100-byte body, one server
 # at a time, in this one run. Prints requests/s, p99 latency and the ratios of
-# bench/http/README.md. Every server runs on a free loopback port and is stopped by pid.
+# bench/http/README.md, plus GET / on quarry and nginx (HTTP alone) and the CPU time each
+# server spent per request. Every server runs on a free loopback port and is stopped by pid.
 #
 #   bench/http/run.sh                   (DURATION=10 seconds per measurement by default)
 set -euo pipefail
@@ -107,15 +108,32 @@ CONF
     wait_http "$URL"
 }
 
-measure() { # server name, op (put|get|query)
+# CPU time (clock ticks) of the server process and its direct children (nginx's workers).
+cpu_ticks() {
+    local total=0 pid
+    for pid in "$PID" $(pgrep -P "$PID" || true); do
+        [ -r "/proc/$pid/stat" ] || continue
+        total=$((total + $(awk '{ print $14 + $15 }' "/proc/$pid/stat")))
+    done
+    echo "$total"
+}
+
+measure() { # server name, op (put|get|query|health)
     local name=$1 op=$2 n=5000
     [ "$op" = query ] && n=1000
-    "$PY" "$HERE/gen.py" requests "$URL" "$op" "$n" "$TMP/$op.lua"
+    if [ "$op" != health ]; then
+        "$PY" "$HERE/gen.py" requests "$URL" "$op" "$n" "$TMP/$op.lua"
+    fi
     export QUARRY_BENCH_DIR="$HERE" QUARRY_BENCH_REQUESTS="$TMP/$op.lua"
     wrk -t2 -c32 -d"${WARMUP}s" -s "$HERE/$op.lua" "$URL/" >/dev/null
+    local before; before=$(cpu_ticks)
     local out; out=$(wrk -t2 -c32 -d"${DURATION}s" -s "$HERE/$op.lua" "$URL/")
+    local after; after=$(cpu_ticks)
     local result; result=$(echo "$out" | awk '/^RESULT/ { print $2, $3, $4, $5 }')
-    echo "$name $op $result" | tee -a "$TMP/results.tsv" | awk '{ printf "  %-16s %-6s %10.0f req/s  p99 %6.2f ms  non-2xx %d  errors %d\n", $1, $2, $3, $4, $5, $6 }'
+    # CPU microseconds the server spent per request answered.
+    local cpu; cpu=$(echo "$result $before $after $DURATION $(getconf CLK_TCK)" |
+        awk '{ printf "%.1f", ($6 - $5) * 1e6 / $8 / ($1 * $7) }')
+    echo "$name $op $result $cpu" | tee -a "$TMP/results.tsv" | awk '{ printf "  %-16s %-6s %10.0f req/s  p99 %6.2f ms  cpu %6.1f us/req  non-2xx %d  errors %d\n", $1, $2, $3, $4, $7, $5, $6 }'
 }
 
 echo "quarry HTTP benchmark: wrk -t2 -c32, ${DURATION}s per measurement after ${WARMUP}s warm-up, $(nproc) CPUs"
@@ -123,7 +141,7 @@ echo "quarry: $QUARRY (threads: ${QUARRY_THREADS:-default})"
 
 start_quarry quarry
 "$PY" "$HERE/gen.py" load "$URL"
-for op in get query put; do measure quarry "$op"; done
+for op in health get query put; do measure quarry "$op"; done
 stop
 
 start_quarry quarry-nosync --no-sync
@@ -143,7 +161,7 @@ for op in get query put; do measure dynalite-disk "$op"; done
 stop
 
 start_nginx
-for op in get put; do measure nginx "$op"; done
+for op in health get put; do measure nginx "$op"; done
 stop
 
 echo

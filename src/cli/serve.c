@@ -34,9 +34,9 @@ static void usage(FILE *f)
             "  --insecure-no-auth    accept any key on a non-loopback address too\n"
             "  --log-level LEVEL     info logs every request, warn only errors (default info)\n"
             "  --no-sync             acknowledge writes before they are fsync'd\n"
-            "  --threads N           worker threads (default 8 per CPU, 8..64: a thread waits\n"
-            "                        while its write is fsync'd, and concurrent writers share\n"
-            "                        one fsync)\n"
+            "  --threads N           worker threads (default 16 per CPU, 16..128: a thread\n"
+            "                        waits while its write is fsync'd, and concurrent writers\n"
+            "                        share one fsync)\n"
             "  --max-connections N   open connections at once (default 1024)\n"
             "  --timeout SECONDS     close idle connections after this (default 60)\n");
 }
@@ -58,8 +58,8 @@ static unsigned default_threads(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     if (n < 1) n = 1;
-    n *= 8;
-    return (unsigned)(n < 8 ? 8 : n > 64 ? 64 : n);
+    n *= 16;
+    return (unsigned)(n < 16 ? 16 : n > 128 ? 128 : n);
 }
 
 int cli_serve(int argc, char **argv)

@@ -389,19 +389,25 @@ void key_table_prefix(buf *out, const table *t, uint16_t index_id)
     buf_put_be16(out, index_id);
 }
 
-int key_partition(buf *out, const table *t, uint16_t index_id, const json_t *pk_value, qr_err *err)
+int key_partition_tuple(buf *out, const table *t, uint16_t index_id, const json_t *const *values, int n, qr_err *err)
 {
     buf enc;
-    buf_init(&enc, 4096);
-    if (keycodec_append(&enc, pk_value, 0, err)) {
-        buf_free(&enc);
-        return -1;
-    }
+    buf_init(&enc, 4 * 4096);
+    for (int i = 0; i < n; i++)
+        if (keycodec_append(&enc, values[i], 0, err)) {
+            buf_free(&enc);
+            return -1;
+        }
     key_table_prefix(out, t, index_id);
     buf_put_be64(out, keycodec_hash(enc.data, enc.len));
     int rc = buf_append(out, enc.data, enc.len);
     buf_free(&enc);
     return rc;
+}
+
+int key_partition(buf *out, const table *t, uint16_t index_id, const json_t *pk_value, qr_err *err)
+{
+    return key_partition_tuple(out, t, index_id, &pk_value, 1, err);
 }
 
 int key_item(buf *out, const table *t, const json_t *item, qr_err *err)

@@ -118,6 +118,8 @@ json_t *catalog_names(qr_db *db);
 /* ---- keys ---- */
 /* Appends the key prefix of partition pk_value of index index_id of t to out. */
 int key_partition(buf *out, const table *t, uint16_t index_id, const json_t *pk_value, qr_err *err);
+/* The same for a partition key of n attributes (multi-attribute GSI keys). */
+int key_partition_tuple(buf *out, const table *t, uint16_t index_id, const json_t *const *values, int n, qr_err *err);
 /* Appends the whole key of the item (or Key map) of t's base table. The key attributes
  * must be present and of the right type (checked by key_check first). */
 int key_item(buf *out, const table *t, const json_t *item, qr_err *err);

@@ -84,6 +84,16 @@ int item_write(qr_db *db, table *t, const buf *key, const json_t *old_item, cons
     return rc;
 }
 
+/* Adds ConsumedCapacity for a write, with what each index consumed. */
+static void report_write_capacity(json_t *resp, const char *mode, const table *t, double units, const json_t *old_item,
+                                  const json_t *new_item)
+{
+    if (strcmp(mode, "NONE") == 0) return;
+    double idx[QR_MAX_GSI + QR_MAX_LSI] = {0};
+    capacity_index_writes(t, old_item, new_item, idx);
+    json_object_set_new(resp, "ConsumedCapacity", capacity_object_indexed(mode, t, units, idx, 1));
+}
+
 /* Adds ItemCollectionMetrics when asked for and the table has local indexes. */
 static void report_metrics(qr_db *db, const table *t, const write_params *p, json_t *resp, const json_t *item)
 {
@@ -149,7 +159,7 @@ int op_put_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     lock = NULL;
     *resp = json_object();
     if (old && strcmp(p.return_values, "ALL_OLD") == 0) json_object_set(*resp, "Attributes", old);
-    capacity_report(*resp, p.capacity, t->name, capacity_write_units(old_size > new_size ? old_size : new_size), 1);
+    report_write_capacity(*resp, p.capacity, t, capacity_write_units(old_size > new_size ? old_size : new_size), old, item);
     report_metrics(db, t, &p, *resp, item);
     rc = 0;
 done:
@@ -255,7 +265,7 @@ int op_delete_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     lock = NULL;
     *resp = json_object();
     if (old && strcmp(p.return_values, "ALL_OLD") == 0) json_object_set(*resp, "Attributes", old);
-    capacity_report(*resp, p.capacity, t->name, write_units(old, NULL), 1);
+    report_write_capacity(*resp, p.capacity, t, write_units(old, NULL), old, NULL);
     report_metrics(db, t, &p, *resp, old);
     rc = 0;
 done:
@@ -328,7 +338,7 @@ int op_update_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     }
     if (attrs && json_object_size(attrs) > 0) json_object_set(*resp, "Attributes", attrs);
     json_decref(attrs);
-    capacity_report(*resp, p.capacity, t->name, write_units(old, item), 1);
+    report_write_capacity(*resp, p.capacity, t, write_units(old, item), old, item);
     report_metrics(db, t, &p, *resp, item);
     rc = 0;
 done:

@@ -92,10 +92,15 @@ void exprs_free(req_exprs *x);
 /* ---- capacity.c ---- */
 double capacity_read_units(size_t bytes, int consistent);
 double capacity_write_units(size_t bytes);
-/* Adds ConsumedCapacity to resp for mode TOTAL or INDEXES (nothing for NONE/NULL). */
-void capacity_report(json_t *resp, const char *mode, const char *table, double units, int is_write);
 /* The ConsumedCapacity object itself (for batch responses), or NULL for NONE. */
 json_t *capacity_object(const char *mode, const char *table, double units, int is_write);
+/* The same for a table whose indexes took part: index_units[i] is what index
+ * t->indexes[i] consumed (0: untouched). The total includes them; INDEXES mode lists
+ * them under GlobalSecondaryIndexes / LocalSecondaryIndexes. */
+json_t *capacity_object_indexed(const char *mode, const table *t, double table_units, const double *index_units,
+                                int is_write);
+/* Fills index_units (t->nindexes entries) for one write old -> new. */
+void capacity_index_writes(const table *t, const json_t *old_item, const json_t *new_item, double *index_units);
 
 /* ---- items.c: the write path shared by single-item, batch and transactional writes ---- */
 /* Adds to batch b everything that writing new_item (or deleting, when NULL) at key

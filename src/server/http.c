@@ -32,6 +32,7 @@
 /* Per-connection memory for request headers and I/O buffers. MHD clears it between
  * requests, so it is kept small; request headers beyond it are answered 431. */
 #define CONNECTION_MEMORY (16 * 1024)
+#define PREALLOCATE_MAX ((size_t)1 << 20)
 
 struct server {
     qr_db *db;
@@ -235,14 +236,14 @@ static enum MHD_Result answer(server *s, struct MHD_Connection *c, request *r, c
     if (!is_post && (strcmp(method, MHD_HTTP_METHOD_GET) == 0 ||
                      strcmp(method, MHD_HTTP_METHOD_HEAD) == 0) &&
         strcmp(url, "/") == 0)
-        return send_response(s, c, r, 200, "text/plain", HEALTH_BODY, strlen(HEALTH_BODY), NULL,
-                             NULL, NULL);
+        return send_response(s, c, r, 200, "text/plain", HEALTH_BODY, strlen(HEALTH_BODY),
+                             "health", NULL, NULL);
 
     const char *ctype_in = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
     const char *ctype = json_content_type(ctype_in);
     if (!is_post || (r->body.len > 0 && ctype == NULL))
         return send_response(s, c, r, 404, "text/xml", UNKNOWN_OP_XML, strlen(UNKNOWN_OP_XML),
-                             NULL, QR_E_UNKNOWN_OP, "not a POST of DynamoDB JSON");
+                             method, QR_E_UNKNOWN_OP, "not a POST of DynamoDB JSON");
     if (ctype == NULL) ctype = WIRE_JSON_CONTENT_TYPE;
 
     const char *target = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Amz-Target");
@@ -308,11 +309,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                          n, s->cfg.max_body);
                 return send_error(s, c, r, 413, WIRE_JSON_CONTENT_TYPE, NULL, E_TOO_LARGE, msg);
             }
-            /* The whole body in one allocation when its size is announced. */
+            /* An announced body gets one allocation up front, but no more than a
+             * megabyte before the bytes actually arrive. */
             if (errno == 0 && *end == '\0' && n > 0) {
-                r->body.data = malloc((size_t)n + 1);
+                size_t first = n < PREALLOCATE_MAX ? (size_t)n + 1 : PREALLOCATE_MAX;
+                r->body.data = malloc(first);
                 if (r->body.data == NULL) return MHD_NO;
-                r->body.cap = (size_t)n + 1;
+                r->body.cap = first;
                 r->body.data[0] = '\0';
             }
         }

@@ -1,11 +1,12 @@
 // document.test.mjs — @aws-sdk/lib-dynamodb's DocumentClient against quarry: native
-// JavaScript values in and out, begins_with queries, batch writes and paginators.
+// JavaScript values in and out, begins_with queries, batch writes, paginators, conditional
+// updates and transactions.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { CreateTableCommand, waitUntilTableExists } from '@aws-sdk/client-dynamodb';
 import {
   DynamoDBDocumentClient, PutCommand, GetCommand, UpdateCommand, QueryCommand, BatchWriteCommand,
-  BatchGetCommand, paginateQuery,
+  BatchGetCommand, TransactWriteCommand, paginateQuery,
 } from '@aws-sdk/lib-dynamodb';
 import { makeClient } from './common.mjs';
 
@@ -76,4 +77,23 @@ test('conditional update', async () => {
   }));
   const { Item } = await doc.send(new GetCommand({ TableName, Key: { pk: 'acct', sk: 1 } }));
   assert.equal(Item.balance, 60);
+});
+
+test('transaction', async () => {
+  await doc.send(new TransactWriteCommand({
+    TransactItems: [
+      { Put: { TableName, Item: { pk: 'acct', sk: 2, balance: 100 } } },
+      { Put: { TableName, Item: { pk: 'acct', sk: 3, balance: 0 } } },
+    ],
+  }));
+  await assert.rejects(doc.send(new TransactWriteCommand({
+    TransactItems: [
+      { Update: { TableName, Key: { pk: 'acct', sk: 2 }, UpdateExpression: 'SET balance = balance - :x',
+                  ConditionExpression: 'balance >= :x', ExpressionAttributeValues: { ':x': 500 } } },
+      { Update: { TableName, Key: { pk: 'acct', sk: 3 }, UpdateExpression: 'SET balance = balance + :x',
+                  ExpressionAttributeValues: { ':x': 500 } } },
+    ],
+  })), (err) => err.name === 'TransactionCanceledException');
+  const { Item } = await doc.send(new GetCommand({ TableName, Key: { pk: 'acct', sk: 3 } }));
+  assert.equal(Item.balance, 0);
 });

@@ -1,6 +1,6 @@
 // electrodb.test.mjs — ElectroDB against quarry: one table holding two entities (users
-// and their orders), a collection query that returns both, filtered and ranged queries,
-// batch puts, patches and conditional creates.
+// and their orders), a collection query that returns both, a query on a GSI, filtered and
+// ranged queries, batch puts, patches and conditional creates.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { CreateTableCommand, waitUntilTableExists } from '@aws-sdk/client-dynamodb';
@@ -40,6 +40,11 @@ const Order = new Entity({
       pk: { field: 'pk', composite: ['userId'] },
       sk: { field: 'sk', composite: ['orderId'] },
     },
+    byStatus: {
+      index: 'gsi1',
+      pk: { field: 'gsi1pk', composite: ['status'] },
+      sk: { field: 'gsi1sk', composite: ['orderId'] },
+    },
   },
 }, { table, client });
 
@@ -48,14 +53,19 @@ const shop = new Service({ user: User, order: Order });
 test('create the single table', async () => {
   await client.send(new CreateTableCommand({
     TableName: table,
-    AttributeDefinitions: ['pk', 'sk'].map((n) => ({ AttributeName: n, AttributeType: 'S' })),
+    AttributeDefinitions: ['pk', 'sk', 'gsi1pk', 'gsi1sk'].map((n) => ({ AttributeName: n, AttributeType: 'S' })),
     KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }, { AttributeName: 'sk', KeyType: 'RANGE' }],
+    GlobalSecondaryIndexes: [{
+      IndexName: 'gsi1',
+      KeySchema: [{ AttributeName: 'gsi1pk', KeyType: 'HASH' }, { AttributeName: 'gsi1sk', KeyType: 'RANGE' }],
+      Projection: { ProjectionType: 'ALL' },
+    }],
     BillingMode: 'PAY_PER_REQUEST',
   }));
   await waitUntilTableExists({ client, maxWaitTime: 30, minDelay: 1 }, { TableName: table });
 });
 
-test('entities, a collection, filters and ranges', async () => {
+test('entities, a collection, a GSI, filters and ranges', async () => {
   await User.create({ userId: 'u1', name: 'Ada', email: 'ada@example.com' }).go();
   await User.create({ userId: 'u2', name: 'Grace' }).go();
   await Order.put([
@@ -75,6 +85,14 @@ test('entities, a collection, filters and ranges', async () => {
   const { data: open } = await Order.query.account({ userId: 'u1' })
     .where(({ status }, { eq }) => eq(status, 'open')).go();
   assert.deepEqual(open.map((o) => o.orderId), ['o1', 'o3']);
+
+  // Global indexes are eventually consistent, as in DynamoDB: poll until they catch up.
+  let openEverywhere = [];
+  for (let i = 0; i < 100 && openEverywhere.length < 3; i++) {
+    if (i) await new Promise((r) => setTimeout(r, 100));
+    ({ data: openEverywhere } = await Order.query.byStatus({ status: 'open' }).go());
+  }
+  assert.deepEqual(openEverywhere.map((o) => o.orderId), ['o1', 'o3', 'o4']);
 
   const { data: someOrders } = await Order.query.account({ userId: 'u1' }).gte({ orderId: 'o2' }).go();
   assert.deepEqual(someOrders.map((o) => o.orderId), ['o2', 'o3']);
