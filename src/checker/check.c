@@ -691,7 +691,43 @@ static int plan_pattern(ck_report *r, const m_pattern *p, ck_plan *pl)
               "what the caller knows",
               e->name));
     }
-    /* a usable path with a filter? */
+    /* the designer named an index that cannot serve the pattern */
+    if (p->index) {
+        const ck_path *hinted = NULL, *clean = NULL;
+        match cm = {0};
+        for (size_t i = 0; i < np; i++) {
+            if (paths[i].index && strcmp(paths[i].index->name, p->index) == 0) hinted = &paths[i];
+            match mt = match_path(r, p, &paths[i]);
+            int ok = mt.usable && mt.filters == NULL && mt.cond_ok && mt.order_ok &&
+                     (p->kind != MK_GET || mt.eq_all);
+            if (ok && clean == NULL) {
+                clean = &paths[i];
+                cm = mt;
+            }
+        }
+        const char *why;
+        if (hinted) {
+            match hm = match_path(r, p, hinted);
+            why = !hm.usable
+                      ? P("its partition key \"%s\" needs %s, which the pattern is not given",
+                          hinted->pk->text, hm.missing ? hm.missing : "a value")
+                  : hm.why ? hm.why
+                           : "its key does not select the items";
+        } else {
+            why = P("entity %s writes no keys for it", e->name);
+        }
+        pl->text = P("index %s does not serve it: %s", p->index, why);
+        return add(r, CK_ERROR, "access-pattern-coverage", subject, p->pos,
+                   P("pattern %s%s names index %s, which does not serve it: %s", p->name, sentence,
+                     p->index, why),
+                   "The index a pattern names is the one the application will query; if its keys "
+                   "cannot be built from the pattern's values, the application ends up scanning or "
+                   "filtering.",
+                   clean ? P("drop 'index: %s': %s serves it with %s", p->index,
+                             path_name(r, clean), key_condition(r, p, clean, &cm))
+                         : propose_index(r, p));
+    }
+    /* a usable path that needs a filter, or sorting by the application */
     for (size_t i = 0; i < np; i++) {
         match mt = match_path(r, p, &paths[i]);
         if (!mt.usable) continue;
@@ -699,22 +735,36 @@ static int plan_pattern(ck_report *r, const m_pattern *p, ck_plan *pl)
         pl->path = paths[i];
         pl->operation = "Query";
         pl->key_condition = key_condition(r, p, &paths[i], &mt);
-        pl->text = P("Query %s then filter: %s", where,
-                     mt.why ? mt.why : "the key does not select exactly these items");
         const char *prefix = template_head(r, paths[i].sk, mt.prefix_nseg, NULL);
-        const char *want_attr = p->sk_attr ? p->sk_attr : p->order_by ? p->order_by : mt.filters;
-        return add(r, CK_ERROR, "access-pattern-coverage", subject, p->pos,
-                   P("pattern %s%s needs a filter on %s: %s", p->name, sentence, where,
-                     mt.why ? mt.why : "the key does not select the items"),
-                   "A FilterExpression runs after the read: DynamoDB reads and bills every item in "
-                   "the key range and then "
-                   "discards those that do not match, so cost and latency grow with the partition, "
-                   "not the result.",
-                   P("make the sort key continue with the filtered attribute: %s = \"%s{%s}...\" "
-                     "(or, on the same partition, an LSI "
-                     "with that sort key, which can only be created with the table; or %s)",
-                     sk_name(&paths[i]) ? sk_name(&paths[i]) : "the sort key", prefix,
-                     want_attr ? want_attr : "?", propose_index(r, p)));
+        const char *want_attr = mt.filters && !(p->sk_attr && !mt.cond_ok) ? mt.filters
+                                : p->sk_attr && !mt.cond_ok                ? p->sk_attr
+                                : p->order_by                              ? p->order_by
+                                                                           : mt.filters;
+        const char *skn = sk_name(&paths[i]) ? sk_name(&paths[i]) : "the sort key";
+        const char *alt = P("(or, on the same partition, an LSI with that sort key, which can only "
+                            "be created with the table; or %s)",
+                            propose_index(r, p));
+        if (mt.filters || !mt.cond_ok) {
+            pl->text = P("Query %s then filter: %s", where, mt.why);
+            return add(
+                r, CK_ERROR, "access-pattern-coverage", subject, p->pos,
+                P("pattern %s%s needs a filter on %s: %s", p->name, sentence, where, mt.why),
+                "A FilterExpression runs after the read: DynamoDB reads and bills every item "
+                "in the key range and then discards those that do not match, so cost and "
+                "latency grow with the partition, not the result.",
+                P("make the sort key continue with the filtered attribute: %s = "
+                  "\"%s{%s}...\" %s",
+                  skn, prefix, want_attr ? want_attr : "?", alt));
+        }
+        pl->text = P("Query %s, then sort in the application: %s", where, mt.why);
+        return add(
+            r, CK_ERROR, "access-pattern-coverage", subject, p->pos,
+            P("pattern %s%s cannot be read in order from %s: %s", p->name, sentence, where, mt.why),
+            "DynamoDB returns a partition in sort-key order only. Any other order means "
+            "reading the whole partition (every page of it) and sorting in the application, "
+            "which defeats Limit.",
+            P("make the sort key continue with the order attribute: %s = \"%s{%s}...\" %s", skn,
+              prefix, want_attr ? want_attr : "?", alt));
     }
     pl->text =
         P("Scan of table %s: no table or index has a partition key built from the given values",
@@ -1339,6 +1389,34 @@ static int rule_ttl(ck_report *r)
     return 0;
 }
 
+/* Deletes by the application cost a write unit each (and become tombstones in Cassandra);
+ * when items leave by age, TTL removes them for nothing. */
+static int rule_ttl_deletes(ck_report *r)
+{
+    const qr_model *m = r->model;
+    for (size_t i = 0; i < m->npatterns; i++) {
+        const m_pattern *p = &m->patterns[i];
+        const m_entity *e = p->entity;
+        if (p->kind != MK_DELETE || e->retention_days > 0) continue;
+        if (e->table->ttl && model_entity_attr(e, e->table->ttl)) continue;
+        if (add(r, CK_NOTE, "ttl", P("pattern %s", p->name), p->pos,
+                P("pattern %s deletes %s items one by one%s", p->name, e->name,
+                  p->rps > 0 ? P(" (%.0f per second, %.0f WCU/s)", p->rps,
+                                 p->rps * write_units(model_item_size(e)))
+                             : ""),
+                "Each DeleteItem is a billed write, and in Cassandra or ScyllaDB a tombstone that "
+                "slows reads until "
+                "compaction. Items that leave because of their age are better expired by TTL, "
+                "which deletes for free.",
+                P("if %s items expire by age, give them a retention and an epoch TTL attribute; if "
+                  "they are "
+                  "'deleted' by users, consider a status update instead",
+                  e->name)))
+            return -1;
+    }
+    return 0;
+}
+
 static int rule_aggregates(ck_report *r)
 {
     const qr_model *m = r->model;
@@ -1527,7 +1605,8 @@ int check_run(const qr_model *m, ck_report **out, qr_err *err)
         if (plan_pattern(r, &m->patterns[i], &r->plans[i])) goto oom;
     if (rule_pk_cardinality(r) || rule_partition_throughput(r) || rule_sort_order(r) ||
         rule_collection_size(r) || rule_indexes(r) || rule_index_overload(r) || rule_ttl(r) ||
-        rule_aggregates(r) || rule_denormalised(r) || rule_relational(r) || rule_latency(r))
+        rule_ttl_deletes(r) || rule_aggregates(r) || rule_denormalised(r) || rule_relational(r) ||
+        rule_latency(r))
         goto oom;
     *out = r;
     return 0;

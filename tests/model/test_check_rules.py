@@ -449,3 +449,38 @@ def test_range_attribute_may_also_be_given(check):
     assert status == 0, rep["findings"]
     plan = [p for p in rep["access_patterns"] if p["name"] == "posts-between"][0]
     assert "BETWEEN" in plan["key_condition"]
+
+
+def test_deletes_without_ttl_are_noted(check):
+    m = base_model()
+    m["access_patterns"].append({"name": "delete-post", "kind": "delete", "entity": "Post",
+                                 "given": ["userId", "postedAt"], "rps": 50})
+    status, rep = check(m)
+    (f,) = findings(rep, "ttl")
+    assert status == 0 and f["severity"] == "note" and "50 per second" in f["message"]
+    m["tables"]["App"]["ttl"] = "expiresAt"
+    m["entities"]["Post"].update({"retention": "90d"})
+    m["entities"]["Post"]["attributes"]["expiresAt"] = "epoch"
+    _, rep = check(m)
+    assert "ttl" not in rules(rep)
+
+
+def test_named_index_that_does_not_serve(check):
+    m = base_model()
+    m["tables"]["App"]["gsis"] = [{"name": "G", "partition_key": "GPK"}]
+    m["entities"]["User"]["attributes"]["team"] = "text"
+    m["entities"]["User"]["indexes"] = {"G": {"pk": "TEAM#{team}"}}
+    m["access_patterns"][0]["index"] = "G"
+    status, rep = check(m)
+    assert status == 1
+    (f,) = findings(rep, "access-pattern-coverage")
+    assert "names index G, which does not serve it" in f["message"] and "needs team" in f["message"]
+    assert f["fix"].startswith("drop 'index: G': table App serves it")
+
+
+def test_order_the_key_cannot_give(check):
+    m = base_model()
+    m["access_patterns"][1]["order_by"] = "body"
+    status, rep = check(m)
+    (f,) = findings(rep, "access-pattern-coverage")
+    assert "cannot be read in order" in f["message"] and 'SK = "POST#{body}..."' in f["fix"]

@@ -135,3 +135,34 @@ def test_json_and_yaml_models_check_alike(tmp_path):
     j = json.loads(run("model", "check", str(tmp_path / "orders.json"), "--json").stdout)
     assert [p["plan"] for p in y["access_patterns"]] == [p["plan"] for p in j["access_patterns"]]
     assert y["summary"] == j["summary"]
+
+
+def _run_in_terminal(args, env=None):
+    """Runs quarry with stdout on a pseudo-terminal and returns what it printed."""
+    import pty
+    import subprocess
+    from modeltest import quarry_bin, ROOT
+    master, slave = pty.openpty()
+    e = dict(os.environ)
+    e.update(env or {})
+    p = subprocess.Popen([quarry_bin(), *args], stdout=slave, stderr=subprocess.DEVNULL, cwd=ROOT, env=e)
+    os.close(slave)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    p.wait(timeout=30)
+    os.close(master)
+    return out.decode()
+
+
+def test_colour_only_on_a_terminal_and_not_with_no_color():
+    out = _run_in_terminal(["model", "check", "examples/orders-broken.yaml"])
+    assert "\033[1;31m" in out and "access-pattern-coverage" in out
+    out = _run_in_terminal(["model", "check", "examples/orders-broken.yaml"], {"NO_COLOR": "1"})
+    assert "\033[" not in out and "access-pattern-coverage" in out
