@@ -114,7 +114,7 @@ int qr_open(const char *dir, const qr_options *opts, qr_db **out, char **errmsg)
     pthread_mutex_init(&db->coll_lock, NULL);
     db->collections = json_object();
     db->next_table_id = 1;
-    if (catalog_load(db) || propagate_start(db)) {
+    if (catalog_load(db) || propagate_start(db) || expire_start(db)) {
         if (errmsg) *errmsg = strdup("cannot read the table catalog");
         qr_close(db);
         return QR_ERR;
@@ -133,6 +133,7 @@ void qr_close(qr_db *db)
     if (db == NULL) return;
     /* Leave no index work behind for the next process when it can be done now. */
     if (db->worker_running && db->opts.gsi_lag_ms == 0) propagate_drain(db, 10000);
+    expire_stop(db);
     if (db->worker_running) propagate_stop(db);
     for (size_t i = 0; i < db->ntables; i++) table_free(db->tables[i]);
     free(db->tables);

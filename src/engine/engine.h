@@ -75,12 +75,18 @@ struct qr_db {
     int prop_stop, prop_kicked;
     uint32_t lag_us[1024];     /* propagation lag of the most recent records (ring) */
     uint64_t lag_count;        /* records ever applied; guarded by prop_lock */
+    pthread_t expirer;         /* the TTL sweeper (expire.c) */
+    int expirer_running;
     pthread_t backfills[64];   /* running index backfills */
     size_t nbackfills;
     /* Item collection sizes of tables with local indexes (collection.c). */
     pthread_mutex_t coll_lock;
     json_t *collections;       /* hex of partition key prefix -> bytes */
 };
+
+/* Where a table's TTL setting lives in its catalog description (stripped from
+ * DescribeTable): {"TimeToLiveStatus": "ENABLED", "AttributeName": …}. */
+#define QR_TTL_FIELD "QuarryTimeToLive"
 
 #define QR_LOG_PREFIX "\0L"
 #define QR_LOG_PREFIX_LEN 2
@@ -154,6 +160,19 @@ json_t *item_decode(const char *v, size_t len);
  * the bytes are not a stored item. */
 int item_stored(const char *v, size_t len, const char **json, size_t *json_len, size_t *size);
 
+/* ---- write.c: the write path shared by every kind of write ---- */
+/* Adds to batch b everything that writing new_item (or deleting, when NULL) at key
+ * entails, given the current item old_item (NULL if none): the base item and any index
+ * work. Nothing is written until the caller's store_write; the caller holds the item's
+ * lock from before reading old_item until after the write. */
+int item_stage(qr_db *db, table *t, store_batch *b, const buf *key, const json_t *old_item,
+               const json_t *new_item, qr_err *err);
+/* After a successful store_write of staged writes: adjusts the table's statistics. */
+void item_staged_done(table *t, const json_t *old_item, const json_t *new_item);
+/* item_stage + store_write + item_staged_done for one item. */
+int item_write(qr_db *db, table *t, const buf *key, const json_t *old_item, const json_t *new_item,
+               qr_err *err);
+
 /* ---- locks ---- */
 /* The stripe lock that guards the item at key. */
 pthread_mutex_t *item_lock_for(qr_db *db, const buf *key);
@@ -178,6 +197,12 @@ size_t table_lsi_count(const table *t);
 /* An ItemCollectionMetrics object for the collection holding item. */
 json_t *collection_metrics(qr_db *db, const table *t, const json_t *item);
 void collection_forget_table(qr_db *db, const table *t);
+
+/* ---- TTL expiry (expire.c) ---- */
+int expire_start(qr_db *db);
+void expire_stop(qr_db *db);
+/* One sweep over every table with TTL enabled; returns the items deleted. */
+size_t expire_sweep(qr_db *db);
 
 /* ---- statistics ---- */
 /* Adjusts a table's approximate counts after a write. */
