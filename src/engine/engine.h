@@ -64,15 +64,20 @@ struct qr_db {
      * ever in flight with an outdated index list. */
     pthread_rwlock_t schema_lock;
     /* The global-index propagation log and its worker (propagate.c). */
-    uint64_t log_seq;          /* next log record number (atomic) */
-    uint64_t log_cursor;       /* the worker has applied every record before this one
-                                  it has seen; scans start a little before it */
+    uint64_t log_seq;          /* next log record number; guarded by prop_lock */
+    uint64_t log_cursor;       /* one past the highest record the worker applied */
     uint64_t last_full_scan_us;
+    /* Records numbered but perhaps not yet committed (guarded by prop_lock): a scan starts
+     * at the lowest of them, or at the cursor, so it never wades through the tombstones
+     * of applied records; a periodic full scan catches any write that outlived its entry. */
+    struct { uint64_t seq, at_us; } inflight[256];
+    size_t ninflight;
     pthread_t worker;
     int worker_running;
     pthread_mutex_t prop_lock;
     pthread_cond_t prop_wake;
     int prop_stop, prop_kicked;
+    int prop_idle;             /* the worker is in its long sleep and wants a kick */
     uint32_t lag_us[1024];     /* propagation lag of the most recent records (ring) */
     uint64_t lag_count;        /* records ever applied; guarded by prop_lock */
     pthread_t expirer;         /* the TTL sweeper (expire.c) */

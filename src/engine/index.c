@@ -450,7 +450,7 @@ int index_stage(qr_db *db, const table *t, store_batch *b, const json_t *old_ite
         buf lk;
         buf_init(&lk, 0);
         buf_append(&lk, QR_LOG_PREFIX, QR_LOG_PREFIX_LEN);
-        buf_put_be64(&lk, __atomic_fetch_add(&db->log_seq, 1, __ATOMIC_SEQ_CST));
+        buf_put_be64(&lk, propagate_next_seq(db));
         store_batch_put(b, lk.data, lk.len, rec.data, rec.len);
         buf_free(&lk);
         propagate_kick(db);

@@ -79,6 +79,8 @@ int index_stage(struct qr_db *db, const struct table *t, store_batch *b, const j
 /* ---- the propagation worker (propagate.c) ---- */
 int propagate_start(struct qr_db *db);
 void propagate_stop(struct qr_db *db);
+/* Numbers a new log record and notes it as in flight until the worker applies it. */
+uint64_t propagate_next_seq(struct qr_db *db);
 /* Wakes the worker after a write that logged index work. */
 void propagate_kick(struct qr_db *db);
 /* Waits until the log is empty (or timeout_ms passes); returns 0 if drained. */
