@@ -105,7 +105,7 @@ static double run(const char *base, const char *name, int ngsi, int nlsi, long n
 static double json_number_after(const char *text, const char *key)
 {
     const char *p = strstr(text, key);
-    return p ? atof(p + strlen(key) + 2) : -1;
+    return p ? atof(p + strlen(key) + 1) : -1; /* past the colon */
 }
 
 int main(int argc, char **argv)

@@ -39,6 +39,10 @@ typedef struct qr_options {
     /* The item collection size limit of tables with local secondary indexes, in bytes;
      * 0 means DynamoDB's 10 GB. Lower it to test ItemCollectionSizeLimitExceeded. */
     unsigned long long lsi_collection_limit;
+    /* How often, in milliseconds, items whose TTL has passed are looked for and deleted;
+     * 0 means every 60 seconds. (DynamoDB deletes expired items within a few days; until
+     * then they are still read, as here between sweeps.) */
+    int ttl_interval_ms;
 } qr_options;
 
 /* Opens (creating if needed) the database in directory dir. opts may be NULL for the

@@ -43,6 +43,7 @@ int cli_call(int argc, char **argv)
         if (strcmp(argv[i], "--data") == 0 && i + 1 < argc) dir = argv[++i];
         else if (strcmp(argv[i], "--no-sync") == 0) opts.no_sync = 1;
         else if (strcmp(argv[i], "--gsi-lag-ms") == 0 && i + 1 < argc) opts.gsi_lag_ms = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--ttl-interval-ms") == 0 && i + 1 < argc) opts.ttl_interval_ms = atoi(argv[++i]);
         else if (strcmp(argv[i], "--lsi-collection-limit") == 0 && i + 1 < argc)
             opts.lsi_collection_limit = strtoull(argv[++i], NULL, 10);
         else {

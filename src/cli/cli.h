@@ -9,5 +9,6 @@
 int cli_call(int argc, char **argv);
 int cli_verify(int argc, char **argv);
 int cli_serve(int argc, char **argv);
+int cli_model(int argc, char **argv);
 
 #endif

@@ -114,7 +114,7 @@ int qr_open(const char *dir, const qr_options *opts, qr_db **out, char **errmsg)
     pthread_mutex_init(&db->coll_lock, NULL);
     db->collections = json_object();
     db->next_table_id = 1;
-    if (catalog_load(db) || propagate_start(db)) {
+    if (catalog_load(db) || propagate_start(db) || expire_start(db)) {
         if (errmsg) *errmsg = strdup("cannot read the table catalog");
         qr_close(db);
         return QR_ERR;
@@ -133,6 +133,7 @@ void qr_close(qr_db *db)
     if (db == NULL) return;
     /* Leave no index work behind for the next process when it can be done now. */
     if (db->worker_running && db->opts.gsi_lag_ms == 0) propagate_drain(db, 10000);
+    expire_stop(db);
     if (db->worker_running) propagate_stop(db);
     for (size_t i = 0; i < db->ntables; i++) table_free(db->tables[i]);
     free(db->tables);
@@ -389,19 +390,25 @@ void key_table_prefix(buf *out, const table *t, uint16_t index_id)
     buf_put_be16(out, index_id);
 }
 
-int key_partition(buf *out, const table *t, uint16_t index_id, const json_t *pk_value, qr_err *err)
+int key_partition_tuple(buf *out, const table *t, uint16_t index_id, const json_t *const *values, int n, qr_err *err)
 {
     buf enc;
-    buf_init(&enc, 4096);
-    if (keycodec_append(&enc, pk_value, 0, err)) {
-        buf_free(&enc);
-        return -1;
-    }
+    buf_init(&enc, 4 * 4096);
+    for (int i = 0; i < n; i++)
+        if (keycodec_append(&enc, values[i], 0, err)) {
+            buf_free(&enc);
+            return -1;
+        }
     key_table_prefix(out, t, index_id);
     buf_put_be64(out, keycodec_hash(enc.data, enc.len));
     int rc = buf_append(out, enc.data, enc.len);
     buf_free(&enc);
     return rc;
+}
+
+int key_partition(buf *out, const table *t, uint16_t index_id, const json_t *pk_value, qr_err *err)
+{
+    return key_partition_tuple(out, t, index_id, &pk_value, 1, err);
 }
 
 int key_item(buf *out, const table *t, const json_t *item, qr_err *err)
@@ -469,11 +476,22 @@ int key_check_item(const table *t, json_t *item, qr_err *err)
 
 int item_encode(const json_t *item, buf *out)
 {
-    char *text = json_dumps(item, JSON_COMPACT);
-    if (text == NULL) return -1;
-    int rc = buf_putc(out, ITEM_FORMAT_JSON) || buf_put_be32(out, (uint32_t)item_size(item)) || buf_puts(out, text);
-    free(text);
-    return rc ? -1 : 0;
+    if (buf_putc(out, ITEM_FORMAT_JSON) || buf_put_be32(out, (uint32_t)item_size(item))) return -1;
+    /* Serialise straight into the buffer: guess the room, and retry once with the size
+     * jansson reports if the guess was short. */
+    size_t start = out->len, room = 512;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        if (buf_reserve(out, room)) return -1;
+        size_t n = json_dumpb(item, out->data + start, room, JSON_COMPACT);
+        if (n == 0) return -1;
+        if (n <= room) {
+            out->len = start + n;
+            out->data[out->len] = '\0';
+            return 0;
+        }
+        room = n;
+    }
+    return -1;
 }
 
 int item_stored(const char *v, size_t len, const char **json, size_t *json_len, size_t *size)

@@ -64,23 +64,34 @@ struct qr_db {
      * ever in flight with an outdated index list. */
     pthread_rwlock_t schema_lock;
     /* The global-index propagation log and its worker (propagate.c). */
-    uint64_t log_seq;          /* next log record number (atomic) */
-    uint64_t log_cursor;       /* the worker has applied every record before this one
-                                  it has seen; scans start a little before it */
+    uint64_t log_seq;          /* next log record number; guarded by prop_lock */
+    uint64_t log_cursor;       /* one past the highest record the worker applied */
     uint64_t last_full_scan_us;
+    /* Records numbered but perhaps not yet committed (guarded by prop_lock): a scan starts
+     * at the lowest of them, or at the cursor, so it never wades through the tombstones
+     * of applied records; a periodic full scan catches any write that outlived its entry. */
+    struct { uint64_t seq, at_us; } inflight[256];
+    size_t ninflight;
     pthread_t worker;
     int worker_running;
     pthread_mutex_t prop_lock;
     pthread_cond_t prop_wake;
     int prop_stop, prop_kicked;
+    int prop_idle;             /* the worker is in its long sleep and wants a kick */
     uint32_t lag_us[1024];     /* propagation lag of the most recent records (ring) */
     uint64_t lag_count;        /* records ever applied; guarded by prop_lock */
+    pthread_t expirer;         /* the TTL sweeper (expire.c) */
+    int expirer_running;
     pthread_t backfills[64];   /* running index backfills */
     size_t nbackfills;
     /* Item collection sizes of tables with local indexes (collection.c). */
     pthread_mutex_t coll_lock;
     json_t *collections;       /* hex of partition key prefix -> bytes */
 };
+
+/* Where a table's TTL setting lives in its catalog description (stripped from
+ * DescribeTable): {"TimeToLiveStatus": "ENABLED", "AttributeName": …}. */
+#define QR_TTL_FIELD "QuarryTimeToLive"
 
 #define QR_LOG_PREFIX "\0L"
 #define QR_LOG_PREFIX_LEN 2
@@ -118,6 +129,8 @@ json_t *catalog_names(qr_db *db);
 /* ---- keys ---- */
 /* Appends the key prefix of partition pk_value of index index_id of t to out. */
 int key_partition(buf *out, const table *t, uint16_t index_id, const json_t *pk_value, qr_err *err);
+/* The same for a partition key of n attributes (multi-attribute GSI keys). */
+int key_partition_tuple(buf *out, const table *t, uint16_t index_id, const json_t *const *values, int n, qr_err *err);
 /* Appends the whole key of the item (or Key map) of t's base table. The key attributes
  * must be present and of the right type (checked by key_check first). */
 int key_item(buf *out, const table *t, const json_t *item, qr_err *err);
@@ -152,6 +165,19 @@ json_t *item_decode(const char *v, size_t len);
  * the bytes are not a stored item. */
 int item_stored(const char *v, size_t len, const char **json, size_t *json_len, size_t *size);
 
+/* ---- write.c: the write path shared by every kind of write ---- */
+/* Adds to batch b everything that writing new_item (or deleting, when NULL) at key
+ * entails, given the current item old_item (NULL if none): the base item and any index
+ * work. Nothing is written until the caller's store_write; the caller holds the item's
+ * lock from before reading old_item until after the write. */
+int item_stage(qr_db *db, table *t, store_batch *b, const buf *key, const json_t *old_item,
+               const json_t *new_item, qr_err *err);
+/* After a successful store_write of staged writes: adjusts the table's statistics. */
+void item_staged_done(table *t, const json_t *old_item, const json_t *new_item);
+/* item_stage + store_write + item_staged_done for one item. */
+int item_write(qr_db *db, table *t, const buf *key, const json_t *old_item, const json_t *new_item,
+               qr_err *err);
+
 /* ---- locks ---- */
 /* The stripe lock that guards the item at key. */
 pthread_mutex_t *item_lock_for(qr_db *db, const buf *key);
@@ -176,6 +202,12 @@ size_t table_lsi_count(const table *t);
 /* An ItemCollectionMetrics object for the collection holding item. */
 json_t *collection_metrics(qr_db *db, const table *t, const json_t *item);
 void collection_forget_table(qr_db *db, const table *t);
+
+/* ---- TTL expiry (expire.c) ---- */
+int expire_start(qr_db *db);
+void expire_stop(qr_db *db);
+/* One sweep over every table with TTL enabled; returns the items deleted. */
+size_t expire_sweep(qr_db *db);
 
 /* ---- statistics ---- */
 /* Adjusts a table's approximate counts after a write. */

@@ -38,11 +38,13 @@ static void index_from_json(qr_index *ix, json_t *def, json_t *defs, int global,
     json_array_foreach(json_object_get(def, "KeySchema"), i, k) {
         const char *name = json_string_value(json_object_get(k, "AttributeName"));
         if (strcmp(json_string_value(json_object_get(k, "KeyType")), "HASH") == 0) {
-            ix->pk = strdup(name);
-            ix->pk_type = attr_type(defs, name);
+            if (ix->npk == QR_MAX_KEY_ATTRS) continue;
+            ix->pk_type[ix->npk] = attr_type(defs, name);
+            ix->pk[ix->npk++] = strdup(name);
         } else {
-            ix->sk = strdup(name);
-            ix->sk_type = attr_type(defs, name);
+            if (ix->nsk == QR_MAX_KEY_ATTRS) continue;
+            ix->sk_type[ix->nsk] = attr_type(defs, name);
+            ix->sk[ix->nsk++] = strdup(name);
         }
     }
     json_t *proj = json_object_get(def, "Projection");
@@ -78,8 +80,8 @@ void index_list_free(qr_index *list, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         free(list[i].name);
-        free(list[i].pk);
-        free(list[i].sk);
+        for (int k = 0; k < list[i].npk; k++) free(list[i].pk[k]);
+        for (int k = 0; k < list[i].nsk; k++) free(list[i].sk[k]);
         json_decref(list[i].include);
     }
     free(list);
@@ -156,20 +158,37 @@ static int check_index_keys(json_t *def, json_t *defs, int global, const char *t
     if (!json_is_array(ks) || json_array_size(ks) == 0)
         return err_validation(err, "1 validation error detected: Value null at 'keySchema' failed to satisfy "
                                    "constraint: Member must not be null");
-    if (json_array_size(ks) > 2)
+    size_t max = global ? 2 * QR_MAX_KEY_ATTRS : 2;
+    if (json_array_size(ks) > max)
         return err_validation(err, "1 validation error detected: Value at '%s.keySchema' failed to satisfy "
-                                   "constraint: Member must have length less than or equal to 2", name);
+                                   "constraint: Member must have length less than or equal to %zu", name, max);
     size_t i;
     json_t *k;
+    int nhash = 0, nrange = 0;
     json_array_foreach(ks, i, k) {
         json_t *an = json_object_get(k, "AttributeName"), *kt = json_object_get(k, "KeyType");
         if (!json_is_string(an) || !json_is_string(kt))
             return err_validation(err, "1 validation error detected: Value null at 'keySchema.%zu.member' failed to "
                                        "satisfy constraint: Member must not be null", i + 1);
         const char *role = json_string_value(kt);
-        if ((i == 0 && strcmp(role, "HASH")) || (i == 1 && strcmp(role, "RANGE")))
-            return err_validation(err, "Invalid KeySchema: The %s KeySchemaElement is not a %s key type",
-                                  i == 0 ? "first" : "second", i == 0 ? "HASH" : "RANGE");
+        int hash = strcmp(role, "HASH") == 0;
+        if (!hash && strcmp(role, "RANGE"))
+            return err_validation(err, "1 validation error detected: Value '%s' at 'keySchema.%zu.member.keyType' "
+                                       "failed to satisfy constraint: Member must satisfy enum value set: [HASH, RANGE]",
+                                  role, i + 1);
+        if (i == 0 && !hash) return err_validation(err, "Invalid KeySchema: The first KeySchemaElement is not a HASH key type");
+        if (hash && nrange)
+            return err_validation(err, "Invalid KeySchema: HASH key attributes must come before RANGE key attributes "
+                                       "for index: %s", name);
+        if (hash ? ++nhash > QR_MAX_KEY_ATTRS : ++nrange > QR_MAX_KEY_ATTRS)
+            return err_validation(err, "Invalid KeySchema: an index key has at most %d %s attributes; index: %s",
+                                  QR_MAX_KEY_ATTRS, hash ? "HASH" : "RANGE", name);
+        if (!global && i == 1 && hash)
+            return err_validation(err, "Invalid KeySchema: The second KeySchemaElement is not a RANGE key type");
+        for (size_t j = 0; j < i; j++)
+            if (json_equal(json_object_get(json_array_get(ks, j), "AttributeName"), an))
+                return err_validation(err, "Invalid KeySchema: Some attributes appear more than once in the key of "
+                                           "index: %s", name);
         if (!attr_type(defs, json_string_value(an)))
             return err_validation(err, "One or more parameter values were invalid: Some index key attributes are "
                                        "not defined in AttributeDefinitions. Keys: [%s], AttributeDefinitions: [%s]",
@@ -271,15 +290,24 @@ int index_check_definitions(json_t *req, qr_err *err)
 
 /* ---- entries ---- */
 
+/* The item's value of a key attribute if present with the right type, else NULL. */
+static json_t *key_value(const json_t *item, const char *name, char type)
+{
+    json_t *v = json_object_get(item, name);
+    const char *actual = v ? value_type_name(value_type(v)) : "";
+    return strlen(actual) == 1 && actual[0] == type ? v : NULL;
+}
+
 int index_entry_key(const table *t, const qr_index *ix, const json_t *item, buf *out, qr_err *err)
 {
-    json_t *pkv = json_object_get(item, ix->pk), *skv = ix->sk ? json_object_get(item, ix->sk) : NULL;
-    if (pkv == NULL || (ix->sk && skv == NULL)) return 0;
-    qr_type want = value_type_from_name((char[]){ix->pk_type, 0});
-    if (value_type(pkv) != want) return 0;
-    if (ix->sk && value_type(skv) != value_type_from_name((char[]){ix->sk_type, 0})) return 0;
-    if (key_partition(out, t, ix->id, pkv, err)) return -1;
-    if (skv && keycodec_append(out, skv, 0, err)) return -1;
+    const json_t *pks[QR_MAX_KEY_ATTRS];
+    for (int i = 0; i < ix->npk; i++)
+        if ((pks[i] = key_value(item, ix->pk[i], ix->pk_type[i])) == NULL) return 0;
+    for (int i = 0; i < ix->nsk; i++)
+        if (key_value(item, ix->sk[i], ix->sk_type[i]) == NULL) return 0;
+    if (key_partition_tuple(out, t, ix->id, pks, ix->npk, err)) return -1;
+    for (int i = 0; i < ix->nsk; i++)
+        if (keycodec_append(out, json_object_get(item, ix->sk[i]), 0, err)) return -1;
     if (keycodec_append(out, json_object_get(item, t->pk.name), 0, err)) return -1;
     if (t->sk.name && keycodec_append(out, json_object_get(item, t->sk.name), 0, err)) return -1;
     return 1;
@@ -288,11 +316,11 @@ int index_entry_key(const table *t, const qr_index *ix, const json_t *item, buf 
 json_t *index_project(const table *t, const qr_index *ix, const json_t *item)
 {
     if (ix->projection == QR_PROJ_ALL) return json_incref((json_t *)item);
-    json_t *p = json_object();
-    const char *keys[4] = {t->pk.name, t->sk.name, ix->pk, ix->sk};
-    for (int i = 0; i < 4; i++) {
-        json_t *v = keys[i] ? json_object_get(item, keys[i]) : NULL;
-        if (v) json_object_set(p, keys[i], v);
+    json_t *p = key_of_item(t, item);
+    for (int i = 0; i < ix->npk + ix->nsk; i++) {
+        const char *name = i < ix->npk ? ix->pk[i] : ix->sk[i - ix->npk];
+        json_t *v = json_object_get(item, name);
+        if (v) json_object_set(p, name, v);
     }
     size_t i;
     json_t *name;
@@ -307,23 +335,44 @@ int index_check_item(const table *t, const json_t *item, qr_err *err)
 {
     for (size_t i = 0; i < t->nindexes; i++) {
         const qr_index *ix = &t->indexes[i];
-        const char *names[2] = {ix->pk, ix->sk};
-        char types[2] = {ix->pk_type, ix->sk_type};
-        for (int k = 0; k < 2; k++) {
-            json_t *v = names[k] ? json_object_get(item, names[k]) : NULL;
+        for (int k = 0; k < ix->npk + ix->nsk; k++) {
+            const char *name = k < ix->npk ? ix->pk[k] : ix->sk[k - ix->npk];
+            char type = k < ix->npk ? ix->pk_type[k] : ix->sk_type[k - ix->npk];
+            json_t *v = json_object_get(item, name);
             if (v == NULL) continue;
             const char *actual = value_type_name(value_type(v));
-            if (actual[0] != types[k] || actual[1] != '\0')
+            if (strlen(actual) != 1 || actual[0] != type)
                 return err_validation(err, "One or more parameter values were invalid: Type mismatch for Index Key %s "
-                                           "Expected: %c Actual: %s IndexName: %s", names[k], types[k], actual, ix->name);
-            if (types[k] != 'N' && value_size(v) == 0)
+                                           "Expected: %c Actual: %s IndexName: %s", name, type, actual, ix->name);
+            if (type != 'N' && value_size(v) == 0)
                 return err_validation(err, "One or more parameter values are not valid. A value specified for a "
                                            "secondary index key is not supported. The AttributeValue for a key "
                                            "attribute cannot contain an empty %s value. IndexName: %s, IndexKey: %s",
-                                      types[k] == 'S' ? "string" : "binary", ix->name, names[k]);
+                                      type == 'S' ? "string" : "binary", ix->name, name);
         }
     }
     return 0;
+}
+
+size_t index_write_bytes(const table *t, const qr_index *ix, const json_t *old_item, const json_t *new_item, int *writes)
+{
+    buf ok, nk;
+    buf_init(&ok, 0);
+    buf_init(&nk, 0);
+    qr_err e;
+    err_init(&e);
+    int has_old = old_item && index_entry_key(t, ix, old_item, &ok, &e) == 1;
+    int has_new = new_item && index_entry_key(t, ix, new_item, &nk, &e) == 1;
+    int moved = has_old && has_new && (ok.len != nk.len || memcmp(ok.data, nk.data, ok.len) != 0);
+    buf_free(&ok);
+    buf_free(&nk);
+    *writes = has_new + (has_old && (!has_new || moved));
+    const json_t *basis = has_new ? new_item : has_old ? old_item : NULL;
+    if (basis == NULL) return 0;
+    json_t *p = index_project(t, ix, basis);
+    size_t size = item_size(p);
+    json_decref(p);
+    return size;
 }
 
 /* ---- staging ---- */
@@ -401,7 +450,7 @@ int index_stage(qr_db *db, const table *t, store_batch *b, const json_t *old_ite
         buf lk;
         buf_init(&lk, 0);
         buf_append(&lk, QR_LOG_PREFIX, QR_LOG_PREFIX_LEN);
-        buf_put_be64(&lk, __atomic_fetch_add(&db->log_seq, 1, __ATOMIC_SEQ_CST));
+        buf_put_be64(&lk, propagate_next_seq(db));
         store_batch_put(b, lk.data, lk.len, rec.data, rec.len);
         buf_free(&lk);
         propagate_kick(db);

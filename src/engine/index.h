@@ -30,8 +30,9 @@ typedef struct qr_index {
     char *name;
     uint16_t id;         /* the index's id in keys (1 and up) */
     int global;          /* GSI (1) or LSI (0) */
-    char *pk, *sk;       /* key attribute names (sk NULL if none) */
-    char pk_type, sk_type;
+    int npk, nsk;        /* key attributes: 1-4 partition, 0-4 sort (GSIs; LSIs have 1 and 1) */
+    char *pk[4], *sk[4]; /* their names, in key schema order */
+    char pk_type[4], sk_type[4];
     int projection;      /* QR_PROJ_* */
     json_t *include;     /* INCLUDE's NonKeyAttributes (owned array), or NULL */
     int creating;        /* backfilling; not yet readable */
@@ -40,6 +41,7 @@ typedef struct qr_index {
 #define QR_MAX_GSI 20
 #define QR_MAX_LSI 5
 #define QR_MAX_PROJECTED 100
+#define QR_MAX_KEY_ATTRS 4
 
 /* Builds the index list of a table from its description and the ids stored with it.
  * Returns the number of indexes; *out is malloc'd (free with index_list_free). */
@@ -61,6 +63,12 @@ json_t *index_project(const struct table *t, const qr_index *ix, const json_t *i
  * are not empty (DynamoDB rejects such writes). */
 int index_check_item(const struct table *t, const json_t *item, qr_err *err);
 
+/* The bytes one base write (old -> new) writes to index ix: the new entry's size, or
+ * the old entry's when it is only deleted; 0 when the write does not touch the index.
+ * *writes is set to the number of index writes (2 when the entry's key changes). */
+size_t index_write_bytes(const struct table *t, const qr_index *ix, const json_t *old_item, const json_t *new_item,
+                         int *writes);
+
 /* Adds the index work of one base write (old → new, either may be NULL) to batch b:
  * local index entries directly, global index work as a propagation log record.
  * new_stored is new_item's stored form (reused as is by indexes projecting ALL), or
@@ -71,6 +79,8 @@ int index_stage(struct qr_db *db, const struct table *t, store_batch *b, const j
 /* ---- the propagation worker (propagate.c) ---- */
 int propagate_start(struct qr_db *db);
 void propagate_stop(struct qr_db *db);
+/* Numbers a new log record and notes it as in flight until the worker applies it. */
+uint64_t propagate_next_seq(struct qr_db *db);
 /* Wakes the worker after a write that logged index work. */
 void propagate_kick(struct qr_db *db);
 /* Waits until the log is empty (or timeout_ms passes); returns 0 if drained. */

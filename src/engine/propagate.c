@@ -19,18 +19,56 @@
 #include "model/value.h"
 
 #define APPLY_BATCH 256
-/* Records commit in nearly the order they are numbered; a pass starts this many numbers
- * before the cursor so that late commits are seen, and a full pass now and then catches
- * any straggler. Starting near the cursor keeps passes from wading through the
- * tombstones of applied records. */
-#define CURSOR_MARGIN 4096
-#define FULL_SCAN_US 1000000
+/* A numbered record not committed within this long is taken as abandoned (its write
+ * failed); a full scan every FULL_SCAN_US catches one that commits later still. */
+#define INFLIGHT_US 2000000
+#define FULL_SCAN_US 10000000
 
 static uint64_t now_us(void)
 {
     struct timeval tv;
     gettimeofday(&tv, NULL);
     return (uint64_t)tv.tv_sec * 1000000u + (uint64_t)tv.tv_usec;
+}
+
+uint64_t propagate_next_seq(qr_db *db)
+{
+    pthread_mutex_lock(&db->prop_lock);
+    uint64_t seq = db->log_seq++;
+    size_t cap = sizeof db->inflight / sizeof db->inflight[0];
+    if (db->ninflight == cap) { /* drop the oldest note; the full scan covers it */
+        memmove(db->inflight, db->inflight + 1, (cap - 1) * sizeof db->inflight[0]);
+        db->ninflight--;
+    }
+    db->inflight[db->ninflight].seq = seq;
+    db->inflight[db->ninflight++].at_us = now_us();
+    pthread_mutex_unlock(&db->prop_lock);
+    return seq;
+}
+
+/* Where a scan of the log must start: the lowest record still in flight, or the cursor.
+ * Forgets notes older than INFLIGHT_US. Called with prop_lock held. */
+static uint64_t scan_start_locked(qr_db *db, uint64_t now)
+{
+    uint64_t start = db->log_cursor;
+    size_t k = 0;
+    for (size_t i = 0; i < db->ninflight; i++) {
+        if (now - db->inflight[i].at_us > INFLIGHT_US) continue;
+        if (db->inflight[i].seq < start) start = db->inflight[i].seq;
+        db->inflight[k++] = db->inflight[i];
+    }
+    db->ninflight = k;
+    return start;
+}
+
+static void applied_locked(qr_db *db, uint64_t seq)
+{
+    if (seq + 1 > db->log_cursor) db->log_cursor = seq + 1;
+    for (size_t i = 0; i < db->ninflight; i++)
+        if (db->inflight[i].seq == seq) {
+            db->inflight[i] = db->inflight[--db->ninflight];
+            break;
+        }
 }
 
 /* True if the index entry key belongs to an index that still exists. */
@@ -86,10 +124,10 @@ static size_t apply_pass(qr_db *db, uint64_t *wait_us)
     buf lower;
     buf_init(&lower, 0);
     buf_append(&lower, QR_LOG_PREFIX, QR_LOG_PREFIX_LEN);
-    if (now - db->last_full_scan_us < FULL_SCAN_US && db->log_cursor > CURSOR_MARGIN)
-        buf_put_be64(&lower, db->log_cursor - CURSOR_MARGIN);
-    else
-        db->last_full_scan_us = now;
+    pthread_mutex_lock(&db->prop_lock);
+    if (now - db->last_full_scan_us < FULL_SCAN_US) buf_put_be64(&lower, scan_start_locked(db, now));
+    else db->last_full_scan_us = now;
+    pthread_mutex_unlock(&db->prop_lock);
     store_iter *it = store_iter_new(db->st, NULL, lower.data, lower.len, "\0M", 2);
     buf_free(&lower);
     store_batch *b = store_batch_new();
@@ -104,18 +142,15 @@ static size_t apply_pass(qr_db *db, uint64_t *wait_us)
                 break;
             }
         }
-        if (vl >= 8) {
-            apply_record(db, v, vl, b);
-            uint64_t at = be64_read(v);
-            pthread_mutex_lock(&db->prop_lock);
-            db->lag_us[db->lag_count++ % 1024] = now > at ? (uint32_t)(now - at > 0xffffffffu ? 0xffffffffu : now - at) : 0;
-            pthread_mutex_unlock(&db->prop_lock);
-        }
+        if (vl >= 8) apply_record(db, v, vl, b);
         store_batch_delete(b, k, kl);
-        if (kl == QR_LOG_PREFIX_LEN + 8) {
-            uint64_t seq = be64_read(k + QR_LOG_PREFIX_LEN);
-            if (seq + 1 > db->log_cursor) db->log_cursor = seq + 1;
+        pthread_mutex_lock(&db->prop_lock);
+        if (vl >= 8) {
+            uint64_t at = be64_read(v);
+            db->lag_us[db->lag_count++ % 1024] = now > at ? (uint32_t)(now - at > 0xffffffffu ? 0xffffffffu : now - at) : 0;
         }
+        if (kl == QR_LOG_PREFIX_LEN + 8) applied_locked(db, be64_read(k + QR_LOG_PREFIX_LEN));
+        pthread_mutex_unlock(&db->prop_lock);
         applied++;
         if (++in_batch == APPLY_BATCH) {
             qr_err e;
@@ -135,6 +170,10 @@ static size_t apply_pass(qr_db *db, uint64_t *wait_us)
     return applied;
 }
 
+/* The worker's loop. While records keep coming it works in short rounds, letting a
+ * millisecond's records gather between passes (a pass costs an iterator, so batching
+ * them is what keeps index upkeep cheap); when the log runs dry it sleeps until a
+ * writer kicks it. */
 static void *worker_main(void *arg)
 {
     qr_db *db = arg;
@@ -146,20 +185,26 @@ static void *worker_main(void *arg)
         uint64_t wait_us;
         size_t applied = apply_pass(db, &wait_us);
         pthread_mutex_lock(&db->prop_lock);
+        uint64_t sleep_us;
         if (applied) {
             idle_retries = 0;
-            continue;
+            sleep_us = applied >= APPLY_BATCH ? 0 : 1000;
+        } else if (wait_us) {
+            sleep_us = wait_us;
+        } else {
+            /* A kick can arrive just before its write commits: look again shortly. */
+            sleep_us = (db->prop_kicked || idle_retries < 3) ? 1000 : 50000;
+            idle_retries = db->prop_kicked ? 0 : idle_retries + 1;
         }
-        /* A kick can arrive just before its write commits: look again shortly. */
-        uint64_t sleep_us = wait_us ? wait_us : (db->prop_kicked || idle_retries < 3) ? 1000 : 50000;
-        if (!wait_us) idle_retries++;
-        if (db->prop_kicked) idle_retries = 0;
+        if (sleep_us == 0) continue;
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         uint64_t ns = (uint64_t)ts.tv_nsec + sleep_us * 1000u;
         ts.tv_sec += (time_t)(ns / 1000000000u);
         ts.tv_nsec = (long)(ns % 1000000000u);
-        if (!db->prop_stop && !db->prop_kicked) pthread_cond_timedwait(&db->prop_wake, &db->prop_lock, &ts);
+        db->prop_idle = sleep_us >= 50000;
+        if (!db->prop_stop) pthread_cond_timedwait(&db->prop_wake, &db->prop_lock, &ts);
+        db->prop_idle = 0;
     }
     pthread_mutex_unlock(&db->prop_lock);
     return NULL;
@@ -200,6 +245,9 @@ void propagate_stop(qr_db *db)
 
 void propagate_kick(qr_db *db)
 {
+    /* A busy worker comes back within a millisecond anyway; only a sleeping one needs
+     * waking, which spares every write a futex call. */
+    if (!__atomic_load_n(&db->prop_idle, __ATOMIC_RELAXED)) return;
     pthread_mutex_lock(&db->prop_lock);
     db->prop_kicked = 1;
     pthread_cond_signal(&db->prop_wake);
@@ -252,8 +300,9 @@ static int recent_pending(qr_db *db)
     buf lower;
     buf_init(&lower, 0);
     buf_append(&lower, QR_LOG_PREFIX, QR_LOG_PREFIX_LEN);
-    uint64_t cursor = __atomic_load_n(&db->log_cursor, __ATOMIC_RELAXED);
-    buf_put_be64(&lower, cursor > CURSOR_MARGIN ? cursor - CURSOR_MARGIN : 0);
+    pthread_mutex_lock(&db->prop_lock);
+    buf_put_be64(&lower, scan_start_locked(db, now_us()));
+    pthread_mutex_unlock(&db->prop_lock);
     store_iter *it = store_iter_new(db->st, NULL, lower.data, lower.len, "\0M", 2);
     store_iter_first(it);
     int any = store_iter_valid(it);

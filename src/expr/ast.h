@@ -184,10 +184,20 @@ typedef struct key_part {
     json_t *v1, *v2; /* operands (borrowed) */
 } key_part;
 
+/* The most conditions keycond_finish looks at one by one; past these only the count n
+ * matters (a key has at most 2 * EXPR_KEY_MAX_ATTRS attributes). */
+#define KEY_PARTS_MAX (2 * EXPR_KEY_MAX_ATTRS)
+
 /* Checks conditions on key attributes against the key schema and fills out (taking new
- * references). Shared by KeyConditionExpression and the legacy KeyConditions. */
-int keycond_finish(const key_part *parts, int n, const char *pk_name, char pk_type,
-                   const char *sk_name, char sk_type, expr_keycond *out, qr_err *err);
+ * references). parts holds the first min(n, KEY_PARTS_MAX) of the n conditions. Shared
+ * by KeyConditionExpression and the legacy KeyConditions, single- or multi-attribute. */
+int keycond_finish(const key_part *parts, int n, const expr_key_schema *schema,
+                   expr_keycond_multi *out, qr_err *err);
+/* The key schema of a single-attribute key (sk_name NULL if none). */
+void keycond_schema1(expr_key_schema *s, const char *pk_name, char pk_type, const char *sk_name,
+                     char sk_type);
+/* Moves the references of m (for a single-attribute schema) into out; m is left empty. */
+void keycond_to_single(expr_keycond_multi *m, expr_keycond *out);
 
 /* ---- construction helpers (for legacy.c and keycond.c) ---- */
 cnode *cnode_new(arena *ar, cond_kind kind);

@@ -1,9 +1,9 @@
 /* keycond.c — KeyConditionExpression reduced to a key range for Query.
  *
- * Parsed by the condition grammar, then held to DynamoDB's rules: AND only; =, <, <=,
- * >, >=, BETWEEN, begins_with; one equality on the partition key; at most one sort-key
- * condition; operand types matching the key types. Legacy KeyConditions share
- * keycond_finish. Scanning storage for the range is the caller's work. */
+ * Held to DynamoDB's rules: AND only; =, <, <=, >, >=, BETWEEN, begins_with; equality on
+ * every partition-key attribute; sort-key attributes left to right, all but the last with
+ * =; operand types matching key types. A single-attribute key is the one-attribute case;
+ * legacy KeyConditions share keycond_finish. Scanning storage is the caller's work. */
 #include "expr/ast.h"
 
 #include <stdlib.h>
@@ -12,8 +12,6 @@
 #include "model/value.h"
 
 #define PREFIX "Invalid KeyConditionExpression: "
-
-#define KEY_PARTS_MAX 8
 
 typedef struct key_parts {
     key_part p[KEY_PARTS_MAX];
@@ -108,43 +106,139 @@ static int type_is(const json_t *v, char t)
     return n[0] == t && n[1] == '\0';
 }
 
-int keycond_finish(const key_part *parts, int n, const char *pk_name, char pk_type,
-                   const char *sk_name, char sk_type, expr_keycond *out, qr_err *err)
+static int missed(qr_err *err, const char *name)
 {
-    const key_part *pk = NULL, *sk = NULL;
-    memset(out, 0, sizeof *out);
-    if (n < 1 || n > 2) return err_validation(err, "Conditions can be of length 1 or 2 only");
-    for (int i = 0; i < n; i++) {
-        if (strcmp(parts[i].name, pk_name) == 0)
-            pk = &parts[i];
-        else if (sk_name && strcmp(parts[i].name, sk_name) == 0)
-            sk = &parts[i];
-    }
-    if (pk == NULL)
-        return err_validation(err, "Query condition missed key schema element: %s", pk_name);
+    return err_validation(err, "Query condition missed key schema element: %s", name);
+}
+
+static int type_mismatch(qr_err *err)
+{
+    return err_validation(err, "One or more parameter values were invalid: Condition parameter "
+                               "type does not match schema type");
+}
+
+/* Index of name in names[0..n), or -1. */
+static int find_name(const char *const *names, int n, const char *name)
+{
     for (int i = 0; i < n; i++)
-        if (&parts[i] != pk && &parts[i] != sk)
-            return err_validation(err, "Query condition missed key schema element: %s",
-                                  sk_name ? sk_name : pk_name);
-    if (pk->op != EXPR_KEY_EQ) return err_validation(err, "Query key condition not supported");
-    if (!type_is(pk->v1, pk_type) ||
-        (sk && (!type_is(sk->v1, sk_type) || (sk->v2 && !type_is(sk->v2, sk_type)))))
-        return err_validation(err, "One or more parameter values were invalid: Condition parameter "
-                                   "type does not match schema type");
-    if (sk && sk->op == EXPR_KEY_BEGINS_WITH && sk_type == 'N')
-        return err_validation(err, PREFIX "Incorrect operand type for operator or function; "
-                                          "operator or function: begins_with, operand type: N");
-    out->pk_value = json_incref(pk->v1);
-    if (sk) {
-        out->sk_op = sk->op;
-        out->sk_value1 = json_incref(sk->v1);
-        out->sk_value2 = json_incref(sk->v2);
+        if (strcmp(names[i], name) == 0) return i;
+    return -1;
+}
+
+static int schema_ok(const expr_key_schema *s, qr_err *err)
+{
+    int ok = s && s->npk >= 1 && s->npk <= EXPR_KEY_MAX_ATTRS && s->nsk >= 0 &&
+             s->nsk <= EXPR_KEY_MAX_ATTRS;
+    for (int i = 0; ok && i < s->npk; i++)
+        ok = s->pk_names[i] != NULL;
+    for (int i = 0; ok && i < s->nsk; i++)
+        ok = s->sk_names[i] != NULL;
+    return ok ? 0 : err_set(err, QR_E_INTERNAL, "invalid key schema for a key condition");
+}
+
+int keycond_finish(const key_part *parts, int n, const expr_key_schema *s, expr_keycond_multi *out,
+                   qr_err *err)
+{
+    int pk_part[EXPR_KEY_MAX_ATTRS], sk_part[EXPR_KEY_MAX_ATTRS]; /* index in parts, or -1 */
+    int stored = n < KEY_PARTS_MAX ? n : KEY_PARTS_MAX;
+    int extra = n > stored; /* a condition on an attribute outside the key */
+    memset(out, 0, sizeof *out);
+    if (schema_ok(s, err)) return -1;
+    if (s->npk + s->nsk <= 2 && (n < 1 || n > 2))
+        return err_validation(err, "Conditions can be of length 1 or 2 only");
+    for (int i = 0; i < EXPR_KEY_MAX_ATTRS; i++)
+        pk_part[i] = sk_part[i] = -1;
+    for (int i = 0; i < stored; i++) {
+        int at = find_name(s->pk_names, s->npk, parts[i].name);
+        if (at >= 0) {
+            pk_part[at] = i;
+        } else if ((at = find_name(s->sk_names, s->nsk, parts[i].name)) >= 0) {
+            sk_part[at] = i;
+        } else {
+            extra = 1;
+        }
+    }
+    for (int i = 0; i < s->npk; i++)
+        if (pk_part[i] < 0) return missed(err, s->pk_names[i]);
+    if (extra) {
+        /* Named after the first sort-key attribute not tested, as for a single sort key. */
+        const char *name = s->pk_names[0];
+        for (int i = s->nsk - 1; i >= 0; i--)
+            if (sk_part[i] < 0) name = s->sk_names[i];
+        return missed(err, name);
+    }
+    for (int i = 0; i < s->npk; i++)
+        if (parts[pk_part[i]].op != EXPR_KEY_EQ)
+            return err_validation(err, "Query key condition not supported");
+    /* The sort-key attributes tested are a prefix of the schema's, all but the last with =. */
+    for (int j = 1; j < s->nsk; j++) {
+        if (sk_part[j] < 0) continue;
+        for (int i = 0; i < j; i++)
+            if (sk_part[i] < 0 || parts[sk_part[i]].op != EXPR_KEY_EQ)
+                return err_validation(err,
+                                      "RANGE key attributes %s must have equality conditions "
+                                      "specified in the query because a condition is present on "
+                                      "key attribute %s",
+                                      s->sk_names[i], s->sk_names[j]);
+    }
+    for (int i = 0; i < s->npk; i++)
+        if (!type_is(parts[pk_part[i]].v1, s->pk_types[i])) return type_mismatch(err);
+    for (int i = 0; i < s->nsk; i++) {
+        const key_part *p = sk_part[i] >= 0 ? &parts[sk_part[i]] : NULL;
+        if (p && (!type_is(p->v1, s->sk_types[i]) || (p->v2 && !type_is(p->v2, s->sk_types[i]))))
+            return type_mismatch(err);
+    }
+    for (int i = 0; i < s->nsk; i++)
+        if (sk_part[i] >= 0 && parts[sk_part[i]].op == EXPR_KEY_BEGINS_WITH &&
+            s->sk_types[i] == 'N')
+            return err_validation(err, PREFIX "Incorrect operand type for operator or function; "
+                                              "operator or function: begins_with, operand type: N");
+    for (int i = 0; i < s->npk; i++)
+        out->pk_values[i] = json_incref(parts[pk_part[i]].v1);
+    for (int i = 0; i < s->nsk && sk_part[i] >= 0; i++) {
+        const key_part *p = &parts[sk_part[i]];
+        if (p->op == EXPR_KEY_EQ) {
+            out->sk_eq[out->nsk_eq++] = json_incref(p->v1);
+        } else {
+            out->last_op = p->op;
+            out->last_v1 = json_incref(p->v1);
+            out->last_v2 = json_incref(p->v2);
+        }
     }
     return 0;
 }
 
-int expr_parse_key_condition(expr_ctx *cx, const char *text, const char *pk_name, char pk_type,
-                             const char *sk_name, char sk_type, expr_keycond *out)
+void keycond_schema1(expr_key_schema *s, const char *pk_name, char pk_type, const char *sk_name,
+                     char sk_type)
+{
+    memset(s, 0, sizeof *s);
+    s->npk = 1;
+    s->pk_names[0] = pk_name;
+    s->pk_types[0] = pk_type;
+    if (sk_name) {
+        s->nsk = 1;
+        s->sk_names[0] = sk_name;
+        s->sk_types[0] = sk_type;
+    }
+}
+
+void keycond_to_single(expr_keycond_multi *m, expr_keycond *out)
+{
+    out->pk_value = m->pk_values[0];
+    if (m->nsk_eq > 0) {
+        out->sk_op = EXPR_KEY_EQ;
+        out->sk_value1 = m->sk_eq[0];
+        out->sk_value2 = NULL;
+    } else {
+        out->sk_op = m->last_op;
+        out->sk_value1 = m->last_v1;
+        out->sk_value2 = m->last_v2;
+    }
+    memset(m, 0, sizeof *m);
+}
+
+int expr_parse_key_condition_multi(expr_ctx *cx, const char *text, const expr_key_schema *schema,
+                                   expr_keycond_multi *out)
 {
     arena ar;
     cnode *root;
@@ -154,9 +248,21 @@ int expr_parse_key_condition(expr_ctx *cx, const char *text, const char *pk_name
     arena_init(&ar);
     if (parse_condition(cx, "KeyConditionExpression", text, &ar, &root) == 0 &&
         collect(root, &kp, cx->err) == 0)
-        rc = keycond_finish(kp.p, kp.n, pk_name, pk_type, sk_name, sk_type, out, cx->err);
+        rc = keycond_finish(kp.p, kp.n, schema, out, cx->err);
     arena_free(&ar);
     return rc;
+}
+
+int expr_parse_key_condition(expr_ctx *cx, const char *text, const char *pk_name, char pk_type,
+                             const char *sk_name, char sk_type, expr_keycond *out)
+{
+    expr_key_schema s;
+    expr_keycond_multi m;
+    memset(out, 0, sizeof *out);
+    keycond_schema1(&s, pk_name, pk_type, sk_name, sk_type);
+    if (expr_parse_key_condition_multi(cx, text, &s, &m)) return -1;
+    keycond_to_single(&m, out);
+    return 0;
 }
 
 void expr_keycond_free(expr_keycond *k)
@@ -165,5 +271,17 @@ void expr_keycond_free(expr_keycond *k)
     json_decref(k->pk_value);
     json_decref(k->sk_value1);
     json_decref(k->sk_value2);
+    memset(k, 0, sizeof *k);
+}
+
+void expr_keycond_multi_free(expr_keycond_multi *k)
+{
+    if (k == NULL) return;
+    for (int i = 0; i < EXPR_KEY_MAX_ATTRS; i++) {
+        json_decref(k->pk_values[i]);
+        json_decref(k->sk_eq[i]);
+    }
+    json_decref(k->last_v1);
+    json_decref(k->last_v2);
     memset(k, 0, sizeof *k);
 }

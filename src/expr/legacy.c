@@ -455,10 +455,10 @@ nomem:
     return oom(err);
 }
 
-int expr_from_key_conditions(json_t *conds, const char *pk_name, char pk_type, const char *sk_name,
-                             char sk_type, expr_keycond *out, qr_err *err)
+int expr_from_key_conditions_multi(json_t *conds, const expr_key_schema *schema,
+                                   expr_keycond_multi *out, qr_err *err)
 {
-    key_part parts[2];
+    key_part parts[KEY_PARTS_MAX];
     int n = 0;
     memset(out, 0, sizeof *out);
     if (!json_is_object(conds)) return err_validation(err, "KeyConditions must be a map");
@@ -470,7 +470,10 @@ int expr_from_key_conditions(json_t *conds, const char *pk_name, char pk_type, c
     {
         if (filter_one("KeyConditions", attr, cond, &op, &list, err)) return -1;
     }
-    if (json_object_size(conds) < 1 || json_object_size(conds) > 2)
+    /* A single-attribute key allows two conditions; a longer key is checked against its
+     * attributes by keycond_finish. */
+    size_t size = json_object_size(conds);
+    if (schema && schema->npk + schema->nsk <= 2 && (size < 1 || size > 2))
         return err_validation(err, "Conditions can be of length 1 or 2 only");
     json_object_foreach(conds, attr, cond)
     {
@@ -484,7 +487,21 @@ int expr_from_key_conditions(json_t *conds, const char *pk_name, char pk_type, c
         if (kops[op] == EXPR_KEY_NONE)
             return err_validation(err,
                                   "Attempted conditional constraint is not an indexable operation");
-        parts[n++] = (key_part){attr, kops[op], json_array_get(list, 0), json_array_get(list, 1)};
+        if (n < KEY_PARTS_MAX)
+            parts[n] = (key_part){attr, kops[op], json_array_get(list, 0), json_array_get(list, 1)};
+        n++;
     }
-    return keycond_finish(parts, n, pk_name, pk_type, sk_name, sk_type, out, err);
+    return keycond_finish(parts, n, schema, out, err);
+}
+
+int expr_from_key_conditions(json_t *conds, const char *pk_name, char pk_type, const char *sk_name,
+                             char sk_type, expr_keycond *out, qr_err *err)
+{
+    expr_key_schema s;
+    expr_keycond_multi m;
+    memset(out, 0, sizeof *out);
+    keycond_schema1(&s, pk_name, pk_type, sk_name, sk_type);
+    if (expr_from_key_conditions_multi(conds, &s, &m, err)) return -1;
+    keycond_to_single(&m, out);
+    return 0;
 }

@@ -32,8 +32,35 @@ json_t *capacity_object(const char *mode, const char *table, double units, int i
     return c;
 }
 
-void capacity_report(json_t *resp, const char *mode, const char *table, double units, int is_write)
+json_t *capacity_object_indexed(const char *mode, const table *t, double table_units, const double *index_units,
+                                int is_write)
 {
-    json_t *c = capacity_object(mode, table, units, is_write);
-    if (c) json_object_set_new(resp, "ConsumedCapacity", c);
+    if (mode == NULL || strcmp(mode, "NONE") == 0) return NULL;
+    const char *kind = is_write ? "WriteCapacityUnits" : "ReadCapacityUnits";
+    double total = table_units;
+    json_t *gsi = json_object(), *lsi = json_object();
+    for (size_t i = 0; i < t->nindexes; i++) {
+        if (index_units[i] <= 0) continue;
+        total += index_units[i];
+        json_object_set_new(t->indexes[i].global ? gsi : lsi, t->indexes[i].name,
+                            json_pack("{s:f,s:f}", "CapacityUnits", index_units[i], kind, index_units[i]));
+    }
+    json_t *c = json_pack("{s:s,s:f,s:f}", "TableName", t->name, "CapacityUnits", total, kind, total);
+    if (strcmp(mode, "INDEXES") == 0) {
+        json_object_set_new(c, "Table", json_pack("{s:f,s:f}", "CapacityUnits", table_units, kind, table_units));
+        if (json_object_size(gsi)) json_object_set(c, "GlobalSecondaryIndexes", gsi);
+        if (json_object_size(lsi)) json_object_set(c, "LocalSecondaryIndexes", lsi);
+    }
+    json_decref(gsi);
+    json_decref(lsi);
+    return c;
+}
+
+void capacity_index_writes(const table *t, const json_t *old_item, const json_t *new_item, double *index_units)
+{
+    for (size_t i = 0; i < t->nindexes; i++) {
+        int writes;
+        size_t bytes = index_write_bytes(t, &t->indexes[i], old_item, new_item, &writes);
+        index_units[i] = writes ? capacity_write_units(bytes) + (writes > 1 ? 1.0 : 0.0) : 0;
+    }
 }

@@ -46,42 +46,14 @@ int item_check_condition(const expr_cond *c, const json_t *old, const char *on_f
     return -1;
 }
 
-int item_stage(qr_db *db, table *t, store_batch *b, const buf *key, const json_t *old_item,
-               const json_t *new_item, qr_err *err)
+/* Adds ConsumedCapacity for a write, with what each index consumed. */
+static void report_write_capacity(json_t *resp, const char *mode, const table *t, double units, const json_t *old_item,
+                                  const json_t *new_item)
 {
-    buf val;
-    buf_init(&val, 0);
-    if (new_item && item_encode(new_item, &val)) {
-        buf_free(&val);
-        return err_set(err, QR_E_INTERNAL, "cannot encode the item");
-    }
-    if (index_stage(db, t, b, old_item, new_item, new_item ? &val : NULL, err)) {
-        buf_free(&val);
-        return -1;
-    }
-    if (new_item) store_batch_put(b, key->data, key->len, val.data, val.len);
-    else store_batch_delete(b, key->data, key->len);
-    buf_free(&val);
-    return 0;
-}
-
-void item_staged_done(table *t, const json_t *old_item, const json_t *new_item)
-{
-    int64_t old_size = old_item ? (int64_t)item_size(old_item) : 0;
-    int64_t new_size = new_item ? (int64_t)item_size(new_item) : 0;
-    table_stats_adjust(t, (new_item != NULL) - (old_item != NULL), new_size - old_size);
-}
-
-int item_write(qr_db *db, table *t, const buf *key, const json_t *old_item, const json_t *new_item,
-               qr_err *err)
-{
-    if (old_item == NULL && new_item == NULL) return 0;
-    store_batch *b = store_batch_new();
-    int rc = item_stage(db, t, b, key, old_item, new_item, err);
-    if (rc == 0) rc = store_write(db->st, b, err);
-    store_batch_free(b);
-    if (rc == 0) item_staged_done(t, old_item, new_item);
-    return rc;
+    if (strcmp(mode, "NONE") == 0) return;
+    double idx[QR_MAX_GSI + QR_MAX_LSI] = {0};
+    capacity_index_writes(t, old_item, new_item, idx);
+    json_object_set_new(resp, "ConsumedCapacity", capacity_object_indexed(mode, t, units, idx, 1));
 }
 
 /* Adds ItemCollectionMetrics when asked for and the table has local indexes. */
@@ -149,7 +121,7 @@ int op_put_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     lock = NULL;
     *resp = json_object();
     if (old && strcmp(p.return_values, "ALL_OLD") == 0) json_object_set(*resp, "Attributes", old);
-    capacity_report(*resp, p.capacity, t->name, capacity_write_units(old_size > new_size ? old_size : new_size), 1);
+    report_write_capacity(*resp, p.capacity, t, capacity_write_units(old_size > new_size ? old_size : new_size), old, item);
     report_metrics(db, t, &p, *resp, item);
     rc = 0;
 done:
@@ -227,117 +199,124 @@ done:
     return rc;
 }
 
+/* The shared course of a write addressed by Key (UpdateItem, DeleteItem). */
+typedef struct keyed_write {
+    table *t;
+    req_exprs x;
+    write_params p;
+    json_t *keyv;            /* the request's Key (borrowed) */
+    buf key;
+    pthread_mutex_t *lock;   /* held between keyed_lock_read and keyed_unlock */
+    json_t *old;             /* the current item, or NULL */
+} keyed_write;
+
+/* Checks the request: table, Key, the common parameters and the expressions. */
+static int keyed_begin(qr_db *db, json_t *req, int allow_updated, int expressions, keyed_write *w, qr_err *err)
+{
+    memset(w, 0, sizeof *w);
+    buf_init(&w->key, 0);
+    if (param_table(db, req, "TableName", &w->t, err)) return -1;
+    if (param_object(req, "Key", &w->keyv, err)) return -1;
+    if (w->keyv == NULL) return missing("key", err);
+    if (read_write_params(req, allow_updated, &w->p, err)) return -1;
+    if (key_check_key(w->t, w->keyv, err)) return -1;
+    if (exprs_parse(&w->x, req, expressions, err) || exprs_finish(&w->x)) return -1;
+    return key_item(&w->key, w->t, w->keyv, err);
+}
+
+/* Locks the item, reads it and checks the request's condition against it. */
+static int keyed_lock_read(qr_db *db, keyed_write *w, qr_err *err)
+{
+    if (item_lock(db, &w->key, &w->lock, err)) return -1;
+    if (item_read(db, NULL, &w->key, &w->old, err) < 0) return -1;
+    return item_check_condition(w->x.condition, w->old, w->p.on_failure, err);
+}
+
+static void keyed_unlock(keyed_write *w)
+{
+    if (w->lock) pthread_mutex_unlock(w->lock);
+    w->lock = NULL;
+}
+
+static void keyed_end(qr_db *db, keyed_write *w)
+{
+    keyed_unlock(w);
+    json_decref(w->old);
+    exprs_free(&w->x);
+    buf_free(&w->key);
+    catalog_release(db, w->t);
+}
+
 int op_delete_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
 {
-    table *t = NULL;
-    req_exprs x = {0};
-    write_params p;
-    json_t *keyv, *old = NULL;
-    pthread_mutex_t *lock = NULL;
-    buf key;
-    buf_init(&key, 0);
+    keyed_write w;
     int rc = -1;
-    if (param_table(db, req, "TableName", &t, err)) goto done;
-    if (param_object(req, "Key", &keyv, err)) goto done;
-    if (keyv == NULL) {
-        missing("key", err);
-        goto done;
-    }
-    if (read_write_params(req, 0, &p, err)) goto done;
-    if (key_check_key(t, keyv, err)) goto done;
-    if (exprs_parse(&x, req, EXPRS_CONDITION, err) || exprs_finish(&x)) goto done;
-    if (key_item(&key, t, keyv, err)) goto done;
-    if (item_lock(db, &key, &lock, err)) goto done;
-    if (item_read(db, NULL, &key, &old, err) < 0) goto done;
-    if (item_check_condition(x.condition, old, p.on_failure, err)) goto done;
-    if (item_write(db, t, &key, old, NULL, err)) goto done;
-    pthread_mutex_unlock(lock);
-    lock = NULL;
+    if (keyed_begin(db, req, 0, EXPRS_CONDITION, &w, err) || keyed_lock_read(db, &w, err)) goto done;
+    if (item_write(db, w.t, &w.key, w.old, NULL, err)) goto done;
+    keyed_unlock(&w);
     *resp = json_object();
-    if (old && strcmp(p.return_values, "ALL_OLD") == 0) json_object_set(*resp, "Attributes", old);
-    capacity_report(*resp, p.capacity, t->name, write_units(old, NULL), 1);
-    report_metrics(db, t, &p, *resp, old);
+    if (w.old && strcmp(w.p.return_values, "ALL_OLD") == 0) json_object_set(*resp, "Attributes", w.old);
+    report_write_capacity(*resp, w.p.capacity, w.t, write_units(w.old, NULL), w.old, NULL);
+    report_metrics(db, w.t, &w.p, *resp, w.old);
     rc = 0;
 done:
-    if (lock) pthread_mutex_unlock(lock);
-    json_decref(old);
-    exprs_free(&x);
-    buf_free(&key);
-    catalog_release(db, t);
+    keyed_end(db, &w);
     return rc;
 }
 
 /* Rejects an update that would write a key attribute. */
-static int check_update_keys(const table *t, json_t *names, qr_err *err)
+static int check_update_keys(const table *t, const expr_update *u, qr_err *err)
 {
+    if (u == NULL) return 0;
+    json_t *names = expr_update_top_names(u);
     size_t i;
     json_t *n;
+    int rc = 0;
     json_array_foreach(names, i, n) {
         const char *s = json_string_value(n);
-        if (strcmp(s, t->pk.name) == 0 || (t->sk.name && strcmp(s, t->sk.name) == 0))
-            return err_validation(err, "One or more parameter values were invalid: Cannot update attribute %s. "
-                                       "This attribute is part of the key", s);
+        if (strcmp(s, t->pk.name) == 0 || (t->sk.name && strcmp(s, t->sk.name) == 0)) {
+            rc = err_validation(err, "One or more parameter values were invalid: Cannot update attribute %s. "
+                                     "This attribute is part of the key", s);
+            break;
+        }
     }
-    return 0;
+    json_decref(names);
+    return rc;
 }
 
 int op_update_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
 {
-    table *t = NULL;
-    req_exprs x = {0};
-    write_params p;
-    json_t *keyv, *old = NULL, *item = NULL, *names = NULL;
-    pthread_mutex_t *lock = NULL;
-    buf key;
-    buf_init(&key, 0);
+    keyed_write w;
+    json_t *item = NULL;
     int rc = -1;
-    if (param_table(db, req, "TableName", &t, err)) goto done;
-    if (param_object(req, "Key", &keyv, err)) goto done;
-    if (keyv == NULL) {
-        missing("key", err);
-        goto done;
-    }
-    if (read_write_params(req, 1, &p, err)) goto done;
-    if (key_check_key(t, keyv, err)) goto done;
-    if (exprs_parse(&x, req, EXPRS_CONDITION | EXPRS_UPDATE, err) || exprs_finish(&x)) goto done;
-    names = x.update ? expr_update_top_names(x.update) : json_array();
-    if (check_update_keys(t, names, err)) goto done;
-    if (key_item(&key, t, keyv, err)) goto done;
-    if (item_lock(db, &key, &lock, err)) goto done;
-    if (item_read(db, NULL, &key, &old, err) < 0) goto done;
-    if (item_check_condition(x.condition, old, p.on_failure, err)) goto done;
-    item = json_deep_copy(old ? old : keyv);
-    if (x.update && expr_update_apply(x.update, item, err)) goto done;
+    if (keyed_begin(db, req, 1, EXPRS_CONDITION | EXPRS_UPDATE, &w, err)) goto done;
+    if (check_update_keys(w.t, w.x.update, err) || keyed_lock_read(db, &w, err)) goto done;
+    item = json_deep_copy(w.old ? w.old : w.keyv);
+    if (w.x.update && expr_update_apply(w.x.update, item, err)) goto done;
     if (item_size(item) > QR_MAX_ITEM_SIZE) {
         err_validation(err, "Item size to update has exceeded the maximum allowed size");
         goto done;
     }
-    if (item_write(db, t, &key, old, item, err)) goto done;
-    pthread_mutex_unlock(lock);
-    lock = NULL;
+    if (item_write(db, w.t, &w.key, w.old, item, err)) goto done;
+    keyed_unlock(&w);
     *resp = json_object();
-    const char *rv = p.return_values;
+    const char *rv = w.p.return_values;
     json_t *attrs = NULL;
-    if (strcmp(rv, "ALL_OLD") == 0 && old) attrs = json_incref(old);
+    if (strcmp(rv, "ALL_OLD") == 0 && w.old) attrs = json_incref(w.old);
     else if (strcmp(rv, "ALL_NEW") == 0) attrs = json_incref(item);
-    else if (strncmp(rv, "UPDATED_", 8) == 0 && x.update && (old || rv[8] == 'N')) {
+    else if (strncmp(rv, "UPDATED_", 8) == 0 && w.x.update && (w.old || rv[8] == 'N')) {
         /* Exactly the paths the update touched, nested parts included, as DynamoDB returns. */
-        expr_proj *touched = expr_update_projection(x.update);
-        attrs = expr_project(touched, rv[8] == 'O' ? old : item);
+        expr_proj *touched = expr_update_projection(w.x.update);
+        attrs = expr_project(touched, rv[8] == 'O' ? w.old : item);
         expr_proj_free(touched);
     }
     if (attrs && json_object_size(attrs) > 0) json_object_set(*resp, "Attributes", attrs);
     json_decref(attrs);
-    capacity_report(*resp, p.capacity, t->name, write_units(old, item), 1);
-    report_metrics(db, t, &p, *resp, item);
+    report_write_capacity(*resp, w.p.capacity, w.t, write_units(w.old, item), w.old, item);
+    report_metrics(db, w.t, &w.p, *resp, item);
     rc = 0;
 done:
-    if (lock) pthread_mutex_unlock(lock);
-    json_decref(old);
     json_decref(item);
-    json_decref(names);
-    exprs_free(&x);
-    buf_free(&key);
-    catalog_release(db, t);
+    keyed_end(db, &w);
     return rc;
 }

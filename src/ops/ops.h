@@ -36,6 +36,9 @@ int op_update_item(qr_db *db, json_t *req, json_t **resp, qr_err *err);
 /* query.c */
 int op_query(qr_db *db, json_t *req, buf *out, qr_err *err);
 int op_scan(qr_db *db, json_t *req, buf *out, qr_err *err);
+/* ttl.c */
+int op_update_time_to_live(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+int op_describe_time_to_live(qr_db *db, json_t *req, json_t **resp, qr_err *err);
 /* batch.c */
 int op_batch_get_item(qr_db *db, json_t *req, json_t **resp, qr_err *err);
 int op_batch_write_item(qr_db *db, json_t *req, json_t **resp, qr_err *err);
@@ -92,26 +95,19 @@ void exprs_free(req_exprs *x);
 /* ---- capacity.c ---- */
 double capacity_read_units(size_t bytes, int consistent);
 double capacity_write_units(size_t bytes);
-/* Adds ConsumedCapacity to resp for mode TOTAL or INDEXES (nothing for NONE/NULL). */
-void capacity_report(json_t *resp, const char *mode, const char *table, double units, int is_write);
 /* The ConsumedCapacity object itself (for batch responses), or NULL for NONE. */
 json_t *capacity_object(const char *mode, const char *table, double units, int is_write);
+/* The same for a table whose indexes took part: index_units[i] is what index
+ * t->indexes[i] consumed (0: untouched). The total includes them; INDEXES mode lists
+ * them under GlobalSecondaryIndexes / LocalSecondaryIndexes. */
+json_t *capacity_object_indexed(const char *mode, const table *t, double table_units, const double *index_units,
+                                int is_write);
+/* Fills index_units (t->nindexes entries) for one write old -> new. */
+void capacity_index_writes(const table *t, const json_t *old_item, const json_t *new_item, double *index_units);
 
-/* ---- items.c: the write path shared by single-item, batch and transactional writes ---- */
-/* Adds to batch b everything that writing new_item (or deleting, when NULL) at key
- * entails, given the current item old_item (NULL if none): the base item and any index
- * work. Nothing is written until the caller's store_write; the caller holds the item's
- * lock from before reading old_item until after the write. */
-int item_stage(qr_db *db, table *t, store_batch *b, const buf *key, const json_t *old_item,
-               const json_t *new_item, qr_err *err);
-/* After a successful store_write of staged writes: adjusts the table's statistics. */
-void item_staged_done(table *t, const json_t *old_item, const json_t *new_item);
+/* ---- items.c ---- */
 /* Evaluates a write's condition (NULL: none) against the current item (NULL: none). On
  * failure records ConditionalCheckFailedException, with a copy of the item attached to
  * err->item when on_failure is "ALL_OLD". */
 int item_check_condition(const expr_cond *c, const json_t *old, const char *on_failure, qr_err *err);
-/* item_stage + store_write + item_staged_done for one item. */
-int item_write(qr_db *db, table *t, const buf *key, const json_t *old_item, const json_t *new_item,
-               qr_err *err);
-
 #endif

@@ -22,6 +22,8 @@ static const operation operations[] = {
     {"ListTables", op_list_tables, NULL},
     {"DeleteTable", op_delete_table, NULL},
     {"UpdateTable", op_update_table, NULL},
+    {"UpdateTimeToLive", op_update_time_to_live, NULL},
+    {"DescribeTimeToLive", op_describe_time_to_live, NULL},
     {"PutItem", op_put_item, NULL},
     {"GetItem", NULL, op_get_item},
     {"UpdateItem", op_update_item, NULL},

@@ -146,9 +146,9 @@ static int range_run(qr_db *db, table *t, range_read *r, buf *out, size_t *bytes
         if (stopped && last.len) {
             json_t *item = json_loadb(last.data, last.len, 0, NULL), *k = item ? key_of_item(t, item) : NULL;
             const qr_index *ix = r->index;
-            if (k && ix) {
-                json_object_set(k, ix->pk, json_object_get(item, ix->pk));
-                if (ix->sk) json_object_set(k, ix->sk, json_object_get(item, ix->sk));
+            for (int i = 0; k && ix && i < ix->npk + ix->nsk; i++) {
+                const char *name = i < ix->npk ? ix->pk[i] : ix->sk[i - ix->npk];
+                json_object_set(k, name, json_object_get(item, name));
             }
             if (k) {
                 buf_puts(out, ",\"LastEvaluatedKey\":");
@@ -163,10 +163,14 @@ static int range_run(qr_db *db, table *t, range_read *r, buf *out, size_t *bytes
     return rc;
 }
 
-/* Closes a Query or Scan response with its consumed capacity. */
-static void finish_response(buf *out, const char *capacity, const table *t, size_t bytes, int consistent)
+/* Closes a Query or Scan response with its consumed capacity (the index's, when one was
+ * read). */
+static void finish_response(buf *out, const char *capacity, const table *t, const qr_index *ix, size_t bytes,
+                            int consistent)
 {
-    json_t *cc = capacity_object(capacity, t->name, capacity_read_units(bytes, consistent), 0);
+    double units = capacity_read_units(bytes, consistent), idx[QR_MAX_GSI + QR_MAX_LSI] = {0};
+    if (ix) idx[ix - t->indexes] = units;
+    json_t *cc = ix ? capacity_object_indexed(capacity, t, 0, idx, 0) : capacity_object(capacity, t->name, units, 0);
     if (cc) {
         buf_puts(out, ",\"ConsumedCapacity\":");
         json_append(out, cc);
@@ -292,37 +296,34 @@ static json_t *prefix_value_successor(const json_t *v)
     return out;
 }
 
-/* Sets the range for one partition and a sort-key condition. */
-static int query_range(table *t, uint16_t index_id, const expr_keycond *kc, range_read *r, qr_err *err)
+/* Sets the range for one partition and a sort-key condition: the partition's prefix,
+ * narrowed by the sort-key attributes tested for equality, then by the last test. */
+static int query_range(table *t, uint16_t index_id, const expr_keycond_multi *kc, int npk, range_read *r, qr_err *err)
 {
     buf part;
     buf_init(&part, 0);
-    if (key_partition(&part, t, index_id, kc->pk_value, err)) {
+    int rc = key_partition_tuple(&part, t, index_id, (const json_t *const *)kc->pk_values, npk, err);
+    for (int i = 0; rc == 0 && i < kc->nsk_eq; i++) rc = keycodec_append(&part, kc->sk_eq[i], 0, err);
+    if (rc) {
         buf_free(&part);
         return -1;
     }
     set_buf(&r->lower, &part);
     set_buf(&r->upper, &part);
     prefix_successor(&r->upper);
-    int rc = 0;
-    if (kc->sk_op != EXPR_KEY_NONE) {
+    if (kc->last_op != EXPR_KEY_NONE) {
         buf a, b;
         buf_init(&a, 0);
         buf_init(&b, 0);
         set_buf(&a, &part);
-        rc = keycodec_append(&a, kc->sk_value1, 0, err);
-        if (rc == 0 && kc->sk_op == EXPR_KEY_BETWEEN) {
+        rc = keycodec_append(&a, kc->last_v1, 0, err);
+        if (rc == 0 && kc->last_op == EXPR_KEY_BETWEEN) {
             set_buf(&b, &part);
-            rc = keycodec_append(&b, kc->sk_value2, 0, err);
+            rc = keycodec_append(&b, kc->last_v2, 0, err);
         }
-        if (rc == 0) switch (kc->sk_op) {
-            /* An index entry's key continues after the sort key (with the table's key), so
-             * "just after value v" is the successor of every key starting with v. */
-            case EXPR_KEY_EQ:
-                set_buf(&r->lower, &a);
-                prefix_successor(&a);
-                set_buf(&r->upper, &a);
-                break;
+        /* Entries continue after the sort key (an index entry ends with the table's key),
+         * so "just after value v" is the successor of every key starting with v. */
+        if (rc == 0) switch (kc->last_op) {
             case EXPR_KEY_LT: set_buf(&r->upper, &a); break;
             case EXPR_KEY_LE:
                 prefix_successor(&a);
@@ -340,7 +341,7 @@ static int query_range(table *t, uint16_t index_id, const expr_keycond *kc, rang
                 break;
             case EXPR_KEY_BEGINS_WITH: {
                 set_buf(&r->lower, &a);
-                json_t *succ = prefix_value_successor(kc->sk_value1);
+                json_t *succ = prefix_value_successor(kc->last_v1);
                 if (succ) {
                     set_buf(&b, &part);
                     rc = keycodec_append(&b, succ, 0, err);
@@ -358,15 +359,54 @@ static int query_range(table *t, uint16_t index_id, const expr_keycond *kc, rang
     return rc;
 }
 
-static int check_filter_keys(const table *t, const qr_index *ix, const expr_cond *filter, qr_err *err)
+/* The single-attribute key condition in the multi-attribute form (takes its refs). */
+static void keycond_as_multi(expr_keycond *k, expr_keycond_multi *m)
+{
+    memset(m, 0, sizeof *m);
+    m->pk_values[0] = k->pk_value;
+    if (k->sk_op == EXPR_KEY_EQ) {
+        m->nsk_eq = 1;
+        m->sk_eq[0] = k->sk_value1;
+        json_decref(k->sk_value2);
+    } else {
+        m->last_op = k->sk_op;
+        m->last_v1 = k->sk_value1;
+        m->last_v2 = k->sk_value2;
+    }
+    memset(k, 0, sizeof *k);
+}
+
+static int check_filter_keys(const expr_key_schema *ks, const expr_cond *filter, qr_err *err)
 {
     if (filter == NULL) return 0;
-    const char *keys[2] = {ix ? ix->pk : t->pk.name, ix ? ix->sk : t->sk.name};
-    for (int i = 0; i < 2; i++)
-        if (keys[i] && expr_cond_mentions(filter, keys[i]))
+    for (int i = 0; i < ks->npk + ks->nsk; i++) {
+        const char *name = i < ks->npk ? ks->pk_names[i] : ks->sk_names[i - ks->npk];
+        if (expr_cond_mentions(filter, name))
             return err_validation(err, "Filter Expression can only contain non-primary key attributes: "
-                                       "Primary key attribute: %s", keys[i]);
+                                       "Primary key attribute: %s", name);
+    }
     return 0;
+}
+
+/* The key schema a Query reads: the index's, or the table's. */
+static void read_key_schema(const table *t, const qr_index *ix, expr_key_schema *ks)
+{
+    memset(ks, 0, sizeof *ks);
+    if (ix) {
+        ks->npk = ix->npk;
+        ks->nsk = ix->nsk;
+        for (int i = 0; i < ix->npk; i++) ks->pk_names[i] = ix->pk[i], ks->pk_types[i] = ix->pk_type[i];
+        for (int i = 0; i < ix->nsk; i++) ks->sk_names[i] = ix->sk[i], ks->sk_types[i] = ix->sk_type[i];
+        return;
+    }
+    ks->npk = 1;
+    ks->pk_names[0] = t->pk.name;
+    ks->pk_types[0] = t->pk.type;
+    if (t->sk.name) {
+        ks->nsk = 1;
+        ks->sk_names[0] = t->sk.name;
+        ks->sk_types[0] = t->sk.type;
+    }
 }
 
 int op_query(qr_db *db, json_t *req, buf *out, qr_err *err)
@@ -374,6 +414,8 @@ int op_query(qr_db *db, json_t *req, buf *out, qr_err *err)
     table *t = NULL;
     req_exprs x = {0};
     expr_keycond kc = {0};
+    expr_keycond_multi kcm = {0};
+    expr_key_schema ks;
     range_read r = {0};
     const char *capacity;
     size_t bytes = 0;
@@ -386,28 +428,35 @@ int op_query(qr_db *db, json_t *req, buf *out, qr_err *err)
     if (param_bool(req, "ScanIndexForward", 1, &r.forward, err)) goto done;
     json_t *kcs;
     if (param_object(req, "KeyConditions", &kcs, err)) goto done;
-    const char *pkn = r.index ? r.index->pk : t->pk.name, *skn = r.index ? r.index->sk : t->sk.name;
-    char pkt = r.index ? r.index->pk_type : t->pk.type;
-    char skt = r.index ? (r.index->sk ? r.index->sk_type : 0) : (t->sk.name ? t->sk.type : 0);
-    if (x.has_key_condition) {
-        if (expr_parse_key_condition(&x.cx, json_string_value(json_object_get(req, "KeyConditionExpression")), pkn,
-                                     pkt, skn, skt, &kc))
-            goto done;
-    } else if (kcs) {
-        if (expr_from_key_conditions(kcs, pkn, pkt, skn, skt, &kc, err)) goto done;
-    } else {
+    read_key_schema(t, r.index, &ks);
+    const char *text = json_string_value(json_object_get(req, "KeyConditionExpression"));
+    int multi = ks.npk > 1 || ks.nsk > 1;
+    const char *skn = ks.nsk ? ks.sk_names[0] : NULL;
+    char skt = ks.nsk ? ks.sk_types[0] : 0;
+    if (!x.has_key_condition && !kcs) {
         err_validation(err, "Either the KeyConditions or KeyConditionExpression parameter must be specified in the request.");
         goto done;
     }
+    if (multi) {
+        if (x.has_key_condition ? expr_parse_key_condition_multi(&x.cx, text, &ks, &kcm)
+                                : expr_from_key_conditions_multi(kcs, &ks, &kcm, err))
+            goto done;
+    } else {
+        if (x.has_key_condition ? expr_parse_key_condition(&x.cx, text, ks.pk_names[0], ks.pk_types[0], skn, skt, &kc)
+                                : expr_from_key_conditions(kcs, ks.pk_names[0], ks.pk_types[0], skn, skt, &kc, err))
+            goto done;
+        keycond_as_multi(&kc, &kcm);
+    }
     if (exprs_finish(&x)) goto done;
-    if (check_filter_keys(t, r.index, x.filter, err)) goto done;
-    if (query_range(t, r.index ? r.index->id : 0, &kc, &r, err)) goto done;
+    if (check_filter_keys(&ks, x.filter, err)) goto done;
+    if (query_range(t, r.index ? r.index->id : 0, &kcm, ks.npk, &r, err)) goto done;
     if (apply_start_key(req, t, &r, err)) goto done;
     if (range_run(db, t, &r, out, &bytes, err)) goto done;
-    finish_response(out, capacity, t, bytes, r.consistent);
+    finish_response(out, capacity, t, r.index, bytes, r.consistent);
     rc = 0;
 done:
     expr_keycond_free(&kc);
+    expr_keycond_multi_free(&kcm);
     exprs_free(&x);
     range_free(&r);
     catalog_release(db, t);
@@ -451,7 +500,7 @@ int op_scan(qr_db *db, json_t *req, buf *out, qr_err *err)
     else prefix_successor(&r.upper);
     if (apply_start_key(req, t, &r, err)) goto done;
     if (range_run(db, t, &r, out, &bytes, err)) goto done;
-    finish_response(out, capacity, t, bytes, r.consistent);
+    finish_response(out, capacity, t, r.index, bytes, r.consistent);
     rc = 0;
 done:
     exprs_free(&x);

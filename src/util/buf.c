@@ -40,6 +40,11 @@ static int grow(buf *b, size_t extra)
     return 0;
 }
 
+int buf_reserve(buf *b, size_t n)
+{
+    return grow(b, n);
+}
+
 int buf_append(buf *b, const void *p, size_t n)
 {
     if (grow(b, n)) return -1;

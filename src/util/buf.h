@@ -33,6 +33,9 @@ int buf_printf(buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)
 int buf_put_be16(buf *b, uint16_t v);
 int buf_put_be32(buf *b, uint32_t v);
 int buf_put_be64(buf *b, uint64_t v);
+/* Makes room for n more bytes (plus the NUL) past len without changing len, so callers
+ * can write into data + len directly. */
+int buf_reserve(buf *b, size_t n);
 /* Hands the bytes to the caller (free() them) and empties the buffer. */
 char *buf_detach(buf *b, size_t *len);
 

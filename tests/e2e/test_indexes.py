@@ -72,8 +72,18 @@ def test_overloaded_gsi_two_entities(q):
     assert [it["PK"]["S"] for it in r["Items"]] == ["ORDER#3", "ORDER#1"]
     r = query(q, "Company", "GSI1", "GSI1PK = :p AND begins_with(GSI1SK, :a)", {":p": s("DEPT#FINANCE"), ":a": s("A")})
     assert [it["PK"]["S"] for it in r["Items"]] == ["EMP#1"]
-    r = query(q, "Company", "GSI1", "GSI1PK = :p", {":p": s("DEPT#FINANCE")})
+    r = query(q, "Company", "GSI1", "GSI1PK = :p", {":p": s("DEPT#FINANCE")}, ReturnConsumedCapacity="INDEXES")
     assert {it["type"]["S"] for it in r["Items"]} == {"employee"} and r["Count"] == 2
+    assert r["ConsumedCapacity"]["GlobalSecondaryIndexes"]["GSI1"]["CapacityUnits"] == 0.5
+    # Moving an item to another index partition costs the table one write and the index two.
+    r = q.call("PutItem", {"TableName": "Company", "Item": dict(items[0], GSI1PK=s("STATUS#SHIPPED")),
+                           "ReturnConsumedCapacity": "INDEXES"})
+    c = r["ConsumedCapacity"]
+    assert c["Table"]["CapacityUnits"] == 1.0
+    assert c["GlobalSecondaryIndexes"]["GSI1"]["CapacityUnits"] == 2.0
+    assert c["CapacityUnits"] == 3.0
+    r = q.call("PutItem", {"TableName": "Company", "Item": {"PK": s("X"), "SK": s("X")}, "ReturnConsumedCapacity": "TOTAL"})
+    assert r["ConsumedCapacity"]["CapacityUnits"] == 1.0  # not in the sparse index: no index write
 
 
 def test_pending_orders_across_customers(q):
@@ -194,3 +204,37 @@ def test_index_misuse(q):
     e = q.error("Query", {"TableName": "Bad", "IndexName": "Nope", "KeyConditionExpression": "a = :a",
                           "ExpressionAttributeValues": {":a": s("x")}})
     assert "does not have the specified index: Nope" in e.message
+
+
+def test_multi_attribute_gsi_keys(q):
+    q.call("CreateTable", {"TableName": "Scores", "BillingMode": "PAY_PER_REQUEST",
+                           "AttributeDefinitions": defs("pk", "tournament", "region", "player") +
+                           [{"AttributeName": "score", "AttributeType": "N"}],
+                           "KeySchema": keys("pk"),
+                           "GlobalSecondaryIndexes": [{"IndexName": "ByTournamentRegion", "KeySchema": [
+                               {"AttributeName": "tournament", "KeyType": "HASH"},
+                               {"AttributeName": "region", "KeyType": "HASH"},
+                               {"AttributeName": "score", "KeyType": "RANGE"},
+                               {"AttributeName": "player", "KeyType": "RANGE"}],
+                               "Projection": {"ProjectionType": "ALL"}}]})
+    items = []
+    for i in range(12):
+        items.append({"pk": s(f"GAME#{i}"), "tournament": s("WINTER"), "region": s("EU" if i % 2 else "US"),
+                      "score": {"N": str(100 + i % 4)}, "player": s(f"p{i:02d}")})
+    items.append({"pk": s("GAME#99"), "tournament": s("WINTER"), "score": {"N": "1"}, "player": s("no-region")})
+    q.batch_put("Scores", items)
+    vals = {":t": s("WINTER"), ":r": s("EU")}
+    r = query(q, "Scores", "ByTournamentRegion", "tournament = :t AND #r = :r", vals, {"#r": "region"})
+    assert r["Count"] == 6
+    scores = [(int(it["score"]["N"]), it["player"]["S"]) for it in r["Items"]]
+    assert scores == sorted(scores)
+    r = query(q, "Scores", "ByTournamentRegion", "tournament = :t AND #r = :r AND score > :s",
+              dict(vals, **{":s": {"N": "101"}}), {"#r": "region"}, ScanIndexForward=False)
+    assert [int(it["score"]["N"]) for it in r["Items"]] == [103, 103, 103]
+    r = query(q, "Scores", "ByTournamentRegion", "tournament = :t AND #r = :r AND score = :s AND begins_with(player, :p)",
+              dict(vals, **{":s": {"N": "101"}, ":p": s("p0")}), {"#r": "region"})
+    assert [it["player"]["S"] for it in r["Items"]] == ["p01", "p05", "p09"]
+    e = q.error("Query", {"TableName": "Scores", "IndexName": "ByTournamentRegion",
+                          "KeyConditionExpression": "tournament = :t", "ExpressionAttributeValues": {":t": s("WINTER")}})
+    assert e.type == "ValidationException" and "region" in e.message
+    assert q.verify("Scores").returncode == 0

@@ -1,0 +1,1623 @@
+/* check.c — planning access patterns and running the modelling checklist (see check.h).
+ *
+ * Each rule is one static function named rule_<what>, reading the model and the plans
+ * and adding findings. Estimates use DynamoDB's published units: a read unit is 4 KB
+ * (half a unit when eventually consistent), a write unit is 1 KB, and one partition
+ * serves at most 3,000 read and 1,000 write units per second. The numbers are estimates
+ * for a design review, not a capacity planner. Nothing here formats output. */
+#include "checker/check.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define HIGH_CARDINALITY 1e6
+#define HORIZON_DAYS 3650.0
+
+/* ---- small helpers ---- */
+
+const char *check_severity_name(ck_severity s)
+{
+    return s == CK_ERROR ? "error" : s == CK_WARNING ? "warning" : "note";
+}
+
+static int add(ck_report *r, ck_severity sev, const char *rule, const char *subject, m_pos pos,
+               const char *message, const char *explanation, const char *fix)
+{
+    if (message == NULL || subject == NULL) return -1; /* an ck_arena_printf ran out of memory */
+    if (r->nfindings == r->cap) {
+        size_t nc = r->cap ? r->cap * 2 : 32;
+        ck_finding *nf = ck_arena_alloc(&r->arena, nc * sizeof *nf);
+        if (nf == NULL) return -1;
+        if (r->nfindings) memcpy(nf, r->findings, r->nfindings * sizeof *nf);
+        r->findings = nf;
+        r->cap = nc;
+    }
+    r->findings[r->nfindings++] = (ck_finding){sev, rule, subject, pos, message, explanation, fix};
+    if (sev == CK_ERROR)
+        r->errors++;
+    else if (sev == CK_WARNING)
+        r->warnings++;
+    else
+        r->notes++;
+    return 0;
+}
+
+#define P(...) ck_arena_printf(&r->arena, __VA_ARGS__)
+
+static const m_given *given(const m_pattern *p, const char *name)
+{
+    for (size_t i = 0; i < p->ngiven; i++)
+        if (strcmp(p->given[i].name, name) == 0) return &p->given[i];
+    return NULL;
+}
+
+static int is_time(const m_attr *a)
+{
+    return a->format == MF_TIMESTAMP || a->format == MF_DATE || a->format == MF_MONTH ||
+           a->format == MF_YEAR || a->format == MF_EPOCH;
+}
+
+/* Time granularity: 1 year … 4 instant; 0 for non-time attributes. */
+static int time_rank(const m_attr *a)
+{
+    switch (a->format) {
+    case MF_YEAR:
+        return 1;
+    case MF_MONTH:
+        return 2;
+    case MF_DATE:
+        return 3;
+    case MF_TIMESTAMP:
+    case MF_EPOCH:
+    case MF_ULID:
+        return 4;
+    default:
+        return 0;
+    }
+}
+
+/* True if a date pattern sorts as text: fixed-width fields running year, month, day. */
+static int date_pattern_sorts(const char *pat)
+{
+    if (pat == NULL) return 1;
+    const char *y = strstr(pat, "YYYY"), *m = strstr(pat, "MM"), *d = strstr(pat, "DD");
+    if (y == NULL) return 0;
+    if (m == NULL && strchr(pat, 'M')) return 0; /* single-letter month: 3 sorts after 12 */
+    if (d == NULL && strchr(pat, 'D')) return 0;
+    if (m && m < y) return 0;
+    if (d && (d < y || (m && d < m))) return 0;
+    return 1;
+}
+
+/* Why a variable in a string key does not sort, or NULL if it does. */
+static const char *unsorted_reason(const m_attr *a)
+{
+    if (a->format == MF_DATE && !date_pattern_sorts(a->pattern))
+        return "a date whose fields do not run year-month-day at fixed width";
+    if (a->format == MF_INTEGER || (a->type == MT_NUMBER && (a->format == MF_NONE)))
+        return "a number without zero-padding (9 sorts after 10)";
+    return NULL;
+}
+
+/* Why a range or order on this attribute is meaningless, or NULL. */
+static const char *unordered_reason(const m_attr *a)
+{
+    const char *u = unsorted_reason(a);
+    if (u) return u;
+    if (a->format == MF_UUID) return "a random UUID, which has no meaningful order";
+    if (a->format == MF_ENUM)
+        return "an enum, whose values sort alphabetically, not in any business order";
+    if (a->type == MT_BOOLEAN) return "a boolean";
+    if (a->format == MF_SHARD) return "a shard suffix";
+    return NULL;
+}
+
+static double var_cardinality(const m_entity *e, const m_attr *a)
+{
+    if (a->cardinality > 0) return a->cardinality;
+    if (a->type == MT_BOOLEAN) return 2;
+    if (a->format == MF_ENUM) return (double)a->nvalues;
+    if (a->format == MF_SHARD) return a->shards;
+    if (is_time(a)) return 1; /* all current traffic lands in the current bucket */
+    return e->count > 0 ? e->count : HIGH_CARDINALITY;
+}
+
+/* Share of traffic on the busiest value of a partition key template. */
+static double busiest_share(const m_entity *e, const m_template *t)
+{
+    double share = 1;
+    for (size_t i = 0; i < t->nseg; i++) {
+        const m_attr *a = t->seg[i].attr;
+        if (!t->seg[i].is_var) continue;
+        double s = a->hottest > 0 ? a->hottest : 1.0 / var_cardinality(e, a);
+        share *= s > 1 ? 1 : s;
+    }
+    return share;
+}
+
+size_t check_paths(const m_entity *e, ck_path *out)
+{
+    size_t n = 0;
+    out[n++] = (ck_path){e->table, NULL, &e->pk, &e->sk, NULL};
+    for (size_t i = 0; i < e->nkeys; i++) {
+        const m_entkey *k = &e->keys[i];
+        out[n++] = (ck_path){e->table, k->index, k->index->local ? &e->pk : &k->pk, &k->sk, k};
+    }
+    return n;
+}
+
+static const char *pk_name(const ck_path *p)
+{
+    return p->index ? p->index->pk.name : p->table->pk.name;
+}
+
+static const char *sk_name(const ck_path *p)
+{
+    return p->index ? p->index->sk.name : p->table->sk.name;
+}
+
+static const char *path_name(ck_report *r, const ck_path *p)
+{
+    if (p->index)
+        return P("%s %s of table %s", p->index->local ? "LSI" : "GSI", p->index->name,
+                 p->table->name);
+    return P("table %s", p->table->name);
+}
+
+static int same_path(const ck_path *a, const ck_path *b)
+{
+    return a->table == b->table && a->index == b->index;
+}
+
+/* ---- examples ---- */
+
+void check_example_value(const m_attr *a, int n, char *buf, size_t size)
+{
+    static const int nums[] = {42, 7, 1337};
+    static const int days[] = {14, 9, 21};
+    static const char *const uuids[] = {"3f2a9c1e-7b4d-4e2a-9c1f-5d8e2b7a6c40",
+                                        "a71c02d9-1e5b-4f3a-8d26-0b9e4c7f1a53",
+                                        "5e9b7d13-c2a8-4b61-a0f4-9d3e8c2b1f77"};
+    static const char *const ulids[] = {"01HV6Z3K8Q2M7N4P5R6S7T8V9W", "01HV6Z3M1A2B3C4D5E6F7G8H9J",
+                                        "01HV6Z3P9K8J7H6G5F4E3D2C1B"};
+    int k = n % 3;
+    if (a->example && n == 0) {
+        snprintf(buf, size, "%s", a->example);
+        return;
+    }
+    switch (a->format) {
+    case MF_TIMESTAMP:
+        snprintf(buf, size, "2026-03-%02dT09:%02d:00Z", days[k], 14 + k * 7);
+        return;
+    case MF_MONTH:
+        snprintf(buf, size, "2026-%02d", 3 - k);
+        return;
+    case MF_YEAR:
+        snprintf(buf, size, "%d", 2026 - k);
+        return;
+    case MF_EPOCH:
+        snprintf(buf, size, "%ld", 1773479640L + 86400L * k);
+        return;
+    case MF_PADDED:
+        snprintf(buf, size, "%0*d", a->width, nums[k]);
+        return;
+    case MF_INTEGER:
+        snprintf(buf, size, "%d", nums[k]);
+        return;
+    case MF_ENUM:
+        snprintf(buf, size, "%s", a->values[(size_t)n % a->nvalues]);
+        return;
+    case MF_UUID:
+        snprintf(buf, size, "%s", uuids[k]);
+        return;
+    case MF_ULID:
+        snprintf(buf, size, "%s", ulids[k]);
+        return;
+    case MF_SHARD:
+        snprintf(buf, size, "%d", n % a->shards);
+        return;
+    case MF_DATE: {
+        const char *pat = a->pattern ? a->pattern : "YYYY-MM-DD";
+        size_t o = 0;
+        for (const char *s = pat; *s && o + 8 < size;) {
+            if (strncmp(s, "YYYY", 4) == 0)
+                o += (size_t)snprintf(buf + o, size - o, "2026"), s += 4;
+            else if (strncmp(s, "MM", 2) == 0)
+                o += (size_t)snprintf(buf + o, size - o, "03"), s += 2;
+            else if (strncmp(s, "DD", 2) == 0)
+                o += (size_t)snprintf(buf + o, size - o, "%02d", days[k]), s += 2;
+            else if (*s == 'M')
+                o += (size_t)snprintf(buf + o, size - o, "3"), s++;
+            else if (*s == 'D')
+                o += (size_t)snprintf(buf + o, size - o, "%d", days[k]), s++;
+            else
+                buf[o++] = *s++;
+        }
+        buf[o < size ? o : size - 1] = '\0';
+        return;
+    }
+    default:
+        break;
+    }
+    if (a->type == MT_BOOLEAN)
+        snprintf(buf, size, "%s", n % 2 ? "false" : "true");
+    else if (a->type == MT_NUMBER)
+        snprintf(buf, size, "%d", nums[k]);
+    else {
+        /* userId -> user-101: readable ids that differ per example */
+        char stem[64];
+        snprintf(stem, sizeof stem, "%s", a->name);
+        size_t l = strlen(stem);
+        if (l > 2 && (strcmp(stem + l - 2, "Id") == 0 || strcmp(stem + l - 2, "ID") == 0))
+            stem[l - 2] = '\0';
+        else if (l > 3 && strcmp(stem + l - 3, "_id") == 0)
+            stem[l - 3] = '\0';
+        for (char *c = stem; *c; c++)
+            if (*c >= 'A' && *c <= 'Z') *c = (char)(*c - 'A' + 'a');
+        if (a->format == MF_ID || stem[0] == '\0' || strlen(stem) != l)
+            snprintf(buf, size, "%s-%d", stem[0] ? stem : "id", 101 + k);
+        else
+            snprintf(buf, size, "%s %c", a->name, 'A' + k);
+    }
+}
+
+void check_expand(const m_template *t, int n, char *buf, size_t size)
+{
+    size_t o = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < t->nseg && o + 1 < size; i++) {
+        char v[256];
+        if (t->seg[i].is_var)
+            check_example_value(t->seg[i].attr, n, v, sizeof v);
+        else
+            snprintf(v, sizeof v, "%s", t->seg[i].text);
+        o += (size_t)snprintf(buf + o, size - o, "%s", v);
+    }
+}
+
+void check_item_value(const m_entity *e, const m_attr *a, int k, char *buf, size_t size)
+{
+    int in_pk = 0;
+    for (size_t i = 0; i < e->pk.nseg; i++)
+        in_pk |= e->pk.seg[i].is_var && e->pk.seg[i].attr == a;
+    check_example_value(a, in_pk ? 0 : k, buf, size);
+}
+
+void check_item_key(const m_entity *e, const m_template *t, int k, char *buf, size_t size)
+{
+    size_t o = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < t->nseg && o + 1 < size; i++) {
+        char v[256];
+        if (t->seg[i].is_var)
+            check_item_value(e, t->seg[i].attr, k, v, sizeof v);
+        else
+            snprintf(v, sizeof v, "%s", t->seg[i].text);
+        o += (size_t)snprintf(buf + o, size - o, "%s", v);
+    }
+}
+
+int check_item_in_index(const m_entity *e, const m_entkey *ek, int k)
+{
+    for (size_t i = 0; i < ek->nwhen; i++) {
+        const m_attr *a = model_entity_attr(e, ek->when[i].name);
+        char v[256];
+        check_item_value(e, a, k, v, sizeof v);
+        if (strcmp(v, ek->when[i].value) != 0) return 0;
+    }
+    return 1;
+}
+
+/* ---- planning ---- */
+
+typedef struct match {
+    int usable;          /* partition key fully known (and sparse conditions met) */
+    int eq_all;          /* sort key fully known */
+    const m_seg *range;  /* first sort-key variable not given */
+    size_t prefix_nseg;  /* segments before it */
+    int scatter;         /* shards to fan out over */
+    const char *missing; /* first partition-key variable not given */
+    const char *filters; /* given attributes the key does not use, comma-separated */
+    int cond_ok, order_ok;
+    const char *why; /* what is wrong when usable but not clean */
+} match;
+
+static int template_uses(const m_template *t, size_t upto, const char *name)
+{
+    for (size_t i = 0; i < t->nseg && i < upto; i++)
+        if (t->seg[i].is_var && strcmp(t->seg[i].text, name) == 0) return 1;
+    return 0;
+}
+
+static match match_path(ck_report *r, const m_pattern *p, const ck_path *path)
+{
+    match mt = {.usable = 1, .scatter = 1, .cond_ok = 1, .order_ok = 1};
+    for (size_t i = 0; i < path->pk->nseg; i++) {
+        const m_seg *s = &path->pk->seg[i];
+        if (!s->is_var) continue;
+        if (s->attr->format == MF_SHARD && !given(p, s->text))
+            mt.scatter *= s->attr->shards;
+        else if (!given(p, s->text)) {
+            mt.usable = 0;
+            if (mt.missing == NULL) mt.missing = s->text;
+        }
+    }
+    if (path->key)
+        for (size_t i = 0; i < path->key->nwhen; i++) {
+            const m_given *g = given(p, path->key->when[i].name);
+            if (g == NULL || g->value == NULL || strcmp(g->value, path->key->when[i].value) != 0) {
+                mt.usable = 0;
+                if (mt.missing == NULL) mt.missing = path->key->when[i].name;
+            }
+        }
+    const m_template *sk = path->sk;
+    size_t i = 0;
+    for (; sk->text && i < sk->nseg; i++) {
+        const m_seg *s = &sk->seg[i];
+        if (s->is_var && !given(p, s->text)) break;
+        /* an attribute the pattern ranges over ends the equality prefix even when given */
+        if (s->is_var && p->sk_attr && strcmp(p->sk_op, "=") != 0 &&
+            strcmp(s->text, p->sk_attr) == 0)
+            break;
+    }
+    mt.eq_all = sk->text == NULL || i == sk->nseg;
+    mt.prefix_nseg = i;
+    mt.range = mt.eq_all ? NULL : &sk->seg[i];
+    /* given attributes the key does not use become filters */
+    char list[512] = "";
+    for (size_t g = 0; g < p->ngiven; g++) {
+        const char *name = p->given[g].name;
+        int used = template_uses(path->pk, path->pk->nseg, name) ||
+                   (sk->text && template_uses(sk, mt.prefix_nseg, name));
+        if (path->key)
+            for (size_t w = 0; w < path->key->nwhen; w++)
+                used |= strcmp(path->key->when[w].name, name) == 0;
+        if (!used && p->sk_attr && strcmp(p->sk_attr, name) == 0 && mt.range &&
+            strcmp(mt.range->text, name) == 0)
+            used = 1;
+        if (!used) {
+            if (list[0]) strncat(list, ", ", sizeof list - strlen(list) - 1);
+            strncat(list, name, sizeof list - strlen(list) - 1);
+        }
+    }
+    if (list[0]) mt.filters = P("%s", list);
+    if (p->sk_attr) {
+        int on_range = mt.range && strcmp(mt.range->text, p->sk_attr) == 0;
+        int on_eq =
+            strcmp(p->sk_op, "=") == 0 && sk->text && template_uses(sk, mt.prefix_nseg, p->sk_attr);
+        if (!on_range && !on_eq) {
+            mt.cond_ok = 0;
+            mt.why = P("the condition on %s is not on the next sort-key component", p->sk_attr);
+        }
+    }
+    if (p->order_by && !(mt.range && strcmp(mt.range->text, p->order_by) == 0)) {
+        int single = sk->text && sk->nseg == 1 && sk->seg[0].is_var &&
+                     strcmp(sk->seg[0].text, p->order_by) == 0;
+        if (!single) {
+            mt.order_ok = 0;
+            mt.why = P("the sort key does not order by %s", p->order_by);
+        }
+    }
+    if (mt.filters && mt.why == NULL) mt.why = P("the key does not use %s", mt.filters);
+    return mt;
+}
+
+/* Text of the template's first n segments (variables kept as {name}, or the pattern's
+ * fixed value for them when p is not NULL). */
+static const char *template_head(ck_report *r, const m_template *t, size_t n, const m_pattern *p)
+{
+    char buf[600] = "";
+    for (size_t i = 0; i < n && i < t->nseg; i++) {
+        const m_given *g = p && t->seg[i].is_var ? given(p, t->seg[i].text) : NULL;
+        if (g && g->value) {
+            strncat(buf, g->value, sizeof buf - strlen(buf) - 1);
+        } else if (t->seg[i].is_var) {
+            strncat(buf, "{", sizeof buf - strlen(buf) - 1);
+            strncat(buf, t->seg[i].text, sizeof buf - strlen(buf) - 1);
+            strncat(buf, "}", sizeof buf - strlen(buf) - 1);
+        } else {
+            strncat(buf, t->seg[i].text, sizeof buf - strlen(buf) - 1);
+        }
+    }
+    return P("%s", buf);
+}
+
+/* The template's text with the pattern's fixed given values filled in ("STATUS#PENDING"). */
+static const char *bound(ck_report *r, const m_pattern *p, const m_template *t)
+{
+    return template_head(r, t, t->nseg, p);
+}
+
+static const char *key_condition(ck_report *r, const m_pattern *p, const ck_path *path,
+                                 const match *mt)
+{
+    const char *pkc = P("%s = \"%s\"", pk_name(path), bound(r, p, path->pk));
+    const m_template *sk = path->sk;
+    if (sk->text == NULL) return pkc;
+    const char *skn = sk_name(path);
+    if (mt->eq_all) return P("%s AND %s = \"%s\"", pkc, skn, bound(r, p, sk));
+    const char *prefix = template_head(r, sk, mt->prefix_nseg, p);
+    if (p->sk_attr && mt->range && strcmp(mt->range->text, p->sk_attr) == 0) {
+        const char *v = mt->range->text;
+        if (strcmp(p->sk_op, "between") == 0)
+            return P("%s AND %s BETWEEN \"%s{%s:from}\" AND \"%s{%s:to}\"", pkc, skn, prefix, v,
+                     prefix, v);
+        if (strcmp(p->sk_op, "begins_with") == 0)
+            return P("%s AND begins_with(%s, \"%s{%s}\")", pkc, skn, prefix, v);
+        return P("%s AND %s %s \"%s{%s}\"", pkc, skn, p->sk_op, prefix, v);
+    }
+    if (prefix[0]) return P("%s AND begins_with(%s, \"%s\")", pkc, skn, prefix);
+    return pkc;
+}
+
+/* A Query reading several entity types of one item collection: the partition key and the
+ * sort-key prefix all their given parts share. */
+static const char *collection_condition(ck_report *r, const m_pattern *p, const ck_path *path)
+{
+    const char *pkc = P("%s = \"%s\"", pk_name(path), bound(r, p, path->pk));
+    if (path->sk->text == NULL) return pkc;
+    char common[600];
+    match mt = match_path(r, p, path);
+    snprintf(common, sizeof common, "%s", template_head(r, path->sk, mt.prefix_nseg, p));
+    for (size_t i = 0; i < p->nalso; i++) {
+        const m_entity *o = p->also[i];
+        ck_path op[1 + QR_MODEL_MAX_INDEXES];
+        size_t n = check_paths(o, op);
+        for (size_t k = 0; k < n; k++) {
+            if (!same_path(&op[k], path)) continue;
+            match om = match_path(r, p, &op[k]);
+            const char *head = op[k].sk->text ? template_head(r, op[k].sk, om.prefix_nseg, p) : "";
+            size_t c = 0;
+            while (common[c] && head[c] == common[c])
+                c++;
+            common[c] = '\0';
+        }
+    }
+    /* cut back to a component boundary: "ME" from META and MEMBER# is no prefix */
+    size_t len = strlen(common);
+    while (len && common[len - 1] != '#' && common[len - 1] != '}')
+        len--;
+    common[len] = '\0';
+    if (len == 0) return pkc;
+    return P("%s AND begins_with(%s, \"%s\")", pkc, sk_name(path), common);
+}
+
+static int is_read(m_kind k)
+{
+    return k == MK_GET || k == MK_QUERY;
+}
+
+static int is_write(m_kind k)
+{
+    return !is_read(k);
+}
+
+/* A GSI proposal for a pattern no key serves: partition on the given attributes, sort on
+ * the condition or order attribute. */
+static const char *propose_index(ck_report *r, const m_pattern *p)
+{
+    const m_entity *e = p->entity;
+    char pk[300] = "", sk[200] = "";
+    int fixed_only = p->ngiven > 0, list_attr = 0;
+    const char *list_name = NULL;
+    for (size_t i = 0; i < p->ngiven; i++) {
+        const m_attr *a = model_entity_attr(e, p->given[i].name);
+        if (a == NULL) continue;
+        if (p->given[i].value == NULL) fixed_only = 0;
+        if (a->type == MT_LIST || a->type == MT_SET) {
+            list_attr = 1;
+            list_name = a->name;
+        }
+        if (p->sk_attr && strcmp(p->sk_attr, a->name) == 0 && strcmp(p->sk_op, "=") != 0) continue;
+        if (pk[0]) strncat(pk, "#", sizeof pk - strlen(pk) - 1);
+        char part[120];
+        snprintf(part, sizeof part, "%.40s#{%.40s}", a->name, a->name);
+        for (char *c = part; *c && *c != '#'; c++)
+            if (*c >= 'a' && *c <= 'z') *c = (char)(*c - 'a' + 'A');
+        strncat(pk, part, sizeof pk - strlen(pk) - 1);
+    }
+    const char *sortby = p->sk_attr ? p->sk_attr : p->order_by;
+    if (sortby)
+        snprintf(sk, sizeof sk, "{%s}", sortby);
+    else if (e->sk.text)
+        snprintf(sk, sizeof sk, "%s", e->sk.text);
+    /* a free GSI of the table that this entity does not use yet can be overloaded */
+    const char *reuse = NULL;
+    for (size_t i = 0; i < e->table->nidx; i++)
+        if (!e->table->idx[i].local && model_entity_key(e, &e->table->idx[i]) == NULL)
+            reuse = e->table->idx[i].name;
+    const char *where = reuse ? P("overload GSI %s (give entity %s keys for it)", reuse, e->name)
+                              : P("add a GSI (e.g. GSI%zu) and give entity %s keys for it",
+                                  e->table->nidx + 1, e->name);
+    if (list_attr)
+        return P("an inverted index: write one item per element of %s with pk \"%s#{element}\" and "
+                 "sk \"%s\" "
+                 "(or a GSI on that item), then Query by the element",
+                 list_name, list_name, e->pk.text);
+    if (fixed_only) {
+        const m_given *g = &p->given[0];
+        return P("a sparse index: %s with pk \"%s\"%s%s%s written only while %s = %s (remove it "
+                 "when that changes), "
+                 "so the index holds exactly the matching items (shard the pk if writes are heavy)"
+                 "; or, to serve every value of %s, %s with pk \"%s\"",
+                 where, g->value, sk[0] ? " and sk \"" : "", sk, sk[0] ? "\"" : "", g->name,
+                 g->value, g->name, where, pk);
+    }
+    if (pk[0] == '\0')
+        return P("give the pattern the attributes that identify the partition; a pattern with no "
+                 "given values reads the whole table");
+    return P("%s with pk \"%s\"%s%s%s", where, pk, sk[0] ? " and sk \"" : "", sk,
+             sk[0] ? "\"" : "");
+}
+
+static int plan_pattern(ck_report *r, const m_pattern *p, ck_plan *pl)
+{
+    const m_entity *e = p->entity;
+    ck_path paths[1 + QR_MODEL_MAX_INDEXES];
+    size_t np = check_paths(e, paths);
+    pl->pattern = p;
+    pl->scatter = 1;
+    pl->forward = p->direction >= 0;
+    const char *subject = P("pattern %s", p->name);
+
+    if (p->kind == MK_PUT || p->kind == MK_TRANSACTION) {
+        pl->served = 1;
+        pl->path = paths[0];
+        pl->key_condition = e->sk.text ? P("%s = \"%s\", %s = \"%s\"", e->table->pk.name,
+                                           e->pk.text, e->table->sk.name, e->sk.text)
+                                       : P("%s = \"%s\"", e->table->pk.name, e->pk.text);
+        if (p->kind == MK_PUT) {
+            pl->operation = "PutItem";
+            pl->text = P("PutItem on table %s: %s", e->table->name, pl->key_condition);
+        } else {
+            pl->operation = "TransactWriteItems";
+            char names[512] = "";
+            strncat(names, e->name, sizeof names - 1);
+            for (size_t i = 0; i < p->nalso; i++) {
+                strncat(names, ", ", sizeof names - strlen(names) - 1);
+                strncat(names, p->also[i]->name, sizeof names - strlen(names) - 1);
+            }
+            pl->text =
+                P("TransactWriteItems with %zu items (%s), all or nothing", 1 + p->nalso, names);
+            if (1 + p->nalso > 100) {
+                pl->served = 0;
+                return add(
+                    r, CK_ERROR, "access-pattern-coverage", subject, p->pos,
+                    P("pattern %s writes %zu items in one transaction; TransactWriteItems takes at "
+                      "most 100",
+                      p->name, 1 + p->nalso),
+                    "DynamoDB rejects transactions of more than 100 items (and more than 4 MB).",
+                    "split the write, or keep the invariant in fewer items (a counter item, one "
+                    "aggregate item)");
+            }
+        }
+        return pl->text ? 0 : -1;
+    }
+
+    /* reads, updates and deletes: find the best path */
+    int best = -1;
+    match bm = {0};
+    int gsi_only_consistent = 0;
+    for (size_t i = 0; i < np; i++) {
+        const ck_path *path = &paths[i];
+        if (p->index && (path->index == NULL || strcmp(path->index->name, p->index) != 0)) continue;
+        if (is_write(p->kind) && path->index) continue;
+        match mt = match_path(r, p, path);
+        if (!mt.usable) continue;
+        int clean = mt.filters == NULL && mt.cond_ok && mt.order_ok;
+        if (is_write(p->kind)) clean = mt.eq_all && mt.scatter == 1;
+        if (p->kind == MK_GET && !mt.eq_all) clean = 0;
+        if (clean && p->consistent && path->index && !path->index->local) {
+            gsi_only_consistent = 1;
+            continue;
+        }
+        if (clean) {
+            best = (int)i;
+            bm = mt;
+            break;
+        }
+    }
+    if (best >= 0) {
+        const ck_path *path = &paths[best];
+        pl->served = 1;
+        pl->path = *path;
+        pl->scatter = bm.scatter;
+        pl->key_condition = p->nalso && p->kind == MK_QUERY ? collection_condition(r, p, path)
+                                                            : key_condition(r, p, path, &bm);
+        const char *where = path_name(r, path);
+        const char *item_key = path->sk->text
+                                   ? P("%s = \"%s\", %s = \"%s\"", pk_name(path),
+                                       bound(r, p, path->pk), sk_name(path), bound(r, p, path->sk))
+                                   : P("%s = \"%s\"", pk_name(path), bound(r, p, path->pk));
+        if (is_write(p->kind) || (p->kind == MK_GET && path->index == NULL && bm.scatter == 1))
+            pl->key_condition = item_key;
+        if (is_write(p->kind)) {
+            pl->operation = p->kind == MK_UPDATE ? "UpdateItem" : "DeleteItem";
+            pl->text = P("%s on %s: Key %s", pl->operation, where, pl->key_condition);
+        } else if (p->kind == MK_GET && path->index == NULL && bm.scatter == 1) {
+            pl->operation = "GetItem";
+            pl->text = P("GetItem on %s: Key %s%s", where, pl->key_condition,
+                         p->consistent ? ", ConsistentRead=true" : "");
+        } else {
+            pl->operation = "Query";
+            char extra[200] = "";
+            if (p->direction < 0)
+                strncat(extra, ", ScanIndexForward=false", sizeof extra - strlen(extra) - 1);
+            if (p->limit > 0)
+                snprintf(extra + strlen(extra), sizeof extra - strlen(extra), ", Limit=%.0f",
+                         p->limit);
+            else if (p->kind == MK_GET)
+                strncat(extra, ", Limit=1", sizeof extra - strlen(extra) - 1);
+            if (p->consistent)
+                strncat(extra, ", ConsistentRead=true", sizeof extra - strlen(extra) - 1);
+            if (bm.scatter > 1)
+                snprintf(extra + strlen(extra), sizeof extra - strlen(extra),
+                         "; x%d (one Query per shard, merged by the client)", bm.scatter);
+            pl->text = P("Query %s: %s%s", where, pl->key_condition, extra);
+        }
+        return pl->text ? 0 : -1;
+    }
+
+    /* not served: say why, and what would serve it */
+    pl->served = 0;
+    pl->operation = "Scan";
+    const char *sentence = p->sentence ? P(" (\"%s\")", p->sentence) : "";
+    if (gsi_only_consistent) {
+        pl->text = P("no strongly consistent path: only a GSI has the key");
+        return add(
+            r, CK_ERROR, "index-lsi-at-creation", subject, p->pos,
+            P("pattern %s%s needs strongly consistent reads, but only a global index serves it",
+              p->name, sentence),
+            "GSIs are eventually consistent; only the base table and local indexes offer "
+            "ConsistentRead. "
+            "Local indexes must be declared when the table is created: they cannot be added later.",
+            P("declare an LSI on table %s now, with the sort key this pattern needs, or accept "
+              "eventual consistency",
+              e->table->name));
+    }
+    if (is_write(p->kind)) {
+        pl->text =
+            P("no single-item %s: the full primary key is not given", model_kind_name(p->kind));
+        return add(
+            r, CK_ERROR, "access-pattern-coverage", subject, p->pos,
+            P("pattern %s%s does not give the full primary key (%s%s%s) of %s", p->name, sentence,
+              e->pk.text, e->sk.text ? ", " : "", e->sk.text ? e->sk.text : "", e->name),
+            "UpdateItem and DeleteItem address one item by its whole key; without it the "
+            "application must first "
+            "Query (or Scan) to find the key, which is two round trips and a race between them.",
+            P("give the pattern every attribute of the key templates of %s, or design the key from "
+              "what the caller knows",
+              e->name));
+    }
+    /* the designer named an index that cannot serve the pattern */
+    if (p->index) {
+        const ck_path *hinted = NULL, *clean = NULL;
+        match cm = {0};
+        for (size_t i = 0; i < np; i++) {
+            if (paths[i].index && strcmp(paths[i].index->name, p->index) == 0) hinted = &paths[i];
+            match mt = match_path(r, p, &paths[i]);
+            int ok = mt.usable && mt.filters == NULL && mt.cond_ok && mt.order_ok &&
+                     (p->kind != MK_GET || mt.eq_all);
+            if (ok && clean == NULL) {
+                clean = &paths[i];
+                cm = mt;
+            }
+        }
+        const char *why;
+        if (hinted) {
+            match hm = match_path(r, p, hinted);
+            why = !hm.usable
+                      ? P("its partition key \"%s\" needs %s, which the pattern is not given",
+                          hinted->pk->text, hm.missing ? hm.missing : "a value")
+                  : hm.why ? hm.why
+                           : "its key does not select the items";
+        } else {
+            why = P("entity %s writes no keys for it", e->name);
+        }
+        pl->text = P("index %s does not serve it: %s", p->index, why);
+        return add(r, CK_ERROR, "access-pattern-coverage", subject, p->pos,
+                   P("pattern %s%s names index %s, which does not serve it: %s", p->name, sentence,
+                     p->index, why),
+                   "The index a pattern names is the one the application will query; if its keys "
+                   "cannot be built from the pattern's values, the application ends up scanning or "
+                   "filtering.",
+                   clean ? P("drop 'index: %s': %s serves it with %s", p->index,
+                             path_name(r, clean), key_condition(r, p, clean, &cm))
+                         : propose_index(r, p));
+    }
+    /* a usable path that needs a filter, or sorting by the application */
+    for (size_t i = 0; i < np; i++) {
+        match mt = match_path(r, p, &paths[i]);
+        if (!mt.usable) continue;
+        const char *where = path_name(r, &paths[i]);
+        pl->path = paths[i];
+        pl->operation = "Query";
+        pl->key_condition = key_condition(r, p, &paths[i], &mt);
+        const char *prefix = template_head(r, paths[i].sk, mt.prefix_nseg, NULL);
+        const char *want_attr = mt.filters && !(p->sk_attr && !mt.cond_ok) ? mt.filters
+                                : p->sk_attr && !mt.cond_ok                ? p->sk_attr
+                                : p->order_by                              ? p->order_by
+                                                                           : mt.filters;
+        const char *skn = sk_name(&paths[i]) ? sk_name(&paths[i]) : "the sort key";
+        const char *alt = P("(or, on the same partition, an LSI with that sort key, which can only "
+                            "be created with the table; or %s)",
+                            propose_index(r, p));
+        if (mt.filters || !mt.cond_ok) {
+            pl->text = P("Query %s then filter: %s", where, mt.why);
+            return add(
+                r, CK_ERROR, "access-pattern-coverage", subject, p->pos,
+                P("pattern %s%s needs a filter on %s: %s", p->name, sentence, where, mt.why),
+                "A FilterExpression runs after the read: DynamoDB reads and bills every item "
+                "in the key range and then discards those that do not match, so cost and "
+                "latency grow with the partition, not the result.",
+                P("make the sort key continue with the filtered attribute: %s = "
+                  "\"%s{%s}...\" %s",
+                  skn, prefix, want_attr ? want_attr : "?", alt));
+        }
+        pl->text = P("Query %s, then sort in the application: %s", where, mt.why);
+        return add(
+            r, CK_ERROR, "access-pattern-coverage", subject, p->pos,
+            P("pattern %s%s cannot be read in order from %s: %s", p->name, sentence, where, mt.why),
+            "DynamoDB returns a partition in sort-key order only. Any other order means "
+            "reading the whole partition (every page of it) and sorting in the application, "
+            "which defeats Limit.",
+            P("make the sort key continue with the order attribute: %s = \"%s{%s}...\" %s", skn,
+              prefix, want_attr ? want_attr : "?", alt));
+    }
+    pl->text =
+        P("Scan of table %s: no table or index has a partition key built from the given values",
+          e->table->name);
+    return add(r, CK_ERROR, "access-pattern-coverage", subject, p->pos,
+               P("pattern %s%s needs a Scan: no key of %s can be built from what it is given",
+                 p->name, sentence, e->name),
+               "A Query needs exactly one partition key value. Without one, the only way to answer "
+               "is a Scan, which reads the "
+               "whole table: its cost and latency grow with the table, not with the result.",
+               propose_index(r, p));
+}
+
+/* ---- traffic estimates ---- */
+
+static double projected_size(const m_entity *e, const ck_path *path)
+{
+    if (path->index == NULL || path->index->projection == MP_ALL) return model_item_size(e);
+    double keys = 0;
+    const m_template *ts[] = {&e->pk, &e->sk, path->pk, path->sk};
+    for (size_t t = 0; t < 4; t++)
+        for (size_t i = 0; ts[t]->text && i < ts[t]->nseg; i++)
+            keys += ts[t]->seg[i].is_var ? model_attr_size(ts[t]->seg[i].attr)
+                                         : (double)strlen(ts[t]->seg[i].text);
+    keys += 40; /* attribute names */
+    if (path->index->projection == MP_INCLUDE)
+        for (size_t i = 0; i < path->index->ninclude; i++) {
+            const m_attr *a = model_entity_attr(e, path->index->include[i]);
+            if (a) keys += model_attr_size(a) + strlen(a->name);
+        }
+    return keys < model_item_size(e) ? keys : model_item_size(e);
+}
+
+static double read_units(const ck_plan *pl)
+{
+    const m_pattern *p = pl->pattern;
+    double items = p->kind == MK_GET    ? 1
+                   : p->limit > 0       ? p->limit
+                   : p->result_size > 0 ? p->result_size
+                                        : 1;
+    double bytes = items * projected_size(p->entity, &pl->path);
+    double units = ceil(bytes / 4096);
+    if (units < 1) units = 1;
+    return p->consistent ? units : units / 2;
+}
+
+static double write_units(double size)
+{
+    double u = ceil(size / 1024);
+    return u < 1 ? 1 : u;
+}
+
+/* Write units per second an entity's writes put on one path (all its partitions). A sparse
+ * index only receives the writes of items whose 'when' values hold. */
+static double entity_write_load(const ck_report *r, const m_entity *e, const ck_path *path)
+{
+    double load = 0, sparse = 1;
+    for (size_t i = 0; path->key && i < path->key->nwhen; i++) {
+        const m_attr *a = model_entity_attr(e, path->key->when[i].name);
+        if (a) sparse *= a->hottest > 0 ? a->hottest : 1.0 / fmax(1, var_cardinality(e, a));
+    }
+    for (size_t i = 0; i < r->nplans; i++) {
+        const m_pattern *p = r->plans[i].pattern;
+        if (!is_write(p->kind) || p->rps <= 0) continue;
+        int touches = p->entity == e;
+        for (size_t j = 0; j < p->nalso; j++)
+            touches |= p->also[j] == e;
+        if (!touches) continue;
+        double u = write_units(projected_size(e, path));
+        if (p->kind == MK_TRANSACTION) u *= 2;
+        load += p->rps * u;
+    }
+    return load * sparse;
+}
+
+/* ---- rules ---- */
+
+static int rule_pk_cardinality(ck_report *r)
+{
+    const qr_model *m = r->model;
+    for (size_t ei = 0; ei < m->nentities; ei++) {
+        const m_entity *e = &m->entities[ei];
+        ck_path paths[1 + QR_MODEL_MAX_INDEXES];
+        size_t np = check_paths(e, paths);
+        for (size_t pi = 0; pi < np; pi++) {
+            const ck_path *path = &paths[pi];
+            if (path->index && path->index->local) continue; /* same partition key as the table */
+            double share = busiest_share(e, path->pk);
+            if (share <= 0.02) continue;
+            /* how much traffic the busiest partition carries, if rates are known */
+            double rps = 0, wload = entity_write_load(r, e, path), rload = 0;
+            int known = 0;
+            for (size_t i = 0; i < r->nplans; i++) {
+                const ck_plan *pl = &r->plans[i];
+                if (pl->pattern->rps > 0) known = 1;
+                if (pl->served && pl->pattern->entity == e && same_path(&pl->path, path) &&
+                    is_read(pl->pattern->kind)) {
+                    rps += pl->pattern->rps;
+                    rload += pl->pattern->rps * read_units(pl);
+                }
+                if (is_write(pl->pattern->kind) && pl->pattern->entity == e)
+                    rps += pl->pattern->rps;
+            }
+            double hot = fmax(rload * share / CK_PARTITION_RCU, wload * share / CK_PARTITION_WCU);
+            char vars[300] = "";
+            for (size_t i = 0; i < path->pk->nseg; i++) {
+                const m_seg *s = &path->pk->seg[i];
+                if (!s->is_var) continue;
+                char d[120];
+                double c = var_cardinality(e, s->attr);
+                if (is_time(s->attr))
+                    snprintf(d, sizeof d, "%s (a %s: today's traffic all lands on one value)",
+                             s->text, model_format_name(s->attr->format));
+                else if (c < 1000)
+                    snprintf(d, sizeof d, "%s (%.0f values)", s->text, c);
+                else
+                    continue;
+                if (vars[0]) strncat(vars, ", ", sizeof vars - strlen(vars) - 1);
+                strncat(vars, d, sizeof vars - strlen(vars) - 1);
+            }
+            const char *what =
+                model_template_is_constant(path->pk) ? P("is the constant \"%s\"", path->pk->text)
+                : vars[0]                            ? P("is built from low-cardinality %s", vars)
+                          : P("has a value that carries %.0f%% of the traffic", share * 100);
+            ck_severity sev = (!known || hot > 0.1) ? CK_WARNING : CK_NOTE;
+            const char *why = sev == CK_WARNING
+                                  ? "Throughput is divided by partition and traffic is not: a key "
+                                    "with few values concentrates "
+                                    "requests on a few partitions, each capped at 3,000 RCU and "
+                                    "1,000 WCU per second. Aim for no "
+                                    "value above 1-2% of the traffic."
+                                  : P("At the stated rates the busiest partition uses %.1f%% of "
+                                      "its ceiling, so this is acceptable "
+                                      "now; it becomes a hot partition if traffic grows.",
+                                      hot * 100);
+            if (add(r, sev, "partition-key-cardinality",
+                    P("entity %s on %s", e->name, path_name(r, path)), path->pk->pos,
+                    P("partition key %s = \"%s\" %s; its busiest value would carry %.0f%% of the "
+                      "traffic",
+                      pk_name(path), path->pk->text, what, share * 100),
+                    why,
+                    P("add a high-cardinality attribute to the partition key, or shard it: "
+                      "\"%s#{shard}\" with a shard attribute "
+                      "(format shard, shards: N) chosen at write time, and read all N shards",
+                      path->pk->text)))
+                return -1;
+            (void)rps;
+        }
+    }
+    return 0;
+}
+
+static int rule_partition_throughput(ck_report *r)
+{
+    const qr_model *m = r->model;
+    for (size_t ei = 0; ei < m->nentities; ei++) {
+        const m_entity *e = &m->entities[ei];
+        ck_path paths[1 + QR_MODEL_MAX_INDEXES];
+        size_t np = check_paths(e, paths);
+        for (size_t pi = 0; pi < np; pi++) {
+            const ck_path *path = &paths[pi];
+            double share = busiest_share(e, path->pk);
+            double wcu = entity_write_load(r, e, path) * share, rcu = 0, reads = 0;
+            for (size_t i = 0; i < r->nplans; i++) {
+                const ck_plan *pl = &r->plans[i];
+                if (!pl->served || pl->pattern->entity != e || !same_path(&pl->path, path) ||
+                    !is_read(pl->pattern->kind))
+                    continue;
+                rcu += pl->pattern->rps * read_units(pl) * share / pl->scatter;
+                reads += pl->pattern->rps * share;
+            }
+            int wover = wcu > CK_PARTITION_WCU, rover = rcu > CK_PARTITION_RCU;
+            if (!wover && !rover) {
+                double use = fmax(wcu / CK_PARTITION_WCU, rcu / CK_PARTITION_RCU);
+                if (use > 0.5 &&
+                    add(r, CK_WARNING, "partition-throughput",
+                        P("entity %s on %s", e->name, path_name(r, path)), path->pk->pos,
+                        P("the busiest partition of %s = \"%s\" runs at %.0f%% of its ceiling "
+                          "(%.0f WCU, %.0f RCU per second)",
+                          pk_name(path), path->pk->text, use * 100, wcu, rcu),
+                        "A partition serves at most 3,000 RCU and 1,000 WCU per second; a burst or "
+                        "modest growth will throttle it.",
+                        P("plan write sharding (\"%s#{shard}\") before traffic grows",
+                          path->pk->text)))
+                    return -1;
+                continue;
+            }
+            double ratio = fmax(wcu / CK_PARTITION_WCU, rcu / CK_PARTITION_RCU);
+            int n = (int)ceil(ratio * 2);
+            if (n < 2) n = 2;
+            if (add(r, CK_ERROR, "partition-throughput",
+                    P("entity %s on %s", e->name, path_name(r, path)), path->pk->pos,
+                    P("the busiest partition of %s = \"%s\" needs %.0f WCU and %.0f RCU per "
+                      "second, over the per-partition ceiling "
+                      "of %s",
+                      pk_name(path), path->pk->text, wcu, rcu,
+                      wover && rover ? "1,000 WCU and 3,000 RCU"
+                      : wover        ? "1,000 WCU"
+                                     : "3,000 RCU"),
+                    "A single partition key value lives on one partition, which serves at most "
+                    "3,000 read units and 1,000 write "
+                    "units per second however much capacity the table has; beyond that requests "
+                    "are throttled.",
+                    P("write sharding: \"%s#{shard}\" with %d suffixes (0..%d) chosen at random or "
+                      "by hash on write, which spreads the "
+                      "load to about %.0f WCU per shard; the cost is on reads: every read of the "
+                      "logical partition becomes %d "
+                      "Queries, about %.0f requests per second instead of %.0f",
+                      path->pk->text, n, n - 1, wcu / n, n, reads * n, reads)))
+                return -1;
+        }
+    }
+    return 0;
+}
+
+static int check_sort_template(ck_report *r, const m_entity *e, const ck_path *path)
+{
+    const m_template *t = path->sk;
+    if (t->text == NULL) return 0;
+    char keytype = path->index ? path->index->sk.type : path->table->sk.type;
+    int single = t->nseg == 1 && t->seg[0].is_var;
+    int last_rank = 0;
+    const char *last_name = NULL;
+    for (size_t i = 0; i < t->nseg; i++) {
+        const m_seg *s = &t->seg[i];
+        if (!s->is_var) continue;
+        const m_attr *a = s->attr;
+        const char *why = unsorted_reason(a);
+        if (why && !(single && keytype == 'N' && a->type == MT_NUMBER)) {
+            /* an error when some pattern ranges or orders on it, a warning otherwise */
+            int used = 0;
+            for (size_t k = 0; k < r->model->npatterns; k++) {
+                const m_pattern *p = &r->model->patterns[k];
+                if (p->entity != e) continue;
+                if ((p->sk_attr && strcmp(p->sk_attr, a->name) == 0 &&
+                     strcmp(p->sk_op, "=") != 0) ||
+                    (p->order_by && strcmp(p->order_by, a->name) == 0))
+                    used = 1;
+            }
+            char ex1[64], ex2[64];
+            check_example_value(a, 0, ex1, sizeof ex1);
+            check_example_value(a, 1, ex2, sizeof ex2);
+            const char *fix =
+                a->format == MF_DATE
+                    ? P("store %s as YYYY-MM-DD (format date with no pattern, or timestamp)",
+                        a->name)
+                    : P("store %s zero-padded to a fixed width (format zero-padded, width: N)",
+                        a->name);
+            if (add(r, used ? CK_ERROR : CK_WARNING, "sort-key-order",
+                    P("entity %s on %s", e->name, path_name(r, path)), t->pos,
+                    P("sort key %s = \"%s\" contains %s, which is %s: \"%s\" and \"%s\" compare as "
+                      "text",
+                      sk_name(path), t->text, a->name, why, ex1, ex2),
+                    "Sort keys compare as UTF-8 bytes. Values that do not sort as text make range "
+                    "conditions and "
+                    "ScanIndexForward return items in the wrong order, silently: no error, just "
+                    "wrong results.",
+                    fix))
+                return -1;
+        }
+        int rank = time_rank(a);
+        if (rank) {
+            if (last_rank > rank) {
+                if (add(r, CK_WARNING, "sort-key-order",
+                        P("entity %s on %s", e->name, path_name(r, path)), t->pos,
+                        P("sort key \"%s\" puts %s before the coarser %s: components run fine to "
+                          "coarse",
+                          t->text, last_name, a->name),
+                        "begins_with only cuts a sort key from the left, so components must run "
+                        "coarse to fine "
+                        "(year, month, day, time) for a prefix to select a year or a month.",
+                        P("reorder the sort key so %s comes before %s", a->name, last_name)))
+                    return -1;
+            }
+            last_rank = rank;
+            last_name = a->name;
+        }
+    }
+    return 0;
+}
+
+static int rule_sort_order(ck_report *r)
+{
+    const qr_model *m = r->model;
+    for (size_t ei = 0; ei < m->nentities; ei++) {
+        const m_entity *e = &m->entities[ei];
+        ck_path paths[1 + QR_MODEL_MAX_INDEXES];
+        size_t np = check_paths(e, paths);
+        for (size_t pi = 0; pi < np; pi++)
+            if (check_sort_template(r, e, &paths[pi])) return -1;
+    }
+    /* ranges and orders on attributes with no meaningful order */
+    for (size_t i = 0; i < m->npatterns; i++) {
+        const m_pattern *p = &m->patterns[i];
+        const char *names[2] = {p->sk_op && strcmp(p->sk_op, "=") && strcmp(p->sk_op, "begins_with")
+                                    ? p->sk_attr
+                                    : NULL,
+                                p->order_by};
+        for (int k = 0; k < 2; k++) {
+            if (names[k] == NULL) continue;
+            const m_attr *a = model_entity_attr(p->entity, names[k]);
+            if (a == NULL || unsorted_reason(a))
+                continue; /* unsorted ones were reported with their key */
+            const char *why = unordered_reason(a);
+            if (why == NULL) continue;
+            if (add(r, CK_ERROR, "sort-key-order", P("pattern %s", p->name), p->pos,
+                    P("pattern %s %s %s, which is %s", p->name,
+                      k == 0 ? "ranges over" : "orders by", a->name, why),
+                    "A range or an order on a value without a meaningful order returns an "
+                    "arbitrary slice.",
+                    P("range or order on an ordered attribute (a timestamp, a ULID, a zero-padded "
+                      "number) instead of %s",
+                      a->name)))
+                return -1;
+        }
+    }
+    return 0;
+}
+
+/* Days one partition of this key accumulates items for: bounded by its finest time variable. */
+static double bucket_days(const m_template *pk)
+{
+    double d = INFINITY;
+    for (size_t i = 0; i < pk->nseg; i++) {
+        if (!pk->seg[i].is_var) continue;
+        switch (pk->seg[i].attr->format) {
+        case MF_YEAR:
+            d = fmin(d, 366);
+            break;
+        case MF_MONTH:
+            d = fmin(d, 31);
+            break;
+        case MF_DATE:
+            d = fmin(d, 1);
+            break;
+        case MF_TIMESTAMP:
+        case MF_EPOCH:
+            d = fmin(d, 1.0 / 86400);
+            break;
+        default:
+            break;
+        }
+    }
+    return d;
+}
+
+/* Same partition-key shape: same literals and variable names. */
+static int same_shape(const m_template *a, const m_template *b)
+{
+    if (a->nseg != b->nseg) return 0;
+    for (size_t i = 0; i < a->nseg; i++)
+        if (a->seg[i].is_var != b->seg[i].is_var || strcmp(a->seg[i].text, b->seg[i].text) != 0)
+            return 0;
+    return 1;
+}
+
+static int rule_collection_size(ck_report *r)
+{
+    const qr_model *m = r->model;
+    for (size_t ei = 0; ei < m->nentities; ei++) {
+        const m_entity *e = &m->entities[ei];
+        /* report each collection once, at its first entity */
+        int first = 1;
+        for (size_t j = 0; j < ei; j++)
+            if (m->entities[j].table == e->table && same_shape(&m->entities[j].pk, &e->pk))
+                first = 0;
+        if (!first) continue;
+        double bytes = 0, span_days = 0;
+        int unbounded = 0;
+        char members[400] = "";
+        for (size_t j = ei; j < m->nentities; j++) {
+            const m_entity *o = &m->entities[j];
+            if (o->table != e->table || !same_shape(&o->pk, &e->pk) || o->growth_per_day <= 0)
+                continue;
+            double keep = o->retention_days > 0 ? o->retention_days : HORIZON_DAYS;
+            if (o->retention_days <= 0) unbounded = 1;
+            double days = fmin(keep, bucket_days(&o->pk));
+            span_days = fmax(span_days, days);
+            bytes += o->growth_per_day * model_item_size(o) * days;
+            if (members[0]) strncat(members, ", ", sizeof members - strlen(members) - 1);
+            strncat(members, o->name, sizeof members - strlen(members) - 1);
+        }
+        if (bytes <= CK_COLLECTION_LIMIT) continue;
+        int has_lsi = 0;
+        for (size_t i = 0; i < e->table->nidx; i++)
+            has_lsi |= e->table->idx[i].local;
+        double per_day = bytes / span_days;
+        const char *bucket = per_day * 31 < CK_COLLECTION_LIMIT * 0.5 ? "month"
+                             : per_day < CK_COLLECTION_LIMIT * 0.5    ? "date"
+                                                                      : NULL;
+        const char *fix = bucket ? P("bucket the partition by time: \"%s#{%s}\" with a %s "
+                                     "attribute (format %s), e.g. \"USER#123#2024-01\"; "
+                                     "readers walk buckets newest first",
+                                     e->pk.text, bucket, bucket, bucket)
+                                 : P("the collection grows faster than 10 GB a day: shard it "
+                                     "(\"%s#{shard}\") as well as bucketing by date",
+                                     e->pk.text);
+        if (add(r, has_lsi ? CK_ERROR : CK_WARNING, "item-collection-size",
+                P("collection %s on table %s", e->pk.text, e->table->name), e->pk.pos,
+                P("item collection \"%s\" (%s) reaches %.1f GB in %.0f days%s", e->pk.text, members,
+                  bytes / 1073741824.0, span_days,
+                  unbounded && span_days >= HORIZON_DAYS
+                      ? " and has no retention: it grows without bound"
+                      : ""),
+                has_lsi ? "The table has a local secondary index, so each item collection is "
+                          "capped at 10 GB: writes past it fail with "
+                          "ItemCollectionSizeLimitExceededException."
+                        : "Without an LSI there is no hard cap, but one huge collection is one hot "
+                          "key range that cannot spread "
+                          "its reads, and every Query over it pages through gigabytes.",
+                fix))
+            return -1;
+    }
+    return 0;
+}
+
+static int rule_indexes(ck_report *r)
+{
+    const qr_model *m = r->model;
+    for (size_t ti = 0; ti < m->ntables; ti++) {
+        const m_table *t = &m->tables[ti];
+        size_t ng = 0, nl = 0;
+        for (size_t i = 0; i < t->nidx; i++) {
+            if (t->idx[i].local)
+                nl++;
+            else
+                ng++;
+        }
+        if (ng > CK_MAX_GSI && add(r, CK_ERROR, "index-count", P("table %s", t->name), t->pos,
+                                   P("table %s has %zu GSIs; DynamoDB allows 20", t->name, ng),
+                                   "The default quota is 20 global secondary indexes per table.",
+                                   "overload indexes: give them generic key names (GSI1PK, GSI1SK) "
+                                   "and let each entity type populate them"))
+            return -1;
+        if (nl > CK_MAX_LSI && add(r, CK_ERROR, "index-count", P("table %s", t->name), t->pos,
+                                   P("table %s has %zu LSIs; DynamoDB allows 5", t->name, nl),
+                                   "A table can have at most 5 local secondary indexes.",
+                                   "turn the least-used LSIs into GSIs"))
+            return -1;
+        /* write cost of the base table and of each index */
+        double base = 0, all_idx = 0;
+        for (size_t ei = 0; ei < m->nentities; ei++) {
+            const m_entity *e = &m->entities[ei];
+            if (e->table != t) continue;
+            ck_path bp = {t, NULL, &e->pk, &e->sk, NULL};
+            base += entity_write_load(r, e, &bp);
+        }
+        for (size_t i = 0; i < t->nidx; i++) {
+            const m_index *ix = &t->idx[i];
+            double cost = 0, bytes = 0;
+            size_t ents = 0;
+            char names[300] = "";
+            for (size_t ei = 0; ei < m->nentities; ei++) {
+                const m_entity *e = &m->entities[ei];
+                const m_entkey *k = model_entity_key(e, ix);
+                if (e->table != t || k == NULL) continue;
+                ck_path path = {t, ix, ix->local ? &e->pk : &k->pk, &k->sk, k};
+                cost += entity_write_load(r, e, &path);
+                bytes = fmax(bytes, projected_size(e, &path));
+                ents++;
+                if (names[0]) strncat(names, ", ", sizeof names - strlen(names) - 1);
+                strncat(names, e->name, sizeof names - strlen(names) - 1);
+            }
+            all_idx += cost;
+            int used = 0;
+            for (size_t k = 0; k < r->nplans; k++)
+                used |= r->plans[k].path.index == ix && r->plans[k].served;
+            const char *subject = P("index %s", ix->name);
+            if (!used &&
+                add(r, CK_WARNING, "index-unused", subject, ix->pos,
+                    P("%s %s of table %s serves no access pattern", ix->local ? "LSI" : "GSI",
+                      ix->name, t->name),
+                    ents ? "Every write to an item with the index keys is copied to the index and "
+                           "billed again, for no read."
+                         : "No entity writes keys for it, so it is empty, and no pattern reads it.",
+                    P("remove index %s (saving about %.0f WCU/s), or name the pattern that needs "
+                      "it",
+                      ix->name, cost)))
+                return -1;
+            if (ents &&
+                add(r, CK_NOTE, "index-cost", subject, ix->pos,
+                    P("%s %s: %s written for %s, up to %.0f bytes projected per item, about %.0f "
+                      "WCU/s against %.0f WCU/s "
+                      "for the base table",
+                      ix->local ? "LSI" : "GSI", ix->name,
+                      ix->projection == MP_ALL         ? "all attributes"
+                      : ix->projection == MP_KEYS_ONLY ? "keys only"
+                                                       : "keys and included attributes",
+                      names, bytes, cost, base),
+                    "Every base-table write that touches an item with the index keys is replicated "
+                    "to the index and billed "
+                    "there too (write amplification).",
+                    ix->projection == MP_ALL
+                        ? "project only what the patterns on this index read (keys_only or a list)"
+                        : "none: the projection is already limited to what is listed"))
+                return -1;
+            if (!ix->local && cost > base && base > 0 &&
+                add(r, CK_WARNING, "index-cost", subject, ix->pos,
+                    P("GSI %s costs %.0f WCU/s, more than the base table's %.0f WCU/s", ix->name,
+                      cost, base),
+                    "An index that costs more to maintain than the table it indexes is usually "
+                    "projecting too much or "
+                    "indexing items no pattern reads through it.",
+                    "project fewer attributes, or make the index sparse (write its keys only on "
+                    "the items the pattern needs)"))
+                return -1;
+            if (!ix->local && t->provisioned && ix->wcu < t->wcu &&
+                add(r, CK_WARNING, "index-cost", subject, ix->pos,
+                    P("GSI %s is provisioned with %.0f WCU, less than the table's %.0f", ix->name,
+                      ix->wcu, t->wcu),
+                    "Writes to the table propagate to the index; an index with less write capacity "
+                    "throttles the base "
+                    "table's writes through back-pressure.",
+                    P("give GSI %s at least %.0f write capacity units", ix->name, t->wcu)))
+                return -1;
+        }
+        if (base > 0 && all_idx > base && ng > 1 &&
+            add(r, CK_WARNING, "index-cost", P("table %s", t->name), t->pos,
+                P("the indexes of table %s together cost %.0f WCU/s, more than the table's own "
+                  "%.0f WCU/s",
+                  t->name, all_idx, base),
+                "Each index was added for a locally reasonable reason; together they multiply "
+                "every write.",
+                "overload one GSI for several patterns, make indexes sparse, or project fewer "
+                "attributes"))
+            return -1;
+    }
+    return 0;
+}
+
+static const char *upper(ck_report *r, const char *s)
+{
+    char *u = ck_arena_strdup(&r->arena, s);
+    for (char *c = u; c && *c; c++)
+        if (*c >= 'a' && *c <= 'z') *c = (char)(*c - 'a' + 'A');
+    return u ? u : s;
+}
+
+/* An overloaded GSI is safe only while each entity type's partition keys carry a prefix
+ * of their own: without one, a department called OPEN lands in the orders' partition. */
+static int rule_index_overload(ck_report *r)
+{
+    const qr_model *m = r->model;
+    for (size_t ti = 0; ti < m->ntables; ti++) {
+        const m_table *t = &m->tables[ti];
+        for (size_t i = 0; i < t->nidx; i++) {
+            const m_index *ix = &t->idx[i];
+            if (ix->local) continue;
+            for (size_t a = 0; a < m->nentities; a++) {
+                const m_entkey *ka = model_entity_key(&m->entities[a], ix);
+                if (m->entities[a].table != t || ka == NULL) continue;
+                for (size_t b = a + 1; b < m->nentities; b++) {
+                    const m_entkey *kb = model_entity_key(&m->entities[b], ix);
+                    if (m->entities[b].table != t || kb == NULL) continue;
+                    const char *pa = model_template_prefix(&r->arena, &ka->pk),
+                               *pb = model_template_prefix(&r->arena, &kb->pk);
+                    if (pa == NULL || pb == NULL) return -1;
+                    size_t la = strlen(pa), lb = strlen(pb);
+                    if (strncmp(pa, pb, la < lb ? la : lb) != 0) continue;
+                    if (add(r, CK_ERROR, "index-overload", P("index %s", ix->name), ka->pk.pos,
+                            P("entities %s and %s share GSI %s, but their partition keys \"%s\" "
+                              "and \"%s\" have no distinct prefix",
+                              m->entities[a].name, m->entities[b].name, ix->name, ka->pk.text,
+                              kb->pk.text),
+                            "An overloaded index is safe because every query supplies its entity's "
+                            "prefix. Without distinct "
+                            "prefixes, values of the two attributes can coincide and a Query on "
+                            "one returns items of the other.",
+                            P("prefix each entity's index keys with its own tag, e.g. \"%s#...\" "
+                              "and \"%s#...\"",
+                              upper(r, m->entities[a].name), upper(r, m->entities[b].name))))
+                        return -1;
+                }
+            }
+        }
+    }
+    return 0;
+}
+
+static int rule_ttl(ck_report *r)
+{
+    const qr_model *m = r->model;
+    for (size_t ei = 0; ei < m->nentities; ei++) {
+        const m_entity *e = &m->entities[ei];
+        if (e->retention_days <= 0) continue;
+        const char *subject = P("entity %s", e->name);
+        if (e->table->ttl == NULL) {
+            if (add(r, CK_WARNING, "ttl", subject, e->pos,
+                    P("entity %s is kept for %.0f days, but table %s has no TTL attribute", e->name,
+                      e->retention_days, e->table->name),
+                    "Without TTL the application must find and delete expired items itself: a Scan "
+                    "or an index to find them, "
+                    "and a write unit per delete. DynamoDB's TTL deletes expired items at no write "
+                    "cost.",
+                    P("set ttl: expiresAt on table %s and give %s an expiresAt attribute (format "
+                      "epoch) = creation + %.0f days",
+                      e->table->name, e->name, e->retention_days)))
+                return -1;
+            continue;
+        }
+        const m_attr *a = model_entity_attr(e, e->table->ttl);
+        if (a == NULL) {
+            if (add(r, CK_WARNING, "ttl", subject, e->pos,
+                    P("entity %s is kept for %.0f days but has no %s attribute, the TTL attribute "
+                      "of table %s",
+                      e->name, e->retention_days, e->table->ttl, e->table->name),
+                    "TTL only expires items that carry the TTL attribute.",
+                    P("give %s an attribute %s (format epoch) set to the expiry time", e->name,
+                      e->table->ttl)))
+                return -1;
+        } else if (a->type != MT_NUMBER) {
+            if (add(r, CK_ERROR, "ttl", subject, a->pos,
+                    P("TTL attribute %s of entity %s is a %s; TTL needs a number of seconds since "
+                      "the epoch",
+                      a->name, e->name, model_type_name(a->type)),
+                    "DynamoDB ignores TTL attributes that are not Numbers holding epoch seconds: "
+                    "the items never expire.",
+                    P("make %s format epoch", a->name)))
+                return -1;
+        }
+    }
+    return 0;
+}
+
+/* Deletes by the application cost a write unit each (and become tombstones in Cassandra);
+ * when items leave by age, TTL removes them for nothing. */
+static int rule_ttl_deletes(ck_report *r)
+{
+    const qr_model *m = r->model;
+    for (size_t i = 0; i < m->npatterns; i++) {
+        const m_pattern *p = &m->patterns[i];
+        const m_entity *e = p->entity;
+        if (p->kind != MK_DELETE || e->retention_days > 0) continue;
+        if (e->table->ttl && model_entity_attr(e, e->table->ttl)) continue;
+        if (add(r, CK_NOTE, "ttl", P("pattern %s", p->name), p->pos,
+                P("pattern %s deletes %s items one by one%s", p->name, e->name,
+                  p->rps > 0 ? P(" (%.0f per second, %.0f WCU/s)", p->rps,
+                                 p->rps * write_units(model_item_size(e)))
+                             : ""),
+                "Each DeleteItem is a billed write, and in Cassandra or ScyllaDB a tombstone that "
+                "slows reads until "
+                "compaction. Items that leave because of their age are better expired by TTL, "
+                "which deletes for free.",
+                P("if %s items expire by age, give them a retention and an epoch TTL attribute; if "
+                  "they are "
+                  "'deleted' by users, consider a status update instead",
+                  e->name)))
+            return -1;
+    }
+    return 0;
+}
+
+static int rule_aggregates(ck_report *r)
+{
+    const qr_model *m = r->model;
+    for (size_t i = 0; i < m->npatterns; i++) {
+        const m_pattern *p = &m->patterns[i];
+        if (p->aggregate == NULL || p->entity->counter) continue;
+        double items = p->result_size > 0 ? p->result_size : 0;
+        /* reading more than a thousand items a second to recompute one number is an error */
+        ck_severity sev = items * (p->rps > 0 ? p->rps : 1) > 1000 ? CK_ERROR : CK_WARNING;
+        if (add(r, sev, "aggregate-by-query", P("pattern %s", p->name), p->pos,
+                P("pattern %s computes a %s over %s items by reading them%s", p->name, p->aggregate,
+                  p->entity->name, items > 0 ? P(" (about %.0f per request)", items) : ""),
+                "DynamoDB has no COUNT or SUM: an aggregate is computed by reading every item it "
+                "covers, so its cost grows "
+                "with the data. Keep it in a counter item instead.",
+                P("add a counter entity (counter: true) in the same item collection, e.g. sk "
+                  "\"COUNT#%s\", updated with "
+                  "ADD in the same transaction as each write of %s, and read it with GetItem",
+                  p->entity->name, p->entity->name)))
+            return -1;
+    }
+    for (size_t i = 0; i < m->naggregates; i++) {
+        const m_aggregate *g = &m->aggregates[i];
+        const char *subject = P("aggregate %s", g->name);
+        if (g->counter == NULL) {
+            if (add(r, CK_WARNING, "aggregate-by-query", subject, g->pos,
+                    P("aggregate %s (%s of %s) has no counter item", g->name, g->function,
+                      g->of->name),
+                    "Without a counter item the aggregate can only be computed by reading every "
+                    "item.",
+                    P("name a counter entity for %s and update it with ADD when %s items are "
+                      "written",
+                      g->name, g->of->name)))
+                return -1;
+        } else if (g->strategy == MS_NONE) {
+            if (add(r, CK_WARNING, "aggregate-by-query", subject, g->pos,
+                    P("aggregate %s names counter %s but not how it is kept current", g->name,
+                      g->counter->name),
+                    "A counter that is not updated on the same path as the items drifts.",
+                    "strategy: same-transaction (TransactWriteItems with the item and an ADD on "
+                    "the counter), or stream"))
+                return -1;
+        }
+    }
+    return 0;
+}
+
+static int rule_denormalised(ck_report *r)
+{
+    const qr_model *m = r->model;
+    for (size_t i = 0; i < m->ndenorms; i++) {
+        const m_denorm *d = &m->denorms[i];
+        const char *subject = P("denormalised %s", d->source);
+        if (d->strategy == MS_NONE) {
+            if (add(r, CK_ERROR, "denormalised-update", subject, d->pos,
+                    P("%s is copied to %zu place%s with no update strategy", d->source, d->ncopies,
+                      d->ncopies == 1 ? "" : "s"),
+                    "No foreign key keeps copies in step: when the source changes, some code path "
+                    "must update every copy, or "
+                    "old values stay visible indefinitely.",
+                    "strategy: same-transaction, stream, background-job, or accepted-staleness "
+                    "with a staleness bound"))
+                return -1;
+        } else if (d->strategy == MS_STALE && d->staleness == NULL) {
+            if (add(r, CK_WARNING, "denormalised-update", subject, d->pos,
+                    P("%s accepts staleness without saying how much", d->source),
+                    "Accepted staleness is a contract: readers need to know how old a copy may be.",
+                    "add staleness: e.g. \"1h\""))
+                return -1;
+        } else if (d->strategy == MS_JOB) {
+            if (add(r, CK_NOTE, "denormalised-update", subject, d->pos,
+                    P("%s copies are updated by a background job", d->source),
+                    "A job that fails or falls behind leaves copies stale silently: the failure is "
+                    "not an error, just old data.",
+                    "run a periodic reconciliation comparing the source with its copies"))
+                return -1;
+        }
+    }
+    /* attributes that declare themselves copies must be covered */
+    for (size_t ei = 0; ei < m->nentities; ei++) {
+        const m_entity *e = &m->entities[ei];
+        for (size_t ai = 0; ai < e->nattrs; ai++) {
+            const m_attr *a = &e->attrs[ai];
+            if (a->copy_of == NULL) continue;
+            char self[300];
+            snprintf(self, sizeof self, "%s.%s", e->name, a->name);
+            int covered = 0;
+            for (size_t i = 0; i < m->ndenorms; i++)
+                for (size_t c = 0; c < m->denorms[i].ncopies; c++)
+                    covered |= strcmp(m->denorms[i].copies[c], self) == 0 &&
+                               m->denorms[i].strategy != MS_NONE;
+            if (!covered && add(r, CK_ERROR, "denormalised-update", P("attribute %s", self), a->pos,
+                                P("%s is a copy of %s with no update strategy", self, a->copy_of),
+                                "A copied attribute with no documented update path goes stale when "
+                                "its source changes.",
+                                P("add to denormalised: {source: %s, copies: [%s], strategy: ...}",
+                                  a->copy_of, self)))
+                return -1;
+        }
+    }
+    return 0;
+}
+
+static int rule_relational(ck_report *r)
+{
+    for (size_t i = 0; i < r->nplans; i++) {
+        const ck_plan *pl = &r->plans[i];
+        const m_pattern *p = pl->pattern;
+        if (!is_read(p->kind) || p->nalso == 0 || !pl->served) continue;
+        for (size_t j = 0; j < p->nalso; j++) {
+            const m_entity *o = p->also[j];
+            int together = 0;
+            ck_path paths[1 + QR_MODEL_MAX_INDEXES];
+            size_t np = check_paths(o, paths);
+            for (size_t k = 0; k < np; k++)
+                if (same_path(&paths[k], &pl->path) && same_shape(paths[k].pk, pl->path.pk))
+                    together = 1;
+            if (together) continue;
+            if (add(r, CK_WARNING, "relational-smell", P("pattern %s", p->name), p->pos,
+                    P("pattern %s reads %s and %s, which live in different partitions: two round "
+                      "trips and a join in the "
+                      "application",
+                      p->name, p->entity->name, o->name),
+                    "Latency doubles and failures multiply when one request needs two reads; "
+                    "single-table design exists to "
+                    "turn that join into one Query over one item collection.",
+                    P("store %s in the item collection of %s: pk \"%s\" and an sk with its own "
+                      "prefix (e.g. \"%s#...\"), so one "
+                      "Query on %s returns both",
+                      o->name, p->entity->name, pl->path.pk->text, o->name, pl->path.pk->text)))
+                return -1;
+        }
+    }
+    return 0;
+}
+
+/* A DynamoDB request answers in single-digit milliseconds and returns at most 1 MB per
+ * page; a plan that needs more pages or round trips than the budget allows will miss it. */
+#define CK_MS_PER_REQUEST 10.0
+#define CK_PAGE_BYTES (1024.0 * 1024)
+
+static int rule_latency(ck_report *r)
+{
+    for (size_t i = 0; i < r->nplans; i++) {
+        const ck_plan *pl = &r->plans[i];
+        const m_pattern *p = pl->pattern;
+        if (p->latency_ms <= 0 || !pl->served || !is_read(p->kind)) continue;
+        double items = p->kind == MK_GET    ? 1
+                       : p->limit > 0       ? p->limit
+                       : p->result_size > 0 ? p->result_size
+                                            : 1;
+        double pages = ceil(items * projected_size(p->entity, &pl->path) / CK_PAGE_BYTES);
+        double trips = 1;
+        for (size_t j = 0; j < r->nfindings; j++)
+            if (strcmp(r->findings[j].rule, "relational-smell") == 0 &&
+                strcmp(r->findings[j].subject, P("pattern %s", p->name)) == 0)
+                trips++;
+        double ms = (pages < 1 ? 1 : pages) * trips * CK_MS_PER_REQUEST;
+        if (ms <= p->latency_ms) continue;
+        if (add(r, CK_WARNING, "latency-budget", P("pattern %s", p->name), p->pos,
+                P("pattern %s has a %.0f ms budget but needs about %.0f request%s in sequence "
+                  "(%.0f page%s of up to 1 MB%s), "
+                  "about %.0f ms",
+                  p->name, p->latency_ms, (pages < 1 ? 1 : pages) * trips,
+                  (pages < 1 ? 1 : pages) * trips == 1 ? "" : "s", pages < 1 ? 1 : pages,
+                  pages > 1 ? "s" : "", trips > 1 ? ", and a second round trip" : "", ms),
+                "A Query returns at most 1 MB per call, and dependent requests run one after "
+                "another; each costs "
+                "single-digit milliseconds at best.",
+                "read less per request (a lower Limit, a projection of the attributes needed, "
+                "smaller items), or raise the budget"))
+            return -1;
+    }
+    return 0;
+}
+
+int check_run(const qr_model *m, ck_report **out, qr_err *err)
+{
+    *out = NULL;
+    ck_report *r = calloc(1, sizeof *r);
+    if (r == NULL) return err_set(err, QR_E_INTERNAL, "out of memory");
+    r->model = m;
+    r->plans = ck_arena_alloc(&r->arena, (m->npatterns + 1) * sizeof *r->plans);
+    if (r->plans == NULL) goto oom;
+    for (size_t i = 0; i < m->npatterns; i++, r->nplans++)
+        if (plan_pattern(r, &m->patterns[i], &r->plans[i])) goto oom;
+    if (rule_pk_cardinality(r) || rule_partition_throughput(r) || rule_sort_order(r) ||
+        rule_collection_size(r) || rule_indexes(r) || rule_index_overload(r) || rule_ttl(r) ||
+        rule_ttl_deletes(r) || rule_aggregates(r) || rule_denormalised(r) || rule_relational(r) ||
+        rule_latency(r))
+        goto oom;
+    *out = r;
+    return 0;
+oom:
+    check_free(r);
+    return err_set(err, QR_E_INTERNAL, "out of memory while checking the model");
+}
+
+void check_free(ck_report *r)
+{
+    if (r == NULL) return;
+    ck_arena_free(&r->arena);
+    free(r);
+}

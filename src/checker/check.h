@@ -1,0 +1,85 @@
+/* check.h — `quarry model check`: how each access pattern is served, and the modelling
+ * checklist run over a loaded model.
+ *
+ * check_run plans every access pattern (the table or index and the exact DynamoDB
+ * operation that serves it, or why it cannot be served without a Scan or a filter) and
+ * then runs each checklist rule, one function per rule, collecting findings with a
+ * severity, an explanation and a concrete fix. It only reads the model; it does not
+ * need the storage engine, and it prints nothing (report.c formats the result). */
+#ifndef QR_CHECKER_CHECK_H
+#define QR_CHECKER_CHECK_H
+
+#include "checker/model.h"
+
+typedef enum ck_severity { CK_NOTE, CK_WARNING, CK_ERROR } ck_severity;
+
+typedef struct ck_finding {
+    ck_severity severity;
+    const char *rule;        /* e.g. "partition-key-cardinality" */
+    const char *subject;     /* what it is about: "pattern list-orders", "index GSI1", … */
+    m_pos pos;               /* where in the model file */
+    const char *message;     /* the problem in one sentence */
+    const char *explanation; /* why it matters */
+    const char *fix;         /* what to change */
+} ck_finding;
+
+/* One way to reach items: the base table or an index, with the entity's key templates. */
+typedef struct ck_path {
+    const m_table *table;
+    const m_index *index;      /* NULL for the base table */
+    const m_template *pk, *sk; /* sk may have text NULL (no sort key) */
+    const m_entkey *key;       /* the entity's index keys, NULL for the base table */
+} ck_path;
+
+typedef struct ck_plan {
+    const m_pattern *pattern;
+    int served;                /* 1: one operation serves it without Scan or filter */
+    ck_path path;              /* valid when served (or when only a filter is missing) */
+    const char *operation;     /* "GetItem", "Query", "PutItem", … or "Scan" */
+    const char *key_condition; /* e.g. PK = "USER#{userId}" AND begins_with(SK, "CONV#") */
+    int forward;               /* ScanIndexForward for a Query (1 or 0) */
+    int scatter;               /* partitions read per request (shards), 1 normally */
+    const char *text;          /* the whole plan as one line for people */
+} ck_plan;
+
+typedef struct ck_report {
+    ck_arena arena;        /* owns plans, findings and their strings */
+    const qr_model *model; /* borrowed */
+    ck_plan *plans;        /* one per access pattern, in file order */
+    size_t nplans;
+    ck_finding *findings;
+    size_t nfindings, cap;
+    int errors, warnings, notes;
+} ck_report;
+
+/* Checks m. On success *out is a report the caller frees with check_free (findings of
+ * severity error do not make this fail; only running out of memory does). */
+int check_run(const qr_model *m, ck_report **out, qr_err *err);
+void check_free(ck_report *r);
+
+/* The entity's paths: the base table first, then each index it has keys for. Returns the
+ * count (at most 1 + e->nkeys) written to out. */
+size_t check_paths(const m_entity *e, ck_path *out);
+
+/* Writes an example value for attribute a (variant n picks different examples) into buf. */
+void check_example_value(const m_attr *a, int n, char *buf, size_t size);
+/* Expands a template with example values into buf. */
+void check_expand(const m_template *t, int n, char *buf, size_t size);
+/* The value of attribute a in example item k of entity e: attributes of the partition key
+ * keep example 0, so the examples of one entity share an item collection. */
+void check_item_value(const m_entity *e, const m_attr *a, int k, char *buf, size_t size);
+/* Expands template t as it reads in example item k of entity e. */
+void check_item_key(const m_entity *e, const m_template *t, int k, char *buf, size_t size);
+/* True if example item k of e carries the keys of index key ek (its 'when' holds). */
+int check_item_in_index(const m_entity *e, const m_entkey *ek, int k);
+
+/* Partitions DynamoDB allows per second, per partition. */
+#define CK_PARTITION_RCU 3000.0
+#define CK_PARTITION_WCU 1000.0
+#define CK_COLLECTION_LIMIT (10.0 * 1024 * 1024 * 1024)
+#define CK_MAX_GSI 20
+#define CK_MAX_LSI 5
+
+const char *check_severity_name(ck_severity s);
+
+#endif

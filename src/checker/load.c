@@ -1,0 +1,1035 @@
+/* load.c — building a qr_model from a parsed model document (see model.h, docs/model.md).
+ *
+ * Every field is checked against the fields its section allows, so a misspelt key is an
+ * error with its position rather than a silently ignored setting. Names are resolved here
+ * (template variables, tables, indexes, entities) so later stages never meet a dangling
+ * reference. Judging whether the model is any good is the checker's job, not this file's. */
+#include "checker/model.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define MAX_MODEL_FILE ((size_t)16 << 20)
+
+typedef struct loader {
+    qr_model *m;
+    const char *path;
+    qr_err *err;
+} loader;
+
+static int fail(loader *L, const doc_node *n, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int fail(loader *L, const doc_node *n, const char *fmt, ...)
+{
+    char msg[700];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return err_validation(L->err, "%s:%d:%d: %s", L->path, n ? n->line : 1, n ? n->col : 1, msg);
+}
+
+static m_pos pos_of(const doc_node *n)
+{
+    m_pos p = {n ? n->line : 0, n ? n->col : 0};
+    return p;
+}
+
+static void *alloc(loader *L, size_t n)
+{
+    void *p = ck_arena_alloc(&L->m->arena, n);
+    if (p == NULL) err_set(L->err, QR_E_INTERNAL, "out of memory");
+    return p;
+}
+
+/* Fails on any key of map not in allowed (a NULL-terminated list). */
+static int only_fields(loader *L, const doc_node *map, const char *what, const char *const *allowed)
+{
+    for (size_t i = 0; i < map->n; i++) {
+        const char *k = map->keys[i]->str;
+        int ok = 0;
+        for (const char *const *a = allowed; *a; a++)
+            if (strcmp(*a, k) == 0) ok = 1;
+        if (!ok) {
+            char list[400] = "";
+            for (const char *const *a = allowed; *a; a++) {
+                strncat(list, *a, sizeof list - strlen(list) - 1);
+                if (a[1]) strncat(list, ", ", sizeof list - strlen(list) - 1);
+            }
+            return fail(L, map->keys[i], "unknown field '%s' in %s (allowed: %s)", k, what, list);
+        }
+    }
+    return 0;
+}
+
+static int want(loader *L, const doc_node *n, doc_kind kind, const char *what)
+{
+    static const char *const names[] = {"a single value", "a map", "a list"};
+    if (n->kind != kind) return fail(L, n, "%s must be %s", what, names[kind]);
+    return 0;
+}
+
+static int get_str(loader *L, const doc_node *map, const char *key, const char **out)
+{
+    doc_node *n = doc_get(map, key);
+    if (n == NULL) return 0;
+    char what[80];
+    snprintf(what, sizeof what, "'%s'", key);
+    if (want(L, n, DOC_SCALAR, what)) return -1;
+    *out = n->str;
+    return 0;
+}
+
+static int need_str(loader *L, const doc_node *map, const char *key, const char *what,
+                    const char **out)
+{
+    *out = NULL;
+    if (get_str(L, map, key, out)) return -1;
+    if (*out == NULL || **out == '\0') return fail(L, map, "%s needs '%s'", what, key);
+    return 0;
+}
+
+/* A number with an optional unit. unit_kind: 'c' counts (k, M, G), 's' sizes (B, KB, MB,
+ * GB), 'd' durations in days (d, w, y, "forever" = 0), 't' latencies in ms (ms, s). */
+static int parse_quantity(loader *L, const doc_node *n, int unit_kind, double *out)
+{
+    if (n->kind != DOC_SCALAR) return fail(L, n, "expected a number");
+    const char *s = n->str;
+    if (unit_kind == 'd' && strcmp(s, "forever") == 0) {
+        *out = 0;
+        return 0;
+    }
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || errno || !isfinite(v) || v < 0)
+        return fail(L, n, "'%s' is not a non-negative number", s);
+    if (v > 1e15) return fail(L, n, "'%s' is too large", s);
+    while (*end == ' ')
+        end++;
+    double mul = 1;
+    if (*end) {
+        static const struct {
+            char kind;
+            const char *u;
+            double mul;
+        } units[] = {
+            {'c', "k", 1e3}, {'c', "K", 1e3},     {'c', "M", 1e6},      {'c', "G", 1e9},
+            {'s', "B", 1},   {'s', "KB", 1024},   {'s', "MB", 1048576}, {'s', "GB", 1073741824.0},
+            {'d', "d", 1},   {'d', "days", 1},    {'d', "w", 7},        {'d', "weeks", 7},
+            {'d', "m", 30},  {'d', "months", 30}, {'d', "y", 365},      {'d', "years", 365},
+            {'t', "ms", 1},  {'t', "s", 1000},
+        };
+        int found = 0;
+        for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+            if (units[i].kind == unit_kind && strcmp(units[i].u, end) == 0) {
+                mul = units[i].mul;
+                found = 1;
+            }
+        if (!found) return fail(L, n, "unknown unit '%s' in '%s'", end, s);
+    }
+    if (v * mul > 1e15) return fail(L, n, "'%s' is too large", s);
+    *out = v * mul;
+    return 0;
+}
+
+static int get_num(loader *L, const doc_node *map, const char *key, int unit_kind, double *out)
+{
+    doc_node *n = doc_get(map, key);
+    if (n == NULL) return 0;
+    return parse_quantity(L, n, unit_kind, out);
+}
+
+static int get_bool(loader *L, const doc_node *map, const char *key, int *out)
+{
+    doc_node *n = doc_get(map, key);
+    if (n == NULL) return 0;
+    if (n->kind == DOC_SCALAR && n->quoted == 0) {
+        if (strcmp(n->str, "true") == 0 || strcmp(n->str, "yes") == 0) return *out = 1, 0;
+        if (strcmp(n->str, "false") == 0 || strcmp(n->str, "no") == 0) return *out = 0, 0;
+    }
+    return fail(L, n, "'%s' must be true or false", key);
+}
+
+/* A list of names (or one name) into an arena array. */
+static int get_names(loader *L, const doc_node *n, const char ***out, size_t *count)
+{
+    if (n->kind == DOC_SCALAR) {
+        const char **v = alloc(L, sizeof *v);
+        if (v == NULL) return -1;
+        v[0] = n->str;
+        *out = v;
+        *count = 1;
+        return 0;
+    }
+    if (want(L, n, DOC_SEQ, "a list of names")) return -1;
+    const char **v = alloc(L, (n->n + 1) * sizeof *v);
+    if (v == NULL) return -1;
+    for (size_t i = 0; i < n->n; i++) {
+        if (want(L, n->vals[i], DOC_SCALAR, "a name")) return -1;
+        v[i] = n->vals[i]->str;
+    }
+    *out = v;
+    *count = n->n;
+    return 0;
+}
+
+/* ---- tables ---- */
+
+static int load_keyattr(loader *L, const doc_node *n, const char *what, m_keyattr *k)
+{
+    k->type = 'S';
+    if (n->kind == DOC_SCALAR) {
+        k->name = n->str;
+        return 0;
+    }
+    if (want(L, n, DOC_MAP, what)) return -1;
+    static const char *const f[] = {"name", "type", NULL};
+    if (only_fields(L, n, what, f)) return -1;
+    if (need_str(L, n, "name", what, &k->name)) return -1;
+    const char *t = NULL;
+    if (get_str(L, n, "type", &t)) return -1;
+    if (t) {
+        if (strcmp(t, "S") == 0 || strcmp(t, "string") == 0)
+            k->type = 'S';
+        else if (strcmp(t, "N") == 0 || strcmp(t, "number") == 0)
+            k->type = 'N';
+        else if (strcmp(t, "B") == 0 || strcmp(t, "binary") == 0)
+            k->type = 'B';
+        else
+            return fail(L, doc_get(n, "type"), "key type must be S, N or B, not '%s'", t);
+    }
+    return 0;
+}
+
+static int load_projection(loader *L, const doc_node *n, m_index *ix)
+{
+    if (n == NULL) return 0;
+    if (n->kind == DOC_SEQ) {
+        ix->projection = MP_INCLUDE;
+        return get_names(L, n, &ix->include, &ix->ninclude);
+    }
+    if (want(L, n, DOC_SCALAR, "'projection'")) return -1;
+    if (strcasecmp(n->str, "all") == 0)
+        ix->projection = MP_ALL;
+    else if (strcasecmp(n->str, "keys_only") == 0 || strcasecmp(n->str, "keys-only") == 0)
+        ix->projection = MP_KEYS_ONLY;
+    else
+        return fail(L, n, "projection must be all, keys_only or a list of attributes, not '%s'",
+                    n->str);
+    return 0;
+}
+
+static int load_index(loader *L, m_table *t, const doc_node *n, int local, m_index *ix)
+{
+    const char *what = local ? "a local secondary index" : "a global secondary index";
+    if (want(L, n, DOC_MAP, what)) return -1;
+    static const char *const fg[] = {"name",          "partition_key",  "sort_key", "projection",
+                                     "read_capacity", "write_capacity", NULL};
+    static const char *const fl[] = {"name", "sort_key", "projection", NULL};
+    if (only_fields(L, n, what, local ? fl : fg)) return -1;
+    ix->pos = pos_of(n);
+    ix->local = local;
+    if (need_str(L, n, "name", what, &ix->name)) return -1;
+    if (model_table_index(t, ix->name))
+        return fail(L, doc_get(n, "name"), "table %s already has an index named %s", t->name,
+                    ix->name);
+    if (local) {
+        ix->pk = t->pk;
+    } else {
+        doc_node *pk = doc_get(n, "partition_key");
+        if (pk == NULL) return fail(L, n, "index %s needs 'partition_key'", ix->name);
+        if (load_keyattr(L, pk, "'partition_key'", &ix->pk)) return -1;
+    }
+    doc_node *sk = doc_get(n, "sort_key");
+    if (local && sk == NULL) return fail(L, n, "local index %s needs 'sort_key'", ix->name);
+    if (sk && load_keyattr(L, sk, "'sort_key'", &ix->sk)) return -1;
+    if (load_projection(L, doc_get(n, "projection"), ix)) return -1;
+    if (get_num(L, n, "read_capacity", 'c', &ix->rcu) ||
+        get_num(L, n, "write_capacity", 'c', &ix->wcu))
+        return -1;
+    return 0;
+}
+
+static int load_table(loader *L, const doc_node *name, const doc_node *n, m_table *t)
+{
+    if (want(L, n, DOC_MAP, "a table")) return -1;
+    static const char *const f[] = {"partition_key", "sort_key",       "billing",
+                                    "read_capacity", "write_capacity", "ttl",
+                                    "gsis",          "lsis",           NULL};
+    if (only_fields(L, n, "a table", f)) return -1;
+    t->name = name->str;
+    t->pos = pos_of(name);
+    doc_node *pk = doc_get(n, "partition_key");
+    if (pk == NULL) return fail(L, name, "table %s needs 'partition_key'", t->name);
+    if (load_keyattr(L, pk, "'partition_key'", &t->pk)) return -1;
+    doc_node *sk = doc_get(n, "sort_key");
+    if (sk && load_keyattr(L, sk, "'sort_key'", &t->sk)) return -1;
+    const char *billing = NULL;
+    if (get_str(L, n, "billing", &billing)) return -1;
+    if (billing) {
+        if (strcasecmp(billing, "on-demand") == 0 || strcasecmp(billing, "pay_per_request") == 0)
+            t->provisioned = 0;
+        else if (strcasecmp(billing, "provisioned") == 0)
+            t->provisioned = 1;
+        else
+            return fail(L, doc_get(n, "billing"),
+                        "billing must be on-demand or provisioned, not '%s'", billing);
+    }
+    if (get_num(L, n, "read_capacity", 'c', &t->rcu) ||
+        get_num(L, n, "write_capacity", 'c', &t->wcu))
+        return -1;
+    if (t->provisioned && (t->rcu <= 0 || t->wcu <= 0))
+        return fail(L, name, "provisioned table %s needs read_capacity and write_capacity",
+                    t->name);
+    if (get_str(L, n, "ttl", &t->ttl)) return -1;
+    doc_node *g = doc_get(n, "gsis"), *l = doc_get(n, "lsis");
+    if (g && want(L, g, DOC_SEQ, "'gsis'")) return -1;
+    if (l && want(L, l, DOC_SEQ, "'lsis'")) return -1;
+    size_t total = (g ? g->n : 0) + (l ? l->n : 0);
+    if (total > QR_MODEL_MAX_INDEXES)
+        return fail(L, g ? g : l,
+                    "table %s declares %zu indexes; a model may declare at most %d per table",
+                    t->name, total, QR_MODEL_MAX_INDEXES);
+    t->idx = alloc(L, (total + 1) * sizeof *t->idx);
+    if (t->idx == NULL) return -1;
+    for (size_t i = 0; g && i < g->n; i++, t->nidx++)
+        if (load_index(L, t, g->vals[i], 0, &t->idx[t->nidx])) return -1;
+    if (l && t->sk.name == NULL && l->n)
+        return fail(L, l, "table %s has no sort key, so it cannot have local indexes", t->name);
+    for (size_t i = 0; l && i < l->n; i++, t->nidx++)
+        if (load_index(L, t, l->vals[i], 1, &t->idx[t->nidx])) return -1;
+    return 0;
+}
+
+/* ---- attributes and templates ---- */
+
+static const struct {
+    const char *name;
+    m_format f;
+    m_type t;
+} formats[] = {
+    {"timestamp", MF_TIMESTAMP, MT_STRING}, {"iso8601", MF_TIMESTAMP, MT_STRING},
+    {"date", MF_DATE, MT_STRING},           {"month", MF_MONTH, MT_STRING},
+    {"year", MF_YEAR, MT_STRING},           {"epoch", MF_EPOCH, MT_NUMBER},
+    {"zero-padded", MF_PADDED, MT_STRING},  {"integer", MF_INTEGER, MT_NUMBER},
+    {"enum", MF_ENUM, MT_STRING},           {"uuid", MF_UUID, MT_STRING},
+    {"ulid", MF_ULID, MT_STRING},           {"id", MF_ID, MT_STRING},
+    {"shard", MF_SHARD, MT_NUMBER},         {"text", MF_NONE, MT_STRING},
+};
+static const struct {
+    const char *name;
+    m_type t;
+} types[] = {
+    {"string", MT_STRING}, {"number", MT_NUMBER}, {"boolean", MT_BOOLEAN}, {"binary", MT_BINARY},
+    {"map", MT_MAP},       {"list", MT_LIST},     {"set", MT_SET},
+};
+
+const char *model_format_name(m_format f)
+{
+    for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++)
+        if (formats[i].f == f) return formats[i].name;
+    return "text";
+}
+
+const char *model_type_name(m_type t)
+{
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+        if (types[i].t == t) return types[i].name;
+    return "string";
+}
+
+/* Sets a's type or format from a word; 0 if known, -1 if not. */
+static int type_or_format(m_attr *a, const char *w)
+{
+    for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++)
+        if (strcmp(formats[i].name, w) == 0) {
+            a->format = formats[i].f;
+            a->type = formats[i].t;
+            return 0;
+        }
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+        if (strcmp(types[i].name, w) == 0) {
+            a->type = types[i].t;
+            return 0;
+        }
+    return -1;
+}
+
+static int load_attr(loader *L, const doc_node *name, const doc_node *n, m_attr *a)
+{
+    a->name = name->str;
+    a->pos = pos_of(name);
+    if (n->kind == DOC_SCALAR) {
+        if (type_or_format(a, n->str))
+            return fail(L, n, "unknown attribute type or format '%s'", n->str);
+        if (a->format == MF_ENUM || a->format == MF_PADDED || a->format == MF_SHARD)
+            return fail(L, n, "attribute %s: format %s needs the long form with its %s", a->name,
+                        n->str,
+                        a->format == MF_ENUM     ? "values"
+                        : a->format == MF_PADDED ? "width"
+                                                 : "shards");
+        return 0;
+    }
+    if (want(L, n, DOC_MAP, "an attribute")) return -1;
+    static const char *const f[] = {"type",   "format",  "width",       "pattern",
+                                    "values", "shards",  "cardinality", "hottest",
+                                    "size",   "example", "copy_of",     NULL};
+    if (only_fields(L, n, "an attribute", f)) return -1;
+    const char *t = NULL, *fm = NULL;
+    if (get_str(L, n, "format", &fm) || get_str(L, n, "type", &t)) return -1;
+    if (fm && type_or_format(a, fm))
+        return fail(L, doc_get(n, "format"), "unknown format '%s'", fm);
+    if (t) {
+        m_attr tmp = {0};
+        if (type_or_format(&tmp, t) || tmp.format != MF_NONE)
+            return fail(L, doc_get(n, "type"), "unknown type '%s'", t);
+        a->type = tmp.type;
+    }
+    double width = 0, shards = 0;
+    if (get_num(L, n, "width", 'c', &width) || get_num(L, n, "shards", 'c', &shards)) return -1;
+    if (width > 38) return fail(L, doc_get(n, "width"), "'width' is at most 38 digits");
+    if (shards > 100000) return fail(L, doc_get(n, "shards"), "'shards' is at most 100000");
+    a->width = (int)width;
+    a->shards = (int)shards;
+    if (get_str(L, n, "pattern", &a->pattern) || get_str(L, n, "example", &a->example) ||
+        get_str(L, n, "copy_of", &a->copy_of))
+        return -1;
+    if (get_num(L, n, "cardinality", 'c', &a->cardinality) ||
+        get_num(L, n, "hottest", 'c', &a->hottest) || get_num(L, n, "size", 's', &a->size))
+        return -1;
+    if (a->hottest > 1)
+        return fail(L, doc_get(n, "hottest"), "'hottest' is a share of traffic between 0 and 1");
+    doc_node *v = doc_get(n, "values");
+    if (v && get_names(L, v, &a->values, &a->nvalues)) return -1;
+    if (a->format == MF_ENUM && a->nvalues == 0)
+        return fail(L, n, "enum attribute %s needs 'values'", a->name);
+    if (a->format == MF_PADDED && (a->width < 1 || a->width > 38))
+        return fail(L, n, "zero-padded attribute %s needs a 'width' from 1 to 38", a->name);
+    if (a->format == MF_SHARD && a->shards < 2)
+        return fail(L, n, "shard attribute %s needs 'shards' of 2 or more", a->name);
+    if (a->pattern && a->format != MF_DATE)
+        return fail(L, doc_get(n, "pattern"), "'pattern' applies to format date only");
+    return 0;
+}
+
+m_attr *model_entity_attr(const m_entity *e, const char *name)
+{
+    for (size_t i = 0; i < e->nattrs; i++)
+        if (strcmp(e->attrs[i].name, name) == 0) return &e->attrs[i];
+    return NULL;
+}
+
+/* Splits "USER#{userId}#{month}" into literal and variable segments bound to e's attributes. */
+static int load_template(loader *L, m_entity *e, const doc_node *n, const char *what, m_template *t)
+{
+    if (want(L, n, DOC_SCALAR, what)) return -1;
+    t->text = n->str;
+    t->pos = pos_of(n);
+    size_t len = strlen(n->str), cap = 1;
+    for (size_t i = 0; i < len; i++)
+        cap += n->str[i] == '{' ? 2 : 0;
+    t->seg = alloc(L, (cap + 1) * sizeof *t->seg);
+    if (t->seg == NULL) return -1;
+    const char *s = n->str;
+    int off = n->quoted ? 1 : 0; /* column of s[0] relative to the node */
+    for (size_t i = 0; i < len;) {
+        if (s[i] == '}') return fail(L, n, "%s '%s': '}' without '{'", what, s);
+        if (s[i] != '{') {
+            size_t j = i;
+            while (j < len && s[j] != '{' && s[j] != '}')
+                j++;
+            char *lit = alloc(L, j - i + 1);
+            if (lit == NULL) return -1;
+            memcpy(lit, s + i, j - i);
+            t->seg[t->nseg++] = (m_seg){0, lit, NULL};
+            i = j;
+            continue;
+        }
+        const char *close = strchr(s + i, '}');
+        if (close == NULL) return fail(L, n, "%s '%s': '{' is never closed", what, s);
+        size_t vlen = (size_t)(close - (s + i + 1));
+        char *var = alloc(L, vlen + 1);
+        if (var == NULL) return -1;
+        memcpy(var, s + i + 1, vlen);
+        if (vlen == 0 || strchr(var, '{'))
+            return fail(L, n, "%s '%s': empty or nested variable", what, s);
+        m_attr *a = model_entity_attr(e, var);
+        if (a == NULL)
+            return err_validation(L->err,
+                                  "%s:%d:%d: template variable '%s' in %s of entity %s is not "
+                                  "defined by any of its attributes",
+                                  L->path, n->line, n->col + off + (int)i + 1, var, what, e->name);
+        if (t->nseg && t->seg[t->nseg - 1].is_var)
+            return err_validation(
+                L->err, "%s:%d:%d: %s '%s': variables {%s} and {%s} need a separator between them",
+                L->path, n->line, n->col + off + (int)i, what, s, t->seg[t->nseg - 1].text, var);
+        t->seg[t->nseg++] = (m_seg){1, var, a};
+        i += vlen + 2;
+    }
+    return 0;
+}
+
+int model_template_is_constant(const m_template *t)
+{
+    for (size_t i = 0; i < t->nseg; i++)
+        if (t->seg[i].is_var) return 0;
+    return 1;
+}
+
+const char *model_template_prefix(ck_arena *a, const m_template *t)
+{
+    if (t->nseg && !t->seg[0].is_var) return ck_arena_strdup(a, t->seg[0].text);
+    return "";
+}
+
+/* ---- entities ---- */
+
+m_table *model_table(const qr_model *m, const char *name)
+{
+    for (size_t i = 0; i < m->ntables; i++)
+        if (strcmp(m->tables[i].name, name) == 0) return &m->tables[i];
+    return NULL;
+}
+
+m_entity *model_entity(const qr_model *m, const char *name)
+{
+    for (size_t i = 0; i < m->nentities; i++)
+        if (strcmp(m->entities[i].name, name) == 0) return &m->entities[i];
+    return NULL;
+}
+
+m_index *model_table_index(const m_table *t, const char *name)
+{
+    for (size_t i = 0; i < t->nidx; i++)
+        if (t->idx[i].name && strcmp(t->idx[i].name, name) == 0) return &t->idx[i];
+    return NULL;
+}
+
+const m_entkey *model_entity_key(const m_entity *e, const m_index *ix)
+{
+    for (size_t i = 0; i < e->nkeys; i++)
+        if (e->keys[i].index == ix) return &e->keys[i];
+    return NULL;
+}
+
+static int load_entity(loader *L, const doc_node *name, const doc_node *n, m_entity *e)
+{
+    if (want(L, n, DOC_MAP, "an entity")) return -1;
+    static const char *const f[] = {"table",      "pk",      "sk",        "indexes",
+                                    "attributes", "count",   "item_size", "growth_per_day",
+                                    "retention",  "counter", NULL};
+    if (only_fields(L, n, "an entity", f)) return -1;
+    e->name = name->str;
+    e->pos = pos_of(name);
+    const char *tname = NULL;
+    if (get_str(L, n, "table", &tname)) return -1;
+    if (tname == NULL) {
+        if (L->m->ntables != 1)
+            return fail(L, name, "entity %s needs 'table' (the model has %zu tables)", e->name,
+                        L->m->ntables);
+        e->table = &L->m->tables[0];
+    } else if ((e->table = model_table(L->m, tname)) == NULL) {
+        return fail(L, doc_get(n, "table"),
+                    "entity %s refers to table '%s', which the model does not define", e->name,
+                    tname);
+    }
+    doc_node *attrs = doc_get(n, "attributes");
+    if (attrs) {
+        if (want(L, attrs, DOC_MAP, "'attributes'")) return -1;
+        e->attrs = alloc(L, (attrs->n + 1) * sizeof *e->attrs);
+        if (e->attrs == NULL) return -1;
+        for (size_t i = 0; i < attrs->n; i++, e->nattrs++)
+            if (load_attr(L, attrs->keys[i], attrs->vals[i], &e->attrs[i])) return -1;
+    }
+    doc_node *pk = doc_get(n, "pk"), *sk = doc_get(n, "sk");
+    if (pk == NULL)
+        return fail(L, name, "entity %s needs 'pk', its partition key template", e->name);
+    if (load_template(L, e, pk, "pk", &e->pk)) return -1;
+    if (sk && e->table->sk.name == NULL)
+        return fail(L, sk, "entity %s has 'sk' but table %s has no sort key", e->name,
+                    e->table->name);
+    if (!sk && e->table->sk.name)
+        return fail(L, name, "entity %s needs 'sk': table %s has sort key %s", e->name,
+                    e->table->name, e->table->sk.name);
+    if (sk && load_template(L, e, sk, "sk", &e->sk)) return -1;
+    doc_node *ix = doc_get(n, "indexes");
+    if (ix) {
+        if (want(L, ix, DOC_MAP, "'indexes'")) return -1;
+        e->keys = alloc(L, (ix->n + 1) * sizeof *e->keys);
+        if (e->keys == NULL) return -1;
+        for (size_t i = 0; i < ix->n; i++) {
+            m_entkey *k = &e->keys[e->nkeys++];
+            k->index = model_table_index(e->table, ix->keys[i]->str);
+            if (k->index == NULL)
+                return fail(L, ix->keys[i],
+                            "entity %s has keys for index '%s', which table %s does not define",
+                            e->name, ix->keys[i]->str, e->table->name);
+            doc_node *v = ix->vals[i];
+            if (want(L, v, DOC_MAP, "index keys")) return -1;
+            static const char *const fk[] = {"pk", "sk", "when", NULL};
+            if (only_fields(L, v, "index keys", fk)) return -1;
+            doc_node *ipk = doc_get(v, "pk"), *isk = doc_get(v, "sk");
+            if (k->index->local) {
+                if (ipk)
+                    return fail(
+                        L, ipk,
+                        "index %s is local: it shares the table's partition key, so give only 'sk'",
+                        k->index->name);
+            } else {
+                if (ipk == NULL)
+                    return fail(L, v, "entity %s needs 'pk' for index %s", e->name, k->index->name);
+                if (load_template(L, e, ipk, "index pk", &k->pk)) return -1;
+            }
+            if (isk && k->index->sk.name == NULL)
+                return fail(L, isk, "index %s has no sort key", k->index->name);
+            if (!isk && k->index->sk.name)
+                return fail(L, v, "entity %s needs 'sk' for index %s", e->name, k->index->name);
+            if (isk && load_template(L, e, isk, "index sk", &k->sk)) return -1;
+            doc_node *w = doc_get(v, "when");
+            if (w) {
+                if (want(L, w, DOC_MAP, "'when'")) return -1;
+                if ((k->when = alloc(L, (w->n + 1) * sizeof *k->when)) == NULL) return -1;
+                for (size_t j = 0; j < w->n; j++, k->nwhen++) {
+                    if (want(L, w->vals[j], DOC_SCALAR, "a 'when' value")) return -1;
+                    if (model_entity_attr(e, w->keys[j]->str) == NULL)
+                        return fail(L, w->keys[j],
+                                    "'when' names '%s', which entity %s does not define",
+                                    w->keys[j]->str, e->name);
+                    k->when[j] = (m_given){w->keys[j]->str, w->vals[j]->str, pos_of(w->keys[j])};
+                }
+            }
+        }
+    }
+    if (get_num(L, n, "count", 'c', &e->count) || get_num(L, n, "item_size", 's', &e->item_size) ||
+        get_num(L, n, "growth_per_day", 'c', &e->growth_per_day) ||
+        get_num(L, n, "retention", 'd', &e->retention_days) ||
+        get_bool(L, n, "counter", &e->counter))
+        return -1;
+    if (e->item_size > 409600)
+        return fail(L, doc_get(n, "item_size"), "item_size exceeds DynamoDB's 400 KB item limit");
+    return 0;
+}
+
+int model_table_needs_stream(const qr_model *m, const m_table *t)
+{
+    for (size_t i = 0; i < m->ndenorms; i++) {
+        if (m->denorms[i].strategy != MS_STREAM) continue;
+        const char *src = m->denorms[i].source, *dot = strchr(src, '.');
+        for (size_t e = 0; dot && e < m->nentities; e++)
+            if (m->entities[e].table == t && strlen(m->entities[e].name) == (size_t)(dot - src) &&
+                strncmp(m->entities[e].name, src, (size_t)(dot - src)) == 0)
+                return 1;
+    }
+    for (size_t i = 0; i < m->naggregates; i++)
+        if (m->aggregates[i].strategy == MS_STREAM && m->aggregates[i].of->table == t) return 1;
+    return 0;
+}
+
+double model_item_size(const m_entity *e)
+{
+    return e->item_size > 0 ? e->item_size : 1024;
+}
+
+double model_attr_size(const m_attr *a)
+{
+    if (a->size > 0) return a->size;
+    switch (a->format) {
+    case MF_TIMESTAMP:
+        return 20;
+    case MF_DATE:
+        return 10;
+    case MF_MONTH:
+        return 7;
+    case MF_YEAR:
+        return 4;
+    case MF_UUID:
+        return 36;
+    case MF_ULID:
+        return 26;
+    case MF_PADDED:
+        return a->width;
+    case MF_EPOCH:
+        return 6;
+    case MF_SHARD:
+        return 2;
+    default:
+        break;
+    }
+    switch (a->type) {
+    case MT_NUMBER:
+        return 8;
+    case MT_BOOLEAN:
+        return 1;
+    case MT_MAP:
+    case MT_LIST:
+    case MT_SET:
+        return 200;
+    default:
+        return 24;
+    }
+}
+
+/* ---- access patterns ---- */
+
+static const char *const kind_names[] = {"get", "query", "put", "update", "delete", "transaction"};
+
+const char *model_kind_name(m_kind k)
+{
+    return kind_names[k];
+}
+
+static int has_attr_anywhere(const m_pattern *p, const char *name)
+{
+    if (model_entity_attr(p->entity, name)) return 1;
+    for (size_t i = 0; i < p->nalso; i++)
+        if (model_entity_attr(p->also[i], name)) return 1;
+    return 0;
+}
+
+static int load_pattern(loader *L, const doc_node *n, m_pattern *p)
+{
+    if (want(L, n, DOC_MAP, "an access pattern")) return -1;
+    static const char *const f[] = {
+        "name",         "sentence",   "kind",      "entity", "entities",    "given",
+        "sk_condition", "order_by",   "direction", "limit",  "result_size", "latency",
+        "rps",          "consistent", "aggregate", "index",  NULL};
+    if (only_fields(L, n, "an access pattern", f)) return -1;
+    p->pos = pos_of(n);
+    if (need_str(L, n, "name", "an access pattern", &p->name)) return -1;
+    if (get_str(L, n, "sentence", &p->sentence)) return -1;
+    const char *kind = NULL;
+    if (need_str(L, n, "kind", "an access pattern", &kind)) return -1;
+    size_t k = 0;
+    while (k < 6 && strcmp(kind_names[k], kind) != 0)
+        k++;
+    if (k == 6)
+        return fail(L, doc_get(n, "kind"),
+                    "kind must be get, query, put, update, delete or transaction, not '%s'", kind);
+    p->kind = (m_kind)k;
+    const char *ename = NULL;
+    doc_node *en = doc_get(n, "entity"), *ens = doc_get(n, "entities");
+    const char **names = NULL;
+    size_t nnames = 0;
+    if (en) {
+        if (want(L, en, DOC_SCALAR, "'entity'")) return -1;
+        ename = en->str;
+    }
+    if (ens && get_names(L, ens, &names, &nnames)) return -1;
+    if (ename == NULL && nnames == 0)
+        return fail(L, n, "access pattern %s needs 'entity'", p->name);
+    if (ename == NULL) {
+        ename = names[0];
+        en = ens->kind == DOC_SEQ ? ens->vals[0] : ens;
+        names++;
+        nnames--;
+    }
+    if ((p->entity = model_entity(L->m, ename)) == NULL)
+        return fail(L, en,
+                    "access pattern %s refers to entity '%s', which the model does not define",
+                    p->name, ename);
+    p->also = alloc(L, (nnames + 1) * sizeof *p->also);
+    if (p->also == NULL) return -1;
+    for (size_t i = 0; i < nnames; i++) {
+        m_entity *o = model_entity(L->m, names[i]);
+        const doc_node *where = ens->kind == DOC_SEQ ? ens->vals[ens->n - nnames + i] : ens;
+        if (o == NULL)
+            return fail(L, where,
+                        "access pattern %s refers to entity '%s', which the model does not define",
+                        p->name, names[i]);
+        if (o != p->entity) p->also[p->nalso++] = o;
+    }
+    doc_node *g = doc_get(n, "given");
+    if (g) {
+        size_t cnt = g->kind == DOC_SCALAR ? 1 : g->n;
+        p->given = alloc(L, (cnt + 1) * sizeof *p->given);
+        if (p->given == NULL) return -1;
+        for (size_t i = 0; i < cnt; i++) {
+            m_given *gv = &p->given[p->ngiven++];
+            const doc_node *key = g->kind == DOC_SCALAR ? g
+                                  : g->kind == DOC_MAP  ? g->keys[i]
+                                                        : g->vals[i];
+            if (want(L, key, DOC_SCALAR, "a given attribute name")) return -1;
+            gv->name = key->str;
+            gv->pos = pos_of(key);
+            if (g->kind == DOC_MAP) {
+                if (want(L, g->vals[i], DOC_SCALAR, "a given value")) return -1;
+                const doc_node *v = g->vals[i];
+                int null = !v->quoted && (strcmp(v->str, "null") == 0 || strcmp(v->str, "~") == 0 ||
+                                          v->str[0] == '\0');
+                gv->value = null ? NULL : v->str; /* null: a request parameter, like a list entry */
+            }
+            if (!has_attr_anywhere(p, gv->name))
+                return fail(L, key,
+                            "access pattern %s is given '%s', which entity %s does not define",
+                            p->name, gv->name, p->entity->name);
+        }
+    }
+    doc_node *c = doc_get(n, "sk_condition");
+    if (c) {
+        if (want(L, c, DOC_MAP, "'sk_condition'")) return -1;
+        static const char *const fc[] = {"op", "attribute", NULL};
+        if (only_fields(L, c, "'sk_condition'", fc)) return -1;
+        if (need_str(L, c, "op", "'sk_condition'", &p->sk_op) ||
+            need_str(L, c, "attribute", "'sk_condition'", &p->sk_attr))
+            return -1;
+        static const char *const ops[] = {"=",  "<",       "<=",          ">",
+                                          ">=", "between", "begins_with", NULL};
+        int ok = 0;
+        for (const char *const *o = ops; *o; o++)
+            ok |= strcmp(*o, p->sk_op) == 0;
+        if (!ok)
+            return fail(
+                L, doc_get(c, "op"),
+                "sort-key condition must be =, <, <=, >, >=, between or begins_with, not '%s'",
+                p->sk_op);
+        if (!has_attr_anywhere(p, p->sk_attr))
+            return fail(L, doc_get(c, "attribute"),
+                        "sort-key condition on '%s', which entity %s does not define", p->sk_attr,
+                        p->entity->name);
+    }
+    if (get_str(L, n, "order_by", &p->order_by)) return -1;
+    if (p->order_by && !has_attr_anywhere(p, p->order_by))
+        return fail(L, doc_get(n, "order_by"), "order_by '%s' is not an attribute of entity %s",
+                    p->order_by, p->entity->name);
+    const char *dir = NULL;
+    if (get_str(L, n, "direction", &dir)) return -1;
+    if (dir) {
+        if (strcmp(dir, "asc") == 0 || strcmp(dir, "ascending") == 0)
+            p->direction = 1;
+        else if (strcmp(dir, "desc") == 0 || strcmp(dir, "descending") == 0)
+            p->direction = -1;
+        else
+            return fail(L, doc_get(n, "direction"), "direction must be asc or desc, not '%s'", dir);
+    }
+    if (get_num(L, n, "limit", 'c', &p->limit) ||
+        get_num(L, n, "result_size", 'c', &p->result_size) ||
+        get_num(L, n, "latency", 't', &p->latency_ms) || get_num(L, n, "rps", 'c', &p->rps) ||
+        get_bool(L, n, "consistent", &p->consistent))
+        return -1;
+    if (get_str(L, n, "aggregate", &p->aggregate)) return -1;
+    if (p->aggregate && strcmp(p->aggregate, "count") && strcmp(p->aggregate, "sum") &&
+        strcmp(p->aggregate, "max") && strcmp(p->aggregate, "min"))
+        return fail(L, doc_get(n, "aggregate"),
+                    "aggregate must be count, sum, max or min, not '%s'", p->aggregate);
+    if (get_str(L, n, "index", &p->index)) return -1;
+    if (p->index && model_table_index(p->entity->table, p->index) == NULL)
+        return fail(L, doc_get(n, "index"),
+                    "access pattern %s names index '%s', which table %s does not define", p->name,
+                    p->index, p->entity->table->name);
+    return 0;
+}
+
+/* ---- denormalisation and aggregates ---- */
+
+static const char *const strategy_names[] = {"none", "same-transaction", "stream", "background-job",
+                                             "accepted-staleness"};
+
+const char *model_strategy_name(m_strategy s)
+{
+    return strategy_names[s];
+}
+
+static int load_strategy(loader *L, const doc_node *map, m_strategy *s)
+{
+    const char *v = NULL;
+    if (get_str(L, map, "strategy", &v)) return -1;
+    *s = MS_NONE;
+    if (v == NULL) return 0;
+    for (int i = 1; i < 5; i++)
+        if (strcmp(strategy_names[i], v) == 0) return *s = (m_strategy)i, 0;
+    return fail(
+        L, doc_get(map, "strategy"),
+        "strategy must be same-transaction, stream, background-job or accepted-staleness, not '%s'",
+        v);
+}
+
+/* Checks that "Entity.attribute" names an existing attribute. */
+static int check_ref(loader *L, const doc_node *n, const char *ref)
+{
+    const char *dot = strchr(ref, '.');
+    if (dot == NULL) return fail(L, n, "'%s' must be written Entity.attribute", ref);
+    char ename[256];
+    size_t len = (size_t)(dot - ref);
+    if (len >= sizeof ename) return fail(L, n, "entity name in '%s' is too long", ref);
+    memcpy(ename, ref, len);
+    ename[len] = '\0';
+    m_entity *e = model_entity(L->m, ename);
+    if (e == NULL)
+        return fail(L, n, "'%s' refers to entity '%s', which the model does not define", ref,
+                    ename);
+    if (model_entity_attr(e, dot + 1) == NULL)
+        return fail(L, n, "'%s': entity %s has no attribute '%s'", ref, ename, dot + 1);
+    return 0;
+}
+
+static int load_denorm(loader *L, const doc_node *n, m_denorm *d)
+{
+    if (want(L, n, DOC_MAP, "a denormalised attribute")) return -1;
+    static const char *const f[] = {"source", "copies", "strategy", "staleness", NULL};
+    if (only_fields(L, n, "a denormalised attribute", f)) return -1;
+    d->pos = pos_of(n);
+    if (need_str(L, n, "source", "a denormalised attribute", &d->source)) return -1;
+    if (check_ref(L, doc_get(n, "source"), d->source)) return -1;
+    doc_node *c = doc_get(n, "copies");
+    if (c == NULL) return fail(L, n, "denormalised %s needs 'copies'", d->source);
+    if (get_names(L, c, &d->copies, &d->ncopies)) return -1;
+    for (size_t i = 0; i < d->ncopies; i++)
+        if (check_ref(L, c->kind == DOC_SEQ ? c->vals[i] : c, d->copies[i])) return -1;
+    if (load_strategy(L, n, &d->strategy) || get_str(L, n, "staleness", &d->staleness)) return -1;
+    return 0;
+}
+
+static int load_aggregate(loader *L, const doc_node *n, m_aggregate *g)
+{
+    if (want(L, n, DOC_MAP, "an aggregate")) return -1;
+    static const char *const f[] = {"name", "of", "function", "counter", "strategy", NULL};
+    if (only_fields(L, n, "an aggregate", f)) return -1;
+    g->pos = pos_of(n);
+    const char *of = NULL, *counter = NULL;
+    if (need_str(L, n, "name", "an aggregate", &g->name) ||
+        need_str(L, n, "of", "an aggregate", &of))
+        return -1;
+    if ((g->of = model_entity(L->m, of)) == NULL)
+        return fail(L, doc_get(n, "of"),
+                    "aggregate %s is of entity '%s', which the model does not define", g->name, of);
+    g->function = "count";
+    if (get_str(L, n, "function", &g->function) || get_str(L, n, "counter", &counter)) return -1;
+    if (counter && (g->counter = model_entity(L->m, counter)) == NULL)
+        return fail(L, doc_get(n, "counter"),
+                    "aggregate %s is kept in entity '%s', which the model does not define", g->name,
+                    counter);
+    return load_strategy(L, n, &g->strategy);
+}
+
+/* ---- the file ---- */
+
+static int load_root(loader *L, const doc_node *root)
+{
+    qr_model *m = L->m;
+    static const char *const f[] = {
+        "name",         "description", "tables", "entities", "access_patterns",
+        "denormalised", "aggregates",  NULL};
+    if (only_fields(L, root, "the model", f)) return -1;
+    if (get_str(L, root, "name", &m->name) || get_str(L, root, "description", &m->description))
+        return -1;
+    doc_node *t = doc_get(root, "tables"), *e = doc_get(root, "entities"),
+             *p = doc_get(root, "access_patterns");
+    if (t == NULL) return fail(L, root, "the model needs 'tables'");
+    if (e == NULL) return fail(L, root, "the model needs 'entities'");
+    if (p == NULL) return fail(L, root, "the model needs 'access_patterns'");
+    if (want(L, t, DOC_MAP, "'tables'") || want(L, e, DOC_MAP, "'entities'") ||
+        want(L, p, DOC_SEQ, "'access_patterns'"))
+        return -1;
+    if ((m->tables = alloc(L, (t->n + 1) * sizeof *m->tables)) == NULL) return -1;
+    for (size_t i = 0; i < t->n; i++, m->ntables++)
+        if (load_table(L, t->keys[i], t->vals[i], &m->tables[i])) return -1;
+    if ((m->entities = alloc(L, (e->n + 1) * sizeof *m->entities)) == NULL) return -1;
+    for (size_t i = 0; i < e->n; i++, m->nentities++)
+        if (load_entity(L, e->keys[i], e->vals[i], &m->entities[i])) return -1;
+    if ((m->patterns = alloc(L, (p->n + 1) * sizeof *m->patterns)) == NULL) return -1;
+    for (size_t i = 0; i < p->n; i++, m->npatterns++) {
+        if (load_pattern(L, p->vals[i], &m->patterns[i])) return -1;
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(m->patterns[j].name, m->patterns[i].name) == 0)
+                return fail(L, p->vals[i], "access pattern name '%s' is used twice",
+                            m->patterns[i].name);
+    }
+    doc_node *d = doc_get(root, "denormalised");
+    if (d) {
+        if (want(L, d, DOC_SEQ, "'denormalised'")) return -1;
+        if ((m->denorms = alloc(L, (d->n + 1) * sizeof *m->denorms)) == NULL) return -1;
+        for (size_t i = 0; i < d->n; i++, m->ndenorms++)
+            if (load_denorm(L, d->vals[i], &m->denorms[i])) return -1;
+    }
+    doc_node *a = doc_get(root, "aggregates");
+    if (a) {
+        if (want(L, a, DOC_SEQ, "'aggregates'")) return -1;
+        if ((m->aggregates = alloc(L, (a->n + 1) * sizeof *m->aggregates)) == NULL) return -1;
+        for (size_t i = 0; i < a->n; i++, m->naggregates++)
+            if (load_aggregate(L, a->vals[i], &m->aggregates[i])) return -1;
+    }
+    return 0;
+}
+
+static char *read_file(const char *path, size_t *len, qr_err *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        err_validation(err, "%s: cannot open: %s", path, strerror(errno));
+        return NULL;
+    }
+    size_t cap = 8192, n = 0;
+    char *p = malloc(cap);
+    while (p) {
+        if (n == cap) {
+            if (cap >= MAX_MODEL_FILE) {
+                err_validation(err, "%s: file is larger than 16 MB", path);
+                free(p);
+                p = NULL;
+                break;
+            }
+            char *q = realloc(p, cap * 2);
+            if (q == NULL) {
+                free(p);
+                p = NULL;
+                break;
+            }
+            p = q;
+            cap *= 2;
+        }
+        size_t got = fread(p + n, 1, cap - n, f);
+        n += got;
+        if (got == 0) break;
+    }
+    if (p && ferror(f)) {
+        err_validation(err, "%s: read error", path);
+        free(p);
+        p = NULL;
+    }
+    fclose(f);
+    if (p == NULL) err_set(err, QR_E_INTERNAL, "out of memory reading %s", path);
+    *len = n;
+    return p;
+}
+
+int model_load(const char *path, const char *text, size_t len, qr_model **out, qr_err *err)
+{
+    *out = NULL;
+    char *owned = NULL;
+    if (text == NULL) {
+        if ((owned = read_file(path, &len, err)) == NULL) return -1;
+        text = owned;
+    }
+    qr_model *m = calloc(1, sizeof *m);
+    if (m == NULL) {
+        free(owned);
+        return err_set(err, QR_E_INTERNAL, "out of memory");
+    }
+    m->path = ck_arena_strdup(&m->arena, path);
+    loader L = {m, m->path, err};
+    doc_node *root;
+    int rc = m->path ? doc_parse(&m->arena, m->path, text, len, &root, err)
+                     : err_set(err, QR_E_INTERNAL, "out of memory");
+    if (rc == 0) rc = load_root(&L, root);
+    free(owned);
+    if (rc) {
+        model_free(m);
+        return -1;
+    }
+    *out = m;
+    return 0;
+}
+
+void model_free(qr_model *m)
+{
+    if (m == NULL) return;
+    ck_arena_free(&m->arena);
+    free(m);
+}

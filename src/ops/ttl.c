@@ -1,0 +1,76 @@
+/* ttl.c — UpdateTimeToLive and DescribeTimeToLive.
+ *
+ * A table's TTL setting is kept in its catalog record (not shown by DescribeTable, as in
+ * DynamoDB); the engine's expiry sweeper (engine/expire.c) deletes items whose TTL
+ * attribute, a number of epoch seconds, lies in the past. */
+#include <string.h>
+
+#include "ops/ops.h"
+
+typedef struct ttl_change {
+    int enable;
+    const char *attribute;
+} ttl_change;
+
+static int apply_ttl(json_t *desc, json_t *ids, void *arg, qr_err *err)
+{
+    (void)ids;
+    ttl_change *c = arg;
+    json_t *cur = json_object_get(desc, QR_TTL_FIELD);
+    int enabled = cur && strcmp(json_string_value(json_object_get(cur, "TimeToLiveStatus")), "ENABLED") == 0;
+    if (c->enable && enabled) return err_validation(err, "TimeToLive is already enabled");
+    if (!c->enable && !enabled) return err_validation(err, "TimeToLive is already disabled");
+    if (!c->enable && strcmp(json_string_value(json_object_get(cur, "AttributeName")), c->attribute) != 0)
+        return err_validation(err, "TimeToLive is enabled on a different attribute: %s",
+                              json_string_value(json_object_get(cur, "AttributeName")));
+    if (c->enable)
+        json_object_set_new(desc, QR_TTL_FIELD,
+                            json_pack("{s:s,s:s}", "TimeToLiveStatus", "ENABLED", "AttributeName", c->attribute));
+    else
+        json_object_del(desc, QR_TTL_FIELD);
+    return 0;
+}
+
+int op_update_time_to_live(qr_db *db, json_t *req, json_t **resp, qr_err *err)
+{
+    table *t;
+    if (param_table(db, req, "TableName", &t, err)) return -1;
+    char name[256];
+    snprintf(name, sizeof name, "%s", t->name);
+    catalog_release(db, t); /* a schema change must not hold a table */
+    json_t *spec;
+    if (param_object(req, "TimeToLiveSpecification", &spec, err)) return -1;
+    if (spec == NULL)
+        return err_validation(err, "1 validation error detected: Value null at 'timeToLiveSpecification' failed to "
+                                   "satisfy constraint: Member must not be null");
+    json_t *enabled = json_object_get(spec, "Enabled"), *attr = json_object_get(spec, "AttributeName");
+    if (!json_is_boolean(enabled))
+        return err_validation(err, "1 validation error detected: Value null at 'timeToLiveSpecification.enabled' "
+                                   "failed to satisfy constraint: Member must not be null");
+    if (!json_is_string(attr))
+        return err_validation(err, "1 validation error detected: Value null at "
+                                   "'timeToLiveSpecification.attributeName' failed to satisfy constraint: Member must "
+                                   "not be null");
+    size_t n = json_string_length(attr);
+    if (n < 1 || n > 255)
+        return err_validation(err, "1 validation error detected: Value '%s' at 'timeToLiveSpecification.attributeName' "
+                                   "failed to satisfy constraint: Member must have length between 1 and 255",
+                              json_string_value(attr));
+    ttl_change c = {json_is_true(enabled), json_string_value(attr)};
+    if (catalog_change_schema(db, name, apply_ttl, &c, err)) return -1;
+    *resp = json_pack("{s:{s:b,s:s}}", "TimeToLiveSpecification", "Enabled", c.enable, "AttributeName", c.attribute);
+    return 0;
+}
+
+int op_describe_time_to_live(qr_db *db, json_t *req, json_t **resp, qr_err *err)
+{
+    table *t;
+    if (param_table(db, req, "TableName", &t, err)) return -1;
+    pthread_mutex_lock(&db->catalog_lock);
+    json_t *ttl = json_deep_copy(json_object_get(t->desc, QR_TTL_FIELD));
+    pthread_mutex_unlock(&db->catalog_lock);
+    catalog_release(db, t);
+    if (ttl == NULL) ttl = json_pack("{s:s}", "TimeToLiveStatus", "DISABLED");
+    *resp = json_pack("{s:o}", "TimeToLiveDescription", ttl);
+    return 0;
+}
