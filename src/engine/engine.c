@@ -98,10 +98,51 @@ static int catalog_load(qr_db *db)
     return rc;
 }
 
+static int id_cmp(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Removes what writes still in flight when a table was deleted left under its id (they
+ * can land after DeleteTable's range delete): every id below the next one that the
+ * catalog does not know, where a key remains, loses its whole range. */
+static void sweep_dropped_tables(qr_db *db)
+{
+    uint32_t *ids = malloc((db->ntables + 1) * sizeof *ids);
+    size_t n = 0;
+    for (size_t i = 0; i < db->ntables; i++) ids[n++] = db->tables[i]->id;
+    ids[n++] = db->next_table_id;
+    qsort(ids, n, sizeof *ids, id_cmp);
+    uint32_t from = 1;
+    store_batch *b = store_batch_new();
+    for (size_t i = 0; i < n; i++) {
+        if (ids[i] > from) { /* the ids [from, ids[i]) are dropped tables */
+            char lo[5] = {'t'}, hi[5] = {'t'};
+            for (int k = 0; k < 4; k++) {
+                lo[1 + k] = (char)(from >> (24 - 8 * k));
+                hi[1 + k] = (char)(ids[i] >> (24 - 8 * k));
+            }
+            store_iter *it = store_iter_new(db->st, NULL, lo, 5, hi, 5);
+            store_iter_first(it);
+            if (store_iter_valid(it)) store_batch_delete_range(b, lo, 5, hi, 5);
+            store_iter_free(it);
+        }
+        from = ids[i] + 1;
+    }
+    qr_err e;
+    err_init(&e);
+    if (store_batch_count(b)) store_write(db->st, b, &e);
+    store_batch_free(b);
+    free(ids);
+}
+
 int qr_open(const char *dir, const qr_options *opts, qr_db **out, char **errmsg)
 {
     qr_db *db = calloc(1, sizeof *db);
     if (db == NULL) return QR_ERR;
+    static uint64_t openings;
+    db->instance = __atomic_add_fetch(&openings, 1, __ATOMIC_RELAXED);
     if (opts) db->opts = *opts;
     if (store_open(dir, db->opts.no_sync, &db->st, errmsg)) {
         free(db);
@@ -119,6 +160,7 @@ int qr_open(const char *dir, const qr_options *opts, qr_db **out, char **errmsg)
         qr_close(db);
         return QR_ERR;
     }
+    sweep_dropped_tables(db);
     /* Resume the backfill of any global index a previous run left CREATING. */
     for (size_t i = 0; i < db->ntables; i++)
         for (size_t j = 0; j < db->tables[i]->nindexes; j++)

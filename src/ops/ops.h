@@ -39,6 +39,14 @@ int op_scan(qr_db *db, json_t *req, buf *out, qr_err *err);
 /* ttl.c */
 int op_update_time_to_live(qr_db *db, json_t *req, json_t **resp, qr_err *err);
 int op_describe_time_to_live(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+/* account.c */
+int op_describe_endpoints(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+int op_describe_limits(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+int op_tag_resource(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+int op_untag_resource(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+int op_list_tags_of_resource(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+/* Applies CreateTable's Tags to the new table. */
+int account_tag_new_table(qr_db *db, const char *name, json_t *tags, qr_err *err);
 /* batch.c */
 int op_batch_get_item(qr_db *db, json_t *req, json_t **resp, qr_err *err);
 int op_batch_write_item(qr_db *db, json_t *req, json_t **resp, qr_err *err);

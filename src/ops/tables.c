@@ -266,6 +266,7 @@ int op_create_table(qr_db *db, json_t *req, json_t **resp, qr_err *err)
         return -1;
     }
     catalog_release(db, t);
+    account_tag_new_table(db, json_string_value(name), json_object_get(req, "Tags"), err);
     json_object_set_new(answer, "TableStatus", json_string("CREATING"));
     *resp = json_pack("{s:o}", "TableDescription", answer);
     return 0;
@@ -278,6 +279,7 @@ static json_t *describe(qr_db *db, table *t)
     json_t *desc = json_deep_copy(t->desc);
     pthread_mutex_unlock(&db->catalog_lock);
     json_object_del(desc, QR_TTL_FIELD); /* DescribeTimeToLive's, not DescribeTable's */
+    json_object_del(desc, "QuarryTags");  /* ListTagsOfResource's */
     table_stats_fill(db, t, desc);
     index_stats_fill(db, t, desc);
     return desc;
