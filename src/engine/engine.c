@@ -663,30 +663,35 @@ void table_stats_adjust(table *t, int64_t items, int64_t bytes)
     pthread_mutex_unlock(&t->stats_lock);
 }
 
+/* Counts the stored items (or index entries) of t's index_id and their sizes. */
+static void count_stored(qr_db *db, const table *t, uint16_t index_id, int64_t *n, int64_t *bytes)
+{
+    buf lo, hi;
+    buf_init(&lo, 0);
+    buf_init(&hi, 0);
+    key_table_prefix(&lo, t, index_id);
+    key_table_prefix(&hi, t, (uint16_t)(index_id + 1));
+    *n = *bytes = 0;
+    store_iter *it = store_iter_new(db->st, NULL, lo.data, lo.len, hi.data, hi.len);
+    for (store_iter_first(it); store_iter_valid(it); store_iter_next(it)) {
+        size_t vl, jlen, size;
+        const char *v = store_iter_value(it, &vl), *json;
+        if (item_stored(v, vl, &json, &jlen, &size) == 0) {
+            (*n)++;
+            *bytes += (int64_t)size;
+        }
+    }
+    store_iter_free(it);
+    buf_free(&lo);
+    buf_free(&hi);
+}
+
 void table_stats_fill(qr_db *db, table *t, json_t *desc)
 {
     pthread_mutex_lock(&t->stats_lock);
     if (t->item_count < 0) {
-        buf lo, hi;
-        buf_init(&lo, 0);
-        buf_init(&hi, 0);
-        key_table_prefix(&lo, t, 0);
-        key_table_prefix(&hi, t, 1);
-        int64_t n = 0, bytes = 0;
-        store_iter *it = store_iter_new(db->st, NULL, lo.data, lo.len, hi.data, hi.len);
-        for (store_iter_first(it); store_iter_valid(it); store_iter_next(it)) {
-            size_t vl;
-            const char *v = store_iter_value(it, &vl);
-            const char *json;
-            size_t jlen, size;
-            if (item_stored(v, vl, &json, &jlen, &size) == 0) {
-                n++;
-                bytes += (int64_t)size;
-            }
-        }
-        store_iter_free(it);
-        buf_free(&lo);
-        buf_free(&hi);
+        int64_t n, bytes;
+        count_stored(db, t, 0, &n, &bytes);
         t->item_count = n;
         t->size_bytes = bytes;
     }
@@ -706,24 +711,8 @@ void index_stats_fill(qr_db *db, table *t, json_t *desc)
             qr_index *ix = table_index(t, json_string_value(json_object_get(d, "IndexName")));
             if (ix == NULL) continue;
             any_global |= g;
-            buf lo, hi;
-            buf_init(&lo, 0);
-            buf_init(&hi, 0);
-            key_table_prefix(&lo, t, ix->id);
-            key_table_prefix(&hi, t, (uint16_t)(ix->id + 1));
-            int64_t n = 0, bytes = 0;
-            store_iter *it = store_iter_new(db->st, NULL, lo.data, lo.len, hi.data, hi.len);
-            for (store_iter_first(it); store_iter_valid(it); store_iter_next(it)) {
-                size_t vl, jlen, size;
-                const char *v = store_iter_value(it, &vl), *json;
-                if (item_stored(v, vl, &json, &jlen, &size) == 0) {
-                    n++;
-                    bytes += (int64_t)size;
-                }
-            }
-            store_iter_free(it);
-            buf_free(&lo);
-            buf_free(&hi);
+            int64_t n, bytes;
+            count_stored(db, t, ix->id, &n, &bytes);
             json_object_set_new(d, "ItemCount", json_integer(n));
             json_object_set_new(d, "IndexSizeBytes", json_integer(bytes));
         }
