@@ -67,7 +67,12 @@ static void fill_error(qr_response *resp, qr_err *err)
     json_t *extra = err->item;
     if (json_object_get(extra, "CancellationReasons")) json_object_update(body, extra);
     else if (extra) json_object_set(body, "Item", extra);
-    resp->body = json_dumps(body, JSON_COMPACT);
+    resp->body = body ? json_dumps(body, JSON_COMPACT) : NULL;
+    if (resp->body == NULL) { /* never expected: messages are made valid UTF-8 by err_set */
+        char fallback[256];
+        snprintf(fallback, sizeof fallback, "{\"__type\":\"%s\",\"message\":\"The error could not be encoded.\"}", type);
+        resp->body = strdup(fallback);
+    }
     resp->len = strlen(resp->body);
     resp->http_status = err_http_status(err->type);
     resp->error_type = err->type;

@@ -13,11 +13,38 @@ void err_init(qr_err *e)
     e->item = NULL;
 }
 
+/* Length of the valid UTF-8 sequence at p (at most n bytes), or 0 if none starts there. */
+static size_t utf8_sequence(const unsigned char *p, size_t n)
+{
+    size_t len = p[0] < 0x80 ? 1 : (p[0] & 0xe0) == 0xc0 ? 2 : (p[0] & 0xf0) == 0xe0 ? 3 : (p[0] & 0xf8) == 0xf0 ? 4 : 0;
+    if (len == 0 || len > n || (len == 2 && p[0] < 0xc2)) return 0;
+    for (size_t i = 1; i < len; i++)
+        if ((p[i] & 0xc0) != 0x80) return 0;
+    return len;
+}
+
+/* Messages quote what the request sent, cut to fit (by the size of msg, or a %.Ns):
+ * a cut can split a UTF-8 character, and a response must be valid UTF-8. Bytes that do
+ * not form a character become '?'. */
+static void make_utf8(char *s)
+{
+    size_t n = strlen(s);
+    for (size_t i = 0; i < n;) {
+        size_t len = utf8_sequence((const unsigned char *)s + i, n - i);
+        if (len == 0) {
+            s[i++] = '?';
+            continue;
+        }
+        i += len;
+    }
+}
+
 static int err_vset(qr_err *e, const char *type, const char *fmt, va_list ap)
 {
     if (e == NULL || e->type != NULL) return -1;
     e->type = type;
     vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+    make_utf8(e->msg);
     return -1;
 }
 

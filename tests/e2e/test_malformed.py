@@ -21,3 +21,19 @@ def test_wrong_parameter_types(q):
     assert "Value null at 'key'" in body["message"]
     rc, body = q.raw("PutItem", {"TableName": "Mal1", "Item": {"pk": {"S": "a"}, "sk": {"S": "b"}}, "ReturnValues": "BOGUS"})
     assert "enum value set" in body["message"]
+
+
+def test_messages_that_quote_long_input_stay_valid_utf8(q):
+    """Found by fuzzing: a message cut inside a multi-byte character made the error
+    document unencodable and crashed the process."""
+    q.create("Utf8", ("pk", "S"), None)
+    long_name = "a" * 63 + "é" + "b" * 200
+    rc, body = q.raw("DescribeTable", {"TableName": long_name})
+    assert rc == 1 and "length less than or equal to 255" in body["message"]
+    rc, body = q.raw("GetItem", {"TableName": "Utf8", "Key": {"pk": {"S": "x"}}, "ProjectionExpression": "#n",
+                                 "ExpressionAttributeNames": {"#n": "a", "#" + "é" * 600: "b"}})
+    assert rc == 1 and body["__type"].endswith("ValidationException")
+    rc, body = q.raw("PutItem", {"TableName": "Utf8", "Item": {"pk": {"S": "x"}, "n": {"N": "1" * 511 + "é"}}})
+    assert rc == 1 and body["__type"].endswith("ValidationException")
+    for rc_body in (body,):
+        rc_body["message"].encode("utf-8")
