@@ -1,0 +1,231 @@
+#!/usr/bin/env python3
+"""gen_seeds.py — writes the seed corpora of the libFuzzer harnesses in tests/fuzz.
+
+    python3 tests/fuzz/gen_seeds.py OUTDIR [--e2e]
+
+OUTDIR/call:   one op-index byte + a request body (fuzz_call), hand-written requests on
+               the harness's baseline tables "Fuzz" and "Flat"; with --e2e also every request
+               the end-to-end tests in tests/e2e send (recorded by running them through
+               pytest with QUARRY_BIN set; their op names are mapped to fuzz_call's byte).
+OUTDIR/expr:   mode byte + expression + NUL + values + NUL + names (fuzz_expr), from
+               tests/expr/cases/*.json.
+OUTDIR/number: number texts, single and "a<NUL>b" pairs (fuzz_number).
+It does not run the fuzzers; see README.md.
+"""
+import hashlib
+import json
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+# qr_operations() order (src/ops/optable.c); fuzz_call picks data[0] % (len + 1).
+OPS = ["CreateTable", "DescribeTable", "ListTables", "DeleteTable", "UpdateTable", "UpdateTimeToLive",
+       "DescribeTimeToLive", "DescribeEndpoints", "DescribeLimits", "TagResource", "UntagResource",
+       "ListTagsOfResource", "PutItem", "GetItem", "UpdateItem", "DeleteItem", "Query", "Scan", "BatchGetItem",
+       "BatchWriteItem", "TransactWriteItems", "TransactGetItems"]
+
+
+def read_ops():
+    """The operation names in optable.c's order, so the byte mapping follows the source."""
+    path = os.path.join(ROOT, "src", "ops", "optable.c")
+    names = []
+    try:
+        for line in open(path):
+            line = line.strip()
+            if line.startswith('{"') and "op_" in line:
+                names.append(line.split('"')[1])
+    except OSError:
+        pass
+    return names or OPS
+
+
+def write(d, data):
+    os.makedirs(d, exist_ok=True)
+    name = hashlib.sha1(data).hexdigest()
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(data)
+
+
+S = lambda v: {"S": v}  # noqa: E731
+N = lambda v: {"N": str(v)}  # noqa: E731
+KEY = {"pk": S("p1"), "sk": S("s4")}
+
+
+def call_seeds():
+    yield "CreateTable", {"TableName": "New1", "BillingMode": "PAY_PER_REQUEST",
+                          "AttributeDefinitions": [{"AttributeName": "a", "AttributeType": "S"},
+                                                   {"AttributeName": "b", "AttributeType": "N"}],
+                          "KeySchema": [{"AttributeName": "a", "KeyType": "HASH"},
+                                        {"AttributeName": "b", "KeyType": "RANGE"}],
+                          "GlobalSecondaryIndexes": [{"IndexName": "G", "KeySchema": [
+                              {"AttributeName": "b", "KeyType": "HASH"}], "Projection": {"ProjectionType": "ALL"}}],
+                          "Tags": [{"Key": "k", "Value": "v"}]}
+    yield "DescribeTable", {"TableName": "Fuzz"}
+    yield "ListTables", {"Limit": 1, "ExclusiveStartTableName": "Flat"}
+    yield "DeleteTable", {"TableName": "Flat"}
+    yield "UpdateTable", {"TableName": "Flat", "AttributeDefinitions": [{"AttributeName": "c", "AttributeType": "N"}],
+                          "GlobalSecondaryIndexUpdates": [{"Create": {"IndexName": "ByC", "KeySchema": [
+                              {"AttributeName": "c", "KeyType": "HASH"}], "Projection": {"ProjectionType": "KEYS_ONLY"}}}]}
+    yield "UpdateTable", {"TableName": "Fuzz", "GlobalSecondaryIndexUpdates": [{"Delete": {"IndexName": "Gsi"}}]}
+    yield "UpdateTimeToLive", {"TableName": "Flat", "TimeToLiveSpecification": {"Enabled": True, "AttributeName": "c"}}
+    yield "DescribeTimeToLive", {"TableName": "Fuzz"}
+    yield "DescribeEndpoints", {}
+    yield "DescribeLimits", {}
+    arn = "arn:aws:dynamodb:us-east-1:000000000000:table/Fuzz"
+    yield "TagResource", {"ResourceArn": arn, "Tags": [{"Key": "a", "Value": "b"}]}
+    yield "UntagResource", {"ResourceArn": arn, "TagKeys": ["a"]}
+    yield "ListTagsOfResource", {"ResourceArn": arn}
+    yield "PutItem", {"TableName": "Fuzz", "Item": {"pk": S("p9"), "sk": S("x"), "lsk": N(3), "gpk": S("g1"),
+                                                  "gsk": N("1e5"), "t": S("T"), "r": S("EU"), "score": N(7),
+                                                  "player": {"B": "AQID"}, "m": {"M": {"a": {"L": [N(1)]}}},
+                                                  "exp": N(1)},
+                      "ConditionExpression": "attribute_not_exists(pk) OR #v < :v",
+                      "ExpressionAttributeNames": {"#v": "v"}, "ExpressionAttributeValues": {":v": S("zz")},
+                      "ReturnValues": "ALL_OLD", "ReturnConsumedCapacity": "INDEXES",
+                      "ReturnItemCollectionMetrics": "SIZE"}
+    yield "PutItem", {"TableName": "Flat", "Item": {"id": N(1), "c": N(2)}, "Expected": {"c": {"Exists": False}}}
+    yield "GetItem", {"TableName": "Fuzz", "Key": KEY, "ProjectionExpression": "l[1].a, #v, ns",
+                      "ExpressionAttributeNames": {"#v": "v"}, "ConsistentRead": True}
+    yield "GetItem", {"TableName": "Flat", "Key": {"id": N(3)}, "AttributesToGet": ["c"]}
+    yield "UpdateItem", {"TableName": "Fuzz", "Key": KEY,
+                         "UpdateExpression": "SET v = :v, l[5] = :v, n = if_not_exists(n, :z) + :one, "
+                                             "l = list_append(l, :l) REMOVE gpk ADD ns :ns DELETE ss :ss",
+                         "ConditionExpression": "size(l) > :z AND begins_with(v, :p)",
+                         "ExpressionAttributeValues": {":v": S("w"), ":z": N(0), ":one": N(1), ":l": {"L": [N(2)]},
+                                                       ":ns": {"NS": ["3"]}, ":ss": {"SS": ["x"]}, ":p": S("val")},
+                         "ReturnValues": "UPDATED_NEW"}
+    yield "UpdateItem", {"TableName": "Fuzz", "Key": KEY, "UpdateExpression": "SET gsk = :n, score = :n, r = :r",
+                         "ExpressionAttributeValues": {":n": N(42), ":r": S("AS")}, "ReturnValues": "ALL_OLD"}
+    yield "UpdateItem", {"TableName": "Flat", "Key": {"id": N(4)},
+                         "AttributeUpdates": {"c": {"Action": "ADD", "Value": N(5)}, "b": {"Action": "DELETE"}}}
+    yield "DeleteItem", {"TableName": "Fuzz", "Key": KEY, "ConditionExpression": "attribute_exists(v)",
+                         "ReturnValues": "ALL_OLD", "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}
+    yield "Query", {"TableName": "Fuzz", "KeyConditionExpression": "pk = :p AND sk BETWEEN :a AND :b",
+                    "FilterExpression": "contains(v, :s) OR NOT attribute_type(l, :t)",
+                    "ExpressionAttributeValues": {":p": S("p1"), ":a": S("s0"), ":b": S("s9"), ":s": S("1"),
+                                                  ":t": S("L")},
+                    "Limit": 2, "ScanIndexForward": False, "Select": "COUNT"}
+    yield "Query", {"TableName": "Fuzz", "IndexName": "Lsi", "KeyConditionExpression": "pk = :p AND lsk >= :n",
+                    "ExpressionAttributeValues": {":p": S("p0"), ":n": N(1)}, "Select": "ALL_ATTRIBUTES"}
+    yield "Query", {"TableName": "Fuzz", "IndexName": "Gsi", "KeyConditionExpression": "gpk = :g AND gsk < :n",
+                    "ExpressionAttributeValues": {":g": S("g1"), ":n": N(8)},
+                    "ExclusiveStartKey": {"pk": S("p1"), "sk": S("s1"), "gpk": S("g1"), "gsk": N("1.5")}}
+    yield "Query", {"TableName": "Fuzz", "IndexName": "Multi",
+                    "KeyConditionExpression": "t = :t AND r = :r AND score = :s AND begins_with(player, :b)",
+                    "ExpressionAttributeValues": {":t": S("T"), ":r": S("EU"), ":s": N(101), ":b": {"B": "AQ=="}}}
+    yield "Query", {"TableName": "Flat", "KeyConditions": {"id": {"ComparisonOperator": "EQ",
+                                                                "AttributeValueList": [N(2)]}},
+                    "QueryFilter": {"c": {"ComparisonOperator": "GT", "AttributeValueList": [N(1)]}}}
+    yield "Scan", {"TableName": "Fuzz", "Segment": 1, "TotalSegments": 3, "Limit": 5,
+                   "FilterExpression": "score IN (:a, :b) AND size(ns) = :two",
+                   "ExpressionAttributeValues": {":a": N(100), ":b": N(101), ":two": N(2)}}
+    yield "Scan", {"TableName": "Fuzz", "IndexName": "Multi", "ProjectionExpression": "player, t",
+                   "ExclusiveStartKey": {"pk": S("p0"), "sk": S("s0"), "t": S("T"), "r": S("US"), "score": N(100),
+                                         "player": {"B": "AQIA"}}}
+    yield "Scan", {"TableName": "Flat", "ScanFilter": {"b": {"ComparisonOperator": "EQ",
+                                                           "AttributeValueList": [{"BOOL": True}]}},
+                   "ConditionalOperator": "OR"}
+    yield "BatchGetItem", {"RequestItems": {"Fuzz": {"Keys": [KEY, {"pk": S("p0"), "sk": S("s0")}],
+                                                   "ProjectionExpression": "v"},
+                                            "Flat": {"Keys": [{"id": N(1)}], "ConsistentRead": True}}}
+    yield "BatchWriteItem", {"RequestItems": {"Fuzz": [{"PutRequest": {"Item": {"pk": S("b"), "sk": S("1"),
+                                                                              "gpk": S("g"), "gsk": N(1)}}},
+                                                     {"DeleteRequest": {"Key": KEY}}],
+                                              "Flat": [{"PutRequest": {"Item": {"id": N(99)}}}]},
+                             "ReturnConsumedCapacity": "TOTAL", "ReturnItemCollectionMetrics": "SIZE"}
+    yield "TransactWriteItems", {"TransactItems": [
+        {"Put": {"TableName": "Flat", "Item": {"id": N(50), "c": N(1)}}},
+        {"Update": {"TableName": "Fuzz", "Key": KEY, "UpdateExpression": "ADD score :n",
+                    "ExpressionAttributeValues": {":n": N(1)}}},
+        {"Delete": {"TableName": "Fuzz", "Key": {"pk": S("p0"), "sk": S("s0")}}},
+        {"ConditionCheck": {"TableName": "Flat", "Key": {"id": N(2)}, "ConditionExpression": "c = :c",
+                            "ExpressionAttributeValues": {":c": N(20)},
+                            "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}}],
+        "ClientRequestToken": "tok-1", "ReturnConsumedCapacity": "INDEXES"}
+    yield "TransactGetItems", {"TransactItems": [{"Get": {"TableName": "Fuzz", "Key": KEY,
+                                                          "ProjectionExpression": "#v",
+                                                          "ExpressionAttributeNames": {"#v": "v"}}},
+                                                 {"Get": {"TableName": "Flat", "Key": {"id": N(1)}}}]}
+
+
+def record_e2e():
+    """Runs tests/e2e with a recorder around Quarry.raw_opts; returns (op, text) pairs."""
+    sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
+    import pytest
+    import quarry_cli
+    seen = []
+    original = quarry_cli.Quarry.raw_opts
+
+    def recording(self, options, op, request):
+        seen.append((op, request if isinstance(request, str) else json.dumps(request)))
+        return original(self, options, op, request)
+
+    quarry_cli.Quarry.raw_opts = recording
+    pytest.main(["-q", "-p", "no:cacheprovider", os.path.join(ROOT, "tests", "e2e")])
+    return seen
+
+
+def expr_seeds():
+    """(mode, text, values, names) from the expression case files; modes as in fuzz_expr.c."""
+    mode_of = {"condition": 0, "update": 2, "projection": 5, "key": 7}
+    legacy = {"expected": 11, "filter": 12, "attribute_updates": 13, "attributes_to_get": 14,
+              "key_conditions": 15}
+    legacy_field = {"expected": "expected", "filter": "filter", "attribute_updates": "updates",
+                    "attributes_to_get": "names_list", "key_conditions": "conditions"}
+    cases_dir = os.path.join(ROOT, "tests", "expr", "cases")
+    for fn in sorted(os.listdir(cases_dir)):
+        doc = json.load(open(os.path.join(cases_dir, fn)))
+        kind = doc.get("kind")
+        values = json.dumps(doc.get("values", {})).encode()
+        names = json.dumps(doc.get("names", {})).encode()
+        for case in doc.get("cases", []):
+            k = case.get("kind", kind)
+            if k in legacy:
+                field = case.get(legacy_field[k])
+                if field is not None:
+                    yield bytes([legacy[k]]) + json.dumps(field).encode()
+                continue
+            if "expr" not in case or k not in mode_of:
+                continue
+            text = case["expr"].encode()
+            yield bytes([mode_of[k]]) + text + b"\0" + values + b"\0" + names
+            if k == "key":
+                # The same text against multi-attribute schemas (mode 9, variant bits above).
+                yield bytes([9 | 0x10]) + text + b"\0" + values + b"\0" + names
+            if k == "condition":
+                yield bytes([0]) + text  # default values and names
+
+
+NUMBERS = ["0", "-0", "1", "-1", "0.5", "1e5", "1E-130", "9.9999999999999999999999999999999999999E+125",
+           "-9.9999999999999999999999999999999999999E+125", "12345678901234567890123456789012345678",
+           "0.00000000000000000000000000000000000001", "000123.4500", ".5", "5.", "+7", "1e+0", "1e-0",
+           "99999999999999999999999999999999999999", "1E126", "1E-131", "123456789012345678901234567890123456789",
+           "-1.5e-7", "3.14159", "100", "1e2", "0e999999", "1e-129"]
+
+
+def main():
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    out = sys.argv[1]
+    ops = read_ops()
+    for op, req in call_seeds():
+        write(os.path.join(out, "call"), bytes([ops.index(op)]) + json.dumps(req).encode())
+    if "--e2e" in sys.argv[2:]:
+        for op, text in record_e2e():
+            if op in ops:
+                write(os.path.join(out, "call"), bytes([ops.index(op)]) + text.encode())
+    for seed in expr_seeds():
+        write(os.path.join(out, "expr"), seed)
+    for i, a in enumerate(NUMBERS):
+        write(os.path.join(out, "number"), a.encode())
+        b = NUMBERS[(i * 7 + 3) % len(NUMBERS)]
+        write(os.path.join(out, "number"), a.encode() + b"\0" + b.encode())
+    for sub in ("call", "expr", "number"):
+        d = os.path.join(out, sub)
+        print(f"{d}: {len(os.listdir(d))} seeds")
+
+
+if __name__ == "__main__":
+    main()
