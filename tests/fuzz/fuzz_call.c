@@ -92,6 +92,27 @@ static void create_baseline(void)
     }
 }
 
+/* What a successful CreateTable or UpdateTable stored must be a well-formed schema:
+ * every attribute definition a non-empty name with type S, N or B. */
+static void check_schema(const char *op, json_t *resp)
+{
+    if (strcmp(op, "CreateTable") != 0 && strcmp(op, "UpdateTable") != 0) return;
+    json_t *defs = json_object_get(json_object_get(resp, "TableDescription"), "AttributeDefinitions");
+    CHECK(json_is_array(defs));
+    size_t i;
+    json_t *d;
+    json_array_foreach(defs, i, d) {
+        const char *name = json_string_value(json_object_get(d, "AttributeName"));
+        const char *type = json_string_value(json_object_get(d, "AttributeType"));
+        if (!name || !*name || !type || (strcmp(type, "S") && strcmp(type, "N") && strcmp(type, "B"))) {
+            char *text = json_dumps(defs, JSON_COMPACT);
+            fprintf(stderr, "fuzz_call: %s stored an invalid attribute definition: %s\n", op, text);
+            free(text);
+            abort();
+        }
+    }
+}
+
 static void reset_database(void)
 {
     char *report = NULL;
@@ -179,6 +200,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     }
     if (rc != QR_OK) CHECK(json_is_string(json_object_get(j, "__type")));
+    else check_schema(op, j);
     json_decref(j);
     qr_response_free(&r);
     return 0;
