@@ -10,6 +10,7 @@ OUTDIR/call:   one op-index byte + a request body (fuzz_call), hand-written requ
 OUTDIR/expr:   mode byte + expression + NUL + values + NUL + names (fuzz_expr), from
                tests/expr/cases/*.json.
 OUTDIR/number: number texts, single and "a<NUL>b" pairs (fuzz_number).
+OUTDIR/wire:   credentials files, signed-request headers, bodies and targets (fuzz_wire).
 It does not run the fuzzers; see README.md.
 """
 import hashlib
@@ -205,6 +206,25 @@ NUMBERS = ["0", "-0", "1", "-1", "0.5", "1e5", "1E-130", "9.99999999999999999999
            "-1.5e-7", "3.14159", "100", "1e2", "0e999999", "1e-129"]
 
 
+WIRE = [
+    b"\0[default]\naws_access_key_id = AKID\naws_secret_access_key = SECRET\n# c\n; c\n[p2]\n"
+    b"aws_access_key_id=K2\naws_secret_access_key=S2\n",
+    b"\0[only]\naws_access_key_id = AKID\n",
+    b"\1host: localhost:8000\nx-amz-date: 20150830T123600Z\n"
+    b"x-amz-target: DynamoDB_20120810.ListTables\ncontent-type: application/x-amz-json-1.0\n"
+    b"authorization: AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20150830/us-east-1/dynamodb/aws4_request, "
+    b"SignedHeaders=content-type;host;x-amz-date;x-amz-target, "
+    b"Signature=5d672d79c15b13162d9279b0855cfba6789a8edb4c82c400e06b5924a6f2b5d7\n\n{}",
+    b"\1host: h\nauthorization: AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/2015/us-east-1/dynamodb/aws4_request\n\n",
+    b"\2{\"TableName\": \"Fuzz\"}",
+    b"\2{\"RequestItems\": {\"A\": [], \"Bbb\": {}}}",
+    b"\2{\"TransactItems\": [{\"Put\": {\"TableName\": \"T1\"}}, {\"Get\": {\"TableName\": \"T2\"}}]}",
+    b"\2DynamoDB_20120810.PutItem",
+    b"\3\x01abc\x00\x00",
+    b"\3\x80\x81\x23\x00",
+]
+
+
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
@@ -222,7 +242,9 @@ def main():
         write(os.path.join(out, "number"), a.encode())
         b = NUMBERS[(i * 7 + 3) % len(NUMBERS)]
         write(os.path.join(out, "number"), a.encode() + b"\0" + b.encode())
-    for sub in ("call", "expr", "number"):
+    for seed in WIRE:
+        write(os.path.join(out, "wire"), seed)
+    for sub in ("call", "expr", "number", "wire"):
         d = os.path.join(out, sub)
         print(f"{d}: {len(os.listdir(d))} seeds")
 
