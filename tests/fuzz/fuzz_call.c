@@ -2,7 +2,7 @@
  *
  * Input: one byte choosing the operation (an index into qr_operations(), or one past
  * the end for an unknown name), then the JSON request body, passed with its exact length
- * and no NUL after it. The database lives in a temporary directory opened once, with
+ * and no NUL after it. The database lives in /tmp/quarry-fuzz-<pid>, opened once, with
  * two tables holding a few items: "Fuzz" (composite key, an LSI, a GSI, a GSI with a
  * multi-attribute key, TTL on) and "Flat" (numeric hash key). Every FUZZ_RESET inputs the
  * indexes are verified against their tables (qr_verify; a difference aborts) and every
@@ -11,7 +11,11 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
+#include <glob.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -31,7 +35,7 @@
     } while (0)
 
 static qr_db *db;
-static char dir[] = "/tmp/quarry-fuzz-XXXXXX";
+static char dir[64];
 static const char *const *ops;
 static size_t nops;
 static unsigned long iterations;
@@ -141,21 +145,42 @@ static void reset_database(void)
     create_baseline();
 }
 
+static void remove_dir(const char *path)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
+    if (system(cmd) != 0) fprintf(stderr, "fuzz_call: could not remove %s\n", path);
+}
+
 static void cleanup(void)
 {
     if (!db) return;
     qr_close(db);
     db = NULL;
-    char cmd[64];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    if (system(cmd) != 0) fprintf(stderr, "fuzz_call: could not remove %s\n", dir);
+    remove_dir(dir);
+}
+
+/* libFuzzer ends runs with _Exit (time limit, crash), so atexit cannot be relied on:
+ * remove the directories of earlier runs whose process is gone. */
+static void remove_stale_dirs(void)
+{
+    glob_t g;
+    if (glob("/tmp/quarry-fuzz-*", 0, NULL, &g) != 0) return;
+    for (size_t i = 0; i < g.gl_pathc; i++) {
+        long pid = strtol(g.gl_pathv[i] + strlen("/tmp/quarry-fuzz-"), NULL, 10);
+        if (pid > 0 && kill((pid_t)pid, 0) != 0 && errno == ESRCH) remove_dir(g.gl_pathv[i]);
+    }
+    globfree(&g);
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc;
     (void)argv;
-    CHECK(mkdtemp(dir) != NULL);
+    remove_stale_dirs();
+    snprintf(dir, sizeof dir, "/tmp/quarry-fuzz-%ld", (long)getpid());
+    remove_dir(dir);
+    CHECK(mkdir(dir, 0700) == 0);
     qr_options o = {0};
     o.no_sync = 1;
     const char *ttl = getenv("FUZZ_TTL_MS");
