@@ -22,6 +22,13 @@
 
 #include "quarry.h"
 
+/* Items per baseline table: fewer in sequence mode, which rebuilds them every input. */
+#ifdef FUZZ_SEQUENCE
+#define BASE_ITEMS 4
+#else
+#define BASE_ITEMS 12
+#endif
+
 #ifndef FUZZ_RESET
 #define FUZZ_RESET 2000
 #endif
@@ -39,6 +46,7 @@ static char dir[64];
 static const char *const *ops;
 static size_t nops;
 static unsigned long iterations;
+static int print_calls; /* FUZZ_PRINT=1: log every request and response */
 
 static const char *baseline[][2] = {
     {"CreateTable",
@@ -79,7 +87,7 @@ static void create_baseline(void)
 {
     for (size_t i = 0; i < sizeof baseline / sizeof baseline[0]; i++) call_ok(baseline[i][0], baseline[i][1]);
     char body[1024];
-    for (int i = 0; i < 12; i++) {
+    for (int i = 0; i < BASE_ITEMS; i++) {
         snprintf(body, sizeof body,
                  "{\"TableName\":\"Fuzz\",\"Item\":{\"pk\":{\"S\":\"p%d\"},\"sk\":{\"S\":\"s%d\"},"
                  "\"lsk\":{\"N\":\"%d\"},\"gpk\":{\"S\":\"g%d\"},\"gsk\":{\"N\":\"%d.5\"},"
@@ -87,7 +95,7 @@ static void create_baseline(void)
                  "\"v\":{\"S\":\"value %d\"},\"l\":{\"L\":[{\"N\":\"1\"},{\"M\":{\"a\":{\"SS\":[\"x\",\"y\"]}}}]},"
                  "\"ns\":{\"NS\":[\"1\",\"2\"]},\"exp\":{\"N\":\"%s\"}}}",
                  i % 3, i, i * 7 % 5, i % 2, i, i % 2 ? "EU" : "US", 100 + i % 4, "ABCDEFGHIJKL"[i], i,
-                 i == 11 ? "1000" : "4000000000");
+                 i == BASE_ITEMS - 1 ? "1000" : "4000000000");
         call_ok("PutItem", body);
         snprintf(body, sizeof body,
                  "{\"TableName\":\"Flat\",\"Item\":{\"id\":{\"N\":\"%d\"},\"c\":{\"N\":\"%d\"},\"b\":{\"BOOL\":%s}}}", i,
@@ -117,10 +125,10 @@ static void check_schema(const char *op, json_t *resp)
     }
 }
 
-static void reset_database(void)
+static void reset_database(int verify)
 {
     char *report = NULL;
-    if (qr_verify(db, NULL, &report) != QR_OK) {
+    if (verify && qr_verify(db, NULL, &report) != QR_OK) {
         fprintf(stderr, "fuzz_call: indexes disagree with their tables after %lu inputs:\n%s\n", iterations,
                 report ? report : "(no report)");
         abort();
@@ -190,6 +198,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
         fprintf(stderr, "fuzz_call: qr_open(%s): %s\n", dir, msg ? msg : "?");
         abort();
     }
+    print_calls = getenv("FUZZ_PRINT") != NULL;
     ops = qr_operations();
     while (ops[nops]) nops++;
     create_baseline();
@@ -197,10 +206,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     return 0;
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+/* One request: op index byte + body of len-1 bytes. */
+static void run_one(const uint8_t *data, size_t size)
 {
-    if (size < 1) return 0;
-    if (++iterations % FUZZ_RESET == 0) reset_database();
     size_t k = data[0] % (nops + 1);
     const char *op = k < nops ? ops[k] : "NoSuchOperation";
     size_t len = size - 1;
@@ -210,6 +218,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     qr_response r;
     memset(&r, 0xAB, sizeof r);
     int rc = qr_call(db, op, body, len, &r);
+    if (print_calls) fprintf(stderr, "fuzz_call: %s %.*s\n  -> %d %s\n", op, (int)len, body, r.http_status, r.body);
     free(body);
     CHECK(rc == QR_OK || rc == QR_ERR);
     CHECK(r.body != NULL && strlen(r.body) == r.len);
@@ -228,5 +237,33 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     else check_schema(op, j);
     json_decref(j);
     qr_response_free(&r);
+}
+
+#ifndef FUZZ_SEQUENCE
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 1) return 0;
+    if (++iterations % FUZZ_RESET == 0) reset_database(1);
+    run_one(data, size);
     return 0;
 }
+#else
+/* Sequence mode (fuzz_seq.c): up to FUZZ_SEQUENCE requests separated by NUL bytes
+ * (which JSON text cannot contain), run against a freshly reset database, so every
+ * input reproduces on its own. */
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 1) return 0;
+    /* Verify every index after the previous input (a verify per input would halve the
+     * speed; every 16th input is checked). */
+    reset_database(++iterations % 16 == 0);
+    size_t pos = 0;
+    for (int n = 0; n < FUZZ_SEQUENCE && pos < size; n++) {
+        const uint8_t *end = memchr(data + pos + 1, 0, size - pos - 1);
+        size_t len = end ? (size_t)(end - (data + pos)) : size - pos;
+        if (len >= 1 && data[pos] != 0) run_one(data + pos, len);
+        pos += len + 1;
+    }
+    return 0;
+}
+#endif

@@ -10,6 +10,7 @@ OUTDIR/call:   one op-index byte + a request body (fuzz_call), hand-written requ
 OUTDIR/expr:   mode byte + expression + NUL + values + NUL + names (fuzz_expr), from
                tests/expr/cases/*.json.
 OUTDIR/number: number texts, single and "a<NUL>b" pairs (fuzz_number).
+OUTDIR/seq:    the call seeds joined in twos and threes with NUL bytes (fuzz_seq).
 OUTDIR/wire:   credentials files, signed-request headers, bodies and targets (fuzz_wire).
 It does not run the fuzzers; see README.md.
 """
@@ -230,8 +231,12 @@ def main():
         sys.exit(__doc__)
     out = sys.argv[1]
     ops = read_ops()
-    for op, req in call_seeds():
-        write(os.path.join(out, "call"), bytes([ops.index(op)]) + json.dumps(req).encode())
+    calls = [bytes([ops.index(op)]) + json.dumps(req).encode() for op, req in call_seeds()]
+    for c in calls:
+        write(os.path.join(out, "call"), c)
+    for i, c in enumerate(calls):
+        write(os.path.join(out, "seq"), c + b"\0" + calls[(i * 5 + 1) % len(calls)])
+        write(os.path.join(out, "seq"), c + b"\0" + calls[(i * 3 + 2) % len(calls)] + b"\0" + calls[(i * 7 + 4) % len(calls)])
     if "--e2e" in sys.argv[2:]:
         for op, text in record_e2e():
             if op in ops:
@@ -244,7 +249,7 @@ def main():
         write(os.path.join(out, "number"), a.encode() + b"\0" + b.encode())
     for seed in WIRE:
         write(os.path.join(out, "wire"), seed)
-    for sub in ("call", "expr", "number", "wire"):
+    for sub in ("call", "seq", "expr", "number", "wire"):
         d = os.path.join(out, sub)
         print(f"{d}: {len(os.listdir(d))} seeds")
 
