@@ -133,6 +133,6 @@ $(FUZZ_BUILD)/libquarry.a: $(FUZZ_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
 $(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_BUILD)/libquarry.a
-	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $< $(FUZZ_BUILD)/libquarry.a $(LDLIBS)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer -MMD -MP -o $@ $< $(FUZZ_BUILD)/libquarry.a $(LDLIBS)
 
--include $(FUZZ_OBJ:.o=.d)
+-include $(FUZZ_OBJ:.o=.d) $(FUZZ_BIN:=.d)

@@ -231,7 +231,10 @@ def main():
         sys.exit(__doc__)
     out = sys.argv[1]
     ops = read_ops()
-    calls = [bytes([ops.index(op)]) + json.dumps(req).encode() for op, req in call_seeds()]
+    # The op byte is taken modulo len(ops) + 1, so CreateTable (index 0) is written as
+    # len(ops) + 1: a 0 byte separates the requests of a fuzz_seq input.
+    opbyte = lambda op: bytes([ops.index(op) or len(ops) + 1])  # noqa: E731
+    calls = [opbyte(op) + json.dumps(req).encode() for op, req in call_seeds()]
     for c in calls:
         write(os.path.join(out, "call"), c)
     for i, c in enumerate(calls):
@@ -240,7 +243,7 @@ def main():
     if "--e2e" in sys.argv[2:]:
         for op, text in record_e2e():
             if op in ops:
-                write(os.path.join(out, "call"), bytes([ops.index(op)]) + text.encode())
+                write(os.path.join(out, "call"), opbyte(op) + text.encode())
     for seed in expr_seeds():
         write(os.path.join(out, "expr"), seed)
     for i, a in enumerate(NUMBERS):
