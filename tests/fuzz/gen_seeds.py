@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """gen_seeds.py — writes the seed corpora of the libFuzzer harnesses in tests/fuzz.
 
-    python3 tests/fuzz/gen_seeds.py OUTDIR [--e2e]
+    python3 tests/fuzz/gen_seeds.py OUTDIR [--e2e] [--typeconf]
 
 OUTDIR/call:   one op-index byte + a request body (fuzz_call), hand-written requests on
                the harness's baseline tables "Fuzz" and "Flat"; with --e2e also every request
@@ -11,9 +11,13 @@ OUTDIR/expr:   mode byte + expression + NUL + values + NUL + names (fuzz_expr), 
                tests/expr/cases/*.json.
 OUTDIR/number: number texts, single and "a<NUL>b" pairs (fuzz_number).
 OUTDIR/seq:    the call seeds joined in twos and threes with NUL bytes (fuzz_seq).
+OUTDIR/typeconf (with --typeconf): every call seed with each member replaced by null, a
+               number, a string, [], {}, [5], [{}], true, a huge number, or removed: a few
+               thousand fuzz_call inputs to replay with tests/fuzz/replay.py.
 OUTDIR/wire:   credentials files, signed-request headers, bodies and targets (fuzz_wire).
 It does not run the fuzzers; see README.md.
 """
+import copy
 import hashlib
 import json
 import os
@@ -226,6 +230,36 @@ WIRE = [
 ]
 
 
+def paths(v, p=()):
+    yield p
+    if isinstance(v, dict):
+        for k, x in v.items():
+            yield from paths(x, p + (k,))
+    elif isinstance(v, list):
+        for i, x in enumerate(v):
+            yield from paths(x, p + (i,))
+
+
+def replaced(v, p, r):
+    """A copy of v with the member at path p replaced by r (removed if r is REMOVE)."""
+    v = copy.deepcopy(v)
+    t = v
+    for k in p[:-1]:
+        t = t[k]
+    if r is REMOVE:
+        if isinstance(t, dict):
+            del t[p[-1]]
+        else:
+            t.pop(p[-1])
+    else:
+        t[p[-1]] = r
+    return v
+
+
+REMOVE = object()
+CONFUSE = [None, 5, -1, "x", "", [], {}, [5], [{}], True, 1e300, 2 ** 64, REMOVE]
+
+
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
@@ -244,6 +278,11 @@ def main():
         for op, text in record_e2e():
             if op in ops:
                 write(os.path.join(out, "call"), opbyte(op) + text.encode())
+    if "--typeconf" in sys.argv[2:]:
+        for op, req in call_seeds():
+            for p in list(paths(req))[1:]:
+                for r in CONFUSE:
+                    write(os.path.join(out, "typeconf"), opbyte(op) + json.dumps(replaced(req, p, r)).encode())
     for seed in expr_seeds():
         write(os.path.join(out, "expr"), seed)
     for i, a in enumerate(NUMBERS):
@@ -252,8 +291,10 @@ def main():
         write(os.path.join(out, "number"), a.encode() + b"\0" + b.encode())
     for seed in WIRE:
         write(os.path.join(out, "wire"), seed)
-    for sub in ("call", "seq", "expr", "number", "wire"):
+    for sub in ("call", "seq", "expr", "number", "wire", "typeconf"):
         d = os.path.join(out, sub)
+        if not os.path.isdir(d):
+            continue
         print(f"{d}: {len(os.listdir(d))} seeds")
 
 
