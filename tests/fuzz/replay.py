@@ -45,6 +45,7 @@ def main():
         alone = subprocess.run([binary, "-timeout=10", last], capture_output=True, text=True, errors="replace",
                                env=ENV)
         crashers.append((where(p.stderr), last, alone.returncode != 0))
+        print(f"crash: {last}: {crashers[-1][0]}", flush=True)
         files = files[files.index(last) + 1:]
     groups = {}
     for w, f, alone in crashers:
