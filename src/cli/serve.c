@@ -24,7 +24,8 @@ static void usage(FILE *f)
             "usage: quarry serve [--listen HOST:PORT] [--data DIR] [--credentials FILE]\n"
             "                    [--log-level debug|info|warn|error|none] [--no-sync]\n"
             "                    [--insecure-no-auth] [--threads N] [--max-connections N]\n"
-            "                    [--timeout SECONDS]\n"
+            "                    [--timeout SECONDS] [--gsi-lag-ms N] [--ttl-interval-ms N]\n"
+            "                    [--lsi-collection-limit BYTES]\n"
             "\n"
             "  --listen HOST:PORT    address to serve on (default 127.0.0.1:8000; port 0 picks one)\n"
             "  --data DIR            database directory (default ./data)\n"
@@ -38,7 +39,12 @@ static void usage(FILE *f)
             "                        thread waits while its write is fsync'd and concurrent\n"
             "                        writers share one fsync; 2 per CPU with --no-sync)\n"
             "  --max-connections N   open connections at once (default 1024)\n"
-            "  --timeout SECONDS     close idle connections after this (default 60)\n");
+            "  --timeout SECONDS     close idle connections after this (default 60)\n"
+            "  --gsi-lag-ms N        hold every global index update back at least N ms, to test an\n"
+            "                        application against eventual consistency (default 0)\n"
+            "  --ttl-interval-ms N   how often expired items are swept (default 60000)\n"
+            "  --lsi-collection-limit BYTES   item collection limit of tables with local\n"
+            "                        indexes (default DynamoDB's 10 GB)\n");
 }
 
 static int parse_uint(const char *opt, const char *s, unsigned lo, unsigned hi, unsigned *out)
@@ -101,6 +107,22 @@ int cli_serve(int argc, char **argv)
             if (parse_uint(a, argv[++i], 1, 100000, &max_conn)) return 2;
         } else if (strcmp(a, "--timeout") == 0) {
             if (parse_uint(a, argv[++i], 1, 86400, &timeout)) return 2;
+        } else if (strcmp(a, "--gsi-lag-ms") == 0) {
+            unsigned v;
+            if (parse_uint(a, argv[++i], 0, 3600000, &v)) return 2;
+            opts.gsi_lag_ms = (int)v;
+        } else if (strcmp(a, "--ttl-interval-ms") == 0) {
+            unsigned v;
+            if (parse_uint(a, argv[++i], 10, 86400000, &v)) return 2;
+            opts.ttl_interval_ms = (int)v;
+        } else if (strcmp(a, "--lsi-collection-limit") == 0) {
+            char *end;
+            errno = 0;
+            opts.lsi_collection_limit = strtoull(argv[++i], &end, 10);
+            if (errno || *end != '\0' || opts.lsi_collection_limit == 0) {
+                fprintf(stderr, "quarry serve: --lsi-collection-limit wants a number of bytes, not '%s'\n", argv[i]);
+                return 2;
+            }
         } else {
             fprintf(stderr, "quarry serve: unknown option '%s'\n", a);
             usage(stderr);

@@ -98,10 +98,51 @@ static int catalog_load(qr_db *db)
     return rc;
 }
 
+static int id_cmp(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Removes what writes still in flight when a table was deleted left under its id (they
+ * can land after DeleteTable's range delete): every id below the next one that the
+ * catalog does not know, where a key remains, loses its whole range. */
+static void sweep_dropped_tables(qr_db *db)
+{
+    uint32_t *ids = malloc((db->ntables + 1) * sizeof *ids);
+    size_t n = 0;
+    for (size_t i = 0; i < db->ntables; i++) ids[n++] = db->tables[i]->id;
+    ids[n++] = db->next_table_id;
+    qsort(ids, n, sizeof *ids, id_cmp);
+    uint32_t from = 1;
+    store_batch *b = store_batch_new();
+    for (size_t i = 0; i < n; i++) {
+        if (ids[i] > from) { /* the ids [from, ids[i]) are dropped tables */
+            char lo[5] = {'t'}, hi[5] = {'t'};
+            for (int k = 0; k < 4; k++) {
+                lo[1 + k] = (char)(from >> (24 - 8 * k));
+                hi[1 + k] = (char)(ids[i] >> (24 - 8 * k));
+            }
+            store_iter *it = store_iter_new(db->st, NULL, lo, 5, hi, 5);
+            store_iter_first(it);
+            if (store_iter_valid(it)) store_batch_delete_range(b, lo, 5, hi, 5);
+            store_iter_free(it);
+        }
+        from = ids[i] + 1;
+    }
+    qr_err e;
+    err_init(&e);
+    if (store_batch_count(b)) store_write(db->st, b, &e);
+    store_batch_free(b);
+    free(ids);
+}
+
 int qr_open(const char *dir, const qr_options *opts, qr_db **out, char **errmsg)
 {
     qr_db *db = calloc(1, sizeof *db);
     if (db == NULL) return QR_ERR;
+    static uint64_t openings;
+    db->instance = __atomic_add_fetch(&openings, 1, __ATOMIC_RELAXED);
     if (opts) db->opts = *opts;
     if (store_open(dir, db->opts.no_sync, &db->st, errmsg)) {
         free(db);
@@ -119,6 +160,7 @@ int qr_open(const char *dir, const qr_options *opts, qr_db **out, char **errmsg)
         qr_close(db);
         return QR_ERR;
     }
+    sweep_dropped_tables(db);
     /* Resume the backfill of any global index a previous run left CREATING. */
     for (size_t i = 0; i < db->ntables; i++)
         for (size_t j = 0; j < db->tables[i]->nindexes; j++)
@@ -621,30 +663,35 @@ void table_stats_adjust(table *t, int64_t items, int64_t bytes)
     pthread_mutex_unlock(&t->stats_lock);
 }
 
+/* Counts the stored items (or index entries) of t's index_id and their sizes. */
+static void count_stored(qr_db *db, const table *t, uint16_t index_id, int64_t *n, int64_t *bytes)
+{
+    buf lo, hi;
+    buf_init(&lo, 0);
+    buf_init(&hi, 0);
+    key_table_prefix(&lo, t, index_id);
+    key_table_prefix(&hi, t, (uint16_t)(index_id + 1));
+    *n = *bytes = 0;
+    store_iter *it = store_iter_new(db->st, NULL, lo.data, lo.len, hi.data, hi.len);
+    for (store_iter_first(it); store_iter_valid(it); store_iter_next(it)) {
+        size_t vl, jlen, size;
+        const char *v = store_iter_value(it, &vl), *json;
+        if (item_stored(v, vl, &json, &jlen, &size) == 0) {
+            (*n)++;
+            *bytes += (int64_t)size;
+        }
+    }
+    store_iter_free(it);
+    buf_free(&lo);
+    buf_free(&hi);
+}
+
 void table_stats_fill(qr_db *db, table *t, json_t *desc)
 {
     pthread_mutex_lock(&t->stats_lock);
     if (t->item_count < 0) {
-        buf lo, hi;
-        buf_init(&lo, 0);
-        buf_init(&hi, 0);
-        key_table_prefix(&lo, t, 0);
-        key_table_prefix(&hi, t, 1);
-        int64_t n = 0, bytes = 0;
-        store_iter *it = store_iter_new(db->st, NULL, lo.data, lo.len, hi.data, hi.len);
-        for (store_iter_first(it); store_iter_valid(it); store_iter_next(it)) {
-            size_t vl;
-            const char *v = store_iter_value(it, &vl);
-            const char *json;
-            size_t jlen, size;
-            if (item_stored(v, vl, &json, &jlen, &size) == 0) {
-                n++;
-                bytes += (int64_t)size;
-            }
-        }
-        store_iter_free(it);
-        buf_free(&lo);
-        buf_free(&hi);
+        int64_t n, bytes;
+        count_stored(db, t, 0, &n, &bytes);
         t->item_count = n;
         t->size_bytes = bytes;
     }
@@ -664,24 +711,8 @@ void index_stats_fill(qr_db *db, table *t, json_t *desc)
             qr_index *ix = table_index(t, json_string_value(json_object_get(d, "IndexName")));
             if (ix == NULL) continue;
             any_global |= g;
-            buf lo, hi;
-            buf_init(&lo, 0);
-            buf_init(&hi, 0);
-            key_table_prefix(&lo, t, ix->id);
-            key_table_prefix(&hi, t, (uint16_t)(ix->id + 1));
-            int64_t n = 0, bytes = 0;
-            store_iter *it = store_iter_new(db->st, NULL, lo.data, lo.len, hi.data, hi.len);
-            for (store_iter_first(it); store_iter_valid(it); store_iter_next(it)) {
-                size_t vl, jlen, size;
-                const char *v = store_iter_value(it, &vl), *json;
-                if (item_stored(v, vl, &json, &jlen, &size) == 0) {
-                    n++;
-                    bytes += (int64_t)size;
-                }
-            }
-            store_iter_free(it);
-            buf_free(&lo);
-            buf_free(&hi);
+            int64_t n, bytes;
+            count_stored(db, t, ix->id, &n, &bytes);
             json_object_set_new(d, "ItemCount", json_integer(n));
             json_object_set_new(d, "IndexSizeBytes", json_integer(bytes));
         }

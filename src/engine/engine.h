@@ -49,6 +49,7 @@ typedef struct table {
 } table;
 
 struct qr_db {
+    uint64_t instance;         /* unique to this opening, within the process */
     store *st;
     qr_options opts;
     pthread_mutex_t catalog_lock;

@@ -38,6 +38,30 @@ static int null_member(const char *field, qr_err *err)
                                "Member must not be null", field);
 }
 
+/* Checks AttributeDefinitions: a list of {AttributeName, AttributeType S|N|B}, no name
+ * twice. */
+static int check_attribute_definitions(json_t *defs, qr_err *err)
+{
+    if (!json_is_array(defs)) return err_set(err, QR_E_SERIALIZATION, "AttributeDefinitions must be a list");
+    size_t i, j;
+    json_t *d;
+    json_array_foreach(defs, i, d) {
+        json_t *name = json_object_get(d, "AttributeName"), *type = json_object_get(d, "AttributeType");
+        if (!json_is_string(name) || json_string_length(name) == 0)
+            return null_member("attributeDefinitions.member.attributeName", err);
+        if (!json_is_string(type)) return null_member("attributeDefinitions.member.attributeType", err);
+        const char *ts = json_string_value(type);
+        if (strcmp(ts, "S") && strcmp(ts, "N") && strcmp(ts, "B"))
+            return err_validation(err, "1 validation error detected: Value '%s' at "
+                                       "'attributeDefinitions.%zu.member.attributeType' failed to satisfy constraint: "
+                                       "Member must satisfy enum value set: [B, N, S]", ts, i + 1);
+        for (j = 0; j < i; j++)
+            if (json_equal(json_object_get(json_array_get(defs, j), "AttributeName"), name))
+                return err_validation(err, "Cannot have two attributes with the same name");
+    }
+    return 0;
+}
+
 /* Checks AttributeDefinitions and KeySchema; returns the pk/sk names through the
  * schema itself (the caller copies both arrays into the description). */
 static int check_key_schema(json_t *defs, json_t *ks, qr_err *err)
@@ -53,22 +77,9 @@ static int check_key_schema(json_t *defs, json_t *ks, qr_err *err)
     if (nks > 2)
         return err_validation(err, "1 validation error detected: Value at 'keySchema' failed to satisfy "
                                    "constraint: Member must have length less than or equal to 2");
+    if (check_attribute_definitions(defs, err)) return -1;
     size_t i, j;
     json_t *d, *k;
-    json_array_foreach(defs, i, d) {
-        json_t *name = json_object_get(d, "AttributeName"), *type = json_object_get(d, "AttributeType");
-        if (!json_is_string(name) || json_string_length(name) == 0)
-            return null_member("attributeDefinitions.member.attributeName", err);
-        if (!json_is_string(type)) return null_member("attributeDefinitions.member.attributeType", err);
-        const char *ts = json_string_value(type);
-        if (strcmp(ts, "S") && strcmp(ts, "N") && strcmp(ts, "B"))
-            return err_validation(err, "1 validation error detected: Value '%s' at "
-                                       "'attributeDefinitions.%zu.member.attributeType' failed to satisfy constraint: "
-                                       "Member must satisfy enum value set: [B, N, S]", ts, i + 1);
-        for (j = 0; j < i; j++)
-            if (json_equal(json_object_get(json_array_get(defs, j), "AttributeName"), name))
-                return err_validation(err, "Cannot have two attributes with the same name");
-    }
     json_array_foreach(ks, i, k) {
         json_t *name = json_object_get(k, "AttributeName"), *type = json_object_get(k, "KeyType");
         if (!json_is_string(name)) return null_member("keySchema.member.attributeName", err);
@@ -387,6 +398,7 @@ static int apply_gsi_change(table_change *c, json_t *desc, json_t *ids, qr_err *
                                    "%s.indexName' failed to satisfy constraint: Member must not be null", c->action);
     if (strcmp(c->action, "Create") == 0) {
         json_t *defs = json_object_get(desc, "AttributeDefinitions"), *more = json_object_get(c->req, "AttributeDefinitions");
+        if (more && check_attribute_definitions(more, err)) return -1;
         size_t i, j;
         json_t *d, *e;
         json_array_foreach(more, i, d) {

@@ -31,7 +31,7 @@ static const char MSG_TOO_BIG[] =
 /* ---- ClientRequestToken: completed transactions remembered for ten minutes ---- */
 
 typedef struct token_entry {
-    const qr_db *db; /* compared only, never dereferenced */
+    uint64_t db;     /* the opening of the database (qr_db.instance) the token belongs to */
     char token[TOKEN_MAX_LEN + 1];
     XXH128_hash_t request; /* hash of the request with its keys sorted */
     time_t done_at;        /* 0 while the first request is still running */
@@ -92,7 +92,7 @@ static int token_claim(qr_db *db, const char *token, XXH128_hash_t h, char **rep
     pthread_mutex_lock(&tokens_lock);
     for (size_t i = 0; i < ntokens; i++) {
         token_entry *e = &tokens[i];
-        if (e->db != db || strcmp(e->token, token) != 0) continue;
+        if (e->db != db->instance || strcmp(e->token, token) != 0) continue;
         if (e->done_at && now - e->done_at >= TOKEN_TTL_SECONDS) {
             token_remove(i);
             break;
@@ -116,7 +116,7 @@ static int token_claim(qr_db *db, const char *token, XXH128_hash_t h, char **rep
                      "Too many transactions with a client request token are in progress");
     } else {
         token_entry *e = &tokens[ntokens++];
-        e->db = db;
+        e->db = db->instance;
         snprintf(e->token, sizeof e->token, "%s", token);
         e->request = h;
         e->done_at = 0;
@@ -133,7 +133,7 @@ static void token_finish(qr_db *db, const char *token, const json_t *resp)
     pthread_mutex_lock(&tokens_lock);
     for (size_t i = 0; i < ntokens; i++) {
         token_entry *e = &tokens[i];
-        if (e->db != db || e->done_at != 0 || strcmp(e->token, token) != 0) continue;
+        if (e->db != db->instance || e->done_at != 0 || strcmp(e->token, token) != 0) continue;
         e->response = resp ? json_dumps(resp, JSON_COMPACT) : NULL;
         if (e->response == NULL)
             token_remove(i);

@@ -24,27 +24,66 @@
 static pthread_once_t crypto_once = PTHREAD_ONCE_INIT;
 static EVP_MAC *hmac_alg;
 static EVP_MD *sha256_alg;
+static pthread_key_t ctx_key;
+static int ctx_key_ok;
+
+/* Each thread keeps its HMAC and digest contexts: setting one up costs libcrypto more
+ * than the hashing of a small request. They are freed when the thread ends. */
+typedef struct crypto_ctx {
+    EVP_MAC_CTX *mac;
+    EVP_MD_CTX *md;
+    int mac_ready; /* the digest parameter has been set */
+} crypto_ctx;
+
+static void ctx_free(void *p)
+{
+    crypto_ctx *c = p;
+    if (c == NULL) return;
+    EVP_MAC_CTX_free(c->mac);
+    EVP_MD_CTX_free(c->md);
+    free(c);
+}
 
 static void crypto_init(void)
 {
     hmac_alg = EVP_MAC_fetch(NULL, "HMAC", NULL);
     sha256_alg = EVP_MD_fetch(NULL, "SHA256", NULL);
+    ctx_key_ok = pthread_key_create(&ctx_key, ctx_free) == 0;
+}
+
+/* This thread's contexts, or NULL (then callers make one-off contexts). */
+static crypto_ctx *thread_ctx(void)
+{
+    pthread_once(&crypto_once, crypto_init);
+    if (!ctx_key_ok || hmac_alg == NULL || sha256_alg == NULL) return NULL;
+    crypto_ctx *c = pthread_getspecific(ctx_key);
+    if (c) return c;
+    c = calloc(1, sizeof *c);
+    if (c == NULL) return NULL;
+    c->mac = EVP_MAC_CTX_new(hmac_alg);
+    c->md = EVP_MD_CTX_new();
+    if (c->mac == NULL || c->md == NULL || pthread_setspecific(ctx_key, c) != 0) {
+        ctx_free(c);
+        return NULL;
+    }
+    return c;
 }
 
 static int hmac_sha256(const void *key, size_t klen, const void *data, size_t n,
                        unsigned char out[32])
 {
-    pthread_once(&crypto_once, crypto_init);
+    crypto_ctx *tc = thread_ctx();
     if (hmac_alg == NULL) return -1;
-    EVP_MAC_CTX *ctx = EVP_MAC_CTX_new(hmac_alg);
+    EVP_MAC_CTX *ctx = tc ? tc->mac : EVP_MAC_CTX_new(hmac_alg);
     if (ctx == NULL) return -1;
     char digest[] = "SHA256";
     OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
                            OSSL_PARAM_construct_end()};
     size_t outl = 0;
-    int ok = EVP_MAC_init(ctx, key, klen, params) && EVP_MAC_update(ctx, data, n) &&
-             EVP_MAC_final(ctx, out, &outl, 32) && outl == 32;
-    EVP_MAC_CTX_free(ctx);
+    int ok = EVP_MAC_init(ctx, key, klen, tc && tc->mac_ready ? NULL : params) &&
+             EVP_MAC_update(ctx, data, n) && EVP_MAC_final(ctx, out, &outl, 32) && outl == 32;
+    if (tc) tc->mac_ready = ok;
+    else EVP_MAC_CTX_free(ctx);
     return ok ? 0 : -1;
 }
 
@@ -60,10 +99,16 @@ static void to_hex(const unsigned char *p, size_t n, char *hex)
 
 void sigv4_sha256_hex(const void *data, size_t len, char hex[65])
 {
-    pthread_once(&crypto_once, crypto_init);
+    crypto_ctx *tc = thread_ctx();
     unsigned char md[32];
     unsigned int mdl = 0;
-    if (sha256_alg == NULL || !EVP_Digest(data, len, md, &mdl, sha256_alg, NULL) || mdl != 32) {
+    int ok;
+    if (sha256_alg == NULL) ok = 0;
+    else if (tc)
+        ok = EVP_DigestInit_ex2(tc->md, sha256_alg, NULL) && EVP_DigestUpdate(tc->md, data, len) &&
+             EVP_DigestFinal_ex(tc->md, md, &mdl);
+    else ok = EVP_Digest(data, len, md, &mdl, sha256_alg, NULL);
+    if (!ok || mdl != 32) {
         /* Only reachable if libcrypto cannot provide SHA-256; a hash that matches nothing
          * makes every signature check fail rather than pass. */
         memset(hex, '0', 64);

@@ -238,3 +238,17 @@ def test_multi_attribute_gsi_keys(q):
                           "KeyConditionExpression": "tournament = :t", "ExpressionAttributeValues": {":t": s("WINTER")}})
     assert e.type == "ValidationException" and "region" in e.message
     assert q.verify("Scores").returncode == 0
+
+
+def test_update_table_checks_new_attribute_definitions(q):
+    """Found by fuzzing: UpdateTable's AttributeDefinitions get CreateTable's checks."""
+    q.create("Flat", ("id", "N"), None)
+    create = {"Create": gsi("ByC", "c", projection="KEYS_ONLY")}
+    for defs_, text in (([{"AttributeName": "c", "AttributeType": "X"}], "enum value set"),
+                        ([5], "attributeName"),
+                        ([{"AttributeType": "N"}], "attributeName"),
+                        ([{"AttributeName": "c"}], "attributeType")):
+        e = q.error("UpdateTable", {"TableName": "Flat", "AttributeDefinitions": defs_,
+                                    "GlobalSecondaryIndexUpdates": [create]})
+        assert e.type == "ValidationException" and text in e.message, (defs_, e.message)
+    assert "GlobalSecondaryIndexes" not in q.call("DescribeTable", {"TableName": "Flat"})["Table"]

@@ -85,7 +85,7 @@ static void test_validation(void)
     expect_invalid("{\"B\":\"abc\"}", "Base64");
     expect_invalid("{\"S\":5}", "S must be a string");
     /* Nesting: 32 levels are allowed, 33 are not. */
-    char deep[1024] = "{\"S\":\"x\"}", tmp[1024];
+    char deep[1024] = "{\"S\":\"x\"}", tmp[1100];
     for (int i = 1; i < 32; i++) {
         snprintf(tmp, sizeof tmp, "{\"L\":[%s]}", deep);
         memcpy(deep, tmp, sizeof deep);
