@@ -122,8 +122,12 @@ FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Iinclude -Isrc \
 FUZZ_OBJ    := $(LIB_SRC:%.c=$(FUZZ_BUILD)/%.o)
 FUZZ_BIN    := $(patsubst tests/fuzz/%.c,$(FUZZ_BUILD)/%,$(sort $(wildcard tests/fuzz/fuzz_*.c)))
 
-.PHONY: fuzz
+.PHONY: fuzz fuzz-replay
 fuzz: $(FUZZ_BIN)
+
+# Replays the committed reproducers; fails while any of them still crashes.
+fuzz-replay: $(FUZZ_BUILD)/fuzz_call
+	$(PYTHON) tests/fuzz/replay.py $(FUZZ_BUILD)/fuzz_call tests/fuzz/crashes
 
 $(FUZZ_BUILD)/src/%.o: src/%.c
 	@mkdir -p $(@D)
