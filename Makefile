@@ -110,3 +110,33 @@ clean:
 	rm -rf build build-asan
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_BIN:=.d)
+
+# ---- Fuzzing: libFuzzer harnesses in tests/fuzz (see tests/fuzz/README.md) ----
+# Not part of `make test`. Built with clang into $(FUZZ_BUILD), library sources included,
+# so the gcc build above is untouched:  make fuzz  then  build-fuzz/fuzz_call <corpus dir>
+FUZZ_CC     ?= clang
+FUZZ_BUILD  ?= build-fuzz
+FUZZ_SAN    := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g -O1
+FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Iinclude -Isrc \
+               $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+FUZZ_OBJ    := $(LIB_SRC:%.c=$(FUZZ_BUILD)/%.o)
+FUZZ_BIN    := $(patsubst tests/fuzz/%.c,$(FUZZ_BUILD)/%,$(sort $(wildcard tests/fuzz/fuzz_*.c)))
+
+.PHONY: fuzz fuzz-replay
+fuzz: $(FUZZ_BIN)
+
+# Replays the committed reproducers; fails while any of them still crashes.
+fuzz-replay: $(FUZZ_BUILD)/fuzz_call
+	$(PYTHON) tests/fuzz/replay.py $(FUZZ_BUILD)/fuzz_call tests/fuzz/crashes
+
+$(FUZZ_BUILD)/src/%.o: src/%.c
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer-no-link -MMD -MP -c -o $@ $<
+
+$(FUZZ_BUILD)/libquarry.a: $(FUZZ_OBJ)
+	rm -f $@ && ar rcs $@ $^
+
+$(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_BUILD)/libquarry.a
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer -MMD -MP -o $@ $< $(FUZZ_BUILD)/libquarry.a $(LDLIBS)
+
+-include $(FUZZ_OBJ:.o=.d) $(FUZZ_BIN:=.d)

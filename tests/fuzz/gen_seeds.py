@@ -1,0 +1,302 @@
+#!/usr/bin/env python3
+"""gen_seeds.py — writes the seed corpora of the libFuzzer harnesses in tests/fuzz.
+
+    python3 tests/fuzz/gen_seeds.py OUTDIR [--e2e] [--typeconf]
+
+OUTDIR/call:   one op-index byte + a request body (fuzz_call), hand-written requests on
+               the harness's baseline tables "Fuzz" and "Flat"; with --e2e also every request
+               the end-to-end tests in tests/e2e send (recorded by running them through
+               pytest with QUARRY_BIN set; their op names are mapped to fuzz_call's byte).
+OUTDIR/expr:   mode byte + expression + NUL + values + NUL + names (fuzz_expr), from
+               tests/expr/cases/*.json.
+OUTDIR/number: number texts, single and "a<NUL>b" pairs (fuzz_number).
+OUTDIR/seq:    the call seeds joined in twos and threes with NUL bytes (fuzz_seq).
+OUTDIR/typeconf (with --typeconf): every call seed with each member replaced by null, a
+               number, a string, [], {}, [5], [{}], true, a huge number, or removed: a few
+               thousand fuzz_call inputs to replay with tests/fuzz/replay.py.
+OUTDIR/wire:   credentials files, signed-request headers, bodies and targets (fuzz_wire).
+It does not run the fuzzers; see README.md.
+"""
+import copy
+import hashlib
+import json
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+# qr_operations() order (src/ops/optable.c); fuzz_call picks data[0] % (len + 1).
+OPS = ["CreateTable", "DescribeTable", "ListTables", "DeleteTable", "UpdateTable", "UpdateTimeToLive",
+       "DescribeTimeToLive", "DescribeEndpoints", "DescribeLimits", "TagResource", "UntagResource",
+       "ListTagsOfResource", "PutItem", "GetItem", "UpdateItem", "DeleteItem", "Query", "Scan", "BatchGetItem",
+       "BatchWriteItem", "TransactWriteItems", "TransactGetItems"]
+
+
+def read_ops():
+    """The operation names in optable.c's order, so the byte mapping follows the source."""
+    path = os.path.join(ROOT, "src", "ops", "optable.c")
+    names = []
+    try:
+        for line in open(path):
+            line = line.strip()
+            if line.startswith('{"') and "op_" in line:
+                names.append(line.split('"')[1])
+    except OSError:
+        pass
+    return names or OPS
+
+
+def write(d, data):
+    os.makedirs(d, exist_ok=True)
+    name = hashlib.sha1(data).hexdigest()
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(data)
+
+
+S = lambda v: {"S": v}  # noqa: E731
+N = lambda v: {"N": str(v)}  # noqa: E731
+KEY = {"pk": S("p1"), "sk": S("s4")}
+
+
+def call_seeds():
+    yield "CreateTable", {"TableName": "New1", "BillingMode": "PAY_PER_REQUEST",
+                          "AttributeDefinitions": [{"AttributeName": "a", "AttributeType": "S"},
+                                                   {"AttributeName": "b", "AttributeType": "N"}],
+                          "KeySchema": [{"AttributeName": "a", "KeyType": "HASH"},
+                                        {"AttributeName": "b", "KeyType": "RANGE"}],
+                          "GlobalSecondaryIndexes": [{"IndexName": "G", "KeySchema": [
+                              {"AttributeName": "b", "KeyType": "HASH"}], "Projection": {"ProjectionType": "ALL"}}],
+                          "Tags": [{"Key": "k", "Value": "v"}]}
+    yield "DescribeTable", {"TableName": "Fuzz"}
+    yield "ListTables", {"Limit": 1, "ExclusiveStartTableName": "Flat"}
+    yield "DeleteTable", {"TableName": "Flat"}
+    yield "UpdateTable", {"TableName": "Flat", "AttributeDefinitions": [{"AttributeName": "c", "AttributeType": "N"}],
+                          "GlobalSecondaryIndexUpdates": [{"Create": {"IndexName": "ByC", "KeySchema": [
+                              {"AttributeName": "c", "KeyType": "HASH"}], "Projection": {"ProjectionType": "KEYS_ONLY"}}}]}
+    yield "UpdateTable", {"TableName": "Fuzz", "GlobalSecondaryIndexUpdates": [{"Delete": {"IndexName": "Gsi"}}]}
+    yield "UpdateTimeToLive", {"TableName": "Flat", "TimeToLiveSpecification": {"Enabled": True, "AttributeName": "c"}}
+    yield "DescribeTimeToLive", {"TableName": "Fuzz"}
+    yield "DescribeEndpoints", {}
+    yield "DescribeLimits", {}
+    arn = "arn:aws:dynamodb:us-east-1:000000000000:table/Fuzz"
+    yield "TagResource", {"ResourceArn": arn, "Tags": [{"Key": "a", "Value": "b"}]}
+    yield "UntagResource", {"ResourceArn": arn, "TagKeys": ["a"]}
+    yield "ListTagsOfResource", {"ResourceArn": arn}
+    yield "PutItem", {"TableName": "Fuzz", "Item": {"pk": S("p9"), "sk": S("x"), "lsk": N(3), "gpk": S("g1"),
+                                                  "gsk": N("1e5"), "t": S("T"), "r": S("EU"), "score": N(7),
+                                                  "player": {"B": "AQID"}, "m": {"M": {"a": {"L": [N(1)]}}},
+                                                  "exp": N(1)},
+                      "ConditionExpression": "attribute_not_exists(pk) OR #v < :v",
+                      "ExpressionAttributeNames": {"#v": "v"}, "ExpressionAttributeValues": {":v": S("zz")},
+                      "ReturnValues": "ALL_OLD", "ReturnConsumedCapacity": "INDEXES",
+                      "ReturnItemCollectionMetrics": "SIZE"}
+    yield "PutItem", {"TableName": "Flat", "Item": {"id": N(1), "c": N(2)}, "Expected": {"c": {"Exists": False}}}
+    yield "GetItem", {"TableName": "Fuzz", "Key": KEY, "ProjectionExpression": "l[1].a, #v, ns",
+                      "ExpressionAttributeNames": {"#v": "v"}, "ConsistentRead": True}
+    yield "GetItem", {"TableName": "Flat", "Key": {"id": N(3)}, "AttributesToGet": ["c"]}
+    yield "UpdateItem", {"TableName": "Fuzz", "Key": KEY,
+                         "UpdateExpression": "SET v = :v, l[5] = :v, n = if_not_exists(n, :z) + :one, "
+                                             "l = list_append(l, :l) REMOVE gpk ADD ns :ns DELETE ss :ss",
+                         "ConditionExpression": "size(l) > :z AND begins_with(v, :p)",
+                         "ExpressionAttributeValues": {":v": S("w"), ":z": N(0), ":one": N(1), ":l": {"L": [N(2)]},
+                                                       ":ns": {"NS": ["3"]}, ":ss": {"SS": ["x"]}, ":p": S("val")},
+                         "ReturnValues": "UPDATED_NEW"}
+    yield "UpdateItem", {"TableName": "Fuzz", "Key": KEY, "UpdateExpression": "SET gsk = :n, score = :n, r = :r",
+                         "ExpressionAttributeValues": {":n": N(42), ":r": S("AS")}, "ReturnValues": "ALL_OLD"}
+    yield "UpdateItem", {"TableName": "Flat", "Key": {"id": N(4)},
+                         "AttributeUpdates": {"c": {"Action": "ADD", "Value": N(5)}, "b": {"Action": "DELETE"}}}
+    yield "DeleteItem", {"TableName": "Fuzz", "Key": KEY, "ConditionExpression": "attribute_exists(v)",
+                         "ReturnValues": "ALL_OLD", "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}
+    yield "Query", {"TableName": "Fuzz", "KeyConditionExpression": "pk = :p AND sk BETWEEN :a AND :b",
+                    "FilterExpression": "contains(v, :s) OR NOT attribute_type(l, :t)",
+                    "ExpressionAttributeValues": {":p": S("p1"), ":a": S("s0"), ":b": S("s9"), ":s": S("1"),
+                                                  ":t": S("L")},
+                    "Limit": 2, "ScanIndexForward": False, "Select": "COUNT"}
+    yield "Query", {"TableName": "Fuzz", "IndexName": "Lsi", "KeyConditionExpression": "pk = :p AND lsk >= :n",
+                    "ExpressionAttributeValues": {":p": S("p0"), ":n": N(1)}, "Select": "ALL_ATTRIBUTES"}
+    yield "Query", {"TableName": "Fuzz", "IndexName": "Gsi", "KeyConditionExpression": "gpk = :g AND gsk < :n",
+                    "ExpressionAttributeValues": {":g": S("g1"), ":n": N(8)},
+                    "ExclusiveStartKey": {"pk": S("p1"), "sk": S("s1"), "gpk": S("g1"), "gsk": N("1.5")}}
+    yield "Query", {"TableName": "Fuzz", "IndexName": "Multi",
+                    "KeyConditionExpression": "t = :t AND r = :r AND score = :s AND begins_with(player, :b)",
+                    "ExpressionAttributeValues": {":t": S("T"), ":r": S("EU"), ":s": N(101), ":b": {"B": "AQ=="}}}
+    yield "Query", {"TableName": "Flat", "KeyConditions": {"id": {"ComparisonOperator": "EQ",
+                                                                "AttributeValueList": [N(2)]}},
+                    "QueryFilter": {"c": {"ComparisonOperator": "GT", "AttributeValueList": [N(1)]}}}
+    yield "Scan", {"TableName": "Fuzz", "Segment": 1, "TotalSegments": 3, "Limit": 5,
+                   "FilterExpression": "score IN (:a, :b) AND size(ns) = :two",
+                   "ExpressionAttributeValues": {":a": N(100), ":b": N(101), ":two": N(2)}}
+    yield "Scan", {"TableName": "Fuzz", "IndexName": "Multi", "ProjectionExpression": "player, t",
+                   "ExclusiveStartKey": {"pk": S("p0"), "sk": S("s0"), "t": S("T"), "r": S("US"), "score": N(100),
+                                         "player": {"B": "AQIA"}}}
+    yield "Scan", {"TableName": "Flat", "ScanFilter": {"b": {"ComparisonOperator": "EQ",
+                                                           "AttributeValueList": [{"BOOL": True}]}},
+                   "ConditionalOperator": "OR"}
+    yield "BatchGetItem", {"RequestItems": {"Fuzz": {"Keys": [KEY, {"pk": S("p0"), "sk": S("s0")}],
+                                                   "ProjectionExpression": "v"},
+                                            "Flat": {"Keys": [{"id": N(1)}], "ConsistentRead": True}}}
+    yield "BatchWriteItem", {"RequestItems": {"Fuzz": [{"PutRequest": {"Item": {"pk": S("b"), "sk": S("1"),
+                                                                              "gpk": S("g"), "gsk": N(1)}}},
+                                                     {"DeleteRequest": {"Key": KEY}}],
+                                              "Flat": [{"PutRequest": {"Item": {"id": N(99)}}}]},
+                             "ReturnConsumedCapacity": "TOTAL", "ReturnItemCollectionMetrics": "SIZE"}
+    yield "TransactWriteItems", {"TransactItems": [
+        {"Put": {"TableName": "Flat", "Item": {"id": N(50), "c": N(1)}}},
+        {"Update": {"TableName": "Fuzz", "Key": KEY, "UpdateExpression": "ADD score :n",
+                    "ExpressionAttributeValues": {":n": N(1)}}},
+        {"Delete": {"TableName": "Fuzz", "Key": {"pk": S("p0"), "sk": S("s0")}}},
+        {"ConditionCheck": {"TableName": "Flat", "Key": {"id": N(2)}, "ConditionExpression": "c = :c",
+                            "ExpressionAttributeValues": {":c": N(20)},
+                            "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}}],
+        "ClientRequestToken": "tok-1", "ReturnConsumedCapacity": "INDEXES"}
+    yield "TransactGetItems", {"TransactItems": [{"Get": {"TableName": "Fuzz", "Key": KEY,
+                                                          "ProjectionExpression": "#v",
+                                                          "ExpressionAttributeNames": {"#v": "v"}}},
+                                                 {"Get": {"TableName": "Flat", "Key": {"id": N(1)}}}]}
+
+
+def record_e2e():
+    """Runs tests/e2e with a recorder around Quarry.raw_opts; returns (op, text) pairs."""
+    sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
+    import pytest
+    import quarry_cli
+    seen = []
+    original = quarry_cli.Quarry.raw_opts
+
+    def recording(self, options, op, request):
+        seen.append((op, request if isinstance(request, str) else json.dumps(request)))
+        return original(self, options, op, request)
+
+    quarry_cli.Quarry.raw_opts = recording
+    pytest.main(["-q", "-p", "no:cacheprovider", os.path.join(ROOT, "tests", "e2e")])
+    return seen
+
+
+def expr_seeds():
+    """(mode, text, values, names) from the expression case files; modes as in fuzz_expr.c."""
+    mode_of = {"condition": 0, "update": 2, "projection": 5, "key": 7}
+    legacy = {"expected": 11, "filter": 12, "attribute_updates": 13, "attributes_to_get": 14,
+              "key_conditions": 15}
+    legacy_field = {"expected": "expected", "filter": "filter", "attribute_updates": "updates",
+                    "attributes_to_get": "names_list", "key_conditions": "conditions"}
+    cases_dir = os.path.join(ROOT, "tests", "expr", "cases")
+    for fn in sorted(os.listdir(cases_dir)):
+        doc = json.load(open(os.path.join(cases_dir, fn)))
+        kind = doc.get("kind")
+        values = json.dumps(doc.get("values", {})).encode()
+        names = json.dumps(doc.get("names", {})).encode()
+        for case in doc.get("cases", []):
+            k = case.get("kind", kind)
+            if k in legacy:
+                field = case.get(legacy_field[k])
+                if field is not None:
+                    yield bytes([legacy[k]]) + json.dumps(field).encode()
+                continue
+            if "expr" not in case or k not in mode_of:
+                continue
+            text = case["expr"].encode()
+            yield bytes([mode_of[k]]) + text + b"\0" + values + b"\0" + names
+            if k == "key":
+                # The same text against multi-attribute schemas (mode 9, variant bits above).
+                yield bytes([9 | 0x10]) + text + b"\0" + values + b"\0" + names
+            if k == "condition":
+                yield bytes([0]) + text  # default values and names
+
+
+NUMBERS = ["0", "-0", "1", "-1", "0.5", "1e5", "1E-130", "9.9999999999999999999999999999999999999E+125",
+           "-9.9999999999999999999999999999999999999E+125", "12345678901234567890123456789012345678",
+           "0.00000000000000000000000000000000000001", "000123.4500", ".5", "5.", "+7", "1e+0", "1e-0",
+           "99999999999999999999999999999999999999", "1E126", "1E-131", "123456789012345678901234567890123456789",
+           "-1.5e-7", "3.14159", "100", "1e2", "0e999999", "1e-129"]
+
+
+WIRE = [
+    b"\0[default]\naws_access_key_id = AKID\naws_secret_access_key = SECRET\n# c\n; c\n[p2]\n"
+    b"aws_access_key_id=K2\naws_secret_access_key=S2\n",
+    b"\0[only]\naws_access_key_id = AKID\n",
+    b"\1host: localhost:8000\nx-amz-date: 20150830T123600Z\n"
+    b"x-amz-target: DynamoDB_20120810.ListTables\ncontent-type: application/x-amz-json-1.0\n"
+    b"authorization: AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20150830/us-east-1/dynamodb/aws4_request, "
+    b"SignedHeaders=content-type;host;x-amz-date;x-amz-target, "
+    b"Signature=5d672d79c15b13162d9279b0855cfba6789a8edb4c82c400e06b5924a6f2b5d7\n\n{}",
+    b"\1host: h\nauthorization: AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/2015/us-east-1/dynamodb/aws4_request\n\n",
+    b"\2{\"TableName\": \"Fuzz\"}",
+    b"\2{\"RequestItems\": {\"A\": [], \"Bbb\": {}}}",
+    b"\2{\"TransactItems\": [{\"Put\": {\"TableName\": \"T1\"}}, {\"Get\": {\"TableName\": \"T2\"}}]}",
+    b"\2DynamoDB_20120810.PutItem",
+    b"\3\x01abc\x00\x00",
+    b"\3\x80\x81\x23\x00",
+]
+
+
+def paths(v, p=()):
+    yield p
+    if isinstance(v, dict):
+        for k, x in v.items():
+            yield from paths(x, p + (k,))
+    elif isinstance(v, list):
+        for i, x in enumerate(v):
+            yield from paths(x, p + (i,))
+
+
+def replaced(v, p, r):
+    """A copy of v with the member at path p replaced by r (removed if r is REMOVE)."""
+    v = copy.deepcopy(v)
+    t = v
+    for k in p[:-1]:
+        t = t[k]
+    if r is REMOVE:
+        if isinstance(t, dict):
+            del t[p[-1]]
+        else:
+            t.pop(p[-1])
+    else:
+        t[p[-1]] = r
+    return v
+
+
+REMOVE = object()
+CONFUSE = [None, 5, -1, "x", "", [], {}, [5], [{}], True, 1e300, 2 ** 64, REMOVE]
+
+
+def main():
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    out = sys.argv[1]
+    ops = read_ops()
+    # The op byte is taken modulo len(ops) + 1, so CreateTable (index 0) is written as
+    # len(ops) + 1: a 0 byte separates the requests of a fuzz_seq input.
+    opbyte = lambda op: bytes([ops.index(op) or len(ops) + 1])  # noqa: E731
+    calls = [opbyte(op) + json.dumps(req).encode() for op, req in call_seeds()]
+    for c in calls:
+        write(os.path.join(out, "call"), c)
+    for i, c in enumerate(calls):
+        write(os.path.join(out, "seq"), c + b"\0" + calls[(i * 5 + 1) % len(calls)])
+        write(os.path.join(out, "seq"), c + b"\0" + calls[(i * 3 + 2) % len(calls)] + b"\0" + calls[(i * 7 + 4) % len(calls)])
+    if "--e2e" in sys.argv[2:]:
+        for op, text in record_e2e():
+            if op in ops:
+                write(os.path.join(out, "call"), opbyte(op) + text.encode())
+    if "--typeconf" in sys.argv[2:]:
+        for op, req in call_seeds():
+            for p in list(paths(req))[1:]:
+                for r in CONFUSE:
+                    write(os.path.join(out, "typeconf"), opbyte(op) + json.dumps(replaced(req, p, r)).encode())
+    for seed in expr_seeds():
+        write(os.path.join(out, "expr"), seed)
+    for i, a in enumerate(NUMBERS):
+        write(os.path.join(out, "number"), a.encode())
+        b = NUMBERS[(i * 7 + 3) % len(NUMBERS)]
+        write(os.path.join(out, "number"), a.encode() + b"\0" + b.encode())
+    for seed in WIRE:
+        write(os.path.join(out, "wire"), seed)
+    for sub in ("call", "seq", "expr", "number", "wire", "typeconf"):
+        d = os.path.join(out, sub)
+        if not os.path.isdir(d):
+            continue
+        print(f"{d}: {len(os.listdir(d))} seeds")
+
+
+if __name__ == "__main__":
+    main()
