@@ -85,7 +85,13 @@ int wire_error_body(buf *out, const char *type, const char *msg)
     json_t *o = json_object();
     if (o == NULL) return -1;
     int rc = json_object_set_new(o, "__type", json_string(full));
-    if (rc == 0 && msg) rc = json_object_set_new(o, "message", json_string(msg));
+    if (rc == 0 && msg) {
+        /* The message may quote the request cut to fit, possibly inside a character. */
+        char *text = strdup(msg);
+        if (text) err_utf8_repair(text);
+        rc = text ? json_object_set_new(o, "message", json_string(text)) : -1;
+        free(text);
+    }
     char *text = rc == 0 ? json_dumps(o, JSON_COMPACT) : NULL;
     json_decref(o);
     if (text == NULL) return -1;

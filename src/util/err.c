@@ -26,7 +26,7 @@ static size_t utf8_sequence(const unsigned char *p, size_t n)
 /* Messages quote what the request sent, cut to fit (by the size of msg, or a %.Ns):
  * a cut can split a UTF-8 character, and a response must be valid UTF-8. Bytes that do
  * not form a character become '?'. */
-static void make_utf8(char *s)
+void err_utf8_repair(char *s)
 {
     size_t n = strlen(s);
     for (size_t i = 0; i < n;) {
@@ -44,7 +44,7 @@ static int err_vset(qr_err *e, const char *type, const char *fmt, va_list ap)
     if (e == NULL || e->type != NULL) return -1;
     e->type = type;
     vsnprintf(e->msg, sizeof e->msg, fmt, ap);
-    make_utf8(e->msg);
+    err_utf8_repair(e->msg);
     return -1;
 }
 

@@ -47,6 +47,10 @@ int err_validation(qr_err *e, const char *fmt, ...) __attribute__((format(printf
 /* Forgets the recorded error (and frees an attached item). */
 void err_clear(qr_err *e);
 
+/* Replaces, in place, every byte of s that does not belong to a valid UTF-8 character
+ * with '?', so text cut to fit (which can split a character) can go into JSON. */
+void err_utf8_repair(char *s);
+
 /* The HTTP status DynamoDB answers with for this error type (400 or 500). */
 int err_http_status(const char *type);
 
