@@ -10,17 +10,7 @@
 #include "expr/expr.h"
 #include "model/value.h"
 
-static int failures;
-
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            failures++;                                                                            \
-            fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);                                        \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                                   \
-        }                                                                                          \
-    } while (0)
+#include "check.h"
 
 static json_t *J(const char *text)
 {
@@ -148,7 +138,7 @@ static void test_mentions_and_top_names(void)
     json_decref(names);
 }
 
-/* The first error of a request wins; later parse failures do not overwrite it. */
+/* The first error of a request wins; later parse check_failures do not overwrite it. */
 static void test_first_error_wins(void)
 {
     qr_err err;
@@ -556,8 +546,8 @@ int main(void)
     test_update_nesting();
     test_legacy_malformed();
     test_random();
-    if (failures) {
-        fprintf(stderr, "test_expr: %d failures\n", failures);
+    if (check_failures) {
+        fprintf(stderr, "test_expr: %d check_failures\n", check_failures);
         return 1;
     }
     printf("test_expr: ok\n");

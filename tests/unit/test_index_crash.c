@@ -18,17 +18,7 @@
 
 #include "quarry.h"
 
-static int failures;
-
-#define CHECK(cond, ...)                                                                                               \
-    do {                                                                                                               \
-        if (!(cond)) {                                                                                                 \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                                       \
-            fprintf(stderr, __VA_ARGS__);                                                                              \
-            fputc('\n', stderr);                                                                                       \
-            failures++;                                                                                                \
-        }                                                                                                              \
-    } while (0)
+#include "check.h"
 
 static qr_db *open_db(const char *dir, int lag)
 {
@@ -241,8 +231,8 @@ int main(void)
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", base);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", base);
-    if (failures) {
-        fprintf(stderr, "test_index_crash: %d failure(s)\n", failures);
+    if (check_failures) {
+        fprintf(stderr, "test_index_crash: %d failure(s)\n", check_failures);
         return 1;
     }
     printf("test_index_crash: ok\n");

@@ -14,19 +14,7 @@
 #include "model/keycodec.h"
 #include "model/number.h"
 
-static int failures;
-
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            failures++;                                                                            \
-            if (failures < 30) {                                                                   \
-                fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);                                    \
-                fprintf(stderr, __VA_ARGS__);                                                      \
-                fputc('\n', stderr);                                                               \
-            }                                                                                      \
-        }                                                                                          \
-    } while (0)
+#include "check.h"
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15u;
 
@@ -112,7 +100,7 @@ static void make_n(tval *v)
     err_init(&err);
     v->type = 'N';
     if (num_parse(text, k, &v->num, &err)) {
-        failures++;
+        check_failures++;
         fprintf(stderr, "generator made bad number %s: %s\n", text, err.msg);
     }
     v->av = json_object();
@@ -380,8 +368,8 @@ int main(void)
     test_tuples();
     test_bad_input();
     test_hash();
-    if (failures) {
-        fprintf(stderr, "test_keycodec: %d failure(s)\n", failures);
+    if (check_failures) {
+        fprintf(stderr, "test_keycodec: %d failure(s)\n", check_failures);
         return 1;
     }
     printf("test_keycodec: ok\n");

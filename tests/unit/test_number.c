@@ -9,17 +9,7 @@
 
 #include "model/number.h"
 
-static int failures;
-
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            failures++;                                                                            \
-            fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);                                        \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                                   \
-        }                                                                                          \
-    } while (0)
+#include "check.h"
 
 #define MSG_NAN "The parameter cannot be converted to a numeric value"
 #define MSG_DIGITS "Attempting to store more than 38 significant digits in a Number"
@@ -34,7 +24,7 @@ static qr_num parse_ok(const char *s)
     qr_err e;
     err_init(&e);
     if (num_parse(s, strlen(s), &n, &e)) {
-        failures++;
+        check_failures++;
         fprintf(stderr, "parse(%s) failed: %s\n", s, e.msg);
     }
     return n;
@@ -534,8 +524,8 @@ int main(int argc, char **argv)
     test_arith();
     test_size();
     test_key_codec();
-    if (failures) {
-        fprintf(stderr, "test_number: %d failure(s)\n", failures);
+    if (check_failures) {
+        fprintf(stderr, "test_number: %d failure(s)\n", check_failures);
         return 1;
     }
     printf("test_number: ok\n");

@@ -11,17 +11,7 @@
 
 #include "quarry.h"
 
-static int failures;
-
-#define CHECK(cond, ...)                                                                                               \
-    do {                                                                                                               \
-        if (!(cond)) {                                                                                                 \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                                       \
-            fprintf(stderr, __VA_ARGS__);                                                                              \
-            fputc('\n', stderr);                                                                                       \
-            failures++;                                                                                                \
-        }                                                                                                              \
-    } while (0)
+#include "check.h"
 
 static char *call(qr_db *db, const char *op, const char *body, int expect_ok)
 {
@@ -109,8 +99,8 @@ int main(void)
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0) return 1;
-    if (failures) {
-        fprintf(stderr, "test_ttl: %d failure(s)\n", failures);
+    if (check_failures) {
+        fprintf(stderr, "test_ttl: %d failure(s)\n", check_failures);
         return 1;
     }
     printf("test_ttl: ok\n");

@@ -9,24 +9,14 @@
 
 #include "model/value.h"
 
-static int failures;
-
-#define CHECK(cond, ...)                                                                                               \
-    do {                                                                                                               \
-        if (!(cond)) {                                                                                                 \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                                       \
-            fprintf(stderr, __VA_ARGS__);                                                                              \
-            fputc('\n', stderr);                                                                                       \
-            failures++;                                                                                                \
-        }                                                                                                              \
-    } while (0)
+#include "check.h"
 
 static json_t *parse(const char *text)
 {
     json_t *v = json_loads(text, 0, NULL);
     if (v == NULL) {
         fprintf(stderr, "bad test JSON: %s\n", text);
-        failures++;
+        check_failures++;
     }
     return v;
 }
@@ -102,7 +92,7 @@ static size_t size_of(const char *item_text)
     err_init(&e);
     if (item == NULL || item_validate(item, &e)) {
         fprintf(stderr, "invalid item %s: %s\n", item_text, e.msg);
-        failures++;
+        check_failures++;
         json_decref(item);
         return 0;
     }
@@ -201,8 +191,8 @@ int main(void)
     test_validation();
     test_sizes();
     test_compare_and_equal();
-    if (failures) {
-        fprintf(stderr, "test_value: %d failure(s)\n", failures);
+    if (check_failures) {
+        fprintf(stderr, "test_value: %d failure(s)\n", check_failures);
         return 1;
     }
     printf("test_value: ok\n");
