@@ -35,8 +35,7 @@ static uint64_t range_bytes(qr_db *db, const buf *prefix)
     buf hi;
     buf_init(&hi, 0);
     buf_append(&hi, prefix->data, prefix->len);
-    while (hi.len && (unsigned char)hi.data[hi.len - 1] == 0xff) hi.len--;
-    if (hi.len) hi.data[hi.len - 1]++;
+    buf_prefix_successor(&hi);
     uint64_t total = 0;
     store_iter *it = store_iter_new(db->st, NULL, prefix->data, prefix->len, hi.len ? hi.data : NULL, hi.len);
     for (store_iter_first(it); store_iter_valid(it); store_iter_next(it)) {
@@ -114,9 +113,8 @@ json_t *collection_metrics(qr_db *db, const table *t, const json_t *item)
     return json_pack("{s:{s:O},s:[f,f]}", "ItemCollectionKey", t->pk.name, pk, "SizeEstimateRangeGB", lo, lo + 1.0);
 }
 
-void collection_forget_table(qr_db *db, const table *t)
+void collection_forget_all(qr_db *db)
 {
-    (void)t;
     pthread_mutex_lock(&db->coll_lock);
     json_object_clear(db->collections);
     pthread_mutex_unlock(&db->coll_lock);

@@ -333,20 +333,6 @@ int catalog_create(qr_db *db, json_t *desc, table **out, qr_err *err)
     return 0;
 }
 
-int catalog_update(qr_db *db, table *t, json_t *desc, qr_err *err)
-{
-    pthread_mutex_lock(&db->catalog_lock);
-    int rc = persist(db, t->name, t->id, desc, t->index_ids, err);
-    if (rc == 0) {
-        json_decref(t->desc);
-        t->desc = desc;
-    } else {
-        json_decref(desc);
-    }
-    pthread_mutex_unlock(&db->catalog_lock);
-    return rc;
-}
-
 int catalog_change_schema(qr_db *db, const char *name, schema_change_fn change, void *arg, qr_err *err)
 {
     int found, rc = -1;
@@ -408,7 +394,7 @@ int catalog_delete(qr_db *db, table *t, qr_err *err)
         db->ntables--;
         t->dropped = 1;
         t->refs--; /* the catalog's reference; the caller still holds one */
-        collection_forget_table(db, t);
+        collection_forget_all(db);
     }
     pthread_mutex_unlock(&db->catalog_lock);
     return rc;
@@ -620,6 +606,22 @@ static size_t stripes_of(qr_db *db, const buf *keys, size_t n, size_t *out)
     return m;
 }
 
+void keys_lock(qr_db *db, const buf *keys, size_t n)
+{
+    size_t *stripes = malloc((n ? n : 1) * sizeof *stripes);
+    size_t m = stripes_of(db, keys, n, stripes);
+    for (size_t i = 0; i < m; i++) pthread_mutex_lock(&db->stripes[stripes[i]]);
+    free(stripes);
+}
+
+void keys_unlock(qr_db *db, const buf *keys, size_t n)
+{
+    size_t *stripes = malloc((n ? n : 1) * sizeof *stripes);
+    size_t m = stripes_of(db, keys, n, stripes);
+    for (size_t i = m; i > 0; i--) pthread_mutex_unlock(&db->stripes[stripes[i - 1]]);
+    free(stripes);
+}
+
 void txn_lock_keys(qr_db *db, const buf *keys, size_t n)
 {
     pthread_mutex_lock(&db->txn_lock);
@@ -629,18 +631,12 @@ void txn_lock_keys(qr_db *db, const buf *keys, size_t n)
     }
     for (size_t i = 0; i < n; i++) db->txn_keys[db->ntxn_keys++] = keys[i]; /* shallow: the caller owns the bytes */
     pthread_mutex_unlock(&db->txn_lock);
-    size_t *stripes = malloc((n ? n : 1) * sizeof *stripes);
-    size_t m = stripes_of(db, keys, n, stripes);
-    for (size_t i = 0; i < m; i++) pthread_mutex_lock(&db->stripes[stripes[i]]);
-    free(stripes);
+    keys_lock(db, keys, n);
 }
 
 void txn_unlock_keys(qr_db *db, const buf *keys, size_t n)
 {
-    size_t *stripes = malloc((n ? n : 1) * sizeof *stripes);
-    size_t m = stripes_of(db, keys, n, stripes);
-    for (size_t i = m; i > 0; i--) pthread_mutex_unlock(&db->stripes[stripes[i - 1]]);
-    free(stripes);
+    keys_unlock(db, keys, n);
     pthread_mutex_lock(&db->txn_lock);
     for (size_t i = 0; i < n; i++)
         for (size_t j = 0; j < db->ntxn_keys; j++)

@@ -120,8 +120,6 @@ void catalog_release(qr_db *db, table *t);
 /* Adds a table described by desc (a TableDescription; stolen), persisting it. Fails with
  * ResourceInUseException if the name is taken. */
 int catalog_create(qr_db *db, json_t *desc, table **out, qr_err *err);
-/* Persists a changed description of t (desc stolen). */
-int catalog_update(qr_db *db, table *t, json_t *desc, qr_err *err);
 /* Removes a table and all its items. */
 int catalog_delete(qr_db *db, table *t, qr_err *err);
 /* A new array of the table names in order (ListTables). */
@@ -185,9 +183,13 @@ pthread_mutex_t *item_lock_for(qr_db *db, const buf *key);
 /* Locks the item at key for a single-item write. If a transaction holds the item, fails
  * at once with TransactionConflictException, as DynamoDB does, instead of waiting. */
 int item_lock(qr_db *db, const buf *key, pthread_mutex_t **out, qr_err *err);
+/* Locks the stripes of several items, each once and in ascending order, so that writers
+ * of several items (batches, transactions, backfill) can never deadlock each other;
+ * keys_unlock releases them. */
+void keys_lock(qr_db *db, const buf *keys, size_t n);
+void keys_unlock(qr_db *db, const buf *keys, size_t n);
 /* For transactions: registers the keys as held by a transaction (so single-item writes
- * to them conflict), then locks their stripes in ascending order (so transactions and
- * batches cannot deadlock). txn_unlock_keys undoes both. */
+ * to them conflict), then keys_lock. txn_unlock_keys undoes both. */
 void txn_lock_keys(qr_db *db, const buf *keys, size_t n);
 void txn_unlock_keys(qr_db *db, const buf *keys, size_t n);
 
@@ -202,7 +204,8 @@ uint64_t collection_size(qr_db *db, const table *t, const json_t *pk_value);
 size_t table_lsi_count(const table *t);
 /* An ItemCollectionMetrics object for the collection holding item. */
 json_t *collection_metrics(qr_db *db, const table *t, const json_t *item);
-void collection_forget_table(qr_db *db, const table *t);
+/* Forgets every cached collection size (after DeleteTable). */
+void collection_forget_all(qr_db *db);
 
 /* ---- TTL expiry (expire.c) ---- */
 int expire_start(qr_db *db);

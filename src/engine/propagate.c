@@ -379,17 +379,7 @@ static int backfill_chunk(qr_db *db, table *t, qr_index *ix, buf *cursor, int *d
     buf_free(&hi);
     *done = n < 64;
     if (n == 0) return 0;
-    size_t stripes[64], m = 0;
-    for (size_t i = 0; i < n; i++) stripes[i] = (size_t)(item_lock_for(db, &keys[i]) - db->stripes);
-    for (size_t i = 1; i < n; i++)
-        for (size_t j = i; j > 0 && stripes[j - 1] > stripes[j]; j--) {
-            size_t x = stripes[j];
-            stripes[j] = stripes[j - 1];
-            stripes[j - 1] = x;
-        }
-    for (size_t i = 0; i < n; i++)
-        if (m == 0 || stripes[i] != stripes[m - 1]) stripes[m++] = stripes[i];
-    for (size_t i = 0; i < m; i++) pthread_mutex_lock(&db->stripes[stripes[i]]);
+    keys_lock(db, keys, n);
     store_batch *b = store_batch_new();
     qr_err e;
     err_init(&e);
@@ -411,7 +401,7 @@ static int backfill_chunk(qr_db *db, table *t, qr_index *ix, buf *cursor, int *d
         json_decref(item);
     }
     int rc = store_write_nosync(db->st, b, &e);
-    for (size_t i = m; i > 0; i--) pthread_mutex_unlock(&db->stripes[stripes[i - 1]]);
+    keys_unlock(db, keys, n);
     store_batch_free(b);
     buf_free(&ek);
     buf_free(&val);

@@ -173,16 +173,9 @@ done:
 typedef struct batch_write {
     batch_table *bt;
     json_t *item;        /* PutRequest.Item (borrowed), or NULL for a delete */
-    buf key;
-    size_t stripe;
+    buf *key;            /* its key, in the batch's array of keys */
     json_t *old;
 } batch_write;
-
-static int stripe_order(const void *a, const void *b)
-{
-    size_t x = *(const size_t *)a, y = *(const size_t *)b;
-    return x < y ? -1 : x > y;
-}
 
 static int parse_write(batch_table *b, json_t *wr, batch_write *w, qr_err *err)
 {
@@ -198,7 +191,7 @@ static int parse_write(batch_table *b, json_t *wr, batch_write *w, qr_err *err)
                                        "Member must not be null", b->name);
         if (key_check_item(b->t, item, err) || item_validate(item, err)) return -1;
         w->item = item;
-        return key_item(&w->key, b->t, item, err);
+        return key_item(w->key, b->t, item, err);
     }
     if (del) {
         json_t *key = json_object_get(del, "Key");
@@ -207,7 +200,7 @@ static int parse_write(batch_table *b, json_t *wr, batch_write *w, qr_err *err)
                                        "'requestItems.%s.member.deleteRequest.key' failed to satisfy constraint: "
                                        "Member must not be null", b->name);
         if (key_check_key(b->t, key, err)) return -1;
-        return key_item(&w->key, b->t, key, err);
+        return key_item(w->key, b->t, key, err);
     }
     return err_validation(err, "1 validation error detected: Value null at 'requestItems.%s.member.writeRequest' "
                                "failed to satisfy constraint: Member must not be null", b->name);
@@ -223,7 +216,7 @@ int op_batch_write_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     size_t ntables = json_object_size(items), n = 0, nw = 0, total = 0;
     batch_table *bt = calloc(ntables, sizeof *bt);
     batch_write *w = calloc(BATCH_WRITE_MAX, sizeof *w);
-    size_t stripes[BATCH_WRITE_MAX], nstripes = 0, locked = 0;
+    buf keys[BATCH_WRITE_MAX];
     store_batch *sb = NULL;
     int rc = -1;
     const char *name;
@@ -252,32 +245,27 @@ int op_batch_write_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
         size_t i;
         json_t *wr;
         json_array_foreach(list, i, wr) {
-            batch_write *x = &w[nw++];
+            batch_write *x = &w[nw];
             x->bt = b;
-            buf_init(&x->key, 0);
+            x->key = &keys[nw];
+            buf_init(x->key, 0);
+            nw++;
             if (parse_write(b, wr, x, err)) goto done;
             for (size_t j = 0; j + 1 < nw; j++)
-                if (w[j].key.len == x->key.len && memcmp(w[j].key.data, x->key.data, x->key.len) == 0) {
+                if (keys[j].len == x->key->len && memcmp(keys[j].data, x->key->data, x->key->len) == 0) {
                     err_validation(err, "Provided list of item keys contains duplicates");
                     goto done;
                 }
         }
     }
-    for (size_t i = 0; i < nw; i++) {
-        w[i].stripe = (size_t)(item_lock_for(db, &w[i].key) - db->stripes);
-        stripes[nstripes++] = w[i].stripe;
-    }
-    qsort(stripes, nstripes, sizeof *stripes, stripe_order);
-    for (size_t i = 0; i < nstripes; i++)
-        if (i == 0 || stripes[i] != stripes[i - 1]) stripes[locked++] = stripes[i];
-    for (size_t i = 0; i < locked; i++) pthread_mutex_lock(&db->stripes[stripes[i]]);
+    keys_lock(db, keys, nw);
     sb = store_batch_new();
     for (size_t i = 0; i < nw; i++)
-        if (item_read(db, NULL, &w[i].key, &w[i].old, err) < 0 ||
-            item_stage(db, w[i].bt->t, sb, &w[i].key, w[i].old, w[i].item, err))
+        if (item_read(db, NULL, w[i].key, &w[i].old, err) < 0 ||
+            item_stage(db, w[i].bt->t, sb, w[i].key, w[i].old, w[i].item, err))
             break;
     int wrote = err->type == NULL && store_write(db->st, sb, err) == 0;
-    for (size_t i = 0; i < locked; i++) pthread_mutex_unlock(&db->stripes[stripes[i]]);
+    keys_unlock(db, keys, nw);
     if (!wrote) goto done;
     for (size_t i = 0; i < nw; i++) {
         const json_t *o = w[i].old, *nv = w[i].item;
@@ -308,7 +296,7 @@ int op_batch_write_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
 done:
     store_batch_free(sb);
     for (size_t i = 0; i < nw; i++) {
-        buf_free(&w[i].key);
+        buf_free(&keys[i]);
         json_decref(w[i].old);
     }
     free(w);

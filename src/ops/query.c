@@ -31,21 +31,6 @@ typedef struct range_read {
     int fetch_base;        /* read each entry's base item (an LSI asked for more than it holds) */
 } range_read;
 
-/* Replaces a prefix by the smallest key greater than every key that starts with it.
- * Returns -1 if there is none (the prefix is all 0xff), leaving it empty. */
-static int prefix_successor(buf *b)
-{
-    while (b->len > 0) {
-        unsigned char *last = (unsigned char *)b->data + b->len - 1;
-        if (*last != 0xff) {
-            (*last)++;
-            return 0;
-        }
-        b->len--;
-    }
-    return -1;
-}
-
 static void set_buf(buf *dst, const buf *src)
 {
     buf_reset(dst);
@@ -277,14 +262,14 @@ static json_t *prefix_value_successor(const json_t *v)
     if (value_type(v) == QR_T_S) {
         json_t *p = value_payload(v);
         buf_append(&b, json_string_value(p), json_string_length(p));
-        if (prefix_successor(&b) == 0) out = json_pack("{s:o}", "S", json_stringn_nocheck(b.data, b.len));
+        if (buf_prefix_successor(&b) == 0) out = json_pack("{s:o}", "S", json_stringn_nocheck(b.data, b.len));
     } else {
         unsigned char *raw;
         size_t n;
         if (value_binary(v, &raw, &n) == 0) {
             buf_append(&b, raw, n);
             free(raw);
-            if (prefix_successor(&b) == 0) {
+            if (buf_prefix_successor(&b) == 0) {
                 char *enc = malloc(4 * ((b.len + 2) / 3) + 1);
                 int m = EVP_EncodeBlock((unsigned char *)enc, (const unsigned char *)b.data, (int)b.len);
                 out = json_pack("{s:s%}", "B", enc, (size_t)m);
@@ -310,7 +295,7 @@ static int query_range(table *t, uint16_t index_id, const expr_keycond_multi *kc
     }
     set_buf(&r->lower, &part);
     set_buf(&r->upper, &part);
-    prefix_successor(&r->upper);
+    buf_prefix_successor(&r->upper);
     if (kc->last_op != EXPR_KEY_NONE) {
         buf a, b;
         buf_init(&a, 0);
@@ -326,17 +311,17 @@ static int query_range(table *t, uint16_t index_id, const expr_keycond_multi *kc
         if (rc == 0) switch (kc->last_op) {
             case EXPR_KEY_LT: set_buf(&r->upper, &a); break;
             case EXPR_KEY_LE:
-                prefix_successor(&a);
+                buf_prefix_successor(&a);
                 set_buf(&r->upper, &a);
                 break;
             case EXPR_KEY_GT:
-                prefix_successor(&a);
+                buf_prefix_successor(&a);
                 set_buf(&r->lower, &a);
                 break;
             case EXPR_KEY_GE: set_buf(&r->lower, &a); break;
             case EXPR_KEY_BETWEEN:
                 set_buf(&r->lower, &a);
-                prefix_successor(&b);
+                buf_prefix_successor(&b);
                 set_buf(&r->upper, &b);
                 break;
             case EXPR_KEY_BEGINS_WITH: {
@@ -497,7 +482,7 @@ int op_scan(qr_db *db, json_t *req, buf *out, qr_err *err)
     unsigned __int128 span = ((unsigned __int128)1) << 64;
     buf_put_be64(&r.lower, (uint64_t)(span * (unsigned long long)segment / (unsigned long long)total));
     if (segment + 1 < total) buf_put_be64(&r.upper, (uint64_t)(span * (unsigned long long)(segment + 1) / (unsigned long long)total));
-    else prefix_successor(&r.upper);
+    else buf_prefix_successor(&r.upper);
     if (apply_start_key(req, t, &r, err)) goto done;
     if (range_run(db, t, &r, out, &bytes, err)) goto done;
     finish_response(out, capacity, t, r.index, bytes, r.consistent);

@@ -195,16 +195,6 @@ void store_iter_last(store_iter *it)
     rocksdb_iter_seek_to_last(it->it);
 }
 
-void store_iter_seek(store_iter *it, const void *key, size_t kl)
-{
-    rocksdb_iter_seek(it->it, key, kl);
-}
-
-void store_iter_seek_prev(store_iter *it, const void *key, size_t kl)
-{
-    rocksdb_iter_seek_for_prev(it->it, key, kl);
-}
-
 int store_iter_valid(store_iter *it)
 {
     return rocksdb_iter_valid(it->it);
@@ -262,13 +252,3 @@ void store_snapshot_free(store *s, const store_snapshot *snap)
     rocksdb_release_snapshot(s->db, (const rocksdb_snapshot_t *)snap);
 }
 
-unsigned long long store_approximate_size(store *s, const void *begin, size_t bl, const void *end, size_t el)
-{
-    const char *starts[1] = {begin}, *limits[1] = {end};
-    size_t sl[1] = {bl}, ll[1] = {el};
-    uint64_t sizes[1] = {0};
-    char *e = NULL;
-    rocksdb_approximate_sizes(s->db, 1, starts, sl, limits, ll, sizes, &e);
-    free(e);
-    return sizes[0];
-}

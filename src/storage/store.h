@@ -46,9 +46,6 @@ store_iter *store_iter_new(store *s, const store_snapshot *snap, const void *low
                            const void *upper, size_t ul);
 void store_iter_first(store_iter *it);
 void store_iter_last(store_iter *it);
-/* Positions at the first key >= key / the last key <= key. */
-void store_iter_seek(store_iter *it, const void *key, size_t kl);
-void store_iter_seek_prev(store_iter *it, const void *key, size_t kl);
 int store_iter_valid(store_iter *it);
 void store_iter_next(store_iter *it);
 void store_iter_prev(store_iter *it);
@@ -61,8 +58,5 @@ void store_iter_free(store_iter *it);
 
 const store_snapshot *store_snapshot_new(store *s);
 void store_snapshot_free(store *s, const store_snapshot *snap);
-
-/* Approximate bytes on disk and in memtables for keys in [begin, end). */
-unsigned long long store_approximate_size(store *s, const void *begin, size_t bl, const void *end, size_t el);
 
 #endif

@@ -98,6 +98,19 @@ int buf_put_be64(buf *b, uint64_t v)
     return buf_append(b, p, 8);
 }
 
+int buf_prefix_successor(buf *b)
+{
+    while (b->len > 0) {
+        unsigned char *last = (unsigned char *)b->data + b->len - 1;
+        if (*last != 0xff) {
+            (*last)++;
+            return 0;
+        }
+        b->len--;
+    }
+    return -1;
+}
+
 char *buf_detach(buf *b, size_t *len)
 {
     char *p = b->data;

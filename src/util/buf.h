@@ -36,6 +36,10 @@ int buf_put_be64(buf *b, uint64_t v);
 /* Makes room for n more bytes (plus the NUL) past len without changing len, so callers
  * can write into data + len directly. */
 int buf_reserve(buf *b, size_t n);
+/* Replaces the bytes, taken as a key prefix, by the smallest key greater than every key
+ * that starts with them (the exclusive upper bound of the prefix's range). Returns -1,
+ * leaving the buffer empty, if there is none (the bytes are all 0xff). */
+int buf_prefix_successor(buf *b);
 /* Hands the bytes to the caller (free() them) and empties the buffer. */
 char *buf_detach(buf *b, size_t *len);
 
