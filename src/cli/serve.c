@@ -35,9 +35,10 @@ static void usage(FILE *f)
             "  --insecure-no-auth    accept any key on a non-loopback address too\n"
             "  --log-level LEVEL     info logs every request, warn only errors (default info)\n"
             "  --no-sync             acknowledge writes before they are fsync'd\n"
-            "  --threads N           worker threads (default 16 per CPU, 16..128, since a\n"
-            "                        thread waits while its write is fsync'd and concurrent\n"
-            "                        writers share one fsync; 2 per CPU with --no-sync)\n"
+            "  --threads N           threads for writes (default 16 per CPU, 16..128: a write\n"
+            "                        waits for its fsync, and writes that wait together share\n"
+            "                        one; none with --no-sync, where every call runs on the\n"
+            "                        event loops, one per CPU)\n"
             "  --max-connections N   open connections at once (default 1024)\n"
             "  --timeout SECONDS     close idle connections after this (default 60)\n"
             "  --gsi-lag-ms N        hold every global index update back at least N ms, to test an\n"
@@ -60,16 +61,20 @@ static int parse_uint(const char *opt, const char *s, unsigned lo, unsigned hi, 
     return 0;
 }
 
-/* Durable writes block their thread for an fsync, and only writes that arrive together
- * share one; so durable servers run many threads. Without fsync nothing blocks, and
- * threads beyond the CPUs only add switches (and latency). */
-static unsigned default_threads(int no_sync)
+/* Durable writes block their thread for an fsync, and only writes that wait together
+ * share one; so durable servers hand writes to many threads. Without fsync nothing
+ * blocks, and the event loops run every call themselves. */
+static unsigned default_write_threads(int no_sync)
+{
+    if (no_sync) return 0;
+    long n = sysconf(_SC_NPROCESSORS_ONLN) * 16;
+    return (unsigned)(n < 16 ? 16 : n > 128 ? 128 : n);
+}
+
+static unsigned cpus(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
-    if (n < 1) n = 1;
-    if (no_sync) return (unsigned)(n * 2 > 64 ? 64 : n * 2);
-    n *= 16;
-    return (unsigned)(n < 16 ? 16 : n > 128 ? 128 : n);
+    return (unsigned)(n < 1 ? 1 : n > 64 ? 64 : n);
 }
 
 int cli_serve(int argc, char **argv)
@@ -79,6 +84,7 @@ int cli_serve(int argc, char **argv)
     int insecure = 0;
     qr_options opts = {0};
     unsigned threads = 0, max_conn = 1024, timeout = 60;
+    int threads_given = 0;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         int has_value = i + 1 < argc;
@@ -103,6 +109,7 @@ int cli_serve(int argc, char **argv)
             level_word = argv[++i];
         } else if (strcmp(a, "--threads") == 0) {
             if (parse_uint(a, argv[++i], 1, 256, &threads)) return 2;
+            threads_given = 1;
         } else if (strcmp(a, "--max-connections") == 0) {
             if (parse_uint(a, argv[++i], 1, 100000, &max_conn)) return 2;
         } else if (strcmp(a, "--timeout") == 0) {
@@ -130,7 +137,7 @@ int cli_serve(int argc, char **argv)
         }
     }
 
-    if (threads == 0) threads = default_threads(opts.no_sync);
+    if (!threads_given) threads = default_write_threads(opts.no_sync);
     server_log_level level;
     if (server_log_level_parse(level_word, &level)) {
         fprintf(stderr, "quarry serve: --log-level is one of debug, info, warn, error, none; not '%s'\n",
@@ -179,7 +186,8 @@ int cli_serve(int argc, char **argv)
     }
     server_config cfg = {.addr = (struct sockaddr *)&addr,
                          .addr_len = addr_len,
-                         .threads = threads,
+                         .loops = cpus(),
+                         .workers = threads,
                          .max_connections = max_conn,
                          .timeout_seconds = timeout,
                          .max_body = SERVER_MAX_BODY,
@@ -198,8 +206,8 @@ int cli_serve(int argc, char **argv)
     const char *colon = strrchr(listen, ':');
     snprintf(host, sizeof host, "%.*s", (int)(colon - listen), listen);
     snprintf(url, sizeof url, "http://%s:%u", host, server_port(srv));
-    printf("quarry serve: listening on %s (data %s, %s writes, %u threads)\n", url, dir,
-           opts.no_sync ? "unsynced" : "durable", threads);
+    printf("quarry serve: listening on %s (data %s, %s writes, %u event loops, %u write threads)\n",
+           url, dir, opts.no_sync ? "unsynced" : "durable", cfg.loops, threads);
     if (cred_path) {
         printf("Requests must be signed with a key from %s (%zu key%s).\n", cred_path, keys.n,
                keys.n == 1 ? "" : "s");

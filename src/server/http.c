@@ -1,18 +1,19 @@
-/* http.c — the HTTP layer of `quarry serve` on libmicrohttpd (see server.h).
+/* http.c — the HTTP layer of `quarry serve` on h2o (see server.h).
  *
- * One MHD daemon with a pool of epoll threads; each request's body is gathered (bounded
- * by max_body) and then answered on the same thread: health check, content type,
- * X-Amz-Target, SigV4, then qr_call. Errors are ordered as DynamoDB orders them. MHD
- * parses HTTP; nothing here reads raw protocol bytes. The listening socket is made here
- * so that a bind failure can be reported precisely. */
+ * One h2o event loop per CPU, all accepting from one listening socket. h2o parses HTTP,
+ * keeps connections alive, gathers each request body (bounded by max_body) and calls
+ * on_req; nothing here reads raw protocol bytes. A request is judged on its loop, in
+ * DynamoDB's order: health check, content type, X-Amz-Target, SigV4; then qr_call runs
+ * on the loop too, unless the operation may wait for a disk sync (a write, when writes
+ * are durable): those go to a pool of worker threads, so that writes waiting together
+ * share one group commit, and their answers come back to the loop as h2o messages. */
 #include "server/server.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <microhttpd.h>
-#include <netdb.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -22,39 +23,103 @@
 #include <time.h>
 #include <unistd.h>
 
+#define H2O_USE_LIBUV 0
+#include <h2o.h>
+#include <h2o/http1.h>
+
 #include "server/wire.h"
 #include "util/buf.h"
 
-#define E_TOO_LARGE "RequestEntityTooLarge"
 #define UNKNOWN_OP_XML "<UnknownOperationException/>\n"
 #define HEALTH_BODY "healthy: quarry\n"
 #define SERVICE "dynamodb"
-/* Per-connection memory for request headers and I/O buffers. MHD clears it between
- * requests, so it is kept small; request headers beyond it are answered 431. */
-#define CONNECTION_MEMORY (16 * 1024)
-#define PREALLOCATE_MAX ((size_t)1 << 20)
+/* How long server_stop waits for connections to close once it has shut them down. */
+#define STOP_GRACE_MS 2000
+
+typedef struct loop loop;
+typedef struct job job;
 
 struct server {
     qr_db *db;
     server_config cfg;
     struct sockaddr_storage addr;
-    struct MHD_Daemon *daemon;
     int listen_fd;
-    int quiesced;
     unsigned port;
     const char *const *ops;
-    atomic_uint in_flight;
+    h2o_globalconf_t h2o;
+    loop *loops;
+    unsigned n_loops;
+    atomic_uint connections; /* open, across loops */
     atomic_int draining;
+    atomic_uint drain_acks;  /* loops that have stopped accepting */
+    pthread_mutex_t ready_mu; /* loops report to server_start when built */
+    pthread_cond_t ready_cv;
+
+    /* The worker pool (only when writes are offloaded). */
+    pthread_t *workers;
+    unsigned n_workers;
+    pthread_mutex_t pool_mu;
+    pthread_cond_t pool_cv;
+    job *queue_head, *queue_tail;
+    int pool_stopping;
 };
 
-/* One HTTP request, from its headers to the completion of its response. */
-typedef struct request {
+/* One event loop and the connections it serves; only its own thread touches it, except
+ * for the atomics and the receivers (h2o's thread-safe message queues). */
+struct loop {
+    server *s;
+    pthread_t thread;
+    int started;   /* its thread was created (and must be joined) */
+    int ready;     /* 1 once its thread has built the loop, -1 if that failed */
+    h2o_evloop_t *ev;
+    h2o_context_t ctx;
+    h2o_accept_ctx_t accept;
+    h2o_socket_t *listener;
+    h2o_multithread_receiver_t done;    /* answers from the worker pool */
+    h2o_multithread_receiver_t control; /* drain and stop */
+    h2o_multithread_message_t drain_msg, stop_msg;
+    h2o_linklist_t conns; /* struct conn */
+    unsigned n_conns;
+    unsigned pending_jobs; /* sent to the pool, answer not yet received */
+    int draining, stopping;
+    atomic_uint in_flight; /* recounted on every turn while draining */
+};
+
+/* An open connection, so that server_stop can shut it down. */
+typedef struct conn {
+    h2o_linklist_t link;
+    loop *owner;
+    h2o_socket_t *sock;
+} conn;
+
+/* The handler h2o calls, with the server it belongs to. */
+typedef struct handler {
+    h2o_handler_t super;
+    server *s;
+} handler;
+
+/* What a log line says of a request besides its answer. */
+typedef struct exchange {
     struct timespec start;
-    buf body;
-    size_t received;
-    int too_large;
-    int answered;
-} request;
+    const char *body; /* the request body, for the table names */
+    size_t len;
+} exchange;
+
+/* A request handed to the worker pool. It owns a copy of the body, since h2o may dispose
+ * of the request (its client gone) while the call runs; req is cleared when it does. */
+struct job {
+    h2o_multithread_message_t msg;
+    job *next;
+    loop *owner;
+    h2o_req_t *req;
+    job **guard; /* in req's memory pool; points back here while req lives */
+    const char *op;
+    const char *ctype;
+    struct timespec start;
+    qr_response resp;
+    size_t len;
+    char body[];
+};
 
 /* ---- logging ---- */
 
@@ -82,17 +147,6 @@ static void log_line(const char *fmt, ...)
     (void)w;
 }
 
-static void mhd_logger(void *cls, const char *fmt, va_list ap)
-{
-    server *s = cls;
-    if (s->cfg.log_level > SERVER_LOG_WARN) return;
-    char msg[1024];
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    size_t n = strlen(msg);
-    while (n && (msg[n - 1] == '\n' || msg[n - 1] == '\r')) msg[--n] = '\0';
-    log_line("warn http: %s", msg);
-}
-
 static long elapsed_us(const struct timespec *start)
 {
     struct timespec now;
@@ -100,7 +154,7 @@ static long elapsed_us(const struct timespec *start)
     return (now.tv_sec - start->tv_sec) * 1000000L + (now.tv_nsec - start->tv_nsec) / 1000;
 }
 
-static void log_request(server *s, request *r, const char *op, int status, const char *error,
+static void log_request(server *s, const exchange *x, const char *op, int status, const char *error,
                         const char *message, const char *id)
 {
     server_log_level lvl = status >= 500 ? SERVER_LOG_ERROR
@@ -108,71 +162,109 @@ static void log_request(server *s, request *r, const char *op, int status, const
                                            : SERVER_LOG_INFO;
     if (lvl < s->cfg.log_level) return;
     char tables[256] = "";
-    if (r->body.len && !r->too_large) wire_table_names(r->body.data, r->body.len, tables, sizeof tables);
+    if (x->len) wire_table_names(x->body, x->len, tables, sizeof tables);
     static const char *const names[] = {"debug", "info", "warn", "error", "none"};
     if (s->cfg.log_level == SERVER_LOG_DEBUG && message && *message) {
         log_line("%s %s table=%s status=%d error=%s us=%ld bytes=%zu id=%s message=\"%.300s\"",
                  names[lvl], op ? op : "-", *tables ? tables : "-", status, error ? error : "-",
-                 elapsed_us(&r->start), r->received, id, message);
+                 elapsed_us(&x->start), x->len, id, message);
     } else {
         log_line("%s %s table=%s status=%d error=%s us=%ld", names[lvl], op ? op : "-",
-                 *tables ? tables : "-", status, error ? error : "-", elapsed_us(&r->start));
+                 *tables ? tables : "-", status, error ? error : "-", elapsed_us(&x->start));
     }
 }
 
 /* ---- responses ---- */
 
-static enum MHD_Result send_response(server *s, struct MHD_Connection *c, request *r, int status,
-                                     const char *ctype, const char *body, size_t len,
-                                     const char *op, const char *error, const char *message)
+static const char *reason_phrase(int status)
 {
-    struct MHD_Response *resp =
-        MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
-    if (resp == NULL) return MHD_NO;
-    char id[53], crc[16];
-    wire_request_id(id);
-    snprintf(crc, sizeof crc, "%u", wire_crc32(body, len));
-    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
-    MHD_add_response_header(resp, "x-amzn-RequestId", id);
-    MHD_add_response_header(resp, "x-amz-crc32", crc);
-    if (atomic_load(&s->draining)) MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
-    enum MHD_Result rc = MHD_queue_response(c, (unsigned)status, resp);
-    MHD_destroy_response(resp);
-    r->answered = 1;
-    log_request(s, r, op, status, error, message, id);
-    return rc;
+    switch (status) {
+    case 200: return "OK";
+    case 400: return "Bad Request";
+    case 404: return "Not Found";
+    case 413: return "Request Entity Too Large";
+    case 500: return "Internal Server Error";
+    case 503: return "Service Unavailable";
+    default: return status < 400 ? "OK" : status < 500 ? "Bad Request" : "Internal Server Error";
+    }
 }
 
-static enum MHD_Result send_error(server *s, struct MHD_Connection *c, request *r, int status,
-                                  const char *ctype, const char *op, const char *type,
-                                  const char *message)
+/* Decimal digits of v into out (at least 11 bytes); returns the length. */
+static size_t format_u32(uint32_t v, char *out)
+{
+    char tmp[10];
+    size_t n = 0;
+    do {
+        tmp[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    for (size_t i = 0; i < n; i++) out[i] = tmp[n - 1 - i];
+    out[n] = '\0';
+    return n;
+}
+
+/* Sends body with DynamoDB's headers; h2o copies it, so it may be freed afterwards. */
+static void send_response(server *s, h2o_req_t *req, const exchange *x, int status,
+                          const char *ctype, const char *body, size_t len, const char *op,
+                          const char *error, const char *message)
+{
+    char *id = h2o_mem_alloc_pool(&req->pool, 53);
+    char *crc = h2o_mem_alloc_pool(&req->pool, 11);
+    wire_request_id(id);
+    size_t crc_len = format_u32(wire_crc32(body, len), crc);
+    req->res.status = status;
+    req->res.reason = reason_phrase(status);
+    req->res.content_length = len;
+    h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_CONTENT_TYPE, NULL, ctype, strlen(ctype));
+    h2o_add_header_by_str(&req->pool, &req->res.headers, H2O_STRLIT("x-amzn-requestid"), 0,
+                          "x-amzn-RequestId", id, 52);
+    h2o_add_header_by_str(&req->pool, &req->res.headers, H2O_STRLIT("x-amz-crc32"), 0, NULL, crc,
+                          crc_len);
+    /* Once draining, every answer asks its client to go elsewhere. */
+    if (atomic_load_explicit(&s->draining, memory_order_relaxed)) req->http1_is_persistent = 0;
+    log_request(s, x, op, status, error, message, id);
+    h2o_send_inline(req, body, len);
+}
+
+static void send_error(server *s, h2o_req_t *req, const exchange *x, int status, const char *ctype,
+                       const char *op, const char *type, const char *message)
 {
     buf b;
     buf_init(&b, 0);
     if (wire_error_body(&b, type, message)) {
         buf_free(&b);
-        return MHD_NO;
+        h2o_send_error_500(req, "Internal Server Error", "out of memory", 0);
+        return;
     }
-    enum MHD_Result rc = send_response(s, c, r, status, ctype, b.data, b.len, op, type, message);
+    send_response(s, req, x, status, ctype, b.data, b.len, op, type, message);
     buf_free(&b);
-    return rc;
 }
 
-/* ---- gathering the request for SigV4 ---- */
+/* The engine's answer to a call (or a 500 when it gave none). */
+static void send_call_response(server *s, h2o_req_t *req, const exchange *x, const char *ctype,
+                               const char *op, const qr_response *resp)
+{
+    if (resp->body == NULL) {
+        send_error(s, req, x, 500, ctype, op, QR_E_INTERNAL, "the engine returned no response");
+        return;
+    }
+    const char *message = NULL;
+    if (resp->error_type && s->cfg.log_level == SERVER_LOG_DEBUG) message = resp->body;
+    send_response(s, req, x, resp->http_status ? resp->http_status : 200, ctype, resp->body,
+                  resp->len, op, resp->error_type, message);
+}
 
-/* Pairs gathered from MHD: on the stack for ordinary requests, on the heap past that. */
+/* ---- judging the request ---- */
+
+/* Header and query pairs for SigV4: on the stack for ordinary requests, on the heap past that. */
 typedef struct pairs {
     sigv4_pair *v;
     size_t n, cap;
-    int failed;
     sigv4_pair local[32];
 } pairs;
 
-static enum MHD_Result collect(void *cls, enum MHD_ValueKind kind, const char *key, size_t key_size,
-                               const char *value, size_t value_size)
+static int pairs_add(pairs *p, const char *name, size_t name_len, const char *value, size_t value_len)
 {
-    (void)kind;
-    pairs *p = cls;
     if (p->v == NULL) {
         p->v = p->local;
         p->cap = sizeof p->local / sizeof p->local[0];
@@ -180,192 +272,355 @@ static enum MHD_Result collect(void *cls, enum MHD_ValueKind kind, const char *k
     if (p->n == p->cap) {
         size_t cap = p->cap * 2;
         sigv4_pair *v = p->v == p->local ? malloc(cap * sizeof *v) : realloc(p->v, cap * sizeof *v);
-        if (v == NULL) {
-            p->failed = 1;
-            return MHD_NO;
-        }
+        if (v == NULL) return -1;
         if (p->v == p->local) memcpy(v, p->local, sizeof p->local);
         p->v = v;
         p->cap = cap;
     }
-    p->v[p->n++] = (sigv4_pair){key, key_size, value, value_size};
-    return MHD_YES;
+    p->v[p->n++] = (sigv4_pair){name, name_len, value, value_len};
+    return 0;
 }
 
-/* Verifies the request's signature; 0, or -1 with e set. */
-static int authenticate(server *s, struct MHD_Connection *c, const char *url, const char *method,
-                        request *r, qr_err *e)
+static void pairs_free(pairs *p)
 {
-    pairs headers, query;
-    headers.v = query.v = NULL;
-    headers.n = query.n = headers.cap = query.cap = 0;
-    headers.failed = query.failed = 0;
-    MHD_get_connection_values_n(c, MHD_HEADER_KIND, collect, &headers);
-    MHD_get_connection_values_n(c, MHD_GET_ARGUMENT_KIND, collect, &query);
+    if (p->v != p->local) free(p->v);
+}
+
+/* The raw query string split at '&' and '=' (still percent-encoded, as SigV4 signs it). */
+static int split_query(const char *q, size_t len, pairs *out)
+{
+    size_t i = 0;
+    while (i < len) {
+        size_t end = i;
+        while (end < len && q[end] != '&') end++;
+        if (end > i) {
+            const char *eq = memchr(q + i, '=', end - i);
+            int rc = eq ? pairs_add(out, q + i, (size_t)(eq - (q + i)), eq + 1, (size_t)(q + end - eq - 1))
+                        : pairs_add(out, q + i, end - i, NULL, 0);
+            if (rc) return -1;
+        }
+        i = end + 1;
+    }
+    return 0;
+}
+
+/* Verifies the request's signature; 0, or -1 with e set. h2o keeps Host and
+ * Content-Length out of the header list, so they are put back as the client sent them. */
+static int authenticate(server *s, h2o_req_t *req, const char *body, size_t len, qr_err *e)
+{
+    pairs headers = {0}, query = {0};
+    char length[24];
+    int n = snprintf(length, sizeof length, "%zu", len);
+    int failed = pairs_add(&headers, "host", 4, req->input.authority.base, req->input.authority.len) ||
+                 pairs_add(&headers, "content-length", 14, length, (size_t)n);
+    for (size_t i = 0; !failed && i < req->headers.size; i++) {
+        const h2o_header_t *h = req->headers.entries + i;
+        failed = pairs_add(&headers, h->name->base, h->name->len, h->value.base, h->value.len);
+    }
+    const char *path = req->input.path.base;
+    size_t path_len = req->input.path.len;
+    char *raw_path = NULL;
+    const char *q = memchr(path, '?', path_len);
+    if (!failed && q) failed = split_query(q + 1, path_len - (size_t)(q + 1 - path), &query);
+    /* sigv4 wants the path NUL-terminated and without its query. */
+    if (!failed) {
+        size_t plen = q ? (size_t)(q - path) : path_len;
+        raw_path = h2o_mem_alloc_pool(&req->pool, plen + 1);
+        memcpy(raw_path, path, plen);
+        raw_path[plen] = '\0';
+    }
     int rc;
-    if (headers.failed || query.failed) {
+    if (failed) {
         rc = err_set(e, QR_E_INTERNAL, "out of memory reading the request headers");
     } else {
-        sigv4_request req = {method, url, query.v, query.n, headers.v, headers.n,
-                             r->body.data ? r->body.data : "", r->body.len};
-        rc = sigv4_verify(&req, s->cfg.keys, SERVICE, time(NULL), NULL, 0, e);
+        char method[16];
+        snprintf(method, sizeof method, "%.*s", (int)req->input.method.len, req->input.method.base);
+        sigv4_request sr = {method, raw_path, query.v, query.n, headers.v, headers.n, body, len};
+        rc = sigv4_verify(&sr, s->cfg.keys, SERVICE, time(NULL), NULL, 0, e);
     }
-    if (headers.v != headers.local) free(headers.v);
-    if (query.v != query.local) free(query.v);
+    pairs_free(&headers);
+    pairs_free(&query);
     return rc;
 }
 
 /* The media type of a Content-Type value, if it is one DynamoDB accepts. */
-static const char *json_content_type(const char *v)
+static const char *json_content_type(const h2o_iovec_t *v)
 {
     if (v == NULL) return NULL;
-    size_t n = strcspn(v, ";");
-    while (n && (v[n - 1] == ' ' || v[n - 1] == '\t')) n--;
-    if (n == strlen(WIRE_JSON_CONTENT_TYPE) && strncasecmp(v, WIRE_JSON_CONTENT_TYPE, n) == 0)
+    const char *semi = memchr(v->base, ';', v->len);
+    size_t n = semi ? (size_t)(semi - v->base) : v->len;
+    while (n && (v->base[n - 1] == ' ' || v->base[n - 1] == '\t')) n--;
+    if (n == strlen(WIRE_JSON_CONTENT_TYPE) && strncasecmp(v->base, WIRE_JSON_CONTENT_TYPE, n) == 0)
         return WIRE_JSON_CONTENT_TYPE;
-    if (n == 16 && strncasecmp(v, "application/json", n) == 0) return "application/json";
+    if (n == 16 && strncasecmp(v->base, "application/json", n) == 0) return "application/json";
     return NULL;
+}
+
+static const h2o_iovec_t *find_header(h2o_req_t *req, const char *name, size_t len)
+{
+    ssize_t i = h2o_find_header_by_str(&req->headers, name, len, -1);
+    return i < 0 ? NULL : &req->headers.entries[i].value;
+}
+
+/* Whether op may wait for a disk sync: everything but the operations that only read. */
+static int may_sync(const char *op)
+{
+    static const char *const reads[] = {"GetItem", "BatchGetItem", "Query", "Scan", "DescribeTable",
+                                        "ListTables", "DescribeTimeToLive", "ListTagsOfResource",
+                                        "DescribeLimits", "DescribeEndpoints", NULL};
+    for (int i = 0; reads[i]; i++)
+        if (strcmp(op, reads[i]) == 0) return 0;
+    return 1;
+}
+
+/* ---- the worker pool ---- */
+
+static void job_unguard(void *p)
+{
+    job **guard = p;
+    if (*guard) (*guard)->req = NULL;
+}
+
+static void pool_push(server *s, job *j)
+{
+    pthread_mutex_lock(&s->pool_mu);
+    j->next = NULL;
+    if (s->queue_tail) s->queue_tail->next = j;
+    else s->queue_head = j;
+    s->queue_tail = j;
+    pthread_cond_signal(&s->pool_cv);
+    pthread_mutex_unlock(&s->pool_mu);
+}
+
+/* Runs queued calls until told to stop and the queue is empty. */
+static void *worker_main(void *arg)
+{
+    server *s = arg;
+    for (;;) {
+        pthread_mutex_lock(&s->pool_mu);
+        while (s->queue_head == NULL && !s->pool_stopping) pthread_cond_wait(&s->pool_cv, &s->pool_mu);
+        job *j = s->queue_head;
+        if (j) {
+            s->queue_head = j->next;
+            if (s->queue_head == NULL) s->queue_tail = NULL;
+        }
+        pthread_mutex_unlock(&s->pool_mu);
+        if (j == NULL) return NULL;
+        qr_call(s->db, j->op, j->body, j->len, &j->resp);
+        h2o_multithread_send_message(&j->owner->done, &j->msg);
+    }
+}
+
+/* On the loop: answers from the pool, sent if their requests still stand. */
+static void on_jobs_done(h2o_multithread_receiver_t *receiver, h2o_linklist_t *messages)
+{
+    loop *l = H2O_STRUCT_FROM_MEMBER(loop, done, receiver);
+    while (!h2o_linklist_is_empty(messages)) {
+        job *j = H2O_STRUCT_FROM_MEMBER(job, msg.link, messages->next);
+        h2o_linklist_unlink(&j->msg.link);
+        l->pending_jobs--;
+        if (j->req) {
+            *j->guard = NULL;
+            exchange x = {j->start, j->body, j->len};
+            send_call_response(l->s, j->req, &x, j->ctype, j->op, &j->resp);
+        }
+        qr_response_free(&j->resp);
+        free(j);
+    }
 }
 
 /* ---- the request handler ---- */
 
-static enum MHD_Result answer(server *s, struct MHD_Connection *c, request *r, const char *url,
-                              const char *method)
+static int on_req(h2o_handler_t *self, h2o_req_t *req)
 {
-    int is_post = strcmp(method, MHD_HTTP_METHOD_POST) == 0;
-    if (!is_post && (strcmp(method, MHD_HTTP_METHOD_GET) == 0 ||
-                     strcmp(method, MHD_HTTP_METHOD_HEAD) == 0) &&
-        strcmp(url, "/") == 0)
-        return send_response(s, c, r, 200, "text/plain", HEALTH_BODY, strlen(HEALTH_BODY),
-                             "health", NULL, NULL);
+    server *s = ((handler *)self)->s;
+    loop *l = H2O_STRUCT_FROM_MEMBER(loop, ctx, req->conn->ctx);
+    exchange x;
+    clock_gettime(CLOCK_MONOTONIC, &x.start);
+    x.body = req->entity.base ? req->entity.base : "";
+    x.len = req->entity.base ? req->entity.len : 0;
 
-    const char *ctype_in = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
-    const char *ctype = json_content_type(ctype_in);
-    if (!is_post || (r->body.len > 0 && ctype == NULL))
-        return send_response(s, c, r, 404, "text/xml", UNKNOWN_OP_XML, strlen(UNKNOWN_OP_XML),
-                             method, QR_E_UNKNOWN_OP, "not a POST of DynamoDB JSON");
+    const h2o_iovec_t *method = &req->input.method;
+    int is_post = h2o_memis(method->base, method->len, H2O_STRLIT("POST"));
+    int is_root = h2o_memis(req->input.path.base, req->input.path.len, H2O_STRLIT("/"));
+    if (!is_post && is_root &&
+        (h2o_memis(method->base, method->len, H2O_STRLIT("GET")) ||
+         h2o_memis(method->base, method->len, H2O_STRLIT("HEAD")))) {
+        send_response(s, req, &x, 200, "text/plain", HEALTH_BODY, strlen(HEALTH_BODY), "health",
+                      NULL, NULL);
+        return 0;
+    }
+
+    ssize_t ct = h2o_find_header(&req->headers, H2O_TOKEN_CONTENT_TYPE, -1);
+    const char *ctype = json_content_type(ct < 0 ? NULL : &req->headers.entries[ct].value);
+    if (!is_post || (x.len > 0 && ctype == NULL)) {
+        char m[16];
+        snprintf(m, sizeof m, "%.*s", (int)method->len, method->base);
+        send_response(s, req, &x, 404, "text/xml", UNKNOWN_OP_XML, strlen(UNKNOWN_OP_XML), m,
+                      QR_E_UNKNOWN_OP, "not a POST of DynamoDB JSON");
+        return 0;
+    }
     if (ctype == NULL) ctype = WIRE_JSON_CONTENT_TYPE;
 
-    const char *target = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Amz-Target");
-    const char *op = wire_operation(target, s->ops);
+    const h2o_iovec_t *tv = find_header(req, H2O_STRLIT("x-amz-target"));
+    char target[128] = "";
+    if (tv) snprintf(target, sizeof target, "%.*s", (int)tv->len, tv->base);
+    const char *op = tv ? wire_operation(target, s->ops) : NULL;
     qr_err e;
     err_init(&e);
-    int auth_failed = authenticate(s, c, url, method, r, &e) != 0;
+    int auth_failed = authenticate(s, req, x.body, x.len, &e) != 0;
     if (op == NULL || auth_failed) {
         /* DynamoDB judges the JSON first, then the target, then the signature. */
         char why[200];
-        if (r->body.len && !wire_json_valid(r->body.data, r->body.len, why, sizeof why)) {
+        if (x.len && !wire_json_valid(x.body, x.len, why, sizeof why)) {
             char msg[256];
             snprintf(msg, sizeof msg, "Malformed JSON: %s", why);
-            return send_error(s, c, r, 400, ctype, op, QR_E_SERIALIZATION, msg);
-        }
-        if (op == NULL) {
+            send_error(s, req, &x, 400, ctype, op, QR_E_SERIALIZATION, msg);
+        } else if (op == NULL) {
             char msg[160];
-            snprintf(msg, sizeof msg, "Unknown operation: X-Amz-Target '%.100s'",
-                     target ? target : "");
-            return send_error(s, c, r, 400, ctype, NULL, QR_E_UNKNOWN_OP, msg);
+            snprintf(msg, sizeof msg, "Unknown operation: X-Amz-Target '%.100s'", target);
+            send_error(s, req, &x, 400, ctype, NULL, QR_E_UNKNOWN_OP, msg);
+        } else {
+            send_error(s, req, &x, err_http_status(e.type), ctype, op, e.type, e.msg);
         }
-        return send_error(s, c, r, err_http_status(e.type), ctype, op, e.type, e.msg);
+        return 0;
     }
 
+    if (s->n_workers && may_sync(op)) {
+        job *j = malloc(sizeof *j + x.len + 1);
+        if (j == NULL) {
+            send_error(s, req, &x, 500, ctype, op, QR_E_INTERNAL, "out of memory queueing the request");
+            return 0;
+        }
+        memset(j, 0, sizeof *j);
+        memcpy(j->body, x.body, x.len);
+        j->body[x.len] = '\0';
+        j->len = x.len;
+        j->owner = l;
+        j->req = req;
+        j->op = op;
+        j->ctype = ctype;
+        j->start = x.start;
+        j->guard = h2o_mem_alloc_shared(&req->pool, sizeof *j->guard, job_unguard);
+        *j->guard = j;
+        l->pending_jobs++;
+        pool_push(s, j);
+        return 0;
+    }
     qr_response resp;
-    qr_call(s->db, op, r->body.data ? r->body.data : "", r->body.len, &resp);
-    enum MHD_Result rc;
-    if (resp.body == NULL) {
-        rc = send_error(s, c, r, 500, ctype, op, QR_E_INTERNAL, "the engine returned no response");
-    } else {
-        const char *message = NULL;
-        if (resp.error_type && s->cfg.log_level == SERVER_LOG_DEBUG) message = resp.body;
-        rc = send_response(s, c, r, resp.http_status ? resp.http_status : 200, ctype, resp.body,
-                           resp.len, op, resp.error_type, message);
-    }
+    qr_call(s->db, op, x.body, x.len, &resp);
+    send_call_response(s, req, &x, ctype, op, &resp);
     qr_response_free(&resp);
-    return rc;
+    return 0;
 }
 
-static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
-                                  const char *method, const char *version, const char *upload,
-                                  size_t *upload_size, void **con_cls)
+/* ---- connections ---- */
+
+static void on_conn_close(void *data)
 {
-    (void)version;
-    server *s = cls;
-    request *r = *con_cls;
-    if (r == NULL) {
-        r = calloc(1, sizeof *r);
-        if (r == NULL) return MHD_NO;
-        clock_gettime(CLOCK_MONOTONIC, &r->start);
-        buf_init(&r->body, s->cfg.max_body);
-        *con_cls = r;
-        atomic_fetch_add(&s->in_flight, 1);
-        const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-        if (cl) {
-            char *end;
-            errno = 0;
-            unsigned long long n = strtoull(cl, &end, 10);
-            if (errno == 0 && *end == '\0' && n > s->cfg.max_body) {
-                r->too_large = 1;
-                char msg[160];
-                snprintf(msg, sizeof msg, "Request body of %llu bytes exceeds the limit of %zu bytes",
-                         n, s->cfg.max_body);
-                return send_error(s, c, r, 413, WIRE_JSON_CONTENT_TYPE, NULL, E_TOO_LARGE, msg);
-            }
-            /* An announced body gets one allocation up front, but no more than a
-             * megabyte before the bytes actually arrive. */
-            if (errno == 0 && *end == '\0' && n > 0) {
-                size_t first = n < PREALLOCATE_MAX ? (size_t)n + 1 : PREALLOCATE_MAX;
-                r->body.data = malloc(first);
-                if (r->body.data == NULL) return MHD_NO;
-                r->body.cap = first;
-                r->body.data[0] = '\0';
+    conn *c = data;
+    loop *l = c->owner;
+    h2o_linklist_unlink(&c->link);
+    l->n_conns--;
+    atomic_fetch_sub(&l->s->connections, 1);
+    free(c);
+}
+
+static void on_accept(h2o_socket_t *listener, const char *err)
+{
+    loop *l = listener->data;
+    if (err != NULL) return;
+    h2o_socket_t *sock = h2o_evloop_socket_accept(listener);
+    if (sock == NULL) return;
+    server *s = l->s;
+    conn *c = NULL;
+    if (atomic_fetch_add(&s->connections, 1) >= s->cfg.max_connections ||
+        (c = calloc(1, sizeof *c)) == NULL) {
+        /* Past the limit (or out of memory): closed unanswered. */
+        atomic_fetch_sub(&s->connections, 1);
+        h2o_socket_close(sock);
+        return;
+    }
+    c->owner = l;
+    c->sock = sock;
+    h2o_linklist_insert(&l->conns, &c->link);
+    l->n_conns++;
+    sock->on_close.cb = on_conn_close;
+    sock->on_close.data = c;
+    h2o_accept(&l->accept, sock);
+}
+
+/* ---- draining, stopping and the loop itself ---- */
+
+static int count_started(h2o_req_t *req, void *data)
+{
+    /* h2o stamps a request when its first byte arrives and clears the stamp when the
+     * connection is ready for the next one. */
+    if (req->timestamps.request_begin_at.tv_sec != 0 || req->timestamps.request_begin_at.tv_usec != 0)
+        ++*(unsigned *)data;
+    return 0;
+}
+
+static void recount_in_flight(loop *l)
+{
+    unsigned n = 0;
+    H2O_HTTP1_CALLBACKS.foreach_request(&l->ctx, count_started, &n);
+    atomic_store(&l->in_flight, n);
+}
+
+static void close_listener(loop *l)
+{
+    if (l->listener == NULL) return;
+    h2o_socket_read_stop(l->listener);
+    h2o_socket_close(l->listener);
+    l->listener = NULL;
+}
+
+static void on_control(h2o_multithread_receiver_t *receiver, h2o_linklist_t *messages)
+{
+    loop *l = H2O_STRUCT_FROM_MEMBER(loop, control, receiver);
+    while (!h2o_linklist_is_empty(messages)) {
+        h2o_multithread_message_t *m = H2O_STRUCT_FROM_MEMBER(h2o_multithread_message_t, link, messages->next);
+        h2o_linklist_unlink(&m->link);
+        if (m == &l->drain_msg) {
+            l->draining = 1;
+            close_listener(l);
+            h2o_context_request_shutdown(&l->ctx);
+            recount_in_flight(l);
+            atomic_fetch_add(&l->s->drain_acks, 1);
+        } else if (m == &l->stop_msg) {
+            l->stopping = 1;
+            close_listener(l);
+            h2o_context_request_shutdown(&l->ctx);
+            /* Whatever is left is cut: h2o sees the end of each stream and closes it. */
+            for (h2o_linklist_t *n = l->conns.next; n != &l->conns; n = n->next) {
+                conn *c = H2O_STRUCT_FROM_MEMBER(conn, link, n);
+                shutdown(h2o_socket_get_fd(c->sock), SHUT_RDWR);
             }
         }
-        return MHD_YES;
     }
-    if (*upload_size > 0) {
-        size_t n = *upload_size;
-        *upload_size = 0;
-        r->received += n;
-        if (r->answered) return MHD_YES;
-        if (!r->too_large && buf_append(&r->body, upload, n)) {
-            r->too_large = 1;
-            buf_free(&r->body);
-        }
-        /* A chunked body past the limit is read and dropped, but not without end. */
-        if (r->too_large && r->received > 2 * s->cfg.max_body) return MHD_NO;
-        return MHD_YES;
-    }
-    if (r->answered) return MHD_YES;
-    if (r->too_large) {
-        char msg[160];
-        snprintf(msg, sizeof msg, "Request body exceeds the limit of %zu bytes", s->cfg.max_body);
-        return send_error(s, c, r, 413, WIRE_JSON_CONTENT_TYPE, NULL, E_TOO_LARGE, msg);
-    }
-    return answer(s, c, r, url, method);
 }
 
-static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
-                         enum MHD_RequestTerminationCode toe)
+static long now_ms(void)
 {
-    (void)c;
-    (void)toe;
-    server *s = cls;
-    request *r = *con_cls;
-    if (r == NULL) return;
-    buf_free(&r->body);
-    free(r);
-    *con_cls = NULL;
-    atomic_fetch_sub(&s->in_flight, 1);
-}
-
-/* Keeps the URL and query arguments exactly as sent: SigV4 signs the raw path. */
-static size_t keep_raw(void *cls, struct MHD_Connection *c, char *s)
-{
-    (void)cls;
-    (void)c;
-    return strlen(s);
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
 }
 
 /* ---- lifecycle ---- */
+
+#ifdef __SANITIZE_ADDRESS__
+/* What h2o itself never frees, which LeakSanitizer would report at every exit: its
+ * per-thread caches of memory chunks (kept by design for the next connection), and the
+ * message queue that h2o_context_init makes and this version's h2o_context_dispose
+ * leaves behind (destroying it ourselves crashes inside h2o). */
+const char *__lsan_default_suppressions(void);
+const char *__lsan_default_suppressions(void)
+{
+    return "leak:h2o_mem_alloc_recycle\nleak:h2o_multithread_create_queue\n";
+}
+#endif
 
 static int open_listener(const struct sockaddr *addr, socklen_t len, char *errbuf, size_t errlen)
 {
@@ -401,9 +656,105 @@ static int open_listener(const struct sockaddr *addr, socklen_t len, char *errbu
     return fd;
 }
 
+/* Builds loop l's event loop, context and listener (a duplicate of the listening
+ * socket, so that each loop closes its own). It runs on the loop's own thread: h2o ties
+ * a socket's buffers to the memory caches of the thread that made it. */
+static int loop_init(loop *l)
+{
+    server *s = l->s;
+    h2o_linklist_init_anchor(&l->conns);
+    int fd = fcntl(s->listen_fd, F_DUPFD_CLOEXEC, 0);
+    if (fd < 0) return -1;
+    l->ev = h2o_evloop_create();
+    h2o_context_init(&l->ctx, l->ev, &s->h2o);
+    l->accept.ctx = &l->ctx;
+    l->accept.hosts = s->h2o.hosts;
+    h2o_multithread_register_receiver(l->ctx.queue, &l->done, on_jobs_done);
+    h2o_multithread_register_receiver(l->ctx.queue, &l->control, on_control);
+    l->listener = h2o_evloop_socket_create(l->ev, fd, H2O_SOCKET_FLAG_DONT_READ);
+    l->listener->data = l;
+    h2o_socket_read_start(l->listener, on_accept);
+    return 0;
+}
+
+/* Undoes loop_init, on the loop's thread, once its connections are gone. */
+static void loop_dispose(loop *l)
+{
+    close_listener(l);
+    /* Connections that outlived the grace period are left to the process's exit. */
+    if (l->n_conns || l->pending_jobs) return;
+    /* request_shutdown armed HTTP/2's graceful-shutdown timer, which h2o_context_dispose
+     * wants gone; quarry serves no HTTP/2, so nothing waits on it. */
+    if (h2o_timeout_is_linked(&l->ctx.http2._graceful_shutdown_timeout))
+        h2o_timeout_unlink(&l->ctx.http2._graceful_shutdown_timeout);
+    h2o_multithread_unregister_receiver(l->ctx.queue, &l->done);
+    h2o_multithread_unregister_receiver(l->ctx.queue, &l->control);
+    h2o_context_dispose(&l->ctx);
+    h2o_evloop_destroy(l->ev);
+    l->ev = NULL;
+}
+
+static void loop_report(loop *l, int ready)
+{
+    pthread_mutex_lock(&l->s->ready_mu);
+    l->ready = ready;
+    pthread_cond_broadcast(&l->s->ready_cv);
+    pthread_mutex_unlock(&l->s->ready_mu);
+}
+
+static void *loop_main(void *arg)
+{
+    loop *l = arg;
+    if (loop_init(l)) {
+        loop_report(l, -1);
+        return NULL;
+    }
+    loop_report(l, 1);
+    long stop_deadline = 0;
+    for (;;) {
+        if (l->stopping) {
+            if (l->n_conns == 0 && l->pending_jobs == 0) break;
+            if (stop_deadline == 0) stop_deadline = now_ms() + STOP_GRACE_MS;
+            else if (now_ms() > stop_deadline) break;
+        }
+        h2o_evloop_run(l->ev, l->draining || l->stopping ? 10 : INT32_MAX);
+        if (l->draining) recount_in_flight(l);
+    }
+    loop_dispose(l);
+    return NULL;
+}
+
+static void pool_stop(server *s)
+{
+    if (s->workers == NULL) return;
+    pthread_mutex_lock(&s->pool_mu);
+    s->pool_stopping = 1;
+    pthread_cond_broadcast(&s->pool_cv);
+    pthread_mutex_unlock(&s->pool_mu);
+    for (unsigned i = 0; i < s->n_workers; i++) pthread_join(s->workers[i], NULL);
+    free(s->workers);
+    s->workers = NULL;
+}
+
+static void server_free(server *s)
+{
+    free(s->loops);
+    h2o_config_dispose(&s->h2o);
+    pthread_mutex_destroy(&s->pool_mu);
+    pthread_cond_destroy(&s->pool_cv);
+    pthread_mutex_destroy(&s->ready_mu);
+    pthread_cond_destroy(&s->ready_cv);
+    if (s->listen_fd >= 0) close(s->listen_fd);
+    free(s);
+}
+
 int server_start(qr_db *db, const server_config *cfg, server **out, char *errbuf, size_t errlen)
 {
     *out = NULL;
+    if (cfg->addr_len > sizeof(struct sockaddr_storage)) {
+        snprintf(errbuf, errlen, "listen address too long");
+        return -1;
+    }
     server *s = calloc(1, sizeof *s);
     if (s == NULL) {
         snprintf(errbuf, errlen, "out of memory");
@@ -412,24 +763,32 @@ int server_start(qr_db *db, const server_config *cfg, server **out, char *errbuf
     s->db = db;
     s->cfg = *cfg;
     if (s->cfg.max_body == 0) s->cfg.max_body = SERVER_MAX_BODY;
-    if (s->cfg.threads == 0) s->cfg.threads = 1;
-    /* MHD splits the connection limit among its threads; each needs at least one. */
     if (s->cfg.max_connections == 0) s->cfg.max_connections = 1;
-    if (s->cfg.threads > s->cfg.max_connections) s->cfg.threads = s->cfg.max_connections;
-    if (cfg->addr_len > sizeof s->addr) {
-        snprintf(errbuf, errlen, "listen address too long");
-        free(s);
-        return -1;
-    }
     memcpy(&s->addr, cfg->addr, cfg->addr_len);
     s->cfg.addr = (const struct sockaddr *)&s->addr;
     s->ops = qr_operations();
-    atomic_init(&s->in_flight, 0);
+    atomic_init(&s->connections, 0);
     atomic_init(&s->draining, 0);
+    atomic_init(&s->drain_acks, 0);
+    pthread_mutex_init(&s->pool_mu, NULL);
+    pthread_cond_init(&s->pool_cv, NULL);
+    pthread_mutex_init(&s->ready_mu, NULL);
+    pthread_cond_init(&s->ready_cv, NULL);
+
+    h2o_config_init(&s->h2o);
+    s->h2o.server_name = h2o_iovec_init(H2O_STRLIT("quarry"));
+    s->h2o.max_request_entity_size = s->cfg.max_body;
+    s->h2o.http1.req_timeout = (uint64_t)s->cfg.timeout_seconds * 1000;
+    s->h2o.http1.upgrade_to_http2 = 0;
+    h2o_hostconf_t *host = h2o_config_register_host(&s->h2o, h2o_iovec_init(H2O_STRLIT("default")), 65535);
+    h2o_pathconf_t *path = h2o_config_register_path(host, "/", 0);
+    handler *h = (handler *)h2o_create_handler(path, sizeof *h);
+    h->super.on_req = on_req;
+    h->s = s;
 
     s->listen_fd = open_listener(s->cfg.addr, cfg->addr_len, errbuf, errlen);
     if (s->listen_fd < 0) {
-        free(s);
+        server_free(s);
         return -1;
     }
     struct sockaddr_storage bound;
@@ -438,19 +797,50 @@ int server_start(qr_db *db, const server_config *cfg, server **out, char *errbuf
         s->port = bound.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&bound)->sin6_port)
                                               : ntohs(((struct sockaddr_in *)&bound)->sin_port);
 
-    unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG | MHD_USE_TURBO;
-    if (s->cfg.addr->sa_family == AF_INET6) flags |= MHD_USE_IPv6;
-    s->daemon = MHD_start_daemon(
-        flags, 0, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, s,
-        MHD_OPTION_LISTEN_SOCKET, s->listen_fd, MHD_OPTION_THREAD_POOL_SIZE,
-        (unsigned)s->cfg.threads, MHD_OPTION_CONNECTION_LIMIT, (unsigned)s->cfg.max_connections,
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)s->cfg.timeout_seconds,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY, MHD_OPTION_NOTIFY_COMPLETED,
-        on_completed, s, MHD_OPTION_UNESCAPE_CALLBACK, keep_raw, NULL, MHD_OPTION_END);
-    if (s->daemon == NULL) {
-        snprintf(errbuf, errlen, "cannot start the HTTP server (libmicrohttpd refused the options)");
-        close(s->listen_fd);
-        free(s);
+    s->n_loops = s->cfg.loops ? s->cfg.loops : 1;
+    s->loops = calloc(s->n_loops, sizeof *s->loops);
+    if (s->loops == NULL) {
+        snprintf(errbuf, errlen, "out of memory");
+        server_free(s);
+        return -1;
+    }
+    for (unsigned i = 0; i < s->n_loops; i++) {
+        s->loops[i].s = s;
+        atomic_init(&s->loops[i].in_flight, 0);
+    }
+    if (s->cfg.workers) {
+        s->workers = calloc(s->cfg.workers, sizeof *s->workers);
+        if (s->workers == NULL) {
+            snprintf(errbuf, errlen, "out of memory");
+            server_free(s);
+            return -1;
+        }
+        for (; s->n_workers < s->cfg.workers; s->n_workers++)
+            if (pthread_create(&s->workers[s->n_workers], NULL, worker_main, s) != 0) {
+                snprintf(errbuf, errlen, "cannot start a worker thread: %s", strerror(errno));
+                pool_stop(s);
+                server_free(s);
+                return -1;
+            }
+    }
+    int failed = 0;
+    for (unsigned i = 0; i < s->n_loops && !failed; i++) {
+        if (pthread_create(&s->loops[i].thread, NULL, loop_main, &s->loops[i]) != 0) {
+            snprintf(errbuf, errlen, "cannot start an event loop thread: %s", strerror(errno));
+            failed = 1;
+            break;
+        }
+        s->loops[i].started = 1;
+        pthread_mutex_lock(&s->ready_mu);
+        while (s->loops[i].ready == 0) pthread_cond_wait(&s->ready_cv, &s->ready_mu);
+        pthread_mutex_unlock(&s->ready_mu);
+        if (s->loops[i].ready < 0) {
+            snprintf(errbuf, errlen, "cannot duplicate the listening socket: %s", strerror(errno));
+            failed = 1;
+        }
+    }
+    if (failed) {
+        server_stop(s);
         return -1;
     }
     *out = s;
@@ -464,26 +854,39 @@ unsigned server_port(const server *s)
 
 void server_drain(server *s)
 {
-    atomic_store(&s->draining, 1);
-    if (!s->quiesced) {
-        MHD_quiesce_daemon(s->daemon);
-        s->quiesced = 1;
-        /* Stop listening now, so new clients are refused rather than left waiting in the
-         * backlog; the descriptor itself is closed only after MHD_stop_daemon. */
-        shutdown(s->listen_fd, SHUT_RDWR);
+    if (atomic_exchange(&s->draining, 1)) return;
+    unsigned started = 0;
+    for (unsigned i = 0; i < s->n_loops; i++) {
+        if (s->loops[i].ready <= 0) continue;
+        started++;
+        h2o_multithread_send_message(&s->loops[i].control, &s->loops[i].drain_msg);
     }
+    /* Once every loop has let go of its listener, the socket stops accepting for good. */
+    while (atomic_load(&s->drain_acks) < started) {
+        struct timespec tick = {0, 1000 * 1000};
+        nanosleep(&tick, NULL);
+    }
+    shutdown(s->listen_fd, SHUT_RDWR);
+    close(s->listen_fd);
+    s->listen_fd = -1;
 }
 
 unsigned server_in_flight(const server *s)
 {
-    return atomic_load(&((server *)s)->in_flight);
+    unsigned n = 0;
+    for (unsigned i = 0; i < s->n_loops; i++) n += atomic_load(&((server *)s)->loops[i].in_flight);
+    return n;
 }
 
 void server_stop(server *s)
 {
     if (s == NULL) return;
-    MHD_stop_daemon(s->daemon);
-    /* After a quiesce the listening socket is ours to close; otherwise MHD closed it. */
-    if (s->quiesced) close(s->listen_fd);
-    free(s);
+    /* Calls already queued still run; their answers go back to the loops, which are
+     * still turning. */
+    pool_stop(s);
+    for (unsigned i = 0; i < s->n_loops; i++)
+        if (s->loops[i].ready > 0) h2o_multithread_send_message(&s->loops[i].control, &s->loops[i].stop_msg);
+    for (unsigned i = 0; i < s->n_loops; i++)
+        if (s->loops[i].started) pthread_join(s->loops[i].thread, NULL);
+    server_free(s);
 }

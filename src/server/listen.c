@@ -1,7 +1,7 @@
 /* listen.c — the server's option helpers: listen addresses and log levels.
  *
  * Kept apart from http.c so that they can be used and tested without the engine or
- * libmicrohttpd. Resolution uses getaddrinfo; nothing here opens a socket. */
+ * h2o. Resolution uses getaddrinfo; nothing here opens a socket. */
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>

@@ -1,9 +1,9 @@
 /* server.h — quarry's HTTP server: DynamoDB's JSON protocol in front of a qr_db.
  *
- * libmicrohttpd does the HTTP/1.1 (keep-alive, chunked bodies, timeouts) on a pool of
- * epoll threads; this layer routes POST / by X-Amz-Target to qr_call, verifies SigV4,
- * bounds request bodies, adds DynamoDB's response headers and logs one line per
- * request. It does not open or close the database, parse options or handle signals:
+ * h2o does the HTTP/1.1 (keep-alive, pipelining, chunked bodies, timeouts) on one event
+ * loop per CPU; this layer routes POST / by X-Amz-Target to qr_call, verifies SigV4,
+ * bounds request bodies, runs writes that wait for a disk sync on a pool of workers,
+ * adds DynamoDB's response headers and logs one line per request. It does not open or close the database, parse options or handle signals:
  * that is `quarry serve` (src/cli/serve.c). */
 #ifndef QR_SERVER_H
 #define QR_SERVER_H
@@ -37,7 +37,9 @@ int server_addr_is_loopback(const struct sockaddr *addr);
 typedef struct server_config {
     const struct sockaddr *addr; /* where to listen (copied) */
     socklen_t addr_len;
-    unsigned threads;         /* worker threads, each with its own epoll loop */
+    unsigned loops;           /* event loop threads (one per CPU is right); 0 means 1 */
+    unsigned workers;         /* threads for calls that may wait for a sync; 0 runs every
+                                 call on its event loop (right when writes are not synced) */
     unsigned max_connections; /* open connections at once; more are refused */
     unsigned timeout_seconds; /* an idle connection is closed after this */
     size_t max_body;          /* bytes; 0 means SERVER_MAX_BODY */
@@ -47,18 +49,20 @@ typedef struct server_config {
 
 typedef struct server server;
 
-/* Binds, listens and starts the worker threads. db is borrowed and must outlive the
+/* Binds, listens and starts the event loops and workers. db is borrowed and must outlive the
  * server. Returns 0, or -1 with a message (e.g. the address is in use) in errbuf. */
 int server_start(qr_db *db, const server_config *cfg, server **out, char *errbuf, size_t errlen);
 
 /* The port actually bound (useful when the configuration asked for port 0). */
 unsigned server_port(const server *s);
 
-/* Stops accepting connections; requests already received still complete, and their
- * responses ask the client to close the connection. */
+/* Stops accepting connections and closes idle ones; requests already begun still
+ * complete, and their responses ask the client to close the connection. Returns once
+ * new connections are refused. */
 void server_drain(server *s);
 
-/* Requests received and not yet answered (or whose answer is still being sent). */
+/* Requests begun and not yet answered (or whose answer is still being sent), counted
+ * by the event loops once server_drain has been called (0 before). */
 unsigned server_in_flight(const server *s);
 
 /* Closes every connection, stops the threads and frees the server. */

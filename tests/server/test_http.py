@@ -126,8 +126,8 @@ def test_oversized_chunked_body_is_refused(server):
                   headers={"Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": LIST})
         r = c.getresponse()
         assert r.status == 413
-        doc = json.loads(r.read())
-        assert doc["__type"].endswith("RequestEntityTooLarge")
+        # h2o answers once the body passes the limit, before quarry sees the request.
+        assert b"too large" in r.read().lower()
     except (ConnectionResetError, BrokenPipeError):
         pass  # the server may close the connection while the client is still sending
     c.close()
@@ -243,8 +243,9 @@ def test_sigterm_drains_an_in_flight_request(tmp_path):
 
 
 def test_oversized_headers_are_refused_and_the_server_lives_on(server):
+    # h2o takes request heads up to about 400 KB (8 KB + 4 KB for each of 100 headers).
     try:
-        r = raw(server.url, LIST, {}, headers={"X-Padding": "p" * 40000})
+        r = raw(server.url, LIST, {}, headers={"X-Padding": "p" * 500000})
         assert r.status in (400, 413, 431), r.status
     except (ConnectionResetError, BrokenPipeError):
         pass  # refused while the client was still sending the headers
