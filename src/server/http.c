@@ -189,10 +189,10 @@ static const char *reason_phrase(int status)
     }
 }
 
-/* Decimal digits of v into out (at least 11 bytes); returns the length. */
-static size_t format_u32(uint32_t v, char *out)
+/* Decimal digits of v into out (at least 21 bytes), NUL-terminated; returns the length. */
+static size_t format_decimal(uint64_t v, char *out)
 {
-    char tmp[10];
+    char tmp[20];
     size_t n = 0;
     do {
         tmp[n++] = (char)('0' + v % 10);
@@ -209,9 +209,9 @@ static void send_response(server *s, h2o_req_t *req, const exchange *x, int stat
                           const char *error, const char *message)
 {
     char *id = h2o_mem_alloc_pool(&req->pool, 53);
-    char *crc = h2o_mem_alloc_pool(&req->pool, 11);
+    char *crc = h2o_mem_alloc_pool(&req->pool, 21);
     wire_request_id(id);
-    size_t crc_len = format_u32(wire_crc32(body, len), crc);
+    size_t crc_len = format_decimal(wire_crc32(body, len), crc);
     req->res.status = status;
     req->res.reason = reason_phrase(status);
     req->res.content_length = len;
@@ -306,13 +306,13 @@ static int split_query(const char *q, size_t len, pairs *out)
 
 /* Verifies the request's signature; 0, or -1 with e set. h2o keeps Host and
  * Content-Length out of the header list, so they are put back as the client sent them. */
-static int authenticate(server *s, h2o_req_t *req, const char *body, size_t len, qr_err *e)
+static int authenticate(server *s, h2o_req_t *req, const char *body, size_t body_len, qr_err *e)
 {
     pairs headers = {0}, query = {0};
-    char length[24];
-    int n = snprintf(length, sizeof length, "%zu", len);
+    char length[21];
+    size_t n = format_decimal(body_len, length);
     int failed = pairs_add(&headers, "host", 4, req->input.authority.base, req->input.authority.len) ||
-                 pairs_add(&headers, "content-length", 14, length, (size_t)n);
+                 pairs_add(&headers, "content-length", 14, length, n);
     for (size_t i = 0; !failed && i < req->headers.size; i++) {
         const h2o_header_t *h = req->headers.entries + i;
         failed = pairs_add(&headers, h->name->base, h->name->len, h->value.base, h->value.len);
@@ -334,8 +334,10 @@ static int authenticate(server *s, h2o_req_t *req, const char *body, size_t len,
         rc = err_set(e, QR_E_INTERNAL, "out of memory reading the request headers");
     } else {
         char method[16];
-        snprintf(method, sizeof method, "%.*s", (int)req->input.method.len, req->input.method.base);
-        sigv4_request sr = {method, raw_path, query.v, query.n, headers.v, headers.n, body, len};
+        size_t mlen = req->input.method.len < sizeof method - 1 ? req->input.method.len : sizeof method - 1;
+        memcpy(method, req->input.method.base, mlen);
+        method[mlen] = '\0';
+        sigv4_request sr = {method, raw_path, query.v, query.n, headers.v, headers.n, body, body_len};
         rc = sigv4_verify(&sr, s->cfg.keys, SERVICE, time(NULL), NULL, 0, e);
     }
     pairs_free(&headers);
@@ -463,8 +465,10 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
     if (ctype == NULL) ctype = WIRE_JSON_CONTENT_TYPE;
 
     const h2o_iovec_t *tv = find_header(req, H2O_STRLIT("x-amz-target"));
-    char target[128] = "";
-    if (tv) snprintf(target, sizeof target, "%.*s", (int)tv->len, tv->base);
+    char target[128];
+    size_t tlen = tv == NULL ? 0 : tv->len < sizeof target - 1 ? tv->len : sizeof target - 1;
+    if (tlen) memcpy(target, tv->base, tlen);
+    target[tlen] = '\0';
     const char *op = tv ? wire_operation(target, s->ops) : NULL;
     qr_err e;
     err_init(&e);
