@@ -79,10 +79,23 @@ void store_close(store *s)
     free(s);
 }
 
+/* RocksDB counts into a per-thread perf context unless told not to; quarry never reads
+ * those counters, and under load they cost every get and write more than the skiplist
+ * does. The level is per thread, so each thread sets it before its first call. */
+static __thread int perf_level_set;
+
+static void perf_off(void)
+{
+    if (perf_level_set) return;
+    rocksdb_set_perf_level(rocksdb_disable);
+    perf_level_set = 1;
+}
+
 int store_get(store *s, const store_snapshot *snap, const void *key, size_t klen, char **val,
               size_t *vlen, qr_err *err)
 {
     char *e = NULL;
+    perf_off();
     rocksdb_readoptions_t *ro = s->ropts;
     if (snap) {
         ro = rocksdb_readoptions_create();
@@ -140,6 +153,7 @@ void store_batch_free(store_batch *b)
 static int write_with(store *s, rocksdb_writeoptions_t *wo, store_batch *b, qr_err *err)
 {
     char *e = NULL;
+    perf_off();
     rocksdb_write(s->db, wo, b->wb, &e);
     if (e) {
         err_set(err, QR_E_INTERNAL, "storage write failed: %s", e);
@@ -181,6 +195,7 @@ store_iter *store_iter_new(store *s, const store_snapshot *snap, const void *low
         it->upper = dup_bytes(upper, ul);
         rocksdb_readoptions_set_iterate_upper_bound(it->ropts, it->upper, ul);
     }
+    perf_off();
     it->it = rocksdb_create_iterator(s->db, it->ropts);
     return it;
 }
