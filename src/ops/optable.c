@@ -114,7 +114,8 @@ int qr_call(qr_db *db, const char *operation, const char *request, size_t len, q
             if (err.type == NULL) err_set(&err, QR_E_INTERNAL, "The server encountered an internal error trying to fulfill the request.");
             goto fail;
         }
-        resp->body = json_dumps(out, JSON_COMPACT);
+        /* An empty answer (most writes) is "{}" whatever the serialiser. */
+        resp->body = json_is_object(out) && json_object_size(out) == 0 ? strdup("{}") : json_dumps(out, JSON_COMPACT);
         if (resp->body == NULL) {
             err_set(&err, QR_E_INTERNAL, "The response could not be encoded.");
             goto fail;
