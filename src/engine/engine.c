@@ -504,22 +504,14 @@ int key_check_item(const table *t, json_t *item, qr_err *err)
 
 int item_encode(const json_t *item, buf *out)
 {
-    if (buf_putc(out, ITEM_FORMAT_JSON) || buf_put_be32(out, (uint32_t)item_size(item))) return -1;
-    /* Serialise straight into the buffer: guess the room, and retry once with the size
-     * jansson reports if the guess was short. */
-    size_t start = out->len, room = 512;
-    for (int attempt = 0; attempt < 2; attempt++) {
-        if (buf_reserve(out, room)) return -1;
-        size_t n = json_dumpb(item, out->data + start, room, JSON_COMPACT);
-        if (n == 0) return -1;
-        if (n <= room) {
-            out->len = start + n;
-            out->data[out->len] = '\0';
-            return 0;
-        }
-        room = n;
+    size_t start = out->len;
+    if (buf_putc(out, ITEM_FORMAT_JSON) || buf_put_be32(out, (uint32_t)item_size(item)) ||
+        !(json_is_object(item) || json_is_array(item)) || value_dump(out, item)) {
+        out->len = start;
+        if (out->data) out->data[start] = '\0';
+        return -1;
     }
-    return -1;
+    return 0;
 }
 
 int item_stored(const char *v, size_t len, const char **json, size_t *json_len, size_t *size)

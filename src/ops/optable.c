@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/value.h"
 #include "ops/ops.h"
 
 #define ERROR_TYPE_PREFIX "com.amazonaws.dynamodb.v20120810#"
@@ -134,14 +135,10 @@ fail:
     return QR_ERR;
 }
 
-static int append_chunk(const char *p, size_t n, void *out)
-{
-    return buf_append(out, p, n);
-}
-
 int json_append(buf *out, const json_t *v)
 {
-    return json_dump_callback(v, append_chunk, out, JSON_COMPACT);
+    if (!json_is_object(v) && !json_is_array(v)) return -1; /* as json_dump_callback without JSON_ENCODE_ANY */
+    return value_dump(out, v);
 }
 
 void qr_response_free(qr_response *resp)
