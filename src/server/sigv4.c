@@ -373,15 +373,23 @@ static int name_eq(const char *a, size_t an, const char *b, size_t bn)
     return an == bn && strncasecmp(a, b, an) == 0;
 }
 
+/* Whether n bytes at s hold a tab or two spaces in a row. */
+static int collapsible(const char *s, size_t n)
+{
+    if (memchr(s, '\t', n)) return 1;
+    for (const char *p = s, *end = s + n; (p = memchr(p, ' ', (size_t)(end - p))) != NULL && p + 1 < end; p++)
+        if (p[1] == ' ') return 1;
+    return 0;
+}
+
 /* Appends a header value trimmed, with runs of spaces and tabs collapsed to one space. */
 static int put_trimmed(buf *out, const char *v, size_t n)
 {
     size_t i = 0;
     while (i < n && (v[i] == ' ' || v[i] == '\t')) i++;
     while (n > i && (v[n - 1] == ' ' || v[n - 1] == '\t')) n--;
-    /* Usually there is nothing inside to collapse: one copy (memchr and memmem scan fast). */
-    if (memchr(v + i, '\t', n - i) == NULL && memmem(v + i, n - i, "  ", 2) == NULL)
-        return buf_append(out, v + i, n - i);
+    /* Usually there is nothing inside to collapse: then one copy. */
+    if (!collapsible(v + i, n - i)) return buf_append(out, v + i, n - i);
     while (i < n) {
         size_t j = i;
         while (j < n && v[j] != ' ' && v[j] != '\t') j++;
