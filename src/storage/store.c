@@ -42,6 +42,10 @@ int store_open(const char *dir, int no_sync, store **out, char **errmsg)
     rocksdb_options_set_max_background_jobs(s->opts, 2);
     rocksdb_options_set_write_buffer_size(s->opts, 64 << 20);
     rocksdb_options_set_compression(s->opts, rocksdb_lz4_compression);
+    /* Writers waiting for the write group's leader block instead of spinning with
+     * sched_yield: on a 2-CPU machine the spinning took the CPU the leader and the other
+     * requests needed (4 writer threads: ~23 -> ~19 us of CPU per PutItem). */
+    rocksdb_options_set_enable_write_thread_adaptive_yield(s->opts, 0);
     s->topts = rocksdb_block_based_options_create();
     s->cache = rocksdb_cache_create_lru(256 << 20);
     rocksdb_block_based_options_set_block_cache(s->topts, s->cache);
