@@ -46,6 +46,11 @@ int store_open(const char *dir, int no_sync, store **out, char **errmsg)
      * sched_yield: on a 2-CPU machine the spinning took the CPU the leader and the other
      * requests needed (4 writer threads: ~23 -> ~19 us of CPU per PutItem). */
     rocksdb_options_set_enable_write_thread_adaptive_yield(s->opts, 0);
+    /* A bloom filter of whole keys over the memtable (5% of its size): writes read the
+     * current item first, and for a new item the filter answers "absent" without the
+     * skiplist search (PutItem of a new item: ~118k -> ~110k instructions). */
+    rocksdb_options_set_memtable_prefix_bloom_size_ratio(s->opts, 0.05);
+    rocksdb_options_set_memtable_whole_key_filtering(s->opts, 1);
     s->topts = rocksdb_block_based_options_create();
     s->cache = rocksdb_cache_create_lru(256 << 20);
     rocksdb_block_based_options_set_block_cache(s->topts, s->cache);
