@@ -418,20 +418,27 @@ void key_table_prefix(buf *out, const table *t, uint16_t index_id)
     buf_put_be16(out, index_id);
 }
 
+#define KEY_ENCODED_MAX (4 * 4096)
+
 int key_partition_tuple(buf *out, const table *t, uint16_t index_id, const json_t *const *values, int n, qr_err *err)
 {
-    buf enc;
-    buf_init(&enc, 4 * 4096);
-    for (int i = 0; i < n; i++)
-        if (keycodec_append(&enc, values[i], 0, err)) {
-            buf_free(&enc);
-            return -1;
-        }
+    /* The encoded values go straight after the prefix and a place for their hash, which
+     * is filled in once they are all there; they may take at most KEY_ENCODED_MAX bytes. */
+    size_t base = out->len;
     key_table_prefix(out, t, index_id);
-    buf_put_be64(out, keycodec_hash(enc.data, enc.len));
-    int rc = buf_append(out, enc.data, enc.len);
-    buf_free(&enc);
-    return rc;
+    int rc = buf_put_be64(out, 0);
+    size_t start = out->len, max = out->max;
+    if (max - start > KEY_ENCODED_MAX) out->max = start + KEY_ENCODED_MAX;
+    for (int i = 0; rc == 0 && i < n; i++) rc = keycodec_append(out, values[i], 0, err);
+    out->max = max;
+    if (rc) {
+        out->len = base;
+        if (out->data) out->data[base] = '\0';
+        return -1;
+    }
+    uint64_t h = keycodec_hash(out->data + start, out->len - start);
+    for (int i = 0; i < 8; i++) out->data[start - 8 + i] = (char)(h >> (56 - 8 * i));
+    return 0;
 }
 
 int key_partition(buf *out, const table *t, uint16_t index_id, const json_t *pk_value, qr_err *err)
