@@ -511,8 +511,13 @@ int key_check_item(const table *t, json_t *item, qr_err *err)
 
 int item_encode(const json_t *item, buf *out)
 {
+    return item_encode_sized(item, item_size(item), out);
+}
+
+int item_encode_sized(const json_t *item, size_t size, buf *out)
+{
     size_t start = out->len;
-    if (buf_putc(out, ITEM_FORMAT_JSON) || buf_put_be32(out, (uint32_t)item_size(item)) ||
+    if (buf_putc(out, ITEM_FORMAT_JSON) || buf_put_be32(out, (uint32_t)size) ||
         !(json_is_object(item) || json_is_array(item)) || value_dump(out, item)) {
         out->len = start;
         if (out->data) out->data[start] = '\0';

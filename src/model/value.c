@@ -245,6 +245,12 @@ int value_validate(json_t *av, int depth, const char *what, qr_err *err)
 
 int item_validate(json_t *item, qr_err *err)
 {
+    size_t size;
+    return item_validate_size(item, &size, err);
+}
+
+int item_validate_size(json_t *item, size_t *size, qr_err *err)
+{
     if (!json_is_object(item)) return err_set(err, QR_E_SERIALIZATION, "Item must be a map of attribute names to values");
     const char *k;
     json_t *v;
@@ -255,7 +261,8 @@ int item_validate(json_t *item, qr_err *err)
             return err_validation(err, "One or more parameter values were invalid: Attribute name is too long");
         if (value_validate(v, 1, k, err)) return -1;
     }
-    if (item_size(item) > QR_MAX_ITEM_SIZE) return err_validation(err, "Item size has exceeded the maximum allowed size");
+    *size = item_size(item);
+    if (*size > QR_MAX_ITEM_SIZE) return err_validation(err, "Item size has exceeded the maximum allowed size");
     return 0;
 }
 

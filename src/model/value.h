@@ -45,6 +45,8 @@ int value_validate(json_t *av, int depth, const char *what, qr_err *err);
 /* Validates every attribute of an item (names non-empty, values valid) and its size
  * (at most 400 KB by DynamoDB's rules). */
 int item_validate(json_t *item, qr_err *err);
+/* The same, also giving the item's size (item_size) that the check computed. */
+int item_validate_size(json_t *item, size_t *size, qr_err *err);
 
 /* True if a and b are equal AttributeValues: same type and same value; numbers compare
  * numerically, sets as sets (order-insensitive), maps and lists element-wise. */
