@@ -165,6 +165,7 @@ int op_get_item(qr_db *db, json_t *req, buf *out, qr_err *err)
     int found = item_read_raw(db, NULL, &key, &raw, &raw_len, err);
     if (found < 0) goto done;
     size_t size = 0;
+    buf_reserve(out, raw_len + 128); /* the item and what surrounds it, in one allocation */
     buf_putc(out, '{');
     if (found) {
         const char *json;
