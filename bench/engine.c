@@ -4,7 +4,12 @@
  * and rocksdb_get of the same key and value sizes, with and without fsync; then Query
  * of 50 items (descending) against 5 GetItems. It prints throughput and the ratios the
  * foundation issue sets as goals (quarry ≥ 50% of raw RocksDB; a 50-item Query costs
- * less than 5 point Gets). Shared machines are noisy: compare ratios, not absolutes. */
+ * less than 5 point Gets). Shared machines are noisy: compare ratios, not absolutes.
+ *
+ * `engine profile [N]` instead runs the requests of the HTTP benchmark (bench/http/gen.py's
+ * shapes) for counting instructions under callgrind: N GetItems, N PutItems and N SigV4
+ * verifications, each in its own function (profile_get, profile_put, profile_sigv4) so
+ * `valgrind --tool=callgrind --toggle-collect=profile_get …` counts one kind alone. */
 #include <rocksdb/c.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +18,7 @@
 #include <unistd.h>
 
 #include "quarry.h"
+#include "server/sigv4.h"
 
 #define VALUE_BYTES 100
 
@@ -165,8 +171,133 @@ static void cleanup(const char *dir)
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
 }
 
+/* ---- profile mode ---- */
+
+#define PROFILE_USERS 10000
+#define PROFILE_PAYLOAD "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+
+/* A user item as gen.py writes it (pk "user#%05d", or "put#%06d" for new items). */
+static void user_item_request(char *out, size_t cap, const char *pk_fmt, long pk, long i)
+{
+    char pkv[32];
+    snprintf(pkv, sizeof pkv, pk_fmt, pk);
+    snprintf(out, cap,
+             "{\"TableName\":\"bench\",\"Item\":{\"pk\":{\"S\":\"%s\"},\"sk\":{\"S\":\"profile\"},"
+             "\"name\":{\"S\":\"user %ld\"},\"email\":{\"S\":\"user%ld@example.com\"},\"n\":{\"N\":\"%ld\"},"
+             "\"payload\":{\"S\":\"" PROFILE_PAYLOAD "\"}}}",
+             pkv, i, i, i);
+}
+
+__attribute__((noinline)) static void profile_get(qr_db *db, long n)
+{
+    char req[256];
+    for (long i = 0; i < n; i++) {
+        snprintf(req, sizeof req, "{\"TableName\":\"bench\",\"Key\":{\"pk\":{\"S\":\"user#%05d\"},\"sk\":{\"S\":\"profile\"}}}",
+                 rand() % PROFILE_USERS);
+        call(db, "GetItem", req);
+    }
+}
+
+__attribute__((noinline)) static void profile_put(qr_db *db, long n)
+{
+    char req[512];
+    for (long i = 0; i < n; i++) {
+        user_item_request(req, sizeof req, "put#%06ld", i, i);
+        call(db, "PutItem", req);
+    }
+}
+
+/* A signed GetItem as wrk sends it for bench/http (headers in wrk's order). */
+typedef struct signed_req {
+    char body[256], date[17], auth[512], target[64], length[16];
+    sigv4_pair headers[6];
+    sigv4_request req;
+    sigv4_keyring keys;
+    time_t now;
+} signed_req;
+
+static void sign_request(signed_req *s)
+{
+    const char *secret = "quarry-bench-secret";
+    snprintf(s->body, sizeof s->body, "{\"TableName\":\"bench\",\"Key\":{\"pk\":{\"S\":\"user#00042\"},\"sk\":{\"S\":\"profile\"}}}");
+    snprintf(s->target, sizeof s->target, "DynamoDB_20120810.GetItem");
+    snprintf(s->date, sizeof s->date, "20261130T010000Z");
+    snprintf(s->length, sizeof s->length, "%zu", strlen(s->body));
+    s->now = 1796000400; /* 2026-11-30T01:00:00Z */
+    const char *names[6] = {"Host", "Content-Type", "X-Amz-Target", "X-Amz-Date", "Authorization", "Content-Length"};
+    const char *values[6] = {"127.0.0.1:8000", "application/x-amz-json-1.0", s->target, s->date, s->auth, s->length};
+    for (int i = 0; i < 6; i++) s->headers[i] = (sigv4_pair){names[i], strlen(names[i]), values[i], strlen(values[i])};
+    s->req = (sigv4_request){"POST", "/", NULL, 0, s->headers, 6, s->body, strlen(s->body)};
+    const char *sh = "content-type;host;x-amz-date;x-amz-target";
+    char payload[65], canon_hash[65], sig[65], sts[256];
+    buf canon;
+    buf_init(&canon, 0);
+    sigv4_sha256_hex(s->body, strlen(s->body), payload);
+    sigv4_canonical_request(&s->req, sh, strlen(sh), payload, &canon);
+    sigv4_sha256_hex(canon.data, canon.len, canon_hash);
+    buf_free(&canon);
+    int n = snprintf(sts, sizeof sts, "AWS4-HMAC-SHA256\n%s\n20261130/us-east-1/dynamodb/aws4_request\n%s", s->date, canon_hash);
+    sigv4_sign(secret, "20261130", "us-east-1", "dynamodb", sts, (size_t)n, sig);
+    snprintf(s->auth, sizeof s->auth,
+             "AWS4-HMAC-SHA256 Credential=AKIDQUARRYBENCH/20261130/us-east-1/dynamodb/aws4_request, "
+             "SignedHeaders=%s, Signature=%s", sh, sig);
+    s->headers[4].value_len = strlen(s->auth);
+    const char *creds = "[default]\naws_access_key_id = AKIDQUARRYBENCH\naws_secret_access_key = quarry-bench-secret\n";
+    char why[256];
+    if (sigv4_keyring_parse(&s->keys, creds, strlen(creds), "bench", why, sizeof why)) {
+        fprintf(stderr, "keyring: %s\n", why);
+        exit(1);
+    }
+}
+
+__attribute__((noinline)) static void profile_sigv4(signed_req *s, long n)
+{
+    for (long i = 0; i < n; i++) {
+        qr_err e;
+        err_init(&e);
+        if (sigv4_verify(&s->req, &s->keys, "dynamodb", s->now, NULL, 0, &e)) {
+            fprintf(stderr, "sigv4_verify: %s\n", e.msg);
+            exit(1);
+        }
+    }
+}
+
+static int profile(long n)
+{
+    char base[] = "/tmp/quarry-profile-XXXXXX";
+    if (mkdtemp(base) == NULL) return 1;
+    qr_db *db = open_db(base, 1);
+    call(db, "CreateTable",
+         "{\"TableName\":\"bench\",\"BillingMode\":\"PAY_PER_REQUEST\",\"AttributeDefinitions\":["
+         "{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"},{\"AttributeName\":\"sk\",\"AttributeType\":\"S\"}],"
+         "\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"},{\"AttributeName\":\"sk\",\"KeyType\":\"RANGE\"}]}");
+    char req[512];
+    for (long i = 0; i < PROFILE_USERS; i++) {
+        user_item_request(req, sizeof req, "user#%05ld", i, i);
+        call(db, "PutItem", req);
+    }
+    srand(42);
+    double t0 = now();
+    profile_get(db, n);
+    double t1 = now();
+    profile_put(db, n);
+    double t2 = now();
+    signed_req s;
+    sign_request(&s);
+    double t3 = now();
+    profile_sigv4(&s, n);
+    double t4 = now();
+    sigv4_keyring_free(&s.keys);
+    qr_close(db);
+    cleanup(base);
+    printf("profile: %ld each; microseconds per call (wall clock, single thread): GetItem %.2f, PutItem %.2f, "
+           "sigv4_verify %.2f\n", n, (t1 - t0) * 1e6 / (double)n, (t2 - t1) * 1e6 / (double)n, (t4 - t3) * 1e6 / (double)n);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "profile") == 0) return profile(argc > 2 ? atol(argv[2]) : 1000);
     long n = argc > 1 ? atol(argv[1]) : 50000, n_sync = argc > 2 ? atol(argv[2]) : 2000;
     memset(payload, 'x', VALUE_BYTES);
     char base[] = "/tmp/quarry-bench-XXXXXX";

@@ -418,20 +418,27 @@ void key_table_prefix(buf *out, const table *t, uint16_t index_id)
     buf_put_be16(out, index_id);
 }
 
+#define KEY_ENCODED_MAX (4 * 4096)
+
 int key_partition_tuple(buf *out, const table *t, uint16_t index_id, const json_t *const *values, int n, qr_err *err)
 {
-    buf enc;
-    buf_init(&enc, 4 * 4096);
-    for (int i = 0; i < n; i++)
-        if (keycodec_append(&enc, values[i], 0, err)) {
-            buf_free(&enc);
-            return -1;
-        }
+    /* The encoded values go straight after the prefix and a place for their hash, which
+     * is filled in once they are all there; they may take at most KEY_ENCODED_MAX bytes. */
+    size_t base = out->len;
     key_table_prefix(out, t, index_id);
-    buf_put_be64(out, keycodec_hash(enc.data, enc.len));
-    int rc = buf_append(out, enc.data, enc.len);
-    buf_free(&enc);
-    return rc;
+    int rc = buf_put_be64(out, 0);
+    size_t start = out->len, max = out->max;
+    if (max - start > KEY_ENCODED_MAX) out->max = start + KEY_ENCODED_MAX;
+    for (int i = 0; rc == 0 && i < n; i++) rc = keycodec_append(out, values[i], 0, err);
+    out->max = max;
+    if (rc) {
+        out->len = base;
+        if (out->data) out->data[base] = '\0';
+        return -1;
+    }
+    uint64_t h = keycodec_hash(out->data + start, out->len - start);
+    for (int i = 0; i < 8; i++) out->data[start - 8 + i] = (char)(h >> (56 - 8 * i));
+    return 0;
 }
 
 int key_partition(buf *out, const table *t, uint16_t index_id, const json_t *pk_value, qr_err *err)
@@ -504,22 +511,19 @@ int key_check_item(const table *t, json_t *item, qr_err *err)
 
 int item_encode(const json_t *item, buf *out)
 {
-    if (buf_putc(out, ITEM_FORMAT_JSON) || buf_put_be32(out, (uint32_t)item_size(item))) return -1;
-    /* Serialise straight into the buffer: guess the room, and retry once with the size
-     * jansson reports if the guess was short. */
-    size_t start = out->len, room = 512;
-    for (int attempt = 0; attempt < 2; attempt++) {
-        if (buf_reserve(out, room)) return -1;
-        size_t n = json_dumpb(item, out->data + start, room, JSON_COMPACT);
-        if (n == 0) return -1;
-        if (n <= room) {
-            out->len = start + n;
-            out->data[out->len] = '\0';
-            return 0;
-        }
-        room = n;
+    return item_encode_sized(item, item_size(item), out);
+}
+
+int item_encode_sized(const json_t *item, size_t size, buf *out)
+{
+    size_t start = out->len;
+    if (buf_putc(out, ITEM_FORMAT_JSON) || buf_put_be32(out, (uint32_t)size) ||
+        !(json_is_object(item) || json_is_array(item)) || value_dump(out, item)) {
+        out->len = start;
+        if (out->data) out->data[start] = '\0';
+        return -1;
     }
-    return -1;
+    return 0;
 }
 
 int item_stored(const char *v, size_t len, const char **json, size_t *json_len, size_t *size)

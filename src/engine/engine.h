@@ -158,6 +158,8 @@ int item_read_raw(qr_db *db, const store_snapshot *snap, const buf *key, char **
                   qr_err *err);
 /* Serialises an item into out (the stored form). */
 int item_encode(const json_t *item, buf *out);
+/* The same for an item whose item_size the caller has already computed. */
+int item_encode_sized(const json_t *item, size_t size, buf *out);
 /* Parses a stored item. */
 json_t *item_decode(const char *v, size_t len);
 /* The JSON text and DynamoDB size of a stored item, without parsing it. Returns -1 if
@@ -171,6 +173,9 @@ int item_stored(const char *v, size_t len, const char **json, size_t *json_len, 
  * lock from before reading old_item until after the write. */
 int item_stage(qr_db *db, table *t, store_batch *b, const buf *key, const json_t *old_item,
                const json_t *new_item, qr_err *err);
+/* The same, new_item's item_size (when new_item is not NULL) given by the caller. */
+int item_stage_sized(qr_db *db, table *t, store_batch *b, const buf *key, const json_t *old_item,
+                     const json_t *new_item, size_t new_size, qr_err *err);
 /* After a successful store_write of staged writes: adjusts the table's statistics. */
 void item_staged_done(table *t, const json_t *old_item, const json_t *new_item);
 /* item_stage + store_write + item_staged_done for one item. */

@@ -11,9 +11,15 @@
 int item_stage(qr_db *db, table *t, store_batch *b, const buf *key, const json_t *old_item,
                const json_t *new_item, qr_err *err)
 {
+    return item_stage_sized(db, t, b, key, old_item, new_item, new_item ? item_size(new_item) : 0, err);
+}
+
+int item_stage_sized(qr_db *db, table *t, store_batch *b, const buf *key, const json_t *old_item,
+                     const json_t *new_item, size_t new_size, qr_err *err)
+{
     buf val;
     buf_init(&val, 0);
-    if (new_item && item_encode(new_item, &val)) {
+    if (new_item && item_encode_sized(new_item, new_size, &val)) {
         buf_free(&val);
         return err_set(err, QR_E_INTERNAL, "cannot encode the item");
     }

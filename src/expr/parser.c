@@ -1050,8 +1050,10 @@ void expr_ctx_init(expr_ctx *cx, json_t *names, json_t *values, qr_err *err)
 {
     cx->names = names;
     cx->values = values;
-    cx->used_names = json_object();
-    cx->used_values = json_object();
+    /* A name or value is only ever marked used when the request supplied it, so the
+     * sets are needed only then (and most requests supply none). */
+    cx->used_names = names ? json_object() : NULL;
+    cx->used_values = values ? json_object() : NULL;
     cx->err = err;
 }
 

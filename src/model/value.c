@@ -18,9 +18,18 @@ const char *value_type_name(qr_type t)
 
 qr_type value_type_from_name(const char *name)
 {
-    for (int t = QR_T_S; t <= QR_T_BS; t++)
-        if (strcmp(name, type_names[t]) == 0) return (qr_type)t;
-    return QR_T_NONE;
+    /* Decided by the first two bytes, then confirmed whole: this runs for every value of
+     * every request. */
+    qr_type t = QR_T_NONE;
+    switch (name[0]) {
+    case 'S': t = name[1] == 'S' ? QR_T_SS : QR_T_S; break;
+    case 'N': t = name[1] == 'S' ? QR_T_NS : name[1] == 'U' ? QR_T_NULL : QR_T_N; break;
+    case 'B': t = name[1] == 'S' ? QR_T_BS : name[1] == 'O' ? QR_T_BOOL : QR_T_B; break;
+    case 'M': t = QR_T_M; break;
+    case 'L': t = QR_T_L; break;
+    default: return QR_T_NONE;
+    }
+    return strcmp(name, type_names[t]) == 0 ? t : QR_T_NONE;
 }
 
 qr_type value_type(const json_t *av)
@@ -236,6 +245,12 @@ int value_validate(json_t *av, int depth, const char *what, qr_err *err)
 
 int item_validate(json_t *item, qr_err *err)
 {
+    size_t size;
+    return item_validate_size(item, &size, err);
+}
+
+int item_validate_size(json_t *item, size_t *size, qr_err *err)
+{
     if (!json_is_object(item)) return err_set(err, QR_E_SERIALIZATION, "Item must be a map of attribute names to values");
     const char *k;
     json_t *v;
@@ -246,7 +261,8 @@ int item_validate(json_t *item, qr_err *err)
             return err_validation(err, "One or more parameter values were invalid: Attribute name is too long");
         if (value_validate(v, 1, k, err)) return -1;
     }
-    if (item_size(item) > QR_MAX_ITEM_SIZE) return err_validation(err, "Item size has exceeded the maximum allowed size");
+    *size = item_size(item);
+    if (*size > QR_MAX_ITEM_SIZE) return err_validation(err, "Item size has exceeded the maximum allowed size");
     return 0;
 }
 
@@ -354,6 +370,94 @@ int value_equal(const json_t *a, const json_t *b)
     default:
         return 0;
     }
+}
+
+/* ---- text ---- */
+
+#define DUMP_MAX_DEPTH 64
+
+/* Whether n bytes at s go into a JSON string unescaped by jansson, and are ASCII. */
+static int plain_text(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c < 0x20 || c >= 0x7f || c == '"' || c == '\\') return 0;
+    }
+    return 1;
+}
+
+static int put_quoted(buf *out, const char *s, size_t n)
+{
+    if (!plain_text(s, n) || buf_reserve(out, n + 2)) return -1;
+    char *p = out->data + out->len;
+    p[0] = '"';
+    memcpy(p + 1, s, n);
+    p[n + 1] = '"';
+    out->len += n + 2;
+    out->data[out->len] = '\0';
+    return 0;
+}
+
+/* Writes v, or returns -1 when it holds something left to jansson (or out is full). */
+static int dump_plain(buf *out, const json_t *v, int depth)
+{
+    if (depth > DUMP_MAX_DEPTH) return -1;
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: {
+        if (buf_putc(out, '{')) return -1;
+        int first = 1;
+        for (void *it = json_object_iter((json_t *)v); it; it = json_object_iter_next((json_t *)v, it)) {
+            if (!first && buf_putc(out, ',')) return -1;
+            first = 0;
+            if (put_quoted(out, json_object_iter_key(it), json_object_iter_key_len(it)) || buf_putc(out, ':') ||
+                dump_plain(out, json_object_iter_value(it), depth + 1))
+                return -1;
+        }
+        return buf_putc(out, '}');
+    }
+    case JSON_ARRAY: {
+        if (buf_putc(out, '[')) return -1;
+        size_t n = json_array_size(v);
+        for (size_t i = 0; i < n; i++)
+            if ((i && buf_putc(out, ',')) || dump_plain(out, json_array_get(v, i), depth + 1)) return -1;
+        return buf_putc(out, ']');
+    }
+    case JSON_STRING:
+        return put_quoted(out, json_string_value(v), json_string_length(v));
+    case JSON_TRUE:
+        return buf_append(out, "true", 4);
+    case JSON_FALSE:
+        return buf_append(out, "false", 5);
+    case JSON_NULL:
+        return buf_append(out, "null", 4);
+    default:
+        return -1; /* numbers: jansson's formatting */
+    }
+}
+
+int value_dump(buf *out, const json_t *v)
+{
+    size_t start = out->len;
+    if (v && dump_plain(out, v, 0) == 0) return 0;
+    out->len = start;
+    if (out->data) out->data[start] = '\0';
+    if (v == NULL) return -1;
+    /* jansson straight into the buffer: guess the room, and retry once with the size it
+     * reports if the guess was short (json_dumpb counts rather than failing). */
+    size_t room = out->max - start < 512 ? out->max - start : 512;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        if (buf_reserve(out, room)) break;
+        size_t n = json_dumpb(v, out->data + start, room, JSON_COMPACT | JSON_ENCODE_ANY);
+        if (n == 0) break;
+        if (n <= room) {
+            out->len = start + n;
+            out->data[out->len] = '\0';
+            return 0;
+        }
+        room = n;
+    }
+    if (out->data) out->data[start] = '\0';
+    return -1;
 }
 
 /* ---- size ---- */

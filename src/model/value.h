@@ -5,8 +5,8 @@
  * {"NS":[…]}, {"BS":[…]}. An item is a JSON object mapping attribute names to
  * AttributeValues. quarry keeps values in exactly this form from the request to the
  * disk and back, so responses need no translation. This module validates them (and
- * normalises numbers in place), compares them, and computes DynamoDB's item size. It
- * knows nothing of tables, keys or storage. */
+ * normalises numbers in place), compares them, computes DynamoDB's item size and writes
+ * them as compact JSON text. It knows nothing of tables, keys or storage. */
 #ifndef QR_VALUE_H
 #define QR_VALUE_H
 
@@ -14,6 +14,7 @@
 #include <stddef.h>
 
 #include "model/number.h"
+#include "util/buf.h"
 #include "util/err.h"
 
 typedef enum qr_type {
@@ -44,6 +45,8 @@ int value_validate(json_t *av, int depth, const char *what, qr_err *err);
 /* Validates every attribute of an item (names non-empty, values valid) and its size
  * (at most 400 KB by DynamoDB's rules). */
 int item_validate(json_t *item, qr_err *err);
+/* The same, also giving the item's size (item_size) that the check computed. */
+int item_validate_size(json_t *item, size_t *size, qr_err *err);
 
 /* True if a and b are equal AttributeValues: same type and same value; numbers compare
  * numerically, sets as sets (order-insensitive), maps and lists element-wise. */
@@ -61,6 +64,14 @@ json_t *value_from_number(const qr_num *n);
 /* Decodes a B value's base64 payload into out (malloc'd; caller frees). Returns -1 on
  * bad base64. */
 int value_binary(const json_t *av, unsigned char **out, size_t *len);
+
+/* Appends v as compact JSON: exactly the bytes jansson's json_dumpb(v, JSON_COMPACT |
+ * JSON_ENCODE_ANY) writes. Objects, arrays, booleans, null and strings of printable ASCII
+ * (what items are made of) are written here, without jansson's per-character UTF-8
+ * decoding and per-container loop bookkeeping; a value holding anything else (a number,
+ * a string needing an escape or holding non-ASCII text) is handed whole to jansson.
+ * Returns -1, leaving out as it was, if jansson cannot encode v or out's cap is hit. */
+int value_dump(buf *out, const json_t *v);
 
 /* DynamoDB's billed size of one AttributeValue (without its name). */
 size_t value_size(const json_t *av);

@@ -91,9 +91,34 @@ static int expression_text(json_t *req, const char *key, const char **out, qr_er
     return 0;
 }
 
+/* Every parameter exprs_parse reads. */
+static const char *const expression_params[] = {
+    "ExpressionAttributeNames", "ExpressionAttributeValues", "ConditionalOperator",
+    "ConditionExpression", "Expected", "FilterExpression", "QueryFilter", "ScanFilter",
+    "UpdateExpression", "AttributeUpdates", "ProjectionExpression", "AttributesToGet",
+    "KeyConditionExpression", "KeyConditions", NULL};
+
+/* Whether req has none of the parameters exprs_parse reads. Requests have a handful of
+ * keys, so one pass over them is cheaper than a hash lookup of each parameter. */
+static int no_expression_params(json_t *req)
+{
+    const char *k;
+    json_t *v;
+    json_object_foreach(req, k, v) {
+        for (size_t i = 0; expression_params[i]; i++)
+            if (k[0] == expression_params[i][0] && strcmp(k, expression_params[i]) == 0) return 0;
+    }
+    return 1;
+}
+
 int exprs_parse(req_exprs *x, json_t *req, int allowed, qr_err *err)
 {
     memset(x, 0, sizeof *x);
+    if (no_expression_params(req)) {
+        /* What the full course below comes to when every parameter is absent. */
+        expr_ctx_init(&x->cx, NULL, NULL, err);
+        return 0;
+    }
     json_t *names, *values;
     if (param_object(req, "ExpressionAttributeNames", &names, err)) return -1;
     if (param_object(req, "ExpressionAttributeValues", &values, err)) return -1;

@@ -95,7 +95,8 @@ int op_put_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
         goto done;
     }
     if (read_write_params(req, 0, &p, err)) goto done;
-    if (key_check_item(t, item, err) || item_validate(item, err)) goto done;
+    size_t new_size;
+    if (key_check_item(t, item, err) || item_validate_size(item, &new_size, err)) goto done;
     if (exprs_parse(&x, req, EXPRS_CONDITION, err) || exprs_finish(&x)) goto done;
     if (key_item(&key, t, item, err)) goto done;
     /* The current item is parsed only when something needs more than its size. */
@@ -113,9 +114,8 @@ int op_put_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
         }
     }
     if (item_check_condition(x.condition, old, p.on_failure, err)) goto done;
-    size_t new_size = item_size(item);
     batch = store_batch_new();
-    if (item_stage(db, t, batch, &key, old, item, err) || store_write(db->st, batch, err)) goto done;
+    if (item_stage_sized(db, t, batch, &key, old, item, new_size, err) || store_write(db->st, batch, err)) goto done;
     table_stats_adjust(t, found ? 0 : 1, (int64_t)new_size - (int64_t)old_size);
     pthread_mutex_unlock(lock);
     lock = NULL;
@@ -165,6 +165,7 @@ int op_get_item(qr_db *db, json_t *req, buf *out, qr_err *err)
     int found = item_read_raw(db, NULL, &key, &raw, &raw_len, err);
     if (found < 0) goto done;
     size_t size = 0;
+    buf_reserve(out, raw_len + 128); /* the item and what surrounds it, in one allocation */
     buf_putc(out, '{');
     if (found) {
         const char *json;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/value.h"
 #include "ops/ops.h"
 
 #define ERROR_TYPE_PREFIX "com.amazonaws.dynamodb.v20120810#"
@@ -114,7 +115,8 @@ int qr_call(qr_db *db, const char *operation, const char *request, size_t len, q
             if (err.type == NULL) err_set(&err, QR_E_INTERNAL, "The server encountered an internal error trying to fulfill the request.");
             goto fail;
         }
-        resp->body = json_dumps(out, JSON_COMPACT);
+        /* An empty answer (most writes) is "{}" whatever the serialiser. */
+        resp->body = json_is_object(out) && json_object_size(out) == 0 ? strdup("{}") : json_dumps(out, JSON_COMPACT);
         if (resp->body == NULL) {
             err_set(&err, QR_E_INTERNAL, "The response could not be encoded.");
             goto fail;
@@ -133,14 +135,10 @@ fail:
     return QR_ERR;
 }
 
-static int append_chunk(const char *p, size_t n, void *out)
-{
-    return buf_append(out, p, n);
-}
-
 int json_append(buf *out, const json_t *v)
 {
-    return json_dump_callback(v, append_chunk, out, JSON_COMPACT);
+    if (!json_is_object(v) && !json_is_array(v)) return -1; /* as json_dump_callback without JSON_ENCODE_ANY */
+    return value_dump(out, v);
 }
 
 void qr_response_free(qr_response *resp)

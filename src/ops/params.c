@@ -10,7 +10,10 @@
 
 const char *param_field(const char *key, char *out, size_t cap)
 {
-    snprintf(out, cap, "%s", key);
+    if (cap == 0) return out;
+    size_t n = strnlen(key, cap - 1);
+    memcpy(out, key, n);
+    out[n] = '\0';
     if (out[0]) out[0] = (char)tolower((unsigned char)out[0]);
     return out;
 }

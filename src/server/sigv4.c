@@ -27,12 +27,21 @@ static EVP_MD *sha256_alg;
 static pthread_key_t ctx_key;
 static int ctx_key_ok;
 
+#define SCRATCH_BUFS 6
+#define SCRATCH_KEEP (16 << 10) /* a working buffer grown past this is not kept */
+
 /* Each thread keeps its HMAC and digest contexts: setting one up costs libcrypto more
- * than the hashing of a small request. They are freed when the thread ends. */
+ * than the hashing of a small request. It also keeps an HMAC context keyed with the last
+ * signing key (whose padded key blocks are then hashed once, not per request) and
+ * sigv4_verify's working buffers. All are freed when the thread ends. */
 typedef struct crypto_ctx {
     EVP_MAC_CTX *mac;
     EVP_MD_CTX *md;
-    int mac_ready; /* the digest parameter has been set */
+    int mac_ready;   /* the digest parameter has been set */
+    EVP_MAC_CTX *keyed;
+    int keyed_ready; /* keyed holds the digest parameter and keyed_key */
+    unsigned char keyed_key[32];
+    buf scratch[SCRATCH_BUFS];
 } crypto_ctx;
 
 static void ctx_free(void *p)
@@ -40,7 +49,10 @@ static void ctx_free(void *p)
     crypto_ctx *c = p;
     if (c == NULL) return;
     EVP_MAC_CTX_free(c->mac);
+    EVP_MAC_CTX_free(c->keyed);
     EVP_MD_CTX_free(c->md);
+    OPENSSL_cleanse(c->keyed_key, sizeof c->keyed_key);
+    for (int i = 0; i < SCRATCH_BUFS; i++) buf_free(&c->scratch[i]);
     free(c);
 }
 
@@ -61,8 +73,10 @@ static crypto_ctx *thread_ctx(void)
     c = calloc(1, sizeof *c);
     if (c == NULL) return NULL;
     c->mac = EVP_MAC_CTX_new(hmac_alg);
+    c->keyed = EVP_MAC_CTX_new(hmac_alg);
     c->md = EVP_MD_CTX_new();
-    if (c->mac == NULL || c->md == NULL || pthread_setspecific(ctx_key, c) != 0) {
+    for (int i = 0; i < SCRATCH_BUFS; i++) buf_init(&c->scratch[i], 0);
+    if (c->mac == NULL || c->keyed == NULL || c->md == NULL || pthread_setspecific(ctx_key, c) != 0) {
         ctx_free(c);
         return NULL;
     }
@@ -84,6 +98,24 @@ static int hmac_sha256(const void *key, size_t klen, const void *data, size_t n,
              EVP_MAC_update(ctx, data, n) && EVP_MAC_final(ctx, out, &outl, 32) && outl == 32;
     if (tc) tc->mac_ready = ok;
     else EVP_MAC_CTX_free(ctx);
+    return ok ? 0 : -1;
+}
+
+/* HMAC-SHA256 with a 32-byte key through the thread's keyed context: when the key is the
+ * one it already holds, EVP_MAC_init without a key restarts from the hashed pads. */
+static int hmac_sha256_key32(const unsigned char key[32], const void *data, size_t n, unsigned char out[32])
+{
+    crypto_ctx *tc = thread_ctx();
+    if (tc == NULL) return hmac_sha256(key, 32, data, n, out);
+    int same = tc->keyed_ready && CRYPTO_memcmp(tc->keyed_key, key, 32) == 0;
+    char digest[] = "SHA256";
+    OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
+                           OSSL_PARAM_construct_end()};
+    size_t outl = 0;
+    int ok = EVP_MAC_init(tc->keyed, same ? NULL : key, same ? 0 : 32, tc->keyed_ready ? NULL : params) &&
+             EVP_MAC_update(tc->keyed, data, n) && EVP_MAC_final(tc->keyed, out, &outl, 32) && outl == 32;
+    tc->keyed_ready = ok;
+    if (ok && !same) memcpy(tc->keyed_key, key, 32);
     return ok ? 0 : -1;
 }
 
@@ -178,7 +210,7 @@ int sigv4_sign(const char *secret, const char *date, const char *region, const c
 {
     unsigned char key[32], sig[32];
     if (signing_key(secret, date, region, service, key)) return -1;
-    int rc = hmac_sha256(key, 32, string_to_sign, sts_len, sig);
+    int rc = hmac_sha256_key32(key, string_to_sign, sts_len, sig);
     OPENSSL_cleanse(key, sizeof key);
     if (rc) return -1;
     to_hex(sig, 32, hex);
@@ -341,12 +373,23 @@ static int name_eq(const char *a, size_t an, const char *b, size_t bn)
     return an == bn && strncasecmp(a, b, an) == 0;
 }
 
+/* Whether n bytes at s hold a tab or two spaces in a row. */
+static int collapsible(const char *s, size_t n)
+{
+    if (memchr(s, '\t', n)) return 1;
+    for (const char *p = s, *end = s + n; (p = memchr(p, ' ', (size_t)(end - p))) != NULL && p + 1 < end; p++)
+        if (p[1] == ' ') return 1;
+    return 0;
+}
+
 /* Appends a header value trimmed, with runs of spaces and tabs collapsed to one space. */
 static int put_trimmed(buf *out, const char *v, size_t n)
 {
     size_t i = 0;
     while (i < n && (v[i] == ' ' || v[i] == '\t')) i++;
     while (n > i && (v[n - 1] == ' ' || v[n - 1] == '\t')) n--;
+    /* Usually there is nothing inside to collapse: then one copy. */
+    if (!collapsible(v + i, n - i)) return buf_append(out, v + i, n - i);
     while (i < n) {
         size_t j = i;
         while (j < n && v[j] != ' ' && v[j] != '\t') j++;
@@ -379,9 +422,12 @@ int sigv4_canonical_request(const sigv4_request *req, const char *signed_headers
         size_t j = i;
         while (j < sh_len && signed_headers[j] != ';') j++;
         if (j > i) {
-            for (size_t k = i; k < j; k++)
-                if (buf_putc(out, (uint8_t)tolower((unsigned char)signed_headers[k]))) return -1;
-            if (buf_putc(out, ':')) return -1;
+            if (buf_reserve(out, j - i + 1)) return -1;
+            char *w = out->data + out->len;
+            for (size_t k = i; k < j; k++) *w++ = (char)tolower((unsigned char)signed_headers[k]);
+            *w++ = ':';
+            out->len += j - i + 1;
+            out->data[out->len] = '\0';
             int first = 1;
             for (size_t h = 0; h < req->n_headers; h++) {
                 const sigv4_pair *hd = &req->headers[h];
@@ -580,28 +626,30 @@ static void copy_key(char *dst, size_t cap, const char *src, size_t n)
 int sigv4_verify(const sigv4_request *req, const sigv4_keyring *keys, const char *service,
                  time_t now, char *access_key, size_t akcap, qr_err *e)
 {
-    buf auth_b, date_b, work, scope_b, canon, sts;
-    buf_init(&auth_b, 0);
-    buf_init(&date_b, 0);
-    buf_init(&work, 0);
-    buf_init(&scope_b, 0);
-    buf_init(&canon, 0);
-    buf_init(&sts, 0);
+    /* The thread's working buffers (no allocation once they have grown), or local ones. */
+    crypto_ctx *tc = thread_ctx();
+    buf local[SCRATCH_BUFS], *bufs = tc ? tc->scratch : local;
+    for (int i = 0; i < SCRATCH_BUFS; i++) {
+        if (tc) buf_reset(&bufs[i]);
+        else buf_init(&bufs[i], 0);
+    }
+    buf *auth_b = &bufs[0], *date_b = &bufs[1], *work = &bufs[2], *scope_b = &bufs[3], *canon = &bufs[4],
+        *sts = &bufs[5];
     int rc = -1;
     copy_key(access_key, akcap, "", 0);
 
-    const char *auth = header_string(find_header(req, "Authorization"), &auth_b);
+    const char *auth = header_string(find_header(req, "Authorization"), auth_b);
     if (auth == NULL || strncmp(auth, "AWS4-", 5) != 0) {
         err_set(e, SIGV4_E_MISSING, "Request is missing Authentication Token");
         goto done;
     }
     auth_params p;
-    if (parse_authorization(auth, &p, &work)) {
+    if (parse_authorization(auth, &p, work)) {
         err_set(e, QR_E_INTERNAL, "out of memory reading the Authorization header");
         goto done;
     }
     const sigv4_pair *amz_date = find_header(req, "X-Amz-Date");
-    const char *date = header_string(amz_date ? amz_date : find_header(req, "Date"), &date_b);
+    const char *date = header_string(amz_date ? amz_date : find_header(req, "Date"), date_b);
 
     char missing[512] = "";
     if (p.credential == NULL || !*p.credential)
@@ -639,14 +687,15 @@ int sigv4_verify(const sigv4_request *req, const sigv4_keyring *keys, const char
     }
     char when[17], now_s[17], limit[17];
     iso_basic(t, when);
-    iso_basic(now, now_s);
     if (t < now - SIGV4_MAX_SKEW_SECONDS) {
+        iso_basic(now, now_s);
         iso_basic(now - SIGV4_MAX_SKEW_SECONDS, limit);
         err_set(e, SIGV4_E_INVALID, "Signature expired: %s is now earlier than %s (%s - 15 min.)",
                 when, limit, now_s);
         goto done;
     }
     if (t > now + SIGV4_MAX_SKEW_SECONDS) {
+        iso_basic(now, now_s);
         iso_basic(now + SIGV4_MAX_SKEW_SECONDS, limit);
         err_set(e, SIGV4_E_INVALID,
                 "Signature not yet current: %s is still later than %s (%s + 15 min.)", when, limit,
@@ -666,11 +715,11 @@ int sigv4_verify(const sigv4_request *req, const sigv4_keyring *keys, const char
     }
 
     /* Credential: keyid/date/region/service/aws4_request (trailing slashes ignored). */
-    if (buf_puts(&scope_b, p.credential)) goto oom;
-    while (scope_b.len > 0 && scope_b.data[scope_b.len - 1] == '/') scope_b.data[--scope_b.len] = '\0';
+    if (buf_puts(scope_b, p.credential)) goto oom;
+    while (scope_b->len > 0 && scope_b->data[scope_b->len - 1] == '/') scope_b->data[--scope_b->len] = '\0';
     char *part[5] = {0};
     int nparts = 0;
-    for (char *s = scope_b.data; s; nparts++) {
+    for (char *s = scope_b->data; s; nparts++) {
         char *sl = strchr(s, '/');
         if (nparts < 5) part[nparts] = s;
         if (sl) *sl = '\0';
@@ -715,27 +764,27 @@ int sigv4_verify(const sigv4_request *req, const sigv4_keyring *keys, const char
         goto done;
     }
 
-    reserve(&canon, 1024);
-    reserve(&sts, 256);
+    reserve(canon, 1024);
+    reserve(sts, 256);
     char payload[65];
     sigv4_sha256_hex(req->body ? req->body : "", req->body_len, payload);
-    if (sigv4_canonical_request(req, p.signed_headers, strlen(p.signed_headers), payload, &canon))
+    if (sigv4_canonical_request(req, p.signed_headers, strlen(p.signed_headers), payload, canon))
         goto oom;
     char canon_hash[65];
-    sigv4_sha256_hex(canon.data, canon.len, canon_hash);
+    sigv4_sha256_hex(canon->data, canon->len, canon_hash);
     const char *sts_parts[] = {ALGORITHM, "\n", when, "\n", sdate, "/", region, "/", svc, "/",
                                term, "\n", canon_hash};
     for (size_t i = 0; i < sizeof sts_parts / sizeof sts_parts[0]; i++)
-        if (buf_puts(&sts, sts_parts[i])) goto oom;
+        if (buf_puts(sts, sts_parts[i])) goto oom;
     char expect[65];
-    if (sigv4_sign(secret, sdate, region, svc, sts.data, sts.len, expect)) goto oom;
+    if (sigv4_sign(secret, sdate, region, svc, sts->data, sts->len, expect)) goto oom;
     if (strlen(p.signature) != 64 || CRYPTO_memcmp(expect, p.signature, 64) != 0) {
         err_set(e, SIGV4_E_INVALID,
                 "The request signature we calculated does not match the signature you "
                 "provided. Check your AWS Secret Access Key and signing method. Consult the "
                 "service documentation for details.\n\nThe Canonical String for this request "
                 "should have been\n'%s'\n\nThe String-to-Sign should have been\n'%s'\n",
-                canon.data, sts.data);
+                canon->data, sts->data);
         goto done;
     }
     rc = 0;
@@ -743,11 +792,7 @@ int sigv4_verify(const sigv4_request *req, const sigv4_keyring *keys, const char
 oom:
     err_set(e, QR_E_INTERNAL, "out of memory verifying the request signature");
 done:
-    buf_free(&auth_b);
-    buf_free(&date_b);
-    buf_free(&work);
-    buf_free(&scope_b);
-    buf_free(&canon);
-    buf_free(&sts);
+    for (int i = 0; i < SCRATCH_BUFS; i++)
+        if (!tc || bufs[i].cap > SCRATCH_KEEP) buf_free(&bufs[i]);
     return rc;
 }

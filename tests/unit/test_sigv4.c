@@ -228,6 +228,9 @@ static void test_canonical_request(void)
     CHECK_STR(sig, "5fa00fa31553b73ebf1942676e86291e8372ff2a2260956d9b8aae1d763fbf31");
     CHECK(sigv4_sign("other", "20150830", "us-east-1", "service", sts, strlen(sts), sig) == 0);
     CHECK(strcmp(sig, "5fa00fa31553b73ebf1942676e86291e8372ff2a2260956d9b8aae1d763fbf31") != 0);
+    /* Back to the first key: the thread's keyed HMAC context must take it up again. */
+    CHECK(sigv4_sign(SUITE_SECRET, "20150830", "us-east-1", "service", sts, strlen(sts), sig) == 0);
+    CHECK_STR(sig, "5fa00fa31553b73ebf1942676e86291e8372ff2a2260956d9b8aae1d763fbf31");
 
     /* Path normalisation: dot segments, repeated slashes, and a '%' encoded again. */
     const char *paths[][2] = {{"/a/./b/../c//d/", "/a/c/d/"}, {"", "/"}, {"/..", "/"},
@@ -246,6 +249,20 @@ static void test_canonical_request(void)
     buf_reset(&b);
     CHECK(sigv4_canonical_request(&r, "", 0, empty, &b) == 0);
     CHECK(strncmp(b.data, "GET\n/\na=y%20x&a=z&b=2&c=\n", 25) == 0);
+    /* Header values: trimmed, tabs and runs of blanks collapsed, single spaces kept as they
+     * are (those take the one-copy course); names lowercased. */
+    const char *values[][2] = {{" a b c ", "a b c"},   {"a\tb", "a b"},     {"\t a \t\t b  c\t", "a b c"},
+                               {"a  b", "a b"},         {"a b  ", "a b"},    {"  ", ""},
+                               {"x y z w", "x y z w"}, {"a \tb", "a b"},    {"a", "a"}};
+    for (size_t i = 0; i < sizeof values / sizeof values[0]; i++) {
+        sigv4_pair hd[] = {{"X-Test", 6, values[i][0], strlen(values[i][0])}};
+        sigv4_request hr = {"POST", "/", NULL, 0, hd, 1, "", 0};
+        buf_reset(&b);
+        CHECK(sigv4_canonical_request(&hr, "X-TEST", 6, empty, &b) == 0);
+        char want[256];
+        snprintf(want, sizeof want, "POST\n/\n\nx-test:%s\n\nX-TEST\n%s", values[i][1], empty);
+        CHECK_STR(b.data, want);
+    }
     buf_free(&b);
     free(p.text);
 }
