@@ -59,6 +59,9 @@ typedef struct qr_response {
     size_t len;             /* bytes in body, without the NUL */
     int http_status;        /* 200, or the status DynamoDB uses for the error */
     const char *error_type; /* NULL on success, else e.g. "ValidationException" (static) */
+    char tables[128];       /* for log lines: the request's TableName, or the tables of its
+                               RequestItems or TransactItems joined by ',' (cut to fit);
+                               "" when it names none or is not a JSON object */
 } qr_response;
 
 /* Runs one DynamoDB operation. operation is its name ("PutItem", "Query", …); request

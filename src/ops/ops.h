@@ -19,6 +19,9 @@ typedef int (*op_handler)(qr_db *db, json_t *req, json_t **resp, qr_err *err);
  * response without parsing them (GetItem, Query, Scan). */
 typedef int (*op_text_handler)(qr_db *db, json_t *req, buf *out, qr_err *err);
 
+/* The table names a parsed request names, for log lines (see qr_response.tables). */
+void ops_request_tables(const json_t *req, char *out, size_t cap);
+
 /* Appends v serialised as compact JSON. */
 int json_append(buf *out, const json_t *v);
 

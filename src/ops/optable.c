@@ -101,6 +101,7 @@ int qr_call(qr_db *db, const char *operation, const char *request, size_t len, q
         err_set(&err, QR_E_SERIALIZATION, "The request body must be a JSON object");
         goto fail;
     }
+    ops_request_tables(req, resp->tables, sizeof resp->tables);
     if (op->run_text) {
         buf text;
         buf_init(&text, 0);
@@ -133,6 +134,60 @@ fail:
     fill_error(resp, &err);
     err_clear(&err);
     return QR_ERR;
+}
+
+static void append_name(char *out, size_t cap, size_t *used, const char *name)
+{
+    size_t n = strlen(name);
+    if (*used && *used + 1 < cap) out[(*used)++] = ',';
+    if (*used + n >= cap) n = cap - 1 - *used;
+    memcpy(out + *used, name, n);
+    *used += n;
+    out[*used] = '\0';
+}
+
+/* Whether name is already one of the comma-separated names in list. */
+static int has_name(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *s = list; *s;) {
+        const char *e = strchr(s, ',');
+        size_t len = e ? (size_t)(e - s) : strlen(s);
+        if (len == n && memcmp(s, name, n) == 0) return 1;
+        if (e == NULL) break;
+        s = e + 1;
+    }
+    return 0;
+}
+
+void ops_request_tables(const json_t *doc, char *out, size_t cap)
+{
+    if (cap == 0) return;
+    out[0] = '\0';
+    size_t used = 0;
+    const char *t = json_string_value(json_object_get(doc, "TableName"));
+    json_t *items = json_object_get(doc, "RequestItems");
+    json_t *txn = json_object_get(doc, "TransactItems");
+    if (t) {
+        append_name(out, cap, &used, t);
+    } else if (json_is_object(items)) {
+        const char *k;
+        json_t *v;
+        json_object_foreach(items, k, v) append_name(out, cap, &used, k);
+    } else if (json_is_array(txn)) {
+        size_t i;
+        json_t *entry;
+        json_array_foreach(txn, i, entry)
+        {
+            const char *k;
+            json_t *v;
+            json_object_foreach(entry, k, v)
+            {
+                const char *name = json_string_value(json_object_get(v, "TableName"));
+                if (name && !has_name(out, name)) append_name(out, cap, &used, name);
+            }
+        }
+    }
 }
 
 int json_append(buf *out, const json_t *v)

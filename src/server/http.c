@@ -103,6 +103,7 @@ typedef struct exchange {
     struct timespec start;
     const char *body; /* the request body, for the table names */
     size_t len;
+    const char *tables; /* the table names, once the engine has read them (else NULL) */
 } exchange;
 
 /* A request handed to the worker pool. It owns a copy of the body, since h2o may dispose
@@ -161,8 +162,13 @@ static void log_request(server *s, const exchange *x, const char *op, int status
                            : status >= 400 ? SERVER_LOG_WARN
                                            : SERVER_LOG_INFO;
     if (lvl < s->cfg.log_level) return;
-    char tables[256] = "";
-    if (x->len) wire_table_names(x->body, x->len, tables, sizeof tables);
+    char parsed[sizeof ((qr_response *)0)->tables] = "";
+    const char *tables = x->tables;
+    if (tables == NULL) {
+        /* Answered before the engine read the body (an error): read it here. */
+        if (x->len) wire_table_names(x->body, x->len, parsed, sizeof parsed);
+        tables = parsed;
+    }
     static const char *const names[] = {"debug", "info", "warn", "error", "none"};
     if (s->cfg.log_level == SERVER_LOG_DEBUG && message && *message) {
         log_line("%s %s table=%s status=%d error=%s us=%ld bytes=%zu id=%s message=\"%.300s\"",
@@ -250,7 +256,9 @@ static void send_call_response(server *s, h2o_req_t *req, const exchange *x, con
     }
     const char *message = NULL;
     if (resp->error_type && s->cfg.log_level == SERVER_LOG_DEBUG) message = resp->body;
-    send_response(s, req, x, resp->http_status ? resp->http_status : 200, ctype, resp->body,
+    exchange called = *x;
+    called.tables = resp->tables;
+    send_response(s, req, &called, resp->http_status ? resp->http_status : 200, ctype, resp->body,
                   resp->len, op, resp->error_type, message);
 }
 
@@ -423,7 +431,7 @@ static void on_jobs_done(h2o_multithread_receiver_t *receiver, h2o_linklist_t *m
         l->pending_jobs--;
         if (j->req) {
             *j->guard = NULL;
-            exchange x = {j->start, j->body, j->len};
+            exchange x = {j->start, j->body, j->len, NULL};
             send_call_response(l->s, j->req, &x, j->ctype, j->op, &j->resp);
         }
         qr_response_free(&j->resp);
@@ -437,7 +445,7 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
 {
     server *s = ((handler *)self)->s;
     loop *l = H2O_STRUCT_FROM_MEMBER(loop, ctx, req->conn->ctx);
-    exchange x;
+    exchange x = {.tables = NULL};
     clock_gettime(CLOCK_MONOTONIC, &x.start);
     x.body = req->entity.base ? req->entity.base : "";
     x.len = req->entity.base ? req->entity.len : 0;

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <zlib.h>
 
+#include "ops/ops.h"
 #include "server/sigv4.h"
 #include "util/err.h"
 
@@ -100,30 +101,6 @@ int wire_error_body(buf *out, const char *type, const char *msg)
     return rc;
 }
 
-static void append_name(char *out, size_t cap, size_t *used, const char *name)
-{
-    size_t n = strlen(name);
-    if (*used && *used + 1 < cap) out[(*used)++] = ',';
-    if (*used + n >= cap) n = cap - 1 - *used;
-    memcpy(out + *used, name, n);
-    *used += n;
-    out[*used] = '\0';
-}
-
-/* Whether name is already one of the comma-separated names in list. */
-static int has_name(const char *list, const char *name)
-{
-    size_t n = strlen(name);
-    for (const char *s = list; *s;) {
-        const char *e = strchr(s, ',');
-        size_t len = e ? (size_t)(e - s) : strlen(s);
-        if (len == n && memcmp(s, name, n) == 0) return 1;
-        if (e == NULL) break;
-        s = e + 1;
-    }
-    return 0;
-}
-
 void wire_table_names(const char *body, size_t len, char *out, size_t cap)
 {
     if (cap == 0) return;
@@ -131,30 +108,7 @@ void wire_table_names(const char *body, size_t len, char *out, size_t cap)
     if (body == NULL || len == 0) return;
     json_t *doc = json_loadb(body, len, JSON_DECODE_ANY, NULL);
     if (doc == NULL) return;
-    size_t used = 0;
-    const char *t = json_string_value(json_object_get(doc, "TableName"));
-    json_t *items = json_object_get(doc, "RequestItems");
-    json_t *txn = json_object_get(doc, "TransactItems");
-    if (t) {
-        append_name(out, cap, &used, t);
-    } else if (json_is_object(items)) {
-        const char *k;
-        json_t *v;
-        json_object_foreach(items, k, v) append_name(out, cap, &used, k);
-    } else if (json_is_array(txn)) {
-        size_t i;
-        json_t *entry;
-        json_array_foreach(txn, i, entry)
-        {
-            const char *k;
-            json_t *v;
-            json_object_foreach(entry, k, v)
-            {
-                const char *name = json_string_value(json_object_get(v, "TableName"));
-                if (name && !has_name(out, name)) append_name(out, cap, &used, name);
-            }
-        }
-    }
+    ops_request_tables(doc, out, cap);
     json_decref(doc);
 }
 
