@@ -1,8 +1,9 @@
 /* http.c — the HTTP layer of `quarry serve` on h2o (see server.h).
  *
- * One h2o event loop per CPU, all accepting from one listening socket. h2o parses HTTP,
- * keeps connections alive, gathers each request body (bounded by max_body) and calls
- * on_req; nothing here reads raw protocol bytes. A request is judged on its loop, in
+ * Several h2o event loops (two per CPU by default) share one listening socket and deal
+ * new connections among themselves round robin. h2o parses HTTP, keeps connections
+ * alive, gathers each request body (bounded by max_body) and calls on_req; nothing
+ * here reads raw protocol bytes. A request is judged on its loop, in
  * DynamoDB's order: health check, content type, X-Amz-Target, SigV4; then qr_call runs
  * on the loop too, unless the operation may wait for a disk sync (a write, when writes
  * are durable): those go to a pool of worker threads, so that writes waiting together
@@ -13,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -50,10 +52,12 @@ struct server {
     loop *loops;
     unsigned n_loops;
     atomic_uint connections; /* open, across loops */
+    atomic_uint next_loop;   /* round robin of new connections over the loops */
     atomic_int draining;
     atomic_uint drain_acks;  /* loops that have stopped accepting */
     pthread_mutex_t ready_mu; /* loops report to server_start when built */
     pthread_cond_t ready_cv;
+    int go; /* every loop is built (or the start failed): loops may run */
 
     /* The worker pool (only when writes are offloaded). */
     pthread_t *workers;
@@ -77,7 +81,9 @@ struct loop {
     h2o_socket_t *listener;
     h2o_multithread_receiver_t done;    /* answers from the worker pool */
     h2o_multithread_receiver_t control; /* drain and stop */
+    h2o_multithread_receiver_t incoming; /* connections accepted by another loop */
     h2o_multithread_message_t drain_msg, stop_msg;
+    atomic_uint handoffs; /* connections sent here and not yet taken */
     h2o_linklist_t conns; /* struct conn */
     unsigned n_conns;
     unsigned pending_jobs; /* sent to the pool, answer not yet received */
@@ -538,21 +544,22 @@ static void on_conn_close(void *data)
     free(c);
 }
 
-static void on_accept(h2o_socket_t *listener, const char *err)
+/* A connection accepted by one loop for another. */
+typedef struct handoff {
+    h2o_multithread_message_t msg;
+    int fd;
+} handoff;
+
+/* Starts serving an accepted connection on loop l. */
+static void adopt(loop *l, int fd)
 {
-    loop *l = listener->data;
-    if (err != NULL) return;
-    h2o_socket_t *sock = h2o_evloop_socket_accept(listener);
-    if (sock == NULL) return;
-    server *s = l->s;
-    conn *c = NULL;
-    if (atomic_fetch_add(&s->connections, 1) >= s->cfg.max_connections ||
-        (c = calloc(1, sizeof *c)) == NULL) {
-        /* Past the limit (or out of memory): closed unanswered. */
-        atomic_fetch_sub(&s->connections, 1);
-        h2o_socket_close(sock);
+    conn *c = calloc(1, sizeof *c);
+    if (c == NULL) {
+        close(fd);
+        atomic_fetch_sub(&l->s->connections, 1);
         return;
     }
+    h2o_socket_t *sock = h2o_evloop_socket_create(l->ev, fd, H2O_SOCKET_FLAG_IS_ACCEPTED_CONNECTION);
     c->owner = l;
     c->sock = sock;
     h2o_linklist_insert(&l->conns, &c->link);
@@ -560,6 +567,54 @@ static void on_accept(h2o_socket_t *listener, const char *err)
     sock->on_close.cb = on_conn_close;
     sock->on_close.data = c;
     h2o_accept(&l->accept, sock);
+}
+
+static void on_handoffs(h2o_multithread_receiver_t *receiver, h2o_linklist_t *messages)
+{
+    loop *l = H2O_STRUCT_FROM_MEMBER(loop, incoming, receiver);
+    while (!h2o_linklist_is_empty(messages)) {
+        handoff *h = H2O_STRUCT_FROM_MEMBER(handoff, msg.link, messages->next);
+        h2o_linklist_unlink(&h->msg.link);
+        if (l->stopping) {
+            close(h->fd);
+            atomic_fetch_sub(&l->s->connections, 1);
+        } else {
+            adopt(l, h->fd);
+        }
+        free(h);
+        atomic_fetch_sub(&l->handoffs, 1);
+    }
+}
+
+/* Every loop watches the listening socket; whichever wakes accepts what is waiting and
+ * deals the connections round robin, so that each loop serves its share (left to the
+ * kernel, 32 connections could split 28 to 4 and leave a CPU idle). */
+static void on_accept(h2o_socket_t *listener, const char *err)
+{
+    loop *l = listener->data;
+    server *s = l->s;
+    if (err != NULL) return;
+    for (int i = 0; i < 64; i++) {
+        int fd = accept4(h2o_socket_get_fd(listener), NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) return;
+        if (atomic_fetch_add(&s->connections, 1) >= s->cfg.max_connections) {
+            /* Past the limit: closed unanswered. */
+            atomic_fetch_sub(&s->connections, 1);
+            close(fd);
+            continue;
+        }
+        int one = 1;
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        loop *target = &s->loops[atomic_fetch_add(&s->next_loop, 1) % s->n_loops];
+        handoff *h = target == l ? NULL : calloc(1, sizeof *h);
+        if (h == NULL) {
+            adopt(l, fd);
+            continue;
+        }
+        h->fd = fd;
+        atomic_fetch_add(&target->handoffs, 1);
+        h2o_multithread_send_message(&target->incoming, &h->msg);
+    }
 }
 
 /* ---- draining, stopping and the loop itself ---- */
@@ -683,6 +738,7 @@ static int loop_init(loop *l)
     l->accept.hosts = s->h2o.hosts;
     h2o_multithread_register_receiver(l->ctx.queue, &l->done, on_jobs_done);
     h2o_multithread_register_receiver(l->ctx.queue, &l->control, on_control);
+    h2o_multithread_register_receiver(l->ctx.queue, &l->incoming, on_handoffs);
     l->listener = h2o_evloop_socket_create(l->ev, fd, H2O_SOCKET_FLAG_DONT_READ);
     l->listener->data = l;
     h2o_socket_read_start(l->listener, on_accept);
@@ -694,13 +750,14 @@ static void loop_dispose(loop *l)
 {
     close_listener(l);
     /* Connections that outlived the grace period are left to the process's exit. */
-    if (l->n_conns || l->pending_jobs) return;
+    if (l->n_conns || l->pending_jobs || atomic_load(&l->handoffs)) return;
     /* request_shutdown armed HTTP/2's graceful-shutdown timer, which h2o_context_dispose
      * wants gone; quarry serves no HTTP/2, so nothing waits on it. */
     if (h2o_timeout_is_linked(&l->ctx.http2._graceful_shutdown_timeout))
         h2o_timeout_unlink(&l->ctx.http2._graceful_shutdown_timeout);
     h2o_multithread_unregister_receiver(l->ctx.queue, &l->done);
     h2o_multithread_unregister_receiver(l->ctx.queue, &l->control);
+    h2o_multithread_unregister_receiver(l->ctx.queue, &l->incoming);
     h2o_context_dispose(&l->ctx);
     h2o_evloop_destroy(l->ev);
     l->ev = NULL;
@@ -722,10 +779,14 @@ static void *loop_main(void *arg)
         return NULL;
     }
     loop_report(l, 1);
+    /* A loop may hand connections to any other, so none runs before all are built. */
+    pthread_mutex_lock(&l->s->ready_mu);
+    while (!l->s->go) pthread_cond_wait(&l->s->ready_cv, &l->s->ready_mu);
+    pthread_mutex_unlock(&l->s->ready_mu);
     long stop_deadline = 0;
     for (;;) {
         if (l->stopping) {
-            if (l->n_conns == 0 && l->pending_jobs == 0) break;
+            if (l->n_conns == 0 && l->pending_jobs == 0 && atomic_load(&l->handoffs) == 0) break;
             if (stop_deadline == 0) stop_deadline = now_ms() + STOP_GRACE_MS;
             else if (now_ms() > stop_deadline) break;
         }
@@ -780,6 +841,7 @@ int server_start(qr_db *db, const server_config *cfg, server **out, char *errbuf
     s->cfg.addr = (const struct sockaddr *)&s->addr;
     s->ops = qr_operations();
     atomic_init(&s->connections, 0);
+    atomic_init(&s->next_loop, 0);
     atomic_init(&s->draining, 0);
     atomic_init(&s->drain_acks, 0);
     pthread_mutex_init(&s->pool_mu, NULL);
@@ -819,6 +881,7 @@ int server_start(qr_db *db, const server_config *cfg, server **out, char *errbuf
     for (unsigned i = 0; i < s->n_loops; i++) {
         s->loops[i].s = s;
         atomic_init(&s->loops[i].in_flight, 0);
+        atomic_init(&s->loops[i].handoffs, 0);
     }
     if (s->cfg.workers) {
         s->workers = calloc(s->cfg.workers, sizeof *s->workers);
@@ -851,6 +914,10 @@ int server_start(qr_db *db, const server_config *cfg, server **out, char *errbuf
             failed = 1;
         }
     }
+    pthread_mutex_lock(&s->ready_mu);
+    s->go = 1;
+    pthread_cond_broadcast(&s->ready_cv);
+    pthread_mutex_unlock(&s->ready_mu);
     if (failed) {
         server_stop(s);
         return -1;
@@ -893,6 +960,9 @@ unsigned server_in_flight(const server *s)
 void server_stop(server *s)
 {
     if (s == NULL) return;
+    /* Listeners first: once every loop has closed its own, no loop hands another a
+     * connection, and each loop can tell when it has taken all it was sent. */
+    server_drain(s);
     /* Calls already queued still run; their answers go back to the loops, which are
      * still turning. */
     pool_stop(s);

@@ -1,7 +1,7 @@
 /* server.h — quarry's HTTP server: DynamoDB's JSON protocol in front of a qr_db.
  *
- * h2o does the HTTP/1.1 (keep-alive, pipelining, chunked bodies, timeouts) on one event
- * loop per CPU; this layer routes POST / by X-Amz-Target to qr_call, verifies SigV4,
+ * h2o does the HTTP/1.1 (keep-alive, pipelining, chunked bodies, timeouts) on a few
+ * event loop threads; this layer routes POST / by X-Amz-Target to qr_call, verifies SigV4,
  * bounds request bodies, runs writes that wait for a disk sync on a pool of workers,
  * adds DynamoDB's response headers and logs one line per request. It does not open or close the database, parse options or handle signals:
  * that is `quarry serve` (src/cli/serve.c). */
@@ -37,7 +37,7 @@ int server_addr_is_loopback(const struct sockaddr *addr);
 typedef struct server_config {
     const struct sockaddr *addr; /* where to listen (copied) */
     socklen_t addr_len;
-    unsigned loops;           /* event loop threads (one per CPU is right); 0 means 1 */
+    unsigned loops;           /* event loop threads; 0 means 1 */
     unsigned workers;         /* threads for calls that may wait for a sync; 0 runs every
                                  call on its event loop (right when writes are not synced) */
     unsigned max_connections; /* open connections at once; more are refused */

@@ -196,6 +196,7 @@ def test_bad_options_are_reported(tmp_path):
     for args, text in [(["--log-level", "loud"], "--log-level"),
                        (["--listen", "nowhere"], "bad listen address"),
                        (["--threads", "0"], "--threads"),
+                       (["--loops", "0"], "--loops"),
                        (["--credentials", str(tmp_path / "missing")], "No such file"),
                        (["--frobnicate", "1"], "unknown option")]:
         p = subprocess.run([bin_, "serve", "--data", str(tmp_path / "d"), *args],
