@@ -23,8 +23,11 @@ static table *table_from_desc(uint32_t id, json_t *desc, json_t *ids)
     t->name = strdup(json_string_value(json_object_get(desc, "TableName")));
     t->id = id;
     t->desc = desc;
-    t->item_count = -1;
+    t->stats = calloc(1, sizeof *t->stats);
+    t->stats[0] = (range_stats){.id = 0, .count = -1};
+    t->nstats = 1;
     pthread_mutex_init(&t->stats_lock, NULL);
+    pthread_mutex_init(&t->count_lock, NULL);
     json_t *ks = json_object_get(desc, "KeySchema"), *defs = json_object_get(desc, "AttributeDefinitions");
     size_t i, j;
     json_t *k, *d;
@@ -66,6 +69,8 @@ static void table_free(table *t)
     json_decref(t->index_ids);
     index_list_free(t->indexes, t->nindexes);
     pthread_mutex_destroy(&t->stats_lock);
+    pthread_mutex_destroy(&t->count_lock);
+    free(t->stats);
     free(t);
 }
 
@@ -318,8 +323,11 @@ int catalog_create(qr_db *db, json_t *desc, table **out, qr_err *err)
         return -1;
     }
     table *t = table_from_desc(id, desc, ids);
-    t->item_count = 0;
-    t->size_bytes = 0;
+    /* A new table and its indexes are empty: every figure is known. */
+    t->stats = realloc(t->stats, (1 + t->nindexes) * sizeof *t->stats);
+    t->stats[0].count = 0;
+    for (size_t i = 0; i < t->nindexes; i++) t->stats[1 + i] = (range_stats){.id = t->indexes[i].id};
+    t->nstats = 1 + t->nindexes;
     if (db->ntables == db->cap) {
         db->cap = db->cap ? db->cap * 2 : 16;
         db->tables = realloc(db->tables, db->cap * sizeof *db->tables);
@@ -331,6 +339,20 @@ int catalog_create(qr_db *db, json_t *desc, table **out, qr_err *err)
     pthread_mutex_unlock(&db->catalog_lock);
     *out = t;
     return 0;
+}
+
+/* Statistics for a changed index list (schema write lock held): an index new to t has
+ * a fresh id, so nothing can be stored under it yet and no writer has seen it: it is
+ * empty, its counts known. A deleted index's counts are dropped. */
+static void stats_follow_schema(table *t, const qr_index *old, size_t nold)
+{
+    for (size_t i = 0; i < t->nindexes; i++) {
+        int known = 0;
+        for (size_t j = 0; j < nold; j++) known |= old[j].id == t->indexes[i].id;
+        if (!known) index_stats_created(t, t->indexes[i].id);
+    }
+    for (size_t j = 0; j < nold; j++)
+        if (table_index_by_id(t, old[j].id) == NULL) index_stats_forget(t, old[j].id);
 }
 
 int catalog_change_schema(qr_db *db, const char *name, schema_change_fn change, void *arg, qr_err *err)
@@ -350,12 +372,15 @@ int catalog_change_schema(qr_db *db, const char *name, schema_change_fn change, 
         json_decref(ids);
         goto out;
     }
+    qr_index *old = t->indexes;
+    size_t nold = t->nindexes;
     json_decref(t->desc);
     json_decref(t->index_ids);
-    index_list_free(t->indexes, t->nindexes);
     t->desc = desc;
     t->index_ids = ids;
     t->nindexes = index_list_from_desc(desc, ids, &t->indexes);
+    stats_follow_schema(t, old, nold);
+    index_list_free(old, nold);
     rc = 0;
 out:
     pthread_mutex_unlock(&db->catalog_lock);
@@ -653,18 +678,115 @@ void txn_unlock_keys(qr_db *db, const buf *keys, size_t n)
 
 /* ---- statistics ---- */
 
-void table_stats_adjust(table *t, int64_t items, int64_t bytes)
+/* The index changes staged on this thread for the batch it is building (see engine.h).
+ * The most one batch can change: 100 transaction items, each in five local indexes. */
+#define STAGED_MAX 512
+typedef struct staged {
+    table *t;
+    uint16_t id;
+    int64_t items, bytes;
+} staged;
+static _Thread_local struct {
+    qr_db *db;
+    int64_t logged;
+    size_t n;
+    staged s[STAGED_MAX];
+} notes;
+
+static range_stats *stats_find(table *t, uint16_t id)
 {
-    pthread_mutex_lock(&t->stats_lock);
-    if (t->item_count >= 0) {
-        t->item_count += items;
-        t->size_bytes += bytes;
+    for (size_t i = 0; i < t->nstats; i++)
+        if (t->stats[i].id == id) return &t->stats[i];
+    return NULL;
+}
+
+/* Called with stats_lock held. */
+static void stats_add_locked(range_stats *s, int64_t items, int64_t bytes)
+{
+    if (s == NULL) return;
+    if (s->count >= 0) {
+        s->count += items;
+        s->bytes += bytes;
+        if (s->count < 0 || s->bytes < 0) s->count = -1; /* drifted: count again */
+    } else if (s->counting) {
+        s->acc_count += items;
+        s->acc_bytes += bytes;
     }
+}
+
+void index_stats_adjust(table *t, uint16_t id, int64_t items, int64_t bytes)
+{
+    if (items == 0 && bytes == 0) return;
+    pthread_mutex_lock(&t->stats_lock);
+    stats_add_locked(stats_find(t, id), items, bytes);
     pthread_mutex_unlock(&t->stats_lock);
 }
 
-/* Counts the stored items (or index entries) of t's index_id and their sizes. */
-static void count_stored(qr_db *db, const table *t, uint16_t index_id, int64_t *n, int64_t *bytes)
+void index_stats_created(table *t, uint16_t id)
+{
+    pthread_mutex_lock(&t->stats_lock);
+    range_stats *s = stats_find(t, id);
+    if (s == NULL) {
+        t->stats = realloc(t->stats, (t->nstats + 1) * sizeof *t->stats);
+        s = &t->stats[t->nstats++];
+    }
+    *s = (range_stats){.id = id};
+    pthread_mutex_unlock(&t->stats_lock);
+}
+
+void index_stats_forget(table *t, uint16_t id)
+{
+    pthread_mutex_lock(&t->stats_lock);
+    range_stats *s = stats_find(t, id);
+    if (s) *s = t->stats[--t->nstats];
+    pthread_mutex_unlock(&t->stats_lock);
+}
+
+void stats_stage_begin(store_batch *b)
+{
+    if (store_batch_count(b) == 0) {
+        notes.n = 0;
+        notes.logged = 0;
+    }
+}
+
+int stats_stage_index(qr_db *db, table *t, uint16_t id, int64_t items, int64_t bytes, qr_err *err)
+{
+    (void)db;
+    if (items == 0 && bytes == 0) return 0;
+    for (size_t i = 0; i < notes.n; i++)
+        if (notes.s[i].t == t && notes.s[i].id == id) {
+            notes.s[i].items += items;
+            notes.s[i].bytes += bytes;
+            return 0;
+        }
+    if (notes.n == STAGED_MAX) return err_set(err, QR_E_INTERNAL, "one write changes more than %d index figures", STAGED_MAX);
+    notes.s[notes.n++] = (staged){t, id, items, bytes};
+    return 0;
+}
+
+void stats_stage_logged(qr_db *db)
+{
+    notes.db = db;
+    notes.logged++;
+}
+
+void table_stats_adjust(table *t, int64_t items, int64_t bytes)
+{
+    pthread_mutex_lock(&t->stats_lock);
+    stats_add_locked(stats_find(t, 0), items, bytes);
+    pthread_mutex_unlock(&t->stats_lock);
+    for (size_t i = 0; i < notes.n; i++) index_stats_adjust(notes.s[i].t, notes.s[i].id, notes.s[i].items, notes.s[i].bytes);
+    notes.n = 0;
+    if (notes.logged) {
+        __atomic_add_fetch(&notes.db->log_pending, notes.logged, __ATOMIC_RELAXED);
+        notes.logged = 0;
+    }
+}
+
+/* Counts the stored items (or index entries) of t's index_id in snap, and their sizes. */
+static void count_stored(qr_db *db, const table *t, uint16_t index_id, const store_snapshot *snap, int64_t *n,
+                         int64_t *bytes)
 {
     buf lo, hi;
     buf_init(&lo, 0);
@@ -672,7 +794,7 @@ static void count_stored(qr_db *db, const table *t, uint16_t index_id, int64_t *
     key_table_prefix(&lo, t, index_id);
     key_table_prefix(&hi, t, (uint16_t)(index_id + 1));
     *n = *bytes = 0;
-    store_iter *it = store_iter_new(db->st, NULL, lo.data, lo.len, hi.data, hi.len);
+    store_iter *it = store_iter_new(db->st, snap, lo.data, lo.len, hi.data, hi.len);
     for (store_iter_first(it); store_iter_valid(it); store_iter_next(it)) {
         size_t vl, jlen, size;
         const char *v = store_iter_value(it, &vl), *json;
@@ -686,18 +808,64 @@ static void count_stored(qr_db *db, const table *t, uint16_t index_id, int64_t *
     buf_free(&hi);
 }
 
-void table_stats_fill(qr_db *db, table *t, json_t *desc)
+/* Makes the counts of t's id known, counting them if they are not. The snapshot is
+ * taken while no writer of that range can be between its write and its adjustment:
+ * base items and local index entries are adjusted under the item's stripe lock, so all
+ * stripes are held; global index entries under gsi_lock. Writes after the snapshot
+ * adjust acc_*, which the count then adds. */
+static void stats_count(qr_db *db, table *t, uint16_t id, int global)
+{
+    pthread_mutex_lock(&t->count_lock);
+    pthread_mutex_lock(&t->stats_lock);
+    range_stats *s = stats_find(t, id);
+    int known = s && s->count >= 0;
+    pthread_mutex_unlock(&t->stats_lock);
+    if (!known) {
+        if (global) pthread_mutex_lock(&db->gsi_lock);
+        else
+            for (int i = 0; i < QR_LOCK_STRIPES; i++) pthread_mutex_lock(&db->stripes[i]);
+        const store_snapshot *snap = store_snapshot_new(db->st);
+        pthread_mutex_lock(&t->stats_lock);
+        if ((s = stats_find(t, id)) == NULL) {
+            t->stats = realloc(t->stats, (t->nstats + 1) * sizeof *t->stats);
+            s = &t->stats[t->nstats++];
+        }
+        *s = (range_stats){.id = id, .count = -1, .counting = 1};
+        pthread_mutex_unlock(&t->stats_lock);
+        if (global) pthread_mutex_unlock(&db->gsi_lock);
+        else
+            for (int i = QR_LOCK_STRIPES; i > 0; i--) pthread_mutex_unlock(&db->stripes[i - 1]);
+        int64_t n, bytes;
+        count_stored(db, t, id, snap, &n, &bytes);
+        store_snapshot_free(db->st, snap);
+        pthread_mutex_lock(&t->stats_lock);
+        if ((s = stats_find(t, id)) != NULL && s->counting) {
+            s->count = n + s->acc_count;
+            s->bytes = bytes + s->acc_bytes;
+            s->counting = 0;
+        }
+        pthread_mutex_unlock(&t->stats_lock);
+    }
+    pthread_mutex_unlock(&t->count_lock);
+}
+
+/* The counts of t's id (0 if unknown, which stats_count has just ruled out). */
+static void stats_read(table *t, uint16_t id, int64_t *n, int64_t *bytes)
 {
     pthread_mutex_lock(&t->stats_lock);
-    if (t->item_count < 0) {
-        int64_t n, bytes;
-        count_stored(db, t, 0, &n, &bytes);
-        t->item_count = n;
-        t->size_bytes = bytes;
-    }
-    json_object_set_new(desc, "ItemCount", json_integer(t->item_count));
-    json_object_set_new(desc, "TableSizeBytes", json_integer(t->size_bytes));
+    range_stats *s = stats_find(t, id);
+    *n = s && s->count >= 0 ? s->count : 0;
+    *bytes = s && s->count >= 0 ? s->bytes : 0;
     pthread_mutex_unlock(&t->stats_lock);
+}
+
+void table_stats_fill(qr_db *db, table *t, json_t *desc)
+{
+    int64_t n, bytes;
+    stats_count(db, t, 0, 0);
+    stats_read(t, 0, &n, &bytes);
+    json_object_set_new(desc, "ItemCount", json_integer(n));
+    json_object_set_new(desc, "TableSizeBytes", json_integer(bytes));
 }
 
 void index_stats_fill(qr_db *db, table *t, json_t *desc)
@@ -712,7 +880,8 @@ void index_stats_fill(qr_db *db, table *t, json_t *desc)
             if (ix == NULL) continue;
             any_global |= g;
             int64_t n, bytes;
-            count_stored(db, t, ix->id, &n, &bytes);
+            stats_count(db, t, ix->id, ix->global);
+            stats_read(t, ix->id, &n, &bytes);
             json_object_set_new(d, "ItemCount", json_integer(n));
             json_object_set_new(d, "IndexSizeBytes", json_integer(bytes));
         }

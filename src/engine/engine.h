@@ -33,6 +33,17 @@ typedef struct key_attr {
     char type;  /* 'S', 'N' or 'B' */
 } key_attr;
 
+/* The ItemCount and size in bytes of a table (id 0) or of one of its indexes. count is
+ * -1 while unknown (after opening, or for an index created on a live table) until a
+ * count of a snapshot fixes it; while that count runs, adjustments also collect in
+ * acc_* so that writes landing after the snapshot are added to its result. */
+typedef struct range_stats {
+    uint16_t id;
+    int counting;
+    int64_t count, bytes;
+    int64_t acc_count, acc_bytes;
+} range_stats;
+
 typedef struct table {
     char *name;
     uint32_t id;
@@ -40,9 +51,10 @@ typedef struct table {
     json_t *desc;          /* TableDescription as DescribeTable shows it (owned) */
     int refs;              /* guarded by the catalog lock */
     int dropped;           /* set once DeleteTable removed it from the catalog */
-    int64_t item_count;    /* approximate counts, -1 until first computed */
-    int64_t size_bytes;
+    range_stats *stats;    /* the table's (id 0) and its indexes'; guarded by stats_lock */
+    size_t nstats;
     pthread_mutex_t stats_lock;
+    pthread_mutex_t count_lock; /* one count of a snapshot at a time */
     qr_index *indexes;     /* secondary indexes; changed only under the schema write lock */
     size_t nindexes;
     json_t *index_ids;     /* index name -> id in keys (owned object) */
@@ -79,6 +91,13 @@ struct qr_db {
     pthread_cond_t prop_wake;
     int prop_stop, prop_kicked;
     int prop_idle;             /* the worker is in its long sleep and wants a kick */
+    int64_t log_pending;       /* committed records not yet applied (atomic); may dip below
+                                * 0 for a moment when the worker applies a record before its
+                                * writer has counted it */
+    /* Held by whoever writes global index entries (the worker, a backfill) from reading
+     * the entries it replaces until its statistics are adjusted, and by a count of a
+     * global index while it takes its snapshot. */
+    pthread_mutex_t gsi_lock;
     uint32_t lag_us[1024];     /* propagation lag of the most recent records (ring) */
     uint64_t lag_count;        /* records ever applied; guarded by prop_lock */
     pthread_t expirer;         /* the TTL sweeper (expire.c) */
@@ -218,14 +237,37 @@ void expire_stop(qr_db *db);
 /* One sweep over every table with TTL enabled; returns the items deleted. */
 size_t expire_sweep(qr_db *db);
 
-/* ---- statistics ---- */
-/* Adjusts a table's approximate counts after a write. */
+/* ---- statistics ----
+ * A table's and each index's ItemCount and size are kept in memory, counted once from a
+ * snapshot when first needed and then adjusted by every write that changes them, after
+ * that write has committed:
+ * - base items and local index entries: index_stage notes each local index's change on
+ *   the writing thread (stats_stage_*), and table_stats_adjust, which every writer calls
+ *   once its batch is written, applies them. A new batch (item_stage into an empty one)
+ *   discards notes left by a batch that failed.
+ * - global index entries: the propagation worker and backfills read the entries they
+ *   replace, under gsi_lock, and adjust after their batch is written. */
+/* Adjusts a table's counts after a write, and applies the index changes (and the count
+ * of propagation log records) staged on this thread since its batch began. */
 void table_stats_adjust(table *t, int64_t items, int64_t bytes);
-/* Fills ItemCount and TableSizeBytes (computing them by a scan the first time). */
+/* Called by item_stage before staging into b: starts a new set of notes if b is empty. */
+void stats_stage_begin(store_batch *b);
+/* Notes the change one staged write makes to local index id of t. Fails only if one
+ * batch changes more index figures than any DynamoDB request can. */
+int stats_stage_index(qr_db *db, table *t, uint16_t id, int64_t items, int64_t bytes, qr_err *err);
+/* Notes one staged propagation log record. */
+void stats_stage_logged(qr_db *db);
+/* Adjusts the counts of index id of t (global indexes: with gsi_lock held). */
+void index_stats_adjust(table *t, uint16_t id, int64_t items, int64_t bytes);
+/* An index created on a live table starts empty, its counts known (0); a deleted
+ * index's counts are forgotten. catalog_change_schema calls both. */
+void index_stats_created(table *t, uint16_t id);
+void index_stats_forget(table *t, uint16_t id);
+/* Fills ItemCount and TableSizeBytes (counting them the first time). */
 void table_stats_fill(qr_db *db, table *t, json_t *desc);
-/* Fills each index's ItemCount and IndexSizeBytes in desc (by scanning the index), and,
- * for tables with global indexes, the propagation lag: pending updates and the age of
- * the oldest ("QuarryIndexPropagation"; DynamoDB has no such field). */
+/* Fills each index's ItemCount and IndexSizeBytes in desc (counting each the first
+ * time), and, for tables with global indexes, the propagation lag: pending updates and
+ * the age of the oldest ("QuarryIndexPropagation"; DynamoDB has no such field). */
 void index_stats_fill(qr_db *db, table *t, json_t *desc);
 
 #endif

@@ -389,7 +389,7 @@ static void log_op(buf *rec, char op, const buf *key, const buf *val)
     }
 }
 
-int index_stage(qr_db *db, const table *t, store_batch *b, const json_t *old_item, const json_t *new_item,
+int index_stage(qr_db *db, table *t, store_batch *b, const json_t *old_item, const json_t *new_item,
                 const buf *new_stored, qr_err *err)
 {
     if (t->nindexes == 0) return 0;
@@ -418,18 +418,21 @@ int index_stage(qr_db *db, const table *t, store_batch *b, const json_t *old_ite
             break;
         }
         int same = has_old && has_new && ok.len == nk.len && memcmp(ok.data, nk.data, ok.len) == 0;
+        int64_t new_size = 0, old_size = 0;
+        /* Sizes of the local entries written and replaced: the collection's growth and
+         * the index's statistics. */
         if (has_new && ix->projection == QR_PROJ_ALL && new_stored) {
             buf_append(&val, new_stored->data, new_stored->len);
-            if (!ix->global) coll_delta += (int64_t)item_size(new_item);
+            if (!ix->global) new_size = (int64_t)be32_read(new_stored->data + 1); /* the stored form's size */
         } else if (has_new) {
             json_t *p = index_project(t, ix, new_item);
             rc = item_encode(p, &val);
-            if (!ix->global) coll_delta += (int64_t)item_size(p);
+            if (!ix->global) new_size = (int64_t)item_size(p);
             json_decref(p);
         }
         if (has_old && !ix->global) {
-            json_t *p = index_project(t, ix, old_item);
-            coll_delta -= (int64_t)item_size(p);
+            json_t *p = ix->projection == QR_PROJ_ALL ? NULL : index_project(t, ix, old_item);
+            old_size = (int64_t)item_size(p ? p : old_item);
             json_decref(p);
         }
         nlocal += !ix->global;
@@ -438,8 +441,11 @@ int index_stage(qr_db *db, const table *t, store_batch *b, const json_t *old_ite
             if (has_new) log_op(&rec, 'P', &nk, &val);
             logged |= has_old || has_new;
         } else {
+            coll_delta += new_size - old_size;
             if (has_old && !same) store_batch_delete(b, ok.data, ok.len);
             if (has_new) store_batch_put(b, nk.data, nk.len, val.data, val.len);
+            /* Written in this batch, so the entry exists exactly when old_item has one. */
+            if (rc == 0) rc = stats_stage_index(db, t, ix->id, has_new - has_old, new_size - old_size, err);
         }
     }
     if (rc == 0 && nlocal) {
@@ -452,6 +458,7 @@ int index_stage(qr_db *db, const table *t, store_batch *b, const json_t *old_ite
         buf_append(&lk, QR_LOG_PREFIX, QR_LOG_PREFIX_LEN);
         buf_put_be64(&lk, propagate_next_seq(db));
         store_batch_put(b, lk.data, lk.len, rec.data, rec.len);
+        stats_stage_logged(db);
         buf_free(&lk);
         propagate_kick(db);
     }

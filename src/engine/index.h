@@ -72,11 +72,13 @@ size_t index_write_bytes(const struct table *t, const qr_index *ix, const json_t
 /* Adds the index work of one base write (old → new, either may be NULL) to batch b:
  * local index entries directly, global index work as a propagation log record.
  * new_stored is new_item's stored form (reused as is by indexes projecting ALL), or
- * NULL when new_item is NULL. */
-int index_stage(struct qr_db *db, const struct table *t, store_batch *b, const json_t *old_item,
+ * NULL when new_item is NULL. The local indexes' count changes and the log record are
+ * noted for table_stats_adjust (engine.h). */
+int index_stage(struct qr_db *db, struct table *t, store_batch *b, const json_t *old_item,
                 const json_t *new_item, const buf *new_stored, qr_err *err);
 
 /* ---- the propagation worker (propagate.c) ---- */
+/* Counts the records a previous run left in the log, then starts the worker. */
 int propagate_start(struct qr_db *db);
 void propagate_stop(struct qr_db *db);
 /* Numbers a new log record and notes it as in flight until the worker applies it. */
@@ -85,7 +87,8 @@ uint64_t propagate_next_seq(struct qr_db *db);
 void propagate_kick(struct qr_db *db);
 /* Waits until the log is empty (or timeout_ms passes); returns 0 if drained. */
 int propagate_drain(struct qr_db *db, int timeout_ms);
-/* Records pending and the age in milliseconds of the oldest one. */
+/* Records pending (kept as a count) and the age in milliseconds of the oldest one (one
+ * seek). */
 void propagate_lag(struct qr_db *db, uint64_t *pending, double *oldest_ms);
 /* The median and 99th percentile of the propagation lag (write to index update) of the
  * most recent 1024 records, in milliseconds; *count is how many records were applied. */

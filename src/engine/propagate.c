@@ -82,36 +82,135 @@ static int index_alive(qr_db *db, const char *key, size_t len)
     return alive;
 }
 
-/* Adds the operations of one log record to b. Returns -1 if the record is malformed
- * (it is then dropped). */
-static int apply_record(qr_db *db, const char *v, size_t len, store_batch *b)
+/* A batch of the worker's being built: its writes, the state of each entry key it
+ * touches as the batch leaves it (so a later record in the same batch sees it), the
+ * count changes per index, and the records it deletes. */
+typedef struct gsi_delta {
+    uint32_t table_id;
+    uint16_t index_id;
+    int64_t items, bytes;
+} gsi_delta;
+
+typedef struct apply_batch {
+    store_batch *b;
+    json_t *touched;   /* hex of entry key -> its stored size after this batch, -1 if none */
+    gsi_delta *d;
+    size_t nd, cap;
+    int64_t records;
+} apply_batch;
+
+/* The stored size of an entry value, or -1 if it is not a stored item (count_stored
+ * does not count those either). */
+static int64_t entry_size(const char *v, size_t vl)
+{
+    const char *json;
+    size_t jlen, size;
+    return item_stored(v, vl, &json, &jlen, &size) == 0 ? (int64_t)size : -1;
+}
+
+static void hex(const char *k, size_t kl, buf *out)
+{
+    static const char digits[] = "0123456789abcdef";
+    buf_reset(out);
+    for (size_t i = 0; i < kl; i++) {
+        buf_putc(out, (uint8_t)digits[(unsigned char)k[i] >> 4]);
+        buf_putc(out, (uint8_t)digits[(unsigned char)k[i] & 15]);
+    }
+}
+
+/* The size of the entry at k as the store plus the batch so far hold it (-1: none). */
+static int64_t entry_now(qr_db *db, apply_batch *ab, const char *k, size_t kl, const char *name)
+{
+    json_t *v = json_object_get(ab->touched, name);
+    if (v) return json_integer_value(v);
+    char *val;
+    size_t vl;
+    qr_err e;
+    err_init(&e);
+    int64_t size = -1;
+    if (store_get(db->st, NULL, k, kl, &val, &vl, &e) == 1) {
+        size = entry_size(val, vl);
+        free(val);
+    }
+    return size;
+}
+
+static void note_delta(apply_batch *ab, const char *k, int64_t before, int64_t after)
+{
+    int64_t items = (after >= 0) - (before >= 0), bytes = (after > 0 ? after : 0) - (before > 0 ? before : 0);
+    if (items == 0 && bytes == 0) return;
+    uint32_t tid = be32_read(k + 1);
+    uint16_t iid = be16_read(k + 5);
+    for (size_t i = 0; i < ab->nd; i++)
+        if (ab->d[i].table_id == tid && ab->d[i].index_id == iid) {
+            ab->d[i].items += items;
+            ab->d[i].bytes += bytes;
+            return;
+        }
+    if (ab->nd == ab->cap) ab->d = realloc(ab->d, (ab->cap = ab->cap ? ab->cap * 2 : 8) * sizeof *ab->d);
+    ab->d[ab->nd++] = (gsi_delta){tid, iid, items, bytes};
+}
+
+/* Adds the operations of one log record to the batch. Returns -1 if the record is
+ * malformed (it is then dropped). Called with gsi_lock held. */
+static int apply_record(qr_db *db, const char *v, size_t len, apply_batch *ab)
 {
     size_t p = 8;
+    buf name;
+    buf_init(&name, 0);
+    int rc = -1;
     while (p < len) {
         char op = v[p++];
-        if (p + 4 > len) return -1;
+        if (p + 4 > len) goto out;
         size_t kl = be32_read(v + p);
         p += 4;
-        if (p + kl > len) return -1;
+        if (p + kl > len) goto out;
         const char *k = v + p;
         p += kl;
         const char *val = NULL;
         size_t vl = 0;
         if (op == 'P') {
-            if (p + 4 > len) return -1;
+            if (p + 4 > len) goto out;
             vl = be32_read(v + p);
             p += 4;
-            if (p + vl > len) return -1;
+            if (p + vl > len) goto out;
             val = v + p;
             p += vl;
         } else if (op != 'D') {
-            return -1;
+            goto out;
         }
         if (!index_alive(db, k, kl)) continue;
-        if (op == 'P') store_batch_put(b, k, kl, val, vl);
-        else store_batch_delete(b, k, kl);
+        hex(k, kl, &name);
+        int64_t before = entry_now(db, ab, k, kl, name.data), after = op == 'P' ? entry_size(val, vl) : -1;
+        if (op == 'P') store_batch_put(ab->b, k, kl, val, vl);
+        else store_batch_delete(ab->b, k, kl);
+        json_object_set_new(ab->touched, name.data, json_integer(after));
+        note_delta(ab, k, before, after);
     }
-    return 0;
+    rc = 0;
+out:
+    buf_free(&name);
+    return rc;
+}
+
+/* Writes the batch; once it is written, adjusts the indexes' counts and the pending
+ * record count. Then starts a new batch. Called with gsi_lock held. */
+static void apply_flush(qr_db *db, apply_batch *ab)
+{
+    qr_err e;
+    err_init(&e);
+    if (store_batch_count(ab->b) && store_write_nosync(db->st, ab->b, &e) == 0) {
+        for (size_t i = 0; i < ab->nd; i++) {
+            table *t = catalog_get_by_id(db, ab->d[i].table_id);
+            if (t) index_stats_adjust(t, ab->d[i].index_id, ab->d[i].items, ab->d[i].bytes);
+            catalog_release(db, t);
+        }
+        __atomic_sub_fetch(&db->log_pending, ab->records, __ATOMIC_RELAXED);
+    }
+    store_batch_clear(ab->b);
+    json_object_clear(ab->touched);
+    ab->nd = 0;
+    ab->records = 0;
 }
 
 /* One pass over the log. Returns the records applied; *wait_us is set to how long the
@@ -130,8 +229,8 @@ static size_t apply_pass(qr_db *db, uint64_t *wait_us)
     pthread_mutex_unlock(&db->prop_lock);
     store_iter *it = store_iter_new(db->st, NULL, lower.data, lower.len, "\0M", 2);
     buf_free(&lower);
-    store_batch *b = store_batch_new();
-    size_t in_batch = 0;
+    apply_batch ab = {.b = store_batch_new(), .touched = json_object()};
+    pthread_mutex_lock(&db->gsi_lock);
     for (store_iter_first(it); store_iter_valid(it); store_iter_next(it)) {
         size_t kl, vl;
         const char *k = store_iter_key(it, &kl), *v = store_iter_value(it, &vl);
@@ -142,8 +241,9 @@ static size_t apply_pass(qr_db *db, uint64_t *wait_us)
                 break;
             }
         }
-        if (vl >= 8) apply_record(db, v, vl, b);
-        store_batch_delete(b, k, kl);
+        if (vl >= 8) apply_record(db, v, vl, &ab);
+        store_batch_delete(ab.b, k, kl);
+        ab.records++;
         pthread_mutex_lock(&db->prop_lock);
         if (vl >= 8) {
             uint64_t at = be64_read(v);
@@ -152,20 +252,18 @@ static size_t apply_pass(qr_db *db, uint64_t *wait_us)
         if (kl == QR_LOG_PREFIX_LEN + 8) applied_locked(db, be64_read(k + QR_LOG_PREFIX_LEN));
         pthread_mutex_unlock(&db->prop_lock);
         applied++;
-        if (++in_batch == APPLY_BATCH) {
-            qr_err e;
-            err_init(&e);
-            store_write_nosync(db->st, b, &e);
-            store_batch_clear(b);
-            in_batch = 0;
+        if (ab.records == APPLY_BATCH) {
+            apply_flush(db, &ab);
+            /* Let a backfill or a count in between batches. */
+            pthread_mutex_unlock(&db->gsi_lock);
+            pthread_mutex_lock(&db->gsi_lock);
         }
     }
-    if (in_batch) {
-        qr_err e;
-        err_init(&e);
-        store_write_nosync(db->st, b, &e);
-    }
-    store_batch_free(b);
+    apply_flush(db, &ab);
+    pthread_mutex_unlock(&db->gsi_lock);
+    store_batch_free(ab.b);
+    json_decref(ab.touched);
+    free(ab.d);
     store_iter_free(it);
     return applied;
 }
@@ -213,9 +311,13 @@ static void *worker_main(void *arg)
 int propagate_start(qr_db *db)
 {
     pthread_mutex_init(&db->prop_lock, NULL);
+    pthread_mutex_init(&db->gsi_lock, NULL);
     pthread_cond_init(&db->prop_wake, NULL);
-    /* Continue numbering after the last record a previous run left. */
+    /* Count the records a previous run left (once; from here on the count is kept), and
+     * continue numbering after the last. */
     store_iter *it = store_iter_new(db->st, NULL, QR_LOG_PREFIX, QR_LOG_PREFIX_LEN, "\0M", 2);
+    db->log_pending = 0;
+    for (store_iter_first(it); store_iter_valid(it); store_iter_next(it)) db->log_pending++;
     store_iter_last(it);
     db->log_seq = 1;
     if (store_iter_valid(it)) {
@@ -240,6 +342,7 @@ void propagate_stop(qr_db *db)
     if (db->worker_running) pthread_join(db->worker, NULL);
     db->worker_running = 0;
     pthread_mutex_destroy(&db->prop_lock);
+    pthread_mutex_destroy(&db->gsi_lock);
     pthread_cond_destroy(&db->prop_wake);
 }
 
@@ -254,20 +357,39 @@ void propagate_kick(qr_db *db)
     pthread_mutex_unlock(&db->prop_lock);
 }
 
+/* Where the oldest record may be: the lowest in flight, or the cursor; from_start looks
+ * from the log's beginning instead (past the tombstones of applied records). */
+static store_iter *log_from(qr_db *db, int from_start)
+{
+    buf lower;
+    buf_init(&lower, 0);
+    buf_append(&lower, QR_LOG_PREFIX, QR_LOG_PREFIX_LEN);
+    if (!from_start) {
+        pthread_mutex_lock(&db->prop_lock);
+        buf_put_be64(&lower, scan_start_locked(db, now_us()));
+        pthread_mutex_unlock(&db->prop_lock);
+    }
+    store_iter *it = store_iter_new(db->st, NULL, lower.data, lower.len, "\0M", 2);
+    buf_free(&lower);
+    store_iter_first(it);
+    return it;
+}
+
 void propagate_lag(qr_db *db, uint64_t *pending, double *oldest_ms)
 {
-    *pending = 0;
+    int64_t n = __atomic_load_n(&db->log_pending, __ATOMIC_RELAXED);
+    *pending = n > 0 ? (uint64_t)n : 0;
     *oldest_ms = 0;
-    store_iter *it = store_iter_new(db->st, NULL, QR_LOG_PREFIX, QR_LOG_PREFIX_LEN, "\0M", 2);
-    uint64_t now = now_us();
-    for (store_iter_first(it); store_iter_valid(it); store_iter_next(it)) {
+    store_iter *it = log_from(db, 0);
+    if (!store_iter_valid(it) && n > 0) { /* a record that committed late, behind the cursor */
+        store_iter_free(it);
+        it = log_from(db, 1);
+    }
+    if (store_iter_valid(it)) {
         size_t vl;
         const char *v = store_iter_value(it, &vl);
-        if (*pending == 0 && vl >= 8) {
-            uint64_t at = be64_read(v);
-            *oldest_ms = now > at ? (double)(now - at) / 1000.0 : 0;
-        }
-        (*pending)++;
+        uint64_t now = now_us(), at = vl >= 8 ? be64_read(v) : now;
+        *oldest_ms = now > at ? (double)(now - at) / 1000.0 : 0;
     }
     store_iter_free(it);
 }
@@ -297,17 +419,9 @@ void propagate_lag_percentiles(qr_db *db, double *p50, double *p99, uint64_t *co
  * the tombstones of applied records). */
 static int recent_pending(qr_db *db)
 {
-    buf lower;
-    buf_init(&lower, 0);
-    buf_append(&lower, QR_LOG_PREFIX, QR_LOG_PREFIX_LEN);
-    pthread_mutex_lock(&db->prop_lock);
-    buf_put_be64(&lower, scan_start_locked(db, now_us()));
-    pthread_mutex_unlock(&db->prop_lock);
-    store_iter *it = store_iter_new(db->st, NULL, lower.data, lower.len, "\0M", 2);
-    store_iter_first(it);
+    store_iter *it = log_from(db, 0);
     int any = store_iter_valid(it);
     store_iter_free(it);
-    buf_free(&lower);
     return any;
 }
 
@@ -315,9 +429,7 @@ int propagate_drain(qr_db *db, int timeout_ms)
 {
     uint64_t deadline = now_us() + (uint64_t)timeout_ms * 1000u;
     for (;;) {
-        uint64_t pending = 1;
-        double oldest;
-        if (!recent_pending(db)) propagate_lag(db, &pending, &oldest);
+        int pending = recent_pending(db) || __atomic_load_n(&db->log_pending, __ATOMIC_RELAXED) > 0;
         int backfilling = 0;
         pthread_mutex_lock(&db->catalog_lock);
         for (size_t i = 0; i < db->ntables; i++)
@@ -380,12 +492,16 @@ static int backfill_chunk(qr_db *db, table *t, qr_index *ix, buf *cursor, int *d
     *done = n < 64;
     if (n == 0) return 0;
     keys_lock(db, keys, n);
+    /* The worker may apply older records for these items meanwhile: gsi_lock keeps it
+     * out while the entries are read, replaced and counted. */
+    pthread_mutex_lock(&db->gsi_lock);
     store_batch *b = store_batch_new();
     qr_err e;
     err_init(&e);
     buf ek, val;
     buf_init(&ek, 0);
     buf_init(&val, 0);
+    int64_t items = 0, bytes = 0;
     for (size_t i = 0; i < n; i++) {
         json_t *item = NULL;
         if (item_read(db, NULL, &keys[i], &item, &e) == 1) {
@@ -395,12 +511,23 @@ static int backfill_chunk(qr_db *db, table *t, qr_index *ix, buf *cursor, int *d
                 json_t *p = index_project(t, ix, item);
                 item_encode(p, &val);
                 json_decref(p);
+                char *old;
+                size_t ol;
+                int64_t before = -1, after = entry_size(val.data, val.len);
+                if (store_get(db->st, NULL, ek.data, ek.len, &old, &ol, &e) == 1) {
+                    before = entry_size(old, ol);
+                    free(old);
+                }
+                items += (after >= 0) - (before >= 0);
+                bytes += (after > 0 ? after : 0) - (before > 0 ? before : 0);
                 store_batch_put(b, ek.data, ek.len, val.data, val.len);
             }
         }
         json_decref(item);
     }
     int rc = store_write_nosync(db->st, b, &e);
+    if (rc == 0) index_stats_adjust(t, ix->id, items, bytes);
+    pthread_mutex_unlock(&db->gsi_lock);
     keys_unlock(db, keys, n);
     store_batch_free(b);
     buf_free(&ek);
