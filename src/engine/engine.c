@@ -859,6 +859,17 @@ static void stats_read(table *t, uint16_t id, int64_t *n, int64_t *bytes)
     pthread_mutex_unlock(&t->stats_lock);
 }
 
+int stats_peek(table *t, uint16_t id, int64_t *items, int64_t *bytes)
+{
+    pthread_mutex_lock(&t->stats_lock);
+    range_stats *s = stats_find(t, id);
+    int known = s && s->count >= 0;
+    *items = known ? s->count : 0;
+    *bytes = known ? s->bytes : 0;
+    pthread_mutex_unlock(&t->stats_lock);
+    return known;
+}
+
 void table_stats_fill(qr_db *db, table *t, json_t *desc)
 {
     int64_t n, bytes;

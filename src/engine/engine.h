@@ -263,6 +263,9 @@ void index_stats_adjust(table *t, uint16_t id, int64_t items, int64_t bytes);
  * index's counts are forgotten. catalog_change_schema calls both. */
 void index_stats_created(table *t, uint16_t id);
 void index_stats_forget(table *t, uint16_t id);
+/* The counts of t's id (0: the table) as DescribeTable would give them; returns 0 if
+ * they are not known yet. */
+int stats_peek(table *t, uint16_t id, int64_t *items, int64_t *bytes);
 /* Fills ItemCount and TableSizeBytes (counting them the first time). */
 void table_stats_fill(qr_db *db, table *t, json_t *desc);
 /* Fills each index's ItemCount and IndexSizeBytes in desc (counting each the first

@@ -1,10 +1,11 @@
 /* verify.c — qr_verify: does every secondary index hold exactly its base items'
- * projections?
+ * projections, and does DescribeTable count what is stored?
  *
  * After the propagation log drains, each index's expected entries are computed from the
  * base table, sorted, and compared in one merge pass with the entries actually stored.
- * Missing, stale and differing entries are each reported with the item's key. It only
- * reads; repairing drift is not its job. */
+ * Missing, stale and differing entries are each reported with the item's key, and the
+ * ItemCount and size kept in memory (when known) are compared with the stored ones. It
+ * only reads; repairing drift is not its job. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,11 +42,49 @@ static void describe(buf *out, const char *val, size_t vlen)
     else buf_puts(out, "(undecodable entry)");
 }
 
+/* Compares the counts kept for t's id (if known) with those stored; returns 1 if they
+ * differ. Stored entries that are not stored items count as verify_index's
+ * differences, not here: count_stored skips them too. */
+static size_t check_stats(table *t, uint16_t id, const char *what, int64_t items, int64_t bytes, buf *report)
+{
+    int64_t kept_items, kept_bytes;
+    if (!stats_peek(t, id, &kept_items, &kept_bytes) || (kept_items == items && kept_bytes == bytes)) return 0;
+    buf_printf(report, "  %s%s%s: DescribeTable counts %lld items of %lld bytes, %lld items of %lld bytes are stored\n",
+               t->name, id ? "." : "", id ? what : "", (long long)kept_items, (long long)kept_bytes, (long long)items,
+               (long long)bytes);
+    return 1;
+}
+
+/* Counts the base items of t and compares them with the counts kept. */
+static size_t verify_table_stats(qr_db *db, table *t, buf *report)
+{
+    buf lo, hi;
+    buf_init(&lo, 0);
+    buf_init(&hi, 0);
+    key_table_prefix(&lo, t, 0);
+    key_table_prefix(&hi, t, 1);
+    int64_t items = 0, bytes = 0;
+    store_iter *it = store_iter_new(db->st, NULL, lo.data, lo.len, hi.data, hi.len);
+    for (store_iter_first(it); store_iter_valid(it); store_iter_next(it)) {
+        size_t vl, jlen, size;
+        const char *v = store_iter_value(it, &vl), *json;
+        if (item_stored(v, vl, &json, &jlen, &size) == 0) {
+            items++;
+            bytes += (int64_t)size;
+        }
+    }
+    store_iter_free(it);
+    buf_free(&lo);
+    buf_free(&hi);
+    return check_stats(t, 0, "", items, bytes, report);
+}
+
 /* Checks one index; appends findings to report and returns the number of differences. */
 static size_t verify_index(qr_db *db, table *t, qr_index *ix, buf *report)
 {
     entry *want = NULL;
     size_t n = 0, cap = 0, diffs = 0, have_count = 0;
+    int64_t have_bytes = 0;
     buf lo, hi, ek, val;
     buf_init(&lo, 0);
     buf_init(&hi, 0);
@@ -125,9 +164,13 @@ static size_t verify_index(qr_db *db, table *t, qr_index *ix, buf *report)
             i++;
         }
         have_count++;
+        const char *json;
+        size_t jlen, size;
+        if (item_stored(have.val, have.vlen, &json, &jlen, &size) == 0) have_bytes += (int64_t)size;
         store_iter_next(it);
     }
     store_iter_free(it);
+    diffs += check_stats(t, ix->id, ix->name, (int64_t)have_count, have_bytes, report);
     buf_printf(report, "%s index %s: %zu base entries expected, %zu stored, %zu difference%s\n", t->name, ix->name,
                n, have_count, diffs, diffs == 1 ? "" : "s");
     for (size_t k = 0; k < n; k++) {
@@ -156,6 +199,7 @@ int qr_verify(qr_db *db, const char *table_name, char **report)
         found = 1;
         table *t = catalog_get(db, json_string_value(n));
         if (t == NULL) continue;
+        diffs += verify_table_stats(db, t, &out);
         if (t->nindexes == 0) buf_printf(&out, "%s: no secondary indexes\n", t->name);
         for (size_t k = 0; k < t->nindexes; k++) {
             diffs += verify_index(db, t, &t->indexes[k], &out);

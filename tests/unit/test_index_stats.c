@@ -6,12 +6,14 @@
  * writes go on (backfill) and one is deleted. After qr_wait_indexes, every ItemCount,
  * TableSizeBytes and IndexSizeBytes must equal a full count by Scan, PendingUpdates must
  * be 0, and so again after closing and reopening (counted once, then kept), also when
- * writers run while that first count is taken. With gsi_lag_ms holding updates back,
- * PendingUpdates must be above 0. */
+ * writers run while that first count is taken, and after Time to Live deletes. With
+ * gsi_lag_ms holding updates back, PendingUpdates must be above 0. qr_verify, which
+ * also compares the counts with the stored entries, must agree throughout. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "model/value.h"
@@ -19,11 +21,11 @@
 
 #include "check.h"
 
-static qr_db *open_db(const char *dir, int lag)
+static qr_db *open_db(const char *dir, int lag, int ttl_ms)
 {
     qr_db *db;
     char *err = NULL;
-    qr_options o = {.no_sync = 1, .gsi_lag_ms = lag};
+    qr_options o = {.no_sync = 1, .gsi_lag_ms = lag, .ttl_interval_ms = ttl_ms};
     if (qr_open(dir, &o, &db, &err) != QR_OK) {
         fprintf(stderr, "open %s: %s\n", dir, err);
         exit(1);
@@ -238,7 +240,7 @@ int main(void)
     char dir[] = "/tmp/quarry-index-stats-XXXXXX";
     if (mkdtemp(dir) == NULL) return 1;
     unsigned seed = 20261130;
-    qr_db *db = open_db(dir, 0);
+    qr_db *db = open_db(dir, 0, 0);
     create_table(db);
     for (int i = 0; i < 600; i++) random_write(db, &seed, 1);
     CHECK(qr_wait_indexes(db, 30000) == QR_OK, "indexes drain");
@@ -266,10 +268,10 @@ int main(void)
     qr_close(db);
 
     /* Reopened: counted once, then kept; writers run while that count is taken. */
-    db = open_db(dir, 0);
+    db = open_db(dir, 0, 0);
     CHECK(check_counts(db, "after reopening") == 3, "three indexes after reopening");
     qr_close(db);
-    db = open_db(dir, 0);
+    db = open_db(dir, 0, 0);
     writer ws[2] = {{db, 7, 300}, {db, 11, 300}};
     pthread_t th[2];
     for (int i = 0; i < 2; i++) pthread_create(&th[i], NULL, writer_main, &ws[i]);
@@ -281,14 +283,14 @@ int main(void)
     qr_close(db);
 
     /* Held back by the lag, the updates are pending; and survive a reopen as pending. */
-    db = open_db(dir, 1500);
+    db = open_db(dir, 1500, 0);
     for (int i = 0; i < 20; i++) random_write(db, &seed, 1);
     json_t *t = describe(db);
     json_int_t pending = json_integer_value(json_object_get(json_object_get(t, "QuarryIndexPropagation"), "PendingUpdates"));
     CHECK(pending > 0, "PendingUpdates %lld while the lag holds updates back", (long long)pending);
     json_decref(t);
     qr_close(db);
-    db = open_db(dir, 1500);
+    db = open_db(dir, 1500, 0);
     t = describe(db);
     json_int_t again = json_integer_value(json_object_get(json_object_get(t, "QuarryIndexPropagation"), "PendingUpdates"));
     CHECK(again > 0 && again <= pending, "PendingUpdates %lld after reopening (was %lld)", (long long)again,
@@ -296,6 +298,27 @@ int main(void)
     json_decref(t);
     CHECK(qr_wait_indexes(db, 30000) == QR_OK, "indexes drain after the lag");
     check_counts(db, "after the lag");
+    qr_close(db);
+
+    /* Time to Live deletes through the ordinary write path, and the counts follow. */
+    db = open_db(dir, 0, 100);
+    json_decref(call(db, "UpdateTimeToLive",
+                     "{\"TableName\":\"stats\",\"TimeToLiveSpecification\":{\"Enabled\":true,\"AttributeName\":\"exp\"}}", 1));
+    int64_t before, before_bytes, after, after_bytes;
+    scan_count(db, NULL, &before, &before_bytes);
+    for (int k = 0; k < 30; k++) {
+        char req[512];
+        snprintf(req, sizeof req,
+                 "{\"TableName\":\"stats\",\"Item\":{\"pk\":{\"S\":\"p%d\"},\"sk\":{\"S\":\"s%d\"},\"at\":{\"N\":\"%d\"},"
+                 "\"status\":{\"S\":\"OPEN\"},\"kind\":{\"S\":\"k1\"},\"exp\":{\"N\":\"%lld\"}}}",
+                 k % 17, k, k, (long long)time(NULL) - 100);
+        json_decref(call(db, "PutItem", req, 1));
+    }
+    usleep(800000);
+    CHECK(qr_wait_indexes(db, 30000) == QR_OK, "indexes drain after expiry");
+    scan_count(db, NULL, &after, &after_bytes);
+    CHECK(after < before, "expired items are gone (%lld items before, %lld after)", (long long)before, (long long)after);
+    check_counts(db, "after expiry");
     qr_close(db);
 
     char cmd[128];
