@@ -688,6 +688,7 @@ typedef struct staged {
 } staged;
 static _Thread_local struct {
     qr_db *db;
+    uint64_t epoch;
     int64_t logged;
     size_t n;
     staged s[STAGED_MAX];
@@ -700,10 +701,10 @@ static range_stats *stats_find(table *t, uint16_t id)
     return NULL;
 }
 
-/* Called with stats_lock held. */
-static void stats_add_locked(range_stats *s, int64_t items, int64_t bytes)
+/* Called with stats_lock held; epoch is the stats epoch the write was staged at. */
+static void stats_add_locked(range_stats *s, int64_t items, int64_t bytes, uint64_t epoch)
 {
-    if (s == NULL) return;
+    if (s == NULL || epoch < s->since) return;
     if (s->count >= 0) {
         s->count += items;
         s->bytes += bytes;
@@ -714,12 +715,17 @@ static void stats_add_locked(range_stats *s, int64_t items, int64_t bytes)
     }
 }
 
-void index_stats_adjust(table *t, uint16_t id, int64_t items, int64_t bytes)
+static void stats_adjust(table *t, uint16_t id, int64_t items, int64_t bytes, uint64_t epoch)
 {
     if (items == 0 && bytes == 0) return;
     pthread_mutex_lock(&t->stats_lock);
-    stats_add_locked(stats_find(t, id), items, bytes);
+    stats_add_locked(stats_find(t, id), items, bytes, epoch);
     pthread_mutex_unlock(&t->stats_lock);
+}
+
+void index_stats_adjust(table *t, uint16_t id, int64_t items, int64_t bytes)
+{
+    stats_adjust(t, id, items, bytes, UINT64_MAX); /* gsi_lock orders these with counts */
 }
 
 void index_stats_created(table *t, uint16_t id)
@@ -742,11 +748,12 @@ void index_stats_forget(table *t, uint16_t id)
     pthread_mutex_unlock(&t->stats_lock);
 }
 
-void stats_stage_begin(store_batch *b)
+void stats_stage_begin(qr_db *db, store_batch *b)
 {
     if (store_batch_count(b) == 0) {
         notes.n = 0;
         notes.logged = 0;
+        notes.epoch = __atomic_load_n(&db->stats_epoch, __ATOMIC_RELAXED);
     }
 }
 
@@ -773,10 +780,9 @@ void stats_stage_logged(qr_db *db)
 
 void table_stats_adjust(table *t, int64_t items, int64_t bytes)
 {
-    pthread_mutex_lock(&t->stats_lock);
-    stats_add_locked(stats_find(t, 0), items, bytes);
-    pthread_mutex_unlock(&t->stats_lock);
-    for (size_t i = 0; i < notes.n; i++) index_stats_adjust(notes.s[i].t, notes.s[i].id, notes.s[i].items, notes.s[i].bytes);
+    stats_adjust(t, 0, items, bytes, notes.epoch);
+    for (size_t i = 0; i < notes.n; i++)
+        stats_adjust(notes.s[i].t, notes.s[i].id, notes.s[i].items, notes.s[i].bytes, notes.epoch);
     notes.n = 0;
     if (notes.logged) {
         __atomic_add_fetch(&notes.db->log_pending, notes.logged, __ATOMIC_RELAXED);
@@ -809,10 +815,13 @@ static void count_stored(qr_db *db, const table *t, uint16_t index_id, const sto
 }
 
 /* Makes the counts of t's id known, counting them if they are not. The snapshot is
- * taken while no writer of that range can be between its write and its adjustment:
- * base items and local index entries are adjusted under the item's stripe lock, so all
- * stripes are held; global index entries under gsi_lock. Writes after the snapshot
- * adjust acc_*, which the count then adds. */
+ * taken where it splits writers cleanly. Base items and local index entries are staged
+ * and written under their item's stripe lock: with every stripe held, the epoch is
+ * bumped and the snapshot taken, so a write staged at an older epoch is in the
+ * snapshot (its adjustment is ignored, however late it comes) and one staged at the new
+ * epoch is not (it adjusts acc_*, which the count then adds). Global index entries are
+ * read, written and adjusted under gsi_lock, so holding it while the snapshot is taken
+ * leaves no writer half done. */
 static void stats_count(qr_db *db, table *t, uint16_t id, int global)
 {
     pthread_mutex_lock(&t->count_lock);
@@ -821,16 +830,20 @@ static void stats_count(qr_db *db, table *t, uint16_t id, int global)
     int known = s && s->count >= 0;
     pthread_mutex_unlock(&t->stats_lock);
     if (!known) {
-        if (global) pthread_mutex_lock(&db->gsi_lock);
-        else
+        uint64_t since = 0;
+        if (global) {
+            pthread_mutex_lock(&db->gsi_lock);
+        } else {
             for (int i = 0; i < QR_LOCK_STRIPES; i++) pthread_mutex_lock(&db->stripes[i]);
+            since = __atomic_add_fetch(&db->stats_epoch, 1, __ATOMIC_RELAXED);
+        }
         const store_snapshot *snap = store_snapshot_new(db->st);
         pthread_mutex_lock(&t->stats_lock);
         if ((s = stats_find(t, id)) == NULL) {
             t->stats = realloc(t->stats, (t->nstats + 1) * sizeof *t->stats);
             s = &t->stats[t->nstats++];
         }
-        *s = (range_stats){.id = id, .count = -1, .counting = 1};
+        *s = (range_stats){.id = id, .count = -1, .counting = 1, .since = since};
         pthread_mutex_unlock(&t->stats_lock);
         if (global) pthread_mutex_unlock(&db->gsi_lock);
         else

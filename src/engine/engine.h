@@ -34,12 +34,15 @@ typedef struct key_attr {
 } key_attr;
 
 /* The ItemCount and size in bytes of a table (id 0) or of one of its indexes. count is
- * -1 while unknown (after opening, or for an index created on a live table) until a
- * count of a snapshot fixes it; while that count runs, adjustments also collect in
- * acc_* so that writes landing after the snapshot are added to its result. */
+ * -1 while unknown (after opening) until a count of a snapshot fixes it; while that
+ * count runs, adjustments collect in acc_* so that writes landing after the snapshot
+ * are added to its result. since is the stats epoch of that snapshot: a base write
+ * staged before it (under its item's lock, so committed before the snapshot) is in the
+ * count already, and its adjustment, even if it comes later, is ignored. */
 typedef struct range_stats {
     uint16_t id;
     int counting;
+    uint64_t since;
     int64_t count, bytes;
     int64_t acc_count, acc_bytes;
 } range_stats;
@@ -69,6 +72,8 @@ struct qr_db {
     size_t ntables, cap;
     uint32_t next_table_id;
     pthread_mutex_t stripes[QR_LOCK_STRIPES];
+    uint64_t stats_epoch;      /* bumped, with every stripe held, by each count of base
+                                * items or local entries (atomic) */
     pthread_mutex_t txn_lock;  /* guards txn_keys */
     buf *txn_keys;             /* keys of items that transactions hold right now */
     size_t ntxn_keys, txn_cap;
@@ -250,14 +255,15 @@ size_t expire_sweep(qr_db *db);
 /* Adjusts a table's counts after a write, and applies the index changes (and the count
  * of propagation log records) staged on this thread since its batch began. */
 void table_stats_adjust(table *t, int64_t items, int64_t bytes);
-/* Called by item_stage before staging into b: starts a new set of notes if b is empty. */
-void stats_stage_begin(store_batch *b);
+/* Called by item_stage before staging into b (item lock held): starts a new set of
+ * notes, at the current stats epoch, if b is empty. */
+void stats_stage_begin(qr_db *db, store_batch *b);
 /* Notes the change one staged write makes to local index id of t. Fails only if one
  * batch changes more index figures than any DynamoDB request can. */
 int stats_stage_index(qr_db *db, table *t, uint16_t id, int64_t items, int64_t bytes, qr_err *err);
 /* Notes one staged propagation log record. */
 void stats_stage_logged(qr_db *db);
-/* Adjusts the counts of index id of t (global indexes: with gsi_lock held). */
+/* Adjusts the counts of global index id of t (with gsi_lock held). */
 void index_stats_adjust(table *t, uint16_t id, int64_t items, int64_t bytes);
 /* An index created on a live table starts empty, its counts known (0); a deleted
  * index's counts are forgotten. catalog_change_schema calls both. */

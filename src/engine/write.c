@@ -17,7 +17,7 @@ int item_stage(qr_db *db, table *t, store_batch *b, const buf *key, const json_t
 int item_stage_sized(qr_db *db, table *t, store_batch *b, const buf *key, const json_t *old_item,
                      const json_t *new_item, size_t new_size, qr_err *err)
 {
-    stats_stage_begin(b);
+    stats_stage_begin(db, b);
     buf val;
     buf_init(&val, 0);
     if (new_item && item_encode_sized(new_item, new_size, &val)) {
