@@ -14,6 +14,7 @@ BUILD=${BUILD:-build}
 DURATION=${DURATION:-10}
 WARMUP=${WARMUP:-2}
 QUARRY_THREADS=${QUARRY_THREADS:-}
+QUARRY_LOOPS=${QUARRY_LOOPS:-}
 PY=python3
 /usr/bin/python3 -c 'import boto3' 2>/dev/null && PY=/usr/bin/python3
 
@@ -58,6 +59,7 @@ start_quarry() { # name, extra options
     local name=$1; shift
     local threads=()
     [ -n "$QUARRY_THREADS" ] && threads=(--threads "$QUARRY_THREADS")
+    [ -n "$QUARRY_LOOPS" ] && threads+=(--loops "$QUARRY_LOOPS")
     "$QUARRY" serve --listen 127.0.0.1:0 --data "$TMP/$name" --credentials "$TMP/credentials" \
         --log-level warn "${threads[@]}" "$@" >"$TMP/$name.out" 2>"$TMP/$name.log" &
     PID=$!
@@ -137,7 +139,7 @@ measure() { # server name, op (put|get|query|health)
 }
 
 echo "quarry HTTP benchmark: wrk -t2 -c32, ${DURATION}s per measurement after ${WARMUP}s warm-up, $(nproc) CPUs"
-echo "quarry: $QUARRY (threads: ${QUARRY_THREADS:-default})"
+echo "quarry: $QUARRY (event loops: ${QUARRY_LOOPS:-default}, write threads: ${QUARRY_THREADS:-default})"
 
 start_quarry quarry
 "$PY" "$HERE/gen.py" load "$URL"
