@@ -200,7 +200,8 @@ int item_stage(qr_db *db, table *t, store_batch *b, const buf *key, const json_t
 /* The same, new_item's item_size (when new_item is not NULL) given by the caller. */
 int item_stage_sized(qr_db *db, table *t, store_batch *b, const buf *key, const json_t *old_item,
                      const json_t *new_item, size_t new_size, qr_err *err);
-/* After a successful store_write of staged writes: adjusts the table's statistics. */
+/* After a successful store_write of staged writes: adjusts the table's statistics
+ * (with table_stats_adjust, which also applies the batch's index notes). */
 void item_staged_done(table *t, const json_t *old_item, const json_t *new_item);
 /* item_stage + store_write + item_staged_done for one item. */
 int item_write(qr_db *db, table *t, const buf *key, const json_t *old_item, const json_t *new_item,
