@@ -757,9 +757,8 @@ void stats_stage_begin(qr_db *db, store_batch *b)
     }
 }
 
-int stats_stage_index(qr_db *db, table *t, uint16_t id, int64_t items, int64_t bytes, qr_err *err)
+int stats_stage_index(table *t, uint16_t id, int64_t items, int64_t bytes, qr_err *err)
 {
-    (void)db;
     if (items == 0 && bytes == 0) return 0;
     for (size_t i = 0; i < notes.n; i++)
         if (notes.s[i].t == t && notes.s[i].id == id) {

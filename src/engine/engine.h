@@ -261,7 +261,7 @@ void table_stats_adjust(table *t, int64_t items, int64_t bytes);
 void stats_stage_begin(qr_db *db, store_batch *b);
 /* Notes the change one staged write makes to local index id of t. Fails only if one
  * batch changes more index figures than any DynamoDB request can. */
-int stats_stage_index(qr_db *db, table *t, uint16_t id, int64_t items, int64_t bytes, qr_err *err);
+int stats_stage_index(table *t, uint16_t id, int64_t items, int64_t bytes, qr_err *err);
 /* Notes one staged propagation log record. */
 void stats_stage_logged(qr_db *db);
 /* Adjusts the counts of global index id of t (with gsi_lock held). */

@@ -445,7 +445,7 @@ int index_stage(qr_db *db, table *t, store_batch *b, const json_t *old_item, con
             if (has_old && !same) store_batch_delete(b, ok.data, ok.len);
             if (has_new) store_batch_put(b, nk.data, nk.len, val.data, val.len);
             /* Written in this batch, so the entry exists exactly when old_item has one. */
-            if (rc == 0) rc = stats_stage_index(db, t, ix->id, has_new - has_old, new_size - old_size, err);
+            if (rc == 0) rc = stats_stage_index(t, ix->id, has_new - has_old, new_size - old_size, err);
         }
     }
     if (rc == 0 && nlocal) {
