@@ -80,8 +80,9 @@ void qr_response_free(qr_response *resp);
 int qr_wait_indexes(qr_db *db, int timeout_ms);
 
 /* Checks that every secondary index of table (every table when NULL) holds exactly the
- * projection of its base items, after draining pending updates. Returns QR_OK when all
- * agree and QR_ERR otherwise; *report (malloc'd, free()) describes what was checked and
+ * projection of its base items, after draining pending updates, and that the item counts
+ * and sizes DescribeTable reports (kept in memory, when known) match what is stored.
+ * Returns QR_OK when all agree and QR_ERR otherwise; *report (malloc'd, free()) describes what was checked and
  * every difference found. */
 int qr_verify(qr_db *db, const char *table, char **report);
 
