@@ -4,6 +4,7 @@
 #   make run        install missing packages, build, serve on 127.0.0.1:8000 with data in ./data
 #   make test       install missing packages, build, run every test
 #   make asan       the same build with AddressSanitizer and UBSan, in build-asan/
+#   make SANITIZE=thread all unit e2e   the same with ThreadSanitizer, in build-tsan/
 #   make bench      build and run the benchmarks in bench/
 #
 # Sources are found by wildcard: a new file under src/ joins the library, a new
@@ -17,6 +18,15 @@ ifeq ($(SANITIZE),1)
 BUILD    ?= build-asan
 SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 OPT      := -O1 -g
+else ifeq ($(SANITIZE),thread)
+# ThreadSanitizer, for the server's and the engine's threads: `make SANITIZE=thread all
+# unit e2e`. Not part of `make test` (a third build); tests/tsan.supp hides what TSan
+# cannot see into (RocksDB, built without TSan), and a report makes the process exit 66.
+BUILD    ?= build-tsan
+SANFLAGS := -fsanitize=thread -fno-omit-frame-pointer
+OPT      := -O1 -g
+# detect_deadlocks=0: TSan tracks at most 64 held locks, and a batch may hold more stripes.
+export TSAN_OPTIONS ?= suppressions=$(abspath tests/tsan.supp) exitcode=66 detect_deadlocks=0
 else
 BUILD    ?= build
 SANFLAGS :=

@@ -300,9 +300,10 @@ static void *worker_main(void *arg)
         uint64_t ns = (uint64_t)ts.tv_nsec + sleep_us * 1000u;
         ts.tv_sec += (time_t)(ns / 1000000000u);
         ts.tv_nsec = (long)(ns % 1000000000u);
-        db->prop_idle = sleep_us >= 50000;
+        /* Read without the lock by propagate_kick, hence the atomic stores. */
+        __atomic_store_n(&db->prop_idle, sleep_us >= 50000, __ATOMIC_RELAXED);
         if (!db->prop_stop) pthread_cond_timedwait(&db->prop_wake, &db->prop_lock, &ts);
-        db->prop_idle = 0;
+        __atomic_store_n(&db->prop_idle, 0, __ATOMIC_RELAXED);
     }
     pthread_mutex_unlock(&db->prop_lock);
     return NULL;

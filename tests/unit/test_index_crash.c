@@ -9,6 +9,7 @@
  * 3. A child is killed in the middle of a backfill; reopening resumes it to ACTIVE. */
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,14 +141,14 @@ static void test_kill_during_propagation(const char *base)
 
 typedef struct writer_arg {
     qr_db *db;
-    volatile int *stop;
+    atomic_int *stop;
     unsigned seed;
 } writer_arg;
 
 static void *writer(void *p)
 {
     writer_arg *w = p;
-    while (!*w->stop) random_write(w->db, &w->seed);
+    while (!atomic_load(w->stop)) random_write(w->db, &w->seed);
     return NULL;
 }
 
@@ -178,7 +179,7 @@ static void test_backfill_with_writers(const char *base)
     create_table(db, 0);
     unsigned seed = 7;
     for (int i = 0; i < 2000; i++) random_write(db, &seed);
-    volatile int stop = 0;
+    atomic_int stop = 0;
     pthread_t th[3];
     writer_arg args[3];
     for (int i = 0; i < 3; i++) {
@@ -191,7 +192,7 @@ static void test_backfill_with_writers(const char *base)
     free(out);
     CHECK(wait_active(db, 60), "the new index never became ACTIVE");
     usleep(100000);
-    stop = 1;
+    atomic_store(&stop, 1);
     for (int i = 0; i < 3; i++) pthread_join(th[i], NULL);
     qr_close(db);
     verify(dir, "backfill with concurrent writers");
