@@ -474,9 +474,18 @@ typedef struct auth_params {
     const char *signature;      /* into the parsed copy */
 } auth_params;
 
+/* Whether c starts a "Name=" component (letters, then '='). */
+static int starts_component(const char *c)
+{
+    size_t n = 0;
+    while ((c[n] >= 'A' && c[n] <= 'Z') || (c[n] >= 'a' && c[n] <= 'z')) n++;
+    return n > 0 && c[n] == '=';
+}
+
 /* Splits "ALG Credential=…, SignedHeaders=…, Signature=…" as DynamoDB does: the first
- * word is the algorithm; the rest, with spaces removed, is split on ',' and '='. The
- * values point into work, which must outlive p. */
+ * word is the algorithm; the rest, with spaces removed, is split on ',' and '='. Spaces
+ * alone also part two components ("Credential=… SignedHeaders=…"), which DynamoDB
+ * reads too. The values point into work, which must outlive p. */
 static int parse_authorization(const char *auth, auth_params *p, buf *work)
 {
     memset(p, 0, sizeof *p);
@@ -492,6 +501,8 @@ static int parse_authorization(const char *auth, auth_params *p, buf *work)
         if (n && buf_append(work, c, n)) return -1;
         c += n;
         while (*c == ' ') c++;
+        int ends_field = work->len == 0 || work->data[work->len - 1] == ',' || work->data[work->len - 1] == '=';
+        if (*c && !ends_field && starts_component(c) && buf_putc(work, ',')) return -1;
     }
     if (buf_putc(work, '\0')) return -1; /* room for the terminator of the last field */
     char *s = work->data;

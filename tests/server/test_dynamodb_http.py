@@ -1,0 +1,66 @@
+"""HTTP-level behaviour that independent DynamoDB compatibility suites check against real
+DynamoDB: Authorization components parted by spaces alone."""
+import datetime
+import http.client
+import json
+
+from conftest import KEYS, raw, sign
+
+PUT = "DynamoDB_20120810.PutItem"
+GET = "DynamoDB_20120810.GetItem"
+CREATE = "DynamoDB_20120810.CreateTable"
+
+
+def make_table(url, name="tab", **kw):
+    r = raw(url, CREATE, {
+        "TableName": name, "BillingMode": "PAY_PER_REQUEST",
+        "KeySchema": [{"AttributeName": "k", "KeyType": "HASH"}],
+        "AttributeDefinitions": [{"AttributeName": "k", "AttributeType": "S"}]}, **kw)
+    assert r.status == 200, r.body
+
+
+def put_body(key, value="v"):
+    return json.dumps({"TableName": "tab", "Item": {"k": {"S": key}, "v": {"S": value}}}).encode()
+
+
+def stored(url, item_key, **kw):
+    r = raw(url, GET, {"TableName": "tab", "Key": {"k": {"S": item_key}}, "ConsistentRead": True},
+            **kw)
+    assert r.status == 200, r.body
+    return "Item" in r.json()
+
+
+# ---- the Authorization header ----
+
+def test_components_parted_by_spaces_alone_are_read(signed_server):
+    # An expired date is reported as such even when the components have no commas.
+    headers = {"Content-Type": "application/x-amz-json-1.0", "X-Amz-Date": "20170101T010101Z",
+               "X-Amz-Target": "DynamoDB_20120810.DescribeEndpoints",
+               "Authorization": "AWS4-HMAC-SHA256 Credential=whoever/2/3/4/aws4_request "
+                                "SignedHeaders=x-amz-date;host Signature=123"}
+    r = raw(signed_server.url, None, b"", auth=False, headers=headers, content_type=None)
+    assert r.status == 400
+    assert r.error_type == "InvalidSignatureException"
+    assert r.message.startswith("Signature expired: 20170101T010101Z is now earlier than ")
+    headers["X-Amz-Date"] = "30200101T010101Z"
+    r = raw(signed_server.url, None, b"", auth=False, headers=headers, content_type=None)
+    assert r.error_type == "InvalidSignatureException"
+    assert r.message.startswith("Signature not yet current: 30200101T010101Z is still later than ")
+
+
+def test_a_true_signature_with_space_parted_components_passes(signed_server):
+    key, secret = KEYS["default"]
+    body = b"{}"
+    host = "127.0.0.1:%d" % signed_server.port
+    h = sign({"Content-Type": "application/x-amz-json-1.0",
+              "X-Amz-Target": "DynamoDB_20120810.ListTables"}, body, host, key, secret,
+             datetime.datetime.now(datetime.timezone.utc))
+    for joined in [h["Authorization"].replace(", ", " "),
+                   h["Authorization"].replace(", ", "   "),
+                   h["Authorization"].split(" ", 1)[0] + " " + "".join(h["Authorization"].split()[1:])]:
+        c = http.client.HTTPConnection("127.0.0.1", signed_server.port, timeout=10)
+        c.request("POST", "/", body=body, headers=dict(h, Authorization=joined))
+        r = c.getresponse()
+        assert r.status == 200, (joined, r.read())
+        r.read()
+        c.close()
