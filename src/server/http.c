@@ -33,7 +33,7 @@
 #include "util/buf.h"
 
 #define UNKNOWN_OP_XML "<UnknownOperationException/>\n"
-#define HEALTH_BODY "healthy: quarry\n"
+#define HEALTH_PREFIX "healthy: "
 #define SERVICE "dynamodb"
 /* How long server_stop waits for connections to close once it has shut them down. */
 #define STOP_GRACE_MS 2000
@@ -462,8 +462,13 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
     if (!is_post && is_root &&
         (h2o_memis(method->base, method->len, H2O_STRLIT("GET")) ||
          h2o_memis(method->base, method->len, H2O_STRLIT("HEAD")))) {
-        send_response(s, req, &x, 200, "text/plain", HEALTH_BODY, strlen(HEALTH_BODY), "health",
-                      NULL, NULL);
+        /* DynamoDB names the endpoint it was reached at: "healthy: <Host>". */
+        const h2o_iovec_t *host = &req->input.authority;
+        size_t hlen = host->len > 255 ? 255 : host->len;
+        char body[sizeof HEALTH_PREFIX + 256];
+        int n = hlen ? snprintf(body, sizeof body, HEALTH_PREFIX "%.*s\n", (int)hlen, host->base)
+                     : snprintf(body, sizeof body, HEALTH_PREFIX "quarry\n");
+        send_response(s, req, &x, 200, "text/plain", body, (size_t)n, "health", NULL, NULL);
         return 0;
     }
 
@@ -854,7 +859,9 @@ int server_start(qr_db *db, const server_config *cfg, server **out, char *errbuf
     s->h2o.max_request_entity_size = s->cfg.max_body;
     s->h2o.http1.req_timeout = (uint64_t)s->cfg.timeout_seconds * 1000;
     s->h2o.http1.upgrade_to_http2 = 0;
-    h2o_hostconf_t *host = h2o_config_register_host(&s->h2o, h2o_iovec_init(H2O_STRLIT("default")), 65535);
+    /* The one host serves every Host; h2o gives its name as the authority of a request
+     * that named none (an HTTP/1.0 health check thus reads "healthy: quarry"). */
+    h2o_hostconf_t *host = h2o_config_register_host(&s->h2o, h2o_iovec_init(H2O_STRLIT("quarry")), 65535);
     h2o_pathconf_t *path = h2o_config_register_path(host, "/", 0);
     handler *h = (handler *)h2o_create_handler(path, sizeof *h);
     h->super.on_req = on_req;

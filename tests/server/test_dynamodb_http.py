@@ -1,8 +1,9 @@
 """HTTP-level behaviour that independent DynamoDB compatibility suites check against real
-DynamoDB: Authorization components parted by spaces alone."""
+DynamoDB: the health check's text, Authorization components parted by spaces alone."""
 import datetime
 import http.client
 import json
+import socket
 
 from conftest import KEYS, raw, sign
 
@@ -28,6 +29,42 @@ def stored(url, item_key, **kw):
             **kw)
     assert r.status == 200, r.body
     return "Item" in r.json()
+
+
+# ---- the health check ----
+
+def test_health_check_names_the_host_it_was_reached_at(server):
+    for host in ["127.0.0.1:%d" % server.port, "localhost:%d" % server.port]:
+        c = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+        c.request("GET", "/", headers={"Host": host})
+        r = c.getresponse()
+        assert r.status == 200
+        assert r.read().decode().strip() == "healthy: " + host
+        c.close()
+
+
+def test_health_check_without_a_host_names_quarry(server):
+    s = socket.create_connection(("127.0.0.1", server.port), timeout=10)
+    s.sendall(b"GET / HTTP/1.0\r\n\r\n")
+    data = b""
+    while True:
+        chunk = s.recv(4096)
+        if not chunk:
+            break
+        data += chunk
+    s.close()
+    assert data.startswith(b"HTTP/1.1 200") or data.startswith(b"HTTP/1.0 200"), data
+    assert data.split(b"\r\n\r\n", 1)[1] == b"healthy: quarry\n"
+
+
+def test_health_check_is_only_at_the_root(server):
+    for path in ["/abc", "/-", "/index.htm", "/health"]:
+        c = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+        c.request("GET", path)
+        r = c.getresponse()
+        r.read()
+        assert 400 <= r.status <= 404, path
+        c.close()
 
 
 # ---- the Authorization header ----

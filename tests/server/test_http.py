@@ -20,7 +20,7 @@ def test_health_check(server):
     c.request("GET", "/")
     r = c.getresponse()
     assert r.status == 200
-    assert r.read().startswith(b"healthy")
+    assert r.read() == b"healthy: 127.0.0.1:%d\n" % server.port
     c.close()
 
 
