@@ -215,6 +215,15 @@ static size_t format_decimal(uint64_t v, char *out)
     return n;
 }
 
+/* The value of the last header called name (DynamoDB heeds the last of repeated ones). */
+static const h2o_iovec_t *last_header(h2o_req_t *req, const char *name, size_t len)
+{
+    const h2o_iovec_t *v = NULL;
+    for (ssize_t i = -1; (i = h2o_find_header_by_str(&req->headers, name, len, i)) >= 0;)
+        v = &req->headers.entries[i].value;
+    return v;
+}
+
 /* Sends body with DynamoDB's headers; h2o copies it, so it may be freed afterwards. */
 static void send_response(server *s, h2o_req_t *req, const exchange *x, int status,
                           const char *ctype, const char *body, size_t len, const char *op,
@@ -483,6 +492,45 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
     }
     if (ctype == NULL) ctype = WIRE_JSON_CONTENT_TYPE;
 
+    /* A compressed body is judged and run decoded; its signature covers the bytes sent.
+     * DynamoDB answers a coding it does not know, or a body not in its coding, with 500. */
+    const char *sent = x.body;
+    size_t sent_len = x.len;
+    const h2o_iovec_t *ce = last_header(req, H2O_STRLIT("content-encoding"));
+    int coding = ce ? wire_content_coding(ce->base, ce->len) : WIRE_IDENTITY;
+    if (coding != WIRE_IDENTITY) {
+        char msg[160];
+        int rc = -1;
+        buf plain;
+        buf_init(&plain, 0);
+        if (coding < 0) {
+            snprintf(msg, sizeof msg, "Unsupported Content-Encoding '%.*s'",
+                     (int)(ce->len < 60 ? ce->len : 60), ce->base);
+        } else {
+            rc = wire_decode((wire_coding)coding, x.body, x.len, s->cfg.max_body, &plain);
+            if (rc == -2)
+                snprintf(msg, sizeof msg, "The decoded request body is larger than %zu bytes",
+                         s->cfg.max_body);
+            else
+                snprintf(msg, sizeof msg, "The request body is not valid %s content",
+                         coding == WIRE_GZIP ? "gzip" : "deflate");
+        }
+        if (rc == 0) {
+            char *copy = h2o_mem_alloc_pool(&req->pool, plain.len + 1);
+            memcpy(copy, plain.data ? plain.data : "", plain.len);
+            copy[plain.len] = '\0';
+            x.body = copy;
+            x.len = plain.len;
+        }
+        buf_free(&plain);
+        if (rc) {
+            x.len = 0; /* nothing readable for the log line */
+            send_error(s, req, &x, rc == -2 ? 413 : 500, ctype, NULL,
+                       rc == -2 ? "RequestEntityTooLarge" : QR_E_INTERNAL, msg);
+            return 0;
+        }
+    }
+
     const h2o_iovec_t *tv = find_header(req, H2O_STRLIT("x-amz-target"));
     char target[128];
     size_t tlen = tv == NULL ? 0 : tv->len < sizeof target - 1 ? tv->len : sizeof target - 1;
@@ -491,7 +539,7 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
     const char *op = tv ? wire_operation(target, s->ops) : NULL;
     qr_err e;
     err_init(&e);
-    int auth_failed = authenticate(s, req, x.body, x.len, &e) != 0;
+    int auth_failed = authenticate(s, req, sent, sent_len, &e) != 0;
     if (op == NULL || auth_failed) {
         /* DynamoDB judges the JSON first, then the target, then the signature. */
         char why[200];

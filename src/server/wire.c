@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/random.h>
 #include <time.h>
 #include <zlib.h>
@@ -122,4 +123,82 @@ int wire_json_valid(const char *body, size_t len, char *why, size_t whylen)
     }
     json_decref(doc);
     return 1;
+}
+
+/* ---- content codings (zlib does the work) ---- */
+
+/* s[0..n) without the spaces and tabs around it. */
+static void trim(const char **s, size_t *n)
+{
+    while (*n && (**s == ' ' || **s == '\t')) (*s)++, (*n)--;
+    while (*n && ((*s)[*n - 1] == ' ' || (*s)[*n - 1] == '\t')) (*n)--;
+}
+
+static int token_is(const char *s, size_t n, const char *word)
+{
+    return n == strlen(word) && strncasecmp(s, word, n) == 0;
+}
+
+int wire_content_coding(const char *v, size_t len)
+{
+    trim(&v, &len);
+    if (token_is(v, len, "identity")) return WIRE_IDENTITY;
+    if (token_is(v, len, "gzip")) return WIRE_GZIP;
+    if (token_is(v, len, "deflate")) return WIRE_DEFLATE;
+    return -1;
+}
+
+/* zlib's window bits for a coding: 15 plus 16 for the gzip wrapper. */
+static int window_bits(wire_coding c)
+{
+    return c == WIRE_GZIP ? 15 + 16 : 15;
+}
+
+int wire_decode(wire_coding c, const char *in, size_t len, size_t max, buf *out)
+{
+    buf_reset(out);
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    if (inflateInit2(&z, window_bits(c)) != Z_OK) return -1;
+    z.next_in = (Bytef *)in;
+    size_t left = len;
+    int rc = -1, ended = 0;
+    for (;;) {
+        if (z.avail_in == 0) {
+            uInt chunk = left > (1u << 30) ? (1u << 30) : (uInt)left;
+            z.avail_in = chunk;
+            left -= chunk;
+        }
+        if (z.avail_in == 0 && ended) {
+            rc = out->len > max ? -2 : 0; /* every member ended, nothing after */
+            break;
+        }
+        /* One byte of room past max tells a body of max bytes from a longer one. */
+        if (out->len > max) {
+            rc = -2;
+            break;
+        }
+        size_t room = max + 1 - out->len < 65536 ? max + 1 - out->len : 65536;
+        if (buf_reserve(out, room)) break;
+        z.next_out = (Bytef *)out->data + out->len;
+        z.avail_out = (uInt)room;
+        int zr = inflate(&z, Z_NO_FLUSH);
+        out->len += room - z.avail_out;
+        if (zr == Z_STREAM_END) {
+            ended = 1;
+            /* gzip allows another member to follow; a zlib stream is alone. */
+            if (z.avail_in == 0 && left == 0) continue;
+            if (c != WIRE_GZIP || inflateReset(&z) != Z_OK) break;
+            ended = 0;
+        } else if (zr == Z_OK) {
+            ended = 0;
+        } else if (zr == Z_BUF_ERROR && z.avail_out != 0) {
+            break; /* the input stops inside the stream */
+        } else if (zr != Z_BUF_ERROR) {
+            break; /* not this coding */
+        }
+    }
+    inflateEnd(&z);
+    if (rc) buf_reset(out);
+    return rc;
 }

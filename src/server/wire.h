@@ -38,6 +38,19 @@ const char *wire_error_namespace(const char *type);
  * ',', or of TransactItems. Writes "" when none or when the body is not JSON. */
 void wire_table_names(const char *body, size_t len, char *out, size_t cap);
 
+/* Content codings of request bodies (RFC 9110's "gzip" and "deflate", the latter being
+ * the zlib format), which DynamoDB reads. */
+typedef enum wire_coding { WIRE_IDENTITY, WIRE_GZIP, WIRE_DEFLATE } wire_coding;
+
+/* The coding a Content-Encoding value names ("gzip", "deflate" or "identity", in any
+ * case, spaces around), or -1 for any other. */
+int wire_content_coding(const char *v, size_t len);
+
+/* Decodes in (coded as c) into out: 0, -1 if in is not a complete stream of that coding
+ * (gzip may be several members one after the other; nothing may follow the last), or -2
+ * if the decoded body would pass max bytes. out is left empty on failure. */
+int wire_decode(wire_coding c, const char *in, size_t len, size_t max, buf *out);
+
 /* Whether body is one well-formed JSON document (used to order errors as DynamoDB
  * does: a malformed body is a SerializationException before anything else is judged). */
 int wire_json_valid(const char *body, size_t len, char *why, size_t whylen);

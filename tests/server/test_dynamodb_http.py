@@ -1,9 +1,12 @@
 """HTTP-level behaviour that independent DynamoDB compatibility suites check against real
-DynamoDB: the health check's text, Authorization components parted by spaces alone."""
+DynamoDB: the health check's text, Authorization components parted by spaces alone and
+compressed request bodies (Content-Encoding gzip and deflate)."""
 import datetime
+import gzip
 import http.client
 import json
 import socket
+import zlib
 
 from conftest import KEYS, raw, sign
 
@@ -101,3 +104,84 @@ def test_a_true_signature_with_space_parted_components_passes(signed_server):
         assert r.status == 200, (joined, r.read())
         r.read()
         c.close()
+
+
+# ---- compressed requests ----
+
+def test_gzip_and_deflate_request_bodies_are_decoded(signed_server):
+    key, secret = KEYS["default"]
+    url = signed_server.url
+    make_table(url, key=key, secret=secret)
+    one = put_body("one")
+    cases = {
+        "gzip-one": ("gzip", gzip.compress(put_body("gzip-one"))),
+        "gzip-two-members": ("gzip", gzip.compress(put_body("gzip-two-members")[:10]) +
+                             gzip.compress(put_body("gzip-two-members")[10:])),
+        "deflate-one": ("deflate", zlib.compress(put_body("deflate-one"))),
+        "gzip-upper-case": ("GZIP", gzip.compress(put_body("gzip-upper-case"))),
+    }
+    for name, (coding, body) in cases.items():
+        # The signature covers the compressed bytes, as an SDK that compresses signs them.
+        r = raw(url, PUT, body, key=key, secret=secret, headers={"Content-Encoding": coding})
+        assert r.status == 200, (name, r.body)
+        assert int(r.headers["x-amz-crc32"]) == zlib.crc32(r.body)
+        assert stored(url, name, key=key, secret=secret), name
+    assert raw(url, PUT, one, key=key, secret=secret,
+               headers={"Content-Encoding": "identity"}).status == 200
+
+
+def test_undecodable_request_bodies_are_internal_errors_and_change_nothing(signed_server):
+    key, secret = KEYS["default"]
+    url = signed_server.url
+    make_table(url, key=key, secret=secret)
+    cases = {
+        "unknown-coding": ("garbage", put_body("unknown-coding")),
+        "not-gzip": ("gzip", put_body("not-gzip")),
+        "gzip-cut-short": ("gzip", gzip.compress(put_body("gzip-cut-short"))[:-1]),
+        "gzip-then-junk": ("gzip", gzip.compress(put_body("gzip-then-junk")) + b"junk"),
+        "gzip-empty": ("gzip", b""),
+        "not-deflate": ("deflate", put_body("not-deflate")),
+        "deflate-empty": ("deflate", b""),
+        # Unlike gzip's members, a second zlib stream may not follow the first.
+        "deflate-twice": ("deflate", zlib.compress(put_body("deflate-twice")[:10]) +
+                          zlib.compress(put_body("deflate-twice")[10:])),
+    }
+    for name, (coding, body) in cases.items():
+        r = raw(url, PUT, body, key=key, secret=secret, headers={"Content-Encoding": coding})
+        assert r.status == 500, (name, r.status, r.body)
+        assert r.error_type == "InternalServerError", name
+        assert not stored(url, name, key=key, secret=secret), name
+
+
+def test_a_compressed_body_is_still_signed_as_sent(signed_server):
+    key, secret = KEYS["default"]
+    url = signed_server.url
+    make_table(url, key=key, secret=secret)
+    packed = gzip.compress(put_body("x"))
+    # Signed over the decoded bytes instead: the signature must not match.
+    host = "127.0.0.1:%d" % signed_server.port
+    h = sign({"Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": PUT},
+              put_body("x"), host, key, secret, datetime.datetime.now(datetime.timezone.utc))
+    h["Content-Encoding"] = "gzip"
+    c = http.client.HTTPConnection("127.0.0.1", signed_server.port, timeout=10)
+    c.request("POST", "/", body=packed, headers=h)
+    r = c.getresponse()
+    doc = json.loads(r.read())
+    c.close()
+    assert r.status == 400
+    assert doc["__type"].endswith("#InvalidSignatureException")
+    assert not stored(url, "x", key=key, secret=secret)
+
+
+def test_a_body_that_decodes_past_the_limit_is_refused(server):
+    make_table(server.url)
+    big = put_body("big", " " * 20)[:-1] + b" " * (17 * 1024 * 1024) + b"}"
+    r = raw(server.url, PUT, gzip.compress(big), headers={"Content-Encoding": "gzip"})
+    assert r.status == 413
+    assert not stored(server.url, "big")
+
+
+def test_malformed_json_inside_gzip_is_a_serialization_exception(server):
+    r = raw(server.url, PUT, gzip.compress(b"{not json"), headers={"Content-Encoding": "gzip"})
+    assert r.status == 400
+    assert r.error_type == "SerializationException"
