@@ -229,6 +229,20 @@ static void send_response(server *s, h2o_req_t *req, const exchange *x, int stat
                           const char *ctype, const char *body, size_t len, const char *op,
                           const char *error, const char *message)
 {
+    /* Like DynamoDB, bodies from 4 KB on go compressed to a client that accepts it; the
+     * checksum is then of the compressed bytes. */
+    buf packed;
+    buf_init(&packed, 0);
+    const char *coding = NULL;
+    if (len >= WIRE_COMPRESS_MIN) {
+        const h2o_iovec_t *ae = last_header(req, H2O_STRLIT("accept-encoding"));
+        wire_coding c = ae ? wire_accept_coding(ae->base, ae->len) : WIRE_IDENTITY;
+        if (c != WIRE_IDENTITY && wire_encode(c, body, len, &packed) == 0) {
+            coding = c == WIRE_GZIP ? "gzip" : "deflate";
+            body = packed.data;
+            len = packed.len;
+        }
+    }
     char *id = h2o_mem_alloc_pool(&req->pool, 53);
     char *crc = h2o_mem_alloc_pool(&req->pool, 21);
     wire_request_id(id);
@@ -241,10 +255,14 @@ static void send_response(server *s, h2o_req_t *req, const exchange *x, int stat
                           "x-amzn-RequestId", id, 52);
     h2o_add_header_by_str(&req->pool, &req->res.headers, H2O_STRLIT("x-amz-crc32"), 0, NULL, crc,
                           crc_len);
+    if (coding)
+        h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_CONTENT_ENCODING, NULL, coding,
+                       strlen(coding));
     /* Once draining, every answer asks its client to go elsewhere. */
     if (atomic_load_explicit(&s->draining, memory_order_relaxed)) req->http1_is_persistent = 0;
     log_request(s, x, op, status, error, message, id);
     h2o_send_inline(req, body, len);
+    buf_free(&packed);
 }
 
 static void send_error(server *s, h2o_req_t *req, const exchange *x, int status, const char *ctype,

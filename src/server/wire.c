@@ -202,3 +202,100 @@ int wire_decode(wire_coding c, const char *in, size_t len, size_t max, buf *out)
     if (rc) buf_reset(out);
     return rc;
 }
+
+int wire_encode(wire_coding c, const char *in, size_t len, buf *out)
+{
+    buf_reset(out);
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, window_bits(c), 8, Z_DEFAULT_STRATEGY) != Z_OK)
+        return -1;
+    int rc = -1;
+    uLong bound = deflateBound(&z, (uLong)len);
+    if (buf_reserve(out, bound) == 0) {
+        z.next_in = (Bytef *)in;
+        z.avail_in = (uInt)len;
+        z.next_out = (Bytef *)out->data;
+        z.avail_out = (uInt)bound;
+        if (len <= (1u << 30) && deflate(&z, Z_FINISH) == Z_STREAM_END) {
+            out->len = bound - z.avail_out;
+            rc = 0;
+        }
+    }
+    deflateEnd(&z);
+    if (rc) buf_reset(out);
+    return rc;
+}
+
+/* A q value as DynamoDB reads it: a number, clamped to 1; anything else counts as 1. */
+static double quality(const char *s, size_t n)
+{
+    char tmp[32];
+    if (n == 0 || n >= sizeof tmp) return 1;
+    memcpy(tmp, s, n);
+    tmp[n] = '\0';
+    char *end;
+    double q = strtod(tmp, &end);
+    if (end == tmp || *end != '\0' || q != q) return 1;
+    return q > 1 ? 1 : q;
+}
+
+wire_coding wire_accept_coding(const char *v, size_t len)
+{
+    /* Per coding (gzip, deflate): its best q and the position of its entry, if listed. */
+    double q[2] = {0, 0}, star = -1;
+    long pos[2] = {-1, -1};
+    long entry = 0;
+    size_t i = 0;
+    while (v && i < len) {
+        size_t end = i;
+        while (end < len && v[end] != ',') end++;
+        const char *e = v + i;
+        size_t en = end - i;
+        i = end + 1;
+        /* coding [; param]... */
+        const char *semi = memchr(e, ';', en);
+        const char *name = e;
+        size_t nn = semi ? (size_t)(semi - e) : en;
+        trim(&name, &nn);
+        if (nn == 0) continue;
+        double eq = 1;
+        for (const char *p = semi; p;) {
+            const char *start = p + 1;
+            const char *next = memchr(start, ';', (size_t)(e + en - start));
+            size_t pn = next ? (size_t)(next - start) : (size_t)(e + en - start);
+            const char *eqs = memchr(start, '=', pn);
+            if (eqs) {
+                const char *pname = start, *pval = eqs + 1;
+                size_t pnl = (size_t)(eqs - start), pvl = pn - pnl - 1;
+                trim(&pname, &pnl);
+                trim(&pval, &pvl);
+                if (token_is(pname, pnl, "q")) {
+                    eq = quality(pval, pvl);
+                    break; /* the first q counts */
+                }
+            }
+            p = next;
+        }
+        int k = token_is(name, nn, "gzip") ? 0 : token_is(name, nn, "deflate") ? 1 : -1;
+        if (k >= 0) {
+            if (pos[k] < 0 || eq > q[k]) q[k] = eq;
+            if (pos[k] < 0) pos[k] = entry;
+        } else if (token_is(name, nn, "*")) {
+            if (eq > star) star = eq;
+        }
+        entry++;
+    }
+    /* Codings not listed take the star's q, ranked after every listed one. */
+    for (int k = 0; k < 2; k++)
+        if (pos[k] < 0 && star >= 0) {
+            q[k] = star;
+            pos[k] = entry + k;
+        }
+    int best = -1;
+    for (int k = 0; k < 2; k++) {
+        if (pos[k] < 0 || q[k] <= 0) continue;
+        if (best < 0 || q[k] > q[best] || (q[k] == q[best] && pos[k] < pos[best])) best = k;
+    }
+    return best == 0 ? WIRE_GZIP : best == 1 ? WIRE_DEFLATE : WIRE_IDENTITY;
+}

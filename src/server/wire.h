@@ -38,9 +38,12 @@ const char *wire_error_namespace(const char *type);
  * ',', or of TransactItems. Writes "" when none or when the body is not JSON. */
 void wire_table_names(const char *body, size_t len, char *out, size_t cap);
 
-/* Content codings of request bodies (RFC 9110's "gzip" and "deflate", the latter being
- * the zlib format), which DynamoDB reads. */
+/* Content codings of request and response bodies (RFC 9110's "gzip" and "deflate",
+ * the latter being the zlib format), which DynamoDB reads and writes. */
 typedef enum wire_coding { WIRE_IDENTITY, WIRE_GZIP, WIRE_DEFLATE } wire_coding;
+
+/* DynamoDB compresses a response (for a client that accepts it) from this size on. */
+#define WIRE_COMPRESS_MIN 4096
 
 /* The coding a Content-Encoding value names ("gzip", "deflate" or "identity", in any
  * case, spaces around), or -1 for any other. */
@@ -50,6 +53,16 @@ int wire_content_coding(const char *v, size_t len);
  * (gzip may be several members one after the other; nothing may follow the last), or -2
  * if the decoded body would pass max bytes. out is left empty on failure. */
 int wire_decode(wire_coding c, const char *in, size_t len, size_t max, buf *out);
+
+/* Encodes in with coding c (not identity) into out: 0, or -1 when out of memory. */
+int wire_encode(wire_coding c, const char *in, size_t len, buf *out);
+
+/* The coding to answer a client with, read from its Accept-Encoding value (NULL when it
+ * sent none) as DynamoDB reads it: the acceptable coding (q > 0) of highest q, ties going
+ * to the one listed first; "*" stands for the codings not listed, gzip before deflate; a
+ * q that is not a number counts as 1, above 1 as 1, at or below 0 as refused; the first q
+ * of an entry counts; "identity" and unknown codings are ignored. */
+wire_coding wire_accept_coding(const char *v, size_t len);
 
 /* Whether body is one well-formed JSON document (used to order errors as DynamoDB
  * does: a malformed body is a SerializationException before anything else is judged). */

@@ -1,6 +1,7 @@
 """HTTP-level behaviour that independent DynamoDB compatibility suites check against real
-DynamoDB: the health check's text, Authorization components parted by spaces alone and
-compressed request bodies (Content-Encoding gzip and deflate)."""
+DynamoDB: the health check's text, Authorization components parted by spaces alone,
+compressed request bodies (Content-Encoding gzip and deflate) and compressed responses
+(Accept-Encoding), with the checksum over the bytes actually sent."""
 import datetime
 import gzip
 import http.client
@@ -185,3 +186,87 @@ def test_malformed_json_inside_gzip_is_a_serialization_exception(server):
     r = raw(server.url, PUT, gzip.compress(b"{not json"), headers={"Content-Encoding": "gzip"})
     assert r.status == 400
     assert r.error_type == "SerializationException"
+
+
+# ---- compressed responses ----
+
+def get_raw(url, key, accept=None):
+    headers = {"Accept-Encoding": accept} if accept is not None else {}
+    return raw(url, GET, {"TableName": "tab", "Key": {"k": {"S": key}}, "ConsistentRead": True},
+               headers=headers)
+
+
+def value_for_response_of(url, key, size):
+    """Stores item key with a value that makes its GetItem answer exactly size bytes."""
+    assert raw(url, PUT, put_body(key, "x")).status == 200
+    base = len(get_raw(url, key).body)
+    assert raw(url, PUT, put_body(key, "x" * (1 + size - base))).status == 200
+    assert len(get_raw(url, key).body) == size
+
+
+def test_responses_from_4_kb_on_are_compressed_for_clients_that_accept_it(server):
+    make_table(server.url)
+    value_for_response_of(server.url, "at", 4096)
+    value_for_response_of(server.url, "below", 4095)
+    plain = get_raw(server.url, "at")
+    assert "content-encoding" not in plain.headers
+    for coding, unpack in [("gzip", gzip.decompress), ("deflate", zlib.decompress)]:
+        r = get_raw(server.url, "at", coding)
+        assert r.status == 200
+        assert r.headers["content-encoding"] == coding
+        assert int(r.headers["content-length"]) == len(r.body) < 4096
+        # The checksum is of the bytes on the wire, as DynamoDB computes it.
+        assert int(r.headers["x-amz-crc32"]) == zlib.crc32(r.body)
+        assert unpack(r.body) == plain.body
+        small = get_raw(server.url, "below", coding)
+        assert "content-encoding" not in small.headers
+        assert len(small.body) == 4095
+
+
+def test_accept_encoding_is_read_as_dynamodb_reads_it(server):
+    make_table(server.url)
+    value_for_response_of(server.url, "k", 5000)
+    cases = [
+        ("identity", None), ("", None), ("br", None), ("zstd", None), ("compress", None),
+        ("x-gzip", None),
+        ("gzip, deflate", "gzip"), ("br, identity, deflate, gzip", "deflate"),
+        ("GZIP, identity", "gzip"), ("dog, gzip ,, cat", "gzip"),
+        ("gzip;q=0.8, deflate;q=0.5", "gzip"), ("br, gzip;q=0, deflate; q = 0.5 , identity;q=0", "deflate"),
+        ("*", "gzip"), ("*, deflate;q=0.5", "gzip"), ("*, deflate", "deflate"), ("*, identity", "gzip"),
+        ("*, gzip;q=0.5", "deflate"), ("gzip ;q=0", None), ("identity;q=0", None), ("*;q=0", None),
+        ("*;q=0.5,identity", "gzip"), ("gzip;q=0.5,identity;q=0.8", "gzip"),
+        ("br;q=0.8,identity;q=0.5,*;q=0", None),
+        ('"gzip"', None), ("gzip br", None), ("gzip:q=1", None),
+        ("deflate;q=0.5, gzip;q=31", "gzip"), ("gzip;q=31,deflate;q=51", "gzip"),
+        ("deflate;q=0.5, gzip;q=0.2", "deflate"), ("deflate;q=0.5, gzip;q=1;q=0.2", "gzip"),
+        ("deflate;q=0.5,gzip;q=0.", "deflate"), ("deflate;q=0.5,gzip;q=0.x", "gzip"),
+        ("deflate;q=-0.5,gzip;q=0.2", "gzip"), ("gzip;nq=1;q=0 ", None),
+        ("gzip;q=0, gzip;q=1, gzip;q=0", "gzip"), ("br,identity;q=0.5,gzip;q=0.0001", "gzip"),
+    ]
+    for accept, expected in cases:
+        r = get_raw(server.url, "k", accept)
+        assert r.status == 200, accept
+        assert r.headers.get("content-encoding") == expected, accept
+
+
+def test_the_last_accept_encoding_header_counts(server):
+    make_table(server.url)
+    value_for_response_of(server.url, "k", 5000)
+    body = json.dumps({"TableName": "tab", "Key": {"k": {"S": "k"}}}).encode()
+    for values, expected in [(["identity", "gzip"], "gzip"), (["gzip", "identity"], None)]:
+        h = sign({"Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": GET}, body,
+                 "127.0.0.1:%d" % server.port, "local", "local",
+                 datetime.datetime.now(datetime.timezone.utc))
+        c = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+        c.putrequest("POST", "/", skip_host=True, skip_accept_encoding=True)
+        for k, v in h.items():
+            c.putheader(k, v)
+        for v in values:
+            c.putheader("Accept-Encoding", v)
+        c.putheader("Content-Length", str(len(body)))
+        c.endheaders(body)
+        r = c.getresponse()
+        r.read()
+        assert r.status == 200
+        assert r.getheader("content-encoding") == expected, values
+        c.close()
