@@ -291,8 +291,20 @@ static void send_call_response(server *s, h2o_req_t *req, const exchange *x, con
     if (resp->error_type && s->cfg.log_level == SERVER_LOG_DEBUG) message = resp->body;
     exchange called = *x;
     called.tables = resp->tables;
-    send_response(s, req, &called, resp->http_status ? resp->http_status : 200, ctype, resp->body,
-                  resp->len, op, resp->error_type, message);
+    int status = resp->http_status ? resp->http_status : 200;
+    /* Only the HTTP layer knows the address the client reached: DescribeEndpoints names
+     * it, so that a client sent there (endpoint discovery) comes back here. */
+    buf at;
+    buf_init(&at, 0);
+    const h2o_iovec_t *host = &req->input.authority;
+    if (status == 200 && strcmp(op, "DescribeEndpoints") == 0 && host->len &&
+        wire_endpoints_at(resp->body, resp->len, host->base, host->len, &at) == 0) {
+        send_response(s, req, &called, status, ctype, at.data, at.len, op, NULL, NULL);
+    } else {
+        send_response(s, req, &called, status, ctype, resp->body, resp->len, op, resp->error_type,
+                      message);
+    }
+    buf_free(&at);
 }
 
 /* ---- judging the request ---- */

@@ -113,6 +113,23 @@ void wire_table_names(const char *body, size_t len, char *out, size_t cap)
     json_decref(doc);
 }
 
+int wire_endpoints_at(const char *body, size_t len, const char *host, size_t host_len, buf *out)
+{
+    json_t *doc = json_loadb(body, len, 0, NULL);
+    json_t *list = doc ? json_object_get(doc, "Endpoints") : NULL;
+    int rc = json_is_array(list) ? 0 : -1;
+    for (size_t i = 0; rc == 0 && i < json_array_size(list); i++) {
+        json_t *ep = json_array_get(list, i);
+        rc = json_is_object(ep) ? json_object_set_new(ep, "Address", json_stringn(host, host_len)) : -1;
+    }
+    char *text = rc == 0 ? json_dumps(doc, JSON_COMPACT) : NULL;
+    json_decref(doc);
+    buf_reset(out);
+    rc = text ? buf_puts(out, text) : -1;
+    free(text);
+    return rc;
+}
+
 int wire_json_valid(const char *body, size_t len, char *why, size_t whylen)
 {
     json_error_t jerr;

@@ -64,6 +64,11 @@ int wire_encode(wire_coding c, const char *in, size_t len, buf *out);
  * of an entry counts; "identity" and unknown codings are ignored. */
 wire_coding wire_accept_coding(const char *v, size_t len);
 
+/* DescribeEndpoints' answer (body) with every endpoint's Address set to host, the
+ * address the client reached (DynamoDB names its own endpoint there, and clients send
+ * requests to it). 0, or -1 when body is not such an answer or out of memory. */
+int wire_endpoints_at(const char *body, size_t len, const char *host, size_t host_len, buf *out);
+
 /* Whether body is one well-formed JSON document (used to order errors as DynamoDB
  * does: a malformed body is a SerializationException before anything else is judged). */
 int wire_json_valid(const char *body, size_t len, char *why, size_t whylen);

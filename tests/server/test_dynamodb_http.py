@@ -1,7 +1,8 @@
 """HTTP-level behaviour that independent DynamoDB compatibility suites check against real
-DynamoDB: the health check's text, Authorization components parted by spaces alone,
-compressed request bodies (Content-Encoding gzip and deflate) and compressed responses
-(Accept-Encoding), with the checksum over the bytes actually sent."""
+DynamoDB: the health check's text, Authorization components parted by spaces alone, the
+address DescribeEndpoints gives, compressed request bodies (Content-Encoding gzip and
+deflate) and compressed responses (Accept-Encoding), with the checksum over the bytes
+actually sent."""
 import datetime
 import gzip
 import http.client
@@ -105,6 +106,20 @@ def test_a_true_signature_with_space_parted_components_passes(signed_server):
         assert r.status == 200, (joined, r.read())
         r.read()
         c.close()
+
+
+# ---- DescribeEndpoints ----
+
+def test_describe_endpoints_names_an_address_clients_can_use(server):
+    from conftest import boto3_client
+    endpoints = boto3_client(server.url).describe_endpoints()["Endpoints"]
+    assert len(endpoints) == 1
+    assert endpoints[0]["Address"] == "127.0.0.1:%d" % server.port
+    assert endpoints[0]["CachePeriodInMinutes"] > 0
+    again = boto3_client("http://" + endpoints[0]["Address"]).describe_endpoints()["Endpoints"]
+    assert again == endpoints
+    via_name = boto3_client("http://localhost:%d" % server.port).describe_endpoints()
+    assert via_name["Endpoints"][0]["Address"] == "localhost:%d" % server.port
 
 
 # ---- compressed requests ----
