@@ -3,11 +3,12 @@
  * Several h2o event loops (two per CPU by default) share one listening socket and deal
  * new connections among themselves round robin. h2o parses HTTP, keeps connections
  * alive, gathers each request body (bounded by max_body) and calls on_req; nothing
- * here reads raw protocol bytes. A request is judged on its loop, in
- * DynamoDB's order: health check, content type, X-Amz-Target, SigV4; then qr_call runs
- * on the loop too, unless the operation may wait for a disk sync (a write, when writes
- * are durable): those go to a pool of worker threads, so that writes waiting together
- * share one group commit, and their answers come back to the loop as h2o messages. */
+ * here reads raw protocol bytes. A request is judged on its loop, in DynamoDB's order:
+ * health check, content type, content coding (a gzip or deflate body is decoded), JSON,
+ * X-Amz-Target, SigV4; then qr_call runs on the loop too, unless the operation may wait
+ * for a disk sync (a write, when writes are durable): those go to a pool of worker
+ * threads, so that writes waiting together share one group commit, and their answers
+ * come back to the loop as h2o messages. Answers go compressed to clients that accept it. */
 #include "server/server.h"
 
 #include <arpa/inet.h>
@@ -532,7 +533,7 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
         char msg[160];
         int rc = -1;
         buf plain;
-        buf_init(&plain, 0);
+        buf_init(&plain, s->cfg.max_body + 1);
         if (coding < 0) {
             snprintf(msg, sizeof msg, "Unsupported Content-Encoding '%.*s'",
                      (int)(ce->len < 60 ? ce->len : 60), ce->base);
