@@ -940,7 +940,8 @@ int server_start(qr_db *db, const server_config *cfg, server **out, char *errbuf
     s->h2o.http1.upgrade_to_http2 = 0;
     /* The one host serves every Host; h2o gives its name as the authority of a request
      * that named none (an HTTP/1.0 health check thus reads "healthy: quarry"). */
-    h2o_hostconf_t *host = h2o_config_register_host(&s->h2o, h2o_iovec_init(H2O_STRLIT("quarry")), 65535);
+    h2o_hostconf_t *host =
+        h2o_config_register_host(&s->h2o, h2o_iovec_init(H2O_STRLIT("quarry")), 65535);
     h2o_pathconf_t *path = h2o_config_register_path(host, "/", 0);
     handler *h = (handler *)h2o_create_handler(path, sizeof *h);
     h->super.on_req = on_req;

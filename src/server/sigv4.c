@@ -501,8 +501,9 @@ static int parse_authorization(const char *auth, auth_params *p, buf *work)
         if (n && buf_append(work, c, n)) return -1;
         c += n;
         while (*c == ' ') c++;
-        int ends_field = work->len == 0 || work->data[work->len - 1] == ',' || work->data[work->len - 1] == '=';
-        if (*c && !ends_field && starts_component(c) && buf_putc(work, ',')) return -1;
+        char last = work->len ? work->data[work->len - 1] : ',';
+        if (*c && last != ',' && last != '=' && starts_component(c) && buf_putc(work, ','))
+            return -1;
     }
     if (buf_putc(work, '\0')) return -1; /* room for the terminator of the last field */
     char *s = work->data;

@@ -120,7 +120,8 @@ int wire_endpoints_at(const char *body, size_t len, const char *host, size_t hos
     int rc = json_is_array(list) ? 0 : -1;
     for (size_t i = 0; rc == 0 && i < json_array_size(list); i++) {
         json_t *ep = json_array_get(list, i);
-        rc = json_is_object(ep) ? json_object_set_new(ep, "Address", json_stringn(host, host_len)) : -1;
+        rc = json_is_object(ep) ? json_object_set_new(ep, "Address", json_stringn(host, host_len))
+                                : -1;
     }
     char *text = rc == 0 ? json_dumps(doc, JSON_COMPACT) : NULL;
     json_decref(doc);
@@ -225,7 +226,8 @@ int wire_encode(wire_coding c, const char *in, size_t len, buf *out)
     buf_reset(out);
     z_stream z;
     memset(&z, 0, sizeof z);
-    if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, window_bits(c), 8, Z_DEFAULT_STRATEGY) != Z_OK)
+    if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, window_bits(c), 8,
+                     Z_DEFAULT_STRATEGY) != Z_OK)
         return -1;
     int rc = -1;
     uLong bound = deflateBound(&z, (uLong)len);
