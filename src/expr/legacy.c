@@ -431,6 +431,9 @@ int expr_from_attributes_to_get(json_t *names, expr_proj **out, qr_err *err)
 {
     if (!json_is_array(names)) return err_validation(err, "AttributesToGet must be a list");
     size_t n = json_array_size(names);
+    if (n == 0)
+        return err_validation(err, "1 validation error detected: Value '[]' at 'attributesToGet' failed to "
+                                   "satisfy constraint: Member must have length greater than or equal to 1");
     for (size_t i = 0; i < n; i++) {
         const char *a = json_string_value(json_array_get(names, i));
         if (a == NULL) return err_validation(err, "AttributesToGet must hold strings");

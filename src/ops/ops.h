@@ -121,4 +121,7 @@ void capacity_index_writes(const table *t, const json_t *old_item, const json_t 
  * failure records ConditionalCheckFailedException, with a copy of the item attached to
  * err->item when on_failure is "ALL_OLD". */
 int item_check_condition(const expr_cond *c, const json_t *old, const char *on_failure, qr_err *err);
+/* 1 when update u, applied to an absent item, left only the key (its actions only removed):
+ * DynamoDB then writes no item. An update with no actions at all still creates one. */
+int item_update_leaves_none(const table *t, const json_t *old, const expr_update *u, const json_t *item);
 #endif

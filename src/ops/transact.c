@@ -409,6 +409,10 @@ static int evaluate(action *a, json_t *reasons)
             if (expr_update_apply(a->x.update, a->new_item, &e) == 0 &&
                 item_size(a->new_item) > QR_MAX_ITEM_SIZE)
                 err_validation(&e, "Item size to update has exceeded the maximum allowed size");
+            if (e.type == NULL && item_update_leaves_none(a->t, a->old, a->x.update, a->new_item)) {
+                json_decref(a->new_item);
+                a->new_item = NULL;
+            }
         }
     }
     if (e.type == NULL) {
@@ -526,7 +530,7 @@ int op_transact_write_items(qr_db *db, json_t *req, json_t **resp, qr_err *err)
         int r = token_claim(db, token, request_hash(req), &replay, err);
         if (r < 0) return -1;
         if (r == 1) {
-            *resp = json_loads(replay, 0, NULL);
+            *resp = json_loads(replay, JSON_ALLOW_NUL, NULL);
             free(replay);
             return *resp ? 0 : err_set(err, QR_E_INTERNAL, "cannot decode the remembered response");
         }
