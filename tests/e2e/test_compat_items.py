@@ -63,3 +63,18 @@ def test_nul_inside_strings_is_kept(t):
     assert get(t, "a")["Item"]["v"] == {"S": "c"}
     r = t.call("Scan", {"TableName": T, "FilterExpression": "v = :v", "ExpressionAttributeValues": {":v": {"S": "c\u0000d"}}})
     assert r["Items"] == [item]
+
+
+@pytest.mark.parametrize("path", ["a.c[5]", "a.b.q", "a.c[0].q", "a.zz"])
+def test_projection_of_missing_nested_path_leaves_no_empty_parent(t, path):
+    t.call("PutItem", {"TableName": T, "Item": {"pk": {"S": "n"}, "a": {"M": {"b": {"S": "x"}, "c": {"L": [{"N": "1"}]}}}}})
+    r = t.call("GetItem", {"TableName": T, "Key": {"pk": {"S": "n"}}, "ProjectionExpression": path})
+    assert r["Item"] == {}
+
+
+def test_updated_new_past_list_end_returns_nothing(t):
+    t.call("PutItem", {"TableName": T, "Item": {"pk": {"S": "l"}, "a": {"M": {"c": {"L": [{"N": "1"}]}}}}})
+    r = t.call("UpdateItem", {"TableName": T, "Key": {"pk": {"S": "l"}}, "UpdateExpression": "SET a.c[100] = :v",
+                              "ExpressionAttributeValues": {":v": {"N": "7"}}, "ReturnValues": "UPDATED_NEW"})
+    assert "Attributes" not in r
+    assert get(t, "l")["Item"]["a"] == {"M": {"c": {"L": [{"N": "1"}, {"N": "7"}]}}}
