@@ -248,6 +248,8 @@ int op_create_table(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     json_t *defs = json_object_get(req, "AttributeDefinitions"), *ks = json_object_get(req, "KeySchema");
     if (check_key_schema(defs, ks, err)) return -1;
     if (index_check_definitions(req, err)) return -1;
+    json_t *tags = json_object_get(req, "Tags");
+    if (tags && account_check_tags(tags, err)) return -1; /* bad tags create no table */
     json_t *desc = json_object();
     json_object_set(desc, "AttributeDefinitions", defs);
     json_object_set(desc, "TableName", name);
