@@ -565,7 +565,7 @@ json_t *item_decode(const char *v, size_t len)
     const char *json;
     size_t jlen, size;
     if (item_stored(v, len, &json, &jlen, &size)) return NULL;
-    return json_loadb(json, jlen, 0, NULL);
+    return json_loadb(json, jlen, JSON_ALLOW_NUL, NULL);
 }
 
 int item_read_raw(qr_db *db, const store_snapshot *snap, const buf *key, char **val, size_t *len, qr_err *err)

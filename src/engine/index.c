@@ -128,6 +128,11 @@ static int check_projection(json_t *def, json_t *key_names, size_t *projected, q
         json_t *a;
         json_array_foreach(nka, i, a) {
             if (!json_is_string(a)) return err_set(err, QR_E_SERIALIZATION, "NonKeyAttributes must be strings");
+            if (json_string_length(a) < 1 || json_string_length(a) > 255)
+                return err_validation(err, "1 validation error detected: Value '%s' at 'projection.nonKeyAttributes' "
+                                           "failed to satisfy constraint: Member must satisfy constraint: [Member must "
+                                           "have length less than or equal to 255, Member must have length greater "
+                                           "than or equal to 1]", json_string_value(a));
             for (j = 0; j < i; j++)
                 if (json_equal(json_array_get(nka, j), a))
                     return err_validation(err, "One or more parameter values were invalid: Duplicate attribute "

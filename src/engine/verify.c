@@ -148,8 +148,8 @@ static size_t verify_index(qr_db *db, table *t, qr_index *ix, buf *report)
                 json_t *a = NULL, *b = NULL;
                 if (item_stored(want[i].val, want[i].vlen, &j1, &l1, &s1) == 0 &&
                     item_stored(have.val, have.vlen, &j2, &l2, &s2) == 0) {
-                    a = json_loadb(j1, l1, 0, NULL);
-                    b = json_loadb(j2, l2, 0, NULL);
+                    a = json_loadb(j1, l1, JSON_ALLOW_NUL, NULL);
+                    b = json_loadb(j2, l2, JSON_ALLOW_NUL, NULL);
                 }
                 same = a && b && json_equal(a, b);
                 json_decref(a);

@@ -14,6 +14,13 @@
 
 #define INVALID "One or more parameter values were invalid: "
 
+/* A legacy parameter names attributes directly; the item limit on names applies. */
+static int check_name(const char *attr, qr_err *err)
+{
+    if (strlen(attr) > QR_MAX_NAME_SIZE) return err_validation(err, INVALID "Attribute name is too long");
+    return 0;
+}
+
 typedef enum legacy_op {
     L_EQ,
     L_NE,
@@ -289,7 +296,7 @@ int expr_from_expected(json_t *expected, const char *op, expr_cond **out, qr_err
     json_object_foreach(expected, attr, cond)
     {
         cnode *one = NULL;
-        if (expected_one(&c->ar, attr, cond, &one, err) ||
+        if (check_name(attr, err) || expected_one(&c->ar, attr, cond, &one, err) ||
             (root = combine(&c->ar, root, one, or)) == NULL) {
             if (err->type == NULL) oom(err);
             expr_cond_free(c);
@@ -348,7 +355,7 @@ int expr_from_filter(const char *which, json_t *filter, const char *op, expr_con
     {
         legacy_op lop;
         json_t *list;
-        if (filter_one(which, attr, cond, &lop, &list, err)) {
+        if (check_name(attr, err) || filter_one(which, attr, cond, &lop, &list, err)) {
             expr_cond_free(c);
             return -1;
         }
@@ -377,6 +384,7 @@ int expr_from_attribute_updates(json_t *updates, expr_update **out, qr_err *err)
     json_t *upd;
     json_object_foreach(updates, attr, upd)
     {
+        if (check_name(attr, err)) goto fail;
         json_t *value = json_is_object(upd) ? json_object_get(upd, "Value") : NULL;
         json_t *action = json_is_object(upd) ? json_object_get(upd, "Action") : NULL;
         const char *an = action ? json_string_value(action) : "PUT";
@@ -431,9 +439,13 @@ int expr_from_attributes_to_get(json_t *names, expr_proj **out, qr_err *err)
 {
     if (!json_is_array(names)) return err_validation(err, "AttributesToGet must be a list");
     size_t n = json_array_size(names);
+    if (n == 0)
+        return err_validation(err, "1 validation error detected: Value '[]' at 'attributesToGet' failed to "
+                                   "satisfy constraint: Member must have length greater than or equal to 1");
     for (size_t i = 0; i < n; i++) {
         const char *a = json_string_value(json_array_get(names, i));
         if (a == NULL) return err_validation(err, "AttributesToGet must hold strings");
+        if (check_name(a, err)) return -1;
         for (size_t j = 0; j < i; j++)
             if (strcmp(a, json_string_value(json_array_get(names, j))) == 0)
                 return err_validation(err, INVALID "Duplicate value in attribute name: %s", a);

@@ -498,6 +498,8 @@ static void resolve_path(parser *p, path *pa)
                 continue;
             }
             mark_used(p->cx->used_names, e->raw);
+            if (json_string_length(v) > QR_MAX_NAME_SIZE)
+                sem(p, SEM_NAMEVAL, "Attribute name is too long; attribute name: %s", e->raw);
             e->name = arena_strndup(p->ar, json_string_value(v), json_string_length(v));
             if (e->name == NULL) {
                 p->oom = 1;

@@ -3,7 +3,7 @@
  *
  * Nested paths keep their nesting: a map keeps only the named entries and a list keeps
  * only the named elements, in index order (so l[3], l[1] yields [l[1], l[3]]). Paths
- * that name nothing contribute nothing. Parsing lives in parser.c and legacy.c. */
+ * that name nothing contribute nothing, not even an empty parent. Parsing lives in parser.c and legacy.c. */
 #include "expr/ast.h"
 
 #include <stdio.h>
@@ -16,7 +16,24 @@
  * turns it into {"L": [values in index order]}. No AttributeValue has an "L#" key. */
 #define PARTIAL_LIST "L#"
 
-/* Stores the part of src (the value at p->e[0..i-1]) named by p->e[i..] as dst[key]. */
+/* 1 when p->e[i..] names a value inside src (the value at p->e[0..i-1]). */
+static int resolves(const json_t *src, const path *p, int i)
+{
+    for (; i < p->n && src; i++) {
+        const path_elem *e = &p->e[i];
+        if (e->name) {
+            src = value_type(src) == QR_T_M ? json_object_get(value_payload(src), e->name) : NULL;
+        } else {
+            json_t *arr = value_payload(src);
+            src = value_type(src) == QR_T_L && (size_t)e->index < json_array_size(arr)
+                      ? json_array_get(arr, (size_t)e->index) : NULL;
+        }
+    }
+    return src != NULL;
+}
+
+/* Stores the part of src (the value at p->e[0..i-1]) named by p->e[i..] as dst[key].
+ * The caller has checked that the path resolves, so no empty container is left behind. */
 static void put(const json_t *src, json_t *dst, const char *key, const path *p, int i)
 {
     if (i == p->n) {
@@ -100,7 +117,7 @@ json_t *expr_project(const expr_proj *p, const json_t *item)
     for (int i = 0; i < p->npaths; i++) {
         const path *pa = &p->paths[i];
         const json_t *top = json_object_get(item, pa->e[0].name);
-        if (top) put(top, out, pa->e[0].name, pa, 1);
+        if (top && resolves(top, pa, 1)) put(top, out, pa->e[0].name, pa, 1);
     }
     finish(out);
     return out;

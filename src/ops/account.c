@@ -2,7 +2,8 @@
  * DescribeEndpoints, DescribeLimits, TagResource, UntagResource, ListTagsOfResource.
  *
  * Tags are kept in the table's catalog description (not shown by DescribeTable, as in
- * DynamoDB) and addressed by the table's ARN, as DynamoDB addresses them. */
+ * DynamoDB) and addressed by the table's ARN, as DynamoDB addresses them; keys, values
+ * and their count are checked against DynamoDB's limits before anything is stored. */
 #include <string.h>
 
 #include "ops/ops.h"
@@ -29,7 +30,7 @@ int op_describe_limits(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     return 0;
 }
 
-/* The table named by a ResourceArn ("arn:…:table/NAME", or NAME). Fills name. */
+/* The table named by a ResourceArn ("arn:…:table/NAME"). Fills name. */
 static int arn_table(json_t *req, char *name, size_t cap, qr_err *err)
 {
     const char *arn;
@@ -37,12 +38,52 @@ static int arn_table(json_t *req, char *name, size_t cap, qr_err *err)
     if (arn == NULL)
         return err_validation(err, "1 validation error detected: Value null at 'resourceArn' failed to satisfy "
                                    "constraint: Member must not be null");
+    if (strncmp(arn, "arn:", 4) != 0) return err_validation(err, "Invalid TableArn: ARNs must start with 'arn:': %s", arn);
     const char *slash = strstr(arn, ":table/");
-    const char *table = slash ? slash + 7 : arn;
+    if (slash == NULL) return err_validation(err, "Invalid TableArn: %s", arn);
+    const char *table = slash + 7;
     size_t n = strcspn(table, "/");
     if (n == 0 || n >= cap) return err_validation(err, "Invalid TableArn: %s", arn);
     memcpy(name, table, n);
     name[n] = '\0';
+    return 0;
+}
+
+/* 1 when every character of s is one a tag may hold: a letter, a digit, white space or
+ * one of _ . : / = + - @. Bytes outside ASCII are taken as letters (DynamoDB allows any
+ * Unicode letter). */
+static int tag_text_ok(const char *s, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x80 || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) continue;
+        if (c == '\0' || strchr(" \t\n\r_.:/=+-@", c) == NULL) return 0;
+    }
+    return 1;
+}
+
+int account_check_tags(json_t *tags, qr_err *err)
+{
+    if (!json_is_array(tags)) return err_set(err, QR_E_SERIALIZATION, "Tags must be a list");
+    if (json_array_size(tags) > MAX_TAGS)
+        return err_validation(err, "One or more parameter values were invalid: The number of tags exceeds the "
+                                   "limit of %d per resource", MAX_TAGS);
+    size_t i;
+    json_t *t;
+    json_array_foreach(tags, i, t) {
+        json_t *k = json_object_get(t, "Key"), *v = json_object_get(t, "Value");
+        if (!json_is_string(k) || json_string_length(k) == 0 || json_string_length(k) > 128)
+            return err_validation(err, "1 validation error detected: Value at 'tags.%zu.member.key' failed to "
+                                       "satisfy constraint: Member must have length between 1 and 128", i + 1);
+        if (!json_is_string(v) || json_string_length(v) > 256)
+            return err_validation(err, "1 validation error detected: Value at 'tags.%zu.member.value' failed to "
+                                       "satisfy constraint: Member must have length less than or equal to 256", i + 1);
+        if (!tag_text_ok(json_string_value(k), json_string_length(k)) ||
+            !tag_text_ok(json_string_value(v), json_string_length(v)))
+            return err_validation(err, "1 validation error detected: Value '%s' at 'tags.%zu.member' failed to "
+                                       "satisfy constraint: Member must satisfy regular expression pattern: "
+                                       "[\\p{L}\\p{Z}\\p{N}_.:/=+\\-@]*", json_string_value(k), i + 1);
+    }
     return 0;
 }
 
@@ -61,17 +102,14 @@ static int apply_tags(json_t *desc, json_t *ids, void *arg, qr_err *err)
     json_t *t;
     json_array_foreach(c->add, i, t) {
         json_t *k = json_object_get(t, "Key"), *v = json_object_get(t, "Value");
-        if (!json_is_string(k) || !json_is_string(v) || json_string_length(k) == 0 || json_string_length(k) > 128 ||
-            json_string_length(v) > 256)
-            return err_validation(err, "One or more parameter values were invalid: a tag needs a Key of 1 to 128 "
-                                       "characters and a Value of at most 256");
         json_object_set(tags, json_string_value(k), v);
     }
     json_array_foreach(c->remove, i, t) {
         if (json_is_string(t)) json_object_del(tags, json_string_value(t));
     }
     if (json_object_size(tags) > MAX_TAGS)
-        return err_set(err, QR_E_LIMIT, "The number of tags exceeds the limit of %d per resource", MAX_TAGS);
+        return err_validation(err, "One or more parameter values were invalid: The number of tags exceeds the "
+                                   "limit of %d per resource", MAX_TAGS);
     return 0;
 }
 
@@ -84,6 +122,10 @@ static int change_tags(qr_db *db, json_t *req, const char *key, int adding, json
     if (list == NULL)
         return err_validation(err, "1 validation error detected: Value null at '%s' failed to satisfy constraint: "
                                    "Member must not be null", adding ? "tags" : "tagKeys");
+    if (adding && json_array_size(list) == 0)
+        return err_validation(err, "1 validation error detected: Value '[]' at 'tags' failed to satisfy constraint: "
+                                   "Member must have length greater than or equal to 1");
+    if (adding && account_check_tags(list, err)) return -1;
     tag_change c = {adding ? list : NULL, adding ? NULL : list};
     if (catalog_change_schema(db, name, apply_tags, &c, err)) return -1;
     *resp = json_object();
@@ -121,6 +163,7 @@ int op_list_tags_of_resource(qr_db *db, json_t *req, json_t **resp, qr_err *err)
 int account_tag_new_table(qr_db *db, const char *name, json_t *tags, qr_err *err)
 {
     if (tags == NULL || json_array_size(tags) == 0) return 0;
+    if (account_check_tags(tags, err)) return -1;
     tag_change c = {tags, NULL};
     return catalog_change_schema(db, name, apply_tags, &c, err);
 }

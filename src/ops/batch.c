@@ -233,6 +233,15 @@ int op_batch_write_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
                                 "satisfy constraint: Member must have length greater than or equal to 1", name);
             goto done;
         }
+        if (json_array_size(list) > BATCH_WRITE_MAX) {
+            /* One table over the limit breaks the map's value constraint; only a total
+             * spread over several tables gets the "Too many items" text. */
+            err_validation(err, "1 validation error detected: Value '{%s=[%zu write requests]}' at 'requestItems' "
+                                "failed to satisfy constraint: Map value must satisfy constraint: [Member must "
+                                "have length less than or equal to 25, Member must have length greater than or "
+                                "equal to 1]", name, json_array_size(list));
+            goto done;
+        }
         total += json_array_size(list);
         if (total > BATCH_WRITE_MAX) {
             err_validation(err, "Too many items requested for the BatchWriteItem call");

@@ -46,6 +46,15 @@ int item_check_condition(const expr_cond *c, const json_t *old, const char *on_f
     return -1;
 }
 
+int item_update_leaves_none(const table *t, const json_t *old, const expr_update *u, const json_t *item)
+{
+    if (old || u == NULL || item == NULL) return 0;
+    json_t *names = expr_update_top_names(u);
+    size_t acts = json_array_size(names);
+    json_decref(names);
+    return acts > 0 && json_object_size(item) == (t->sk.name ? 2u : 1u);
+}
+
 /* Adds ConsumedCapacity for a write, with what each index consumed. */
 static void report_write_capacity(json_t *resp, const char *mode, const table *t, double units, const json_t *old_item,
                                   const json_t *new_item)
@@ -108,7 +117,7 @@ int op_put_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
         const char *json;
         size_t jlen;
         if (item_stored(raw, raw_len, &json, &jlen, &old_size) ||
-            (need_old && (old = json_loadb(json, jlen, 0, NULL)) == NULL)) {
+            (need_old && (old = json_loadb(json, jlen, JSON_ALLOW_NUL, NULL)) == NULL)) {
             err_set(err, QR_E_INTERNAL, "stored item is corrupt");
             goto done;
         }
@@ -176,7 +185,7 @@ int op_get_item(qr_db *db, json_t *req, buf *out, qr_err *err)
         }
         buf_puts(out, "\"Item\":");
         if (x.projection) {
-            json_t *item = json_loadb(json, jlen, 0, NULL), *p = expr_project(x.projection, item);
+            json_t *item = json_loadb(json, jlen, JSON_ALLOW_NUL, NULL), *p = expr_project(x.projection, item);
             json_append(out, p);
             json_decref(p);
             json_decref(item);
@@ -298,14 +307,18 @@ int op_update_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
         err_validation(err, "Item size to update has exceeded the maximum allowed size");
         goto done;
     }
+    if (item_update_leaves_none(w.t, w.old, w.x.update, item)) {
+        json_decref(item);
+        item = NULL;
+    }
     if (item_write(db, w.t, &w.key, w.old, item, err)) goto done;
     keyed_unlock(&w);
     *resp = json_object();
     const char *rv = w.p.return_values;
     json_t *attrs = NULL;
     if (strcmp(rv, "ALL_OLD") == 0 && w.old) attrs = json_incref(w.old);
-    else if (strcmp(rv, "ALL_NEW") == 0) attrs = json_incref(item);
-    else if (strncmp(rv, "UPDATED_", 8) == 0 && w.x.update && (w.old || rv[8] == 'N')) {
+    else if (strcmp(rv, "ALL_NEW") == 0 && item) attrs = json_incref(item);
+    else if (strncmp(rv, "UPDATED_", 8) == 0 && w.x.update && (rv[8] == 'O' ? w.old != NULL : item != NULL)) {
         /* Exactly the paths the update touched, nested parts included, as DynamoDB returns. */
         expr_proj *touched = expr_update_projection(w.x.update);
         attrs = expr_project(touched, rv[8] == 'O' ? w.old : item);

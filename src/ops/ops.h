@@ -50,6 +50,9 @@ int op_untag_resource(qr_db *db, json_t *req, json_t **resp, qr_err *err);
 int op_list_tags_of_resource(qr_db *db, json_t *req, json_t **resp, qr_err *err);
 /* Applies CreateTable's Tags to the new table. */
 int account_tag_new_table(qr_db *db, const char *name, json_t *tags, qr_err *err);
+/* Checks a Tags list against DynamoDB's rules (at most 50; keys 1-128 and values up to
+ * 256 characters, of letters, digits, spaces and _.:/=+-@). */
+int account_check_tags(json_t *tags, qr_err *err);
 /* batch.c */
 int op_batch_get_item(qr_db *db, json_t *req, json_t **resp, qr_err *err);
 int op_batch_write_item(qr_db *db, json_t *req, json_t **resp, qr_err *err);
@@ -121,4 +124,7 @@ void capacity_index_writes(const table *t, const json_t *old_item, const json_t 
  * failure records ConditionalCheckFailedException, with a copy of the item attached to
  * err->item when on_failure is "ALL_OLD". */
 int item_check_condition(const expr_cond *c, const json_t *old, const char *on_failure, qr_err *err);
+/* 1 when update u, applied to an absent item, left only the key (its actions only removed):
+ * DynamoDB then writes no item. An update with no actions at all still creates one. */
+int item_update_leaves_none(const table *t, const json_t *old, const expr_update *u, const json_t *item);
 #endif

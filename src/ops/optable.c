@@ -92,7 +92,7 @@ int qr_call(qr_db *db, const char *operation, const char *request, size_t len, q
         goto fail;
     }
     json_error_t je;
-    req = json_loadb(request, len, JSON_REJECT_DUPLICATES, &je);
+    req = json_loadb(request, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &je);
     if (req == NULL) {
         err_set(&err, QR_E_SERIALIZATION, "Malformed request body: %s at line %d, column %d", je.text, je.line, je.column);
         goto fail;

@@ -87,7 +87,7 @@ static int range_run(qr_db *db, table *t, range_read *r, buf *out, size_t *bytes
         json_t *item = NULL;
         int keep = 1;
         if (r->filter || r->fetch_base || (r->projection && !r->count_only)) {
-            if ((item = json_loadb(json, jlen, 0, NULL)) == NULL) {
+            if ((item = json_loadb(json, jlen, JSON_ALLOW_NUL, NULL)) == NULL) {
                 rc = err_set(err, QR_E_INTERNAL, "stored item is corrupt");
                 break;
             }
@@ -129,7 +129,7 @@ static int range_run(qr_db *db, table *t, range_read *r, buf *out, size_t *bytes
     if (rc == 0) {
         buf_printf(out, "%s\"Count\":%zu,\"ScannedCount\":%zu", r->count_only ? "" : "],", count, scanned);
         if (stopped && last.len) {
-            json_t *item = json_loadb(last.data, last.len, 0, NULL), *k = item ? key_of_item(t, item) : NULL;
+            json_t *item = json_loadb(last.data, last.len, JSON_ALLOW_NUL, NULL), *k = item ? key_of_item(t, item) : NULL;
             const qr_index *ix = r->index;
             for (int i = 0; k && ix && i < ix->npk + ix->nsk; i++) {
                 const char *name = i < ix->npk ? ix->pk[i] : ix->sk[i - ix->npk];
@@ -207,8 +207,10 @@ static int read_common(json_t *req, table *t, range_read *r, const char **capaci
     return 0;
 }
 
-/* Narrows the range to start after ExclusiveStartKey (in the read's direction). */
-static int apply_start_key(json_t *req, table *t, range_read *r, qr_err *err)
+/* Narrows the range to start after ExclusiveStartKey (in the read's direction). A
+ * Query's start key (ks and kcm given) must lie in the partition the query reads. */
+static int apply_start_key(json_t *req, table *t, range_read *r, const expr_key_schema *ks,
+                           const expr_keycond_multi *kcm, qr_err *err)
 {
     json_t *esk;
     if (param_object(req, "ExclusiveStartKey", &esk, err)) return -1;
@@ -234,6 +236,13 @@ static int apply_start_key(json_t *req, table *t, range_read *r, qr_err *err)
         if (key_item(&k, t, esk, err)) {
             buf_free(&k);
             return -1;
+        }
+    }
+    for (int i = 0; ks && kcm && i < ks->npk; i++) {
+        if (!value_equal(json_object_get(esk, ks->pk_names[i]), kcm->pk_values[i])) {
+            buf_free(&k);
+            return err_validation(err, "The provided starting key is outside query boundaries based on "
+                                       "provided conditions");
         }
     }
     if (r->forward) {
@@ -435,7 +444,7 @@ int op_query(qr_db *db, json_t *req, buf *out, qr_err *err)
     if (exprs_finish(&x)) goto done;
     if (check_filter_keys(&ks, x.filter, err)) goto done;
     if (query_range(t, r.index ? r.index->id : 0, &kcm, ks.npk, &r, err)) goto done;
-    if (apply_start_key(req, t, &r, err)) goto done;
+    if (apply_start_key(req, t, &r, &ks, &kcm, err)) goto done;
     if (range_run(db, t, &r, out, &bytes, err)) goto done;
     finish_response(out, capacity, t, r.index, bytes, r.consistent);
     rc = 0;
@@ -483,7 +492,7 @@ int op_scan(qr_db *db, json_t *req, buf *out, qr_err *err)
     buf_put_be64(&r.lower, (uint64_t)(span * (unsigned long long)segment / (unsigned long long)total));
     if (segment + 1 < total) buf_put_be64(&r.upper, (uint64_t)(span * (unsigned long long)(segment + 1) / (unsigned long long)total));
     else buf_prefix_successor(&r.upper);
-    if (apply_start_key(req, t, &r, err)) goto done;
+    if (apply_start_key(req, t, &r, NULL, NULL, err)) goto done;
     if (range_run(db, t, &r, out, &bytes, err)) goto done;
     finish_response(out, capacity, t, r.index, bytes, r.consistent);
     rc = 0;

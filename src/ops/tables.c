@@ -49,6 +49,11 @@ static int check_attribute_definitions(json_t *defs, qr_err *err)
         json_t *name = json_object_get(d, "AttributeName"), *type = json_object_get(d, "AttributeType");
         if (!json_is_string(name) || json_string_length(name) == 0)
             return null_member("attributeDefinitions.member.attributeName", err);
+        /* Every definition names a key of the table or of an index: at most 255 bytes. */
+        if (json_string_length(name) > 255)
+            return err_validation(err, "1 validation error detected: Value '%s' at "
+                                       "'attributeDefinitions.%zu.member.attributeName' failed to satisfy constraint: "
+                                       "Member must have length less than or equal to 255", json_string_value(name), i + 1);
         if (!json_is_string(type)) return null_member("attributeDefinitions.member.attributeType", err);
         const char *ts = json_string_value(type);
         if (strcmp(ts, "S") && strcmp(ts, "N") && strcmp(ts, "B"))
@@ -83,6 +88,10 @@ static int check_key_schema(json_t *defs, json_t *ks, qr_err *err)
     json_array_foreach(ks, i, k) {
         json_t *name = json_object_get(k, "AttributeName"), *type = json_object_get(k, "KeyType");
         if (!json_is_string(name)) return null_member("keySchema.member.attributeName", err);
+        if (json_string_length(name) > 255)
+            return err_validation(err, "1 validation error detected: Value '%s' at 'keySchema.%zu.member.attributeName' "
+                                       "failed to satisfy constraint: Member must have length less than or equal to 255",
+                                  json_string_value(name), i + 1);
         if (!json_is_string(type)) return null_member("keySchema.member.keyType", err);
         const char *ts = json_string_value(type);
         if (strcmp(ts, "HASH") && strcmp(ts, "RANGE"))
@@ -239,6 +248,8 @@ int op_create_table(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     json_t *defs = json_object_get(req, "AttributeDefinitions"), *ks = json_object_get(req, "KeySchema");
     if (check_key_schema(defs, ks, err)) return -1;
     if (index_check_definitions(req, err)) return -1;
+    json_t *tags = json_object_get(req, "Tags");
+    if (tags && account_check_tags(tags, err)) return -1; /* bad tags create no table */
     json_t *desc = json_object();
     json_object_set(desc, "AttributeDefinitions", defs);
     json_object_set(desc, "TableName", name);

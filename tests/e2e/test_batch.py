@@ -24,7 +24,14 @@ def test_batch_write_and_get(q):
 
 def test_batch_limits_and_validation(q):
     q.create("Bat3", sk=None)
+    # Over 25 in one table breaks that list's length constraint (DynamoDB names the length);
+    # 25 or fewer per table but more than 25 in all is "Too many items".
     e = q.error("BatchWriteItem", {"RequestItems": {"Bat3": [{"PutRequest": {"Item": k(i)}} for i in range(26)]}})
+    assert e.type == "ValidationException"
+    assert "Member must have length less than or equal to 25" in e.message
+    q.create("Bat4", sk=None)
+    e = q.error("BatchWriteItem", {"RequestItems": {t: [{"PutRequest": {"Item": k(i)}} for i in range(13)]
+                                                    for t in ("Bat3", "Bat4")}})
     assert e.message == "Too many items requested for the BatchWriteItem call"
     e = q.error("BatchWriteItem", {"RequestItems": {"Bat3": [{"PutRequest": {"Item": k(1)}}, {"DeleteRequest": {"Key": k(1)}}]}})
     assert e.message == "Provided list of item keys contains duplicates"
