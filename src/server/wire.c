@@ -107,7 +107,7 @@ void wire_table_names(const char *body, size_t len, char *out, size_t cap)
     if (cap == 0) return;
     out[0] = '\0';
     if (body == NULL || len == 0) return;
-    json_t *doc = json_loadb(body, len, JSON_DECODE_ANY, NULL);
+    json_t *doc = json_loadb(body, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
     if (doc == NULL) return;
     ops_request_tables(doc, out, cap);
     json_decref(doc);
@@ -134,7 +134,8 @@ int wire_endpoints_at(const char *body, size_t len, const char *host, size_t hos
 int wire_json_valid(const char *body, size_t len, char *why, size_t whylen)
 {
     json_error_t jerr;
-    json_t *doc = json_loadb(body, len, 0, &jerr);
+    /* As the engine reads requests: a string may hold U+0000, as DynamoDB allows. */
+    json_t *doc = json_loadb(body, len, JSON_ALLOW_NUL, &jerr);
     if (doc == NULL) {
         if (why && whylen) snprintf(why, whylen, "%s", jerr.text);
         return 0;
