@@ -567,6 +567,12 @@ static int is_cond_function(const char *f)
            strcmp(f, "contains") == 0 || strcmp(f, "size") == 0;
 }
 
+/* The functions only an update expression's SET may use. */
+static int is_update_function(const char *f)
+{
+    return strcmp(f, "if_not_exists") == 0 || strcmp(f, "list_append") == 0;
+}
+
 static void check_arity(parser *p, operand *call, int n)
 {
     if (call->na != n)
@@ -644,6 +650,14 @@ static void check_operand(parser *p, operand *o, int update)
         sem(p, SEM_MISUSED,
             "The function is not allowed to be used this way in an expression; function: %s",
             o->fname);
+    } else if (update && is_cond_function(o->fname)) {
+        /* A function DynamoDB knows, in the wrong kind of expression: named as such (it
+         * ranks with an unknown name). */
+        sem(p, SEM_UNKNOWN_FUNC, "The function is not allowed in an update expression; function: %s",
+            o->fname);
+    } else if (!update && is_update_function(o->fname)) {
+        sem(p, SEM_UNKNOWN_FUNC,
+            "The function is not allowed in a condition expression; function: %s", o->fname);
     } else {
         sem(p, SEM_UNKNOWN_FUNC, "Invalid function name; function: %s", o->fname);
     }
@@ -695,6 +709,9 @@ static void check_call_cond(parser *p, cnode *c)
     } else if (strcmp(f, "size") == 0) {
         sem(p, SEM_MISUSED,
             "The function is not allowed to be used this way in an expression; function: %s", f);
+    } else if (is_update_function(f)) {
+        sem(p, SEM_UNKNOWN_FUNC,
+            "The function is not allowed in a condition expression; function: %s", f);
     } else {
         sem(p, SEM_UNKNOWN_FUNC, "Invalid function name; function: %s", f);
     }
