@@ -87,8 +87,13 @@ struct qr_db {
     uint64_t last_full_scan_us;
     /* Records numbered but perhaps not yet committed (guarded by prop_lock): a scan starts
      * at the lowest of them, or at the cursor, so it never wades through the tombstones
-     * of applied records; a periodic full scan catches any write that outlived its entry. */
-    struct { uint64_t seq, at_us; } inflight[256];
+     * of applied records; a periodic full scan catches any write that outlived its entry.
+     * A note stays until its record is applied, so the array must outlast the worker's
+     * lag, not just the writers in flight: when it overflows, the oldest note goes, and
+     * if its writer has not committed yet, that record is applied only by the next full
+     * scan, possibly after a newer record for the same item (which is how a stale global
+     * index entry appeared, with 256 notes, under a loaded machine). */
+    struct { uint64_t seq, at_us; } inflight[4096];
     size_t ninflight;
     pthread_t worker;
     int worker_running;
