@@ -690,6 +690,7 @@ static _Thread_local struct {
     qr_db *db;
     uint64_t epoch;
     int64_t logged;
+    uint64_t lowest_seq; /* of the log records staged (when logged > 0) */
     size_t n;
     staged s[STAGED_MAX];
 } notes;
@@ -771,9 +772,10 @@ int stats_stage_index(table *t, uint16_t id, int64_t items, int64_t bytes, qr_er
     return 0;
 }
 
-void stats_stage_logged(qr_db *db)
+void stats_stage_logged(qr_db *db, uint64_t seq)
 {
     notes.db = db;
+    if (notes.logged == 0 || seq < notes.lowest_seq) notes.lowest_seq = seq;
     notes.logged++;
 }
 
@@ -785,6 +787,7 @@ void table_stats_adjust(table *t, int64_t items, int64_t bytes)
     notes.n = 0;
     if (notes.logged) {
         __atomic_add_fetch(&notes.db->log_pending, notes.logged, __ATOMIC_RELAXED);
+        propagate_committed(notes.db, notes.lowest_seq);
         notes.logged = 0;
     }
 }

@@ -84,6 +84,7 @@ struct qr_db {
     /* The global-index propagation log and its worker (propagate.c). */
     uint64_t log_seq;          /* next log record number; guarded by prop_lock */
     uint64_t log_cursor;       /* one past the highest record the worker applied */
+    uint64_t log_rescan;       /* a record committed behind the cursor (UINT64_MAX: none) */
     uint64_t last_full_scan_us;
     /* Records numbered but perhaps not yet committed (guarded by prop_lock): a scan starts
      * at the lowest of them, or at the cursor, so it never wades through the tombstones
@@ -267,8 +268,8 @@ void stats_stage_begin(qr_db *db, store_batch *b);
 /* Notes the change one staged write makes to local index id of t. Fails only if one
  * batch changes more index figures than any DynamoDB request can. */
 int stats_stage_index(table *t, uint16_t id, int64_t items, int64_t bytes, qr_err *err);
-/* Notes one staged propagation log record. */
-void stats_stage_logged(qr_db *db);
+/* Notes one staged propagation log record, numbered seq. */
+void stats_stage_logged(qr_db *db, uint64_t seq);
 /* Adjusts the counts of global index id of t (with gsi_lock held). */
 void index_stats_adjust(table *t, uint16_t id, int64_t items, int64_t bytes);
 /* An index created on a live table starts empty, its counts known (0); a deleted

@@ -461,9 +461,10 @@ int index_stage(qr_db *db, table *t, store_batch *b, const json_t *old_item, con
         buf lk;
         buf_init(&lk, 0);
         buf_append(&lk, QR_LOG_PREFIX, QR_LOG_PREFIX_LEN);
-        buf_put_be64(&lk, propagate_next_seq(db));
+        uint64_t seq = propagate_next_seq(db);
+        buf_put_be64(&lk, seq);
         store_batch_put(b, lk.data, lk.len, rec.data, rec.len);
-        stats_stage_logged(db);
+        stats_stage_logged(db, seq);
         buf_free(&lk);
         propagate_kick(db);
     }

@@ -83,6 +83,10 @@ int propagate_start(struct qr_db *db);
 void propagate_stop(struct qr_db *db);
 /* Numbers a new log record and notes it as in flight until the worker applies it. */
 uint64_t propagate_next_seq(struct qr_db *db);
+/* After a write committed log records numbered from lowest on: if the worker has
+ * already moved past lowest (the record's in-flight note was lost), its next pass goes
+ * back for it, before any newer record for the same item can be applied. */
+void propagate_committed(struct qr_db *db, uint64_t lowest);
 /* Wakes the worker after a write that logged index work. */
 void propagate_kick(struct qr_db *db);
 /* Waits until the log is empty (or timeout_ms passes); returns 0 if drained. */

@@ -224,8 +224,13 @@ static size_t apply_pass(qr_db *db, uint64_t *wait_us)
     buf_init(&lower, 0);
     buf_append(&lower, QR_LOG_PREFIX, QR_LOG_PREFIX_LEN);
     pthread_mutex_lock(&db->prop_lock);
-    if (now - db->last_full_scan_us < FULL_SCAN_US) buf_put_be64(&lower, scan_start_locked(db, now));
-    else db->last_full_scan_us = now;
+    if (now - db->last_full_scan_us < FULL_SCAN_US) {
+        uint64_t start = scan_start_locked(db, now);
+        buf_put_be64(&lower, db->log_rescan < start ? db->log_rescan : start);
+    } else {
+        db->last_full_scan_us = now;
+    }
+    db->log_rescan = UINT64_MAX; /* this pass reaches it */
     pthread_mutex_unlock(&db->prop_lock);
     store_iter *it = store_iter_new(db->st, NULL, lower.data, lower.len, "\0M", 2);
     buf_free(&lower);
@@ -318,6 +323,7 @@ int propagate_start(qr_db *db)
      * continue numbering after the last. */
     store_iter *it = store_iter_new(db->st, NULL, QR_LOG_PREFIX, QR_LOG_PREFIX_LEN, "\0M", 2);
     db->log_pending = 0;
+    db->log_rescan = UINT64_MAX;
     for (store_iter_first(it); store_iter_valid(it); store_iter_next(it)) db->log_pending++;
     store_iter_last(it);
     db->log_seq = 1;
@@ -347,6 +353,15 @@ void propagate_stop(qr_db *db)
     pthread_cond_destroy(&db->prop_wake);
 }
 
+void propagate_committed(qr_db *db, uint64_t lowest)
+{
+    pthread_mutex_lock(&db->prop_lock);
+    /* Whatever the cursor says now: a pass already under way, with a view from before
+     * this commit, may still carry the cursor past lowest. */
+    if (lowest < db->log_rescan) db->log_rescan = lowest;
+    pthread_mutex_unlock(&db->prop_lock);
+}
+
 void propagate_kick(qr_db *db)
 {
     /* A busy worker comes back within a millisecond anyway; only a sleeping one needs
@@ -367,7 +382,8 @@ static store_iter *log_from(qr_db *db, int from_start)
     buf_append(&lower, QR_LOG_PREFIX, QR_LOG_PREFIX_LEN);
     if (!from_start) {
         pthread_mutex_lock(&db->prop_lock);
-        buf_put_be64(&lower, scan_start_locked(db, now_us()));
+        uint64_t start = scan_start_locked(db, now_us());
+        buf_put_be64(&lower, db->log_rescan < start ? db->log_rescan : start);
         pthread_mutex_unlock(&db->prop_lock);
     }
     store_iter *it = store_iter_new(db->st, NULL, lower.data, lower.len, "\0M", 2);
