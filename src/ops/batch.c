@@ -274,12 +274,14 @@ int op_batch_write_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
             item_stage(db, w[i].bt->t, sb, w[i].key, w[i].old, w[i].item, err))
             break;
     int wrote = err->type == NULL && store_write(db->st, sb, err) == 0;
+    /* Statistics, and the mark that sends the index worker back for these writes' log
+     * records, before the items' next writes can run. */
+    for (size_t i = 0; wrote && i < nw; i++) item_staged_done(w[i].bt->t, w[i].old, w[i].item);
     keys_unlock(db, keys, nw);
     if (!wrote) goto done;
     for (size_t i = 0; i < nw; i++) {
         const json_t *o = w[i].old, *nv = w[i].item;
         size_t os = o ? item_size(o) : 0, ns = nv ? item_size(nv) : 0;
-        item_staged_done(w[i].bt->t, o, nv);
         w[i].bt->units += capacity_write_units(os > ns ? os : ns);
     }
     *resp = json_pack("{s:{}}", "UnprocessedItems");
