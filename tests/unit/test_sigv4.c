@@ -11,27 +11,7 @@
 
 #include "server/sigv4.h"
 
-static int failures, checks;
-
-#define CHECK(cond)                                                                    \
-    do {                                                                               \
-        checks++;                                                                      \
-        if (!(cond)) {                                                                 \
-            failures++;                                                                \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);   \
-        }                                                                              \
-    } while (0)
-
-#define CHECK_STR(got, want)                                                           \
-    do {                                                                               \
-        checks++;                                                                      \
-        const char *g_ = (got), *w_ = (want);                                          \
-        if (g_ == NULL || strcmp(g_, w_) != 0) {                                       \
-            failures++;                                                                \
-            fprintf(stderr, "%s:%d: got '%s'\n  want '%s'\n", __FILE__, __LINE__,      \
-                    g_ ? g_ : "(null)", w_);                                           \
-        }                                                                              \
-    } while (0)
+#include "check.h"
 
 #define SUITE_NOW 1440938160 /* 2015-08-30T12:36:00Z */
 #define SUITE_SECRET "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"
@@ -197,7 +177,7 @@ static void test_suite_vectors(void)
         qr_err e;
         const char *type = verify_raw(suite[i].raw, &kr, "service", SUITE_NOW, &e);
         if (type) fprintf(stderr, "vector %s: %s: %s\n", suite[i].name, type, e.msg);
-        CHECK(type == NULL);
+        CHECK_THAT(type == NULL);
     }
     sigv4_keyring_free(&kr);
 }
@@ -211,7 +191,7 @@ static void test_canonical_request(void)
     char empty[65];
     sigv4_sha256_hex("", 0, empty);
     CHECK_STR(empty, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-    CHECK(sigv4_canonical_request(&p.req, "host;x-amz-date", 15, empty, &b) == 0);
+    CHECK_THAT(sigv4_canonical_request(&p.req, "host;x-amz-date", 15, empty, &b) == 0);
     CHECK_STR(b.data, "GET\n/\n\nhost:example.amazonaws.com\nx-amz-date:20150830T123600Z\n\n"
                       "host;x-amz-date\n"
                       "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
@@ -221,15 +201,15 @@ static void test_canonical_request(void)
     char sig[65];
     const char *sts = "AWS4-HMAC-SHA256\n20150830T123600Z\n20150830/us-east-1/service/aws4_request\n"
                       "bb579772317eb040ac9ed261061d46c1f17a8133879d6129b6e1c25292927e63";
-    CHECK(sigv4_sign(SUITE_SECRET, "20150830", "us-east-1", "service", sts, strlen(sts), sig) == 0);
+    CHECK_THAT(sigv4_sign(SUITE_SECRET, "20150830", "us-east-1", "service", sts, strlen(sts), sig) == 0);
     CHECK_STR(sig, "5fa00fa31553b73ebf1942676e86291e8372ff2a2260956d9b8aae1d763fbf31");
     /* Twice, so the second answer comes from the per-thread key cache. */
-    CHECK(sigv4_sign(SUITE_SECRET, "20150830", "us-east-1", "service", sts, strlen(sts), sig) == 0);
+    CHECK_THAT(sigv4_sign(SUITE_SECRET, "20150830", "us-east-1", "service", sts, strlen(sts), sig) == 0);
     CHECK_STR(sig, "5fa00fa31553b73ebf1942676e86291e8372ff2a2260956d9b8aae1d763fbf31");
-    CHECK(sigv4_sign("other", "20150830", "us-east-1", "service", sts, strlen(sts), sig) == 0);
-    CHECK(strcmp(sig, "5fa00fa31553b73ebf1942676e86291e8372ff2a2260956d9b8aae1d763fbf31") != 0);
+    CHECK_THAT(sigv4_sign("other", "20150830", "us-east-1", "service", sts, strlen(sts), sig) == 0);
+    CHECK_THAT(strcmp(sig, "5fa00fa31553b73ebf1942676e86291e8372ff2a2260956d9b8aae1d763fbf31") != 0);
     /* Back to the first key: the thread's keyed HMAC context must take it up again. */
-    CHECK(sigv4_sign(SUITE_SECRET, "20150830", "us-east-1", "service", sts, strlen(sts), sig) == 0);
+    CHECK_THAT(sigv4_sign(SUITE_SECRET, "20150830", "us-east-1", "service", sts, strlen(sts), sig) == 0);
     CHECK_STR(sig, "5fa00fa31553b73ebf1942676e86291e8372ff2a2260956d9b8aae1d763fbf31");
 
     /* Path normalisation: dot segments, repeated slashes, and a '%' encoded again. */
@@ -238,7 +218,7 @@ static void test_canonical_request(void)
     for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
         sigv4_request r = {"GET", paths[i][0], NULL, 0, NULL, 0, "", 0};
         buf_reset(&b);
-        CHECK(sigv4_canonical_request(&r, "", 0, empty, &b) == 0);
+        CHECK_THAT(sigv4_canonical_request(&r, "", 0, empty, &b) == 0);
         char want[128];
         snprintf(want, sizeof want, "GET\n%s\n\n\n\n%s", paths[i][1], empty);
         CHECK_STR(b.data, want);
@@ -247,8 +227,8 @@ static void test_canonical_request(void)
     sigv4_pair q[] = {{"b", 1, "2", 1}, {"a", 1, "z", 1}, {"a", 1, "y%20x", 5}, {"c", 1, NULL, 0}};
     sigv4_request r = {"GET", "/", q, 4, NULL, 0, "", 0};
     buf_reset(&b);
-    CHECK(sigv4_canonical_request(&r, "", 0, empty, &b) == 0);
-    CHECK(strncmp(b.data, "GET\n/\na=y%20x&a=z&b=2&c=\n", 25) == 0);
+    CHECK_THAT(sigv4_canonical_request(&r, "", 0, empty, &b) == 0);
+    CHECK_THAT(strncmp(b.data, "GET\n/\na=y%20x&a=z&b=2&c=\n", 25) == 0);
     /* Header values: trimmed, tabs and runs of blanks collapsed, single spaces kept as they
      * are (those take the one-copy course); names lowercased. */
     const char *values[][2] = {{" a b c ", "a b c"},   {"a\tb", "a b"},     {"\t a \t\t b  c\t", "a b c"},
@@ -258,7 +238,7 @@ static void test_canonical_request(void)
         sigv4_pair hd[] = {{"X-Test", 6, values[i][0], strlen(values[i][0])}};
         sigv4_request hr = {"POST", "/", NULL, 0, hd, 1, "", 0};
         buf_reset(&b);
-        CHECK(sigv4_canonical_request(&hr, "X-TEST", 6, empty, &b) == 0);
+        CHECK_THAT(sigv4_canonical_request(&hr, "X-TEST", 6, empty, &b) == 0);
         char want[256];
         snprintf(want, sizeof want, "POST\n/\n\nx-test:%s\n\nX-TEST\n%s", values[i][1], empty);
         CHECK_STR(b.data, want);
@@ -288,11 +268,8 @@ static void expect_error(const char *raw, const sigv4_keyring *kr, const char *s
     qr_err e;
     const char *got = verify_raw(raw, kr, service, now, &e);
     CHECK_STR(got, type);
-    if (got && strncmp(e.msg, msg_prefix, strlen(msg_prefix)) != 0) {
-        failures++;
-        fprintf(stderr, "message '%s'\n  does not start with '%s'\n", e.msg, msg_prefix);
-    }
-    checks++;
+    CHECK(got == NULL || strncmp(e.msg, msg_prefix, strlen(msg_prefix)) == 0,
+          "message '%s'\n  does not start with '%s'", e.msg, msg_prefix);
 }
 
 static void test_errors(void)
@@ -333,8 +310,8 @@ static void test_errors(void)
                  "20150830T123500Z (20150830T122000Z + 15 min.)");
     {
         qr_err e;
-        CHECK(verify_raw(suite[0].raw, &kr, "service", SUITE_NOW + 14 * 60, &e) == NULL);
-        CHECK(verify_raw(suite[0].raw, &kr, "service", SUITE_NOW - 14 * 60, &e) == NULL);
+        CHECK_THAT(verify_raw(suite[0].raw, &kr, "service", SUITE_NOW + 14 * 60, &e) == NULL);
+        CHECK_THAT(verify_raw(suite[0].raw, &kr, "service", SUITE_NOW - 14 * 60, &e) == NULL);
     }
 
     /* Dates across a leap day and a year end, parsed and formatted without the C library. */
@@ -374,7 +351,7 @@ static void test_errors(void)
     r = variant("aws4_request,", "aws4_request//,");
     {
         qr_err e;
-        CHECK(verify_raw(r, &kr, "service", SUITE_NOW, &e) == NULL);
+        CHECK_THAT(verify_raw(r, &kr, "service", SUITE_NOW, &e) == NULL);
     }
     free(r);
 
@@ -414,7 +391,7 @@ static void test_errors(void)
     sigv4_keyring wrong;
     const char *text = "[default]\naws_access_key_id=AKIDEXAMPLE\naws_secret_access_key=nope\n";
     char err[256];
-    CHECK(sigv4_keyring_parse(&wrong, text, strlen(text), "t", err, sizeof err) == 0);
+    CHECK_THAT(sigv4_keyring_parse(&wrong, text, strlen(text), "t", err, sizeof err) == 0);
     expect_error(suite[0].raw, &wrong, "service", SUITE_NOW, SIGV4_E_INVALID,
                  "The request signature we calculated does not match");
     sigv4_keyring_free(&wrong);
@@ -431,7 +408,7 @@ static void test_open_mode(void)
     qr_err e;
     err_init(&e);
     char ak[32];
-    CHECK(sigv4_verify(&p.req, NULL, "dynamodb", SUITE_NOW + 86400, ak, sizeof ak, &e) == 0);
+    CHECK_THAT(sigv4_verify(&p.req, NULL, "dynamodb", SUITE_NOW + 86400, ak, sizeof ak, &e) == 0);
     CHECK_STR(ak, "AKIDEXAMPLE");
     free(p.text);
     free(r);
@@ -452,12 +429,12 @@ static void test_date_header(void)
     buf_init(&canon, 0);
     char empty[65], ch[65], sig[65];
     sigv4_sha256_hex("", 0, empty);
-    CHECK(sigv4_canonical_request(&req, "date;host", 9, empty, &canon) == 0);
+    CHECK_THAT(sigv4_canonical_request(&req, "date;host", 9, empty, &canon) == 0);
     sigv4_sha256_hex(canon.data, canon.len, ch);
     char sts[256];
     snprintf(sts, sizeof sts,
              "AWS4-HMAC-SHA256\n20150830T123600Z\n20150830/us-east-1/service/aws4_request\n%s", ch);
-    CHECK(sigv4_sign(SUITE_SECRET, "20150830", "us-east-1", "service", sts, strlen(sts), sig) == 0);
+    CHECK_THAT(sigv4_sign(SUITE_SECRET, "20150830", "us-east-1", "service", sts, strlen(sts), sig) == 0);
     char auth[256];
     snprintf(auth, sizeof auth,
              "AWS4-HMAC-SHA256 " SCOPE "SignedHeaders=date;host, Signature=%s", sig);
@@ -468,7 +445,7 @@ static void test_date_header(void)
     err_init(&e);
     int rc = sigv4_verify(&req, &kr, "service", SUITE_NOW, NULL, 0, &e);
     if (rc) fprintf(stderr, "date header: %s: %s\n", e.type, e.msg);
-    CHECK(rc == 0);
+    CHECK_THAT(rc == 0);
     buf_free(&canon);
     sigv4_keyring_free(&kr);
 }
@@ -519,8 +496,8 @@ static void test_malformed(void)
                 char ak[64];
                 int rc = sigv4_verify(&req, open ? NULL : &kr, "service", SUITE_NOW, ak, sizeof ak, &e);
                 if (open) continue; /* without keys some of these are acceptable */
-                CHECK(rc == -1);
-                CHECK(e.type != NULL &&
+                CHECK_THAT(rc == -1);
+                CHECK_THAT(e.type != NULL &&
                       (strcmp(e.type, SIGV4_E_INCOMPLETE) == 0 || strcmp(e.type, SIGV4_E_INVALID) == 0 ||
                        strcmp(e.type, SIGV4_E_UNRECOGNIZED) == 0 || strcmp(e.type, SIGV4_E_MISSING) == 0));
             }
@@ -547,49 +524,49 @@ static void test_keyring(void)
                        "region = us-east-1\n"
                        "s3 =\n"
                        "  max_concurrent_requests = 4\n";
-    CHECK(sigv4_keyring_parse(&kr, text, strlen(text), "creds", err, sizeof err) == 0);
-    CHECK(kr.n == 2);
+    CHECK_THAT(sigv4_keyring_parse(&kr, text, strlen(text), "creds", err, sizeof err) == 0);
+    CHECK_THAT(kr.n == 2);
     CHECK_STR(sigv4_keyring_find(&kr, "AKIA1", 5), "s1");
     CHECK_STR(sigv4_keyring_find(&kr, "AKIA2", 5), "s2/with+chars=");
-    CHECK(sigv4_keyring_find(&kr, "AKIA", 4) == NULL);
-    CHECK(sigv4_keyring_find(&kr, "AKIA3", 5) == NULL);
+    CHECK_THAT(sigv4_keyring_find(&kr, "AKIA", 4) == NULL);
+    CHECK_THAT(sigv4_keyring_find(&kr, "AKIA3", 5) == NULL);
     CHECK_STR(kr.keys[1].profile, "ci");
     sigv4_keyring_free(&kr);
 
     const char *half = "[a]\naws_access_key_id = X\n[b]\naws_access_key_id=Y\naws_secret_access_key=Z\n";
-    CHECK(sigv4_keyring_parse(&kr, half, strlen(half), "creds", err, sizeof err) == -1);
+    CHECK_THAT(sigv4_keyring_parse(&kr, half, strlen(half), "creds", err, sizeof err) == -1);
     CHECK_STR(err, "creds: profile [a] (line 1) has aws_access_key_id but no aws_secret_access_key");
-    CHECK(kr.n == 0 && kr.keys == NULL);
+    CHECK_THAT(kr.n == 0 && kr.keys == NULL);
 
     const char *none = "[a]\nregion = x\n";
-    CHECK(sigv4_keyring_parse(&kr, none, strlen(none), "creds", err, sizeof err) == -1);
+    CHECK_THAT(sigv4_keyring_parse(&kr, none, strlen(none), "creds", err, sizeof err) == -1);
     CHECK_STR(err, "creds: no profile with both aws_access_key_id and aws_secret_access_key");
 
     const char *orphan = "aws_access_key_id = X\n";
-    CHECK(sigv4_keyring_parse(&kr, orphan, strlen(orphan), "creds", err, sizeof err) == -1);
+    CHECK_THAT(sigv4_keyring_parse(&kr, orphan, strlen(orphan), "creds", err, sizeof err) == -1);
     CHECK_STR(err, "creds: line 1: setting outside of any [profile] section");
 
     const char *junk = "[a]\nthis is not a setting\n";
-    CHECK(sigv4_keyring_parse(&kr, junk, strlen(junk), "creds", err, sizeof err) == -1);
+    CHECK_THAT(sigv4_keyring_parse(&kr, junk, strlen(junk), "creds", err, sizeof err) == -1);
     CHECK_STR(err, "creds: line 2: expected 'key = value' or '[profile]'");
 
     const char *open = "[a\n";
-    CHECK(sigv4_keyring_parse(&kr, open, strlen(open), "creds", err, sizeof err) == -1);
+    CHECK_THAT(sigv4_keyring_parse(&kr, open, strlen(open), "creds", err, sizeof err) == -1);
     CHECK_STR(err, "creds: line 1: a section header must end with ']'");
 
     const char nul[] = "[a]\naws_access_key_id = X\0Y\n";
-    CHECK(sigv4_keyring_parse(&kr, nul, sizeof nul - 1, "creds", err, sizeof err) == -1);
+    CHECK_THAT(sigv4_keyring_parse(&kr, nul, sizeof nul - 1, "creds", err, sizeof err) == -1);
 
-    CHECK(sigv4_keyring_load(&kr, "/nonexistent/quarry-credentials", err, sizeof err) == -1);
+    CHECK_THAT(sigv4_keyring_load(&kr, "/nonexistent/quarry-credentials", err, sizeof err) == -1);
     CHECK_STR(err, "/nonexistent/quarry-credentials: No such file or directory");
 
     char path[] = "/tmp/quarry-test-credentials-XXXXXX";
     int fd = mkstemp(path);
-    CHECK(fd >= 0);
+    CHECK_THAT(fd >= 0);
     if (fd >= 0) {
-        CHECK(write(fd, SUITE_CREDENTIALS, strlen(SUITE_CREDENTIALS)) == (ssize_t)strlen(SUITE_CREDENTIALS));
+        CHECK_THAT(write(fd, SUITE_CREDENTIALS, strlen(SUITE_CREDENTIALS)) == (ssize_t)strlen(SUITE_CREDENTIALS));
         close(fd);
-        CHECK(sigv4_keyring_load(&kr, path, err, sizeof err) == 0);
+        CHECK_THAT(sigv4_keyring_load(&kr, path, err, sizeof err) == 0);
         CHECK_STR(sigv4_keyring_find(&kr, "AKIDEXAMPLE", 11), SUITE_SECRET);
         sigv4_keyring_free(&kr);
         unlink(path);
@@ -605,6 +582,6 @@ int main(void)
     test_date_header();
     test_malformed();
     test_keyring();
-    printf("test_sigv4: %d passed, %d failed\n", checks - failures, failures);
-    return failures ? 1 : 0;
+    printf("test_sigv4: %d passed, %d failed\n", check_count - check_failures, check_failures);
+    return check_failures ? 1 : 0;
 }
