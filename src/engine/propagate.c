@@ -46,11 +46,12 @@ uint64_t propagate_next_seq(qr_db *db)
     return seq;
 }
 
-/* Where a scan of the log must start: the lowest record still in flight, or the cursor.
- * Forgets notes older than INFLIGHT_US. Called with prop_lock held. */
+/* Where a scan of the log must start: the lowest record still in flight, a record
+ * committed behind the cursor, or the cursor. Forgets notes older than INFLIGHT_US.
+ * Called with prop_lock held. */
 static uint64_t scan_start_locked(qr_db *db, uint64_t now)
 {
-    uint64_t start = db->log_cursor;
+    uint64_t start = db->log_rescan < db->log_cursor ? db->log_rescan : db->log_cursor;
     size_t k = 0;
     for (size_t i = 0; i < db->ninflight; i++) {
         if (now - db->inflight[i].at_us > INFLIGHT_US) continue;
@@ -224,12 +225,8 @@ static size_t apply_pass(qr_db *db, uint64_t *wait_us)
     buf_init(&lower, 0);
     buf_append(&lower, QR_LOG_PREFIX, QR_LOG_PREFIX_LEN);
     pthread_mutex_lock(&db->prop_lock);
-    if (now - db->last_full_scan_us < FULL_SCAN_US) {
-        uint64_t start = scan_start_locked(db, now);
-        buf_put_be64(&lower, db->log_rescan < start ? db->log_rescan : start);
-    } else {
-        db->last_full_scan_us = now;
-    }
+    if (now - db->last_full_scan_us < FULL_SCAN_US) buf_put_be64(&lower, scan_start_locked(db, now));
+    else db->last_full_scan_us = now;
     db->log_rescan = UINT64_MAX; /* this pass reaches it */
     pthread_mutex_unlock(&db->prop_lock);
     store_iter *it = store_iter_new(db->st, NULL, lower.data, lower.len, "\0M", 2);
@@ -382,8 +379,7 @@ static store_iter *log_from(qr_db *db, int from_start)
     buf_append(&lower, QR_LOG_PREFIX, QR_LOG_PREFIX_LEN);
     if (!from_start) {
         pthread_mutex_lock(&db->prop_lock);
-        uint64_t start = scan_start_locked(db, now_us());
-        buf_put_be64(&lower, db->log_rescan < start ? db->log_rescan : start);
+        buf_put_be64(&lower, scan_start_locked(db, now_us()));
         pthread_mutex_unlock(&db->prop_lock);
     }
     store_iter *it = store_iter_new(db->st, NULL, lower.data, lower.len, "\0M", 2);

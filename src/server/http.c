@@ -74,8 +74,7 @@ struct server {
 struct loop {
     server *s;
     pthread_t thread;
-    int started;   /* its thread was created (and must be joined) */
-    int ready;     /* 1 once its thread has built the loop, -1 if that failed */
+    int ready; /* 0 until its thread has run: 1 once it built the loop, -1 if that failed */
     h2o_evloop_t *ev;
     h2o_context_t ctx;
     h2o_accept_ctx_t accept;
@@ -992,7 +991,6 @@ int server_start(qr_db *db, const server_config *cfg, server **out, char *errbuf
             failed = 1;
             break;
         }
-        s->loops[i].started = 1;
         pthread_mutex_lock(&s->ready_mu);
         while (s->loops[i].ready == 0) pthread_cond_wait(&s->ready_cv, &s->ready_mu);
         pthread_mutex_unlock(&s->ready_mu);
@@ -1056,6 +1054,6 @@ void server_stop(server *s)
     for (unsigned i = 0; i < s->n_loops; i++)
         if (s->loops[i].ready > 0) h2o_multithread_send_message(&s->loops[i].control, &s->loops[i].stop_msg);
     for (unsigned i = 0; i < s->n_loops; i++)
-        if (s->loops[i].started) pthread_join(s->loops[i].thread, NULL);
+        if (s->loops[i].ready) pthread_join(s->loops[i].thread, NULL); /* ran, so joinable */
     server_free(s);
 }
