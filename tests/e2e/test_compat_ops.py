@@ -1,0 +1,210 @@
+"""Table, index, scan and capacity behaviours DynamoDB shows that a compatibility suite checks.
+
+Each test pins one thing real DynamoDB does that quarry once did differently: what
+DeleteTable describes, how UpdateTable judges index attribute definitions, where a Query
+or Scan may resume, how projections may be declared, and what BatchGetItem costs."""
+import pytest
+
+T = "CompatOps"
+
+
+def s(v):
+    return {"S": v}
+
+
+def defs(*names):
+    return [{"AttributeName": n, "AttributeType": "S"} for n in names]
+
+
+def keys(pk, sk=None):
+    return [{"AttributeName": pk, "KeyType": "HASH"}] + ([{"AttributeName": sk, "KeyType": "RANGE"}] if sk else [])
+
+
+def index(name, pk, sk=None, projection=None):
+    return {"IndexName": name, "KeySchema": keys(pk, sk), "Projection": projection or {"ProjectionType": "ALL"}}
+
+
+def table(**extra):
+    return dict({"TableName": T, "BillingMode": "PAY_PER_REQUEST", "KeySchema": keys("pk"),
+                 "AttributeDefinitions": defs("pk")}, **extra)
+
+
+def create_gsi(name, attr, type_="S"):
+    return {"AttributeDefinitions": [{"AttributeName": attr, "AttributeType": type_}],
+            "GlobalSecondaryIndexUpdates": [{"Create": index(name, attr)}]}
+
+
+def test_duplicate_attribute_definition_is_named(q):
+    e = q.error("CreateTable", table(AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"},
+                                                           {"AttributeName": "pk", "AttributeType": "N"}]))
+    assert e.type == "ValidationException"
+    assert "duplicate" in e.message and "pk" in e.message
+
+
+def test_undefined_key_message_lists_every_definition(q):
+    e = q.error("CreateTable", table(KeySchema=keys("pk", "c"), AttributeDefinitions=defs("pk", "z")))
+    assert e.message.endswith("Keys: [c], AttributeDefinitions: [pk, z]")
+
+
+def test_delete_table_describes_no_schema(q):
+    q.call("CreateTable", table(KeySchema=keys("pk", "sk"), AttributeDefinitions=defs("pk", "sk", "x"),
+                                GlobalSecondaryIndexes=[index("ByX", "x")],
+                                LocalSecondaryIndexes=[index("LocalX", "pk", "x")]))
+    described = q.call("DescribeTable", {"TableName": T})["Table"]
+    deleted = q.call("DeleteTable", {"TableName": T})["TableDescription"]
+    assert deleted["TableStatus"] == "DELETING" and deleted["TableId"] == described["TableId"]
+    for field in ("KeySchema", "AttributeDefinitions", "CreationDateTime", "GlobalSecondaryIndexes",
+                  "LocalSecondaryIndexes"):
+        assert field in described and field not in deleted
+
+
+def test_on_demand_since_creation(q):
+    d = q.call("CreateTable", table())["TableDescription"]
+    assert d["BillingModeSummary"]["LastUpdateToPayPerRequestDateTime"] == d["CreationDateTime"]
+
+
+def test_disabled_stream_is_not_described(q):
+    q.call("CreateTable", table(StreamSpecification={"StreamEnabled": False}))
+    assert "StreamSpecification" not in q.call("DescribeTable", {"TableName": T})["Table"]
+    e = q.error("CreateTable", table(TableName="CompatOps2", StreamSpecification={}))
+    assert e.type == "ValidationException" and "streamEnabled" in e.message
+
+
+def test_table_class(q):
+    q.call("CreateTable", table())
+    assert "TableClassSummary" not in q.call("DescribeTable", {"TableName": T})["Table"]
+    q.call("CreateTable", table(TableName="CompatOpsIA", TableClass="STANDARD_INFREQUENT_ACCESS"))
+    d = q.call("DescribeTable", {"TableName": "CompatOpsIA"})["Table"]
+    assert d["TableClassSummary"] == {"TableClass": "STANDARD_INFREQUENT_ACCESS"}
+    d = q.call("UpdateTable", {"TableName": "CompatOpsIA", "TableClass": "STANDARD"})["TableDescription"]
+    assert d["TableClassSummary"]["TableClass"] == "STANDARD" and "LastUpdateDateTime" in d["TableClassSummary"]
+    for bad in ("standard", "junk"):
+        e = q.error("UpdateTable", {"TableName": "CompatOpsIA", "TableClass": bad})
+        assert e.type == "ValidationException" and "table-class" in e.message
+    e = q.error("CreateTable", table(TableName="CompatOpsBad", TableClass="junk"))
+    assert "table-class" in e.message
+
+
+def test_update_missing_table_is_named(q):
+    e = q.error("UpdateTable", {"TableName": "Nowhere", "BillingMode": "PAY_PER_REQUEST"})
+    assert e.type == "ResourceNotFoundException"
+    assert e.message == "Requested resource not found: Table: Nowhere not found"
+
+
+def test_update_table_with_empty_index_updates_asks_nothing(q):
+    q.call("CreateTable", table())
+    e = q.error("UpdateTable", {"TableName": T, "GlobalSecondaryIndexUpdates": []})
+    assert e.type == "ValidationException" and "At least one of" in e.message
+
+
+def test_one_action_per_index_update(q):
+    q.call("CreateTable", table())
+    e = q.error("UpdateTable", dict(create_gsi("ByX", "x"), TableName=T, GlobalSecondaryIndexUpdates=[
+        {"Create": index("ByX", "x"), "Delete": {"IndexName": "Other"}}]))
+    assert e.type == "ValidationException" and "Only one of Create, Update or Delete" in e.message
+
+
+def test_new_index_keys_need_this_requests_definitions(q):
+    q.call("CreateTable", table())
+    e = q.error("UpdateTable", {"TableName": T, "GlobalSecondaryIndexUpdates": [{"Create": index("ByPk", "pk")}]})
+    assert e.type == "ValidationException" and "AttributeDefinitions" in e.message
+    # Definitions the new index does not use are ignored, not kept.
+    r = q.call("UpdateTable", {"TableName": T, "AttributeDefinitions": defs("x", "unused"),
+                               "GlobalSecondaryIndexUpdates": [{"Create": index("ByX", "x")}]})
+    names = [d["AttributeName"] for d in r["TableDescription"]["AttributeDefinitions"]]
+    assert sorted(names) == ["pk", "x"]
+
+
+def test_index_key_cannot_change_type_while_indexed(q):
+    q.call("CreateTable", table(AttributeDefinitions=defs("pk", "x"), GlobalSecondaryIndexes=[index("ByX", "x")]))
+    e = q.error("UpdateTable", dict(create_gsi("ByX2", "x", "N"), TableName=T))
+    assert e.type == "ValidationException" and "redefined" in e.message
+    # Once no index uses x, its definition goes, and x may be indexed as a number.
+    q.call("UpdateTable", {"TableName": T, "GlobalSecondaryIndexUpdates": [{"Delete": {"IndexName": "ByX"}}]})
+    d = q.call("DescribeTable", {"TableName": T})["Table"]
+    assert [a["AttributeName"] for a in d["AttributeDefinitions"]] == ["pk"]
+    q.call("UpdateTable", dict(create_gsi("ByX2", "x", "N"), TableName=T))
+
+
+def test_key_attributes_may_be_listed_as_projected(q):
+    q.call("CreateTable", table(AttributeDefinitions=defs("pk", "x"), GlobalSecondaryIndexes=[
+        index("ByX", "x", projection={"ProjectionType": "INCLUDE", "NonKeyAttributes": ["a", "x"]})]))
+    q.call("PutItem", {"TableName": T, "Item": {"pk": s("1"), "x": s("x"), "a": s("a"), "b": s("b")}})
+    items = []
+    for _ in range(100):
+        items = q.call("Scan", {"TableName": T, "IndexName": "ByX"})["Items"]
+        if items:
+            break
+    assert items == [{"pk": s("1"), "x": s("x"), "a": s("a")}]
+
+
+def test_projection_type_is_required(q):
+    e = q.error("CreateTable", table(AttributeDefinitions=defs("pk", "x"), GlobalSecondaryIndexes=[
+        {"IndexName": "ByX", "KeySchema": keys("x"), "Projection": {}}]))
+    assert e.type == "ValidationException" and e.message == "Unknown ProjectionType: null"
+
+
+def test_index_hash_and_range_with_one_name(q):
+    e = q.error("CreateTable", table(KeySchema=keys("pk", "sk"), AttributeDefinitions=defs("pk", "sk"),
+                                     LocalSecondaryIndexes=[index("Same", "pk", "pk")]))
+    assert e.message == "Both the Hash Key and the Range Key element in the KeySchema have the same name"
+
+
+def test_scan_start_key_must_lie_in_the_segment(q):
+    q.call("CreateTable", table())
+    q.batch_put(T, [{"pk": s(str(i))} for i in range(20)])
+    found = 0
+    for seg in range(2):
+        for i in range(20):
+            r = q.raw("Scan", {"TableName": T, "Segment": seg, "TotalSegments": 2,
+                               "ExclusiveStartKey": {"pk": s(str(i))}})
+            if r[0]:
+                assert r[1]["message"] == ("The provided Exclusive start key does not map to the provided Segment "
+                                           "and TotalSegments values.")
+                found += 1
+    assert found == 20  # each key lies in exactly one of the two segments
+
+
+@pytest.fixture
+def ranged(q):
+    q.call("CreateTable", table(KeySchema=keys("pk", "sk"), AttributeDefinitions=[
+        {"AttributeName": "pk", "AttributeType": "S"}, {"AttributeName": "sk", "AttributeType": "N"}]))
+    q.batch_put(T, [{"pk": s(p), "sk": {"N": str(i)}} for p in "ab" for i in range(20)])
+    return q
+
+
+def query_after(q, cond, start, **extra):
+    return dict({"TableName": T, "KeyConditionExpression": "pk = :p" + cond,
+                 "ExpressionAttributeValues": {":p": s("a"), ":n": {"N": "10"}},
+                 "ExclusiveStartKey": {"pk": s(start[0]), "sk": {"N": str(start[1])}}}, **extra)
+
+
+@pytest.mark.parametrize("forward", [True, False])
+def test_query_start_key_must_match_the_sort_condition(ranged, forward):
+    e = ranged.error("Query", query_after(ranged, " AND sk > :n", ("a", 3), ScanIndexForward=forward))
+    assert e.message == "The provided starting key does not match the range key predicate"
+    # The sort condition is judged before the partition.
+    e = ranged.error("Query", query_after(ranged, " AND sk > :n", ("b", 3), ScanIndexForward=forward))
+    assert e.message == "The provided starting key does not match the range key predicate"
+    e = ranged.error("Query", query_after(ranged, " AND sk > :n", ("b", 13), ScanIndexForward=forward))
+    assert e.message == "The query can return at most one row and cannot be restarted"
+    r = ranged.call("Query", query_after(ranged, " AND sk > :n", ("a", 13), ScanIndexForward=forward))
+    assert [int(i["sk"]["N"]) for i in r["Items"]] == ([14, 15, 16, 17, 18, 19] if forward else [12, 11])
+
+
+def test_query_filter_names_its_parameter(ranged):
+    e = ranged.error("Query", {"TableName": T, "KeyConditions": {
+        "pk": {"AttributeValueList": [s("a")], "ComparisonOperator": "EQ"}},
+        "QueryFilter": {"sk": {"AttributeValueList": [{"N": "1"}], "ComparisonOperator": "EQ"}}})
+    assert e.message == "QueryFilter can only contain non-primary key attributes: Primary key attribute: sk"
+
+
+def test_batch_get_charges_every_key(q):
+    q.call("CreateTable", table())
+    q.batch_put(T, [{"pk": s(str(i))} for i in range(2)])
+    r = q.call("BatchGetItem", {"RequestItems": {T: {"Keys": [{"pk": s(str(i))} for i in range(3)]}},
+                                "ReturnConsumedCapacity": "TOTAL"})
+    assert r["ConsumedCapacity"] == [{"TableName": T, "CapacityUnits": 1.5, "ReadCapacityUnits": 1.5}]
+    r = q.call("BatchGetItem", {"RequestItems": {T: {"Keys": [{"pk": s(str(i))} for i in range(3)],
+                                                     "ConsistentRead": True}}, "ReturnConsumedCapacity": "TOTAL"})
+    assert r["ConsumedCapacity"][0]["CapacityUnits"] == 3
