@@ -325,6 +325,24 @@ static json_t *key_value(const json_t *item, const char *name, char type)
     return strlen(actual) == 1 && actual[0] == type ? v : NULL;
 }
 
+/* Whether an item's index key values fit DynamoDB's key rules: no empty string or
+ * binary, at most 2048 bytes for each partition attribute and 1024 for the sort
+ * attributes together. Writes are refused otherwise (index_check_item); an item stored
+ * before the index existed is left out of it. */
+static int key_values_fit(const qr_index *ix, const json_t *item)
+{
+    size_t sort_bytes = 0;
+    for (int k = 0; k < ix->npk + ix->nsk; k++) {
+        const char *name = k < ix->npk ? ix->pk[k] : ix->sk[k - ix->npk];
+        char type = k < ix->npk ? ix->pk_type[k] : ix->sk_type[k - ix->npk];
+        size_t size = value_size(json_object_get(item, name));
+        if (type != 'N' && size == 0) return 0;
+        if (k < ix->npk && size > QR_MAX_PK_SIZE) return 0;
+        if (k >= ix->npk) sort_bytes += size;
+    }
+    return sort_bytes <= QR_MAX_SK_SIZE;
+}
+
 int index_entry_key(const table *t, const qr_index *ix, const json_t *item, buf *out, qr_err *err)
 {
     const json_t *pks[QR_MAX_KEY_ATTRS];
@@ -332,6 +350,7 @@ int index_entry_key(const table *t, const qr_index *ix, const json_t *item, buf 
         if ((pks[i] = key_value(item, ix->pk[i], ix->pk_type[i])) == NULL) return 0;
     for (int i = 0; i < ix->nsk; i++)
         if (key_value(item, ix->sk[i], ix->sk_type[i]) == NULL) return 0;
+    if (!key_values_fit(ix, item)) return 0;
     if (key_partition_tuple(out, t, ix->id, pks, ix->npk, err)) return -1;
     for (int i = 0; i < ix->nsk; i++)
         if (keycodec_append(out, json_object_get(item, ix->sk[i]), 0, err)) return -1;
@@ -362,6 +381,7 @@ int index_check_item(const table *t, const json_t *item, qr_err *err)
 {
     for (size_t i = 0; i < t->nindexes; i++) {
         const qr_index *ix = &t->indexes[i];
+        size_t sort_bytes = 0;
         for (int k = 0; k < ix->npk + ix->nsk; k++) {
             const char *name = k < ix->npk ? ix->pk[k] : ix->sk[k - ix->npk];
             char type = k < ix->npk ? ix->pk_type[k] : ix->sk_type[k - ix->npk];
@@ -376,6 +396,12 @@ int index_check_item(const table *t, const json_t *item, qr_err *err)
                                            "secondary index key is not supported. The AttributeValue for a key "
                                            "attribute cannot contain an empty %s value. IndexName: %s, IndexKey: %s",
                                       type == 'S' ? "string" : "binary", ix->name, name);
+            if (k < ix->npk && value_size(v) > QR_MAX_PK_SIZE)
+                return err_validation(err, "One or more parameter values were invalid: Size of hashkey has exceeded "
+                                           "the maximum size limit of2048 bytes");
+            if (k >= ix->npk && (sort_bytes += value_size(v)) > QR_MAX_SK_SIZE)
+                return err_validation(err, "One or more parameter values were invalid: Aggregated size of all range "
+                                           "keys has exceeded the size limit of 1024 bytes");
         }
     }
     return 0;

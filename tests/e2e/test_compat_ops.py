@@ -208,3 +208,41 @@ def test_batch_get_charges_every_key(q):
     r = q.call("BatchGetItem", {"RequestItems": {T: {"Keys": [{"pk": s(str(i))} for i in range(3)],
                                                      "ConsistentRead": True}}, "ReturnConsumedCapacity": "TOTAL"})
     assert r["ConsumedCapacity"][0]["CapacityUnits"] == 3
+
+
+def wait_active(q, name, index_name):
+    for _ in range(300):
+        d = q.call("DescribeTable", {"TableName": name})["Table"]
+        g = [i for i in d.get("GlobalSecondaryIndexes", []) if i["IndexName"] == index_name]
+        if g and g[0]["IndexStatus"] == "ACTIVE":
+            return
+    raise AssertionError(f"index {index_name} never became active")
+
+
+def test_index_key_sizes_are_limited(q):
+    q.call("CreateTable", table(AttributeDefinitions=defs("pk", "x", "y"), GlobalSecondaryIndexes=[
+        index("ByX", "x"), index("ByPkY", "pk", "y")]))
+    q.call("PutItem", {"TableName": T, "Item": {"pk": s("a"), "x": s("x" * 2048), "y": s("y" * 1024)}})
+    e = q.error("PutItem", {"TableName": T, "Item": {"pk": s("b"), "x": s("x" * 2049)}})
+    assert e.type == "ValidationException" and "2048" in e.message
+    e = q.error("UpdateItem", {"TableName": T, "Key": {"pk": s("a")}, "UpdateExpression": "SET y = :y",
+                               "ExpressionAttributeValues": {":y": s("y" * 1025)}})
+    assert e.type == "ValidationException" and "1024" in e.message
+    assert q.call("GetItem", {"TableName": T, "Key": {"pk": s("b")}}) == {}
+
+
+def test_backfill_leaves_out_values_no_key_may_hold(q):
+    q.call("CreateTable", table(KeySchema=keys("pk", "sk"), AttributeDefinitions=defs("pk", "sk")))
+    xs = {"ok": "hello", "empty": "", "long": "x" * 1025, "huge": "x" * 3000}
+    q.batch_put(T, [{"pk": s(k), "sk": s("c"), "x": s(v)} for k, v in xs.items()] +
+                [{"pk": s("number"), "sk": s("c"), "x": {"N": "4"}}])
+    q.call("UpdateTable", dict(create_gsi("ByX", "x"), TableName=T))
+    wait_active(q, T, "ByX")
+    got = sorted(i["pk"]["S"] for i in q.call("Scan", {"TableName": T, "IndexName": "ByX"})["Items"])
+    assert got == ["long", "ok"]
+    q.call("UpdateTable", {"TableName": T, "AttributeDefinitions": defs("sk", "x"),
+                           "GlobalSecondaryIndexUpdates": [{"Create": index("BySkX", "sk", "x")}]})
+    wait_active(q, T, "BySkX")
+    got = sorted(i["pk"]["S"] for i in q.call("Scan", {"TableName": T, "IndexName": "BySkX"})["Items"])
+    assert got == ["ok"]
+    assert q.verify(T).returncode == 0
