@@ -246,3 +246,10 @@ def test_backfill_leaves_out_values_no_key_may_hold(q):
     got = sorted(i["pk"]["S"] for i in q.call("Scan", {"TableName": T, "IndexName": "BySkX"})["Items"])
     assert got == ["ok"]
     assert q.verify(T).returncode == 0
+
+
+@pytest.mark.parametrize("spec", [{"AttributeName": "ttl", "Enabled": "yes"}, {"AttributeName": 3, "Enabled": True}])
+def test_time_to_live_parameters_of_the_wrong_type(q, spec):
+    q.call("CreateTable", table())
+    e = q.error("UpdateTimeToLive", {"TableName": T, "TimeToLiveSpecification": spec})
+    assert e.type == "SerializationException"
