@@ -253,3 +253,16 @@ def test_time_to_live_parameters_of_the_wrong_type(q, spec):
     q.call("CreateTable", table())
     e = q.error("UpdateTimeToLive", {"TableName": T, "TimeToLiveSpecification": spec})
     assert e.type == "SerializationException"
+
+
+def test_key_conditions_combine_with_filter_and_projection_expressions(ranged):
+    ranged.batch_put(T, [{"pk": s("a"), "sk": {"N": str(i)}, "v": {"N": str(i)}} for i in range(20)])
+    r = ranged.call("Query", {"TableName": T, "KeyConditions": {
+        "pk": {"AttributeValueList": [s("a")], "ComparisonOperator": "EQ"}},
+        "FilterExpression": "v < :n", "ProjectionExpression": "sk", "Select": "SPECIFIC_ATTRIBUTES",
+        "ExpressionAttributeValues": {":n": {"N": "2"}}})
+    assert r["Items"] == [{"sk": {"N": "0"}}, {"sk": {"N": "1"}}]
+    e = ranged.error("Query", {"TableName": T, "KeyConditions": {
+        "pk": {"AttributeValueList": [s("a")], "ComparisonOperator": "EQ"}},
+        "KeyConditionExpression": "pk = :p", "ExpressionAttributeValues": {":p": s("a")}})
+    assert "Non-expression parameters: {KeyConditions} Expression parameters: {KeyConditionExpression}" in e.message
