@@ -117,6 +117,31 @@ static int check_key_schema(json_t *defs, json_t *ks, qr_err *err)
     return 0;
 }
 
+/* Reads a ProvisionedThroughput object: both units, integers from 1 to the account
+ * limit. field names it in messages ("provisionedThroughput"). */
+static int read_throughput(json_t *pt, const char *field, long long *rcu, long long *wcu, qr_err *err)
+{
+    char where[128];
+    if (!json_is_object(pt)) return err_set(err, QR_E_SERIALIZATION, "ProvisionedThroughput must be an object");
+    json_t *r = json_object_get(pt, "ReadCapacityUnits"), *w = json_object_get(pt, "WriteCapacityUnits");
+    int no_r = r == NULL || json_is_null(r), no_w = w == NULL || json_is_null(w);
+    if (no_r || no_w) {
+        snprintf(where, sizeof where, "%s.%s", field, no_r ? "readCapacityUnits" : "writeCapacityUnits");
+        return null_member(where, err);
+    }
+    if (!json_is_integer(r) || !json_is_integer(w))
+        return err_set(err, QR_E_SERIALIZATION, "ProvisionedThroughput values must be integers");
+    *rcu = json_integer_value(r);
+    *wcu = json_integer_value(w);
+    if (*rcu < 1 || *wcu < 1)
+        return err_validation(err, "1 validation error detected: Value '%lld' at '%s.%s' failed to satisfy "
+                                   "constraint: Member must have value greater than or equal to 1",
+                              *rcu < 1 ? *rcu : *wcu, field, *rcu < 1 ? "readCapacityUnits" : "writeCapacityUnits");
+    if (*rcu > MAX_PROVISIONED || *wcu > MAX_PROVISIONED)
+        return err_set(err, QR_E_LIMIT, "Subscriber limit exceeded: Provisioned throughput for the table exceeds the account limit");
+    return 0;
+}
+
 /* Reads BillingMode and ProvisionedThroughput into the description. */
 static int apply_billing(json_t *req, json_t *desc, int creating, double now, qr_err *err)
 {
@@ -128,21 +153,7 @@ static int apply_billing(json_t *req, json_t *desc, int creating, double now, qr
     if (param_enum(req, "BillingMode", modes, creating ? "PROVISIONED" : current, &mode, err)) return -1;
     if (param_object(req, "ProvisionedThroughput", &pt, err)) return -1;
     long long rcu = 0, wcu = 0;
-    if (pt) {
-        json_t *r = json_object_get(pt, "ReadCapacityUnits"), *w = json_object_get(pt, "WriteCapacityUnits");
-        if (r == NULL) return null_member("provisionedThroughput.readCapacityUnits", err);
-        if (w == NULL) return null_member("provisionedThroughput.writeCapacityUnits", err);
-        if (!json_is_integer(r) || !json_is_integer(w))
-            return err_set(err, QR_E_SERIALIZATION, "ProvisionedThroughput values must be integers");
-        rcu = json_integer_value(r);
-        wcu = json_integer_value(w);
-        if (rcu < 1 || wcu < 1)
-            return err_validation(err, "1 validation error detected: Value '%lld' at 'provisionedThroughput.%s' "
-                                       "failed to satisfy constraint: Member must have value greater than or equal to 1",
-                                  rcu < 1 ? rcu : wcu, rcu < 1 ? "readCapacityUnits" : "writeCapacityUnits");
-        if (rcu > MAX_PROVISIONED || wcu > MAX_PROVISIONED)
-            return err_set(err, QR_E_LIMIT, "Subscriber limit exceeded: Provisioned throughput for the table exceeds the account limit");
-    }
+    if (pt && read_throughput(pt, "provisionedThroughput", &rcu, &wcu, err)) return -1;
     if (strcmp(mode, "PROVISIONED") == 0) {
         if (pt == NULL && (creating || strcmp(current, "PROVISIONED") != 0))
             return err_validation(err, "One or more parameter values were invalid: ReadCapacityUnits and "
@@ -239,10 +250,14 @@ static json_t *index_description(json_t *def, const char *table_arn, int global,
                                 "specified for index: %s when BillingMode is PAY_PER_REQUEST", name);
             return NULL;
         }
-        json_int_t r = pt ? json_integer_value(json_object_get(pt, "ReadCapacityUnits")) : 0;
-        json_int_t w = pt ? json_integer_value(json_object_get(pt, "WriteCapacityUnits")) : 0;
+        long long r = 0, w = 0;
+        if (pt && read_throughput(pt, "globalSecondaryIndexes.member.provisionedThroughput", &r, &w, err)) {
+            json_decref(d);
+            return NULL;
+        }
         json_object_set_new(d, "ProvisionedThroughput", json_pack("{s:i,s:I,s:I}", "NumberOfDecreasesToday", 0,
-                                                                  "ReadCapacityUnits", r, "WriteCapacityUnits", w));
+                                                                  "ReadCapacityUnits", (json_int_t)r,
+                                                                  "WriteCapacityUnits", (json_int_t)w));
     }
     return d;
 }
@@ -553,9 +568,14 @@ static int apply_gsi_change(table_change *c, json_t *desc, json_t *ids, qr_err *
     if (!json_is_object(pt))
         return err_validation(err, "1 validation error detected: Value null at 'globalSecondaryIndexUpdates.1.member."
                                    "update.provisionedThroughput' failed to satisfy constraint: Member must not be null");
+    if (!is_provisioned(desc))
+        return err_validation(err, "One or more parameter values were invalid: ProvisionedThroughput should not be "
+                                   "specified for index: %s when BillingMode is PAY_PER_REQUEST", name);
+    long long r, w;
+    if (read_throughput(pt, "globalSecondaryIndexUpdates.member.update.provisionedThroughput", &r, &w, err)) return -1;
     json_t *cur = json_object_get(existing, "ProvisionedThroughput");
-    json_object_set(cur, "ReadCapacityUnits", json_object_get(pt, "ReadCapacityUnits"));
-    json_object_set(cur, "WriteCapacityUnits", json_object_get(pt, "WriteCapacityUnits"));
+    json_object_set_new(cur, "ReadCapacityUnits", json_integer(r));
+    json_object_set_new(cur, "WriteCapacityUnits", json_integer(w));
     return 0;
 }
 

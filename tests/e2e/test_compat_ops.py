@@ -266,3 +266,19 @@ def test_key_conditions_combine_with_filter_and_projection_expressions(ranged):
         "pk": {"AttributeValueList": [s("a")], "ComparisonOperator": "EQ"}},
         "KeyConditionExpression": "pk = :p", "ExpressionAttributeValues": {":p": s("a")}})
     assert "Non-expression parameters: {KeyConditions} Expression parameters: {KeyConditionExpression}" in e.message
+
+
+def test_index_throughput_is_checked(q):
+    pt = {"ReadCapacityUnits": 2, "WriteCapacityUnits": 3}
+    base = table(BillingMode="PROVISIONED", ProvisionedThroughput=pt, AttributeDefinitions=defs("pk", "x"))
+    e = q.error("CreateTable", dict(base, GlobalSecondaryIndexes=[
+        dict(index("ByX", "x"), ProvisionedThroughput={"ReadCapacityUnits": 0, "WriteCapacityUnits": 3})]))
+    assert e.type == "ValidationException" and "greater than or equal to 1" in e.message
+    q.call("CreateTable", dict(base, GlobalSecondaryIndexes=[dict(index("ByX", "x"), ProvisionedThroughput=pt)]))
+    update = {"TableName": T, "GlobalSecondaryIndexUpdates": [{"Update": {"IndexName": "ByX", "ProvisionedThroughput": {
+        "ReadCapacityUnits": "many", "WriteCapacityUnits": 8}}}]}
+    assert q.error("UpdateTable", update).type == "SerializationException"
+    update["GlobalSecondaryIndexUpdates"][0]["Update"]["ProvisionedThroughput"]["ReadCapacityUnits"] = 7
+    q.call("UpdateTable", update)
+    g = q.call("DescribeTable", {"TableName": T})["Table"]["GlobalSecondaryIndexes"][0]
+    assert g["ProvisionedThroughput"]["ReadCapacityUnits"] == 7 and g["ProvisionedThroughput"]["WriteCapacityUnits"] == 8
