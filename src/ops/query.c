@@ -29,6 +29,7 @@ typedef struct range_read {
     int consistent;
     const qr_index *index; /* the index read, or NULL for the table */
     int fetch_base;        /* read each entry's base item (an LSI asked for more than it holds) */
+    long long segment, total_segments; /* a Scan's part of the table */
 } range_read;
 
 static void set_buf(buf *dst, const buf *src)
@@ -275,8 +276,9 @@ static int apply_start_key(json_t *req, table *t, range_read *r, const expr_key_
     int rc = encode_start_key(t, r, esk, &k, err);
     if (rc == 0 && ks && kcm) rc = check_query_start(t, r, esk, &k, ks, kcm, err);
     else if (rc == 0 && !in_range(&k, r))
-        rc = err_validation(err, "The provided Exclusive start key does not map to the provided Segment and "
-                                 "TotalSegments values.");
+        rc = err_validation(err, "The provided starting key is invalid: Invalid ExclusiveStartKey. Please use "
+                                 "ExclusiveStartKey with correct Segment. TotalSegments: %lld Segment: %lld",
+                            r->total_segments, r->segment);
     if (rc == 0) {
         if (r->forward) {
             buf_putc(&k, 0);
@@ -524,6 +526,8 @@ int op_scan(qr_db *db, json_t *req, buf *out, qr_err *err)
         goto done;
     }
     if (!has_total) total = 1, segment = 0;
+    r.segment = segment;
+    r.total_segments = total;
     if (segment >= total) {
         err_validation(err, "The Segment parameter is zero-based and must be less than parameter TotalSegments: "
                             "Segment: %lld is not less than TotalSegments: %lld", segment, total);

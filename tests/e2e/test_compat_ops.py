@@ -159,8 +159,8 @@ def test_scan_start_key_must_lie_in_the_segment(q):
             r = q.raw("Scan", {"TableName": T, "Segment": seg, "TotalSegments": 2,
                                "ExclusiveStartKey": {"pk": s(str(i))}})
             if r[0]:
-                assert r[1]["message"] == ("The provided Exclusive start key does not map to the provided Segment "
-                                           "and TotalSegments values.")
+                assert r[1]["message"] == ("The provided starting key is invalid: Invalid ExclusiveStartKey. Please "
+                                           f"use ExclusiveStartKey with correct Segment. TotalSegments: 2 Segment: {seg}")
                 found += 1
     assert found == 20  # each key lies in exactly one of the two segments
 
