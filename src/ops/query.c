@@ -222,7 +222,8 @@ static int encode_start_key(table *t, const range_read *r, json_t *esk, buf *k, 
                                   inner.type ? inner.msg : "The provided key element does not match the schema");
         return 0;
     }
-    if (key_check_key(t, esk, &inner)) return err_validation(err, "The provided starting key is invalid: %s", inner.msg);
+    if (key_check_key(t, esk, &inner))
+        return err_validation(err, "The provided starting key is invalid: %s", inner.msg);
     return key_item(k, t, esk, err);
 }
 

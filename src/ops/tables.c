@@ -138,7 +138,8 @@ static int read_throughput(json_t *pt, const char *field, long long *rcu, long l
                                    "constraint: Member must have value greater than or equal to 1",
                               *rcu < 1 ? *rcu : *wcu, field, *rcu < 1 ? "readCapacityUnits" : "writeCapacityUnits");
     if (*rcu > MAX_PROVISIONED || *wcu > MAX_PROVISIONED)
-        return err_set(err, QR_E_LIMIT, "Subscriber limit exceeded: Provisioned throughput for the table exceeds the account limit");
+        return err_set(err, QR_E_LIMIT, "Subscriber limit exceeded: Provisioned throughput for the table exceeds "
+                                        "the account limit");
     return 0;
 }
 
@@ -517,7 +518,8 @@ static int apply_gsi_change(table_change *c, json_t *desc, json_t *ids, qr_err *
                         rc = err_validation(err, "One or more parameter values were invalid: Attributes cannot be "
                                                  "redefined. Please check that your attribute has the same type as "
                                                  "previously defined. Attribute: %s, existing type: %s, new type: %s",
-                                            json_string_value(an), json_string_value(json_object_get(e, "AttributeType")),
+                                            json_string_value(an),
+                                            json_string_value(json_object_get(e, "AttributeType")),
                                             json_string_value(json_object_get(d, "AttributeType")));
                 }
                 if (!known && rc == 0) json_array_append(defs, d);
