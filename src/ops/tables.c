@@ -617,9 +617,14 @@ static int read_gsi_update(json_t *req, qr_db *db, table_change *c, qr_err *err)
     if (c->action == NULL)
         return err_validation(err, "One or more parameter values were invalid: One of GlobalSecondaryIndexUpdate.Create, "
                                    "GlobalSecondaryIndexUpdate.Update or GlobalSecondaryIndexUpdate.Delete must be specified");
+    /* While an index is being created no other may be created or deleted, but the one
+     * being backfilled may itself be deleted, as DynamoDB allows. */
     table *t = catalog_get(db, json_string_value(json_object_get(req, "TableName")));
+    const char *target = json_string_value(json_object_get(c->spec, "IndexName"));
     int busy = 0;
-    for (size_t i = 0; t && i < t->nindexes; i++) busy |= t->indexes[i].creating;
+    for (size_t i = 0; t && i < t->nindexes; i++)
+        busy |= t->indexes[i].creating &&
+                !(strcmp(c->action, "Delete") == 0 && target && strcmp(t->indexes[i].name, target) == 0);
     catalog_release(db, t);
     if (busy && strcmp(c->action, "Update") != 0)
         return err_set(err, QR_E_LIMIT, "Subscriber limit exceeded: Only 1 online index can be created or deleted "

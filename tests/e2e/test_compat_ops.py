@@ -3,7 +3,13 @@
 Each test pins one thing real DynamoDB does that quarry once did differently: what
 DeleteTable describes, how UpdateTable judges index attribute definitions, where a Query
 or Scan may resume, how projections may be declared, and what BatchGetItem costs."""
+import re
+import subprocess
+import time
+
 import pytest
+
+from quarry_cli import QUARRY
 
 T = "CompatOps"
 
@@ -282,3 +288,49 @@ def test_index_throughput_is_checked(q):
     q.call("UpdateTable", update)
     g = q.call("DescribeTable", {"TableName": T})["Table"]["GlobalSecondaryIndexes"][0]
     assert g["ProvisionedThroughput"]["ReadCapacityUnits"] == 7 and g["ProvisionedThroughput"]["WriteCapacityUnits"] == 8
+
+
+@pytest.fixture
+def served(tmp_path):
+    """A boto3 client of a `quarry serve` of its own, on a free loopback port, for tests
+    that need an index backfilled in the background; the data is verified afterwards."""
+    boto3 = pytest.importorskip("boto3")
+    from botocore.config import Config
+    with open(tmp_path / "serve.log", "w") as log:
+        proc = subprocess.Popen([QUARRY, "serve", "--listen", "127.0.0.1:0", "--data", str(tmp_path / "data"),
+                                 "--log-level", "warn"], stdout=subprocess.PIPE, stderr=log, text=True)
+    try:
+        url = re.search(r"http://[0-9.:]+", proc.stdout.readline()).group(0)
+        yield boto3.client("dynamodb", endpoint_url=url, region_name="us-east-1", aws_access_key_id="k",
+                           aws_secret_access_key="s", config=Config(retries={"max_attempts": 0}))
+    finally:
+        proc.terminate()
+        assert proc.wait(timeout=30) == 0
+    verify = subprocess.run([QUARRY, "verify", "--data", str(tmp_path / "data")], capture_output=True, text=True,
+                            timeout=120)
+    assert verify.returncode == 0, verify.stdout
+
+
+def test_index_being_backfilled_may_be_deleted(served):
+    from botocore.exceptions import ClientError
+    served.create_table(**table(KeySchema=keys("pk", "sk"), AttributeDefinitions=defs("pk", "sk")))
+    for i in range(0, 5000, 25):
+        served.batch_write_item(RequestItems={T: [{"PutRequest": {"Item": {
+            "pk": s(str(j % 50)), "sk": s(str(j)), "x": s(f"x{j % 7}"), "y": s("y")}}} for j in range(i, i + 25)]})
+    caught = 0
+    for _ in range(10):
+        g = served.update_table(TableName=T, **create_gsi("ByX", "x"))["TableDescription"]
+        if g["GlobalSecondaryIndexes"][0]["IndexStatus"] == "CREATING":
+            # No other index may come or go meanwhile, but this one may be dropped.
+            with pytest.raises(ClientError, match="LimitExceededException"):
+                served.update_table(TableName=T, **create_gsi("ByY", "y"))
+            caught += 1
+        served.update_table(TableName=T, GlobalSecondaryIndexUpdates=[{"Delete": {"IndexName": "ByX"}}])
+        assert "GlobalSecondaryIndexes" not in served.describe_table(TableName=T)["Table"]
+    assert caught
+    served.update_table(TableName=T, **create_gsi("ByX", "x"))
+    for _ in range(300):
+        if served.describe_table(TableName=T)["Table"]["GlobalSecondaryIndexes"][0]["IndexStatus"] == "ACTIVE":
+            break
+        time.sleep(0.05)
+    assert served.scan(TableName=T, IndexName="ByX", Select="COUNT")["Count"] == 5000
