@@ -28,6 +28,11 @@ const char *wire_operation(const char *target, const char *const *ops)
     return NULL;
 }
 
+int wire_empty_success(const char *op)
+{
+    return op && (strcmp(op, "TagResource") == 0 || strcmp(op, "UntagResource") == 0);
+}
+
 uint32_t wire_crc32(const void *data, size_t len)
 {
     uLong c = crc32(0L, Z_NULL, 0);

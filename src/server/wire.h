@@ -21,6 +21,10 @@
  * the header is absent, malformed, of another API version or names no known operation. */
 const char *wire_operation(const char *target, const char *const *ops);
 
+/* Whether DynamoDB answers a success of op with an empty body rather than a JSON
+ * document: TagResource and UntagResource do. */
+int wire_empty_success(const char *op);
+
 /* CRC32 (zlib's) of the body, as DynamoDB sends it in x-amz-crc32. */
 uint32_t wire_crc32(const void *data, size_t len);
 
