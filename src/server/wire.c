@@ -20,11 +20,16 @@
 const char *wire_operation(const char *target, const char *const *ops)
 {
     if (target == NULL || ops == NULL) return NULL;
+    /* Whitespace around a field value is not part of it (RFC 9110, 5.5). */
+    while (*target == ' ' || *target == '\t') target++;
+    size_t n = strlen(target);
+    while (n && (target[n - 1] == ' ' || target[n - 1] == '\t')) n--;
     size_t pl = strlen(WIRE_API_PREFIX);
-    if (strncmp(target, WIRE_API_PREFIX, pl) != 0 || target[pl] != '.') return NULL;
+    if (n <= pl || strncmp(target, WIRE_API_PREFIX, pl) != 0 || target[pl] != '.') return NULL;
     const char *op = target + pl + 1;
+    size_t ol = n - pl - 1;
     for (size_t i = 0; ops[i]; i++)
-        if (strcmp(ops[i], op) == 0) return ops[i];
+        if (strlen(ops[i]) == ol && strncmp(ops[i], op, ol) == 0) return ops[i];
     return NULL;
 }
 

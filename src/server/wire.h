@@ -18,7 +18,8 @@
 
 /* The operation named by an X-Amz-Target value ("DynamoDB_20120810.PutItem"): the
  * matching entry of ops (a NULL-terminated list, e.g. qr_operations()), or NULL when
- * the header is absent, malformed, of another API version or names no known operation. */
+ * the header is absent, malformed, of another API version or names no known operation.
+ * Spaces and tabs around the value are no part of it. */
 const char *wire_operation(const char *target, const char *const *ops);
 
 /* Whether DynamoDB answers a success of op with an empty body rather than a JSON
