@@ -670,9 +670,7 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
             snprintf(msg, sizeof msg, "Malformed JSON: %s", why);
             send_error(s, req, &x, 400, ctype, op, QR_E_SERIALIZATION, msg);
         } else if (op == NULL) {
-            char msg[160];
-            snprintf(msg, sizeof msg, "Unknown operation: X-Amz-Target '%.100s'", target);
-            send_error(s, req, &x, 400, ctype, NULL, QR_E_UNKNOWN_OP, msg);
+            send_error(s, req, &x, 400, ctype, NULL, QR_E_UNKNOWN_OP, WIRE_UNKNOWN_OP_MESSAGE);
         } else {
             send_error(s, req, &x, err_http_status(e.type), ctype, op, e.type, e.msg);
         }

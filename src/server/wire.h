@@ -15,6 +15,8 @@
 /* The only API version quarry serves (the prefix of X-Amz-Target). */
 #define WIRE_API_PREFIX "DynamoDB_20120810"
 #define WIRE_JSON_CONTENT_TYPE "application/x-amz-json-1.0"
+/* AWS's message for an X-Amz-Target that names no operation it serves. */
+#define WIRE_UNKNOWN_OP_MESSAGE "The requested operation is not recognized by the service."
 
 /* The operation named by an X-Amz-Target value ("DynamoDB_20120810.PutItem"): the
  * matching entry of ops (a NULL-terminated list, e.g. qr_operations()), or NULL when

@@ -220,8 +220,10 @@ def test_targets_that_name_no_operation(signed_server):
                    "DynamoDBStreams_20120810.ListStreams", ".ListTables", "DynamoDB_20120810.",
                    "DynamoDB_20120810.BogusOperation"]:
         r = signed_raw(signed_server, target, "{}")
-        assert_error(r, 400, SERVICE + "UnknownOperationException", target)
-    assert_error(signed_raw(signed_server, None, "{}"), 400, SERVICE + "UnknownOperationException")
+        assert_error(r, 400, SERVICE + "UnknownOperationException",
+                     "The requested operation is not recognized by the service.")
+    assert_error(signed_raw(signed_server, None, "{}"), 400, SERVICE + "UnknownOperationException",
+                 "not recognized")
     # Whitespace around a header's value is no part of it.
     assert signed_raw(signed_server, "DynamoDB_20120810.ListTables \t", "{}").status == 200
 
