@@ -360,6 +360,7 @@ static void early_send(h2o_ostream_t *self, h2o_req_t *req, h2o_iovec_t *bufs, s
             if (bufs[i].base[k] != '\n') said[n++] = bufs[i].base[k];
     said[n] = '\0';
     int status = req->res.status;
+    if (status == 400) req->res.reason = reason_phrase(status); /* h2o says "Invalid Request" */
     const char *type = status == 413   ? "RequestEntityTooLarge"
                        : status >= 500 ? QR_E_INTERNAL
                                        : QR_E_SERIALIZATION;
