@@ -12,6 +12,10 @@ import time
 import zlib
 
 import pytest
+from botocore.auth import SigV4Auth
+from botocore.awsrequest import AWSRequest
+from botocore.credentials import Credentials
+from botocore.exceptions import ClientError
 
 from conftest import KEYS, boto3_client, raw, sign
 
@@ -206,7 +210,6 @@ def test_errors_carry_the_namespace_dynamodb_gives_their_type(signed_server):
     assert_error(r, 400, DYNAMODB + "TransactionCanceledException")
     assert r.json()["CancellationReasons"][0]["Code"] == "ConditionalCheckFailed"
     # And the SDKs still read the type after the '#'.
-    from botocore.exceptions import ClientError
     ddb = boto3_client(signed_server.url, *KEYS["default"])
     with pytest.raises(ClientError) as info:
         ddb.put_item(TableName="tab", Item={"k": {"N": "1"}})
@@ -257,9 +260,6 @@ def test_the_path_of_a_post_does_not_matter(signed_server):
     for path in ["/some/where", "/a%20b"]:
         h = {"Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": LIST}
         # Signed over the path actually sent (conftest's signer signs "/"): botocore's signer.
-        from botocore.auth import SigV4Auth
-        from botocore.awsrequest import AWSRequest
-        from botocore.credentials import Credentials
         req = AWSRequest(method="POST", url=signed_server.url + path, data=body, headers=h)
         SigV4Auth(Credentials(key, secret), "dynamodb", "us-east-1").add_auth(req)
         c = http.client.HTTPConnection("127.0.0.1", signed_server.port, timeout=10)
