@@ -165,8 +165,9 @@ static void finish_response(buf *out, const char *capacity, const table *t, cons
     buf_putc(out, '}');
 }
 
-/* Reads the parameters Query and Scan share. */
-static int read_common(json_t *req, table *t, range_read *r, const char **capacity, req_exprs *x, qr_err *err)
+/* Reads the parameters Query and Scan share (is_query: which of the two reads them). */
+static int read_common(json_t *req, table *t, range_read *r, const char **capacity, req_exprs *x, int is_query,
+                       qr_err *err)
 {
     const char *select, *index;
     int has_limit;
@@ -188,7 +189,8 @@ static int read_common(json_t *req, table *t, range_read *r, const char **capaci
     if (select && strcmp(select, "ALL_PROJECTED_ATTRIBUTES") == 0 && !r->index)
         return err_validation(err, "ALL_PROJECTED_ATTRIBUTES can be used only when Querying using an IndexName");
     if (select && strcmp(select, "SPECIFIC_ATTRIBUTES") == 0 && !projecting)
-        return err_validation(err, "SPECIFIC_ATTRIBUTES requires ProjectionExpression or AttributesToGet");
+        return err_validation(err, "%sMust specify the AttributesToGet or ProjectionExpression when choosing to get "
+                                   "SPECIFIC_ATTRIBUTES", is_query ? "1 validation error detected: " : "");
     if (select && projecting && strcmp(select, "SPECIFIC_ATTRIBUTES") != 0)
         return err_validation(err, "Cannot specify the %s when choosing to get %s",
                               json_object_get(req, "ProjectionExpression") ? "ProjectionExpression" : "AttributesToGet",
@@ -464,7 +466,7 @@ int op_query(qr_db *db, json_t *req, buf *out, qr_err *err)
     }
     if (exprs_parse(&x, expr_view ? expr_view : req, EXPRS_FILTER | EXPRS_PROJECTION | EXPRS_KEY_CONDITION, err))
         goto done;
-    if (read_common(req, t, &r, &capacity, &x, err)) goto done;
+    if (read_common(req, t, &r, &capacity, &x, 1, err)) goto done;
     if (param_bool(req, "ScanIndexForward", 1, &r.forward, err)) goto done;
     json_t *kcs;
     if (param_object(req, "KeyConditions", &kcs, err)) goto done;
@@ -518,7 +520,7 @@ int op_scan(qr_db *db, json_t *req, buf *out, qr_err *err)
     r.forward = 1;
     if (param_table(db, req, "TableName", &t, err)) goto done;
     if (exprs_parse(&x, req, EXPRS_FILTER | EXPRS_PROJECTION, err) || exprs_finish(&x)) goto done;
-    if (read_common(req, t, &r, &capacity, &x, err)) goto done;
+    if (read_common(req, t, &r, &capacity, &x, 0, err)) goto done;
     if (param_int(req, "Segment", 0, 999999, &segment, &has_segment, err)) goto done;
     if (param_int(req, "TotalSegments", 1, 1000000, &total, &has_total, err)) goto done;
     if (has_segment != has_total) {

@@ -334,3 +334,13 @@ def test_index_being_backfilled_may_be_deleted(served):
             break
         time.sleep(0.05)
     assert served.scan(TableName=T, IndexName="ByX", Select="COUNT")["Count"] == 5000
+
+
+@pytest.mark.parametrize("op,prefix", [("Query", "1 validation error detected: "), ("Scan", "")])
+def test_specific_attributes_need_a_projection(ranged, op, prefix):
+    req = {"TableName": T, "Select": "SPECIFIC_ATTRIBUTES"}
+    if op == "Query":
+        req.update(KeyConditionExpression="pk = :p", ExpressionAttributeValues={":p": s("a")})
+    e = ranged.error(op, req)
+    assert e.message == prefix + ("Must specify the AttributesToGet or ProjectionExpression when choosing to get "
+                                  "SPECIFIC_ATTRIBUTES")
