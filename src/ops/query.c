@@ -191,10 +191,13 @@ static int read_common(json_t *req, table *t, range_read *r, const char **capaci
     if (select && strcmp(select, "SPECIFIC_ATTRIBUTES") == 0 && !projecting)
         return err_validation(err, "%sMust specify the AttributesToGet or ProjectionExpression when choosing to get "
                                    "SPECIFIC_ATTRIBUTES", is_query ? "1 validation error detected: " : "");
-    if (select && projecting && strcmp(select, "SPECIFIC_ATTRIBUTES") != 0)
-        return err_validation(err, "Cannot specify the %s when choosing to get %s",
+    if (select && projecting && strcmp(select, "SPECIFIC_ATTRIBUTES") != 0) {
+        int count = strcmp(select, "COUNT") == 0;
+        return err_validation(err, "%sCannot specify the %s when choosing to get %s",
+                              is_query && count ? "1 validation error detected: " : "",
                               json_object_get(req, "ProjectionExpression") ? "ProjectionExpression" : "AttributesToGet",
-                              select);
+                              count ? "only the Count" : select);
+    }
     r->count_only = select && strcmp(select, "COUNT") == 0;
     r->filter = x->filter;
     r->projection = x->projection;

@@ -344,3 +344,12 @@ def test_specific_attributes_need_a_projection(ranged, op, prefix):
     e = ranged.error(op, req)
     assert e.message == prefix + ("Must specify the AttributesToGet or ProjectionExpression when choosing to get "
                                   "SPECIFIC_ATTRIBUTES")
+
+
+@pytest.mark.parametrize("op,prefix", [("Query", "1 validation error detected: "), ("Scan", "")])
+def test_count_refuses_a_projection(ranged, op, prefix):
+    req = {"TableName": T, "Select": "COUNT", "ProjectionExpression": "v"}
+    if op == "Query":
+        req.update(KeyConditionExpression="pk = :p", ExpressionAttributeValues={":p": s("a")})
+    e = ranged.error(op, req)
+    assert e.message == prefix + "Cannot specify the ProjectionExpression when choosing to get only the Count"
