@@ -67,7 +67,7 @@ typedef struct qr_response {
 /* Runs one DynamoDB operation. operation is its name ("PutItem", "Query", …); request
  * is the JSON request body of len bytes. Always fills *resp: on success with the
  * response document, on failure with DynamoDB's error document
- *   {"__type":"com.amazonaws.dynamodb.v20120810#ValidationException","message":"…"}
+ *   {"__type":"com.amazon.coral.validate#ValidationException","message":"…"}
  * Returns QR_OK or QR_ERR accordingly. */
 int qr_call(qr_db *db, const char *operation, const char *request, size_t len,
             qr_response *resp);

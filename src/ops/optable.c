@@ -9,7 +9,6 @@
 #include "model/value.h"
 #include "ops/ops.h"
 
-#define ERROR_TYPE_PREFIX "com.amazonaws.dynamodb.v20120810#"
 
 typedef struct operation {
     const char *name;
@@ -61,7 +60,7 @@ static const operation *find_operation(const char *name)
 static void fill_error(qr_response *resp, qr_err *err)
 {
     char type[128];
-    snprintf(type, sizeof type, ERROR_TYPE_PREFIX "%s", err->type);
+    snprintf(type, sizeof type, "%s%s", err_namespace(err->type), err->type);
     json_t *body = json_pack("{s:s,s:s}", "__type", type, "message", err->msg);
     /* An attached object with CancellationReasons (TransactionCanceledException) adds its
      * keys to the body, message included, as it may exceed err->msg; else it is the Item. */

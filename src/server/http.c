@@ -300,16 +300,12 @@ static void send_call_response(server *s, h2o_req_t *req, const exchange *x, con
     called.tables = resp->tables;
     int status = resp->http_status ? resp->http_status : 200;
     /* Only the HTTP layer knows the address the client reached: DescribeEndpoints names
-     * it, so that a client sent there (endpoint discovery) comes back here. An error
-     * goes out with __type in the namespace DynamoDB gives its type; a tagging call's
-     * success, with no body at all, as DynamoDB answers it. */
+     * it, so that a client sent there (endpoint discovery) comes back here. A tagging
+     * call's success goes out with no body at all, as DynamoDB answers it. */
     buf at;
     buf_init(&at, 0);
     const h2o_iovec_t *host = &req->input.authority;
-    if (resp->error_type && wire_error_retype(resp->body, resp->len, resp->error_type, &at) == 1) {
-        send_response(s, req, &called, status, ctype, at.data, at.len, op, resp->error_type,
-                      message);
-    } else if (status == 200 && wire_empty_success(op)) {
+    if (status == 200 && wire_empty_success(op)) {
         send_response(s, req, &called, status, ctype, "", 0, op, NULL, NULL);
     } else if (status == 200 && strcmp(op, "DescribeEndpoints") == 0 && host->len &&
         wire_endpoints_at(resp->body, resp->len, host->base, host->len, &at) == 0) {

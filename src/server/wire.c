@@ -79,21 +79,10 @@ void wire_request_id(char out[53])
     out[52] = '\0';
 }
 
-const char *wire_error_namespace(const char *type)
-{
-    if (strcmp(type, QR_E_VALIDATION) == 0) return "com.amazon.coral.validate#";
-    if (strcmp(type, QR_E_SERIALIZATION) == 0 || strcmp(type, QR_E_UNKNOWN_OP) == 0 ||
-        strcmp(type, SIGV4_E_MISSING) == 0 || strcmp(type, SIGV4_E_INCOMPLETE) == 0 ||
-        strcmp(type, SIGV4_E_INVALID) == 0 || strcmp(type, SIGV4_E_UNRECOGNIZED) == 0 ||
-        strcmp(type, "RequestEntityTooLarge") == 0)
-        return "com.amazon.coral.service#";
-    return "com.amazonaws.dynamodb.v20120810#";
-}
-
 int wire_error_body(buf *out, const char *type, const char *msg)
 {
     char full[256];
-    snprintf(full, sizeof full, "%s%s", wire_error_namespace(type), type);
+    snprintf(full, sizeof full, "%s%s", err_namespace(type), type);
     json_t *o = json_object();
     if (o == NULL) return -1;
     int rc = json_object_set_new(o, "__type", json_string(full));
@@ -109,33 +98,6 @@ int wire_error_body(buf *out, const char *type, const char *msg)
     if (text == NULL) return -1;
     rc = buf_puts(out, text);
     free(text);
-    return rc;
-}
-
-int wire_error_retype(const char *body, size_t len, const char *type, buf *out)
-{
-    char full[256];
-    int n = snprintf(full, sizeof full, "%s%s", wire_error_namespace(type), type);
-    if (n < 0 || (size_t)n >= sizeof full) return 0;
-    /* The engine writes __type first: a document that opens with the right one is left
-     * alone without parsing it. */
-    static const char opening[] = "{\"__type\":\"";
-    size_t ol = sizeof opening - 1;
-    if (len > ol + (size_t)n && memcmp(body, opening, ol) == 0 &&
-        memcmp(body + ol, full, (size_t)n) == 0 && body[ol + (size_t)n] == '"')
-        return 0;
-    json_t *doc = json_loadb(body, len, JSON_ALLOW_NUL, NULL);
-    const char *now = json_string_value(json_object_get(doc, "__type"));
-    int rc = 0;
-    if (json_is_object(doc) && (now == NULL || strcmp(now, full) != 0)) {
-        char *text = json_object_set_new(doc, "__type", json_string(full)) == 0
-                         ? json_dumps(doc, JSON_COMPACT)
-                         : NULL;
-        buf_reset(out);
-        rc = text && buf_puts(out, text) == 0 ? 1 : -1;
-        free(text);
-    }
-    json_decref(doc);
     return rc;
 }
 

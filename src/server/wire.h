@@ -38,17 +38,6 @@ void wire_request_id(char out[53]);
  * DynamoDB's namespace prefix; msg may be NULL for a document with no message. */
 int wire_error_body(buf *out, const char *type, const char *msg);
 
-/* The namespace DynamoDB puts before an error type in __type. */
-const char *wire_error_namespace(const char *type);
-
-/* The engine's error document (body, for an error of the given short type) with its
- * __type in the namespace DynamoDB uses on the wire: ValidationException is
- * "com.amazon.coral.validate#", SerializationException "com.amazon.coral.service#",
- * whatever prefix the engine gave them. Returns 1 with the new document in out, 0 when
- * the document already reads so (or is no JSON object: it is then sent as it is), or -1
- * when out of memory. */
-int wire_error_retype(const char *body, size_t len, const char *type, buf *out);
-
 /* For log lines: the request's TableName, or the table names of RequestItems joined by
  * ',', or of TransactItems. Writes "" when none or when the body is not JSON. */
 void wire_table_names(const char *body, size_t len, char *out, size_t cap);

@@ -78,3 +78,16 @@ int err_http_status(const char *type)
     if (strcmp(type, QR_E_INTERNAL) == 0) return 500;
     return 400;
 }
+
+const char *err_namespace(const char *type)
+{
+    static const char *const service[] = {
+        QR_E_SERIALIZATION, QR_E_UNKNOWN_OP, "RequestEntityTooLarge",
+        "MissingAuthenticationTokenException", "IncompleteSignatureException",
+        "InvalidSignatureException", "UnrecognizedClientException",
+    };
+    if (strcmp(type, QR_E_VALIDATION) == 0) return "com.amazon.coral.validate#";
+    for (size_t i = 0; i < sizeof service / sizeof service[0]; i++)
+        if (strcmp(type, service[i]) == 0) return "com.amazon.coral.service#";
+    return "com.amazonaws.dynamodb.v20120810#";
+}

@@ -54,4 +54,10 @@ void err_utf8_repair(char *s);
 /* The HTTP status DynamoDB answers with for this error type (400 or 500). */
 int err_http_status(const char *type);
 
+/* The namespace DynamoDB writes before an error type in __type: "com.amazon.coral.
+ * validate#" for ValidationException, "com.amazon.coral.service#" for the errors of the
+ * request itself (serialization, unknown operation, authentication, size), else
+ * "com.amazonaws.dynamodb.v20120810#". */
+const char *err_namespace(const char *type);
+
 #endif

@@ -61,10 +61,10 @@ static void test_error_body(void)
     buf_reset(&b);
     CHECK_THAT(wire_error_body(&b, "ValidationException", "x") == 0);
     CHECK_THAT(strstr(b.data, "com.amazon.coral.validate#ValidationException") != NULL);
-    CHECK_STR(wire_error_namespace("UnrecognizedClientException"), "com.amazon.coral.service#");
-    CHECK_STR(wire_error_namespace("InvalidSignatureException"), "com.amazon.coral.service#");
-    CHECK_STR(wire_error_namespace("UnknownOperationException"), "com.amazon.coral.service#");
-    CHECK_STR(wire_error_namespace("ConditionalCheckFailedException"),
+    CHECK_STR(err_namespace("UnrecognizedClientException"), "com.amazon.coral.service#");
+    CHECK_STR(err_namespace("InvalidSignatureException"), "com.amazon.coral.service#");
+    CHECK_STR(err_namespace("UnknownOperationException"), "com.amazon.coral.service#");
+    CHECK_STR(err_namespace("ConditionalCheckFailedException"),
               "com.amazonaws.dynamodb.v20120810#");
     buf_free(&b);
 }
