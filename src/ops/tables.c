@@ -348,7 +348,13 @@ int op_create_table(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     }
     catalog_release(db, t);
     account_tag_new_table(db, json_string_value(name), json_object_get(req, "Tags"), err);
+    /* Like DynamoDB, the answer shows the table and its global indexes being created;
+     * DescribeTable finds them ACTIVE from the start. */
     json_object_set_new(answer, "TableStatus", json_string("CREATING"));
+    size_t i;
+    json_t *gsi;
+    json_array_foreach(json_object_get(answer, "GlobalSecondaryIndexes"), i, gsi)
+        json_object_set_new(gsi, "IndexStatus", json_string("CREATING"));
     *resp = json_pack("{s:o}", "TableDescription", answer);
     return 0;
 }
@@ -684,6 +690,9 @@ int op_update_table(qr_db *db, json_t *req, json_t **resp, qr_err *err)
         buf_free(&hi);
     }
     *resp = json_pack("{s:o}", "TableDescription", describe(db, t));
+    /* DynamoDB answers an UpdateTable with the table UPDATING; DescribeTable finds it
+     * ACTIVE again at once. */
+    json_object_set_new(json_object_get(*resp, "TableDescription"), "TableStatus", json_string("UPDATING"));
     if (c.action && strcmp(c.action, "Delete") == 0) {
         json_t *desc = json_object_get(*resp, "TableDescription");
         json_t *deleted = json_pack("{s:s,s:s}", "IndexName", json_string_value(json_object_get(c.spec, "IndexName")),

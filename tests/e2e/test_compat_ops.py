@@ -353,3 +353,18 @@ def test_count_refuses_a_projection(ranged, op, prefix):
         req.update(KeyConditionExpression="pk = :p", ExpressionAttributeValues={":p": s("a")})
     e = ranged.error(op, req)
     assert e.message == prefix + "Cannot specify the ProjectionExpression when choosing to get only the Count"
+
+
+def test_create_and_update_answer_with_the_status_of_the_change(q):
+    """CreateTable's answer shows the table and its global indexes CREATING, and
+    UpdateTable's the table UPDATING; DescribeTable finds both ACTIVE right after."""
+    d = q.call("CreateTable", table(AttributeDefinitions=defs("pk", "x"),
+                                    GlobalSecondaryIndexes=[index("ByX", "x")]))["TableDescription"]
+    assert d["TableStatus"] == "CREATING"
+    assert [g["IndexStatus"] for g in d["GlobalSecondaryIndexes"]] == ["CREATING"]
+    described = q.call("DescribeTable", {"TableName": T})["Table"]
+    assert described["TableStatus"] == "ACTIVE"
+    assert [g["IndexStatus"] for g in described["GlobalSecondaryIndexes"]] == ["ACTIVE"]
+    u = q.call("UpdateTable", {"TableName": T, "DeletionProtectionEnabled": False})["TableDescription"]
+    assert u["TableStatus"] == "UPDATING"
+    assert q.call("DescribeTable", {"TableName": T})["Table"]["TableStatus"] == "ACTIVE"
