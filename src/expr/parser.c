@@ -19,6 +19,7 @@ enum sem_cat {
     SEM_PARENS,
     SEM_UNKNOWN_FUNC,
     SEM_MISUSED,
+    SEM_DEPTH,
     SEM_RESERVED,
     SEM_SECTION,
     SEM_NAMEVAL,
@@ -184,13 +185,24 @@ static int parse_path_tail(parser *p, path *out, int cap)
     }
 }
 
+/* DynamoDB refuses a document path of more than 32 levels (the top-level name counts)
+ * in a projection or condition. An update's path is left to the write, which refuses
+ * an item nested too deeply ("Nesting Levels have exceeded supported limits"). */
+static void check_depth(parser *p, const path *pa)
+{
+    if (!p->update && pa->n > QR_MAX_DEPTH)
+        sem(p, SEM_DEPTH, "The document path has too many nesting levels; nesting levels: %d", pa->n);
+}
+
 static int parse_path(parser *p, path *out)
 {
     int cap = 0;
     path_elem el = {0};
     memset(out, 0, sizeof *out);
     if (path_word(p, &el) || add_elem(p, out, &cap, el)) return -1;
-    return parse_path_tail(p, out, cap);
+    if (parse_path_tail(p, out, cap)) return -1;
+    check_depth(p, out);
+    return 0;
 }
 
 static operand *parse_operand(parser *p);
@@ -235,7 +247,10 @@ static operand *parse_operand(parser *p)
             /* In conditions a parenthesised path may go on: (a.b).c is a.b.c. */
             if (p->cond && o->kind == OP_PATH && (at(p, TK_DOT) || at(p, TK_LBRACKET))) {
                 o->paren = 0;
-                if (parse_path_tail(p, &o->path, o->path.n)) o = NULL;
+                if (parse_path_tail(p, &o->path, o->path.n))
+                    o = NULL;
+                else
+                    check_depth(p, &o->path);
             }
         } else {
             o = fail(p);
@@ -677,11 +692,10 @@ static void check_call_cond(parser *p, cnode *c)
                 "Operator or function requires a document path; operator or function: %s", f);
         c->kind = f[10] == 'e' ? C_EXISTS : C_NOT_EXISTS;
     } else if (strcmp(f, "attribute_type") == 0) {
+        /* The first operand may be any operand, a :value too (DynamoDB accepts
+         * attribute_type(:v, :t), unlike attribute_exists(:v)). */
         check_arity(p, call, 2);
         if (call->na == 2) check_distinct(p, f, call->a[0], call->a[1]);
-        if (call->na >= 1 && call->a[0]->kind != OP_PATH)
-            sem(p, SEM_FUNCTION,
-                "Operator or function requires a document path; operator or function: %s", f);
         if (call->na >= 2) {
             const char *t = static_type(call->a[1]);
             if (t == NULL || strcmp(t, "S") != 0) {

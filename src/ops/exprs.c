@@ -17,27 +17,41 @@ typedef struct style_pair {
     const char *legacy2;
 } style_pair;
 
+/* In the order DynamoDB lists them in its message: projection, filter and key condition
+ * for reads; the legacy AttributesToGet, ScanFilter, QueryFilter, ConditionalOperator
+ * and KeyConditions. */
 static const style_pair pairs[] = {
     {EXPRS_CONDITION, "ConditionExpression", "Expected", NULL},
-    {EXPRS_FILTER, "FilterExpression", "QueryFilter", "ScanFilter"},
     {EXPRS_UPDATE, "UpdateExpression", "AttributeUpdates", NULL},
     {EXPRS_PROJECTION, "ProjectionExpression", "AttributesToGet", NULL},
+    {EXPRS_FILTER, "FilterExpression", "ScanFilter", "QueryFilter"},
     {EXPRS_KEY_CONDITION, "KeyConditionExpression", "KeyConditions", NULL},
 };
 #define NPAIRS (sizeof pairs / sizeof pairs[0])
+
+static void list_add(char *list, size_t cap, size_t *n, const char *name)
+{
+    if (*n < cap) *n += (size_t)snprintf(list + *n, cap - *n, "%s%s", *n ? ", " : "", name);
+}
 
 static int check_mixing(json_t *req, int allowed, qr_err *err)
 {
     char legacy[256] = "", modern[256] = "";
     size_t ln = 0, mn = 0;
     for (size_t i = 0; i < NPAIRS; i++) {
+        /* ConditionalOperator belongs to the legacy conditions, so it is legacy too. */
+        if (pairs[i].flag == EXPRS_KEY_CONDITION && (allowed & (EXPRS_CONDITION | EXPRS_FILTER)) &&
+            json_object_get(req, "ConditionalOperator"))
+            list_add(legacy, sizeof legacy, &ln, "ConditionalOperator");
         if (!(allowed & pairs[i].flag)) continue;
-        if (json_object_get(req, pairs[i].expression))
-            mn += (size_t)snprintf(modern + mn, sizeof modern - mn, "%s%s", mn ? ", " : "", pairs[i].expression);
+        int has_modern = json_object_get(req, pairs[i].expression) != NULL;
+        if (has_modern) list_add(modern, sizeof modern, &mn, pairs[i].expression);
+        /* KeyConditions goes with a ProjectionExpression or a FilterExpression; only
+         * KeyConditionExpression excludes it. */
+        if (pairs[i].flag == EXPRS_KEY_CONDITION && !has_modern) continue;
         const char *l[2] = {pairs[i].legacy, pairs[i].legacy2};
         for (int j = 0; j < 2; j++)
-            if (l[j] && json_object_get(req, l[j]))
-                ln += (size_t)snprintf(legacy + ln, sizeof legacy - ln, "%s%s", ln ? ", " : "", l[j]);
+            if (l[j] && json_object_get(req, l[j])) list_add(legacy, sizeof legacy, &ln, l[j]);
     }
     if (ln && mn)
         return err_validation(err, "Can not use both expression and non-expression parameters in the same request: "
@@ -91,6 +105,24 @@ static int expression_text(json_t *req, const char *key, const char **out, qr_er
     return 0;
 }
 
+/* ConditionalOperator joins the conditions of Expected, QueryFilter or ScanFilter, so
+ * DynamoDB refuses it without one of them, or with one that holds a single condition. */
+static int check_conditional_operator(json_t *req, int allowed, qr_err *err)
+{
+    static const char *const maps[] = {"Expected", "QueryFilter", "ScanFilter"};
+    int present = 0;
+    for (size_t i = 0; i < 3; i++) {
+        if (!(allowed & (i == 0 ? EXPRS_CONDITION : EXPRS_FILTER))) continue;
+        json_t *m = json_object_get(req, maps[i]);
+        if (m == NULL || json_is_null(m)) continue;
+        present = 1;
+        if (json_is_object(m) && json_object_size(m) <= 1)
+            return err_validation(err, "ConditionalOperator can only be used when Filter or Expected has two or more elements");
+    }
+    if (!present) return err_validation(err, "ConditionalOperator cannot be used without Filter or Expected");
+    return 0;
+}
+
 /* Every parameter exprs_parse reads. */
 static const char *const expression_params[] = {
     "ExpressionAttributeNames", "ExpressionAttributeValues", "ConditionalOperator",
@@ -131,6 +163,8 @@ int exprs_parse(req_exprs *x, json_t *req, int allowed, qr_err *err)
 
     const char *text, *op;
     if (param_string(req, "ConditionalOperator", &op, err)) return -1;
+    if (op && (allowed & (EXPRS_CONDITION | EXPRS_FILTER)) && check_conditional_operator(req, allowed, err))
+        return -1;
     if (allowed & EXPRS_CONDITION) {
         if (expression_text(req, "ConditionExpression", &text, err)) return -1;
         json_t *expected;

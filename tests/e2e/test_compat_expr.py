@@ -1,0 +1,119 @@
+"""Expression behaviours DynamoDB shows that an independent compatibility suite checks.
+
+Each test pins one thing real DynamoDB does with UpdateExpression, ConditionExpression,
+FilterExpression, ProjectionExpression, KeyConditionExpression or their legacy forms that
+quarry once did differently."""
+import pytest
+
+T = "CompatExpr"
+
+
+@pytest.fixture
+def t(q):
+    q.create(T, sk=("sk", "N"))
+    return q
+
+
+def put(t, item):
+    t.call("PutItem", {"TableName": T, "Item": item})
+
+
+def get(t, pk, sk, **extra):
+    return t.call("GetItem", dict({"TableName": T, "Key": {"pk": {"S": pk}, "sk": {"N": str(sk)}},
+                                   "ConsistentRead": True}, **extra))
+
+
+def update(t, pk, sk, **extra):
+    return t.call("UpdateItem", dict({"TableName": T, "Key": {"pk": {"S": pk}, "sk": {"N": str(sk)}}}, **extra))
+
+
+def update_error(t, pk, sk, **extra):
+    return t.error("UpdateItem", dict({"TableName": T, "Key": {"pk": {"S": pk}, "sk": {"N": str(sk)}}}, **extra))
+
+
+@pytest.mark.parametrize("expression", ["SET _a = :v", "SET a = _f(b)", "SET a = :v REMOVE _b"])
+def test_bare_name_may_not_start_with_underscore(t, expression):
+    e = update_error(t, "u", 1, UpdateExpression=expression, ExpressionAttributeValues={":v": {"N": "1"}})
+    assert e.type == "ValidationException"
+    assert 'Syntax error; token: "_"' in e.message
+
+
+def test_underscore_inside_names_and_references_is_fine(t):
+    update(t, "u", 2, UpdateExpression="SET a_b = :_v, #_ = :_v",
+           ExpressionAttributeNames={"#_": "c"}, ExpressionAttributeValues={":_v": {"N": "1"}})
+    assert get(t, "u", 2)["Item"]["a_b"] == {"N": "1"}
+    assert get(t, "u", 2)["Item"]["c"] == {"N": "1"}
+
+
+def test_attribute_type_accepts_a_value_as_first_operand(t):
+    put(t, {"pk": {"S": "at"}, "sk": {"N": "1"}})
+    update(t, "at", 1, UpdateExpression="SET z = :v", ConditionExpression="attribute_type(:v, :t)",
+           ExpressionAttributeValues={":v": {"N": "0"}, ":t": {"S": "N"}})
+    assert get(t, "at", 1)["Item"]["z"] == {"N": "0"}
+    e = update_error(t, "at", 1, UpdateExpression="SET z = :v", ConditionExpression="attribute_type(:v, :t)",
+                     ExpressionAttributeValues={":v": {"N": "0"}, ":t": {"S": "S"}})
+    assert e.type == "ConditionalCheckFailedException"
+
+
+def test_projection_path_deeper_than_32_levels_is_refused(t):
+    put(t, {"pk": {"S": "deep"}, "sk": {"N": "1"}})
+    assert get(t, "deep", 1, ProjectionExpression="a" + ".b" * 31)["Item"] == {}
+    e = t.error("GetItem", {"TableName": T, "Key": {"pk": {"S": "deep"}, "sk": {"N": "1"}},
+                            "ProjectionExpression": "a" + ".b" * 32})
+    assert e.message == ("Invalid ProjectionExpression: The document path has too many nesting levels; "
+                         "nesting levels: 33")
+
+
+def test_condition_path_deeper_than_32_levels_is_refused(t):
+    e = update_error(t, "deep", 2, UpdateExpression="SET z = :v", ExpressionAttributeValues={":v": {"N": "1"}},
+                     ConditionExpression="attribute_exists(a" + "[0]" * 32 + ")")
+    assert e.message == ("Invalid ConditionExpression: The document path has too many nesting levels; "
+                         "nesting levels: 33")
+
+
+def test_conditional_operator_needs_two_legacy_conditions(t):
+    put_one = {"a": {"Value": {"N": "1"}, "Action": "PUT"}}
+    e = update_error(t, "co", 1, AttributeUpdates=put_one, Expected={}, ConditionalOperator="OR")
+    assert e.message == "ConditionalOperator can only be used when Filter or Expected has two or more elements"
+    e = update_error(t, "co", 1, AttributeUpdates=put_one, ConditionalOperator="AND",
+                     Expected={"a": {"Exists": False}})
+    assert e.message == "ConditionalOperator can only be used when Filter or Expected has two or more elements"
+    e = update_error(t, "co", 1, AttributeUpdates=put_one, ConditionalOperator="AND")
+    assert e.message == "ConditionalOperator cannot be used without Filter or Expected"
+    e = t.error("Scan", {"TableName": T, "ConditionalOperator": "OR",
+                         "ScanFilter": {"a": {"ComparisonOperator": "NULL"}}})
+    assert e.message == "ConditionalOperator can only be used when Filter or Expected has two or more elements"
+    update(t, "co", 1, AttributeUpdates=put_one, ConditionalOperator="OR",
+           Expected={"a": {"Exists": False}, "b": {"Exists": False}})
+    assert get(t, "co", 1)["Item"]["a"] == {"N": "1"}
+
+
+def test_conditional_operator_is_a_legacy_parameter(t):
+    e = t.error("PutItem", {"TableName": T, "Item": {"pk": {"S": "x"}, "sk": {"N": "1"}},
+                            "ConditionExpression": "attribute_not_exists(pk)", "ConditionalOperator": "OR"})
+    assert e.message == ("Can not use both expression and non-expression parameters in the same request: "
+                         "Non-expression parameters: {ConditionalOperator} Expression parameters: "
+                         "{ConditionExpression}")
+
+
+def test_key_conditions_go_with_projection_and_filter_expressions(t):
+    put(t, {"pk": {"S": "kc"}, "sk": {"N": "1"}, "a": {"M": {"x": {"N": "1"}, "y": {"N": "2"}}}, "b": {"S": "no"}})
+    put(t, {"pk": {"S": "kc"}, "sk": {"N": "2"}, "a": {"M": {"x": {"N": "3"}}}, "b": {"S": "yes"}})
+    kc = {"pk": {"AttributeValueList": [{"S": "kc"}], "ComparisonOperator": "EQ"}}
+    r = t.call("Query", {"TableName": T, "KeyConditions": kc, "ProjectionExpression": "a.x",
+                         "FilterExpression": "b = :b", "ExpressionAttributeValues": {":b": {"S": "yes"}}})
+    assert r["Items"] == [{"a": {"M": {"x": {"N": "3"}}}}]
+    e = t.error("Query", {"TableName": T, "KeyConditions": kc, "KeyConditionExpression": "pk = :p",
+                          "ExpressionAttributeValues": {":p": {"S": "kc"}}})
+    assert e.message.endswith("Non-expression parameters: {KeyConditions} Expression parameters: "
+                              "{KeyConditionExpression}")
+
+
+def test_mixing_message_lists_parameters_in_dynamodb_order(t):
+    e = t.error("Query", {"TableName": T, "KeyConditionExpression": "pk = :p", "FilterExpression": "b = :p",
+                          "ProjectionExpression": "b", "AttributesToGet": ["b"],
+                          "QueryFilter": {"b": {"ComparisonOperator": "NULL"}},
+                          "ExpressionAttributeValues": {":p": {"S": "kc"}}})
+    assert e.message == ("Can not use both expression and non-expression parameters in the same request: "
+                         "Non-expression parameters: {AttributesToGet, QueryFilter} Expression parameters: "
+                         "{ProjectionExpression, FilterExpression, KeyConditionExpression}")
