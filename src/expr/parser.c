@@ -863,6 +863,51 @@ static int start(parser *p, expr_ctx *cx, const char *which, const char *text, a
     return 0;
 }
 
+/* DynamoDB allows at most 300 operators in one expression: comparisons, AND, OR, NOT,
+ * BETWEEN (whose AND is part of it), IN, and + and - in updates; parentheses, function
+ * calls and SET's '=' do not count. The count is checked once the expression parses,
+ * before its semantic errors; one nested deeper than MAX_NESTING is a syntax error. */
+#define MAX_OPERATORS 300
+
+static int count_operators(parser *p)
+{
+    int n = 0, between = 0;
+    for (int i = 0; i < p->nt && n <= MAX_OPERATORS; i++) {
+        switch (p->t[i].kind) {
+        case TK_PLUS:
+        case TK_MINUS:
+            n++;
+            break;
+        case TK_EQ:
+        case TK_NE:
+        case TK_LT:
+        case TK_LE:
+        case TK_GT:
+        case TK_GE:
+            if (p->cond) n++;
+            break;
+        case TK_IDENT:
+            if (!p->cond) break;
+            if (word_is(p, i, "BETWEEN")) {
+                between++;
+                n++;
+            } else if (word_is(p, i, "AND") && between) {
+                between--;
+            } else if (word_is(p, i, "AND") || word_is(p, i, "OR") || word_is(p, i, "NOT") ||
+                       word_is(p, i, "IN")) {
+                n++;
+            }
+            break;
+        default:
+            break;
+        }
+    }
+    if (n <= MAX_OPERATORS) return 0;
+    return err_validation(p->cx->err,
+                          "Invalid %s: The expression contains too many operators; operator count: %d",
+                          p->which, n);
+}
+
 /* Reports what the parse found: a syntax error, else the first semantic error. */
 static int finish(parser *p, int parsed)
 {
@@ -871,6 +916,8 @@ static int finish(parser *p, int parsed)
         rc = err_set(p->cx->err, QR_E_INTERNAL, "out of memory parsing %s", p->which);
     } else if (!parsed) {
         syntax_error(p);
+        rc = -1;
+    } else if (count_operators(p)) {
         rc = -1;
     } else {
         const char *msg = NULL;

@@ -117,3 +117,23 @@ def test_mixing_message_lists_parameters_in_dynamodb_order(t):
     assert e.message == ("Can not use both expression and non-expression parameters in the same request: "
                          "Non-expression parameters: {AttributesToGet, QueryFilter} Expression parameters: "
                          "{ProjectionExpression, FilterExpression, KeyConditionExpression}")
+
+
+def test_more_than_300_operators_are_refused(t):
+    put(t, {"pk": {"S": "ops"}, "sk": {"N": "1"}, "a": {"N": "1"}, "b": {"N": "2"}})
+    values = {":v": {"N": "1"}}
+    # 149 levels of "a<b or (...)" hold 299 operators: parentheses do not count.
+    nested = "a<b " + "or (a<b " * 149 + ")" * 149
+    update(t, "ops", 1, UpdateExpression="SET z = :v", ConditionExpression=nested, ExpressionAttributeValues=values)
+    for condition in ["a<b " + "or (a<b " * 150 + ")" * 150, "a<b " + "or a<b " * 150,
+                      "not " * 150 + "a<b or a<b" + " and a<b" * 149]:
+        e = update_error(t, "ops", 1, UpdateExpression="SET z = :v", ConditionExpression=condition,
+                         ExpressionAttributeValues=values)
+        assert e.message == ("Invalid ConditionExpression: The expression contains too many operators; "
+                             "operator count: 301")
+    # BETWEEN's AND is part of the BETWEEN: 150 of them are 150 operators plus 149 ORs.
+    between = " or ".join(["a between :v and b"] * 150)
+    update(t, "ops", 1, UpdateExpression="SET z = :v", ConditionExpression=between, ExpressionAttributeValues=values)
+    sums = ",".join("s%d=:v+:v" % i for i in range(301))
+    e = update_error(t, "ops", 1, UpdateExpression="SET " + sums, ExpressionAttributeValues=values)
+    assert e.message == "Invalid UpdateExpression: The expression contains too many operators; operator count: 301"
