@@ -445,6 +445,8 @@ int expr_from_attributes_to_get(json_t *names, expr_proj **out, qr_err *err)
     for (size_t i = 0; i < n; i++) {
         const char *a = json_string_value(json_array_get(names, i));
         if (a == NULL) return err_validation(err, "AttributesToGet must hold strings");
+        if (strlen(a) != json_string_length(json_array_get(names, i)))
+            return err_validation(err, INVALID "NUL character in attribute name in AttributesToGet");
         if (check_name(a, err)) return -1;
         for (size_t j = 0; j < i; j++)
             if (strcmp(a, json_string_value(json_array_get(names, j))) == 0)

@@ -72,6 +72,9 @@ static int check_names_values(json_t *names, json_t *values, int any_expression,
                 return err_set(err, QR_E_SERIALIZATION, "ExpressionAttributeNames values must be strings");
             if (json_string_length(v) == 0)
                 return err_validation(err, "ExpressionAttributeNames contains invalid value: Empty attribute name for key %s", k);
+            /* Attribute names are C strings here, as object keys are in every request. */
+            if (strlen(json_string_value(v)) != json_string_length(v))
+                return err_validation(err, "ExpressionAttributeNames contains invalid value: NUL character in attribute name for key %s", k);
             if (k[0] != '#')
                 return err_validation(err, "ExpressionAttributeNames contains invalid key: Syntax error; key: \"%s\"", k);
         }
@@ -100,6 +103,9 @@ static int check_names_values(json_t *names, json_t *values, int any_expression,
 static int expression_text(json_t *req, const char *key, const char **out, qr_err *err)
 {
     if (param_string(req, key, out, err)) return -1;
+    /* The parser reads C strings: a NUL would silently end the expression early. */
+    if (*out && strlen(*out) != json_string_length(json_object_get(req, key)))
+        return err_validation(err, "Invalid %s: Syntax error; token: \"\\u0000\", near: \"%s\"", key, *out);
     if (*out && (*out)[strspn(*out, " \t\r\n")] == '\0')
         return err_validation(err, "Invalid %s: The expression can not be empty;", key);
     return 0;

@@ -137,3 +137,17 @@ def test_more_than_300_operators_are_refused(t):
     sums = ",".join("s%d=:v+:v" % i for i in range(301))
     e = update_error(t, "ops", 1, UpdateExpression="SET " + sums, ExpressionAttributeValues=values)
     assert e.message == "Invalid UpdateExpression: The expression contains too many operators; operator count: 301"
+
+
+def test_nul_in_expression_or_name_is_refused_not_truncated(t):
+    put(t, {"pk": {"S": "nul"}, "sk": {"N": "1"}})
+    values = {":v": {"N": "1"}}
+    e = update_error(t, "nul", 1, UpdateExpression="SET z = :v\u0000 REMOVE q", ExpressionAttributeValues=values)
+    assert e.message.startswith('Invalid UpdateExpression: Syntax error; token: "\\u0000"')
+    e = update_error(t, "nul", 1, UpdateExpression="SET #n = :v", ExpressionAttributeNames={"#n": "x\u0000y"},
+                     ExpressionAttributeValues=values)
+    assert e.type == "ValidationException"
+    e = t.error("GetItem", {"TableName": T, "Key": {"pk": {"S": "nul"}, "sk": {"N": "1"}},
+                            "AttributesToGet": ["x\u0000y"]})
+    assert e.type == "ValidationException"
+    assert get(t, "nul", 1)["Item"] == {"pk": {"S": "nul"}, "sk": {"N": "1"}}
