@@ -111,6 +111,16 @@ static int missed(qr_err *err, const char *name)
     return err_validation(err, "Query condition missed key schema element: %s", name);
 }
 
+/* A key attribute never holds an empty string or binary, so DynamoDB refuses to look
+ * one up by equality, as it refuses to store one. */
+static int empty_key(const json_t *v, char t, const char *name, qr_err *err)
+{
+    if (t == 'N' || value_size(v) != 0) return 0;
+    return err_validation(err, "One or more parameter values are not valid. The AttributeValue for a key "
+                               "attribute cannot contain an empty %s value. Key: %s",
+                          t == 'S' ? "string" : "binary", name);
+}
+
 static int type_mismatch(qr_err *err)
 {
     return err_validation(err, "One or more parameter values were invalid: Condition parameter "
@@ -188,6 +198,12 @@ int keycond_finish(const key_part *parts, int n, const expr_key_schema *s, expr_
         if (p && (!type_is(p->v1, s->sk_types[i]) || (p->v2 && !type_is(p->v2, s->sk_types[i]))))
             return type_mismatch(err);
     }
+    for (int i = 0; i < s->npk; i++)
+        if (empty_key(parts[pk_part[i]].v1, s->pk_types[i], s->pk_names[i], err)) return -1;
+    for (int i = 0; i < s->nsk; i++)
+        if (sk_part[i] >= 0 && parts[sk_part[i]].op == EXPR_KEY_EQ &&
+            empty_key(parts[sk_part[i]].v1, s->sk_types[i], s->sk_names[i], err))
+            return -1;
     for (int i = 0; i < s->nsk; i++)
         if (sk_part[i] >= 0 && parts[sk_part[i]].op == EXPR_KEY_BEGINS_WITH &&
             s->sk_types[i] == 'N')

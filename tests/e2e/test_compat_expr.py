@@ -151,3 +151,17 @@ def test_nul_in_expression_or_name_is_refused_not_truncated(t):
                             "AttributesToGet": ["x\u0000y"]})
     assert e.type == "ValidationException"
     assert get(t, "nul", 1)["Item"] == {"pk": {"S": "nul"}, "sk": {"N": "1"}}
+
+
+def test_key_condition_on_an_empty_key_value_is_refused(t):
+    message = ("One or more parameter values are not valid. The AttributeValue for a key attribute cannot contain "
+               "an empty string value. Key: pk")
+    e = t.error("Query", {"TableName": T, "KeyConditionExpression": "pk = :p",
+                          "ExpressionAttributeValues": {":p": {"S": ""}}})
+    assert e.message == message
+    e = t.error("Query", {"TableName": T, "KeyConditions": {
+        "pk": {"AttributeValueList": [{"S": ""}], "ComparisonOperator": "EQ"}}})
+    assert e.message == message
+    r = t.call("Query", {"TableName": T, "KeyConditionExpression": "pk = :p AND sk < :s",
+                         "ExpressionAttributeValues": {":p": {"S": "x"}, ":s": {"N": "0"}}})
+    assert r["Items"] == []
