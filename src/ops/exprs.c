@@ -59,6 +59,25 @@ static int check_mixing(json_t *req, int allowed, qr_err *err)
     return 0;
 }
 
+/* A key of ExpressionAttributeNames or ExpressionAttributeValues is its prefix ('#' or
+ * ':') and then letters, digits and '_', as the expression lexer reads them, of at most
+ * 255 bytes in all. */
+static int check_key(const char *param, char prefix, const char *k, qr_err *err)
+{
+    size_t n = strlen(k);
+    if (n == 0)
+        return err_validation(err, "%s contains invalid key: The expression attribute map contains an empty key", param);
+    int ok = k[0] == prefix && n > 1;
+    for (size_t i = 1; ok && i < n; i++) {
+        unsigned char c = (unsigned char)k[i];
+        ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+    }
+    if (!ok) return err_validation(err, "%s contains invalid key: Syntax error; key: \"%s\"", param, k);
+    if (n > 255)
+        return err_validation(err, "%s contains invalid key: The expression attribute map contains a key that is too long", param);
+    return 0;
+}
+
 static int check_names_values(json_t *names, json_t *values, int any_expression, qr_err *err)
 {
     if (names) {
@@ -75,8 +94,7 @@ static int check_names_values(json_t *names, json_t *values, int any_expression,
             /* Attribute names are C strings here, as object keys are in every request. */
             if (strlen(json_string_value(v)) != json_string_length(v))
                 return err_validation(err, "ExpressionAttributeNames contains invalid value: NUL character in attribute name for key %s", k);
-            if (k[0] != '#')
-                return err_validation(err, "ExpressionAttributeNames contains invalid key: Syntax error; key: \"%s\"", k);
+            if (check_key("ExpressionAttributeNames", '#', k, err)) return -1;
         }
     }
     if (values) {
@@ -86,8 +104,7 @@ static int check_names_values(json_t *names, json_t *values, int any_expression,
         const char *k;
         json_t *v;
         json_object_foreach(values, k, v) {
-            if (k[0] != ':')
-                return err_validation(err, "ExpressionAttributeValues contains invalid key: Syntax error; key: \"%s\"", k);
+            if (check_key("ExpressionAttributeValues", ':', k, err)) return -1;
             qr_err inner;
             err_init(&inner);
             if (value_validate(v, 1, k, &inner)) {

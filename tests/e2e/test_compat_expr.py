@@ -165,3 +165,17 @@ def test_key_condition_on_an_empty_key_value_is_refused(t):
     r = t.call("Query", {"TableName": T, "KeyConditionExpression": "pk = :p AND sk < :s",
                          "ExpressionAttributeValues": {":p": {"S": "x"}, ":s": {"N": "0"}}})
     assert r["Items"] == []
+
+
+@pytest.mark.parametrize("param,key,message", [
+    ("ExpressionAttributeNames", "#", 'Syntax error; key: "#"'),
+    ("ExpressionAttributeNames", "#a-b", 'Syntax error; key: "#a-b"'),
+    ("ExpressionAttributeValues", ":", 'Syntax error; key: ":"'),
+    ("ExpressionAttributeValues", "", "The expression attribute map contains an empty key"),
+    ("ExpressionAttributeNames", "#" + "n" * 255, "The expression attribute map contains a key that is too long"),
+])
+def test_substitution_keys_are_checked_before_parsing(t, param, key, message):
+    request = {"UpdateExpression": "SET z = :v", "ExpressionAttributeValues": {":v": {"N": "1"}}}
+    request.setdefault(param, {})[key] = {"S": "x"} if param == "ExpressionAttributeValues" else "x"
+    e = update_error(t, "keys", 1, **request)
+    assert e.message == "%s contains invalid key: %s" % (param, message)
