@@ -121,6 +121,12 @@ static int empty_key(const json_t *v, char t, const char *name, qr_err *err)
                           t == 'S' ? "string" : "binary", name);
 }
 
+static int begins_with_number(qr_err *err)
+{
+    return err_validation(err, PREFIX "Incorrect operand type for operator or function; "
+                                      "operator or function: begins_with, operand type: N");
+}
+
 static int type_mismatch(qr_err *err)
 {
     return err_validation(err, "One or more parameter values were invalid: Condition parameter "
@@ -146,8 +152,8 @@ static int schema_ok(const expr_key_schema *s, qr_err *err)
     return ok ? 0 : err_set(err, QR_E_INTERNAL, "invalid key schema for a key condition");
 }
 
-int keycond_finish(const key_part *parts, int n, const expr_key_schema *s, expr_keycond_multi *out,
-                   qr_err *err)
+int keycond_finish(const key_part *parts, int n, const expr_key_schema *s, int expression,
+                   expr_keycond_multi *out, qr_err *err)
 {
     int pk_part[EXPR_KEY_MAX_ATTRS], sk_part[EXPR_KEY_MAX_ATTRS]; /* index in parts, or -1 */
     int stored = n < KEY_PARTS_MAX ? n : KEY_PARTS_MAX;
@@ -191,6 +197,10 @@ int keycond_finish(const key_part *parts, int n, const expr_key_schema *s, expr_
                                       "key attribute %s",
                                       s->sk_names[i], s->sk_names[j]);
     }
+    /* In an expression, begins_with on a number sort key is named before any type mismatch. */
+    for (int i = 0; expression && i < s->nsk; i++)
+        if (sk_part[i] >= 0 && parts[sk_part[i]].op == EXPR_KEY_BEGINS_WITH && s->sk_types[i] == 'N')
+            return begins_with_number(err);
     for (int i = 0; i < s->npk; i++)
         if (!type_is(parts[pk_part[i]].v1, s->pk_types[i])) return type_mismatch(err);
     for (int i = 0; i < s->nsk; i++) {
@@ -207,8 +217,7 @@ int keycond_finish(const key_part *parts, int n, const expr_key_schema *s, expr_
     for (int i = 0; i < s->nsk; i++)
         if (sk_part[i] >= 0 && parts[sk_part[i]].op == EXPR_KEY_BEGINS_WITH &&
             s->sk_types[i] == 'N')
-            return err_validation(err, PREFIX "Incorrect operand type for operator or function; "
-                                              "operator or function: begins_with, operand type: N");
+            return begins_with_number(err);
     for (int i = 0; i < s->npk; i++)
         out->pk_values[i] = json_incref(parts[pk_part[i]].v1);
     for (int i = 0; i < s->nsk && sk_part[i] >= 0; i++) {
@@ -264,7 +273,7 @@ int expr_parse_key_condition_multi(expr_ctx *cx, const char *text, const expr_ke
     arena_init(&ar);
     if (parse_condition(cx, "KeyConditionExpression", text, &ar, &root) == 0 &&
         collect(root, &kp, cx->err) == 0)
-        rc = keycond_finish(kp.p, kp.n, schema, out, cx->err);
+        rc = keycond_finish(kp.p, kp.n, schema, 1, out, cx->err);
     arena_free(&ar);
     return rc;
 }

@@ -179,3 +179,10 @@ def test_substitution_keys_are_checked_before_parsing(t, param, key, message):
     request.setdefault(param, {})[key] = {"S": "x"} if param == "ExpressionAttributeValues" else "x"
     e = update_error(t, "keys", 1, **request)
     assert e.message == "%s contains invalid key: %s" % (param, message)
+
+
+def test_begins_with_on_a_number_sort_key_is_named_even_with_a_string_operand(t):
+    e = t.error("Query", {"TableName": T, "KeyConditionExpression": "pk = :p AND begins_with(sk, :s)",
+                          "ExpressionAttributeValues": {":p": {"S": "x"}, ":s": {"S": "1"}}})
+    assert e.message == ("Invalid KeyConditionExpression: Incorrect operand type for operator or function; "
+                         "operator or function: begins_with, operand type: N")
