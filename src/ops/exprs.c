@@ -78,11 +78,35 @@ static int check_key(const char *param, char prefix, const char *k, qr_err *err)
     return 0;
 }
 
-static int check_names_values(json_t *names, json_t *values, int any_expression, qr_err *err)
+/* Values are only for the expressions that compare or assign: a ProjectionExpression
+ * alone does not take them. DynamoDB's message names the expressions that would. */
+static int check_values_need_expression(json_t *req, int allowed, qr_err *err)
+{
+    static const struct {
+        int flag;
+        const char *name;
+    } users[] = {{EXPRS_UPDATE, "UpdateExpression"},
+                 {EXPRS_CONDITION, "ConditionExpression"},
+                 {EXPRS_FILTER, "FilterExpression"},
+                 {EXPRS_KEY_CONDITION, "KeyConditionExpression"}};
+    char list[128] = "";
+    size_t n = 0;
+    int count = 0;
+    for (size_t i = 0; i < sizeof users / sizeof users[0]; i++) {
+        if (!(allowed & users[i].flag)) continue;
+        if (json_object_get(req, users[i].name)) return 0;
+        n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", count ? " and " : "", users[i].name);
+        count++;
+    }
+    if (count == 0)
+        return err_validation(err, "ExpressionAttributeValues can only be specified when using expressions");
+    return err_validation(err, "ExpressionAttributeValues can only be specified when using expressions: %s %s null",
+                          list, count > 1 ? "are" : "is");
+}
+
+static int check_names_values(json_t *names, json_t *values, qr_err *err)
 {
     if (names) {
-        if (!any_expression)
-            return err_validation(err, "ExpressionAttributeNames can only be specified when using expressions");
         if (json_object_size(names) == 0) return err_validation(err, "ExpressionAttributeNames must not be empty");
         const char *k;
         json_t *v;
@@ -98,8 +122,6 @@ static int check_names_values(json_t *names, json_t *values, int any_expression,
         }
     }
     if (values) {
-        if (!any_expression)
-            return err_validation(err, "ExpressionAttributeValues can only be specified when using expressions");
         if (json_object_size(values) == 0) return err_validation(err, "ExpressionAttributeValues must not be empty");
         const char *k;
         json_t *v;
@@ -182,7 +204,10 @@ int exprs_parse(req_exprs *x, json_t *req, int allowed, qr_err *err)
     int any = 0;
     for (size_t i = 0; i < NPAIRS; i++)
         if ((allowed & pairs[i].flag) && json_object_get(req, pairs[i].expression)) any = 1;
-    if (check_names_values(names, values, any, err)) return -1;
+    if (names && !any)
+        return err_validation(err, "ExpressionAttributeNames can only be specified when using expressions");
+    if (values && check_values_need_expression(req, allowed, err)) return -1;
+    if (check_names_values(names, values, err)) return -1;
 
     const char *text, *op;
     if (param_string(req, "ConditionalOperator", &op, err)) return -1;

@@ -186,3 +186,17 @@ def test_begins_with_on_a_number_sort_key_is_named_even_with_a_string_operand(t)
                           "ExpressionAttributeValues": {":p": {"S": "x"}, ":s": {"S": "1"}}})
     assert e.message == ("Invalid KeyConditionExpression: Incorrect operand type for operator or function; "
                          "operator or function: begins_with, operand type: N")
+
+
+@pytest.mark.parametrize("op,request_,missing", [
+    ("UpdateItem", {"Key": {"pk": {"S": "v"}, "sk": {"N": "1"}}}, "UpdateExpression and ConditionExpression are null"),
+    ("PutItem", {"Item": {"pk": {"S": "v"}, "sk": {"N": "1"}}}, "ConditionExpression is null"),
+    ("DeleteItem", {"Key": {"pk": {"S": "v"}, "sk": {"N": "1"}}}, "ConditionExpression is null"),
+    ("Scan", {"ProjectionExpression": "a"}, "FilterExpression is null"),
+    ("Query", {"KeyConditions": {"pk": {"AttributeValueList": [{"S": "v"}], "ComparisonOperator": "EQ"}},
+               "ProjectionExpression": "a"}, "FilterExpression and KeyConditionExpression are null"),
+])
+def test_values_without_an_expression_that_takes_them_are_refused(t, op, request_, missing):
+    request = dict(request_, TableName=T, ExpressionAttributeValues={":v": {"N": "1"}})
+    e = t.error(op, request)
+    assert e.message == "ExpressionAttributeValues can only be specified when using expressions: " + missing
