@@ -224,6 +224,20 @@ static const h2o_iovec_t *last_header(h2o_req_t *req, const char *name, size_t l
     return v;
 }
 
+/* Adds x-amzn-RequestId (a fresh id, which it returns) and x-amz-crc32 of body. */
+static const char *stamp(h2o_req_t *req, const char *body, size_t len)
+{
+    char *id = h2o_mem_alloc_pool(&req->pool, 53);
+    char *crc = h2o_mem_alloc_pool(&req->pool, 21);
+    wire_request_id(id);
+    size_t crc_len = format_decimal(wire_crc32(body, len), crc);
+    h2o_add_header_by_str(&req->pool, &req->res.headers, H2O_STRLIT("x-amzn-requestid"), 0,
+                          "x-amzn-RequestId", id, 52);
+    h2o_add_header_by_str(&req->pool, &req->res.headers, H2O_STRLIT("x-amz-crc32"), 0, NULL, crc,
+                          crc_len);
+    return id;
+}
+
 /* Sends body with DynamoDB's headers; h2o copies it, so it may be freed afterwards. */
 static void send_response(server *s, h2o_req_t *req, const exchange *x, int status,
                           const char *ctype, const char *body, size_t len, const char *op,
@@ -243,18 +257,11 @@ static void send_response(server *s, h2o_req_t *req, const exchange *x, int stat
             len = packed.len;
         }
     }
-    char *id = h2o_mem_alloc_pool(&req->pool, 53);
-    char *crc = h2o_mem_alloc_pool(&req->pool, 21);
-    wire_request_id(id);
-    size_t crc_len = format_decimal(wire_crc32(body, len), crc);
     req->res.status = status;
     req->res.reason = reason_phrase(status);
     req->res.content_length = len;
     h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_CONTENT_TYPE, NULL, ctype, strlen(ctype));
-    h2o_add_header_by_str(&req->pool, &req->res.headers, H2O_STRLIT("x-amzn-requestid"), 0,
-                          "x-amzn-RequestId", id, 52);
-    h2o_add_header_by_str(&req->pool, &req->res.headers, H2O_STRLIT("x-amz-crc32"), 0, NULL, crc,
-                          crc_len);
+    const char *id = stamp(req, body, len);
     if (coding)
         h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_CONTENT_ENCODING, NULL, coding,
                        strlen(coding));
@@ -293,11 +300,18 @@ static void send_call_response(server *s, h2o_req_t *req, const exchange *x, con
     called.tables = resp->tables;
     int status = resp->http_status ? resp->http_status : 200;
     /* Only the HTTP layer knows the address the client reached: DescribeEndpoints names
-     * it, so that a client sent there (endpoint discovery) comes back here. */
+     * it, so that a client sent there (endpoint discovery) comes back here. An error
+     * goes out with __type in the namespace DynamoDB gives its type; a tagging call's
+     * success, with no body at all, as DynamoDB answers it. */
     buf at;
     buf_init(&at, 0);
     const h2o_iovec_t *host = &req->input.authority;
-    if (status == 200 && strcmp(op, "DescribeEndpoints") == 0 && host->len &&
+    if (resp->error_type && wire_error_retype(resp->body, resp->len, resp->error_type, &at) == 1) {
+        send_response(s, req, &called, status, ctype, at.data, at.len, op, resp->error_type,
+                      message);
+    } else if (status == 200 && wire_empty_success(op)) {
+        send_response(s, req, &called, status, ctype, "", 0, op, NULL, NULL);
+    } else if (status == 200 && strcmp(op, "DescribeEndpoints") == 0 && host->len &&
         wire_endpoints_at(resp->body, resp->len, host->base, host->len, &at) == 0) {
         send_response(s, req, &called, status, ctype, at.data, at.len, op, NULL, NULL);
     } else {
@@ -305,6 +319,85 @@ static void send_call_response(server *s, h2o_req_t *req, const exchange *x, con
                       message);
     }
     buf_free(&at);
+}
+
+/* ---- h2o's own answers ---- */
+
+/* h2o answers some requests itself before on_req sees them: a body past the limit (413),
+ * a broken chunked coding or Content-Length (400), an Expect it cannot meet (417). It
+ * binds those requests to the host's fallback path, whose filter this is: each such
+ * answer leaves as DynamoDB's error document, with x-amzn-RequestId and x-amz-crc32, and
+ * is logged like any other. */
+typedef struct early_filter {
+    h2o_filter_t super;
+    server *s;
+} early_filter;
+
+typedef struct early_ostream {
+    h2o_ostream_t super;
+    server *s;
+    int replaced;
+} early_ostream;
+
+static void early_send(h2o_ostream_t *self, h2o_req_t *req, h2o_iovec_t *bufs, size_t bufcnt,
+                       h2o_send_state_t state)
+{
+    early_ostream *o = (early_ostream *)self;
+    if (req->res.status < 400) {
+        h2o_ostream_send_next(self, req, bufs, bufcnt, state);
+        return;
+    }
+    if (o->replaced) { /* the document went out whole with the first call */
+        h2o_ostream_send_next(self, req, NULL, 0, state);
+        return;
+    }
+    o->replaced = 1;
+    /* h2o's own text, e.g. "broken chunked-encoding". */
+    char said[128];
+    size_t n = 0;
+    for (size_t i = 0; i < bufcnt; i++)
+        for (size_t k = 0; k < bufs[i].len && n < sizeof said - 1; k++)
+            if (bufs[i].base[k] != '\n') said[n++] = bufs[i].base[k];
+    said[n] = '\0';
+    int status = req->res.status;
+    if (status == 400) req->res.reason = reason_phrase(status); /* h2o says "Invalid Request" */
+    const char *type = status == 413   ? "RequestEntityTooLarge"
+                       : status >= 500 ? QR_E_INTERNAL
+                                       : QR_E_SERIALIZATION;
+    char msg[256];
+    if (status == 413)
+        snprintf(msg, sizeof msg, "Request entity too large: a request body may hold at most %zu bytes",
+                 o->s->cfg.max_body);
+    else
+        snprintf(msg, sizeof msg, "The request could not be read: %s", n ? said : req->res.reason);
+    buf b;
+    buf_init(&b, 0);
+    h2o_iovec_t doc = h2o_iovec_init(NULL, 0);
+    if (wire_error_body(&b, type, msg) == 0) {
+        doc.base = h2o_mem_alloc_pool(&req->pool, b.len);
+        memcpy(doc.base, b.data, b.len);
+        doc.len = b.len;
+    }
+    buf_free(&b);
+    for (size_t i = 0; i < req->res.headers.size; i++)
+        if (req->res.headers.entries[i].name == &H2O_TOKEN_CONTENT_TYPE->buf)
+            req->res.headers.entries[i].value = h2o_iovec_init(H2O_STRLIT(WIRE_JSON_CONTENT_TYPE));
+    req->res.content_length = doc.len;
+    const char *id = stamp(req, doc.base, doc.len);
+    exchange x = {.tables = NULL};
+    clock_gettime(CLOCK_MONOTONIC, &x.start);
+    x.body = "";
+    log_request(o->s, &x, NULL, status, type, msg, id);
+    h2o_ostream_send_next(self, req, &doc, 1, state);
+}
+
+static void on_early_answer(h2o_filter_t *self, h2o_req_t *req, h2o_ostream_t **slot)
+{
+    early_ostream *o = (early_ostream *)h2o_add_ostream(req, sizeof *o, slot);
+    o->super.do_send = early_send;
+    o->s = ((early_filter *)self)->s;
+    o->replaced = 0;
+    h2o_setup_next_ostream(req, &o->super.next);
 }
 
 /* ---- judging the request ---- */
@@ -578,9 +671,7 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
             snprintf(msg, sizeof msg, "Malformed JSON: %s", why);
             send_error(s, req, &x, 400, ctype, op, QR_E_SERIALIZATION, msg);
         } else if (op == NULL) {
-            char msg[160];
-            snprintf(msg, sizeof msg, "Unknown operation: X-Amz-Target '%.100s'", target);
-            send_error(s, req, &x, 400, ctype, NULL, QR_E_UNKNOWN_OP, msg);
+            send_error(s, req, &x, 400, ctype, NULL, QR_E_UNKNOWN_OP, WIRE_UNKNOWN_OP_MESSAGE);
         } else {
             send_error(s, req, &x, err_http_status(e.type), ctype, op, e.type, e.msg);
         }
@@ -945,6 +1036,9 @@ int server_start(qr_db *db, const server_config *cfg, server **out, char *errbuf
     handler *h = (handler *)h2o_create_handler(path, sizeof *h);
     h->super.on_req = on_req;
     h->s = s;
+    early_filter *early = (early_filter *)h2o_create_filter(&host->fallback_path, sizeof *early);
+    early->super.on_setup_ostream = on_early_answer;
+    early->s = s;
 
     s->listen_fd = open_listener(s->cfg.addr, cfg->addr_len, errbuf, errlen);
     if (s->listen_fd < 0) {

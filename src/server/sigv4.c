@@ -472,6 +472,7 @@ typedef struct auth_params {
     const char *credential;     /* into the parsed copy */
     const char *signed_headers; /* into the parsed copy */
     const char *signature;      /* into the parsed copy */
+    const char *no_equals;      /* the first component without '=', if any (parsed copy) */
 } auth_params;
 
 /* Whether c starts a "Name=" component (letters, then '='). */
@@ -485,7 +486,8 @@ static int starts_component(const char *c)
 /* Splits "ALG Credential=…, SignedHeaders=…, Signature=…" as DynamoDB does: the first
  * word is the algorithm; the rest, with spaces removed, is split on ',' and '='. Spaces
  * alone also part two components ("Credential=… SignedHeaders=…"), which DynamoDB
- * reads too. The values point into work, which must outlive p. */
+ * reads too. A component without '=' is noted (DynamoDB refuses the header for it). The
+ * values point into work, which must outlive p. */
 static int parse_authorization(const char *auth, auth_params *p, buf *work)
 {
     memset(p, 0, sizeof *p);
@@ -511,6 +513,7 @@ static int parse_authorization(const char *auth, auth_params *p, buf *work)
         char *comma = strchr(s, ',');
         if (comma) *comma = '\0';
         char *eq = strchr(s, '=');
+        if (eq == NULL && *s && p->no_equals == NULL) p->no_equals = s;
         if (eq) {
             *eq = '\0';
             const char *v = eq + 1;
@@ -658,6 +661,12 @@ int sigv4_verify(const sigv4_request *req, const sigv4_keyring *keys, const char
     auth_params p;
     if (parse_authorization(auth, &p, work)) {
         err_set(e, QR_E_INTERNAL, "out of memory reading the Authorization header");
+        goto done;
+    }
+    if (p.no_equals) {
+        err_set(e, SIGV4_E_INCOMPLETE,
+                "'%s' not a valid key=value pair (missing equal-sign) in Authorization header: '%s'.",
+                p.no_equals, auth);
         goto done;
     }
     const sigv4_pair *amz_date = find_header(req, "X-Amz-Date");

@@ -20,12 +20,22 @@
 const char *wire_operation(const char *target, const char *const *ops)
 {
     if (target == NULL || ops == NULL) return NULL;
+    /* Whitespace around a field value is not part of it (RFC 9110, 5.5). */
+    while (*target == ' ' || *target == '\t') target++;
+    size_t n = strlen(target);
+    while (n && (target[n - 1] == ' ' || target[n - 1] == '\t')) n--;
     size_t pl = strlen(WIRE_API_PREFIX);
-    if (strncmp(target, WIRE_API_PREFIX, pl) != 0 || target[pl] != '.') return NULL;
+    if (n <= pl || strncmp(target, WIRE_API_PREFIX, pl) != 0 || target[pl] != '.') return NULL;
     const char *op = target + pl + 1;
+    size_t ol = n - pl - 1;
     for (size_t i = 0; ops[i]; i++)
-        if (strcmp(ops[i], op) == 0) return ops[i];
+        if (strlen(ops[i]) == ol && strncmp(ops[i], op, ol) == 0) return ops[i];
     return NULL;
+}
+
+int wire_empty_success(const char *op)
+{
+    return op && (strcmp(op, "TagResource") == 0 || strcmp(op, "UntagResource") == 0);
 }
 
 uint32_t wire_crc32(const void *data, size_t len)
@@ -99,6 +109,33 @@ int wire_error_body(buf *out, const char *type, const char *msg)
     if (text == NULL) return -1;
     rc = buf_puts(out, text);
     free(text);
+    return rc;
+}
+
+int wire_error_retype(const char *body, size_t len, const char *type, buf *out)
+{
+    char full[256];
+    int n = snprintf(full, sizeof full, "%s%s", wire_error_namespace(type), type);
+    if (n < 0 || (size_t)n >= sizeof full) return 0;
+    /* The engine writes __type first: a document that opens with the right one is left
+     * alone without parsing it. */
+    static const char opening[] = "{\"__type\":\"";
+    size_t ol = sizeof opening - 1;
+    if (len > ol + (size_t)n && memcmp(body, opening, ol) == 0 &&
+        memcmp(body + ol, full, (size_t)n) == 0 && body[ol + (size_t)n] == '"')
+        return 0;
+    json_t *doc = json_loadb(body, len, JSON_ALLOW_NUL, NULL);
+    const char *now = json_string_value(json_object_get(doc, "__type"));
+    int rc = 0;
+    if (json_is_object(doc) && (now == NULL || strcmp(now, full) != 0)) {
+        char *text = json_object_set_new(doc, "__type", json_string(full)) == 0
+                         ? json_dumps(doc, JSON_COMPACT)
+                         : NULL;
+        buf_reset(out);
+        rc = text && buf_puts(out, text) == 0 ? 1 : -1;
+        free(text);
+    }
+    json_decref(doc);
     return rc;
 }
 

@@ -15,11 +15,18 @@
 /* The only API version quarry serves (the prefix of X-Amz-Target). */
 #define WIRE_API_PREFIX "DynamoDB_20120810"
 #define WIRE_JSON_CONTENT_TYPE "application/x-amz-json-1.0"
+/* AWS's message for an X-Amz-Target that names no operation it serves. */
+#define WIRE_UNKNOWN_OP_MESSAGE "The requested operation is not recognized by the service."
 
 /* The operation named by an X-Amz-Target value ("DynamoDB_20120810.PutItem"): the
  * matching entry of ops (a NULL-terminated list, e.g. qr_operations()), or NULL when
- * the header is absent, malformed, of another API version or names no known operation. */
+ * the header is absent, malformed, of another API version or names no known operation.
+ * Spaces and tabs around the value are no part of it. */
 const char *wire_operation(const char *target, const char *const *ops);
+
+/* Whether DynamoDB answers a success of op with an empty body rather than a JSON
+ * document: TagResource and UntagResource do. */
+int wire_empty_success(const char *op);
 
 /* CRC32 (zlib's) of the body, as DynamoDB sends it in x-amz-crc32. */
 uint32_t wire_crc32(const void *data, size_t len);
@@ -33,6 +40,14 @@ int wire_error_body(buf *out, const char *type, const char *msg);
 
 /* The namespace DynamoDB puts before an error type in __type. */
 const char *wire_error_namespace(const char *type);
+
+/* The engine's error document (body, for an error of the given short type) with its
+ * __type in the namespace DynamoDB uses on the wire: ValidationException is
+ * "com.amazon.coral.validate#", SerializationException "com.amazon.coral.service#",
+ * whatever prefix the engine gave them. Returns 1 with the new document in out, 0 when
+ * the document already reads so (or is no JSON object: it is then sent as it is), or -1
+ * when out of memory. */
+int wire_error_retype(const char *body, size_t len, const char *type, buf *out);
 
 /* For log lines: the request's TableName, or the table names of RequestItems joined by
  * ',', or of TransactItems. Writes "" when none or when the body is not JSON. */
