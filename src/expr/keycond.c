@@ -116,9 +116,11 @@ static int missed(qr_err *err, const char *name)
 static int empty_key(const json_t *v, char t, const char *name, qr_err *err)
 {
     if (t == 'N' || value_size(v) != 0) return 0;
-    return err_validation(err, "One or more parameter values are not valid. The AttributeValue for a key "
-                               "attribute cannot contain an empty %s value. Key: %s",
-                          t == 'S' ? "string" : "binary", name);
+    return err_validation(
+        err,
+        "One or more parameter values are not valid. The AttributeValue for a key "
+        "attribute cannot contain an empty %s value. Key: %s",
+        t == 'S' ? "string" : "binary", name);
 }
 
 static int begins_with_number(qr_err *err)
@@ -199,7 +201,8 @@ int keycond_finish(const key_part *parts, int n, const expr_key_schema *s, int e
     }
     /* In an expression, begins_with on a number sort key is named before any type mismatch. */
     for (int i = 0; expression && i < s->nsk; i++)
-        if (sk_part[i] >= 0 && parts[sk_part[i]].op == EXPR_KEY_BEGINS_WITH && s->sk_types[i] == 'N')
+        if (sk_part[i] >= 0 && parts[sk_part[i]].op == EXPR_KEY_BEGINS_WITH &&
+            s->sk_types[i] == 'N')
             return begins_with_number(err);
     for (int i = 0; i < s->npk; i++)
         if (!type_is(parts[pk_part[i]].v1, s->pk_types[i])) return type_mismatch(err);

@@ -191,7 +191,8 @@ static int parse_path_tail(parser *p, path *out, int cap)
 static void check_depth(parser *p, const path *pa)
 {
     if (!p->update && pa->n > QR_MAX_DEPTH)
-        sem(p, SEM_DEPTH, "The document path has too many nesting levels; nesting levels: %d", pa->n);
+        sem(p, SEM_DEPTH, "The document path has too many nesting levels; nesting levels: %d",
+            pa->n);
 }
 
 static int parse_path(parser *p, path *out)
@@ -668,8 +669,8 @@ static void check_operand(parser *p, operand *o, int update)
     } else if (update && is_cond_function(o->fname)) {
         /* A function DynamoDB knows, in the wrong kind of expression: named as such (it
          * ranks with an unknown name). */
-        sem(p, SEM_UNKNOWN_FUNC, "The function is not allowed in an update expression; function: %s",
-            o->fname);
+        sem(p, SEM_UNKNOWN_FUNC,
+            "The function is not allowed in an update expression; function: %s", o->fname);
     } else if (!update && is_update_function(o->fname)) {
         sem(p, SEM_UNKNOWN_FUNC,
             "The function is not allowed in a condition expression; function: %s", o->fname);
@@ -903,9 +904,9 @@ static int count_operators(parser *p)
         }
     }
     if (n <= MAX_OPERATORS) return 0;
-    return err_validation(p->cx->err,
-                          "Invalid %s: The expression contains too many operators; operator count: %d",
-                          p->which, n);
+    return err_validation(
+        p->cx->err, "Invalid %s: The expression contains too many operators; operator count: %d",
+        p->which, n);
 }
 
 /* Reports what the parse found: a syntax error, else the first semantic error. */
