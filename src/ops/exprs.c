@@ -59,22 +59,27 @@ static int check_mixing(json_t *req, int allowed, qr_err *err)
     return 0;
 }
 
-/* A key of ExpressionAttributeNames or ExpressionAttributeValues is its prefix ('#' or
- * ':') and then letters, digits and '_', as the expression lexer reads them, of at most
- * 255 bytes in all. */
+/* A key of ExpressionAttributeNames or ExpressionAttributeValues is at most 255 bytes:
+ * its prefix ('#' or ':') and then letters, digits and '_', as the expression lexer
+ * reads them. DynamoDB checks emptiness, then length, then syntax. */
 static int check_key(const char *param, char prefix, const char *k, qr_err *err)
 {
     size_t n = strlen(k);
     if (n == 0)
-        return err_validation(err, "%s contains invalid key: The expression attribute map contains an empty key", param);
+        return err_validation(err, "%s contains invalid key: The expression attribute map contains an empty key;", param);
+    if (n > 255) {
+        /* DynamoDB gives the size for a name's key, not for a value's. */
+        if (prefix == '#')
+            return err_validation(err, "%s contains invalid key: The expression attribute map contains a key that is too long; size of key: %zu",
+                                  param, n);
+        return err_validation(err, "%s contains invalid key: The expression attribute map contains a key that is too long;", param);
+    }
     int ok = k[0] == prefix && n > 1;
     for (size_t i = 1; ok && i < n; i++) {
         unsigned char c = (unsigned char)k[i];
         ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
     }
     if (!ok) return err_validation(err, "%s contains invalid key: Syntax error; key: \"%s\"", param, k);
-    if (n > 255)
-        return err_validation(err, "%s contains invalid key: The expression attribute map contains a key that is too long", param);
     return 0;
 }
 

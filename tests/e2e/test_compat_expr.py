@@ -171,8 +171,12 @@ def test_key_condition_on_an_empty_key_value_is_refused(t):
     ("ExpressionAttributeNames", "#", 'Syntax error; key: "#"'),
     ("ExpressionAttributeNames", "#a-b", 'Syntax error; key: "#a-b"'),
     ("ExpressionAttributeValues", ":", 'Syntax error; key: ":"'),
-    ("ExpressionAttributeValues", "", "The expression attribute map contains an empty key"),
-    ("ExpressionAttributeNames", "#" + "n" * 255, "The expression attribute map contains a key that is too long"),
+    ("ExpressionAttributeValues", "", "The expression attribute map contains an empty key;"),
+    ("ExpressionAttributeNames", "#" + "n" * 255,
+     "The expression attribute map contains a key that is too long; size of key: 256"),
+    ("ExpressionAttributeValues", ":" + "v" * 255, "The expression attribute map contains a key that is too long;"),
+    ("ExpressionAttributeNames", "#" + "-" * 255,
+     "The expression attribute map contains a key that is too long; size of key: 256"),
 ])
 def test_substitution_keys_are_checked_before_parsing(t, param, key, message):
     request = {"UpdateExpression": "SET z = :v", "ExpressionAttributeValues": {":v": {"N": "1"}}}
