@@ -6,6 +6,7 @@
  * write. The asynchronous worker and backfill are in propagate.c. */
 #include "engine/index.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
@@ -89,6 +90,19 @@ void index_list_free(qr_index *list, size_t n)
 
 /* ---- checking definitions ---- */
 
+void index_definition_names(json_t *defs, char *out, size_t cap)
+{
+    size_t i, used = 0;
+    json_t *d;
+    if (cap) out[0] = '\0';
+    json_array_foreach(defs, i, d) {
+        const char *name = json_string_value(json_object_get(d, "AttributeName"));
+        int n = snprintf(out + used, cap - used, "%s%s", i ? ", " : "", name ? name : "");
+        if (n < 0 || (size_t)n >= cap - used) break;
+        used += (size_t)n;
+    }
+}
+
 static int check_name(json_t *name, qr_err *err)
 {
     if (!json_is_string(name))
@@ -116,7 +130,10 @@ static int check_projection(json_t *def, json_t *key_names, size_t *projected, q
         return err_validation(err, "1 validation error detected: Value null at 'projection' failed to satisfy "
                                    "constraint: Member must not be null");
     json_t *type = json_object_get(proj, "ProjectionType"), *nka = json_object_get(proj, "NonKeyAttributes");
-    const char *ts = json_is_string(type) ? json_string_value(type) : "";
+    if (type == NULL || json_is_null(type))
+        return err_validation(err, "Unknown ProjectionType: null");
+    if (!json_is_string(type)) return err_set(err, QR_E_SERIALIZATION, "ProjectionType must be a string");
+    const char *ts = json_string_value(type);
     if (strcmp(ts, "ALL") && strcmp(ts, "KEYS_ONLY") && strcmp(ts, "INCLUDE"))
         return err_validation(err, "1 validation error detected: Value '%s' at 'projection.projectionType' failed to "
                                    "satisfy constraint: Member must satisfy enum value set: [ALL, INCLUDE, KEYS_ONLY]", ts);
@@ -137,13 +154,13 @@ static int check_projection(json_t *def, json_t *key_names, size_t *projected, q
                 if (json_equal(json_array_get(nka, j), a))
                     return err_validation(err, "One or more parameter values were invalid: Duplicate attribute "
                                                "names in NonKeyAttributes for index %s", name);
-            json_array_foreach(key_names, j, type) {
-                if (json_equal(type, a))
-                    return err_validation(err, "One or more parameter values were invalid: Cannot have key "
-                                               "attributes in NonKeyAttributes for index %s", name);
-            }
         }
-        *projected += json_array_size(nka);
+        /* Key attributes may be listed; they are projected anyway and count for nothing. */
+        json_array_foreach(nka, i, a) {
+            int is_key = 0;
+            json_array_foreach(key_names, j, type) is_key |= json_equal(type, a);
+            *projected += !is_key;
+        }
         if (*projected > QR_MAX_PROJECTED)
             return err_validation(err, "One or more parameter values were invalid: Number of projected attributes "
                                        "in all indexes exceeds limit of %d, number of projected attributes:%zu",
@@ -192,13 +209,18 @@ static int check_index_keys(json_t *def, json_t *defs, int global, const char *t
             return err_validation(err, "Invalid KeySchema: The second KeySchemaElement is not a RANGE key type");
         for (size_t j = 0; j < i; j++)
             if (json_equal(json_object_get(json_array_get(ks, j), "AttributeName"), an))
-                return err_validation(err, "Invalid KeySchema: Some attributes appear more than once in the key of "
-                                           "index: %s", name);
-        if (!attr_type(defs, json_string_value(an)))
+                return json_array_size(ks) == 2
+                           ? err_validation(err, "Both the Hash Key and the Range Key element in the KeySchema have "
+                                                 "the same name")
+                           : err_validation(err, "Invalid KeySchema: Some attributes appear more than once in the "
+                                                 "key of index: %s", name);
+        if (!attr_type(defs, json_string_value(an))) {
+            char names[512];
+            index_definition_names(defs, names, sizeof names);
             return err_validation(err, "One or more parameter values were invalid: Some index key attributes are "
                                        "not defined in AttributeDefinitions. Keys: [%s], AttributeDefinitions: [%s]",
-                                  json_string_value(an),
-                                  json_string_value(json_object_get(json_array_get(defs, 0), "AttributeName")));
+                                  json_string_value(an), names);
+        }
         json_array_append(key_names, an);
     }
     if (!global) {
@@ -303,6 +325,24 @@ static json_t *key_value(const json_t *item, const char *name, char type)
     return strlen(actual) == 1 && actual[0] == type ? v : NULL;
 }
 
+/* Whether an item's index key values fit DynamoDB's key rules: no empty string or
+ * binary, at most 2048 bytes for each partition attribute and 1024 for the sort
+ * attributes together. Writes are refused otherwise (index_check_item); an item stored
+ * before the index existed is left out of it. */
+static int key_values_fit(const qr_index *ix, const json_t *item)
+{
+    size_t sort_bytes = 0;
+    for (int k = 0; k < ix->npk + ix->nsk; k++) {
+        const char *name = k < ix->npk ? ix->pk[k] : ix->sk[k - ix->npk];
+        char type = k < ix->npk ? ix->pk_type[k] : ix->sk_type[k - ix->npk];
+        size_t size = value_size(json_object_get(item, name));
+        if (type != 'N' && size == 0) return 0;
+        if (k < ix->npk && size > QR_MAX_PK_SIZE) return 0;
+        if (k >= ix->npk) sort_bytes += size;
+    }
+    return sort_bytes <= QR_MAX_SK_SIZE;
+}
+
 int index_entry_key(const table *t, const qr_index *ix, const json_t *item, buf *out, qr_err *err)
 {
     const json_t *pks[QR_MAX_KEY_ATTRS];
@@ -310,6 +350,7 @@ int index_entry_key(const table *t, const qr_index *ix, const json_t *item, buf 
         if ((pks[i] = key_value(item, ix->pk[i], ix->pk_type[i])) == NULL) return 0;
     for (int i = 0; i < ix->nsk; i++)
         if (key_value(item, ix->sk[i], ix->sk_type[i]) == NULL) return 0;
+    if (!key_values_fit(ix, item)) return 0;
     if (key_partition_tuple(out, t, ix->id, pks, ix->npk, err)) return -1;
     for (int i = 0; i < ix->nsk; i++)
         if (keycodec_append(out, json_object_get(item, ix->sk[i]), 0, err)) return -1;
@@ -340,6 +381,7 @@ int index_check_item(const table *t, const json_t *item, qr_err *err)
 {
     for (size_t i = 0; i < t->nindexes; i++) {
         const qr_index *ix = &t->indexes[i];
+        size_t sort_bytes = 0;
         for (int k = 0; k < ix->npk + ix->nsk; k++) {
             const char *name = k < ix->npk ? ix->pk[k] : ix->sk[k - ix->npk];
             char type = k < ix->npk ? ix->pk_type[k] : ix->sk_type[k - ix->npk];
@@ -354,6 +396,12 @@ int index_check_item(const table *t, const json_t *item, qr_err *err)
                                            "secondary index key is not supported. The AttributeValue for a key "
                                            "attribute cannot contain an empty %s value. IndexName: %s, IndexKey: %s",
                                       type == 'S' ? "string" : "binary", ix->name, name);
+            if (k < ix->npk && value_size(v) > QR_MAX_PK_SIZE)
+                return err_validation(err, "One or more parameter values were invalid: Size of hashkey has exceeded "
+                                           "the maximum size limit of2048 bytes");
+            if (k >= ix->npk && (sort_bytes += value_size(v)) > QR_MAX_SK_SIZE)
+                return err_validation(err, "One or more parameter values were invalid: Aggregated size of all range "
+                                           "keys has exceeded the size limit of 1024 bytes");
         }
     }
     return 0;

@@ -53,6 +53,9 @@ void index_list_free(qr_index *list, size_t n);
 int index_check_definitions(json_t *req, qr_err *err);
 /* Validates one GSI definition (CreateTable or UpdateTable's Create). */
 int index_check_gsi(json_t *gsi, json_t *defs, qr_err *err);
+/* Writes the attribute names of an AttributeDefinitions list as DynamoDB lists them in
+ * messages ("a, b"), cut to fit cap. */
+void index_definition_names(json_t *defs, char *out, size_t cap);
 
 /* The entry key of item in index ix of table t; returns 1 if the item has one, 0 if it
  * lacks an index key attribute (sparse), -1 on error. */

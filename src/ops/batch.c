@@ -136,9 +136,10 @@ int op_batch_get_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
                 json_decref(unprocessed);
                 goto done;
             }
+            /* Each key is read as a GetItem is: a missing item still costs one 4 KB unit. */
+            bytes += found ? (item_size(item) + 4095) / 4096 * 4096 : 4096;
             if (found) {
                 size_t sz = item_size(item);
-                bytes += (sz + 4095) / 4096 * 4096;
                 response_bytes += sz;
                 json_array_append_new(list, b->x.projection ? expr_project(b->x.projection, item) : json_incref(item));
                 json_decref(item);

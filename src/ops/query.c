@@ -29,6 +29,7 @@ typedef struct range_read {
     int consistent;
     const qr_index *index; /* the index read, or NULL for the table */
     int fetch_base;        /* read each entry's base item (an LSI asked for more than it holds) */
+    long long segment, total_segments; /* a Scan's part of the table */
 } range_read;
 
 static void set_buf(buf *dst, const buf *src)
@@ -164,8 +165,9 @@ static void finish_response(buf *out, const char *capacity, const table *t, cons
     buf_putc(out, '}');
 }
 
-/* Reads the parameters Query and Scan share. */
-static int read_common(json_t *req, table *t, range_read *r, const char **capacity, req_exprs *x, qr_err *err)
+/* Reads the parameters Query and Scan share (is_query: which of the two reads them). */
+static int read_common(json_t *req, table *t, range_read *r, const char **capacity, req_exprs *x, int is_query,
+                       qr_err *err)
 {
     const char *select, *index;
     int has_limit;
@@ -187,11 +189,15 @@ static int read_common(json_t *req, table *t, range_read *r, const char **capaci
     if (select && strcmp(select, "ALL_PROJECTED_ATTRIBUTES") == 0 && !r->index)
         return err_validation(err, "ALL_PROJECTED_ATTRIBUTES can be used only when Querying using an IndexName");
     if (select && strcmp(select, "SPECIFIC_ATTRIBUTES") == 0 && !projecting)
-        return err_validation(err, "SPECIFIC_ATTRIBUTES requires ProjectionExpression or AttributesToGet");
-    if (select && projecting && strcmp(select, "SPECIFIC_ATTRIBUTES") != 0)
-        return err_validation(err, "Cannot specify the %s when choosing to get %s",
+        return err_validation(err, "%sMust specify the AttributesToGet or ProjectionExpression when choosing to get "
+                                   "SPECIFIC_ATTRIBUTES", is_query ? "1 validation error detected: " : "");
+    if (select && projecting && strcmp(select, "SPECIFIC_ATTRIBUTES") != 0) {
+        int count = strcmp(select, "COUNT") == 0;
+        return err_validation(err, "%sCannot specify the %s when choosing to get %s",
+                              is_query && count ? "1 validation error detected: " : "",
                               json_object_get(req, "ProjectionExpression") ? "ProjectionExpression" : "AttributesToGet",
-                              select);
+                              count ? "only the Count" : select);
+    }
     r->count_only = select && strcmp(select, "COUNT") == 0;
     r->filter = x->filter;
     r->projection = x->projection;
@@ -207,52 +213,88 @@ static int read_common(json_t *req, table *t, range_read *r, const char **capaci
     return 0;
 }
 
+/* Encodes a start key as the read's position: an index entry's key, or the item's key. */
+static int encode_start_key(table *t, const range_read *r, json_t *esk, buf *k, qr_err *err)
+{
+    qr_err inner;
+    err_init(&inner);
+    if (r->index) {
+        json_t *base = key_of_item(t, esk);
+        int bad = key_check_key(t, base, &inner) || index_entry_key(t, r->index, esk, k, &inner) != 1;
+        json_decref(base);
+        if (bad)
+            return err_validation(err, "The provided starting key is invalid: %s",
+                                  inner.type ? inner.msg : "The provided key element does not match the schema");
+        return 0;
+    }
+    if (key_check_key(t, esk, &inner))
+        return err_validation(err, "The provided starting key is invalid: %s", inner.msg);
+    return key_item(k, t, esk, err);
+}
+
+static int in_range(const buf *k, const range_read *r)
+{
+    return buf_cmp(k, &r->lower) >= 0 && buf_cmp(k, &r->upper) < 0;
+}
+
+/* Checks a Query's start key against its key condition (ks and kcm given) as DynamoDB
+ * does: its sort key must satisfy the sort-key condition, then its partition must be the
+ * one queried. k is the start key's position. */
+static int check_query_start(table *t, const range_read *r, json_t *esk, const buf *k, const expr_key_schema *ks,
+                             const expr_keycond_multi *kcm, qr_err *err)
+{
+    int same_partition = 1;
+    for (int i = 0; i < ks->npk; i++)
+        same_partition &= value_equal(json_object_get(esk, ks->pk_names[i]), kcm->pk_values[i]);
+    int rc = 0, satisfies = in_range(k, r);
+    if (!same_partition) {
+        /* Judge the sort key as if the start key were in the queried partition. */
+        json_t *moved = json_copy(esk);
+        for (int i = 0; i < ks->npk; i++) json_object_set(moved, ks->pk_names[i], kcm->pk_values[i]);
+        buf k2;
+        buf_init(&k2, 0);
+        rc = encode_start_key(t, r, moved, &k2, err);
+        satisfies = rc == 0 && in_range(&k2, r);
+        buf_free(&k2);
+        json_decref(moved);
+    }
+    if (rc) return -1;
+    if (!satisfies) return err_validation(err, "The provided starting key does not match the range key predicate");
+    if (!same_partition)
+        return err_validation(err, kcm->nsk_eq || kcm->last_op != EXPR_KEY_NONE
+                                       ? "The query can return at most one row and cannot be restarted"
+                                       : "The provided starting key is outside query boundaries based on provided "
+                                         "conditions");
+    return 0;
+}
+
 /* Narrows the range to start after ExclusiveStartKey (in the read's direction). A
- * Query's start key (ks and kcm given) must lie in the partition the query reads. */
+ * Query's start key (ks and kcm given) must match its key condition; a Scan's must lie
+ * in the segment read. */
 static int apply_start_key(json_t *req, table *t, range_read *r, const expr_key_schema *ks,
                            const expr_keycond_multi *kcm, qr_err *err)
 {
     json_t *esk;
     if (param_object(req, "ExclusiveStartKey", &esk, err)) return -1;
     if (esk == NULL) return 0;
-    qr_err inner;
-    err_init(&inner);
     buf k;
     buf_init(&k, 0);
-    if (r->index) {
-        json_t *base = key_of_item(t, esk);
-        int bad = key_check_key(t, base, &inner) || index_entry_key(t, r->index, esk, &k, &inner) != 1;
-        json_decref(base);
-        if (bad) {
-            buf_free(&k);
-            return err_validation(err, "The provided starting key is invalid: %s",
-                                  inner.type ? inner.msg : "The provided key element does not match the schema");
+    int rc = encode_start_key(t, r, esk, &k, err);
+    if (rc == 0 && ks && kcm) rc = check_query_start(t, r, esk, &k, ks, kcm, err);
+    else if (rc == 0 && !in_range(&k, r))
+        rc = err_validation(err, "The provided starting key is invalid: Invalid ExclusiveStartKey. Please use "
+                                 "ExclusiveStartKey with correct Segment. TotalSegments: %lld Segment: %lld",
+                            r->total_segments, r->segment);
+    if (rc == 0) {
+        if (r->forward) {
+            buf_putc(&k, 0);
+            if (buf_cmp(&k, &r->lower) > 0) set_buf(&r->lower, &k);
+        } else if (buf_cmp(&k, &r->upper) < 0) {
+            set_buf(&r->upper, &k);
         }
-    } else {
-        if (key_check_key(t, esk, &inner)) {
-            buf_free(&k);
-            return err_validation(err, "The provided starting key is invalid: %s", inner.msg);
-        }
-        if (key_item(&k, t, esk, err)) {
-            buf_free(&k);
-            return -1;
-        }
-    }
-    for (int i = 0; ks && kcm && i < ks->npk; i++) {
-        if (!value_equal(json_object_get(esk, ks->pk_names[i]), kcm->pk_values[i])) {
-            buf_free(&k);
-            return err_validation(err, "The provided starting key is outside query boundaries based on "
-                                       "provided conditions");
-        }
-    }
-    if (r->forward) {
-        buf_putc(&k, 0);
-        if (buf_cmp(&k, &r->lower) > 0) set_buf(&r->lower, &k);
-    } else if (buf_cmp(&k, &r->upper) < 0) {
-        set_buf(&r->upper, &k);
     }
     buf_free(&k);
-    return 0;
+    return rc;
 }
 
 static void range_free(range_read *r)
@@ -370,14 +412,14 @@ static void keycond_as_multi(expr_keycond *k, expr_keycond_multi *m)
     memset(k, 0, sizeof *k);
 }
 
-static int check_filter_keys(const expr_key_schema *ks, const expr_cond *filter, qr_err *err)
+static int check_filter_keys(const expr_key_schema *ks, const expr_cond *filter, int legacy, qr_err *err)
 {
     if (filter == NULL) return 0;
     for (int i = 0; i < ks->npk + ks->nsk; i++) {
         const char *name = i < ks->npk ? ks->pk_names[i] : ks->sk_names[i - ks->npk];
         if (expr_cond_mentions(filter, name))
-            return err_validation(err, "Filter Expression can only contain non-primary key attributes: "
-                                       "Primary key attribute: %s", name);
+            return err_validation(err, "%s can only contain non-primary key attributes: Primary key attribute: %s",
+                                  legacy ? "QueryFilter" : "Filter Expression", name);
     }
     return 0;
 }
@@ -406,6 +448,7 @@ static void read_key_schema(const table *t, const qr_index *ix, expr_key_schema 
 int op_query(qr_db *db, json_t *req, buf *out, qr_err *err)
 {
     table *t = NULL;
+    json_t *expr_view = NULL; /* req without KeyConditions, for exprs_parse */
     req_exprs x = {0};
     expr_keycond kc = {0};
     expr_keycond_multi kcm = {0};
@@ -417,8 +460,16 @@ int op_query(qr_db *db, json_t *req, buf *out, qr_err *err)
     buf_init(&r.lower, 0);
     buf_init(&r.upper, 0);
     if (param_table(db, req, "TableName", &t, err)) goto done;
-    if (exprs_parse(&x, req, EXPRS_FILTER | EXPRS_PROJECTION | EXPRS_KEY_CONDITION, err)) goto done;
-    if (read_common(req, t, &r, &capacity, &x, err)) goto done;
+    /* Unlike the other legacy parameters, KeyConditions may be combined with
+     * FilterExpression and ProjectionExpression, as DynamoDB allows; only
+     * KeyConditionExpression excludes it. It is read below, from req itself. */
+    if (json_object_get(req, "KeyConditions") && !json_object_get(req, "KeyConditionExpression")) {
+        expr_view = json_copy(req);
+        json_object_del(expr_view, "KeyConditions");
+    }
+    if (exprs_parse(&x, expr_view ? expr_view : req, EXPRS_FILTER | EXPRS_PROJECTION | EXPRS_KEY_CONDITION, err))
+        goto done;
+    if (read_common(req, t, &r, &capacity, &x, 1, err)) goto done;
     if (param_bool(req, "ScanIndexForward", 1, &r.forward, err)) goto done;
     json_t *kcs;
     if (param_object(req, "KeyConditions", &kcs, err)) goto done;
@@ -442,7 +493,7 @@ int op_query(qr_db *db, json_t *req, buf *out, qr_err *err)
         keycond_as_multi(&kc, &kcm);
     }
     if (exprs_finish(&x)) goto done;
-    if (check_filter_keys(&ks, x.filter, err)) goto done;
+    if (check_filter_keys(&ks, x.filter, json_object_get(req, "QueryFilter") != NULL, err)) goto done;
     if (query_range(t, r.index ? r.index->id : 0, &kcm, ks.npk, &r, err)) goto done;
     if (apply_start_key(req, t, &r, &ks, &kcm, err)) goto done;
     if (range_run(db, t, &r, out, &bytes, err)) goto done;
@@ -452,6 +503,7 @@ done:
     expr_keycond_free(&kc);
     expr_keycond_multi_free(&kcm);
     exprs_free(&x);
+    json_decref(expr_view);
     range_free(&r);
     catalog_release(db, t);
     return rc;
@@ -471,7 +523,7 @@ int op_scan(qr_db *db, json_t *req, buf *out, qr_err *err)
     r.forward = 1;
     if (param_table(db, req, "TableName", &t, err)) goto done;
     if (exprs_parse(&x, req, EXPRS_FILTER | EXPRS_PROJECTION, err) || exprs_finish(&x)) goto done;
-    if (read_common(req, t, &r, &capacity, &x, err)) goto done;
+    if (read_common(req, t, &r, &capacity, &x, 0, err)) goto done;
     if (param_int(req, "Segment", 0, 999999, &segment, &has_segment, err)) goto done;
     if (param_int(req, "TotalSegments", 1, 1000000, &total, &has_total, err)) goto done;
     if (has_segment != has_total) {
@@ -480,6 +532,8 @@ int op_scan(qr_db *db, json_t *req, buf *out, qr_err *err)
         goto done;
     }
     if (!has_total) total = 1, segment = 0;
+    r.segment = segment;
+    r.total_segments = total;
     if (segment >= total) {
         err_validation(err, "The Segment parameter is zero-based and must be less than parameter TotalSegments: "
                             "Segment: %lld is not less than TotalSegments: %lld", segment, total);

@@ -62,7 +62,8 @@ static int check_attribute_definitions(json_t *defs, qr_err *err)
                                        "Member must satisfy enum value set: [B, N, S]", ts, i + 1);
         for (j = 0; j < i; j++)
             if (json_equal(json_object_get(json_array_get(defs, j), "AttributeName"), name))
-                return err_validation(err, "Cannot have two attributes with the same name");
+                return err_validation(err, "Cannot have two attributes with the same name: duplicate "
+                                           "AttributeName %s in AttributeDefinitions", json_string_value(name));
     }
     return 0;
 }
@@ -105,17 +106,45 @@ static int check_key_schema(json_t *defs, json_t *ks, qr_err *err)
             return err_validation(err, "Both the Hash Key and the Range Key element in the KeySchema have the same name");
         int defined = 0;
         json_array_foreach(defs, j, d) defined |= json_equal(json_object_get(d, "AttributeName"), name);
-        if (!defined)
+        if (!defined) {
+            char names[512];
+            index_definition_names(defs, names, sizeof names);
             return err_validation(err, "One or more parameter values were invalid: Some index key attributes are not "
                                        "defined in AttributeDefinitions. Keys: [%s], AttributeDefinitions: [%s]",
-                                  json_string_value(name),
-                                  json_string_value(json_object_get(json_array_get(defs, 0), "AttributeName")));
+                                  json_string_value(name), names);
+        }
     }
     return 0;
 }
 
+/* Reads a ProvisionedThroughput object: both units, integers from 1 to the account
+ * limit. field names it in messages ("provisionedThroughput"). */
+static int read_throughput(json_t *pt, const char *field, long long *rcu, long long *wcu, qr_err *err)
+{
+    char where[128];
+    if (!json_is_object(pt)) return err_set(err, QR_E_SERIALIZATION, "ProvisionedThroughput must be an object");
+    json_t *r = json_object_get(pt, "ReadCapacityUnits"), *w = json_object_get(pt, "WriteCapacityUnits");
+    int no_r = r == NULL || json_is_null(r), no_w = w == NULL || json_is_null(w);
+    if (no_r || no_w) {
+        snprintf(where, sizeof where, "%s.%s", field, no_r ? "readCapacityUnits" : "writeCapacityUnits");
+        return null_member(where, err);
+    }
+    if (!json_is_integer(r) || !json_is_integer(w))
+        return err_set(err, QR_E_SERIALIZATION, "ProvisionedThroughput values must be integers");
+    *rcu = json_integer_value(r);
+    *wcu = json_integer_value(w);
+    if (*rcu < 1 || *wcu < 1)
+        return err_validation(err, "1 validation error detected: Value '%lld' at '%s.%s' failed to satisfy "
+                                   "constraint: Member must have value greater than or equal to 1",
+                              *rcu < 1 ? *rcu : *wcu, field, *rcu < 1 ? "readCapacityUnits" : "writeCapacityUnits");
+    if (*rcu > MAX_PROVISIONED || *wcu > MAX_PROVISIONED)
+        return err_set(err, QR_E_LIMIT, "Subscriber limit exceeded: Provisioned throughput for the table exceeds "
+                                        "the account limit");
+    return 0;
+}
+
 /* Reads BillingMode and ProvisionedThroughput into the description. */
-static int apply_billing(json_t *req, json_t *desc, int creating, qr_err *err)
+static int apply_billing(json_t *req, json_t *desc, int creating, double now, qr_err *err)
 {
     static const char *const modes[] = {"PROVISIONED", "PAY_PER_REQUEST", NULL};
     const char *mode;
@@ -125,21 +154,7 @@ static int apply_billing(json_t *req, json_t *desc, int creating, qr_err *err)
     if (param_enum(req, "BillingMode", modes, creating ? "PROVISIONED" : current, &mode, err)) return -1;
     if (param_object(req, "ProvisionedThroughput", &pt, err)) return -1;
     long long rcu = 0, wcu = 0;
-    if (pt) {
-        json_t *r = json_object_get(pt, "ReadCapacityUnits"), *w = json_object_get(pt, "WriteCapacityUnits");
-        if (r == NULL) return null_member("provisionedThroughput.readCapacityUnits", err);
-        if (w == NULL) return null_member("provisionedThroughput.writeCapacityUnits", err);
-        if (!json_is_integer(r) || !json_is_integer(w))
-            return err_set(err, QR_E_SERIALIZATION, "ProvisionedThroughput values must be integers");
-        rcu = json_integer_value(r);
-        wcu = json_integer_value(w);
-        if (rcu < 1 || wcu < 1)
-            return err_validation(err, "1 validation error detected: Value '%lld' at 'provisionedThroughput.%s' "
-                                       "failed to satisfy constraint: Member must have value greater than or equal to 1",
-                                  rcu < 1 ? rcu : wcu, rcu < 1 ? "readCapacityUnits" : "writeCapacityUnits");
-        if (rcu > MAX_PROVISIONED || wcu > MAX_PROVISIONED)
-            return err_set(err, QR_E_LIMIT, "Subscriber limit exceeded: Provisioned throughput for the table exceeds the account limit");
-    }
+    if (pt && read_throughput(pt, "provisionedThroughput", &rcu, &wcu, err)) return -1;
     if (strcmp(mode, "PROVISIONED") == 0) {
         if (pt == NULL && (creating || strcmp(current, "PROVISIONED") != 0))
             return err_validation(err, "One or more parameter values were invalid: ReadCapacityUnits and "
@@ -159,15 +174,15 @@ static int apply_billing(json_t *req, json_t *desc, int creating, qr_err *err)
         if (strcmp(current, "PAY_PER_REQUEST") != 0 || creating)
             json_object_set_new(desc, "BillingModeSummary",
                                 json_pack("{s:s,s:f}", "BillingMode", "PAY_PER_REQUEST",
-                                          "LastUpdateToPayPerRequestDateTime", now_seconds()));
+                                          "LastUpdateToPayPerRequestDateTime", now));
     } else {
         if (pt) {
             long long old_r = json_integer_value(json_object_get(thr, "ReadCapacityUnits"));
             long long old_w = json_integer_value(json_object_get(thr, "WriteCapacityUnits"));
             if (!creating && (rcu > old_r || wcu > old_w))
-                json_object_set_new(thr, "LastIncreaseDateTime", json_real(now_seconds()));
+                json_object_set_new(thr, "LastIncreaseDateTime", json_real(now));
             if (!creating && (rcu < old_r || wcu < old_w)) {
-                json_object_set_new(thr, "LastDecreaseDateTime", json_real(now_seconds()));
+                json_object_set_new(thr, "LastDecreaseDateTime", json_real(now));
                 json_object_set_new(thr, "NumberOfDecreasesToday",
                                     json_integer(json_integer_value(json_object_get(thr, "NumberOfDecreasesToday")) + 1));
             }
@@ -178,6 +193,37 @@ static int apply_billing(json_t *req, json_t *desc, int creating, qr_err *err)
         else if (strcmp(current, "PROVISIONED") != 0)
             json_object_set_new(desc, "BillingModeSummary", json_pack("{s:s}", "BillingMode", "PROVISIONED"));
     }
+    return 0;
+}
+
+/* Reads StreamSpecification into the description: StreamEnabled is required, and a
+ * disabled stream is not described at all, as if no specification had been given. */
+static int apply_stream_spec(json_t *req, json_t *desc, qr_err *err)
+{
+    json_t *ss;
+    if (param_object(req, "StreamSpecification", &ss, err)) return -1;
+    if (ss == NULL) return 0;
+    json_t *enabled = json_object_get(ss, "StreamEnabled");
+    if (enabled == NULL || json_is_null(enabled)) return null_member("streamSpecification.streamEnabled", err);
+    if (!json_is_boolean(enabled)) return err_set(err, QR_E_SERIALIZATION, "StreamEnabled must be a boolean");
+    if (json_is_true(enabled)) json_object_set(desc, "StreamSpecification", ss);
+    else json_object_del(desc, "StreamSpecification");
+    return 0;
+}
+
+/* Reads TableClass into TableClassSummary. A table whose class was never given has no
+ * summary (STANDARD); UpdateTable also records when the class changed. */
+static int apply_table_class(json_t *req, json_t *desc, int creating, double now, qr_err *err)
+{
+    const char *cls;
+    if (param_string(req, "TableClass", &cls, err)) return -1;
+    if (cls == NULL) return 0;
+    if (strcmp(cls, "STANDARD") && strcmp(cls, "STANDARD_INFREQUENT_ACCESS"))
+        return err_validation(err, "Invalid table-class parameter provided. Please try again with a valid "
+                                   "table-class value: [STANDARD, STANDARD_INFREQUENT_ACCESS].");
+    json_t *summary = json_pack("{s:s}", "TableClass", cls);
+    if (!creating) json_object_set_new(summary, "LastUpdateDateTime", json_real(now));
+    json_object_set_new(desc, "TableClassSummary", summary);
     return 0;
 }
 
@@ -205,10 +251,14 @@ static json_t *index_description(json_t *def, const char *table_arn, int global,
                                 "specified for index: %s when BillingMode is PAY_PER_REQUEST", name);
             return NULL;
         }
-        json_int_t r = pt ? json_integer_value(json_object_get(pt, "ReadCapacityUnits")) : 0;
-        json_int_t w = pt ? json_integer_value(json_object_get(pt, "WriteCapacityUnits")) : 0;
+        long long r = 0, w = 0;
+        if (pt && read_throughput(pt, "globalSecondaryIndexes.member.provisionedThroughput", &r, &w, err)) {
+            json_decref(d);
+            return NULL;
+        }
         json_object_set_new(d, "ProvisionedThroughput", json_pack("{s:i,s:I,s:I}", "NumberOfDecreasesToday", 0,
-                                                                  "ReadCapacityUnits", r, "WriteCapacityUnits", w));
+                                                                  "ReadCapacityUnits", (json_int_t)r,
+                                                                  "WriteCapacityUnits", (json_int_t)w));
     }
     return d;
 }
@@ -255,8 +305,9 @@ int op_create_table(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     json_object_set(desc, "TableName", name);
     json_object_set(desc, "KeySchema", ks);
     json_object_set_new(desc, "TableStatus", json_string("ACTIVE"));
-    json_object_set_new(desc, "CreationDateTime", json_real(now_seconds()));
-    if (apply_billing(req, desc, 1, err)) {
+    double now = now_seconds(); /* a table created on demand was so since its creation */
+    json_object_set_new(desc, "CreationDateTime", json_real(now));
+    if (apply_billing(req, desc, 1, now, err)) {
         json_decref(desc);
         return -1;
     }
@@ -270,7 +321,15 @@ int op_create_table(qr_db *db, json_t *req, json_t **resp, qr_err *err)
         return -1;
     }
     json_object_set_new(desc, "TableId", new_uuid());
-    const char *copied[] = {"StreamSpecification", "SSESpecification", "TableClassSummary", NULL};
+    if (apply_stream_spec(req, desc, err)) {
+        json_decref(desc);
+        return -1;
+    }
+    if (apply_table_class(req, desc, 1, now, err)) {
+        json_decref(desc);
+        return -1;
+    }
+    const char *copied[] = {"SSESpecification", NULL};
     for (int i = 0; copied[i]; i++) {
         json_t *v = json_object_get(req, copied[i]);
         if (v) json_object_set(desc, copied[i], v);
@@ -373,6 +432,10 @@ int op_delete_table(qr_db *db, json_t *req, json_t **resp, qr_err *err)
         return -1;
     }
     json_object_set_new(desc, "TableStatus", json_string("DELETING"));
+    /* DeleteTable describes the table without its schema, as DynamoDB does. */
+    const char *schema[] = {"KeySchema", "AttributeDefinitions", "CreationDateTime", "GlobalSecondaryIndexes",
+                            "LocalSecondaryIndexes", NULL};
+    for (int i = 0; schema[i]; i++) json_object_del(desc, schema[i]);
     *resp = json_pack("{s:o}", "TableDescription", desc);
     return 0;
 }
@@ -398,6 +461,33 @@ static json_t *find_gsi(json_t *desc, const char *name, size_t *pos)
     return NULL;
 }
 
+static int names_key_attribute(json_t *key_schema, json_t *name)
+{
+    size_t i;
+    json_t *k;
+    json_array_foreach(key_schema, i, k) if (json_equal(json_object_get(k, "AttributeName"), name)) return 1;
+    return 0;
+}
+
+/* Drops the attribute definitions no key of the table or of its indexes uses any more
+ * (after an index is deleted), so the attribute may later be indexed with another type. */
+static void prune_attribute_definitions(json_t *desc)
+{
+    json_t *defs = json_object_get(desc, "AttributeDefinitions");
+    for (size_t i = json_array_size(defs); i-- > 0;) {
+        json_t *name = json_object_get(json_array_get(defs, i), "AttributeName");
+        int used = names_key_attribute(json_object_get(desc, "KeySchema"), name);
+        const char *lists[] = {"LocalSecondaryIndexes", "GlobalSecondaryIndexes"};
+        for (int l = 0; l < 2 && !used; l++) {
+            size_t j;
+            json_t *ix;
+            json_array_foreach(json_object_get(desc, lists[l]), j, ix) used |= names_key_attribute(
+                json_object_get(ix, "KeySchema"), name);
+        }
+        if (!used) json_array_remove(defs, i);
+    }
+}
+
 static int apply_gsi_change(table_change *c, json_t *desc, json_t *ids, qr_err *err)
 {
     const char *name = json_string_value(json_object_get(c->spec, "IndexName"));
@@ -410,23 +500,33 @@ static int apply_gsi_change(table_change *c, json_t *desc, json_t *ids, qr_err *
     if (strcmp(c->action, "Create") == 0) {
         json_t *defs = json_object_get(desc, "AttributeDefinitions"), *more = json_object_get(c->req, "AttributeDefinitions");
         if (more && check_attribute_definitions(more, err)) return -1;
-        size_t i, j;
-        json_t *d, *e;
-        json_array_foreach(more, i, d) {
-            int known = 0;
-            json_array_foreach(defs, j, e) {
-                if (json_equal(json_object_get(e, "AttributeName"), json_object_get(d, "AttributeName"))) {
-                    if (!json_equal(json_object_get(e, "AttributeType"), json_object_get(d, "AttributeType")))
-                        return err_validation(err, "One or more parameter values were invalid: Attribute %s is already "
-                                                   "defined with a different type",
-                                              json_string_value(json_object_get(d, "AttributeName")));
+        /* The new index's key attributes are defined by this request's AttributeDefinitions,
+         * even those the table already knows; definitions the index does not use are ignored. */
+        json_t *given = more ? json_incref(more) : json_array();
+        int rc = index_check_gsi(c->spec, given, err);
+        size_t i, j, k;
+        json_t *key, *d, *e;
+        json_array_foreach(json_object_get(c->spec, "KeySchema"), k, key) {
+            json_t *an = json_object_get(key, "AttributeName");
+            json_array_foreach(given, i, d) {
+                if (rc || !json_equal(json_object_get(d, "AttributeName"), an)) continue;
+                int known = 0;
+                json_array_foreach(defs, j, e) {
+                    if (!json_equal(json_object_get(e, "AttributeName"), an)) continue;
                     known = 1;
+                    if (!json_equal(json_object_get(e, "AttributeType"), json_object_get(d, "AttributeType")))
+                        rc = err_validation(err, "One or more parameter values were invalid: Attributes cannot be "
+                                                 "redefined. Please check that your attribute has the same type as "
+                                                 "previously defined. Attribute: %s, existing type: %s, new type: %s",
+                                            json_string_value(an),
+                                            json_string_value(json_object_get(e, "AttributeType")),
+                                            json_string_value(json_object_get(d, "AttributeType")));
                 }
+                if (!known && rc == 0) json_array_append(defs, d);
             }
-            if (!known) json_array_append(defs, d);
         }
-        if (index_check_gsi(c->spec, defs, err)) return -1;
-        size_t k;
+        json_decref(given);
+        if (rc) return -1;
         json_t *l;
         json_array_foreach(json_object_get(desc, "LocalSecondaryIndexes"), k, l) {
             if (strcmp(json_string_value(json_object_get(l, "IndexName")), name) == 0) existing = l;
@@ -463,29 +563,35 @@ static int apply_gsi_change(table_change *c, json_t *desc, json_t *ids, qr_err *
         json_array_remove(gsis, pos);
         if (json_array_size(gsis) == 0) json_object_del(desc, "GlobalSecondaryIndexes");
         json_object_del(ids, name);
+        prune_attribute_definitions(desc);
         return 0;
     }
     json_t *pt = json_object_get(c->spec, "ProvisionedThroughput");
     if (!json_is_object(pt))
         return err_validation(err, "1 validation error detected: Value null at 'globalSecondaryIndexUpdates.1.member."
                                    "update.provisionedThroughput' failed to satisfy constraint: Member must not be null");
+    if (!is_provisioned(desc))
+        return err_validation(err, "One or more parameter values were invalid: ProvisionedThroughput should not be "
+                                   "specified for index: %s when BillingMode is PAY_PER_REQUEST", name);
+    long long r, w;
+    if (read_throughput(pt, "globalSecondaryIndexUpdates.member.update.provisionedThroughput", &r, &w, err)) return -1;
     json_t *cur = json_object_get(existing, "ProvisionedThroughput");
-    json_object_set(cur, "ReadCapacityUnits", json_object_get(pt, "ReadCapacityUnits"));
-    json_object_set(cur, "WriteCapacityUnits", json_object_get(pt, "WriteCapacityUnits"));
+    json_object_set_new(cur, "ReadCapacityUnits", json_integer(r));
+    json_object_set_new(cur, "WriteCapacityUnits", json_integer(w));
     return 0;
 }
 
 static int apply_table_change(json_t *desc, json_t *ids, void *arg, qr_err *err)
 {
     table_change *c = arg;
-    if (apply_billing(c->req, desc, 0, err)) return -1;
+    if (apply_billing(c->req, desc, 0, now_seconds(), err)) return -1;
     json_t *dp = json_object_get(c->req, "DeletionProtectionEnabled");
     if (dp) {
         if (!json_is_boolean(dp)) return err_set(err, QR_E_SERIALIZATION, "DeletionProtectionEnabled must be a boolean");
         json_object_set(desc, "DeletionProtectionEnabled", dp);
     }
-    json_t *ss = json_object_get(c->req, "StreamSpecification");
-    if (ss) json_object_set(desc, "StreamSpecification", ss);
+    if (apply_stream_spec(c->req, desc, err)) return -1;
+    if (apply_table_class(c->req, desc, 0, now_seconds(), err)) return -1;
     return c->action ? apply_gsi_change(c, desc, ids, err) : 0;
 }
 
@@ -503,17 +609,22 @@ static int read_gsi_update(json_t *req, qr_db *db, table_change *c, qr_err *err)
     for (int i = 0; i < 3; i++)
         if (json_is_object(json_object_get(u, actions[i]))) {
             if (c->action)
-                return err_validation(err, "One or more parameter values were invalid: One of Create, Update or "
-                                           "Delete must be specified per GlobalSecondaryIndexUpdate, not several");
+                return err_validation(err, "One or more parameter values were invalid: Only one of Create, Update "
+                                           "or Delete can be specified per GlobalSecondaryIndexUpdate");
             c->action = actions[i];
             c->spec = json_object_get(u, actions[i]);
         }
     if (c->action == NULL)
         return err_validation(err, "One or more parameter values were invalid: One of GlobalSecondaryIndexUpdate.Create, "
                                    "GlobalSecondaryIndexUpdate.Update or GlobalSecondaryIndexUpdate.Delete must be specified");
+    /* While an index is being created no other may be created or deleted, but the one
+     * being backfilled may itself be deleted, as DynamoDB allows. */
     table *t = catalog_get(db, json_string_value(json_object_get(req, "TableName")));
+    const char *target = json_string_value(json_object_get(c->spec, "IndexName"));
     int busy = 0;
-    for (size_t i = 0; t && i < t->nindexes; i++) busy |= t->indexes[i].creating;
+    for (size_t i = 0; t && i < t->nindexes; i++)
+        busy |= t->indexes[i].creating &&
+                !(strcmp(c->action, "Delete") == 0 && target && strcmp(t->indexes[i].name, target) == 0);
     catalog_release(db, t);
     if (busy && strcmp(c->action, "Update") != 0)
         return err_set(err, QR_E_LIMIT, "Subscriber limit exceeded: Only 1 online index can be created or deleted "
@@ -524,7 +635,9 @@ static int read_gsi_update(json_t *req, qr_db *db, table_change *c, qr_err *err)
 int op_update_table(qr_db *db, json_t *req, json_t **resp, qr_err *err)
 {
     table *t;
-    if (param_table(db, req, "TableName", &t, err)) return -1;
+    if (param_check_table_name(json_object_get(req, "TableName"), "tableName", err)) return -1;
+    if ((t = catalog_get(db, json_string_value(json_object_get(req, "TableName")))) == NULL)
+        return table_not_found(req, err);
     char *name = strdup(t->name);
     catalog_release(db, t); /* a schema change must not hold a table */
     t = NULL;
@@ -533,7 +646,11 @@ int op_update_table(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     const char *changes[] = {"ProvisionedThroughput", "BillingMode", "DeletionProtectionEnabled",
                              "StreamSpecification", "SSESpecification", "TableClass", "GlobalSecondaryIndexUpdates"};
     int any = 0;
-    for (size_t i = 0; i < sizeof changes / sizeof changes[0]; i++) any |= json_object_get(req, changes[i]) != NULL;
+    for (size_t i = 0; i < sizeof changes / sizeof changes[0]; i++) {
+        json_t *v = json_object_get(req, changes[i]);
+        /* An empty list of index updates asks for nothing, as if it were absent. */
+        any |= v != NULL && !json_is_null(v) && !(json_is_array(v) && json_array_size(v) == 0);
+    }
     if (json_object_get(req, "LocalSecondaryIndexes") || json_object_get(req, "LocalSecondaryIndexUpdates")) {
         err_validation(err, "One or more parameter values were invalid: Local secondary indexes can only be defined "
                             "when the table is created");
