@@ -180,9 +180,11 @@ static int eval_leaf(const cnode *c, const json_t *item)
     if (c->kind == C_EXISTS) return path_get(item, &c->a[0]->path) != NULL;
     if (c->kind == C_NOT_EXISTS) return path_get(item, &c->a[0]->path) == NULL;
     if (c->kind == C_TYPE) {
-        const json_t *x = path_get(item, &c->a[0]->path);
+        json_t *x = cond_operand_eval(c->a[0], item);
         const char *want = json_string_value(value_payload(c->a[1]->value));
-        return x && want && strcmp(value_type_name(value_type(x)), want) == 0;
+        r = x && want && strcmp(value_type_name(value_type(x)), want) == 0;
+        json_decref(x);
+        return r;
     }
     if (c->kind == C_IN) {
         json_t *x = cond_operand_eval(c->a[0], item);

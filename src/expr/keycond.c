@@ -111,6 +111,24 @@ static int missed(qr_err *err, const char *name)
     return err_validation(err, "Query condition missed key schema element: %s", name);
 }
 
+/* A key attribute never holds an empty string or binary, so DynamoDB refuses to look
+ * one up by equality, as it refuses to store one. */
+static int empty_key(const json_t *v, char t, const char *name, qr_err *err)
+{
+    if (t == 'N' || value_size(v) != 0) return 0;
+    return err_validation(
+        err,
+        "One or more parameter values are not valid. The AttributeValue for a key "
+        "attribute cannot contain an empty %s value. Key: %s",
+        t == 'S' ? "string" : "binary", name);
+}
+
+static int begins_with_number(qr_err *err)
+{
+    return err_validation(err, PREFIX "Incorrect operand type for operator or function; "
+                                      "operator or function: begins_with, operand type: N");
+}
+
 static int type_mismatch(qr_err *err)
 {
     return err_validation(err, "One or more parameter values were invalid: Condition parameter "
@@ -136,8 +154,8 @@ static int schema_ok(const expr_key_schema *s, qr_err *err)
     return ok ? 0 : err_set(err, QR_E_INTERNAL, "invalid key schema for a key condition");
 }
 
-int keycond_finish(const key_part *parts, int n, const expr_key_schema *s, expr_keycond_multi *out,
-                   qr_err *err)
+int keycond_finish(const key_part *parts, int n, const expr_key_schema *s, int expression,
+                   expr_keycond_multi *out, qr_err *err)
 {
     int pk_part[EXPR_KEY_MAX_ATTRS], sk_part[EXPR_KEY_MAX_ATTRS]; /* index in parts, or -1 */
     int stored = n < KEY_PARTS_MAX ? n : KEY_PARTS_MAX;
@@ -181,6 +199,11 @@ int keycond_finish(const key_part *parts, int n, const expr_key_schema *s, expr_
                                       "key attribute %s",
                                       s->sk_names[i], s->sk_names[j]);
     }
+    /* In an expression, begins_with on a number sort key is named before any type mismatch. */
+    for (int i = 0; expression && i < s->nsk; i++)
+        if (sk_part[i] >= 0 && parts[sk_part[i]].op == EXPR_KEY_BEGINS_WITH &&
+            s->sk_types[i] == 'N')
+            return begins_with_number(err);
     for (int i = 0; i < s->npk; i++)
         if (!type_is(parts[pk_part[i]].v1, s->pk_types[i])) return type_mismatch(err);
     for (int i = 0; i < s->nsk; i++) {
@@ -188,11 +211,16 @@ int keycond_finish(const key_part *parts, int n, const expr_key_schema *s, expr_
         if (p && (!type_is(p->v1, s->sk_types[i]) || (p->v2 && !type_is(p->v2, s->sk_types[i]))))
             return type_mismatch(err);
     }
+    for (int i = 0; i < s->npk; i++)
+        if (empty_key(parts[pk_part[i]].v1, s->pk_types[i], s->pk_names[i], err)) return -1;
+    for (int i = 0; i < s->nsk; i++)
+        if (sk_part[i] >= 0 && parts[sk_part[i]].op == EXPR_KEY_EQ &&
+            empty_key(parts[sk_part[i]].v1, s->sk_types[i], s->sk_names[i], err))
+            return -1;
     for (int i = 0; i < s->nsk; i++)
         if (sk_part[i] >= 0 && parts[sk_part[i]].op == EXPR_KEY_BEGINS_WITH &&
             s->sk_types[i] == 'N')
-            return err_validation(err, PREFIX "Incorrect operand type for operator or function; "
-                                              "operator or function: begins_with, operand type: N");
+            return begins_with_number(err);
     for (int i = 0; i < s->npk; i++)
         out->pk_values[i] = json_incref(parts[pk_part[i]].v1);
     for (int i = 0; i < s->nsk && sk_part[i] >= 0; i++) {
@@ -248,7 +276,7 @@ int expr_parse_key_condition_multi(expr_ctx *cx, const char *text, const expr_ke
     arena_init(&ar);
     if (parse_condition(cx, "KeyConditionExpression", text, &ar, &root) == 0 &&
         collect(root, &kp, cx->err) == 0)
-        rc = keycond_finish(kp.p, kp.n, schema, out, cx->err);
+        rc = keycond_finish(kp.p, kp.n, schema, 1, out, cx->err);
     arena_free(&ar);
     return rc;
 }

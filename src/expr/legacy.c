@@ -17,7 +17,8 @@
 /* A legacy parameter names attributes directly; the item limit on names applies. */
 static int check_name(const char *attr, qr_err *err)
 {
-    if (strlen(attr) > QR_MAX_NAME_SIZE) return err_validation(err, INVALID "Attribute name is too long");
+    if (strlen(attr) > QR_MAX_NAME_SIZE)
+        return err_validation(err, INVALID "Attribute name is too long");
     return 0;
 }
 
@@ -440,11 +441,15 @@ int expr_from_attributes_to_get(json_t *names, expr_proj **out, qr_err *err)
     if (!json_is_array(names)) return err_validation(err, "AttributesToGet must be a list");
     size_t n = json_array_size(names);
     if (n == 0)
-        return err_validation(err, "1 validation error detected: Value '[]' at 'attributesToGet' failed to "
-                                   "satisfy constraint: Member must have length greater than or equal to 1");
+        return err_validation(
+            err, "1 validation error detected: Value '[]' at 'attributesToGet' failed to "
+                 "satisfy constraint: Member must have length greater than or equal to 1");
     for (size_t i = 0; i < n; i++) {
         const char *a = json_string_value(json_array_get(names, i));
         if (a == NULL) return err_validation(err, "AttributesToGet must hold strings");
+        if (strlen(a) != json_string_length(json_array_get(names, i)))
+            return err_validation(err,
+                                  INVALID "NUL character in attribute name in AttributesToGet");
         if (check_name(a, err)) return -1;
         for (size_t j = 0; j < i; j++)
             if (strcmp(a, json_string_value(json_array_get(names, j))) == 0)
@@ -503,7 +508,7 @@ int expr_from_key_conditions_multi(json_t *conds, const expr_key_schema *schema,
             parts[n] = (key_part){attr, kops[op], json_array_get(list, 0), json_array_get(list, 1)};
         n++;
     }
-    return keycond_finish(parts, n, schema, out, err);
+    return keycond_finish(parts, n, schema, 0, out, err);
 }
 
 int expr_from_key_conditions(json_t *conds, const char *pk_name, char pk_type, const char *sk_name,

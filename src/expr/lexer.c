@@ -8,14 +8,17 @@
 
 #include <stdlib.h>
 
+/* A bare word (attribute or function name) starts with a letter, as DynamoDB's lexer
+ * wants: "_a" or "1a" is a syntax error. After the first character, and anywhere in a
+ * #name or :value, letters, digits and '_' may follow. */
 static int is_word_start(unsigned char c)
 {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
 }
 
 static int is_word(unsigned char c)
 {
-    return is_word_start(c) || (c >= '0' && c <= '9');
+    return is_word_start(c) || (c >= '0' && c <= '9') || c == '_';
 }
 
 static size_t utf8_len(unsigned char c)

@@ -19,6 +19,7 @@ enum sem_cat {
     SEM_PARENS,
     SEM_UNKNOWN_FUNC,
     SEM_MISUSED,
+    SEM_DEPTH,
     SEM_RESERVED,
     SEM_SECTION,
     SEM_NAMEVAL,
@@ -184,13 +185,25 @@ static int parse_path_tail(parser *p, path *out, int cap)
     }
 }
 
+/* DynamoDB refuses a document path of more than 32 levels (the top-level name counts)
+ * in a projection or condition. An update's path is left to the write, which refuses
+ * an item nested too deeply ("Nesting Levels have exceeded supported limits"). */
+static void check_depth(parser *p, const path *pa)
+{
+    if (!p->update && pa->n > QR_MAX_DEPTH)
+        sem(p, SEM_DEPTH, "The document path has too many nesting levels; nesting levels: %d",
+            pa->n);
+}
+
 static int parse_path(parser *p, path *out)
 {
     int cap = 0;
     path_elem el = {0};
     memset(out, 0, sizeof *out);
     if (path_word(p, &el) || add_elem(p, out, &cap, el)) return -1;
-    return parse_path_tail(p, out, cap);
+    if (parse_path_tail(p, out, cap)) return -1;
+    check_depth(p, out);
+    return 0;
 }
 
 static operand *parse_operand(parser *p);
@@ -235,7 +248,10 @@ static operand *parse_operand(parser *p)
             /* In conditions a parenthesised path may go on: (a.b).c is a.b.c. */
             if (p->cond && o->kind == OP_PATH && (at(p, TK_DOT) || at(p, TK_LBRACKET))) {
                 o->paren = 0;
-                if (parse_path_tail(p, &o->path, o->path.n)) o = NULL;
+                if (parse_path_tail(p, &o->path, o->path.n))
+                    o = NULL;
+                else
+                    check_depth(p, &o->path);
             }
         } else {
             o = fail(p);
@@ -653,8 +669,8 @@ static void check_operand(parser *p, operand *o, int update)
     } else if (update && is_cond_function(o->fname)) {
         /* A function DynamoDB knows, in the wrong kind of expression: named as such (it
          * ranks with an unknown name). */
-        sem(p, SEM_UNKNOWN_FUNC, "The function is not allowed in an update expression; function: %s",
-            o->fname);
+        sem(p, SEM_UNKNOWN_FUNC,
+            "The function is not allowed in an update expression; function: %s", o->fname);
     } else if (!update && is_update_function(o->fname)) {
         sem(p, SEM_UNKNOWN_FUNC,
             "The function is not allowed in a condition expression; function: %s", o->fname);
@@ -677,11 +693,10 @@ static void check_call_cond(parser *p, cnode *c)
                 "Operator or function requires a document path; operator or function: %s", f);
         c->kind = f[10] == 'e' ? C_EXISTS : C_NOT_EXISTS;
     } else if (strcmp(f, "attribute_type") == 0) {
+        /* The first operand may be any operand, a :value too (DynamoDB accepts
+         * attribute_type(:v, :t), unlike attribute_exists(:v)). */
         check_arity(p, call, 2);
         if (call->na == 2) check_distinct(p, f, call->a[0], call->a[1]);
-        if (call->na >= 1 && call->a[0]->kind != OP_PATH)
-            sem(p, SEM_FUNCTION,
-                "Operator or function requires a document path; operator or function: %s", f);
         if (call->na >= 2) {
             const char *t = static_type(call->a[1]);
             if (t == NULL || strcmp(t, "S") != 0) {
@@ -849,6 +864,51 @@ static int start(parser *p, expr_ctx *cx, const char *which, const char *text, a
     return 0;
 }
 
+/* DynamoDB allows at most 300 operators in one expression: comparisons, AND, OR, NOT,
+ * BETWEEN (whose AND is part of it), IN, and + and - in updates; parentheses, function
+ * calls and SET's '=' do not count. The count is checked once the expression parses,
+ * before its semantic errors; one nested deeper than MAX_NESTING is a syntax error. */
+#define MAX_OPERATORS 300
+
+static int count_operators(parser *p)
+{
+    int n = 0, between = 0;
+    for (int i = 0; i < p->nt && n <= MAX_OPERATORS; i++) {
+        switch (p->t[i].kind) {
+        case TK_PLUS:
+        case TK_MINUS:
+            n++;
+            break;
+        case TK_EQ:
+        case TK_NE:
+        case TK_LT:
+        case TK_LE:
+        case TK_GT:
+        case TK_GE:
+            if (p->cond) n++;
+            break;
+        case TK_IDENT:
+            if (!p->cond) break;
+            if (word_is(p, i, "BETWEEN")) {
+                between++;
+                n++;
+            } else if (word_is(p, i, "AND") && between) {
+                between--;
+            } else if (word_is(p, i, "AND") || word_is(p, i, "OR") || word_is(p, i, "NOT") ||
+                       word_is(p, i, "IN")) {
+                n++;
+            }
+            break;
+        default:
+            break;
+        }
+    }
+    if (n <= MAX_OPERATORS) return 0;
+    return err_validation(
+        p->cx->err, "Invalid %s: The expression contains too many operators; operator count: %d",
+        p->which, n);
+}
+
 /* Reports what the parse found: a syntax error, else the first semantic error. */
 static int finish(parser *p, int parsed)
 {
@@ -857,6 +917,8 @@ static int finish(parser *p, int parsed)
         rc = err_set(p->cx->err, QR_E_INTERNAL, "out of memory parsing %s", p->which);
     } else if (!parsed) {
         syntax_error(p);
+        rc = -1;
+    } else if (count_operators(p)) {
         rc = -1;
     } else {
         const char *msg = NULL;

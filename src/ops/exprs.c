@@ -17,27 +17,41 @@ typedef struct style_pair {
     const char *legacy2;
 } style_pair;
 
+/* In the order DynamoDB lists them in its message: projection, filter and key condition
+ * for reads; the legacy AttributesToGet, ScanFilter, QueryFilter, ConditionalOperator
+ * and KeyConditions. */
 static const style_pair pairs[] = {
     {EXPRS_CONDITION, "ConditionExpression", "Expected", NULL},
-    {EXPRS_FILTER, "FilterExpression", "QueryFilter", "ScanFilter"},
     {EXPRS_UPDATE, "UpdateExpression", "AttributeUpdates", NULL},
     {EXPRS_PROJECTION, "ProjectionExpression", "AttributesToGet", NULL},
+    {EXPRS_FILTER, "FilterExpression", "ScanFilter", "QueryFilter"},
     {EXPRS_KEY_CONDITION, "KeyConditionExpression", "KeyConditions", NULL},
 };
 #define NPAIRS (sizeof pairs / sizeof pairs[0])
+
+static void list_add(char *list, size_t cap, size_t *n, const char *name)
+{
+    if (*n < cap) *n += (size_t)snprintf(list + *n, cap - *n, "%s%s", *n ? ", " : "", name);
+}
 
 static int check_mixing(json_t *req, int allowed, qr_err *err)
 {
     char legacy[256] = "", modern[256] = "";
     size_t ln = 0, mn = 0;
     for (size_t i = 0; i < NPAIRS; i++) {
+        /* ConditionalOperator belongs to the legacy conditions, so it is legacy too. */
+        if (pairs[i].flag == EXPRS_KEY_CONDITION && (allowed & (EXPRS_CONDITION | EXPRS_FILTER)) &&
+            json_object_get(req, "ConditionalOperator"))
+            list_add(legacy, sizeof legacy, &ln, "ConditionalOperator");
         if (!(allowed & pairs[i].flag)) continue;
-        if (json_object_get(req, pairs[i].expression))
-            mn += (size_t)snprintf(modern + mn, sizeof modern - mn, "%s%s", mn ? ", " : "", pairs[i].expression);
+        int has_modern = json_object_get(req, pairs[i].expression) != NULL;
+        if (has_modern) list_add(modern, sizeof modern, &mn, pairs[i].expression);
+        /* KeyConditions goes with a ProjectionExpression or a FilterExpression; only
+         * KeyConditionExpression excludes it. */
+        if (pairs[i].flag == EXPRS_KEY_CONDITION && !has_modern) continue;
         const char *l[2] = {pairs[i].legacy, pairs[i].legacy2};
         for (int j = 0; j < 2; j++)
-            if (l[j] && json_object_get(req, l[j]))
-                ln += (size_t)snprintf(legacy + ln, sizeof legacy - ln, "%s%s", ln ? ", " : "", l[j]);
+            if (l[j] && json_object_get(req, l[j])) list_add(legacy, sizeof legacy, &ln, l[j]);
     }
     if (ln && mn)
         return err_validation(err, "Can not use both expression and non-expression parameters in the same request: "
@@ -45,11 +59,59 @@ static int check_mixing(json_t *req, int allowed, qr_err *err)
     return 0;
 }
 
-static int check_names_values(json_t *names, json_t *values, int any_expression, qr_err *err)
+/* A key of ExpressionAttributeNames or ExpressionAttributeValues is at most 255 bytes:
+ * its prefix ('#' or ':') and then letters, digits and '_', as the expression lexer
+ * reads them. DynamoDB checks emptiness, then length, then syntax. */
+static int check_key(const char *param, char prefix, const char *k, qr_err *err)
+{
+    size_t n = strlen(k);
+    if (n == 0)
+        return err_validation(err, "%s contains invalid key: The expression attribute map contains an empty key;", param);
+    if (n > 255) {
+        /* DynamoDB gives the size for a name's key, not for a value's. */
+        if (prefix == '#')
+            return err_validation(err, "%s contains invalid key: The expression attribute map contains a key that is too long; size of key: %zu",
+                                  param, n);
+        return err_validation(err, "%s contains invalid key: The expression attribute map contains a key that is too long;", param);
+    }
+    int ok = k[0] == prefix && n > 1;
+    for (size_t i = 1; ok && i < n; i++) {
+        unsigned char c = (unsigned char)k[i];
+        ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+    }
+    if (!ok) return err_validation(err, "%s contains invalid key: Syntax error; key: \"%s\"", param, k);
+    return 0;
+}
+
+/* Values are only for the expressions that compare or assign: a ProjectionExpression
+ * alone does not take them. DynamoDB's message names the expressions that would. */
+static int check_values_need_expression(json_t *req, int allowed, qr_err *err)
+{
+    static const struct {
+        int flag;
+        const char *name;
+    } users[] = {{EXPRS_UPDATE, "UpdateExpression"},
+                 {EXPRS_CONDITION, "ConditionExpression"},
+                 {EXPRS_FILTER, "FilterExpression"},
+                 {EXPRS_KEY_CONDITION, "KeyConditionExpression"}};
+    char list[128] = "";
+    size_t n = 0;
+    int count = 0;
+    for (size_t i = 0; i < sizeof users / sizeof users[0]; i++) {
+        if (!(allowed & users[i].flag)) continue;
+        if (json_object_get(req, users[i].name)) return 0;
+        n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", count ? " and " : "", users[i].name);
+        count++;
+    }
+    if (count == 0)
+        return err_validation(err, "ExpressionAttributeValues can only be specified when using expressions");
+    return err_validation(err, "ExpressionAttributeValues can only be specified when using expressions: %s %s null",
+                          list, count > 1 ? "are" : "is");
+}
+
+static int check_names_values(json_t *names, json_t *values, qr_err *err)
 {
     if (names) {
-        if (!any_expression)
-            return err_validation(err, "ExpressionAttributeNames can only be specified when using expressions");
         if (json_object_size(names) == 0) return err_validation(err, "ExpressionAttributeNames must not be empty");
         const char *k;
         json_t *v;
@@ -58,19 +120,18 @@ static int check_names_values(json_t *names, json_t *values, int any_expression,
                 return err_set(err, QR_E_SERIALIZATION, "ExpressionAttributeNames values must be strings");
             if (json_string_length(v) == 0)
                 return err_validation(err, "ExpressionAttributeNames contains invalid value: Empty attribute name for key %s", k);
-            if (k[0] != '#')
-                return err_validation(err, "ExpressionAttributeNames contains invalid key: Syntax error; key: \"%s\"", k);
+            /* Attribute names are C strings here, as object keys are in every request. */
+            if (strlen(json_string_value(v)) != json_string_length(v))
+                return err_validation(err, "ExpressionAttributeNames contains invalid value: NUL character in attribute name for key %s", k);
+            if (check_key("ExpressionAttributeNames", '#', k, err)) return -1;
         }
     }
     if (values) {
-        if (!any_expression)
-            return err_validation(err, "ExpressionAttributeValues can only be specified when using expressions");
         if (json_object_size(values) == 0) return err_validation(err, "ExpressionAttributeValues must not be empty");
         const char *k;
         json_t *v;
         json_object_foreach(values, k, v) {
-            if (k[0] != ':')
-                return err_validation(err, "ExpressionAttributeValues contains invalid key: Syntax error; key: \"%s\"", k);
+            if (check_key("ExpressionAttributeValues", ':', k, err)) return -1;
             qr_err inner;
             err_init(&inner);
             if (value_validate(v, 1, k, &inner)) {
@@ -86,8 +147,29 @@ static int check_names_values(json_t *names, json_t *values, int any_expression,
 static int expression_text(json_t *req, const char *key, const char **out, qr_err *err)
 {
     if (param_string(req, key, out, err)) return -1;
+    /* The parser reads C strings: a NUL would silently end the expression early. */
+    if (*out && strlen(*out) != json_string_length(json_object_get(req, key)))
+        return err_validation(err, "Invalid %s: Syntax error; token: \"\\u0000\", near: \"%s\"", key, *out);
     if (*out && (*out)[strspn(*out, " \t\r\n")] == '\0')
         return err_validation(err, "Invalid %s: The expression can not be empty;", key);
+    return 0;
+}
+
+/* ConditionalOperator joins the conditions of Expected, QueryFilter or ScanFilter, so
+ * DynamoDB refuses it without one of them, or with one that holds a single condition. */
+static int check_conditional_operator(json_t *req, int allowed, qr_err *err)
+{
+    static const char *const maps[] = {"Expected", "QueryFilter", "ScanFilter"};
+    int present = 0;
+    for (size_t i = 0; i < 3; i++) {
+        if (!(allowed & (i == 0 ? EXPRS_CONDITION : EXPRS_FILTER))) continue;
+        json_t *m = json_object_get(req, maps[i]);
+        if (m == NULL || json_is_null(m)) continue;
+        present = 1;
+        if (json_is_object(m) && json_object_size(m) <= 1)
+            return err_validation(err, "ConditionalOperator can only be used when Filter or Expected has two or more elements");
+    }
+    if (!present) return err_validation(err, "ConditionalOperator cannot be used without Filter or Expected");
     return 0;
 }
 
@@ -127,10 +209,15 @@ int exprs_parse(req_exprs *x, json_t *req, int allowed, qr_err *err)
     int any = 0;
     for (size_t i = 0; i < NPAIRS; i++)
         if ((allowed & pairs[i].flag) && json_object_get(req, pairs[i].expression)) any = 1;
-    if (check_names_values(names, values, any, err)) return -1;
+    if (names && !any)
+        return err_validation(err, "ExpressionAttributeNames can only be specified when using expressions");
+    if (values && check_values_need_expression(req, allowed, err)) return -1;
+    if (check_names_values(names, values, err)) return -1;
 
     const char *text, *op;
     if (param_string(req, "ConditionalOperator", &op, err)) return -1;
+    if (op && (allowed & (EXPRS_CONDITION | EXPRS_FILTER)) && check_conditional_operator(req, allowed, err))
+        return -1;
     if (allowed & EXPRS_CONDITION) {
         if (expression_text(req, "ConditionExpression", &text, err)) return -1;
         json_t *expected;
