@@ -448,7 +448,6 @@ static void read_key_schema(const table *t, const qr_index *ix, expr_key_schema 
 int op_query(qr_db *db, json_t *req, buf *out, qr_err *err)
 {
     table *t = NULL;
-    json_t *expr_view = NULL; /* req without KeyConditions, for exprs_parse */
     req_exprs x = {0};
     expr_keycond kc = {0};
     expr_keycond_multi kcm = {0};
@@ -460,14 +459,9 @@ int op_query(qr_db *db, json_t *req, buf *out, qr_err *err)
     buf_init(&r.lower, 0);
     buf_init(&r.upper, 0);
     if (param_table(db, req, "TableName", &t, err)) goto done;
-    /* Unlike the other legacy parameters, KeyConditions may be combined with
-     * FilterExpression and ProjectionExpression, as DynamoDB allows; only
-     * KeyConditionExpression excludes it. It is read below, from req itself. */
-    if (json_object_get(req, "KeyConditions") && !json_object_get(req, "KeyConditionExpression")) {
-        expr_view = json_copy(req);
-        json_object_del(expr_view, "KeyConditions");
-    }
-    if (exprs_parse(&x, expr_view ? expr_view : req, EXPRS_FILTER | EXPRS_PROJECTION | EXPRS_KEY_CONDITION, err))
+    /* KeyConditions may be combined with FilterExpression and ProjectionExpression, as
+     * DynamoDB allows; exprs_parse lets only KeyConditionExpression exclude it. */
+    if (exprs_parse(&x, req, EXPRS_FILTER | EXPRS_PROJECTION | EXPRS_KEY_CONDITION, err))
         goto done;
     if (read_common(req, t, &r, &capacity, &x, 1, err)) goto done;
     if (param_bool(req, "ScanIndexForward", 1, &r.forward, err)) goto done;
@@ -503,7 +497,6 @@ done:
     expr_keycond_free(&kc);
     expr_keycond_multi_free(&kcm);
     exprs_free(&x);
-    json_decref(expr_view);
     range_free(&r);
     catalog_release(db, t);
     return rc;
