@@ -64,6 +64,10 @@ int expr_parse_update(expr_ctx *cx, const char *text, expr_update **out);
  * document path, and so on; on failure item may be partly changed, so callers apply to
  * a copy. */
 int expr_update_apply(const expr_update *u, json_t *item, qr_err *err);
+/* The same for an item that does not exist (item holds only its key): a REMOVE whose
+ * path leads through a missing attribute is ignored, as DynamoDB ignores it there while
+ * it refuses it on an existing item. */
+int expr_update_apply_missing(const expr_update *u, json_t *item, qr_err *err);
 /* A new JSON array of the distinct top-level attribute names the update writes or
  * removes, in first-use order (for key checks and ReturnValues UPDATED_*). */
 json_t *expr_update_top_names(const expr_update *u);

@@ -345,7 +345,7 @@ static int is_later(const upd_action *const *later, int n, const upd_action *a)
     return 0;
 }
 
-int expr_update_apply(const expr_update *u, json_t *item, qr_err *err)
+static int apply(const expr_update *u, json_t *item, int exists, qr_err *err)
 {
     applier ap = {u, err};
     int rc = -1, n = u->nacts, nrem = 0, nlater = 0;
@@ -379,8 +379,12 @@ int expr_update_apply(const expr_update *u, json_t *item, qr_err *err)
     for (int i = 0; i < n; i++)
         if (u->acts[i].kind == U_REMOVE) rem[nrem++] = &u->acts[i];
     qsort(rem, (size_t)nrem, sizeof *rem, cmp_removal);
-    for (int i = 0; i < nrem; i++)
+    for (int i = 0; i < nrem; i++) {
+        /* DynamoDB refuses REMOVE x.y when x is missing from an item, yet ignores it when
+         * the whole item is missing. */
+        if (!exists && !place_exists(item, &rem[i]->path)) continue;
         if (remove_at(&ap, item, &rem[i]->path)) goto done;
+    }
     /* ADDs too run in path order, so ADDs past a list's end append in index order. */
     nlater = 0;
     for (int i = 0; i < n; i++)
@@ -404,6 +408,16 @@ done:
 }
 
 /* ---- public ---- */
+
+int expr_update_apply(const expr_update *u, json_t *item, qr_err *err)
+{
+    return apply(u, item, 1, err);
+}
+
+int expr_update_apply_missing(const expr_update *u, json_t *item, qr_err *err)
+{
+    return apply(u, item, 0, err);
+}
 
 int expr_parse_update(expr_ctx *cx, const char *text, expr_update **out)
 {

@@ -302,7 +302,9 @@ int op_update_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     if (keyed_begin(db, req, 1, EXPRS_CONDITION | EXPRS_UPDATE, &w, err)) goto done;
     if (check_update_keys(w.t, w.x.update, err) || keyed_lock_read(db, &w, err)) goto done;
     item = json_deep_copy(w.old ? w.old : w.keyv);
-    if (w.x.update && expr_update_apply(w.x.update, item, err)) goto done;
+    if (w.x.update && (w.old ? expr_update_apply(w.x.update, item, err)
+                             : expr_update_apply_missing(w.x.update, item, err)))
+        goto done;
     if (item_size(item) > QR_MAX_ITEM_SIZE) {
         err_validation(err, "Item size to update has exceeded the maximum allowed size");
         goto done;

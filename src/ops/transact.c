@@ -451,7 +451,9 @@ static int evaluate(action *a, json_t *reasons)
         if (a->kind == ACT_PUT) a->new_item = json_incref(a->item);
         if (a->kind == ACT_UPDATE) {
             a->new_item = json_deep_copy(a->old ? a->old : a->keyv);
-            if (expr_update_apply(a->x.update, a->new_item, &e) == 0 &&
+            int applied = a->old ? expr_update_apply(a->x.update, a->new_item, &e)
+                                 : expr_update_apply_missing(a->x.update, a->new_item, &e);
+            if (applied == 0 &&
                 item_size(a->new_item) > QR_MAX_ITEM_SIZE)
                 err_validation(&e, "Item size to update has exceeded the maximum allowed size");
             if (e.type == NULL && item_update_leaves_none(a->t, a->old, a->x.update, a->new_item)) {

@@ -204,3 +204,20 @@ def test_values_without_an_expression_that_takes_them_are_refused(t, op, request
     request = dict(request_, TableName=T, ExpressionAttributeValues={":v": {"N": "1"}})
     e = t.error(op, request)
     assert e.message == "ExpressionAttributeValues can only be specified when using expressions: " + missing
+
+
+def test_remove_through_a_missing_attribute_is_ignored_only_on_a_missing_item(t):
+    """REMOVE x.y or x[0] when x is absent: refused on an existing item, ignored (and no
+    item created) when the item does not exist, in UpdateItem and in a transaction."""
+    for expression in ("REMOVE x.y", "REMOVE x[0]"):
+        update(t, "missing", 1, UpdateExpression=expression)
+        assert "Item" not in get(t, "missing", 1)
+    update(t, "missing", 2, UpdateExpression="SET a = :v REMOVE x.y", ExpressionAttributeValues={":v": {"N": "5"}})
+    assert get(t, "missing", 2)["Item"] == {"pk": {"S": "missing"}, "sk": {"N": "2"}, "a": {"N": "5"}}
+    t.call("TransactWriteItems", {"TransactItems": [{"Update": {
+        "TableName": T, "Key": {"pk": {"S": "missing"}, "sk": {"N": "3"}}, "UpdateExpression": "REMOVE x.y"}}]})
+    assert "Item" not in get(t, "missing", 3)
+    put(t, {"pk": {"S": "present"}, "sk": {"N": "1"}})
+    for expression in ("REMOVE x.y", "REMOVE x[0]"):
+        e = update_error(t, "present", 1, UpdateExpression=expression)
+        assert e.type == "ValidationException" and "document path" in e.message
