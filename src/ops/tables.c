@@ -211,6 +211,35 @@ static int apply_stream_spec(json_t *req, json_t *desc, qr_err *err)
     return 0;
 }
 
+/* Reads SSESpecification into SSEDescription, as DynamoDB describes it: a table
+ * encrypted with a KMS key (Enabled) is ENABLED with that key's ARN (the key DynamoDB
+ * manages unless KMSMasterKeyId names one); one with the AWS owned key (not Enabled) has
+ * no description. */
+static int apply_sse(json_t *req, json_t *desc, qr_err *err)
+{
+    json_t *sse;
+    if (param_object(req, "SSESpecification", &sse, err)) return -1;
+    if (sse == NULL) return 0;
+    const char *type, *key;
+    json_t *enabled = json_object_get(sse, "Enabled");
+    if (enabled && !json_is_null(enabled) && !json_is_boolean(enabled))
+        return err_set(err, QR_E_SERIALIZATION, "Enabled must be a boolean");
+    if (param_string(sse, "SSEType", &type, err) || param_string(sse, "KMSMasterKeyId", &key, err)) return -1;
+    if (type && strcmp(type, "AES256") && strcmp(type, "KMS"))
+        return err_validation(err, "1 validation error detected: Value '%s' at 'sSESpecification.sSEType' failed "
+                                   "to satisfy constraint: Member must satisfy enum value set: [AES256, KMS]", type);
+    if (!json_is_true(enabled)) {
+        json_object_del(desc, "SSEDescription");
+        return 0;
+    }
+    char arn[512];
+    if (key && strncmp(key, "arn:", 4) == 0) snprintf(arn, sizeof arn, "%s", key);
+    else snprintf(arn, sizeof arn, "arn:aws:kms:ddblocal:000000000000:key/%s", key ? key : "aws/dynamodb");
+    json_object_set_new(desc, "SSEDescription", json_pack("{s:s,s:s,s:s}", "Status", "ENABLED", "SSEType",
+                                                          "KMS", "KMSMasterKeyArn", arn));
+    return 0;
+}
+
 /* Reads TableClass into TableClassSummary. A table whose class was never given has no
  * summary (STANDARD); UpdateTable also records when the class changed. */
 static int apply_table_class(json_t *req, json_t *desc, int creating, double now, qr_err *err)
@@ -329,10 +358,9 @@ int op_create_table(qr_db *db, json_t *req, json_t **resp, qr_err *err)
         json_decref(desc);
         return -1;
     }
-    const char *copied[] = {"SSESpecification", NULL};
-    for (int i = 0; copied[i]; i++) {
-        json_t *v = json_object_get(req, copied[i]);
-        if (v) json_object_set(desc, copied[i], v);
+    if (apply_sse(req, desc, err)) {
+        json_decref(desc);
+        return -1;
     }
     int protect;
     if (param_bool(req, "DeletionProtectionEnabled", 0, &protect, err)) {
@@ -598,6 +626,7 @@ static int apply_table_change(json_t *desc, json_t *ids, void *arg, qr_err *err)
     }
     if (apply_stream_spec(c->req, desc, err)) return -1;
     if (apply_table_class(c->req, desc, 0, now_seconds(), err)) return -1;
+    if (apply_sse(c->req, desc, err)) return -1;
     return c->action ? apply_gsi_change(c, desc, ids, err) : 0;
 }
 

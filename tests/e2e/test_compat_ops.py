@@ -368,3 +368,24 @@ def test_create_and_update_answer_with_the_status_of_the_change(q):
     u = q.call("UpdateTable", {"TableName": T, "DeletionProtectionEnabled": False})["TableDescription"]
     assert u["TableStatus"] == "UPDATING"
     assert q.call("DescribeTable", {"TableName": T})["Table"]["TableStatus"] == "ACTIVE"
+
+
+def test_server_side_encryption_is_described_as_dynamodb_does(q):
+    """SSESpecification becomes SSEDescription: ENABLED with a KMS key ARN when enabled
+    (the key named, or DynamoDB's own), absent with the AWS owned key; UpdateTable can
+    switch it; a bad SSEType is refused."""
+    q.call("CreateTable", table(SSESpecification={"Enabled": True}))
+    d = q.call("DescribeTable", {"TableName": T})["Table"]
+    assert d["SSEDescription"]["Status"] == "ENABLED" and d["SSEDescription"]["SSEType"] == "KMS"
+    assert d["SSEDescription"]["KMSMasterKeyArn"].startswith("arn:aws:kms:")
+    assert "SSESpecification" not in d
+    q.call("UpdateTable", {"TableName": T, "SSESpecification": {"Enabled": True, "SSEType": "KMS",
+                                                                 "KMSMasterKeyId": "my-key"}})
+    d = q.call("DescribeTable", {"TableName": T})["Table"]
+    assert d["SSEDescription"]["KMSMasterKeyArn"].endswith("key/my-key")
+    q.call("UpdateTable", {"TableName": T, "SSESpecification": {"Enabled": False}})
+    assert "SSEDescription" not in q.call("DescribeTable", {"TableName": T})["Table"]
+    q.call("CreateTable", table(TableName="CompatOpsSse", SSESpecification={"Enabled": False}))
+    assert "SSEDescription" not in q.call("DescribeTable", {"TableName": "CompatOpsSse"})["Table"]
+    e = q.error("CreateTable", table(TableName="CompatOpsSse2", SSESpecification={"Enabled": True, "SSEType": "RSA"}))
+    assert e.type == "ValidationException" and "sSESpecification.sSEType" in e.message
