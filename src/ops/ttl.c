@@ -33,11 +33,7 @@ static int apply_ttl(json_t *desc, json_t *ids, void *arg, qr_err *err)
 
 int op_update_time_to_live(qr_db *db, json_t *req, json_t **resp, qr_err *err)
 {
-    table *t;
-    if (param_table(db, req, "TableName", &t, err)) return -1;
-    char name[256];
-    snprintf(name, sizeof name, "%s", t->name);
-    catalog_release(db, t); /* a schema change must not hold a table */
+    /* The request's shape is judged before the table is looked up, as DynamoDB does. */
     json_t *spec;
     if (param_object(req, "TimeToLiveSpecification", &spec, err)) return -1;
     if (spec == NULL)
@@ -61,6 +57,11 @@ int op_update_time_to_live(qr_db *db, json_t *req, json_t **resp, qr_err *err)
         return err_validation(err, "1 validation error detected: Value '%s' at 'timeToLiveSpecification.attributeName' "
                                    "failed to satisfy constraint: Member must have length between 1 and 255",
                               json_string_value(attr));
+    table *t;
+    if (param_table(db, req, "TableName", &t, err)) return -1;
+    char name[256];
+    snprintf(name, sizeof name, "%s", t->name);
+    catalog_release(db, t); /* a schema change must not hold a table */
     ttl_change c = {json_is_true(enabled), json_string_value(attr)};
     if (catalog_change_schema(db, name, apply_ttl, &c, err)) return -1;
     *resp = json_pack("{s:{s:b,s:s}}", "TimeToLiveSpecification", "Enabled", c.enable, "AttributeName", c.attribute);

@@ -389,3 +389,13 @@ def test_server_side_encryption_is_described_as_dynamodb_does(q):
     assert "SSEDescription" not in q.call("DescribeTable", {"TableName": "CompatOpsSse"})["Table"]
     e = q.error("CreateTable", table(TableName="CompatOpsSse2", SSESpecification={"Enabled": True, "SSEType": "RSA"}))
     assert e.type == "ValidationException" and "sSESpecification.sSEType" in e.message
+
+
+def test_update_time_to_live_judges_the_request_before_the_table(q):
+    """A malformed UpdateTimeToLive is a ValidationException even for a missing table;
+    a well-formed one for a missing table is ResourceNotFoundException."""
+    e = q.error("UpdateTimeToLive", {"TableName": "NoSuchTable", "TimeToLiveSpecification": {"Enabled": True}})
+    assert e.type == "ValidationException" and "attributeName" in e.message
+    e = q.error("UpdateTimeToLive", {"TableName": "NoSuchTable",
+                                     "TimeToLiveSpecification": {"Enabled": True, "AttributeName": "exp"}})
+    assert e.type == "ResourceNotFoundException"
