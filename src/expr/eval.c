@@ -281,27 +281,33 @@ int expr_cond_eval(const expr_cond *c, const json_t *item, qr_err *err)
     return cnode_eval(c->root, item, err);
 }
 
-static int operand_mentions(const operand *o, const char *top)
+/* Whether a path in o starts at the top-level name top (and, if nested, goes below it). */
+static int operand_mentions(const operand *o, const char *top, int nested)
 {
     if (o->kind == OP_PATH)
-        return o->path.n > 0 && o->path.e[0].name && strcmp(o->path.e[0].name, top) == 0;
+        return o->path.n > (nested ? 1 : 0) && o->path.e[0].name && strcmp(o->path.e[0].name, top) == 0;
     for (int i = 0; i < o->na; i++)
-        if (operand_mentions(o->a[i], top)) return 1;
+        if (operand_mentions(o->a[i], top, nested)) return 1;
     return 0;
 }
 
-static int cnode_mentions(const cnode *c, const char *top)
+static int cnode_mentions(const cnode *c, const char *top, int nested)
 {
-    if (c->l && cnode_mentions(c->l, top)) return 1;
-    if (c->r && cnode_mentions(c->r, top)) return 1;
+    if (c->l && cnode_mentions(c->l, top, nested)) return 1;
+    if (c->r && cnode_mentions(c->r, top, nested)) return 1;
     for (int i = 0; i < c->na; i++)
-        if (operand_mentions(c->a[i], top)) return 1;
+        if (operand_mentions(c->a[i], top, nested)) return 1;
     return 0;
 }
 
 int expr_cond_mentions(const expr_cond *c, const char *top_name)
 {
-    return c && c->root && cnode_mentions(c->root, top_name);
+    return c && c->root && cnode_mentions(c->root, top_name, 0);
+}
+
+int expr_cond_nests_into(const expr_cond *c, const char *top_name)
+{
+    return c && c->root && cnode_mentions(c->root, top_name, 1);
 }
 
 void expr_cond_free(expr_cond *c)

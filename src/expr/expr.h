@@ -53,6 +53,8 @@ int expr_cond_eval(const expr_cond *c, const json_t *item, qr_err *err);
 /* True if the condition refers to the top-level attribute name (after #name
  * substitution); used to reject filters on key attributes in Query. */
 int expr_cond_mentions(const expr_cond *c, const char *top_name);
+/* True if the condition looks inside the top-level attribute top_name (a.b, a[0]). */
+int expr_cond_nests_into(const expr_cond *c, const char *top_name);
 void expr_cond_free(expr_cond *c);
 
 /* ---- UpdateExpression ---- */
@@ -84,6 +86,8 @@ int expr_parse_projection(expr_ctx *cx, const char *text, expr_proj **out);
 /* A new item holding only the projected paths of item (nested maps and lists keep
  * only the named parts, as DynamoDB returns them). */
 json_t *expr_project(const expr_proj *p, const json_t *item);
+/* True if a projected path looks inside the top-level attribute top_name (a.b, a[0]). */
+int expr_proj_nests_into(const expr_proj *p, const char *top_name);
 void expr_proj_free(expr_proj *p);
 
 /* ---- KeyConditionExpression ---- */

@@ -136,6 +136,14 @@ int expr_parse_projection(expr_ctx *cx, const char *text, expr_proj **out)
     return 0;
 }
 
+int expr_proj_nests_into(const expr_proj *p, const char *top_name)
+{
+    for (int i = 0; p && i < p->npaths; i++)
+        if (p->paths[i].n > 1 && p->paths[i].e[0].name && strcmp(p->paths[i].e[0].name, top_name) == 0)
+            return 1;
+    return 0;
+}
+
 void expr_proj_free(expr_proj *p)
 {
     if (p == NULL) return;

@@ -100,6 +100,7 @@ int op_batch_get_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
         }
         if (param_bool(spec, "ConsistentRead", 0, &b->consistent, err)) goto done;
         if (exprs_parse(&b->x, spec, EXPRS_PROJECTION, err) || exprs_finish(&b->x)) goto done;
+        if (exprs_check_key_paths(&b->x, b->t, err)) goto done;
         enc = realloc(enc, (nenc + json_array_size(keys)) * sizeof *enc);
         size_t base = nenc, i;
         json_t *k;

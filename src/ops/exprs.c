@@ -259,6 +259,29 @@ int exprs_finish(req_exprs *x)
     return expr_ctx_check_unused(&x->cx);
 }
 
+/* Whether the projection or the filter of x looks inside attribute name. */
+static int nests_into(const req_exprs *x, const char *name)
+{
+    return expr_proj_nests_into(x->projection, name) || expr_cond_nests_into(x->filter, name);
+}
+
+int exprs_check_key_paths(const req_exprs *x, const table *t, qr_err *err)
+{
+    static const char msg[] = "Key attributes must be scalars; list random access '[]' and map lookup '.' "
+                              "are not allowed: %s: %s";
+    const key_attr *keys[2] = {&t->pk, &t->sk};
+    for (int k = 0; k < 2; k++)
+        if (keys[k]->name && nests_into(x, keys[k]->name)) return err_validation(err, msg, "Key", keys[k]->name);
+    for (size_t i = 0; i < t->nindexes; i++) {
+        const qr_index *ix = &t->indexes[i];
+        for (int k = 0; k < ix->npk; k++)
+            if (nests_into(x, ix->pk[k])) return err_validation(err, msg, "IndexKey", ix->pk[k]);
+        for (int k = 0; k < ix->nsk; k++)
+            if (nests_into(x, ix->sk[k])) return err_validation(err, msg, "IndexKey", ix->sk[k]);
+    }
+    return 0;
+}
+
 void exprs_free(req_exprs *x)
 {
     if (x->condition) expr_cond_free(x->condition);

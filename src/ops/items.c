@@ -170,6 +170,7 @@ int op_get_item(qr_db *db, json_t *req, buf *out, qr_err *err)
     }
     if (key_check_key(t, keyv, err)) goto done;
     if (exprs_parse(&x, req, EXPRS_PROJECTION, err) || exprs_finish(&x)) goto done;
+    if (exprs_check_key_paths(&x, t, err)) goto done;
     if (key_item(&key, t, keyv, err)) goto done;
     int found = item_read_raw(db, NULL, &key, &raw, &raw_len, err);
     if (found < 0) goto done;

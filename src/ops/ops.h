@@ -102,6 +102,9 @@ enum {
  * names and values. For EXPRS_KEY_CONDITION only the bookkeeping is done here; the
  * caller parses the key condition with exprs.cx before calling exprs_finish. */
 int exprs_parse(req_exprs *x, json_t *req, int allowed, qr_err *err);
+/* Fails, with DynamoDB's message, if the projection or the filter looks inside a key
+ * attribute of table t or of one of its indexes (a.b or a[0]): keys are scalars. */
+int exprs_check_key_paths(const req_exprs *x, const table *t, qr_err *err);
 /* Runs the unused names/values check once every expression is parsed. */
 int exprs_finish(req_exprs *x);
 void exprs_free(req_exprs *x);

@@ -488,6 +488,7 @@ int op_query(qr_db *db, json_t *req, buf *out, qr_err *err)
     }
     if (exprs_finish(&x)) goto done;
     if (check_filter_keys(&ks, x.filter, json_object_get(req, "QueryFilter") != NULL, err)) goto done;
+    if (exprs_check_key_paths(&x, t, err)) goto done;
     if (query_range(t, r.index ? r.index->id : 0, &kcm, ks.npk, &r, err)) goto done;
     if (apply_start_key(req, t, &r, &ks, &kcm, err)) goto done;
     if (range_run(db, t, &r, out, &bytes, err)) goto done;
@@ -540,6 +541,7 @@ int op_scan(qr_db *db, json_t *req, buf *out, qr_err *err)
     if (segment + 1 < total) buf_put_be64(&r.upper, (uint64_t)(span * (unsigned long long)(segment + 1) / (unsigned long long)total));
     else buf_prefix_successor(&r.upper);
     if (apply_start_key(req, t, &r, NULL, NULL, err)) goto done;
+    if (exprs_check_key_paths(&x, t, err)) goto done;
     if (range_run(db, t, &r, out, &bytes, err)) goto done;
     finish_response(out, capacity, t, r.index, bytes, r.consistent);
     rc = 0;

@@ -221,3 +221,37 @@ def test_remove_through_a_missing_attribute_is_ignored_only_on_a_missing_item(t)
     for expression in ("REMOVE x.y", "REMOVE x[0]"):
         e = update_error(t, "present", 1, UpdateExpression=expression)
         assert e.type == "ValidationException" and "document path" in e.message
+
+
+def test_projections_and_filters_may_not_look_inside_key_attributes(q):
+    """Keys are scalars: a ProjectionExpression or FilterExpression path that goes below
+    a key attribute of the table (Key) or of one of its indexes (IndexKey) is refused,
+    in GetItem, BatchGetItem, Query and Scan; naming the attribute itself is fine."""
+    q.call("CreateTable", {
+        "TableName": "CompatKeyPaths", "BillingMode": "PAY_PER_REQUEST",
+        "AttributeDefinitions": [{"AttributeName": a, "AttributeType": "S"} for a in ("pk", "sk", "g")],
+        "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+        "GlobalSecondaryIndexes": [{"IndexName": "ByG", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+                                    "Projection": {"ProjectionType": "ALL"}}]})
+    key = {"pk": {"S": "a"}, "sk": {"S": "b"}}
+    q.call("PutItem", {"TableName": "CompatKeyPaths", "Item": dict(key, g={"S": "c"}, m={"M": {"x": {"S": "y"}}})})
+    message = "Key attributes must be scalars; list random access '[]' and map lookup '.' are not allowed: "
+    cases = [
+        ("GetItem", {"Key": key, "ProjectionExpression": "pk.x"}, "Key: pk"),
+        ("GetItem", {"Key": key, "ProjectionExpression": "m, #s[0]", "ExpressionAttributeNames": {"#s": "sk"}},
+         "Key: sk"),
+        ("GetItem", {"Key": key, "ProjectionExpression": "g.x"}, "IndexKey: g"),
+        ("Scan", {"FilterExpression": "attribute_exists(g.x)"}, "IndexKey: g"),
+        ("Scan", {"ProjectionExpression": "pk[1]"}, "Key: pk"),
+        ("Query", {"KeyConditionExpression": "pk = :p", "ExpressionAttributeValues": {":p": {"S": "a"}},
+                   "ProjectionExpression": "g.x"}, "IndexKey: g"),
+    ]
+    for op, extra, named in cases:
+        e = q.error(op, dict({"TableName": "CompatKeyPaths"}, **extra))
+        assert e.type == "ValidationException" and e.message == message + named, (op, extra, e.message)
+    e = q.error("BatchGetItem", {"RequestItems": {"CompatKeyPaths": {"Keys": [key], "ProjectionExpression": "g[0]"}}})
+    assert e.message == message + "IndexKey: g"
+    item = q.call("GetItem", {"TableName": "CompatKeyPaths", "Key": key, "ProjectionExpression": "pk, g, m.x"})["Item"]
+    assert item == {"pk": {"S": "a"}, "g": {"S": "c"}, "m": {"M": {"x": {"S": "y"}}}}
+    assert q.call("Scan", {"TableName": "CompatKeyPaths", "FilterExpression": "m.x = :y",
+                           "ExpressionAttributeValues": {":y": {"S": "y"}}})["Count"] == 1
