@@ -123,6 +123,8 @@ struct qr_db {
 /* Where a table's TTL setting lives in its catalog description (stripped from
  * DescribeTable): {"TimeToLiveStatus": "ENABLED", "AttributeName": …}. */
 #define QR_TTL_FIELD "QuarryTimeToLive"
+/* Point-in-time recovery settings (ops/backups.c), kept like the TTL setting. */
+#define QR_PITR_FIELD "QuarryPointInTimeRecovery"
 
 #define QR_LOG_PREFIX "\0L"
 #define QR_LOG_PREFIX_LEN 2

@@ -42,6 +42,8 @@ int op_scan(qr_db *db, json_t *req, buf *out, qr_err *err);
 /* ttl.c */
 int op_update_time_to_live(qr_db *db, json_t *req, json_t **resp, qr_err *err);
 int op_describe_time_to_live(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+int op_describe_continuous_backups(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+int op_update_continuous_backups(qr_db *db, json_t *req, json_t **resp, qr_err *err);
 /* account.c */
 int op_describe_endpoints(qr_db *db, json_t *req, json_t **resp, qr_err *err);
 int op_describe_limits(qr_db *db, json_t *req, json_t **resp, qr_err *err);

@@ -24,6 +24,8 @@ static const operation operations[] = {
     {"UpdateTable", op_update_table, NULL},
     {"UpdateTimeToLive", op_update_time_to_live, NULL},
     {"DescribeTimeToLive", op_describe_time_to_live, NULL},
+    {"DescribeContinuousBackups", op_describe_continuous_backups, NULL},
+    {"UpdateContinuousBackups", op_update_continuous_backups, NULL},
     {"DescribeEndpoints", op_describe_endpoints, NULL},
     {"DescribeLimits", op_describe_limits, NULL},
     {"TagResource", op_tag_resource, NULL},

@@ -394,6 +394,7 @@ static json_t *describe(qr_db *db, table *t)
     json_t *desc = json_deep_copy(t->desc);
     pthread_mutex_unlock(&db->catalog_lock);
     json_object_del(desc, QR_TTL_FIELD); /* DescribeTimeToLive's, not DescribeTable's */
+    json_object_del(desc, QR_PITR_FIELD); /* DescribeContinuousBackups' */
     json_object_del(desc, "QuarryTags");  /* ListTagsOfResource's */
     table_stats_fill(db, t, desc);
     index_stats_fill(db, t, desc);

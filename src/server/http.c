@@ -511,7 +511,7 @@ static int may_sync(const char *op)
 {
     static const char *const reads[] = {"GetItem", "BatchGetItem", "Query", "Scan", "DescribeTable",
                                         "ListTables", "DescribeTimeToLive", "ListTagsOfResource",
-                                        "DescribeLimits", "DescribeEndpoints", NULL};
+                                        "DescribeLimits", "DescribeEndpoints", "DescribeContinuousBackups", NULL};
     for (int i = 0; reads[i]; i++)
         if (strcmp(op, reads[i]) == 0) return 0;
     return 1;

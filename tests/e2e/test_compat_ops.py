@@ -399,3 +399,33 @@ def test_update_time_to_live_judges_the_request_before_the_table(q):
     e = q.error("UpdateTimeToLive", {"TableName": "NoSuchTable",
                                      "TimeToLiveSpecification": {"Enabled": True, "AttributeName": "exp"}})
     assert e.type == "ResourceNotFoundException"
+
+
+def test_point_in_time_recovery_settings(q):
+    """DescribeContinuousBackups and UpdateContinuousBackups answer as DynamoDB does
+    (tools such as Terraform read them for every table): continuous backups ENABLED,
+    point-in-time recovery DISABLED until enabled, a recovery period of 1-35 days, a
+    missing table as TableNotFoundException; DescribeTable does not show the setting."""
+    q.call("CreateTable", table())
+    d = q.call("DescribeContinuousBackups", {"TableName": T})["ContinuousBackupsDescription"]
+    assert d == {"ContinuousBackupsStatus": "ENABLED",
+                 "PointInTimeRecoveryDescription": {"PointInTimeRecoveryStatus": "DISABLED"}}
+    spec = {"PointInTimeRecoveryEnabled": True, "RecoveryPeriodInDays": 7}
+    d = q.call("UpdateContinuousBackups", {"TableName": T, "PointInTimeRecoverySpecification": spec})
+    pitr = d["ContinuousBackupsDescription"]["PointInTimeRecoveryDescription"]
+    assert pitr["PointInTimeRecoveryStatus"] == "ENABLED" and pitr["RecoveryPeriodInDays"] == 7
+    assert pitr["EarliestRestorableDateTime"] <= pitr["LatestRestorableDateTime"]
+    again = q.call("DescribeContinuousBackups", {"TableName": T})["ContinuousBackupsDescription"]
+    assert again["PointInTimeRecoveryDescription"]["PointInTimeRecoveryStatus"] == "ENABLED"
+    assert not [k for k in q.call("DescribeTable", {"TableName": T})["Table"] if k.startswith("Quarry")]
+    q.call("UpdateContinuousBackups", {"TableName": T,
+                                       "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": False}})
+    off = q.call("DescribeContinuousBackups", {"TableName": T})["ContinuousBackupsDescription"]
+    assert off["PointInTimeRecoveryDescription"] == {"PointInTimeRecoveryStatus": "DISABLED"}
+    e = q.error("DescribeContinuousBackups", {"TableName": "NoSuchTable"})
+    assert e.type == "TableNotFoundException" and "NoSuchTable" in e.message
+    e = q.error("UpdateContinuousBackups", {"TableName": T, "PointInTimeRecoverySpecification": {
+        "PointInTimeRecoveryEnabled": True, "RecoveryPeriodInDays": 36}})
+    assert e.type == "ValidationException" and "recoveryPeriodInDays" in e.message
+    e = q.error("UpdateContinuousBackups", {"TableName": T, "PointInTimeRecoverySpecification": {}})
+    assert e.type == "ValidationException" and "pointInTimeRecoveryEnabled" in e.message
