@@ -16,22 +16,6 @@
  * turns it into {"L": [values in index order]}. No AttributeValue has an "L#" key. */
 #define PARTIAL_LIST "L#"
 
-/* 1 when p->e[i..] names a value inside src (the value at p->e[0..i-1]). */
-static int resolves(const json_t *src, const path *p, int i)
-{
-    for (; i < p->n && src; i++) {
-        const path_elem *e = &p->e[i];
-        if (e->name) {
-            src = value_type(src) == QR_T_M ? json_object_get(value_payload(src), e->name) : NULL;
-        } else {
-            json_t *arr = value_payload(src);
-            src = value_type(src) == QR_T_L && (size_t)e->index < json_array_size(arr)
-                      ? json_array_get(arr, (size_t)e->index) : NULL;
-        }
-    }
-    return src != NULL;
-}
-
 /* Stores the part of src (the value at p->e[0..i-1]) named by p->e[i..] as dst[key].
  * The caller has checked that the path resolves, so no empty container is left behind. */
 static void put(const json_t *src, json_t *dst, const char *key, const path *p, int i)
@@ -117,7 +101,7 @@ json_t *expr_project(const expr_proj *p, const json_t *item)
     for (int i = 0; i < p->npaths; i++) {
         const path *pa = &p->paths[i];
         const json_t *top = json_object_get(item, pa->e[0].name);
-        if (top && resolves(top, pa, 1)) put(top, out, pa->e[0].name, pa, 1);
+        if (top && path_get(item, pa)) put(top, out, pa->e[0].name, pa, 1);
     }
     finish(out);
     return out;

@@ -36,8 +36,7 @@ static int arn_table(json_t *req, char *name, size_t cap, qr_err *err)
     const char *arn;
     if (param_string(req, "ResourceArn", &arn, err)) return -1;
     if (arn == NULL)
-        return err_validation(err, "1 validation error detected: Value null at 'resourceArn' failed to satisfy "
-                                   "constraint: Member must not be null");
+        return param_null("resourceArn", err);
     if (strncmp(arn, "arn:", 4) != 0) return err_validation(err, "Invalid TableArn: ARNs must start with 'arn:': %s", arn);
     const char *slash = strstr(arn, ":table/");
     if (slash == NULL) return err_validation(err, "Invalid TableArn: %s", arn);
@@ -120,8 +119,7 @@ static int change_tags(qr_db *db, json_t *req, const char *key, int adding, json
     if (arn_table(req, name, sizeof name, err)) return -1;
     if (param_array(req, key, &list, err)) return -1;
     if (list == NULL)
-        return err_validation(err, "1 validation error detected: Value null at '%s' failed to satisfy constraint: "
-                                   "Member must not be null", adding ? "tags" : "tagKeys");
+        return param_null(adding ? "tags" : "tagKeys", err);
     if (adding && json_array_size(list) == 0)
         return err_validation(err, "1 validation error detected: Value '[]' at 'tags' failed to satisfy constraint: "
                                    "Member must have length greater than or equal to 1");

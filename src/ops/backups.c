@@ -5,27 +5,17 @@
  * manage DynamoDB tables (Terraform's aws_dynamodb_table, compliance scripts) read and set
  * point-in-time recovery on every table; they answer as DynamoDB does and remember the
  * setting in the table's catalog record, not shown by DescribeTable. */
-#include <string.h>
-#include <sys/time.h>
-
 #include "ops/ops.h"
 
-/* The table named by TableName; DynamoDB's backup calls report a missing table as
- * TableNotFoundException. Copies its name into name. */
-static int find_table(qr_db *db, json_t *req, char name[256], qr_err *err)
+/* The table named by TableName (held: catalog_release it); DynamoDB's backup calls
+ * report a missing table as TableNotFoundException. */
+static table *find_table(qr_db *db, json_t *req, qr_err *err)
 {
-    table *t;
-    if (param_table(db, req, "TableName", &t, err)) {
-        if (err->type && strcmp(err->type, QR_E_NOT_FOUND) == 0) {
-            const char *given = json_string_value(json_object_get(req, "TableName"));
-            err_init(err);
-            return err_set(err, "TableNotFoundException", "Table not found: %s", given ? given : "");
-        }
-        return -1;
-    }
-    snprintf(name, 256, "%s", t->name);
-    catalog_release(db, t);
-    return 0;
+    json_t *name = json_object_get(req, "TableName");
+    if (param_check_table_name(name, "tableName", err)) return NULL;
+    table *t = catalog_get(db, json_string_value(name));
+    if (t == NULL) err_set(err, "TableNotFoundException", "Table not found: %s", json_string_value(name));
+    return t;
 }
 
 /* The ContinuousBackupsDescription of a table whose PITR record is pitr (NULL: never
@@ -35,9 +25,7 @@ static json_t *describe(const json_t *pitr)
 {
     json_t *d = json_pack("{s:s}", "PointInTimeRecoveryStatus", "DISABLED");
     if (json_is_true(json_object_get(pitr, "Enabled"))) {
-        struct timeval tv;
-        gettimeofday(&tv, NULL);
-        double now = (double)tv.tv_sec + tv.tv_usec / 1e6;
+        double now = ops_now_seconds();
         json_int_t days = json_integer_value(json_object_get(pitr, "RecoveryPeriodInDays"));
         double since = json_real_value(json_object_get(pitr, "Since"));
         double earliest = now - (double)days * 86400.0;
@@ -54,10 +42,8 @@ static json_t *describe(const json_t *pitr)
 
 int op_describe_continuous_backups(qr_db *db, json_t *req, json_t **resp, qr_err *err)
 {
-    char name[256];
-    if (find_table(db, req, name, err)) return -1;
-    table *t = catalog_get(db, name);
-    if (t == NULL) return err_set(err, "TableNotFoundException", "Table not found: %s", name);
+    table *t = find_table(db, req, err);
+    if (t == NULL) return -1;
     pthread_mutex_lock(&db->catalog_lock);
     *resp = describe(json_object_get(t->desc, QR_PITR_FIELD));
     pthread_mutex_unlock(&db->catalog_lock);
@@ -80,11 +66,7 @@ static int apply_pitr(json_t *desc, json_t *ids, void *arg, qr_err *err)
     if (c->enable) {
         /* Enabling again keeps the window; a new recovery period applies at once. */
         double since = json_is_true(json_object_get(cur, "Enabled")) ? json_real_value(json_object_get(cur, "Since")) : 0;
-        if (since == 0) {
-            struct timeval tv;
-            gettimeofday(&tv, NULL);
-            since = (double)tv.tv_sec + tv.tv_usec / 1e6;
-        }
+        if (since == 0) since = ops_now_seconds();
         json_object_set_new(desc, QR_PITR_FIELD,
                             json_pack("{s:b,s:I,s:f}", "Enabled", 1, "RecoveryPeriodInDays", c->days, "Since", since));
     } else {
@@ -98,16 +80,11 @@ int op_update_continuous_backups(qr_db *db, json_t *req, json_t **resp, qr_err *
 {
     json_t *spec;
     if (param_object(req, "PointInTimeRecoverySpecification", &spec, err)) return -1;
-    if (spec == NULL)
-        return err_validation(err, "1 validation error detected: Value null at 'pointInTimeRecoverySpecification' "
-                                   "failed to satisfy constraint: Member must not be null");
+    if (spec == NULL) return param_null("pointInTimeRecoverySpecification", err);
     json_t *enabled = json_object_get(spec, "PointInTimeRecoveryEnabled");
     if (enabled && !json_is_null(enabled) && !json_is_boolean(enabled))
         return err_set(err, QR_E_SERIALIZATION, "PointInTimeRecoveryEnabled must be a boolean");
-    if (!json_is_boolean(enabled))
-        return err_validation(err, "1 validation error detected: Value null at "
-                                   "'pointInTimeRecoverySpecification.pointInTimeRecoveryEnabled' failed to satisfy "
-                                   "constraint: Member must not be null");
+    if (!json_is_boolean(enabled)) return param_null("pointInTimeRecoverySpecification.pointInTimeRecoveryEnabled", err);
     json_t *days = json_object_get(spec, "RecoveryPeriodInDays");
     if (days && !json_is_null(days) && !json_is_integer(days))
         return err_set(err, QR_E_SERIALIZATION, "RecoveryPeriodInDays must be an integer");
@@ -117,8 +94,11 @@ int op_update_continuous_backups(qr_db *db, json_t *req, json_t **resp, qr_err *
                                    "'pointInTimeRecoverySpecification.recoveryPeriodInDays' failed to satisfy "
                                    "constraint: Member must have value between 1 and 35",
                               (long long)c.days);
+    table *t = find_table(db, req, err);
+    if (t == NULL) return -1;
     char name[256];
-    if (find_table(db, req, name, err)) return -1;
+    snprintf(name, sizeof name, "%s", t->name);
+    catalog_release(db, t); /* a schema change must not hold a table */
     if (catalog_change_schema(db, name, apply_pitr, &c, err)) {
         json_decref(c.result);
         return -1;

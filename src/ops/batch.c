@@ -22,8 +22,7 @@ static int request_items(json_t *req, json_t **out, qr_err *err)
 {
     if (param_object(req, "RequestItems", out, err)) return -1;
     if (*out == NULL)
-        return err_validation(err, "1 validation error detected: Value null at 'requestItems' failed to satisfy "
-                                   "constraint: Member must not be null");
+        return param_null("requestItems", err);
     if (json_object_size(*out) == 0)
         return err_validation(err, "1 validation error detected: Value '{}' at 'requestItems' failed to satisfy "
                                    "constraint: Member must have length greater than or equal to 1");

@@ -29,9 +29,10 @@ static const style_pair pairs[] = {
 };
 #define NPAIRS (sizeof pairs / sizeof pairs[0])
 
-static void list_add(char *list, size_t cap, size_t *n, const char *name)
+/* Appends name to the list being built in list[0..*n), after sep unless it is the first. */
+static void list_add(char *list, size_t cap, size_t *n, const char *sep, const char *name)
 {
-    if (*n < cap) *n += (size_t)snprintf(list + *n, cap - *n, "%s%s", *n ? ", " : "", name);
+    if (*n < cap) *n += (size_t)snprintf(list + *n, cap - *n, "%s%s", *n ? sep : "", name);
 }
 
 static int check_mixing(json_t *req, int allowed, qr_err *err)
@@ -42,16 +43,16 @@ static int check_mixing(json_t *req, int allowed, qr_err *err)
         /* ConditionalOperator belongs to the legacy conditions, so it is legacy too. */
         if (pairs[i].flag == EXPRS_KEY_CONDITION && (allowed & (EXPRS_CONDITION | EXPRS_FILTER)) &&
             json_object_get(req, "ConditionalOperator"))
-            list_add(legacy, sizeof legacy, &ln, "ConditionalOperator");
+            list_add(legacy, sizeof legacy, &ln, ", ", "ConditionalOperator");
         if (!(allowed & pairs[i].flag)) continue;
         int has_modern = json_object_get(req, pairs[i].expression) != NULL;
-        if (has_modern) list_add(modern, sizeof modern, &mn, pairs[i].expression);
+        if (has_modern) list_add(modern, sizeof modern, &mn, ", ", pairs[i].expression);
         /* KeyConditions goes with a ProjectionExpression or a FilterExpression; only
          * KeyConditionExpression excludes it. */
         if (pairs[i].flag == EXPRS_KEY_CONDITION && !has_modern) continue;
         const char *l[2] = {pairs[i].legacy, pairs[i].legacy2};
         for (int j = 0; j < 2; j++)
-            if (l[j] && json_object_get(req, l[j])) list_add(legacy, sizeof legacy, &ln, l[j]);
+            if (l[j] && json_object_get(req, l[j])) list_add(legacy, sizeof legacy, &ln, ", ", l[j]);
     }
     if (ln && mn)
         return err_validation(err, "Can not use both expression and non-expression parameters in the same request: "
@@ -100,7 +101,7 @@ static int check_values_need_expression(json_t *req, int allowed, qr_err *err)
     for (size_t i = 0; i < sizeof users / sizeof users[0]; i++) {
         if (!(allowed & users[i].flag)) continue;
         if (json_object_get(req, users[i].name)) return 0;
-        n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", count ? " and " : "", users[i].name);
+        list_add(list, sizeof list, &n, " and ", users[i].name);
         count++;
     }
     if (count == 0)

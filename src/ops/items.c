@@ -78,11 +78,6 @@ static double write_units(const json_t *old_item, const json_t *new_item)
     return capacity_write_units(a > b ? a : b);
 }
 
-static int missing(const char *field, qr_err *err)
-{
-    return err_validation(err, "1 validation error detected: Value null at '%s' failed to satisfy constraint: "
-                               "Member must not be null", field);
-}
 
 int op_put_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
 {
@@ -100,7 +95,7 @@ int op_put_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     if (param_table(db, req, "TableName", &t, err)) goto done;
     if (param_object(req, "Item", &item, err)) goto done;
     if (item == NULL) {
-        missing("item", err);
+        param_null("item", err);
         goto done;
     }
     if (read_write_params(req, 0, &p, err)) goto done;
@@ -158,7 +153,7 @@ int op_get_item(qr_db *db, json_t *req, buf *out, qr_err *err)
     if (param_table(db, req, "TableName", &t, err)) goto done;
     if (param_object(req, "Key", &keyv, err)) goto done;
     if (keyv == NULL) {
-        missing("key", err);
+        param_null("key", err);
         goto done;
     }
     if (param_bool(req, "ConsistentRead", 0, &consistent, err)) goto done;
@@ -228,7 +223,7 @@ static int keyed_begin(qr_db *db, json_t *req, int allow_updated, int expression
     buf_init(&w->key, 0);
     if (param_table(db, req, "TableName", &w->t, err)) return -1;
     if (param_object(req, "Key", &w->keyv, err)) return -1;
-    if (w->keyv == NULL) return missing("key", err);
+    if (w->keyv == NULL) return param_null("key", err);
     if (read_write_params(req, allow_updated, &w->p, err)) return -1;
     if (key_check_key(w->t, w->keyv, err)) return -1;
     if (exprs_parse(&w->x, req, expressions, err) || exprs_finish(&w->x)) return -1;

@@ -66,6 +66,11 @@ int op_transact_get_items(qr_db *db, json_t *req, json_t **resp, qr_err *err);
 /* Checks a table name's length and characters; field is the lowerCamel parameter name
  * used in messages ("tableName"). */
 int param_check_table_name(json_t *v, const char *field, qr_err *err);
+/* DynamoDB's error for a required member left out: field names it in lowerCamel case
+ * ("timeToLiveSpecification.enabled"). */
+int param_null(const char *field, qr_err *err);
+/* Now, in seconds since the epoch to the millisecond, as DynamoDB's dates are given. */
+double ops_now_seconds(void);
 /* Reads TableName (or another field) and finds the table, taking a reference the caller
  * drops with catalog_release. ResourceNotFoundException if it does not exist. */
 int param_table(qr_db *db, json_t *req, const char *key, table **out, qr_err *err);

@@ -8,6 +8,12 @@
 
 #include "ops/ops.h"
 
+int param_null(const char *field, qr_err *err)
+{
+    return err_validation(err, "1 validation error detected: Value null at '%s' failed to satisfy constraint: "
+                               "Member must not be null", field);
+}
+
 const char *param_field(const char *key, char *out, size_t cap)
 {
     if (cap == 0) return out;
@@ -25,9 +31,7 @@ static int wrong_type(const char *key, const char *want, qr_err *err)
 
 int param_check_table_name(json_t *v, const char *field, qr_err *err)
 {
-    if (v == NULL)
-        return err_validation(err, "1 validation error detected: Value null at '%s' failed to satisfy constraint: "
-                                   "Member must not be null", field);
+    if (v == NULL) return param_null(field, err);
     if (!json_is_string(v)) return wrong_type(field, "a string", err);
     const char *s = json_string_value(v);
     size_t n = json_string_length(v);

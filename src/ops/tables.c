@@ -13,7 +13,8 @@
 
 #define MAX_PROVISIONED 40000000000LL
 
-static double now_seconds(void)
+/* See ops.h. */
+double ops_now_seconds(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
@@ -32,12 +33,6 @@ static json_t *new_uuid(void)
     return json_string(s);
 }
 
-static int null_member(const char *field, qr_err *err)
-{
-    return err_validation(err, "1 validation error detected: Value null at '%s' failed to satisfy constraint: "
-                               "Member must not be null", field);
-}
-
 /* Checks AttributeDefinitions: a list of {AttributeName, AttributeType S|N|B}, no name
  * twice. */
 static int check_attribute_definitions(json_t *defs, qr_err *err)
@@ -48,13 +43,13 @@ static int check_attribute_definitions(json_t *defs, qr_err *err)
     json_array_foreach(defs, i, d) {
         json_t *name = json_object_get(d, "AttributeName"), *type = json_object_get(d, "AttributeType");
         if (!json_is_string(name) || json_string_length(name) == 0)
-            return null_member("attributeDefinitions.member.attributeName", err);
+            return param_null("attributeDefinitions.member.attributeName", err);
         /* Every definition names a key of the table or of an index: at most 255 bytes. */
         if (json_string_length(name) > 255)
             return err_validation(err, "1 validation error detected: Value '%s' at "
                                        "'attributeDefinitions.%zu.member.attributeName' failed to satisfy constraint: "
                                        "Member must have length less than or equal to 255", json_string_value(name), i + 1);
-        if (!json_is_string(type)) return null_member("attributeDefinitions.member.attributeType", err);
+        if (!json_is_string(type)) return param_null("attributeDefinitions.member.attributeType", err);
         const char *ts = json_string_value(type);
         if (strcmp(ts, "S") && strcmp(ts, "N") && strcmp(ts, "B"))
             return err_validation(err, "1 validation error detected: Value '%s' at "
@@ -72,8 +67,8 @@ static int check_attribute_definitions(json_t *defs, qr_err *err)
  * schema itself (the caller copies both arrays into the description). */
 static int check_key_schema(json_t *defs, json_t *ks, qr_err *err)
 {
-    if (defs == NULL) return null_member("attributeDefinitions", err);
-    if (ks == NULL) return null_member("keySchema", err);
+    if (defs == NULL) return param_null("attributeDefinitions", err);
+    if (ks == NULL) return param_null("keySchema", err);
     if (!json_is_array(defs) || !json_is_array(ks))
         return err_set(err, QR_E_SERIALIZATION, "KeySchema and AttributeDefinitions must be lists");
     size_t nks = json_array_size(ks);
@@ -88,12 +83,12 @@ static int check_key_schema(json_t *defs, json_t *ks, qr_err *err)
     json_t *d, *k;
     json_array_foreach(ks, i, k) {
         json_t *name = json_object_get(k, "AttributeName"), *type = json_object_get(k, "KeyType");
-        if (!json_is_string(name)) return null_member("keySchema.member.attributeName", err);
+        if (!json_is_string(name)) return param_null("keySchema.member.attributeName", err);
         if (json_string_length(name) > 255)
             return err_validation(err, "1 validation error detected: Value '%s' at 'keySchema.%zu.member.attributeName' "
                                        "failed to satisfy constraint: Member must have length less than or equal to 255",
                                   json_string_value(name), i + 1);
-        if (!json_is_string(type)) return null_member("keySchema.member.keyType", err);
+        if (!json_is_string(type)) return param_null("keySchema.member.keyType", err);
         const char *ts = json_string_value(type);
         if (strcmp(ts, "HASH") && strcmp(ts, "RANGE"))
             return err_validation(err, "1 validation error detected: Value '%s' at 'keySchema.%zu.member.keyType' "
@@ -127,7 +122,7 @@ static int read_throughput(json_t *pt, const char *field, long long *rcu, long l
     int no_r = r == NULL || json_is_null(r), no_w = w == NULL || json_is_null(w);
     if (no_r || no_w) {
         snprintf(where, sizeof where, "%s.%s", field, no_r ? "readCapacityUnits" : "writeCapacityUnits");
-        return null_member(where, err);
+        return param_null(where, err);
     }
     if (!json_is_integer(r) || !json_is_integer(w))
         return err_set(err, QR_E_SERIALIZATION, "ProvisionedThroughput values must be integers");
@@ -204,7 +199,7 @@ static int apply_stream_spec(json_t *req, json_t *desc, qr_err *err)
     if (param_object(req, "StreamSpecification", &ss, err)) return -1;
     if (ss == NULL) return 0;
     json_t *enabled = json_object_get(ss, "StreamEnabled");
-    if (enabled == NULL || json_is_null(enabled)) return null_member("streamSpecification.streamEnabled", err);
+    if (enabled == NULL || json_is_null(enabled)) return param_null("streamSpecification.streamEnabled", err);
     if (!json_is_boolean(enabled)) return err_set(err, QR_E_SERIALIZATION, "StreamEnabled must be a boolean");
     if (json_is_true(enabled)) json_object_set(desc, "StreamSpecification", ss);
     else json_object_del(desc, "StreamSpecification");
@@ -334,7 +329,7 @@ int op_create_table(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     json_object_set(desc, "TableName", name);
     json_object_set(desc, "KeySchema", ks);
     json_object_set_new(desc, "TableStatus", json_string("ACTIVE"));
-    double now = now_seconds(); /* a table created on demand was so since its creation */
+    double now = ops_now_seconds(); /* a table created on demand was so since its creation */
     json_object_set_new(desc, "CreationDateTime", json_real(now));
     if (apply_billing(req, desc, 1, now, err)) {
         json_decref(desc);
@@ -350,15 +345,7 @@ int op_create_table(qr_db *db, json_t *req, json_t **resp, qr_err *err)
         return -1;
     }
     json_object_set_new(desc, "TableId", new_uuid());
-    if (apply_stream_spec(req, desc, err)) {
-        json_decref(desc);
-        return -1;
-    }
-    if (apply_table_class(req, desc, 1, now, err)) {
-        json_decref(desc);
-        return -1;
-    }
-    if (apply_sse(req, desc, err)) {
+    if (apply_stream_spec(req, desc, err) || apply_table_class(req, desc, 1, now, err) || apply_sse(req, desc, err)) {
         json_decref(desc);
         return -1;
     }
@@ -619,15 +606,16 @@ static int apply_gsi_change(table_change *c, json_t *desc, json_t *ids, qr_err *
 static int apply_table_change(json_t *desc, json_t *ids, void *arg, qr_err *err)
 {
     table_change *c = arg;
-    if (apply_billing(c->req, desc, 0, now_seconds(), err)) return -1;
+    double now = ops_now_seconds();
+    if (apply_billing(c->req, desc, 0, now, err)) return -1;
     json_t *dp = json_object_get(c->req, "DeletionProtectionEnabled");
     if (dp) {
         if (!json_is_boolean(dp)) return err_set(err, QR_E_SERIALIZATION, "DeletionProtectionEnabled must be a boolean");
         json_object_set(desc, "DeletionProtectionEnabled", dp);
     }
-    if (apply_stream_spec(c->req, desc, err)) return -1;
-    if (apply_table_class(c->req, desc, 0, now_seconds(), err)) return -1;
-    if (apply_sse(c->req, desc, err)) return -1;
+    if (apply_stream_spec(c->req, desc, err) || apply_table_class(c->req, desc, 0, now, err) ||
+        apply_sse(c->req, desc, err))
+        return -1;
     return c->action ? apply_gsi_change(c, desc, ids, err) : 0;
 }
 

@@ -37,8 +37,7 @@ int op_update_time_to_live(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     json_t *spec;
     if (param_object(req, "TimeToLiveSpecification", &spec, err)) return -1;
     if (spec == NULL)
-        return err_validation(err, "1 validation error detected: Value null at 'timeToLiveSpecification' failed to "
-                                   "satisfy constraint: Member must not be null");
+        return param_null("timeToLiveSpecification", err);
     json_t *enabled = json_object_get(spec, "Enabled"), *attr = json_object_get(spec, "AttributeName");
     /* A value of the wrong JSON type cannot be read at all: SerializationException. */
     if (enabled && !json_is_null(enabled) && !json_is_boolean(enabled))
@@ -46,8 +45,7 @@ int op_update_time_to_live(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     if (attr && !json_is_null(attr) && !json_is_string(attr))
         return err_set(err, QR_E_SERIALIZATION, "Unexpected value type for parameter AttributeName: expected a string");
     if (!json_is_boolean(enabled))
-        return err_validation(err, "1 validation error detected: Value null at 'timeToLiveSpecification.enabled' "
-                                   "failed to satisfy constraint: Member must not be null");
+        return param_null("timeToLiveSpecification.enabled", err);
     if (!json_is_string(attr))
         return err_validation(err, "1 validation error detected: Value null at "
                                    "'timeToLiveSpecification.attributeName' failed to satisfy constraint: Member must "

@@ -17,13 +17,19 @@
 #include "server/sigv4.h"
 #include "util/err.h"
 
+/* s[0..n) without the spaces and tabs around it. */
+static void trim(const char **s, size_t *n)
+{
+    while (*n && (**s == ' ' || **s == '\t')) (*s)++, (*n)--;
+    while (*n && ((*s)[*n - 1] == ' ' || (*s)[*n - 1] == '\t')) (*n)--;
+}
+
 const char *wire_operation(const char *target, const char *const *ops)
 {
     if (target == NULL || ops == NULL) return NULL;
     /* Whitespace around a field value is not part of it (RFC 9110, 5.5). */
-    while (*target == ' ' || *target == '\t') target++;
     size_t n = strlen(target);
-    while (n && (target[n - 1] == ' ' || target[n - 1] == '\t')) n--;
+    trim(&target, &n);
     size_t pl = strlen(WIRE_API_PREFIX);
     if (n <= pl || strncmp(target, WIRE_API_PREFIX, pl) != 0 || target[pl] != '.') return NULL;
     const char *op = target + pl + 1;
@@ -144,13 +150,6 @@ int wire_json_valid(const char *body, size_t len, char *why, size_t whylen)
 }
 
 /* ---- content codings (zlib does the work) ---- */
-
-/* s[0..n) without the spaces and tabs around it. */
-static void trim(const char **s, size_t *n)
-{
-    while (*n && (**s == ' ' || **s == '\t')) (*s)++, (*n)--;
-    while (*n && ((*s)[*n - 1] == ' ' || (*s)[*n - 1] == '\t')) (*n)--;
-}
 
 static int token_is(const char *s, size_t n, const char *word)
 {
