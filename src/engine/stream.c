@@ -19,6 +19,7 @@
 #include "model/value.h"
 
 #define DESC_PREFIX "\0D"
+#define DESC_END "\0E" /* the first key past every descriptor */
 #define RECORD_PREFIX "\0R"
 #define PREFIX_LEN 2
 
@@ -130,7 +131,7 @@ int stream_open(qr_db *db)
     r->next_id = 1;
     r->next_seq = 1;
     db->streams = r;
-    store_iter *it = store_iter_new(db->st, NULL, DESC_PREFIX, PREFIX_LEN, DESC_PREFIX "\x01", PREFIX_LEN);
+    store_iter *it = store_iter_new(db->st, NULL, DESC_PREFIX, PREFIX_LEN, DESC_END, PREFIX_LEN);
     for (store_iter_first(it); store_iter_valid(it); store_iter_next(it)) {
         size_t vl;
         const char *v = store_iter_value(it, &vl);
