@@ -112,19 +112,23 @@ int op_list_streams(qr_db *db, json_t *req, json_t **resp, qr_err *err)
 
 int op_describe_stream(qr_db *db, json_t *req, json_t **resp, qr_err *err)
 {
-    json_t *d;
+    json_t *d, *filter;
     const char *after;
     long long limit = 100;
     int given;
     if (param_int(req, "Limit", 1, 100, &limit, &given, err) ||
-        param_string(req, "ExclusiveStartShardId", &after, err) ||
-        find_stream(db, req, "StreamArn", "streamArn", &d, err))
+        param_string(req, "ExclusiveStartShardId", &after, err) || param_object(req, "ShardFilter", &filter, err))
         return -1;
+    static const char *const filters[] = {"CHILD_SHARDS", NULL};
+    const char *ftype;
+    if (filter && param_enum(filter, "Type", filters, NULL, &ftype, err)) return -1;
+    if (find_stream(db, req, "StreamArn", "streamArn", &d, err)) return -1;
     char id[96], seq[32];
     shard_id(d, id, sizeof id);
     json_t *shards = json_array();
-    /* Shards are listed in the order of their ids, after ExclusiveStartShardId. */
-    if (after == NULL || strcmp(after, id) < 0) {
+    /* Shards are listed in the order of their ids, after ExclusiveStartShardId; the one
+     * shard is nobody's child (ShardFilter CHILD_SHARDS asks for children). */
+    if ((after == NULL || strcmp(after, id) < 0) && filter == NULL) {
         json_t *range = json_pack("{s:s}", "StartingSequenceNumber", sequence_text(field_u64(d, "Start"), seq, sizeof seq));
         if (is_closed(d))
             json_object_set_new(range, "EndingSequenceNumber", json_string(sequence_text(field_u64(d, "End"), seq, sizeof seq)));
