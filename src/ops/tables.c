@@ -208,24 +208,32 @@ static int apply_stream_spec(qr_db *db, json_t *req, json_t *desc, int creating,
         return err_set(err, QR_E_SERIALIZATION, "StreamViewType must be a string");
     const char *name = json_string_value(json_object_get(desc, "TableName"));
     int has = json_object_get(desc, QR_STREAM_FIELD) != NULL;
+    const char *type = json_string_value(view);
+    static const char *const types[] = {"NEW_IMAGE", "OLD_IMAGE", "NEW_AND_OLD_IMAGES", "KEYS_ONLY"};
+    int known = 0;
+    for (size_t i = 0; type && i < 4; i++) known |= strcmp(type, types[i]) == 0;
+    if (type && !known) /* the enum is judged before anything else */
+        return err_validation(err, "1 validation error detected: Value '%s' at 'streamSpecification.streamViewType' "
+                                   "failed to satisfy constraint: Member must satisfy enum value set: [NEW_IMAGE, "
+                                   "OLD_IMAGE, NEW_AND_OLD_IMAGES, KEYS_ONLY]", type);
     if (json_is_false(enabled)) {
+        /* DynamoDB's messages call the view type UpdateViewType. */
+        if (type)
+            return err_validation(err, creating ? "One or more parameter values were invalid: Table is being created "
+                                                  "with a stream disabled, UpdateViewType should not be specified"
+                                                : "One or more parameter values were invalid: If stream is being "
+                                                  "disabled, then UpdateViewType must not be specified");
         if (!creating && !has)
             return err_validation(err, "Table has no stream to disable: TableName: %s", name);
         json_object_del(desc, QR_STREAM_FIELD);
         json_object_del(desc, "StreamSpecification");
         return 0;
     }
-    const char *type = json_string_value(view);
     if (type == NULL)
-        return err_validation(err, "One or more parameter values were invalid: StreamViewType is required when "
-                                   "StreamEnabled is true");
-    static const char *const types[] = {"NEW_IMAGE", "OLD_IMAGE", "NEW_AND_OLD_IMAGES", "KEYS_ONLY"};
-    int known = 0;
-    for (size_t i = 0; i < 4; i++) known |= strcmp(type, types[i]) == 0;
-    if (!known)
-        return err_validation(err, "1 validation error detected: Value '%s' at 'streamSpecification.streamViewType' "
-                                   "failed to satisfy constraint: Member must satisfy enum value set: [NEW_IMAGE, "
-                                   "OLD_IMAGE, NEW_AND_OLD_IMAGES, KEYS_ONLY]", type);
+        return err_validation(err, creating ? "One or more parameter values were invalid: Table is being created with "
+                                              "a stream enabled, UpdateViewType is required"
+                                            : "One or more parameter values were invalid: If stream is being enabled "
+                                              "then UpdateViewType is required");
     if (has) return err_validation(err, "Table already has an enabled stream: TableName: %s", name);
     json_object_set_new(desc, "StreamSpecification", json_pack("{s:b,s:s}", "StreamEnabled", 1, "StreamViewType", type));
     stream_describe_new(db, desc, type, now);
