@@ -353,7 +353,8 @@ done:
     return rc;
 }
 
-/* "(c1) AND (c2) ..." */
+/* "(c1) AND (c2) ...", each conjunct in parentheses (and no more: DynamoDB refuses
+ * redundant ones such as "((a = b))"). */
 static int x_conj(xb *x, buf *o, const nodes *list)
 {
     int rc = 0;
@@ -455,18 +456,17 @@ static int write_request(qr_db *db, const pq_stmt *st, json_t **out, qr_err *err
             if (rest.n) {
                 e |= buf_puts(&cond, "attribute_not_exists(");
                 e |= x_name(&x, &cond, src.pk);
-                e |= buf_puts(&cond, ") OR (");
+                e |= buf_puts(&cond, rest.n > 1 ? ") OR (" : ") OR ");
                 e |= x_conj(&x, &cond, &rest);
-                e |= buf_putc(&cond, ')');
+                if (rest.n > 1) e |= buf_putc(&cond, ')');
             }
         } else {
             e |= buf_puts(&cond, "attribute_exists(");
             e |= x_name(&x, &cond, src.pk);
             e |= buf_putc(&cond, ')');
             if (rest.n) {
-                e |= buf_puts(&cond, " AND (");
+                e |= buf_puts(&cond, " AND ");
                 e |= x_conj(&x, &cond, &rest);
-                e |= buf_putc(&cond, ')');
             }
         }
     }
