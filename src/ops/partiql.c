@@ -784,6 +784,9 @@ static int exec_select(qr_db *db, const pq_stmt *st, const opts *o, json_t **res
     items = json_array();
     for (; i < nkeys; i++) {
         json_t *out = NULL;
+        int repeated = 0; /* IN ['a', 'a'] reads the partition once */
+        for (size_t j = 0; in && j < i && !repeated; j++) repeated = value_equal(in->args[j + 1]->value, in->args[i + 1]->value);
+        if (repeated) continue;
         if (in) json_object_set_new(json_object_get(req, "ExpressionAttributeValues"), ":k",
                                     json_deep_copy(in->args[i + 1]->value));
         if (left) json_object_set_new(req, "Limit", json_integer(left));
@@ -846,9 +849,7 @@ static int statement_params(json_t *obj, const char *field, const char **text, s
     *params = NULL;
     snprintf(where, sizeof where, "%sstatement", field);
     if (s == NULL || json_is_null(s)) return param_null(where, err);
-    if (!json_is_string(s))
-        return err_set(err, QR_E_SERIALIZATION, "NUMBER_VALUE cannot be converted to String");
-    *text = json_string_value(s);
+    if (param_string(obj, "Statement", text, err)) return -1;
     *len = json_string_length(s);
     if (*len == 0 || *len > STATEMENT_MAX)
         return err_validation(err, "1 validation error detected: Value '%.64s%s' at '%s' failed to satisfy constraint: "
