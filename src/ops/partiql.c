@@ -25,8 +25,14 @@
 
 static const char E_DUPLICATE[] = "DuplicateItemException";
 static const char MSG_DUPLICATE[] = "Duplicate primary key exists in table";
-static const char MSG_KEY[] = "Where clause does not contain a mandatory equality on all key attributes";
+static const char MSG_KEY[] =
+    "Where clause does not contain a mandatory equality on all key attributes";
 static const char MSG_BAD_TOKEN[] = "Invalid NextToken";
+
+static int out_of_memory(qr_err *err)
+{
+    return err_set(err, QR_E_INTERNAL, "out of memory");
+}
 
 static const char *const capacity_modes[] = {"INDEXES", "TOTAL", "NONE", NULL};
 static const char *const on_failure_modes[] = {"ALL_OLD", "NONE", NULL};
@@ -34,10 +40,10 @@ static const char *const on_failure_modes[] = {"ALL_OLD", "NONE", NULL};
 /* ---- the key schema a statement works with ---- */
 
 typedef struct source {
-    char *pk, *sk;                    /* the table's key attributes (sk NULL if none) */
-    int npk, nsk;                     /* the key attributes of what a SELECT reads: */
-    char *rpk[QR_MAX_KEY_ATTRS];      /* the index's, or the table's; npk 0 for an */
-    char *rsk[QR_MAX_KEY_ATTRS];      /* index that does not exist */
+    char *pk, *sk;               /* the table's key attributes (sk NULL if none) */
+    int npk, nsk;                /* the key attributes of what a SELECT reads: */
+    char *rpk[QR_MAX_KEY_ATTRS]; /* the index's, or the table's; npk 0 for an */
+    char *rsk[QR_MAX_KEY_ATTRS]; /* index that does not exist */
 } source;
 
 static void source_free(source *s)
@@ -56,8 +62,10 @@ static int source_load(qr_db *db, const pq_stmt *st, source *s, qr_err *err)
     memset(s, 0, sizeof *s);
     json_t *name = json_string(st->table);
     json_t *probe = json_pack("{s:o}", "TableName", name);
-    if (probe == NULL) return err_validation(err, "Table name should be within the length [3, 255] and only contain "
-                                                  "'a-z', 'A-Z', '0-9', '-', '_', '.'.");
+    if (probe == NULL)
+        return err_validation(err,
+                              "Table name should be within the length [3, 255] and only contain "
+                              "'a-z', 'A-Z', '0-9', '-', '_', '.'.");
     table *t = NULL;
     int rc = param_table(db, probe, "TableName", &t, err);
     json_decref(probe);
@@ -68,8 +76,10 @@ static int source_load(qr_db *db, const pq_stmt *st, source *s, qr_err *err)
     if (ix) {
         s->npk = ix->npk;
         s->nsk = ix->nsk;
-        for (int i = 0; i < ix->npk; i++) oom |= (s->rpk[i] = strdup(ix->pk[i])) == NULL;
-        for (int i = 0; i < ix->nsk; i++) oom |= (s->rsk[i] = strdup(ix->sk[i])) == NULL;
+        for (int i = 0; i < ix->npk; i++)
+            oom |= (s->rpk[i] = strdup(ix->pk[i])) == NULL;
+        for (int i = 0; i < ix->nsk; i++)
+            oom |= (s->rsk[i] = strdup(ix->sk[i])) == NULL;
     } else if (st->index == NULL) {
         s->npk = 1;
         oom |= (s->rpk[0] = strdup(t->pk.name)) == NULL;
@@ -127,7 +137,8 @@ static int x_name(xb *x, buf *o, const char *name)
         snprintf(key, sizeof key, "#n%zu", json_object_size(x->names));
         ph = json_string(key);
         json_t *n = json_string(name);
-        if (ph == NULL || n == NULL || json_object_set_new(x->names, key, n) || json_object_set_new(x->byname, name, ph)) {
+        if (ph == NULL || n == NULL || json_object_set_new(x->names, key, n) ||
+            json_object_set_new(x->byname, name, ph)) {
             if (json_object_get(x->byname, name) == NULL) json_decref(ph);
             return err_set(x->err, QR_E_INTERNAL, "out of memory");
         }
@@ -139,7 +150,8 @@ static int x_value(xb *x, buf *o, const json_t *v)
 {
     char key[32];
     snprintf(key, sizeof key, ":v%d", x->nvalues++);
-    if (json_object_set_new(x->values, key, json_deep_copy(v))) return err_set(x->err, QR_E_INTERNAL, "out of memory");
+    if (json_object_set_new(x->values, key, json_deep_copy(v)))
+        return err_set(x->err, QR_E_INTERNAL, "out of memory");
     return buf_puts(o, key);
 }
 
@@ -182,9 +194,11 @@ static int x_operand(xb *x, buf *o, const pq_node *n)
             }
             return rc | buf_putc(o, ')');
         }
-        return err_validation(x->err, "Unsupported operator in Update Expression. Operator: %s", n->fn);
+        return err_validation(x->err, "Unsupported operator in Update Expression. Operator: %s",
+                              n->fn);
     default:
-        return err_validation(x->err, "Unsupported operation: a condition cannot be used as a value");
+        return err_validation(x->err,
+                              "Unsupported operation: a condition cannot be used as a value");
     }
 }
 
@@ -215,7 +229,9 @@ static int x_cond(xb *x, buf *o, const pq_node *n)
         return rc | x_operand(x, o, n->args[2]);
     case PQN_IN:
         if (n->nargs > 101)
-            return err_validation(x->err, "Unsupported operation: IN takes at most 100 values, here %zu", n->nargs - 1);
+            return err_validation(x->err,
+                                  "Unsupported operation: IN takes at most 100 values, here %zu",
+                                  n->nargs - 1);
         rc |= x_operand(x, o, n->args[0]);
         rc |= buf_puts(o, " IN (");
         for (size_t i = 1; i < n->nargs; i++) {
@@ -237,16 +253,19 @@ static int x_cond(xb *x, buf *o, const pq_node *n)
         rc |= x_path(x, o, n->args[0]->path);
         return rc | buf_putc(o, ')');
     case PQN_FUNC:
-        if (strcmp(n->fn, "begins_with") == 0 || strcmp(n->fn, "contains") == 0 || strcmp(n->fn, "attribute_type") == 0) {
+        if (strcmp(n->fn, "begins_with") == 0 || strcmp(n->fn, "contains") == 0 ||
+            strcmp(n->fn, "attribute_type") == 0) {
             rc |= buf_printf(o, "%s(", n->fn);
             rc |= x_operand(x, o, n->args[0]);
             rc |= buf_puts(o, ", ");
             rc |= x_operand(x, o, n->args[1]);
             return rc | buf_putc(o, ')');
         }
-        return err_validation(x->err, "WHERE clause must contain an expression that resolves to a boolean");
+        return err_validation(x->err,
+                              "WHERE clause must contain an expression that resolves to a boolean");
     default:
-        return err_validation(x->err, "WHERE clause must contain an expression that resolves to a boolean");
+        return err_validation(x->err,
+                              "WHERE clause must contain an expression that resolves to a boolean");
     }
 }
 
@@ -260,7 +279,8 @@ typedef struct nodes {
 /* The conjuncts of n (the operands of its top-level ANDs). */
 static int flatten(pq_node *n, nodes *out, qr_err *err)
 {
-    if (n->kind == PQN_AND) return flatten(n->args[0], out, err) || flatten(n->args[1], out, err) ? -1 : 0;
+    if (n->kind == PQN_AND)
+        return flatten(n->args[0], out, err) || flatten(n->args[1], out, err) ? -1 : 0;
     if (out->n == out->cap) {
         size_t cap = out->cap ? out->cap * 2 : 8;
         pq_node **v = realloc(out->v, cap * sizeof *v);
@@ -304,7 +324,8 @@ static int mentions(const pq_node *n, const char *name)
 /* Splits where into the item's full table key (one equality per key attribute) and the
  * other conjuncts (rest, borrowed from where). missing is the message when a key
  * attribute has no equality. */
-static int key_of(const source *s, pq_node *where, const char *missing, json_t **key, nodes *rest, qr_err *err)
+static int key_of(const source *s, pq_node *where, const char *missing, json_t **key, nodes *rest,
+                  qr_err *err)
 {
     nodes all = {0};
     char *used = NULL;
@@ -325,7 +346,9 @@ static int key_of(const source *s, pq_node *where, const char *missing, json_t *
         for (size_t i = 0; i < all.n; i++) {
             if (used[i] || eq_value(all.v[i], names[k]) == NULL) continue;
             if (found >= 0) {
-                err_validation(err, "Multiple conditions on same key %s. Only single item Update/Insert/Delete are supported",
+                err_validation(err,
+                               "Multiple conditions on same key %s. Only single item "
+                               "Update/Insert/Delete are supported",
                                names[k]);
                 goto done;
             }
@@ -377,7 +400,9 @@ static int run_text(op_text_handler h, qr_db *db, json_t *req, json_t **out, qr_
     int rc = h(db, req, &text, err);
     if (rc == 0) {
         *out = json_loadb(text.data ? text.data : "{}", text.len ? text.len : 2, 0, NULL);
-        if (*out == NULL) rc = err_set(err, QR_E_INTERNAL, "The server encountered an internal error trying to fulfill the request.");
+        if (*out == NULL)
+            rc = err_set(err, QR_E_INTERNAL,
+                         "The server encountered an internal error trying to fulfill the request.");
     }
     buf_free(&text);
     return rc;
@@ -386,7 +411,8 @@ static int run_text(op_text_handler h, qr_db *db, json_t *req, json_t **out, qr_
 static void add_units(json_t *acc, const json_t *more, const char *key)
 {
     json_t *a = json_object_get(acc, key), *b = json_object_get(more, key);
-    if (json_is_number(a) && json_is_number(b)) json_object_set_new(acc, key, json_real(json_number_value(a) + json_number_value(b)));
+    if (json_is_number(a) && json_is_number(b))
+        json_object_set_new(acc, key, json_real(json_number_value(a) + json_number_value(b)));
 }
 
 /* Adds ConsumedCapacity object cc to the running total *acc. */
@@ -397,7 +423,8 @@ static void capacity_merge(json_t **acc, const json_t *cc)
         *acc = json_deep_copy(cc);
         return;
     }
-    static const char *const units[] = {"CapacityUnits", "ReadCapacityUnits", "WriteCapacityUnits", NULL};
+    static const char *const units[] = {"CapacityUnits", "ReadCapacityUnits", "WriteCapacityUnits",
+                                        NULL};
     for (int i = 0; units[i]; i++) {
         add_units(*acc, cc, units[i]);
         add_units(json_object_get(*acc, "Table"), json_object_get(cc, "Table"), units[i]);
@@ -441,9 +468,13 @@ static int write_request(qr_db *db, const pq_stmt *st, json_t **out, qr_err *err
     if (source_load(db, st, &src, err)) return -1;
     xb_init(&x, err);
     buf_init(&cond, 0);
-    for (int i = 0; i < 4; i++) buf_init(&upd[i], 0);
+    for (int i = 0; i < 4; i++)
+        buf_init(&upd[i], 0);
     r = json_pack("{s:s}", "TableName", st->table);
-    if (r == NULL) goto oom;
+    if (r == NULL) {
+        out_of_memory(err);
+        goto done;
+    }
     if (st->kind == PQ_INSERT) {
         json_object_set(r, "Item", st->item);
         e |= buf_puts(&cond, "attribute_not_exists(");
@@ -488,26 +519,28 @@ static int write_request(qr_db *db, const pq_stmt *st, json_t **out, qr_err *err
         buf expr;
         buf_init(&expr, 0);
         for (int k = 0; k < 4; k++)
-            if (upd[k].len) e |= buf_printf(&expr, "%s%s%s", expr.len ? " " : "", words[k], upd[k].data);
+            if (upd[k].len)
+                e |= buf_printf(&expr, "%s%s%s", expr.len ? " " : "", words[k], upd[k].data);
         json_object_set_new(r, "UpdateExpression", json_string(expr.data ? expr.data : ""));
         buf_free(&expr);
     }
     if (err->type) goto done;
-    if (e) goto oom;
+    if (e) {
+        out_of_memory(err);
+        goto done;
+    }
     if (cond.len) json_object_set_new(r, "ConditionExpression", json_string(cond.data));
     xb_attach(&x, r);
     *out = r;
     r = NULL;
     rc = 0;
-    goto done;
-oom:
-    err_set(err, QR_E_INTERNAL, "out of memory");
 done:
     json_decref(r);
     json_decref(key);
     free(rest.v);
     buf_free(&cond);
-    for (int i = 0; i < 4; i++) buf_free(&upd[i]);
+    for (int i = 0; i < 4; i++)
+        buf_free(&upd[i]);
     xb_free(&x);
     source_free(&src);
     return rc;
@@ -529,12 +562,14 @@ static int exec_write(qr_db *db, const pq_stmt *st, const opts *o, json_t **resp
     if (write_request(db, st, &r, err)) return -1;
     if (o->capacity) json_object_set_new(r, "ReturnConsumedCapacity", json_string(o->capacity));
     if (st->kind != PQ_INSERT) {
-        if (o->on_failure) json_object_set_new(r, "ReturnValuesOnConditionCheckFailure", json_string(o->on_failure));
+        if (o->on_failure)
+            json_object_set_new(r, "ReturnValuesOnConditionCheckFailure",
+                                json_string(o->on_failure));
         json_object_set_new(r, "ReturnValues", json_string(st->returning ? st->returning : "NONE"));
     }
-    int rc = st->kind == PQ_INSERT ? op_put_item(db, r, &out, err)
-           : st->kind == PQ_UPDATE ? op_update_item(db, r, &out, err)
-                                   : op_delete_item(db, r, &out, err);
+    int rc = st->kind == PQ_INSERT   ? op_put_item(db, r, &out, err)
+             : st->kind == PQ_UPDATE ? op_update_item(db, r, &out, err)
+                                     : op_delete_item(db, r, &out, err);
     json_decref(r);
     if (rc) {
         json_decref(out);
@@ -556,7 +591,8 @@ static int exec_write(qr_db *db, const pq_stmt *st, const opts *o, json_t **resp
 /* ---- reads of one item (batches and transactions) ---- */
 
 /* The Key of a SELECT that names one item of a table by its full key. */
-static int select_key(qr_db *db, const pq_stmt *st, const char *on_index, const char *missing, json_t **key, qr_err *err)
+static int select_key(qr_db *db, const pq_stmt *st, const char *on_index, const char *missing,
+                      json_t **key, qr_err *err)
 {
     source src;
     nodes rest;
@@ -617,9 +653,11 @@ done:
  * the attribute on the left: sk op v, sk BETWEEN v AND w, begins_with(sk, v). */
 static int sort_cond(const pq_node *c, const char *sk)
 {
-    if (c->kind == PQN_CMP) return strcmp(c->op, "<>") != 0 && is_attr(c->args[0], sk) && c->args[1]->kind == PQN_VALUE;
+    if (c->kind == PQN_CMP)
+        return strcmp(c->op, "<>") != 0 && is_attr(c->args[0], sk) && c->args[1]->kind == PQN_VALUE;
     if (c->kind == PQN_BETWEEN)
-        return is_attr(c->args[0], sk) && c->args[1]->kind == PQN_VALUE && c->args[2]->kind == PQN_VALUE;
+        return is_attr(c->args[0], sk) && c->args[1]->kind == PQN_VALUE &&
+               c->args[2]->kind == PQN_VALUE;
     if (c->kind == PQN_FUNC && strcmp(c->fn, "begins_with") == 0)
         return is_attr(c->args[0], sk) && c->args[1]->kind == PQN_VALUE;
     return 0;
@@ -641,7 +679,8 @@ static int token_encode(XXH64_hash_t hash, size_t i, const json_t *lek, char **o
     return *out ? 0 : -1;
 }
 
-static int token_decode(const char *tok, XXH64_hash_t hash, size_t nkeys, size_t *i, json_t **lek, qr_err *err)
+static int token_decode(const char *tok, XXH64_hash_t hash, size_t nkeys, size_t *i, json_t **lek,
+                        qr_err *err)
 {
     size_t n = strlen(tok);
     *lek = NULL;
@@ -653,7 +692,8 @@ static int token_decode(const char *tok, XXH64_hash_t hash, size_t nkeys, size_t
         if (tok[n - 1] == '=') len--;
         if (tok[n - 2] == '=') len--;
     }
-    json_t *t = len > 0 ? json_loadb((const char *)raw, (size_t)len, JSON_REJECT_DUPLICATES, NULL) : NULL;
+    json_t *t =
+        len > 0 ? json_loadb((const char *)raw, (size_t)len, JSON_REJECT_DUPLICATES, NULL) : NULL;
     free(raw);
     const char *h = json_string_value(json_object_get(t, "s"));
     json_t *k = json_object_get(t, "k");
@@ -693,7 +733,10 @@ static int exec_select(qr_db *db, const pq_stmt *st, const opts *o, json_t **res
     buf_init(&pc, 0);
     if (st->where && flatten(st->where, &all, err)) goto done;
     used = calloc(all.n + 1, 1);
-    if (used == NULL) goto oom;
+    if (used == NULL) {
+        out_of_memory(err);
+        goto done;
+    }
     /* A Query when every partition key attribute has an equality (or the one has IN). */
     int query = src.npk > 0 && st->where;
     for (int i = 0; query && i < src.npk; i++) {
@@ -705,13 +748,15 @@ static int exec_select(qr_db *db, const pq_stmt *st, const opts *o, json_t **res
                 const pq_node *c = all.v[j];
                 if (c->kind != PQN_IN || !is_attr(c->args[0], src.rpk[0])) continue;
                 size_t k = 1;
-                while (k < c->nargs && c->args[k]->kind == PQN_VALUE) k++;
+                while (k < c->nargs && c->args[k]->kind == PQN_VALUE)
+                    k++;
                 if (k == c->nargs) {
                     f = (int)j;
                     in = c;
                 }
             }
-        if (f < 0) query = 0;
+        if (f < 0)
+            query = 0;
         else {
             used[f] = 1;
             if (all.v[f] != in) pkv[i] = eq_value(all.v[f], src.rpk[i]);
@@ -734,25 +779,34 @@ static int exec_select(qr_db *db, const pq_stmt *st, const opts *o, json_t **res
         for (int k = 0; k < src.npk + src.nsk; k++)
             if (strcmp(st->order_by, k < src.npk ? src.rpk[k] : src.rsk[k - src.npk]) == 0) key = 1;
         if (!key && src.npk) {
-            err_validation(err, "Variable reference %s in ORDER BY clause must be part of the primary key", st->order_by);
+            err_validation(
+                err, "Variable reference %s in ORDER BY clause must be part of the primary key",
+                st->order_by);
             goto done;
         }
         if (!query) {
-            err_validation(err, "Must have at least one non-optional hash key condition in WHERE clause when using "
-                                "ORDER BY clause.");
+            err_validation(
+                err,
+                "Must have at least one non-optional hash key condition in WHERE clause when using "
+                "ORDER BY clause.");
             goto done;
         }
     }
     req = json_pack("{s:s}", "TableName", st->table);
-    if (req == NULL) goto oom;
+    if (req == NULL) {
+        out_of_memory(err);
+        goto done;
+    }
     if (st->index) json_object_set_new(req, "IndexName", json_string(st->index));
     if (query) {
         for (int i = 0; i < src.npk; i++) {
             if (i) e |= buf_puts(&kc, " AND ");
             e |= x_name(&x, &kc, src.rpk[i]);
             e |= buf_puts(&kc, " = ");
-            if (i == 0) e |= buf_puts(&kc, ":k");
-            else e |= x_value(&x, &kc, pkv[i]);
+            if (i == 0)
+                e |= buf_puts(&kc, ":k");
+            else
+                e |= x_value(&x, &kc, pkv[i]);
         }
         if (skc >= 0) {
             const pq_node *c = all.v[skc];
@@ -769,11 +823,15 @@ static int exec_select(qr_db *db, const pq_stmt *st, const opts *o, json_t **res
         e |= x_path(&x, &pc, st->proj[i]->path);
     }
     if (err->type) goto done;
-    if (e) goto oom;
+    if (e) {
+        out_of_memory(err);
+        goto done;
+    }
     if (kc.len) json_object_set_new(req, "KeyConditionExpression", json_string(kc.data));
     if (fc.len) json_object_set_new(req, "FilterExpression", json_string(fc.data));
     if (pc.len) json_object_set_new(req, "ProjectionExpression", json_string(pc.data));
-    if (query) json_object_set_new(x.values, ":k", json_deep_copy(in ? in->args[1]->value : pkv[0]));
+    if (query)
+        json_object_set_new(x.values, ":k", json_deep_copy(in ? in->args[1]->value : pkv[0]));
     xb_attach(&x, req);
     if (o->consistent) json_object_set_new(req, "ConsistentRead", json_true());
     if (o->capacity) json_object_set_new(req, "ReturnConsumedCapacity", json_string(o->capacity));
@@ -785,13 +843,17 @@ static int exec_select(qr_db *db, const pq_stmt *st, const opts *o, json_t **res
     for (; i < nkeys; i++) {
         json_t *out = NULL;
         int repeated = 0; /* IN ['a', 'a'] reads the partition once */
-        for (size_t j = 0; in && j < i && !repeated; j++) repeated = value_equal(in->args[j + 1]->value, in->args[i + 1]->value);
+        for (size_t j = 0; in && j < i && !repeated; j++)
+            repeated = value_equal(in->args[j + 1]->value, in->args[i + 1]->value);
         if (repeated) continue;
-        if (in) json_object_set_new(json_object_get(req, "ExpressionAttributeValues"), ":k",
-                                    json_deep_copy(in->args[i + 1]->value));
+        if (in)
+            json_object_set_new(json_object_get(req, "ExpressionAttributeValues"), ":k",
+                                json_deep_copy(in->args[i + 1]->value));
         if (left) json_object_set_new(req, "Limit", json_integer(left));
-        if (start) json_object_set_new(req, "ExclusiveStartKey", start);
-        else json_object_del(req, "ExclusiveStartKey");
+        if (start)
+            json_object_set_new(req, "ExclusiveStartKey", start);
+        else
+            json_object_del(req, "ExclusiveStartKey");
         start = NULL;
         if (run_text(query ? op_query : op_scan, db, req, &out, err)) goto done;
         json_array_extend(items, json_object_get(out, "Items"));
@@ -801,24 +863,30 @@ static int exec_select(qr_db *db, const pq_stmt *st, const opts *o, json_t **res
         if (last) {
             lek = json_incref(last);
             json_decref(out);
-            if (token_encode(o->hash, i, lek, &token)) goto oom;
+            if (token_encode(o->hash, i, lek, &token)) {
+                out_of_memory(err);
+                goto done;
+            }
             break;
         }
         json_decref(out);
         if (o->limit && left <= 0 && i + 1 < nkeys) {
-            if (token_encode(o->hash, i + 1, NULL, &token)) goto oom;
+            if (token_encode(o->hash, i + 1, NULL, &token)) {
+                out_of_memory(err);
+                goto done;
+            }
             break;
         }
     }
     *resp = json_pack("{s:O}", "Items", items);
-    if (*resp == NULL) goto oom;
+    if (*resp == NULL) {
+        out_of_memory(err);
+        goto done;
+    }
     if (token) json_object_set_new(*resp, "NextToken", json_string(token));
     if (lek) json_object_set(*resp, "LastEvaluatedKey", lek);
     if (cc) json_object_set(*resp, "ConsumedCapacity", cc);
     rc = 0;
-    goto done;
-oom:
-    err_set(err, QR_E_INTERNAL, "out of memory");
 done:
     free(token);
     json_decref(start);
@@ -841,8 +909,8 @@ done:
 
 /* Statement and Parameters of one statement (field: where they sit, for messages), the
  * parameters validated into a new array *params (NULL if none). */
-static int statement_params(json_t *obj, const char *field, const char **text, size_t *len, json_t **params,
-                            qr_err *err)
+static int statement_params(json_t *obj, const char *field, const char **text, size_t *len,
+                            json_t **params, qr_err *err)
 {
     char where[96];
     json_t *s = json_object_get(obj, "Statement"), *p;
@@ -852,14 +920,20 @@ static int statement_params(json_t *obj, const char *field, const char **text, s
     if (param_string(obj, "Statement", text, err)) return -1;
     *len = json_string_length(s);
     if (*len == 0 || *len > STATEMENT_MAX)
-        return err_validation(err, "1 validation error detected: Value '%.64s%s' at '%s' failed to satisfy constraint: "
-                                   "Member must have length %s", *text, *len > 64 ? "..." : "", where,
-                              *len ? "less than or equal to 8192" : "greater than or equal to 1");
+        return err_validation(
+            err,
+            "1 validation error detected: Value '%.64s%s' at '%s' failed to satisfy constraint: "
+            "Member must have length %s",
+            *text, *len > 64 ? "..." : "", where,
+            *len ? "less than or equal to 8192" : "greater than or equal to 1");
     if (param_array(obj, "Parameters", &p, err)) return -1;
     if (p == NULL) return 0;
     if (json_array_size(p) == 0)
-        return err_validation(err, "1 validation error detected: Value '[]' at '%sparameters' failed to satisfy "
-                                   "constraint: Member must have length greater than or equal to 1", field);
+        return err_validation(
+            err,
+            "1 validation error detected: Value '[]' at '%sparameters' failed to satisfy "
+            "constraint: Member must have length greater than or equal to 1",
+            field);
     *params = json_deep_copy(p);
     if (*params == NULL) return err_set(err, QR_E_INTERNAL, "out of memory");
     size_t i;
@@ -871,8 +945,9 @@ static int statement_params(json_t *obj, const char *field, const char **text, s
         if (value_type(v) == QR_T_NONE) {
             json_decref(*params);
             *params = NULL;
-            return err_validation(err, "Supplied AttributeValue is empty, must contain exactly one of the supported "
-                                       "datatypes");
+            return err_validation(
+                err, "Supplied AttributeValue is empty, must contain exactly one of the supported "
+                     "datatypes");
         }
         if (value_validate(v, 1, what, err)) {
             json_decref(*params);
@@ -906,18 +981,28 @@ int op_execute_statement(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     if (param_bool(req, "ConsistentRead", 0, &o.consistent, err)) goto done;
     if (param_string(req, "NextToken", &o.next_token, err)) goto done;
     if (o.next_token && (*o.next_token == '\0' || strlen(o.next_token) > NEXT_TOKEN_MAX)) {
-        err_validation(err, "1 validation error detected: Value at 'nextToken' failed to satisfy constraint: Member must "
-                            "have length %s", *o.next_token ? "less than or equal to 32768" : "greater than or equal to 1");
+        err_validation(err,
+                       "1 validation error detected: Value at 'nextToken' failed to satisfy "
+                       "constraint: Member must "
+                       "have length %s",
+                       *o.next_token ? "less than or equal to 32768"
+                                     : "greater than or equal to 1");
         goto done;
     }
-    if (param_enum(req, "ReturnConsumedCapacity", capacity_modes, NULL, &o.capacity, err)) goto done;
-    if (param_enum(req, "ReturnValuesOnConditionCheckFailure", on_failure_modes, NULL, &o.on_failure, err)) goto done;
+    if (param_enum(req, "ReturnConsumedCapacity", capacity_modes, NULL, &o.capacity, err))
+        goto done;
+    if (param_enum(req, "ReturnValuesOnConditionCheckFailure", on_failure_modes, NULL,
+                   &o.on_failure, err))
+        goto done;
     if (param_int(req, "Limit", 1, INT_MAX, &o.limit, &present, err)) goto done;
     if (partiql_parse(text, len, params, &st, err)) goto done;
     o.hash = statement_hash(text, len, params);
-    if (st->kind == PQ_SELECT) rc = exec_select(db, st, &o, resp, err);
-    else if (st->kind == PQ_EXISTS) err_validation(err, "EXISTS can only be used in ExecuteTransaction write requests.");
-    else rc = exec_write(db, st, &o, resp, err);
+    if (st->kind == PQ_SELECT)
+        rc = exec_select(db, st, &o, resp, err);
+    else if (st->kind == PQ_EXISTS)
+        err_validation(err, "EXISTS can only be used in ExecuteTransaction write requests.");
+    else
+        rc = exec_write(db, st, &o, resp, err);
 done:
     partiql_free(st);
     json_decref(params);
@@ -929,7 +1014,8 @@ done:
 /* The Code of a BatchStatementError for an error type. */
 static const char *batch_code(const char *type, char *out, size_t cap)
 {
-    if (strcmp(type, QR_E_VALIDATION) == 0 || strcmp(type, QR_E_SERIALIZATION) == 0) return "ValidationError";
+    if (strcmp(type, QR_E_VALIDATION) == 0 || strcmp(type, QR_E_SERIALIZATION) == 0)
+        return "ValidationError";
     if (strcmp(type, QR_E_INTERNAL) == 0) return "InternalServerError";
     size_t n = strlen(type);
     if (n > 9 && strcmp(type + n - 9, "Exception") == 0) n -= 9;
@@ -938,13 +1024,15 @@ static const char *batch_code(const char *type, char *out, size_t cap)
 }
 
 /* Reads the one item a batch SELECT names. */
-static int batch_read(qr_db *db, const pq_stmt *st, int consistent, const char *capacity, json_t **item, json_t *ccs,
-                      qr_err *err)
+static int batch_read(qr_db *db, const pq_stmt *st, int consistent, const char *capacity,
+                      json_t **item, json_t *ccs, qr_err *err)
 {
     json_t *key, *out = NULL;
     *item = NULL;
-    if (select_key(db, st, "This operation is not supported on an index", MSG_KEY, &key, err)) return -1;
-    json_t *r = json_pack("{s:s,s:o,s:b}", "TableName", st->table, "Key", key, "ConsistentRead", consistent);
+    if (select_key(db, st, "This operation is not supported on an index", MSG_KEY, &key, err))
+        return -1;
+    json_t *r = json_pack("{s:s,s:o,s:b}", "TableName", st->table, "Key", key, "ConsistentRead",
+                          consistent);
     if (r == NULL) return err_set(err, QR_E_INTERNAL, "out of memory");
     if (capacity) json_object_set_new(r, "ReturnConsumedCapacity", json_string(capacity));
     int rc = run_text(op_get_item, db, r, &out, err);
@@ -965,13 +1053,17 @@ int op_batch_execute_statement(qr_db *db, json_t *req, json_t **resp, qr_err *er
     const char *capacity;
     size_t n = 0;
     int rc = -1, reads = 0, writes = 0;
-    for (int i = 0; i < BATCH_MAX; i++) err_init(&errs[i]);
+    for (int i = 0; i < BATCH_MAX; i++)
+        err_init(&errs[i]);
     if (param_array(req, "Statements", &list, err)) return -1;
     if (list == NULL) return param_null("statements", err);
     n = json_array_size(list);
     if (n == 0 || n > BATCH_MAX)
-        return err_validation(err, "1 validation error detected: Value at 'statements' failed to satisfy constraint: "
-                                   "Member must have length %s", n ? "less than or equal to 25" : "greater than or equal to 1");
+        return err_validation(
+            err,
+            "1 validation error detected: Value at 'statements' failed to satisfy constraint: "
+            "Member must have length %s",
+            n ? "less than or equal to 25" : "greater than or equal to 1");
     if (param_enum(req, "ReturnConsumedCapacity", capacity_modes, NULL, &capacity, err)) return -1;
     for (size_t i = 0; i < n; i++) {
         json_t *e = json_array_get(list, i), *params = NULL;
@@ -984,20 +1076,26 @@ int op_batch_execute_statement(qr_db *db, json_t *req, json_t **resp, qr_err *er
             goto done;
         }
         snprintf(field, sizeof field, "statements.%zu.member.", i + 1);
-        if (statement_params(e, field, &text, &len, &params, err) || param_bool(e, "ConsistentRead", 0, &consistent, err) ||
-            param_enum(e, "ReturnValuesOnConditionCheckFailure", on_failure_modes, NULL, &on_failure, err)) {
+        if (statement_params(e, field, &text, &len, &params, err) ||
+            param_bool(e, "ConsistentRead", 0, &consistent, err) ||
+            param_enum(e, "ReturnValuesOnConditionCheckFailure", on_failure_modes, NULL,
+                       &on_failure, err)) {
             json_decref(params);
             goto done;
         }
         if (partiql_parse(text, len, params, &sts[i], &errs[i]) == 0) {
-            if (sts[i]->kind == PQ_SELECT) reads++;
-            else writes++;
+            if (sts[i]->kind == PQ_SELECT)
+                reads++;
+            else
+                writes++;
         }
         json_decref(params);
     }
     if (reads && writes) {
-        err_validation(err, "Unsupported operation: a batch must contain either only reads (SELECT) or only writes "
-                            "(INSERT, UPDATE, DELETE)");
+        err_validation(
+            err,
+            "Unsupported operation: a batch must contain either only reads (SELECT) or only writes "
+            "(INSERT, UPDATE, DELETE)");
         goto done;
     }
     responses = json_array();
@@ -1008,14 +1106,17 @@ int op_batch_execute_statement(qr_db *db, json_t *req, json_t **resp, qr_err *er
         if (sts[i]) {
             json_object_set_new(r, "TableName", json_string(sts[i]->table));
             if (sts[i]->kind == PQ_SELECT) {
-                if (batch_read(db, sts[i], json_is_true(json_object_get(e, "ConsistentRead")), capacity, &item,
-                               ccs, &errs[i]) == 0 && item)
+                if (batch_read(db, sts[i], json_is_true(json_object_get(e, "ConsistentRead")),
+                               capacity, &item, ccs, &errs[i]) == 0 &&
+                    item)
                     json_object_set_new(r, "Item", item);
             } else if (sts[i]->kind == PQ_EXISTS) {
-                err_validation(&errs[i], "EXISTS can only be used in ExecuteTransaction write requests.");
+                err_validation(&errs[i],
+                               "EXISTS can only be used in ExecuteTransaction write requests.");
             } else {
                 opts o = {.capacity = capacity,
-                          .on_failure = json_string_value(json_object_get(e, "ReturnValuesOnConditionCheckFailure"))};
+                          .on_failure = json_string_value(
+                              json_object_get(e, "ReturnValuesOnConditionCheckFailure"))};
                 json_t *out = NULL;
                 if (exec_write(db, sts[i], &o, &out, &errs[i]) == 0)
                     capacity_list_add(ccs, json_object_get(out, "ConsumedCapacity"));
@@ -1024,8 +1125,9 @@ int op_batch_execute_statement(qr_db *db, json_t *req, json_t **resp, qr_err *er
         }
         if (errs[i].type) {
             char code[64];
-            json_t *error = json_pack("{s:s,s:s}", "Code", batch_code(errs[i].type, code, sizeof code), "Message",
-                                      errs[i].msg);
+            json_t *error =
+                json_pack("{s:s,s:s}", "Code", batch_code(errs[i].type, code, sizeof code),
+                          "Message", errs[i].msg);
             if (errs[i].item && json_object_get(errs[i].item, "CancellationReasons") == NULL)
                 json_object_set(error, "Item", errs[i].item);
             json_object_set_new(r, "Error", error);
@@ -1054,11 +1156,13 @@ static void rename_duplicates(pq_stmt **sts, size_t n, qr_err *err)
     if (reasons == NULL) return;
     buf msg;
     buf_init(&msg, 0);
-    buf_puts(&msg, "Transaction cancelled, please refer cancellation reasons for specific reasons [");
+    buf_puts(&msg,
+             "Transaction cancelled, please refer cancellation reasons for specific reasons [");
     for (size_t i = 0; i < json_array_size(reasons); i++) {
         json_t *r = json_array_get(reasons, i);
         const char *code = json_string_value(json_object_get(r, "Code"));
-        if (i < n && sts[i]->kind == PQ_INSERT && code && strcmp(code, "ConditionalCheckFailed") == 0) {
+        if (i < n && sts[i]->kind == PQ_INSERT && code &&
+            strcmp(code, "ConditionalCheckFailed") == 0) {
             json_object_set_new(r, "Code", json_string("DuplicateItem"));
             json_object_set_new(r, "Message", json_string(MSG_DUPLICATE));
             json_object_del(r, "Item");
@@ -1073,17 +1177,20 @@ static void rename_duplicates(pq_stmt **sts, size_t n, qr_err *err)
     buf_free(&msg);
 }
 
-static int txn_reads(qr_db *db, pq_stmt **sts, size_t n, const char *capacity, json_t **resp, qr_err *err)
+static int txn_reads(qr_db *db, pq_stmt **sts, size_t n, const char *capacity, json_t **resp,
+                     qr_err *err)
 {
     json_t *items = json_array(), *out = NULL, *responses = NULL;
     int rc = -1;
     for (size_t i = 0; i < n; i++) {
         json_t *key;
         if (select_key(db, sts[i], "Reads on indices are not supported within transactions.",
-                       "Select statements within ExecuteTransaction must specify the primary key in the where clause.",
+                       "Select statements within ExecuteTransaction must specify the primary key "
+                       "in the where clause.",
                        &key, err))
             goto done;
-        json_array_append_new(items, json_pack("{s:{s:s,s:o}}", "Get", "TableName", sts[i]->table, "Key", key));
+        json_array_append_new(
+            items, json_pack("{s:{s:s,s:o}}", "Get", "TableName", sts[i]->table, "Key", key));
     }
     json_t *r = json_pack("{s:O}", "TransactItems", items);
     if (r && capacity) json_object_set_new(r, "ReturnConsumedCapacity", json_string(capacity));
@@ -1094,8 +1201,10 @@ static int txn_reads(qr_db *db, pq_stmt **sts, size_t n, const char *capacity, j
     responses = json_array();
     for (size_t i = 0; i < n; i++) {
         json_t *item, *e = json_object();
-        if (finish_read(sts[i], json_object_get(json_array_get(json_object_get(out, "Responses"), i), "Item"), &item,
-                        err)) {
+        if (finish_read(
+                sts[i],
+                json_object_get(json_array_get(json_object_get(out, "Responses"), i), "Item"),
+                &item, err)) {
             json_decref(e);
             goto done;
         }
@@ -1113,26 +1222,27 @@ done:
     return rc;
 }
 
-static int txn_writes(qr_db *db, pq_stmt **sts, json_t *list, size_t n, json_t *req, const char *capacity,
-                      json_t **resp, qr_err *err)
+static int txn_writes(qr_db *db, pq_stmt **sts, json_t *list, size_t n, json_t *req,
+                      const char *capacity, json_t **resp, qr_err *err)
 {
     json_t *items = json_array(), *out = NULL;
     int rc = -1;
     for (size_t i = 0; i < n; i++) {
         json_t *w;
         if (sts[i]->returning) {
-            err_validation(err, "Unsupported clause: RETURNING (ExecuteTransaction returns no values)");
+            err_validation(err,
+                           "Unsupported clause: RETURNING (ExecuteTransaction returns no values)");
             goto done;
         }
         if (write_request(db, sts[i], &w, err)) goto done;
-        const char *on_failure =
-            json_string_value(json_object_get(json_array_get(list, i), "ReturnValuesOnConditionCheckFailure"));
+        const char *on_failure = json_string_value(
+            json_object_get(json_array_get(list, i), "ReturnValuesOnConditionCheckFailure"));
         if (on_failure && sts[i]->kind != PQ_INSERT)
             json_object_set_new(w, "ReturnValuesOnConditionCheckFailure", json_string(on_failure));
-        const char *what = sts[i]->kind == PQ_INSERT ? "Put"
-                         : sts[i]->kind == PQ_UPDATE ? "Update"
-                         : sts[i]->kind == PQ_DELETE ? "Delete"
-                                                     : "ConditionCheck";
+        const char *what = sts[i]->kind == PQ_INSERT   ? "Put"
+                           : sts[i]->kind == PQ_UPDATE ? "Update"
+                           : sts[i]->kind == PQ_DELETE ? "Delete"
+                                                       : "ConditionCheck";
         json_array_append_new(items, json_pack("{s:o}", what, w));
     }
     json_t *r = json_pack("{s:O}", "TransactItems", items);
@@ -1169,9 +1279,11 @@ int op_execute_transaction(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     if (list == NULL) return param_null("transactStatements", err);
     n = json_array_size(list);
     if (n == 0 || n > TXN_MAX)
-        return err_validation(err, "1 validation error detected: Value at 'transactStatements' failed to satisfy "
-                                   "constraint: Member must have length %s",
-                              n ? "less than or equal to 100" : "greater than or equal to 1");
+        return err_validation(
+            err,
+            "1 validation error detected: Value at 'transactStatements' failed to satisfy "
+            "constraint: Member must have length %s",
+            n ? "less than or equal to 100" : "greater than or equal to 1");
     if (param_enum(req, "ReturnConsumedCapacity", capacity_modes, NULL, &capacity, err)) return -1;
     for (size_t i = 0; i < n; i++) {
         json_t *e = json_array_get(list, i), *params = NULL;
@@ -1184,19 +1296,24 @@ int op_execute_transaction(qr_db *db, json_t *req, json_t **resp, qr_err *err)
         }
         snprintf(field, sizeof field, "transactStatements.%zu.member.", i + 1);
         int bad = statement_params(e, field, &text, &len, &params, err) ||
-                  param_enum(e, "ReturnValuesOnConditionCheckFailure", on_failure_modes, NULL, &on_failure, err) ||
+                  param_enum(e, "ReturnValuesOnConditionCheckFailure", on_failure_modes, NULL,
+                             &on_failure, err) ||
                   partiql_parse(text, len, params, &sts[i], err);
         json_decref(params);
         if (bad) goto done;
         if (sts[i]->kind == PQ_SELECT) reads++;
     }
     if (reads && reads < n) {
-        err_validation(err, "Unsupported operation: a transaction must contain either only reads (SELECT) or only "
-                            "writes (INSERT, UPDATE, DELETE, EXISTS)");
+        err_validation(
+            err,
+            "Unsupported operation: a transaction must contain either only reads (SELECT) or only "
+            "writes (INSERT, UPDATE, DELETE, EXISTS)");
         goto done;
     }
-    rc = reads ? txn_reads(db, sts, n, capacity, resp, err) : txn_writes(db, sts, list, n, req, capacity, resp, err);
+    rc = reads ? txn_reads(db, sts, n, capacity, resp, err)
+               : txn_writes(db, sts, list, n, req, capacity, resp, err);
 done:
-    for (size_t i = 0; i < n && i < TXN_MAX; i++) partiql_free(sts[i]);
+    for (size_t i = 0; i < n && i < TXN_MAX; i++)
+        partiql_free(sts[i]);
     return rc;
 }

@@ -34,14 +34,14 @@ typedef enum pq_node_kind {
 
 typedef struct pq_node {
     pq_node_kind kind;
-    char op[3];             /* PQN_CMP: "=", "<>", "<", "<=", ">", ">=" */
-    int negated;            /* PQN_IS: IS NOT */
-    int is_null;            /* PQN_IS: NULL rather than MISSING */
-    char fn[16];            /* PQN_FUNC: the function's name in lower case */
-    struct pq_node **args;  /* owned */
+    char op[3];            /* PQN_CMP: "=", "<>", "<", "<=", ">", ">=" */
+    int negated;           /* PQN_IS: IS NOT */
+    int is_null;           /* PQN_IS: NULL rather than MISSING */
+    char fn[16];           /* PQN_FUNC: the function's name in lower case */
+    struct pq_node **args; /* owned */
     size_t nargs;
-    json_t *path;           /* PQN_PATH (owned) */
-    json_t *value;          /* PQN_VALUE: an AttributeValue (owned) */
+    json_t *path;  /* PQN_PATH (owned) */
+    json_t *value; /* PQN_VALUE: an AttributeValue (owned) */
 } pq_node;
 
 typedef enum pq_kind { PQ_SELECT, PQ_INSERT, PQ_UPDATE, PQ_DELETE, PQ_EXISTS } pq_kind;
@@ -57,18 +57,18 @@ typedef struct pq_action {
 } pq_action;
 
 typedef struct pq_stmt {
-    pq_kind kind;           /* PQ_EXISTS: EXISTS(SELECT ...), the SELECT's fields below */
-    char *table;            /* owned */
-    char *index;            /* SELECT ... FROM "table"."index"; NULL if none */
-    pq_node **proj;         /* SELECT's projection; nproj 0 for * */
+    pq_kind kind;   /* PQ_EXISTS: EXISTS(SELECT ...), the SELECT's fields below */
+    char *table;    /* owned */
+    char *index;    /* SELECT ... FROM "table"."index"; NULL if none */
+    pq_node **proj; /* SELECT's projection; nproj 0 for * */
     size_t nproj;
-    pq_node *where;         /* NULL if none */
-    char *order_by;         /* ORDER BY's first key; NULL if none */
+    pq_node *where; /* NULL if none */
+    char *order_by; /* ORDER BY's first key; NULL if none */
     int order_desc;
-    json_t *item;           /* INSERT's item: attribute name -> AttributeValue (owned) */
-    pq_action *actions;     /* UPDATE's actions */
+    json_t *item;       /* INSERT's item: attribute name -> AttributeValue (owned) */
+    pq_action *actions; /* UPDATE's actions */
     size_t nactions;
-    const char *returning;  /* RETURNING as ReturnValues ("ALL_OLD", ...); NULL if none */
+    const char *returning; /* RETURNING as ReturnValues ("ALL_OLD", ...); NULL if none */
 } pq_stmt;
 
 /* Parses one statement of len bytes. params is the request's Parameters (an array of

@@ -16,14 +16,12 @@
 
 #define MAX_NESTING 64
 
-typedef enum tok_kind {
-    T_EOF, T_IDENT, T_QIDENT, T_STRING, T_NUMBER, T_PARAM, T_PUNCT
-} tok_kind;
+typedef enum tok_kind { T_EOF, T_IDENT, T_QIDENT, T_STRING, T_NUMBER, T_PARAM, T_PUNCT } tok_kind;
 
 typedef struct token {
     tok_kind kind;
-    size_t pos;      /* offset in the statement */
-    char *text;      /* identifier / string contents (unescaped), number text, punctuation */
+    size_t pos; /* offset in the statement */
+    char *text; /* identifier / string contents (unescaped), number text, punctuation */
     size_t len;
 } token;
 
@@ -33,7 +31,7 @@ typedef struct parser {
     token *toks;
     size_t ntoks, cap, at;
     json_t *params;
-    size_t nparam;   /* parameters used so far */
+    size_t nparam; /* parameters used so far */
     int depth;
     qr_err *err;
 } parser;
@@ -98,27 +96,35 @@ static int lex(parser *p)
         unsigned char c = (unsigned char)p->src[i];
         if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
             i++;
-        } else if (c == '-' && i + 1 < p->srclen && p->src[i + 1] == '-') { /* comment to the end of the line */
-            while (i < p->srclen && p->src[i] != '\n') i++;
+        } else if (c == '-' && i + 1 < p->srclen &&
+                   p->src[i + 1] == '-') { /* comment to the end of the line */
+            while (i < p->srclen && p->src[i] != '\n')
+                i++;
         } else if (c == '\'' || c == '"') {
             if (lex_quoted(p, &i, (char)c, c == '\'' ? T_STRING : T_QIDENT)) return -1;
         } else if (isalpha(c) || c == '_') {
             size_t j = i;
-            while (j < p->srclen && (isalnum((unsigned char)p->src[j]) || p->src[j] == '_' || p->src[j] == '$')) j++;
+            while (j < p->srclen &&
+                   (isalnum((unsigned char)p->src[j]) || p->src[j] == '_' || p->src[j] == '$'))
+                j++;
             if (push_token(p, T_IDENT, i, p->src + i, j - i)) return -1;
             i = j;
-        } else if (isdigit(c) || (c == '.' && i + 1 < p->srclen && isdigit((unsigned char)p->src[i + 1]))) {
+        } else if (isdigit(c) ||
+                   (c == '.' && i + 1 < p->srclen && isdigit((unsigned char)p->src[i + 1]))) {
             size_t j = i;
-            while (j < p->srclen && isdigit((unsigned char)p->src[j])) j++;
+            while (j < p->srclen && isdigit((unsigned char)p->src[j]))
+                j++;
             if (j < p->srclen && p->src[j] == '.') {
                 j++;
-                while (j < p->srclen && isdigit((unsigned char)p->src[j])) j++;
+                while (j < p->srclen && isdigit((unsigned char)p->src[j]))
+                    j++;
             }
             if (j < p->srclen && (p->src[j] == 'e' || p->src[j] == 'E')) {
                 size_t k = j + 1;
                 if (k < p->srclen && (p->src[k] == '+' || p->src[k] == '-')) k++;
                 if (k < p->srclen && isdigit((unsigned char)p->src[k])) {
-                    while (k < p->srclen && isdigit((unsigned char)p->src[k])) k++;
+                    while (k < p->srclen && isdigit((unsigned char)p->src[k]))
+                        k++;
                     j = k;
                 }
             }
@@ -139,8 +145,10 @@ static int lex(parser *p)
             if (matched) continue;
             if (c == 0 || strchr("()[]{},.:=<>*+-;", c) == NULL) {
                 char what[64];
-                if (c >= 0x20 && c < 0x7f) snprintf(what, sizeof what, "unexpected character '%c'", c);
-                else snprintf(what, sizeof what, "unexpected character (byte 0x%02x)", c);
+                if (c >= 0x20 && c < 0x7f)
+                    snprintf(what, sizeof what, "unexpected character '%c'", c);
+                else
+                    snprintf(what, sizeof what, "unexpected character (byte 0x%02x)", c);
                 return malformed_at(p, i, what);
             }
             if (push_token(p, T_PUNCT, i, p->src + i, 1)) return -1;
@@ -152,8 +160,14 @@ static int lex(parser *p)
 
 /* ---- token helpers ---- */
 
-static token *peek(parser *p) { return &p->toks[p->at]; }
-static token *peek2(parser *p) { return &p->toks[p->at + 1 < p->ntoks ? p->at + 1 : p->at]; }
+static token *peek(parser *p)
+{
+    return &p->toks[p->at];
+}
+static token *peek2(parser *p)
+{
+    return &p->toks[p->at + 1 < p->ntoks ? p->at + 1 : p->at];
+}
 static token *next(parser *p)
 {
     token *t = &p->toks[p->at];
@@ -161,8 +175,14 @@ static token *next(parser *p)
     return t;
 }
 
-static int is_kw(const token *t, const char *kw) { return t->kind == T_IDENT && strcasecmp(t->text, kw) == 0; }
-static int is_punct(const token *t, const char *s) { return t->kind == T_PUNCT && strcmp(t->text, s) == 0; }
+static int is_kw(const token *t, const char *kw)
+{
+    return t->kind == T_IDENT && strcasecmp(t->text, kw) == 0;
+}
+static int is_punct(const token *t, const char *s)
+{
+    return t->kind == T_PUNCT && strcmp(t->text, s) == 0;
+}
 
 static int accept_kw(parser *p, const char *kw)
 {
@@ -183,13 +203,17 @@ static int unexpected(parser *p, const char *expected)
 {
     token *t = peek(p);
     if (t->kind == T_EOF)
-        return err_validation(p->err, PARTIQL_MALFORMED "unexpected end of statement, expected %s", expected);
+        return err_validation(p->err, PARTIQL_MALFORMED "unexpected end of statement, expected %s",
+                              expected);
     char shown[48];
     snprintf(shown, sizeof shown, "%.40s%s", t->text, t->len > 40 ? "..." : "");
     err_utf8_repair(shown);
-    return err_validation(p->err, PARTIQL_MALFORMED "unexpected %s '%s' at position %zu, expected %s",
-                          t->kind == T_STRING ? "string" : t->kind == T_NUMBER ? "number" : "token", shown, t->pos + 1,
-                          expected);
+    return err_validation(p->err,
+                          PARTIQL_MALFORMED "unexpected %s '%s' at position %zu, expected %s",
+                          t->kind == T_STRING   ? "string"
+                          : t->kind == T_NUMBER ? "number"
+                                                : "token",
+                          shown, t->pos + 1, expected);
 }
 
 static int expect_punct(parser *p, const char *s)
@@ -208,7 +232,8 @@ static int expect_kw(parser *p, const char *kw)
 static int enter(parser *p)
 {
     if (++p->depth > MAX_NESTING)
-        return err_validation(p->err, PARTIQL_MALFORMED "the statement nests more than %d levels deep", MAX_NESTING);
+        return err_validation(
+            p->err, PARTIQL_MALFORMED "the statement nests more than %d levels deep", MAX_NESTING);
     return 0;
 }
 
@@ -217,7 +242,8 @@ static int enter(parser *p)
 static void node_free(pq_node *n)
 {
     if (n == NULL) return;
-    for (size_t i = 0; i < n->nargs; i++) node_free(n->args[i]);
+    for (size_t i = 0; i < n->nargs; i++)
+        node_free(n->args[i]);
     free(n->args);
     json_decref(n->path);
     json_decref(n->value);
@@ -227,8 +253,10 @@ static void node_free(pq_node *n)
 static pq_node *node_new(parser *p, pq_node_kind kind)
 {
     pq_node *n = calloc(1, sizeof *n);
-    if (n == NULL) err_set(p->err, QR_E_INTERNAL, "out of memory");
-    else n->kind = kind;
+    if (n == NULL)
+        err_set(p->err, QR_E_INTERNAL, "out of memory");
+    else
+        n->kind = kind;
     return n;
 }
 
@@ -278,7 +306,8 @@ static json_t *string_av(parser *p, const token *t)
 {
     json_t *s = json_stringn(t->text, t->len);
     if (s == NULL) {
-        err_validation(p->err, PARTIQL_MALFORMED "the string at position %zu is not valid UTF-8", t->pos + 1);
+        err_validation(p->err, PARTIQL_MALFORMED "the string at position %zu is not valid UTF-8",
+                       t->pos + 1);
         return NULL;
     }
     return av("S", s);
@@ -307,7 +336,8 @@ static json_t *parse_set(parser *p)
             const char *st = t == QR_T_S ? "SS" : t == QR_T_N ? "NS" : t == QR_T_B ? "BS" : NULL;
             if (st == NULL || (type && strcmp(type, st) != 0)) {
                 json_decref(v);
-                err_validation(p->err, "Unsupported data type in Bag. DynamoDB only supports either numbers or strings in bags");
+                err_validation(p->err, "Unsupported data type in Bag. DynamoDB only supports "
+                                       "either numbers or strings in bags");
                 goto fail;
             }
             type = st;
@@ -386,21 +416,29 @@ static json_t *parse_value(parser *p)
             do {
                 token *k = peek(p);
                 if (k->kind != T_STRING) {
-                    if (k->kind == T_EOF || k->kind == T_PUNCT) unexpected(p, "a string key");
-                    else err_validation(p->err, "Tuple keys must be of type String. Actual type: %s under %s",
-                                        k->kind == T_NUMBER ? "DECIMAL" : "SYMBOL", "tuple");
+                    if (k->kind == T_EOF || k->kind == T_PUNCT)
+                        unexpected(p, "a string key");
+                    else
+                        err_validation(
+                            p->err, "Tuple keys must be of type String. Actual type: %s under %s",
+                            k->kind == T_NUMBER ? "DECIMAL" : "SYMBOL", "tuple");
                     goto map_fail;
                 }
                 next(p);
                 json_t *kv = json_stringn(k->text, k->len);
                 if (kv == NULL) {
-                    err_validation(p->err, PARTIQL_MALFORMED "the key at position %zu is not valid UTF-8", k->pos + 1);
+                    err_validation(p->err,
+                                   PARTIQL_MALFORMED "the key at position %zu is not valid UTF-8",
+                                   k->pos + 1);
                     goto map_fail;
                 }
                 const char *key = json_string_value(kv);
                 if (strlen(key) != k->len || json_object_get(map, key)) {
-                    if (strlen(key) != k->len) err_validation(p->err, PARTIQL_MALFORMED "a key holds a NUL character");
-                    else err_validation(p->err, "Duplicate keys in tuple. Key: %.200s under tuple", key);
+                    if (strlen(key) != k->len)
+                        err_validation(p->err, PARTIQL_MALFORMED "a key holds a NUL character");
+                    else
+                        err_validation(p->err, "Duplicate keys in tuple. Key: %.200s under tuple",
+                                       key);
                     json_decref(kv);
                     goto map_fail;
                 }
@@ -436,12 +474,16 @@ done:
 
 /* ---- paths ---- */
 
-static int is_name(const token *t) { return t->kind == T_IDENT || t->kind == T_QIDENT; }
+static int is_name(const token *t)
+{
+    return t->kind == T_IDENT || t->kind == T_QIDENT;
+}
 
 static int name_ok(parser *p, const token *t)
 {
     if (t->len == 0) return err_validation(p->err, "Path component cannot be an empty string");
-    if (strlen(t->text) != t->len) return err_validation(p->err, PARTIQL_MALFORMED "a name holds a NUL character");
+    if (strlen(t->text) != t->len)
+        return err_validation(p->err, PARTIQL_MALFORMED "a name holds a NUL character");
     return 0;
 }
 
@@ -449,7 +491,9 @@ static json_t *name_json(parser *p, const token *t)
 {
     if (name_ok(p, t)) return NULL;
     json_t *s = json_stringn(t->text, t->len);
-    if (s == NULL) err_validation(p->err, PARTIQL_MALFORMED "the name at position %zu is not valid UTF-8", t->pos + 1);
+    if (s == NULL)
+        err_validation(p->err, PARTIQL_MALFORMED "the name at position %zu is not valid UTF-8",
+                       t->pos + 1);
     return s;
 }
 
@@ -488,7 +532,9 @@ static pq_node *parse_path(parser *p)
             if (c->kind == T_NUMBER) {
                 for (size_t i = 0; i < c->len; i++)
                     if (!isdigit((unsigned char)c->text[i]) || c->len > 9) {
-                        err_validation(p->err, "List index is not within the allowable range; index: [%.20s]", c->text);
+                        err_validation(
+                            p->err, "List index is not within the allowable range; index: [%.20s]",
+                            c->text);
                         goto fail;
                     }
                 json_array_append_new(n->path, json_integer(atol(c->text)));
@@ -528,8 +574,8 @@ static pq_node *parse_operand(parser *p)
 {
     token *t = peek(p);
     if (starts_function(p, "size")) return parse_call(p, "size", 1);
-    if (t->kind == T_QIDENT ||
-        (t->kind == T_IDENT && !is_kw(t, "TRUE") && !is_kw(t, "FALSE") && !is_kw(t, "NULL") && !is_kw(t, "MISSING"))) {
+    if (t->kind == T_QIDENT || (t->kind == T_IDENT && !is_kw(t, "TRUE") && !is_kw(t, "FALSE") &&
+                                !is_kw(t, "NULL") && !is_kw(t, "MISSING"))) {
         if (t->kind == T_IDENT && is_punct(peek2(p), "(")) {
             err_validation(p->err, "Unrecognized function: %.64s", t->text);
             return NULL;
@@ -617,8 +663,10 @@ static pq_node *parse_predicate(parser *p)
         pq_node *n = node_of(p, PQN_IN, l, NULL, NULL);
         if (n == NULL) return NULL;
         if (close == NULL || is_punct(peek(p), close)) {
-            err_validation(p->err, "IN operator must have a left hand argument of type Variable Reference and right "
-                                   "hand argument of type Seq with at least one member");
+            err_validation(
+                p->err,
+                "IN operator must have a left hand argument of type Variable Reference and right "
+                "hand argument of type Seq with at least one member");
             node_free(n);
             return NULL;
         }
@@ -644,15 +692,20 @@ static pq_node *parse_predicate(parser *p)
         } else if (!accept_kw(p, "MISSING")) {
             token *t = peek(p);
             if (t->kind == T_IDENT)
-                err_validation(p->err, "Unsupported data type for IS operator: %.40s. Supported data types are "
-                                       "[MISSING, NULL, BOOLEAN, BLOB, STRING, NUMERIC, STRUCT, TUPLE, LIST]", t->text);
+                err_validation(
+                    p->err,
+                    "Unsupported data type for IS operator: %.40s. Supported data types are "
+                    "[MISSING, NULL, BOOLEAN, BLOB, STRING, NUMERIC, STRUCT, TUPLE, LIST]",
+                    t->text);
             else
                 unexpected(p, "MISSING or NULL");
             node_free(n);
             return NULL;
         }
         if (l->kind != PQN_PATH) {
-            err_validation(p->err, "The left hand side argument to IS must be a Variable Reference, Literal, or Path");
+            err_validation(
+                p->err,
+                "The left hand side argument to IS must be a Variable Reference, Literal, or Path");
             node_free(n);
             return NULL;
         }
@@ -712,12 +765,17 @@ static int parse_table(parser *p, pq_stmt *s, int allow_index)
     if (accept_punct(p, ".")) {
         token *i = peek(p);
         if (!is_name(i)) return unexpected(p, "an index name");
-        if (!allow_index) return err_validation(p->err, "FROM clause may only contain a single table name in data manipulation statements");
+        if (!allow_index)
+            return err_validation(
+                p->err,
+                "FROM clause may only contain a single table name in data manipulation statements");
         next(p);
         if (name_ok(p, i)) return -1;
         s->index = strdup(i->text);
         if (s->index == NULL) return err_set(p->err, QR_E_INTERNAL, "out of memory");
-        if (is_punct(peek(p), ".")) return err_validation(p->err, "A path may contain at most 2 components in the FROM clause");
+        if (is_punct(peek(p), "."))
+            return err_validation(p->err,
+                                  "A path may contain at most 2 components in the FROM clause");
     }
     return 0;
 }
@@ -732,11 +790,15 @@ static int parse_select(parser *p, pq_stmt *s)
 {
     if (accept_punct(p, "*")) {
         if (is_punct(peek(p), ","))
-            return err_validation(p->err, "Other attributes should not be present in the projection when '*' is used.");
+            return err_validation(
+                p->err,
+                "Other attributes should not be present in the projection when '*' is used.");
     } else {
         do {
             if (is_punct(peek(p), "*"))
-                return err_validation(p->err, "Other attributes should not be present in the projection when '*' is used.");
+                return err_validation(
+                    p->err,
+                    "Other attributes should not be present in the projection when '*' is used.");
             pq_node *path = parse_path(p);
             if (path == NULL) return -1;
             pq_node **a = realloc(s->proj, (s->nproj + 1) * sizeof *a);
@@ -753,7 +815,9 @@ static int parse_select(parser *p, pq_stmt *s)
     if (accept_kw(p, "WHERE") && parse_where(p, s)) return -1;
     if (accept_kw(p, "ORDER")) {
         if (expect_kw(p, "BY")) return -1;
-        if (s->where == NULL) return err_validation(p->err, "Must have WHERE clause in the statement when using ORDER BY clause.");
+        if (s->where == NULL)
+            return err_validation(
+                p->err, "Must have WHERE clause in the statement when using ORDER BY clause.");
         do {
             token *k = peek(p);
             if (!is_name(k)) return unexpected(p, "a key attribute name");
@@ -784,13 +848,15 @@ static int parse_set_action(parser *p, pq_stmt *s, pq_node *target)
         const char *fn = add ? "ADD" : "DELETE";
         if (call->args[0]->kind != PQN_PATH || !json_equal(call->args[0]->path, target->path)) {
             node_free(call);
-            err_validation(p->err, "The first argument to SET_%s must equal the assignment value", fn);
+            err_validation(p->err, "The first argument to SET_%s must equal the assignment value",
+                           fn);
             goto fail;
         }
         qr_type t = call->args[1]->kind == PQN_VALUE ? value_type(call->args[1]->value) : QR_T_NONE;
         if (t != QR_T_SS && t != QR_T_NS && t != QR_T_BS) {
             node_free(call);
-            err_validation(p->err, "The second argument to SET_%s must be a value with type SET", fn);
+            err_validation(p->err, "The second argument to SET_%s must be a value with type SET",
+                           fn);
             goto fail;
         }
         a.kind = add ? PQA_ADD : PQA_DELETE;
@@ -855,12 +921,14 @@ static int parse_update(parser *p, pq_stmt *s)
     if (s->nactions == 0) {
         token *t = peek(p);
         if (t->kind == T_IDENT && !is_kw(t, "WHERE"))
-            return err_validation(p->err, "Only SET and REMOVE are supported in update expressions at this time");
+            return err_validation(
+                p->err, "Only SET and REMOVE are supported in update expressions at this time");
         return unexpected(p, "SET or REMOVE");
     }
     if (!accept_kw(p, "WHERE")) {
         if (peek(p)->kind == T_EOF)
-            return err_validation(p->err, "Where clause does not contain a mandatory equality on all key attributes");
+            return err_validation(
+                p->err, "Where clause does not contain a mandatory equality on all key attributes");
         return unexpected(p, "SET, REMOVE or WHERE");
     }
     return parse_where(p, s);
@@ -869,20 +937,26 @@ static int parse_update(parser *p, pq_stmt *s)
 static int parse_returning(parser *p, pq_stmt *s)
 {
     if (!accept_kw(p, "RETURNING")) return 0;
-    if (s->kind == PQ_SELECT || s->kind == PQ_EXISTS) return unexpected(p, "the end of the statement");
+    if (s->kind == PQ_SELECT || s->kind == PQ_EXISTS)
+        return unexpected(p, "the end of the statement");
     if (s->kind == PQ_INSERT) return err_validation(p->err, "RETURNING is not supported in INSERT");
     int all = accept_kw(p, "ALL");
     if (!all && !accept_kw(p, "MODIFIED")) return unexpected(p, "ALL or MODIFIED");
     int new = accept_kw(p, "NEW");
     if (!new && !accept_kw(p, "OLD")) return unexpected(p, "NEW or OLD");
     if (!accept_punct(p, "*"))
-        return err_validation(p->err, "Expected '*' after ( MODIFIED | ALL ) ( NEW | OLD ) in RETURNING clause");
+        return err_validation(
+            p->err, "Expected '*' after ( MODIFIED | ALL ) ( NEW | OLD ) in RETURNING clause");
     if (is_punct(peek(p), ","))
-        return err_validation(p->err, "Invalid syntax with multiple returning elements in RETURNING clause");
+        return err_validation(
+            p->err, "Invalid syntax with multiple returning elements in RETURNING clause");
     s->returning = all ? (new ? "ALL_NEW" : "ALL_OLD") : (new ? "UPDATED_NEW" : "UPDATED_OLD");
     if (s->kind == PQ_DELETE && strcmp(s->returning, "ALL_OLD") != 0)
-        return err_validation(p->err, "Invalid returning clause: RETURNING %s %s *. Only RETURNING ALL OLD * is allowed in "
-                                      "DELETE statements.", all ? "ALL" : "MODIFIED", new ? "NEW" : "OLD");
+        return err_validation(
+            p->err,
+            "Invalid returning clause: RETURNING %s %s *. Only RETURNING ALL OLD * is allowed in "
+            "DELETE statements.",
+            all ? "ALL" : "MODIFIED", new ? "NEW" : "OLD");
     return 0;
 }
 
@@ -893,25 +967,32 @@ static int parse_statement(parser *p, pq_stmt *s)
         if (parse_select(p, s)) return -1;
     } else if (accept_kw(p, "EXISTS")) {
         s->kind = PQ_EXISTS;
-        if (expect_punct(p, "(") || expect_kw(p, "SELECT") || parse_select(p, s) || expect_punct(p, ")")) return -1;
+        if (expect_punct(p, "(") || expect_kw(p, "SELECT") || parse_select(p, s) ||
+            expect_punct(p, ")"))
+            return -1;
     } else if (accept_kw(p, "INSERT")) {
         s->kind = PQ_INSERT;
         if (expect_kw(p, "INTO") || parse_table(p, s, 0)) return -1;
         if (is_kw(peek(p), "VALUES") || is_punct(peek(p), "<<"))
-            return err_validation(p->err, "Unsupported operation: Inserting multiple items in a single statement is not "
-                                          "supported, use \"INSERT INTO tableName VALUE item\" instead");
+            return err_validation(
+                p->err,
+                "Unsupported operation: Inserting multiple items in a single statement is not "
+                "supported, use \"INSERT INTO tableName VALUE item\" instead");
         if (expect_kw(p, "VALUE")) return -1;
         json_t *v = parse_value(p);
         if (v == NULL) return -1;
         if (value_type(v) != QR_T_M) {
             json_decref(v);
-            return err_validation(p->err, "Unsupported format in item expression. Please use struct format {...} to express "
-                                          "item values for insert statement.");
+            return err_validation(
+                p->err,
+                "Unsupported format in item expression. Please use struct format {...} to express "
+                "item values for insert statement.");
         }
         s->item = json_incref(value_payload(v));
         json_decref(v);
         if (is_kw(peek(p), "WHERE") || is_kw(peek(p), "FROM"))
-            return err_validation(p->err, "Unsupported FROM ... WHERE ... clause in INSERT statement.");
+            return err_validation(p->err,
+                                  "Unsupported FROM ... WHERE ... clause in INSERT statement.");
     } else if (accept_kw(p, "UPDATE")) {
         s->kind = PQ_UPDATE;
         if (parse_update(p, s)) return -1;
@@ -920,7 +1001,9 @@ static int parse_statement(parser *p, pq_stmt *s)
         if (expect_kw(p, "FROM") || parse_table(p, s, 0)) return -1;
         if (!accept_kw(p, "WHERE")) {
             if (peek(p)->kind == T_EOF || is_kw(peek(p), "RETURNING"))
-                return err_validation(p->err, "Where clause does not contain a mandatory equality on all key attributes");
+                return err_validation(
+                    p->err,
+                    "Where clause does not contain a mandatory equality on all key attributes");
             return unexpected(p, "WHERE");
         }
         if (parse_where(p, s)) return -1;
@@ -930,7 +1013,8 @@ static int parse_statement(parser *p, pq_stmt *s)
     if (parse_returning(p, s)) return -1;
     accept_punct(p, ";");
     if (peek(p)->kind != T_EOF) {
-        if (is_kw(peek(p), "SELECT") || is_kw(peek(p), "INSERT") || is_kw(peek(p), "UPDATE") || is_kw(peek(p), "DELETE"))
+        if (is_kw(peek(p), "SELECT") || is_kw(peek(p), "INSERT") || is_kw(peek(p), "UPDATE") ||
+            is_kw(peek(p), "DELETE"))
             return err_validation(p->err, "Only one operation is allowed in a statement.");
         return unexpected(p, "the end of the statement");
     }
@@ -947,7 +1031,8 @@ int partiql_parse(const char *text, size_t len, json_t *params, pq_stmt **out, q
     int rc = -1;
     if (s == NULL) return err_set(err, QR_E_INTERNAL, "out of memory");
     if (lex(&p) == 0 && parse_statement(&p, s) == 0) rc = 0;
-    for (size_t i = 0; i < p.ntoks; i++) free(p.toks[i].text);
+    for (size_t i = 0; i < p.ntoks; i++)
+        free(p.toks[i].text);
     free(p.toks);
     if (rc) {
         if (err->type == NULL) err_set(err, QR_E_INTERNAL, "out of memory");
@@ -963,7 +1048,8 @@ void partiql_free(pq_stmt *s)
     if (s == NULL) return;
     free(s->table);
     free(s->index);
-    for (size_t i = 0; i < s->nproj; i++) node_free(s->proj[i]);
+    for (size_t i = 0; i < s->nproj; i++)
+        node_free(s->proj[i]);
     free(s->proj);
     node_free(s->where);
     free(s->order_by);
