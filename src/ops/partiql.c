@@ -604,46 +604,74 @@ static int select_key(qr_db *db, const pq_stmt *st, const char *on_index, const 
     return rc;
 }
 
-/* Applies the rest of such a SELECT, its WHERE and its projection, to the item read
- * (NULL: none). *out is the projected item, or NULL when there is none or it does not
- * satisfy the WHERE. */
-static int finish_read(const pq_stmt *st, const json_t *item, json_t **out, qr_err *err)
-{
+/* Conditions and a projection quarry applies itself to items another operation read:
+ * the rest of a SELECT read by key in a batch or a transaction (GetItem and
+ * TransactGetItems take no filter), and the conditions on key attributes a Query's
+ * FilterExpression may not hold. Parsed once with their own names and values. */
+typedef struct post {
     xb x;
-    buf where, proj;
     expr_ctx cx;
-    expr_cond *c = NULL;
-    expr_proj *p = NULL;
-    int rc = -1, e = 0;
-    *out = NULL;
-    if (item == NULL) return 0;
-    xb_init(&x, err);
+    expr_cond *cond; /* NULL: every item passes */
+    expr_proj *proj; /* NULL: whole items */
+} post;
+
+static int post_prepare(post *p, const nodes *conds, const pq_stmt *st, int project, qr_err *err)
+{
+    buf where, proj;
+    int e = 0;
+    memset(p, 0, sizeof *p);
+    xb_init(&p->x, err);
     buf_init(&where, 0);
     buf_init(&proj, 0);
-    if (st->where) e |= x_cond(&x, &where, st->where);
-    for (size_t i = 0; i < st->nproj; i++) {
+    if (conds) e |= x_conj(&p->x, &where, conds);
+    for (size_t i = 0; project && i < st->nproj; i++) {
         if (i) e |= buf_puts(&proj, ", ");
-        e |= x_path(&x, &proj, st->proj[i]->path);
+        e |= x_path(&p->x, &proj, st->proj[i]->path);
     }
     const char *k;
     json_t *v;
-    json_object_foreach(x.values, k, v) e |= value_validate(v, 1, k, err);
-    expr_ctx_init(&cx, x.names, x.values, err);
-    if (e == 0 && where.len) e |= expr_parse_condition(&cx, "WHERE", where.data, &c);
-    if (e == 0 && proj.len) e |= expr_parse_projection(&cx, proj.data, &p);
-    if (e) goto done;
-    int ok = c ? expr_cond_eval(c, item, err) : 1;
-    if (ok < 0) goto done;
-    if (ok) *out = p ? expr_project(p, item) : json_deep_copy(item);
-    rc = 0;
-done:
-    if (rc && err->type == NULL) err_set(err, QR_E_INTERNAL, "out of memory");
-    expr_cond_free(c);
-    expr_proj_free(p);
-    expr_ctx_free(&cx);
+    json_object_foreach(p->x.values, k, v) e |= value_validate(v, 1, k, err);
+    expr_ctx_init(&p->cx, p->x.names, p->x.values, err);
+    if (e == 0 && where.len) e |= expr_parse_condition(&p->cx, "WHERE", where.data, &p->cond);
+    if (e == 0 && proj.len) e |= expr_parse_projection(&p->cx, proj.data, &p->proj);
     buf_free(&where);
     buf_free(&proj);
-    xb_free(&x);
+    if (e && err->type == NULL) out_of_memory(err);
+    return e ? -1 : 0;
+}
+
+/* *out: item as the statement returns it, or NULL if it fails the conditions. */
+static int post_apply(const post *p, const json_t *item, json_t **out, qr_err *err)
+{
+    *out = NULL;
+    int ok = p->cond ? expr_cond_eval(p->cond, item, err) : 1;
+    if (ok < 0) return -1;
+    if (ok) *out = p->proj ? expr_project(p->proj, item) : json_deep_copy(item);
+    if (ok && *out == NULL) return out_of_memory(err);
+    return 0;
+}
+
+static void post_free(post *p)
+{
+    expr_cond_free(p->cond);
+    expr_proj_free(p->proj);
+    expr_ctx_free(&p->cx);
+    xb_free(&p->x);
+}
+
+/* Applies the rest of a SELECT read by key, its WHERE and its projection, to the item
+ * read (NULL: none). *out is the projected item, or NULL when there is none or it does
+ * not satisfy the WHERE. */
+static int finish_read(const pq_stmt *st, const json_t *item, json_t **out, qr_err *err)
+{
+    post p;
+    pq_node *where = st->where;
+    nodes conds = {&where, 1, 1};
+    *out = NULL;
+    if (item == NULL) return 0;
+    int rc = post_prepare(&p, where ? &conds : NULL, st, 1, err);
+    if (rc == 0) rc = post_apply(&p, item, out, err);
+    post_free(&p);
     return rc;
 }
 
@@ -717,9 +745,11 @@ static int token_decode(const char *tok, XXH64_hash_t hash, size_t nkeys, size_t
 static int exec_select(qr_db *db, const pq_stmt *st, const opts *o, json_t **resp, qr_err *err)
 {
     source src;
-    nodes all = {0}, rest = {0};
+    nodes all = {0}, rest = {0}, later = {0};
     char *used = NULL;
     xb x;
+    post pp;
+    int prepared = 0;
     buf kc, fc, pc;
     const json_t *pkv[QR_MAX_KEY_ATTRS] = {0};
     const pq_node *in = NULL;
@@ -768,11 +798,21 @@ static int exec_select(qr_db *db, const pq_stmt *st, const opts *o, json_t **res
                 skc = (int)j;
                 used[j] = 1;
             }
+    /* The other conditions go to the FilterExpression, except those on the key attributes
+     * it may not name: quarry applies them to the items the Query returns. */
     for (size_t j = 0; query && j < all.n; j++) {
         if (used[j]) continue;
+        int on_key = 0;
         for (int k = 0; k < src.npk + src.nsk; k++)
-            if (mentions(all.v[j], k < src.npk ? src.rpk[k] : src.rsk[k - src.npk])) query = 0;
-        if (query && flatten(all.v[j], &rest, err)) goto done;
+            on_key |= mentions(all.v[j], k < src.npk ? src.rpk[k] : src.rsk[k - src.npk]);
+        if (flatten(all.v[j], on_key ? &later : &rest, err)) goto done;
+    }
+    if (later.n) {
+        if (post_prepare(&pp, &later, st, 1, err)) {
+            post_free(&pp);
+            goto done;
+        }
+        prepared = 1;
     }
     if (st->order_by) {
         int key = 0;
@@ -818,7 +858,7 @@ static int exec_select(qr_db *db, const pq_stmt *st, const opts *o, json_t **res
     } else if (st->where) {
         e |= x_cond(&x, &fc, st->where);
     }
-    for (size_t i = 0; i < st->nproj; i++) {
+    for (size_t i = 0; !prepared && i < st->nproj; i++) {
         if (i) e |= buf_puts(&pc, ", ");
         e |= x_path(&x, &pc, st->proj[i]->path);
     }
@@ -856,7 +896,21 @@ static int exec_select(qr_db *db, const pq_stmt *st, const opts *o, json_t **res
             json_object_del(req, "ExclusiveStartKey");
         start = NULL;
         if (run_text(query ? op_query : op_scan, db, req, &out, err)) goto done;
-        json_array_extend(items, json_object_get(out, "Items"));
+        if (prepared) {
+            size_t k;
+            json_t *item;
+            json_array_foreach(json_object_get(out, "Items"), k, item)
+            {
+                json_t *kept;
+                if (post_apply(&pp, item, &kept, err)) {
+                    json_decref(out);
+                    goto done;
+                }
+                if (kept) json_array_append_new(items, kept);
+            }
+        } else {
+            json_array_extend(items, json_object_get(out, "Items"));
+        }
         capacity_merge(&cc, json_object_get(out, "ConsumedCapacity"));
         json_t *last = json_object_get(out, "LastEvaluatedKey");
         if (left) left -= json_integer_value(json_object_get(out, "ScannedCount"));
@@ -894,8 +948,10 @@ done:
     json_decref(cc);
     json_decref(items);
     json_decref(req);
+    if (prepared) post_free(&pp);
     free(all.v);
     free(rest.v);
+    free(later.v);
     free(used);
     buf_free(&kc);
     buf_free(&fc);

@@ -136,6 +136,13 @@ def test_select_query_scan_and_conditions(t):
     r = ex(t, "SELECT Song FROM Music WHERE Artist = 'A' AND Song >= 's03' ORDER BY Song DESC")
     assert [i["Song"]["S"] for i in r["Items"]] == ["s05", "s04", "s03"]
     assert len(ex(t, "SELECT * FROM Music")["Items"]) == 10
+    # more conditions on key attributes than a key condition holds: still one partition, in order
+    r = ex(t, "select n from Music where Artist = 'A' and Song > 's01' and Song < 's04' order by Song desc")
+    assert r["Items"] == [{"n": n(3)}, {"n": n(2)}]
+    r = ex(t, "SELECT Song FROM Music WHERE Artist = 'A' AND (Song = 's01' OR n = 3) AND Song <> 's05'")
+    assert r["Items"] == [{"Song": s("s01")}, {"Song": s("s03")}]
+    assert songs(ex(t, "SELECT * FROM Music WHERE Artist = 'A' AND BEGINS_WITH(Song, 's0') AND Artist <> 'B'")) == \
+        ["s%02d" % i for i in range(6)]
     e = ex_err(t, "SELECT * FROM Music WHERE n = 1 ORDER BY Song")
     assert e.message.startswith("Must have at least one non-optional hash key condition")
     e = ex_err(t, "SELECT * FROM Music WHERE Artist = 'A' ORDER BY n")
