@@ -135,13 +135,11 @@ static int x_name(xb *x, buf *o, const char *name)
     if (ph == NULL) {
         char key[32];
         snprintf(key, sizeof key, "#n%zu", json_object_size(x->names));
-        ph = json_string(key);
-        json_t *n = json_string(name);
-        if (ph == NULL || n == NULL || json_object_set_new(x->names, key, n) ||
-            json_object_set_new(x->byname, name, ph)) {
-            if (json_object_get(x->byname, name) == NULL) json_decref(ph);
-            return err_set(x->err, QR_E_INTERNAL, "out of memory");
-        }
+        /* json_object_set_new takes its value even when it fails */
+        if (json_object_set_new(x->names, key, json_string(name)) ||
+            json_object_set_new(x->byname, name, json_string(key)))
+            return out_of_memory(x->err);
+        ph = json_object_get(x->byname, name);
     }
     return buf_puts(o, json_string_value(ph));
 }
