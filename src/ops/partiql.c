@@ -1140,7 +1140,7 @@ int op_batch_execute_statement(qr_db *db, json_t *req, json_t **resp, qr_err *er
         if (partiql_parse(text, len, params, &sts[i], &errs[i]) == 0) {
             if (sts[i]->kind == PQ_SELECT)
                 reads++;
-            else
+            else if (sts[i]->kind != PQ_EXISTS) /* refused on its own below */
                 writes++;
         }
         json_decref(params);

@@ -297,8 +297,12 @@ def test_batch_reads(t):
         {"Statement": "SELECT * FROM Music WHERE Artist = 'a' AND Song = 's09'", "ConsistentRead": True},
         {"Statement": "SELECT * FROM Music WHERE Artist = 'a' AND Song = 's02' AND n = 5"},
         {"Statement": "SELECT * FROM Music WHERE Artist = 'a'"},
+        {"Statement": "SELECT * FROM Music.idx WHERE Artist = 'a' AND Song = 's01'"},
+        {"Statement": "EXISTS(SELECT * FROM Music WHERE Artist = 'a' AND Song = 's01')"},
     ]})
     res = r["Responses"]
+    assert res[4]["Error"] == {"Code": "ValidationError", "Message": "This operation is not supported on an index"}
+    assert res[5]["Error"]["Message"] == "EXISTS can only be used in ExecuteTransaction write requests."
     assert res[0] == {"TableName": T, "Item": {"Song": s("s01")}}
     assert res[1] == {"TableName": T}
     assert res[2] == {"TableName": T}
