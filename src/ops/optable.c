@@ -41,6 +41,9 @@ static const operation operations[] = {
     {"BatchWriteItem", op_batch_write_item, NULL},
     {"TransactWriteItems", op_transact_write_items, NULL},
     {"TransactGetItems", op_transact_get_items, NULL},
+    {"ExecuteStatement", op_execute_statement, NULL},
+    {"BatchExecuteStatement", op_batch_execute_statement, NULL},
+    {"ExecuteTransaction", op_execute_transaction, NULL},
     /* The DynamoDB Streams API (from NSTREAM_FIRST on). */
     {"ListStreams", op_list_streams, NULL},
     {"DescribeStream", op_describe_stream, NULL},
