@@ -16,8 +16,9 @@
 #define PAGE_BYTES (1024 * 1024)
 
 static const char *const capacity_modes[] = {"INDEXES", "TOTAL", "NONE", NULL};
-static const char *const select_modes[] = {"ALL_ATTRIBUTES", "ALL_PROJECTED_ATTRIBUTES", "SPECIFIC_ATTRIBUTES",
-                                           "COUNT", NULL};
+/* In the order DynamoDB lists them when it refuses another value. */
+static const char *const select_modes[] = {"SPECIFIC_ATTRIBUTES", "COUNT", "ALL_ATTRIBUTES",
+                                           "ALL_PROJECTED_ATTRIBUTES", NULL};
 
 typedef struct range_read {
     buf lower, upper;     /* [lower, upper) */
