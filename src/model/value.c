@@ -213,8 +213,8 @@ int value_validate(json_t *av, int depth, const char *what, qr_err *err)
         return 0;
     case QR_T_NULL:
         if (!json_is_boolean(p)) return err_set(err, QR_E_SERIALIZATION, "Unexpected value type in payload: NULL must be a boolean");
-        /* DynamoDB takes {"NULL": false} as the null value it always stores: {"NULL": true}. */
-        if (!json_is_true(p)) json_object_set_new(av, "NULL", json_true());
+        if (!json_is_true(p))
+            return err_validation(err, "One or more parameter values were invalid: Null attribute value types must have the value of true");
         return 0;
     case QR_T_M: {
         if (!json_is_object(p)) return err_set(err, QR_E_SERIALIZATION, "Unexpected value type in payload: M must be an object");

@@ -129,6 +129,7 @@ def test_value_errors(t):
         ({"N": "1E+126"}, "overflow"),
         ({"N": "1E-131"}, "underflow"),
         ({"N": "abc"}, "numeric"),
+        ({"NULL": False}, "Null attribute value types must have the value of true"),
         ({"S": "a", "N": "1"}, "more than one datatypes"),
         ({}, "Supplied AttributeValue is empty"),
     ]

@@ -70,7 +70,7 @@ static void test_validation(void)
     expect_invalid("{\"SS\":[\"a\",\"b\",\"a\"]}", "contains duplicates");
     expect_invalid("{\"NS\":[\"1\",\"1.0\"]}", "contains duplicates");
     expect_invalid("{\"BS\":[\"AQ==\",\"AQ==\"]}", "contains duplicates");
-    expect_valid("{\"NULL\":false}", "{\"NULL\":true}");
+    expect_invalid("{\"NULL\":false}", "Null attribute value types must have the value of true");
     expect_invalid("{\"N\":\"12345678901234567890123456789012345678901\"}", "38 significant digits");
     expect_invalid("{\"B\":\"abc\"}", "Base64");
     expect_invalid("{\"S\":5}", "S must be a string");
