@@ -18,13 +18,42 @@
 static const char *const capacity_modes[] = {"INDEXES", "TOTAL", "NONE", NULL};
 static const char *const metrics_modes[] = {"SIZE", "NONE", NULL};
 
-/* op names the operation in DynamoDB's message for an empty RequestItems map. */
-static int request_items(json_t *req, const char *op, json_t **out, qr_err *err)
+static int request_items(json_t *req, json_t **out, qr_err *err)
 {
     if (param_object(req, "RequestItems", out, err)) return -1;
     if (*out == NULL)
         return param_null("requestItems", err);
-    if (json_object_size(*out) == 0) return err_validation(err, "The requestItems parameter is required for %s", op);
+    if (json_object_size(*out) == 0)
+        return err_validation(err, "1 validation error detected: Value at 'RequestItems' failed to satisfy "
+                                   "constraint: Member must have length greater than or equal to 1");
+    return 0;
+}
+
+/* DynamoDB judges the table names of RequestItems together, as the map's keys, and
+ * echoes the whole map (as JSON) when one breaks the rules. */
+static int check_table_names(json_t *items, qr_err *err)
+{
+    const char *name;
+    json_t *spec;
+    json_object_foreach(items, name, spec) {
+        qr_err e;
+        err_init(&e);
+        json_t *nm = json_string(name);
+        int bad = param_check_table_name(nm, "requestItems.key", &e);
+        json_decref(nm);
+        if (!bad) continue;
+        if (strcmp(e.type, QR_E_VALIDATION) != 0) { /* not a string: the serialization error stands */
+            err_set(err, e.type, "%s", e.msg);
+            return -1;
+        }
+        char *dump = json_dumps(items, JSON_COMPACT);
+        err_validation(err, "1 validation error detected: Value '%.600s' at 'requestItems' failed to satisfy "
+                            "constraint: Map keys must satisfy constraint: [Member must have length less than or "
+                            "equal to 255, Member must have length greater than or equal to 3, Member must satisfy "
+                            "regular expression pattern: [a-zA-Z0-9_.-]+]", dump ? dump : "");
+        free(dump);
+        return -1;
+    }
     return 0;
 }
 
@@ -79,7 +108,7 @@ int op_batch_get_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
 {
     json_t *items;
     const char *capacity;
-    if (request_items(req, "BatchGetItem", &items, err)) return -1;
+    if (request_items(req, &items, err)) return -1;
     if (param_enum(req, "ReturnConsumedCapacity", capacity_modes, "NONE", &capacity, err)) return -1;
     size_t ntables = json_object_size(items), n = 0, total = 0;
     batch_table *bt = calloc(ntables, sizeof *bt);
@@ -88,7 +117,7 @@ int op_batch_get_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     int rc = -1;
     const char *name;
     json_t *spec;
-    if (check_projection_styles(items, err)) goto done;
+    if (check_table_names(items, err) || check_projection_styles(items, err)) goto done;
     json_object_foreach(items, name, spec) {
         batch_table *b = &bt[n++];
         b->name = name;
@@ -103,9 +132,14 @@ int op_batch_get_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
         }
         json_t *keys;
         if (param_array(spec, "Keys", &keys, err)) goto done;
-        if (keys == NULL || json_array_size(keys) == 0) {
+        if (keys == NULL) {
             err_validation(err, "1 validation error detected: Value null at 'requestItems.%s.member.keys' failed to "
                                 "satisfy constraint: Member must not be null", name);
+            goto done;
+        }
+        if (json_array_size(keys) == 0) {
+            err_validation(err, "1 validation error detected: Value at 'RequestItems.%s.member.Keys' failed to "
+                                "satisfy constraint: Member must have length greater than or equal to 1", name);
             goto done;
         }
         if (json_array_size(keys) > BATCH_GET_MAX) {
@@ -256,7 +290,7 @@ int op_batch_write_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
 {
     json_t *items;
     const char *capacity, *metrics;
-    if (request_items(req, "BatchWriteItem", &items, err)) return -1;
+    if (request_items(req, &items, err)) return -1;
     if (param_enum(req, "ReturnConsumedCapacity", capacity_modes, "NONE", &capacity, err)) return -1;
     if (param_enum(req, "ReturnItemCollectionMetrics", metrics_modes, "NONE", &metrics, err)) return -1;
     size_t ntables = json_object_size(items), n = 0, nw = 0, total = 0;

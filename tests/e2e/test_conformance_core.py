@@ -37,14 +37,6 @@ def simple_table(q, name, **extra):
     return q.call("DescribeTable", {"TableName": name})["Table"]
 
 
-# ---- values ----
-
-def test_null_false_is_stored_as_null_true(t):
-    t.call("PutItem", {"TableName": H, "Item": {"pk": {"S": "n"}, "a": {"NULL": False}}})
-    got = t.call("GetItem", {"TableName": H, "Key": {"pk": {"S": "n"}}, "ConsistentRead": True})
-    assert got["Item"] == {"pk": {"S": "n"}, "a": {"NULL": True}}
-
-
 # ---- table names on item operations ----
 
 def test_item_operations_take_short_table_names(t):
@@ -78,7 +70,8 @@ def test_select_enum_is_listed_in_dynamodb_order(t):
 def test_empty_request_items(t, op):
     e = t.error(op, {"RequestItems": {}})
     assert e.type == "ValidationException"
-    assert e.message == f"The requestItems parameter is required for {op}"
+    assert e.message == ("1 validation error detected: Value at 'RequestItems' failed to satisfy constraint: "
+                         "Member must have length greater than or equal to 1")
 
 
 def test_one_table_over_one_hundred_keys(t):
@@ -252,3 +245,88 @@ def test_batch_write_reports_index_arms(ix):
         "ReturnConsumedCapacity": "INDEXES"})["ConsumedCapacity"]
     assert got == [{"TableName": IX, "CapacityUnits": 3.0, "Table": {"CapacityUnits": 2.0},
                     "GlobalSecondaryIndexes": {"gix": {"CapacityUnits": 1.0}}}]
+
+
+# ---- Query and Scan parameters ----
+
+@pytest.mark.parametrize("op", ["Query", "Scan"])
+def test_read_parameter_messages(t, op):
+    base = {"TableName": C}
+    if op == "Query":
+        base.update(KeyConditionExpression="pk = :v", ExpressionAttributeValues={":v": {"S": "v"}})
+    e = t.error(op, dict(base, Limit=0))
+    assert e.message == ("1 validation error detected: Value at 'Limit' failed to satisfy constraint: Member must "
+                         "have value greater than or equal to 1")
+    e = t.error(op, dict(base, ExclusiveStartKey={"bad": {"S": "p"}}))
+    assert e.message == "The provided starting key is invalid"
+    e = t.error(op, dict(base, Select="SPECIFIC_ATTRIBUTES"))
+    assert e.message == ("1 validation error detected: Must specify the AttributesToGet or ProjectionExpression "
+                         "when choosing to get SPECIFIC_ATTRIBUTES")
+
+
+def test_scan_segment_messages(t):
+    e = t.error("Scan", {"TableName": H, "Segment": 5, "TotalSegments": 5})
+    assert e.message == "The Segment parameter is zero-based and must be less than parameter TotalSegments"
+    e = t.error("Scan", {"TableName": H, "Segment": -1, "TotalSegments": 4})
+    assert e.message == ("1 validation error detected: Value at 'Segment' failed to satisfy constraint: Member must "
+                         "have value greater than or equal to 0")
+
+
+def test_binary_set_messages(t):
+    e = t.error("PutItem", {"TableName": H, "Item": {"pk": {"S": "b"}, "bs": {"BS": []}}})
+    assert e.message == "One or more parameter values were invalid: Binary sets should not be empty"
+    e = t.error("PutItem", {"TableName": H, "Item": {"pk": {"S": "b"}, "bs": {"BS": ["", ""]}}})
+    assert e.message.startswith("One or more parameter values were invalid: Input collection [")
+    assert e.message.endswith("]of type BS contains duplicates.")
+
+
+def test_batch_get_keys_and_table_names(t):
+    e = t.error("BatchGetItem", {"RequestItems": {H: {"Keys": []}}})
+    assert e.message == (f"1 validation error detected: Value at 'RequestItems.{H}.member.Keys' failed to satisfy "
+                         "constraint: Member must have length greater than or equal to 1")
+    e = t.error("BatchGetItem", {"RequestItems": {"bad!name": {"Keys": [{"pk": {"S": "a"}}]}}})
+    assert e.message == ("1 validation error detected: Value '{\"bad!name\":{\"Keys\":[{\"pk\":{\"S\":\"a\"}}]}}' at "
+                         "'requestItems' failed to satisfy constraint: Map keys must satisfy constraint: [Member must "
+                         "have length less than or equal to 255, Member must have length greater than or equal to 3, "
+                         "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+]")
+
+
+# ---- single-item writes: the request validation envelope ----
+
+ONE = "1 validation error detected: "
+
+
+@pytest.mark.parametrize("op", ["PutItem", "DeleteItem"])
+def test_write_request_errors_are_enveloped(t, op):
+    base = {"TableName": H}
+    base.update({"Item": {"pk": {"S": "e"}}} if op == "PutItem" else {"Key": {"pk": {"S": "e"}}})
+    cases = [
+        ({"ExpressionAttributeValues": {":v": {"S": "x"}}},
+         "ExpressionAttributeValues can only be specified when using expressions"),
+        ({"ExpressionAttributeNames": {"#a": "a"}}, "ExpressionAttributeNames can only be specified when using expressions"),
+        ({"ConditionExpression": "attribute_exists(a)", "ExpressionAttributeValues": {}},
+         "ExpressionAttributeValues must not be empty"),
+        ({"ConditionExpression": ""}, "Invalid ConditionExpression: The expression can not be empty;"),
+        ({"ReturnValues": "ALL_NEW"}, "ReturnValues can only be ALL_OLD or NONE"),
+        ({"Expected": {"a": {"Exists": True}}},
+         "One or more parameter values were invalid: Value must be provided when Exists is true for Attribute: a"),
+        ({"Expected": {"a": {"ComparisonOperator": "EQ"}}}, "One or more parameter values were invalid: Value or "
+                                                            "AttributeValueList must be used with ComparisonOperator: "
+                                                            "EQ for Attribute: a"),
+    ]
+    for extra, message in cases:
+        e = t.error(op, dict(base, **extra))
+        assert e.type == "ValidationException"
+        assert e.message == ONE + message, extra
+
+
+def test_update_condition_with_undefined_value_is_enveloped(t):
+    e = t.error("UpdateItem", {"TableName": H, "Key": {"pk": {"S": "e"}}, "UpdateExpression": "SET b = :w",
+                               "ConditionExpression": "a = :v", "ExpressionAttributeValues": {":w": {"S": "x"}}})
+    assert e.message == (ONE + "Invalid ConditionExpression: An expression attribute value used in expression is "
+                         "not defined; attribute value: :v")
+    # Key attributes are judged after the expressions, and without the envelope.
+    e = t.error("UpdateItem", {"TableName": H, "Key": {"pk": {"S": "e"}}, "UpdateExpression": "SET pk = :v",
+                               "ExpressionAttributeValues": {":v": {"S": "x"}}})
+    assert e.message == ("One or more parameter values were invalid: Cannot update attribute pk. This attribute is "
+                         "part of the key")
