@@ -63,6 +63,13 @@ static int check_attribute_definitions(json_t *defs, qr_err *err)
     return 0;
 }
 
+/* A string member's text for a message, "null" if it is absent or not a string. */
+static const char *member_text(json_t *obj, const char *key)
+{
+    const char *s = json_string_value(json_object_get(obj, key));
+    return s ? s : "null";
+}
+
 /* Checks AttributeDefinitions and KeySchema; returns the pk/sk names through the
  * schema itself (the caller copies both arrays into the description). */
 static int check_key_schema(json_t *defs, json_t *ks, qr_err *err)
@@ -75,9 +82,21 @@ static int check_key_schema(json_t *defs, json_t *ks, qr_err *err)
     if (nks == 0)
         return err_validation(err, "1 validation error detected: Value '[]' at 'keySchema' failed to satisfy "
                                    "constraint: Member must have length greater than or equal to 1");
-    if (nks > 2)
-        return err_validation(err, "1 validation error detected: Value at 'keySchema' failed to satisfy "
-                                   "constraint: Member must have length less than or equal to 2");
+    if (nks > 2) {
+        /* DynamoDB echoes the elements as its Java objects print themselves. */
+        char list[700] = "";
+        size_t used = 0;
+        size_t i;
+        json_t *k;
+        json_array_foreach(ks, i, k) {
+            if (used >= sizeof list) break;
+            used += (size_t)snprintf(list + used, sizeof list - used, "%sKeySchemaElement(attributeName=%s, "
+                                     "keyType=%s)", i ? ", " : "",
+                                     member_text(k, "AttributeName"), member_text(k, "KeyType"));
+        }
+        return err_validation(err, "1 validation error detected: Value '[%s]' at 'keySchema' failed to satisfy "
+                                   "constraint: Member must have length less than or equal to 2", list);
+    }
     if (check_attribute_definitions(defs, err)) return -1;
     size_t i, j;
     json_t *d, *k;

@@ -330,3 +330,16 @@ def test_update_condition_with_undefined_value_is_enveloped(t):
                                "ExpressionAttributeValues": {":v": {"S": "x"}}})
     assert e.message == ("One or more parameter values were invalid: Cannot update attribute pk. This attribute is "
                          "part of the key")
+
+
+def test_create_table_with_three_key_elements_echoes_them(t):
+    e = t.error("CreateTable", {"TableName": "Three", "BillingMode": "PAY_PER_REQUEST",
+                                "AttributeDefinitions": [{"AttributeName": n, "AttributeType": "S"}
+                                                         for n in ("pk", "sk", "extra")],
+                                "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"},
+                                              {"AttributeName": "sk", "KeyType": "RANGE"},
+                                              {"AttributeName": "extra", "KeyType": "RANGE"}]})
+    assert e.message == ("1 validation error detected: Value '[KeySchemaElement(attributeName=pk, keyType=HASH), "
+                         "KeySchemaElement(attributeName=sk, keyType=RANGE), KeySchemaElement(attributeName=extra, "
+                         "keyType=RANGE)]' at 'keySchema' failed to satisfy constraint: Member must have length less "
+                         "than or equal to 2")
