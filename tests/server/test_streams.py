@@ -325,6 +325,11 @@ def test_list_streams_pages(signed_server):
             assert calls < 10
         assert sorted(seen) == sorted(arns.values())
 
+    bad = streams_client(signed_server.url, KEYS["default"][0], "not-the-secret")
+    assert error_of(bad.list_streams)[0] == "InvalidSignatureException"
+    assert error_of(streams_client(signed_server.url, "AKIDNOTINTHEFILE", "x").list_streams)[0] \
+        == "UnrecognizedClientException"
+
     only = streams.list_streams(TableName="charlie")["Streams"]
     assert [s["StreamArn"] for s in only] == [arns["charlie"]]
     assert streams.list_streams(TableName="nostream")["Streams"] == []
@@ -379,6 +384,11 @@ def test_item_writes_leave_records_per_view_type(ddb, streams, view):
     ddb.put_item(TableName=t, Item=v1)  # the same item again: nothing changes, no record
     code, _ = error_of(ddb.put_item, TableName=t, Item=v2, ConditionExpression="attribute_not_exists(pk)")
     assert code == "ConditionalCheckFailedException"  # a refused write leaves no record
+    code, _ = error_of(ddb.delete_item, TableName=t, Key=k1, ConditionExpression="attribute_not_exists(pk)")
+    assert code == "ConditionalCheckFailedException"
+    code, _ = error_of(ddb.update_item, TableName=t, Key=k1, UpdateExpression="SET q = :q",
+                       ConditionExpression="attribute_not_exists(pk)", ExpressionAttributeValues={":q": {"N": "1"}})
+    assert code == "ConditionalCheckFailedException"
     ddb.put_item(TableName=t, Item=v2)
     expected.append(("MODIFY", k1, v1, v2))
     ddb.update_item(TableName=t, Key=k1, UpdateExpression="SET age = :a", ExpressionAttributeValues={":a": {"N": "36"}})
@@ -404,6 +414,7 @@ def test_batch_write_and_transactions_leave_one_record_per_item(ddb, streams):
     since = time.time()
     view = "NEW_AND_OLD_IMAGES"
     arn = make_table(ddb, "bulk", view, schema=HASH_SCHEMA)["LatestStreamArn"]
+    other = make_table(ddb, "bulk2", "KEYS_ONLY", schema=HASH_SCHEMA)["LatestStreamArn"]
     k = {n: {"pk": {"S": n}} for n in "abcdefz"}
     a0, b0 = dict(k["a"], v={"N": "0"}), dict(k["b"], v={"N": "0"})
     expected = []
@@ -414,7 +425,8 @@ def test_batch_write_and_transactions_leave_one_record_per_item(ddb, streams):
     a1, c0 = dict(k["a"], v={"N": "1"}), dict(k["c"], v={"N": "0"})
     out = ddb.batch_write_item(RequestItems={"bulk": [
         {"PutRequest": {"Item": c0}}, {"PutRequest": {"Item": a1}},
-        {"DeleteRequest": {"Key": k["b"]}}, {"DeleteRequest": {"Key": k["z"]}}]})
+        {"DeleteRequest": {"Key": k["b"]}}, {"DeleteRequest": {"Key": k["z"]}}],
+        "bulk2": [{"PutRequest": {"Item": k["a"]}}]})
     assert out["UnprocessedItems"] == {}
     expected += [("INSERT", k["c"], None, c0), ("MODIFY", k["a"], a0, a1), ("REMOVE", k["b"], b0, None)]
 
@@ -424,7 +436,8 @@ def test_batch_write_and_transactions_leave_one_record_per_item(ddb, streams):
         {"Update": {"TableName": "bulk", "Key": k["a"], "UpdateExpression": "SET w = :w",
                     "ExpressionAttributeValues": {":w": {"S": "w"}}}},
         {"Delete": {"TableName": "bulk", "Key": k["c"]}},
-        {"ConditionCheck": {"TableName": "bulk", "Key": k["e"], "ConditionExpression": "attribute_not_exists(pk)"}}])
+        {"ConditionCheck": {"TableName": "bulk", "Key": k["e"], "ConditionExpression": "attribute_not_exists(pk)"}},
+        {"Put": {"TableName": "bulk2", "Item": k["b"]}}])
     expected += [("INSERT", k["d"], None, d0), ("MODIFY", k["a"], a1, dict(a1, w={"S": "w"})),
                  ("REMOVE", k["c"], c0, None)]
 
@@ -435,6 +448,9 @@ def test_batch_write_and_transactions_leave_one_record_per_item(ddb, streams):
     assert code == "TransactionCanceledException"
 
     check_events(read_stream(streams, arn), view, expected, since)
+    # Each table's stream holds its own table's records only.
+    check_events(read_stream(streams, other), "KEYS_ONLY",
+                 [("INSERT", k["a"], None, k["a"]), ("INSERT", k["b"], None, k["b"])], since)
 
 
 def test_ttl_deletes_carry_the_service_identity(start):
@@ -658,6 +674,8 @@ def test_disable_and_reenable_the_stream(ddb, streams):
     item = {"pk": {"S": "a"}, "v": {"N": "1"}}
     ddb.put_item(TableName="flip", Item=item)
 
+    before = {s["ShardId"]: iterator(streams, first, s["ShardId"], "TRIM_HORIZON")
+              for s in describe(streams, first)["Shards"]}
     ddb.update_table(TableName="flip", StreamSpecification={"StreamEnabled": False})
     assert describe(streams, first)["StreamStatus"] in ("DISABLING", "DISABLED")
     table = ddb.describe_table(TableName="flip")["Table"]
@@ -680,6 +698,9 @@ def test_disable_and_reenable_the_stream(ddb, streams):
     # The old records stay readable, and a closed shard ends: no NextShardIterator at its end.
     old = read_stream(streams, first)
     check_events(old, "NEW_IMAGE", [("INSERT", {"pk": item["pk"]}, None, item)], since)
+    # An iterator taken while the stream was on still reads what the shard holds.
+    assert [r["dynamodb"]["SequenceNumber"] for it in before.values() for r in drain(streams, it)[0]] \
+        == [r["dynamodb"]["SequenceNumber"] for r in flat(old)]
     for shard in desc["Shards"]:
         it = iterator(streams, first, shard["ShardId"], "TRIM_HORIZON")
         for _ in range(10):
@@ -699,7 +720,9 @@ def test_disable_and_reenable_the_stream(ddb, streams):
     assert second != first
     assert second.endswith("/stream/" + out["LatestStreamLabel"])
     assert out["StreamSpecification"] == {"StreamEnabled": True, "StreamViewType": "KEYS_ONLY"}
-    assert latest_arn(ddb, "flip") == second
+    table = ddb.describe_table(TableName="flip")["Table"]
+    assert table["LatestStreamArn"] == second
+    assert table["StreamSpecification"] == {"StreamEnabled": True, "StreamViewType": "KEYS_ONLY"}
     listed = {s["StreamArn"] for s in streams.list_streams(TableName="flip")["Streams"]}
     assert listed == {first, second}
     assert wait_status(streams, second, "ENABLED")["StreamViewType"] == "KEYS_ONLY"
