@@ -86,8 +86,11 @@ int qr_wait_indexes(qr_db *db, int timeout_ms);
  * every difference found. */
 int qr_verify(qr_db *db, const char *table, char **report);
 
-/* Names of the operations qr_call accepts, as a NULL-terminated array (static). */
+/* Names of the operations of DynamoDB's API that qr_call accepts, as a NULL-terminated
+ * array (static); qr_stream_operations lists those of the DynamoDB Streams API, which
+ * qr_call accepts too. */
 const char *const *qr_operations(void);
+const char *const *qr_stream_operations(void);
 
 #ifdef __cplusplus
 }

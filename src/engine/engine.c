@@ -160,7 +160,7 @@ int qr_open(const char *dir, const qr_options *opts, qr_db **out, char **errmsg)
     pthread_mutex_init(&db->coll_lock, NULL);
     db->collections = json_object();
     db->next_table_id = 1;
-    if (catalog_load(db) || propagate_start(db) || expire_start(db)) {
+    if (catalog_load(db) || stream_open(db) || propagate_start(db) || expire_start(db)) {
         if (errmsg) *errmsg = strdup("cannot read the table catalog");
         qr_close(db);
         return QR_ERR;
@@ -184,6 +184,7 @@ void qr_close(qr_db *db)
     if (db->worker_running) propagate_stop(db);
     for (size_t i = 0; i < db->ntables; i++) table_free(db->tables[i]);
     free(db->tables);
+    stream_close(db);
     store_close(db->st);
     pthread_mutex_destroy(&db->catalog_lock);
     for (int i = 0; i < QR_LOCK_STRIPES; i++) pthread_mutex_destroy(&db->stripes[i]);
@@ -322,6 +323,9 @@ int catalog_create(qr_db *db, json_t *desc, table **out, qr_err *err)
         json_decref(ids);
         return -1;
     }
+    qr_err stream_err; /* a stream left unrecorded is recorded at the next open */
+    err_init(&stream_err);
+    stream_follow(db, name, desc, &stream_err);
     table *t = table_from_desc(id, desc, ids);
     /* A new table and its indexes are empty: every figure is known. */
     t->stats = realloc(t->stats, (1 + t->nindexes) * sizeof *t->stats);
@@ -380,6 +384,9 @@ int catalog_change_schema(qr_db *db, const char *name, schema_change_fn change, 
     t->index_ids = ids;
     t->nindexes = index_list_from_desc(desc, ids, &t->indexes);
     stats_follow_schema(t, old, nold);
+    qr_err stream_err; /* a stream left unrecorded is recorded at the next open */
+    err_init(&stream_err);
+    stream_follow(db, t->name, desc, &stream_err);
     index_list_free(old, nold);
     rc = 0;
 out:
@@ -418,6 +425,7 @@ int catalog_delete(qr_db *db, table *t, qr_err *err)
         memmove(db->tables + slot, db->tables + slot + 1, (db->ntables - slot - 1) * sizeof *db->tables);
         db->ntables--;
         t->dropped = 1;
+        stream_table_dropped(db, t->name);
         t->refs--; /* the catalog's reference; the caller still holds one */
         collection_forget_all(db);
     }

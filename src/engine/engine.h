@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "engine/index.h"
+#include "engine/stream.h"
 #include "quarry.h"
 #include "storage/store.h"
 #include "util/buf.h"
@@ -118,6 +119,7 @@ struct qr_db {
     /* Item collection sizes of tables with local indexes (collection.c). */
     pthread_mutex_t coll_lock;
     json_t *collections;       /* hex of partition key prefix -> bytes */
+    struct stream_registry *streams; /* DynamoDB Streams (stream.c) */
 };
 
 /* Where a table's TTL setting lives in its catalog description (stripped from

@@ -53,8 +53,11 @@ static int expire_one(qr_db *db, table *t, const buf *key, const char *attr, con
     if (item_lock(db, key, &lock, &e)) return 0;
     json_t *item = NULL;
     int deleted = 0;
-    if (item_read(db, NULL, key, &item, &e) == 1 && expired(item, attr, now, oldest))
+    if (item_read(db, NULL, key, &item, &e) == 1 && expired(item, attr, now, oldest)) {
+        stream_set_service_origin(1); /* the stream record says DynamoDB deleted it */
         deleted = item_write(db, t, key, item, NULL, &e) == 0;
+        stream_set_service_origin(0);
+    }
     pthread_mutex_unlock(lock);
     json_decref(item);
     return deleted;
@@ -127,6 +130,7 @@ size_t expire_sweep(qr_db *db)
         if (stopping(db)) break;
     }
     json_decref(names);
+    stream_trim(db, (double)time(NULL));
     return deleted;
 }
 

@@ -1,8 +1,8 @@
 /* write.c — the one write path of base items: the item, its index work, its statistics.
  *
  * Single-item, batch and transactional writes, TTL expiry and nothing else write items,
- * and all of them go through item_stage, so index upkeep and item collection sizes can
- * never be skipped by one kind of write. Locking and conditions are the callers' part. */
+ * and all of them go through item_stage, so index upkeep, item collection sizes and
+ * stream records can never be skipped by one kind of write. Locking and conditions are the callers' part. */
 #include <stdlib.h>
 
 #include "engine/engine.h"
@@ -24,7 +24,8 @@ int item_stage_sized(qr_db *db, table *t, store_batch *b, const buf *key, const 
         buf_free(&val);
         return err_set(err, QR_E_INTERNAL, "cannot encode the item");
     }
-    if (index_stage(db, t, b, old_item, new_item, new_item ? &val : NULL, err)) {
+    if (index_stage(db, t, b, old_item, new_item, new_item ? &val : NULL, err) ||
+        stream_stage(db, t, b, old_item, new_item, err)) {
         buf_free(&val);
         return -1;
     }

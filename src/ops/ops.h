@@ -62,6 +62,12 @@ int op_batch_write_item(qr_db *db, json_t *req, json_t **resp, qr_err *err);
 int op_transact_write_items(qr_db *db, json_t *req, json_t **resp, qr_err *err);
 int op_transact_get_items(qr_db *db, json_t *req, json_t **resp, qr_err *err);
 
+/* streams.c: the DynamoDB Streams API */
+int op_list_streams(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+int op_describe_stream(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+int op_get_shard_iterator(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+int op_get_records(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+
 /* ---- params.c: request parameters ---- */
 /* Checks a table name's length and characters; field is the lowerCamel parameter name
  * used in messages ("tableName"). */

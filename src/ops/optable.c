@@ -41,15 +41,33 @@ static const operation operations[] = {
     {"BatchWriteItem", op_batch_write_item, NULL},
     {"TransactWriteItems", op_transact_write_items, NULL},
     {"TransactGetItems", op_transact_get_items, NULL},
+    /* The DynamoDB Streams API (from NSTREAM_FIRST on). */
+    {"ListStreams", op_list_streams, NULL},
+    {"DescribeStream", op_describe_stream, NULL},
+    {"GetShardIterator", op_get_shard_iterator, NULL},
+    {"GetRecords", op_get_records, NULL},
 };
 #define NOPS (sizeof operations / sizeof operations[0])
+#define NSTREAM_FIRST (NOPS - 4)
+
+/* The names of operations [from, to), NULL-terminated, in names. */
+static const char *const *names_of(const char **names, size_t from, size_t to)
+{
+    if (names[0] == NULL)
+        for (size_t i = from; i < to; i++) names[i - from] = operations[i].name;
+    return names;
+}
 
 const char *const *qr_operations(void)
 {
-    static const char *names[NOPS + 1];
-    if (names[0] == NULL)
-        for (size_t i = 0; i < NOPS; i++) names[i] = operations[i].name;
-    return names;
+    static const char *names[NSTREAM_FIRST + 1];
+    return names_of(names, 0, NSTREAM_FIRST);
+}
+
+const char *const *qr_stream_operations(void)
+{
+    static const char *names[NOPS - NSTREAM_FIRST + 1];
+    return names_of(names, NSTREAM_FIRST, NOPS);
 }
 
 static const operation *find_operation(const char *name)

@@ -191,9 +191,11 @@ static int apply_billing(json_t *req, json_t *desc, int creating, double now, qr
     return 0;
 }
 
-/* Reads StreamSpecification into the description: StreamEnabled is required, and a
- * disabled stream is not described at all, as if no specification had been given. */
-static int apply_stream_spec(json_t *req, json_t *desc, qr_err *err)
+/* Reads StreamSpecification into the description. Enabling gives the table a new stream
+ * (a table may have one enabled stream at a time, and its view type cannot change in
+ * place); disabling closes it, and a disabled stream is not described at all. creating
+ * is set for CreateTable, where a disabled specification simply asks for no stream. */
+static int apply_stream_spec(qr_db *db, json_t *req, json_t *desc, int creating, double now, qr_err *err)
 {
     json_t *ss;
     if (param_object(req, "StreamSpecification", &ss, err)) return -1;
@@ -201,8 +203,40 @@ static int apply_stream_spec(json_t *req, json_t *desc, qr_err *err)
     json_t *enabled = json_object_get(ss, "StreamEnabled");
     if (enabled == NULL || json_is_null(enabled)) return param_null("streamSpecification.streamEnabled", err);
     if (!json_is_boolean(enabled)) return err_set(err, QR_E_SERIALIZATION, "StreamEnabled must be a boolean");
-    if (json_is_true(enabled)) json_object_set(desc, "StreamSpecification", ss);
-    else json_object_del(desc, "StreamSpecification");
+    json_t *view = json_object_get(ss, "StreamViewType");
+    if (view && !json_is_null(view) && !json_is_string(view))
+        return err_set(err, QR_E_SERIALIZATION, "StreamViewType must be a string");
+    const char *name = json_string_value(json_object_get(desc, "TableName"));
+    int has = json_object_get(desc, QR_STREAM_FIELD) != NULL;
+    const char *type = json_string_value(view);
+    static const char *const types[] = {"NEW_IMAGE", "OLD_IMAGE", "NEW_AND_OLD_IMAGES", "KEYS_ONLY"};
+    int known = 0;
+    for (size_t i = 0; type && i < 4; i++) known |= strcmp(type, types[i]) == 0;
+    if (type && !known) /* the enum is judged before anything else */
+        return err_validation(err, "1 validation error detected: Value '%s' at 'streamSpecification.streamViewType' "
+                                   "failed to satisfy constraint: Member must satisfy enum value set: [NEW_IMAGE, "
+                                   "OLD_IMAGE, NEW_AND_OLD_IMAGES, KEYS_ONLY]", type);
+    if (json_is_false(enabled)) {
+        /* DynamoDB's messages call the view type UpdateViewType. */
+        if (type)
+            return err_validation(err, creating ? "One or more parameter values were invalid: Table is being created "
+                                                  "with a stream disabled, UpdateViewType should not be specified"
+                                                : "One or more parameter values were invalid: If stream is being "
+                                                  "disabled, then UpdateViewType must not be specified");
+        if (!creating && !has)
+            return err_validation(err, "Table has no stream to disable: TableName: %s", name);
+        json_object_del(desc, QR_STREAM_FIELD);
+        json_object_del(desc, "StreamSpecification");
+        return 0;
+    }
+    if (type == NULL)
+        return err_validation(err, creating ? "One or more parameter values were invalid: Table is being created with "
+                                              "a stream enabled, UpdateViewType is required"
+                                            : "One or more parameter values were invalid: If stream is being enabled "
+                                              "then UpdateViewType is required");
+    if (has) return err_validation(err, "Table already has an enabled stream: TableName: %s", name);
+    json_object_set_new(desc, "StreamSpecification", json_pack("{s:b,s:s}", "StreamEnabled", 1, "StreamViewType", type));
+    stream_describe_new(db, desc, type, now);
     return 0;
 }
 
@@ -345,7 +379,8 @@ int op_create_table(qr_db *db, json_t *req, json_t **resp, qr_err *err)
         return -1;
     }
     json_object_set_new(desc, "TableId", new_uuid());
-    if (apply_stream_spec(req, desc, err) || apply_table_class(req, desc, 1, now, err) || apply_sse(req, desc, err)) {
+    if (apply_stream_spec(db, req, desc, 1, now, err) || apply_table_class(req, desc, 1, now, err) ||
+        apply_sse(req, desc, err)) {
         json_decref(desc);
         return -1;
     }
@@ -357,6 +392,7 @@ int op_create_table(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     json_object_set_new(desc, "DeletionProtectionEnabled", json_boolean(protect));
     table *t;
     json_t *answer = json_deep_copy(desc);
+    json_object_del(answer, QR_STREAM_FIELD);
     if (catalog_create(db, desc, &t, err)) {
         json_decref(answer);
         return -1;
@@ -383,6 +419,7 @@ static json_t *describe(qr_db *db, table *t)
     json_object_del(desc, QR_TTL_FIELD); /* DescribeTimeToLive's, not DescribeTable's */
     json_object_del(desc, QR_PITR_FIELD); /* DescribeContinuousBackups' */
     json_object_del(desc, "QuarryTags");  /* ListTagsOfResource's */
+    json_object_del(desc, QR_STREAM_FIELD);
     table_stats_fill(db, t, desc);
     index_stats_fill(db, t, desc);
     return desc;
@@ -464,6 +501,7 @@ int op_delete_table(qr_db *db, json_t *req, json_t **resp, qr_err *err)
 
 /* What one UpdateTable call changes, applied to the description under the schema lock. */
 typedef struct table_change {
+    qr_db *db;
     json_t *req;
     const char *action;  /* "Create", "Delete", "Update" or NULL */
     json_t *spec;        /* the GlobalSecondaryIndexUpdates element's body */
@@ -613,7 +651,7 @@ static int apply_table_change(json_t *desc, json_t *ids, void *arg, qr_err *err)
         if (!json_is_boolean(dp)) return err_set(err, QR_E_SERIALIZATION, "DeletionProtectionEnabled must be a boolean");
         json_object_set(desc, "DeletionProtectionEnabled", dp);
     }
-    if (apply_stream_spec(c->req, desc, err) || apply_table_class(c->req, desc, 0, now, err) ||
+    if (apply_stream_spec(c->db, c->req, desc, 0, now, err) || apply_table_class(c->req, desc, 0, now, err) ||
         apply_sse(c->req, desc, err))
         return -1;
     return c->action ? apply_gsi_change(c, desc, ids, err) : 0;
@@ -666,7 +704,7 @@ int op_update_table(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     catalog_release(db, t); /* a schema change must not hold a table */
     t = NULL;
     int rc = -1;
-    table_change c = {.req = req};
+    table_change c = {.db = db, .req = req};
     const char *changes[] = {"ProvisionedThroughput", "BillingMode", "DeletionProtectionEnabled",
                              "StreamSpecification", "SSESpecification", "TableClass", "GlobalSecondaryIndexUpdates"};
     int any = 0;

@@ -49,6 +49,7 @@ struct server {
     int listen_fd;
     unsigned port;
     const char *const *ops;
+    const char *const *stream_ops; /* the DynamoDB Streams API's */
     h2o_globalconf_t h2o;
     loop *loops;
     unsigned n_loops;
@@ -511,7 +512,8 @@ static int may_sync(const char *op)
 {
     static const char *const reads[] = {"GetItem", "BatchGetItem", "Query", "Scan", "DescribeTable",
                                         "ListTables", "DescribeTimeToLive", "ListTagsOfResource",
-                                        "DescribeLimits", "DescribeEndpoints", "DescribeContinuousBackups", NULL};
+                                        "DescribeLimits", "DescribeEndpoints", "DescribeContinuousBackups",
+                                        "ListStreams", "DescribeStream", "GetShardIterator", "GetRecords", NULL};
     for (int i = 0; reads[i]; i++)
         if (strcmp(op, reads[i]) == 0) return 0;
     return 1;
@@ -655,7 +657,7 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
     size_t tlen = tv == NULL ? 0 : tv->len < sizeof target - 1 ? tv->len : sizeof target - 1;
     if (tlen) memcpy(target, tv->base, tlen);
     target[tlen] = '\0';
-    const char *op = tv ? wire_operation(target, s->ops) : NULL;
+    const char *op = tv ? wire_operation(target, s->ops, s->stream_ops) : NULL;
     qr_err e;
     err_init(&e);
     int auth_failed = authenticate(s, req, sent, sent_len, &e) != 0;
@@ -1010,6 +1012,7 @@ int server_start(qr_db *db, const server_config *cfg, server **out, char *errbuf
     memcpy(&s->addr, cfg->addr, cfg->addr_len);
     s->cfg.addr = (const struct sockaddr *)&s->addr;
     s->ops = qr_operations();
+    s->stream_ops = qr_stream_operations();
     atomic_init(&s->connections, 0);
     atomic_init(&s->next_loop, 0);
     atomic_init(&s->draining, 0);

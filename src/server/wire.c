@@ -24,19 +24,26 @@ static void trim(const char **s, size_t *n)
     while (*n && ((*s)[*n - 1] == ' ' || (*s)[*n - 1] == '\t')) (*n)--;
 }
 
-const char *wire_operation(const char *target, const char *const *ops)
+/* The entry of ops named by target[0..n) if it is prefix + "." + a name in ops. */
+static const char *match(const char *target, size_t n, const char *prefix, const char *const *ops)
 {
-    if (target == NULL || ops == NULL) return NULL;
-    /* Whitespace around a field value is not part of it (RFC 9110, 5.5). */
-    size_t n = strlen(target);
-    trim(&target, &n);
-    size_t pl = strlen(WIRE_API_PREFIX);
-    if (n <= pl || strncmp(target, WIRE_API_PREFIX, pl) != 0 || target[pl] != '.') return NULL;
+    size_t pl = strlen(prefix);
+    if (ops == NULL || n <= pl || strncmp(target, prefix, pl) != 0 || target[pl] != '.') return NULL;
     const char *op = target + pl + 1;
     size_t ol = n - pl - 1;
     for (size_t i = 0; ops[i]; i++)
         if (strlen(ops[i]) == ol && strncmp(ops[i], op, ol) == 0) return ops[i];
     return NULL;
+}
+
+const char *wire_operation(const char *target, const char *const *ops, const char *const *stream_ops)
+{
+    if (target == NULL) return NULL;
+    /* Whitespace around a field value is not part of it (RFC 9110, 5.5). */
+    size_t n = strlen(target);
+    trim(&target, &n);
+    const char *op = match(target, n, WIRE_API_PREFIX, ops);
+    return op ? op : match(target, n, WIRE_STREAMS_API_PREFIX, stream_ops);
 }
 
 int wire_empty_success(const char *op)

@@ -14,15 +14,18 @@
 
 /* The only API version quarry serves (the prefix of X-Amz-Target). */
 #define WIRE_API_PREFIX "DynamoDB_20120810"
+/* The DynamoDB Streams API, served on the same endpoint. */
+#define WIRE_STREAMS_API_PREFIX "DynamoDBStreams_20120810"
 #define WIRE_JSON_CONTENT_TYPE "application/x-amz-json-1.0"
 /* AWS's message for an X-Amz-Target that names no operation it serves. */
 #define WIRE_UNKNOWN_OP_MESSAGE "The requested operation is not recognized by the service."
 
 /* The operation named by an X-Amz-Target value ("DynamoDB_20120810.PutItem"): the
- * matching entry of ops (a NULL-terminated list, e.g. qr_operations()), or NULL when
- * the header is absent, malformed, of another API version or names no known operation.
- * Spaces and tabs around the value are no part of it. */
-const char *wire_operation(const char *target, const char *const *ops);
+ * matching entry of ops (a NULL-terminated list, e.g. qr_operations()), or for the
+ * Streams API ("DynamoDBStreams_20120810.GetRecords") of stream_ops (either list may be
+ * NULL); NULL when the header is absent, malformed, of another API version or names no
+ * operation of its API. Spaces and tabs around the value are no part of it. */
+const char *wire_operation(const char *target, const char *const *ops, const char *const *stream_ops);
 
 /* Whether DynamoDB answers a success of op with an empty body rather than a JSON
  * document: TagResource and UntagResource do. */

@@ -21,6 +21,8 @@ struct store {
 
 struct store_batch {
     rocksdb_writebatch_t *wb;
+    struct batch_hook { store_batch_done_fn fn; void *arg; uint64_t value; } *hooks;
+    size_t nhooks, hooks_cap;
 };
 
 struct store_iter {
@@ -127,9 +129,28 @@ int store_get(store *s, const store_snapshot *snap, const void *key, size_t klen
 
 store_batch *store_batch_new(void)
 {
-    store_batch *b = malloc(sizeof *b);
+    store_batch *b = calloc(1, sizeof *b);
     if (b) b->wb = rocksdb_writebatch_create();
     return b;
+}
+
+int store_batch_on_done(store_batch *b, store_batch_done_fn fn, void *arg, uint64_t value)
+{
+    if (b->nhooks == b->hooks_cap) {
+        size_t cap = b->hooks_cap ? b->hooks_cap * 2 : 4;
+        struct batch_hook *h = realloc(b->hooks, cap * sizeof *h);
+        if (h == NULL) return -1;
+        b->hooks = h;
+        b->hooks_cap = cap;
+    }
+    b->hooks[b->nhooks++] = (struct batch_hook){fn, arg, value};
+    return 0;
+}
+
+static void run_hooks(store_batch *b)
+{
+    for (size_t i = 0; i < b->nhooks; i++) b->hooks[i].fn(b->hooks[i].arg, b->hooks[i].value);
+    b->nhooks = 0;
 }
 
 void store_batch_put(store_batch *b, const void *k, size_t kl, const void *v, size_t vl)
@@ -154,12 +175,15 @@ int store_batch_count(const store_batch *b)
 
 void store_batch_clear(store_batch *b)
 {
+    run_hooks(b);
     rocksdb_writebatch_clear(b->wb);
 }
 
 void store_batch_free(store_batch *b)
 {
     if (b == NULL) return;
+    run_hooks(b);
+    free(b->hooks);
     rocksdb_writebatch_destroy(b->wb);
     free(b);
 }

@@ -10,6 +10,7 @@
 #define QR_STORE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "util/err.h"
 
@@ -34,6 +35,10 @@ void store_batch_delete_range(store_batch *b, const void *begin, size_t bl, cons
 int store_batch_count(const store_batch *b);
 void store_batch_clear(store_batch *b);
 void store_batch_free(store_batch *b);
+/* Calls fn(arg, value) when b is freed or cleared, written or not: for work that must
+ * end with the batch's life (a stream's hold on a sequence number). -1 if out of memory. */
+typedef void (*store_batch_done_fn)(void *arg, uint64_t value);
+int store_batch_on_done(store_batch *b, store_batch_done_fn fn, void *arg, uint64_t value);
 /* Applies the batch atomically; durable when it returns unless no_sync. */
 int store_write(store *s, store_batch *b, qr_err *err);
 /* Applies the batch atomically without waiting for the WAL to reach the disk; for work

@@ -64,7 +64,8 @@ static const char *baseline[][2] = {
      "\"NonKeyAttributes\":[\"v\",\"l\"]}},"
      "{\"IndexName\":\"Multi\",\"KeySchema\":[{\"AttributeName\":\"t\",\"KeyType\":\"HASH\"},"
      "{\"AttributeName\":\"r\",\"KeyType\":\"HASH\"},{\"AttributeName\":\"score\",\"KeyType\":\"RANGE\"},"
-     "{\"AttributeName\":\"player\",\"KeyType\":\"RANGE\"}],\"Projection\":{\"ProjectionType\":\"ALL\"}}]}"},
+     "{\"AttributeName\":\"player\",\"KeyType\":\"RANGE\"}],\"Projection\":{\"ProjectionType\":\"ALL\"}}],"
+     "\"StreamSpecification\":{\"StreamEnabled\":true,\"StreamViewType\":\"NEW_AND_OLD_IMAGES\"}}"},
     {"UpdateTimeToLive",
      "{\"TableName\":\"Fuzz\",\"TimeToLiveSpecification\":{\"Enabled\":true,\"AttributeName\":\"exp\"}}"},
     {"CreateTable",
@@ -199,8 +200,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
         abort();
     }
     print_calls = getenv("FUZZ_PRINT") != NULL;
-    ops = qr_operations();
-    while (ops[nops]) nops++;
+    /* DynamoDB's operations, then the Streams API's. */
+    static const char *all[64];
+    for (const char *const *o = qr_operations(); *o && nops < 63; o++) all[nops++] = *o;
+    for (const char *const *o = qr_stream_operations(); *o && nops < 63; o++) all[nops++] = *o;
+    ops = all;
     create_baseline();
     atexit(cleanup);
     return 0;

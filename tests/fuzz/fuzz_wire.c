@@ -89,7 +89,7 @@ static void run_wire(const char *p, size_t n)
     char *target = malloc(n + 1);
     memcpy(target, p, n);
     target[n] = '\0';
-    const char *op = wire_operation(target, qr_operations());
+    const char *op = wire_operation(target, qr_operations(), qr_stream_operations());
     if (op) CHECK(strstr(target, op) != NULL);
     free(target);
 }

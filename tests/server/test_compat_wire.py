@@ -220,7 +220,7 @@ def test_errors_carry_the_namespace_dynamodb_gives_their_type(signed_server):
 
 def test_targets_that_name_no_operation(signed_server):
     for target in ["DynamoDB_20120810.ListTables.x", "DynamoDB_20120810.List Tables",
-                   "DynamoDBStreams_20120810.ListStreams", ".ListTables", "DynamoDB_20120810.",
+                   "DynamoDBStreams_20120810.ListTables", "DynamoDB_20120810.ListStreams", ".ListTables", "DynamoDB_20120810.",
                    "DynamoDB_20120810.BogusOperation"]:
         r = signed_raw(signed_server, target, "{}")
         assert_error(r, 400, SERVICE + "UnknownOperationException",

@@ -14,16 +14,22 @@
 static void test_operation(void)
 {
     static const char *const ops[] = {"GetItem", "PutItem", "Query", NULL};
-    CHECK_STR(wire_operation("DynamoDB_20120810.PutItem", ops), "PutItem");
-    CHECK_THAT(wire_operation("DynamoDB_20120810.PutItem", ops) == ops[1]);
-    CHECK_STR(wire_operation("DynamoDB_20120810.Query", ops), "Query");
-    CHECK_THAT(wire_operation("DynamoDB_20120810.putitem", ops) == NULL);
-    CHECK_THAT(wire_operation("DynamoDB_20111205.PutItem", ops) == NULL);
-    CHECK_THAT(wire_operation("DynamoDB_20120810PutItem", ops) == NULL);
-    CHECK_THAT(wire_operation("DynamoDB_20120810.", ops) == NULL);
-    CHECK_THAT(wire_operation("DynamoDB_20120810.PutItem.x", ops) == NULL);
-    CHECK_THAT(wire_operation("", ops) == NULL);
-    CHECK_THAT(wire_operation(NULL, ops) == NULL);
+    CHECK_STR(wire_operation("DynamoDB_20120810.PutItem", ops, NULL), "PutItem");
+    CHECK_THAT(wire_operation("DynamoDB_20120810.PutItem", ops, NULL) == ops[1]);
+    CHECK_STR(wire_operation("DynamoDB_20120810.Query", ops, NULL), "Query");
+    CHECK_THAT(wire_operation("DynamoDB_20120810.putitem", ops, NULL) == NULL);
+    CHECK_THAT(wire_operation("DynamoDB_20111205.PutItem", ops, NULL) == NULL);
+    CHECK_THAT(wire_operation("DynamoDB_20120810PutItem", ops, NULL) == NULL);
+    CHECK_THAT(wire_operation("DynamoDB_20120810.", ops, NULL) == NULL);
+    CHECK_THAT(wire_operation("DynamoDB_20120810.PutItem.x", ops, NULL) == NULL);
+    CHECK_THAT(wire_operation("", ops, NULL) == NULL);
+    CHECK_THAT(wire_operation(NULL, ops, NULL) == NULL);
+    /* Each API's operations under its own prefix only. */
+    static const char *const streams[] = {"GetRecords", NULL};
+    CHECK_STR(wire_operation("DynamoDBStreams_20120810.GetRecords", ops, streams), "GetRecords");
+    CHECK_THAT(wire_operation("DynamoDB_20120810.GetRecords", ops, streams) == NULL);
+    CHECK_THAT(wire_operation("DynamoDBStreams_20120810.PutItem", ops, streams) == NULL);
+    CHECK_THAT(wire_operation("DynamoDBStreams_20120810.GetRecords", ops, NULL) == NULL);
 }
 
 static void test_crc(void)
