@@ -805,3 +805,126 @@ def test_concurrent_writers_leave_exactly_one_record_per_write(server, streams):
     for recs in by_key.values():
         assert [r["eventName"] for r in recs] == ["INSERT", "MODIFY"]
         assert [r["dynamodb"]["NewImage"]["step"]["N"] for r in recs] == ["1", "2"]
+
+
+def test_reader_alongside_writers_sees_each_record_once(server, streams):
+    # A reader following NextShardIterator while writers commit must neither skip a record
+    # that commits late nor see one twice ("Each stream record appears exactly once").
+    ddb = boto3_client(server.url)
+    arn = make_table(ddb, "live", "KEYS_ONLY", schema=HASH_SCHEMA)["LatestStreamArn"]
+    sid = describe(streams, arn)["Shards"][0]["ShardId"]
+    it = iterator(streams, arn, sid, "TRIM_HORIZON")
+    writers_n, items_n = 4, 30
+    done = threading.Event()
+    errors = []
+
+    def writer(w):
+        try:
+            c = boto3_client(server.url)
+            for i in range(items_n):
+                c.put_item(TableName="live", Item={"pk": {"S": "w%d-%d" % (w, i)}})
+        except Exception as e:  # handed to the main thread's assertion below
+            errors.append(e)
+
+    threads = [threading.Thread(target=writer, args=(w,)) for w in range(writers_n)]
+    for t in threads:
+        t.start()
+    seen = []
+    while not done.is_set():
+        if not any(t.is_alive() for t in threads):
+            done.set()  # one more pass after the last write
+        r = streams.get_records(ShardIterator=it)
+        seen += r["Records"]
+        it = r["NextShardIterator"]
+    for t in threads:
+        t.join(60)
+    assert not errors, errors
+    seen += drain(streams, it)[0]
+    keys = [r["dynamodb"]["Keys"]["pk"]["S"] for r in seen]
+    assert sorted(keys) == sorted("w%d-%d" % (w, i) for w in range(writers_n) for i in range(items_n))
+    assert_increasing([seen])
+
+
+def test_get_records_answers_at_most_one_megabyte(ddb, streams):
+    # "GetRecords can retrieve a maximum of 1 MB of data or 1000 stream records, whichever
+    # comes first." Eight records of about 300 KB each need several calls.
+    arn = make_table(ddb, "big", "NEW_IMAGE", schema=HASH_SCHEMA)["LatestStreamArn"]
+    for i in range(8):
+        ddb.put_item(TableName="big", Item={"pk": {"S": "k%d" % i}, "blob": {"S": "x" * 300000}})
+    sid = describe(streams, arn)["Shards"][0]["ShardId"]
+    it = iterator(streams, arn, sid, "TRIM_HORIZON")
+    got, pages = [], 0
+    while True:
+        r = streams.get_records(ShardIterator=it, Limit=1000)
+        if not r["Records"]:
+            break
+        pages += 1
+        assert sum(x["dynamodb"]["SizeBytes"] for x in r["Records"]) <= 1 << 20
+        got += r["Records"]
+        it = r["NextShardIterator"]
+        assert pages < 20
+    assert [x["dynamodb"]["Keys"]["pk"]["S"] for x in got] == ["k%d" % i for i in range(8)]
+    assert all(x["dynamodb"]["SizeBytes"] > 300000 for x in got)
+
+
+def test_every_enable_makes_a_distinct_stream(server, streams):
+    # A stream's label is a timestamp, yet "the combination of the AWS customer ID, the table
+    # name and the StreamLabel is guaranteed to be unique": streams enabled in quick
+    # succession on one table must still get distinct ARNs. Several clients flip the stream
+    # at once (most flips are refused as redundant; the ones that enable are kept).
+    from conftest import raw
+    import http.client
+    make_table(boto3_client(server.url), "flap", schema=HASH_SCHEMA)
+    arns, lock = [], threading.Lock()
+    on = {"StreamEnabled": True, "StreamViewType": "KEYS_ONLY"}
+
+    def flipper(w):
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+        try:
+            for i in range(150):
+                spec = on if (i + w) % 2 == 0 else {"StreamEnabled": False}
+                r = raw(server.url, "DynamoDB_20120810.UpdateTable", {"TableName": "flap", "StreamSpecification": spec},
+                        conn=conn)
+                if r.status == 200 and spec["StreamEnabled"]:
+                    with lock:
+                        arns.append(r.json()["TableDescription"]["LatestStreamArn"])
+        finally:
+            conn.close()
+
+    threads = [threading.Thread(target=flipper, args=(w,)) for w in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert arns
+    assert len(set(arns)) == len(arns)
+    listed = [s["StreamArn"] for s in streams.list_streams(TableName="flap")["Streams"]]
+    assert sorted(listed) == sorted(arns)
+    table = boto3_client(server.url).describe_table(TableName="flap")["Table"]
+    if table.get("StreamSpecification", {}).get("StreamEnabled"):
+        assert describe(streams, table["LatestStreamArn"])["StreamStatus"] == "ENABLED"
+    for arn in arns:
+        if arn != table["LatestStreamArn"]:
+            assert describe(streams, arn)["StreamStatus"] == "DISABLED"
+
+
+def test_streams_survive_a_restart(start, tmp_path):
+    data = tmp_path / "kept"
+    srv = start(data=data)
+    ddb, streams = boto3_client(srv.url), streams_client(srv.url)
+    arn = make_table(ddb, "kept", "NEW_IMAGE", schema=HASH_SCHEMA)["LatestStreamArn"]
+    ddb.put_item(TableName="kept", Item={"pk": {"S": "a"}})
+    ddb.put_item(TableName="kept", Item={"pk": {"S": "b"}})
+    before = flat(read_stream(streams, arn))
+    assert srv.stop() == 0
+
+    srv = start(data=data)
+    ddb, streams = boto3_client(srv.url), streams_client(srv.url)
+    assert latest_arn(ddb, "kept") == arn
+    assert describe(streams, arn)["StreamStatus"] == "ENABLED"
+    assert [s["StreamArn"] for s in streams.list_streams()["Streams"]] == [arn]
+    assert flat(read_stream(streams, arn)) == before
+    ddb.put_item(TableName="kept", Item={"pk": {"S": "c"}})
+    after = flat(read_stream(streams, arn))
+    assert [r["dynamodb"]["Keys"]["pk"]["S"] for r in after] == ["a", "b", "c"]
+    assert_increasing([after])
