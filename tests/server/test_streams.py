@@ -332,6 +332,17 @@ def test_list_streams_pages(signed_server):
     assert error_of(streams_client(signed_server.url, "AKIDNOTINTHEFILE", "x").list_streams)[0] \
         == "UnrecognizedClientException"
 
+    # Tables made between two pages do not upset the paging of the streams listed before.
+    page = streams.list_streams(Limit=2)
+    first_two = [s["StreamArn"] for s in page["Streams"]]
+    for name in ("echo", "foxtrot", "golf"):
+        make_table(ddb, name, "KEYS_ONLY", schema=HASH_SCHEMA)
+    rest = streams.list_streams(ExclusiveStartStreamArn=page["LastEvaluatedStreamArn"])
+    listed = first_two + [s["StreamArn"] for s in rest["Streams"]]
+    for arn in arns.values():
+        assert listed.count(arn) == 1
+    assert len(listed) == 7
+
     only = streams.list_streams(TableName="charlie")["Streams"]
     assert [s["StreamArn"] for s in only] == [arns["charlie"]]
     assert streams.list_streams(TableName="nostream")["Streams"] == []
@@ -664,6 +675,12 @@ def test_disable_and_reenable_the_stream(ddb, streams):
                              StreamSpecification={"StreamEnabled": True, "StreamViewType": view})
         assert code == "ValidationException"
         assert msg == "Table already has an enabled stream: TableName: flip"
+    code, _ = error_of(ddb.update_table, TableName="flip", StreamSpecification={"StreamEnabled": True,
+                                                                                 "StreamViewType": "Fisk"})
+    assert code == "ValidationException"
+    code, _ = error_of(ddb.update_table, TableName="nosuchtable",
+                       StreamSpecification={"StreamEnabled": True, "StreamViewType": "KEYS_ONLY"})
+    assert code == "ResourceNotFoundException"
     code, msg = error_of(ddb.update_table, TableName="flip", StreamSpecification={"StreamEnabled": True})
     assert code == "ValidationException"
     assert msg == "One or more parameter values were invalid: If stream is being enabled then UpdateViewType is required"
@@ -700,6 +717,11 @@ def test_disable_and_reenable_the_stream(ddb, streams):
     # The old records stay readable, and a closed shard ends: no NextShardIterator at its end.
     old = read_stream(streams, first)
     check_events(old, "NEW_IMAGE", [("INSERT", {"pk": item["pk"]}, None, item)], since)
+    # LATEST on a closed shard: nothing to read, and no way on.
+    for shard in desc["Shards"]:
+        r = streams.get_records(ShardIterator=iterator(streams, first, shard["ShardId"], "LATEST"))
+        assert r["Records"] == []
+        assert "NextShardIterator" not in r
     # An iterator taken while the stream was on still reads what the shard holds.
     assert [r["dynamodb"]["SequenceNumber"] for it in before.values() for r in drain(streams, it)[0]] \
         == [r["dynamodb"]["SequenceNumber"] for r in flat(old)]
