@@ -419,6 +419,12 @@ def test_item_writes_leave_records_per_view_type(ddb, streams, view):
     expected.append(("MODIFY", k2, w1, dict(k2, x={"N": "2"})))
     ddb.delete_item(TableName=t, Key=k2)
     expected.append(("REMOVE", k2, dict(k2, x={"N": "2"}), None))
+    # UpdateItem with nothing to update still creates the item (its key alone), then changes it.
+    k3 = {"pk": {"S": "user#3"}, "sk": {"N": "0"}}
+    ddb.update_item(TableName=t, Key=k3)
+    expected.append(("INSERT", k3, None, k3))
+    ddb.update_item(TableName=t, Key=k3, UpdateExpression="SET y = :y", ExpressionAttributeValues={":y": {"N": "3"}})
+    expected.append(("MODIFY", k3, k3, dict(k3, y={"N": "3"})))
 
     check_events(read_stream(streams, arn), view, expected, since)
 
@@ -950,3 +956,42 @@ def test_streams_survive_a_restart(start, tmp_path):
     after = flat(read_stream(streams, arn))
     assert [r["dynamodb"]["Keys"]["pk"]["S"] for r in after] == ["a", "b", "c"]
     assert_increasing([after])
+
+
+def test_index_tables_and_binary_keys(ddb, streams):
+    # A write that also maintains secondary indexes is still one record, keyed by the table's key.
+    since = time.time()
+    view = "NEW_AND_OLD_IMAGES"
+    ddb.create_table(
+        TableName="indexed", BillingMode="PAY_PER_REQUEST",
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}, {"AttributeName": "at", "KeyType": "RANGE"}],
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "B"}, {"AttributeName": "at", "AttributeType": "S"},
+                              {"AttributeName": "g", "AttributeType": "S"}, {"AttributeName": "l", "AttributeType": "N"}],
+        GlobalSecondaryIndexes=[{"IndexName": "by_g", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+                                 "Projection": {"ProjectionType": "ALL"}}],
+        LocalSecondaryIndexes=[{"IndexName": "by_l", "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"},
+                                                                  {"AttributeName": "l", "KeyType": "RANGE"}],
+                                "Projection": {"ProjectionType": "KEYS_ONLY"}}],
+        StreamSpecification={"StreamEnabled": True, "StreamViewType": view})
+    arn = latest_arn(ddb, "indexed")
+    assert describe(streams, arn)["KeySchema"] == [{"AttributeName": "id", "KeyType": "HASH"},
+                                                   {"AttributeName": "at", "KeyType": "RANGE"}]
+    k = {"id": {"B": b"\x00\xfe"}, "at": {"S": "t1"}}
+    v1 = dict(k, g={"S": "red"}, l={"N": "1"})
+    v2 = dict(k, g={"S": "blue"}, l={"N": "2"})
+    ddb.put_item(TableName="indexed", Item=v1)
+    ddb.put_item(TableName="indexed", Item=v2)
+    ddb.delete_item(TableName="indexed", Key=k)
+    check_events(read_stream(streams, arn), view,
+                 [("INSERT", k, None, v1), ("MODIFY", k, v1, v2), ("REMOVE", k, v2, None)], since)
+
+
+def test_creation_time_is_the_writes_not_the_reads(ddb, streams):
+    arn = make_table(ddb, "clock", "KEYS_ONLY", schema=HASH_SCHEMA)["LatestStreamArn"]
+    before = time.time()
+    ddb.put_item(TableName="clock", Item={"pk": {"S": "a"}})
+    after = time.time()
+    time.sleep(1.2)
+    (rec,) = flat(read_stream(streams, arn))
+    when = rec["dynamodb"]["ApproximateCreationDateTime"].timestamp()
+    assert int(before) <= when <= after
