@@ -642,6 +642,38 @@ def test_iterator_and_records_errors(ddb, streams):
         assert "limit" in msg.lower()
 
 
+def test_parameter_length_constraints(ddb, streams):
+    # The API reference's length constraints, which DynamoDB checks before looking anything
+    # up: a SequenceNumber has 21 to 40 characters, a ShardId 28 to 65, a StreamArn 37 to
+    # 1024, a TableName 3 to 255. Each case is collected so one answer does not hide another.
+    arn = make_table(ddb, "lens", "KEYS_ONLY", schema=HASH_SCHEMA)["LatestStreamArn"]
+    shard = describe(streams, arn)["Shards"][0]
+    sid, seq = shard["ShardId"], shard["SequenceNumberRange"]["StartingSequenceNumber"]
+    cases = []
+    for bad in ("1", seq[-20:], "1" * 41):
+        for kind in ("AT_SEQUENCE_NUMBER", "AFTER_SEQUENCE_NUMBER"):
+            cases.append(("SequenceNumber %r" % bad, streams.get_shard_iterator,
+                          dict(StreamArn=arn, ShardId=sid, ShardIteratorType=kind, SequenceNumber=bad)))
+    for bad in ("shard-1", "s" * 27, "s" * 66):
+        cases.append(("ShardId %r" % bad, streams.get_shard_iterator,
+                      dict(StreamArn=arn, ShardId=bad, ShardIteratorType="LATEST")))
+        cases.append(("ExclusiveStartShardId %r" % bad, streams.describe_stream,
+                      dict(StreamArn=arn, ExclusiveStartShardId=bad)))
+    cases.append(("StreamArn too short", streams.describe_stream, dict(StreamArn="arn:aws:dynamodb:x")))
+    cases.append(("StreamArn too long", streams.describe_stream, dict(StreamArn=arn + "x" * 1024)))
+    cases.append(("TableName too short", streams.list_streams, dict(TableName="ab")))
+    cases.append(("ShardIterator empty", streams.get_records, dict(ShardIterator="")))
+    wrong = []
+    for name, call, kw in cases:
+        try:
+            call(**kw)
+            wrong.append((name, "accepted"))
+        except ClientError as e:
+            if e.response["Error"]["Code"] != "ValidationException":
+                wrong.append((name, e.response["Error"]["Code"]))
+    assert wrong == []
+
+
 def test_wrong_json_types_are_refused(server):
     # Bodies no SDK would send: the server must answer with an error, not crash.
     from conftest import raw
