@@ -671,7 +671,7 @@ def test_parameter_length_constraints(ddb, streams):
         except ClientError as e:
             if e.response["Error"]["Code"] != "ValidationException":
                 wrong.append((name, e.response["Error"]["Code"]))
-    assert wrong == []
+    assert wrong == [], wrong
 
 
 def test_wrong_json_types_are_refused(server):
@@ -1044,3 +1044,61 @@ def test_rewriting_equal_values_leaves_no_record(ddb, streams):
                                              bs={"BS": [b"\x02", b"\x01"]}, m={"M": {"inner": {"SS": ["q", "p"]}}}))
     ddb.put_item(TableName="same", Item=dict(v, n={"N": "10.0"}))
     check_events(read_stream(streams, arn), view, [("INSERT", k, None, v)], since)
+
+
+def test_disable_while_writing(server, streams):
+    # Writes racing a disable: a write that finished before the disable was asked for is in
+    # the closed stream, one begun after the disable answered is not, and the closed shard
+    # holds exactly the records up to its EndingSequenceNumber, each once.
+    ddb = boto3_client(server.url)
+    arn = make_table(ddb, "racing", "KEYS_ONLY", schema=HASH_SCHEMA)["LatestStreamArn"]
+    stop = threading.Event()
+    log, errors = [], []
+
+    def writer(w):
+        try:
+            c = boto3_client(server.url)
+            i = 0
+            while not stop.is_set() and i < 400:
+                key = "w%d-%d" % (w, i)
+                t0 = time.monotonic()
+                c.put_item(TableName="racing", Item={"pk": {"S": key}})
+                log.append((key, t0, time.monotonic()))
+                i += 1
+        except Exception as e:  # handed to the main thread's assertion below
+            errors.append(e)
+
+    threads = [threading.Thread(target=writer, args=(w,)) for w in range(4)]
+    for t in threads:
+        t.start()
+    time.sleep(0.3)
+    asked = time.monotonic()
+    ddb.update_table(TableName="racing", StreamSpecification={"StreamEnabled": False})
+    answered = time.monotonic()
+    time.sleep(0.2)
+    stop.set()
+    for t in threads:
+        t.join(60)
+    assert not errors, errors
+
+    desc = wait_status(streams, arn, "DISABLED")
+    (shard,) = desc["Shards"]
+    end = int(shard["SequenceNumberRange"]["EndingSequenceNumber"])
+    it = iterator(streams, arn, shard["ShardId"], "TRIM_HORIZON")
+    records = []
+    for _ in range(1000):
+        r = streams.get_records(ShardIterator=it)
+        records += r["Records"]
+        if "NextShardIterator" not in r:
+            break
+        it = r["NextShardIterator"]
+    else:
+        raise AssertionError("the closed shard never ended")
+    assert_increasing([records])
+    assert all(seq_of(r) <= end for r in records)
+    keys = [r["dynamodb"]["Keys"]["pk"]["S"] for r in records]
+    assert len(set(keys)) == len(keys)
+    recorded = set(keys)
+    assert {k for k, t0, t1 in log if t1 < asked} <= recorded
+    assert not {k for k, t0, t1 in log if t0 > answered} & recorded
+    assert recorded <= {k for k, _, _ in log}
