@@ -989,6 +989,27 @@ def test_streams_survive_a_restart(start, tmp_path):
     assert [r["dynamodb"]["Keys"]["pk"]["S"] for r in after] == ["a", "b", "c"]
     assert_increasing([after])
 
+    # Closed streams stay closed, listed and readable across a restart too: one disabled,
+    # one whose table was deleted.
+    ddb.update_table(TableName="kept", StreamSpecification={"StreamEnabled": False})
+    gone = make_table(ddb, "gone", "KEYS_ONLY", schema=HASH_SCHEMA)["LatestStreamArn"]
+    ddb.put_item(TableName="gone", Item={"pk": {"S": "z"}})
+    ddb.delete_table(TableName="gone")
+    closed = {a: wait_status(streams, a, "DISABLED") for a in (arn, gone)}
+    assert srv.stop() == 0
+
+    srv = start(data=data)
+    ddb, streams = boto3_client(srv.url), streams_client(srv.url)
+    assert sorted(s["StreamArn"] for s in streams.list_streams()["Streams"]) == sorted([arn, gone])
+    for a, desc in closed.items():
+        assert describe(streams, a) == desc
+    assert [r["dynamodb"]["Keys"]["pk"]["S"] for r in flat(read_stream(streams, arn))] == ["a", "b", "c"]
+    assert [r["dynamodb"]["Keys"]["pk"]["S"] for r in flat(read_stream(streams, gone))] == ["z"]
+    ddb.put_item(TableName="kept", Item={"pk": {"S": "d"}})  # the stream is off
+    assert len(flat(read_stream(streams, arn))) == 3
+    again = ddb.update_table(TableName="kept", StreamSpecification={"StreamEnabled": True, "StreamViewType": "KEYS_ONLY"})
+    assert again["TableDescription"]["LatestStreamArn"] not in (arn, gone)
+
 
 def test_index_tables_and_binary_keys(ddb, streams):
     # A write that also maintains secondary indexes is still one record, keyed by the table's key.
