@@ -1123,3 +1123,17 @@ def test_disable_while_writing(server, streams):
     assert {k for k, t0, t1 in log if t1 < asked} <= recorded
     assert not {k for k, t0, t1 in log if t0 > answered} & recorded
     assert recorded <= {k for k, _, _ in log}
+
+
+def test_get_records_answers_at_most_a_thousand_records(ddb, streams):
+    arn = make_table(ddb, "many", "KEYS_ONLY", schema=HASH_SCHEMA)["LatestStreamArn"]
+    for b in range(0, 1100, 25):
+        out = ddb.batch_write_item(RequestItems={"many": [{"PutRequest": {"Item": {"pk": {"S": "k%04d" % i}}}}
+                                                          for i in range(b, b + 25)]})
+        assert out["UnprocessedItems"] == {}
+    sid = describe(streams, arn)["Shards"][0]["ShardId"]
+    first = streams.get_records(ShardIterator=iterator(streams, arn, sid, "TRIM_HORIZON"))
+    assert 0 < len(first["Records"]) <= 1000
+    rest = drain(streams, first["NextShardIterator"])[0]
+    keys = [r["dynamodb"]["Keys"]["pk"]["S"] for r in first["Records"] + rest]
+    assert sorted(keys) == ["k%04d" % i for i in range(1100)]
