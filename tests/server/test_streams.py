@@ -292,6 +292,12 @@ def test_create_table_stream_specification_validation(ddb, streams):
     assert code == "ValidationException"
     assert ddb.list_tables()["TableNames"] == []
     assert streams.list_streams()["Streams"] == []
+    # A CreateTable refused because the table exists makes no stream either.
+    arn = make_table(ddb, "twice", "KEYS_ONLY", schema=HASH_SCHEMA)["LatestStreamArn"]
+    code, _ = error_of(make_table, ddb=ddb, name="twice", view="NEW_IMAGE", schema=HASH_SCHEMA)
+    assert code == "ResourceInUseException"
+    assert [s["StreamArn"] for s in streams.list_streams()["Streams"]] == [arn]
+    assert describe(streams, arn)["StreamViewType"] == "KEYS_ONLY"
 
 
 def test_list_streams_pages(signed_server):
