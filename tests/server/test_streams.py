@@ -680,6 +680,18 @@ def test_parameter_length_constraints(ddb, streams):
     assert wrong == [], wrong
 
 
+def test_stream_arn_is_the_whole_string(ddb, streams):
+    # JSON strings may hold a NUL character: an ARN with more after one is another ARN.
+    arn = make_table(ddb, "nul", "KEYS_ONLY", schema=HASH_SCHEMA)["LatestStreamArn"]
+    sid = describe(streams, arn)["Shards"][0]["ShardId"]
+    code, _ = error_of(streams.describe_stream, StreamArn=arn + "\x00x")
+    assert code in ("ResourceNotFoundException", "ValidationException")
+    code, _ = error_of(streams.get_shard_iterator, StreamArn=arn + "\x00x", ShardId=sid, ShardIteratorType="LATEST")
+    assert code in ("ResourceNotFoundException", "ValidationException")
+    code, _ = error_of(streams.get_shard_iterator, StreamArn=arn, ShardId=sid + "\x00x", ShardIteratorType="LATEST")
+    assert code in ("ResourceNotFoundException", "ValidationException")
+
+
 def test_wrong_json_types_are_refused(server):
     # Bodies no SDK would send: the server must answer with an error, not crash.
     from conftest import raw
