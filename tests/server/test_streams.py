@@ -466,6 +466,12 @@ def test_batch_write_and_transactions_leave_one_record_per_item(ddb, streams):
     expected += [("INSERT", k["d"], None, d0), ("MODIFY", k["a"], a1, dict(a1, w={"S": "w"})),
                  ("REMOVE", k["c"], c0, None)]
 
+    # A transaction sent again with the same ClientRequestToken is not run again: no records.
+    once = [{"Update": {"TableName": "bulk", "Key": k["d"], "UpdateExpression": "ADD n :one",
+                        "ExpressionAttributeValues": {":one": {"N": "1"}}}}]
+    ddb.transact_write_items(TransactItems=once, ClientRequestToken="token-1")
+    ddb.transact_write_items(TransactItems=once, ClientRequestToken="token-1")
+    expected.append(("MODIFY", k["d"], d0, dict(d0, n={"N": "1"})))
     # A cancelled transaction writes nothing, so it leaves no record.
     code, _ = error_of(ddb.transact_write_items, TransactItems=[
         {"Put": {"TableName": "bulk", "Item": dict(k["f"], v={"N": "9"})}},
