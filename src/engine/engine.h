@@ -114,7 +114,8 @@ struct qr_db {
     uint64_t lag_count;        /* records ever applied; guarded by prop_lock */
     pthread_t expirer;         /* the TTL sweeper (expire.c) */
     int expirer_running;
-    pthread_t backfills[64];   /* running index backfills */
+    pthread_t backfills[64];   /* index backfill threads not yet joined (prop_lock) */
+    unsigned char backfill_done[64]; /* set by a backfill thread as its last act */
     size_t nbackfills;
     /* Item collection sizes of tables with local indexes (collection.c). */
     pthread_mutex_t coll_lock;

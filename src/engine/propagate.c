@@ -466,6 +466,7 @@ typedef struct backfill_job {
     qr_db *db;
     char *table;
     char *index;
+    pthread_t self;
 } backfill_job;
 
 static int mark_active(json_t *desc, json_t *ids, void *arg, qr_err *err)
@@ -585,8 +586,30 @@ static void *backfill_main(void *arg)
     buf_free(&cursor);
     free(job->table);
     free(job->index);
+    /* Say this thread is finished, so the next backfill_start can join it and reuse its
+     * slot: a server creates any number of indexes over its life. */
+    pthread_mutex_lock(&db->prop_lock);
+    for (size_t i = 0; i < db->nbackfills; i++)
+        if (pthread_equal(db->backfills[i], job->self)) db->backfill_done[i] = 1;
+    pthread_mutex_unlock(&db->prop_lock);
     free(job);
     return NULL;
+}
+
+/* Joins the backfill threads that have finished and drops their slots (prop_lock held). A
+ * finished thread takes no lock after saying so, so joining it here cannot wait on us. */
+static void reap_backfills(qr_db *db)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < db->nbackfills; i++) {
+        if (db->backfill_done[i]) {
+            pthread_join(db->backfills[i], NULL);
+            continue;
+        }
+        db->backfills[kept] = db->backfills[i];
+        db->backfill_done[kept++] = 0;
+    }
+    db->nbackfills = kept;
 }
 
 int backfill_start(qr_db *db, const char *table_name, const char *index_name)
@@ -596,10 +619,13 @@ int backfill_start(qr_db *db, const char *table_name, const char *index_name)
     job->table = strdup(table_name);
     job->index = strdup(index_name);
     pthread_mutex_lock(&db->prop_lock);
+    reap_backfills(db);
     int rc = -1;
+    /* The thread looks for its slot under prop_lock, which is held until the slot is set. */
     if (db->nbackfills < sizeof db->backfills / sizeof db->backfills[0] &&
-        pthread_create(&db->backfills[db->nbackfills], NULL, backfill_main, job) == 0) {
-        db->nbackfills++;
+        pthread_create(&job->self, NULL, backfill_main, job) == 0) {
+        db->backfills[db->nbackfills] = job->self;
+        db->backfill_done[db->nbackfills++] = 0;
         rc = 0;
     }
     pthread_mutex_unlock(&db->prop_lock);
