@@ -61,6 +61,10 @@ int op_batch_write_item(qr_db *db, json_t *req, json_t **resp, qr_err *err);
 /* transact.c */
 int op_transact_write_items(qr_db *db, json_t *req, json_t **resp, qr_err *err);
 int op_transact_get_items(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+/* partiql.c: the PartiQL API */
+int op_execute_statement(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+int op_batch_execute_statement(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+int op_execute_transaction(qr_db *db, json_t *req, json_t **resp, qr_err *err);
 
 /* streams.c: the DynamoDB Streams API */
 int op_list_streams(qr_db *db, json_t *req, json_t **resp, qr_err *err);

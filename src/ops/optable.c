@@ -41,6 +41,9 @@ static const operation operations[] = {
     {"BatchWriteItem", op_batch_write_item, NULL},
     {"TransactWriteItems", op_transact_write_items, NULL},
     {"TransactGetItems", op_transact_get_items, NULL},
+    {"ExecuteStatement", op_execute_statement, NULL},
+    {"BatchExecuteStatement", op_batch_execute_statement, NULL},
+    {"ExecuteTransaction", op_execute_transaction, NULL},
     /* The DynamoDB Streams API (from NSTREAM_FIRST on). */
     {"ListStreams", op_list_streams, NULL},
     {"DescribeStream", op_describe_stream, NULL},
@@ -205,6 +208,17 @@ void ops_request_tables(const json_t *doc, char *out, size_t cap)
                 const char *name = json_string_value(json_object_get(v, "TableName"));
                 if (name && !has_name(out, name)) append_name(out, cap, &used, name);
             }
+        }
+    } else {
+        /* The Streams API names its table inside the stream's ARN: …:table/<name>/stream/… */
+        const char *arn = json_string_value(json_object_get(doc, "StreamArn"));
+        const char *from = arn ? strstr(arn, ":table/") : NULL;
+        const char *to = from ? strstr(from + 7, "/stream/") : NULL;
+        if (to && to - (from + 7) < 256) {
+            char name[256];
+            memcpy(name, from + 7, (size_t)(to - (from + 7)));
+            name[to - (from + 7)] = '\0';
+            append_name(out, cap, &used, name);
         }
     }
 }

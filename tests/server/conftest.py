@@ -152,11 +152,11 @@ def signed_server(start, credentials_file):
     return start(credentials=credentials_file)
 
 
-def boto3_client(url, key="local", secret="local", retries=1, **kw):
+def boto3_client(url, key="local", secret="local", retries=1, service="dynamodb", **kw):
     import boto3
     from botocore.config import Config
     return boto3.client(
-        "dynamodb", endpoint_url=url, region_name=REGION, aws_access_key_id=key,
+        service, endpoint_url=url, region_name=REGION, aws_access_key_id=key,
         aws_secret_access_key=secret,
         config=Config(retries={"max_attempts": retries, "mode": "standard"}), **kw)
 

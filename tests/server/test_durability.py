@@ -6,8 +6,11 @@ in the middle of their traffic. A second server then opens the same data directo
 every put that was answered is there; every counter holds at least the additions that
 were answered and at most those that were sent; every transaction sent is there whole or
 not at all; and, once that server stops, `quarry verify` finds the global index equal to
-its table (index work logged before the kill is applied after the restart). With
-`--no-sync` the same holds, since only the process dies: its writes reached the OS."""
+its table (index work logged before the kill is applied after the restart). The table
+has a stream, and its records follow the items exactly: a record for every write that is
+there, none for one that is not, numbered in order, and numbering goes on above them after
+the restart. With `--no-sync` the same holds, since only the process dies: its writes
+reached the OS."""
 import os
 import signal
 import subprocess
@@ -29,7 +32,23 @@ def create(c):
         AttributeDefinitions=[{"AttributeName": a, "AttributeType": "S"} for a in ("pk", "sk", "g")],
         KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
         GlobalSecondaryIndexes=[{"IndexName": "ByG", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
-                                 "Projection": {"ProjectionType": "ALL"}}])
+                                 "Projection": {"ProjectionType": "ALL"}}],
+        StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"})
+
+
+def stream_records(url):
+    """Every record of the table's stream, from TRIM_HORIZON to the end."""
+    s = boto3_client(url, service="dynamodbstreams")
+    arn = s.list_streams(TableName=TABLE)["Streams"][0]["StreamArn"]
+    shard = s.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"][0]["ShardId"]
+    it = s.get_shard_iterator(StreamArn=arn, ShardId=shard, ShardIteratorType="TRIM_HORIZON")["ShardIterator"]
+    records = []
+    while True:
+        r = s.get_records(ShardIterator=it)
+        records += r["Records"]
+        if not r["Records"]:
+            return records
+        it = r["NextShardIterator"]
 
 
 class Writer(threading.Thread):
@@ -134,6 +153,20 @@ def test_acknowledged_writes_survive_sigkill(tmp_path, start, mode):
             break
         time.sleep(0.2)
     assert got == expected, "the global index holds %d entries, the table %d" % (got, expected)
+    # The stream holds one record per write that survived, and none for any other.
+    records = stream_records(second.url)
+    seqs = [int(r["dynamodb"]["SequenceNumber"]) for r in records]
+    assert seqs == sorted(set(seqs)), "stream records out of order or repeated"
+    keys = [(r["dynamodb"]["Keys"]["pk"]["S"], r["dynamodb"]["Keys"]["sk"]["S"]) for r in records]
+    items = {(pk, sk) for t in writers for pk in ("w%d" % t.w, "x%d" % t.w) for sk in present(c, pk)}
+    assert set(keys) == items, "records without items: %s; items without records: %s" % (
+        sorted(set(keys) - items)[:5], sorted(items - set(keys))[:5])
+    for t in writers:
+        counter = c.get_item(TableName=TABLE, Key={"pk": {"S": "w%d" % t.w}, "sk": {"S": "counter"}},
+                             ConsistentRead=True).get("Item")
+        assert keys.count(("w%d" % t.w, "counter")) == (int(counter["c"]["N"]) if counter else 0)
+    c.put_item(TableName=TABLE, Item={"pk": {"S": "after"}, "sk": {"S": "restart"}})
+    assert int(stream_records(second.url)[-1]["dynamodb"]["SequenceNumber"]) > seqs[-1]
     assert second.stop() == 0, second.log()
     v = subprocess.run([quarry_bin(), "verify", "--data", str(data)], capture_output=True, text=True,
                        timeout=120)

@@ -1,0 +1,1063 @@
+/* partiql_parse.c — the lexer and recursive-descent parser of DynamoDB's PartiQL.
+ *
+ * SELECT, INSERT, UPDATE, DELETE and EXISTS(SELECT ...) over one table, with literals
+ * (strings, numbers, TRUE/FALSE, NULL, lists, maps, sets), ? parameters, document paths and
+ * the conditions and functions DynamoDB documents. It builds the tree of partiql.h; it does
+ * not check the statement against a table (partiql.c does). Nesting is bounded, so no
+ * statement can exhaust the stack. */
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "model/value.h"
+#include "ops/partiql.h"
+
+#define MAX_NESTING 64
+
+typedef enum tok_kind { T_EOF, T_IDENT, T_QIDENT, T_STRING, T_NUMBER, T_PARAM, T_PUNCT } tok_kind;
+
+typedef struct token {
+    tok_kind kind;
+    size_t pos; /* offset in the statement */
+    char *text; /* identifier / string contents (unescaped), number text, punctuation */
+    size_t len;
+} token;
+
+typedef struct parser {
+    const char *src;
+    size_t srclen;
+    token *toks;
+    size_t ntoks, cap, at;
+    json_t *params;
+    size_t nparam; /* parameters used so far */
+    int depth;
+    qr_err *err;
+} parser;
+
+/* ---- lexer ---- */
+
+static int push_token(parser *p, tok_kind kind, size_t pos, const char *text, size_t len)
+{
+    if (p->ntoks == p->cap) {
+        size_t cap = p->cap ? p->cap * 2 : 32;
+        token *t = realloc(p->toks, cap * sizeof *t);
+        if (t == NULL) return err_set(p->err, QR_E_INTERNAL, "out of memory");
+        p->toks = t;
+        p->cap = cap;
+    }
+    char *copy = malloc(len + 1);
+    if (copy == NULL) return err_set(p->err, QR_E_INTERNAL, "out of memory");
+    memcpy(copy, text, len);
+    copy[len] = '\0';
+    p->toks[p->ntoks++] = (token){kind, pos, copy, len};
+    return 0;
+}
+
+static int malformed_at(parser *p, size_t pos, const char *what)
+{
+    return err_validation(p->err, PARTIQL_MALFORMED "%s at position %zu", what, pos + 1);
+}
+
+/* A quoted run ('...' or "..."), the quote doubled inside standing for itself. */
+static int lex_quoted(parser *p, size_t *i, char q, tok_kind kind)
+{
+    size_t start = *i, j = *i + 1;
+    char *out = malloc(p->srclen - start + 1);
+    size_t n = 0;
+    if (out == NULL) return err_set(p->err, QR_E_INTERNAL, "out of memory");
+    for (;;) {
+        if (j >= p->srclen) {
+            free(out);
+            return malformed_at(p, start, "unterminated quoted text");
+        }
+        if (p->src[j] == q) {
+            if (j + 1 < p->srclen && p->src[j + 1] == q) {
+                out[n++] = q;
+                j += 2;
+                continue;
+            }
+            break;
+        }
+        out[n++] = p->src[j++];
+    }
+    int rc = push_token(p, kind, start, out, n);
+    free(out);
+    *i = j + 1;
+    return rc;
+}
+
+static int lex(parser *p)
+{
+    static const char *const two[] = {"<>", "!=", "<=", ">=", "<<", ">>", NULL};
+    size_t i = 0;
+    while (i < p->srclen) {
+        unsigned char c = (unsigned char)p->src[i];
+        if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+            i++;
+        } else if (c == '-' && i + 1 < p->srclen &&
+                   p->src[i + 1] == '-') { /* comment to the end of the line */
+            while (i < p->srclen && p->src[i] != '\n')
+                i++;
+        } else if (c == '\'' || c == '"') {
+            if (lex_quoted(p, &i, (char)c, c == '\'' ? T_STRING : T_QIDENT)) return -1;
+        } else if (isalpha(c) || c == '_') {
+            size_t j = i;
+            while (j < p->srclen &&
+                   (isalnum((unsigned char)p->src[j]) || p->src[j] == '_' || p->src[j] == '$'))
+                j++;
+            if (push_token(p, T_IDENT, i, p->src + i, j - i)) return -1;
+            i = j;
+        } else if (isdigit(c) ||
+                   (c == '.' && i + 1 < p->srclen && isdigit((unsigned char)p->src[i + 1]))) {
+            size_t j = i;
+            while (j < p->srclen && isdigit((unsigned char)p->src[j]))
+                j++;
+            if (j < p->srclen && p->src[j] == '.') {
+                j++;
+                while (j < p->srclen && isdigit((unsigned char)p->src[j]))
+                    j++;
+            }
+            if (j < p->srclen && (p->src[j] == 'e' || p->src[j] == 'E')) {
+                size_t k = j + 1;
+                if (k < p->srclen && (p->src[k] == '+' || p->src[k] == '-')) k++;
+                if (k < p->srclen && isdigit((unsigned char)p->src[k])) {
+                    while (k < p->srclen && isdigit((unsigned char)p->src[k]))
+                        k++;
+                    j = k;
+                }
+            }
+            if (push_token(p, T_NUMBER, i, p->src + i, j - i)) return -1;
+            i = j;
+        } else if (c == '?') {
+            if (push_token(p, T_PARAM, i, "?", 1)) return -1;
+            i++;
+        } else {
+            int matched = 0;
+            for (int k = 0; two[k]; k++)
+                if (i + 1 < p->srclen && p->src[i] == two[k][0] && p->src[i + 1] == two[k][1]) {
+                    if (push_token(p, T_PUNCT, i, two[k], 2)) return -1;
+                    i += 2;
+                    matched = 1;
+                    break;
+                }
+            if (matched) continue;
+            if (c == 0 || strchr("()[]{},.:=<>*+-;", c) == NULL) {
+                char what[64];
+                if (c >= 0x20 && c < 0x7f)
+                    snprintf(what, sizeof what, "unexpected character '%c'", c);
+                else
+                    snprintf(what, sizeof what, "unexpected character (byte 0x%02x)", c);
+                return malformed_at(p, i, what);
+            }
+            if (push_token(p, T_PUNCT, i, p->src + i, 1)) return -1;
+            i++;
+        }
+    }
+    return push_token(p, T_EOF, p->srclen, "", 0);
+}
+
+/* ---- token helpers ---- */
+
+static token *peek(parser *p)
+{
+    return &p->toks[p->at];
+}
+static token *peek2(parser *p)
+{
+    return &p->toks[p->at + 1 < p->ntoks ? p->at + 1 : p->at];
+}
+static token *next(parser *p)
+{
+    token *t = &p->toks[p->at];
+    if (t->kind != T_EOF) p->at++;
+    return t;
+}
+
+static int is_kw(const token *t, const char *kw)
+{
+    return t->kind == T_IDENT && strcasecmp(t->text, kw) == 0;
+}
+static int is_punct(const token *t, const char *s)
+{
+    return t->kind == T_PUNCT && strcmp(t->text, s) == 0;
+}
+
+static int accept_kw(parser *p, const char *kw)
+{
+    if (!is_kw(peek(p), kw)) return 0;
+    p->at++;
+    return 1;
+}
+
+static int accept_punct(parser *p, const char *s)
+{
+    if (!is_punct(peek(p), s)) return 0;
+    p->at++;
+    return 1;
+}
+
+/* The error for the token at hand: what the parser expected there. */
+static int unexpected(parser *p, const char *expected)
+{
+    token *t = peek(p);
+    if (t->kind == T_EOF)
+        return err_validation(p->err, PARTIQL_MALFORMED "unexpected end of statement, expected %s",
+                              expected);
+    char shown[48];
+    snprintf(shown, sizeof shown, "%.40s%s", t->text, t->len > 40 ? "..." : "");
+    err_utf8_repair(shown);
+    return err_validation(p->err,
+                          PARTIQL_MALFORMED "unexpected %s '%s' at position %zu, expected %s",
+                          t->kind == T_STRING   ? "string"
+                          : t->kind == T_NUMBER ? "number"
+                                                : "token",
+                          shown, t->pos + 1, expected);
+}
+
+static int expect_punct(parser *p, const char *s)
+{
+    if (accept_punct(p, s)) return 0;
+    char want[16];
+    snprintf(want, sizeof want, "'%s'", s);
+    return unexpected(p, want);
+}
+
+static int expect_kw(parser *p, const char *kw)
+{
+    return accept_kw(p, kw) ? 0 : unexpected(p, kw);
+}
+
+static int enter(parser *p)
+{
+    if (++p->depth > MAX_NESTING)
+        return err_validation(
+            p->err, PARTIQL_MALFORMED "the statement nests more than %d levels deep", MAX_NESTING);
+    return 0;
+}
+
+/* ---- nodes ---- */
+
+static void node_free(pq_node *n)
+{
+    if (n == NULL) return;
+    for (size_t i = 0; i < n->nargs; i++)
+        node_free(n->args[i]);
+    free(n->args);
+    json_decref(n->path);
+    json_decref(n->value);
+    free(n);
+}
+
+static pq_node *node_new(parser *p, pq_node_kind kind)
+{
+    pq_node *n = calloc(1, sizeof *n);
+    if (n == NULL)
+        err_set(p->err, QR_E_INTERNAL, "out of memory");
+    else
+        n->kind = kind;
+    return n;
+}
+
+static int node_add(parser *p, pq_node *n, pq_node *arg)
+{
+    pq_node **a = realloc(n->args, (n->nargs + 1) * sizeof *a);
+    if (a == NULL) {
+        node_free(arg);
+        return err_set(p->err, QR_E_INTERNAL, "out of memory");
+    }
+    n->args = a;
+    n->args[n->nargs++] = arg;
+    return 0;
+}
+
+/* A node of kind with the given arguments (all owned; freed on failure). */
+static pq_node *node_of(parser *p, pq_node_kind kind, pq_node *a, pq_node *b, pq_node *c)
+{
+    pq_node *args[3] = {a, b, c};
+    pq_node *n = node_new(p, kind);
+    for (int i = 0; i < 3; i++) {
+        if (args[i] == NULL) continue;
+        if (n == NULL) {
+            node_free(args[i]);
+        } else if (node_add(p, n, args[i])) { /* node_add freed args[i] */
+            node_free(n);
+            n = NULL;
+        }
+    }
+    return n;
+}
+
+/* ---- values ---- */
+
+static json_t *parse_value(parser *p);
+
+static json_t *av(const char *type, json_t *payload)
+{
+    if (payload == NULL) return NULL;
+    json_t *v = json_object();
+    if (v && json_object_set_new(v, type, payload) == 0) return v;
+    json_decref(v);
+    return NULL;
+}
+
+static json_t *string_av(parser *p, const token *t)
+{
+    json_t *s = json_stringn(t->text, t->len);
+    if (s == NULL) {
+        err_validation(p->err, PARTIQL_MALFORMED "the string at position %zu is not valid UTF-8",
+                       t->pos + 1);
+        return NULL;
+    }
+    return av("S", s);
+}
+
+static json_t *take_param(parser *p)
+{
+    if (p->nparam >= json_array_size(p->params)) {
+        err_validation(p->err, "Number of parameters in request and statement don't match.");
+        return NULL;
+    }
+    return json_deep_copy(json_array_get(p->params, p->nparam++));
+}
+
+/* <<v, ...>>: a string, number or binary set. */
+static json_t *parse_set(parser *p)
+{
+    json_t *elems = json_array();
+    const char *type = NULL;
+    if (elems == NULL) return NULL;
+    if (!is_punct(peek(p), ">>")) {
+        do {
+            json_t *v = parse_value(p);
+            if (v == NULL) goto fail;
+            qr_type t = value_type(v);
+            const char *st = t == QR_T_S ? "SS" : t == QR_T_N ? "NS" : t == QR_T_B ? "BS" : NULL;
+            if (st == NULL || (type && strcmp(type, st) != 0)) {
+                json_decref(v);
+                err_validation(p->err, "Unsupported data type in Bag. DynamoDB only supports "
+                                       "either numbers or strings in bags");
+                goto fail;
+            }
+            type = st;
+            json_array_append(elems, value_payload(v));
+            json_decref(v);
+        } while (accept_punct(p, ","));
+    }
+    if (expect_punct(p, ">>")) goto fail;
+    if (type == NULL) {
+        err_validation(p->err, "Empty bags are not supported");
+        goto fail;
+    }
+    return av(type, elems);
+fail:
+    json_decref(elems);
+    return NULL;
+}
+
+static json_t *parse_value(parser *p)
+{
+    if (enter(p)) return NULL;
+    json_t *out = NULL;
+    token *t = peek(p);
+    if (t->kind == T_STRING) {
+        next(p);
+        out = string_av(p, t);
+    } else if (t->kind == T_NUMBER || (is_punct(t, "-") && peek2(p)->kind == T_NUMBER) ||
+               (is_punct(t, "+") && peek2(p)->kind == T_NUMBER)) {
+        int neg = is_punct(t, "-");
+        if (t->kind == T_PUNCT) next(p);
+        token *n = next(p);
+        char *text = malloc(n->len + 2);
+        if (text == NULL) {
+            err_set(p->err, QR_E_INTERNAL, "out of memory");
+        } else {
+            snprintf(text, n->len + 2, "%s%s", neg ? "-" : "", n->text);
+            out = av("N", json_string(text));
+            free(text);
+            if (out && value_validate(out, 1, "number", p->err)) {
+                json_decref(out);
+                out = NULL;
+            }
+        }
+    } else if (t->kind == T_PARAM) {
+        next(p);
+        out = take_param(p);
+    } else if (is_kw(t, "TRUE") || is_kw(t, "FALSE")) {
+        next(p);
+        out = av("BOOL", json_boolean(is_kw(t, "TRUE")));
+    } else if (is_kw(t, "NULL")) {
+        next(p);
+        out = av("NULL", json_true());
+    } else if (is_kw(t, "MISSING")) {
+        err_validation(p->err, "MISSING must be compared using IS operator");
+    } else if (accept_punct(p, "[")) {
+        json_t *list = json_array();
+        if (list && !is_punct(peek(p), "]")) {
+            do {
+                json_t *v = parse_value(p);
+                if (v == NULL) {
+                    json_decref(list);
+                    list = NULL;
+                    break;
+                }
+                json_array_append_new(list, v);
+            } while (accept_punct(p, ","));
+        }
+        if (list && expect_punct(p, "]")) {
+            json_decref(list);
+            list = NULL;
+        }
+        out = av("L", list);
+    } else if (accept_punct(p, "{")) {
+        json_t *map = json_object();
+        if (map && !is_punct(peek(p), "}")) {
+            do {
+                token *k = peek(p);
+                if (k->kind != T_STRING) {
+                    if (k->kind == T_EOF || k->kind == T_PUNCT)
+                        unexpected(p, "a string key");
+                    else
+                        err_validation(
+                            p->err, "Tuple keys must be of type String. Actual type: %s under %s",
+                            k->kind == T_NUMBER ? "DECIMAL" : "SYMBOL", "tuple");
+                    goto map_fail;
+                }
+                next(p);
+                json_t *kv = json_stringn(k->text, k->len);
+                if (kv == NULL) {
+                    err_validation(p->err,
+                                   PARTIQL_MALFORMED "the key at position %zu is not valid UTF-8",
+                                   k->pos + 1);
+                    goto map_fail;
+                }
+                const char *key = json_string_value(kv);
+                if (strlen(key) != k->len || json_object_get(map, key)) {
+                    if (strlen(key) != k->len)
+                        err_validation(p->err, PARTIQL_MALFORMED "a key holds a NUL character");
+                    else
+                        err_validation(p->err, "Duplicate keys in tuple. Key: %.200s under tuple",
+                                       key);
+                    json_decref(kv);
+                    goto map_fail;
+                }
+                if (expect_punct(p, ":")) {
+                    json_decref(kv);
+                    goto map_fail;
+                }
+                json_t *v = parse_value(p);
+                if (v == NULL) {
+                    json_decref(kv);
+                    goto map_fail;
+                }
+                json_object_set_new(map, key, v);
+                json_decref(kv);
+            } while (accept_punct(p, ","));
+        }
+        if (map && expect_punct(p, "}")) goto map_fail;
+        out = av("M", map);
+        goto done;
+    map_fail:
+        json_decref(map);
+    } else if (is_punct(t, "<<")) {
+        next(p);
+        out = parse_set(p);
+    } else {
+        unexpected(p, "a value");
+    }
+done:
+    p->depth--;
+    if (out == NULL && p->err->type == NULL) err_set(p->err, QR_E_INTERNAL, "out of memory");
+    return out;
+}
+
+/* ---- paths ---- */
+
+static int is_name(const token *t)
+{
+    return t->kind == T_IDENT || t->kind == T_QIDENT;
+}
+
+static int name_ok(parser *p, const token *t)
+{
+    if (t->len == 0) return err_validation(p->err, "Path component cannot be an empty string");
+    if (strlen(t->text) != t->len)
+        return err_validation(p->err, PARTIQL_MALFORMED "a name holds a NUL character");
+    return 0;
+}
+
+static json_t *name_json(parser *p, const token *t)
+{
+    if (name_ok(p, t)) return NULL;
+    json_t *s = json_stringn(t->text, t->len);
+    if (s == NULL)
+        err_validation(p->err, PARTIQL_MALFORMED "the name at position %zu is not valid UTF-8",
+                       t->pos + 1);
+    return s;
+}
+
+/* name ( .name | [index] | ['key'] )* */
+static pq_node *parse_path(parser *p)
+{
+    token *t = peek(p);
+    if (!is_name(t)) {
+        unexpected(p, "an attribute name");
+        return NULL;
+    }
+    next(p);
+    pq_node *n = node_new(p, PQN_PATH);
+    if (n == NULL) return NULL;
+    n->path = json_array();
+    json_t *first = name_json(p, t);
+    if (n->path == NULL || first == NULL) goto fail;
+    json_array_append_new(n->path, first);
+    for (;;) {
+        if (json_array_size(n->path) > 256) {
+            err_validation(p->err, PARTIQL_MALFORMED "a path has too many components");
+            goto fail;
+        }
+        if (accept_punct(p, ".")) {
+            token *c = peek(p);
+            if (!is_name(c)) {
+                unexpected(p, "an attribute name after '.'");
+                goto fail;
+            }
+            next(p);
+            json_t *s = name_json(p, c);
+            if (s == NULL) goto fail;
+            json_array_append_new(n->path, s);
+        } else if (accept_punct(p, "[")) {
+            token *c = peek(p);
+            if (c->kind == T_NUMBER) {
+                for (size_t i = 0; i < c->len; i++)
+                    if (!isdigit((unsigned char)c->text[i]) || c->len > 9) {
+                        err_validation(
+                            p->err, "List index is not within the allowable range; index: [%.20s]",
+                            c->text);
+                        goto fail;
+                    }
+                json_array_append_new(n->path, json_integer(atol(c->text)));
+            } else if (c->kind == T_STRING) {
+                json_t *s = name_json(p, c);
+                if (s == NULL) goto fail;
+                json_array_append_new(n->path, s);
+            } else {
+                unexpected(p, "a list index or a quoted key");
+                goto fail;
+            }
+            next(p);
+            if (expect_punct(p, "]")) goto fail;
+        } else {
+            return n;
+        }
+    }
+fail:
+    node_free(n);
+    return NULL;
+}
+
+/* ---- conditions ---- */
+
+static pq_node *parse_cond(parser *p);
+
+static int starts_function(parser *p, const char *name)
+{
+    return is_kw(peek(p), name) && is_punct(peek2(p), "(");
+}
+
+/* fn ( operand , operand ... ) with the function's name already seen. */
+static pq_node *parse_call(parser *p, const char *fn, size_t nargs);
+
+/* A path, a value, or size(path). */
+static pq_node *parse_operand(parser *p)
+{
+    token *t = peek(p);
+    if (starts_function(p, "size")) return parse_call(p, "size", 1);
+    if (t->kind == T_QIDENT || (t->kind == T_IDENT && !is_kw(t, "TRUE") && !is_kw(t, "FALSE") &&
+                                !is_kw(t, "NULL") && !is_kw(t, "MISSING"))) {
+        if (t->kind == T_IDENT && is_punct(peek2(p), "(")) {
+            err_validation(p->err, "Unrecognized function: %.64s", t->text);
+            return NULL;
+        }
+        return parse_path(p);
+    }
+    json_t *v = parse_value(p);
+    if (v == NULL) return NULL;
+    pq_node *n = node_new(p, PQN_VALUE);
+    if (n == NULL) {
+        json_decref(v);
+        return NULL;
+    }
+    n->value = v;
+    return n;
+}
+
+static pq_node *parse_call(parser *p, const char *fn, size_t nargs)
+{
+    next(p); /* the name */
+    next(p); /* ( */
+    pq_node *n = node_new(p, PQN_FUNC);
+    if (n == NULL) return NULL;
+    snprintf(n->fn, sizeof n->fn, "%s", fn);
+    for (size_t i = 0; i < nargs; i++) {
+        if (i && expect_punct(p, ",")) goto fail;
+        pq_node *a = parse_operand(p);
+        if (a == NULL || node_add(p, n, a)) goto fail;
+    }
+    if (expect_punct(p, ")")) goto fail;
+    return n;
+fail:
+    node_free(n);
+    return NULL;
+}
+
+static const char *comparator(const token *t)
+{
+    static const char *const ops[] = {"=", "<>", "!=", "<", "<=", ">", ">=", NULL};
+    if (t->kind != T_PUNCT) return NULL;
+    for (int i = 0; ops[i]; i++)
+        if (strcmp(t->text, ops[i]) == 0) return strcmp(ops[i], "!=") == 0 ? "<>" : ops[i];
+    return NULL;
+}
+
+static pq_node *parse_predicate(parser *p)
+{
+    if (accept_punct(p, "(")) {
+        pq_node *c = parse_cond(p);
+        if (c && expect_punct(p, ")")) {
+            node_free(c);
+            return NULL;
+        }
+        return c;
+    }
+    static const char *const funcs[] = {"begins_with", "contains", "attribute_type", NULL};
+    for (int i = 0; funcs[i]; i++)
+        if (starts_function(p, funcs[i])) return parse_call(p, funcs[i], 2);
+    if (starts_function(p, "exists")) {
+        err_validation(p->err, "EXISTS can only be used in ExecuteTransaction write requests.");
+        return NULL;
+    }
+    pq_node *l = parse_operand(p);
+    if (l == NULL) return NULL;
+    const char *op = comparator(peek(p));
+    if (op) {
+        next(p);
+        pq_node *r = parse_operand(p);
+        pq_node *n = r ? node_of(p, PQN_CMP, l, r, NULL) : (node_free(l), NULL);
+        if (n) snprintf(n->op, sizeof n->op, "%s", op);
+        return n;
+    }
+    if (accept_kw(p, "BETWEEN")) {
+        pq_node *lo = parse_operand(p), *hi = NULL;
+        if (lo && expect_kw(p, "AND") == 0) hi = parse_operand(p);
+        if (hi == NULL) {
+            node_free(l);
+            node_free(lo);
+            return NULL;
+        }
+        return node_of(p, PQN_BETWEEN, l, lo, hi);
+    }
+    if (accept_kw(p, "IN")) {
+        const char *close = accept_punct(p, "[") ? "]" : accept_punct(p, "(") ? ")" : NULL;
+        pq_node *n = node_of(p, PQN_IN, l, NULL, NULL);
+        if (n == NULL) return NULL;
+        if (close == NULL || is_punct(peek(p), close)) {
+            err_validation(
+                p->err,
+                "IN operator must have a left hand argument of type Variable Reference and right "
+                "hand argument of type Seq with at least one member");
+            node_free(n);
+            return NULL;
+        }
+        do {
+            pq_node *v = parse_operand(p);
+            if (v == NULL || node_add(p, n, v)) {
+                node_free(n);
+                return NULL;
+            }
+        } while (accept_punct(p, ","));
+        if (expect_punct(p, close)) {
+            node_free(n);
+            return NULL;
+        }
+        return n;
+    }
+    if (accept_kw(p, "IS")) {
+        pq_node *n = node_of(p, PQN_IS, l, NULL, NULL);
+        if (n == NULL) return NULL;
+        n->negated = accept_kw(p, "NOT");
+        if (accept_kw(p, "NULL")) {
+            n->is_null = 1;
+        } else if (!accept_kw(p, "MISSING")) {
+            token *t = peek(p);
+            if (t->kind == T_IDENT)
+                err_validation(
+                    p->err,
+                    "Unsupported data type for IS operator: %.40s. Supported data types are "
+                    "[MISSING, NULL, BOOLEAN, BLOB, STRING, NUMERIC, STRUCT, TUPLE, LIST]",
+                    t->text);
+            else
+                unexpected(p, "MISSING or NULL");
+            node_free(n);
+            return NULL;
+        }
+        if (l->kind != PQN_PATH) {
+            err_validation(
+                p->err,
+                "The left hand side argument to IS must be a Variable Reference, Literal, or Path");
+            node_free(n);
+            return NULL;
+        }
+        return n;
+    }
+    unexpected(p, "a comparison");
+    node_free(l);
+    return NULL;
+}
+
+static pq_node *parse_not(parser *p)
+{
+    if (enter(p)) return NULL;
+    pq_node *n;
+    if (accept_kw(p, "NOT")) {
+        pq_node *a = parse_not(p);
+        n = a ? node_of(p, PQN_NOT, a, NULL, NULL) : NULL;
+    } else {
+        n = parse_predicate(p);
+    }
+    p->depth--;
+    return n;
+}
+
+static pq_node *parse_and(parser *p)
+{
+    pq_node *l = parse_not(p);
+    while (l && accept_kw(p, "AND")) {
+        pq_node *r = parse_not(p);
+        l = r ? node_of(p, PQN_AND, l, r, NULL) : (node_free(l), NULL);
+    }
+    return l;
+}
+
+static pq_node *parse_cond(parser *p)
+{
+    if (enter(p)) return NULL;
+    pq_node *l = parse_and(p);
+    while (l && accept_kw(p, "OR")) {
+        pq_node *r = parse_and(p);
+        l = r ? node_of(p, PQN_OR, l, r, NULL) : (node_free(l), NULL);
+    }
+    p->depth--;
+    return l;
+}
+
+/* ---- statements ---- */
+
+static int parse_table(parser *p, pq_stmt *s, int allow_index)
+{
+    token *t = peek(p);
+    if (!is_name(t)) return unexpected(p, "a table name");
+    next(p);
+    if (name_ok(p, t)) return -1;
+    s->table = strdup(t->text);
+    if (s->table == NULL) return err_set(p->err, QR_E_INTERNAL, "out of memory");
+    if (accept_punct(p, ".")) {
+        token *i = peek(p);
+        if (!is_name(i)) return unexpected(p, "an index name");
+        if (!allow_index)
+            return err_validation(
+                p->err,
+                "FROM clause may only contain a single table name in data manipulation statements");
+        next(p);
+        if (name_ok(p, i)) return -1;
+        s->index = strdup(i->text);
+        if (s->index == NULL) return err_set(p->err, QR_E_INTERNAL, "out of memory");
+        if (is_punct(peek(p), "."))
+            return err_validation(p->err,
+                                  "A path may contain at most 2 components in the FROM clause");
+    }
+    return 0;
+}
+
+static int parse_where(parser *p, pq_stmt *s)
+{
+    s->where = parse_cond(p);
+    return s->where ? 0 : -1;
+}
+
+static int parse_select(parser *p, pq_stmt *s)
+{
+    if (accept_punct(p, "*")) {
+        if (is_punct(peek(p), ","))
+            return err_validation(
+                p->err,
+                "Other attributes should not be present in the projection when '*' is used.");
+    } else {
+        do {
+            if (is_punct(peek(p), "*"))
+                return err_validation(
+                    p->err,
+                    "Other attributes should not be present in the projection when '*' is used.");
+            pq_node *path = parse_path(p);
+            if (path == NULL) return -1;
+            pq_node **a = realloc(s->proj, (s->nproj + 1) * sizeof *a);
+            if (a == NULL) {
+                node_free(path);
+                return err_set(p->err, QR_E_INTERNAL, "out of memory");
+            }
+            s->proj = a;
+            s->proj[s->nproj++] = path;
+            if (is_kw(peek(p), "AS")) return err_validation(p->err, "Aliasing is not supported");
+        } while (accept_punct(p, ","));
+    }
+    if (expect_kw(p, "FROM") || parse_table(p, s, 1)) return -1;
+    if (accept_kw(p, "WHERE") && parse_where(p, s)) return -1;
+    if (accept_kw(p, "ORDER")) {
+        if (expect_kw(p, "BY")) return -1;
+        if (s->where == NULL)
+            return err_validation(
+                p->err, "Must have WHERE clause in the statement when using ORDER BY clause.");
+        do {
+            token *k = peek(p);
+            if (!is_name(k)) return unexpected(p, "a key attribute name");
+            next(p);
+            int desc = accept_kw(p, "DESC");
+            if (!desc) accept_kw(p, "ASC");
+            if (s->order_by == NULL) {
+                s->order_by = strdup(k->text);
+                s->order_desc = desc;
+                if (s->order_by == NULL) return err_set(p->err, QR_E_INTERNAL, "out of memory");
+            }
+        } while (accept_punct(p, ","));
+    }
+    return 0;
+}
+
+/* The right side of SET path = ...: a value or path, a sum or difference of two, or
+ * list_append / set_add / set_delete. */
+static int parse_set_action(parser *p, pq_stmt *s, pq_node *target)
+{
+    pq_action a = {PQA_SET, target, NULL};
+    if (starts_function(p, "list_append")) {
+        a.value = parse_call(p, "list_append", 2);
+    } else if (starts_function(p, "set_add") || starts_function(p, "set_delete")) {
+        int add = starts_function(p, "set_add");
+        pq_node *call = parse_call(p, add ? "set_add" : "set_delete", 2);
+        if (call == NULL) goto fail;
+        const char *fn = add ? "ADD" : "DELETE";
+        if (call->args[0]->kind != PQN_PATH || !json_equal(call->args[0]->path, target->path)) {
+            node_free(call);
+            err_validation(p->err, "The first argument to SET_%s must equal the assignment value",
+                           fn);
+            goto fail;
+        }
+        qr_type t = call->args[1]->kind == PQN_VALUE ? value_type(call->args[1]->value) : QR_T_NONE;
+        if (t != QR_T_SS && t != QR_T_NS && t != QR_T_BS) {
+            node_free(call);
+            err_validation(p->err, "The second argument to SET_%s must be a value with type SET",
+                           fn);
+            goto fail;
+        }
+        a.kind = add ? PQA_ADD : PQA_DELETE;
+        a.value = call->args[1];
+        call->args[1] = NULL;
+        call->nargs = 1;
+        node_free(call);
+    } else {
+        pq_node *l = parse_operand(p);
+        if (l && (is_punct(peek(p), "+") || is_punct(peek(p), "-"))) {
+            int plus = is_punct(next(p), "+");
+            pq_node *r = parse_operand(p);
+            l = r ? node_of(p, plus ? PQN_ADD : PQN_SUB, l, r, NULL) : (node_free(l), NULL);
+        }
+        a.value = l;
+    }
+    if (a.value == NULL) goto fail;
+    pq_action *list = realloc(s->actions, (s->nactions + 1) * sizeof *list);
+    if (list == NULL) {
+        node_free(a.value);
+        err_set(p->err, QR_E_INTERNAL, "out of memory");
+        goto fail;
+    }
+    s->actions = list;
+    s->actions[s->nactions++] = a;
+    return 0;
+fail:
+    node_free(target);
+    return -1;
+}
+
+static int parse_update(parser *p, pq_stmt *s)
+{
+    if (parse_table(p, s, 0)) return -1;
+    for (;;) {
+        if (accept_kw(p, "SET")) {
+            do {
+                pq_node *target = parse_path(p);
+                if (target == NULL) return -1;
+                if (expect_punct(p, "=")) {
+                    node_free(target);
+                    return -1;
+                }
+                if (parse_set_action(p, s, target)) return -1;
+            } while (accept_punct(p, ","));
+        } else if (accept_kw(p, "REMOVE")) {
+            do {
+                pq_node *target = parse_path(p);
+                if (target == NULL) return -1;
+                pq_action *list = realloc(s->actions, (s->nactions + 1) * sizeof *list);
+                if (list == NULL) {
+                    node_free(target);
+                    return err_set(p->err, QR_E_INTERNAL, "out of memory");
+                }
+                s->actions = list;
+                s->actions[s->nactions++] = (pq_action){PQA_REMOVE, target, NULL};
+            } while (accept_punct(p, ","));
+        } else {
+            break;
+        }
+    }
+    if (s->nactions == 0) {
+        token *t = peek(p);
+        if (t->kind == T_IDENT && !is_kw(t, "WHERE"))
+            return err_validation(
+                p->err, "Only SET and REMOVE are supported in update expressions at this time");
+        return unexpected(p, "SET or REMOVE");
+    }
+    if (!accept_kw(p, "WHERE")) {
+        if (peek(p)->kind == T_EOF)
+            return err_validation(
+                p->err, "Where clause does not contain a mandatory equality on all key attributes");
+        return unexpected(p, "SET, REMOVE or WHERE");
+    }
+    return parse_where(p, s);
+}
+
+static int parse_returning(parser *p, pq_stmt *s)
+{
+    if (!accept_kw(p, "RETURNING")) return 0;
+    if (s->kind == PQ_SELECT || s->kind == PQ_EXISTS)
+        return unexpected(p, "the end of the statement");
+    if (s->kind == PQ_INSERT) return err_validation(p->err, "RETURNING is not supported in INSERT");
+    int all = accept_kw(p, "ALL");
+    if (!all && !accept_kw(p, "MODIFIED")) return unexpected(p, "ALL or MODIFIED");
+    int new = accept_kw(p, "NEW");
+    if (!new && !accept_kw(p, "OLD")) return unexpected(p, "NEW or OLD");
+    if (!accept_punct(p, "*"))
+        return err_validation(
+            p->err, "Expected '*' after ( MODIFIED | ALL ) ( NEW | OLD ) in RETURNING clause");
+    if (is_punct(peek(p), ","))
+        return err_validation(
+            p->err, "Invalid syntax with multiple returning elements in RETURNING clause");
+    s->returning = all ? (new ? "ALL_NEW" : "ALL_OLD") : (new ? "UPDATED_NEW" : "UPDATED_OLD");
+    if (s->kind == PQ_DELETE && strcmp(s->returning, "ALL_OLD") != 0)
+        return err_validation(
+            p->err,
+            "Invalid returning clause: RETURNING %s %s *. Only RETURNING ALL OLD * is allowed in "
+            "DELETE statements.",
+            all ? "ALL" : "MODIFIED", new ? "NEW" : "OLD");
+    return 0;
+}
+
+static int parse_statement(parser *p, pq_stmt *s)
+{
+    if (accept_kw(p, "SELECT")) {
+        s->kind = PQ_SELECT;
+        if (parse_select(p, s)) return -1;
+    } else if (accept_kw(p, "EXISTS")) {
+        s->kind = PQ_EXISTS;
+        if (expect_punct(p, "(") || expect_kw(p, "SELECT") || parse_select(p, s) ||
+            expect_punct(p, ")"))
+            return -1;
+    } else if (accept_kw(p, "INSERT")) {
+        s->kind = PQ_INSERT;
+        if (expect_kw(p, "INTO") || parse_table(p, s, 0)) return -1;
+        if (is_kw(peek(p), "VALUES") || is_punct(peek(p), "<<"))
+            return err_validation(
+                p->err,
+                "Unsupported operation: Inserting multiple items in a single statement is not "
+                "supported, use \"INSERT INTO tableName VALUE item\" instead");
+        if (expect_kw(p, "VALUE")) return -1;
+        json_t *v = parse_value(p);
+        if (v == NULL) return -1;
+        if (value_type(v) != QR_T_M) {
+            json_decref(v);
+            return err_validation(
+                p->err,
+                "Unsupported format in item expression. Please use struct format {...} to express "
+                "item values for insert statement.");
+        }
+        s->item = json_incref(value_payload(v));
+        json_decref(v);
+        if (is_kw(peek(p), "WHERE") || is_kw(peek(p), "FROM"))
+            return err_validation(p->err,
+                                  "Unsupported FROM ... WHERE ... clause in INSERT statement.");
+    } else if (accept_kw(p, "UPDATE")) {
+        s->kind = PQ_UPDATE;
+        if (parse_update(p, s)) return -1;
+    } else if (accept_kw(p, "DELETE")) {
+        s->kind = PQ_DELETE;
+        if (expect_kw(p, "FROM") || parse_table(p, s, 0)) return -1;
+        if (!accept_kw(p, "WHERE")) {
+            if (peek(p)->kind == T_EOF || is_kw(peek(p), "RETURNING"))
+                return err_validation(
+                    p->err,
+                    "Where clause does not contain a mandatory equality on all key attributes");
+            return unexpected(p, "WHERE");
+        }
+        if (parse_where(p, s)) return -1;
+    } else {
+        return unexpected(p, "SELECT, INSERT, UPDATE, DELETE or EXISTS");
+    }
+    if (parse_returning(p, s)) return -1;
+    accept_punct(p, ";");
+    if (peek(p)->kind != T_EOF) {
+        if (is_kw(peek(p), "SELECT") || is_kw(peek(p), "INSERT") || is_kw(peek(p), "UPDATE") ||
+            is_kw(peek(p), "DELETE"))
+            return err_validation(p->err, "Only one operation is allowed in a statement.");
+        return unexpected(p, "the end of the statement");
+    }
+    if (p->nparam != json_array_size(p->params))
+        return err_validation(p->err, "Number of parameters in request and statement don't match.");
+    return 0;
+}
+
+int partiql_parse(const char *text, size_t len, json_t *params, pq_stmt **out, qr_err *err)
+{
+    parser p = {.src = text, .srclen = len, .params = params, .err = err};
+    *out = NULL;
+    pq_stmt *s = calloc(1, sizeof *s);
+    int rc = -1;
+    if (s == NULL) return err_set(err, QR_E_INTERNAL, "out of memory");
+    if (lex(&p) == 0 && parse_statement(&p, s) == 0) rc = 0;
+    for (size_t i = 0; i < p.ntoks; i++)
+        free(p.toks[i].text);
+    free(p.toks);
+    if (rc) {
+        if (err->type == NULL) err_set(err, QR_E_INTERNAL, "out of memory");
+        partiql_free(s);
+        return -1;
+    }
+    *out = s;
+    return 0;
+}
+
+void partiql_free(pq_stmt *s)
+{
+    if (s == NULL) return;
+    free(s->table);
+    free(s->index);
+    for (size_t i = 0; i < s->nproj; i++)
+        node_free(s->proj[i]);
+    free(s->proj);
+    node_free(s->where);
+    free(s->order_by);
+    json_decref(s->item);
+    for (size_t i = 0; i < s->nactions; i++) {
+        node_free(s->actions[i].target);
+        node_free(s->actions[i].value);
+    }
+    free(s->actions);
+    free(s);
+}
