@@ -982,7 +982,13 @@ def test_every_enable_makes_a_distinct_stream(server, streams):
         t.join(60)
     assert arns
     assert len(set(arns)) == len(arns)
-    listed = [s["StreamArn"] for s in streams.list_streams(TableName="flap")["Streams"]]
+    listed, kw = [], {}
+    while True:  # ListStreams answers at most 100 streams a page
+        page = streams.list_streams(TableName="flap", **kw)
+        listed += [s["StreamArn"] for s in page["Streams"]]
+        if "LastEvaluatedStreamArn" not in page:
+            break
+        kw = {"ExclusiveStartStreamArn": page["LastEvaluatedStreamArn"]}
     assert sorted(listed) == sorted(arns)
     table = boto3_client(server.url).describe_table(TableName="flap")["Table"]
     if table.get("StreamSpecification", {}).get("StreamEnabled"):
