@@ -11,7 +11,8 @@
 #include "ops/ops.h"
 
 static const char *const capacity_modes[] = {"INDEXES", "TOTAL", "NONE", NULL};
-static const char *const return_values[] = {"NONE", "ALL_OLD", "UPDATED_OLD", "ALL_NEW", "UPDATED_NEW", NULL};
+/* In the order DynamoDB lists them when it refuses another value. */
+static const char *const return_values[] = {"ALL_NEW", "UPDATED_OLD", "ALL_OLD", "NONE", "UPDATED_NEW", NULL};
 static const char *const metrics_modes[] = {"SIZE", "NONE", NULL};
 static const char *const on_failure_modes[] = {"ALL_OLD", "NONE", NULL};
 

@@ -343,3 +343,11 @@ def test_create_table_with_three_key_elements_echoes_them(t):
                          "KeySchemaElement(attributeName=sk, keyType=RANGE), KeySchemaElement(attributeName=extra, "
                          "keyType=RANGE)]' at 'keySchema' failed to satisfy constraint: Member must have length less "
                          "than or equal to 2")
+
+
+def test_return_values_enum_is_listed_in_dynamodb_order(t):
+    e = t.error("UpdateItem", {"TableName": H, "Key": {"pk": {"S": "x"}}, "ReturnValues": "INVALID",
+                               "UpdateExpression": "SET a = :a", "ExpressionAttributeValues": {":a": {"S": "x"}}})
+    assert e.message == ("1 validation error detected: Value 'INVALID' at 'returnValues' failed to satisfy "
+                         "constraint: Member must satisfy enum value set: [ALL_NEW, UPDATED_OLD, ALL_OLD, NONE, "
+                         "UPDATED_NEW]")
