@@ -351,3 +351,14 @@ def test_return_values_enum_is_listed_in_dynamodb_order(t):
     assert e.message == ("1 validation error detected: Value 'INVALID' at 'returnValues' failed to satisfy "
                          "constraint: Member must satisfy enum value set: [ALL_NEW, UPDATED_OLD, ALL_OLD, NONE, "
                          "UPDATED_NEW]")
+
+
+def test_size_of_a_string_counts_utf16_code_units(t):
+    # é is one UTF-16 code unit, U+1D11E a surrogate pair: three units, six UTF-8 bytes.
+    t.call("PutItem", {"TableName": C, "Item": {"pk": {"S": "size"}, "sk": {"S": "1"}, "s": {"S": "\u00e9\U0001d11e"}}})
+
+    def count(n):
+        return t.call("Query", {"TableName": C, "KeyConditionExpression": "pk = :p", "FilterExpression": "size(s) = :n",
+                                "ExpressionAttributeValues": {":p": {"S": "size"}, ":n": {"N": n}}})["Count"]
+    assert count("3") == 1
+    assert count("6") == 0
