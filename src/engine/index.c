@@ -437,7 +437,10 @@ size_t index_write_bytes(const table *t, const qr_index *ix, const json_t *old_i
     if (has_old && has_new && !moved) {
         /* DynamoDB charges an index only when the write changes what it stores. */
         json_t *before = index_project(t, ix, old_item);
-        if (json_equal(before, p)) *writes = 0;
+        if (json_equal(before, p)) {
+            *writes = 0;
+            size = 0;
+        }
         json_decref(before);
     }
     json_decref(p);

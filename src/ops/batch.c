@@ -363,6 +363,7 @@ int op_batch_write_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
         const json_t *o = w[i].old, *nv = w[i].item;
         size_t os = o ? item_size(o) : 0, ns = nv ? item_size(nv) : 0;
         w[i].bt->units += capacity_write_units(os > ns ? os : ns);
+        if (strcmp(capacity, "NONE") == 0) continue; /* index units are only ever reported */
         double idx[QR_MAX_GSI + QR_MAX_LSI] = {0};
         capacity_index_writes(w[i].bt->t, o, nv, idx);
         for (size_t k = 0; k < w[i].bt->t->nindexes && k < QR_MAX_GSI + QR_MAX_LSI; k++)
