@@ -2,8 +2,8 @@
 
 Each test pins one answer DynamoDB gives (recorded against the live service by a public
 conformance suite): the value it accepts or the error type and text it returns. The tables
-mirror that suite's shapes: a string-keyed table, a binary-keyed one, and a composite table
-with two local and two global indexes on the same attributes."""
+mirror that suite's shapes: a string-keyed table and a composite table with two local and
+two global indexes on the same attributes; the capacity tests use a table of their own."""
 import pytest
 
 H = "ConfHash"
