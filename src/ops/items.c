@@ -110,13 +110,14 @@ int op_put_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     buf key;
     buf_init(&key, 0);
     int rc = -1;
+    /* DynamoDB judges the parameters' own constraints before it looks for the table. */
+    if (read_write_params(req, 0, &p, err)) goto done;
     if (param_table(db, req, "TableName", &t, err)) goto done;
     if (param_object(req, "Item", &item, err)) goto done;
     if (item == NULL) {
         param_null("item", err);
         goto done;
     }
-    if (read_write_params(req, 0, &p, err)) goto done;
     size_t new_size;
     if (key_check_item(t, item, err) || item_validate_size(item, &new_size, err)) goto done;
     if (parse_write_exprs(&x, req, EXPRS_CONDITION, err)) goto done;
@@ -169,6 +170,7 @@ int op_get_item(qr_db *db, json_t *req, buf *out, qr_err *err)
     int consistent, rc = -1;
     buf key;
     buf_init(&key, 0);
+    if (param_enum(req, "ReturnConsumedCapacity", capacity_modes, "NONE", &capacity, err)) goto done;
     if (param_table(db, req, "TableName", &t, err)) goto done;
     if (param_object(req, "Key", &keyv, err)) goto done;
     if (keyv == NULL) {
@@ -176,7 +178,6 @@ int op_get_item(qr_db *db, json_t *req, buf *out, qr_err *err)
         goto done;
     }
     if (param_bool(req, "ConsistentRead", 0, &consistent, err)) goto done;
-    if (param_enum(req, "ReturnConsumedCapacity", capacity_modes, "NONE", &capacity, err)) goto done;
     if (json_object_get(req, "IndexName")) {
         err_validation(err, "GetItem does not accept IndexName: an item is read by its table key; "
                             "use Query with IndexName to read an index");
@@ -240,10 +241,10 @@ static int keyed_begin(qr_db *db, json_t *req, int allow_updated, int expression
 {
     memset(w, 0, sizeof *w);
     buf_init(&w->key, 0);
+    if (read_write_params(req, allow_updated, &w->p, err)) return -1; /* before the table, as in PutItem */
     if (param_table(db, req, "TableName", &w->t, err)) return -1;
     if (param_object(req, "Key", &w->keyv, err)) return -1;
     if (w->keyv == NULL) return param_null("key", err);
-    if (read_write_params(req, allow_updated, &w->p, err)) return -1;
     if (key_check_key(w->t, w->keyv, err)) return -1;
     if (parse_write_exprs(&w->x, req, expressions, err)) return -1;
     return key_item(&w->key, w->t, w->keyv, err);

@@ -179,6 +179,24 @@ static int read_count(json_t *req, const char *key, long long min, long long max
     return param_int(req, key, min, max, out, present, err);
 }
 
+/* The constraints of Query's and Scan's own parameters, which DynamoDB judges before it
+ * looks for the table (read_common and op_scan read the values themselves later). */
+static int check_read_constraints(json_t *req, int is_query, qr_err *err)
+{
+    const char *s;
+    long long n;
+    int present;
+    if (param_enum(req, "ReturnConsumedCapacity", capacity_modes, "NONE", &s, err) ||
+        param_enum(req, "Select", select_modes, NULL, &s, err) ||
+        read_count(req, "Limit", 1, 0x7fffffffLL, &n, &present, err))
+        return -1;
+    if (is_query) return 0;
+    if (read_count(req, "Segment", 0, 999999, &n, &present, err) ||
+        param_int(req, "TotalSegments", 1, 1000000, &n, &present, err))
+        return -1;
+    return 0;
+}
+
 static int read_common(json_t *req, table *t, range_read *r, const char **capacity, req_exprs *x, int is_query,
                        qr_err *err)
 {
@@ -469,6 +487,7 @@ int op_query(qr_db *db, json_t *req, buf *out, qr_err *err)
     int rc = -1;
     buf_init(&r.lower, 0);
     buf_init(&r.upper, 0);
+    if (check_read_constraints(req, 1, err)) goto done;
     if (param_table(db, req, "TableName", &t, err)) goto done;
     /* KeyConditions may be combined with FilterExpression and ProjectionExpression, as
      * DynamoDB allows; exprs_parse lets only KeyConditionExpression exclude it. */
@@ -526,6 +545,7 @@ int op_scan(qr_db *db, json_t *req, buf *out, qr_err *err)
     buf_init(&r.lower, 0);
     buf_init(&r.upper, 0);
     r.forward = 1;
+    if (check_read_constraints(req, 0, err)) goto done;
     if (param_table(db, req, "TableName", &t, err)) goto done;
     if (exprs_parse(&x, req, EXPRS_FILTER | EXPRS_PROJECTION, err) || exprs_finish(&x)) goto done;
     if (read_common(req, t, &r, &capacity, &x, 0, err)) goto done;

@@ -362,3 +362,18 @@ def test_size_of_a_string_counts_utf16_code_units(t):
                                 "ExpressionAttributeValues": {":p": {"S": "size"}, ":n": {"N": n}}})["Count"]
     assert count("3") == 1
     assert count("6") == 0
+
+
+@pytest.mark.parametrize("op, request_", [
+    ("UpdateItem", {"Key": {"pk": {"S": "k"}}, "ReturnValues": "INVALID"}),
+    ("PutItem", {"Item": {"pk": {"S": "k"}}, "ReturnValues": "INVALID"}),
+    ("DeleteItem", {"Key": {"pk": {"S": "k"}}, "ReturnConsumedCapacity": "INVALID"}),
+    ("GetItem", {"Key": {"pk": {"S": "k"}}, "ReturnConsumedCapacity": "INVALID"}),
+    ("Query", {"KeyConditionExpression": "pk = :v", "ExpressionAttributeValues": {":v": {"S": "k"}}, "Select": "BAD"}),
+    ("Scan", {"Limit": 0}),
+    ("Scan", {"Segment": 0, "TotalSegments": 0}),
+])
+def test_parameter_constraints_are_judged_before_the_table_is_looked_for(t, op, request_):
+    e = t.error(op, dict(request_, TableName="NoSuchTable"))
+    assert e.type == "ValidationException"
+    assert e.message.startswith("1 validation error detected: ")
