@@ -168,14 +168,21 @@ static void finish_response(buf *out, const char *capacity, const table *t, cons
 
 /* Reads the parameters Query and Scan share (is_query: which of the two reads them). */
 /* Reads Limit or Segment as param_int does, but says what DynamoDB says of a value
- * under the minimum: it names the member as the request does and echoes no value. */
-static int read_count(json_t *req, const char *key, long long min, long long max, long long *out, int *present,
-                      qr_err *err)
+ * under the minimum. Query names the member as the request does and echoes no value;
+ * most regions still answer Scan in the older form, which echoes the value and names
+ * the member in camel case (of 33 regions recorded in October 2026, 28). */
+static int read_count(json_t *req, const char *key, int is_query, long long min, long long max, long long *out,
+                      int *present, qr_err *err)
 {
     json_t *v = json_object_get(req, key);
-    if (json_is_integer(v) && json_integer_value(v) < min)
-        return err_validation(err, "1 validation error detected: Value at '%s' failed to satisfy constraint: Member "
-                                   "must have value greater than or equal to %lld", key, min);
+    if (json_is_integer(v) && json_integer_value(v) < min) {
+        if (is_query)
+            return err_validation(err, "1 validation error detected: Value at '%s' failed to satisfy constraint: "
+                                       "Member must have value greater than or equal to %lld", key, min);
+        return err_validation(err, "1 validation error detected: Value '%lld' at '%c%s' failed to satisfy "
+                                   "constraint: Member must have value greater than or equal to %lld",
+                              (long long)json_integer_value(v), key[0] - 'A' + 'a', key + 1, min);
+    }
     return param_int(req, key, min, max, out, present, err);
 }
 
@@ -188,10 +195,10 @@ static int check_read_constraints(json_t *req, int is_query, qr_err *err)
     int present;
     if (param_enum(req, "ReturnConsumedCapacity", capacity_modes, "NONE", &s, err) ||
         param_enum(req, "Select", select_modes, NULL, &s, err) ||
-        read_count(req, "Limit", 1, 0x7fffffffLL, &n, &present, err))
+        read_count(req, "Limit", is_query, 1, 0x7fffffffLL, &n, &present, err))
         return -1;
     if (is_query) return 0;
-    if (read_count(req, "Segment", 0, 999999, &n, &present, err) ||
+    if (read_count(req, "Segment", 0, 0, 999999, &n, &present, err) ||
         param_int(req, "TotalSegments", 1, 1000000, &n, &present, err))
         return -1;
     return 0;
@@ -203,7 +210,7 @@ static int read_common(json_t *req, table *t, range_read *r, const char **capaci
     const char *select, *index;
     int has_limit;
     if (param_enum(req, "ReturnConsumedCapacity", capacity_modes, "NONE", capacity, err)) return -1;
-    if (read_count(req, "Limit", 1, 0x7fffffffLL, &r->limit, &has_limit, err)) return -1;
+    if (read_count(req, "Limit", is_query, 1, 0x7fffffffLL, &r->limit, &has_limit, err)) return -1;
     if (!has_limit) r->limit = 0;
     if (param_bool(req, "ConsistentRead", 0, &r->consistent, err)) return -1;
     if (param_string(req, "IndexName", &index, err)) return -1;
@@ -220,8 +227,8 @@ static int read_common(json_t *req, table *t, range_read *r, const char **capaci
     if (select && strcmp(select, "ALL_PROJECTED_ATTRIBUTES") == 0 && !r->index)
         return err_validation(err, "ALL_PROJECTED_ATTRIBUTES can be used only when Querying using an IndexName");
     if (select && strcmp(select, "SPECIFIC_ATTRIBUTES") == 0 && !projecting)
-        return err_validation(err, "1 validation error detected: Must specify the AttributesToGet or "
-                                   "ProjectionExpression when choosing to get SPECIFIC_ATTRIBUTES");
+        return err_validation(err, "%sMust specify the AttributesToGet or ProjectionExpression when choosing to "
+                                   "get SPECIFIC_ATTRIBUTES", is_query ? "1 validation error detected: " : "");
     if (select && projecting && strcmp(select, "SPECIFIC_ATTRIBUTES") != 0) {
         int count = strcmp(select, "COUNT") == 0;
         return err_validation(err, "%sCannot specify the %s when choosing to get %s",
@@ -245,19 +252,22 @@ static int read_common(json_t *req, table *t, range_read *r, const char **capaci
 }
 
 /* Encodes a start key as the read's position: an index entry's key, or the item's key. */
-static int encode_start_key(table *t, const range_read *r, json_t *esk, buf *k, qr_err *err)
+static int encode_start_key(table *t, const range_read *r, json_t *esk, int is_query, buf *k, qr_err *err)
 {
+    /* Most regions still tell a Scan why its key is refused (28 of 33 in October 2026). */
+    const char *bad_text = is_query ? "The provided starting key is invalid"
+                               : "The provided starting key is invalid: The provided key element does not match "
+                                 "the schema";
     qr_err inner;
     err_init(&inner);
     if (r->index) {
         json_t *base = key_of_item(t, esk);
         int bad = key_check_key(t, base, &inner) || index_entry_key(t, r->index, esk, k, &inner) != 1;
         json_decref(base);
-        /* DynamoDB gives no detail of what is wrong with the key. */
-        if (bad) return err_validation(err, "The provided starting key is invalid");
+        if (bad) return err_validation(err, "%s", bad_text);
         return 0;
     }
-    if (key_check_key(t, esk, &inner)) return err_validation(err, "The provided starting key is invalid");
+    if (key_check_key(t, esk, &inner)) return err_validation(err, "%s", bad_text);
     return key_item(k, t, esk, err);
 }
 
@@ -282,7 +292,7 @@ static int check_query_start(table *t, const range_read *r, json_t *esk, const b
         for (int i = 0; i < ks->npk; i++) json_object_set(moved, ks->pk_names[i], kcm->pk_values[i]);
         buf k2;
         buf_init(&k2, 0);
-        rc = encode_start_key(t, r, moved, &k2, err);
+        rc = encode_start_key(t, r, moved, 1, &k2, err);
         satisfies = rc == 0 && in_range(&k2, r);
         buf_free(&k2);
         json_decref(moved);
@@ -308,7 +318,7 @@ static int apply_start_key(json_t *req, table *t, range_read *r, const expr_key_
     if (esk == NULL) return 0;
     buf k;
     buf_init(&k, 0);
-    int rc = encode_start_key(t, r, esk, &k, err);
+    int rc = encode_start_key(t, r, esk, ks != NULL, &k, err);
     if (rc == 0 && ks && kcm) rc = check_query_start(t, r, esk, &k, ks, kcm, err);
     else if (rc == 0 && !in_range(&k, r))
         rc = err_validation(err, "The provided starting key is invalid: Invalid ExclusiveStartKey. Please use "
@@ -549,7 +559,7 @@ int op_scan(qr_db *db, json_t *req, buf *out, qr_err *err)
     if (param_table(db, req, "TableName", &t, err)) goto done;
     if (exprs_parse(&x, req, EXPRS_FILTER | EXPRS_PROJECTION, err) || exprs_finish(&x)) goto done;
     if (read_common(req, t, &r, &capacity, &x, 0, err)) goto done;
-    if (read_count(req, "Segment", 0, 999999, &segment, &has_segment, err)) goto done;
+    if (read_count(req, "Segment", 0, 0, 999999, &segment, &has_segment, err)) goto done;
     if (param_int(req, "TotalSegments", 1, 1000000, &total, &has_total, err)) goto done;
     if (has_segment != has_total) {
         err_validation(err, has_segment ? "The TotalSegments parameter is required but was not present in the request when Segment parameter is present"
@@ -560,7 +570,9 @@ int op_scan(qr_db *db, json_t *req, buf *out, qr_err *err)
     r.segment = segment;
     r.total_segments = total;
     if (segment >= total) {
-        err_validation(err, "The Segment parameter is zero-based and must be less than parameter TotalSegments");
+        /* Most regions (28 of 33 in October 2026) still add the values. */
+        err_validation(err, "The Segment parameter is zero-based and must be less than parameter TotalSegments: "
+                            "Segment: %lld is not less than TotalSegments: %lld", segment, total);
         goto done;
     }
     /* Segment s of n holds the partitions whose hash lies in [s*2^64/n, (s+1)*2^64/n). */

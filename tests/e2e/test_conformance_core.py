@@ -70,6 +70,9 @@ def test_select_enum_is_listed_in_dynamodb_order(t):
 def test_empty_request_items(t, op):
     e = t.error(op, {"RequestItems": {}})
     assert e.type == "ValidationException"
+    if op == "BatchWriteItem":  # most regions still give BatchWriteItem's own sentence (October 2026)
+        assert e.message == "The requestItems parameter is required for BatchWriteItem"
+        return
     assert e.message == ("1 validation error detected: Value at 'RequestItems' failed to satisfy constraint: "
                          "Member must have length greater than or equal to 1")
 
@@ -254,6 +257,8 @@ def test_read_parameter_messages(t, op):
     base = {"TableName": C}
     if op == "Query":
         base.update(KeyConditionExpression="pk = :v", ExpressionAttributeValues={":v": {"S": "v"}})
+    if op == "Scan":  # most regions still answer Scan in the older wording: test_conformance_more
+        return
     e = t.error(op, dict(base, Limit=0))
     assert e.message == ("1 validation error detected: Value at 'Limit' failed to satisfy constraint: Member must "
                          "have value greater than or equal to 1")
@@ -265,11 +270,13 @@ def test_read_parameter_messages(t, op):
 
 
 def test_scan_segment_messages(t):
+    # The older wording most regions still give (28 of 33, October 2026).
     e = t.error("Scan", {"TableName": H, "Segment": 5, "TotalSegments": 5})
-    assert e.message == "The Segment parameter is zero-based and must be less than parameter TotalSegments"
+    assert e.message == ("The Segment parameter is zero-based and must be less than parameter TotalSegments: "
+                         "Segment: 5 is not less than TotalSegments: 5")
     e = t.error("Scan", {"TableName": H, "Segment": -1, "TotalSegments": 4})
-    assert e.message == ("1 validation error detected: Value at 'Segment' failed to satisfy constraint: Member must "
-                         "have value greater than or equal to 0")
+    assert e.message == ("1 validation error detected: Value '-1' at 'segment' failed to satisfy constraint: Member "
+                         "must have value greater than or equal to 0")
 
 
 def test_binary_set_messages(t):
