@@ -336,8 +336,7 @@ def test_index_being_backfilled_may_be_deleted(served):
     assert served.scan(TableName=T, IndexName="ByX", Select="COUNT")["Count"] == 5000
 
 
-@pytest.mark.parametrize("op,prefix", [("Query", "1 validation error detected: "),
-                                       ("Scan", "1 validation error detected: ")])
+@pytest.mark.parametrize("op,prefix", [("Query", "1 validation error detected: "), ("Scan", "")])
 def test_specific_attributes_need_a_projection(ranged, op, prefix):
     req = {"TableName": T, "Select": "SPECIFIC_ATTRIBUTES"}
     if op == "Query":
