@@ -53,3 +53,49 @@ def test_batch_write_with_no_tables_names_the_parameter(t):
     e = t.error("BatchWriteItem", {"RequestItems": {}})
     assert e.type == "ValidationException"
     assert e.message == "The requestItems parameter is required for BatchWriteItem"
+
+
+# ---- single-item writes: which member errors are reported ----
+
+NO_KEY = "Value null at 'key' failed to satisfy constraint: Member must not be null"
+EMPTY_NAME = "Value '' at 'tableName' failed to satisfy constraint: Member must have length greater than or equal to 1"
+
+
+def test_update_without_key_lists_every_bad_member(t):
+    set_a = {"UpdateExpression": "SET a = :a", "ExpressionAttributeValues": {":a": {"S": "x"}}}
+    e = t.error("UpdateItem", dict(set_a, TableName=""))
+    assert e.message == f"2 validation errors detected: {EMPTY_NAME}; {NO_KEY}"
+    e = t.error("UpdateItem", dict(set_a, TableName="", ReturnConsumedCapacity="BAD", ReturnValues="BAD"))
+    assert e.message == ("4 validation errors detected: Value 'BAD' at 'returnConsumedCapacity' failed to satisfy "
+                         "constraint: Member must satisfy enum value set: [INDEXES, TOTAL, NONE]; " + EMPTY_NAME +
+                         "; Value 'BAD' at 'returnValues' failed to satisfy constraint: Member must satisfy enum "
+                         "value set: [ALL_NEW, UPDATED_OLD, ALL_OLD, NONE, UPDATED_NEW]; " + NO_KEY)
+
+
+def test_missing_key_is_judged_before_the_table_is_looked_for(t):
+    # A table that does not exist is not reached: the request itself is invalid.
+    e = t.error("UpdateItem", {"TableName": "NoSuchTable", "AttributeUpdates": {"x": {"Action": "PUT",
+                                                                                      "Value": {"S": "1"}}},
+                               "Expected": {"a": {"Exists": False}, "b": {"Exists": False}},
+                               "ConditionalOperator": "XOR"})
+    assert e.type == "ValidationException"
+    assert e.message == ("2 validation errors detected: Value 'XOR' at 'conditionalOperator' failed to satisfy "
+                         "constraint: Member must satisfy enum value set: [OR, AND]; " + NO_KEY)
+    e = t.error("DeleteItem", {"TableName": "NoSuchTable"})
+    assert e.type == "ValidationException"
+    assert e.message == "1 validation error detected: " + NO_KEY
+
+
+def test_update_with_two_bad_enums_reports_one_generic_error(t):
+    e = t.error("UpdateItem", {"TableName": "NoSuchTable", "Key": {"pk": {"S": "k"}}, "ReturnValues": "BAD",
+                               "ReturnConsumedCapacity": "BAD"})
+    assert e.type == "ValidationException"
+    assert e.message == ("1 validation error detected: Failed to satisfy constraint: Member must satisfy enum value "
+                         "set: [ALL_OLD, UPDATED_OLD, ALL_NEW, UPDATE_NEW, NONE]")
+
+
+def test_put_with_empty_table_name_stops_there(t):
+    e = t.error("PutItem", {"TableName": "", "Item": {"pk": {"S": "k"}}, "ReturnValues": "BAD"})
+    assert e.type == "ValidationException"
+    assert e.message == ("1 validation error detected: Value at 'TableName' failed to satisfy constraint: Member must "
+                         "have length greater than or equal to 1")
