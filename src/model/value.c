@@ -5,6 +5,7 @@
  * text, decoded with libcrypto when their bytes matter. */
 #include "model/value.h"
 
+#include <limits.h>
 #include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -186,7 +187,8 @@ static int validate_set(json_t *arr, qr_type t, qr_err *err)
     return 0;
 }
 
-int value_validate(json_t *av, int depth, const char *what, qr_err *err)
+/* value_validate with the deepest nesting allowed as a parameter. */
+static int validate(json_t *av, int depth, int limit, const char *what, qr_err *err)
 {
     if (!json_is_object(av))
         return err_set(err, QR_E_SERIALIZATION, "Unexpected value type in payload for %s: an AttributeValue must be an object", what);
@@ -197,7 +199,7 @@ int value_validate(json_t *av, int depth, const char *what, qr_err *err)
     qr_type t = value_type(av);
     if (t == QR_T_NONE)
         return err_validation(err, "Supplied AttributeValue is empty, must contain exactly one of the supported datatypes");
-    if (depth > QR_MAX_DEPTH) return err_validation(err, "Nesting Levels have exceeded supported limits");
+    if (depth > limit) return err_validation(err, "Nesting Levels have exceeded supported limits");
     json_t *p = value_payload(av);
     switch (t) {
     case QR_T_S:
@@ -228,7 +230,7 @@ int value_validate(json_t *av, int depth, const char *what, qr_err *err)
         const char *k;
         json_t *v;
         json_object_foreach(p, k, v) {
-            if (value_validate(v, depth + 1, k, err)) return -1;
+            if (validate(v, depth + 1, limit, k, err)) return -1;
         }
         return 0;
     }
@@ -237,7 +239,7 @@ int value_validate(json_t *av, int depth, const char *what, qr_err *err)
         size_t i;
         json_t *v;
         json_array_foreach(p, i, v) {
-            if (value_validate(v, depth + 1, what, err)) return -1;
+            if (validate(v, depth + 1, limit, what, err)) return -1;
         }
         return 0;
     }
@@ -248,6 +250,40 @@ int value_validate(json_t *av, int depth, const char *what, qr_err *err)
     default:
         return err_validation(err, "Supplied AttributeValue is empty, must contain exactly one of the supported datatypes");
     }
+}
+
+int value_validate(json_t *av, int depth, const char *what, qr_err *err)
+{
+    return validate(av, depth, QR_MAX_DEPTH, what, err);
+}
+
+int value_validate_any_depth(json_t *av, const char *what, qr_err *err)
+{
+    return validate(av, 1, INT_MAX, what, err);
+}
+
+int value_nesting(const json_t *av)
+{
+    qr_type t = value_type(av);
+    if (t != QR_T_M && t != QR_T_L) return 1;
+    json_t *p = value_payload(av);
+    int deepest = 0;
+    if (t == QR_T_M) {
+        const char *k;
+        json_t *v;
+        json_object_foreach(p, k, v) {
+            int d = value_nesting(v);
+            if (d > deepest) deepest = d;
+        }
+    } else {
+        size_t i;
+        json_t *v;
+        json_array_foreach(p, i, v) {
+            int d = value_nesting(v);
+            if (d > deepest) deepest = d;
+        }
+    }
+    return 1 + deepest;
 }
 
 int item_validate(json_t *item, qr_err *err)

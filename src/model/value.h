@@ -41,6 +41,12 @@ json_t *value_payload(const json_t *av);
  * DynamoDB's canonical text. depth is the nesting depth of av (1 for a top-level
  * attribute). what names the place for messages (e.g. the attribute name). */
 int value_validate(json_t *av, int depth, const char *what, qr_err *err);
+/* As value_validate for a top-level value, but with no limit on its nesting: for the
+ * values of ExpressionAttributeValues, whose depth each operation judges itself. */
+int value_validate_any_depth(json_t *av, const char *what, qr_err *err);
+/* The nesting depth of a valid AttributeValue: 1 for a scalar or a set, one more than
+ * its deepest member for a map or a list. */
+int value_nesting(const json_t *av);
 
 /* Validates every attribute of an item (names non-empty, values valid) and its size
  * (at most 400 KB by DynamoDB's rules). */

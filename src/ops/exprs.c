@@ -136,7 +136,8 @@ static int check_names_values(json_t *names, json_t *values, qr_err *err)
             if (check_key("ExpressionAttributeValues", ':', k, err)) return -1;
             qr_err inner;
             err_init(&inner);
-            if (value_validate(v, 1, k, &inner)) {
+            /* Their nesting is judged by each operation (a transaction does not judge it). */
+            if (value_validate_any_depth(v, k, &inner)) {
                 if (strcmp(inner.type, QR_E_VALIDATION) == 0)
                     return err_validation(err, "ExpressionAttributeValues contains invalid value: %s for key %s", inner.msg, k);
                 return err_set(err, inner.type, "%s", inner.msg);

@@ -251,6 +251,19 @@ static int read_common(json_t *req, table *t, range_read *r, const char **capaci
     return 0;
 }
 
+/* Query and Scan refuse an ExpressionAttributeValue nested deeper than an item may be. */
+static int check_value_nesting(json_t *req, qr_err *err)
+{
+    const char *k;
+    json_t *v;
+    json_object_foreach(json_object_get(req, "ExpressionAttributeValues"), k, v) {
+        if (value_nesting(v) > QR_MAX_DEPTH)
+            return err_validation(err, "ExpressionAttributeValues contains invalid value: Nesting Levels have "
+                                       "exceeded supported limits for key %s", k);
+    }
+    return 0;
+}
+
 /* Encodes a start key as the read's position: an index entry's key, or the item's key. */
 static int encode_start_key(table *t, const range_read *r, json_t *esk, int is_query, buf *k, qr_err *err)
 {
@@ -501,7 +514,8 @@ int op_query(qr_db *db, json_t *req, buf *out, qr_err *err)
     if (param_table(db, req, "TableName", &t, err)) goto done;
     /* KeyConditions may be combined with FilterExpression and ProjectionExpression, as
      * DynamoDB allows; exprs_parse lets only KeyConditionExpression exclude it. */
-    if (exprs_parse(&x, req, EXPRS_FILTER | EXPRS_PROJECTION | EXPRS_KEY_CONDITION, err))
+    if (exprs_parse(&x, req, EXPRS_FILTER | EXPRS_PROJECTION | EXPRS_KEY_CONDITION, err) ||
+        check_value_nesting(req, err))
         goto done;
     if (read_common(req, t, &r, &capacity, &x, 1, err)) goto done;
     if (param_bool(req, "ScanIndexForward", 1, &r.forward, err)) goto done;
@@ -557,7 +571,9 @@ int op_scan(qr_db *db, json_t *req, buf *out, qr_err *err)
     r.forward = 1;
     if (check_read_constraints(req, 0, err)) goto done;
     if (param_table(db, req, "TableName", &t, err)) goto done;
-    if (exprs_parse(&x, req, EXPRS_FILTER | EXPRS_PROJECTION, err) || exprs_finish(&x)) goto done;
+    if (exprs_parse(&x, req, EXPRS_FILTER | EXPRS_PROJECTION, err) || check_value_nesting(req, err) ||
+        exprs_finish(&x))
+        goto done;
     if (read_common(req, t, &r, &capacity, &x, 0, err)) goto done;
     if (read_count(req, "Segment", 0, 0, 999999, &segment, &has_segment, err)) goto done;
     if (param_int(req, "TotalSegments", 1, 1000000, &total, &has_total, err)) goto done;

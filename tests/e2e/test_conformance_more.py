@@ -99,3 +99,53 @@ def test_put_with_empty_table_name_stops_there(t):
     assert e.type == "ValidationException"
     assert e.message == ("1 validation error detected: Value at 'TableName' failed to satisfy constraint: Member must "
                          "have length greater than or equal to 1")
+
+
+# ---- nesting depth of expression values ----
+
+def nested(wraps):
+    """A value of `wraps` single-key maps around a string: its leaf lies at level wraps + 1."""
+    v = {"S": "leaf"}
+    for _ in range(wraps):
+        v = {"M": {"n": v}}
+    return v
+
+
+DEEP = ("1 validation error detected: Nesting Levels have exceeded supported limits: Attributes in the item have "
+        "nested levels beyond supported limit")
+
+
+def test_update_refuses_a_too_deep_condition_value(t):
+    t.call("PutItem", {"TableName": H, "Item": {"pk": {"S": "d"}}})
+    base = {"TableName": H, "Key": {"pk": {"S": "d"}}, "UpdateExpression": "SET seen = :s",
+            "ConditionExpression": "#d = :deep", "ExpressionAttributeNames": {"#d": "data"}}
+    # 32 levels are allowed: the condition runs (and fails, as the item has no data).
+    e = t.error("UpdateItem", dict(base, ExpressionAttributeValues={":s": {"S": "y"}, ":deep": nested(31)}))
+    assert e.type == "ConditionalCheckFailedException"
+    e = t.error("UpdateItem", dict(base, ExpressionAttributeValues={":s": {"S": "y"}, ":deep": nested(32)}))
+    assert e.type == "ValidationException"
+    assert e.message == DEEP
+
+
+def test_transaction_evaluates_a_too_deep_condition_value(t):
+    t.call("PutItem", {"TableName": H, "Item": {"pk": {"S": "d"}}})
+    cond = {"TableName": H, "Key": {"pk": {"S": "d"}}, "ConditionExpression": "#d = :deep",
+            "ExpressionAttributeNames": {"#d": "data"}}
+    update = dict(cond, UpdateExpression="SET seen = :s",
+                  ExpressionAttributeValues={":s": {"S": "y"}, ":deep": nested(32)})
+    check = dict(cond, ExpressionAttributeValues={":deep": nested(32)})
+    for action in ({"Update": update}, {"ConditionCheck": check}):
+        e = t.error("TransactWriteItems", {"TransactItems": [action]})
+        assert e.type == "TransactionCanceledException"
+        assert [r["Code"] for r in e.body["CancellationReasons"]] == ["ConditionalCheckFailed"]
+
+
+def test_transaction_cancels_an_update_writing_a_too_deep_value(t):
+    e = t.error("TransactWriteItems", {"TransactItems": [{"Update": {
+        "TableName": H, "Key": {"pk": {"S": "w"}}, "UpdateExpression": "SET deep = :deep",
+        "ExpressionAttributeValues": {":deep": nested(32)}}}]})
+    assert e.type == "TransactionCanceledException"
+    reasons = e.body["CancellationReasons"]
+    assert [r["Code"] for r in reasons] == ["ValidationError"]
+    assert reasons[0]["Message"].startswith("Nesting Levels have exceeded supported limit")
+    assert "Item" not in t.call("GetItem", {"TableName": H, "Key": {"pk": {"S": "w"}}})
