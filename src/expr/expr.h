@@ -77,6 +77,10 @@ json_t *expr_update_top_names(const expr_update *u);
  * expr_proj_free; NULL when out of memory). Projecting the old or new item through it
  * gives DynamoDB's ReturnValues UPDATED_OLD / UPDATED_NEW, nested parts included. */
 struct expr_proj *expr_update_projection(const expr_update *u);
+/* What UpdateItem charges the statement against the 400 KB item limit, from the request
+ * alone: 3, plus for each SET or ADD 19, its target and its operands, and for each
+ * REMOVE or DELETE 1 and its target (DynamoDB's figures, measured, not documented). */
+size_t expr_update_request_size(const expr_update *u);
 void expr_update_free(expr_update *u);
 
 /* ---- ProjectionExpression ---- */

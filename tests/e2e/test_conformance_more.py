@@ -149,3 +149,56 @@ def test_transaction_cancels_an_update_writing_a_too_deep_value(t):
     assert [r["Code"] for r in reasons] == ["ValidationError"]
     assert reasons[0]["Message"].startswith("Nesting Levels have exceeded supported limit")
     assert "Item" not in t.call("GetItem", {"TableName": H, "Key": {"pk": {"S": "w"}}})
+
+
+# ---- UpdateItem's size limit measures what the statement writes ----
+
+MAX_ITEM = 409600
+TOO_BIG = "Item size to update has exceeded the maximum allowed size"
+
+
+def set_b(t, key, pad, **extra):
+    req = {"TableName": H, "Key": {"pk": {"S": key}}, "UpdateExpression": "SET b = :pad",
+           "ExpressionAttributeValues": {":pad": {"S": "x" * pad}}}
+    req.update(extra)
+    return t.raw("UpdateItem", req)
+
+
+def test_update_at_a_short_key_is_charged_for_the_statement(t):
+    # Key "K" is 3 bytes (name and value); the statement costs 3 + 19 + 1 ("b") + the
+    # padding, so the padding may be at most 409,577 and the finished item 409,581.
+    rc, _ = set_b(t, "K", MAX_ITEM - 23)
+    assert rc == 0
+    rc, body = set_b(t, "L", MAX_ITEM - 22)
+    assert rc == 1 and body["message"] == TOO_BIG
+    # The charge is judged before the condition.
+    rc, body = set_b(t, "L", MAX_ITEM - 22, ConditionExpression="attribute_exists(nothing)")
+    assert rc == 1 and body["message"] == TOO_BIG
+
+
+def test_update_at_a_long_key_is_capped_by_the_finished_item(t):
+    key = "k" * 100  # 102 bytes of key: the finished item binds first
+    rc, _ = set_b(t, key, MAX_ITEM - 103)
+    assert rc == 0
+    rc, body = set_b(t, key, MAX_ITEM - 102)
+    assert rc == 1 and body["message"] == TOO_BIG
+
+
+def test_update_charges_a_remove_and_leaves_untouched_attributes_out(t):
+    t.call("PutItem", {"TableName": H, "Item": {"pk": {"S": "R"}, "r": {"S": "z"}}})
+    t.call("PutItem", {"TableName": H, "Item": {"pk": {"S": "Q"}, "r": {"S": "z"}}})
+    remove = {"UpdateExpression": "SET b = :pad REMOVE r"}
+    rc, _ = set_b(t, "R", MAX_ITEM - 25, **remove)  # REMOVE r costs 1 + 1
+    assert rc == 0
+    rc, body = set_b(t, "Q", MAX_ITEM - 24, **remove)
+    assert rc == 1 and body["message"] == TOO_BIG
+    # An attribute the statement leaves alone is not charged.
+    t.call("PutItem", {"TableName": H, "Item": {"pk": {"S": "U"}, "u": {"S": "y" * 10}}})
+    rc, _ = set_b(t, "U", MAX_ITEM - 23)
+    assert rc == 0
+
+
+def test_transacted_update_measures_only_the_finished_item(t):
+    req = {"TransactItems": [{"Update": {"TableName": H, "Key": {"pk": {"S": "K"}}, "UpdateExpression": "SET b = :pad",
+                                         "ExpressionAttributeValues": {":pad": {"S": "x" * (MAX_ITEM - 4)}}}}]}
+    t.call("TransactWriteItems", req)
