@@ -4,6 +4,7 @@
  * condition against it, computes the new item and writes it in one durable batch
  * before releasing the lock, so conditional writes and updates to one item never
  * interleave. Reads take no lock: RocksDB gives each read a consistent view. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -139,7 +140,17 @@ int op_put_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
         goto done;
     }
     size_t new_size;
-    if (key_check_item(t, item, err) || item_validate_size(item, &new_size, err)) goto done;
+    if (key_check_item(t, item, err) || item_validate_size(item, &new_size, err)) {
+        /* PutItem reports a NULL that is not true inside the envelope (every region). */
+        static const char null_false[] = "One or more parameter values were invalid: Null attribute value types";
+        if (strcmp(err->type, QR_E_VALIDATION) == 0 && strncmp(err->msg, null_false, sizeof null_false - 1) == 0) {
+            char msg[sizeof err->msg];
+            snprintf(msg, sizeof msg, "%s", err->msg);
+            err_clear(err);
+            err_validation(err, "1 validation error detected: %s", msg);
+        }
+        goto done;
+    }
     if (parse_write_exprs(&x, req, EXPRS_CONDITION, err)) goto done;
     if (key_item(&key, t, item, err)) goto done;
     /* The current item is parsed only when something needs more than its size. */

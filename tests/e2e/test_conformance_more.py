@@ -202,3 +202,10 @@ def test_transacted_update_measures_only_the_finished_item(t):
     req = {"TransactItems": [{"Update": {"TableName": H, "Key": {"pk": {"S": "K"}}, "UpdateExpression": "SET b = :pad",
                                          "ExpressionAttributeValues": {":pad": {"S": "x" * (MAX_ITEM - 4)}}}}]}
     t.call("TransactWriteItems", req)
+
+
+def test_put_with_a_false_null_is_enveloped(t):
+    e = t.error("PutItem", {"TableName": H, "Item": {"pk": {"S": "n"}, "z": {"NULL": False}}})
+    assert e.type == "ValidationException"
+    assert e.message == ("1 validation error detected: One or more parameter values were invalid: Null attribute "
+                         "value types must have the value of true")
