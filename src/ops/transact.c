@@ -258,6 +258,15 @@ static int has_key_attributes(const table *t, const json_t *v)
            (t->sk.name == NULL || json_object_get(v, t->sk.name));
 }
 
+/* An empty string or binary key value is refused before the transaction runs, as a
+ * ValidationException of the whole request, where other bad key values cancel it. */
+static int empty_key_value(const qr_err *err)
+{
+    static const char empty[] = "One or more parameter values are not valid. The AttributeValue for a key "
+                                "attribute cannot contain an empty";
+    return strncmp(err->msg, empty, sizeof empty - 1) == 0;
+}
+
 /* *key_error is set when the action's key attributes (or its Put item's) are all there
  * but one has a value the schema refuses (a wrong type, say): DynamoDB cancels a write
  * transaction for that, with a ValidationError reason, where other invalid input fails
@@ -317,7 +326,7 @@ static int parse_action(qr_db *db, json_t *entry, size_t idx, int is_get, action
         if (param_object(spec, "Item", &a->item, err)) return -1;
         if (a->item == NULL) return null_at(err, prefix, "item");
         if (key_check_item(a->t, a->item, err)) {
-            *key_error = has_key_attributes(a->t, a->item);
+            *key_error = has_key_attributes(a->t, a->item) && !empty_key_value(err);
             return -1;
         }
         if (item_validate(a->item, err)) return -1;
@@ -327,7 +336,7 @@ static int parse_action(qr_db *db, json_t *entry, size_t idx, int is_get, action
         if (a->keyv == NULL) return null_at(err, prefix, "key");
         if (key_check_key(a->t, a->keyv, err)) {
             *key_error = has_key_attributes(a->t, a->keyv) &&
-                         json_object_size(a->keyv) == (a->t->sk.name ? 2u : 1u);
+                         json_object_size(a->keyv) == (a->t->sk.name ? 2u : 1u) && !empty_key_value(err);
             return -1;
         }
     }

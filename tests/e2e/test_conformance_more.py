@@ -209,3 +209,28 @@ def test_put_with_a_false_null_is_enveloped(t):
     assert e.type == "ValidationException"
     assert e.message == ("1 validation error detected: One or more parameter values were invalid: Null attribute "
                          "value types must have the value of true")
+
+
+# ---- TransactWriteItems: an empty key value fails the whole request ----
+
+def test_transaction_refuses_an_empty_key_value_up_front(t):
+    t.create("MoreBin", pk=("pk", "B"), sk=None)
+    empty_s = ("One or more parameter values are not valid. The AttributeValue for a key attribute cannot contain "
+               "an empty string value. Key: pk")
+    empty_b = empty_s.replace("empty string value", "empty binary value")
+    set_v = {"UpdateExpression": "SET v = :v", "ExpressionAttributeValues": {":v": {"S": "x"}}}
+    for table, value, message in ((H, {"S": ""}, empty_s), ("MoreBin", {"B": ""}, empty_b)):
+        key = {"pk": value}
+        for action in ({"Put": {"TableName": table, "Item": key}},
+                       {"Update": dict(set_v, TableName=table, Key=key)},
+                       {"Delete": {"TableName": table, "Key": key}},
+                       {"ConditionCheck": {"TableName": table, "Key": key,
+                                           "ConditionExpression": "attribute_not_exists(pk)"}}):
+            e = t.error("TransactWriteItems", {"TransactItems": [action]})
+            assert e.type == "ValidationException", action
+            assert e.message == message
+    # A key of the wrong type still cancels the transaction.
+    e = t.error("TransactWriteItems", {"TransactItems": [{"Delete": {"TableName": H, "Key": {"pk": {"N": "5"}}}}]})
+    assert e.type == "TransactionCanceledException"
+    assert e.body["CancellationReasons"] == [{"Code": "ValidationError",
+                                              "Message": "The provided key element does not match the schema"}]
