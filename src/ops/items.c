@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/index.h"
 #include "model/value.h"
 #include "ops/ops.h"
 
@@ -433,6 +434,20 @@ int op_update_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     if (item_update_leaves_none(w.t, w.old, w.x.update, item)) {
         json_decref(item);
         item = NULL;
+    }
+    /* An update that leaves an index key empty is told so in the update's own words. */
+    if (item && index_check_item(w.t, item, err)) {
+        static const char empty[] = "One or more parameter values are not valid. A value specified for a secondary "
+                                    "index key is not supported. The AttributeValue for a key attribute cannot "
+                                    "contain an empty ";
+        if (strncmp(err->msg, empty, sizeof empty - 1) == 0) {
+            const char *kind = strncmp(err->msg + sizeof empty - 1, "binary", 6) == 0 ? "binary" : "string";
+            err_clear(err);
+            err_validation(err, "One or more parameter values are not valid. The update expression attempted to "
+                                "update a secondary index key to a value that is not supported. The AttributeValue "
+                                "for a key attribute cannot contain an empty %s value.", kind);
+        }
+        goto done;
     }
     if (item_write(db, w.t, &w.key, w.old, item, err)) goto done;
     keyed_unlock(&w);

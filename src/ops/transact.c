@@ -10,6 +10,7 @@
 #include <time.h>
 #include <xxhash.h>
 
+#include "engine/index.h"
 #include "model/value.h"
 #include "ops/ops.h"
 
@@ -267,6 +268,14 @@ static int empty_key_value(const qr_err *err)
     return strncmp(err->msg, empty, sizeof empty - 1) == 0;
 }
 
+static int empty_index_value(const qr_err *err)
+{
+    static const char empty[] = "One or more parameter values are not valid. A value specified for a secondary "
+                                "index key is not supported. The AttributeValue for a key attribute cannot "
+                                "contain an empty ";
+    return strncmp(err->msg, empty, sizeof empty - 1) == 0;
+}
+
 /* *key_error is set when the action's key attributes (or its Put item's) are all there
  * but one has a value the schema refuses (a wrong type, say): DynamoDB cancels a write
  * transaction for that, with a ValidationError reason, where other invalid input fails
@@ -330,6 +339,12 @@ static int parse_action(qr_db *db, json_t *entry, size_t idx, int is_get, action
             return -1;
         }
         if (item_validate(a->item, err)) return -1;
+        /* An index key value of the wrong type cancels the transaction, as a table key's
+         * does; an empty one fails the whole request. */
+        if (index_check_item(a->t, a->item, err)) {
+            *key_error = !empty_index_value(err);
+            return -1;
+        }
         a->keyv = a->item;
     } else {
         if (param_object(spec, "Key", &a->keyv, err)) return -1;
@@ -450,9 +465,25 @@ static json_t *capacity_list(json_t *per_table, const char *mode)
 
 /* ---- TransactWriteItems ---- */
 
-/* Computes the outcome of action a on its current item: 0 and a->new_item set, or -1
- * with the cancellation reason appended to reasons. */
-static int evaluate(action *a, json_t *reasons)
+/* Checks the index keys of the item an Update leaves. An empty value fails the whole
+ * request, in the words DynamoDB uses for an update (into fatal, returning -2); any
+ * other fault is the action's cancellation reason (in e, returning -1). */
+static int check_updated_index_keys(const action *a, qr_err *e, qr_err *fatal)
+{
+    if (a->new_item == NULL || index_check_item(a->t, a->new_item, e) == 0) return 0;
+    if (!empty_index_value(e)) return -1;
+    err_validation(fatal, "One or more parameter values are not valid. The update expression attempted to update "
+                          "a secondary index key to a value that is not supported. The AttributeValue for a key "
+                          "attribute cannot contain an empty %s value.",
+                   strstr(e->msg, "empty binary") ? "binary" : "string");
+    err_clear(e);
+    return -2;
+}
+
+/* Computes the outcome of action a on its current item: 0 and a->new_item set, -1 with
+ * the cancellation reason appended to reasons, or -2 with a failure of the whole request
+ * in fatal. */
+static int evaluate(action *a, json_t *reasons, qr_err *fatal)
 {
     qr_err e;
     err_init(&e);
@@ -469,6 +500,7 @@ static int evaluate(action *a, json_t *reasons)
                 json_decref(a->new_item);
                 a->new_item = NULL;
             }
+            if (e.type == NULL && check_updated_index_keys(a, &e, fatal) == -2) return -2;
         }
     }
     if (e.type == NULL) {
@@ -525,7 +557,9 @@ static int run_write(qr_db *db, txn *tx, json_t *per_table, qr_err *err)
         if (item_read(db, NULL, &tx->a[i].key, &tx->a[i].old, err) < 0) goto unlock;
     for (size_t i = 0; i < tx->n; i++) {
         action *a = &tx->a[i];
-        if (evaluate(a, reasons)) failed = 1;
+        int outcome = evaluate(a, reasons, err);
+        if (outcome == -2) goto unlock;
+        if (outcome) failed = 1;
         size_t os = a->old ? item_size(a->old) : 0, ns = a->new_item ? item_size(a->new_item) : 0;
         bytes += os > ns ? os : ns;
     }

@@ -234,3 +234,55 @@ def test_transaction_refuses_an_empty_key_value_up_front(t):
     assert e.type == "TransactionCanceledException"
     assert e.body["CancellationReasons"] == [{"Code": "ValidationError",
                                               "Message": "The provided key element does not match the schema"}]
+
+
+# ---- secondary index keys in updates and transactions ----
+
+EMPTY_BY_UPDATE = ("One or more parameter values are not valid. The update expression attempted to update a secondary "
+                   "index key to a value that is not supported. The AttributeValue for a key attribute cannot contain "
+                   "an empty {} value.")
+
+
+@pytest.fixture
+def ix(t):
+    t.call("CreateTable", {"TableName": "MoreIdx", "BillingMode": "PAY_PER_REQUEST",
+                           "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"},
+                                                    {"AttributeName": "g", "AttributeType": "S"},
+                                                    {"AttributeName": "gb", "AttributeType": "B"}],
+                           "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+                           "GlobalSecondaryIndexes": [
+                               {"IndexName": "byg", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+                                "Projection": {"ProjectionType": "ALL"}},
+                               {"IndexName": "bygb", "KeySchema": [{"AttributeName": "gb", "KeyType": "HASH"}],
+                                "Projection": {"ProjectionType": "KEYS_ONLY"}}]})
+    return t
+
+
+def set_index_key(attr, value):
+    return {"TableName": "MoreIdx", "Key": {"pk": {"S": "u"}}, "UpdateExpression": f"SET {attr} = :v",
+            "ExpressionAttributeValues": {":v": value}}
+
+
+def test_update_emptying_an_index_key_uses_the_update_wording(ix):
+    for attr, value, kind in (("g", {"S": ""}, "string"), ("gb", {"B": ""}, "binary")):
+        e = ix.error("UpdateItem", set_index_key(attr, value))
+        assert e.type == "ValidationException"
+        assert e.message == EMPTY_BY_UPDATE.format(kind)
+        e = ix.error("TransactWriteItems", {"TransactItems": [{"Update": set_index_key(attr, value)}]})
+        assert e.type == "ValidationException"
+        assert e.message == EMPTY_BY_UPDATE.format(kind)
+
+
+def test_transaction_cancels_for_an_index_key_of_another_type(ix):
+    mismatch = "One or more parameter values were invalid: Type mismatch for Index Key g Expected: S Actual: N " \
+               "IndexName: byg"
+    for action in ({"Put": {"TableName": "MoreIdx", "Item": {"pk": {"S": "p"}, "g": {"N": "5"}}}},
+                   {"Update": set_index_key("g", {"N": "5"})}):
+        e = ix.error("TransactWriteItems", {"TransactItems": [action]})
+        assert e.type == "TransactionCanceledException", action
+        assert e.body["CancellationReasons"] == [{"Code": "ValidationError", "Message": mismatch}]
+    # An empty one in a Put still fails the whole request, in the put wording.
+    e = ix.error("TransactWriteItems", {"TransactItems": [
+        {"Put": {"TableName": "MoreIdx", "Item": {"pk": {"S": "p"}, "g": {"S": ""}}}}]})
+    assert e.type == "ValidationException"
+    assert e.message.endswith("cannot contain an empty string value. IndexName: byg, IndexKey: g")
