@@ -30,21 +30,42 @@ int op_describe_limits(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     return 0;
 }
 
-/* The table named by a ResourceArn ("arn:…:table/NAME"). Fills name. */
-static int arn_table(json_t *req, char *name, size_t cap, qr_err *err)
+/* The account every table of quarry belongs to, as its ARNs say. */
+#define ACCOUNT "000000000000"
+
+/* The table named by a ResourceArn of operation op ("arn:aws:dynamodb:REGION:ACCOUNT:
+ * table/NAME"). Fills name. An ARN of another shape is a ValidationException (index and
+ * stream ARNs included: only tables carry tags); one of another account is refused as
+ * IAM refuses it, since no table of that account lives here. */
+static int arn_table(json_t *req, const char *op, char *name, size_t cap, qr_err *err)
 {
     const char *arn;
     if (param_string(req, "ResourceArn", &arn, err)) return -1;
-    if (arn == NULL)
-        return param_null("resourceArn", err);
-    if (strncmp(arn, "arn:", 4) != 0) return err_validation(err, "Invalid TableArn: ARNs must start with 'arn:': %s", arn);
-    const char *slash = strstr(arn, ":table/");
-    if (slash == NULL) return err_validation(err, "Invalid TableArn: %s", arn);
-    const char *table = slash + 7;
-    size_t n = strcspn(table, "/");
-    if (n == 0 || n >= cap) return err_validation(err, "Invalid TableArn: %s", arn);
-    memcpy(name, table, n);
-    name[n] = '\0';
+    if (arn == NULL) return err_validation(err, "Invalid TableArn");
+    const char *p = arn;
+    size_t fields[4];
+    const char *at[4];
+    int ok = strncmp(p, "arn:aws:dynamodb:", 17) == 0;
+    p += ok ? 17 : 0;
+    for (int i = 0; ok && i < 2; i++) { /* region, account */
+        at[i] = p;
+        fields[i] = strcspn(p, ":/");
+        ok = fields[i] > 0 && p[fields[i]] == ':';
+        p += fields[i] + 1;
+    }
+    for (size_t i = 0; ok && i < fields[1]; i++) ok = at[1][i] >= '0' && at[1][i] <= '9';
+    ok = ok && strncmp(p, "table/", 6) == 0;
+    if (ok) {
+        p += 6;
+        size_t n = strlen(p);
+        ok = n >= 3 && n < cap && n <= 255 && strchr(p, '/') == NULL;
+    }
+    if (!ok) return err_validation(err, "Invalid TableArn: Invalid ResourceArn provided as input %s", arn);
+    if (fields[1] != strlen(ACCOUNT) || strncmp(at[1], ACCOUNT, fields[1]) != 0)
+        return err_set(err, "AccessDeniedException", "User: arn:aws:iam::" ACCOUNT ":root is not authorized to "
+                       "perform: dynamodb:%s on resource: %s because no resource-based policy allows the "
+                       "dynamodb:%s action", op, arn, op);
+    snprintf(name, cap, "%s", p);
     return 0;
 }
 
@@ -116,14 +137,20 @@ static int change_tags(qr_db *db, json_t *req, const char *key, int adding, json
 {
     char name[256];
     json_t *list;
-    if (arn_table(req, name, sizeof name, err)) return -1;
+    if (json_object_get(req, "ResourceArn") == NULL) return err_validation(err, "Invalid TableArn");
     if (param_array(req, key, &list, err)) return -1;
     if (list == NULL)
         return param_null(adding ? "tags" : "tagKeys", err);
+    if (arn_table(req, adding ? "TagResource" : "UntagResource", name, sizeof name, err)) return -1;
     if (adding && json_array_size(list) == 0)
         return err_validation(err, "1 validation error detected: Value '[]' at 'tags' failed to satisfy constraint: "
                                    "Member must have length greater than or equal to 1");
+    if (!adding && json_array_size(list) == 0)
+        return err_validation(err, "Atleast one Tag Key needs to be provided as Input.");
     if (adding && account_check_tags(list, err)) return -1;
+    table *t = catalog_get(db, name);
+    if (t == NULL) return err_set(err, QR_E_NOT_FOUND, "Requested resource not found");
+    catalog_release(db, t); /* a schema change must not hold a table */
     tag_change c = {adding ? list : NULL, adding ? NULL : list};
     if (catalog_change_schema(db, name, apply_tags, &c, err)) return -1;
     *resp = json_object();
@@ -143,9 +170,11 @@ int op_untag_resource(qr_db *db, json_t *req, json_t **resp, qr_err *err)
 int op_list_tags_of_resource(qr_db *db, json_t *req, json_t **resp, qr_err *err)
 {
     char name[256];
-    if (arn_table(req, name, sizeof name, err)) return -1;
+    if (arn_table(req, "ListTagsOfResource", name, sizeof name, err)) return -1;
     table *t = catalog_get(db, name);
-    if (t == NULL) return err_set(err, QR_E_NOT_FOUND, "Requested resource not found: ResourcArn: %s not found", name);
+    if (t == NULL)
+        return err_set(err, QR_E_NOT_FOUND, "Requested resource not found: ResourcArn: %s not found",
+                       json_string_value(json_object_get(req, "ResourceArn")));
     json_t *list = json_array();
     pthread_mutex_lock(&db->catalog_lock);
     const char *k;

@@ -1,0 +1,103 @@
+"""DynamoDB's behaviour in its secondary features, checked with boto3 against `quarry serve`:
+streams, tags, transactions' client request tokens, and the control-plane operations
+around tables (contributor insights, resource policies). Each test states what DynamoDB
+answers, from its documentation and from suites recorded against the real service."""
+import json
+
+import boto3
+import pytest
+from botocore.config import Config
+from botocore.exceptions import ClientError
+
+from conftest import REGION, boto3_client
+
+ACCOUNT = "000000000000"
+
+
+@pytest.fixture
+def ddb(server):
+    return boto3_client(server.url)
+
+
+@pytest.fixture
+def loose(server):
+    """A client that sends what it is given, without checking it first."""
+    return boto3.client("dynamodb", endpoint_url=server.url, region_name=REGION, aws_access_key_id="k",
+                        aws_secret_access_key="s",
+                        config=Config(retries={"max_attempts": 1}, parameter_validation=False))
+
+
+def make_table(ddb, name, **kw):
+    ddb.create_table(TableName=name, AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+                     KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}], BillingMode="PAY_PER_REQUEST", **kw)
+    return ddb.describe_table(TableName=name)["Table"]
+
+
+def error_of(call, **kw):
+    with pytest.raises(ClientError) as e:
+        call(**kw)
+    return e.value.response["Error"]["Code"], e.value.response["Error"]["Message"]
+
+
+# ---- tags ----
+
+def test_tags_only_on_table_arns(ddb, loose):
+    arn = make_table(ddb, "tagged")["TableArn"]
+    tags = [{"Key": "env", "Value": "test"}]
+    # Only a table's own ARN takes tags: an index's ARN (or anything else) is not one.
+    for bad in ["not-a-valid-arn", arn + "/index/byname", arn.replace("table/", "stream/"),
+                "arn:aws:dynamodb:%s:%s:table/ab" % (REGION, ACCOUNT)]:
+        code, msg = error_of(ddb.tag_resource, ResourceArn=bad, Tags=tags)
+        assert (code, msg) == ("ValidationException", "Invalid TableArn: Invalid ResourceArn provided as input " + bad)
+        assert error_of(ddb.list_tags_of_resource, ResourceArn=bad)[0] == "ValidationException"
+    assert ddb.list_tags_of_resource(ResourceArn=arn)["Tags"] == []
+    assert error_of(loose.list_tags_of_resource)[1] == "Invalid TableArn"
+
+
+def test_untag_needs_a_key(ddb):
+    arn = make_table(ddb, "tagged")["TableArn"]
+    ddb.tag_resource(ResourceArn=arn, Tags=[{"Key": "env", "Value": "test"}])
+    code, msg = error_of(ddb.untag_resource, ResourceArn=arn, TagKeys=[])
+    assert (code, msg) == ("ValidationException", "Atleast one Tag Key needs to be provided as Input.")
+    assert ddb.list_tags_of_resource(ResourceArn=arn)["Tags"] == [{"Key": "env", "Value": "test"}]
+
+
+def test_tags_of_missing_and_foreign_tables(ddb):
+    make_table(ddb, "tagged")
+    missing = "arn:aws:dynamodb:us-east-1:%s:table/nonexistent_table_xyz" % ACCOUNT
+    code, msg = error_of(ddb.list_tags_of_resource, ResourceArn=missing)
+    assert (code, msg) == ("ResourceNotFoundException", "Requested resource not found: ResourcArn: %s not found" % missing)
+    assert error_of(ddb.tag_resource, ResourceArn=missing, Tags=[{"Key": "a", "Value": "b"}]) == \
+        ("ResourceNotFoundException", "Requested resource not found")
+    assert error_of(ddb.untag_resource, ResourceArn=missing, TagKeys=["a"]) == \
+        ("ResourceNotFoundException", "Requested resource not found")
+    # A table of another account is not ours to read: IAM refuses before DynamoDB looks.
+    foreign = "arn:aws:dynamodb:us-east-1:123456789012:table/tagged"
+    code, msg = error_of(ddb.list_tags_of_resource, ResourceArn=foreign)
+    assert code == "AccessDeniedException"
+    assert "dynamodb:ListTagsOfResource on resource: " + foreign in msg
+    assert error_of(ddb.tag_resource, ResourceArn=foreign, Tags=[{"Key": "a", "Value": "b"}])[0] == \
+        "AccessDeniedException"
+
+
+# ---- transactions: ClientRequestToken ----
+
+def test_token_repeat_may_change_what_it_asks_back(ddb):
+    make_table(ddb, "txn")
+    items = [{"Put": {"TableName": "txn", "Item": {"pk": {"S": "a"}, "v": {"S": "first"}}}},
+             {"Put": {"TableName": "txn", "Item": {"pk": {"S": "b"}, "v": {"S": "first"}}}}]
+    first = ddb.transact_write_items(ClientRequestToken="tok-1", TransactItems=items,
+                                     ReturnConsumedCapacity="TOTAL")
+    assert first["ConsumedCapacity"] == [{"TableName": "txn", "CapacityUnits": 4.0, "WriteCapacityUnits": 4.0}]
+    ddb.put_item(TableName="txn", Item={"pk": {"S": "a"}, "v": {"S": "changed"}})
+    # The same items with other Return* choices are the same request: nothing is written
+    # again, and the answer reports reading the items rather than writing them.
+    again = ddb.transact_write_items(ClientRequestToken="tok-1", TransactItems=items,
+                                     ReturnConsumedCapacity="INDEXES")
+    assert again["ConsumedCapacity"] == [{"TableName": "txn", "CapacityUnits": 2.0, "ReadCapacityUnits": 2.0,
+                                          "Table": {"CapacityUnits": 2.0, "ReadCapacityUnits": 2.0}}]
+    assert "ConsumedCapacity" not in ddb.transact_write_items(ClientRequestToken="tok-1", TransactItems=items)
+    assert ddb.get_item(TableName="txn", Key={"pk": {"S": "a"}})["Item"]["v"] == {"S": "changed"}
+    other = [{"Put": {"TableName": "txn", "Item": {"pk": {"S": "a"}, "v": {"S": "different"}}}}]
+    assert error_of(ddb.transact_write_items, ClientRequestToken="tok-1", TransactItems=other)[0] == \
+        "IdempotentParameterMismatchException"
