@@ -61,6 +61,20 @@ int op_batch_write_item(qr_db *db, json_t *req, json_t **resp, qr_err *err);
 /* transact.c */
 int op_transact_write_items(qr_db *db, json_t *req, json_t **resp, qr_err *err);
 int op_transact_get_items(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+/* insights.c */
+int op_describe_contributor_insights(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+int op_update_contributor_insights(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+int op_list_contributor_insights(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+/* policy.c */
+int op_put_resource_policy(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+int op_get_resource_policy(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+int op_delete_resource_policy(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+/* settings.c: settings kept per table outside its description, under its TableId. kind
+ * tells which setting ('I' insights, 'P' policy); sub is an index name or NULL. */
+/* *out is the setting (a new reference) or NULL if none. */
+int setting_get(qr_db *db, const table *t, char kind, const char *sub, json_t **out, qr_err *err);
+/* Stores value, or removes the setting when value is NULL. */
+int setting_put(qr_db *db, const table *t, char kind, const char *sub, const json_t *value, qr_err *err);
 /* partiql.c: the PartiQL API */
 int op_execute_statement(qr_db *db, json_t *req, json_t **resp, qr_err *err);
 int op_batch_execute_statement(qr_db *db, json_t *req, json_t **resp, qr_err *err);

@@ -44,6 +44,12 @@ static const operation operations[] = {
     {"ExecuteStatement", op_execute_statement, NULL},
     {"BatchExecuteStatement", op_batch_execute_statement, NULL},
     {"ExecuteTransaction", op_execute_transaction, NULL},
+    {"DescribeContributorInsights", op_describe_contributor_insights, NULL},
+    {"UpdateContributorInsights", op_update_contributor_insights, NULL},
+    {"ListContributorInsights", op_list_contributor_insights, NULL},
+    {"PutResourcePolicy", op_put_resource_policy, NULL},
+    {"GetResourcePolicy", op_get_resource_policy, NULL},
+    {"DeleteResourcePolicy", op_delete_resource_policy, NULL},
     /* The DynamoDB Streams API (from NSTREAM_FIRST on). */
     {"ListStreams", op_list_streams, NULL},
     {"DescribeStream", op_describe_stream, NULL},

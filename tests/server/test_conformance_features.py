@@ -9,7 +9,7 @@ import pytest
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
-from conftest import REGION, boto3_client
+from conftest import REGION, boto3_client, raw
 
 ACCOUNT = "000000000000"
 
@@ -101,3 +101,81 @@ def test_token_repeat_may_change_what_it_asks_back(ddb):
     other = [{"Put": {"TableName": "txn", "Item": {"pk": {"S": "a"}, "v": {"S": "different"}}}}]
     assert error_of(ddb.transact_write_items, ClientRequestToken="tok-1", TransactItems=other)[0] == \
         "IdempotentParameterMismatchException"
+
+
+def call(server, op, body):
+    """One request through the wire, for operations the installed boto3 may not know."""
+    return raw(server.url, "DynamoDB_20120810." + op, body)
+
+
+# ---- contributor insights ----
+
+def test_contributor_insights_status(server, ddb):
+    ddb.create_table(TableName="insights", BillingMode="PAY_PER_REQUEST",
+                     AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"},
+                                           {"AttributeName": "g", "AttributeType": "S"}],
+                     KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+                     GlobalSecondaryIndexes=[{"IndexName": "byg", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+                                              "Projection": {"ProjectionType": "ALL"}}])
+    # Off until enabled; enabling answers ENABLING, and the table is then listed.
+    assert ddb.describe_contributor_insights(TableName="insights")["ContributorInsightsStatus"] == "DISABLED"
+    assert ddb.list_contributor_insights()["ContributorInsightsSummaries"] == []
+    r = ddb.update_contributor_insights(TableName="insights", ContributorInsightsAction="ENABLE")
+    assert (r["TableName"], r["ContributorInsightsStatus"]) == ("insights", "ENABLING")
+    d = ddb.describe_contributor_insights(TableName="insights")
+    assert d["ContributorInsightsStatus"] in ("ENABLING", "ENABLED")
+    assert len(d["ContributorInsightsRuleList"]) == 2  # partition keys accessed and throttled
+    ddb.update_contributor_insights(TableName="insights", IndexName="byg", ContributorInsightsAction="ENABLE")
+    got = ddb.list_contributor_insights()["ContributorInsightsSummaries"]
+    assert [(s["TableName"], s.get("IndexName")) for s in got] == [("insights", None), ("insights", "byg")]
+    page = ddb.list_contributor_insights(MaxResults=1)
+    assert len(page["ContributorInsightsSummaries"]) == 1
+    rest = ddb.list_contributor_insights(MaxResults=1, NextToken=page["NextToken"])
+    assert rest["ContributorInsightsSummaries"][0].get("IndexName") == "byg" and "NextToken" not in rest
+    r = ddb.update_contributor_insights(TableName="insights", ContributorInsightsAction="DISABLE")
+    assert r["ContributorInsightsStatus"] == "DISABLING"
+    assert ddb.describe_contributor_insights(TableName="insights")["ContributorInsightsStatus"] == "DISABLED"
+    # A table, or an index, that is not there.
+    assert error_of(ddb.describe_contributor_insights, TableName="absent")[0] == "ResourceNotFoundException"
+    assert error_of(ddb.describe_contributor_insights, TableName="insights", IndexName="nope")[0] == \
+        "ResourceNotFoundException"
+    bad = call(server, "UpdateContributorInsights", {"TableName": "insights", "ContributorInsightsAction": "ON"})
+    assert (bad.status, bad.error_type) == (400, "ValidationException")
+    # A table made again under the same name starts with insights off.
+    ddb.delete_table(TableName="insights")
+    make_table(ddb, "insights")
+    assert ddb.describe_contributor_insights(TableName="insights")["ContributorInsightsStatus"] == "DISABLED"
+
+
+# ---- resource policies ----
+
+def test_resource_policy_round_trip(server, ddb):
+    arn = make_table(ddb, "guarded")["TableArn"]
+    policy = json.dumps({"Version": "2012-10-17", "Statement": [{
+        "Effect": "Allow", "Principal": {"AWS": "arn:aws:iam::%s:root" % ACCOUNT},
+        "Action": "dynamodb:GetItem", "Resource": arn}]})
+    r = call(server, "GetResourcePolicy", {"ResourceArn": arn})
+    assert (r.status, r.error_type) == (400, "PolicyNotFoundException")
+    put = call(server, "PutResourcePolicy", {"ResourceArn": arn, "Policy": policy})
+    assert put.status == 200 and put.json()["RevisionId"]
+    got = call(server, "GetResourcePolicy", {"ResourceArn": arn}).json()
+    assert got == {"Policy": policy, "RevisionId": put.json()["RevisionId"]}
+    # A change conditional on an outdated revision is refused; on the current one it goes.
+    stale = call(server, "PutResourcePolicy", {"ResourceArn": arn, "Policy": policy, "ExpectedRevisionId": "1"})
+    assert stale.error_type == "PolicyNotFoundException"
+    again = call(server, "PutResourcePolicy", {"ResourceArn": arn, "Policy": policy,
+                                               "ExpectedRevisionId": put.json()["RevisionId"]})
+    assert again.status == 200 and again.json()["RevisionId"] != put.json()["RevisionId"]
+    assert call(server, "DeleteResourcePolicy", {"ResourceArn": arn}).status == 200
+    assert call(server, "GetResourcePolicy", {"ResourceArn": arn}).error_type == "PolicyNotFoundException"
+    assert call(server, "DeleteResourcePolicy", {"ResourceArn": arn}).error_type == "PolicyNotFoundException"
+    # Not a policy document, not a table ARN, no such table.
+    assert call(server, "PutResourcePolicy", {"ResourceArn": arn, "Policy": "{nope"}).error_type == \
+        "ValidationException"
+    assert call(server, "GetResourcePolicy", {"ResourceArn": "not-an-arn"}).error_type == "ValidationException"
+    assert call(server, "GetResourcePolicy", {"ResourceArn": arn + "x"}).error_type == "ResourceNotFoundException"
+    # The policy belongs to the table: one made again under the name has none.
+    call(server, "PutResourcePolicy", {"ResourceArn": arn, "Policy": policy})
+    ddb.delete_table(TableName="guarded")
+    arn = make_table(ddb, "guarded")["TableArn"]
+    assert call(server, "GetResourcePolicy", {"ResourceArn": arn}).error_type == "PolicyNotFoundException"

@@ -1,0 +1,65 @@
+/* settings.c — per-table settings kept beside the catalog: contributor insights and
+ * resource policies.
+ *
+ * Each is one JSON record under "\0S" | kind | the table's TableId (its UUID) | "\0" |
+ * a sub-name (an index name, or empty). Keying by TableId, not by name, means a table
+ * created again under an old name starts with none of the settings of the one deleted;
+ * the records of a deleted table are never read again. DescribeTable does not show them. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops/ops.h"
+
+#define SETTINGS_PREFIX "\0S"
+
+static int setting_key(qr_db *db, const table *t, char kind, const char *sub, buf *k, qr_err *err)
+{
+    pthread_mutex_lock(&db->catalog_lock);
+    const char *id = json_string_value(json_object_get(t->desc, "TableId"));
+    char copy[64];
+    snprintf(copy, sizeof copy, "%s", id ? id : "");
+    pthread_mutex_unlock(&db->catalog_lock);
+    if (copy[0] == '\0') return err_set(err, QR_E_INTERNAL, "table %s has no TableId", t->name);
+    buf_append(k, SETTINGS_PREFIX, 2);
+    buf_putc(k, kind);
+    buf_append(k, copy, strlen(copy));
+    buf_putc(k, '\0');
+    buf_append(k, sub ? sub : "", sub ? strlen(sub) : 0);
+    return 0;
+}
+
+int setting_get(qr_db *db, const table *t, char kind, const char *sub, json_t **out, qr_err *err)
+{
+    buf k;
+    buf_init(&k, 0);
+    char *v = NULL;
+    size_t vl = 0;
+    *out = NULL;
+    int rc = setting_key(db, t, kind, sub, &k, err);
+    if (rc == 0) rc = store_get(db->st, NULL, k.data, k.len, &v, &vl, err);
+    buf_free(&k);
+    if (rc <= 0) return rc;
+    *out = json_loadb(v, vl, 0, NULL);
+    free(v);
+    return *out ? 0 : err_set(err, QR_E_INTERNAL, "a stored table setting cannot be decoded");
+}
+
+int setting_put(qr_db *db, const table *t, char kind, const char *sub, const json_t *value, qr_err *err)
+{
+    buf k;
+    buf_init(&k, 0);
+    if (setting_key(db, t, kind, sub, &k, err)) {
+        buf_free(&k);
+        return -1;
+    }
+    char *text = value ? json_dumps(value, JSON_COMPACT) : NULL;
+    store_batch *b = store_batch_new();
+    if (text) store_batch_put(b, k.data, k.len, text, strlen(text));
+    else store_batch_delete(b, k.data, k.len);
+    int rc = value && text == NULL ? err_set(err, QR_E_INTERNAL, "cannot encode a table setting")
+                                   : store_write(db->st, b, err);
+    store_batch_free(b);
+    free(text);
+    buf_free(&k);
+    return rc;
+}
