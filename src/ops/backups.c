@@ -1,8 +1,8 @@
 /* backups.c — DescribeContinuousBackups and UpdateContinuousBackups.
  *
- * quarry keeps no backups to restore from: RocksDB's WAL and the user's own copies of
- * the data directory are the recovery story. These two calls exist because tools that
- * manage DynamoDB tables (Terraform's aws_dynamodb_table, compliance scripts) read and set
+ * quarry keeps no continuous backups to restore to a point in time from (on-demand
+ * backups are backup_ondemand.c's). These two calls exist because tools that manage
+ * DynamoDB tables (Terraform's aws_dynamodb_table, compliance scripts) read and set
  * point-in-time recovery on every table; they answer as DynamoDB does and remember the
  * setting in the table's catalog record, not shown by DescribeTable. */
 #include "ops/ops.h"

@@ -61,6 +61,12 @@ int op_batch_write_item(qr_db *db, json_t *req, json_t **resp, qr_err *err);
 /* transact.c */
 int op_transact_write_items(qr_db *db, json_t *req, json_t **resp, qr_err *err);
 int op_transact_get_items(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+/* backup_ondemand.c */
+int op_create_backup(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+int op_describe_backup(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+int op_list_backups(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+int op_delete_backup(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+int op_restore_table_from_backup(qr_db *db, json_t *req, json_t **resp, qr_err *err);
 /* insights.c */
 int op_describe_contributor_insights(qr_db *db, json_t *req, json_t **resp, qr_err *err);
 int op_update_contributor_insights(qr_db *db, json_t *req, json_t **resp, qr_err *err);

@@ -514,6 +514,7 @@ static int may_sync(const char *op)
                                         "ListTables", "DescribeTimeToLive", "ListTagsOfResource",
                                         "DescribeLimits", "DescribeEndpoints", "DescribeContinuousBackups",
                                         "DescribeContributorInsights", "ListContributorInsights",
+                                        "DescribeBackup", "ListBackups",
                                         "GetResourcePolicy", "ListStreams", "DescribeStream", "GetShardIterator", "GetRecords", NULL};
     for (int i = 0; reads[i]; i++)
         if (strcmp(op, reads[i]) == 0) return 0;

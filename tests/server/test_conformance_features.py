@@ -179,3 +179,77 @@ def test_resource_policy_round_trip(server, ddb):
     ddb.delete_table(TableName="guarded")
     arn = make_table(ddb, "guarded")["TableArn"]
     assert call(server, "GetResourcePolicy", {"ResourceArn": arn}).error_type == "PolicyNotFoundException"
+
+
+# ---- on-demand backups ----
+
+def test_backup_lifecycle_and_restore(ddb):
+    ddb.create_table(TableName="source", BillingMode="PAY_PER_REQUEST",
+                     AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"},
+                                           {"AttributeName": "g", "AttributeType": "S"}],
+                     KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+                     GlobalSecondaryIndexes=[{"IndexName": "byg", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+                                              "Projection": {"ProjectionType": "ALL"}}])
+    for i in range(30):
+        ddb.put_item(TableName="source", Item={"pk": {"S": "k%d" % i}, "g": {"S": "g%d" % (i % 3)}})
+    made = ddb.create_backup(TableName="source", BackupName="conformance_backup")["BackupDetails"]
+    arn = made["BackupArn"]
+    assert made["BackupName"] == "conformance_backup" and made["BackupType"] == "USER"
+    assert made["BackupStatus"] in ("CREATING", "AVAILABLE")
+    # The backup is a snapshot: later writes are not in it.
+    ddb.put_item(TableName="source", Item={"pk": {"S": "late"}, "g": {"S": "g0"}})
+    d = ddb.describe_backup(BackupArn=arn)["BackupDescription"]
+    assert d["BackupDetails"]["BackupStatus"] == "AVAILABLE"
+    assert (d["SourceTableDetails"]["TableName"], d["SourceTableDetails"]["ItemCount"]) == ("source", 30)
+    assert [g["IndexName"] for g in d["SourceTableFeatureDetails"]["GlobalSecondaryIndexes"]] == ["byg"]
+    second = ddb.create_backup(TableName="source", BackupName="second")["BackupDetails"]["BackupArn"]
+    listed = ddb.list_backups(TableName="source")["BackupSummaries"]
+    assert [b["BackupArn"] for b in listed] == [arn, second]
+    page = ddb.list_backups(Limit=1)
+    assert [b["BackupArn"] for b in page["BackupSummaries"]] == [arn] and page["LastEvaluatedBackupArn"] == arn
+    assert [b["BackupArn"] for b in ddb.list_backups(ExclusiveStartBackupArn=arn)["BackupSummaries"]] == [second]
+    # A restore makes a new table, announced as in progress, holding the backup's items
+    # and its indexes; the source's deletion does not touch the backup.
+    ddb.delete_table(TableName="source")
+    r = ddb.restore_table_from_backup(TargetTableName="restored", BackupArn=arn)["TableDescription"]
+    assert r["TableName"] == "restored"
+    assert (r["RestoreSummary"]["SourceBackupArn"], r["RestoreSummary"]["RestoreInProgress"]) == (arn, True)
+    t = ddb.describe_table(TableName="restored")["Table"]
+    assert t["ItemCount"] == 30 and t["RestoreSummary"]["RestoreInProgress"] is False
+    got = ddb.query(TableName="restored", IndexName="byg", KeyConditionExpression="g = :g",
+                    ExpressionAttributeValues={":g": {"S": "g0"}})["Items"]
+    assert sorted(i["pk"]["S"] for i in got) == sorted("k%d" % i for i in range(0, 30, 3))
+    assert error_of(ddb.restore_table_from_backup, TargetTableName="restored", BackupArn=arn)[0] == \
+        "TableAlreadyExistsException"
+    gone = ddb.delete_backup(BackupArn=arn)["BackupDescription"]["BackupDetails"]
+    assert (gone["BackupArn"], gone["BackupStatus"]) == (arn, "DELETED")
+    assert error_of(ddb.describe_backup, BackupArn=arn)[0] == "BackupNotFoundException"
+    assert error_of(ddb.delete_backup, BackupArn=arn)[0] == "BackupNotFoundException"
+    assert error_of(ddb.restore_table_from_backup, TargetTableName="again", BackupArn=arn)[0] == \
+        "BackupNotFoundException"
+    assert [b["BackupArn"] for b in ddb.list_backups()["BackupSummaries"]] == [second]
+
+
+def test_backup_errors(ddb):
+    make_table(ddb, "source")
+    assert error_of(ddb.create_backup, TableName="absent", BackupName="b1b") == \
+        ("TableNotFoundException", "Table not found: absent")
+    assert error_of(ddb.create_backup, TableName="source", BackupName="bad name!")[0] == "ValidationException"
+
+
+def test_backups_survive_a_restart(start, tmp_path):
+    data = tmp_path / "kept"
+    srv = start(data=data)
+    ddb = boto3_client(srv.url)
+    make_table(ddb, "source")
+    ddb.put_item(TableName="source", Item={"pk": {"S": "a"}})
+    arn = ddb.create_backup(TableName="source", BackupName="kept")["BackupDetails"]["BackupArn"]
+    assert srv.stop() == 0
+    srv = start(data=data)
+    ddb = boto3_client(srv.url)
+    assert [b["BackupArn"] for b in ddb.list_backups()["BackupSummaries"]] == [arn]
+    # Numbering goes on above the backups kept.
+    other = ddb.create_backup(TableName="source", BackupName="next")["BackupDetails"]["BackupArn"]
+    assert other != arn and len(ddb.list_backups()["BackupSummaries"]) == 2
+    ddb.restore_table_from_backup(TargetTableName="restored", BackupArn=arn)
+    assert ddb.get_item(TableName="restored", Key={"pk": {"S": "a"}})["Item"] == {"pk": {"S": "a"}}
