@@ -463,9 +463,18 @@ int op_restore_table_from_backup(qr_db *db, json_t *req, json_t **resp, qr_err *
         json_t *v = json_object_get(req, overrides[i].override);
         if (v) json_object_set(create, overrides[i].param, v);
     }
-    if (strcmp(json_string_value(json_object_get(create, "BillingMode")), "PAY_PER_REQUEST") == 0 &&
-        json_object_get(req, "ProvisionedThroughputOverride") == NULL)
-        json_object_del(create, "ProvisionedThroughput");
+    /* On demand, the source's provisioned throughput (table and indexes) no longer applies. */
+    if (json_is_string(json_object_get(create, "BillingMode")) &&
+        strcmp(json_string_value(json_object_get(create, "BillingMode")), "PAY_PER_REQUEST") == 0) {
+        if (json_object_get(req, "ProvisionedThroughputOverride") == NULL)
+            json_object_del(create, "ProvisionedThroughput");
+        if (json_object_get(req, "GlobalSecondaryIndexOverride") == NULL) {
+            size_t i;
+            json_t *g;
+            json_array_foreach(json_object_get(create, "GlobalSecondaryIndexes"), i, g)
+                json_object_del(g, "ProvisionedThroughput");
+        }
+    }
     json_t *created = NULL;
     int rc = op_create_table(db, create, &created, err);
     json_decref(create);

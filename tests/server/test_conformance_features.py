@@ -253,3 +253,23 @@ def test_backups_survive_a_restart(start, tmp_path):
     assert other != arn and len(ddb.list_backups()["BackupSummaries"]) == 2
     ddb.restore_table_from_backup(TargetTableName="restored", BackupArn=arn)
     assert ddb.get_item(TableName="restored", Key={"pk": {"S": "a"}})["Item"] == {"pk": {"S": "a"}}
+
+
+def test_restore_with_billing_override(ddb):
+    ddb.create_table(TableName="provisioned", ProvisionedThroughput={"ReadCapacityUnits": 5, "WriteCapacityUnits": 5},
+                     AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"},
+                                           {"AttributeName": "g", "AttributeType": "S"}],
+                     KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+                     GlobalSecondaryIndexes=[{"IndexName": "byg", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+                                              "Projection": {"ProjectionType": "KEYS_ONLY"},
+                                              "ProvisionedThroughput": {"ReadCapacityUnits": 2, "WriteCapacityUnits": 2}}])
+    ddb.put_item(TableName="provisioned", Item={"pk": {"S": "a"}, "g": {"S": "x"}})
+    arn = ddb.create_backup(TableName="provisioned", BackupName="prov")["BackupDetails"]["BackupArn"]
+    same = ddb.restore_table_from_backup(TargetTableName="same", BackupArn=arn)["TableDescription"]
+    assert same["ProvisionedThroughput"]["ReadCapacityUnits"] == 5
+    ddb.restore_table_from_backup(TargetTableName="ondemand", BackupArn=arn, BillingModeOverride="PAY_PER_REQUEST")
+    t = ddb.describe_table(TableName="ondemand")["Table"]
+    assert t["BillingModeSummary"]["BillingMode"] == "PAY_PER_REQUEST" and t["ItemCount"] == 1
+    got = ddb.query(TableName="ondemand", IndexName="byg", KeyConditionExpression="g = :g",
+                    ExpressionAttributeValues={":g": {"S": "x"}})["Items"]
+    assert got == [{"pk": {"S": "a"}, "g": {"S": "x"}}]
