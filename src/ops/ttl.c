@@ -21,7 +21,7 @@ static int apply_ttl(json_t *desc, json_t *ids, void *arg, qr_err *err)
     if (c->enable && enabled) return err_validation(err, "TimeToLive is already enabled");
     if (!c->enable && !enabled) return err_validation(err, "TimeToLive is already disabled");
     if (!c->enable && strcmp(json_string_value(json_object_get(cur, "AttributeName")), c->attribute) != 0)
-        return err_validation(err, "TimeToLive is enabled on a different attribute: %s",
+        return err_validation(err, "TimeToLive is active on a different AttributeName: current AttributeName is %s",
                               json_string_value(json_object_get(cur, "AttributeName")));
     if (c->enable)
         json_object_set_new(desc, QR_TTL_FIELD,

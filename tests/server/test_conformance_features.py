@@ -80,6 +80,21 @@ def test_tags_of_missing_and_foreign_tables(ddb):
         "AccessDeniedException"
 
 
+# ---- time to live ----
+
+def test_ttl_changes_are_refused_as_dynamodb_words_them(ddb):
+    make_table(ddb, "expiring")
+    ddb.update_time_to_live(TableName="expiring", TimeToLiveSpecification={"Enabled": True, "AttributeName": "ttl"})
+    assert error_of(ddb.update_time_to_live, TableName="expiring",
+                    TimeToLiveSpecification={"Enabled": True, "AttributeName": "other"}) == \
+        ("ValidationException", "TimeToLive is already enabled")
+    assert error_of(ddb.update_time_to_live, TableName="expiring",
+                    TimeToLiveSpecification={"Enabled": False, "AttributeName": "other"}) == \
+        ("ValidationException", "TimeToLive is active on a different AttributeName: current AttributeName is ttl")
+    d = ddb.describe_time_to_live(TableName="expiring")["TimeToLiveDescription"]
+    assert d == {"TimeToLiveStatus": "ENABLED", "AttributeName": "ttl"}
+
+
 # ---- transactions: ClientRequestToken ----
 
 def test_token_repeat_may_change_what_it_asks_back(ddb):
