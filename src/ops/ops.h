@@ -81,6 +81,21 @@ int op_delete_resource_policy(qr_db *db, json_t *req, json_t **resp, qr_err *err
 int setting_get(qr_db *db, const table *t, char kind, const char *sub, json_t **out, qr_err *err);
 /* Stores value, or removes the setting when value is NULL. */
 int setting_put(qr_db *db, const table *t, char kind, const char *sub, const json_t *value, qr_err *err);
+/* The parts of an ARN "arn:PARTITION:SERVICE:REGION:ACCOUNT:RESOURCE" (slices of it, not
+ * NUL-terminated; lengths beside). For a DynamoDB resource "table/NAME[/SUB/SUB_NAME]",
+ * table is NAME and sub, when present, the kind after it (index, stream, backup, ...). */
+typedef struct arn_parts {
+    const char *partition, *service, *region, *account, *resource;
+    size_t partition_len, service_len, region_len, account_len;
+    const char *table, *sub, *sub_name; /* NULL when absent; sub_name runs to the end */
+    size_t table_len, sub_len;
+} arn_parts;
+/* Splits arn; -1 if it is not "arn:" and five more colon-separated fields. */
+int arn_split(const char *arn, arn_parts *out);
+/* 1 when the slice (field, len) is exactly want. */
+int arn_is(const char *field, size_t len, const char *want);
+/* The account quarry's ARNs name. */
+#define QR_ACCOUNT "000000000000"
 /* partiql.c: the PartiQL API */
 int op_execute_statement(qr_db *db, json_t *req, json_t **resp, qr_err *err);
 int op_batch_execute_statement(qr_db *db, json_t *req, json_t **resp, qr_err *err);

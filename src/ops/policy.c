@@ -1,5 +1,5 @@
 /* policy.c — PutResourcePolicy, GetResourcePolicy and DeleteResourcePolicy: the
- * resource-based policy document attached to a table.
+ * resource-based policy document attached to a table or to one of its streams.
  *
  * quarry does not evaluate IAM policies (its authentication is by access key alone), so
  * a policy is stored and given back, with DynamoDB's revision ids: each Put or Delete
@@ -11,14 +11,15 @@
 #include "ops/ops.h"
 
 #define KIND 'P'
-#define ACCOUNT "000000000000"
 #define MAX_POLICY_BYTES 20480
 
 static pthread_mutex_t update_lock = PTHREAD_MUTEX_INITIALIZER; /* one read-modify-write at a time */
 static uint64_t last_revision;                                   /* under update_lock */
 
-/* The table a ResourceArn names (held), or the error DynamoDB gives. */
-static int arn_table(qr_db *db, json_t *req, table **out, qr_err *err)
+/* The table a ResourceArn names (held), or the error DynamoDB gives; *sub is the
+ * setting's sub-name: NULL for the table's own policy, "stream/LABEL" for one of its
+ * streams' (which must exist). */
+static int arn_table(qr_db *db, json_t *req, table **out, char *sub, size_t cap, qr_err *err)
 {
     const char *arn;
     if (param_string(req, "ResourceArn", &arn, err)) return -1;
@@ -27,28 +28,37 @@ static int arn_table(qr_db *db, json_t *req, table **out, qr_err *err)
     if (n < 1 || n > 1283)
         return err_validation(err, "1 validation error detected: Value '%s' at 'resourceArn' failed to satisfy "
                                    "constraint: Member must have length between 1 and 1283", arn);
-    const char *p = arn, *account = NULL;
-    size_t alen = 0;
-    int ok = strncmp(p, "arn:aws:dynamodb:", 17) == 0;
-    if (ok) {
-        p += 17;
-        size_t rlen = strcspn(p, ":/");
-        ok = rlen > 0 && p[rlen] == ':';
-        p += rlen + 1;
+    arn_parts a;
+    if (strncmp(arn, "arn:", 4) != 0)
+        return err_validation(err, "One or more parameter values were invalid: ARNs must start with 'arn:': %s", arn);
+    if (arn_split(arn, &a) || !arn_is(a.service, a.service_len, "dynamodb") || a.table == NULL ||
+        (a.sub && !arn_is(a.sub, a.sub_len, "index") && !arn_is(a.sub, a.sub_len, "stream")))
+        return err_validation(err, "One or more parameter values were invalid: Provided Arn is not a DynamoDB "
+                                   "resource arn: %s", arn);
+    if (a.sub && (!arn_is(a.sub, a.sub_len, "stream") || a.sub_name == NULL || *a.sub_name == '\0'))
+        return err_validation(err, "One or more parameter values were invalid: Invalid resource arn provided, only "
+                                   "table or stream is accepted. Provided resource arn: %s", arn);
+    if (!arn_is(a.partition, a.partition_len, "aws") || a.region_len == 0 || a.table_len == 0 || a.table_len > 255)
+        return err_validation(err, "One or more parameter values were invalid: Invalid resource Arn: %s", arn);
+    if (!arn_is(a.account, a.account_len, QR_ACCOUNT))
+        return err_validation(err, "This action is only supported by accounts that match the resource owner\u2019s "
+                                   "account.");
+    char name[256];
+    memcpy(name, a.table, a.table_len);
+    name[a.table_len] = '\0';
+    if ((*out = catalog_get(db, name)) == NULL)
+        return err_set(err, QR_E_NOT_FOUND, "Requested resource not found: Table: %s not found", name);
+    sub[0] = '\0';
+    if (a.sub) {
+        json_t *d = stream_find(db, arn);
+        json_decref(d);
+        if (d == NULL) {
+            catalog_release(db, *out);
+            return err_set(err, QR_E_NOT_FOUND, "Requested resource not found: Stream: %s not found for Table: %s",
+                           a.sub_name, name);
+        }
+        snprintf(sub, cap, "stream/%s", a.sub_name);
     }
-    if (ok) {
-        account = p;
-        alen = strcspn(p, ":/");
-        ok = alen > 0 && p[alen] == ':';
-        p += alen + 1;
-    }
-    ok = ok && strncmp(p, "table/", 6) == 0 && strlen(p + 6) >= 3 && strlen(p + 6) <= 255 && !strchr(p + 6, '/');
-    if (!ok) return err_validation(err, "Invalid ResourceArn provided as input %s", arn);
-    if (alen != strlen(ACCOUNT) || strncmp(account, ACCOUNT, alen) != 0)
-        return err_set(err, "AccessDeniedException", "User: arn:aws:iam::" ACCOUNT ":root is not authorized to "
-                       "perform this operation on resource: %s because no resource-based policy allows it", arn);
-    if ((*out = catalog_get(db, p + 6)) == NULL)
-        return err_set(err, QR_E_NOT_FOUND, "Requested resource not found: Table: %s not found", p + 6);
     return 0;
 }
 
@@ -58,18 +68,25 @@ static int not_found(const char *arn, qr_err *err)
                    arn);
 }
 
-/* Checks ExpectedRevisionId (if given) against the current policy cur (NULL: none). */
-static int check_expected(json_t *req, const json_t *cur, const char *arn, qr_err *err)
+/* Checks ExpectedRevisionId (if given) against the current policy cur (NULL: none) of
+ * table name. "NO_POLICY" expects that there is none. */
+static int check_expected(json_t *req, const json_t *cur, const char *arn, const char *name, qr_err *err)
 {
     const char *expected;
     if (param_string(req, "ExpectedRevisionId", &expected, err)) return -1;
     if (expected == NULL) return 0;
-    if (cur == NULL) return not_found(arn, err);
     const char *now = json_string_value(json_object_get(cur, "RevisionId"));
+    if (strcmp(expected, "NO_POLICY") == 0) {
+        if (cur == NULL) return 0;
+        return err_set(err, "PolicyNotFoundException", "Resource-based policy not found for the provided ResourceArn: "
+                       "Requested policy update expecting none to be present for table %s, but a policy exists with "
+                       "revision id %s.", name, now);
+    }
+    if (cur == NULL) return not_found(arn, err);
     if (strcmp(expected, now) != 0)
         return err_set(err, "PolicyNotFoundException", "Resource-based policy not found for the provided ResourceArn: "
                        "Requested update for policy with revision id %s, but the policy associated to target table %s "
-                       "has revision id %s.", expected, arn, now);
+                       "has revision id %s.", expected, name, now);
     return 0;
 }
 
@@ -82,6 +99,26 @@ static void new_revision(char *out, size_t cap)
     snprintf(out, cap, "%llu", (unsigned long long)r);
 }
 
+/* Checks a policy document as DynamoDB does before storing it: its size, that it is
+ * JSON, and that it has statements. */
+static int check_policy(const char *policy, qr_err *err)
+{
+    if (strlen(policy) > MAX_POLICY_BYTES)
+        return err_validation(err, "One or more parameter values were invalid: Maximum policy size of %d bytes "
+                                   "exceeded", MAX_POLICY_BYTES);
+    json_t *doc = json_loads(policy, JSON_REJECT_DUPLICATES, NULL);
+    json_t *st = json_object_get(doc, "Statement");
+    int rc = 0;
+    if (!json_is_object(doc))
+        rc = err_validation(err, "One or more parameter values were invalid: Invalid policy document: This policy "
+                                 "contains invalid Json");
+    else if (st == NULL || (json_is_array(st) && json_array_size(st) == 0) || !(json_is_array(st) || json_is_object(st)))
+        rc = err_validation(err, "One or more parameter values were invalid: Invalid policy document: Could not "
+                                 "parse the policy: Statement is empty!");
+    json_decref(doc);
+    return rc;
+}
+
 int op_put_resource_policy(qr_db *db, json_t *req, json_t **resp, qr_err *err)
 {
     const char *policy;
@@ -90,25 +127,26 @@ int op_put_resource_policy(qr_db *db, json_t *req, json_t **resp, qr_err *err)
         param_bool(req, "ConfirmRemoveSelfResourceAccess", 0, &confirm, err))
         return -1;
     if (policy == NULL) return param_null("policy", err);
-    if (strlen(policy) > MAX_POLICY_BYTES)
-        return err_validation(err, "Policy document size exceeds the limit of %d bytes", MAX_POLICY_BYTES);
-    json_t *doc = json_loads(policy, JSON_REJECT_DUPLICATES, NULL);
-    int valid = json_is_object(doc) && json_object_get(doc, "Statement") != NULL;
-    json_decref(doc);
-    if (!valid) return err_validation(err, "Resource-based policy must contain a valid JSON policy document with a "
-                                           "Statement: %s", policy);
     table *t;
-    if (arn_table(db, req, &t, err)) return -1;
+    char sub[300];
+    if (arn_table(db, req, &t, sub, sizeof sub, err)) return -1;
+    if (check_policy(policy, err)) {
+        catalog_release(db, t);
+        return -1;
+    }
     const char *arn = json_string_value(json_object_get(req, "ResourceArn"));
     json_t *cur = NULL, *next = NULL;
     char rev[32];
     pthread_mutex_lock(&update_lock);
-    int rc = setting_get(db, t, KIND, NULL, &cur, err);
-    if (rc == 0) rc = check_expected(req, cur, arn, err);
-    if (rc == 0) {
+    int rc = setting_get(db, t, KIND, sub, &cur, err);
+    if (rc == 0) rc = check_expected(req, cur, arn, t->name, err);
+    if (rc == 0 && cur && strcmp(json_string_value(json_object_get(cur, "Policy")), policy) == 0) {
+        /* The same document again changes nothing, its revision included. */
+        snprintf(rev, sizeof rev, "%s", json_string_value(json_object_get(cur, "RevisionId")));
+    } else if (rc == 0) {
         new_revision(rev, sizeof rev);
         next = json_pack("{s:s,s:s}", "Policy", policy, "RevisionId", rev);
-        rc = setting_put(db, t, KIND, NULL, next, err);
+        rc = setting_put(db, t, KIND, sub, next, err);
     }
     pthread_mutex_unlock(&update_lock);
     if (rc == 0) *resp = json_pack("{s:s}", "RevisionId", rev);
@@ -122,8 +160,9 @@ int op_get_resource_policy(qr_db *db, json_t *req, json_t **resp, qr_err *err)
 {
     table *t;
     json_t *cur;
-    if (arn_table(db, req, &t, err)) return -1;
-    int rc = setting_get(db, t, KIND, NULL, &cur, err);
+    char sub[300];
+    if (arn_table(db, req, &t, sub, sizeof sub, err)) return -1;
+    int rc = setting_get(db, t, KIND, sub, &cur, err);
     catalog_release(db, t);
     if (rc) return -1;
     if (cur == NULL) return not_found(json_string_value(json_object_get(req, "ResourceArn")), err);
@@ -136,15 +175,16 @@ int op_get_resource_policy(qr_db *db, json_t *req, json_t **resp, qr_err *err)
 int op_delete_resource_policy(qr_db *db, json_t *req, json_t **resp, qr_err *err)
 {
     table *t;
-    if (arn_table(db, req, &t, err)) return -1;
+    char sub[300];
+    if (arn_table(db, req, &t, sub, sizeof sub, err)) return -1;
     const char *arn = json_string_value(json_object_get(req, "ResourceArn"));
     json_t *cur = NULL;
     char rev[32];
     pthread_mutex_lock(&update_lock);
-    int rc = setting_get(db, t, KIND, NULL, &cur, err);
+    int rc = setting_get(db, t, KIND, sub, &cur, err);
     if (rc == 0 && cur == NULL) rc = not_found(arn, err);
-    if (rc == 0) rc = check_expected(req, cur, arn, err);
-    if (rc == 0) rc = setting_put(db, t, KIND, NULL, NULL, err);
+    if (rc == 0) rc = check_expected(req, cur, arn, t->name, err);
+    if (rc == 0) rc = setting_put(db, t, KIND, sub, NULL, err);
     if (rc == 0) new_revision(rev, sizeof rev);
     pthread_mutex_unlock(&update_lock);
     if (rc == 0) *resp = json_pack("{s:s}", "RevisionId", rev);

@@ -1,5 +1,5 @@
-/* settings.c — per-table settings kept beside the catalog: contributor insights and
- * resource policies.
+/* settings.c — per-table settings kept beside the catalog (contributor insights and
+ * resource policies), and the reading of the resource ARNs that address them and tags.
  *
  * Each is one JSON record under "\0S" | kind | the table's TableId (its UUID) | "\0" |
  * a sub-name (an index name, or empty). Keying by TableId, not by name, means a table
@@ -62,4 +62,38 @@ int setting_put(qr_db *db, const table *t, char kind, const char *sub, const jso
     free(text);
     buf_free(&k);
     return rc;
+}
+
+int arn_split(const char *arn, arn_parts *out)
+{
+    memset(out, 0, sizeof *out);
+    if (strncmp(arn, "arn:", 4) != 0) return -1;
+    const char *p = arn + 4;
+    const char **fields[] = {&out->partition, &out->service, &out->region, &out->account};
+    size_t *lens[] = {&out->partition_len, &out->service_len, &out->region_len, &out->account_len};
+    for (int i = 0; i < 4; i++) {
+        const char *colon = strchr(p, ':');
+        if (colon == NULL) return -1;
+        *fields[i] = p;
+        *lens[i] = (size_t)(colon - p);
+        p = colon + 1;
+    }
+    out->resource = p;
+    /* table/NAME[/index/INDEX | /stream/LABEL | /backup/ID | /export/ID | ...] */
+    if (strncmp(p, "table/", 6) == 0) {
+        out->table = p + 6;
+        out->table_len = strcspn(out->table, "/");
+        const char *rest = out->table + out->table_len;
+        if (*rest == '/') {
+            out->sub = rest + 1;
+            out->sub_len = strcspn(out->sub, "/");
+            out->sub_name = out->sub[out->sub_len] == '/' ? out->sub + out->sub_len + 1 : NULL;
+        }
+    }
+    return 0;
+}
+
+int arn_is(const char *field, size_t len, const char *want)
+{
+    return len == strlen(want) && strncmp(field, want, len) == 0;
 }

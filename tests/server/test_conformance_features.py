@@ -44,14 +44,48 @@ def error_of(call, **kw):
 def test_tags_only_on_table_arns(ddb, loose):
     arn = make_table(ddb, "tagged")["TableArn"]
     tags = [{"Key": "env", "Value": "test"}]
-    # Only a table's own ARN takes tags: an index's ARN (or anything else) is not one.
-    for bad in ["not-a-valid-arn", arn + "/index/byname", arn.replace("table/", "stream/"),
-                "arn:aws:dynamodb:%s:%s:table/ab" % (REGION, ACCOUNT)]:
-        code, msg = error_of(ddb.tag_resource, ResourceArn=bad, Tags=tags)
-        assert (code, msg) == ("ValidationException", "Invalid TableArn: Invalid ResourceArn provided as input " + bad)
-        assert error_of(ddb.list_tags_of_resource, ResourceArn=bad)[0] == "ValidationException"
+    invalid = "One or more parameter values were invalid: "
+    # Only a table's own ARN takes tags, and each other kind is named for what it is.
+    for bad, msg in [("not-a-valid-arn", invalid + "ARNs must start with 'arn:': not-a-valid-arn"),
+                     (arn + "/index/byname", invalid + "Invalid resource arn provided, only table or stream is "
+                                                       "accepted. Provided resource arn: " + arn + "/index/byname"),
+                     (arn + "/backup/01234567890123-abcdef12",
+                      invalid + "Provided Arn is not a DynamoDB resource arn: " + arn + "/backup/01234567890123-abcdef12"),
+                     ("arn:aws:s3:::bucket", invalid + "Provided Arn is not a DynamoDB resource arn: arn:aws:s3:::bucket"),
+                     ("arn:aws:dynamodb:%s:%s:table/ab" % (REGION, ACCOUNT),
+                      "Invalid TableArn: Invalid ResourceArn provided as input arn:aws:dynamodb:%s:%s:table/ab"
+                      % (REGION, ACCOUNT))]:
+        assert error_of(ddb.tag_resource, ResourceArn=bad, Tags=tags) == ("ValidationException", msg)
+        assert error_of(ddb.list_tags_of_resource, ResourceArn=bad) == ("ValidationException", msg)
     assert ddb.list_tags_of_resource(ResourceArn=arn)["Tags"] == []
     assert error_of(loose.list_tags_of_resource)[1] == "Invalid TableArn"
+
+
+def test_tag_rules(ddb, loose):
+    arn = make_table(ddb, "tagged")["TableArn"]
+    for tags, msg in [([], "Atleast one Tag needs to be provided as Input."),
+                      ([{"Key": "aws:owner", "Value": "x"}], "Tag Key cannot be prefixed with aws:, Key: aws:owner"),
+                      ([{"Key": "k", "Value": "a"}, {"Key": "k", "Value": "b"}],
+                       "Duplicate Tag Keys provided as input: Duplicate Tag Key found k"),
+                      ([{"Key": "bad#key", "Value": "v"}], "The Tag Key provided is invalid, Key: bad#key"),
+                      ([{"Key": "k", "Value": "bad#value"}], "The Tag Value provided is invalid, Value: bad#value"),
+                      ([{"Key": "k"}], "The Tag Value provided is invalid, Value: null"),
+                      ([{"Key": str(i), "Value": "v"} for i in range(51)],
+                       "Number of Tags exceed the current limit for the provided ResourceArn")]:
+        assert error_of(loose.tag_resource, ResourceArn=arn, Tags=tags) == ("ValidationException", msg)
+    assert ddb.list_tags_of_resource(ResourceArn=arn)["Tags"] == []
+    # The limit counts what the table would hold afterwards.
+    ddb.tag_resource(ResourceArn=arn, Tags=[{"Key": str(i), "Value": "v"} for i in range(50)])
+    assert error_of(ddb.tag_resource, ResourceArn=arn, Tags=[{"Key": "one-more", "Value": "v"}])[1] == \
+        "Number of Tags exceed the current limit for the provided ResourceArn"
+    ddb.tag_resource(ResourceArn=arn, Tags=[{"Key": "0", "Value": "replaced"}])  # a replacement adds none
+    # CreateTable judges its Tags the same way, and makes no table when they are bad.
+    code, msg = error_of(ddb.create_table, TableName="tagged2", BillingMode="PAY_PER_REQUEST",
+                         AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+                         KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+                         Tags=[{"Key": "aws:x", "Value": "y"}])
+    assert (code, msg) == ("ValidationException", "Tag Key cannot be prefixed with aws:, Key: aws:x")
+    assert "tagged2" not in ddb.list_tables()["TableNames"]
 
 
 def test_untag_needs_a_key(ddb):
@@ -178,17 +212,47 @@ def test_resource_policy_round_trip(server, ddb):
     # A change conditional on an outdated revision is refused; on the current one it goes.
     stale = call(server, "PutResourcePolicy", {"ResourceArn": arn, "Policy": policy, "ExpectedRevisionId": "1"})
     assert stale.error_type == "PolicyNotFoundException"
-    again = call(server, "PutResourcePolicy", {"ResourceArn": arn, "Policy": policy,
+    again = call(server, "PutResourcePolicy", {"ResourceArn": arn, "Policy": policy.replace("GetItem", "Query"),
                                                "ExpectedRevisionId": put.json()["RevisionId"]})
     assert again.status == 200 and again.json()["RevisionId"] != put.json()["RevisionId"]
     assert call(server, "DeleteResourcePolicy", {"ResourceArn": arn}).status == 200
     assert call(server, "GetResourcePolicy", {"ResourceArn": arn}).error_type == "PolicyNotFoundException"
     assert call(server, "DeleteResourcePolicy", {"ResourceArn": arn}).error_type == "PolicyNotFoundException"
-    # Not a policy document, not a table ARN, no such table.
-    assert call(server, "PutResourcePolicy", {"ResourceArn": arn, "Policy": "{nope"}).error_type == \
-        "ValidationException"
-    assert call(server, "GetResourcePolicy", {"ResourceArn": "not-an-arn"}).error_type == "ValidationException"
-    assert call(server, "GetResourcePolicy", {"ResourceArn": arn + "x"}).error_type == "ResourceNotFoundException"
+    # Putting the document a table already has changes nothing, its revision included.
+    a = call(server, "PutResourcePolicy", {"ResourceArn": arn, "Policy": policy}).json()["RevisionId"]
+    assert call(server, "PutResourcePolicy", {"ResourceArn": arn, "Policy": policy}).json()["RevisionId"] == a
+    # NO_POLICY asks that there be none yet.
+    r = call(server, "PutResourcePolicy", {"ResourceArn": arn, "Policy": policy, "ExpectedRevisionId": "NO_POLICY"})
+    assert (r.error_type, r.message) == ("PolicyNotFoundException", "Resource-based policy not found for the "
+                                         "provided ResourceArn: Requested policy update expecting none to be present "
+                                         "for table guarded, but a policy exists with revision id %s." % a)
+    r = call(server, "DeleteResourcePolicy", {"ResourceArn": arn, "ExpectedRevisionId": "unknown"})
+    assert r.message == ("Resource-based policy not found for the provided ResourceArn: Requested update for policy "
+                         "with revision id unknown, but the policy associated to target table guarded has revision "
+                         "id %s." % a)
+    call(server, "DeleteResourcePolicy", {"ResourceArn": arn, "ExpectedRevisionId": a})
+    r = call(server, "PutResourcePolicy", {"ResourceArn": arn, "Policy": policy, "ExpectedRevisionId": "NO_POLICY"})
+    assert r.status == 200
+    # Not a policy document, not a table's ARN, another account's table, no such table.
+    invalid = "One or more parameter values were invalid: "
+    for doc, msg in [("{nope", "Invalid policy document: This policy contains invalid Json"),
+                     ('{"Version": "2012-10-17", "Statement": []}',
+                      "Invalid policy document: Could not parse the policy: Statement is empty!"),
+                     ("x" * 20481, "Maximum policy size of 20480 bytes exceeded")]:
+        r = call(server, "PutResourcePolicy", {"ResourceArn": arn, "Policy": doc})
+        assert (r.error_type, r.message) == ("ValidationException", invalid + msg)
+    for bad, kind, msg in [
+            ("guarded", "ValidationException", invalid + "ARNs must start with 'arn:': guarded"),
+            (arn + "/index/x", "ValidationException",
+             invalid + "Invalid resource arn provided, only table or stream is accepted. Provided resource arn: "
+             + arn + "/index/x"),
+            (arn.replace(ACCOUNT, "123456789012"), "ValidationException",
+             "This action is only supported by accounts that match the resource owner\u2019s account."),
+            (arn + "x", "ResourceNotFoundException", "Requested resource not found: Table: guardedx not found"),
+            (arn + "/stream/2000-01-01T00:00:00.000", "ResourceNotFoundException",
+             "Requested resource not found: Stream: 2000-01-01T00:00:00.000 not found for Table: guarded")]:
+        r = call(server, "GetResourcePolicy", {"ResourceArn": bad})
+        assert (r.error_type, r.message) == (kind, msg)
     # The policy belongs to the table: one made again under the name has none.
     call(server, "PutResourcePolicy", {"ResourceArn": arn, "Policy": policy})
     ddb.delete_table(TableName="guarded")
@@ -288,3 +352,16 @@ def test_restore_with_billing_override(ddb):
     got = ddb.query(TableName="ondemand", IndexName="byg", KeyConditionExpression="g = :g",
                     ExpressionAttributeValues={":g": {"S": "x"}})["Items"]
     assert got == [{"pk": {"S": "a"}, "g": {"S": "x"}}]
+
+
+def test_stream_has_its_own_policy(server, ddb):
+    t = make_table(ddb, "streamed", StreamSpecification={"StreamEnabled": True, "StreamViewType": "KEYS_ONLY"})
+    stream, table = t["LatestStreamArn"], t["TableArn"]
+    policy = json.dumps({"Version": "2012-10-17", "Statement": [{
+        "Effect": "Allow", "Principal": {"AWS": "arn:aws:iam::%s:root" % ACCOUNT},
+        "Action": "dynamodb:GetRecords", "Resource": stream}]})
+    assert call(server, "PutResourcePolicy", {"ResourceArn": stream, "Policy": policy}).status == 200
+    assert call(server, "GetResourcePolicy", {"ResourceArn": stream}).json()["Policy"] == policy
+    r = call(server, "GetResourcePolicy", {"ResourceArn": table})
+    assert (r.error_type, r.message) == ("PolicyNotFoundException",
+                                         "Resource-based policy not found for the provided ResourceArn: " + table)
