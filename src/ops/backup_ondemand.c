@@ -74,35 +74,59 @@ static json_t *load(qr_db *db, uint32_t id, qr_err *err)
     return rec;
 }
 
-/* The record a BackupArn names (required parameter), or BackupNotFoundException. */
-static int find(qr_db *db, json_t *req, json_t **rec, uint32_t *id, qr_err *err)
+/* The backup id an ARN "arn:aws:dynamodb:REGION:ACCOUNT:table/NAME/backup/MS-ID" names
+ * (0 if none), and, in *a, its parts. Checks what DynamoDB checks, in its words: a
+ * backup's identity is its account, table name and id (the region is not looked at). */
+static int backup_arn(const char *arn, const char *field, arn_parts *a, uint32_t *id, qr_err *err)
 {
-    const char *arn;
-    if (param_string(req, "BackupArn", &arn, err)) return -1;
-    if (arn == NULL) return param_null("backupArn", err);
     size_t n = strlen(arn);
     if (n < 37 || n > 1024)
-        return err_validation(err, "1 validation error detected: Value '%s' at 'backupArn' failed to satisfy "
-                                   "constraint: Member must have length %s", arn,
+        return err_validation(err, "1 validation error detected: Value '%s' at '%s' failed to satisfy "
+                                   "constraint: Member must have length %s", arn, field,
                               n < 37 ? "greater than or equal to 37" : "less than or equal to 1024");
-    /* The id is the last 8 hex digits; the whole ARN must then match the record's. */
+    if (arn_split(arn, a) || a->table == NULL || a->sub == NULL || !arn_is(a->sub, a->sub_len, "backup") ||
+        a->sub_name == NULL)
+        return err_validation(err, "Invalid Backup ARN");
+    if (!arn_is(a->partition, a->partition_len, "aws") || !arn_is(a->service, a->service_len, "dynamodb"))
+        return err_validation(err, "Invalid Request: BackupArn is not valid");
+    if (a->region_len == 0 || !arn_is(a->account, a->account_len, QR_ACCOUNT))
+        return err_set(err, "AccessDeniedException", "Access is denied");
+    /* The id is the last 8 hex digits of MS-ID. */
+    size_t len = strlen(a->sub_name);
     uint32_t v = 0;
-    int ok = n > 9 && arn[n - 9] == '-';
-    for (size_t i = n - 8; ok && i < n; i++) {
-        char c = arn[i];
+    int ok = len > 9 && a->sub_name[len - 9] == '-';
+    for (size_t i = len - 8; ok && i < len; i++) {
+        char c = a->sub_name[i];
         int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
         ok = d >= 0;
         v = v << 4 | (uint32_t)(d < 0 ? 0 : d);
     }
-    *rec = ok ? load(db, v, err) : NULL;
+    *id = ok ? v : 0;
+    return 0;
+}
+
+/* The record a BackupArn names (required parameter), or BackupNotFoundException. */
+static int find(qr_db *db, json_t *req, json_t **rec, uint32_t *id, qr_err *err)
+{
+    const char *arn;
+    arn_parts a;
+    *rec = NULL;
+    if (param_string(req, "BackupArn", &arn, err)) return -1;
+    if (arn == NULL) return param_null("backupArn", err);
+    if (backup_arn(arn, "backupArn", &a, id, err)) return -1;
+    if (*id) *rec = load(db, *id, err);
     if (err->type) return -1;
-    if (*rec == NULL || strcmp(json_string_value(json_object_get(json_object_get(*rec, "BackupDetails"), "BackupArn")),
-                               arn) != 0) {
+    /* The same table and backup id, whatever the region says. */
+    const char *stored = json_string_value(json_object_get(json_object_get(*rec, "BackupDetails"), "BackupArn"));
+    arn_parts s;
+    if (*rec == NULL || stored == NULL || arn_split(stored, &s) || s.table_len != a.table_len ||
+        strncmp(s.table, a.table, a.table_len) != 0 || s.sub_name == NULL || strcmp(s.sub_name, a.sub_name) != 0) {
         json_decref(*rec);
         *rec = NULL;
         return err_set(err, "BackupNotFoundException", "Backup not found: %s", arn);
     }
-    *id = v;
+    /* The answer echoes the ARN asked with. */
+    json_object_set_new(json_object_get(*rec, "BackupDetails"), "BackupArn", json_string(arn));
     return 0;
 }
 
@@ -150,6 +174,8 @@ static json_t *record_of(const json_t *desc, const char *arn, const char *name, 
                                "ReadCapacityUnits", json_object_get(pt, "ReadCapacityUnits"), "WriteCapacityUnits",
                                json_object_get(pt, "WriteCapacityUnits"), "ItemCount", (json_int_t)items,
                                "BillingMode", billing_mode(desc));
+    if (json_object_get(desc, "OnDemandThroughput"))
+        json_object_set(source, "OnDemandThroughput", json_object_get(desc, "OnDemandThroughput"));
     json_t *features = json_object();
     json_t *lsis = index_defs(json_object_get(desc, "LocalSecondaryIndexes"), 0),
            *gsis = index_defs(json_object_get(desc, "GlobalSecondaryIndexes"), 1);
@@ -170,8 +196,6 @@ static json_t *record_of(const json_t *desc, const char *arn, const char *name, 
                                       "WriteCapacityUnits", json_object_get(pt, "WriteCapacityUnits")));
     if (lsis) json_object_set_new(create, "LocalSecondaryIndexes", lsis);
     if (gsis) json_object_set_new(create, "GlobalSecondaryIndexes", gsis);
-    if (json_object_get(desc, "TableClassSummary"))
-        json_object_set(create, "TableClass", json_object_get(json_object_get(desc, "TableClassSummary"), "TableClass"));
     return json_pack("{s:o,s:o,s:o,s:o}", "BackupDetails", details, "SourceTableDetails", source,
                      "SourceTableFeatureDetails", features, "Create", create);
 }
@@ -259,7 +283,7 @@ int op_create_backup(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     uint32_t id = backup_ids(db, 1);
     double now = ops_now_seconds();
     char arn[600];
-    snprintf(arn, sizeof arn, ARN_REGION_ACCOUNT "%s/backup/%017lld-%08" PRIx32, t->name, (long long)(now * 1000), id);
+    snprintf(arn, sizeof arn, ARN_REGION_ACCOUNT "%s/backup/%014lld-%08" PRIx32, t->name, (long long)(now * 1000), id);
     pthread_mutex_lock(&db->catalog_lock);
     json_t *desc = json_deep_copy(t->desc);
     pthread_mutex_unlock(&db->catalog_lock);
@@ -346,23 +370,29 @@ int op_list_backups(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     if ((lower && !json_is_number(lower)) || (upper && !json_is_number(upper)))
         return err_set(err, QR_E_SERIALIZATION, "TimeRangeLowerBound and TimeRangeUpperBound must be timestamps");
     if (lower && upper && json_number_value(lower) > json_number_value(upper))
-        return err_validation(err, "TimeRangeUpperBound must be greater than or equal to TimeRangeLowerBound");
+        return err_validation(err, "One or more parameter values were invalid: Time range lower bound must be less "
+                                   "than or equal to upper bound");
+    /* ExclusiveStartBackupArn is a position: listing resumes after its backup, which need
+     * not exist any more. */
+    uint32_t after = 0;
+    if (start) {
+        arn_parts a;
+        if (backup_arn(start, "exclusiveStartBackupArn", &a, &after, err)) return -1;
+    }
     uint32_t last = backup_ids(db, 0);
     json_t *summaries = json_array();
-    int passed = start == NULL, more = 0;
-    const char *last_arn = NULL;
-    json_t *last_rec = NULL;
-    for (uint32_t id = 1; id < last && !more; id++) {
+    int more = 0;
+    char last_arn[1100] = "";
+    for (uint32_t id = after + 1; id < last && !more; id++) {
         json_t *rec = load(db, id, err);
         if (err->type) break;
         if (rec == NULL) continue;
         json_t *d = json_object_get(rec, "BackupDetails"), *s = json_object_get(rec, "SourceTableDetails");
-        const char *arn = json_string_value(json_object_get(d, "BackupArn"));
         double when = json_number_value(json_object_get(d, "BackupCreationDateTime"));
-        int keep = passed && (table_name == NULL || strcmp(json_string_value(json_object_get(s, "TableName")), table_name) == 0) &&
+        /* The time range includes its lower bound and excludes its upper one. */
+        int keep = (table_name == NULL || strcmp(json_string_value(json_object_get(s, "TableName")), table_name) == 0) &&
                    (strcmp(type, "USER") == 0 || strcmp(type, "ALL") == 0) &&
-                   (lower == NULL || when >= json_number_value(lower)) && (upper == NULL || when <= json_number_value(upper));
-        if (!passed && strcmp(arn, start) == 0) passed = 1;
+                   (lower == NULL || when >= json_number_value(lower)) && (upper == NULL || when < json_number_value(upper));
         if (keep && (long long)json_array_size(summaries) == limit) more = 1;
         else if (keep) {
             json_array_append_new(summaries, json_pack("{s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O}", "TableName",
@@ -374,20 +404,16 @@ int op_list_backups(qr_db *db, json_t *req, json_t **resp, qr_err *err)
                                                        json_object_get(d, "BackupStatus"), "BackupType",
                                                        json_object_get(d, "BackupType"), "BackupSizeBytes",
                                                        json_object_get(d, "BackupSizeBytes")));
-            json_decref(last_rec);
-            last_rec = json_incref(rec);
-            last_arn = arn;
+            snprintf(last_arn, sizeof last_arn, "%s", json_string_value(json_object_get(d, "BackupArn")));
         }
         json_decref(rec);
     }
     if (err->type) {
         json_decref(summaries);
-        json_decref(last_rec);
         return -1;
     }
     *resp = json_pack("{s:o}", "BackupSummaries", summaries);
-    if (more && last_arn) json_object_set_new(*resp, "LastEvaluatedBackupArn", json_string(last_arn));
-    json_decref(last_rec);
+    if (more && last_arn[0]) json_object_set_new(*resp, "LastEvaluatedBackupArn", json_string(last_arn));
     return 0;
 }
 

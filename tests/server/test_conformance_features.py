@@ -2,7 +2,10 @@
 streams, tags, transactions' client request tokens, and the control-plane operations
 around tables (contributor insights, resource policies). Each test states what DynamoDB
 answers, from its documentation and from suites recorded against the real service."""
+import datetime
 import json
+import re
+import time
 
 import boto3
 import pytest
@@ -310,10 +313,38 @@ def test_backup_lifecycle_and_restore(ddb):
 
 
 def test_backup_errors(ddb):
-    make_table(ddb, "source")
+    arn = make_table(ddb, "source")["TableArn"]
     assert error_of(ddb.create_backup, TableName="absent", BackupName="b1b") == \
         ("TableNotFoundException", "Table not found: absent")
     assert error_of(ddb.create_backup, TableName="source", BackupName="bad name!")[0] == "ValidationException"
+    made = ddb.create_backup(TableName="source", BackupName="one")["BackupDetails"]["BackupArn"]
+    # The id is the creation time in epoch milliseconds (14 digits) and 8 hex digits.
+    assert re.fullmatch(re.escape(arn) + r"/backup/\d{14}-[0-9a-f]{8}", made)
+    # A backup is its account, table and id: the region is not looked at, and the ARN asked
+    # with is the one answered.
+    moved = made.replace(":ddblocal:", ":eu-west-1:")
+    assert ddb.describe_backup(BackupArn=moved)["BackupDescription"]["BackupDetails"]["BackupArn"] == moved
+    for bad, code, msg in [(arn + "/stream/2020-01-01T00:00:00.000", "ValidationException", "Invalid Backup ARN"),
+                           (made.replace("arn:aws:", "arn:aws-cn:"), "ValidationException",
+                            "Invalid Request: BackupArn is not valid"),
+                           (made.replace(ACCOUNT, "123456789012"), "AccessDeniedException", "Access is denied"),
+                           (made[:-8] + "0000ffff", "BackupNotFoundException", "Backup not found: " + made[:-8] + "0000ffff"),
+                           (made.replace("table/source/", "table/other/"), "BackupNotFoundException",
+                            "Backup not found: " + made.replace("table/source/", "table/other/"))]:
+        assert error_of(ddb.describe_backup, BackupArn=bad) == (code, msg)
+    # ListBackups: [lower, upper) in time; the cursor is a position, even of a deleted backup.
+    time.sleep(1.1)  # the SDK may send the bounds in whole seconds
+    second = ddb.create_backup(TableName="source", BackupName="two")["BackupDetails"]
+    when = second["BackupCreationDateTime"]
+    assert [b["BackupName"] for b in ddb.list_backups(TimeRangeLowerBound=when)["BackupSummaries"]] == ["two"]
+    assert [b["BackupName"] for b in ddb.list_backups(TimeRangeUpperBound=when)["BackupSummaries"]] == ["one"]
+    assert error_of(ddb.list_backups, TimeRangeLowerBound=when, TimeRangeUpperBound=when - datetime.timedelta(1)) == \
+        ("ValidationException", "One or more parameter values were invalid: Time range lower bound must be less "
+                                "than or equal to upper bound")
+    ddb.delete_backup(BackupArn=made)
+    assert [b["BackupName"] for b in ddb.list_backups(ExclusiveStartBackupArn=made)["BackupSummaries"]] == ["two"]
+    assert ddb.list_backups(TableName="absent")["BackupSummaries"] == []
+    assert ddb.list_backups(BackupType="SYSTEM")["BackupSummaries"] == []
 
 
 def test_backups_survive_a_restart(start, tmp_path):
