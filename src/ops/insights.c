@@ -44,21 +44,32 @@ static int target(qr_db *db, json_t *req, table **t, const char **index, qr_err 
     return 0;
 }
 
-/* The rules DynamoDB creates for a table or index: partition keys (and sort keys, when
- * there are) accessed and throttled. */
-static json_t *rules(const table *t, const char *index, double since)
+/* The rules DynamoDB makes for a table or index, named after it and the time insights
+ * were enabled: partition keys (and sort keys, when there are) accessed (PKC, SKC; not
+ * in THROTTLED_KEYS mode) and throttled (PKT, SKT). */
+static json_t *rules(const table *t, const char *index, const json_t *s)
 {
     const qr_index *ix = index ? table_index(t, index) : NULL;
     int has_sk = ix ? ix->nsk > 0 : t->sk.name != NULL;
-    static const char *const kinds[] = {"PKC", "PKT", "SKC", "SKT"};
+    int accessed = strcmp(json_string_value(json_object_get(s, "Mode")), "THROTTLED_KEYS") != 0;
+    long long since = (long long)(json_number_value(json_object_get(s, "Since")) * 1000);
+    static const char *const kinds[] = {"PKC", "SKC", "PKT", "SKT"};
     json_t *list = json_array();
     char rule[600];
-    for (int i = 0; i < (has_sk ? 4 : 2); i++) {
+    for (int i = 0; i < 4; i++) {
+        if ((kinds[i][0] == 'S' && !has_sk) || (kinds[i][2] == 'C' && !accessed)) continue;
         snprintf(rule, sizeof rule, "DynamoDBContributorInsights-%s-%s%s%s-%lld", kinds[i], t->name,
-                 index ? "-" : "", index ? index : "", (long long)(since * 1000));
+                 index ? "-" : "", index ? index : "", since);
         json_array_append_new(list, json_string(rule));
     }
     return list;
+}
+
+/* A setting record: {"Enabled": bool, "Since": when enabled, "Updated": when last changed,
+ * "Mode": mode}. None until insights were first enabled. */
+static int is_enabled(const json_t *s)
+{
+    return json_is_true(json_object_get(s, "Enabled"));
 }
 
 int op_describe_contributor_insights(qr_db *db, json_t *req, json_t **resp, qr_err *err)
@@ -73,14 +84,13 @@ int op_describe_contributor_insights(qr_db *db, json_t *req, json_t **resp, qr_e
     }
     *resp = json_pack("{s:s}", "TableName", t->name);
     if (index) json_object_set_new(*resp, "IndexName", json_string(index));
+    /* A table never enabled shows its status alone; once enabled, when it last changed and
+     * the mode stay shown. */
+    if (is_enabled(s)) json_object_set_new(*resp, "ContributorInsightsRuleList", rules(t, index, s));
+    json_object_set_new(*resp, "ContributorInsightsStatus", json_string(is_enabled(s) ? "ENABLED" : "DISABLED"));
     if (s) {
-        double since = json_number_value(json_object_get(s, "Since"));
-        json_object_set_new(*resp, "ContributorInsightsRuleList", rules(t, index, since));
-        json_object_set_new(*resp, "ContributorInsightsStatus", json_string("ENABLED"));
-        json_object_set_new(*resp, "LastUpdateDateTime", json_real(since));
+        json_object_set(*resp, "LastUpdateDateTime", json_object_get(s, "Updated"));
         json_object_set(*resp, "ContributorInsightsMode", json_object_get(s, "Mode"));
-    } else {
-        json_object_set_new(*resp, "ContributorInsightsStatus", json_string("DISABLED"));
     }
     json_decref(s);
     catalog_release(db, t);
@@ -100,20 +110,38 @@ int op_update_contributor_insights(qr_db *db, json_t *req, json_t **resp, qr_err
     if (target(db, req, &t, &index, err)) return -1;
     int enable = strcmp(action, "ENABLE") == 0;
     json_t *cur = NULL, *next = NULL;
+    const char *status;
     pthread_mutex_lock(&update_lock);
     int rc = setting_get(db, t, KIND, index, &cur, err);
-    if (rc == 0 && enable) {
-        /* Enabling again keeps the rules; a mode given changes it. */
-        const char *was = json_string_value(json_object_get(cur, "Mode"));
-        next = json_pack("{s:f,s:s}", "Since", cur ? json_number_value(json_object_get(cur, "Since")) : ops_now_seconds(),
-                         "Mode", mode ? mode : was ? was : modes[0]);
+    double now = ops_now_seconds();
+    if (enable) {
+        /* ENABLE without a mode asks for the default one. Asking for what is already so
+         * changes nothing and answers the settled status; a new mode is a new enabling
+         * (the rules keep their names). */
+        const char *want = mode ? mode : modes[0], *was = json_string_value(json_object_get(cur, "Mode"));
+        if (is_enabled(cur) && was && strcmp(want, was) == 0) {
+            status = "ENABLED";
+        } else {
+            status = "ENABLING";
+            next = json_pack("{s:b,s:f,s:f,s:s}", "Enabled", 1, "Since",
+                             is_enabled(cur) ? json_number_value(json_object_get(cur, "Since")) : now, "Updated", now,
+                             "Mode", want);
+        }
+    } else if (!is_enabled(cur)) {
+        status = "DISABLED"; /* nothing to disable */
+    } else {
+        status = "DISABLING";
+        next = json_deep_copy(cur);
+        json_object_set_new(next, "Enabled", json_false());
+        json_object_set_new(next, "Updated", json_real(now));
     }
-    if (rc == 0) rc = setting_put(db, t, KIND, index, next, err);
+    if (rc == 0 && next) rc = setting_put(db, t, KIND, index, next, err);
     pthread_mutex_unlock(&update_lock);
     if (rc == 0) {
-        *resp = json_pack("{s:s,s:s}", "TableName", t->name, "ContributorInsightsStatus", enable ? "ENABLING" : "DISABLING");
+        *resp = json_pack("{s:s,s:s}", "TableName", t->name, "ContributorInsightsStatus", status);
         if (index) json_object_set_new(*resp, "IndexName", json_string(index));
-        if (next) json_object_set(*resp, "ContributorInsightsMode", json_object_get(next, "Mode"));
+        json_t *m = json_object_get(next ? next : cur, "Mode");
+        if (m) json_object_set(*resp, "ContributorInsightsMode", m);
     }
     json_decref(cur);
     json_decref(next);
@@ -126,7 +154,10 @@ static int summarise(qr_db *db, table *t, const char *index, json_t *out, qr_err
 {
     json_t *s;
     if (setting_get(db, t, KIND, index, &s, err)) return -1;
-    if (s == NULL) return 0;
+    if (!is_enabled(s)) { /* DynamoDB lists no table whose insights are off */
+        json_decref(s);
+        return 0;
+    }
     json_t *e = json_pack("{s:s,s:s,s:O}", "TableName", t->name, "ContributorInsightsStatus", "ENABLED",
                           "ContributorInsightsMode", json_object_get(s, "Mode"));
     if (index) json_object_set_new(e, "IndexName", json_string(index));

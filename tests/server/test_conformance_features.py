@@ -6,6 +6,7 @@ import datetime
 import json
 import re
 import time
+from unittest.mock import ANY
 
 import boto3
 import pytest
@@ -180,23 +181,42 @@ def test_contributor_insights_status(server, ddb):
     ddb.update_contributor_insights(TableName="insights", IndexName="byg", ContributorInsightsAction="ENABLE")
     got = ddb.list_contributor_insights()["ContributorInsightsSummaries"]
     assert [(s["TableName"], s.get("IndexName")) for s in got] == [("insights", None), ("insights", "byg")]
+    # Asking for what is already so is no change, and answers the settled status.
+    again = call(server, "UpdateContributorInsights", {"TableName": "insights", "ContributorInsightsAction": "ENABLE"})
+    assert again.json() == {"TableName": "insights", "ContributorInsightsStatus": "ENABLED",
+                            "ContributorInsightsMode": "ACCESSED_AND_THROTTLED_KEYS"}
+    # THROTTLED_KEYS keeps only the throttled-key rules, under the same names.
+    r = call(server, "UpdateContributorInsights", {"TableName": "insights", "ContributorInsightsAction": "ENABLE",
+                                                   "ContributorInsightsMode": "THROTTLED_KEYS"}).json()
+    assert (r["ContributorInsightsStatus"], r["ContributorInsightsMode"]) == ("ENABLING", "THROTTLED_KEYS")
+    rules = call(server, "DescribeContributorInsights", {"TableName": "insights"}).json()["ContributorInsightsRuleList"]
+    assert rules == [d["ContributorInsightsRuleList"][1]] and "-PKT-insights-" in rules[0]
     page = ddb.list_contributor_insights(MaxResults=1)
     assert len(page["ContributorInsightsSummaries"]) == 1
     rest = ddb.list_contributor_insights(MaxResults=1, NextToken=page["NextToken"])
     assert rest["ContributorInsightsSummaries"][0].get("IndexName") == "byg" and "NextToken" not in rest
     r = ddb.update_contributor_insights(TableName="insights", ContributorInsightsAction="DISABLE")
     assert r["ContributorInsightsStatus"] == "DISABLING"
-    assert ddb.describe_contributor_insights(TableName="insights")["ContributorInsightsStatus"] == "DISABLED"
+    d = ddb.describe_contributor_insights(TableName="insights")
+    assert d["ContributorInsightsStatus"] == "DISABLED" and "LastUpdateDateTime" in d
+    assert "ContributorInsightsRuleList" not in d
+    assert [s.get("IndexName") for s in ddb.list_contributor_insights()["ContributorInsightsSummaries"]] == ["byg"]
+    r = ddb.update_contributor_insights(TableName="insights", ContributorInsightsAction="DISABLE")
+    assert r["ContributorInsightsStatus"] == "DISABLED"
     # A table, or an index, that is not there.
     assert error_of(ddb.describe_contributor_insights, TableName="absent")[0] == "ResourceNotFoundException"
-    assert error_of(ddb.describe_contributor_insights, TableName="insights", IndexName="nope")[0] == \
-        "ResourceNotFoundException"
+    assert error_of(ddb.describe_contributor_insights, TableName="absent") == \
+        ("ResourceNotFoundException", "Requested resource not found: Table: absent not found")
+    assert error_of(ddb.describe_contributor_insights, TableName="insights", IndexName="nope") == \
+        ("ResourceNotFoundException", "Requested resource not found: Index: nope not found for table: insights")
     bad = call(server, "UpdateContributorInsights", {"TableName": "insights", "ContributorInsightsAction": "ON"})
     assert (bad.status, bad.error_type) == (400, "ValidationException")
     # A table made again under the same name starts with insights off.
     ddb.delete_table(TableName="insights")
     make_table(ddb, "insights")
-    assert ddb.describe_contributor_insights(TableName="insights")["ContributorInsightsStatus"] == "DISABLED"
+    assert ddb.describe_contributor_insights(TableName="insights") == {"TableName": "insights",
+                                                                        "ContributorInsightsStatus": "DISABLED",
+                                                                        "ResponseMetadata": ANY}
 
 
 # ---- resource policies ----
