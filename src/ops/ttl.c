@@ -53,8 +53,8 @@ int op_update_time_to_live(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     size_t n = json_string_length(attr);
     if (n < 1 || n > 255)
         return err_validation(err, "1 validation error detected: Value '%s' at 'timeToLiveSpecification.attributeName' "
-                                   "failed to satisfy constraint: Member must have length between 1 and 255",
-                              json_string_value(attr));
+                                   "failed to satisfy constraint: Member must have length %s",
+                              json_string_value(attr), n < 1 ? "greater than or equal to 1" : "less than or equal to 255");
     table *t;
     if (param_table(db, req, "TableName", &t, err)) return -1;
     char name[256];

@@ -133,6 +133,35 @@ def test_ttl_changes_are_refused_as_dynamodb_words_them(ddb):
     assert d == {"TimeToLiveStatus": "ENABLED", "AttributeName": "ttl"}
 
 
+def test_ttl_attribute_length_is_judged_in_dynamodb_words(ddb, loose):
+    make_table(ddb, "expiring")
+    code, msg = error_of(loose.update_time_to_live, TableName="expiring",
+                         TimeToLiveSpecification={"Enabled": True, "AttributeName": "a" * 256})
+    assert (code, msg) == ("ValidationException", "1 validation error detected: Value '%s' at "
+                           "'timeToLiveSpecification.attributeName' failed to satisfy constraint: Member must have "
+                           "length less than or equal to 255" % ("a" * 256))
+
+
+# ---- point-in-time recovery ----
+
+def test_recovery_period_belongs_to_an_enabled_recovery(server, ddb):
+    make_table(ddb, "recovered")
+    def update(spec):
+        return call(server, "UpdateContinuousBackups", {"TableName": "recovered",
+                                                        "PointInTimeRecoverySpecification": spec})
+    r = update({"PointInTimeRecoveryEnabled": True, "RecoveryPeriodInDays": 7})
+    assert r.json()["ContinuousBackupsDescription"]["PointInTimeRecoveryDescription"]["RecoveryPeriodInDays"] == 7
+    r = update({"PointInTimeRecoveryEnabled": False, "RecoveryPeriodInDays": 7})
+    assert (r.error_type, r.message) == ("ValidationException", "Invalid Request: Cannot specify RecoveryPeriodInDays "
+                                         "when disabling point-in-time recovery.")
+    r = update({"PointInTimeRecoveryEnabled": True, "RecoveryPeriodInDays": 36})
+    assert r.message.endswith("Member must have value less than or equal to 35")
+    assert update({"PointInTimeRecoveryEnabled": False}).status == 200
+    # Enabled again without a period, it is the default again.
+    r = update({"PointInTimeRecoveryEnabled": True})
+    assert r.json()["ContinuousBackupsDescription"]["PointInTimeRecoveryDescription"]["RecoveryPeriodInDays"] == 35
+
+
 # ---- transactions: ClientRequestToken ----
 
 def test_token_repeat_may_change_what_it_asks_back(ddb):
