@@ -177,7 +177,7 @@ int op_list_tags_of_resource(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     if (arn_table(req, "ListTagsOfResource", name, sizeof name, err)) return -1;
     table *t = catalog_get(db, name);
     if (t == NULL)
-        return err_set(err, QR_E_NOT_FOUND, "Requested resource not found: ResourcArn: %s not found",
+        return err_set(err, QR_E_NOT_FOUND, "Requested resource not found: ResourceArn: %s not found",
                        json_string_value(json_object_get(req, "ResourceArn")));
     json_t *list = json_array();
     pthread_mutex_lock(&db->catalog_lock);

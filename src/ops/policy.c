@@ -68,21 +68,32 @@ static int not_found(const char *arn, qr_err *err)
                    arn);
 }
 
-/* Checks ExpectedRevisionId (if given) against the current policy cur (NULL: none) of
+/* A stored policy record is {"Policy": text, "RevisionId": id}, or after a delete the
+ * tombstone {"Deleted": true, "RevisionId": the deletion's id}, which answers a repeated
+ * delete as DynamoDB does. */
+static int has_policy(const json_t *cur)
+{
+    return cur && !json_is_true(json_object_get(cur, "Deleted"));
+}
+
+/* Checks ExpectedRevisionId (if given) against the current record cur (NULL: none) of
  * table name. "NO_POLICY" expects that there is none. */
-static int check_expected(json_t *req, const json_t *cur, const char *arn, const char *name, qr_err *err)
+static int check_expected(json_t *req, const json_t *cur, const char *name, qr_err *err)
 {
     const char *expected;
     if (param_string(req, "ExpectedRevisionId", &expected, err)) return -1;
     if (expected == NULL) return 0;
     const char *now = json_string_value(json_object_get(cur, "RevisionId"));
     if (strcmp(expected, "NO_POLICY") == 0) {
-        if (cur == NULL) return 0;
+        if (!has_policy(cur)) return 0;
         return err_set(err, "PolicyNotFoundException", "Resource-based policy not found for the provided ResourceArn: "
                        "Requested policy update expecting none to be present for table %s, but a policy exists with "
                        "revision id %s.", name, now);
     }
-    if (cur == NULL) return not_found(arn, err);
+    if (!has_policy(cur))
+        return err_set(err, "PolicyNotFoundException", "Resource-based policy not found for the provided ResourceArn: "
+                       "Requested update for policy with revision id %s, but table %s has no associated policy.",
+                       expected, name);
     if (strcmp(expected, now) != 0)
         return err_set(err, "PolicyNotFoundException", "Resource-based policy not found for the provided ResourceArn: "
                        "Requested update for policy with revision id %s, but the policy associated to target table %s "
@@ -90,13 +101,24 @@ static int check_expected(json_t *req, const json_t *cur, const char *arn, const
     return 0;
 }
 
-/* A new revision id: the time in microseconds, always above the last one given. */
+/* A new revision id: the time of the change in epoch milliseconds, always above the
+ * last one given. */
 static void new_revision(char *out, size_t cap)
 {
-    uint64_t r = (uint64_t)(ops_now_seconds() * 1e6);
+    uint64_t r = (uint64_t)(ops_now_seconds() * 1e3);
     if (r <= last_revision) r = last_revision + 1;
     last_revision = r;
     snprintf(out, cap, "%llu", (unsigned long long)r);
+}
+
+/* 1 when the two documents say the same (layout and key order aside). */
+static int same_document(const char *a, const char *b)
+{
+    json_t *x = json_loads(a, 0, NULL), *y = json_loads(b, 0, NULL);
+    int same = x && y && json_equal(x, y);
+    json_decref(x);
+    json_decref(y);
+    return same;
 }
 
 /* Checks a policy document as DynamoDB does before storing it: its size, that it is
@@ -134,13 +156,12 @@ int op_put_resource_policy(qr_db *db, json_t *req, json_t **resp, qr_err *err)
         catalog_release(db, t);
         return -1;
     }
-    const char *arn = json_string_value(json_object_get(req, "ResourceArn"));
     json_t *cur = NULL, *next = NULL;
     char rev[32];
     pthread_mutex_lock(&update_lock);
     int rc = setting_get(db, t, KIND, sub, &cur, err);
-    if (rc == 0) rc = check_expected(req, cur, arn, t->name, err);
-    if (rc == 0 && cur && strcmp(json_string_value(json_object_get(cur, "Policy")), policy) == 0) {
+    if (rc == 0) rc = check_expected(req, cur, t->name, err);
+    if (rc == 0 && has_policy(cur) && same_document(json_string_value(json_object_get(cur, "Policy")), policy)) {
         /* The same document again changes nothing, its revision included. */
         snprintf(rev, sizeof rev, "%s", json_string_value(json_object_get(cur, "RevisionId")));
     } else if (rc == 0) {
@@ -165,7 +186,10 @@ int op_get_resource_policy(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     int rc = setting_get(db, t, KIND, sub, &cur, err);
     catalog_release(db, t);
     if (rc) return -1;
-    if (cur == NULL) return not_found(json_string_value(json_object_get(req, "ResourceArn")), err);
+    if (!has_policy(cur)) {
+        json_decref(cur);
+        return not_found(json_string_value(json_object_get(req, "ResourceArn")), err);
+    }
     *resp = json_pack("{s:O,s:O}", "Policy", json_object_get(cur, "Policy"), "RevisionId",
                       json_object_get(cur, "RevisionId"));
     json_decref(cur);
@@ -177,18 +201,26 @@ int op_delete_resource_policy(qr_db *db, json_t *req, json_t **resp, qr_err *err
     table *t;
     char sub[300];
     if (arn_table(db, req, &t, sub, sizeof sub, err)) return -1;
-    const char *arn = json_string_value(json_object_get(req, "ResourceArn"));
-    json_t *cur = NULL;
-    char rev[32];
+    json_t *cur = NULL, *tomb = NULL;
     pthread_mutex_lock(&update_lock);
     int rc = setting_get(db, t, KIND, sub, &cur, err);
-    if (rc == 0 && cur == NULL) rc = not_found(arn, err);
-    if (rc == 0) rc = check_expected(req, cur, arn, t->name, err);
-    if (rc == 0) rc = setting_put(db, t, KIND, sub, NULL, err);
-    if (rc == 0) new_revision(rev, sizeof rev);
+    if (rc == 0) rc = check_expected(req, cur, t->name, err);
+    if (rc == 0 && has_policy(cur)) {
+        /* The answer is the revision removed; the tombstone keeps when it was. */
+        char rev[32];
+        new_revision(rev, sizeof rev);
+        tomb = json_pack("{s:b,s:s}", "Deleted", 1, "RevisionId", rev);
+        rc = setting_put(db, t, KIND, sub, tomb, err);
+    }
     pthread_mutex_unlock(&update_lock);
-    if (rc == 0) *resp = json_pack("{s:s}", "RevisionId", rev);
+    if (rc == 0) {
+        /* Deleting nothing succeeds: with no revision if there never was a policy, else
+         * with the deletion's. */
+        *resp = json_object();
+        if (cur) json_object_set(*resp, "RevisionId", json_object_get(cur, "RevisionId"));
+    }
     json_decref(cur);
+    json_decref(tomb);
     catalog_release(db, t);
     return rc;
 }

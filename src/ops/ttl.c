@@ -7,6 +7,17 @@
 
 #include "ops/ops.h"
 
+/* The table named by TableName (held: catalog_release it), or DynamoDB's error naming it. */
+static int find_table(qr_db *db, json_t *req, table **t, qr_err *err)
+{
+    json_t *name = json_object_get(req, "TableName");
+    if (param_check_table_name(name, "tableName", err)) return -1;
+    if ((*t = catalog_get(db, json_string_value(name))) == NULL)
+        return err_set(err, QR_E_NOT_FOUND, "Requested resource not found: Table: %s not found",
+                       json_string_value(name));
+    return 0;
+}
+
 typedef struct ttl_change {
     int enable;
     const char *attribute;
@@ -56,7 +67,7 @@ int op_update_time_to_live(qr_db *db, json_t *req, json_t **resp, qr_err *err)
                                    "failed to satisfy constraint: Member must have length %s",
                               json_string_value(attr), n < 1 ? "greater than or equal to 1" : "less than or equal to 255");
     table *t;
-    if (param_table(db, req, "TableName", &t, err)) return -1;
+    if (find_table(db, req, &t, err)) return -1;
     char name[256];
     snprintf(name, sizeof name, "%s", t->name);
     catalog_release(db, t); /* a schema change must not hold a table */
@@ -69,7 +80,7 @@ int op_update_time_to_live(qr_db *db, json_t *req, json_t **resp, qr_err *err)
 int op_describe_time_to_live(qr_db *db, json_t *req, json_t **resp, qr_err *err)
 {
     table *t;
-    if (param_table(db, req, "TableName", &t, err)) return -1;
+    if (find_table(db, req, &t, err)) return -1;
     pthread_mutex_lock(&db->catalog_lock);
     json_t *ttl = json_deep_copy(json_object_get(t->desc, QR_TTL_FIELD));
     pthread_mutex_unlock(&db->catalog_lock);

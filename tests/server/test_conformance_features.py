@@ -104,7 +104,7 @@ def test_tags_of_missing_and_foreign_tables(ddb):
     make_table(ddb, "tagged")
     missing = "arn:aws:dynamodb:us-east-1:%s:table/nonexistent_table_xyz" % ACCOUNT
     code, msg = error_of(ddb.list_tags_of_resource, ResourceArn=missing)
-    assert (code, msg) == ("ResourceNotFoundException", "Requested resource not found: ResourcArn: %s not found" % missing)
+    assert (code, msg) == ("ResourceNotFoundException", "Requested resource not found: ResourceArn: %s not found" % missing)
     assert error_of(ddb.tag_resource, ResourceArn=missing, Tags=[{"Key": "a", "Value": "b"}]) == \
         ("ResourceNotFoundException", "Requested resource not found")
     assert error_of(ddb.untag_resource, ResourceArn=missing, TagKeys=["a"]) == \
@@ -131,6 +131,11 @@ def test_ttl_changes_are_refused_as_dynamodb_words_them(ddb):
         ("ValidationException", "TimeToLive is active on a different AttributeName: current AttributeName is ttl")
     d = ddb.describe_time_to_live(TableName="expiring")["TimeToLiveDescription"]
     assert d == {"TimeToLiveStatus": "ENABLED", "AttributeName": "ttl"}
+    assert error_of(ddb.describe_time_to_live, TableName="absent") == \
+        ("ResourceNotFoundException", "Requested resource not found: Table: absent not found")
+    assert error_of(ddb.update_time_to_live, TableName="absent",
+                    TimeToLiveSpecification={"Enabled": True, "AttributeName": "ttl"}) == \
+        ("ResourceNotFoundException", "Requested resource not found: Table: absent not found")
 
 
 def test_ttl_attribute_length_is_judged_in_dynamodb_words(ddb, loose):
@@ -252,6 +257,9 @@ def test_contributor_insights_status(server, ddb):
 
 def test_resource_policy_round_trip(server, ddb):
     arn = make_table(ddb, "guarded")["TableArn"]
+    # Deleting what was never there is no error, and names no revision.
+    nothing = call(server, "DeleteResourcePolicy", {"ResourceArn": arn})
+    assert (nothing.status, nothing.json()) == (200, {})
     policy = json.dumps({"Version": "2012-10-17", "Statement": [{
         "Effect": "Allow", "Principal": {"AWS": "arn:aws:iam::%s:root" % ACCOUNT},
         "Action": "dynamodb:GetItem", "Resource": arn}]})
@@ -267,12 +275,22 @@ def test_resource_policy_round_trip(server, ddb):
     again = call(server, "PutResourcePolicy", {"ResourceArn": arn, "Policy": policy.replace("GetItem", "Query"),
                                                "ExpectedRevisionId": put.json()["RevisionId"]})
     assert again.status == 200 and again.json()["RevisionId"] != put.json()["RevisionId"]
-    assert call(server, "DeleteResourcePolicy", {"ResourceArn": arn}).status == 200
+    gone = call(server, "DeleteResourcePolicy", {"ResourceArn": arn})
+    assert gone.status == 200 and gone.json() == {"RevisionId": again.json()["RevisionId"]}  # the one removed
     assert call(server, "GetResourcePolicy", {"ResourceArn": arn}).error_type == "PolicyNotFoundException"
-    assert call(server, "DeleteResourcePolicy", {"ResourceArn": arn}).error_type == "PolicyNotFoundException"
-    # Putting the document a table already has changes nothing, its revision included.
+    # Deleting again succeeds, answering with the deletion's own revision.
+    after = call(server, "DeleteResourcePolicy", {"ResourceArn": arn})
+    assert after.status == 200 and int(after.json()["RevisionId"]) > int(again.json()["RevisionId"])
+    r = call(server, "DeleteResourcePolicy", {"ResourceArn": arn, "ExpectedRevisionId": "123"})
+    assert (r.error_type, r.message) == ("PolicyNotFoundException", "Resource-based policy not found for the provided "
+                                         "ResourceArn: Requested update for policy with revision id 123, but table "
+                                         "guarded has no associated policy.")
+    # Putting the document a table already has changes nothing, its revision included, even
+    # laid out differently; revisions are 13-digit change times in milliseconds.
     a = call(server, "PutResourcePolicy", {"ResourceArn": arn, "Policy": policy}).json()["RevisionId"]
-    assert call(server, "PutResourcePolicy", {"ResourceArn": arn, "Policy": policy}).json()["RevisionId"] == a
+    assert re.fullmatch(r"\d{13}", a)
+    relaid = json.dumps(json.loads(policy), indent=2, sort_keys=True)
+    assert call(server, "PutResourcePolicy", {"ResourceArn": arn, "Policy": relaid}).json()["RevisionId"] == a
     # NO_POLICY asks that there be none yet.
     r = call(server, "PutResourcePolicy", {"ResourceArn": arn, "Policy": policy, "ExpectedRevisionId": "NO_POLICY"})
     assert (r.error_type, r.message) == ("PolicyNotFoundException", "Resource-based policy not found for the "
