@@ -151,6 +151,21 @@ static int change_tags(qr_db *db, json_t *req, const char *key, int adding, json
         return err_validation(err, "Atleast one Tag needs to be provided as Input.");
     if (!adding && json_array_size(list) == 0)
         return err_validation(err, "Atleast one Tag Key needs to be provided as Input.");
+    if (!adding) {
+        size_t i;
+        json_t *k;
+        json_array_foreach(list, i, k) {
+            if (!json_is_string(k)) return err_set(err, QR_E_SERIALIZATION, "Tag keys must be strings");
+            const char *key = json_string_value(k);
+            if (json_string_length(k) == 0 || json_string_length(k) > 128)
+                return err_validation(err, "1 validation error detected: Value '%s' at 'tagKeys.%zu.member' failed to "
+                                           "satisfy constraint: Member must have length between 1 and 128", key, i + 1);
+            if (!tag_text_ok(key, json_string_length(k)))
+                return err_validation(err, "The Tag Key provided is invalid, Key: %s", key);
+        }
+        if (json_array_size(list) > MAX_TAGS)
+            return err_validation(err, "Number of Tags exceed the current limit for the provided ResourceArn");
+    }
     if (adding && account_check_tags(list, err)) return -1;
     table *t = catalog_get(db, name);
     if (t == NULL) return err_set(err, QR_E_NOT_FOUND, "Requested resource not found");

@@ -97,6 +97,9 @@ def test_untag_needs_a_key(ddb):
     ddb.tag_resource(ResourceArn=arn, Tags=[{"Key": "env", "Value": "test"}])
     code, msg = error_of(ddb.untag_resource, ResourceArn=arn, TagKeys=[])
     assert (code, msg) == ("ValidationException", "Atleast one Tag Key needs to be provided as Input.")
+    assert error_of(ddb.untag_resource, ResourceArn=arn, TagKeys=["env", "bad#key"]) == \
+        ("ValidationException", "The Tag Key provided is invalid, Key: bad#key")
+    ddb.untag_resource(ResourceArn=arn, TagKeys=["absent"])  # a key not there is no error
     assert ddb.list_tags_of_resource(ResourceArn=arn)["Tags"] == [{"Key": "env", "Value": "test"}]
 
 
