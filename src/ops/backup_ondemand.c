@@ -196,6 +196,11 @@ static json_t *record_of(const json_t *desc, const char *arn, const char *name, 
                                       "WriteCapacityUnits", json_object_get(pt, "WriteCapacityUnits")));
     if (lsis) json_object_set_new(create, "LocalSecondaryIndexes", lsis);
     if (gsis) json_object_set_new(create, "GlobalSecondaryIndexes", gsis);
+    /* The restored table is encrypted as the source was, with the same key. */
+    if (sse && json_object_get(sse, "KMSMasterKeyArn"))
+        json_object_set_new(create, "SSESpecification",
+                            json_pack("{s:b,s:s,s:O}", "Enabled", 1, "SSEType", "KMS", "KMSMasterKeyId",
+                                      json_object_get(sse, "KMSMasterKeyArn")));
     return json_pack("{s:o,s:o,s:o,s:o}", "BackupDetails", details, "SourceTableDetails", source,
                      "SourceTableFeatureDetails", features, "Create", create);
 }
@@ -460,6 +465,54 @@ static int restore_items(qr_db *db, uint32_t id, const char *name, qr_err *err)
     return rc;
 }
 
+/* Checks a restore's overrides against the backup as DynamoDB does: throughput goes with
+ * provisioned billing only, provisioned billing needs it (for the table and for each
+ * index), and an index override may only name an index the source had. */
+static int check_overrides(json_t *req, const json_t *rec, qr_err *err)
+{
+    json_t *mode = json_object_get(req, "BillingModeOverride"), *pt = json_object_get(req, "ProvisionedThroughputOverride"),
+           *gsis = json_object_get(req, "GlobalSecondaryIndexOverride"),
+           *lsis = json_object_get(req, "LocalSecondaryIndexOverride");
+    const char *was = json_string_value(json_object_get(json_object_get(rec, "Create"), "BillingMode"));
+    const char *will = json_is_string(mode) ? json_string_value(mode) : was;
+    int provisioned = will && strcmp(will, "PROVISIONED") == 0;
+    if (pt && json_is_string(mode) && !provisioned)
+        return err_validation(err, "Invalid Request: Cannot override ProvisionedThroughput if BillingMode is overridden "
+                                   "to PAY_PER_REQUEST");
+    if (pt && !provisioned)
+        return err_validation(err, "Invalid Request: Cannot override ProvisionedThroughput unless BillingMode is "
+                                   "PROVISIONED");
+    int switching = provisioned && was && strcmp(was, "PROVISIONED") != 0;
+    if (switching && pt == NULL)
+        return err_validation(err, "Invalid Request: Must override ProvisionedThroughput if BillingMode is overridden "
+                                   "to PROVISIONED");
+    const json_t *features = json_object_get(rec, "SourceTableFeatureDetails");
+    const json_t *lists[2] = {gsis, lsis};
+    const char *kinds[2] = {"GlobalSecondaryIndexes", "LocalSecondaryIndexes"};
+    for (int k = 0; k < 2; k++) {
+        size_t i, j;
+        json_t *o, *src;
+        json_array_foreach(lists[k], i, o) {
+            const char *name = json_string_value(json_object_get(o, "IndexName"));
+            int found = 0;
+            json_array_foreach(json_object_get(features, kinds[k]), j, src)
+                if (name && strcmp(name, json_string_value(json_object_get(src, "IndexName"))) == 0) found = 1;
+            if (name && !found)
+                return err_validation(err, "Invalid Request: Index %s does not match a secondary index that existed "
+                                           "in the source table and cannot be created during the restore operation",
+                                      name);
+        }
+    }
+    if (switching && gsis == NULL) {
+        size_t i;
+        json_t *g;
+        json_array_foreach(json_object_get(features, "GlobalSecondaryIndexes"), i, g)
+            return err_validation(err, "Invalid Request: Must specify provisioned throughput for index %s",
+                                  json_string_value(json_object_get(g, "IndexName")));
+    }
+    return 0;
+}
+
 int op_restore_table_from_backup(qr_db *db, json_t *req, json_t **resp, qr_err *err)
 {
     json_t *target = json_object_get(req, "TargetTableName");
@@ -474,6 +527,10 @@ int op_restore_table_from_backup(qr_db *db, json_t *req, json_t **resp, qr_err *
         catalog_release(db, existing);
         json_decref(rec);
         return err_set(err, "TableAlreadyExistsException", "Table already exists: %s", name);
+    }
+    if (check_overrides(req, rec, err)) {
+        json_decref(rec);
+        return -1;
     }
     /* CreateTable's request from the backup, with the overrides the restore asks for. */
     json_t *create = json_deep_copy(json_object_get(rec, "Create"));

@@ -466,3 +466,41 @@ def test_stream_has_its_own_policy(server, ddb):
     r = call(server, "GetResourcePolicy", {"ResourceArn": table})
     assert (r.error_type, r.message) == ("PolicyNotFoundException",
                                          "Resource-based policy not found for the provided ResourceArn: " + table)
+
+
+def test_restore_overrides_are_judged_against_the_backup(ddb):
+    ddb.create_table(TableName="ondemand", BillingMode="PAY_PER_REQUEST",
+                     AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"},
+                                           {"AttributeName": "g", "AttributeType": "S"}],
+                     KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+                     GlobalSecondaryIndexes=[{"IndexName": "byg", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+                                              "Projection": {"ProjectionType": "ALL"}}],
+                     SSESpecification={"Enabled": True, "SSEType": "KMS", "KMSMasterKeyId": "my-key"})
+    arn = ddb.create_backup(TableName="ondemand", BackupName="ondemand")["BackupDetails"]["BackupArn"]
+    pt = {"ReadCapacityUnits": 3, "WriteCapacityUnits": 3}
+    gsi = [{"IndexName": "byg", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+            "Projection": {"ProjectionType": "ALL"}, "ProvisionedThroughput": pt}]
+    for kw, msg in [
+            ({"ProvisionedThroughputOverride": pt},
+             "Cannot override ProvisionedThroughput unless BillingMode is PROVISIONED"),
+            ({"BillingModeOverride": "PAY_PER_REQUEST", "ProvisionedThroughputOverride": pt},
+             "Cannot override ProvisionedThroughput if BillingMode is overridden to PAY_PER_REQUEST"),
+            ({"BillingModeOverride": "PROVISIONED"},
+             "Must override ProvisionedThroughput if BillingMode is overridden to PROVISIONED"),
+            ({"BillingModeOverride": "PROVISIONED", "ProvisionedThroughputOverride": pt},
+             "Must specify provisioned throughput for index byg"),
+            ({"GlobalSecondaryIndexOverride": [dict(gsi[0], IndexName="other")]},
+             "Index other does not match a secondary index that existed in the source table and cannot be "
+             "created during the restore operation")]:
+        assert error_of(ddb.restore_table_from_backup, TargetTableName="restored", BackupArn=arn, **kw) == \
+            ("ValidationException", "Invalid Request: " + msg)
+    assert "restored" not in ddb.list_tables()["TableNames"]
+    r = ddb.restore_table_from_backup(TargetTableName="restored", BackupArn=arn, BillingModeOverride="PROVISIONED",
+                                      ProvisionedThroughputOverride=pt, GlobalSecondaryIndexOverride=gsi)
+    t = ddb.describe_table(TableName="restored")["Table"]
+    assert t["ProvisionedThroughput"]["ReadCapacityUnits"] == 3
+    assert t["GlobalSecondaryIndexes"][0]["ProvisionedThroughput"]["ReadCapacityUnits"] == 3
+    # Encrypted as the source was, with its key.
+    assert t["SSEDescription"]["KMSMasterKeyArn"] == ddb.describe_table(TableName="ondemand")["Table"][
+        "SSEDescription"]["KMSMasterKeyArn"]
+    assert r["TableDescription"]["RestoreSummary"]["SourceBackupArn"] == arn
