@@ -568,7 +568,9 @@ int op_restore_table_from_backup(qr_db *db, json_t *req, json_t **resp, qr_err *
     const json_t *source = json_object_get(rec, "SourceTableDetails");
     json_t *summary = json_pack("{s:O,s:O,s:f,s:b}", "SourceBackupArn",
                                 json_object_get(json_object_get(rec, "BackupDetails"), "BackupArn"), "SourceTableArn",
-                                json_object_get(source, "TableArn"), "RestoreDateTime", ops_now_seconds(),
+                                json_object_get(source, "TableArn"), "RestoreDateTime",
+                                json_number_value(json_object_get(json_object_get(rec, "BackupDetails"),
+                                                                  "BackupCreationDateTime")), /* the backup's time */
                                 "RestoreInProgress", 0);
     rc = restore_items(db, id, name, err);
     restore_note note = {summary};

@@ -366,6 +366,8 @@ def test_backup_lifecycle_and_restore(ddb):
     r = ddb.restore_table_from_backup(TargetTableName="restored", BackupArn=arn)["TableDescription"]
     assert r["TableName"] == "restored"
     assert (r["RestoreSummary"]["SourceBackupArn"], r["RestoreSummary"]["RestoreInProgress"]) == (arn, True)
+    # The time restored to is the backup's.
+    assert r["RestoreSummary"]["RestoreDateTime"] == d["BackupDetails"]["BackupCreationDateTime"]
     t = ddb.describe_table(TableName="restored")["Table"]
     assert t["ItemCount"] == 30 and t["RestoreSummary"]["RestoreInProgress"] is False
     got = ddb.query(TableName="restored", IndexName="byg", KeyConditionExpression="g = :g",
