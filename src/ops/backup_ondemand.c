@@ -388,8 +388,8 @@ int op_list_backups(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     json_t *summaries = json_array();
     int more = 0;
     char last_arn[1100] = "";
-    for (uint32_t id = after + 1; id < last && !more; id++) {
-        json_t *rec = load(db, id, err);
+    for (uint64_t id = (uint64_t)after + 1; id < last && !more; id++) {
+        json_t *rec = load(db, (uint32_t)id, err);
         if (err->type) break;
         if (rec == NULL) continue;
         json_t *d = json_object_get(rec, "BackupDetails"), *s = json_object_get(rec, "SourceTableDetails");
