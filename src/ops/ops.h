@@ -81,6 +81,8 @@ int op_delete_resource_policy(qr_db *db, json_t *req, json_t **resp, qr_err *err
 int setting_get(qr_db *db, const table *t, char kind, const char *sub, json_t **out, qr_err *err);
 /* Stores value, or removes the setting when value is NULL. */
 int setting_put(qr_db *db, const table *t, char kind, const char *sub, const json_t *value, qr_err *err);
+/* Removes every setting of t (DeleteTable), so none is left behind in the store. */
+void setting_forget_all(qr_db *db, const table *t);
 /* The parts of an ARN "arn:PARTITION:SERVICE:REGION:ACCOUNT:RESOURCE" (slices of it, not
  * NUL-terminated; lengths beside). For a DynamoDB resource "table/NAME[/SUB/SUB_NAME]",
  * table is NAME and sub, when present, the kind after it (index, stream, backup, ...). */

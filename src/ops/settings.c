@@ -28,6 +28,28 @@ static int setting_key(qr_db *db, const table *t, char kind, const char *sub, bu
     return 0;
 }
 
+void setting_forget_all(qr_db *db, const table *t)
+{
+    static const char kinds[] = {'I', 'P'};
+    qr_err e;
+    err_init(&e);
+    store_batch *b = store_batch_new();
+    for (size_t i = 0; i < sizeof kinds; i++) {
+        buf lo, hi;
+        buf_init(&lo, 0);
+        buf_init(&hi, 0);
+        /* Every sub-name of the kind: the key up to its "\0", then up to "\1". */
+        if (setting_key(db, t, kinds[i], NULL, &lo, &e) == 0 && setting_key(db, t, kinds[i], NULL, &hi, &e) == 0) {
+            hi.data[hi.len - 1] = 1;
+            store_batch_delete_range(b, lo.data, lo.len, hi.data, hi.len);
+        }
+        buf_free(&lo);
+        buf_free(&hi);
+    }
+    if (store_batch_count(b)) store_write(db->st, b, &e); /* if it fails, the records are only never read */
+    store_batch_free(b);
+}
+
 int setting_get(qr_db *db, const table *t, char kind, const char *sub, json_t **out, qr_err *err)
 {
     buf k;
