@@ -8,7 +8,11 @@
  *
  * so an item collection is contiguous and sorted by sort key, and partitions are
  * ordered by hash as DynamoDB's Scan order is (which also makes parallel-scan segments
- * hash ranges). Catalog records live under "\0C" + table name. Writers of one item
+ * hash ranges). Everything else lives under a "\0" + letter prefix, each owned by one
+ * module: "\0B" on-demand backups (ops/backup_ondemand.c), "\0C" + table name catalog
+ * records (here), "\0D" stream descriptors and "\0R" stream records (stream.c), "\0L"
+ * the global-index propagation log (propagate.c), "\0S" per-table settings such as
+ * resource policies (ops/settings.c). Writers of one item
  * serialise on a striped lock so read-modify-write operations (conditions, updates)
  * are atomic with respect to each other. Operations (src/ops) use this; nothing here
  * parses requests. */

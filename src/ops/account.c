@@ -30,21 +30,36 @@ int op_describe_limits(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     return 0;
 }
 
-/* The table named by a ResourceArn ("arn:…:table/NAME"). Fills name. */
-static int arn_table(json_t *req, char *name, size_t cap, qr_err *err)
+/* The table named by a ResourceArn of operation op ("arn:aws:dynamodb:REGION:ACCOUNT:
+ * table/NAME"). Fills name. Only a table's own ARN carries tags: anything else is a
+ * ValidationException in DynamoDB's words for its kind; a table of another account is
+ * refused as IAM refuses it, since no table of that account lives here. */
+static int arn_table(json_t *req, const char *op, char *name, size_t cap, qr_err *err)
 {
     const char *arn;
     if (param_string(req, "ResourceArn", &arn, err)) return -1;
-    if (arn == NULL)
-        return param_null("resourceArn", err);
-    if (strncmp(arn, "arn:", 4) != 0) return err_validation(err, "Invalid TableArn: ARNs must start with 'arn:': %s", arn);
-    const char *slash = strstr(arn, ":table/");
-    if (slash == NULL) return err_validation(err, "Invalid TableArn: %s", arn);
-    const char *table = slash + 7;
-    size_t n = strcspn(table, "/");
-    if (n == 0 || n >= cap) return err_validation(err, "Invalid TableArn: %s", arn);
-    memcpy(name, table, n);
-    name[n] = '\0';
+    if (arn == NULL) return err_validation(err, "Invalid TableArn");
+    arn_parts a;
+    if (strncmp(arn, "arn:", 4) != 0)
+        return err_validation(err, "One or more parameter values were invalid: ARNs must start with 'arn:': %s", arn);
+    if (arn_split(arn, &a) || !arn_is(a.service, a.service_len, "dynamodb") || a.table == NULL ||
+        (a.sub && !arn_is(a.sub, a.sub_len, "index") && !arn_is(a.sub, a.sub_len, "stream")))
+        return err_validation(err, "One or more parameter values were invalid: Provided Arn is not a DynamoDB "
+                                   "resource arn: %s", arn);
+    if (a.sub && arn_is(a.sub, a.sub_len, "index"))
+        return err_validation(err, "One or more parameter values were invalid: Invalid resource arn provided, only "
+                                   "table or stream is accepted. Provided resource arn: %s", arn);
+    int digits = a.account_len > 0;
+    for (size_t i = 0; i < a.account_len; i++) digits = digits && a.account[i] >= '0' && a.account[i] <= '9';
+    if (a.sub || !arn_is(a.partition, a.partition_len, "aws") || a.region_len == 0 || !digits ||
+        a.table_len < 3 || a.table_len > 255 || a.table_len >= cap)
+        return err_validation(err, "Invalid TableArn: Invalid ResourceArn provided as input %s", arn);
+    if (!arn_is(a.account, a.account_len, QR_ACCOUNT))
+        return err_set(err, "AccessDeniedException", "User: arn:aws:iam::" QR_ACCOUNT ":root is not authorized to "
+                       "perform: dynamodb:%s on resource: %s because no resource-based policy allows the "
+                       "dynamodb:%s action", op, arn, op);
+    memcpy(name, a.table, a.table_len);
+    name[a.table_len] = '\0';
     return 0;
 }
 
@@ -64,25 +79,37 @@ static int tag_text_ok(const char *s, size_t len)
 int account_check_tags(json_t *tags, qr_err *err)
 {
     if (!json_is_array(tags)) return err_set(err, QR_E_SERIALIZATION, "Tags must be a list");
-    if (json_array_size(tags) > MAX_TAGS)
-        return err_validation(err, "One or more parameter values were invalid: The number of tags exceeds the "
-                                   "limit of %d per resource", MAX_TAGS);
     size_t i;
     json_t *t;
     json_array_foreach(tags, i, t) {
         json_t *k = json_object_get(t, "Key"), *v = json_object_get(t, "Value");
-        if (!json_is_string(k) || json_string_length(k) == 0 || json_string_length(k) > 128)
-            return err_validation(err, "1 validation error detected: Value at 'tags.%zu.member.key' failed to "
-                                       "satisfy constraint: Member must have length between 1 and 128", i + 1);
-        if (!json_is_string(v) || json_string_length(v) > 256)
-            return err_validation(err, "1 validation error detected: Value at 'tags.%zu.member.value' failed to "
-                                       "satisfy constraint: Member must have length less than or equal to 256", i + 1);
-        if (!tag_text_ok(json_string_value(k), json_string_length(k)) ||
-            !tag_text_ok(json_string_value(v), json_string_length(v)))
-            return err_validation(err, "1 validation error detected: Value '%s' at 'tags.%zu.member' failed to "
-                                       "satisfy constraint: Member must satisfy regular expression pattern: "
-                                       "[\\p{L}\\p{Z}\\p{N}_.:/=+\\-@]*", json_string_value(k), i + 1);
+        if (k && !json_is_string(k)) return err_set(err, QR_E_SERIALIZATION, "Tag keys must be strings");
+        if (v && !json_is_string(v)) return err_set(err, QR_E_SERIALIZATION, "Tag values must be strings");
+        if (k == NULL)
+            return err_validation(err, "1 validation error detected: Value null at 'tags.%zu.member.key' failed to "
+                                       "satisfy constraint: Member must not be null", i + 1);
+        if (json_string_length(k) == 0 || json_string_length(k) > 128)
+            return err_validation(err, "1 validation error detected: Value '%s' at 'tags.%zu.member.key' failed to "
+                                       "satisfy constraint: Member must have length between 1 and 128",
+                                  json_string_value(k), i + 1);
+        if (v && json_string_length(v) > 256)
+            return err_validation(err, "1 validation error detected: Value '%s' at 'tags.%zu.member.value' failed to "
+                                       "satisfy constraint: Member must have length less than or equal to 256",
+                                  json_string_value(v), i + 1);
     }
+    /* Then what DynamoDB itself checks: characters, the reserved prefix, repeats, count. */
+    json_array_foreach(tags, i, t) {
+        const char *k = json_string_value(json_object_get(t, "Key")), *v = json_string_value(json_object_get(t, "Value"));
+        if (!tag_text_ok(k, strlen(k))) return err_validation(err, "The Tag Key provided is invalid, Key: %s", k);
+        if (v == NULL || !tag_text_ok(v, strlen(v)))
+            return err_validation(err, "The Tag Value provided is invalid, Value: %s", v ? v : "null");
+        if (strncmp(k, "aws:", 4) == 0) return err_validation(err, "Tag Key cannot be prefixed with aws:, Key: %s", k);
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(json_string_value(json_object_get(json_array_get(tags, j), "Key")), k) == 0)
+                return err_validation(err, "Duplicate Tag Keys provided as input: Duplicate Tag Key found %s", k);
+    }
+    if (json_array_size(tags) > MAX_TAGS)
+        return err_validation(err, "Number of Tags exceed the current limit for the provided ResourceArn");
     return 0;
 }
 
@@ -107,8 +134,7 @@ static int apply_tags(json_t *desc, json_t *ids, void *arg, qr_err *err)
         if (json_is_string(t)) json_object_del(tags, json_string_value(t));
     }
     if (json_object_size(tags) > MAX_TAGS)
-        return err_validation(err, "One or more parameter values were invalid: The number of tags exceeds the "
-                                   "limit of %d per resource", MAX_TAGS);
+        return err_validation(err, "Number of Tags exceed the current limit for the provided ResourceArn");
     return 0;
 }
 
@@ -116,14 +142,34 @@ static int change_tags(qr_db *db, json_t *req, const char *key, int adding, json
 {
     char name[256];
     json_t *list;
-    if (arn_table(req, name, sizeof name, err)) return -1;
+    if (json_object_get(req, "ResourceArn") == NULL) return err_validation(err, "Invalid TableArn");
     if (param_array(req, key, &list, err)) return -1;
     if (list == NULL)
         return param_null(adding ? "tags" : "tagKeys", err);
+    if (arn_table(req, adding ? "TagResource" : "UntagResource", name, sizeof name, err)) return -1;
     if (adding && json_array_size(list) == 0)
-        return err_validation(err, "1 validation error detected: Value '[]' at 'tags' failed to satisfy constraint: "
-                                   "Member must have length greater than or equal to 1");
+        return err_validation(err, "Atleast one Tag needs to be provided as Input.");
+    if (!adding && json_array_size(list) == 0)
+        return err_validation(err, "Atleast one Tag Key needs to be provided as Input.");
+    if (!adding) {
+        size_t i;
+        json_t *k;
+        json_array_foreach(list, i, k) {
+            if (!json_is_string(k)) return err_set(err, QR_E_SERIALIZATION, "Tag keys must be strings");
+            const char *key = json_string_value(k);
+            if (json_string_length(k) == 0 || json_string_length(k) > 128)
+                return err_validation(err, "1 validation error detected: Value '%s' at 'tagKeys.%zu.member' failed to "
+                                           "satisfy constraint: Member must have length between 1 and 128", key, i + 1);
+            if (!tag_text_ok(key, json_string_length(k)))
+                return err_validation(err, "The Tag Key provided is invalid, Key: %s", key);
+        }
+        if (json_array_size(list) > MAX_TAGS)
+            return err_validation(err, "Number of Tags exceed the current limit for the provided ResourceArn");
+    }
     if (adding && account_check_tags(list, err)) return -1;
+    table *t = catalog_get(db, name);
+    if (t == NULL) return err_set(err, QR_E_NOT_FOUND, "Requested resource not found");
+    catalog_release(db, t); /* a schema change must not hold a table */
     tag_change c = {adding ? list : NULL, adding ? NULL : list};
     if (catalog_change_schema(db, name, apply_tags, &c, err)) return -1;
     *resp = json_object();
@@ -143,9 +189,11 @@ int op_untag_resource(qr_db *db, json_t *req, json_t **resp, qr_err *err)
 int op_list_tags_of_resource(qr_db *db, json_t *req, json_t **resp, qr_err *err)
 {
     char name[256];
-    if (arn_table(req, name, sizeof name, err)) return -1;
+    if (arn_table(req, "ListTagsOfResource", name, sizeof name, err)) return -1;
     table *t = catalog_get(db, name);
-    if (t == NULL) return err_set(err, QR_E_NOT_FOUND, "Requested resource not found: ResourcArn: %s not found", name);
+    if (t == NULL)
+        return err_set(err, QR_E_NOT_FOUND, "Requested resource not found: ResourceArn: %s not found",
+                       json_string_value(json_object_get(req, "ResourceArn")));
     json_t *list = json_array();
     pthread_mutex_lock(&db->catalog_lock);
     const char *k;

@@ -1,8 +1,8 @@
 /* backups.c — DescribeContinuousBackups and UpdateContinuousBackups.
  *
- * quarry keeps no backups to restore from: RocksDB's WAL and the user's own copies of
- * the data directory are the recovery story. These two calls exist because tools that
- * manage DynamoDB tables (Terraform's aws_dynamodb_table, compliance scripts) read and set
+ * quarry keeps no continuous backups to restore to a point in time from (on-demand
+ * backups are backup_ondemand.c's). These two calls exist because tools that manage
+ * DynamoDB tables (Terraform's aws_dynamodb_table, compliance scripts) read and set
  * point-in-time recovery on every table; they answer as DynamoDB does and remember the
  * setting in the table's catalog record, not shown by DescribeTable. */
 #include "ops/ops.h"
@@ -92,8 +92,12 @@ int op_update_continuous_backups(qr_db *db, json_t *req, json_t **resp, qr_err *
     if (c.days < 1 || c.days > 35)
         return err_validation(err, "1 validation error detected: Value '%lld' at "
                                    "'pointInTimeRecoverySpecification.recoveryPeriodInDays' failed to satisfy "
-                                   "constraint: Member must have value between 1 and 35",
-                              (long long)c.days);
+                                   "constraint: Member must have value %s",
+                              (long long)c.days, c.days < 1 ? "greater than or equal to 1" : "less than or equal to 35");
+    /* The period belongs to an enabled recovery; disabling forgets it. */
+    if (!c.enable && json_is_integer(days))
+        return err_validation(err, "Invalid Request: Cannot specify RecoveryPeriodInDays when disabling point-in-time "
+                                   "recovery.");
     table *t = find_table(db, req, err);
     if (t == NULL) return -1;
     char name[256];

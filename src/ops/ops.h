@@ -61,6 +61,43 @@ int op_batch_write_item(qr_db *db, json_t *req, json_t **resp, qr_err *err);
 /* transact.c */
 int op_transact_write_items(qr_db *db, json_t *req, json_t **resp, qr_err *err);
 int op_transact_get_items(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+/* backup_ondemand.c */
+int op_create_backup(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+int op_describe_backup(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+int op_list_backups(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+int op_delete_backup(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+int op_restore_table_from_backup(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+/* insights.c */
+int op_describe_contributor_insights(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+int op_update_contributor_insights(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+int op_list_contributor_insights(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+/* policy.c */
+int op_put_resource_policy(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+int op_get_resource_policy(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+int op_delete_resource_policy(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+/* settings.c: settings kept per table outside its description, under its TableId. kind
+ * tells which setting ('I' insights, 'P' policy); sub is an index name or NULL. */
+/* *out is the setting (a new reference) or NULL if none. */
+int setting_get(qr_db *db, const table *t, char kind, const char *sub, json_t **out, qr_err *err);
+/* Stores value, or removes the setting when value is NULL. */
+int setting_put(qr_db *db, const table *t, char kind, const char *sub, const json_t *value, qr_err *err);
+/* Removes every setting of t (DeleteTable), so none is left behind in the store. */
+void setting_forget_all(qr_db *db, const table *t);
+/* The parts of an ARN "arn:PARTITION:SERVICE:REGION:ACCOUNT:RESOURCE" (slices of it, not
+ * NUL-terminated; lengths beside). For a DynamoDB resource "table/NAME[/SUB/SUB_NAME]",
+ * table is NAME and sub, when present, the kind after it (index, stream, backup, ...). */
+typedef struct arn_parts {
+    const char *partition, *service, *region, *account, *resource;
+    size_t partition_len, service_len, region_len, account_len;
+    const char *table, *sub, *sub_name; /* NULL when absent; sub_name runs to the end */
+    size_t table_len, sub_len;
+} arn_parts;
+/* Splits arn; -1 if it is not "arn:" and five more colon-separated fields. */
+int arn_split(const char *arn, arn_parts *out);
+/* 1 when the slice (field, len) is exactly want. */
+int arn_is(const char *field, size_t len, const char *want);
+/* The account quarry's ARNs name. */
+#define QR_ACCOUNT "000000000000"
 /* partiql.c: the PartiQL API */
 int op_execute_statement(qr_db *db, json_t *req, json_t **resp, qr_err *err);
 int op_batch_execute_statement(qr_db *db, json_t *req, json_t **resp, qr_err *err);

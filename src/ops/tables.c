@@ -551,6 +551,7 @@ int op_delete_table(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     }
     json_t *desc = describe(db, t);
     int rc = catalog_delete(db, t, err);
+    if (rc == 0) setting_forget_all(db, t); /* insights and policies go with the table */
     catalog_release(db, t);
     if (rc) {
         json_decref(desc);

@@ -75,9 +75,12 @@ static int token_make_room(time_t now)
     return 0;
 }
 
+/* What a client request token stands for: the transaction's items. The Return* parameters
+ * shape only the answer, so a retry may change them without a mismatch. */
 static XXH128_hash_t request_hash(json_t *req)
 {
-    char *text = json_dumps(req, JSON_COMPACT | JSON_SORT_KEYS);
+    json_t *items = json_object_get(req, "TransactItems");
+    char *text = items ? json_dumps(items, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
     XXH128_hash_t h = XXH3_128bits(text ? text : "", text ? strlen(text) : 0);
     free(text);
     return h;
@@ -128,8 +131,9 @@ static int token_claim(qr_db *db, const char *token, XXH128_hash_t h, char **rep
     return rc;
 }
 
-/* Ends the claim: remembers the response if the transaction succeeded (resp != NULL),
- * forgets the token if it failed, so a retry runs again. */
+/* Ends the claim: remembers what a repeat answers (resp: the per-table read units of the
+ * items) if the transaction succeeded, forgets the token if it failed (resp NULL), so a
+ * retry runs again. */
 static void token_finish(qr_db *db, const char *token, const json_t *resp)
 {
     pthread_mutex_lock(&tokens_lock);
@@ -620,9 +624,20 @@ int op_transact_write_items(qr_db *db, json_t *req, json_t **resp, qr_err *err)
         int r = token_claim(db, token, request_hash(req), &replay, err);
         if (r < 0) return -1;
         if (r == 1) {
-            *resp = json_loads(replay, JSON_ALLOW_NUL, NULL);
+            /* A repeat changes nothing; as DynamoDB, it answers with what reading the items
+             * costs (remembered per table when the transaction ran). */
+            json_t *reads = json_loads(replay, JSON_ALLOW_NUL, NULL);
             free(replay);
-            return *resp ? 0 : err_set(err, QR_E_INTERNAL, "cannot decode the remembered response");
+            if (!json_is_array(reads)) {
+                json_decref(reads);
+                return err_set(err, QR_E_INTERNAL, "cannot decode the remembered response");
+            }
+            *resp = json_object();
+            json_t *cc = capacity_list(reads, capacity);
+            if (cc) json_object_set_new(*resp, "ConsumedCapacity", cc);
+            if (strcmp(metrics, "SIZE") == 0) json_object_set_new(*resp, "ItemCollectionMetrics", json_object());
+            json_decref(reads);
+            return 0;
         }
         claimed = 1;
     }
@@ -636,7 +651,18 @@ int op_transact_write_items(qr_db *db, json_t *req, json_t **resp, qr_err *err)
         json_object_set_new(*resp, "ItemCollectionMetrics", json_object());
     rc = 0;
 done:
-    if (claimed) token_finish(db, token, rc == 0 ? *resp : NULL);
+    if (claimed) {
+        json_t *reads = NULL;
+        if (rc == 0) {
+            reads = json_array();
+            for (size_t i = 0; i < tx.n; i++) {
+                const json_t *now = tx.a[i].kind == ACT_CHECK ? tx.a[i].old : tx.a[i].new_item;
+                units_add(reads, tx.a[i].t->name, capacity_read_units(now ? item_size(now) : 0, 1), 0);
+            }
+        }
+        token_finish(db, token, reads);
+        json_decref(reads);
+    }
     json_decref(per_table);
     txn_free(db, &tx);
     return rc;

@@ -7,6 +7,17 @@
 
 #include "ops/ops.h"
 
+/* The table named by TableName (held: catalog_release it), or DynamoDB's error naming it. */
+static int find_table(qr_db *db, json_t *req, table **t, qr_err *err)
+{
+    json_t *name = json_object_get(req, "TableName");
+    if (param_check_table_name(name, "tableName", err)) return -1;
+    if ((*t = catalog_get(db, json_string_value(name))) == NULL)
+        return err_set(err, QR_E_NOT_FOUND, "Requested resource not found: Table: %s not found",
+                       json_string_value(name));
+    return 0;
+}
+
 typedef struct ttl_change {
     int enable;
     const char *attribute;
@@ -21,7 +32,7 @@ static int apply_ttl(json_t *desc, json_t *ids, void *arg, qr_err *err)
     if (c->enable && enabled) return err_validation(err, "TimeToLive is already enabled");
     if (!c->enable && !enabled) return err_validation(err, "TimeToLive is already disabled");
     if (!c->enable && strcmp(json_string_value(json_object_get(cur, "AttributeName")), c->attribute) != 0)
-        return err_validation(err, "TimeToLive is enabled on a different attribute: %s",
+        return err_validation(err, "TimeToLive is active on a different AttributeName: current AttributeName is %s",
                               json_string_value(json_object_get(cur, "AttributeName")));
     if (c->enable)
         json_object_set_new(desc, QR_TTL_FIELD,
@@ -53,10 +64,10 @@ int op_update_time_to_live(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     size_t n = json_string_length(attr);
     if (n < 1 || n > 255)
         return err_validation(err, "1 validation error detected: Value '%s' at 'timeToLiveSpecification.attributeName' "
-                                   "failed to satisfy constraint: Member must have length between 1 and 255",
-                              json_string_value(attr));
+                                   "failed to satisfy constraint: Member must have length %s",
+                              json_string_value(attr), n < 1 ? "greater than or equal to 1" : "less than or equal to 255");
     table *t;
-    if (param_table(db, req, "TableName", &t, err)) return -1;
+    if (find_table(db, req, &t, err)) return -1;
     char name[256];
     snprintf(name, sizeof name, "%s", t->name);
     catalog_release(db, t); /* a schema change must not hold a table */
@@ -69,7 +80,7 @@ int op_update_time_to_live(qr_db *db, json_t *req, json_t **resp, qr_err *err)
 int op_describe_time_to_live(qr_db *db, json_t *req, json_t **resp, qr_err *err)
 {
     table *t;
-    if (param_table(db, req, "TableName", &t, err)) return -1;
+    if (find_table(db, req, &t, err)) return -1;
     pthread_mutex_lock(&db->catalog_lock);
     json_t *ttl = json_deep_copy(json_object_get(t->desc, QR_TTL_FIELD));
     pthread_mutex_unlock(&db->catalog_lock);

@@ -513,7 +513,9 @@ static int may_sync(const char *op)
     static const char *const reads[] = {"GetItem", "BatchGetItem", "Query", "Scan", "DescribeTable",
                                         "ListTables", "DescribeTimeToLive", "ListTagsOfResource",
                                         "DescribeLimits", "DescribeEndpoints", "DescribeContinuousBackups",
-                                        "ListStreams", "DescribeStream", "GetShardIterator", "GetRecords", NULL};
+                                        "DescribeContributorInsights", "ListContributorInsights",
+                                        "DescribeBackup", "ListBackups",
+                                        "GetResourcePolicy", "ListStreams", "DescribeStream", "GetShardIterator", "GetRecords", NULL};
     for (int i = 0; reads[i]; i++)
         if (strcmp(op, reads[i]) == 0) return 0;
     return 1;

@@ -84,7 +84,7 @@ const char *err_namespace(const char *type)
     static const char *const service[] = {
         QR_E_SERIALIZATION, QR_E_UNKNOWN_OP, "RequestEntityTooLarge",
         "MissingAuthenticationTokenException", "IncompleteSignatureException",
-        "InvalidSignatureException", "UnrecognizedClientException",
+        "InvalidSignatureException", "UnrecognizedClientException", "AccessDeniedException",
     };
     if (strcmp(type, QR_E_VALIDATION) == 0) return "com.amazon.coral.validate#";
     for (size_t i = 0; i < sizeof service / sizeof service[0]; i++)

@@ -1,0 +1,602 @@
+/* backup_ondemand.c — on-demand backups: CreateBackup, DescribeBackup, ListBackups,
+ * DeleteBackup and RestoreTableFromBackup.
+ *
+ * A backup is a copy, taken from one snapshot, of a table's items and of its description.
+ * Keys:  "\0B" | backup id (4 bytes BE) | 0x00               -> the backup's record (JSON)
+ *        "\0B" | backup id (4 bytes BE) | 0x01 | n (8 BE)    -> item n (its JSON text)
+ * The record is written last, once every item is, so a backup exists only when complete.
+ * Backups outlive their table. A restore makes a new table from the description (with
+ * the request's overrides) and writes the items through PutItem, so indexes and streams
+ * see them as any write; the table's description then carries its RestoreSummary. */
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops/ops.h"
+
+#define PREFIX "\0B"
+#define PREFIX_END "\0C"
+#define ARN_REGION_ACCOUNT "arn:aws:dynamodb:ddblocal:000000000000:table/"
+#define COPY_BATCH_ITEMS 512
+
+static pthread_mutex_t backups_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint32_t next_id;     /* under backups_lock; 0 until read from the store */
+static uint64_t next_for_db; /* the opening of the database next_id belongs to */
+
+static void backup_key(buf *k, uint32_t id, int part)
+{
+    buf_append(k, PREFIX, 2);
+    buf_put_be32(k, id);
+    buf_putc(k, (uint8_t)part);
+}
+
+/* Makes next_id known: one above the highest id stored. Called with backups_lock held. */
+static void read_next_id(qr_db *db)
+{
+    if (next_id != 0 && next_for_db == db->instance) return;
+    next_id = 1;
+    next_for_db = db->instance;
+    store_iter *it = store_iter_new(db->st, NULL, PREFIX, 2, PREFIX_END, 2);
+    store_iter_last(it);
+    if (store_iter_valid(it)) {
+        size_t kl;
+        const unsigned char *k = (const unsigned char *)store_iter_key(it, &kl);
+        if (kl >= 6) next_id = ((uint32_t)k[2] << 24 | (uint32_t)k[3] << 16 | (uint32_t)k[4] << 8 | k[5]) + 1;
+    }
+    store_iter_free(it);
+}
+
+/* A new backup id (take) or, with take 0, the id the next backup will have. */
+static uint32_t backup_ids(qr_db *db, int take)
+{
+    pthread_mutex_lock(&backups_lock);
+    read_next_id(db);
+    uint32_t id = take ? next_id++ : next_id;
+    pthread_mutex_unlock(&backups_lock);
+    return id;
+}
+
+/* The record of backup id, or NULL (err set only on a storage error). */
+static json_t *load(qr_db *db, uint32_t id, qr_err *err)
+{
+    buf k;
+    buf_init(&k, 0);
+    backup_key(&k, id, 0);
+    char *v = NULL;
+    size_t vl;
+    int rc = store_get(db->st, NULL, k.data, k.len, &v, &vl, err);
+    buf_free(&k);
+    if (rc <= 0) return NULL;
+    json_t *rec = json_loadb(v, vl, 0, NULL);
+    free(v);
+    return rec;
+}
+
+/* The backup id an ARN "arn:aws:dynamodb:REGION:ACCOUNT:table/NAME/backup/MS-ID" names
+ * (0 if none), and, in *a, its parts. Checks what DynamoDB checks, in its words: a
+ * backup's identity is its account, table name and id (the region is not looked at). */
+static int backup_arn(const char *arn, const char *field, arn_parts *a, uint32_t *id, qr_err *err)
+{
+    size_t n = strlen(arn);
+    if (n < 37 || n > 1024)
+        return err_validation(err, "1 validation error detected: Value '%s' at '%s' failed to satisfy "
+                                   "constraint: Member must have length %s", arn, field,
+                              n < 37 ? "greater than or equal to 37" : "less than or equal to 1024");
+    if (arn_split(arn, a) || a->table == NULL || a->sub == NULL || !arn_is(a->sub, a->sub_len, "backup") ||
+        a->sub_name == NULL)
+        return err_validation(err, "Invalid Backup ARN");
+    if (!arn_is(a->partition, a->partition_len, "aws") || !arn_is(a->service, a->service_len, "dynamodb"))
+        return err_validation(err, "Invalid Request: BackupArn is not valid");
+    if (a->region_len == 0 || !arn_is(a->account, a->account_len, QR_ACCOUNT))
+        return err_set(err, "AccessDeniedException", "Access is denied");
+    /* The id is the last 8 hex digits of MS-ID. */
+    size_t len = strlen(a->sub_name);
+    uint32_t v = 0;
+    int ok = len > 9 && a->sub_name[len - 9] == '-';
+    for (size_t i = len - 8; ok && i < len; i++) {
+        char c = a->sub_name[i];
+        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+        ok = d >= 0;
+        v = v << 4 | (uint32_t)(d < 0 ? 0 : d);
+    }
+    *id = ok ? v : 0;
+    return 0;
+}
+
+/* The record a BackupArn names (required parameter), or BackupNotFoundException. */
+static int find(qr_db *db, json_t *req, json_t **rec, uint32_t *id, qr_err *err)
+{
+    const char *arn;
+    arn_parts a;
+    *rec = NULL;
+    if (param_string(req, "BackupArn", &arn, err)) return -1;
+    if (arn == NULL) return param_null("backupArn", err);
+    if (backup_arn(arn, "backupArn", &a, id, err)) return -1;
+    if (*id) *rec = load(db, *id, err);
+    if (err->type) return -1;
+    /* The same table and backup id, whatever the region says. */
+    const char *stored = json_string_value(json_object_get(json_object_get(*rec, "BackupDetails"), "BackupArn"));
+    arn_parts s;
+    if (*rec == NULL || stored == NULL || arn_split(stored, &s) || s.table_len != a.table_len ||
+        strncmp(s.table, a.table, a.table_len) != 0 || s.sub_name == NULL || strcmp(s.sub_name, a.sub_name) != 0) {
+        json_decref(*rec);
+        *rec = NULL;
+        return err_set(err, "BackupNotFoundException", "Backup not found: %s", arn);
+    }
+    /* The answer echoes the ARN asked with. */
+    json_object_set_new(json_object_get(*rec, "BackupDetails"), "BackupArn", json_string(arn));
+    return 0;
+}
+
+/* The index definitions of a description, as CreateTable takes them. */
+static json_t *index_defs(const json_t *list, int global)
+{
+    if (json_array_size(list) == 0) return NULL;
+    json_t *out = json_array();
+    size_t i;
+    json_t *ix;
+    json_array_foreach(list, i, ix) {
+        json_t *d = json_pack("{s:O,s:O,s:O}", "IndexName", json_object_get(ix, "IndexName"), "KeySchema",
+                              json_object_get(ix, "KeySchema"), "Projection", json_object_get(ix, "Projection"));
+        json_t *pt = json_object_get(ix, "ProvisionedThroughput");
+        json_int_t r = json_integer_value(json_object_get(pt, "ReadCapacityUnits")),
+                   w = json_integer_value(json_object_get(pt, "WriteCapacityUnits"));
+        if (global && r > 0 && w > 0)
+            json_object_set_new(d, "ProvisionedThroughput",
+                                json_pack("{s:I,s:I}", "ReadCapacityUnits", r, "WriteCapacityUnits", w));
+        json_array_append_new(out, d);
+    }
+    return out;
+}
+
+static const char *billing_mode(const json_t *desc)
+{
+    const char *m = json_string_value(json_object_get(json_object_get(desc, "BillingModeSummary"), "BillingMode"));
+    return m ? m : "PROVISIONED";
+}
+
+/* The backup's record: BackupDetails, SourceTableDetails, SourceTableFeatureDetails and
+ * the CreateTable request that makes the table again. */
+static json_t *record_of(const json_t *desc, const char *arn, const char *name, double now, int64_t items,
+                         int64_t bytes)
+{
+    json_t *details = json_pack("{s:s,s:s,s:I,s:s,s:s,s:f}", "BackupArn", arn, "BackupName", name, "BackupSizeBytes",
+                                (json_int_t)bytes, "BackupStatus", "AVAILABLE", "BackupType", "USER",
+                                "BackupCreationDateTime", now);
+    json_t *pt = json_object_get(desc, "ProvisionedThroughput");
+    json_t *source = json_pack("{s:O,s:O,s:O,s:I,s:O,s:O,s:{s:O,s:O},s:I,s:s}", "TableName",
+                               json_object_get(desc, "TableName"), "TableId", json_object_get(desc, "TableId"),
+                               "TableArn", json_object_get(desc, "TableArn"), "TableSizeBytes", (json_int_t)bytes,
+                               "KeySchema", json_object_get(desc, "KeySchema"), "TableCreationDateTime",
+                               json_object_get(desc, "CreationDateTime"), "ProvisionedThroughput",
+                               "ReadCapacityUnits", json_object_get(pt, "ReadCapacityUnits"), "WriteCapacityUnits",
+                               json_object_get(pt, "WriteCapacityUnits"), "ItemCount", (json_int_t)items,
+                               "BillingMode", billing_mode(desc));
+    if (json_object_get(desc, "OnDemandThroughput"))
+        json_object_set(source, "OnDemandThroughput", json_object_get(desc, "OnDemandThroughput"));
+    json_t *features = json_object();
+    json_t *lsis = index_defs(json_object_get(desc, "LocalSecondaryIndexes"), 0),
+           *gsis = index_defs(json_object_get(desc, "GlobalSecondaryIndexes"), 1);
+    if (lsis) json_object_set(features, "LocalSecondaryIndexes", lsis);
+    if (gsis) json_object_set(features, "GlobalSecondaryIndexes", gsis);
+    json_t *ss = json_object_get(desc, "StreamSpecification");
+    if (ss) json_object_set(features, "StreamDescription", ss);
+    json_t *ttl = json_object_get(desc, QR_TTL_FIELD);
+    if (ttl) json_object_set(features, "TimeToLiveDescription", ttl);
+    json_t *sse = json_object_get(desc, "SSEDescription");
+    if (sse) json_object_set(features, "SSEDescription", sse);
+    /* What CreateTable needs to make the table again. */
+    json_t *create = json_pack("{s:O,s:O,s:s}", "AttributeDefinitions", json_object_get(desc, "AttributeDefinitions"),
+                               "KeySchema", json_object_get(desc, "KeySchema"), "BillingMode", billing_mode(desc));
+    if (strcmp(billing_mode(desc), "PROVISIONED") == 0)
+        json_object_set_new(create, "ProvisionedThroughput",
+                            json_pack("{s:O,s:O}", "ReadCapacityUnits", json_object_get(pt, "ReadCapacityUnits"),
+                                      "WriteCapacityUnits", json_object_get(pt, "WriteCapacityUnits")));
+    if (lsis) json_object_set_new(create, "LocalSecondaryIndexes", lsis);
+    if (gsis) json_object_set_new(create, "GlobalSecondaryIndexes", gsis);
+    /* The restored table is encrypted as the source was, with the same key. */
+    if (sse && json_object_get(sse, "KMSMasterKeyArn"))
+        json_object_set_new(create, "SSESpecification",
+                            json_pack("{s:b,s:s,s:O}", "Enabled", 1, "SSEType", "KMS", "KMSMasterKeyId",
+                                      json_object_get(sse, "KMSMasterKeyArn")));
+    return json_pack("{s:o,s:o,s:o,s:o}", "BackupDetails", details, "SourceTableDetails", source,
+                     "SourceTableFeatureDetails", features, "Create", create);
+}
+
+/* Copies t's items, as one snapshot holds them, under backup id. */
+static int copy_items(qr_db *db, table *t, uint32_t id, int64_t *items, int64_t *bytes, qr_err *err)
+{
+    buf lo, hi, k;
+    buf_init(&lo, 0);
+    buf_init(&hi, 0);
+    buf_init(&k, 0);
+    key_table_prefix(&lo, t, 0);
+    key_table_prefix(&hi, t, 1);
+    const store_snapshot *snap = store_snapshot_new(db->st);
+    store_iter *it = store_iter_new(db->st, snap, lo.data, lo.len, hi.data, hi.len);
+    store_batch *b = store_batch_new();
+    int rc = 0;
+    uint64_t n = 0;
+    *items = *bytes = 0;
+    for (store_iter_first(it); rc == 0 && store_iter_valid(it); store_iter_next(it)) {
+        size_t vl, jlen, size;
+        const char *v = store_iter_value(it, &vl), *json;
+        if (item_stored(v, vl, &json, &jlen, &size) != 0) continue;
+        k.len = 0;
+        backup_key(&k, id, 1);
+        buf_put_be64(&k, n++);
+        store_batch_put(b, k.data, k.len, json, jlen);
+        (*items)++;
+        *bytes += (int64_t)size;
+        if (store_batch_count(b) >= COPY_BATCH_ITEMS) {
+            rc = store_write_nosync(db->st, b, err);
+            store_batch_clear(b);
+        }
+    }
+    if (rc == 0) rc = store_iter_status(it, err);
+    if (rc == 0 && store_batch_count(b) > 0) rc = store_write_nosync(db->st, b, err);
+    store_batch_free(b);
+    store_iter_free(it);
+    store_snapshot_free(db->st, snap);
+    buf_free(&lo);
+    buf_free(&hi);
+    buf_free(&k);
+    return rc;
+}
+
+/* Removes backup id (its items and record). */
+static int drop(qr_db *db, uint32_t id, qr_err *err)
+{
+    buf lo, hi;
+    buf_init(&lo, 0);
+    buf_init(&hi, 0);
+    backup_key(&lo, id, 0);
+    backup_key(&hi, id, 2);
+    store_batch *b = store_batch_new();
+    store_batch_delete_range(b, lo.data, lo.len, hi.data, hi.len);
+    int rc = store_write(db->st, b, err);
+    store_batch_free(b);
+    buf_free(&lo);
+    buf_free(&hi);
+    return rc;
+}
+
+int op_create_backup(qr_db *db, json_t *req, json_t **resp, qr_err *err)
+{
+    const char *name;
+    if (param_string(req, "BackupName", &name, err)) return -1;
+    if (name == NULL) return param_null("backupName", err);
+    size_t n = strlen(name);
+    int chars = n > 0;
+    for (size_t i = 0; i < n; i++)
+        chars = chars && ((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= 'A' && name[i] <= 'Z') ||
+                          (name[i] >= '0' && name[i] <= '9') || strchr("_.-", name[i]));
+    if (n < 3 || n > 255)
+        return err_validation(err, "1 validation error detected: Value '%s' at 'backupName' failed to satisfy "
+                                   "constraint: Member must have length %s", name,
+                              n < 3 ? "greater than or equal to 3" : "less than or equal to 255");
+    if (!chars)
+        return err_validation(err, "1 validation error detected: Value '%s' at 'backupName' failed to satisfy "
+                                   "constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+",
+                              name);
+    json_t *tname = json_object_get(req, "TableName");
+    if (param_check_table_name(tname, "tableName", err)) return -1;
+    table *t = catalog_get(db, json_string_value(tname));
+    if (t == NULL) return err_set(err, "TableNotFoundException", "Table not found: %s", json_string_value(tname));
+    uint32_t id = backup_ids(db, 1);
+    double now = ops_now_seconds();
+    char arn[600];
+    snprintf(arn, sizeof arn, ARN_REGION_ACCOUNT "%s/backup/%014lld-%08" PRIx32, t->name, (long long)(now * 1000), id);
+    pthread_mutex_lock(&db->catalog_lock);
+    json_t *desc = json_deep_copy(t->desc);
+    pthread_mutex_unlock(&db->catalog_lock);
+    int64_t items = 0, bytes = 0;
+    int rc = copy_items(db, t, id, &items, &bytes, err);
+    catalog_release(db, t);
+    json_t *rec = rc == 0 ? record_of(desc, arn, name, now, items, bytes) : NULL;
+    json_decref(desc);
+    char *text = rec ? json_dumps(rec, JSON_COMPACT) : NULL;
+    if (rc == 0 && text == NULL) rc = err_set(err, QR_E_INTERNAL, "cannot encode the backup's record");
+    if (rc == 0) {
+        buf k;
+        buf_init(&k, 0);
+        backup_key(&k, id, 0);
+        store_batch *b = store_batch_new();
+        store_batch_put(b, k.data, k.len, text, strlen(text));
+        rc = store_write(db->st, b, err); /* synced: the items written before it are too */
+        store_batch_free(b);
+        buf_free(&k);
+    }
+    free(text);
+    if (rc) {
+        qr_err ignored;
+        err_init(&ignored);
+        drop(db, id, &ignored);
+        err_clear(&ignored);
+        json_decref(rec);
+        return -1;
+    }
+    /* As DynamoDB answers it: the backup is being made (DescribeBackup then finds it
+     * AVAILABLE, as it already is). */
+    json_t *details = json_deep_copy(json_object_get(rec, "BackupDetails"));
+    json_object_set_new(details, "BackupStatus", json_string("CREATING"));
+    *resp = json_pack("{s:o}", "BackupDetails", details);
+    json_decref(rec);
+    return 0;
+}
+
+static json_t *description(const json_t *rec)
+{
+    return json_pack("{s:O,s:O,s:O}", "BackupDetails", json_object_get(rec, "BackupDetails"), "SourceTableDetails",
+                     json_object_get(rec, "SourceTableDetails"), "SourceTableFeatureDetails",
+                     json_object_get(rec, "SourceTableFeatureDetails"));
+}
+
+int op_describe_backup(qr_db *db, json_t *req, json_t **resp, qr_err *err)
+{
+    json_t *rec;
+    uint32_t id;
+    if (find(db, req, &rec, &id, err)) return -1;
+    *resp = json_pack("{s:o}", "BackupDescription", description(rec));
+    json_decref(rec);
+    return 0;
+}
+
+int op_delete_backup(qr_db *db, json_t *req, json_t **resp, qr_err *err)
+{
+    json_t *rec;
+    uint32_t id;
+    if (find(db, req, &rec, &id, err)) return -1;
+    if (drop(db, id, err)) {
+        json_decref(rec);
+        return -1;
+    }
+    json_t *d = description(rec);
+    json_object_set_new(json_object_get(d, "BackupDetails"), "BackupStatus", json_string("DELETED"));
+    *resp = json_pack("{s:o}", "BackupDescription", d);
+    json_decref(rec);
+    return 0;
+}
+
+int op_list_backups(qr_db *db, json_t *req, json_t **resp, qr_err *err)
+{
+    static const char *const types[] = {"USER", "SYSTEM", "AWS_BACKUP", "ALL", NULL};
+    const char *table_name, *start, *type;
+    long long limit = 100;
+    int given;
+    json_t *lower = json_object_get(req, "TimeRangeLowerBound"), *upper = json_object_get(req, "TimeRangeUpperBound");
+    if (param_string(req, "TableName", &table_name, err) ||
+        (table_name && param_check_table_name(json_object_get(req, "TableName"), "tableName", err)) ||
+        param_int(req, "Limit", 1, 100, &limit, &given, err) || param_string(req, "ExclusiveStartBackupArn", &start, err) ||
+        param_enum(req, "BackupType", types, "USER", &type, err))
+        return -1;
+    if ((lower && !json_is_number(lower)) || (upper && !json_is_number(upper)))
+        return err_set(err, QR_E_SERIALIZATION, "TimeRangeLowerBound and TimeRangeUpperBound must be timestamps");
+    if (lower && upper && json_number_value(lower) > json_number_value(upper))
+        return err_validation(err, "One or more parameter values were invalid: Time range lower bound must be less "
+                                   "than or equal to upper bound");
+    /* ExclusiveStartBackupArn is a position: listing resumes after its backup, which need
+     * not exist any more. */
+    uint32_t after = 0;
+    if (start) {
+        arn_parts a;
+        if (backup_arn(start, "exclusiveStartBackupArn", &a, &after, err)) return -1;
+    }
+    uint32_t last = backup_ids(db, 0);
+    json_t *summaries = json_array();
+    int more = 0;
+    char last_arn[1100] = "";
+    for (uint64_t id = (uint64_t)after + 1; id < last && !more; id++) {
+        json_t *rec = load(db, (uint32_t)id, err);
+        if (err->type) break;
+        if (rec == NULL) continue;
+        json_t *d = json_object_get(rec, "BackupDetails"), *s = json_object_get(rec, "SourceTableDetails");
+        double when = json_number_value(json_object_get(d, "BackupCreationDateTime"));
+        /* The time range includes its lower bound and excludes its upper one. */
+        int keep = (table_name == NULL || strcmp(json_string_value(json_object_get(s, "TableName")), table_name) == 0) &&
+                   (strcmp(type, "USER") == 0 || strcmp(type, "ALL") == 0) &&
+                   (lower == NULL || when >= json_number_value(lower)) && (upper == NULL || when < json_number_value(upper));
+        if (keep && (long long)json_array_size(summaries) == limit) more = 1;
+        else if (keep) {
+            json_array_append_new(summaries, json_pack("{s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O}", "TableName",
+                                                       json_object_get(s, "TableName"), "TableId", json_object_get(s, "TableId"),
+                                                       "TableArn", json_object_get(s, "TableArn"), "BackupArn",
+                                                       json_object_get(d, "BackupArn"), "BackupName",
+                                                       json_object_get(d, "BackupName"), "BackupCreationDateTime",
+                                                       json_object_get(d, "BackupCreationDateTime"), "BackupStatus",
+                                                       json_object_get(d, "BackupStatus"), "BackupType",
+                                                       json_object_get(d, "BackupType"), "BackupSizeBytes",
+                                                       json_object_get(d, "BackupSizeBytes")));
+            snprintf(last_arn, sizeof last_arn, "%s", json_string_value(json_object_get(d, "BackupArn")));
+        }
+        json_decref(rec);
+    }
+    if (err->type) {
+        json_decref(summaries);
+        return -1;
+    }
+    *resp = json_pack("{s:o}", "BackupSummaries", summaries);
+    if (more && last_arn[0]) json_object_set_new(*resp, "LastEvaluatedBackupArn", json_string(last_arn));
+    return 0;
+}
+
+typedef struct restore_note {
+    json_t *summary;
+} restore_note;
+
+static int note_restore(json_t *desc, json_t *ids, void *arg, qr_err *err)
+{
+    (void)ids;
+    (void)err;
+    restore_note *n = arg;
+    json_object_set(desc, "RestoreSummary", n->summary);
+    return 0;
+}
+
+/* Writes the backup's items into table name through PutItem. */
+static int restore_items(qr_db *db, uint32_t id, const char *name, qr_err *err)
+{
+    buf lo, hi;
+    buf_init(&lo, 0);
+    buf_init(&hi, 0);
+    backup_key(&lo, id, 1);
+    backup_key(&hi, id, 2);
+    store_iter *it = store_iter_new(db->st, NULL, lo.data, lo.len, hi.data, hi.len);
+    int rc = 0;
+    for (store_iter_first(it); rc == 0 && store_iter_valid(it); store_iter_next(it)) {
+        size_t vl;
+        const char *v = store_iter_value(it, &vl);
+        json_t *item = json_loadb(v, vl, JSON_ALLOW_NUL, NULL);
+        if (item == NULL) {
+            rc = err_set(err, QR_E_INTERNAL, "an item of the backup cannot be decoded");
+            break;
+        }
+        json_t *put = json_pack("{s:s,s:o}", "TableName", name, "Item", item), *out = NULL;
+        rc = op_put_item(db, put, &out, err);
+        json_decref(out);
+        json_decref(put);
+    }
+    if (rc == 0) rc = store_iter_status(it, err);
+    store_iter_free(it);
+    buf_free(&lo);
+    buf_free(&hi);
+    return rc;
+}
+
+/* Checks a restore's overrides against the backup as DynamoDB does: throughput goes with
+ * provisioned billing only, provisioned billing needs it (for the table and for each
+ * index), and an index override may only name an index the source had. */
+static int check_overrides(json_t *req, const json_t *rec, qr_err *err)
+{
+    json_t *mode = json_object_get(req, "BillingModeOverride"), *pt = json_object_get(req, "ProvisionedThroughputOverride"),
+           *gsis = json_object_get(req, "GlobalSecondaryIndexOverride"),
+           *lsis = json_object_get(req, "LocalSecondaryIndexOverride");
+    const char *was = json_string_value(json_object_get(json_object_get(rec, "Create"), "BillingMode"));
+    const char *will = json_is_string(mode) ? json_string_value(mode) : was;
+    int provisioned = will && strcmp(will, "PROVISIONED") == 0;
+    if (pt && json_is_string(mode) && !provisioned)
+        return err_validation(err, "Invalid Request: Cannot override ProvisionedThroughput if BillingMode is overridden "
+                                   "to PAY_PER_REQUEST");
+    if (pt && !provisioned)
+        return err_validation(err, "Invalid Request: Cannot override ProvisionedThroughput unless BillingMode is "
+                                   "PROVISIONED");
+    int switching = provisioned && was && strcmp(was, "PROVISIONED") != 0;
+    if (switching && pt == NULL)
+        return err_validation(err, "Invalid Request: Must override ProvisionedThroughput if BillingMode is overridden "
+                                   "to PROVISIONED");
+    const json_t *features = json_object_get(rec, "SourceTableFeatureDetails");
+    const json_t *lists[2] = {gsis, lsis};
+    const char *kinds[2] = {"GlobalSecondaryIndexes", "LocalSecondaryIndexes"};
+    for (int k = 0; k < 2; k++) {
+        size_t i, j;
+        json_t *o, *src;
+        json_array_foreach(lists[k], i, o) {
+            const char *name = json_string_value(json_object_get(o, "IndexName"));
+            int found = 0;
+            json_array_foreach(json_object_get(features, kinds[k]), j, src)
+                if (name && strcmp(name, json_string_value(json_object_get(src, "IndexName"))) == 0) found = 1;
+            if (name && !found)
+                return err_validation(err, "Invalid Request: Index %s does not match a secondary index that existed "
+                                           "in the source table and cannot be created during the restore operation",
+                                      name);
+        }
+    }
+    if (switching && gsis == NULL) {
+        size_t i;
+        json_t *g;
+        json_array_foreach(json_object_get(features, "GlobalSecondaryIndexes"), i, g)
+            return err_validation(err, "Invalid Request: Must specify provisioned throughput for index %s",
+                                  json_string_value(json_object_get(g, "IndexName")));
+    }
+    return 0;
+}
+
+int op_restore_table_from_backup(qr_db *db, json_t *req, json_t **resp, qr_err *err)
+{
+    json_t *target = json_object_get(req, "TargetTableName");
+    if (target == NULL) return param_null("targetTableName", err);
+    if (param_check_table_name(target, "targetTableName", err)) return -1;
+    json_t *rec;
+    uint32_t id;
+    if (find(db, req, &rec, &id, err)) return -1;
+    const char *name = json_string_value(target);
+    table *existing = catalog_get(db, name);
+    if (existing) {
+        catalog_release(db, existing);
+        json_decref(rec);
+        return err_set(err, "TableAlreadyExistsException", "Table already exists: %s", name);
+    }
+    if (check_overrides(req, rec, err)) {
+        json_decref(rec);
+        return -1;
+    }
+    /* CreateTable's request from the backup, with the overrides the restore asks for. */
+    json_t *create = json_deep_copy(json_object_get(rec, "Create"));
+    json_object_set(create, "TableName", target);
+    static const struct {
+        const char *override, *param;
+    } overrides[] = {{"BillingModeOverride", "BillingMode"},
+                     {"ProvisionedThroughputOverride", "ProvisionedThroughput"},
+                     {"GlobalSecondaryIndexOverride", "GlobalSecondaryIndexes"},
+                     {"LocalSecondaryIndexOverride", "LocalSecondaryIndexes"},
+                     {"SSESpecificationOverride", "SSESpecification"}};
+    for (size_t i = 0; i < sizeof overrides / sizeof overrides[0]; i++) {
+        json_t *v = json_object_get(req, overrides[i].override);
+        if (v) json_object_set(create, overrides[i].param, v);
+    }
+    /* On demand, the source's provisioned throughput (table and indexes) no longer applies. */
+    if (json_is_string(json_object_get(create, "BillingMode")) &&
+        strcmp(json_string_value(json_object_get(create, "BillingMode")), "PAY_PER_REQUEST") == 0) {
+        if (json_object_get(req, "ProvisionedThroughputOverride") == NULL)
+            json_object_del(create, "ProvisionedThroughput");
+        if (json_object_get(req, "GlobalSecondaryIndexOverride") == NULL) {
+            size_t i;
+            json_t *g;
+            json_array_foreach(json_object_get(create, "GlobalSecondaryIndexes"), i, g)
+                json_object_del(g, "ProvisionedThroughput");
+        }
+    }
+    json_t *created = NULL;
+    int rc = op_create_table(db, create, &created, err);
+    json_decref(create);
+    if (rc) {
+        json_decref(rec);
+        return -1;
+    }
+    const json_t *source = json_object_get(rec, "SourceTableDetails");
+    json_t *summary = json_pack("{s:O,s:O,s:f,s:b}", "SourceBackupArn",
+                                json_object_get(json_object_get(rec, "BackupDetails"), "BackupArn"), "SourceTableArn",
+                                json_object_get(source, "TableArn"), "RestoreDateTime",
+                                json_number_value(json_object_get(json_object_get(rec, "BackupDetails"),
+                                                                  "BackupCreationDateTime")), /* the backup's time */
+                                "RestoreInProgress", 0);
+    rc = restore_items(db, id, name, err);
+    restore_note note = {summary};
+    if (rc == 0) rc = catalog_change_schema(db, name, note_restore, &note, err);
+    if (rc) {
+        /* No half-restored table is left behind. */
+        table *t = catalog_get(db, name);
+        qr_err ignored;
+        err_init(&ignored);
+        if (t) {
+            catalog_delete(db, t, &ignored);
+            catalog_release(db, t);
+        }
+        err_clear(&ignored);
+        json_decref(summary);
+        json_decref(created);
+        json_decref(rec);
+        return -1;
+    }
+    /* The answer is the table as CreateTable made it, restore under way, as DynamoDB
+     * answers; DescribeTable then shows it restored. */
+    json_t *desc = json_object_get(created, "TableDescription"), *answer = json_deep_copy(summary);
+    json_object_set_new(answer, "RestoreInProgress", json_true());
+    json_object_set_new(desc, "RestoreSummary", answer);
+    json_decref(summary);
+    *resp = created;
+    json_decref(rec);
+    return 0;
+}
