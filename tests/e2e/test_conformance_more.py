@@ -286,3 +286,22 @@ def test_transaction_cancels_for_an_index_key_of_another_type(ix):
         {"Put": {"TableName": "MoreIdx", "Item": {"pk": {"S": "p"}, "g": {"S": ""}}}}]})
     assert e.type == "ValidationException"
     assert e.message.endswith("cannot contain an empty string value. IndexName: byg, IndexKey: g")
+
+
+# ---- Query: key condition operands and counts ----
+
+def test_key_condition_messages(t):
+    t.create("MoreNum", sk=("sk", "N"))
+
+    def message(kce, values):
+        return t.error("Query", {"TableName": "MoreNum", "KeyConditionExpression": kce,
+                                 "ExpressionAttributeValues": dict({":p": {"S": "q"}}, **values)}).message
+    schema = "One or more parameter values were invalid: Condition parameter type does not match schema type"
+    assert message("pk = :p AND begins_with(sk, :v)", {":v": {"S": "a"}}) == schema
+    assert message("pk = :p AND begins_with(sk, :v)", {":v": {"N": "1"}}) == (
+        "Invalid KeyConditionExpression: Incorrect operand type for operator or function; operator or function: "
+        "begins_with, operand type: N")
+    assert message("pk = :p AND sk > :a AND sk < :b", {":a": {"N": "1"}, ":b": {"N": "5"}}) == (
+        "Invalid KeyConditionExpression: KeyConditionExpressions must only contain one condition per key")
+    assert message("pk = :p AND sk > :a AND extra = :b", {":a": {"N": "1"}, ":b": {"N": "5"}}) == (
+        "The number of query conditions (3) exceeds the number of key attributes defined in the schema (2)")
