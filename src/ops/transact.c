@@ -398,9 +398,48 @@ static int cancel_for_key(size_t n, size_t bad, qr_err *err)
     return rc;
 }
 
+/* What DynamoDB judges of a write action before it looks up any table: the values of a
+ * Put item and the expressions (syntax, names and values used). Between actions the
+ * first in request order wins, and either wins over a missing table anywhere (recorded
+ * in us-east-1 and eu-west-2, October 2026). Malformed actions are left to
+ * parse_action, which reports them in their turn. */
+static int precheck_write_action(json_t *entry, qr_err *err)
+{
+    static const char *const write_exprs[] = {"ConditionExpression", "UpdateExpression",
+                                              "ExpressionAttributeNames",
+                                              "ExpressionAttributeValues", NULL};
+    if (!json_is_object(entry)) return 0;
+    json_t *spec = NULL;
+    act_kind kind = ACT_PUT;
+    int found = 0;
+    for (size_t k = 0; k < sizeof write_kinds / sizeof write_kinds[0]; k++) {
+        json_t *v = json_object_get(entry, write_kinds[k].param);
+        if (v == NULL || json_is_null(v)) continue;
+        found++;
+        spec = v;
+        kind = write_kinds[k].kind;
+    }
+    if (found != 1 || !json_is_object(spec)) return 0;
+    if (kind == ACT_PUT) {
+        json_t *item = json_object_get(spec, "Item");
+        if (json_is_object(item) && item_validate(item, err)) return -1;
+    }
+    if (kind == ACT_CHECK && !json_is_string(json_object_get(spec, "ConditionExpression"))) return 0;
+    if (kind == ACT_UPDATE && !json_is_string(json_object_get(spec, "UpdateExpression"))) return 0;
+    json_t *src = expression_params(spec, write_exprs);
+    req_exprs x = {0};
+    int rc = exprs_parse(&x, src, EXPRS_CONDITION | (kind == ACT_UPDATE ? EXPRS_UPDATE : 0), err) ||
+             exprs_finish(&x) ? -1 : 0;
+    exprs_free(&x);
+    json_decref(src);
+    return rc;
+}
+
 /* Parses every action; fails on the first invalid one or on two actions on one item. */
 static int parse_actions(qr_db *db, json_t *list, int is_get, txn *tx, qr_err *err)
 {
+    for (size_t i = 0; !is_get && i < json_array_size(list); i++)
+        if (precheck_write_action(json_array_get(list, i), err)) return -1;
     size_t n = json_array_size(list), put_bytes = 0;
     tx->a = calloc(n, sizeof *tx->a);
     if (tx->a == NULL) return err_set(err, QR_E_INTERNAL, "out of memory");
@@ -601,6 +640,43 @@ unlock:
     return rc;
 }
 
+/* Adds one member's error, without its "1 validation error detected: " envelope. */
+static void add_member_error(buf *list, int *count, const char *msg)
+{
+    static const char envelope[] = "1 validation error detected: ";
+    if (strncmp(msg, envelope, sizeof envelope - 1) == 0) msg += sizeof envelope - 1;
+    if ((*count)++) buf_puts(list, "; ");
+    buf_puts(list, msg);
+}
+
+/* TransactWriteItems' own members (ClientRequestToken, ReturnConsumedCapacity,
+ * ReturnItemCollectionMetrics, in that order) are judged together, and every one that
+ * breaks its constraint is reported in one message (recorded in us-east-1, October
+ * 2026; eu-west-2 has begun to name a long token alone). */
+static int write_member_errors(json_t *req, const char *token, qr_err *err)
+{
+    buf list;
+    buf_init(&list, 0);
+    int count = 0;
+    const char *s;
+    qr_err e;
+    err_init(&e);
+    if (token && (*token == '\0' || strlen(token) > TOKEN_MAX_LEN)) {
+        err_validation(&e, "Value '%s' at 'clientRequestToken' failed to satisfy constraint: Member must have "
+                           "length %s", token, *token ? "less than or equal to 36" : "greater than or equal to 1");
+        add_member_error(&list, &count, e.msg);
+        err_clear(&e);
+    }
+    if (param_enum(req, "ReturnConsumedCapacity", capacity_modes, "NONE", &s, &e)) add_member_error(&list, &count, e.msg);
+    err_clear(&e);
+    if (param_enum(req, "ReturnItemCollectionMetrics", metrics_modes, "NONE", &s, &e))
+        add_member_error(&list, &count, e.msg);
+    err_clear(&e);
+    if (count) err_validation(err, "%d validation error%s detected: %s", count, count > 1 ? "s" : "", list.data);
+    buf_free(&list);
+    return count ? -1 : 0;
+}
+
 int op_transact_write_items(qr_db *db, json_t *req, json_t **resp, qr_err *err)
 {
     json_t *list, *per_table = NULL;
@@ -609,17 +685,12 @@ int op_transact_write_items(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     char *replay = NULL;
     int claimed = 0, rc = -1;
     if (transact_items(req, &list, err)) return -1;
+    if (param_string(req, "ClientRequestToken", &token, err)) return -1;
+    if (write_member_errors(req, token, err)) return -1;
     if (param_enum(req, "ReturnConsumedCapacity", capacity_modes, "NONE", &capacity, err))
         return -1;
     if (param_enum(req, "ReturnItemCollectionMetrics", metrics_modes, "NONE", &metrics, err))
         return -1;
-    if (param_string(req, "ClientRequestToken", &token, err)) return -1;
-    if (token && (*token == '\0' || strlen(token) > TOKEN_MAX_LEN))
-        return err_validation(
-            err,
-            "1 validation error detected: Value '%s' at 'clientRequestToken' failed to satisfy "
-            "constraint: Member must have length %s",
-            token, *token ? "less than or equal to 36" : "greater than or equal to 1");
     if (token) {
         int r = token_claim(db, token, request_hash(req), &replay, err);
         if (r < 0) return -1;

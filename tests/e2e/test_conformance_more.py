@@ -305,3 +305,44 @@ def test_key_condition_messages(t):
         "Invalid KeyConditionExpression: KeyConditionExpressions must only contain one condition per key")
     assert message("pk = :p AND sk > :a AND extra = :b", {":a": {"N": "1"}, ":b": {"N": "5"}}) == (
         "The number of query conditions (3) exceeds the number of key attributes defined in the schema (2)")
+
+
+# ---- TransactWriteItems: what is judged first ----
+
+RCC_BAD = ("Value 'BAD' at 'returnConsumedCapacity' failed to satisfy constraint: Member must satisfy enum value set: "
+           "[INDEXES, TOTAL, NONE]")
+RICM_BAD = ("Value 'BAD2' at 'returnItemCollectionMetrics' failed to satisfy constraint: Member must satisfy enum "
+            "value set: [SIZE, NONE]")
+
+
+def test_transaction_members_are_reported_together(t):
+    put = [{"Put": {"TableName": H, "Item": {"pk": {"S": "m"}}}}]
+    e = t.error("TransactWriteItems", {"TransactItems": put, "ReturnConsumedCapacity": "BAD",
+                                       "ReturnItemCollectionMetrics": "BAD2"})
+    assert e.message == f"2 validation errors detected: {RCC_BAD}; {RICM_BAD}"
+    token = "t" * 37
+    e = t.error("TransactWriteItems", {"TransactItems": put, "ReturnConsumedCapacity": "BAD",
+                                       "ClientRequestToken": token})
+    assert e.message == (f"2 validation errors detected: Value '{token}' at 'clientRequestToken' failed to satisfy "
+                         f"constraint: Member must have length less than or equal to 36; {RCC_BAD}")
+    assert "Item" not in t.call("GetItem", {"TableName": H, "Key": {"pk": {"S": "m"}}})
+
+
+def test_transaction_expressions_are_judged_before_any_table(t):
+    missing = {"Put": {"TableName": "NoSuchTable", "Item": {"pk": {"S": "a"}}}}
+    bad_syntax = {"ConditionCheck": {"TableName": H, "Key": {"pk": {"S": "c"}},
+                                     "ConditionExpression": "attribute_not_exists("}}
+    unused = {"ConditionCheck": {"TableName": H, "Key": {"pk": {"S": "c"}},
+                                 "ConditionExpression": "attribute_not_exists(pk)",
+                                 "ExpressionAttributeValues": {":v": {"S": "x"}}}}
+    deep_put = {"Put": {"TableName": H, "Item": {"pk": {"S": "d"}, "data": nested(32)}}}
+    syntax = 'Invalid ConditionExpression: Syntax error; token: "<EOF>", near: "("'
+    for items, message in (
+            ([missing, bad_syntax], syntax),
+            ([bad_syntax, deep_put], syntax),
+            ([deep_put, bad_syntax], DEEP.replace("1 validation error detected: ", "")),
+            ([missing, unused], "Value provided in ExpressionAttributeValues unused in expressions: keys: {:v}"),
+            ([unused, missing], "Value provided in ExpressionAttributeValues unused in expressions: keys: {:v}")):
+        e = t.error("TransactWriteItems", {"TransactItems": items})
+        assert e.type == "ValidationException", items
+        assert e.message == message
