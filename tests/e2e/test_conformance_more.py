@@ -346,3 +346,21 @@ def test_transaction_expressions_are_judged_before_any_table(t):
         e = t.error("TransactWriteItems", {"TransactItems": items})
         assert e.type == "ValidationException", items
         assert e.message == message
+
+
+def test_batch_members_are_reported_together(t):
+    e = t.error("BatchWriteItem", {"RequestItems": {H: [{"PutRequest": {"Item": {"pk": {"S": "b"}}}}]},
+                                   "ReturnConsumedCapacity": "BAD", "ReturnItemCollectionMetrics": "BAD2"})
+    assert e.message == f"2 validation errors detected: {RCC_BAD}; {RICM_BAD}"
+    # A malformed table name gives way to the enum in BatchWriteItem...
+    e = t.error("BatchWriteItem", {"RequestItems": {"bad!name": [{"PutRequest": {"Item": {"pk": {"S": "b"}}}}]},
+                                   "ReturnConsumedCapacity": "BAD"})
+    assert e.message == f"1 validation error detected: {RCC_BAD}"
+    # ...and is reported beside it in BatchGetItem.
+    e = t.error("BatchGetItem", {"RequestItems": {"bad!name": {"Keys": [{"pk": {"S": "a"}}]}},
+                                 "ReturnConsumedCapacity": "BAD"})
+    assert e.message == ("2 validation errors detected: Value '{\"bad!name\":{\"Keys\":[{\"pk\":{\"S\":\"a\"}}]}}' at "
+                         "'requestItems' failed to satisfy constraint: Map keys must satisfy constraint: [Member must "
+                         "have length less than or equal to 255, Member must have length greater than or equal to 3, "
+                         "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+]; " + RCC_BAD)
+    assert "Item" not in t.call("GetItem", {"TableName": H, "Key": {"pk": {"S": "b"}}})
