@@ -364,3 +364,24 @@ def test_batch_members_are_reported_together(t):
                          "have length less than or equal to 255, Member must have length greater than or equal to 3, "
                          "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+]; " + RCC_BAD)
     assert "Item" not in t.call("GetItem", {"TableName": H, "Key": {"pk": {"S": "b"}}})
+
+
+# ---- CreateTable: index names ----
+
+def test_short_index_names_are_reported_together_global_first(t):
+    def short(name, member):
+        return (f"Value '{name}' at '{member}.1.member.indexName' failed to satisfy constraint: Member must have "
+                "length greater than or equal to 3")
+    request = {"TableName": "MoreNames", "BillingMode": "PAY_PER_REQUEST",
+               "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"},
+                                        {"AttributeName": "sk", "AttributeType": "S"}],
+               "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+               "LocalSecondaryIndexes": [{"IndexName": "aa", "Projection": {"ProjectionType": "ALL"},
+                                          "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"},
+                                                        {"AttributeName": "lr", "KeyType": "RANGE"}]}],
+               "GlobalSecondaryIndexes": [{"IndexName": "zz", "Projection": {"ProjectionType": "ALL"},
+                                           "KeySchema": [{"AttributeName": "gh", "KeyType": "HASH"}]}]}
+    e = t.error("CreateTable", request)
+    assert e.type == "ValidationException"
+    assert e.message == ("2 validation errors detected: " + short("zz", "globalSecondaryIndexes") + "; " +
+                         short("aa", "localSecondaryIndexes"))
