@@ -602,57 +602,93 @@ static int select_key(qr_db *db, const pq_stmt *st, const char *on_index, const 
     return rc;
 }
 
-/* Conditions and a projection quarry applies itself to items another operation read:
- * the rest of a SELECT read by key in a batch or a transaction (GetItem and
- * TransactGetItems take no filter), and the conditions on key attributes a Query's
- * FilterExpression may not hold. Parsed once with their own names and values. */
+/* The value at path in item (a map of attribute name -> AttributeValue), or NULL. */
+static const json_t *path_value(const json_t *item, const json_t *path)
+{
+    const json_t *v = NULL, *c;
+    size_t i;
+    json_array_foreach(path, i, c)
+    {
+        if (i == 0)
+            v = json_object_get(item, json_string_value(c));
+        else if (json_is_integer(c))
+            v = json_array_get(json_object_get(v, "L"), (size_t)json_integer_value(c));
+        else
+            v = json_object_get(json_object_get(v, "M"), json_string_value(c));
+        if (v == NULL) return NULL;
+    }
+    return v;
+}
+
+/* The item as a SELECT returns it. Each projected path yields its value under the name
+ * of the path's last component (SELECT a.b gives {"b": ...}, not {"a": {"b": ...}}), or
+ * under "_N" (N: its place in the list, from 1) when the path ends with a list index, as
+ * PartiQL names a select item it cannot name otherwise. Paths the item lacks are left
+ * out. NULL when out of memory. */
+static json_t *project(const pq_stmt *st, const json_t *item)
+{
+    if (st->nproj == 0) return json_deep_copy(item);
+    json_t *out = json_object();
+    for (size_t i = 0; out && i < st->nproj; i++) {
+        const json_t *path = st->proj[i]->path;
+        const json_t *v = path_value(item, path);
+        if (v == NULL) continue;
+        const json_t *last = json_array_get(path, json_array_size(path) - 1);
+        char name[32];
+        if (json_is_integer(last)) snprintf(name, sizeof name, "_%zu", i + 1);
+        if (json_object_set_new(out, json_is_integer(last) ? name : json_string_value(last),
+                                json_deep_copy(v))) {
+            json_decref(out);
+            out = NULL;
+        }
+    }
+    return out;
+}
+
+/* Conditions quarry applies itself to items another operation read: the WHERE of a
+ * SELECT read by key in a batch or a transaction (GetItem and TransactGetItems take no
+ * filter), and the conditions on key attributes a Query's FilterExpression may not
+ * hold. Parsed once with their own names and values. */
 typedef struct post {
     xb x;
     expr_ctx cx;
     expr_cond *cond; /* NULL: every item passes */
-    expr_proj *proj; /* NULL: whole items */
 } post;
 
-static int post_prepare(post *p, const nodes *conds, const pq_stmt *st, int project, qr_err *err)
+/* conds NULL (or empty): every item passes. */
+static int post_prepare(post *p, const nodes *conds, qr_err *err)
 {
-    buf where, proj;
+    buf where;
     int e = 0;
     memset(p, 0, sizeof *p);
     xb_init(&p->x, err);
     buf_init(&where, 0);
-    buf_init(&proj, 0);
     if (conds) e |= x_conj(&p->x, &where, conds);
-    for (size_t i = 0; project && i < st->nproj; i++) {
-        if (i) e |= buf_puts(&proj, ", ");
-        e |= x_path(&p->x, &proj, st->proj[i]->path);
-    }
     const char *k;
     json_t *v;
     json_object_foreach(p->x.values, k, v) e |= value_validate(v, 1, k, err);
     expr_ctx_init(&p->cx, p->x.names, p->x.values, err);
     if (e == 0 && where.len) e |= expr_parse_condition(&p->cx, "WHERE", where.data, &p->cond);
-    if (e == 0 && proj.len) e |= expr_parse_projection(&p->cx, proj.data, &p->proj);
     buf_free(&where);
-    buf_free(&proj);
     if (e && err->type == NULL) out_of_memory(err);
     return e ? -1 : 0;
 }
 
-/* *out: item as the statement returns it, or NULL if it fails the conditions. */
-static int post_apply(const post *p, const json_t *item, json_t **out, qr_err *err)
+/* *out: item as the statement returns it (projected), or NULL if it fails the
+ * conditions. */
+static int post_apply(const post *p, const pq_stmt *st, const json_t *item, json_t **out,
+                      qr_err *err)
 {
     *out = NULL;
     int ok = p->cond ? expr_cond_eval(p->cond, item, err) : 1;
     if (ok < 0) return -1;
-    if (ok) *out = p->proj ? expr_project(p->proj, item) : json_deep_copy(item);
-    if (ok && *out == NULL) return out_of_memory(err);
+    if (ok && (*out = project(st, item)) == NULL) return out_of_memory(err);
     return 0;
 }
 
 static void post_free(post *p)
 {
     expr_cond_free(p->cond);
-    expr_proj_free(p->proj);
     expr_ctx_free(&p->cx);
     xb_free(&p->x);
 }
@@ -667,8 +703,8 @@ static int finish_read(const pq_stmt *st, const json_t *item, json_t **out, qr_e
     nodes conds = {&where, 1, 1};
     *out = NULL;
     if (item == NULL) return 0;
-    int rc = post_prepare(&p, where ? &conds : NULL, st, 1, err);
-    if (rc == 0) rc = post_apply(&p, item, out, err);
+    int rc = post_prepare(&p, where ? &conds : NULL, err);
+    if (rc == 0) rc = post_apply(&p, st, item, out, err);
     post_free(&p);
     return rc;
 }
@@ -748,7 +784,7 @@ static int exec_select(qr_db *db, const pq_stmt *st, const opts *o, json_t **res
     xb x;
     post pp;
     int prepared = 0;
-    buf kc, fc, pc;
+    buf kc, fc;
     const json_t *pkv[QR_MAX_KEY_ATTRS] = {0};
     const pq_node *in = NULL;
     json_t *req = NULL, *items = NULL, *cc = NULL, *lek = NULL, *start = NULL;
@@ -758,7 +794,6 @@ static int exec_select(qr_db *db, const pq_stmt *st, const opts *o, json_t **res
     xb_init(&x, err);
     buf_init(&kc, 0);
     buf_init(&fc, 0);
-    buf_init(&pc, 0);
     if (st->where && flatten(st->where, &all, err)) goto done;
     used = calloc(all.n + 1, 1);
     if (used == NULL) {
@@ -805,13 +840,8 @@ static int exec_select(qr_db *db, const pq_stmt *st, const opts *o, json_t **res
             on_key |= mentions(all.v[j], k < src.npk ? src.rpk[k] : src.rsk[k - src.npk]);
         if (flatten(all.v[j], on_key ? &later : &rest, err)) goto done;
     }
-    if (later.n) {
-        if (post_prepare(&pp, &later, st, 1, err)) {
-            post_free(&pp);
-            goto done;
-        }
-        prepared = 1;
-    }
+    prepared = 1;
+    if (post_prepare(&pp, &later, err)) goto done;
     if (st->order_by) {
         int key = 0;
         for (int k = 0; k < src.npk + src.nsk; k++)
@@ -856,10 +886,6 @@ static int exec_select(qr_db *db, const pq_stmt *st, const opts *o, json_t **res
     } else if (st->where) {
         e |= x_cond(&x, &fc, st->where);
     }
-    for (size_t i = 0; !prepared && i < st->nproj; i++) {
-        if (i) e |= buf_puts(&pc, ", ");
-        e |= x_path(&x, &pc, st->proj[i]->path);
-    }
     if (err->type) goto done;
     if (e) {
         out_of_memory(err);
@@ -867,7 +893,6 @@ static int exec_select(qr_db *db, const pq_stmt *st, const opts *o, json_t **res
     }
     if (kc.len) json_object_set_new(req, "KeyConditionExpression", json_string(kc.data));
     if (fc.len) json_object_set_new(req, "FilterExpression", json_string(fc.data));
-    if (pc.len) json_object_set_new(req, "ProjectionExpression", json_string(pc.data));
     if (query)
         json_object_set_new(x.values, ":k", json_deep_copy(in ? in->args[1]->value : pkv[0]));
     xb_attach(&x, req);
@@ -894,20 +919,16 @@ static int exec_select(qr_db *db, const pq_stmt *st, const opts *o, json_t **res
             json_object_del(req, "ExclusiveStartKey");
         start = NULL;
         if (run_text(query ? op_query : op_scan, db, req, &out, err)) goto done;
-        if (prepared) {
-            size_t k;
-            json_t *item;
-            json_array_foreach(json_object_get(out, "Items"), k, item)
-            {
-                json_t *kept;
-                if (post_apply(&pp, item, &kept, err)) {
-                    json_decref(out);
-                    goto done;
-                }
-                if (kept) json_array_append_new(items, kept);
+        size_t k;
+        json_t *item;
+        json_array_foreach(json_object_get(out, "Items"), k, item)
+        {
+            json_t *kept;
+            if (post_apply(&pp, st, item, &kept, err)) {
+                json_decref(out);
+                goto done;
             }
-        } else {
-            json_array_extend(items, json_object_get(out, "Items"));
+            if (kept) json_array_append_new(items, kept);
         }
         capacity_merge(&cc, json_object_get(out, "ConsumedCapacity"));
         json_t *last = json_object_get(out, "LastEvaluatedKey");
@@ -953,7 +974,6 @@ done:
     free(used);
     buf_free(&kc);
     buf_free(&fc);
-    buf_free(&pc);
     xb_free(&x);
     source_free(&src);
     return rc;

@@ -92,6 +92,21 @@ def test_paging_returns_every_match_exactly_once(t):
     assert got == [("p0", 11), ("p0", 10), ("p1", 11), ("p1", 10)]
 
 
+def test_projection_names_each_value_by_its_last_path_component(t):
+    ex(t, "INSERT INTO Tab VALUE {'pk': 'a', 'sk': 1, 'm': {'n': {'o': 1}, 'l': ['x', {'y': 'it''s'}]}, "
+          "'odd.name': 'q', 'u': 'ünï ☃'}")
+    r = ex(t, "SELECT m.n.o, m.l[1].y, m.l[0], \"odd.name\", u, m.absent FROM Tab WHERE pk = 'a'")
+    assert r["Items"] == [{"o": n(1), "y": s("it's"), "_3": s("x"), "odd.name": s("q"), "u": s("ünï ☃")}]
+    r = ex(t, "SELECT m['n'].o, sk FROM Tab WHERE pk = 'a' AND sk = 1")
+    assert r["Items"] == [{"o": n(1), "sk": n(1)}]
+    b = t.call("BatchExecuteStatement", {"Statements": [
+        {"Statement": "SELECT m.n FROM Tab WHERE pk = 'a' AND sk = 1"}]})
+    assert b["Responses"][0]["Item"] == {"n": {"M": {"o": n(1)}}}
+    x = t.call("ExecuteTransaction", {"TransactStatements": [
+        {"Statement": "SELECT m.l[0] FROM Tab WHERE pk = 'a' AND sk = 1"}]})
+    assert x["Responses"] == [{"Item": {"_1": s("x")}}]
+
+
 def test_parameters_of_every_type_round_trip_and_compare(t):
     b = base64.b64encode(b"\x00\x01\xfe").decode()
     params = [s("k"), n("10.50"), {"B": b}, {"BS": [b, "AQ=="]}, {"SS": ["x", ""]}, {"NS": ["1", "2.0"]},
