@@ -22,6 +22,7 @@
 #define NEXT_TOKEN_MAX 32768
 #define BATCH_MAX 25
 #define TXN_MAX 100
+#define IN_KEYS_MAX 50 /* partition key values in one IN (non-key IN takes 100) */
 
 static const char E_DUPLICATE[] = "DuplicateItemException";
 static const char MSG_DUPLICATE[] = "Duplicate primary key exists in table";
@@ -42,8 +43,9 @@ static const char *const on_failure_modes[] = {"ALL_OLD", "NONE", NULL};
 typedef struct source {
     char *pk, *sk;               /* the table's key attributes (sk NULL if none) */
     int npk, nsk;                /* the key attributes of what a SELECT reads: */
-    char *rpk[QR_MAX_KEY_ATTRS]; /* the index's, or the table's; npk 0 for an */
-    char *rsk[QR_MAX_KEY_ATTRS]; /* index that does not exist */
+    char *rpk[QR_MAX_KEY_ATTRS]; /* the index's, or the table's */
+    char *rsk[QR_MAX_KEY_ATTRS];
+    int global; /* the statement reads a global secondary index */
 } source;
 
 static void source_free(source *s)
@@ -73,14 +75,21 @@ static int source_load(qr_db *db, const pq_stmt *st, source *s, qr_err *err)
     int oom = (s->pk = strdup(t->pk.name)) == NULL;
     if (t->sk.name) oom |= (s->sk = strdup(t->sk.name)) == NULL;
     const qr_index *ix = st->index ? table_index(t, st->index) : NULL;
+    if (st->index && ix == NULL) {
+        /* Query and Scan name the index in this message; PartiQL does not */
+        catalog_release(db, t);
+        source_free(s);
+        return err_validation(err, "The table does not have the specified index");
+    }
     if (ix) {
+        s->global = ix->global;
         s->npk = ix->npk;
         s->nsk = ix->nsk;
         for (int i = 0; i < ix->npk; i++)
             oom |= (s->rpk[i] = strdup(ix->pk[i])) == NULL;
         for (int i = 0; i < ix->nsk; i++)
             oom |= (s->rsk[i] = strdup(ix->sk[i])) == NULL;
-    } else if (st->index == NULL) {
+    } else {
         s->npk = 1;
         oom |= (s->rpk[0] = strdup(t->pk.name)) == NULL;
         if (t->sk.name) {
@@ -794,6 +803,11 @@ static int exec_select(qr_db *db, const pq_stmt *st, const opts *o, json_t **res
     xb_init(&x, err);
     buf_init(&kc, 0);
     buf_init(&fc, 0);
+    if (o->consistent && src.global) {
+        /* Query's message for this differs; PartiQL has its own */
+        err_validation(err, "Strongly consistent read is not supported on Global Secondary Indexes");
+        goto done;
+    }
     if (st->where && flatten(st->where, &all, err)) goto done;
     used = calloc(all.n + 1, 1);
     if (used == NULL) {
@@ -801,7 +815,7 @@ static int exec_select(qr_db *db, const pq_stmt *st, const opts *o, json_t **res
         goto done;
     }
     /* A Query when every partition key attribute has an equality (or the one has IN). */
-    int query = src.npk > 0 && st->where;
+    int query = st->where != NULL;
     for (int i = 0; query && i < src.npk; i++) {
         int f = -1;
         for (size_t j = 0; j < all.n && f < 0; j++)
@@ -824,6 +838,13 @@ static int exec_select(qr_db *db, const pq_stmt *st, const opts *o, json_t **res
             used[f] = 1;
             if (all.v[f] != in) pkv[i] = eq_value(all.v[f], src.rpk[i]);
         }
+    }
+    if (in && in->nargs - 1 > IN_KEYS_MAX) {
+        err_validation(err,
+                       "Unsupported operation: IN on a partition key takes at most %d values, here "
+                       "%zu",
+                       IN_KEYS_MAX, in->nargs - 1);
+        goto done;
     }
     if (query && src.nsk == 1)
         for (size_t j = 0; j < all.n && skc < 0; j++)

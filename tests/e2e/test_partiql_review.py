@@ -92,6 +92,18 @@ def test_paging_returns_every_match_exactly_once(t):
     assert got == [("p0", 11), ("p0", 10), ("p1", 11), ("p1", 10)]
 
 
+def test_in_on_a_partition_key_takes_at_most_50_values(t):
+    seed(t, parts=1, per=2)
+    fifty = ", ".join("'p%d'" % i for i in range(50))
+    assert len(ex(t, "SELECT * FROM Tab WHERE pk IN [%s]" % fifty)["Items"]) == 2
+    e = ex_err(t, "SELECT * FROM Tab WHERE pk IN [%s, 'x']" % fifty)
+    assert e.type == "ValidationException" and "at most 50" in e.message
+    many = ", ".join(str(i) for i in range(100))
+    assert ex(t, "SELECT * FROM Tab WHERE v IN [%s]" % many)["Items"] != []
+    e = ex_err(t, "SELECT * FROM Tab WHERE v IN [%s, 100]" % many)
+    assert e.type == "ValidationException" and "at most 100" in e.message
+
+
 def test_projection_names_each_value_by_its_last_path_component(t):
     ex(t, "INSERT INTO Tab VALUE {'pk': 'a', 'sk': 1, 'm': {'n': {'o': 1}, 'l': ['x', {'y': 'it''s'}]}, "
           "'odd.name': 'q', 'u': 'ünï ☃'}")
@@ -123,3 +135,13 @@ def test_parameters_of_every_type_round_trip_and_compare(t):
                     ("contains(ns, 2)", []), ("l[1] = false", [])):
         r = ex(t, "SELECT pk FROM Tab WHERE pk = 'k' AND " + cond, p or None)
         assert r["Items"] == [{"pk": s("k")}], cond
+
+
+def test_index_refusals_in_dynamodb_words(t):
+    e = ex_err(t, "SELECT * FROM \"Tab\".\"nope\" WHERE pk = 'a'")
+    assert (e.type, e.message) == ("ValidationException", "The table does not have the specified index")
+    e = ex_err(t, "SELECT * FROM \"Tab\".\"Tab\"")
+    assert e.message == "The table does not have the specified index"
+    e = ex_err(t, "SELECT * FROM \"Tab\".\"byG\" WHERE g = 'x'", ConsistentRead=True)
+    assert e.message == "Strongly consistent read is not supported on Global Secondary Indexes"
+    assert ex(t, "SELECT * FROM \"Tab\".\"byG\" WHERE g = 'x'") == {"Items": []}
