@@ -29,6 +29,10 @@ static const char MSG_DUPLICATE[] = "Duplicate primary key exists in table";
 static const char MSG_KEY[] =
     "Where clause does not contain a mandatory equality on all key attributes";
 static const char MSG_BAD_TOKEN[] = "Invalid NextToken";
+/* A batch reads by GetItem: by the table's key, never from an index */
+static const char MSG_BATCH_KEY[] =
+    "Select statements within BatchExecuteStatement must specify the primary key in the where "
+    "clause.";
 
 static int out_of_memory(qr_err *err)
 {
@@ -597,13 +601,14 @@ static int exec_write(qr_db *db, const pq_stmt *st, const opts *o, json_t **resp
 
 /* ---- reads of one item (batches and transactions) ---- */
 
-/* The Key of a SELECT that names one item of a table by its full key. */
-static int select_key(qr_db *db, const pq_stmt *st, const char *on_index, const char *missing,
-                      json_t **key, qr_err *err)
+/* The Key of a SELECT that names one item of a table by its full key; missing is the
+ * message when it does not (or reads an index). */
+static int select_key(qr_db *db, const pq_stmt *st, const char *missing, json_t **key,
+                      qr_err *err)
 {
     source src;
     nodes rest;
-    if (st->index) return err_validation(err, "%s", on_index);
+    if (st->index) return err_validation(err, "%s", missing);
     if (source_load(db, st, &src, err)) return -1;
     int rc = key_of(&src, st->where, missing, key, &rest, err);
     free(rest.v);
@@ -1124,8 +1129,7 @@ static int batch_read(qr_db *db, const pq_stmt *st, int consistent, const char *
 {
     json_t *key, *out = NULL;
     *item = NULL;
-    if (select_key(db, st, "This operation is not supported on an index", MSG_KEY, &key, err))
-        return -1;
+    if (select_key(db, st, MSG_BATCH_KEY, &key, err)) return -1;
     json_t *r = json_pack("{s:s,s:o,s:b}", "TableName", st->table, "Key", key, "ConsistentRead",
                           consistent);
     if (r == NULL) return err_set(err, QR_E_INTERNAL, "out of memory");
@@ -1198,34 +1202,32 @@ int op_batch_execute_statement(qr_db *db, json_t *req, json_t **resp, qr_err *er
     for (size_t i = 0; i < n; i++) {
         json_t *e = json_array_get(list, i), *r = json_object(), *item = NULL;
         json_array_append_new(responses, r);
-        if (sts[i]) {
-            json_object_set_new(r, "TableName", json_string(sts[i]->table));
-            if (sts[i]->kind == PQ_SELECT) {
-                if (batch_read(db, sts[i], json_is_true(json_object_get(e, "ConsistentRead")),
-                               capacity, &item, ccs, &errs[i]) == 0 &&
-                    item)
-                    json_object_set_new(r, "Item", item);
-            } else if (sts[i]->kind == PQ_EXISTS) {
-                err_validation(&errs[i],
-                               "EXISTS can only be used in ExecuteTransaction write requests.");
-            } else {
-                opts o = {.capacity = capacity,
-                          .on_failure = json_string_value(
-                              json_object_get(e, "ReturnValuesOnConditionCheckFailure"))};
-                json_t *out = NULL;
-                if (exec_write(db, sts[i], &o, &out, &errs[i]) == 0)
-                    capacity_list_add(ccs, json_object_get(out, "ConsumedCapacity"));
-                json_decref(out);
+        if (sts[i] && sts[i]->kind == PQ_SELECT) {
+            batch_read(db, sts[i], json_is_true(json_object_get(e, "ConsistentRead")), capacity,
+                       &item, ccs, &errs[i]);
+        } else if (sts[i] && sts[i]->kind == PQ_EXISTS) {
+            err_validation(&errs[i], "EXISTS can only be used in ExecuteTransaction write requests.");
+        } else if (sts[i]) {
+            /* RETURNING is honoured (its item is the response's Item), while
+             * ReturnValuesOnConditionCheckFailure is not: a failed member has no Item */
+            opts o = {.capacity = capacity};
+            json_t *out = NULL;
+            if (exec_write(db, sts[i], &o, &out, &errs[i]) == 0) {
+                capacity_list_add(ccs, json_object_get(out, "ConsumedCapacity"));
+                item = json_incref(json_array_get(json_object_get(out, "Items"), 0));
             }
+            json_decref(out);
         }
+        /* A member refused before it reached its table does not name it */
+        if (sts[i] && (errs[i].type == NULL || strcmp(errs[i].type, QR_E_VALIDATION) != 0))
+            json_object_set_new(r, "TableName", json_string(sts[i]->table));
+        if (item) json_object_set_new(r, "Item", item);
         if (errs[i].type) {
             char code[64];
-            json_t *error =
-                json_pack("{s:s,s:s}", "Code", batch_code(errs[i].type, code, sizeof code),
-                          "Message", errs[i].msg);
-            if (errs[i].item && json_object_get(errs[i].item, "CancellationReasons") == NULL)
-                json_object_set(error, "Item", errs[i].item);
-            json_object_set_new(r, "Error", error);
+            json_object_set_new(r, "Error",
+                                json_pack("{s:s,s:s}", "Code",
+                                          batch_code(errs[i].type, code, sizeof code), "Message",
+                                          errs[i].msg));
         }
     }
     *resp = json_pack("{s:O}", "Responses", responses);
@@ -1243,6 +1245,16 @@ done:
 }
 
 /* ---- ExecuteTransaction ---- */
+
+static const char MSG_TXN_KEY[] =
+    "Select statements within ExecuteTransaction must specify the primary key in the where clause.";
+
+/* Refuses statement i of a transaction, in DynamoDB's words for a statement it checks
+ * before running any. */
+static int txn_refuse(qr_err *err, size_t i, const char *why)
+{
+    return err_validation(err, "Validation failed in TransactStatements[%zu]: %s", i, why);
+}
 
 /* INSERTs whose item existed fail their Put's condition: DynamoDB names that DuplicateItem. */
 static void rename_duplicates(pq_stmt **sts, size_t n, qr_err *err)
@@ -1279,11 +1291,11 @@ static int txn_reads(qr_db *db, pq_stmt **sts, size_t n, const char *capacity, j
     int rc = -1;
     for (size_t i = 0; i < n; i++) {
         json_t *key;
-        if (select_key(db, sts[i], "Reads on indices are not supported within transactions.",
-                       "Select statements within ExecuteTransaction must specify the primary key "
-                       "in the where clause.",
-                       &key, err))
+        if (sts[i]->index) {
+            txn_refuse(err, i, "Reads on indices are not supported within transactions.");
             goto done;
+        }
+        if (select_key(db, sts[i], MSG_TXN_KEY, &key, err)) goto done;
         json_array_append_new(
             items, json_pack("{s:{s:s,s:o}}", "Get", "TableName", sts[i]->table, "Key", key));
     }
@@ -1325,8 +1337,7 @@ static int txn_writes(qr_db *db, pq_stmt **sts, json_t *list, size_t n, json_t *
     for (size_t i = 0; i < n; i++) {
         json_t *w;
         if (sts[i]->returning) {
-            err_validation(err,
-                           "Unsupported clause: RETURNING (ExecuteTransaction returns no values)");
+            txn_refuse(err, i, "RETURNING clause is not supported in ExecuteTransaction.");
             goto done;
         }
         if (write_request(db, sts[i], &w, err)) goto done;

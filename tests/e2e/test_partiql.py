@@ -301,7 +301,8 @@ def test_batch_reads(t):
         {"Statement": "EXISTS(SELECT * FROM Music WHERE Artist = 'a' AND Song = 's01')"},
     ]})
     res = r["Responses"]
-    assert res[4]["Error"] == {"Code": "ValidationError", "Message": "This operation is not supported on an index"}
+    assert res[4]["Error"] == {"Code": "ValidationError", "Message": "Select statements within BatchExecuteStatement "
+                                                                     "must specify the primary key in the where clause."}
     assert res[5]["Error"]["Message"] == "EXISTS can only be used in ExecuteTransaction write requests."
     assert res[0] == {"TableName": T, "Item": {"Song": s("s01")}}
     assert res[1] == {"TableName": T}
@@ -367,7 +368,7 @@ def test_transaction_reads_and_refusals(t):
     assert e.message == "Select statements within ExecuteTransaction must specify the primary key in the where clause."
     e = t.error("ExecuteTransaction", {"TransactStatements": [
         {"Statement": "SELECT * FROM Music.idx WHERE Artist = 'a' AND Song = 'b'"}]})
-    assert e.message == "Reads on indices are not supported within transactions."
+    assert e.message == "Validation failed in TransactStatements[0]: Reads on indices are not supported within transactions."
     e = t.error("ExecuteTransaction", {"TransactStatements": [
         {"Statement": "UPDATE Music SET x = 1 WHERE Artist = 'a' AND Song = 's01'"},
         {"Statement": "DELETE FROM Music WHERE Artist = 'a' AND Song = 's01'"}]})

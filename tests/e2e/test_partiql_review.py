@@ -145,3 +145,55 @@ def test_index_refusals_in_dynamodb_words(t):
     e = ex_err(t, "SELECT * FROM \"Tab\".\"byG\" WHERE g = 'x'", ConsistentRead=True)
     assert e.message == "Strongly consistent read is not supported on Global Secondary Indexes"
     assert ex(t, "SELECT * FROM \"Tab\".\"byG\" WHERE g = 'x'") == {"Items": []}
+
+
+def test_batch_members_as_dynamodb_answers_them(t):
+    ex(t, "INSERT INTO Tab VALUE {'pk': 'a', 'sk': 1, 'v': 'old'}")
+    ex(t, "INSERT INTO Tab VALUE {'pk': 'a', 'sk': 2, 'v': 'keep'}")
+    r = t.call("BatchExecuteStatement", {"Statements": [
+        {"Statement": "UPDATE Tab SET v = 'new' WHERE pk = 'a' AND sk = 1 RETURNING ALL NEW *"},
+        {"Statement": "DELETE FROM Tab WHERE pk = 'a' AND sk = 2 RETURNING ALL OLD *"},
+        {"Statement": "UPDATE Tab SET w = 1 WHERE pk = 'a' AND sk = 1 AND v = 'wrong'",
+         "ReturnValuesOnConditionCheckFailure": "ALL_OLD"},
+        {"Statement": "UPDATE Tab REMOVE nothing WHERE pk = 'a' AND sk = 1 RETURNING MODIFIED NEW *"},
+        {"Statement": "DELETE FROM Tab WHERE pk = 'a'"},
+        {"Statement": "DELETE FROM Tab WHERE pk = 'a' AND sk = 3 RETURNING MODIFIED OLD *"},
+    ]})["Responses"]
+    assert r[0] == {"TableName": T, "Item": {"pk": s("a"), "sk": n(1), "v": s("new")}}
+    assert r[1] == {"TableName": T, "Item": {"pk": s("a"), "sk": n(2), "v": s("keep")}}
+    assert r[2] == {"TableName": T, "Error": {"Code": "ConditionalCheckFailed", "Message": "The conditional request failed"}}
+    assert r[3] == {"TableName": T}
+    assert r[4] == {"Error": {"Code": "ValidationError", "Message":
+                              "Where clause does not contain a mandatory equality on all key attributes"}}
+    assert r[5] == {"Error": {"Code": "ValidationError", "Message":
+                              "Invalid returning clause: RETURNING MODIFIED OLD *. Only RETURNING ALL OLD * is "
+                              "allowed in DELETE statements."}}
+    r = t.call("BatchExecuteStatement", {"Statements": [
+        {"Statement": "SELECT * FROM Tab WHERE pk = 'a'"},
+        {"Statement": "SELECT * FROM \"Tab\".\"byG\" WHERE g = 'x'"},
+        {"Statement": "SELECT v FROM Tab WHERE pk = 'a' AND sk = 1"},
+    ]})["Responses"]
+    msg = "Select statements within BatchExecuteStatement must specify the primary key in the where clause."
+    assert r[0] == {"Error": {"Code": "ValidationError", "Message": msg}}
+    assert r[1] == {"Error": {"Code": "ValidationError", "Message": msg}}
+    assert r[2] == {"TableName": T, "Item": {"v": s("new")}}
+
+
+def test_transaction_refusals_name_the_statement(t):
+    ok = {"Statement": "INSERT INTO Tab VALUE {'pk': 'a', 'sk': 1}"}
+    e = t.error("ExecuteTransaction", {"TransactStatements": [
+        ok, {"Statement": "UPDATE Tab SET v = 1 WHERE pk = 'b' AND sk = 1 RETURNING ALL NEW *"}]})
+    assert (e.type, e.message) == (
+        "ValidationException",
+        "Validation failed in TransactStatements[1]: RETURNING clause is not supported in ExecuteTransaction.")
+    e = t.error("ExecuteTransaction", {"TransactStatements": [
+        {"Statement": "SELECT * FROM \"Tab\".\"byG\" WHERE g = 'x'"}]})
+    assert e.message == ("Validation failed in TransactStatements[0]: Reads on indices are not supported "
+                         "within transactions.")
+    assert ex(t, "SELECT * FROM Tab") == {"Items": []}
+    e = t.error("ExecuteTransaction", {"TransactStatements": [
+        {"Statement": "INSERT INTO Tab VALUE {'pk': 'a', 'sk': ?}", "Parameters": [n(i)]} for i in range(101)]})
+    assert "Member must have length less than or equal to 100" in e.message
+    e = t.error("ExecuteTransaction", {"TransactStatements": [ok, ok]})
+    assert "multiple operations on one item" in e.message
+    assert ex(t, "SELECT * FROM Tab") == {"Items": []}
