@@ -597,8 +597,9 @@ static pq_node *parse_call(parser *p, const char *fn, size_t nargs)
 {
     next(p); /* the name */
     next(p); /* ( */
+    if (enter(p)) return NULL; /* size(size(...)) nests */
     pq_node *n = node_new(p, PQN_FUNC);
-    if (n == NULL) return NULL;
+    if (n == NULL) goto fail;
     snprintf(n->fn, sizeof n->fn, "%s", fn);
     for (size_t i = 0; i < nargs; i++) {
         if (i && expect_punct(p, ",")) goto fail;
@@ -606,9 +607,11 @@ static pq_node *parse_call(parser *p, const char *fn, size_t nargs)
         if (a == NULL || node_add(p, n, a)) goto fail;
     }
     if (expect_punct(p, ")")) goto fail;
+    p->depth--;
     return n;
 fail:
     node_free(n);
+    p->depth--;
     return NULL;
 }
 
@@ -1008,7 +1011,7 @@ static int parse_statement(parser *p, pq_stmt *s)
         }
         if (parse_where(p, s)) return -1;
     } else {
-        return unexpected(p, "SELECT, INSERT, UPDATE, DELETE or EXISTS");
+        return err_validation(p->err, PARTIQL_MALFORMED "Expected data manipulation");
     }
     if (parse_returning(p, s)) return -1;
     accept_punct(p, ";");

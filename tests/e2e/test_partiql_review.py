@@ -147,6 +147,19 @@ def test_index_refusals_in_dynamodb_words(t):
     assert ex(t, "SELECT * FROM \"Tab\".\"byG\" WHERE g = 'x'") == {"Items": []}
 
 
+def test_a_statement_that_is_no_statement(t):
+    e = ex_err(t, "SLECT * FROM Tab")
+    assert e.message == "Statement wasn't well formed, can't be processed: Expected data manipulation"
+
+
+def test_nesting_past_the_bound_is_refused_not_followed(t):
+    for statement in ("SELECT * FROM Tab WHERE " + "size(" * 300 + "a" + ")" * 300 + " > 1",
+                      "INSERT INTO Tab VALUE {'pk': 'a', 'sk': 1, 'm': " + "{'m': " * 300 + "1" + "}" * 301,
+                      "SELECT * FROM Tab WHERE " + "NOT (" * 300 + "a = 1" + ")" * 300):
+        e = ex_err(t, statement)
+        assert e.type == "ValidationException" and "nests more than" in e.message
+
+
 def test_batch_members_as_dynamodb_answers_them(t):
     ex(t, "INSERT INTO Tab VALUE {'pk': 'a', 'sk': 1, 'v': 'old'}")
     ex(t, "INSERT INTO Tab VALUE {'pk': 'a', 'sk': 2, 'v': 'keep'}")
