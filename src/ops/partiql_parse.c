@@ -356,6 +356,68 @@ fail:
     return NULL;
 }
 
+/* [v, ...] with the [ already seen. */
+static json_t *parse_list(parser *p)
+{
+    json_t *list = json_array();
+    if (list == NULL) return NULL;
+    if (!is_punct(peek(p), "]")) {
+        do {
+            json_t *v = parse_value(p);
+            if (v == NULL || json_array_append_new(list, v)) goto fail;
+        } while (accept_punct(p, ","));
+    }
+    if (expect_punct(p, "]")) goto fail;
+    return av("L", list);
+fail:
+    json_decref(list);
+    return NULL;
+}
+
+/* One 'key': value of a map literal. */
+static int parse_map_entry(parser *p, json_t *map)
+{
+    token *k = peek(p);
+    if (k->kind != T_STRING) {
+        if (k->kind == T_EOF || k->kind == T_PUNCT) return unexpected(p, "a string key");
+        return err_validation(p->err, "Tuple keys must be of type String. Actual type: %s under %s",
+                              k->kind == T_NUMBER ? "DECIMAL" : "SYMBOL", "tuple");
+    }
+    next(p);
+    if (strlen(k->text) != k->len)
+        return err_validation(p->err, PARTIQL_MALFORMED "a key holds a NUL character");
+    json_t *probe = json_stringn(k->text, k->len);
+    json_decref(probe);
+    if (probe == NULL)
+        return err_validation(p->err,
+                              PARTIQL_MALFORMED "the key at position %zu is not valid UTF-8",
+                              k->pos + 1);
+    if (json_object_get(map, k->text))
+        return err_validation(p->err, "Duplicate keys in tuple. Key: %.200s under tuple", k->text);
+    if (expect_punct(p, ":")) return -1;
+    json_t *v = parse_value(p);
+    if (v == NULL) return -1;
+    return json_object_set_new(map, k->text, v) ? err_set(p->err, QR_E_INTERNAL, "out of memory")
+                                                 : 0;
+}
+
+/* {'key': v, ...} with the { already seen. */
+static json_t *parse_map(parser *p)
+{
+    json_t *map = json_object();
+    if (map == NULL) return NULL;
+    if (!is_punct(peek(p), "}")) {
+        do {
+            if (parse_map_entry(p, map)) goto fail;
+        } while (accept_punct(p, ","));
+    }
+    if (expect_punct(p, "}")) goto fail;
+    return av("M", map);
+fail:
+    json_decref(map);
+    return NULL;
+}
+
 static json_t *parse_value(parser *p)
 {
     if (enter(p)) return NULL;
@@ -393,80 +455,15 @@ static json_t *parse_value(parser *p)
     } else if (is_kw(t, "MISSING")) {
         err_validation(p->err, "MISSING must be compared using IS operator");
     } else if (accept_punct(p, "[")) {
-        json_t *list = json_array();
-        if (list && !is_punct(peek(p), "]")) {
-            do {
-                json_t *v = parse_value(p);
-                if (v == NULL) {
-                    json_decref(list);
-                    list = NULL;
-                    break;
-                }
-                json_array_append_new(list, v);
-            } while (accept_punct(p, ","));
-        }
-        if (list && expect_punct(p, "]")) {
-            json_decref(list);
-            list = NULL;
-        }
-        out = av("L", list);
+        out = parse_list(p);
     } else if (accept_punct(p, "{")) {
-        json_t *map = json_object();
-        if (map && !is_punct(peek(p), "}")) {
-            do {
-                token *k = peek(p);
-                if (k->kind != T_STRING) {
-                    if (k->kind == T_EOF || k->kind == T_PUNCT)
-                        unexpected(p, "a string key");
-                    else
-                        err_validation(
-                            p->err, "Tuple keys must be of type String. Actual type: %s under %s",
-                            k->kind == T_NUMBER ? "DECIMAL" : "SYMBOL", "tuple");
-                    goto map_fail;
-                }
-                next(p);
-                json_t *kv = json_stringn(k->text, k->len);
-                if (kv == NULL) {
-                    err_validation(p->err,
-                                   PARTIQL_MALFORMED "the key at position %zu is not valid UTF-8",
-                                   k->pos + 1);
-                    goto map_fail;
-                }
-                const char *key = json_string_value(kv);
-                if (strlen(key) != k->len || json_object_get(map, key)) {
-                    if (strlen(key) != k->len)
-                        err_validation(p->err, PARTIQL_MALFORMED "a key holds a NUL character");
-                    else
-                        err_validation(p->err, "Duplicate keys in tuple. Key: %.200s under tuple",
-                                       key);
-                    json_decref(kv);
-                    goto map_fail;
-                }
-                if (expect_punct(p, ":")) {
-                    json_decref(kv);
-                    goto map_fail;
-                }
-                json_t *v = parse_value(p);
-                if (v == NULL) {
-                    json_decref(kv);
-                    goto map_fail;
-                }
-                json_object_set_new(map, key, v);
-                json_decref(kv);
-            } while (accept_punct(p, ","));
-        }
-        if (map && expect_punct(p, "}")) goto map_fail;
-        out = av("M", map);
-        goto done;
-    map_fail:
-        json_decref(map);
+        out = parse_map(p);
     } else if (is_punct(t, "<<")) {
         next(p);
         out = parse_set(p);
     } else {
         unexpected(p, "a value");
     }
-done:
     p->depth--;
     if (out == NULL && p->err->type == NULL) err_set(p->err, QR_E_INTERNAL, "out of memory");
     return out;
@@ -837,6 +834,20 @@ static int parse_select(parser *p, pq_stmt *s)
     return 0;
 }
 
+/* Appends a to UPDATE's actions, which then own its nodes (freed on failure). */
+static int add_action(parser *p, pq_stmt *s, pq_action a)
+{
+    pq_action *list = realloc(s->actions, (s->nactions + 1) * sizeof *list);
+    if (list == NULL) {
+        node_free(a.target);
+        node_free(a.value);
+        return err_set(p->err, QR_E_INTERNAL, "out of memory");
+    }
+    s->actions = list;
+    s->actions[s->nactions++] = a;
+    return 0;
+}
+
 /* The right side of SET path = ...: a value or path, a sum or difference of two, or
  * list_append / set_add / set_delete. */
 static int parse_set_action(parser *p, pq_stmt *s, pq_node *target)
@@ -877,15 +888,7 @@ static int parse_set_action(parser *p, pq_stmt *s, pq_node *target)
         a.value = l;
     }
     if (a.value == NULL) goto fail;
-    pq_action *list = realloc(s->actions, (s->nactions + 1) * sizeof *list);
-    if (list == NULL) {
-        node_free(a.value);
-        err_set(p->err, QR_E_INTERNAL, "out of memory");
-        goto fail;
-    }
-    s->actions = list;
-    s->actions[s->nactions++] = a;
-    return 0;
+    return add_action(p, s, a);
 fail:
     node_free(target);
     return -1;
@@ -908,14 +911,8 @@ static int parse_update(parser *p, pq_stmt *s)
         } else if (accept_kw(p, "REMOVE")) {
             do {
                 pq_node *target = parse_path(p);
-                if (target == NULL) return -1;
-                pq_action *list = realloc(s->actions, (s->nactions + 1) * sizeof *list);
-                if (list == NULL) {
-                    node_free(target);
-                    return err_set(p->err, QR_E_INTERNAL, "out of memory");
-                }
-                s->actions = list;
-                s->actions[s->nactions++] = (pq_action){PQA_REMOVE, target, NULL};
+                if (target == NULL || add_action(p, s, (pq_action){PQA_REMOVE, target, NULL}))
+                    return -1;
             } while (accept_punct(p, ","));
         } else {
             break;
