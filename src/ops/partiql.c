@@ -1007,6 +1007,18 @@ done:
 
 /* ---- request parameters ---- */
 
+/* The length of UTF-8 text as DynamoDB measures a string's length constraint: in UTF-16
+ * code units (a character beyond the BMP, 4 bytes in UTF-8, counts 2). */
+static size_t text_length(const char *s, size_t len)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if ((c & 0xc0) != 0x80) n += c >= 0xf0 ? 2 : 1;
+    }
+    return n;
+}
+
 /* Statement and Parameters of one statement (field: where they sit, for messages), the
  * parameters validated into a new array *params (NULL if none). */
 static int statement_params(json_t *obj, const char *field, const char **text, size_t *len,
@@ -1019,13 +1031,18 @@ static int statement_params(json_t *obj, const char *field, const char **text, s
     if (s == NULL || json_is_null(s)) return param_null(where, err);
     if (param_string(obj, "Statement", text, err)) return -1;
     *len = json_string_length(s);
-    if (*len == 0 || *len > STATEMENT_MAX)
+    size_t chars = text_length(*text, *len);
+    if (chars == 0 || chars > STATEMENT_MAX) {
+        char shown[72];
+        snprintf(shown, sizeof shown, "%.64s", *text);
+        err_utf8_repair(shown);
         return err_validation(
             err,
-            "1 validation error detected: Value '%.64s%s' at '%s' failed to satisfy constraint: "
+            "1 validation error detected: Value '%s%s' at '%s' failed to satisfy constraint: "
             "Member must have length %s",
-            *text, *len > 64 ? "..." : "", where,
-            *len ? "less than or equal to 8192" : "greater than or equal to 1");
+            shown, chars > 64 ? "..." : "", where,
+            chars ? "less than or equal to 8192" : "greater than or equal to 1");
+    }
     if (param_array(obj, "Parameters", &p, err)) return -1;
     if (p == NULL) return 0;
     if (json_array_size(p) == 0)

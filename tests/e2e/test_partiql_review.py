@@ -210,3 +210,14 @@ def test_transaction_refusals_name_the_statement(t):
     e = t.error("ExecuteTransaction", {"TransactStatements": [ok, ok]})
     assert "multiple operations on one item" in e.message
     assert ex(t, "SELECT * FROM Tab") == {"Items": []}
+
+
+def test_statement_length_counts_characters_not_bytes(t):
+    head = "SELECT * FROM Tab WHERE v = '"
+    fits = head + "☃" * (8192 - len(head) - 1) + "'"
+    assert len(fits) == 8192 and len(fits.encode()) > 8192
+    assert ex(t, fits) == {"Items": []}
+    e = ex_err(t, head + "☃" * (8192 - len(head)) + "'")
+    assert "Member must have length less than or equal to 8192" in e.message
+    e = ex_err(t, head + "\U0001F600" * 4096 + "'")
+    assert "Member must have length less than or equal to 8192" in e.message
