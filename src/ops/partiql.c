@@ -49,7 +49,10 @@ typedef struct source {
     int npk, nsk;                /* the key attributes of what a SELECT reads: */
     char *rpk[QR_MAX_KEY_ATTRS]; /* the index's, or the table's */
     char *rsk[QR_MAX_KEY_ATTRS];
-    int global; /* the statement reads a global secondary index */
+    int global;      /* the statement reads a global secondary index */
+    char *index;     /* the index it reads (NULL: the table) */
+    int projection;  /* the index's QR_PROJ_* (QR_PROJ_ALL for the table) */
+    json_t *include; /* INCLUDE's NonKeyAttributes (owned), or NULL */
 } source;
 
 static void source_free(source *s)
@@ -60,6 +63,8 @@ static void source_free(source *s)
         free(s->rpk[i]);
         free(s->rsk[i]);
     }
+    free(s->index);
+    json_decref(s->include);
     memset(s, 0, sizeof *s);
 }
 
@@ -85,8 +90,12 @@ static int source_load(qr_db *db, const pq_stmt *st, source *s, qr_err *err)
         source_free(s);
         return err_validation(err, "The table does not have the specified index");
     }
+    s->projection = QR_PROJ_ALL;
     if (ix) {
         s->global = ix->global;
+        s->projection = ix->projection;
+        s->include = json_deep_copy(ix->include);
+        oom |= (s->index = strdup(ix->name)) == NULL || (ix->include && s->include == NULL);
         s->npk = ix->npk;
         s->nsk = ix->nsk;
         for (int i = 0; i < ix->npk; i++)
@@ -107,6 +116,65 @@ static int source_load(qr_db *db, const pq_stmt *st, source *s, qr_err *err)
         return err_set(err, QR_E_INTERNAL, "out of memory");
     }
     return 0;
+}
+
+/* True if the index a statement reads holds attribute name (the table always does). */
+static int projected(const source *s, const char *name)
+{
+    if (s->projection == QR_PROJ_ALL || strcmp(name, s->pk) == 0 ||
+        (s->sk && strcmp(name, s->sk) == 0))
+        return 1;
+    for (int i = 0; i < s->npk + s->nsk; i++)
+        if (strcmp(name, i < s->npk ? s->rpk[i] : s->rsk[i - s->npk]) == 0) return 1;
+    size_t i;
+    json_t *v;
+    json_array_foreach(s->include, i, v) if (strcmp(name, json_string_value(v)) == 0) return 1;
+    return 0;
+}
+
+/* Adds to list (", "-separated in b) the top-level attributes n refers to that the index
+ * does not hold, each once. */
+static void unprojected(const source *s, const pq_node *n, json_t *seen, buf *b)
+{
+    if (n->kind == PQN_PATH) {
+        const char *name = json_string_value(json_array_get(n->path, 0));
+        if (name && !projected(s, name) && json_object_get(seen, name) == NULL) {
+            json_object_set_new(seen, name, json_true());
+            buf_printf(b, "%s%s", b->len ? ", " : "", name);
+        }
+    }
+    for (size_t i = 0; i < n->nargs; i++)
+        unprojected(s, n->args[i], seen, b);
+}
+
+/* DynamoDB's PartiQL refuses to read through an index an attribute the index does not
+ * hold, where Query would answer without it: in the WHERE clause (any index), and in
+ * the projection (a global index; a local one reads the table). */
+static int check_projected(const source *s, const pq_stmt *st, qr_err *err)
+{
+    if (s->index == NULL || s->projection == QR_PROJ_ALL) return 0;
+    json_t *seen = json_object();
+    buf b;
+    int rc = 0;
+    buf_init(&b, 0);
+    if (st->where) unprojected(s, st->where, seen, &b);
+    if (b.len) {
+        rc = err_validation(err,
+                            "One or more parameter values were invalid: Secondary index %s does "
+                            "not project one or more filter attributes: [%.400s]",
+                            s->index, b.data);
+    } else if (s->global) {
+        for (size_t i = 0; i < st->nproj; i++)
+            unprojected(s, st->proj[i], seen, &b);
+        if (b.len)
+            rc = err_validation(err,
+                                "One or more parameter values were invalid: Global secondary index "
+                                "%s does not project [%.400s]",
+                                s->index, b.data);
+    }
+    buf_free(&b);
+    json_decref(seen);
+    return rc;
 }
 
 /* ---- expressions, written with placeholders ---- */
@@ -603,8 +671,7 @@ static int exec_write(qr_db *db, const pq_stmt *st, const opts *o, json_t **resp
 
 /* The Key of a SELECT that names one item of a table by its full key; missing is the
  * message when it does not (or reads an index). */
-static int select_key(qr_db *db, const pq_stmt *st, const char *missing, json_t **key,
-                      qr_err *err)
+static int select_key(qr_db *db, const pq_stmt *st, const char *missing, json_t **key, qr_err *err)
 {
     source src;
     nodes rest;
@@ -810,9 +877,11 @@ static int exec_select(qr_db *db, const pq_stmt *st, const opts *o, json_t **res
     buf_init(&fc, 0);
     if (o->consistent && src.global) {
         /* Query's message for this differs; PartiQL has its own */
-        err_validation(err, "Strongly consistent read is not supported on Global Secondary Indexes");
+        err_validation(err,
+                       "Strongly consistent read is not supported on Global Secondary Indexes");
         goto done;
     }
+    if (check_projected(&src, st, err)) goto done;
     if (st->where && flatten(st->where, &all, err)) goto done;
     used = calloc(all.n + 1, 1);
     if (used == NULL) {
@@ -892,6 +961,11 @@ static int exec_select(qr_db *db, const pq_stmt *st, const opts *o, json_t **res
         goto done;
     }
     if (st->index) json_object_set_new(req, "IndexName", json_string(st->index));
+    /* A local index reads what it does not hold from the table; the projection, applied
+     * to the items read, may name such attributes (check_projected refused them for a
+     * global one) */
+    if (st->index && !src.global && src.projection != QR_PROJ_ALL && st->nproj)
+        json_object_set_new(req, "Select", json_string("ALL_ATTRIBUTES"));
     if (query) {
         for (int i = 0; i < src.npk; i++) {
             if (i) e |= buf_puts(&kc, " AND ");
@@ -1223,7 +1297,8 @@ int op_batch_execute_statement(qr_db *db, json_t *req, json_t **resp, qr_err *er
             batch_read(db, sts[i], json_is_true(json_object_get(e, "ConsistentRead")), capacity,
                        &item, ccs, &errs[i]);
         } else if (sts[i] && sts[i]->kind == PQ_EXISTS) {
-            err_validation(&errs[i], "EXISTS can only be used in ExecuteTransaction write requests.");
+            err_validation(&errs[i],
+                           "EXISTS can only be used in ExecuteTransaction write requests.");
         } else if (sts[i]) {
             /* RETURNING is honoured (its item is the response's Item), while
              * ReturnValuesOnConditionCheckFailure is not: a failed member has no Item */

@@ -389,16 +389,15 @@ static int parse_map_entry(parser *p, json_t *map)
     json_t *probe = json_stringn(k->text, k->len);
     json_decref(probe);
     if (probe == NULL)
-        return err_validation(p->err,
-                              PARTIQL_MALFORMED "the key at position %zu is not valid UTF-8",
-                              k->pos + 1);
+        return err_validation(
+            p->err, PARTIQL_MALFORMED "the key at position %zu is not valid UTF-8", k->pos + 1);
     if (json_object_get(map, k->text))
         return err_validation(p->err, "Duplicate keys in tuple. Key: %.200s under tuple", k->text);
     if (expect_punct(p, ":")) return -1;
     json_t *v = parse_value(p);
     if (v == NULL) return -1;
     return json_object_set_new(map, k->text, v) ? err_set(p->err, QR_E_INTERNAL, "out of memory")
-                                                 : 0;
+                                                : 0;
 }
 
 /* {'key': v, ...} with the { already seen. */
@@ -592,8 +591,8 @@ static pq_node *parse_operand(parser *p)
 
 static pq_node *parse_call(parser *p, const char *fn, size_t nargs)
 {
-    next(p); /* the name */
-    next(p); /* ( */
+    next(p);                   /* the name */
+    next(p);                   /* ( */
     if (enter(p)) return NULL; /* size(size(...)) nests */
     pq_node *n = node_new(p, PQN_FUNC);
     if (n == NULL) goto fail;

@@ -221,3 +221,31 @@ def test_statement_length_counts_characters_not_bytes(t):
     assert "Member must have length less than or equal to 8192" in e.message
     e = ex_err(t, head + "\U0001F600" * 4096 + "'")
     assert "Member must have length less than or equal to 8192" in e.message
+
+
+def test_an_index_read_names_only_what_the_index_holds(q):
+    q.call("CreateTable", {
+        "TableName": T, "BillingMode": "PAY_PER_REQUEST",
+        "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"},
+                                 {"AttributeName": "sk", "AttributeType": "N"},
+                                 {"AttributeName": "g", "AttributeType": "S"},
+                                 {"AttributeName": "l", "AttributeType": "N"}],
+        "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+        "GlobalSecondaryIndexes": [{"IndexName": "gInc", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+                                    "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": ["inc"]}}],
+        "LocalSecondaryIndexes": [{"IndexName": "lKeys", "Projection": {"ProjectionType": "KEYS_ONLY"},
+                                   "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"},
+                                                 {"AttributeName": "l", "KeyType": "RANGE"}]}]})
+    ex(q, "INSERT INTO Tab VALUE {'pk': 'p', 'sk': 1, 'g': 'y', 'l': 5, 'inc': 'i', 'np': 'n'}")
+    r = ex(q, "SELECT pk, sk, g, inc FROM \"Tab\".\"gInc\" WHERE g = 'y' AND inc = 'i' AND sk = 1")
+    assert r["Items"] == [{"pk": s("p"), "sk": n(1), "g": s("y"), "inc": s("i")}]
+    e = ex_err(q, "SELECT pk FROM \"Tab\".\"gInc\" WHERE g = 'y' AND np = 'n'")
+    assert (e.type, e.message) == ("ValidationException", "One or more parameter values were invalid: Secondary "
+                                   "index gInc does not project one or more filter attributes: [np]")
+    e = ex_err(q, "SELECT np FROM \"Tab\".\"gInc\" WHERE g = 'y'")
+    assert e.message == "One or more parameter values were invalid: Global secondary index gInc does not project [np]"
+    e = ex_err(q, "SELECT * FROM \"Tab\".\"lKeys\" WHERE pk = 'p' AND (np = 'n' OR inc.x[0] = 1 OR np = 'm')")
+    assert e.message == ("One or more parameter values were invalid: Secondary index lKeys does not project one or "
+                         "more filter attributes: [np, inc]")
+    r = ex(q, "SELECT np, l FROM \"Tab\".\"lKeys\" WHERE pk = 'p' AND l = 5")
+    assert r["Items"] == [{"np": s("n"), "l": n(5)}]
