@@ -184,24 +184,50 @@ void stream_close(qr_db *db)
 }
 
 /* The label of a stream made at time now: its creation time to the millisecond. */
-static void make_label(double now, char *out, size_t cap)
+/* The label of a stream made at ms milliseconds since the epoch: that time in ISO 8601. */
+static void make_label(int64_t ms, char *out, size_t cap)
 {
-    time_t secs = (time_t)now;
+    time_t secs = (time_t)(ms / 1000);
     struct tm tm;
     gmtime_r(&secs, &tm);
     char day[32];
     strftime(day, sizeof day, "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf(out, cap, "%s.%03d", day, (int)((now - (double)secs) * 1000) % 1000);
+    snprintf(out, cap, "%s.%03d", day, (int)(ms % 1000));
+}
+
+/* The time a label names, in milliseconds (0 if it is not one). */
+static int64_t label_ms(const char *label)
+{
+    struct tm tm = {0};
+    int msec;
+    if (label == NULL || sscanf(label, "%4d-%2d-%2dT%2d:%2d:%2d.%3d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+                                &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &msec) != 7)
+        return 0;
+    tm.tm_year -= 1900;
+    tm.tm_mon -= 1;
+    return (int64_t)timegm(&tm) * 1000 + msec;
 }
 
 void stream_describe_new(qr_db *db, json_t *desc, const char *view_type, double now)
 {
     stream_registry *r = db->streams;
+    const char *name = json_string_value(json_object_get(desc, "TableName"));
+    /* A table's streams are told apart by label (its ARN is the table's plus the label),
+     * so a new one is labelled after every earlier stream of that table name, even one
+     * enabled in the same millisecond or before the clock stepped back. */
+    int64_t ms = (int64_t)(now * 1000), last = label_ms(json_string_value(json_object_get(desc, "LatestStreamLabel")));
     pthread_mutex_lock(&r->lock);
     uint32_t id = r->next_id++;
+    size_t i;
+    json_t *d;
+    json_array_foreach(r->streams, i, d) {
+        int64_t t = label_ms(json_string_value(json_object_get(d, "StreamLabel")));
+        if (name && strcmp(json_string_value(json_object_get(d, "TableName")), name) == 0 && t > last) last = t;
+    }
     pthread_mutex_unlock(&r->lock);
+    if (ms <= last) ms = last + 1;
     char label[64], arn[1024];
-    make_label(now, label, sizeof label);
+    make_label(ms, label, sizeof label);
     snprintf(arn, sizeof arn, "%s/stream/%s", json_string_value(json_object_get(desc, "TableArn")), label);
     json_object_set_new(desc, QR_STREAM_FIELD, json_pack("{s:I,s:s,s:f}", "Id", (json_int_t)id, "ViewType", view_type,
                                                          "Created", now));
@@ -249,6 +275,51 @@ void stream_table_dropped(qr_db *db, const char *name)
 
 /* ---- writes ---- */
 
+static int same_value(const json_t *a, const json_t *b);
+
+/* Two maps of attribute values with the same names and equal values. */
+static int same_map(const json_t *a, const json_t *b)
+{
+    if (json_object_size(a) != json_object_size(b)) return 0;
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)a, k, v) {
+        json_t *w = json_object_get(b, k);
+        if (w == NULL || !same_value(v, w)) return 0;
+    }
+    return 1;
+}
+
+/* Two attribute values are equal; sets (SS, NS, BS) have no order. Numbers and binaries
+ * arrive normalised, so equal members are equal strings. */
+static int same_value(const json_t *a, const json_t *b)
+{
+    if (json_object_size(a) != 1 || json_object_size(b) != 1) return json_equal((json_t *)a, (json_t *)b);
+    void *ia = json_object_iter((json_t *)a), *ib = json_object_iter((json_t *)b);
+    const char *ta = json_object_iter_key(ia), *tb = json_object_iter_key(ib);
+    json_t *va = json_object_iter_value(ia), *vb = json_object_iter_value(ib);
+    if (strcmp(ta, tb) != 0) return 0;
+    if (strcmp(ta, "M") == 0) return same_map(va, vb);
+    if (strcmp(ta, "L") == 0) {
+        if (json_array_size(va) != json_array_size(vb)) return 0;
+        for (size_t i = 0; i < json_array_size(va); i++)
+            if (!same_value(json_array_get(va, i), json_array_get(vb, i))) return 0;
+        return 1;
+    }
+    if (strcmp(ta, "SS") == 0 || strcmp(ta, "NS") == 0 || strcmp(ta, "BS") == 0) {
+        if (json_array_size(va) != json_array_size(vb)) return 0;
+        size_t i, j;
+        json_t *x, *y;
+        json_array_foreach(va, i, x) { /* members are distinct, so same size + each found = same set */
+            int found = 0;
+            json_array_foreach(vb, j, y) if (json_equal(x, y)) { found = 1; break; }
+            if (!found) return 0;
+        }
+        return 1;
+    }
+    return json_equal(va, vb);
+}
+
 int stream_enabled(const table *t)
 {
     return json_object_get(t->desc, QR_STREAM_FIELD) != NULL;
@@ -291,7 +362,7 @@ int stream_stage(qr_db *db, const table *t, store_batch *b, const json_t *old_it
     json_t *s = json_object_get(t->desc, QR_STREAM_FIELD);
     if (s == NULL || (old_item == NULL && new_item == NULL)) return 0;
     /* A write that leaves the item as it was makes no record, as in DynamoDB. */
-    if (old_item && new_item && json_equal((json_t *)old_item, (json_t *)new_item)) return 0;
+    if (old_item && new_item && same_map(old_item, new_item)) return 0;
     uint32_t id = (uint32_t)json_integer_value(json_object_get(s, "Id"));
     const char *view = json_string_value(json_object_get(s, "ViewType"));
     stream_registry *r = db->streams;
@@ -394,12 +465,12 @@ int stream_read(qr_db *db, uint32_t id, uint64_t from, uint64_t below, size_t li
     store_iter *it = store_iter_new(db->st, NULL, lo.data, lo.len, hi.data, hi.len);
     size_t n = 0, bytes = 0;
     for (store_iter_first(it); store_iter_valid(it); store_iter_next(it)) {
-        if (n == limit || bytes >= max_bytes) {
+        size_t kl, vl;
+        const char *k = store_iter_key(it, &kl), *v = store_iter_value(it, &vl);
+        if (n == limit || (n > 0 && bytes + vl > max_bytes)) { /* a page never passes the limit */
             *cut = 1;
             break;
         }
-        size_t kl, vl;
-        const char *k = store_iter_key(it, &kl), *v = store_iter_value(it, &vl);
         if (kl != PREFIX_LEN + 12 || vl < 8) continue;
         json_t *rec = json_loadb(v + 8, vl - 8, 0, NULL);
         if (rec == NULL) continue;

@@ -209,6 +209,17 @@ void ops_request_tables(const json_t *doc, char *out, size_t cap)
                 if (name && !has_name(out, name)) append_name(out, cap, &used, name);
             }
         }
+    } else {
+        /* The Streams API names its table inside the stream's ARN: …:table/<name>/stream/… */
+        const char *arn = json_string_value(json_object_get(doc, "StreamArn"));
+        const char *from = arn ? strstr(arn, ":table/") : NULL;
+        const char *to = from ? strstr(from + 7, "/stream/") : NULL;
+        if (to && to - (from + 7) < 256) {
+            char name[256];
+            memcpy(name, from + 7, (size_t)(to - (from + 7)));
+            name[to - (from + 7)] = '\0';
+            append_name(out, cap, &used, name);
+        }
     }
 }
 

@@ -17,6 +17,24 @@
 
 #define MAX_RECORDS_BYTES (1 << 20) /* GetRecords answers at most 1 MB */
 
+/* Optional string parameter key with DynamoDB's length constraint [min, max], checked
+ * before anything is looked up. *whole is 0 if the string holds a NUL character: such a
+ * string names nothing, since no ARN, shard id, number or iterator contains one. */
+static int text_param(json_t *req, const char *key, const char *field, size_t min, size_t max, const char **out,
+                      int *whole, qr_err *err)
+{
+    if (param_string(req, key, out, err)) return -1;
+    *whole = 1;
+    if (*out == NULL) return 0;
+    size_t n = json_string_length(json_object_get(req, key));
+    *whole = strlen(*out) == n;
+    if (n < min || n > max)
+        return err_validation(err, "1 validation error detected: Value '%s' at '%s' failed to satisfy constraint: "
+                                   "Member must have length %s %zu", *out, field,
+                              n < min ? "greater than or equal to" : "less than or equal to", n < min ? min : max);
+    return 0;
+}
+
 /* A stream ARN's shape: arn:…:table/<name>/stream/<label>. */
 static int check_stream_arn(const char *arn, const char *field, qr_err *err)
 {
@@ -34,10 +52,11 @@ static int check_stream_arn(const char *arn, const char *field, qr_err *err)
 static int find_stream(qr_db *db, json_t *req, const char *key, const char *field, json_t **out, qr_err *err)
 {
     const char *arn;
-    if (param_string(req, key, &arn, err)) return -1;
+    int whole;
+    if (text_param(req, key, field, 37, 1024, &arn, &whole, err)) return -1;
     if (arn == NULL) return param_null(field, err);
     if (check_stream_arn(arn, field, err)) return -1;
-    if ((*out = stream_find(db, arn)) == NULL)
+    if (!whole || (*out = stream_find(db, arn)) == NULL)
         return err_set(err, QR_E_NOT_FOUND, "Requested resource not found: Stream: %s not found", arn);
     return 0;
 }
@@ -115,9 +134,10 @@ int op_describe_stream(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     json_t *d, *filter;
     const char *after;
     long long limit = 100;
-    int given;
+    int given, after_whole;
     if (param_int(req, "Limit", 1, 100, &limit, &given, err) ||
-        param_string(req, "ExclusiveStartShardId", &after, err) || param_object(req, "ShardFilter", &filter, err))
+        text_param(req, "ExclusiveStartShardId", "exclusiveStartShardId", 28, 65, &after, &after_whole, err) ||
+        param_object(req, "ShardFilter", &filter, err))
         return -1;
     static const char *const filters[] = {"CHILD_SHARDS", NULL};
     const char *ftype;
@@ -209,11 +229,13 @@ int op_get_shard_iterator(qr_db *db, json_t *req, json_t **resp, qr_err *err)
 {
     static const char *const types[] = {"TRIM_HORIZON", "LATEST", "AT_SEQUENCE_NUMBER", "AFTER_SEQUENCE_NUMBER", NULL};
     const char *type, *shard, *seq_text;
+    int shard_whole, seq_whole;
     if (json_object_get(req, "ShardIteratorType") == NULL) return param_null("shardIteratorType", err);
-    if (param_enum(req, "ShardIteratorType", types, NULL, &type, err) || param_string(req, "ShardId", &shard, err))
+    if (param_enum(req, "ShardIteratorType", types, NULL, &type, err) ||
+        text_param(req, "ShardId", "shardId", 28, 65, &shard, &shard_whole, err))
         return -1;
     if (shard == NULL) return param_null("shardId", err);
-    if (param_string(req, "SequenceNumber", &seq_text, err)) return -1;
+    if (text_param(req, "SequenceNumber", "sequenceNumber", 21, 40, &seq_text, &seq_whole, err)) return -1;
     int at = strcmp(type, "AT_SEQUENCE_NUMBER") == 0, after = strcmp(type, "AFTER_SEQUENCE_NUMBER") == 0;
     if ((at || after) && seq_text == NULL)
         return err_validation(err, "Must provide a SequenceNumber for ShardIteratorType %s", type);
@@ -222,7 +244,7 @@ int op_get_shard_iterator(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     uint64_t seq = 0;
     if (seq_text) {
         size_t n = strlen(seq_text);
-        int digits = n > 0 && n <= 40;
+        int digits = seq_whole;
         for (size_t i = 0; digits && i < n; i++) digits = seq_text[i] >= '0' && seq_text[i] <= '9';
         char *end;
         unsigned long long v = digits ? strtoull(seq_text, &end, 10) : 0;
@@ -235,7 +257,7 @@ int op_get_shard_iterator(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     char id[96];
     shard_id(d, id, sizeof id);
     int rc = -1;
-    if (strcmp(shard, id) != 0) {
+    if (!shard_whole || strcmp(shard, id) != 0) {
         err_set(err, QR_E_NOT_FOUND, "Requested resource not found: Shard does not exist");
         goto done;
     }
@@ -271,12 +293,10 @@ int op_get_records(qr_db *db, json_t *req, json_t **resp, qr_err *err)
 {
     const char *it;
     long long limit = 1000;
-    int given;
-    if (param_string(req, "ShardIterator", &it, err)) return -1;
+    int given, whole;
+    if (text_param(req, "ShardIterator", "shardIterator", 1, 2048, &it, &whole, err)) return -1;
     if (it == NULL) return param_null("shardIterator", err);
-    if (strlen(it) > 2048)
-        return err_validation(err, "1 validation error detected: Value at 'shardIterator' failed to satisfy constraint: "
-                                   "Member must have length less than or equal to 2048");
+    if (!whole) return err_validation(err, "Invalid ShardIterator");
     if (param_int(req, "Limit", 1, 1000, &limit, &given, err)) return -1;
     json_t *d = NULL;
     uint64_t position = 0;

@@ -410,12 +410,9 @@ int op_create_table(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     return 0;
 }
 
-/* A copy of t's description with current statistics. */
-static json_t *describe(qr_db *db, table *t)
+/* desc (stolen), a copy of t's description, as DynamoDB shows it, with current statistics. */
+static json_t *describe_copy(qr_db *db, table *t, json_t *desc)
 {
-    pthread_mutex_lock(&db->catalog_lock);
-    json_t *desc = json_deep_copy(t->desc);
-    pthread_mutex_unlock(&db->catalog_lock);
     json_object_del(desc, QR_TTL_FIELD); /* DescribeTimeToLive's, not DescribeTable's */
     json_object_del(desc, QR_PITR_FIELD); /* DescribeContinuousBackups' */
     json_object_del(desc, "QuarryTags");  /* ListTagsOfResource's */
@@ -423,6 +420,15 @@ static json_t *describe(qr_db *db, table *t)
     table_stats_fill(db, t, desc);
     index_stats_fill(db, t, desc);
     return desc;
+}
+
+/* A copy of t's description with current statistics. */
+static json_t *describe(qr_db *db, table *t)
+{
+    pthread_mutex_lock(&db->catalog_lock);
+    json_t *desc = json_deep_copy(t->desc);
+    pthread_mutex_unlock(&db->catalog_lock);
+    return describe_copy(db, t, desc);
 }
 
 static int table_not_found(json_t *req, qr_err *err)
@@ -503,6 +509,7 @@ int op_delete_table(qr_db *db, json_t *req, json_t **resp, qr_err *err)
 typedef struct table_change {
     qr_db *db;
     json_t *req;
+    json_t *result;      /* the description this change made (owned), for the answer */
     const char *action;  /* "Create", "Delete", "Update" or NULL */
     json_t *spec;        /* the GlobalSecondaryIndexUpdates element's body */
     uint16_t index_id;   /* the created or deleted index's id */
@@ -654,7 +661,11 @@ static int apply_table_change(json_t *desc, json_t *ids, void *arg, qr_err *err)
     if (apply_stream_spec(c->db, c->req, desc, 0, now, err) || apply_table_class(c->req, desc, 0, now, err) ||
         apply_sse(c->req, desc, err))
         return -1;
-    return c->action ? apply_gsi_change(c, desc, ids, err) : 0;
+    if (c->action && apply_gsi_change(c, desc, ids, err)) return -1;
+    /* The answer shows this change, not a later one another request made meanwhile. */
+    json_decref(c->result);
+    c->result = json_deep_copy(desc);
+    return 0;
 }
 
 static int read_gsi_update(json_t *req, qr_db *db, table_change *c, qr_err *err)
@@ -745,7 +756,9 @@ int op_update_table(qr_db *db, json_t *req, json_t **resp, qr_err *err)
         buf_free(&lo);
         buf_free(&hi);
     }
-    *resp = json_pack("{s:o}", "TableDescription", describe(db, t));
+    json_t *mine = c.result;
+    c.result = NULL;
+    *resp = json_pack("{s:o}", "TableDescription", mine ? describe_copy(db, t, mine) : describe(db, t));
     /* DynamoDB answers an UpdateTable with the table UPDATING; DescribeTable finds it
      * ACTIVE again at once. */
     json_object_set_new(json_object_get(*resp, "TableDescription"), "TableStatus", json_string("UPDATING"));
@@ -759,6 +772,7 @@ int op_update_table(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     }
     rc = 0;
 done:
+    json_decref(c.result);
     catalog_release(db, t);
     free(name);
     return rc;
