@@ -487,27 +487,32 @@ static int run_text(op_text_handler h, qr_db *db, json_t *req, json_t **out, qr_
     return rc;
 }
 
-static void add_units(json_t *acc, const json_t *more, const char *key)
+/* Adds the capacity units of more into acc, field by field, into the Table and per-index
+ * maps too (a field acc lacks is copied). */
+static void units_add(json_t *acc, const json_t *more)
 {
-    json_t *a = json_object_get(acc, key), *b = json_object_get(more, key);
-    if (json_is_number(a) && json_is_number(b))
-        json_object_set_new(acc, key, json_real(json_number_value(a) + json_number_value(b)));
+    const char *k;
+    json_t *b;
+    json_object_foreach((json_t *)more, k, b)
+    {
+        json_t *a = json_object_get(acc, k);
+        if (a == NULL)
+            json_object_set_new(acc, k, json_deep_copy(b));
+        else if (json_is_number(a) && json_is_number(b))
+            json_object_set_new(acc, k, json_real(json_number_value(a) + json_number_value(b)));
+        else if (json_is_object(a) && json_is_object(b))
+            units_add(a, b);
+    }
 }
 
 /* Adds ConsumedCapacity object cc to the running total *acc. */
 static void capacity_merge(json_t **acc, const json_t *cc)
 {
     if (!json_is_object(cc)) return;
-    if (*acc == NULL) {
+    if (*acc == NULL)
         *acc = json_deep_copy(cc);
-        return;
-    }
-    static const char *const units[] = {"CapacityUnits", "ReadCapacityUnits", "WriteCapacityUnits",
-                                        NULL};
-    for (int i = 0; units[i]; i++) {
-        add_units(*acc, cc, units[i]);
-        add_units(json_object_get(*acc, "Table"), json_object_get(cc, "Table"), units[i]);
-    }
+    else
+        units_add(*acc, cc);
 }
 
 /* Adds cc to a list of ConsumedCapacity objects, one per table. */

@@ -249,3 +249,20 @@ def test_an_index_read_names_only_what_the_index_holds(q):
                          "more filter attributes: [np, inc]")
     r = ex(q, "SELECT np, l FROM \"Tab\".\"lKeys\" WHERE pk = 'p' AND l = 5")
     assert r["Items"] == [{"np": s("n"), "l": n(5)}]
+
+
+def test_capacity_of_several_reads_adds_up_in_every_part(t):
+    for i in range(4):
+        ex(t, "INSERT INTO Tab VALUE {'pk': ?, 'sk': 1, 'g': ?}", [s("p%d" % i), s("g%d" % (i % 2))])
+    cc = ex(t, "SELECT * FROM \"Tab\".\"byG\" WHERE g IN ['g0', 'g1']", ReturnConsumedCapacity="INDEXES")[
+        "ConsumedCapacity"]
+    assert cc["TableName"] == T and cc["CapacityUnits"] == 1.0
+    assert cc["GlobalSecondaryIndexes"]["byG"]["CapacityUnits"] == 1.0
+    cc = ex(t, "SELECT * FROM Tab WHERE pk IN ['p0', 'p1', 'p2']", ReturnConsumedCapacity="INDEXES")["ConsumedCapacity"]
+    assert cc["CapacityUnits"] == cc["Table"]["CapacityUnits"] == 1.5
+    b = t.call("BatchExecuteStatement", {"ReturnConsumedCapacity": "TOTAL", "Statements": [
+        {"Statement": "SELECT * FROM Tab WHERE pk = 'p%d' AND sk = 1" % i} for i in range(3)]})
+    assert b["ConsumedCapacity"] == [{"TableName": T, "CapacityUnits": 1.5, "ReadCapacityUnits": 1.5}]
+    x = t.call("ExecuteTransaction", {"ReturnConsumedCapacity": "TOTAL", "TransactStatements": [
+        {"Statement": "UPDATE Tab SET v = 1 WHERE pk = 'p%d' AND sk = 1" % i} for i in range(2)]})
+    assert x["ConsumedCapacity"][0]["TableName"] == T and x["ConsumedCapacity"][0]["CapacityUnits"] > 0
