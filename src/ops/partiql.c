@@ -68,6 +68,12 @@ static void source_free(source *s)
     memset(s, 0, sizeof *s);
 }
 
+/* The k-th key attribute of what a SELECT reads: its partition keys, then its sort keys. */
+static const char *read_key(const source *s, int k)
+{
+    return k < s->npk ? s->rpk[k] : s->rsk[k - s->npk];
+}
+
 static int source_load(qr_db *db, const pq_stmt *st, source *s, qr_err *err)
 {
     memset(s, 0, sizeof *s);
@@ -125,7 +131,7 @@ static int projected(const source *s, const char *name)
         (s->sk && strcmp(name, s->sk) == 0))
         return 1;
     for (int i = 0; i < s->npk + s->nsk; i++)
-        if (strcmp(name, i < s->npk ? s->rpk[i] : s->rsk[i - s->npk]) == 0) return 1;
+        if (strcmp(name, read_key(s, i)) == 0) return 1;
     size_t i;
     json_t *v;
     json_array_foreach(s->include, i, v) if (strcmp(name, json_string_value(v)) == 0) return 1;
@@ -862,6 +868,86 @@ static int token_decode(const char *tok, XXH64_hash_t hash, size_t nkeys, size_t
     return rc;
 }
 
+/* Runs the planned request req (a Query when query, else a Scan) from NextToken's place
+ * to the end or to Limit, once per IN value when in (its value bound to :k), passing each
+ * item read through pp; answers the items, NextToken, LastEvaluatedKey and the summed
+ * ConsumedCapacity. */
+static int select_pages(qr_db *db, const pq_stmt *st, const opts *o, json_t *req, int query,
+                        const pq_node *in, const post *pp, json_t **resp, qr_err *err)
+{
+    json_t *items = json_array(), *cc = NULL, *lek = NULL, *start = NULL;
+    char *token = NULL;
+    int rc = -1;
+    size_t nkeys = in ? in->nargs - 1 : 1, i = 0;
+    if (items == NULL) return out_of_memory(err);
+    if (o->next_token && token_decode(o->next_token, o->hash, nkeys, &i, &start, err)) goto done;
+    long long left = o->limit;
+    for (; i < nkeys; i++) {
+        json_t *out = NULL;
+        int repeated = 0; /* IN ['a', 'a'] reads the partition once */
+        for (size_t j = 0; in && j < i && !repeated; j++)
+            repeated = value_equal(in->args[j + 1]->value, in->args[i + 1]->value);
+        if (repeated) continue;
+        if (in)
+            json_object_set_new(json_object_get(req, "ExpressionAttributeValues"), ":k",
+                                json_deep_copy(in->args[i + 1]->value));
+        if (left) json_object_set_new(req, "Limit", json_integer(left));
+        if (start)
+            json_object_set_new(req, "ExclusiveStartKey", start);
+        else
+            json_object_del(req, "ExclusiveStartKey");
+        start = NULL;
+        if (run_text(query ? op_query : op_scan, db, req, &out, err)) goto done;
+        size_t k;
+        json_t *item;
+        json_array_foreach(json_object_get(out, "Items"), k, item)
+        {
+            json_t *kept;
+            if (post_apply(pp, st, item, &kept, err)) {
+                json_decref(out);
+                goto done;
+            }
+            if (kept) json_array_append_new(items, kept);
+        }
+        capacity_merge(&cc, json_object_get(out, "ConsumedCapacity"));
+        json_t *last = json_object_get(out, "LastEvaluatedKey");
+        if (left) left -= json_integer_value(json_object_get(out, "ScannedCount"));
+        if (last) {
+            lek = json_incref(last);
+            json_decref(out);
+            if (token_encode(o->hash, i, lek, &token)) {
+                out_of_memory(err);
+                goto done;
+            }
+            break;
+        }
+        json_decref(out);
+        if (o->limit && left <= 0 && i + 1 < nkeys) {
+            if (token_encode(o->hash, i + 1, NULL, &token)) {
+                out_of_memory(err);
+                goto done;
+            }
+            break;
+        }
+    }
+    *resp = json_pack("{s:O}", "Items", items);
+    if (*resp == NULL) {
+        out_of_memory(err);
+        goto done;
+    }
+    if (token) json_object_set_new(*resp, "NextToken", json_string(token));
+    if (lek) json_object_set(*resp, "LastEvaluatedKey", lek);
+    if (cc) json_object_set(*resp, "ConsumedCapacity", cc);
+    rc = 0;
+done:
+    free(token);
+    json_decref(start);
+    json_decref(lek);
+    json_decref(cc);
+    json_decref(items);
+    return rc;
+}
+
 static int exec_select(qr_db *db, const pq_stmt *st, const opts *o, json_t **resp, qr_err *err)
 {
     source src;
@@ -873,8 +959,7 @@ static int exec_select(qr_db *db, const pq_stmt *st, const opts *o, json_t **res
     buf kc, fc;
     const json_t *pkv[QR_MAX_KEY_ATTRS] = {0};
     const pq_node *in = NULL;
-    json_t *req = NULL, *items = NULL, *cc = NULL, *lek = NULL, *start = NULL;
-    char *token = NULL;
+    json_t *req = NULL;
     int rc = -1, e = 0, skc = -1;
     if (source_load(db, st, &src, err)) return -1;
     xb_init(&x, err);
@@ -937,7 +1022,7 @@ static int exec_select(qr_db *db, const pq_stmt *st, const opts *o, json_t **res
         if (used[j]) continue;
         int on_key = 0;
         for (int k = 0; k < src.npk + src.nsk; k++)
-            on_key |= mentions(all.v[j], k < src.npk ? src.rpk[k] : src.rsk[k - src.npk]);
+            on_key |= mentions(all.v[j], read_key(&src, k));
         if (flatten(all.v[j], on_key ? &later : &rest, err)) goto done;
     }
     prepared = 1;
@@ -945,8 +1030,8 @@ static int exec_select(qr_db *db, const pq_stmt *st, const opts *o, json_t **res
     if (st->order_by) {
         int key = 0;
         for (int k = 0; k < src.npk + src.nsk; k++)
-            if (strcmp(st->order_by, k < src.npk ? src.rpk[k] : src.rsk[k - src.npk]) == 0) key = 1;
-        if (!key && src.npk) {
+            key |= strcmp(st->order_by, read_key(&src, k)) == 0;
+        if (!key) {
             err_validation(
                 err, "Variable reference %s in ORDER BY clause must be part of the primary key",
                 st->order_by);
@@ -1004,73 +1089,8 @@ static int exec_select(qr_db *db, const pq_stmt *st, const opts *o, json_t **res
     if (o->consistent) json_object_set_new(req, "ConsistentRead", json_true());
     if (o->capacity) json_object_set_new(req, "ReturnConsumedCapacity", json_string(o->capacity));
 
-    size_t nkeys = in ? in->nargs - 1 : 1, i = 0;
-    if (o->next_token && token_decode(o->next_token, o->hash, nkeys, &i, &start, err)) goto done;
-    long long left = o->limit;
-    items = json_array();
-    for (; i < nkeys; i++) {
-        json_t *out = NULL;
-        int repeated = 0; /* IN ['a', 'a'] reads the partition once */
-        for (size_t j = 0; in && j < i && !repeated; j++)
-            repeated = value_equal(in->args[j + 1]->value, in->args[i + 1]->value);
-        if (repeated) continue;
-        if (in)
-            json_object_set_new(json_object_get(req, "ExpressionAttributeValues"), ":k",
-                                json_deep_copy(in->args[i + 1]->value));
-        if (left) json_object_set_new(req, "Limit", json_integer(left));
-        if (start)
-            json_object_set_new(req, "ExclusiveStartKey", start);
-        else
-            json_object_del(req, "ExclusiveStartKey");
-        start = NULL;
-        if (run_text(query ? op_query : op_scan, db, req, &out, err)) goto done;
-        size_t k;
-        json_t *item;
-        json_array_foreach(json_object_get(out, "Items"), k, item)
-        {
-            json_t *kept;
-            if (post_apply(&pp, st, item, &kept, err)) {
-                json_decref(out);
-                goto done;
-            }
-            if (kept) json_array_append_new(items, kept);
-        }
-        capacity_merge(&cc, json_object_get(out, "ConsumedCapacity"));
-        json_t *last = json_object_get(out, "LastEvaluatedKey");
-        if (left) left -= json_integer_value(json_object_get(out, "ScannedCount"));
-        if (last) {
-            lek = json_incref(last);
-            json_decref(out);
-            if (token_encode(o->hash, i, lek, &token)) {
-                out_of_memory(err);
-                goto done;
-            }
-            break;
-        }
-        json_decref(out);
-        if (o->limit && left <= 0 && i + 1 < nkeys) {
-            if (token_encode(o->hash, i + 1, NULL, &token)) {
-                out_of_memory(err);
-                goto done;
-            }
-            break;
-        }
-    }
-    *resp = json_pack("{s:O}", "Items", items);
-    if (*resp == NULL) {
-        out_of_memory(err);
-        goto done;
-    }
-    if (token) json_object_set_new(*resp, "NextToken", json_string(token));
-    if (lek) json_object_set(*resp, "LastEvaluatedKey", lek);
-    if (cc) json_object_set(*resp, "ConsumedCapacity", cc);
-    rc = 0;
+    rc = select_pages(db, st, o, req, query, in, &pp, resp, err);
 done:
-    free(token);
-    json_decref(start);
-    json_decref(lek);
-    json_decref(cc);
-    json_decref(items);
     json_decref(req);
     if (prepared) post_free(&pp);
     free(all.v);
