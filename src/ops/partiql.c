@@ -154,16 +154,17 @@ static void unprojected(const source *s, const pq_node *n, json_t *seen, buf *b)
 }
 
 /* DynamoDB's PartiQL refuses to read through an index an attribute the index does not
- * hold, where Query would answer without it: in the WHERE clause (any index), and in
- * the projection (a global index; a local one reads the table). */
-static int check_projected(const source *s, const pq_stmt *st, qr_err *err)
+ * hold, where Query would answer without it: in the WHERE clause of a keyed read (a
+ * Query; a Scan of the index just matches nothing), for any index, and in the projection
+ * for a global index (a local one reads it from the table). */
+static int check_projected(const source *s, const pq_stmt *st, int query, qr_err *err)
 {
     if (s->index == NULL || s->projection == QR_PROJ_ALL) return 0;
     json_t *seen = json_object();
     buf b;
     int rc = 0;
     buf_init(&b, 0);
-    if (st->where) unprojected(s, st->where, seen, &b);
+    if (query) unprojected(s, st->where, seen, &b);
     if (b.len) {
         rc = err_validation(err,
                             "One or more parameter values were invalid: Secondary index %s does "
@@ -971,7 +972,6 @@ static int exec_select(qr_db *db, const pq_stmt *st, const opts *o, json_t **res
                        "Strongly consistent read is not supported on Global Secondary Indexes");
         goto done;
     }
-    if (check_projected(&src, st, err)) goto done;
     if (st->where && flatten(st->where, &all, err)) goto done;
     used = calloc(all.n + 1, 1);
     if (used == NULL) {
@@ -1010,6 +1010,7 @@ static int exec_select(qr_db *db, const pq_stmt *st, const opts *o, json_t **res
                        IN_KEYS_MAX, in->nargs - 1);
         goto done;
     }
+    if (check_projected(&src, st, query, err)) goto done;
     if (query && src.nsk == 1)
         for (size_t j = 0; j < all.n && skc < 0; j++)
             if (!used[j] && sort_cond(all.v[j], src.rsk[0])) {

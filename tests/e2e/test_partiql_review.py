@@ -249,6 +249,13 @@ def test_an_index_read_names_only_what_the_index_holds(q):
                          "more filter attributes: [np, inc]")
     r = ex(q, "SELECT np, l FROM \"Tab\".\"lKeys\" WHERE pk = 'p' AND l = 5")
     assert r["Items"] == [{"np": s("n"), "l": n(5)}]
+    # unkeyed, the read scans the index, where the attribute is absent: no refusal, no match
+    assert ex(q, "SELECT pk FROM \"Tab\".\"gInc\" WHERE np = 'n'") == {"Items": []}
+    assert ex(q, "SELECT pk FROM \"Tab\".\"gInc\" WHERE (g = 'y' AND np = 'n') OR g = 'z'") == {"Items": []}
+    r = ex(q, "SELECT sk FROM \"Tab\".\"gInc\" WHERE NOT np = 'n'")
+    assert r["Items"] == [{"sk": n(1)}]
+    e = ex_err(q, "SELECT pk FROM \"Tab\".\"gInc\" WHERE g IN ['y', 'z'] AND np IS MISSING")
+    assert e.message.endswith("does not project one or more filter attributes: [np]")
 
 
 def test_capacity_of_several_reads_adds_up_in_every_part(t):
