@@ -554,8 +554,10 @@ static int write_request(qr_db *db, const pq_stmt *st, json_t **out, qr_err *err
     json_t *key = NULL, *r = NULL;
     int rc = -1, e = 0;
     *out = NULL;
-    if (st->kind == PQ_EXISTS && st->index)
-        return err_validation(err, "Operations on indices are not supported in transactions");
+    if (st->index) /* UPDATE and DELETE parse "table"."index"; INSERT does not */
+        return err_validation(err, st->kind == PQ_EXISTS
+                                       ? "Operations on indices are not supported in transactions"
+                                       : "This operation is not supported on an index");
     if (source_load(db, st, &src, err)) return -1;
     xb_init(&x, err);
     buf_init(&cond, 0);

@@ -895,7 +895,7 @@ fail:
 
 static int parse_update(parser *p, pq_stmt *s)
 {
-    if (parse_table(p, s, 0)) return -1;
+    if (parse_table(p, s, 1)) return -1; /* an index is refused when translated */
     for (;;) {
         if (accept_kw(p, "SET")) {
             do {
@@ -997,7 +997,7 @@ static int parse_statement(parser *p, pq_stmt *s)
         if (parse_update(p, s)) return -1;
     } else if (accept_kw(p, "DELETE")) {
         s->kind = PQ_DELETE;
-        if (expect_kw(p, "FROM") || parse_table(p, s, 0)) return -1;
+        if (expect_kw(p, "FROM") || parse_table(p, s, 1)) return -1;
         if (!accept_kw(p, "WHERE")) {
             if (peek(p)->kind == T_EOF || is_kw(peek(p), "RETURNING"))
                 return err_validation(

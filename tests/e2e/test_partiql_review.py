@@ -273,3 +273,19 @@ def test_capacity_of_several_reads_adds_up_in_every_part(t):
     x = t.call("ExecuteTransaction", {"ReturnConsumedCapacity": "TOTAL", "TransactStatements": [
         {"Statement": "UPDATE Tab SET v = 1 WHERE pk = 'p%d' AND sk = 1" % i} for i in range(2)]})
     assert x["ConsumedCapacity"][0]["TableName"] == T and x["ConsumedCapacity"][0]["CapacityUnits"] > 0
+
+
+def test_writes_through_an_index_are_refused_each_in_its_own_way(t):
+    ex(t, "INSERT INTO Tab VALUE {'pk': 'a', 'sk': 1, 'g': 'x'}")
+    for statement in ("INSERT INTO \"Tab\".\"byG\" VALUE {'pk': 'b', 'sk': 1}",
+                      "INSERT INTO \"Tab\".\"nope\" VALUE {'pk': 'b', 'sk': 1}"):
+        e = ex_err(t, statement)
+        assert e.message.startswith("FROM clause may only contain a single table name")
+    for statement in ("UPDATE \"Tab\".\"byG\" SET v = 1 WHERE pk = 'a' AND sk = 1",
+                      "DELETE FROM \"Tab\".\"byG\" WHERE pk = 'a' AND sk = 1 RETURNING ALL OLD *"):
+        e = ex_err(t, statement)
+        assert (e.type, e.message) == ("ValidationException", "This operation is not supported on an index")
+    assert ex(t, "SELECT * FROM Tab") == {"Items": [{"pk": s("a"), "sk": n(1), "g": s("x")}]}
+    e = t.error("ExecuteTransaction", {"TransactStatements": [
+        {"Statement": "UPDATE \"Tab\".\"byG\" SET v = 1 WHERE pk = 'a' AND sk = 1"}]})
+    assert e.message == "This operation is not supported on an index"
