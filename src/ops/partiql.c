@@ -1107,6 +1107,28 @@ done:
     return rc;
 }
 
+/* The requests a statement becomes are quarry's, not the caller's: DynamoDB's PartiQL
+ * reports what is wrong in them without naming an expression the caller never wrote
+ * ("Incorrect operand type ...", not "Invalid FilterExpression: Incorrect ..."). */
+static void unname_expression(qr_err *err)
+{
+    static const char *const names[] = {"Invalid FilterExpression: ",
+                                        "Invalid KeyConditionExpression: ",
+                                        "Invalid ConditionExpression: ",
+                                        "Invalid UpdateExpression: ",
+                                        "Invalid ProjectionExpression: ",
+                                        "Invalid WHERE: ",
+                                        NULL};
+    if (err->type == NULL || strcmp(err->type, QR_E_VALIDATION) != 0) return;
+    for (int i = 0; names[i]; i++) {
+        size_t n = strlen(names[i]);
+        if (strncmp(err->msg, names[i], n) == 0) {
+            memmove(err->msg, err->msg + n, strlen(err->msg + n) + 1);
+            return;
+        }
+    }
+}
+
 /* ---- request parameters ---- */
 
 /* The length of UTF-8 text as DynamoDB measures a string's length constraint: in UTF-16
@@ -1223,6 +1245,7 @@ int op_execute_statement(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     else
         rc = exec_write(db, st, &o, resp, err);
 done:
+    if (rc) unname_expression(err);
     partiql_free(st);
     json_decref(params);
     return rc;
@@ -1344,6 +1367,7 @@ int op_batch_execute_statement(qr_db *db, json_t *req, json_t **resp, qr_err *er
         if (item) json_object_set_new(r, "Item", item);
         if (errs[i].type) {
             char code[64];
+            unname_expression(&errs[i]);
             json_object_set_new(r, "Error",
                                 json_pack("{s:s,s:s}", "Code",
                                           batch_code(errs[i].type, code, sizeof code), "Message",
@@ -1538,6 +1562,7 @@ int op_execute_transaction(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     }
     rc = reads ? txn_reads(db, sts, n, capacity, resp, err)
                : txn_writes(db, sts, list, n, req, capacity, resp, err);
+    if (rc) unname_expression(err);
 done:
     for (size_t i = 0; i < n && i < TXN_MAX; i++)
         partiql_free(sts[i]);

@@ -289,3 +289,21 @@ def test_writes_through_an_index_are_refused_each_in_its_own_way(t):
     e = t.error("ExecuteTransaction", {"TransactStatements": [
         {"Statement": "UPDATE \"Tab\".\"byG\" SET v = 1 WHERE pk = 'a' AND sk = 1"}]})
     assert e.message == "This operation is not supported on an index"
+
+
+def test_errors_in_translated_expressions_do_not_name_them(t):
+    ex(t, "INSERT INTO Tab VALUE {'pk': 'a', 'sk': 1, 'val': 'x', 'l': [1]}")
+    msg = "Incorrect operand type for operator or function; operator or function: %s, operand type: BOOL"
+    for op in ("<", "<=", ">", ">="):
+        e = ex_err(t, "SELECT pk FROM Tab WHERE pk = 'a' AND val %s ?" % op, [{"BOOL": True}])
+        assert (e.type, e.message) == ("ValidationException", msg % op)
+    e = ex_err(t, "SELECT pk FROM Tab WHERE val BETWEEN ? AND ?", [{"BOOL": True}, {"BOOL": False}])
+    assert e.message == msg % "BETWEEN"
+    e = ex_err(t, "UPDATE Tab SET v = 1 WHERE pk = 'a' AND sk = 1 AND val > ?", [{"BOOL": True}])
+    assert e.message == msg % ">"
+    r = t.call("BatchExecuteStatement", {"Statements": [
+        {"Statement": "SELECT pk FROM Tab WHERE pk = 'a' AND sk = 1 AND val < ?", "Parameters": [{"BOOL": True}]}]})
+    assert r["Responses"][0]["Error"]["Message"] == msg % "<"
+    e = t.error("ExecuteTransaction", {"TransactStatements": [
+        {"Statement": "SELECT pk FROM Tab WHERE pk = 'a' AND sk = 1 AND val >= ?", "Parameters": [{"BOOL": True}]}]})
+    assert e.message == msg % ">="
