@@ -2,9 +2,9 @@
  *
  * SELECT, INSERT, UPDATE, DELETE and EXISTS(SELECT ...) over one table, with literals
  * (strings, numbers, TRUE/FALSE, NULL, lists, maps, sets), ? parameters, document paths and
- * the conditions and functions DynamoDB documents. It builds the tree of partiql.h; it does
- * not check the statement against a table (partiql.c does). Nesting is bounded, so no
- * statement can exhaust the stack. */
+ * the conditions and functions DynamoDB documents; line and block comments are whitespace.
+ * It builds the tree of partiql.h; it does not check the statement against a table
+ * (partiql.c does). Nesting is bounded, so no statement can exhaust the stack. */
 #include <ctype.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -100,6 +100,12 @@ static int lex(parser *p)
                    p->src[i + 1] == '-') { /* comment to the end of the line */
             while (i < p->srclen && p->src[i] != '\n')
                 i++;
+        } else if (c == '/' && i + 1 < p->srclen && p->src[i + 1] == '*') { /* block comment */
+            size_t start = i;
+            for (i += 2; i + 1 < p->srclen && !(p->src[i] == '*' && p->src[i + 1] == '/'); i++)
+                ;
+            if (i + 1 >= p->srclen) return malformed_at(p, start, "unterminated comment");
+            i += 2;
         } else if (c == '\'' || c == '"') {
             if (lex_quoted(p, &i, (char)c, c == '\'' ? T_STRING : T_QIDENT)) return -1;
         } else if (isalpha(c) || c == '_') {

@@ -307,3 +307,15 @@ def test_errors_in_translated_expressions_do_not_name_them(t):
     e = t.error("ExecuteTransaction", {"TransactStatements": [
         {"Statement": "SELECT pk FROM Tab WHERE pk = 'a' AND sk = 1 AND val >= ?", "Parameters": [{"BOOL": True}]}]})
     assert e.message == msg % ">="
+
+
+def test_comments_of_both_kinds_are_whitespace(t):
+    ex(t, "INSERT INTO Tab VALUE {'pk': 'a', 'sk': 1}")
+    ex(t, "INSERT INTO Tab VALUE {'pk': 'b', 'sk': 1}")
+    for statement in ("/* lead */ SELECT pk FROM Tab /* a note */ WHERE pk = 'a' /* trail */",
+                      "SELECT pk FROM Tab -- a note\nWHERE /**/ pk = 'a' /* *** */",
+                      "SELECT pk FROM Tab WHERE pk = '/* not a comment */' OR pk = 'a' -- end"):
+        assert ex(t, statement) == {"Items": [{"pk": s("a")}]}, statement
+    for statement in ("SELECT * FROM Tab /* never closed", "SELECT * FROM Tab /*/", "SELECT * FROM Tab # note"):
+        e = ex_err(t, statement)
+        assert e.type == "ValidationException" and e.message.startswith("Statement wasn't well formed")
