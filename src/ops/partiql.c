@@ -1509,7 +1509,11 @@ static int txn_writes(qr_db *db, pq_stmt **sts, json_t *list, size_t n, json_t *
         if (err->type && strcmp(err->type, QR_E_TXN_CANCELED) == 0) rename_duplicates(sts, n, err);
         goto done;
     }
-    *resp = json_object();
+    *resp = json_pack("{s:[]}", "Responses"); /* DynamoDB answers writes with an empty list */
+    if (*resp == NULL) {
+        rc = out_of_memory(err);
+        goto done;
+    }
     json_t *cc = json_object_get(out, "ConsumedCapacity");
     if (cc) json_object_set(*resp, "ConsumedCapacity", cc);
 done:

@@ -340,7 +340,7 @@ def test_transaction_writes_all_or_nothing(t):
     assert get(t, "a", "acct")["bal"] == n(10) and get(t, "a", "log1") is None
     stmts[2] = {"Statement": "EXISTS(SELECT * FROM Music WHERE Artist = ? AND Song = 'rules' AND max = 10)",
                 "Parameters": [s("a")]}
-    assert t.call("ExecuteTransaction", {"TransactStatements": stmts, "ClientRequestToken": "tok-1"}) == {}
+    assert t.call("ExecuteTransaction", {"TransactStatements": stmts, "ClientRequestToken": "tok-1"}) == {"Responses": []}
     assert get(t, "a", "acct")["bal"] == n(5) and get(t, "a", "log1")["amt"] == n(5)
     stmts = [{"Statement": "INSERT INTO Music VALUE {'Artist': 'a', 'Song': 'log1'}"},
              {"Statement": "DELETE FROM Music WHERE Artist = 'a' AND Song = 'acct'"}]

@@ -319,3 +319,12 @@ def test_comments_of_both_kinds_are_whitespace(t):
     for statement in ("SELECT * FROM Tab /* never closed", "SELECT * FROM Tab /*/", "SELECT * FROM Tab # note"):
         e = ex_err(t, statement)
         assert e.type == "ValidationException" and e.message.startswith("Statement wasn't well formed")
+
+
+def test_a_transaction_of_writes_answers_an_empty_responses_list(t):
+    r = t.call("ExecuteTransaction", {"ReturnConsumedCapacity": "TOTAL", "TransactStatements": [
+        {"Statement": "INSERT INTO Tab VALUE {'pk': 'a', 'sk': 1}"},
+        {"Statement": "DELETE FROM Tab WHERE pk = 'never' AND sk = 1"}]})
+    assert r["Responses"] == [] and r["ConsumedCapacity"][0]["TableName"] == T
+    assert t.call("ExecuteTransaction", {"TransactStatements": [
+        {"Statement": "UPDATE Tab SET v = 1 WHERE pk = 'a' AND sk = 1"}]}) == {"Responses": []}
