@@ -899,9 +899,9 @@ fail:
     return -1;
 }
 
-static int parse_update(parser *p, pq_stmt *s)
+/* UPDATE's SET and REMOVE clauses, one or more, in any order. */
+static int parse_actions(parser *p, pq_stmt *s)
 {
-    if (parse_table(p, s, 1)) return -1; /* an index is refused when translated */
     for (;;) {
         if (accept_kw(p, "SET")) {
             do {
@@ -923,13 +923,18 @@ static int parse_update(parser *p, pq_stmt *s)
             break;
         }
     }
-    if (s->nactions == 0) {
-        token *t = peek(p);
-        if (t->kind == T_IDENT && !is_kw(t, "WHERE"))
-            return err_validation(
-                p->err, "Only SET and REMOVE are supported in update expressions at this time");
-        return unexpected(p, "SET or REMOVE");
-    }
+    if (s->nactions) return 0;
+    token *t = peek(p);
+    if (t->kind == T_IDENT && !is_kw(t, "WHERE") && !is_kw(t, "RETURNING"))
+        return err_validation(
+            p->err, "Only SET and REMOVE are supported in update expressions at this time");
+    return unexpected(p, "SET or REMOVE");
+}
+
+/* UPDATE table SET ... | REMOVE ... WHERE cond */
+static int parse_update(parser *p, pq_stmt *s)
+{
+    if (parse_table(p, s, 1) || parse_actions(p, s)) return -1; /* an index is refused later */
     if (!accept_kw(p, "WHERE")) {
         if (peek(p)->kind == T_EOF)
             return err_validation(
@@ -937,6 +942,19 @@ static int parse_update(parser *p, pq_stmt *s)
         return unexpected(p, "SET, REMOVE or WHERE");
     }
     return parse_where(p, s);
+}
+
+/* PartiQL's FROM-first UPDATE: FROM table WHERE cond SET ... | REMOVE ... */
+static int parse_from_update(parser *p, pq_stmt *s)
+{
+    if (parse_table(p, s, 1)) return -1;
+    if (!accept_kw(p, "WHERE")) {
+        if (is_kw(peek(p), "SET") || is_kw(peek(p), "REMOVE") || peek(p)->kind == T_EOF)
+            return err_validation(
+                p->err, "Where clause does not contain a mandatory equality on all key attributes");
+        return unexpected(p, "WHERE");
+    }
+    return parse_where(p, s) || parse_actions(p, s) ? -1 : 0;
 }
 
 static int parse_returning(parser *p, pq_stmt *s)
@@ -1001,6 +1019,9 @@ static int parse_statement(parser *p, pq_stmt *s)
     } else if (accept_kw(p, "UPDATE")) {
         s->kind = PQ_UPDATE;
         if (parse_update(p, s)) return -1;
+    } else if (accept_kw(p, "FROM")) {
+        s->kind = PQ_UPDATE;
+        if (parse_from_update(p, s)) return -1;
     } else if (accept_kw(p, "DELETE")) {
         s->kind = PQ_DELETE;
         if (expect_kw(p, "FROM") || parse_table(p, s, 1)) return -1;

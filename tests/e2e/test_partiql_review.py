@@ -328,3 +328,26 @@ def test_a_transaction_of_writes_answers_an_empty_responses_list(t):
     assert r["Responses"] == [] and r["ConsumedCapacity"][0]["TableName"] == T
     assert t.call("ExecuteTransaction", {"TransactStatements": [
         {"Statement": "UPDATE Tab SET v = 1 WHERE pk = 'a' AND sk = 1"}]}) == {"Responses": []}
+
+
+def test_the_from_first_form_of_update(t):
+    ex(t, "INSERT INTO Tab VALUE {'pk': 'a', 'sk': 1, 'x': 1, 'y': 'why', 'ss': <<'a'>>}")
+    ex(t, "FROM Tab WHERE pk = 'a' AND sk = 1 SET c = 1")
+    r = ex(t, "from \"Tab\" where pk = ? and sk = ? and x = 1 set d = ? remove y set ss = SET_ADD(ss, <<'b'>>) "
+              "returning all new *", [s("a"), n(1), n(2)])
+    item = r["Items"][0]
+    assert item["c"] == n(1) and item["d"] == n(2) and "y" not in item and sorted(item["ss"]["SS"]) == ["a", "b"]
+    e = ex_err(t, "FROM Tab WHERE pk = 'a' AND sk = 1 AND x = 2 SET c = 5")
+    assert e.type == "ConditionalCheckFailedException"
+    e = ex_err(t, "FROM Tab WHERE pk = 'none' AND sk = 1 SET c = 5")
+    assert e.type == "ConditionalCheckFailedException"
+    assert ex(t, "SELECT * FROM Tab WHERE pk = 'none'") == {"Items": []}
+    for statement in ("FROM Tab SET c = 1", "FROM Tab WHERE pk = 'a' SET c = 1", "FROM Tab WHERE x = 1 SET c = 1"):
+        e = ex_err(t, statement)
+        assert e.message == "Where clause does not contain a mandatory equality on all key attributes", statement
+    e = ex_err(t, "FROM Tab WHERE pk = 'a' AND sk = 1")
+    assert e.type == "ValidationException"
+    r = t.call("BatchExecuteStatement", {"Statements": [{"Statement": "FROM Tab WHERE pk = 'a' AND sk = 1 SET f = 1"}]})
+    assert r["Responses"] == [{"TableName": T}]
+    t.call("ExecuteTransaction", {"TransactStatements": [{"Statement": "FROM Tab WHERE pk = 'a' AND sk = 1 REMOVE f"}]})
+    assert "f" not in ex(t, "SELECT * FROM Tab WHERE pk = 'a'")["Items"][0]
