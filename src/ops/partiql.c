@@ -326,13 +326,13 @@ static int x_cond(xb *x, buf *o, const pq_node *n)
         }
         return rc | buf_putc(o, ')');
     case PQN_IS:
-        if (n->is_null) {
-            json_t *null_type = json_pack("{s:s}", "S", "NULL");
+        if (n->is_type[0]) {
+            json_t *type = json_pack("{s:s}", "S", n->is_type);
             rc |= buf_puts(o, n->negated ? "NOT attribute_type(" : "attribute_type(");
             rc |= x_path(x, o, n->args[0]->path);
             rc |= buf_puts(o, ", ");
-            rc |= x_value(x, o, null_type);
-            json_decref(null_type);
+            rc |= type ? x_value(x, o, type) : out_of_memory(x->err);
+            json_decref(type);
             return rc | buf_putc(o, ')');
         }
         rc |= buf_puts(o, n->negated ? "attribute_exists(" : "attribute_not_exists(");
@@ -340,11 +340,13 @@ static int x_cond(xb *x, buf *o, const pq_node *n)
         return rc | buf_putc(o, ')');
     case PQN_FUNC:
         if (strcmp(n->fn, "begins_with") == 0 || strcmp(n->fn, "contains") == 0 ||
-            strcmp(n->fn, "attribute_type") == 0) {
+            strcmp(n->fn, "attribute_type") == 0 || strcmp(n->fn, "attribute_exists") == 0 ||
+            strcmp(n->fn, "attribute_not_exists") == 0) {
             rc |= buf_printf(o, "%s(", n->fn);
-            rc |= x_operand(x, o, n->args[0]);
-            rc |= buf_puts(o, ", ");
-            rc |= x_operand(x, o, n->args[1]);
+            for (size_t i = 0; i < n->nargs; i++) {
+                if (i) rc |= buf_puts(o, ", ");
+                rc |= x_operand(x, o, n->args[i]);
+            }
             return rc | buf_putc(o, ')');
         }
         return err_validation(x->err,

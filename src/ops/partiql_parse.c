@@ -617,6 +617,20 @@ fail:
     return NULL;
 }
 
+/* A condition function may be compared with TRUE or FALSE: f(...) = TRUE is f(...),
+ * f(...) = FALSE (or <> TRUE) is NOT f(...). Takes and returns ownership of c. */
+static pq_node *compared_to_bool(parser *p, pq_node *c)
+{
+    token *op = peek(p), *v = peek2(p);
+    if (c == NULL || !(is_punct(op, "=") || is_punct(op, "<>") || is_punct(op, "!=")) ||
+        !(is_kw(v, "TRUE") || is_kw(v, "FALSE")))
+        return c;
+    int keep = is_punct(op, "=") == is_kw(v, "TRUE");
+    next(p);
+    next(p);
+    return keep ? c : node_of(p, PQN_NOT, c, NULL, NULL);
+}
+
 static const char *comparator(const token *t)
 {
     static const char *const ops[] = {"=", "<>", "!=", "<", "<=", ">", ">=", NULL};
@@ -636,9 +650,15 @@ static pq_node *parse_predicate(parser *p)
         }
         return c;
     }
-    static const char *const funcs[] = {"begins_with", "contains", "attribute_type", NULL};
-    for (int i = 0; funcs[i]; i++)
-        if (starts_function(p, funcs[i])) return parse_call(p, funcs[i], 2);
+    static const struct {
+        const char *name;
+        size_t nargs;
+    } funcs[] = {{"begins_with", 2},          {"contains", 2},
+                 {"attribute_type", 2},       {"attribute_exists", 1},
+                 {"attribute_not_exists", 1}, {NULL, 0}};
+    for (int i = 0; funcs[i].name; i++)
+        if (starts_function(p, funcs[i].name))
+            return compared_to_bool(p, parse_call(p, funcs[i].name, funcs[i].nargs));
     if (starts_function(p, "exists")) {
         err_validation(p->err, "EXISTS can only be used in ExecuteTransaction write requests.");
         return NULL;
@@ -689,12 +709,20 @@ static pq_node *parse_predicate(parser *p)
         return n;
     }
     if (accept_kw(p, "IS")) {
+        /* PartiQL's type names, as DynamoDB types */
+        static const char *const types[][2] = {
+            {"NULL", "NULL"}, {"BOOLEAN", "BOOL"}, {"BOOL", "BOOL"}, {"BLOB", "B"}, {"STRING", "S"},
+            {"NUMERIC", "N"}, {"STRUCT", "M"},     {"TUPLE", "M"},   {"LIST", "L"}, {NULL, NULL}};
         pq_node *n = node_of(p, PQN_IS, l, NULL, NULL);
         if (n == NULL) return NULL;
         n->negated = accept_kw(p, "NOT");
-        if (accept_kw(p, "NULL")) {
-            n->is_null = 1;
-        } else if (!accept_kw(p, "MISSING")) {
+        int found = accept_kw(p, "MISSING");
+        for (int i = 0; !found && types[i][0]; i++)
+            if (accept_kw(p, types[i][0])) {
+                snprintf(n->is_type, sizeof n->is_type, "%s", types[i][1]);
+                found = 1;
+            }
+        if (!found) {
             token *t = peek(p);
             if (t->kind == T_IDENT)
                 err_validation(
@@ -703,7 +731,7 @@ static pq_node *parse_predicate(parser *p)
                     "[MISSING, NULL, BOOLEAN, BLOB, STRING, NUMERIC, STRUCT, TUPLE, LIST]",
                     t->text);
             else
-                unexpected(p, "MISSING or NULL");
+                unexpected(p, "MISSING, NULL or a type name");
             node_free(n);
             return NULL;
         }

@@ -351,3 +351,35 @@ def test_the_from_first_form_of_update(t):
     assert r["Responses"] == [{"TableName": T}]
     t.call("ExecuteTransaction", {"TransactStatements": [{"Statement": "FROM Tab WHERE pk = 'a' AND sk = 1 REMOVE f"}]})
     assert "f" not in ex(t, "SELECT * FROM Tab WHERE pk = 'a'")["Items"][0]
+
+
+def test_condition_functions_and_type_names_in_where(t):
+    ex(t, "INSERT INTO Tab VALUE {'pk': 'a', 'sk': 1, 'ss': <<'x'>>, 's': 'str', 'm': {'sub': 'x'}, 'nul': NULL, "
+          "'flag': TRUE, 'b': ?, 'n': 5, 'l': [1]}", [{"B": "AQ=="}])
+    ex(t, "INSERT INTO Tab VALUE {'pk': 'b', 'sk': 1}")
+
+    def hit(cond):
+        return [i["pk"]["S"] for i in ex(t, "SELECT pk FROM Tab WHERE pk = 'a' AND " + cond)["Items"]] == ["a"]
+
+    for cond in ("attribute_exists(ss)", "ATTRIBUTE_EXISTS(\"ss\")", "attribute_exists(m.sub)",
+                 "attribute_not_exists(nope)", "NOT attribute_exists(nope)", "attribute_exists(ss) = true",
+                 "attribute_exists(nope) = FALSE", "attribute_exists(nope) <> true",
+                 "(attribute_exists(nope) OR attribute_exists(ss))", "attribute_exists(pk)",
+                 "flag IS BOOL", "flag IS BOOLEAN", "s IS STRING", "n IS NUMERIC", "b IS BLOB", "m IS STRUCT",
+                 "m IS TUPLE", "l IS LIST", "nul IS NULL", "s IS NOT NULL", "s IS NOT BOOL"):
+        assert hit(cond), cond
+    for cond in ("attribute_exists(nope)", "attribute_exists(m.nope)", "attribute_not_exists(ss)",
+                 "attribute_exists(ss) = false", "s IS BOOL", "nul IS NOT NULL", "nope IS STRING"):
+        assert not hit(cond), cond
+    assert ex(t, "SELECT pk FROM Tab WHERE attribute_exists(flag)")["Items"] == [{"pk": s("a")}]
+    e = ex_err(t, "SELECT pk FROM Tab WHERE s IS DATE")
+    assert e.message.startswith("Unsupported data type for IS operator: DATE.")
+    ex(t, "UPDATE Tab SET y = 1 WHERE pk = 'b' AND sk = 1 AND attribute_not_exists(y)")
+    e = ex_err(t, "UPDATE Tab SET y = 2 WHERE pk = 'b' AND sk = 1 AND attribute_not_exists(y)")
+    assert e.type == "ConditionalCheckFailedException"
+    e = ex_err(t, "DELETE FROM Tab WHERE pk = 'b' AND sk = 1 AND attribute_exists(nope)")
+    assert e.type == "ConditionalCheckFailedException"
+    e = ex_err(t, "UPDATE Tab SET z = 1 WHERE pk = 'none' AND sk = 1 AND attribute_not_exists(pk)")
+    assert e.type == "ConditionalCheckFailedException"
+    assert ex(t, "DELETE FROM Tab WHERE pk = 'b' AND sk = 1 AND attribute_not_exists(nope)") == {"Items": []}
+    assert ex(t, "SELECT pk FROM Tab WHERE pk = 'b'") == {"Items": []}
