@@ -6,6 +6,7 @@
  * It builds the tree of partiql.h; it does not check the statement against a table
  * (partiql.c does). Nesting is bounded, so no statement can exhaust the stack. */
 #include <ctype.h>
+#include <stdint.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include "ops/partiql.h"
 
 #define MAX_NESTING 64
+#define PATH_SHOWN 256 /* bytes of a literal's path shown in messages */
 
 typedef enum tok_kind { T_EOF, T_IDENT, T_QIDENT, T_STRING, T_NUMBER, T_PARAM, T_PUNCT } tok_kind;
 
@@ -55,9 +57,10 @@ static int push_token(parser *p, tok_kind kind, size_t pos, const char *text, si
     return 0;
 }
 
-static int malformed_at(parser *p, size_t pos, const char *what)
+/* A statement the lexer cannot read: DynamoDB says no more than its envelope. */
+static int unreadable(parser *p)
 {
-    return err_validation(p->err, PARTIQL_MALFORMED "%s at position %zu", what, pos + 1);
+    return err_validation(p->err, "%s", PARTIQL_MALFORMED);
 }
 
 /* A quoted run ('...' or "..."), the quote doubled inside standing for itself. */
@@ -70,7 +73,7 @@ static int lex_quoted(parser *p, size_t *i, char q, tok_kind kind)
     for (;;) {
         if (j >= p->srclen) {
             free(out);
-            return malformed_at(p, start, "unterminated quoted text");
+            return unreadable(p);
         }
         if (p->src[j] == q) {
             if (j + 1 < p->srclen && p->src[j + 1] == q) {
@@ -101,10 +104,9 @@ static int lex(parser *p)
             while (i < p->srclen && p->src[i] != '\n')
                 i++;
         } else if (c == '/' && i + 1 < p->srclen && p->src[i + 1] == '*') { /* block comment */
-            size_t start = i;
             for (i += 2; i + 1 < p->srclen && !(p->src[i] == '*' && p->src[i + 1] == '/'); i++)
                 ;
-            if (i + 1 >= p->srclen) return malformed_at(p, start, "unterminated comment");
+            if (i + 1 >= p->srclen) return unreadable(p);
             i += 2;
         } else if (c == '\'' || c == '"') {
             if (lex_quoted(p, &i, (char)c, c == '\'' ? T_STRING : T_QIDENT)) return -1;
@@ -149,14 +151,7 @@ static int lex(parser *p)
                     break;
                 }
             if (matched) continue;
-            if (c == 0 || strchr("()[]{},.:=<>*+-;", c) == NULL) {
-                char what[64];
-                if (c >= 0x20 && c < 0x7f)
-                    snprintf(what, sizeof what, "unexpected character '%c'", c);
-                else
-                    snprintf(what, sizeof what, "unexpected character (byte 0x%02x)", c);
-                return malformed_at(p, i, what);
-            }
+            if (c == 0 || strchr("()[]{},.:=<>*+-;", c) == NULL) return unreadable(p);
             if (push_token(p, T_PUNCT, i, p->src + i, 1)) return -1;
             i++;
         }
@@ -235,6 +230,12 @@ static int expect_kw(parser *p, const char *kw)
     return accept_kw(p, kw) ? 0 : unexpected(p, kw);
 }
 
+/* A token after a complete statement. */
+static int leftover(parser *p)
+{
+    return err_validation(p->err, PARTIQL_MALFORMED "Unexpected token after expression");
+}
+
 static int enter(parser *p)
 {
     if (++p->depth > MAX_NESTING)
@@ -297,7 +298,7 @@ static pq_node *node_of(parser *p, pq_node_kind kind, pq_node *a, pq_node *b, pq
 
 /* ---- values ---- */
 
-static json_t *parse_value(parser *p);
+static json_t *parse_value(parser *p, const char *path);
 
 static json_t *av(const char *type, json_t *payload)
 {
@@ -328,15 +329,15 @@ static json_t *take_param(parser *p)
     return json_deep_copy(json_array_get(p->params, p->nparam++));
 }
 
-/* <<v, ...>>: a string, number or binary set. */
-static json_t *parse_set(parser *p)
+/* <<v, ...>>: a string, number or binary set; path names it in messages. */
+static json_t *parse_set(parser *p, const char *path)
 {
     json_t *elems = json_array();
     const char *type = NULL;
     if (elems == NULL) return NULL;
     if (!is_punct(peek(p), ">>")) {
         do {
-            json_t *v = parse_value(p);
+            json_t *v = parse_value(p, path);
             if (v == NULL) goto fail;
             qr_type t = value_type(v);
             const char *st = t == QR_T_S ? "SS" : t == QR_T_N ? "NS" : t == QR_T_B ? "BS" : NULL;
@@ -362,14 +363,16 @@ fail:
     return NULL;
 }
 
-/* [v, ...] with the [ already seen. */
-static json_t *parse_list(parser *p)
+/* [v, ...] with the [ already seen; path names it in messages. */
+static json_t *parse_list(parser *p, const char *path)
 {
     json_t *list = json_array();
     if (list == NULL) return NULL;
     if (!is_punct(peek(p), "]")) {
         do {
-            json_t *v = parse_value(p);
+            char at[PATH_SHOWN];
+            snprintf(at, sizeof at, "%s[%zu]", path ? path : "root", json_array_size(list));
+            json_t *v = parse_value(p, at);
             if (v == NULL || json_array_append_new(list, v)) goto fail;
         } while (accept_punct(p, ","));
     }
@@ -380,8 +383,8 @@ fail:
     return NULL;
 }
 
-/* One 'key': value of a map literal. */
-static int parse_map_entry(parser *p, json_t *map)
+/* One 'key': value of a map literal; path names the map in messages. */
+static int parse_map_entry(parser *p, json_t *map, const char *path)
 {
     token *k = peek(p);
     if (k->kind != T_STRING) {
@@ -400,20 +403,25 @@ static int parse_map_entry(parser *p, json_t *map)
     if (json_object_get(map, k->text))
         return err_validation(p->err, "Duplicate keys in tuple. Key: %.200s under tuple", k->text);
     if (expect_punct(p, ":")) return -1;
-    json_t *v = parse_value(p);
+    char at[PATH_SHOWN];
+    if (path)
+        snprintf(at, sizeof at, "%s.%s", path, k->text);
+    else
+        snprintf(at, sizeof at, "root");
+    json_t *v = parse_value(p, at);
     if (v == NULL) return -1;
     return json_object_set_new(map, k->text, v) ? err_set(p->err, QR_E_INTERNAL, "out of memory")
                                                 : 0;
 }
 
-/* {'key': v, ...} with the { already seen. */
-static json_t *parse_map(parser *p)
+/* {'key': v, ...} with the { already seen; path names it in messages. */
+static json_t *parse_map(parser *p, const char *path)
 {
     json_t *map = json_object();
     if (map == NULL) return NULL;
     if (!is_punct(peek(p), "}")) {
         do {
-            if (parse_map_entry(p, map)) goto fail;
+            if (parse_map_entry(p, map, path)) goto fail;
         } while (accept_punct(p, ","));
     }
     if (expect_punct(p, "}")) goto fail;
@@ -423,7 +431,43 @@ fail:
     return NULL;
 }
 
-static json_t *parse_value(parser *p)
+/* The {"N": ...} of a number literal (sign and token), checked as DynamoDB checks it: an
+ * exponent or scale beyond 32 bits is unreadable, a number DynamoDB cannot store is
+ * refused with its message and where the literal sits (path). */
+static json_t *number_av(parser *p, int neg, const token *n, const char *path)
+{
+    const char *e = strpbrk(n->text, "eE"), *dot = strchr(n->text, '.');
+    long long exp = 0, frac = 0;
+    if (dot) frac = (long long)((e ? (size_t)(e - dot) : strlen(dot)) - 1);
+    if (e) {
+        const char *d = e + 1 + (e[1] == '+' || e[1] == '-');
+        for (; *d && exp <= INT32_MAX + 1LL; d++)
+            exp = exp * 10 + (*d - '0');
+        if (e[1] == '-') exp = -exp;
+    }
+    if (exp > INT32_MAX || exp < INT32_MIN || frac - exp > INT32_MAX || frac - exp < INT32_MIN) {
+        unreadable(p);
+        return NULL;
+    }
+    char *text = malloc(n->len + 2);
+    if (text == NULL) return NULL;
+    snprintf(text, n->len + 2, "%s%s", neg ? "-" : "", n->text);
+    json_t *out = av("N", json_string(text));
+    free(text);
+    qr_err why;
+    err_init(&why);
+    if (out && value_validate(out, 1, "number", &why)) {
+        err_validation(p->err, "%s under %s", why.msg, path ? path : "root");
+        json_decref(out);
+        out = NULL;
+    }
+    err_clear(&why);
+    return out;
+}
+
+/* A literal (or ?); path names where it sits ("root", "root.k", "root[1]"), for the
+ * messages about its numbers. NULL: an INSERT's item, each value of which is a root. */
+static json_t *parse_value(parser *p, const char *path)
 {
     if (enter(p)) return NULL;
     json_t *out = NULL;
@@ -435,19 +479,7 @@ static json_t *parse_value(parser *p)
                (is_punct(t, "+") && peek2(p)->kind == T_NUMBER)) {
         int neg = is_punct(t, "-");
         if (t->kind == T_PUNCT) next(p);
-        token *n = next(p);
-        char *text = malloc(n->len + 2);
-        if (text == NULL) {
-            err_set(p->err, QR_E_INTERNAL, "out of memory");
-        } else {
-            snprintf(text, n->len + 2, "%s%s", neg ? "-" : "", n->text);
-            out = av("N", json_string(text));
-            free(text);
-            if (out && value_validate(out, 1, "number", p->err)) {
-                json_decref(out);
-                out = NULL;
-            }
-        }
+        out = number_av(p, neg, next(p), path);
     } else if (t->kind == T_PARAM) {
         next(p);
         out = take_param(p);
@@ -460,12 +492,12 @@ static json_t *parse_value(parser *p)
     } else if (is_kw(t, "MISSING")) {
         err_validation(p->err, "MISSING must be compared using IS operator");
     } else if (accept_punct(p, "[")) {
-        out = parse_list(p);
+        out = parse_list(p, path);
     } else if (accept_punct(p, "{")) {
-        out = parse_map(p);
+        out = parse_map(p, path);
     } else if (is_punct(t, "<<")) {
         next(p);
-        out = parse_set(p);
+        out = parse_set(p, path);
     } else {
         unexpected(p, "a value");
     }
@@ -584,7 +616,7 @@ static pq_node *parse_operand(parser *p)
         }
         return parse_path(p);
     }
-    json_t *v = parse_value(p);
+    json_t *v = parse_value(p, "root");
     if (v == NULL) return NULL;
     pq_node *n = node_new(p, PQN_VALUE);
     if (n == NULL) {
@@ -813,6 +845,17 @@ static int parse_table(parser *p, pq_stmt *s, int allow_index)
     return 0;
 }
 
+/* A name (or AS name) after the table is an alias, which DynamoDB refuses. */
+static int no_alias(parser *p)
+{
+    static const char *const clauses[] = {"WHERE", "ORDER", "SET", "REMOVE", "RETURNING", NULL};
+    token *t = peek(p);
+    if (!is_name(t)) return 0;
+    for (int i = 0; t->kind == T_IDENT && clauses[i]; i++)
+        if (is_kw(t, clauses[i])) return 0;
+    return err_validation(p->err, "Aliasing is not supported");
+}
+
 static int parse_where(parser *p, pq_stmt *s)
 {
     s->where = parse_cond(p);
@@ -844,13 +887,10 @@ static int parse_select(parser *p, pq_stmt *s)
             if (is_kw(peek(p), "AS")) return err_validation(p->err, "Aliasing is not supported");
         } while (accept_punct(p, ","));
     }
-    if (expect_kw(p, "FROM") || parse_table(p, s, 1)) return -1;
+    if (expect_kw(p, "FROM") || parse_table(p, s, 1) || no_alias(p)) return -1;
     if (accept_kw(p, "WHERE") && parse_where(p, s)) return -1;
     if (accept_kw(p, "ORDER")) {
         if (expect_kw(p, "BY")) return -1;
-        if (s->where == NULL)
-            return err_validation(
-                p->err, "Must have WHERE clause in the statement when using ORDER BY clause.");
         do {
             token *k = peek(p);
             if (!is_name(k)) return unexpected(p, "a key attribute name");
@@ -863,6 +903,10 @@ static int parse_select(parser *p, pq_stmt *s)
                 if (s->order_by == NULL) return err_set(p->err, QR_E_INTERNAL, "out of memory");
             }
         } while (accept_punct(p, ","));
+        /* (a WHERE after ORDER BY is a token left over) */
+        if (s->where == NULL && !is_kw(peek(p), "WHERE"))
+            return err_validation(
+                p->err, "Must have WHERE clause in the statement when using ORDER BY clause.");
     }
     return 0;
 }
@@ -962,7 +1006,8 @@ static int parse_actions(parser *p, pq_stmt *s)
 /* UPDATE table SET ... | REMOVE ... WHERE cond */
 static int parse_update(parser *p, pq_stmt *s)
 {
-    if (parse_table(p, s, 1) || parse_actions(p, s)) return -1; /* an index is refused later */
+    if (parse_table(p, s, 1) || no_alias(p) || parse_actions(p, s))
+        return -1; /* (an index is refused when translated) */
     if (!accept_kw(p, "WHERE")) {
         if (peek(p)->kind == T_EOF)
             return err_validation(
@@ -975,7 +1020,7 @@ static int parse_update(parser *p, pq_stmt *s)
 /* PartiQL's FROM-first UPDATE: FROM table WHERE cond SET ... | REMOVE ... */
 static int parse_from_update(parser *p, pq_stmt *s)
 {
-    if (parse_table(p, s, 1)) return -1;
+    if (parse_table(p, s, 1) || no_alias(p)) return -1;
     if (!accept_kw(p, "WHERE")) {
         if (is_kw(peek(p), "SET") || is_kw(peek(p), "REMOVE") || peek(p)->kind == T_EOF)
             return err_validation(
@@ -988,8 +1033,7 @@ static int parse_from_update(parser *p, pq_stmt *s)
 static int parse_returning(parser *p, pq_stmt *s)
 {
     if (!accept_kw(p, "RETURNING")) return 0;
-    if (s->kind == PQ_SELECT || s->kind == PQ_EXISTS)
-        return unexpected(p, "the end of the statement");
+    if (s->kind == PQ_SELECT || s->kind == PQ_EXISTS) return leftover(p);
     if (s->kind == PQ_INSERT) return err_validation(p->err, "RETURNING is not supported in INSERT");
     int all = accept_kw(p, "ALL");
     if (!all && !accept_kw(p, "MODIFIED")) return unexpected(p, "ALL or MODIFIED");
@@ -1029,8 +1073,9 @@ static int parse_statement(parser *p, pq_stmt *s)
                 p->err,
                 "Unsupported operation: Inserting multiple items in a single statement is not "
                 "supported, use \"INSERT INTO tableName VALUE item\" instead");
+        if (is_name(peek(p)) && !is_kw(peek(p), "VALUE")) return leftover(p);
         if (expect_kw(p, "VALUE")) return -1;
-        json_t *v = parse_value(p);
+        json_t *v = parse_value(p, NULL);
         if (v == NULL) return -1;
         if (value_type(v) != QR_T_M) {
             json_decref(v);
@@ -1052,7 +1097,7 @@ static int parse_statement(parser *p, pq_stmt *s)
         if (parse_from_update(p, s)) return -1;
     } else if (accept_kw(p, "DELETE")) {
         s->kind = PQ_DELETE;
-        if (expect_kw(p, "FROM") || parse_table(p, s, 1)) return -1;
+        if (expect_kw(p, "FROM") || parse_table(p, s, 1) || no_alias(p)) return -1;
         if (!accept_kw(p, "WHERE")) {
             if (peek(p)->kind == T_EOF || is_kw(peek(p), "RETURNING"))
                 return err_validation(
@@ -1070,7 +1115,7 @@ static int parse_statement(parser *p, pq_stmt *s)
         if (is_kw(peek(p), "SELECT") || is_kw(peek(p), "INSERT") || is_kw(peek(p), "UPDATE") ||
             is_kw(peek(p), "DELETE"))
             return err_validation(p->err, "Only one operation is allowed in a statement.");
-        return unexpected(p, "the end of the statement");
+        return leftover(p);
     }
     if (p->nparam != json_array_size(p->params))
         return err_validation(p->err, "Number of parameters in request and statement don't match.");

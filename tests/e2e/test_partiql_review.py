@@ -383,3 +383,49 @@ def test_condition_functions_and_type_names_in_where(t):
     assert e.type == "ConditionalCheckFailedException"
     assert ex(t, "DELETE FROM Tab WHERE pk = 'b' AND sk = 1 AND attribute_not_exists(nope)") == {"Items": []}
     assert ex(t, "SELECT pk FROM Tab WHERE pk = 'b'") == {"Items": []}
+
+
+def test_refused_grammar_in_dynamodb_words(q):
+    q.call("CreateTable", {"TableName": "TabN", "BillingMode": "PAY_PER_REQUEST",
+                           "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "N"}],
+                           "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}]})
+    envelope = "Statement wasn't well formed, can't be processed: "
+    leftover = envelope + "Unexpected token after expression"
+    over = "Number overflow. Attempting to store a number with magnitude larger than supported range"
+    under = "Number underflow. Attempting to store a number with magnitude smaller than supported range"
+    digits = "Attempting to store more than 38 significant digits in a Number"
+    cases = [
+        ("SELECT * FROM TabN WHERE pk = 1 foo", leftover),
+        ("SELECT * FROM TabN WHERE pk = 1 e5", leftover),
+        ("SELECT * FROM TabN WHERE pk = 1)", leftover),
+        ("INSERT INTO TabN VALUE {'pk': 1} foo", leftover),
+        ("UPDATE TabN SET a = 9 WHERE pk = 2 foo", leftover),
+        ("DELETE FROM TabN WHERE pk = 3 ORDER BY pk", leftover),
+        ("SELECT * FROM TabN ORDER BY pk WHERE pk = 1", leftover),
+        ("INSERT INTO TabN t VALUE {'pk': 1}", leftover),
+        ("SELECT * FROM TabN t WHERE pk = 1", "Aliasing is not supported"),
+        ("SELECT * FROM TabN AS t WHERE pk = 1", "Aliasing is not supported"),
+        ("UPDATE TabN t SET a = 3 WHERE pk = 1", "Aliasing is not supported"),
+        ("DELETE FROM TabN t WHERE pk = 1", "Aliasing is not supported"),
+        ("SELECT * FROM TabN WHERE pk = 1e2147483648", envelope),
+        ("SELECT * FROM TabN WHERE pk = 1e99999999999", envelope),
+        ("SELECT * FROM TabN WHERE pk = 1.5e-2147483647", envelope),
+        ("SELECT * FROM TabN WHERE pk = 1 # note", envelope),
+        ("SELECT * FROM TabN WHERE pk = 1 /* note", envelope),
+        ("SELECT * FROM TabN WHERE pk = 'open", envelope),
+        ("SELECT * FROM TabN WHERE pk = 1e126", over + " under root"),
+        ("SELECT * FROM TabN WHERE pk = 1e-131", under + " under root"),
+        ("SELECT * FROM TabN WHERE pk = 123456789012345678901234567890123456789", digits + " under root"),
+        ("INSERT INTO TabN VALUE {'pk': 1e126}", over + " under root"),
+        ("UPDATE TabN SET a = 1e-131 WHERE pk = 5", under + " under root"),
+        ("INSERT INTO TabN VALUE {'pk': 6, 'm': {'x': {'y': 1e126}}}", over + " under root.x.y"),
+        ("INSERT INTO TabN VALUE {'pk': 7, 'l': [1, 1e126]}", over + " under root[1]"),
+        ("SELECT * FROM TabN WHERE pk IN [1, [{'k': 1e126}]]", over + " under root[0].k"),
+        ("SELECT * FROM TabN ORDER BY pk", "Must have WHERE clause in the statement when using ORDER BY clause."),
+    ]
+    for statement, message in cases:
+        e = q.error("ExecuteStatement", {"Statement": statement})
+        assert (e.type, e.message) == ("ValidationException", message), statement
+    e = q.error("ExecuteStatement", {"Statement": "SELECT * FROM TabN WHERE pk = 1e2147483647"})
+    assert e.message == over + " under root"
+    assert q.call("Scan", {"TableName": "TabN"})["Items"] == []
