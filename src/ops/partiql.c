@@ -544,10 +544,21 @@ static void capacity_list_add(json_t *list, const json_t *cc)
 
 /* ---- writes ---- */
 
+static const char MSG_TXN_KEY[] =
+    "Select statements within ExecuteTransaction must specify the primary key in the where clause.";
+
+/* Refuses statement i of a transaction, in DynamoDB's words for a statement it checks
+ * before running any. */
+static int txn_refuse(qr_err *err, size_t i, const char *why)
+{
+    return err_validation(err, "Validation failed in TransactStatements[%zu]: %s", i, why);
+}
+
 /* The request of the operation a write statement becomes: PutItem (INSERT), UpdateItem
  * (UPDATE), DeleteItem (DELETE) or a transaction's ConditionCheck (EXISTS), without the
- * request-level parameters (ReturnValues, capacity), which callers add. */
-static int write_request(qr_db *db, const pq_stmt *st, json_t **out, qr_err *err)
+ * request-level parameters (ReturnValues, capacity), which callers add. i is an EXISTS'
+ * place in its transaction, for messages. */
+static int write_request(qr_db *db, const pq_stmt *st, size_t i, json_t **out, qr_err *err)
 {
     source src;
     xb x;
@@ -577,6 +588,11 @@ static int write_request(qr_db *db, const pq_stmt *st, json_t **out, qr_err *err
         e |= buf_putc(&cond, ')');
     } else {
         if (key_of(&src, st->where, MSG_KEY, &key, &rest, err)) goto done;
+        if (st->kind == PQ_EXISTS && rest.n == 0) {
+            txn_refuse(err, i,
+                       "EXISTS() must contain a single item read with additional condition");
+            goto done;
+        }
         json_object_set(r, "Key", key);
         if (st->kind == PQ_DELETE) {
             if (rest.n) {
@@ -654,7 +670,7 @@ typedef struct opts {
 static int exec_write(qr_db *db, const pq_stmt *st, const opts *o, json_t **resp, qr_err *err)
 {
     json_t *r, *out = NULL;
-    if (write_request(db, st, &r, err)) return -1;
+    if (write_request(db, st, 0, &r, err)) return -1;
     if (o->capacity) json_object_set_new(r, "ReturnConsumedCapacity", json_string(o->capacity));
     if (st->kind != PQ_INSERT) {
         if (o->on_failure)
@@ -1392,16 +1408,6 @@ done:
 
 /* ---- ExecuteTransaction ---- */
 
-static const char MSG_TXN_KEY[] =
-    "Select statements within ExecuteTransaction must specify the primary key in the where clause.";
-
-/* Refuses statement i of a transaction, in DynamoDB's words for a statement it checks
- * before running any. */
-static int txn_refuse(qr_err *err, size_t i, const char *why)
-{
-    return err_validation(err, "Validation failed in TransactStatements[%zu]: %s", i, why);
-}
-
 /* INSERTs whose item existed fail their Put's condition: DynamoDB names that DuplicateItem. */
 static void rename_duplicates(pq_stmt **sts, size_t n, qr_err *err)
 {
@@ -1486,7 +1492,7 @@ static int txn_writes(qr_db *db, pq_stmt **sts, json_t *list, size_t n, json_t *
             txn_refuse(err, i, "RETURNING clause is not supported in ExecuteTransaction.");
             goto done;
         }
-        if (write_request(db, sts[i], &w, err)) goto done;
+        if (write_request(db, sts[i], i, &w, err)) goto done;
         const char *on_failure = json_string_value(
             json_object_get(json_array_get(list, i), "ReturnValuesOnConditionCheckFailure"));
         if (on_failure && sts[i]->kind != PQ_INSERT)

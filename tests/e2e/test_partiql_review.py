@@ -429,3 +429,16 @@ def test_refused_grammar_in_dynamodb_words(q):
     e = q.error("ExecuteStatement", {"Statement": "SELECT * FROM TabN WHERE pk = 1e2147483647"})
     assert e.message == over + " under root"
     assert q.call("Scan", {"TableName": "TabN"})["Items"] == []
+
+
+def test_exists_needs_a_condition_beyond_the_key(t):
+    ex(t, "INSERT INTO Tab VALUE {'pk': 'a', 'sk': 1, 'v': 1}")
+    e = t.error("ExecuteTransaction", {"TransactStatements": [
+        {"Statement": "UPDATE Tab SET z = 1 WHERE pk = 'b' AND sk = 1"},
+        {"Statement": "EXISTS(SELECT * FROM Tab WHERE pk = 'a' AND sk = 1)"}]})
+    assert (e.type, e.message) == ("ValidationException", "Validation failed in TransactStatements[1]: EXISTS() must "
+                                   "contain a single item read with additional condition")
+    t.call("ExecuteTransaction", {"TransactStatements": [
+        {"Statement": "INSERT INTO Tab VALUE {'pk': 'b', 'sk': 1}"},
+        {"Statement": "EXISTS(SELECT * FROM Tab WHERE pk = 'a' AND sk = 1 AND v = 1)"}]})
+    assert len(ex(t, "SELECT * FROM Tab WHERE pk = 'b'")["Items"]) == 1
