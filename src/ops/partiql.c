@@ -10,6 +10,7 @@
  * state travels in an opaque NextToken tied to the statement and its parameters. */
 #include <limits.h>
 #include <openssl/evp.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <xxhash.h>
@@ -1194,25 +1195,84 @@ static int statement_params(json_t *obj, const char *field, const char **text, s
             "constraint: Member must have length greater than or equal to 1",
             field);
     *params = json_deep_copy(p);
-    if (*params == NULL) return err_set(err, QR_E_INTERNAL, "out of memory");
+    return *params ? 0 : err_set(err, QR_E_INTERNAL, "out of memory");
+}
+
+/* True if s is a number as DynamoDB's PartiQL reads a parameter (as Java's BigDecimal
+ * reads a string): digits with an optional point and exponent, the exponent and the
+ * scale it leaves within 32 bits. */
+static int convertible(const char *s)
+{
+    long long frac = 0, exp = 0;
+    int digits = 0;
+    if (*s == '+' || *s == '-') s++;
+    for (; *s >= '0' && *s <= '9'; s++)
+        digits = 1;
+    if (*s == '.')
+        for (s++; *s >= '0' && *s <= '9'; s++, frac++)
+            digits = 1;
+    if (!digits) return 0;
+    if (*s == 'e' || *s == 'E') {
+        int neg = s[1] == '-';
+        s += 1 + (s[1] == '+' || s[1] == '-');
+        if (*s < '0' || *s > '9') return 0;
+        for (; *s >= '0' && *s <= '9'; s++)
+            if ((exp = exp * 10 + (*s - '0')) > INT32_MAX + 1LL) return 0;
+        if (neg) exp = -exp;
+        if (exp > INT32_MAX || frac - exp > INT32_MAX || frac - exp < INT32_MIN) return 0;
+    }
+    return *s == '\0';
+}
+
+static int number_param(const char *n, qr_err *err)
+{
+    if (n == NULL || convertible(n)) return 0; /* (not a string: value_validate says so) */
+    if (*n == '\0')
+        return err_validation(err, "The parameter cannot be converted to a numeric value");
+    return err_validation(err, "The parameter cannot be converted to a numeric value: %.100s", n);
+}
+
+/* The first problem of a parameter in document order, nesting too deep or a number
+ * that cannot be read, as DynamoDB reports them for PartiQL parameters. */
+static int param_scan(const json_t *v, int depth, qr_err *err)
+{
+    if (depth > QR_MAX_DEPTH)
+        return err_validation(err, "Nesting Levels have exceeded supported limits: Attributes in "
+                                   "the item have nested levels beyond supported limit");
+    const json_t *p = value_payload(v), *c;
+    const char *k;
+    size_t i;
+    switch (value_type(v)) {
+    case QR_T_N:
+        return number_param(json_string_value(p), err);
+    case QR_T_NS:
+        json_array_foreach((json_t *)p, i,
+                           c) if (number_param(json_string_value(c), err)) return -1;
+        return 0;
+    case QR_T_L:
+        json_array_foreach((json_t *)p, i, c) if (param_scan(c, depth + 1, err)) return -1;
+        return 0;
+    case QR_T_M:
+        json_object_foreach((json_t *)p, k, c) if (param_scan(c, depth + 1, err)) return -1;
+        return 0;
+    default:
+        return 0;
+    }
+}
+
+/* Validates (and normalises) a statement's parameters. */
+static int params_check(json_t *params, qr_err *err)
+{
     size_t i;
     json_t *v;
-    json_array_foreach(*params, i, v)
+    json_array_foreach(params, i, v)
     {
         char what[48];
         snprintf(what, sizeof what, "parameters[%zu]", i);
-        if (value_type(v) == QR_T_NONE) {
-            json_decref(*params);
-            *params = NULL;
-            return err_validation(
-                err, "Supplied AttributeValue is empty, must contain exactly one of the supported "
-                     "datatypes");
-        }
-        if (value_validate(v, 1, what, err)) {
-            json_decref(*params);
-            *params = NULL;
-            return -1;
-        }
+        if (value_type(v) == QR_T_NONE)
+            return err_validation(err, "Supplied AttributeValue is empty, must contain exactly "
+                                       "one of the supported datatypes");
+        if (param_scan(v, 1, err) || value_validate(v, 1, what, err)) return -1;
     }
     return 0;
 }
@@ -1237,6 +1297,7 @@ int op_execute_statement(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     opts o = {0};
     int present, rc = -1;
     if (statement_params(req, "", &text, &len, &params, err)) return -1;
+    if (params_check(params, err)) goto done;
     if (param_bool(req, "ConsistentRead", 0, &o.consistent, err)) goto done;
     if (param_string(req, "NextToken", &o.next_token, err)) goto done;
     if (o.next_token && (*o.next_token == '\0' || strlen(o.next_token) > NEXT_TOKEN_MAX)) {
@@ -1342,7 +1403,9 @@ int op_batch_execute_statement(qr_db *db, json_t *req, json_t **resp, qr_err *er
             json_decref(params);
             goto done;
         }
-        if (partiql_parse(text, len, params, &sts[i], &errs[i]) == 0) {
+        /* a parameter's value, like the statement, is the member's own error */
+        if (params_check(params, &errs[i]) == 0 &&
+            partiql_parse(text, len, params, &sts[i], &errs[i]) == 0) {
             if (sts[i]->kind == PQ_SELECT)
                 reads++;
             else if (sts[i]->kind != PQ_EXISTS) /* refused on its own below */
@@ -1560,7 +1623,7 @@ int op_execute_transaction(qr_db *db, json_t *req, json_t **resp, qr_err *err)
         int bad = statement_params(e, field, &text, &len, &params, err) ||
                   param_enum(e, "ReturnValuesOnConditionCheckFailure", on_failure_modes, NULL,
                              &on_failure, err) ||
-                  partiql_parse(text, len, params, &sts[i], err);
+                  params_check(params, err) || partiql_parse(text, len, params, &sts[i], err);
         json_decref(params);
         if (bad) goto done;
         if (sts[i]->kind == PQ_SELECT) reads++;

@@ -442,3 +442,44 @@ def test_exists_needs_a_condition_beyond_the_key(t):
         {"Statement": "INSERT INTO Tab VALUE {'pk': 'b', 'sk': 1}"},
         {"Statement": "EXISTS(SELECT * FROM Tab WHERE pk = 'a' AND sk = 1 AND v = 1)"}]})
     assert len(ex(t, "SELECT * FROM Tab WHERE pk = 'b'")["Items"]) == 1
+
+
+def deep(depth, leaf):
+    for _ in range(depth):
+        leaf = {"M": {"n": leaf}}
+    return leaf
+
+
+def test_parameters_that_are_no_numbers_or_nest_too_deep(t):
+    cannot = "The parameter cannot be converted to a numeric value"
+    nest = "Nesting Levels have exceeded supported limits: Attributes in the item have nested levels beyond supported limit"
+    statements = ["SELECT * FROM Tab WHERE pk = 'a' AND n = ?", "INSERT INTO Tab VALUE {'pk': 'a', 'sk': 1, 'n': ?}",
+                  "UPDATE Tab SET n = ? WHERE pk = 'a' AND sk = 1", "SELECT * FROM Tab WHERE pk = 'a' AND sk = ?"]
+    for value in ("1e99999999999", "-1e99999999999", "1e-99999999999", "1e2147483648", "1e-2147483648", "abc",
+                  "1.5e-2147483647", "1e", "."):
+        for statement in statements:
+            e = ex_err(t, statement, [{"N": value}])
+            assert (e.type, e.message) == ("ValidationException", cannot + ": " + value), (statement, value)
+    assert ex_err(t, statements[0], [{"N": ""}]).message == cannot
+    for p in ({"L": [n(1), {"N": "1e99999999999"}]}, {"M": {"x": {"N": "1e99999999999"}}},
+              {"NS": ["1", "1e99999999999"]}):
+        assert ex_err(t, statements[0], [p]).message == cannot + ": 1e99999999999"
+    pair = "SELECT * FROM Tab WHERE pk = 'a' AND x = ? AND y = ?"
+    assert ex_err(t, pair, [deep(40, s("leaf")), {"N": "abc"}]).message == nest
+    assert ex_err(t, pair, [{"N": "abc"}, deep(40, s("leaf"))]).message == cannot + ": abc"
+    assert ex_err(t, statements[0], [{"M": {"d": deep(40, s("x")), "bad": {"N": "abc"}}}]).message == nest
+    assert ex_err(t, statements[0], [{"M": {"bad": {"N": "abc"}, "d": deep(40, s("x"))}}]).message == cannot + ": abc"
+    assert ex_err(t, statements[0], [deep(40, {"N": "abc"})]).message == nest
+    for good in ("1e2", "-.5", "5.", "+7E+1", "0.000"):
+        ex(t, statements[0], [{"N": good}])
+    e = t.error("ExecuteTransaction", {"TransactStatements": [
+        {"Statement": statements[2], "Parameters": [{"N": "1e99999999999"}]}]})
+    assert e.message == cannot + ": 1e99999999999"
+    r = t.call("BatchExecuteStatement", {"Statements": [
+        {"Statement": "SELECT * FROM Tab WHERE pk = 'a' AND sk = 1 AND n = ?", "Parameters": [{"N": "1e99999999999"}]},
+        {"Statement": "SELECT * FROM Tab WHERE pk = 'a' AND sk = 1 AND n = ?",
+         "Parameters": [deep(40, s("x"))]},
+        {"Statement": "SELECT * FROM Tab WHERE pk = 'a' AND sk = 1"}]})["Responses"]
+    assert r[0] == {"Error": {"Code": "ValidationError", "Message": cannot + ": 1e99999999999"}}
+    assert r[1] == {"Error": {"Code": "ValidationError", "Message": nest}}
+    assert r[2] == {"TableName": T}
