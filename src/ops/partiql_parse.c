@@ -299,6 +299,7 @@ static pq_node *node_of(parser *p, pq_node_kind kind, pq_node *a, pq_node *b, pq
 /* ---- values ---- */
 
 static json_t *parse_value(parser *p, const char *path);
+static const char *at(const parser *p, const token *t, char *out, size_t cap);
 
 static json_t *av(const char *type, json_t *payload)
 {
@@ -498,6 +499,10 @@ static json_t *parse_value(parser *p, const char *path)
     } else if (is_punct(t, "<<")) {
         next(p);
         out = parse_set(p, path);
+    } else if (t->kind == T_IDENT && is_punct(peek2(p), "(")) {
+        char pos[64];
+        err_validation(p->err, "Unsupported data type: %.64s under key %s%s", t->text,
+                       path ? path : "root", at(p, t, pos, sizeof pos));
     } else {
         unexpected(p, "a value");
     }
@@ -600,8 +605,40 @@ static int starts_function(parser *p, const char *name)
     return is_kw(peek(p), name) && is_punct(peek2(p), "(");
 }
 
-/* fn ( operand , operand ... ) with the function's name already seen. */
+/* fn ( [operand , ...] ): the name and ( are the next tokens; the caller checks the
+ * arguments' number (nargs: the number it takes, or 0 for the caller to check). */
 static pq_node *parse_call(parser *p, const char *fn, size_t nargs);
+
+/* " at line:column:length" for token t, in characters from 1, as DynamoDB points at a
+ * token in some of its messages. */
+static const char *at(const parser *p, const token *t, char *out, size_t cap)
+{
+    size_t line = 1, col = 1, len = 0;
+    for (size_t i = 0; i < t->pos && i < p->srclen; i++) {
+        unsigned char c = (unsigned char)p->src[i];
+        if (c == '\n') {
+            line++;
+            col = 1;
+        } else if ((c & 0xc0) != 0x80) {
+            col++;
+        }
+    }
+    for (size_t i = t->pos; i < p->srclen && i < t->pos + t->len; i++)
+        len += ((unsigned char)p->src[i] & 0xc0) != 0x80;
+    snprintf(out, cap, " at %zu:%zu:%zu", line, col, len);
+    return out;
+}
+
+/* A name followed by ( that is no function here. */
+static int unrecognized(parser *p, const token *t)
+{
+    char name[65], pos[64];
+    size_t i = 0;
+    for (; i + 1 < sizeof name && t->text[i]; i++)
+        name[i] = (char)tolower((unsigned char)t->text[i]);
+    name[i] = '\0';
+    return err_validation(p->err, "Unrecognized function: %s%s", name, at(p, t, pos, sizeof pos));
+}
 
 /* A path, a value, or size(path). */
 static pq_node *parse_operand(parser *p)
@@ -611,7 +648,7 @@ static pq_node *parse_operand(parser *p)
     if (t->kind == T_QIDENT || (t->kind == T_IDENT && !is_kw(t, "TRUE") && !is_kw(t, "FALSE") &&
                                 !is_kw(t, "NULL") && !is_kw(t, "MISSING"))) {
         if (t->kind == T_IDENT && is_punct(peek2(p), "(")) {
-            err_validation(p->err, "Unrecognized function: %.64s", t->text);
+            unrecognized(p, t);
             return NULL;
         }
         return parse_path(p);
@@ -635,12 +672,26 @@ static pq_node *parse_call(parser *p, const char *fn, size_t nargs)
     pq_node *n = node_new(p, PQN_FUNC);
     if (n == NULL) goto fail;
     snprintf(n->fn, sizeof n->fn, "%s", fn);
-    for (size_t i = 0; i < nargs; i++) {
-        if (i && expect_punct(p, ",")) goto fail;
-        pq_node *a = parse_operand(p);
-        if (a == NULL || node_add(p, n, a)) goto fail;
+    if (!is_punct(peek(p), ")")) {
+        do {
+            pq_node *a = parse_operand(p);
+            if (a == NULL || node_add(p, n, a)) goto fail;
+        } while (accept_punct(p, ","));
     }
     if (expect_punct(p, ")")) goto fail;
+    if (nargs && n->nargs != nargs) {
+        err_validation(p->err,
+                       "Incorrect number of operands for operator or function; operator or "
+                       "function: %s, number of operands: %zu",
+                       fn, n->nargs);
+        goto fail;
+    }
+    if (strncmp(fn, "attribute_", 10) == 0 && strcmp(fn, "attribute_type") != 0 &&
+        n->args[0]->kind != PQN_PATH) {
+        err_validation(
+            p->err, "Operator or function requires a document path; operator or function: %s", fn);
+        goto fail;
+    }
     p->depth--;
     return n;
 fail:
@@ -692,7 +743,10 @@ static pq_node *parse_predicate(parser *p)
         if (starts_function(p, funcs[i].name))
             return compared_to_bool(p, parse_call(p, funcs[i].name, funcs[i].nargs));
     if (starts_function(p, "exists")) {
-        err_validation(p->err, "EXISTS can only be used in ExecuteTransaction write requests.");
+        if (is_kw(&p->toks[p->at + 2 < p->ntoks ? p->at + 2 : p->at], "SELECT"))
+            err_validation(p->err, "EXISTS can only be used in ExecuteTransaction write requests.");
+        else
+            unrecognized(p, peek(p));
         return NULL;
     }
     pq_node *l = parse_operand(p);
@@ -875,6 +929,11 @@ static int parse_select(parser *p, pq_stmt *s)
                 return err_validation(
                     p->err,
                     "Other attributes should not be present in the projection when '*' is used.");
+            if (peek(p)->kind == T_IDENT && is_punct(peek2(p), "(")) {
+                char pos[64];
+                return err_validation(p->err, "Unexpected path component%s",
+                                      at(p, peek(p), pos, sizeof pos));
+            }
             pq_node *path = parse_path(p);
             if (path == NULL) return -1;
             pq_node **a = realloc(s->proj, (s->nproj + 1) * sizeof *a);
@@ -934,20 +993,29 @@ static int parse_set_action(parser *p, pq_stmt *s, pq_node *target)
         a.value = parse_call(p, "list_append", 2);
     } else if (starts_function(p, "set_add") || starts_function(p, "set_delete")) {
         int add = starts_function(p, "set_add");
-        pq_node *call = parse_call(p, add ? "set_add" : "set_delete", 2);
+        token *name = peek(p), *first = &p->toks[p->at + 2 < p->ntoks ? p->at + 2 : p->at];
+        char pos[64];
+        pq_node *call = parse_call(p, add ? "set_add" : "set_delete", 0);
         if (call == NULL) goto fail;
         const char *fn = add ? "ADD" : "DELETE";
-        if (call->args[0]->kind != PQN_PATH || !json_equal(call->args[0]->path, target->path)) {
+        const char *why = NULL;
+        if (call->nargs != 2)
+            why = "SET_%s must have exactly two arguments%s";
+        else if (call->args[0]->kind != PQN_PATH || !json_equal(call->args[0]->path, target->path))
+            why = "The first argument to SET_%s must equal the assignment value%s";
+        if (why == NULL) {
+            qr_type t =
+                call->args[1]->kind == PQN_VALUE ? value_type(call->args[1]->value) : QR_T_NONE;
+            if (t != QR_T_SS && t != QR_T_NS && t != QR_T_BS) {
+                node_free(call);
+                err_validation(p->err,
+                               "The second argument to SET_%s must be a value with type SET%s", fn,
+                               at(p, first, pos, sizeof pos));
+                goto fail;
+            }
+        } else {
             node_free(call);
-            err_validation(p->err, "The first argument to SET_%s must equal the assignment value",
-                           fn);
-            goto fail;
-        }
-        qr_type t = call->args[1]->kind == PQN_VALUE ? value_type(call->args[1]->value) : QR_T_NONE;
-        if (t != QR_T_SS && t != QR_T_NS && t != QR_T_BS) {
-            node_free(call);
-            err_validation(p->err, "The second argument to SET_%s must be a value with type SET",
-                           fn);
+            err_validation(p->err, why, fn, at(p, name, pos, sizeof pos));
             goto fail;
         }
         a.kind = add ? PQA_ADD : PQA_DELETE;

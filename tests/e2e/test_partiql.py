@@ -240,9 +240,9 @@ def test_update_forms_and_conditions(t):
     e = ex_err(t, "UPDATE Music SET Song = 'c' WHERE Artist = 'a' AND Song = 'b'")
     assert "part of the key" in e.message
     e = ex_err(t, "UPDATE Music SET tags = set_add(other, <<'z'>>) WHERE Artist = 'a' AND Song = 'b'")
-    assert e.message == "The first argument to SET_ADD must equal the assignment value"
+    assert e.message.startswith("The first argument to SET_ADD must equal the assignment value at 1:")
     e = ex_err(t, "UPDATE Music SET tags = set_add(tags, 'z') WHERE Artist = 'a' AND Song = 'b'")
-    assert e.message == "The second argument to SET_ADD must be a value with type SET"
+    assert e.message.startswith("The second argument to SET_ADD must be a value with type SET at 1:")
     e = ex_err(t, "UPDATE Music SET a = 1 WHERE Artist = 'a' AND Song = 'b' RETURNING ALL NEW")
     assert e.message == "Expected '*' after ( MODIFIED | ALL ) ( NEW | OLD ) in RETURNING clause"
     e = ex_err(t, "UPDATE \"Music\".\"idx\" SET a = 1 WHERE Artist = 'a' AND Song = 'b'")

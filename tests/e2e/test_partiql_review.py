@@ -483,3 +483,49 @@ def test_parameters_that_are_no_numbers_or_nest_too_deep(t):
     assert r[0] == {"Error": {"Code": "ValidationError", "Message": cannot + ": 1e99999999999"}}
     assert r[1] == {"Error": {"Code": "ValidationError", "Message": nest}}
     assert r[2] == {"TableName": T}
+
+
+def test_function_refusals_in_dynamodb_words(t):
+    ex(t, "INSERT INTO Tab VALUE {'pk': 'a', 'sk': 1, 'ss': <<'a'>>, 's': 'str'}")
+
+    def msg(statement, params=None):
+        e = ex_err(t, statement, params)
+        assert e.type == "ValidationException", statement
+        return e.message
+
+    def pos(statement, token, length=None, start=0):
+        return "at 1:%d:%d" % (statement.index(token, start) + 1, length or len(token))
+
+    where = "SELECT * FROM Tab WHERE pk = 'a' AND "
+    need_path = "Operator or function requires a document path; operator or function: attribute_exists"
+    assert msg(where + "attribute_exists('ss')") == need_path
+    assert msg(where + "attribute_exists(?)", [s("ss")]) == need_path
+    count = "Incorrect number of operands for operator or function; operator or function: %s, number of operands: %d"
+    assert msg(where + "attribute_exists()") == count % ("attribute_exists", 0)
+    assert msg(where + "attribute_exists(ss, s)") == count % ("attribute_exists", 2)
+    assert msg(where + "begins_with(s)") == count % ("begins_with", 1)
+    st = "SELECT attribute_exists(ss) FROM Tab WHERE pk = 'a'"
+    assert msg(st) == "Unexpected path component " + pos(st, "attribute_exists")
+    st = where + "EXISTS(ss)"
+    assert msg(st) == "Unrecognized function: exists " + pos(st, "EXISTS")
+    st = where + "set_add(ss, <<'x'>>) = ss"
+    assert msg(st) == "Unrecognized function: set_add " + pos(st, "set_add")
+    st = "INSERT INTO Tab VALUE {'pk': 'b', 'sk': 1, 'ss': set_add(<<'a'>>, <<'b'>>)}"
+    assert msg(st) == "Unsupported data type: set_add under key root " + pos(st, "set_add")
+    upd = "UPDATE Tab SET %s WHERE pk = 'a' AND sk = 1"
+    st = upd % "t = set_add(ss, <<'x'>>)"
+    assert msg(st) == "The first argument to SET_ADD must equal the assignment value " + pos(st, "set_add")
+    st = upd % "ss = set_add(<<'a'>>, <<'b'>>)"
+    assert msg(st) == "The first argument to SET_ADD must equal the assignment value " + pos(st, "set_add")
+    st = upd % "ss = set_add(ss, 'x')"
+    assert msg(st) == ("The second argument to SET_ADD must be a value with type SET "
+                       + pos(st, "ss", 2, st.index("set_add(")))
+    st = upd % "ss = set_delete(ss, ['x'])"
+    assert msg(st) == ("The second argument to SET_DELETE must be a value with type SET "
+                       + pos(st, "ss", 2, st.index("set_delete(")))
+    for args in ("ss", "ss, <<'x'>>, <<'y'>>"):
+        st = upd % ("ss = set_add(%s)" % args)
+        assert msg(st) == "SET_ADD must have exactly two arguments " + pos(st, "set_add")
+    st = "UPDATE Tab\nSET  \"☃\" = 1, ss = set_add(x, <<'a'>>) WHERE pk = 'a' AND sk = 1"
+    assert msg(st).endswith(" at 2:%d:7" % (st.split("\n")[1].index("set_add") + 1))
+    assert ex(t, "SELECT pk FROM Tab WHERE pk = 'a' AND attribute_exists(ss)")["Items"] == [{"pk": s("a")}]
