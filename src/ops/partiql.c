@@ -1510,7 +1510,10 @@ static int txn_reads(qr_db *db, pq_stmt **sts, size_t n, const char *capacity, j
             txn_refuse(err, i, "Reads on indices are not supported within transactions.");
             goto done;
         }
-        if (select_key(db, sts[i], MSG_TXN_KEY, &key, err)) goto done;
+        char missing[256];
+        snprintf(missing, sizeof missing, "Validation failed in TransactStatements[%zu]: %s", i,
+                 MSG_TXN_KEY);
+        if (select_key(db, sts[i], missing, &key, err)) goto done;
         json_array_append_new(
             items, json_pack("{s:{s:s,s:o}}", "Get", "TableName", sts[i]->table, "Key", key));
     }

@@ -365,7 +365,8 @@ def test_transaction_reads_and_refusals(t):
         {"Statement": "DELETE FROM Music WHERE Artist = 'a' AND Song = 's01'"}]})
     assert e.type == "ValidationException"
     e = t.error("ExecuteTransaction", {"TransactStatements": [{"Statement": "SELECT * FROM Music WHERE Artist = 'a'"}]})
-    assert e.message == "Select statements within ExecuteTransaction must specify the primary key in the where clause."
+    assert e.message == ("Validation failed in TransactStatements[0]: Select statements within ExecuteTransaction "
+                         "must specify the primary key in the where clause.")
     e = t.error("ExecuteTransaction", {"TransactStatements": [
         {"Statement": "SELECT * FROM Music.idx WHERE Artist = 'a' AND Song = 'b'"}]})
     assert e.message == "Validation failed in TransactStatements[0]: Reads on indices are not supported within transactions."

@@ -529,3 +529,11 @@ def test_function_refusals_in_dynamodb_words(t):
     st = "UPDATE Tab\nSET  \"☃\" = 1, ss = set_add(x, <<'a'>>) WHERE pk = 'a' AND sk = 1"
     assert msg(st).endswith(" at 2:%d:7" % (st.split("\n")[1].index("set_add") + 1))
     assert ex(t, "SELECT pk FROM Tab WHERE pk = 'a' AND attribute_exists(ss)")["Items"] == [{"pk": s("a")}]
+
+
+def test_a_transaction_read_names_the_statement_without_its_key(t):
+    e = t.error("ExecuteTransaction", {"TransactStatements": [
+        {"Statement": "SELECT * FROM Tab WHERE pk = 'a' AND sk = 1"},
+        {"Statement": "SELECT * FROM Tab WHERE pk = 'a' AND attribute_exists(ss)"}]})
+    assert e.message == ("Validation failed in TransactStatements[1]: Select statements within ExecuteTransaction "
+                         "must specify the primary key in the where clause.")
