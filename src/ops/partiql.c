@@ -6,7 +6,9 @@
  * partition key with = or IN) or a Scan, INSERT a PutItem that must not find the item,
  * UPDATE an UpdateItem that must find it, DELETE a DeleteItem; in transactions
  * TransactGetItems / TransactWriteItems (EXISTS a ConditionCheck). Expressions are written
- * with #n / :v placeholders only, never with the statement's own text. A SELECT's paging
+ * with #n / :v placeholders only, never with the statement's own text, and their errors
+ * reach the caller without naming them. A SELECT's projection is applied here to the
+ * items read (DynamoDB names each value by its path's last component), and its paging
  * state travels in an opaque NextToken tied to the statement and its parameters. */
 #include <limits.h>
 #include <openssl/evp.h>
