@@ -377,10 +377,20 @@ json_t *index_project(const table *t, const qr_index *ix, const json_t *item)
     return p;
 }
 
+static int by_index_name(const void *a, const void *b)
+{
+    return strcmp((*(const qr_index *const *)a)->name, (*(const qr_index *const *)b)->name);
+}
+
 int index_check_item(const table *t, const json_t *item, qr_err *err)
 {
+    /* DynamoDB names, of the indexes an item's value breaks, the first by name. */
+    const qr_index *order[QR_MAX_GSI + QR_MAX_LSI];
+    size_t n = t->nindexes < QR_MAX_GSI + QR_MAX_LSI ? t->nindexes : QR_MAX_GSI + QR_MAX_LSI;
+    for (size_t i = 0; i < n; i++) order[i] = &t->indexes[i];
+    qsort(order, n, sizeof order[0], by_index_name);
     for (size_t i = 0; i < t->nindexes; i++) {
-        const qr_index *ix = &t->indexes[i];
+        const qr_index *ix = i < n ? order[i] : &t->indexes[i];
         size_t sort_bytes = 0;
         for (int k = 0; k < ix->npk + ix->nsk; k++) {
             const char *name = k < ix->npk ? ix->pk[k] : ix->sk[k - ix->npk];
@@ -424,6 +434,15 @@ size_t index_write_bytes(const table *t, const qr_index *ix, const json_t *old_i
     if (basis == NULL) return 0;
     json_t *p = index_project(t, ix, basis);
     size_t size = item_size(p);
+    if (has_old && has_new && !moved) {
+        /* DynamoDB charges an index only when the write changes what it stores. */
+        json_t *before = index_project(t, ix, old_item);
+        if (json_equal(before, p)) {
+            *writes = 0;
+            size = 0;
+        }
+        json_decref(before);
+    }
     json_decref(p);
     return size;
 }

@@ -38,13 +38,27 @@ static json_t *number_av(size_t n)
     return json_pack("{s:s}", "N", buf);
 }
 
-/* DynamoDB's size(): bytes of S and B, elements of sets and lists, entries of maps. */
+/* The length of UTF-8 text in UTF-16 code units, as DynamoDB (a Java service) counts a
+ * string: one per character, two for a character beyond U+FFFF. */
+static size_t utf16_units(const char *s, size_t len)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if ((c & 0xC0) != 0x80) n++;  /* a character starts here */
+        if (c >= 0xF0) n++;           /* four UTF-8 bytes: a surrogate pair */
+    }
+    return n;
+}
+
+/* DynamoDB's size(): UTF-16 code units of S, bytes of B, elements of sets and lists,
+ * entries of maps. */
 static json_t *size_of(const json_t *v)
 {
     json_t *pl = value_payload(v);
     switch (value_type(v)) {
     case QR_T_S:
-        return number_av(json_string_length(pl));
+        return number_av(utf16_units(json_string_value(pl), json_string_length(pl)));
     case QR_T_B: {
         unsigned char *b;
         size_t n;

@@ -152,9 +152,13 @@ static int validate_set(json_t *arr, qr_type t, qr_err *err)
     static const char *const set_words[] = {[QR_T_SS] = "string", [QR_T_NS] = "number", [QR_T_BS] = "binary"};
     if (!json_is_array(arr))
         return err_set(err, QR_E_SERIALIZATION, "Unexpected value type in payload: %s must be a list", value_type_name(t));
-    if (json_array_size(arr) == 0)
+    if (json_array_size(arr) == 0) {
+        /* DynamoDB words the binary case differently from the other two. */
+        if (t == QR_T_BS)
+            return err_validation(err, "One or more parameter values were invalid: Binary sets should not be empty");
         return err_validation(err, "One or more parameter values were invalid: An %s set  may not be empty",
                               set_words[t]);
+    }
     size_t i;
     json_t *el;
     json_array_foreach(arr, i, el) {
@@ -174,6 +178,9 @@ static int validate_set(json_t *arr, qr_type t, qr_err *err)
     if (set_has_duplicates(arr, t == QR_T_NS ? QR_T_N : t)) {
         char desc[256];
         describe_set(arr, desc, sizeof desc);
+        if (t == QR_T_BS) /* sic: DynamoDB puts no space before "of" */
+            return err_validation(err, "One or more parameter values were invalid: Input collection [%s]of type BS "
+                                       "contains duplicates.", desc);
         return err_validation(err, "One or more parameter values were invalid: Input collection [%s] contains duplicates.", desc);
     }
     return 0;

@@ -24,8 +24,55 @@ static int request_items(json_t *req, json_t **out, qr_err *err)
     if (*out == NULL)
         return param_null("requestItems", err);
     if (json_object_size(*out) == 0)
-        return err_validation(err, "1 validation error detected: Value '{}' at 'requestItems' failed to satisfy "
+        return err_validation(err, "1 validation error detected: Value at 'RequestItems' failed to satisfy "
                                    "constraint: Member must have length greater than or equal to 1");
+    return 0;
+}
+
+/* DynamoDB judges the table names of RequestItems together, as the map's keys, and
+ * echoes the whole map (as JSON) when one breaks the rules. */
+static int check_table_names(json_t *items, qr_err *err)
+{
+    const char *name;
+    json_t *spec;
+    json_object_foreach(items, name, spec) {
+        qr_err e;
+        err_init(&e);
+        json_t *nm = json_string(name);
+        int bad = param_check_table_name(nm, "requestItems.key", &e);
+        json_decref(nm);
+        if (!bad) continue;
+        if (strcmp(e.type, QR_E_VALIDATION) != 0) { /* not a string: the serialization error stands */
+            err_set(err, e.type, "%s", e.msg);
+            return -1;
+        }
+        char *dump = json_dumps(items, JSON_COMPACT);
+        err_validation(err, "1 validation error detected: Value '%.600s' at 'requestItems' failed to satisfy "
+                            "constraint: Map keys must satisfy constraint: [Member must have length less than or "
+                            "equal to 255, Member must have length greater than or equal to 3, Member must satisfy "
+                            "regular expression pattern: [a-zA-Z0-9_.-]+]", dump ? dump : "");
+        free(dump);
+        return -1;
+    }
+    return 0;
+}
+
+/* DynamoDB refuses a BatchGetItem that projects with ProjectionExpression for one table
+ * and with AttributesToGet for another, as it refuses both in one table's entry. */
+static int check_projection_styles(json_t *items, qr_err *err)
+{
+    int expression = 0, legacy = 0;
+    const char *name;
+    json_t *spec;
+    json_object_foreach(items, name, spec) {
+        json_t *pe = json_object_get(spec, "ProjectionExpression"), *atg = json_object_get(spec, "AttributesToGet");
+        expression |= pe != NULL && !json_is_null(pe);
+        legacy |= atg != NULL && !json_is_null(atg);
+    }
+    if (expression && legacy)
+        return err_validation(err, "Can not use both expression and non-expression parameters in the same request: "
+                                   "Non-expression parameters: {AttributesToGet} Expression parameters: "
+                                   "{ProjectionExpression}");
     return 0;
 }
 
@@ -37,6 +84,7 @@ typedef struct batch_table {
     req_exprs x;
     int consistent;
     double units;
+    double index_units[QR_MAX_GSI + QR_MAX_LSI]; /* a BatchWriteItem's, per index of t */
 } batch_table;
 
 static void tables_free(qr_db *db, batch_table *bt, size_t n)
@@ -69,6 +117,7 @@ int op_batch_get_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     int rc = -1;
     const char *name;
     json_t *spec;
+    if (check_table_names(items, err) || check_projection_styles(items, err)) goto done;
     json_object_foreach(items, name, spec) {
         batch_table *b = &bt[n++];
         b->name = name;
@@ -83,9 +132,22 @@ int op_batch_get_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
         }
         json_t *keys;
         if (param_array(spec, "Keys", &keys, err)) goto done;
-        if (keys == NULL || json_array_size(keys) == 0) {
+        if (keys == NULL) {
             err_validation(err, "1 validation error detected: Value null at 'requestItems.%s.member.keys' failed to "
                                 "satisfy constraint: Member must not be null", name);
+            goto done;
+        }
+        if (json_array_size(keys) == 0) {
+            err_validation(err, "1 validation error detected: Value at 'RequestItems.%s.member.Keys' failed to "
+                                "satisfy constraint: Member must have length greater than or equal to 1", name);
+            goto done;
+        }
+        if (json_array_size(keys) > BATCH_GET_MAX) {
+            /* One table over the limit breaks its list's constraint; only a total spread
+             * over several tables gets the "Too many items" text. */
+            err_validation(err, "1 validation error detected: Value at 'RequestItems.%s.member.Keys' failed to "
+                                "satisfy constraint: Member must have length less than or equal to %d", name,
+                           BATCH_GET_MAX);
             goto done;
         }
         total += json_array_size(keys);
@@ -178,6 +240,22 @@ typedef struct batch_write {
     json_t *old;
 } batch_write;
 
+/* A BatchWriteItem put whose key attribute has another type than the schema's is told
+ * only that the key does not match (PutItem names the attribute and both types). */
+static int check_key_types(const table *t, json_t *item, qr_err *err)
+{
+    const key_attr *keys[2] = {&t->pk, t->sk.name ? &t->sk : NULL};
+    for (int i = 0; i < 2 && keys[i]; i++) {
+        json_t *v = json_object_get(item, keys[i]->name);
+        if (!json_is_object(v) || json_object_size(v) != 1) continue;
+        qr_type ty = value_type(v);
+        char actual = ty == QR_T_S ? 'S' : ty == QR_T_N ? 'N' : ty == QR_T_B ? 'B' : '?';
+        if (ty != QR_T_NONE && actual != keys[i]->type)
+            return err_validation(err, "The provided key element does not match the schema");
+    }
+    return 0;
+}
+
 static int parse_write(batch_table *b, json_t *wr, batch_write *w, qr_err *err)
 {
     if (!json_is_object(wr) || json_object_size(wr) != 1)
@@ -190,7 +268,8 @@ static int parse_write(batch_table *b, json_t *wr, batch_write *w, qr_err *err)
             return err_validation(err, "1 validation error detected: Value null at "
                                        "'requestItems.%s.member.putRequest.item' failed to satisfy constraint: "
                                        "Member must not be null", b->name);
-        if (key_check_item(b->t, item, err) || item_validate(item, err)) return -1;
+        if (check_key_types(b->t, item, err) || key_check_item(b->t, item, err) || item_validate(item, err))
+            return -1;
         w->item = item;
         return key_item(w->key, b->t, item, err);
     }
@@ -284,12 +363,18 @@ int op_batch_write_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
         const json_t *o = w[i].old, *nv = w[i].item;
         size_t os = o ? item_size(o) : 0, ns = nv ? item_size(nv) : 0;
         w[i].bt->units += capacity_write_units(os > ns ? os : ns);
+        if (strcmp(capacity, "NONE") == 0) continue; /* index units are only ever reported */
+        double idx[QR_MAX_GSI + QR_MAX_LSI] = {0};
+        capacity_index_writes(w[i].bt->t, o, nv, idx);
+        for (size_t k = 0; k < w[i].bt->t->nindexes && k < QR_MAX_GSI + QR_MAX_LSI; k++)
+            w[i].bt->index_units[k] += idx[k];
     }
     *resp = json_pack("{s:{}}", "UnprocessedItems");
     if (strcmp(capacity, "NONE") != 0) {
         json_t *cc = json_array();
         for (size_t ti = 0; ti < n; ti++)
-            json_array_append_new(cc, capacity_object(capacity, bt[ti].name, bt[ti].units, 1));
+            json_array_append_new(cc, capacity_object_indexed(capacity, bt[ti].t, bt[ti].units,
+                                                              bt[ti].index_units, 1));
         json_object_set_new(*resp, "ConsumedCapacity", cc);
     }
     if (strcmp(metrics, "SIZE") == 0) {

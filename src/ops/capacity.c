@@ -3,7 +3,8 @@
  * Reads are billed in 4 KB units (half a unit when eventually consistent), writes in
  * 1 KB units, each rounded up and at least one unit. Query and Scan sum the sizes of
  * the items they read (before any filter) and round the total once. This module only
- * computes and reports; it does not throttle. */
+ * computes and reports; it does not throttle. Like DynamoDB, the single-table operations
+ * report the aggregate CapacityUnits alone: only transactions split reads from writes. */
 #include <string.h>
 
 #include "ops/ops.h"
@@ -23,31 +24,29 @@ double capacity_write_units(size_t bytes)
 
 json_t *capacity_object(const char *mode, const char *table, double units, int is_write)
 {
+    (void)is_write; /* the read/write split is a transaction's alone */
     if (mode == NULL || strcmp(mode, "NONE") == 0) return NULL;
-    json_t *c = json_pack("{s:s,s:f,s:f}", "TableName", table, "CapacityUnits", units,
-                          is_write ? "WriteCapacityUnits" : "ReadCapacityUnits", units);
-    if (strcmp(mode, "INDEXES") == 0)
-        json_object_set_new(c, "Table", json_pack("{s:f,s:f}", "CapacityUnits", units,
-                                                  is_write ? "WriteCapacityUnits" : "ReadCapacityUnits", units));
+    json_t *c = json_pack("{s:s,s:f}", "TableName", table, "CapacityUnits", units);
+    if (strcmp(mode, "INDEXES") == 0) json_object_set_new(c, "Table", json_pack("{s:f}", "CapacityUnits", units));
     return c;
 }
 
 json_t *capacity_object_indexed(const char *mode, const table *t, double table_units, const double *index_units,
                                 int is_write)
 {
+    (void)is_write;
     if (mode == NULL || strcmp(mode, "NONE") == 0) return NULL;
-    const char *kind = is_write ? "WriteCapacityUnits" : "ReadCapacityUnits";
     double total = table_units;
     json_t *gsi = json_object(), *lsi = json_object();
     for (size_t i = 0; i < t->nindexes; i++) {
         if (index_units[i] <= 0) continue;
         total += index_units[i];
         json_object_set_new(t->indexes[i].global ? gsi : lsi, t->indexes[i].name,
-                            json_pack("{s:f,s:f}", "CapacityUnits", index_units[i], kind, index_units[i]));
+                            json_pack("{s:f}", "CapacityUnits", index_units[i]));
     }
-    json_t *c = json_pack("{s:s,s:f,s:f}", "TableName", t->name, "CapacityUnits", total, kind, total);
+    json_t *c = json_pack("{s:s,s:f}", "TableName", t->name, "CapacityUnits", total);
     if (strcmp(mode, "INDEXES") == 0) {
-        json_object_set_new(c, "Table", json_pack("{s:f,s:f}", "CapacityUnits", table_units, kind, table_units));
+        json_object_set_new(c, "Table", json_pack("{s:f}", "CapacityUnits", table_units));
         if (json_object_size(gsi)) json_object_set(c, "GlobalSecondaryIndexes", gsi);
         if (json_object_size(lsi)) json_object_set(c, "LocalSecondaryIndexes", lsi);
     }

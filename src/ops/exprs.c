@@ -104,7 +104,8 @@ static int check_values_need_expression(json_t *req, int allowed, qr_err *err)
         list_add(list, sizeof list, &n, " and ", users[i].name);
         count++;
     }
-    if (count == 0)
+    /* The single-item writes no longer name the missing expressions. */
+    if (count == 0 || (allowed & EXPRS_CONDITION))
         return err_validation(err, "ExpressionAttributeValues can only be specified when using expressions");
     return err_validation(err, "ExpressionAttributeValues can only be specified when using expressions: %s %s null",
                           list, count > 1 ? "are" : "is");

@@ -11,7 +11,8 @@
 #include "ops/ops.h"
 
 static const char *const capacity_modes[] = {"INDEXES", "TOTAL", "NONE", NULL};
-static const char *const return_values[] = {"NONE", "ALL_OLD", "UPDATED_OLD", "ALL_NEW", "UPDATED_NEW", NULL};
+/* In the order DynamoDB lists them when it refuses another value. */
+static const char *const return_values[] = {"ALL_NEW", "UPDATED_OLD", "ALL_OLD", "NONE", "UPDATED_NEW", NULL};
 static const char *const metrics_modes[] = {"SIZE", "NONE", NULL};
 static const char *const on_failure_modes[] = {"ALL_OLD", "NONE", NULL};
 
@@ -31,8 +32,25 @@ static int read_write_params(json_t *req, int allow_updated, write_params *p, qr
     if (param_enum(req, "ReturnValuesOnConditionCheckFailure", on_failure_modes, "NONE", &p->on_failure, err))
         return -1;
     if (!allow_updated && strcmp(p->return_values, "NONE") && strcmp(p->return_values, "ALL_OLD"))
-        return err_validation(err, "Return values set to invalid value");
+        return err_validation(err, "1 validation error detected: ReturnValues can only be ALL_OLD or NONE");
     return 0;
+}
+
+/* Parses a single-item write's expressions. DynamoDB reports what is wrong with them
+ * (names, values, syntax, the legacy parameters) inside its "1 validation error
+ * detected: " envelope for PutItem, UpdateItem and DeleteItem. */
+static int parse_write_exprs(req_exprs *x, json_t *req, int allowed, qr_err *err)
+{
+    if (exprs_parse(x, req, allowed, err) == 0 && exprs_finish(x) == 0) return 0;
+    static const char envelope[] = "1 validation error detected: ";
+    size_t n = sizeof envelope - 1, len = strlen(err->msg);
+    if (err->type && strcmp(err->type, QR_E_VALIDATION) == 0 && strncmp(err->msg, envelope, n) != 0) {
+        if (len + n >= sizeof err->msg) len = sizeof err->msg - n - 1;
+        memmove(err->msg + n, err->msg, len);
+        memcpy(err->msg, envelope, n);
+        err->msg[n + len] = '\0';
+    }
+    return -1;
 }
 
 int item_check_condition(const expr_cond *c, const json_t *old, const char *on_failure, qr_err *err)
@@ -92,16 +110,17 @@ int op_put_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     buf key;
     buf_init(&key, 0);
     int rc = -1;
+    /* DynamoDB judges the parameters' own constraints before it looks for the table. */
+    if (read_write_params(req, 0, &p, err)) goto done;
     if (param_table(db, req, "TableName", &t, err)) goto done;
     if (param_object(req, "Item", &item, err)) goto done;
     if (item == NULL) {
         param_null("item", err);
         goto done;
     }
-    if (read_write_params(req, 0, &p, err)) goto done;
     size_t new_size;
     if (key_check_item(t, item, err) || item_validate_size(item, &new_size, err)) goto done;
-    if (exprs_parse(&x, req, EXPRS_CONDITION, err) || exprs_finish(&x)) goto done;
+    if (parse_write_exprs(&x, req, EXPRS_CONDITION, err)) goto done;
     if (key_item(&key, t, item, err)) goto done;
     /* The current item is parsed only when something needs more than its size. */
     int need_old = x.condition || strcmp(p.return_values, "ALL_OLD") == 0 || table_has_indexes(t) ||
@@ -151,6 +170,7 @@ int op_get_item(qr_db *db, json_t *req, buf *out, qr_err *err)
     int consistent, rc = -1;
     buf key;
     buf_init(&key, 0);
+    if (param_enum(req, "ReturnConsumedCapacity", capacity_modes, "NONE", &capacity, err)) goto done;
     if (param_table(db, req, "TableName", &t, err)) goto done;
     if (param_object(req, "Key", &keyv, err)) goto done;
     if (keyv == NULL) {
@@ -158,7 +178,6 @@ int op_get_item(qr_db *db, json_t *req, buf *out, qr_err *err)
         goto done;
     }
     if (param_bool(req, "ConsistentRead", 0, &consistent, err)) goto done;
-    if (param_enum(req, "ReturnConsumedCapacity", capacity_modes, "NONE", &capacity, err)) goto done;
     if (json_object_get(req, "IndexName")) {
         err_validation(err, "GetItem does not accept IndexName: an item is read by its table key; "
                             "use Query with IndexName to read an index");
@@ -222,12 +241,12 @@ static int keyed_begin(qr_db *db, json_t *req, int allow_updated, int expression
 {
     memset(w, 0, sizeof *w);
     buf_init(&w->key, 0);
+    if (read_write_params(req, allow_updated, &w->p, err)) return -1; /* before the table, as in PutItem */
     if (param_table(db, req, "TableName", &w->t, err)) return -1;
     if (param_object(req, "Key", &w->keyv, err)) return -1;
     if (w->keyv == NULL) return param_null("key", err);
-    if (read_write_params(req, allow_updated, &w->p, err)) return -1;
     if (key_check_key(w->t, w->keyv, err)) return -1;
-    if (exprs_parse(&w->x, req, expressions, err) || exprs_finish(&w->x)) return -1;
+    if (parse_write_exprs(&w->x, req, expressions, err)) return -1;
     return key_item(&w->key, w->t, w->keyv, err);
 }
 

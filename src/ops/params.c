@@ -29,18 +29,20 @@ static int wrong_type(const char *key, const char *want, qr_err *err)
     return err_set(err, QR_E_SERIALIZATION, "Unexpected value type for parameter %s: expected %s", key, want);
 }
 
-int param_check_table_name(json_t *v, const char *field, qr_err *err)
+/* Checks a table name's length (from min to 255) and characters; DynamoDB echoes the
+ * whole name in its messages. */
+static int check_table_name(json_t *v, const char *field, size_t min, qr_err *err)
 {
     if (v == NULL) return param_null(field, err);
     if (!json_is_string(v)) return wrong_type(field, "a string", err);
     const char *s = json_string_value(v);
     size_t n = json_string_length(v);
-    if (n < 3)
+    if (n < min)
         return err_validation(err, "1 validation error detected: Value '%s' at '%s' failed to satisfy constraint: "
-                                   "Member must have length greater than or equal to 3", s, field);
+                                   "Member must have length greater than or equal to %zu", s, field, min);
     if (n > 255)
-        return err_validation(err, "1 validation error detected: Value '%.64s...' at '%s' failed to satisfy constraint: "
-                                   "Member must have length less than or equal to 255", s, field);
+        return err_validation(err, "1 validation error detected: Value '%.700s' at '%s' failed to satisfy "
+                                   "constraint: Member must have length less than or equal to 255", s, field);
     for (size_t i = 0; i < n; i++) {
         char c = s[i];
         if (!(isalnum((unsigned char)c) || c == '_' || c == '-' || c == '.'))
@@ -50,11 +52,18 @@ int param_check_table_name(json_t *v, const char *field, qr_err *err)
     return 0;
 }
 
+int param_check_table_name(json_t *v, const char *field, qr_err *err)
+{
+    return check_table_name(v, field, 3, err);
+}
+
 int param_table(qr_db *db, json_t *req, const char *key, table **out, qr_err *err)
 {
     char field[64];
     json_t *v = json_object_get(req, key);
-    if (param_check_table_name(v, param_field(key, field, sizeof field), err)) return -1;
+    /* The item operations take any name of at least one character: a shorter name than
+     * CreateTable allows names no table. */
+    if (check_table_name(v, param_field(key, field, sizeof field), 1, err)) return -1;
     *out = catalog_get(db, json_string_value(v));
     if (*out == NULL) return err_set(err, QR_E_NOT_FOUND, "Requested resource not found");
     return 0;

@@ -16,8 +16,9 @@
 #define PAGE_BYTES (1024 * 1024)
 
 static const char *const capacity_modes[] = {"INDEXES", "TOTAL", "NONE", NULL};
-static const char *const select_modes[] = {"ALL_ATTRIBUTES", "ALL_PROJECTED_ATTRIBUTES", "SPECIFIC_ATTRIBUTES",
-                                           "COUNT", NULL};
+/* In the order DynamoDB lists them when it refuses another value. */
+static const char *const select_modes[] = {"SPECIFIC_ATTRIBUTES", "COUNT", "ALL_ATTRIBUTES",
+                                           "ALL_PROJECTED_ATTRIBUTES", NULL};
 
 typedef struct range_read {
     buf lower, upper;     /* [lower, upper) */
@@ -166,13 +167,43 @@ static void finish_response(buf *out, const char *capacity, const table *t, cons
 }
 
 /* Reads the parameters Query and Scan share (is_query: which of the two reads them). */
+/* Reads Limit or Segment as param_int does, but says what DynamoDB says of a value
+ * under the minimum: it names the member as the request does and echoes no value. */
+static int read_count(json_t *req, const char *key, long long min, long long max, long long *out, int *present,
+                      qr_err *err)
+{
+    json_t *v = json_object_get(req, key);
+    if (json_is_integer(v) && json_integer_value(v) < min)
+        return err_validation(err, "1 validation error detected: Value at '%s' failed to satisfy constraint: Member "
+                                   "must have value greater than or equal to %lld", key, min);
+    return param_int(req, key, min, max, out, present, err);
+}
+
+/* The constraints of Query's and Scan's own parameters, which DynamoDB judges before it
+ * looks for the table (read_common and op_scan read the values themselves later). */
+static int check_read_constraints(json_t *req, int is_query, qr_err *err)
+{
+    const char *s;
+    long long n;
+    int present;
+    if (param_enum(req, "ReturnConsumedCapacity", capacity_modes, "NONE", &s, err) ||
+        param_enum(req, "Select", select_modes, NULL, &s, err) ||
+        read_count(req, "Limit", 1, 0x7fffffffLL, &n, &present, err))
+        return -1;
+    if (is_query) return 0;
+    if (read_count(req, "Segment", 0, 999999, &n, &present, err) ||
+        param_int(req, "TotalSegments", 1, 1000000, &n, &present, err))
+        return -1;
+    return 0;
+}
+
 static int read_common(json_t *req, table *t, range_read *r, const char **capacity, req_exprs *x, int is_query,
                        qr_err *err)
 {
     const char *select, *index;
     int has_limit;
     if (param_enum(req, "ReturnConsumedCapacity", capacity_modes, "NONE", capacity, err)) return -1;
-    if (param_int(req, "Limit", 1, 0x7fffffffLL, &r->limit, &has_limit, err)) return -1;
+    if (read_count(req, "Limit", 1, 0x7fffffffLL, &r->limit, &has_limit, err)) return -1;
     if (!has_limit) r->limit = 0;
     if (param_bool(req, "ConsistentRead", 0, &r->consistent, err)) return -1;
     if (param_string(req, "IndexName", &index, err)) return -1;
@@ -189,8 +220,8 @@ static int read_common(json_t *req, table *t, range_read *r, const char **capaci
     if (select && strcmp(select, "ALL_PROJECTED_ATTRIBUTES") == 0 && !r->index)
         return err_validation(err, "ALL_PROJECTED_ATTRIBUTES can be used only when Querying using an IndexName");
     if (select && strcmp(select, "SPECIFIC_ATTRIBUTES") == 0 && !projecting)
-        return err_validation(err, "%sMust specify the AttributesToGet or ProjectionExpression when choosing to get "
-                                   "SPECIFIC_ATTRIBUTES", is_query ? "1 validation error detected: " : "");
+        return err_validation(err, "1 validation error detected: Must specify the AttributesToGet or "
+                                   "ProjectionExpression when choosing to get SPECIFIC_ATTRIBUTES");
     if (select && projecting && strcmp(select, "SPECIFIC_ATTRIBUTES") != 0) {
         int count = strcmp(select, "COUNT") == 0;
         return err_validation(err, "%sCannot specify the %s when choosing to get %s",
@@ -222,13 +253,11 @@ static int encode_start_key(table *t, const range_read *r, json_t *esk, buf *k, 
         json_t *base = key_of_item(t, esk);
         int bad = key_check_key(t, base, &inner) || index_entry_key(t, r->index, esk, k, &inner) != 1;
         json_decref(base);
-        if (bad)
-            return err_validation(err, "The provided starting key is invalid: %s",
-                                  inner.type ? inner.msg : "The provided key element does not match the schema");
+        /* DynamoDB gives no detail of what is wrong with the key. */
+        if (bad) return err_validation(err, "The provided starting key is invalid");
         return 0;
     }
-    if (key_check_key(t, esk, &inner))
-        return err_validation(err, "The provided starting key is invalid: %s", inner.msg);
+    if (key_check_key(t, esk, &inner)) return err_validation(err, "The provided starting key is invalid");
     return key_item(k, t, esk, err);
 }
 
@@ -458,6 +487,7 @@ int op_query(qr_db *db, json_t *req, buf *out, qr_err *err)
     int rc = -1;
     buf_init(&r.lower, 0);
     buf_init(&r.upper, 0);
+    if (check_read_constraints(req, 1, err)) goto done;
     if (param_table(db, req, "TableName", &t, err)) goto done;
     /* KeyConditions may be combined with FilterExpression and ProjectionExpression, as
      * DynamoDB allows; exprs_parse lets only KeyConditionExpression exclude it. */
@@ -515,10 +545,11 @@ int op_scan(qr_db *db, json_t *req, buf *out, qr_err *err)
     buf_init(&r.lower, 0);
     buf_init(&r.upper, 0);
     r.forward = 1;
+    if (check_read_constraints(req, 0, err)) goto done;
     if (param_table(db, req, "TableName", &t, err)) goto done;
     if (exprs_parse(&x, req, EXPRS_FILTER | EXPRS_PROJECTION, err) || exprs_finish(&x)) goto done;
     if (read_common(req, t, &r, &capacity, &x, 0, err)) goto done;
-    if (param_int(req, "Segment", 0, 999999, &segment, &has_segment, err)) goto done;
+    if (read_count(req, "Segment", 0, 999999, &segment, &has_segment, err)) goto done;
     if (param_int(req, "TotalSegments", 1, 1000000, &total, &has_total, err)) goto done;
     if (has_segment != has_total) {
         err_validation(err, has_segment ? "The TotalSegments parameter is required but was not present in the request when Segment parameter is present"
@@ -529,8 +560,7 @@ int op_scan(qr_db *db, json_t *req, buf *out, qr_err *err)
     r.segment = segment;
     r.total_segments = total;
     if (segment >= total) {
-        err_validation(err, "The Segment parameter is zero-based and must be less than parameter TotalSegments: "
-                            "Segment: %lld is not less than TotalSegments: %lld", segment, total);
+        err_validation(err, "The Segment parameter is zero-based and must be less than parameter TotalSegments");
         goto done;
     }
     /* Segment s of n holds the partitions whose hash lies in [s*2^64/n, (s+1)*2^64/n). */

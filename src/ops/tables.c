@@ -63,6 +63,13 @@ static int check_attribute_definitions(json_t *defs, qr_err *err)
     return 0;
 }
 
+/* A string member's text for a message, "null" if it is absent or not a string. */
+static const char *member_text(json_t *obj, const char *key)
+{
+    const char *s = json_string_value(json_object_get(obj, key));
+    return s ? s : "null";
+}
+
 /* Checks AttributeDefinitions and KeySchema; returns the pk/sk names through the
  * schema itself (the caller copies both arrays into the description). */
 static int check_key_schema(json_t *defs, json_t *ks, qr_err *err)
@@ -75,9 +82,21 @@ static int check_key_schema(json_t *defs, json_t *ks, qr_err *err)
     if (nks == 0)
         return err_validation(err, "1 validation error detected: Value '[]' at 'keySchema' failed to satisfy "
                                    "constraint: Member must have length greater than or equal to 1");
-    if (nks > 2)
-        return err_validation(err, "1 validation error detected: Value at 'keySchema' failed to satisfy "
-                                   "constraint: Member must have length less than or equal to 2");
+    if (nks > 2) {
+        /* DynamoDB echoes the elements as its Java objects print themselves. */
+        char list[700] = "";
+        size_t used = 0;
+        size_t i;
+        json_t *k;
+        json_array_foreach(ks, i, k) {
+            if (used >= sizeof list) break;
+            used += (size_t)snprintf(list + used, sizeof list - used, "%sKeySchemaElement(attributeName=%s, "
+                                     "keyType=%s)", i ? ", " : "",
+                                     member_text(k, "AttributeName"), member_text(k, "KeyType"));
+        }
+        return err_validation(err, "1 validation error detected: Value '[%s]' at 'keySchema' failed to satisfy "
+                                   "constraint: Member must have length less than or equal to 2", list);
+    }
     if (check_attribute_definitions(defs, err)) return -1;
     size_t i, j;
     json_t *d, *k;
@@ -98,7 +117,7 @@ static int check_key_schema(json_t *defs, json_t *ks, qr_err *err)
         if (i == 1 && strcmp(ts, "RANGE"))
             return err_validation(err, "Invalid KeySchema: The second KeySchemaElement is not a RANGE key type");
         if (i == 1 && json_equal(name, json_object_get(json_array_get(ks, 0), "AttributeName")))
-            return err_validation(err, "Both the Hash Key and the Range Key element in the KeySchema have the same name");
+            return err_validation(err, "Invalid KeySchema: Some index key attribute have no definition");
         int defined = 0;
         json_array_foreach(defs, j, d) defined |= json_equal(json_object_get(d, "AttributeName"), name);
         if (!defined) {
@@ -174,6 +193,14 @@ static int apply_billing(json_t *req, json_t *desc, int creating, double now, qr
         if (pt) {
             long long old_r = json_integer_value(json_object_get(thr, "ReadCapacityUnits"));
             long long old_w = json_integer_value(json_object_get(thr, "WriteCapacityUnits"));
+            if (!creating && strcmp(current, "PROVISIONED") == 0 && rcu == old_r && wcu == old_w)
+                return err_validation(err, "The provisioned throughput for the table will not change. The requested "
+                                           "value equals the current value. Current ReadCapacityUnits provisioned "
+                                           "for the table: %lld. Requested ReadCapacityUnits: %lld. Current "
+                                           "WriteCapacityUnits provisioned for the table: %lld. Requested "
+                                           "WriteCapacityUnits: %lld. Refer to the Amazon DynamoDB Developer Guide "
+                                           "for current limits and how to request higher limits.",
+                                      old_r, rcu, old_w, wcu);
             if (!creating && (rcu > old_r || wcu > old_w))
                 json_object_set_new(thr, "LastIncreaseDateTime", json_real(now));
             if (!creating && (rcu < old_r || wcu < old_w)) {
@@ -285,6 +312,37 @@ static int apply_table_class(json_t *req, json_t *desc, int creating, double now
     return 0;
 }
 
+/* Reads OnDemandThroughput (the most request units a second the table may use, -1 for
+ * no limit) into the description; UpdateTable changes only the members it gives. */
+static int apply_on_demand(json_t *req, json_t *desc, qr_err *err)
+{
+    json_t *odt;
+    if (param_object(req, "OnDemandThroughput", &odt, err)) return -1;
+    if (odt == NULL) return 0;
+    static const char *const members[] = {"MaxReadRequestUnits", "MaxWriteRequestUnits"};
+    static const char *const fields[] = {"maxReadRequestUnits", "maxWriteRequestUnits"};
+    json_t *cur = json_object_get(desc, "OnDemandThroughput");
+    json_t *next = cur ? json_deep_copy(cur) : json_object();
+    for (int i = 0; i < 2; i++) {
+        json_t *v = json_object_get(odt, members[i]);
+        if (v == NULL || json_is_null(v)) continue;
+        if (!json_is_integer(v)) {
+            json_decref(next);
+            return err_set(err, QR_E_SERIALIZATION, "%s must be a number", members[i]);
+        }
+        json_int_t units = json_integer_value(v);
+        if (units < 1 && units != -1) {
+            json_decref(next);
+            return err_validation(err, "1 validation error detected: Value '%lld' at 'onDemandThroughput.%s' failed "
+                                       "to satisfy constraint: Member must have value greater than or equal to -1",
+                                  (long long)units, fields[i]);
+        }
+        json_object_set_new(next, members[i], json_integer(units));
+    }
+    json_object_set_new(desc, "OnDemandThroughput", next);
+    return 0;
+}
+
 /* The description of one index as CreateTable or UpdateTable defines it. */
 static json_t *index_description(json_t *def, const char *table_arn, int global, int provisioned, qr_err *err)
 {
@@ -352,6 +410,8 @@ static int describe_indexes(json_t *req, json_t *desc, const char *table_arn, qr
 int op_create_table(qr_db *db, json_t *req, json_t **resp, qr_err *err)
 {
     json_t *name = json_object_get(req, "TableName");
+    if (name == NULL || json_is_null(name))
+        return err_validation(err, "The parameter 'TableName' is required but was not present in the request");
     if (param_check_table_name(name, "tableName", err)) return -1;
     json_t *defs = json_object_get(req, "AttributeDefinitions"), *ks = json_object_get(req, "KeySchema");
     if (check_key_schema(defs, ks, err)) return -1;
@@ -380,7 +440,7 @@ int op_create_table(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     }
     json_object_set_new(desc, "TableId", new_uuid());
     if (apply_stream_spec(db, req, desc, 1, now, err) || apply_table_class(req, desc, 1, now, err) ||
-        apply_sse(req, desc, err)) {
+        apply_sse(req, desc, err) || apply_on_demand(req, desc, err)) {
         json_decref(desc);
         return -1;
     }
@@ -659,7 +719,7 @@ static int apply_table_change(json_t *desc, json_t *ids, void *arg, qr_err *err)
         json_object_set(desc, "DeletionProtectionEnabled", dp);
     }
     if (apply_stream_spec(c->db, c->req, desc, 0, now, err) || apply_table_class(c->req, desc, 0, now, err) ||
-        apply_sse(c->req, desc, err))
+        apply_sse(c->req, desc, err) || apply_on_demand(c->req, desc, err))
         return -1;
     if (c->action && apply_gsi_change(c, desc, ids, err)) return -1;
     /* The answer shows this change, not a later one another request made meanwhile. */
@@ -717,7 +777,8 @@ int op_update_table(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     int rc = -1;
     table_change c = {.db = db, .req = req};
     const char *changes[] = {"ProvisionedThroughput", "BillingMode", "DeletionProtectionEnabled",
-                             "StreamSpecification", "SSESpecification", "TableClass", "GlobalSecondaryIndexUpdates"};
+                             "StreamSpecification", "SSESpecification", "TableClass", "GlobalSecondaryIndexUpdates",
+                             "OnDemandThroughput"};
     int any = 0;
     for (size_t i = 0; i < sizeof changes / sizeof changes[0]; i++) {
         json_t *v = json_object_get(req, changes[i]);

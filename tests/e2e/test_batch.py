@@ -36,7 +36,8 @@ def test_batch_limits_and_validation(q):
     e = q.error("BatchWriteItem", {"RequestItems": {"Bat3": [{"PutRequest": {"Item": k(1)}}, {"DeleteRequest": {"Key": k(1)}}]}})
     assert e.message == "Provided list of item keys contains duplicates"
     e = q.error("BatchGetItem", {"RequestItems": {"Bat3": {"Keys": [k(i) for i in range(101)]}}})
-    assert e.message == "Too many items requested for the BatchGetItem call"
+    assert e.message == ("1 validation error detected: Value at 'RequestItems.Bat3.member.Keys' failed to satisfy "
+                         "constraint: Member must have length less than or equal to 100")
     e = q.error("BatchGetItem", {"RequestItems": {"Bat3": {"Keys": [k(1), k(1)]}}})
     assert e.message == "Provided list of item keys contains duplicates"
     # A bad request anywhere in the batch writes nothing.

@@ -45,7 +45,7 @@ def test_return_values(t):
     r = t.call("PutItem", {"TableName": T, "Item": dict(key("a", "1"), v={"N": "2"}), "ReturnValues": "ALL_OLD"})
     assert r["Attributes"]["v"] == {"N": "1"}
     e = t.error("PutItem", {"TableName": T, "Item": key("a", "1"), "ReturnValues": "ALL_NEW"})
-    assert e.message == "Return values set to invalid value"
+    assert e.message == "1 validation error detected: ReturnValues can only be ALL_OLD or NONE"
     r = t.call("UpdateItem", {"TableName": T, "Key": key("a", "1"), "UpdateExpression": "SET v = v + :one, w = :w",
                               "ExpressionAttributeValues": {":one": {"N": "1"}, ":w": {"S": "w"}}, "ReturnValues": "UPDATED_NEW"})
     assert r["Attributes"] == {"v": {"N": "3"}, "w": {"S": "w"}}
