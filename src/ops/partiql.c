@@ -1140,11 +1140,13 @@ static void unname_expression(qr_err *err)
                                         "Invalid ProjectionExpression: ",
                                         "Invalid WHERE: ",
                                         NULL};
+    static const char envelope[] = "1 validation error detected: "; /* item operations' */
     if (err->type == NULL || strcmp(err->type, QR_E_VALIDATION) != 0) return;
+    size_t skip = strncmp(err->msg, envelope, sizeof envelope - 1) ? 0 : sizeof envelope - 1;
     for (int i = 0; names[i]; i++) {
         size_t n = strlen(names[i]);
-        if (strncmp(err->msg, names[i], n) == 0) {
-            memmove(err->msg, err->msg + n, strlen(err->msg + n) + 1);
+        if (strncmp(err->msg + skip, names[i], n) == 0) {
+            memmove(err->msg, err->msg + skip + n, strlen(err->msg + skip + n) + 1);
             return;
         }
     }

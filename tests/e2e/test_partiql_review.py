@@ -269,7 +269,8 @@ def test_capacity_of_several_reads_adds_up_in_every_part(t):
     assert cc["CapacityUnits"] == cc["Table"]["CapacityUnits"] == 1.5
     b = t.call("BatchExecuteStatement", {"ReturnConsumedCapacity": "TOTAL", "Statements": [
         {"Statement": "SELECT * FROM Tab WHERE pk = 'p%d' AND sk = 1" % i} for i in range(3)]})
-    assert b["ConsumedCapacity"] == [{"TableName": T, "CapacityUnits": 1.5, "ReadCapacityUnits": 1.5}]
+    assert len(b["ConsumedCapacity"]) == 1
+    assert b["ConsumedCapacity"][0]["TableName"] == T and b["ConsumedCapacity"][0]["CapacityUnits"] == 1.5
     x = t.call("ExecuteTransaction", {"ReturnConsumedCapacity": "TOTAL", "TransactStatements": [
         {"Statement": "UPDATE Tab SET v = 1 WHERE pk = 'p%d' AND sk = 1" % i} for i in range(2)]})
     assert x["ConsumedCapacity"][0]["TableName"] == T and x["ConsumedCapacity"][0]["CapacityUnits"] > 0
