@@ -6,10 +6,13 @@
  * partition key with = or IN) or a Scan, INSERT a PutItem that must not find the item,
  * UPDATE an UpdateItem that must find it, DELETE a DeleteItem; in transactions
  * TransactGetItems / TransactWriteItems (EXISTS a ConditionCheck). Expressions are written
- * with #n / :v placeholders only, never with the statement's own text. A SELECT's paging
+ * with #n / :v placeholders only, never with the statement's own text, and their errors
+ * reach the caller without naming them. A SELECT's projection is applied here to the
+ * items read (DynamoDB names each value by its path's last component), and its paging
  * state travels in an opaque NextToken tied to the statement and its parameters. */
 #include <limits.h>
 #include <openssl/evp.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <xxhash.h>
@@ -22,12 +25,17 @@
 #define NEXT_TOKEN_MAX 32768
 #define BATCH_MAX 25
 #define TXN_MAX 100
+#define IN_KEYS_MAX 50 /* partition key values in one IN (non-key IN takes 100) */
 
 static const char E_DUPLICATE[] = "DuplicateItemException";
 static const char MSG_DUPLICATE[] = "Duplicate primary key exists in table";
 static const char MSG_KEY[] =
     "Where clause does not contain a mandatory equality on all key attributes";
 static const char MSG_BAD_TOKEN[] = "Invalid NextToken";
+/* A batch reads by GetItem: by the table's key, never from an index */
+static const char MSG_BATCH_KEY[] =
+    "Select statements within BatchExecuteStatement must specify the primary key in the where "
+    "clause.";
 
 static int out_of_memory(qr_err *err)
 {
@@ -42,8 +50,12 @@ static const char *const on_failure_modes[] = {"ALL_OLD", "NONE", NULL};
 typedef struct source {
     char *pk, *sk;               /* the table's key attributes (sk NULL if none) */
     int npk, nsk;                /* the key attributes of what a SELECT reads: */
-    char *rpk[QR_MAX_KEY_ATTRS]; /* the index's, or the table's; npk 0 for an */
-    char *rsk[QR_MAX_KEY_ATTRS]; /* index that does not exist */
+    char *rpk[QR_MAX_KEY_ATTRS]; /* the index's, or the table's */
+    char *rsk[QR_MAX_KEY_ATTRS];
+    int global;      /* the statement reads a global secondary index */
+    char *index;     /* the index it reads (NULL: the table) */
+    int projection;  /* the index's QR_PROJ_* (QR_PROJ_ALL for the table) */
+    json_t *include; /* INCLUDE's NonKeyAttributes (owned), or NULL */
 } source;
 
 static void source_free(source *s)
@@ -54,7 +66,15 @@ static void source_free(source *s)
         free(s->rpk[i]);
         free(s->rsk[i]);
     }
+    free(s->index);
+    json_decref(s->include);
     memset(s, 0, sizeof *s);
+}
+
+/* The k-th key attribute of what a SELECT reads: its partition keys, then its sort keys. */
+static const char *read_key(const source *s, int k)
+{
+    return k < s->npk ? s->rpk[k] : s->rsk[k - s->npk];
 }
 
 static int source_load(qr_db *db, const pq_stmt *st, source *s, qr_err *err)
@@ -73,14 +93,25 @@ static int source_load(qr_db *db, const pq_stmt *st, source *s, qr_err *err)
     int oom = (s->pk = strdup(t->pk.name)) == NULL;
     if (t->sk.name) oom |= (s->sk = strdup(t->sk.name)) == NULL;
     const qr_index *ix = st->index ? table_index(t, st->index) : NULL;
+    if (st->index && ix == NULL) {
+        /* Query and Scan name the index in this message; PartiQL does not */
+        catalog_release(db, t);
+        source_free(s);
+        return err_validation(err, "The table does not have the specified index");
+    }
+    s->projection = QR_PROJ_ALL;
     if (ix) {
+        s->global = ix->global;
+        s->projection = ix->projection;
+        s->include = json_deep_copy(ix->include);
+        oom |= (s->index = strdup(ix->name)) == NULL || (ix->include && s->include == NULL);
         s->npk = ix->npk;
         s->nsk = ix->nsk;
         for (int i = 0; i < ix->npk; i++)
             oom |= (s->rpk[i] = strdup(ix->pk[i])) == NULL;
         for (int i = 0; i < ix->nsk; i++)
             oom |= (s->rsk[i] = strdup(ix->sk[i])) == NULL;
-    } else if (st->index == NULL) {
+    } else {
         s->npk = 1;
         oom |= (s->rpk[0] = strdup(t->pk.name)) == NULL;
         if (t->sk.name) {
@@ -94,6 +125,66 @@ static int source_load(qr_db *db, const pq_stmt *st, source *s, qr_err *err)
         return err_set(err, QR_E_INTERNAL, "out of memory");
     }
     return 0;
+}
+
+/* True if the index a statement reads holds attribute name (the table always does). */
+static int projected(const source *s, const char *name)
+{
+    if (s->projection == QR_PROJ_ALL || strcmp(name, s->pk) == 0 ||
+        (s->sk && strcmp(name, s->sk) == 0))
+        return 1;
+    for (int i = 0; i < s->npk + s->nsk; i++)
+        if (strcmp(name, read_key(s, i)) == 0) return 1;
+    size_t i;
+    json_t *v;
+    json_array_foreach(s->include, i, v) if (strcmp(name, json_string_value(v)) == 0) return 1;
+    return 0;
+}
+
+/* Adds to list (", "-separated in b) the top-level attributes n refers to that the index
+ * does not hold, each once. */
+static void unprojected(const source *s, const pq_node *n, json_t *seen, buf *b)
+{
+    if (n->kind == PQN_PATH) {
+        const char *name = json_string_value(json_array_get(n->path, 0));
+        if (name && !projected(s, name) && json_object_get(seen, name) == NULL) {
+            json_object_set_new(seen, name, json_true());
+            buf_printf(b, "%s%s", b->len ? ", " : "", name);
+        }
+    }
+    for (size_t i = 0; i < n->nargs; i++)
+        unprojected(s, n->args[i], seen, b);
+}
+
+/* DynamoDB's PartiQL refuses to read through an index an attribute the index does not
+ * hold, where Query would answer without it: in the WHERE clause of a keyed read (a
+ * Query; a Scan of the index just matches nothing), for any index, and in the projection
+ * for a global index (a local one reads it from the table). */
+static int check_projected(const source *s, const pq_stmt *st, int query, qr_err *err)
+{
+    if (s->index == NULL || s->projection == QR_PROJ_ALL) return 0;
+    json_t *seen = json_object();
+    buf b;
+    int rc = 0;
+    buf_init(&b, 0);
+    if (query) unprojected(s, st->where, seen, &b);
+    if (b.len) {
+        rc = err_validation(err,
+                            "One or more parameter values were invalid: Secondary index %s does "
+                            "not project one or more filter attributes: [%.400s]",
+                            s->index, b.data);
+    } else if (s->global) {
+        for (size_t i = 0; i < st->nproj; i++)
+            unprojected(s, st->proj[i], seen, &b);
+        if (b.len)
+            rc = err_validation(err,
+                                "One or more parameter values were invalid: Global secondary index "
+                                "%s does not project [%.400s]",
+                                s->index, b.data);
+    }
+    buf_free(&b);
+    json_decref(seen);
+    return rc;
 }
 
 /* ---- expressions, written with placeholders ---- */
@@ -238,13 +329,13 @@ static int x_cond(xb *x, buf *o, const pq_node *n)
         }
         return rc | buf_putc(o, ')');
     case PQN_IS:
-        if (n->is_null) {
-            json_t *null_type = json_pack("{s:s}", "S", "NULL");
+        if (n->is_type[0]) {
+            json_t *type = json_pack("{s:s}", "S", n->is_type);
             rc |= buf_puts(o, n->negated ? "NOT attribute_type(" : "attribute_type(");
             rc |= x_path(x, o, n->args[0]->path);
             rc |= buf_puts(o, ", ");
-            rc |= x_value(x, o, null_type);
-            json_decref(null_type);
+            rc |= type ? x_value(x, o, type) : out_of_memory(x->err);
+            json_decref(type);
             return rc | buf_putc(o, ')');
         }
         rc |= buf_puts(o, n->negated ? "attribute_exists(" : "attribute_not_exists(");
@@ -252,11 +343,13 @@ static int x_cond(xb *x, buf *o, const pq_node *n)
         return rc | buf_putc(o, ')');
     case PQN_FUNC:
         if (strcmp(n->fn, "begins_with") == 0 || strcmp(n->fn, "contains") == 0 ||
-            strcmp(n->fn, "attribute_type") == 0) {
+            strcmp(n->fn, "attribute_type") == 0 || strcmp(n->fn, "attribute_exists") == 0 ||
+            strcmp(n->fn, "attribute_not_exists") == 0) {
             rc |= buf_printf(o, "%s(", n->fn);
-            rc |= x_operand(x, o, n->args[0]);
-            rc |= buf_puts(o, ", ");
-            rc |= x_operand(x, o, n->args[1]);
+            for (size_t i = 0; i < n->nargs; i++) {
+                if (i) rc |= buf_puts(o, ", ");
+                rc |= x_operand(x, o, n->args[i]);
+            }
             return rc | buf_putc(o, ')');
         }
         return err_validation(x->err,
@@ -406,27 +499,32 @@ static int run_text(op_text_handler h, qr_db *db, json_t *req, json_t **out, qr_
     return rc;
 }
 
-static void add_units(json_t *acc, const json_t *more, const char *key)
+/* Adds the capacity units of more into acc, field by field, into the Table and per-index
+ * maps too (a field acc lacks is copied). */
+static void units_add(json_t *acc, const json_t *more)
 {
-    json_t *a = json_object_get(acc, key), *b = json_object_get(more, key);
-    if (json_is_number(a) && json_is_number(b))
-        json_object_set_new(acc, key, json_real(json_number_value(a) + json_number_value(b)));
+    const char *k;
+    json_t *b;
+    json_object_foreach((json_t *)more, k, b)
+    {
+        json_t *a = json_object_get(acc, k);
+        if (a == NULL)
+            json_object_set_new(acc, k, json_deep_copy(b));
+        else if (json_is_number(a) && json_is_number(b))
+            json_object_set_new(acc, k, json_real(json_number_value(a) + json_number_value(b)));
+        else if (json_is_object(a) && json_is_object(b))
+            units_add(a, b);
+    }
 }
 
 /* Adds ConsumedCapacity object cc to the running total *acc. */
 static void capacity_merge(json_t **acc, const json_t *cc)
 {
     if (!json_is_object(cc)) return;
-    if (*acc == NULL) {
+    if (*acc == NULL)
         *acc = json_deep_copy(cc);
-        return;
-    }
-    static const char *const units[] = {"CapacityUnits", "ReadCapacityUnits", "WriteCapacityUnits",
-                                        NULL};
-    for (int i = 0; units[i]; i++) {
-        add_units(*acc, cc, units[i]);
-        add_units(json_object_get(*acc, "Table"), json_object_get(cc, "Table"), units[i]);
-    }
+    else
+        units_add(*acc, cc);
 }
 
 /* Adds cc to a list of ConsumedCapacity objects, one per table. */
@@ -449,10 +547,21 @@ static void capacity_list_add(json_t *list, const json_t *cc)
 
 /* ---- writes ---- */
 
+static const char MSG_TXN_KEY[] =
+    "Select statements within ExecuteTransaction must specify the primary key in the where clause.";
+
+/* Refuses statement i of a transaction, in DynamoDB's words for a statement it checks
+ * before running any. */
+static int txn_refuse(qr_err *err, size_t i, const char *why)
+{
+    return err_validation(err, "Validation failed in TransactStatements[%zu]: %s", i, why);
+}
+
 /* The request of the operation a write statement becomes: PutItem (INSERT), UpdateItem
  * (UPDATE), DeleteItem (DELETE) or a transaction's ConditionCheck (EXISTS), without the
- * request-level parameters (ReturnValues, capacity), which callers add. */
-static int write_request(qr_db *db, const pq_stmt *st, json_t **out, qr_err *err)
+ * request-level parameters (ReturnValues, capacity), which callers add. i is an EXISTS'
+ * place in its transaction, for messages. */
+static int write_request(qr_db *db, const pq_stmt *st, size_t i, json_t **out, qr_err *err)
 {
     source src;
     xb x;
@@ -461,8 +570,10 @@ static int write_request(qr_db *db, const pq_stmt *st, json_t **out, qr_err *err
     json_t *key = NULL, *r = NULL;
     int rc = -1, e = 0;
     *out = NULL;
-    if (st->kind == PQ_EXISTS && st->index)
-        return err_validation(err, "Operations on indices are not supported in transactions");
+    if (st->index) /* UPDATE and DELETE parse "table"."index"; INSERT does not */
+        return err_validation(err, st->kind == PQ_EXISTS
+                                       ? "Operations on indices are not supported in transactions"
+                                       : "This operation is not supported on an index");
     if (source_load(db, st, &src, err)) return -1;
     xb_init(&x, err);
     buf_init(&cond, 0);
@@ -480,6 +591,11 @@ static int write_request(qr_db *db, const pq_stmt *st, json_t **out, qr_err *err
         e |= buf_putc(&cond, ')');
     } else {
         if (key_of(&src, st->where, MSG_KEY, &key, &rest, err)) goto done;
+        if (st->kind == PQ_EXISTS && rest.n == 0) {
+            txn_refuse(err, i,
+                       "EXISTS() must contain a single item read with additional condition");
+            goto done;
+        }
         json_object_set(r, "Key", key);
         if (st->kind == PQ_DELETE) {
             if (rest.n) {
@@ -557,7 +673,7 @@ typedef struct opts {
 static int exec_write(qr_db *db, const pq_stmt *st, const opts *o, json_t **resp, qr_err *err)
 {
     json_t *r, *out = NULL;
-    if (write_request(db, st, &r, err)) return -1;
+    if (write_request(db, st, 0, &r, err)) return -1;
     if (o->capacity) json_object_set_new(r, "ReturnConsumedCapacity", json_string(o->capacity));
     if (st->kind != PQ_INSERT) {
         if (o->on_failure)
@@ -588,13 +704,13 @@ static int exec_write(qr_db *db, const pq_stmt *st, const opts *o, json_t **resp
 
 /* ---- reads of one item (batches and transactions) ---- */
 
-/* The Key of a SELECT that names one item of a table by its full key. */
-static int select_key(qr_db *db, const pq_stmt *st, const char *on_index, const char *missing,
-                      json_t **key, qr_err *err)
+/* The Key of a SELECT that names one item of a table by its full key; missing is the
+ * message when it does not (or reads an index). */
+static int select_key(qr_db *db, const pq_stmt *st, const char *missing, json_t **key, qr_err *err)
 {
     source src;
     nodes rest;
-    if (st->index) return err_validation(err, "%s", on_index);
+    if (st->index) return err_validation(err, "%s", missing);
     if (source_load(db, st, &src, err)) return -1;
     int rc = key_of(&src, st->where, missing, key, &rest, err);
     free(rest.v);
@@ -602,57 +718,93 @@ static int select_key(qr_db *db, const pq_stmt *st, const char *on_index, const 
     return rc;
 }
 
-/* Conditions and a projection quarry applies itself to items another operation read:
- * the rest of a SELECT read by key in a batch or a transaction (GetItem and
- * TransactGetItems take no filter), and the conditions on key attributes a Query's
- * FilterExpression may not hold. Parsed once with their own names and values. */
+/* The value at path in item (a map of attribute name -> AttributeValue), or NULL. */
+static const json_t *path_value(const json_t *item, const json_t *path)
+{
+    const json_t *v = NULL, *c;
+    size_t i;
+    json_array_foreach(path, i, c)
+    {
+        if (i == 0)
+            v = json_object_get(item, json_string_value(c));
+        else if (json_is_integer(c))
+            v = json_array_get(json_object_get(v, "L"), (size_t)json_integer_value(c));
+        else
+            v = json_object_get(json_object_get(v, "M"), json_string_value(c));
+        if (v == NULL) return NULL;
+    }
+    return v;
+}
+
+/* The item as a SELECT returns it. Each projected path yields its value under the name
+ * of the path's last component (SELECT a.b gives {"b": ...}, not {"a": {"b": ...}}), or
+ * under "_N" (N: its place in the list, from 1) when the path ends with a list index, as
+ * PartiQL names a select item it cannot name otherwise. Paths the item lacks are left
+ * out. NULL when out of memory. */
+static json_t *project(const pq_stmt *st, const json_t *item)
+{
+    if (st->nproj == 0) return json_deep_copy(item);
+    json_t *out = json_object();
+    for (size_t i = 0; out && i < st->nproj; i++) {
+        const json_t *path = st->proj[i]->path;
+        const json_t *v = path_value(item, path);
+        if (v == NULL) continue;
+        const json_t *last = json_array_get(path, json_array_size(path) - 1);
+        char name[32];
+        if (json_is_integer(last)) snprintf(name, sizeof name, "_%zu", i + 1);
+        if (json_object_set_new(out, json_is_integer(last) ? name : json_string_value(last),
+                                json_deep_copy(v))) {
+            json_decref(out);
+            out = NULL;
+        }
+    }
+    return out;
+}
+
+/* Conditions quarry applies itself to items another operation read: the WHERE of a
+ * SELECT read by key in a batch or a transaction (GetItem and TransactGetItems take no
+ * filter), and the conditions on key attributes a Query's FilterExpression may not
+ * hold. Parsed once with their own names and values. */
 typedef struct post {
     xb x;
     expr_ctx cx;
     expr_cond *cond; /* NULL: every item passes */
-    expr_proj *proj; /* NULL: whole items */
 } post;
 
-static int post_prepare(post *p, const nodes *conds, const pq_stmt *st, int project, qr_err *err)
+/* conds NULL (or empty): every item passes. */
+static int post_prepare(post *p, const nodes *conds, qr_err *err)
 {
-    buf where, proj;
+    buf where;
     int e = 0;
     memset(p, 0, sizeof *p);
     xb_init(&p->x, err);
     buf_init(&where, 0);
-    buf_init(&proj, 0);
     if (conds) e |= x_conj(&p->x, &where, conds);
-    for (size_t i = 0; project && i < st->nproj; i++) {
-        if (i) e |= buf_puts(&proj, ", ");
-        e |= x_path(&p->x, &proj, st->proj[i]->path);
-    }
     const char *k;
     json_t *v;
     json_object_foreach(p->x.values, k, v) e |= value_validate(v, 1, k, err);
     expr_ctx_init(&p->cx, p->x.names, p->x.values, err);
     if (e == 0 && where.len) e |= expr_parse_condition(&p->cx, "WHERE", where.data, &p->cond);
-    if (e == 0 && proj.len) e |= expr_parse_projection(&p->cx, proj.data, &p->proj);
     buf_free(&where);
-    buf_free(&proj);
     if (e && err->type == NULL) out_of_memory(err);
     return e ? -1 : 0;
 }
 
-/* *out: item as the statement returns it, or NULL if it fails the conditions. */
-static int post_apply(const post *p, const json_t *item, json_t **out, qr_err *err)
+/* *out: item as the statement returns it (projected), or NULL if it fails the
+ * conditions. */
+static int post_apply(const post *p, const pq_stmt *st, const json_t *item, json_t **out,
+                      qr_err *err)
 {
     *out = NULL;
     int ok = p->cond ? expr_cond_eval(p->cond, item, err) : 1;
     if (ok < 0) return -1;
-    if (ok) *out = p->proj ? expr_project(p->proj, item) : json_deep_copy(item);
-    if (ok && *out == NULL) return out_of_memory(err);
+    if (ok && (*out = project(st, item)) == NULL) return out_of_memory(err);
     return 0;
 }
 
 static void post_free(post *p)
 {
     expr_cond_free(p->cond);
-    expr_proj_free(p->proj);
     expr_ctx_free(&p->cx);
     xb_free(&p->x);
 }
@@ -667,8 +819,8 @@ static int finish_read(const pq_stmt *st, const json_t *item, json_t **out, qr_e
     nodes conds = {&where, 1, 1};
     *out = NULL;
     if (item == NULL) return 0;
-    int rc = post_prepare(&p, where ? &conds : NULL, st, 1, err);
-    if (rc == 0) rc = post_apply(&p, item, out, err);
+    int rc = post_prepare(&p, where ? &conds : NULL, err);
+    if (rc == 0) rc = post_apply(&p, st, item, out, err);
     post_free(&p);
     return rc;
 }
@@ -740,144 +892,20 @@ static int token_decode(const char *tok, XXH64_hash_t hash, size_t nkeys, size_t
     return rc;
 }
 
-static int exec_select(qr_db *db, const pq_stmt *st, const opts *o, json_t **resp, qr_err *err)
+/* Runs the planned request req (a Query when query, else a Scan) from NextToken's place
+ * to the end or to Limit, once per IN value when in (its value bound to :k), passing each
+ * item read through pp; answers the items, NextToken, LastEvaluatedKey and the summed
+ * ConsumedCapacity. */
+static int select_pages(qr_db *db, const pq_stmt *st, const opts *o, json_t *req, int query,
+                        const pq_node *in, const post *pp, json_t **resp, qr_err *err)
 {
-    source src;
-    nodes all = {0}, rest = {0}, later = {0};
-    char *used = NULL;
-    xb x;
-    post pp;
-    int prepared = 0;
-    buf kc, fc, pc;
-    const json_t *pkv[QR_MAX_KEY_ATTRS] = {0};
-    const pq_node *in = NULL;
-    json_t *req = NULL, *items = NULL, *cc = NULL, *lek = NULL, *start = NULL;
+    json_t *items = json_array(), *cc = NULL, *lek = NULL, *start = NULL;
     char *token = NULL;
-    int rc = -1, e = 0, skc = -1;
-    if (source_load(db, st, &src, err)) return -1;
-    xb_init(&x, err);
-    buf_init(&kc, 0);
-    buf_init(&fc, 0);
-    buf_init(&pc, 0);
-    if (st->where && flatten(st->where, &all, err)) goto done;
-    used = calloc(all.n + 1, 1);
-    if (used == NULL) {
-        out_of_memory(err);
-        goto done;
-    }
-    /* A Query when every partition key attribute has an equality (or the one has IN). */
-    int query = src.npk > 0 && st->where;
-    for (int i = 0; query && i < src.npk; i++) {
-        int f = -1;
-        for (size_t j = 0; j < all.n && f < 0; j++)
-            if (!used[j] && eq_value(all.v[j], src.rpk[i])) f = (int)j;
-        if (f < 0 && src.npk == 1)
-            for (size_t j = 0; j < all.n && f < 0; j++) {
-                const pq_node *c = all.v[j];
-                if (c->kind != PQN_IN || !is_attr(c->args[0], src.rpk[0])) continue;
-                size_t k = 1;
-                while (k < c->nargs && c->args[k]->kind == PQN_VALUE)
-                    k++;
-                if (k == c->nargs) {
-                    f = (int)j;
-                    in = c;
-                }
-            }
-        if (f < 0)
-            query = 0;
-        else {
-            used[f] = 1;
-            if (all.v[f] != in) pkv[i] = eq_value(all.v[f], src.rpk[i]);
-        }
-    }
-    if (query && src.nsk == 1)
-        for (size_t j = 0; j < all.n && skc < 0; j++)
-            if (!used[j] && sort_cond(all.v[j], src.rsk[0])) {
-                skc = (int)j;
-                used[j] = 1;
-            }
-    /* The other conditions go to the FilterExpression, except those on the key attributes
-     * it may not name: quarry applies them to the items the Query returns. */
-    for (size_t j = 0; query && j < all.n; j++) {
-        if (used[j]) continue;
-        int on_key = 0;
-        for (int k = 0; k < src.npk + src.nsk; k++)
-            on_key |= mentions(all.v[j], k < src.npk ? src.rpk[k] : src.rsk[k - src.npk]);
-        if (flatten(all.v[j], on_key ? &later : &rest, err)) goto done;
-    }
-    if (later.n) {
-        if (post_prepare(&pp, &later, st, 1, err)) {
-            post_free(&pp);
-            goto done;
-        }
-        prepared = 1;
-    }
-    if (st->order_by) {
-        int key = 0;
-        for (int k = 0; k < src.npk + src.nsk; k++)
-            if (strcmp(st->order_by, k < src.npk ? src.rpk[k] : src.rsk[k - src.npk]) == 0) key = 1;
-        if (!key && src.npk) {
-            err_validation(
-                err, "Variable reference %s in ORDER BY clause must be part of the primary key",
-                st->order_by);
-            goto done;
-        }
-        if (!query) {
-            err_validation(
-                err,
-                "Must have at least one non-optional hash key condition in WHERE clause when using "
-                "ORDER BY clause.");
-            goto done;
-        }
-    }
-    req = json_pack("{s:s}", "TableName", st->table);
-    if (req == NULL) {
-        out_of_memory(err);
-        goto done;
-    }
-    if (st->index) json_object_set_new(req, "IndexName", json_string(st->index));
-    if (query) {
-        for (int i = 0; i < src.npk; i++) {
-            if (i) e |= buf_puts(&kc, " AND ");
-            e |= x_name(&x, &kc, src.rpk[i]);
-            e |= buf_puts(&kc, " = ");
-            if (i == 0)
-                e |= buf_puts(&kc, ":k");
-            else
-                e |= x_value(&x, &kc, pkv[i]);
-        }
-        if (skc >= 0) {
-            const pq_node *c = all.v[skc];
-            e |= buf_puts(&kc, " AND ");
-            e |= x_cond(&x, &kc, c);
-        }
-        e |= x_conj(&x, &fc, &rest);
-        json_object_set_new(req, "ScanIndexForward", json_boolean(!st->order_desc));
-    } else if (st->where) {
-        e |= x_cond(&x, &fc, st->where);
-    }
-    for (size_t i = 0; !prepared && i < st->nproj; i++) {
-        if (i) e |= buf_puts(&pc, ", ");
-        e |= x_path(&x, &pc, st->proj[i]->path);
-    }
-    if (err->type) goto done;
-    if (e) {
-        out_of_memory(err);
-        goto done;
-    }
-    if (kc.len) json_object_set_new(req, "KeyConditionExpression", json_string(kc.data));
-    if (fc.len) json_object_set_new(req, "FilterExpression", json_string(fc.data));
-    if (pc.len) json_object_set_new(req, "ProjectionExpression", json_string(pc.data));
-    if (query)
-        json_object_set_new(x.values, ":k", json_deep_copy(in ? in->args[1]->value : pkv[0]));
-    xb_attach(&x, req);
-    if (o->consistent) json_object_set_new(req, "ConsistentRead", json_true());
-    if (o->capacity) json_object_set_new(req, "ReturnConsumedCapacity", json_string(o->capacity));
-
+    int rc = -1;
     size_t nkeys = in ? in->nargs - 1 : 1, i = 0;
+    if (items == NULL) return out_of_memory(err);
     if (o->next_token && token_decode(o->next_token, o->hash, nkeys, &i, &start, err)) goto done;
     long long left = o->limit;
-    items = json_array();
     for (; i < nkeys; i++) {
         json_t *out = NULL;
         int repeated = 0; /* IN ['a', 'a'] reads the partition once */
@@ -894,20 +922,16 @@ static int exec_select(qr_db *db, const pq_stmt *st, const opts *o, json_t **res
             json_object_del(req, "ExclusiveStartKey");
         start = NULL;
         if (run_text(query ? op_query : op_scan, db, req, &out, err)) goto done;
-        if (prepared) {
-            size_t k;
-            json_t *item;
-            json_array_foreach(json_object_get(out, "Items"), k, item)
-            {
-                json_t *kept;
-                if (post_apply(&pp, item, &kept, err)) {
-                    json_decref(out);
-                    goto done;
-                }
-                if (kept) json_array_append_new(items, kept);
+        size_t k;
+        json_t *item;
+        json_array_foreach(json_object_get(out, "Items"), k, item)
+        {
+            json_t *kept;
+            if (post_apply(pp, st, item, &kept, err)) {
+                json_decref(out);
+                goto done;
             }
-        } else {
-            json_array_extend(items, json_object_get(out, "Items"));
+            if (kept) json_array_append_new(items, kept);
         }
         capacity_merge(&cc, json_object_get(out, "ConsumedCapacity"));
         json_t *last = json_object_get(out, "LastEvaluatedKey");
@@ -945,6 +969,152 @@ done:
     json_decref(lek);
     json_decref(cc);
     json_decref(items);
+    return rc;
+}
+
+static int exec_select(qr_db *db, const pq_stmt *st, const opts *o, json_t **resp, qr_err *err)
+{
+    source src;
+    nodes all = {0}, rest = {0}, later = {0};
+    char *used = NULL;
+    xb x;
+    post pp;
+    int prepared = 0;
+    buf kc, fc;
+    const json_t *pkv[QR_MAX_KEY_ATTRS] = {0};
+    const pq_node *in = NULL;
+    json_t *req = NULL;
+    int rc = -1, e = 0, skc = -1;
+    if (source_load(db, st, &src, err)) return -1;
+    xb_init(&x, err);
+    buf_init(&kc, 0);
+    buf_init(&fc, 0);
+    if (o->consistent && src.global) {
+        /* Query's message for this differs; PartiQL has its own */
+        err_validation(err,
+                       "Strongly consistent read is not supported on Global Secondary Indexes");
+        goto done;
+    }
+    if (st->where && flatten(st->where, &all, err)) goto done;
+    used = calloc(all.n + 1, 1);
+    if (used == NULL) {
+        out_of_memory(err);
+        goto done;
+    }
+    /* A Query when every partition key attribute has an equality (or the one has IN). */
+    int query = st->where != NULL;
+    for (int i = 0; query && i < src.npk; i++) {
+        int f = -1;
+        for (size_t j = 0; j < all.n && f < 0; j++)
+            if (!used[j] && eq_value(all.v[j], src.rpk[i])) f = (int)j;
+        if (f < 0 && src.npk == 1)
+            for (size_t j = 0; j < all.n && f < 0; j++) {
+                const pq_node *c = all.v[j];
+                if (c->kind != PQN_IN || !is_attr(c->args[0], src.rpk[0])) continue;
+                size_t k = 1;
+                while (k < c->nargs && c->args[k]->kind == PQN_VALUE)
+                    k++;
+                if (k == c->nargs) {
+                    f = (int)j;
+                    in = c;
+                }
+            }
+        if (f < 0)
+            query = 0;
+        else {
+            used[f] = 1;
+            if (all.v[f] != in) pkv[i] = eq_value(all.v[f], src.rpk[i]);
+        }
+    }
+    if (in && in->nargs - 1 > IN_KEYS_MAX) {
+        err_validation(err,
+                       "Unsupported operation: IN on a partition key takes at most %d values, here "
+                       "%zu",
+                       IN_KEYS_MAX, in->nargs - 1);
+        goto done;
+    }
+    if (check_projected(&src, st, query, err)) goto done;
+    if (query && src.nsk == 1)
+        for (size_t j = 0; j < all.n && skc < 0; j++)
+            if (!used[j] && sort_cond(all.v[j], src.rsk[0])) {
+                skc = (int)j;
+                used[j] = 1;
+            }
+    /* The other conditions go to the FilterExpression, except those on the key attributes
+     * it may not name: quarry applies them to the items the Query returns. */
+    for (size_t j = 0; query && j < all.n; j++) {
+        if (used[j]) continue;
+        int on_key = 0;
+        for (int k = 0; k < src.npk + src.nsk; k++)
+            on_key |= mentions(all.v[j], read_key(&src, k));
+        if (flatten(all.v[j], on_key ? &later : &rest, err)) goto done;
+    }
+    prepared = 1;
+    if (post_prepare(&pp, &later, err)) goto done;
+    if (st->order_by) {
+        int key = 0;
+        for (int k = 0; k < src.npk + src.nsk; k++)
+            key |= strcmp(st->order_by, read_key(&src, k)) == 0;
+        if (!key) {
+            err_validation(
+                err, "Variable reference %s in ORDER BY clause must be part of the primary key",
+                st->order_by);
+            goto done;
+        }
+        if (!query) {
+            err_validation(
+                err,
+                "Must have at least one non-optional hash key condition in WHERE clause when using "
+                "ORDER BY clause.");
+            goto done;
+        }
+    }
+    req = json_pack("{s:s}", "TableName", st->table);
+    if (req == NULL) {
+        out_of_memory(err);
+        goto done;
+    }
+    if (st->index) json_object_set_new(req, "IndexName", json_string(st->index));
+    /* A local index reads what it does not hold from the table; the projection, applied
+     * to the items read, may name such attributes (check_projected refused them for a
+     * global one) */
+    if (st->index && !src.global && src.projection != QR_PROJ_ALL && st->nproj)
+        json_object_set_new(req, "Select", json_string("ALL_ATTRIBUTES"));
+    if (query) {
+        for (int i = 0; i < src.npk; i++) {
+            if (i) e |= buf_puts(&kc, " AND ");
+            e |= x_name(&x, &kc, src.rpk[i]);
+            e |= buf_puts(&kc, " = ");
+            if (i == 0)
+                e |= buf_puts(&kc, ":k");
+            else
+                e |= x_value(&x, &kc, pkv[i]);
+        }
+        if (skc >= 0) {
+            const pq_node *c = all.v[skc];
+            e |= buf_puts(&kc, " AND ");
+            e |= x_cond(&x, &kc, c);
+        }
+        e |= x_conj(&x, &fc, &rest);
+        json_object_set_new(req, "ScanIndexForward", json_boolean(!st->order_desc));
+    } else if (st->where) {
+        e |= x_cond(&x, &fc, st->where);
+    }
+    if (err->type) goto done;
+    if (e) {
+        out_of_memory(err);
+        goto done;
+    }
+    if (kc.len) json_object_set_new(req, "KeyConditionExpression", json_string(kc.data));
+    if (fc.len) json_object_set_new(req, "FilterExpression", json_string(fc.data));
+    if (query)
+        json_object_set_new(x.values, ":k", json_deep_copy(in ? in->args[1]->value : pkv[0]));
+    xb_attach(&x, req);
+    if (o->consistent) json_object_set_new(req, "ConsistentRead", json_true());
+    if (o->capacity) json_object_set_new(req, "ReturnConsumedCapacity", json_string(o->capacity));
+
+    rc = select_pages(db, st, o, req, query, in, &pp, resp, err);
+done:
     json_decref(req);
     if (prepared) post_free(&pp);
     free(all.v);
@@ -953,13 +1123,48 @@ done:
     free(used);
     buf_free(&kc);
     buf_free(&fc);
-    buf_free(&pc);
     xb_free(&x);
     source_free(&src);
     return rc;
 }
 
+/* The requests a statement becomes are quarry's, not the caller's: DynamoDB's PartiQL
+ * reports what is wrong in them without naming an expression the caller never wrote
+ * ("Incorrect operand type ...", not "Invalid FilterExpression: Incorrect ..."). */
+static void unname_expression(qr_err *err)
+{
+    static const char *const names[] = {"Invalid FilterExpression: ",
+                                        "Invalid KeyConditionExpression: ",
+                                        "Invalid ConditionExpression: ",
+                                        "Invalid UpdateExpression: ",
+                                        "Invalid ProjectionExpression: ",
+                                        "Invalid WHERE: ",
+                                        NULL};
+    static const char envelope[] = "1 validation error detected: "; /* item operations' */
+    if (err->type == NULL || strcmp(err->type, QR_E_VALIDATION) != 0) return;
+    size_t skip = strncmp(err->msg, envelope, sizeof envelope - 1) ? 0 : sizeof envelope - 1;
+    for (int i = 0; names[i]; i++) {
+        size_t n = strlen(names[i]);
+        if (strncmp(err->msg + skip, names[i], n) == 0) {
+            memmove(err->msg, err->msg + skip + n, strlen(err->msg + skip + n) + 1);
+            return;
+        }
+    }
+}
+
 /* ---- request parameters ---- */
+
+/* The length of UTF-8 text as DynamoDB measures a string's length constraint: in UTF-16
+ * code units (a character beyond the BMP, 4 bytes in UTF-8, counts 2). */
+static size_t text_length(const char *s, size_t len)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if ((c & 0xc0) != 0x80) n += c >= 0xf0 ? 2 : 1;
+    }
+    return n;
+}
 
 /* Statement and Parameters of one statement (field: where they sit, for messages), the
  * parameters validated into a new array *params (NULL if none). */
@@ -973,13 +1178,18 @@ static int statement_params(json_t *obj, const char *field, const char **text, s
     if (s == NULL || json_is_null(s)) return param_null(where, err);
     if (param_string(obj, "Statement", text, err)) return -1;
     *len = json_string_length(s);
-    if (*len == 0 || *len > STATEMENT_MAX)
+    size_t chars = text_length(*text, *len);
+    if (chars == 0 || chars > STATEMENT_MAX) {
+        char shown[72];
+        snprintf(shown, sizeof shown, "%.64s", *text);
+        err_utf8_repair(shown);
         return err_validation(
             err,
-            "1 validation error detected: Value '%.64s%s' at '%s' failed to satisfy constraint: "
+            "1 validation error detected: Value '%s%s' at '%s' failed to satisfy constraint: "
             "Member must have length %s",
-            *text, *len > 64 ? "..." : "", where,
-            *len ? "less than or equal to 8192" : "greater than or equal to 1");
+            shown, chars > 64 ? "..." : "", where,
+            chars ? "less than or equal to 8192" : "greater than or equal to 1");
+    }
     if (param_array(obj, "Parameters", &p, err)) return -1;
     if (p == NULL) return 0;
     if (json_array_size(p) == 0)
@@ -989,25 +1199,84 @@ static int statement_params(json_t *obj, const char *field, const char **text, s
             "constraint: Member must have length greater than or equal to 1",
             field);
     *params = json_deep_copy(p);
-    if (*params == NULL) return err_set(err, QR_E_INTERNAL, "out of memory");
+    return *params ? 0 : err_set(err, QR_E_INTERNAL, "out of memory");
+}
+
+/* True if s is a number as DynamoDB's PartiQL reads a parameter (as Java's BigDecimal
+ * reads a string): digits with an optional point and exponent, the exponent and the
+ * scale it leaves within 32 bits. */
+static int convertible(const char *s)
+{
+    long long frac = 0, exp = 0;
+    int digits = 0;
+    if (*s == '+' || *s == '-') s++;
+    for (; *s >= '0' && *s <= '9'; s++)
+        digits = 1;
+    if (*s == '.')
+        for (s++; *s >= '0' && *s <= '9'; s++, frac++)
+            digits = 1;
+    if (!digits) return 0;
+    if (*s == 'e' || *s == 'E') {
+        int neg = s[1] == '-';
+        s += 1 + (s[1] == '+' || s[1] == '-');
+        if (*s < '0' || *s > '9') return 0;
+        for (; *s >= '0' && *s <= '9'; s++)
+            if ((exp = exp * 10 + (*s - '0')) > INT32_MAX + 1LL) return 0;
+        if (neg) exp = -exp;
+        if (exp > INT32_MAX || frac - exp > INT32_MAX || frac - exp < INT32_MIN) return 0;
+    }
+    return *s == '\0';
+}
+
+static int number_param(const char *n, qr_err *err)
+{
+    if (n == NULL || convertible(n)) return 0; /* (not a string: value_validate says so) */
+    if (*n == '\0')
+        return err_validation(err, "The parameter cannot be converted to a numeric value");
+    return err_validation(err, "The parameter cannot be converted to a numeric value: %.100s", n);
+}
+
+/* The first problem of a parameter in document order, nesting too deep or a number
+ * that cannot be read, as DynamoDB reports them for PartiQL parameters. */
+static int param_scan(const json_t *v, int depth, qr_err *err)
+{
+    if (depth > QR_MAX_DEPTH)
+        return err_validation(err, "Nesting Levels have exceeded supported limits: Attributes in "
+                                   "the item have nested levels beyond supported limit");
+    const json_t *p = value_payload(v), *c;
+    const char *k;
+    size_t i;
+    switch (value_type(v)) {
+    case QR_T_N:
+        return number_param(json_string_value(p), err);
+    case QR_T_NS:
+        json_array_foreach((json_t *)p, i,
+                           c) if (number_param(json_string_value(c), err)) return -1;
+        return 0;
+    case QR_T_L:
+        json_array_foreach((json_t *)p, i, c) if (param_scan(c, depth + 1, err)) return -1;
+        return 0;
+    case QR_T_M:
+        json_object_foreach((json_t *)p, k, c) if (param_scan(c, depth + 1, err)) return -1;
+        return 0;
+    default:
+        return 0;
+    }
+}
+
+/* Validates (and normalises) a statement's parameters. */
+static int params_check(json_t *params, qr_err *err)
+{
     size_t i;
     json_t *v;
-    json_array_foreach(*params, i, v)
+    json_array_foreach(params, i, v)
     {
         char what[48];
         snprintf(what, sizeof what, "parameters[%zu]", i);
-        if (value_type(v) == QR_T_NONE) {
-            json_decref(*params);
-            *params = NULL;
-            return err_validation(
-                err, "Supplied AttributeValue is empty, must contain exactly one of the supported "
-                     "datatypes");
-        }
-        if (value_validate(v, 1, what, err)) {
-            json_decref(*params);
-            *params = NULL;
-            return -1;
-        }
+        if (value_type(v) == QR_T_NONE)
+            return err_validation(err, "Supplied AttributeValue is empty, must contain exactly "
+                                       "one of the supported datatypes");
+        if (param_scan(v, 1, err) || value_validate(v, 1, what, err)) return -1;
     }
     return 0;
 }
@@ -1032,6 +1301,7 @@ int op_execute_statement(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     opts o = {0};
     int present, rc = -1;
     if (statement_params(req, "", &text, &len, &params, err)) return -1;
+    if (params_check(params, err)) goto done;
     if (param_bool(req, "ConsistentRead", 0, &o.consistent, err)) goto done;
     if (param_string(req, "NextToken", &o.next_token, err)) goto done;
     if (o.next_token && (*o.next_token == '\0' || strlen(o.next_token) > NEXT_TOKEN_MAX)) {
@@ -1058,6 +1328,7 @@ int op_execute_statement(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     else
         rc = exec_write(db, st, &o, resp, err);
 done:
+    if (rc) unname_expression(err);
     partiql_free(st);
     json_decref(params);
     return rc;
@@ -1083,8 +1354,7 @@ static int batch_read(qr_db *db, const pq_stmt *st, int consistent, const char *
 {
     json_t *key, *out = NULL;
     *item = NULL;
-    if (select_key(db, st, "This operation is not supported on an index", MSG_KEY, &key, err))
-        return -1;
+    if (select_key(db, st, MSG_BATCH_KEY, &key, err)) return -1;
     json_t *r = json_pack("{s:s,s:o,s:b}", "TableName", st->table, "Key", key, "ConsistentRead",
                           consistent);
     if (r == NULL) return err_set(err, QR_E_INTERNAL, "out of memory");
@@ -1137,7 +1407,9 @@ int op_batch_execute_statement(qr_db *db, json_t *req, json_t **resp, qr_err *er
             json_decref(params);
             goto done;
         }
-        if (partiql_parse(text, len, params, &sts[i], &errs[i]) == 0) {
+        /* a parameter's value, like the statement, is the member's own error */
+        if (params_check(params, &errs[i]) == 0 &&
+            partiql_parse(text, len, params, &sts[i], &errs[i]) == 0) {
             if (sts[i]->kind == PQ_SELECT)
                 reads++;
             else if (sts[i]->kind != PQ_EXISTS) /* refused on its own below */
@@ -1157,34 +1429,34 @@ int op_batch_execute_statement(qr_db *db, json_t *req, json_t **resp, qr_err *er
     for (size_t i = 0; i < n; i++) {
         json_t *e = json_array_get(list, i), *r = json_object(), *item = NULL;
         json_array_append_new(responses, r);
-        if (sts[i]) {
-            json_object_set_new(r, "TableName", json_string(sts[i]->table));
-            if (sts[i]->kind == PQ_SELECT) {
-                if (batch_read(db, sts[i], json_is_true(json_object_get(e, "ConsistentRead")),
-                               capacity, &item, ccs, &errs[i]) == 0 &&
-                    item)
-                    json_object_set_new(r, "Item", item);
-            } else if (sts[i]->kind == PQ_EXISTS) {
-                err_validation(&errs[i],
-                               "EXISTS can only be used in ExecuteTransaction write requests.");
-            } else {
-                opts o = {.capacity = capacity,
-                          .on_failure = json_string_value(
-                              json_object_get(e, "ReturnValuesOnConditionCheckFailure"))};
-                json_t *out = NULL;
-                if (exec_write(db, sts[i], &o, &out, &errs[i]) == 0)
-                    capacity_list_add(ccs, json_object_get(out, "ConsumedCapacity"));
-                json_decref(out);
+        if (sts[i] && sts[i]->kind == PQ_SELECT) {
+            batch_read(db, sts[i], json_is_true(json_object_get(e, "ConsistentRead")), capacity,
+                       &item, ccs, &errs[i]);
+        } else if (sts[i] && sts[i]->kind == PQ_EXISTS) {
+            err_validation(&errs[i],
+                           "EXISTS can only be used in ExecuteTransaction write requests.");
+        } else if (sts[i]) {
+            /* RETURNING is honoured (its item is the response's Item), while
+             * ReturnValuesOnConditionCheckFailure is not: a failed member has no Item */
+            opts o = {.capacity = capacity};
+            json_t *out = NULL;
+            if (exec_write(db, sts[i], &o, &out, &errs[i]) == 0) {
+                capacity_list_add(ccs, json_object_get(out, "ConsumedCapacity"));
+                item = json_incref(json_array_get(json_object_get(out, "Items"), 0));
             }
+            json_decref(out);
         }
+        /* A member refused before it reached its table does not name it */
+        if (sts[i] && (errs[i].type == NULL || strcmp(errs[i].type, QR_E_VALIDATION) != 0))
+            json_object_set_new(r, "TableName", json_string(sts[i]->table));
+        if (item) json_object_set_new(r, "Item", item);
         if (errs[i].type) {
             char code[64];
-            json_t *error =
-                json_pack("{s:s,s:s}", "Code", batch_code(errs[i].type, code, sizeof code),
-                          "Message", errs[i].msg);
-            if (errs[i].item && json_object_get(errs[i].item, "CancellationReasons") == NULL)
-                json_object_set(error, "Item", errs[i].item);
-            json_object_set_new(r, "Error", error);
+            unname_expression(&errs[i]);
+            json_object_set_new(r, "Error",
+                                json_pack("{s:s,s:s}", "Code",
+                                          batch_code(errs[i].type, code, sizeof code), "Message",
+                                          errs[i].msg));
         }
     }
     *resp = json_pack("{s:O}", "Responses", responses);
@@ -1238,11 +1510,14 @@ static int txn_reads(qr_db *db, pq_stmt **sts, size_t n, const char *capacity, j
     int rc = -1;
     for (size_t i = 0; i < n; i++) {
         json_t *key;
-        if (select_key(db, sts[i], "Reads on indices are not supported within transactions.",
-                       "Select statements within ExecuteTransaction must specify the primary key "
-                       "in the where clause.",
-                       &key, err))
+        if (sts[i]->index) {
+            txn_refuse(err, i, "Reads on indices are not supported within transactions.");
             goto done;
+        }
+        char missing[256];
+        snprintf(missing, sizeof missing, "Validation failed in TransactStatements[%zu]: %s", i,
+                 MSG_TXN_KEY);
+        if (select_key(db, sts[i], missing, &key, err)) goto done;
         json_array_append_new(
             items, json_pack("{s:{s:s,s:o}}", "Get", "TableName", sts[i]->table, "Key", key));
     }
@@ -1284,11 +1559,10 @@ static int txn_writes(qr_db *db, pq_stmt **sts, json_t *list, size_t n, json_t *
     for (size_t i = 0; i < n; i++) {
         json_t *w;
         if (sts[i]->returning) {
-            err_validation(err,
-                           "Unsupported clause: RETURNING (ExecuteTransaction returns no values)");
+            txn_refuse(err, i, "RETURNING clause is not supported in ExecuteTransaction.");
             goto done;
         }
-        if (write_request(db, sts[i], &w, err)) goto done;
+        if (write_request(db, sts[i], i, &w, err)) goto done;
         const char *on_failure = json_string_value(
             json_object_get(json_array_get(list, i), "ReturnValuesOnConditionCheckFailure"));
         if (on_failure && sts[i]->kind != PQ_INSERT)
@@ -1313,7 +1587,11 @@ static int txn_writes(qr_db *db, pq_stmt **sts, json_t *list, size_t n, json_t *
         if (err->type && strcmp(err->type, QR_E_TXN_CANCELED) == 0) rename_duplicates(sts, n, err);
         goto done;
     }
-    *resp = json_object();
+    *resp = json_pack("{s:[]}", "Responses"); /* DynamoDB answers writes with an empty list */
+    if (*resp == NULL) {
+        rc = out_of_memory(err);
+        goto done;
+    }
     json_t *cc = json_object_get(out, "ConsumedCapacity");
     if (cc) json_object_set(*resp, "ConsumedCapacity", cc);
 done:
@@ -1352,7 +1630,7 @@ int op_execute_transaction(qr_db *db, json_t *req, json_t **resp, qr_err *err)
         int bad = statement_params(e, field, &text, &len, &params, err) ||
                   param_enum(e, "ReturnValuesOnConditionCheckFailure", on_failure_modes, NULL,
                              &on_failure, err) ||
-                  partiql_parse(text, len, params, &sts[i], err);
+                  params_check(params, err) || partiql_parse(text, len, params, &sts[i], err);
         json_decref(params);
         if (bad) goto done;
         if (sts[i]->kind == PQ_SELECT) reads++;
@@ -1366,6 +1644,7 @@ int op_execute_transaction(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     }
     rc = reads ? txn_reads(db, sts, n, capacity, resp, err)
                : txn_writes(db, sts, list, n, req, capacity, resp, err);
+    if (rc) unname_expression(err);
 done:
     for (size_t i = 0; i < n && i < TXN_MAX; i++)
         partiql_free(sts[i]);

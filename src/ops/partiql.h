@@ -25,9 +25,9 @@ typedef enum pq_node_kind {
     PQN_CMP,     /* args[0] op args[1] */
     PQN_BETWEEN, /* args[0] BETWEEN args[1] AND args[2] */
     PQN_IN,      /* args[0] IN (args[1], ...) */
-    PQN_IS,      /* args[0] IS [NOT] MISSING | NULL */
-    PQN_FUNC,    /* fn(args...): begins_with, contains, attribute_type, size, list_append,
-                    set_add, set_delete */
+    PQN_IS,      /* args[0] IS [NOT] MISSING | NULL | a type name */
+    PQN_FUNC,    /* fn(args...): begins_with, contains, attribute_type, attribute_exists,
+                    attribute_not_exists, size, list_append, set_add, set_delete */
     PQN_ADD,     /* args[0] + args[1] (UPDATE's SET) */
     PQN_SUB      /* args[0] - args[1] */
 } pq_node_kind;
@@ -36,8 +36,8 @@ typedef struct pq_node {
     pq_node_kind kind;
     char op[3];            /* PQN_CMP: "=", "<>", "<", "<=", ">", ">=" */
     int negated;           /* PQN_IS: IS NOT */
-    int is_null;           /* PQN_IS: NULL rather than MISSING */
-    char fn[16];           /* PQN_FUNC: the function's name in lower case */
+    char is_type[5];       /* PQN_IS: the DynamoDB type ("NULL", "S", ...); "" for MISSING */
+    char fn[24];           /* PQN_FUNC: the function's name in lower case */
     struct pq_node **args; /* owned */
     size_t nargs;
     json_t *path;  /* PQN_PATH (owned) */

@@ -2,10 +2,11 @@
  *
  * SELECT, INSERT, UPDATE, DELETE and EXISTS(SELECT ...) over one table, with literals
  * (strings, numbers, TRUE/FALSE, NULL, lists, maps, sets), ? parameters, document paths and
- * the conditions and functions DynamoDB documents. It builds the tree of partiql.h; it does
- * not check the statement against a table (partiql.c does). Nesting is bounded, so no
- * statement can exhaust the stack. */
+ * the conditions and functions DynamoDB documents; line and block comments are whitespace.
+ * It builds the tree of partiql.h; it does not check the statement against a table
+ * (partiql.c does). Nesting is bounded, so no statement can exhaust the stack. */
 #include <ctype.h>
+#include <stdint.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include "ops/partiql.h"
 
 #define MAX_NESTING 64
+#define PATH_SHOWN 256 /* bytes of a literal's path shown in messages */
 
 typedef enum tok_kind { T_EOF, T_IDENT, T_QIDENT, T_STRING, T_NUMBER, T_PARAM, T_PUNCT } tok_kind;
 
@@ -55,9 +57,10 @@ static int push_token(parser *p, tok_kind kind, size_t pos, const char *text, si
     return 0;
 }
 
-static int malformed_at(parser *p, size_t pos, const char *what)
+/* A statement the lexer cannot read: DynamoDB says no more than its envelope. */
+static int unreadable(parser *p)
 {
-    return err_validation(p->err, PARTIQL_MALFORMED "%s at position %zu", what, pos + 1);
+    return err_validation(p->err, "%s", PARTIQL_MALFORMED);
 }
 
 /* A quoted run ('...' or "..."), the quote doubled inside standing for itself. */
@@ -70,7 +73,7 @@ static int lex_quoted(parser *p, size_t *i, char q, tok_kind kind)
     for (;;) {
         if (j >= p->srclen) {
             free(out);
-            return malformed_at(p, start, "unterminated quoted text");
+            return unreadable(p);
         }
         if (p->src[j] == q) {
             if (j + 1 < p->srclen && p->src[j + 1] == q) {
@@ -100,6 +103,11 @@ static int lex(parser *p)
                    p->src[i + 1] == '-') { /* comment to the end of the line */
             while (i < p->srclen && p->src[i] != '\n')
                 i++;
+        } else if (c == '/' && i + 1 < p->srclen && p->src[i + 1] == '*') { /* block comment */
+            for (i += 2; i + 1 < p->srclen && !(p->src[i] == '*' && p->src[i + 1] == '/'); i++)
+                ;
+            if (i + 1 >= p->srclen) return unreadable(p);
+            i += 2;
         } else if (c == '\'' || c == '"') {
             if (lex_quoted(p, &i, (char)c, c == '\'' ? T_STRING : T_QIDENT)) return -1;
         } else if (isalpha(c) || c == '_') {
@@ -143,14 +151,7 @@ static int lex(parser *p)
                     break;
                 }
             if (matched) continue;
-            if (c == 0 || strchr("()[]{},.:=<>*+-;", c) == NULL) {
-                char what[64];
-                if (c >= 0x20 && c < 0x7f)
-                    snprintf(what, sizeof what, "unexpected character '%c'", c);
-                else
-                    snprintf(what, sizeof what, "unexpected character (byte 0x%02x)", c);
-                return malformed_at(p, i, what);
-            }
+            if (c == 0 || strchr("()[]{},.:=<>*+-;", c) == NULL) return unreadable(p);
             if (push_token(p, T_PUNCT, i, p->src + i, 1)) return -1;
             i++;
         }
@@ -229,6 +230,12 @@ static int expect_kw(parser *p, const char *kw)
     return accept_kw(p, kw) ? 0 : unexpected(p, kw);
 }
 
+/* A token after a complete statement. */
+static int leftover(parser *p)
+{
+    return err_validation(p->err, PARTIQL_MALFORMED "Unexpected token after expression");
+}
+
 static int enter(parser *p)
 {
     if (++p->depth > MAX_NESTING)
@@ -291,7 +298,8 @@ static pq_node *node_of(parser *p, pq_node_kind kind, pq_node *a, pq_node *b, pq
 
 /* ---- values ---- */
 
-static json_t *parse_value(parser *p);
+static json_t *parse_value(parser *p, const char *path);
+static const char *at(const parser *p, const token *t, char *out, size_t cap);
 
 static json_t *av(const char *type, json_t *payload)
 {
@@ -322,15 +330,15 @@ static json_t *take_param(parser *p)
     return json_deep_copy(json_array_get(p->params, p->nparam++));
 }
 
-/* <<v, ...>>: a string, number or binary set. */
-static json_t *parse_set(parser *p)
+/* <<v, ...>>: a string, number or binary set; path names it in messages. */
+static json_t *parse_set(parser *p, const char *path)
 {
     json_t *elems = json_array();
     const char *type = NULL;
     if (elems == NULL) return NULL;
     if (!is_punct(peek(p), ">>")) {
         do {
-            json_t *v = parse_value(p);
+            json_t *v = parse_value(p, path);
             if (v == NULL) goto fail;
             qr_type t = value_type(v);
             const char *st = t == QR_T_S ? "SS" : t == QR_T_N ? "NS" : t == QR_T_B ? "BS" : NULL;
@@ -356,7 +364,111 @@ fail:
     return NULL;
 }
 
-static json_t *parse_value(parser *p)
+/* [v, ...] with the [ already seen; path names it in messages. */
+static json_t *parse_list(parser *p, const char *path)
+{
+    json_t *list = json_array();
+    if (list == NULL) return NULL;
+    if (!is_punct(peek(p), "]")) {
+        do {
+            char at[PATH_SHOWN];
+            snprintf(at, sizeof at, "%s[%zu]", path ? path : "root", json_array_size(list));
+            json_t *v = parse_value(p, at);
+            if (v == NULL || json_array_append_new(list, v)) goto fail;
+        } while (accept_punct(p, ","));
+    }
+    if (expect_punct(p, "]")) goto fail;
+    return av("L", list);
+fail:
+    json_decref(list);
+    return NULL;
+}
+
+/* One 'key': value of a map literal; path names the map in messages. */
+static int parse_map_entry(parser *p, json_t *map, const char *path)
+{
+    token *k = peek(p);
+    if (k->kind != T_STRING) {
+        if (k->kind == T_EOF || k->kind == T_PUNCT) return unexpected(p, "a string key");
+        return err_validation(p->err, "Tuple keys must be of type String. Actual type: %s under %s",
+                              k->kind == T_NUMBER ? "DECIMAL" : "SYMBOL", "tuple");
+    }
+    next(p);
+    if (strlen(k->text) != k->len)
+        return err_validation(p->err, PARTIQL_MALFORMED "a key holds a NUL character");
+    json_t *probe = json_stringn(k->text, k->len);
+    json_decref(probe);
+    if (probe == NULL)
+        return err_validation(
+            p->err, PARTIQL_MALFORMED "the key at position %zu is not valid UTF-8", k->pos + 1);
+    if (json_object_get(map, k->text))
+        return err_validation(p->err, "Duplicate keys in tuple. Key: %.200s under tuple", k->text);
+    if (expect_punct(p, ":")) return -1;
+    char at[PATH_SHOWN];
+    if (path)
+        snprintf(at, sizeof at, "%s.%s", path, k->text);
+    else
+        snprintf(at, sizeof at, "root");
+    json_t *v = parse_value(p, at);
+    if (v == NULL) return -1;
+    return json_object_set_new(map, k->text, v) ? err_set(p->err, QR_E_INTERNAL, "out of memory")
+                                                : 0;
+}
+
+/* {'key': v, ...} with the { already seen; path names it in messages. */
+static json_t *parse_map(parser *p, const char *path)
+{
+    json_t *map = json_object();
+    if (map == NULL) return NULL;
+    if (!is_punct(peek(p), "}")) {
+        do {
+            if (parse_map_entry(p, map, path)) goto fail;
+        } while (accept_punct(p, ","));
+    }
+    if (expect_punct(p, "}")) goto fail;
+    return av("M", map);
+fail:
+    json_decref(map);
+    return NULL;
+}
+
+/* The {"N": ...} of a number literal (sign and token), checked as DynamoDB checks it: an
+ * exponent or scale beyond 32 bits is unreadable, a number DynamoDB cannot store is
+ * refused with its message and where the literal sits (path). */
+static json_t *number_av(parser *p, int neg, const token *n, const char *path)
+{
+    const char *e = strpbrk(n->text, "eE"), *dot = strchr(n->text, '.');
+    long long exp = 0, frac = 0;
+    if (dot) frac = (long long)((e ? (size_t)(e - dot) : strlen(dot)) - 1);
+    if (e) {
+        const char *d = e + 1 + (e[1] == '+' || e[1] == '-');
+        for (; *d && exp <= INT32_MAX + 1LL; d++)
+            exp = exp * 10 + (*d - '0');
+        if (e[1] == '-') exp = -exp;
+    }
+    if (exp > INT32_MAX || exp < INT32_MIN || frac - exp > INT32_MAX || frac - exp < INT32_MIN) {
+        unreadable(p);
+        return NULL;
+    }
+    char *text = malloc(n->len + 2);
+    if (text == NULL) return NULL;
+    snprintf(text, n->len + 2, "%s%s", neg ? "-" : "", n->text);
+    json_t *out = av("N", json_string(text));
+    free(text);
+    qr_err why;
+    err_init(&why);
+    if (out && value_validate(out, 1, "number", &why)) {
+        err_validation(p->err, "%s under %s", why.msg, path ? path : "root");
+        json_decref(out);
+        out = NULL;
+    }
+    err_clear(&why);
+    return out;
+}
+
+/* A literal (or ?); path names where it sits ("root", "root.k", "root[1]"), for the
+ * messages about its numbers. NULL: an INSERT's item, each value of which is a root. */
+static json_t *parse_value(parser *p, const char *path)
 {
     if (enter(p)) return NULL;
     json_t *out = NULL;
@@ -368,19 +480,7 @@ static json_t *parse_value(parser *p)
                (is_punct(t, "+") && peek2(p)->kind == T_NUMBER)) {
         int neg = is_punct(t, "-");
         if (t->kind == T_PUNCT) next(p);
-        token *n = next(p);
-        char *text = malloc(n->len + 2);
-        if (text == NULL) {
-            err_set(p->err, QR_E_INTERNAL, "out of memory");
-        } else {
-            snprintf(text, n->len + 2, "%s%s", neg ? "-" : "", n->text);
-            out = av("N", json_string(text));
-            free(text);
-            if (out && value_validate(out, 1, "number", p->err)) {
-                json_decref(out);
-                out = NULL;
-            }
-        }
+        out = number_av(p, neg, next(p), path);
     } else if (t->kind == T_PARAM) {
         next(p);
         out = take_param(p);
@@ -393,80 +493,19 @@ static json_t *parse_value(parser *p)
     } else if (is_kw(t, "MISSING")) {
         err_validation(p->err, "MISSING must be compared using IS operator");
     } else if (accept_punct(p, "[")) {
-        json_t *list = json_array();
-        if (list && !is_punct(peek(p), "]")) {
-            do {
-                json_t *v = parse_value(p);
-                if (v == NULL) {
-                    json_decref(list);
-                    list = NULL;
-                    break;
-                }
-                json_array_append_new(list, v);
-            } while (accept_punct(p, ","));
-        }
-        if (list && expect_punct(p, "]")) {
-            json_decref(list);
-            list = NULL;
-        }
-        out = av("L", list);
+        out = parse_list(p, path);
     } else if (accept_punct(p, "{")) {
-        json_t *map = json_object();
-        if (map && !is_punct(peek(p), "}")) {
-            do {
-                token *k = peek(p);
-                if (k->kind != T_STRING) {
-                    if (k->kind == T_EOF || k->kind == T_PUNCT)
-                        unexpected(p, "a string key");
-                    else
-                        err_validation(
-                            p->err, "Tuple keys must be of type String. Actual type: %s under %s",
-                            k->kind == T_NUMBER ? "DECIMAL" : "SYMBOL", "tuple");
-                    goto map_fail;
-                }
-                next(p);
-                json_t *kv = json_stringn(k->text, k->len);
-                if (kv == NULL) {
-                    err_validation(p->err,
-                                   PARTIQL_MALFORMED "the key at position %zu is not valid UTF-8",
-                                   k->pos + 1);
-                    goto map_fail;
-                }
-                const char *key = json_string_value(kv);
-                if (strlen(key) != k->len || json_object_get(map, key)) {
-                    if (strlen(key) != k->len)
-                        err_validation(p->err, PARTIQL_MALFORMED "a key holds a NUL character");
-                    else
-                        err_validation(p->err, "Duplicate keys in tuple. Key: %.200s under tuple",
-                                       key);
-                    json_decref(kv);
-                    goto map_fail;
-                }
-                if (expect_punct(p, ":")) {
-                    json_decref(kv);
-                    goto map_fail;
-                }
-                json_t *v = parse_value(p);
-                if (v == NULL) {
-                    json_decref(kv);
-                    goto map_fail;
-                }
-                json_object_set_new(map, key, v);
-                json_decref(kv);
-            } while (accept_punct(p, ","));
-        }
-        if (map && expect_punct(p, "}")) goto map_fail;
-        out = av("M", map);
-        goto done;
-    map_fail:
-        json_decref(map);
+        out = parse_map(p, path);
     } else if (is_punct(t, "<<")) {
         next(p);
-        out = parse_set(p);
+        out = parse_set(p, path);
+    } else if (t->kind == T_IDENT && is_punct(peek2(p), "(")) {
+        char pos[64];
+        err_validation(p->err, "Unsupported data type: %.64s under key %s%s", t->text,
+                       path ? path : "root", at(p, t, pos, sizeof pos));
     } else {
         unexpected(p, "a value");
     }
-done:
     p->depth--;
     if (out == NULL && p->err->type == NULL) err_set(p->err, QR_E_INTERNAL, "out of memory");
     return out;
@@ -566,8 +605,40 @@ static int starts_function(parser *p, const char *name)
     return is_kw(peek(p), name) && is_punct(peek2(p), "(");
 }
 
-/* fn ( operand , operand ... ) with the function's name already seen. */
+/* fn ( [operand , ...] ): the name and ( are the next tokens; the caller checks the
+ * arguments' number (nargs: the number it takes, or 0 for the caller to check). */
 static pq_node *parse_call(parser *p, const char *fn, size_t nargs);
+
+/* " at line:column:length" for token t, in characters from 1, as DynamoDB points at a
+ * token in some of its messages. */
+static const char *at(const parser *p, const token *t, char *out, size_t cap)
+{
+    size_t line = 1, col = 1, len = 0;
+    for (size_t i = 0; i < t->pos && i < p->srclen; i++) {
+        unsigned char c = (unsigned char)p->src[i];
+        if (c == '\n') {
+            line++;
+            col = 1;
+        } else if ((c & 0xc0) != 0x80) {
+            col++;
+        }
+    }
+    for (size_t i = t->pos; i < p->srclen && i < t->pos + t->len; i++)
+        len += ((unsigned char)p->src[i] & 0xc0) != 0x80;
+    snprintf(out, cap, " at %zu:%zu:%zu", line, col, len);
+    return out;
+}
+
+/* A name followed by ( that is no function here. */
+static int unrecognized(parser *p, const token *t)
+{
+    char name[65], pos[64];
+    size_t i = 0;
+    for (; i + 1 < sizeof name && t->text[i]; i++)
+        name[i] = (char)tolower((unsigned char)t->text[i]);
+    name[i] = '\0';
+    return err_validation(p->err, "Unrecognized function: %s%s", name, at(p, t, pos, sizeof pos));
+}
 
 /* A path, a value, or size(path). */
 static pq_node *parse_operand(parser *p)
@@ -577,12 +648,12 @@ static pq_node *parse_operand(parser *p)
     if (t->kind == T_QIDENT || (t->kind == T_IDENT && !is_kw(t, "TRUE") && !is_kw(t, "FALSE") &&
                                 !is_kw(t, "NULL") && !is_kw(t, "MISSING"))) {
         if (t->kind == T_IDENT && is_punct(peek2(p), "(")) {
-            err_validation(p->err, "Unrecognized function: %.64s", t->text);
+            unrecognized(p, t);
             return NULL;
         }
         return parse_path(p);
     }
-    json_t *v = parse_value(p);
+    json_t *v = parse_value(p, "root");
     if (v == NULL) return NULL;
     pq_node *n = node_new(p, PQN_VALUE);
     if (n == NULL) {
@@ -595,21 +666,52 @@ static pq_node *parse_operand(parser *p)
 
 static pq_node *parse_call(parser *p, const char *fn, size_t nargs)
 {
-    next(p); /* the name */
-    next(p); /* ( */
+    next(p);                   /* the name */
+    next(p);                   /* ( */
+    if (enter(p)) return NULL; /* size(size(...)) nests */
     pq_node *n = node_new(p, PQN_FUNC);
-    if (n == NULL) return NULL;
+    if (n == NULL) goto fail;
     snprintf(n->fn, sizeof n->fn, "%s", fn);
-    for (size_t i = 0; i < nargs; i++) {
-        if (i && expect_punct(p, ",")) goto fail;
-        pq_node *a = parse_operand(p);
-        if (a == NULL || node_add(p, n, a)) goto fail;
+    if (!is_punct(peek(p), ")")) {
+        do {
+            pq_node *a = parse_operand(p);
+            if (a == NULL || node_add(p, n, a)) goto fail;
+        } while (accept_punct(p, ","));
     }
     if (expect_punct(p, ")")) goto fail;
+    if (nargs && n->nargs != nargs) {
+        err_validation(p->err,
+                       "Incorrect number of operands for operator or function; operator or "
+                       "function: %s, number of operands: %zu",
+                       fn, n->nargs);
+        goto fail;
+    }
+    if (strncmp(fn, "attribute_", 10) == 0 && strcmp(fn, "attribute_type") != 0 &&
+        n->args[0]->kind != PQN_PATH) {
+        err_validation(
+            p->err, "Operator or function requires a document path; operator or function: %s", fn);
+        goto fail;
+    }
+    p->depth--;
     return n;
 fail:
     node_free(n);
+    p->depth--;
     return NULL;
+}
+
+/* A condition function may be compared with TRUE or FALSE: f(...) = TRUE is f(...),
+ * f(...) = FALSE (or <> TRUE) is NOT f(...). Takes and returns ownership of c. */
+static pq_node *compared_to_bool(parser *p, pq_node *c)
+{
+    token *op = peek(p), *v = peek2(p);
+    if (c == NULL || !(is_punct(op, "=") || is_punct(op, "<>") || is_punct(op, "!=")) ||
+        !(is_kw(v, "TRUE") || is_kw(v, "FALSE")))
+        return c;
+    int keep = is_punct(op, "=") == is_kw(v, "TRUE");
+    next(p);
+    next(p);
+    return keep ? c : node_of(p, PQN_NOT, c, NULL, NULL);
 }
 
 static const char *comparator(const token *t)
@@ -631,11 +733,20 @@ static pq_node *parse_predicate(parser *p)
         }
         return c;
     }
-    static const char *const funcs[] = {"begins_with", "contains", "attribute_type", NULL};
-    for (int i = 0; funcs[i]; i++)
-        if (starts_function(p, funcs[i])) return parse_call(p, funcs[i], 2);
+    static const struct {
+        const char *name;
+        size_t nargs;
+    } funcs[] = {{"begins_with", 2},          {"contains", 2},
+                 {"attribute_type", 2},       {"attribute_exists", 1},
+                 {"attribute_not_exists", 1}, {NULL, 0}};
+    for (int i = 0; funcs[i].name; i++)
+        if (starts_function(p, funcs[i].name))
+            return compared_to_bool(p, parse_call(p, funcs[i].name, funcs[i].nargs));
     if (starts_function(p, "exists")) {
-        err_validation(p->err, "EXISTS can only be used in ExecuteTransaction write requests.");
+        if (is_kw(&p->toks[p->at + 2 < p->ntoks ? p->at + 2 : p->at], "SELECT"))
+            err_validation(p->err, "EXISTS can only be used in ExecuteTransaction write requests.");
+        else
+            unrecognized(p, peek(p));
         return NULL;
     }
     pq_node *l = parse_operand(p);
@@ -684,12 +795,20 @@ static pq_node *parse_predicate(parser *p)
         return n;
     }
     if (accept_kw(p, "IS")) {
+        /* PartiQL's type names, as DynamoDB types */
+        static const char *const types[][2] = {
+            {"NULL", "NULL"}, {"BOOLEAN", "BOOL"}, {"BOOL", "BOOL"}, {"BLOB", "B"}, {"STRING", "S"},
+            {"NUMERIC", "N"}, {"STRUCT", "M"},     {"TUPLE", "M"},   {"LIST", "L"}, {NULL, NULL}};
         pq_node *n = node_of(p, PQN_IS, l, NULL, NULL);
         if (n == NULL) return NULL;
         n->negated = accept_kw(p, "NOT");
-        if (accept_kw(p, "NULL")) {
-            n->is_null = 1;
-        } else if (!accept_kw(p, "MISSING")) {
+        int found = accept_kw(p, "MISSING");
+        for (int i = 0; !found && types[i][0]; i++)
+            if (accept_kw(p, types[i][0])) {
+                snprintf(n->is_type, sizeof n->is_type, "%s", types[i][1]);
+                found = 1;
+            }
+        if (!found) {
             token *t = peek(p);
             if (t->kind == T_IDENT)
                 err_validation(
@@ -698,7 +817,7 @@ static pq_node *parse_predicate(parser *p)
                     "[MISSING, NULL, BOOLEAN, BLOB, STRING, NUMERIC, STRUCT, TUPLE, LIST]",
                     t->text);
             else
-                unexpected(p, "MISSING or NULL");
+                unexpected(p, "MISSING, NULL or a type name");
             node_free(n);
             return NULL;
         }
@@ -780,6 +899,17 @@ static int parse_table(parser *p, pq_stmt *s, int allow_index)
     return 0;
 }
 
+/* A name (or AS name) after the table is an alias, which DynamoDB refuses. */
+static int no_alias(parser *p)
+{
+    static const char *const clauses[] = {"WHERE", "ORDER", "SET", "REMOVE", "RETURNING", NULL};
+    token *t = peek(p);
+    if (!is_name(t)) return 0;
+    for (int i = 0; t->kind == T_IDENT && clauses[i]; i++)
+        if (is_kw(t, clauses[i])) return 0;
+    return err_validation(p->err, "Aliasing is not supported");
+}
+
 static int parse_where(parser *p, pq_stmt *s)
 {
     s->where = parse_cond(p);
@@ -799,6 +929,11 @@ static int parse_select(parser *p, pq_stmt *s)
                 return err_validation(
                     p->err,
                     "Other attributes should not be present in the projection when '*' is used.");
+            if (peek(p)->kind == T_IDENT && is_punct(peek2(p), "(")) {
+                char pos[64];
+                return err_validation(p->err, "Unexpected path component%s",
+                                      at(p, peek(p), pos, sizeof pos));
+            }
             pq_node *path = parse_path(p);
             if (path == NULL) return -1;
             pq_node **a = realloc(s->proj, (s->nproj + 1) * sizeof *a);
@@ -811,13 +946,10 @@ static int parse_select(parser *p, pq_stmt *s)
             if (is_kw(peek(p), "AS")) return err_validation(p->err, "Aliasing is not supported");
         } while (accept_punct(p, ","));
     }
-    if (expect_kw(p, "FROM") || parse_table(p, s, 1)) return -1;
+    if (expect_kw(p, "FROM") || parse_table(p, s, 1) || no_alias(p)) return -1;
     if (accept_kw(p, "WHERE") && parse_where(p, s)) return -1;
     if (accept_kw(p, "ORDER")) {
         if (expect_kw(p, "BY")) return -1;
-        if (s->where == NULL)
-            return err_validation(
-                p->err, "Must have WHERE clause in the statement when using ORDER BY clause.");
         do {
             token *k = peek(p);
             if (!is_name(k)) return unexpected(p, "a key attribute name");
@@ -830,7 +962,25 @@ static int parse_select(parser *p, pq_stmt *s)
                 if (s->order_by == NULL) return err_set(p->err, QR_E_INTERNAL, "out of memory");
             }
         } while (accept_punct(p, ","));
+        /* (a WHERE after ORDER BY is a token left over) */
+        if (s->where == NULL && !is_kw(peek(p), "WHERE"))
+            return err_validation(
+                p->err, "Must have WHERE clause in the statement when using ORDER BY clause.");
     }
+    return 0;
+}
+
+/* Appends a to UPDATE's actions, which then own its nodes (freed on failure). */
+static int add_action(parser *p, pq_stmt *s, pq_action a)
+{
+    pq_action *list = realloc(s->actions, (s->nactions + 1) * sizeof *list);
+    if (list == NULL) {
+        node_free(a.target);
+        node_free(a.value);
+        return err_set(p->err, QR_E_INTERNAL, "out of memory");
+    }
+    s->actions = list;
+    s->actions[s->nactions++] = a;
     return 0;
 }
 
@@ -843,20 +993,29 @@ static int parse_set_action(parser *p, pq_stmt *s, pq_node *target)
         a.value = parse_call(p, "list_append", 2);
     } else if (starts_function(p, "set_add") || starts_function(p, "set_delete")) {
         int add = starts_function(p, "set_add");
-        pq_node *call = parse_call(p, add ? "set_add" : "set_delete", 2);
+        token *name = peek(p), *first = &p->toks[p->at + 2 < p->ntoks ? p->at + 2 : p->at];
+        char pos[64];
+        pq_node *call = parse_call(p, add ? "set_add" : "set_delete", 0);
         if (call == NULL) goto fail;
         const char *fn = add ? "ADD" : "DELETE";
-        if (call->args[0]->kind != PQN_PATH || !json_equal(call->args[0]->path, target->path)) {
+        const char *why = NULL;
+        if (call->nargs != 2)
+            why = "SET_%s must have exactly two arguments%s";
+        else if (call->args[0]->kind != PQN_PATH || !json_equal(call->args[0]->path, target->path))
+            why = "The first argument to SET_%s must equal the assignment value%s";
+        if (why == NULL) {
+            qr_type t =
+                call->args[1]->kind == PQN_VALUE ? value_type(call->args[1]->value) : QR_T_NONE;
+            if (t != QR_T_SS && t != QR_T_NS && t != QR_T_BS) {
+                node_free(call);
+                err_validation(p->err,
+                               "The second argument to SET_%s must be a value with type SET%s", fn,
+                               at(p, first, pos, sizeof pos));
+                goto fail;
+            }
+        } else {
             node_free(call);
-            err_validation(p->err, "The first argument to SET_%s must equal the assignment value",
-                           fn);
-            goto fail;
-        }
-        qr_type t = call->args[1]->kind == PQN_VALUE ? value_type(call->args[1]->value) : QR_T_NONE;
-        if (t != QR_T_SS && t != QR_T_NS && t != QR_T_BS) {
-            node_free(call);
-            err_validation(p->err, "The second argument to SET_%s must be a value with type SET",
-                           fn);
+            err_validation(p->err, why, fn, at(p, name, pos, sizeof pos));
             goto fail;
         }
         a.kind = add ? PQA_ADD : PQA_DELETE;
@@ -874,23 +1033,15 @@ static int parse_set_action(parser *p, pq_stmt *s, pq_node *target)
         a.value = l;
     }
     if (a.value == NULL) goto fail;
-    pq_action *list = realloc(s->actions, (s->nactions + 1) * sizeof *list);
-    if (list == NULL) {
-        node_free(a.value);
-        err_set(p->err, QR_E_INTERNAL, "out of memory");
-        goto fail;
-    }
-    s->actions = list;
-    s->actions[s->nactions++] = a;
-    return 0;
+    return add_action(p, s, a);
 fail:
     node_free(target);
     return -1;
 }
 
-static int parse_update(parser *p, pq_stmt *s)
+/* UPDATE's SET and REMOVE clauses, one or more, in any order. */
+static int parse_actions(parser *p, pq_stmt *s)
 {
-    if (parse_table(p, s, 0)) return -1;
     for (;;) {
         if (accept_kw(p, "SET")) {
             do {
@@ -905,26 +1056,26 @@ static int parse_update(parser *p, pq_stmt *s)
         } else if (accept_kw(p, "REMOVE")) {
             do {
                 pq_node *target = parse_path(p);
-                if (target == NULL) return -1;
-                pq_action *list = realloc(s->actions, (s->nactions + 1) * sizeof *list);
-                if (list == NULL) {
-                    node_free(target);
-                    return err_set(p->err, QR_E_INTERNAL, "out of memory");
-                }
-                s->actions = list;
-                s->actions[s->nactions++] = (pq_action){PQA_REMOVE, target, NULL};
+                if (target == NULL || add_action(p, s, (pq_action){PQA_REMOVE, target, NULL}))
+                    return -1;
             } while (accept_punct(p, ","));
         } else {
             break;
         }
     }
-    if (s->nactions == 0) {
-        token *t = peek(p);
-        if (t->kind == T_IDENT && !is_kw(t, "WHERE"))
-            return err_validation(
-                p->err, "Only SET and REMOVE are supported in update expressions at this time");
-        return unexpected(p, "SET or REMOVE");
-    }
+    if (s->nactions) return 0;
+    token *t = peek(p);
+    if (t->kind == T_IDENT && !is_kw(t, "WHERE") && !is_kw(t, "RETURNING"))
+        return err_validation(
+            p->err, "Only SET and REMOVE are supported in update expressions at this time");
+    return unexpected(p, "SET or REMOVE");
+}
+
+/* UPDATE table SET ... | REMOVE ... WHERE cond */
+static int parse_update(parser *p, pq_stmt *s)
+{
+    if (parse_table(p, s, 1) || no_alias(p) || parse_actions(p, s))
+        return -1; /* (an index is refused when translated) */
     if (!accept_kw(p, "WHERE")) {
         if (peek(p)->kind == T_EOF)
             return err_validation(
@@ -934,11 +1085,23 @@ static int parse_update(parser *p, pq_stmt *s)
     return parse_where(p, s);
 }
 
+/* PartiQL's FROM-first UPDATE: FROM table WHERE cond SET ... | REMOVE ... */
+static int parse_from_update(parser *p, pq_stmt *s)
+{
+    if (parse_table(p, s, 1) || no_alias(p)) return -1;
+    if (!accept_kw(p, "WHERE")) {
+        if (is_kw(peek(p), "SET") || is_kw(peek(p), "REMOVE") || peek(p)->kind == T_EOF)
+            return err_validation(
+                p->err, "Where clause does not contain a mandatory equality on all key attributes");
+        return unexpected(p, "WHERE");
+    }
+    return parse_where(p, s) || parse_actions(p, s) ? -1 : 0;
+}
+
 static int parse_returning(parser *p, pq_stmt *s)
 {
     if (!accept_kw(p, "RETURNING")) return 0;
-    if (s->kind == PQ_SELECT || s->kind == PQ_EXISTS)
-        return unexpected(p, "the end of the statement");
+    if (s->kind == PQ_SELECT || s->kind == PQ_EXISTS) return leftover(p);
     if (s->kind == PQ_INSERT) return err_validation(p->err, "RETURNING is not supported in INSERT");
     int all = accept_kw(p, "ALL");
     if (!all && !accept_kw(p, "MODIFIED")) return unexpected(p, "ALL or MODIFIED");
@@ -978,8 +1141,9 @@ static int parse_statement(parser *p, pq_stmt *s)
                 p->err,
                 "Unsupported operation: Inserting multiple items in a single statement is not "
                 "supported, use \"INSERT INTO tableName VALUE item\" instead");
+        if (is_name(peek(p)) && !is_kw(peek(p), "VALUE")) return leftover(p);
         if (expect_kw(p, "VALUE")) return -1;
-        json_t *v = parse_value(p);
+        json_t *v = parse_value(p, NULL);
         if (v == NULL) return -1;
         if (value_type(v) != QR_T_M) {
             json_decref(v);
@@ -996,9 +1160,12 @@ static int parse_statement(parser *p, pq_stmt *s)
     } else if (accept_kw(p, "UPDATE")) {
         s->kind = PQ_UPDATE;
         if (parse_update(p, s)) return -1;
+    } else if (accept_kw(p, "FROM")) {
+        s->kind = PQ_UPDATE;
+        if (parse_from_update(p, s)) return -1;
     } else if (accept_kw(p, "DELETE")) {
         s->kind = PQ_DELETE;
-        if (expect_kw(p, "FROM") || parse_table(p, s, 0)) return -1;
+        if (expect_kw(p, "FROM") || parse_table(p, s, 1) || no_alias(p)) return -1;
         if (!accept_kw(p, "WHERE")) {
             if (peek(p)->kind == T_EOF || is_kw(peek(p), "RETURNING"))
                 return err_validation(
@@ -1008,7 +1175,7 @@ static int parse_statement(parser *p, pq_stmt *s)
         }
         if (parse_where(p, s)) return -1;
     } else {
-        return unexpected(p, "SELECT, INSERT, UPDATE, DELETE or EXISTS");
+        return err_validation(p->err, PARTIQL_MALFORMED "Expected data manipulation");
     }
     if (parse_returning(p, s)) return -1;
     accept_punct(p, ";");
@@ -1016,7 +1183,7 @@ static int parse_statement(parser *p, pq_stmt *s)
         if (is_kw(peek(p), "SELECT") || is_kw(peek(p), "INSERT") || is_kw(peek(p), "UPDATE") ||
             is_kw(peek(p), "DELETE"))
             return err_validation(p->err, "Only one operation is allowed in a statement.");
-        return unexpected(p, "the end of the statement");
+        return leftover(p);
     }
     if (p->nparam != json_array_size(p->params))
         return err_validation(p->err, "Number of parameters in request and statement don't match.");

@@ -384,10 +384,32 @@ static json_t *prefix_value_successor(const json_t *v)
     return out;
 }
 
+/* The key values a key condition gives are held to the sizes stored keys have, with
+ * GetItem's messages: a longer one could match nothing, and its encoding must not grow
+ * without bound. */
+static int check_key_sizes(const expr_keycond_multi *kc, int npk, qr_err *err)
+{
+    for (int i = 0; i < npk; i++)
+        if (kc->pk_values[i] && value_size(kc->pk_values[i]) > QR_MAX_PK_SIZE)
+            return err_validation(err, "One or more parameter values were invalid: Size of hashkey has exceeded the "
+                                       "maximum size limit of2048 bytes");
+    const json_t *sk[EXPR_KEY_MAX_ATTRS + 2];
+    int n = 0;
+    for (int i = 0; i < kc->nsk_eq; i++) sk[n++] = kc->sk_eq[i];
+    sk[n++] = kc->last_v1;
+    sk[n++] = kc->last_v2;
+    for (int i = 0; i < n; i++)
+        if (sk[i] && value_size(sk[i]) > QR_MAX_SK_SIZE)
+            return err_validation(err, "One or more parameter values were invalid: Aggregated size of all range keys "
+                                       "has exceeded the size limit of 1024 bytes");
+    return 0;
+}
+
 /* Sets the range for one partition and a sort-key condition: the partition's prefix,
  * narrowed by the sort-key attributes tested for equality, then by the last test. */
 static int query_range(table *t, uint16_t index_id, const expr_keycond_multi *kc, int npk, range_read *r, qr_err *err)
 {
+    if (check_key_sizes(kc, npk, err)) return -1;
     buf part;
     buf_init(&part, 0);
     int rc = key_partition_tuple(&part, t, index_id, (const json_t *const *)kc->pk_values, npk, err);

@@ -198,3 +198,20 @@ def test_query_errors(q):
     e = q.error("Query", {"TableName": "QErr", "KeyConditionExpression": "pk = :v", "Limit": 0,
                           "ExpressionAttributeValues": {":v": s("x")}})
     assert "greater than or equal to 1" in e.message
+
+
+def test_key_values_longer_than_keys_can_be(chat):
+    # A key condition's values are held to the stored keys' limits, with GetItem's messages;
+    # a 20 KB partition value once got InternalServerError and a 3 KB one an empty answer.
+    for n in (2049, 20000):
+        e = chat.error("Query", {"TableName": "Chat", "KeyConditionExpression": "PK = :p",
+                                 "ExpressionAttributeValues": {":p": s("x" * n)}})
+        assert e.type == "ValidationException"
+        assert "Size of hashkey has exceeded the maximum size limit of2048 bytes" in e.message
+    for cond in ("PK = :p AND SK = :s", "PK = :p AND begins_with(SK, :s)", "PK = :p AND SK > :s"):
+        e = chat.error("Query", {"TableName": "Chat", "KeyConditionExpression": cond,
+                                 "ExpressionAttributeValues": {":p": s("THREAD#123"), ":s": s("m" * 1025)}})
+        assert "Aggregated size of all range keys has exceeded the size limit of 1024 bytes" in e.message, cond
+    ok = chat.call("Query", {"TableName": "Chat", "KeyConditionExpression": "PK = :p AND SK > :s",
+                             "ExpressionAttributeValues": {":p": s("x" * 2048), ":s": s("m" * 1024)}})
+    assert ok["Count"] == 0
