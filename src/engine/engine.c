@@ -284,10 +284,7 @@ static int persist(qr_db *db, const char *name, uint32_t id, json_t *desc, json_
     buf k;
     buf_init(&k, 0);
     catalog_record_key(&k, name);
-    store_batch *b = store_batch_new();
-    store_batch_put(b, k.data, k.len, text, strlen(text));
-    int rc = store_write(db->st, b, err);
-    store_batch_free(b);
+    int rc = store_put(db->st, k.data, k.len, text, strlen(text), err);
     buf_free(&k);
     free(text);
     return rc;

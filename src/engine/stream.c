@@ -59,6 +59,15 @@ static void record_key(buf *k, uint32_t id, uint64_t seq)
     buf_put_be64(k, seq);
 }
 
+/* The key range of every record of stream id: [lo, hi). */
+static void record_range(uint32_t id, buf *lo, buf *hi)
+{
+    buf_init(lo, 0);
+    buf_init(hi, 0);
+    record_key(lo, id, 0);
+    record_key(hi, id + 1, 0);
+}
+
 static uint32_t desc_id(const json_t *d)
 {
     return (uint32_t)json_integer_value(json_object_get(d, "Id"));
@@ -71,10 +80,7 @@ static int persist_desc(qr_db *db, const json_t *d, qr_err *err)
     buf k;
     buf_init(&k, 0);
     desc_key(&k, desc_id(d));
-    store_batch *b = store_batch_new();
-    store_batch_put(b, k.data, k.len, text, strlen(text));
-    int rc = store_write(db->st, b, err);
-    store_batch_free(b);
+    int rc = store_put(db->st, k.data, k.len, text, strlen(text), err);
     buf_free(&k);
     free(text);
     return rc;
@@ -84,10 +90,7 @@ static int persist_desc(qr_db *db, const json_t *d, qr_err *err)
 static uint64_t last_stored(qr_db *db, uint32_t id)
 {
     buf lo, hi;
-    buf_init(&lo, 0);
-    buf_init(&hi, 0);
-    record_key(&lo, id, 0);
-    record_key(&hi, id + 1, 0);
+    record_range(id, &lo, &hi);
     store_iter *it = store_iter_new(db->st, NULL, lo.data, lo.len, hi.data, hi.len);
     store_iter_last(it);
     uint64_t seq = 0;
@@ -491,10 +494,7 @@ int stream_read(qr_db *db, uint32_t id, uint64_t from, uint64_t below, size_t li
 static uint64_t trim_records(qr_db *db, uint32_t id, uint64_t cutoff_ms)
 {
     buf lo, hi;
-    buf_init(&lo, 0);
-    buf_init(&hi, 0);
-    record_key(&lo, id, 0);
-    record_key(&hi, id + 1, 0);
+    record_range(id, &lo, &hi);
     store_iter *it = store_iter_new(db->st, NULL, lo.data, lo.len, hi.data, hi.len);
     buf upto;
     buf_init(&upto, 0);
@@ -536,11 +536,8 @@ void stream_trim(qr_db *db, double now)
         if (closed && json_number_value(closed) < now - QR_STREAM_RETENTION_S) {
             buf k, lo, hi;
             buf_init(&k, 0);
-            buf_init(&lo, 0);
-            buf_init(&hi, 0);
             desc_key(&k, id);
-            record_key(&lo, id, 0);
-            record_key(&hi, id + 1, 0);
+            record_range(id, &lo, &hi);
             store_batch *b = store_batch_new();
             store_batch_delete(b, k.data, k.len);
             store_batch_delete_range(b, lo.data, lo.len, hi.data, hi.len);

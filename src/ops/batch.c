@@ -109,51 +109,40 @@ static int duplicate_key(buf *enc, size_t i)
     return 0;
 }
 
-/* Adds one member's error, without its "1 validation error detected: " envelope. */
-static void add_member_error(buf *list, int *count, const char *msg)
-{
-    static const char envelope[] = "1 validation error detected: ";
-    if (strncmp(msg, envelope, sizeof envelope - 1) == 0) msg += sizeof envelope - 1;
-    if ((*count)++) buf_puts(list, "; ");
-    buf_puts(list, msg);
-}
-
 /* The batch operations judge their members together and report every one that breaks
  * its constraint in one message: BatchGetItem its table names then ReturnConsumedCapacity,
  * BatchWriteItem ReturnConsumedCapacity then ReturnItemCollectionMetrics (a bad table
  * name there gives way to the enums). Recorded in us-east-1 and eu-west-2, October 2026. */
-static int member_errors(json_t *req, json_t *items, int is_get, qr_err *err)
+static int judge_members(json_t *req, json_t *items, int is_get, qr_err *err)
 {
-    buf list;
-    buf_init(&list, 0);
-    int count = 0;
+    member_errors m;
+    member_errors_init(&m);
     const char *s;
     qr_err e;
     err_init(&e);
     if (is_get && check_table_names(items, &e)) {
         if (strcmp(e.type, QR_E_VALIDATION) != 0) {
             err_set(err, e.type, "%s", e.msg);
-            buf_free(&list);
+            err_clear(&e);
+            buf_free(&m.list);
             return -1;
         }
-        add_member_error(&list, &count, e.msg);
+        member_errors_add(&m, e.msg);
     }
     err_clear(&e);
-    if (param_enum(req, "ReturnConsumedCapacity", capacity_modes, "NONE", &s, &e)) add_member_error(&list, &count, e.msg);
+    if (param_enum(req, "ReturnConsumedCapacity", capacity_modes, "NONE", &s, &e)) member_errors_add(&m, e.msg);
     err_clear(&e);
     if (!is_get && param_enum(req, "ReturnItemCollectionMetrics", metrics_modes, "NONE", &s, &e))
-        add_member_error(&list, &count, e.msg);
+        member_errors_add(&m, e.msg);
     err_clear(&e);
-    if (count) err_validation(err, "%d validation error%s detected: %s", count, count > 1 ? "s" : "", list.data);
-    buf_free(&list);
-    return count ? -1 : 0;
+    return member_errors_finish(&m, err);
 }
 
 int op_batch_get_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
 {
     json_t *items;
     const char *capacity;
-    if (request_items(req, "BatchGetItem", &items, err) || member_errors(req, items, 1, err)) return -1;
+    if (request_items(req, "BatchGetItem", &items, err) || judge_members(req, items, 1, err)) return -1;
     if (param_enum(req, "ReturnConsumedCapacity", capacity_modes, "NONE", &capacity, err)) return -1;
     size_t ntables = json_object_size(items), n = 0, total = 0;
     batch_table *bt = calloc(ntables, sizeof *bt);
@@ -335,7 +324,7 @@ int op_batch_write_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
 {
     json_t *items;
     const char *capacity, *metrics;
-    if (request_items(req, "BatchWriteItem", &items, err) || member_errors(req, items, 0, err)) return -1;
+    if (request_items(req, "BatchWriteItem", &items, err) || judge_members(req, items, 0, err)) return -1;
     if (param_enum(req, "ReturnConsumedCapacity", capacity_modes, "NONE", &capacity, err)) return -1;
     if (param_enum(req, "ReturnItemCollectionMetrics", metrics_modes, "NONE", &metrics, err)) return -1;
     size_t ntables = json_object_size(items), n = 0, nw = 0, total = 0;

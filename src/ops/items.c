@@ -268,18 +268,6 @@ typedef struct keyed_write {
     json_t *old;             /* the current item, or NULL */
 } keyed_write;
 
-/* Adds one member's error to a list of them: the text of a single-error message
- * without its "1 validation error detected: " envelope. */
-static void add_member_error(buf *list, int *count, const qr_err *e)
-{
-    static const char envelope[] = "1 validation error detected: ";
-    const char *m = e->msg;
-    if (strncmp(m, envelope, sizeof envelope - 1) == 0) m += sizeof envelope - 1;
-    if (*count) buf_puts(list, "; ");
-    buf_puts(list, m);
-    (*count)++;
-}
-
 /* A keyed write without its Key: DynamoDB judges the request's members together and
  * reports every one that breaks its constraints in one message, in the order
  * returnConsumedCapacity, tableName, returnValues, conditionalOperator, key. Recorded
@@ -288,29 +276,24 @@ static int missing_key_errors(qr_db *db, json_t *req, qr_err *err)
 {
     json_t *keyv = json_object_get(req, "Key");
     if (keyv && !json_is_null(keyv)) return 0;
-    buf list;
-    buf_init(&list, 0);
-    int count = 0;
+    member_errors m;
+    member_errors_init(&m);
     const char *s;
     qr_err e;
     err_init(&e);
-    if (param_enum(req, "ReturnConsumedCapacity", capacity_modes, "NONE", &s, &e)) add_member_error(&list, &count, &e);
+    if (param_enum(req, "ReturnConsumedCapacity", capacity_modes, "NONE", &s, &e)) member_errors_add(&m, e.msg);
     err_clear(&e);
     table *t = NULL;
-    if (param_table(db, req, "TableName", &t, &e) && strcmp(e.type, QR_E_VALIDATION) == 0)
-        add_member_error(&list, &count, &e);
+    if (param_table(db, req, "TableName", &t, &e) && strcmp(e.type, QR_E_VALIDATION) == 0) member_errors_add(&m, e.msg);
     if (t) catalog_release(db, t);
     err_clear(&e);
-    if (param_enum(req, "ReturnValues", return_values, "NONE", &s, &e)) add_member_error(&list, &count, &e);
+    if (param_enum(req, "ReturnValues", return_values, "NONE", &s, &e)) member_errors_add(&m, e.msg);
     err_clear(&e);
     static const char *const operators[] = {"OR", "AND", NULL};
-    if (param_enum(req, "ConditionalOperator", operators, NULL, &s, &e)) add_member_error(&list, &count, &e);
+    if (param_enum(req, "ConditionalOperator", operators, NULL, &s, &e)) member_errors_add(&m, e.msg);
     err_clear(&e);
-    static const qr_err no_key = {.msg = "Value null at 'key' failed to satisfy constraint: Member must not be null"};
-    add_member_error(&list, &count, &no_key);
-    err_validation(err, "%d validation error%s detected: %s", count, count > 1 ? "s" : "", list.data);
-    buf_free(&list);
-    return -1;
+    member_errors_add(&m, "Value null at 'key' failed to satisfy constraint: Member must not be null");
+    return member_errors_finish(&m, err);
 }
 
 /* UpdateItem with both ReturnValues and ReturnConsumedCapacity outside their enums:

@@ -110,6 +110,19 @@ int op_get_shard_iterator(qr_db *db, json_t *req, json_t **resp, qr_err *err);
 int op_get_records(qr_db *db, json_t *req, json_t **resp, qr_err *err);
 
 /* ---- params.c: request parameters ---- */
+/* Some of a request's members DynamoDB judges together, reporting every one that breaks
+ * its constraint in one message: "2 validation errors detected: <a>; <b>". */
+typedef struct member_errors {
+    buf list;
+    int count;
+} member_errors;
+void member_errors_init(member_errors *m);
+/* Adds one member's error: the text of a single-error message, its "1 validation error
+ * detected: " envelope dropped. */
+void member_errors_add(member_errors *m, const char *msg);
+/* Sets err to the combined message if any error was added (then returns -1, else 0), and
+ * frees the list either way. */
+int member_errors_finish(member_errors *m, qr_err *err);
 /* Checks a table name's length and characters; field is the lowerCamel parameter name
  * used in messages ("tableName"). */
 int param_check_table_name(json_t *v, const char *field, qr_err *err);

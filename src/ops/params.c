@@ -148,3 +148,25 @@ int param_array(json_t *req, const char *key, json_t **out, qr_err *err)
     *out = v;
     return 0;
 }
+
+void member_errors_init(member_errors *m)
+{
+    buf_init(&m->list, 0);
+    m->count = 0;
+}
+
+void member_errors_add(member_errors *m, const char *msg)
+{
+    static const char envelope[] = "1 validation error detected: ";
+    if (strncmp(msg, envelope, sizeof envelope - 1) == 0) msg += sizeof envelope - 1;
+    if (m->count++) buf_puts(&m->list, "; ");
+    buf_puts(&m->list, msg);
+}
+
+int member_errors_finish(member_errors *m, qr_err *err)
+{
+    int n = m->count;
+    if (n) err_validation(err, "%d validation error%s detected: %s", n, n > 1 ? "s" : "", m->list.data);
+    buf_free(&m->list);
+    return n ? -1 : 0;
+}

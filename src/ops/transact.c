@@ -640,41 +640,28 @@ unlock:
     return rc;
 }
 
-/* Adds one member's error, without its "1 validation error detected: " envelope. */
-static void add_member_error(buf *list, int *count, const char *msg)
-{
-    static const char envelope[] = "1 validation error detected: ";
-    if (strncmp(msg, envelope, sizeof envelope - 1) == 0) msg += sizeof envelope - 1;
-    if ((*count)++) buf_puts(list, "; ");
-    buf_puts(list, msg);
-}
-
 /* TransactWriteItems' own members (ClientRequestToken, ReturnConsumedCapacity,
  * ReturnItemCollectionMetrics, in that order) are judged together, and every one that
  * breaks its constraint is reported in one message (recorded in us-east-1, October
  * 2026; eu-west-2 has begun to name a long token alone). */
 static int write_member_errors(json_t *req, const char *token, qr_err *err)
 {
-    buf list;
-    buf_init(&list, 0);
-    int count = 0;
+    member_errors m;
+    member_errors_init(&m);
     const char *s;
     qr_err e;
     err_init(&e);
     if (token && (*token == '\0' || strlen(token) > TOKEN_MAX_LEN)) {
         err_validation(&e, "Value '%s' at 'clientRequestToken' failed to satisfy constraint: Member must have "
                            "length %s", token, *token ? "less than or equal to 36" : "greater than or equal to 1");
-        add_member_error(&list, &count, e.msg);
+        member_errors_add(&m, e.msg);
         err_clear(&e);
     }
-    if (param_enum(req, "ReturnConsumedCapacity", capacity_modes, "NONE", &s, &e)) add_member_error(&list, &count, e.msg);
+    if (param_enum(req, "ReturnConsumedCapacity", capacity_modes, "NONE", &s, &e)) member_errors_add(&m, e.msg);
     err_clear(&e);
-    if (param_enum(req, "ReturnItemCollectionMetrics", metrics_modes, "NONE", &s, &e))
-        add_member_error(&list, &count, e.msg);
+    if (param_enum(req, "ReturnItemCollectionMetrics", metrics_modes, "NONE", &s, &e)) member_errors_add(&m, e.msg);
     err_clear(&e);
-    if (count) err_validation(err, "%d validation error%s detected: %s", count, count > 1 ? "s" : "", list.data);
-    buf_free(&list);
-    return count ? -1 : 0;
+    return member_errors_finish(&m, err);
 }
 
 int op_transact_write_items(qr_db *db, json_t *req, json_t **resp, qr_err *err)

@@ -305,3 +305,12 @@ void store_snapshot_free(store *s, const store_snapshot *snap)
     rocksdb_release_snapshot(s->db, (const rocksdb_snapshot_t *)snap);
 }
 
+int store_put(store *s, const void *k, size_t kl, const void *v, size_t vl, qr_err *err)
+{
+    store_batch *b = store_batch_new();
+    if (b == NULL) return err_set(err, QR_E_INTERNAL, "out of memory");
+    store_batch_put(b, k, kl, v, vl);
+    int rc = store_write(s, b, err);
+    store_batch_free(b);
+    return rc;
+}
