@@ -105,13 +105,6 @@ static uint64_t last_stored(qr_db *db, uint32_t id)
     return seq;
 }
 
-static table *table_named(qr_db *db, const char *name)
-{
-    for (size_t i = 0; i < db->ntables; i++)
-        if (strcmp(db->tables[i]->name, name) == 0) return db->tables[i];
-    return NULL;
-}
-
 /* Closes stream d (registry lock held): no record numbered after End belongs to it. */
 static void close_locked(qr_db *db, stream_registry *r, json_t *d)
 {
@@ -163,15 +156,21 @@ int stream_open(qr_db *db)
     qr_err e;
     err_init(&e);
     for (size_t i = 0; i < db->ntables; i++) stream_follow(db, db->tables[i]->name, db->tables[i]->desc, &e);
-    pthread_mutex_lock(&r->lock);
+    /* Open streams no table names any more are closed. Nothing else runs yet, so the
+     * registry is walked without its lock, taken only to close (catalog before registry,
+     * the order every writer keeps). */
     size_t i;
     json_t *d;
     json_array_foreach(r->streams, i, d) {
-        table *t = table_named(db, json_string_value(json_object_get(d, "TableName")));
-        json_t *cur = t ? json_object_get(t->desc, QR_STREAM_FIELD) : NULL;
-        if (cur == NULL || (uint32_t)json_integer_value(json_object_get(cur, "Id")) != desc_id(d)) close_locked(db, r, d);
+        table *t = catalog_get(db, json_string_value(json_object_get(d, "TableName")));
+        uint32_t cur = t ? (uint32_t)json_integer_value(json_object_get(json_object_get(t->desc, QR_STREAM_FIELD), "Id")) : 0;
+        catalog_release(db, t);
+        if (cur != desc_id(d)) {
+            pthread_mutex_lock(&r->lock);
+            close_locked(db, r, d);
+            pthread_mutex_unlock(&r->lock);
+        }
     }
-    pthread_mutex_unlock(&r->lock);
     return 0;
 }
 

@@ -40,12 +40,7 @@ static int arn_table(json_t *req, const char *op, char *name, size_t cap, qr_err
     if (param_string(req, "ResourceArn", &arn, err)) return -1;
     if (arn == NULL) return err_validation(err, "Invalid TableArn");
     arn_parts a;
-    if (strncmp(arn, "arn:", 4) != 0)
-        return err_validation(err, "One or more parameter values were invalid: ARNs must start with 'arn:': %s", arn);
-    if (arn_split(arn, &a) || !arn_is(a.service, a.service_len, "dynamodb") || a.table == NULL ||
-        (a.sub && !arn_is(a.sub, a.sub_len, "index") && !arn_is(a.sub, a.sub_len, "stream")))
-        return err_validation(err, "One or more parameter values were invalid: Provided Arn is not a DynamoDB "
-                                   "resource arn: %s", arn);
+    if (arn_split_resource(arn, &a, err)) return -1;
     if (a.sub && arn_is(a.sub, a.sub_len, "index"))
         return err_validation(err, "One or more parameter values were invalid: Invalid resource arn provided, only "
                                    "table or stream is accepted. Provided resource arn: %s", arn);

@@ -96,6 +96,9 @@ typedef struct arn_parts {
 int arn_split(const char *arn, arn_parts *out);
 /* 1 when the slice (field, len) is exactly want. */
 int arn_is(const char *field, size_t len, const char *want);
+/* arn_split for a ResourceArn that must name a DynamoDB table, or an index or stream of
+ * one, with DynamoDB's messages for what is not (not an ARN; not such a resource). */
+int arn_split_resource(const char *arn, arn_parts *out, qr_err *err);
 /* The account quarry's ARNs name. */
 #define QR_ACCOUNT "000000000000"
 /* partiql.c: the PartiQL API */

@@ -29,12 +29,7 @@ static int arn_table(qr_db *db, json_t *req, table **out, char *sub, size_t cap,
         return err_validation(err, "1 validation error detected: Value '%s' at 'resourceArn' failed to satisfy "
                                    "constraint: Member must have length between 1 and 1283", arn);
     arn_parts a;
-    if (strncmp(arn, "arn:", 4) != 0)
-        return err_validation(err, "One or more parameter values were invalid: ARNs must start with 'arn:': %s", arn);
-    if (arn_split(arn, &a) || !arn_is(a.service, a.service_len, "dynamodb") || a.table == NULL ||
-        (a.sub && !arn_is(a.sub, a.sub_len, "index") && !arn_is(a.sub, a.sub_len, "stream")))
-        return err_validation(err, "One or more parameter values were invalid: Provided Arn is not a DynamoDB "
-                                   "resource arn: %s", arn);
+    if (arn_split_resource(arn, &a, err)) return -1;
     if (a.sub && (!arn_is(a.sub, a.sub_len, "stream") || a.sub_name == NULL || *a.sub_name == '\0'))
         return err_validation(err, "One or more parameter values were invalid: Invalid resource arn provided, only "
                                    "table or stream is accepted. Provided resource arn: %s", arn);

@@ -119,3 +119,14 @@ int arn_is(const char *field, size_t len, const char *want)
 {
     return len == strlen(want) && strncmp(field, want, len) == 0;
 }
+
+int arn_split_resource(const char *arn, arn_parts *a, qr_err *err)
+{
+    if (strncmp(arn, "arn:", 4) != 0)
+        return err_validation(err, "One or more parameter values were invalid: ARNs must start with 'arn:': %s", arn);
+    if (arn_split(arn, a) || !arn_is(a->service, a->service_len, "dynamodb") || a->table == NULL ||
+        (a->sub && !arn_is(a->sub, a->sub_len, "index") && !arn_is(a->sub, a->sub_len, "stream")))
+        return err_validation(err, "One or more parameter values were invalid: Provided Arn is not a DynamoDB "
+                                   "resource arn: %s", arn);
+    return 0;
+}

@@ -35,14 +35,9 @@ static int text_param(json_t *req, const char *key, const char *field, size_t mi
     return 0;
 }
 
-/* A stream ARN's shape: arn:…:table/<name>/stream/<label>. */
-static int check_stream_arn(const char *arn, const char *field, qr_err *err)
+/* A stream ARN's shape: arn:…:table/<name>/stream/<label> (its length is text_param's). */
+static int check_stream_arn(const char *arn, qr_err *err)
 {
-    size_t n = strlen(arn);
-    if (n < 37 || n > 1024)
-        return err_validation(err, "1 validation error detected: Value '%s' at '%s' failed to satisfy constraint: "
-                                   "Member must have length %s", arn, field,
-                              n < 37 ? "greater than or equal to 37" : "less than or equal to 1024");
     if (strncmp(arn, "arn:", 4) != 0 || strstr(arn, ":table/") == NULL || strstr(arn, "/stream/") == NULL)
         return err_validation(err, "Invalid StreamArn");
     return 0;
@@ -55,7 +50,7 @@ static int find_stream(qr_db *db, json_t *req, const char *key, const char *fiel
     int whole;
     if (text_param(req, key, field, 37, 1024, &arn, &whole, err)) return -1;
     if (arn == NULL) return param_null(field, err);
-    if (check_stream_arn(arn, field, err)) return -1;
+    if (check_stream_arn(arn, err)) return -1;
     if (!whole || (*out = stream_find(db, arn)) == NULL)
         return err_set(err, QR_E_NOT_FOUND, "Requested resource not found: Stream: %s not found", arn);
     return 0;
@@ -89,12 +84,12 @@ int op_list_streams(qr_db *db, json_t *req, json_t **resp, qr_err *err)
 {
     const char *table_name, *start;
     long long limit = 100;
-    int given;
+    int given, start_whole;
     if (param_string(req, "TableName", &table_name, err) ||
         (table_name && param_check_table_name(json_object_get(req, "TableName"), "tableName", err)) ||
         param_int(req, "Limit", 1, 100, &limit, &given, err) ||
-        param_string(req, "ExclusiveStartStreamArn", &start, err) ||
-        (start && check_stream_arn(start, "exclusiveStartStreamArn", err)))
+        text_param(req, "ExclusiveStartStreamArn", "exclusiveStartStreamArn", 37, 1024, &start, &start_whole, err) ||
+        (start && check_stream_arn(start, err)))
         return -1;
     json_t *all = stream_list(db);
     size_t i, first = 0;

@@ -164,6 +164,21 @@ static const struct {
     {"Update", "update", ACT_UPDATE},
 };
 
+/* The write kinds entry names (not null): how many, and the last one's spec and place in
+ * write_kinds. A well-formed entry names exactly one. */
+static int find_write_kind(json_t *entry, json_t **spec, size_t *which)
+{
+    int found = 0;
+    for (size_t k = 0; k < sizeof write_kinds / sizeof write_kinds[0]; k++) {
+        json_t *v = json_object_get(entry, write_kinds[k].param);
+        if (v == NULL || json_is_null(v)) continue;
+        found++;
+        *spec = v;
+        *which = k;
+    }
+    return found;
+}
+
 typedef struct action {
     act_kind kind;
     table *t;
@@ -307,15 +322,10 @@ static int parse_action(qr_db *db, json_t *entry, size_t idx, int is_get, action
             return null_at(err, prefix, "get");
         }
     } else {
-        int found = 0;
-        for (size_t k = 0; k < sizeof write_kinds / sizeof write_kinds[0]; k++) {
-            json_t *v = json_object_get(entry, write_kinds[k].param);
-            if (v == NULL || json_is_null(v)) continue;
-            found++;
-            spec = v;
-            a->kind = write_kinds[k].kind;
-            field = write_kinds[k].field;
-        }
+        size_t which = 0;
+        int found = find_write_kind(entry, &spec, &which);
+        a->kind = write_kinds[which].kind;
+        field = write_kinds[which].field;
         if (found != 1)
             return err_validation(
                 err, "TransactItems can only contain one of Check, Put, Update or Delete");
@@ -410,16 +420,9 @@ static int precheck_write_action(json_t *entry, qr_err *err)
                                               "ExpressionAttributeValues", NULL};
     if (!json_is_object(entry)) return 0;
     json_t *spec = NULL;
-    act_kind kind = ACT_PUT;
-    int found = 0;
-    for (size_t k = 0; k < sizeof write_kinds / sizeof write_kinds[0]; k++) {
-        json_t *v = json_object_get(entry, write_kinds[k].param);
-        if (v == NULL || json_is_null(v)) continue;
-        found++;
-        spec = v;
-        kind = write_kinds[k].kind;
-    }
-    if (found != 1 || !json_is_object(spec)) return 0;
+    size_t which = 0;
+    if (find_write_kind(entry, &spec, &which) != 1 || !json_is_object(spec)) return 0;
+    act_kind kind = write_kinds[which].kind;
     if (kind == ACT_PUT) {
         json_t *item = json_object_get(spec, "Item");
         if (json_is_object(item) && item_validate(item, err)) return -1;
