@@ -438,12 +438,23 @@ static int precheck_write_action(json_t *entry, qr_err *err)
     return rc;
 }
 
+/* The bytes an action adds to the transaction's payload, which DynamoDB caps at 4 MB: the
+ * item a Put writes, or the key and the values an Update, Delete or ConditionCheck
+ * carries. The items those touch do not count (deleting 5 MB of items in one transaction
+ * is allowed). */
+static size_t action_payload(const action *a)
+{
+    if (a->item) return item_size(a->item);
+    json_t *values = json_object_get(a->exprs_src, "ExpressionAttributeValues");
+    return item_size(a->keyv) + (json_is_object(values) ? item_size(values) : 0);
+}
+
 /* Parses every action; fails on the first invalid one or on two actions on one item. */
 static int parse_actions(qr_db *db, json_t *list, int is_get, txn *tx, qr_err *err)
 {
     for (size_t i = 0; !is_get && i < json_array_size(list); i++)
         if (precheck_write_action(json_array_get(list, i), err)) return -1;
-    size_t n = json_array_size(list), put_bytes = 0;
+    size_t n = json_array_size(list), payload = 0;
     tx->a = calloc(n, sizeof *tx->a);
     if (tx->a == NULL) return err_set(err, QR_E_INTERNAL, "out of memory");
     for (size_t i = 0; i < n; i++) {
@@ -460,8 +471,8 @@ static int parse_actions(qr_db *db, json_t *list, int is_get, txn *tx, qr_err *e
             if (tx->a[j].key.len == a->key.len &&
                 memcmp(tx->a[j].key.data, a->key.data, a->key.len) == 0)
                 return err_validation(err, "%s", MSG_DUPLICATE);
-        if (a->item) put_bytes += item_size(a->item);
-        if (put_bytes > TXN_MAX_BYTES) return err_validation(err, "%s", MSG_TOO_BIG);
+        if (!is_get) payload += action_payload(a);
+        if (payload > TXN_MAX_BYTES) return err_validation(err, "%s", MSG_TOO_BIG);
     }
     return 0;
 }
@@ -597,7 +608,6 @@ static int run_write(qr_db *db, txn *tx, json_t *per_table, qr_err *err)
     json_t *reasons = json_array();
     store_batch *b = NULL;
     int rc = -1, failed = 0;
-    size_t bytes = 0;
     txn_lock_keys(db, keys, tx->n);
     for (size_t i = 0; i < tx->n; i++)
         if (item_read(db, NULL, &tx->a[i].key, &tx->a[i].old, err) < 0) goto unlock;
@@ -606,15 +616,11 @@ static int run_write(qr_db *db, txn *tx, json_t *per_table, qr_err *err)
         int outcome = evaluate(a, reasons, err);
         if (outcome == -2) goto unlock;
         if (outcome) failed = 1;
-        size_t os = a->old ? item_size(a->old) : 0, ns = a->new_item ? item_size(a->new_item) : 0;
-        bytes += os > ns ? os : ns;
     }
+    /* The 4 MB limit is on the payload (checked by parse_actions), not on the items the
+     * actions touch: one transaction may delete or update 5 MB of stored items. */
     if (failed) {
         cancel(reasons, err);
-        goto unlock;
-    }
-    if (bytes > TXN_MAX_BYTES) {
-        err_validation(err, "%s", MSG_TOO_BIG);
         goto unlock;
     }
     b = store_batch_new();

@@ -1,0 +1,47 @@
+"""Batch and transaction behaviour found by running ScyllaDB Alternator's suite against
+quarry (each test names the DynamoDB behaviour it pins down)."""
+import pytest
+
+T = "Big"
+
+
+@pytest.fixture
+def t(q):
+    q.create(T, sk=None)
+    return q
+
+
+def key(i):
+    return {"pk": {"S": f"k{i}"}}
+
+
+def test_transaction_may_delete_more_than_4mb_of_items(t):
+    # DynamoDB's 4 MB cap is on the transaction's payload, not on the stored items its
+    # actions touch: a short request deleting fifty 100 KB items (5 MB) succeeds.
+    big = "y" * 100_000
+    t.batch_put(T, [dict(key(i), v={"S": big}) for i in range(50)])
+    assert t.call("TransactWriteItems", {"TransactItems": [
+        {"Delete": {"TableName": T, "Key": key(i)}} for i in range(50)]}) == {}
+    assert t.call("Scan", {"TableName": T})["Count"] == 0
+
+
+def test_transaction_may_update_large_items_with_small_values(t):
+    big = "y" * 100_000
+    t.batch_put(T, [dict(key(i), v={"S": big}) for i in range(50)])
+    t.call("TransactWriteItems", {"TransactItems": [
+        {"Update": {"TableName": T, "Key": key(i), "UpdateExpression": "SET n = :one",
+                    "ConditionExpression": "attribute_exists(v)",
+                    "ExpressionAttributeValues": {":one": {"N": "1"}}}} for i in range(50)]})
+    got = t.call("GetItem", {"TableName": T, "Key": key(49), "ConsistentRead": True})["Item"]
+    assert got["n"] == {"N": "1"} and len(got["v"]["S"]) == 100_000
+
+
+def test_transaction_payload_over_4mb_is_refused(t):
+    # Values carried by Updates count toward the payload just as Put items do.
+    big = "y" * 100_000
+    e = t.error("TransactWriteItems", {"TransactItems": [
+        {"Update": {"TableName": T, "Key": key(i), "UpdateExpression": "SET v = :v",
+                    "ExpressionAttributeValues": {":v": {"S": big}}}} for i in range(50)]})
+    assert e.type == "ValidationException"
+    assert e.message == "The transaction payload size cannot exceed 4 MB"
+    assert t.call("Scan", {"TableName": T})["Count"] == 0
