@@ -38,6 +38,12 @@
 #define SERVICE "dynamodb"
 /* How long server_stop waits for connections to close once it has shut them down. */
 #define STOP_GRACE_MS 2000
+/* A connection h2o closes after answering an unread body itself (413, 400) is kept open
+ * this long, or until this many bodies' worth of bytes were read and dropped, so that the
+ * client can finish sending and read the answer instead of a reset (see linger_start). */
+#define LINGER_MS 5000
+#define LINGER_BODIES 2
+#define LINGER_MAX_PER_LOOP 64
 
 typedef struct loop loop;
 typedef struct job job;
@@ -87,6 +93,9 @@ struct loop {
     atomic_uint handoffs; /* connections sent here and not yet taken */
     h2o_linklist_t conns; /* struct conn */
     unsigned n_conns;
+    h2o_linklist_t lingering; /* struct lingerer */
+    unsigned n_lingering;
+    h2o_timeout_t linger_timeout;
     unsigned pending_jobs; /* sent to the pool, answer not yet received */
     int draining, stopping;
     atomic_uint in_flight; /* recounted on every turn while draining */
@@ -97,7 +106,19 @@ typedef struct conn {
     h2o_linklist_t link;
     loop *owner;
     h2o_socket_t *sock;
+    int linger_fd; /* a duplicate of the socket kept past h2o's close, or -1 */
 } conn;
+
+/* A closed connection whose unread request bytes are still being read and dropped. */
+typedef struct lingerer {
+    h2o_linklist_t link;
+    loop *owner;
+    h2o_socket_t *sock;
+    h2o_timeout_entry_t timeout;
+    size_t dropped;
+} lingerer;
+
+static void linger_keep(h2o_req_t *req);
 
 /* The handler h2o calls, with the server it belongs to. */
 typedef struct handler {
@@ -349,6 +370,7 @@ static void early_send(h2o_ostream_t *self, h2o_req_t *req, h2o_iovec_t *bufs, s
         return;
     }
     o->replaced = 1;
+    linger_keep(req);
     /* h2o's own text, e.g. "broken chunked-encoding". */
     char said[128];
     size_t n = 0;
@@ -708,6 +730,72 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
 
 /* ---- connections ---- */
 
+/* h2o answers an over-long or malformed body before reading it, then closes the
+ * connection; closing a socket with unread bytes makes the kernel send a reset, and the
+ * client, still sending, loses the answer (it sees "connection reset" where DynamoDB's
+ * client reads 413). So the socket is duplicated when h2o answers (linger_keep), and when
+ * h2o has closed its descriptor, the duplicate finishes the connection the way HTTP
+ * servers close after an error: the answer is followed by our end of the stream, and what
+ * the client still sends is read and dropped until it closes, LINGER_MS pass, or
+ * LINGER_BODIES bodies' worth arrived. */
+static void linger_keep(h2o_req_t *req)
+{
+    h2o_socket_t *sock = req->conn->callbacks->get_socket ? req->conn->callbacks->get_socket(req->conn) : NULL;
+    conn *c = sock ? sock->on_close.data : NULL;
+    if (c == NULL || c->linger_fd >= 0 || c->owner->n_lingering >= LINGER_MAX_PER_LOOP) return;
+    c->linger_fd = fcntl(h2o_socket_get_fd(sock), F_DUPFD_CLOEXEC, 0);
+}
+
+static void linger_end(lingerer *g)
+{
+    loop *l = g->owner;
+    if (h2o_timeout_is_linked(&g->timeout)) h2o_timeout_unlink(&g->timeout);
+    h2o_linklist_unlink(&g->link);
+    l->n_lingering--;
+    h2o_socket_close(g->sock);
+    free(g);
+}
+
+static void on_linger_timeout(h2o_timeout_entry_t *entry)
+{
+    linger_end(H2O_STRUCT_FROM_MEMBER(lingerer, timeout, entry));
+}
+
+static void on_linger_read(h2o_socket_t *sock, const char *err)
+{
+    lingerer *g = sock->data;
+    if (err == NULL) {
+        g->dropped += sock->input->size;
+        h2o_buffer_consume(&sock->input, sock->input->size);
+        if (g->dropped <= LINGER_BODIES * g->owner->s->cfg.max_body) return;
+    }
+    linger_end(g);
+}
+
+static void linger_start(loop *l, int fd)
+{
+    lingerer *g = l->stopping ? NULL : calloc(1, sizeof *g);
+    if (g == NULL) {
+        close(fd);
+        return;
+    }
+    shutdown(fd, SHUT_WR); /* after the answer h2o already handed to the kernel */
+    g->owner = l;
+    g->sock = h2o_evloop_socket_create(l->ev, fd, 0);
+    g->sock->data = g;
+    g->timeout.cb = on_linger_timeout;
+    h2o_linklist_insert(&l->lingering, &g->link);
+    l->n_lingering++;
+    h2o_timeout_link(l->ev, &l->linger_timeout, &g->timeout);
+    h2o_socket_read_start(g->sock, on_linger_read);
+}
+
+static void linger_end_all(loop *l)
+{
+    while (!h2o_linklist_is_empty(&l->lingering))
+        linger_end(H2O_STRUCT_FROM_MEMBER(lingerer, link, l->lingering.next));
+}
+
 static void on_conn_close(void *data)
 {
     conn *c = data;
@@ -715,6 +803,7 @@ static void on_conn_close(void *data)
     h2o_linklist_unlink(&c->link);
     l->n_conns--;
     atomic_fetch_sub(&l->s->connections, 1);
+    if (c->linger_fd >= 0) linger_start(l, c->linger_fd);
     free(c);
 }
 
@@ -736,6 +825,7 @@ static void adopt(loop *l, int fd)
     h2o_socket_t *sock = h2o_evloop_socket_create(l->ev, fd, H2O_SOCKET_FLAG_IS_ACCEPTED_CONNECTION);
     c->owner = l;
     c->sock = sock;
+    c->linger_fd = -1;
     h2o_linklist_insert(&l->conns, &c->link);
     l->n_conns++;
     sock->on_close.cb = on_conn_close;
@@ -832,6 +922,7 @@ static void on_control(h2o_multithread_receiver_t *receiver, h2o_linklist_t *mes
         } else if (m == &l->stop_msg) {
             l->stopping = 1;
             close_listener(l);
+            linger_end_all(l);
             h2o_context_request_shutdown(&l->ctx);
             /* Whatever is left is cut: h2o sees the end of each stream and closes it. */
             for (h2o_linklist_t *n = l->conns.next; n != &l->conns; n = n->next) {
@@ -904,9 +995,11 @@ static int loop_init(loop *l)
 {
     server *s = l->s;
     h2o_linklist_init_anchor(&l->conns);
+    h2o_linklist_init_anchor(&l->lingering);
     int fd = fcntl(s->listen_fd, F_DUPFD_CLOEXEC, 0);
     if (fd < 0) return -1;
     l->ev = h2o_evloop_create();
+    h2o_timeout_init(l->ev, &l->linger_timeout, LINGER_MS);
     h2o_context_init(&l->ctx, l->ev, &s->h2o);
     l->accept.ctx = &l->ctx;
     l->accept.hosts = s->h2o.hosts;
@@ -923,6 +1016,7 @@ static int loop_init(loop *l)
 static void loop_dispose(loop *l)
 {
     close_listener(l);
+    linger_end_all(l);
     /* Connections that outlived the grace period are left to the process's exit. */
     if (l->n_conns || l->pending_jobs || atomic_load(&l->handoffs)) return;
     /* request_shutdown armed HTTP/2's graceful-shutdown timer, which h2o_context_dispose
@@ -932,6 +1026,7 @@ static void loop_dispose(loop *l)
     h2o_multithread_unregister_receiver(l->ctx.queue, &l->done);
     h2o_multithread_unregister_receiver(l->ctx.queue, &l->control);
     h2o_multithread_unregister_receiver(l->ctx.queue, &l->incoming);
+    h2o_timeout_dispose(l->ev, &l->linger_timeout);
     h2o_context_dispose(&l->ctx);
     h2o_evloop_destroy(l->ev);
     l->ev = NULL;
