@@ -232,10 +232,19 @@ int op_batch_get_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
                 json_decref(unprocessed);
                 goto done;
             }
+            size_t sz = found ? item_size(item) : 0;
+            if (response_bytes + sz > BATCH_RESPONSE_MAX) {
+                /* The item would take the answer past 16 MB: it and every key after it
+                 * are left unprocessed (DynamoDB returns what fits, never more). */
+                json_decref(item);
+                response_bytes = BATCH_RESPONSE_MAX;
+                if (left == NULL) left = json_array();
+                json_array_append(left, k);
+                continue;
+            }
             /* Each key is read as a GetItem is: a missing item still costs one 4 KB unit. */
-            bytes += found ? (item_size(item) + 4095) / 4096 * 4096 : 4096;
+            bytes += found ? (sz + 4095) / 4096 * 4096 : 4096;
             if (found) {
-                size_t sz = item_size(item);
                 response_bytes += sz;
                 json_array_append_new(list, b->x.projection ? expr_project(b->x.projection, item) : json_incref(item));
                 json_decref(item);

@@ -45,3 +45,26 @@ def test_transaction_payload_over_4mb_is_refused(t):
     assert e.type == "ValidationException"
     assert e.message == "The transaction payload size cannot exceed 4 MB"
     assert t.call("Scan", {"TableName": T})["Count"] == 0
+
+
+def item_bytes(item):
+    # DynamoDB's item size for string attributes: names plus UTF-8 values.
+    return sum(len(k) + len(v["S"]) for k, v in item.items())
+
+
+def test_batch_get_answer_never_passes_16_mb(t):
+    # DynamoDB answers as many items as fit in 16 MB and leaves the rest, whole, in
+    # UnprocessedKeys; the item that would cross the limit is not answered.
+    big = "z" * 390_000
+    keys = [key(i) for i in range(45)]
+    t.batch_put(T, [dict(k, v={"S": big}) for k in keys])
+    r = t.call("BatchGetItem", {"RequestItems": {T: {"Keys": keys, "ConsistentRead": True}}})
+    got = r["Responses"][T]
+    assert sum(item_bytes(i) for i in got) <= 16 * 1024 * 1024
+    assert len(got) == 43
+    rest = r["UnprocessedKeys"][T]
+    assert rest["ConsistentRead"] is True and len(rest["Keys"]) == 2
+    again = t.call("BatchGetItem", {"RequestItems": {T: rest}})
+    assert again["UnprocessedKeys"] == {}
+    names = {i["pk"]["S"] for i in got} | {i["pk"]["S"] for i in again["Responses"][T]}
+    assert names == {k["pk"]["S"] for k in keys}
