@@ -649,6 +649,23 @@ unlock:
     return rc;
 }
 
+/* ItemCollectionMetrics of a transaction that ran: per table with local secondary
+ * indexes, the item collection of each item a Put, Update or Delete wrote or removed, in
+ * the order of the actions (tables without local indexes have no item collections). */
+static json_t *collection_list(qr_db *db, const txn *tx)
+{
+    json_t *icm = json_object();
+    for (size_t i = 0; i < tx->n; i++) {
+        const action *a = &tx->a[i];
+        const json_t *item = a->new_item ? a->new_item : a->old;
+        if (a->kind == ACT_CHECK || item == NULL || table_lsi_count(a->t) == 0) continue;
+        json_t *list = json_object_get(icm, a->t->name);
+        if (list == NULL) json_object_set_new(icm, a->t->name, list = json_array());
+        json_array_append_new(list, collection_metrics(db, a->t, item));
+    }
+    return icm;
+}
+
 /* TransactWriteItems' own members (ClientRequestToken, ReturnConsumedCapacity,
  * ReturnItemCollectionMetrics, in that order) are judged together, and every one that
  * breaks its constraint is reported in one message (recorded in us-east-1, October
@@ -715,7 +732,7 @@ int op_transact_write_items(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     json_t *cc = capacity_list(per_table, capacity);
     if (cc) json_object_set_new(*resp, "ConsumedCapacity", cc);
     if (strcmp(metrics, "SIZE") == 0)
-        json_object_set_new(*resp, "ItemCollectionMetrics", json_object());
+        json_object_set_new(*resp, "ItemCollectionMetrics", collection_list(db, &tx));
     rc = 0;
 done:
     if (claimed) {

@@ -68,3 +68,36 @@ def test_batch_get_answer_never_passes_16_mb(t):
     assert again["UnprocessedKeys"] == {}
     names = {i["pk"]["S"] for i in got} | {i["pk"]["S"] for i in again["Responses"][T]}
     assert names == {k["pk"]["S"] for k in keys}
+
+
+def test_transaction_reports_item_collections_of_local_index_tables(q):
+    # TransactWriteItems' ItemCollectionMetrics names, per table with a local secondary
+    # index, the collection of each item a Put, Update or Delete changed; condition checks
+    # and tables without local indexes add nothing.
+    q.call("CreateTable", {
+        "TableName": "Coll", "BillingMode": "PAY_PER_REQUEST",
+        "AttributeDefinitions": [{"AttributeName": n, "AttributeType": "S"} for n in ("pk", "sk", "l")],
+        "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+        "LocalSecondaryIndexes": [{"IndexName": "byl", "Projection": {"ProjectionType": "ALL"},
+                                   "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"},
+                                                 {"AttributeName": "l", "KeyType": "RANGE"}]}]})
+    q.create("Flat", sk=None)
+    q.call("PutItem", {"TableName": "Coll", "Item": {"pk": {"S": "gone"}, "sk": {"S": "1"}}})
+
+    def k(pk):
+        return {"pk": {"S": pk}, "sk": {"S": "1"}}
+    r = q.call("TransactWriteItems", {"ReturnItemCollectionMetrics": "SIZE", "TransactItems": [
+        {"Put": {"TableName": "Coll", "Item": dict(k("put"), l={"S": "x"})}},
+        {"ConditionCheck": {"TableName": "Coll", "Key": k("checked"), "ConditionExpression": "attribute_not_exists(pk)"}},
+        {"Update": {"TableName": "Coll", "Key": k("updated"), "UpdateExpression": "SET n = :n",
+                    "ExpressionAttributeValues": {":n": {"N": "1"}}}},
+        {"Delete": {"TableName": "Coll", "Key": k("gone")}},
+        {"Put": {"TableName": "Flat", "Item": {"pk": {"S": "flat"}}}}]})
+    got = r["ItemCollectionMetrics"]
+    assert list(got) == ["Coll"]
+    assert [m["ItemCollectionKey"] for m in got["Coll"]] == [{"pk": {"S": p}} for p in ("put", "updated", "gone")]
+    for m in got["Coll"]:
+        assert m["SizeEstimateRangeGB"] == [0.0, 1.0]
+    r = q.call("TransactWriteItems", {"TransactItems": [{"Put": {"TableName": "Flat", "Item": {"pk": {"S": "f2"}}}}],
+                                      "ReturnItemCollectionMetrics": "SIZE"})
+    assert r["ItemCollectionMetrics"] == {}
