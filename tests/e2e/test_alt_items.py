@@ -104,3 +104,42 @@ def test_failed_condition_on_a_missing_item_has_no_item(t):
                             "ReturnValuesOnConditionCheckFailure": "ALL_OLD"})
     assert e.type == "ConditionalCheckFailedException"
     assert "Item" not in e.body
+
+
+# A name may be at most 65535 bytes, in a map nested at any depth as well as at the top.
+TOO_LARGE = ONE + "Attribute name is too large, must be less than 65536 bytes"
+NAME_MAX = "n" * 65535
+
+
+@pytest.mark.parametrize("shape", ["top", "map", "map in list"])
+def test_put_refuses_a_name_over_the_limit_at_any_depth(t, shape):
+    name = NAME_MAX + "n"
+    value = {"N": "1"}
+    if shape == "top":
+        attrs = {name: value}
+    elif shape == "map":
+        attrs = {"doc": {"M": {"x": {"M": {name: value}}}}}
+    else:
+        attrs = {"doc": {"L": [{"S": "a"}, {"M": {name: value}}]}}
+    e = t.error("PutItem", {"TableName": T, "Item": dict({"pk": {"S": "long"}}, **attrs)})
+    assert e.type == "ValidationException"
+    assert e.message == TOO_LARGE
+    assert item(t, "long") is None
+
+
+def test_put_takes_a_nested_name_at_the_limit(t):
+    t.call("PutItem", {"TableName": T, "Item": {"pk": {"S": "max"}, "doc": {"M": {NAME_MAX: {"N": "1"}}}}})
+    assert item(t, "max")["doc"] == {"M": {NAME_MAX: {"N": "1"}}}
+
+
+def test_update_refuses_a_value_that_brings_a_name_over_the_limit(t):
+    t.call("PutItem", {"TableName": T, "Item": {"pk": {"S": "upd"}, "doc": {"M": {}}}})
+    for expression in ["SET doc = :m", "SET doc.part = :m"]:
+        e = update_error(t, "upd", UpdateExpression=expression,
+                         ExpressionAttributeValues={":m": {"M": {NAME_MAX + "n": {"S": "x"}}}})
+        assert e.type == "ValidationException"
+        assert e.message == TOO_LARGE
+    assert item(t, "upd")["doc"] == {"M": {}}
+    # A map key exactly at the limit is written.
+    update(t, "upd", UpdateExpression="SET doc = :m", ExpressionAttributeValues={":m": {"M": {NAME_MAX: {"S": "x"}}}})
+    assert item(t, "upd")["doc"] == {"M": {NAME_MAX: {"S": "x"}}}
