@@ -50,6 +50,14 @@ def test_list_append_cannot_be_an_operand_of_another_function(t, expression):
     assert item(t, "nest") is None
 
 
+def test_if_not_exists_first_operand_is_told_to_be_a_path(t):
+    # Nested there, list_append is reported as the document path if_not_exists lacks.
+    e = update_error(t, "path", UpdateExpression="SET a = if_not_exists(list_append(a, :x), :x)",
+                     ExpressionAttributeValues={":x": strs("1")})
+    assert e.message == ONE + ("Invalid UpdateExpression: Operator or function requires a document path; "
+                               "operator or function: if_not_exists")
+
+
 def test_if_not_exists_may_still_feed_list_append_and_itself(t):
     # The idiom for appending to a list that may not exist yet.
     for _ in range(2):
