@@ -143,12 +143,14 @@ def test_update_table_adds_and_backfills_a_multi_attribute_index(q):
     items = [{"id": s(f"m{i}"), "tournament": s("WINTER"), "region": s("EU"), "round": s(f"R{i}")} for i in range(5)]
     items.append({"id": s("no-region"), "tournament": s("WINTER"), "round": s("R9")})
     q.batch_put("Live", items)
-    e = q.error("UpdateTable", {"TableName": "Live", "AttributeDefinitions": attr_defs(**{f"a{i}": "S" for i in range(5)}),
+    wide = attr_defs(**{f"a{i}": "S" for i in range(5)})
+    e = q.error("UpdateTable", {"TableName": "Live", "AttributeDefinitions": wide,
                                 "GlobalSecondaryIndexUpdates": [{"Create": {
                                     "IndexName": "TooWide", "KeySchema": key_schema([f"a{i}" for i in range(5)]),
                                     "Projection": {"ProjectionType": "ALL"}}}]})
     assert e.type == "ValidationException"
-    q.call("UpdateTable", {"TableName": "Live", "AttributeDefinitions": attr_defs(tournament="S", region="S", round="S"),
+    q.call("UpdateTable", {"TableName": "Live",
+                           "AttributeDefinitions": attr_defs(tournament="S", region="S", round="S"),
                            "GlobalSecondaryIndexUpdates": [{"Create": {
                                "IndexName": INDEX, "KeySchema": key_schema(["tournament", "region"], ["round"]),
                                "Projection": {"ProjectionType": "ALL"}}}]})
@@ -198,7 +200,8 @@ def test_every_write_path_checks_each_key_attribute_type(matches):
     assert e.type == "ValidationException" and "empty string" in e.message and "region" in e.message
     q.call("PutItem", {"TableName": TABLE, "Item": match("x")})
     e = q.error("UpdateItem", {"TableName": TABLE, "Key": {"id": s("x")}, "UpdateExpression": "SET #b = :v",
-                               "ExpressionAttributeNames": {"#b": "bracket"}, "ExpressionAttributeValues": {":v": n(2)}})
+                               "ExpressionAttributeNames": {"#b": "bracket"},
+                               "ExpressionAttributeValues": {":v": n(2)}})
     assert e.message == mismatch.format("bracket")
     # One bad item refuses the whole batch.
     e = q.error("BatchWriteItem", {"RequestItems": {TABLE: [{"PutRequest": {"Item": match("y")}},
