@@ -814,6 +814,75 @@ static int read_gsi_update(json_t *req, qr_db *db, table_change *c, qr_err *err)
     return 0;
 }
 
+/* The members an UpdateTable may change. */
+static const char *const update_members[] = {"ProvisionedThroughput", "BillingMode", "DeletionProtectionEnabled",
+                                             "StreamSpecification", "SSESpecification", "TableClass",
+                                             "GlobalSecondaryIndexUpdates", "OnDemandThroughput", "WarmThroughput"};
+
+/* Whether the request changes member name (present, and not null or an empty list). */
+static int changes(json_t *req, const char *name)
+{
+    json_t *v = json_object_get(req, name);
+    return v != NULL && !json_is_null(v) && !(json_is_array(v) && json_array_size(v) == 0);
+}
+
+/* The changes one UpdateTable may not combine, in DynamoDB's words; action is the index
+ * update's ("Create", "Delete", "Update" or NULL). */
+static int check_combination(json_t *req, const char *action, qr_err *err)
+{
+    int n = 0;
+    for (size_t i = 0; i < sizeof update_members / sizeof update_members[0]; i++) n += changes(req, update_members[i]);
+    int pt = changes(req, "ProvisionedThroughput"), stream = changes(req, "StreamSpecification");
+    int index_ddl = action && strcmp(action, "Update") != 0;
+    static const char pre[] = "One or more parameter values were invalid: ";
+    if (changes(req, "SSESpecification") && n > 1)
+        return err_validation(err, "%sServer-Side Encryption modification must be the only operation in the request",
+                              pre);
+    if (changes(req, "TableClass") && n > 1)
+        return err_validation(err, "%sTableClass modification must be the only operation in the request", pre);
+    if (changes(req, "DeletionProtectionEnabled") && n > 1)
+        return err_validation(err, "%sDeletionProtection modification must be the only operation in the request", pre);
+    if (changes(req, "WarmThroughput")) {
+        if (action && strcmp(action, "Create") == 0)
+            return err_validation(err, "%sCreate global secondary index cannot be specified when updating "
+                                       "WarmThroughput", pre);
+        if (n > 1 + (action != NULL)) /* an index's own warm throughput may change with it */
+            return err_validation(err, "%sWarmThroughput must be the only operation in the request", pre);
+    }
+    if (changes(req, "OnDemandThroughput") && n > 1 + changes(req, "BillingMode"))
+        return err_validation(err, "%sOnDemandThroughput can only be combined with BillingMode in an UpdateTable "
+                                   "request", pre);
+    if (stream && pt)
+        return err_validation(err, "%sYou cannot modify stream status while updating table IOPS", pre);
+    if (index_ddl && pt) return err_validation(err, "%sYou cannot create or delete index while updating table IOPS", pre);
+    if (index_ddl && stream)
+        return err_validation(err, "%sYou cannot create or delete index while changing stream status", pre);
+    return 0;
+}
+
+/* DynamoDB's answer to an UpdateTable that changes nothing names what it could change,
+ * less what the request holds. */
+static int nothing_to_change(json_t *req, qr_err *err)
+{
+    static const char *const names[] = {"ProvisionedThroughput", "BillingMode", "UpdateStreamEnabled",
+                                        "GlobalSecondaryIndexUpdates", "SSESpecification", "ReplicaUpdates",
+                                        "MultiAccountReplicaReady", "ReplicaTransitRoleArn", "MultiRegionConsistency",
+                                        "DeletionProtectionEnabled", "OnDemandThroughput", "WarmThroughput",
+                                        "TableClass"};
+    const char *left[sizeof names / sizeof names[0]];
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        const char *asked = strcmp(names[i], "UpdateStreamEnabled") == 0 ? "StreamSpecification" : names[i];
+        if (json_object_get(req, asked) == NULL) left[n++] = names[i];
+    }
+    char list[600] = "";
+    size_t used = 0;
+    for (size_t i = 0; i < n && used < sizeof list; i++)
+        used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", i == 0 ? "" : i + 1 == n ? " or " : ", ",
+                                 left[i]);
+    return err_validation(err, "At least one of %s is required", list);
+}
+
 int op_update_table(qr_db *db, json_t *req, json_t **resp, qr_err *err)
 {
     table *t;
@@ -825,26 +894,19 @@ int op_update_table(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     t = NULL;
     int rc = -1;
     table_change c = {.db = db, .req = req};
-    const char *changes[] = {"ProvisionedThroughput", "BillingMode", "DeletionProtectionEnabled",
-                             "StreamSpecification", "SSESpecification", "TableClass", "GlobalSecondaryIndexUpdates",
-                             "OnDemandThroughput", "WarmThroughput"};
-    int any = 0;
-    for (size_t i = 0; i < sizeof changes / sizeof changes[0]; i++) {
-        json_t *v = json_object_get(req, changes[i]);
-        /* An empty list of index updates asks for nothing, as if it were absent. */
-        any |= v != NULL && !json_is_null(v) && !(json_is_array(v) && json_array_size(v) == 0);
-    }
+    int any = 0; /* an empty list of index updates asks for nothing, as if it were absent */
+    for (size_t i = 0; i < sizeof update_members / sizeof update_members[0]; i++)
+        any |= changes(req, update_members[i]);
     if (json_object_get(req, "LocalSecondaryIndexes") || json_object_get(req, "LocalSecondaryIndexUpdates")) {
         err_validation(err, "One or more parameter values were invalid: Local secondary indexes can only be defined "
                             "when the table is created");
         goto done;
     }
     if (!any) {
-        err_validation(err, "At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, "
-                            "GlobalSecondaryIndexUpdates or SSESpecification or ReplicaUpdates is required");
+        nothing_to_change(req, err);
         goto done;
     }
-    if (read_gsi_update(req, db, &c, err)) goto done;
+    if (read_gsi_update(req, db, &c, err) || check_combination(req, c.action, err)) goto done;
     if (catalog_change_schema(db, name, apply_table_change, &c, err)) goto done;
     if (c.action && strcmp(c.action, "Create") == 0)
         backfill_start(db, name, json_string_value(json_object_get(c.spec, "IndexName")));
