@@ -831,7 +831,11 @@ static int changes(json_t *req, const char *name)
 static int check_combination(json_t *req, const char *action, qr_err *err)
 {
     int n = 0;
-    for (size_t i = 0; i < sizeof update_members / sizeof update_members[0]; i++) n += changes(req, update_members[i]);
+    for (size_t i = 0; i < sizeof update_members / sizeof update_members[0]; i++) {
+        /* An empty object (WarmThroughput: {}) is judged by its own rules, later. */
+        json_t *v = json_object_get(req, update_members[i]);
+        n += changes(req, update_members[i]) && !(json_is_object(v) && json_object_size(v) == 0);
+    }
     int pt = changes(req, "ProvisionedThroughput"), stream = changes(req, "StreamSpecification");
     int index_ddl = action && strcmp(action, "Update") != 0;
     static const char pre[] = "One or more parameter values were invalid: ";
@@ -842,7 +846,7 @@ static int check_combination(json_t *req, const char *action, qr_err *err)
         return err_validation(err, "%sTableClass modification must be the only operation in the request", pre);
     if (changes(req, "DeletionProtectionEnabled") && n > 1)
         return err_validation(err, "%sDeletionProtection modification must be the only operation in the request", pre);
-    if (changes(req, "WarmThroughput")) {
+    if (changes(req, "WarmThroughput") && json_object_size(json_object_get(req, "WarmThroughput")) > 0) {
         if (action && strcmp(action, "Create") == 0)
             return err_validation(err, "%sCreate global secondary index cannot be specified when updating "
                                        "WarmThroughput", pre);

@@ -52,6 +52,15 @@ def test_changes_that_cannot_be_combined(tab, changes, message):
     assert "LatestStreamArn" not in desc and desc["DeletionProtectionEnabled"] is False
 
 
+def test_an_empty_warm_throughput_is_judged_after_the_billing(q):
+    q.call("CreateTable", {"TableName": "Ppr", "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
+                           "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}], "BillingMode": "PAY_PER_REQUEST"})
+    e = q.error("UpdateTable", {"TableName": "Ppr", "WarmThroughput": {},
+                                "ProvisionedThroughput": {"ReadCapacityUnits": 1, "WriteCapacityUnits": 1}})
+    assert e.message == (PRE + "Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode "
+                         "is PAY_PER_REQUEST")
+
+
 def test_changes_that_can_be_combined(tab):
     tab.call("UpdateTable", {"TableName": "Rules", "BillingMode": "PAY_PER_REQUEST",
                              "OnDemandThroughput": {"MaxReadRequestUnits": 5}})
