@@ -171,9 +171,12 @@ static int apply_billing(json_t *req, json_t *desc, int creating, double now, qr
     long long rcu = 0, wcu = 0;
     if (pt && read_throughput(pt, "provisionedThroughput", &rcu, &wcu, err)) return -1;
     if (strcmp(mode, "PROVISIONED") == 0) {
-        if (pt == NULL && (creating || strcmp(current, "PROVISIONED") != 0))
+        if (pt == NULL && creating)
             return err_validation(err, "One or more parameter values were invalid: ReadCapacityUnits and "
                                        "WriteCapacityUnits must both be specified when BillingMode is PROVISIONED");
+        if (pt == NULL && strcmp(current, "PROVISIONED") != 0)
+            return err_validation(err, "One or more parameter values were invalid: ProvisionedThroughput must be "
+                                       "specified when BillingMode is PROVISIONED");
     } else if (pt) {
         return err_validation(err, "One or more parameter values were invalid: Neither ReadCapacityUnits nor "
                                    "WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST");
@@ -344,8 +347,9 @@ static int apply_on_demand(json_t *req, json_t *desc, qr_err *err)
     return 0;
 }
 
-/* The description of one index as CreateTable or UpdateTable defines it. */
-static json_t *index_description(json_t *def, const char *table_arn, int global, int provisioned, qr_err *err)
+/* The description of one index as CreateTable (creating) or UpdateTable defines it. */
+static json_t *index_description(json_t *def, const char *table_arn, int global, int provisioned, int creating,
+                                 qr_err *err)
 {
     const char *name = json_string_value(json_object_get(def, "IndexName"));
     json_t *d = json_pack("{s:s,s:O,s:O,s:i,s:i}", "IndexName", name, "KeySchema", json_object_get(def, "KeySchema"),
@@ -356,16 +360,22 @@ static json_t *index_description(json_t *def, const char *table_arn, int global,
     if (global) {
         json_object_set_new(d, "IndexStatus", json_string("ACTIVE"));
         json_t *pt = json_object_get(def, "ProvisionedThroughput");
+        /* CreateTable and UpdateTable word these two differently. */
         if (provisioned && pt == NULL) {
             json_decref(d);
-            err_validation(err, "One or more parameter values were invalid: ProvisionedThroughput must be specified "
-                                "for index: %s", name);
+            err_validation(err, "One or more parameter values were invalid: ProvisionedThroughput %s for index: %s",
+                           creating ? "is not specified" : "must be specified", name);
             return NULL;
         }
         if (!provisioned && pt) {
             json_decref(d);
-            err_validation(err, "One or more parameter values were invalid: ProvisionedThroughput should not be "
-                                "specified for index: %s when BillingMode is PAY_PER_REQUEST", name);
+            if (creating)
+                err_validation(err, "One or more parameter values were invalid: ProvisionedThroughput should not be "
+                                    "specified for index: %s when BillingMode is PAY_PER_REQUEST", name);
+            else
+                err_validation(err, "One or more parameter values were invalid: Neither ReadCapacityUnits nor "
+                                    "WriteCapacityUnits can be specified for index: %s when BillingMode is "
+                                    "PAY_PER_REQUEST", name);
             return NULL;
         }
         long long r = 0, w = 0;
@@ -398,7 +408,7 @@ static int describe_indexes(json_t *req, json_t *desc, const char *table_arn, qr
         size_t i;
         json_t *def;
         json_array_foreach(defs, i, def) {
-            json_t *d = index_description(def, table_arn, g, is_provisioned(desc), err);
+            json_t *d = index_description(def, table_arn, g, is_provisioned(desc), 1, err);
             if (d == NULL) {
                 json_decref(out);
                 return -1;
@@ -689,7 +699,7 @@ static int apply_gsi_change(table_change *c, json_t *desc, json_t *ids, qr_err *
             return err_set(err, QR_E_LIMIT, "Subscriber limit exceeded: The table already has the maximum of %d "
                                             "global secondary indexes", QR_MAX_GSI);
         json_t *d2 = index_description(c->spec, json_string_value(json_object_get(desc, "TableArn")), 1,
-                                       is_provisioned(desc), err);
+                                       is_provisioned(desc), 0, err);
         if (d2 == NULL) return -1;
         json_object_set_new(d2, "IndexStatus", json_string("CREATING"));
         json_object_set_new(d2, "Backfilling", json_true());
@@ -740,6 +750,9 @@ static int apply_gsi_change(table_change *c, json_t *desc, json_t *ids, qr_err *
                                    "update.provisionedThroughput' failed to satisfy constraint: Member must not be null");
     }
     if (has_pt) {
+        if (json_object_get(pt, "ReadCapacityUnits") == NULL || json_object_get(pt, "WriteCapacityUnits") == NULL)
+            return err_validation(err, "One or more parameter values were invalid: Both ReadCapacityUnits and "
+                                       "WriteCapacityUnits must be specified for index: %s", name);
         long long r, w;
         if (read_throughput(pt, "globalSecondaryIndexUpdates.member.update.provisionedThroughput", &r, &w, err))
             return -1;

@@ -80,3 +80,33 @@ def test_nothing_to_change_names_what_could_change(tab):
     e = update(tab, GlobalSecondaryIndexUpdates=[], TableClass=None)
     assert "GlobalSecondaryIndexUpdates" not in e.message and "TableClass" not in e.message
     assert e.message.endswith("OnDemandThroughput or WarmThroughput is required")
+
+
+def test_capacity_messages_differ_between_create_and_update(q):
+    keys = {"AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"},
+                                     {"AttributeName": "g", "AttributeType": "S"}],
+            "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}]}
+    gsi = {"IndexName": "byG", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+           "Projection": {"ProjectionType": "ALL"}}
+    pt = {"ReadCapacityUnits": 1, "WriteCapacityUnits": 1}
+    e = q.error("CreateTable", {"TableName": "Cap", **keys, "ProvisionedThroughput": pt,
+                                "GlobalSecondaryIndexes": [gsi]})
+    assert e.message == PRE + "ProvisionedThroughput is not specified for index: byG"
+    q.call("CreateTable", {"TableName": "Cap", "AttributeDefinitions": keys["AttributeDefinitions"][:1],
+                           "KeySchema": keys["KeySchema"], "ProvisionedThroughput": pt})
+    e = q.error("UpdateTable", {"TableName": "Cap", "AttributeDefinitions": keys["AttributeDefinitions"],
+                                "GlobalSecondaryIndexUpdates": [{"Create": gsi}]})
+    assert e.message == PRE + "ProvisionedThroughput must be specified for index: byG"
+    q.call("UpdateTable", {"TableName": "Cap", "AttributeDefinitions": keys["AttributeDefinitions"],
+                           "GlobalSecondaryIndexUpdates": [{"Create": dict(gsi, ProvisionedThroughput=pt)}]})
+    e = q.error("UpdateTable", {"TableName": "Cap", "GlobalSecondaryIndexUpdates": [
+        {"Update": {"IndexName": "byG", "ProvisionedThroughput": {"ReadCapacityUnits": 2}}}]})
+    assert e.message == PRE + "Both ReadCapacityUnits and WriteCapacityUnits must be specified for index: byG"
+    q.call("CreateTable", {"TableName": "Ppr2", "AttributeDefinitions": keys["AttributeDefinitions"][:1],
+                           "KeySchema": keys["KeySchema"], "BillingMode": "PAY_PER_REQUEST"})
+    e = q.error("UpdateTable", {"TableName": "Ppr2", "AttributeDefinitions": keys["AttributeDefinitions"],
+                                "GlobalSecondaryIndexUpdates": [{"Create": dict(gsi, ProvisionedThroughput=pt)}]})
+    assert e.message == (PRE + "Neither ReadCapacityUnits nor WriteCapacityUnits can be specified for index: byG "
+                         "when BillingMode is PAY_PER_REQUEST")
+    e = q.error("UpdateTable", {"TableName": "Ppr2", "BillingMode": "PROVISIONED"})
+    assert e.message == PRE + "ProvisionedThroughput must be specified when BillingMode is PROVISIONED"
