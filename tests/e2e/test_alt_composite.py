@@ -119,6 +119,28 @@ def test_key_schema_rules_for_multi_attribute_indexes(q):
     assert q.call("ListTables", {})["TableNames"] == []
 
 
+@pytest.mark.parametrize("schema,message", [
+    (key_schema(["a0", "a1", "a2", "a3", "a4"]),
+     "One or more parameter values were invalid: The KeySchema exceeds the maximum allowed number of HASH key "
+     "attributes"),
+    (key_schema(["a0"], ["a1", "a2", "a3", "a4", "a5"]),
+     "One or more parameter values were invalid: The KeySchema exceeds the maximum allowed number of RANGE key "
+     "attributes"),
+    (key_schema(["a0"], ["a1"]) + key_schema(["a2"]),
+     "One or more parameter values were invalid: All HASH key attributes must precede RANGE key attributes in the "
+     "KeySchema"),
+    (key_schema(["a0", "a1"], ["a0"]), "The KeySchema contains multiple key attributes with the same name"),
+    (key_schema(["a0", "a0"]), "The KeySchema contains multiple key attributes with the same name"),
+    (key_schema(["a0"], ["a0"]), "Both the Hash Key and the Range Key element in the KeySchema have the same name"),
+])
+def test_key_schema_messages_are_dynamodbs(q, schema, message):
+    e = q.error("CreateTable", {
+        "TableName": "Bad", "BillingMode": "PAY_PER_REQUEST", "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}],
+        "AttributeDefinitions": attr_defs(id="S", **{f"a{i}": "S" for i in range(6)}),
+        "GlobalSecondaryIndexes": [{"IndexName": "Idx", "KeySchema": schema, "Projection": {"ProjectionType": "ALL"}}]})
+    assert e.type == "ValidationException" and e.message == message
+
+
 def test_largest_key_schema_round_trips_in_order(q):
     hashes, ranges = ["h1", "h2", "h3", "h4"], ["r1", "r2", "r3", "r4"]
     types = dict(h1="S", h2="S", h3="S", h4="S", r1="N", r2="S", r3="B", r4="S")
