@@ -264,6 +264,23 @@ static int check_value_nesting(json_t *req, qr_err *err)
     return 0;
 }
 
+/* The number of attributes a start key for an index read holds: the table's key
+ * attributes and the index's, each once. */
+static size_t index_start_key_size(const table *t, const qr_index *ix)
+{
+    const char *names[2 + QR_MAX_KEY_ATTRS * 2];
+    size_t n = 0;
+    names[n++] = t->pk.name;
+    if (t->sk.name) names[n++] = t->sk.name;
+    for (int i = 0; i < ix->npk + ix->nsk; i++) {
+        const char *name = i < ix->npk ? ix->pk[i] : ix->sk[i - ix->npk];
+        size_t j = 0;
+        while (j < n && strcmp(names[j], name) != 0) j++;
+        if (j == n) names[n++] = name;
+    }
+    return n;
+}
+
 /* Encodes a start key as the read's position: an index entry's key, or the item's key. */
 static int encode_start_key(table *t, const range_read *r, json_t *esk, int is_query, buf *k, qr_err *err)
 {
@@ -275,7 +292,8 @@ static int encode_start_key(table *t, const range_read *r, json_t *esk, int is_q
     err_init(&inner);
     if (r->index) {
         json_t *base = key_of_item(t, esk);
-        int bad = key_check_key(t, base, &inner) || index_entry_key(t, r->index, esk, k, &inner) != 1;
+        int bad = json_object_size(esk) != index_start_key_size(t, r->index) || key_check_key(t, base, &inner) ||
+                  index_entry_key(t, r->index, esk, k, &inner) != 1;
         json_decref(base);
         if (bad) return err_validation(err, "%s", bad_text);
         return 0;
