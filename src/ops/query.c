@@ -30,6 +30,7 @@ typedef struct range_read {
     int consistent;
     const qr_index *index; /* the index read, or NULL for the table */
     int fetch_base;        /* read each entry's base item (an LSI asked for more than it holds) */
+    int index_shape;       /* return what the index projects, though the base item was read */
     long long segment, total_segments; /* a Scan's part of the table */
 } range_read;
 
@@ -108,6 +109,10 @@ static int range_run(qr_db *db, table *t, range_read *r, buf *out, size_t *bytes
                 if (count) buf_putc(out, ',');
                 if (r->projection) {
                     json_t *p = expr_project(r->projection, item);
+                    json_append(out, p);
+                    json_decref(p);
+                } else if (r->index_shape) {
+                    json_t *p = index_project(t, r->index, item);
                     json_append(out, p);
                     json_decref(p);
                 } else if (r->fetch_base) {
@@ -245,8 +250,11 @@ static int read_common(json_t *req, table *t, range_read *r, const char **capaci
             return err_validation(err, "One or more parameter values were invalid: Select type ALL_ATTRIBUTES is not "
                                        "supported for global secondary index %s because its projection type is not ALL",
                                   r->index->name);
-        /* A local index reads the table for what it does not hold, as DynamoDB does. */
+        /* A local index reads the table for what it does not hold, as DynamoDB does; a
+         * filter may test any attribute, but the items returned still hold only what the
+         * index projects unless more was asked for. */
         if (!r->index->global && (wants_all || projecting || r->filter)) r->fetch_base = 1;
+        r->index_shape = r->fetch_base && !wants_all && !projecting;
     }
     return 0;
 }
