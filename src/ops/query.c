@@ -259,6 +259,72 @@ static int read_common(json_t *req, table *t, range_read *r, const char **capaci
     return 0;
 }
 
+/* True if an index of t projects the top-level attribute name. */
+static int index_holds(const table *t, const qr_index *ix, const char *name)
+{
+    if (ix->projection == QR_PROJ_ALL || strcmp(name, t->pk.name) == 0 || (t->sk.name && strcmp(name, t->sk.name) == 0))
+        return 1;
+    for (int i = 0; i < ix->npk + ix->nsk; i++)
+        if (strcmp(name, i < ix->npk ? ix->pk[i] : ix->sk[i - ix->npk]) == 0) return 1;
+    size_t i;
+    json_t *v;
+    json_array_foreach(ix->include, i, v) {
+        if (strcmp(name, json_string_value(v)) == 0) return 1;
+    }
+    return 0;
+}
+
+/* Adds name to the names an index lacks (a JSON array of strings), once. */
+static void add_missing(json_t *missing, const char *name)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(missing, i, v) {
+        if (strcmp(json_string_value(v), name) == 0) return;
+    }
+    json_array_append_new(missing, json_string(name));
+}
+
+/* A global index cannot fetch what it does not project, so DynamoDB refuses a
+ * ProjectionExpression or AttributesToGet naming any other top-level attribute. The
+ * names are read as the request gives them, the expression being valid already: each
+ * path of a ProjectionExpression starts with its top-level name or #name. */
+static int check_index_projection(json_t *req, const table *t, const qr_index *ix, qr_err *err)
+{
+    if (ix == NULL || !ix->global || ix->projection == QR_PROJ_ALL) return 0;
+    json_t *missing = json_array(), *v;
+    size_t i;
+    json_array_foreach(json_object_get(req, "AttributesToGet"), i, v) {
+        if (!index_holds(t, ix, json_string_value(v))) add_missing(missing, json_string_value(v));
+    }
+    const char *text = json_string_value(json_object_get(req, "ProjectionExpression"));
+    json_t *names = json_object_get(req, "ExpressionAttributeNames");
+    for (const char *c = text; c && *c;) {
+        c += strspn(c, " \t\r\n");
+        char *tok = strndup(c, strcspn(c, " \t\r\n.[,"));
+        const char *name = tok && tok[0] == '#' ? json_string_value(json_object_get(names, tok)) : tok;
+        if (name && !index_holds(t, ix, name)) add_missing(missing, name);
+        free(tok);
+        c = strchr(c, ',');
+        if (c) c++;
+    }
+    int rc = 0;
+    if (json_array_size(missing)) {
+        /* Listed as DynamoDB lists them: [a, b]. */
+        buf list;
+        buf_init(&list, 0);
+        json_array_foreach(missing, i, v) {
+            if (i) buf_puts(&list, ", ");
+            buf_puts(&list, json_string_value(v));
+        }
+        rc = err_validation(err, "One or more parameter values were invalid: Global secondary index %s does not project [%s]",
+                            ix->name, list.len ? list.data : "");
+        buf_free(&list);
+    }
+    json_decref(missing);
+    return rc;
+}
+
 /* Query and Scan refuse an ExpressionAttributeValue nested deeper than an item may be. */
 static int check_value_nesting(json_t *req, qr_err *err)
 {
@@ -590,7 +656,7 @@ int op_query(qr_db *db, json_t *req, buf *out, qr_err *err)
     }
     if (exprs_finish(&x)) goto done;
     if (check_filter_keys(&ks, x.filter, json_object_get(req, "QueryFilter") != NULL, err)) goto done;
-    if (exprs_check_key_paths(&x, t, err)) goto done;
+    if (exprs_check_key_paths(&x, t, err) || check_index_projection(req, t, r.index, err)) goto done;
     if (query_range(t, r.index ? r.index->id : 0, &kcm, ks.npk, &r, err)) goto done;
     if (apply_start_key(req, t, &r, &ks, &kcm, err)) goto done;
     if (range_run(db, t, &r, out, &bytes, err)) goto done;
@@ -647,7 +713,7 @@ int op_scan(qr_db *db, json_t *req, buf *out, qr_err *err)
     if (segment + 1 < total) buf_put_be64(&r.upper, (uint64_t)(span * (unsigned long long)(segment + 1) / (unsigned long long)total));
     else buf_prefix_successor(&r.upper);
     if (apply_start_key(req, t, &r, NULL, NULL, err)) goto done;
-    if (exprs_check_key_paths(&x, t, err)) goto done;
+    if (exprs_check_key_paths(&x, t, err) || check_index_projection(req, t, r.index, err)) goto done;
     if (range_run(db, t, &r, out, &bytes, err)) goto done;
     finish_response(out, capacity, t, r.index, bytes, r.consistent);
     rc = 0;

@@ -4,7 +4,9 @@ brought up, each checked against DynamoDB's documented or recorded answers.
 A start key for an index read holds exactly the table's key attributes and the index's;
 any other attribute makes it invalid, as it does for a read of the table. A filter on a
 local index may test attributes the index does not hold (they are read from the table),
-but the items returned hold what the index projects unless the request asks for more."""
+but the items returned hold what the index projects unless the request asks for more. A
+global index cannot fetch from the table, so asking one for an attribute it does not
+project is refused."""
 import pytest
 
 T = "AltQuery"
@@ -101,3 +103,55 @@ def test_filter_on_local_index_with_more_asked_for(local):
     assert whole == [{"pk": s("p"), "sk": s("1"), "l": s("L"), "a": s("A"), "b": s("B")}]
     named = local.call("Query", dict(base, ProjectionExpression="b, sk"))["Items"]
     assert named == [{"b": s("B"), "sk": s("1")}]
+
+
+GLOBAL = "AltQueryGlobal"
+
+
+@pytest.fixture
+def glob(q):
+    def gsi(name, projection):
+        return {"IndexName": name, "Projection": projection, "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}]}
+    q.call("CreateTable", {
+        "TableName": GLOBAL, "BillingMode": "PAY_PER_REQUEST",
+        "AttributeDefinitions": [{"AttributeName": n, "AttributeType": "S"} for n in ("pk", "g")],
+        "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+        "GlobalSecondaryIndexes": [gsi("Keys", {"ProjectionType": "KEYS_ONLY"}),
+                                   gsi("WithA", {"ProjectionType": "INCLUDE", "NonKeyAttributes": ["a"]}),
+                                   gsi("Everything", {"ProjectionType": "ALL"})]})
+    q.call("PutItem", {"TableName": GLOBAL, "Item": {"pk": s("p"), "g": s("G"), "a": {"M": {"k": s("v")}}, "b": s("B")}})
+    return q
+
+
+def gquery(index, **extra):
+    return dict({"TableName": GLOBAL, "IndexName": index, "KeyConditionExpression": "g = :g",
+                 "ExpressionAttributeValues": {":g": s("G")}}, **extra)
+
+
+@pytest.mark.parametrize("extra,missing", [
+    ({"ProjectionExpression": "b"}, "[b]"),
+    ({"ProjectionExpression": " pk ,  b.x , #z[0]", "ExpressionAttributeNames": {"#z": "z"}}, "[b, z]"),
+])
+def test_global_index_refuses_attributes_it_does_not_project(glob, extra, missing):
+    for index, lacks in (("Keys", "[a, " + missing[1:]), ("WithA", missing)):
+        more = dict(extra)
+        if index == "Keys":
+            more["ProjectionExpression"] = "a, " + more["ProjectionExpression"]
+        e = glob.error("Query", gquery(index, **more))
+        assert e.type == "ValidationException"
+        assert e.message == ("One or more parameter values were invalid: Global secondary index %s does not project %s"
+                             % (index, lacks))
+
+
+def test_global_index_scan_refuses_attributes_to_get_it_does_not_project(glob):
+    e = glob.error("Scan", {"TableName": GLOBAL, "IndexName": "WithA", "AttributesToGet": ["pk", "b"]})
+    assert e.message == "One or more parameter values were invalid: Global secondary index WithA does not project [b]"
+
+
+def test_global_index_serves_what_it_projects(glob):
+    r = glob.call("Query", gquery("WithA", ProjectionExpression="a.k, #g", ExpressionAttributeNames={"#g": "g"}))
+    assert r["Items"] == [{"a": {"M": {"k": s("v")}}, "g": s("G")}]
+    r = glob.call("Query", gquery("Keys", ProjectionExpression="pk"))
+    assert r["Items"] == [{"pk": s("p")}]
+    r = glob.call("Query", gquery("Everything", ProjectionExpression="b, zz"))
+    assert r["Items"] == [{"b": s("B")}]
