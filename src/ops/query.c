@@ -29,8 +29,7 @@ typedef struct range_read {
     int count_only;
     int consistent;
     const qr_index *index; /* the index read, or NULL for the table */
-    int fetch_base;        /* read each entry's base item (an LSI asked for more than it holds) */
-    int index_shape;       /* return what the index projects, though the base item was read */
+    int fetch_base;        /* return each entry's base item (an LSI asked for more than it holds) */
     long long segment, total_segments; /* a Scan's part of the table */
 } range_read;
 
@@ -95,12 +94,13 @@ static int range_run(qr_db *db, table *t, range_read *r, buf *out, size_t *bytes
                 break;
             }
         }
-        if (r->fetch_base && (item = fetch_base(db, t, item, err)) == NULL) {
+        /* The filter sees what the read holds: an index entry, not the item behind it. */
+        if (r->filter && (keep = expr_cond_eval(r->filter, item, err)) < 0) {
+            json_decref(item);
             rc = -1;
             break;
         }
-        if (r->filter && (keep = expr_cond_eval(r->filter, item, err)) < 0) {
-            json_decref(item);
+        if (keep && r->fetch_base && (item = fetch_base(db, t, item, err)) == NULL) {
             rc = -1;
             break;
         }
@@ -109,10 +109,6 @@ static int range_run(qr_db *db, table *t, range_read *r, buf *out, size_t *bytes
                 if (count) buf_putc(out, ',');
                 if (r->projection) {
                     json_t *p = expr_project(r->projection, item);
-                    json_append(out, p);
-                    json_decref(p);
-                } else if (r->index_shape) {
-                    json_t *p = index_project(t, r->index, item);
                     json_append(out, p);
                     json_decref(p);
                 } else if (r->fetch_base) {
@@ -250,11 +246,9 @@ static int read_common(json_t *req, table *t, range_read *r, const char **capaci
             return err_validation(err, "One or more parameter values were invalid: Select type ALL_ATTRIBUTES is not "
                                        "supported for global secondary index %s because its projection type is not ALL",
                                   r->index->name);
-        /* A local index reads the table for what it does not hold, as DynamoDB does; a
-         * filter may test any attribute, but the items returned still hold only what the
-         * index projects unless more was asked for. */
-        if (!r->index->global && (wants_all || projecting || r->filter)) r->fetch_base = 1;
-        r->index_shape = r->fetch_base && !wants_all && !projecting;
+        /* A local index reads the table for attributes asked for that it does not hold,
+         * as DynamoDB does; its filter sees only what it holds (check_filter_projection). */
+        if (!r->index->global && (wants_all || projecting)) r->fetch_base = 1;
     }
     return 0;
 }
@@ -285,6 +279,72 @@ static void add_missing(json_t *missing, const char *name)
     json_array_append_new(missing, json_string(name));
 }
 
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(json_string_value(*(json_t *const *)a), json_string_value(*(json_t *const *)b));
+}
+
+/* Writes names (a JSON array of strings) to out as DynamoDB lists them, "a, b", sorted
+ * if asked. */
+static void join_names(json_t *names, int sorted, buf *out)
+{
+    size_t n = json_array_size(names);
+    json_t **v = malloc((n ? n : 1) * sizeof *v);
+    if (v == NULL) return;
+    for (size_t i = 0; i < n; i++) v[i] = json_array_get(names, i);
+    if (sorted) qsort(v, n, sizeof *v, by_name);
+    for (size_t i = 0; i < n; i++) {
+        if (i) buf_puts(out, ", ");
+        buf_puts(out, json_string_value(v[i]));
+    }
+    free(v);
+}
+
+/* A Query of an index that does not project every attribute may filter only on what
+ * it projects: DynamoDB refuses a QueryFilter or FilterExpression on any other attribute
+ * (a Scan's filter just finds it missing). The attributes a FilterExpression names are
+ * among the words of its text and the values of ExpressionAttributeNames; the condition
+ * itself says which of those it tests. */
+static int check_filter_projection(json_t *req, const table *t, const qr_index *ix, const expr_cond *filter,
+                                   qr_err *err)
+{
+    if (ix == NULL || ix->projection == QR_PROJ_ALL || filter == NULL) return 0;
+    json_t *missing = json_array(), *v;
+    const char *k;
+    json_object_foreach(json_object_get(req, "QueryFilter"), k, v) {
+        if (!index_holds(t, ix, k)) add_missing(missing, k);
+    }
+    json_object_foreach(json_object_get(req, "ExpressionAttributeNames"), k, v) {
+        const char *name = json_string_value(v);
+        if (name && !index_holds(t, ix, name) && expr_cond_mentions(filter, name)) add_missing(missing, name);
+    }
+    static const char word[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_";
+    const char *text = json_string_value(json_object_get(req, "FilterExpression"));
+    for (const char *c = text; c && *c;) {
+        size_t n = strspn(c, word);
+        if (n == 0) {
+            c++;
+            continue;
+        }
+        char *name = strndup(c, n);
+        int colon = c > text && (c[-1] == ':' || c[-1] == '#');
+        if (name && !colon && !index_holds(t, ix, name) && expr_cond_mentions(filter, name)) add_missing(missing, name);
+        free(name);
+        c += n;
+    }
+    int rc = 0;
+    if (json_array_size(missing)) {
+        buf list;
+        buf_init(&list, 0);
+        join_names(missing, 1, &list);
+        rc = err_validation(err, "One or more parameter values were invalid: Secondary index %s does not project one or "
+                                 "more filter attributes: [%s]", ix->name, list.len ? list.data : "");
+        buf_free(&list);
+    }
+    json_decref(missing);
+    return rc;
+}
+
 /* A global index cannot fetch what it does not project, so DynamoDB refuses a
  * ProjectionExpression or AttributesToGet naming any other top-level attribute. The
  * names are read as the request gives them, the expression being valid already: each
@@ -310,13 +370,9 @@ static int check_index_projection(json_t *req, const table *t, const qr_index *i
     }
     int rc = 0;
     if (json_array_size(missing)) {
-        /* Listed as DynamoDB lists them: [a, b]. */
         buf list;
         buf_init(&list, 0);
-        json_array_foreach(missing, i, v) {
-            if (i) buf_puts(&list, ", ");
-            buf_puts(&list, json_string_value(v));
-        }
+        join_names(missing, 0, &list);
         rc = err_validation(err, "One or more parameter values were invalid: Global secondary index %s does not project [%s]",
                             ix->name, list.len ? list.data : "");
         buf_free(&list);
@@ -656,7 +712,9 @@ int op_query(qr_db *db, json_t *req, buf *out, qr_err *err)
     }
     if (exprs_finish(&x)) goto done;
     if (check_filter_keys(&ks, x.filter, json_object_get(req, "QueryFilter") != NULL, err)) goto done;
-    if (exprs_check_key_paths(&x, t, err) || check_index_projection(req, t, r.index, err)) goto done;
+    if (exprs_check_key_paths(&x, t, err) || check_filter_projection(req, t, r.index, x.filter, err) ||
+        check_index_projection(req, t, r.index, err))
+        goto done;
     if (query_range(t, r.index ? r.index->id : 0, &kcm, ks.npk, &r, err)) goto done;
     if (apply_start_key(req, t, &r, &ks, &kcm, err)) goto done;
     if (range_run(db, t, &r, out, &bytes, err)) goto done;

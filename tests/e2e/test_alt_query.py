@@ -2,11 +2,10 @@
 brought up, each checked against DynamoDB's documented or recorded answers.
 
 A start key for an index read holds exactly the table's key attributes and the index's;
-any other attribute makes it invalid, as it does for a read of the table. A filter on a
-local index may test attributes the index does not hold (they are read from the table),
-but the items returned hold what the index projects unless the request asks for more. A
-global index cannot fetch from the table, so asking one for an attribute it does not
-project is refused."""
+any other attribute makes it invalid, as it does for a read of the table. A Query of an
+index that does not project every attribute may filter only on attributes it projects; a
+Scan's filter sees the index entry. A local index reads the table for attributes asked
+for that it does not hold; a global index cannot, so asking one for them is refused."""
 import pytest
 
 T = "AltQuery"
@@ -81,28 +80,45 @@ def local(q):
     return q
 
 
-@pytest.mark.parametrize("index,held", [("Keys", {"pk", "sk", "l"}), ("WithA", {"pk", "sk", "l", "a"})])
-@pytest.mark.parametrize("select", [None, "ALL_PROJECTED_ATTRIBUTES"])
-def test_filter_on_local_index_returns_projected_attributes(local, index, held, select):
-    req = {"TableName": LOCAL, "IndexName": index, "KeyConditionExpression": "pk = :p",
-           "FilterExpression": "b = :b", "ExpressionAttributeValues": {":p": s("p"), ":b": s("B")}}
+def lquery(index, **extra):
+    return dict({"TableName": LOCAL, "IndexName": index, "KeyConditionExpression": "pk = :p",
+                 "ExpressionAttributeValues": {":p": s("p")}}, **extra)
+
+
+@pytest.mark.parametrize("index", ["Keys", "WithA"])
+@pytest.mark.parametrize("select", [None, "ALL_PROJECTED_ATTRIBUTES", "ALL_ATTRIBUTES"])
+def test_local_index_query_refuses_filter_on_what_it_does_not_project(local, index, select):
+    req = lquery(index, FilterExpression="#b = :b OR size(zz) > :n",
+                 ExpressionAttributeNames={"#b": "b"}, ExpressionAttributeValues={":p": s("p"), ":b": s("B"), ":n": {"N": "1"}})
     if select:
         req["Select"] = select
-    r = local.call("Query", req)
-    assert [set(it) for it in r["Items"]] == [held]
-    assert r["Items"][0]["sk"] == s("1") and r["ScannedCount"] == 2
-    scan = local.call("Scan", {"TableName": LOCAL, "IndexName": index, "FilterExpression": "b = :b",
-                               "ExpressionAttributeValues": {":b": s("C")}})
-    assert [set(it) for it in scan["Items"]] == [held]
+    e = local.error("Query", req)
+    assert e.type == "ValidationException"
+    assert e.message == ("One or more parameter values were invalid: Secondary index %s does not project one or more "
+                         "filter attributes: [b, zz]" % index)
+    e = local.error("Query", {"TableName": LOCAL, "IndexName": index,
+                              "KeyConditions": {"pk": {"AttributeValueList": [s("p")], "ComparisonOperator": "EQ"}},
+                              "QueryFilter": {"b": {"AttributeValueList": [s("B")], "ComparisonOperator": "EQ"}}})
+    assert e.message.endswith("does not project one or more filter attributes: [b]")
 
 
-def test_filter_on_local_index_with_more_asked_for(local):
-    base = {"TableName": LOCAL, "IndexName": "Keys", "KeyConditionExpression": "pk = :p",
-            "FilterExpression": "b = :b", "ExpressionAttributeValues": {":p": s("p"), ":b": s("B")}}
-    whole = local.call("Query", dict(base, Select="ALL_ATTRIBUTES"))["Items"]
-    assert whole == [{"pk": s("p"), "sk": s("1"), "l": s("L"), "a": s("A"), "b": s("B")}]
-    named = local.call("Query", dict(base, ProjectionExpression="b, sk"))["Items"]
-    assert named == [{"b": s("B"), "sk": s("1")}]
+def test_local_index_filter_on_what_it_projects(local):
+    r = local.call("Query", lquery("WithA", FilterExpression="a = :a AND sk = :one",
+                                   ExpressionAttributeValues={":p": s("p"), ":a": s("A"), ":one": s("1")}))
+    assert r["Items"] == [{"pk": s("p"), "sk": s("1"), "l": s("L"), "a": s("A")}] and r["ScannedCount"] == 2
+    r = local.call("Query", lquery("Keys", Select="ALL_ATTRIBUTES", FilterExpression="sk = :one",
+                                   ExpressionAttributeValues={":p": s("p"), ":one": s("2")}))
+    assert r["Items"] == [{"pk": s("p"), "sk": s("2"), "l": s("M"), "a": s("A"), "b": s("C")}]
+
+
+@pytest.mark.parametrize("index", ["Keys", "WithA"])
+def test_local_index_scan_filter_sees_only_what_it_projects(local, index):
+    r = local.call("Scan", {"TableName": LOCAL, "IndexName": index, "FilterExpression": "b = :b",
+                            "ExpressionAttributeValues": {":b": s("B")}})
+    assert r["Items"] == [] and r["Count"] == 0 and r["ScannedCount"] == 2
+    r = local.call("Scan", {"TableName": LOCAL, "IndexName": index, "FilterExpression": "attribute_not_exists(b)",
+                            "ProjectionExpression": "b, sk"})
+    assert sorted(it["sk"]["S"] for it in r["Items"]) == ["1", "2"] and all("b" in it for it in r["Items"])
 
 
 GLOBAL = "AltQueryGlobal"
@@ -155,3 +171,14 @@ def test_global_index_serves_what_it_projects(glob):
     assert r["Items"] == [{"pk": s("p")}]
     r = glob.call("Query", gquery("Everything", ProjectionExpression="b, zz"))
     assert r["Items"] == [{"b": s("B")}]
+
+
+def test_global_index_query_refuses_filter_on_what_it_does_not_project(glob):
+    e = glob.error("Query", gquery("WithA", FilterExpression="b = :b", ExpressionAttributeValues={":g": s("G"), ":b": s("B")}))
+    assert e.message == ("One or more parameter values were invalid: Secondary index WithA does not project one or more "
+                         "filter attributes: [b]")
+    r = glob.call("Query", gquery("Everything", FilterExpression="b = :b", ExpressionAttributeValues={":g": s("G"), ":b": s("B")}))
+    assert r["Count"] == 1
+    r = glob.call("Scan", {"TableName": GLOBAL, "IndexName": "WithA", "FilterExpression": "b = :b",
+                           "ExpressionAttributeValues": {":b": s("B")}})
+    assert r["Count"] == 0 and r["ScannedCount"] == 1
