@@ -182,3 +182,15 @@ def test_global_index_query_refuses_filter_on_what_it_does_not_project(glob):
     r = glob.call("Scan", {"TableName": GLOBAL, "IndexName": "WithA", "FilterExpression": "b = :b",
                            "ExpressionAttributeValues": {":b": s("B")}})
     assert r["Count"] == 0 and r["ScannedCount"] == 1
+
+
+def test_extra_key_condition_on_a_partition_only_table(q):
+    """A second condition beside the partition key of a table keyed by it alone is refused
+    as DynamoDB refuses it, in both Query forms (it named the partition key as missing)."""
+    q.call("CreateTable", {"TableName": "Solo", "AttributeDefinitions": [{"AttributeName": "p", "AttributeType": "S"}],
+                           "KeySchema": [{"AttributeName": "p", "KeyType": "HASH"}], "BillingMode": "PAY_PER_REQUEST"})
+    eq = {"AttributeValueList": [{"S": "a"}], "ComparisonOperator": "EQ"}
+    for req in ({"KeyConditions": {"p": eq, "z": eq}},
+                {"KeyConditionExpression": "p = :a AND z = :a", "ExpressionAttributeValues": {":a": {"S": "a"}}}):
+        e = q.error("Query", {"TableName": "Solo", **req})
+        assert e.type == "ValidationException" and e.message == "Query key condition not supported"
