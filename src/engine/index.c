@@ -173,8 +173,10 @@ static int check_projection(json_t *def, json_t *key_names, size_t *projected, q
     return 0;
 }
 
-/* Checks an index's KeySchema; fills key_names with its attribute names. */
-static int check_index_keys(json_t *def, json_t *defs, int global, const char *table_pk, json_t *key_names, qr_err *err)
+/* Checks an index's KeySchema; fills key_names with its attribute names. where names the
+ * index's place in the request for shape errors ("globalSecondaryIndexes.2.member"). */
+static int check_index_keys(json_t *def, json_t *defs, int global, const char *table_pk, const char *where,
+                            json_t *key_names, qr_err *err)
 {
     const char *name = json_string_value(json_object_get(def, "IndexName"));
     json_t *ks = json_object_get(def, "KeySchema");
@@ -214,6 +216,11 @@ static int check_index_keys(json_t *def, json_t *defs, int global, const char *t
                            ? err_validation(err, "Both the Hash Key and the Range Key element in the KeySchema have "
                                                  "the same name")
                            : err_validation(err, "The KeySchema contains multiple key attributes with the same name");
+        /* The name's length is part of the request's shape, judged before its meaning. */
+        if (json_string_length(an) > 255)
+            return err_validation(err, "1 validation error detected: Value '%s' at '%s.keySchema.%zu.member."
+                                       "attributeName' failed to satisfy constraint: Member must have length less "
+                                       "than or equal to 255", json_string_value(an), where, i + 1);
         if (!attr_type(defs, json_string_value(an))) {
             char names[512];
             index_definition_names(defs, names, sizeof names);
@@ -241,7 +248,8 @@ int index_check_gsi(json_t *gsi, json_t *defs, qr_err *err)
     size_t projected = 0;
     if (check_name(json_object_get(gsi, "IndexName"), err)) return -1;
     json_t *names = json_array();
-    int rc = check_index_keys(gsi, defs, 1, NULL, names, err) || check_projection(gsi, names, &projected, err);
+    int rc = check_index_keys(gsi, defs, 1, NULL, "globalSecondaryIndexUpdates.1.member.create", names, err) ||
+             check_projection(gsi, names, &projected, err);
     json_decref(names);
     return rc ? -1 : 0;
 }
@@ -320,7 +328,11 @@ int index_check_definitions(json_t *req, qr_err *err)
             }
             json_object_set_new(seen, json_string_value(name), json_true());
             json_t *names = json_array();
-            rc = check_index_keys(def, defs, global, pk, names, err) || check_projection(def, names, &projected, err);
+            char where[64];
+            snprintf(where, sizeof where, "%s.%zu.member", global ? "globalSecondaryIndexes" : "localSecondaryIndexes",
+                     i + 1);
+            rc = check_index_keys(def, defs, global, pk, where, names, err) ||
+                 check_projection(def, names, &projected, err);
             json_decref(names);
             if (rc) break;
         }

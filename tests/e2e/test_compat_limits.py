@@ -76,4 +76,28 @@ def test_name_just_under_64k_works_in_expressions(t):
 def test_name_of_64k_is_refused_wherever_named(t, op, req):
     e = t.error(op, dict({"TableName": T, "Key": {"pk": {"S": "a"}}}, **req))
     assert e.type == "ValidationException"
-    assert "Attribute name is too long" in e.message
+    assert "Attribute name is too large, must be less than 65536 bytes" in e.message
+
+
+def test_index_key_name_length_is_judged_before_its_definition(t):
+    """An index key attribute name over 255 bytes is refused for its length even when
+    AttributeDefinitions does not define it: the length is part of the request's shape."""
+    name = "k" * 256
+    gsi = {"IndexName": "Long", "KeySchema": [{"AttributeName": name, "KeyType": "HASH"}],
+           "Projection": {"ProjectionType": "ALL"}}
+    e = t.error("CreateTable", {"TableName": "LongKey", "BillingMode": "PAY_PER_REQUEST",
+                                "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+                                "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"},
+                                                         {"AttributeName": "short", "AttributeType": "S"}],
+                                "GlobalSecondaryIndexes": [gsi]})
+    assert e.message == (f"1 validation error detected: Value '{name}' at 'globalSecondaryIndexes.1.member.keySchema."
+                         "1.member.attributeName' failed to satisfy constraint: Member must have length less than or "
+                         "equal to 255")
+    t.call("CreateTable", {"TableName": "LongKey", "BillingMode": "PAY_PER_REQUEST",
+                           "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+                           "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}]})
+    e = t.error("UpdateTable", {"TableName": "LongKey",
+                                "AttributeDefinitions": [{"AttributeName": "short", "AttributeType": "S"}],
+                                "GlobalSecondaryIndexUpdates": [{"Create": gsi}]})
+    assert "globalSecondaryIndexUpdates.1.member.create.keySchema.1.member.attributeName" in e.message
+    assert "Member must have length less than or equal to 255" in e.message
