@@ -553,6 +553,8 @@ static int evaluate(action *a, json_t *reasons, qr_err *fatal)
             if (applied == 0 &&
                 item_size(a->new_item) > QR_MAX_ITEM_SIZE)
                 err_validation(&e, "Item size to update has exceeded the maximum allowed size");
+            /* A value the update wrote may bring a map key over the name limit, as in UpdateItem. */
+            if (applied == 0 && e.type == NULL) item_check_names(a->new_item, &e);
             if (e.type == NULL && item_update_leaves_none(a->t, a->old, a->x.update, a->new_item)) {
                 json_decref(a->new_item);
                 a->new_item = NULL;

@@ -3,6 +3,8 @@ tests against quarry, pinned here in our own words.
 
 Each test names one thing DynamoDB does that quarry once did differently, or that the
 Alternator run could not check with the installed SDK and was confirmed by hand."""
+import json
+
 import pytest
 
 T = "AltItems"
@@ -151,3 +153,17 @@ def test_update_refuses_a_value_that_brings_a_name_over_the_limit(t):
     # A map key exactly at the limit is written.
     update(t, "upd", UpdateExpression="SET doc = :m", ExpressionAttributeValues={":m": {"M": {NAME_MAX: {"S": "x"}}}})
     assert item(t, "upd")["doc"] == {"M": {NAME_MAX: {"S": "x"}}}
+
+
+def test_transaction_update_cannot_write_an_oversized_nested_name(q):
+    """TransactWriteItems' Update checks the finished item's names as UpdateItem does: a
+    map key of 64 KB written through a value cancels the transaction and writes nothing."""
+    q.call("CreateTable", {"TableName": "Names", "AttributeDefinitions": [{"AttributeName": "p", "AttributeType": "S"}],
+                           "KeySchema": [{"AttributeName": "p", "KeyType": "HASH"}], "BillingMode": "PAY_PER_REQUEST"})
+    big = "n" * 65536
+    e = q.error("TransactWriteItems", {"TransactItems": [{"Update": {
+        "TableName": "Names", "Key": {"p": {"S": "a"}}, "UpdateExpression": "SET m = :m",
+        "ExpressionAttributeValues": {":m": {"M": {big: {"S": "x"}}}}}}]})
+    assert e.type == "TransactionCanceledException"
+    assert "65536" in json.dumps(e.body["CancellationReasons"])
+    assert q.call("GetItem", {"TableName": "Names", "Key": {"p": {"S": "a"}}}) == {}
