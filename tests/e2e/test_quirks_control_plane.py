@@ -52,16 +52,23 @@ def create_error(q, name, **extra):
 
 # ---- global secondary index updates ----
 
-@pytest.mark.xfail(strict=True, reason="DDB-TABLE-159: quarry refuses any second GlobalSecondaryIndexUpdates entry "
-                                       "(LimitExceededException); DynamoDB applies Updates of two indexes at once")
-def test_two_index_updates_in_one_call(q):
+@pytest.mark.xfail(strict=True, reason="DDB-TABLE-159/174: quarry refuses any second GlobalSecondaryIndexUpdates "
+                                       "entry (LimitExceededException); DynamoDB applies Updates of two indexes, or "
+                                       "a Create beside an Update, in one call")
+@pytest.mark.parametrize("second", ["update", "create"])
+def test_two_index_actions_in_one_call(q, second):
     make(q, "Two", provisioned=True, indexes=[gsi("gs1"), gsi("gs2")])
-    q.call("UpdateTable", {"TableName": "Two", "GlobalSecondaryIndexUpdates": [
-        {"Update": {"IndexName": "gs1", "ProvisionedThroughput": {"ReadCapacityUnits": 3, "WriteCapacityUnits": 3}}},
-        {"Update": {"IndexName": "gs2", "ProvisionedThroughput": {"ReadCapacityUnits": 4, "WriteCapacityUnits": 4}}}]})
+    updates = [{"Update": {"IndexName": "gs1", "ProvisionedThroughput": {"ReadCapacityUnits": 3,
+                                                                         "WriteCapacityUnits": 3}}}]
+    if second == "update":
+        updates.append({"Update": {"IndexName": "gs2", "ProvisionedThroughput": {"ReadCapacityUnits": 4,
+                                                                                 "WriteCapacityUnits": 4}}})
+    else:
+        updates.append({"Create": gsi("gs3", ProvisionedThroughput=PT)})
+    q.call("UpdateTable", {"TableName": "Two", "AttributeDefinitions": [G_DEF], "GlobalSecondaryIndexUpdates": updates})
     got = {g["IndexName"]: g["ProvisionedThroughput"]["ReadCapacityUnits"] for g in describe(q, "Two")[
         "GlobalSecondaryIndexes"]}
-    assert got == {"gs1": 3, "gs2": 4}
+    assert got == ({"gs1": 3, "gs2": 4} if second == "update" else {"gs1": 3, "gs2": 2, "gs3": 2})
 
 
 def test_two_index_creates_or_deletes_in_one_call_exceed_the_limit(q):
@@ -231,17 +238,18 @@ def test_empty_projection(q):
 
 # ---- billing mode, capacity, on-demand and warm throughput ----
 
-@pytest.mark.xfail(strict=True, reason="DDB-TABLE-059: quarry stores OnDemandThroughput on a provisioned table")
+@pytest.mark.xfail(strict=True, reason="DDB-TABLE-059/038: quarry stores OnDemandThroughput on a provisioned table")
 @pytest.mark.parametrize("op", ["UpdateTable", "CreateTable"])
 def test_on_demand_throughput_on_a_provisioned_table(q, op):
     odt = {"MaxReadRequestUnits": 100, "MaxWriteRequestUnits": 100}
     if op == "UpdateTable":
         make(q, "ProvOdt", provisioned=True)
         e = update_error(q, "ProvOdt", OnDemandThroughput=odt)
-    else:
+        message = "MaxReadRequestUnits for OnDemandThroughput cannot be specified when the table BillingMode is PROVISIONED"
+    else:  # CreateTable words it a little differently
         e = create_error(q, "ProvOdt", BillingMode="PROVISIONED", ProvisionedThroughput=PT, OnDemandThroughput=odt)
-    assert (e.type, e.message) == ("ValidationException", PRE + "MaxReadRequestUnits for OnDemandThroughput cannot "
-                                   "be specified when the table BillingMode is PROVISIONED")
+        message = "MaxReadRequestUnits for OnDemandThroughput cannot be specified when table BillingMode is PROVISIONED."
+    assert (e.type, e.message) == ("ValidationException", PRE + message)
 
 
 @pytest.mark.xfail(strict=True, reason="DDB-TABLE-051/457: quarry answers the generic shape text for on-demand "
@@ -251,6 +259,7 @@ def test_on_demand_throughput_on_a_provisioned_table(q, op):
     ("UpdateTable", {"MaxReadRequestUnits": -2}, "MaxReadRequestUnits"),
     ("UpdateTable", {"MaxReadRequestUnits": 0, "MaxWriteRequestUnits": 0}, "MaxReadRequestUnits"),
     ("CreateTable", {"MaxReadRequestUnits": 0}, "MaxReadRequestUnits"),
+    ("CreateTable", {"MaxReadRequestUnits": -1, "MaxWriteRequestUnits": -1}, "MaxReadRequestUnits"),
 ])
 def test_on_demand_limits_out_of_range(q, op, odt, member):
     if op == "UpdateTable":
@@ -328,15 +337,17 @@ def test_warm_throughput_of_zero_is_a_decrease(q, warm):
                                    "not supported")
 
 
-@pytest.mark.xfail(strict=True, reason="DDB-TABLE-017/178/059: DynamoDB answers DeletionProtection, "
-                                       "OnDemandThroughput and WarmThroughput changes with the table ACTIVE (they "
-                                       "are synchronous); quarry says UPDATING (test_compat_ops asserts UPDATING "
+@pytest.mark.xfail(strict=True, reason="DDB-TABLE-017/178/059/165/410: DynamoDB answers "
+                                       "DeletionProtection, OnDemandThroughput, WarmThroughput and index capacity "
+                                       "changes with the table ACTIVE; quarry says UPDATING (test_compat_ops asserts UPDATING "
                                        "for DeletionProtection)")
 @pytest.mark.parametrize("change", [{"DeletionProtectionEnabled": True},
                                     {"OnDemandThroughput": {"MaxReadRequestUnits": 100}},
-                                    {"WarmThroughput": {"ReadUnitsPerSecond": 13000}}])
+                                    {"WarmThroughput": {"ReadUnitsPerSecond": 13000}},
+                                    {"GlobalSecondaryIndexUpdates": [{"Update": {
+                                        "IndexName": "gs1", "OnDemandThroughput": {"MaxReadRequestUnits": 100}}}]}])
 def test_synchronous_changes_answer_active(q, change):
-    make(q, "Sync")
+    make(q, "Sync", indexes=[gsi("gs1")])
     out = q.call("UpdateTable", {"TableName": "Sync", **change})["TableDescription"]
     assert out["TableStatus"] == "ACTIVE"
 
@@ -737,3 +748,272 @@ def test_point_in_time_restore_precedence(q):
     assert (e.type, e.message) == ("TableAlreadyExistsException", "Table already exists: Taken")
     q.call("RestoreTableToPointInTime", dict(req, TargetTableName="New"))
     assert describe(q, "New")["KeySchema"] == HASH
+
+
+# ---- billing switches, capacity limits and quotas ----
+
+@pytest.mark.xfail(strict=True, reason="DDB-TABLE-152: switching to PROVISIONED needs capacity for every index in "
+                                       "the same call; quarry switches and leaves the index at 0/0")
+def test_switch_to_provisioned_needs_every_index_capacity(q):
+    make(q, "SwitchIx", indexes=[gsi("gs1")])
+    e = update_error(q, "SwitchIx", BillingMode="PROVISIONED", ProvisionedThroughput=PT)
+    assert (e.type, e.message) == ("ValidationException", PRE + "ProvisionedThroughput must be specified for index: "
+                                                                "gs1")
+    assert describe(q, "SwitchIx")["BillingModeSummary"]["BillingMode"] == "PAY_PER_REQUEST"
+
+
+@pytest.mark.xfail(strict=True, reason="DDB-TABLE-153: a switch to PROVISIONED drops the table's OnDemandThroughput; "
+                                       "quarry keeps it")
+def test_switch_to_provisioned_drops_on_demand_limits(q):
+    make(q, "SwitchOdt", OnDemandThroughput={"MaxReadRequestUnits": 7, "MaxWriteRequestUnits": 8})
+    q.call("UpdateTable", {"TableName": "SwitchOdt", "BillingMode": "PROVISIONED", "ProvisionedThroughput": PT})
+    assert "OnDemandThroughput" not in describe(q, "SwitchOdt")
+
+
+@pytest.mark.xfail(strict=True, reason="DDB-TABLE-135: an index's OnDemandThroughput given at CreateTable is "
+                                       "described by DynamoDB; quarry drops it")
+def test_index_on_demand_throughput_at_create_is_described(q):
+    make(q, "IxOdt", indexes=[gsi("gs1", OnDemandThroughput={"MaxReadRequestUnits": 50, "MaxWriteRequestUnits": 50})])
+    assert describe(q, "IxOdt")["GlobalSecondaryIndexes"][0]["OnDemandThroughput"] == {
+        "MaxReadRequestUnits": 50, "MaxWriteRequestUnits": 50}
+
+
+@pytest.mark.xfail(strict=True, reason="DDB-TABLE-128/039: index OnDemandThroughput at CreateTable is range-checked "
+                                       "and refused on a provisioned table; quarry accepts anything")
+@pytest.mark.parametrize("provisioned,odt,start", [
+    (False, {"MaxReadRequestUnits": 0}, "Requested MaxReadRequestUnits for OnDemandThroughput for index : gs1 is "
+                                        "outside of valid range"),
+    (False, {"MaxReadRequestUnits": -1}, "Requested MaxReadRequestUnits for OnDemandThroughput for index : gs1 is "
+                                         "outside of valid range"),
+    (True, {"MaxReadRequestUnits": 10}, "MaxReadRequestUnits for OnDemandThroughput for index: gs1 cannot be "
+                                        "specified"),
+])
+def test_index_on_demand_throughput_rules_at_create(q, provisioned, odt, start):
+    defs = {"AttributeDefinitions": PK + [G_DEF]}
+    index = gsi("gs1", OnDemandThroughput=odt, **({"ProvisionedThroughput": PT} if provisioned else {}))
+    billing = {"BillingMode": "PROVISIONED", "ProvisionedThroughput": PT} if provisioned else {}
+    e = create_error(q, "IxOdtBad", GlobalSecondaryIndexes=[index], **defs, **billing)
+    assert e.type == "ValidationException" and e.message.startswith(PRE + start)
+
+
+@pytest.mark.xfail(strict=True, reason="DDB-TABLE-056: on a provisioned table, switching to on-demand with capacity "
+                                       "has its own text in DynamoDB")
+def test_switch_to_on_demand_with_capacity(q):
+    make(q, "ToPpr", provisioned=True)
+    e = update_error(q, "ToPpr", BillingMode="PAY_PER_REQUEST", ProvisionedThroughput={"ReadCapacityUnits": 3,
+                                                                                       "WriteCapacityUnits": 3})
+    assert (e.type, e.message) == ("ValidationException", PRE + "ProvisionedThroughput cannot be specified when "
+                                                                "BillingMode is PAY_PER_REQUEST")
+
+
+def test_capacity_alone_on_an_on_demand_table(q):
+    """DDB-TABLE-056/059: capacity sent to an on-demand table without a billing switch."""
+    make(q, "PtOnPpr")
+    e = update_error(q, "PtOnPpr", ProvisionedThroughput=PT)
+    assert (e.type, e.message) == ("ValidationException", PRE + "Neither ReadCapacityUnits nor WriteCapacityUnits "
+                                                                "can be specified when BillingMode is PAY_PER_REQUEST")
+
+
+@pytest.mark.xfail(strict=True, reason="DDB-TABLE-058/038: zero or missing capacity units fail both members, write "
+                                       "first; quarry names one")
+@pytest.mark.parametrize("pt,message", [
+    ({"ReadCapacityUnits": 0, "WriteCapacityUnits": 0},
+     "2 validation errors detected: Value '0' at 'provisionedThroughput.writeCapacityUnits' failed to satisfy "
+     "constraint: Member must have value greater than or equal to 1; Value '0' at "
+     "'provisionedThroughput.readCapacityUnits' failed to satisfy constraint: Member must have value greater than "
+     "or equal to 1"),
+    ({}, "2 validation errors detected: Value null at 'provisionedThroughput.writeCapacityUnits' failed to satisfy "
+         "constraint: Member must not be null; Value null at 'provisionedThroughput.readCapacityUnits' failed to "
+         "satisfy constraint: Member must not be null"),
+])
+def test_capacity_with_both_members_wrong(q, pt, message):
+    e = create_error(q, "ZeroPt", BillingMode="PROVISIONED", ProvisionedThroughput=pt)
+    assert (e.type, e.message) == ("ValidationException", message)
+
+
+@pytest.mark.xfail(strict=True, reason="DDB-TABLE-039: CreateTable accepts WarmThroughput {} and words a too-low "
+                                       "warm throughput with the on-demand initial-throughput page; quarry refuses {} "
+                                       "and links warm-throughput.html")
+def test_warm_throughput_at_create(q):
+    make(q, "WarmEmpty", WarmThroughput={})
+    warm = describe(q, "WarmEmpty")["WarmThroughput"]
+    assert (warm["ReadUnitsPerSecond"], warm["WriteUnitsPerSecond"]) == (12000, 4000)
+    e = create_error(q, "WarmLow", WarmThroughput={"ReadUnitsPerSecond": 1, "WriteUnitsPerSecond": 1})
+    assert e.message == (PRE + "Requested ReadUnitsPerSecond for WarmThroughput for table is lower than initial "
+                         "throughput for OnDemand. See: https://docs.aws.amazon.com/amazondynamodb/latest/"
+                         "developerguide/on-demand-capacity-mode.html#on-demand-capacity-mode-initial")
+
+
+@pytest.mark.xfail(strict=True, reason="DDB-TABLE-055/183: BillingModeSummary keeps the time of the last switch to "
+                                       "on-demand after a switch back to PROVISIONED; quarry drops it")
+def test_billing_summary_keeps_the_last_switch_to_on_demand(q):
+    made = make(q, "Summary")
+    since = describe(q, "Summary")["BillingModeSummary"]["LastUpdateToPayPerRequestDateTime"]
+    assert made["TableName"] == "Summary"
+    q.call("UpdateTable", {"TableName": "Summary", "BillingMode": "PROVISIONED", "ProvisionedThroughput": PT})
+    assert describe(q, "Summary")["BillingModeSummary"] == {"BillingMode": "PROVISIONED",
+                                                            "LastUpdateToPayPerRequestDateTime": since}
+
+
+@pytest.mark.xfail(strict=True, reason="DDB-TABLE-033/138: the CreateTable answer carries no WarmThroughput (table "
+                                       "or index) and a BillingModeSummary without its time; quarry's carries both")
+def test_create_table_answer_is_leaner_than_describe(q):
+    out = make(q, "Lean", indexes=[gsi("gs1")])
+    assert "WarmThroughput" not in out and "WarmThroughput" not in out["GlobalSecondaryIndexes"][0]
+    assert out["BillingModeSummary"] == {"BillingMode": "PAY_PER_REQUEST"}
+
+
+@pytest.mark.xfail(strict=True, reason="DDB-TABLE-184/326: a table gets 4 capacity decreases a UTC day, then one an "
+                                       "hour; quarry allows any number")
+def test_fifth_capacity_decrease_in_a_day(q):
+    make(q, "Decrease", provisioned=True, ProvisionedThroughput={"ReadCapacityUnits": 10, "WriteCapacityUnits": 10})
+    for units in (9, 8, 7, 6):
+        q.call("UpdateTable", {"TableName": "Decrease", "ProvisionedThroughput": {"ReadCapacityUnits": units,
+                                                                                  "WriteCapacityUnits": 10}})
+    assert describe(q, "Decrease")["ProvisionedThroughput"]["NumberOfDecreasesToday"] == 4
+    e = update_error(q, "Decrease", ProvisionedThroughput={"ReadCapacityUnits": 5, "WriteCapacityUnits": 10})
+    assert e.type == "LimitExceededException"
+    assert e.message.startswith("Subscriber limit exceeded: Provisioned throughput decreases are limited within a "
+                                "given UTC day. After the first 4 decreases, each subsequent decrease in the same "
+                                "UTC day can be performed at most once every 3600 seconds. Number of decreases "
+                                "today: 4. Last decrease at ")
+    # An increase is still allowed.
+    q.call("UpdateTable", {"TableName": "Decrease", "ProvisionedThroughput": {"ReadCapacityUnits": 20,
+                                                                              "WriteCapacityUnits": 20}})
+
+
+@pytest.mark.xfail(strict=True, reason="DDB-TABLE-443/283: TableClass may change twice in 30 days; quarry allows any "
+                                       "number")
+def test_third_table_class_change(q):
+    make(q, "Classy")
+    for cls in ("STANDARD_INFREQUENT_ACCESS", "STANDARD"):
+        q.call("UpdateTable", {"TableName": "Classy", "TableClass": cls})
+    e = update_error(q, "Classy", TableClass="STANDARD_INFREQUENT_ACCESS")
+    assert (e.type, e.message) == ("LimitExceededException", "Subscriber limit exceeded: Updates to TableClass are "
+                                                             "limited to 2 times in 30 day(s).")
+
+
+@pytest.mark.xfail(strict=True, reason="DDB-TABLE-170/393/154: capacity and on-demand limits above the per-table "
+                                       "quota DescribeLimits reports (40000) are LimitExceededException; quarry "
+                                       "accepts them")
+@pytest.mark.parametrize("change,start,end", [
+    ({"ProvisionedThroughput": {"ReadCapacityUnits": 40001, "WriteCapacityUnits": 2}},
+     "The requested ReadCapacityUnits, 40001, is above the per table maximum for the account in ",
+     ". Per table maximum: 40000. Refer to the Amazon DynamoDB Developer Guide for current limits and how to "
+     "request higher limits."),
+    ({"OnDemandThroughput": {"MaxReadRequestUnits": 40001}},
+     "Subscriber limit exceeded: Requested MaxReadRequestUnits for OnDemandThroughput for table exceeds "
+     "TableMaxReadCapacityUnits of the account in region ", ""),
+])
+def test_capacity_above_the_table_quota(q, change, start, end):
+    make(q, "Quota", provisioned="ProvisionedThroughput" in change)
+    limits = q.call("DescribeLimits", {})
+    assert limits["TableMaxReadCapacityUnits"] == 40000
+    e = update_error(q, "Quota", **change)
+    assert e.type == "LimitExceededException" and e.message.startswith(start) and e.message.endswith(end)
+
+
+@pytest.mark.xfail(strict=True, reason="DDB-TABLE-443/169: the 21st index via UpdateTable has another text in "
+                                       "DynamoDB")
+def test_twenty_first_index_via_update_table(q):
+    make(q, "Many", indexes=[gsi("gi%02d" % i, Projection={"ProjectionType": "KEYS_ONLY"}) for i in range(20)])
+    e = update_error(q, "Many", AttributeDefinitions=[G_DEF], GlobalSecondaryIndexUpdates=[{"Create": gsi("gi99")}])
+    assert (e.type, e.message) == ("LimitExceededException", "Subscriber limit exceeded: Number of global secondary "
+                                                             "indexes exceeds per-table limit of 20")
+
+
+# ---- schema echo, names and immutable members ----
+
+@pytest.mark.xfail(strict=True, reason="DDB-TABLE-125: DynamoDB sorts AttributeDefinitions and NonKeyAttributes by "
+                                       "name; quarry keeps the order sent")
+def test_definitions_and_non_key_attributes_come_back_sorted(q):
+    defs = [{"AttributeName": n, "AttributeType": "S"} for n in ("z", "g", "pk")]
+    index = gsi("gs1", Projection={"ProjectionType": "INCLUDE", "NonKeyAttributes": ["zz", "aa", "mm"]})
+    out = q.call("CreateTable", {"TableName": "Sorted", "AttributeDefinitions": defs,
+                                 "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"},
+                                               {"AttributeName": "z", "KeyType": "RANGE"}],
+                                 "BillingMode": "PAY_PER_REQUEST", "GlobalSecondaryIndexes": [index]})
+    for desc in (out["TableDescription"], describe(q, "Sorted")):
+        assert [d["AttributeName"] for d in desc["AttributeDefinitions"]] == ["g", "pk", "z"]
+        assert desc["GlobalSecondaryIndexes"][0]["Projection"]["NonKeyAttributes"] == ["aa", "mm", "zz"]
+
+
+@pytest.mark.xfail(strict=True, reason="DDB-TABLE-127: with indexes an unused definition is 'Some AttributeDefinitions "
+                                       "are not used'; quarry gives the no-index text")
+def test_unused_definition_beside_indexes(q):
+    e = create_error(q, "Unused", AttributeDefinitions=PK + [G_DEF, {"AttributeName": "b", "AttributeType": "S"}],
+                     GlobalSecondaryIndexes=[gsi("gs1")])
+    assert e.type == "ValidationException"
+    assert e.message.startswith(PRE + "Some AttributeDefinitions are not used. AttributeDefinitions: [")
+
+
+@pytest.mark.xfail(strict=True, reason="DDB-TABLE-126/442: NonKeyAttributes rules are worded differently in DynamoDB")
+@pytest.mark.parametrize("projection,fragment", [
+    ({"ProjectionType": "INCLUDE", "NonKeyAttributes": ["x", "x"]}, "Duplicate element in NonKeyAttributes: x"),
+    ({"ProjectionType": "INCLUDE", "NonKeyAttributes": []},
+     "projection.nonKeyAttributes' failed to satisfy constraint: Member must have length greater than or equal to 1"),
+])
+def test_non_key_attribute_rules(q, projection, fragment):
+    e = create_error(q, "Nka", AttributeDefinitions=PK + [G_DEF], GlobalSecondaryIndexes=[gsi(Projection=projection)])
+    assert e.type == "ValidationException" and fragment in e.message
+
+
+@pytest.mark.xfail(strict=True, reason="DDB-TABLE-357: UpdateTable has no LocalSecondaryIndexes member, so DynamoDB "
+                                       "ignores one sent anyway; quarry refuses it with its own text")
+def test_local_indexes_sent_to_update_table_are_ignored(q):
+    make(q, "NoLsi")
+    lsi = [{"IndexName": "ls1", "KeySchema": HASH, "Projection": {"ProjectionType": "ALL"}}]
+    e = update_error(q, "NoLsi", LocalSecondaryIndexes=lsi)
+    assert (e.type, e.message) == ("ValidationException", NOTHING_TO_CHANGE)
+    q.call("UpdateTable", {"TableName": "NoLsi", "LocalSecondaryIndexes": lsi, "DeletionProtectionEnabled": True})
+    assert describe(q, "NoLsi")["DeletionProtectionEnabled"] is True
+
+
+def test_key_schema_sent_to_update_table_is_ignored(q):
+    """DDB-TABLE-357: KeySchema is no UpdateTable member: alone it changes nothing, beside a
+    real change it is ignored."""
+    make(q, "KeepKeys")
+    other = [{"AttributeName": "x", "KeyType": "HASH"}]
+    e = update_error(q, "KeepKeys", KeySchema=other)
+    assert (e.type, e.message) == ("ValidationException", NOTHING_TO_CHANGE)
+    q.call("UpdateTable", {"TableName": "KeepKeys", "KeySchema": other, "DeletionProtectionEnabled": True})
+    assert describe(q, "KeepKeys")["KeySchema"] == HASH
+
+
+@pytest.mark.xfail(strict=True, reason="DDB-TABLE-072: DescribeTable takes the table's ARN as TableName; quarry "
+                                       "checks it as a name")
+def test_table_arn_as_table_name(q):
+    make(q, "ByArn")
+    assert describe(q, ARN + "ByArn")["TableName"] == "ByArn"
+    e = q.error("DescribeTable", {"TableName": ARN + "Gone"})
+    assert (e.type, e.message) == ("ResourceNotFoundException", "Requested resource not found: Table: Gone not found")
+
+
+def test_list_tables_cursor_is_a_name(q):
+    """DDB-TABLE-072/379/012: the ListTables cursor must be a name (an ARN fails the pattern),
+    may name a table that does not exist, and names sort byte-wise."""
+    for name in ("abc", "Zed", "Abc"):
+        make(q, name)
+    e = q.error("ListTables", {"ExclusiveStartTableName": ARN + "abc"})
+    assert e.type == "ValidationException" and "Member must satisfy regular expression pattern" in e.message
+    assert q.call("ListTables", {})["TableNames"] == ["Abc", "Zed", "abc"]
+    assert q.call("ListTables", {"ExclusiveStartTableName": "Abd"})["TableNames"] == ["Zed", "abc"]
+    page = q.call("ListTables", {"Limit": 2})
+    assert page == {"TableNames": ["Abc", "Zed"], "LastEvaluatedTableName": "Zed"}
+    assert q.call("ListTables", {"ExclusiveStartTableName": "Zed", "Limit": 2}) == {"TableNames": ["abc"]}
+
+
+@pytest.mark.xfail(strict=True, reason="DDB-TABLE-167/453, DDB-BACKUP-015: deleting a table with PITR on leaves a "
+                                       "SYSTEM backup '<table>$DeletedTableBackup' that cannot be deleted; quarry "
+                                       "leaves none")
+def test_deleting_a_pitr_table_leaves_a_system_backup(q):
+    make(q, "Kept")
+    q.call("UpdateContinuousBackups", {"TableName": "Kept", "PointInTimeRecoverySpecification": {
+        "PointInTimeRecoveryEnabled": True}})
+    q.call("DeleteTable", {"TableName": "Kept"})
+    assert q.call("ListBackups", {"TableName": "Kept"})["BackupSummaries"] == []  # USER is the default filter
+    system = q.call("ListBackups", {"TableName": "Kept", "BackupType": "SYSTEM"})["BackupSummaries"]
+    assert [(b["BackupName"], b["BackupType"]) for b in system] == [("Kept$DeletedTableBackup", "SYSTEM")]
+    e = q.error("DeleteBackup", {"BackupArn": system[0]["BackupArn"]})
+    assert e.type == "ValidationException"
+    assert e.message.startswith("Invalid Request: User is not allowed to delete the system backup with arn ")
