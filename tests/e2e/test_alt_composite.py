@@ -366,8 +366,6 @@ def test_pages_resume_from_a_key_naming_every_key_attribute(matches):
     assert sorted(scanned) == sorted(got)
 
 
-@pytest.mark.xfail(reason="a Query start key naming an attribute outside the table and index keys is used "
-                          "instead of refused (src/ops/query.c encode_start_key)", strict=True)
 def test_start_key_with_an_attribute_outside_the_keys_is_refused(matches):
     q = matches
     q.batch_put(TABLE, [match("a", bracket="A"), match("b", bracket="B")])
