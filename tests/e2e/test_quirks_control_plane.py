@@ -980,13 +980,20 @@ def test_key_schema_sent_to_update_table_is_ignored(q):
     assert describe(q, "KeepKeys")["KeySchema"] == HASH
 
 
-@pytest.mark.xfail(strict=True, reason="DDB-TABLE-072: DescribeTable takes the table's ARN as TableName; quarry "
-                                       "checks it as a name")
+@pytest.mark.xfail(strict=True, reason="DDB-TABLE-011/072: table operations take the table's ARN as TableName (the "
+                                       "answer names the table); quarry checks it as a name")
 def test_table_arn_as_table_name(q):
     make(q, "ByArn")
     assert describe(q, ARN + "ByArn")["TableName"] == "ByArn"
     e = q.error("DescribeTable", {"TableName": ARN + "Gone"})
     assert (e.type, e.message) == ("ResourceNotFoundException", "Requested resource not found: Table: Gone not found")
+    q.call("PutItem", {"TableName": ARN + "ByArn", "Item": {"pk": {"S": "a"}}})
+    q.call("DescribeTimeToLive", {"TableName": ARN + "ByArn"})
+    q.call("DescribeContinuousBackups", {"TableName": ARN + "ByArn"})
+    q.call("DescribeContributorInsights", {"TableName": ARN + "ByArn"})
+    out = q.call("UpdateTable", {"TableName": ARN + "ByArn", "DeletionProtectionEnabled": False})["TableDescription"]
+    assert out["TableName"] == "ByArn"
+    q.call("DeleteTable", {"TableName": ARN + "ByArn"})
 
 
 def test_list_tables_cursor_is_a_name(q):
