@@ -245,10 +245,12 @@ def test_on_demand_throughput_on_a_provisioned_table(q, op):
     if op == "UpdateTable":
         make(q, "ProvOdt", provisioned=True)
         e = update_error(q, "ProvOdt", OnDemandThroughput=odt)
-        message = "MaxReadRequestUnits for OnDemandThroughput cannot be specified when the table BillingMode is PROVISIONED"
+        message = ("MaxReadRequestUnits for OnDemandThroughput cannot be specified when the table BillingMode is "
+                   "PROVISIONED")
     else:  # CreateTable words it a little differently
         e = create_error(q, "ProvOdt", BillingMode="PROVISIONED", ProvisionedThroughput=PT, OnDemandThroughput=odt)
-        message = "MaxReadRequestUnits for OnDemandThroughput cannot be specified when table BillingMode is PROVISIONED."
+        message = ("MaxReadRequestUnits for OnDemandThroughput cannot be specified when table BillingMode is "
+                   "PROVISIONED.")
     assert (e.type, e.message) == ("ValidationException", PRE + message)
 
 
@@ -339,7 +341,8 @@ def test_warm_throughput_of_zero_is_a_decrease(q, warm):
 
 @pytest.mark.xfail(strict=True, reason="DDB-TABLE-017/178/059/165/410: DynamoDB answers "
                                        "DeletionProtection, OnDemandThroughput, WarmThroughput and index capacity "
-                                       "changes with the table ACTIVE; quarry says UPDATING (test_compat_ops asserts UPDATING "
+                                       "changes with the table ACTIVE; quarry says UPDATING (test_compat_ops "
+                                       "asserts UPDATING "
                                        "for DeletionProtection)")
 @pytest.mark.parametrize("change", [{"DeletionProtectionEnabled": True},
                                     {"OnDemandThroughput": {"MaxReadRequestUnits": 100}},
