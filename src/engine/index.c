@@ -123,10 +123,11 @@ static int check_name(json_t *name, qr_err *err)
     return 0;
 }
 
-static int check_projection(json_t *def, json_t *key_names, size_t *projected, qr_err *err)
+/* Checks an index's Projection; where names the index's place in the request for shape
+ * errors ("globalSecondaryIndexes.2.member"). */
+static int check_projection(json_t *def, const char *where, json_t *key_names, size_t *projected, qr_err *err)
 {
     json_t *proj = json_object_get(def, "Projection");
-    const char *name = json_string_value(json_object_get(def, "IndexName"));
     if (!json_is_object(proj))
         return err_validation(err, "1 validation error detected: Value null at 'projection' failed to satisfy "
                                    "constraint: Member must not be null");
@@ -139,7 +140,11 @@ static int check_projection(json_t *def, json_t *key_names, size_t *projected, q
         return err_validation(err, "1 validation error detected: Value '%s' at 'projection.projectionType' failed to "
                                    "satisfy constraint: Member must satisfy enum value set: [ALL, INCLUDE, KEYS_ONLY]", ts);
     if (strcmp(ts, "INCLUDE") == 0) {
-        if (!json_is_array(nka) || json_array_size(nka) == 0)
+        if (json_is_array(nka) && json_array_size(nka) == 0)
+            return err_validation(err, "1 validation error detected: Value '[]' at '%s.projection.nonKeyAttributes' "
+                                       "failed to satisfy constraint: Member must have length greater than or equal "
+                                       "to 1", where);
+        if (!json_is_array(nka))
             return err_validation(err, "One or more parameter values were invalid: ProjectionType is INCLUDE, but "
                                        "NonKeyAttributes is not specified");
         size_t i, j;
@@ -153,8 +158,8 @@ static int check_projection(json_t *def, json_t *key_names, size_t *projected, q
                                            "than or equal to 1]", json_string_value(a));
             for (j = 0; j < i; j++)
                 if (json_equal(json_array_get(nka, j), a))
-                    return err_validation(err, "One or more parameter values were invalid: Duplicate attribute "
-                                               "names in NonKeyAttributes for index %s", name);
+                    return err_validation(err, "One or more parameter values were invalid: Duplicate element in "
+                                               "NonKeyAttributes: %s", json_string_value(a));
         }
         /* Key attributes may be listed; they are projected anyway and count for nothing. */
         json_array_foreach(nka, i, a) {
@@ -249,7 +254,7 @@ int index_check_gsi(json_t *gsi, json_t *defs, qr_err *err)
     if (check_name(json_object_get(gsi, "IndexName"), err)) return -1;
     json_t *names = json_array();
     int rc = check_index_keys(gsi, defs, 1, NULL, "globalSecondaryIndexUpdates.1.member.create", names, err) ||
-             check_projection(gsi, names, &projected, err);
+             check_projection(gsi, "globalSecondaryIndexUpdates.1.member.create", names, &projected, err);
     json_decref(names);
     return rc ? -1 : 0;
 }
@@ -284,6 +289,40 @@ static int index_name_errors(json_t *gsis, json_t *lsis, qr_err *err)
     if (count) err_validation(err, "%d validation error%s detected: %s", count, count > 1 ? "s" : "", list.data);
     buf_free(&list);
     return count ? -1 : 0;
+}
+
+/* With indexes, DynamoDB answers an unused definition by listing the definitions and
+ * the key attributes the table and its indexes use (each once, in request order). */
+static int unused_definitions(json_t *defs, json_t *ks, json_t *gsis, json_t *lsis, qr_err *err)
+{
+    buf given, used;
+    buf_init(&given, 0);
+    buf_init(&used, 0);
+    json_t *seen = json_object();
+    size_t i, j;
+    json_t *d, *def, *e;
+    json_array_foreach(defs, i, d)
+        buf_printf(&given, "%s%s", i ? ", " : "", json_string_value(json_object_get(d, "AttributeName")));
+    json_t *lists[3] = {NULL, lsis, gsis};
+    for (int l = 0; l < 3; l++) {
+        json_t *one = json_pack("[{s:O}]", "KeySchema", ks);
+        json_array_foreach(l ? lists[l] : one, i, def) {
+            json_array_foreach(json_object_get(def, "KeySchema"), j, e) {
+                const char *an = json_string_value(json_object_get(e, "AttributeName"));
+                if (an == NULL || json_object_get(seen, an)) continue;
+                json_object_set_new(seen, an, json_true());
+                buf_printf(&used, "%s%s", json_object_size(seen) > 1 ? ", " : "", an);
+            }
+        }
+        json_decref(one);
+    }
+    err_validation(err, "One or more parameter values were invalid: Some AttributeDefinitions are not used. "
+                        "AttributeDefinitions: [%s], keys used: [%s]", given.data ? given.data : "",
+                   used.data ? used.data : "");
+    json_decref(seen);
+    buf_free(&given);
+    buf_free(&used);
+    return -1;
 }
 
 int index_check_definitions(json_t *req, qr_err *err)
@@ -332,7 +371,7 @@ int index_check_definitions(json_t *req, qr_err *err)
             snprintf(where, sizeof where, "%s.%zu.member", global ? "globalSecondaryIndexes" : "localSecondaryIndexes",
                      i + 1);
             rc = check_index_keys(def, defs, global, pk, where, names, err) ||
-                 check_projection(def, names, &projected, err);
+                 check_projection(def, where, names, &projected, err);
             json_decref(names);
             if (rc) break;
         }
@@ -353,6 +392,7 @@ int index_check_definitions(json_t *req, qr_err *err)
                 json_array_foreach(json_object_get(def, "KeySchema"), j, e)
                     used |= strcmp(json_string_value(json_object_get(e, "AttributeName")), an) == 0;
             }
+        if (!used && (gsis || lsis)) return unused_definitions(defs, ks, gsis, lsis, err);
         if (!used)
             return err_validation(err, "One or more parameter values were invalid: Number of attributes in KeySchema "
                                        "does not exactly match number of attributes defined in AttributeDefinitions");

@@ -43,14 +43,23 @@ static int check_attribute_definitions(json_t *defs, qr_err *err)
     json_t *d;
     json_array_foreach(defs, i, d) {
         json_t *name = json_object_get(d, "AttributeName"), *type = json_object_get(d, "AttributeType");
-        if (!json_is_string(name) || json_string_length(name) == 0)
-            return param_null("attributeDefinitions.member.attributeName", err);
+        int no_name = !json_is_string(name), no_type = !json_is_string(type);
+        if (no_name && no_type)
+            return err_validation(err, "2 validation errors detected: Value null at 'attributeDefinitions.%zu.member."
+                                       "attributeType' failed to satisfy constraint: Member must not be null; Value "
+                                       "null at 'attributeDefinitions.%zu.member.attributeName' failed to satisfy "
+                                       "constraint: Member must not be null", i + 1, i + 1);
+        if (no_name || json_string_length(name) == 0)
+            return err_validation(err, "1 validation error detected: Value null at 'attributeDefinitions.%zu.member."
+                                       "attributeName' failed to satisfy constraint: Member must not be null", i + 1);
         /* Every definition names a key of the table or of an index: at most 255 bytes. */
         if (json_string_length(name) > 255)
             return err_validation(err, "1 validation error detected: Value '%s' at "
                                        "'attributeDefinitions.%zu.member.attributeName' failed to satisfy constraint: "
                                        "Member must have length less than or equal to 255", json_string_value(name), i + 1);
-        if (!json_is_string(type)) return param_null("attributeDefinitions.member.attributeType", err);
+        if (no_type)
+            return err_validation(err, "1 validation error detected: Value null at 'attributeDefinitions.%zu.member."
+                                       "attributeType' failed to satisfy constraint: Member must not be null", i + 1);
         const char *ts = json_string_value(type);
         if (strcmp(ts, "S") && strcmp(ts, "N") && strcmp(ts, "B"))
             return err_validation(err, "1 validation error detected: Value '%s' at "
@@ -58,8 +67,7 @@ static int check_attribute_definitions(json_t *defs, qr_err *err)
                                        "Member must satisfy enum value set: [B, N, S]", ts, i + 1);
         for (j = 0; j < i; j++)
             if (json_equal(json_object_get(json_array_get(defs, j), "AttributeName"), name))
-                return err_validation(err, "Cannot have two attributes with the same name: duplicate "
-                                           "AttributeName %s in AttributeDefinitions", json_string_value(name));
+                return err_validation(err, "Attribute Name is duplicated: %s", json_string_value(name));
     }
     return 0;
 }
@@ -103,12 +111,21 @@ static int check_key_schema(json_t *defs, json_t *ks, qr_err *err)
     json_t *d, *k;
     json_array_foreach(ks, i, k) {
         json_t *name = json_object_get(k, "AttributeName"), *type = json_object_get(k, "KeyType");
-        if (!json_is_string(name)) return param_null("keySchema.member.attributeName", err);
+        if (!json_is_string(name) && !json_is_string(type))
+            return err_validation(err, "2 validation errors detected: Value null at 'keySchema.%zu.member.attributeName' "
+                                       "failed to satisfy constraint: Member must not be null; Value null at "
+                                       "'keySchema.%zu.member.keyType' failed to satisfy constraint: Member must not be "
+                                       "null", i + 1, i + 1);
+        if (!json_is_string(name))
+            return err_validation(err, "1 validation error detected: Value null at 'keySchema.%zu.member.attributeName' "
+                                       "failed to satisfy constraint: Member must not be null", i + 1);
         if (json_string_length(name) > 255)
             return err_validation(err, "1 validation error detected: Value '%s' at 'keySchema.%zu.member.attributeName' "
                                        "failed to satisfy constraint: Member must have length less than or equal to 255",
                                   json_string_value(name), i + 1);
-        if (!json_is_string(type)) return param_null("keySchema.member.keyType", err);
+        if (!json_is_string(type))
+            return err_validation(err, "1 validation error detected: Value null at 'keySchema.%zu.member.keyType' "
+                                       "failed to satisfy constraint: Member must not be null", i + 1);
         const char *ts = json_string_value(type);
         if (strcmp(ts, "HASH") && strcmp(ts, "RANGE"))
             return err_validation(err, "1 validation error detected: Value '%s' at 'keySchema.%zu.member.keyType' "
@@ -118,6 +135,8 @@ static int check_key_schema(json_t *defs, json_t *ks, qr_err *err)
         if (i == 1 && strcmp(ts, "RANGE"))
             return err_validation(err, "Invalid KeySchema: The second KeySchemaElement is not a RANGE key type");
         if (i == 1 && json_equal(name, json_object_get(json_array_get(ks, 0), "AttributeName")))
+            return err_validation(err, "Invalid KeySchema: Some index key attribute have no definition");
+        if (json_array_size(defs) == 0)
             return err_validation(err, "Invalid KeySchema: Some index key attribute have no definition");
         int defined = 0;
         json_array_foreach(defs, j, d) defined |= json_equal(json_object_get(d, "AttributeName"), name);
@@ -133,25 +152,30 @@ static int check_key_schema(json_t *defs, json_t *ks, qr_err *err)
 }
 
 /* Reads a ProvisionedThroughput object: both units, integers from 1 to the account
- * limit. field names it in messages ("provisionedThroughput"). */
+ * limit. field names it in messages ("provisionedThroughput"). DynamoDB names every
+ * member that fails its constraint, the write units first. */
 static int read_throughput(json_t *pt, const char *field, long long *rcu, long long *wcu, qr_err *err)
 {
-    char where[128];
     if (!json_is_object(pt)) return err_set(err, QR_E_SERIALIZATION, "ProvisionedThroughput must be an object");
-    json_t *r = json_object_get(pt, "ReadCapacityUnits"), *w = json_object_get(pt, "WriteCapacityUnits");
-    int no_r = r == NULL || json_is_null(r), no_w = w == NULL || json_is_null(w);
-    if (no_r || no_w) {
-        snprintf(where, sizeof where, "%s.%s", field, no_r ? "readCapacityUnits" : "writeCapacityUnits");
-        return param_null(where, err);
+    static const char *const members[2] = {"WriteCapacityUnits", "ReadCapacityUnits"};
+    static const char *const names[2] = {"writeCapacityUnits", "readCapacityUnits"};
+    long long *out[2] = {wcu, rcu};
+    char found[2][400];
+    int n = 0;
+    for (int i = 0; i < 2; i++) {
+        json_t *v = json_object_get(pt, members[i]);
+        if (v != NULL && !json_is_null(v) && !json_is_integer(v))
+            return err_set(err, QR_E_SERIALIZATION, "ProvisionedThroughput values must be integers");
+        *out[i] = json_integer_value(v);
+        if (v == NULL || json_is_null(v))
+            snprintf(found[n++], sizeof found[0], "Value null at '%s.%s' failed to satisfy constraint: Member must "
+                     "not be null", field, names[i]);
+        else if (*out[i] < 1)
+            snprintf(found[n++], sizeof found[0], "Value '%lld' at '%s.%s' failed to satisfy constraint: Member "
+                     "must have value greater than or equal to 1", *out[i], field, names[i]);
     }
-    if (!json_is_integer(r) || !json_is_integer(w))
-        return err_set(err, QR_E_SERIALIZATION, "ProvisionedThroughput values must be integers");
-    *rcu = json_integer_value(r);
-    *wcu = json_integer_value(w);
-    if (*rcu < 1 || *wcu < 1)
-        return err_validation(err, "1 validation error detected: Value '%lld' at '%s.%s' failed to satisfy "
-                                   "constraint: Member must have value greater than or equal to 1",
-                              *rcu < 1 ? *rcu : *wcu, field, *rcu < 1 ? "readCapacityUnits" : "writeCapacityUnits");
+    if (n == 1) return err_validation(err, "1 validation error detected: %s", found[0]);
+    if (n == 2) return err_validation(err, "2 validation errors detected: %s; %s", found[0], found[1]);
     if (*rcu > MAX_PROVISIONED || *wcu > MAX_PROVISIONED)
         return err_set(err, QR_E_LIMIT, "Subscriber limit exceeded: Provisioned throughput for the table exceeds "
                                         "the account limit");
@@ -170,13 +194,18 @@ static int apply_billing(json_t *req, json_t *desc, int creating, double now, qr
     if (param_object(req, "ProvisionedThroughput", &pt, err)) return -1;
     long long rcu = 0, wcu = 0;
     if (pt && read_throughput(pt, "provisionedThroughput", &rcu, &wcu, err)) return -1;
+    int asked = json_object_get(req, "BillingMode") != NULL;
     if (strcmp(mode, "PROVISIONED") == 0) {
         if (pt == NULL && creating)
             return err_validation(err, "One or more parameter values were invalid: ReadCapacityUnits and "
                                        "WriteCapacityUnits must both be specified when BillingMode is PROVISIONED");
-        if (pt == NULL && strcmp(current, "PROVISIONED") != 0)
+        /* Even on a provisioned table, BillingMode=PROVISIONED comes with its capacity. */
+        if (pt == NULL && (asked || strcmp(current, "PROVISIONED") != 0))
             return err_validation(err, "One or more parameter values were invalid: ProvisionedThroughput must be "
                                        "specified when BillingMode is PROVISIONED");
+    } else if (pt && !creating && asked && strcmp(current, "PROVISIONED") == 0) {
+        return err_validation(err, "One or more parameter values were invalid: ProvisionedThroughput cannot be "
+                                   "specified when BillingMode is PAY_PER_REQUEST");
     } else if (pt) {
         return err_validation(err, "One or more parameter values were invalid: Neither ReadCapacityUnits nor "
                                    "WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST");
@@ -215,9 +244,19 @@ static int apply_billing(json_t *req, json_t *desc, int creating, double now, qr
             json_object_set_new(thr, "ReadCapacityUnits", json_integer(rcu));
             json_object_set_new(thr, "WriteCapacityUnits", json_integer(wcu));
         }
-        if (creating) json_object_del(desc, "BillingModeSummary");
-        else if (strcmp(current, "PROVISIONED") != 0)
-            json_object_set_new(desc, "BillingModeSummary", json_pack("{s:s}", "BillingMode", "PROVISIONED"));
+        if (creating) {
+            json_object_del(desc, "BillingModeSummary");
+        } else if (strcmp(current, "PROVISIONED") != 0) {
+            /* The summary keeps the time of the last switch to on-demand; the on-demand
+             * limits of the table and its indexes go. */
+            json_object_set_new(json_object_get(desc, "BillingModeSummary"), "BillingMode",
+                                json_string("PROVISIONED"));
+            json_object_del(desc, "OnDemandThroughput");
+            size_t i;
+            json_t *g;
+            json_array_foreach(json_object_get(desc, "GlobalSecondaryIndexes"), i, g)
+                json_object_del(g, "OnDemandThroughput");
+        }
     }
     return 0;
 }
@@ -245,8 +284,8 @@ static int apply_stream_spec(qr_db *db, json_t *req, json_t *desc, int creating,
     for (size_t i = 0; type && i < 4; i++) known |= strcmp(type, types[i]) == 0;
     if (type && !known) /* the enum is judged before anything else */
         return err_validation(err, "1 validation error detected: Value '%s' at 'streamSpecification.streamViewType' "
-                                   "failed to satisfy constraint: Member must satisfy enum value set: [NEW_IMAGE, "
-                                   "OLD_IMAGE, NEW_AND_OLD_IMAGES, KEYS_ONLY]", type);
+                                   "failed to satisfy constraint: Member must satisfy enum value set: [OLD_IMAGE, "
+                                   "KEYS_ONLY, NEW_AND_OLD_IMAGES, NEW_IMAGE]", type);
     if (json_is_false(enabled)) {
         /* DynamoDB's messages call the view type UpdateViewType. */
         if (type)
@@ -272,11 +311,13 @@ static int apply_stream_spec(qr_db *db, json_t *req, json_t *desc, int creating,
 }
 
 /* Reads SSESpecification into SSEDescription, as DynamoDB describes it: a table
- * encrypted with a KMS key (Enabled) is ENABLED with that key's ARN (the key DynamoDB
- * manages unless KMSMasterKeyId names one); one with the AWS owned key (not Enabled) has
- * no description. */
-static int apply_sse(json_t *req, json_t *desc, qr_err *err)
+ * encrypted with a KMS key (Enabled, or SSEType KMS alone) is ENABLED with that key's
+ * ARN (the key DynamoDB manages unless KMSMasterKeyId names one); one with the AWS owned
+ * key has no description. UpdateTable (creating unset) refuses to turn the AWS owned key
+ * on again for a table that has it already. */
+static int apply_sse(json_t *req, json_t *desc, int creating, qr_err *err)
 {
+    static const char pre[] = "One or more parameter values were invalid: ";
     json_t *sse;
     if (param_object(req, "SSESpecification", &sse, err)) return -1;
     if (sse == NULL) return 0;
@@ -285,10 +326,25 @@ static int apply_sse(json_t *req, json_t *desc, qr_err *err)
     if (enabled && !json_is_null(enabled) && !json_is_boolean(enabled))
         return err_set(err, QR_E_SERIALIZATION, "Enabled must be a boolean");
     if (param_string(sse, "SSEType", &type, err) || param_string(sse, "KMSMasterKeyId", &key, err)) return -1;
+    if (key && key[0] == '\0')
+        return err_validation(err, "1 validation error detected: Value '' at 'sSESpecification.kMSMasterKeyId' failed "
+                                   "to satisfy constraint: Member must have length greater than or equal to 1");
     if (type && strcmp(type, "AES256") && strcmp(type, "KMS"))
         return err_validation(err, "1 validation error detected: Value '%s' at 'sSESpecification.sSEType' failed "
                                    "to satisfy constraint: Member must satisfy enum value set: [AES256, KMS]", type);
-    if (!json_is_true(enabled)) {
+    /* SSEType KMS alone asks for KMS encryption; Enabled false asks for the AWS owned key. */
+    int on = json_is_true(enabled) || ((enabled == NULL || json_is_null(enabled)) && type && strcmp(type, "KMS") == 0);
+    if (json_is_false(enabled) && type)
+        return err_validation(err, "%sSSEType can not be specified if Enabled is false", pre);
+    if (json_is_false(enabled) && key)
+        return err_validation(err, "%sKMSMasterKeyId can not be specified if Enabled is false", pre);
+    if (on && type && strcmp(type, "AES256") == 0)
+        return err_validation(err, "%sSSEType AES256 is not supported", pre);
+    if (on && key && type == NULL)
+        return err_validation(err, "%sSSEType KMS is required if KMSMasterKeyId is specified", pre);
+    if (!on) {
+        if (!creating && json_object_get(desc, "SSEDescription") == NULL)
+            return err_validation(err, "%sTable is already encrypted by default", pre);
         json_object_del(desc, "SSEDescription");
         return 0;
     }
@@ -310,40 +366,67 @@ static int apply_table_class(json_t *req, json_t *desc, int creating, double now
     if (strcmp(cls, "STANDARD") && strcmp(cls, "STANDARD_INFREQUENT_ACCESS"))
         return err_validation(err, "Invalid table-class parameter provided. Please try again with a valid "
                                    "table-class value: [STANDARD, STANDARD_INFREQUENT_ACCESS].");
+    /* STANDARD on a table that never had a class changes nothing. */
+    if (!creating && strcmp(cls, "STANDARD") == 0 && json_object_get(desc, "TableClassSummary") == NULL) return 0;
     json_t *summary = json_pack("{s:s}", "TableClass", cls);
     if (!creating) json_object_set_new(summary, "LastUpdateDateTime", json_real(now));
     json_object_set_new(desc, "TableClassSummary", summary);
     return 0;
 }
 
-/* Reads OnDemandThroughput (the most request units a second the table may use, -1 for
- * no limit) into the description; UpdateTable changes only the members it gives. */
-static int apply_on_demand(json_t *req, json_t *desc, qr_err *err)
+/* Reads OnDemandThroughput (the most request units a second the table may use) from
+ * holder (a request, or an index's definition or Update) into target (the table's or an
+ * index's description). Each limit is a positive number; UpdateTable clears one with -1,
+ * which leaves the description (and the whole member once both are clear), and changes
+ * only the members it gives. An empty object asks for nothing. Limits belong to
+ * on-demand tables: provisioned is set for a provisioned one. index names the index
+ * (NULL for the table). */
+static int apply_on_demand(json_t *holder, json_t *target, int creating, int provisioned, const char *index,
+                           qr_err *err)
 {
     json_t *odt;
-    if (param_object(req, "OnDemandThroughput", &odt, err)) return -1;
-    if (odt == NULL) return 0;
+    if (param_object(holder, "OnDemandThroughput", &odt, err)) return -1;
+    if (odt == NULL || json_object_size(odt) == 0) return 0;
     static const char *const members[] = {"MaxReadRequestUnits", "MaxWriteRequestUnits"};
-    static const char *const fields[] = {"maxReadRequestUnits", "maxWriteRequestUnits"};
-    json_t *cur = json_object_get(desc, "OnDemandThroughput");
-    json_t *next = cur ? json_deep_copy(cur) : json_object();
+    static const char pre[] = "One or more parameter values were invalid: ";
+    int given[2];
     for (int i = 0; i < 2; i++) {
         json_t *v = json_object_get(odt, members[i]);
-        if (v == NULL || json_is_null(v)) continue;
-        if (!json_is_integer(v)) {
-            json_decref(next);
-            return err_set(err, QR_E_SERIALIZATION, "%s must be a number", members[i]);
-        }
-        json_int_t units = json_integer_value(v);
-        if (units < 1 && units != -1) {
-            json_decref(next);
-            return err_validation(err, "1 validation error detected: Value '%lld' at 'onDemandThroughput.%s' failed "
-                                       "to satisfy constraint: Member must have value greater than or equal to -1",
-                                  (long long)units, fields[i]);
-        }
-        json_object_set_new(next, members[i], json_integer(units));
+        given[i] = v != NULL && !json_is_null(v);
+        if (given[i] && !json_is_integer(v)) return err_set(err, QR_E_SERIALIZATION, "%s must be a number", members[i]);
     }
-    json_object_set_new(desc, "OnDemandThroughput", next);
+    for (int i = 0; i < 2; i++) {
+        if (!given[i] || !provisioned) continue;
+        if (index)
+            return err_validation(err, "%s%s for OnDemandThroughput for index: %s cannot be specified when table "
+                                       "BillingMode is PROVISIONED.", pre, members[i], index);
+        return err_validation(err, "%s%s for OnDemandThroughput cannot be specified when %s BillingMode is "
+                                   "PROVISIONED%s", pre, members[i], creating ? "table" : "the table",
+                              creating ? "." : "");
+    }
+    for (int i = 0; i < 2; i++) {
+        json_int_t units = json_integer_value(json_object_get(odt, members[i]));
+        if (!given[i] || units > 0 || (units == -1 && !creating)) continue;
+        if (index)
+            return err_validation(err, "%sRequested %s for OnDemandThroughput for index : %s is outside of valid "
+                                       "range", pre, members[i], index);
+        return err_validation(err, "%sRequested %s for OnDemandThroughput for table is outside of valid range", pre,
+                              members[i]);
+    }
+    json_t *cur = json_object_get(target, "OnDemandThroughput");
+    json_t *next = cur ? json_deep_copy(cur) : json_object();
+    for (int i = 0; i < 2; i++) {
+        if (!given[i]) continue;
+        json_int_t units = json_integer_value(json_object_get(odt, members[i]));
+        if (units == -1) json_object_del(next, members[i]);
+        else json_object_set_new(next, members[i], json_integer(units));
+    }
+    if (json_object_size(next) == 0) {
+        json_decref(next);
+        json_object_del(target, "OnDemandThroughput");
+    } else {
+        json_object_set_new(target, "OnDemandThroughput", next);
+    }
     return 0;
 }
 
@@ -386,6 +469,10 @@ static json_t *index_description(json_t *def, const char *table_arn, int global,
         json_object_set_new(d, "ProvisionedThroughput", json_pack("{s:i,s:I,s:I}", "NumberOfDecreasesToday", 0,
                                                                   "ReadCapacityUnits", (json_int_t)r,
                                                                   "WriteCapacityUnits", (json_int_t)w));
+        if (apply_on_demand(def, d, 1, provisioned, name, err)) {
+            json_decref(d);
+            return NULL;
+        }
     }
     return d;
 }
@@ -473,7 +560,8 @@ int op_create_table(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     }
     json_object_set_new(desc, "TableId", new_uuid());
     if (apply_stream_spec(db, req, desc, 1, now, err) || apply_table_class(req, desc, 1, now, err) ||
-        apply_sse(req, desc, err) || apply_on_demand(req, desc, err) || create_warm(req, desc, err)) {
+        apply_sse(req, desc, 1, err) || apply_on_demand(req, desc, 1, is_provisioned(desc), NULL, err) ||
+        create_warm(req, desc, err)) {
         json_decref(desc);
         return -1;
     }
@@ -497,8 +585,19 @@ int op_create_table(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     json_object_set_new(answer, "TableStatus", json_string("CREATING"));
     size_t i;
     json_t *gsi;
-    json_array_foreach(json_object_get(answer, "GlobalSecondaryIndexes"), i, gsi)
+    /* Warm throughput nobody asked for is DescribeTable's, not CreateTable's. */
+    if (json_object_size(json_object_get(req, "WarmThroughput")) == 0) json_object_del(answer, "WarmThroughput");
+    json_array_foreach(json_object_get(answer, "GlobalSecondaryIndexes"), i, gsi) {
         json_object_set_new(gsi, "IndexStatus", json_string("CREATING"));
+        const char *ix = json_string_value(json_object_get(gsi, "IndexName"));
+        size_t j;
+        json_t *def;
+        json_array_foreach(json_object_get(req, "GlobalSecondaryIndexes"), j, def) {
+            if (ix && json_equal(json_object_get(def, "IndexName"), json_object_get(gsi, "IndexName")) &&
+                json_object_size(json_object_get(def, "WarmThroughput")) == 0)
+                json_object_del(gsi, "WarmThroughput");
+        }
+    }
     *resp = json_pack("{s:o}", "TableDescription", answer);
     return 0;
 }
@@ -605,9 +704,11 @@ typedef struct table_change {
     qr_db *db;
     json_t *req;
     json_t *result;      /* the description this change made (owned), for the answer */
-    const char *action;  /* "Create", "Delete", "Update" or NULL */
-    json_t *spec;        /* the GlobalSecondaryIndexUpdates element's body */
+    json_t *updates;     /* GlobalSecondaryIndexUpdates (borrowed), NULL for none */
+    const char *action;  /* its index Create or Delete: "Create", "Delete" or NULL */
+    json_t *spec;        /* that entry's body */
     uint16_t index_id;   /* the created or deleted index's id */
+    int synchronous;     /* set if every change applies at once (the table stays ACTIVE) */
 } table_change;
 
 static json_t *find_gsi(json_t *desc, const char *name, size_t *pos)
@@ -650,25 +751,33 @@ static void prune_attribute_definitions(json_t *desc)
     }
 }
 
-static int apply_gsi_change(table_change *c, json_t *desc, json_t *ids, qr_err *err)
+/* Applies one GlobalSecondaryIndexUpdates entry (action, its body spec, at position pos
+ * from 1) to desc. */
+static int apply_gsi_change(table_change *c, const char *action, json_t *spec, size_t pos1, json_t *desc,
+                            json_t *ids, qr_err *err)
 {
-    const char *name = json_string_value(json_object_get(c->spec, "IndexName"));
+    const char *name = json_string_value(json_object_get(spec, "IndexName"));
     json_t *gsis = json_object_get(desc, "GlobalSecondaryIndexes");
     size_t pos;
     json_t *existing = name ? find_gsi(desc, name, &pos) : NULL;
     if (name == NULL)
-        return err_validation(err, "1 validation error detected: Value null at 'globalSecondaryIndexUpdates.1.member."
-                                   "%s.indexName' failed to satisfy constraint: Member must not be null", c->action);
-    if (strcmp(c->action, "Create") == 0) {
+        return err_validation(err, "1 validation error detected: Value null at 'globalSecondaryIndexUpdates.%zu.member."
+                                   "%s.indexName' failed to satisfy constraint: Member must not be null", pos1,
+                              strcmp(action, "Create") == 0 ? "create" : strcmp(action, "Delete") == 0 ? "delete"
+                                                                                                        : "update");
+    if (strcmp(action, "Create") == 0) {
         json_t *defs = json_object_get(desc, "AttributeDefinitions"), *more = json_object_get(c->req, "AttributeDefinitions");
+        if (more == NULL || json_is_null(more))
+            return err_validation(err, "One or more parameter values were invalid: AttributeDefinitions is not "
+                                       "specified for index: %s", name);
         if (more && check_attribute_definitions(more, err)) return -1;
         /* The new index's key attributes are defined by this request's AttributeDefinitions,
          * even those the table already knows; definitions the index does not use are ignored. */
         json_t *given = more ? json_incref(more) : json_array();
-        int rc = index_check_gsi(c->spec, given, err);
+        int rc = index_check_gsi(spec, given, err);
         size_t i, j, k;
         json_t *key, *d, *e;
-        json_array_foreach(json_object_get(c->spec, "KeySchema"), k, key) {
+        json_array_foreach(json_object_get(spec, "KeySchema"), k, key) {
             json_t *an = json_object_get(key, "AttributeName");
             json_array_foreach(given, i, d) {
                 if (rc || !json_equal(json_object_get(d, "AttributeName"), an)) continue;
@@ -694,11 +803,11 @@ static int apply_gsi_change(table_change *c, json_t *desc, json_t *ids, qr_err *
             if (strcmp(json_string_value(json_object_get(l, "IndexName")), name) == 0) existing = l;
         }
         if (existing)
-            return err_validation(err, "One or more parameter values were invalid: Index %s already exists", name);
+            return err_validation(err, "Attempting to create an index which already exists");
         if (json_array_size(gsis) >= QR_MAX_GSI)
-            return err_set(err, QR_E_LIMIT, "Subscriber limit exceeded: The table already has the maximum of %d "
-                                            "global secondary indexes", QR_MAX_GSI);
-        json_t *d2 = index_description(c->spec, json_string_value(json_object_get(desc, "TableArn")), 1,
+            return err_set(err, QR_E_LIMIT, "Subscriber limit exceeded: Number of global secondary indexes exceeds "
+                                            "per-table limit of %d", QR_MAX_GSI);
+        json_t *d2 = index_description(spec, json_string_value(json_object_get(desc, "TableArn")), 1,
                                        is_provisioned(desc), 0, err);
         if (d2 == NULL) return -1;
         json_object_set_new(d2, "IndexStatus", json_string("CREATING"));
@@ -706,7 +815,7 @@ static int apply_gsi_change(table_change *c, json_t *desc, json_t *ids, qr_err *
         if (gsis == NULL) json_object_set_new(desc, "GlobalSecondaryIndexes", gsis = json_array());
         json_array_append_new(gsis, d2);
         warm_follow_capacity(desc);
-        if (warm_apply(json_object_get(c->spec, "WarmThroughput"), d2, 1, is_provisioned(desc), name,
+        if (warm_apply(json_object_get(spec, "WarmThroughput"), d2, 1, is_provisioned(desc), name,
                        "globalSecondaryIndexUpdates.member.create.warmThroughput", err))
             return -1;
         /* Ids are never reused, so late work for a deleted index can never reach a new one. */
@@ -721,8 +830,9 @@ static int apply_gsi_change(table_change *c, json_t *desc, json_t *ids, qr_err *
         return 0;
     }
     if (existing == NULL)
-        return err_set(err, QR_E_NOT_FOUND, "Requested resource not found: Index: %s not found", name);
-    if (strcmp(c->action, "Delete") == 0) {
+        return err_set(err, QR_E_NOT_FOUND, "Requested resource not found: Index %s for table %s", name,
+                       json_string_value(json_object_get(desc, "TableName")));
+    if (strcmp(action, "Delete") == 0) {
         c->index_id = (uint16_t)json_integer_value(json_object_get(ids, name));
         json_int_t next = json_integer_value(json_object_get(ids, ""));
         if (c->index_id >= next) json_object_set_new(ids, "", json_integer(c->index_id + 1));
@@ -733,8 +843,8 @@ static int apply_gsi_change(table_change *c, json_t *desc, json_t *ids, qr_err *
         return 0;
     }
     /* An Update sets the index's capacity, its OnDemandThroughput or its WarmThroughput. */
-    json_t *pt = json_object_get(c->spec, "ProvisionedThroughput");
-    json_t *warm = json_object_get(c->spec, "WarmThroughput"), *odt = json_object_get(c->spec, "OnDemandThroughput");
+    json_t *pt = json_object_get(spec, "ProvisionedThroughput");
+    json_t *warm = json_object_get(spec, "WarmThroughput"), *odt = json_object_get(spec, "OnDemandThroughput");
     int has_pt = pt != NULL && !json_is_null(pt), has_warm = warm != NULL && !json_is_null(warm),
         has_odt = json_object_size(odt) > 0;
     if (!is_provisioned(desc)) {
@@ -746,8 +856,9 @@ static int apply_gsi_change(table_change *c, json_t *desc, json_t *ids, qr_err *
                                        "when TableThroughputMode is PAY_PER_REQUEST can be to OnDemandThroughput, "
                                        "WarmThroughput", name);
     } else if (!has_pt && !has_warm) {
-        return err_validation(err, "1 validation error detected: Value null at 'globalSecondaryIndexUpdates.1.member."
-                                   "update.provisionedThroughput' failed to satisfy constraint: Member must not be null");
+        return err_validation(err, "1 validation error detected: Value null at 'globalSecondaryIndexUpdates.%zu."
+                                   "member.update.provisionedThroughput' failed to satisfy constraint: Member must "
+                                   "not be null", pos1);
     }
     if (has_pt) {
         if (json_object_get(pt, "ReadCapacityUnits") == NULL || json_object_get(pt, "WriteCapacityUnits") == NULL)
@@ -757,19 +868,48 @@ static int apply_gsi_change(table_change *c, json_t *desc, json_t *ids, qr_err *
         if (read_throughput(pt, "globalSecondaryIndexUpdates.member.update.provisionedThroughput", &r, &w, err))
             return -1;
         json_t *cur = json_object_get(existing, "ProvisionedThroughput");
+        long long old_r = json_integer_value(json_object_get(cur, "ReadCapacityUnits"));
+        long long old_w = json_integer_value(json_object_get(cur, "WriteCapacityUnits"));
+        if (r == old_r && w == old_w)
+            return err_validation(err, "The provisioned throughput for the index %s will not change. The requested "
+                                       "value equals the current value. Current ReadCapacityUnits provisioned for "
+                                       "index %s: %lld. Requested ReadCapacityUnits: %lld. Current "
+                                       "WriteCapacityUnits provisioned for index %s: %lld. Requested "
+                                       "WriteCapacityUnits: %lld. Refer to the Amazon DynamoDB Developer Guide for "
+                                       "current limits and how to request higher limits.",
+                                  name, name, old_r, r, name, old_w, w);
         json_object_set_new(cur, "ReadCapacityUnits", json_integer(r));
         json_object_set_new(cur, "WriteCapacityUnits", json_integer(w));
     }
-    if (has_odt && apply_on_demand(c->spec, existing, err)) return -1;
+    if (has_odt && apply_on_demand(spec, existing, 0, is_provisioned(desc), name, err)) return -1;
     warm_follow_capacity(desc);
     return warm_apply(warm, existing, 0, is_provisioned(desc), name,
                       "globalSecondaryIndexUpdates.member.update.warmThroughput", err);
 }
 
+/* The one action of a GlobalSecondaryIndexUpdates entry, NULL if it has none or more. */
+static const char *entry_action(json_t *u, json_t **spec, int *count)
+{
+    static const char *const actions[] = {"Create", "Delete", "Update"};
+    const char *found = NULL;
+    *count = 0;
+    for (int i = 0; i < 3; i++) {
+        json_t *v = json_object_get(u, actions[i]);
+        if (v == NULL || json_is_null(v)) continue;
+        ++*count;
+        found = actions[i];
+        *spec = v;
+    }
+    return *count == 1 ? found : NULL;
+}
+
+static size_t count_changes(json_t *req);
+
 static int apply_table_change(json_t *desc, json_t *ids, void *arg, qr_err *err)
 {
     table_change *c = arg;
     double now = ops_now_seconds();
+    int was_provisioned = is_provisioned(desc);
     if (apply_billing(c->req, desc, 0, now, err)) return -1;
     json_t *dp = json_object_get(c->req, "DeletionProtectionEnabled");
     if (dp) {
@@ -777,51 +917,107 @@ static int apply_table_change(json_t *desc, json_t *ids, void *arg, qr_err *err)
         json_object_set(desc, "DeletionProtectionEnabled", dp);
     }
     if (apply_stream_spec(c->db, c->req, desc, 0, now, err) || apply_table_class(c->req, desc, 0, now, err) ||
-        apply_sse(c->req, desc, err) || apply_on_demand(c->req, desc, err))
+        apply_sse(c->req, desc, 0, err) || apply_on_demand(c->req, desc, 0, is_provisioned(desc), NULL, err))
         return -1;
     warm_follow_capacity(desc);
-    if (warm_apply(json_object_get(c->req, "WarmThroughput"), desc, 0, is_provisioned(desc), NULL, "warmThroughput",
-                   err))
-        return -1;
-    if (c->action && apply_gsi_change(c, desc, ids, err)) return -1;
+    /* An empty WarmThroughput beside another change asks for nothing. */
+    json_t *warm = json_object_get(c->req, "WarmThroughput");
+    if (json_is_object(warm) && json_object_size(warm) == 0 && count_changes(c->req) > 1) warm = NULL;
+    if (warm_apply(warm, desc, 0, is_provisioned(desc), NULL, "warmThroughput", err)) return -1;
+    size_t i;
+    json_t *u;
+    json_array_foreach(c->updates, i, u) {
+        json_t *spec = NULL;
+        int count;
+        const char *action = entry_action(u, &spec, &count);
+        if (apply_gsi_change(c, action, spec, i + 1, desc, ids, err)) return -1;
+    }
+    /* A switch to PROVISIONED gives every index its capacity in the same call. */
+    json_t *g;
+    if (!was_provisioned && is_provisioned(desc))
+        json_array_foreach(json_object_get(desc, "GlobalSecondaryIndexes"), i, g) {
+            if (json_integer_value(json_object_get(json_object_get(g, "ProvisionedThroughput"), "ReadCapacityUnits")) < 1)
+                return err_validation(err, "One or more parameter values were invalid: ProvisionedThroughput must be "
+                                           "specified for index: %s",
+                                      json_string_value(json_object_get(g, "IndexName")));
+        }
     /* The answer shows this change, not a later one another request made meanwhile. */
     json_decref(c->result);
     c->result = json_deep_copy(desc);
     return 0;
 }
 
+/* Checks GlobalSecondaryIndexUpdates before the table is looked up: one action per entry,
+ * one entry per index, the shapes DynamoDB judges first, and at most one index created or
+ * deleted. Notes the list and its Create or Delete in c. */
 static int read_gsi_update(json_t *req, qr_db *db, table_change *c, qr_err *err)
 {
+    static const char pre[] = "One or more parameter values were invalid: ";
     json_t *updates = json_object_get(req, "GlobalSecondaryIndexUpdates");
-    if (updates == NULL) return 0;
+    if (updates == NULL || json_is_null(updates)) return 0;
     if (!json_is_array(updates)) return err_set(err, QR_E_SERIALIZATION, "GlobalSecondaryIndexUpdates must be a list");
-    if (json_array_size(updates) == 0) return 0;
-    if (json_array_size(updates) > 1)
+    if (json_array_size(updates) == 0) return err_validation(err, "%sList of GlobalSecondaryIndexUpdates is empty", pre);
+    size_t i, j, ddl = 0;
+    json_t *u;
+    json_array_foreach(updates, i, u) {
+        json_t *spec = NULL;
+        int count;
+        const char *action = entry_action(u, &spec, &count);
+        if (count > 1)
+            return err_validation(err, "%sOnly one of Create, Update or Delete can be specified per "
+                                       "GlobalSecondaryIndexUpdate", pre);
+        if (action == NULL)
+            return err_validation(err, "%sOne of GlobalSecondaryIndexUpdate.Update, GlobalSecondaryIndexUpdate.Create, "
+                                       "GlobalSecondaryIndexUpdate.Delete must not be null", pre);
+        if (!json_is_object(spec))
+            return err_set(err, QR_E_SERIALIZATION, "GlobalSecondaryIndexUpdate.%s must be an object", action);
+        const char *name = json_string_value(json_object_get(spec, "IndexName"));
+        for (j = 0; name && j < i; j++) {
+            json_t *other = NULL;
+            int n;
+            entry_action(json_array_get(updates, j), &other, &n);
+            const char *seen = json_string_value(json_object_get(other, "IndexName"));
+            if (seen && strcmp(seen, name) == 0)
+                return err_validation(err, "%sOnly one global secondary index update per index is allowed "
+                                           "simultaneously. Index: %s", pre, name);
+        }
+        if (strcmp(action, "Update") == 0) {
+            json_t *warm = json_object_get(spec, "WarmThroughput"), *pt = json_object_get(spec, "ProvisionedThroughput");
+            if (json_is_object(warm) && json_object_get(warm, "ReadUnitsPerSecond") == NULL &&
+                json_object_get(warm, "WriteUnitsPerSecond") == NULL)
+                return err_validation(err, "%sWarmThroughput must have at least one of ReadUnitsPerSecond or "
+                                           "WriteUnitsPerSecond specified for index: %s", pre, name ? name : "null");
+            /* Capacity with one unit missing is judged against the index later. */
+            int has_r = json_object_get(pt, "ReadCapacityUnits") != NULL,
+                has_w = json_object_get(pt, "WriteCapacityUnits") != NULL;
+            if (json_is_object(pt) && has_r == has_w) {
+                char field[96];
+                long long r, w;
+                snprintf(field, sizeof field, "globalSecondaryIndexUpdates.%zu.member.update.provisionedThroughput",
+                         i + 1);
+                if (read_throughput(pt, field, &r, &w, err)) return -1;
+            }
+        } else {
+            ddl++;
+            c->action = action;
+            c->spec = spec;
+        }
+    }
+    if (ddl > 1)
         return err_set(err, QR_E_LIMIT, "Subscriber limit exceeded: Only 1 online index can be created or deleted "
                                         "simultaneously per table");
-    json_t *u = json_array_get(updates, 0);
-    const char *actions[] = {"Create", "Delete", "Update"};
-    for (int i = 0; i < 3; i++)
-        if (json_is_object(json_object_get(u, actions[i]))) {
-            if (c->action)
-                return err_validation(err, "One or more parameter values were invalid: Only one of Create, Update "
-                                           "or Delete can be specified per GlobalSecondaryIndexUpdate");
-            c->action = actions[i];
-            c->spec = json_object_get(u, actions[i]);
-        }
-    if (c->action == NULL)
-        return err_validation(err, "One or more parameter values were invalid: One of GlobalSecondaryIndexUpdate.Create, "
-                                   "GlobalSecondaryIndexUpdate.Update or GlobalSecondaryIndexUpdate.Delete must be specified");
+    c->updates = updates;
+    if (c->action == NULL) return 0;
     /* While an index is being created no other may be created or deleted, but the one
      * being backfilled may itself be deleted, as DynamoDB allows. */
     table *t = catalog_get(db, json_string_value(json_object_get(req, "TableName")));
     const char *target = json_string_value(json_object_get(c->spec, "IndexName"));
     int busy = 0;
-    for (size_t i = 0; t && i < t->nindexes; i++)
+    for (i = 0; t && i < t->nindexes; i++)
         busy |= t->indexes[i].creating &&
                 !(strcmp(c->action, "Delete") == 0 && target && strcmp(t->indexes[i].name, target) == 0);
     catalog_release(db, t);
-    if (busy && strcmp(c->action, "Update") != 0)
+    if (busy)
         return err_set(err, QR_E_LIMIT, "Subscriber limit exceeded: Only 1 online index can be created or deleted "
                                         "simultaneously per table");
     return 0;
@@ -837,6 +1033,14 @@ static int changes(json_t *req, const char *name)
 {
     json_t *v = json_object_get(req, name);
     return v != NULL && !json_is_null(v) && !(json_is_array(v) && json_array_size(v) == 0);
+}
+
+/* How many members the request changes. */
+static size_t count_changes(json_t *req)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof update_members / sizeof update_members[0]; i++) n += changes(req, update_members[i]);
+    return n;
 }
 
 /* The changes one UpdateTable may not combine, in DynamoDB's words; action is the index
@@ -890,7 +1094,9 @@ static int nothing_to_change(json_t *req, qr_err *err)
     size_t n = 0;
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         const char *asked = strcmp(names[i], "UpdateStreamEnabled") == 0 ? "StreamSpecification" : names[i];
-        if (json_object_get(req, asked) == NULL) left[n++] = names[i];
+        json_t *v = json_object_get(req, asked);
+        /* An empty list of index updates counts as absent here. */
+        if (v == NULL || (json_is_array(v) && json_array_size(v) == 0)) left[n++] = names[i];
     }
     char list[600] = "";
     size_t used = 0;
@@ -900,30 +1106,51 @@ static int nothing_to_change(json_t *req, qr_err *err)
     return err_validation(err, "At least one of %s is required", list);
 }
 
+/* Whether every change the request asks for applies at once: deletion protection,
+ * on-demand limits, warm throughput and index updates other than a Create or Delete. */
+static int synchronous(json_t *req, const table_change *c)
+{
+    static const char *const quick[] = {"DeletionProtectionEnabled", "OnDemandThroughput", "WarmThroughput",
+                                        "GlobalSecondaryIndexUpdates"};
+    if (c->action) return 0;
+    for (size_t i = 0; i < sizeof update_members / sizeof update_members[0]; i++) {
+        int ok = 0;
+        for (size_t j = 0; j < sizeof quick / sizeof quick[0]; j++) ok |= strcmp(update_members[i], quick[j]) == 0;
+        if (!ok && changes(req, update_members[i])) return 0;
+    }
+    return 1;
+}
+
 int op_update_table(qr_db *db, json_t *req, json_t **resp, qr_err *err)
 {
-    table *t;
+    table *t = NULL;
     if (param_check_table_name(json_object_get(req, "TableName"), "tableName", err)) return -1;
-    if ((t = catalog_get(db, json_string_value(json_object_get(req, "TableName")))) == NULL)
-        return table_not_found(req, err);
-    char *name = strdup(t->name);
-    catalog_release(db, t); /* a schema change must not hold a table */
-    t = NULL;
+    char *name = strdup(json_string_value(json_object_get(req, "TableName")));
     int rc = -1;
     table_change c = {.db = db, .req = req};
-    int any = 0; /* an empty list of index updates asks for nothing, as if it were absent */
-    for (size_t i = 0; i < sizeof update_members / sizeof update_members[0]; i++)
-        any |= changes(req, update_members[i]);
+    /* DynamoDB judges the request before it looks the table up. */
     if (json_object_get(req, "LocalSecondaryIndexes") || json_object_get(req, "LocalSecondaryIndexUpdates")) {
         err_validation(err, "One or more parameter values were invalid: Local secondary indexes can only be defined "
                             "when the table is created");
         goto done;
     }
-    if (!any) {
+    if (count_changes(req) == 0) {
         nothing_to_change(req, err);
         goto done;
     }
-    if (read_gsi_update(req, db, &c, err) || check_combination(req, c.action, err)) goto done;
+    json_t *defs = json_object_get(req, "AttributeDefinitions"), *pt = json_object_get(req, "ProvisionedThroughput");
+    if (defs && !json_is_null(defs) && check_attribute_definitions(defs, err)) goto done;
+    long long r, w;
+    if (json_is_object(pt) && read_throughput(pt, "provisionedThroughput", &r, &w, err)) goto done;
+    if (read_gsi_update(req, db, &c, err) || check_combination(req, c.action ? c.action : c.updates ? "Update" : NULL,
+                                                               err))
+        goto done;
+    if ((t = catalog_get(db, name)) == NULL) {
+        table_not_found(req, err);
+        goto done;
+    }
+    catalog_release(db, t); /* a schema change must not hold a table */
+    t = NULL;
     if (catalog_change_schema(db, name, apply_table_change, &c, err)) goto done;
     if (c.action && strcmp(c.action, "Create") == 0)
         backfill_start(db, name, json_string_value(json_object_get(c.spec, "IndexName")));
@@ -948,9 +1175,19 @@ int op_update_table(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     json_t *mine = c.result;
     c.result = NULL;
     *resp = json_pack("{s:o}", "TableDescription", mine ? describe_copy(db, t, mine) : describe(db, t));
-    /* DynamoDB answers an UpdateTable with the table UPDATING; DescribeTable finds it
-     * ACTIVE again at once. */
-    json_object_set_new(json_object_get(*resp, "TableDescription"), "TableStatus", json_string("UPDATING"));
+    /* DynamoDB answers an UpdateTable with the table UPDATING, unless every change applies
+     * at once; DescribeTable finds it ACTIVE again at once. */
+    json_t *answer = json_object_get(*resp, "TableDescription");
+    json_object_set_new(answer, "TableStatus", json_string(synchronous(req, &c) ? "ACTIVE" : "UPDATING"));
+    /* The answer echoes an on-demand limit cleared with -1; the description drops it. */
+    const char *member;
+    json_t *v;
+    json_object_foreach(json_object_get(req, "OnDemandThroughput"), member, v) {
+        if (json_integer_value(v) != -1) continue;
+        json_t *odt = json_object_get(answer, "OnDemandThroughput");
+        if (odt == NULL) json_object_set_new(answer, "OnDemandThroughput", odt = json_object());
+        json_object_set(odt, member, v);
+    }
     if (c.action && strcmp(c.action, "Delete") == 0) {
         json_t *desc = json_object_get(*resp, "TableDescription");
         json_t *deleted = json_pack("{s:s,s:s}", "IndexName", json_string_value(json_object_get(c.spec, "IndexName")),

@@ -8,7 +8,8 @@
  *   - it follows capacity up (a higher ProvisionedThroughput, or a switch to on-demand)
  *     and never comes down again;
  *   - CreateTable and UpdateTable may raise it, one unit or both; a unit below the
- *     baseline (CreateTable) or below the current value (UpdateTable) is refused.
+ *     baseline (CreateTable) or below the current value, 0 or less included
+ *     (UpdateTable), is refused; CreateTable takes an empty one as the baseline.
  * Changes apply at once, so its status is always that of the table or index. */
 #include "ops/warm.h"
 
@@ -76,7 +77,7 @@ int warm_apply(json_t *spec, json_t *target, int creating, int provisioned, cons
         if (!given[i]) continue;
         if (!json_is_integer(v)) return err_set(err, QR_E_SERIALIZATION, "%s must be a number", units[i]);
         want[i] = json_integer_value(v);
-        if (want[i] < 1)
+        if (want[i] < 1 && creating)
             return err_validation(err, "1 validation error detected: Value '%lld' at '%s.%s' failed to satisfy "
                                        "constraint: Member must have value greater than or equal to 1",
                                   (long long)want[i], field, fields[i]);
@@ -84,6 +85,7 @@ int warm_apply(json_t *spec, json_t *target, int creating, int provisioned, cons
     char what[300];
     if (index) snprintf(what, sizeof what, "index %s", index);
     else snprintf(what, sizeof what, "table");
+    if (!given[0] && !given[1] && creating) return 0;
     if (!given[0] && !given[1])
         return err_validation(err, "One or more parameter values were invalid: WarmThroughput must have at least one "
                                    "of ReadUnitsPerSecond or WriteUnitsPerSecond specified%s%s",
@@ -103,7 +105,8 @@ int warm_apply(json_t *spec, json_t *target, int creating, int provisioned, cons
                                   capacities[i]);
         return err_validation(err, "One or more parameter values were invalid: Requested %s for WarmThroughput for "
                                    "%s is lower than initial throughput for OnDemand. See: https://docs.aws.amazon.com/"
-                                   "amazondynamodb/latest/developerguide/warm-throughput.html", units[i], what);
+                                   "amazondynamodb/latest/developerguide/on-demand-capacity-mode.html"
+                                   "#on-demand-capacity-mode-initial", units[i], what);
     }
     for (int i = 0; i < 2; i++)
         if (given[i]) json_object_set_new(w, units[i], json_integer(want[i]));

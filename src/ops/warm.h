@@ -19,8 +19,9 @@ void warm_follow_capacity(json_t *desc);
 
 /* Applies a request's WarmThroughput (spec, NULL for none) to target (the table's
  * description, or one global index's within it), after warm_follow_capacity. creating
- * is set for CreateTable, where a unit below the baseline is refused; UpdateTable
- * refuses a unit below the current value. index names the index (NULL for the table);
+ * is set for CreateTable, where a unit below the baseline is refused and an empty spec
+ * asks for the baseline; UpdateTable refuses a unit below the current value (0 and
+ * below included) and an empty spec. index names the index (NULL for the table);
  * field names the parameter in shape errors ("warmThroughput"). */
 int warm_apply(json_t *spec, json_t *target, int creating, int provisioned, const char *index, const char *field,
                qr_err *err);

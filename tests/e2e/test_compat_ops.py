@@ -357,7 +357,8 @@ def test_count_refuses_a_projection(ranged, op, prefix):
 
 def test_create_and_update_answer_with_the_status_of_the_change(q):
     """CreateTable's answer shows the table and its global indexes CREATING, and
-    UpdateTable's the table UPDATING; DescribeTable finds both ACTIVE right after."""
+    UpdateTable's the table UPDATING (ACTIVE for a change that applies at once, such as
+    deletion protection: DDB-TABLE-017); DescribeTable finds both ACTIVE right after."""
     d = q.call("CreateTable", table(AttributeDefinitions=defs("pk", "x"),
                                     GlobalSecondaryIndexes=[index("ByX", "x")]))["TableDescription"]
     assert d["TableStatus"] == "CREATING"
@@ -366,7 +367,10 @@ def test_create_and_update_answer_with_the_status_of_the_change(q):
     assert described["TableStatus"] == "ACTIVE"
     assert [g["IndexStatus"] for g in described["GlobalSecondaryIndexes"]] == ["ACTIVE"]
     u = q.call("UpdateTable", {"TableName": T, "DeletionProtectionEnabled": False})["TableDescription"]
-    assert u["TableStatus"] == "UPDATING"
+    assert u["TableStatus"] == "ACTIVE"
+    u = q.call("UpdateTable", {"TableName": T, "StreamSpecification": {"StreamEnabled": True,
+                                                                       "StreamViewType": "KEYS_ONLY"}})
+    assert u["TableDescription"]["TableStatus"] == "UPDATING"
     assert q.call("DescribeTable", {"TableName": T})["Table"]["TableStatus"] == "ACTIVE"
 
 

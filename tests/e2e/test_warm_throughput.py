@@ -88,9 +88,11 @@ def test_malformed_warm_throughput(q):
     e = q.error("UpdateTable", {"TableName": "Mal", "WarmThroughput": {}})
     assert e.message == ("One or more parameter values were invalid: WarmThroughput must have at least one of "
                          "ReadUnitsPerSecond or WriteUnitsPerSecond specified")
+    # 0 is below the current value: a decrease, not a shape error (DDB-TABLE-457).
     e = q.error("UpdateTable", {"TableName": "Mal", "WarmThroughput": {"ReadUnitsPerSecond": 0}})
-    assert e.message == ("1 validation error detected: Value '0' at 'warmThroughput.readUnitsPerSecond' failed to "
-                         "satisfy constraint: Member must have value greater than or equal to 1")
+    assert e.message == ("One or more parameter values were invalid: Requested ReadUnitsPerSecond for "
+                         "WarmThroughput for table is lower than current WarmThroughput, decreasing "
+                         "WarmThroughput is not supported")
     assert q.error("UpdateTable", {"TableName": "Mal", "WarmThroughput": "fast"}).type == "SerializationException"
     assert q.error("UpdateTable", {"TableName": "Mal",
                                    "WarmThroughput": {"ReadUnitsPerSecond": "x"}}).type == "SerializationException"
