@@ -13,6 +13,16 @@
 #include "ops/warm.h"
 
 #define MAX_PROVISIONED 40000000000LL
+/* The per-table quota DescribeLimits reports: capacity units, and on-demand limits. */
+#define TABLE_MAX_UNITS 40000LL
+/* After this many capacity decreases in a UTC day, one more an hour. */
+#define DECREASES_A_DAY 4
+/* TableClass may change this often in CLASS_WINDOW seconds (30 days). */
+#define CLASS_CHANGES 2
+#define CLASS_WINDOW (30.0 * 86400.0)
+/* When the table's class changed (a list of times), kept apart from what DynamoDB
+ * describes. */
+#define CLASS_CHANGES_FIELD "QuarryTableClassChanges"
 
 /* See ops.h. */
 double ops_now_seconds(void)
@@ -182,6 +192,56 @@ static int read_throughput(json_t *pt, const char *field, long long *rcu, long l
     return 0;
 }
 
+/* A time as DynamoDB writes it in its decrease messages. */
+static void utc_text(double when, char *out, size_t cap)
+{
+    time_t t = (time_t)when;
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    if (strftime(out, cap, "%A, %B %-d, %Y at %-I:%M:%S %p Coordinated Universal Time", &tm) == 0 && cap) out[0] = '\0';
+}
+
+/* Records a capacity decrease in thr (a ProvisionedThroughput description): four a UTC
+ * day, then one an hour after the last. */
+static int note_decrease(json_t *thr, double now, qr_err *err)
+{
+    json_t *last = json_object_get(thr, "LastDecreaseDateTime");
+    json_int_t count = json_integer_value(json_object_get(thr, "NumberOfDecreasesToday"));
+    if (last == NULL || (long long)(json_number_value(last) / 86400) != (long long)(now / 86400)) count = 0;
+    if (count >= DECREASES_A_DAY && now < json_number_value(last) + 3600) {
+        char at[96], next[96];
+        utc_text(json_number_value(last), at, sizeof at);
+        utc_text(json_number_value(last) + 3600, next, sizeof next);
+        return err_set(err, QR_E_LIMIT, "Subscriber limit exceeded: Provisioned throughput decreases are limited "
+                                        "within a given UTC day. After the first %d decreases, each subsequent "
+                                        "decrease in the same UTC day can be performed at most once every 3600 "
+                                        "seconds. Number of decreases today: %lld. Last decrease at %s. Next decrease "
+                                        "can be made at %s", DECREASES_A_DAY, (long long)count, at, next);
+    }
+    json_object_set_new(thr, "LastDecreaseDateTime", json_real(now));
+    json_object_set_new(thr, "NumberOfDecreasesToday", json_integer(count + 1));
+    return 0;
+}
+
+/* A decrease count from an earlier UTC day reads 0. */
+static void forget_old_decreases(json_t *thr, double now)
+{
+    json_t *last = json_object_get(thr, "LastDecreaseDateTime");
+    if (last && (long long)(json_number_value(last) / 86400) != (long long)(now / 86400))
+        json_object_set_new(thr, "NumberOfDecreasesToday", json_integer(0));
+}
+
+/* Refuses a table capacity above the per-table quota. */
+static int check_table_quota(long long rcu, long long wcu, qr_err *err)
+{
+    if (rcu <= TABLE_MAX_UNITS && wcu <= TABLE_MAX_UNITS) return 0;
+    return err_set(err, QR_E_LIMIT, "The requested %s, %lld, is above the per table maximum for the account in %s. "
+                                    "Per table maximum: %lld. Refer to the Amazon DynamoDB Developer Guide for current "
+                                    "limits and how to request higher limits.",
+                   rcu > TABLE_MAX_UNITS ? "ReadCapacityUnits" : "WriteCapacityUnits",
+                   rcu > TABLE_MAX_UNITS ? rcu : wcu, ops_request_region(), TABLE_MAX_UNITS);
+}
+
 /* Reads BillingMode and ProvisionedThroughput into the description. */
 static int apply_billing(json_t *req, json_t *desc, int creating, double now, qr_err *err)
 {
@@ -210,6 +270,7 @@ static int apply_billing(json_t *req, json_t *desc, int creating, double now, qr
         return err_validation(err, "One or more parameter values were invalid: Neither ReadCapacityUnits nor "
                                    "WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST");
     }
+    if (pt && check_table_quota(rcu, wcu, err)) return -1;
     json_t *thr = json_object_get(desc, "ProvisionedThroughput");
     if (thr == NULL) {
         thr = json_pack("{s:i,s:i,s:i}", "NumberOfDecreasesToday", 0, "ReadCapacityUnits", 0, "WriteCapacityUnits", 0);
@@ -236,11 +297,7 @@ static int apply_billing(json_t *req, json_t *desc, int creating, double now, qr
                                       old_r, rcu, old_w, wcu);
             if (!creating && (rcu > old_r || wcu > old_w))
                 json_object_set_new(thr, "LastIncreaseDateTime", json_real(now));
-            if (!creating && (rcu < old_r || wcu < old_w)) {
-                json_object_set_new(thr, "LastDecreaseDateTime", json_real(now));
-                json_object_set_new(thr, "NumberOfDecreasesToday",
-                                    json_integer(json_integer_value(json_object_get(thr, "NumberOfDecreasesToday")) + 1));
-            }
+            if (!creating && (rcu < old_r || wcu < old_w) && note_decrease(thr, now, err)) return -1;
             json_object_set_new(thr, "ReadCapacityUnits", json_integer(rcu));
             json_object_set_new(thr, "WriteCapacityUnits", json_integer(wcu));
         }
@@ -368,6 +425,21 @@ static int apply_table_class(json_t *req, json_t *desc, int creating, double now
                                    "table-class value: [STANDARD, STANDARD_INFREQUENT_ACCESS].");
     /* STANDARD on a table that never had a class changes nothing. */
     if (!creating && strcmp(cls, "STANDARD") == 0 && json_object_get(desc, "TableClassSummary") == NULL) return 0;
+    const char *was = json_string_value(json_object_get(json_object_get(desc, "TableClassSummary"), "TableClass"));
+    if (!creating && strcmp(cls, was ? was : "STANDARD") != 0) {
+        /* A class change counts against its 30-day quota. */
+        json_t *times = json_object_get(desc, CLASS_CHANGES_FIELD), *recent = json_array();
+        size_t i;
+        json_t *when;
+        json_array_foreach(times, i, when) if (json_number_value(when) > now - CLASS_WINDOW) json_array_append(recent, when);
+        if (json_array_size(recent) >= CLASS_CHANGES) {
+            json_decref(recent);
+            return err_set(err, QR_E_LIMIT, "Subscriber limit exceeded: Updates to TableClass are limited to %d "
+                                            "times in 30 day(s).", CLASS_CHANGES);
+        }
+        json_array_append_new(recent, json_real(now));
+        json_object_set_new(desc, CLASS_CHANGES_FIELD, recent);
+    }
     json_t *summary = json_pack("{s:s}", "TableClass", cls);
     if (!creating) json_object_set_new(summary, "LastUpdateDateTime", json_real(now));
     json_object_set_new(desc, "TableClassSummary", summary);
@@ -412,6 +484,16 @@ static int apply_on_demand(json_t *holder, json_t *target, int creating, int pro
                                        "range", pre, members[i], index);
         return err_validation(err, "%sRequested %s for OnDemandThroughput for table is outside of valid range", pre,
                               members[i]);
+    }
+    for (int i = 0; i < 2; i++) {
+        json_int_t units = json_integer_value(json_object_get(odt, members[i]));
+        if (!given[i] || units <= TABLE_MAX_UNITS) continue;
+        char what[300];
+        if (index) snprintf(what, sizeof what, "index : %s", index);
+        else snprintf(what, sizeof what, "table");
+        return err_set(err, QR_E_LIMIT, "Subscriber limit exceeded: Requested %s for OnDemandThroughput for %s exceeds "
+                                        "TableMax%sCapacityUnits of the account in region %s", members[i], what,
+                       i == 0 ? "Read" : "Write", ops_request_region());
     }
     json_t *cur = json_object_get(target, "OnDemandThroughput");
     json_t *next = cur ? json_deep_copy(cur) : json_object();
@@ -609,6 +691,13 @@ static json_t *describe_copy(qr_db *db, table *t, json_t *desc)
     json_object_del(desc, QR_PITR_FIELD); /* DescribeContinuousBackups' */
     json_object_del(desc, "QuarryTags");  /* ListTagsOfResource's */
     json_object_del(desc, QR_STREAM_FIELD);
+    json_object_del(desc, CLASS_CHANGES_FIELD); /* the class quota's bookkeeping */
+    double now = ops_now_seconds();
+    forget_old_decreases(json_object_get(desc, "ProvisionedThroughput"), now);
+    size_t i;
+    json_t *g;
+    json_array_foreach(json_object_get(desc, "GlobalSecondaryIndexes"), i, g)
+        forget_old_decreases(json_object_get(g, "ProvisionedThroughput"), now);
     warm_describe(desc);
     table_stats_fill(db, t, desc);
     index_stats_fill(db, t, desc);
@@ -878,6 +967,9 @@ static int apply_gsi_change(table_change *c, const char *action, json_t *spec, s
                                        "WriteCapacityUnits: %lld. Refer to the Amazon DynamoDB Developer Guide for "
                                        "current limits and how to request higher limits.",
                                   name, name, old_r, r, name, old_w, w);
+        double now = ops_now_seconds();
+        if (r > old_r || w > old_w) json_object_set_new(cur, "LastIncreaseDateTime", json_real(now));
+        if ((r < old_r || w < old_w) && note_decrease(cur, now, err)) return -1;
         json_object_set_new(cur, "ReadCapacityUnits", json_integer(r));
         json_object_set_new(cur, "WriteCapacityUnits", json_integer(w));
     }

@@ -796,8 +796,6 @@ def test_create_table_answer_is_leaner_than_describe(q):
     assert out["BillingModeSummary"] == {"BillingMode": "PAY_PER_REQUEST"}
 
 
-@pytest.mark.xfail(strict=True, reason="DDB-TABLE-184/326: a table gets 4 capacity decreases a UTC day, then one an "
-                                       "hour; quarry allows any number")
 def test_fifth_capacity_decrease_in_a_day(q):
     make(q, "Decrease", provisioned=True, ProvisionedThroughput={"ReadCapacityUnits": 10, "WriteCapacityUnits": 10})
     for units in (9, 8, 7, 6):
@@ -815,8 +813,6 @@ def test_fifth_capacity_decrease_in_a_day(q):
                                                                               "WriteCapacityUnits": 20}})
 
 
-@pytest.mark.xfail(strict=True, reason="DDB-TABLE-443/283: TableClass may change twice in 30 days; quarry allows any "
-                                       "number")
 def test_third_table_class_change(q):
     make(q, "Classy")
     for cls in ("STANDARD_INFREQUENT_ACCESS", "STANDARD"):
@@ -826,9 +822,6 @@ def test_third_table_class_change(q):
                                                              "limited to 2 times in 30 day(s).")
 
 
-@pytest.mark.xfail(strict=True, reason="DDB-TABLE-170/393/154: capacity and on-demand limits above the per-table "
-                                       "quota DescribeLimits reports (40000) are LimitExceededException; quarry "
-                                       "accepts them")
 @pytest.mark.parametrize("change,start,end", [
     ({"ProvisionedThroughput": {"ReadCapacityUnits": 40001, "WriteCapacityUnits": 2}},
      "The requested ReadCapacityUnits, 40001, is above the per table maximum for the account in ",
