@@ -20,6 +20,7 @@
 #define PREFIX_END "\0C"
 #define ARN_REGION_ACCOUNT "arn:aws:dynamodb:ddblocal:000000000000:table/"
 #define COPY_BATCH_ITEMS 512
+#define RESTORE_INDEX_WAIT_MS 30000 /* at most, for the index entries of the restored items */
 
 static pthread_mutex_t backups_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t next_id;     /* under backups_lock; 0 until read from the store */
@@ -573,6 +574,9 @@ int op_restore_table_from_backup(qr_db *db, json_t *req, json_t **resp, qr_err *
                                                                   "BackupCreationDateTime")), /* the backup's time */
                                 "RestoreInProgress", 0);
     rc = restore_items(db, id, name, err);
+    /* A restored table is ACTIVE with its global indexes complete, as DynamoDB's is once
+     * the restore ends: the items' index entries are applied before the answer. */
+    if (rc == 0) propagate_drain(db, RESTORE_INDEX_WAIT_MS);
     restore_note note = {summary};
     if (rc == 0) rc = catalog_change_schema(db, name, note_restore, &note, err);
     if (rc) {
