@@ -596,8 +596,6 @@ def test_update_table_checks_ignored_definitions(q):
                                    "Member must satisfy enum value set: [B, N, S]")
 
 
-@pytest.mark.xfail(strict=True, reason="DDB-TABLE-457: an empty name fails both the length and the pattern "
-                                       "constraints in DynamoDB; quarry reports the length only")
 @pytest.mark.parametrize("op,req,message", [
     ("DescribeTable", {"TableName": ""},
      "2 validation errors detected: Value '' at 'tableName' failed to satisfy constraint: Member must have length "
@@ -695,8 +693,6 @@ def test_point_in_time_recovery_specification_shapes(q):
         assert (e.type, e.message) == ("ValidationException", message)
 
 
-@pytest.mark.xfail(strict=True, reason="DDB-TABLE-457: DescribeBackup with an empty ARN is 'Invalid Backup ARN' "
-                                       "in DynamoDB; quarry uses the shape text")
 def test_describe_backup_with_an_empty_arn(q):
     e = q.error("DescribeBackup", {"BackupArn": ""})
     assert (e.type, e.message) == ("ValidationException", "Invalid Backup ARN")
@@ -708,8 +704,6 @@ def backup(q):
     return q.call("CreateBackup", {"TableName": "Src", "BackupName": "bk1"})["BackupDetails"]["BackupArn"]
 
 
-@pytest.mark.xfail(strict=True, reason="DDB-TABLE-457: RestoreTableFromBackup's texts for empty or out-of-range "
-                                       "overrides differ from quarry's (or quarry accepts them)")
 @pytest.mark.parametrize("extra,message", [
     ({"TargetTableName": ""}, "TableName must be at least 3 characters long and at most 255 characters long"),
     ({"BillingModeOverride": ""},
@@ -982,8 +976,6 @@ def test_key_schema_sent_to_update_table_is_ignored(q):
     assert describe(q, "KeepKeys")["KeySchema"] == HASH
 
 
-@pytest.mark.xfail(strict=True, reason="DDB-TABLE-011/072: table operations take the table's ARN as TableName (the "
-                                       "answer names the table); quarry checks it as a name")
 def test_table_arn_as_table_name(q):
     make(q, "ByArn")
     assert describe(q, ARN + "ByArn")["TableName"] == "ByArn"
