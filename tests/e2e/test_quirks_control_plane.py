@@ -416,8 +416,6 @@ def test_not_found_texts_per_family(q):
 
 # ---- tags ----
 
-@pytest.mark.xfail(strict=True, reason="DDB-TABLE-070/446: TagResource and UntagResource on a missing table name "
-                                       "its ARN in DynamoDB; quarry's text is bare")
 @pytest.mark.parametrize("op,extra", [("TagResource", {"Tags": [{"Key": "a", "Value": "b"}]}),
                                       ("UntagResource", {"TagKeys": ["a"]})])
 def test_tagging_a_missing_table_names_its_arn(q, op, extra):
@@ -426,8 +424,6 @@ def test_tagging_a_missing_table_names_its_arn(q, op, extra):
                                    "Requested resource not found: ResourceArn: %sGone not found" % ARN)
 
 
-@pytest.mark.xfail(strict=True, reason="DDB-TABLE-372: emoji are outside the AWS tag character set; quarry "
-                                       "accepts them")
 @pytest.mark.parametrize("tag,message", [({"Key": "k", "Value": "\U0001F511"},
                                           "The Tag Value provided is invalid, Value: \U0001F511"),
                                          ({"Key": "\U0001F511", "Value": "v"},
@@ -452,8 +448,6 @@ def test_tags_in_other_scripts_and_allowed_punctuation(q):
     assert sorted(t["Key"] for t in tags) == sorted(["ключ", "表"])
 
 
-@pytest.mark.xfail(strict=True, reason="DDB-TABLE-457: a tag without a key, or an empty key to remove, is 'The Tag "
-                                       "Key provided is invalid' in DynamoDB; quarry uses shape texts")
 @pytest.mark.parametrize("op,extra,message", [
     ("TagResource", {"Tags": [{}]}, "The Tag Key provided is invalid, Key: null"),
     ("TagResource", {"Tags": [{"Value": "v"}]}, "The Tag Key provided is invalid, Key: null"),
