@@ -612,8 +612,6 @@ def test_empty_names(q, op, req, message):
 
 # ---- time to live, insights, backups ----
 
-@pytest.mark.xfail(strict=True, reason="DDB-TABLE-457: an empty TimeToLiveSpecification fails both members in "
-                                       "DynamoDB; quarry names one")
 def test_empty_time_to_live_specification(q):
     make(q, "TtlEmpty")
     e = q.error("UpdateTimeToLive", {"TableName": "TtlEmpty", "TimeToLiveSpecification": {}})
@@ -636,8 +634,6 @@ def test_time_to_live_cooldown(q):
                                    "Time to live has been modified multiple times within a fixed interval")
 
 
-@pytest.mark.xfail(strict=True, reason="DDB-TABLE-457: Contributor Insights' own IndexName text and "
-                                       "ContributorInsightsMode enum order differ from quarry's")
 @pytest.mark.parametrize("op,extra,message", [
     ("DescribeContributorInsights", {"IndexName": ""},
      "IndexName must be at least 3 characters long and at most 255 characters long"),
