@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "ops/ops.h"
+#include "ops/warm.h"
 
 #define MAX_PROVISIONED 40000000000LL
 
@@ -379,6 +380,8 @@ static json_t *index_description(json_t *def, const char *table_arn, int global,
     return d;
 }
 
+static json_t *find_gsi(json_t *desc, const char *name, size_t *pos);
+
 static int is_provisioned(json_t *desc)
 {
     json_t *mode = json_object_get(json_object_get(desc, "BillingModeSummary"), "BillingMode");
@@ -403,6 +406,26 @@ static int describe_indexes(json_t *req, json_t *desc, const char *table_arn, qr
             json_array_append_new(out, d);
         }
         json_object_set_new(desc, lists[g], out);
+    }
+    return 0;
+}
+
+/* The warm throughput of a new table and of its global indexes: their baselines, raised
+ * where the request asks. */
+static int create_warm(json_t *req, json_t *desc, qr_err *err)
+{
+    warm_follow_capacity(desc);
+    int provisioned = is_provisioned(desc);
+    if (warm_apply(json_object_get(req, "WarmThroughput"), desc, 1, provisioned, NULL, "warmThroughput", err))
+        return -1;
+    size_t i;
+    json_t *def;
+    json_array_foreach(json_object_get(req, "GlobalSecondaryIndexes"), i, def) {
+        const char *name = json_string_value(json_object_get(def, "IndexName"));
+        json_t *gsi = name ? find_gsi(desc, name, NULL) : NULL;
+        if (gsi && warm_apply(json_object_get(def, "WarmThroughput"), gsi, 1, provisioned, name,
+                              "globalSecondaryIndexes.member.warmThroughput", err))
+            return -1;
     }
     return 0;
 }
@@ -440,7 +463,7 @@ int op_create_table(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     }
     json_object_set_new(desc, "TableId", new_uuid());
     if (apply_stream_spec(db, req, desc, 1, now, err) || apply_table_class(req, desc, 1, now, err) ||
-        apply_sse(req, desc, err) || apply_on_demand(req, desc, err)) {
+        apply_sse(req, desc, err) || apply_on_demand(req, desc, err) || create_warm(req, desc, err)) {
         json_decref(desc);
         return -1;
     }
@@ -477,6 +500,7 @@ static json_t *describe_copy(qr_db *db, table *t, json_t *desc)
     json_object_del(desc, QR_PITR_FIELD); /* DescribeContinuousBackups' */
     json_object_del(desc, "QuarryTags");  /* ListTagsOfResource's */
     json_object_del(desc, QR_STREAM_FIELD);
+    warm_describe(desc);
     table_stats_fill(db, t, desc);
     index_stats_fill(db, t, desc);
     return desc;
@@ -671,6 +695,10 @@ static int apply_gsi_change(table_change *c, json_t *desc, json_t *ids, qr_err *
         json_object_set_new(d2, "Backfilling", json_true());
         if (gsis == NULL) json_object_set_new(desc, "GlobalSecondaryIndexes", gsis = json_array());
         json_array_append_new(gsis, d2);
+        warm_follow_capacity(desc);
+        if (warm_apply(json_object_get(c->spec, "WarmThroughput"), d2, 1, is_provisioned(desc), name,
+                       "globalSecondaryIndexUpdates.member.create.warmThroughput", err))
+            return -1;
         /* Ids are never reused, so late work for a deleted index can never reach a new one. */
         json_int_t next = json_integer_value(json_object_get(ids, "")); /* 0 is the table itself */
         if (next < 1) next = 1;
@@ -694,19 +722,35 @@ static int apply_gsi_change(table_change *c, json_t *desc, json_t *ids, qr_err *
         prune_attribute_definitions(desc);
         return 0;
     }
+    /* An Update sets the index's capacity, its OnDemandThroughput or its WarmThroughput. */
     json_t *pt = json_object_get(c->spec, "ProvisionedThroughput");
-    if (!json_is_object(pt))
+    json_t *warm = json_object_get(c->spec, "WarmThroughput"), *odt = json_object_get(c->spec, "OnDemandThroughput");
+    int has_pt = pt != NULL && !json_is_null(pt), has_warm = warm != NULL && !json_is_null(warm),
+        has_odt = json_object_size(odt) > 0;
+    if (!is_provisioned(desc)) {
+        if (has_pt)
+            return err_validation(err, "One or more parameter values were invalid: ProvisionedThroughput should not "
+                                       "be specified for index: %s when BillingMode is PAY_PER_REQUEST", name);
+        if (!has_warm && !has_odt)
+            return err_validation(err, "One or more parameter values were invalid: The only Updates for index: %s "
+                                       "when TableThroughputMode is PAY_PER_REQUEST can be to OnDemandThroughput, "
+                                       "WarmThroughput", name);
+    } else if (!has_pt && !has_warm) {
         return err_validation(err, "1 validation error detected: Value null at 'globalSecondaryIndexUpdates.1.member."
                                    "update.provisionedThroughput' failed to satisfy constraint: Member must not be null");
-    if (!is_provisioned(desc))
-        return err_validation(err, "One or more parameter values were invalid: ProvisionedThroughput should not be "
-                                   "specified for index: %s when BillingMode is PAY_PER_REQUEST", name);
-    long long r, w;
-    if (read_throughput(pt, "globalSecondaryIndexUpdates.member.update.provisionedThroughput", &r, &w, err)) return -1;
-    json_t *cur = json_object_get(existing, "ProvisionedThroughput");
-    json_object_set_new(cur, "ReadCapacityUnits", json_integer(r));
-    json_object_set_new(cur, "WriteCapacityUnits", json_integer(w));
-    return 0;
+    }
+    if (has_pt) {
+        long long r, w;
+        if (read_throughput(pt, "globalSecondaryIndexUpdates.member.update.provisionedThroughput", &r, &w, err))
+            return -1;
+        json_t *cur = json_object_get(existing, "ProvisionedThroughput");
+        json_object_set_new(cur, "ReadCapacityUnits", json_integer(r));
+        json_object_set_new(cur, "WriteCapacityUnits", json_integer(w));
+    }
+    if (has_odt && apply_on_demand(c->spec, existing, err)) return -1;
+    warm_follow_capacity(desc);
+    return warm_apply(warm, existing, 0, is_provisioned(desc), name,
+                      "globalSecondaryIndexUpdates.member.update.warmThroughput", err);
 }
 
 static int apply_table_change(json_t *desc, json_t *ids, void *arg, qr_err *err)
@@ -721,6 +765,10 @@ static int apply_table_change(json_t *desc, json_t *ids, void *arg, qr_err *err)
     }
     if (apply_stream_spec(c->db, c->req, desc, 0, now, err) || apply_table_class(c->req, desc, 0, now, err) ||
         apply_sse(c->req, desc, err) || apply_on_demand(c->req, desc, err))
+        return -1;
+    warm_follow_capacity(desc);
+    if (warm_apply(json_object_get(c->req, "WarmThroughput"), desc, 0, is_provisioned(desc), NULL, "warmThroughput",
+                   err))
         return -1;
     if (c->action && apply_gsi_change(c, desc, ids, err)) return -1;
     /* The answer shows this change, not a later one another request made meanwhile. */
@@ -779,7 +827,7 @@ int op_update_table(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     table_change c = {.db = db, .req = req};
     const char *changes[] = {"ProvisionedThroughput", "BillingMode", "DeletionProtectionEnabled",
                              "StreamSpecification", "SSESpecification", "TableClass", "GlobalSecondaryIndexUpdates",
-                             "OnDemandThroughput"};
+                             "OnDemandThroughput", "WarmThroughput"};
     int any = 0;
     for (size_t i = 0; i < sizeof changes / sizeof changes[0]; i++) {
         json_t *v = json_object_get(req, changes[i]);

@@ -239,6 +239,43 @@ static const char *stamp(h2o_req_t *req, const char *body, size_t len)
     return id;
 }
 
+/* ---- CORS ----
+ * A request a browser script makes carries Origin. Like DynamoDB, quarry then lets any
+ * origin read the answer and the headers a client needs, and answers a preflight
+ * (OPTIONS) by allowing the method and headers it asks for. A request without Origin
+ * gets no CORS headers. */
+#define CORS_EXPOSE_HEADERS "x-amzn-RequestId,x-amz-crc32,Date"
+#define CORS_MAX_AGE "172800"
+
+static const h2o_iovec_t *find_header(h2o_req_t *req, const char *name, size_t len)
+{
+    ssize_t i = h2o_find_header_by_str(&req->headers, name, len, -1);
+    return i < 0 ? NULL : &req->headers.entries[i].value;
+}
+
+static void add_cors_headers(h2o_req_t *req)
+{
+    h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_ACCESS_CONTROL_ALLOW_ORIGIN, NULL, H2O_STRLIT("*"));
+    h2o_add_header_by_str(&req->pool, &req->res.headers, H2O_STRLIT("access-control-expose-headers"), 0,
+                          "Access-Control-Expose-Headers", H2O_STRLIT(CORS_EXPOSE_HEADERS));
+}
+
+/* Adds to a preflight's answer what it asked to be allowed. */
+static void add_preflight_headers(h2o_req_t *req)
+{
+    h2o_add_header_by_str(&req->pool, &req->res.headers, H2O_STRLIT("access-control-max-age"), 0,
+                          "Access-Control-Max-Age", H2O_STRLIT(CORS_MAX_AGE));
+    static const struct { const char *asked, *allowed, *name; } echoes[] = {
+        {"access-control-request-method", "access-control-allow-methods", "Access-Control-Allow-Methods"},
+        {"access-control-request-headers", "access-control-allow-headers", "Access-Control-Allow-Headers"}};
+    for (size_t i = 0; i < sizeof echoes / sizeof echoes[0]; i++) {
+        const h2o_iovec_t *v = find_header(req, echoes[i].asked, strlen(echoes[i].asked));
+        if (v)
+            h2o_add_header_by_str(&req->pool, &req->res.headers, echoes[i].allowed, strlen(echoes[i].allowed), 0,
+                                  echoes[i].name, v->base, v->len);
+    }
+}
+
 /* Sends body with DynamoDB's headers; h2o copies it, so it may be freed afterwards. */
 static void send_response(server *s, h2o_req_t *req, const exchange *x, int status,
                           const char *ctype, const char *body, size_t len, const char *op,
@@ -266,6 +303,7 @@ static void send_response(server *s, h2o_req_t *req, const exchange *x, int stat
     if (coding)
         h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_CONTENT_ENCODING, NULL, coding,
                        strlen(coding));
+    if (find_header(req, H2O_STRLIT("origin"))) add_cors_headers(req);
     /* Once draining, every answer asks its client to go elsewhere. */
     if (atomic_load_explicit(&s->draining, memory_order_relaxed)) req->http1_is_persistent = 0;
     log_request(s, x, op, status, error, message, id);
@@ -501,12 +539,6 @@ static const char *json_content_type(const h2o_iovec_t *v)
     return NULL;
 }
 
-static const h2o_iovec_t *find_header(h2o_req_t *req, const char *name, size_t len)
-{
-    ssize_t i = h2o_find_header_by_str(&req->headers, name, len, -1);
-    return i < 0 ? NULL : &req->headers.entries[i].value;
-}
-
 /* Whether op may wait for a disk sync: everything but the operations that only read. */
 static int may_sync(const char *op)
 {
@@ -601,6 +633,12 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
         int n = hlen ? snprintf(body, sizeof body, HEALTH_PREFIX "%.*s\n", (int)hlen, host->base)
                      : snprintf(body, sizeof body, HEALTH_PREFIX "quarry\n");
         send_response(s, req, &x, 200, "text/plain", body, (size_t)n, "health", NULL, NULL);
+        return 0;
+    }
+
+    if (h2o_memis(method->base, method->len, H2O_STRLIT("OPTIONS")) && find_header(req, H2O_STRLIT("origin"))) {
+        add_preflight_headers(req);
+        send_response(s, req, &x, 200, "text/plain", "", 0, "preflight", NULL, NULL);
         return 0;
     }
 
