@@ -297,8 +297,8 @@ static void *worker_main(void *arg)
             sleep_us = 0;
         } else {
             /* A kick can arrive just before its write commits: look again shortly. */
-            sleep_us = (db->prop_kicked || idle_retries < 3) ? 1000 : 50000;
-            idle_retries = db->prop_kicked ? 0 : idle_retries + 1;
+            sleep_us = idle_retries < 3 ? 1000 : 50000;
+            if (idle_retries < 3) idle_retries++;
         }
         if (sleep_us == 0) continue;
         struct timespec ts;
@@ -306,10 +306,10 @@ static void *worker_main(void *arg)
         uint64_t ns = (uint64_t)ts.tv_nsec + sleep_us * 1000u;
         ts.tv_sec += (time_t)(ns / 1000000000u);
         ts.tv_nsec = (long)(ns % 1000000000u);
-        /* Idle: not gathering the records of a busy spell, so a kick or a commit wakes
-         * the worker at once. Read without the lock by propagate_kick, hence the atomic
-         * stores. */
-        __atomic_store_n(&db->prop_idle, applied == 0, __ATOMIC_RELAXED);
+        /* Idle: neither gathering the records of a busy spell nor holding one back for
+         * the lag, so a kick or a commit wakes the worker at once. Read without the lock
+         * by propagate_kick, hence the atomic stores. */
+        __atomic_store_n(&db->prop_idle, applied == 0 && wait_us == 0, __ATOMIC_RELAXED);
         if (!db->prop_stop) pthread_cond_timedwait(&db->prop_wake, &db->prop_lock, &ts);
         __atomic_store_n(&db->prop_idle, 0, __ATOMIC_RELAXED);
     }
