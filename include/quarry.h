@@ -72,6 +72,17 @@ typedef struct qr_response {
 int qr_call(qr_db *db, const char *operation, const char *request, size_t len,
             qr_response *resp);
 
+/* What a call's transport knows that its JSON does not. */
+typedef struct qr_call_context {
+    const char *region; /* the AWS region the request was signed for, or NULL */
+} qr_call_context;
+
+/* qr_call with a context (ctx may be NULL). The region names where the request was
+ * received, as DynamoDB Streams records report it (awsRegion); without one it is
+ * "ddblocal", as DynamoDB Local reports it. */
+int qr_call_in(qr_db *db, const qr_call_context *ctx, const char *operation, const char *request, size_t len,
+               qr_response *resp);
+
 /* Frees the body of a response filled by qr_call. */
 void qr_response_free(qr_response *resp);
 

@@ -201,20 +201,19 @@ static int check_index_keys(json_t *def, json_t *defs, int global, const char *t
                                   role, i + 1);
         if (i == 0 && !hash) return err_validation(err, "Invalid KeySchema: The first KeySchemaElement is not a HASH key type");
         if (hash && nrange)
-            return err_validation(err, "Invalid KeySchema: HASH key attributes must come before RANGE key attributes "
-                                       "for index: %s", name);
+            return err_validation(err, "One or more parameter values were invalid: All HASH key attributes must "
+                                       "precede RANGE key attributes in the KeySchema");
         if (hash ? ++nhash > QR_MAX_KEY_ATTRS : ++nrange > QR_MAX_KEY_ATTRS)
-            return err_validation(err, "Invalid KeySchema: an index key has at most %d %s attributes; index: %s",
-                                  QR_MAX_KEY_ATTRS, hash ? "HASH" : "RANGE", name);
+            return err_validation(err, "One or more parameter values were invalid: The KeySchema exceeds the maximum "
+                                       "allowed number of %s key attributes", hash ? "HASH" : "RANGE");
         if (!global && i == 1 && hash)
             return err_validation(err, "Invalid KeySchema: The second KeySchemaElement is not a RANGE key type");
         for (size_t j = 0; j < i; j++)
             if (json_equal(json_object_get(json_array_get(ks, j), "AttributeName"), an))
-                return json_array_size(ks) == 2
+                return json_array_size(ks) == 2 && nrange == 1
                            ? err_validation(err, "Both the Hash Key and the Range Key element in the KeySchema have "
                                                  "the same name")
-                           : err_validation(err, "Invalid KeySchema: Some attributes appear more than once in the "
-                                                 "key of index: %s", name);
+                           : err_validation(err, "The KeySchema contains multiple key attributes with the same name");
         if (!attr_type(defs, json_string_value(an))) {
             char names[512];
             index_definition_names(defs, names, sizeof names);

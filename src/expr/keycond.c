@@ -182,6 +182,9 @@ int keycond_finish(const key_part *parts, int n, const expr_key_schema *s, int e
     for (int i = 0; i < s->npk; i++)
         if (pk_part[i] < 0) return missed(err, s->pk_names[i]);
     if (extra) {
+        /* A table or index keyed by one partition attribute alone refuses any other
+         * condition as it refuses a non-equality on that attribute. */
+        if (s->npk == 1 && s->nsk == 0) return err_validation(err, "Query key condition not supported");
         /* Named after the first sort-key attribute not tested, as for a single sort key. */
         const char *name = s->pk_names[0];
         for (int i = s->nsk - 1; i >= 0; i--)

@@ -641,6 +641,16 @@ static void check_operand(parser *p, operand *o, int update)
         return;
     }
     check_args(p, o, update);
+    /* Of the update functions only if_not_exists may stand as another function's
+     * operand: list_append(list_append(...), ...) is refused (as in DynamoDB's own
+     * clients), while list_append(if_not_exists(a, :empty), :v) is the common idiom.
+     * As if_not_exists's first operand it is the missing document path that is told. */
+    int path_first = strcmp(o->fname, "if_not_exists") == 0;
+    for (int i = path_first; update && i < o->na; i++)
+        if (o->a[i]->kind == OP_LIST_APPEND)
+            sem(p, SEM_MISUSED,
+                "The function is not allowed to be used this way in an expression; function: %s",
+                o->a[i]->fname);
     if (update && strcmp(o->fname, "if_not_exists") == 0) {
         check_arity(p, o, 2);
         if (o->na >= 1 && o->a[0]->kind != OP_PATH)

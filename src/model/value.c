@@ -294,6 +294,38 @@ int item_validate(json_t *item, qr_err *err)
     return item_validate_size(item, &size, err);
 }
 
+/* True if no map inside the (valid) AttributeValue av has a key longer than DynamoDB
+ * allows: the limit holds for names at every depth, not only at the top. */
+static int nested_names_fit(const json_t *av)
+{
+    qr_type t = value_type(av);
+    json_t *p = value_payload(av);
+    if (t == QR_T_M) {
+        const char *k;
+        json_t *v;
+        json_object_foreach(p, k, v) {
+            if (strlen(k) > QR_MAX_NAME_SIZE || !nested_names_fit(v)) return 0;
+        }
+    } else if (t == QR_T_L) {
+        size_t i;
+        json_t *v;
+        json_array_foreach(p, i, v) {
+            if (!nested_names_fit(v)) return 0;
+        }
+    }
+    return 1;
+}
+
+int item_check_names(const json_t *item, qr_err *err)
+{
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)item, k, v) {
+        if (strlen(k) > QR_MAX_NAME_SIZE || !nested_names_fit(v)) return err_validation(err, QR_MSG_NAME_TOO_LARGE);
+    }
+    return 0;
+}
+
 int item_validate_size(json_t *item, size_t *size, qr_err *err)
 {
     if (!json_is_object(item)) return err_set(err, QR_E_SERIALIZATION, "Item must be a map of attribute names to values");
@@ -302,9 +334,9 @@ int item_validate_size(json_t *item, size_t *size, qr_err *err)
     json_object_foreach(item, k, v) {
         if (k[0] == '\0')
             return err_validation(err, "One or more parameter values were invalid: An AttributeValue may not contain an empty attribute name");
-        if (strlen(k) > QR_MAX_NAME_SIZE)
-            return err_validation(err, "One or more parameter values were invalid: Attribute name is too long");
+        if (strlen(k) > QR_MAX_NAME_SIZE) return err_validation(err, QR_MSG_NAME_TOO_LARGE);
         if (value_validate(v, 1, k, err)) return -1;
+        if (!nested_names_fit(v)) return err_validation(err, QR_MSG_NAME_TOO_LARGE);
     }
     *size = item_size(item);
     if (*size > QR_MAX_ITEM_SIZE) return err_validation(err, "Item size has exceeded the maximum allowed size");

@@ -27,6 +27,10 @@ typedef enum qr_type {
 #define QR_MAX_PK_SIZE 2048
 #define QR_MAX_SK_SIZE 1024
 #define QR_MAX_NAME_SIZE 65535
+/* DynamoDB's words for a name over QR_MAX_NAME_SIZE, at any depth (measured against the
+ * service in September 2026 for PutItem and UpdateItem, inside their "1 validation error
+ * detected: " envelope). */
+#define QR_MSG_NAME_TOO_LARGE "Attribute name is too large, must be less than 65536 bytes"
 
 /* The type of an AttributeValue, or QR_T_NONE if av is not one object with one known
  * type key. Does not validate the payload. */
@@ -53,6 +57,9 @@ int value_nesting(const json_t *av);
 int item_validate(json_t *item, qr_err *err);
 /* The same, also giving the item's size (item_size) that the check computed. */
 int item_validate_size(json_t *item, size_t *size, qr_err *err);
+/* Checks only the lengths of an item's attribute names, nested map keys included: for an
+ * item an update built from valid parts. */
+int item_check_names(const json_t *item, qr_err *err);
 
 /* True if a and b are equal AttributeValues: same type and same value; numbers compare
  * numerically, sets as sets (order-insensitive), maps and lists element-wise. */

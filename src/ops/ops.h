@@ -134,6 +134,9 @@ int param_check_table_name(json_t *v, const char *field, qr_err *err);
 int param_null(const char *field, qr_err *err);
 /* Now, in seconds since the epoch to the millisecond, as DynamoDB's dates are given. */
 double ops_now_seconds(void);
+
+/* The AWS region the running call was received for (qr_call_in), or "ddblocal". */
+const char *ops_request_region(void);
 /* Reads TableName (or another field) and finds the table, taking a reference the caller
  * drops with catalog_release. ResourceNotFoundException if it does not exist. */
 int param_table(qr_db *db, json_t *req, const char *key, table **out, qr_err *err);

@@ -113,7 +113,33 @@ static void fill_error(qr_response *resp, qr_err *err)
     json_decref(body);
 }
 
+/* The context of the call this thread is running, for what handlers ask of it. */
+static __thread const qr_call_context *current_context;
+
+const char *ops_request_region(void)
+{
+    const char *r = current_context ? current_context->region : NULL;
+    return r && *r ? r : "ddblocal";
+}
+
 int qr_call(qr_db *db, const char *operation, const char *request, size_t len, qr_response *resp)
+{
+    return qr_call_in(db, NULL, operation, request, len, resp);
+}
+
+static int call(qr_db *db, const char *operation, const char *request, size_t len, qr_response *resp);
+
+int qr_call_in(qr_db *db, const qr_call_context *ctx, const char *operation, const char *request, size_t len,
+               qr_response *resp)
+{
+    const qr_call_context *outer = current_context;
+    current_context = ctx;
+    int rc = call(db, operation, request, len, resp);
+    current_context = outer;
+    return rc;
+}
+
+static int call(qr_db *db, const char *operation, const char *request, size_t len, qr_response *resp)
 {
     qr_err err;
     err_init(&err);

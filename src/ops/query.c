@@ -29,7 +29,7 @@ typedef struct range_read {
     int count_only;
     int consistent;
     const qr_index *index; /* the index read, or NULL for the table */
-    int fetch_base;        /* read each entry's base item (an LSI asked for more than it holds) */
+    int fetch_base;        /* return each entry's base item (an LSI asked for more than it holds) */
     long long segment, total_segments; /* a Scan's part of the table */
 } range_read;
 
@@ -94,12 +94,13 @@ static int range_run(qr_db *db, table *t, range_read *r, buf *out, size_t *bytes
                 break;
             }
         }
-        if (r->fetch_base && (item = fetch_base(db, t, item, err)) == NULL) {
+        /* The filter sees what the read holds: an index entry, not the item behind it. */
+        if (r->filter && (keep = expr_cond_eval(r->filter, item, err)) < 0) {
+            json_decref(item);
             rc = -1;
             break;
         }
-        if (r->filter && (keep = expr_cond_eval(r->filter, item, err)) < 0) {
-            json_decref(item);
+        if (keep && r->fetch_base && (item = fetch_base(db, t, item, err)) == NULL) {
             rc = -1;
             break;
         }
@@ -245,10 +246,139 @@ static int read_common(json_t *req, table *t, range_read *r, const char **capaci
             return err_validation(err, "One or more parameter values were invalid: Select type ALL_ATTRIBUTES is not "
                                        "supported for global secondary index %s because its projection type is not ALL",
                                   r->index->name);
-        /* A local index reads the table for what it does not hold, as DynamoDB does. */
-        if (!r->index->global && (wants_all || projecting || r->filter)) r->fetch_base = 1;
+        /* A local index reads the table for attributes asked for that it does not hold,
+         * as DynamoDB does; its filter sees only what it holds (check_filter_projection). */
+        if (!r->index->global && (wants_all || projecting)) r->fetch_base = 1;
     }
     return 0;
+}
+
+/* True if an index of t projects the top-level attribute name. */
+static int index_holds(const table *t, const qr_index *ix, const char *name)
+{
+    if (ix->projection == QR_PROJ_ALL || strcmp(name, t->pk.name) == 0 || (t->sk.name && strcmp(name, t->sk.name) == 0))
+        return 1;
+    for (int i = 0; i < ix->npk + ix->nsk; i++)
+        if (strcmp(name, i < ix->npk ? ix->pk[i] : ix->sk[i - ix->npk]) == 0) return 1;
+    size_t i;
+    json_t *v;
+    json_array_foreach(ix->include, i, v) {
+        if (strcmp(name, json_string_value(v)) == 0) return 1;
+    }
+    return 0;
+}
+
+/* Adds name to the names an index lacks (a JSON array of strings), once. */
+static void add_missing(json_t *missing, const char *name)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(missing, i, v) {
+        if (strcmp(json_string_value(v), name) == 0) return;
+    }
+    json_array_append_new(missing, json_string(name));
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(json_string_value(*(json_t *const *)a), json_string_value(*(json_t *const *)b));
+}
+
+/* Writes names (a JSON array of strings) to out as DynamoDB lists them, "a, b", sorted
+ * if asked. */
+static void join_names(json_t *names, int sorted, buf *out)
+{
+    size_t n = json_array_size(names);
+    json_t **v = malloc((n ? n : 1) * sizeof *v);
+    if (v == NULL) return;
+    for (size_t i = 0; i < n; i++) v[i] = json_array_get(names, i);
+    if (sorted) qsort(v, n, sizeof *v, by_name);
+    for (size_t i = 0; i < n; i++) {
+        if (i) buf_puts(out, ", ");
+        buf_puts(out, json_string_value(v[i]));
+    }
+    free(v);
+}
+
+/* A Query of an index that does not project every attribute may filter only on what
+ * it projects: DynamoDB refuses a QueryFilter or FilterExpression on any other attribute
+ * (a Scan's filter just finds it missing). The attributes a FilterExpression names are
+ * among the words of its text and the values of ExpressionAttributeNames; the condition
+ * itself says which of those it tests. */
+static int check_filter_projection(json_t *req, const table *t, const qr_index *ix, const expr_cond *filter,
+                                   qr_err *err)
+{
+    if (ix == NULL || ix->projection == QR_PROJ_ALL || filter == NULL) return 0;
+    json_t *missing = json_array(), *v;
+    const char *k;
+    json_object_foreach(json_object_get(req, "QueryFilter"), k, v) {
+        if (!index_holds(t, ix, k)) add_missing(missing, k);
+    }
+    json_object_foreach(json_object_get(req, "ExpressionAttributeNames"), k, v) {
+        const char *name = json_string_value(v);
+        if (name && !index_holds(t, ix, name) && expr_cond_mentions(filter, name)) add_missing(missing, name);
+    }
+    static const char word[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_";
+    const char *text = json_string_value(json_object_get(req, "FilterExpression"));
+    for (const char *c = text; c && *c;) {
+        size_t n = strspn(c, word);
+        if (n == 0) {
+            c++;
+            continue;
+        }
+        char *name = strndup(c, n);
+        int colon = c > text && (c[-1] == ':' || c[-1] == '#');
+        if (name && !colon && !index_holds(t, ix, name) && expr_cond_mentions(filter, name)) add_missing(missing, name);
+        free(name);
+        c += n;
+    }
+    int rc = 0;
+    if (json_array_size(missing)) {
+        buf list;
+        buf_init(&list, 0);
+        join_names(missing, 1, &list);
+        rc = err_validation(err, "One or more parameter values were invalid: Secondary index %s does not project one or "
+                                 "more filter attributes: [%s]", ix->name, list.len ? list.data : "");
+        buf_free(&list);
+    }
+    json_decref(missing);
+    return rc;
+}
+
+/* A global index cannot fetch what it does not project, so DynamoDB refuses a
+ * ProjectionExpression or AttributesToGet naming any other top-level attribute. The
+ * names are read as the request gives them, the expression being valid already: each
+ * path of a ProjectionExpression starts with its top-level name or #name. */
+static int check_index_projection(json_t *req, const table *t, const qr_index *ix, qr_err *err)
+{
+    if (ix == NULL || !ix->global || ix->projection == QR_PROJ_ALL) return 0;
+    json_t *missing = json_array(), *v;
+    size_t i;
+    json_array_foreach(json_object_get(req, "AttributesToGet"), i, v) {
+        if (!index_holds(t, ix, json_string_value(v))) add_missing(missing, json_string_value(v));
+    }
+    const char *text = json_string_value(json_object_get(req, "ProjectionExpression"));
+    json_t *names = json_object_get(req, "ExpressionAttributeNames");
+    for (const char *c = text; c && *c;) {
+        c += strspn(c, " \t\r\n");
+        char *tok = strndup(c, strcspn(c, " \t\r\n.[,"));
+        const char *name = tok && tok[0] == '#' ? json_string_value(json_object_get(names, tok)) : tok;
+        if (name && !index_holds(t, ix, name)) add_missing(missing, name);
+        free(tok);
+        c = strchr(c, ',');
+        if (c) c++;
+    }
+    int rc = 0;
+    if (json_array_size(missing)) {
+        buf list;
+        buf_init(&list, 0);
+        join_names(missing, 0, &list);
+        rc = err_validation(err, "One or more parameter values were invalid: Global secondary index %s does not project [%s]",
+                            ix->name, list.len ? list.data : "");
+        buf_free(&list);
+    }
+    json_decref(missing);
+    return rc;
 }
 
 /* Query and Scan refuse an ExpressionAttributeValue nested deeper than an item may be. */
@@ -264,6 +394,23 @@ static int check_value_nesting(json_t *req, qr_err *err)
     return 0;
 }
 
+/* The number of attributes a start key for an index read holds: the table's key
+ * attributes and the index's, each once. */
+static size_t index_start_key_size(const table *t, const qr_index *ix)
+{
+    const char *names[2 + QR_MAX_KEY_ATTRS * 2];
+    size_t n = 0;
+    names[n++] = t->pk.name;
+    if (t->sk.name) names[n++] = t->sk.name;
+    for (int i = 0; i < ix->npk + ix->nsk; i++) {
+        const char *name = i < ix->npk ? ix->pk[i] : ix->sk[i - ix->npk];
+        size_t j = 0;
+        while (j < n && strcmp(names[j], name) != 0) j++;
+        if (j == n) names[n++] = name;
+    }
+    return n;
+}
+
 /* Encodes a start key as the read's position: an index entry's key, or the item's key. */
 static int encode_start_key(table *t, const range_read *r, json_t *esk, int is_query, buf *k, qr_err *err)
 {
@@ -275,7 +422,8 @@ static int encode_start_key(table *t, const range_read *r, json_t *esk, int is_q
     err_init(&inner);
     if (r->index) {
         json_t *base = key_of_item(t, esk);
-        int bad = key_check_key(t, base, &inner) || index_entry_key(t, r->index, esk, k, &inner) != 1;
+        int bad = json_object_size(esk) != index_start_key_size(t, r->index) || key_check_key(t, base, &inner) ||
+                  index_entry_key(t, r->index, esk, k, &inner) != 1;
         json_decref(base);
         if (bad) return err_validation(err, "%s", bad_text);
         return 0;
@@ -564,7 +712,9 @@ int op_query(qr_db *db, json_t *req, buf *out, qr_err *err)
     }
     if (exprs_finish(&x)) goto done;
     if (check_filter_keys(&ks, x.filter, json_object_get(req, "QueryFilter") != NULL, err)) goto done;
-    if (exprs_check_key_paths(&x, t, err)) goto done;
+    if (exprs_check_key_paths(&x, t, err) || check_filter_projection(req, t, r.index, x.filter, err) ||
+        check_index_projection(req, t, r.index, err))
+        goto done;
     if (query_range(t, r.index ? r.index->id : 0, &kcm, ks.npk, &r, err)) goto done;
     if (apply_start_key(req, t, &r, &ks, &kcm, err)) goto done;
     if (range_run(db, t, &r, out, &bytes, err)) goto done;
@@ -621,7 +771,7 @@ int op_scan(qr_db *db, json_t *req, buf *out, qr_err *err)
     if (segment + 1 < total) buf_put_be64(&r.upper, (uint64_t)(span * (unsigned long long)(segment + 1) / (unsigned long long)total));
     else buf_prefix_successor(&r.upper);
     if (apply_start_key(req, t, &r, NULL, NULL, err)) goto done;
-    if (exprs_check_key_paths(&x, t, err)) goto done;
+    if (exprs_check_key_paths(&x, t, err) || check_index_projection(req, t, r.index, err)) goto done;
     if (range_run(db, t, &r, out, &bytes, err)) goto done;
     finish_response(out, capacity, t, r.index, bytes, r.consistent);
     rc = 0;

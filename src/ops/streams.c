@@ -312,6 +312,11 @@ int op_get_records(qr_db *db, json_t *req, json_t **resp, qr_err *err)
         return -1;
     }
     if (!cut && below > next) next = below; /* nothing more below: resume where the next records will be */
+    /* A record names the region its GetRecords was received in, not the one it was
+     * written in (the stored "ddblocal" is only a place holder keeping the field's order). */
+    size_t i;
+    json_t *rec;
+    json_array_foreach(records, i, rec) json_object_set_new(rec, "awsRegion", json_string(ops_request_region()));
     *resp = json_pack("{s:o}", "Records", records);
     /* A closed shard read to its end has no next iterator. */
     if (!(closed && !cut && next > end)) json_object_set_new(*resp, "NextShardIterator", make_iterator(d, next));

@@ -171,9 +171,12 @@ static int apply_billing(json_t *req, json_t *desc, int creating, double now, qr
     long long rcu = 0, wcu = 0;
     if (pt && read_throughput(pt, "provisionedThroughput", &rcu, &wcu, err)) return -1;
     if (strcmp(mode, "PROVISIONED") == 0) {
-        if (pt == NULL && (creating || strcmp(current, "PROVISIONED") != 0))
+        if (pt == NULL && creating)
             return err_validation(err, "One or more parameter values were invalid: ReadCapacityUnits and "
                                        "WriteCapacityUnits must both be specified when BillingMode is PROVISIONED");
+        if (pt == NULL && strcmp(current, "PROVISIONED") != 0)
+            return err_validation(err, "One or more parameter values were invalid: ProvisionedThroughput must be "
+                                       "specified when BillingMode is PROVISIONED");
     } else if (pt) {
         return err_validation(err, "One or more parameter values were invalid: Neither ReadCapacityUnits nor "
                                    "WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST");
@@ -344,8 +347,9 @@ static int apply_on_demand(json_t *req, json_t *desc, qr_err *err)
     return 0;
 }
 
-/* The description of one index as CreateTable or UpdateTable defines it. */
-static json_t *index_description(json_t *def, const char *table_arn, int global, int provisioned, qr_err *err)
+/* The description of one index as CreateTable (creating) or UpdateTable defines it. */
+static json_t *index_description(json_t *def, const char *table_arn, int global, int provisioned, int creating,
+                                 qr_err *err)
 {
     const char *name = json_string_value(json_object_get(def, "IndexName"));
     json_t *d = json_pack("{s:s,s:O,s:O,s:i,s:i}", "IndexName", name, "KeySchema", json_object_get(def, "KeySchema"),
@@ -356,16 +360,22 @@ static json_t *index_description(json_t *def, const char *table_arn, int global,
     if (global) {
         json_object_set_new(d, "IndexStatus", json_string("ACTIVE"));
         json_t *pt = json_object_get(def, "ProvisionedThroughput");
+        /* CreateTable and UpdateTable word these two differently. */
         if (provisioned && pt == NULL) {
             json_decref(d);
-            err_validation(err, "One or more parameter values were invalid: ProvisionedThroughput must be specified "
-                                "for index: %s", name);
+            err_validation(err, "One or more parameter values were invalid: ProvisionedThroughput %s for index: %s",
+                           creating ? "is not specified" : "must be specified", name);
             return NULL;
         }
         if (!provisioned && pt) {
             json_decref(d);
-            err_validation(err, "One or more parameter values were invalid: ProvisionedThroughput should not be "
-                                "specified for index: %s when BillingMode is PAY_PER_REQUEST", name);
+            if (creating)
+                err_validation(err, "One or more parameter values were invalid: ProvisionedThroughput should not be "
+                                    "specified for index: %s when BillingMode is PAY_PER_REQUEST", name);
+            else
+                err_validation(err, "One or more parameter values were invalid: Neither ReadCapacityUnits nor "
+                                    "WriteCapacityUnits can be specified for index: %s when BillingMode is "
+                                    "PAY_PER_REQUEST", name);
             return NULL;
         }
         long long r = 0, w = 0;
@@ -398,7 +408,7 @@ static int describe_indexes(json_t *req, json_t *desc, const char *table_arn, qr
         size_t i;
         json_t *def;
         json_array_foreach(defs, i, def) {
-            json_t *d = index_description(def, table_arn, g, is_provisioned(desc), err);
+            json_t *d = index_description(def, table_arn, g, is_provisioned(desc), 1, err);
             if (d == NULL) {
                 json_decref(out);
                 return -1;
@@ -689,7 +699,7 @@ static int apply_gsi_change(table_change *c, json_t *desc, json_t *ids, qr_err *
             return err_set(err, QR_E_LIMIT, "Subscriber limit exceeded: The table already has the maximum of %d "
                                             "global secondary indexes", QR_MAX_GSI);
         json_t *d2 = index_description(c->spec, json_string_value(json_object_get(desc, "TableArn")), 1,
-                                       is_provisioned(desc), err);
+                                       is_provisioned(desc), 0, err);
         if (d2 == NULL) return -1;
         json_object_set_new(d2, "IndexStatus", json_string("CREATING"));
         json_object_set_new(d2, "Backfilling", json_true());
@@ -740,6 +750,9 @@ static int apply_gsi_change(table_change *c, json_t *desc, json_t *ids, qr_err *
                                    "update.provisionedThroughput' failed to satisfy constraint: Member must not be null");
     }
     if (has_pt) {
+        if (json_object_get(pt, "ReadCapacityUnits") == NULL || json_object_get(pt, "WriteCapacityUnits") == NULL)
+            return err_validation(err, "One or more parameter values were invalid: Both ReadCapacityUnits and "
+                                       "WriteCapacityUnits must be specified for index: %s", name);
         long long r, w;
         if (read_throughput(pt, "globalSecondaryIndexUpdates.member.update.provisionedThroughput", &r, &w, err))
             return -1;
@@ -814,6 +827,79 @@ static int read_gsi_update(json_t *req, qr_db *db, table_change *c, qr_err *err)
     return 0;
 }
 
+/* The members an UpdateTable may change. */
+static const char *const update_members[] = {"ProvisionedThroughput", "BillingMode", "DeletionProtectionEnabled",
+                                             "StreamSpecification", "SSESpecification", "TableClass",
+                                             "GlobalSecondaryIndexUpdates", "OnDemandThroughput", "WarmThroughput"};
+
+/* Whether the request changes member name (present, and not null or an empty list). */
+static int changes(json_t *req, const char *name)
+{
+    json_t *v = json_object_get(req, name);
+    return v != NULL && !json_is_null(v) && !(json_is_array(v) && json_array_size(v) == 0);
+}
+
+/* The changes one UpdateTable may not combine, in DynamoDB's words; action is the index
+ * update's ("Create", "Delete", "Update" or NULL). */
+static int check_combination(json_t *req, const char *action, qr_err *err)
+{
+    int n = 0;
+    for (size_t i = 0; i < sizeof update_members / sizeof update_members[0]; i++) {
+        /* An empty object (WarmThroughput: {}) is judged by its own rules, later. */
+        json_t *v = json_object_get(req, update_members[i]);
+        n += changes(req, update_members[i]) && !(json_is_object(v) && json_object_size(v) == 0);
+    }
+    int pt = changes(req, "ProvisionedThroughput"), stream = changes(req, "StreamSpecification");
+    int index_ddl = action && strcmp(action, "Update") != 0;
+    static const char pre[] = "One or more parameter values were invalid: ";
+    if (changes(req, "SSESpecification") && n > 1)
+        return err_validation(err, "%sServer-Side Encryption modification must be the only operation in the request",
+                              pre);
+    if (changes(req, "TableClass") && n > 1)
+        return err_validation(err, "%sTableClass modification must be the only operation in the request", pre);
+    if (changes(req, "DeletionProtectionEnabled") && n > 1)
+        return err_validation(err, "%sDeletionProtection modification must be the only operation in the request", pre);
+    if (changes(req, "WarmThroughput") && json_object_size(json_object_get(req, "WarmThroughput")) > 0) {
+        if (action && strcmp(action, "Create") == 0)
+            return err_validation(err, "%sCreate global secondary index cannot be specified when updating "
+                                       "WarmThroughput", pre);
+        if (n > 1 + (action != NULL)) /* an index's own warm throughput may change with it */
+            return err_validation(err, "%sWarmThroughput must be the only operation in the request", pre);
+    }
+    if (changes(req, "OnDemandThroughput") && n > 1 + changes(req, "BillingMode"))
+        return err_validation(err, "%sOnDemandThroughput can only be combined with BillingMode in an UpdateTable "
+                                   "request", pre);
+    if (stream && pt)
+        return err_validation(err, "%sYou cannot modify stream status while updating table IOPS", pre);
+    if (index_ddl && pt) return err_validation(err, "%sYou cannot create or delete index while updating table IOPS", pre);
+    if (index_ddl && stream)
+        return err_validation(err, "%sYou cannot create or delete index while changing stream status", pre);
+    return 0;
+}
+
+/* DynamoDB's answer to an UpdateTable that changes nothing names what it could change,
+ * less what the request holds. */
+static int nothing_to_change(json_t *req, qr_err *err)
+{
+    static const char *const names[] = {"ProvisionedThroughput", "BillingMode", "UpdateStreamEnabled",
+                                        "GlobalSecondaryIndexUpdates", "SSESpecification", "ReplicaUpdates",
+                                        "MultiAccountReplicaReady", "ReplicaTransitRoleArn", "MultiRegionConsistency",
+                                        "DeletionProtectionEnabled", "OnDemandThroughput", "WarmThroughput",
+                                        "TableClass"};
+    const char *left[sizeof names / sizeof names[0]];
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        const char *asked = strcmp(names[i], "UpdateStreamEnabled") == 0 ? "StreamSpecification" : names[i];
+        if (json_object_get(req, asked) == NULL) left[n++] = names[i];
+    }
+    char list[600] = "";
+    size_t used = 0;
+    for (size_t i = 0; i < n && used < sizeof list; i++)
+        used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", i == 0 ? "" : i + 1 == n ? " or " : ", ",
+                                 left[i]);
+    return err_validation(err, "At least one of %s is required", list);
+}
+
 int op_update_table(qr_db *db, json_t *req, json_t **resp, qr_err *err)
 {
     table *t;
@@ -825,26 +911,19 @@ int op_update_table(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     t = NULL;
     int rc = -1;
     table_change c = {.db = db, .req = req};
-    const char *changes[] = {"ProvisionedThroughput", "BillingMode", "DeletionProtectionEnabled",
-                             "StreamSpecification", "SSESpecification", "TableClass", "GlobalSecondaryIndexUpdates",
-                             "OnDemandThroughput", "WarmThroughput"};
-    int any = 0;
-    for (size_t i = 0; i < sizeof changes / sizeof changes[0]; i++) {
-        json_t *v = json_object_get(req, changes[i]);
-        /* An empty list of index updates asks for nothing, as if it were absent. */
-        any |= v != NULL && !json_is_null(v) && !(json_is_array(v) && json_array_size(v) == 0);
-    }
+    int any = 0; /* an empty list of index updates asks for nothing, as if it were absent */
+    for (size_t i = 0; i < sizeof update_members / sizeof update_members[0]; i++)
+        any |= changes(req, update_members[i]);
     if (json_object_get(req, "LocalSecondaryIndexes") || json_object_get(req, "LocalSecondaryIndexUpdates")) {
         err_validation(err, "One or more parameter values were invalid: Local secondary indexes can only be defined "
                             "when the table is created");
         goto done;
     }
     if (!any) {
-        err_validation(err, "At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, "
-                            "GlobalSecondaryIndexUpdates or SSESpecification or ReplicaUpdates is required");
+        nothing_to_change(req, err);
         goto done;
     }
-    if (read_gsi_update(req, db, &c, err)) goto done;
+    if (read_gsi_update(req, db, &c, err) || check_combination(req, c.action, err)) goto done;
     if (catalog_change_schema(db, name, apply_table_change, &c, err)) goto done;
     if (c.action && strcmp(c.action, "Create") == 0)
         backfill_start(db, name, json_string_value(json_object_get(c.spec, "IndexName")));

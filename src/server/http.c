@@ -124,6 +124,7 @@ struct job {
     const char *op;
     const char *ctype;
     struct timespec start;
+    char region[64]; /* signed for; "" if unknown */
     qr_response resp;
     size_t len;
     char body[];
@@ -586,7 +587,8 @@ static void *worker_main(void *arg)
         }
         pthread_mutex_unlock(&s->pool_mu);
         if (j == NULL) return NULL;
-        qr_call(s->db, j->op, j->body, j->len, &j->resp);
+        qr_call_context ctx = {.region = j->region};
+        qr_call_in(s->db, &ctx, j->op, j->body, j->len, &j->resp);
         h2o_multithread_send_message(&j->owner->done, &j->msg);
     }
 }
@@ -715,6 +717,10 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
         }
         return 0;
     }
+    /* The region the client signed for is the one it believes it reached. */
+    char region[64] = "";
+    const h2o_iovec_t *authz = find_header(req, H2O_STRLIT("authorization"));
+    if (authz) sigv4_credential_region(authz->base, authz->len, region, sizeof region);
 
     if (s->n_workers && may_sync(op)) {
         job *j = malloc(sizeof *j + x.len + 1);
@@ -731,6 +737,7 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
         j->op = op;
         j->ctype = ctype;
         j->start = x.start;
+        memcpy(j->region, region, sizeof region);
         j->guard = h2o_mem_alloc_shared(&req->pool, sizeof *j->guard, job_unguard);
         *j->guard = j;
         l->pending_jobs++;
@@ -738,7 +745,8 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
         return 0;
     }
     qr_response resp;
-    qr_call(s->db, op, x.body, x.len, &resp);
+    qr_call_context ctx = {.region = region};
+    qr_call_in(s->db, &ctx, op, x.body, x.len, &resp);
     send_call_response(s, req, &x, ctype, op, &resp);
     qr_response_free(&resp);
     return 0;

@@ -448,6 +448,27 @@ int sigv4_canonical_request(const sigv4_request *req, const char *signed_headers
 
 /* ---- the Authorization header ---- */
 
+int sigv4_credential_region(const char *authorization, size_t len, char *out, size_t cap)
+{
+    static const char key[] = "Credential=";
+    if (cap == 0) return -1;
+    out[0] = '\0';
+    const char *end = authorization + len, *p = authorization;
+    while ((size_t)(end - p) >= sizeof key - 1 && memcmp(p, key, sizeof key - 1) != 0) p++;
+    if ((size_t)(end - p) < sizeof key - 1) return -1;
+    p += sizeof key - 1;
+    for (int slash = 0; slash < 2; p++) { /* past key id and date */
+        if (p == end || *p == ',' || *p == ' ') return -1;
+        if (*p == '/') slash++;
+    }
+    size_t n = 0;
+    while (p + n < end && p[n] != '/' && p[n] != ',' && p[n] != ' ') n++;
+    if (n == 0 || p + n == end || p[n] != '/' || n >= cap) return -1;
+    memcpy(out, p, n);
+    out[n] = '\0';
+    return 0;
+}
+
 static const sigv4_pair *find_header(const sigv4_request *req, const char *name)
 {
     size_t n = strlen(name);

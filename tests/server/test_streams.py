@@ -30,6 +30,18 @@ def streams_client(url, key="local", secret="local"):
         config=Config(retries={"max_attempts": 1, "mode": "standard"}, parameter_validation=False))
 
 
+def test_records_name_the_region_the_client_reached(server):
+    """awsRegion is the region GetRecords was received in: the one the client signed for."""
+    import boto3
+    kw = dict(endpoint_url=server.url, region_name="eu-west-3", aws_access_key_id="local",
+              aws_secret_access_key="local")
+    ddb, streams = boto3.client("dynamodb", **kw), boto3.client("dynamodbstreams", **kw)
+    arn = make_table(ddb, "Regional", view="KEYS_ONLY")["LatestStreamArn"]
+    ddb.put_item(TableName="Regional", Item={"pk": {"S": "a"}, "sk": {"N": "1"}})
+    records = flat(read_stream(streams, arn))
+    assert [r["awsRegion"] for r in records] == ["eu-west-3"]
+
+
 @pytest.fixture
 def ddb(server):
     return boto3_client(server.url)

@@ -573,6 +573,27 @@ static void test_keyring(void)
     }
 }
 
+/* The region of an Authorization header's credential scope, and headers without one. */
+static void test_credential_region(void)
+{
+    char r[16];
+    const char *good = "AWS4-HMAC-SHA256 Credential=AKID/20261130/eu-west-1/dynamodb/aws4_request, "
+                       "SignedHeaders=host, Signature=00";
+    CHECK_THAT(sigv4_credential_region(good, strlen(good), r, sizeof r) == 0);
+    CHECK_STR(r, "eu-west-1");
+    const char *bad[] = {"", "AWS4-HMAC-SHA256", "AWS4-HMAC-SHA256 Credential=AKID/20261130",
+                         "AWS4-HMAC-SHA256 Credential=AKID/20261130/", "AWS4-HMAC-SHA256 Credential=AKID/20261130//dynamodb/aws4_request",
+                         "AWS4-HMAC-SHA256 Credential=AKID/20261130/us-east-1, SignedHeaders=host/a/b",
+                         "AWS4-HMAC-SHA256 Credential=AKID/20261130/a-region-too-long-to-fit/dynamodb/aws4_request"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        strcpy(r, "x");
+        CHECK_THAT(sigv4_credential_region(bad[i], strlen(bad[i]), r, sizeof r) == -1);
+        CHECK_STR(r, "");
+    }
+    /* The length bounds the search: a region past it is not read. */
+    CHECK_THAT(sigv4_credential_region(good, 40, r, sizeof r) == -1);
+}
+
 int main(void)
 {
     test_suite_vectors();
@@ -582,6 +603,7 @@ int main(void)
     test_date_header();
     test_malformed();
     test_keyring();
+    test_credential_region();
     printf("test_sigv4: %d passed, %d failed\n", check_count - check_failures, check_failures);
     return check_failures ? 1 : 0;
 }
