@@ -62,6 +62,16 @@ static int arn_table(json_t *req, const char *op, char *name, size_t cap, qr_err
     return 0;
 }
 
+/* The length of a JSON string in characters, as DynamoDB measures tag keys and values
+ * (jansson holds valid UTF-8: every byte but a continuation byte starts a character). */
+static size_t chars(const json_t *s)
+{
+    const char *p = json_string_value(s);
+    size_t n = 0, len = json_string_length(s);
+    for (size_t i = 0; i < len; i++) n += ((unsigned char)p[i] & 0xC0) != 0x80;
+    return n;
+}
+
 /* The C.UTF-8 character classes, which know every Unicode letter and digit; (locale_t)0
  * when the system has no such locale. */
 static locale_t utf8_classes;
@@ -118,11 +128,11 @@ int account_check_tags(json_t *tags, qr_err *err)
         if (k && !json_is_string(k)) return err_set(err, QR_E_SERIALIZATION, "Tag keys must be strings");
         if (v && !json_is_string(v)) return err_set(err, QR_E_SERIALIZATION, "Tag values must be strings");
         if (k == NULL) return err_validation(err, "The Tag Key provided is invalid, Key: null");
-        if (json_string_length(k) == 0 || json_string_length(k) > 128)
+        if (json_string_length(k) == 0 || chars(k) > 128)
             return err_validation(err, "1 validation error detected: Value '%s' at 'tags.%zu.member.key' failed to "
                                        "satisfy constraint: Member must have length between 1 and 128",
                                   json_string_value(k), i + 1);
-        if (v && json_string_length(v) > 256)
+        if (v && chars(v) > 256)
             return err_validation(err, "1 validation error detected: Value '%s' at 'tags.%zu.member.value' failed to "
                                        "satisfy constraint: Member must have length less than or equal to 256",
                                   json_string_value(v), i + 1);
@@ -188,7 +198,7 @@ static int change_tags(qr_db *db, json_t *req, const char *key, int adding, json
             if (!json_is_string(k)) return err_set(err, QR_E_SERIALIZATION, "Tag keys must be strings");
             const char *key = json_string_value(k);
             if (json_string_length(k) == 0) return err_validation(err, "The Tag Key provided is invalid, Key: ");
-            if (json_string_length(k) > 128)
+            if (chars(k) > 128)
                 return err_validation(err, "1 validation error detected: Value '%s' at 'tagKeys.%zu.member' failed to "
                                            "satisfy constraint: Member must have length between 1 and 128", key, i + 1);
             if (!tag_text_ok(key, json_string_length(k)))
