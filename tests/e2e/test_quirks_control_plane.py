@@ -718,6 +718,42 @@ def test_restore_onto_an_existing_table(q, backup):
     assert (e.type, e.message) == ("TableAlreadyExistsException", "Table already exists: Taken")
 
 
+def test_restore_on_demand_override(q, backup):
+    """DDB-TABLE-457: on-demand limits of -1 or at least 1 are taken and kept by the restored
+    table; an empty override changes nothing; the other override members are range-checked
+    before the backup is read."""
+    q.call("RestoreTableFromBackup", {"BackupArn": backup, "TargetTableName": "Capped", "OnDemandThroughputOverride": {
+        "MaxReadRequestUnits": 10, "MaxWriteRequestUnits": -1}})
+    assert describe(q, "Capped")["OnDemandThroughput"] == {"MaxReadRequestUnits": 10, "MaxWriteRequestUnits": -1}
+    q.call("RestoreTableFromBackup", {"BackupArn": backup, "TargetTableName": "Uncapped",
+                                      "OnDemandThroughputOverride": {}})
+    assert "OnDemandThroughput" not in describe(q, "Uncapped")
+    for extra, message in [
+        ({"OnDemandThroughputOverride": {"MaxWriteRequestUnits": -2}},
+         "Invalid Request: Requested MaxWriteRequestUnits for OnDemandThroughput is outside of valid range"),
+        ({"ProvisionedThroughputOverride": {"ReadCapacityUnits": 0, "WriteCapacityUnits": 5}},
+         "1 validation error detected: Value '0' at 'provisionedThroughputOverride.readCapacityUnits' failed to "
+         "satisfy constraint: Member must have value greater than or equal to 1"),
+    ]:
+        e = q.error("RestoreTableFromBackup", {"BackupArn": ARN + "Src/backup/01700000000000-ffffffff",
+                                               "TargetTableName": "Other", **extra})
+        assert (e.type, e.message) == ("ValidationException", message)
+
+
+def test_backup_name_and_ttl_members_fail_together(q):
+    """DDB-TABLE-457: a short name with a bad character breaks both constraints, and a TTL
+    specification reports its attribute name before its missing Enabled."""
+    make(q, "Both")
+    e = q.error("CreateBackup", {"TableName": "Both", "BackupName": "a#"})
+    assert e.message == ("2 validation errors detected: Value 'a#' at 'backupName' failed to satisfy constraint: Member "
+                         "must satisfy regular expression pattern: [a-zA-Z0-9_.-]+; Value 'a#' at 'backupName' failed "
+                         "to satisfy constraint: Member must have length greater than or equal to 3")
+    e = q.error("UpdateTimeToLive", {"TableName": "Both", "TimeToLiveSpecification": {"AttributeName": ""}})
+    assert e.message == ("2 validation errors detected: Value '' at 'timeToLiveSpecification.attributeName' failed to "
+                         "satisfy constraint: Member must have length greater than or equal to 1; Value null at "
+                         "'timeToLiveSpecification.enabled' failed to satisfy constraint: Member must not be null")
+
+
 @pytest.mark.xfail(strict=True, reason="DDB-TABLE-100: quarry has no RestoreTableToPointInTime")
 def test_point_in_time_restore_precedence(q):
     make(q, "Src")
