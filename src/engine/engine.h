@@ -106,7 +106,7 @@ struct qr_db {
     pthread_mutex_t prop_lock;
     pthread_cond_t prop_wake;
     int prop_stop, prop_kicked;
-    int prop_idle;             /* the worker is in its long sleep and wants a kick */
+    int prop_idle;             /* the worker waits with nothing gathered or held back: a kick or a commit wakes it */
     int64_t log_pending;       /* committed records not yet applied (atomic); may dip below
                                 * 0 for a moment when the worker applies a record before its
                                 * writer has counted it */

@@ -272,8 +272,8 @@ static size_t apply_pass(qr_db *db, uint64_t *wait_us)
 
 /* The worker's loop. While records keep coming it works in short rounds, letting a
  * millisecond's records gather between passes (a pass costs an iterator, so batching
- * them is what keeps index upkeep cheap); when the log runs dry it sleeps until a
- * writer kicks it. */
+ * them is what keeps index upkeep cheap); when the log runs dry it is idle, and a
+ * writer's kick or commit wakes it. */
 static void *worker_main(void *arg)
 {
     qr_db *db = arg;
@@ -291,10 +291,14 @@ static void *worker_main(void *arg)
             sleep_us = applied >= APPLY_BATCH ? 0 : 1000;
         } else if (wait_us) {
             sleep_us = wait_us;
+        } else if (db->prop_kicked) {
+            /* A record committed during the pass, after its iterator was made. */
+            idle_retries = 0;
+            sleep_us = 0;
         } else {
             /* A kick can arrive just before its write commits: look again shortly. */
-            sleep_us = (db->prop_kicked || idle_retries < 3) ? 1000 : 50000;
-            idle_retries = db->prop_kicked ? 0 : idle_retries + 1;
+            sleep_us = idle_retries < 3 ? 1000 : 50000;
+            if (idle_retries < 3) idle_retries++;
         }
         if (sleep_us == 0) continue;
         struct timespec ts;
@@ -302,8 +306,10 @@ static void *worker_main(void *arg)
         uint64_t ns = (uint64_t)ts.tv_nsec + sleep_us * 1000u;
         ts.tv_sec += (time_t)(ns / 1000000000u);
         ts.tv_nsec = (long)(ns % 1000000000u);
-        /* Read without the lock by propagate_kick, hence the atomic stores. */
-        __atomic_store_n(&db->prop_idle, sleep_us >= 50000, __ATOMIC_RELAXED);
+        /* Idle: neither gathering the records of a busy spell nor holding one back for
+         * the lag, so a kick or a commit wakes the worker at once. Read without the lock
+         * by propagate_kick, hence the atomic stores. */
+        __atomic_store_n(&db->prop_idle, applied == 0 && wait_us == 0, __ATOMIC_RELAXED);
         if (!db->prop_stop) pthread_cond_timedwait(&db->prop_wake, &db->prop_lock, &ts);
         __atomic_store_n(&db->prop_idle, 0, __ATOMIC_RELAXED);
     }
@@ -356,12 +362,18 @@ void propagate_committed(qr_db *db, uint64_t lowest)
     /* Whatever the cursor says now: a pass already under way, with a view from before
      * this commit, may still carry the cursor past lowest. */
     if (lowest < db->log_rescan) db->log_rescan = lowest;
+    /* The kick at staging may have found the record not yet committed and the worker
+     * gone (or about to go) back to sleep: note the commit, so a pass under way looks
+     * again at once, and wake an idle worker, so that a lone write's index entries
+     * follow its acknowledgement by one pass, not by a poll interval. */
+    db->prop_kicked = 1;
+    if (__atomic_load_n(&db->prop_idle, __ATOMIC_RELAXED)) pthread_cond_signal(&db->prop_wake);
     pthread_mutex_unlock(&db->prop_lock);
 }
 
 void propagate_kick(qr_db *db)
 {
-    /* A busy worker comes back within a millisecond anyway; only a sleeping one needs
+    /* A busy worker comes back within a millisecond anyway; only an idle one needs
      * waking, which spares every write a futex call. */
     if (!__atomic_load_n(&db->prop_idle, __ATOMIC_RELAXED)) return;
     pthread_mutex_lock(&db->prop_lock);

@@ -4,7 +4,11 @@
  * Tags are kept in the table's catalog description (not shown by DescribeTable, as in
  * DynamoDB) and addressed by the table's ARN, as DynamoDB addresses them; keys, values
  * and their count are checked against DynamoDB's limits before anything is stored. */
+#include <locale.h>
+#include <pthread.h>
 #include <string.h>
+#include <wchar.h>
+#include <wctype.h>
 
 #include "ops/ops.h"
 
@@ -58,17 +62,60 @@ static int arn_table(json_t *req, const char *op, char *name, size_t cap, qr_err
     return 0;
 }
 
-/* 1 when every character of s is one a tag may hold: a letter, a digit, white space or
- * one of _ . : / = + - @. Bytes outside ASCII are taken as letters (DynamoDB allows any
- * Unicode letter). */
+/* The length of a JSON string in characters, as DynamoDB measures tag keys and values
+ * (jansson holds valid UTF-8: every byte but a continuation byte starts a character). */
+static size_t chars(const json_t *s)
+{
+    const char *p = json_string_value(s);
+    size_t n = 0, len = json_string_length(s);
+    for (size_t i = 0; i < len; i++) n += ((unsigned char)p[i] & 0xC0) != 0x80;
+    return n;
+}
+
+/* The C.UTF-8 character classes, which know every Unicode letter and digit; (locale_t)0
+ * when the system has no such locale. */
+static locale_t utf8_classes;
+static pthread_once_t utf8_once = PTHREAD_ONCE_INIT;
+
+static void open_utf8_classes(void)
+{
+    utf8_classes = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+}
+
+/* 1 when every character of s is one a tag may hold: a letter or number of any script,
+ * white space, or one of _ . : / = + - @ (the AWS tag character set; emoji and other
+ * symbols are not in it). Without the C.UTF-8 classes, characters outside ASCII are
+ * taken as letters. */
 static int tag_text_ok(const char *s, size_t len)
 {
-    for (size_t i = 0; i < len; i++) {
+    pthread_once(&utf8_once, open_utf8_classes);
+    locale_t was = utf8_classes ? uselocale(utf8_classes) : (locale_t)0;
+    mbstate_t st;
+    memset(&st, 0, sizeof st);
+    int ok = 1;
+    for (size_t i = 0; ok && i < len;) {
         unsigned char c = (unsigned char)s[i];
-        if (c >= 0x80 || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) continue;
-        if (c == '\0' || strchr(" \t\n\r_.:/=+-@", c) == NULL) return 0;
+        if (c < 0x80) {
+            ok = c != '\0' && ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                               strchr(" \t\n\r_.:/=+-@", c) != NULL);
+            i++;
+            continue;
+        }
+        if (!utf8_classes) {
+            i++;
+            continue;
+        }
+        wchar_t w;
+        size_t n = mbrtowc(&w, s + i, len - i, &st);
+        if (n == (size_t)-1 || n == (size_t)-2 || n == 0) {
+            ok = 0;
+            break;
+        }
+        ok = iswalnum((wint_t)w) || iswspace((wint_t)w);
+        i += n;
     }
-    return 1;
+    if (utf8_classes) uselocale(was);
+    return ok;
 }
 
 int account_check_tags(json_t *tags, qr_err *err)
@@ -80,14 +127,12 @@ int account_check_tags(json_t *tags, qr_err *err)
         json_t *k = json_object_get(t, "Key"), *v = json_object_get(t, "Value");
         if (k && !json_is_string(k)) return err_set(err, QR_E_SERIALIZATION, "Tag keys must be strings");
         if (v && !json_is_string(v)) return err_set(err, QR_E_SERIALIZATION, "Tag values must be strings");
-        if (k == NULL)
-            return err_validation(err, "1 validation error detected: Value null at 'tags.%zu.member.key' failed to "
-                                       "satisfy constraint: Member must not be null", i + 1);
-        if (json_string_length(k) == 0 || json_string_length(k) > 128)
+        if (k == NULL) return err_validation(err, "The Tag Key provided is invalid, Key: null");
+        if (json_string_length(k) == 0 || chars(k) > 128)
             return err_validation(err, "1 validation error detected: Value '%s' at 'tags.%zu.member.key' failed to "
                                        "satisfy constraint: Member must have length between 1 and 128",
                                   json_string_value(k), i + 1);
-        if (v && json_string_length(v) > 256)
+        if (v && chars(v) > 256)
             return err_validation(err, "1 validation error detected: Value '%s' at 'tags.%zu.member.value' failed to "
                                        "satisfy constraint: Member must have length less than or equal to 256",
                                   json_string_value(v), i + 1);
@@ -152,7 +197,8 @@ static int change_tags(qr_db *db, json_t *req, const char *key, int adding, json
         json_array_foreach(list, i, k) {
             if (!json_is_string(k)) return err_set(err, QR_E_SERIALIZATION, "Tag keys must be strings");
             const char *key = json_string_value(k);
-            if (json_string_length(k) == 0 || json_string_length(k) > 128)
+            if (json_string_length(k) == 0) return err_validation(err, "The Tag Key provided is invalid, Key: ");
+            if (chars(k) > 128)
                 return err_validation(err, "1 validation error detected: Value '%s' at 'tagKeys.%zu.member' failed to "
                                            "satisfy constraint: Member must have length between 1 and 128", key, i + 1);
             if (!tag_text_ok(key, json_string_length(k)))
@@ -163,7 +209,9 @@ static int change_tags(qr_db *db, json_t *req, const char *key, int adding, json
     }
     if (adding && account_check_tags(list, err)) return -1;
     table *t = catalog_get(db, name);
-    if (t == NULL) return err_set(err, QR_E_NOT_FOUND, "Requested resource not found");
+    if (t == NULL)
+        return err_set(err, QR_E_NOT_FOUND, "Requested resource not found: ResourceArn: %s not found",
+                       json_string_value(json_object_get(req, "ResourceArn")));
     catalog_release(db, t); /* a schema change must not hold a table */
     tag_change c = {adding ? list : NULL, adding ? NULL : list};
     if (catalog_change_schema(db, name, apply_tags, &c, err)) return -1;

@@ -20,6 +20,7 @@
 #define PREFIX_END "\0C"
 #define ARN_REGION_ACCOUNT "arn:aws:dynamodb:ddblocal:000000000000:table/"
 #define COPY_BATCH_ITEMS 512
+#define RESTORE_INDEX_WAIT_MS 30000 /* at most, for the index entries of the restored items */
 
 static pthread_mutex_t backups_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t next_id;     /* under backups_lock; 0 until read from the store */
@@ -80,6 +81,7 @@ static json_t *load(qr_db *db, uint32_t id, qr_err *err)
 static int backup_arn(const char *arn, const char *field, arn_parts *a, uint32_t *id, qr_err *err)
 {
     size_t n = strlen(arn);
+    if (n == 0 && strcmp(field, "backupArn") == 0) return err_validation(err, "Invalid Backup ARN"); /* DynamoDB's text */
     if (n < 37 || n > 1024)
         return err_validation(err, "1 validation error detected: Value '%s' at '%s' failed to satisfy "
                                    "constraint: Member must have length %s", arn, field,
@@ -273,14 +275,21 @@ int op_create_backup(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     for (size_t i = 0; i < n; i++)
         chars = chars && ((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= 'A' && name[i] <= 'Z') ||
                           (name[i] >= '0' && name[i] <= '9') || strchr("_.-", name[i]));
-    if (n < 3 || n > 255)
-        return err_validation(err, "1 validation error detected: Value '%s' at 'backupName' failed to satisfy "
-                                   "constraint: Member must have length %s", name,
-                              n < 3 ? "greater than or equal to 3" : "less than or equal to 255");
-    if (!chars)
-        return err_validation(err, "1 validation error detected: Value '%s' at 'backupName' failed to satisfy "
-                                   "constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+",
-                              name);
+    /* Both constraints are reported when both fail, the pattern first, as DynamoDB does. */
+    member_errors m;
+    char msg[900];
+    member_errors_init(&m);
+    if (!chars) {
+        snprintf(msg, sizeof msg, "Value '%.700s' at 'backupName' failed to satisfy constraint: Member must satisfy "
+                                  "regular expression pattern: [a-zA-Z0-9_.-]+", name);
+        member_errors_add(&m, msg);
+    }
+    if (n < 3 || n > 255) {
+        snprintf(msg, sizeof msg, "Value '%.700s' at 'backupName' failed to satisfy constraint: Member must have "
+                                  "length %s", name, n < 3 ? "greater than or equal to 3" : "less than or equal to 255");
+        member_errors_add(&m, msg);
+    }
+    if (member_errors_finish(&m, err)) return -1;
     json_t *tname = json_object_get(req, "TableName");
     if (param_check_table_name(tname, "tableName", err)) return -1;
     table *t = catalog_get(db, json_string_value(tname));
@@ -513,11 +522,61 @@ static int check_overrides(json_t *req, const json_t *rec, qr_err *err)
     return 0;
 }
 
+/* The overrides' own shapes, judged before the backup is looked up, in DynamoDB's words:
+ * the billing mode's enum, both capacity units of a throughput override (write first),
+ * and on-demand limits of -1 (none) or at least 1. */
+static int check_override_shapes(json_t *req, qr_err *err)
+{
+    static const char *const modes[] = {"PROVISIONED", "PAY_PER_REQUEST", NULL};
+    const char *mode;
+    json_t *pt, *odt;
+    if (param_enum(req, "BillingModeOverride", modes, NULL, &mode, err) ||
+        param_object(req, "ProvisionedThroughputOverride", &pt, err) ||
+        param_object(req, "OnDemandThroughputOverride", &odt, err))
+        return -1;
+    static const char *const units[] = {"WriteCapacityUnits", "ReadCapacityUnits"};
+    static const char *const unit_fields[] = {"writeCapacityUnits", "readCapacityUnits"};
+    member_errors m;
+    char msg[300];
+    member_errors_init(&m);
+    for (int i = 0; pt && i < 2; i++) {
+        json_t *v = json_object_get(pt, units[i]);
+        if (v && !json_is_null(v) && !json_is_integer(v)) {
+            buf_free(&m.list);
+            return err_set(err, QR_E_SERIALIZATION, "%s must be a number", units[i]);
+        }
+        if (v == NULL || json_is_null(v))
+            snprintf(msg, sizeof msg, "Value null at 'provisionedThroughputOverride.%s' failed to satisfy "
+                                      "constraint: Member must not be null", unit_fields[i]);
+        else if (json_integer_value(v) < 1)
+            snprintf(msg, sizeof msg, "Value '%lld' at 'provisionedThroughputOverride.%s' failed to satisfy "
+                                      "constraint: Member must have value greater than or equal to 1",
+                     (long long)json_integer_value(v), unit_fields[i]);
+        else
+            continue;
+        member_errors_add(&m, msg);
+    }
+    if (member_errors_finish(&m, err)) return -1;
+    static const char *const limits[] = {"MaxReadRequestUnits", "MaxWriteRequestUnits"};
+    for (int i = 0; odt && i < 2; i++) {
+        json_t *v = json_object_get(odt, limits[i]);
+        if (v == NULL || json_is_null(v)) continue;
+        if (!json_is_integer(v)) return err_set(err, QR_E_SERIALIZATION, "%s must be a number", limits[i]);
+        if (json_integer_value(v) < 1 && json_integer_value(v) != -1)
+            return err_validation(err, "Invalid Request: Requested %s for OnDemandThroughput is outside of valid "
+                                       "range", limits[i]);
+    }
+    return 0;
+}
+
 int op_restore_table_from_backup(qr_db *db, json_t *req, json_t **resp, qr_err *err)
 {
     json_t *target = json_object_get(req, "TargetTableName");
     if (target == NULL) return param_null("targetTableName", err);
-    if (param_check_table_name(target, "targetTableName", err)) return -1;
+    /* The restore's own text for a target name of the wrong length. */
+    if (json_is_string(target) && (json_string_length(target) < 3 || json_string_length(target) > 255))
+        return err_validation(err, "TableName must be at least 3 characters long and at most 255 characters long");
+    if (param_check_table_name(target, "targetTableName", err) || check_override_shapes(req, err)) return -1;
     json_t *rec;
     uint32_t id;
     if (find(db, req, &rec, &id, err)) return -1;
@@ -541,10 +600,13 @@ int op_restore_table_from_backup(qr_db *db, json_t *req, json_t **resp, qr_err *
                      {"ProvisionedThroughputOverride", "ProvisionedThroughput"},
                      {"GlobalSecondaryIndexOverride", "GlobalSecondaryIndexes"},
                      {"LocalSecondaryIndexOverride", "LocalSecondaryIndexes"},
-                     {"SSESpecificationOverride", "SSESpecification"}};
+                     {"SSESpecificationOverride", "SSESpecification"},
+                     {"OnDemandThroughputOverride", "OnDemandThroughput"}};
     for (size_t i = 0; i < sizeof overrides / sizeof overrides[0]; i++) {
         json_t *v = json_object_get(req, overrides[i].override);
-        if (v) json_object_set(create, overrides[i].param, v);
+        /* An empty on-demand override leaves the limits as the backup had them. */
+        if (v && !(i == sizeof overrides / sizeof overrides[0] - 1 && json_object_size(v) == 0))
+            json_object_set(create, overrides[i].param, v);
     }
     /* On demand, the source's provisioned throughput (table and indexes) no longer applies. */
     if (json_is_string(json_object_get(create, "BillingMode")) &&
@@ -573,6 +635,9 @@ int op_restore_table_from_backup(qr_db *db, json_t *req, json_t **resp, qr_err *
                                                                   "BackupCreationDateTime")), /* the backup's time */
                                 "RestoreInProgress", 0);
     rc = restore_items(db, id, name, err);
+    /* A restored table is ACTIVE with its global indexes complete, as DynamoDB's is once
+     * the restore ends: the items' index entries are applied before the answer. */
+    if (rc == 0) propagate_drain(db, RESTORE_INDEX_WAIT_MS);
     restore_note note = {summary};
     if (rc == 0) rc = catalog_change_schema(db, name, note_restore, &note, err);
     if (rc) {

@@ -19,14 +19,15 @@
 static pthread_mutex_t update_lock = PTHREAD_MUTEX_INITIALIZER; /* one read-modify-write at a time */
 
 static const char *const modes[] = {"ACCESSED_AND_THROTTLED_KEYS", "THROTTLED_KEYS", NULL};
+/* The same modes in the order DynamoDB lists them when one is refused. */
+static const char *const listed_modes[] = {"THROTTLED_KEYS", "ACCESSED_AND_THROTTLED_KEYS", NULL};
 
 /* The table (held) and, if IndexName is given, that global secondary index's name. */
 static int target(qr_db *db, json_t *req, table **t, const char **index, qr_err *err)
 {
     if (param_string(req, "IndexName", index, err)) return -1;
     if (*index && (strlen(*index) < 3 || strlen(*index) > 255))
-        return err_validation(err, "1 validation error detected: Value '%s' at 'indexName' failed to satisfy "
-                                   "constraint: Member must have length between 3 and 255", *index);
+        return err_validation(err, "IndexName must be at least 3 characters long and at most 255 characters long");
     json_t *name = json_object_get(req, "TableName");
     if (param_check_table_name(name, "tableName", err)) return -1;
     if ((*t = catalog_get(db, json_string_value(name))) == NULL)
@@ -103,7 +104,7 @@ int op_update_contributor_insights(qr_db *db, json_t *req, json_t **resp, qr_err
     const char *action, *mode;
     if (json_object_get(req, "ContributorInsightsAction") == NULL) return param_null("contributorInsightsAction", err);
     if (param_enum(req, "ContributorInsightsAction", actions, NULL, &action, err) ||
-        param_enum(req, "ContributorInsightsMode", modes, NULL, &mode, err))
+        param_enum(req, "ContributorInsightsMode", listed_modes, NULL, &mode, err))
         return -1;
     table *t;
     const char *index;

@@ -29,27 +29,80 @@ static int wrong_type(const char *key, const char *want, qr_err *err)
     return err_set(err, QR_E_SERIALIZATION, "Unexpected value type for parameter %s: expected %s", key, want);
 }
 
-/* Checks a table name's length (from min to 255) and characters; DynamoDB echoes the
- * whole name in its messages. */
+/* Whether the parameter field takes a table's ARN as well as its name: a TableName
+ * ("tableName", or a member's "….tableName"). The ListTables cursor, a restore's target
+ * and BatchGetItem/BatchWriteItem map keys take names only. */
+static int takes_arn(const char *field)
+{
+    size_t n = strlen(field);
+    return strcmp(field, "tableName") == 0 || (n > 10 && strcmp(field + n - 10, ".tableName") == 0);
+}
+
+/* A table's ARN given for its name, "arn:aws:dynamodb:REGION:ACCOUNT:table/NAME": when it
+ * names a table of this account, in quarry's region or the call's own, v becomes NAME
+ * (DynamoDB answers with the bare name, and names it when the table is missing). *arn is
+ * set when v was an ARN; anything else starting "arn:" fails the name pattern. */
+static int resolve_arn(json_t *v, const char *field, int *arn, qr_err *err)
+{
+    const char *s = json_string_value(v);
+    arn_parts a;
+    *arn = 0;
+    if (strncmp(s, "arn:", 4) != 0) return 0;
+    if (arn_split(s, &a) || !arn_is(a.partition, a.partition_len, "aws") ||
+        !arn_is(a.service, a.service_len, "dynamodb") || a.table == NULL || a.sub || a.table_len == 0 ||
+        a.table[a.table_len] != '\0')
+        return err_validation(err, "1 validation error detected: Value '%s' at '%s' failed to satisfy constraint: "
+                                   "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+", s, field);
+    if (!arn_is(a.region, a.region_len, "ddblocal") && !arn_is(a.region, a.region_len, ops_request_region()))
+        return err_validation(err, "1 validation error detected: Invalid AWS region in '%s'", s);
+    if (!arn_is(a.account, a.account_len, QR_ACCOUNT)) return err_set(err, "AccessDeniedException", "Access is denied");
+    *arn = 1;
+    json_string_set(v, a.table);
+    return 0;
+}
+
+/* Checks a table name's length (from min to 255) and characters, reporting both when
+ * both fail (the ListTables cursor lists the pattern first, as DynamoDB does); DynamoDB
+ * echoes the whole name in its messages. Where a TableName is read, a table's ARN (at
+ * most 1024 characters) is taken for the name it ends in: v is rewritten to that name,
+ * so the caller reads the bare name from it. */
 static int check_table_name(json_t *v, const char *field, size_t min, qr_err *err)
 {
     if (v == NULL) return param_null(field, err);
     if (!json_is_string(v)) return wrong_type(field, "a string", err);
+    if (takes_arn(field)) {
+        if (json_string_length(v) > 1024)
+            return err_validation(err, "1 validation error detected: Value '%.700s' at '%s' failed to satisfy "
+                                       "constraint: Member must have length less than or equal to 1024",
+                                  json_string_value(v), field);
+        int arn;
+        if (resolve_arn(v, field, &arn, err)) return -1;
+        if (arn) min = 3; /* an ARN names a table, and tables have names of 3 or more characters */
+    }
     const char *s = json_string_value(v);
     size_t n = json_string_length(v);
+    char length[900] = "", pattern[900] = "";
     if (n < min)
-        return err_validation(err, "1 validation error detected: Value '%s' at '%s' failed to satisfy constraint: "
-                                   "Member must have length greater than or equal to %zu", s, field, min);
+        snprintf(length, sizeof length, "Value '%s' at '%s' failed to satisfy constraint: Member must have length "
+                                        "greater than or equal to %zu", s, field, min);
     if (n > 255)
-        return err_validation(err, "1 validation error detected: Value '%.700s' at '%s' failed to satisfy "
-                                   "constraint: Member must have length less than or equal to 255", s, field);
-    for (size_t i = 0; i < n; i++) {
+        snprintf(length, sizeof length, "Value '%.700s' at '%s' failed to satisfy constraint: Member must have "
+                                        "length less than or equal to 255", s, field);
+    int bad_char = n == 0 && min > 1; /* the pattern asks for one character or more */
+    for (size_t i = 0; i < n && !bad_char; i++) {
         char c = s[i];
-        if (!(isalnum((unsigned char)c) || c == '_' || c == '-' || c == '.'))
-            return err_validation(err, "1 validation error detected: Value '%s' at '%s' failed to satisfy constraint: "
-                                       "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+", s, field);
+        bad_char = !(isalnum((unsigned char)c) || c == '_' || c == '-' || c == '.');
     }
-    return 0;
+    if (bad_char)
+        snprintf(pattern, sizeof pattern, "Value '%.700s' at '%s' failed to satisfy constraint: Member must satisfy "
+                                          "regular expression pattern: [a-zA-Z0-9_.-]+", s, field);
+    member_errors m;
+    member_errors_init(&m);
+    int pattern_first = strcmp(field, "exclusiveStartTableName") == 0;
+    if (pattern_first && *pattern) member_errors_add(&m, pattern);
+    if (*length) member_errors_add(&m, length);
+    if (!pattern_first && *pattern) member_errors_add(&m, pattern);
+    return member_errors_finish(&m, err);
 }
 
 int param_check_table_name(json_t *v, const char *field, qr_err *err)
@@ -75,6 +128,15 @@ int param_string(json_t *req, const char *key, const char **out, qr_err *err)
     *out = NULL;
     if (v == NULL || json_is_null(v)) return 0;
     if (!json_is_string(v)) return wrong_type(key, "a string", err);
+    if (strcmp(key, "TableName") == 0) {
+        /* A table's ARN is resolved before its text is handed out, so the text stays valid
+         * when the name is checked afterwards; a bad ARN is left for that check to report. */
+        qr_err ignored;
+        int arn;
+        err_init(&ignored);
+        resolve_arn(v, "tableName", &arn, &ignored);
+        err_clear(&ignored);
+    }
     *out = json_string_value(v);
     return 0;
 }

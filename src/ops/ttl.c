@@ -55,17 +55,23 @@ int op_update_time_to_live(qr_db *db, json_t *req, json_t **resp, qr_err *err)
         return err_set(err, QR_E_SERIALIZATION, "Unexpected value type for parameter Enabled: expected a boolean");
     if (attr && !json_is_null(attr) && !json_is_string(attr))
         return err_set(err, QR_E_SERIALIZATION, "Unexpected value type for parameter AttributeName: expected a string");
-    if (!json_is_boolean(enabled))
-        return param_null("timeToLiveSpecification.enabled", err);
+    /* Every member that breaks its constraint is reported, the attribute name first. */
+    member_errors m;
+    char msg[1100];
+    member_errors_init(&m);
     if (!json_is_string(attr))
-        return err_validation(err, "1 validation error detected: Value null at "
-                                   "'timeToLiveSpecification.attributeName' failed to satisfy constraint: Member must "
-                                   "not be null");
-    size_t n = json_string_length(attr);
-    if (n < 1 || n > 255)
-        return err_validation(err, "1 validation error detected: Value '%s' at 'timeToLiveSpecification.attributeName' "
-                                   "failed to satisfy constraint: Member must have length %s",
-                              json_string_value(attr), n < 1 ? "greater than or equal to 1" : "less than or equal to 255");
+        member_errors_add(&m, "Value null at 'timeToLiveSpecification.attributeName' failed to satisfy constraint: "
+                              "Member must not be null");
+    else if (json_string_length(attr) < 1 || json_string_length(attr) > 255) {
+        snprintf(msg, sizeof msg, "Value '%.900s' at 'timeToLiveSpecification.attributeName' failed to satisfy "
+                                  "constraint: Member must have length %s", json_string_value(attr),
+                 json_string_length(attr) < 1 ? "greater than or equal to 1" : "less than or equal to 255");
+        member_errors_add(&m, msg);
+    }
+    if (!json_is_boolean(enabled))
+        member_errors_add(&m, "Value null at 'timeToLiveSpecification.enabled' failed to satisfy constraint: Member "
+                              "must not be null");
+    if (member_errors_finish(&m, err)) return -1;
     table *t;
     if (find_table(db, req, &t, err)) return -1;
     char name[256];

@@ -376,8 +376,6 @@ def test_not_found_texts_per_family(q):
 
 # ---- tags ----
 
-@pytest.mark.xfail(strict=True, reason="DDB-TABLE-070/446: TagResource and UntagResource on a missing table name "
-                                       "its ARN in DynamoDB; quarry's text is bare")
 @pytest.mark.parametrize("op,extra", [("TagResource", {"Tags": [{"Key": "a", "Value": "b"}]}),
                                       ("UntagResource", {"TagKeys": ["a"]})])
 def test_tagging_a_missing_table_names_its_arn(q, op, extra):
@@ -386,8 +384,6 @@ def test_tagging_a_missing_table_names_its_arn(q, op, extra):
                                    "Requested resource not found: ResourceArn: %sGone not found" % ARN)
 
 
-@pytest.mark.xfail(strict=True, reason="DDB-TABLE-372: emoji are outside the AWS tag character set; quarry "
-                                       "accepts them")
 @pytest.mark.parametrize("tag,message", [({"Key": "k", "Value": "\U0001F511"},
                                           "The Tag Value provided is invalid, Value: \U0001F511"),
                                          ({"Key": "\U0001F511", "Value": "v"},
@@ -412,8 +408,6 @@ def test_tags_in_other_scripts_and_allowed_punctuation(q):
     assert sorted(t["Key"] for t in tags) == sorted(["ключ", "表"])
 
 
-@pytest.mark.xfail(strict=True, reason="DDB-TABLE-457: a tag without a key, or an empty key to remove, is 'The Tag "
-                                       "Key provided is invalid' in DynamoDB; quarry uses shape texts")
 @pytest.mark.parametrize("op,extra,message", [
     ("TagResource", {"Tags": [{}]}, "The Tag Key provided is invalid, Key: null"),
     ("TagResource", {"Tags": [{"Value": "v"}]}, "The Tag Key provided is invalid, Key: null"),
@@ -544,8 +538,6 @@ def test_update_table_checks_ignored_definitions(q):
                                    "Member must satisfy enum value set: [B, N, S]")
 
 
-@pytest.mark.xfail(strict=True, reason="DDB-TABLE-457: an empty name fails both the length and the pattern "
-                                       "constraints in DynamoDB; quarry reports the length only")
 @pytest.mark.parametrize("op,req,message", [
     ("DescribeTable", {"TableName": ""},
      "2 validation errors detected: Value '' at 'tableName' failed to satisfy constraint: Member must have length "
@@ -568,8 +560,6 @@ def test_empty_names(q, op, req, message):
 
 # ---- time to live, insights, backups ----
 
-@pytest.mark.xfail(strict=True, reason="DDB-TABLE-457: an empty TimeToLiveSpecification fails both members in "
-                                       "DynamoDB; quarry names one")
 def test_empty_time_to_live_specification(q):
     make(q, "TtlEmpty")
     e = q.error("UpdateTimeToLive", {"TableName": "TtlEmpty", "TimeToLiveSpecification": {}})
@@ -592,8 +582,6 @@ def test_time_to_live_cooldown(q):
                                    "Time to live has been modified multiple times within a fixed interval")
 
 
-@pytest.mark.xfail(strict=True, reason="DDB-TABLE-457: Contributor Insights' own IndexName text and "
-                                       "ContributorInsightsMode enum order differ from quarry's")
 @pytest.mark.parametrize("op,extra,message", [
     ("DescribeContributorInsights", {"IndexName": ""},
      "IndexName must be at least 3 characters long and at most 255 characters long"),
@@ -643,8 +631,6 @@ def test_point_in_time_recovery_specification_shapes(q):
         assert (e.type, e.message) == ("ValidationException", message)
 
 
-@pytest.mark.xfail(strict=True, reason="DDB-TABLE-457: DescribeBackup with an empty ARN is 'Invalid Backup ARN' "
-                                       "in DynamoDB; quarry uses the shape text")
 def test_describe_backup_with_an_empty_arn(q):
     e = q.error("DescribeBackup", {"BackupArn": ""})
     assert (e.type, e.message) == ("ValidationException", "Invalid Backup ARN")
@@ -656,8 +642,6 @@ def backup(q):
     return q.call("CreateBackup", {"TableName": "Src", "BackupName": "bk1"})["BackupDetails"]["BackupArn"]
 
 
-@pytest.mark.xfail(strict=True, reason="DDB-TABLE-457: RestoreTableFromBackup's texts for empty or out-of-range "
-                                       "overrides differ from quarry's (or quarry accepts them)")
 @pytest.mark.parametrize("extra,message", [
     ({"TargetTableName": ""}, "TableName must be at least 3 characters long and at most 255 characters long"),
     ({"BillingModeOverride": ""},
@@ -680,6 +664,42 @@ def test_restore_onto_an_existing_table(q, backup):
     make(q, "Taken")
     e = q.error("RestoreTableFromBackup", {"BackupArn": backup, "TargetTableName": "Taken"})
     assert (e.type, e.message) == ("TableAlreadyExistsException", "Table already exists: Taken")
+
+
+def test_restore_on_demand_override(q, backup):
+    """DDB-TABLE-457: on-demand limits of -1 or at least 1 are taken and kept by the restored
+    table; an empty override changes nothing; the other override members are range-checked
+    before the backup is read."""
+    q.call("RestoreTableFromBackup", {"BackupArn": backup, "TargetTableName": "Capped", "OnDemandThroughputOverride": {
+        "MaxReadRequestUnits": 10, "MaxWriteRequestUnits": -1}})
+    assert describe(q, "Capped")["OnDemandThroughput"] == {"MaxReadRequestUnits": 10, "MaxWriteRequestUnits": -1}
+    q.call("RestoreTableFromBackup", {"BackupArn": backup, "TargetTableName": "Uncapped",
+                                      "OnDemandThroughputOverride": {}})
+    assert "OnDemandThroughput" not in describe(q, "Uncapped")
+    for extra, message in [
+        ({"OnDemandThroughputOverride": {"MaxWriteRequestUnits": -2}},
+         "Invalid Request: Requested MaxWriteRequestUnits for OnDemandThroughput is outside of valid range"),
+        ({"ProvisionedThroughputOverride": {"ReadCapacityUnits": 0, "WriteCapacityUnits": 5}},
+         "1 validation error detected: Value '0' at 'provisionedThroughputOverride.readCapacityUnits' failed to "
+         "satisfy constraint: Member must have value greater than or equal to 1"),
+    ]:
+        e = q.error("RestoreTableFromBackup", {"BackupArn": ARN + "Src/backup/01700000000000-ffffffff",
+                                               "TargetTableName": "Other", **extra})
+        assert (e.type, e.message) == ("ValidationException", message)
+
+
+def test_backup_name_and_ttl_members_fail_together(q):
+    """DDB-TABLE-457: a short name with a bad character breaks both constraints, and a TTL
+    specification reports its attribute name before its missing Enabled."""
+    make(q, "Both")
+    e = q.error("CreateBackup", {"TableName": "Both", "BackupName": "a#"})
+    assert e.message == ("2 validation errors detected: Value 'a#' at 'backupName' failed to satisfy constraint: Member "
+                         "must satisfy regular expression pattern: [a-zA-Z0-9_.-]+; Value 'a#' at 'backupName' failed "
+                         "to satisfy constraint: Member must have length greater than or equal to 3")
+    e = q.error("UpdateTimeToLive", {"TableName": "Both", "TimeToLiveSpecification": {"AttributeName": ""}})
+    assert e.message == ("2 validation errors detected: Value '' at 'timeToLiveSpecification.attributeName' failed to "
+                         "satisfy constraint: Member must have length greater than or equal to 1; Value null at "
+                         "'timeToLiveSpecification.enabled' failed to satisfy constraint: Member must not be null")
 
 
 @pytest.mark.xfail(strict=True, reason="DDB-TABLE-100: quarry has no RestoreTableToPointInTime")
@@ -901,8 +921,6 @@ def test_key_schema_sent_to_update_table_is_ignored(q):
     assert describe(q, "KeepKeys")["KeySchema"] == HASH
 
 
-@pytest.mark.xfail(strict=True, reason="DDB-TABLE-011/072: table operations take the table's ARN as TableName (the "
-                                       "answer names the table); quarry checks it as a name")
 def test_table_arn_as_table_name(q):
     make(q, "ByArn")
     assert describe(q, ARN + "ByArn")["TableName"] == "ByArn"

@@ -108,10 +108,12 @@ def test_tags_of_missing_and_foreign_tables(ddb):
     missing = "arn:aws:dynamodb:us-east-1:%s:table/nonexistent_table_xyz" % ACCOUNT
     code, msg = error_of(ddb.list_tags_of_resource, ResourceArn=missing)
     assert (code, msg) == ("ResourceNotFoundException", "Requested resource not found: ResourceArn: %s not found" % missing)
+    # Tagging names the ARN too, as recorded from DynamoDB in October 2026 (an earlier
+    # recording had the bare "Requested resource not found").
     assert error_of(ddb.tag_resource, ResourceArn=missing, Tags=[{"Key": "a", "Value": "b"}]) == \
-        ("ResourceNotFoundException", "Requested resource not found")
+        ("ResourceNotFoundException", "Requested resource not found: ResourceArn: %s not found" % missing)
     assert error_of(ddb.untag_resource, ResourceArn=missing, TagKeys=["a"]) == \
-        ("ResourceNotFoundException", "Requested resource not found")
+        ("ResourceNotFoundException", "Requested resource not found: ResourceArn: %s not found" % missing)
     # A table of another account is not ours to read: IAM refuses before DynamoDB looks.
     foreign = "arn:aws:dynamodb:us-east-1:123456789012:table/tagged"
     code, msg = error_of(ddb.list_tags_of_resource, ResourceArn=foreign)
