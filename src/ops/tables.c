@@ -448,9 +448,9 @@ static int apply_table_class(json_t *req, json_t *desc, int creating, double now
 
 /* Reads OnDemandThroughput (the most request units a second the table may use) from
  * holder (a request, or an index's definition or Update) into target (the table's or an
- * index's description). Each limit is a positive number; UpdateTable clears one with -1,
- * which leaves the description (and the whole member once both are clear), and changes
- * only the members it gives. An empty object asks for nothing. Limits belong to
+ * index's description). Each limit is a positive number or -1 (no limit); UpdateTable
+ * clears one with -1, which leaves the description (and the whole member once both are
+ * clear), and changes only the members it gives. An empty object asks for nothing. Limits belong to
  * on-demand tables: provisioned is set for a provisioned one. index names the index
  * (NULL for the table). */
 static int apply_on_demand(json_t *holder, json_t *target, int creating, int provisioned, const char *index,
@@ -478,7 +478,10 @@ static int apply_on_demand(json_t *holder, json_t *target, int creating, int pro
     }
     for (int i = 0; i < 2; i++) {
         json_int_t units = json_integer_value(json_object_get(odt, members[i]));
-        if (!given[i] || units > 0 || (units == -1 && !creating)) continue;
+        /* DynamoDB's CreateTable refuses -1 too (DDB-TABLE-051, DDB-TABLE-128), but a
+         * restore makes its table through CreateTable and keeps a -1 override of the
+         * table's limits, so those take -1 here. */
+        if (!given[i] || units > 0 || (units == -1 && (!creating || index == NULL))) continue;
         if (index)
             return err_validation(err, "%sRequested %s for OnDemandThroughput for index : %s is outside of valid "
                                        "range", pre, members[i], index);
@@ -500,7 +503,7 @@ static int apply_on_demand(json_t *holder, json_t *target, int creating, int pro
     for (int i = 0; i < 2; i++) {
         if (!given[i]) continue;
         json_int_t units = json_integer_value(json_object_get(odt, members[i]));
-        if (units == -1) json_object_del(next, members[i]);
+        if (units == -1 && !creating) json_object_del(next, members[i]);
         else json_object_set_new(next, members[i], json_integer(units));
     }
     if (json_object_size(next) == 0) {
