@@ -413,6 +413,7 @@ int catalog_delete(qr_db *db, table *t, qr_err *err)
     store_batch *b = store_batch_new();
     store_batch_delete(b, k.data, k.len);
     store_batch_delete_range(b, lo.data, lo.len, hi.data, hi.len);
+    pitr_stage_drop(b, t->id);
     int rc = store_write(db->st, b, err);
     store_batch_free(b);
     buf_free(&k);

@@ -11,8 +11,8 @@
  * hash ranges). Everything else lives under a "\0" + letter prefix, each owned by one
  * module: "\0B" on-demand backups (ops/backup_ondemand.c), "\0C" + table name catalog
  * records (here), "\0D" stream descriptors and "\0R" stream records (stream.c), "\0L"
- * the global-index propagation log (propagate.c), "\0S" per-table settings such as
- * resource policies (ops/settings.c). Writers of one item
+ * the global-index propagation log (propagate.c), "\0P" point-in-time recovery's history
+ * (pitr.c), "\0S" per-table settings such as resource policies (ops/settings.c). Writers of one item
  * serialise on a striped lock so read-modify-write operations (conditions, updates)
  * are atomic with respect to each other. Operations (src/ops) use this; nothing here
  * parses requests. */
@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "engine/index.h"
+#include "engine/pitr.h"
 #include "engine/stream.h"
 #include "quarry.h"
 #include "storage/store.h"

@@ -131,6 +131,7 @@ size_t expire_sweep(qr_db *db)
     }
     json_decref(names);
     stream_trim(db, (double)time(NULL));
+    pitr_trim(db, (double)time(NULL));
     return deleted;
 }
 

@@ -25,7 +25,7 @@ int item_stage_sized(qr_db *db, table *t, store_batch *b, const buf *key, const 
         return err_set(err, QR_E_INTERNAL, "cannot encode the item");
     }
     if (index_stage(db, t, b, old_item, new_item, new_item ? &val : NULL, err) ||
-        stream_stage(db, t, b, old_item, new_item, err)) {
+        stream_stage(db, t, b, old_item, new_item, err) || pitr_stage(db, t, b, old_item, new_item, err)) {
         buf_free(&val);
         return -1;
     }

@@ -1,10 +1,14 @@
-/* backups.c — DescribeContinuousBackups and UpdateContinuousBackups.
+/* backups.c — point-in-time recovery: DescribeContinuousBackups,
+ * UpdateContinuousBackups and RestoreTableToPointInTime.
  *
- * quarry keeps no continuous backups to restore to a point in time from (on-demand
- * backups are backup_ondemand.c's). These two calls exist because tools that manage
- * DynamoDB tables (Terraform's aws_dynamodb_table, compliance scripts) read and set
- * point-in-time recovery on every table; they answer as DynamoDB does and remember the
- * setting in the table's catalog record, not shown by DescribeTable. */
+ * The setting lives in the table's catalog record (not shown by DescribeTable); while it
+ * is enabled, engine/pitr.c keeps what each write replaced, for the recovery period, and
+ * a restore is an on-demand backup of the table now (backup_ondemand.c) restored into the
+ * new table and then turned back to the asked time with that history. On-demand backups
+ * themselves are backup_ondemand.c's. */
+#include <stdlib.h>
+#include <string.h>
+
 #include "ops/ops.h"
 
 /* The table named by TableName (held: catalog_release it); DynamoDB's backup calls
@@ -24,13 +28,9 @@ static table *find_table(qr_db *db, json_t *req, qr_err *err)
 static json_t *describe(const json_t *pitr)
 {
     json_t *d = json_pack("{s:s}", "PointInTimeRecoveryStatus", "DISABLED");
-    if (json_is_true(json_object_get(pitr, "Enabled"))) {
-        double now = ops_now_seconds();
+    double earliest, latest;
+    if (pitr_window(pitr, ops_now_seconds(), &earliest, &latest) == 0) {
         json_int_t days = json_integer_value(json_object_get(pitr, "RecoveryPeriodInDays"));
-        double since = json_real_value(json_object_get(pitr, "Since"));
-        double earliest = now - (double)days * 86400.0;
-        if (since > earliest) earliest = since;
-        double latest = now - 300.0 > earliest ? now - 300.0 : earliest;
         json_object_set_new(d, "PointInTimeRecoveryStatus", json_string("ENABLED"));
         json_object_set_new(d, "RecoveryPeriodInDays", json_integer(days));
         json_object_set_new(d, "EarliestRestorableDateTime", json_real(earliest));
@@ -102,11 +102,164 @@ int op_update_continuous_backups(qr_db *db, json_t *req, json_t **resp, qr_err *
     if (t == NULL) return -1;
     char name[256];
     snprintf(name, sizeof name, "%s", t->name);
+    uint32_t id = t->id;
+    int was = pitr_enabled(t);
     catalog_release(db, t); /* a schema change must not hold a table */
+    /* A new window starts with no history (what a failed drop left is dropped now); a
+     * disabled recovery keeps none. */
+    if (c.enable && !was && pitr_drop(db, id, err)) return -1;
     if (catalog_change_schema(db, name, apply_pitr, &c, err)) {
         json_decref(c.result);
         return -1;
     }
+    if (!c.enable) {
+        qr_err ignored; /* left for the next enable to drop */
+        err_init(&ignored);
+        pitr_drop(db, id, &ignored);
+        err_clear(&ignored);
+    }
     *resp = c.result;
     return 0;
+}
+
+/* ---- RestoreTableToPointInTime ---- */
+
+/* Sets a restored table's RestoreSummary to name its source table and time, not the
+ * backup the restore went through. */
+static int note_point_in_time(json_t *desc, json_t *ids, void *arg, qr_err *err)
+{
+    (void)ids;
+    (void)err;
+    json_object_set(desc, "RestoreSummary", arg);
+    return 0;
+}
+
+/* Turns the restored table name (a copy of its source at a snapshot) back to its source's
+ * state at when, with the history recorded after when. */
+static int roll_back(qr_db *db, uint32_t source_id, const char *name, double when, qr_err *err)
+{
+    json_t *changes;
+    if (pitr_changes_since(db, source_id, when, &changes, err)) return -1;
+    const char *k;
+    json_t *rec;
+    int rc = 0;
+    json_object_foreach(changes, k, rec) {
+        json_t *old = json_object_get(rec, "O"), *out = NULL;
+        json_t *w = old ? json_pack("{s:s,s:O}", "TableName", name, "Item", old)
+                        : json_pack("{s:s,s:O}", "TableName", name, "Key", json_object_get(rec, "K"));
+        rc = old ? op_put_item(db, w, &out, err) : op_delete_item(db, w, &out, err);
+        json_decref(out);
+        json_decref(w);
+        if (rc) break;
+    }
+    json_decref(changes);
+    return rc;
+}
+
+int op_restore_table_to_point_in_time(qr_db *db, json_t *req, json_t **resp, qr_err *err)
+{
+    json_t *target = json_object_get(req, "TargetTableName");
+    if (target == NULL) return param_null("targetTableName", err);
+    if (json_is_string(target) && (json_string_length(target) < 3 || json_string_length(target) > 255))
+        return err_validation(err, "TableName must be at least 3 characters long and at most 255 characters long");
+    if (param_check_table_name(target, "targetTableName", err)) return -1;
+    json_t *by_name = json_object_get(req, "SourceTableName"), *by_arn = json_object_get(req, "SourceTableArn");
+    if ((by_name == NULL) == (by_arn == NULL))
+        return err_validation(err, "Invalid Request: Must provide exactly one of: sourceTableArn, sourceTableName");
+    int latest_asked;
+    json_t *at = json_object_get(req, "RestoreDateTime");
+    if (param_bool(req, "UseLatestRestorableTime", 0, &latest_asked, err)) return -1;
+    if (at && !json_is_null(at) && !json_is_number(at))
+        return err_set(err, QR_E_SERIALIZATION, "RestoreDateTime must be a timestamp");
+    int at_given = at != NULL && !json_is_null(at);
+    if (latest_asked == at_given)
+        return err_validation(err, "Invalid Request: Either one of RestoreDateTime or UseLatestRestorableTime must be "
+                                   "specified, but not both");
+    /* The source, by name or by ARN: a TableName check resolves an ARN to its name. */
+    json_t *source_req = json_pack("{s:O}", "TableName", by_name ? by_name : by_arn);
+    json_t *source = json_object_get(source_req, "TableName");
+    if (param_check_table_name(source, by_name ? "sourceTableName" : "sourceTableArn", err)) {
+        json_decref(source_req);
+        return -1;
+    }
+    table *t = catalog_get(db, json_string_value(source));
+    if (t == NULL) {
+        err_set(err, "TableNotFoundException", "Table not found: %s", json_string_value(source));
+        json_decref(source_req);
+        return -1;
+    }
+    pthread_mutex_lock(&db->catalog_lock);
+    json_t *pitr = json_deep_copy(json_object_get(t->desc, QR_PITR_FIELD));
+    json_t *source_arn = json_incref(json_object_get(t->desc, "TableArn"));
+    pthread_mutex_unlock(&db->catalog_lock);
+    uint32_t source_id = t->id;
+    catalog_release(db, t);
+    double earliest, latest, when = 0;
+    int rc = -1;
+    json_t *backup = NULL, *restored = NULL;
+    if (pitr_window(pitr, ops_now_seconds(), &earliest, &latest)) {
+        err_set(err, "PointInTimeRecoveryUnavailableException", "Point in time recovery is not enabled for table '%s'",
+                json_string_value(source));
+        goto done;
+    }
+    when = latest_asked ? latest : json_number_value(at);
+    if (when < earliest || when > latest) {
+        err_set(err, "InvalidRestoreTimeException", "Invalid Request: RestoreDateTime must be between "
+                                                    "EarliestRestorableDateTime and LatestRestorableDateTime");
+        goto done;
+    }
+    table *existing = catalog_get(db, json_string_value(target));
+    if (existing) {
+        catalog_release(db, existing);
+        err_set(err, "TableAlreadyExistsException", "Table already exists: %s", json_string_value(target));
+        goto done;
+    }
+    /* The table now, as an on-demand backup, restored with the request's overrides. */
+    json_t *create = json_pack("{s:O,s:s}", "TableName", source, "BackupName", "point-in-time-restore");
+    rc = op_create_backup(db, create, &backup, err);
+    json_decref(create);
+    if (rc) goto done;
+    json_t *arn = json_object_get(json_object_get(backup, "BackupDetails"), "BackupArn");
+    json_t *restore = json_deep_copy(req);
+    json_object_del(restore, "SourceTableName");
+    json_object_del(restore, "SourceTableArn");
+    json_object_del(restore, "UseLatestRestorableTime");
+    json_object_del(restore, "RestoreDateTime");
+    json_object_set(restore, "BackupArn", arn);
+    rc = op_restore_table_from_backup(db, restore, &restored, err);
+    json_decref(restore);
+    if (rc == 0) rc = roll_back(db, source_id, json_string_value(target), when, err);
+    if (rc == 0) propagate_drain(db, 30000);
+    json_t *summary = json_pack("{s:O,s:f,s:b}", "SourceTableArn", source_arn, "RestoreDateTime", when,
+                                "RestoreInProgress", 0);
+    if (rc == 0) rc = catalog_change_schema(db, json_string_value(target), note_point_in_time, summary, err);
+    json_t *del = json_pack("{s:O}", "BackupArn", arn), *gone = NULL;
+    qr_err ignored;
+    err_init(&ignored);
+    op_delete_backup(db, del, &gone, &ignored); /* the backup was only the way there */
+    err_clear(&ignored);
+    json_decref(gone);
+    json_decref(del);
+    if (rc) {
+        table *half = catalog_get(db, json_string_value(target)); /* no half-restored table is left */
+        err_init(&ignored);
+        if (half) {
+            catalog_delete(db, half, &ignored);
+            catalog_release(db, half);
+        }
+        err_clear(&ignored);
+        json_decref(summary);
+        goto done;
+    }
+    json_object_set_new(summary, "RestoreInProgress", json_true());
+    json_object_set_new(json_object_get(restored, "TableDescription"), "RestoreSummary", summary);
+    *resp = restored;
+    restored = NULL;
+done:
+    json_decref(restored);
+    json_decref(backup);
+    json_decref(pitr);
+    json_decref(source_arn);
+    json_decref(source_req);
+    return rc;
 }

@@ -34,6 +34,14 @@ static int request_items(json_t *req, const char *op, json_t **out, qr_err *err)
     return 0;
 }
 
+/* Checks a RequestItems key: a table's name, or its ARN (DynamoDB takes both and answers
+ * under the key given); nm becomes the table's name. */
+static int check_key_name(json_t *nm, qr_err *err)
+{
+    int arn = strncmp(json_string_value(nm), "arn:", 4) == 0;
+    return param_check_table_name(nm, arn ? "tableName" : "requestItems.key", err);
+}
+
 /* DynamoDB judges the table names of RequestItems together, as the map's keys, and
  * echoes the whole map (as JSON) when one breaks the rules. */
 static int check_table_names(json_t *items, qr_err *err)
@@ -44,9 +52,13 @@ static int check_table_names(json_t *items, qr_err *err)
         qr_err e;
         err_init(&e);
         json_t *nm = json_string(name);
-        int bad = param_check_table_name(nm, "requestItems.key", &e);
+        int bad = check_key_name(nm, &e);
         json_decref(nm);
         if (!bad) continue;
+        if (strncmp(name, "arn:", 4) == 0) { /* an ARN's own error names it */
+            err_set(err, e.type, "%s", e.msg);
+            return -1;
+        }
         if (strcmp(e.type, QR_E_VALIDATION) != 0) { /* not a string: the serialization error stands */
             err_set(err, e.type, "%s", e.msg);
             return -1;
@@ -157,9 +169,12 @@ int op_batch_get_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
         b->name = name;
         b->spec = spec;
         json_t *nm = json_string(name);
-        int bad = param_check_table_name(nm, "requestItems.key", err);
+        if (check_key_name(nm, err)) {
+            json_decref(nm);
+            goto done;
+        }
+        b->t = catalog_get(db, json_string_value(nm));
         json_decref(nm);
-        if (bad) goto done;
         if (!json_is_object(spec)) {
             err_set(err, QR_E_SERIALIZATION, "RequestItems values must be objects");
             goto done;
@@ -189,7 +204,7 @@ int op_batch_get_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
             err_validation(err, "Too many items requested for the BatchGetItem call");
             goto done;
         }
-        if ((b->t = catalog_get(db, name)) == NULL) {
+        if (b->t == NULL) {
             err_set(err, QR_E_NOT_FOUND, "Requested resource not found");
             goto done;
         }
@@ -348,9 +363,12 @@ int op_batch_write_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
         batch_table *b = &bt[n++];
         b->name = name;
         json_t *nm = json_string(name);
-        int bad = param_check_table_name(nm, "requestItems.key", err);
+        if (check_key_name(nm, err)) {
+            json_decref(nm);
+            goto done;
+        }
+        b->t = catalog_get(db, json_string_value(nm));
         json_decref(nm);
-        if (bad) goto done;
         if (!json_is_array(list) || json_array_size(list) == 0) {
             err_validation(err, "1 validation error detected: Value '[]' at 'requestItems.%s.member' failed to "
                                 "satisfy constraint: Member must have length greater than or equal to 1", name);
@@ -370,7 +388,7 @@ int op_batch_write_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
             err_validation(err, "Too many items requested for the BatchWriteItem call");
             goto done;
         }
-        if ((b->t = catalog_get(db, name)) == NULL) {
+        if (b->t == NULL) {
             err_set(err, QR_E_NOT_FOUND, "Requested resource not found");
             goto done;
         }

@@ -160,7 +160,7 @@ int op_put_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     if (key_item(&key, t, item, err)) goto done;
     /* The current item is parsed only when something needs more than its size. */
     int need_old = x.condition || strcmp(p.return_values, "ALL_OLD") == 0 || table_has_indexes(t) ||
-                   stream_enabled(t);
+                   stream_enabled(t) || pitr_enabled(t);
     if (item_lock(db, &key, &lock, err)) goto done;
     int found = item_read_raw(db, NULL, &key, &raw, &raw_len, err);
     if (found < 0) goto done;

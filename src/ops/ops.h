@@ -67,6 +67,7 @@ int op_describe_backup(qr_db *db, json_t *req, json_t **resp, qr_err *err);
 int op_list_backups(qr_db *db, json_t *req, json_t **resp, qr_err *err);
 int op_delete_backup(qr_db *db, json_t *req, json_t **resp, qr_err *err);
 int op_restore_table_from_backup(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+int op_restore_table_to_point_in_time(qr_db *db, json_t *req, json_t **resp, qr_err *err);
 /* insights.c */
 int op_describe_contributor_insights(qr_db *db, json_t *req, json_t **resp, qr_err *err);
 int op_update_contributor_insights(qr_db *db, json_t *req, json_t **resp, qr_err *err);

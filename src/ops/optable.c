@@ -49,6 +49,7 @@ static const operation operations[] = {
     {"ListBackups", op_list_backups, NULL},
     {"DeleteBackup", op_delete_backup, NULL},
     {"RestoreTableFromBackup", op_restore_table_from_backup, NULL},
+    {"RestoreTableToPointInTime", op_restore_table_to_point_in_time, NULL},
     {"DescribeContributorInsights", op_describe_contributor_insights, NULL},
     {"UpdateContributorInsights", op_update_contributor_insights, NULL},
     {"ListContributorInsights", op_list_contributor_insights, NULL},

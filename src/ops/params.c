@@ -35,7 +35,8 @@ static int wrong_type(const char *key, const char *want, qr_err *err)
 static int takes_arn(const char *field)
 {
     size_t n = strlen(field);
-    return strcmp(field, "tableName") == 0 || (n > 10 && strcmp(field + n - 10, ".tableName") == 0);
+    return strcmp(field, "tableName") == 0 || strcmp(field, "sourceTableArn") == 0 ||
+           (n > 10 && strcmp(field + n - 10, ".tableName") == 0);
 }
 
 /* A table's ARN given for its name, "arn:aws:dynamodb:REGION:ACCOUNT:table/NAME": when it

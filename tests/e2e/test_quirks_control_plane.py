@@ -706,7 +706,6 @@ def test_backup_name_and_ttl_members_fail_together(q):
                          "'timeToLiveSpecification.enabled' failed to satisfy constraint: Member must not be null")
 
 
-@pytest.mark.xfail(strict=True, reason="DDB-TABLE-100: quarry has no RestoreTableToPointInTime")
 def test_point_in_time_restore_precedence(q):
     make(q, "Src")
     make(q, "Taken")

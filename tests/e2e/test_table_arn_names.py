@@ -105,3 +105,17 @@ def test_names_only_where_no_arn_is_taken(q):
     e = q.error("RestoreTableFromBackup", {"BackupArn": arn, "TargetTableName": ARN + "Copy"})
     assert e.type == "ValidationException"
     assert q.call("ListTables", {})["TableNames"] == ["Named"]
+
+
+def test_batch_request_items_keyed_by_arn(q):
+    """BatchWriteItem and BatchGetItem take table ARNs as RequestItems keys too, and answer
+    under the key each table was asked by."""
+    t = ARN + "Named"
+    q.call("BatchWriteItem", {"RequestItems": {t: [{"PutRequest": {"Item": KEY}}]}})
+    got = q.call("BatchGetItem", {"RequestItems": {t: {"Keys": [KEY]}, "Named": {"Keys": [KEY]}}})
+    assert got["Responses"] == {t: [KEY], "Named": [KEY]}
+    e = q.error("BatchGetItem", {"RequestItems": {ARN + "Gone": {"Keys": [KEY]}}})
+    assert e.type == "ResourceNotFoundException"
+    e = q.error("BatchWriteItem", {"RequestItems": {"arn:aws:dynamodb:ddblocal:000000000000:table/Named/index/x": [
+        {"PutRequest": {"Item": KEY}}]}})
+    assert e.type == "ValidationException"
