@@ -210,7 +210,8 @@ def test_empty_index_capacity_on_an_on_demand_table(q):
 
 
 @pytest.mark.xfail(strict=True, reason="DDB-TABLE-457: quarry's text for an empty Projection lacks DynamoDB's "
-                                       "'One or more parameter values were invalid: ' prefix")
+                                       "'One or more parameter values were invalid: ' prefix (test_compat_ops."
+                                       "test_projection_type_is_required asserts quarry's text)")
 def test_empty_projection(q):
     e = create_error(q, "NoProj", AttributeDefinitions=PK + [G_DEF], GlobalSecondaryIndexes=[gsi(Projection={})])
     assert (e.type, e.message) == ("ValidationException", PRE + "Unknown ProjectionType: null")
@@ -812,7 +813,9 @@ def test_billing_summary_keeps_the_last_switch_to_on_demand(q):
 
 
 @pytest.mark.xfail(strict=True, reason="DDB-TABLE-033/138: the CreateTable answer carries no WarmThroughput (table "
-                                       "or index) and a BillingModeSummary without its time; quarry's carries both")
+                                       "or index) and a BillingModeSummary without its time; quarry's leaves out only "
+                                       "warm throughput nobody asked for, and keeps the time (test_compat_ops."
+                                       "test_on_demand_since_creation asserts it)")
 def test_create_table_answer_is_leaner_than_describe(q):
     out = make(q, "Lean", indexes=[gsi("gs1")])
     assert "WarmThroughput" not in out and "WarmThroughput" not in out["GlobalSecondaryIndexes"][0]
@@ -872,7 +875,8 @@ def test_twenty_first_index_via_update_table(q):
 # ---- schema echo, names and immutable members ----
 
 @pytest.mark.xfail(strict=True, reason="DDB-TABLE-125: DynamoDB sorts AttributeDefinitions and NonKeyAttributes by "
-                                       "name; quarry keeps the order sent")
+                                       "name; quarry keeps the order sent (test_attribute_definitions_beside_other_"
+                                       "changes_are_ignored asserts that order)")
 def test_definitions_and_non_key_attributes_come_back_sorted(q):
     defs = [{"AttributeName": n, "AttributeType": "S"} for n in ("z", "g", "pk")]
     index = gsi("gs1", Projection={"ProjectionType": "INCLUDE", "NonKeyAttributes": ["zz", "aa", "mm"]})
@@ -903,7 +907,8 @@ def test_non_key_attribute_rules(q, projection, fragment):
 
 
 @pytest.mark.xfail(strict=True, reason="DDB-TABLE-357: UpdateTable has no LocalSecondaryIndexes member, so DynamoDB "
-                                       "ignores one sent anyway; quarry refuses it with its own text")
+                                       "ignores one sent anyway; quarry refuses it with its own text (test_indexes."
+                                       "test_index_misuse asserts that text)")
 def test_local_indexes_sent_to_update_table_are_ignored(q):
     make(q, "NoLsi")
     lsi = [{"IndexName": "ls1", "KeySchema": HASH, "Projection": {"ProjectionType": "ALL"}}]
