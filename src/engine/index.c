@@ -133,7 +133,7 @@ static int check_projection(json_t *def, const char *where, json_t *key_names, s
                                    "constraint: Member must not be null");
     json_t *type = json_object_get(proj, "ProjectionType"), *nka = json_object_get(proj, "NonKeyAttributes");
     if (type == NULL || json_is_null(type))
-        return err_validation(err, "Unknown ProjectionType: null");
+        return err_validation(err, "One or more parameter values were invalid: Unknown ProjectionType: null");
     if (!json_is_string(type)) return err_set(err, QR_E_SERIALIZATION, "ProjectionType must be a string");
     const char *ts = json_string_value(type);
     if (strcmp(ts, "ALL") && strcmp(ts, "KEYS_ONLY") && strcmp(ts, "INCLUDE"))

@@ -612,6 +612,51 @@ static int create_warm(json_t *req, json_t *desc, qr_err *err)
     return 0;
 }
 
+/* The name a sorted element is ordered by: an attribute definition's, or a string's. */
+static const char *element_name(const json_t *v)
+{
+    return json_is_string(v) ? json_string_value(v) : json_string_value(json_object_get(v, "AttributeName"));
+}
+
+static int by_element_name(const void *a, const void *b)
+{
+    const char *x = element_name(*(json_t *const *)a), *y = element_name(*(json_t *const *)b);
+    return strcmp(x ? x : "", y ? y : "");
+}
+
+/* Sorts a JSON array of attribute definitions or of names, in place, by name. */
+static void sort_by_name(json_t *arr)
+{
+    size_t n = json_array_size(arr);
+    if (n < 2) return;
+    json_t **v = malloc(n * sizeof *v);
+    if (v == NULL) return;
+    for (size_t i = 0; i < n; i++) v[i] = json_incref(json_array_get(arr, i));
+    qsort(v, n, sizeof *v, by_element_name);
+    json_array_clear(arr);
+    for (size_t i = 0; i < n; i++) json_array_append_new(arr, v[i]);
+    free(v);
+}
+
+/* DynamoDB keeps a table's attribute definitions, and each index's non-key attributes,
+ * sorted by name, whatever order they were given in. */
+static void sort_definitions(json_t *desc)
+{
+    json_t *defs = json_deep_copy(json_object_get(desc, "AttributeDefinitions"));
+    sort_by_name(defs);
+    json_object_set_new(desc, "AttributeDefinitions", defs);
+    const char *lists[2] = {"LocalSecondaryIndexes", "GlobalSecondaryIndexes"};
+    for (int l = 0; l < 2; l++) {
+        size_t i;
+        json_t *ix;
+        json_array_foreach(json_object_get(desc, lists[l]), i, ix) {
+            json_t *p = json_deep_copy(json_object_get(ix, "Projection"));
+            sort_by_name(json_object_get(p, "NonKeyAttributes"));
+            json_object_set_new(ix, "Projection", p);
+        }
+    }
+}
+
 int op_create_table(qr_db *db, json_t *req, json_t **resp, qr_err *err)
 {
     json_t *name = json_object_get(req, "TableName");
@@ -643,6 +688,7 @@ int op_create_table(qr_db *db, json_t *req, json_t **resp, qr_err *err)
         json_decref(desc);
         return -1;
     }
+    sort_definitions(desc);
     json_object_set_new(desc, "TableId", new_uuid());
     if (apply_stream_spec(db, req, desc, 1, now, err) || apply_table_class(req, desc, 1, now, err) ||
         apply_sse(req, desc, 1, err) || apply_on_demand(req, desc, 1, is_provisioned(desc), NULL, err) ||
@@ -670,7 +716,10 @@ int op_create_table(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     json_object_set_new(answer, "TableStatus", json_string("CREATING"));
     size_t i;
     json_t *gsi;
-    /* Warm throughput nobody asked for is DescribeTable's, not CreateTable's. */
+    /* The billing mode's time and warm throughput nobody asked for are DescribeTable's,
+     * not CreateTable's. */
+    json_t *mode = json_object_get(json_object_get(answer, "BillingModeSummary"), "BillingMode");
+    if (mode) json_object_set_new(answer, "BillingModeSummary", json_pack("{s:O}", "BillingMode", mode));
     if (json_object_size(json_object_get(req, "WarmThroughput")) == 0) json_object_del(answer, "WarmThroughput");
     json_array_foreach(json_object_get(answer, "GlobalSecondaryIndexes"), i, gsi) {
         json_object_set_new(gsi, "IndexStatus", json_string("CREATING"));
@@ -906,6 +955,7 @@ static int apply_gsi_change(table_change *c, const char *action, json_t *spec, s
         json_object_set_new(d2, "Backfilling", json_true());
         if (gsis == NULL) json_object_set_new(desc, "GlobalSecondaryIndexes", gsis = json_array());
         json_array_append_new(gsis, d2);
+        sort_definitions(desc);
         warm_follow_capacity(desc);
         if (warm_apply(json_object_get(spec, "WarmThroughput"), d2, 1, is_provisioned(desc), name,
                        "globalSecondaryIndexUpdates.member.create.warmThroughput", err))
@@ -1059,8 +1109,8 @@ static int read_gsi_update(json_t *req, qr_db *db, table_change *c, qr_err *err)
         int count;
         const char *action = entry_action(u, &spec, &count);
         if (count > 1)
-            return err_validation(err, "%sOnly one of Create, Update or Delete can be specified per "
-                                       "GlobalSecondaryIndexUpdate", pre);
+            return err_validation(err, "%sOnly one global secondary index action is allowed per "
+                                       "GlobalSecondaryIndexUpdate object", pre);
         if (action == NULL)
             return err_validation(err, "%sOne of GlobalSecondaryIndexUpdate.Update, GlobalSecondaryIndexUpdate.Create, "
                                        "GlobalSecondaryIndexUpdate.Delete must not be null", pre);
@@ -1224,11 +1274,6 @@ int op_update_table(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     int rc = -1;
     table_change c = {.db = db, .req = req};
     /* DynamoDB judges the request before it looks the table up. */
-    if (json_object_get(req, "LocalSecondaryIndexes") || json_object_get(req, "LocalSecondaryIndexUpdates")) {
-        err_validation(err, "One or more parameter values were invalid: Local secondary indexes can only be defined "
-                            "when the table is created");
-        goto done;
-    }
     if (count_changes(req) == 0) {
         nothing_to_change(req, err);
         goto done;
