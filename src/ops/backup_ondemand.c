@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ops/ops.h"
 
@@ -20,6 +21,7 @@
 #define PREFIX_END "\0C"
 #define ARN_REGION_ACCOUNT "arn:aws:dynamodb:ddblocal:000000000000:table/"
 #define COPY_BATCH_ITEMS 512
+#define SYSTEM_BACKUP_DAYS 35
 #define RESTORE_INDEX_WAIT_MS 30000 /* at most, for the index entries of the restored items */
 
 static pthread_mutex_t backups_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -161,12 +163,15 @@ static const char *billing_mode(const json_t *desc)
 
 /* The backup's record: BackupDetails, SourceTableDetails, SourceTableFeatureDetails and
  * the CreateTable request that makes the table again. */
-static json_t *record_of(const json_t *desc, const char *arn, const char *name, double now, int64_t items,
-                         int64_t bytes)
+static json_t *record_of(const json_t *desc, const char *arn, const char *name, const char *type, double now,
+                         int64_t items, int64_t bytes)
 {
     json_t *details = json_pack("{s:s,s:s,s:I,s:s,s:s,s:f}", "BackupArn", arn, "BackupName", name, "BackupSizeBytes",
-                                (json_int_t)bytes, "BackupStatus", "AVAILABLE", "BackupType", "USER",
+                                (json_int_t)bytes, "BackupStatus", "AVAILABLE", "BackupType", type,
                                 "BackupCreationDateTime", now);
+    /* DynamoDB keeps the backup it takes of a deleted table for 35 days. */
+    if (strcmp(type, "SYSTEM") == 0)
+        json_object_set_new(details, "BackupExpiryDateTime", json_real(now + SYSTEM_BACKUP_DAYS * 86400.0));
     json_t *pt = json_object_get(desc, "ProvisionedThroughput");
     json_t *source = json_pack("{s:O,s:O,s:O,s:I,s:O,s:O,s:{s:O,s:O},s:I,s:s}", "TableName",
                                json_object_get(desc, "TableName"), "TableId", json_object_get(desc, "TableId"),
@@ -265,35 +270,10 @@ static int drop(qr_db *db, uint32_t id, qr_err *err)
     return rc;
 }
 
-int op_create_backup(qr_db *db, json_t *req, json_t **resp, qr_err *err)
+/* Takes a backup of t (released here) named name, of type USER or SYSTEM; *resp is
+ * CreateBackup's answer. */
+static int make_backup(qr_db *db, table *t, const char *name, const char *type, json_t **resp, qr_err *err)
 {
-    const char *name;
-    if (param_string(req, "BackupName", &name, err)) return -1;
-    if (name == NULL) return param_null("backupName", err);
-    size_t n = strlen(name);
-    int chars = n > 0;
-    for (size_t i = 0; i < n; i++)
-        chars = chars && ((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= 'A' && name[i] <= 'Z') ||
-                          (name[i] >= '0' && name[i] <= '9') || strchr("_.-", name[i]));
-    /* Both constraints are reported when both fail, the pattern first, as DynamoDB does. */
-    member_errors m;
-    char msg[900];
-    member_errors_init(&m);
-    if (!chars) {
-        snprintf(msg, sizeof msg, "Value '%.700s' at 'backupName' failed to satisfy constraint: Member must satisfy "
-                                  "regular expression pattern: [a-zA-Z0-9_.-]+", name);
-        member_errors_add(&m, msg);
-    }
-    if (n < 3 || n > 255) {
-        snprintf(msg, sizeof msg, "Value '%.700s' at 'backupName' failed to satisfy constraint: Member must have "
-                                  "length %s", name, n < 3 ? "greater than or equal to 3" : "less than or equal to 255");
-        member_errors_add(&m, msg);
-    }
-    if (member_errors_finish(&m, err)) return -1;
-    json_t *tname = json_object_get(req, "TableName");
-    if (param_check_table_name(tname, "tableName", err)) return -1;
-    table *t = catalog_get(db, json_string_value(tname));
-    if (t == NULL) return err_set(err, "TableNotFoundException", "Table not found: %s", json_string_value(tname));
     uint32_t id = backup_ids(db, 1);
     double now = ops_now_seconds();
     char arn[600];
@@ -304,7 +284,7 @@ int op_create_backup(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     int64_t items = 0, bytes = 0;
     int rc = copy_items(db, t, id, &items, &bytes, err);
     catalog_release(db, t);
-    json_t *rec = rc == 0 ? record_of(desc, arn, name, now, items, bytes) : NULL;
+    json_t *rec = rc == 0 ? record_of(desc, arn, name, type, now, items, bytes) : NULL;
     json_decref(desc);
     char *text = rec ? json_dumps(rec, JSON_COMPACT) : NULL;
     if (rc == 0 && text == NULL) rc = err_set(err, QR_E_INTERNAL, "cannot encode the backup's record");
@@ -336,6 +316,48 @@ int op_create_backup(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     return 0;
 }
 
+int backup_deleted_table(qr_db *db, table *t, qr_err *err)
+{
+    char name[300];
+    snprintf(name, sizeof name, "%s$DeletedTableBackup", t->name);
+    json_t *answer = NULL;
+    int rc = make_backup(db, t, name, "SYSTEM", &answer, err);
+    json_decref(answer);
+    return rc;
+}
+
+int op_create_backup(qr_db *db, json_t *req, json_t **resp, qr_err *err)
+{
+    const char *name;
+    if (param_string(req, "BackupName", &name, err)) return -1;
+    if (name == NULL) return param_null("backupName", err);
+    size_t n = strlen(name);
+    int chars = n > 0;
+    for (size_t i = 0; i < n; i++)
+        chars = chars && ((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= 'A' && name[i] <= 'Z') ||
+                          (name[i] >= '0' && name[i] <= '9') || strchr("_.-", name[i]));
+    /* Both constraints are reported when both fail, the pattern first, as DynamoDB does. */
+    member_errors m;
+    char msg[900];
+    member_errors_init(&m);
+    if (!chars) {
+        snprintf(msg, sizeof msg, "Value '%.700s' at 'backupName' failed to satisfy constraint: Member must satisfy "
+                                  "regular expression pattern: [a-zA-Z0-9_.-]+", name);
+        member_errors_add(&m, msg);
+    }
+    if (n < 3 || n > 255) {
+        snprintf(msg, sizeof msg, "Value '%.700s' at 'backupName' failed to satisfy constraint: Member must have "
+                                  "length %s", name, n < 3 ? "greater than or equal to 3" : "less than or equal to 255");
+        member_errors_add(&m, msg);
+    }
+    if (member_errors_finish(&m, err)) return -1;
+    json_t *tname = json_object_get(req, "TableName");
+    if (param_check_table_name(tname, "tableName", err)) return -1;
+    table *t = catalog_get(db, json_string_value(tname));
+    if (t == NULL) return err_set(err, "TableNotFoundException", "Table not found: %s", json_string_value(tname));
+    return make_backup(db, t, name, "USER", resp, err);
+}
+
 static json_t *description(const json_t *rec)
 {
     return json_pack("{s:O,s:O,s:O}", "BackupDetails", json_object_get(rec, "BackupDetails"), "SourceTableDetails",
@@ -353,11 +375,37 @@ int op_describe_backup(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     return 0;
 }
 
+/* Whether a backup's record rec is a system backup past its expiry (then forgotten). */
+static int expired(qr_db *db, uint32_t id, const json_t *rec)
+{
+    const json_t *until = json_object_get(json_object_get(rec, "BackupDetails"), "BackupExpiryDateTime");
+    if (until == NULL || json_number_value(until) > ops_now_seconds()) return 0;
+    qr_err ignored;
+    err_init(&ignored);
+    drop(db, id, &ignored);
+    err_clear(&ignored);
+    return 1;
+}
+
 int op_delete_backup(qr_db *db, json_t *req, json_t **resp, qr_err *err)
 {
     json_t *rec;
     uint32_t id;
     if (find(db, req, &rec, &id, err)) return -1;
+    const json_t *details = json_object_get(rec, "BackupDetails");
+    if (strcmp(json_string_value(json_object_get(details, "BackupType")), "SYSTEM") == 0) {
+        /* DynamoDB keeps the backups it takes itself until they expire. */
+        time_t until = (time_t)json_number_value(json_object_get(details, "BackupExpiryDateTime"));
+        struct tm tm;
+        char when[40];
+        gmtime_r(&until, &tm);
+        strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+        err_validation(err, "Invalid Request: User is not allowed to delete the system backup with arn %s. It will "
+                            "automatically expire on %s",
+                       json_string_value(json_object_get(details, "BackupArn")), when);
+        json_decref(rec);
+        return -1;
+    }
     if (drop(db, id, err)) {
         json_decref(rec);
         return -1;
@@ -401,11 +449,16 @@ int op_list_backups(qr_db *db, json_t *req, json_t **resp, qr_err *err)
         json_t *rec = load(db, (uint32_t)id, err);
         if (err->type) break;
         if (rec == NULL) continue;
+        if (expired(db, (uint32_t)id, rec)) {
+            json_decref(rec);
+            continue;
+        }
         json_t *d = json_object_get(rec, "BackupDetails"), *s = json_object_get(rec, "SourceTableDetails");
         double when = json_number_value(json_object_get(d, "BackupCreationDateTime"));
         /* The time range includes its lower bound and excludes its upper one. */
         int keep = (table_name == NULL || strcmp(json_string_value(json_object_get(s, "TableName")), table_name) == 0) &&
-                   (strcmp(type, "USER") == 0 || strcmp(type, "ALL") == 0) &&
+                   (strcmp(type, "ALL") == 0 ||
+                    strcmp(type, json_string_value(json_object_get(d, "BackupType"))) == 0) &&
                    (lower == NULL || when >= json_number_value(lower)) && (upper == NULL || when < json_number_value(upper));
         if (keep && (long long)json_array_size(summaries) == limit) more = 1;
         else if (keep) {

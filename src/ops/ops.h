@@ -68,6 +68,9 @@ int op_list_backups(qr_db *db, json_t *req, json_t **resp, qr_err *err);
 int op_delete_backup(qr_db *db, json_t *req, json_t **resp, qr_err *err);
 int op_restore_table_from_backup(qr_db *db, json_t *req, json_t **resp, qr_err *err);
 int op_restore_table_to_point_in_time(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+/* Takes the SYSTEM backup "<name>$DeletedTableBackup" DynamoDB keeps 35 days of a table
+ * deleted with point-in-time recovery enabled; releases t. */
+int backup_deleted_table(qr_db *db, table *t, qr_err *err);
 /* insights.c */
 int op_describe_contributor_insights(qr_db *db, json_t *req, json_t **resp, qr_err *err);
 int op_update_contributor_insights(qr_db *db, json_t *req, json_t **resp, qr_err *err);

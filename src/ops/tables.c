@@ -823,6 +823,12 @@ int op_delete_table(qr_db *db, json_t *req, json_t **resp, qr_err *err)
         return err_validation(err, "Resource cannot be deleted as it is currently protected against deletion. "
                                    "Disable deletion protection first.");
     }
+    /* A table deleted with point-in-time recovery enabled is kept as a system backup. */
+    table *kept = pitr_enabled(t) ? catalog_get(db, t->name) : NULL;
+    if (kept && backup_deleted_table(db, kept, err)) {
+        catalog_release(db, t);
+        return -1;
+    }
     json_t *desc = describe(db, t);
     int rc = catalog_delete(db, t, err);
     if (rc == 0) setting_forget_all(db, t); /* insights and policies go with the table */

@@ -943,9 +943,6 @@ def test_list_tables_cursor_is_a_name(q):
     assert q.call("ListTables", {"ExclusiveStartTableName": "Zed", "Limit": 2}) == {"TableNames": ["abc"]}
 
 
-@pytest.mark.xfail(strict=True, reason="DDB-TABLE-167/453, DDB-BACKUP-015: deleting a table with PITR on leaves a "
-                                       "SYSTEM backup '<table>$DeletedTableBackup' that cannot be deleted; quarry "
-                                       "leaves none")
 def test_deleting_a_pitr_table_leaves_a_system_backup(q):
     make(q, "Kept")
     q.call("UpdateContinuousBackups", {"TableName": "Kept", "PointInTimeRecoverySpecification": {
