@@ -168,7 +168,7 @@ static int apply_tags(json_t *desc, json_t *ids, void *arg, qr_err *err)
     json_t *t;
     json_array_foreach(c->add, i, t) {
         json_t *k = json_object_get(t, "Key"), *v = json_object_get(t, "Value");
-        json_object_set(tags, json_string_value(k), v);
+        json_object_set_new(tags, json_string_value(k), json_deep_copy(v)); /* not the request's own */
     }
     json_array_foreach(c->remove, i, t) {
         if (json_is_string(t)) json_object_del(tags, json_string_value(t));

@@ -520,8 +520,11 @@ static json_t *index_description(json_t *def, const char *table_arn, int global,
                                  qr_err *err)
 {
     const char *name = json_string_value(json_object_get(def, "IndexName"));
-    json_t *d = json_pack("{s:s,s:O,s:O,s:i,s:i}", "IndexName", name, "KeySchema", json_object_get(def, "KeySchema"),
-                          "Projection", json_object_get(def, "Projection"), "IndexSizeBytes", 0, "ItemCount", 0);
+    /* Copies, not the request's own objects: a description outlives its request and is
+     * read by other threads (the backfill) while the request is freed. */
+    json_t *d = json_pack("{s:s,s:o,s:o,s:i,s:i}", "IndexName", name, "KeySchema",
+                          json_deep_copy(json_object_get(def, "KeySchema")), "Projection",
+                          json_deep_copy(json_object_get(def, "Projection")), "IndexSizeBytes", 0, "ItemCount", 0);
     char arn[800];
     snprintf(arn, sizeof arn, "%s/index/%s", table_arn, name);
     json_object_set_new(d, "IndexArn", json_string(arn));
@@ -669,9 +672,9 @@ int op_create_table(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     json_t *tags = json_object_get(req, "Tags");
     if (tags && account_check_tags(tags, err)) return -1; /* bad tags create no table */
     json_t *desc = json_object();
-    json_object_set(desc, "AttributeDefinitions", defs);
-    json_object_set(desc, "TableName", name);
-    json_object_set(desc, "KeySchema", ks);
+    json_object_set_new(desc, "AttributeDefinitions", json_deep_copy(defs));
+    json_object_set_new(desc, "TableName", json_deep_copy(name));
+    json_object_set_new(desc, "KeySchema", json_deep_copy(ks));
     json_object_set_new(desc, "TableStatus", json_string("ACTIVE"));
     double now = ops_now_seconds(); /* a table created on demand was so since its creation */
     json_object_set_new(desc, "CreationDateTime", json_real(now));
@@ -940,7 +943,7 @@ static int apply_gsi_change(table_change *c, const char *action, json_t *spec, s
                                             json_string_value(json_object_get(e, "AttributeType")),
                                             json_string_value(json_object_get(d, "AttributeType")));
                 }
-                if (!known && rc == 0) json_array_append(defs, d);
+                if (!known && rc == 0) json_array_append_new(defs, json_deep_copy(d));
             }
         }
         json_decref(given);
