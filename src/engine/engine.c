@@ -300,8 +300,9 @@ int catalog_create(qr_db *db, json_t *desc, table **out, qr_err *err)
     if (found) {
         pthread_mutex_unlock(&db->catalog_lock);
         pthread_rwlock_unlock(&db->schema_lock);
+        err_set(err, QR_E_IN_USE, "Table already exists: %s", name); /* name lives in desc */
         json_decref(desc);
-        return err_set(err, QR_E_IN_USE, "Table already exists: %s", name);
+        return -1;
     }
     uint32_t id = db->next_table_id++;
     json_t *ids = json_object();
