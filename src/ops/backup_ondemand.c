@@ -622,6 +622,18 @@ static int check_override_shapes(json_t *req, qr_err *err)
     return 0;
 }
 
+void restore_abandon(qr_db *db, const char *name)
+{
+    table *t = catalog_get(db, name);
+    qr_err ignored;
+    err_init(&ignored);
+    if (t) {
+        catalog_delete(db, t, &ignored);
+        catalog_release(db, t);
+    }
+    err_clear(&ignored);
+}
+
 int op_restore_table_from_backup(qr_db *db, json_t *req, json_t **resp, qr_err *err)
 {
     json_t *target = json_object_get(req, "TargetTableName");
@@ -694,15 +706,7 @@ int op_restore_table_from_backup(qr_db *db, json_t *req, json_t **resp, qr_err *
     restore_note note = {summary};
     if (rc == 0) rc = catalog_change_schema(db, name, note_restore, &note, err);
     if (rc) {
-        /* No half-restored table is left behind. */
-        table *t = catalog_get(db, name);
-        qr_err ignored;
-        err_init(&ignored);
-        if (t) {
-            catalog_delete(db, t, &ignored);
-            catalog_release(db, t);
-        }
-        err_clear(&ignored);
+        restore_abandon(db, name);
         json_decref(summary);
         json_decref(created);
         json_decref(rec);

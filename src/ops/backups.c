@@ -241,13 +241,7 @@ int op_restore_table_to_point_in_time(qr_db *db, json_t *req, json_t **resp, qr_
     json_decref(gone);
     json_decref(del);
     if (rc) {
-        table *half = catalog_get(db, json_string_value(target)); /* no half-restored table is left */
-        err_init(&ignored);
-        if (half) {
-            catalog_delete(db, half, &ignored);
-            catalog_release(db, half);
-        }
-        err_clear(&ignored);
+        restore_abandon(db, json_string_value(target));
         json_decref(summary);
         goto done;
     }
