@@ -486,7 +486,17 @@ int op_list_backups(qr_db *db, json_t *req, json_t **resp, qr_err *err)
 
 typedef struct restore_note {
     json_t *summary;
+    json_t *unlimited; /* on-demand limits the restore sets to -1 (none) */
 } restore_note;
+
+/* Adds the -1 on-demand limits an override asked for to desc. */
+static void set_unlimited(json_t *desc, const json_t *unlimited)
+{
+    if (json_object_size(unlimited) == 0) return;
+    json_t *odt = json_object_get(desc, "OnDemandThroughput");
+    if (odt == NULL) json_object_set_new(desc, "OnDemandThroughput", odt = json_object());
+    json_object_update(odt, (json_t *)unlimited);
+}
 
 static int note_restore(json_t *desc, json_t *ids, void *arg, qr_err *err)
 {
@@ -494,6 +504,7 @@ static int note_restore(json_t *desc, json_t *ids, void *arg, qr_err *err)
     (void)err;
     restore_note *n = arg;
     json_object_set(desc, "RestoreSummary", n->summary);
+    set_unlimited(desc, n->unlimited);
     return 0;
 }
 
@@ -685,10 +696,23 @@ int op_restore_table_from_backup(qr_db *db, json_t *req, json_t **resp, qr_err *
                 json_object_del(g, "ProvisionedThroughput");
         }
     }
+    /* CreateTable refuses an on-demand limit of -1 (none), which a restore's override
+     * keeps: such limits are set once the table exists. */
+    json_t *unlimited = json_object(), *odt = json_object_get(create, "OnDemandThroughput");
+    const char *member;
+    json_t *units;
+    void *next;
+    json_object_foreach_safe(odt, next, member, units) {
+        if (json_integer_value(units) != -1) continue;
+        json_object_set(unlimited, member, units);
+        json_object_del(odt, member);
+    }
+    if (odt && json_object_size(odt) == 0) json_object_del(create, "OnDemandThroughput");
     json_t *created = NULL;
     int rc = op_create_table(db, create, &created, err);
     json_decref(create);
     if (rc) {
+        json_decref(unlimited);
         json_decref(rec);
         return -1;
     }
@@ -703,11 +727,12 @@ int op_restore_table_from_backup(qr_db *db, json_t *req, json_t **resp, qr_err *
     /* A restored table is ACTIVE with its global indexes complete, as DynamoDB's is once
      * the restore ends: the items' index entries are applied before the answer. */
     if (rc == 0) propagate_drain(db, RESTORE_INDEX_WAIT_MS);
-    restore_note note = {summary};
+    restore_note note = {summary, unlimited};
     if (rc == 0) rc = catalog_change_schema(db, name, note_restore, &note, err);
     if (rc) {
         restore_abandon(db, name);
         json_decref(summary);
+        json_decref(unlimited);
         json_decref(created);
         json_decref(rec);
         return -1;
@@ -717,6 +742,8 @@ int op_restore_table_from_backup(qr_db *db, json_t *req, json_t **resp, qr_err *
     json_t *desc = json_object_get(created, "TableDescription"), *answer = json_deep_copy(summary);
     json_object_set_new(answer, "RestoreInProgress", json_true());
     json_object_set_new(desc, "RestoreSummary", answer);
+    set_unlimited(desc, unlimited);
+    json_decref(unlimited);
     json_decref(summary);
     *resp = created;
     json_decref(rec);

@@ -478,10 +478,9 @@ static int apply_on_demand(json_t *holder, json_t *target, int creating, int pro
     }
     for (int i = 0; i < 2; i++) {
         json_int_t units = json_integer_value(json_object_get(odt, members[i]));
-        /* DynamoDB's CreateTable refuses -1 too (DDB-TABLE-051, DDB-TABLE-128), but a
-         * restore makes its table through CreateTable and keeps a -1 override of the
-         * table's limits, so those take -1 here. */
-        if (!given[i] || units > 0 || (units == -1 && (!creating || index == NULL))) continue;
+        /* -1 (no limit) clears a limit; CreateTable has none to clear and refuses it
+         * (DDB-TABLE-051, DDB-TABLE-128). */
+        if (!given[i] || units > 0 || (units == -1 && !creating)) continue;
         if (index)
             return err_validation(err, "%sRequested %s for OnDemandThroughput for index : %s is outside of valid "
                                        "range", pre, members[i], index);

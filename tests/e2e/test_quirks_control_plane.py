@@ -235,11 +235,7 @@ def test_on_demand_throughput_on_a_provisioned_table(q, op):
     ("UpdateTable", {"MaxReadRequestUnits": -2}, "MaxReadRequestUnits"),
     ("UpdateTable", {"MaxReadRequestUnits": 0, "MaxWriteRequestUnits": 0}, "MaxReadRequestUnits"),
     ("CreateTable", {"MaxReadRequestUnits": 0}, "MaxReadRequestUnits"),
-    pytest.param("CreateTable", {"MaxReadRequestUnits": -1, "MaxWriteRequestUnits": -1}, "MaxReadRequestUnits",
-                 marks=pytest.mark.xfail(strict=True, reason="DDB-TABLE-051: CreateTable refuses -1 in DynamoDB; "
-                                                             "quarry's RestoreTableFromBackup makes its table "
-                                                             "through CreateTable and keeps a -1 override "
-                                                             "(test_restore_on_demand_override), so quarry takes it")),
+    ("CreateTable", {"MaxReadRequestUnits": -1, "MaxWriteRequestUnits": -1}, "MaxReadRequestUnits"),
 ])
 def test_on_demand_limits_out_of_range(q, op, odt, member):
     if op == "UpdateTable":
