@@ -485,6 +485,13 @@ int key_item(buf *out, const table *t, const json_t *item, qr_err *err)
     return 0;
 }
 
+double engine_now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 json_t *key_of_item(const table *t, const json_t *item)
 {
     json_t *k = json_object();

@@ -185,6 +185,10 @@ int key_check_item(const table *t, json_t *item, qr_err *err);
 /* A new Key map holding just t's key attributes of item. */
 json_t *key_of_item(const table *t, const json_t *item);
 
+/* The wall clock, in seconds since the epoch: what the engine stamps its records with
+ * (stream records and descriptors, point-in-time history). */
+double engine_now_seconds(void);
+
 /* ---- items ----
  * The stored form of an item is a format byte, the item's DynamoDB size (4 bytes BE),
  * then its JSON wire form, so reads can bill and page by size and copy the JSON into

@@ -11,11 +11,10 @@
  * table drops them. */
 #include "engine/pitr.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
-#include <time.h>
 
 #include "engine/engine.h"
 
@@ -24,29 +23,20 @@
 #define RECORD_KEY_LEN (PREFIX_LEN + 4 + 8 + 8)
 #define LATEST_LAG 300.0 /* DynamoDB's latest restorable time trails the present by five minutes */
 
-/* Orders the records of one millisecond; seeded from the clock in microseconds, so a
- * later opening of the database continues above the numbers of an earlier one. */
+/* Orders the records of one millisecond; seeded once from the clock in microseconds, so
+ * a later opening of the database continues above the numbers of an earlier one. */
 static _Atomic uint64_t next_seq;
+static pthread_once_t seq_seeded = PTHREAD_ONCE_INIT;
+
+static void seed_seq(void)
+{
+    atomic_store(&next_seq, (uint64_t)(engine_now_seconds() * 1e6));
+}
 
 static uint64_t take_seq(void)
 {
-    uint64_t s = atomic_fetch_add(&next_seq, 1);
-    if (s == 0) {
-        struct timeval tv;
-        gettimeofday(&tv, NULL);
-        uint64_t seed = (uint64_t)tv.tv_sec * 1000000u + (uint64_t)tv.tv_usec;
-        uint64_t expected = 1;
-        atomic_compare_exchange_strong(&next_seq, &expected, seed + 1);
-        s = atomic_fetch_add(&next_seq, 1);
-    }
-    return s;
-}
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+    pthread_once(&seq_seeded, seed_seq);
+    return atomic_fetch_add(&next_seq, 1);
 }
 
 static void table_prefix(buf *k, uint32_t id)
@@ -84,7 +74,7 @@ int pitr_stage(qr_db *db, const table *t, store_batch *b, const json_t *old_item
     buf k;
     buf_init(&k, 0);
     table_prefix(&k, t->id);
-    buf_put_be64(&k, (uint64_t)(now_seconds() * 1000.0));
+    buf_put_be64(&k, (uint64_t)(engine_now_seconds() * 1000.0));
     buf_put_be64(&k, take_seq());
     store_batch_put(b, k.data, k.len, text, strlen(text));
     buf_free(&k);

@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
 #include <xxhash.h>
 
 #include "engine/engine.h"
@@ -37,13 +36,6 @@ static _Thread_local int service_origin;
 void stream_set_service_origin(int on)
 {
     service_origin = on;
-}
-
-static double now_seconds(void)
-{
-    struct timeval tv;
-    gettimeofday(&tv, NULL);
-    return (double)tv.tv_sec + tv.tv_usec / 1e6;
 }
 
 static void desc_key(buf *k, uint32_t id)
@@ -112,7 +104,7 @@ static void close_locked(qr_db *db, stream_registry *r, json_t *d)
     uint64_t start = (uint64_t)json_integer_value(json_object_get(d, "Start"));
     uint64_t end = r->next_seq > start ? r->next_seq - 1 : start;
     json_object_set_new(d, "End", json_integer((json_int_t)end));
-    json_object_set_new(d, "Closed", json_real(now_seconds()));
+    json_object_set_new(d, "Closed", json_real(engine_now_seconds()));
     qr_err e;
     err_init(&e);
     persist_desc(db, d, &e); /* if it fails, the next open closes the stream again */
@@ -374,7 +366,7 @@ int stream_stage(qr_db *db, const table *t, store_batch *b, const json_t *old_it
         release_seq(r, seq);
         return err_set(err, QR_E_INTERNAL, "out of memory");
     }
-    double now = now_seconds();
+    double now = engine_now_seconds();
     json_t *keys = key_of_item(t, new_item ? new_item : old_item);
     size_t size = item_size(keys);
     char seqtext[32];

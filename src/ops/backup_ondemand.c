@@ -22,7 +22,6 @@
 #define ARN_REGION_ACCOUNT "arn:aws:dynamodb:ddblocal:000000000000:table/"
 #define COPY_BATCH_ITEMS 512
 #define SYSTEM_BACKUP_DAYS 35
-#define RESTORE_INDEX_WAIT_MS 30000 /* at most, for the index entries of the restored items */
 
 static pthread_mutex_t backups_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t next_id;     /* under backups_lock; 0 until read from the store */

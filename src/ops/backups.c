@@ -229,7 +229,7 @@ int op_restore_table_to_point_in_time(qr_db *db, json_t *req, json_t **resp, qr_
     rc = op_restore_table_from_backup(db, restore, &restored, err);
     json_decref(restore);
     if (rc == 0) rc = roll_back(db, source_id, json_string_value(target), when, err);
-    if (rc == 0) propagate_drain(db, 30000);
+    if (rc == 0) propagate_drain(db, RESTORE_INDEX_WAIT_MS);
     json_t *summary = json_pack("{s:O,s:f,s:b}", "SourceTableArn", source_arn, "RestoreDateTime", when,
                                 "RestoreInProgress", 0);
     if (rc == 0) rc = catalog_change_schema(db, json_string_value(target), note_point_in_time, summary, err);

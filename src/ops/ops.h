@@ -71,6 +71,8 @@ int op_restore_table_to_point_in_time(qr_db *db, json_t *req, json_t **resp, qr_
 /* Takes the SYSTEM backup "<name>$DeletedTableBackup" DynamoDB keeps 35 days of a table
  * deleted with point-in-time recovery enabled; releases t. */
 int backup_deleted_table(qr_db *db, table *t, qr_err *err);
+/* How long a restore waits, at most, for its items' global-index entries. */
+#define RESTORE_INDEX_WAIT_MS 30000
 /* Deletes the table a restore was making, when the restore failed: no half-restored
  * table is left behind. */
 void restore_abandon(qr_db *db, const char *name);
