@@ -33,7 +33,7 @@ SANFLAGS :=
 OPT      := -O2 -g
 endif
 
-PKGS     := rocksdb jansson libh2o-evloop libssl libcrypto yaml-0.1 libxxhash libcurl zlib
+PKGS     := rocksdb jansson yajl libh2o-evloop libssl libcrypto yaml-0.1 libxxhash libcurl zlib
 CFLAGS   += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(OPT) $(SANFLAGS) -MMD -MP \
             -Iinclude -Isrc $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDLIBS   += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
@@ -50,7 +50,7 @@ TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 BENCH_BIN:= $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
 # Debian packages the build, the tests and the benchmarks need.
-DEB_PKGS := gcc make pkg-config librocksdb-dev libh2o-evloop-dev libjansson-dev libssl-dev \
+DEB_PKGS := gcc make pkg-config librocksdb-dev libh2o-evloop-dev libjansson-dev libyajl-dev libssl-dev \
             libxxhash-dev libyaml-dev libcurl4-openssl-dev zlib1g-dev python3 python3-pytest python3-boto3 awscli \
             wrk nginx-light
 

@@ -7,6 +7,7 @@
 
 #include "model/keycodec.h"
 #include "model/value.h"
+#include "util/jsonread.h"
 
 #define CATALOG_PREFIX "\0C"
 #define CATALOG_PREFIX_LEN 2
@@ -46,7 +47,7 @@ static table *table_from_desc(uint32_t id, json_t *desc, json_t *ids)
 
 static table *table_from_record(const char *v, size_t len)
 {
-    json_t *rec = json_loadb(v, len, 0, NULL);
+    json_t *rec = json_read(v, len, 0, NULL);
     if (rec == NULL) return NULL;
     json_t *desc = json_incref(json_object_get(rec, "Table"));
     json_t *ids = json_incref(json_object_get(rec, "IndexIds"));
@@ -579,7 +580,7 @@ json_t *item_decode(const char *v, size_t len)
     const char *json;
     size_t jlen, size;
     if (item_stored(v, len, &json, &jlen, &size)) return NULL;
-    return json_loadb(json, jlen, JSON_ALLOW_NUL, NULL);
+    return json_read(json, jlen, JSON_ALLOW_NUL, NULL);
 }
 
 int item_read_raw(qr_db *db, const store_snapshot *snap, const buf *key, char **val, size_t *len, qr_err *err)

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "engine/engine.h"
+#include "util/jsonread.h"
 
 #define PITR_PREFIX "\0P"
 #define PREFIX_LEN 2
@@ -97,7 +98,7 @@ int pitr_changes_since(qr_db *db, uint32_t id, double when, json_t **changes, qr
         store_iter_key(it, &kl);
         const char *v = store_iter_value(it, &vl);
         if (kl != RECORD_KEY_LEN) continue;
-        json_t *rec = json_loadb(v, vl, JSON_ALLOW_NUL, NULL);
+        json_t *rec = json_read(v, vl, JSON_ALLOW_NUL, NULL);
         char *key = rec ? json_dumps(json_object_get(rec, "K"), JSON_COMPACT | JSON_SORT_KEYS) : NULL;
         /* The first record after the time holds the item as it was then. */
         if (key && json_object_get(*changes, key) == NULL) json_object_set(*changes, key, rec);

@@ -16,6 +16,7 @@
 #include "engine/engine.h"
 #include "engine/stream.h"
 #include "model/value.h"
+#include "util/jsonread.h"
 
 #define DESC_PREFIX "\0D"
 #define DESC_END "\0E" /* the first key past every descriptor */
@@ -123,7 +124,7 @@ int stream_open(qr_db *db)
     for (store_iter_first(it); store_iter_valid(it); store_iter_next(it)) {
         size_t vl;
         const char *v = store_iter_value(it, &vl);
-        json_t *d = json_loadb(v, vl, 0, NULL);
+        json_t *d = json_read(v, vl, 0, NULL);
         if (!json_is_object(d)) {
             json_decref(d);
             continue;
@@ -466,7 +467,7 @@ int stream_read(qr_db *db, uint32_t id, uint64_t from, uint64_t below, size_t li
             break;
         }
         if (kl != PREFIX_LEN + 12 || vl < 8) continue;
-        json_t *rec = json_loadb(v + 8, vl - 8, 0, NULL);
+        json_t *rec = json_read(v + 8, vl - 8, 0, NULL);
         if (rec == NULL) continue;
         json_array_append_new(records, rec);
         n++;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "engine/engine.h"
+#include "util/jsonread.h"
 
 typedef struct entry {
     char *key, *val;
@@ -175,8 +176,8 @@ static size_t verify_index(qr_db *db, table *t, qr_index *ix, buf *report)
                 json_t *a = NULL, *b = NULL;
                 if (item_stored(want[i].val, want[i].vlen, &j1, &l1, &s1) == 0 &&
                     item_stored(have.val, have.vlen, &j2, &l2, &s2) == 0) {
-                    a = json_loadb(j1, l1, JSON_ALLOW_NUL, NULL);
-                    b = json_loadb(j2, l2, JSON_ALLOW_NUL, NULL);
+                    a = json_read(j1, l1, JSON_ALLOW_NUL, NULL);
+                    b = json_read(j2, l2, JSON_ALLOW_NUL, NULL);
                 }
                 same = a && b && json_equal(a, b);
                 json_decref(a);

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "ops/ops.h"
+#include "util/jsonread.h"
 
 #define PREFIX "\0B"
 #define PREFIX_END "\0C"
@@ -71,7 +72,7 @@ static json_t *load(qr_db *db, uint32_t id, qr_err *err)
     int rc = store_get(db->st, NULL, k.data, k.len, &v, &vl, err);
     buf_free(&k);
     if (rc <= 0) return NULL;
-    json_t *rec = json_loadb(v, vl, 0, NULL);
+    json_t *rec = json_read(v, vl, 0, NULL);
     free(v);
     return rec;
 }
@@ -520,7 +521,7 @@ static int restore_items(qr_db *db, uint32_t id, const char *name, qr_err *err)
     for (store_iter_first(it); rc == 0 && store_iter_valid(it); store_iter_next(it)) {
         size_t vl;
         const char *v = store_iter_value(it, &vl);
-        json_t *item = json_loadb(v, vl, JSON_ALLOW_NUL, NULL);
+        json_t *item = json_read(v, vl, JSON_ALLOW_NUL, NULL);
         if (item == NULL) {
             rc = err_set(err, QR_E_INTERNAL, "an item of the backup cannot be decoded");
             break;

@@ -11,6 +11,7 @@
 #include "engine/index.h"
 #include "model/value.h"
 #include "ops/ops.h"
+#include "util/jsonread.h"
 
 static const char *const capacity_modes[] = {"INDEXES", "TOTAL", "NONE", NULL};
 /* In the order DynamoDB lists them when it refuses another value. */
@@ -168,7 +169,7 @@ int op_put_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
         const char *json;
         size_t jlen;
         if (item_stored(raw, raw_len, &json, &jlen, &old_size) ||
-            (need_old && (old = json_loadb(json, jlen, JSON_ALLOW_NUL, NULL)) == NULL)) {
+            (need_old && (old = json_read(json, jlen, JSON_ALLOW_NUL, NULL)) == NULL)) {
             err_set(err, QR_E_INTERNAL, "stored item is corrupt");
             goto done;
         }
@@ -237,7 +238,7 @@ int op_get_item(qr_db *db, json_t *req, buf *out, qr_err *err)
         }
         buf_puts(out, "\"Item\":");
         if (x.projection) {
-            json_t *item = json_loadb(json, jlen, JSON_ALLOW_NUL, NULL), *p = expr_project(x.projection, item);
+            json_t *item = json_read(json, jlen, JSON_ALLOW_NUL, NULL), *p = expr_project(x.projection, item);
             json_append(out, p);
             json_decref(p);
             json_decref(item);

@@ -8,6 +8,7 @@
 
 #include "model/value.h"
 #include "ops/ops.h"
+#include "util/jsonread.h"
 
 
 typedef struct operation {
@@ -152,7 +153,7 @@ static int call(qr_db *db, const char *operation, const char *request, size_t le
         goto fail;
     }
     json_error_t je;
-    req = json_loadb(request, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &je);
+    req = json_read(request, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &je);
     if (req == NULL) {
         err_set(&err, QR_E_SERIALIZATION, "Malformed request body: %s at line %d, column %d", je.text, je.line, je.column);
         goto fail;

@@ -20,6 +20,7 @@
 #include "model/value.h"
 #include "ops/ops.h"
 #include "ops/partiql.h"
+#include "util/jsonread.h"
 
 #define STATEMENT_MAX 8192
 #define NEXT_TOKEN_MAX 32768
@@ -490,7 +491,7 @@ static int run_text(op_text_handler h, qr_db *db, json_t *req, json_t **out, qr_
     *out = NULL;
     int rc = h(db, req, &text, err);
     if (rc == 0) {
-        *out = json_loadb(text.data ? text.data : "{}", text.len ? text.len : 2, 0, NULL);
+        *out = json_read(text.data ? text.data : "{}", text.len ? text.len : 2, 0, NULL);
         if (*out == NULL)
             rc = err_set(err, QR_E_INTERNAL,
                          "The server encountered an internal error trying to fulfill the request.");
@@ -871,7 +872,7 @@ static int token_decode(const char *tok, XXH64_hash_t hash, size_t nkeys, size_t
         if (tok[n - 2] == '=') len--;
     }
     json_t *t =
-        len > 0 ? json_loadb((const char *)raw, (size_t)len, JSON_REJECT_DUPLICATES, NULL) : NULL;
+        len > 0 ? json_read((const char *)raw, (size_t)len, JSON_REJECT_DUPLICATES, NULL) : NULL;
     free(raw);
     const char *h = json_string_value(json_object_get(t, "s"));
     json_t *k = json_object_get(t, "k");

@@ -12,6 +12,7 @@
 #include "model/keycodec.h"
 #include "model/value.h"
 #include "ops/ops.h"
+#include "util/jsonread.h"
 
 #define PAGE_BYTES (1024 * 1024)
 
@@ -89,7 +90,7 @@ static int range_run(qr_db *db, table *t, range_read *r, buf *out, size_t *bytes
         json_t *item = NULL;
         int keep = 1;
         if (r->filter || r->fetch_base || (r->projection && !r->count_only)) {
-            if ((item = json_loadb(json, jlen, JSON_ALLOW_NUL, NULL)) == NULL) {
+            if ((item = json_read(json, jlen, JSON_ALLOW_NUL, NULL)) == NULL) {
                 rc = err_set(err, QR_E_INTERNAL, "stored item is corrupt");
                 break;
             }
@@ -132,7 +133,7 @@ static int range_run(qr_db *db, table *t, range_read *r, buf *out, size_t *bytes
     if (rc == 0) {
         buf_printf(out, "%s\"Count\":%zu,\"ScannedCount\":%zu", r->count_only ? "" : "],", count, scanned);
         if (stopped && last.len) {
-            json_t *item = json_loadb(last.data, last.len, JSON_ALLOW_NUL, NULL), *k = item ? key_of_item(t, item) : NULL;
+            json_t *item = json_read(last.data, last.len, JSON_ALLOW_NUL, NULL), *k = item ? key_of_item(t, item) : NULL;
             const qr_index *ix = r->index;
             for (int i = 0; k && ix && i < ix->npk + ix->nsk; i++) {
                 const char *name = i < ix->npk ? ix->pk[i] : ix->sk[i - ix->npk];

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "ops/ops.h"
+#include "util/jsonread.h"
 
 #define SETTINGS_PREFIX "\0S"
 
@@ -61,7 +62,7 @@ int setting_get(qr_db *db, const table *t, char kind, const char *sub, json_t **
     if (rc == 0) rc = store_get(db->st, NULL, k.data, k.len, &v, &vl, err);
     buf_free(&k);
     if (rc <= 0) return rc;
-    *out = json_loadb(v, vl, 0, NULL);
+    *out = json_read(v, vl, 0, NULL);
     free(v);
     return *out ? 0 : err_set(err, QR_E_INTERNAL, "a stored table setting cannot be decoded");
 }
