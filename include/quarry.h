@@ -103,6 +103,10 @@ int qr_verify(qr_db *db, const char *table, char **report);
 const char *const *qr_operations(void);
 const char *const *qr_stream_operations(void);
 
+/* 1 when the operation called name (one qr_call accepts) may write, and so may wait for
+ * a disk sync; 0 for the operations that only read. Unknown names count as writes. */
+int qr_operation_writes(const char *name);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,8 +1,8 @@
 /* optable.c — the operation table and qr_call, the one entry point of every request.
  *
- * Like Redis's command table, operations are data: a name and a handler. qr_call parses
- * the body, finds the operation, runs its handler and serialises the response or
- * DynamoDB's error document. Handlers never see malformed JSON or unknown operations. */
+ * Like Redis's command table, operations are data: a name, a handler and whether the
+ * operation only reads. qr_call parses the body, finds the operation, runs its handler
+ * and serialises the response or DynamoDB's error document. Handlers never see malformed JSON or unknown operations. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,53 +15,54 @@ typedef struct operation {
     const char *name;
     op_handler run;           /* returns a JSON document, or */
     op_text_handler run_text; /* writes the response text itself */
+    int reads;                /* only reads: never waits for a disk sync */
 } operation;
 
 static const operation operations[] = {
-    {"CreateTable", op_create_table, NULL},
-    {"DescribeTable", op_describe_table, NULL},
-    {"ListTables", op_list_tables, NULL},
-    {"DeleteTable", op_delete_table, NULL},
-    {"UpdateTable", op_update_table, NULL},
-    {"UpdateTimeToLive", op_update_time_to_live, NULL},
-    {"DescribeTimeToLive", op_describe_time_to_live, NULL},
-    {"DescribeContinuousBackups", op_describe_continuous_backups, NULL},
-    {"UpdateContinuousBackups", op_update_continuous_backups, NULL},
-    {"DescribeEndpoints", op_describe_endpoints, NULL},
-    {"DescribeLimits", op_describe_limits, NULL},
-    {"TagResource", op_tag_resource, NULL},
-    {"UntagResource", op_untag_resource, NULL},
-    {"ListTagsOfResource", op_list_tags_of_resource, NULL},
-    {"PutItem", op_put_item, NULL},
-    {"GetItem", NULL, op_get_item},
-    {"UpdateItem", op_update_item, NULL},
-    {"DeleteItem", op_delete_item, NULL},
-    {"Query", NULL, op_query},
-    {"Scan", NULL, op_scan},
-    {"BatchGetItem", op_batch_get_item, NULL},
-    {"BatchWriteItem", op_batch_write_item, NULL},
-    {"TransactWriteItems", op_transact_write_items, NULL},
-    {"TransactGetItems", op_transact_get_items, NULL},
-    {"ExecuteStatement", op_execute_statement, NULL},
-    {"BatchExecuteStatement", op_batch_execute_statement, NULL},
-    {"ExecuteTransaction", op_execute_transaction, NULL},
-    {"CreateBackup", op_create_backup, NULL},
-    {"DescribeBackup", op_describe_backup, NULL},
-    {"ListBackups", op_list_backups, NULL},
-    {"DeleteBackup", op_delete_backup, NULL},
-    {"RestoreTableFromBackup", op_restore_table_from_backup, NULL},
-    {"RestoreTableToPointInTime", op_restore_table_to_point_in_time, NULL},
-    {"DescribeContributorInsights", op_describe_contributor_insights, NULL},
-    {"UpdateContributorInsights", op_update_contributor_insights, NULL},
-    {"ListContributorInsights", op_list_contributor_insights, NULL},
-    {"PutResourcePolicy", op_put_resource_policy, NULL},
-    {"GetResourcePolicy", op_get_resource_policy, NULL},
-    {"DeleteResourcePolicy", op_delete_resource_policy, NULL},
+    {"CreateTable", op_create_table, NULL, 0},
+    {"DescribeTable", op_describe_table, NULL, 1},
+    {"ListTables", op_list_tables, NULL, 1},
+    {"DeleteTable", op_delete_table, NULL, 0},
+    {"UpdateTable", op_update_table, NULL, 0},
+    {"UpdateTimeToLive", op_update_time_to_live, NULL, 0},
+    {"DescribeTimeToLive", op_describe_time_to_live, NULL, 1},
+    {"DescribeContinuousBackups", op_describe_continuous_backups, NULL, 1},
+    {"UpdateContinuousBackups", op_update_continuous_backups, NULL, 0},
+    {"DescribeEndpoints", op_describe_endpoints, NULL, 1},
+    {"DescribeLimits", op_describe_limits, NULL, 1},
+    {"TagResource", op_tag_resource, NULL, 0},
+    {"UntagResource", op_untag_resource, NULL, 0},
+    {"ListTagsOfResource", op_list_tags_of_resource, NULL, 1},
+    {"PutItem", op_put_item, NULL, 0},
+    {"GetItem", NULL, op_get_item, 1},
+    {"UpdateItem", op_update_item, NULL, 0},
+    {"DeleteItem", op_delete_item, NULL, 0},
+    {"Query", NULL, op_query, 1},
+    {"Scan", NULL, op_scan, 1},
+    {"BatchGetItem", op_batch_get_item, NULL, 1},
+    {"BatchWriteItem", op_batch_write_item, NULL, 0},
+    {"TransactWriteItems", op_transact_write_items, NULL, 0},
+    {"TransactGetItems", op_transact_get_items, NULL, 0}, /* waits on the locks of writes being synced */
+    {"ExecuteStatement", op_execute_statement, NULL, 0},
+    {"BatchExecuteStatement", op_batch_execute_statement, NULL, 0},
+    {"ExecuteTransaction", op_execute_transaction, NULL, 0},
+    {"CreateBackup", op_create_backup, NULL, 0},
+    {"DescribeBackup", op_describe_backup, NULL, 1},
+    {"ListBackups", op_list_backups, NULL, 1},
+    {"DeleteBackup", op_delete_backup, NULL, 0},
+    {"RestoreTableFromBackup", op_restore_table_from_backup, NULL, 0},
+    {"RestoreTableToPointInTime", op_restore_table_to_point_in_time, NULL, 0},
+    {"DescribeContributorInsights", op_describe_contributor_insights, NULL, 1},
+    {"UpdateContributorInsights", op_update_contributor_insights, NULL, 0},
+    {"ListContributorInsights", op_list_contributor_insights, NULL, 1},
+    {"PutResourcePolicy", op_put_resource_policy, NULL, 0},
+    {"GetResourcePolicy", op_get_resource_policy, NULL, 1},
+    {"DeleteResourcePolicy", op_delete_resource_policy, NULL, 0},
     /* The DynamoDB Streams API (from NSTREAM_FIRST on). */
-    {"ListStreams", op_list_streams, NULL},
-    {"DescribeStream", op_describe_stream, NULL},
-    {"GetShardIterator", op_get_shard_iterator, NULL},
-    {"GetRecords", op_get_records, NULL},
+    {"ListStreams", op_list_streams, NULL, 1},
+    {"DescribeStream", op_describe_stream, NULL, 1},
+    {"GetShardIterator", op_get_shard_iterator, NULL, 1},
+    {"GetRecords", op_get_records, NULL, 1},
 };
 #define NOPS (sizeof operations / sizeof operations[0])
 #define NSTREAM_FIRST (NOPS - 4)
@@ -91,6 +92,12 @@ static const operation *find_operation(const char *name)
     for (size_t i = 0; i < NOPS; i++)
         if (strcmp(operations[i].name, name) == 0) return &operations[i];
     return NULL;
+}
+
+int qr_operation_writes(const char *name)
+{
+    const operation *op = name ? find_operation(name) : NULL;
+    return op == NULL || !op->reads;
 }
 
 static void fill_error(qr_response *resp, qr_err *err)

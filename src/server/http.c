@@ -562,20 +562,6 @@ static const char *json_content_type(const h2o_iovec_t *v)
     return NULL;
 }
 
-/* Whether op may wait for a disk sync: everything but the operations that only read. */
-static int may_sync(const char *op)
-{
-    static const char *const reads[] = {"GetItem", "BatchGetItem", "Query", "Scan", "DescribeTable",
-                                        "ListTables", "DescribeTimeToLive", "ListTagsOfResource",
-                                        "DescribeLimits", "DescribeEndpoints", "DescribeContinuousBackups",
-                                        "DescribeContributorInsights", "ListContributorInsights",
-                                        "DescribeBackup", "ListBackups",
-                                        "GetResourcePolicy", "ListStreams", "DescribeStream", "GetShardIterator", "GetRecords", NULL};
-    for (int i = 0; reads[i]; i++)
-        if (strcmp(op, reads[i]) == 0) return 0;
-    return 1;
-}
-
 /* ---- the worker pool ---- */
 
 static void job_unguard(void *p)
@@ -744,7 +730,7 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
     const h2o_iovec_t *authz = find_header(req, H2O_STRLIT("authorization"));
     if (authz) sigv4_credential_region(authz->base, authz->len, region, sizeof region);
 
-    if (s->n_workers && may_sync(op)) {
+    if (s->n_workers && qr_operation_writes(op)) {
         job *j = malloc(sizeof *j + x.len + 1);
         if (j == NULL) {
             send_error(s, req, &x, 500, ctype, op, QR_E_INTERNAL, "out of memory queueing the request");
