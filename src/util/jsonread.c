@@ -1,12 +1,15 @@
 /* jsonread.c — JSON text to jansson values: YAJL lexes, jansson's constructors build.
  *
  * The fast path declines (and json_loadb reads the text from the start) whenever the two
- * readers could differ: any YAJL error; a \u escape anywhere (jansson's surrogate and
- * U+0000 rules); a number that is not a plain integer within long long (jansson's reals
- * and its overflow errors); a duplicate key when duplicates are refused; a string or key
- * that jansson's own UTF-8 check refuses; a vertical tab or form feed (white space to YAJL
- * only); a scalar at the top; nesting past FAST_DEPTH (jansson allows 2048). Everything the fast path accepts, jansson accepts as the same
- * value, which tests/unit/test_jsonread.c checks on edge cases and on mutated text. */
+ * readers could differ: any YAJL error; anything but white space after the top value
+ * (YAJL lets an unfinished string pass there); a \u escape anywhere (jansson's surrogate
+ * and U+0000 rules); a number that is not a plain integer within long long (jansson's
+ * reals and its overflow errors); a duplicate key when duplicates are refused; a string
+ * or key that jansson's own UTF-8 check refuses; a vertical tab or form feed (white space
+ * to YAJL only); a scalar at the top; nesting past FAST_DEPTH (jansson allows 2048).
+ * Everything the fast path accepts, jansson accepts as the same value:
+ * tests/unit/test_jsonread.c checks it on edge cases and mutated text, and
+ * tests/fuzz/fuzz_json.c under libFuzzer. */
 #include "util/jsonread.h"
 
 #include <errno.h>
@@ -25,6 +28,8 @@ typedef struct reader {
     int depth;
     int reject_duplicates;
     buf key;                      /* the key whose value comes next (YAJL reuses its copy) */
+    yajl_handle yajl;
+    size_t end;                   /* bytes up to the end of the top value */
 } reader;
 
 /* Adds v (a new reference, or NULL when its constructor failed) where the text puts it.
@@ -103,7 +108,16 @@ static int on_map_key(void *ctx, const unsigned char *s, size_t n)
 static int on_end(void *ctx)
 {
     reader *r = ctx;
-    r->depth--;
+    if (--r->depth == 0) r->end = yajl_get_bytes_consumed(r->yajl);
+    return 1;
+}
+
+/* YAJL ends a text without complaint when what follows the top value is an unfinished
+ * string ({}" or {}"x): only JSON's white space may follow it. */
+static int only_space_after(const char *text, size_t len, size_t end)
+{
+    for (size_t i = end; i < len; i++)
+        if (text[i] != ' ' && text[i] != '\t' && text[i] != '\n' && text[i] != '\r') return 0;
     return 1;
 }
 
@@ -131,9 +145,10 @@ json_t *json_read_fast(const char *text, size_t len, size_t flags)
         return NULL;
     reader r = {.reject_duplicates = (flags & JSON_REJECT_DUPLICATES) != 0};
     buf_init(&r.key, 0);
-    yajl_handle h = yajl_alloc(&build, NULL, &r);
+    yajl_handle h = r.yajl = yajl_alloc(&build, NULL, &r);
     int ok = h && yajl_parse(h, (const unsigned char *)text, len) == yajl_status_ok &&
-             yajl_complete_parse(h) == yajl_status_ok && r.root && r.depth == 0;
+             yajl_complete_parse(h) == yajl_status_ok && r.root && r.depth == 0 &&
+             only_space_after(text, len, r.end);
     if (h) yajl_free(h);
     buf_free(&r.key);
     if (!ok) {

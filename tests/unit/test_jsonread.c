@@ -191,7 +191,9 @@ int main(void)
     static const char *const odd[] = {"", " ", "1", "\"s\"", "null", "true", "false", "True", "NULL", "{}x", "{} {}",
                                       "{}\n", "[1,]", "{\"a\":1,}", "{,}", "[,1]", "{\"a\"}", "{\"a\":}", "{a:1}",
                                       "{'a':1}", "/*c*/{}", "{}//c", "{", "[", "{\"a\":", "[1,", "]", "}", "\"",
-                                      "{\"a\":1]", "[1}", "\xef\xbb\xbf{}", "{\"a\":tru}", "{\"a\":nul}"};
+                                      "{\"a\":1]", "[1}", "\xef\xbb\xbf{}", "{\"a\":tru}", "{\"a\":nul}",
+                                      /* an unfinished string after the value (YAJL lets it pass) */
+                                      "{}\"", "{} \"", "{}\"a", "{}\"}", "[1]\"\\\"", "{}\n\""};
     for (size_t i = 0; i < sizeof odd / sizeof odd[0]; i++) same(odd[i]);
     /* Nesting around the fast path's and jansson's limits. */
     int depths[] = {1, 64, 127, 128, 129, 2047, 2048, 2049, 3000};
