@@ -1,5 +1,5 @@
 """Runs the Node clients' tests (tests/server/node/*.test.mjs) against quarry: the AWS SDK
-for JavaScript v3 (client and DocumentClient) and ElectroDB, each file against its own
+for JavaScript v3 (client and DocumentClient), ElectroDB and dynamoose, each file against its own
 SigV4-verifying server. The packages are installed with npm into node/node_modules on
 first use; the tests are skipped only when npm itself is not installed."""
 import os

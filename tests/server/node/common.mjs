@@ -5,8 +5,9 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 export const endpoint = process.env.QUARRY_ENDPOINT;
 if (!endpoint) throw new Error('QUARRY_ENDPOINT is not set (run through tests/server/test_node.py)');
 
-export function makeClient(overrides = {}) {
-  return new DynamoDBClient({
+// The settings of every client the tests make: quarry's endpoint and the test's keys.
+export function clientConfig(overrides = {}) {
+  return {
     endpoint,
     region: 'us-east-1',
     credentials: {
@@ -15,5 +16,9 @@ export function makeClient(overrides = {}) {
     },
     maxAttempts: 1,
     ...overrides,
-  });
+  };
+}
+
+export function makeClient(overrides = {}) {
+  return new DynamoDBClient(clientConfig(overrides));
 }

@@ -6,19 +6,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import dynamoose from 'dynamoose';
-import { endpoint, makeClient } from './common.mjs';
+import { clientConfig, makeClient } from './common.mjs';
 
 // dynamoose calls the aggregated DynamoDB class (ddb.describeTable(...)), so it gets its own
-// client, set up as common.mjs sets up makeClient's.
-const ddb = new dynamoose.aws.ddb.DynamoDB({
-  endpoint,
-  region: 'us-east-1',
-  credentials: {
-    accessKeyId: process.env.QUARRY_KEY_ID ?? 'local',
-    secretAccessKey: process.env.QUARRY_SECRET ?? 'local',
-  },
-  maxAttempts: 1,
-});
+// client, with the settings of common.mjs's.
+const ddb = new dynamoose.aws.ddb.DynamoDB(clientConfig());
 dynamoose.aws.ddb.set(ddb);
 const raw = makeClient();
 
