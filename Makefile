@@ -52,7 +52,7 @@ BENCH_BIN:= $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 # Debian packages the build, the tests and the benchmarks need.
 DEB_PKGS := gcc make pkg-config librocksdb-dev libh2o-evloop-dev libjansson-dev libyajl-dev libssl-dev \
             libxxhash-dev libyaml-dev libcurl4-openssl-dev zlib1g-dev python3 python3-pytest python3-boto3 awscli \
-            wrk nginx-light
+            wrk nginx-light golang-go golang-github-aws-aws-sdk-go-v2-dev golang-github-aws-aws-sdk-go-dev
 
 .PHONY: all deps run test unit e2e asan bench clean
 all: $(BUILD)/quarry $(BUILD)/libquarry.a
