@@ -206,8 +206,13 @@ func TestMarshalledItemRoundTrip(t *testing.T) {
 
 	got, err := client.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: aws.String(mainTable), Key: mainKey("user#1", "profile"), ConsistentRead: aws.Bool(true),
+		ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal,
 	})
 	must(t, err, "GetItem")
+	// A strongly consistent read of an item under 4 KB costs one read unit.
+	if cc := got.ConsumedCapacity; cc == nil || aws.ToString(cc.TableName) != mainTable || aws.ToFloat64(cc.CapacityUnits) != 1 {
+		t.Fatalf("ConsumedCapacity %+v", cc)
+	}
 	if len(got.Item) != len(item) {
 		t.Fatalf("GetItem returned %d attributes, put %d", len(got.Item), len(item))
 	}
@@ -597,7 +602,7 @@ func TestParallelScanPaginator(t *testing.T) {
 func TestTransactWriteItems(t *testing.T) {
 	put := mainKey("tx", "a")
 	put["v"] = &types.AttributeValueMemberN{Value: "1"}
-	_, err := client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+	first := &dynamodb.TransactWriteItemsInput{ClientRequestToken: aws.String("go-v2-token-1"), TransactItems: []types.TransactWriteItem{
 		{Put: &types.Put{TableName: aws.String(mainTable), Item: put}},
 		{Update: &types.Update{
 			TableName: aws.String(mainTable), Key: mainKey("tx", "b"),
@@ -609,7 +614,8 @@ func TestTransactWriteItems(t *testing.T) {
 			ConditionExpression: aws.String("attribute_exists(pk)"),
 		}},
 		{Delete: &types.Delete{TableName: aws.String(mainTable), Key: mainKey("batch", "temp")}},
-	}})
+	}}
+	_, err := client.TransactWriteItems(ctx, first)
 	must(t, err, "TransactWriteItems")
 
 	// The second action's condition fails: nothing is written, and the reasons name it.
@@ -645,6 +651,30 @@ func TestTransactWriteItems(t *testing.T) {
 	if !reflect.DeepEqual(vals, map[string]string{"a": "1", "b": "2"}) {
 		t.Fatalf("after the transactions: %v", vals)
 	}
+
+	// The first request again with its ClientRequestToken succeeds without writing again;
+	// the token with other items is refused.
+	changed := mainKey("tx", "a")
+	changed["v"] = &types.AttributeValueMemberN{Value: "7"}
+	_, err = client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(mainTable), Item: changed})
+	must(t, err, "PutItem")
+	_, err = client.TransactWriteItems(ctx, first)
+	must(t, err, "TransactWriteItems replayed")
+	a, err := client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(mainTable), Key: mainKey("tx", "a"), ConsistentRead: aws.Bool(true)})
+	must(t, err, "GetItem")
+	if v := a.Item["v"].(*types.AttributeValueMemberN).Value; v != "7" {
+		t.Fatalf("a replayed transaction wrote again: v=%s", v)
+	}
+	_, err = client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
+		ClientRequestToken: first.ClientRequestToken,
+		TransactItems:      []types.TransactWriteItem{{Put: &types.Put{TableName: aws.String(mainTable), Item: put}}},
+	})
+	var ipm *types.IdempotentParameterMismatchException
+	if !errors.As(err, &ipm) {
+		t.Fatalf("token reused with other items: want IdempotentParameterMismatchException, got %v", err)
+	}
+	_, err = client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(mainTable), Item: put})
+	must(t, err, "PutItem")
 }
 
 // TestTransactionCanceledMessage needs its own table: test_go.py runs it alone, as an expected
