@@ -25,8 +25,8 @@ SDKS = {
 
 def go_env(work):
     # GOPATH mode: the SDKs resolve from Debian's tree; no module proxy, no network, and a newer go
-    # never fetches a toolchain (GOTOOLCHAIN). GOFLAGS and
-    # GOENV are cleared so a user's module settings (-mod=mod, a go.env) cannot switch modes.
+    # never fetches a toolchain (GOTOOLCHAIN). GOFLAGS and GOENV are cleared so that a user's
+    # module settings (-mod=mod, a go.env) cannot switch modes.
     env = dict(os.environ, GO111MODULE="off", GOPATH=str(GOCODE), GOFLAGS="", GOENV="off",
                GOPROXY="off", GOTOOLCHAIN="local", GOCACHE=str(work / "cache"), CGO_ENABLED="0")
     env.setdefault("HOME", str(work))
