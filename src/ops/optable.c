@@ -100,11 +100,23 @@ int qr_operation_writes(const char *name)
     return op == NULL || !op->reads;
 }
 
+/* The member that carries an error's text: "message" for most of DynamoDB's errors,
+ * "Message" for the three whose shapes name it so in DynamoDB's service model, which is
+ * the only spelling some SDKs read (the AWS SDK for Go v2's ErrorMessage()). */
+static const char *message_member(const char *type)
+{
+    static const char *const capitalised[] = {QR_E_TXN_CANCELED, QR_E_IDEMPOTENT,
+                                              QR_E_TXN_IN_PROGRESS, NULL};
+    for (int i = 0; capitalised[i]; i++)
+        if (strcmp(type, capitalised[i]) == 0) return "Message";
+    return "message";
+}
+
 static void fill_error(qr_response *resp, qr_err *err)
 {
     char type[128];
     snprintf(type, sizeof type, "%s%s", err_namespace(err->type), err->type);
-    json_t *body = json_pack("{s:s,s:s}", "__type", type, "message", err->msg);
+    json_t *body = json_pack("{s:s,s:s}", "__type", type, message_member(err->type), err->msg);
     /* An attached object with CancellationReasons (TransactionCanceledException) adds its
      * keys to the body, message included, as it may exceed err->msg; else it is the Item. */
     json_t *extra = err->item;

@@ -1499,7 +1499,7 @@ static void rename_duplicates(pq_stmt **sts, size_t n, qr_err *err)
     buf_puts(&msg, "]");
     if (msg.data) {
         snprintf(err->msg, sizeof err->msg, "%s", msg.data);
-        json_object_set_new(err->item, "message", json_string(msg.data));
+        json_object_set_new(err->item, "Message", json_string(msg.data));
     }
     buf_free(&msg);
 }

@@ -595,7 +595,7 @@ static int cancel(json_t *reasons, qr_err *err)
     buf_puts(&msg, "]");
     err_set(err, QR_E_TXN_CANCELED, "%s", msg.data);
     if (err->type && strcmp(err->type, QR_E_TXN_CANCELED) == 0 && err->item == NULL)
-        err->item = json_pack("{s:O,s:s}", "CancellationReasons", reasons, "message", msg.data);
+        err->item = json_pack("{s:O,s:s}", "CancellationReasons", reasons, "Message", msg.data);
     buf_free(&msg);
     return -1;
 }

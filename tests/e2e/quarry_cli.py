@@ -10,7 +10,7 @@ class CallError(Exception):
     def __init__(self, body):
         self.body = body
         self.type = body.get("__type", "").split("#")[-1]
-        self.message = body.get("message", "")
+        self.message = body.get("message", body.get("Message", ""))  # as botocore reads either
         super().__init__(f"{self.type}: {self.message}")
 
 

@@ -38,7 +38,7 @@ def go_work():
     if shutil.which("go") is None:
         pytest.skip("go is not installed (Debian package golang-go)")
     build = os.environ.get("QUARRY_BUILD")
-    work = Path(build) / "go" if build else Path(tempfile.gettempdir()) / "quarry-go"
+    work = (Path(build) / "go" if build else Path(tempfile.gettempdir()) / "quarry-go").resolve()
     work.mkdir(parents=True, exist_ok=True)
     return work
 
@@ -53,15 +53,6 @@ def build_test_binary(pkg, work):
     assert p.returncode == 0, "go test -c %s failed:\n%s%s" % (pkg, p.stdout, p.stderr)
     return out
 
-
-# Checks that fail because quarry differs from DynamoDB: each runs alone, as an expected failure,
-# and the rest of its package runs without it. A check that starts passing fails the run (strict).
-KNOWN_BUGS = {
-    ("sdkv2", "TestTransactionCanceledMessage"):
-        "quarry names TransactionCanceledException's text \"message\"; DynamoDB sends \"Message\", "
-        "the only key this SDK reads, so err.ErrorMessage() is empty (src/ops/transact.c, "
-        "src/ops/optable.c fill_error)",
-}
 
 
 def go_test_names(pkg):
@@ -92,15 +83,6 @@ def run_tests(pkg, names, work, start, credentials_file):
 
 @pytest.mark.parametrize("pkg", sorted(SDKS))
 def test_go_sdk(pkg, go_work, start, credentials_file):
-    names = [n for n in go_test_names(pkg) if (pkg, n) not in KNOWN_BUGS]
-    ok, report = run_tests(pkg, names, go_work, start, credentials_file)
+    ok, report = run_tests(pkg, go_test_names(pkg), go_work, start, credentials_file)
     assert ok, "%s failed:\n%s" % (pkg, report)
 
-
-@pytest.mark.parametrize("pkg,name", [
-    pytest.param(pkg, name, marks=pytest.mark.xfail(reason=why, strict=True))
-    for (pkg, name), why in sorted(KNOWN_BUGS.items())])
-def test_go_known_bug(pkg, name, go_work, start, credentials_file):
-    assert name in go_test_names(pkg)
-    ok, report = run_tests(pkg, [name], go_work, start, credentials_file)
-    assert ok, "%s %s failed:\n%s" % (pkg, name, report)
