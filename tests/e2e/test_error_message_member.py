@@ -4,7 +4,7 @@ TransactionInProgressException, as DynamoDB's service model names them and as Dy
 sends them. boto3 reads either spelling; the AWS SDK for Go v2 reads only the model's, so
 an error with the other spelling reached Go programs with an empty ErrorMessage().
 IdempotentParameterMismatchException needs one process for both calls: it is checked in
-tests/server/test_error_message_member.py."""
+tests/server/test_error_message_idempotent.py."""
 import pytest
 
 T = "ErrMember"
