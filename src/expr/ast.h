@@ -176,6 +176,9 @@ const json_t *path_get(const json_t *item, const path *p);
  * (a missing path, or size() of a value that has no size). */
 json_t *cond_operand_eval(const operand *o, const json_t *item);
 int cnode_eval(const cnode *c, const json_t *item, qr_err *err);
+/* Appends p's top-level attribute name to names (a JSON array of strings) unless it is
+ * there already: the top names of an expression, distinct, in first-use order. */
+void path_add_top_name(json_t *names, const path *p);
 
 /* ---- key conditions (keycond.c) ---- */
 typedef struct key_part {

@@ -314,6 +314,38 @@ static int cnode_mentions(const cnode *c, const char *top, int nested)
     return 0;
 }
 
+void path_add_top_name(json_t *names, const path *p)
+{
+    const char *top = p->n ? p->e[0].name : NULL;
+    if (top == NULL) return;
+    size_t i;
+    json_t *v;
+    json_array_foreach(names, i, v) {
+        if (strcmp(json_string_value(v), top) == 0) return;
+    }
+    json_array_append_new(names, json_string(top));
+}
+
+static void operand_top_names(const operand *o, json_t *names)
+{
+    if (o->kind == OP_PATH) path_add_top_name(names, &o->path);
+    for (int i = 0; i < o->na; i++) operand_top_names(o->a[i], names);
+}
+
+static void cnode_top_names(const cnode *c, json_t *names)
+{
+    if (c->l) cnode_top_names(c->l, names);
+    if (c->r) cnode_top_names(c->r, names);
+    for (int i = 0; i < c->na; i++) operand_top_names(c->a[i], names);
+}
+
+json_t *expr_cond_top_names(const expr_cond *c)
+{
+    json_t *names = json_array();
+    if (names && c && c->root) cnode_top_names(c->root, names);
+    return names;
+}
+
 int expr_cond_mentions(const expr_cond *c, const char *top_name)
 {
     return c && c->root && cnode_mentions(c->root, top_name, 0);

@@ -55,6 +55,9 @@ int expr_cond_eval(const expr_cond *c, const json_t *item, qr_err *err);
 int expr_cond_mentions(const expr_cond *c, const char *top_name);
 /* True if the condition looks inside the top-level attribute top_name (a.b, a[0]). */
 int expr_cond_nests_into(const expr_cond *c, const char *top_name);
+/* A new JSON array of the distinct top-level attribute names the condition's paths
+ * start at (after #name substitution), in first-use order. */
+json_t *expr_cond_top_names(const expr_cond *c);
 void expr_cond_free(expr_cond *c);
 
 /* ---- UpdateExpression ---- */
@@ -92,6 +95,8 @@ int expr_parse_projection(expr_ctx *cx, const char *text, expr_proj **out);
 json_t *expr_project(const expr_proj *p, const json_t *item);
 /* True if a projected path looks inside the top-level attribute top_name (a.b, a[0]). */
 int expr_proj_nests_into(const expr_proj *p, const char *top_name);
+/* A new JSON array of the distinct top-level attribute names projected, in order. */
+json_t *expr_proj_top_names(const expr_proj *p);
 void expr_proj_free(expr_proj *p);
 
 /* ---- KeyConditionExpression ---- */

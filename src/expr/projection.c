@@ -128,6 +128,13 @@ int expr_proj_nests_into(const expr_proj *p, const char *top_name)
     return 0;
 }
 
+json_t *expr_proj_top_names(const expr_proj *p)
+{
+    json_t *names = json_array();
+    for (int i = 0; names && p && i < p->npaths; i++) path_add_top_name(names, &p->paths[i]);
+    return names;
+}
+
 void expr_proj_free(expr_proj *p)
 {
     if (p == NULL) return;

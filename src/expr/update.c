@@ -500,17 +500,7 @@ size_t expr_update_request_size(const expr_update *u)
 json_t *expr_update_top_names(const expr_update *u)
 {
     json_t *names = json_array();
-    for (int i = 0; names && i < u->nacts; i++) {
-        const char *top = u->acts[i].path.e[0].name;
-        size_t j;
-        json_t *x;
-        int seen = 0;
-        json_array_foreach(names, j, x)
-        {
-            if (strcmp(json_string_value(x), top) == 0) seen = 1;
-        }
-        if (!seen) json_array_append_new(names, json_string(top));
-    }
+    for (int i = 0; names && i < u->nacts; i++) path_add_top_name(names, &u->acts[i].path);
     return names;
 }
 

@@ -269,117 +269,58 @@ static int index_holds(const table *t, const qr_index *ix, const char *name)
     return 0;
 }
 
-/* Adds name to the names an index lacks (a JSON array of strings), once. */
-static void add_missing(json_t *missing, const char *name)
-{
-    size_t i;
-    json_t *v;
-    json_array_foreach(missing, i, v) {
-        if (strcmp(json_string_value(v), name) == 0) return;
-    }
-    json_array_append_new(missing, json_string(name));
-}
-
 static int by_name(const void *a, const void *b)
 {
     return strcmp(json_string_value(*(json_t *const *)a), json_string_value(*(json_t *const *)b));
 }
 
-/* Writes names (a JSON array of strings) to out as DynamoDB lists them, "a, b", sorted
- * if asked. */
-static void join_names(json_t *names, int sorted, buf *out)
+/* Takes names (a new JSON array of distinct top-level names) and, if the index lacks any,
+ * sets DynamoDB's error "<kind> index <name> does not project <what>[a, b]" (the names
+ * sorted if asked, else in request order). */
+static int refuse_unprojected(const table *t, const qr_index *ix, json_t *names, int sorted, const char *kind,
+                              const char *what, qr_err *err)
 {
-    size_t n = json_array_size(names);
-    json_t **v = malloc((n ? n : 1) * sizeof *v);
-    if (v == NULL) return;
-    for (size_t i = 0; i < n; i++) v[i] = json_array_get(names, i);
-    if (sorted) qsort(v, n, sizeof *v, by_name);
-    for (size_t i = 0; i < n; i++) {
-        if (i) buf_puts(out, ", ");
-        buf_puts(out, json_string_value(v[i]));
+    size_t n = json_array_size(names), nmissing = 0;
+    json_t **missing = malloc((n ? n : 1) * sizeof *missing);
+    int rc = 0;
+    if (missing == NULL) {
+        rc = err_set(err, QR_E_INTERNAL, "out of memory");
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            json_t *name = json_array_get(names, i);
+            if (!index_holds(t, ix, json_string_value(name))) missing[nmissing++] = name;
+        }
+        if (sorted) qsort(missing, nmissing, sizeof *missing, by_name);
+        if (nmissing) {
+            buf list;
+            buf_init(&list, 0);
+            for (size_t i = 0; i < nmissing; i++) buf_printf(&list, "%s%s", i ? ", " : "", json_string_value(missing[i]));
+            rc = err_validation(err, "One or more parameter values were invalid: %s index %s does not project %s[%s]",
+                                kind, ix->name, what, list.data);
+            buf_free(&list);
+        }
     }
-    free(v);
+    free(missing);
+    json_decref(names);
+    return rc;
 }
 
 /* A Query of an index that does not project every attribute may filter only on what
  * it projects: DynamoDB refuses a QueryFilter or FilterExpression on any other attribute
- * (a Scan's filter just finds it missing). The attributes a FilterExpression names are
- * among the words of its text and the values of ExpressionAttributeNames; the condition
- * itself says which of those it tests. */
-static int check_filter_projection(json_t *req, const table *t, const qr_index *ix, const expr_cond *filter,
-                                   qr_err *err)
+ * (a Scan's filter just finds it missing). */
+static int check_filter_projection(const table *t, const qr_index *ix, const expr_cond *filter, qr_err *err)
 {
     if (ix == NULL || ix->projection == QR_PROJ_ALL || filter == NULL) return 0;
-    json_t *missing = json_array(), *v;
-    const char *k;
-    json_object_foreach(json_object_get(req, "QueryFilter"), k, v) {
-        if (!index_holds(t, ix, k)) add_missing(missing, k);
-    }
-    json_object_foreach(json_object_get(req, "ExpressionAttributeNames"), k, v) {
-        const char *name = json_string_value(v);
-        if (name && !index_holds(t, ix, name) && expr_cond_mentions(filter, name)) add_missing(missing, name);
-    }
-    static const char word[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_";
-    const char *text = json_string_value(json_object_get(req, "FilterExpression"));
-    for (const char *c = text; c && *c;) {
-        size_t n = strspn(c, word);
-        if (n == 0) {
-            c++;
-            continue;
-        }
-        char *name = strndup(c, n);
-        int colon = c > text && (c[-1] == ':' || c[-1] == '#');
-        if (name && !colon && !index_holds(t, ix, name) && expr_cond_mentions(filter, name)) add_missing(missing, name);
-        free(name);
-        c += n;
-    }
-    int rc = 0;
-    if (json_array_size(missing)) {
-        buf list;
-        buf_init(&list, 0);
-        join_names(missing, 1, &list);
-        rc = err_validation(err, "One or more parameter values were invalid: Secondary index %s does not project one or "
-                                 "more filter attributes: [%s]", ix->name, list.len ? list.data : "");
-        buf_free(&list);
-    }
-    json_decref(missing);
-    return rc;
+    return refuse_unprojected(t, ix, expr_cond_top_names(filter), 1, "Secondary", "one or more filter attributes: ",
+                              err);
 }
 
 /* A global index cannot fetch what it does not project, so DynamoDB refuses a
- * ProjectionExpression or AttributesToGet naming any other top-level attribute. The
- * names are read as the request gives them, the expression being valid already: each
- * path of a ProjectionExpression starts with its top-level name or #name. */
-static int check_index_projection(json_t *req, const table *t, const qr_index *ix, qr_err *err)
+ * ProjectionExpression or AttributesToGet naming any other top-level attribute. */
+static int check_index_projection(const table *t, const qr_index *ix, const expr_proj *projection, qr_err *err)
 {
-    if (ix == NULL || !ix->global || ix->projection == QR_PROJ_ALL) return 0;
-    json_t *missing = json_array(), *v;
-    size_t i;
-    json_array_foreach(json_object_get(req, "AttributesToGet"), i, v) {
-        if (!index_holds(t, ix, json_string_value(v))) add_missing(missing, json_string_value(v));
-    }
-    const char *text = json_string_value(json_object_get(req, "ProjectionExpression"));
-    json_t *names = json_object_get(req, "ExpressionAttributeNames");
-    for (const char *c = text; c && *c;) {
-        c += strspn(c, " \t\r\n");
-        char *tok = strndup(c, strcspn(c, " \t\r\n.[,"));
-        const char *name = tok && tok[0] == '#' ? json_string_value(json_object_get(names, tok)) : tok;
-        if (name && !index_holds(t, ix, name)) add_missing(missing, name);
-        free(tok);
-        c = strchr(c, ',');
-        if (c) c++;
-    }
-    int rc = 0;
-    if (json_array_size(missing)) {
-        buf list;
-        buf_init(&list, 0);
-        join_names(missing, 0, &list);
-        rc = err_validation(err, "One or more parameter values were invalid: Global secondary index %s does not project [%s]",
-                            ix->name, list.len ? list.data : "");
-        buf_free(&list);
-    }
-    json_decref(missing);
-    return rc;
+    if (ix == NULL || !ix->global || ix->projection == QR_PROJ_ALL || projection == NULL) return 0;
+    return refuse_unprojected(t, ix, expr_proj_top_names(projection), 0, "Global secondary", "", err);
 }
 
 /* Query and Scan refuse an ExpressionAttributeValue nested deeper than an item may be. */
@@ -713,8 +654,8 @@ int op_query(qr_db *db, json_t *req, buf *out, qr_err *err)
     }
     if (exprs_finish(&x)) goto done;
     if (check_filter_keys(&ks, x.filter, json_object_get(req, "QueryFilter") != NULL, err)) goto done;
-    if (exprs_check_key_paths(&x, t, err) || check_filter_projection(req, t, r.index, x.filter, err) ||
-        check_index_projection(req, t, r.index, err))
+    if (exprs_check_key_paths(&x, t, err) || check_filter_projection(t, r.index, x.filter, err) ||
+        check_index_projection(t, r.index, x.projection, err))
         goto done;
     if (query_range(t, r.index ? r.index->id : 0, &kcm, ks.npk, &r, err)) goto done;
     if (apply_start_key(req, t, &r, &ks, &kcm, err)) goto done;
@@ -772,7 +713,7 @@ int op_scan(qr_db *db, json_t *req, buf *out, qr_err *err)
     if (segment + 1 < total) buf_put_be64(&r.upper, (uint64_t)(span * (unsigned long long)(segment + 1) / (unsigned long long)total));
     else buf_prefix_successor(&r.upper);
     if (apply_start_key(req, t, &r, NULL, NULL, err)) goto done;
-    if (exprs_check_key_paths(&x, t, err) || check_index_projection(req, t, r.index, err)) goto done;
+    if (exprs_check_key_paths(&x, t, err) || check_index_projection(t, r.index, x.projection, err)) goto done;
     if (range_run(db, t, &r, out, &bytes, err)) goto done;
     finish_response(out, capacity, t, r.index, bytes, r.consistent);
     rc = 0;
