@@ -424,8 +424,7 @@ int op_list_backups(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     long long limit = 100;
     int given;
     json_t *lower = json_object_get(req, "TimeRangeLowerBound"), *upper = json_object_get(req, "TimeRangeUpperBound");
-    if (param_string(req, "TableName", &table_name, err) ||
-        (table_name && param_check_table_name(json_object_get(req, "TableName"), "tableName", err)) ||
+    if (param_optional_table_name(req, &table_name, err) ||
         param_int(req, "Limit", 1, 100, &limit, &given, err) || param_string(req, "ExclusiveStartBackupArn", &start, err) ||
         param_enum(req, "BackupType", types, "USER", &type, err))
         return -1;

@@ -172,8 +172,7 @@ int op_list_contributor_insights(qr_db *db, json_t *req, json_t **resp, qr_err *
     const char *table_name, *after;
     long long max = 100;
     int given;
-    if (param_string(req, "TableName", &table_name, err) ||
-        (table_name && param_check_table_name(json_object_get(req, "TableName"), "tableName", err)) ||
+    if (param_optional_table_name(req, &table_name, err) ||
         param_string(req, "NextToken", &after, err) || param_int(req, "MaxResults", 0, 100, &max, &given, err))
         return -1;
     if (max == 0) max = 100;

@@ -149,6 +149,10 @@ const char *ops_request_region(void);
 /* Reads TableName (or another field) and finds the table, taking a reference the caller
  * drops with catalog_release. ResourceNotFoundException if it does not exist. */
 int param_table(qr_db *db, json_t *req, const char *key, table **out, qr_err *err);
+/* The optional TableName that narrows a listing (ListBackups, ListStreams,
+ * ListContributorInsights): a table's name or ARN, checked as a name; *out is the bare
+ * name, or NULL when absent. */
+int param_optional_table_name(json_t *req, const char **out, qr_err *err);
 /* Optional string parameter; *out is NULL when absent. SerializationException if not a
  * string. */
 int param_string(json_t *req, const char *key, const char **out, qr_err *err);

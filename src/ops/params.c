@@ -123,21 +123,24 @@ int param_table(qr_db *db, json_t *req, const char *key, table **out, qr_err *er
     return 0;
 }
 
+int param_optional_table_name(json_t *req, const char **out, qr_err *err)
+{
+    json_t *v = json_object_get(req, "TableName");
+    *out = NULL;
+    if (v == NULL || json_is_null(v)) return 0;
+    if (!json_is_string(v)) return wrong_type("TableName", "a string", err);
+    /* The check rewrites an ARN to the name it ends in, so the text is read after it. */
+    if (param_check_table_name(v, "tableName", err)) return -1;
+    *out = json_string_value(v);
+    return 0;
+}
+
 int param_string(json_t *req, const char *key, const char **out, qr_err *err)
 {
     json_t *v = json_object_get(req, key);
     *out = NULL;
     if (v == NULL || json_is_null(v)) return 0;
     if (!json_is_string(v)) return wrong_type(key, "a string", err);
-    if (strcmp(key, "TableName") == 0) {
-        /* A table's ARN is resolved before its text is handed out, so the text stays valid
-         * when the name is checked afterwards; a bad ARN is left for that check to report. */
-        qr_err ignored;
-        int arn;
-        err_init(&ignored);
-        resolve_arn(v, "tableName", &arn, &ignored);
-        err_clear(&ignored);
-    }
     *out = json_string_value(v);
     return 0;
 }

@@ -85,8 +85,7 @@ int op_list_streams(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     const char *table_name, *start;
     long long limit = 100;
     int given, start_whole;
-    if (param_string(req, "TableName", &table_name, err) ||
-        (table_name && param_check_table_name(json_object_get(req, "TableName"), "tableName", err)) ||
+    if (param_optional_table_name(req, &table_name, err) ||
         param_int(req, "Limit", 1, 100, &limit, &given, err) ||
         text_param(req, "ExclusiveStartStreamArn", "exclusiveStartStreamArn", 37, 1024, &start, &start_whole, err) ||
         (start && check_stream_arn(start, err)))
