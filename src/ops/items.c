@@ -39,9 +39,6 @@ static int read_write_params(json_t *req, int allow_updated, write_params *p, qr
     return 0;
 }
 
-/* Parses a single-item write's expressions. DynamoDB reports what is wrong with them
- * (names, values, syntax, the legacy parameters) inside its "1 validation error
- * detected: " envelope for PutItem, UpdateItem and DeleteItem. */
 /* Puts a ValidationException's message inside DynamoDB's "1 validation error detected: "
  * envelope, unless it is there already. Returns -1, for the caller's error path. */
 static int envelope(qr_err *err)
@@ -57,6 +54,9 @@ static int envelope(qr_err *err)
     return -1;
 }
 
+/* Parses a single-item write's expressions. DynamoDB reports what is wrong with them
+ * (names, values, syntax, the legacy parameters) inside its "1 validation error
+ * detected: " envelope for PutItem, UpdateItem and DeleteItem. */
 static int parse_write_exprs(req_exprs *x, json_t *req, int allowed, qr_err *err)
 {
     if (exprs_parse(x, req, allowed, err) == 0 && exprs_finish(x) == 0) {

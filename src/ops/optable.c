@@ -2,7 +2,8 @@
  *
  * Like Redis's command table, operations are data: a name, a handler and whether the
  * operation only reads. qr_call parses the body, finds the operation, runs its handler
- * and serialises the response or DynamoDB's error document. Handlers never see malformed JSON or unknown operations. */
+ * and serialises the response or DynamoDB's error document. Handlers never see
+ * malformed JSON or unknown operations. */
 #include <stdlib.h>
 #include <string.h>
 

@@ -77,13 +77,13 @@ void sigv4_keyring_free(sigv4_keyring *kr);
 int sigv4_verify(const sigv4_request *req, const sigv4_keyring *keys, const char *service,
                  time_t now, char *access_key, size_t akcap, qr_err *e);
 
-/* The pieces of the computation, exposed for tests. */
-/* The canonical request for req given the SignedHeaders list and the payload's hash. */
 /* Copies the region of an Authorization header's credential scope
  * ("… Credential=AKID/20261130/us-east-1/dynamodb/aws4_request, …") into out (cap bytes,
  * NUL-terminated). Returns 0, or -1 (out empty) when the header names no region. */
 int sigv4_credential_region(const char *authorization, size_t len, char *out, size_t cap);
 
+/* The pieces of the computation, exposed for tests. */
+/* The canonical request for req given the SignedHeaders list and the payload's hash. */
 int sigv4_canonical_request(const sigv4_request *req, const char *signed_headers, size_t sh_len,
                             const char *payload_hash_hex, buf *out);
 /* Lowercase hex SHA-256 of data into hex (65 bytes with the NUL). */

@@ -54,8 +54,8 @@ int store_open(const char *dir, int no_sync, store **out, char **errmsg)
     /* Without syncs, a write holds no one up for long, and writers from several event
      * loops take turns on a mutex instead of forming RocksDB write groups: the group's
      * followers sleep on a condition variable and are woken one by one, which on two CPUs
-     * cost more than the turns (PutItem --no-sync: 38.9 -> 36.4 us of CPU, a third fewer
-     * context switches, ~4% more requests/s; pipelined groups had been 40 -> 38 us). With
+     * cost more than the turns (PutItem --no-sync: 38.3 -> 36.3 us of CPU, a third fewer
+     * context switches, ~5% more requests/s; pipelined groups had been 40 -> 38 us). With
      * syncs, the groups are what shares one fsync among many writers, so they stay. */
     s->one_writer = no_sync;
     pthread_mutex_init(&s->write_mu, NULL);

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import dynamoose from 'dynamoose';
-import { clientConfig, makeClient } from './common.mjs';
+import { clientConfig, eventually, makeClient } from './common.mjs';
 
 // dynamoose calls the aggregated DynamoDB class (ddb.describeTable(...)), so it gets its own
 // client, with the settings of common.mjs's.
@@ -54,16 +54,6 @@ const catSchema = new dynamoose.Schema({
 const Cat = dynamoose.model('Cat', catSchema);
 const table = new dynamoose.Table(TableName, [Cat], { ...tableOptions, create: true });
 
-// Global indexes are eventually consistent, as in DynamoDB: poll until they catch up.
-async function eventually(read, done) {
-  let got;
-  for (let i = 0; i < 100; i++) {
-    if (i) await new Promise((r) => setTimeout(r, 100));
-    got = await read();
-    if (done(got)) break;
-  }
-  return got;
-}
 const keysOf = (items) => items.map((c) => `${c.owner}/${c.catId}`);
 
 test('initialize creates the table with its indexes, TTL and tags', async () => {

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { CreateTableCommand, waitUntilTableExists } from '@aws-sdk/client-dynamodb';
 import { Entity, Service } from 'electrodb';
-import { makeClient } from './common.mjs';
+import { eventually, makeClient } from './common.mjs';
 
 const client = makeClient();
 const table = 'electro_shop';
@@ -87,11 +87,8 @@ test('entities, a collection, a GSI, filters and ranges', async () => {
   assert.deepEqual(open.map((o) => o.orderId), ['o1', 'o3']);
 
   // Global indexes are eventually consistent, as in DynamoDB: poll until they catch up.
-  let openEverywhere = [];
-  for (let i = 0; i < 100 && openEverywhere.length < 3; i++) {
-    if (i) await new Promise((r) => setTimeout(r, 100));
-    ({ data: openEverywhere } = await Order.query.byStatus({ status: 'open' }).go());
-  }
+  const { data: openEverywhere } = await eventually(() => Order.query.byStatus({ status: 'open' }).go(),
+    (r) => r.data.length >= 3);
   assert.deepEqual(openEverywhere.map((o) => o.orderId), ['o1', 'o3', 'o4']);
 
   const { data: someOrders } = await Order.query.account({ userId: 'u1' }).gte({ orderId: 'o2' }).go();

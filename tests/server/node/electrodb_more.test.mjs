@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { CreateTableCommand, DescribeTableCommand, waitUntilTableExists } from '@aws-sdk/client-dynamodb';
 import { Entity, Service } from 'electrodb';
-import { makeClient } from './common.mjs';
+import { eventually, makeClient } from './common.mjs';
 
 const client = makeClient();
 const table = 'electro_more';
@@ -91,16 +91,6 @@ const sdkError = (name) => (err) => {
   return true;
 };
 
-// Global indexes are eventually consistent, as in DynamoDB: poll until they catch up.
-async function eventually(read, done) {
-  let got;
-  for (let i = 0; i < 100; i++) {
-    if (i) await new Promise((r) => setTimeout(r, 100));
-    got = await read();
-    if (done(got)) break;
-  }
-  return got;
-}
 
 test('create the table: an ALL GSI and a KEYS_ONLY GSI', async () => {
   await client.send(new CreateTableCommand({
