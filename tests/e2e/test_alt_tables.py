@@ -1,39 +1,12 @@
 """Table, index, tag and TTL behaviour found wanting when Alternator's suite for those
 areas was run against quarry: how soon a global index shows a write the server has
 acknowledged, and tag lengths counted in characters. Our own cases, in our own words."""
-import re
 import statistics
-import subprocess
 import time
-
-import pytest
-
-from quarry_cli import QUARRY
 
 
 def s(v):
     return {"S": v}
-
-
-@pytest.fixture
-def served(tmp_path):
-    """A boto3 client of a `quarry serve` of its own on a free loopback port; the server
-    is stopped (and must exit cleanly) and its data verified when the test ends."""
-    boto3 = pytest.importorskip("boto3")
-    from botocore.config import Config
-    with open(tmp_path / "serve.log", "w") as log:
-        proc = subprocess.Popen([QUARRY, "serve", "--listen", "127.0.0.1:0", "--data", str(tmp_path / "data"),
-                                 "--log-level", "warn"], stdout=subprocess.PIPE, stderr=log, text=True)
-    try:
-        url = re.search(r"http://[0-9.:]+", proc.stdout.readline()).group(0)
-        yield boto3.client("dynamodb", endpoint_url=url, region_name="us-east-1", aws_access_key_id="k",
-                           aws_secret_access_key="s", config=Config(retries={"max_attempts": 0}))
-    finally:
-        proc.terminate()
-        assert proc.wait(timeout=30) == 0
-    verify = subprocess.run([QUARRY, "verify", "--data", str(tmp_path / "data")], capture_output=True, text=True,
-                            timeout=120)
-    assert verify.returncode == 0, verify.stdout
 
 
 def test_gsi_follows_an_acknowledged_write_within_a_pass(served):

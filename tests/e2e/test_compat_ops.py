@@ -3,13 +3,9 @@
 Each test pins one thing real DynamoDB does that quarry once did differently: what
 DeleteTable describes, how UpdateTable judges index attribute definitions, where a Query
 or Scan may resume, how projections may be declared, and what BatchGetItem costs."""
-import re
-import subprocess
 import time
 
 import pytest
-
-from quarry_cli import QUARRY
 
 T = "CompatOps"
 
@@ -292,27 +288,6 @@ def test_index_throughput_is_checked(q):
     q.call("UpdateTable", update)
     g = q.call("DescribeTable", {"TableName": T})["Table"]["GlobalSecondaryIndexes"][0]
     assert g["ProvisionedThroughput"]["ReadCapacityUnits"] == 7 and g["ProvisionedThroughput"]["WriteCapacityUnits"] == 8
-
-
-@pytest.fixture
-def served(tmp_path):
-    """A boto3 client of a `quarry serve` of its own, on a free loopback port, for tests
-    that need an index backfilled in the background; the data is verified afterwards."""
-    boto3 = pytest.importorskip("boto3")
-    from botocore.config import Config
-    with open(tmp_path / "serve.log", "w") as log:
-        proc = subprocess.Popen([QUARRY, "serve", "--listen", "127.0.0.1:0", "--data", str(tmp_path / "data"),
-                                 "--log-level", "warn"], stdout=subprocess.PIPE, stderr=log, text=True)
-    try:
-        url = re.search(r"http://[0-9.:]+", proc.stdout.readline()).group(0)
-        yield boto3.client("dynamodb", endpoint_url=url, region_name="us-east-1", aws_access_key_id="k",
-                           aws_secret_access_key="s", config=Config(retries={"max_attempts": 0}))
-    finally:
-        proc.terminate()
-        assert proc.wait(timeout=30) == 0
-    verify = subprocess.run([QUARRY, "verify", "--data", str(tmp_path / "data")], capture_output=True, text=True,
-                            timeout=120)
-    assert verify.returncode == 0, verify.stdout
 
 
 def test_index_being_backfilled_may_be_deleted(served):

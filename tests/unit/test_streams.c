@@ -14,24 +14,7 @@
 #include "engine/engine.h"
 #include "quarry.h"
 
-#include "check.h"
-
-/* Runs op and returns its answer parsed (NULL and a failed check if it failed when
- * expect_ok, or succeeded when not). */
-static json_t *call(qr_db *db, const char *op, int expect_ok, const char *fmt, ...)
-{
-    char body[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(body, sizeof body, fmt, ap);
-    va_end(ap);
-    qr_response r;
-    int rc = qr_call(db, op, body, strlen(body), &r);
-    CHECK((rc == QR_OK) == expect_ok, "%s %s: %s", op, body, r.body);
-    json_t *doc = json_loads(r.body, 0, NULL);
-    qr_response_free(&r);
-    return doc;
-}
+#include "call.h"
 
 static const char *str_at(json_t *doc, const char *a, const char *b)
 {
