@@ -56,9 +56,16 @@ int store_open(const char *dir, int no_sync, store **out, char **errmsg)
      * followers sleep on a condition variable and are woken one by one, which on two CPUs
      * cost more than the turns (PutItem --no-sync: 38.3 -> 36.3 us of CPU, a third fewer
      * context switches, ~5% more requests/s; pipelined groups had been 40 -> 38 us). With
-     * syncs, the groups are what shares one fsync among many writers, so they stay. */
+     * syncs, the groups are what shares one fsync among many writers, so they stay.
+     * The mutex spins briefly before it sleeps, as a turn is a few microseconds: three
+     * alternating runs gave 40.3-41.7k PutItem/s against 39.2-40.6k for a plain mutex,
+     * at the same CPU per request. */
     s->one_writer = no_sync;
-    pthread_mutex_init(&s->write_mu, NULL);
+    pthread_mutexattr_t ma;
+    pthread_mutexattr_init(&ma);
+    pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ADAPTIVE_NP);
+    pthread_mutex_init(&s->write_mu, &ma);
+    pthread_mutexattr_destroy(&ma);
     /* A bloom filter of whole keys over the memtable (5% of its size): writes read the
      * current item first, and for a new item the filter answers "absent" without the
      * skiplist search (PutItem of a new item: ~118k -> ~110k instructions). */
