@@ -186,13 +186,31 @@ def test_token_repeat_may_change_what_it_asks_back(ddb):
     # again, and the answer reports reading the items rather than writing them.
     again = ddb.transact_write_items(ClientRequestToken="tok-1", TransactItems=items,
                                      ReturnConsumedCapacity="INDEXES")
-    assert again["ConsumedCapacity"] == [{"TableName": "txn", "CapacityUnits": 2.0, "ReadCapacityUnits": 2.0,
-                                          "Table": {"CapacityUnits": 2.0, "ReadCapacityUnits": 2.0}}]
+    # (a transactional read of each item: 2 units apiece)
+    assert again["ConsumedCapacity"] == [{"TableName": "txn", "CapacityUnits": 4.0, "ReadCapacityUnits": 4.0,
+                                          "Table": {"CapacityUnits": 4.0, "ReadCapacityUnits": 4.0}}]
     assert "ConsumedCapacity" not in ddb.transact_write_items(ClientRequestToken="tok-1", TransactItems=items)
     assert ddb.get_item(TableName="txn", Key={"pk": {"S": "a"}})["Item"]["v"] == {"S": "changed"}
     other = [{"Put": {"TableName": "txn", "Item": {"pk": {"S": "a"}, "v": {"S": "different"}}}}]
     assert error_of(ddb.transact_write_items, ClientRequestToken="tok-1", TransactItems=other)[0] == \
         "IdempotentParameterMismatchException"
+
+
+def test_execute_transaction_repeat_reads_the_items_transactionally(ddb):
+    """A repeat under the same token applies nothing and is charged as a transactional
+    read of each item (2 units for a small one), where the first run wrote it (2 units)."""
+    make_table(ddb, "ptxn")
+    ddb.put_item(TableName="ptxn", Item={"pk": {"S": "c"}, "n": {"N": "0"}})
+    stmts = [{"Statement": "UPDATE \"ptxn\" SET n = n + 1 WHERE pk = 'c'"}]
+    first = ddb.execute_transaction(ClientRequestToken="tok-p", TransactStatements=stmts,
+                                    ReturnConsumedCapacity="INDEXES")
+    again = ddb.execute_transaction(ClientRequestToken="tok-p", TransactStatements=stmts,
+                                    ReturnConsumedCapacity="INDEXES")
+    assert ddb.get_item(TableName="ptxn", Key={"pk": {"S": "c"}}, ConsistentRead=True)["Item"]["n"] == {"N": "1"}
+    assert first["ConsumedCapacity"][0]["WriteCapacityUnits"] == 2.0
+    assert "ReadCapacityUnits" not in first["ConsumedCapacity"][0]
+    assert again["ConsumedCapacity"][0]["ReadCapacityUnits"] == 2.0
+    assert "WriteCapacityUnits" not in again["ConsumedCapacity"][0]
 
 
 def call(server, op, body):
