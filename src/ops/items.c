@@ -27,8 +27,49 @@ typedef struct write_params {
     const char *metrics;
 } write_params;
 
+/* ReturnValues refused among other refused members, in DynamoDB's generic words. */
+#define RV_AMONG_OTHERS \
+    "Failed to satisfy constraint: Member must satisfy enum value set: [ALL_OLD, UPDATED_OLD, ALL_NEW, UPDATE_NEW, NONE]"
+
+/* PutItem and DeleteItem judge ReturnConsumedCapacity, ReturnValues and
+ * ReturnItemCollectionMetrics together and report every one that fails in one message,
+ * in that order; a bad ReturnValues among others is worded generically, alone it is
+ * named (recorded in eu-west-2, us-east-1, ap-southeast-2 and eu-central-1, September
+ * 2026). An error of another kind (a member of the wrong JSON type) is reported alone. */
+static int judge_write_enums(json_t *req, write_params *p, qr_err *err)
+{
+    static const char *const keys[] = {"ReturnConsumedCapacity", "ReturnValues", "ReturnItemCollectionMetrics"};
+    const char *const *sets[] = {capacity_modes, return_values, metrics_modes};
+    const char **outs[] = {&p->capacity, &p->return_values, &p->metrics};
+    qr_err e[3];
+    int bad = 0;
+    for (int i = 0; i < 3; i++) {
+        err_init(&e[i]);
+        if (param_enum(req, keys[i], sets[i], "NONE", outs[i], &e[i]) == 0) continue;
+        if (strcmp(e[i].type, QR_E_VALIDATION) != 0) {
+            err_set(err, e[i].type, "%s", e[i].msg);
+            for (int j = 0; j <= i; j++) err_clear(&e[j]);
+            return -1;
+        }
+        bad++;
+    }
+    if (bad == 1) {
+        for (int i = 0; i < 3; i++)
+            if (e[i].type) err_set(err, e[i].type, "%s", e[i].msg);
+    } else if (bad > 1) {
+        member_errors m;
+        member_errors_init(&m);
+        for (int i = 0; i < 3; i++)
+            if (e[i].type) member_errors_add(&m, i == 1 ? RV_AMONG_OTHERS : e[i].msg);
+        member_errors_finish(&m, err);
+    }
+    for (int i = 0; i < 3; i++) err_clear(&e[i]);
+    return bad ? -1 : 0;
+}
+
 static int read_write_params(json_t *req, int allow_updated, write_params *p, qr_err *err)
 {
+    if (!allow_updated && judge_write_enums(req, p, err)) return -1;
     if (param_enum(req, "ReturnValues", return_values, "NONE", &p->return_values, err)) return -1;
     if (param_enum(req, "ReturnConsumedCapacity", capacity_modes, "NONE", &p->capacity, err)) return -1;
     if (param_enum(req, "ReturnItemCollectionMetrics", metrics_modes, "NONE", &p->metrics, err)) return -1;
@@ -315,8 +356,7 @@ static int update_enums_both_bad(json_t *req, qr_err *err)
     err_clear(&a);
     err_clear(&b);
     if (!bad_rv || !bad_rcc) return 0;
-    return err_validation(err, "1 validation error detected: Failed to satisfy constraint: Member must satisfy enum "
-                               "value set: [ALL_OLD, UPDATED_OLD, ALL_NEW, UPDATE_NEW, NONE]");
+    return err_validation(err, "1 validation error detected: " RV_AMONG_OTHERS);
 }
 
 /* Checks the request: table, Key, the common parameters and the expressions. */
@@ -395,7 +435,9 @@ static int check_update_keys(const table *t, const expr_update *u, qr_err *err)
     return rc;
 }
 
-int op_update_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
+/* measure_request: also judge the size of what the UpdateExpression writes (UpdateItem's
+ * own rule), not only the finished item's. */
+static int update_item(qr_db *db, json_t *req, int measure_request, json_t **resp, qr_err *err)
 {
     keyed_write w;
     json_t *item = NULL;
@@ -405,7 +447,7 @@ int op_update_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     /* Most regions (31 of 33 in October 2026) also measure an UpdateExpression by what
      * the request writes, leaving out the key and what it leaves alone, and judge that
      * before the condition. A transaction or PartiQL measures only the finished item. */
-    if (w.x.update && json_object_get(req, "UpdateExpression") &&
+    if (measure_request && w.x.update && json_object_get(req, "UpdateExpression") &&
         expr_update_request_size(w.x.update) > QR_MAX_ITEM_SIZE) {
         err_validation(err, "Item size to update has exceeded the maximum allowed size");
         goto done;
@@ -464,4 +506,14 @@ done:
     json_decref(item);
     keyed_end(db, &w);
     return rc;
+}
+
+int op_update_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
+{
+    return update_item(db, req, 1, resp, err);
+}
+
+int op_update_item_as_written(qr_db *db, json_t *req, json_t **resp, qr_err *err)
+{
+    return update_item(db, req, 0, resp, err);
 }

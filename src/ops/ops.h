@@ -36,6 +36,9 @@ int op_put_item(qr_db *db, json_t *req, json_t **resp, qr_err *err);
 int op_get_item(qr_db *db, json_t *req, buf *out, qr_err *err);
 int op_delete_item(qr_db *db, json_t *req, json_t **resp, qr_err *err);
 int op_update_item(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+/* UpdateItem as PartiQL's UPDATE runs it: the item size limit is judged on the finished
+ * item alone, without UpdateItem's own measure of what the expression writes. */
+int op_update_item_as_written(qr_db *db, json_t *req, json_t **resp, qr_err *err);
 /* query.c */
 int op_query(qr_db *db, json_t *req, buf *out, qr_err *err);
 int op_scan(qr_db *db, json_t *req, buf *out, qr_err *err);
