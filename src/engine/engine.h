@@ -131,6 +131,9 @@ struct qr_db {
 /* Where a table's TTL setting lives in its catalog description (stripped from
  * DescribeTable): {"TimeToLiveStatus": "ENABLED", "AttributeName": …}. */
 #define QR_TTL_FIELD "QuarryTimeToLive"
+/* When the TTL setting last changed (epoch seconds), for the hour in which DynamoDB
+ * refuses another change (ops/ttl.c); stripped from DescribeTable too. */
+#define QR_TTL_CHANGED_FIELD "QuarryTimeToLiveChangedAt"
 /* Point-in-time recovery settings (ops/backups.c), kept like the TTL setting. */
 #define QR_PITR_FIELD "QuarryPointInTimeRecovery"
 

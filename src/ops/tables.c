@@ -742,6 +742,7 @@ int op_create_table(qr_db *db, json_t *req, json_t **resp, qr_err *err)
 static json_t *describe_copy(qr_db *db, table *t, json_t *desc)
 {
     json_object_del(desc, QR_TTL_FIELD); /* DescribeTimeToLive's, not DescribeTable's */
+    json_object_del(desc, QR_TTL_CHANGED_FIELD);
     json_object_del(desc, QR_PITR_FIELD); /* DescribeContinuousBackups' */
     json_object_del(desc, "QuarryTags");  /* ListTagsOfResource's */
     json_object_del(desc, QR_STREAM_FIELD);

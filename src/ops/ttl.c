@@ -2,10 +2,14 @@
  *
  * A table's TTL setting is kept in its catalog record (not shown by DescribeTable, as in
  * DynamoDB); the engine's expiry sweeper (engine/expire.c) deletes items whose TTL
- * attribute, a number of epoch seconds, lies in the past. */
+ * attribute, a number of epoch seconds, lies in the past. As in DynamoDB, a change is
+ * followed by an hour in which the setting cannot change again. */
 #include <string.h>
 
 #include "ops/ops.h"
+
+/* How long a TTL change takes to settle, during which another change is refused. */
+#define TTL_SETTLE_SECONDS 3600.0
 
 /* The table named by TableName (held: catalog_release it), or DynamoDB's error naming it. */
 static int find_table(qr_db *db, json_t *req, table **t, qr_err *err)
@@ -34,6 +38,15 @@ static int apply_ttl(json_t *desc, json_t *ids, void *arg, qr_err *err)
     if (!c->enable && strcmp(json_string_value(json_object_get(cur, "AttributeName")), c->attribute) != 0)
         return err_validation(err, "TimeToLive is active on a different AttributeName: current AttributeName is %s",
                               json_string_value(json_object_get(cur, "AttributeName")));
+    /* "It can take up to one hour for the change to fully process. Any additional
+     * UpdateTimeToLive calls for the same table during this one hour duration result in a
+     * ValidationException" (the API reference); what is wrong with the request itself is
+     * reported first. */
+    double now = ops_now_seconds();
+    json_t *changed = json_object_get(desc, QR_TTL_CHANGED_FIELD);
+    if (json_is_number(changed) && now - json_number_value(changed) < TTL_SETTLE_SECONDS)
+        return err_validation(err, "Time to live has been modified multiple times within a fixed interval");
+    json_object_set_new(desc, QR_TTL_CHANGED_FIELD, json_real(now));
     if (c->enable)
         json_object_set_new(desc, QR_TTL_FIELD,
                             json_pack("{s:s,s:s}", "TimeToLiveStatus", "ENABLED", "AttributeName", c->attribute));

@@ -10,8 +10,10 @@ def test_time_to_live_settings(q):
     assert d == {"TimeToLiveStatus": "ENABLED", "AttributeName": "expires"}
     assert "already enabled" in q.error("UpdateTimeToLive", {"TableName": "Sessions", "TimeToLiveSpecification": spec}).message
     assert "TimeToLive" not in str(q.call("DescribeTable", {"TableName": "Sessions"}))
-    q.call("UpdateTimeToLive", {"TableName": "Sessions", "TimeToLiveSpecification": dict(spec, Enabled=False)})
     e = q.error("UpdateTimeToLive", {"TableName": "Sessions", "TimeToLiveSpecification": dict(spec, Enabled=False)})
+    assert e.message == "Time to live has been modified multiple times within a fixed interval"
+    q.create("Plain", ("id", "S"), None)
+    e = q.error("UpdateTimeToLive", {"TableName": "Plain", "TimeToLiveSpecification": dict(spec, Enabled=False)})
     assert "already disabled" in e.message
     assert q.error("DescribeTimeToLive", {"TableName": "Nope1"}).type == "ResourceNotFoundException"
     assert "timeToLiveSpecification" in q.error("UpdateTimeToLive", {"TableName": "Sessions"}).message

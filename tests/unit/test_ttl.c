@@ -85,11 +85,27 @@ int main(void)
                             "\"ExpressionAttributeValues\":{\":u\":{\"S\":\"u1\"}}}", 1);
     CHECK(strstr(out, "\"Count\":4") != NULL && strstr(out, "gone") == NULL, "the index follows: %s", out);
     free(out);
-    free(call(db, "UpdateTimeToLive", "{\"TableName\":\"sessions\",\"TimeToLiveSpecification\":{\"Enabled\":false,"
-                                      "\"AttributeName\":\"expires\"}}", 1));
-    put(db, "stays-disabled", past);
+    /* As in DynamoDB, the setting cannot change again within the hour: TTL stays on. */
+    out = call(db, "UpdateTimeToLive", "{\"TableName\":\"sessions\",\"TimeToLiveSpecification\":{\"Enabled\":false,"
+                                       "\"AttributeName\":\"expires\"}}", 0);
+    CHECK(strstr(out, "Time to live has been modified multiple times within a fixed interval") != NULL,
+          "a second change within the hour is refused: %s", out);
+    free(out);
+    out = call(db, "DescribeTimeToLive", "{\"TableName\":\"sessions\"}", 1);
+    CHECK(strstr(out, "\"ENABLED\"") != NULL, "TTL is still enabled: %s", out);
+    free(out);
+    /* A table without TTL keeps an item whose attribute lies in the past. */
+    free(call(db, "CreateTable",
+              "{\"TableName\":\"notes\",\"BillingMode\":\"PAY_PER_REQUEST\",\"AttributeDefinitions\":["
+              "{\"AttributeName\":\"id\",\"AttributeType\":\"S\"}],"
+              "\"KeySchema\":[{\"AttributeName\":\"id\",\"KeyType\":\"HASH\"}]}",
+              1));
+    char body[256];
+    snprintf(body, sizeof body, "{\"TableName\":\"notes\",\"Item\":{\"id\":{\"S\":\"stays-disabled\"},\"expires\":%s}}",
+             past);
+    free(call(db, "PutItem", body, 1));
     usleep(300000);
-    out = call(db, "GetItem", "{\"TableName\":\"sessions\",\"Key\":{\"id\":{\"S\":\"stays-disabled\"}}}", 1);
+    out = call(db, "GetItem", "{\"TableName\":\"notes\",\"Key\":{\"id\":{\"S\":\"stays-disabled\"}}}", 1);
     CHECK(strstr(out, "stays-disabled") != NULL, "nothing expires with TTL disabled: %s", out);
     free(out);
     char *report;
