@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -17,6 +18,33 @@
 #include "server/server.h"
 
 #define DRAIN_SECONDS 30
+/* Descriptors kept for what is not a client connection: RocksDB's files, the listener,
+ * the event loops' own. */
+#define FD_RESERVE 1024
+
+/* Makes room for max_conn connections in the process's descriptor limit, raising the
+ * soft limit toward the hard one as servers do (Debian starts a shell at 1024); if the
+ * hard limit is lower, serves fewer connections and says so. A client that leaks idle
+ * keep-alive connections (a test suite making a client per file) then meets the
+ * connection limit, not a failing accept. */
+static unsigned fit_descriptor_limit(unsigned max_conn)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return max_conn;
+    rlim_t want = (rlim_t)max_conn + FD_RESERVE;
+    if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want) {
+        rlim_t raised = rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= want ? want : rl.rlim_max;
+        struct rlimit next = {raised, rl.rlim_max};
+        if (setrlimit(RLIMIT_NOFILE, &next) == 0) rl.rlim_cur = raised;
+    }
+    if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want) {
+        unsigned fit = rl.rlim_cur > 2 * FD_RESERVE ? (unsigned)(rl.rlim_cur - FD_RESERVE) : (unsigned)(rl.rlim_cur / 2);
+        fprintf(stderr, "quarry serve: the descriptor limit (%llu) leaves room for %u connections, not %u\n",
+                (unsigned long long)rl.rlim_cur, fit, max_conn);
+        return fit ? fit : 1;
+    }
+    return max_conn;
+}
 
 static void usage(FILE *f)
 {
@@ -40,7 +68,8 @@ static void usage(FILE *f)
             "                        waits for its fsync, and writes that wait together share\n"
             "                        one; none with --no-sync, where every call runs on the\n"
             "                        event loops)\n"
-            "  --max-connections N   open connections at once (default 1024)\n"
+            "  --max-connections N   open connections at once (default 10000); one past it is\n"
+            "                        closed unanswered\n"
             "  --timeout SECONDS     close idle connections after this (default 60)\n"
             "  --gsi-lag-ms N        hold every global index update back at least N ms, to test an\n"
             "                        application against eventual consistency (default 0)\n"
@@ -87,7 +116,7 @@ int cli_serve(int argc, char **argv)
     const char *level_word = "info";
     int insecure = 0;
     qr_options opts = {0};
-    unsigned threads = 0, loops = 0, max_conn = 1024, timeout = 60;
+    unsigned threads = 0, loops = 0, max_conn = 10000, timeout = 60;
     int threads_given = 0;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
@@ -191,6 +220,7 @@ int cli_serve(int argc, char **argv)
         sigv4_keyring_free(&keys);
         return 1;
     }
+    max_conn = fit_descriptor_limit(max_conn);
     server_config cfg = {.addr = (struct sockaddr *)&addr,
                          .addr_len = addr_len,
                          .loops = loops,
