@@ -298,13 +298,14 @@ typedef struct batch_write {
     json_t *old;
 } batch_write;
 
-/* A BatchWriteItem put whose key attribute has another type than the schema's is told
- * only that the key does not match (PutItem names the attribute and both types). */
+/* A BatchWriteItem put whose key attribute is missing or has another type than the
+ * schema's is told only that the key does not match (PutItem names the attribute). */
 static int check_key_types(const table *t, json_t *item, qr_err *err)
 {
     const key_attr *keys[2] = {&t->pk, t->sk.name ? &t->sk : NULL};
     for (int i = 0; i < 2 && keys[i]; i++) {
         json_t *v = json_object_get(item, keys[i]->name);
+        if (v == NULL) return err_validation(err, "The provided key element does not match the schema");
         if (!json_is_object(v) || json_object_size(v) != 1) continue;
         qr_type ty = value_type(v);
         char actual = ty == QR_T_S ? 'S' : ty == QR_T_N ? 'N' : ty == QR_T_B ? 'B' : '?';
@@ -370,8 +371,10 @@ int op_batch_write_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
         b->t = catalog_get(db, json_string_value(nm));
         json_decref(nm);
         if (!json_is_array(list) || json_array_size(list) == 0) {
-            err_validation(err, "1 validation error detected: Value '[]' at 'requestItems.%s.member' failed to "
-                                "satisfy constraint: Member must have length greater than or equal to 1", name);
+            /* the map's value constraint, as for a list over 25 */
+            err_validation(err, "1 validation error detected: Value '{%s=[]}' at 'requestItems' failed to satisfy "
+                                "constraint: Map value must satisfy constraint: [Member must have length less than "
+                                "or equal to 25, Member must have length greater than or equal to 1]", name);
             goto done;
         }
         if (json_array_size(list) > BATCH_WRITE_MAX) {

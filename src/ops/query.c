@@ -239,7 +239,10 @@ static int read_common(json_t *req, table *t, range_read *r, const char **capaci
     }
     if (param_enum(req, "Select", select_modes, NULL, &select, err)) return -1;
     int projecting = json_object_get(req, "ProjectionExpression") || json_object_get(req, "AttributesToGet");
-    if (select && strcmp(select, "ALL_PROJECTED_ATTRIBUTES") == 0 && !r->index)
+    /* A projection beside ALL_PROJECTED_ATTRIBUTES is refused before the missing index
+     * (recorded by the public conformance suite, for Query and Scan). */
+    int projected_all = select && strcmp(select, "ALL_PROJECTED_ATTRIBUTES") == 0;
+    if (projected_all && !r->index && !projecting)
         return err_validation(err, "ALL_PROJECTED_ATTRIBUTES can be used only when Querying using an IndexName");
     if (select && strcmp(select, "SPECIFIC_ATTRIBUTES") == 0 && !projecting)
         return err_validation(err, "%sMust specify the AttributesToGet or ProjectionExpression when choosing to "
@@ -650,6 +653,34 @@ static void read_key_schema(const table *t, const qr_index *ix, expr_key_schema 
     }
 }
 
+/* DynamoDB checks the operand types of a KeyConditionExpression before it looks for the
+ * table (recorded by the public conformance suite, eu-west-2, October 2026): when the
+ * table is missing (err says so), an operand of the wrong type is reported instead. The
+ * condition is parsed as a filter, which checks the same types without a key schema. */
+static void key_condition_operands_first(json_t *req, qr_err *err)
+{
+    static const char wrong_type[] = "Incorrect operand type";
+    json_t *kce = json_object_get(req, "KeyConditionExpression");
+    if (err->type == NULL || strcmp(err->type, QR_E_NOT_FOUND) != 0 || !json_is_string(kce)) return;
+    json_t *probe = json_pack("{s:O}", "FilterExpression", kce);
+    if (probe == NULL) return;
+    const char *names[] = {"ExpressionAttributeNames", "ExpressionAttributeValues"};
+    for (int i = 0; i < 2; i++)
+        if (json_object_get(req, names[i])) json_object_set(probe, names[i], json_object_get(req, names[i]));
+    req_exprs x;
+    qr_err e;
+    err_init(&e);
+    if (exprs_parse(&x, probe, EXPRS_FILTER, &e) == 0) exprs_finish(&x);
+    exprs_free(&x);
+    const char *at = e.type && strcmp(e.type, QR_E_VALIDATION) == 0 ? strstr(e.msg, wrong_type) : NULL;
+    if (at) {
+        err_clear(err);
+        err_validation(err, "Invalid KeyConditionExpression: %s", at);
+    }
+    err_clear(&e);
+    json_decref(probe);
+}
+
 int op_query(qr_db *db, json_t *req, buf *out, qr_err *err)
 {
     table *t = NULL;
@@ -665,7 +696,10 @@ int op_query(qr_db *db, json_t *req, buf *out, qr_err *err)
     buf_init(&r.lower, 0);
     buf_init(&r.upper, 0);
     if (check_read_constraints(req, 1, err)) goto done;
-    if (param_table(db, req, "TableName", &t, err)) goto done;
+    if (param_table(db, req, "TableName", &t, err)) {
+        key_condition_operands_first(req, err);
+        goto done;
+    }
     /* KeyConditions may be combined with FilterExpression and ProjectionExpression, as
      * DynamoDB allows; exprs_parse lets only KeyConditionExpression exclude it. */
     if (exprs_parse(&x, req, EXPRS_FILTER | EXPRS_PROJECTION | EXPRS_KEY_CONDITION, err) ||

@@ -326,6 +326,10 @@ static int parse_action(qr_db *db, json_t *entry, size_t idx, int is_get, action
         int found = find_write_kind(entry, &spec, &which);
         a->kind = write_kinds[which].kind;
         field = write_kinds[which].field;
+        /* an action naming none (us-east-1's words; eu-west-2 has moved to the
+         * validation framework's) or more than one */
+        if (found == 0)
+            return err_validation(err, "Invalid Request: TransactWriteRequest should contain Delete or Put or Update request");
         if (found != 1)
             return err_validation(
                 err, "TransactItems can only contain one of Check, Put, Update or Delete");
@@ -640,7 +644,9 @@ static int run_write(qr_db *db, txn *tx, json_t *per_table, qr_err *err)
         action *a = &tx->a[i];
         size_t os = a->old ? item_size(a->old) : 0, ns = a->new_item ? item_size(a->new_item) : 0;
         if (a->kind == ACT_CHECK) {
-            units_add(per_table, a->t->name, 2 * capacity_read_units(os, 1), 0);
+            /* billed as a transactional write of the item it checks, not a read
+             * (recorded by the public conformance suite) */
+            units_add(per_table, a->t->name, 0, 2 * capacity_write_units(os));
             continue;
         }
         if (a->old || a->new_item) item_staged_done(a->t, a->old, a->new_item);
@@ -786,11 +792,11 @@ int op_transact_get_items(qr_db *db, json_t *req, json_t **resp, qr_err *err)
             err_validation(err, "%s", MSG_TOO_BIG);
             goto done;
         }
-        json_t *r = json_object();
-        if (a->old)
-            json_object_set_new(r, "Item",
-                                a->x.projection ? expr_project(a->x.projection, a->old)
-                                                : json_incref(a->old));
+        json_t *r = json_object(), *item = NULL;
+        if (a->old) item = a->x.projection ? expr_project(a->x.projection, a->old) : json_incref(a->old);
+        /* a projection that matches nothing of a present item leaves no Item, as none */
+        if (item && json_object_size(item) > 0) json_object_set(r, "Item", item);
+        json_decref(item);
         json_array_append_new(responses, r);
         units_add(per_table, a->t->name, 2 * capacity_read_units(size, 1), 0);
     }

@@ -196,7 +196,8 @@ def test_capacity_and_metrics(t):
                                           update(B, order("o", "2"), "SET s = :s", {":s": {"S": "y" * 2500}}),
                                       ]})
     cc = {c["TableName"]: c for c in r["ConsumedCapacity"]}
-    assert cc[A] == {"TableName": A, "CapacityUnits": 2.0, "ReadCapacityUnits": 2.0}
+    # a ConditionCheck is billed as a transactional write of the 1.5 KB item it checks
+    assert cc[A] == {"TableName": A, "CapacityUnits": 4.0, "WriteCapacityUnits": 4.0}
     assert cc[B] == {"TableName": B, "CapacityUnits": 8.0, "WriteCapacityUnits": 8.0}  # 2*1 + 2*3
     assert "ItemCollectionMetrics" in r
     r = t.call("TransactGetItems", {"ReturnConsumedCapacity": "INDEXES", "TransactItems": [
