@@ -253,6 +253,7 @@ static int add_at(applier *ap, json_t *item, const path *p, const json_t *v)
     }
     json_decref(idx);
     buf_free(&key);
+    if (rc == 0) value_sort_set(cur);
     return rc;
 }
 

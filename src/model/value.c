@@ -115,6 +115,67 @@ static int normalise_number(json_t *str, qr_err *err)
     return 0;
 }
 
+/* ---- set order ---- */
+
+typedef struct set_member {
+    json_t *v;
+    unsigned char *bytes; /* BS: decoded (owned); SS: the string's own bytes */
+    size_t len;
+    qr_num num;           /* NS */
+    int owned;
+} set_member;
+
+static int cmp_bytes(const void *a, const void *b)
+{
+    const set_member *x = a, *y = b;
+    size_t n = x->len < y->len ? x->len : y->len;
+    int c = n ? memcmp(x->bytes, y->bytes, n) : 0;
+    return c ? c : (x->len > y->len) - (x->len < y->len);
+}
+
+static int cmp_numbers(const void *a, const void *b)
+{
+    return num_cmp(&((const set_member *)a)->num, &((const set_member *)b)->num);
+}
+
+void value_sort_set(json_t *av)
+{
+    qr_type t = value_type(av);
+    if (t != QR_T_SS && t != QR_T_NS && t != QR_T_BS) return;
+    json_t *arr = value_payload(av);
+    size_t n = json_array_size(arr), i;
+    if (n < 2) return;
+    set_member *m = calloc(n, sizeof *m);
+    if (m == NULL) return;
+    int ok = 1;
+    for (i = 0; i < n && ok; i++) {
+        json_t *e = json_array_get(arr, i);
+        m[i].v = json_incref(e);
+        if (!json_is_string(e)) ok = 0;
+        else if (t == QR_T_NS) {
+            qr_err ignored;
+            err_init(&ignored);
+            ok = num_parse(json_string_value(e), json_string_length(e), &m[i].num, &ignored) == 0;
+            err_clear(&ignored);
+        }
+        else if (t == QR_T_BS) ok = value_binary(e, &m[i].bytes, &m[i].len) == 0 && (m[i].owned = 1);
+        else {
+            m[i].bytes = (unsigned char *)json_string_value(e);
+            m[i].len = json_string_length(e);
+        }
+    }
+    if (ok) {
+        qsort(m, n, sizeof *m, t == QR_T_NS ? cmp_numbers : cmp_bytes);
+        json_array_clear(arr);
+        for (i = 0; i < n; i++) json_array_append(arr, m[i].v);
+    }
+    for (i = 0; i < n; i++) {
+        json_decref(m[i].v);
+        if (m[i].owned) free(m[i].bytes);
+    }
+    free(m);
+}
+
 /* ---- validation ---- */
 
 static int set_has_duplicates(json_t *arr, qr_type elem)
@@ -319,7 +380,11 @@ static int validate(json_t *av, int depth, int limit, const char *what, qr_err *
     case QR_T_SS:
     case QR_T_NS:
     case QR_T_BS:
-        return validate_set(p, t, err);
+        if (validate_set(p, t, err)) return -1;
+        /* DynamoDB keeps a set's members in its own order: strings and binaries by
+         * their bytes, numbers by value (GetItem answers in it, not as written). */
+        value_sort_set(av);
+        return 0;
     default:
         return err_validation(err, "Supplied AttributeValue is empty, must contain exactly one of the supported datatypes");
     }

@@ -53,6 +53,9 @@ int value_validate_any_depth(json_t *av, const char *what, qr_err *err);
  * report inside DynamoDB's "1 validation error detected: " envelope wherever the value
  * sits. */
 int value_error_is_malformed(const qr_err *e);
+/* Puts a set's members (SS, NS or BS; anything else is left alone) in the order
+ * DynamoDB keeps them: strings and binaries by their bytes, numbers by value. */
+void value_sort_set(json_t *av);
 /* The nesting depth of a valid AttributeValue: 1 for a scalar or a set, one more than
  * its deepest member for a map or a list. */
 int value_nesting(const json_t *av);

@@ -112,3 +112,20 @@ def test_exclusive_start_key_reports_a_malformed_value_as_such(t):
     e = t.error("Query", {"TableName": T, "KeyConditionExpression": "pk = :p", "ExpressionAttributeValues": {":p": {"S": "a"}},
                           "ExclusiveStartKey": {"pk": {"SS": ["b", "a", "b"]}}})
     assert e.message == DUP_CURRENT[0]
+
+
+# ---- the order DynamoDB keeps a set's members in ----
+
+def test_sets_come_back_in_dynamodb_order(t):
+    t.call("PutItem", {"TableName": T, "Item": {"pk": {"S": "o"}, "ss": {"SS": ["b", "", "a"]},
+                                                "ns": {"NS": ["10", "9", "-1.5", "1e2"]},
+                                                "bs": {"BS": ["/w==", "AA==", "AQ=="]}}})
+    got = t.call("GetItem", {"TableName": T, "Key": {"pk": {"S": "o"}}})["Item"]
+    assert got["ss"] == {"SS": ["", "a", "b"]}          # by bytes
+    assert got["ns"] == {"NS": ["-1.5", "9", "10", "100"]}  # by value
+    assert got["bs"] == {"BS": ["AA==", "AQ==", "/w=="]}   # by decoded bytes
+    r = t.call("UpdateItem", {"TableName": T, "Key": {"pk": {"S": "o"}}, "UpdateExpression": "ADD ss :s",
+                              "ExpressionAttributeValues": {":s": {"SS": ["0", "c"]}}, "ReturnValues": "UPDATED_NEW"})
+    assert r["Attributes"]["ss"] == {"SS": ["", "0", "a", "b", "c"]}
+    got = t.call("GetItem", {"TableName": T, "Key": {"pk": {"S": "o"}}})["Item"]
+    assert got["ss"] == {"SS": ["", "0", "a", "b", "c"]}

@@ -59,7 +59,7 @@ static void test_validation(void)
     expect_valid("{\"S\":\"\"}", NULL);
     expect_valid("{\"N\":\"01.50\"}", "{\"N\":\"1.5\"}");
     expect_valid("{\"N\":\"-0\"}", "{\"N\":\"0\"}");
-    expect_valid("{\"NS\":[\"1e2\",\"7\"]}", "{\"NS\":[\"100\",\"7\"]}");
+    expect_valid("{\"NS\":[\"1e2\",\"7\"]}", "{\"NS\":[\"7\",\"100\"]}"); /* canonical, and in order of value */
     expect_valid("{\"B\":\"AAEC\"}", NULL);
     expect_valid("{\"BOOL\":false}", NULL);
     expect_valid("{\"NULL\":true}", NULL);
