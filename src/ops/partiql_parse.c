@@ -330,12 +330,39 @@ static json_t *take_param(parser *p)
     return json_deep_copy(json_array_get(p->params, p->nparam++));
 }
 
+/* Refuses a set whose members (AttributeValues) repeat one, numbers compared by value, in
+ * the words DynamoDB answers a PartiQL set literal with: the members as written for a
+ * string set (a binary one adds its type), none for a number set. */
+static int set_unique(parser *p, const char *type, json_t *members)
+{
+    size_t n = json_array_size(members);
+    int dup = 0;
+    for (size_t i = 0; i < n && !dup; i++)
+        for (size_t j = i + 1; j < n && !dup; j++)
+            dup = value_equal(json_array_get(members, i), json_array_get(members, j));
+    if (!dup) return 0;
+    if (strcmp(type, "NS") == 0)
+        return err_validation(p->err, "Input collection contains duplicates");
+    buf shown;
+    buf_init(&shown, 0);
+    for (size_t i = 0; i < n && shown.len < 512; i++)
+        buf_printf(&shown, "%s%s", i ? ", " : "",
+                   json_string_value(value_payload(json_array_get(members, i))));
+    int rc =
+        err_validation(p->err,
+                       "One or more parameter values were invalid: Input collection [%.600s]%s "
+                       "contains duplicates.",
+                       shown.data ? shown.data : "", strcmp(type, "BS") == 0 ? "of type BS" : "");
+    buf_free(&shown);
+    return rc;
+}
+
 /* <<v, ...>>: a string, number or binary set; path names it in messages. */
 static json_t *parse_set(parser *p, const char *path)
 {
-    json_t *elems = json_array();
+    json_t *members = json_array(), *elems = json_array();
     const char *type = NULL;
-    if (elems == NULL) return NULL;
+    if (members == NULL || elems == NULL) goto fail;
     if (!is_punct(peek(p), ">>")) {
         do {
             json_t *v = parse_value(p, path);
@@ -350,7 +377,7 @@ static json_t *parse_set(parser *p, const char *path)
             }
             type = st;
             json_array_append(elems, value_payload(v));
-            json_decref(v);
+            json_array_append_new(members, v);
         } while (accept_punct(p, ","));
     }
     if (expect_punct(p, ">>")) goto fail;
@@ -358,8 +385,11 @@ static json_t *parse_set(parser *p, const char *path)
         err_validation(p->err, "Empty bags are not supported");
         goto fail;
     }
+    if (set_unique(p, type, members)) goto fail;
+    json_decref(members);
     return av(type, elems);
 fail:
+    json_decref(members);
     json_decref(elems);
     return NULL;
 }
@@ -503,6 +533,10 @@ static json_t *parse_value(parser *p, const char *path)
         char pos[64];
         err_validation(p->err, "Unsupported data type: %.64s under key %s%s", t->text,
                        path ? path : "root", at(p, t, pos, sizeof pos));
+    } else if (t->kind == T_EOF || (t->kind == T_PUNCT && !is_punct(t, "(") && !is_punct(t, "-") &&
+                                    !is_punct(t, "+"))) {
+        /* the statement ends, or a token that starts no term: PartiQL's own words */
+        err_validation(p->err, PARTIQL_MALFORMED "Unexpected term");
     } else {
         unexpected(p, "a value");
     }
@@ -536,6 +570,258 @@ static json_t *name_json(parser *p, const token *t)
     return s;
 }
 
+/* The words PartiQL's lexer reads as keywords rather than names: SQL-92's and the few
+ * PartiQL added (MISSING, PIVOT, the Ion type names, ...), as in the early releases of
+ * the reference parser DynamoDB's dialect grew from; sorted for bsearch. After a
+ * '.' in a path DynamoDB takes only a name, so m.inner or m.value must be written
+ * m."inner" or m."value". */
+static const char *const keywords[] = {"absolute",
+                                       "action",
+                                       "add",
+                                       "all",
+                                       "allocate",
+                                       "alter",
+                                       "and",
+                                       "any",
+                                       "are",
+                                       "as",
+                                       "asc",
+                                       "assertion",
+                                       "at",
+                                       "authorization",
+                                       "avg",
+                                       "bag",
+                                       "begin",
+                                       "between",
+                                       "bit",
+                                       "bit_length",
+                                       "blob",
+                                       "bool",
+                                       "boolean",
+                                       "by",
+                                       "cascade",
+                                       "cascaded",
+                                       "case",
+                                       "cast",
+                                       "catalog",
+                                       "char",
+                                       "char_length",
+                                       "character",
+                                       "character_length",
+                                       "check",
+                                       "clob",
+                                       "close",
+                                       "coalesce",
+                                       "collate",
+                                       "collation",
+                                       "column",
+                                       "commit",
+                                       "connect",
+                                       "connection",
+                                       "constraint",
+                                       "constraints",
+                                       "continue",
+                                       "convert",
+                                       "corresponding",
+                                       "count",
+                                       "create",
+                                       "cross",
+                                       "current",
+                                       "current_date",
+                                       "current_time",
+                                       "current_timestamp",
+                                       "current_user",
+                                       "cursor",
+                                       "date",
+                                       "date_add",
+                                       "date_diff",
+                                       "deallocate",
+                                       "dec",
+                                       "decimal",
+                                       "declare",
+                                       "default",
+                                       "deferrable",
+                                       "deferred",
+                                       "delete",
+                                       "desc",
+                                       "describe",
+                                       "descriptor",
+                                       "diagnostics",
+                                       "disconnect",
+                                       "distinct",
+                                       "domain",
+                                       "double",
+                                       "drop",
+                                       "else",
+                                       "end",
+                                       "escape",
+                                       "except",
+                                       "exception",
+                                       "exec",
+                                       "execute",
+                                       "exists",
+                                       "external",
+                                       "extract",
+                                       "false",
+                                       "fetch",
+                                       "first",
+                                       "float",
+                                       "for",
+                                       "foreign",
+                                       "found",
+                                       "from",
+                                       "full",
+                                       "get",
+                                       "global",
+                                       "go",
+                                       "goto",
+                                       "grant",
+                                       "group",
+                                       "having",
+                                       "identity",
+                                       "immediate",
+                                       "in",
+                                       "index",
+                                       "indicator",
+                                       "initially",
+                                       "inner",
+                                       "input",
+                                       "insensitive",
+                                       "insert",
+                                       "int",
+                                       "integer",
+                                       "intersect",
+                                       "interval",
+                                       "into",
+                                       "is",
+                                       "isolation",
+                                       "join",
+                                       "key",
+                                       "language",
+                                       "last",
+                                       "left",
+                                       "level",
+                                       "like",
+                                       "limit",
+                                       "list",
+                                       "local",
+                                       "lower",
+                                       "match",
+                                       "max",
+                                       "min",
+                                       "missing",
+                                       "module",
+                                       "names",
+                                       "national",
+                                       "natural",
+                                       "nchar",
+                                       "next",
+                                       "no",
+                                       "not",
+                                       "null",
+                                       "nullif",
+                                       "numeric",
+                                       "octet_length",
+                                       "of",
+                                       "on",
+                                       "only",
+                                       "open",
+                                       "option",
+                                       "or",
+                                       "order",
+                                       "outer",
+                                       "output",
+                                       "overlaps",
+                                       "pad",
+                                       "partial",
+                                       "pivot",
+                                       "position",
+                                       "precision",
+                                       "prepare",
+                                       "preserve",
+                                       "primary",
+                                       "prior",
+                                       "privileges",
+                                       "procedure",
+                                       "public",
+                                       "read",
+                                       "real",
+                                       "references",
+                                       "relative",
+                                       "remove",
+                                       "restrict",
+                                       "revoke",
+                                       "right",
+                                       "rollback",
+                                       "rows",
+                                       "schema",
+                                       "scroll",
+                                       "section",
+                                       "select",
+                                       "session",
+                                       "session_user",
+                                       "set",
+                                       "sexp",
+                                       "size",
+                                       "smallint",
+                                       "some",
+                                       "space",
+                                       "sql",
+                                       "sqlcode",
+                                       "sqlerror",
+                                       "sqlstate",
+                                       "string",
+                                       "struct",
+                                       "substring",
+                                       "sum",
+                                       "symbol",
+                                       "system_user",
+                                       "table",
+                                       "temporary",
+                                       "then",
+                                       "time",
+                                       "timestamp",
+                                       "to",
+                                       "transaction",
+                                       "translate",
+                                       "translation",
+                                       "trim",
+                                       "true",
+                                       "tuple",
+                                       "union",
+                                       "unique",
+                                       "unknown",
+                                       "unpivot",
+                                       "update",
+                                       "upper",
+                                       "usage",
+                                       "user",
+                                       "using",
+                                       "value",
+                                       "values",
+                                       "varchar",
+                                       "varying",
+                                       "view",
+                                       "when",
+                                       "whenever",
+                                       "where",
+                                       "with",
+                                       "work",
+                                       "write",
+                                       "zone"};
+
+static int keyword_cmp(const void *key, const void *elem)
+{
+    return strcasecmp((const char *)key, *(const char *const *)elem);
+}
+
+/* True if t is a bare word PartiQL reads as a keyword. */
+static int is_keyword(const token *t)
+{
+    return t->kind == T_IDENT && bsearch(t->text, keywords, sizeof keywords / sizeof keywords[0],
+                                         sizeof keywords[0], keyword_cmp) != NULL;
+}
+
 /* name ( .name | [index] | ['key'] )* */
 static pq_node *parse_path(parser *p)
 {
@@ -558,6 +844,10 @@ static pq_node *parse_path(parser *p)
         }
         if (accept_punct(p, ".")) {
             token *c = peek(p);
+            if (is_keyword(c)) {
+                err_validation(p->err, PARTIQL_MALFORMED "Invalid path dot component");
+                goto fail;
+            }
             if (!is_name(c)) {
                 unexpected(p, "an attribute name after '.'");
                 goto fail;
@@ -916,6 +1206,28 @@ static int parse_where(parser *p, pq_stmt *s)
     return s->where ? 0 : -1;
 }
 
+/* A call in SELECT's projection (COUNT(*), attribute_exists(a), ...), which DynamoDB
+ * refuses only once it has found the table and index it reads: its message is kept for
+ * then (the first call's), and the call is passed over to its closing parenthesis. */
+static int skip_call(parser *p, pq_stmt *s)
+{
+    char pos[64];
+    if (s->proj_error == NULL) {
+        char msg[96];
+        snprintf(msg, sizeof msg, "Unexpected path component%s", at(p, peek(p), pos, sizeof pos));
+        if ((s->proj_error = strdup(msg)) == NULL)
+            return err_set(p->err, QR_E_INTERNAL, "out of memory");
+    }
+    next(p); /* the name */
+    next(p); /* ( */
+    for (int open = 1; open > 0;) {
+        token *t = next(p);
+        if (t->kind == T_EOF) return unexpected(p, "')'");
+        open += is_punct(t, "(") - is_punct(t, ")");
+    }
+    return 0;
+}
+
 static int parse_select(parser *p, pq_stmt *s)
 {
     if (accept_punct(p, "*")) {
@@ -930,9 +1242,8 @@ static int parse_select(parser *p, pq_stmt *s)
                     p->err,
                     "Other attributes should not be present in the projection when '*' is used.");
             if (peek(p)->kind == T_IDENT && is_punct(peek2(p), "(")) {
-                char pos[64];
-                return err_validation(p->err, "Unexpected path component%s",
-                                      at(p, peek(p), pos, sizeof pos));
+                if (skip_call(p, s)) return -1;
+                continue;
             }
             pq_node *path = parse_path(p);
             if (path == NULL) return -1;
@@ -1220,6 +1531,7 @@ void partiql_free(pq_stmt *s)
     free(s->proj);
     node_free(s->where);
     free(s->order_by);
+    free(s->proj_error);
     json_decref(s->item);
     for (size_t i = 0; i < s->nactions; i++) {
         node_free(s->actions[i].target);
