@@ -1724,7 +1724,17 @@ int op_execute_transaction(qr_db *db, json_t *req, json_t **resp, qr_err *err)
         int bad = statement_params(e, field, &text, &len, &params, err) ||
                   param_enum(e, "ReturnValuesOnConditionCheckFailure", on_failure_modes, NULL,
                              &on_failure, err) ||
-                  params_check(params, err) || partiql_parse(text, len, params, &sts[i], err);
+                  params_check(params, err);
+        if (!bad && partiql_parse(text, len, params, &sts[i], err)) {
+            bad = 1;
+            /* a statement PartiQL cannot parse is named, as DynamoDB names it */
+            if (strncmp(err->msg, PARTIQL_MALFORMED, sizeof PARTIQL_MALFORMED - 1) == 0) {
+                char msg[sizeof err->msg];
+                snprintf(msg, sizeof msg, "%s", err->msg);
+                err_clear(err);
+                txn_refuse(err, i, msg);
+            }
+        }
         json_decref(params);
         if (bad) goto done;
         if (sts[i]->kind == PQ_SELECT) reads++;

@@ -185,6 +185,15 @@ static int is_punct(const token *t, const char *s)
     return t->kind == T_PUNCT && strcmp(t->text, s) == 0;
 }
 
+/* True if t is a comparison operator (=, <>, !=, <, <=, >, >=). */
+static int is_comparison(const token *t)
+{
+    static const char *const ops[] = {"=", "<>", "!=", "<", "<=", ">", ">=", NULL};
+    for (int i = 0; t->kind == T_PUNCT && ops[i]; i++)
+        if (strcmp(t->text, ops[i]) == 0) return 1;
+    return 0;
+}
+
 static int accept_kw(parser *p, const char *kw)
 {
     if (!is_kw(peek(p), kw)) return 0;
@@ -533,6 +542,8 @@ static json_t *parse_value(parser *p, const char *path)
         char pos[64];
         err_validation(p->err, "Unsupported data type: %.64s under key %s%s", t->text,
                        path ? path : "root", at(p, t, pos, sizeof pos));
+    } else if (is_comparison(t)) {
+        err_validation(p->err, PARTIQL_MALFORMED "Unexpected operator");
     } else if (t->kind == T_EOF || (t->kind == T_PUNCT && !is_punct(t, "(") && !is_punct(t, "-") &&
                                     !is_punct(t, "+"))) {
         /* the statement ends, or a token that starts no term: PartiQL's own words */
@@ -930,10 +941,59 @@ static int unrecognized(parser *p, const token *t)
     return err_validation(p->err, "Unrecognized function: %s%s", name, at(p, t, pos, sizeof pos));
 }
 
+/* True if t is a bare word that begins or names a clause of a statement. */
+static int is_clause_word(const token *t)
+{
+    static const char *const clauses[] = {"SELECT", "FROM",   "WHERE",     "ORDER",  "BY",
+                                          "SET",    "REMOVE", "RETURNING", "INSERT", "INTO",
+                                          "UPDATE", "DELETE", NULL};
+    for (int i = 0; t->kind == T_IDENT && clauses[i]; i++)
+        if (is_kw(t, clauses[i])) return 1;
+    return 0;
+}
+
+/* After an infix operator (AND, OR, a comparison, BETWEEN, IN, + or -): the statement
+ * must go on, in PartiQL's words when it does not. */
+static int rhs_follows(parser *p)
+{
+    if (peek(p)->kind != T_EOF) return 0;
+    return err_validation(p->err,
+                          PARTIQL_MALFORMED "Missing right-hand side expression of infix operator");
+}
+
+/* True if t names a type of PartiQL's (its words, and the first word of DOUBLE PRECISION
+ * and CHARACTER VARYING), which IS may test for though DynamoDB supports only some. */
+static int is_type_name(const token *t)
+{
+    static const char *const types[] = {
+        "ANY",     "BAG",  "BIGINT",    "BLOB",    "BOOL",     "BOOLEAN",  "CHAR",     "CHARACTER",
+        "CLOB",    "DATE", "DEC",       "DECIMAL", "DOUBLE",   "ES_ANY",   "FLOAT",    "INT",
+        "INT2",    "INT4", "INT8",      "INTEGER", "INTEGER2", "INTEGER4", "INTEGER8", "LIST",
+        "MISSING", "NULL", "NUMERIC",   "REAL",    "SEXP",     "SMALLINT", "STRING",   "STRUCT",
+        "SYMBOL",  "TIME", "TIMESTAMP", "TUPLE",   "VARCHAR",  NULL};
+    for (int i = 0; t->kind == T_IDENT && types[i]; i++)
+        if (is_kw(t, types[i])) return 1;
+    return 0;
+}
+
+/* A word where a term should start that PartiQL reads as an operator, or as a clause of
+ * a statement: no name, as PartiQL's parser says. (Other keywords are taken as names
+ * here, as the lenient reading.) */
+static int term_word(parser *p, const token *t)
+{
+    static const char *const operators[] = {"AND", "OR", "IS", "IN", "LIKE", "BETWEEN", NULL};
+    for (int i = 0; t->kind == T_IDENT && operators[i]; i++)
+        if (is_kw(t, operators[i]))
+            return err_validation(p->err, PARTIQL_MALFORMED "Unexpected operator");
+    if (is_clause_word(t)) return err_validation(p->err, PARTIQL_MALFORMED "Unexpected keyword");
+    return 0;
+}
+
 /* A path, a value, or size(path). */
 static pq_node *parse_operand(parser *p)
 {
     token *t = peek(p);
+    if (term_word(p, t)) return NULL;
     if (starts_function(p, "size")) return parse_call(p, "size", 1);
     if (t->kind == T_QIDENT || (t->kind == T_IDENT && !is_kw(t, "TRUE") && !is_kw(t, "FALSE") &&
                                 !is_kw(t, "NULL") && !is_kw(t, "MISSING"))) {
@@ -1044,14 +1104,19 @@ static pq_node *parse_predicate(parser *p)
     const char *op = comparator(peek(p));
     if (op) {
         next(p);
-        pq_node *r = parse_operand(p);
+        pq_node *r = rhs_follows(p) ? NULL : parse_operand(p);
         pq_node *n = r ? node_of(p, PQN_CMP, l, r, NULL) : (node_free(l), NULL);
         if (n) snprintf(n->op, sizeof n->op, "%s", op);
         return n;
     }
     if (accept_kw(p, "BETWEEN")) {
-        pq_node *lo = parse_operand(p), *hi = NULL;
-        if (lo && expect_kw(p, "AND") == 0) hi = parse_operand(p);
+        pq_node *lo = rhs_follows(p) ? NULL : parse_operand(p), *hi = NULL;
+        if (lo && expect_kw(p, "AND") == 0) {
+            if (peek(p)->kind == T_EOF)
+                err_validation(p->err, PARTIQL_MALFORMED "Expected expression after AND");
+            else
+                hi = parse_operand(p);
+        }
         if (hi == NULL) {
             node_free(l);
             node_free(lo);
@@ -1060,6 +1125,10 @@ static pq_node *parse_predicate(parser *p)
         return node_of(p, PQN_BETWEEN, l, lo, hi);
     }
     if (accept_kw(p, "IN")) {
+        if (rhs_follows(p)) {
+            node_free(l);
+            return NULL;
+        }
         const char *close = accept_punct(p, "[") ? "]" : accept_punct(p, "(") ? ")" : NULL;
         pq_node *n = node_of(p, PQN_IN, l, NULL, NULL);
         if (n == NULL) return NULL;
@@ -1100,14 +1169,14 @@ static pq_node *parse_predicate(parser *p)
             }
         if (!found) {
             token *t = peek(p);
-            if (t->kind == T_IDENT)
+            if (!is_type_name(t))
+                err_validation(p->err, PARTIQL_MALFORMED "Expected type name");
+            else
                 err_validation(
                     p->err,
                     "Unsupported data type for IS operator: %.40s. Supported data types are "
                     "[MISSING, NULL, BOOLEAN, BLOB, STRING, NUMERIC, STRUCT, TUPLE, LIST]",
                     t->text);
-            else
-                unexpected(p, "MISSING, NULL or a type name");
             node_free(n);
             return NULL;
         }
@@ -1143,7 +1212,7 @@ static pq_node *parse_and(parser *p)
 {
     pq_node *l = parse_not(p);
     while (l && accept_kw(p, "AND")) {
-        pq_node *r = parse_not(p);
+        pq_node *r = rhs_follows(p) ? NULL : parse_not(p);
         l = r ? node_of(p, PQN_AND, l, r, NULL) : (node_free(l), NULL);
     }
     return l;
@@ -1154,7 +1223,7 @@ static pq_node *parse_cond(parser *p)
     if (enter(p)) return NULL;
     pq_node *l = parse_and(p);
     while (l && accept_kw(p, "OR")) {
-        pq_node *r = parse_and(p);
+        pq_node *r = rhs_follows(p) ? NULL : parse_and(p);
         l = r ? node_of(p, PQN_OR, l, r, NULL) : (node_free(l), NULL);
     }
     p->depth--;
@@ -1166,7 +1235,16 @@ static pq_node *parse_cond(parser *p)
 static int parse_table(parser *p, pq_stmt *s, int allow_index)
 {
     token *t = peek(p);
-    if (!is_name(t)) return unexpected(p, "a table name");
+    if (!is_name(t) || is_clause_word(t)) {
+        /* PartiQL reads DELETE's table as a simple path, SELECT's FROM as a term */
+        if (s->kind == PQ_DELETE)
+            return err_validation(p->err, PARTIQL_MALFORMED "Expected identifier for simple path");
+        if (s->kind == PQ_SELECT && is_clause_word(t))
+            return err_validation(p->err, PARTIQL_MALFORMED "Unexpected keyword");
+        if (s->kind == PQ_SELECT && (t->kind == T_EOF || t->kind == T_PUNCT))
+            return err_validation(p->err, PARTIQL_MALFORMED "Unexpected term");
+        if (!is_name(t)) return unexpected(p, "a table name");
+    }
     next(p);
     if (name_ok(p, t)) return -1;
     s->table = strdup(t->text);
@@ -1338,7 +1416,7 @@ static int parse_set_action(parser *p, pq_stmt *s, pq_node *target)
         pq_node *l = parse_operand(p);
         if (l && (is_punct(peek(p), "+") || is_punct(peek(p), "-"))) {
             int plus = is_punct(next(p), "+");
-            pq_node *r = parse_operand(p);
+            pq_node *r = rhs_follows(p) ? NULL : parse_operand(p);
             l = r ? node_of(p, plus ? PQN_ADD : PQN_SUB, l, r, NULL) : (node_free(l), NULL);
         }
         a.value = l;
@@ -1401,10 +1479,14 @@ static int parse_from_update(parser *p, pq_stmt *s)
 {
     if (parse_table(p, s, 1) || no_alias(p)) return -1;
     if (!accept_kw(p, "WHERE")) {
-        if (is_kw(peek(p), "SET") || is_kw(peek(p), "REMOVE") || peek(p)->kind == T_EOF)
-            return err_validation(
-                p->err, "Where clause does not contain a mandatory equality on all key attributes");
-        return unexpected(p, "WHERE");
+        if (!is_kw(peek(p), "SET") && !is_kw(peek(p), "REMOVE") && peek(p)->kind != T_EOF)
+            return unexpected(p, "WHERE");
+        /* the actions with no WHERE before them: a WHERE after them is a token left over */
+        if (peek(p)->kind != T_EOF && parse_actions(p, s)) return -1;
+        accept_punct(p, ";");
+        if (peek(p)->kind != T_EOF) return leftover(p);
+        return err_validation(
+            p->err, "Where clause does not contain a mandatory equality on all key attributes");
     }
     return parse_where(p, s) || parse_actions(p, s) ? -1 : 0;
 }

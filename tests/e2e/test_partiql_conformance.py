@@ -2,7 +2,8 @@
 whose key has several HASH or RANGE attributes refused to every SELECT (and where that
 refusal sits among the other checks), keywords after a '.' in a path, the key-only rule
 for reads in a batch or a transaction, repeated members of a set literal, a call in the
-projection and a statement that stops where a term should start."""
+projection, and the words PartiQL's parser gives a statement that stops, or goes on,
+where it cannot."""
 import pytest
 
 MALFORMED = "Statement wasn't well formed, can't be processed: "
@@ -168,6 +169,44 @@ def test_a_call_in_the_projection_is_refused_with_its_place(tab):
 
 
 def test_a_statement_that_stops_where_a_term_should_start(tab):
-    for st in ("SELECT * FROM Tab WHERE", "SELECT * FROM Tab WHERE pk =", "SELECT * FROM Tab WHERE pk = 'a' AND n <",
-               "DELETE FROM Tab WHERE", "SELECT * FROM Tab WHERE pk = ,"):
+    for st in ("SELECT * FROM Tab WHERE", "SELECT * FROM Tab WHERE;", "SELECT * FROM Tab WHERE NOT",
+               "SELECT * FROM Tab WHERE (", "DELETE FROM Tab WHERE", "SELECT * FROM Tab WHERE pk = ,",
+               "SELECT * FROM Tab WHERE pk = 'a' AND;", "SELECT * FROM", "SELECT * FROM;"):
         assert refusal(tab, st) == MALFORMED + "Unexpected term", st
+    # after an infix operator PartiQL says which side is missing
+    for st in ("SELECT * FROM Tab WHERE pk = 'a' AND", "SELECT * FROM Tab WHERE pk = 'a' OR",
+               "SELECT * FROM Tab WHERE pk =", "SELECT * FROM Tab WHERE pk = 'a' AND n <",
+               "SELECT * FROM Tab WHERE pk = 'a' AND n BETWEEN", "SELECT * FROM Tab WHERE pk IN",
+               "UPDATE Tab SET n = n +"):
+        assert refusal(tab, st) == MALFORMED + "Missing right-hand side expression of infix operator", st
+    assert refusal(tab, "SELECT * FROM Tab WHERE pk = 'a' AND n BETWEEN 1 AND") == (
+        MALFORMED + "Expected expression after AND")
+    # in a transaction the statement is named; in a batch the member carries it
+    e = tab.error("ExecuteTransaction", {"TransactStatements": [{"Statement": "SELECT * FROM Tab WHERE"}]})
+    assert e.message == "Validation failed in TransactStatements[0]: " + MALFORMED + "Unexpected term"
+    r = tab.call("BatchExecuteStatement", {"Statements": [{"Statement": "SELECT * FROM Tab WHERE"}]})
+    assert r["Responses"] == [{"Error": {"Code": "ValidationError", "Message": MALFORMED + "Unexpected term"}}]
+
+
+def test_operators_and_clauses_where_a_term_should_start(tab):
+    for st in ("SELECT * FROM Tab WHERE IS NULL", "SELECT * FROM Tab WHERE pk = LIKE",
+               "SELECT * FROM Tab WHERE pk = = 'a'", "SELECT * FROM Tab WHERE pk = 'a' AND OR n = 1"):
+        assert refusal(tab, st) == MALFORMED + "Unexpected operator", st
+    for st in ("SELECT * FROM Tab WHERE ORDER BY pk", "SELECT * FROM WHERE pk = 'a'",
+               "UPDATE Tab SET n = WHERE pk = 'a'"):
+        assert refusal(tab, st) == MALFORMED + "Unexpected keyword", st
+    for st in ("DELETE FROM", "DELETE FROM   ", "DELETE FROM;", "DELETE FROM WHERE pk = 'a'"):
+        assert refusal(tab, st) == MALFORMED + "Expected identifier for simple path", st
+    assert refusal(tab, "SELECT * FROM Tab WHERE pk = 'a' AND n IS FOO") == MALFORMED + "Expected type name"
+    assert refusal(tab, "SELECT * FROM Tab WHERE pk = 'a' AND n IS INT").startswith(
+        "Unsupported data type for IS operator: INT.")
+
+
+def test_the_from_first_update_takes_its_where_before_the_actions(tab):
+    key = "Where clause does not contain a mandatory equality on all key attributes"
+    assert refusal(tab, "FROM Tab SET c = 1") == key
+    assert refusal(tab, "FROM Tab REMOVE c;") == key
+    for st in ("FROM Tab SET c = 1 WHERE pk = 'a'", "FROM Tab SET c = 1 WHERE pk = 'a' SET d = 2"):
+        assert refusal(tab, st) == MALFORMED + "Unexpected token after expression", st
+    ex(tab, "FROM Tab WHERE pk = 'a' SET c = 1")
+    assert ex(tab, "SELECT c FROM Tab WHERE pk = 'a'")["Items"] == [{"c": n(1)}]
