@@ -68,12 +68,10 @@ def test_a_select_on_an_index_with_several_hash_or_range_attributes_is_refused(m
         for tail in ("WHERE h1 = 'h11'", "WHERE h1 = 'h11' AND h2 = 'h21' AND r1 = 'r11'",
                      "WHERE h1 = 'h11' AND h2 = 'h21' ORDER BY r1 DESC", ""):
             assert refusal(multi, 'SELECT * FROM "Multi"."%s" %s' % (index, tail)) == MULTI
-    # ahead of a key of the wrong type, a WHERE on no key, ConsistentRead and a call in the projection
+    # ahead of a key of the wrong type, a WHERE on no key and a call in the projection
     assert refusal(multi, 'SELECT * FROM "Multi"."narrow" WHERE h1 = 5') == MULTI
     assert refusal(multi, 'SELECT * FROM "Multi"."narrow" WHERE id = \'id1\'') == MULTI
     assert refusal(multi, 'SELECT COUNT(*) FROM "Multi"."narrow"') == MULTI
-    e = multi.error("ExecuteStatement", {"Statement": 'SELECT * FROM "Multi"."wide"', "ConsistentRead": True})
-    assert e.message == MULTI
 
 
 def test_the_rest_of_a_table_with_such_an_index_reads_and_writes(multi):
