@@ -5,6 +5,7 @@
  * This file does not know JSON, AttributeValues or storage; value.c and keycodec.c
  * build on it. */
 #include "model/number.h"
+#include "model/layer.h"
 
 #include <string.h>
 
@@ -28,7 +29,8 @@
  * written with, as Java's BigDecimal sees it (exponent minus fraction digits): DynamoDB
  * refuses "0e126" and "0e-131" but takes "0.0e126". An exponent that does not fit in a
  * 64-bit integer cannot be converted at all; one that fits but is far out of range is an
- * overflow or underflow.
+ * overflow or underflow. That is the current layer's reading (model/layer.h); the older
+ * layer reads like Java's BigDecimal, as described where num_parse does it.
  *
  * Arithmetic is exact. A sum that would need more than 38 significant digits is refused
  * with the overflow message: that is what DynamoDB answers for SET b = :x + :y with
@@ -57,7 +59,9 @@ static void set_zero(qr_num *n)
 
 static int not_a_number(const char *s, size_t len, qr_err *err)
 {
-    if (len == 0) return err_validation(err, MSG_NAN);
+    /* The current layer keeps the colon and a space for an empty string; the older
+     * one has nothing after the message. */
+    if (len == 0) return err_validation(err, value_layer_now() == VALUE_LAYER_OLDER ? MSG_NAN : MSG_NAN ": ");
     return err_validation(err, MSG_NAN ": %.*s", (int)(len > 512 ? 512 : len), s);
 }
 
@@ -121,6 +125,21 @@ int num_parse(const char *s, size_t len, qr_num *out, qr_err *err)
         wexp = eneg ? -(int64_t)v : (int64_t)v;
     }
     if (i != len) return not_a_number(s, len, err);
+
+    /* The older layer reads the text as Java's BigDecimal: an exponent or a scale that
+     * does not fit 32 bits cannot be converted, and the magnitude is judged on
+     * precision minus scale in 32-bit arithmetic, which wraps (1e2147483647 comes out as
+     * an underflow). */
+    if (value_layer_now() == VALUE_LAYER_OLDER) {
+        if (wexp > INT32_MAX || wexp < INT32_MIN || frac_digits - wexp > INT32_MAX ||
+            frac_digits - wexp < INT32_MIN)
+            return not_a_number(s, len, err);
+        if (first_nz >= 0) {
+            int64_t wrapped = (int32_t)(uint32_t)(uint64_t)(int_digits - first_nz + wexp);
+            if (wrapped > EXP_MAX) return err_validation(err, MSG_OVERFLOW);
+            if (wrapped < EXP_MIN) return err_validation(err, MSG_UNDERFLOW);
+        }
+    }
 
     if (first_nz < 0) {
         /* Zero: BigDecimal's adjusted exponent of a zero is -scale. */

@@ -4,6 +4,7 @@
  * everything stored and compared afterwards is canonical. Binary payloads are base64
  * text, decoded with libcrypto when their bytes matter. */
 #include "model/value.h"
+#include "model/layer.h"
 
 #include <limits.h>
 #include <openssl/evp.h>
@@ -132,20 +133,97 @@ static int set_has_duplicates(json_t *arr, qr_type elem)
     return 0;
 }
 
-static void describe_set(json_t *arr, char *out, size_t cap)
+/* Appends member i of a set as a message shows it: quoted or not, BS as its base64. */
+static void describe_member(buf *b, json_t *arr, size_t i, int quoted)
 {
-    size_t used = 0;
-    out[0] = '\0';
-    for (size_t i = 0; i < json_array_size(arr) && used + 8 < cap; i++) {
-        int w = snprintf(out + used, cap - used, "%s%s", i ? ", " : "",
-                         json_string_value(json_array_get(arr, i)));
-        if (w < 0) break;
-        used += (size_t)w;
-        if (used >= cap) {
-            out[cap - 1] = '\0';
-            break;
-        }
+    const char *q = quoted ? "\"" : "";
+    buf_printf(b, "%s%s%s", q, json_string_value(json_array_get(arr, i)), q);
+}
+
+/* The older layer lists a set's members as sent, unquoted: "b, a, b". */
+static void describe_as_sent(json_t *arr, buf *b)
+{
+    for (size_t i = 0; i < json_array_size(arr) && b->len < 200; i++) {
+        if (i) buf_puts(b, ", ");
+        describe_member(b, arr, i, 0);
     }
+}
+
+/* Compares members a and b of a string or binary set by their bytes. */
+static int member_cmp(json_t *a, json_t *b, qr_type t)
+{
+    unsigned char *da = NULL, *db = NULL;
+    size_t la, lb;
+    const unsigned char *pa = (const unsigned char *)json_string_value(a), *pb = (const unsigned char *)json_string_value(b);
+    la = json_string_length(a);
+    lb = json_string_length(b);
+    if (t == QR_T_BS && value_binary(a, &da, &la) == 0 && value_binary(b, &db, &lb) == 0) {
+        pa = da;
+        pb = db;
+    }
+    size_t n = la < lb ? la : lb;
+    int c = n ? memcmp(pa, pb, n) : 0;
+    if (c == 0) c = la < lb ? -1 : la > lb;
+    free(da);
+    free(db);
+    return c;
+}
+
+/* The current layer gathers members into a sorted set until one repeats: it lists the
+ * set gathered so far in byte order, then the repeat, then the rest as sent, each
+ * quoted (BS without a space after the comma): ["a", "b", "b"]. */
+static void describe_gathered(json_t *arr, qr_type t, buf *b)
+{
+    size_t n = json_array_size(arr), *order = malloc((n ? n : 1) * sizeof *order), kept = 0, i;
+    if (order == NULL) return;
+    for (i = 0; i < n; i++) {
+        size_t at = kept;
+        int repeat = 0;
+        for (size_t k = 0; k < kept; k++) {
+            int c = member_cmp(json_array_get(arr, i), json_array_get(arr, order[k]), t);
+            if (c == 0) repeat = 1;
+            if (c <= 0) {
+                at = k;
+                break;
+            }
+        }
+        if (repeat) break;
+        memmove(order + at + 1, order + at, (kept - at) * sizeof *order);
+        order[at] = i;
+        kept++;
+    }
+    const char *sep = t == QR_T_BS ? "," : ", ";
+    size_t shown = 0;
+    for (size_t k = 0; k < kept && b->len < 200; k++, shown++) {
+        if (shown) buf_puts(b, sep);
+        describe_member(b, arr, order[k], 1);
+    }
+    for (; i < n && b->len < 200; i++, shown++) {
+        if (shown) buf_puts(b, sep);
+        describe_member(b, arr, i, 1);
+    }
+    free(order);
+}
+
+/* DynamoDB's message for a set with a repeated member, in the request's layer. */
+static int duplicates_error(json_t *arr, qr_type t, qr_err *err)
+{
+    int older = value_layer_now() == VALUE_LAYER_OLDER;
+    if (t == QR_T_NS) /* no members named, in either layer */
+        return older ? err_validation(err, "Input collection contains duplicates")
+                     : err_validation(err, "One or more parameter values were invalid: Input collection contains duplicates.");
+    buf b;
+    buf_init(&b, 0);
+    if (older) describe_as_sent(arr, &b);
+    else describe_gathered(arr, t, &b);
+    const char *desc = b.data ? b.data : "";
+    if (t == QR_T_BS) /* sic: DynamoDB puts no space before "of" */
+        err_validation(err, "One or more parameter values were invalid: Input collection [%s]of type BS contains duplicates.",
+                       desc);
+    else
+        err_validation(err, "One or more parameter values were invalid: Input collection [%s] contains duplicates.", desc);
+    buf_free(&b);
+    return -1;
 }
 
 static int validate_set(json_t *arr, qr_type t, qr_err *err)
@@ -176,14 +254,7 @@ static int validate_set(json_t *arr, qr_type t, qr_err *err)
             free(d);
         }
     }
-    if (set_has_duplicates(arr, t == QR_T_NS ? QR_T_N : t)) {
-        char desc[256];
-        describe_set(arr, desc, sizeof desc);
-        if (t == QR_T_BS) /* sic: DynamoDB puts no space before "of" */
-            return err_validation(err, "One or more parameter values were invalid: Input collection [%s]of type BS "
-                                       "contains duplicates.", desc);
-        return err_validation(err, "One or more parameter values were invalid: Input collection [%s] contains duplicates.", desc);
-    }
+    if (set_has_duplicates(arr, t == QR_T_NS ? QR_T_N : t)) return duplicates_error(arr, t, err);
     return 0;
 }
 
@@ -262,6 +333,18 @@ int value_validate(json_t *av, int depth, const char *what, qr_err *err)
 int value_validate_any_depth(json_t *av, const char *what, qr_err *err)
 {
     return validate(av, 1, INT_MAX, what, err);
+}
+
+int value_error_is_malformed(const qr_err *e)
+{
+    static const char *const starts[] = {
+        "The parameter cannot be converted to a numeric value", "Number overflow.", "Number underflow.",
+        "Attempting to store more than 38 significant digits", "Input collection contains duplicates",
+        "One or more parameter values were invalid: Input collection ", NULL};
+    if (e->type == NULL || strcmp(e->type, QR_E_VALIDATION) != 0) return 0;
+    for (int i = 0; starts[i]; i++)
+        if (strncmp(e->msg, starts[i], strlen(starts[i])) == 0) return 1;
+    return 0;
 }
 
 int value_nesting(const json_t *av)

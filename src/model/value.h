@@ -48,6 +48,11 @@ int value_validate(json_t *av, int depth, const char *what, qr_err *err);
 /* As value_validate for a top-level value, but with no limit on its nesting: for the
  * values of ExpressionAttributeValues, whose depth each operation judges itself. */
 int value_validate_any_depth(json_t *av, const char *what, qr_err *err);
+/* True if e is a malformed number or a repeated set member: the value errors whose
+ * wording depends on the layer (model/layer.h), which PutItem, UpdateItem and DeleteItem
+ * report inside DynamoDB's "1 validation error detected: " envelope wherever the value
+ * sits. */
+int value_error_is_malformed(const qr_err *e);
 /* The nesting depth of a valid AttributeValue: 1 for a scalar or a set, one more than
  * its deepest member for a map or a list. */
 int value_nesting(const json_t *av);

@@ -194,7 +194,8 @@ int op_put_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
         /* PutItem reports a NULL that is not true (every region) and a name too long
          * (measured in September 2026) inside the envelope. */
         static const char null_false[] = "One or more parameter values were invalid: Null attribute value types";
-        if (strncmp(err->msg, null_false, sizeof null_false - 1) == 0 || strcmp(err->msg, QR_MSG_NAME_TOO_LARGE) == 0)
+        if (strncmp(err->msg, null_false, sizeof null_false - 1) == 0 || strcmp(err->msg, QR_MSG_NAME_TOO_LARGE) == 0 ||
+            value_error_is_malformed(err))
             envelope(err);
         goto done;
     }
@@ -370,7 +371,7 @@ static int keyed_begin(qr_db *db, json_t *req, int allow_updated, int expression
     if (param_table(db, req, "TableName", &w->t, err)) return -1;
     if (param_object(req, "Key", &w->keyv, err)) return -1;
     if (w->keyv == NULL) return param_null("key", err);
-    if (key_check_key(w->t, w->keyv, err)) return -1;
+    if (key_check_key(w->t, w->keyv, err)) return value_error_is_malformed(err) ? envelope(err) : -1;
     if (parse_write_exprs(&w->x, req, expressions, err)) return -1;
     return key_item(&w->key, w->t, w->keyv, err);
 }

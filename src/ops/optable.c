@@ -1,12 +1,14 @@
 /* optable.c — the operation table and qr_call, the one entry point of every request.
  *
- * Like Redis's command table, operations are data: a name, a handler and whether the
- * operation only reads. qr_call parses the body, finds the operation, runs its handler
+ * Like Redis's command table, operations are data: a name, a handler, whether the
+ * operation only reads and which of DynamoDB's two layers checks its values
+ * (model/layer.h). qr_call parses the body, finds the operation, runs its handler
  * and serialises the response or DynamoDB's error document. Handlers never see
  * malformed JSON or unknown operations. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/layer.h"
 #include "model/value.h"
 #include "ops/ops.h"
 #include "util/jsonread.h"
@@ -17,53 +19,54 @@ typedef struct operation {
     op_handler run;           /* returns a JSON document, or */
     op_text_handler run_text; /* writes the response text itself */
     int reads;                /* only reads: never waits for a disk sync */
+    int older_values;         /* checks values in DynamoDB's older layer (model/layer.h) */
 } operation;
 
 static const operation operations[] = {
-    {"CreateTable", op_create_table, NULL, 0},
-    {"DescribeTable", op_describe_table, NULL, 1},
-    {"ListTables", op_list_tables, NULL, 1},
-    {"DeleteTable", op_delete_table, NULL, 0},
-    {"UpdateTable", op_update_table, NULL, 0},
-    {"UpdateTimeToLive", op_update_time_to_live, NULL, 0},
-    {"DescribeTimeToLive", op_describe_time_to_live, NULL, 1},
-    {"DescribeContinuousBackups", op_describe_continuous_backups, NULL, 1},
-    {"UpdateContinuousBackups", op_update_continuous_backups, NULL, 0},
-    {"DescribeEndpoints", op_describe_endpoints, NULL, 1},
-    {"DescribeLimits", op_describe_limits, NULL, 1},
-    {"TagResource", op_tag_resource, NULL, 0},
-    {"UntagResource", op_untag_resource, NULL, 0},
-    {"ListTagsOfResource", op_list_tags_of_resource, NULL, 1},
-    {"PutItem", op_put_item, NULL, 0},
-    {"GetItem", NULL, op_get_item, 1},
-    {"UpdateItem", op_update_item, NULL, 0},
-    {"DeleteItem", op_delete_item, NULL, 0},
-    {"Query", NULL, op_query, 1},
-    {"Scan", NULL, op_scan, 1},
-    {"BatchGetItem", op_batch_get_item, NULL, 1},
-    {"BatchWriteItem", op_batch_write_item, NULL, 0},
-    {"TransactWriteItems", op_transact_write_items, NULL, 0},
-    {"TransactGetItems", op_transact_get_items, NULL, 0}, /* waits on the locks of writes being synced */
-    {"ExecuteStatement", op_execute_statement, NULL, 0},
-    {"BatchExecuteStatement", op_batch_execute_statement, NULL, 0},
-    {"ExecuteTransaction", op_execute_transaction, NULL, 0},
-    {"CreateBackup", op_create_backup, NULL, 0},
-    {"DescribeBackup", op_describe_backup, NULL, 1},
-    {"ListBackups", op_list_backups, NULL, 1},
-    {"DeleteBackup", op_delete_backup, NULL, 0},
-    {"RestoreTableFromBackup", op_restore_table_from_backup, NULL, 0},
-    {"RestoreTableToPointInTime", op_restore_table_to_point_in_time, NULL, 0},
-    {"DescribeContributorInsights", op_describe_contributor_insights, NULL, 1},
-    {"UpdateContributorInsights", op_update_contributor_insights, NULL, 0},
-    {"ListContributorInsights", op_list_contributor_insights, NULL, 1},
-    {"PutResourcePolicy", op_put_resource_policy, NULL, 0},
-    {"GetResourcePolicy", op_get_resource_policy, NULL, 1},
-    {"DeleteResourcePolicy", op_delete_resource_policy, NULL, 0},
+    {"CreateTable", op_create_table, NULL, 0, 0},
+    {"DescribeTable", op_describe_table, NULL, 1, 0},
+    {"ListTables", op_list_tables, NULL, 1, 0},
+    {"DeleteTable", op_delete_table, NULL, 0, 0},
+    {"UpdateTable", op_update_table, NULL, 0, 0},
+    {"UpdateTimeToLive", op_update_time_to_live, NULL, 0, 0},
+    {"DescribeTimeToLive", op_describe_time_to_live, NULL, 1, 0},
+    {"DescribeContinuousBackups", op_describe_continuous_backups, NULL, 1, 0},
+    {"UpdateContinuousBackups", op_update_continuous_backups, NULL, 0, 0},
+    {"DescribeEndpoints", op_describe_endpoints, NULL, 1, 0},
+    {"DescribeLimits", op_describe_limits, NULL, 1, 0},
+    {"TagResource", op_tag_resource, NULL, 0, 0},
+    {"UntagResource", op_untag_resource, NULL, 0, 0},
+    {"ListTagsOfResource", op_list_tags_of_resource, NULL, 1, 0},
+    {"PutItem", op_put_item, NULL, 0, 0},
+    {"GetItem", NULL, op_get_item, 1, 0},
+    {"UpdateItem", op_update_item, NULL, 0, 0},
+    {"DeleteItem", op_delete_item, NULL, 0, 0},
+    {"Query", NULL, op_query, 1, 0},
+    {"Scan", NULL, op_scan, 1, 1},
+    {"BatchGetItem", op_batch_get_item, NULL, 1, 0},
+    {"BatchWriteItem", op_batch_write_item, NULL, 0, 1},
+    {"TransactWriteItems", op_transact_write_items, NULL, 0, 1},
+    {"TransactGetItems", op_transact_get_items, NULL, 0, 1}, /* waits on the locks of writes being synced */
+    {"ExecuteStatement", op_execute_statement, NULL, 0, 0},
+    {"BatchExecuteStatement", op_batch_execute_statement, NULL, 0, 0},
+    {"ExecuteTransaction", op_execute_transaction, NULL, 0, 0},
+    {"CreateBackup", op_create_backup, NULL, 0, 0},
+    {"DescribeBackup", op_describe_backup, NULL, 1, 0},
+    {"ListBackups", op_list_backups, NULL, 1, 0},
+    {"DeleteBackup", op_delete_backup, NULL, 0, 0},
+    {"RestoreTableFromBackup", op_restore_table_from_backup, NULL, 0, 0},
+    {"RestoreTableToPointInTime", op_restore_table_to_point_in_time, NULL, 0, 0},
+    {"DescribeContributorInsights", op_describe_contributor_insights, NULL, 1, 0},
+    {"UpdateContributorInsights", op_update_contributor_insights, NULL, 0, 0},
+    {"ListContributorInsights", op_list_contributor_insights, NULL, 1, 0},
+    {"PutResourcePolicy", op_put_resource_policy, NULL, 0, 0},
+    {"GetResourcePolicy", op_get_resource_policy, NULL, 1, 0},
+    {"DeleteResourcePolicy", op_delete_resource_policy, NULL, 0, 0},
     /* The DynamoDB Streams API (from NSTREAM_FIRST on). */
-    {"ListStreams", op_list_streams, NULL, 1},
-    {"DescribeStream", op_describe_stream, NULL, 1},
-    {"GetShardIterator", op_get_shard_iterator, NULL, 1},
-    {"GetRecords", op_get_records, NULL, 1},
+    {"ListStreams", op_list_streams, NULL, 1, 0},
+    {"DescribeStream", op_describe_stream, NULL, 1, 0},
+    {"GetShardIterator", op_get_shard_iterator, NULL, 1, 0},
+    {"GetRecords", op_get_records, NULL, 1, 0},
 };
 #define NOPS (sizeof operations / sizeof operations[0])
 #define NSTREAM_FIRST (NOPS - 4)
@@ -150,6 +153,8 @@ int qr_call(qr_db *db, const char *operation, const char *request, size_t len, q
 }
 
 static int call(qr_db *db, const char *operation, const char *request, size_t len, qr_response *resp);
+static int call_handler(qr_db *db, const struct operation *op, json_t *req, qr_response *resp, json_t **out,
+                        qr_err *err);
 
 int qr_call_in(qr_db *db, const qr_call_context *ctx, const char *operation, const char *request, size_t len,
                qr_response *resp)
@@ -183,28 +188,10 @@ static int call(qr_db *db, const char *operation, const char *request, size_t le
         goto fail;
     }
     ops_request_tables(req, resp->tables, sizeof resp->tables);
-    if (op->run_text) {
-        buf text;
-        buf_init(&text, 0);
-        if (op->run_text(db, req, &text, &err) != 0) {
-            buf_free(&text);
-            if (err.type == NULL) err_set(&err, QR_E_INTERNAL, "The server encountered an internal error trying to fulfill the request.");
-            goto fail;
-        }
-        resp->body = buf_detach(&text, &resp->len);
-    } else {
-        if (op->run(db, req, &out, &err) != 0 || out == NULL) {
-            if (err.type == NULL) err_set(&err, QR_E_INTERNAL, "The server encountered an internal error trying to fulfill the request.");
-            goto fail;
-        }
-        /* An empty answer (most writes) is "{}" whatever the serialiser. */
-        resp->body = json_is_object(out) && json_object_size(out) == 0 ? strdup("{}") : json_dumps(out, JSON_COMPACT);
-        if (resp->body == NULL) {
-            err_set(&err, QR_E_INTERNAL, "The response could not be encoded.");
-            goto fail;
-        }
-        resp->len = strlen(resp->body);
-    }
+    value_layer outer_layer = value_layer_enter(op->older_values ? VALUE_LAYER_OLDER : VALUE_LAYER_CURRENT);
+    int failed = call_handler(db, op, req, resp, &out, &err) != 0;
+    value_layer_enter(outer_layer);
+    if (failed) goto fail;
     resp->http_status = 200;
     json_decref(out);
     json_decref(req);
@@ -215,6 +202,32 @@ fail:
     fill_error(resp, &err);
     err_clear(&err);
     return QR_ERR;
+}
+
+/* Runs op's handler and sets resp's body; -1 with err set if it fails. */
+static int call_handler(qr_db *db, const struct operation *op, json_t *req, qr_response *resp, json_t **out,
+                        qr_err *err)
+{
+    if (op->run_text) {
+        buf text;
+        buf_init(&text, 0);
+        if (op->run_text(db, req, &text, err) != 0) {
+            buf_free(&text);
+            if (err->type == NULL) err_set(err, QR_E_INTERNAL, "The server encountered an internal error trying to fulfill the request.");
+            return -1;
+        }
+        resp->body = buf_detach(&text, &resp->len);
+        return 0;
+    }
+    if (op->run(db, req, out, err) != 0 || *out == NULL) {
+        if (err->type == NULL) err_set(err, QR_E_INTERNAL, "The server encountered an internal error trying to fulfill the request.");
+        return -1;
+    }
+    /* An empty answer (most writes) is "{}" whatever the serialiser. */
+    resp->body = json_is_object(*out) && json_object_size(*out) == 0 ? strdup("{}") : json_dumps(*out, JSON_COMPACT);
+    if (resp->body == NULL) return err_set(err, QR_E_INTERNAL, "The response could not be encoded.");
+    resp->len = strlen(resp->body);
+    return 0;
 }
 
 static void append_name(char *out, size_t cap, size_t *used, const char *name)

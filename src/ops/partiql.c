@@ -17,6 +17,7 @@
 #include <string.h>
 #include <xxhash.h>
 
+#include "model/layer.h"
 #include "model/value.h"
 #include "ops/ops.h"
 #include "ops/partiql.h"
@@ -1358,21 +1359,31 @@ static int param_scan(const json_t *v, int depth, qr_err *err)
     }
 }
 
-/* Validates (and normalises) a statement's parameters. */
+/* Validates (and normalises) a statement's parameters. DynamoDB reads them in its older
+ * layer (model/layer.h), as Java's BigDecimal reads a number; literals in the statement
+ * are read in the current one. */
 static int params_check(json_t *params, qr_err *err)
 {
     size_t i;
     json_t *v;
+    int rc = 0;
+    value_layer outer = value_layer_enter(VALUE_LAYER_OLDER);
     json_array_foreach(params, i, v)
     {
         char what[48];
         snprintf(what, sizeof what, "parameters[%zu]", i);
-        if (value_type(v) == QR_T_NONE)
-            return err_validation(err, "Supplied AttributeValue is empty, must contain exactly "
-                                       "one of the supported datatypes");
-        if (param_scan(v, 1, err) || value_validate(v, 1, what, err)) return -1;
+        if (value_type(v) == QR_T_NONE) {
+            rc = err_validation(err, "Supplied AttributeValue is empty, must contain exactly "
+                                     "one of the supported datatypes");
+            break;
+        }
+        if (param_scan(v, 1, err) || value_validate(v, 1, what, err)) {
+            rc = -1;
+            break;
+        }
     }
-    return 0;
+    value_layer_enter(outer);
+    return rc;
 }
 
 static XXH64_hash_t statement_hash(const char *text, size_t len, const json_t *params)

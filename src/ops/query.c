@@ -391,6 +391,18 @@ static int encode_start_key(table *t, const range_read *r, json_t *esk, int is_q
                                  "the schema";
     qr_err inner;
     err_init(&inner);
+    /* A malformed number or a repeated set member is reported as what it is, before
+     * the key is judged (recorded in four regions, October 2026). */
+    const char *name;
+    json_t *v;
+    json_object_foreach(esk, name, v) {
+        if (value_validate(v, 1, name, &inner) && value_error_is_malformed(&inner)) {
+            err_set(err, inner.type, "%s", inner.msg);
+            err_clear(&inner);
+            return -1;
+        }
+        err_clear(&inner);
+    }
     if (r->index) {
         json_t *base = key_of_item(t, esk);
         int bad = json_object_size(esk) != index_start_key_size(t, r->index) || key_check_key(t, base, &inner) ||

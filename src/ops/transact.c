@@ -297,7 +297,7 @@ static int empty_index_value(const qr_err *err)
 
 /* *key_error is set when the action's key attributes (or its Put item's) are all there
  * but one has a value the schema refuses (a wrong type, say), or when a Get's key does not
- * fit at all: DynamoDB cancels the transaction for that, with a ValidationError reason,
+ * fit at all (a malformed value is not such a key: it fails the request up front): DynamoDB cancels the transaction for that, with a ValidationError reason,
  * where other invalid input fails the whole request. */
 static int parse_action(qr_db *db, json_t *entry, size_t idx, int is_get, action *a,
                         int *key_error, qr_err *err)
@@ -349,7 +349,7 @@ static int parse_action(qr_db *db, json_t *entry, size_t idx, int is_get, action
         if (param_object(spec, "Item", &a->item, err)) return -1;
         if (a->item == NULL) return null_at(err, prefix, "item");
         if (key_check_item(a->t, a->item, err)) {
-            *key_error = has_key_attributes(a->t, a->item) && !empty_key_value(err);
+            *key_error = has_key_attributes(a->t, a->item) && !empty_key_value(err) && !value_error_is_malformed(err);
             return -1;
         }
         if (item_validate(a->item, err)) return -1;
@@ -369,7 +369,7 @@ static int parse_action(qr_db *db, json_t *entry, size_t idx, int is_get, action
              * write's cancels only when every key attribute is there. */
             *key_error = (is_get || (has_key_attributes(a->t, a->keyv) &&
                                      json_object_size(a->keyv) == (a->t->sk.name ? 2u : 1u))) &&
-                         !empty_key_value(err);
+                         !empty_key_value(err) && !value_error_is_malformed(err);
             return -1;
         }
     }

@@ -283,8 +283,9 @@ def test_binary_set_messages(t):
     e = t.error("PutItem", {"TableName": H, "Item": {"pk": {"S": "b"}, "bs": {"BS": []}}})
     assert e.message == "One or more parameter values were invalid: Binary sets should not be empty"
     e = t.error("PutItem", {"TableName": H, "Item": {"pk": {"S": "b"}, "bs": {"BS": ["", ""]}}})
-    assert e.message.startswith("One or more parameter values were invalid: Input collection [")
-    assert e.message.endswith("]of type BS contains duplicates.")
+    # PutItem reports a repeated member inside the envelope, quoted (the current layer)
+    assert e.message == ('1 validation error detected: One or more parameter values were invalid: '
+                         'Input collection ["",""]of type BS contains duplicates.')
 
 
 def test_batch_get_keys_and_table_names(t):
