@@ -81,6 +81,20 @@ static const char *read_key(const source *s, int k)
 
 static int check_operand_types(const pq_stmt *st, qr_err *err);
 
+/* What DynamoDB refuses in a statement once it has found the index it reads, before
+ * anything else about the index, its key or the WHERE clause: any statement on a global
+ * index whose key has more than one HASH or more than one RANGE attribute (multi-attribute
+ * keys, which PartiQL does not read, though the table's other indexes and the table itself
+ * stay readable), then a call in the projection. ix NULL: the statement reads the table. */
+static int check_source(const qr_index *ix, const pq_stmt *st, qr_err *err)
+{
+    if (ix && (ix->npk > 1 || ix->nsk > 1))
+        return err_validation(err, "PartiQL statements cannot be executed on tables with "
+                                   "multi-attribute HASH keys or multi-attribute RANGE keys.");
+    if (st->proj_error) return err_validation(err, "%s", st->proj_error);
+    return 0;
+}
+
 static int source_load(qr_db *db, const pq_stmt *st, source *s, qr_err *err)
 {
     memset(s, 0, sizeof *s);
@@ -103,6 +117,11 @@ static int source_load(qr_db *db, const pq_stmt *st, source *s, qr_err *err)
         catalog_release(db, t);
         source_free(s);
         return err_validation(err, "The table does not have the specified index");
+    }
+    if (check_source(ix, st, err)) {
+        catalog_release(db, t);
+        source_free(s);
+        return -1;
     }
     s->projection = QR_PROJ_ALL;
     if (ix) {
@@ -151,7 +170,8 @@ static int reaches_back(const source *s, const pq_stmt *st)
 {
     for (size_t i = 0; i < st->nproj; i++) {
         const pq_node *n = st->proj[i];
-        const char *name = n->kind == PQN_PATH ? json_string_value(json_array_get(n->path, 0)) : NULL;
+        const char *name =
+            n->kind == PQN_PATH ? json_string_value(json_array_get(n->path, 0)) : NULL;
         if (name && !projected(s, name)) return 1;
     }
     return 0;
@@ -720,15 +740,36 @@ static int exec_write(qr_db *db, const pq_stmt *st, const opts *o, json_t **resp
 
 /* ---- reads of one item (batches and transactions) ---- */
 
-/* The Key of a SELECT that names one item of a table by its full key; missing is the
- * message when it does not (or reads an index). */
+/* The Key of a SELECT that names one item of a table by its full key and nothing else
+ * (GetItem and TransactGetItems take no filter, and DynamoDB refuses a read in a batch or
+ * a transaction whose WHERE adds any condition to the key's equalities); missing is the
+ * message when it does not, or reads an index. An index that check_source refuses is
+ * refused in its words first. */
 static int select_key(qr_db *db, const pq_stmt *st, const char *missing, json_t **key, qr_err *err)
 {
     source src;
     nodes rest;
-    if (st->index) return err_validation(err, "%s", missing);
+    *key = NULL;
+    if (st->index) {
+        json_t *probe = json_pack("{s:s}", "TableName", st->table);
+        table *t = NULL;
+        qr_err quiet;
+        err_init(&quiet);
+        int found = probe && param_table(db, probe, "TableName", &t, &quiet) == 0;
+        json_decref(probe);
+        err_clear(&quiet);
+        const qr_index *ix = found ? table_index(t, st->index) : NULL;
+        int rc = ix ? check_source(ix, st, err) : 0;
+        if (found) catalog_release(db, t);
+        return rc ? rc : err_validation(err, "%s", missing);
+    }
     if (source_load(db, st, &src, err)) return -1;
     int rc = key_of(&src, st->where, missing, key, &rest, err);
+    if (rc == 0 && rest.n) {
+        json_decref(*key);
+        *key = NULL;
+        rc = err_validation(err, "%s", missing);
+    }
     free(rest.v);
     source_free(&src);
     return rc;
@@ -1188,7 +1229,8 @@ static int check_operand_types(const pq_stmt *st, qr_err *err)
     req_exprs rx;
     memset(&rx, 0, sizeof rx);
     if (req && x_cond(&x, &text, st->where) == 0 && e.type == NULL &&
-        json_object_set_new(req, "FilterExpression", json_stringn(text.data ? text.data : "", text.len)) == 0) {
+        json_object_set_new(req, "FilterExpression",
+                            json_stringn(text.data ? text.data : "", text.len)) == 0) {
         xb_attach(&x, req);
         if (exprs_parse(&rx, req, EXPRS_FILTER, &e) == 0) exprs_finish(&rx);
         exprs_free(&rx);
@@ -1693,7 +1735,17 @@ int op_execute_transaction(qr_db *db, json_t *req, json_t **resp, qr_err *err)
         int bad = statement_params(e, field, &text, &len, &params, err) ||
                   param_enum(e, "ReturnValuesOnConditionCheckFailure", on_failure_modes, NULL,
                              &on_failure, err) ||
-                  params_check(params, err) || partiql_parse(text, len, params, &sts[i], err);
+                  params_check(params, err);
+        if (!bad && partiql_parse(text, len, params, &sts[i], err)) {
+            bad = 1;
+            /* a statement PartiQL cannot parse is named, as DynamoDB names it */
+            if (strncmp(err->msg, PARTIQL_MALFORMED, sizeof PARTIQL_MALFORMED - 1) == 0) {
+                char msg[sizeof err->msg];
+                snprintf(msg, sizeof msg, "%s", err->msg);
+                err_clear(err);
+                txn_refuse(err, i, msg);
+            }
+        }
         json_decref(params);
         if (bad) goto done;
         if (sts[i]->kind == PQ_SELECT) reads++;

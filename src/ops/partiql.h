@@ -62,8 +62,10 @@ typedef struct pq_stmt {
     char *index;    /* SELECT ... FROM "table"."index"; NULL if none */
     pq_node **proj; /* SELECT's projection; nproj 0 for * */
     size_t nproj;
-    pq_node *where; /* NULL if none */
-    char *order_by; /* ORDER BY's first key; NULL if none */
+    char *proj_error; /* a call in the projection (COUNT(*), ...): the message refusing it,
+                         reported once the table is known (owned); NULL if none */
+    pq_node *where;   /* NULL if none */
+    char *order_by;   /* ORDER BY's first key; NULL if none */
     int order_desc;
     json_t *item;       /* INSERT's item: attribute name -> AttributeValue (owned) */
     pq_action *actions; /* UPDATE's actions */

@@ -185,6 +185,15 @@ static int is_punct(const token *t, const char *s)
     return t->kind == T_PUNCT && strcmp(t->text, s) == 0;
 }
 
+/* True if t is a comparison operator (=, <>, !=, <, <=, >, >=). */
+static int is_comparison(const token *t)
+{
+    static const char *const ops[] = {"=", "<>", "!=", "<", "<=", ">", ">=", NULL};
+    for (int i = 0; t->kind == T_PUNCT && ops[i]; i++)
+        if (strcmp(t->text, ops[i]) == 0) return 1;
+    return 0;
+}
+
 static int accept_kw(parser *p, const char *kw)
 {
     if (!is_kw(peek(p), kw)) return 0;
@@ -330,12 +339,52 @@ static json_t *take_param(parser *p)
     return json_deep_copy(json_array_get(p->params, p->nparam++));
 }
 
+static int member_cmp(const void *a, const void *b)
+{
+    int cmp = 0;
+    value_compare(*(const json_t *const *)a, *(const json_t *const *)b, &cmp);
+    return cmp;
+}
+
+/* Refuses a set whose members (AttributeValues, all S, all N or all B) repeat one,
+ * numbers compared by value, in the words DynamoDB answers a PartiQL set literal with:
+ * the members as written for a string set (a binary one adds its type), none for a
+ * number set. Sorted, so that thousands of ? members cost n log n comparisons. */
+static int set_unique(parser *p, const char *type, json_t *members)
+{
+    size_t n = json_array_size(members);
+    int dup = 0;
+    const json_t **sorted = malloc((n ? n : 1) * sizeof *sorted);
+    if (sorted == NULL) return err_set(p->err, QR_E_INTERNAL, "out of memory");
+    for (size_t i = 0; i < n; i++)
+        sorted[i] = json_array_get(members, i);
+    qsort(sorted, n, sizeof *sorted, member_cmp);
+    for (size_t i = 1; i < n && !dup; i++)
+        dup = member_cmp(&sorted[i - 1], &sorted[i]) == 0;
+    free(sorted);
+    if (!dup) return 0;
+    if (strcmp(type, "NS") == 0)
+        return err_validation(p->err, "Input collection contains duplicates");
+    buf shown;
+    buf_init(&shown, 0);
+    for (size_t i = 0; i < n && shown.len < 512; i++)
+        buf_printf(&shown, "%s%s", i ? ", " : "",
+                   json_string_value(value_payload(json_array_get(members, i))));
+    int rc =
+        err_validation(p->err,
+                       "One or more parameter values were invalid: Input collection [%.600s]%s "
+                       "contains duplicates.",
+                       shown.data ? shown.data : "", strcmp(type, "BS") == 0 ? "of type BS" : "");
+    buf_free(&shown);
+    return rc;
+}
+
 /* <<v, ...>>: a string, number or binary set; path names it in messages. */
 static json_t *parse_set(parser *p, const char *path)
 {
-    json_t *elems = json_array();
+    json_t *members = json_array(), *elems = json_array();
     const char *type = NULL;
-    if (elems == NULL) return NULL;
+    if (members == NULL || elems == NULL) goto fail;
     if (!is_punct(peek(p), ">>")) {
         do {
             json_t *v = parse_value(p, path);
@@ -350,7 +399,7 @@ static json_t *parse_set(parser *p, const char *path)
             }
             type = st;
             json_array_append(elems, value_payload(v));
-            json_decref(v);
+            json_array_append_new(members, v);
         } while (accept_punct(p, ","));
     }
     if (expect_punct(p, ">>")) goto fail;
@@ -358,8 +407,11 @@ static json_t *parse_set(parser *p, const char *path)
         err_validation(p->err, "Empty bags are not supported");
         goto fail;
     }
+    if (set_unique(p, type, members)) goto fail;
+    json_decref(members);
     return av(type, elems);
 fail:
+    json_decref(members);
     json_decref(elems);
     return NULL;
 }
@@ -503,6 +555,12 @@ static json_t *parse_value(parser *p, const char *path)
         char pos[64];
         err_validation(p->err, "Unsupported data type: %.64s under key %s%s", t->text,
                        path ? path : "root", at(p, t, pos, sizeof pos));
+    } else if (is_comparison(t)) {
+        err_validation(p->err, PARTIQL_MALFORMED "Unexpected operator");
+    } else if (t->kind == T_EOF || (t->kind == T_PUNCT && !is_punct(t, "(") && !is_punct(t, "-") &&
+                                    !is_punct(t, "+"))) {
+        /* the statement ends, or a token that starts no term: PartiQL's own words */
+        err_validation(p->err, PARTIQL_MALFORMED "Unexpected term");
     } else {
         unexpected(p, "a value");
     }
@@ -536,6 +594,258 @@ static json_t *name_json(parser *p, const token *t)
     return s;
 }
 
+/* The words PartiQL's lexer reads as keywords rather than names: SQL-92's and the few
+ * PartiQL added (MISSING, PIVOT, the Ion type names, ...), as in the early releases of
+ * the reference parser DynamoDB's dialect grew from; sorted for bsearch. After a
+ * '.' in a path DynamoDB takes only a name, so m.inner or m.value must be written
+ * m."inner" or m."value". */
+static const char *const keywords[] = {"absolute",
+                                       "action",
+                                       "add",
+                                       "all",
+                                       "allocate",
+                                       "alter",
+                                       "and",
+                                       "any",
+                                       "are",
+                                       "as",
+                                       "asc",
+                                       "assertion",
+                                       "at",
+                                       "authorization",
+                                       "avg",
+                                       "bag",
+                                       "begin",
+                                       "between",
+                                       "bit",
+                                       "bit_length",
+                                       "blob",
+                                       "bool",
+                                       "boolean",
+                                       "by",
+                                       "cascade",
+                                       "cascaded",
+                                       "case",
+                                       "cast",
+                                       "catalog",
+                                       "char",
+                                       "char_length",
+                                       "character",
+                                       "character_length",
+                                       "check",
+                                       "clob",
+                                       "close",
+                                       "coalesce",
+                                       "collate",
+                                       "collation",
+                                       "column",
+                                       "commit",
+                                       "connect",
+                                       "connection",
+                                       "constraint",
+                                       "constraints",
+                                       "continue",
+                                       "convert",
+                                       "corresponding",
+                                       "count",
+                                       "create",
+                                       "cross",
+                                       "current",
+                                       "current_date",
+                                       "current_time",
+                                       "current_timestamp",
+                                       "current_user",
+                                       "cursor",
+                                       "date",
+                                       "date_add",
+                                       "date_diff",
+                                       "deallocate",
+                                       "dec",
+                                       "decimal",
+                                       "declare",
+                                       "default",
+                                       "deferrable",
+                                       "deferred",
+                                       "delete",
+                                       "desc",
+                                       "describe",
+                                       "descriptor",
+                                       "diagnostics",
+                                       "disconnect",
+                                       "distinct",
+                                       "domain",
+                                       "double",
+                                       "drop",
+                                       "else",
+                                       "end",
+                                       "escape",
+                                       "except",
+                                       "exception",
+                                       "exec",
+                                       "execute",
+                                       "exists",
+                                       "external",
+                                       "extract",
+                                       "false",
+                                       "fetch",
+                                       "first",
+                                       "float",
+                                       "for",
+                                       "foreign",
+                                       "found",
+                                       "from",
+                                       "full",
+                                       "get",
+                                       "global",
+                                       "go",
+                                       "goto",
+                                       "grant",
+                                       "group",
+                                       "having",
+                                       "identity",
+                                       "immediate",
+                                       "in",
+                                       "index",
+                                       "indicator",
+                                       "initially",
+                                       "inner",
+                                       "input",
+                                       "insensitive",
+                                       "insert",
+                                       "int",
+                                       "integer",
+                                       "intersect",
+                                       "interval",
+                                       "into",
+                                       "is",
+                                       "isolation",
+                                       "join",
+                                       "key",
+                                       "language",
+                                       "last",
+                                       "left",
+                                       "level",
+                                       "like",
+                                       "limit",
+                                       "list",
+                                       "local",
+                                       "lower",
+                                       "match",
+                                       "max",
+                                       "min",
+                                       "missing",
+                                       "module",
+                                       "names",
+                                       "national",
+                                       "natural",
+                                       "nchar",
+                                       "next",
+                                       "no",
+                                       "not",
+                                       "null",
+                                       "nullif",
+                                       "numeric",
+                                       "octet_length",
+                                       "of",
+                                       "on",
+                                       "only",
+                                       "open",
+                                       "option",
+                                       "or",
+                                       "order",
+                                       "outer",
+                                       "output",
+                                       "overlaps",
+                                       "pad",
+                                       "partial",
+                                       "pivot",
+                                       "position",
+                                       "precision",
+                                       "prepare",
+                                       "preserve",
+                                       "primary",
+                                       "prior",
+                                       "privileges",
+                                       "procedure",
+                                       "public",
+                                       "read",
+                                       "real",
+                                       "references",
+                                       "relative",
+                                       "remove",
+                                       "restrict",
+                                       "revoke",
+                                       "right",
+                                       "rollback",
+                                       "rows",
+                                       "schema",
+                                       "scroll",
+                                       "section",
+                                       "select",
+                                       "session",
+                                       "session_user",
+                                       "set",
+                                       "sexp",
+                                       "size",
+                                       "smallint",
+                                       "some",
+                                       "space",
+                                       "sql",
+                                       "sqlcode",
+                                       "sqlerror",
+                                       "sqlstate",
+                                       "string",
+                                       "struct",
+                                       "substring",
+                                       "sum",
+                                       "symbol",
+                                       "system_user",
+                                       "table",
+                                       "temporary",
+                                       "then",
+                                       "time",
+                                       "timestamp",
+                                       "to",
+                                       "transaction",
+                                       "translate",
+                                       "translation",
+                                       "trim",
+                                       "true",
+                                       "tuple",
+                                       "union",
+                                       "unique",
+                                       "unknown",
+                                       "unpivot",
+                                       "update",
+                                       "upper",
+                                       "usage",
+                                       "user",
+                                       "using",
+                                       "value",
+                                       "values",
+                                       "varchar",
+                                       "varying",
+                                       "view",
+                                       "when",
+                                       "whenever",
+                                       "where",
+                                       "with",
+                                       "work",
+                                       "write",
+                                       "zone"};
+
+static int keyword_cmp(const void *key, const void *elem)
+{
+    return strcasecmp((const char *)key, *(const char *const *)elem);
+}
+
+/* True if t is a bare word PartiQL reads as a keyword. */
+static int is_keyword(const token *t)
+{
+    return t->kind == T_IDENT && bsearch(t->text, keywords, sizeof keywords / sizeof keywords[0],
+                                         sizeof keywords[0], keyword_cmp) != NULL;
+}
+
 /* name ( .name | [index] | ['key'] )* */
 static pq_node *parse_path(parser *p)
 {
@@ -558,6 +868,10 @@ static pq_node *parse_path(parser *p)
         }
         if (accept_punct(p, ".")) {
             token *c = peek(p);
+            if (is_keyword(c)) {
+                err_validation(p->err, PARTIQL_MALFORMED "Invalid path dot component");
+                goto fail;
+            }
             if (!is_name(c)) {
                 unexpected(p, "an attribute name after '.'");
                 goto fail;
@@ -640,10 +954,59 @@ static int unrecognized(parser *p, const token *t)
     return err_validation(p->err, "Unrecognized function: %s%s", name, at(p, t, pos, sizeof pos));
 }
 
+/* True if t is a bare word that begins or names a clause of a statement. */
+static int is_clause_word(const token *t)
+{
+    static const char *const clauses[] = {"SELECT", "FROM",   "WHERE",     "ORDER",  "BY",
+                                          "SET",    "REMOVE", "RETURNING", "INSERT", "INTO",
+                                          "UPDATE", "DELETE", NULL};
+    for (int i = 0; t->kind == T_IDENT && clauses[i]; i++)
+        if (is_kw(t, clauses[i])) return 1;
+    return 0;
+}
+
+/* After an infix operator (AND, OR, a comparison, BETWEEN, IN, + or -): the statement
+ * must go on, in PartiQL's words when it does not. */
+static int rhs_follows(parser *p)
+{
+    if (peek(p)->kind != T_EOF) return 0;
+    return err_validation(p->err,
+                          PARTIQL_MALFORMED "Missing right-hand side expression of infix operator");
+}
+
+/* True if t names a type of PartiQL's (its words, and the first word of DOUBLE PRECISION
+ * and CHARACTER VARYING), which IS may test for though DynamoDB supports only some. */
+static int is_type_name(const token *t)
+{
+    static const char *const types[] = {
+        "ANY",     "BAG",  "BIGINT",    "BLOB",    "BOOL",     "BOOLEAN",  "CHAR",     "CHARACTER",
+        "CLOB",    "DATE", "DEC",       "DECIMAL", "DOUBLE",   "ES_ANY",   "FLOAT",    "INT",
+        "INT2",    "INT4", "INT8",      "INTEGER", "INTEGER2", "INTEGER4", "INTEGER8", "LIST",
+        "MISSING", "NULL", "NUMERIC",   "REAL",    "SEXP",     "SMALLINT", "STRING",   "STRUCT",
+        "SYMBOL",  "TIME", "TIMESTAMP", "TUPLE",   "VARCHAR",  NULL};
+    for (int i = 0; t->kind == T_IDENT && types[i]; i++)
+        if (is_kw(t, types[i])) return 1;
+    return 0;
+}
+
+/* A word where a term should start that PartiQL reads as an operator, or as a clause of
+ * a statement: no name, as PartiQL's parser says. (Other keywords are taken as names
+ * here, as the lenient reading.) */
+static int term_word(parser *p, const token *t)
+{
+    static const char *const operators[] = {"AND", "OR", "IS", "IN", "LIKE", "BETWEEN", NULL};
+    for (int i = 0; t->kind == T_IDENT && operators[i]; i++)
+        if (is_kw(t, operators[i]))
+            return err_validation(p->err, PARTIQL_MALFORMED "Unexpected operator");
+    if (is_clause_word(t)) return err_validation(p->err, PARTIQL_MALFORMED "Unexpected keyword");
+    return 0;
+}
+
 /* A path, a value, or size(path). */
 static pq_node *parse_operand(parser *p)
 {
     token *t = peek(p);
+    if (term_word(p, t)) return NULL;
     if (starts_function(p, "size")) return parse_call(p, "size", 1);
     if (t->kind == T_QIDENT || (t->kind == T_IDENT && !is_kw(t, "TRUE") && !is_kw(t, "FALSE") &&
                                 !is_kw(t, "NULL") && !is_kw(t, "MISSING"))) {
@@ -754,14 +1117,19 @@ static pq_node *parse_predicate(parser *p)
     const char *op = comparator(peek(p));
     if (op) {
         next(p);
-        pq_node *r = parse_operand(p);
+        pq_node *r = rhs_follows(p) ? NULL : parse_operand(p);
         pq_node *n = r ? node_of(p, PQN_CMP, l, r, NULL) : (node_free(l), NULL);
         if (n) snprintf(n->op, sizeof n->op, "%s", op);
         return n;
     }
     if (accept_kw(p, "BETWEEN")) {
-        pq_node *lo = parse_operand(p), *hi = NULL;
-        if (lo && expect_kw(p, "AND") == 0) hi = parse_operand(p);
+        pq_node *lo = rhs_follows(p) ? NULL : parse_operand(p), *hi = NULL;
+        if (lo && expect_kw(p, "AND") == 0) {
+            if (peek(p)->kind == T_EOF)
+                err_validation(p->err, PARTIQL_MALFORMED "Expected expression after AND");
+            else
+                hi = parse_operand(p);
+        }
         if (hi == NULL) {
             node_free(l);
             node_free(lo);
@@ -770,6 +1138,10 @@ static pq_node *parse_predicate(parser *p)
         return node_of(p, PQN_BETWEEN, l, lo, hi);
     }
     if (accept_kw(p, "IN")) {
+        if (rhs_follows(p)) {
+            node_free(l);
+            return NULL;
+        }
         const char *close = accept_punct(p, "[") ? "]" : accept_punct(p, "(") ? ")" : NULL;
         pq_node *n = node_of(p, PQN_IN, l, NULL, NULL);
         if (n == NULL) return NULL;
@@ -810,14 +1182,14 @@ static pq_node *parse_predicate(parser *p)
             }
         if (!found) {
             token *t = peek(p);
-            if (t->kind == T_IDENT)
+            if (!is_type_name(t))
+                err_validation(p->err, PARTIQL_MALFORMED "Expected type name");
+            else
                 err_validation(
                     p->err,
                     "Unsupported data type for IS operator: %.40s. Supported data types are "
                     "[MISSING, NULL, BOOLEAN, BLOB, STRING, NUMERIC, STRUCT, TUPLE, LIST]",
                     t->text);
-            else
-                unexpected(p, "MISSING, NULL or a type name");
             node_free(n);
             return NULL;
         }
@@ -853,7 +1225,7 @@ static pq_node *parse_and(parser *p)
 {
     pq_node *l = parse_not(p);
     while (l && accept_kw(p, "AND")) {
-        pq_node *r = parse_not(p);
+        pq_node *r = rhs_follows(p) ? NULL : parse_not(p);
         l = r ? node_of(p, PQN_AND, l, r, NULL) : (node_free(l), NULL);
     }
     return l;
@@ -864,7 +1236,7 @@ static pq_node *parse_cond(parser *p)
     if (enter(p)) return NULL;
     pq_node *l = parse_and(p);
     while (l && accept_kw(p, "OR")) {
-        pq_node *r = parse_and(p);
+        pq_node *r = rhs_follows(p) ? NULL : parse_and(p);
         l = r ? node_of(p, PQN_OR, l, r, NULL) : (node_free(l), NULL);
     }
     p->depth--;
@@ -876,7 +1248,16 @@ static pq_node *parse_cond(parser *p)
 static int parse_table(parser *p, pq_stmt *s, int allow_index)
 {
     token *t = peek(p);
-    if (!is_name(t)) return unexpected(p, "a table name");
+    if (!is_name(t) || is_clause_word(t)) {
+        /* PartiQL reads DELETE's table as a simple path, SELECT's FROM as a term */
+        if (s->kind == PQ_DELETE)
+            return err_validation(p->err, PARTIQL_MALFORMED "Expected identifier for simple path");
+        if (s->kind == PQ_SELECT && is_clause_word(t))
+            return err_validation(p->err, PARTIQL_MALFORMED "Unexpected keyword");
+        if (s->kind == PQ_SELECT && (t->kind == T_EOF || t->kind == T_PUNCT))
+            return err_validation(p->err, PARTIQL_MALFORMED "Unexpected term");
+        if (!is_name(t)) return unexpected(p, "a table name");
+    }
     next(p);
     if (name_ok(p, t)) return -1;
     s->table = strdup(t->text);
@@ -916,6 +1297,28 @@ static int parse_where(parser *p, pq_stmt *s)
     return s->where ? 0 : -1;
 }
 
+/* A call in SELECT's projection (COUNT(*), attribute_exists(a), ...), which DynamoDB
+ * refuses only once it has found the table and index it reads: its message is kept for
+ * then (the first call's), and the call is passed over to its closing parenthesis. */
+static int skip_call(parser *p, pq_stmt *s)
+{
+    char pos[64];
+    if (s->proj_error == NULL) {
+        char msg[96];
+        snprintf(msg, sizeof msg, "Unexpected path component%s", at(p, peek(p), pos, sizeof pos));
+        if ((s->proj_error = strdup(msg)) == NULL)
+            return err_set(p->err, QR_E_INTERNAL, "out of memory");
+    }
+    next(p); /* the name */
+    next(p); /* ( */
+    for (int open = 1; open > 0;) {
+        token *t = next(p);
+        if (t->kind == T_EOF) return unexpected(p, "')'");
+        open += is_punct(t, "(") - is_punct(t, ")");
+    }
+    return 0;
+}
+
 static int parse_select(parser *p, pq_stmt *s)
 {
     if (accept_punct(p, "*")) {
@@ -930,9 +1333,8 @@ static int parse_select(parser *p, pq_stmt *s)
                     p->err,
                     "Other attributes should not be present in the projection when '*' is used.");
             if (peek(p)->kind == T_IDENT && is_punct(peek2(p), "(")) {
-                char pos[64];
-                return err_validation(p->err, "Unexpected path component%s",
-                                      at(p, peek(p), pos, sizeof pos));
+                if (skip_call(p, s)) return -1;
+                continue;
             }
             pq_node *path = parse_path(p);
             if (path == NULL) return -1;
@@ -1027,7 +1429,7 @@ static int parse_set_action(parser *p, pq_stmt *s, pq_node *target)
         pq_node *l = parse_operand(p);
         if (l && (is_punct(peek(p), "+") || is_punct(peek(p), "-"))) {
             int plus = is_punct(next(p), "+");
-            pq_node *r = parse_operand(p);
+            pq_node *r = rhs_follows(p) ? NULL : parse_operand(p);
             l = r ? node_of(p, plus ? PQN_ADD : PQN_SUB, l, r, NULL) : (node_free(l), NULL);
         }
         a.value = l;
@@ -1090,10 +1492,14 @@ static int parse_from_update(parser *p, pq_stmt *s)
 {
     if (parse_table(p, s, 1) || no_alias(p)) return -1;
     if (!accept_kw(p, "WHERE")) {
-        if (is_kw(peek(p), "SET") || is_kw(peek(p), "REMOVE") || peek(p)->kind == T_EOF)
-            return err_validation(
-                p->err, "Where clause does not contain a mandatory equality on all key attributes");
-        return unexpected(p, "WHERE");
+        if (!is_kw(peek(p), "SET") && !is_kw(peek(p), "REMOVE") && peek(p)->kind != T_EOF)
+            return unexpected(p, "WHERE");
+        /* the actions with no WHERE before them: a WHERE after them is a token left over */
+        if (peek(p)->kind != T_EOF && parse_actions(p, s)) return -1;
+        accept_punct(p, ";");
+        if (peek(p)->kind != T_EOF) return leftover(p);
+        return err_validation(
+            p->err, "Where clause does not contain a mandatory equality on all key attributes");
     }
     return parse_where(p, s) || parse_actions(p, s) ? -1 : 0;
 }
@@ -1220,6 +1626,7 @@ void partiql_free(pq_stmt *s)
     free(s->proj);
     node_free(s->where);
     free(s->order_by);
+    free(s->proj_error);
     json_decref(s->item);
     for (size_t i = 0; i < s->nactions; i++) {
         node_free(s->actions[i].target);
