@@ -331,9 +331,7 @@ static int validate(json_t *av, int depth, int limit, const char *what, qr_err *
     qr_type t = value_type(av);
     if (t == QR_T_NONE)
         return err_validation(err, "Supplied AttributeValue is empty, must contain exactly one of the supported datatypes");
-    if (depth > limit)
-        return err_validation(err, "Nesting Levels have exceeded supported limits: Attributes in the item have "
-                                   "nested levels beyond supported limit");
+    if (depth > limit) return err_validation(err, QR_MSG_TOO_DEEP);
     json_t *p = value_payload(av);
     switch (t) {
     case QR_T_S:

@@ -106,9 +106,12 @@ static int parse_write_exprs(req_exprs *x, json_t *req, int allowed, qr_err *err
         const char *k;
         json_t *v;
         json_object_foreach(json_object_get(req, "ExpressionAttributeValues"), k, v) {
-            if (value_nesting(v) > QR_MAX_DEPTH)
-                return err_validation(err, "1 validation error detected: Nesting Levels have exceeded supported "
-                                           "limits: Attributes in the item have nested levels beyond supported limit");
+            int levels = value_nesting(v);
+            /* far past the limit, the older reading names the value's key, bare */
+            if (levels > QR_DEEP_READ_LEVELS + 1)
+                return err_validation(err, "ExpressionAttributeValues contains invalid value: " QR_MSG_TOO_DEEP
+                                           " for key %s", k);
+            if (levels > QR_MAX_DEPTH) return err_validation(err, "1 validation error detected: " QR_MSG_TOO_DEEP);
         }
         return 0;
     }
@@ -159,6 +162,19 @@ static double write_units(const json_t *old_item, const json_t *new_item)
 }
 
 
+/* The nesting levels of an item's deepest attribute. */
+static int deepest_attribute(json_t *item)
+{
+    const char *k;
+    json_t *v;
+    int most = 0;
+    json_object_foreach(item, k, v) {
+        int levels = value_nesting(v);
+        if (levels > most) most = levels;
+    }
+    return most;
+}
+
 int op_put_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
 {
     table *t = NULL;
@@ -195,7 +211,8 @@ int op_put_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
          * (measured in September 2026) inside the envelope. */
         static const char null_false[] = "One or more parameter values were invalid: Null attribute value types";
         if (strncmp(err->msg, null_false, sizeof null_false - 1) == 0 || strcmp(err->msg, QR_MSG_NAME_TOO_LARGE) == 0 ||
-            value_error_is_malformed(err))
+            value_error_is_malformed(err) ||
+            (strcmp(err->msg, QR_MSG_TOO_DEEP) == 0 && deepest_attribute(item) <= QR_DEEP_READ_LEVELS))
             envelope(err);
         goto done;
     }

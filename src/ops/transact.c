@@ -421,6 +421,18 @@ static int cancel_for_key(size_t n, size_t bad, qr_err *err)
  * first in request order wins, and either wins over a missing table anywhere (recorded
  * in us-east-1 and eu-west-2, October 2026). Malformed actions are left to
  * parse_action, which reports them in their turn. */
+/* True if a key's value is nested past the limit (a key is a scalar, but the request
+ * is read before that is judged). */
+static int too_deep_key(json_t *key)
+{
+    const char *k;
+    json_t *v;
+    json_object_foreach(key, k, v) {
+        if (value_nesting(v) > QR_MAX_DEPTH) return 1;
+    }
+    return 0;
+}
+
 static int precheck_write_action(json_t *entry, qr_err *err)
 {
     static const char *const write_exprs[] = {"ConditionExpression", "UpdateExpression",
@@ -433,17 +445,37 @@ static int precheck_write_action(json_t *entry, qr_err *err)
     act_kind kind = write_kinds[which].kind;
     if (kind == ACT_PUT) {
         json_t *item = json_object_get(spec, "Item");
+        /* The item's top-level names are read before any of its values: an empty one
+         * is reported, in these words, ahead of a value nested too deep (ten regions,
+         * October 2026). */
+        if (json_is_object(item) && json_object_get(item, "")) return err_validation(err, "Empty attribute name");
         if (json_is_object(item) && item_validate(item, err)) return -1;
     }
-    if (kind == ACT_CHECK && !json_is_string(json_object_get(spec, "ConditionExpression"))) return 0;
-    if (kind == ACT_UPDATE && !json_is_string(json_object_get(spec, "UpdateExpression"))) return 0;
-    json_t *src = expression_params(spec, write_exprs);
-    req_exprs x = {0};
-    int rc = exprs_parse(&x, src, EXPRS_CONDITION | (kind == ACT_UPDATE ? EXPRS_UPDATE : 0), err) ||
-             exprs_finish(&x) ? -1 : 0;
-    exprs_free(&x);
-    json_decref(src);
-    return rc;
+    int has_expression = !(kind == ACT_CHECK && !json_is_string(json_object_get(spec, "ConditionExpression"))) &&
+                         !(kind == ACT_UPDATE && !json_is_string(json_object_get(spec, "UpdateExpression")));
+    if (has_expression) {
+        json_t *src = expression_params(spec, write_exprs);
+        req_exprs x = {0};
+        int rc = exprs_parse(&x, src, EXPRS_CONDITION | (kind == ACT_UPDATE ? EXPRS_UPDATE : 0), err) ||
+                 exprs_finish(&x) ? -1 : 0;
+        exprs_free(&x);
+        json_decref(src);
+        if (rc) return -1;
+    }
+    /* Then a key nested past the limit (a key is a scalar, but the request is read before
+     * that is judged), and a value two levels past it: refused before the transaction
+     * runs, naming its key (30 regions; the rest refuse it bare). A value one level past
+     * is left to the condition, as DynamoDB leaves it (recorded in us-east-1 and
+     * eu-west-2, October 2026). */
+    if (kind != ACT_PUT && too_deep_key(json_object_get(spec, "Key"))) return err_validation(err, QR_MSG_TOO_DEEP);
+    const char *k;
+    json_t *v;
+    json_object_foreach(json_object_get(spec, "ExpressionAttributeValues"), k, v) {
+        if (value_nesting(v) > QR_MAX_DEPTH + 1)
+            return err_validation(err, "ExpressionAttributeValues contains invalid value: " QR_MSG_TOO_DEEP " for key %s",
+                                  k);
+    }
+    return 0;
 }
 
 /* The bytes an action adds to the transaction's payload, which DynamoDB caps at 4 MB: the

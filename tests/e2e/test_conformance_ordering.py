@@ -236,3 +236,49 @@ def test_query_key_condition_operand_is_judged_before_the_table(t):
     e = t.error("Query", {"TableName": "no_such_table", "KeyConditionExpression": "pk = :p AND begins_with(sk, :s)",
                           "ExpressionAttributeValues": {":p": {"S": "q"}, ":s": {"S": "a"}}})
     assert e.type == "ResourceNotFoundException"
+
+
+# ---- values nested past the 32-level limit ----
+
+NEST = ("Nesting Levels have exceeded supported limits: Attributes in the item have nested levels beyond "
+        "supported limit")
+
+
+def deep(wraps):
+    v = {"S": "leaf"}
+    for _ in range(wraps):
+        v = {"M": {"n": v}}
+    return v
+
+
+def test_single_item_depth_messages_change_far_past_the_limit(t):
+    e = t.error("PutItem", {"TableName": T, "Item": {"pk": {"S": "d"}, "data": deep(61)}})
+    assert e.message == "1 validation error detected: " + NEST
+    e = t.error("PutItem", {"TableName": T, "Item": {"pk": {"S": "d"}, "data": deep(63)}})
+    assert e.message == NEST
+    e = t.error("UpdateItem", {"TableName": T, "Key": {"pk": {"S": "d"}}, "UpdateExpression": "SET a = :t",
+                               "ConditionExpression": "#d = :deep", "ExpressionAttributeNames": {"#d": "data"},
+                               "ExpressionAttributeValues": {":t": {"S": "y"}, ":deep": deep(63)}})
+    assert e.message == f"ExpressionAttributeValues contains invalid value: {NEST} for key :deep"
+
+
+def test_transactions_judge_deep_values_before_running(t):
+    check = {"ConditionCheck": {"TableName": "no_such_table", "Key": {"pk": {"S": "a"}}, "ConditionExpression": "d = :deep",
+                                "ExpressionAttributeValues": {":deep": deep(33)}}}
+    e = t.error("TransactWriteItems", {"TransactItems": [check]})
+    assert (e.type, e.message) == ("ValidationException",
+                                   f"ExpressionAttributeValues contains invalid value: {NEST} for key :deep")
+    # One level past the limit is left to the condition, which then fails.
+    check["ConditionCheck"].update(TableName=T, ExpressionAttributeValues={":deep": deep(32)})
+    e = t.error("TransactWriteItems", {"TransactItems": [check]})
+    assert [r["Code"] for r in e.body["CancellationReasons"]] == ["ConditionalCheckFailed"]
+
+
+def test_transactions_report_problems_in_action_order(t):
+    deep_delete = {"Delete": {"TableName": "no_such_table", "Key": {"pk": deep(40)}}}
+    bad_put = {"Put": {"TableName": "no_such_table", "Item": {"pk": {"S": "a"}}, "ConditionExpression": "a = = b"}}
+    assert t.error("TransactWriteItems", {"TransactItems": [deep_delete, bad_put]}).message == NEST
+    assert t.error("TransactWriteItems", {"TransactItems": [bad_put, deep_delete]}).message.startswith(
+        "Invalid ConditionExpression: Syntax error")
+    empty_name = {"Put": {"TableName": "no_such_table", "Item": {"pk": {"S": "a"}, "": {"S": "x"}, "d": deep(100)}}}
+    assert t.error("TransactWriteItems", {"TransactItems": [empty_name]}).message == "Empty attribute name"
