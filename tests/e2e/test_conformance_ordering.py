@@ -282,3 +282,9 @@ def test_transactions_report_problems_in_action_order(t):
         "Invalid ConditionExpression: Syntax error")
     empty_name = {"Put": {"TableName": "no_such_table", "Item": {"pk": {"S": "a"}, "": {"S": "x"}, "d": deep(100)}}}
     assert t.error("TransactWriteItems", {"TransactItems": [empty_name]}).message == "Empty attribute name"
+
+
+def test_scan_filter_value_too_deep_is_refused_before_the_table(t):
+    e = t.error("Scan", {"TableName": "no_such_table", "ConditionalOperator": "AND",
+                         "ScanFilter": {"a": {"ComparisonOperator": "EQ", "AttributeValueList": [deep(40)]}}})
+    assert (e.type, e.message) == ("ValidationException", NEST)
