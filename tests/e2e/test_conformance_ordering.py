@@ -288,3 +288,11 @@ def test_scan_filter_value_too_deep_is_refused_before_the_table(t):
     e = t.error("Scan", {"TableName": "no_such_table", "ConditionalOperator": "AND",
                          "ScanFilter": {"a": {"ComparisonOperator": "EQ", "AttributeValueList": [deep(40)]}}})
     assert (e.type, e.message) == ("ValidationException", NEST)
+
+
+def test_transaction_oversized_update_expression_has_no_size_tail(t):
+    update = {"Update": {"TableName": "no_such_table", "Key": {"pk": {"S": "a"}},
+                         "UpdateExpression": "SET " + ", ".join(f"a{i} = :v" for i in range(500)),
+                         "ExpressionAttributeValues": {":v": {"S": "x"}}}}
+    e = t.error("TransactWriteItems", {"TransactItems": [update]})
+    assert e.message == "Invalid UpdateExpression: Expression size has exceeded the maximum allowed size;"
