@@ -653,6 +653,17 @@ static void read_key_schema(const table *t, const qr_index *ix, expr_key_schema 
     }
 }
 
+/* A ConditionalOperator outside its enum beside two or more QueryFilter conditions is
+ * Query's first refusal, bare and in the newer enum form, with no other member's error
+ * joined to it (eu-west-2 and us-east-1, October 2026, by the public conformance suite). */
+static int query_filter_operator(json_t *req, qr_err *err)
+{
+    json_t *op = json_object_get(req, "ConditionalOperator"), *filter = json_object_get(req, "QueryFilter");
+    if (!json_is_string(op) || !json_is_object(filter) || json_object_size(filter) < 2) return 0;
+    if (strcmp(json_string_value(op), "AND") == 0 || strcmp(json_string_value(op), "OR") == 0) return 0;
+    return err_validation(err, "Failed to satisfy constraint: Member must satisfy enum value set: [ALL, OR]");
+}
+
 /* DynamoDB checks the operand types of a KeyConditionExpression before it looks for the
  * table (recorded by the public conformance suite, eu-west-2, October 2026): when the
  * table is missing (err says so), an operand of the wrong type is reported instead. The
@@ -695,7 +706,7 @@ int op_query(qr_db *db, json_t *req, buf *out, qr_err *err)
     int rc = -1;
     buf_init(&r.lower, 0);
     buf_init(&r.upper, 0);
-    if (check_read_constraints(req, 1, err)) goto done;
+    if (query_filter_operator(req, err) || check_read_constraints(req, 1, err)) goto done;
     if (param_table(db, req, "TableName", &t, err)) {
         key_condition_operands_first(req, err);
         goto done;

@@ -296,3 +296,25 @@ def test_transaction_oversized_update_expression_has_no_size_tail(t):
                          "ExpressionAttributeValues": {":v": {"S": "x"}}}}
     e = t.error("TransactWriteItems", {"TransactItems": [update]})
     assert e.message == "Invalid UpdateExpression: Expression size has exceeded the maximum allowed size;"
+
+
+def test_far_too_deep_requests_are_read_the_older_way(t):
+    # past about 62 levels, PutItem and UpdateItem check ConditionalOperator first, in the
+    # older enum form, and DeleteItem words UPDATED_NEW bare
+    expected = {"a": {"Value": deep(100)}, "b": {"Exists": False}}
+    e = t.error("PutItem", {"TableName": "no_such_table", "Item": {"pk": {"S": "a"}}, "Expected": expected,
+                            "ConditionalOperator": "XOR"})
+    assert e.message == ("1 validation error detected: Value 'XOR' at 'conditionalOperator' failed to satisfy "
+                         "constraint: Member must satisfy enum value set: [OR, AND]")
+    e = t.error("DeleteItem", {"TableName": "no_such_table", "Key": {"pk": {"S": "a"}}, "ReturnValues": "UPDATED_NEW",
+                               "ConditionExpression": "d = :deep", "ExpressionAttributeValues": {":deep": deep(100)}})
+    assert e.message == "ReturnValues can only be ALL_OLD or NONE"
+    e = t.error("DeleteItem", {"TableName": T, "Key": {"pk": {"S": "a"}}, "ReturnValues": "UPDATED_NEW"})
+    assert e.message == "1 validation error detected: ReturnValues can only be ALL_OLD or NONE"
+
+
+def test_query_filter_operator_outside_its_enum_comes_first(t):
+    e = t.error("Query", {"TableName": "no_such_table", "Select": "BOGUS", "ConditionalOperator": "XOR",
+                          "KeyConditions": {"pk": {"ComparisonOperator": "EQ", "AttributeValueList": [{"S": "a"}]}},
+                          "QueryFilter": {"b": {"ComparisonOperator": "NULL"}, "c": {"ComparisonOperator": "NULL"}}})
+    assert e.message == "Failed to satisfy constraint: Member must satisfy enum value set: [ALL, OR]"
