@@ -653,14 +653,19 @@ static void read_key_schema(const table *t, const qr_index *ix, expr_key_schema 
     }
 }
 
-/* A ConditionalOperator outside its enum beside two or more QueryFilter conditions is
- * Query's first refusal, bare and in the newer enum form, with no other member's error
- * joined to it (eu-west-2 and us-east-1, October 2026, by the public conformance suite). */
+/* A ConditionalOperator outside its enum beside two or more QueryFilter conditions and
+ * a Select outside its own is Query's first refusal, bare, in one generic enum form, with
+ * the Select error not joined to it (eu-west-2 and us-east-1, October 2026, by the public
+ * conformance suite); alone, the operator is named as any enum member is. */
 static int query_filter_operator(json_t *req, qr_err *err)
 {
     json_t *op = json_object_get(req, "ConditionalOperator"), *filter = json_object_get(req, "QueryFilter");
-    if (!json_is_string(op) || !json_is_object(filter) || json_object_size(filter) < 2) return 0;
+    json_t *select = json_object_get(req, "Select");
+    if (!json_is_string(op) || !json_is_object(filter) || json_object_size(filter) < 2 || !json_is_string(select))
+        return 0;
     if (strcmp(json_string_value(op), "AND") == 0 || strcmp(json_string_value(op), "OR") == 0) return 0;
+    for (size_t i = 0; select_modes[i]; i++)
+        if (strcmp(json_string_value(select), select_modes[i]) == 0) return 0;
     return err_validation(err, "Failed to satisfy constraint: Member must satisfy enum value set: [ALL, OR]");
 }
 
