@@ -345,6 +345,104 @@ static int parse_write(batch_table *b, json_t *wr, batch_write *w, qr_err *err)
                                "failed to satisfy constraint: Member must not be null", b->name);
 }
 
+/* ---- BatchWriteItem's echo of its request ----
+ * A table name that breaks the map's key constraint gets the whole RequestItems echoed
+ * as the service's Java objects print themselves (the form eu-west-2 gives, recorded by
+ * a public conformance suite in September 2026). */
+
+static void java_value(buf *b, json_t *av);
+
+static void java_values(buf *b, json_t *map)
+{
+    const char *k;
+    json_t *v;
+    int first = 1;
+    buf_putc(b, '{');
+    json_object_foreach(map, k, v) {
+        buf_printf(b, "%s%s=", first ? "" : ", ", k);
+        java_value(b, v);
+        first = 0;
+    }
+    buf_putc(b, '}');
+}
+
+static void java_value(buf *b, json_t *av)
+{
+    static const char *const fields[][2] = {{"S", "s"},       {"N", "n"},    {"B", "b"},   {"", "iNT"},
+                                            {"", "dECIMAL"},  {"", "dOUBLE"}, {"SS", "sS"}, {"NS", "nS"},
+                                            {"BS", "bS"},     {"", "iNTSET"}, {"", "dECIMALSET"},
+                                            {"", "dOUBLESET"}, {"M", "m"},    {"L", "l"},   {"NULL", "nULL"},
+                                            {"BOOL", "bOOL"}};
+    buf_puts(b, "AttributeValue(");
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+        json_t *v = fields[i][0][0] ? json_object_get(av, fields[i][0]) : NULL;
+        buf_printf(b, "%s%s=", i ? ", " : "", fields[i][1]);
+        if (v == NULL) {
+            buf_puts(b, "null");
+        } else if (json_is_string(v)) {
+            buf_puts(b, json_string_value(v));
+        } else if (json_is_boolean(v)) {
+            buf_puts(b, json_is_true(v) ? "true" : "false");
+        } else if (json_is_object(v)) {
+            java_values(b, v);
+        } else if (json_is_array(v)) {
+            size_t j;
+            json_t *e;
+            buf_putc(b, '[');
+            json_array_foreach(v, j, e) {
+                if (j) buf_puts(b, ", ");
+                if (json_is_string(e)) buf_puts(b, json_string_value(e));
+                else java_value(b, e);
+            }
+            buf_putc(b, ']');
+        }
+    }
+    buf_putc(b, ')');
+}
+
+static void map_keys_error(json_t *items, qr_err *err)
+{
+    buf b;
+    buf_init(&b, 0);
+    const char *name;
+    json_t *list, *wr;
+    size_t i;
+    int first = 1;
+    buf_putc(&b, '{');
+    json_object_foreach(items, name, list) {
+        buf_printf(&b, "%s%s=[", first ? "" : ", ", name);
+        json_array_foreach(list, i, wr) {
+            json_t *put = json_object_get(wr, "PutRequest"), *del = json_object_get(wr, "DeleteRequest");
+            buf_printf(&b, "%sWriteRequest(putRequest=", i ? ", " : "");
+            if (put) {
+                buf_puts(&b, "PutRequest(item=");
+                java_values(&b, json_object_get(put, "Item"));
+                buf_puts(&b, ", workloadProfileName=null)");
+            } else {
+                buf_puts(&b, "null");
+            }
+            buf_puts(&b, ", deleteRequest=");
+            if (del) {
+                buf_puts(&b, "DeleteRequest(key=");
+                java_values(&b, json_object_get(del, "Key"));
+                buf_putc(&b, ')');
+            } else {
+                buf_puts(&b, "null");
+            }
+            buf_putc(&b, ')');
+        }
+        buf_putc(&b, ']');
+        first = 0;
+    }
+    buf_putc(&b, '}');
+    err_clear(err);
+    err_validation(err, "1 validation error detected: Value '%.700s' at 'requestItems' failed to satisfy constraint: "
+                        "Map keys must satisfy constraint: [Member must have length less than or equal to 255, Member "
+                        "must have length greater than or equal to 3, Member must satisfy regular expression pattern: "
+                        "[a-zA-Z0-9_.-]+]", b.data ? b.data : "");
+    buf_free(&b);
+}
+
 int op_batch_write_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
 {
     json_t *items;
@@ -366,6 +464,7 @@ int op_batch_write_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
         json_t *nm = json_string(name);
         if (check_key_name(nm, err)) {
             json_decref(nm);
+            if (strncmp(name, "arn:", 4) != 0 && strcmp(err->type, QR_E_VALIDATION) == 0) map_keys_error(items, err);
             goto done;
         }
         b->t = catalog_get(db, json_string_value(nm));

@@ -318,3 +318,13 @@ def test_query_filter_operator_outside_its_enum_comes_first(t):
                           "KeyConditions": {"pk": {"ComparisonOperator": "EQ", "AttributeValueList": [{"S": "a"}]}},
                           "QueryFilter": {"b": {"ComparisonOperator": "NULL"}, "c": {"ComparisonOperator": "NULL"}}})
     assert e.message == "Failed to satisfy constraint: Member must satisfy enum value set: [ALL, OR]"
+
+
+def test_batch_write_echoes_a_bad_table_name_as_java_objects(t):
+    e = t.error("BatchWriteItem", {"RequestItems": {"bad!name": [{"PutRequest": {"Item": {"pk": {"S": "x"}}}}]}})
+    assert e.message.startswith("1 validation error detected: Value '{bad!name=[WriteRequest(putRequest=PutRequest("
+                                "item={pk=AttributeValue(s=x, n=null, b=null, ")
+    assert e.message.endswith(", workloadProfileName=null), deleteRequest=null)]}' at 'requestItems' failed to satisfy "
+                              "constraint: Map keys must satisfy constraint: [Member must have length less than or "
+                              "equal to 255, Member must have length greater than or equal to 3, Member must satisfy "
+                              "regular expression pattern: [a-zA-Z0-9_.-]+]")
