@@ -403,11 +403,9 @@ typedef struct nodes {
     size_t n, cap;
 } nodes;
 
-/* The conjuncts of n (the operands of its top-level ANDs). */
-static int flatten(pq_node *n, nodes *out, qr_err *err)
+/* Appends n to out. */
+static int push(pq_node *n, nodes *out, qr_err *err)
 {
-    if (n->kind == PQN_AND)
-        return flatten(n->args[0], out, err) || flatten(n->args[1], out, err) ? -1 : 0;
     if (out->n == out->cap) {
         size_t cap = out->cap ? out->cap * 2 : 8;
         pq_node **v = realloc(out->v, cap * sizeof *v);
@@ -417,6 +415,14 @@ static int flatten(pq_node *n, nodes *out, qr_err *err)
     }
     out->v[out->n++] = n;
     return 0;
+}
+
+/* The conjuncts of n (the operands of its top-level ANDs). */
+static int flatten(pq_node *n, nodes *out, qr_err *err)
+{
+    if (n->kind == PQN_AND)
+        return flatten(n->args[0], out, err) || flatten(n->args[1], out, err) ? -1 : 0;
+    return push(n, out, err);
 }
 
 /* True if n is the bare top-level attribute name. */
@@ -1029,6 +1035,83 @@ done:
     return rc;
 }
 
+/* The branches of n (the operands of its top-level ORs). */
+static int branches(pq_node *n, nodes *out, qr_err *err)
+{
+    if (n->kind == PQN_OR)
+        return branches(n->args[0], out, err) || branches(n->args[1], out, err) ? -1 : 0;
+    return push(n, out, err);
+}
+
+/* What one OR branch reads of a table with one sort key: whether its conjuncts fix every
+ * partition key attribute (vals, borrowed), and whether it takes a condition on the sort
+ * key as a key condition (ranged) or names the sort key nowhere (whole). */
+typedef struct branch_keys {
+    int fixed, ranged, whole;
+    const json_t *vals[QR_MAX_KEY_ATTRS];
+} branch_keys;
+
+static int branch_read(const source *s, pq_node *b, branch_keys *k, qr_err *err)
+{
+    nodes c = {0};
+    memset(k, 0, sizeof *k);
+    if (flatten(b, &c, err)) {
+        free(c.v);
+        return -1;
+    }
+    k->fixed = 1;
+    k->whole = 1;
+    for (int i = 0; i < s->npk; i++) {
+        for (size_t j = 0; j < c.n && k->vals[i] == NULL; j++)
+            k->vals[i] = eq_value(c.v[j], s->rpk[i]);
+        if (k->vals[i] == NULL) k->fixed = 0;
+    }
+    for (size_t j = 0; j < c.n; j++) {
+        k->ranged |= sort_cond(c.v[j], s->rsk[0]);
+        if (mentions(c.v[j], s->rsk[0])) k->whole = 0;
+    }
+    free(c.v);
+    return 0;
+}
+
+/* DynamoDB reads each branch of a WHERE's top-level OR that fixes a partition as a range
+ * of it, and refuses two branches whose ranges of the same partition overlap. It is
+ * refused here where that is certain: one branch reads the whole partition (naming the
+ * sort key nowhere) beside one that narrows the same partition by a sort-key condition.
+ * (A branch whose sort-key condition is negated or uses <> is not refused by DynamoDB.) */
+static int check_overlap(const source *s, const pq_stmt *st, qr_err *err)
+{
+    if (st->where == NULL || st->where->kind != PQN_OR || s->nsk != 1) return 0;
+    nodes or = {0};
+    branch_keys *k = NULL;
+    int rc = -1;
+    if (branches(st->where, &or, err)) goto done;
+    k = calloc(or.n, sizeof *k);
+    if (k == NULL) {
+        out_of_memory(err);
+        goto done;
+    }
+    for (size_t i = 0; i < or.n; i++)
+        if (branch_read(s, or.v[i], &k[i], err)) goto done;
+    rc = 0;
+    for (size_t i = 0; i < or.n && rc == 0; i++) {
+        if (!k[i].fixed || !k[i].whole) continue;
+        for (size_t j = 0; j < or.n && rc == 0; j++) {
+            if (j == i || !k[j].fixed || !k[j].ranged) continue;
+            int same = 1;
+            for (int p = 0; p < s->npk; p++)
+                same &= json_equal(k[i].vals[p], k[j].vals[p]);
+            if (same)
+                rc = err_validation(
+                    err, "Overlapping conditions with range keys are not supported in where clause");
+        }
+    }
+done:
+    free(or.v);
+    free(k);
+    return rc;
+}
+
 static int exec_select(qr_db *db, const pq_stmt *st, const opts *o, json_t **resp, qr_err *err)
 {
     source src;
@@ -1052,6 +1135,7 @@ static int exec_select(qr_db *db, const pq_stmt *st, const opts *o, json_t **res
                        "Strongly consistent read is not supported on Global Secondary Indexes");
         goto done;
     }
+    if (check_overlap(&src, st, err)) goto done;
     if (st->where && flatten(st->where, &all, err)) goto done;
     used = calloc(all.n + 1, 1);
     if (used == NULL) {

@@ -1529,6 +1529,34 @@ static int parse_returning(parser *p, pq_stmt *s)
     return 0;
 }
 
+/* True if the statement, from where the parser stands, is no more than a type test of a
+ * path, "<path> IS [NOT] <type name>": PartiQL reads it as an expression, which DynamoDB
+ * refuses as an operation it does not support rather than as a malformed statement. */
+static int bare_type_test(parser *p)
+{
+    size_t i = p->at;
+    const token *t = &p->toks[i];
+    if ((t->kind != T_IDENT && t->kind != T_QIDENT) || is_clause_word(t) || is_kw(t, "IS"))
+        return 0;
+    for (i++;;) {
+        t = &p->toks[i];
+        if (is_punct(t, ".") && (t[1].kind == T_IDENT || t[1].kind == T_QIDENT))
+            i += 2;
+        else if (is_punct(t, "[") && t[1].kind == T_NUMBER && is_punct(&t[2], "]"))
+            i += 3;
+        else
+            break;
+    }
+    if (!is_kw(&p->toks[i++], "IS")) return 0;
+    if (is_kw(&p->toks[i], "NOT")) i++;
+    t = &p->toks[i++];
+    if (!is_type_name(t)) return 0;
+    if (is_kw(t, "DOUBLE") && !is_kw(&p->toks[i++], "PRECISION")) return 0;
+    if (is_kw(t, "CHARACTER") && is_kw(&p->toks[i], "VARYING")) i++;
+    if (is_punct(&p->toks[i], ";")) i++;
+    return p->toks[i].kind == T_EOF;
+}
+
 static int parse_statement(parser *p, pq_stmt *s)
 {
     if (accept_kw(p, "SELECT")) {
@@ -1580,6 +1608,8 @@ static int parse_statement(parser *p, pq_stmt *s)
             return unexpected(p, "WHERE");
         }
         if (parse_where(p, s)) return -1;
+    } else if (bare_type_test(p)) {
+        return err_validation(p->err, "Unsupported operation: IsType");
     } else {
         return err_validation(p->err, PARTIQL_MALFORMED "Expected data manipulation");
     }
