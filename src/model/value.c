@@ -138,42 +138,58 @@ static int cmp_numbers(const void *a, const void *b)
     return num_cmp(&((const set_member *)a)->num, &((const set_member *)b)->num);
 }
 
+static void set_members_free(set_member *m, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        json_decref(m[i].v);
+        if (m[i].owned) free(m[i].bytes);
+    }
+    free(m);
+}
+
+/* The members of a set (array arr of type t) with what orders them: their bytes, or
+ * their numbers. NULL if out of memory or a member cannot be read. */
+static set_member *set_members_load(json_t *arr, qr_type t)
+{
+    size_t n = json_array_size(arr);
+    set_member *m = calloc(n ? n : 1, sizeof *m);
+    int ok = m != NULL;
+    for (size_t i = 0; i < n && ok; i++) {
+        json_t *e = json_array_get(arr, i);
+        m[i].v = json_incref(e);
+        if (!json_is_string(e)) {
+            ok = 0;
+        } else if (t == QR_T_NS) {
+            qr_err ignored;
+            err_init(&ignored);
+            ok = num_parse(json_string_value(e), json_string_length(e), &m[i].num, &ignored) == 0;
+            err_clear(&ignored);
+        } else if (t == QR_T_BS) {
+            ok = value_binary(e, &m[i].bytes, &m[i].len) == 0 && (m[i].owned = 1);
+        } else {
+            m[i].bytes = (unsigned char *)json_string_value(e);
+            m[i].len = json_string_length(e);
+        }
+    }
+    if (!ok && m) {
+        set_members_free(m, n);
+        m = NULL;
+    }
+    return m;
+}
+
 void value_sort_set(json_t *av)
 {
     qr_type t = value_type(av);
     if (t != QR_T_SS && t != QR_T_NS && t != QR_T_BS) return;
     json_t *arr = value_payload(av);
-    size_t n = json_array_size(arr), i;
-    if (n < 2) return;
-    set_member *m = calloc(n, sizeof *m);
+    size_t n = json_array_size(arr);
+    set_member *m = n > 1 ? set_members_load(arr, t) : NULL;
     if (m == NULL) return;
-    int ok = 1;
-    for (i = 0; i < n && ok; i++) {
-        json_t *e = json_array_get(arr, i);
-        m[i].v = json_incref(e);
-        if (!json_is_string(e)) ok = 0;
-        else if (t == QR_T_NS) {
-            qr_err ignored;
-            err_init(&ignored);
-            ok = num_parse(json_string_value(e), json_string_length(e), &m[i].num, &ignored) == 0;
-            err_clear(&ignored);
-        }
-        else if (t == QR_T_BS) ok = value_binary(e, &m[i].bytes, &m[i].len) == 0 && (m[i].owned = 1);
-        else {
-            m[i].bytes = (unsigned char *)json_string_value(e);
-            m[i].len = json_string_length(e);
-        }
-    }
-    if (ok) {
-        qsort(m, n, sizeof *m, t == QR_T_NS ? cmp_numbers : cmp_bytes);
-        json_array_clear(arr);
-        for (i = 0; i < n; i++) json_array_append(arr, m[i].v);
-    }
-    for (i = 0; i < n; i++) {
-        json_decref(m[i].v);
-        if (m[i].owned) free(m[i].bytes);
-    }
-    free(m);
+    qsort(m, n, sizeof *m, t == QR_T_NS ? cmp_numbers : cmp_bytes);
+    json_array_clear(arr);
+    for (size_t i = 0; i < n; i++) json_array_append(arr, m[i].v);
+    set_members_free(m, n);
 }
 
 /* ---- validation ---- */
@@ -210,38 +226,23 @@ static void describe_as_sent(json_t *arr, buf *b)
     }
 }
 
-/* Compares members a and b of a string or binary set by their bytes. */
-static int member_cmp(json_t *a, json_t *b, qr_type t)
-{
-    unsigned char *da = NULL, *db = NULL;
-    size_t la, lb;
-    const unsigned char *pa = (const unsigned char *)json_string_value(a), *pb = (const unsigned char *)json_string_value(b);
-    la = json_string_length(a);
-    lb = json_string_length(b);
-    if (t == QR_T_BS && value_binary(a, &da, &la) == 0 && value_binary(b, &db, &lb) == 0) {
-        pa = da;
-        pb = db;
-    }
-    size_t n = la < lb ? la : lb;
-    int c = n ? memcmp(pa, pb, n) : 0;
-    if (c == 0) c = la < lb ? -1 : la > lb;
-    free(da);
-    free(db);
-    return c;
-}
-
 /* The current layer gathers members into a sorted set until one repeats: it lists the
  * set gathered so far in byte order, then the repeat, then the rest as sent, each
  * quoted (BS without a space after the comma): ["a", "b", "b"]. */
 static void describe_gathered(json_t *arr, qr_type t, buf *b)
 {
     size_t n = json_array_size(arr), *order = malloc((n ? n : 1) * sizeof *order), kept = 0, i;
-    if (order == NULL) return;
+    set_member *m = set_members_load(arr, t);
+    if (order == NULL || m == NULL) {
+        free(order);
+        if (m) set_members_free(m, n);
+        return;
+    }
     for (i = 0; i < n; i++) {
         size_t at = kept;
         int repeat = 0;
         for (size_t k = 0; k < kept; k++) {
-            int c = member_cmp(json_array_get(arr, i), json_array_get(arr, order[k]), t);
+            int c = cmp_bytes(&m[i], &m[order[k]]);
             if (c == 0) repeat = 1;
             if (c <= 0) {
                 at = k;
@@ -263,6 +264,7 @@ static void describe_gathered(json_t *arr, qr_type t, buf *b)
         if (shown) buf_puts(b, sep);
         describe_member(b, arr, i, 1);
     }
+    set_members_free(m, n);
     free(order);
 }
 
@@ -410,28 +412,25 @@ int value_error_is_malformed(const qr_err *e)
     return 0;
 }
 
+int value_nesting_most(const json_t *values)
+{
+    int deepest = 0, d;
+    const char *k;
+    size_t i;
+    json_t *v;
+    if (json_is_object(values)) {
+        json_object_foreach((json_t *)values, k, v) if ((d = value_nesting(v)) > deepest) deepest = d;
+    } else if (json_is_array(values)) {
+        json_array_foreach((json_t *)values, i, v) if ((d = value_nesting(v)) > deepest) deepest = d;
+    }
+    return deepest;
+}
+
 int value_nesting(const json_t *av)
 {
     qr_type t = value_type(av);
     if (t != QR_T_M && t != QR_T_L) return 1;
-    json_t *p = value_payload(av);
-    int deepest = 0;
-    if (t == QR_T_M) {
-        const char *k;
-        json_t *v;
-        json_object_foreach(p, k, v) {
-            int d = value_nesting(v);
-            if (d > deepest) deepest = d;
-        }
-    } else {
-        size_t i;
-        json_t *v;
-        json_array_foreach(p, i, v) {
-            int d = value_nesting(v);
-            if (d > deepest) deepest = d;
-        }
-    }
-    return 1 + deepest;
+    return 1 + value_nesting_most(value_payload(av));
 }
 
 int item_validate(json_t *item, qr_err *err)

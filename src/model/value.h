@@ -66,6 +66,9 @@ void value_sort_set(json_t *av);
 /* The nesting depth of a valid AttributeValue: 1 for a scalar or a set, one more than
  * its deepest member for a map or a list. */
 int value_nesting(const json_t *av);
+/* The nesting depth of the deepest AttributeValue in values, a map of them (an item, a
+ * key, ExpressionAttributeValues) or a list of them; 0 for anything else. */
+int value_nesting_most(const json_t *values);
 
 /* Validates every attribute of an item (names non-empty, values valid) and its size
  * (at most 400 KB by DynamoDB's rules). */

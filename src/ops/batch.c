@@ -400,6 +400,19 @@ static void java_value(buf *b, json_t *av)
     buf_putc(b, ')');
 }
 
+/* A PutRequest or DeleteRequest as Java prints it (its one member, field, between open
+ * and close), or null if the write request has none. */
+static void java_request(buf *b, json_t *request, const char *field, const char *open, const char *close)
+{
+    if (request == NULL) {
+        buf_puts(b, "null");
+        return;
+    }
+    buf_puts(b, open);
+    java_values(b, json_object_get(request, field));
+    buf_puts(b, close);
+}
+
 static void map_keys_error(json_t *items, qr_err *err)
 {
     buf b;
@@ -412,23 +425,10 @@ static void map_keys_error(json_t *items, qr_err *err)
     json_object_foreach(items, name, list) {
         buf_printf(&b, "%s%s=[", first ? "" : ", ", name);
         json_array_foreach(list, i, wr) {
-            json_t *put = json_object_get(wr, "PutRequest"), *del = json_object_get(wr, "DeleteRequest");
             buf_printf(&b, "%sWriteRequest(putRequest=", i ? ", " : "");
-            if (put) {
-                buf_puts(&b, "PutRequest(item=");
-                java_values(&b, json_object_get(put, "Item"));
-                buf_puts(&b, ", workloadProfileName=null)");
-            } else {
-                buf_puts(&b, "null");
-            }
+            java_request(&b, json_object_get(wr, "PutRequest"), "Item", "PutRequest(item=", ", workloadProfileName=null)");
             buf_puts(&b, ", deleteRequest=");
-            if (del) {
-                buf_puts(&b, "DeleteRequest(key=");
-                java_values(&b, json_object_get(del, "Key"));
-                buf_putc(&b, ')');
-            } else {
-                buf_puts(&b, "null");
-            }
+            java_request(&b, json_object_get(wr, "DeleteRequest"), "Key", "DeleteRequest(key=", ")");
             buf_putc(&b, ')');
         }
         buf_putc(&b, ']');

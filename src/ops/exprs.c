@@ -297,3 +297,22 @@ void exprs_free(req_exprs *x)
     expr_ctx_free(&x->cx);
     memset(x, 0, sizeof *x);
 }
+
+int exprs_operand_type_error(json_t *filter, json_t *names, json_t *values, qr_err *err)
+{
+    static const char wrong_type[] = "Incorrect operand type";
+    json_t *probe = json_pack("{s:O}", "FilterExpression", filter);
+    if (probe == NULL) return 0;
+    if (names) json_object_set(probe, "ExpressionAttributeNames", names);
+    if (values) json_object_set(probe, "ExpressionAttributeValues", values);
+    req_exprs x;
+    qr_err e;
+    err_init(&e);
+    if (exprs_parse(&x, probe, EXPRS_FILTER, &e) == 0) exprs_finish(&x);
+    exprs_free(&x);
+    json_decref(probe);
+    const char *at = e.type && strcmp(e.type, QR_E_VALIDATION) == 0 ? strstr(e.msg, wrong_type) : NULL;
+    int rc = at ? err_validation(err, "%s", at) : 0;
+    err_clear(&e);
+    return rc;
+}

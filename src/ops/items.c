@@ -67,40 +67,21 @@ static int judge_write_enums(json_t *req, write_params *p, qr_err *err)
     return bad ? -1 : 0;
 }
 
-/* The nesting levels of the deepest value a list of AttributeValues, a map of them, or
- * one holds (NULL: 0). */
-static int deepest_in(json_t *values)
-{
-    int most = 0, levels;
-    const char *k;
-    json_t *v;
-    size_t i;
-    if (json_is_array(values)) {
-        json_array_foreach(values, i, v) if ((levels = value_nesting(v)) > most) most = levels;
-    } else if (json_is_object(values)) {
-        json_object_foreach(values, k, v) if ((levels = value_nesting(v)) > most) most = levels;
-    }
-    return most;
-}
-
 /* True if the request carries a value nested past QR_DEEP_READ_LEVELS: DynamoDB's
  * single-item writes then read it in an older way (measured in us-east-1 and eu-west-2,
  * October 2026), which checks ConditionalOperator and ReturnValues in older words before
  * anything else. */
 static int read_the_older_way(json_t *req)
 {
-    int most = 0;
-    json_t *parts[] = {json_object_get(req, "Item"), json_object_get(req, "Key"),
-                       json_object_get(req, "ExpressionAttributeValues")};
-    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
-        int levels = deepest_in(parts[i]);
-        if (levels > most) most = levels;
-    }
+    static const char *const holders[] = {"Item", "Key", "ExpressionAttributeValues"};
+    int most = 0, levels;
+    for (size_t i = 0; i < sizeof holders / sizeof holders[0]; i++)
+        if ((levels = value_nesting_most(json_object_get(req, holders[i]))) > most) most = levels;
     const char *k;
     json_t *cond;
     json_object_foreach(json_object_get(req, "Expected"), k, cond) {
         json_t *one = json_object_get(cond, "Value");
-        int levels = one ? value_nesting(one) : deepest_in(json_object_get(cond, "AttributeValueList"));
+        levels = one ? value_nesting(one) : value_nesting_most(json_object_get(cond, "AttributeValueList"));
         if (levels > most) most = levels;
     }
     return most > QR_DEEP_READ_LEVELS;
@@ -109,18 +90,21 @@ static int read_the_older_way(json_t *req)
 static int read_write_params(json_t *req, int allow_updated, write_params *p, qr_err *err)
 {
     static const char *const operators[] = {"OR", "AND", NULL};
-    int older = read_the_older_way(req);
     const char *op;
-    if (older && param_enum(req, "ConditionalOperator", operators, NULL, &op, err)) return -1;
-    if (!allow_updated && judge_write_enums(req, p, err)) return -1;
-    if (param_enum(req, "ReturnValues", return_values, "NONE", &p->return_values, err)) return -1;
-    if (param_enum(req, "ReturnConsumedCapacity", capacity_modes, "NONE", &p->capacity, err)) return -1;
-    if (param_enum(req, "ReturnItemCollectionMetrics", metrics_modes, "NONE", &p->metrics, err)) return -1;
+    /* (the walk over every value happens only where its answer can matter) */
+    if (json_object_get(req, "ConditionalOperator") && read_the_older_way(req) &&
+        param_enum(req, "ConditionalOperator", operators, NULL, &op, err))
+        return -1;
+    if (allow_updated ? param_enum(req, "ReturnValues", return_values, "NONE", &p->return_values, err) ||
+                            param_enum(req, "ReturnConsumedCapacity", capacity_modes, "NONE", &p->capacity, err) ||
+                            param_enum(req, "ReturnItemCollectionMetrics", metrics_modes, "NONE", &p->metrics, err)
+                      : judge_write_enums(req, p, err))
+        return -1;
     if (param_enum(req, "ReturnValuesOnConditionCheckFailure", on_failure_modes, "NONE", &p->on_failure, err))
         return -1;
     if (!allow_updated && strcmp(p->return_values, "NONE") && strcmp(p->return_values, "ALL_OLD"))
         return err_validation(err, "%sReturnValues can only be ALL_OLD or NONE",
-                              older ? "" : "1 validation error detected: ");
+                              read_the_older_way(req) ? "" : "1 validation error detected: ");
     return 0;
 }
 
@@ -206,19 +190,6 @@ static double write_units(const json_t *old_item, const json_t *new_item)
 }
 
 
-/* The nesting levels of an item's deepest attribute. */
-static int deepest_attribute(json_t *item)
-{
-    const char *k;
-    json_t *v;
-    int most = 0;
-    json_object_foreach(item, k, v) {
-        int levels = value_nesting(v);
-        if (levels > most) most = levels;
-    }
-    return most;
-}
-
 int op_put_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
 {
     table *t = NULL;
@@ -256,7 +227,7 @@ int op_put_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
         static const char null_false[] = "One or more parameter values were invalid: Null attribute value types";
         if (strncmp(err->msg, null_false, sizeof null_false - 1) == 0 || strcmp(err->msg, QR_MSG_NAME_TOO_LARGE) == 0 ||
             value_error_is_malformed(err) ||
-            (strcmp(err->msg, QR_MSG_TOO_DEEP) == 0 && deepest_attribute(item) <= QR_DEEP_READ_LEVELS))
+            (strcmp(err->msg, QR_MSG_TOO_DEEP) == 0 && value_nesting_most(item) <= QR_DEEP_READ_LEVELS))
             envelope(err);
         goto done;
     }

@@ -196,6 +196,11 @@ int exprs_parse(req_exprs *x, json_t *req, int allowed, qr_err *err);
 int exprs_check_key_paths(const req_exprs *x, const table *t, qr_err *err);
 /* Runs the unused names/values check once every expression is parsed. */
 int exprs_finish(req_exprs *x);
+/* Some checks DynamoDB makes before it looks a table up: parses filter (a JSON string)
+ * with names and values as a FilterExpression and, if an operand there has a type its
+ * operator or function refuses, sets err to that refusal from "Incorrect operand type"
+ * on and returns -1; else returns 0 and leaves err alone. */
+int exprs_operand_type_error(json_t *filter, json_t *names, json_t *values, qr_err *err);
 void exprs_free(req_exprs *x);
 
 /* ---- capacity.c ---- */

@@ -1294,14 +1294,12 @@ static void unname_expression(qr_err *err)
     }
 }
 
-/* DynamoDB judges the operand types of a statement's conditions before it looks its table
- * up: `val < ?` with a BOOL parameter is refused even on a table that does not exist
- * (recorded by the public conformance suite, tier 3 validation ordering). The WHERE
- * clause is rendered as one FilterExpression and parsed, which is where the types are
- * checked; only that check's error is reported here, the rest where the statement runs. */
+/* DynamoDB judges the operand types of a statement's conditions before anything else
+ * about its table: `val < ?` with a BOOL parameter is refused even on a table that does
+ * not exist (recorded by the public conformance suite, tier 3 validation ordering). The
+ * WHERE clause is rendered as one FilterExpression, whose parse checks the types. */
 static int check_operand_types(const pq_stmt *st, qr_err *err)
 {
-    static const char wrong_type[] = "Incorrect operand type";
     if (st->where == NULL) return 0;
     qr_err e;
     err_init(&e);
@@ -1309,23 +1307,15 @@ static int check_operand_types(const pq_stmt *st, qr_err *err)
     xb_init(&x, &e);
     buf text;
     buf_init(&text, 0);
-    json_t *req = json_object();
-    req_exprs rx;
-    memset(&rx, 0, sizeof rx);
-    if (req && x_cond(&x, &text, st->where) == 0 && e.type == NULL &&
-        json_object_set_new(req, "FilterExpression",
-                            json_stringn(text.data ? text.data : "", text.len)) == 0) {
-        xb_attach(&x, req);
-        if (exprs_parse(&rx, req, EXPRS_FILTER, &e) == 0) exprs_finish(&rx);
-        exprs_free(&rx);
-    }
+    json_t *filter = NULL;
     int rc = 0;
-    if (e.type && strcmp(e.type, QR_E_VALIDATION) == 0 && strstr(e.msg, wrong_type)) {
-        unname_expression(&e);
+    if (x_cond(&x, &text, st->where) == 0 && e.type == NULL &&
+        (filter = json_stringn(text.data ? text.data : "", text.len)) &&
+        exprs_operand_type_error(filter, json_object_size(x.names) ? x.names : NULL,
+                                 json_object_size(x.values) ? x.values : NULL, &e))
         rc = err_set(err, e.type, "%s", e.msg);
-    }
+    json_decref(filter);
     err_clear(&e);
-    json_decref(req);
     buf_free(&text);
     xb_free(&x);
     return rc;

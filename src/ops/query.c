@@ -671,30 +671,19 @@ static int query_filter_operator(json_t *req, qr_err *err)
 
 /* DynamoDB checks the operand types of a KeyConditionExpression before it looks for the
  * table (recorded by the public conformance suite, eu-west-2, October 2026): when the
- * table is missing (err says so), an operand of the wrong type is reported instead. The
- * condition is parsed as a filter, which checks the same types without a key schema. */
+ * table is missing (err says so), an operand of the wrong type is reported instead. */
 static void key_condition_operands_first(json_t *req, qr_err *err)
 {
-    static const char wrong_type[] = "Incorrect operand type";
     json_t *kce = json_object_get(req, "KeyConditionExpression");
     if (err->type == NULL || strcmp(err->type, QR_E_NOT_FOUND) != 0 || !json_is_string(kce)) return;
-    json_t *probe = json_pack("{s:O}", "FilterExpression", kce);
-    if (probe == NULL) return;
-    const char *names[] = {"ExpressionAttributeNames", "ExpressionAttributeValues"};
-    for (int i = 0; i < 2; i++)
-        if (json_object_get(req, names[i])) json_object_set(probe, names[i], json_object_get(req, names[i]));
-    req_exprs x;
     qr_err e;
     err_init(&e);
-    if (exprs_parse(&x, probe, EXPRS_FILTER, &e) == 0) exprs_finish(&x);
-    exprs_free(&x);
-    const char *at = e.type && strcmp(e.type, QR_E_VALIDATION) == 0 ? strstr(e.msg, wrong_type) : NULL;
-    if (at) {
+    if (exprs_operand_type_error(kce, json_object_get(req, "ExpressionAttributeNames"),
+                                 json_object_get(req, "ExpressionAttributeValues"), &e)) {
         err_clear(err);
-        err_validation(err, "Invalid KeyConditionExpression: %s", at);
+        err_validation(err, "Invalid KeyConditionExpression: %s", e.msg);
     }
     err_clear(&e);
-    json_decref(probe);
 }
 
 int op_query(qr_db *db, json_t *req, buf *out, qr_err *err)
@@ -769,12 +758,10 @@ done:
 static int scan_filter_too_deep(json_t *req, qr_err *err)
 {
     const char *name;
-    json_t *cond, *v;
-    size_t i;
+    json_t *cond;
     json_object_foreach(json_object_get(req, "ScanFilter"), name, cond) {
-        json_array_foreach(json_object_get(cond, "AttributeValueList"), i, v) {
-            if (value_nesting(v) > QR_MAX_DEPTH) return err_validation(err, QR_MSG_TOO_DEEP);
-        }
+        if (value_nesting_most(json_object_get(cond, "AttributeValueList")) > QR_MAX_DEPTH)
+            return err_validation(err, QR_MSG_TOO_DEEP);
     }
     return 0;
 }

@@ -421,18 +421,6 @@ static int cancel_for_key(size_t n, size_t bad, qr_err *err)
  * first in request order wins, and either wins over a missing table anywhere (recorded
  * in us-east-1 and eu-west-2, October 2026). Malformed actions are left to
  * parse_action, which reports them in their turn. */
-/* True if a key's value is nested past the limit (a key is a scalar, but the request
- * is read before that is judged). */
-static int too_deep_key(json_t *key)
-{
-    const char *k;
-    json_t *v;
-    json_object_foreach(key, k, v) {
-        if (value_nesting(v) > QR_MAX_DEPTH) return 1;
-    }
-    return 0;
-}
-
 static int precheck_write_action(json_t *entry, qr_err *err)
 {
     static const char *const write_exprs[] = {"ConditionExpression", "UpdateExpression",
@@ -474,7 +462,7 @@ static int precheck_write_action(json_t *entry, qr_err *err)
      * runs, naming its key (30 regions; the rest refuse it bare). A value one level past
      * is left to the condition, as DynamoDB leaves it (recorded in us-east-1 and
      * eu-west-2, October 2026). */
-    if (kind != ACT_PUT && too_deep_key(json_object_get(spec, "Key"))) return err_validation(err, QR_MSG_TOO_DEEP);
+    if (kind != ACT_PUT && value_nesting_most(json_object_get(spec, "Key")) > QR_MAX_DEPTH) return err_validation(err, QR_MSG_TOO_DEEP);
     const char *k;
     json_t *v;
     json_object_foreach(json_object_get(spec, "ExpressionAttributeValues"), k, v) {
