@@ -83,6 +83,18 @@ typedef struct qr_call_context {
 int qr_call_in(qr_db *db, const qr_call_context *ctx, const char *operation, const char *request, size_t len,
                qr_response *resp);
 
+/* For a server that answers many requests per turn of its event loop, on a database
+ * opened with no_sync. After qr_defer_flushes(1), the writes the calling thread makes
+ * stay in the write-ahead log's buffer in this process, instead of each being handed to
+ * the operating system by a write(2) of its own; qr_flush_pending() then says whether
+ * any wait, and qr_flush_deferred() hands them all over at once (QR_OK, or QR_ERR if
+ * the log could not be written). A deferred write is lost if the process dies before
+ * its flush: answer a request that wrote only after qr_flush_deferred. Other threads,
+ * and databases opened durably, are not affected. */
+void qr_defer_flushes(int on);
+int qr_flush_pending(void);
+int qr_flush_deferred(void);
+
 /* Frees the body of a response filled by qr_call. */
 void qr_response_free(qr_response *resp);
 

@@ -176,6 +176,23 @@ int qr_open(const char *dir, const qr_options *opts, qr_db **out, char **errmsg)
     return QR_OK;
 }
 
+void qr_defer_flushes(int on)
+{
+    store_defer_flushes(on);
+}
+
+int qr_flush_pending(void)
+{
+    return store_flush_owed_pending();
+}
+
+int qr_flush_deferred(void)
+{
+    qr_err e;
+    err_init(&e);
+    return store_flush_owed(&e) ? QR_ERR : QR_OK;
+}
+
 void qr_close(qr_db *db)
 {
     if (db == NULL) return;

@@ -97,6 +97,7 @@ struct loop {
     unsigned n_lingering;
     h2o_timeout_t linger_timeout;
     unsigned pending_jobs; /* sent to the pool, answer not yet received */
+    h2o_linklist_t owed; /* struct job: answered on the loop, sent once the WAL is flushed */
     int draining, stopping;
     atomic_uint in_flight; /* recounted on every turn while draining */
 };
@@ -134,8 +135,9 @@ typedef struct exchange {
     const char *tables; /* the table names, once the engine has read them (else NULL) */
 } exchange;
 
-/* A request handed to the worker pool. It owns a copy of the body, since h2o may dispose
- * of the request (its client gone) while the call runs; req is cleared when it does. */
+/* A request handed to the worker pool, or answered on its loop and waiting for the loop's
+ * WAL flush (see flush_owed). It owns a copy of the body, since h2o may dispose of the
+ * request (its client gone) meanwhile; req is cleared when it does. */
 struct job {
     h2o_multithread_message_t msg;
     job *next;
@@ -581,6 +583,57 @@ static void pool_push(server *s, job *j)
     pthread_mutex_unlock(&s->pool_mu);
 }
 
+/* A job for req, owning a copy of its body; NULL if out of memory. */
+static job *job_new(loop *l, h2o_req_t *req, const exchange *x, const char *op, const char *ctype,
+                    const char *region)
+{
+    job *j = malloc(sizeof *j + x->len + 1);
+    if (j == NULL) return NULL;
+    memset(j, 0, sizeof *j);
+    memcpy(j->body, x->body, x->len);
+    j->body[x->len] = '\0';
+    j->len = x->len;
+    j->owner = l;
+    j->req = req;
+    j->op = op;
+    j->ctype = ctype;
+    j->start = x->start;
+    snprintf(j->region, sizeof j->region, "%s", region);
+    j->guard = h2o_mem_alloc_shared(&req->pool, sizeof *j->guard, job_unguard);
+    *j->guard = j;
+    return j;
+}
+
+/* Sends job's answer if its request still stands, and frees the job. failed replaces
+ * the answer with a 500 (the write it made could not be flushed). */
+static void job_answer(loop *l, job *j, int failed)
+{
+    if (j->req) {
+        *j->guard = NULL;
+        exchange x = {j->start, j->body, j->len, NULL};
+        if (failed)
+            send_error(l->s, j->req, &x, 500, j->ctype, j->op, QR_E_INTERNAL,
+                       "the write-ahead log could not be written");
+        else
+            send_call_response(l->s, j->req, &x, j->ctype, j->op, &j->resp);
+    }
+    qr_response_free(&j->resp);
+    free(j);
+}
+
+/* At the end of a turn of the loop: the writes its requests made reach the WAL in one
+ * write(2), and then their answers leave, in the order the requests were run. */
+static void flush_owed(loop *l)
+{
+    if (h2o_linklist_is_empty(&l->owed)) return;
+    int failed = qr_flush_deferred() != QR_OK;
+    while (!h2o_linklist_is_empty(&l->owed)) {
+        job *j = H2O_STRUCT_FROM_MEMBER(job, msg.link, l->owed.next);
+        h2o_linklist_unlink(&j->msg.link);
+        job_answer(l, j, failed);
+    }
+}
+
 /* Runs queued calls until told to stop and the queue is empty. */
 static void *worker_main(void *arg)
 {
@@ -609,13 +662,7 @@ static void on_jobs_done(h2o_multithread_receiver_t *receiver, h2o_linklist_t *m
         job *j = H2O_STRUCT_FROM_MEMBER(job, msg.link, messages->next);
         h2o_linklist_unlink(&j->msg.link);
         l->pending_jobs--;
-        if (j->req) {
-            *j->guard = NULL;
-            exchange x = {j->start, j->body, j->len, NULL};
-            send_call_response(l->s, j->req, &x, j->ctype, j->op, &j->resp);
-        }
-        qr_response_free(&j->resp);
-        free(j);
+        job_answer(l, j, 0);
     }
 }
 
@@ -731,23 +778,11 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
     if (authz) sigv4_credential_region(authz->base, authz->len, region, sizeof region);
 
     if (s->n_workers && qr_operation_writes(op)) {
-        job *j = malloc(sizeof *j + x.len + 1);
+        job *j = job_new(l, req, &x, op, ctype, region);
         if (j == NULL) {
             send_error(s, req, &x, 500, ctype, op, QR_E_INTERNAL, "out of memory queueing the request");
             return 0;
         }
-        memset(j, 0, sizeof *j);
-        memcpy(j->body, x.body, x.len);
-        j->body[x.len] = '\0';
-        j->len = x.len;
-        j->owner = l;
-        j->req = req;
-        j->op = op;
-        j->ctype = ctype;
-        j->start = x.start;
-        memcpy(j->region, region, sizeof region);
-        j->guard = h2o_mem_alloc_shared(&req->pool, sizeof *j->guard, job_unguard);
-        *j->guard = j;
         l->pending_jobs++;
         pool_push(s, j);
         return 0;
@@ -755,6 +790,21 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
     qr_response resp;
     qr_call_context ctx = {.region = region};
     qr_call_in(s->db, &ctx, op, x.body, x.len, &resp);
+    /* A write without a sync waits in the WAL's buffer until the loop's turn ends
+     * (flush_owed), and so does every answer after it in the turn. */
+    if (qr_flush_pending()) {
+        job *j = job_new(l, req, &x, op, ctype, region);
+        if (j) {
+            j->resp = resp;
+            h2o_linklist_insert(&l->owed, &j->msg.link);
+            return 0;
+        }
+        if (qr_flush_deferred() != QR_OK) {
+            qr_response_free(&resp);
+            send_error(s, req, &x, 500, ctype, op, QR_E_INTERNAL, "the write-ahead log could not be written");
+            return 0;
+        }
+    }
     send_call_response(s, req, &x, ctype, op, &resp);
     qr_response_free(&resp);
     return 0;
@@ -1028,6 +1078,7 @@ static int loop_init(loop *l)
     server *s = l->s;
     h2o_linklist_init_anchor(&l->conns);
     h2o_linklist_init_anchor(&l->lingering);
+    h2o_linklist_init_anchor(&l->owed);
     int fd = fcntl(s->listen_fd, F_DUPFD_CLOEXEC, 0);
     if (fd < 0) return -1;
     l->ev = h2o_evloop_create();
@@ -1084,6 +1135,7 @@ static void *loop_main(void *arg)
     pthread_mutex_lock(&l->s->ready_mu);
     while (!l->s->go) pthread_cond_wait(&l->s->ready_cv, &l->s->ready_mu);
     pthread_mutex_unlock(&l->s->ready_mu);
+    qr_defer_flushes(1); /* flush_owed ends each turn */
     long stop_deadline = 0;
     for (;;) {
         if (l->stopping) {
@@ -1092,6 +1144,7 @@ static void *loop_main(void *arg)
             else if (now_ms() > stop_deadline) break;
         }
         h2o_evloop_run(l->ev, l->draining || l->stopping ? 10 : INT32_MAX);
+        flush_owed(l);
         if (l->draining) recount_in_flight(l);
     }
     loop_dispose(l);

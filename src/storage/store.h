@@ -47,6 +47,16 @@ int store_write(store *s, store_batch *b, qr_err *err);
  * that can be redone from durable state after a crash (index propagation, backfill). */
 int store_write_nosync(store *s, store_batch *b, qr_err *err);
 
+/* Deferred flushes, for a thread that answers several requests at a time: with on set,
+ * this thread's writes to a store opened with no_sync stay in RocksDB's WAL buffer, in
+ * this process, until store_flush_owed hands them to the operating system together.
+ * Until then a crash of the process loses them, so nothing that depends on them may be
+ * acknowledged before. store_flush_owed_pending says whether this thread has written
+ * since its last flush. Other threads, and stores opened durably, are not affected. */
+void store_defer_flushes(int on);
+int store_flush_owed_pending(void);
+int store_flush_owed(qr_err *err);
+
 /* An iterator over keys in [lower, upper) (either bound may be NULL/0 for open). The
  * bounds are copied. snap may be NULL for the latest state. */
 store_iter *store_iter_new(store *s, const store_snapshot *snap, const void *lower, size_t ll,

@@ -1,0 +1,156 @@
+/* test_deferred_flush.c — deferred WAL flushes (qr_defer_flushes) on no_sync databases.
+ *
+ * A server thread that defers flushes answers a write only after qr_flush_deferred; this
+ * checks the promise that rests on: a child process writes, flushes, writes more without
+ * flushing and kills itself with SIGKILL; after reopening, every flushed item is there and
+ * the unflushed one is not (so the deferral really held the write back). A thread that
+ * does not defer needs no flush: its acknowledged writes survive the kill as before.
+ * qr_flush_pending tracks the calling thread only, and stays 0 on durable databases. */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "quarry.h"
+
+#include "check.h"
+
+#define FLUSHED 20
+
+static qr_db *open_db(const char *dir, int no_sync)
+{
+    qr_db *db;
+    char *err = NULL;
+    qr_options o = {.no_sync = no_sync};
+    if (qr_open(dir, &o, &db, &err) != QR_OK) {
+        fprintf(stderr, "open %s: %s\n", dir, err);
+        exit(1);
+    }
+    return db;
+}
+
+static int call(qr_db *db, const char *op, const char *body)
+{
+    qr_response r;
+    int rc = qr_call(db, op, body, strlen(body), &r);
+    if (rc != QR_OK) fprintf(stderr, "%s: %s\n", op, r.body);
+    qr_response_free(&r);
+    return rc;
+}
+
+static int put(qr_db *db, const char *id)
+{
+    char body[160];
+    snprintf(body, sizeof body, "{\"TableName\":\"acks\",\"Item\":{\"id\":{\"S\":\"%s\"}}}", id);
+    return call(db, "PutItem", body);
+}
+
+/* 1 if the item is there, 0 if not, -1 if the read failed. */
+static int has(qr_db *db, const char *id)
+{
+    char body[160];
+    snprintf(body, sizeof body, "{\"TableName\":\"acks\",\"Key\":{\"id\":{\"S\":\"%s\"}},\"ConsistentRead\":true}", id);
+    qr_response r;
+    int rc = qr_call(db, "GetItem", body, strlen(body), &r);
+    int found = rc == QR_OK ? strstr(r.body, "\"Item\"") != NULL : -1;
+    qr_response_free(&r);
+    return found;
+}
+
+static void create_table(const char *dir)
+{
+    qr_db *db = open_db(dir, 1);
+    CHECK_THAT(call(db, "CreateTable",
+               "{\"TableName\":\"acks\",\"KeySchema\":[{\"AttributeName\":\"id\",\"KeyType\":\"HASH\"}],"
+               "\"AttributeDefinitions\":[{\"AttributeName\":\"id\",\"AttributeType\":\"S\"}],"
+               "\"BillingMode\":\"PAY_PER_REQUEST\"}") == QR_OK);
+    qr_close(db);
+}
+
+static void *undeferred_writer(void *arg)
+{
+    qr_db *db = arg;
+    return (void *)(long)(put(db, "other-thread") == QR_OK && !qr_flush_pending());
+}
+
+/* In a child: writes that are flushed, one from a thread that never deferred, one left
+ * unflushed; then dies without closing anything. */
+static void write_then_die(const char *dir)
+{
+    qr_db *db = open_db(dir, 1);
+    qr_defer_flushes(1);
+    int ok = !qr_flush_pending();
+    char id[32];
+    for (int i = 0; i < FLUSHED; i++) {
+        snprintf(id, sizeof id, "flushed-%d", i);
+        ok &= put(db, id) == QR_OK;
+    }
+    ok &= qr_flush_pending() == 1;
+    ok &= qr_flush_deferred() == QR_OK;
+    ok &= qr_flush_pending() == 0;
+    pthread_t th;
+    void *thread_ok = NULL;
+    ok &= pthread_create(&th, NULL, undeferred_writer, db) == 0 && pthread_join(th, &thread_ok) == 0 &&
+          thread_ok != NULL;
+    ok &= qr_flush_pending() == 0; /* the other thread's write is not this one's to flush */
+    ok &= put(db, "unflushed") == QR_OK && qr_flush_pending() == 1;
+    if (!ok) _exit(2);
+    raise(SIGKILL);
+    _exit(3);
+}
+
+static void test_survival(const char *dir)
+{
+    create_table(dir);
+    pid_t pid = fork();
+    CHECK_THAT(pid >= 0);
+    if (pid == 0) write_then_die(dir);
+    int status = 0;
+    CHECK_THAT(waitpid(pid, &status, 0) == pid);
+    CHECK_THAT(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+    qr_db *db = open_db(dir, 1);
+    char id[32];
+    for (int i = 0; i < FLUSHED; i++) {
+        snprintf(id, sizeof id, "flushed-%d", i);
+        CHECK_THAT(has(db, id) == 1);
+    }
+    CHECK_THAT(has(db, "other-thread") == 1);
+    CHECK_THAT(has(db, "unflushed") == 0);
+    qr_close(db);
+}
+
+/* Durable databases sync every write themselves: deferring changes nothing there. */
+static void test_durable_ignores_deferral(const char *dir)
+{
+    create_table(dir);
+    qr_db *db = open_db(dir, 0);
+    qr_defer_flushes(1);
+    CHECK_THAT(put(db, "durable") == QR_OK);
+    CHECK_THAT(qr_flush_pending() == 0);
+    CHECK_THAT(qr_flush_deferred() == QR_OK);
+    qr_defer_flushes(0);
+    qr_close(db);
+}
+
+int main(void)
+{
+    char base[] = "/tmp/quarry-deferred-XXXXXX";
+    CHECK_THAT(mkdtemp(base) != NULL);
+    char a[64], b[64];
+    snprintf(a, sizeof a, "%s/killed", base);
+    snprintf(b, sizeof b, "%s/durable", base);
+    test_survival(a);
+    test_durable_ignores_deferral(b);
+    char cmd[96];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", base);
+    CHECK_THAT(system(cmd) == 0);
+    if (check_failures) {
+        fprintf(stderr, "test_deferred_flush: %d failure(s)\n", check_failures);
+        return 1;
+    }
+    printf("test_deferred_flush: %d checks passed\n", check_count);
+    return 0;
+}
