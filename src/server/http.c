@@ -98,6 +98,8 @@ struct loop {
     h2o_timeout_t linger_timeout;
     unsigned pending_jobs; /* sent to the pool, answer not yet received */
     h2o_linklist_t owed; /* struct job: answered on the loop, sent once the WAL is flushed */
+    h2o_timeout_t turn_end;         /* 0 ms: its entries run once this turn's requests have */
+    h2o_timeout_entry_t owed_flush; /* linked to turn_end while owed is not empty */
     int draining, stopping;
     atomic_uint in_flight; /* recounted on every turn while draining */
 };
@@ -622,7 +624,10 @@ static void job_answer(loop *l, job *j, int failed)
 }
 
 /* At the end of a turn of the loop: the writes its requests made reach the WAL in one
- * write(2), and then their answers leave, in the order the requests were run. */
+ * write(2), and then their answers leave, in the order the requests were run. h2o runs
+ * it as a 0 ms timeout, after the turn's reads and before it polls again, so that the
+ * connections' next reads are set up in the same turn: answered after the turn (loop_main
+ * calls it too, for any left), each connection cost two more epoll_ctl calls. */
 static void flush_owed(loop *l)
 {
     if (h2o_linklist_is_empty(&l->owed)) return;
@@ -632,6 +637,12 @@ static void flush_owed(loop *l)
         h2o_linklist_unlink(&j->msg.link);
         job_answer(l, j, failed);
     }
+    if (h2o_timeout_is_linked(&l->owed_flush)) h2o_timeout_unlink(&l->owed_flush);
+}
+
+static void on_turn_end(h2o_timeout_entry_t *entry)
+{
+    flush_owed(H2O_STRUCT_FROM_MEMBER(loop, owed_flush, entry));
 }
 
 /* Runs queued calls until told to stop and the queue is empty. */
@@ -797,6 +808,7 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
         if (j) {
             j->resp = resp;
             h2o_linklist_insert(&l->owed, &j->msg.link);
+            if (!h2o_timeout_is_linked(&l->owed_flush)) h2o_timeout_link(l->ev, &l->turn_end, &l->owed_flush);
             return 0;
         }
         if (qr_flush_deferred() != QR_OK) {
@@ -1083,6 +1095,8 @@ static int loop_init(loop *l)
     if (fd < 0) return -1;
     l->ev = h2o_evloop_create();
     h2o_timeout_init(l->ev, &l->linger_timeout, LINGER_MS);
+    h2o_timeout_init(l->ev, &l->turn_end, 0);
+    l->owed_flush.cb = on_turn_end;
     h2o_context_init(&l->ctx, l->ev, &s->h2o);
     l->accept.ctx = &l->ctx;
     l->accept.hosts = s->h2o.hosts;
@@ -1110,6 +1124,7 @@ static void loop_dispose(loop *l)
     h2o_multithread_unregister_receiver(l->ctx.queue, &l->control);
     h2o_multithread_unregister_receiver(l->ctx.queue, &l->incoming);
     h2o_timeout_dispose(l->ev, &l->linger_timeout);
+    h2o_timeout_dispose(l->ev, &l->turn_end);
     h2o_context_dispose(&l->ctx);
     h2o_evloop_destroy(l->ev);
     l->ev = NULL;
