@@ -144,6 +144,13 @@ static void reset_database(int verify)
     size_t i;
     json_t *name;
     json_array_foreach(json_object_get(list, "TableNames"), i, name) {
+        /* An input may have protected a table against deletion: lift that first. */
+        json_t *unprotect = json_pack("{sOsb}", "TableName", name, "DeletionProtectionEnabled", 0);
+        char *text = json_dumps(unprotect, JSON_COMPACT);
+        CHECK(qr_call(db, "UpdateTable", text, strlen(text), &r) == QR_OK || r.error_type != NULL);
+        qr_response_free(&r);
+        free(text);
+        json_decref(unprotect);
         json_t *req = json_pack("{sO}", "TableName", name);
         char *body = json_dumps(req, JSON_COMPACT);
         call_ok("DeleteTable", body);
