@@ -5,13 +5,16 @@
 # at a time, in this one run. Prints requests/s, p99 latency and the ratios of
 # bench/http/README.md, plus GET / on quarry and nginx (HTTP alone) and the CPU time each
 # server spent per request. Every server runs on a free loopback port and is stopped by pid.
+# The whole sequence runs ROUNDS times (fresh servers each round), and the report gives the
+# median of the rounds, so that one unlucky measurement on a shared machine moves nothing.
 #
-#   bench/http/run.sh                   (DURATION=10 seconds per measurement by default)
+#   bench/http/run.sh                   (ROUNDS=3, DURATION=6 seconds per measurement)
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 BUILD=${BUILD:-build}
-DURATION=${DURATION:-10}
+ROUNDS=${ROUNDS:-3}
+DURATION=${DURATION:-6}
 WARMUP=${WARMUP:-2}
 QUARRY_THREADS=${QUARRY_THREADS:-}
 QUARRY_LOOPS=${QUARRY_LOOPS:-}
@@ -60,7 +63,7 @@ start_quarry() { # name, extra options
     local threads=()
     [ -n "$QUARRY_THREADS" ] && threads=(--threads "$QUARRY_THREADS")
     [ -n "$QUARRY_LOOPS" ] && threads+=(--loops "$QUARRY_LOOPS")
-    "$QUARRY" serve --listen 127.0.0.1:0 --data "$TMP/$name" --credentials "$TMP/credentials" \
+    "$QUARRY" serve --listen 127.0.0.1:0 --data "$TMP/r$ROUND-$name" --credentials "$TMP/credentials" \
         --log-level warn "${threads[@]}" "$@" >"$TMP/$name.out" 2>"$TMP/$name.log" &
     PID=$!
     for _ in $(seq 200); do
@@ -135,12 +138,14 @@ measure() { # server name, op (put|get|query|health)
     # CPU microseconds the server spent per request answered.
     local cpu; cpu=$(echo "$result $before $after $DURATION $(getconf CLK_TCK)" |
         awk '{ printf "%.1f", ($6 - $5) * 1e6 / $8 / ($1 * $7) }')
-    echo "$name $op $result $cpu" | tee -a "$TMP/results.tsv" | awk '{ printf "  %-16s %-6s %10.0f req/s  p99 %6.2f ms  cpu %6.1f us/req  non-2xx %d  errors %d\n", $1, $2, $3, $4, $7, $5, $6 }'
+    echo "$name $op $result $cpu $ROUND" | tee -a "$TMP/results.tsv" | awk '{ printf "  %-16s %-6s %10.0f req/s  p99 %6.2f ms  cpu %6.1f us/req  non-2xx %d  errors %d\n", $1, $2, $3, $4, $7, $5, $6 }'
 }
 
-echo "quarry HTTP benchmark: wrk -t2 -c32, ${DURATION}s per measurement after ${WARMUP}s warm-up, $(nproc) CPUs"
+echo "quarry HTTP benchmark: wrk -t2 -c32, ${DURATION}s per measurement after ${WARMUP}s warm-up, $ROUNDS rounds, $(nproc) CPUs"
 echo "quarry: $QUARRY (event loops: ${QUARRY_LOOPS:-default}, write threads: ${QUARRY_THREADS:-default})"
 
+for ROUND in $(seq "$ROUNDS"); do
+echo "round $ROUND of $ROUNDS"
 start_quarry quarry
 "$PY" "$HERE/gen.py" load "$URL"
 for op in health get query put; do measure quarry "$op"; done
@@ -156,8 +161,8 @@ start_dynalite dynalite-mem
 for op in get query put; do measure dynalite-mem "$op"; done
 stop
 
-mkdir -p "$TMP/dynalite-disk"
-start_dynalite dynalite-disk --path "$TMP/dynalite-disk"
+mkdir -p "$TMP/r$ROUND-dynalite-disk"
+start_dynalite dynalite-disk --path "$TMP/r$ROUND-dynalite-disk"
 "$PY" "$HERE/gen.py" load "$URL"
 for op in get query put; do measure dynalite-disk "$op"; done
 stop
@@ -165,6 +170,8 @@ stop
 start_nginx
 for op in health get put; do measure nginx "$op"; done
 stop
+rm -rf "$TMP"/r"$ROUND"-*   # the round's data; the next round starts afresh
+done
 
 echo
 "$PY" "$HERE/gen.py" report "$TMP/results.tsv"
