@@ -133,9 +133,25 @@ static int cmp_bytes(const void *a, const void *b)
     return c ? c : (x->len > y->len) - (x->len < y->len);
 }
 
-static int cmp_numbers(const void *a, const void *b)
+/* Members as written: a repeat is the same text (two base64 spellings of the same bytes
+ * are not one), so equal keys are ordered by their text to put repeats side by side. */
+static int cmp_text(const set_member *x, const set_member *y)
 {
-    return num_cmp(&((const set_member *)a)->num, &((const set_member *)b)->num);
+    size_t xl = json_string_length(x->v), yl = json_string_length(y->v), n = xl < yl ? xl : yl;
+    int c = memcmp(json_string_value(x->v), json_string_value(y->v), n);
+    return c ? c : (xl > yl) - (xl < yl);
+}
+
+static int cmp_bytes_then_text(const void *a, const void *b)
+{
+    int c = cmp_bytes(a, b);
+    return c ? c : cmp_text(a, b);
+}
+
+static int cmp_numbers_then_text(const void *a, const void *b)
+{
+    int c = num_cmp(&((const set_member *)a)->num, &((const set_member *)b)->num);
+    return c ? c : cmp_text(a, b);
 }
 
 static void set_members_free(set_member *m, size_t n)
@@ -178,37 +194,33 @@ static set_member *set_members_load(json_t *arr, qr_type t)
     return m;
 }
 
+/* Puts the members of set arr (type t) in DynamoDB's order: strings and binaries by
+ * their bytes, numbers by value. Returns 0 once in order; 1, leaving arr as sent, when a
+ * member is repeated; -1 if a member cannot be read or memory runs out. */
+static int order_set(json_t *arr, qr_type t)
+{
+    size_t n = json_array_size(arr);
+    if (n < 2) return 0;
+    set_member *m = set_members_load(arr, t);
+    if (m == NULL) return -1;
+    qsort(m, n, sizeof *m, t == QR_T_NS ? cmp_numbers_then_text : cmp_bytes_then_text);
+    int repeated = 0;
+    for (size_t i = 1; i < n && !repeated; i++) repeated = cmp_text(&m[i - 1], &m[i]) == 0;
+    if (!repeated) {
+        json_array_clear(arr);
+        for (size_t i = 0; i < n; i++) json_array_append(arr, m[i].v);
+    }
+    set_members_free(m, n);
+    return repeated;
+}
+
 void value_sort_set(json_t *av)
 {
     qr_type t = value_type(av);
-    if (t != QR_T_SS && t != QR_T_NS && t != QR_T_BS) return;
-    json_t *arr = value_payload(av);
-    size_t n = json_array_size(arr);
-    set_member *m = n > 1 ? set_members_load(arr, t) : NULL;
-    if (m == NULL) return;
-    qsort(m, n, sizeof *m, t == QR_T_NS ? cmp_numbers : cmp_bytes);
-    json_array_clear(arr);
-    for (size_t i = 0; i < n; i++) json_array_append(arr, m[i].v);
-    set_members_free(m, n);
+    if (t == QR_T_SS || t == QR_T_NS || t == QR_T_BS) order_set(value_payload(av), t);
 }
 
 /* ---- validation ---- */
-
-static int set_has_duplicates(json_t *arr, qr_type elem)
-{
-    size_t n = json_array_size(arr);
-    for (size_t i = 0; i < n; i++)
-        for (size_t j = i + 1; j < n; j++) {
-            json_t *a = json_array_get(arr, i), *b = json_array_get(arr, j);
-            if (elem == QR_T_N) {
-                if (strcmp(json_string_value(a), json_string_value(b)) == 0) return 1;
-            } else if (json_string_length(a) == json_string_length(b) &&
-                       memcmp(json_string_value(a), json_string_value(b), json_string_length(a)) == 0) {
-                return 1;
-            }
-        }
-    return 0;
-}
 
 /* Appends member i of a set as a message shows it: quoted or not, BS as its base64. */
 static void describe_member(buf *b, json_t *arr, size_t i, int quoted)
@@ -317,7 +329,11 @@ static int validate_set(json_t *arr, qr_type t, qr_err *err)
             free(d);
         }
     }
-    if (set_has_duplicates(arr, t == QR_T_NS ? QR_T_N : t)) return duplicates_error(arr, t, err);
+    /* DynamoDB keeps a set's members in its own order (GetItem answers in it, not as
+     * written); sorting them also finds a repeated member, side by side. */
+    int ordered = order_set(arr, t);
+    if (ordered == 1) return duplicates_error(arr, t, err);
+    if (ordered < 0) return err_set(err, QR_E_INTERNAL, "out of memory ordering a set");
     return 0;
 }
 
@@ -380,11 +396,7 @@ static int validate(json_t *av, int depth, int limit, const char *what, qr_err *
     case QR_T_SS:
     case QR_T_NS:
     case QR_T_BS:
-        if (validate_set(p, t, err)) return -1;
-        /* DynamoDB keeps a set's members in its own order: strings and binaries by
-         * their bytes, numbers by value (GetItem answers in it, not as written). */
-        value_sort_set(av);
-        return 0;
+        return validate_set(p, t, err);
     default:
         return err_validation(err, "Supplied AttributeValue is empty, must contain exactly one of the supported datatypes");
     }
