@@ -6,6 +6,14 @@ import subprocess
 QUARRY = os.environ.get("QUARRY_BIN", os.path.join(os.path.dirname(__file__), "..", "..", "build", "quarry"))
 
 
+def nested(wraps):
+    """An attribute value of `wraps` single-key maps around a string: its leaf lies at level wraps + 1."""
+    v = {"S": "leaf"}
+    for _ in range(wraps):
+        v = {"M": {"n": v}}
+    return v
+
+
 class CallError(Exception):
     def __init__(self, body):
         self.body = body

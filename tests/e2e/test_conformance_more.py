@@ -5,6 +5,8 @@ recorded it region by region. Where regions disagree (a rollout under way), the 
 pinned here is the one most regions gave in the latest recordings (October 2026)."""
 import pytest
 
+from quarry_cli import nested
+
 H = "MoreHash"
 
 
@@ -102,14 +104,6 @@ def test_put_with_empty_table_name_stops_there(t):
 
 
 # ---- nesting depth of expression values ----
-
-def nested(wraps):
-    """A value of `wraps` single-key maps around a string: its leaf lies at level wraps + 1."""
-    v = {"S": "leaf"}
-    for _ in range(wraps):
-        v = {"M": {"n": v}}
-    return v
-
 
 DEEP = ("1 validation error detected: Nesting Levels have exceeded supported limits: Attributes in the item have "
         "nested levels beyond supported limit")

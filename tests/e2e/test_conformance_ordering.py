@@ -6,6 +6,8 @@ Recorded against the live service by that suite (nubo-db/dynamodb-conformance, i
 and tier 3 tests and its September 2026 captures in four regions)."""
 import pytest
 
+from quarry_cli import nested
+
 T = "Ordering"
 
 RCC = ("Value 'INVALID' at 'returnConsumedCapacity' failed to satisfy constraint: "
@@ -244,49 +246,42 @@ NEST = ("Nesting Levels have exceeded supported limits: Attributes in the item h
         "supported limit")
 
 
-def deep(wraps):
-    v = {"S": "leaf"}
-    for _ in range(wraps):
-        v = {"M": {"n": v}}
-    return v
-
-
 def test_single_item_depth_messages_change_far_past_the_limit(t):
-    e = t.error("PutItem", {"TableName": T, "Item": {"pk": {"S": "d"}, "data": deep(61)}})
+    e = t.error("PutItem", {"TableName": T, "Item": {"pk": {"S": "d"}, "data": nested(61)}})
     assert e.message == "1 validation error detected: " + NEST
-    e = t.error("PutItem", {"TableName": T, "Item": {"pk": {"S": "d"}, "data": deep(63)}})
+    e = t.error("PutItem", {"TableName": T, "Item": {"pk": {"S": "d"}, "data": nested(63)}})
     assert e.message == NEST
     e = t.error("UpdateItem", {"TableName": T, "Key": {"pk": {"S": "d"}}, "UpdateExpression": "SET a = :t",
                                "ConditionExpression": "#d = :deep", "ExpressionAttributeNames": {"#d": "data"},
-                               "ExpressionAttributeValues": {":t": {"S": "y"}, ":deep": deep(63)}})
+                               "ExpressionAttributeValues": {":t": {"S": "y"}, ":deep": nested(63)}})
     assert e.message == f"ExpressionAttributeValues contains invalid value: {NEST} for key :deep"
 
 
 def test_transactions_judge_deep_values_before_running(t):
     check = {"ConditionCheck": {"TableName": "no_such_table", "Key": {"pk": {"S": "a"}}, "ConditionExpression": "d = :deep",
-                                "ExpressionAttributeValues": {":deep": deep(33)}}}
+                                "ExpressionAttributeValues": {":deep": nested(33)}}}
     e = t.error("TransactWriteItems", {"TransactItems": [check]})
     assert (e.type, e.message) == ("ValidationException",
                                    f"ExpressionAttributeValues contains invalid value: {NEST} for key :deep")
     # One level past the limit is left to the condition, which then fails.
-    check["ConditionCheck"].update(TableName=T, ExpressionAttributeValues={":deep": deep(32)})
+    check["ConditionCheck"].update(TableName=T, ExpressionAttributeValues={":deep": nested(32)})
     e = t.error("TransactWriteItems", {"TransactItems": [check]})
     assert [r["Code"] for r in e.body["CancellationReasons"]] == ["ConditionalCheckFailed"]
 
 
 def test_transactions_report_problems_in_action_order(t):
-    deep_delete = {"Delete": {"TableName": "no_such_table", "Key": {"pk": deep(40)}}}
+    deep_delete = {"Delete": {"TableName": "no_such_table", "Key": {"pk": nested(40)}}}
     bad_put = {"Put": {"TableName": "no_such_table", "Item": {"pk": {"S": "a"}}, "ConditionExpression": "a = = b"}}
     assert t.error("TransactWriteItems", {"TransactItems": [deep_delete, bad_put]}).message == NEST
     assert t.error("TransactWriteItems", {"TransactItems": [bad_put, deep_delete]}).message.startswith(
         "Invalid ConditionExpression: Syntax error")
-    empty_name = {"Put": {"TableName": "no_such_table", "Item": {"pk": {"S": "a"}, "": {"S": "x"}, "d": deep(100)}}}
+    empty_name = {"Put": {"TableName": "no_such_table", "Item": {"pk": {"S": "a"}, "": {"S": "x"}, "d": nested(100)}}}
     assert t.error("TransactWriteItems", {"TransactItems": [empty_name]}).message == "Empty attribute name"
 
 
 def test_scan_filter_value_too_deep_is_refused_before_the_table(t):
     e = t.error("Scan", {"TableName": "no_such_table", "ConditionalOperator": "AND",
-                         "ScanFilter": {"a": {"ComparisonOperator": "EQ", "AttributeValueList": [deep(40)]}}})
+                         "ScanFilter": {"a": {"ComparisonOperator": "EQ", "AttributeValueList": [nested(40)]}}})
     assert (e.type, e.message) == ("ValidationException", NEST)
 
 
@@ -301,13 +296,13 @@ def test_transaction_oversized_update_expression_has_no_size_tail(t):
 def test_far_too_deep_requests_are_read_the_older_way(t):
     # past about 62 levels, PutItem and UpdateItem check ConditionalOperator first, in the
     # older enum form, and DeleteItem words UPDATED_NEW bare
-    expected = {"a": {"Value": deep(100)}, "b": {"Exists": False}}
+    expected = {"a": {"Value": nested(100)}, "b": {"Exists": False}}
     e = t.error("PutItem", {"TableName": "no_such_table", "Item": {"pk": {"S": "a"}}, "Expected": expected,
                             "ConditionalOperator": "XOR"})
     assert e.message == ("1 validation error detected: Value 'XOR' at 'conditionalOperator' failed to satisfy "
                          "constraint: Member must satisfy enum value set: [OR, AND]")
     e = t.error("DeleteItem", {"TableName": "no_such_table", "Key": {"pk": {"S": "a"}}, "ReturnValues": "UPDATED_NEW",
-                               "ConditionExpression": "d = :deep", "ExpressionAttributeValues": {":deep": deep(100)}})
+                               "ConditionExpression": "d = :deep", "ExpressionAttributeValues": {":deep": nested(100)}})
     assert e.message == "ReturnValues can only be ALL_OLD or NONE"
     e = t.error("DeleteItem", {"TableName": T, "Key": {"pk": {"S": "a"}}, "ReturnValues": "UPDATED_NEW"})
     assert e.message == "1 validation error detected: ReturnValues can only be ALL_OLD or NONE"
