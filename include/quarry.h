@@ -89,8 +89,10 @@ int qr_call_in(qr_db *db, const qr_call_context *ctx, const char *operation, con
  * the operating system by a write(2) of its own; qr_flush_pending() then says whether
  * any wait, and qr_flush_deferred() hands them all over at once (QR_OK, or QR_ERR if
  * the log could not be written). A deferred write is lost if the process dies before
- * its flush: answer a request that wrote only after qr_flush_deferred. Other threads,
- * and databases opened durably, are not affected. */
+ * its flush: answer a request that wrote only after qr_flush_deferred. A read can see
+ * another thread's write before its flush; such a read leaves a flush pending too, so
+ * answer every request after qr_flush_pending() says 0 or qr_flush_deferred returns.
+ * Databases opened durably are not affected. */
 void qr_defer_flushes(int on);
 int qr_flush_pending(void);
 int qr_flush_deferred(void);

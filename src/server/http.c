@@ -802,7 +802,8 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
     qr_call_context ctx = {.region = region};
     qr_call_in(s->db, &ctx, op, x.body, x.len, &resp);
     /* A write without a sync waits in the WAL's buffer until the loop's turn ends
-     * (flush_owed), and so does every answer after it in the turn. */
+     * (flush_owed), and so does every answer after it in the turn, and a read's that may
+     * have seen another loop's write still waiting there. */
     if (qr_flush_pending()) {
         job *j = job_new(l, req, &x, op, ctype, region);
         if (j) {

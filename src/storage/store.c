@@ -6,6 +6,7 @@
 
 #include <pthread.h>
 #include <rocksdb/c.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +22,12 @@ struct store {
     int one_writer;               /* no syncs: writers take write_mu instead of RocksDB's write group */
     pthread_mutex_t write_mu;
     int manual_flush; /* no syncs: the WAL is handed to the OS by flush_wal, not by each write */
+    /* With manual flushes, writes counted three ways (all only grow): begun before a
+     * write's record can be seen, appended once it is in RocksDB's WAL buffer (in the
+     * order of write_mu, so "appended n" means records 1..n are there), flushed up to
+     * what the last flush handed to the OS. A read that finds begun > flushed may have
+     * seen a record still in the buffer (see settle_read). */
+    _Atomic uint64_t wal_begun, wal_appended, wal_flushed;
 };
 
 /* A thread that defers flushes (store_defer_flushes) and the store it has written to
@@ -38,7 +45,40 @@ struct store_iter {
     rocksdb_iterator_t *it;
     rocksdb_readoptions_t *ropts;
     char *lower, *upper;
+    char *flush_error; /* settle_read's, reported by store_iter_status */
 };
+
+/* Hands RocksDB's WAL buffer to the operating system, and notes how far that reached:
+ * every record appended before the flush began. */
+static void flush_wal(store *s, char **e)
+{
+    uint64_t reached = atomic_load(&s->wal_appended);
+    rocksdb_flush_wal(s->db, 0, e);
+    if (*e) return;
+    uint64_t was = atomic_load(&s->wal_flushed);
+    while (was < reached && !atomic_compare_exchange_weak(&s->wal_flushed, &was, reached)) {}
+}
+
+/* Makes s the store this deferring thread owes a flush; it owes one store at a time. */
+static void owe(store *s, char **e)
+{
+    if (tl_owed == s) return;
+    if (tl_owed) flush_wal(tl_owed, e);
+    tl_owed = s;
+}
+
+/* After a read. Another thread's write can be seen before its record leaves RocksDB's
+ * WAL buffer: the memtable has it as soon as the buffer does. Were the process to die
+ * then, the write would be lost although the reader had answered with it, so a read
+ * that may have seen such a write is answered only after a flush: at once on a thread
+ * that does not defer flushes, and with the thread's own deferred writes on one that
+ * does. Without writes in flight this is two atomic loads. */
+static void settle_read(store *s, char **e)
+{
+    if (!s->manual_flush || atomic_load(&s->wal_begun) <= atomic_load(&s->wal_flushed)) return;
+    if (tl_defer) owe(s, e);
+    else flush_wal(s, e);
+}
 
 int store_open(const char *dir, int no_sync, store **out, char **errmsg)
 {
@@ -116,7 +156,7 @@ void store_close(store *s)
     if (s == NULL) return;
     if (s->db && s->manual_flush) {
         char *e = NULL;
-        rocksdb_flush_wal(s->db, 0, &e);
+        flush_wal(s, &e);
         free(e); /* nothing left to report it to; the close below reports nothing either */
     }
     if (s->db) rocksdb_close(s->db);
@@ -157,6 +197,14 @@ int store_get(store *s, const store_snapshot *snap, const void *key, size_t klen
     if (e) {
         err_set(err, QR_E_INTERNAL, "storage read failed: %s", e);
         free(e);
+        return -1;
+    }
+    settle_read(s, &e);
+    if (e) {
+        err_set(err, QR_E_INTERNAL, "storage write failed: %s", e);
+        free(e);
+        free(*val);
+        *val = NULL;
         return -1;
     }
     return *val != NULL;
@@ -228,14 +276,13 @@ static int write_with(store *s, rocksdb_writeoptions_t *wo, store_batch *b, qr_e
     char *e = NULL;
     perf_off();
     if (s->one_writer) pthread_mutex_lock(&s->write_mu);
+    if (s->manual_flush) atomic_fetch_add(&s->wal_begun, 1); /* manual_flush implies one_writer */
     rocksdb_write(s->db, wo, b->wb, &e);
+    if (s->manual_flush) atomic_fetch_add(&s->wal_appended, 1);
     if (s->one_writer) pthread_mutex_unlock(&s->write_mu);
     if (e == NULL && s->manual_flush) {
-        if (!tl_defer) rocksdb_flush_wal(s->db, 0, &e);
-        else if (tl_owed != s) {
-            if (tl_owed) rocksdb_flush_wal(tl_owed->db, 0, &e); /* owes one store at a time */
-            tl_owed = s;
-        }
+        if (!tl_defer) flush_wal(s, &e);
+        else owe(s, &e);
     }
     if (e) {
         err_set(err, QR_E_INTERNAL, "storage write failed: %s", e);
@@ -261,7 +308,7 @@ int store_flush_owed(qr_err *err)
     if (s == NULL) return 0;
     tl_owed = NULL;
     char *e = NULL;
-    rocksdb_flush_wal(s->db, 0, &e);
+    flush_wal(s, &e);
     if (e) {
         err_set(err, QR_E_INTERNAL, "storage write failed: %s", e);
         free(e);
@@ -304,6 +351,7 @@ store_iter *store_iter_new(store *s, const store_snapshot *snap, const void *low
     }
     perf_off();
     it->it = rocksdb_create_iterator(s->db, it->ropts);
+    settle_read(s, &it->flush_error); /* the iterator reads what was there at its creation */
     return it;
 }
 
@@ -344,6 +392,10 @@ const char *store_iter_value(store_iter *it, size_t *len)
 
 int store_iter_status(store_iter *it, qr_err *err)
 {
+    if (it->flush_error) {
+        err_set(err, QR_E_INTERNAL, "storage write failed: %s", it->flush_error);
+        return -1;
+    }
     char *e = NULL;
     rocksdb_iter_get_error(it->it, &e);
     if (e) {
@@ -361,6 +413,7 @@ void store_iter_free(store_iter *it)
     rocksdb_readoptions_destroy(it->ropts);
     free(it->lower);
     free(it->upper);
+    free(it->flush_error);
     free(it);
 }
 

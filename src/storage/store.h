@@ -51,8 +51,11 @@ int store_write_nosync(store *s, store_batch *b, qr_err *err);
  * this thread's writes to a store opened with no_sync stay in RocksDB's WAL buffer, in
  * this process, until store_flush_owed hands them to the operating system together.
  * Until then a crash of the process loses them, so nothing that depends on them may be
- * acknowledged before. store_flush_owed_pending says whether this thread has written
- * since its last flush. Other threads, and stores opened durably, are not affected. */
+ * acknowledged before. store_flush_owed_pending says whether this thread owes a flush:
+ * it has written since its last one, or read while another thread's write may still have
+ * been in the buffer (answering with what it saw must wait for the flush as well). A
+ * thread that does not defer flushes, when it reads such a write, flushes there and then.
+ * Stores opened durably are not affected. */
 void store_defer_flushes(int on);
 int store_flush_owed_pending(void);
 int store_flush_owed(qr_err *err);

@@ -5,7 +5,10 @@
  * flushing and kills itself with SIGKILL; after reopening, every flushed item is there and
  * the unflushed one is not (so the deferral really held the write back). A thread that
  * does not defer needs no flush: its acknowledged writes survive the kill as before.
- * qr_flush_pending tracks the calling thread only, and stays 0 on durable databases. */
+ * qr_flush_pending tracks the calling thread only, and stays 0 on durable databases.
+ * A read that sees another thread's unflushed write must not be answered before that
+ * write is flushed either: a reader that does not defer flushes it then and there, and
+ * one that defers is left owing a flush. */
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -122,6 +125,63 @@ static void test_survival(const char *dir)
     qr_close(db);
 }
 
+/* A thread that defers its flushes writes id and leaves it in the WAL's buffer. */
+static void *deferred_writer(void *arg)
+{
+    void **a = arg;
+    qr_defer_flushes(1);
+    int ok = put(a[0], a[1]) == QR_OK && qr_flush_pending() == 1;
+    return (void *)(long)ok;
+}
+
+static int write_unflushed(qr_db *db, const char *id)
+{
+    void *args[2] = {db, (void *)id}, *ok = NULL;
+    pthread_t th;
+    return pthread_create(&th, NULL, deferred_writer, args) == 0 && pthread_join(th, &ok) == 0 && ok != NULL;
+}
+
+static void *deferring_reader(void *arg)
+{
+    qr_defer_flushes(1);
+    int ok = has(arg, "read-by-deferrer") == 1 && qr_flush_pending() == 1 && qr_flush_deferred() == QR_OK &&
+             qr_flush_pending() == 0;
+    return (void *)(long)ok;
+}
+
+/* In a child: two writes left unflushed by their threads and then read, one by this
+ * thread (which does not defer), one by a thread that does; a third never read; then
+ * the child dies. */
+static void read_then_die(const char *dir)
+{
+    qr_db *db = open_db(dir, 1);
+    int ok = write_unflushed(db, "read-here") && has(db, "read-here") == 1;
+    void *reader_ok = NULL;
+    pthread_t th;
+    ok &= write_unflushed(db, "read-by-deferrer") && pthread_create(&th, NULL, deferring_reader, db) == 0 &&
+          pthread_join(th, &reader_ok) == 0 && reader_ok != NULL;
+    ok &= write_unflushed(db, "never-read");
+    if (!ok) _exit(2);
+    raise(SIGKILL);
+    _exit(3);
+}
+
+static void test_reads_wait_for_flush(const char *dir)
+{
+    create_table(dir);
+    pid_t pid = fork();
+    CHECK_THAT(pid >= 0);
+    if (pid == 0) read_then_die(dir);
+    int status = 0;
+    CHECK_THAT(waitpid(pid, &status, 0) == pid);
+    CHECK_THAT(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+    qr_db *db = open_db(dir, 1);
+    CHECK_THAT(has(db, "read-here") == 1);
+    CHECK_THAT(has(db, "read-by-deferrer") == 1);
+    CHECK_THAT(has(db, "never-read") == 0); /* nothing else flushed the buffer */
+    qr_close(db);
+}
+
 /* Durable databases sync every write themselves: deferring changes nothing there. */
 static void test_durable_ignores_deferral(const char *dir)
 {
@@ -139,10 +199,12 @@ int main(void)
 {
     char base[] = "/tmp/quarry-deferred-XXXXXX";
     CHECK_THAT(mkdtemp(base) != NULL);
-    char a[64], b[64];
+    char a[64], b[64], c[64];
     snprintf(a, sizeof a, "%s/killed", base);
     snprintf(b, sizeof b, "%s/durable", base);
+    snprintf(c, sizeof c, "%s/reads", base);
     test_survival(a);
+    test_reads_wait_for_flush(c);
     test_durable_ignores_deferral(b);
     char cmd[96];
     snprintf(cmd, sizeof cmd, "rm -rf %s", base);
