@@ -97,9 +97,9 @@ struct loop {
     unsigned n_lingering;
     h2o_timeout_t linger_timeout;
     unsigned pending_jobs; /* sent to the pool, answer not yet received */
-    h2o_linklist_t owed; /* struct job: answered on the loop, sent once the WAL is flushed */
-    h2o_timeout_t turn_end;         /* 0 ms: its entries run once this turn's requests have */
-    h2o_timeout_entry_t owed_flush; /* linked to turn_end while owed is not empty */
+    h2o_linklist_t answers; /* struct answer: made on the loop this turn, sent at its end */
+    h2o_timeout_t turn_end;          /* 0 ms: its entries run once this turn's requests have */
+    h2o_timeout_entry_t answers_due; /* linked to turn_end while answers is not empty */
     int draining, stopping;
     atomic_uint in_flight; /* recounted on every turn while draining */
 };
@@ -137,9 +137,8 @@ typedef struct exchange {
     const char *tables; /* the table names, once the engine has read them (else NULL) */
 } exchange;
 
-/* A request handed to the worker pool, or answered on its loop and waiting for the loop's
- * WAL flush (see flush_owed). It owns a copy of the body, since h2o may dispose of the
- * request (its client gone) meanwhile; req is cleared when it does. */
+/* A request handed to the worker pool. It owns a copy of the body, since h2o may dispose
+ * of the request (its client gone) meanwhile; req is cleared when it does. */
 struct job {
     h2o_multithread_message_t msg;
     job *next;
@@ -606,43 +605,81 @@ static job *job_new(loop *l, h2o_req_t *req, const exchange *x, const char *op, 
     return j;
 }
 
-/* Sends job's answer if its request still stands, and frees the job. failed replaces
- * the answer with a 500 (the write it made could not be flushed). */
-static void job_answer(loop *l, job *j, int failed)
+/* Sends job's answer if its request still stands, and frees the job. */
+static void job_answer(loop *l, job *j)
 {
     if (j->req) {
         *j->guard = NULL;
         exchange x = {j->start, j->body, j->len, NULL};
-        if (failed)
-            send_error(l->s, j->req, &x, 500, j->ctype, j->op, QR_E_INTERNAL,
-                       "the write-ahead log could not be written");
-        else
-            send_call_response(l->s, j->req, &x, j->ctype, j->op, &j->resp);
+        send_call_response(l->s, j->req, &x, j->ctype, j->op, &j->resp);
     }
     qr_response_free(&j->resp);
     free(j);
 }
 
-/* At the end of a turn of the loop: the writes its requests made reach the WAL in one
- * write(2), and then their answers leave, in the order the requests were run. h2o runs
- * it as a 0 ms timeout, after the turn's reads and before it polls again, so that the
+/* ---- answers at the end of a turn ----
+ * A call run on the loop is answered at the end of the loop's turn, with the others of
+ * that turn, not as soon as it is made. Without syncs, the writes of the turn's calls
+ * then reach the WAL in one write(2) before any answer that depends on them leaves (see
+ * qr_defer_flushes). And the answers leave back to back: a client woken by the first
+ * finds the next ones already there, instead of being woken once per answer (Query(50):
+ * 38k -> 44k/s, 37 -> 35 us of CPU per request, alternating runs). An answer lives in
+ * its request's memory pool, and leaves the turn's list if the request goes first (its
+ * client gone). */
+typedef struct answer {
+    h2o_linklist_t link;
+    h2o_req_t *req;
+    exchange x;
+    const char *op, *ctype;
+    qr_response resp;
+    int after_write; /* made while a write of this turn waited for the WAL's flush */
+} answer;
+
+static void answer_dispose(void *p)
+{
+    answer *a = p;
+    if (h2o_linklist_is_linked(&a->link)) h2o_linklist_unlink(&a->link);
+    qr_response_free(&a->resp);
+}
+
+static void answer_later(loop *l, h2o_req_t *req, const exchange *x, const char *op, const char *ctype,
+                         const qr_response *resp)
+{
+    answer *a = h2o_mem_alloc_shared(&req->pool, sizeof *a, answer_dispose);
+    *a = (answer){.req = req, .x = *x, .op = op, .ctype = ctype, .resp = *resp,
+                  .after_write = qr_flush_pending()};
+    h2o_linklist_insert(&l->answers, &a->link);
+    if (!h2o_timeout_is_linked(&l->answers_due)) h2o_timeout_link(l->ev, &l->turn_end, &l->answers_due);
+}
+
+/* Flushes the turn's deferred writes, then sends its answers in the order they were
+ * made; if the flush failed, those made after a write get a 500 instead. h2o runs it as
+ * a 0 ms timeout, after the turn's reads and before it polls again, so that the
  * connections' next reads are set up in the same turn: answered after the turn (loop_main
  * calls it too, for any left), each connection cost two more epoll_ctl calls. */
-static void flush_owed(loop *l)
+static void answer_turn(loop *l)
 {
-    if (h2o_linklist_is_empty(&l->owed)) return;
-    int failed = qr_flush_deferred() != QR_OK;
-    while (!h2o_linklist_is_empty(&l->owed)) {
-        job *j = H2O_STRUCT_FROM_MEMBER(job, msg.link, l->owed.next);
-        h2o_linklist_unlink(&j->msg.link);
-        job_answer(l, j, failed);
+    if (h2o_linklist_is_empty(&l->answers)) return;
+    int failed = qr_flush_pending() && qr_flush_deferred() != QR_OK;
+    while (!h2o_linklist_is_empty(&l->answers)) {
+        answer *a = H2O_STRUCT_FROM_MEMBER(answer, link, l->answers.next);
+        h2o_linklist_unlink(&a->link);
+        /* Sending may dispose of the request, and the answer with it. */
+        qr_response resp = a->resp;
+        a->resp = (qr_response){0};
+        if (failed && a->after_write)
+            send_error(l->s, a->req, &a->x, 500, a->ctype, a->op, QR_E_INTERNAL,
+                       "the write-ahead log could not be written");
+        else
+            send_call_response(l->s, a->req, &a->x, a->ctype, a->op, &resp);
+        qr_response_free(&resp);
     }
-    if (h2o_timeout_is_linked(&l->owed_flush)) h2o_timeout_unlink(&l->owed_flush);
+    if (h2o_timeout_is_linked(&l->answers_due)) h2o_timeout_unlink(&l->answers_due);
 }
 
 static void on_turn_end(h2o_timeout_entry_t *entry)
 {
-    flush_owed(H2O_STRUCT_FROM_MEMBER(loop, owed_flush, entry));
+    answer_turn(H2O_STRUCT_FROM_MEMBER(loop, answers_due, entry));
 }
 
 /* Runs queued calls until told to stop and the queue is empty. */
@@ -673,7 +710,7 @@ static void on_jobs_done(h2o_multithread_receiver_t *receiver, h2o_linklist_t *m
         job *j = H2O_STRUCT_FROM_MEMBER(job, msg.link, messages->next);
         h2o_linklist_unlink(&j->msg.link);
         l->pending_jobs--;
-        job_answer(l, j, 0);
+        job_answer(l, j);
     }
 }
 
@@ -801,25 +838,7 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
     qr_response resp;
     qr_call_context ctx = {.region = region};
     qr_call_in(s->db, &ctx, op, x.body, x.len, &resp);
-    /* A write without a sync waits in the WAL's buffer until the loop's turn ends
-     * (flush_owed), and so does every answer after it in the turn, and a read's that may
-     * have seen another loop's write still waiting there. */
-    if (qr_flush_pending()) {
-        job *j = job_new(l, req, &x, op, ctype, region);
-        if (j) {
-            j->resp = resp;
-            h2o_linklist_insert(&l->owed, &j->msg.link);
-            if (!h2o_timeout_is_linked(&l->owed_flush)) h2o_timeout_link(l->ev, &l->turn_end, &l->owed_flush);
-            return 0;
-        }
-        if (qr_flush_deferred() != QR_OK) {
-            qr_response_free(&resp);
-            send_error(s, req, &x, 500, ctype, op, QR_E_INTERNAL, "the write-ahead log could not be written");
-            return 0;
-        }
-    }
-    send_call_response(s, req, &x, ctype, op, &resp);
-    qr_response_free(&resp);
+    answer_later(l, req, &x, op, ctype, &resp);
     return 0;
 }
 
@@ -1091,13 +1110,13 @@ static int loop_init(loop *l)
     server *s = l->s;
     h2o_linklist_init_anchor(&l->conns);
     h2o_linklist_init_anchor(&l->lingering);
-    h2o_linklist_init_anchor(&l->owed);
+    h2o_linklist_init_anchor(&l->answers);
     int fd = fcntl(s->listen_fd, F_DUPFD_CLOEXEC, 0);
     if (fd < 0) return -1;
     l->ev = h2o_evloop_create();
     h2o_timeout_init(l->ev, &l->linger_timeout, LINGER_MS);
     h2o_timeout_init(l->ev, &l->turn_end, 0);
-    l->owed_flush.cb = on_turn_end;
+    l->answers_due.cb = on_turn_end;
     h2o_context_init(&l->ctx, l->ev, &s->h2o);
     l->accept.ctx = &l->ctx;
     l->accept.hosts = s->h2o.hosts;
@@ -1151,7 +1170,7 @@ static void *loop_main(void *arg)
     pthread_mutex_lock(&l->s->ready_mu);
     while (!l->s->go) pthread_cond_wait(&l->s->ready_cv, &l->s->ready_mu);
     pthread_mutex_unlock(&l->s->ready_mu);
-    qr_defer_flushes(1); /* flush_owed ends each turn */
+    qr_defer_flushes(1); /* answer_turn ends each turn */
     long stop_deadline = 0;
     for (;;) {
         if (l->stopping) {
@@ -1160,7 +1179,7 @@ static void *loop_main(void *arg)
             else if (now_ms() > stop_deadline) break;
         }
         h2o_evloop_run(l->ev, l->draining || l->stopping ? 10 : INT32_MAX);
-        flush_owed(l);
+        answer_turn(l);
         if (l->draining) recount_in_flight(l);
     }
     loop_dispose(l);
