@@ -9,6 +9,9 @@
 # median of the rounds, so that one unlucky measurement on a shared machine moves nothing.
 #
 #   bench/http/run.sh                   (ROUNDS=3, DURATION=6 seconds per measurement)
+#
+# By default quarry runs with --pin-loops and nginx's workers are pinned the same way
+# (worker_cpu_affinity auto); PIN=0 runs both unpinned.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -18,6 +21,7 @@ DURATION=${DURATION:-6}
 WARMUP=${WARMUP:-2}
 QUARRY_THREADS=${QUARRY_THREADS:-}
 QUARRY_LOOPS=${QUARRY_LOOPS:-}
+PIN=${PIN:-1}   # quarry --pin-loops, and nginx's workers pinned alike (worker_cpu_affinity auto)
 PY=python3
 /usr/bin/python3 -c 'import boto3' 2>/dev/null && PY=/usr/bin/python3
 
@@ -63,6 +67,7 @@ start_quarry() { # name, extra options
     local threads=()
     [ -n "$QUARRY_THREADS" ] && threads=(--threads "$QUARRY_THREADS")
     [ -n "$QUARRY_LOOPS" ] && threads+=(--loops "$QUARRY_LOOPS")
+    [ "$PIN" = 1 ] && threads+=(--pin-loops)
     "$QUARRY" serve --listen 127.0.0.1:0 --data "$TMP/r$ROUND-$name" --credentials "$TMP/credentials" \
         --log-level warn "${threads[@]}" "$@" >"$TMP/$name.out" 2>"$TMP/$name.log" &
     PID=$!
@@ -88,6 +93,7 @@ start_nginx() {
     body=$(printf '%-100s' '{"Item":{"pk":{"S":"user#00001"},"sk":{"S":"profile"},"n":{"N":"1"},"name":{"S":"user 1"}}}')
     cat >"$TMP/nginx/nginx.conf" <<CONF
 worker_processes 2;
+$([ "$PIN" = 1 ] && echo "worker_cpu_affinity auto;")
 daemon off;
 pid $TMP/nginx/nginx.pid;
 error_log $TMP/nginx/error.log warn;
@@ -142,7 +148,7 @@ measure() { # server name, op (put|get|query|health)
 }
 
 echo "quarry HTTP benchmark: wrk -t2 -c32, ${DURATION}s per measurement after ${WARMUP}s warm-up, $ROUNDS rounds, $(nproc) CPUs"
-echo "quarry: $QUARRY (event loops: ${QUARRY_LOOPS:-default}, write threads: ${QUARRY_THREADS:-default})"
+echo "quarry: $QUARRY (event loops: ${QUARRY_LOOPS:-default}, write threads: ${QUARRY_THREADS:-default}, pinned: $PIN)"
 
 for ROUND in $(seq "$ROUNDS"); do
 echo "round $ROUND of $ROUNDS"

@@ -51,9 +51,9 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: quarry serve [--listen HOST:PORT] [--data DIR] [--credentials FILE]\n"
             "                    [--log-level debug|info|warn|error|none] [--no-sync]\n"
-            "                    [--insecure-no-auth] [--loops N] [--threads N] [--max-connections N]\n"
-            "                    [--timeout SECONDS] [--gsi-lag-ms N] [--ttl-interval-ms N]\n"
-            "                    [--lsi-collection-limit BYTES]\n"
+            "                    [--insecure-no-auth] [--loops N] [--pin-loops] [--threads N]\n"
+            "                    [--max-connections N] [--timeout SECONDS] [--gsi-lag-ms N]\n"
+            "                    [--ttl-interval-ms N] [--lsi-collection-limit BYTES]\n"
             "\n"
             "  --listen HOST:PORT    address to serve on (default 127.0.0.1:8000; port 0 picks one)\n"
             "  --data DIR            database directory (default ./data)\n"
@@ -64,6 +64,9 @@ static void usage(FILE *f)
             "  --log-level LEVEL     info logs every request, warn only errors (default info)\n"
             "  --no-sync             acknowledge writes before they are fsync'd\n"
             "  --loops N             HTTP event loop threads (default 2 per CPU)\n"
+            "  --pin-loops           run each event loop on one CPU, and serve each connection\n"
+            "                        on a loop of the CPU its packets arrive on: more requests\n"
+            "                        per second under load, when quarry need not share its CPUs\n"
             "  --threads N           threads for writes (default 16 per CPU, 16..128: a write\n"
             "                        waits for its fsync, and writes that wait together share\n"
             "                        one; none with --no-sync, where every call runs on the\n"
@@ -114,7 +117,7 @@ int cli_serve(int argc, char **argv)
 {
     const char *listen = "127.0.0.1:8000", *dir = "./data", *cred_path = NULL;
     const char *level_word = "info";
-    int insecure = 0;
+    int insecure = 0, pin_loops = 0;
     qr_options opts = {0};
     unsigned threads = 0, loops = 0, max_conn = 10000, timeout = 60;
     int threads_given = 0;
@@ -128,6 +131,8 @@ int cli_serve(int argc, char **argv)
             opts.no_sync = 1;
         } else if (strcmp(a, "--insecure-no-auth") == 0) {
             insecure = 1;
+        } else if (strcmp(a, "--pin-loops") == 0) {
+            pin_loops = 1;
         } else if (!has_value) {
             fprintf(stderr, "quarry serve: unknown option or missing value: '%s'\n", a);
             usage(stderr);
@@ -224,6 +229,7 @@ int cli_serve(int argc, char **argv)
     server_config cfg = {.addr = (struct sockaddr *)&addr,
                          .addr_len = addr_len,
                          .loops = loops,
+                         .pin_loops = pin_loops,
                          .workers = threads,
                          .max_connections = max_conn,
                          .timeout_seconds = timeout,
@@ -243,8 +249,9 @@ int cli_serve(int argc, char **argv)
     const char *colon = strrchr(listen, ':');
     snprintf(host, sizeof host, "%.*s", (int)(colon - listen), listen);
     snprintf(url, sizeof url, "http://%s:%u", host, server_port(srv));
-    printf("quarry serve: listening on %s (data %s, %s writes, %u event loops, %u write threads)\n",
-           url, dir, opts.no_sync ? "unsynced" : "durable", cfg.loops, threads);
+    printf("quarry serve: listening on %s (data %s, %s writes, %u event loops%s, %u write threads)\n",
+           url, dir, opts.no_sync ? "unsynced" : "durable", cfg.loops, pin_loops ? " pinned to CPUs" : "",
+           threads);
     if (cred_path) {
         printf("Requests must be signed with a key from %s (%zu key%s).\n", cred_path, keys.n,
                keys.n == 1 ? "" : "s");

@@ -38,6 +38,9 @@ typedef struct server_config {
     const struct sockaddr *addr; /* where to listen (copied) */
     socklen_t addr_len;
     unsigned loops;           /* event loop threads; 0 means 1 */
+    int pin_loops;            /* pin loop i to the i-th CPU this process may use (modulo their
+                                 number), and give each connection to a loop on the CPU its
+                                 packets arrive on */
     unsigned workers;         /* threads for calls that may wait for a sync; 0 runs every
                                  call on its event loop (right when writes are not synced) */
     unsigned max_connections; /* open connections at once; more are refused */

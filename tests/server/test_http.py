@@ -7,6 +7,7 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 import time
 import zlib
 
@@ -326,3 +327,49 @@ def test_garbage_on_the_wire_leaves_the_server_healthy(signed_server):
         s.close()
     from conftest import KEYS
     assert raw(signed_server.url, LIST, {}, key=KEYS["ci"][0], secret=KEYS["ci"][1]).status == 200
+
+
+def _single_cpu_threads(pid):
+    """The CPUs of the process's threads that may run on one CPU only."""
+    cpus = []
+    for tid in os.listdir("/proc/%d/task" % pid):
+        with open("/proc/%d/task/%s/status" % (pid, tid)) as f:
+            allowed = [line.split(":", 1)[1].strip() for line in f if line.startswith("Cpus_allowed_list:")][0]
+        if allowed.isdigit():
+            cpus.append(int(allowed))
+    return sorted(cpus)
+
+
+def test_pinned_loops_run_one_per_cpu_and_serve(start):
+    srv = start("--pin-loops", "--loops", "3")
+    assert "3 event loops pinned to CPUs" in srv.banner
+    allowed = sorted(os.sched_getaffinity(srv.proc.pid))
+    if len(allowed) > 1:  # on one CPU every thread is pinned anyway
+        assert _single_cpu_threads(srv.proc.pid) == sorted(allowed[i % len(allowed)] for i in range(3))
+    # Connections opened from every CPU are served, whichever loop they land on.
+    for cpu in allowed[:4]:
+        code = ("import os, sys; sys.path.insert(0, %r); os.sched_setaffinity(0, {%d}); from conftest import raw; "
+                "print(sum(raw(%r, %r, {}).status == 200 for _ in range(20)))"
+                % (os.path.dirname(__file__), cpu, srv.url, LIST))
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             timeout=60)
+        assert out.stdout.strip() == "20", out.stderr
+
+
+def test_pinned_loops_keep_to_the_cpus_allowed(tmp_path):
+    """Under taskset, the loops are pinned among the CPUs the process may use."""
+    bin_ = os.environ["QUARRY_BIN"]
+    cpu = sorted(os.sched_getaffinity(0))[-1]
+    p = subprocess.Popen(["taskset", "-c", str(cpu), bin_, "serve", "--listen", "127.0.0.1:0", "--data",
+                          str(tmp_path / "d"), "--pin-loops", "--loops", "2", "--log-level", "warn"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        banner = p.stdout.readline()
+        assert "2 event loops pinned to CPUs" in banner, p.stderr.read()
+        url = banner.split("listening on ")[1].split(" ")[0]
+        assert raw(url, LIST, {}).status == 200
+        for tid in os.listdir("/proc/%d/task" % p.pid):
+            assert os.sched_getaffinity(int(tid)) == {cpu}
+    finally:
+        p.send_signal(signal.SIGTERM)
+        assert p.wait(timeout=30) == 0
