@@ -600,10 +600,10 @@ json_t *item_decode(const char *v, size_t len)
     return json_read(json, jlen, JSON_ALLOW_NUL, NULL);
 }
 
-int item_read_raw(qr_db *db, const store_snapshot *snap, const buf *key, char **val, size_t *len, qr_err *err)
+/* Checks what a read of an item found. */
+static int item_found(int rc, char **val, size_t len, qr_err *err)
 {
-    int rc = store_get(db->st, snap, key->data, key->len, val, len, err);
-    if (rc == 1 && *len < ITEM_HEADER_LEN) {
+    if (rc == 1 && len < ITEM_HEADER_LEN) {
         free(*val);
         *val = NULL;
         return err_set(err, QR_E_INTERNAL, "stored item is corrupt");
@@ -611,16 +611,42 @@ int item_read_raw(qr_db *db, const store_snapshot *snap, const buf *key, char **
     return rc;
 }
 
-int item_read(qr_db *db, const store_snapshot *snap, const buf *key, json_t **item, qr_err *err)
+int item_read_raw(qr_db *db, const store_snapshot *snap, const buf *key, char **val, size_t *len, qr_err *err)
 {
-    char *v;
-    size_t vl;
-    int rc = item_read_raw(db, snap, key, &v, &vl, err);
+    int rc = store_get(db->st, snap, key->data, key->len, val, len, err);
+    return item_found(rc, val, *len, err);
+}
+
+int item_read_raw_before_write(qr_db *db, const buf *key, char **val, size_t *len, qr_err *err)
+{
+    int rc = store_get_before_write(db->st, key->data, key->len, val, len, err);
+    return item_found(rc, val, *len, err);
+}
+
+/* Parses the stored item v (which it frees) read with rc. */
+static int item_parsed(int rc, char *v, size_t vl, json_t **item, qr_err *err)
+{
     if (rc <= 0) return rc;
     *item = item_decode(v, vl);
     free(v);
     if (*item == NULL) return err_set(err, QR_E_INTERNAL, "stored item is corrupt");
     return 1;
+}
+
+int item_read(qr_db *db, const store_snapshot *snap, const buf *key, json_t **item, qr_err *err)
+{
+    char *v;
+    size_t vl;
+    int rc = item_read_raw(db, snap, key, &v, &vl, err);
+    return item_parsed(rc, v, vl, item, err);
+}
+
+int item_read_before_write(qr_db *db, const buf *key, json_t **item, qr_err *err)
+{
+    char *v;
+    size_t vl;
+    int rc = item_read_raw_before_write(db, key, &v, &vl, err);
+    return item_parsed(rc, v, vl, item, err);
 }
 
 pthread_mutex_t *item_lock_for(qr_db *db, const buf *key)

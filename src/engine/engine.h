@@ -203,6 +203,10 @@ int item_read(qr_db *db, const store_snapshot *snap, const buf *key, json_t **it
 /* Like item_read, but returns the stored bytes (malloc'd; caller frees) unparsed. */
 int item_read_raw(qr_db *db, const store_snapshot *snap, const buf *key, char **val, size_t *len,
                   qr_err *err);
+/* item_read and item_read_raw of the current item by a write about to replace it (see
+ * store_get_before_write). */
+int item_read_before_write(qr_db *db, const buf *key, json_t **item, qr_err *err);
+int item_read_raw_before_write(qr_db *db, const buf *key, char **val, size_t *len, qr_err *err);
 /* Serialises an item into out (the stored form). */
 int item_encode(const json_t *item, buf *out);
 /* The same for an item whose item_size the caller has already computed. */

@@ -513,7 +513,7 @@ int op_batch_write_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     keys_lock(db, keys, nw);
     sb = store_batch_new();
     for (size_t i = 0; i < nw; i++)
-        if (item_read(db, NULL, w[i].key, &w[i].old, err) < 0 ||
+        if (item_read_before_write(db, w[i].key, &w[i].old, err) < 0 ||
             item_stage(db, w[i].bt->t, sb, w[i].key, w[i].old, w[i].item, err))
             break;
     int wrote = err->type == NULL && store_write(db->st, sb, err) == 0;

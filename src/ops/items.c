@@ -237,7 +237,7 @@ int op_put_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     int need_old = x.condition || strcmp(p.return_values, "ALL_OLD") == 0 || table_has_indexes(t) ||
                    stream_enabled(t) || pitr_enabled(t);
     if (item_lock(db, &key, &lock, err)) goto done;
-    int found = item_read_raw(db, NULL, &key, &raw, &raw_len, err);
+    int found = item_read_raw_before_write(db, &key, &raw, &raw_len, err);
     if (found < 0) goto done;
     if (found) {
         const char *json;
@@ -412,7 +412,7 @@ static int keyed_begin(qr_db *db, json_t *req, int allow_updated, int expression
 static int keyed_lock_read(qr_db *db, keyed_write *w, qr_err *err)
 {
     if (item_lock(db, &w->key, &w->lock, err)) return -1;
-    if (item_read(db, NULL, &w->key, &w->old, err) < 0) return -1;
+    if (item_read_before_write(db, &w->key, &w->old, err) < 0) return -1;
     return item_check_condition(w->x.condition, w->old, w->p.on_failure, err);
 }
 

@@ -647,7 +647,7 @@ static int run_write(qr_db *db, txn *tx, json_t *per_table, qr_err *err)
     int rc = -1, failed = 0;
     txn_lock_keys(db, keys, tx->n);
     for (size_t i = 0; i < tx->n; i++)
-        if (item_read(db, NULL, &tx->a[i].key, &tx->a[i].old, err) < 0) goto unlock;
+        if (item_read_before_write(db, &tx->a[i].key, &tx->a[i].old, err) < 0) goto unlock;
     for (size_t i = 0; i < tx->n; i++) {
         action *a = &tx->a[i];
         int outcome = evaluate(a, reasons, err);

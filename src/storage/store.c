@@ -4,6 +4,8 @@
  * tuned for point reads of items and prefix-ordered range scans of item collections. */
 #include "storage/store.h"
 
+#include "storage/rowcache.h"
+
 #include <pthread.h>
 #include <rocksdb/c.h>
 #include <stdatomic.h>
@@ -28,6 +30,7 @@ struct store {
      * what the last flush handed to the OS. A read that finds begun > flushed may have
      * seen a record still in the buffer (see settle_read). */
     _Atomic uint64_t wal_begun, wal_appended, wal_flushed;
+    rowcache *rows; /* recently read values, for reads without a snapshot */
 };
 
 /* A thread that defers flushes (store_defer_flushes) and the store it has written to
@@ -37,6 +40,10 @@ static __thread store *tl_owed;
 
 struct store_batch {
     rocksdb_writebatch_t *wb;
+    uint64_t *hashes; /* rowcache_hash of each key written, for the row cache */
+    size_t nhashes, hashes_cap;
+    uint64_t few[4];  /* hashes' first home, so that small batches need no allocation */
+    int touches_all;  /* a range was deleted (or a hash could not be kept) */
     struct batch_hook { store_batch_done_fn fn; void *arg; uint64_t value; } *hooks;
     size_t nhooks, hooks_cap;
 };
@@ -83,7 +90,12 @@ static void settle_read(store *s, char **e)
 int store_open(const char *dir, int no_sync, store **out, char **errmsg)
 {
     store *s = calloc(1, sizeof *s);
-    if (s == NULL) {
+    /* Items read again and again skip RocksDB's lookup (a skiplist search through the
+     * memtable, then the files): 64k keys of values up to 2 KB, 32 MB at most. GetItem
+     * of 10 000 items in the memtable: RocksDB's Get was 1.7 of 11.6 us of CPU. */
+    if (s) s->rows = rowcache_new(1 << 16, 2048, 32 << 20);
+    if (s == NULL || s->rows == NULL) {
+        free(s);
         *errmsg = strdup("out of memory");
         return -1;
     }
@@ -166,6 +178,7 @@ void store_close(store *s)
     rocksdb_options_destroy(s->opts);
     rocksdb_block_based_options_destroy(s->topts);
     rocksdb_cache_destroy(s->cache);
+    rowcache_free(s->rows);
     pthread_mutex_destroy(&s->write_mu);
     free(s);
 }
@@ -182,22 +195,34 @@ static void perf_off(void)
     perf_level_set = 1;
 }
 
-int store_get(store *s, const store_snapshot *snap, const void *key, size_t klen, char **val,
-              size_t *vlen, qr_err *err)
+/* store_get, and store_get_before_write when fill is 0. */
+static int get_with(store *s, const store_snapshot *snap, const void *key, size_t klen, char **val,
+                    size_t *vlen, int fill, qr_err *err)
 {
     char *e = NULL;
     perf_off();
-    rocksdb_readoptions_t *ro = s->ropts;
-    if (snap) {
-        ro = rocksdb_readoptions_create();
-        rocksdb_readoptions_set_snapshot(ro, (const rocksdb_snapshot_t *)snap);
+    /* Reads at a snapshot see the past, which the row cache does not keep. */
+    uint64_t hash = 0, ticket = 0;
+    int cached = 0;
+    if (snap == NULL) {
+        hash = rowcache_hash(key, klen);
+        cached = rowcache_get(s->rows, hash, key, klen, val, vlen, &ticket);
+        if (cached < 0) return err_set(err, QR_E_INTERNAL, "out of memory");
     }
-    *val = rocksdb_get(s->db, ro, key, klen, vlen, &e);
-    if (snap) rocksdb_readoptions_destroy(ro);
-    if (e) {
-        err_set(err, QR_E_INTERNAL, "storage read failed: %s", e);
-        free(e);
-        return -1;
+    if (!cached) {
+        rocksdb_readoptions_t *ro = s->ropts;
+        if (snap) {
+            ro = rocksdb_readoptions_create();
+            rocksdb_readoptions_set_snapshot(ro, (const rocksdb_snapshot_t *)snap);
+        }
+        *val = rocksdb_get(s->db, ro, key, klen, vlen, &e);
+        if (snap) rocksdb_readoptions_destroy(ro);
+        if (e) {
+            err_set(err, QR_E_INTERNAL, "storage read failed: %s", e);
+            free(e);
+            return -1;
+        }
+        if (snap == NULL && fill && *val) rowcache_offer(s->rows, hash, key, klen, *val, *vlen, ticket);
     }
     settle_read(s, &e);
     if (e) {
@@ -210,10 +235,24 @@ int store_get(store *s, const store_snapshot *snap, const void *key, size_t klen
     return *val != NULL;
 }
 
+int store_get(store *s, const store_snapshot *snap, const void *key, size_t klen, char **val,
+              size_t *vlen, qr_err *err)
+{
+    return get_with(s, snap, key, klen, val, vlen, 1, err);
+}
+
+int store_get_before_write(store *s, const void *key, size_t klen, char **val, size_t *vlen, qr_err *err)
+{
+    return get_with(s, NULL, key, klen, val, vlen, 0, err);
+}
+
 store_batch *store_batch_new(void)
 {
     store_batch *b = calloc(1, sizeof *b);
-    if (b) b->wb = rocksdb_writebatch_create();
+    if (b == NULL) return NULL;
+    b->wb = rocksdb_writebatch_create();
+    b->hashes = b->few;
+    b->hashes_cap = sizeof b->few / sizeof b->few[0];
     return b;
 }
 
@@ -236,19 +275,40 @@ static void run_hooks(store_batch *b)
     b->nhooks = 0;
 }
 
+/* Notes that b writes key, so that the row cache forgets it. */
+static void note_key(store_batch *b, const void *k, size_t kl)
+{
+    if (b->touches_all) return;
+    if (b->nhashes == b->hashes_cap) {
+        size_t cap = 2 * b->hashes_cap;
+        uint64_t *h = b->hashes == b->few ? malloc(cap * sizeof *h) : realloc(b->hashes, cap * sizeof *h);
+        if (h == NULL) {
+            b->touches_all = 1; /* forgetting everything is always right */
+            return;
+        }
+        if (b->hashes == b->few) memcpy(h, b->few, sizeof b->few);
+        b->hashes = h;
+        b->hashes_cap = cap;
+    }
+    b->hashes[b->nhashes++] = rowcache_hash(k, kl);
+}
+
 void store_batch_put(store_batch *b, const void *k, size_t kl, const void *v, size_t vl)
 {
     rocksdb_writebatch_put(b->wb, k, kl, v, vl);
+    note_key(b, k, kl);
 }
 
 void store_batch_delete(store_batch *b, const void *k, size_t kl)
 {
     rocksdb_writebatch_delete(b->wb, k, kl);
+    note_key(b, k, kl);
 }
 
 void store_batch_delete_range(store_batch *b, const void *begin, size_t bl, const void *end, size_t el)
 {
     rocksdb_writebatch_delete_range(b->wb, begin, bl, end, el);
+    b->touches_all = 1;
 }
 
 int store_batch_count(const store_batch *b)
@@ -260,6 +320,8 @@ void store_batch_clear(store_batch *b)
 {
     run_hooks(b);
     rocksdb_writebatch_clear(b->wb);
+    b->nhashes = 0;
+    b->touches_all = 0;
 }
 
 void store_batch_free(store_batch *b)
@@ -267,6 +329,7 @@ void store_batch_free(store_batch *b)
     if (b == NULL) return;
     run_hooks(b);
     free(b->hooks);
+    if (b->hashes != b->few) free(b->hashes);
     rocksdb_writebatch_destroy(b->wb);
     free(b);
 }
@@ -275,11 +338,13 @@ static int write_with(store *s, rocksdb_writeoptions_t *wo, store_batch *b, qr_e
 {
     char *e = NULL;
     perf_off();
+    rowcache_write_begin(s->rows, b->hashes, b->nhashes, b->touches_all);
     if (s->one_writer) pthread_mutex_lock(&s->write_mu);
     if (s->manual_flush) atomic_fetch_add(&s->wal_begun, 1); /* manual_flush implies one_writer */
     rocksdb_write(s->db, wo, b->wb, &e);
     if (s->manual_flush) atomic_fetch_add(&s->wal_appended, 1);
     if (s->one_writer) pthread_mutex_unlock(&s->write_mu);
+    rowcache_write_end(s->rows, b->hashes, b->nhashes, b->touches_all);
     if (e == NULL && s->manual_flush) {
         if (!tl_defer) flush_wal(s, &e);
         else owe(s, &e);

@@ -27,6 +27,9 @@ void store_close(store *s);
  * found, 0 if not found, -1 on a storage error (err set). snap may be NULL. */
 int store_get(store *s, const store_snapshot *snap, const void *key, size_t klen, char **val,
               size_t *vlen, qr_err *err);
+/* store_get of the current value by a writer about to replace it: what it reads is not
+ * kept in the row cache, which the write would empty again at once. */
+int store_get_before_write(store *s, const void *key, size_t klen, char **val, size_t *vlen, qr_err *err);
 
 store_batch *store_batch_new(void);
 void store_batch_put(store_batch *b, const void *k, size_t kl, const void *v, size_t vl);

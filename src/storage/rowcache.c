@@ -1,0 +1,169 @@
+/* rowcache.c — recently read values of single keys, in front of the store's point reads
+ * (see rowcache.h for the protocol that keeps them from going stale). */
+#include "storage/rowcache.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+#define STRIPES 256
+#define NO_TICKET UINT64_MAX
+
+typedef struct entry {
+    size_t kl, vl;
+    char bytes[]; /* key, then value */
+} entry;
+
+typedef struct stripe {
+    pthread_mutex_t mu;
+    unsigned writing; /* writes begun and not ended on keys of this stripe */
+    uint64_t gen;     /* moves on every write_begin and write_end */
+    size_t bytes;     /* held by its entries */
+} stripe;
+
+struct rowcache {
+    size_t nslots, max_value, stripe_budget;
+    entry **slots;
+    stripe stripes[STRIPES];
+};
+
+rowcache *rowcache_new(size_t slots, size_t max_value, size_t budget)
+{
+    rowcache *c = calloc(1, sizeof *c);
+    if (c == NULL) return NULL;
+    c->slots = calloc(slots ? slots : 1, sizeof *c->slots);
+    if (c->slots == NULL) {
+        free(c);
+        return NULL;
+    }
+    c->nslots = slots ? slots : 1;
+    c->max_value = max_value;
+    c->stripe_budget = budget / STRIPES;
+    for (int i = 0; i < STRIPES; i++) pthread_mutex_init(&c->stripes[i].mu, NULL);
+    return c;
+}
+
+void rowcache_free(rowcache *c)
+{
+    if (c == NULL) return;
+    for (size_t i = 0; i < c->nslots; i++) free(c->slots[i]);
+    for (int i = 0; i < STRIPES; i++) pthread_mutex_destroy(&c->stripes[i].mu);
+    free(c->slots);
+    free(c);
+}
+
+uint64_t rowcache_hash(const void *key, size_t len)
+{
+    return XXH3_64bits(key, len);
+}
+
+static size_t slot_of(const rowcache *c, uint64_t hash)
+{
+    return (size_t)(hash % c->nslots);
+}
+
+static stripe *stripe_of(rowcache *c, size_t slot)
+{
+    return &c->stripes[slot % STRIPES];
+}
+
+/* Empties slot; its stripe's mutex is held. */
+static void drop(rowcache *c, stripe *st, size_t slot)
+{
+    entry *e = c->slots[slot];
+    if (e == NULL) return;
+    st->bytes -= sizeof *e + e->kl + e->vl;
+    free(e);
+    c->slots[slot] = NULL;
+}
+
+int rowcache_get(rowcache *c, uint64_t hash, const void *key, size_t kl, char **val, size_t *vlen,
+                 uint64_t *ticket)
+{
+    size_t slot = slot_of(c, hash);
+    stripe *st = stripe_of(c, slot);
+    pthread_mutex_lock(&st->mu);
+    entry *e = c->slots[slot];
+    if (e && e->kl == kl && memcmp(e->bytes, key, kl) == 0) {
+        char *copy = malloc(e->vl ? e->vl : 1);
+        if (copy) memcpy(copy, e->bytes + kl, e->vl);
+        *vlen = e->vl;
+        pthread_mutex_unlock(&st->mu);
+        *val = copy;
+        return copy ? 1 : -1;
+    }
+    *ticket = st->writing ? NO_TICKET : st->gen;
+    pthread_mutex_unlock(&st->mu);
+    return 0;
+}
+
+void rowcache_offer(rowcache *c, uint64_t hash, const void *key, size_t kl, const char *val, size_t vlen,
+                    uint64_t ticket)
+{
+    if (ticket == NO_TICKET || vlen > c->max_value) return;
+    size_t size = sizeof(entry) + kl + vlen;
+    if (size > c->stripe_budget) return;
+    size_t slot = slot_of(c, hash);
+    stripe *st = stripe_of(c, slot);
+    entry *e = malloc(size);
+    if (e == NULL) return;
+    e->kl = kl;
+    e->vl = vlen;
+    memcpy(e->bytes, key, kl);
+    memcpy(e->bytes + kl, val, vlen);
+    pthread_mutex_lock(&st->mu);
+    if (st->writing == 0 && st->gen == ticket) {
+        drop(c, st, slot);
+        if (st->bytes + size <= c->stripe_budget) {
+            c->slots[slot] = e;
+            st->bytes += size;
+            e = NULL;
+        }
+    }
+    pthread_mutex_unlock(&st->mu);
+    free(e);
+}
+
+/* Marks the stripe of one slot, or of every slot with all. begin says which side. */
+static void mark(rowcache *c, size_t slot, int begin)
+{
+    stripe *st = stripe_of(c, slot);
+    pthread_mutex_lock(&st->mu);
+    if (begin) st->writing++;
+    else st->writing--;
+    st->gen++;
+    drop(c, st, slot);
+    pthread_mutex_unlock(&st->mu);
+}
+
+static void mark_all(rowcache *c, int begin)
+{
+    for (int i = 0; i < STRIPES; i++) {
+        stripe *st = &c->stripes[i];
+        pthread_mutex_lock(&st->mu);
+        if (begin) st->writing++;
+        else st->writing--;
+        st->gen++;
+        for (size_t slot = (size_t)i; slot < c->nslots; slot += STRIPES) drop(c, st, slot);
+        pthread_mutex_unlock(&st->mu);
+    }
+}
+
+void rowcache_write_begin(rowcache *c, const uint64_t *hashes, size_t n, int all)
+{
+    if (all) {
+        mark_all(c, 1);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) mark(c, slot_of(c, hashes[i]), 1);
+}
+
+void rowcache_write_end(rowcache *c, const uint64_t *hashes, size_t n, int all)
+{
+    if (all) {
+        mark_all(c, 0);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) mark(c, slot_of(c, hashes[i]), 0);
+}
