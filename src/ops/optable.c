@@ -93,8 +93,12 @@ const char *const *qr_stream_operations(void)
 
 static const operation *find_operation(const char *name)
 {
+    /* Calls come in runs of one operation, so the last one found is tried first (and the
+     * server passes the table's own name, which matches by address). */
+    static _Thread_local const operation *last;
+    if (last && (last->name == name || strcmp(last->name, name) == 0)) return last;
     for (size_t i = 0; i < NOPS; i++)
-        if (strcmp(operations[i].name, name) == 0) return &operations[i];
+        if (strcmp(operations[i].name, name) == 0) return last = &operations[i];
     return NULL;
 }
 

@@ -138,10 +138,19 @@ static const yajl_callbacks build = {
     .yajl_end_array = on_end,
 };
 
+/* Whether text has a \u escape (or what looks like one after an escaped backslash). */
+static int has_unicode_escape(const char *text, size_t len)
+{
+    const char *end = text + len;
+    for (const char *p = memchr(text, '\\', len); p && p + 1 < end; p = memchr(p + 1, '\\', (size_t)(end - p - 1)))
+        if (p[1] == 'u') return 1;
+    return 0;
+}
+
 json_t *json_read_fast(const char *text, size_t len, size_t flags)
 {
     /* YAJL also takes vertical tab and form feed for white space; jansson does not. */
-    if (len == 0 || memmem(text, len, "\\u", 2) || memchr(text, '\v', len) || memchr(text, '\f', len))
+    if (len == 0 || has_unicode_escape(text, len) || memchr(text, '\v', len) || memchr(text, '\f', len))
         return NULL;
     reader r = {.reject_duplicates = (flags & JSON_REJECT_DUPLICATES) != 0};
     buf_init(&r.key, 0);
