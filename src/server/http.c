@@ -95,6 +95,7 @@ struct loop {
     h2o_multithread_receiver_t incoming; /* connections accepted by another loop */
     h2o_multithread_message_t drain_msg, stop_msg;
     atomic_uint handoffs; /* connections sent here and not yet taken */
+    atomic_uint serving;  /* connections given to this loop and not yet closed */
     h2o_linklist_t conns; /* struct conn */
     unsigned n_conns;
     h2o_linklist_t lingering; /* struct lingerer */
@@ -920,6 +921,7 @@ static void on_conn_close(void *data)
     loop *l = c->owner;
     h2o_linklist_unlink(&c->link);
     l->n_conns--;
+    atomic_fetch_sub(&l->serving, 1);
     atomic_fetch_sub(&l->s->connections, 1);
     if (c->linger_fd >= 0) linger_start(l, c->linger_fd);
     free(c);
@@ -937,6 +939,7 @@ static void adopt(loop *l, int fd)
     conn *c = calloc(1, sizeof *c);
     if (c == NULL) {
         close(fd);
+        atomic_fetch_sub(&l->serving, 1);
         atomic_fetch_sub(&l->s->connections, 1);
         return;
     }
@@ -959,6 +962,7 @@ static void on_handoffs(h2o_multithread_receiver_t *receiver, h2o_linklist_t *me
         h2o_linklist_unlink(&h->msg.link);
         if (l->stopping) {
             close(h->fd);
+            atomic_fetch_sub(&l->serving, 1);
             atomic_fetch_sub(&l->s->connections, 1);
         } else {
             adopt(l, h->fd);
@@ -976,19 +980,34 @@ static void on_handoffs(h2o_multithread_receiver_t *receiver, h2o_linklist_t *me
  * client on this machine, the CPU its thread ran on). The connection is then served
  * where its client runs, and a client thread and the loops it talks to take turns on one
  * CPU instead of waking each other across two: GetItem 105k -> 118k/s and PutItem
- * --no-sync 52k -> 60k/s with wrk on the same two CPUs (bench/http/README.md). */
+ * --no-sync 52k -> 60k/s with wrk on the same two CPUs (bench/http/README.md). But a
+ * client whose threads all happened to run on one CPU when they connected would leave
+ * the other CPUs' loops idle, pinned loops cannot move, and the client's threads may
+ * spread later: so a loop that serves more than twice as many connections as the least
+ * busy one, and STEER_SLACK more, gets no more until the others catch up. (A slack of 4
+ * alone diverted connections while wrk's two threads were still connecting, and cost
+ * GetItem 10%.) */
+#define STEER_SLACK 8
+
 static loop *loop_for(server *s, int fd)
 {
     unsigned turn = atomic_fetch_add(&s->next_loop, 1);
+    loop *target = &s->loops[turn % s->n_loops];
     int cpu = -1;
     socklen_t len = sizeof cpu;
     if (s->cpu_slot && getsockopt(fd, SOL_SOCKET, SO_INCOMING_CPU, &cpu, &len) == 0 && cpu >= 0 &&
         cpu < CPU_SETSIZE && s->cpu_slot[cpu] >= 0 && (unsigned)s->cpu_slot[cpu] < s->n_loops) {
         unsigned slot = (unsigned)s->cpu_slot[cpu], n = s->n_pin_cpus;
         unsigned on_cpu = (s->n_loops - slot + n - 1) / n; /* loops slot, slot + n, ... */
-        return &s->loops[slot + (turn % on_cpu) * n];
+        target = &s->loops[slot + (turn % on_cpu) * n];
+        loop *idlest = target;
+        for (unsigned i = 0; i < s->n_loops; i++)
+            if (atomic_load(&s->loops[i].serving) < atomic_load(&idlest->serving)) idlest = &s->loops[i];
+        unsigned least = atomic_load(&idlest->serving);
+        if (atomic_load(&target->serving) > 2 * least + STEER_SLACK) target = idlest;
     }
-    return &s->loops[turn % s->n_loops];
+    atomic_fetch_add(&target->serving, 1);
+    return target;
 }
 
 static void on_accept(h2o_socket_t *listener, const char *err)
@@ -1010,6 +1029,10 @@ static void on_accept(h2o_socket_t *listener, const char *err)
         loop *target = loop_for(s, fd);
         handoff *h = target == l ? NULL : calloc(1, sizeof *h);
         if (h == NULL) {
+            if (target != l) {
+                atomic_fetch_sub(&target->serving, 1);
+                atomic_fetch_add(&l->serving, 1);
+            }
             adopt(l, fd);
             continue;
         }
@@ -1330,6 +1353,7 @@ int server_start(qr_db *db, const server_config *cfg, server **out, char *errbuf
         s->loops[i].s = s;
         atomic_init(&s->loops[i].in_flight, 0);
         atomic_init(&s->loops[i].handoffs, 0);
+        atomic_init(&s->loops[i].serving, 0);
     }
     if (s->cfg.pin_loops && plan_pins(s, errbuf, errlen)) {
         server_free(s);
