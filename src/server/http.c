@@ -972,9 +972,6 @@ static void on_handoffs(h2o_multithread_receiver_t *receiver, h2o_linklist_t *me
     }
 }
 
-/* Every loop watches the listening socket; whichever wakes accepts what is waiting and
- * deals the connections round robin, so that each loop serves its share (left to the
- * kernel, 32 connections could split 28 to 4 and leave a CPU idle). */
 /* The loop a new connection goes to: in turn over all loops or, with pinned loops, over
  * those pinned to the CPU the connection's packets arrive on (SO_INCOMING_CPU; for a
  * client on this machine, the CPU its thread ran on). The connection is then served
@@ -1001,15 +998,22 @@ static loop *loop_for(server *s, int fd)
         unsigned on_cpu = (s->n_loops - slot + n - 1) / n; /* loops slot, slot + n, ... */
         target = &s->loops[slot + (turn % on_cpu) * n];
         loop *idlest = target;
-        for (unsigned i = 0; i < s->n_loops; i++)
-            if (atomic_load(&s->loops[i].serving) < atomic_load(&idlest->serving)) idlest = &s->loops[i];
-        unsigned least = atomic_load(&idlest->serving);
+        unsigned least = atomic_load(&target->serving);
+        for (unsigned i = 0; i < s->n_loops; i++) {
+            unsigned n = atomic_load(&s->loops[i].serving);
+            if (n < least) {
+                least = n;
+                idlest = &s->loops[i];
+            }
+        }
         if (atomic_load(&target->serving) > 2 * least + STEER_SLACK) target = idlest;
     }
-    atomic_fetch_add(&target->serving, 1);
     return target;
 }
 
+/* Every loop watches the listening socket; whichever wakes accepts what is waiting and
+ * deals the connections round robin, so that each loop serves its share (left to the
+ * kernel, 32 connections could split 28 to 4 and leave a CPU idle). */
 static void on_accept(h2o_socket_t *listener, const char *err)
 {
     loop *l = listener->data;
@@ -1028,11 +1032,9 @@ static void on_accept(h2o_socket_t *listener, const char *err)
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
         loop *target = loop_for(s, fd);
         handoff *h = target == l ? NULL : calloc(1, sizeof *h);
+        if (h == NULL) target = l; /* served here, also when the handoff cannot be made */
+        atomic_fetch_add(&target->serving, 1);
         if (h == NULL) {
-            if (target != l) {
-                atomic_fetch_sub(&target->serving, 1);
-                atomic_fetch_add(&l->serving, 1);
-            }
             adopt(l, fd);
             continue;
         }

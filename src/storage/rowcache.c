@@ -125,45 +125,45 @@ void rowcache_offer(rowcache *c, uint64_t hash, const void *key, size_t kl, cons
     free(e);
 }
 
-/* Marks the stripe of one slot, or of every slot with all. begin says which side. */
-static void mark(rowcache *c, size_t slot, int begin)
+/* A write begins (or ends) on keys of st: offers made with earlier tickets, or while it
+ * lasts, are refused. st's mutex is held. */
+static void stripe_mark(stripe *st, int begin)
 {
-    stripe *st = stripe_of(c, slot);
-    pthread_mutex_lock(&st->mu);
     if (begin) st->writing++;
     else st->writing--;
     st->gen++;
-    drop(c, st, slot);
-    pthread_mutex_unlock(&st->mu);
 }
 
-static void mark_all(rowcache *c, int begin)
+/* Marks the stripes of the keys with these hashes (of every key with all) and empties
+ * their slots, on either side of a write. */
+static void mark_write(rowcache *c, const uint64_t *hashes, size_t n, int all, int begin)
 {
-    for (int i = 0; i < STRIPES; i++) {
-        stripe *st = &c->stripes[i];
+    if (all) {
+        for (int i = 0; i < STRIPES; i++) {
+            stripe *st = &c->stripes[i];
+            pthread_mutex_lock(&st->mu);
+            stripe_mark(st, begin);
+            for (size_t slot = (size_t)i; slot < c->nslots; slot += STRIPES) drop(c, st, slot);
+            pthread_mutex_unlock(&st->mu);
+        }
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        size_t slot = slot_of(c, hashes[i]);
+        stripe *st = stripe_of(c, slot);
         pthread_mutex_lock(&st->mu);
-        if (begin) st->writing++;
-        else st->writing--;
-        st->gen++;
-        for (size_t slot = (size_t)i; slot < c->nslots; slot += STRIPES) drop(c, st, slot);
+        stripe_mark(st, begin);
+        drop(c, st, slot);
         pthread_mutex_unlock(&st->mu);
     }
 }
 
 void rowcache_write_begin(rowcache *c, const uint64_t *hashes, size_t n, int all)
 {
-    if (all) {
-        mark_all(c, 1);
-        return;
-    }
-    for (size_t i = 0; i < n; i++) mark(c, slot_of(c, hashes[i]), 1);
+    mark_write(c, hashes, n, all, 1);
 }
 
 void rowcache_write_end(rowcache *c, const uint64_t *hashes, size_t n, int all)
 {
-    if (all) {
-        mark_all(c, 0);
-        return;
-    }
-    for (size_t i = 0; i < n; i++) mark(c, slot_of(c, hashes[i]), 0);
+    mark_write(c, hashes, n, all, 0);
 }

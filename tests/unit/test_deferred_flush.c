@@ -79,11 +79,28 @@ static void *undeferred_writer(void *arg)
     return (void *)(long)(put(db, "other-thread") == QR_OK && !qr_flush_pending());
 }
 
-/* In a child: writes that are flushed, one from a thread that never deferred, one left
- * unflushed; then dies without closing anything. */
-static void write_then_die(const char *dir)
+/* Creates the table in dir, runs steps on the database in a child process that then
+ * dies by SIGKILL without closing anything, and returns the database reopened. steps
+ * returns 0 if something went wrong (the child then exits 2 instead, and a check fails). */
+static qr_db *after_killed_child(const char *dir, int (*steps)(qr_db *))
 {
-    qr_db *db = open_db(dir, 1);
+    create_table(dir);
+    pid_t pid = fork();
+    CHECK_THAT(pid >= 0);
+    if (pid == 0) {
+        if (!steps(open_db(dir, 1))) _exit(2);
+        raise(SIGKILL);
+        _exit(3);
+    }
+    int status = 0;
+    CHECK_THAT(waitpid(pid, &status, 0) == pid);
+    CHECK_THAT(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+    return open_db(dir, 1);
+}
+
+/* Writes that are flushed, one from a thread that never deferred, one left unflushed. */
+static int write_some_unflushed(qr_db *db)
+{
     qr_defer_flushes(1);
     int ok = !qr_flush_pending();
     char id[32];
@@ -100,21 +117,12 @@ static void write_then_die(const char *dir)
           thread_ok != NULL;
     ok &= qr_flush_pending() == 0; /* the other thread's write is not this one's to flush */
     ok &= put(db, "unflushed") == QR_OK && qr_flush_pending() == 1;
-    if (!ok) _exit(2);
-    raise(SIGKILL);
-    _exit(3);
+    return ok;
 }
 
 static void test_survival(const char *dir)
 {
-    create_table(dir);
-    pid_t pid = fork();
-    CHECK_THAT(pid >= 0);
-    if (pid == 0) write_then_die(dir);
-    int status = 0;
-    CHECK_THAT(waitpid(pid, &status, 0) == pid);
-    CHECK_THAT(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
-    qr_db *db = open_db(dir, 1);
+    qr_db *db = after_killed_child(dir, write_some_unflushed);
     char id[32];
     for (int i = 0; i < FLUSHED; i++) {
         snprintf(id, sizeof id, "flushed-%d", i);
@@ -149,33 +157,22 @@ static void *deferring_reader(void *arg)
     return (void *)(long)ok;
 }
 
-/* In a child: two writes left unflushed by their threads and then read, one by this
- * thread (which does not defer), one by a thread that does; a third never read; then
- * the child dies. */
-static void read_then_die(const char *dir)
+/* Two writes left unflushed by their threads and then read, one by this thread (which
+ * does not defer), one by a thread that does; a third never read. */
+static int read_unflushed(qr_db *db)
 {
-    qr_db *db = open_db(dir, 1);
     int ok = write_unflushed(db, "read-here") && has(db, "read-here") == 1;
     void *reader_ok = NULL;
     pthread_t th;
     ok &= write_unflushed(db, "read-by-deferrer") && pthread_create(&th, NULL, deferring_reader, db) == 0 &&
           pthread_join(th, &reader_ok) == 0 && reader_ok != NULL;
     ok &= write_unflushed(db, "never-read");
-    if (!ok) _exit(2);
-    raise(SIGKILL);
-    _exit(3);
+    return ok;
 }
 
 static void test_reads_wait_for_flush(const char *dir)
 {
-    create_table(dir);
-    pid_t pid = fork();
-    CHECK_THAT(pid >= 0);
-    if (pid == 0) read_then_die(dir);
-    int status = 0;
-    CHECK_THAT(waitpid(pid, &status, 0) == pid);
-    CHECK_THAT(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
-    qr_db *db = open_db(dir, 1);
+    qr_db *db = after_killed_child(dir, read_unflushed);
     CHECK_THAT(has(db, "read-here") == 1);
     CHECK_THAT(has(db, "read-by-deferrer") == 1);
     CHECK_THAT(has(db, "never-read") == 0); /* nothing else flushed the buffer */
