@@ -158,7 +158,9 @@ static void *deferring_reader(void *arg)
 }
 
 /* Two writes left unflushed by their threads and then read, one by this thread (which
- * does not defer), one by a thread that does; a third never read. */
+ * does not defer), one by a thread that does. (No unread write serves as a control here:
+ * the index worker's own reads flush too, whenever writes wait, so whether one survives
+ * depends on its timing. Without settle_read both of these are lost.) */
 static int read_unflushed(qr_db *db)
 {
     int ok = write_unflushed(db, "read-here") && has(db, "read-here") == 1;
@@ -166,7 +168,6 @@ static int read_unflushed(qr_db *db)
     pthread_t th;
     ok &= write_unflushed(db, "read-by-deferrer") && pthread_create(&th, NULL, deferring_reader, db) == 0 &&
           pthread_join(th, &reader_ok) == 0 && reader_ok != NULL;
-    ok &= write_unflushed(db, "never-read");
     return ok;
 }
 
@@ -175,7 +176,6 @@ static void test_reads_wait_for_flush(const char *dir)
     qr_db *db = after_killed_child(dir, read_unflushed);
     CHECK_THAT(has(db, "read-here") == 1);
     CHECK_THAT(has(db, "read-by-deferrer") == 1);
-    CHECK_THAT(has(db, "never-read") == 0); /* nothing else flushed the buffer */
     qr_close(db);
 }
 
