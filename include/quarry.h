@@ -92,7 +92,11 @@ int qr_call_in(qr_db *db, const qr_call_context *ctx, const char *operation, con
  * its flush: answer a request that wrote only after qr_flush_deferred. A read can see
  * another thread's write before its flush; such a read leaves a flush pending too, so
  * answer every request after qr_flush_pending() says 0 or qr_flush_deferred returns.
- * Databases opened durably are not affected. */
+ * The thread's PutItem, UpdateItem and DeleteItem writes are also staged: they reach the
+ * database together, as one write, at qr_flush_deferred (or sooner, when the thread needs
+ * an item one of them holds, or makes any other kind of write); until then they cannot
+ * be read, and their items stay locked. A thread that ends with writes staged writes them
+ * as it ends. Databases opened durably are not affected. */
 void qr_defer_flushes(int on);
 int qr_flush_pending(void);
 int qr_flush_deferred(void);

@@ -378,6 +378,9 @@ static void stats_follow_schema(table *t, const qr_index *old, size_t nold)
 int catalog_change_schema(qr_db *db, const char *name, schema_change_fn change, void *arg, qr_err *err)
 {
     int found, rc = -1;
+    /* A thread waiting for an item's lock, which this one may hold for a staged write,
+     * can hold the schema lock for reading (see keys_lock). */
+    if (store_commit_staged(err)) return -1;
     pthread_rwlock_wrlock(&db->schema_lock);
     pthread_mutex_lock(&db->catalog_lock);
     size_t slot = find_slot(db, name, &found);
@@ -668,10 +671,17 @@ int item_lock(qr_db *db, const buf *key, pthread_mutex_t **out, qr_err *err)
 {
     pthread_mutex_t *m = item_lock_for(db, key);
     if (pthread_mutex_trylock(m) != 0) {
+        /* This thread may hold it itself, for a write it staged (store_write_staged); and
+         * it waits for no lock while holding any for staged writes. */
+        if (store_staged_pending()) {
+            if (store_commit_staged(err)) return -1;
+            if (pthread_mutex_trylock(m) == 0) goto locked;
+        }
         if (txn_holds(db, key))
             return err_set(err, QR_E_TXN_CONFLICT, "Transaction is ongoing for the item");
         pthread_mutex_lock(m);
     }
+locked:
     *out = m;
     return 0;
 }
@@ -695,6 +705,9 @@ static size_t stripes_of(qr_db *db, const buf *keys, size_t n, size_t *out)
 
 void keys_lock(qr_db *db, const buf *keys, size_t n)
 {
+    /* Not while holding locks for staged writes (see item_lock); a failed commit is
+     * reported when the thread's turn ends. */
+    store_commit_staged(NULL);
     size_t *stripes = malloc((n ? n : 1) * sizeof *stripes);
     size_t m = stripes_of(db, keys, n, stripes);
     for (size_t i = 0; i < m; i++) pthread_mutex_lock(&db->stripes[stripes[i]]);
@@ -884,6 +897,7 @@ static void count_stored(qr_db *db, const table *t, uint16_t index_id, const sto
  * leaves no writer half done. */
 static void stats_count(qr_db *db, table *t, uint16_t id, int global)
 {
+    store_commit_staged(NULL); /* it takes every stripe (see keys_lock) */
     pthread_mutex_lock(&t->count_lock);
     pthread_mutex_lock(&t->stats_lock);
     range_stats *s = stats_find(t, id);

@@ -230,9 +230,16 @@ int item_stage_sized(qr_db *db, table *t, store_batch *b, const buf *key, const 
 /* After a successful store_write of staged writes: adjusts the table's statistics
  * (with table_stats_adjust, which also applies the batch's index notes). */
 void item_staged_done(table *t, const json_t *old_item, const json_t *new_item);
-/* item_stage + store_write + item_staged_done for one item. */
+/* Writes b, staged items' writes, for a caller holding their item's lock (item_lock):
+ * the unlock goes with the batch (store_batch_on_done), so that the lock is let go once
+ * the write is in the store, which for a staged write (store_write_staged) is the end of
+ * the thread's turn, and *lock is set to NULL. If the unlock cannot be handed over, b is
+ * written at once and *lock is left to the caller. */
+int item_write_locked(qr_db *db, store_batch *b, pthread_mutex_t **lock, qr_err *err);
+/* item_stage + a write + item_staged_done for one item; with lock (the item's, held),
+ * the write is item_write_locked's. */
 int item_write(qr_db *db, table *t, const buf *key, const json_t *old_item, const json_t *new_item,
-               qr_err *err);
+               pthread_mutex_t **lock, qr_err *err);
 
 /* ---- locks ---- */
 /* The stripe lock that guards the item at key. */

@@ -55,7 +55,7 @@ static int expire_one(qr_db *db, table *t, const buf *key, const char *attr, con
     int deleted = 0;
     if (item_read(db, NULL, key, &item, &e) == 1 && expired(item, attr, now, oldest)) {
         stream_set_service_origin(1); /* the stream record says DynamoDB deleted it */
-        deleted = item_write(db, t, key, item, NULL, &e) == 0;
+        deleted = item_write(db, t, key, item, NULL, NULL, &e) == 0;
         stream_set_service_origin(0);
     }
     pthread_mutex_unlock(lock);

@@ -3,6 +3,7 @@
  * Single-item, batch and transactional writes, TTL expiry and nothing else write items,
  * and all of them go through item_stage, so index upkeep, item collection sizes and
  * stream records can never be skipped by one kind of write. Locking and conditions are the callers' part. */
+#include <pthread.h>
 #include <stdlib.h>
 
 #include "engine/engine.h"
@@ -29,7 +30,7 @@ int item_stage_sized(qr_db *db, table *t, store_batch *b, const buf *key, const 
         buf_free(&val);
         return -1;
     }
-    if (new_item) store_batch_put(b, key->data, key->len, val.data, val.len);
+    if (new_item) store_batch_put_cached(b, key->data, key->len, val.data, val.len);
     else store_batch_delete(b, key->data, key->len);
     buf_free(&val);
     return 0;
@@ -42,15 +43,27 @@ void item_staged_done(table *t, const json_t *old_item, const json_t *new_item)
     table_stats_adjust(t, (new_item != NULL) - (old_item != NULL), new_size - old_size);
 }
 
+static void unlock_stripe(void *m, uint64_t unused)
+{
+    (void)unused;
+    pthread_mutex_unlock(m);
+}
+
+int item_write_locked(qr_db *db, store_batch *b, pthread_mutex_t **lock, qr_err *err)
+{
+    if (*lock == NULL || store_batch_on_done(b, unlock_stripe, *lock, 0)) return store_write(db->st, b, err);
+    *lock = NULL; /* the batch's now */
+    return store_write_staged(db->st, b, err);
+}
+
 int item_write(qr_db *db, table *t, const buf *key, const json_t *old_item, const json_t *new_item,
-               qr_err *err)
+               pthread_mutex_t **lock, qr_err *err)
 {
     if (old_item == NULL && new_item == NULL) return 0;
     store_batch *b = store_batch_new();
     int rc = item_stage(db, t, b, key, old_item, new_item, err);
-    if (rc == 0) rc = store_write(db->st, b, err);
+    if (rc == 0) rc = lock ? item_write_locked(db, b, lock, err) : store_write(db->st, b, err);
     store_batch_free(b);
     if (rc == 0) item_staged_done(t, old_item, new_item);
     return rc;
 }
-

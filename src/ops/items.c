@@ -250,10 +250,9 @@ int op_put_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     }
     if (item_check_condition(x.condition, old, p.on_failure, err)) goto done;
     batch = store_batch_new();
-    if (item_stage_sized(db, t, batch, &key, old, item, new_size, err) || store_write(db->st, batch, err)) goto done;
+    if (item_stage_sized(db, t, batch, &key, old, item, new_size, err) || item_write_locked(db, batch, &lock, err))
+        goto done;
     table_stats_adjust(t, found ? 0 : 1, (int64_t)new_size - (int64_t)old_size);
-    pthread_mutex_unlock(lock);
-    lock = NULL;
     *resp = json_object();
     if (old && strcmp(p.return_values, "ALL_OLD") == 0) json_object_set(*resp, "Attributes", old);
     report_write_capacity(*resp, p.capacity, t, capacity_write_units(old_size > new_size ? old_size : new_size), old, item);
@@ -436,7 +435,7 @@ int op_delete_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     keyed_write w;
     int rc = -1;
     if (keyed_begin(db, req, 0, EXPRS_CONDITION, &w, err) || keyed_lock_read(db, &w, err)) goto done;
-    if (item_write(db, w.t, &w.key, w.old, NULL, err)) goto done;
+    if (item_write(db, w.t, &w.key, w.old, NULL, &w.lock, err)) goto done;
     keyed_unlock(&w);
     *resp = json_object();
     if (w.old && strcmp(w.p.return_values, "ALL_OLD") == 0) json_object_set(*resp, "Attributes", w.old);
@@ -517,7 +516,7 @@ static int update_item(qr_db *db, json_t *req, int measure_request, json_t **res
         }
         goto done;
     }
-    if (item_write(db, w.t, &w.key, w.old, item, err)) goto done;
+    if (item_write(db, w.t, &w.key, w.old, item, &w.lock, err)) goto done;
     keyed_unlock(&w);
     *resp = json_object();
     const char *rv = w.p.return_values;

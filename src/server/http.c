@@ -1231,6 +1231,7 @@ static void *loop_main(void *arg)
         answer_turn(l);
         if (l->draining) recount_in_flight(l);
     }
+    qr_defer_flushes(0); /* answer_turn left nothing staged; this frees the thread's buffers */
     loop_dispose(l);
     return NULL;
 }

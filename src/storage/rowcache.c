@@ -10,10 +10,11 @@
 #define STRIPES 256
 #define NO_TICKET UINT64_MAX
 
-typedef struct entry {
+struct rowcache_entry {
     size_t kl, vl;
     char bytes[]; /* key, then value */
-} entry;
+};
+typedef struct rowcache_entry entry;
 
 typedef struct stripe {
     pthread_mutex_t mu;
@@ -125,6 +126,22 @@ void rowcache_offer(rowcache *c, uint64_t hash, const void *key, size_t kl, cons
     free(e);
 }
 
+rowcache_entry *rowcache_entry_new(const void *key, size_t kl, const void *val, size_t vl)
+{
+    entry *e = malloc(sizeof *e + kl + vl);
+    if (e == NULL) return NULL;
+    e->kl = kl;
+    e->vl = vl;
+    memcpy(e->bytes, key, kl);
+    if (vl) memcpy(e->bytes + kl, val, vl);
+    return e;
+}
+
+void rowcache_entry_free(rowcache_entry *e)
+{
+    free(e);
+}
+
 /* A write begins (or ends) on keys of st: offers made with earlier tickets, or while it
  * lasts, are refused. st's mutex is held. */
 static void stripe_mark(stripe *st, int begin)
@@ -134,36 +151,60 @@ static void stripe_mark(stripe *st, int begin)
     st->gen++;
 }
 
-/* Marks the stripes of the keys with these hashes (of every key with all) and empties
- * their slots, on either side of a write. */
-static void mark_write(rowcache *c, const uint64_t *hashes, size_t n, int all, int begin)
+/* Marks every stripe and empties every slot, on either side of a write of every key. */
+static void mark_all(rowcache *c, int begin)
+{
+    for (int i = 0; i < STRIPES; i++) {
+        stripe *st = &c->stripes[i];
+        pthread_mutex_lock(&st->mu);
+        stripe_mark(st, begin);
+        for (size_t slot = (size_t)i; slot < c->nslots; slot += STRIPES) drop(c, st, slot);
+        pthread_mutex_unlock(&st->mu);
+    }
+}
+
+void rowcache_write_begin(rowcache *c, rowcache_mark *marks, size_t n, int all)
 {
     if (all) {
-        for (int i = 0; i < STRIPES; i++) {
-            stripe *st = &c->stripes[i];
-            pthread_mutex_lock(&st->mu);
-            stripe_mark(st, begin);
-            for (size_t slot = (size_t)i; slot < c->nslots; slot += STRIPES) drop(c, st, slot);
-            pthread_mutex_unlock(&st->mu);
-        }
+        mark_all(c, 1);
         return;
     }
     for (size_t i = 0; i < n; i++) {
-        size_t slot = slot_of(c, hashes[i]);
+        size_t slot = slot_of(c, marks[i].hash);
         stripe *st = stripe_of(c, slot);
         pthread_mutex_lock(&st->mu);
-        stripe_mark(st, begin);
+        stripe_mark(st, 1);
+        marks[i].gen = st->gen;
         drop(c, st, slot);
         pthread_mutex_unlock(&st->mu);
     }
 }
 
-void rowcache_write_begin(rowcache *c, const uint64_t *hashes, size_t n, int all)
+void rowcache_write_end(rowcache *c, rowcache_mark *marks, size_t n, int all, int written)
 {
-    mark_write(c, hashes, n, all, 1);
-}
-
-void rowcache_write_end(rowcache *c, const uint64_t *hashes, size_t n, int all)
-{
-    mark_write(c, hashes, n, all, 0);
+    if (all) mark_all(c, 0);
+    for (size_t i = 0; i < n; i++) {
+        entry *keep = marks[i].keep;
+        marks[i].keep = NULL;
+        if (all) {
+            free(keep);
+            continue;
+        }
+        size_t slot = slot_of(c, marks[i].hash);
+        stripe *st = stripe_of(c, slot);
+        size_t size = keep ? sizeof *keep + keep->kl + keep->vl : 0;
+        pthread_mutex_lock(&st->mu);
+        /* Alone on the stripe since it began: no other write of this key can have
+         * landed after it, nor a reader cached anything meanwhile. */
+        int alone = written && st->writing == 1 && st->gen == marks[i].gen;
+        stripe_mark(st, 0);
+        drop(c, st, slot);
+        if (keep && alone && keep->vl <= c->max_value && st->bytes + size <= c->stripe_budget) {
+            c->slots[slot] = keep;
+            st->bytes += size;
+            keep = NULL;
+        }
+        pthread_mutex_unlock(&st->mu);
+        free(keep);
+    }
 }

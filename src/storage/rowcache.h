@@ -7,7 +7,9 @@
  * it read with that ticket; the offer is refused if a write touched the stripe meanwhile,
  * so a value replaced in RocksDB never comes back through the cache. A writer marks each
  * key's stripe before its batch is written and again once it is: in between, readers may
- * still find the old value (the write is not acknowledged yet) but cannot put one back. */
+ * still find the old value (the write is not acknowledged yet) but cannot put one back.
+ * A write that was alone on its stripe leaves the value it put in the cache: an item
+ * written is often read or written again next (an update's read of the current item). */
 #ifndef QR_ROWCACHE_H
 #define QR_ROWCACHE_H
 
@@ -32,9 +34,26 @@ int rowcache_get(rowcache *c, uint64_t hash, const void *key, size_t kl, char **
 void rowcache_offer(rowcache *c, uint64_t hash, const void *key, size_t kl, const char *val, size_t vlen,
                     uint64_t ticket);
 
-/* Around a write of the keys with these hashes: write_begin before the store writes them,
- * write_end after (whether or not it succeeded). all instead of hashes: every key. */
-void rowcache_write_begin(rowcache *c, const uint64_t *hashes, size_t n, int all);
-void rowcache_write_end(rowcache *c, const uint64_t *hashes, size_t n, int all);
+/* A value a write puts, copied for the cache to keep once the write is in the store
+ * (see rowcache_mark). NULL if out of memory. */
+typedef struct rowcache_entry rowcache_entry;
+rowcache_entry *rowcache_entry_new(const void *key, size_t kl, const void *val, size_t vl);
+void rowcache_entry_free(rowcache_entry *e);
+
+/* One key of a write: its hash; the stripe's generation as the write began on it (set by
+ * rowcache_write_begin); for a put, the value to keep once it is written, or NULL. */
+typedef struct rowcache_mark {
+    uint64_t hash;
+    uint64_t gen;
+    rowcache_entry *keep;
+} rowcache_mark;
+
+/* Around a write of the marked keys: write_begin before the store writes them, write_end
+ * after, written saying whether it succeeded. all instead of marks: every key. write_end
+ * caches a mark's kept value when the write succeeded and no other write began or ended
+ * on the key's stripe in between (so nothing newer can be in the store), and forgets the
+ * key otherwise; it frees what it does not keep and sets each keep to NULL. */
+void rowcache_write_begin(rowcache *c, rowcache_mark *marks, size_t n, int all);
+void rowcache_write_end(rowcache *c, rowcache_mark *marks, size_t n, int all, int written);
 
 #endif

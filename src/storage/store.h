@@ -33,13 +33,19 @@ int store_get_before_write(store *s, const void *key, size_t klen, char **val, s
 
 store_batch *store_batch_new(void);
 void store_batch_put(store_batch *b, const void *k, size_t kl, const void *v, size_t vl);
+/* A put of a key that store_get reads (an item): once written, its value stays in the
+ * row cache, so that the next read of the key, or the next write's read of it, finds it
+ * there instead of in RocksDB. */
+void store_batch_put_cached(store_batch *b, const void *k, size_t kl, const void *v, size_t vl);
 void store_batch_delete(store_batch *b, const void *k, size_t kl);
 void store_batch_delete_range(store_batch *b, const void *begin, size_t bl, const void *end, size_t el);
 int store_batch_count(const store_batch *b);
 void store_batch_clear(store_batch *b);
 void store_batch_free(store_batch *b);
-/* Calls fn(arg, value) when b is freed or cleared, written or not: for work that must
- * end with the batch's life (a stream's hold on a sequence number). -1 if out of memory. */
+/* Calls fn(arg, value) once b's write is over, written or not: when b is freed or
+ * cleared, or for a staged b (store_write_staged), after the commit that writes it. For
+ * work that must end with the write (a stream's hold on a sequence number, an item's
+ * lock). -1 if out of memory. */
 typedef void (*store_batch_done_fn)(void *arg, uint64_t value);
 int store_batch_on_done(store_batch *b, store_batch_done_fn fn, void *arg, uint64_t value);
 /* Applies the batch atomically; durable when it returns unless no_sync. */
@@ -50,6 +56,22 @@ int store_write(store *s, store_batch *b, qr_err *err);
  * that can be redone from durable state after a crash (index propagation, backfill). */
 int store_write_nosync(store *s, store_batch *b, qr_err *err);
 
+/* Staged writes, for a thread that defers flushes (below) on a store opened with no_sync:
+ * b's records join the thread's staged writes instead of being written at once, and
+ * RocksDB writes all of them as one batch when the thread commits them, which
+ * store_flush_owed does, as do the thread's next store_write and store_commit_staged. A
+ * thread answering many requests a turn thus takes the write mutex and makes one RocksDB
+ * write a turn instead of one a request. Until the commit the writes cannot be read, and
+ * b's hooks (store_batch_on_done) wait for it: a caller keeps the keys it wrote locked
+ * until then, by handing their unlock to a hook. So that two threads never wait for each
+ * other, a thread commits what it staged before it waits for any such lock. b is left
+ * empty. Elsewhere this is store_write. */
+int store_write_staged(store *s, store_batch *b, qr_err *err);
+int store_staged_pending(void);
+/* Writes this thread's staged writes now (not flushed: store_flush_owed does that). -1
+ * with err set (if not NULL) if they could not be written; store_flush_owed reports it too. */
+int store_commit_staged(qr_err *err);
+
 /* Deferred flushes, for a thread that answers several requests at a time: with on set,
  * this thread's writes to a store opened with no_sync stay in RocksDB's WAL buffer, in
  * this process, until store_flush_owed hands them to the operating system together.
@@ -58,7 +80,9 @@ int store_write_nosync(store *s, store_batch *b, qr_err *err);
  * it has written since its last one, or read while another thread's write may still have
  * been in the buffer (answering with what it saw must wait for the flush as well). A
  * thread that does not defer flushes, when it reads such a write, flushes there and then.
- * Stores opened durably are not affected. */
+ * store_flush_owed commits the thread's staged writes first, and fails if they, or any
+ * commit of them since the last store_flush_owed, could not be written. Turning deferral
+ * off commits and flushes what is left. Stores opened durably are not affected. */
 void store_defer_flushes(int on);
 int store_flush_owed_pending(void);
 int store_flush_owed(qr_err *err);

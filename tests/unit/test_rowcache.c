@@ -5,7 +5,9 @@
  * progress) is refused. Then the store with the cache under load: writers, each owning a
  * few keys, write increasing numbers and read each one back, while readers check that no
  * key ever goes back to an older number; a stale value served from the cache would show
- * as one or the other. */
+ * as one or the other. The writers write in three ways: plain puts; puts whose values
+ * the cache keeps once written; and, on a store opened with no_sync, such puts staged a
+ * few at a time and committed together (store_write_staged), as an event loop does. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -48,27 +50,62 @@ static void test_protocol(void)
     CHECK_THAT(cached(c, "b", NULL, NULL) == 0);
 
     /* A write forgets the key, and a ticket taken before it is refused after it. */
-    uint64_t h = rowcache_hash("a", 1);
-    rowcache_write_begin(c, &h, 1, 0);
+    rowcache_mark m = {.hash = rowcache_hash("a", 1)};
+    rowcache_write_begin(c, &m, 1, 0);
     CHECK_THAT(cached(c, "a", NULL, &t2) == 0);
     offer(c, "a", "stale", t2); /* taken while the write was in progress */
-    rowcache_write_end(c, &h, 1, 0);
+    rowcache_write_end(c, &m, 1, 0, 1);
     CHECK_THAT(cached(c, "a", NULL, NULL) == 0);
     CHECK_THAT(cached(c, "a", NULL, &t) == 0);
-    rowcache_write_begin(c, &h, 1, 0);
-    rowcache_write_end(c, &h, 1, 0);
+    rowcache_write_begin(c, &m, 1, 0);
+    rowcache_write_end(c, &m, 1, 0, 1);
     offer(c, "a", "stale", t); /* taken before the write */
     CHECK_THAT(cached(c, "a", NULL, NULL) == 0);
     CHECK_THAT(cached(c, "a", NULL, &t) == 0);
     offer(c, "a", "two", t);
     CHECK_THAT(cached(c, "a", "two", NULL) == 1);
 
+    /* A write alone on its stripe leaves the value it put; one that failed leaves none. */
+    m.keep = rowcache_entry_new("a", 1, "three", 5);
+    rowcache_write_begin(c, &m, 1, 0);
+    CHECK_THAT(cached(c, "a", NULL, &t) == 0);
+    offer(c, "a", "two", t); /* read during the write: refused */
+    rowcache_write_end(c, &m, 1, 0, 1);
+    CHECK_THAT(m.keep == NULL);
+    CHECK_THAT(cached(c, "a", "three", NULL) == 1);
+    m.keep = rowcache_entry_new("a", 1, "four", 4);
+    rowcache_write_begin(c, &m, 1, 0);
+    rowcache_write_end(c, &m, 1, 0, 0);
+    CHECK_THAT(cached(c, "a", NULL, NULL) == 0);
+
+    /* Two writes overlapping on a stripe leave nothing, whichever ends last: either might
+     * have reached the store last. */
+    rowcache_mark first = {.hash = m.hash, .keep = rowcache_entry_new("a", 1, "five", 4)};
+    rowcache_mark second = {.hash = m.hash, .keep = rowcache_entry_new("a", 1, "six", 3)};
+    rowcache_write_begin(c, &first, 1, 0);
+    rowcache_write_begin(c, &second, 1, 0);
+    rowcache_write_end(c, &first, 1, 0, 1);
+    rowcache_write_end(c, &second, 1, 0, 1);
+    CHECK_THAT(cached(c, "a", NULL, NULL) == 0);
+    first.keep = rowcache_entry_new("a", 1, "five", 4);
+    second.keep = rowcache_entry_new("a", 1, "six", 3);
+    rowcache_write_begin(c, &first, 1, 0);
+    rowcache_write_begin(c, &second, 1, 0);
+    rowcache_write_end(c, &second, 1, 0, 1);
+    rowcache_write_end(c, &first, 1, 0, 1);
+    CHECK_THAT(cached(c, "a", NULL, NULL) == 0);
+    /* ... and a value too large to keep is dropped. */
+    m.keep = rowcache_entry_new("a", 1, "a value past sixteen bytes", 26);
+    rowcache_write_begin(c, &m, 1, 0);
+    rowcache_write_end(c, &m, 1, 0, 1);
+    CHECK_THAT(cached(c, "a", NULL, NULL) == 0);
+
     /* A write of every key (a range deleted) forgets them all. */
     CHECK_THAT(cached(c, "d", NULL, &t) == 0);
     offer(c, "d", "four", t);
     CHECK_THAT(cached(c, "d", "four", NULL) == 1);
     rowcache_write_begin(c, NULL, 0, 1);
-    rowcache_write_end(c, NULL, 0, 1);
+    rowcache_write_end(c, NULL, 0, 1, 1);
     CHECK_THAT(cached(c, "a", NULL, NULL) == 0);
     CHECK_THAT(cached(c, "d", NULL, NULL) == 0);
 
@@ -135,27 +172,42 @@ typedef struct worker {
     int id;
 } worker;
 
+/* Writes n to key k in writer w's way; with staging the write waits for the commit. */
+static int write_number(const worker *w, int k, long n)
+{
+    char key[16], val[32];
+    key_of(k, key);
+    snprintf(val, sizeof val, "%ld", n);
+    store_batch *b = store_batch_new();
+    if (w->id % 3 == 0) store_batch_put(b, key, strlen(key), val, strlen(val));
+    else store_batch_put_cached(b, key, strlen(key), val, strlen(val));
+    qr_err e;
+    err_init(&e);
+    int rc = w->id % 3 == 2 ? store_write_staged(w->r->s, b, &e) : store_write(w->r->s, b, &e);
+    store_batch_free(b);
+    return rc;
+}
+
 static void *writer_main(void *arg)
 {
     worker *w = arg;
     run *r = w->r;
     long n = 0;
+    if (w->id % 3 == 2) store_defer_flushes(1);
     while (!atomic_load(&r->stop)) {
+        /* A turn: each of its keys written once, then all read back. */
         n++;
-        int k = w->id * KEYS_EACH + (int)(n % KEYS_EACH);
-        char key[16], val[32];
-        key_of(k, key);
-        snprintf(val, sizeof val, "%ld", n);
-        store_batch *b = store_batch_new();
-        store_batch_put(b, key, strlen(key), val, strlen(val));
+        int failed = 0;
+        for (int i = 0; i < KEYS_EACH; i++) failed |= write_number(w, w->id * KEYS_EACH + i, n) != 0;
         qr_err e;
         err_init(&e);
-        int rc = store_write(r->s, b, &e);
-        store_batch_free(b);
-        if (rc) atomic_fetch_add(&r->unread, 1);
-        else if (read_number(r->s, k) != n) atomic_fetch_add(&r->stale, 1); /* its own write, read back */
-        atomic_fetch_add(&r->writes, 1);
+        if (store_flush_owed_pending()) failed |= store_flush_owed(&e) != 0;
+        if (failed) atomic_fetch_add(&r->unread, 1);
+        for (int i = 0; i < KEYS_EACH && !failed; i++)
+            if (read_number(r->s, w->id * KEYS_EACH + i) != n) atomic_fetch_add(&r->stale, 1); /* its own write */
+        atomic_fetch_add(&r->writes, KEYS_EACH);
     }
+    store_defer_flushes(0);
     return NULL;
 }
 
