@@ -224,8 +224,10 @@ int item_stored(const char *v, size_t len, const char **json, size_t *json_len, 
  * lock from before reading old_item until after the write. */
 int item_stage(qr_db *db, table *t, store_batch *b, const buf *key, const json_t *old_item,
                const json_t *new_item, qr_err *err);
-/* The same, new_item's item_size (when new_item is not NULL) given by the caller. */
-int item_stage_sized(qr_db *db, table *t, store_batch *b, const buf *key, const json_t *old_item,
+/* The same, new_item's item_size (when new_item is not NULL) given by the caller, and
+ * replacing saying whether an item is there now (old_item may be NULL although one is,
+ * when the caller did not need it parsed). */
+int item_stage_sized(qr_db *db, table *t, store_batch *b, const buf *key, int replacing, const json_t *old_item,
                      const json_t *new_item, size_t new_size, qr_err *err);
 /* After a successful store_write of staged writes: adjusts the table's statistics
  * (with table_stats_adjust, which also applies the batch's index notes). */

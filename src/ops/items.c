@@ -250,7 +250,8 @@ int op_put_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     }
     if (item_check_condition(x.condition, old, p.on_failure, err)) goto done;
     batch = store_batch_new();
-    if (item_stage_sized(db, t, batch, &key, old, item, new_size, err) || item_write_locked(db, batch, &lock, err))
+    if (item_stage_sized(db, t, batch, &key, found, old, item, new_size, err) ||
+        item_write_locked(db, batch, &lock, err))
         goto done;
     table_stats_adjust(t, found ? 0 : 1, (int64_t)new_size - (int64_t)old_size);
     *resp = json_object();
