@@ -37,6 +37,18 @@ static void offer(rowcache *c, const char *key, const char *val, uint64_t ticket
     rowcache_offer(c, rowcache_hash(key, strlen(key)), key, strlen(key), val, strlen(val), ticket);
 }
 
+/* Two writes of key "a" that keep their values, the second begun before the first ends;
+ * the second ends first if second_ends_first. */
+static void overlap(rowcache *c, uint64_t hash, int second_ends_first)
+{
+    rowcache_mark first = {.hash = hash, .keep = rowcache_entry_new("a", 1, "five", 4)};
+    rowcache_mark second = {.hash = hash, .keep = rowcache_entry_new("a", 1, "six", 3)};
+    rowcache_write_begin(c, &first, 1, 0);
+    rowcache_write_begin(c, &second, 1, 0);
+    rowcache_write_end(c, second_ends_first ? &second : &first, 1, 0, 1);
+    rowcache_write_end(c, second_ends_first ? &first : &second, 1, 0, 1);
+}
+
 static void test_protocol(void)
 {
     rowcache *c = rowcache_new(1024, 16, 1 << 20);
@@ -80,19 +92,9 @@ static void test_protocol(void)
 
     /* Two writes overlapping on a stripe leave nothing, whichever ends last: either might
      * have reached the store last. */
-    rowcache_mark first = {.hash = m.hash, .keep = rowcache_entry_new("a", 1, "five", 4)};
-    rowcache_mark second = {.hash = m.hash, .keep = rowcache_entry_new("a", 1, "six", 3)};
-    rowcache_write_begin(c, &first, 1, 0);
-    rowcache_write_begin(c, &second, 1, 0);
-    rowcache_write_end(c, &first, 1, 0, 1);
-    rowcache_write_end(c, &second, 1, 0, 1);
+    overlap(c, m.hash, 0);
     CHECK_THAT(cached(c, "a", NULL, NULL) == 0);
-    first.keep = rowcache_entry_new("a", 1, "five", 4);
-    second.keep = rowcache_entry_new("a", 1, "six", 3);
-    rowcache_write_begin(c, &first, 1, 0);
-    rowcache_write_begin(c, &second, 1, 0);
-    rowcache_write_end(c, &second, 1, 0, 1);
-    rowcache_write_end(c, &first, 1, 0, 1);
+    overlap(c, m.hash, 1);
     CHECK_THAT(cached(c, "a", NULL, NULL) == 0);
     /* ... and a value too large to keep is dropped. */
     m.keep = rowcache_entry_new("a", 1, "a value past sixteen bytes", 26);
