@@ -96,7 +96,8 @@ int qr_call_in(qr_db *db, const qr_call_context *ctx, const char *operation, con
  * database together, as one write, at qr_flush_deferred (or sooner, when the thread needs
  * an item one of them holds, or makes any other kind of write); until then they cannot
  * be read, and their items stay locked. A thread that ends with writes staged writes them
- * as it ends. Databases opened durably are not affected. */
+ * as it ends; every deferring thread must flush (or end) before qr_close. Databases
+ * opened durably are not affected. */
 void qr_defer_flushes(int on);
 int qr_flush_pending(void);
 int qr_flush_deferred(void);
