@@ -2,6 +2,7 @@
  * statistics (see engine.h). Request handling lives in src/ops. */
 #include "engine/engine.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -196,6 +197,9 @@ int qr_flush_deferred(void)
 void qr_close(qr_db *db)
 {
     if (db == NULL) return;
+    /* This thread's staged writes first: they hold items and tables the threads stopped
+     * below may wait for. (Other deferring threads must have flushed, see quarry.h.) */
+    store_commit_staged(NULL);
     /* Leave no index work behind for the next process when it can be done now. */
     if (db->worker_running && db->opts.gsi_lag_ms == 0) propagate_drain(db, 10000);
     expire_stop(db);
@@ -262,6 +266,17 @@ table *catalog_get_by_id(qr_db *db, uint32_t id)
     pthread_mutex_unlock(&db->catalog_lock);
     if (t == NULL) pthread_rwlock_unlock(&db->schema_lock);
     return t;
+}
+
+static void release_after_commit(void *db, void *t, int written)
+{
+    (void)written;
+    catalog_release(db, t);
+}
+
+void catalog_release_after_writes(qr_db *db, table *t)
+{
+    if (t) store_after_commit(release_after_commit, db, t);
 }
 
 void catalog_release(qr_db *db, table *t)
@@ -757,14 +772,15 @@ typedef struct staged {
     uint16_t id;
     int64_t items, bytes;
 } staged;
-static _Thread_local struct {
+typedef struct stats_notes {
     qr_db *db;
     uint64_t epoch;
     int64_t logged;
     uint64_t lowest_seq; /* of the log records staged (when logged > 0) */
     size_t n;
     staged s[STAGED_MAX];
-} notes;
+} stats_notes;
+static _Thread_local stats_notes notes;
 
 static range_stats *stats_find(table *t, uint16_t id)
 {
@@ -850,17 +866,59 @@ void stats_stage_logged(qr_db *db, uint64_t seq)
     notes.logged++;
 }
 
+/* Applies one write's figures: the table's, and what its staging noted (n of them). */
+static void stats_apply(table *t, int64_t items, int64_t bytes, const stats_notes *sn, size_t n)
+{
+    stats_adjust(t, 0, items, bytes, sn->epoch);
+    for (size_t i = 0; i < n; i++) stats_adjust(sn->s[i].t, sn->s[i].id, sn->s[i].items, sn->s[i].bytes, sn->epoch);
+    if (sn->logged) {
+        __atomic_add_fetch(&sn->db->log_pending, sn->logged, __ATOMIC_RELAXED);
+        propagate_committed(sn->db, sn->lowest_seq);
+    }
+}
+
 void table_stats_adjust(table *t, int64_t items, int64_t bytes)
 {
-    stats_adjust(t, 0, items, bytes, notes.epoch);
-    for (size_t i = 0; i < notes.n; i++)
-        stats_adjust(notes.s[i].t, notes.s[i].id, notes.s[i].items, notes.s[i].bytes, notes.epoch);
+    stats_apply(t, items, bytes, &notes, notes.n);
     notes.n = 0;
-    if (notes.logged) {
-        __atomic_add_fetch(&notes.db->log_pending, notes.logged, __ATOMIC_RELAXED);
-        propagate_committed(notes.db, notes.lowest_seq);
-        notes.logged = 0;
+    notes.logged = 0;
+}
+
+/* A staged write's figures, kept until its commit (the notes' first n entries only). */
+typedef struct late_stats {
+    table *t;
+    int64_t items, bytes;
+    stats_notes notes;
+} late_stats;
+
+static void stats_apply_late(void *a, void *unused, int written)
+{
+    (void)unused;
+    late_stats *l = a;
+    if (written) stats_apply(l->t, l->items, l->bytes, &l->notes, l->notes.n);
+    free(l);
+}
+
+void table_stats_adjust_after_commit(table *t, int64_t items, int64_t bytes)
+{
+    if (!store_staged_pending()) {
+        table_stats_adjust(t, items, bytes);
+        return;
     }
+    size_t size = offsetof(late_stats, notes.s) + notes.n * sizeof notes.s[0];
+    late_stats *l = malloc(size);
+    if (l == NULL) {
+        store_commit_staged(NULL); /* out of memory: commit now, and count now */
+        table_stats_adjust(t, items, bytes);
+        return;
+    }
+    l->t = t;
+    l->items = items;
+    l->bytes = bytes;
+    memcpy(&l->notes, &notes, offsetof(stats_notes, s) + notes.n * sizeof notes.s[0]);
+    notes.n = 0;
+    notes.logged = 0;
+    store_after_commit(stats_apply_late, l, NULL);
 }
 
 /* Counts the stored items (or index entries) of t's index_id in snap, and their sizes. */

@@ -160,6 +160,11 @@ typedef int (*schema_change_fn)(json_t *desc, json_t *ids, void *arg, qr_err *er
 int catalog_change_schema(qr_db *db, const char *name, schema_change_fn change, void *arg, qr_err *err);
 /* Drops a reference taken by catalog_get or catalog_create. */
 void catalog_release(qr_db *db, table *t);
+/* catalog_release once this thread's staged writes are in the store (at once if it has
+ * none): a write keeps its table, and with it the schema lock for reading, until it is
+ * in the store, so that no change of the table's indexes or stream passes a write made
+ * with the old ones (see item_write_locked). */
+void catalog_release_after_writes(qr_db *db, table *t);
 /* Adds a table described by desc (a TableDescription; stolen), persisting it. Fails with
  * ResourceInUseException if the name is taken. */
 int catalog_create(qr_db *db, json_t *desc, table **out, qr_err *err);
@@ -232,12 +237,13 @@ int item_stage_sized(qr_db *db, table *t, store_batch *b, const buf *key, int re
 /* After a successful store_write of staged writes: adjusts the table's statistics
  * (with table_stats_adjust, which also applies the batch's index notes). */
 void item_staged_done(table *t, const json_t *old_item, const json_t *new_item);
-/* Writes b, staged items' writes, for a caller holding their item's lock (item_lock):
- * the unlock goes with the batch (store_batch_on_done), so that the lock is let go once
- * the write is in the store, which for a staged write (store_write_staged) is the end of
- * the thread's turn, and *lock is set to NULL. If the unlock cannot be handed over, b is
- * written at once and *lock is left to the caller. */
-int item_write_locked(qr_db *db, store_batch *b, pthread_mutex_t **lock, qr_err *err);
+/* Writes b, one item's staged records, for a caller holding the item's lock (item_lock),
+ * with store_write_staged; once the write is in the store (at once, or at the commit of
+ * the thread's staged writes), the table's statistics move by items and bytes (with the
+ * index figures b's staging noted, as item_staged_done) and the lock is let go. *lock is
+ * set to NULL: it is no longer the caller's, whether or not the write succeeded. */
+int item_write_locked(qr_db *db, table *t, store_batch *b, pthread_mutex_t **lock, int64_t items, int64_t bytes,
+                      qr_err *err);
 /* item_stage + a write + item_staged_done for one item; with lock (the item's, held),
  * the write is item_write_locked's. */
 int item_write(qr_db *db, table *t, const buf *key, const json_t *old_item, const json_t *new_item,
@@ -292,6 +298,10 @@ size_t expire_sweep(qr_db *db);
 /* Adjusts a table's counts after a write, and applies the index changes (and the count
  * of propagation log records) staged on this thread since its batch began. */
 void table_stats_adjust(table *t, int64_t items, int64_t bytes);
+/* table_stats_adjust once this thread's staged writes are committed (at once if it has
+ * none), and only if the commit succeeded: the propagation worker must not hear of a
+ * log record before it is in the store. */
+void table_stats_adjust_after_commit(table *t, int64_t items, int64_t bytes);
 /* Called by item_stage before staging into b (item lock held): starts a new set of
  * notes, at the current stats epoch, if b is empty. */
 void stats_stage_begin(qr_db *db, store_batch *b);

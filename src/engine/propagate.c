@@ -452,6 +452,8 @@ static int recent_pending(qr_db *db)
 
 int propagate_drain(qr_db *db, int timeout_ms)
 {
+    /* The worker cannot apply what this thread staged until it is committed. */
+    store_commit_staged(NULL);
     uint64_t deadline = now_us() + (uint64_t)timeout_ms * 1000u;
     for (;;) {
         int pending = recent_pending(db) || __atomic_load_n(&db->log_pending, __ATOMIC_RELAXED) > 0;

@@ -48,17 +48,21 @@ void item_staged_done(table *t, const json_t *old_item, const json_t *new_item)
     table_stats_adjust(t, (new_item != NULL) - (old_item != NULL), new_size - old_size);
 }
 
-static void unlock_stripe(void *m, uint64_t unused)
+static void unlock_stripe(void *m, void *unused, int written)
 {
     (void)unused;
+    (void)written;
     pthread_mutex_unlock(m);
 }
 
-int item_write_locked(qr_db *db, store_batch *b, pthread_mutex_t **lock, qr_err *err)
+int item_write_locked(qr_db *db, table *t, store_batch *b, pthread_mutex_t **lock, int64_t items, int64_t bytes,
+                      qr_err *err)
 {
-    if (*lock == NULL || store_batch_on_done(b, unlock_stripe, *lock, 0)) return store_write(db->st, b, err);
-    *lock = NULL; /* the batch's now */
-    return store_write_staged(db->st, b, err);
+    int rc = store_write_staged(db->st, b, err);
+    if (rc == 0) table_stats_adjust_after_commit(t, items, bytes);
+    store_after_commit(unlock_stripe, *lock, NULL);
+    *lock = NULL;
+    return rc;
 }
 
 int item_write(qr_db *db, table *t, const buf *key, const json_t *old_item, const json_t *new_item,
@@ -67,8 +71,14 @@ int item_write(qr_db *db, table *t, const buf *key, const json_t *old_item, cons
     if (old_item == NULL && new_item == NULL) return 0;
     store_batch *b = store_batch_new();
     int rc = item_stage(db, t, b, key, old_item, new_item, err);
-    if (rc == 0) rc = lock ? item_write_locked(db, b, lock, err) : store_write(db->st, b, err);
+    if (rc == 0 && lock) {
+        int64_t old_size = old_item ? (int64_t)item_size(old_item) : 0;
+        int64_t new_size = new_item ? (int64_t)item_size(new_item) : 0;
+        rc = item_write_locked(db, t, b, lock, (new_item != NULL) - (old_item != NULL), new_size - old_size, err);
+    } else if (rc == 0) {
+        rc = store_write(db->st, b, err);
+        if (rc == 0) item_staged_done(t, old_item, new_item);
+    }
     store_batch_free(b);
-    if (rc == 0) item_staged_done(t, old_item, new_item);
     return rc;
 }

@@ -251,9 +251,8 @@ int op_put_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     if (item_check_condition(x.condition, old, p.on_failure, err)) goto done;
     batch = store_batch_new();
     if (item_stage_sized(db, t, batch, &key, found, old, item, new_size, err) ||
-        item_write_locked(db, batch, &lock, err))
+        item_write_locked(db, t, batch, &lock, found ? 0 : 1, (int64_t)new_size - (int64_t)old_size, err))
         goto done;
-    table_stats_adjust(t, found ? 0 : 1, (int64_t)new_size - (int64_t)old_size);
     *resp = json_object();
     if (old && strcmp(p.return_values, "ALL_OLD") == 0) json_object_set(*resp, "Attributes", old);
     report_write_capacity(*resp, p.capacity, t, capacity_write_units(old_size > new_size ? old_size : new_size), old, item);
@@ -266,7 +265,7 @@ done:
     json_decref(old);
     exprs_free(&x);
     buf_free(&key);
-    catalog_release(db, t);
+    catalog_release_after_writes(db, t);
     return rc;
 }
 
@@ -428,7 +427,7 @@ static void keyed_end(qr_db *db, keyed_write *w)
     json_decref(w->old);
     exprs_free(&w->x);
     buf_free(&w->key);
-    catalog_release(db, w->t);
+    catalog_release_after_writes(db, w->t);
 }
 
 int op_delete_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)

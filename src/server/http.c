@@ -664,8 +664,10 @@ static void answer_later(loop *l, h2o_req_t *req, const exchange *x, const char 
  * calls it too, for any left), each connection cost two more epoll_ctl calls. */
 static void answer_turn(loop *l)
 {
-    if (h2o_linklist_is_empty(&l->answers)) return;
+    /* Writes staged this turn are committed and flushed even with nothing to answer:
+     * they hold their items' locks until then. */
     int failed = qr_flush_pending() && qr_flush_deferred() != QR_OK;
+    if (h2o_linklist_is_empty(&l->answers)) return;
     while (!h2o_linklist_is_empty(&l->answers)) {
         answer *a = H2O_STRUCT_FROM_MEMBER(answer, link, l->answers.next);
         h2o_linklist_unlink(&a->link);

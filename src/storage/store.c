@@ -75,9 +75,16 @@ struct store_batch {
     hook_list hooks;
 };
 
+/* What store_after_commit was asked to run after a commit. */
+typedef struct after_list {
+    struct after { store_commit_fn fn; void *a, *b; } *at;
+    size_t n, cap;
+} after_list;
+
 /* This thread's staged writes (store_write_staged): their records, gathered in RocksDB's
- * write-batch format (a 12-byte header, then the records), and what their batches carried
- * for the row cache and for after the write. A commit writes them as one batch. */
+ * write-batch format (a 12-byte header, then the records), what their batches carried
+ * for the row cache and for after the write, and what the thread asked to follow the
+ * commit. A commit writes them as one batch. */
 static __thread struct staged {
     store *s;
     char *rep;
@@ -85,6 +92,7 @@ static __thread struct staged {
     uint32_t count;
     mark_list marks;
     hook_list hooks;
+    after_list after;
 } tl_staged;
 /* The first error of a commit this thread made since its last store_flush_owed, which
  * reports it: the writes it lost may have been answered by then. */
@@ -214,6 +222,7 @@ void store_close(store *s)
         commit_staged(0, &e);
         free(e); /* as for the flush below */
     }
+    if (tl_owed == s) tl_owed = NULL; /* the flush below is the one owed */
     if (s->db && s->manual_flush) {
         char *e = NULL;
         flush_wal(s, &e);
@@ -449,9 +458,13 @@ static void note_commit_error(const char *e)
     if (tl_commit_error == NULL) tl_commit_error = strdup(e);
 }
 
+/* A buffer grown past this by a turn's writes is given back after its commit. */
+#define STAGED_KEEP (1u << 20)
+
 /* Writes this thread's staged writes as one batch, and with flush also hands the WAL to
  * the operating system before letting go of the write mutex (the turn's last commit). The
- * stripes' marks end and the hooks run whether or not the write succeeded. */
+ * stripes' marks end and the hooks and what follows the commit run whether or not the
+ * write succeeded, after the staged state is empty again: one of them may write. */
 static void commit_staged(int flush, char **e)
 {
     struct staged *st = &tl_staged;
@@ -467,13 +480,49 @@ static void commit_staged(int flush, char **e)
     if (*e == NULL && flush) flush_wal(s, e);
     pthread_mutex_unlock(&s->write_mu);
     rocksdb_writebatch_destroy(wb);
-    rowcache_write_end(s->rows, st->marks.at, st->marks.n, 0, *e == NULL);
-    marks_clear(&st->marks);
-    hooks_run(&st->hooks);
+    int written = *e == NULL;
+    if (*e) note_commit_error(*e);
     st->s = NULL;
     st->len = 0;
     st->count = 0;
-    if (*e) note_commit_error(*e);
+    if (st->cap > STAGED_KEEP) {
+        free(st->rep);
+        st->rep = NULL;
+        st->cap = 0;
+    }
+    rowcache_write_end(s->rows, st->marks.at, st->marks.n, 0, written);
+    marks_clear(&st->marks);
+    hook_list hooks = st->hooks;
+    after_list after = st->after;
+    st->hooks = (hook_list){0};
+    st->after = (after_list){0};
+    hooks_run(&hooks);
+    for (size_t i = 0; i < after.n; i++) after.at[i].fn(after.at[i].a, after.at[i].b, written);
+    /* Keep the arrays for the next turn unless what ran staged anew meanwhile. */
+    if (st->hooks.at == NULL) st->hooks = (hook_list){hooks.at, 0, hooks.cap};
+    else free(hooks.at);
+    if (st->after.at == NULL) st->after = (after_list){after.at, 0, after.cap};
+    else free(after.at);
+}
+
+void store_after_commit(store_commit_fn fn, void *a, void *b)
+{
+    struct staged *st = &tl_staged;
+    if (st->s && st->after.n == st->after.cap) {
+        size_t cap = st->after.cap ? 2 * st->after.cap : 16;
+        struct after *p = realloc(st->after.at, cap * sizeof *p);
+        if (p == NULL) {
+            store_commit_staged(NULL); /* out of memory: commit now instead (a failure is reported at the flush) */
+        } else {
+            st->after.at = p;
+            st->after.cap = cap;
+        }
+    }
+    if (st->s == NULL) {
+        fn(a, b, 1);
+        return;
+    }
+    st->after.at[st->after.n++] = (struct after){fn, a, b};
 }
 
 int store_staged_pending(void)
@@ -508,6 +557,7 @@ static void staged_thread_end(void *unused)
     free(tl_staged.rep);
     marks_free(&tl_staged.marks);
     free(tl_staged.hooks.at);
+    free(tl_staged.after.at);
     memset(&tl_staged, 0, sizeof tl_staged);
 }
 

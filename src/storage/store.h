@@ -63,10 +63,17 @@ int store_write_nosync(store *s, store_batch *b, qr_err *err);
  * thread answering many requests a turn thus takes the write mutex and makes one RocksDB
  * write a turn instead of one a request. Until the commit the writes cannot be read, and
  * b's hooks (store_batch_on_done) wait for it: a caller keeps the keys it wrote locked
- * until then, by handing their unlock to a hook. So that two threads never wait for each
- * other, a thread commits what it staged before it waits for any such lock. b is left
- * empty. Elsewhere this is store_write. */
+ * until then, by handing their unlock to store_after_commit. So that two threads never
+ * wait for each other, a thread commits what it staged before it waits for any such lock.
+ * b is left empty. Elsewhere this is store_write. */
 int store_write_staged(store *s, store_batch *b, qr_err *err);
+/* Runs fn(a, b, written) once every write this thread made so far is in the store: at
+ * once (written 1) when nothing is staged, else right after the commit of the staged
+ * writes, in the order asked, written saying whether that commit succeeded. For what
+ * must follow a write that may be staged: its statistics, its item's unlock, the release
+ * of its table. */
+typedef void (*store_commit_fn)(void *a, void *b, int written);
+void store_after_commit(store_commit_fn fn, void *a, void *b);
 int store_staged_pending(void);
 /* Writes this thread's staged writes now (not flushed: store_flush_owed does that). -1
  * with err set (if not NULL) if they could not be written; store_flush_owed reports it too. */

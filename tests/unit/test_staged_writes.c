@@ -10,11 +10,19 @@
  *     their own way, commit what is staged first instead of waiting on it;
  *   - two such threads writing the same items in opposite orders never wait on each
  *     other for ever, and lose no update (a deadlock shows as the alarm's SIGALRM);
- *   - a thread that ends with writes staged commits them. */
+ *   - a thread that ends with writes staged commits them;
+ *   - a global index created while a write is staged gets that item too: the write keeps
+ *     its table, so the index's creation waits for the commit;
+ *   - a restore on such a thread does not wait on its own staged items, and its global
+ *     index is complete once they are committed;
+ *   - qr_close on a thread with writes staged commits them before it stops the TTL
+ *     sweeper and the streams, which would otherwise wait on them or be gone. */
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "quarry.h"
@@ -152,6 +160,142 @@ static void test_thread_end(qr_db *db)
     CHECK_THAT(number_of(db, "z") == 8);
 }
 
+#define WITH_GSI ",\"AttributeDefinitions\":[{\"AttributeName\":\"id\",\"AttributeType\":\"S\"}," \
+                 "{\"AttributeName\":\"g\",\"AttributeType\":\"S\"}],\"GlobalSecondaryIndexUpdates\":[{\"Create\":" \
+                 "{\"IndexName\":\"by-g\",\"KeySchema\":[{\"AttributeName\":\"g\",\"KeyType\":\"HASH\"}]," \
+                 "\"Projection\":{\"ProjectionType\":\"ALL\"}}}]"
+
+/* Items of table under g = value in its index by-g. */
+static long in_index(qr_db *db, const char *table, const char *value)
+{
+    json_t *r = call(db, "Query", 1,
+                     "{\"TableName\":\"%s\",\"IndexName\":\"by-g\",\"KeyConditionExpression\":\"g = :g\","
+                     "\"ExpressionAttributeValues\":{\":g\":{\"S\":\"%s\"}}}",
+                     table, value);
+    long n = (long)json_integer_value(json_object_get(r, "Count"));
+    json_decref(r);
+    return n;
+}
+
+static void create_table(qr_db *db, const char *name, const char *extra)
+{
+    json_decref(call(db, "CreateTable", 1,
+                     "{\"TableName\":\"%s\",\"KeySchema\":[{\"AttributeName\":\"id\",\"KeyType\":\"HASH\"}],"
+                     "\"AttributeDefinitions\":[{\"AttributeName\":\"id\",\"AttributeType\":\"S\"}],"
+                     "\"BillingMode\":\"PAY_PER_REQUEST\"%s}",
+                     name, extra));
+}
+
+typedef struct turn {
+    qr_db *db;
+    sem_t staged, go;
+} turn;
+
+/* A loop's turn that stages a write and goes on with other work until told to end. */
+static void *staging_turn(void *arg)
+{
+    turn *t = arg;
+    qr_defer_flushes(1);
+    json_decref(call(t->db, "PutItem", 1, "{\"TableName\":\"indexed\",\"Item\":{\"id\":{\"S\":\"new\"},\"g\":{\"S\":\"G\"}}}"));
+    sem_post(&t->staged);
+    sem_wait(&t->go);
+    qr_flush_deferred();
+    qr_defer_flushes(0);
+    return NULL;
+}
+
+static void *create_index(void *db)
+{
+    json_decref(call(db, "UpdateTable", 1, "{\"TableName\":\"indexed\"" WITH_GSI "}"));
+    return NULL;
+}
+
+static void test_index_created_meanwhile(qr_db *db)
+{
+    create_table(db, "indexed", "");
+    json_decref(call(db, "PutItem", 1, "{\"TableName\":\"indexed\",\"Item\":{\"id\":{\"S\":\"old\"},\"g\":{\"S\":\"G\"}}}"));
+    turn t = {.db = db};
+    sem_init(&t.staged, 0, 0);
+    sem_init(&t.go, 0, 0);
+    pthread_t loop, admin;
+    pthread_create(&loop, NULL, staging_turn, &t);
+    sem_wait(&t.staged);
+    pthread_create(&admin, NULL, create_index, db);
+    usleep(200 * 1000); /* the index's creation is under way while the write is staged */
+    sem_post(&t.go);
+    pthread_join(loop, NULL);
+    pthread_join(admin, NULL);
+    CHECK_THAT(qr_wait_indexes(db, 20000) == QR_OK);
+    CHECK(in_index(db, "indexed", "G") == 2, "the index has %ld of 2 items", in_index(db, "indexed", "G"));
+    sem_destroy(&t.staged);
+    sem_destroy(&t.go);
+}
+
+static double seconds_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void test_restore(qr_db *db)
+{
+    create_table(db, "source", "");
+    json_decref(call(db, "UpdateTable", 1, "{\"TableName\":\"source\"" WITH_GSI "}"));
+    for (int i = 0; i < 20; i++)
+        json_decref(call(db, "PutItem", 1, "{\"TableName\":\"source\",\"Item\":{\"id\":{\"S\":\"i%d\"},\"g\":{\"S\":\"G\"}}}", i));
+    CHECK_THAT(qr_wait_indexes(db, 20000) == QR_OK);
+    json_t *b = call(db, "CreateBackup", 1, "{\"TableName\":\"source\",\"BackupName\":\"before\"}");
+    const char *arn = json_string_value(json_object_get(json_object_get(b, "BackupDetails"), "BackupArn"));
+    qr_defer_flushes(1);
+    double t0 = seconds_now();
+    json_decref(call(db, "RestoreTableFromBackup", 1, "{\"TargetTableName\":\"restored\",\"BackupArn\":\"%s\"}",
+                     arn ? arn : ""));
+    double took = seconds_now() - t0;
+    CHECK(took < 10, "the restore took %.1f s", took);
+    /* Then an item moves to another index key, in a later turn. */
+    CHECK_THAT(qr_flush_deferred() == QR_OK);
+    json_decref(call(db, "UpdateItem", 1,
+                     "{\"TableName\":\"restored\",\"Key\":{\"id\":{\"S\":\"i0\"}},\"UpdateExpression\":\"SET g = :h\","
+                     "\"ExpressionAttributeValues\":{\":h\":{\"S\":\"H\"}}}"));
+    CHECK_THAT(qr_flush_deferred() == QR_OK);
+    qr_defer_flushes(0);
+    json_decref(b);
+    CHECK_THAT(qr_wait_indexes(db, 20000) == QR_OK);
+    CHECK(in_index(db, "restored", "G") == 19, "G has %ld of 19", in_index(db, "restored", "G"));
+    CHECK(in_index(db, "restored", "H") == 1, "H has %ld of 1", in_index(db, "restored", "H"));
+}
+
+/* qr_close with a write staged on the closing thread, on a table with a stream (whose
+ * registry closes) or with TTL (whose sweeper may wait for the staged item). */
+static void test_close(const char *dir, const char *extra)
+{
+    qr_options o = {.no_sync = 1, .ttl_interval_ms = 10};
+    qr_db *db;
+    char *err = NULL;
+    CHECK_THAT(qr_open(dir, &o, &db, &err) == QR_OK);
+    if (db == NULL) return;
+    create_table(db, "closing", extra);
+    json_decref(call(db, "UpdateTimeToLive", 1,
+                     "{\"TableName\":\"closing\",\"TimeToLiveSpecification\":{\"Enabled\":true,\"AttributeName\":\"exp\"}}"));
+    long past = (long)time(NULL) - 1000;
+    json_decref(call(db, "PutItem", 1, "{\"TableName\":\"closing\",\"Item\":{\"id\":{\"S\":\"k\"},\"exp\":{\"N\":\"%ld\"}}}", past));
+    qr_defer_flushes(1);
+    json_decref(call(db, "PutItem", 1, "{\"TableName\":\"closing\",\"Item\":{\"id\":{\"S\":\"kept\"}}}"));
+    json_decref(call(db, "UpdateItem", 1,
+                     "{\"TableName\":\"closing\",\"Key\":{\"id\":{\"S\":\"k\"}},\"UpdateExpression\":\"SET x = :one\","
+                     "\"ExpressionAttributeValues\":{\":one\":{\"N\":\"1\"}}}"));
+    usleep(100 * 1000); /* the sweeper finds k expired and waits for its lock */
+    qr_close(db);
+    qr_defer_flushes(0);
+    CHECK_THAT(qr_open(dir, &o, &db, &err) == QR_OK);
+    if (db == NULL) return;
+    json_t *r = call(db, "GetItem", 1, "{\"TableName\":\"closing\",\"Key\":{\"id\":{\"S\":\"kept\"}},\"ConsistentRead\":true}");
+    CHECK(json_object_get(r, "Item") != NULL, "the staged write was lost at qr_close");
+    json_decref(r);
+    qr_close(db);
+}
+
 int main(void)
 {
     char base[] = "/tmp/quarry-staged-XXXXXX";
@@ -165,7 +309,14 @@ int main(void)
     test_one_thread(db);
     test_two_threads(db);
     test_thread_end(db);
+    test_index_created_meanwhile(db);
+    test_restore(db);
     qr_close(db);
+    char dir[96];
+    snprintf(dir, sizeof dir, "%s/stream", base);
+    test_close(dir, ",\"StreamSpecification\":{\"StreamEnabled\":true,\"StreamViewType\":\"NEW_IMAGE\"}");
+    snprintf(dir, sizeof dir, "%s/ttl", base);
+    test_close(dir, "");
     char cmd[96];
     snprintf(cmd, sizeof cmd, "rm -rf %s", base);
     CHECK_THAT(system(cmd) == 0);
