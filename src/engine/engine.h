@@ -84,8 +84,11 @@ struct qr_db {
     buf *txn_keys;             /* keys of items that transactions hold right now */
     size_t ntxn_keys, txn_cap;
     /* Every request that uses a table holds this for reading (catalog_get to
-     * catalog_release); changing a table's indexes takes it for writing, so no write is
-     * ever in flight with an outdated index list. */
+     * catalog_release, or to the commit of its staged write); changing a table's indexes
+     * takes it for writing, so no write is ever in flight with an outdated index list.
+     * It prefers readers (glibc's default), which the staged writes rely on: a thread
+     * holding it for a staged write takes it again for its next request, and must get
+     * it although a writer waits (a writer-preferring lock would deadlock there). */
     pthread_rwlock_t schema_lock;
     /* The global-index propagation log and its worker (propagate.c). */
     uint64_t log_seq;          /* next log record number; guarded by prop_lock */
