@@ -2,7 +2,6 @@
  * statistics (see engine.h). Request handling lives in src/ops. */
 #include "engine/engine.h"
 
-#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -772,15 +771,18 @@ typedef struct staged {
     uint16_t id;
     int64_t items, bytes;
 } staged;
-typedef struct stats_notes {
+/* What a write's staging noted, but its index changes themselves. */
+typedef struct stats_head {
     qr_db *db;
     uint64_t epoch;
     int64_t logged;
     uint64_t lowest_seq; /* of the log records staged (when logged > 0) */
-    size_t n;
+    size_t n;            /* index changes */
+} stats_head;
+static _Thread_local struct {
+    stats_head h;
     staged s[STAGED_MAX];
-} stats_notes;
-static _Thread_local stats_notes notes;
+} notes;
 
 static range_stats *stats_find(table *t, uint16_t id)
 {
@@ -839,63 +841,64 @@ void index_stats_forget(table *t, uint16_t id)
 void stats_stage_begin(qr_db *db, store_batch *b)
 {
     if (store_batch_count(b) == 0) {
-        notes.n = 0;
-        notes.logged = 0;
-        notes.epoch = __atomic_load_n(&db->stats_epoch, __ATOMIC_RELAXED);
+        notes.h.n = 0;
+        notes.h.logged = 0;
+        notes.h.epoch = __atomic_load_n(&db->stats_epoch, __ATOMIC_RELAXED);
     }
 }
 
 int stats_stage_index(table *t, uint16_t id, int64_t items, int64_t bytes, qr_err *err)
 {
     if (items == 0 && bytes == 0) return 0;
-    for (size_t i = 0; i < notes.n; i++)
+    for (size_t i = 0; i < notes.h.n; i++)
         if (notes.s[i].t == t && notes.s[i].id == id) {
             notes.s[i].items += items;
             notes.s[i].bytes += bytes;
             return 0;
         }
-    if (notes.n == STAGED_MAX) return err_set(err, QR_E_INTERNAL, "one write changes more than %d index figures", STAGED_MAX);
-    notes.s[notes.n++] = (staged){t, id, items, bytes};
+    if (notes.h.n == STAGED_MAX) return err_set(err, QR_E_INTERNAL, "one write changes more than %d index figures", STAGED_MAX);
+    notes.s[notes.h.n++] = (staged){t, id, items, bytes};
     return 0;
 }
 
 void stats_stage_logged(qr_db *db, uint64_t seq)
 {
-    notes.db = db;
-    if (notes.logged == 0 || seq < notes.lowest_seq) notes.lowest_seq = seq;
-    notes.logged++;
+    notes.h.db = db;
+    if (notes.h.logged == 0 || seq < notes.h.lowest_seq) notes.h.lowest_seq = seq;
+    notes.h.logged++;
 }
 
-/* Applies one write's figures: the table's, and what its staging noted (n of them). */
-static void stats_apply(table *t, int64_t items, int64_t bytes, const stats_notes *sn, size_t n)
+/* Applies one write's figures: the table's, and what its staging noted. */
+static void stats_apply(table *t, int64_t items, int64_t bytes, const stats_head *h, const staged *s)
 {
-    stats_adjust(t, 0, items, bytes, sn->epoch);
-    for (size_t i = 0; i < n; i++) stats_adjust(sn->s[i].t, sn->s[i].id, sn->s[i].items, sn->s[i].bytes, sn->epoch);
-    if (sn->logged) {
-        __atomic_add_fetch(&sn->db->log_pending, sn->logged, __ATOMIC_RELAXED);
-        propagate_committed(sn->db, sn->lowest_seq);
+    stats_adjust(t, 0, items, bytes, h->epoch);
+    for (size_t i = 0; i < h->n; i++) stats_adjust(s[i].t, s[i].id, s[i].items, s[i].bytes, h->epoch);
+    if (h->logged) {
+        __atomic_add_fetch(&h->db->log_pending, h->logged, __ATOMIC_RELAXED);
+        propagate_committed(h->db, h->lowest_seq);
     }
 }
 
 void table_stats_adjust(table *t, int64_t items, int64_t bytes)
 {
-    stats_apply(t, items, bytes, &notes, notes.n);
-    notes.n = 0;
-    notes.logged = 0;
+    stats_apply(t, items, bytes, &notes.h, notes.s);
+    notes.h.n = 0;
+    notes.h.logged = 0;
 }
 
-/* A staged write's figures, kept until its commit (the notes' first n entries only). */
+/* A staged write's figures, kept until its commit. */
 typedef struct late_stats {
     table *t;
     int64_t items, bytes;
-    stats_notes notes;
+    stats_head h;
+    staged s[];
 } late_stats;
 
 static void stats_apply_late(void *a, void *unused, int written)
 {
     (void)unused;
     late_stats *l = a;
-    if (written) stats_apply(l->t, l->items, l->bytes, &l->notes, l->notes.n);
+    if (written) stats_apply(l->t, l->items, l->bytes, &l->h, l->s);
     free(l);
 }
 
@@ -905,19 +908,16 @@ void table_stats_adjust_after_commit(table *t, int64_t items, int64_t bytes)
         table_stats_adjust(t, items, bytes);
         return;
     }
-    size_t size = offsetof(late_stats, notes.s) + notes.n * sizeof notes.s[0];
-    late_stats *l = malloc(size);
+    late_stats *l = malloc(sizeof *l + notes.h.n * sizeof *l->s);
     if (l == NULL) {
         store_commit_staged(NULL); /* out of memory: commit now, and count now */
         table_stats_adjust(t, items, bytes);
         return;
     }
-    l->t = t;
-    l->items = items;
-    l->bytes = bytes;
-    memcpy(&l->notes, &notes, offsetof(stats_notes, s) + notes.n * sizeof notes.s[0]);
-    notes.n = 0;
-    notes.logged = 0;
+    *l = (late_stats){.t = t, .items = items, .bytes = bytes, .h = notes.h};
+    memcpy(l->s, notes.s, notes.h.n * sizeof *l->s);
+    notes.h.n = 0;
+    notes.h.logged = 0;
     store_after_commit(stats_apply_late, l, NULL);
 }
 

@@ -41,11 +41,20 @@ int item_stage_sized(qr_db *db, table *t, store_batch *b, const buf *key, int re
     return 0;
 }
 
-void item_staged_done(table *t, const json_t *old_item, const json_t *new_item)
+/* The change a write makes to its table's item count and size. */
+static void write_delta(const json_t *old_item, const json_t *new_item, int64_t *items, int64_t *bytes)
 {
     int64_t old_size = old_item ? (int64_t)item_size(old_item) : 0;
     int64_t new_size = new_item ? (int64_t)item_size(new_item) : 0;
-    table_stats_adjust(t, (new_item != NULL) - (old_item != NULL), new_size - old_size);
+    *items = (new_item != NULL) - (old_item != NULL);
+    *bytes = new_size - old_size;
+}
+
+void item_staged_done(table *t, const json_t *old_item, const json_t *new_item)
+{
+    int64_t items, bytes;
+    write_delta(old_item, new_item, &items, &bytes);
+    table_stats_adjust(t, items, bytes);
 }
 
 static void unlock_stripe(void *m, void *unused, int written)
@@ -72,9 +81,9 @@ int item_write(qr_db *db, table *t, const buf *key, const json_t *old_item, cons
     store_batch *b = store_batch_new();
     int rc = item_stage(db, t, b, key, old_item, new_item, err);
     if (rc == 0 && lock) {
-        int64_t old_size = old_item ? (int64_t)item_size(old_item) : 0;
-        int64_t new_size = new_item ? (int64_t)item_size(new_item) : 0;
-        rc = item_write_locked(db, t, b, lock, (new_item != NULL) - (old_item != NULL), new_size - old_size, err);
+        int64_t items, bytes;
+        write_delta(old_item, new_item, &items, &bytes);
+        rc = item_write_locked(db, t, b, lock, items, bytes, err);
     } else if (rc == 0) {
         rc = store_write(db->st, b, err);
         if (rc == 0) item_staged_done(t, old_item, new_item);
