@@ -909,9 +909,13 @@ void table_stats_adjust_after_commit(table *t, int64_t items, int64_t bytes)
         return;
     }
     late_stats *l = malloc(sizeof *l + notes.h.n * sizeof *l->s);
-    if (l == NULL) {
-        store_commit_staged(NULL); /* out of memory: commit now, and count now */
-        table_stats_adjust(t, items, bytes);
+    if (l == NULL) { /* out of memory: commit now, and count now if that worked */
+        if (store_commit_staged(NULL) == 0) {
+            table_stats_adjust(t, items, bytes);
+        } else {
+            notes.h.n = 0;
+            notes.h.logged = 0;
+        }
         return;
     }
     *l = (late_stats){.t = t, .items = items, .bytes = bytes, .h = notes.h};

@@ -477,10 +477,10 @@ static void commit_staged(int flush, char **e)
     atomic_fetch_add(&s->wal_begun, 1);
     rocksdb_write(s->db, s->wopts_nosync, wb, e);
     atomic_fetch_add(&s->wal_appended, 1);
-    if (*e == NULL && flush) flush_wal(s, e);
+    int written = *e == NULL; /* in the store, readable, whether or not the flush below fails */
+    if (written && flush) flush_wal(s, e);
     pthread_mutex_unlock(&s->write_mu);
     rocksdb_writebatch_destroy(wb);
-    int written = *e == NULL;
     if (*e) note_commit_error(*e);
     st->s = NULL;
     st->len = 0;
@@ -508,18 +508,20 @@ static void commit_staged(int flush, char **e)
 void store_after_commit(store_commit_fn fn, void *a, void *b)
 {
     struct staged *st = &tl_staged;
+    int written = 1;
     if (st->s && st->after.n == st->after.cap) {
         size_t cap = st->after.cap ? 2 * st->after.cap : 16;
         struct after *p = realloc(st->after.at, cap * sizeof *p);
         if (p == NULL) {
-            store_commit_staged(NULL); /* out of memory: commit now instead (a failure is reported at the flush) */
+            /* Out of memory: commit now instead (a failure is reported at the flush too). */
+            written = store_commit_staged(NULL) == 0;
         } else {
             st->after.at = p;
             st->after.cap = cap;
         }
     }
     if (st->s == NULL) {
-        fn(a, b, 1);
+        fn(a, b, written);
         return;
     }
     st->after.at[st->after.n++] = (struct after){fn, a, b};

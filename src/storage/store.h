@@ -71,7 +71,9 @@ int store_write_staged(store *s, store_batch *b, qr_err *err);
  * once (written 1) when nothing is staged, else right after the commit of the staged
  * writes, in the order asked, written saying whether that commit succeeded. For what
  * must follow a write that may be staged: its statistics, its item's unlock, the release
- * of its table. */
+ * of its table. written is 1 once the records are in the store, even if the WAL's flush
+ * then failed (the turn's answers report that). fn must not write: it may run inside a
+ * commit, which would then be out of order with it. */
 typedef void (*store_commit_fn)(void *a, void *b, int written);
 void store_after_commit(store_commit_fn fn, void *a, void *b);
 int store_staged_pending(void);
