@@ -88,6 +88,7 @@ static int catalog_load(qr_db *db)
         const char *v = store_iter_value(it, &vl);
         table *t = table_from_record(v, vl);
         if (t == NULL) continue;
+        t->db = db;
         if (db->ntables == db->cap) {
             db->cap = db->cap ? db->cap * 2 : 16;
             db->tables = realloc(db->tables, db->cap * sizeof *db->tables);
@@ -267,15 +268,16 @@ table *catalog_get_by_id(qr_db *db, uint32_t id)
     return t;
 }
 
-static void release_after_commit(void *db, void *t, int written)
+static void release_after_commit(void *t, uint64_t unused, int written)
 {
+    (void)unused;
     (void)written;
-    catalog_release(db, t);
+    catalog_release(((table *)t)->db, t);
 }
 
-void catalog_release_after_writes(qr_db *db, table *t)
+void catalog_release_after_writes(table *t)
 {
-    if (t) store_after_commit(release_after_commit, db, t);
+    if (t) store_after_commit(release_after_commit, t, 0);
 }
 
 void catalog_release(qr_db *db, table *t)
@@ -357,6 +359,7 @@ int catalog_create(qr_db *db, json_t *desc, table **out, qr_err *err)
     err_init(&stream_err);
     stream_follow(db, name, desc, &stream_err);
     table *t = table_from_desc(id, desc, ids);
+    t->db = db;
     /* A new table and its indexes are empty: every figure is known. */
     t->stats = realloc(t->stats, (1 + t->nindexes) * sizeof *t->stats);
     t->stats[0].count = 0;
@@ -894,7 +897,7 @@ typedef struct late_stats {
     staged s[];
 } late_stats;
 
-static void stats_apply_late(void *a, void *unused, int written)
+static void stats_apply_late(void *a, uint64_t unused, int written)
 {
     (void)unused;
     late_stats *l = a;
@@ -922,7 +925,7 @@ void table_stats_adjust_after_commit(table *t, int64_t items, int64_t bytes)
     memcpy(l->s, notes.s, notes.h.n * sizeof *l->s);
     notes.h.n = 0;
     notes.h.logged = 0;
-    store_after_commit(stats_apply_late, l, NULL);
+    store_after_commit(stats_apply_late, l, 0);
 }
 
 /* Counts the stored items (or index entries) of t's index_id in snap, and their sizes. */

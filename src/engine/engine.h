@@ -54,6 +54,7 @@ typedef struct range_stats {
 } range_stats;
 
 typedef struct table {
+    struct qr_db *db; /* the database it belongs to */
     char *name;
     uint32_t id;
     key_attr pk, sk;
@@ -167,7 +168,7 @@ void catalog_release(qr_db *db, table *t);
  * none): a write keeps its table, and with it the schema lock for reading, until it is
  * in the store, so that no change of the table's indexes or stream passes a write made
  * with the old ones (see item_write_locked). */
-void catalog_release_after_writes(qr_db *db, table *t);
+void catalog_release_after_writes(table *t);
 /* Adds a table described by desc (a TableDescription; stolen), persisting it. Fails with
  * ResourceInUseException if the name is taken. */
 int catalog_create(qr_db *db, json_t *desc, table **out, qr_err *err);

@@ -320,8 +320,9 @@ int stream_enabled(const table *t)
     return json_object_get(t->desc, QR_STREAM_FIELD) != NULL;
 }
 
-static void release_seq(void *arg, uint64_t seq)
+static void release_seq(void *arg, uint64_t seq, int written)
 {
+    (void)written;
     stream_registry *r = arg;
     pthread_mutex_lock(&r->lock);
     for (size_t i = 0; i < r->nheld; i++)
@@ -364,7 +365,7 @@ int stream_stage(qr_db *db, const table *t, store_batch *b, const json_t *old_it
     uint64_t seq;
     if (reserve_seq(r, &seq)) return err_set(err, QR_E_INTERNAL, "out of memory");
     if (store_batch_on_done(b, release_seq, r, seq)) {
-        release_seq(r, seq);
+        release_seq(r, seq, 0);
         return err_set(err, QR_E_INTERNAL, "out of memory");
     }
     double now = engine_now_seconds();

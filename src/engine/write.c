@@ -57,7 +57,7 @@ void item_staged_done(table *t, const json_t *old_item, const json_t *new_item)
     table_stats_adjust(t, items, bytes);
 }
 
-static void unlock_stripe(void *m, void *unused, int written)
+static void unlock_stripe(void *m, uint64_t unused, int written)
 {
     (void)unused;
     (void)written;
@@ -69,7 +69,7 @@ int item_write_locked(qr_db *db, table *t, store_batch *b, pthread_mutex_t **loc
 {
     int rc = store_write_staged(db->st, b, err);
     if (rc == 0) table_stats_adjust_after_commit(t, items, bytes);
-    store_after_commit(unlock_stripe, *lock, NULL);
+    store_after_commit(unlock_stripe, *lock, 0);
     *lock = NULL;
     return rc;
 }

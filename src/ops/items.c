@@ -265,7 +265,7 @@ done:
     json_decref(old);
     exprs_free(&x);
     buf_free(&key);
-    catalog_release_after_writes(db, t);
+    catalog_release_after_writes(t);
     return rc;
 }
 
@@ -421,13 +421,13 @@ static void keyed_unlock(keyed_write *w)
     w->lock = NULL;
 }
 
-static void keyed_end(qr_db *db, keyed_write *w)
+static void keyed_end(keyed_write *w)
 {
     keyed_unlock(w);
     json_decref(w->old);
     exprs_free(&w->x);
     buf_free(&w->key);
-    catalog_release_after_writes(db, w->t);
+    catalog_release_after_writes(w->t);
 }
 
 int op_delete_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
@@ -443,7 +443,7 @@ int op_delete_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     report_metrics(db, w.t, &w.p, *resp, w.old);
     rc = 0;
 done:
-    keyed_end(db, &w);
+    keyed_end(&w);
     return rc;
 }
 
@@ -536,7 +536,7 @@ static int update_item(qr_db *db, json_t *req, int measure_request, json_t **res
     rc = 0;
 done:
     json_decref(item);
-    keyed_end(db, &w);
+    keyed_end(&w);
     return rc;
 }
 

@@ -667,7 +667,6 @@ static void answer_turn(loop *l)
     /* Writes staged this turn are committed and flushed even with nothing to answer:
      * they hold their items' locks until then. */
     int failed = qr_flush_pending() && qr_flush_deferred() != QR_OK;
-    if (h2o_linklist_is_empty(&l->answers)) return;
     while (!h2o_linklist_is_empty(&l->answers)) {
         answer *a = H2O_STRUCT_FROM_MEMBER(answer, link, l->answers.next);
         h2o_linklist_unlink(&a->link);
@@ -1000,15 +999,15 @@ static loop *loop_for(server *s, int fd)
         unsigned on_cpu = (s->n_loops - slot + n - 1) / n; /* loops slot, slot + n, ... */
         target = &s->loops[slot + (turn % on_cpu) * n];
         loop *idlest = target;
-        unsigned least = atomic_load(&target->serving);
+        unsigned there = atomic_load(&target->serving), least = there;
         for (unsigned i = 0; i < s->n_loops; i++) {
-            unsigned n = atomic_load(&s->loops[i].serving);
-            if (n < least) {
-                least = n;
+            unsigned serving = atomic_load(&s->loops[i].serving);
+            if (serving < least) {
+                least = serving;
                 idlest = &s->loops[i];
             }
         }
-        if (atomic_load(&target->serving) > 2 * least + STEER_SLACK) target = idlest;
+        if (there > 2 * least + STEER_SLACK) target = idlest;
     }
     return target;
 }

@@ -182,14 +182,17 @@ void rowcache_write_begin(rowcache *c, rowcache_mark *marks, size_t n, int all)
 
 void rowcache_write_end(rowcache *c, rowcache_mark *marks, size_t n, int all, int written)
 {
-    if (all) mark_all(c, 0);
+    if (all) {
+        mark_all(c, 0);
+        for (size_t i = 0; i < n; i++) {
+            free(marks[i].keep);
+            marks[i].keep = NULL;
+        }
+        return;
+    }
     for (size_t i = 0; i < n; i++) {
         entry *keep = marks[i].keep;
         marks[i].keep = NULL;
-        if (all) {
-            free(keep);
-            continue;
-        }
         size_t slot = slot_of(c, marks[i].hash);
         stripe *st = stripe_of(c, slot);
         size_t size = keep ? sizeof *keep + keep->kl + keep->vl : 0;

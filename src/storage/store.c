@@ -58,12 +58,13 @@ typedef struct mark_list {
 } mark_list;
 
 struct batch_hook {
-    store_batch_done_fn fn;
+    store_done_fn fn;
     void *arg;
     uint64_t value;
 };
 
-/* Hooks waiting for a write to be over. */
+/* What waits for a write to be over: a batch's hooks, or what follows a thread's staged
+ * writes (their batches' hooks, then what store_after_commit was asked, in order). */
 typedef struct hook_list {
     struct batch_hook *at;
     size_t n, cap;
@@ -73,18 +74,12 @@ struct store_batch {
     rocksdb_writebatch_t *wb;
     mark_list marks; /* each key written, for the row cache */
     hook_list hooks;
+    int written;     /* by its last write, for the hooks */
 };
-
-/* What store_after_commit was asked to run after a commit. */
-typedef struct after_list {
-    struct after { store_commit_fn fn; void *a, *b; } *at;
-    size_t n, cap;
-} after_list;
 
 /* This thread's staged writes (store_write_staged): their records, gathered in RocksDB's
  * write-batch format (a 12-byte header, then the records), what their batches carried
- * for the row cache and for after the write, and what the thread asked to follow the
- * commit. A commit writes them as one batch. */
+ * for the row cache, and what follows their commit. A commit writes them as one batch. */
 static __thread struct staged {
     store *s;
     char *rep;
@@ -92,7 +87,6 @@ static __thread struct staged {
     uint32_t count;
     mark_list marks;
     hook_list hooks;
-    after_list after;
 } tl_staged;
 /* The first error of a commit this thread made since its last store_flush_owed, which
  * reports it: the writes it lost may have been answered by then. */
@@ -377,9 +371,9 @@ static int hooks_add(hook_list *h, struct batch_hook hook)
     return 0;
 }
 
-static void hooks_run(hook_list *h)
+static void hooks_run(hook_list *h, int written)
 {
-    for (size_t i = 0; i < h->n; i++) h->at[i].fn(h->at[i].arg, h->at[i].value);
+    for (size_t i = 0; i < h->n; i++) h->at[i].fn(h->at[i].arg, h->at[i].value, written);
     h->n = 0;
 }
 
@@ -401,7 +395,7 @@ store_batch *store_batch_new(void)
     return b;
 }
 
-int store_batch_on_done(store_batch *b, store_batch_done_fn fn, void *arg, uint64_t value)
+int store_batch_on_done(store_batch *b, store_done_fn fn, void *arg, uint64_t value)
 {
     return hooks_add(&b->hooks, (struct batch_hook){fn, arg, value});
 }
@@ -437,19 +431,28 @@ int store_batch_count(const store_batch *b)
 
 void store_batch_clear(store_batch *b)
 {
-    hooks_run(&b->hooks);
+    hooks_run(&b->hooks, b->written);
     rocksdb_writebatch_clear(b->wb);
     marks_clear(&b->marks);
+    b->written = 0;
 }
 
 void store_batch_free(store_batch *b)
 {
     if (b == NULL) return;
-    hooks_run(&b->hooks);
+    hooks_run(&b->hooks, b->written);
     free(b->hooks.at);
     marks_free(&b->marks);
     rocksdb_writebatch_destroy(b->wb);
     free(b);
+}
+
+/* Reports e, the error of a write or of a WAL flush, in err (if not NULL) and frees it. */
+static int write_failed(qr_err *err, char *e)
+{
+    if (err) err_set(err, QR_E_INTERNAL, "storage write failed: %s", e);
+    free(e);
+    return -1;
 }
 
 /* Notes e (a RocksDB error) as this thread's commit error unless one is noted already. */
@@ -493,38 +496,19 @@ static void commit_staged(int flush, char **e)
     rowcache_write_end(s->rows, st->marks.at, st->marks.n, 0, written);
     marks_clear(&st->marks);
     hook_list hooks = st->hooks;
-    after_list after = st->after;
     st->hooks = (hook_list){0};
-    st->after = (after_list){0};
-    hooks_run(&hooks);
-    for (size_t i = 0; i < after.n; i++) after.at[i].fn(after.at[i].a, after.at[i].b, written);
-    /* Keep the arrays for the next turn unless what ran staged anew meanwhile. */
+    hooks_run(&hooks, written);
+    /* Keep the array for the next turn unless what ran staged anew meanwhile. */
     if (st->hooks.at == NULL) st->hooks = (hook_list){hooks.at, 0, hooks.cap};
     else free(hooks.at);
-    if (st->after.at == NULL) st->after = (after_list){after.at, 0, after.cap};
-    else free(after.at);
 }
 
-void store_after_commit(store_commit_fn fn, void *a, void *b)
+void store_after_commit(store_done_fn fn, void *arg, uint64_t value)
 {
     struct staged *st = &tl_staged;
-    int written = 1;
-    if (st->s && st->after.n == st->after.cap) {
-        size_t cap = st->after.cap ? 2 * st->after.cap : 16;
-        struct after *p = realloc(st->after.at, cap * sizeof *p);
-        if (p == NULL) {
-            /* Out of memory: commit now instead (a failure is reported at the flush too). */
-            written = store_commit_staged(NULL) == 0;
-        } else {
-            st->after.at = p;
-            st->after.cap = cap;
-        }
-    }
-    if (st->s == NULL) {
-        fn(a, b, written);
-        return;
-    }
-    st->after.at[st->after.n++] = (struct after){fn, a, b};
+    if (st->s && hooks_add(&st->hooks, (struct batch_hook){fn, arg, value}) == 0) return;
+    int written = st->s == NULL || store_commit_staged(NULL) == 0; /* out of memory: commit now instead */
+    fn(arg, value, written);
 }
 
 int store_staged_pending(void)
@@ -536,10 +520,7 @@ int store_commit_staged(qr_err *err)
 {
     char *e = NULL;
     commit_staged(0, &e);
-    if (e == NULL) return 0;
-    if (err) err_set(err, QR_E_INTERNAL, "storage write failed: %s", e);
-    free(e);
-    return -1;
+    return e ? write_failed(err, e) : 0;
 }
 
 /* A thread that ends with writes staged commits them as it goes (but does not flush
@@ -559,7 +540,6 @@ static void staged_thread_end(void *unused)
     free(tl_staged.rep);
     marks_free(&tl_staged.marks);
     free(tl_staged.hooks.at);
-    free(tl_staged.after.at);
     memset(&tl_staged, 0, sizeof tl_staged);
 }
 
@@ -611,11 +591,7 @@ static int write_with(store *s, rocksdb_writeoptions_t *wo, store_batch *b, qr_e
     /* This thread's staged writes go first, so its writes reach the store in the order it
      * made them. */
     commit_staged(0, &e);
-    if (e) {
-        err_set(err, QR_E_INTERNAL, "storage write failed: %s", e);
-        free(e);
-        return -1;
-    }
+    if (e) return write_failed(err, e);
     rowcache_write_begin(s->rows, b->marks.at, b->marks.n, b->marks.all);
     if (s->one_writer) pthread_mutex_lock(&s->write_mu);
     if (s->manual_flush) atomic_fetch_add(&s->wal_begun, 1); /* manual_flush implies one_writer */
@@ -623,15 +599,12 @@ static int write_with(store *s, rocksdb_writeoptions_t *wo, store_batch *b, qr_e
     if (s->manual_flush) atomic_fetch_add(&s->wal_appended, 1);
     if (s->one_writer) pthread_mutex_unlock(&s->write_mu);
     rowcache_write_end(s->rows, b->marks.at, b->marks.n, b->marks.all, e == NULL);
+    b->written = e == NULL;
     if (e == NULL && s->manual_flush) {
         if (!tl_defer) flush_wal(s, &e);
         else owe(s, &e);
     }
-    if (e) {
-        err_set(err, QR_E_INTERNAL, "storage write failed: %s", e);
-        free(e);
-        return -1;
-    }
+    if (e) return write_failed(err, e);
     return 0;
 }
 
@@ -644,11 +617,7 @@ int store_write_staged(store *s, store_batch *b, qr_err *err)
     char *e = NULL;
     if (tl_staged.s && tl_staged.s != s) commit_staged(0, &e); /* one store's writes at a time */
     if (e == NULL) owe(s, &e);
-    if (e) {
-        err_set(err, QR_E_INTERNAL, "storage write failed: %s", e);
-        free(e);
-        return -1;
-    }
+    if (e) return write_failed(err, e);
     if (stage(s, b)) return store_write(s, b, err);
     return 0;
 }
@@ -680,11 +649,7 @@ int store_flush_owed(qr_err *err)
     if (e == NULL && tl_commit_error) e = tl_commit_error;
     else free(tl_commit_error);
     tl_commit_error = NULL;
-    if (e) {
-        err_set(err, QR_E_INTERNAL, "storage write failed: %s", e);
-        free(e);
-        return -1;
-    }
+    if (e) return write_failed(err, e);
     return 0;
 }
 

@@ -42,12 +42,14 @@ void store_batch_delete_range(store_batch *b, const void *begin, size_t bl, cons
 int store_batch_count(const store_batch *b);
 void store_batch_clear(store_batch *b);
 void store_batch_free(store_batch *b);
-/* Calls fn(arg, value) once b's write is over, written or not: when b is freed or
- * cleared, or for a staged b (store_write_staged), after the commit that writes it. For
- * work that must end with the write (a stream's hold on a sequence number, an item's
- * lock). -1 if out of memory. */
-typedef void (*store_batch_done_fn)(void *arg, uint64_t value);
-int store_batch_on_done(store_batch *b, store_batch_done_fn fn, void *arg, uint64_t value);
+/* What must follow a write (a stream's hold on a sequence number, an item's lock, its
+ * statistics): fn(arg, value, written), written saying whether the write's records
+ * reached the store (even if the WAL's flush then failed: the turn's answers report
+ * that). fn must not write: it may run inside a commit, out of order with it. */
+typedef void (*store_done_fn)(void *arg, uint64_t value, int written);
+/* Calls fn once b's write is over, written or not: when b is freed or cleared, or for a
+ * staged b (store_write_staged), after the commit that writes it. -1 if out of memory. */
+int store_batch_on_done(store_batch *b, store_done_fn fn, void *arg, uint64_t value);
 /* Applies the batch atomically; durable when it returns unless no_sync. */
 /* Writes one key, durably as store_write does (catalog and descriptor records). */
 int store_put(store *s, const void *k, size_t kl, const void *v, size_t vl, qr_err *err);
@@ -67,15 +69,11 @@ int store_write_nosync(store *s, store_batch *b, qr_err *err);
  * wait for each other, a thread commits what it staged before it waits for any such lock.
  * b is left empty. Elsewhere this is store_write. */
 int store_write_staged(store *s, store_batch *b, qr_err *err);
-/* Runs fn(a, b, written) once every write this thread made so far is in the store: at
- * once (written 1) when nothing is staged, else right after the commit of the staged
- * writes, in the order asked, written saying whether that commit succeeded. For what
- * must follow a write that may be staged: its statistics, its item's unlock, the release
- * of its table. written is 1 once the records are in the store, even if the WAL's flush
- * then failed (the turn's answers report that). fn must not write: it may run inside a
- * commit, which would then be out of order with it. */
-typedef void (*store_commit_fn)(void *a, void *b, int written);
-void store_after_commit(store_commit_fn fn, void *a, void *b);
+/* Runs fn once every write this thread made so far is in the store: at once (written 1)
+ * when nothing is staged, else right after the commit of the staged writes, after their
+ * batches' hooks and in the order asked. For what must follow a write that may be staged:
+ * its statistics, its item's unlock, the release of its table. */
+void store_after_commit(store_done_fn fn, void *arg, uint64_t value);
 int store_staged_pending(void);
 /* Writes this thread's staged writes now (not flushed: store_flush_owed does that). -1
  * with err set (if not NULL) if they could not be written; store_flush_owed reports it too. */

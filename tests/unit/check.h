@@ -2,11 +2,13 @@
  *
  * CHECK(cond, fmt, ...) counts a check, and a failure it prints where and why, without
  * stopping the test (CHECK_THAT and CHECK_STR are shorthands), so one run reports every broken case; a test's main returns non-zero when
- * check_failures is not zero. At most 50 failures are printed. */
+ * check_failures is not zero. At most 50 failures are printed. check_report ends a main
+ * that way, and check_remove_tree removes a test's temporary tree as one more check. */
 #ifndef QR_TEST_CHECK_H
 #define QR_TEST_CHECK_H
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int check_failures, check_count;
@@ -32,5 +34,25 @@ static int check_failures, check_count;
         const char *g_ = (got), *w_ = (want);                                                      \
         CHECK(g_ != NULL && strcmp(g_, w_) == 0, "got '%s'\n  want '%s'", g_ ? g_ : "(null)", w_);  \
     } while (0)
+
+/* Removes dir, a test's temporary tree, as one more check. */
+static inline void check_remove_tree(const char *dir)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0, "could not remove %s", dir);
+}
+
+/* Ends a test's main: says how many checks failed (on stderr) or passed, under name;
+ * returns the exit status. */
+static inline int check_report(const char *name)
+{
+    if (check_failures) {
+        fprintf(stderr, "%s: %d failure(s)\n", name, check_failures);
+        return 1;
+    }
+    printf("%s: %d checks passed\n", name, check_count);
+    return 0;
+}
 
 #endif

@@ -203,13 +203,6 @@ int main(void)
     test_survival(a);
     test_reads_wait_for_flush(c);
     test_durable_ignores_deferral(b);
-    char cmd[96];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", base);
-    CHECK_THAT(system(cmd) == 0);
-    if (check_failures) {
-        fprintf(stderr, "test_deferred_flush: %d failure(s)\n", check_failures);
-        return 1;
-    }
-    printf("test_deferred_flush: %d checks passed\n", check_count);
-    return 0;
+    check_remove_tree(base);
+    return check_report("test_deferred_flush");
 }

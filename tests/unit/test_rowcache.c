@@ -277,13 +277,6 @@ int main(void)
     snprintf(b, sizeof b, "%s/durable", base);
     test_no_stale_reads(a, 1);
     test_no_stale_reads(b, 0);
-    char cmd[96];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", base);
-    CHECK_THAT(system(cmd) == 0);
-    if (check_failures) {
-        fprintf(stderr, "test_rowcache: %d failure(s)\n", check_failures);
-        return 1;
-    }
-    printf("test_rowcache: %d checks passed\n", check_count);
-    return 0;
+    check_remove_tree(base);
+    return check_report("test_rowcache");
 }

@@ -317,13 +317,6 @@ int main(void)
     test_close(dir, ",\"StreamSpecification\":{\"StreamEnabled\":true,\"StreamViewType\":\"NEW_IMAGE\"}");
     snprintf(dir, sizeof dir, "%s/ttl", base);
     test_close(dir, "");
-    char cmd[96];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", base);
-    CHECK_THAT(system(cmd) == 0);
-    if (check_failures) {
-        fprintf(stderr, "test_staged_writes: %d failure(s)\n", check_failures);
-        return 1;
-    }
-    printf("test_staged_writes: %d checks passed\n", check_count);
-    return 0;
+    check_remove_tree(base);
+    return check_report("test_staged_writes");
 }
