@@ -111,31 +111,49 @@ static int id_cmp(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* Deletes the keys of prefix | be32 id for every id in [from, to), if there are any;
+ * to may be 2^32, for every id from on. */
+static void sweep_ids(qr_db *db, store_batch *b, const char *prefix, size_t plen, uint64_t from, uint64_t to)
+{
+    char lo[8], hi[8];
+    memcpy(lo, prefix, plen);
+    memcpy(hi, prefix, plen);
+    for (int k = 0; k < 4; k++) {
+        lo[plen + k] = (char)(from >> (24 - 8 * k));
+        hi[plen + k] = (char)(to >> (24 - 8 * k));
+    }
+    size_t hi_len = plen + 4;
+    if (to > UINT32_MAX) { /* the first key past the prefix */
+        hi[plen - 1] = (char)(hi[plen - 1] + 1);
+        hi_len = plen;
+    }
+    store_iter *it = store_iter_new(db->st, NULL, lo, plen + 4, hi, hi_len);
+    store_iter_first(it);
+    if (store_iter_valid(it)) store_batch_delete_range(b, lo, plen + 4, hi, hi_len);
+    store_iter_free(it);
+}
+
 /* Removes what writes still in flight when a table was deleted left under its id (they
- * can land after DeleteTable's range delete): every id below the next one that the
- * catalog does not know, where a key remains, loses its whole range. */
+ * can land after DeleteTable's range delete): every id the catalog does not know loses
+ * its items and its point-in-time history. That includes the ids from the next one up:
+ * the next id is recomputed from the catalog at each open, so the id of a deleted table
+ * that had the highest one is given again, and the new table must not find the old
+ * one's late items under it. */
 static void sweep_dropped_tables(qr_db *db)
 {
     uint32_t *ids = malloc((db->ntables + 1) * sizeof *ids);
     size_t n = 0;
     for (size_t i = 0; i < db->ntables; i++) ids[n++] = db->tables[i]->id;
-    ids[n++] = db->next_table_id;
     qsort(ids, n, sizeof *ids, id_cmp);
-    uint32_t from = 1;
+    uint64_t from = 1;
     store_batch *b = store_batch_new();
-    for (size_t i = 0; i < n; i++) {
-        if (ids[i] > from) { /* the ids [from, ids[i]) are dropped tables */
-            char lo[5] = {'t'}, hi[5] = {'t'};
-            for (int k = 0; k < 4; k++) {
-                lo[1 + k] = (char)(from >> (24 - 8 * k));
-                hi[1 + k] = (char)(ids[i] >> (24 - 8 * k));
-            }
-            store_iter *it = store_iter_new(db->st, NULL, lo, 5, hi, 5);
-            store_iter_first(it);
-            if (store_iter_valid(it)) store_batch_delete_range(b, lo, 5, hi, 5);
-            store_iter_free(it);
+    for (size_t i = 0; i <= n; i++) {
+        uint64_t to = i < n ? ids[i] : (uint64_t)UINT32_MAX + 1; /* past the last table, every id */
+        if (to > from) {
+            sweep_ids(db, b, "t", 1, from, to);
+            sweep_ids(db, b, QR_PITR_PREFIX, QR_PITR_PREFIX_LEN, from, to);
         }
-        from = ids[i] + 1;
+        if (i < n) from = (uint64_t)ids[i] + 1;
     }
     qr_err e;
     err_init(&e);

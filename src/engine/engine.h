@@ -143,6 +143,9 @@ struct qr_db {
 
 #define QR_LOG_PREFIX "\0L"
 #define QR_LOG_PREFIX_LEN 2
+/* Point-in-time recovery's history (pitr.c): this prefix, then the table's id (be32). */
+#define QR_PITR_PREFIX "\0P"
+#define QR_PITR_PREFIX_LEN 2
 
 /* True if writes to t must maintain secondary indexes. */
 int table_has_indexes(const table *t);

@@ -19,9 +19,7 @@
 #include "engine/engine.h"
 #include "util/jsonread.h"
 
-#define PITR_PREFIX "\0P"
-#define PREFIX_LEN 2
-#define RECORD_KEY_LEN (PREFIX_LEN + 4 + 8 + 8)
+#define RECORD_KEY_LEN (QR_PITR_PREFIX_LEN + 4 + 8 + 8)
 #define LATEST_LAG 300.0 /* DynamoDB's latest restorable time trails the present by five minutes */
 
 /* Orders the records of one millisecond; seeded once from the clock in microseconds, so
@@ -42,7 +40,7 @@ static uint64_t take_seq(void)
 
 static void table_prefix(buf *k, uint32_t id)
 {
-    buf_append(k, PITR_PREFIX, PREFIX_LEN);
+    buf_append(k, QR_PITR_PREFIX, QR_PITR_PREFIX_LEN);
     buf_put_be32(k, id);
 }
 
