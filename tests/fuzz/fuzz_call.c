@@ -7,7 +7,10 @@
  * multi-attribute key, TTL on) and "Flat" (numeric hash key). Every FUZZ_RESET inputs the
  * indexes are verified against their tables (qr_verify; a difference aborts) and every
  * table is dropped and the baseline recreated, so the database stays small. Checks
- * crashes, leaks, hangs, response invariants and index consistency, not DynamoDB texts. */
+ * crashes, leaks, hangs, response invariants and index consistency, not DynamoDB texts.
+ * FUZZ_DEFER=1 runs the requests as an event loop of `serve --no-sync` does: single-item
+ * writes are staged and committed together at the end of a turn (qr_defer_flushes), a
+ * turn being one input of the sequence mode, or FUZZ_TURN inputs otherwise. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,6 +50,17 @@ static const char *const *ops;
 static size_t nops;
 static unsigned long iterations;
 static int print_calls; /* FUZZ_PRINT=1: log every request and response */
+static int defer;       /* FUZZ_DEFER=1: stage writes and commit them once a turn */
+
+#ifndef FUZZ_TURN
+#define FUZZ_TURN 8
+#endif
+
+/* The end of a loop's turn: what the turn staged is committed. */
+static void end_turn(void)
+{
+    if (defer) CHECK(qr_flush_deferred() == QR_OK);
+}
 
 static const char *baseline[][2] = {
     {"CreateTable",
@@ -128,6 +142,7 @@ static void check_schema(const char *op, json_t *resp)
 
 static void reset_database(int verify)
 {
+    end_turn();
     char *report = NULL;
     if (verify && qr_verify(db, NULL, &report) != QR_OK) {
         fprintf(stderr, "fuzz_call: indexes disagree with their tables after %lu inputs:\n%s\n", iterations,
@@ -213,6 +228,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     for (const char *const *o = qr_stream_operations(); *o && nops < 63; o++) all[nops++] = *o;
     ops = all;
     create_baseline();
+    defer = getenv("FUZZ_DEFER") != NULL;
+    if (defer) qr_defer_flushes(1);
     atexit(cleanup);
     return 0;
 }
@@ -256,6 +273,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size < 1) return 0;
     if (++iterations % FUZZ_RESET == 0) reset_database(1);
     run_one(data, size);
+    if (iterations % FUZZ_TURN == 0) end_turn();
     return 0;
 }
 #else
@@ -275,6 +293,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (len >= 1 && data[pos] != 0) run_one(data + pos, len);
         pos += len + 1;
     }
+    end_turn();
     return 0;
 }
 #endif
