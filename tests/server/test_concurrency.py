@@ -136,3 +136,84 @@ def test_many_clients_at_once(start, mode):
                        timeout=120)
     assert v.returncode == 0, v.stdout + v.stderr
     assert " 0 differences" in v.stdout
+
+
+@pytest.mark.parametrize("mode", [[], ["--no-sync"]], ids=["durable", "no-sync"])
+def test_no_lost_updates(start, mode):
+    """Eight clients, each on its own connections (so across the event loops, whose writes
+    are staged and committed once a turn under --no-sync), increment five counters with ADD
+    and with an optimistic read-then-conditional-update, and delete and recreate a sixth
+    item under a condition. Every acknowledged write must be in the final state: each ADD
+    counted once, each conditional update that succeeded exactly one step of the version,
+    and no condition judged against a stale item."""
+    srv = start(*mode)
+    c = boto3_client(srv.url)
+    c.create_table(TableName="Counters", BillingMode="PAY_PER_REQUEST",
+                   AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+                   KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}])
+    for i in range(5):
+        c.put_item(TableName="Counters", Item={"id": {"S": "k%d" % i}, "adds": {"N": "0"}, "v": {"N": "0"}})
+    deadline = time.monotonic() + 4
+    lock = threading.Lock()
+    adds, steps, failures = [0] * 5, [0] * 5, []
+    toggles = {"created": 0, "deleted": 0}
+
+    def client_thread(seed):
+        cl, r = boto3_client(srv.url, retries=0), random.Random(seed)
+        while time.monotonic() < deadline:
+            i = r.randrange(5)
+            key = {"id": {"S": "k%d" % i}}
+            try:
+                op = r.randrange(3)
+                if op == 0:
+                    cl.update_item(TableName="Counters", Key=key, UpdateExpression="ADD adds :one",
+                                   ExpressionAttributeValues={":one": {"N": "1"}})
+                    with lock:
+                        adds[i] += 1
+                elif op == 1:
+                    v = int(cl.get_item(TableName="Counters", Key=key, ConsistentRead=True)["Item"]["v"]["N"])
+                    try:
+                        cl.update_item(TableName="Counters", Key=key, UpdateExpression="SET v = :next",
+                                       ConditionExpression="v = :seen",
+                                       ExpressionAttributeValues={":seen": {"N": str(v)}, ":next": {"N": str(v + 1)}})
+                        with lock:
+                            steps[i] += 1
+                    except ClientError as e:
+                        if e.response["Error"]["Code"] != "ConditionalCheckFailedException":
+                            raise
+                else:
+                    key = {"id": {"S": "flip"}}
+                    try:
+                        cl.put_item(TableName="Counters", Item=dict(key, n={"N": "1"}),
+                                    ConditionExpression="attribute_not_exists(id)")
+                        with lock:
+                            toggles["created"] += 1
+                    except ClientError as e:
+                        if e.response["Error"]["Code"] != "ConditionalCheckFailedException":
+                            raise
+                        try:
+                            cl.delete_item(TableName="Counters", Key=key, ConditionExpression="attribute_exists(id)")
+                            with lock:
+                                toggles["deleted"] += 1
+                        except ClientError as e2:
+                            if e2.response["Error"]["Code"] != "ConditionalCheckFailedException":
+                                raise
+            except ClientError as e:
+                failures.append(e.response["Error"]["Code"] + ": " + e.response["Error"]["Message"])
+
+    threads = [threading.Thread(target=client_thread, args=(s,)) for s in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == []
+    assert sum(adds) > 50 and sum(steps) > 50
+    for i in range(5):
+        item = c.get_item(TableName="Counters", Key={"id": {"S": "k%d" % i}}, ConsistentRead=True)["Item"]
+        assert int(item["adds"]["N"]) == adds[i], (i, item, adds)
+        assert int(item["v"]["N"]) == steps[i], (i, item, steps)
+    flip = c.get_item(TableName="Counters", Key={"id": {"S": "flip"}}, ConsistentRead=True).get("Item")
+    # Creations and deletions alternate, so they differ by one exactly when the item is there.
+    assert toggles["created"] - toggles["deleted"] == (1 if flip else 0), (toggles, flip)
+    assert c.describe_table(TableName="Counters")["Table"]["ItemCount"] == 5 + (1 if flip else 0)
+    assert srv.stop() == 0, srv.log()
