@@ -267,7 +267,7 @@ table *catalog_get(qr_db *db, const char *name)
     pthread_mutex_lock(&db->catalog_lock);
     size_t i = find_slot(db, name, &found);
     table *t = found ? db->tables[i] : NULL;
-    if (t) t->refs++;
+    if (t) __atomic_add_fetch(&t->refs, 1, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&db->catalog_lock);
     if (t == NULL) pthread_rwlock_unlock(&db->schema_lock);
     return t;
@@ -280,7 +280,7 @@ table *catalog_get_by_id(qr_db *db, uint32_t id)
     pthread_mutex_lock(&db->catalog_lock);
     for (size_t i = 0; i < db->ntables && t == NULL; i++)
         if (db->tables[i]->id == id) t = db->tables[i];
-    if (t) t->refs++;
+    if (t) __atomic_add_fetch(&t->refs, 1, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&db->catalog_lock);
     if (t == NULL) pthread_rwlock_unlock(&db->schema_lock);
     return t;
@@ -298,13 +298,14 @@ void catalog_release_after_writes(table *t)
     if (t) store_after_commit(release_after_commit, t, 0);
 }
 
+/* Without the catalog lock: a staged write lets go of its table after its commit, and
+ * that commit can happen inside another write of the same thread, such as CreateTable's
+ * or DeleteTable's, made with the catalog lock held. The last reference can only be let
+ * go once the table has left the catalog, so nobody can take a new one meanwhile. */
 void catalog_release(qr_db *db, table *t)
 {
     if (t == NULL) return;
-    pthread_mutex_lock(&db->catalog_lock);
-    int last = --t->refs == 0;
-    pthread_mutex_unlock(&db->catalog_lock);
-    if (last) table_free(t);
+    if (__atomic_sub_fetch(&t->refs, 1, __ATOMIC_ACQ_REL) == 0) table_free(t);
     pthread_rwlock_unlock(&db->schema_lock);
 }
 
@@ -481,7 +482,7 @@ int catalog_delete(qr_db *db, table *t, qr_err *err)
         db->ntables--;
         t->dropped = 1;
         stream_table_dropped(db, t->name);
-        t->refs--; /* the catalog's reference; the caller still holds one */
+        __atomic_sub_fetch(&t->refs, 1, __ATOMIC_ACQ_REL); /* the catalog's; the caller still holds one */
         collection_forget_all(db);
     }
     pthread_mutex_unlock(&db->catalog_lock);

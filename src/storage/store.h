@@ -72,7 +72,10 @@ int store_write_staged(store *s, store_batch *b, qr_err *err);
 /* Runs fn once every write this thread made so far is in the store: at once (written 1)
  * when nothing is staged, else right after the commit of the staged writes, after their
  * batches' hooks and in the order asked. For what must follow a write that may be staged:
- * its statistics, its item's unlock, the release of its table. */
+ * its statistics, its item's unlock, the release of its table. The commit can come
+ * inside any later write of the thread (store_write commits what is staged first), so fn
+ * must not write, and must not wait for a lock that a thread may hold while it writes:
+ * the thread running fn may be the one holding it. */
 void store_after_commit(store_done_fn fn, void *arg, uint64_t value);
 int store_staged_pending(void);
 /* Writes this thread's staged writes now (not flushed: store_flush_owed does that). -1
