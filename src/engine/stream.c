@@ -236,6 +236,9 @@ int stream_follow(qr_db *db, const char *name, const json_t *desc, qr_err *err)
     json_t *cur = json_object_get(desc, QR_STREAM_FIELD);
     uint32_t cur_id = (uint32_t)json_integer_value(json_object_get(cur, "Id"));
     int rc = 0, known = 0;
+    /* It writes under the registry's lock, which the commit of a staged write into a
+     * table with a stream takes (release_seq): what this thread staged goes first. */
+    if (store_commit_staged(err)) return -1;
     pthread_mutex_lock(&r->lock);
     size_t i;
     json_t *d;
@@ -260,6 +263,7 @@ int stream_follow(qr_db *db, const char *name, const json_t *desc, qr_err *err)
 void stream_table_dropped(qr_db *db, const char *name)
 {
     stream_registry *r = db->streams;
+    store_commit_staged(NULL); /* as in stream_follow: close_locked writes under the lock */
     pthread_mutex_lock(&r->lock);
     size_t i;
     json_t *d;

@@ -115,7 +115,8 @@ static void test_one_thread(qr_db *db)
     json_decref(call(db, "CreateTable", 1,
                      "{\"TableName\":\"passing\",\"KeySchema\":[{\"AttributeName\":\"id\",\"KeyType\":\"HASH\"}],"
                      "\"AttributeDefinitions\":[{\"AttributeName\":\"id\",\"AttributeType\":\"S\"}],"
-                     "\"BillingMode\":\"PAY_PER_REQUEST\"}"));
+                     "\"BillingMode\":\"PAY_PER_REQUEST\",\"StreamSpecification\":{\"StreamEnabled\":true,"
+                     "\"StreamViewType\":\"KEYS_ONLY\"}}"));
     CHECK_THAT(add(db, "d", 1) == QR_OK);
     json_decref(call(db, "PutItem", 1, "{\"TableName\":\"passing\",\"Item\":{\"id\":{\"S\":\"x\"}}}"));
     json_decref(call(db, "DeleteTable", 1, "{\"TableName\":\"passing\"}"));
