@@ -306,3 +306,102 @@ def test_table_changes_in_the_turn_of_a_staged_write(start):
             break
     assert n == 40 + 1000
     assert srv.stop() == 0, srv.log()
+
+
+@pytest.mark.parametrize("mode", [[], ["--no-sync"]], ids=["durable", "no-sync"])
+def test_table_churn_beside_writes(start, mode):
+    """Six clients write and read three tables while others create and delete tables
+    (with and without streams), switch a table's stream on and off, add and drop a global
+    index, and delete and recreate one of the tables being written. Requests may meet a
+    table that is gone or busy, nothing else: no other error, no request left unanswered
+    (boto3 gives up after 60 s), a clean stop on SIGTERM, and every index equal to its
+    table."""
+    srv = start(*mode)
+    codes_expected = {"ResourceNotFoundException", "ResourceInUseException", "LimitExceededException",
+                      "ValidationException", "TransactionCanceledException", "TransactionConflictException"}
+
+    def table(c, name, stream=False):
+        kw = dict(TableName=name, BillingMode="PAY_PER_REQUEST",
+                  AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+                  KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}])
+        if stream:
+            kw["StreamSpecification"] = {"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"}
+        c.create_table(**kw)
+
+    c = boto3_client(srv.url)
+    for name in ("Churn1", "Churn2", "Churn3"):
+        table(c, name, stream=name == "Churn2")
+    deadline = time.monotonic() + SECONDS
+    failures = []
+
+    def writer(cl, r):
+        t, key = r.choice(["Churn1", "Churn2", "Churn3"]), {"id": {"S": "k%d" % r.randrange(40)}}
+        op = r.randrange(5)
+        if op == 0:
+            cl.put_item(TableName=t, Item=dict(key, g={"S": "g%d" % r.randrange(3)}))
+        elif op == 1:
+            cl.update_item(TableName=t, Key=key, UpdateExpression="ADD n :one",
+                           ExpressionAttributeValues={":one": {"N": "1"}})
+        elif op == 2:
+            cl.delete_item(TableName=t, Key=key)
+        elif op == 3:
+            cl.batch_write_item(RequestItems={t: [{"PutRequest": {"Item": {"id": {"S": "b%d" % i}}}} for i in range(3)]})
+        else:
+            cl.get_item(TableName=t, Key=key)
+
+    def tables(cl, r):
+        name = "Passing%d" % r.randrange(3)
+        try:
+            table(cl, name, stream=r.random() < 0.5)
+        except ClientError as e:
+            if e.response["Error"]["Code"] != "ResourceInUseException":
+                raise
+            cl.delete_table(TableName=name)
+
+    def streams(cl, r):
+        on = r.random() < 0.5
+        cl.update_table(TableName="Churn1", StreamSpecification=dict(
+            {"StreamEnabled": on}, **({"StreamViewType": "KEYS_ONLY"} if on else {})))
+        time.sleep(0.05)
+
+    def index(cl, r):
+        try:
+            cl.update_table(TableName="Churn2", AttributeDefinitions=[{"AttributeName": "g", "AttributeType": "S"}],
+                            GlobalSecondaryIndexUpdates=[{"Create": {
+                                "IndexName": "ByG", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+                                "Projection": {"ProjectionType": "ALL"}}}])
+        except ClientError as e:
+            if e.response["Error"]["Code"] not in codes_expected:
+                raise
+            cl.update_table(TableName="Churn2", GlobalSecondaryIndexUpdates=[{"Delete": {"IndexName": "ByG"}}])
+        time.sleep(0.1)
+
+    def recreate(cl, r):
+        cl.delete_table(TableName="Churn3")
+        table(cl, "Churn3")
+        time.sleep(0.2)
+
+    def run(seed, fn):
+        cl, r = boto3_client(srv.url, retries=0), random.Random(seed)
+        while time.monotonic() < deadline:
+            try:
+                fn(cl, r)
+            except ClientError as e:
+                if e.response["Error"]["Code"] not in codes_expected:
+                    failures.append(e.response["Error"]["Code"] + ": " + e.response["Error"]["Message"])
+            except Exception as e:  # a timeout: the server stopped answering
+                failures.append("%s: %s" % (type(e).__name__, e))
+                return
+
+    jobs = [writer] * 6 + [tables, streams, index, recreate]
+    threads = [threading.Thread(target=run, args=(i, fn)) for i, fn in enumerate(jobs)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == []
+    assert srv.stop() == 0, srv.log()
+    v = subprocess.run([quarry_bin(), "verify", "--data", str(srv.data_dir)], capture_output=True, text=True,
+                       timeout=120)
+    assert v.returncode == 0, v.stdout + v.stderr
+    assert " 0 differences" in v.stdout
