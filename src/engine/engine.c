@@ -141,7 +141,7 @@ static void sweep_ids(qr_db *db, store_batch *b, const char *prefix, size_t plen
  * one's late items under it. */
 static void sweep_dropped_tables(qr_db *db)
 {
-    uint32_t *ids = malloc((db->ntables + 1) * sizeof *ids);
+    uint32_t *ids = malloc((db->ntables ? db->ntables : 1) * sizeof *ids);
     size_t n = 0;
     for (size_t i = 0; i < db->ntables; i++) ids[n++] = db->tables[i]->id;
     qsort(ids, n, sizeof *ids, id_cmp);

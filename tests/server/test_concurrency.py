@@ -68,10 +68,20 @@ def one_operation(c, r, n):
         c.get_item(TableName=TABLE, Key=key)
 
 
-def count(c, **kw):
+def id_table(name, stream=False):
+    """CreateTable's parameters for a table keyed by a string id alone."""
+    spec = dict(TableName=name, BillingMode="PAY_PER_REQUEST",
+                AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+                KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}])
+    if stream:
+        spec["StreamSpecification"] = {"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"}
+    return spec
+
+
+def count(c, table=TABLE, **kw):
     n, start = 0, None
     while True:
-        page = c.scan(TableName=TABLE, Select="COUNT", **(dict(kw, ExclusiveStartKey=start) if start else kw))
+        page = c.scan(TableName=table, Select="COUNT", **(dict(kw, ExclusiveStartKey=start) if start else kw))
         n += page["Count"]
         start = page.get("LastEvaluatedKey")
         if not start:
@@ -152,9 +162,7 @@ def test_no_lost_updates(start, mode):
     and no condition judged against a stale item."""
     srv = start(*mode)
     c = boto3_client(srv.url)
-    c.create_table(TableName="Counters", BillingMode="PAY_PER_REQUEST",
-                   AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
-                   KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}])
+    c.create_table(**id_table("Counters"))
     for i in range(5):
         c.put_item(TableName="Counters", Item={"id": {"S": "k%d" % i}, "adds": {"N": "0"}, "v": {"N": "0"}})
     deadline = time.monotonic() + 4
@@ -254,9 +262,7 @@ def test_table_changes_in_the_turn_of_a_staged_write(start):
     round must be answered (a loop stuck on itself answers nothing again)."""
     srv = start("--no-sync", "--loops", "1")
     c = boto3_client(srv.url)
-    c.create_table(TableName="Steady", BillingMode="PAY_PER_REQUEST",
-                   AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
-                   KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}])
+    c.create_table(**id_table("Steady"))
     # A slow Scan keeps the loop busy while the two requests arrive, so that its next
     # turn finds both.
     c.batch_write_item(RequestItems={"Steady": [
@@ -273,11 +279,7 @@ def test_table_changes_in_the_turn_of_a_staged_write(start):
     try:
         for i in range(40):
             name = "Passing%d" % (i // 2)
-            change = ("CreateTable", {
-                "TableName": name, "BillingMode": "PAY_PER_REQUEST",
-                "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}],
-                "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}]}) if i % 2 == 0 else \
-                ("DeleteTable", {"TableName": name})
+            change = ("CreateTable", id_table(name)) if i % 2 == 0 else ("DeleteTable", {"TableName": name})
             put = _request_bytes(srv.url, "PutItem", {"TableName": "Steady", "Item": {"id": {"S": "k%d" % i}}})
             other = _request_bytes(srv.url, *change)
             slow.sendall(scan)
@@ -297,14 +299,7 @@ def test_table_changes_in_the_turn_of_a_staged_write(start):
         a.close()
         b.close()
         slow.close()
-    n, start_key = 0, None
-    while True:
-        page = c.scan(TableName="Steady", Select="COUNT", **({"ExclusiveStartKey": start_key} if start_key else {}))
-        n += page["Count"]
-        start_key = page.get("LastEvaluatedKey")
-        if not start_key:
-            break
-    assert n == 40 + 1000
+    assert count(c, "Steady") == 40 + 1000
     assert srv.stop() == 0, srv.log()
 
 
@@ -320,17 +315,9 @@ def test_table_churn_beside_writes(start, mode):
     codes_expected = {"ResourceNotFoundException", "ResourceInUseException", "LimitExceededException",
                       "ValidationException", "TransactionCanceledException", "TransactionConflictException"}
 
-    def table(c, name, stream=False):
-        kw = dict(TableName=name, BillingMode="PAY_PER_REQUEST",
-                  AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
-                  KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}])
-        if stream:
-            kw["StreamSpecification"] = {"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"}
-        c.create_table(**kw)
-
     c = boto3_client(srv.url)
     for name in ("Churn1", "Churn2", "Churn3"):
-        table(c, name, stream=name == "Churn2")
+        c.create_table(**id_table(name, stream=name == "Churn2"))
     deadline = time.monotonic() + SECONDS
     failures = []
 
@@ -352,7 +339,7 @@ def test_table_churn_beside_writes(start, mode):
     def tables(cl, r):
         name = "Passing%d" % r.randrange(3)
         try:
-            table(cl, name, stream=r.random() < 0.5)
+            cl.create_table(**id_table(name, stream=r.random() < 0.5))
         except ClientError as e:
             if e.response["Error"]["Code"] != "ResourceInUseException":
                 raise
@@ -378,7 +365,7 @@ def test_table_churn_beside_writes(start, mode):
 
     def recreate(cl, r):
         cl.delete_table(TableName="Churn3")
-        table(cl, "Churn3")
+        cl.create_table(**id_table("Churn3"))
         time.sleep(0.2)
 
     def run(seed, fn):

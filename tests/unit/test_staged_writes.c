@@ -67,6 +67,15 @@ static int add(qr_db *db, const char *id, int by)
     return rc;
 }
 
+static void create_table(qr_db *db, const char *name, const char *extra)
+{
+    json_decref(call(db, "CreateTable", 1,
+                     "{\"TableName\":\"%s\",\"KeySchema\":[{\"AttributeName\":\"id\",\"KeyType\":\"HASH\"}],"
+                     "\"AttributeDefinitions\":[{\"AttributeName\":\"id\",\"AttributeType\":\"S\"}],"
+                     "\"BillingMode\":\"PAY_PER_REQUEST\"%s}",
+                     name, extra));
+}
+
 static void test_one_thread(qr_db *db)
 {
     qr_defer_flushes(1);
@@ -112,11 +121,7 @@ static void test_one_thread(qr_db *db)
      * changes write while they hold the catalog's lock, which the staged write's commit
      * needs to let go of its table. */
     CHECK_THAT(add(db, "d", 1) == QR_OK);
-    json_decref(call(db, "CreateTable", 1,
-                     "{\"TableName\":\"passing\",\"KeySchema\":[{\"AttributeName\":\"id\",\"KeyType\":\"HASH\"}],"
-                     "\"AttributeDefinitions\":[{\"AttributeName\":\"id\",\"AttributeType\":\"S\"}],"
-                     "\"BillingMode\":\"PAY_PER_REQUEST\",\"StreamSpecification\":{\"StreamEnabled\":true,"
-                     "\"StreamViewType\":\"KEYS_ONLY\"}}"));
+    create_table(db, "passing", ",\"StreamSpecification\":{\"StreamEnabled\":true,\"StreamViewType\":\"KEYS_ONLY\"}");
     CHECK_THAT(add(db, "d", 1) == QR_OK);
     json_decref(call(db, "PutItem", 1, "{\"TableName\":\"passing\",\"Item\":{\"id\":{\"S\":\"x\"}}}"));
     json_decref(call(db, "DeleteTable", 1, "{\"TableName\":\"passing\"}"));
@@ -191,15 +196,6 @@ static long in_index(qr_db *db, const char *table, const char *value)
     long n = (long)json_integer_value(json_object_get(r, "Count"));
     json_decref(r);
     return n;
-}
-
-static void create_table(qr_db *db, const char *name, const char *extra)
-{
-    json_decref(call(db, "CreateTable", 1,
-                     "{\"TableName\":\"%s\",\"KeySchema\":[{\"AttributeName\":\"id\",\"KeyType\":\"HASH\"}],"
-                     "\"AttributeDefinitions\":[{\"AttributeName\":\"id\",\"AttributeType\":\"S\"}],"
-                     "\"BillingMode\":\"PAY_PER_REQUEST\"%s}",
-                     name, extra));
 }
 
 typedef struct turn {
@@ -355,10 +351,7 @@ int main(void)
     CHECK_THAT(mkdtemp(base) != NULL);
     alarm(120); /* a deadlock fails the test instead of hanging it */
     qr_db *db = open_db(base);
-    json_decref(call(db, "CreateTable", 1,
-                     "{\"TableName\":\"staged\",\"KeySchema\":[{\"AttributeName\":\"id\",\"KeyType\":\"HASH\"}],"
-                     "\"AttributeDefinitions\":[{\"AttributeName\":\"id\",\"AttributeType\":\"S\"}],"
-                     "\"BillingMode\":\"PAY_PER_REQUEST\"}"));
+    create_table(db, "staged", "");
     test_one_thread(db);
     test_two_threads(db);
     test_thread_end(db);
