@@ -1,15 +1,16 @@
 /* rowcache.h — recently read values of single keys, kept in front of the store's point
  * reads so that a hot item is not looked up in RocksDB's memtable or files every time.
  *
- * A fixed number of slots, each holding at most one key (a key's slot follows from its
- * hash), split into stripes that each have a mutex, a count of writes in progress and a
- * generation. A reader that misses takes a ticket before it reads RocksDB and offers what
- * it read with that ticket; the offer is refused if a write touched the stripe meanwhile,
- * so a value replaced in RocksDB never comes back through the cache. A writer marks each
- * key's stripe before its batch is written and again once it is: in between, readers may
- * still find the old value (the write is not acknowledged yet) but cannot put one back.
- * A write that was alone on its stripe leaves the value it put in the cache: an item
- * written is often read or written again next (an update's read of the current item). */
+ * A fixed number of slots in buckets of two (a key's bucket follows from its hash), each
+ * bucket keeping a count of the writes in progress on its keys and a generation; the
+ * buckets are split into stripes, each with a mutex and a share of the byte budget. A
+ * reader that misses takes a ticket before it reads RocksDB and offers what it read with
+ * that ticket; the offer is refused if a write touched the bucket meanwhile, so a value
+ * replaced in RocksDB never comes back through the cache. A writer marks each key's
+ * bucket before its batch is written and again once it is: in between, readers may still
+ * find the old value (the write is not acknowledged yet) but cannot put one back. A write
+ * that was alone on its bucket leaves the value it put in the cache: an item written is
+ * often read or written again next (an update's read of the current item). */
 #ifndef QR_ROWCACHE_H
 #define QR_ROWCACHE_H
 
@@ -29,7 +30,7 @@ uint64_t rowcache_hash(const void *key, size_t len);
  * if that copy could not be made). Otherwise returns 0 and sets *ticket for rowcache_offer. */
 int rowcache_get(rowcache *c, uint64_t hash, const void *key, size_t kl, char **val, size_t *vlen,
                  uint64_t *ticket);
-/* Caches key's value as just read from the store, unless a write has touched its stripe
+/* Caches key's value as just read from the store, unless a write has touched its bucket
  * since the ticket was taken (or the value is too large to keep). */
 void rowcache_offer(rowcache *c, uint64_t hash, const void *key, size_t kl, const char *val, size_t vlen,
                     uint64_t ticket);
@@ -40,7 +41,7 @@ typedef struct rowcache_entry rowcache_entry;
 rowcache_entry *rowcache_entry_new(const void *key, size_t kl, const void *val, size_t vl);
 void rowcache_entry_free(rowcache_entry *e);
 
-/* One key of a write: its hash; the stripe's generation as the write began on it (set by
+/* One key of a write: its hash (rowcache_hash of the key); the bucket's generation as the write began on it (set by
  * rowcache_write_begin); for a put, the value to keep once it is written, or NULL. */
 typedef struct rowcache_mark {
     uint64_t hash;
@@ -51,7 +52,7 @@ typedef struct rowcache_mark {
 /* Around a write of the marked keys: write_begin before the store writes them, write_end
  * after, written saying whether it succeeded. all instead of marks: every key. write_end
  * caches a mark's kept value when the write succeeded and no other write began or ended
- * on the key's stripe in between (so nothing newer can be in the store), and forgets the
+ * on the key's bucket in between (so nothing newer can be in the store), and forgets the
  * key otherwise; it frees what it does not keep and sets each keep to NULL. */
 void rowcache_write_begin(rowcache *c, rowcache_mark *marks, size_t n, int all);
 void rowcache_write_end(rowcache *c, rowcache_mark *marks, size_t n, int all, int written);

@@ -77,7 +77,7 @@ static void test_protocol(void)
     offer(c, "a", "two", t);
     CHECK_THAT(cached(c, "a", "two", NULL) == 1);
 
-    /* A write alone on its stripe leaves the value it put; one that failed leaves none. */
+    /* A write alone on its slot leaves the value it put; one that failed leaves none. */
     m.keep = rowcache_entry_new("a", 1, "three", 5);
     rowcache_write_begin(c, &m, 1, 0);
     CHECK_THAT(cached(c, "a", NULL, &t) == 0);
@@ -90,7 +90,7 @@ static void test_protocol(void)
     rowcache_write_end(c, &m, 1, 0, 0);
     CHECK_THAT(cached(c, "a", NULL, NULL) == 0);
 
-    /* Two writes overlapping on a stripe leave nothing, whichever ends last: either might
+    /* Two writes of a key overlapping leave nothing, whichever ends last: either might
      * have reached the store last. */
     overlap(c, m.hash, 0);
     CHECK_THAT(cached(c, "a", NULL, NULL) == 0);
@@ -101,6 +101,51 @@ static void test_protocol(void)
     rowcache_write_begin(c, &m, 1, 0);
     rowcache_write_end(c, &m, 1, 0, 1);
     CHECK_THAT(cached(c, "a", NULL, NULL) == 0);
+
+    /* Writes of other keys meanwhile, in other buckets of the same stripe (as an event
+     * loop's turn stages a dozen), do not make a write forget what it put. 1024 slots:
+     * 512 buckets, and bucket b in stripe b % 256. */
+    char other[16];
+    uint64_t ha = rowcache_hash("a", 1), ho = 0;
+    for (int i = 0; ho == 0 && i < 100000; i++) {
+        snprintf(other, sizeof other, "o%d", i);
+        uint64_t h = rowcache_hash(other, strlen(other));
+        if (h % 512 != ha % 512 && h % 512 % 256 == ha % 512 % 256) ho = h;
+    }
+    CHECK_THAT(ho != 0);
+    rowcache_mark both[2] = {{.hash = ha, .keep = rowcache_entry_new("a", 1, "seven", 5)},
+                             {.hash = ho, .keep = rowcache_entry_new(other, strlen(other), "eight", 5)}};
+    rowcache_write_begin(c, &both[0], 1, 0);
+    rowcache_write_begin(c, &both[1], 1, 0);
+    rowcache_write_end(c, &both[1], 1, 0, 1);
+    rowcache_write_end(c, &both[0], 1, 0, 1);
+    CHECK_THAT(cached(c, "a", "seven", NULL) == 1);
+    CHECK_THAT(cached(c, other, "eight", NULL) == 1);
+
+    /* A bucket holds two keys; a third replaces the one used less recently. */
+    char same[2][16];
+    int found = 0;
+    for (int i = 0; found < 2 && i < 100000; i++) {
+        snprintf(same[found], sizeof same[found], "s%d", i);
+        found += rowcache_hash(same[found], strlen(same[found])) % 512 == ha % 512;
+    }
+    CHECK_THAT(found == 2);
+    CHECK_THAT(cached(c, same[0], NULL, &t) == 0);
+    offer(c, same[0], "nine", t);
+    CHECK_THAT(cached(c, "a", "seven", NULL) == 1);
+    CHECK_THAT(cached(c, same[0], "nine", NULL) == 1);
+    CHECK_THAT(cached(c, "a", "seven", NULL) == 1); /* "a" now the more recent */
+    CHECK_THAT(cached(c, same[1], NULL, &t) == 0);
+    offer(c, same[1], "ten", t);
+    CHECK_THAT(cached(c, same[1], "ten", NULL) == 1);
+    CHECK_THAT(cached(c, "a", "seven", NULL) == 1);
+    CHECK_THAT(cached(c, same[0], NULL, NULL) == 0);
+    /* A write forgets only its own key of the bucket. */
+    rowcache_mark ms = {.hash = rowcache_hash(same[1], strlen(same[1]))};
+    rowcache_write_begin(c, &ms, 1, 0);
+    rowcache_write_end(c, &ms, 1, 0, 1);
+    CHECK_THAT(cached(c, same[1], NULL, NULL) == 0);
+    CHECK_THAT(cached(c, "a", "seven", NULL) == 1);
 
     /* A write of every key (a range deleted) forgets them all. */
     CHECK_THAT(cached(c, "d", NULL, &t) == 0);
