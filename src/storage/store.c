@@ -148,7 +148,14 @@ int store_open(const char *dir, int no_sync, store **out, char **errmsg)
     rocksdb_options_set_create_if_missing(s->opts, 1);
     rocksdb_options_increase_parallelism(s->opts, 2);
     rocksdb_options_set_max_background_jobs(s->opts, 2);
-    rocksdb_options_set_write_buffer_size(s->opts, 64 << 20);
+    /* An 8 MB memtable, not RocksDB's 64 MB. Under load, inserting into the memtable is a
+     * skiplist search that misses the CPU's caches level after level, and the smaller the
+     * skiplist the fewer misses: PutItem --no-sync overwriting 5 000 items spent 6.5-6.7
+     * us of CPU per key in rocksdb_write with 64 MB, 5.6 with 16 MB and 4.3-4.9 with 8 MB
+     * (of ~32 us per request). The price is that recent data leaves the memtable for the
+     * files sooner, where reading it costs more: bench/engine's Query of 50 items over
+     * 50 000 items was ~5% slower. */
+    rocksdb_options_set_write_buffer_size(s->opts, 8 << 20);
     rocksdb_options_set_compression(s->opts, rocksdb_lz4_compression);
     /* RocksDB's own LOG at INFO, and bounded. Debian's librocksdb starts at DEBUG, which
      * writes a line to LOG at every manual WAL flush ("FlushWAL sync=false"): under
