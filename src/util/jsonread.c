@@ -46,11 +46,11 @@ static int place(reader *r, json_t *v)
     } else {
         json_t *parent = r->open[r->depth - 1];
         if (json_is_object(parent)) {
-            if (r->reject_duplicates && json_object_getn(parent, r->key.data, r->key.len)) {
-                json_decref(v);
-                return 0;
-            }
+            /* A duplicate key replaces the value before it without growing the object:
+             * cheaper to notice afterwards than to look every key up first. */
+            size_t size = json_object_size(parent);
             if (json_object_setn_new(parent, r->key.data, r->key.len, v)) return 0; /* UTF-8 */
+            if (r->reject_duplicates && json_object_size(parent) == size) return 0;
         } else if (json_array_append_new(parent, v)) {
             return 0;
         }
