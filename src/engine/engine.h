@@ -223,6 +223,9 @@ int item_read_raw_before_write(qr_db *db, const buf *key, char **val, size_t *le
 int item_encode(const json_t *item, buf *out);
 /* The same for an item whose item_size the caller has already computed. */
 int item_encode_sized(const json_t *item, size_t size, buf *out);
+/* The same for an item already written as compact JSON text (value_dump's form) of
+ * item_size size. */
+int item_encode_text(const char *json, size_t len, size_t size, buf *out);
 /* Parses a stored item. */
 json_t *item_decode(const char *v, size_t len);
 /* The JSON text and DynamoDB size of a stored item, without parsing it. Returns -1 if
@@ -241,6 +244,12 @@ int item_stage(qr_db *db, table *t, store_batch *b, const buf *key, const json_t
  * when the caller did not need it parsed). */
 int item_stage_sized(qr_db *db, table *t, store_batch *b, const buf *key, int replacing, const json_t *old_item,
                      const json_t *new_item, size_t new_size, qr_err *err);
+/* Whether t keeps nothing beside its items that a write must update: no index, no
+ * stream, no recovery history. */
+int table_keeps_items_only(const table *t);
+/* item_stage_sized for a put of an item already encoded (item_encode_text's val), on a
+ * table that keeps items only; -1 (nothing staged) on any other table. */
+int item_stage_encoded(qr_db *db, const table *t, store_batch *b, const buf *key, int replacing, const buf *val);
 /* After a successful store_write of staged writes: adjusts the table's statistics
  * (with table_stats_adjust, which also applies the batch's index notes). */
 void item_staged_done(table *t, const json_t *old_item, const json_t *new_item);

@@ -2,11 +2,14 @@
  *
  * Single-item, batch and transactional writes, TTL expiry and nothing else write items,
  * and all of them go through item_stage, so index upkeep, item collection sizes and
- * stream records can never be skipped by one kind of write. Locking and conditions are the callers' part. */
+ * stream records can never be skipped by one kind of write; item_stage_encoded, which
+ * skips them, refuses a table that has any. Locking and conditions are the callers' part. */
 #include <pthread.h>
 #include <stdlib.h>
 
 #include "engine/engine.h"
+#include "engine/pitr.h"
+#include "engine/stream.h"
 #include "model/value.h"
 
 int item_stage(qr_db *db, table *t, store_batch *b, const buf *key, const json_t *old_item,
@@ -14,6 +17,15 @@ int item_stage(qr_db *db, table *t, store_batch *b, const buf *key, const json_t
 {
     return item_stage_sized(db, t, b, key, old_item != NULL, old_item, new_item, new_item ? item_size(new_item) : 0,
                             err);
+}
+
+/* An item written over is often written or read again soon (updates, counters), and
+ * the row cache keeps its new value; a new item's is not kept, which would cost each
+ * insert a copy (engine bench: inserts 4% slower), and its first read caches it. */
+static void put_item_value(store_batch *b, const buf *key, int replacing, const buf *val)
+{
+    if (replacing) store_batch_put_cached(b, key->data, key->len, val->data, val->len);
+    else store_batch_put(b, key->data, key->len, val->data, val->len);
 }
 
 int item_stage_sized(qr_db *db, table *t, store_batch *b, const buf *key, int replacing, const json_t *old_item,
@@ -31,13 +43,22 @@ int item_stage_sized(qr_db *db, table *t, store_batch *b, const buf *key, int re
         buf_free(&val);
         return -1;
     }
-    /* An item written over is often written or read again soon (updates, counters), and
-     * the row cache keeps its new value; a new item's is not kept, which would cost each
-     * insert a copy (engine bench: inserts 4% slower), and its first read caches it. */
-    if (new_item && replacing) store_batch_put_cached(b, key->data, key->len, val.data, val.len);
-    else if (new_item) store_batch_put(b, key->data, key->len, val.data, val.len);
+    if (new_item) put_item_value(b, key, replacing, &val);
     else store_batch_delete(b, key->data, key->len);
     buf_free(&val);
+    return 0;
+}
+
+int table_keeps_items_only(const table *t)
+{
+    return t->nindexes == 0 && !stream_enabled(t) && !pitr_enabled(t);
+}
+
+int item_stage_encoded(qr_db *db, const table *t, store_batch *b, const buf *key, int replacing, const buf *val)
+{
+    if (!table_keeps_items_only(t)) return -1;
+    stats_stage_begin(db, b);
+    put_item_value(b, key, replacing, val);
     return 0;
 }
 

@@ -33,6 +33,12 @@ int op_delete_table(qr_db *db, json_t *req, json_t **resp, qr_err *err);
 int op_update_table(qr_db *db, json_t *req, json_t **resp, qr_err *err);
 /* items.c */
 int op_put_item(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+/* put_fast.c: PutItem from the request text when it is the plain case (a string-and-number
+ * item, nothing but TableName and Item, a table that keeps items only). Returns 0 if it
+ * declined, having written nothing (op_put_item answers instead); 1 if it wrote the item
+ * and filled resp's body; -1 if the write failed (err says why). Either of the last two
+ * sets resp->tables. */
+int op_put_item_fast(qr_db *db, const char *text, size_t len, qr_response *resp, qr_err *err);
 int op_get_item(qr_db *db, json_t *req, buf *out, qr_err *err);
 int op_delete_item(qr_db *db, json_t *req, json_t **resp, qr_err *err);
 int op_update_item(qr_db *db, json_t *req, json_t **resp, qr_err *err);

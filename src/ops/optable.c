@@ -181,6 +181,11 @@ static int call(qr_db *db, const char *operation, const char *request, size_t le
         err_set(&err, QR_E_UNKNOWN_OP, "An unknown operation was requested: %s", operation ? operation : "(none)");
         goto fail;
     }
+    if (op->run == op_put_item) {
+        int fast = op_put_item_fast(db, request, len, resp, &err);
+        if (fast > 0) return QR_OK;
+        if (fast < 0) goto fail;
+    }
     json_error_t je;
     req = json_read(request, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &je);
     if (req == NULL) {

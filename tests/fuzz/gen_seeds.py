@@ -10,6 +10,8 @@ OUTDIR/call:   one op-index byte + a request body (fuzz_call), hand-written requ
 OUTDIR/expr:   mode byte + expression + NUL + values + NUL + names (fuzz_expr), from
                tests/expr/cases/*.json.
 OUTDIR/number: number texts, single and "a<NUL>b" pairs (fuzz_number).
+OUTDIR/put_fast: PutItem items (and what may follow them in the body) for fuzz_put_fast:
+               plain string-and-number items on pk S + sk N, and a few it must decline.
 OUTDIR/seq:    the call seeds joined in twos and threes with NUL bytes (fuzz_seq).
 OUTDIR/typeconf (with --typeconf): every call seed with each member replaced by null, a
                number, a string, [], {}, [5], [{}], true, a huge number, or removed: a few
@@ -260,6 +262,18 @@ REMOVE = object()
 CONFUSE = [None, 5, -1, "x", "", [], {}, [5], [{}], True, 1e300, 2 ** 64, REMOVE]
 
 
+# fuzz_put_fast seeds beside the generated plain items: shapes the fast path declines.
+PUT_FAST_EXTRA = [
+    '{"pk":{"S":"a"},"sk":{"N":"1"},"b":{"BOOL":true},"m":{"M":{"x":{"S":"y"}}}}',
+    '{"pk":{"S":"a"},"sk":{"N":"1"},"l":{"L":[{"N":"1"}]},"ss":{"SS":["a","b"]}}',
+    '{"pk":{"S":"a"},"sk":{"N":"1"},"t":{"S":"caf\u00e9"}}',
+    '{"pk":{"S":"a"},"sk":{"N":"1"}},"ReturnConsumedCapacity":"TOTAL"',
+    '{"pk":{"S":"a"},"sk":{"N":"1"}},"ConditionExpression":"attribute_not_exists(pk)"',
+    '{"pk":{"S":""},"sk":{"N":"1"}}',
+    '{"sk":{"N":"1"}}',
+]
+
+
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
@@ -291,7 +305,13 @@ def main():
         write(os.path.join(out, "number"), a.encode() + b"\0" + b.encode())
     for seed in WIRE:
         write(os.path.join(out, "wire"), seed)
-    for sub in ("call", "seq", "expr", "number", "wire", "typeconf"):
+    for i, n in enumerate(NUMBERS):
+        item = {"pk": {"S": "p%d" % (i % 7)}, "sk": {"N": NUMBERS[(i * 3) % len(NUMBERS)]}, "n": {"N": n},
+                "s": {"S": "text %d" % i}}
+        write(os.path.join(out, "put_fast"), json.dumps(item).encode())
+    for extra in PUT_FAST_EXTRA:
+        write(os.path.join(out, "put_fast"), extra.encode())
+    for sub in ("call", "seq", "expr", "number", "wire", "typeconf", "put_fast"):
         d = os.path.join(out, sub)
         if not os.path.isdir(d):
             continue
