@@ -26,6 +26,7 @@
 #include "model/number.h"
 #include "model/value.h"
 #include "ops/ops.h"
+#include "util/jsonread.h"
 
 /* More attributes than this go the whole way (their duplicate check is a plain scan). */
 #define FAST_ATTRS 64
@@ -219,23 +220,15 @@ static const yajl_callbacks callbacks = {
     .yajl_end_map = on_end_map,
 };
 
-/* Whether only JSON's white space follows the body (YAJL lets an unfinished string pass
- * there, and takes vertical tab and form feed for white space, which JSON does not). */
-static int only_space_after(const fast_put *f)
-{
-    for (size_t i = f->end; i < f->len; i++)
-        if (f->text[i] != ' ' && f->text[i] != '\t' && f->text[i] != '\n' && f->text[i] != '\r') return 0;
-    return 1;
-}
-
 /* Whether text is a plain PutItem, read into f. */
 static int read_request(fast_put *f)
 {
-    if (memchr(f->text, '\v', f->len) || memchr(f->text, '\f', f->len)) return 0;
+    if (json_has_yajl_space(f->text, f->len)) return 0;
     f->yajl = yajl_alloc(&callbacks, NULL, f);
     if (f->yajl == NULL) return 0;
     int ok = yajl_parse(f->yajl, (const unsigned char *)f->text, f->len) == yajl_status_ok &&
-             yajl_complete_parse(f->yajl) == yajl_status_ok && f->next == DONE && only_space_after(f) &&
+             yajl_complete_parse(f->yajl) == yajl_status_ok && f->next == DONE &&
+             json_only_space_after(f->text, f->len, f->end) &&
              f->table && f->seen_item;
     yajl_free(f->yajl);
     return ok;

@@ -112,13 +112,16 @@ static int on_end(void *ctx)
     return 1;
 }
 
-/* YAJL ends a text without complaint when what follows the top value is an unfinished
- * string ({}" or {}"x): only JSON's white space may follow it. */
-static int only_space_after(const char *text, size_t len, size_t end)
+int json_only_space_after(const char *text, size_t len, size_t end)
 {
     for (size_t i = end; i < len; i++)
         if (text[i] != ' ' && text[i] != '\t' && text[i] != '\n' && text[i] != '\r') return 0;
     return 1;
+}
+
+int json_has_yajl_space(const char *text, size_t len)
+{
+    return memchr(text, '\v', len) || memchr(text, '\f', len);
 }
 
 static int on_start_array(void *ctx)
@@ -149,15 +152,13 @@ static int has_unicode_escape(const char *text, size_t len)
 
 json_t *json_read_fast(const char *text, size_t len, size_t flags)
 {
-    /* YAJL also takes vertical tab and form feed for white space; jansson does not. */
-    if (len == 0 || has_unicode_escape(text, len) || memchr(text, '\v', len) || memchr(text, '\f', len))
-        return NULL;
+    if (len == 0 || has_unicode_escape(text, len) || json_has_yajl_space(text, len)) return NULL;
     reader r = {.reject_duplicates = (flags & JSON_REJECT_DUPLICATES) != 0};
     buf_init(&r.key, 0);
     yajl_handle h = r.yajl = yajl_alloc(&build, NULL, &r);
     int ok = h && yajl_parse(h, (const unsigned char *)text, len) == yajl_status_ok &&
              yajl_complete_parse(h) == yajl_status_ok && r.root && r.depth == 0 &&
-             only_space_after(text, len, r.end);
+             json_only_space_after(text, len, r.end);
     if (h) yajl_free(h);
     buf_free(&r.key);
     if (!ok) {

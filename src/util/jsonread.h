@@ -20,4 +20,11 @@ json_t *json_read(const char *text, size_t len, size_t flags, json_error_t *erro
  * text (which json_read then gives to json_loadb). */
 json_t *json_read_fast(const char *text, size_t len, size_t flags);
 
+/* What YAJL reads more loosely than JSON, for other readers that lex with it: whether
+ * only JSON's white space follows offset end (YAJL lets an unfinished string pass after
+ * the top value: {}" or {}"x), and whether text holds a vertical tab or form feed (white
+ * space to YAJL only). */
+int json_only_space_after(const char *text, size_t len, size_t end);
+int json_has_yajl_space(const char *text, size_t len);
+
 #endif
