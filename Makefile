@@ -56,10 +56,10 @@ BENCH_BIN:= $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
 # Debian packages the build, the tests and the benchmarks need.
 DEB_PKGS := gcc make pkg-config librocksdb-dev libh2o-evloop-dev libjansson-dev libyajl-dev libssl-dev \
-            libxxhash-dev libyaml-dev libcurl4-openssl-dev zlib1g-dev libjemalloc-dev python3 python3-pytest python3-boto3 awscli \
+            libxxhash-dev libyaml-dev libcurl4-openssl-dev zlib1g-dev libjemalloc-dev clang-format python3 python3-pytest python3-boto3 awscli \
             wrk nginx-light golang-go golang-github-aws-aws-sdk-go-v2-dev golang-github-aws-aws-sdk-go-dev
 
-.PHONY: all deps run test unit e2e asan bench clean
+.PHONY: all deps run test unit e2e asan bench clean format tree-check
 all: $(BUILD)/quarry $(BUILD)/libquarry.a
 
 deps:
@@ -109,7 +109,16 @@ unit: $(TEST_BIN)
 e2e: $(BUILD)/quarry $(TEST_BIN)
 	QUARRY_BIN=$(abspath $(BUILD)/quarry) QUARRY_BUILD=$(abspath $(BUILD)) $(PYTHON) -m pytest -q tests
 
+# The layout the committed .clang-format gives, over the C sources and unit tests.
+FORMAT_SRC := $(sort $(shell find src include tests/unit -name '*.[ch]'))
+format:
+	clang-format -i $(FORMAT_SRC)
+tree-check:
+	@bad=$$(for f in $(FORMAT_SRC); do clang-format --dry-run -Werror $$f >/dev/null 2>&1 || echo $$f; done); \
+	if [ -n "$$bad" ]; then echo "not in .clang-format's layout (make format):"; echo "$$bad"; exit 1; fi
+
 test: deps
+	$(MAKE) tree-check
 	$(MAKE) all
 	$(MAKE) unit
 	$(MAKE) e2e

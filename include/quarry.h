@@ -69,8 +69,7 @@ typedef struct qr_response {
  * response document, on failure with DynamoDB's error document
  *   {"__type":"com.amazon.coral.validate#ValidationException","message":"…"}
  * Returns QR_OK or QR_ERR accordingly. */
-int qr_call(qr_db *db, const char *operation, const char *request, size_t len,
-            qr_response *resp);
+int qr_call(qr_db *db, const char *operation, const char *request, size_t len, qr_response *resp);
 
 /* What a call's transport knows that its JSON does not. */
 typedef struct qr_call_context {
@@ -80,8 +79,8 @@ typedef struct qr_call_context {
 /* qr_call with a context (ctx may be NULL). The region names where the request was
  * received, as DynamoDB Streams records report it (awsRegion); without one it is
  * "ddblocal", as DynamoDB Local reports it. */
-int qr_call_in(qr_db *db, const qr_call_context *ctx, const char *operation, const char *request, size_t len,
-               qr_response *resp);
+int qr_call_in(qr_db *db, const qr_call_context *ctx, const char *operation, const char *request,
+               size_t len, qr_response *resp);
 
 /* For a server that answers many requests per turn of its event loop, on a database
  * opened with no_sync. After qr_defer_flushes(1), the writes the calling thread makes
@@ -112,8 +111,8 @@ int qr_wait_indexes(qr_db *db, int timeout_ms);
 /* Checks that every secondary index of table (every table when NULL) holds exactly the
  * projection of its base items, after draining pending updates, and that the item counts
  * and sizes DescribeTable reports (kept in memory, when known) match what is stored.
- * Returns QR_OK when all agree and QR_ERR otherwise; *report (malloc'd, free()) describes what was checked and
- * every difference found. */
+ * Returns QR_OK when all agree and QR_ERR otherwise; *report (malloc'd, free()) describes what was
+ * checked and every difference found. */
 int qr_verify(qr_db *db, const char *table, char **report);
 
 /* Names of the operations of DynamoDB's API that qr_call accepts, as a NULL-terminated

@@ -40,10 +40,14 @@ int cli_call(int argc, char **argv)
     qr_options opts = {0};
     int i = 0;
     for (; i < argc && argv[i][0] == '-' && argv[i][1] == '-'; i++) {
-        if (strcmp(argv[i], "--data") == 0 && i + 1 < argc) dir = argv[++i];
-        else if (strcmp(argv[i], "--no-sync") == 0) opts.no_sync = 1;
-        else if (strcmp(argv[i], "--gsi-lag-ms") == 0 && i + 1 < argc) opts.gsi_lag_ms = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--ttl-interval-ms") == 0 && i + 1 < argc) opts.ttl_interval_ms = atoi(argv[++i]);
+        if (strcmp(argv[i], "--data") == 0 && i + 1 < argc)
+            dir = argv[++i];
+        else if (strcmp(argv[i], "--no-sync") == 0)
+            opts.no_sync = 1;
+        else if (strcmp(argv[i], "--gsi-lag-ms") == 0 && i + 1 < argc)
+            opts.gsi_lag_ms = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--ttl-interval-ms") == 0 && i + 1 < argc)
+            opts.ttl_interval_ms = atoi(argv[++i]);
         else if (strcmp(argv[i], "--lsi-collection-limit") == 0 && i + 1 < argc)
             opts.lsi_collection_limit = strtoull(argv[++i], NULL, 10);
         else {
@@ -52,7 +56,8 @@ int cli_call(int argc, char **argv)
         }
     }
     if (i >= argc) {
-        fprintf(stderr, "usage: quarry call [--data DIR] [--no-sync] [--gsi-lag-ms N] [--lsi-collection-limit BYTES] "
+        fprintf(stderr, "usage: quarry call [--data DIR] [--no-sync] [--gsi-lag-ms N] "
+                        "[--lsi-collection-limit BYTES] "
                         "OPERATION [JSON | -]\n");
         return 2;
     }
@@ -72,7 +77,8 @@ int cli_call(int argc, char **argv)
     qr_db *db;
     char *errmsg = NULL;
     if (qr_open(dir, &opts, &db, &errmsg) != QR_OK) {
-        fprintf(stderr, "quarry call: cannot open %s: %s\n", dir, errmsg ? errmsg : "unknown error");
+        fprintf(stderr, "quarry call: cannot open %s: %s\n", dir,
+                errmsg ? errmsg : "unknown error");
         free(errmsg);
         free(request);
         return 2;

@@ -11,10 +11,16 @@ typedef struct command {
 } command;
 
 static const command commands[] = {
-    {"call", cli_call, "call [--data DIR] [--no-sync] OPERATION [JSON | -]   run one DynamoDB operation"},
-    {"verify", cli_verify, "verify [--data DIR] [TABLE]   check that every index matches its table"},
-    {"serve", cli_serve, "serve [--listen HOST:PORT] [--data DIR] [--credentials FILE] ...   serve DynamoDB's API over HTTP"},
-    {"model", cli_model, "model check|render|export|apply|import FILE [OPTIONS]   check and use an access-pattern model"},
+    {"call", cli_call,
+     "call [--data DIR] [--no-sync] OPERATION [JSON | -]   run one DynamoDB operation"},
+    {"verify", cli_verify,
+     "verify [--data DIR] [TABLE]   check that every index matches its table"},
+    {"serve", cli_serve,
+     "serve [--listen HOST:PORT] [--data DIR] [--credentials FILE] ...   serve DynamoDB's API over "
+     "HTTP"},
+    {"model", cli_model,
+     "model check|render|export|apply|import FILE [OPTIONS]   check and use an access-pattern "
+     "model"},
 };
 
 static void usage(FILE *f)
@@ -30,7 +36,8 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0) {
+    if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
+        strcmp(argv[1], "help") == 0) {
         usage(stdout);
         return 0;
     }

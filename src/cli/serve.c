@@ -38,9 +38,12 @@ static unsigned fit_descriptor_limit(unsigned max_conn)
         if (setrlimit(RLIMIT_NOFILE, &next) == 0) rl.rlim_cur = raised;
     }
     if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want) {
-        unsigned fit = rl.rlim_cur > 2 * FD_RESERVE ? (unsigned)(rl.rlim_cur - FD_RESERVE) : (unsigned)(rl.rlim_cur / 2);
-        fprintf(stderr, "quarry serve: the descriptor limit (%llu) leaves room for %u connections, not %u\n",
-                (unsigned long long)rl.rlim_cur, fit, max_conn);
+        unsigned fit = rl.rlim_cur > 2 * FD_RESERVE ? (unsigned)(rl.rlim_cur - FD_RESERVE)
+                                                    : (unsigned)(rl.rlim_cur / 2);
+        fprintf(
+            stderr,
+            "quarry serve: the descriptor limit (%llu) leaves room for %u connections, not %u\n",
+            (unsigned long long)rl.rlim_cur, fit, max_conn);
         return fit ? fit : 1;
     }
     return max_conn;
@@ -48,37 +51,38 @@ static unsigned fit_descriptor_limit(unsigned max_conn)
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: quarry serve [--listen HOST:PORT] [--data DIR] [--credentials FILE]\n"
-            "                    [--log-level debug|info|warn|error|none] [--no-sync]\n"
-            "                    [--insecure-no-auth] [--loops N] [--pin-loops] [--threads N]\n"
-            "                    [--max-connections N] [--timeout SECONDS] [--gsi-lag-ms N]\n"
-            "                    [--ttl-interval-ms N] [--lsi-collection-limit BYTES]\n"
-            "\n"
-            "  --listen HOST:PORT    address to serve on (default 127.0.0.1:8000; port 0 picks one)\n"
-            "  --data DIR            database directory (default ./data)\n"
-            "  --credentials FILE    AWS shared-credentials file; requests must be SigV4-signed\n"
-            "                        with one of its keys. Without it, any key is accepted, which\n"
-            "                        is allowed only on a loopback address\n"
-            "  --insecure-no-auth    accept any key on a non-loopback address too\n"
-            "  --log-level LEVEL     info logs every request, warn only errors (default info)\n"
-            "  --no-sync             acknowledge writes before they are fsync'd\n"
-            "  --loops N             HTTP event loop threads (default 2 per CPU)\n"
-            "  --pin-loops           run each event loop on one CPU, and serve each connection\n"
-            "                        on a loop of the CPU its packets arrive on: more requests\n"
-            "                        per second under load, when quarry need not share its CPUs\n"
-            "  --threads N           threads for writes (default 16 per CPU, 16..128: a write\n"
-            "                        waits for its fsync, and writes that wait together share\n"
-            "                        one; none with --no-sync, where every call runs on the\n"
-            "                        event loops)\n"
-            "  --max-connections N   open connections at once (default 10000); one past it is\n"
-            "                        closed unanswered\n"
-            "  --timeout SECONDS     close idle connections after this (default 60)\n"
-            "  --gsi-lag-ms N        hold every global index update back at least N ms, to test an\n"
-            "                        application against eventual consistency (default 0)\n"
-            "  --ttl-interval-ms N   how often expired items are swept (default 60000)\n"
-            "  --lsi-collection-limit BYTES   item collection limit of tables with local\n"
-            "                        indexes (default DynamoDB's 10 GB)\n");
+    fprintf(
+        f,
+        "usage: quarry serve [--listen HOST:PORT] [--data DIR] [--credentials FILE]\n"
+        "                    [--log-level debug|info|warn|error|none] [--no-sync]\n"
+        "                    [--insecure-no-auth] [--loops N] [--pin-loops] [--threads N]\n"
+        "                    [--max-connections N] [--timeout SECONDS] [--gsi-lag-ms N]\n"
+        "                    [--ttl-interval-ms N] [--lsi-collection-limit BYTES]\n"
+        "\n"
+        "  --listen HOST:PORT    address to serve on (default 127.0.0.1:8000; port 0 picks one)\n"
+        "  --data DIR            database directory (default ./data)\n"
+        "  --credentials FILE    AWS shared-credentials file; requests must be SigV4-signed\n"
+        "                        with one of its keys. Without it, any key is accepted, which\n"
+        "                        is allowed only on a loopback address\n"
+        "  --insecure-no-auth    accept any key on a non-loopback address too\n"
+        "  --log-level LEVEL     info logs every request, warn only errors (default info)\n"
+        "  --no-sync             acknowledge writes before they are fsync'd\n"
+        "  --loops N             HTTP event loop threads (default 2 per CPU)\n"
+        "  --pin-loops           run each event loop on one CPU, and serve each connection\n"
+        "                        on a loop of the CPU its packets arrive on: more requests\n"
+        "                        per second under load, when quarry need not share its CPUs\n"
+        "  --threads N           threads for writes (default 16 per CPU, 16..128: a write\n"
+        "                        waits for its fsync, and writes that wait together share\n"
+        "                        one; none with --no-sync, where every call runs on the\n"
+        "                        event loops)\n"
+        "  --max-connections N   open connections at once (default 10000); one past it is\n"
+        "                        closed unanswered\n"
+        "  --timeout SECONDS     close idle connections after this (default 60)\n"
+        "  --gsi-lag-ms N        hold every global index update back at least N ms, to test an\n"
+        "                        application against eventual consistency (default 0)\n"
+        "  --ttl-interval-ms N   how often expired items are swept (default 60000)\n"
+        "  --lsi-collection-limit BYTES   item collection limit of tables with local\n"
+        "                        indexes (default DynamoDB's 10 GB)\n");
 }
 
 static int parse_uint(const char *opt, const char *s, unsigned lo, unsigned hi, unsigned *out)
@@ -87,7 +91,8 @@ static int parse_uint(const char *opt, const char *s, unsigned lo, unsigned hi, 
     errno = 0;
     unsigned long v = strtoul(s, &end, 10);
     if (errno || *s == '\0' || *end != '\0' || v < lo || v > hi) {
-        fprintf(stderr, "quarry serve: %s wants a number from %u to %u, not '%s'\n", opt, lo, hi, s);
+        fprintf(stderr, "quarry serve: %s wants a number from %u to %u, not '%s'\n", opt, lo, hi,
+                s);
         return -1;
     }
     *out = (unsigned)v;
@@ -167,7 +172,9 @@ int cli_serve(int argc, char **argv)
             errno = 0;
             opts.lsi_collection_limit = strtoull(argv[++i], &end, 10);
             if (errno || *end != '\0' || opts.lsi_collection_limit == 0) {
-                fprintf(stderr, "quarry serve: --lsi-collection-limit wants a number of bytes, not '%s'\n", argv[i]);
+                fprintf(stderr,
+                        "quarry serve: --lsi-collection-limit wants a number of bytes, not '%s'\n",
+                        argv[i]);
                 return 2;
             }
         } else {
@@ -181,7 +188,8 @@ int cli_serve(int argc, char **argv)
     if (loops == 0) loops = default_loops();
     server_log_level level;
     if (server_log_level_parse(level_word, &level)) {
-        fprintf(stderr, "quarry serve: --log-level is one of debug, info, warn, error, none; not '%s'\n",
+        fprintf(stderr,
+                "quarry serve: --log-level is one of debug, info, warn, error, none; not '%s'\n",
                 level_word);
         return 2;
     }
@@ -249,9 +257,10 @@ int cli_serve(int argc, char **argv)
     const char *colon = strrchr(listen, ':');
     snprintf(host, sizeof host, "%.*s", (int)(colon - listen), listen);
     snprintf(url, sizeof url, "http://%s:%u", host, server_port(srv));
-    printf("quarry serve: listening on %s (data %s, %s writes, %u event loops%s, %u write threads)\n",
-           url, dir, opts.no_sync ? "unsynced" : "durable", cfg.loops, pin_loops ? " pinned to CPUs" : "",
-           threads);
+    printf(
+        "quarry serve: listening on %s (data %s, %s writes, %u event loops%s, %u write threads)\n",
+        url, dir, opts.no_sync ? "unsynced" : "durable", cfg.loops,
+        pin_loops ? " pinned to CPUs" : "", threads);
     if (cred_path) {
         printf("Requests must be signed with a key from %s (%zu key%s).\n", cred_path, keys.n,
                keys.n == 1 ? "" : "s");
@@ -260,9 +269,11 @@ int cli_serve(int argc, char **argv)
                "    dynamodb list-tables --endpoint-url %s\n",
                cred_path, keys.keys[0].profile, url);
     } else {
-        printf("Any access key is accepted%s.\n", loopback ? " (loopback only)" : " (--insecure-no-auth)");
+        printf("Any access key is accepted%s.\n",
+               loopback ? " (loopback only)" : " (--insecure-no-auth)");
         printf("Point the AWS CLI at it:\n"
-               "  AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local AWS_DEFAULT_REGION=us-east-1 \\\n"
+               "  AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local AWS_DEFAULT_REGION=us-east-1 "
+               "\\\n"
                "    aws dynamodb list-tables --endpoint-url %s\n",
                url);
     }

@@ -14,17 +14,20 @@ int cli_verify(int argc, char **argv)
 {
     const char *dir = "./data", *table = NULL;
     for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--data") == 0 && i + 1 < argc) dir = argv[++i];
+        if (strcmp(argv[i], "--data") == 0 && i + 1 < argc)
+            dir = argv[++i];
         else if (argv[i][0] == '-') {
             fprintf(stderr, "usage: quarry verify [--data DIR] [TABLE]\n");
             return 2;
-        } else table = argv[i];
+        } else
+            table = argv[i];
     }
     qr_db *db;
     char *errmsg = NULL;
     qr_options opts = {0};
     if (qr_open(dir, &opts, &db, &errmsg) != QR_OK) {
-        fprintf(stderr, "quarry verify: cannot open %s: %s\n", dir, errmsg ? errmsg : "unknown error");
+        fprintf(stderr, "quarry verify: cannot open %s: %s\n", dir,
+                errmsg ? errmsg : "unknown error");
         free(errmsg);
         return 2;
     }

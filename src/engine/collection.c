@@ -16,7 +16,8 @@
 size_t table_lsi_count(const table *t)
 {
     size_t n = 0;
-    for (size_t i = 0; i < t->nindexes; i++) n += !t->indexes[i].global;
+    for (size_t i = 0; i < t->nindexes; i++)
+        n += !t->indexes[i].global;
     return n;
 }
 
@@ -37,7 +38,8 @@ static uint64_t range_bytes(qr_db *db, const buf *prefix)
     buf_append(&hi, prefix->data, prefix->len);
     buf_prefix_successor(&hi);
     uint64_t total = 0;
-    store_iter *it = store_iter_new(db->st, NULL, prefix->data, prefix->len, hi.len ? hi.data : NULL, hi.len);
+    store_iter *it =
+        store_iter_new(db->st, NULL, prefix->data, prefix->len, hi.len ? hi.data : NULL, hi.len);
     for (store_iter_first(it); store_iter_valid(it); store_iter_next(it)) {
         size_t vl, jlen, size;
         const char *v = store_iter_value(it, &vl), *json;
@@ -49,7 +51,8 @@ static uint64_t range_bytes(qr_db *db, const buf *prefix)
 }
 
 /* Looks up (computing if needed) the cached size; returns the cache slot's name. */
-static uint64_t cached_size(qr_db *db, const table *t, const json_t *pk_value, char *name, size_t cap)
+static uint64_t cached_size(qr_db *db, const table *t, const json_t *pk_value, char *name,
+                            size_t cap)
 {
     buf p;
     buf_init(&p, 0);
@@ -81,7 +84,8 @@ static uint64_t cached_size(qr_db *db, const table *t, const json_t *pk_value, c
 int collection_adjust(qr_db *db, const table *t, const json_t *pk_value, int64_t delta, qr_err *err)
 {
     char name[2 * (QR_KEY_PREFIX_LEN + QR_MAX_PK_SIZE + 16) + 1];
-    uint64_t limit = db->opts.lsi_collection_limit ? db->opts.lsi_collection_limit : QR_COLLECTION_LIMIT;
+    uint64_t limit =
+        db->opts.lsi_collection_limit ? db->opts.lsi_collection_limit : QR_COLLECTION_LIMIT;
     pthread_mutex_lock(&db->coll_lock);
     uint64_t size = cached_size(db, t, pk_value, name, sizeof name);
     int64_t next = (int64_t)size + delta;
@@ -110,7 +114,8 @@ json_t *collection_metrics(qr_db *db, const table *t, const json_t *item)
     if (pk == NULL) return json_object();
     double gb = (double)collection_size(db, t, pk) / (double)(1ULL << 30);
     double lo = (double)(long long)gb;
-    return json_pack("{s:{s:O},s:[f,f]}", "ItemCollectionKey", t->pk.name, pk, "SizeEstimateRangeGB", lo, lo + 1.0);
+    return json_pack("{s:{s:O},s:[f,f]}", "ItemCollectionKey", t->pk.name, pk,
+                     "SizeEstimateRangeGB", lo, lo + 1.0);
 }
 
 void collection_forget_all(qr_db *db)

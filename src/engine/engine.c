@@ -29,15 +29,18 @@ static table *table_from_desc(uint32_t id, json_t *desc, json_t *ids)
     t->nstats = 1;
     pthread_mutex_init(&t->stats_lock, NULL);
     pthread_mutex_init(&t->count_lock, NULL);
-    json_t *ks = json_object_get(desc, "KeySchema"), *defs = json_object_get(desc, "AttributeDefinitions");
+    json_t *ks = json_object_get(desc, "KeySchema"),
+           *defs = json_object_get(desc, "AttributeDefinitions");
     size_t i, j;
     json_t *k, *d;
-    json_array_foreach(ks, i, k) {
+    json_array_foreach(ks, i, k)
+    {
         const char *name = json_string_value(json_object_get(k, "AttributeName"));
         const char *role = json_string_value(json_object_get(k, "KeyType"));
         key_attr *ka = strcmp(role, "HASH") == 0 ? &t->pk : &t->sk;
         ka->name = strdup(name);
-        json_array_foreach(defs, j, d) {
+        json_array_foreach(defs, j, d)
+        {
             if (strcmp(json_string_value(json_object_get(d, "AttributeName")), name) == 0)
                 ka->type = json_string_value(json_object_get(d, "AttributeType"))[0];
         }
@@ -113,7 +116,8 @@ static int id_cmp(const void *a, const void *b)
 
 /* Deletes the keys of prefix | be32 id for every id in [from, to), if there are any;
  * to may be 2^32, for every id from on. */
-static void sweep_ids(qr_db *db, store_batch *b, const char *prefix, size_t plen, uint64_t from, uint64_t to)
+static void sweep_ids(qr_db *db, store_batch *b, const char *prefix, size_t plen, uint64_t from,
+                      uint64_t to)
 {
     char lo[8], hi[8];
     memcpy(lo, prefix, plen);
@@ -143,7 +147,8 @@ static void sweep_dropped_tables(qr_db *db)
 {
     uint32_t *ids = malloc((db->ntables ? db->ntables : 1) * sizeof *ids);
     size_t n = 0;
-    for (size_t i = 0; i < db->ntables; i++) ids[n++] = db->tables[i]->id;
+    for (size_t i = 0; i < db->ntables; i++)
+        ids[n++] = db->tables[i]->id;
     qsort(ids, n, sizeof *ids, id_cmp);
     uint64_t from = 1;
     store_batch *b = store_batch_new();
@@ -174,7 +179,8 @@ int qr_open(const char *dir, const qr_options *opts, qr_db **out, char **errmsg)
         return QR_ERR;
     }
     pthread_mutex_init(&db->catalog_lock, NULL);
-    for (int i = 0; i < QR_LOCK_STRIPES; i++) pthread_mutex_init(&db->stripes[i], NULL);
+    for (int i = 0; i < QR_LOCK_STRIPES; i++)
+        pthread_mutex_init(&db->stripes[i], NULL);
     pthread_mutex_init(&db->txn_lock, NULL);
     pthread_rwlock_init(&db->schema_lock, NULL);
     pthread_mutex_init(&db->coll_lock, NULL);
@@ -222,12 +228,14 @@ void qr_close(qr_db *db)
     if (db->worker_running && db->opts.gsi_lag_ms == 0) propagate_drain(db, 10000);
     expire_stop(db);
     if (db->worker_running) propagate_stop(db);
-    for (size_t i = 0; i < db->ntables; i++) table_free(db->tables[i]);
+    for (size_t i = 0; i < db->ntables; i++)
+        table_free(db->tables[i]);
     free(db->tables);
     stream_close(db);
     store_close(db->st);
     pthread_mutex_destroy(&db->catalog_lock);
-    for (int i = 0; i < QR_LOCK_STRIPES; i++) pthread_mutex_destroy(&db->stripes[i]);
+    for (int i = 0; i < QR_LOCK_STRIPES; i++)
+        pthread_mutex_destroy(&db->stripes[i]);
     pthread_mutex_destroy(&db->txn_lock);
     pthread_rwlock_destroy(&db->schema_lock);
     pthread_mutex_destroy(&db->coll_lock);
@@ -253,8 +261,10 @@ static size_t find_slot(qr_db *db, const char *name, int *found)
             *found = 1;
             return mid;
         }
-        if (c < 0) lo = mid + 1;
-        else hi = mid;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
     *found = 0;
     return lo;
@@ -364,8 +374,8 @@ int catalog_create(qr_db *db, json_t *desc, table **out, qr_err *err)
     for (int l = 0; l < 2; l++) {
         size_t i;
         json_t *def;
-        json_array_foreach(json_object_get(desc, lists[l]), i, def)
-            json_object_set_new(ids, json_string_value(json_object_get(def, "IndexName")), json_integer(next++));
+        json_array_foreach(json_object_get(desc, lists[l]), i, def) json_object_set_new(
+            ids, json_string_value(json_object_get(def, "IndexName")), json_integer(next++));
     }
     if (persist(db, name, id, desc, ids, err)) {
         pthread_mutex_unlock(&db->catalog_lock);
@@ -382,7 +392,8 @@ int catalog_create(qr_db *db, json_t *desc, table **out, qr_err *err)
     /* A new table and its indexes are empty: every figure is known. */
     t->stats = realloc(t->stats, (1 + t->nindexes) * sizeof *t->stats);
     t->stats[0].count = 0;
-    for (size_t i = 0; i < t->nindexes; i++) t->stats[1 + i] = (range_stats){.id = t->indexes[i].id};
+    for (size_t i = 0; i < t->nindexes; i++)
+        t->stats[1 + i] = (range_stats){.id = t->indexes[i].id};
     t->nstats = 1 + t->nindexes;
     if (db->ntables == db->cap) {
         db->cap = db->cap ? db->cap * 2 : 16;
@@ -404,14 +415,16 @@ static void stats_follow_schema(table *t, const qr_index *old, size_t nold)
 {
     for (size_t i = 0; i < t->nindexes; i++) {
         int known = 0;
-        for (size_t j = 0; j < nold; j++) known |= old[j].id == t->indexes[i].id;
+        for (size_t j = 0; j < nold; j++)
+            known |= old[j].id == t->indexes[i].id;
         if (!known) index_stats_created(t, t->indexes[i].id);
     }
     for (size_t j = 0; j < nold; j++)
         if (table_index_by_id(t, old[j].id) == NULL) index_stats_forget(t, old[j].id);
 }
 
-int catalog_change_schema(qr_db *db, const char *name, schema_change_fn change, void *arg, qr_err *err)
+int catalog_change_schema(qr_db *db, const char *name, schema_change_fn change, void *arg,
+                          qr_err *err)
 {
     int found, rc = -1;
     /* A thread waiting for an item's lock, which this one may hold for a staged write,
@@ -457,7 +470,8 @@ int catalog_delete(qr_db *db, table *t, qr_err *err)
     size_t slot = find_slot(db, t->name, &found);
     if (!found || db->tables[slot] != t) {
         pthread_mutex_unlock(&db->catalog_lock);
-        return err_set(err, QR_E_NOT_FOUND, "Requested resource not found: Table: %s not found", t->name);
+        return err_set(err, QR_E_NOT_FOUND, "Requested resource not found: Table: %s not found",
+                       t->name);
     }
     buf k, lo, hi;
     buf_init(&k, 0);
@@ -478,11 +492,13 @@ int catalog_delete(qr_db *db, table *t, qr_err *err)
     buf_free(&lo);
     buf_free(&hi);
     if (rc == 0) {
-        memmove(db->tables + slot, db->tables + slot + 1, (db->ntables - slot - 1) * sizeof *db->tables);
+        memmove(db->tables + slot, db->tables + slot + 1,
+                (db->ntables - slot - 1) * sizeof *db->tables);
         db->ntables--;
         t->dropped = 1;
         stream_table_dropped(db, t->name);
-        __atomic_sub_fetch(&t->refs, 1, __ATOMIC_ACQ_REL); /* the catalog's; the caller still holds one */
+        __atomic_sub_fetch(&t->refs, 1,
+                           __ATOMIC_ACQ_REL); /* the catalog's; the caller still holds one */
         collection_forget_all(db);
     }
     pthread_mutex_unlock(&db->catalog_lock);
@@ -493,7 +509,8 @@ json_t *catalog_names(qr_db *db)
 {
     json_t *a = json_array();
     pthread_mutex_lock(&db->catalog_lock);
-    for (size_t i = 0; i < db->ntables; i++) json_array_append_new(a, json_string(db->tables[i]->name));
+    for (size_t i = 0; i < db->ntables; i++)
+        json_array_append_new(a, json_string(db->tables[i]->name));
     pthread_mutex_unlock(&db->catalog_lock);
     return a;
 }
@@ -509,7 +526,8 @@ void key_table_prefix(buf *out, const table *t, uint16_t index_id)
 
 #define KEY_ENCODED_MAX (4 * 4096)
 
-int key_partition_tuple(buf *out, const table *t, uint16_t index_id, const json_t *const *values, int n, qr_err *err)
+int key_partition_tuple(buf *out, const table *t, uint16_t index_id, const json_t *const *values,
+                        int n, qr_err *err)
 {
     /* The encoded values go straight after the prefix and a place for their hash, which
      * is filled in once they are all there; they may take at most KEY_ENCODED_MAX bytes. */
@@ -518,7 +536,8 @@ int key_partition_tuple(buf *out, const table *t, uint16_t index_id, const json_
     int rc = buf_put_be64(out, 0);
     size_t start = out->len, max = out->max;
     if (max - start > KEY_ENCODED_MAX) out->max = start + KEY_ENCODED_MAX;
-    for (int i = 0; rc == 0 && i < n; i++) rc = keycodec_append(out, values[i], 0, err);
+    for (int i = 0; rc == 0 && i < n; i++)
+        rc = keycodec_append(out, values[i], 0, err);
     out->max = max;
     if (rc) {
         out->len = base;
@@ -526,7 +545,8 @@ int key_partition_tuple(buf *out, const table *t, uint16_t index_id, const json_
         return -1;
     }
     uint64_t h = keycodec_hash(out->data + start, out->len - start);
-    for (int i = 0; i < 8; i++) out->data[start - 8 + i] = (char)(h >> (56 - 8 * i));
+    for (int i = 0; i < 8; i++)
+        out->data[start - 8 + i] = (char)(h >> (56 - 8 * i));
     return 0;
 }
 
@@ -562,7 +582,9 @@ static int check_key_value(const key_attr *ka, json_t *v, int is_sort, int in_it
 {
     if (v == NULL) {
         if (in_item)
-            return err_validation(err, "One or more parameter values were invalid: Missing the key %s in the item", ka->name);
+            return err_validation(
+                err, "One or more parameter values were invalid: Missing the key %s in the item",
+                ka->name);
         return err_validation(err, "The provided key element does not match the schema");
     }
     if (value_validate(v, 1, ka->name, err)) return -1;
@@ -570,36 +592,46 @@ static int check_key_value(const key_attr *ka, json_t *v, int is_sort, int in_it
     char actual = t == QR_T_S ? 'S' : t == QR_T_N ? 'N' : t == QR_T_B ? 'B' : '?';
     if (actual != ka->type) {
         if (in_item)
-            return err_validation(err, "One or more parameter values were invalid: Type mismatch for key %s expected: %c actual: %s",
+            return err_validation(err,
+                                  "One or more parameter values were invalid: Type mismatch for "
+                                  "key %s expected: %c actual: %s",
                                   ka->name, ka->type, value_type_name(t));
         return err_validation(err, "The provided key element does not match the schema");
     }
     size_t size = value_size(v);
     if (size == 0 && actual != 'N')
-        return err_validation(err, "One or more parameter values are not valid. The AttributeValue for a key attribute "
-                                   "cannot contain an empty %s value. Key: %s",
-                              actual == 'S' ? "string" : "binary", ka->name);
+        return err_validation(
+            err,
+            "One or more parameter values are not valid. The AttributeValue for a key attribute "
+            "cannot contain an empty %s value. Key: %s",
+            actual == 'S' ? "string" : "binary", ka->name);
     if (!is_sort && size > QR_MAX_PK_SIZE)
-        return err_validation(err, "One or more parameter values were invalid: Size of hashkey has exceeded the maximum size limit of2048 bytes");
+        return err_validation(err, "One or more parameter values were invalid: Size of hashkey has "
+                                   "exceeded the maximum size limit of2048 bytes");
     if (is_sort && size > QR_MAX_SK_SIZE)
-        return err_validation(err, "One or more parameter values were invalid: Aggregated size of all range keys has exceeded the size limit of 1024 bytes");
+        return err_validation(err, "One or more parameter values were invalid: Aggregated size of "
+                                   "all range keys has exceeded the size limit of 1024 bytes");
     return 0;
 }
 
 int key_check_key(const table *t, json_t *key, qr_err *err)
 {
-    if (!json_is_object(key)) return err_validation(err, "The provided key element does not match the schema");
+    if (!json_is_object(key))
+        return err_validation(err, "The provided key element does not match the schema");
     size_t want = t->sk.name ? 2 : 1;
-    if (json_object_size(key) != want) return err_validation(err, "The provided key element does not match the schema");
+    if (json_object_size(key) != want)
+        return err_validation(err, "The provided key element does not match the schema");
     if (check_key_value(&t->pk, json_object_get(key, t->pk.name), 0, 0, err)) return -1;
-    if (t->sk.name && check_key_value(&t->sk, json_object_get(key, t->sk.name), 1, 0, err)) return -1;
+    if (t->sk.name && check_key_value(&t->sk, json_object_get(key, t->sk.name), 1, 0, err))
+        return -1;
     return 0;
 }
 
 int key_check_item(const table *t, json_t *item, qr_err *err)
 {
     if (check_key_value(&t->pk, json_object_get(item, t->pk.name), 0, 1, err)) return -1;
-    if (t->sk.name && check_key_value(&t->sk, json_object_get(item, t->sk.name), 1, 1, err)) return -1;
+    if (t->sk.name && check_key_value(&t->sk, json_object_get(item, t->sk.name), 1, 1, err))
+        return -1;
     return 0;
 }
 
@@ -625,7 +657,8 @@ int item_encode_sized(const json_t *item, size_t size, buf *out)
 int item_encode_text(const char *json, size_t len, size_t size, buf *out)
 {
     size_t start = out->len;
-    if (buf_putc(out, ITEM_FORMAT_JSON) || buf_put_be32(out, (uint32_t)size) || buf_append(out, json, len)) {
+    if (buf_putc(out, ITEM_FORMAT_JSON) || buf_put_be32(out, (uint32_t)size) ||
+        buf_append(out, json, len)) {
         out->len = start;
         if (out->data) out->data[start] = '\0';
         return -1;
@@ -661,7 +694,8 @@ static int item_found(int rc, char **val, size_t len, qr_err *err)
     return rc;
 }
 
-int item_read_raw(qr_db *db, const store_snapshot *snap, const buf *key, char **val, size_t *len, qr_err *err)
+int item_read_raw(qr_db *db, const store_snapshot *snap, const buf *key, char **val, size_t *len,
+                  qr_err *err)
 {
     int rc = store_get(db->st, snap, key->data, key->len, val, len, err);
     return item_found(rc, val, *len, err);
@@ -709,7 +743,8 @@ static int txn_holds(qr_db *db, const buf *key)
     int held = 0;
     pthread_mutex_lock(&db->txn_lock);
     for (size_t i = 0; i < db->ntxn_keys && !held; i++)
-        held = db->txn_keys[i].len == key->len && memcmp(db->txn_keys[i].data, key->data, key->len) == 0;
+        held = db->txn_keys[i].len == key->len &&
+               memcmp(db->txn_keys[i].data, key->data, key->len) == 0;
     pthread_mutex_unlock(&db->txn_lock);
     return held;
 }
@@ -742,7 +777,8 @@ static int stripe_cmp(const void *a, const void *b)
 /* The distinct stripes of keys, ascending; returns how many (at most n). */
 static size_t stripes_of(qr_db *db, const buf *keys, size_t n, size_t *out)
 {
-    for (size_t i = 0; i < n; i++) out[i] = (size_t)(item_lock_for(db, &keys[i]) - db->stripes);
+    for (size_t i = 0; i < n; i++)
+        out[i] = (size_t)(item_lock_for(db, &keys[i]) - db->stripes);
     qsort(out, n, sizeof *out, stripe_cmp);
     size_t m = 0;
     for (size_t i = 0; i < n; i++)
@@ -757,7 +793,8 @@ void keys_lock(qr_db *db, const buf *keys, size_t n)
     store_commit_staged(NULL);
     size_t *stripes = malloc((n ? n : 1) * sizeof *stripes);
     size_t m = stripes_of(db, keys, n, stripes);
-    for (size_t i = 0; i < m; i++) pthread_mutex_lock(&db->stripes[stripes[i]]);
+    for (size_t i = 0; i < m; i++)
+        pthread_mutex_lock(&db->stripes[stripes[i]]);
     free(stripes);
 }
 
@@ -765,7 +802,8 @@ void keys_unlock(qr_db *db, const buf *keys, size_t n)
 {
     size_t *stripes = malloc((n ? n : 1) * sizeof *stripes);
     size_t m = stripes_of(db, keys, n, stripes);
-    for (size_t i = m; i > 0; i--) pthread_mutex_unlock(&db->stripes[stripes[i - 1]]);
+    for (size_t i = m; i > 0; i--)
+        pthread_mutex_unlock(&db->stripes[stripes[i - 1]]);
     free(stripes);
 }
 
@@ -776,7 +814,8 @@ void txn_lock_keys(qr_db *db, const buf *keys, size_t n)
         db->txn_cap = (db->ntxn_keys + n) * 2;
         db->txn_keys = realloc(db->txn_keys, db->txn_cap * sizeof *db->txn_keys);
     }
-    for (size_t i = 0; i < n; i++) db->txn_keys[db->ntxn_keys++] = keys[i]; /* shallow: the caller owns the bytes */
+    for (size_t i = 0; i < n; i++)
+        db->txn_keys[db->ntxn_keys++] = keys[i]; /* shallow: the caller owns the bytes */
     pthread_mutex_unlock(&db->txn_lock);
     keys_lock(db, keys, n);
 }
@@ -889,7 +928,9 @@ int stats_stage_index(table *t, uint16_t id, int64_t items, int64_t bytes, qr_er
             notes.s[i].bytes += bytes;
             return 0;
         }
-    if (notes.h.n == STAGED_MAX) return err_set(err, QR_E_INTERNAL, "one write changes more than %d index figures", STAGED_MAX);
+    if (notes.h.n == STAGED_MAX)
+        return err_set(err, QR_E_INTERNAL, "one write changes more than %d index figures",
+                       STAGED_MAX);
     notes.s[notes.h.n++] = (staged){t, id, items, bytes};
     return 0;
 }
@@ -902,10 +943,12 @@ void stats_stage_logged(qr_db *db, uint64_t seq)
 }
 
 /* Applies one write's figures: the table's, and what its staging noted. */
-static void stats_apply(table *t, int64_t items, int64_t bytes, const stats_head *h, const staged *s)
+static void stats_apply(table *t, int64_t items, int64_t bytes, const stats_head *h,
+                        const staged *s)
 {
     stats_adjust(t, 0, items, bytes, h->epoch);
-    for (size_t i = 0; i < h->n; i++) stats_adjust(s[i].t, s[i].id, s[i].items, s[i].bytes, h->epoch);
+    for (size_t i = 0; i < h->n; i++)
+        stats_adjust(s[i].t, s[i].id, s[i].items, s[i].bytes, h->epoch);
     if (h->logged) {
         __atomic_add_fetch(&h->db->log_pending, h->logged, __ATOMIC_RELAXED);
         propagate_committed(h->db, h->lowest_seq);
@@ -959,8 +1002,8 @@ void table_stats_adjust_after_commit(table *t, int64_t items, int64_t bytes)
 }
 
 /* Counts the stored items (or index entries) of t's index_id in snap, and their sizes. */
-static void count_stored(qr_db *db, const table *t, uint16_t index_id, const store_snapshot *snap, int64_t *n,
-                         int64_t *bytes)
+static void count_stored(qr_db *db, const table *t, uint16_t index_id, const store_snapshot *snap,
+                         int64_t *n, int64_t *bytes)
 {
     buf lo, hi;
     buf_init(&lo, 0);
@@ -1003,7 +1046,8 @@ static void stats_count(qr_db *db, table *t, uint16_t id, int global)
         if (global) {
             pthread_mutex_lock(&db->gsi_lock);
         } else {
-            for (int i = 0; i < QR_LOCK_STRIPES; i++) pthread_mutex_lock(&db->stripes[i]);
+            for (int i = 0; i < QR_LOCK_STRIPES; i++)
+                pthread_mutex_lock(&db->stripes[i]);
             since = __atomic_add_fetch(&db->stats_epoch, 1, __ATOMIC_RELAXED);
         }
         const store_snapshot *snap = store_snapshot_new(db->st);
@@ -1014,9 +1058,11 @@ static void stats_count(qr_db *db, table *t, uint16_t id, int global)
         }
         *s = (range_stats){.id = id, .count = -1, .counting = 1, .since = since};
         pthread_mutex_unlock(&t->stats_lock);
-        if (global) pthread_mutex_unlock(&db->gsi_lock);
+        if (global)
+            pthread_mutex_unlock(&db->gsi_lock);
         else
-            for (int i = QR_LOCK_STRIPES; i > 0; i--) pthread_mutex_unlock(&db->stripes[i - 1]);
+            for (int i = QR_LOCK_STRIPES; i > 0; i--)
+                pthread_mutex_unlock(&db->stripes[i - 1]);
         int64_t n, bytes;
         count_stored(db, t, id, snap, &n, &bytes);
         store_snapshot_free(db->st, snap);
@@ -1068,7 +1114,8 @@ void index_stats_fill(qr_db *db, table *t, json_t *desc)
     for (int g = 0; g < 2; g++) {
         size_t i;
         json_t *d;
-        json_array_foreach(json_object_get(desc, lists[g]), i, d) {
+        json_array_foreach(json_object_get(desc, lists[g]), i, d)
+        {
             qr_index *ix = table_index(t, json_string_value(json_object_get(d, "IndexName")));
             if (ix == NULL) continue;
             any_global |= g;
@@ -1085,8 +1132,10 @@ void index_stats_fill(qr_db *db, table *t, json_t *desc)
         propagate_lag(db, &pending, &oldest);
         propagate_lag_percentiles(db, &p50, &p99, &applied);
         json_object_set_new(desc, "QuarryIndexPropagation",
-                            json_pack("{s:I,s:f,s:i,s:I,s:f,s:f}", "PendingUpdates", (json_int_t)pending,
-                                      "OldestPendingMillis", oldest, "InjectedLagMillis", db->opts.gsi_lag_ms,
-                                      "AppliedUpdates", (json_int_t)applied, "LagP50Millis", p50, "LagP99Millis", p99));
+                            json_pack("{s:I,s:f,s:i,s:I,s:f,s:f}", "PendingUpdates",
+                                      (json_int_t)pending, "OldestPendingMillis", oldest,
+                                      "InjectedLagMillis", db->opts.gsi_lag_ms, "AppliedUpdates",
+                                      (json_int_t)applied, "LagP50Millis", p50, "LagP99Millis",
+                                      p99));
     }
 }

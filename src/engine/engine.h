@@ -12,10 +12,9 @@
  * module: "\0B" on-demand backups (ops/backup_ondemand.c), "\0C" + table name catalog
  * records (here), "\0D" stream descriptors and "\0R" stream records (stream.c), "\0L"
  * the global-index propagation log (propagate.c), "\0P" point-in-time recovery's history
- * (pitr.c), "\0S" per-table settings such as resource policies (ops/settings.c). Writers of one item
- * serialise on a striped lock so read-modify-write operations (conditions, updates)
- * are atomic with respect to each other. Operations (src/ops) use this; nothing here
- * parses requests. */
+ * (pitr.c), "\0S" per-table settings such as resource policies (ops/settings.c). Writers of one
+ * item serialise on a striped lock so read-modify-write operations (conditions, updates) are atomic
+ * with respect to each other. Operations (src/ops) use this; nothing here parses requests. */
 #ifndef QR_ENGINE_H
 #define QR_ENGINE_H
 
@@ -58,31 +57,31 @@ typedef struct table {
     char *name;
     uint32_t id;
     key_attr pk, sk;
-    json_t *desc;          /* TableDescription as DescribeTable shows it (owned) */
-    int refs;              /* atomic: taken under the catalog lock, let go without it */
-    int dropped;           /* set once DeleteTable removed it from the catalog */
-    range_stats *stats;    /* the table's (id 0) and its indexes'; guarded by stats_lock */
+    json_t *desc;       /* TableDescription as DescribeTable shows it (owned) */
+    int refs;           /* atomic: taken under the catalog lock, let go without it */
+    int dropped;        /* set once DeleteTable removed it from the catalog */
+    range_stats *stats; /* the table's (id 0) and its indexes'; guarded by stats_lock */
     size_t nstats;
     pthread_mutex_t stats_lock;
     pthread_mutex_t count_lock; /* one count of a snapshot at a time */
-    qr_index *indexes;     /* secondary indexes; changed only under the schema write lock */
+    qr_index *indexes;          /* secondary indexes; changed only under the schema write lock */
     size_t nindexes;
-    json_t *index_ids;     /* index name -> id in keys (owned object) */
+    json_t *index_ids; /* index name -> id in keys (owned object) */
 } table;
 
 struct qr_db {
-    uint64_t instance;         /* unique to this opening, within the process */
+    uint64_t instance; /* unique to this opening, within the process */
     store *st;
     qr_options opts;
     pthread_mutex_t catalog_lock;
-    table **tables;        /* sorted by name */
+    table **tables; /* sorted by name */
     size_t ntables, cap;
     uint32_t next_table_id;
     pthread_mutex_t stripes[QR_LOCK_STRIPES];
-    uint64_t stats_epoch;      /* bumped, with every stripe held, by each count of base
-                                * items or local entries (atomic) */
-    pthread_mutex_t txn_lock;  /* guards txn_keys */
-    buf *txn_keys;             /* keys of items that transactions hold right now */
+    uint64_t stats_epoch;     /* bumped, with every stripe held, by each count of base
+                               * items or local entries (atomic) */
+    pthread_mutex_t txn_lock; /* guards txn_keys */
+    buf *txn_keys;            /* keys of items that transactions hold right now */
     size_t ntxn_keys, txn_cap;
     /* Every request that uses a table holds this for reading (catalog_get to
      * catalog_release, or to the commit of its staged write); changing a table's indexes
@@ -92,9 +91,9 @@ struct qr_db {
      * it although a writer waits (a writer-preferring lock would deadlock there). */
     pthread_rwlock_t schema_lock;
     /* The global-index propagation log and its worker (propagate.c). */
-    uint64_t log_seq;          /* next log record number; guarded by prop_lock */
-    uint64_t log_cursor;       /* one past the highest record the worker applied */
-    uint64_t log_rescan;       /* a record committed behind the cursor (UINT64_MAX: none) */
+    uint64_t log_seq;    /* next log record number; guarded by prop_lock */
+    uint64_t log_cursor; /* one past the highest record the worker applied */
+    uint64_t log_rescan; /* a record committed behind the cursor (UINT64_MAX: none) */
     uint64_t last_full_scan_us;
     /* Records numbered but perhaps not yet committed (guarded by prop_lock): a scan starts
      * at the lowest of them, or at the cursor, so it never wades through the tombstones
@@ -104,31 +103,34 @@ struct qr_db {
      * if its writer has not committed yet, that record is applied only by the next full
      * scan, possibly after a newer record for the same item (which is how a stale global
      * index entry appeared, with 256 notes, under a loaded machine). */
-    struct { uint64_t seq, at_us; } inflight[4096];
+    struct {
+        uint64_t seq, at_us;
+    } inflight[4096];
     size_t ninflight;
     pthread_t worker;
     int worker_running;
     pthread_mutex_t prop_lock;
     pthread_cond_t prop_wake;
     int prop_stop, prop_kicked;
-    int prop_idle;             /* the worker waits with nothing gathered or held back: a kick or a commit wakes it */
-    int64_t log_pending;       /* committed records not yet applied (atomic); may dip below
-                                * 0 for a moment when the worker applies a record before its
-                                * writer has counted it */
+    int prop_idle; /* the worker waits with nothing gathered or held back: a kick or a commit wakes
+                      it */
+    int64_t log_pending; /* committed records not yet applied (atomic); may dip below
+                          * 0 for a moment when the worker applies a record before its
+                          * writer has counted it */
     /* Held by whoever writes global index entries (the worker, a backfill) from reading
      * the entries it replaces until its statistics are adjusted, and by a count of a
      * global index while it takes its snapshot. */
     pthread_mutex_t gsi_lock;
-    uint32_t lag_us[1024];     /* propagation lag of the most recent records (ring) */
-    uint64_t lag_count;        /* records ever applied; guarded by prop_lock */
-    pthread_t expirer;         /* the TTL sweeper (expire.c) */
+    uint32_t lag_us[1024]; /* propagation lag of the most recent records (ring) */
+    uint64_t lag_count;    /* records ever applied; guarded by prop_lock */
+    pthread_t expirer;     /* the TTL sweeper (expire.c) */
     int expirer_running;
-    pthread_t backfills[64];   /* index backfill threads not yet joined (prop_lock) */
+    pthread_t backfills[64];         /* index backfill threads not yet joined (prop_lock) */
     unsigned char backfill_done[64]; /* set by a backfill thread as its last act */
     size_t nbackfills;
     /* Item collection sizes of tables with local indexes (collection.c). */
     pthread_mutex_t coll_lock;
-    json_t *collections;       /* hex of partition key prefix -> bytes */
+    json_t *collections;             /* hex of partition key prefix -> bytes */
     struct stream_registry *streams; /* DynamoDB Streams (stream.c) */
 };
 
@@ -164,7 +166,8 @@ qr_index *table_index_by_id(const table *t, uint16_t id);
  * persisted and the index list rebuilt. The caller must not hold a table reference.
  * ResourceNotFoundException if the table does not exist. */
 typedef int (*schema_change_fn)(json_t *desc, json_t *ids, void *arg, qr_err *err);
-int catalog_change_schema(qr_db *db, const char *name, schema_change_fn change, void *arg, qr_err *err);
+int catalog_change_schema(qr_db *db, const char *name, schema_change_fn change, void *arg,
+                          qr_err *err);
 /* Drops a reference taken by catalog_get or catalog_create. */
 void catalog_release(qr_db *db, table *t);
 /* catalog_release once this thread's staged writes are in the store (at once if it has
@@ -184,7 +187,8 @@ json_t *catalog_names(qr_db *db);
 /* Appends the key prefix of partition pk_value of index index_id of t to out. */
 int key_partition(buf *out, const table *t, uint16_t index_id, const json_t *pk_value, qr_err *err);
 /* The same for a partition key of n attributes (multi-attribute GSI keys). */
-int key_partition_tuple(buf *out, const table *t, uint16_t index_id, const json_t *const *values, int n, qr_err *err);
+int key_partition_tuple(buf *out, const table *t, uint16_t index_id, const json_t *const *values,
+                        int n, qr_err *err);
 /* Appends the whole key of the item (or Key map) of t's base table. The key attributes
  * must be present and of the right type (checked by key_check first). */
 int key_item(buf *out, const table *t, const json_t *item, qr_err *err);
@@ -242,14 +246,15 @@ int item_stage(qr_db *db, table *t, store_batch *b, const buf *key, const json_t
 /* The same, new_item's item_size (when new_item is not NULL) given by the caller, and
  * replacing saying whether an item is there now (old_item may be NULL although one is,
  * when the caller did not need it parsed). */
-int item_stage_sized(qr_db *db, table *t, store_batch *b, const buf *key, int replacing, const json_t *old_item,
-                     const json_t *new_item, size_t new_size, qr_err *err);
+int item_stage_sized(qr_db *db, table *t, store_batch *b, const buf *key, int replacing,
+                     const json_t *old_item, const json_t *new_item, size_t new_size, qr_err *err);
 /* Whether t keeps nothing beside its items that a write must update: no index, no
  * stream, no recovery history. */
 int table_keeps_items_only(const table *t);
 /* item_stage_sized for a put of an item already encoded (item_encode_text's val), on a
  * table that keeps items only; -1 (nothing staged) on any other table. */
-int item_stage_encoded(qr_db *db, const table *t, store_batch *b, const buf *key, int replacing, const buf *val);
+int item_stage_encoded(qr_db *db, const table *t, store_batch *b, const buf *key, int replacing,
+                       const buf *val);
 /* After a successful store_write of staged writes: adjusts the table's statistics
  * (with table_stats_adjust, which also applies the batch's index notes). */
 void item_staged_done(table *t, const json_t *old_item, const json_t *new_item);
@@ -258,8 +263,8 @@ void item_staged_done(table *t, const json_t *old_item, const json_t *new_item);
  * the thread's staged writes), the table's statistics move by items and bytes (with the
  * index figures b's staging noted, as item_staged_done) and the lock is let go. *lock is
  * set to NULL: it is no longer the caller's, whether or not the write succeeded. */
-int item_write_locked(qr_db *db, table *t, store_batch *b, pthread_mutex_t **lock, int64_t items, int64_t bytes,
-                      qr_err *err);
+int item_write_locked(qr_db *db, table *t, store_batch *b, pthread_mutex_t **lock, int64_t items,
+                      int64_t bytes, qr_err *err);
 /* item_stage + a write + item_staged_done for one item; with lock (the item's, held),
  * the write is item_write_locked's. */
 int item_write(qr_db *db, table *t, const buf *key, const json_t *old_item, const json_t *new_item,
@@ -285,7 +290,8 @@ void txn_unlock_keys(qr_db *db, const buf *keys, size_t n);
 #define QR_COLLECTION_LIMIT (10ULL << 30)
 /* Adds delta bytes to the size of the item collection pk_value of t. A growth that
  * would pass the limit fails with ItemCollectionSizeLimitExceededException. */
-int collection_adjust(qr_db *db, const table *t, const json_t *pk_value, int64_t delta, qr_err *err);
+int collection_adjust(qr_db *db, const table *t, const json_t *pk_value, int64_t delta,
+                      qr_err *err);
 /* The collection's size in bytes. */
 uint64_t collection_size(qr_db *db, const table *t, const json_t *pk_value);
 /* Table t's local index count. */

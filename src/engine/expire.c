@@ -45,7 +45,8 @@ static void seconds(long long s, qr_num *out)
 }
 
 /* Deletes the item at key if it is still expired. Returns 1 if it was deleted. */
-static int expire_one(qr_db *db, table *t, const buf *key, const char *attr, const qr_num *now, const qr_num *oldest)
+static int expire_one(qr_db *db, table *t, const buf *key, const char *attr, const qr_num *now,
+                      const qr_num *oldest)
 {
     qr_err e;
     err_init(&e);
@@ -117,7 +118,8 @@ size_t expire_sweep(qr_db *db)
     json_t *names = catalog_names(db);
     size_t i, deleted = 0;
     json_t *name;
-    json_array_foreach(names, i, name) {
+    json_array_foreach(names, i, name)
+    {
         table *t = catalog_get(db, json_string_value(name));
         if (t == NULL) continue;
         pthread_mutex_lock(&db->catalog_lock);

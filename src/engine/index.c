@@ -22,7 +22,8 @@ static char attr_type(json_t *defs, const char *name)
 {
     size_t i;
     json_t *d;
-    json_array_foreach(defs, i, d) {
+    json_array_foreach(defs, i, d)
+    {
         if (strcmp(json_string_value(json_object_get(d, "AttributeName")), name) == 0)
             return json_string_value(json_object_get(d, "AttributeType"))[0];
     }
@@ -37,7 +38,8 @@ static void index_from_json(qr_index *ix, json_t *def, json_t *defs, int global,
     ix->global = global;
     size_t i;
     json_t *k;
-    json_array_foreach(json_object_get(def, "KeySchema"), i, k) {
+    json_array_foreach(json_object_get(def, "KeySchema"), i, k)
+    {
         const char *name = json_string_value(json_object_get(k, "AttributeName"));
         if (strcmp(json_string_value(json_object_get(k, "KeyType")), "HASH") == 0) {
             if (ix->npk == QR_MAX_KEY_ATTRS) continue;
@@ -51,28 +53,35 @@ static void index_from_json(qr_index *ix, json_t *def, json_t *defs, int global,
     }
     json_t *proj = json_object_get(def, "Projection");
     const char *type = json_string_value(json_object_get(proj, "ProjectionType"));
-    ix->projection = type && strcmp(type, "ALL") == 0 ? QR_PROJ_ALL
+    ix->projection = type && strcmp(type, "ALL") == 0       ? QR_PROJ_ALL
                      : type && strcmp(type, "INCLUDE") == 0 ? QR_PROJ_INCLUDE
-                                                             : QR_PROJ_KEYS_ONLY;
-    if (ix->projection == QR_PROJ_INCLUDE) ix->include = json_incref(json_object_get(proj, "NonKeyAttributes"));
-    ix->creating = json_is_true(json_object_get(def, "Backfilling")) ||
-                   (json_object_get(def, "IndexStatus") &&
-                    strcmp(json_string_value(json_object_get(def, "IndexStatus")), "CREATING") == 0);
+                                                            : QR_PROJ_KEYS_ONLY;
+    if (ix->projection == QR_PROJ_INCLUDE)
+        ix->include = json_incref(json_object_get(proj, "NonKeyAttributes"));
+    ix->creating =
+        json_is_true(json_object_get(def, "Backfilling")) ||
+        (json_object_get(def, "IndexStatus") &&
+         strcmp(json_string_value(json_object_get(def, "IndexStatus")), "CREATING") == 0);
 }
 
 size_t index_list_from_desc(json_t *desc, json_t *ids, qr_index **out)
 {
-    json_t *lsis = json_object_get(desc, "LocalSecondaryIndexes"), *gsis = json_object_get(desc, "GlobalSecondaryIndexes");
+    json_t *lsis = json_object_get(desc, "LocalSecondaryIndexes"),
+           *gsis = json_object_get(desc, "GlobalSecondaryIndexes");
     json_t *defs = json_object_get(desc, "AttributeDefinitions");
     size_t n = json_array_size(lsis) + json_array_size(gsis), k = 0, i;
     *out = n ? calloc(n, sizeof **out) : NULL;
     json_t *def;
-    json_array_foreach(lsis, i, def) {
-        uint16_t id = (uint16_t)json_integer_value(json_object_get(ids, json_string_value(json_object_get(def, "IndexName"))));
+    json_array_foreach(lsis, i, def)
+    {
+        uint16_t id = (uint16_t)json_integer_value(
+            json_object_get(ids, json_string_value(json_object_get(def, "IndexName"))));
         index_from_json(&(*out)[k++], def, defs, 0, id);
     }
-    json_array_foreach(gsis, i, def) {
-        uint16_t id = (uint16_t)json_integer_value(json_object_get(ids, json_string_value(json_object_get(def, "IndexName"))));
+    json_array_foreach(gsis, i, def)
+    {
+        uint16_t id = (uint16_t)json_integer_value(
+            json_object_get(ids, json_string_value(json_object_get(def, "IndexName"))));
         index_from_json(&(*out)[k++], def, defs, 1, id);
     }
     return n;
@@ -82,8 +91,10 @@ void index_list_free(qr_index *list, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         free(list[i].name);
-        for (int k = 0; k < list[i].npk; k++) free(list[i].pk[k]);
-        for (int k = 0; k < list[i].nsk; k++) free(list[i].sk[k]);
+        for (int k = 0; k < list[i].npk; k++)
+            free(list[i].pk[k]);
+        for (int k = 0; k < list[i].nsk; k++)
+            free(list[i].sk[k]);
         json_decref(list[i].include);
     }
     free(list);
@@ -96,7 +107,8 @@ void index_definition_names(json_t *defs, char *out, size_t cap)
     size_t i, used = 0;
     json_t *d;
     if (cap) out[0] = '\0';
-    json_array_foreach(defs, i, d) {
+    json_array_foreach(defs, i, d)
+    {
         const char *name = json_string_value(json_object_get(d, "AttributeName"));
         int n = snprintf(out + used, cap - used, "%s%s", i ? ", " : "", name ? name : "");
         if (n < 0 || (size_t)n >= cap - used) break;
@@ -107,143 +119,206 @@ void index_definition_names(json_t *defs, char *out, size_t cap)
 static int check_name(json_t *name, qr_err *err)
 {
     if (!json_is_string(name))
-        return err_validation(err, "1 validation error detected: Value null at 'indexName' failed to satisfy "
-                                   "constraint: Member must not be null");
+        return err_validation(
+            err, "1 validation error detected: Value null at 'indexName' failed to satisfy "
+                 "constraint: Member must not be null");
     const char *s = json_string_value(name);
     size_t n = json_string_length(name);
     if (n < 3 || n > 255)
-        return err_validation(err, "1 validation error detected: Value '%s' at 'indexName' failed to satisfy "
-                                   "constraint: Member must have length %s", s,
-                              n < 3 ? "greater than or equal to 3" : "less than or equal to 255");
+        return err_validation(
+            err,
+            "1 validation error detected: Value '%s' at 'indexName' failed to satisfy "
+            "constraint: Member must have length %s",
+            s, n < 3 ? "greater than or equal to 3" : "less than or equal to 255");
     for (size_t i = 0; i < n; i++)
-        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= '0' && s[i] <= '9') ||
-              s[i] == '_' || s[i] == '-' || s[i] == '.'))
-            return err_validation(err, "1 validation error detected: Value '%s' at 'indexName' failed to satisfy "
-                                       "constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+", s);
+        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+              (s[i] >= '0' && s[i] <= '9') || s[i] == '_' || s[i] == '-' || s[i] == '.'))
+            return err_validation(
+                err,
+                "1 validation error detected: Value '%s' at 'indexName' failed to satisfy "
+                "constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+",
+                s);
     return 0;
 }
 
 /* Checks an index's Projection; where names the index's place in the request for shape
  * errors ("globalSecondaryIndexes.2.member"). */
-static int check_projection(json_t *def, const char *where, json_t *key_names, size_t *projected, qr_err *err)
+static int check_projection(json_t *def, const char *where, json_t *key_names, size_t *projected,
+                            qr_err *err)
 {
     json_t *proj = json_object_get(def, "Projection");
     if (!json_is_object(proj))
-        return err_validation(err, "1 validation error detected: Value null at 'projection' failed to satisfy "
-                                   "constraint: Member must not be null");
-    json_t *type = json_object_get(proj, "ProjectionType"), *nka = json_object_get(proj, "NonKeyAttributes");
+        return err_validation(
+            err, "1 validation error detected: Value null at 'projection' failed to satisfy "
+                 "constraint: Member must not be null");
+    json_t *type = json_object_get(proj, "ProjectionType"),
+           *nka = json_object_get(proj, "NonKeyAttributes");
     if (type == NULL || json_is_null(type))
-        return err_validation(err, "One or more parameter values were invalid: Unknown ProjectionType: null");
-    if (!json_is_string(type)) return err_set(err, QR_E_SERIALIZATION, "ProjectionType must be a string");
+        return err_validation(
+            err, "One or more parameter values were invalid: Unknown ProjectionType: null");
+    if (!json_is_string(type))
+        return err_set(err, QR_E_SERIALIZATION, "ProjectionType must be a string");
     const char *ts = json_string_value(type);
     if (strcmp(ts, "ALL") && strcmp(ts, "KEYS_ONLY") && strcmp(ts, "INCLUDE"))
-        return err_validation(err, "1 validation error detected: Value '%s' at 'projection.projectionType' failed to "
-                                   "satisfy constraint: Member must satisfy enum value set: [ALL, INCLUDE, KEYS_ONLY]", ts);
+        return err_validation(
+            err,
+            "1 validation error detected: Value '%s' at 'projection.projectionType' failed to "
+            "satisfy constraint: Member must satisfy enum value set: [ALL, INCLUDE, KEYS_ONLY]",
+            ts);
     if (strcmp(ts, "INCLUDE") == 0) {
         if (json_is_array(nka) && json_array_size(nka) == 0)
-            return err_validation(err, "1 validation error detected: Value '[]' at '%s.projection.nonKeyAttributes' "
-                                       "failed to satisfy constraint: Member must have length greater than or equal "
-                                       "to 1", where);
+            return err_validation(
+                err,
+                "1 validation error detected: Value '[]' at '%s.projection.nonKeyAttributes' "
+                "failed to satisfy constraint: Member must have length greater than or equal "
+                "to 1",
+                where);
         if (!json_is_array(nka))
-            return err_validation(err, "One or more parameter values were invalid: ProjectionType is INCLUDE, but "
-                                       "NonKeyAttributes is not specified");
+            return err_validation(
+                err, "One or more parameter values were invalid: ProjectionType is INCLUDE, but "
+                     "NonKeyAttributes is not specified");
         size_t i, j;
         json_t *a;
-        json_array_foreach(nka, i, a) {
-            if (!json_is_string(a)) return err_set(err, QR_E_SERIALIZATION, "NonKeyAttributes must be strings");
+        json_array_foreach(nka, i, a)
+        {
+            if (!json_is_string(a))
+                return err_set(err, QR_E_SERIALIZATION, "NonKeyAttributes must be strings");
             if (json_string_length(a) < 1 || json_string_length(a) > 255)
-                return err_validation(err, "1 validation error detected: Value '%s' at 'projection.nonKeyAttributes' "
-                                           "failed to satisfy constraint: Member must satisfy constraint: [Member must "
-                                           "have length less than or equal to 255, Member must have length greater "
-                                           "than or equal to 1]", json_string_value(a));
+                return err_validation(
+                    err,
+                    "1 validation error detected: Value '%s' at 'projection.nonKeyAttributes' "
+                    "failed to satisfy constraint: Member must satisfy constraint: [Member must "
+                    "have length less than or equal to 255, Member must have length greater "
+                    "than or equal to 1]",
+                    json_string_value(a));
             for (j = 0; j < i; j++)
                 if (json_equal(json_array_get(nka, j), a))
-                    return err_validation(err, "One or more parameter values were invalid: Duplicate element in "
-                                               "NonKeyAttributes: %s", json_string_value(a));
+                    return err_validation(
+                        err,
+                        "One or more parameter values were invalid: Duplicate element in "
+                        "NonKeyAttributes: %s",
+                        json_string_value(a));
         }
         /* Key attributes may be listed; they are projected anyway and count for nothing. */
-        json_array_foreach(nka, i, a) {
+        json_array_foreach(nka, i, a)
+        {
             int is_key = 0;
             json_array_foreach(key_names, j, type) is_key |= json_equal(type, a);
             *projected += !is_key;
         }
         if (*projected > QR_MAX_PROJECTED)
-            return err_validation(err, "One or more parameter values were invalid: Number of projected attributes "
-                                       "in all indexes exceeds limit of %d, number of projected attributes:%zu",
-                                  QR_MAX_PROJECTED, *projected);
+            return err_validation(
+                err,
+                "One or more parameter values were invalid: Number of projected attributes "
+                "in all indexes exceeds limit of %d, number of projected attributes:%zu",
+                QR_MAX_PROJECTED, *projected);
     } else if (nka && json_array_size(nka) > 0) {
-        return err_validation(err, "One or more parameter values were invalid: ProjectionType is %s, but "
-                                   "NonKeyAttributes is specified", ts);
+        return err_validation(
+            err,
+            "One or more parameter values were invalid: ProjectionType is %s, but "
+            "NonKeyAttributes is specified",
+            ts);
     }
     return 0;
 }
 
 /* Checks an index's KeySchema; fills key_names with its attribute names. where names the
  * index's place in the request for shape errors ("globalSecondaryIndexes.2.member"). */
-static int check_index_keys(json_t *def, json_t *defs, int global, const char *table_pk, const char *where,
-                            json_t *key_names, qr_err *err)
+static int check_index_keys(json_t *def, json_t *defs, int global, const char *table_pk,
+                            const char *where, json_t *key_names, qr_err *err)
 {
     const char *name = json_string_value(json_object_get(def, "IndexName"));
     json_t *ks = json_object_get(def, "KeySchema");
     if (!json_is_array(ks) || json_array_size(ks) == 0)
-        return err_validation(err, "1 validation error detected: Value null at 'keySchema' failed to satisfy "
-                                   "constraint: Member must not be null");
+        return err_validation(
+            err, "1 validation error detected: Value null at 'keySchema' failed to satisfy "
+                 "constraint: Member must not be null");
     size_t max = global ? 2 * QR_MAX_KEY_ATTRS : 2;
     if (json_array_size(ks) > max)
-        return err_validation(err, "1 validation error detected: Value at '%s.keySchema' failed to satisfy "
-                                   "constraint: Member must have length less than or equal to %zu", name, max);
+        return err_validation(
+            err,
+            "1 validation error detected: Value at '%s.keySchema' failed to satisfy "
+            "constraint: Member must have length less than or equal to %zu",
+            name, max);
     size_t i;
     json_t *k;
     int nhash = 0, nrange = 0;
-    json_array_foreach(ks, i, k) {
+    json_array_foreach(ks, i, k)
+    {
         json_t *an = json_object_get(k, "AttributeName"), *kt = json_object_get(k, "KeyType");
         if (!json_is_string(an) || !json_is_string(kt))
-            return err_validation(err, "1 validation error detected: Value null at 'keySchema.%zu.member' failed to "
-                                       "satisfy constraint: Member must not be null", i + 1);
+            return err_validation(
+                err,
+                "1 validation error detected: Value null at 'keySchema.%zu.member' failed to "
+                "satisfy constraint: Member must not be null",
+                i + 1);
         const char *role = json_string_value(kt);
         int hash = strcmp(role, "HASH") == 0;
         if (!hash && strcmp(role, "RANGE"))
-            return err_validation(err, "1 validation error detected: Value '%s' at 'keySchema.%zu.member.keyType' "
-                                       "failed to satisfy constraint: Member must satisfy enum value set: [HASH, RANGE]",
-                                  role, i + 1);
-        if (i == 0 && !hash) return err_validation(err, "Invalid KeySchema: The first KeySchemaElement is not a HASH key type");
+            return err_validation(
+                err,
+                "1 validation error detected: Value '%s' at 'keySchema.%zu.member.keyType' "
+                "failed to satisfy constraint: Member must satisfy enum value set: [HASH, RANGE]",
+                role, i + 1);
+        if (i == 0 && !hash)
+            return err_validation(
+                err, "Invalid KeySchema: The first KeySchemaElement is not a HASH key type");
         if (hash && nrange)
-            return err_validation(err, "One or more parameter values were invalid: All HASH key attributes must "
-                                       "precede RANGE key attributes in the KeySchema");
+            return err_validation(
+                err, "One or more parameter values were invalid: All HASH key attributes must "
+                     "precede RANGE key attributes in the KeySchema");
         if (hash ? ++nhash > QR_MAX_KEY_ATTRS : ++nrange > QR_MAX_KEY_ATTRS)
-            return err_validation(err, "One or more parameter values were invalid: The KeySchema exceeds the maximum "
-                                       "allowed number of %s key attributes", hash ? "HASH" : "RANGE");
+            return err_validation(
+                err,
+                "One or more parameter values were invalid: The KeySchema exceeds the maximum "
+                "allowed number of %s key attributes",
+                hash ? "HASH" : "RANGE");
         if (!global && i == 1 && hash)
-            return err_validation(err, "Invalid KeySchema: The second KeySchemaElement is not a RANGE key type");
+            return err_validation(
+                err, "Invalid KeySchema: The second KeySchemaElement is not a RANGE key type");
         for (size_t j = 0; j < i; j++)
             if (json_equal(json_object_get(json_array_get(ks, j), "AttributeName"), an))
                 return json_array_size(ks) == 2 && nrange == 1
-                           ? err_validation(err, "Both the Hash Key and the Range Key element in the KeySchema have "
+                           ? err_validation(err, "Both the Hash Key and the Range Key element in "
+                                                 "the KeySchema have "
                                                  "the same name")
-                           : err_validation(err, "The KeySchema contains multiple key attributes with the same name");
+                           : err_validation(err, "The KeySchema contains multiple key attributes "
+                                                 "with the same name");
         /* The name's length is part of the request's shape, judged before its meaning. */
         if (json_string_length(an) > 255)
-            return err_validation(err, "1 validation error detected: Value '%s' at '%s.keySchema.%zu.member."
-                                       "attributeName' failed to satisfy constraint: Member must have length less "
-                                       "than or equal to 255", json_string_value(an), where, i + 1);
+            return err_validation(
+                err,
+                "1 validation error detected: Value '%s' at '%s.keySchema.%zu.member."
+                "attributeName' failed to satisfy constraint: Member must have length less "
+                "than or equal to 255",
+                json_string_value(an), where, i + 1);
         if (!attr_type(defs, json_string_value(an))) {
             char names[512];
             index_definition_names(defs, names, sizeof names);
-            return err_validation(err, "One or more parameter values were invalid: Some index key attributes are "
-                                       "not defined in AttributeDefinitions. Keys: [%s], AttributeDefinitions: [%s]",
-                                  json_string_value(an), names);
+            return err_validation(
+                err,
+                "One or more parameter values were invalid: Some index key attributes are "
+                "not defined in AttributeDefinitions. Keys: [%s], AttributeDefinitions: [%s]",
+                json_string_value(an), names);
         }
         json_array_append(key_names, an);
     }
     if (!global) {
         if (json_array_size(ks) != 2)
-            return err_validation(err, "One or more parameter values were invalid: Index KeySchema does not have a "
-                                       "range key for index: %s", name);
-        if (strcmp(json_string_value(json_object_get(json_array_get(ks, 0), "AttributeName")), table_pk))
-            return err_validation(err, "One or more parameter values were invalid: Index KeySchema does not have the "
-                                       "same leading hash key as table KeySchema for index: %s. index hash key: %s, "
-                                       "table hash key: %s", name,
-                                  json_string_value(json_object_get(json_array_get(ks, 0), "AttributeName")), table_pk);
+            return err_validation(
+                err,
+                "One or more parameter values were invalid: Index KeySchema does not have a "
+                "range key for index: %s",
+                name);
+        if (strcmp(json_string_value(json_object_get(json_array_get(ks, 0), "AttributeName")),
+                   table_pk))
+            return err_validation(
+                err,
+                "One or more parameter values were invalid: Index KeySchema does not have the "
+                "same leading hash key as table KeySchema for index: %s. index hash key: %s, "
+                "table hash key: %s",
+                name, json_string_value(json_object_get(json_array_get(ks, 0), "AttributeName")),
+                table_pk);
     }
     return 0;
 }
@@ -253,8 +328,10 @@ int index_check_gsi(json_t *gsi, json_t *defs, qr_err *err)
     size_t projected = 0;
     if (check_name(json_object_get(gsi, "IndexName"), err)) return -1;
     json_t *names = json_array();
-    int rc = check_index_keys(gsi, defs, 1, NULL, "globalSecondaryIndexUpdates.1.member.create", names, err) ||
-             check_projection(gsi, "globalSecondaryIndexUpdates.1.member.create", names, &projected, err);
+    int rc = check_index_keys(gsi, defs, 1, NULL, "globalSecondaryIndexUpdates.1.member.create",
+                              names, err) ||
+             check_projection(gsi, "globalSecondaryIndexUpdates.1.member.create", names, &projected,
+                              err);
     json_decref(names);
     return rc ? -1 : 0;
 }
@@ -270,23 +347,29 @@ static int index_name_errors(json_t *gsis, json_t *lsis, qr_err *err)
     for (int global = 1; global >= 0; global--) {
         size_t i;
         json_t *def;
-        json_array_foreach(global ? gsis : lsis, i, def) {
+        json_array_foreach(global ? gsis : lsis, i, def)
+        {
             json_t *name = json_object_get(def, "IndexName");
             if (!json_is_string(name)) continue; /* a missing name is reported in its turn */
             const char *s = json_string_value(name);
             size_t n = json_string_length(name);
-            const char *rule = n < 3 ? "have length greater than or equal to 3"
-                             : n > 255 ? "have length less than or equal to 255" : NULL;
+            const char *rule = n < 3     ? "have length greater than or equal to 3"
+                               : n > 255 ? "have length less than or equal to 255"
+                                         : NULL;
             for (size_t c = 0; rule == NULL && c < n; c++)
                 if (!(isalnum((unsigned char)s[c]) || s[c] == '_' || s[c] == '-' || s[c] == '.'))
                     rule = "satisfy regular expression pattern: [a-zA-Z0-9_.-]+";
             if (rule == NULL) continue;
-            buf_printf(&list, "%sValue '%s' at '%s.%zu.member.indexName' failed to satisfy constraint: Member must %s",
-                       count++ ? "; " : "", s, global ? "globalSecondaryIndexes" : "localSecondaryIndexes", i + 1,
-                       rule);
+            buf_printf(&list,
+                       "%sValue '%s' at '%s.%zu.member.indexName' failed to satisfy constraint: "
+                       "Member must %s",
+                       count++ ? "; " : "", s,
+                       global ? "globalSecondaryIndexes" : "localSecondaryIndexes", i + 1, rule);
         }
     }
-    if (count) err_validation(err, "%d validation error%s detected: %s", count, count > 1 ? "s" : "", list.data);
+    if (count)
+        err_validation(err, "%d validation error%s detected: %s", count, count > 1 ? "s" : "",
+                       list.data);
     buf_free(&list);
     return count ? -1 : 0;
 }
@@ -301,13 +384,15 @@ static int unused_definitions(json_t *defs, json_t *ks, json_t *gsis, json_t *ls
     json_t *seen = json_object();
     size_t i, j;
     json_t *d, *def, *e;
-    json_array_foreach(defs, i, d)
-        buf_printf(&given, "%s%s", i ? ", " : "", json_string_value(json_object_get(d, "AttributeName")));
+    json_array_foreach(defs, i, d) buf_printf(
+        &given, "%s%s", i ? ", " : "", json_string_value(json_object_get(d, "AttributeName")));
     json_t *lists[3] = {NULL, lsis, gsis};
     for (int l = 0; l < 3; l++) {
         json_t *one = json_pack("[{s:O}]", "KeySchema", ks);
-        json_array_foreach(l ? lists[l] : one, i, def) {
-            json_array_foreach(json_object_get(def, "KeySchema"), j, e) {
+        json_array_foreach(l ? lists[l] : one, i, def)
+        {
+            json_array_foreach(json_object_get(def, "KeySchema"), j, e)
+            {
                 const char *an = json_string_value(json_object_get(e, "AttributeName"));
                 if (an == NULL || json_object_get(seen, an)) continue;
                 json_object_set_new(seen, an, json_true());
@@ -316,9 +401,11 @@ static int unused_definitions(json_t *defs, json_t *ks, json_t *gsis, json_t *ls
         }
         json_decref(one);
     }
-    err_validation(err, "One or more parameter values were invalid: Some AttributeDefinitions are not used. "
-                        "AttributeDefinitions: [%s], keys used: [%s]", given.data ? given.data : "",
-                   used.data ? used.data : "");
+    err_validation(
+        err,
+        "One or more parameter values were invalid: Some AttributeDefinitions are not used. "
+        "AttributeDefinitions: [%s], keys used: [%s]",
+        given.data ? given.data : "", used.data ? used.data : "");
     json_decref(seen);
     buf_free(&given);
     buf_free(&used);
@@ -327,49 +414,67 @@ static int unused_definitions(json_t *defs, json_t *ks, json_t *gsis, json_t *ls
 
 int index_check_definitions(json_t *req, qr_err *err)
 {
-    json_t *defs = json_object_get(req, "AttributeDefinitions"), *ks = json_object_get(req, "KeySchema");
-    json_t *lsis = json_object_get(req, "LocalSecondaryIndexes"), *gsis = json_object_get(req, "GlobalSecondaryIndexes");
+    json_t *defs = json_object_get(req, "AttributeDefinitions"),
+           *ks = json_object_get(req, "KeySchema");
+    json_t *lsis = json_object_get(req, "LocalSecondaryIndexes"),
+           *gsis = json_object_get(req, "GlobalSecondaryIndexes");
     const char *pk = json_string_value(json_object_get(json_array_get(ks, 0), "AttributeName"));
     int has_sk = json_array_size(ks) == 2;
     size_t projected = 0;
-    if (lsis && !json_is_array(lsis)) return err_set(err, QR_E_SERIALIZATION, "LocalSecondaryIndexes must be a list");
-    if (gsis && !json_is_array(gsis)) return err_set(err, QR_E_SERIALIZATION, "GlobalSecondaryIndexes must be a list");
+    if (lsis && !json_is_array(lsis))
+        return err_set(err, QR_E_SERIALIZATION, "LocalSecondaryIndexes must be a list");
+    if (gsis && !json_is_array(gsis))
+        return err_set(err, QR_E_SERIALIZATION, "GlobalSecondaryIndexes must be a list");
     if (lsis && json_array_size(lsis) == 0)
-        return err_validation(err, "One or more parameter values were invalid: List of LocalSecondaryIndexes is empty");
+        return err_validation(
+            err,
+            "One or more parameter values were invalid: List of LocalSecondaryIndexes is empty");
     if (gsis && json_array_size(gsis) == 0)
-        return err_validation(err, "One or more parameter values were invalid: List of GlobalSecondaryIndexes is empty");
+        return err_validation(
+            err,
+            "One or more parameter values were invalid: List of GlobalSecondaryIndexes is empty");
     if (json_array_size(lsis) > QR_MAX_LSI)
-        return err_validation(err, "One or more parameter values were invalid: Number of LocalSecondaryIndexes "
-                                   "exceeds per-table limit of %d", QR_MAX_LSI);
+        return err_validation(
+            err,
+            "One or more parameter values were invalid: Number of LocalSecondaryIndexes "
+            "exceeds per-table limit of %d",
+            QR_MAX_LSI);
     if (json_array_size(gsis) > QR_MAX_GSI)
-        return err_validation(err, "One or more parameter values were invalid: GlobalSecondaryIndex count exceeds "
-                                   "the per-table limit of %d", QR_MAX_GSI);
+        return err_validation(
+            err,
+            "One or more parameter values were invalid: GlobalSecondaryIndex count exceeds "
+            "the per-table limit of %d",
+            QR_MAX_GSI);
     if (lsis && !has_sk)
-        return err_validation(err, "One or more parameter values were invalid: Table KeySchema does not have a range "
-                                   "key, which is required when specifying a LocalSecondaryIndex");
+        return err_validation(
+            err, "One or more parameter values were invalid: Table KeySchema does not have a range "
+                 "key, which is required when specifying a LocalSecondaryIndex");
     if (index_name_errors(gsis, lsis, err)) return -1;
     json_t *seen = json_object();
     int rc = 0;
     for (int global = 0; global < 2 && rc == 0; global++) {
         size_t i;
         json_t *def;
-        json_array_foreach(global ? gsis : lsis, i, def) {
+        json_array_foreach(global ? gsis : lsis, i, def)
+        {
             json_t *name = json_object_get(def, "IndexName");
             if (!json_is_object(def) || check_name(name, err)) {
-                rc = err_validation(err, "1 validation error detected: Value null at 'indexName' failed to satisfy "
-                                         "constraint: Member must not be null");
+                rc = err_validation(
+                    err, "1 validation error detected: Value null at 'indexName' failed to satisfy "
+                         "constraint: Member must not be null");
                 break;
             }
             if (json_object_get(seen, json_string_value(name))) {
-                rc = err_validation(err, "One or more parameter values were invalid: Duplicate index name: %s",
-                                    json_string_value(name));
+                rc = err_validation(
+                    err, "One or more parameter values were invalid: Duplicate index name: %s",
+                    json_string_value(name));
                 break;
             }
             json_object_set_new(seen, json_string_value(name), json_true());
             json_t *names = json_array();
             char where[64];
-            snprintf(where, sizeof where, "%s.%zu.member", global ? "globalSecondaryIndexes" : "localSecondaryIndexes",
-                     i + 1);
+            snprintf(where, sizeof where, "%s.%zu.member",
+                     global ? "globalSecondaryIndexes" : "localSecondaryIndexes", i + 1);
             rc = check_index_keys(def, defs, global, pk, where, names, err) ||
                  check_projection(def, where, names, &projected, err);
             json_decref(names);
@@ -381,21 +486,25 @@ int index_check_definitions(json_t *req, qr_err *err)
     /* Every attribute definition must be used by the table or an index key. */
     size_t i;
     json_t *d;
-    json_array_foreach(defs, i, d) {
+    json_array_foreach(defs, i, d)
+    {
         const char *an = json_string_value(json_object_get(d, "AttributeName"));
         int used = 0;
         size_t j, k;
         json_t *e, *def;
-        json_array_foreach(ks, j, e) used |= strcmp(json_string_value(json_object_get(e, "AttributeName")), an) == 0;
+        json_array_foreach(ks, j, e) used |=
+            strcmp(json_string_value(json_object_get(e, "AttributeName")), an) == 0;
         for (int g = 0; g < 2; g++)
-            json_array_foreach(g ? gsis : lsis, k, def) {
-                json_array_foreach(json_object_get(def, "KeySchema"), j, e)
-                    used |= strcmp(json_string_value(json_object_get(e, "AttributeName")), an) == 0;
+            json_array_foreach(g ? gsis : lsis, k, def)
+            {
+                json_array_foreach(json_object_get(def, "KeySchema"), j, e) used |=
+                    strcmp(json_string_value(json_object_get(e, "AttributeName")), an) == 0;
             }
         if (!used && (gsis || lsis)) return unused_definitions(defs, ks, gsis, lsis, err);
         if (!used)
-            return err_validation(err, "One or more parameter values were invalid: Number of attributes in KeySchema "
-                                       "does not exactly match number of attributes defined in AttributeDefinitions");
+            return err_validation(
+                err, "One or more parameter values were invalid: Number of attributes in KeySchema "
+                     "does not exactly match number of attributes defined in AttributeDefinitions");
     }
     return 0;
 }
@@ -455,7 +564,8 @@ json_t *index_project(const table *t, const qr_index *ix, const json_t *item)
     }
     size_t i;
     json_t *name;
-    json_array_foreach(ix->include, i, name) {
+    json_array_foreach(ix->include, i, name)
+    {
         json_t *v = json_object_get(item, json_string_value(name));
         if (v) json_object_set(p, json_string_value(name), v);
     }
@@ -472,7 +582,8 @@ int index_check_item(const table *t, const json_t *item, qr_err *err)
     /* DynamoDB names, of the indexes an item's value breaks, the first by name. */
     const qr_index *order[QR_MAX_GSI + QR_MAX_LSI];
     size_t n = t->nindexes < QR_MAX_GSI + QR_MAX_LSI ? t->nindexes : QR_MAX_GSI + QR_MAX_LSI;
-    for (size_t i = 0; i < n; i++) order[i] = &t->indexes[i];
+    for (size_t i = 0; i < n; i++)
+        order[i] = &t->indexes[i];
     qsort(order, n, sizeof order[0], by_index_name);
     for (size_t i = 0; i < t->nindexes; i++) {
         const qr_index *ix = i < n ? order[i] : &t->indexes[i];
@@ -484,25 +595,33 @@ int index_check_item(const table *t, const json_t *item, qr_err *err)
             if (v == NULL) continue;
             const char *actual = value_type_name(value_type(v));
             if (strlen(actual) != 1 || actual[0] != type)
-                return err_validation(err, "One or more parameter values were invalid: Type mismatch for Index Key %s "
-                                           "Expected: %c Actual: %s IndexName: %s", name, type, actual, ix->name);
+                return err_validation(
+                    err,
+                    "One or more parameter values were invalid: Type mismatch for Index Key %s "
+                    "Expected: %c Actual: %s IndexName: %s",
+                    name, type, actual, ix->name);
             if (type != 'N' && value_size(v) == 0)
-                return err_validation(err, "One or more parameter values are not valid. A value specified for a "
-                                           "secondary index key is not supported. The AttributeValue for a key "
-                                           "attribute cannot contain an empty %s value. IndexName: %s, IndexKey: %s",
-                                      type == 'S' ? "string" : "binary", ix->name, name);
+                return err_validation(
+                    err,
+                    "One or more parameter values are not valid. A value specified for a "
+                    "secondary index key is not supported. The AttributeValue for a key "
+                    "attribute cannot contain an empty %s value. IndexName: %s, IndexKey: %s",
+                    type == 'S' ? "string" : "binary", ix->name, name);
             if (k < ix->npk && value_size(v) > QR_MAX_PK_SIZE)
-                return err_validation(err, "One or more parameter values were invalid: Size of hashkey has exceeded "
-                                           "the maximum size limit of2048 bytes");
+                return err_validation(
+                    err, "One or more parameter values were invalid: Size of hashkey has exceeded "
+                         "the maximum size limit of2048 bytes");
             if (k >= ix->npk && (sort_bytes += value_size(v)) > QR_MAX_SK_SIZE)
-                return err_validation(err, "One or more parameter values were invalid: Aggregated size of all range "
-                                           "keys has exceeded the size limit of 1024 bytes");
+                return err_validation(
+                    err, "One or more parameter values were invalid: Aggregated size of all range "
+                         "keys has exceeded the size limit of 1024 bytes");
         }
     }
     return 0;
 }
 
-size_t index_write_bytes(const table *t, const qr_index *ix, const json_t *old_item, const json_t *new_item, int *writes)
+size_t index_write_bytes(const table *t, const qr_index *ix, const json_t *old_item,
+                         const json_t *new_item, int *writes)
 {
     buf ok, nk;
     buf_init(&ok, 0);
@@ -558,7 +677,8 @@ int index_stage(qr_db *db, table *t, store_batch *b, const json_t *old_item, con
     buf_init(&rec, 0);
     int rc = 0, logged = 0;
     /* Growth of the item collection: the base item and its local index entries. */
-    int64_t coll_delta = (new_item ? (int64_t)item_size(new_item) : 0) - (old_item ? (int64_t)item_size(old_item) : 0);
+    int64_t coll_delta = (new_item ? (int64_t)item_size(new_item) : 0) -
+                         (old_item ? (int64_t)item_size(old_item) : 0);
     size_t nlocal = 0;
     struct timeval tv;
     gettimeofday(&tv, NULL);
@@ -580,7 +700,8 @@ int index_stage(qr_db *db, table *t, store_batch *b, const json_t *old_item, con
          * the index's statistics. */
         if (has_new && ix->projection == QR_PROJ_ALL && new_stored) {
             buf_append(&val, new_stored->data, new_stored->len);
-            if (!ix->global) new_size = (int64_t)be32_read(new_stored->data + 1); /* the stored form's size */
+            if (!ix->global)
+                new_size = (int64_t)be32_read(new_stored->data + 1); /* the stored form's size */
         } else if (has_new) {
             json_t *p = index_project(t, ix, new_item);
             rc = item_encode(p, &val);
@@ -602,7 +723,8 @@ int index_stage(qr_db *db, table *t, store_batch *b, const json_t *old_item, con
             if (has_old && !same) store_batch_delete(b, ok.data, ok.len);
             if (has_new) store_batch_put(b, nk.data, nk.len, val.data, val.len);
             /* Written in this batch, so the entry exists exactly when old_item has one. */
-            if (rc == 0) rc = stats_stage_index(t, ix->id, has_new - has_old, new_size - old_size, err);
+            if (rc == 0)
+                rc = stats_stage_index(t, ix->id, has_new - has_old, new_size - old_size, err);
         }
     }
     if (rc == 0 && nlocal) {

@@ -33,9 +33,9 @@ typedef struct qr_index {
     int npk, nsk;        /* key attributes: 1-4 partition, 0-4 sort (GSIs; LSIs have 1 and 1) */
     char *pk[4], *sk[4]; /* their names, in key schema order */
     char pk_type[4], sk_type[4];
-    int projection;      /* QR_PROJ_* */
-    json_t *include;     /* INCLUDE's NonKeyAttributes (owned array), or NULL */
-    int creating;        /* backfilling; not yet readable */
+    int projection;  /* QR_PROJ_* */
+    json_t *include; /* INCLUDE's NonKeyAttributes (owned array), or NULL */
+    int creating;    /* backfilling; not yet readable */
 } qr_index;
 
 #define QR_MAX_GSI 20
@@ -59,7 +59,8 @@ void index_definition_names(json_t *defs, char *out, size_t cap);
 
 /* The entry key of item in index ix of table t; returns 1 if the item has one, 0 if it
  * lacks an index key attribute (sparse), -1 on error. */
-int index_entry_key(const struct table *t, const qr_index *ix, const json_t *item, buf *out, qr_err *err);
+int index_entry_key(const struct table *t, const qr_index *ix, const json_t *item, buf *out,
+                    qr_err *err);
 /* The projection of item stored in index ix (a new item). */
 json_t *index_project(const struct table *t, const qr_index *ix, const json_t *item);
 /* Checks that item's index key attributes, where present, have the index's types and
@@ -69,8 +70,8 @@ int index_check_item(const struct table *t, const json_t *item, qr_err *err);
 /* The bytes one base write (old -> new) writes to index ix: the new entry's size, or
  * the old entry's when it is only deleted; 0 when the write does not touch the index.
  * *writes is set to the number of index writes (2 when the entry's key changes). */
-size_t index_write_bytes(const struct table *t, const qr_index *ix, const json_t *old_item, const json_t *new_item,
-                         int *writes);
+size_t index_write_bytes(const struct table *t, const qr_index *ix, const json_t *old_item,
+                         const json_t *new_item, int *writes);
 
 /* Adds the index work of one base write (old → new, either may be NULL) to batch b:
  * local index entries directly, global index work as a propagation log record.

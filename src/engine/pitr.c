@@ -20,7 +20,9 @@
 #include "util/jsonread.h"
 
 #define RECORD_KEY_LEN (QR_PITR_PREFIX_LEN + 4 + 8 + 8)
-#define LATEST_LAG 300.0 /* DynamoDB's latest restorable time trails the present by five minutes */
+#define LATEST_LAG                                                                                 \
+    300.0 /* DynamoDB's latest restorable time trails the present by five minutes                  \
+           */
 
 /* Orders the records of one millisecond; seeded once from the clock in microseconds, so
  * a later opening of the database continues above the numbers of an earlier one. */
@@ -60,8 +62,8 @@ int pitr_window(const json_t *pitr, double now, double *earliest, double *latest
     return 0;
 }
 
-int pitr_stage(qr_db *db, const table *t, store_batch *b, const json_t *old_item, const json_t *new_item,
-               qr_err *err)
+int pitr_stage(qr_db *db, const table *t, store_batch *b, const json_t *old_item,
+               const json_t *new_item, qr_err *err)
 {
     (void)db;
     if (!pitr_enabled(t) || (old_item == NULL && new_item == NULL)) return 0;
@@ -69,7 +71,8 @@ int pitr_stage(qr_db *db, const table *t, store_batch *b, const json_t *old_item
     if (rec && old_item) json_object_set(rec, "O", (json_t *)old_item);
     char *text = rec ? json_dumps(rec, JSON_COMPACT) : NULL;
     json_decref(rec);
-    if (text == NULL) return err_set(err, QR_E_INTERNAL, "cannot encode a point-in-time recovery record");
+    if (text == NULL)
+        return err_set(err, QR_E_INTERNAL, "cannot encode a point-in-time recovery record");
     buf k;
     buf_init(&k, 0);
     table_prefix(&k, t->id);
@@ -97,7 +100,8 @@ int pitr_changes_since(qr_db *db, uint32_t id, double when, json_t **changes, qr
         const char *v = store_iter_value(it, &vl);
         if (kl != RECORD_KEY_LEN) continue;
         json_t *rec = json_read(v, vl, JSON_ALLOW_NUL, NULL);
-        char *key = rec ? json_dumps(json_object_get(rec, "K"), JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+        char *key =
+            rec ? json_dumps(json_object_get(rec, "K"), JSON_COMPACT | JSON_SORT_KEYS) : NULL;
         /* The first record after the time holds the item as it was then. */
         if (key && json_object_get(*changes, key) == NULL) json_object_set(*changes, key, rec);
         free(key);
@@ -155,7 +159,8 @@ void pitr_trim(qr_db *db, double now)
         const table *t = db->tables[i];
         const json_t *pitr = json_object_get(t->desc, QR_PITR_FIELD);
         double earliest, latest;
-        if (pitr_window(pitr, now, &earliest, &latest) == 0) stage_cut(b, t->id, (uint64_t)(earliest * 1000.0));
+        if (pitr_window(pitr, now, &earliest, &latest) == 0)
+            stage_cut(b, t->id, (uint64_t)(earliest * 1000.0));
     }
     pthread_mutex_unlock(&db->catalog_lock);
     qr_err e;

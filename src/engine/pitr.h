@@ -22,8 +22,8 @@ int pitr_window(const json_t *pitr, double now, double *earliest, double *latest
 
 /* Adds to b, when t's PITR is enabled, the record of a write that turns old_item into
  * new_item (either may be NULL). */
-int pitr_stage(qr_db *db, const struct table *t, store_batch *b, const json_t *old_item, const json_t *new_item,
-               qr_err *err);
+int pitr_stage(qr_db *db, const struct table *t, store_batch *b, const json_t *old_item,
+               const json_t *new_item, qr_err *err);
 
 /* The items of table id that changed after when (seconds since the epoch), each as it
  * was then: *changes maps a key to {"K": its key attributes, "O": the item, absent when

@@ -94,7 +94,7 @@ typedef struct gsi_delta {
 
 typedef struct apply_batch {
     store_batch *b;
-    json_t *touched;   /* hex of entry key -> its stored size after this batch, -1 if none */
+    json_t *touched; /* hex of entry key -> its stored size after this batch, -1 if none */
     gsi_delta *d;
     size_t nd, cap;
     int64_t records;
@@ -138,7 +138,8 @@ static int64_t entry_now(qr_db *db, apply_batch *ab, const char *k, size_t kl, c
 
 static void note_delta(apply_batch *ab, const char *k, int64_t before, int64_t after)
 {
-    int64_t items = (after >= 0) - (before >= 0), bytes = (after > 0 ? after : 0) - (before > 0 ? before : 0);
+    int64_t items = (after >= 0) - (before >= 0),
+            bytes = (after > 0 ? after : 0) - (before > 0 ? before : 0);
     if (items == 0 && bytes == 0) return;
     uint32_t tid = be32_read(k + 1);
     uint16_t iid = be16_read(k + 5);
@@ -148,7 +149,8 @@ static void note_delta(apply_batch *ab, const char *k, int64_t before, int64_t a
             ab->d[i].bytes += bytes;
             return;
         }
-    if (ab->nd == ab->cap) ab->d = realloc(ab->d, (ab->cap = ab->cap ? ab->cap * 2 : 8) * sizeof *ab->d);
+    if (ab->nd == ab->cap)
+        ab->d = realloc(ab->d, (ab->cap = ab->cap ? ab->cap * 2 : 8) * sizeof *ab->d);
     ab->d[ab->nd++] = (gsi_delta){tid, iid, items, bytes};
 }
 
@@ -182,9 +184,12 @@ static int apply_record(qr_db *db, const char *v, size_t len, apply_batch *ab)
         }
         if (!index_alive(db, k, kl)) continue;
         hex(k, kl, &name);
-        int64_t before = entry_now(db, ab, k, kl, name.data), after = op == 'P' ? entry_size(val, vl) : -1;
-        if (op == 'P') store_batch_put(ab->b, k, kl, val, vl);
-        else store_batch_delete(ab->b, k, kl);
+        int64_t before = entry_now(db, ab, k, kl, name.data),
+                after = op == 'P' ? entry_size(val, vl) : -1;
+        if (op == 'P')
+            store_batch_put(ab->b, k, kl, val, vl);
+        else
+            store_batch_delete(ab->b, k, kl);
         json_object_set_new(ab->touched, name.data, json_integer(after));
         note_delta(ab, k, before, after);
     }
@@ -225,8 +230,10 @@ static size_t apply_pass(qr_db *db, uint64_t *wait_us)
     buf_init(&lower, 0);
     buf_append(&lower, QR_LOG_PREFIX, QR_LOG_PREFIX_LEN);
     pthread_mutex_lock(&db->prop_lock);
-    if (now - db->last_full_scan_us < FULL_SCAN_US) buf_put_be64(&lower, scan_start_locked(db, now));
-    else db->last_full_scan_us = now;
+    if (now - db->last_full_scan_us < FULL_SCAN_US)
+        buf_put_be64(&lower, scan_start_locked(db, now));
+    else
+        db->last_full_scan_us = now;
     db->log_rescan = UINT64_MAX; /* this pass reaches it */
     pthread_mutex_unlock(&db->prop_lock);
     store_iter *it = store_iter_new(db->st, NULL, lower.data, lower.len, "\0M", 2);
@@ -249,7 +256,8 @@ static size_t apply_pass(qr_db *db, uint64_t *wait_us)
         pthread_mutex_lock(&db->prop_lock);
         if (vl >= 8) {
             uint64_t at = be64_read(v);
-            db->lag_us[db->lag_count++ % 1024] = now > at ? (uint32_t)(now - at > 0xffffffffu ? 0xffffffffu : now - at) : 0;
+            db->lag_us[db->lag_count++ % 1024] =
+                now > at ? (uint32_t)(now - at > 0xffffffffu ? 0xffffffffu : now - at) : 0;
         }
         if (kl == QR_LOG_PREFIX_LEN + 8) applied_locked(db, be64_read(k + QR_LOG_PREFIX_LEN));
         pthread_mutex_unlock(&db->prop_lock);
@@ -327,7 +335,8 @@ int propagate_start(qr_db *db)
     store_iter *it = store_iter_new(db->st, NULL, QR_LOG_PREFIX, QR_LOG_PREFIX_LEN, "\0M", 2);
     db->log_pending = 0;
     db->log_rescan = UINT64_MAX;
-    for (store_iter_first(it); store_iter_valid(it); store_iter_next(it)) db->log_pending++;
+    for (store_iter_first(it); store_iter_valid(it); store_iter_next(it))
+        db->log_pending++;
     store_iter_last(it);
     db->log_seq = 1;
     if (store_iter_valid(it)) {
@@ -347,7 +356,8 @@ void propagate_stop(qr_db *db)
     db->prop_stop = 1;
     pthread_cond_broadcast(&db->prop_wake);
     pthread_mutex_unlock(&db->prop_lock);
-    for (size_t i = 0; i < db->nbackfills; i++) pthread_join(db->backfills[i], NULL);
+    for (size_t i = 0; i < db->nbackfills; i++)
+        pthread_join(db->backfills[i], NULL);
     db->nbackfills = 0;
     if (db->worker_running) pthread_join(db->worker, NULL);
     db->worker_running = 0;
@@ -460,7 +470,8 @@ int propagate_drain(qr_db *db, int timeout_ms)
         int backfilling = 0;
         pthread_mutex_lock(&db->catalog_lock);
         for (size_t i = 0; i < db->ntables; i++)
-            for (size_t j = 0; j < db->tables[i]->nindexes; j++) backfilling |= db->tables[i]->indexes[j].creating;
+            for (size_t j = 0; j < db->tables[i]->nindexes; j++)
+                backfilling |= db->tables[i]->indexes[j].creating;
         pthread_mutex_unlock(&db->catalog_lock);
         if (pending == 0 && !backfilling) return 0;
         if (now_us() > deadline) return -1;
@@ -489,7 +500,8 @@ static int mark_active(json_t *desc, json_t *ids, void *arg, qr_err *err)
     (void)err;
     size_t i;
     json_t *g;
-    json_array_foreach(json_object_get(desc, "GlobalSecondaryIndexes"), i, g) {
+    json_array_foreach(json_object_get(desc, "GlobalSecondaryIndexes"), i, g)
+    {
         if (strcmp(json_string_value(json_object_get(g, "IndexName")), arg) == 0) {
             json_object_set_new(g, "IndexStatus", json_string("ACTIVE"));
             json_object_del(g, "Backfilling");
@@ -563,7 +575,8 @@ static int backfill_chunk(qr_db *db, table *t, qr_index *ix, buf *cursor, int *d
     buf_reset(cursor);
     buf_append(cursor, keys[n - 1].data, keys[n - 1].len);
     buf_putc(cursor, 0);
-    for (size_t i = 0; i < n; i++) buf_free(&keys[i]);
+    for (size_t i = 0; i < n; i++)
+        buf_free(&keys[i]);
     return rc;
 }
 

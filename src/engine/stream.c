@@ -25,10 +25,10 @@
 
 typedef struct stream_registry {
     pthread_mutex_t lock;
-    json_t *streams;   /* descriptors, oldest first */
+    json_t *streams; /* descriptors, oldest first */
     uint32_t next_id;
     uint64_t next_seq;
-    uint64_t *held;    /* numbers given to writers whose batches are not yet done */
+    uint64_t *held; /* numbers given to writers whose batches are not yet done */
     size_t nheld, cap;
 } stream_registry;
 
@@ -143,20 +143,25 @@ int stream_open(qr_db *db)
     /* Tables may name streams the registry lacks (a crash between the catalog's write and
      * the descriptor's): their ids are taken, and stream_follow records them. */
     for (size_t i = 0; i < db->ntables; i++) {
-        uint32_t id = (uint32_t)json_integer_value(json_object_get(json_object_get(db->tables[i]->desc, QR_STREAM_FIELD), "Id"));
+        uint32_t id = (uint32_t)json_integer_value(
+            json_object_get(json_object_get(db->tables[i]->desc, QR_STREAM_FIELD), "Id"));
         if (id >= r->next_id) r->next_id = id + 1;
     }
     qr_err e;
     err_init(&e);
-    for (size_t i = 0; i < db->ntables; i++) stream_follow(db, db->tables[i]->name, db->tables[i]->desc, &e);
+    for (size_t i = 0; i < db->ntables; i++)
+        stream_follow(db, db->tables[i]->name, db->tables[i]->desc, &e);
     /* Open streams no table names any more are closed. Nothing else runs yet, so the
      * registry is walked without its lock, taken only to close (catalog before registry,
      * the order every writer keeps). */
     size_t i;
     json_t *d;
-    json_array_foreach(r->streams, i, d) {
+    json_array_foreach(r->streams, i, d)
+    {
         table *t = catalog_get(db, json_string_value(json_object_get(d, "TableName")));
-        uint32_t cur = t ? (uint32_t)json_integer_value(json_object_get(json_object_get(t->desc, QR_STREAM_FIELD), "Id")) : 0;
+        uint32_t cur = t ? (uint32_t)json_integer_value(
+                               json_object_get(json_object_get(t->desc, QR_STREAM_FIELD), "Id"))
+                         : 0;
         catalog_release(db, t);
         if (cur != desc_id(d)) {
             pthread_mutex_lock(&r->lock);
@@ -195,8 +200,8 @@ static int64_t label_ms(const char *label)
 {
     struct tm tm = {0};
     int msec;
-    if (label == NULL || sscanf(label, "%4d-%2d-%2dT%2d:%2d:%2d.%3d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
-                                &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &msec) != 7)
+    if (label == NULL || sscanf(label, "%4d-%2d-%2dT%2d:%2d:%2d.%3d", &tm.tm_year, &tm.tm_mon,
+                                &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &msec) != 7)
         return 0;
     tm.tm_year -= 1900;
     tm.tm_mon -= 1;
@@ -210,22 +215,28 @@ void stream_describe_new(qr_db *db, json_t *desc, const char *view_type, double 
     /* A table's streams are told apart by label (its ARN is the table's plus the label),
      * so a new one is labelled after every earlier stream of that table name, even one
      * enabled in the same millisecond or before the clock stepped back. */
-    int64_t ms = (int64_t)(now * 1000), last = label_ms(json_string_value(json_object_get(desc, "LatestStreamLabel")));
+    int64_t ms = (int64_t)(now * 1000),
+            last = label_ms(json_string_value(json_object_get(desc, "LatestStreamLabel")));
     pthread_mutex_lock(&r->lock);
     uint32_t id = r->next_id++;
     size_t i;
     json_t *d;
-    json_array_foreach(r->streams, i, d) {
+    json_array_foreach(r->streams, i, d)
+    {
         int64_t t = label_ms(json_string_value(json_object_get(d, "StreamLabel")));
-        if (name && strcmp(json_string_value(json_object_get(d, "TableName")), name) == 0 && t > last) last = t;
+        if (name && strcmp(json_string_value(json_object_get(d, "TableName")), name) == 0 &&
+            t > last)
+            last = t;
     }
     pthread_mutex_unlock(&r->lock);
     if (ms <= last) ms = last + 1;
     char label[64], arn[1024];
     make_label(ms, label, sizeof label);
-    snprintf(arn, sizeof arn, "%s/stream/%s", json_string_value(json_object_get(desc, "TableArn")), label);
-    json_object_set_new(desc, QR_STREAM_FIELD, json_pack("{s:I,s:s,s:f}", "Id", (json_int_t)id, "ViewType", view_type,
-                                                         "Created", now));
+    snprintf(arn, sizeof arn, "%s/stream/%s", json_string_value(json_object_get(desc, "TableArn")),
+             label);
+    json_object_set_new(
+        desc, QR_STREAM_FIELD,
+        json_pack("{s:I,s:s,s:f}", "Id", (json_int_t)id, "ViewType", view_type, "Created", now));
     json_object_set_new(desc, "LatestStreamArn", json_string(arn));
     json_object_set_new(desc, "LatestStreamLabel", json_string(label));
 }
@@ -242,18 +253,24 @@ int stream_follow(qr_db *db, const char *name, const json_t *desc, qr_err *err)
     pthread_mutex_lock(&r->lock);
     size_t i;
     json_t *d;
-    json_array_foreach(r->streams, i, d) {
-        if (desc_id(d) == cur_id) known = 1;
-        else if (strcmp(json_string_value(json_object_get(d, "TableName")), name) == 0) close_locked(db, r, d);
+    json_array_foreach(r->streams, i, d)
+    {
+        if (desc_id(d) == cur_id)
+            known = 1;
+        else if (strcmp(json_string_value(json_object_get(d, "TableName")), name) == 0)
+            close_locked(db, r, d);
     }
     if (cur && !known) {
-        json_t *nd = json_pack("{s:I,s:O,s:O,s:s,s:O,s:O,s:O,s:I}", "Id", (json_int_t)cur_id, "StreamArn",
-                               json_object_get(desc, "LatestStreamArn"), "StreamLabel",
-                               json_object_get(desc, "LatestStreamLabel"), "TableName", name, "KeySchema",
-                               json_object_get(desc, "KeySchema"), "StreamViewType", json_object_get(cur, "ViewType"),
-                               "Created", json_object_get(cur, "Created"), "Start", (json_int_t)r->next_seq);
-        if (nd == NULL) rc = err_set(err, QR_E_INTERNAL, "cannot describe the stream of table %s", name);
-        else if ((rc = persist_desc(db, nd, err)) == 0) json_array_append(r->streams, nd);
+        json_t *nd = json_pack("{s:I,s:O,s:O,s:s,s:O,s:O,s:O,s:I}", "Id", (json_int_t)cur_id,
+                               "StreamArn", json_object_get(desc, "LatestStreamArn"), "StreamLabel",
+                               json_object_get(desc, "LatestStreamLabel"), "TableName", name,
+                               "KeySchema", json_object_get(desc, "KeySchema"), "StreamViewType",
+                               json_object_get(cur, "ViewType"), "Created",
+                               json_object_get(cur, "Created"), "Start", (json_int_t)r->next_seq);
+        if (nd == NULL)
+            rc = err_set(err, QR_E_INTERNAL, "cannot describe the stream of table %s", name);
+        else if ((rc = persist_desc(db, nd, err)) == 0)
+            json_array_append(r->streams, nd);
         json_decref(nd);
     }
     pthread_mutex_unlock(&r->lock);
@@ -267,8 +284,9 @@ void stream_table_dropped(qr_db *db, const char *name)
     pthread_mutex_lock(&r->lock);
     size_t i;
     json_t *d;
-    json_array_foreach(r->streams, i, d)
-        if (strcmp(json_string_value(json_object_get(d, "TableName")), name) == 0) close_locked(db, r, d);
+    json_array_foreach(r->streams, i,
+                       d) if (strcmp(json_string_value(json_object_get(d, "TableName")), name) == 0)
+        close_locked(db, r, d);
     pthread_mutex_unlock(&r->lock);
 }
 
@@ -282,7 +300,8 @@ static int same_map(const json_t *a, const json_t *b)
     if (json_object_size(a) != json_object_size(b)) return 0;
     const char *k;
     json_t *v;
-    json_object_foreach((json_t *)a, k, v) {
+    json_object_foreach((json_t *)a, k, v)
+    {
         json_t *w = json_object_get(b, k);
         if (w == NULL || !same_value(v, w)) return 0;
     }
@@ -293,7 +312,8 @@ static int same_map(const json_t *a, const json_t *b)
  * arrive normalised, so equal members are equal strings. */
 static int same_value(const json_t *a, const json_t *b)
 {
-    if (json_object_size(a) != 1 || json_object_size(b) != 1) return json_equal((json_t *)a, (json_t *)b);
+    if (json_object_size(a) != 1 || json_object_size(b) != 1)
+        return json_equal((json_t *)a, (json_t *)b);
     void *ia = json_object_iter((json_t *)a), *ib = json_object_iter((json_t *)b);
     const char *ta = json_object_iter_key(ia), *tb = json_object_iter_key(ib);
     json_t *va = json_object_iter_value(ia), *vb = json_object_iter_value(ib);
@@ -309,9 +329,14 @@ static int same_value(const json_t *a, const json_t *b)
         if (json_array_size(va) != json_array_size(vb)) return 0;
         size_t i, j;
         json_t *x, *y;
-        json_array_foreach(va, i, x) { /* members are distinct, so same size + each found = same set */
+        json_array_foreach(va, i, x)
+        { /* members are distinct, so same size + each found = same set */
             int found = 0;
-            json_array_foreach(vb, j, y) if (json_equal(x, y)) { found = 1; break; }
+            json_array_foreach(vb, j, y) if (json_equal(x, y))
+            {
+                found = 1;
+                break;
+            }
             if (!found) return 0;
         }
         return 1;
@@ -356,8 +381,8 @@ static int reserve_seq(stream_registry *r, uint64_t *seq)
     return 0;
 }
 
-int stream_stage(qr_db *db, const table *t, store_batch *b, const json_t *old_item, const json_t *new_item,
-                 qr_err *err)
+int stream_stage(qr_db *db, const table *t, store_batch *b, const json_t *old_item,
+                 const json_t *new_item, qr_err *err)
 {
     json_t *s = json_object_get(t->desc, QR_STREAM_FIELD);
     if (s == NULL || (old_item == NULL && new_item == NULL)) return 0;
@@ -377,8 +402,8 @@ int stream_stage(qr_db *db, const table *t, store_batch *b, const json_t *old_it
     size_t size = item_size(keys);
     char seqtext[32];
     snprintf(seqtext, sizeof seqtext, "%021" PRIu64, seq);
-    json_t *ddb = json_pack("{s:I,s:o,s:s,s:s}", "ApproximateCreationDateTime", (json_int_t)now, "Keys", keys,
-                            "SequenceNumber", seqtext, "StreamViewType", view);
+    json_t *ddb = json_pack("{s:I,s:o,s:s,s:s}", "ApproximateCreationDateTime", (json_int_t)now,
+                            "Keys", keys, "SequenceNumber", seqtext, "StreamViewType", view);
     int want_new = strcmp(view, "NEW_IMAGE") == 0 || strcmp(view, "NEW_AND_OLD_IMAGES") == 0;
     int want_old = strcmp(view, "OLD_IMAGE") == 0 || strcmp(view, "NEW_AND_OLD_IMAGES") == 0;
     if (want_new && new_item) {
@@ -395,11 +420,13 @@ int stream_stage(qr_db *db, const table *t, store_batch *b, const json_t *old_it
     char event_id[40];
     snprintf(event_id, sizeof event_id, "%016" PRIx64 "%016" PRIx64, h.high64, h.low64);
     const char *name = !old_item ? "INSERT" : !new_item ? "REMOVE" : "MODIFY";
-    json_t *rec = json_pack("{s:s,s:s,s:s,s:s,s:s,s:o}", "eventID", event_id, "eventName", name, "eventVersion", "1.1",
-                            "eventSource", "aws:dynamodb", "awsRegion", "ddblocal", "dynamodb", ddb);
+    json_t *rec = json_pack("{s:s,s:s,s:s,s:s,s:s,s:o}", "eventID", event_id, "eventName", name,
+                            "eventVersion", "1.1", "eventSource", "aws:dynamodb", "awsRegion",
+                            "ddblocal", "dynamodb", ddb);
     if (rec && service_origin)
-        json_object_set_new(rec, "userIdentity",
-                            json_pack("{s:s,s:s}", "PrincipalId", "dynamodb.amazonaws.com", "Type", "Service"));
+        json_object_set_new(
+            rec, "userIdentity",
+            json_pack("{s:s,s:s}", "PrincipalId", "dynamodb.amazonaws.com", "Type", "Service"));
     char *text = rec ? json_dumps(rec, JSON_COMPACT) : NULL;
     json_decref(rec);
     if (text == NULL) return err_set(err, QR_E_INTERNAL, "cannot encode a stream record");
@@ -434,8 +461,9 @@ json_t *stream_find(qr_db *db, const char *arn)
     pthread_mutex_lock(&r->lock);
     size_t i;
     json_t *d;
-    json_array_foreach(r->streams, i, d)
-        if (strcmp(json_string_value(json_object_get(d, "StreamArn")), arn) == 0) found = json_deep_copy(d);
+    json_array_foreach(r->streams, i,
+                       d) if (strcmp(json_string_value(json_object_get(d, "StreamArn")), arn) == 0)
+        found = json_deep_copy(d);
     pthread_mutex_unlock(&r->lock);
     return found;
 }
@@ -451,8 +479,8 @@ uint64_t stream_visible(qr_db *db)
     return low;
 }
 
-int stream_read(qr_db *db, uint32_t id, uint64_t from, uint64_t below, size_t limit, size_t max_bytes,
-                json_t *records, uint64_t *next, int *cut, qr_err *err)
+int stream_read(qr_db *db, uint32_t id, uint64_t from, uint64_t below, size_t limit,
+                size_t max_bytes, json_t *records, uint64_t *next, int *cut, qr_err *err)
 {
     *next = from;
     *cut = 0;
@@ -527,7 +555,8 @@ void stream_trim(qr_db *db, double now)
     json_t *all = stream_list(db);
     size_t i;
     json_t *d;
-    json_array_foreach(all, i, d) {
+    json_array_foreach(all, i, d)
+    {
         uint32_t id = desc_id(d);
         json_t *closed = json_object_get(d, "Closed");
         if (closed && json_number_value(closed) < now - QR_STREAM_RETENTION_S) {
@@ -544,11 +573,11 @@ void stream_trim(qr_db *db, double now)
                 pthread_mutex_lock(&r->lock);
                 size_t j;
                 json_t *x;
-                json_array_foreach(r->streams, j, x)
-                    if (desc_id(x) == id) {
-                        json_array_remove(r->streams, j);
-                        break;
-                    }
+                json_array_foreach(r->streams, j, x) if (desc_id(x) == id)
+                {
+                    json_array_remove(r->streams, j);
+                    break;
+                }
                 pthread_mutex_unlock(&r->lock);
             }
             store_batch_free(b);
@@ -562,13 +591,13 @@ void stream_trim(qr_db *db, double now)
             pthread_mutex_lock(&r->lock);
             size_t j;
             json_t *x;
-            json_array_foreach(r->streams, j, x)
-                if (desc_id(x) == id) {
-                    json_object_set_new(x, "Trimmed", json_integer((json_int_t)last));
-                    qr_err e;
-                    err_init(&e);
-                    persist_desc(db, x, &e);
-                }
+            json_array_foreach(r->streams, j, x) if (desc_id(x) == id)
+            {
+                json_object_set_new(x, "Trimmed", json_integer((json_int_t)last));
+                qr_err e;
+                err_init(&e);
+                persist_desc(db, x, &e);
+            }
             pthread_mutex_unlock(&r->lock);
         }
     }

@@ -68,8 +68,8 @@ uint64_t stream_visible(qr_db *db);
 /* Appends to records the records of stream id numbered from `from` up to below (not
  * included), at most limit of them and about max_bytes; *next is one past the last
  * record read (from if none). Sets *cut if it stopped for limit or size. */
-int stream_read(qr_db *db, uint32_t id, uint64_t from, uint64_t below, size_t limit, size_t max_bytes,
-                json_t *records, uint64_t *next, int *cut, qr_err *err);
+int stream_read(qr_db *db, uint32_t id, uint64_t from, uint64_t below, size_t limit,
+                size_t max_bytes, json_t *records, uint64_t *next, int *cut, qr_err *err);
 /* Drops records older than the retention, and closed streams past it. */
 void stream_trim(qr_db *db, double now);
 

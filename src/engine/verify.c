@@ -60,20 +60,27 @@ static void describe(buf *out, const char *val, size_t vlen)
 {
     const char *json;
     size_t jlen, size;
-    if (item_stored(val, vlen, &json, &jlen, &size) == 0) buf_append(out, json, jlen > 200 ? 200 : jlen);
-    else buf_puts(out, "(undecodable entry)");
+    if (item_stored(val, vlen, &json, &jlen, &size) == 0)
+        buf_append(out, json, jlen > 200 ? 200 : jlen);
+    else
+        buf_puts(out, "(undecodable entry)");
 }
 
 /* Compares the counts kept for t's id (if known) with those stored; returns 1 if they
  * differ. Stored entries that are not stored items count as verify_index's
  * differences, not here: count_stored skips them too. */
-static size_t check_stats(table *t, uint16_t id, const char *what, int64_t items, int64_t bytes, buf *report)
+static size_t check_stats(table *t, uint16_t id, const char *what, int64_t items, int64_t bytes,
+                          buf *report)
 {
     int64_t kept_items, kept_bytes;
-    if (!stats_peek(t, id, &kept_items, &kept_bytes) || (kept_items == items && kept_bytes == bytes)) return 0;
-    buf_printf(report, "  %s%s%s: DescribeTable counts %lld items of %lld bytes, %lld items of %lld bytes are stored\n",
-               t->name, id ? "." : "", id ? what : "", (long long)kept_items, (long long)kept_bytes, (long long)items,
-               (long long)bytes);
+    if (!stats_peek(t, id, &kept_items, &kept_bytes) ||
+        (kept_items == items && kept_bytes == bytes))
+        return 0;
+    buf_printf(report,
+               "  %s%s%s: DescribeTable counts %lld items of %lld bytes, %lld items of %lld bytes "
+               "are stored\n",
+               t->name, id ? "." : "", id ? what : "", (long long)kept_items, (long long)kept_bytes,
+               (long long)items, (long long)bytes);
     return 1;
 }
 
@@ -135,8 +142,8 @@ static size_t verify_index(qr_db *db, table *t, qr_index *ix, buf *report)
     }
     store_iter_free(it);
     if (oom) { /* the index is not compared: say so, and count it as unconfirmed */
-        buf_printf(report, "  %s.%s: out of memory after %zu base entries; index not checked\n", t->name,
-                   ix->name, n);
+        buf_printf(report, "  %s.%s: out of memory after %zu base entries; index not checked\n",
+                   t->name, ix->name, n);
         diffs = 1;
         goto done;
     }
@@ -199,8 +206,8 @@ static size_t verify_index(qr_db *db, table *t, qr_index *ix, buf *report)
     }
     store_iter_free(it);
     diffs += check_stats(t, ix->id, ix->name, (int64_t)have_count, have_bytes, report);
-    buf_printf(report, "%s index %s: %zu base entries expected, %zu stored, %zu difference%s\n", t->name, ix->name,
-               n, have_count, diffs, diffs == 1 ? "" : "s");
+    buf_printf(report, "%s index %s: %zu base entries expected, %zu stored, %zu difference%s\n",
+               t->name, ix->name, n, have_count, diffs, diffs == 1 ? "" : "s");
 done:
     for (size_t k = 0; k < n; k++) {
         free(want[k].key);
@@ -218,12 +225,14 @@ int qr_verify(qr_db *db, const char *table_name, char **report)
 {
     buf out;
     buf_init(&out, 0);
-    if (propagate_drain(db, 60000)) buf_puts(&out, "warning: index propagation did not drain within 60 s\n");
+    if (propagate_drain(db, 60000))
+        buf_puts(&out, "warning: index propagation did not drain within 60 s\n");
     json_t *names = catalog_names(db);
     size_t diffs = 0, checked = 0, i;
     json_t *n;
     int found = table_name == NULL;
-    json_array_foreach(names, i, n) {
+    json_array_foreach(names, i, n)
+    {
         if (table_name && strcmp(table_name, json_string_value(n))) continue;
         found = 1;
         table *t = catalog_get(db, json_string_value(n));
@@ -241,8 +250,8 @@ int qr_verify(qr_db *db, const char *table_name, char **report)
         buf_printf(&out, "no table named %s\n", table_name);
         diffs++;
     }
-    buf_printf(&out, "%zu index%s checked, %zu difference%s\n", checked, checked == 1 ? "" : "es", diffs,
-               diffs == 1 ? "" : "s");
+    buf_printf(&out, "%zu index%s checked, %zu difference%s\n", checked, checked == 1 ? "" : "es",
+               diffs, diffs == 1 ? "" : "s");
     *report = buf_detach(&out, NULL);
     return diffs ? QR_ERR : QR_OK;
 }

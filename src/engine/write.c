@@ -15,8 +15,8 @@
 int item_stage(qr_db *db, table *t, store_batch *b, const buf *key, const json_t *old_item,
                const json_t *new_item, qr_err *err)
 {
-    return item_stage_sized(db, t, b, key, old_item != NULL, old_item, new_item, new_item ? item_size(new_item) : 0,
-                            err);
+    return item_stage_sized(db, t, b, key, old_item != NULL, old_item, new_item,
+                            new_item ? item_size(new_item) : 0, err);
 }
 
 /* An item written over is often written or read again soon (updates, counters), and
@@ -24,12 +24,14 @@ int item_stage(qr_db *db, table *t, store_batch *b, const buf *key, const json_t
  * insert a copy (engine bench: inserts 4% slower), and its first read caches it. */
 static void put_item_value(store_batch *b, const buf *key, int replacing, const buf *val)
 {
-    if (replacing) store_batch_put_cached(b, key->data, key->len, val->data, val->len);
-    else store_batch_put(b, key->data, key->len, val->data, val->len);
+    if (replacing)
+        store_batch_put_cached(b, key->data, key->len, val->data, val->len);
+    else
+        store_batch_put(b, key->data, key->len, val->data, val->len);
 }
 
-int item_stage_sized(qr_db *db, table *t, store_batch *b, const buf *key, int replacing, const json_t *old_item,
-                     const json_t *new_item, size_t new_size, qr_err *err)
+int item_stage_sized(qr_db *db, table *t, store_batch *b, const buf *key, int replacing,
+                     const json_t *old_item, const json_t *new_item, size_t new_size, qr_err *err)
 {
     stats_stage_begin(db, b);
     buf val;
@@ -39,12 +41,15 @@ int item_stage_sized(qr_db *db, table *t, store_batch *b, const buf *key, int re
         return err_set(err, QR_E_INTERNAL, "cannot encode the item");
     }
     if (index_stage(db, t, b, old_item, new_item, new_item ? &val : NULL, err) ||
-        stream_stage(db, t, b, old_item, new_item, err) || pitr_stage(db, t, b, old_item, new_item, err)) {
+        stream_stage(db, t, b, old_item, new_item, err) ||
+        pitr_stage(db, t, b, old_item, new_item, err)) {
         buf_free(&val);
         return -1;
     }
-    if (new_item) put_item_value(b, key, replacing, &val);
-    else store_batch_delete(b, key->data, key->len);
+    if (new_item)
+        put_item_value(b, key, replacing, &val);
+    else
+        store_batch_delete(b, key->data, key->len);
     buf_free(&val);
     return 0;
 }
@@ -54,7 +59,8 @@ int table_keeps_items_only(const table *t)
     return t->nindexes == 0 && !stream_enabled(t) && !pitr_enabled(t);
 }
 
-int item_stage_encoded(qr_db *db, const table *t, store_batch *b, const buf *key, int replacing, const buf *val)
+int item_stage_encoded(qr_db *db, const table *t, store_batch *b, const buf *key, int replacing,
+                       const buf *val)
 {
     if (!table_keeps_items_only(t)) return -1;
     stats_stage_begin(db, b);
@@ -63,7 +69,8 @@ int item_stage_encoded(qr_db *db, const table *t, store_batch *b, const buf *key
 }
 
 /* The change a write makes to its table's item count and size. */
-static void write_delta(const json_t *old_item, const json_t *new_item, int64_t *items, int64_t *bytes)
+static void write_delta(const json_t *old_item, const json_t *new_item, int64_t *items,
+                        int64_t *bytes)
 {
     int64_t old_size = old_item ? (int64_t)item_size(old_item) : 0;
     int64_t new_size = new_item ? (int64_t)item_size(new_item) : 0;
@@ -85,8 +92,8 @@ static void unlock_stripe(void *m, uint64_t unused, int written)
     pthread_mutex_unlock(m);
 }
 
-int item_write_locked(qr_db *db, table *t, store_batch *b, pthread_mutex_t **lock, int64_t items, int64_t bytes,
-                      qr_err *err)
+int item_write_locked(qr_db *db, table *t, store_batch *b, pthread_mutex_t **lock, int64_t items,
+                      int64_t bytes, qr_err *err)
 {
     int rc = store_write_staged(db->st, b, err);
     if (rc == 0) table_stats_adjust_after_commit(t, items, bytes);

@@ -45,8 +45,8 @@ static size_t utf16_units(const char *s, size_t len)
     size_t n = 0;
     for (size_t i = 0; i < len; i++) {
         unsigned char c = (unsigned char)s[i];
-        if ((c & 0xC0) != 0x80) n++;  /* a character starts here */
-        if (c >= 0xF0) n++;           /* four UTF-8 bytes: a surrogate pair */
+        if ((c & 0xC0) != 0x80) n++; /* a character starts here */
+        if (c >= 0xF0) n++;          /* four UTF-8 bytes: a surrogate pair */
     }
     return n;
 }
@@ -299,7 +299,8 @@ int expr_cond_eval(const expr_cond *c, const json_t *item, qr_err *err)
 static int operand_mentions(const operand *o, const char *top, int nested)
 {
     if (o->kind == OP_PATH)
-        return o->path.n > (nested ? 1 : 0) && o->path.e[0].name && strcmp(o->path.e[0].name, top) == 0;
+        return o->path.n > (nested ? 1 : 0) && o->path.e[0].name &&
+               strcmp(o->path.e[0].name, top) == 0;
     for (int i = 0; i < o->na; i++)
         if (operand_mentions(o->a[i], top, nested)) return 1;
     return 0;
@@ -320,7 +321,8 @@ void path_add_top_name(json_t *names, const path *p)
     if (top == NULL) return;
     size_t i;
     json_t *v;
-    json_array_foreach(names, i, v) {
+    json_array_foreach(names, i, v)
+    {
         if (strcmp(json_string_value(v), top) == 0) return;
     }
     json_array_append_new(names, json_string(top));
@@ -329,14 +331,16 @@ void path_add_top_name(json_t *names, const path *p)
 static void operand_top_names(const operand *o, json_t *names)
 {
     if (o->kind == OP_PATH) path_add_top_name(names, &o->path);
-    for (int i = 0; i < o->na; i++) operand_top_names(o->a[i], names);
+    for (int i = 0; i < o->na; i++)
+        operand_top_names(o->a[i], names);
 }
 
 static void cnode_top_names(const cnode *c, json_t *names)
 {
     if (c->l) cnode_top_names(c->l, names);
     if (c->r) cnode_top_names(c->r, names);
-    for (int i = 0; i < c->na; i++) operand_top_names(c->a[i], names);
+    for (int i = 0; i < c->na; i++)
+        operand_top_names(c->a[i], names);
 }
 
 json_t *expr_cond_top_names(const expr_cond *c)

@@ -101,15 +101,21 @@ void expr_proj_free(expr_proj *p);
 
 /* ---- KeyConditionExpression ---- */
 typedef enum expr_key_op {
-    EXPR_KEY_NONE = 0, EXPR_KEY_EQ, EXPR_KEY_LT, EXPR_KEY_LE, EXPR_KEY_GT, EXPR_KEY_GE,
-    EXPR_KEY_BETWEEN, EXPR_KEY_BEGINS_WITH
+    EXPR_KEY_NONE = 0,
+    EXPR_KEY_EQ,
+    EXPR_KEY_LT,
+    EXPR_KEY_LE,
+    EXPR_KEY_GT,
+    EXPR_KEY_GE,
+    EXPR_KEY_BETWEEN,
+    EXPR_KEY_BEGINS_WITH
 } expr_key_op;
 
 typedef struct expr_keycond {
-    json_t *pk_value;   /* AttributeValue the partition key must equal (owned ref) */
-    expr_key_op sk_op;  /* EXPR_KEY_NONE if no sort-key condition */
-    json_t *sk_value1;  /* operand (owned ref), or NULL */
-    json_t *sk_value2;  /* second operand of BETWEEN (owned ref), or NULL */
+    json_t *pk_value;  /* AttributeValue the partition key must equal (owned ref) */
+    expr_key_op sk_op; /* EXPR_KEY_NONE if no sort-key condition */
+    json_t *sk_value1; /* operand (owned ref), or NULL */
+    json_t *sk_value2; /* second operand of BETWEEN (owned ref), or NULL */
 } expr_keycond;
 
 /* Parses a key condition for a key schema whose partition key is pk_name and sort key
@@ -131,20 +137,20 @@ void expr_keycond_free(expr_keycond *k);
 #define EXPR_KEY_MAX_ATTRS 4
 
 typedef struct expr_key_schema {
-    int npk, nsk;                            /* 1..4 and 0..4 */
+    int npk, nsk; /* 1..4 and 0..4 */
     const char *pk_names[EXPR_KEY_MAX_ATTRS];
-    char pk_types[EXPR_KEY_MAX_ATTRS];       /* 'S', 'N' or 'B' */
+    char pk_types[EXPR_KEY_MAX_ATTRS]; /* 'S', 'N' or 'B' */
     const char *sk_names[EXPR_KEY_MAX_ATTRS];
     char sk_types[EXPR_KEY_MAX_ATTRS];
 } expr_key_schema;
 
 typedef struct expr_keycond_multi {
-    json_t *pk_values[EXPR_KEY_MAX_ATTRS];   /* in key schema order (owned refs) */
-    int nsk_eq;                              /* leading sort-key attributes tested with = */
-    json_t *sk_eq[EXPR_KEY_MAX_ATTRS];       /* their values (owned refs) */
-    expr_key_op last_op;                     /* test on sort-key attribute nsk_eq, or NONE;
-                                                never EQ (an equality counts in nsk_eq) */
-    json_t *last_v1, *last_v2;               /* its operands (owned refs), or NULL */
+    json_t *pk_values[EXPR_KEY_MAX_ATTRS]; /* in key schema order (owned refs) */
+    int nsk_eq;                            /* leading sort-key attributes tested with = */
+    json_t *sk_eq[EXPR_KEY_MAX_ATTRS];     /* their values (owned refs) */
+    expr_key_op last_op;                   /* test on sort-key attribute nsk_eq, or NONE;
+                                              never EQ (an equality counts in nsk_eq) */
+    json_t *last_v1, *last_v2;             /* its operands (owned refs), or NULL */
 } expr_keycond_multi;
 
 /* Parses a key condition against a (possibly) multi-attribute key schema, with the same
@@ -152,8 +158,8 @@ typedef struct expr_keycond_multi {
 int expr_parse_key_condition_multi(expr_ctx *cx, const char *text, const expr_key_schema *schema,
                                    expr_keycond_multi *out);
 /* The same for the legacy KeyConditions parameter. */
-int expr_from_key_conditions_multi(json_t *conds, const expr_key_schema *schema, expr_keycond_multi *out,
-                                   qr_err *err);
+int expr_from_key_conditions_multi(json_t *conds, const expr_key_schema *schema,
+                                   expr_keycond_multi *out, qr_err *err);
 void expr_keycond_multi_free(expr_keycond_multi *k);
 
 /* ---- Legacy parameters ---- */
@@ -167,7 +173,7 @@ int expr_from_attribute_updates(json_t *updates, expr_update **out, qr_err *err)
 /* AttributesToGet. */
 int expr_from_attributes_to_get(json_t *names, expr_proj **out, qr_err *err);
 /* KeyConditions (Query), with the same checks as expr_parse_key_condition. */
-int expr_from_key_conditions(json_t *conds, const char *pk_name, char pk_type,
-                             const char *sk_name, char sk_type, expr_keycond *out, qr_err *err);
+int expr_from_key_conditions(json_t *conds, const char *pk_name, char pk_type, const char *sk_name,
+                             char sk_type, expr_keycond *out, qr_err *err);
 
 #endif

@@ -163,8 +163,11 @@ int keycond_finish(const key_part *parts, int n, const expr_key_schema *s, int e
     memset(out, 0, sizeof *out);
     if (schema_ok(s, err)) return -1;
     if (s->npk + s->nsk <= 2 && expression && n > 2)
-        return err_validation(err, "The number of query conditions (%d) exceeds the number of key attributes "
-                                   "defined in the schema (%d)", n, s->npk + s->nsk);
+        return err_validation(
+            err,
+            "The number of query conditions (%d) exceeds the number of key attributes "
+            "defined in the schema (%d)",
+            n, s->npk + s->nsk);
     if (s->npk + s->nsk <= 2 && (n < 1 || n > 2))
         return err_validation(err, "Conditions can be of length 1 or 2 only");
     for (int i = 0; i < EXPR_KEY_MAX_ATTRS; i++)
@@ -184,7 +187,8 @@ int keycond_finish(const key_part *parts, int n, const expr_key_schema *s, int e
     if (extra) {
         /* A table or index keyed by one partition attribute alone refuses any other
          * condition as it refuses a non-equality on that attribute. */
-        if (s->npk == 1 && s->nsk == 0) return err_validation(err, "Query key condition not supported");
+        if (s->npk == 1 && s->nsk == 0)
+            return err_validation(err, "Query key condition not supported");
         /* Named after the first sort-key attribute not tested, as for a single sort key. */
         const char *name = s->pk_names[0];
         for (int i = s->nsk - 1; i >= 0; i--)

@@ -18,7 +18,8 @@
 static int check_name(const char *attr, qr_err *err)
 {
     if (strlen(attr) > QR_MAX_NAME_SIZE)
-        return err_validation(err, INVALID "Attribute name is too large, must be less than 65536 bytes");
+        return err_validation(err,
+                              INVALID "Attribute name is too large, must be less than 65536 bytes");
     return 0;
 }
 

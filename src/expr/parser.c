@@ -515,7 +515,10 @@ static void resolve_path(parser *p, path *pa)
             }
             mark_used(p->cx->used_names, e->raw);
             if (json_string_length(v) > QR_MAX_NAME_SIZE)
-                sem(p, SEM_NAMEVAL, "Attribute name is too large, must be less than 65536 bytes; attribute name: %s", e->raw);
+                sem(p, SEM_NAMEVAL,
+                    "Attribute name is too large, must be less than 65536 bytes; attribute name: "
+                    "%s",
+                    e->raw);
             e->name = arena_strndup(p->ar, json_string_value(v), json_string_length(v));
             if (e->name == NULL) {
                 p->oom = 1;

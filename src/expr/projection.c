@@ -3,7 +3,8 @@
  *
  * Nested paths keep their nesting: a map keeps only the named entries and a list keeps
  * only the named elements, in index order (so l[3], l[1] yields [l[1], l[3]]). Paths
- * that name nothing contribute nothing, not even an empty parent. Parsing lives in parser.c and legacy.c. */
+ * that name nothing contribute nothing, not even an empty parent. Parsing lives in parser.c and
+ * legacy.c. */
 #include "expr/ast.h"
 
 #include <stdio.h>
@@ -123,7 +124,8 @@ int expr_parse_projection(expr_ctx *cx, const char *text, expr_proj **out)
 int expr_proj_nests_into(const expr_proj *p, const char *top_name)
 {
     for (int i = 0; p && i < p->npaths; i++)
-        if (p->paths[i].n > 1 && p->paths[i].e[0].name && strcmp(p->paths[i].e[0].name, top_name) == 0)
+        if (p->paths[i].n > 1 && p->paths[i].e[0].name &&
+            strcmp(p->paths[i].e[0].name, top_name) == 0)
             return 1;
     return 0;
 }
@@ -131,7 +133,8 @@ int expr_proj_nests_into(const expr_proj *p, const char *top_name)
 json_t *expr_proj_top_names(const expr_proj *p)
 {
     json_t *names = json_array();
-    for (int i = 0; names && p && i < p->npaths; i++) path_add_top_name(names, &p->paths[i]);
+    for (int i = 0; names && p && i < p->npaths; i++)
+        path_add_top_name(names, &p->paths[i]);
     return names;
 }
 

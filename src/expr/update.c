@@ -450,7 +450,8 @@ static size_t element_bytes(const path_elem *e)
 static size_t target_bytes(const path *p)
 {
     size_t n = element_bytes(&p->e[0]);
-    for (int i = 1; i < p->n; i++) n += 4 + element_bytes(&p->e[i]);
+    for (int i = 1; i < p->n; i++)
+        n += 4 + element_bytes(&p->e[i]);
     return n;
 }
 
@@ -465,15 +466,26 @@ static size_t operand_bytes(const operand *o)
         return o->value ? value_size(o->value) : 0;
     case OP_PATH:
         n = 1;
-        for (int i = 0; i < o->path.n; i++) n += 14 + element_bytes(&o->path.e[i]);
+        for (int i = 0; i < o->path.n; i++)
+            n += 14 + element_bytes(&o->path.e[i]);
         return n;
-    case OP_PLUS: n = 34; break;
-    case OP_MINUS: n = 37; break;
-    case OP_IF_NOT_EXISTS: n = 39; break;
-    case OP_LIST_APPEND: n = 37; break;
-    default: return 0;
+    case OP_PLUS:
+        n = 34;
+        break;
+    case OP_MINUS:
+        n = 37;
+        break;
+    case OP_IF_NOT_EXISTS:
+        n = 39;
+        break;
+    case OP_LIST_APPEND:
+        n = 37;
+        break;
+    default:
+        return 0;
     }
-    for (int i = 0; i < o->na; i++) n += operand_bytes(o->a[i]);
+    for (int i = 0; i < o->na; i++)
+        n += operand_bytes(o->a[i]);
     return n;
 }
 
@@ -501,7 +513,8 @@ size_t expr_update_request_size(const expr_update *u)
 json_t *expr_update_top_names(const expr_update *u)
 {
     json_t *names = json_array();
-    for (int i = 0; names && i < u->nacts; i++) path_add_top_name(names, &u->acts[i].path);
+    for (int i = 0; names && i < u->nacts; i++)
+        path_add_top_name(names, &u->acts[i].path);
     return names;
 }
 

@@ -61,7 +61,8 @@ static int not_a_number(const char *s, size_t len, qr_err *err)
 {
     /* The current layer keeps the colon and a space for an empty string; the older
      * one has nothing after the message. */
-    if (len == 0) return err_validation(err, value_layer_now() == VALUE_LAYER_OLDER ? MSG_NAN : MSG_NAN ": ");
+    if (len == 0)
+        return err_validation(err, value_layer_now() == VALUE_LAYER_OLDER ? MSG_NAN : MSG_NAN ": ");
     return err_validation(err, MSG_NAN ": %.*s", (int)(len > 512 ? 512 : len), s);
 }
 

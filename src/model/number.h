@@ -20,10 +20,10 @@
 #define NUM_FMT_MAX 192
 
 typedef struct qr_num {
-    int8_t sign;                  /* -1, 0 or +1 */
-    uint8_t ndigits;              /* 0..38 significant digits in d */
-    int16_t exp;                  /* decimal exponent, see above */
-    uint8_t d[NUM_MAX_DIGITS];    /* digit values 0..9 (not ASCII) */
+    int8_t sign;               /* -1, 0 or +1 */
+    uint8_t ndigits;           /* 0..38 significant digits in d */
+    int16_t exp;               /* decimal exponent, see above */
+    uint8_t d[NUM_MAX_DIGITS]; /* digit values 0..9 (not ASCII) */
 } qr_num;
 
 /* Parses DynamoDB number text (optional sign, digits, optional fraction, optional

@@ -11,7 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const type_names[] = {"", "S", "N", "B", "BOOL", "NULL", "M", "L", "SS", "NS", "BS"};
+static const char *const type_names[] = {"",  "S", "N",  "B",  "BOOL", "NULL",
+                                         "M", "L", "SS", "NS", "BS"};
 
 const char *value_type_name(qr_type t)
 {
@@ -24,12 +25,23 @@ qr_type value_type_from_name(const char *name)
      * every request. */
     qr_type t = QR_T_NONE;
     switch (name[0]) {
-    case 'S': t = name[1] == 'S' ? QR_T_SS : QR_T_S; break;
-    case 'N': t = name[1] == 'S' ? QR_T_NS : name[1] == 'U' ? QR_T_NULL : QR_T_N; break;
-    case 'B': t = name[1] == 'S' ? QR_T_BS : name[1] == 'O' ? QR_T_BOOL : QR_T_B; break;
-    case 'M': t = QR_T_M; break;
-    case 'L': t = QR_T_L; break;
-    default: return QR_T_NONE;
+    case 'S':
+        t = name[1] == 'S' ? QR_T_SS : QR_T_S;
+        break;
+    case 'N':
+        t = name[1] == 'S' ? QR_T_NS : name[1] == 'U' ? QR_T_NULL : QR_T_N;
+        break;
+    case 'B':
+        t = name[1] == 'S' ? QR_T_BS : name[1] == 'O' ? QR_T_BOOL : QR_T_B;
+        break;
+    case 'M':
+        t = QR_T_M;
+        break;
+    case 'L':
+        t = QR_T_L;
+        break;
+    default:
+        return QR_T_NONE;
     }
     return strcmp(name, type_names[t]) == 0 ? t : QR_T_NONE;
 }
@@ -121,7 +133,7 @@ typedef struct set_member {
     json_t *v;
     unsigned char *bytes; /* BS: decoded (owned); SS: the string's own bytes */
     size_t len;
-    qr_num num;           /* NS */
+    qr_num num; /* NS */
     int owned;
 } set_member;
 
@@ -205,10 +217,12 @@ static int order_set(json_t *arr, qr_type t)
     if (m == NULL) return -1;
     qsort(m, n, sizeof *m, t == QR_T_NS ? cmp_numbers_then_text : cmp_bytes_then_text);
     int repeated = 0;
-    for (size_t i = 1; i < n && !repeated; i++) repeated = cmp_text(&m[i - 1], &m[i]) == 0;
+    for (size_t i = 1; i < n && !repeated; i++)
+        repeated = cmp_text(&m[i - 1], &m[i]) == 0;
     if (!repeated) {
         json_array_clear(arr);
-        for (size_t i = 0; i < n; i++) json_array_append(arr, m[i].v);
+        for (size_t i = 0; i < n; i++)
+            json_array_append(arr, m[i].v);
     }
     set_members_free(m, n);
     return repeated;
@@ -286,46 +300,62 @@ static int duplicates_error(json_t *arr, qr_type t, qr_err *err)
     int older = value_layer_now() == VALUE_LAYER_OLDER;
     if (t == QR_T_NS) /* no members named, in either layer */
         return older ? err_validation(err, "Input collection contains duplicates")
-                     : err_validation(err, "One or more parameter values were invalid: Input collection contains duplicates.");
+                     : err_validation(err, "One or more parameter values were invalid: Input "
+                                           "collection contains duplicates.");
     buf b;
     buf_init(&b, 0);
-    if (older) describe_as_sent(arr, &b);
-    else describe_gathered(arr, t, &b);
+    if (older)
+        describe_as_sent(arr, &b);
+    else
+        describe_gathered(arr, t, &b);
     const char *desc = b.data ? b.data : "";
     if (t == QR_T_BS) /* sic: DynamoDB puts no space before "of" */
-        err_validation(err, "One or more parameter values were invalid: Input collection [%s]of type BS contains duplicates.",
+        err_validation(err,
+                       "One or more parameter values were invalid: Input collection [%s]of type BS "
+                       "contains duplicates.",
                        desc);
     else
-        err_validation(err, "One or more parameter values were invalid: Input collection [%s] contains duplicates.", desc);
+        err_validation(
+            err,
+            "One or more parameter values were invalid: Input collection [%s] contains duplicates.",
+            desc);
     buf_free(&b);
     return -1;
 }
 
 static int validate_set(json_t *arr, qr_type t, qr_err *err)
 {
-    static const char *const set_words[] = {[QR_T_SS] = "string", [QR_T_NS] = "number", [QR_T_BS] = "binary"};
+    static const char *const set_words[] = {
+        [QR_T_SS] = "string", [QR_T_NS] = "number", [QR_T_BS] = "binary"};
     if (!json_is_array(arr))
-        return err_set(err, QR_E_SERIALIZATION, "Unexpected value type in payload: %s must be a list", value_type_name(t));
+        return err_set(err, QR_E_SERIALIZATION,
+                       "Unexpected value type in payload: %s must be a list", value_type_name(t));
     if (json_array_size(arr) == 0) {
         /* DynamoDB words the binary case differently from the other two. */
         if (t == QR_T_BS)
-            return err_validation(err, "One or more parameter values were invalid: Binary sets should not be empty");
-        return err_validation(err, "One or more parameter values were invalid: An %s set  may not be empty",
-                              set_words[t]);
+            return err_validation(
+                err, "One or more parameter values were invalid: Binary sets should not be empty");
+        return err_validation(
+            err, "One or more parameter values were invalid: An %s set  may not be empty",
+            set_words[t]);
     }
     size_t i;
     json_t *el;
-    json_array_foreach(arr, i, el) {
+    json_array_foreach(arr, i, el)
+    {
         if (!json_is_string(el))
-            return err_set(err, QR_E_SERIALIZATION, "Unexpected value type in payload: %s elements must be strings",
+            return err_set(err, QR_E_SERIALIZATION,
+                           "Unexpected value type in payload: %s elements must be strings",
                            value_type_name(t));
         if (t == QR_T_NS && normalise_number(el, err)) return -1;
         if (t == QR_T_BS) {
             unsigned char *d;
             size_t len;
             if (value_binary(el, &d, &len))
-                return err_set(err, QR_E_SERIALIZATION, "Base64 encoded length is expected a multiple of 4 bytes but found: %zu",
-                               json_string_length(el));
+                return err_set(
+                    err, QR_E_SERIALIZATION,
+                    "Base64 encoded length is expected a multiple of 4 bytes but found: %zu",
+                    json_string_length(el));
             free(d);
         }
     }
@@ -341,54 +371,75 @@ static int validate_set(json_t *arr, qr_type t, qr_err *err)
 static int validate(json_t *av, int depth, int limit, const char *what, qr_err *err)
 {
     if (!json_is_object(av))
-        return err_set(err, QR_E_SERIALIZATION, "Unexpected value type in payload for %s: an AttributeValue must be an object", what);
+        return err_set(
+            err, QR_E_SERIALIZATION,
+            "Unexpected value type in payload for %s: an AttributeValue must be an object", what);
     if (json_object_size(av) == 0)
-        return err_validation(err, "Supplied AttributeValue is empty, must contain exactly one of the supported datatypes");
+        return err_validation(err, "Supplied AttributeValue is empty, must contain exactly one of "
+                                   "the supported datatypes");
     if (json_object_size(av) > 1)
-        return err_validation(err, "Supplied AttributeValue has more than one datatypes set, must contain exactly one of the supported datatypes");
+        return err_validation(err, "Supplied AttributeValue has more than one datatypes set, must "
+                                   "contain exactly one of the supported datatypes");
     qr_type t = value_type(av);
     if (t == QR_T_NONE)
-        return err_validation(err, "Supplied AttributeValue is empty, must contain exactly one of the supported datatypes");
+        return err_validation(err, "Supplied AttributeValue is empty, must contain exactly one of "
+                                   "the supported datatypes");
     if (depth > limit) return err_validation(err, QR_MSG_TOO_DEEP);
     json_t *p = value_payload(av);
     switch (t) {
     case QR_T_S:
-        if (!json_is_string(p)) return err_set(err, QR_E_SERIALIZATION, "Unexpected value type in payload: S must be a string");
+        if (!json_is_string(p))
+            return err_set(err, QR_E_SERIALIZATION,
+                           "Unexpected value type in payload: S must be a string");
         return 0;
     case QR_T_N:
         return normalise_number(p, err);
     case QR_T_B: {
-        if (!json_is_string(p)) return err_set(err, QR_E_SERIALIZATION, "Unexpected value type in payload: B must be a string");
+        if (!json_is_string(p))
+            return err_set(err, QR_E_SERIALIZATION,
+                           "Unexpected value type in payload: B must be a string");
         unsigned char *d;
         size_t len;
         if (value_binary(p, &d, &len))
-            return err_set(err, QR_E_SERIALIZATION, "Base64 encoded length is expected a multiple of 4 bytes but found: %zu",
+            return err_set(err, QR_E_SERIALIZATION,
+                           "Base64 encoded length is expected a multiple of 4 bytes but found: %zu",
                            json_string_length(p));
         free(d);
         return 0;
     }
     case QR_T_BOOL:
-        if (!json_is_boolean(p)) return err_set(err, QR_E_SERIALIZATION, "Unexpected value type in payload: BOOL must be a boolean");
+        if (!json_is_boolean(p))
+            return err_set(err, QR_E_SERIALIZATION,
+                           "Unexpected value type in payload: BOOL must be a boolean");
         return 0;
     case QR_T_NULL:
-        if (!json_is_boolean(p)) return err_set(err, QR_E_SERIALIZATION, "Unexpected value type in payload: NULL must be a boolean");
+        if (!json_is_boolean(p))
+            return err_set(err, QR_E_SERIALIZATION,
+                           "Unexpected value type in payload: NULL must be a boolean");
         if (!json_is_true(p))
-            return err_validation(err, "One or more parameter values were invalid: Null attribute value types must have the value of true");
+            return err_validation(err, "One or more parameter values were invalid: Null attribute "
+                                       "value types must have the value of true");
         return 0;
     case QR_T_M: {
-        if (!json_is_object(p)) return err_set(err, QR_E_SERIALIZATION, "Unexpected value type in payload: M must be an object");
+        if (!json_is_object(p))
+            return err_set(err, QR_E_SERIALIZATION,
+                           "Unexpected value type in payload: M must be an object");
         const char *k;
         json_t *v;
-        json_object_foreach(p, k, v) {
+        json_object_foreach(p, k, v)
+        {
             if (validate(v, depth + 1, limit, k, err)) return -1;
         }
         return 0;
     }
     case QR_T_L: {
-        if (!json_is_array(p)) return err_set(err, QR_E_SERIALIZATION, "Unexpected value type in payload: L must be a list");
+        if (!json_is_array(p))
+            return err_set(err, QR_E_SERIALIZATION,
+                           "Unexpected value type in payload: L must be a list");
         size_t i;
         json_t *v;
-        json_array_foreach(p, i, v) {
+        json_array_foreach(p, i, v)
+        {
             if (validate(v, depth + 1, limit, what, err)) return -1;
         }
         return 0;
@@ -398,7 +449,8 @@ static int validate(json_t *av, int depth, int limit, const char *what, qr_err *
     case QR_T_BS:
         return validate_set(p, t, err);
     default:
-        return err_validation(err, "Supplied AttributeValue is empty, must contain exactly one of the supported datatypes");
+        return err_validation(err, "Supplied AttributeValue is empty, must contain exactly one of "
+                                   "the supported datatypes");
     }
 }
 
@@ -415,9 +467,13 @@ int value_validate_any_depth(json_t *av, const char *what, qr_err *err)
 int value_error_is_malformed(const qr_err *e)
 {
     static const char *const starts[] = {
-        "The parameter cannot be converted to a numeric value", "Number overflow.", "Number underflow.",
-        "Attempting to store more than 38 significant digits", "Input collection contains duplicates",
-        "One or more parameter values were invalid: Input collection ", NULL};
+        "The parameter cannot be converted to a numeric value",
+        "Number overflow.",
+        "Number underflow.",
+        "Attempting to store more than 38 significant digits",
+        "Input collection contains duplicates",
+        "One or more parameter values were invalid: Input collection ",
+        NULL};
     if (e->type == NULL || strcmp(e->type, QR_E_VALIDATION) != 0) return 0;
     for (int i = 0; starts[i]; i++)
         if (strncmp(e->msg, starts[i], strlen(starts[i])) == 0) return 1;
@@ -431,9 +487,11 @@ int value_nesting_most(const json_t *values)
     size_t i;
     json_t *v;
     if (json_is_object(values)) {
-        json_object_foreach((json_t *)values, k, v) if ((d = value_nesting(v)) > deepest) deepest = d;
+        json_object_foreach((json_t *)values, k, v) if ((d = value_nesting(v)) > deepest) deepest =
+            d;
     } else if (json_is_array(values)) {
-        json_array_foreach((json_t *)values, i, v) if ((d = value_nesting(v)) > deepest) deepest = d;
+        json_array_foreach((json_t *)values, i, v) if ((d = value_nesting(v)) > deepest) deepest =
+            d;
     }
     return deepest;
 }
@@ -460,13 +518,15 @@ static int nested_names_fit(const json_t *av)
     if (t == QR_T_M) {
         const char *k;
         json_t *v;
-        json_object_foreach(p, k, v) {
+        json_object_foreach(p, k, v)
+        {
             if (strlen(k) > QR_MAX_NAME_SIZE || !nested_names_fit(v)) return 0;
         }
     } else if (t == QR_T_L) {
         size_t i;
         json_t *v;
-        json_array_foreach(p, i, v) {
+        json_array_foreach(p, i, v)
+        {
             if (!nested_names_fit(v)) return 0;
         }
     }
@@ -477,26 +537,32 @@ int item_check_names(const json_t *item, qr_err *err)
 {
     const char *k;
     json_t *v;
-    json_object_foreach((json_t *)item, k, v) {
-        if (strlen(k) > QR_MAX_NAME_SIZE || !nested_names_fit(v)) return err_validation(err, QR_MSG_NAME_TOO_LARGE);
+    json_object_foreach((json_t *)item, k, v)
+    {
+        if (strlen(k) > QR_MAX_NAME_SIZE || !nested_names_fit(v))
+            return err_validation(err, QR_MSG_NAME_TOO_LARGE);
     }
     return 0;
 }
 
 int item_validate_size(json_t *item, size_t *size, qr_err *err)
 {
-    if (!json_is_object(item)) return err_set(err, QR_E_SERIALIZATION, "Item must be a map of attribute names to values");
+    if (!json_is_object(item))
+        return err_set(err, QR_E_SERIALIZATION, "Item must be a map of attribute names to values");
     const char *k;
     json_t *v;
-    json_object_foreach(item, k, v) {
+    json_object_foreach(item, k, v)
+    {
         if (k[0] == '\0')
-            return err_validation(err, "One or more parameter values were invalid: An AttributeValue may not contain an empty attribute name");
+            return err_validation(err, "One or more parameter values were invalid: An "
+                                       "AttributeValue may not contain an empty attribute name");
         if (strlen(k) > QR_MAX_NAME_SIZE) return err_validation(err, QR_MSG_NAME_TOO_LARGE);
         if (value_validate(v, 1, k, err)) return -1;
         if (!nested_names_fit(v)) return err_validation(err, QR_MSG_NAME_TOO_LARGE);
     }
     *size = item_size(item);
-    if (*size > QR_MAX_ITEM_SIZE) return err_validation(err, "Item size has exceeded the maximum allowed size");
+    if (*size > QR_MAX_ITEM_SIZE)
+        return err_validation(err, "Item size has exceeded the maximum allowed size");
     return 0;
 }
 
@@ -581,7 +647,8 @@ int value_equal(const json_t *a, const json_t *b)
         if (json_object_size(pa) != json_object_size(pb)) return 0;
         const char *k;
         json_t *v;
-        json_object_foreach(pa, k, v) {
+        json_object_foreach(pa, k, v)
+        {
             json_t *w = json_object_get(pb, k);
             if (w == NULL || !value_equal(v, w)) return 0;
         }
@@ -640,11 +707,12 @@ static int dump_plain(buf *out, const json_t *v, int depth)
     case JSON_OBJECT: {
         if (buf_putc(out, '{')) return -1;
         int first = 1;
-        for (void *it = json_object_iter((json_t *)v); it; it = json_object_iter_next((json_t *)v, it)) {
+        for (void *it = json_object_iter((json_t *)v); it;
+             it = json_object_iter_next((json_t *)v, it)) {
             if (!first && buf_putc(out, ',')) return -1;
             first = 0;
-            if (put_quoted(out, json_object_iter_key(it), json_object_iter_key_len(it)) || buf_putc(out, ':') ||
-                dump_plain(out, json_object_iter_value(it), depth + 1))
+            if (put_quoted(out, json_object_iter_key(it), json_object_iter_key_len(it)) ||
+                buf_putc(out, ':') || dump_plain(out, json_object_iter_value(it), depth + 1))
                 return -1;
         }
         return buf_putc(out, '}');
@@ -653,7 +721,8 @@ static int dump_plain(buf *out, const json_t *v, int depth)
         if (buf_putc(out, '[')) return -1;
         size_t n = json_array_size(v);
         for (size_t i = 0; i < n; i++)
-            if ((i && buf_putc(out, ',')) || dump_plain(out, json_array_get(v, i), depth + 1)) return -1;
+            if ((i && buf_putc(out, ',')) || dump_plain(out, json_array_get(v, i), depth + 1))
+                return -1;
         return buf_putc(out, ']');
     }
     case JSON_STRING:

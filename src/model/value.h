@@ -19,13 +19,23 @@
 
 typedef enum qr_type {
     QR_T_NONE = 0, /* not a valid AttributeValue */
-    QR_T_S, QR_T_N, QR_T_B, QR_T_BOOL, QR_T_NULL, QR_T_M, QR_T_L, QR_T_SS, QR_T_NS, QR_T_BS
+    QR_T_S,
+    QR_T_N,
+    QR_T_B,
+    QR_T_BOOL,
+    QR_T_NULL,
+    QR_T_M,
+    QR_T_L,
+    QR_T_SS,
+    QR_T_NS,
+    QR_T_BS
 } qr_type;
 
 #define QR_MAX_DEPTH 32
 /* DynamoDB's refusal of a value nested past QR_MAX_DEPTH, in its bare form. */
-#define QR_MSG_TOO_DEEP \
-    "Nesting Levels have exceeded supported limits: Attributes in the item have nested levels beyond supported limit"
+#define QR_MSG_TOO_DEEP                                                                            \
+    "Nesting Levels have exceeded supported limits: Attributes in the item have nested levels "    \
+    "beyond supported limit"
 /* Past about this many levels DynamoDB's single-item operations read a request in a
  * second way and answer a too deep value in an older form (measured in us-east-1 and
  * eu-west-2, October 2026: 61 levels inside the envelope, 63 without). */

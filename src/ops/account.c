@@ -20,7 +20,8 @@ int op_describe_endpoints(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     (void)db;
     (void)req;
     (void)err;
-    *resp = json_pack("{s:[{s:s,s:i}]}", "Endpoints", "Address", "localhost", "CachePeriodInMinutes", 1440);
+    *resp = json_pack("{s:[{s:s,s:i}]}", "Endpoints", "Address", "localhost",
+                      "CachePeriodInMinutes", 1440);
     return 0;
 }
 
@@ -29,8 +30,9 @@ int op_describe_limits(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     (void)db;
     (void)req;
     (void)err;
-    *resp = json_pack("{s:i,s:i,s:i,s:i}", "AccountMaxReadCapacityUnits", 80000, "AccountMaxWriteCapacityUnits", 80000,
-                      "TableMaxReadCapacityUnits", 40000, "TableMaxWriteCapacityUnits", 40000);
+    *resp = json_pack("{s:i,s:i,s:i,s:i}", "AccountMaxReadCapacityUnits", 80000,
+                      "AccountMaxWriteCapacityUnits", 80000, "TableMaxReadCapacityUnits", 40000,
+                      "TableMaxWriteCapacityUnits", 40000);
     return 0;
 }
 
@@ -46,17 +48,25 @@ static int arn_table(json_t *req, const char *op, char *name, size_t cap, qr_err
     arn_parts a;
     if (arn_split_resource(arn, &a, err)) return -1;
     if (a.sub && arn_is(a.sub, a.sub_len, "index"))
-        return err_validation(err, "One or more parameter values were invalid: Invalid resource arn provided, only "
-                                   "table or stream is accepted. Provided resource arn: %s", arn);
+        return err_validation(
+            err,
+            "One or more parameter values were invalid: Invalid resource arn provided, only "
+            "table or stream is accepted. Provided resource arn: %s",
+            arn);
     int digits = a.account_len > 0;
-    for (size_t i = 0; i < a.account_len; i++) digits = digits && a.account[i] >= '0' && a.account[i] <= '9';
+    for (size_t i = 0; i < a.account_len; i++)
+        digits = digits && a.account[i] >= '0' && a.account[i] <= '9';
     if (a.sub || !arn_is(a.partition, a.partition_len, "aws") || a.region_len == 0 || !digits ||
         a.table_len < 3 || a.table_len > 255 || a.table_len >= cap)
-        return err_validation(err, "Invalid TableArn: Invalid ResourceArn provided as input %s", arn);
+        return err_validation(err, "Invalid TableArn: Invalid ResourceArn provided as input %s",
+                              arn);
     if (!arn_is(a.account, a.account_len, QR_ACCOUNT))
-        return err_set(err, "AccessDeniedException", "User: arn:aws:iam::" QR_ACCOUNT ":root is not authorized to "
-                       "perform: dynamodb:%s on resource: %s because no resource-based policy allows the "
-                       "dynamodb:%s action", op, arn, op);
+        return err_set(
+            err, "AccessDeniedException",
+            "User: arn:aws:iam::" QR_ACCOUNT ":root is not authorized to "
+            "perform: dynamodb:%s on resource: %s because no resource-based policy allows the "
+            "dynamodb:%s action",
+            op, arn, op);
     memcpy(name, a.table, a.table_len);
     name[a.table_len] = '\0';
     return 0;
@@ -68,7 +78,8 @@ static size_t chars(const json_t *s)
 {
     const char *p = json_string_value(s);
     size_t n = 0, len = json_string_length(s);
-    for (size_t i = 0; i < len; i++) n += ((unsigned char)p[i] & 0xC0) != 0x80;
+    for (size_t i = 0; i < len; i++)
+        n += ((unsigned char)p[i] & 0xC0) != 0x80;
     return n;
 }
 
@@ -96,8 +107,8 @@ static int tag_text_ok(const char *s, size_t len)
     for (size_t i = 0; ok && i < len;) {
         unsigned char c = (unsigned char)s[i];
         if (c < 0x80) {
-            ok = c != '\0' && ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                               strchr(" \t\n\r_.:/=+-@", c) != NULL);
+            ok = c != '\0' && ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+                               (c >= 'A' && c <= 'Z') || strchr(" \t\n\r_.:/=+-@", c) != NULL);
             i++;
             continue;
         }
@@ -123,33 +134,47 @@ int account_check_tags(json_t *tags, qr_err *err)
     if (!json_is_array(tags)) return err_set(err, QR_E_SERIALIZATION, "Tags must be a list");
     size_t i;
     json_t *t;
-    json_array_foreach(tags, i, t) {
+    json_array_foreach(tags, i, t)
+    {
         json_t *k = json_object_get(t, "Key"), *v = json_object_get(t, "Value");
-        if (k && !json_is_string(k)) return err_set(err, QR_E_SERIALIZATION, "Tag keys must be strings");
-        if (v && !json_is_string(v)) return err_set(err, QR_E_SERIALIZATION, "Tag values must be strings");
+        if (k && !json_is_string(k))
+            return err_set(err, QR_E_SERIALIZATION, "Tag keys must be strings");
+        if (v && !json_is_string(v))
+            return err_set(err, QR_E_SERIALIZATION, "Tag values must be strings");
         if (k == NULL) return err_validation(err, "The Tag Key provided is invalid, Key: null");
         if (json_string_length(k) == 0 || chars(k) > 128)
-            return err_validation(err, "1 validation error detected: Value '%s' at 'tags.%zu.member.key' failed to "
-                                       "satisfy constraint: Member must have length between 1 and 128",
-                                  json_string_value(k), i + 1);
+            return err_validation(
+                err,
+                "1 validation error detected: Value '%s' at 'tags.%zu.member.key' failed to "
+                "satisfy constraint: Member must have length between 1 and 128",
+                json_string_value(k), i + 1);
         if (v && chars(v) > 256)
-            return err_validation(err, "1 validation error detected: Value '%s' at 'tags.%zu.member.value' failed to "
-                                       "satisfy constraint: Member must have length less than or equal to 256",
-                                  json_string_value(v), i + 1);
+            return err_validation(
+                err,
+                "1 validation error detected: Value '%s' at 'tags.%zu.member.value' failed to "
+                "satisfy constraint: Member must have length less than or equal to 256",
+                json_string_value(v), i + 1);
     }
     /* Then what DynamoDB itself checks: characters, the reserved prefix, repeats, count. */
-    json_array_foreach(tags, i, t) {
-        const char *k = json_string_value(json_object_get(t, "Key")), *v = json_string_value(json_object_get(t, "Value"));
-        if (!tag_text_ok(k, strlen(k))) return err_validation(err, "The Tag Key provided is invalid, Key: %s", k);
+    json_array_foreach(tags, i, t)
+    {
+        const char *k = json_string_value(json_object_get(t, "Key")),
+                   *v = json_string_value(json_object_get(t, "Value"));
+        if (!tag_text_ok(k, strlen(k)))
+            return err_validation(err, "The Tag Key provided is invalid, Key: %s", k);
         if (v == NULL || !tag_text_ok(v, strlen(v)))
-            return err_validation(err, "The Tag Value provided is invalid, Value: %s", v ? v : "null");
-        if (strncmp(k, "aws:", 4) == 0) return err_validation(err, "Tag Key cannot be prefixed with aws:, Key: %s", k);
+            return err_validation(err, "The Tag Value provided is invalid, Value: %s",
+                                  v ? v : "null");
+        if (strncmp(k, "aws:", 4) == 0)
+            return err_validation(err, "Tag Key cannot be prefixed with aws:, Key: %s", k);
         for (size_t j = 0; j < i; j++)
             if (strcmp(json_string_value(json_object_get(json_array_get(tags, j), "Key")), k) == 0)
-                return err_validation(err, "Duplicate Tag Keys provided as input: Duplicate Tag Key found %s", k);
+                return err_validation(
+                    err, "Duplicate Tag Keys provided as input: Duplicate Tag Key found %s", k);
     }
     if (json_array_size(tags) > MAX_TAGS)
-        return err_validation(err, "Number of Tags exceed the current limit for the provided ResourceArn");
+        return err_validation(
+            err, "Number of Tags exceed the current limit for the provided ResourceArn");
     return 0;
 }
 
@@ -166,26 +191,30 @@ static int apply_tags(json_t *desc, json_t *ids, void *arg, qr_err *err)
     if (tags == NULL) json_object_set_new(desc, TAGS_FIELD, tags = json_object());
     size_t i;
     json_t *t;
-    json_array_foreach(c->add, i, t) {
+    json_array_foreach(c->add, i, t)
+    {
         json_t *k = json_object_get(t, "Key"), *v = json_object_get(t, "Value");
-        json_object_set_new(tags, json_string_value(k), json_deep_copy(v)); /* not the request's own */
+        json_object_set_new(tags, json_string_value(k),
+                            json_deep_copy(v)); /* not the request's own */
     }
-    json_array_foreach(c->remove, i, t) {
+    json_array_foreach(c->remove, i, t)
+    {
         if (json_is_string(t)) json_object_del(tags, json_string_value(t));
     }
     if (json_object_size(tags) > MAX_TAGS)
-        return err_validation(err, "Number of Tags exceed the current limit for the provided ResourceArn");
+        return err_validation(
+            err, "Number of Tags exceed the current limit for the provided ResourceArn");
     return 0;
 }
 
-static int change_tags(qr_db *db, json_t *req, const char *key, int adding, json_t **resp, qr_err *err)
+static int change_tags(qr_db *db, json_t *req, const char *key, int adding, json_t **resp,
+                       qr_err *err)
 {
     char name[256];
     json_t *list;
     if (json_object_get(req, "ResourceArn") == NULL) return err_validation(err, "Invalid TableArn");
     if (param_array(req, key, &list, err)) return -1;
-    if (list == NULL)
-        return param_null(adding ? "tags" : "tagKeys", err);
+    if (list == NULL) return param_null(adding ? "tags" : "tagKeys", err);
     if (arn_table(req, adding ? "TagResource" : "UntagResource", name, sizeof name, err)) return -1;
     if (adding && json_array_size(list) == 0)
         return err_validation(err, "Atleast one Tag needs to be provided as Input.");
@@ -194,23 +223,31 @@ static int change_tags(qr_db *db, json_t *req, const char *key, int adding, json
     if (!adding) {
         size_t i;
         json_t *k;
-        json_array_foreach(list, i, k) {
-            if (!json_is_string(k)) return err_set(err, QR_E_SERIALIZATION, "Tag keys must be strings");
+        json_array_foreach(list, i, k)
+        {
+            if (!json_is_string(k))
+                return err_set(err, QR_E_SERIALIZATION, "Tag keys must be strings");
             const char *key = json_string_value(k);
-            if (json_string_length(k) == 0) return err_validation(err, "The Tag Key provided is invalid, Key: ");
+            if (json_string_length(k) == 0)
+                return err_validation(err, "The Tag Key provided is invalid, Key: ");
             if (chars(k) > 128)
-                return err_validation(err, "1 validation error detected: Value '%s' at 'tagKeys.%zu.member' failed to "
-                                           "satisfy constraint: Member must have length between 1 and 128", key, i + 1);
+                return err_validation(
+                    err,
+                    "1 validation error detected: Value '%s' at 'tagKeys.%zu.member' failed to "
+                    "satisfy constraint: Member must have length between 1 and 128",
+                    key, i + 1);
             if (!tag_text_ok(key, json_string_length(k)))
                 return err_validation(err, "The Tag Key provided is invalid, Key: %s", key);
         }
         if (json_array_size(list) > MAX_TAGS)
-            return err_validation(err, "Number of Tags exceed the current limit for the provided ResourceArn");
+            return err_validation(
+                err, "Number of Tags exceed the current limit for the provided ResourceArn");
     }
     if (adding && account_check_tags(list, err)) return -1;
     table *t = catalog_get(db, name);
     if (t == NULL)
-        return err_set(err, QR_E_NOT_FOUND, "Requested resource not found: ResourceArn: %s not found",
+        return err_set(err, QR_E_NOT_FOUND,
+                       "Requested resource not found: ResourceArn: %s not found",
                        json_string_value(json_object_get(req, "ResourceArn")));
     catalog_release(db, t); /* a schema change must not hold a table */
     tag_change c = {adding ? list : NULL, adding ? NULL : list};
@@ -235,7 +272,8 @@ int op_list_tags_of_resource(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     if (arn_table(req, "ListTagsOfResource", name, sizeof name, err)) return -1;
     table *t = catalog_get(db, name);
     if (t == NULL)
-        return err_set(err, QR_E_NOT_FOUND, "Requested resource not found: ResourceArn: %s not found",
+        return err_set(err, QR_E_NOT_FOUND,
+                       "Requested resource not found: ResourceArn: %s not found",
                        json_string_value(json_object_get(req, "ResourceArn")));
     json_t *list = json_array();
     pthread_mutex_lock(&db->catalog_lock);

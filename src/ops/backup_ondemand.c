@@ -46,7 +46,9 @@ static void read_next_id(qr_db *db)
     if (store_iter_valid(it)) {
         size_t kl;
         const unsigned char *k = (const unsigned char *)store_iter_key(it, &kl);
-        if (kl >= 6) next_id = ((uint32_t)k[2] << 24 | (uint32_t)k[3] << 16 | (uint32_t)k[4] << 8 | k[5]) + 1;
+        if (kl >= 6)
+            next_id =
+                ((uint32_t)k[2] << 24 | (uint32_t)k[3] << 16 | (uint32_t)k[4] << 8 | k[5]) + 1;
     }
     store_iter_free(it);
 }
@@ -83,15 +85,19 @@ static json_t *load(qr_db *db, uint32_t id, qr_err *err)
 static int backup_arn(const char *arn, const char *field, arn_parts *a, uint32_t *id, qr_err *err)
 {
     size_t n = strlen(arn);
-    if (n == 0 && strcmp(field, "backupArn") == 0) return err_validation(err, "Invalid Backup ARN"); /* DynamoDB's text */
+    if (n == 0 && strcmp(field, "backupArn") == 0)
+        return err_validation(err, "Invalid Backup ARN"); /* DynamoDB's text */
     if (n < 37 || n > 1024)
-        return err_validation(err, "1 validation error detected: Value '%s' at '%s' failed to satisfy "
-                                   "constraint: Member must have length %s", arn, field,
-                              n < 37 ? "greater than or equal to 37" : "less than or equal to 1024");
-    if (arn_split(arn, a) || a->table == NULL || a->sub == NULL || !arn_is(a->sub, a->sub_len, "backup") ||
-        a->sub_name == NULL)
+        return err_validation(
+            err,
+            "1 validation error detected: Value '%s' at '%s' failed to satisfy "
+            "constraint: Member must have length %s",
+            arn, field, n < 37 ? "greater than or equal to 37" : "less than or equal to 1024");
+    if (arn_split(arn, a) || a->table == NULL || a->sub == NULL ||
+        !arn_is(a->sub, a->sub_len, "backup") || a->sub_name == NULL)
         return err_validation(err, "Invalid Backup ARN");
-    if (!arn_is(a->partition, a->partition_len, "aws") || !arn_is(a->service, a->service_len, "dynamodb"))
+    if (!arn_is(a->partition, a->partition_len, "aws") ||
+        !arn_is(a->service, a->service_len, "dynamodb"))
         return err_validation(err, "Invalid Request: BackupArn is not valid");
     if (a->region_len == 0 || !arn_is(a->account, a->account_len, QR_ACCOUNT))
         return err_set(err, "AccessDeniedException", "Access is denied");
@@ -121,10 +127,12 @@ static int find(qr_db *db, json_t *req, json_t **rec, uint32_t *id, qr_err *err)
     if (*id) *rec = load(db, *id, err);
     if (err->type) return -1;
     /* The same table and backup id, whatever the region says. */
-    const char *stored = json_string_value(json_object_get(json_object_get(*rec, "BackupDetails"), "BackupArn"));
+    const char *stored =
+        json_string_value(json_object_get(json_object_get(*rec, "BackupDetails"), "BackupArn"));
     arn_parts s;
     if (*rec == NULL || stored == NULL || arn_split(stored, &s) || s.table_len != a.table_len ||
-        strncmp(s.table, a.table, a.table_len) != 0 || s.sub_name == NULL || strcmp(s.sub_name, a.sub_name) != 0) {
+        strncmp(s.table, a.table, a.table_len) != 0 || s.sub_name == NULL ||
+        strcmp(s.sub_name, a.sub_name) != 0) {
         json_decref(*rec);
         *rec = NULL;
         return err_set(err, "BackupNotFoundException", "Backup not found: %s", arn);
@@ -141,15 +149,18 @@ static json_t *index_defs(const json_t *list, int global)
     json_t *out = json_array();
     size_t i;
     json_t *ix;
-    json_array_foreach(list, i, ix) {
-        json_t *d = json_pack("{s:O,s:O,s:O}", "IndexName", json_object_get(ix, "IndexName"), "KeySchema",
-                              json_object_get(ix, "KeySchema"), "Projection", json_object_get(ix, "Projection"));
+    json_array_foreach(list, i, ix)
+    {
+        json_t *d = json_pack("{s:O,s:O,s:O}", "IndexName", json_object_get(ix, "IndexName"),
+                              "KeySchema", json_object_get(ix, "KeySchema"), "Projection",
+                              json_object_get(ix, "Projection"));
         json_t *pt = json_object_get(ix, "ProvisionedThroughput");
         json_int_t r = json_integer_value(json_object_get(pt, "ReadCapacityUnits")),
                    w = json_integer_value(json_object_get(pt, "WriteCapacityUnits"));
         if (global && r > 0 && w > 0)
-            json_object_set_new(d, "ProvisionedThroughput",
-                                json_pack("{s:I,s:I}", "ReadCapacityUnits", r, "WriteCapacityUnits", w));
+            json_object_set_new(
+                d, "ProvisionedThroughput",
+                json_pack("{s:I,s:I}", "ReadCapacityUnits", r, "WriteCapacityUnits", w));
         json_array_append_new(out, d);
     }
     return out;
@@ -157,30 +168,33 @@ static json_t *index_defs(const json_t *list, int global)
 
 static const char *billing_mode(const json_t *desc)
 {
-    const char *m = json_string_value(json_object_get(json_object_get(desc, "BillingModeSummary"), "BillingMode"));
+    const char *m = json_string_value(
+        json_object_get(json_object_get(desc, "BillingModeSummary"), "BillingMode"));
     return m ? m : "PROVISIONED";
 }
 
 /* The backup's record: BackupDetails, SourceTableDetails, SourceTableFeatureDetails and
  * the CreateTable request that makes the table again. */
-static json_t *record_of(const json_t *desc, const char *arn, const char *name, const char *type, double now,
-                         int64_t items, int64_t bytes)
+static json_t *record_of(const json_t *desc, const char *arn, const char *name, const char *type,
+                         double now, int64_t items, int64_t bytes)
 {
-    json_t *details = json_pack("{s:s,s:s,s:I,s:s,s:s,s:f}", "BackupArn", arn, "BackupName", name, "BackupSizeBytes",
-                                (json_int_t)bytes, "BackupStatus", "AVAILABLE", "BackupType", type,
-                                "BackupCreationDateTime", now);
+    json_t *details = json_pack("{s:s,s:s,s:I,s:s,s:s,s:f}", "BackupArn", arn, "BackupName", name,
+                                "BackupSizeBytes", (json_int_t)bytes, "BackupStatus", "AVAILABLE",
+                                "BackupType", type, "BackupCreationDateTime", now);
     /* DynamoDB keeps the backup it takes of a deleted table for 35 days. */
     if (strcmp(type, "SYSTEM") == 0)
-        json_object_set_new(details, "BackupExpiryDateTime", json_real(now + SYSTEM_BACKUP_DAYS * 86400.0));
+        json_object_set_new(details, "BackupExpiryDateTime",
+                            json_real(now + SYSTEM_BACKUP_DAYS * 86400.0));
     json_t *pt = json_object_get(desc, "ProvisionedThroughput");
-    json_t *source = json_pack("{s:O,s:O,s:O,s:I,s:O,s:O,s:{s:O,s:O},s:I,s:s}", "TableName",
-                               json_object_get(desc, "TableName"), "TableId", json_object_get(desc, "TableId"),
-                               "TableArn", json_object_get(desc, "TableArn"), "TableSizeBytes", (json_int_t)bytes,
-                               "KeySchema", json_object_get(desc, "KeySchema"), "TableCreationDateTime",
-                               json_object_get(desc, "CreationDateTime"), "ProvisionedThroughput",
-                               "ReadCapacityUnits", json_object_get(pt, "ReadCapacityUnits"), "WriteCapacityUnits",
-                               json_object_get(pt, "WriteCapacityUnits"), "ItemCount", (json_int_t)items,
-                               "BillingMode", billing_mode(desc));
+    json_t *source = json_pack(
+        "{s:O,s:O,s:O,s:I,s:O,s:O,s:{s:O,s:O},s:I,s:s}", "TableName",
+        json_object_get(desc, "TableName"), "TableId", json_object_get(desc, "TableId"), "TableArn",
+        json_object_get(desc, "TableArn"), "TableSizeBytes", (json_int_t)bytes, "KeySchema",
+        json_object_get(desc, "KeySchema"), "TableCreationDateTime",
+        json_object_get(desc, "CreationDateTime"), "ProvisionedThroughput", "ReadCapacityUnits",
+        json_object_get(pt, "ReadCapacityUnits"), "WriteCapacityUnits",
+        json_object_get(pt, "WriteCapacityUnits"), "ItemCount", (json_int_t)items, "BillingMode",
+        billing_mode(desc));
     if (json_object_get(desc, "OnDemandThroughput"))
         json_object_set(source, "OnDemandThroughput", json_object_get(desc, "OnDemandThroughput"));
     json_t *features = json_object();
@@ -195,19 +209,21 @@ static json_t *record_of(const json_t *desc, const char *arn, const char *name, 
     json_t *sse = json_object_get(desc, "SSEDescription");
     if (sse) json_object_set(features, "SSEDescription", sse);
     /* What CreateTable needs to make the table again. */
-    json_t *create = json_pack("{s:O,s:O,s:s}", "AttributeDefinitions", json_object_get(desc, "AttributeDefinitions"),
-                               "KeySchema", json_object_get(desc, "KeySchema"), "BillingMode", billing_mode(desc));
+    json_t *create = json_pack(
+        "{s:O,s:O,s:s}", "AttributeDefinitions", json_object_get(desc, "AttributeDefinitions"),
+        "KeySchema", json_object_get(desc, "KeySchema"), "BillingMode", billing_mode(desc));
     if (strcmp(billing_mode(desc), "PROVISIONED") == 0)
-        json_object_set_new(create, "ProvisionedThroughput",
-                            json_pack("{s:O,s:O}", "ReadCapacityUnits", json_object_get(pt, "ReadCapacityUnits"),
-                                      "WriteCapacityUnits", json_object_get(pt, "WriteCapacityUnits")));
+        json_object_set_new(
+            create, "ProvisionedThroughput",
+            json_pack("{s:O,s:O}", "ReadCapacityUnits", json_object_get(pt, "ReadCapacityUnits"),
+                      "WriteCapacityUnits", json_object_get(pt, "WriteCapacityUnits")));
     if (lsis) json_object_set_new(create, "LocalSecondaryIndexes", lsis);
     if (gsis) json_object_set_new(create, "GlobalSecondaryIndexes", gsis);
     /* The restored table is encrypted as the source was, with the same key. */
     if (sse && json_object_get(sse, "KMSMasterKeyArn"))
         json_object_set_new(create, "SSESpecification",
-                            json_pack("{s:b,s:s,s:O}", "Enabled", 1, "SSEType", "KMS", "KMSMasterKeyId",
-                                      json_object_get(sse, "KMSMasterKeyArn")));
+                            json_pack("{s:b,s:s,s:O}", "Enabled", 1, "SSEType", "KMS",
+                                      "KMSMasterKeyId", json_object_get(sse, "KMSMasterKeyArn")));
     return json_pack("{s:o,s:o,s:o,s:o}", "BackupDetails", details, "SourceTableDetails", source,
                      "SourceTableFeatureDetails", features, "Create", create);
 }
@@ -272,12 +288,14 @@ static int drop(qr_db *db, uint32_t id, qr_err *err)
 
 /* Takes a backup of t (released here) named name, of type USER or SYSTEM; *resp is
  * CreateBackup's answer. */
-static int make_backup(qr_db *db, table *t, const char *name, const char *type, json_t **resp, qr_err *err)
+static int make_backup(qr_db *db, table *t, const char *name, const char *type, json_t **resp,
+                       qr_err *err)
 {
     uint32_t id = backup_ids(db, 1);
     double now = ops_now_seconds();
     char arn[600];
-    snprintf(arn, sizeof arn, ARN_REGION_ACCOUNT "%s/backup/%014lld-%08" PRIx32, t->name, (long long)(now * 1000), id);
+    snprintf(arn, sizeof arn, ARN_REGION_ACCOUNT "%s/backup/%014lld-%08" PRIx32, t->name,
+             (long long)(now * 1000), id);
     pthread_mutex_lock(&db->catalog_lock);
     json_t *desc = json_deep_copy(t->desc);
     pthread_mutex_unlock(&db->catalog_lock);
@@ -287,7 +305,8 @@ static int make_backup(qr_db *db, table *t, const char *name, const char *type, 
     json_t *rec = rc == 0 ? record_of(desc, arn, name, type, now, items, bytes) : NULL;
     json_decref(desc);
     char *text = rec ? json_dumps(rec, JSON_COMPACT) : NULL;
-    if (rc == 0 && text == NULL) rc = err_set(err, QR_E_INTERNAL, "cannot encode the backup's record");
+    if (rc == 0 && text == NULL)
+        rc = err_set(err, QR_E_INTERNAL, "cannot encode the backup's record");
     if (rc == 0) {
         buf k;
         buf_init(&k, 0);
@@ -334,34 +353,42 @@ int op_create_backup(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     size_t n = strlen(name);
     int chars = n > 0;
     for (size_t i = 0; i < n; i++)
-        chars = chars && ((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= 'A' && name[i] <= 'Z') ||
-                          (name[i] >= '0' && name[i] <= '9') || strchr("_.-", name[i]));
+        chars =
+            chars && ((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= 'A' && name[i] <= 'Z') ||
+                      (name[i] >= '0' && name[i] <= '9') || strchr("_.-", name[i]));
     /* Both constraints are reported when both fail, the pattern first, as DynamoDB does. */
     member_errors m;
     char msg[900];
     member_errors_init(&m);
     if (!chars) {
-        snprintf(msg, sizeof msg, "Value '%.700s' at 'backupName' failed to satisfy constraint: Member must satisfy "
-                                  "regular expression pattern: [a-zA-Z0-9_.-]+", name);
+        snprintf(msg, sizeof msg,
+                 "Value '%.700s' at 'backupName' failed to satisfy constraint: Member must satisfy "
+                 "regular expression pattern: [a-zA-Z0-9_.-]+",
+                 name);
         member_errors_add(&m, msg);
     }
     if (n < 3 || n > 255) {
-        snprintf(msg, sizeof msg, "Value '%.700s' at 'backupName' failed to satisfy constraint: Member must have "
-                                  "length %s", name, n < 3 ? "greater than or equal to 3" : "less than or equal to 255");
+        snprintf(msg, sizeof msg,
+                 "Value '%.700s' at 'backupName' failed to satisfy constraint: Member must have "
+                 "length %s",
+                 name, n < 3 ? "greater than or equal to 3" : "less than or equal to 255");
         member_errors_add(&m, msg);
     }
     if (member_errors_finish(&m, err)) return -1;
     json_t *tname = json_object_get(req, "TableName");
     if (param_check_table_name(tname, "tableName", err)) return -1;
     table *t = catalog_get(db, json_string_value(tname));
-    if (t == NULL) return err_set(err, "TableNotFoundException", "Table not found: %s", json_string_value(tname));
+    if (t == NULL)
+        return err_set(err, "TableNotFoundException", "Table not found: %s",
+                       json_string_value(tname));
     return make_backup(db, t, name, "USER", resp, err);
 }
 
 static json_t *description(const json_t *rec)
 {
-    return json_pack("{s:O,s:O,s:O}", "BackupDetails", json_object_get(rec, "BackupDetails"), "SourceTableDetails",
-                     json_object_get(rec, "SourceTableDetails"), "SourceTableFeatureDetails",
+    return json_pack("{s:O,s:O,s:O}", "BackupDetails", json_object_get(rec, "BackupDetails"),
+                     "SourceTableDetails", json_object_get(rec, "SourceTableDetails"),
+                     "SourceTableFeatureDetails",
                      json_object_get(rec, "SourceTableFeatureDetails"));
 }
 
@@ -378,7 +405,8 @@ int op_describe_backup(qr_db *db, json_t *req, json_t **resp, qr_err *err)
 /* Whether a backup's record rec is a system backup past its expiry (then forgotten). */
 static int expired(qr_db *db, uint32_t id, const json_t *rec)
 {
-    const json_t *until = json_object_get(json_object_get(rec, "BackupDetails"), "BackupExpiryDateTime");
+    const json_t *until =
+        json_object_get(json_object_get(rec, "BackupDetails"), "BackupExpiryDateTime");
     if (until == NULL || json_number_value(until) > ops_now_seconds()) return 0;
     qr_err ignored;
     err_init(&ignored);
@@ -400,9 +428,11 @@ int op_delete_backup(qr_db *db, json_t *req, json_t **resp, qr_err *err)
         char when[40];
         gmtime_r(&until, &tm);
         strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
-        err_validation(err, "Invalid Request: User is not allowed to delete the system backup with arn %s. It will "
-                            "automatically expire on %s",
-                       json_string_value(json_object_get(details, "BackupArn")), when);
+        err_validation(
+            err,
+            "Invalid Request: User is not allowed to delete the system backup with arn %s. It will "
+            "automatically expire on %s",
+            json_string_value(json_object_get(details, "BackupArn")), when);
         json_decref(rec);
         return -1;
     }
@@ -411,7 +441,8 @@ int op_delete_backup(qr_db *db, json_t *req, json_t **resp, qr_err *err)
         return -1;
     }
     json_t *d = description(rec);
-    json_object_set_new(json_object_get(d, "BackupDetails"), "BackupStatus", json_string("DELETED"));
+    json_object_set_new(json_object_get(d, "BackupDetails"), "BackupStatus",
+                        json_string("DELETED"));
     *resp = json_pack("{s:o}", "BackupDescription", d);
     json_decref(rec);
     return 0;
@@ -423,16 +454,20 @@ int op_list_backups(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     const char *table_name, *start, *type;
     long long limit = 100;
     int given;
-    json_t *lower = json_object_get(req, "TimeRangeLowerBound"), *upper = json_object_get(req, "TimeRangeUpperBound");
+    json_t *lower = json_object_get(req, "TimeRangeLowerBound"),
+           *upper = json_object_get(req, "TimeRangeUpperBound");
     if (param_optional_table_name(req, &table_name, err) ||
-        param_int(req, "Limit", 1, 100, &limit, &given, err) || param_string(req, "ExclusiveStartBackupArn", &start, err) ||
+        param_int(req, "Limit", 1, 100, &limit, &given, err) ||
+        param_string(req, "ExclusiveStartBackupArn", &start, err) ||
         param_enum(req, "BackupType", types, "USER", &type, err))
         return -1;
     if ((lower && !json_is_number(lower)) || (upper && !json_is_number(upper)))
-        return err_set(err, QR_E_SERIALIZATION, "TimeRangeLowerBound and TimeRangeUpperBound must be timestamps");
+        return err_set(err, QR_E_SERIALIZATION,
+                       "TimeRangeLowerBound and TimeRangeUpperBound must be timestamps");
     if (lower && upper && json_number_value(lower) > json_number_value(upper))
-        return err_validation(err, "One or more parameter values were invalid: Time range lower bound must be less "
-                                   "than or equal to upper bound");
+        return err_validation(
+            err, "One or more parameter values were invalid: Time range lower bound must be less "
+                 "than or equal to upper bound");
     /* ExclusiveStartBackupArn is a position: listing resumes after its backup, which need
      * not exist any more. */
     uint32_t after = 0;
@@ -452,25 +487,32 @@ int op_list_backups(qr_db *db, json_t *req, json_t **resp, qr_err *err)
             json_decref(rec);
             continue;
         }
-        json_t *d = json_object_get(rec, "BackupDetails"), *s = json_object_get(rec, "SourceTableDetails");
+        json_t *d = json_object_get(rec, "BackupDetails"),
+               *s = json_object_get(rec, "SourceTableDetails");
         double when = json_number_value(json_object_get(d, "BackupCreationDateTime"));
         /* The time range includes its lower bound and excludes its upper one. */
-        int keep = (table_name == NULL || strcmp(json_string_value(json_object_get(s, "TableName")), table_name) == 0) &&
+        int keep = (table_name == NULL ||
+                    strcmp(json_string_value(json_object_get(s, "TableName")), table_name) == 0) &&
                    (strcmp(type, "ALL") == 0 ||
                     strcmp(type, json_string_value(json_object_get(d, "BackupType"))) == 0) &&
-                   (lower == NULL || when >= json_number_value(lower)) && (upper == NULL || when < json_number_value(upper));
-        if (keep && (long long)json_array_size(summaries) == limit) more = 1;
+                   (lower == NULL || when >= json_number_value(lower)) &&
+                   (upper == NULL || when < json_number_value(upper));
+        if (keep && (long long)json_array_size(summaries) == limit)
+            more = 1;
         else if (keep) {
-            json_array_append_new(summaries, json_pack("{s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O}", "TableName",
-                                                       json_object_get(s, "TableName"), "TableId", json_object_get(s, "TableId"),
-                                                       "TableArn", json_object_get(s, "TableArn"), "BackupArn",
-                                                       json_object_get(d, "BackupArn"), "BackupName",
-                                                       json_object_get(d, "BackupName"), "BackupCreationDateTime",
-                                                       json_object_get(d, "BackupCreationDateTime"), "BackupStatus",
-                                                       json_object_get(d, "BackupStatus"), "BackupType",
-                                                       json_object_get(d, "BackupType"), "BackupSizeBytes",
-                                                       json_object_get(d, "BackupSizeBytes")));
-            snprintf(last_arn, sizeof last_arn, "%s", json_string_value(json_object_get(d, "BackupArn")));
+            json_array_append_new(
+                summaries,
+                json_pack("{s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O}", "TableName",
+                          json_object_get(s, "TableName"), "TableId", json_object_get(s, "TableId"),
+                          "TableArn", json_object_get(s, "TableArn"), "BackupArn",
+                          json_object_get(d, "BackupArn"), "BackupName",
+                          json_object_get(d, "BackupName"), "BackupCreationDateTime",
+                          json_object_get(d, "BackupCreationDateTime"), "BackupStatus",
+                          json_object_get(d, "BackupStatus"), "BackupType",
+                          json_object_get(d, "BackupType"), "BackupSizeBytes",
+                          json_object_get(d, "BackupSizeBytes")));
+            snprintf(last_arn, sizeof last_arn, "%s",
+                     json_string_value(json_object_get(d, "BackupArn")));
         }
         json_decref(rec);
     }
@@ -479,7 +521,8 @@ int op_list_backups(qr_db *db, json_t *req, json_t **resp, qr_err *err)
         return -1;
     }
     *resp = json_pack("{s:o}", "BackupSummaries", summaries);
-    if (more && last_arn[0]) json_object_set_new(*resp, "LastEvaluatedBackupArn", json_string(last_arn));
+    if (more && last_arn[0])
+        json_object_set_new(*resp, "LastEvaluatedBackupArn", json_string(last_arn));
     return 0;
 }
 
@@ -542,45 +585,61 @@ static int restore_items(qr_db *db, uint32_t id, const char *name, qr_err *err)
  * index), and an index override may only name an index the source had. */
 static int check_overrides(json_t *req, const json_t *rec, qr_err *err)
 {
-    json_t *mode = json_object_get(req, "BillingModeOverride"), *pt = json_object_get(req, "ProvisionedThroughputOverride"),
+    json_t *mode = json_object_get(req, "BillingModeOverride"),
+           *pt = json_object_get(req, "ProvisionedThroughputOverride"),
            *gsis = json_object_get(req, "GlobalSecondaryIndexOverride"),
            *lsis = json_object_get(req, "LocalSecondaryIndexOverride");
-    const char *was = json_string_value(json_object_get(json_object_get(rec, "Create"), "BillingMode"));
+    const char *was =
+        json_string_value(json_object_get(json_object_get(rec, "Create"), "BillingMode"));
     const char *will = json_is_string(mode) ? json_string_value(mode) : was;
     int provisioned = will && strcmp(will, "PROVISIONED") == 0;
     if (pt && json_is_string(mode) && !provisioned)
-        return err_validation(err, "Invalid Request: Cannot override ProvisionedThroughput if BillingMode is overridden "
-                                   "to PAY_PER_REQUEST");
+        return err_validation(
+            err,
+            "Invalid Request: Cannot override ProvisionedThroughput if BillingMode is overridden "
+            "to PAY_PER_REQUEST");
     if (pt && !provisioned)
-        return err_validation(err, "Invalid Request: Cannot override ProvisionedThroughput unless BillingMode is "
-                                   "PROVISIONED");
+        return err_validation(
+            err, "Invalid Request: Cannot override ProvisionedThroughput unless BillingMode is "
+                 "PROVISIONED");
     int switching = provisioned && was && strcmp(was, "PROVISIONED") != 0;
     if (switching && pt == NULL)
-        return err_validation(err, "Invalid Request: Must override ProvisionedThroughput if BillingMode is overridden "
-                                   "to PROVISIONED");
+        return err_validation(
+            err,
+            "Invalid Request: Must override ProvisionedThroughput if BillingMode is overridden "
+            "to PROVISIONED");
     const json_t *features = json_object_get(rec, "SourceTableFeatureDetails");
     const json_t *lists[2] = {gsis, lsis};
     const char *kinds[2] = {"GlobalSecondaryIndexes", "LocalSecondaryIndexes"};
     for (int k = 0; k < 2; k++) {
         size_t i, j;
         json_t *o, *src;
-        json_array_foreach(lists[k], i, o) {
+        json_array_foreach(lists[k], i, o)
+        {
             const char *name = json_string_value(json_object_get(o, "IndexName"));
             int found = 0;
-            json_array_foreach(json_object_get(features, kinds[k]), j, src)
-                if (name && strcmp(name, json_string_value(json_object_get(src, "IndexName"))) == 0) found = 1;
+            json_array_foreach(
+                json_object_get(features, kinds[k]), j,
+                src) if (name &&
+                         strcmp(name, json_string_value(json_object_get(src, "IndexName"))) == 0)
+                found = 1;
             if (name && !found)
-                return err_validation(err, "Invalid Request: Index %s does not match a secondary index that existed "
-                                           "in the source table and cannot be created during the restore operation",
-                                      name);
+                return err_validation(
+                    err,
+                    "Invalid Request: Index %s does not match a secondary index that existed "
+                    "in the source table and cannot be created during the restore operation",
+                    name);
         }
     }
     if (switching && gsis == NULL) {
         size_t i;
         json_t *g;
-        json_array_foreach(json_object_get(features, "GlobalSecondaryIndexes"), i, g)
-            return err_validation(err, "Invalid Request: Must specify provisioned throughput for index %s",
-                                  json_string_value(json_object_get(g, "IndexName")));
+        json_array_foreach(
+            json_object_get(features, "GlobalSecondaryIndexes"), i,
+            g) return err_validation(err,
+                                     "Invalid Request: Must specify provisioned throughput for "
+                                     "index %s",
+                                     json_string_value(json_object_get(g, "IndexName")));
     }
     return 0;
 }
@@ -609,11 +668,14 @@ static int check_override_shapes(json_t *req, qr_err *err)
             return err_set(err, QR_E_SERIALIZATION, "%s must be a number", units[i]);
         }
         if (v == NULL || json_is_null(v))
-            snprintf(msg, sizeof msg, "Value null at 'provisionedThroughputOverride.%s' failed to satisfy "
-                                      "constraint: Member must not be null", unit_fields[i]);
+            snprintf(msg, sizeof msg,
+                     "Value null at 'provisionedThroughputOverride.%s' failed to satisfy "
+                     "constraint: Member must not be null",
+                     unit_fields[i]);
         else if (json_integer_value(v) < 1)
-            snprintf(msg, sizeof msg, "Value '%lld' at 'provisionedThroughputOverride.%s' failed to satisfy "
-                                      "constraint: Member must have value greater than or equal to 1",
+            snprintf(msg, sizeof msg,
+                     "Value '%lld' at 'provisionedThroughputOverride.%s' failed to satisfy "
+                     "constraint: Member must have value greater than or equal to 1",
                      (long long)json_integer_value(v), unit_fields[i]);
         else
             continue;
@@ -624,10 +686,14 @@ static int check_override_shapes(json_t *req, qr_err *err)
     for (int i = 0; odt && i < 2; i++) {
         json_t *v = json_object_get(odt, limits[i]);
         if (v == NULL || json_is_null(v)) continue;
-        if (!json_is_integer(v)) return err_set(err, QR_E_SERIALIZATION, "%s must be a number", limits[i]);
+        if (!json_is_integer(v))
+            return err_set(err, QR_E_SERIALIZATION, "%s must be a number", limits[i]);
         if (json_integer_value(v) < 1 && json_integer_value(v) != -1)
-            return err_validation(err, "Invalid Request: Requested %s for OnDemandThroughput is outside of valid "
-                                       "range", limits[i]);
+            return err_validation(
+                err,
+                "Invalid Request: Requested %s for OnDemandThroughput is outside of valid "
+                "range",
+                limits[i]);
     }
     return 0;
 }
@@ -649,9 +715,12 @@ int op_restore_table_from_backup(qr_db *db, json_t *req, json_t **resp, qr_err *
     json_t *target = json_object_get(req, "TargetTableName");
     if (target == NULL) return param_null("targetTableName", err);
     /* The restore's own text for a target name of the wrong length. */
-    if (json_is_string(target) && (json_string_length(target) < 3 || json_string_length(target) > 255))
-        return err_validation(err, "TableName must be at least 3 characters long and at most 255 characters long");
-    if (param_check_table_name(target, "targetTableName", err) || check_override_shapes(req, err)) return -1;
+    if (json_is_string(target) &&
+        (json_string_length(target) < 3 || json_string_length(target) > 255))
+        return err_validation(
+            err, "TableName must be at least 3 characters long and at most 255 characters long");
+    if (param_check_table_name(target, "targetTableName", err) || check_override_shapes(req, err))
+        return -1;
     json_t *rec;
     uint32_t id;
     if (find(db, req, &rec, &id, err)) return -1;
@@ -701,7 +770,8 @@ int op_restore_table_from_backup(qr_db *db, json_t *req, json_t **resp, qr_err *
     const char *member;
     json_t *units;
     void *next;
-    json_object_foreach_safe(odt, next, member, units) {
+    json_object_foreach_safe(odt, next, member, units)
+    {
         if (json_integer_value(units) != -1) continue;
         json_object_set(unlimited, member, units);
         json_object_del(odt, member);
@@ -716,12 +786,13 @@ int op_restore_table_from_backup(qr_db *db, json_t *req, json_t **resp, qr_err *
         return -1;
     }
     const json_t *source = json_object_get(rec, "SourceTableDetails");
-    json_t *summary = json_pack("{s:O,s:O,s:f,s:b}", "SourceBackupArn",
-                                json_object_get(json_object_get(rec, "BackupDetails"), "BackupArn"), "SourceTableArn",
-                                json_object_get(source, "TableArn"), "RestoreDateTime",
-                                json_number_value(json_object_get(json_object_get(rec, "BackupDetails"),
-                                                                  "BackupCreationDateTime")), /* the backup's time */
-                                "RestoreInProgress", 0);
+    json_t *summary = json_pack(
+        "{s:O,s:O,s:f,s:b}", "SourceBackupArn",
+        json_object_get(json_object_get(rec, "BackupDetails"), "BackupArn"), "SourceTableArn",
+        json_object_get(source, "TableArn"), "RestoreDateTime",
+        json_number_value(json_object_get(json_object_get(rec, "BackupDetails"),
+                                          "BackupCreationDateTime")), /* the backup's time */
+        "RestoreInProgress", 0);
     rc = restore_items(db, id, name, err);
     /* A restored table is ACTIVE with its global indexes complete, as DynamoDB's is once
      * the restore ends: the items' index entries are applied before the answer. */

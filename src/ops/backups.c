@@ -18,7 +18,8 @@ static table *find_table(qr_db *db, json_t *req, qr_err *err)
     json_t *name = json_object_get(req, "TableName");
     if (param_check_table_name(name, "tableName", err)) return NULL;
     table *t = catalog_get(db, json_string_value(name));
-    if (t == NULL) err_set(err, "TableNotFoundException", "Table not found: %s", json_string_value(name));
+    if (t == NULL)
+        err_set(err, "TableNotFoundException", "Table not found: %s", json_string_value(name));
     return t;
 }
 
@@ -36,8 +37,8 @@ static json_t *describe(const json_t *pitr)
         json_object_set_new(d, "EarliestRestorableDateTime", json_real(earliest));
         json_object_set_new(d, "LatestRestorableDateTime", json_real(latest));
     }
-    return json_pack("{s:{s:s,s:o}}", "ContinuousBackupsDescription", "ContinuousBackupsStatus", "ENABLED",
-                     "PointInTimeRecoveryDescription", d);
+    return json_pack("{s:{s:s,s:o}}", "ContinuousBackupsDescription", "ContinuousBackupsStatus",
+                     "ENABLED", "PointInTimeRecoveryDescription", d);
 }
 
 int op_describe_continuous_backups(qr_db *db, json_t *req, json_t **resp, qr_err *err)
@@ -65,10 +66,13 @@ static int apply_pitr(json_t *desc, json_t *ids, void *arg, qr_err *err)
     json_t *cur = json_object_get(desc, QR_PITR_FIELD);
     if (c->enable) {
         /* Enabling again keeps the window; a new recovery period applies at once. */
-        double since = json_is_true(json_object_get(cur, "Enabled")) ? json_real_value(json_object_get(cur, "Since")) : 0;
+        double since = json_is_true(json_object_get(cur, "Enabled"))
+                           ? json_real_value(json_object_get(cur, "Since"))
+                           : 0;
         if (since == 0) since = ops_now_seconds();
         json_object_set_new(desc, QR_PITR_FIELD,
-                            json_pack("{s:b,s:I,s:f}", "Enabled", 1, "RecoveryPeriodInDays", c->days, "Since", since));
+                            json_pack("{s:b,s:I,s:f}", "Enabled", 1, "RecoveryPeriodInDays",
+                                      c->days, "Since", since));
     } else {
         json_object_del(desc, QR_PITR_FIELD);
     }
@@ -84,20 +88,27 @@ int op_update_continuous_backups(qr_db *db, json_t *req, json_t **resp, qr_err *
     json_t *enabled = json_object_get(spec, "PointInTimeRecoveryEnabled");
     if (enabled && !json_is_null(enabled) && !json_is_boolean(enabled))
         return err_set(err, QR_E_SERIALIZATION, "PointInTimeRecoveryEnabled must be a boolean");
-    if (!json_is_boolean(enabled)) return param_null("pointInTimeRecoverySpecification.pointInTimeRecoveryEnabled", err);
+    if (!json_is_boolean(enabled))
+        return param_null("pointInTimeRecoverySpecification.pointInTimeRecoveryEnabled", err);
     json_t *days = json_object_get(spec, "RecoveryPeriodInDays");
     if (days && !json_is_null(days) && !json_is_integer(days))
         return err_set(err, QR_E_SERIALIZATION, "RecoveryPeriodInDays must be an integer");
-    pitr_change c = {json_is_true(enabled), days && json_is_integer(days) ? json_integer_value(days) : 35, NULL};
+    pitr_change c = {json_is_true(enabled),
+                     days && json_is_integer(days) ? json_integer_value(days) : 35, NULL};
     if (c.days < 1 || c.days > 35)
-        return err_validation(err, "1 validation error detected: Value '%lld' at "
-                                   "'pointInTimeRecoverySpecification.recoveryPeriodInDays' failed to satisfy "
-                                   "constraint: Member must have value %s",
-                              (long long)c.days, c.days < 1 ? "greater than or equal to 1" : "less than or equal to 35");
+        return err_validation(
+            err,
+            "1 validation error detected: Value '%lld' at "
+            "'pointInTimeRecoverySpecification.recoveryPeriodInDays' failed to satisfy "
+            "constraint: Member must have value %s",
+            (long long)c.days,
+            c.days < 1 ? "greater than or equal to 1" : "less than or equal to 35");
     /* The period belongs to an enabled recovery; disabling forgets it. */
     if (!c.enable && json_is_integer(days))
-        return err_validation(err, "Invalid Request: Cannot specify RecoveryPeriodInDays when disabling point-in-time "
-                                   "recovery.");
+        return err_validation(
+            err,
+            "Invalid Request: Cannot specify RecoveryPeriodInDays when disabling point-in-time "
+            "recovery.");
     table *t = find_table(db, req, err);
     if (t == NULL) return -1;
     char name[256];
@@ -143,10 +154,12 @@ static int roll_back(qr_db *db, uint32_t source_id, const char *name, double whe
     const char *k;
     json_t *rec;
     int rc = 0;
-    json_object_foreach(changes, k, rec) {
+    json_object_foreach(changes, k, rec)
+    {
         json_t *old = json_object_get(rec, "O"), *out = NULL;
-        json_t *w = old ? json_pack("{s:s,s:O}", "TableName", name, "Item", old)
-                        : json_pack("{s:s,s:O}", "TableName", name, "Key", json_object_get(rec, "K"));
+        json_t *w =
+            old ? json_pack("{s:s,s:O}", "TableName", name, "Item", old)
+                : json_pack("{s:s,s:O}", "TableName", name, "Key", json_object_get(rec, "K"));
         rc = old ? op_put_item(db, w, &out, err) : op_delete_item(db, w, &out, err);
         json_decref(out);
         json_decref(w);
@@ -160,12 +173,16 @@ int op_restore_table_to_point_in_time(qr_db *db, json_t *req, json_t **resp, qr_
 {
     json_t *target = json_object_get(req, "TargetTableName");
     if (target == NULL) return param_null("targetTableName", err);
-    if (json_is_string(target) && (json_string_length(target) < 3 || json_string_length(target) > 255))
-        return err_validation(err, "TableName must be at least 3 characters long and at most 255 characters long");
+    if (json_is_string(target) &&
+        (json_string_length(target) < 3 || json_string_length(target) > 255))
+        return err_validation(
+            err, "TableName must be at least 3 characters long and at most 255 characters long");
     if (param_check_table_name(target, "targetTableName", err)) return -1;
-    json_t *by_name = json_object_get(req, "SourceTableName"), *by_arn = json_object_get(req, "SourceTableArn");
+    json_t *by_name = json_object_get(req, "SourceTableName"),
+           *by_arn = json_object_get(req, "SourceTableArn");
     if ((by_name == NULL) == (by_arn == NULL))
-        return err_validation(err, "Invalid Request: Must provide exactly one of: sourceTableArn, sourceTableName");
+        return err_validation(
+            err, "Invalid Request: Must provide exactly one of: sourceTableArn, sourceTableName");
     int latest_asked;
     json_t *at = json_object_get(req, "RestoreDateTime");
     if (param_bool(req, "UseLatestRestorableTime", 0, &latest_asked, err)) return -1;
@@ -173,8 +190,10 @@ int op_restore_table_to_point_in_time(qr_db *db, json_t *req, json_t **resp, qr_
         return err_set(err, QR_E_SERIALIZATION, "RestoreDateTime must be a timestamp");
     int at_given = at != NULL && !json_is_null(at);
     if (latest_asked == at_given)
-        return err_validation(err, "Invalid Request: Either one of RestoreDateTime or UseLatestRestorableTime must be "
-                                   "specified, but not both");
+        return err_validation(
+            err,
+            "Invalid Request: Either one of RestoreDateTime or UseLatestRestorableTime must be "
+            "specified, but not both");
     /* The source, by name or by ARN: a TableName check resolves an ARN to its name. */
     json_t *source_req = json_pack("{s:O}", "TableName", by_name ? by_name : by_arn);
     json_t *source = json_object_get(source_req, "TableName");
@@ -198,24 +217,27 @@ int op_restore_table_to_point_in_time(qr_db *db, json_t *req, json_t **resp, qr_
     int rc = -1;
     json_t *backup = NULL, *restored = NULL;
     if (pitr_window(pitr, ops_now_seconds(), &earliest, &latest)) {
-        err_set(err, "PointInTimeRecoveryUnavailableException", "Point in time recovery is not enabled for table '%s'",
-                json_string_value(source));
+        err_set(err, "PointInTimeRecoveryUnavailableException",
+                "Point in time recovery is not enabled for table '%s'", json_string_value(source));
         goto done;
     }
     when = latest_asked ? latest : json_number_value(at);
     if (when < earliest || when > latest) {
-        err_set(err, "InvalidRestoreTimeException", "Invalid Request: RestoreDateTime must be between "
-                                                    "EarliestRestorableDateTime and LatestRestorableDateTime");
+        err_set(err, "InvalidRestoreTimeException",
+                "Invalid Request: RestoreDateTime must be between "
+                "EarliestRestorableDateTime and LatestRestorableDateTime");
         goto done;
     }
     table *existing = catalog_get(db, json_string_value(target));
     if (existing) {
         catalog_release(db, existing);
-        err_set(err, "TableAlreadyExistsException", "Table already exists: %s", json_string_value(target));
+        err_set(err, "TableAlreadyExistsException", "Table already exists: %s",
+                json_string_value(target));
         goto done;
     }
     /* The table now, as an on-demand backup, restored with the request's overrides. */
-    json_t *create = json_pack("{s:O,s:s}", "TableName", source, "BackupName", "point-in-time-restore");
+    json_t *create =
+        json_pack("{s:O,s:s}", "TableName", source, "BackupName", "point-in-time-restore");
     rc = op_create_backup(db, create, &backup, err);
     json_decref(create);
     if (rc) goto done;
@@ -230,9 +252,10 @@ int op_restore_table_to_point_in_time(qr_db *db, json_t *req, json_t **resp, qr_
     json_decref(restore);
     if (rc == 0) rc = roll_back(db, source_id, json_string_value(target), when, err);
     if (rc == 0) propagate_drain(db, RESTORE_INDEX_WAIT_MS);
-    json_t *summary = json_pack("{s:O,s:f,s:b}", "SourceTableArn", source_arn, "RestoreDateTime", when,
-                                "RestoreInProgress", 0);
-    if (rc == 0) rc = catalog_change_schema(db, json_string_value(target), note_point_in_time, summary, err);
+    json_t *summary = json_pack("{s:O,s:f,s:b}", "SourceTableArn", source_arn, "RestoreDateTime",
+                                when, "RestoreInProgress", 0);
+    if (rc == 0)
+        rc = catalog_change_schema(db, json_string_value(target), note_point_in_time, summary, err);
     json_t *del = json_pack("{s:O}", "BackupArn", arn), *gone = NULL;
     qr_err ignored;
     err_init(&ignored);

@@ -24,13 +24,13 @@ static const char *const metrics_modes[] = {"SIZE", "NONE", NULL};
 static int request_items(json_t *req, const char *op, json_t **out, qr_err *err)
 {
     if (param_object(req, "RequestItems", out, err)) return -1;
-    if (*out == NULL)
-        return param_null("requestItems", err);
+    if (*out == NULL) return param_null("requestItems", err);
     if (json_object_size(*out) == 0 && strcmp(op, "BatchWriteItem") == 0)
         return err_validation(err, "The requestItems parameter is required for BatchWriteItem");
     if (json_object_size(*out) == 0)
-        return err_validation(err, "1 validation error detected: Value at 'RequestItems' failed to satisfy "
-                                   "constraint: Member must have length greater than or equal to 1");
+        return err_validation(
+            err, "1 validation error detected: Value at 'RequestItems' failed to satisfy "
+                 "constraint: Member must have length greater than or equal to 1");
     return 0;
 }
 
@@ -48,7 +48,8 @@ static int check_table_names(json_t *items, qr_err *err)
 {
     const char *name;
     json_t *spec;
-    json_object_foreach(items, name, spec) {
+    json_object_foreach(items, name, spec)
+    {
         qr_err e;
         err_init(&e);
         json_t *nm = json_string(name);
@@ -59,15 +60,19 @@ static int check_table_names(json_t *items, qr_err *err)
             err_set(err, e.type, "%s", e.msg);
             return -1;
         }
-        if (strcmp(e.type, QR_E_VALIDATION) != 0) { /* not a string: the serialization error stands */
+        if (strcmp(e.type, QR_E_VALIDATION) !=
+            0) { /* not a string: the serialization error stands */
             err_set(err, e.type, "%s", e.msg);
             return -1;
         }
         char *dump = json_dumps(items, JSON_COMPACT);
-        err_validation(err, "1 validation error detected: Value '%.600s' at 'requestItems' failed to satisfy "
-                            "constraint: Map keys must satisfy constraint: [Member must have length less than or "
-                            "equal to 255, Member must have length greater than or equal to 3, Member must satisfy "
-                            "regular expression pattern: [a-zA-Z0-9_.-]+]", dump ? dump : "");
+        err_validation(
+            err,
+            "1 validation error detected: Value '%.600s' at 'requestItems' failed to satisfy "
+            "constraint: Map keys must satisfy constraint: [Member must have length less than or "
+            "equal to 255, Member must have length greater than or equal to 3, Member must satisfy "
+            "regular expression pattern: [a-zA-Z0-9_.-]+]",
+            dump ? dump : "");
         free(dump);
         return -1;
     }
@@ -81,15 +86,18 @@ static int check_projection_styles(json_t *items, qr_err *err)
     int expression = 0, legacy = 0;
     const char *name;
     json_t *spec;
-    json_object_foreach(items, name, spec) {
-        json_t *pe = json_object_get(spec, "ProjectionExpression"), *atg = json_object_get(spec, "AttributesToGet");
+    json_object_foreach(items, name, spec)
+    {
+        json_t *pe = json_object_get(spec, "ProjectionExpression"),
+               *atg = json_object_get(spec, "AttributesToGet");
         expression |= pe != NULL && !json_is_null(pe);
         legacy |= atg != NULL && !json_is_null(atg);
     }
     if (expression && legacy)
-        return err_validation(err, "Can not use both expression and non-expression parameters in the same request: "
-                                   "Non-expression parameters: {AttributesToGet} Expression parameters: "
-                                   "{ProjectionExpression}");
+        return err_validation(
+            err, "Can not use both expression and non-expression parameters in the same request: "
+                 "Non-expression parameters: {AttributesToGet} Expression parameters: "
+                 "{ProjectionExpression}");
     return 0;
 }
 
@@ -97,7 +105,7 @@ static int check_projection_styles(json_t *items, qr_err *err)
 typedef struct batch_table {
     table *t;
     const char *name;
-    json_t *spec;        /* the request's entry for this table (borrowed) */
+    json_t *spec; /* the request's entry for this table (borrowed) */
     req_exprs x;
     int consistent;
     double units;
@@ -142,7 +150,8 @@ static int judge_members(json_t *req, json_t *items, int is_get, qr_err *err)
         member_errors_add(&m, e.msg);
     }
     err_clear(&e);
-    if (param_enum(req, "ReturnConsumedCapacity", capacity_modes, "NONE", &s, &e)) member_errors_add(&m, e.msg);
+    if (param_enum(req, "ReturnConsumedCapacity", capacity_modes, "NONE", &s, &e))
+        member_errors_add(&m, e.msg);
     err_clear(&e);
     if (!is_get && param_enum(req, "ReturnItemCollectionMetrics", metrics_modes, "NONE", &s, &e))
         member_errors_add(&m, e.msg);
@@ -154,8 +163,10 @@ int op_batch_get_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
 {
     json_t *items;
     const char *capacity;
-    if (request_items(req, "BatchGetItem", &items, err) || judge_members(req, items, 1, err)) return -1;
-    if (param_enum(req, "ReturnConsumedCapacity", capacity_modes, "NONE", &capacity, err)) return -1;
+    if (request_items(req, "BatchGetItem", &items, err) || judge_members(req, items, 1, err))
+        return -1;
+    if (param_enum(req, "ReturnConsumedCapacity", capacity_modes, "NONE", &capacity, err))
+        return -1;
     size_t ntables = json_object_size(items), n = 0, total = 0;
     batch_table *bt = calloc(ntables, sizeof *bt);
     buf *enc = NULL;
@@ -164,7 +175,8 @@ int op_batch_get_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     const char *name;
     json_t *spec;
     if (check_table_names(items, err) || check_projection_styles(items, err)) goto done;
-    json_object_foreach(items, name, spec) {
+    json_object_foreach(items, name, spec)
+    {
         batch_table *b = &bt[n++];
         b->name = name;
         b->spec = spec;
@@ -182,21 +194,29 @@ int op_batch_get_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
         json_t *keys;
         if (param_array(spec, "Keys", &keys, err)) goto done;
         if (keys == NULL) {
-            err_validation(err, "1 validation error detected: Value null at 'requestItems.%s.member.keys' failed to "
-                                "satisfy constraint: Member must not be null", name);
+            err_validation(err,
+                           "1 validation error detected: Value null at "
+                           "'requestItems.%s.member.keys' failed to "
+                           "satisfy constraint: Member must not be null",
+                           name);
             goto done;
         }
         if (json_array_size(keys) == 0) {
-            err_validation(err, "1 validation error detected: Value at 'RequestItems.%s.member.Keys' failed to "
-                                "satisfy constraint: Member must have length greater than or equal to 1", name);
+            err_validation(
+                err,
+                "1 validation error detected: Value at 'RequestItems.%s.member.Keys' failed to "
+                "satisfy constraint: Member must have length greater than or equal to 1",
+                name);
             goto done;
         }
         if (json_array_size(keys) > BATCH_GET_MAX) {
             /* One table over the limit breaks its list's constraint; only a total spread
              * over several tables gets the "Too many items" text. */
-            err_validation(err, "1 validation error detected: Value at 'RequestItems.%s.member.Keys' failed to "
-                                "satisfy constraint: Member must have length less than or equal to %d", name,
-                           BATCH_GET_MAX);
+            err_validation(
+                err,
+                "1 validation error detected: Value at 'RequestItems.%s.member.Keys' failed to "
+                "satisfy constraint: Member must have length less than or equal to %d",
+                name, BATCH_GET_MAX);
             goto done;
         }
         total += json_array_size(keys);
@@ -214,7 +234,8 @@ int op_batch_get_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
         enc = realloc(enc, (nenc + json_array_size(keys)) * sizeof *enc);
         size_t base = nenc, i;
         json_t *k;
-        json_array_foreach(keys, i, k) {
+        json_array_foreach(keys, i, k)
+        {
             buf_init(&enc[nenc], 0);
             nenc++;
             if (key_check_key(b->t, k, err) || key_item(&enc[nenc - 1], b->t, k, err)) goto done;
@@ -231,7 +252,8 @@ int op_batch_get_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
         json_t *list = json_array(), *keys = json_object_get(b->spec, "Keys"), *left = NULL;
         size_t i, bytes = 0;
         json_t *k;
-        json_array_foreach(keys, i, k) {
+        json_array_foreach(keys, i, k)
+        {
             buf *key = &enc[e++];
             if (response_bytes >= BATCH_RESPONSE_MAX) {
                 if (left == NULL) left = json_array();
@@ -261,7 +283,8 @@ int op_batch_get_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
             bytes += found ? (sz + 4095) / 4096 * 4096 : 4096;
             if (found) {
                 response_bytes += sz;
-                json_array_append_new(list, b->x.projection ? expr_project(b->x.projection, item) : json_incref(item));
+                json_array_append_new(list, b->x.projection ? expr_project(b->x.projection, item)
+                                                            : json_incref(item));
                 json_decref(item);
             }
         }
@@ -284,7 +307,8 @@ int op_batch_get_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     }
     rc = 0;
 done:
-    for (size_t i = 0; i < nenc; i++) buf_free(&enc[i]);
+    for (size_t i = 0; i < nenc; i++)
+        buf_free(&enc[i]);
     free(enc);
     tables_free(db, bt, n);
     return rc;
@@ -293,8 +317,8 @@ done:
 /* One write of a BatchWriteItem. */
 typedef struct batch_write {
     batch_table *bt;
-    json_t *item;        /* PutRequest.Item (borrowed), or NULL for a delete */
-    buf *key;            /* its key, in the batch's array of keys */
+    json_t *item; /* PutRequest.Item (borrowed), or NULL for a delete */
+    buf *key;     /* its key, in the batch's array of keys */
     json_t *old;
 } batch_write;
 
@@ -305,7 +329,8 @@ static int check_key_types(const table *t, json_t *item, qr_err *err)
     const key_attr *keys[2] = {&t->pk, t->sk.name ? &t->sk : NULL};
     for (int i = 0; i < 2 && keys[i]; i++) {
         json_t *v = json_object_get(item, keys[i]->name);
-        if (v == NULL) return err_validation(err, "The provided key element does not match the schema");
+        if (v == NULL)
+            return err_validation(err, "The provided key element does not match the schema");
         if (!json_is_object(v) || json_object_size(v) != 1) continue;
         qr_type ty = value_type(v);
         char actual = ty == QR_T_S ? 'S' : ty == QR_T_N ? 'N' : ty == QR_T_B ? 'B' : '?';
@@ -318,16 +343,23 @@ static int check_key_types(const table *t, json_t *item, qr_err *err)
 static int parse_write(batch_table *b, json_t *wr, batch_write *w, qr_err *err)
 {
     if (!json_is_object(wr) || json_object_size(wr) != 1)
-        return err_validation(err, "1 validation error detected: Value null at 'requestItems.%s.member.writeRequest' "
-                                   "failed to satisfy constraint: Member must not be null", b->name);
+        return err_validation(
+            err,
+            "1 validation error detected: Value null at 'requestItems.%s.member.writeRequest' "
+            "failed to satisfy constraint: Member must not be null",
+            b->name);
     json_t *put = json_object_get(wr, "PutRequest"), *del = json_object_get(wr, "DeleteRequest");
     if (put) {
         json_t *item = json_object_get(put, "Item");
         if (!json_is_object(item))
-            return err_validation(err, "1 validation error detected: Value null at "
-                                       "'requestItems.%s.member.putRequest.item' failed to satisfy constraint: "
-                                       "Member must not be null", b->name);
-        if (check_key_types(b->t, item, err) || key_check_item(b->t, item, err) || item_validate(item, err))
+            return err_validation(
+                err,
+                "1 validation error detected: Value null at "
+                "'requestItems.%s.member.putRequest.item' failed to satisfy constraint: "
+                "Member must not be null",
+                b->name);
+        if (check_key_types(b->t, item, err) || key_check_item(b->t, item, err) ||
+            item_validate(item, err))
             return -1;
         w->item = item;
         return key_item(w->key, b->t, item, err);
@@ -335,14 +367,20 @@ static int parse_write(batch_table *b, json_t *wr, batch_write *w, qr_err *err)
     if (del) {
         json_t *key = json_object_get(del, "Key");
         if (!json_is_object(key))
-            return err_validation(err, "1 validation error detected: Value null at "
-                                       "'requestItems.%s.member.deleteRequest.key' failed to satisfy constraint: "
-                                       "Member must not be null", b->name);
+            return err_validation(
+                err,
+                "1 validation error detected: Value null at "
+                "'requestItems.%s.member.deleteRequest.key' failed to satisfy constraint: "
+                "Member must not be null",
+                b->name);
         if (key_check_key(b->t, key, err)) return -1;
         return key_item(w->key, b->t, key, err);
     }
-    return err_validation(err, "1 validation error detected: Value null at 'requestItems.%s.member.writeRequest' "
-                               "failed to satisfy constraint: Member must not be null", b->name);
+    return err_validation(
+        err,
+        "1 validation error detected: Value null at 'requestItems.%s.member.writeRequest' "
+        "failed to satisfy constraint: Member must not be null",
+        b->name);
 }
 
 /* ---- BatchWriteItem's echo of its request ----
@@ -358,7 +396,8 @@ static void java_values(buf *b, json_t *map)
     json_t *v;
     int first = 1;
     buf_putc(b, '{');
-    json_object_foreach(map, k, v) {
+    json_object_foreach(map, k, v)
+    {
         buf_printf(b, "%s%s=", first ? "" : ", ", k);
         java_value(b, v);
         first = 0;
@@ -368,11 +407,11 @@ static void java_values(buf *b, json_t *map)
 
 static void java_value(buf *b, json_t *av)
 {
-    static const char *const fields[][2] = {{"S", "s"},       {"N", "n"},    {"B", "b"},   {"", "iNT"},
-                                            {"", "dECIMAL"},  {"", "dOUBLE"}, {"SS", "sS"}, {"NS", "nS"},
-                                            {"BS", "bS"},     {"", "iNTSET"}, {"", "dECIMALSET"},
-                                            {"", "dOUBLESET"}, {"M", "m"},    {"L", "l"},   {"NULL", "nULL"},
-                                            {"BOOL", "bOOL"}};
+    static const char *const fields[][2] = {
+        {"S", "s"},      {"N", "n"},     {"B", "b"},         {"", "iNT"},
+        {"", "dECIMAL"}, {"", "dOUBLE"}, {"SS", "sS"},       {"NS", "nS"},
+        {"BS", "bS"},    {"", "iNTSET"}, {"", "dECIMALSET"}, {"", "dOUBLESET"},
+        {"M", "m"},      {"L", "l"},     {"NULL", "nULL"},   {"BOOL", "bOOL"}};
     buf_puts(b, "AttributeValue(");
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
         json_t *v = fields[i][0][0] ? json_object_get(av, fields[i][0]) : NULL;
@@ -389,10 +428,13 @@ static void java_value(buf *b, json_t *av)
             size_t j;
             json_t *e;
             buf_putc(b, '[');
-            json_array_foreach(v, j, e) {
+            json_array_foreach(v, j, e)
+            {
                 if (j) buf_puts(b, ", ");
-                if (json_is_string(e)) buf_puts(b, json_string_value(e));
-                else java_value(b, e);
+                if (json_is_string(e))
+                    buf_puts(b, json_string_value(e));
+                else
+                    java_value(b, e);
             }
             buf_putc(b, ']');
         }
@@ -402,7 +444,8 @@ static void java_value(buf *b, json_t *av)
 
 /* A PutRequest or DeleteRequest as Java prints it (its one member, field, between open
  * and close), or null if the write request has none. */
-static void java_request(buf *b, json_t *request, const char *field, const char *open, const char *close)
+static void java_request(buf *b, json_t *request, const char *field, const char *open,
+                         const char *close)
 {
     if (request == NULL) {
         buf_puts(b, "null");
@@ -422,13 +465,17 @@ static void map_keys_error(json_t *items, qr_err *err)
     size_t i;
     int first = 1;
     buf_putc(&b, '{');
-    json_object_foreach(items, name, list) {
+    json_object_foreach(items, name, list)
+    {
         buf_printf(&b, "%s%s=[", first ? "" : ", ", name);
-        json_array_foreach(list, i, wr) {
+        json_array_foreach(list, i, wr)
+        {
             buf_printf(&b, "%sWriteRequest(putRequest=", i ? ", " : "");
-            java_request(&b, json_object_get(wr, "PutRequest"), "Item", "PutRequest(item=", ", workloadProfileName=null)");
+            java_request(&b, json_object_get(wr, "PutRequest"), "Item",
+                         "PutRequest(item=", ", workloadProfileName=null)");
             buf_puts(&b, ", deleteRequest=");
-            java_request(&b, json_object_get(wr, "DeleteRequest"), "Key", "DeleteRequest(key=", ")");
+            java_request(&b, json_object_get(wr, "DeleteRequest"), "Key",
+                         "DeleteRequest(key=", ")");
             buf_putc(&b, ')');
         }
         buf_putc(&b, ']');
@@ -436,10 +483,15 @@ static void map_keys_error(json_t *items, qr_err *err)
     }
     buf_putc(&b, '}');
     err_clear(err);
-    err_validation(err, "1 validation error detected: Value '%.700s' at 'requestItems' failed to satisfy constraint: "
-                        "Map keys must satisfy constraint: [Member must have length less than or equal to 255, Member "
-                        "must have length greater than or equal to 3, Member must satisfy regular expression pattern: "
-                        "[a-zA-Z0-9_.-]+]", b.data ? b.data : "");
+    err_validation(err,
+                   "1 validation error detected: Value '%.700s' at 'requestItems' failed to "
+                   "satisfy constraint: "
+                   "Map keys must satisfy constraint: [Member must have length less than or equal "
+                   "to 255, Member "
+                   "must have length greater than or equal to 3, Member must satisfy regular "
+                   "expression pattern: "
+                   "[a-zA-Z0-9_.-]+]",
+                   b.data ? b.data : "");
     buf_free(&b);
 }
 
@@ -447,9 +499,12 @@ int op_batch_write_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
 {
     json_t *items;
     const char *capacity, *metrics;
-    if (request_items(req, "BatchWriteItem", &items, err) || judge_members(req, items, 0, err)) return -1;
-    if (param_enum(req, "ReturnConsumedCapacity", capacity_modes, "NONE", &capacity, err)) return -1;
-    if (param_enum(req, "ReturnItemCollectionMetrics", metrics_modes, "NONE", &metrics, err)) return -1;
+    if (request_items(req, "BatchWriteItem", &items, err) || judge_members(req, items, 0, err))
+        return -1;
+    if (param_enum(req, "ReturnConsumedCapacity", capacity_modes, "NONE", &capacity, err))
+        return -1;
+    if (param_enum(req, "ReturnItemCollectionMetrics", metrics_modes, "NONE", &metrics, err))
+        return -1;
     size_t ntables = json_object_size(items), n = 0, nw = 0, total = 0;
     batch_table *bt = calloc(ntables, sizeof *bt);
     batch_write *w = calloc(BATCH_WRITE_MAX, sizeof *w);
@@ -458,31 +513,39 @@ int op_batch_write_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     int rc = -1;
     const char *name;
     json_t *list;
-    json_object_foreach(items, name, list) {
+    json_object_foreach(items, name, list)
+    {
         batch_table *b = &bt[n++];
         b->name = name;
         json_t *nm = json_string(name);
         if (check_key_name(nm, err)) {
             json_decref(nm);
-            if (strncmp(name, "arn:", 4) != 0 && strcmp(err->type, QR_E_VALIDATION) == 0) map_keys_error(items, err);
+            if (strncmp(name, "arn:", 4) != 0 && strcmp(err->type, QR_E_VALIDATION) == 0)
+                map_keys_error(items, err);
             goto done;
         }
         b->t = catalog_get(db, json_string_value(nm));
         json_decref(nm);
         if (!json_is_array(list) || json_array_size(list) == 0) {
             /* the map's value constraint, as for a list over 25 */
-            err_validation(err, "1 validation error detected: Value '{%s=[]}' at 'requestItems' failed to satisfy "
-                                "constraint: Map value must satisfy constraint: [Member must have length less than "
-                                "or equal to 25, Member must have length greater than or equal to 1]", name);
+            err_validation(
+                err,
+                "1 validation error detected: Value '{%s=[]}' at 'requestItems' failed to satisfy "
+                "constraint: Map value must satisfy constraint: [Member must have length less than "
+                "or equal to 25, Member must have length greater than or equal to 1]",
+                name);
             goto done;
         }
         if (json_array_size(list) > BATCH_WRITE_MAX) {
             /* One table over the limit breaks the map's value constraint; only a total
              * spread over several tables gets the "Too many items" text. */
-            err_validation(err, "1 validation error detected: Value '{%s=[%zu write requests]}' at 'requestItems' "
-                                "failed to satisfy constraint: Map value must satisfy constraint: [Member must "
-                                "have length less than or equal to 25, Member must have length greater than or "
-                                "equal to 1]", name, json_array_size(list));
+            err_validation(
+                err,
+                "1 validation error detected: Value '{%s=[%zu write requests]}' at 'requestItems' "
+                "failed to satisfy constraint: Map value must satisfy constraint: [Member must "
+                "have length less than or equal to 25, Member must have length greater than or "
+                "equal to 1]",
+                name, json_array_size(list));
             goto done;
         }
         total += json_array_size(list);
@@ -496,7 +559,8 @@ int op_batch_write_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
         }
         size_t i;
         json_t *wr;
-        json_array_foreach(list, i, wr) {
+        json_array_foreach(list, i, wr)
+        {
             batch_write *x = &w[nw];
             x->bt = b;
             x->key = &keys[nw];
@@ -504,7 +568,8 @@ int op_batch_write_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
             nw++;
             if (parse_write(b, wr, x, err)) goto done;
             for (size_t j = 0; j + 1 < nw; j++)
-                if (keys[j].len == x->key->len && memcmp(keys[j].data, x->key->data, x->key->len) == 0) {
+                if (keys[j].len == x->key->len &&
+                    memcmp(keys[j].data, x->key->data, x->key->len) == 0) {
                     err_validation(err, "Provided list of item keys contains duplicates");
                     goto done;
                 }
@@ -519,7 +584,8 @@ int op_batch_write_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     int wrote = err->type == NULL && store_write(db->st, sb, err) == 0;
     /* Statistics, and the mark that sends the index worker back for these writes' log
      * records, before the items' next writes can run. */
-    for (size_t i = 0; wrote && i < nw; i++) item_staged_done(w[i].bt->t, w[i].old, w[i].item);
+    for (size_t i = 0; wrote && i < nw; i++)
+        item_staged_done(w[i].bt->t, w[i].old, w[i].item);
     keys_unlock(db, keys, nw);
     if (!wrote) goto done;
     for (size_t i = 0; i < nw; i++) {

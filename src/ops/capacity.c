@@ -27,12 +27,13 @@ json_t *capacity_object(const char *mode, const char *table, double units, int i
     (void)is_write; /* the read/write split is a transaction's alone */
     if (mode == NULL || strcmp(mode, "NONE") == 0) return NULL;
     json_t *c = json_pack("{s:s,s:f}", "TableName", table, "CapacityUnits", units);
-    if (strcmp(mode, "INDEXES") == 0) json_object_set_new(c, "Table", json_pack("{s:f}", "CapacityUnits", units));
+    if (strcmp(mode, "INDEXES") == 0)
+        json_object_set_new(c, "Table", json_pack("{s:f}", "CapacityUnits", units));
     return c;
 }
 
-json_t *capacity_object_indexed(const char *mode, const table *t, double table_units, const double *index_units,
-                                int is_write)
+json_t *capacity_object_indexed(const char *mode, const table *t, double table_units,
+                                const double *index_units, int is_write)
 {
     (void)is_write;
     if (mode == NULL || strcmp(mode, "NONE") == 0) return NULL;
@@ -55,7 +56,8 @@ json_t *capacity_object_indexed(const char *mode, const table *t, double table_u
     return c;
 }
 
-void capacity_index_writes(const table *t, const json_t *old_item, const json_t *new_item, double *index_units)
+void capacity_index_writes(const table *t, const json_t *old_item, const json_t *new_item,
+                           double *index_units)
 {
     for (size_t i = 0; i < t->nindexes; i++) {
         int writes;

@@ -53,11 +53,15 @@ static int check_mixing(json_t *req, int allowed, qr_err *err)
         if (pairs[i].flag == EXPRS_KEY_CONDITION && !has_modern) continue;
         const char *l[2] = {pairs[i].legacy, pairs[i].legacy2};
         for (int j = 0; j < 2; j++)
-            if (l[j] && json_object_get(req, l[j])) list_add(legacy, sizeof legacy, &ln, ", ", l[j]);
+            if (l[j] && json_object_get(req, l[j]))
+                list_add(legacy, sizeof legacy, &ln, ", ", l[j]);
     }
     if (ln && mn)
-        return err_validation(err, "Can not use both expression and non-expression parameters in the same request: "
-                                   "Non-expression parameters: {%s} Expression parameters: {%s}", legacy, modern);
+        return err_validation(
+            err,
+            "Can not use both expression and non-expression parameters in the same request: "
+            "Non-expression parameters: {%s} Expression parameters: {%s}",
+            legacy, modern);
     return 0;
 }
 
@@ -68,20 +72,28 @@ static int check_key(const char *param, char prefix, const char *k, qr_err *err)
 {
     size_t n = strlen(k);
     if (n == 0)
-        return err_validation(err, "%s contains invalid key: The expression attribute map contains an empty key;", param);
+        return err_validation(
+            err, "%s contains invalid key: The expression attribute map contains an empty key;",
+            param);
     if (n > 255) {
         /* DynamoDB gives the size for a name's key, not for a value's. */
         if (prefix == '#')
-            return err_validation(err, "%s contains invalid key: The expression attribute map contains a key that is too long; size of key: %zu",
+            return err_validation(err,
+                                  "%s contains invalid key: The expression attribute map contains "
+                                  "a key that is too long; size of key: %zu",
                                   param, n);
-        return err_validation(err, "%s contains invalid key: The expression attribute map contains a key that is too long;", param);
+        return err_validation(err,
+                              "%s contains invalid key: The expression attribute map contains a "
+                              "key that is too long;",
+                              param);
     }
     int ok = k[0] == prefix && n > 1;
     for (size_t i = 1; ok && i < n; i++) {
         unsigned char c = (unsigned char)k[i];
         ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
     }
-    if (!ok) return err_validation(err, "%s contains invalid key: Syntax error; key: \"%s\"", param, k);
+    if (!ok)
+        return err_validation(err, "%s contains invalid key: Syntax error; key: \"%s\"", param, k);
     return 0;
 }
 
@@ -107,33 +119,46 @@ static int check_values_need_expression(json_t *req, int allowed, qr_err *err)
     }
     /* The single-item writes no longer name the missing expressions. */
     if (count == 0 || (allowed & EXPRS_CONDITION))
-        return err_validation(err, "ExpressionAttributeValues can only be specified when using expressions");
-    return err_validation(err, "ExpressionAttributeValues can only be specified when using expressions: %s %s null",
-                          list, count > 1 ? "are" : "is");
+        return err_validation(
+            err, "ExpressionAttributeValues can only be specified when using expressions");
+    return err_validation(
+        err, "ExpressionAttributeValues can only be specified when using expressions: %s %s null",
+        list, count > 1 ? "are" : "is");
 }
 
 static int check_names_values(json_t *names, json_t *values, qr_err *err)
 {
     if (names) {
-        if (json_object_size(names) == 0) return err_validation(err, "ExpressionAttributeNames must not be empty");
+        if (json_object_size(names) == 0)
+            return err_validation(err, "ExpressionAttributeNames must not be empty");
         const char *k;
         json_t *v;
-        json_object_foreach(names, k, v) {
+        json_object_foreach(names, k, v)
+        {
             if (!json_is_string(v))
-                return err_set(err, QR_E_SERIALIZATION, "ExpressionAttributeNames values must be strings");
+                return err_set(err, QR_E_SERIALIZATION,
+                               "ExpressionAttributeNames values must be strings");
             if (json_string_length(v) == 0)
-                return err_validation(err, "ExpressionAttributeNames contains invalid value: Empty attribute name for key %s", k);
+                return err_validation(err,
+                                      "ExpressionAttributeNames contains invalid value: Empty "
+                                      "attribute name for key %s",
+                                      k);
             /* Attribute names are C strings here, as object keys are in every request. */
             if (strlen(json_string_value(v)) != json_string_length(v))
-                return err_validation(err, "ExpressionAttributeNames contains invalid value: NUL character in attribute name for key %s", k);
+                return err_validation(err,
+                                      "ExpressionAttributeNames contains invalid value: NUL "
+                                      "character in attribute name for key %s",
+                                      k);
             if (check_key("ExpressionAttributeNames", '#', k, err)) return -1;
         }
     }
     if (values) {
-        if (json_object_size(values) == 0) return err_validation(err, "ExpressionAttributeValues must not be empty");
+        if (json_object_size(values) == 0)
+            return err_validation(err, "ExpressionAttributeValues must not be empty");
         const char *k;
         json_t *v;
-        json_object_foreach(values, k, v) {
+        json_object_foreach(values, k, v)
+        {
             if (check_key("ExpressionAttributeValues", ':', k, err)) return -1;
             qr_err inner;
             err_init(&inner);
@@ -141,8 +166,11 @@ static int check_names_values(json_t *names, json_t *values, qr_err *err)
             /* The older layer (model/layer.h) wraps what is wrong with a value in the
              * name of its key; the current one reports it as it is. */
             if (value_validate_any_depth(v, k, &inner)) {
-                if (strcmp(inner.type, QR_E_VALIDATION) == 0 && value_layer_now() == VALUE_LAYER_OLDER)
-                    return err_validation(err, "ExpressionAttributeValues contains invalid value: %s for key %s", inner.msg, k);
+                if (strcmp(inner.type, QR_E_VALIDATION) == 0 &&
+                    value_layer_now() == VALUE_LAYER_OLDER)
+                    return err_validation(
+                        err, "ExpressionAttributeValues contains invalid value: %s for key %s",
+                        inner.msg, k);
                 return err_set(err, inner.type, "%s", inner.msg);
             }
         }
@@ -155,7 +183,8 @@ static int expression_text(json_t *req, const char *key, const char **out, qr_er
     if (param_string(req, key, out, err)) return -1;
     /* The parser reads C strings: a NUL would silently end the expression early. */
     if (*out && strlen(*out) != json_string_length(json_object_get(req, key)))
-        return err_validation(err, "Invalid %s: Syntax error; token: \"\\u0000\", near: \"%s\"", key, *out);
+        return err_validation(err, "Invalid %s: Syntax error; token: \"\\u0000\", near: \"%s\"",
+                              key, *out);
     if (*out && (*out)[strspn(*out, " \t\r\n")] == '\0')
         return err_validation(err, "Invalid %s: The expression can not be empty;", key);
     return 0;
@@ -173,18 +202,30 @@ static int check_conditional_operator(json_t *req, int allowed, qr_err *err)
         if (m == NULL || json_is_null(m)) continue;
         present = 1;
         if (json_is_object(m) && json_object_size(m) <= 1)
-            return err_validation(err, "ConditionalOperator can only be used when Filter or Expected has two or more elements");
+            return err_validation(err, "ConditionalOperator can only be used when Filter or "
+                                       "Expected has two or more elements");
     }
-    if (!present) return err_validation(err, "ConditionalOperator cannot be used without Filter or Expected");
+    if (!present)
+        return err_validation(err, "ConditionalOperator cannot be used without Filter or Expected");
     return 0;
 }
 
 /* Every parameter exprs_parse reads. */
-static const char *const expression_params[] = {
-    "ExpressionAttributeNames", "ExpressionAttributeValues", "ConditionalOperator",
-    "ConditionExpression", "Expected", "FilterExpression", "QueryFilter", "ScanFilter",
-    "UpdateExpression", "AttributeUpdates", "ProjectionExpression", "AttributesToGet",
-    "KeyConditionExpression", "KeyConditions", NULL};
+static const char *const expression_params[] = {"ExpressionAttributeNames",
+                                                "ExpressionAttributeValues",
+                                                "ConditionalOperator",
+                                                "ConditionExpression",
+                                                "Expected",
+                                                "FilterExpression",
+                                                "QueryFilter",
+                                                "ScanFilter",
+                                                "UpdateExpression",
+                                                "AttributeUpdates",
+                                                "ProjectionExpression",
+                                                "AttributesToGet",
+                                                "KeyConditionExpression",
+                                                "KeyConditions",
+                                                NULL};
 
 /* Whether req has none of the parameters exprs_parse reads. Requests have a handful of
  * keys, so one pass over them is cheaper than a hash lookup of each parameter. */
@@ -192,7 +233,8 @@ static int no_expression_params(json_t *req)
 {
     const char *k;
     json_t *v;
-    json_object_foreach(req, k, v) {
+    json_object_foreach(req, k, v)
+    {
         for (size_t i = 0; expression_params[i]; i++)
             if (k[0] == expression_params[i][0] && strcmp(k, expression_params[i]) == 0) return 0;
     }
@@ -216,25 +258,29 @@ int exprs_parse(req_exprs *x, json_t *req, int allowed, qr_err *err)
     for (size_t i = 0; i < NPAIRS; i++)
         if ((allowed & pairs[i].flag) && json_object_get(req, pairs[i].expression)) any = 1;
     if (names && !any)
-        return err_validation(err, "ExpressionAttributeNames can only be specified when using expressions");
+        return err_validation(
+            err, "ExpressionAttributeNames can only be specified when using expressions");
     if (values && check_values_need_expression(req, allowed, err)) return -1;
     if (check_names_values(names, values, err)) return -1;
 
     const char *text, *op;
     if (param_string(req, "ConditionalOperator", &op, err)) return -1;
-    if (op && (allowed & (EXPRS_CONDITION | EXPRS_FILTER)) && check_conditional_operator(req, allowed, err))
+    if (op && (allowed & (EXPRS_CONDITION | EXPRS_FILTER)) &&
+        check_conditional_operator(req, allowed, err))
         return -1;
     if (allowed & EXPRS_CONDITION) {
         if (expression_text(req, "ConditionExpression", &text, err)) return -1;
         json_t *expected;
         if (param_object(req, "Expected", &expected, err)) return -1;
-        if (text && expr_parse_condition(&x->cx, "ConditionExpression", text, &x->condition)) return -1;
+        if (text && expr_parse_condition(&x->cx, "ConditionExpression", text, &x->condition))
+            return -1;
         if (expected && expr_from_expected(expected, op, &x->condition, err)) return -1;
     }
     if (allowed & EXPRS_FILTER) {
         if (expression_text(req, "FilterExpression", &text, err)) return -1;
         json_t *qf, *sf;
-        if (param_object(req, "QueryFilter", &qf, err) || param_object(req, "ScanFilter", &sf, err)) return -1;
+        if (param_object(req, "QueryFilter", &qf, err) || param_object(req, "ScanFilter", &sf, err))
+            return -1;
         if (text && expr_parse_condition(&x->cx, "FilterExpression", text, &x->filter)) return -1;
         if (qf && expr_from_filter("QueryFilter", qf, op, &x->filter, err)) return -1;
         if (sf && expr_from_filter("ScanFilter", sf, op, &x->filter, err)) return -1;
@@ -273,11 +319,13 @@ static int nests_into(const req_exprs *x, const char *name)
 
 int exprs_check_key_paths(const req_exprs *x, const table *t, qr_err *err)
 {
-    static const char msg[] = "Key attributes must be scalars; list random access '[]' and map lookup '.' "
-                              "are not allowed: %s: %s";
+    static const char msg[] =
+        "Key attributes must be scalars; list random access '[]' and map lookup '.' "
+        "are not allowed: %s: %s";
     const key_attr *keys[2] = {&t->pk, &t->sk};
     for (int k = 0; k < 2; k++)
-        if (keys[k]->name && nests_into(x, keys[k]->name)) return err_validation(err, msg, "Key", keys[k]->name);
+        if (keys[k]->name && nests_into(x, keys[k]->name))
+            return err_validation(err, msg, "Key", keys[k]->name);
     for (size_t i = 0; i < t->nindexes; i++) {
         const qr_index *ix = &t->indexes[i];
         for (int k = 0; k < ix->npk; k++)
@@ -311,7 +359,8 @@ int exprs_operand_type_error(json_t *filter, json_t *names, json_t *values, qr_e
     if (exprs_parse(&x, probe, EXPRS_FILTER, &e) == 0) exprs_finish(&x);
     exprs_free(&x);
     json_decref(probe);
-    const char *at = e.type && strcmp(e.type, QR_E_VALIDATION) == 0 ? strstr(e.msg, wrong_type) : NULL;
+    const char *at =
+        e.type && strcmp(e.type, QR_E_VALIDATION) == 0 ? strstr(e.msg, wrong_type) : NULL;
     int rc = at ? err_validation(err, "%s", at) : 0;
     err_clear(&e);
     return rc;

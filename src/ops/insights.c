@@ -16,7 +16,8 @@
 
 #define KIND 'I'
 
-static pthread_mutex_t update_lock = PTHREAD_MUTEX_INITIALIZER; /* one read-modify-write at a time */
+static pthread_mutex_t update_lock =
+    PTHREAD_MUTEX_INITIALIZER; /* one read-modify-write at a time */
 
 static const char *const modes[] = {"ACCESSED_AND_THROTTLED_KEYS", "THROTTLED_KEYS", NULL};
 /* The same modes in the order DynamoDB lists them when one is refused. */
@@ -27,7 +28,8 @@ static int target(qr_db *db, json_t *req, table **t, const char **index, qr_err 
 {
     if (param_string(req, "IndexName", index, err)) return -1;
     if (*index && (strlen(*index) < 3 || strlen(*index) > 255))
-        return err_validation(err, "IndexName must be at least 3 characters long and at most 255 characters long");
+        return err_validation(
+            err, "IndexName must be at least 3 characters long and at most 255 characters long");
     json_t *name = json_object_get(req, "TableName");
     if (param_check_table_name(name, "tableName", err)) return -1;
     if ((*t = catalog_get(db, json_string_value(name))) == NULL)
@@ -36,7 +38,8 @@ static int target(qr_db *db, json_t *req, table **t, const char **index, qr_err 
     if (*index) {
         qr_index *ix = table_index(*t, *index);
         if (ix == NULL || !ix->global) {
-            err_set(err, QR_E_NOT_FOUND, "Requested resource not found: Index: %s not found for table: %s", *index,
+            err_set(err, QR_E_NOT_FOUND,
+                    "Requested resource not found: Index: %s not found for table: %s", *index,
                     (*t)->name);
             catalog_release(db, *t);
             return -1;
@@ -87,8 +90,10 @@ int op_describe_contributor_insights(qr_db *db, json_t *req, json_t **resp, qr_e
     if (index) json_object_set_new(*resp, "IndexName", json_string(index));
     /* A table never enabled shows its status alone; once enabled, when it last changed and
      * the mode stay shown. */
-    if (is_enabled(s)) json_object_set_new(*resp, "ContributorInsightsRuleList", rules(t, index, s));
-    json_object_set_new(*resp, "ContributorInsightsStatus", json_string(is_enabled(s) ? "ENABLED" : "DISABLED"));
+    if (is_enabled(s))
+        json_object_set_new(*resp, "ContributorInsightsRuleList", rules(t, index, s));
+    json_object_set_new(*resp, "ContributorInsightsStatus",
+                        json_string(is_enabled(s) ? "ENABLED" : "DISABLED"));
     if (s) {
         json_object_set(*resp, "LastUpdateDateTime", json_object_get(s, "Updated"));
         json_object_set(*resp, "ContributorInsightsMode", json_object_get(s, "Mode"));
@@ -102,7 +107,8 @@ int op_update_contributor_insights(qr_db *db, json_t *req, json_t **resp, qr_err
 {
     static const char *const actions[] = {"ENABLE", "DISABLE", NULL};
     const char *action, *mode;
-    if (json_object_get(req, "ContributorInsightsAction") == NULL) return param_null("contributorInsightsAction", err);
+    if (json_object_get(req, "ContributorInsightsAction") == NULL)
+        return param_null("contributorInsightsAction", err);
     if (param_enum(req, "ContributorInsightsAction", actions, NULL, &action, err) ||
         param_enum(req, "ContributorInsightsMode", listed_modes, NULL, &mode, err))
         return -1;
@@ -119,14 +125,16 @@ int op_update_contributor_insights(qr_db *db, json_t *req, json_t **resp, qr_err
         /* ENABLE without a mode asks for the default one. Asking for what is already so
          * changes nothing and answers the settled status; a new mode is a new enabling
          * (the rules keep their names). */
-        const char *want = mode ? mode : modes[0], *was = json_string_value(json_object_get(cur, "Mode"));
+        const char *want = mode ? mode : modes[0],
+                   *was = json_string_value(json_object_get(cur, "Mode"));
         if (is_enabled(cur) && was && strcmp(want, was) == 0) {
             status = "ENABLED";
         } else {
             status = "ENABLING";
-            next = json_pack("{s:b,s:f,s:f,s:s}", "Enabled", 1, "Since",
-                             is_enabled(cur) ? json_number_value(json_object_get(cur, "Since")) : now, "Updated", now,
-                             "Mode", want);
+            next =
+                json_pack("{s:b,s:f,s:f,s:s}", "Enabled", 1, "Since",
+                          is_enabled(cur) ? json_number_value(json_object_get(cur, "Since")) : now,
+                          "Updated", now, "Mode", want);
         }
     } else if (!is_enabled(cur)) {
         status = "DISABLED"; /* nothing to disable */
@@ -159,8 +167,8 @@ static int summarise(qr_db *db, table *t, const char *index, json_t *out, qr_err
         json_decref(s);
         return 0;
     }
-    json_t *e = json_pack("{s:s,s:s,s:O}", "TableName", t->name, "ContributorInsightsStatus", "ENABLED",
-                          "ContributorInsightsMode", json_object_get(s, "Mode"));
+    json_t *e = json_pack("{s:s,s:s,s:O}", "TableName", t->name, "ContributorInsightsStatus",
+                          "ENABLED", "ContributorInsightsMode", json_object_get(s, "Mode"));
     if (index) json_object_set_new(e, "IndexName", json_string(index));
     json_array_append_new(out, e);
     json_decref(s);
@@ -173,14 +181,16 @@ int op_list_contributor_insights(qr_db *db, json_t *req, json_t **resp, qr_err *
     long long max = 100;
     int given;
     if (param_optional_table_name(req, &table_name, err) ||
-        param_string(req, "NextToken", &after, err) || param_int(req, "MaxResults", 0, 100, &max, &given, err))
+        param_string(req, "NextToken", &after, err) ||
+        param_int(req, "MaxResults", 0, 100, &max, &given, err))
         return -1;
     if (max == 0) max = 100;
     json_t *names = catalog_names(db), *all = json_array();
     size_t i;
     json_t *n;
     int rc = 0;
-    json_array_foreach(names, i, n) {
+    json_array_foreach(names, i, n)
+    {
         const char *name = json_string_value(n);
         if (table_name && strcmp(name, table_name) != 0) continue;
         table *t = catalog_get(db, name);
@@ -197,10 +207,12 @@ int op_list_contributor_insights(qr_db *db, json_t *req, json_t **resp, qr_err *
         return -1;
     }
     table *named = table_name && json_array_size(all) == 0 ? catalog_get(db, table_name) : NULL;
-    if (named) catalog_release(db, named);
+    if (named)
+        catalog_release(db, named);
     else if (table_name && json_array_size(all) == 0) {
         json_decref(all);
-        return err_set(err, QR_E_NOT_FOUND, "Requested resource not found: Table: %s not found", table_name);
+        return err_set(err, QR_E_NOT_FOUND, "Requested resource not found: Table: %s not found",
+                       table_name);
     }
     /* Pages go in table order; NextToken is the position of the first summary not given. */
     size_t first = 0;

@@ -15,7 +15,8 @@
 
 static const char *const capacity_modes[] = {"INDEXES", "TOTAL", "NONE", NULL};
 /* In the order DynamoDB lists them when it refuses another value. */
-static const char *const return_values[] = {"ALL_NEW", "UPDATED_OLD", "ALL_OLD", "NONE", "UPDATED_NEW", NULL};
+static const char *const return_values[] = {"ALL_NEW", "UPDATED_OLD", "ALL_OLD",
+                                            "NONE",    "UPDATED_NEW", NULL};
 static const char *const metrics_modes[] = {"SIZE", "NONE", NULL};
 static const char *const on_failure_modes[] = {"ALL_OLD", "NONE", NULL};
 
@@ -28,8 +29,9 @@ typedef struct write_params {
 } write_params;
 
 /* ReturnValues refused among other refused members, in DynamoDB's generic words. */
-#define RV_AMONG_OTHERS \
-    "Failed to satisfy constraint: Member must satisfy enum value set: [ALL_OLD, UPDATED_OLD, ALL_NEW, UPDATE_NEW, NONE]"
+#define RV_AMONG_OTHERS                                                                            \
+    "Failed to satisfy constraint: Member must satisfy enum value set: [ALL_OLD, UPDATED_OLD, "    \
+    "ALL_NEW, UPDATE_NEW, NONE]"
 
 /* PutItem and DeleteItem judge ReturnConsumedCapacity, ReturnValues and
  * ReturnItemCollectionMetrics together and report every one that fails in one message,
@@ -38,7 +40,8 @@ typedef struct write_params {
  * 2026). An error of another kind (a member of the wrong JSON type) is reported alone. */
 static int judge_write_enums(json_t *req, write_params *p, qr_err *err)
 {
-    static const char *const keys[] = {"ReturnConsumedCapacity", "ReturnValues", "ReturnItemCollectionMetrics"};
+    static const char *const keys[] = {"ReturnConsumedCapacity", "ReturnValues",
+                                       "ReturnItemCollectionMetrics"};
     const char *const *sets[] = {capacity_modes, return_values, metrics_modes};
     const char **outs[] = {&p->capacity, &p->return_values, &p->metrics};
     qr_err e[3];
@@ -48,7 +51,8 @@ static int judge_write_enums(json_t *req, write_params *p, qr_err *err)
         if (param_enum(req, keys[i], sets[i], "NONE", outs[i], &e[i]) == 0) continue;
         if (strcmp(e[i].type, QR_E_VALIDATION) != 0) {
             err_set(err, e[i].type, "%s", e[i].msg);
-            for (int j = 0; j <= i; j++) err_clear(&e[j]);
+            for (int j = 0; j <= i; j++)
+                err_clear(&e[j]);
             return -1;
         }
         bad++;
@@ -63,7 +67,8 @@ static int judge_write_enums(json_t *req, write_params *p, qr_err *err)
             if (e[i].type) member_errors_add(&m, i == 1 ? RV_AMONG_OTHERS : e[i].msg);
         member_errors_finish(&m, err);
     }
-    for (int i = 0; i < 3; i++) err_clear(&e[i]);
+    for (int i = 0; i < 3; i++)
+        err_clear(&e[i]);
     return bad ? -1 : 0;
 }
 
@@ -79,9 +84,11 @@ static int read_the_older_way(json_t *req)
         if ((levels = value_nesting_most(json_object_get(req, holders[i]))) > most) most = levels;
     const char *k;
     json_t *cond;
-    json_object_foreach(json_object_get(req, "Expected"), k, cond) {
+    json_object_foreach(json_object_get(req, "Expected"), k, cond)
+    {
         json_t *one = json_object_get(cond, "Value");
-        levels = one ? value_nesting(one) : value_nesting_most(json_object_get(cond, "AttributeValueList"));
+        levels = one ? value_nesting(one)
+                     : value_nesting_most(json_object_get(cond, "AttributeValueList"));
         if (levels > most) most = levels;
     }
     return most > QR_DEEP_READ_LEVELS;
@@ -95,12 +102,16 @@ static int read_write_params(json_t *req, int allow_updated, write_params *p, qr
     if (json_object_get(req, "ConditionalOperator") && read_the_older_way(req) &&
         param_enum(req, "ConditionalOperator", operators, NULL, &op, err))
         return -1;
-    if (allow_updated ? param_enum(req, "ReturnValues", return_values, "NONE", &p->return_values, err) ||
-                            param_enum(req, "ReturnConsumedCapacity", capacity_modes, "NONE", &p->capacity, err) ||
-                            param_enum(req, "ReturnItemCollectionMetrics", metrics_modes, "NONE", &p->metrics, err)
-                      : judge_write_enums(req, p, err))
+    if (allow_updated
+            ? param_enum(req, "ReturnValues", return_values, "NONE", &p->return_values, err) ||
+                  param_enum(req, "ReturnConsumedCapacity", capacity_modes, "NONE", &p->capacity,
+                             err) ||
+                  param_enum(req, "ReturnItemCollectionMetrics", metrics_modes, "NONE", &p->metrics,
+                             err)
+            : judge_write_enums(req, p, err))
         return -1;
-    if (param_enum(req, "ReturnValuesOnConditionCheckFailure", on_failure_modes, "NONE", &p->on_failure, err))
+    if (param_enum(req, "ReturnValuesOnConditionCheckFailure", on_failure_modes, "NONE",
+                   &p->on_failure, err))
         return -1;
     if (!allow_updated && strcmp(p->return_values, "NONE") && strcmp(p->return_values, "ALL_OLD"))
         return err_validation(err, "%sReturnValues can only be ALL_OLD or NONE",
@@ -133,13 +144,18 @@ static int parse_write_exprs(req_exprs *x, json_t *req, int allowed, qr_err *err
          * condition reads it (31 of 33 regions in October 2026, for UpdateItem). */
         const char *k;
         json_t *v;
-        json_object_foreach(json_object_get(req, "ExpressionAttributeValues"), k, v) {
+        json_object_foreach(json_object_get(req, "ExpressionAttributeValues"), k, v)
+        {
             int levels = value_nesting(v);
             /* far past the limit, the older reading names the value's key, bare */
             if (levels > QR_DEEP_READ_LEVELS + 1)
-                return err_validation(err, "ExpressionAttributeValues contains invalid value: " QR_MSG_TOO_DEEP
-                                           " for key %s", k);
-            if (levels > QR_MAX_DEPTH) return err_validation(err, "1 validation error detected: " QR_MSG_TOO_DEEP);
+                return err_validation(
+                    err,
+                    "ExpressionAttributeValues contains invalid value: " QR_MSG_TOO_DEEP
+                    " for key %s",
+                    k);
+            if (levels > QR_MAX_DEPTH)
+                return err_validation(err, "1 validation error detected: " QR_MSG_TOO_DEEP);
         }
         return 0;
     }
@@ -153,11 +169,13 @@ int item_check_condition(const expr_cond *c, const json_t *old, const char *on_f
     if (ok < 0) return -1;
     if (ok) return 0;
     err_set(err, QR_E_CONDITION, "The conditional request failed");
-    if (old && strcmp(on_failure, "ALL_OLD") == 0 && err->item == NULL) err->item = json_deep_copy(old);
+    if (old && strcmp(on_failure, "ALL_OLD") == 0 && err->item == NULL)
+        err->item = json_deep_copy(old);
     return -1;
 }
 
-int item_update_leaves_none(const table *t, const json_t *old, const expr_update *u, const json_t *item)
+int item_update_leaves_none(const table *t, const json_t *old, const expr_update *u,
+                            const json_t *item)
 {
     if (old || u == NULL || item == NULL) return 0;
     json_t *names = expr_update_top_names(u);
@@ -167,8 +185,8 @@ int item_update_leaves_none(const table *t, const json_t *old, const expr_update
 }
 
 /* Adds ConsumedCapacity for a write, with what each index consumed. */
-static void report_write_capacity(json_t *resp, const char *mode, const table *t, double units, const json_t *old_item,
-                                  const json_t *new_item)
+static void report_write_capacity(json_t *resp, const char *mode, const table *t, double units,
+                                  const json_t *old_item, const json_t *new_item)
 {
     if (strcmp(mode, "NONE") == 0) return;
     double idx[QR_MAX_GSI + QR_MAX_LSI] = {0};
@@ -177,7 +195,8 @@ static void report_write_capacity(json_t *resp, const char *mode, const table *t
 }
 
 /* Adds ItemCollectionMetrics when asked for and the table has local indexes. */
-static void report_metrics(qr_db *db, const table *t, const write_params *p, json_t *resp, const json_t *item)
+static void report_metrics(qr_db *db, const table *t, const write_params *p, json_t *resp,
+                           const json_t *item)
 {
     if (item && strcmp(p->metrics, "SIZE") == 0 && table_lsi_count(t) > 0)
         json_object_set_new(resp, "ItemCollectionMetrics", collection_metrics(db, t, item));
@@ -188,7 +207,6 @@ static double write_units(const json_t *old_item, const json_t *new_item)
     size_t a = old_item ? item_size(old_item) : 0, b = new_item ? item_size(new_item) : 0;
     return capacity_write_units(a > b ? a : b);
 }
-
 
 int op_put_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
 {
@@ -208,7 +226,8 @@ int op_put_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
      * still add the ReturnValues error beside it). */
     json_t *name = json_object_get(req, "TableName");
     if (json_is_string(name) && json_string_length(name) == 0) {
-        err_validation(err, "1 validation error detected: Value at 'TableName' failed to satisfy constraint: Member "
+        err_validation(err, "1 validation error detected: Value at 'TableName' failed to satisfy "
+                            "constraint: Member "
                             "must have length greater than or equal to 1");
         goto done;
     }
@@ -224,10 +243,12 @@ int op_put_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     if (key_check_item(t, item, err) || item_validate_size(item, &new_size, err)) {
         /* PutItem reports a NULL that is not true (every region) and a name too long
          * (measured in September 2026) inside the envelope. */
-        static const char null_false[] = "One or more parameter values were invalid: Null attribute value types";
-        if (strncmp(err->msg, null_false, sizeof null_false - 1) == 0 || strcmp(err->msg, QR_MSG_NAME_TOO_LARGE) == 0 ||
-            value_error_is_malformed(err) ||
-            (strcmp(err->msg, QR_MSG_TOO_DEEP) == 0 && value_nesting_most(item) <= QR_DEEP_READ_LEVELS))
+        static const char null_false[] =
+            "One or more parameter values were invalid: Null attribute value types";
+        if (strncmp(err->msg, null_false, sizeof null_false - 1) == 0 ||
+            strcmp(err->msg, QR_MSG_NAME_TOO_LARGE) == 0 || value_error_is_malformed(err) ||
+            (strcmp(err->msg, QR_MSG_TOO_DEEP) == 0 &&
+             value_nesting_most(item) <= QR_DEEP_READ_LEVELS))
             envelope(err);
         goto done;
     }
@@ -251,11 +272,14 @@ int op_put_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     if (item_check_condition(x.condition, old, p.on_failure, err)) goto done;
     batch = store_batch_new();
     if (item_stage_sized(db, t, batch, &key, found, old, item, new_size, err) ||
-        item_write_locked(db, t, batch, &lock, found ? 0 : 1, (int64_t)new_size - (int64_t)old_size, err))
+        item_write_locked(db, t, batch, &lock, found ? 0 : 1, (int64_t)new_size - (int64_t)old_size,
+                          err))
         goto done;
     *resp = json_object();
     if (old && strcmp(p.return_values, "ALL_OLD") == 0) json_object_set(*resp, "Attributes", old);
-    report_write_capacity(*resp, p.capacity, t, capacity_write_units(old_size > new_size ? old_size : new_size), old, item);
+    report_write_capacity(*resp, p.capacity, t,
+                          capacity_write_units(old_size > new_size ? old_size : new_size), old,
+                          item);
     report_metrics(db, t, &p, *resp, item);
     rc = 0;
 done:
@@ -280,7 +304,8 @@ int op_get_item(qr_db *db, json_t *req, buf *out, qr_err *err)
     int consistent, rc = -1;
     buf key;
     buf_init(&key, 0);
-    if (param_enum(req, "ReturnConsumedCapacity", capacity_modes, "NONE", &capacity, err)) goto done;
+    if (param_enum(req, "ReturnConsumedCapacity", capacity_modes, "NONE", &capacity, err))
+        goto done;
     if (param_table(db, req, "TableName", &t, err)) goto done;
     if (param_object(req, "Key", &keyv, err)) goto done;
     if (keyv == NULL) {
@@ -311,7 +336,8 @@ int op_get_item(qr_db *db, json_t *req, buf *out, qr_err *err)
         }
         buf_puts(out, "\"Item\":");
         if (x.projection) {
-            json_t *item = json_read(json, jlen, JSON_ALLOW_NUL, NULL), *p = expr_project(x.projection, item);
+            json_t *item = json_read(json, jlen, JSON_ALLOW_NUL, NULL),
+                   *p = expr_project(x.projection, item);
             json_append(out, p);
             json_decref(p);
             json_decref(item);
@@ -340,10 +366,10 @@ typedef struct keyed_write {
     table *t;
     req_exprs x;
     write_params p;
-    json_t *keyv;            /* the request's Key (borrowed) */
+    json_t *keyv; /* the request's Key (borrowed) */
     buf key;
-    pthread_mutex_t *lock;   /* held between keyed_lock_read and keyed_unlock */
-    json_t *old;             /* the current item, or NULL */
+    pthread_mutex_t *lock; /* held between keyed_lock_read and keyed_unlock */
+    json_t *old;           /* the current item, or NULL */
 } keyed_write;
 
 /* A keyed write without its Key: DynamoDB judges the request's members together and
@@ -359,18 +385,23 @@ static int missing_key_errors(qr_db *db, json_t *req, qr_err *err)
     const char *s;
     qr_err e;
     err_init(&e);
-    if (param_enum(req, "ReturnConsumedCapacity", capacity_modes, "NONE", &s, &e)) member_errors_add(&m, e.msg);
+    if (param_enum(req, "ReturnConsumedCapacity", capacity_modes, "NONE", &s, &e))
+        member_errors_add(&m, e.msg);
     err_clear(&e);
     table *t = NULL;
-    if (param_table(db, req, "TableName", &t, &e) && strcmp(e.type, QR_E_VALIDATION) == 0) member_errors_add(&m, e.msg);
+    if (param_table(db, req, "TableName", &t, &e) && strcmp(e.type, QR_E_VALIDATION) == 0)
+        member_errors_add(&m, e.msg);
     if (t) catalog_release(db, t);
     err_clear(&e);
-    if (param_enum(req, "ReturnValues", return_values, "NONE", &s, &e)) member_errors_add(&m, e.msg);
+    if (param_enum(req, "ReturnValues", return_values, "NONE", &s, &e))
+        member_errors_add(&m, e.msg);
     err_clear(&e);
     static const char *const operators[] = {"OR", "AND", NULL};
-    if (param_enum(req, "ConditionalOperator", operators, NULL, &s, &e)) member_errors_add(&m, e.msg);
+    if (param_enum(req, "ConditionalOperator", operators, NULL, &s, &e))
+        member_errors_add(&m, e.msg);
     err_clear(&e);
-    member_errors_add(&m, "Value null at 'key' failed to satisfy constraint: Member must not be null");
+    member_errors_add(&m,
+                      "Value null at 'key' failed to satisfy constraint: Member must not be null");
     return member_errors_finish(&m, err);
 }
 
@@ -392,17 +423,20 @@ static int update_enums_both_bad(json_t *req, qr_err *err)
 }
 
 /* Checks the request: table, Key, the common parameters and the expressions. */
-static int keyed_begin(qr_db *db, json_t *req, int allow_updated, int expressions, keyed_write *w, qr_err *err)
+static int keyed_begin(qr_db *db, json_t *req, int allow_updated, int expressions, keyed_write *w,
+                       qr_err *err)
 {
     memset(w, 0, sizeof *w);
     buf_init(&w->key, 0);
     if (missing_key_errors(db, req, err)) return -1;
     if (allow_updated && update_enums_both_bad(req, err)) return -1;
-    if (read_write_params(req, allow_updated, &w->p, err)) return -1; /* before the table, as in PutItem */
+    if (read_write_params(req, allow_updated, &w->p, err))
+        return -1; /* before the table, as in PutItem */
     if (param_table(db, req, "TableName", &w->t, err)) return -1;
     if (param_object(req, "Key", &w->keyv, err)) return -1;
     if (w->keyv == NULL) return param_null("key", err);
-    if (key_check_key(w->t, w->keyv, err)) return value_error_is_malformed(err) ? envelope(err) : -1;
+    if (key_check_key(w->t, w->keyv, err))
+        return value_error_is_malformed(err) ? envelope(err) : -1;
     if (parse_write_exprs(&w->x, req, expressions, err)) return -1;
     return key_item(&w->key, w->t, w->keyv, err);
 }
@@ -434,11 +468,13 @@ int op_delete_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
 {
     keyed_write w;
     int rc = -1;
-    if (keyed_begin(db, req, 0, EXPRS_CONDITION, &w, err) || keyed_lock_read(db, &w, err)) goto done;
+    if (keyed_begin(db, req, 0, EXPRS_CONDITION, &w, err) || keyed_lock_read(db, &w, err))
+        goto done;
     if (item_write(db, w.t, &w.key, w.old, NULL, &w.lock, err)) goto done;
     keyed_unlock(&w);
     *resp = json_object();
-    if (w.old && strcmp(w.p.return_values, "ALL_OLD") == 0) json_object_set(*resp, "Attributes", w.old);
+    if (w.old && strcmp(w.p.return_values, "ALL_OLD") == 0)
+        json_object_set(*resp, "Attributes", w.old);
     report_write_capacity(*resp, w.p.capacity, w.t, write_units(w.old, NULL), w.old, NULL);
     report_metrics(db, w.t, &w.p, *resp, w.old);
     rc = 0;
@@ -455,11 +491,15 @@ static int check_update_keys(const table *t, const expr_update *u, qr_err *err)
     size_t i;
     json_t *n;
     int rc = 0;
-    json_array_foreach(names, i, n) {
+    json_array_foreach(names, i, n)
+    {
         const char *s = json_string_value(n);
         if (strcmp(s, t->pk.name) == 0 || (t->sk.name && strcmp(s, t->sk.name) == 0)) {
-            rc = err_validation(err, "One or more parameter values were invalid: Cannot update attribute %s. "
-                                     "This attribute is part of the key", s);
+            rc = err_validation(
+                err,
+                "One or more parameter values were invalid: Cannot update attribute %s. "
+                "This attribute is part of the key",
+                s);
             break;
         }
     }
@@ -504,15 +544,20 @@ static int update_item(qr_db *db, json_t *req, int measure_request, json_t **res
     }
     /* An update that leaves an index key empty is told so in the update's own words. */
     if (item && index_check_item(w.t, item, err)) {
-        static const char empty[] = "One or more parameter values are not valid. A value specified for a secondary "
-                                    "index key is not supported. The AttributeValue for a key attribute cannot "
-                                    "contain an empty ";
+        static const char empty[] =
+            "One or more parameter values are not valid. A value specified for a secondary "
+            "index key is not supported. The AttributeValue for a key attribute cannot "
+            "contain an empty ";
         if (strncmp(err->msg, empty, sizeof empty - 1) == 0) {
-            const char *kind = strncmp(err->msg + sizeof empty - 1, "binary", 6) == 0 ? "binary" : "string";
+            const char *kind =
+                strncmp(err->msg + sizeof empty - 1, "binary", 6) == 0 ? "binary" : "string";
             err_clear(err);
-            err_validation(err, "One or more parameter values are not valid. The update expression attempted to "
-                                "update a secondary index key to a value that is not supported. The AttributeValue "
-                                "for a key attribute cannot contain an empty %s value.", kind);
+            err_validation(
+                err,
+                "One or more parameter values are not valid. The update expression attempted to "
+                "update a secondary index key to a value that is not supported. The AttributeValue "
+                "for a key attribute cannot contain an empty %s value.",
+                kind);
         }
         goto done;
     }
@@ -521,9 +566,12 @@ static int update_item(qr_db *db, json_t *req, int measure_request, json_t **res
     *resp = json_object();
     const char *rv = w.p.return_values;
     json_t *attrs = NULL;
-    if (strcmp(rv, "ALL_OLD") == 0 && w.old) attrs = json_incref(w.old);
-    else if (strcmp(rv, "ALL_NEW") == 0 && item) attrs = json_incref(item);
-    else if (strncmp(rv, "UPDATED_", 8) == 0 && w.x.update && (rv[8] == 'O' ? w.old != NULL : item != NULL)) {
+    if (strcmp(rv, "ALL_OLD") == 0 && w.old)
+        attrs = json_incref(w.old);
+    else if (strcmp(rv, "ALL_NEW") == 0 && item)
+        attrs = json_incref(item);
+    else if (strncmp(rv, "UPDATED_", 8) == 0 && w.x.update &&
+             (rv[8] == 'O' ? w.old != NULL : item != NULL)) {
         /* Exactly the paths the update touched, nested parts included, as DynamoDB returns. */
         expr_proj *touched = expr_update_projection(w.x.update);
         attrs = expr_project(touched, rv[8] == 'O' ? w.old : item);

@@ -98,7 +98,8 @@ int op_delete_resource_policy(qr_db *db, json_t *req, json_t **resp, qr_err *err
 /* *out is the setting (a new reference) or NULL if none. */
 int setting_get(qr_db *db, const table *t, char kind, const char *sub, json_t **out, qr_err *err);
 /* Stores value, or removes the setting when value is NULL. */
-int setting_put(qr_db *db, const table *t, char kind, const char *sub, const json_t *value, qr_err *err);
+int setting_put(qr_db *db, const table *t, char kind, const char *sub, const json_t *value,
+                qr_err *err);
 /* Removes every setting of t (DeleteTable), so none is left behind in the store. */
 void setting_forget_all(qr_db *db, const table *t);
 /* The parts of an ARN "arn:PARTITION:SERVICE:REGION:ACCOUNT:RESOURCE" (slices of it, not
@@ -181,15 +182,18 @@ const char *param_field(const char *key, char *out, size_t cap);
 /* ---- exprs.c: the expressions of one request ---- */
 typedef struct req_exprs {
     expr_ctx cx;
-    expr_cond *condition;   /* ConditionExpression or Expected */
-    expr_cond *filter;      /* FilterExpression, QueryFilter or ScanFilter */
-    expr_update *update;    /* UpdateExpression or AttributeUpdates */
-    expr_proj *projection;  /* ProjectionExpression or AttributesToGet */
-    int has_key_condition;  /* KeyConditionExpression present (parsed by the caller) */
+    expr_cond *condition;  /* ConditionExpression or Expected */
+    expr_cond *filter;     /* FilterExpression, QueryFilter or ScanFilter */
+    expr_update *update;   /* UpdateExpression or AttributeUpdates */
+    expr_proj *projection; /* ProjectionExpression or AttributesToGet */
+    int has_key_condition; /* KeyConditionExpression present (parsed by the caller) */
 } req_exprs;
 
 enum {
-    EXPRS_CONDITION = 1, EXPRS_FILTER = 2, EXPRS_UPDATE = 4, EXPRS_PROJECTION = 8,
+    EXPRS_CONDITION = 1,
+    EXPRS_FILTER = 2,
+    EXPRS_UPDATE = 4,
+    EXPRS_PROJECTION = 8,
     EXPRS_KEY_CONDITION = 16
 };
 /* Parses the expression parameters the operation allows (EXPRS_* flags) from req, and
@@ -217,17 +221,20 @@ json_t *capacity_object(const char *mode, const char *table, double units, int i
 /* The same for a table whose indexes took part: index_units[i] is what index
  * t->indexes[i] consumed (0: untouched). The total includes them; INDEXES mode lists
  * them under GlobalSecondaryIndexes / LocalSecondaryIndexes. */
-json_t *capacity_object_indexed(const char *mode, const table *t, double table_units, const double *index_units,
-                                int is_write);
+json_t *capacity_object_indexed(const char *mode, const table *t, double table_units,
+                                const double *index_units, int is_write);
 /* Fills index_units (t->nindexes entries) for one write old -> new. */
-void capacity_index_writes(const table *t, const json_t *old_item, const json_t *new_item, double *index_units);
+void capacity_index_writes(const table *t, const json_t *old_item, const json_t *new_item,
+                           double *index_units);
 
 /* ---- items.c ---- */
 /* Evaluates a write's condition (NULL: none) against the current item (NULL: none). On
  * failure records ConditionalCheckFailedException, with a copy of the item attached to
  * err->item when on_failure is "ALL_OLD". */
-int item_check_condition(const expr_cond *c, const json_t *old, const char *on_failure, qr_err *err);
+int item_check_condition(const expr_cond *c, const json_t *old, const char *on_failure,
+                         qr_err *err);
 /* 1 when update u, applied to an absent item, left only the key (its actions only removed):
  * DynamoDB then writes no item. An update with no actions at all still creates one. */
-int item_update_leaves_none(const table *t, const json_t *old, const expr_update *u, const json_t *item);
+int item_update_leaves_none(const table *t, const json_t *old, const expr_update *u,
+                            const json_t *item);
 #endif

@@ -13,7 +13,6 @@
 #include "ops/ops.h"
 #include "util/jsonread.h"
 
-
 typedef struct operation {
     const char *name;
     op_handler run;           /* returns a JSON document, or */
@@ -46,7 +45,8 @@ static const operation operations[] = {
     {"BatchGetItem", op_batch_get_item, NULL, 1, 0},
     {"BatchWriteItem", op_batch_write_item, NULL, 0, 1},
     {"TransactWriteItems", op_transact_write_items, NULL, 0, 1},
-    {"TransactGetItems", op_transact_get_items, NULL, 0, 1}, /* waits on the locks of writes being synced */
+    {"TransactGetItems", op_transact_get_items, NULL, 0,
+     1}, /* waits on the locks of writes being synced */
     {"ExecuteStatement", op_execute_statement, NULL, 0, 0},
     {"BatchExecuteStatement", op_batch_execute_statement, NULL, 0, 0},
     {"ExecuteTransaction", op_execute_transaction, NULL, 0, 0},
@@ -75,7 +75,8 @@ static const operation operations[] = {
 static const char *const *names_of(const char **names, size_t from, size_t to)
 {
     if (names[0] == NULL)
-        for (size_t i = from; i < to; i++) names[i - from] = operations[i].name;
+        for (size_t i = from; i < to; i++)
+            names[i - from] = operations[i].name;
     return names;
 }
 
@@ -128,12 +129,15 @@ static void fill_error(qr_response *resp, qr_err *err)
     /* An attached object with CancellationReasons (TransactionCanceledException) adds its
      * keys to the body, message included, as it may exceed err->msg; else it is the Item. */
     json_t *extra = err->item;
-    if (json_object_get(extra, "CancellationReasons")) json_object_update(body, extra);
-    else if (extra) json_object_set(body, "Item", extra);
+    if (json_object_get(extra, "CancellationReasons"))
+        json_object_update(body, extra);
+    else if (extra)
+        json_object_set(body, "Item", extra);
     resp->body = body ? json_dumps(body, JSON_COMPACT) : NULL;
     if (resp->body == NULL) { /* never expected: messages are made valid UTF-8 by err_set */
         char fallback[256];
-        snprintf(fallback, sizeof fallback, "{\"__type\":\"%s\",\"message\":\"The error could not be encoded.\"}", type);
+        snprintf(fallback, sizeof fallback,
+                 "{\"__type\":\"%s\",\"message\":\"The error could not be encoded.\"}", type);
         resp->body = strdup(fallback);
     }
     resp->len = strlen(resp->body);
@@ -156,12 +160,13 @@ int qr_call(qr_db *db, const char *operation, const char *request, size_t len, q
     return qr_call_in(db, NULL, operation, request, len, resp);
 }
 
-static int call(qr_db *db, const char *operation, const char *request, size_t len, qr_response *resp);
-static int call_handler(qr_db *db, const struct operation *op, json_t *req, qr_response *resp, json_t **out,
-                        qr_err *err);
+static int call(qr_db *db, const char *operation, const char *request, size_t len,
+                qr_response *resp);
+static int call_handler(qr_db *db, const struct operation *op, json_t *req, qr_response *resp,
+                        json_t **out, qr_err *err);
 
-int qr_call_in(qr_db *db, const qr_call_context *ctx, const char *operation, const char *request, size_t len,
-               qr_response *resp)
+int qr_call_in(qr_db *db, const qr_call_context *ctx, const char *operation, const char *request,
+               size_t len, qr_response *resp)
 {
     const qr_call_context *outer = current_context;
     current_context = ctx;
@@ -170,7 +175,8 @@ int qr_call_in(qr_db *db, const qr_call_context *ctx, const char *operation, con
     return rc;
 }
 
-static int call(qr_db *db, const char *operation, const char *request, size_t len, qr_response *resp)
+static int call(qr_db *db, const char *operation, const char *request, size_t len,
+                qr_response *resp)
 {
     qr_err err;
     err_init(&err);
@@ -178,7 +184,8 @@ static int call(qr_db *db, const char *operation, const char *request, size_t le
     const struct operation *op = operation ? find_operation(operation) : NULL;
     json_t *req = NULL, *out = NULL;
     if (op == NULL) {
-        err_set(&err, QR_E_UNKNOWN_OP, "An unknown operation was requested: %s", operation ? operation : "(none)");
+        err_set(&err, QR_E_UNKNOWN_OP, "An unknown operation was requested: %s",
+                operation ? operation : "(none)");
         goto fail;
     }
     if (op->run == op_put_item) {
@@ -189,7 +196,8 @@ static int call(qr_db *db, const char *operation, const char *request, size_t le
     json_error_t je;
     req = json_read(request, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &je);
     if (req == NULL) {
-        err_set(&err, QR_E_SERIALIZATION, "Malformed request body: %s at line %d, column %d", je.text, je.line, je.column);
+        err_set(&err, QR_E_SERIALIZATION, "Malformed request body: %s at line %d, column %d",
+                je.text, je.line, je.column);
         goto fail;
     }
     if (!json_is_object(req)) {
@@ -197,7 +205,8 @@ static int call(qr_db *db, const char *operation, const char *request, size_t le
         goto fail;
     }
     ops_request_tables(req, resp->tables, sizeof resp->tables);
-    value_layer outer_layer = value_layer_enter(op->older_values ? VALUE_LAYER_OLDER : VALUE_LAYER_CURRENT);
+    value_layer outer_layer =
+        value_layer_enter(op->older_values ? VALUE_LAYER_OLDER : VALUE_LAYER_CURRENT);
     int failed = call_handler(db, op, req, resp, &out, &err) != 0;
     value_layer_enter(outer_layer);
     if (failed) goto fail;
@@ -214,27 +223,34 @@ fail:
 }
 
 /* Runs op's handler and sets resp's body; -1 with err set if it fails. */
-static int call_handler(qr_db *db, const struct operation *op, json_t *req, qr_response *resp, json_t **out,
-                        qr_err *err)
+static int call_handler(qr_db *db, const struct operation *op, json_t *req, qr_response *resp,
+                        json_t **out, qr_err *err)
 {
     if (op->run_text) {
         buf text;
         buf_init(&text, 0);
         if (op->run_text(db, req, &text, err) != 0) {
             buf_free(&text);
-            if (err->type == NULL) err_set(err, QR_E_INTERNAL, "The server encountered an internal error trying to fulfill the request.");
+            if (err->type == NULL)
+                err_set(err, QR_E_INTERNAL,
+                        "The server encountered an internal error trying to fulfill the request.");
             return -1;
         }
         resp->body = buf_detach(&text, &resp->len);
         return 0;
     }
     if (op->run(db, req, out, err) != 0 || *out == NULL) {
-        if (err->type == NULL) err_set(err, QR_E_INTERNAL, "The server encountered an internal error trying to fulfill the request.");
+        if (err->type == NULL)
+            err_set(err, QR_E_INTERNAL,
+                    "The server encountered an internal error trying to fulfill the request.");
         return -1;
     }
     /* An empty answer (most writes) is "{}" whatever the serialiser. */
-    resp->body = json_is_object(*out) && json_object_size(*out) == 0 ? strdup("{}") : json_dumps(*out, JSON_COMPACT);
-    if (resp->body == NULL) return err_set(err, QR_E_INTERNAL, "The response could not be encoded.");
+    resp->body = json_is_object(*out) && json_object_size(*out) == 0
+                     ? strdup("{}")
+                     : json_dumps(*out, JSON_COMPACT);
+    if (resp->body == NULL)
+        return err_set(err, QR_E_INTERNAL, "The response could not be encoded.");
     resp->len = strlen(resp->body);
     return 0;
 }
@@ -306,7 +322,8 @@ void ops_request_tables(const json_t *doc, char *out, size_t cap)
 
 int json_append(buf *out, const json_t *v)
 {
-    if (!json_is_object(v) && !json_is_array(v)) return -1; /* as json_dump_callback without JSON_ENCODE_ANY */
+    if (!json_is_object(v) && !json_is_array(v))
+        return -1; /* as json_dump_callback without JSON_ENCODE_ANY */
     return value_dump(out, v);
 }
 

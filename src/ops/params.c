@@ -10,8 +10,11 @@
 
 int param_null(const char *field, qr_err *err)
 {
-    return err_validation(err, "1 validation error detected: Value null at '%s' failed to satisfy constraint: "
-                               "Member must not be null", field);
+    return err_validation(
+        err,
+        "1 validation error detected: Value null at '%s' failed to satisfy constraint: "
+        "Member must not be null",
+        field);
 }
 
 const char *param_field(const char *key, char *out, size_t cap)
@@ -26,7 +29,8 @@ const char *param_field(const char *key, char *out, size_t cap)
 
 static int wrong_type(const char *key, const char *want, qr_err *err)
 {
-    return err_set(err, QR_E_SERIALIZATION, "Unexpected value type for parameter %s: expected %s", key, want);
+    return err_set(err, QR_E_SERIALIZATION, "Unexpected value type for parameter %s: expected %s",
+                   key, want);
 }
 
 /* Whether the parameter field takes a table's ARN as well as its name: a TableName
@@ -50,13 +54,18 @@ static int resolve_arn(json_t *v, const char *field, int *arn, qr_err *err)
     *arn = 0;
     if (strncmp(s, "arn:", 4) != 0) return 0;
     if (arn_split(s, &a) || !arn_is(a.partition, a.partition_len, "aws") ||
-        !arn_is(a.service, a.service_len, "dynamodb") || a.table == NULL || a.sub || a.table_len == 0 ||
-        a.table[a.table_len] != '\0')
-        return err_validation(err, "1 validation error detected: Value '%s' at '%s' failed to satisfy constraint: "
-                                   "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+", s, field);
-    if (!arn_is(a.region, a.region_len, "ddblocal") && !arn_is(a.region, a.region_len, ops_request_region()))
+        !arn_is(a.service, a.service_len, "dynamodb") || a.table == NULL || a.sub ||
+        a.table_len == 0 || a.table[a.table_len] != '\0')
+        return err_validation(
+            err,
+            "1 validation error detected: Value '%s' at '%s' failed to satisfy constraint: "
+            "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+",
+            s, field);
+    if (!arn_is(a.region, a.region_len, "ddblocal") &&
+        !arn_is(a.region, a.region_len, ops_request_region()))
         return err_validation(err, "1 validation error detected: Invalid AWS region in '%s'", s);
-    if (!arn_is(a.account, a.account_len, QR_ACCOUNT)) return err_set(err, "AccessDeniedException", "Access is denied");
+    if (!arn_is(a.account, a.account_len, QR_ACCOUNT))
+        return err_set(err, "AccessDeniedException", "Access is denied");
     *arn = 1;
     json_string_set(v, a.table);
     return 0;
@@ -73,9 +82,11 @@ static int check_table_name(json_t *v, const char *field, size_t min, qr_err *er
     if (!json_is_string(v)) return wrong_type(field, "a string", err);
     if (takes_arn(field)) {
         if (json_string_length(v) > 1024)
-            return err_validation(err, "1 validation error detected: Value '%.700s' at '%s' failed to satisfy "
-                                       "constraint: Member must have length less than or equal to 1024",
-                                  json_string_value(v), field);
+            return err_validation(
+                err,
+                "1 validation error detected: Value '%.700s' at '%s' failed to satisfy "
+                "constraint: Member must have length less than or equal to 1024",
+                json_string_value(v), field);
         int arn;
         if (resolve_arn(v, field, &arn, err)) return -1;
         if (arn) min = 3; /* an ARN names a table, and tables have names of 3 or more characters */
@@ -84,19 +95,25 @@ static int check_table_name(json_t *v, const char *field, size_t min, qr_err *er
     size_t n = json_string_length(v);
     char length[900] = "", pattern[900] = "";
     if (n < min)
-        snprintf(length, sizeof length, "Value '%s' at '%s' failed to satisfy constraint: Member must have length "
-                                        "greater than or equal to %zu", s, field, min);
+        snprintf(length, sizeof length,
+                 "Value '%s' at '%s' failed to satisfy constraint: Member must have length "
+                 "greater than or equal to %zu",
+                 s, field, min);
     if (n > 255)
-        snprintf(length, sizeof length, "Value '%.700s' at '%s' failed to satisfy constraint: Member must have "
-                                        "length less than or equal to 255", s, field);
+        snprintf(length, sizeof length,
+                 "Value '%.700s' at '%s' failed to satisfy constraint: Member must have "
+                 "length less than or equal to 255",
+                 s, field);
     int bad_char = n == 0 && min > 1; /* the pattern asks for one character or more */
     for (size_t i = 0; i < n && !bad_char; i++) {
         char c = s[i];
         bad_char = !(isalnum((unsigned char)c) || c == '_' || c == '-' || c == '.');
     }
     if (bad_char)
-        snprintf(pattern, sizeof pattern, "Value '%.700s' at '%s' failed to satisfy constraint: Member must satisfy "
-                                          "regular expression pattern: [a-zA-Z0-9_.-]+", s, field);
+        snprintf(pattern, sizeof pattern,
+                 "Value '%.700s' at '%s' failed to satisfy constraint: Member must satisfy "
+                 "regular expression pattern: [a-zA-Z0-9_.-]+",
+                 s, field);
     member_errors m;
     member_errors_init(&m);
     int pattern_first = strcmp(field, "exclusiveStartTableName") == 0;
@@ -161,8 +178,11 @@ int param_enum(json_t *req, const char *key, const char *const *allowed, const c
     size_t used = 0;
     for (size_t i = 0; allowed[i]; i++)
         used += (size_t)snprintf(set + used, sizeof set - used, "%s%s", i ? ", " : "", allowed[i]);
-    return err_validation(err, "1 validation error detected: Value '%s' at '%s' failed to satisfy constraint: "
-                               "Member must satisfy enum value set: [%s]", s, param_field(key, field, sizeof field), set);
+    return err_validation(
+        err,
+        "1 validation error detected: Value '%s' at '%s' failed to satisfy constraint: "
+        "Member must satisfy enum value set: [%s]",
+        s, param_field(key, field, sizeof field), set);
 }
 
 int param_bool(json_t *req, const char *key, int dflt, int *out, qr_err *err)
@@ -185,11 +205,17 @@ int param_int(json_t *req, const char *key, long long min, long long max, long l
     long long n = json_integer_value(v);
     char field[64];
     if (n < min)
-        return err_validation(err, "1 validation error detected: Value '%lld' at '%s' failed to satisfy constraint: "
-                                   "Member must have value greater than or equal to %lld", n, param_field(key, field, sizeof field), min);
+        return err_validation(
+            err,
+            "1 validation error detected: Value '%lld' at '%s' failed to satisfy constraint: "
+            "Member must have value greater than or equal to %lld",
+            n, param_field(key, field, sizeof field), min);
     if (n > max)
-        return err_validation(err, "1 validation error detected: Value '%lld' at '%s' failed to satisfy constraint: "
-                                   "Member must have value less than or equal to %lld", n, param_field(key, field, sizeof field), max);
+        return err_validation(
+            err,
+            "1 validation error detected: Value '%lld' at '%s' failed to satisfy constraint: "
+            "Member must have value less than or equal to %lld",
+            n, param_field(key, field, sizeof field), max);
     *out = n;
     *present = 1;
     return 0;
@@ -232,7 +258,9 @@ void member_errors_add(member_errors *m, const char *msg)
 int member_errors_finish(member_errors *m, qr_err *err)
 {
     int n = m->count;
-    if (n) err_validation(err, "%d validation error%s detected: %s", n, n > 1 ? "s" : "", m->list.data);
+    if (n)
+        err_validation(err, "%d validation error%s detected: %s", n, n > 1 ? "s" : "",
+                       m->list.data);
     buf_free(&m->list);
     return n ? -1 : 0;
 }

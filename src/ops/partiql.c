@@ -1085,7 +1085,7 @@ static int check_overlap(const source *s, const pq_stmt *st, qr_err *err)
     nodes or = {0};
     branch_keys *k = NULL;
     int rc = -1;
-    if (branches(st->where, &or, err)) goto done;
+    if (branches(st->where, & or, err)) goto done;
     k = calloc(or.n, sizeof *k);
     if (k == NULL) {
         out_of_memory(err);
@@ -1103,7 +1103,8 @@ static int check_overlap(const source *s, const pq_stmt *st, qr_err *err)
                 same &= json_equal(k[i].vals[p], k[j].vals[p]);
             if (same)
                 rc = err_validation(
-                    err, "Overlapping conditions with range keys are not supported in where clause");
+                    err,
+                    "Overlapping conditions with range keys are not supported in where clause");
         }
     }
 done:

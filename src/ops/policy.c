@@ -13,8 +13,9 @@
 #define KIND 'P'
 #define MAX_POLICY_BYTES 20480
 
-static pthread_mutex_t update_lock = PTHREAD_MUTEX_INITIALIZER; /* one read-modify-write at a time */
-static uint64_t last_revision;                                   /* under update_lock */
+static pthread_mutex_t update_lock =
+    PTHREAD_MUTEX_INITIALIZER; /* one read-modify-write at a time */
+static uint64_t last_revision; /* under update_lock */
 
 /* The table a ResourceArn names (held), or the error DynamoDB gives; *sub is the
  * setting's sub-name: NULL for the table's own policy, "stream/LABEL" for one of its
@@ -26,30 +27,41 @@ static int arn_table(qr_db *db, json_t *req, table **out, char *sub, size_t cap,
     if (arn == NULL) return param_null("resourceArn", err);
     size_t n = strlen(arn);
     if (n < 1 || n > 1283)
-        return err_validation(err, "1 validation error detected: Value '%s' at 'resourceArn' failed to satisfy "
-                                   "constraint: Member must have length between 1 and 1283", arn);
+        return err_validation(
+            err,
+            "1 validation error detected: Value '%s' at 'resourceArn' failed to satisfy "
+            "constraint: Member must have length between 1 and 1283",
+            arn);
     arn_parts a;
     if (arn_split_resource(arn, &a, err)) return -1;
     if (a.sub && (!arn_is(a.sub, a.sub_len, "stream") || a.sub_name == NULL || *a.sub_name == '\0'))
-        return err_validation(err, "One or more parameter values were invalid: Invalid resource arn provided, only "
-                                   "table or stream is accepted. Provided resource arn: %s", arn);
-    if (!arn_is(a.partition, a.partition_len, "aws") || a.region_len == 0 || a.table_len == 0 || a.table_len > 255)
-        return err_validation(err, "One or more parameter values were invalid: Invalid resource Arn: %s", arn);
+        return err_validation(
+            err,
+            "One or more parameter values were invalid: Invalid resource arn provided, only "
+            "table or stream is accepted. Provided resource arn: %s",
+            arn);
+    if (!arn_is(a.partition, a.partition_len, "aws") || a.region_len == 0 || a.table_len == 0 ||
+        a.table_len > 255)
+        return err_validation(
+            err, "One or more parameter values were invalid: Invalid resource Arn: %s", arn);
     if (!arn_is(a.account, a.account_len, QR_ACCOUNT))
-        return err_validation(err, "This action is only supported by accounts that match the resource owner\u2019s "
-                                   "account.");
+        return err_validation(
+            err, "This action is only supported by accounts that match the resource owner\u2019s "
+                 "account.");
     char name[256];
     memcpy(name, a.table, a.table_len);
     name[a.table_len] = '\0';
     if ((*out = catalog_get(db, name)) == NULL)
-        return err_set(err, QR_E_NOT_FOUND, "Requested resource not found: Table: %s not found", name);
+        return err_set(err, QR_E_NOT_FOUND, "Requested resource not found: Table: %s not found",
+                       name);
     sub[0] = '\0';
     if (a.sub) {
         json_t *d = stream_find(db, arn);
         json_decref(d);
         if (d == NULL) {
             catalog_release(db, *out);
-            return err_set(err, QR_E_NOT_FOUND, "Requested resource not found: Stream: %s not found for Table: %s",
+            return err_set(err, QR_E_NOT_FOUND,
+                           "Requested resource not found: Stream: %s not found for Table: %s",
                            a.sub_name, name);
         }
         snprintf(sub, cap, "stream/%s", a.sub_name);
@@ -59,8 +71,8 @@ static int arn_table(qr_db *db, json_t *req, table **out, char *sub, size_t cap,
 
 static int not_found(const char *arn, qr_err *err)
 {
-    return err_set(err, "PolicyNotFoundException", "Resource-based policy not found for the provided ResourceArn: %s",
-                   arn);
+    return err_set(err, "PolicyNotFoundException",
+                   "Resource-based policy not found for the provided ResourceArn: %s", arn);
 }
 
 /* A stored policy record is {"Policy": text, "RevisionId": id}, or after a delete the
@@ -81,18 +93,26 @@ static int check_expected(json_t *req, const json_t *cur, const char *name, qr_e
     const char *now = json_string_value(json_object_get(cur, "RevisionId"));
     if (strcmp(expected, "NO_POLICY") == 0) {
         if (!has_policy(cur)) return 0;
-        return err_set(err, "PolicyNotFoundException", "Resource-based policy not found for the provided ResourceArn: "
-                       "Requested policy update expecting none to be present for table %s, but a policy exists with "
-                       "revision id %s.", name, now);
+        return err_set(err, "PolicyNotFoundException",
+                       "Resource-based policy not found for the provided ResourceArn: "
+                       "Requested policy update expecting none to be present for table %s, but a "
+                       "policy exists with "
+                       "revision id %s.",
+                       name, now);
     }
     if (!has_policy(cur))
-        return err_set(err, "PolicyNotFoundException", "Resource-based policy not found for the provided ResourceArn: "
-                       "Requested update for policy with revision id %s, but table %s has no associated policy.",
+        return err_set(err, "PolicyNotFoundException",
+                       "Resource-based policy not found for the provided ResourceArn: "
+                       "Requested update for policy with revision id %s, but table %s has no "
+                       "associated policy.",
                        expected, name);
     if (strcmp(expected, now) != 0)
-        return err_set(err, "PolicyNotFoundException", "Resource-based policy not found for the provided ResourceArn: "
-                       "Requested update for policy with revision id %s, but the policy associated to target table %s "
-                       "has revision id %s.", expected, name, now);
+        return err_set(err, "PolicyNotFoundException",
+                       "Resource-based policy not found for the provided ResourceArn: "
+                       "Requested update for policy with revision id %s, but the policy associated "
+                       "to target table %s "
+                       "has revision id %s.",
+                       expected, name, now);
     return 0;
 }
 
@@ -121,17 +141,23 @@ static int same_document(const char *a, const char *b)
 static int check_policy(const char *policy, qr_err *err)
 {
     if (strlen(policy) > MAX_POLICY_BYTES)
-        return err_validation(err, "One or more parameter values were invalid: Maximum policy size of %d bytes "
-                                   "exceeded", MAX_POLICY_BYTES);
+        return err_validation(
+            err,
+            "One or more parameter values were invalid: Maximum policy size of %d bytes "
+            "exceeded",
+            MAX_POLICY_BYTES);
     json_t *doc = json_loads(policy, JSON_REJECT_DUPLICATES, NULL);
     json_t *st = json_object_get(doc, "Statement");
     int rc = 0;
     if (!json_is_object(doc))
-        rc = err_validation(err, "One or more parameter values were invalid: Invalid policy document: This policy "
-                                 "contains invalid Json");
-    else if (st == NULL || (json_is_array(st) && json_array_size(st) == 0) || !(json_is_array(st) || json_is_object(st)))
-        rc = err_validation(err, "One or more parameter values were invalid: Invalid policy document: Could not "
-                                 "parse the policy: Statement is empty!");
+        rc = err_validation(
+            err, "One or more parameter values were invalid: Invalid policy document: This policy "
+                 "contains invalid Json");
+    else if (st == NULL || (json_is_array(st) && json_array_size(st) == 0) ||
+             !(json_is_array(st) || json_is_object(st)))
+        rc = err_validation(
+            err, "One or more parameter values were invalid: Invalid policy document: Could not "
+                 "parse the policy: Statement is empty!");
     json_decref(doc);
     return rc;
 }
@@ -156,7 +182,8 @@ int op_put_resource_policy(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     pthread_mutex_lock(&update_lock);
     int rc = setting_get(db, t, KIND, sub, &cur, err);
     if (rc == 0) rc = check_expected(req, cur, t->name, err);
-    if (rc == 0 && has_policy(cur) && same_document(json_string_value(json_object_get(cur, "Policy")), policy)) {
+    if (rc == 0 && has_policy(cur) &&
+        same_document(json_string_value(json_object_get(cur, "Policy")), policy)) {
         /* The same document again changes nothing, its revision included. */
         snprintf(rev, sizeof rev, "%s", json_string_value(json_object_get(cur, "RevisionId")));
     } else if (rc == 0) {

@@ -59,8 +59,8 @@ typedef struct fast_put {
     int seen_item;
     attr attrs[FAST_ATTRS];
     size_t nattrs;
-    size_t size;  /* item_size */
-    buf stored;   /* the item as value_dump writes it */
+    size_t size; /* item_size */
+    buf stored;  /* the item as value_dump writes it */
     yajl_handle yajl;
 } fast_put;
 
@@ -115,14 +115,15 @@ static int on_map_key(void *ctx, const unsigned char *key, size_t n)
         }
         return 0;
     case ATTR_NAME: {
-        if (n == 0 || n > QR_MAX_NAME_SIZE || f->nattrs == FAST_ATTRS || !plain_in_text(f, k, n)) return 0;
+        if (n == 0 || n > QR_MAX_NAME_SIZE || f->nattrs == FAST_ATTRS || !plain_in_text(f, k, n))
+            return 0;
         for (size_t i = 0; i < f->nattrs; i++)
             if (f->attrs[i].name_len == n && memcmp(f->attrs[i].name, k, n) == 0) return 0;
         f->attrs[f->nattrs] = (attr){.name = k, .name_len = n};
         f->size += n;
         f->next = VALUE_START;
-        return (f->nattrs == 0 || buf_putc(&f->stored, ',') == 0) && put_string(&f->stored, k, n) == 0 &&
-               buf_putc(&f->stored, ':') == 0;
+        return (f->nattrs == 0 || buf_putc(&f->stored, ',') == 0) &&
+               put_string(&f->stored, k, n) == 0 && buf_putc(&f->stored, ':') == 0;
     }
     case VALUE_TYPE:
         if (n != 1 || (k[0] != 'S' && k[0] != 'N')) return 0;
@@ -161,7 +162,8 @@ static int on_string(void *ctx, const unsigned char *str, size_t n)
     char canonical[NUM_FMT_MAX];
     size_t clen = num_format(&num, canonical);
     f->size += num_size(&num);
-    return buf_append(&f->stored, "{\"N\":", 5) == 0 && put_string(&f->stored, canonical, clen) == 0;
+    return buf_append(&f->stored, "{\"N\":", 5) == 0 &&
+           put_string(&f->stored, canonical, clen) == 0;
 }
 
 static int on_end_map(void *ctx)
@@ -228,8 +230,7 @@ static int read_request(fast_put *f)
     if (f->yajl == NULL) return 0;
     int ok = yajl_parse(f->yajl, (const unsigned char *)f->text, f->len) == yajl_status_ok &&
              yajl_complete_parse(f->yajl) == yajl_status_ok && f->next == DONE &&
-             json_only_space_after(f->text, f->len, f->end) &&
-             f->table && f->seen_item;
+             json_only_space_after(f->text, f->len, f->end) && f->table && f->seen_item;
     yajl_free(f->yajl);
     return ok;
 }
@@ -240,8 +241,8 @@ static int plain_table_name(const char *s, size_t n)
     if (n < 3 || n > 255) return 0;
     for (size_t i = 0; i < n; i++) {
         char c = s[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
-              c == '.'))
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '-' || c == '.'))
             return 0;
     }
     return 1;
@@ -257,7 +258,8 @@ static json_t *key_attrs(const fast_put *f, const table *t)
         const attr *a = NULL;
         size_t nl = strlen(parts[p]->name);
         for (size_t i = 0; i < f->nattrs && a == NULL; i++)
-            if (f->attrs[i].name_len == nl && memcmp(f->attrs[i].name, parts[p]->name, nl) == 0) a = &f->attrs[i];
+            if (f->attrs[i].name_len == nl && memcmp(f->attrs[i].name, parts[p]->name, nl) == 0)
+                a = &f->attrs[i];
         json_t *text = a ? json_stringn(a->text, a->text_len) : NULL;
         json_t *av = text ? json_object() : NULL;
         if (av == NULL || json_object_set_new(av, a->number ? "N" : "S", text) ||
@@ -285,7 +287,8 @@ int op_put_item_fast(qr_db *db, const char *text, size_t len, qr_response *resp,
     buf_init(&val, 0);
     int rc = 0; /* declined */
     value_layer outer = value_layer_enter(VALUE_LAYER_CURRENT);
-    if (!read_request(&f) || !plain_table_name(f.table, f.table_len) || f.size > QR_MAX_ITEM_SIZE) goto done;
+    if (!read_request(&f) || !plain_table_name(f.table, f.table_len) || f.size > QR_MAX_ITEM_SIZE)
+        goto done;
     char name[256];
     memcpy(name, f.table, f.table_len);
     name[f.table_len] = '\0';
@@ -294,7 +297,8 @@ int op_put_item_fast(qr_db *db, const char *text, size_t len, qr_response *resp,
     qr_err quiet;
     err_init(&quiet);
     keys = key_attrs(&f, t);
-    int keyed = keys && key_check_item(t, keys, &quiet) == 0 && key_item(&key, t, keys, &quiet) == 0;
+    int keyed =
+        keys && key_check_item(t, keys, &quiet) == 0 && key_item(&key, t, keys, &quiet) == 0;
     err_clear(&quiet);
     if (!keyed || item_encode_text(f.stored.data, f.stored.len, f.size, &val)) goto done;
 
@@ -318,7 +322,9 @@ int op_put_item_fast(qr_db *db, const char *text, size_t len, qr_response *resp,
         err_set(err, QR_E_INTERNAL, "the table changed under a write");
         goto done;
     }
-    if (item_write_locked(db, t, batch, &lock, found ? 0 : 1, (int64_t)f.size - (int64_t)old_size, err)) goto done;
+    if (item_write_locked(db, t, batch, &lock, found ? 0 : 1, (int64_t)f.size - (int64_t)old_size,
+                          err))
+        goto done;
     resp->body = strdup("{}");
     if (resp->body == NULL) {
         err_set(err, QR_E_INTERNAL, "The response could not be encoded.");

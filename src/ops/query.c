@@ -22,9 +22,9 @@ static const char *const select_modes[] = {"SPECIFIC_ATTRIBUTES", "COUNT", "ALL_
                                            "ALL_PROJECTED_ATTRIBUTES", NULL};
 
 typedef struct range_read {
-    buf lower, upper;     /* [lower, upper) */
+    buf lower, upper; /* [lower, upper) */
     int forward;
-    long long limit;      /* 0: no limit */
+    long long limit; /* 0: no limit */
     const expr_cond *filter;
     const expr_proj *projection;
     int count_only;
@@ -65,8 +65,8 @@ static int read_base(qr_db *db, table *t, const json_t *entry, json_t **base, qr
  * all items read and *fetch_units to what reading base items behind an LSI's entries
  * cost. Stored items are copied into the response as they are unless a filter or
  * projection needs them parsed. */
-static int range_run(qr_db *db, table *t, range_read *r, buf *out, size_t *bytes, double *fetch_units,
-                     qr_err *err)
+static int range_run(qr_db *db, table *t, range_read *r, buf *out, size_t *bytes,
+                     double *fetch_units, qr_err *err)
 {
     size_t count = 0, scanned = 0, read_bytes = 0;
     double fetched = 0;
@@ -74,9 +74,12 @@ static int range_run(qr_db *db, table *t, range_read *r, buf *out, size_t *bytes
     buf last;
     buf_init(&last, 0);
     buf_puts(out, r->count_only ? "{" : "{\"Items\":[");
-    store_iter *it = store_iter_new(db->st, NULL, r->lower.data, r->lower.len, r->upper.data, r->upper.len);
-    if (r->forward) store_iter_first(it);
-    else store_iter_last(it);
+    store_iter *it =
+        store_iter_new(db->st, NULL, r->lower.data, r->lower.len, r->upper.data, r->upper.len);
+    if (r->forward)
+        store_iter_first(it);
+    else
+        store_iter_last(it);
     for (; store_iter_valid(it); r->forward ? store_iter_next(it) : store_iter_prev(it)) {
         size_t vl, jlen, size;
         const char *v = store_iter_value(it, &vl), *json;
@@ -140,9 +143,11 @@ static int range_run(qr_db *db, table *t, range_read *r, buf *out, size_t *bytes
     if (rc == 0) rc = store_iter_status(it, err);
     store_iter_free(it);
     if (rc == 0) {
-        buf_printf(out, "%s\"Count\":%zu,\"ScannedCount\":%zu", r->count_only ? "" : "],", count, scanned);
+        buf_printf(out, "%s\"Count\":%zu,\"ScannedCount\":%zu", r->count_only ? "" : "],", count,
+                   scanned);
         if (stopped && last.len) {
-            json_t *item = json_read(last.data, last.len, JSON_ALLOW_NUL, NULL), *k = item ? key_of_item(t, item) : NULL;
+            json_t *item = json_read(last.data, last.len, JSON_ALLOW_NUL, NULL),
+                   *k = item ? key_of_item(t, item) : NULL;
             const qr_index *ix = r->index;
             for (int i = 0; k && ix && i < ix->npk + ix->nsk; i++) {
                 const char *name = i < ix->npk ? ix->pk[i] : ix->sk[i - ix->npk];
@@ -164,8 +169,8 @@ static int range_run(qr_db *db, table *t, range_read *r, buf *out, size_t *bytes
 
 /* Closes a Query or Scan response with its consumed capacity (the index's, when one was
  * read, and the table's for base items fetched behind it). */
-static void finish_response(buf *out, const char *capacity, const table *t, const qr_index *ix, size_t bytes,
-                            double fetch_units, int consistent)
+static void finish_response(buf *out, const char *capacity, const table *t, const qr_index *ix,
+                            size_t bytes, double fetch_units, int consistent)
 {
     double units = capacity_read_units(bytes, consistent), idx[QR_MAX_GSI + QR_MAX_LSI] = {0};
     if (ix) idx[ix - t->indexes] = units;
@@ -186,17 +191,22 @@ static int asks_beyond(const table *t, const qr_index *ix, const expr_proj *p);
  * under the minimum. Query names the member as the request does and echoes no value;
  * most regions still answer Scan in the older form, which echoes the value and names
  * the member in camel case (of 33 regions recorded in October 2026, 28). */
-static int read_count(json_t *req, const char *key, int is_query, long long min, long long max, long long *out,
-                      int *present, qr_err *err)
+static int read_count(json_t *req, const char *key, int is_query, long long min, long long max,
+                      long long *out, int *present, qr_err *err)
 {
     json_t *v = json_object_get(req, key);
     if (json_is_integer(v) && json_integer_value(v) < min) {
         if (is_query)
-            return err_validation(err, "1 validation error detected: Value at '%s' failed to satisfy constraint: "
-                                       "Member must have value greater than or equal to %lld", key, min);
-        return err_validation(err, "1 validation error detected: Value '%lld' at '%c%s' failed to satisfy "
-                                   "constraint: Member must have value greater than or equal to %lld",
-                              (long long)json_integer_value(v), key[0] - 'A' + 'a', key + 1, min);
+            return err_validation(
+                err,
+                "1 validation error detected: Value at '%s' failed to satisfy constraint: "
+                "Member must have value greater than or equal to %lld",
+                key, min);
+        return err_validation(
+            err,
+            "1 validation error detected: Value '%lld' at '%c%s' failed to satisfy "
+            "constraint: Member must have value greater than or equal to %lld",
+            (long long)json_integer_value(v), key[0] - 'A' + 'a', key + 1, min);
     }
     return param_int(req, key, min, max, out, present, err);
 }
@@ -219,8 +229,8 @@ static int check_read_constraints(json_t *req, int is_query, qr_err *err)
     return 0;
 }
 
-static int read_common(json_t *req, table *t, range_read *r, const char **capacity, req_exprs *x, int is_query,
-                       qr_err *err)
+static int read_common(json_t *req, table *t, range_read *r, const char **capacity, req_exprs *x,
+                       int is_query, qr_err *err)
 {
     const char *select, *index;
     int has_limit;
@@ -233,25 +243,33 @@ static int read_common(json_t *req, table *t, range_read *r, const char **capaci
         if ((r->index = table_index(t, index)) == NULL)
             return err_validation(err, "The table does not have the specified index: %s", index);
         if (r->index->creating)
-            return err_validation(err, "Cannot read from backfilling global secondary index: %s", index);
+            return err_validation(err, "Cannot read from backfilling global secondary index: %s",
+                                  index);
         if (r->index->global && r->consistent)
-            return err_validation(err, "Consistent reads are not supported on global secondary indexes");
+            return err_validation(err,
+                                  "Consistent reads are not supported on global secondary indexes");
     }
     if (param_enum(req, "Select", select_modes, NULL, &select, err)) return -1;
-    int projecting = json_object_get(req, "ProjectionExpression") || json_object_get(req, "AttributesToGet");
+    int projecting =
+        json_object_get(req, "ProjectionExpression") || json_object_get(req, "AttributesToGet");
     /* A projection beside ALL_PROJECTED_ATTRIBUTES is refused before the missing index
      * (recorded by the public conformance suite, for Query and Scan). */
     int projected_all = select && strcmp(select, "ALL_PROJECTED_ATTRIBUTES") == 0;
     if (projected_all && !r->index && !projecting)
-        return err_validation(err, "ALL_PROJECTED_ATTRIBUTES can be used only when Querying using an IndexName");
+        return err_validation(
+            err, "ALL_PROJECTED_ATTRIBUTES can be used only when Querying using an IndexName");
     if (select && strcmp(select, "SPECIFIC_ATTRIBUTES") == 0 && !projecting)
-        return err_validation(err, "%sMust specify the AttributesToGet or ProjectionExpression when choosing to "
-                                   "get SPECIFIC_ATTRIBUTES", is_query ? "1 validation error detected: " : "");
+        return err_validation(
+            err,
+            "%sMust specify the AttributesToGet or ProjectionExpression when choosing to "
+            "get SPECIFIC_ATTRIBUTES",
+            is_query ? "1 validation error detected: " : "");
     if (select && projecting && strcmp(select, "SPECIFIC_ATTRIBUTES") != 0) {
         int count = strcmp(select, "COUNT") == 0;
         return err_validation(err, "%sCannot specify the %s when choosing to get %s",
                               is_query && count ? "1 validation error detected: " : "",
-                              json_object_get(req, "ProjectionExpression") ? "ProjectionExpression" : "AttributesToGet",
+                              json_object_get(req, "ProjectionExpression") ? "ProjectionExpression"
+                                                                           : "AttributesToGet",
                               count ? "only the Count" : select);
     }
     r->count_only = select && strcmp(select, "COUNT") == 0;
@@ -260,13 +278,16 @@ static int read_common(json_t *req, table *t, range_read *r, const char **capaci
     if (r->index && r->index->projection != QR_PROJ_ALL) {
         int wants_all = select && strcmp(select, "ALL_ATTRIBUTES") == 0;
         if (wants_all && r->index->global)
-            return err_validation(err, "One or more parameter values were invalid: Select type ALL_ATTRIBUTES is not "
-                                       "supported for global secondary index %s because its projection type is not ALL",
-                                  r->index->name);
+            return err_validation(
+                err,
+                "One or more parameter values were invalid: Select type ALL_ATTRIBUTES is not "
+                "supported for global secondary index %s because its projection type is not ALL",
+                r->index->name);
         /* A local index reads the table for attributes asked for that it does not hold,
          * as DynamoDB does; its filter sees only what it holds (check_filter_projection).
          * Asked only for what it holds, it reads the index alone. */
-        if (!r->index->global && (wants_all || (r->projection && asks_beyond(t, r->index, r->projection))))
+        if (!r->index->global &&
+            (wants_all || (r->projection && asks_beyond(t, r->index, r->projection))))
             r->fetch_base = 1;
     }
     return 0;
@@ -275,13 +296,15 @@ static int read_common(json_t *req, table *t, range_read *r, const char **capaci
 /* True if an index of t projects the top-level attribute name. */
 static int index_holds(const table *t, const qr_index *ix, const char *name)
 {
-    if (ix->projection == QR_PROJ_ALL || strcmp(name, t->pk.name) == 0 || (t->sk.name && strcmp(name, t->sk.name) == 0))
+    if (ix->projection == QR_PROJ_ALL || strcmp(name, t->pk.name) == 0 ||
+        (t->sk.name && strcmp(name, t->sk.name) == 0))
         return 1;
     for (int i = 0; i < ix->npk + ix->nsk; i++)
         if (strcmp(name, i < ix->npk ? ix->pk[i] : ix->sk[i - ix->npk]) == 0) return 1;
     size_t i;
     json_t *v;
-    json_array_foreach(ix->include, i, v) {
+    json_array_foreach(ix->include, i, v)
+    {
         if (strcmp(name, json_string_value(v)) == 0) return 1;
     }
     return 0;
@@ -294,7 +317,8 @@ static int asks_beyond(const table *t, const qr_index *ix, const expr_proj *p)
     size_t i;
     json_t *v;
     int beyond = names == NULL; /* out of memory: read the table, which holds everything */
-    json_array_foreach(names, i, v) {
+    json_array_foreach(names, i, v)
+    {
         if (!index_holds(t, ix, json_string_value(v))) beyond = 1;
     }
     json_decref(names);
@@ -309,8 +333,8 @@ static int by_name(const void *a, const void *b)
 /* Takes names (a new JSON array of distinct top-level names) and, if the index lacks any,
  * sets DynamoDB's error "<kind> index <name> does not project <what>[a, b]" (the names
  * sorted if asked, else in request order). */
-static int refuse_unprojected(const table *t, const qr_index *ix, json_t *names, int sorted, const char *kind,
-                              const char *what, qr_err *err)
+static int refuse_unprojected(const table *t, const qr_index *ix, json_t *names, int sorted,
+                              const char *kind, const char *what, qr_err *err)
 {
     size_t n = json_array_size(names), nmissing = 0;
     json_t **missing = malloc((n ? n : 1) * sizeof *missing);
@@ -326,9 +350,12 @@ static int refuse_unprojected(const table *t, const qr_index *ix, json_t *names,
         if (nmissing) {
             buf list;
             buf_init(&list, 0);
-            for (size_t i = 0; i < nmissing; i++) buf_printf(&list, "%s%s", i ? ", " : "", json_string_value(missing[i]));
-            rc = err_validation(err, "One or more parameter values were invalid: %s index %s does not project %s[%s]",
-                                kind, ix->name, what, list.data);
+            for (size_t i = 0; i < nmissing; i++)
+                buf_printf(&list, "%s%s", i ? ", " : "", json_string_value(missing[i]));
+            rc = err_validation(
+                err,
+                "One or more parameter values were invalid: %s index %s does not project %s[%s]",
+                kind, ix->name, what, list.data);
             buf_free(&list);
         }
     }
@@ -340,19 +367,22 @@ static int refuse_unprojected(const table *t, const qr_index *ix, json_t *names,
 /* A Query of an index that does not project every attribute may filter only on what
  * it projects: DynamoDB refuses a QueryFilter or FilterExpression on any other attribute
  * (a Scan's filter just finds it missing). */
-static int check_filter_projection(const table *t, const qr_index *ix, const expr_cond *filter, qr_err *err)
+static int check_filter_projection(const table *t, const qr_index *ix, const expr_cond *filter,
+                                   qr_err *err)
 {
     if (ix == NULL || ix->projection == QR_PROJ_ALL || filter == NULL) return 0;
-    return refuse_unprojected(t, ix, expr_cond_top_names(filter), 1, "Secondary", "one or more filter attributes: ",
-                              err);
+    return refuse_unprojected(t, ix, expr_cond_top_names(filter), 1, "Secondary",
+                              "one or more filter attributes: ", err);
 }
 
 /* A global index cannot fetch what it does not project, so DynamoDB refuses a
  * ProjectionExpression or AttributesToGet naming any other top-level attribute. */
-static int check_index_projection(const table *t, const qr_index *ix, const expr_proj *projection, qr_err *err)
+static int check_index_projection(const table *t, const qr_index *ix, const expr_proj *projection,
+                                  qr_err *err)
 {
     if (ix == NULL || !ix->global || ix->projection == QR_PROJ_ALL || projection == NULL) return 0;
-    return refuse_unprojected(t, ix, expr_proj_top_names(projection), 0, "Global secondary", "", err);
+    return refuse_unprojected(t, ix, expr_proj_top_names(projection), 0, "Global secondary", "",
+                              err);
 }
 
 /* Query and Scan refuse an ExpressionAttributeValue nested deeper than an item may be. */
@@ -360,10 +390,14 @@ static int check_value_nesting(json_t *req, qr_err *err)
 {
     const char *k;
     json_t *v;
-    json_object_foreach(json_object_get(req, "ExpressionAttributeValues"), k, v) {
+    json_object_foreach(json_object_get(req, "ExpressionAttributeValues"), k, v)
+    {
         if (value_nesting(v) > QR_MAX_DEPTH)
-            return err_validation(err, "ExpressionAttributeValues contains invalid value: Nesting Levels have "
-                                       "exceeded supported limits for key %s", k);
+            return err_validation(
+                err,
+                "ExpressionAttributeValues contains invalid value: Nesting Levels have "
+                "exceeded supported limits for key %s",
+                k);
     }
     return 0;
 }
@@ -379,26 +413,30 @@ static size_t index_start_key_size(const table *t, const qr_index *ix)
     for (int i = 0; i < ix->npk + ix->nsk; i++) {
         const char *name = i < ix->npk ? ix->pk[i] : ix->sk[i - ix->npk];
         size_t j = 0;
-        while (j < n && strcmp(names[j], name) != 0) j++;
+        while (j < n && strcmp(names[j], name) != 0)
+            j++;
         if (j == n) names[n++] = name;
     }
     return n;
 }
 
 /* Encodes a start key as the read's position: an index entry's key, or the item's key. */
-static int encode_start_key(table *t, const range_read *r, json_t *esk, int is_query, buf *k, qr_err *err)
+static int encode_start_key(table *t, const range_read *r, json_t *esk, int is_query, buf *k,
+                            qr_err *err)
 {
     /* Most regions still tell a Scan why its key is refused (28 of 33 in October 2026). */
-    const char *bad_text = is_query ? "The provided starting key is invalid"
-                               : "The provided starting key is invalid: The provided key element does not match "
-                                 "the schema";
+    const char *bad_text =
+        is_query ? "The provided starting key is invalid"
+                 : "The provided starting key is invalid: The provided key element does not match "
+                   "the schema";
     qr_err inner;
     err_init(&inner);
     /* A malformed number or a repeated set member is reported as what it is, before
      * the key is judged (recorded in four regions, October 2026). */
     const char *name;
     json_t *v;
-    json_object_foreach(esk, name, v) {
+    json_object_foreach(esk, name, v)
+    {
         if (value_validate(v, 1, name, &inner) && value_error_is_malformed(&inner)) {
             err_set(err, inner.type, "%s", inner.msg);
             err_clear(&inner);
@@ -408,7 +446,8 @@ static int encode_start_key(table *t, const range_read *r, json_t *esk, int is_q
     }
     if (r->index) {
         json_t *base = key_of_item(t, esk);
-        int bad = json_object_size(esk) != index_start_key_size(t, r->index) || key_check_key(t, base, &inner) ||
+        int bad = json_object_size(esk) != index_start_key_size(t, r->index) ||
+                  key_check_key(t, base, &inner) ||
                   index_entry_key(t, r->index, esk, k, &inner) != 1;
         json_decref(base);
         if (bad) return err_validation(err, "%s", bad_text);
@@ -426,8 +465,8 @@ static int in_range(const buf *k, const range_read *r)
 /* Checks a Query's start key against its key condition (ks and kcm given) as DynamoDB
  * does: its sort key must satisfy the sort-key condition, then its partition must be the
  * one queried. k is the start key's position. */
-static int check_query_start(table *t, const range_read *r, json_t *esk, const buf *k, const expr_key_schema *ks,
-                             const expr_keycond_multi *kcm, qr_err *err)
+static int check_query_start(table *t, const range_read *r, json_t *esk, const buf *k,
+                             const expr_key_schema *ks, const expr_keycond_multi *kcm, qr_err *err)
 {
     int same_partition = 1;
     for (int i = 0; i < ks->npk; i++)
@@ -436,7 +475,8 @@ static int check_query_start(table *t, const range_read *r, json_t *esk, const b
     if (!same_partition) {
         /* Judge the sort key as if the start key were in the queried partition. */
         json_t *moved = json_copy(esk);
-        for (int i = 0; i < ks->npk; i++) json_object_set(moved, ks->pk_names[i], kcm->pk_values[i]);
+        for (int i = 0; i < ks->npk; i++)
+            json_object_set(moved, ks->pk_names[i], kcm->pk_values[i]);
         buf k2;
         buf_init(&k2, 0);
         rc = encode_start_key(t, r, moved, 1, &k2, err);
@@ -445,12 +485,15 @@ static int check_query_start(table *t, const range_read *r, json_t *esk, const b
         json_decref(moved);
     }
     if (rc) return -1;
-    if (!satisfies) return err_validation(err, "The provided starting key does not match the range key predicate");
+    if (!satisfies)
+        return err_validation(err,
+                              "The provided starting key does not match the range key predicate");
     if (!same_partition)
-        return err_validation(err, kcm->nsk_eq || kcm->last_op != EXPR_KEY_NONE
-                                       ? "The query can return at most one row and cannot be restarted"
-                                       : "The provided starting key is outside query boundaries based on provided "
-                                         "conditions");
+        return err_validation(
+            err, kcm->nsk_eq || kcm->last_op != EXPR_KEY_NONE
+                     ? "The query can return at most one row and cannot be restarted"
+                     : "The provided starting key is outside query boundaries based on provided "
+                       "conditions");
     return 0;
 }
 
@@ -466,11 +509,14 @@ static int apply_start_key(json_t *req, table *t, range_read *r, const expr_key_
     buf k;
     buf_init(&k, 0);
     int rc = encode_start_key(t, r, esk, ks != NULL, &k, err);
-    if (rc == 0 && ks && kcm) rc = check_query_start(t, r, esk, &k, ks, kcm, err);
+    if (rc == 0 && ks && kcm)
+        rc = check_query_start(t, r, esk, &k, ks, kcm, err);
     else if (rc == 0 && !in_range(&k, r))
-        rc = err_validation(err, "The provided starting key is invalid: Invalid ExclusiveStartKey. Please use "
-                                 "ExclusiveStartKey with correct Segment. TotalSegments: %lld Segment: %lld",
-                            r->total_segments, r->segment);
+        rc = err_validation(
+            err,
+            "The provided starting key is invalid: Invalid ExclusiveStartKey. Please use "
+            "ExclusiveStartKey with correct Segment. TotalSegments: %lld Segment: %lld",
+            r->total_segments, r->segment);
     if (rc == 0) {
         if (r->forward) {
             buf_putc(&k, 0);
@@ -499,7 +545,8 @@ static json_t *prefix_value_successor(const json_t *v)
     if (value_type(v) == QR_T_S) {
         json_t *p = value_payload(v);
         buf_append(&b, json_string_value(p), json_string_length(p));
-        if (buf_prefix_successor(&b) == 0) out = json_pack("{s:o}", "S", json_stringn_nocheck(b.data, b.len));
+        if (buf_prefix_successor(&b) == 0)
+            out = json_pack("{s:o}", "S", json_stringn_nocheck(b.data, b.len));
     } else {
         unsigned char *raw;
         size_t n;
@@ -508,7 +555,8 @@ static json_t *prefix_value_successor(const json_t *v)
             free(raw);
             if (buf_prefix_successor(&b) == 0) {
                 char *enc = malloc(4 * ((b.len + 2) / 3) + 1);
-                int m = EVP_EncodeBlock((unsigned char *)enc, (const unsigned char *)b.data, (int)b.len);
+                int m = EVP_EncodeBlock((unsigned char *)enc, (const unsigned char *)b.data,
+                                        (int)b.len);
                 out = json_pack("{s:s%}", "B", enc, (size_t)m);
                 free(enc);
             }
@@ -525,29 +573,35 @@ static int check_key_sizes(const expr_keycond_multi *kc, int npk, qr_err *err)
 {
     for (int i = 0; i < npk; i++)
         if (kc->pk_values[i] && value_size(kc->pk_values[i]) > QR_MAX_PK_SIZE)
-            return err_validation(err, "One or more parameter values were invalid: Size of hashkey has exceeded the "
-                                       "maximum size limit of2048 bytes");
+            return err_validation(
+                err, "One or more parameter values were invalid: Size of hashkey has exceeded the "
+                     "maximum size limit of2048 bytes");
     const json_t *sk[EXPR_KEY_MAX_ATTRS + 2];
     int n = 0;
-    for (int i = 0; i < kc->nsk_eq; i++) sk[n++] = kc->sk_eq[i];
+    for (int i = 0; i < kc->nsk_eq; i++)
+        sk[n++] = kc->sk_eq[i];
     sk[n++] = kc->last_v1;
     sk[n++] = kc->last_v2;
     for (int i = 0; i < n; i++)
         if (sk[i] && value_size(sk[i]) > QR_MAX_SK_SIZE)
-            return err_validation(err, "One or more parameter values were invalid: Aggregated size of all range keys "
-                                       "has exceeded the size limit of 1024 bytes");
+            return err_validation(
+                err, "One or more parameter values were invalid: Aggregated size of all range keys "
+                     "has exceeded the size limit of 1024 bytes");
     return 0;
 }
 
 /* Sets the range for one partition and a sort-key condition: the partition's prefix,
  * narrowed by the sort-key attributes tested for equality, then by the last test. */
-static int query_range(table *t, uint16_t index_id, const expr_keycond_multi *kc, int npk, range_read *r, qr_err *err)
+static int query_range(table *t, uint16_t index_id, const expr_keycond_multi *kc, int npk,
+                       range_read *r, qr_err *err)
 {
     if (check_key_sizes(kc, npk, err)) return -1;
     buf part;
     buf_init(&part, 0);
-    int rc = key_partition_tuple(&part, t, index_id, (const json_t *const *)kc->pk_values, npk, err);
-    for (int i = 0; rc == 0 && i < kc->nsk_eq; i++) rc = keycodec_append(&part, kc->sk_eq[i], 0, err);
+    int rc =
+        key_partition_tuple(&part, t, index_id, (const json_t *const *)kc->pk_values, npk, err);
+    for (int i = 0; rc == 0 && i < kc->nsk_eq; i++)
+        rc = keycodec_append(&part, kc->sk_eq[i], 0, err);
     if (rc) {
         buf_free(&part);
         return -1;
@@ -568,7 +622,9 @@ static int query_range(table *t, uint16_t index_id, const expr_keycond_multi *kc
         /* Entries continue after the sort key (an index entry ends with the table's key),
          * so "just after value v" is the successor of every key starting with v. */
         if (rc == 0) switch (kc->last_op) {
-            case EXPR_KEY_LT: set_buf(&r->upper, &a); break;
+            case EXPR_KEY_LT:
+                set_buf(&r->upper, &a);
+                break;
             case EXPR_KEY_LE:
                 buf_prefix_successor(&a);
                 set_buf(&r->upper, &a);
@@ -577,7 +633,9 @@ static int query_range(table *t, uint16_t index_id, const expr_keycond_multi *kc
                 buf_prefix_successor(&a);
                 set_buf(&r->lower, &a);
                 break;
-            case EXPR_KEY_GE: set_buf(&r->lower, &a); break;
+            case EXPR_KEY_GE:
+                set_buf(&r->lower, &a);
+                break;
             case EXPR_KEY_BETWEEN:
                 set_buf(&r->lower, &a);
                 buf_prefix_successor(&b);
@@ -594,7 +652,8 @@ static int query_range(table *t, uint16_t index_id, const expr_keycond_multi *kc
                 }
                 break;
             }
-            default: break;
+            default:
+                break;
             }
         buf_free(&a);
         buf_free(&b);
@@ -620,14 +679,16 @@ static void keycond_as_multi(expr_keycond *k, expr_keycond_multi *m)
     memset(k, 0, sizeof *k);
 }
 
-static int check_filter_keys(const expr_key_schema *ks, const expr_cond *filter, int legacy, qr_err *err)
+static int check_filter_keys(const expr_key_schema *ks, const expr_cond *filter, int legacy,
+                             qr_err *err)
 {
     if (filter == NULL) return 0;
     for (int i = 0; i < ks->npk + ks->nsk; i++) {
         const char *name = i < ks->npk ? ks->pk_names[i] : ks->sk_names[i - ks->npk];
         if (expr_cond_mentions(filter, name))
-            return err_validation(err, "%s can only contain non-primary key attributes: Primary key attribute: %s",
-                                  legacy ? "QueryFilter" : "Filter Expression", name);
+            return err_validation(
+                err, "%s can only contain non-primary key attributes: Primary key attribute: %s",
+                legacy ? "QueryFilter" : "Filter Expression", name);
     }
     return 0;
 }
@@ -639,8 +700,10 @@ static void read_key_schema(const table *t, const qr_index *ix, expr_key_schema 
     if (ix) {
         ks->npk = ix->npk;
         ks->nsk = ix->nsk;
-        for (int i = 0; i < ix->npk; i++) ks->pk_names[i] = ix->pk[i], ks->pk_types[i] = ix->pk_type[i];
-        for (int i = 0; i < ix->nsk; i++) ks->sk_names[i] = ix->sk[i], ks->sk_types[i] = ix->sk_type[i];
+        for (int i = 0; i < ix->npk; i++)
+            ks->pk_names[i] = ix->pk[i], ks->pk_types[i] = ix->pk_type[i];
+        for (int i = 0; i < ix->nsk; i++)
+            ks->sk_names[i] = ix->sk[i], ks->sk_types[i] = ix->sk_type[i];
         return;
     }
     ks->npk = 1;
@@ -659,14 +722,18 @@ static void read_key_schema(const table *t, const qr_index *ix, expr_key_schema 
  * conformance suite); alone, the operator is named as any enum member is. */
 static int query_filter_operator(json_t *req, qr_err *err)
 {
-    json_t *op = json_object_get(req, "ConditionalOperator"), *filter = json_object_get(req, "QueryFilter");
+    json_t *op = json_object_get(req, "ConditionalOperator"),
+           *filter = json_object_get(req, "QueryFilter");
     json_t *select = json_object_get(req, "Select");
-    if (!json_is_string(op) || !json_is_object(filter) || json_object_size(filter) < 2 || !json_is_string(select))
+    if (!json_is_string(op) || !json_is_object(filter) || json_object_size(filter) < 2 ||
+        !json_is_string(select))
         return 0;
-    if (strcmp(json_string_value(op), "AND") == 0 || strcmp(json_string_value(op), "OR") == 0) return 0;
+    if (strcmp(json_string_value(op), "AND") == 0 || strcmp(json_string_value(op), "OR") == 0)
+        return 0;
     for (size_t i = 0; select_modes[i]; i++)
         if (strcmp(json_string_value(select), select_modes[i]) == 0) return 0;
-    return err_validation(err, "Failed to satisfy constraint: Member must satisfy enum value set: [ALL, OR]");
+    return err_validation(
+        err, "Failed to satisfy constraint: Member must satisfy enum value set: [ALL, OR]");
 }
 
 /* DynamoDB checks the operand types of a KeyConditionExpression before it looks for the
@@ -720,7 +787,8 @@ int op_query(qr_db *db, json_t *req, buf *out, qr_err *err)
     const char *skn = ks.nsk ? ks.sk_names[0] : NULL;
     char skt = ks.nsk ? ks.sk_types[0] : 0;
     if (!x.has_key_condition && !kcs) {
-        err_validation(err, "Either the KeyConditions or KeyConditionExpression parameter must be specified in the request.");
+        err_validation(err, "Either the KeyConditions or KeyConditionExpression parameter must be "
+                            "specified in the request.");
         goto done;
     }
     if (multi) {
@@ -728,13 +796,16 @@ int op_query(qr_db *db, json_t *req, buf *out, qr_err *err)
                                 : expr_from_key_conditions_multi(kcs, &ks, &kcm, err))
             goto done;
     } else {
-        if (x.has_key_condition ? expr_parse_key_condition(&x.cx, text, ks.pk_names[0], ks.pk_types[0], skn, skt, &kc)
-                                : expr_from_key_conditions(kcs, ks.pk_names[0], ks.pk_types[0], skn, skt, &kc, err))
+        if (x.has_key_condition
+                ? expr_parse_key_condition(&x.cx, text, ks.pk_names[0], ks.pk_types[0], skn, skt,
+                                           &kc)
+                : expr_from_key_conditions(kcs, ks.pk_names[0], ks.pk_types[0], skn, skt, &kc, err))
             goto done;
         keycond_as_multi(&kc, &kcm);
     }
     if (exprs_finish(&x)) goto done;
-    if (check_filter_keys(&ks, x.filter, json_object_get(req, "QueryFilter") != NULL, err)) goto done;
+    if (check_filter_keys(&ks, x.filter, json_object_get(req, "QueryFilter") != NULL, err))
+        goto done;
     if (exprs_check_key_paths(&x, t, err) || check_filter_projection(t, r.index, x.filter, err) ||
         check_index_projection(t, r.index, x.projection, err))
         goto done;
@@ -759,7 +830,8 @@ static int scan_filter_too_deep(json_t *req, qr_err *err)
 {
     const char *name;
     json_t *cond;
-    json_object_foreach(json_object_get(req, "ScanFilter"), name, cond) {
+    json_object_foreach(json_object_get(req, "ScanFilter"), name, cond)
+    {
         if (value_nesting_most(json_object_get(cond, "AttributeValueList")) > QR_MAX_DEPTH)
             return err_validation(err, QR_MSG_TOO_DEEP);
     }
@@ -782,15 +854,17 @@ int op_scan(qr_db *db, json_t *req, buf *out, qr_err *err)
     if (check_read_constraints(req, 0, err)) goto done;
     if (scan_filter_too_deep(req, err)) goto done;
     if (param_table(db, req, "TableName", &t, err)) goto done;
-    if (exprs_parse(&x, req, EXPRS_FILTER | EXPRS_PROJECTION, err) || check_value_nesting(req, err) ||
-        exprs_finish(&x))
+    if (exprs_parse(&x, req, EXPRS_FILTER | EXPRS_PROJECTION, err) ||
+        check_value_nesting(req, err) || exprs_finish(&x))
         goto done;
     if (read_common(req, t, &r, &capacity, &x, 0, err)) goto done;
     if (read_count(req, "Segment", 0, 0, 999999, &segment, &has_segment, err)) goto done;
     if (param_int(req, "TotalSegments", 1, 1000000, &total, &has_total, err)) goto done;
     if (has_segment != has_total) {
-        err_validation(err, has_segment ? "The TotalSegments parameter is required but was not present in the request when Segment parameter is present"
-                                        : "The Segment parameter is required but was not present in the request when parameter TotalSegments is present");
+        err_validation(err, has_segment ? "The TotalSegments parameter is required but was not "
+                                          "present in the request when Segment parameter is present"
+                                        : "The Segment parameter is required but was not present "
+                                          "in the request when parameter TotalSegments is present");
         goto done;
     }
     if (!has_total) total = 1, segment = 0;
@@ -798,19 +872,27 @@ int op_scan(qr_db *db, json_t *req, buf *out, qr_err *err)
     r.total_segments = total;
     if (segment >= total) {
         /* Most regions (28 of 33 in October 2026) still add the values. */
-        err_validation(err, "The Segment parameter is zero-based and must be less than parameter TotalSegments: "
-                            "Segment: %lld is not less than TotalSegments: %lld", segment, total);
+        err_validation(
+            err,
+            "The Segment parameter is zero-based and must be less than parameter TotalSegments: "
+            "Segment: %lld is not less than TotalSegments: %lld",
+            segment, total);
         goto done;
     }
     /* Segment s of n holds the partitions whose hash lies in [s*2^64/n, (s+1)*2^64/n). */
     key_table_prefix(&r.lower, t, r.index ? r.index->id : 0);
     key_table_prefix(&r.upper, t, r.index ? r.index->id : 0);
     unsigned __int128 span = ((unsigned __int128)1) << 64;
-    buf_put_be64(&r.lower, (uint64_t)(span * (unsigned long long)segment / (unsigned long long)total));
-    if (segment + 1 < total) buf_put_be64(&r.upper, (uint64_t)(span * (unsigned long long)(segment + 1) / (unsigned long long)total));
-    else buf_prefix_successor(&r.upper);
+    buf_put_be64(&r.lower,
+                 (uint64_t)(span * (unsigned long long)segment / (unsigned long long)total));
+    if (segment + 1 < total)
+        buf_put_be64(&r.upper, (uint64_t)(span * (unsigned long long)(segment + 1) /
+                                          (unsigned long long)total));
+    else
+        buf_prefix_successor(&r.upper);
     if (apply_start_key(req, t, &r, NULL, NULL, err)) goto done;
-    if (exprs_check_key_paths(&x, t, err) || check_index_projection(t, r.index, x.projection, err)) goto done;
+    if (exprs_check_key_paths(&x, t, err) || check_index_projection(t, r.index, x.projection, err))
+        goto done;
     if (range_run(db, t, &r, out, &bytes, &fetch_units, err)) goto done;
     finish_response(out, capacity, t, r.index, bytes, fetch_units, r.consistent);
     rc = 0;

@@ -40,14 +40,16 @@ void setting_forget_all(qr_db *db, const table *t)
         buf_init(&lo, 0);
         buf_init(&hi, 0);
         /* Every sub-name of the kind: the key up to its "\0", then up to "\1". */
-        if (setting_key(db, t, kinds[i], NULL, &lo, &e) == 0 && setting_key(db, t, kinds[i], NULL, &hi, &e) == 0) {
+        if (setting_key(db, t, kinds[i], NULL, &lo, &e) == 0 &&
+            setting_key(db, t, kinds[i], NULL, &hi, &e) == 0) {
             hi.data[hi.len - 1] = 1;
             store_batch_delete_range(b, lo.data, lo.len, hi.data, hi.len);
         }
         buf_free(&lo);
         buf_free(&hi);
     }
-    if (store_batch_count(b)) store_write(db->st, b, &e); /* if it fails, the records are only never read */
+    if (store_batch_count(b))
+        store_write(db->st, b, &e); /* if it fails, the records are only never read */
     store_batch_free(b);
 }
 
@@ -67,7 +69,8 @@ int setting_get(qr_db *db, const table *t, char kind, const char *sub, json_t **
     return *out ? 0 : err_set(err, QR_E_INTERNAL, "a stored table setting cannot be decoded");
 }
 
-int setting_put(qr_db *db, const table *t, char kind, const char *sub, const json_t *value, qr_err *err)
+int setting_put(qr_db *db, const table *t, char kind, const char *sub, const json_t *value,
+                qr_err *err)
 {
     buf k;
     buf_init(&k, 0);
@@ -77,8 +80,10 @@ int setting_put(qr_db *db, const table *t, char kind, const char *sub, const jso
     }
     char *text = value ? json_dumps(value, JSON_COMPACT) : NULL;
     store_batch *b = store_batch_new();
-    if (text) store_batch_put(b, k.data, k.len, text, strlen(text));
-    else store_batch_delete(b, k.data, k.len);
+    if (text)
+        store_batch_put(b, k.data, k.len, text, strlen(text));
+    else
+        store_batch_delete(b, k.data, k.len);
     int rc = value && text == NULL ? err_set(err, QR_E_INTERNAL, "cannot encode a table setting")
                                    : store_write(db->st, b, err);
     store_batch_free(b);
@@ -124,10 +129,14 @@ int arn_is(const char *field, size_t len, const char *want)
 int arn_split_resource(const char *arn, arn_parts *a, qr_err *err)
 {
     if (strncmp(arn, "arn:", 4) != 0)
-        return err_validation(err, "One or more parameter values were invalid: ARNs must start with 'arn:': %s", arn);
+        return err_validation(
+            err, "One or more parameter values were invalid: ARNs must start with 'arn:': %s", arn);
     if (arn_split(arn, a) || !arn_is(a->service, a->service_len, "dynamodb") || a->table == NULL ||
         (a->sub && !arn_is(a->sub, a->sub_len, "index") && !arn_is(a->sub, a->sub_len, "stream")))
-        return err_validation(err, "One or more parameter values were invalid: Provided Arn is not a DynamoDB "
-                                   "resource arn: %s", arn);
+        return err_validation(
+            err,
+            "One or more parameter values were invalid: Provided Arn is not a DynamoDB "
+            "resource arn: %s",
+            arn);
     return 0;
 }

@@ -20,8 +20,8 @@
 /* Optional string parameter key with DynamoDB's length constraint [min, max], checked
  * before anything is looked up. *whole is 0 if the string holds a NUL character: such a
  * string names nothing, since no ARN, shard id, number or iterator contains one. */
-static int text_param(json_t *req, const char *key, const char *field, size_t min, size_t max, const char **out,
-                      int *whole, qr_err *err)
+static int text_param(json_t *req, const char *key, const char *field, size_t min, size_t max,
+                      const char **out, int *whole, qr_err *err)
 {
     if (param_string(req, key, out, err)) return -1;
     *whole = 1;
@@ -29,22 +29,27 @@ static int text_param(json_t *req, const char *key, const char *field, size_t mi
     size_t n = json_string_length(json_object_get(req, key));
     *whole = strlen(*out) == n;
     if (n < min || n > max)
-        return err_validation(err, "1 validation error detected: Value '%s' at '%s' failed to satisfy constraint: "
-                                   "Member must have length %s %zu", *out, field,
-                              n < min ? "greater than or equal to" : "less than or equal to", n < min ? min : max);
+        return err_validation(
+            err,
+            "1 validation error detected: Value '%s' at '%s' failed to satisfy constraint: "
+            "Member must have length %s %zu",
+            *out, field, n < min ? "greater than or equal to" : "less than or equal to",
+            n < min ? min : max);
     return 0;
 }
 
 /* A stream ARN's shape: arn:…:table/<name>/stream/<label> (its length is text_param's). */
 static int check_stream_arn(const char *arn, qr_err *err)
 {
-    if (strncmp(arn, "arn:", 4) != 0 || strstr(arn, ":table/") == NULL || strstr(arn, "/stream/") == NULL)
+    if (strncmp(arn, "arn:", 4) != 0 || strstr(arn, ":table/") == NULL ||
+        strstr(arn, "/stream/") == NULL)
         return err_validation(err, "Invalid StreamArn");
     return 0;
 }
 
 /* The stream named by parameter key (required): its descriptor, a copy. */
-static int find_stream(qr_db *db, json_t *req, const char *key, const char *field, json_t **out, qr_err *err)
+static int find_stream(qr_db *db, json_t *req, const char *key, const char *field, json_t **out,
+                       qr_err *err)
 {
     const char *arn;
     int whole;
@@ -52,7 +57,8 @@ static int find_stream(qr_db *db, json_t *req, const char *key, const char *fiel
     if (arn == NULL) return param_null(field, err);
     if (check_stream_arn(arn, err)) return -1;
     if (!whole || (*out = stream_find(db, arn)) == NULL)
-        return err_set(err, QR_E_NOT_FOUND, "Requested resource not found: Stream: %s not found", arn);
+        return err_set(err, QR_E_NOT_FOUND, "Requested resource not found: Stream: %s not found",
+                       arn);
     return 0;
 }
 
@@ -72,7 +78,8 @@ static void shard_id(const json_t *d, char *out, size_t cap)
 {
     const char *arn = json_string_value(json_object_get(d, "StreamArn"));
     uint64_t ms = (uint64_t)(json_number_value(json_object_get(d, "Created")) * 1000);
-    snprintf(out, cap, "shardId-%020" PRIu64 "-%08" PRIx32, ms, (uint32_t)XXH3_64bits(arn, strlen(arn)));
+    snprintf(out, cap, "shardId-%020" PRIu64 "-%08" PRIx32, ms,
+             (uint32_t)XXH3_64bits(arn, strlen(arn)));
 }
 
 static int is_closed(const json_t *d)
@@ -87,7 +94,8 @@ int op_list_streams(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     int given, start_whole;
     if (param_optional_table_name(req, &table_name, err) ||
         param_int(req, "Limit", 1, 100, &limit, &given, err) ||
-        text_param(req, "ExclusiveStartStreamArn", "exclusiveStartStreamArn", 37, 1024, &start, &start_whole, err) ||
+        text_param(req, "ExclusiveStartStreamArn", "exclusiveStartStreamArn", 37, 1024, &start,
+                   &start_whole, err) ||
         (start && check_stream_arn(start, err)))
         return -1;
     json_t *all = stream_list(db);
@@ -95,11 +103,12 @@ int op_list_streams(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     json_t *d;
     if (start) {
         first = SIZE_MAX;
-        json_array_foreach(all, i, d)
-            if (strcmp(json_string_value(json_object_get(d, "StreamArn")), start) == 0) first = i + 1;
+        json_array_foreach(all, i, d) if (strcmp(json_string_value(json_object_get(d, "StreamArn")),
+                                                 start) == 0) first = i + 1;
         if (first == SIZE_MAX) {
             json_decref(all);
-            return err_set(err, QR_E_NOT_FOUND, "Requested resource not found: Stream: %s not found", start);
+            return err_set(err, QR_E_NOT_FOUND,
+                           "Requested resource not found: Stream: %s not found", start);
         }
     }
     json_t *streams = json_array();
@@ -107,13 +116,16 @@ int op_list_streams(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     int more = 0;
     for (i = first; i < json_array_size(all); i++) {
         d = json_array_get(all, i);
-        if (table_name && strcmp(json_string_value(json_object_get(d, "TableName")), table_name) != 0) continue;
+        if (table_name &&
+            strcmp(json_string_value(json_object_get(d, "TableName")), table_name) != 0)
+            continue;
         if ((long long)json_array_size(streams) == limit) {
             more = 1;
             break;
         }
-        json_array_append_new(streams, json_pack("{s:O,s:O,s:O}", "StreamArn", json_object_get(d, "StreamArn"),
-                                                 "TableName", json_object_get(d, "TableName"), "StreamLabel",
+        json_array_append_new(streams, json_pack("{s:O,s:O,s:O}", "StreamArn",
+                                                 json_object_get(d, "StreamArn"), "TableName",
+                                                 json_object_get(d, "TableName"), "StreamLabel",
                                                  json_object_get(d, "StreamLabel")));
         last = json_string_value(json_object_get(d, "StreamArn"));
     }
@@ -130,7 +142,8 @@ int op_describe_stream(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     long long limit = 100;
     int given, after_whole;
     if (param_int(req, "Limit", 1, 100, &limit, &given, err) ||
-        text_param(req, "ExclusiveStartShardId", "exclusiveStartShardId", 28, 65, &after, &after_whole, err) ||
+        text_param(req, "ExclusiveStartShardId", "exclusiveStartShardId", 28, 65, &after,
+                   &after_whole, err) ||
         param_object(req, "ShardFilter", &filter, err))
         return -1;
     static const char *const filters[] = {"CHILD_SHARDS", NULL};
@@ -143,16 +156,21 @@ int op_describe_stream(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     /* Shards are listed in the order of their ids, after ExclusiveStartShardId; the one
      * shard is nobody's child (ShardFilter CHILD_SHARDS asks for children). */
     if ((after == NULL || strcmp(after, id) < 0) && filter == NULL) {
-        json_t *range = json_pack("{s:s}", "StartingSequenceNumber", sequence_text(field_u64(d, "Start"), seq, sizeof seq));
+        json_t *range = json_pack("{s:s}", "StartingSequenceNumber",
+                                  sequence_text(field_u64(d, "Start"), seq, sizeof seq));
         if (is_closed(d))
-            json_object_set_new(range, "EndingSequenceNumber", json_string(sequence_text(field_u64(d, "End"), seq, sizeof seq)));
-        json_array_append_new(shards, json_pack("{s:s,s:o}", "ShardId", id, "SequenceNumberRange", range));
+            json_object_set_new(range, "EndingSequenceNumber",
+                                json_string(sequence_text(field_u64(d, "End"), seq, sizeof seq)));
+        json_array_append_new(shards,
+                              json_pack("{s:s,s:o}", "ShardId", id, "SequenceNumberRange", range));
     }
-    json_t *sd = json_pack("{s:O,s:O,s:s,s:O,s:O,s:O,s:O,s:o}", "StreamArn", json_object_get(d, "StreamArn"),
-                           "StreamLabel", json_object_get(d, "StreamLabel"), "StreamStatus",
-                           is_closed(d) ? "DISABLED" : "ENABLED", "StreamViewType", json_object_get(d, "StreamViewType"),
-                           "CreationRequestDateTime", json_object_get(d, "Created"), "TableName",
-                           json_object_get(d, "TableName"), "KeySchema", json_object_get(d, "KeySchema"), "Shards", shards);
+    json_t *sd =
+        json_pack("{s:O,s:O,s:s,s:O,s:O,s:O,s:O,s:o}", "StreamArn", json_object_get(d, "StreamArn"),
+                  "StreamLabel", json_object_get(d, "StreamLabel"), "StreamStatus",
+                  is_closed(d) ? "DISABLED" : "ENABLED", "StreamViewType",
+                  json_object_get(d, "StreamViewType"), "CreationRequestDateTime",
+                  json_object_get(d, "Created"), "TableName", json_object_get(d, "TableName"),
+                  "KeySchema", json_object_get(d, "KeySchema"), "Shards", shards);
     json_decref(d);
     *resp = json_pack("{s:o}", "StreamDescription", sd);
     return 0;
@@ -176,9 +194,11 @@ static json_t *make_iterator(const json_t *d, uint64_t position)
     const char *arn = json_string_value(json_object_get(d, "StreamArn"));
     char payload[64];
     int n = snprintf(payload, sizeof payload, "%08" PRIx32 "%016" PRIx64 "%016" PRIx64,
-                     (uint32_t)field_u64(d, "Id"), position, (uint64_t)ops_now_seconds() + QR_STREAM_ITERATOR_S);
+                     (uint32_t)field_u64(d, "Id"), position,
+                     (uint64_t)ops_now_seconds() + QR_STREAM_ITERATOR_S);
     char text[1200];
-    snprintf(text, sizeof text, "%s|1|%s%016" PRIx64, arn, payload, iterator_check(arn, payload, (size_t)n));
+    snprintf(text, sizeof text, "%s|1|%s%016" PRIx64, arn, payload,
+             iterator_check(arn, payload, (size_t)n));
     return json_string(text);
 }
 
@@ -195,13 +215,15 @@ static int hex_field(const char *s, size_t n, uint64_t *out)
 }
 
 /* Reads a shard iterator: its stream (a copy) and position. */
-static int read_iterator(qr_db *db, const char *it, json_t **stream, uint64_t *position, qr_err *err)
+static int read_iterator(qr_db *db, const char *it, json_t **stream, uint64_t *position,
+                         qr_err *err)
 {
     const char *bar = strrchr(it, '|');
     size_t alen = bar && bar - it > 2 ? (size_t)(bar - it) - 2 : 0;
     uint64_t id, expires, check;
-    if (alen == 0 || strncmp(it + alen, "|1|", 3) != 0 || strlen(bar + 1) != 56 || hex_field(bar + 1, 8, &id) ||
-        hex_field(bar + 9, 16, position) || hex_field(bar + 25, 16, &expires) || hex_field(bar + 41, 16, &check))
+    if (alen == 0 || strncmp(it + alen, "|1|", 3) != 0 || strlen(bar + 1) != 56 ||
+        hex_field(bar + 1, 8, &id) || hex_field(bar + 9, 16, position) ||
+        hex_field(bar + 25, 16, &expires) || hex_field(bar + 41, 16, &check))
         return err_validation(err, "Invalid ShardIterator");
     char *arn = strndup(it, alen);
     int ok = arn && iterator_check(arn, bar + 1, 40) == check;
@@ -209,11 +231,13 @@ static int read_iterator(qr_db *db, const char *it, json_t **stream, uint64_t *p
     free(arn);
     if (!ok) return err_validation(err, "Invalid ShardIterator");
     if (d == NULL || field_u64(d, "Id") != id)
-        return err_set(err, QR_E_NOT_FOUND, "Requested resource not found: Stream: %.*s not found", (int)alen, it);
+        return err_set(err, QR_E_NOT_FOUND, "Requested resource not found: Stream: %.*s not found",
+                       (int)alen, it);
     if ((uint64_t)ops_now_seconds() > expires) {
         json_decref(d);
-        return err_set(err, "ExpiredIteratorException", "Iterator expired. The iterator was created more than "
-                                                        "15 minutes ago.");
+        return err_set(err, "ExpiredIteratorException",
+                       "Iterator expired. The iterator was created more than "
+                       "15 minutes ago.");
     }
     *stream = d;
     return 0;
@@ -221,25 +245,31 @@ static int read_iterator(qr_db *db, const char *it, json_t **stream, uint64_t *p
 
 int op_get_shard_iterator(qr_db *db, json_t *req, json_t **resp, qr_err *err)
 {
-    static const char *const types[] = {"TRIM_HORIZON", "LATEST", "AT_SEQUENCE_NUMBER", "AFTER_SEQUENCE_NUMBER", NULL};
+    static const char *const types[] = {"TRIM_HORIZON", "LATEST", "AT_SEQUENCE_NUMBER",
+                                        "AFTER_SEQUENCE_NUMBER", NULL};
     const char *type, *shard, *seq_text;
     int shard_whole, seq_whole;
-    if (json_object_get(req, "ShardIteratorType") == NULL) return param_null("shardIteratorType", err);
+    if (json_object_get(req, "ShardIteratorType") == NULL)
+        return param_null("shardIteratorType", err);
     if (param_enum(req, "ShardIteratorType", types, NULL, &type, err) ||
         text_param(req, "ShardId", "shardId", 28, 65, &shard, &shard_whole, err))
         return -1;
     if (shard == NULL) return param_null("shardId", err);
-    if (text_param(req, "SequenceNumber", "sequenceNumber", 21, 40, &seq_text, &seq_whole, err)) return -1;
-    int at = strcmp(type, "AT_SEQUENCE_NUMBER") == 0, after = strcmp(type, "AFTER_SEQUENCE_NUMBER") == 0;
+    if (text_param(req, "SequenceNumber", "sequenceNumber", 21, 40, &seq_text, &seq_whole, err))
+        return -1;
+    int at = strcmp(type, "AT_SEQUENCE_NUMBER") == 0,
+        after = strcmp(type, "AFTER_SEQUENCE_NUMBER") == 0;
     if ((at || after) && seq_text == NULL)
         return err_validation(err, "Must provide a SequenceNumber for ShardIteratorType %s", type);
     if (!(at || after) && seq_text)
-        return err_validation(err, "Must not provide a SequenceNumber for ShardIteratorType %s", type);
+        return err_validation(err, "Must not provide a SequenceNumber for ShardIteratorType %s",
+                              type);
     uint64_t seq = 0;
     if (seq_text) {
         size_t n = strlen(seq_text);
         int digits = seq_whole;
-        for (size_t i = 0; digits && i < n; i++) digits = seq_text[i] >= '0' && seq_text[i] <= '9';
+        for (size_t i = 0; digits && i < n; i++)
+            digits = seq_text[i] >= '0' && seq_text[i] <= '9';
         char *end;
         unsigned long long v = digits ? strtoull(seq_text, &end, 10) : 0;
         if (!digits || v == ULLONG_MAX)
@@ -258,20 +288,26 @@ int op_get_shard_iterator(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     uint64_t start = field_u64(d, "Start"), end = is_closed(d) ? field_u64(d, "End") : UINT64_MAX;
     if (seq_text && (seq < start || seq > end)) {
         char s1[32], s2[32];
-        err_validation(err, "Invalid SequenceNumber %s for shard %s: the shard holds sequence numbers from %s%s%s",
-                       seq_text, id, sequence_text(start, s1, sizeof s1), is_closed(d) ? " to " : "",
-                       is_closed(d) ? sequence_text(end, s2, sizeof s2) : "");
+        err_validation(
+            err,
+            "Invalid SequenceNumber %s for shard %s: the shard holds sequence numbers from %s%s%s",
+            seq_text, id, sequence_text(start, s1, sizeof s1), is_closed(d) ? " to " : "",
+            is_closed(d) ? sequence_text(end, s2, sizeof s2) : "");
         goto done;
     }
     uint64_t trimmed = field_u64(d, "Trimmed");
     if (seq_text && seq <= trimmed) {
-        err_set(err, "TrimmedDataAccessException", "Sequence number %s is beyond the trim horizon: records up to %021"
-                PRIu64 " are older than 24 hours and have been trimmed", seq_text, trimmed);
+        err_set(err, "TrimmedDataAccessException",
+                "Sequence number %s is beyond the trim horizon: records up to %021" PRIu64
+                " are older than 24 hours and have been trimmed",
+                seq_text, trimmed);
         goto done;
     }
     uint64_t position = trimmed >= start ? trimmed + 1 : start;
-    if (at) position = seq;
-    else if (after) position = seq + 1;
+    if (at)
+        position = seq;
+    else if (after)
+        position = seq + 1;
     else if (strcmp(type, "LATEST") == 0) {
         position = stream_visible(db);
         if (is_closed(d) && position > end + 1) position = end + 1;
@@ -304,21 +340,24 @@ int op_get_records(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     json_t *records = json_array();
     uint64_t next;
     int cut;
-    if (stream_read(db, (uint32_t)field_u64(d, "Id"), position, below, (size_t)limit, MAX_RECORDS_BYTES, records,
-                    &next, &cut, err)) {
+    if (stream_read(db, (uint32_t)field_u64(d, "Id"), position, below, (size_t)limit,
+                    MAX_RECORDS_BYTES, records, &next, &cut, err)) {
         json_decref(records);
         json_decref(d);
         return -1;
     }
-    if (!cut && below > next) next = below; /* nothing more below: resume where the next records will be */
+    if (!cut && below > next)
+        next = below; /* nothing more below: resume where the next records will be */
     /* A record names the region its GetRecords was received in, not the one it was
      * written in (the stored "ddblocal" is only a place holder keeping the field's order). */
     size_t i;
     json_t *rec;
-    json_array_foreach(records, i, rec) json_object_set_new(rec, "awsRegion", json_string(ops_request_region()));
+    json_array_foreach(records, i, rec)
+        json_object_set_new(rec, "awsRegion", json_string(ops_request_region()));
     *resp = json_pack("{s:o}", "Records", records);
     /* A closed shard read to its end has no next iterator. */
-    if (!(closed && !cut && next > end)) json_object_set_new(*resp, "NextShardIterator", make_iterator(d, next));
+    if (!(closed && !cut && next > end))
+        json_object_set_new(*resp, "NextShardIterator", make_iterator(d, next));
     json_decref(d);
     return 0;
 }

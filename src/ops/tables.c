@@ -39,8 +39,9 @@ static json_t *new_uuid(void)
     b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);
     b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
     char s[37];
-    snprintf(s, sizeof s, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1], b[2],
-             b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+    snprintf(s, sizeof s, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+             b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
+             b[14], b[15]);
     return json_string(s);
 }
 
@@ -48,36 +49,55 @@ static json_t *new_uuid(void)
  * twice. */
 static int check_attribute_definitions(json_t *defs, qr_err *err)
 {
-    if (!json_is_array(defs)) return err_set(err, QR_E_SERIALIZATION, "AttributeDefinitions must be a list");
+    if (!json_is_array(defs))
+        return err_set(err, QR_E_SERIALIZATION, "AttributeDefinitions must be a list");
     size_t i, j;
     json_t *d;
-    json_array_foreach(defs, i, d) {
-        json_t *name = json_object_get(d, "AttributeName"), *type = json_object_get(d, "AttributeType");
+    json_array_foreach(defs, i, d)
+    {
+        json_t *name = json_object_get(d, "AttributeName"),
+               *type = json_object_get(d, "AttributeType");
         int no_name = !json_is_string(name), no_type = !json_is_string(type);
         if (no_name && no_type)
-            return err_validation(err, "2 validation errors detected: Value null at 'attributeDefinitions.%zu.member."
-                                       "attributeType' failed to satisfy constraint: Member must not be null; Value "
-                                       "null at 'attributeDefinitions.%zu.member.attributeName' failed to satisfy "
-                                       "constraint: Member must not be null", i + 1, i + 1);
+            return err_validation(
+                err,
+                "2 validation errors detected: Value null at 'attributeDefinitions.%zu.member."
+                "attributeType' failed to satisfy constraint: Member must not be null; Value "
+                "null at 'attributeDefinitions.%zu.member.attributeName' failed to satisfy "
+                "constraint: Member must not be null",
+                i + 1, i + 1);
         if (no_name || json_string_length(name) == 0)
-            return err_validation(err, "1 validation error detected: Value null at 'attributeDefinitions.%zu.member."
-                                       "attributeName' failed to satisfy constraint: Member must not be null", i + 1);
+            return err_validation(
+                err,
+                "1 validation error detected: Value null at 'attributeDefinitions.%zu.member."
+                "attributeName' failed to satisfy constraint: Member must not be null",
+                i + 1);
         /* Every definition names a key of the table or of an index: at most 255 bytes. */
         if (json_string_length(name) > 255)
-            return err_validation(err, "1 validation error detected: Value '%s' at "
-                                       "'attributeDefinitions.%zu.member.attributeName' failed to satisfy constraint: "
-                                       "Member must have length less than or equal to 255", json_string_value(name), i + 1);
+            return err_validation(
+                err,
+                "1 validation error detected: Value '%s' at "
+                "'attributeDefinitions.%zu.member.attributeName' failed to satisfy constraint: "
+                "Member must have length less than or equal to 255",
+                json_string_value(name), i + 1);
         if (no_type)
-            return err_validation(err, "1 validation error detected: Value null at 'attributeDefinitions.%zu.member."
-                                       "attributeType' failed to satisfy constraint: Member must not be null", i + 1);
+            return err_validation(
+                err,
+                "1 validation error detected: Value null at 'attributeDefinitions.%zu.member."
+                "attributeType' failed to satisfy constraint: Member must not be null",
+                i + 1);
         const char *ts = json_string_value(type);
         if (strcmp(ts, "S") && strcmp(ts, "N") && strcmp(ts, "B"))
-            return err_validation(err, "1 validation error detected: Value '%s' at "
-                                       "'attributeDefinitions.%zu.member.attributeType' failed to satisfy constraint: "
-                                       "Member must satisfy enum value set: [B, N, S]", ts, i + 1);
+            return err_validation(
+                err,
+                "1 validation error detected: Value '%s' at "
+                "'attributeDefinitions.%zu.member.attributeType' failed to satisfy constraint: "
+                "Member must satisfy enum value set: [B, N, S]",
+                ts, i + 1);
         for (j = 0; j < i; j++)
             if (json_equal(json_object_get(json_array_get(defs, j), "AttributeName"), name))
-                return err_validation(err, "Attribute Name is duplicated: %s", json_string_value(name));
+                return err_validation(err, "Attribute Name is duplicated: %s",
+                                      json_string_value(name));
     }
     return 0;
 }
@@ -99,63 +119,92 @@ static int check_key_schema(json_t *defs, json_t *ks, qr_err *err)
         return err_set(err, QR_E_SERIALIZATION, "KeySchema and AttributeDefinitions must be lists");
     size_t nks = json_array_size(ks);
     if (nks == 0)
-        return err_validation(err, "1 validation error detected: Value '[]' at 'keySchema' failed to satisfy "
-                                   "constraint: Member must have length greater than or equal to 1");
+        return err_validation(
+            err, "1 validation error detected: Value '[]' at 'keySchema' failed to satisfy "
+                 "constraint: Member must have length greater than or equal to 1");
     if (nks > 2) {
         /* DynamoDB echoes the elements as its Java objects print themselves. */
         char list[700] = "";
         size_t used = 0;
         size_t i;
         json_t *k;
-        json_array_foreach(ks, i, k) {
+        json_array_foreach(ks, i, k)
+        {
             if (used >= sizeof list) break;
-            used += (size_t)snprintf(list + used, sizeof list - used, "%sKeySchemaElement(attributeName=%s, "
-                                     "keyType=%s)", i ? ", " : "",
-                                     member_text(k, "AttributeName"), member_text(k, "KeyType"));
+            used += (size_t)snprintf(list + used, sizeof list - used,
+                                     "%sKeySchemaElement(attributeName=%s, "
+                                     "keyType=%s)",
+                                     i ? ", " : "", member_text(k, "AttributeName"),
+                                     member_text(k, "KeyType"));
         }
-        return err_validation(err, "1 validation error detected: Value '[%s]' at 'keySchema' failed to satisfy "
-                                   "constraint: Member must have length less than or equal to 2", list);
+        return err_validation(
+            err,
+            "1 validation error detected: Value '[%s]' at 'keySchema' failed to satisfy "
+            "constraint: Member must have length less than or equal to 2",
+            list);
     }
     if (check_attribute_definitions(defs, err)) return -1;
     size_t i, j;
     json_t *d, *k;
-    json_array_foreach(ks, i, k) {
+    json_array_foreach(ks, i, k)
+    {
         json_t *name = json_object_get(k, "AttributeName"), *type = json_object_get(k, "KeyType");
         if (!json_is_string(name) && !json_is_string(type))
-            return err_validation(err, "2 validation errors detected: Value null at 'keySchema.%zu.member.attributeName' "
-                                       "failed to satisfy constraint: Member must not be null; Value null at "
-                                       "'keySchema.%zu.member.keyType' failed to satisfy constraint: Member must not be "
-                                       "null", i + 1, i + 1);
+            return err_validation(
+                err,
+                "2 validation errors detected: Value null at 'keySchema.%zu.member.attributeName' "
+                "failed to satisfy constraint: Member must not be null; Value null at "
+                "'keySchema.%zu.member.keyType' failed to satisfy constraint: Member must not be "
+                "null",
+                i + 1, i + 1);
         if (!json_is_string(name))
-            return err_validation(err, "1 validation error detected: Value null at 'keySchema.%zu.member.attributeName' "
-                                       "failed to satisfy constraint: Member must not be null", i + 1);
+            return err_validation(
+                err,
+                "1 validation error detected: Value null at 'keySchema.%zu.member.attributeName' "
+                "failed to satisfy constraint: Member must not be null",
+                i + 1);
         if (json_string_length(name) > 255)
-            return err_validation(err, "1 validation error detected: Value '%s' at 'keySchema.%zu.member.attributeName' "
-                                       "failed to satisfy constraint: Member must have length less than or equal to 255",
-                                  json_string_value(name), i + 1);
+            return err_validation(
+                err,
+                "1 validation error detected: Value '%s' at 'keySchema.%zu.member.attributeName' "
+                "failed to satisfy constraint: Member must have length less than or equal to 255",
+                json_string_value(name), i + 1);
         if (!json_is_string(type))
-            return err_validation(err, "1 validation error detected: Value null at 'keySchema.%zu.member.keyType' "
-                                       "failed to satisfy constraint: Member must not be null", i + 1);
+            return err_validation(
+                err,
+                "1 validation error detected: Value null at 'keySchema.%zu.member.keyType' "
+                "failed to satisfy constraint: Member must not be null",
+                i + 1);
         const char *ts = json_string_value(type);
         if (strcmp(ts, "HASH") && strcmp(ts, "RANGE"))
-            return err_validation(err, "1 validation error detected: Value '%s' at 'keySchema.%zu.member.keyType' "
-                                       "failed to satisfy constraint: Member must satisfy enum value set: [HASH, RANGE]", ts, i + 1);
+            return err_validation(
+                err,
+                "1 validation error detected: Value '%s' at 'keySchema.%zu.member.keyType' "
+                "failed to satisfy constraint: Member must satisfy enum value set: [HASH, RANGE]",
+                ts, i + 1);
         if (i == 0 && strcmp(ts, "HASH"))
-            return err_validation(err, "Invalid KeySchema: The first KeySchemaElement is not a HASH key type");
+            return err_validation(
+                err, "Invalid KeySchema: The first KeySchemaElement is not a HASH key type");
         if (i == 1 && strcmp(ts, "RANGE"))
-            return err_validation(err, "Invalid KeySchema: The second KeySchemaElement is not a RANGE key type");
+            return err_validation(
+                err, "Invalid KeySchema: The second KeySchemaElement is not a RANGE key type");
         if (i == 1 && json_equal(name, json_object_get(json_array_get(ks, 0), "AttributeName")))
-            return err_validation(err, "Invalid KeySchema: Some index key attribute have no definition");
+            return err_validation(err,
+                                  "Invalid KeySchema: Some index key attribute have no definition");
         if (json_array_size(defs) == 0)
-            return err_validation(err, "Invalid KeySchema: Some index key attribute have no definition");
+            return err_validation(err,
+                                  "Invalid KeySchema: Some index key attribute have no definition");
         int defined = 0;
-        json_array_foreach(defs, j, d) defined |= json_equal(json_object_get(d, "AttributeName"), name);
+        json_array_foreach(defs, j, d) defined |=
+            json_equal(json_object_get(d, "AttributeName"), name);
         if (!defined) {
             char names[512];
             index_definition_names(defs, names, sizeof names);
-            return err_validation(err, "One or more parameter values were invalid: Some index key attributes are not "
-                                       "defined in AttributeDefinitions. Keys: [%s], AttributeDefinitions: [%s]",
-                                  json_string_value(name), names);
+            return err_validation(
+                err,
+                "One or more parameter values were invalid: Some index key attributes are not "
+                "defined in AttributeDefinitions. Keys: [%s], AttributeDefinitions: [%s]",
+                json_string_value(name), names);
         }
     }
     return 0;
@@ -164,9 +213,11 @@ static int check_key_schema(json_t *defs, json_t *ks, qr_err *err)
 /* Reads a ProvisionedThroughput object: both units, integers from 1 to the account
  * limit. field names it in messages ("provisionedThroughput"). DynamoDB names every
  * member that fails its constraint, the write units first. */
-static int read_throughput(json_t *pt, const char *field, long long *rcu, long long *wcu, qr_err *err)
+static int read_throughput(json_t *pt, const char *field, long long *rcu, long long *wcu,
+                           qr_err *err)
 {
-    if (!json_is_object(pt)) return err_set(err, QR_E_SERIALIZATION, "ProvisionedThroughput must be an object");
+    if (!json_is_object(pt))
+        return err_set(err, QR_E_SERIALIZATION, "ProvisionedThroughput must be an object");
     static const char *const members[2] = {"WriteCapacityUnits", "ReadCapacityUnits"};
     static const char *const names[2] = {"writeCapacityUnits", "readCapacityUnits"};
     long long *out[2] = {wcu, rcu};
@@ -175,20 +226,27 @@ static int read_throughput(json_t *pt, const char *field, long long *rcu, long l
     for (int i = 0; i < 2; i++) {
         json_t *v = json_object_get(pt, members[i]);
         if (v != NULL && !json_is_null(v) && !json_is_integer(v))
-            return err_set(err, QR_E_SERIALIZATION, "ProvisionedThroughput values must be integers");
+            return err_set(err, QR_E_SERIALIZATION,
+                           "ProvisionedThroughput values must be integers");
         *out[i] = json_integer_value(v);
         if (v == NULL || json_is_null(v))
-            snprintf(found[n++], sizeof found[0], "Value null at '%s.%s' failed to satisfy constraint: Member must "
-                     "not be null", field, names[i]);
+            snprintf(found[n++], sizeof found[0],
+                     "Value null at '%s.%s' failed to satisfy constraint: Member must "
+                     "not be null",
+                     field, names[i]);
         else if (*out[i] < 1)
-            snprintf(found[n++], sizeof found[0], "Value '%lld' at '%s.%s' failed to satisfy constraint: Member "
-                     "must have value greater than or equal to 1", *out[i], field, names[i]);
+            snprintf(found[n++], sizeof found[0],
+                     "Value '%lld' at '%s.%s' failed to satisfy constraint: Member "
+                     "must have value greater than or equal to 1",
+                     *out[i], field, names[i]);
     }
     if (n == 1) return err_validation(err, "1 validation error detected: %s", found[0]);
-    if (n == 2) return err_validation(err, "2 validation errors detected: %s; %s", found[0], found[1]);
+    if (n == 2)
+        return err_validation(err, "2 validation errors detected: %s; %s", found[0], found[1]);
     if (*rcu > MAX_PROVISIONED || *wcu > MAX_PROVISIONED)
-        return err_set(err, QR_E_LIMIT, "Subscriber limit exceeded: Provisioned throughput for the table exceeds "
-                                        "the account limit");
+        return err_set(err, QR_E_LIMIT,
+                       "Subscriber limit exceeded: Provisioned throughput for the table exceeds "
+                       "the account limit");
     return 0;
 }
 
@@ -198,7 +256,9 @@ static void utc_text(double when, char *out, size_t cap)
     time_t t = (time_t)when;
     struct tm tm;
     gmtime_r(&t, &tm);
-    if (strftime(out, cap, "%A, %B %-d, %Y at %-I:%M:%S %p Coordinated Universal Time", &tm) == 0 && cap) out[0] = '\0';
+    if (strftime(out, cap, "%A, %B %-d, %Y at %-I:%M:%S %p Coordinated Universal Time", &tm) == 0 &&
+        cap)
+        out[0] = '\0';
 }
 
 /* Records a capacity decrease in thr (a ProvisionedThroughput description): four a UTC
@@ -207,16 +267,20 @@ static int note_decrease(json_t *thr, double now, qr_err *err)
 {
     json_t *last = json_object_get(thr, "LastDecreaseDateTime");
     json_int_t count = json_integer_value(json_object_get(thr, "NumberOfDecreasesToday"));
-    if (last == NULL || (long long)(json_number_value(last) / 86400) != (long long)(now / 86400)) count = 0;
+    if (last == NULL || (long long)(json_number_value(last) / 86400) != (long long)(now / 86400))
+        count = 0;
     if (count >= DECREASES_A_DAY && now < json_number_value(last) + 3600) {
         char at[96], next[96];
         utc_text(json_number_value(last), at, sizeof at);
         utc_text(json_number_value(last) + 3600, next, sizeof next);
-        return err_set(err, QR_E_LIMIT, "Subscriber limit exceeded: Provisioned throughput decreases are limited "
-                                        "within a given UTC day. After the first %d decreases, each subsequent "
-                                        "decrease in the same UTC day can be performed at most once every 3600 "
-                                        "seconds. Number of decreases today: %lld. Last decrease at %s. Next decrease "
-                                        "can be made at %s", DECREASES_A_DAY, (long long)count, at, next);
+        return err_set(
+            err, QR_E_LIMIT,
+            "Subscriber limit exceeded: Provisioned throughput decreases are limited "
+            "within a given UTC day. After the first %d decreases, each subsequent "
+            "decrease in the same UTC day can be performed at most once every 3600 "
+            "seconds. Number of decreases today: %lld. Last decrease at %s. Next decrease "
+            "can be made at %s",
+            DECREASES_A_DAY, (long long)count, at, next);
     }
     json_object_set_new(thr, "LastDecreaseDateTime", json_real(now));
     json_object_set_new(thr, "NumberOfDecreasesToday", json_integer(count + 1));
@@ -235,11 +299,13 @@ static void forget_old_decreases(json_t *thr, double now)
 static int check_table_quota(long long rcu, long long wcu, qr_err *err)
 {
     if (rcu <= TABLE_MAX_UNITS && wcu <= TABLE_MAX_UNITS) return 0;
-    return err_set(err, QR_E_LIMIT, "The requested %s, %lld, is above the per table maximum for the account in %s. "
-                                    "Per table maximum: %lld. Refer to the Amazon DynamoDB Developer Guide for current "
-                                    "limits and how to request higher limits.",
-                   rcu > TABLE_MAX_UNITS ? "ReadCapacityUnits" : "WriteCapacityUnits",
-                   rcu > TABLE_MAX_UNITS ? rcu : wcu, ops_request_region(), TABLE_MAX_UNITS);
+    return err_set(
+        err, QR_E_LIMIT,
+        "The requested %s, %lld, is above the per table maximum for the account in %s. "
+        "Per table maximum: %lld. Refer to the Amazon DynamoDB Developer Guide for current "
+        "limits and how to request higher limits.",
+        rcu > TABLE_MAX_UNITS ? "ReadCapacityUnits" : "WriteCapacityUnits",
+        rcu > TABLE_MAX_UNITS ? rcu : wcu, ops_request_region(), TABLE_MAX_UNITS);
 }
 
 /* Reads BillingMode and ProvisionedThroughput into the description. */
@@ -250,30 +316,36 @@ static int apply_billing(json_t *req, json_t *desc, int creating, double now, qr
     json_t *pt;
     json_t *old = json_object_get(json_object_get(desc, "BillingModeSummary"), "BillingMode");
     const char *current = old ? json_string_value(old) : "PROVISIONED";
-    if (param_enum(req, "BillingMode", modes, creating ? "PROVISIONED" : current, &mode, err)) return -1;
+    if (param_enum(req, "BillingMode", modes, creating ? "PROVISIONED" : current, &mode, err))
+        return -1;
     if (param_object(req, "ProvisionedThroughput", &pt, err)) return -1;
     long long rcu = 0, wcu = 0;
     if (pt && read_throughput(pt, "provisionedThroughput", &rcu, &wcu, err)) return -1;
     int asked = json_object_get(req, "BillingMode") != NULL;
     if (strcmp(mode, "PROVISIONED") == 0) {
         if (pt == NULL && creating)
-            return err_validation(err, "One or more parameter values were invalid: ReadCapacityUnits and "
-                                       "WriteCapacityUnits must both be specified when BillingMode is PROVISIONED");
+            return err_validation(
+                err, "One or more parameter values were invalid: ReadCapacityUnits and "
+                     "WriteCapacityUnits must both be specified when BillingMode is PROVISIONED");
         /* Even on a provisioned table, BillingMode=PROVISIONED comes with its capacity. */
         if (pt == NULL && (asked || strcmp(current, "PROVISIONED") != 0))
-            return err_validation(err, "One or more parameter values were invalid: ProvisionedThroughput must be "
-                                       "specified when BillingMode is PROVISIONED");
+            return err_validation(
+                err, "One or more parameter values were invalid: ProvisionedThroughput must be "
+                     "specified when BillingMode is PROVISIONED");
     } else if (pt && !creating && asked && strcmp(current, "PROVISIONED") == 0) {
-        return err_validation(err, "One or more parameter values were invalid: ProvisionedThroughput cannot be "
-                                   "specified when BillingMode is PAY_PER_REQUEST");
+        return err_validation(
+            err, "One or more parameter values were invalid: ProvisionedThroughput cannot be "
+                 "specified when BillingMode is PAY_PER_REQUEST");
     } else if (pt) {
-        return err_validation(err, "One or more parameter values were invalid: Neither ReadCapacityUnits nor "
-                                   "WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST");
+        return err_validation(
+            err, "One or more parameter values were invalid: Neither ReadCapacityUnits nor "
+                 "WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST");
     }
     if (pt && check_table_quota(rcu, wcu, err)) return -1;
     json_t *thr = json_object_get(desc, "ProvisionedThroughput");
     if (thr == NULL) {
-        thr = json_pack("{s:i,s:i,s:i}", "NumberOfDecreasesToday", 0, "ReadCapacityUnits", 0, "WriteCapacityUnits", 0);
+        thr = json_pack("{s:i,s:i,s:i}", "NumberOfDecreasesToday", 0, "ReadCapacityUnits", 0,
+                        "WriteCapacityUnits", 0);
         json_object_set_new(desc, "ProvisionedThroughput", thr);
     }
     if (strcmp(mode, "PAY_PER_REQUEST") == 0) {
@@ -288,16 +360,19 @@ static int apply_billing(json_t *req, json_t *desc, int creating, double now, qr
             long long old_r = json_integer_value(json_object_get(thr, "ReadCapacityUnits"));
             long long old_w = json_integer_value(json_object_get(thr, "WriteCapacityUnits"));
             if (!creating && strcmp(current, "PROVISIONED") == 0 && rcu == old_r && wcu == old_w)
-                return err_validation(err, "The provisioned throughput for the table will not change. The requested "
-                                           "value equals the current value. Current ReadCapacityUnits provisioned "
-                                           "for the table: %lld. Requested ReadCapacityUnits: %lld. Current "
-                                           "WriteCapacityUnits provisioned for the table: %lld. Requested "
-                                           "WriteCapacityUnits: %lld. Refer to the Amazon DynamoDB Developer Guide "
-                                           "for current limits and how to request higher limits.",
-                                      old_r, rcu, old_w, wcu);
+                return err_validation(
+                    err,
+                    "The provisioned throughput for the table will not change. The requested "
+                    "value equals the current value. Current ReadCapacityUnits provisioned "
+                    "for the table: %lld. Requested ReadCapacityUnits: %lld. Current "
+                    "WriteCapacityUnits provisioned for the table: %lld. Requested "
+                    "WriteCapacityUnits: %lld. Refer to the Amazon DynamoDB Developer Guide "
+                    "for current limits and how to request higher limits.",
+                    old_r, rcu, old_w, wcu);
             if (!creating && (rcu > old_r || wcu > old_w))
                 json_object_set_new(thr, "LastIncreaseDateTime", json_real(now));
-            if (!creating && (rcu < old_r || wcu < old_w) && note_decrease(thr, now, err)) return -1;
+            if (!creating && (rcu < old_r || wcu < old_w) && note_decrease(thr, now, err))
+                return -1;
             json_object_set_new(thr, "ReadCapacityUnits", json_integer(rcu));
             json_object_set_new(thr, "WriteCapacityUnits", json_integer(wcu));
         }
@@ -322,34 +397,43 @@ static int apply_billing(json_t *req, json_t *desc, int creating, double now, qr
  * (a table may have one enabled stream at a time, and its view type cannot change in
  * place); disabling closes it, and a disabled stream is not described at all. creating
  * is set for CreateTable, where a disabled specification simply asks for no stream. */
-static int apply_stream_spec(qr_db *db, json_t *req, json_t *desc, int creating, double now, qr_err *err)
+static int apply_stream_spec(qr_db *db, json_t *req, json_t *desc, int creating, double now,
+                             qr_err *err)
 {
     json_t *ss;
     if (param_object(req, "StreamSpecification", &ss, err)) return -1;
     if (ss == NULL) return 0;
     json_t *enabled = json_object_get(ss, "StreamEnabled");
-    if (enabled == NULL || json_is_null(enabled)) return param_null("streamSpecification.streamEnabled", err);
-    if (!json_is_boolean(enabled)) return err_set(err, QR_E_SERIALIZATION, "StreamEnabled must be a boolean");
+    if (enabled == NULL || json_is_null(enabled))
+        return param_null("streamSpecification.streamEnabled", err);
+    if (!json_is_boolean(enabled))
+        return err_set(err, QR_E_SERIALIZATION, "StreamEnabled must be a boolean");
     json_t *view = json_object_get(ss, "StreamViewType");
     if (view && !json_is_null(view) && !json_is_string(view))
         return err_set(err, QR_E_SERIALIZATION, "StreamViewType must be a string");
     const char *name = json_string_value(json_object_get(desc, "TableName"));
     int has = json_object_get(desc, QR_STREAM_FIELD) != NULL;
     const char *type = json_string_value(view);
-    static const char *const types[] = {"NEW_IMAGE", "OLD_IMAGE", "NEW_AND_OLD_IMAGES", "KEYS_ONLY"};
+    static const char *const types[] = {"NEW_IMAGE", "OLD_IMAGE", "NEW_AND_OLD_IMAGES",
+                                        "KEYS_ONLY"};
     int known = 0;
-    for (size_t i = 0; type && i < 4; i++) known |= strcmp(type, types[i]) == 0;
+    for (size_t i = 0; type && i < 4; i++)
+        known |= strcmp(type, types[i]) == 0;
     if (type && !known) /* the enum is judged before anything else */
-        return err_validation(err, "1 validation error detected: Value '%s' at 'streamSpecification.streamViewType' "
-                                   "failed to satisfy constraint: Member must satisfy enum value set: [OLD_IMAGE, "
-                                   "KEYS_ONLY, NEW_AND_OLD_IMAGES, NEW_IMAGE]", type);
+        return err_validation(
+            err,
+            "1 validation error detected: Value '%s' at 'streamSpecification.streamViewType' "
+            "failed to satisfy constraint: Member must satisfy enum value set: [OLD_IMAGE, "
+            "KEYS_ONLY, NEW_AND_OLD_IMAGES, NEW_IMAGE]",
+            type);
     if (json_is_false(enabled)) {
         /* DynamoDB's messages call the view type UpdateViewType. */
         if (type)
-            return err_validation(err, creating ? "One or more parameter values were invalid: Table is being created "
-                                                  "with a stream disabled, UpdateViewType should not be specified"
-                                                : "One or more parameter values were invalid: If stream is being "
-                                                  "disabled, then UpdateViewType must not be specified");
+            return err_validation(
+                err, creating ? "One or more parameter values were invalid: Table is being created "
+                                "with a stream disabled, UpdateViewType should not be specified"
+                              : "One or more parameter values were invalid: If stream is being "
+                                "disabled, then UpdateViewType must not be specified");
         if (!creating && !has)
             return err_validation(err, "Table has no stream to disable: TableName: %s", name);
         json_object_del(desc, QR_STREAM_FIELD);
@@ -357,12 +441,15 @@ static int apply_stream_spec(qr_db *db, json_t *req, json_t *desc, int creating,
         return 0;
     }
     if (type == NULL)
-        return err_validation(err, creating ? "One or more parameter values were invalid: Table is being created with "
-                                              "a stream enabled, UpdateViewType is required"
-                                            : "One or more parameter values were invalid: If stream is being enabled "
-                                              "then UpdateViewType is required");
+        return err_validation(
+            err, creating
+                     ? "One or more parameter values were invalid: Table is being created with "
+                       "a stream enabled, UpdateViewType is required"
+                     : "One or more parameter values were invalid: If stream is being enabled "
+                       "then UpdateViewType is required");
     if (has) return err_validation(err, "Table already has an enabled stream: TableName: %s", name);
-    json_object_set_new(desc, "StreamSpecification", json_pack("{s:b,s:s}", "StreamEnabled", 1, "StreamViewType", type));
+    json_object_set_new(desc, "StreamSpecification",
+                        json_pack("{s:b,s:s}", "StreamEnabled", 1, "StreamViewType", type));
     stream_describe_new(db, desc, type, now);
     return 0;
 }
@@ -382,19 +469,27 @@ static int apply_sse(json_t *req, json_t *desc, int creating, qr_err *err)
     json_t *enabled = json_object_get(sse, "Enabled");
     if (enabled && !json_is_null(enabled) && !json_is_boolean(enabled))
         return err_set(err, QR_E_SERIALIZATION, "Enabled must be a boolean");
-    if (param_string(sse, "SSEType", &type, err) || param_string(sse, "KMSMasterKeyId", &key, err)) return -1;
+    if (param_string(sse, "SSEType", &type, err) || param_string(sse, "KMSMasterKeyId", &key, err))
+        return -1;
     if (key && key[0] == '\0')
-        return err_validation(err, "1 validation error detected: Value '' at 'sSESpecification.kMSMasterKeyId' failed "
-                                   "to satisfy constraint: Member must have length greater than or equal to 1");
+        return err_validation(
+            err,
+            "1 validation error detected: Value '' at 'sSESpecification.kMSMasterKeyId' failed "
+            "to satisfy constraint: Member must have length greater than or equal to 1");
     if (type && strcmp(type, "AES256") && strcmp(type, "KMS"))
-        return err_validation(err, "1 validation error detected: Value '%s' at 'sSESpecification.sSEType' failed "
-                                   "to satisfy constraint: Member must satisfy enum value set: [AES256, KMS]", type);
+        return err_validation(
+            err,
+            "1 validation error detected: Value '%s' at 'sSESpecification.sSEType' failed "
+            "to satisfy constraint: Member must satisfy enum value set: [AES256, KMS]",
+            type);
     /* SSEType KMS alone asks for KMS encryption; Enabled false asks for the AWS owned key. */
-    int on = json_is_true(enabled) || ((enabled == NULL || json_is_null(enabled)) && type && strcmp(type, "KMS") == 0);
+    int on = json_is_true(enabled) ||
+             ((enabled == NULL || json_is_null(enabled)) && type && strcmp(type, "KMS") == 0);
     if (json_is_false(enabled) && type)
         return err_validation(err, "%sSSEType can not be specified if Enabled is false", pre);
     if (json_is_false(enabled) && key)
-        return err_validation(err, "%sKMSMasterKeyId can not be specified if Enabled is false", pre);
+        return err_validation(err, "%sKMSMasterKeyId can not be specified if Enabled is false",
+                              pre);
     if (on && type && strcmp(type, "AES256") == 0)
         return err_validation(err, "%sSSEType AES256 is not supported", pre);
     if (on && key && type == NULL)
@@ -406,10 +501,14 @@ static int apply_sse(json_t *req, json_t *desc, int creating, qr_err *err)
         return 0;
     }
     char arn[512];
-    if (key && strncmp(key, "arn:", 4) == 0) snprintf(arn, sizeof arn, "%s", key);
-    else snprintf(arn, sizeof arn, "arn:aws:kms:ddblocal:000000000000:key/%s", key ? key : "aws/dynamodb");
-    json_object_set_new(desc, "SSEDescription", json_pack("{s:s,s:s,s:s}", "Status", "ENABLED", "SSEType",
-                                                          "KMS", "KMSMasterKeyArn", arn));
+    if (key && strncmp(key, "arn:", 4) == 0)
+        snprintf(arn, sizeof arn, "%s", key);
+    else
+        snprintf(arn, sizeof arn, "arn:aws:kms:ddblocal:000000000000:key/%s",
+                 key ? key : "aws/dynamodb");
+    json_object_set_new(
+        desc, "SSEDescription",
+        json_pack("{s:s,s:s,s:s}", "Status", "ENABLED", "SSEType", "KMS", "KMSMasterKeyArn", arn));
     return 0;
 }
 
@@ -421,21 +520,28 @@ static int apply_table_class(json_t *req, json_t *desc, int creating, double now
     if (param_string(req, "TableClass", &cls, err)) return -1;
     if (cls == NULL) return 0;
     if (strcmp(cls, "STANDARD") && strcmp(cls, "STANDARD_INFREQUENT_ACCESS"))
-        return err_validation(err, "Invalid table-class parameter provided. Please try again with a valid "
-                                   "table-class value: [STANDARD, STANDARD_INFREQUENT_ACCESS].");
+        return err_validation(
+            err, "Invalid table-class parameter provided. Please try again with a valid "
+                 "table-class value: [STANDARD, STANDARD_INFREQUENT_ACCESS].");
     /* STANDARD on a table that never had a class changes nothing. */
-    if (!creating && strcmp(cls, "STANDARD") == 0 && json_object_get(desc, "TableClassSummary") == NULL) return 0;
-    const char *was = json_string_value(json_object_get(json_object_get(desc, "TableClassSummary"), "TableClass"));
+    if (!creating && strcmp(cls, "STANDARD") == 0 &&
+        json_object_get(desc, "TableClassSummary") == NULL)
+        return 0;
+    const char *was = json_string_value(
+        json_object_get(json_object_get(desc, "TableClassSummary"), "TableClass"));
     if (!creating && strcmp(cls, was ? was : "STANDARD") != 0) {
         /* A class change counts against its 30-day quota. */
         json_t *times = json_object_get(desc, CLASS_CHANGES_FIELD), *recent = json_array();
         size_t i;
         json_t *when;
-        json_array_foreach(times, i, when) if (json_number_value(when) > now - CLASS_WINDOW) json_array_append(recent, when);
+        json_array_foreach(times, i, when) if (json_number_value(when) > now - CLASS_WINDOW)
+            json_array_append(recent, when);
         if (json_array_size(recent) >= CLASS_CHANGES) {
             json_decref(recent);
-            return err_set(err, QR_E_LIMIT, "Subscriber limit exceeded: Updates to TableClass are limited to %d "
-                                            "times in 30 day(s).", CLASS_CHANGES);
+            return err_set(err, QR_E_LIMIT,
+                           "Subscriber limit exceeded: Updates to TableClass are limited to %d "
+                           "times in 30 day(s).",
+                           CLASS_CHANGES);
         }
         json_array_append_new(recent, json_real(now));
         json_object_set_new(desc, CLASS_CHANGES_FIELD, recent);
@@ -453,8 +559,8 @@ static int apply_table_class(json_t *req, json_t *desc, int creating, double now
  * clear), and changes only the members it gives. An empty object asks for nothing. Limits belong to
  * on-demand tables: provisioned is set for a provisioned one. index names the index
  * (NULL for the table). */
-static int apply_on_demand(json_t *holder, json_t *target, int creating, int provisioned, const char *index,
-                           qr_err *err)
+static int apply_on_demand(json_t *holder, json_t *target, int creating, int provisioned,
+                           const char *index, qr_err *err)
 {
     json_t *odt;
     if (param_object(holder, "OnDemandThroughput", &odt, err)) return -1;
@@ -465,16 +571,22 @@ static int apply_on_demand(json_t *holder, json_t *target, int creating, int pro
     for (int i = 0; i < 2; i++) {
         json_t *v = json_object_get(odt, members[i]);
         given[i] = v != NULL && !json_is_null(v);
-        if (given[i] && !json_is_integer(v)) return err_set(err, QR_E_SERIALIZATION, "%s must be a number", members[i]);
+        if (given[i] && !json_is_integer(v))
+            return err_set(err, QR_E_SERIALIZATION, "%s must be a number", members[i]);
     }
     for (int i = 0; i < 2; i++) {
         if (!given[i] || !provisioned) continue;
         if (index)
-            return err_validation(err, "%s%s for OnDemandThroughput for index: %s cannot be specified when table "
-                                       "BillingMode is PROVISIONED.", pre, members[i], index);
-        return err_validation(err, "%s%s for OnDemandThroughput cannot be specified when %s BillingMode is "
-                                   "PROVISIONED%s", pre, members[i], creating ? "table" : "the table",
-                              creating ? "." : "");
+            return err_validation(
+                err,
+                "%s%s for OnDemandThroughput for index: %s cannot be specified when table "
+                "BillingMode is PROVISIONED.",
+                pre, members[i], index);
+        return err_validation(
+            err,
+            "%s%s for OnDemandThroughput cannot be specified when %s BillingMode is "
+            "PROVISIONED%s",
+            pre, members[i], creating ? "table" : "the table", creating ? "." : "");
     }
     for (int i = 0; i < 2; i++) {
         json_int_t units = json_integer_value(json_object_get(odt, members[i]));
@@ -482,28 +594,38 @@ static int apply_on_demand(json_t *holder, json_t *target, int creating, int pro
          * (DDB-TABLE-051, DDB-TABLE-128). */
         if (!given[i] || units > 0 || (units == -1 && !creating)) continue;
         if (index)
-            return err_validation(err, "%sRequested %s for OnDemandThroughput for index : %s is outside of valid "
-                                       "range", pre, members[i], index);
-        return err_validation(err, "%sRequested %s for OnDemandThroughput for table is outside of valid range", pre,
-                              members[i]);
+            return err_validation(
+                err,
+                "%sRequested %s for OnDemandThroughput for index : %s is outside of valid "
+                "range",
+                pre, members[i], index);
+        return err_validation(
+            err, "%sRequested %s for OnDemandThroughput for table is outside of valid range", pre,
+            members[i]);
     }
     for (int i = 0; i < 2; i++) {
         json_int_t units = json_integer_value(json_object_get(odt, members[i]));
         if (!given[i] || units <= TABLE_MAX_UNITS) continue;
         char what[300];
-        if (index) snprintf(what, sizeof what, "index : %s", index);
-        else snprintf(what, sizeof what, "table");
-        return err_set(err, QR_E_LIMIT, "Subscriber limit exceeded: Requested %s for OnDemandThroughput for %s exceeds "
-                                        "TableMax%sCapacityUnits of the account in region %s", members[i], what,
-                       i == 0 ? "Read" : "Write", ops_request_region());
+        if (index)
+            snprintf(what, sizeof what, "index : %s", index);
+        else
+            snprintf(what, sizeof what, "table");
+        return err_set(
+            err, QR_E_LIMIT,
+            "Subscriber limit exceeded: Requested %s for OnDemandThroughput for %s exceeds "
+            "TableMax%sCapacityUnits of the account in region %s",
+            members[i], what, i == 0 ? "Read" : "Write", ops_request_region());
     }
     json_t *cur = json_object_get(target, "OnDemandThroughput");
     json_t *next = cur ? json_deep_copy(cur) : json_object();
     for (int i = 0; i < 2; i++) {
         if (!given[i]) continue;
         json_int_t units = json_integer_value(json_object_get(odt, members[i]));
-        if (units == -1 && !creating) json_object_del(next, members[i]);
-        else json_object_set_new(next, members[i], json_integer(units));
+        if (units == -1 && !creating)
+            json_object_del(next, members[i]);
+        else
+            json_object_set_new(next, members[i], json_integer(units));
     }
     if (json_object_size(next) == 0) {
         json_decref(next);
@@ -515,15 +637,16 @@ static int apply_on_demand(json_t *holder, json_t *target, int creating, int pro
 }
 
 /* The description of one index as CreateTable (creating) or UpdateTable defines it. */
-static json_t *index_description(json_t *def, const char *table_arn, int global, int provisioned, int creating,
-                                 qr_err *err)
+static json_t *index_description(json_t *def, const char *table_arn, int global, int provisioned,
+                                 int creating, qr_err *err)
 {
     const char *name = json_string_value(json_object_get(def, "IndexName"));
     /* Copies, not the request's own objects: a description outlives its request and is
      * read by other threads (the backfill) while the request is freed. */
     json_t *d = json_pack("{s:s,s:o,s:o,s:i,s:i}", "IndexName", name, "KeySchema",
                           json_deep_copy(json_object_get(def, "KeySchema")), "Projection",
-                          json_deep_copy(json_object_get(def, "Projection")), "IndexSizeBytes", 0, "ItemCount", 0);
+                          json_deep_copy(json_object_get(def, "Projection")), "IndexSizeBytes", 0,
+                          "ItemCount", 0);
     char arn[800];
     snprintf(arn, sizeof arn, "%s/index/%s", table_arn, name);
     json_object_set_new(d, "IndexArn", json_string(arn));
@@ -533,29 +656,39 @@ static json_t *index_description(json_t *def, const char *table_arn, int global,
         /* CreateTable and UpdateTable word these two differently. */
         if (provisioned && pt == NULL) {
             json_decref(d);
-            err_validation(err, "One or more parameter values were invalid: ProvisionedThroughput %s for index: %s",
-                           creating ? "is not specified" : "must be specified", name);
+            err_validation(
+                err,
+                "One or more parameter values were invalid: ProvisionedThroughput %s for index: %s",
+                creating ? "is not specified" : "must be specified", name);
             return NULL;
         }
         if (!provisioned && pt) {
             json_decref(d);
             if (creating)
-                err_validation(err, "One or more parameter values were invalid: ProvisionedThroughput should not be "
-                                    "specified for index: %s when BillingMode is PAY_PER_REQUEST", name);
+                err_validation(err,
+                               "One or more parameter values were invalid: ProvisionedThroughput "
+                               "should not be "
+                               "specified for index: %s when BillingMode is PAY_PER_REQUEST",
+                               name);
             else
-                err_validation(err, "One or more parameter values were invalid: Neither ReadCapacityUnits nor "
-                                    "WriteCapacityUnits can be specified for index: %s when BillingMode is "
-                                    "PAY_PER_REQUEST", name);
+                err_validation(
+                    err,
+                    "One or more parameter values were invalid: Neither ReadCapacityUnits nor "
+                    "WriteCapacityUnits can be specified for index: %s when BillingMode is "
+                    "PAY_PER_REQUEST",
+                    name);
             return NULL;
         }
         long long r = 0, w = 0;
-        if (pt && read_throughput(pt, "globalSecondaryIndexes.member.provisionedThroughput", &r, &w, err)) {
+        if (pt && read_throughput(pt, "globalSecondaryIndexes.member.provisionedThroughput", &r, &w,
+                                  err)) {
             json_decref(d);
             return NULL;
         }
-        json_object_set_new(d, "ProvisionedThroughput", json_pack("{s:i,s:I,s:I}", "NumberOfDecreasesToday", 0,
-                                                                  "ReadCapacityUnits", (json_int_t)r,
-                                                                  "WriteCapacityUnits", (json_int_t)w));
+        json_object_set_new(d, "ProvisionedThroughput",
+                            json_pack("{s:i,s:I,s:I}", "NumberOfDecreasesToday", 0,
+                                      "ReadCapacityUnits", (json_int_t)r, "WriteCapacityUnits",
+                                      (json_int_t)w));
         if (apply_on_demand(def, d, 1, provisioned, name, err)) {
             json_decref(d);
             return NULL;
@@ -581,7 +714,8 @@ static int describe_indexes(json_t *req, json_t *desc, const char *table_arn, qr
         json_t *out = json_array();
         size_t i;
         json_t *def;
-        json_array_foreach(defs, i, def) {
+        json_array_foreach(defs, i, def)
+        {
             json_t *d = index_description(def, table_arn, g, is_provisioned(desc), 1, err);
             if (d == NULL) {
                 json_decref(out);
@@ -600,11 +734,13 @@ static int create_warm(json_t *req, json_t *desc, qr_err *err)
 {
     warm_follow_capacity(desc);
     int provisioned = is_provisioned(desc);
-    if (warm_apply(json_object_get(req, "WarmThroughput"), desc, 1, provisioned, NULL, "warmThroughput", err))
+    if (warm_apply(json_object_get(req, "WarmThroughput"), desc, 1, provisioned, NULL,
+                   "warmThroughput", err))
         return -1;
     size_t i;
     json_t *def;
-    json_array_foreach(json_object_get(req, "GlobalSecondaryIndexes"), i, def) {
+    json_array_foreach(json_object_get(req, "GlobalSecondaryIndexes"), i, def)
+    {
         const char *name = json_string_value(json_object_get(def, "IndexName"));
         json_t *gsi = name ? find_gsi(desc, name, NULL) : NULL;
         if (gsi && warm_apply(json_object_get(def, "WarmThroughput"), gsi, 1, provisioned, name,
@@ -617,7 +753,8 @@ static int create_warm(json_t *req, json_t *desc, qr_err *err)
 /* The name a sorted element is ordered by: an attribute definition's, or a string's. */
 static const char *element_name(const json_t *v)
 {
-    return json_is_string(v) ? json_string_value(v) : json_string_value(json_object_get(v, "AttributeName"));
+    return json_is_string(v) ? json_string_value(v)
+                             : json_string_value(json_object_get(v, "AttributeName"));
 }
 
 static int by_element_name(const void *a, const void *b)
@@ -633,10 +770,12 @@ static void sort_by_name(json_t *arr)
     if (n < 2) return;
     json_t **v = malloc(n * sizeof *v);
     if (v == NULL) return;
-    for (size_t i = 0; i < n; i++) v[i] = json_incref(json_array_get(arr, i));
+    for (size_t i = 0; i < n; i++)
+        v[i] = json_incref(json_array_get(arr, i));
     qsort(v, n, sizeof *v, by_element_name);
     json_array_clear(arr);
-    for (size_t i = 0; i < n; i++) json_array_append_new(arr, v[i]);
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(arr, v[i]);
     free(v);
 }
 
@@ -651,7 +790,8 @@ static void sort_definitions(json_t *desc)
     for (int l = 0; l < 2; l++) {
         size_t i;
         json_t *ix;
-        json_array_foreach(json_object_get(desc, lists[l]), i, ix) {
+        json_array_foreach(json_object_get(desc, lists[l]), i, ix)
+        {
             json_t *p = json_deep_copy(json_object_get(ix, "Projection"));
             sort_by_name(json_object_get(p, "NonKeyAttributes"));
             json_object_set_new(ix, "Projection", p);
@@ -663,9 +803,11 @@ int op_create_table(qr_db *db, json_t *req, json_t **resp, qr_err *err)
 {
     json_t *name = json_object_get(req, "TableName");
     if (name == NULL || json_is_null(name))
-        return err_validation(err, "The parameter 'TableName' is required but was not present in the request");
+        return err_validation(
+            err, "The parameter 'TableName' is required but was not present in the request");
     if (param_check_table_name(name, "tableName", err)) return -1;
-    json_t *defs = json_object_get(req, "AttributeDefinitions"), *ks = json_object_get(req, "KeySchema");
+    json_t *defs = json_object_get(req, "AttributeDefinitions"),
+           *ks = json_object_get(req, "KeySchema");
     if (check_key_schema(defs, ks, err)) return -1;
     if (index_check_definitions(req, err)) return -1;
     json_t *tags = json_object_get(req, "Tags");
@@ -684,7 +826,8 @@ int op_create_table(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     json_object_set_new(desc, "TableSizeBytes", json_integer(0));
     json_object_set_new(desc, "ItemCount", json_integer(0));
     char arn[512];
-    snprintf(arn, sizeof arn, "arn:aws:dynamodb:ddblocal:000000000000:table/%s", json_string_value(name));
+    snprintf(arn, sizeof arn, "arn:aws:dynamodb:ddblocal:000000000000:table/%s",
+             json_string_value(name));
     json_object_set_new(desc, "TableArn", json_string(arn));
     if (describe_indexes(req, desc, arn, err)) {
         json_decref(desc);
@@ -692,8 +835,9 @@ int op_create_table(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     }
     sort_definitions(desc);
     json_object_set_new(desc, "TableId", new_uuid());
-    if (apply_stream_spec(db, req, desc, 1, now, err) || apply_table_class(req, desc, 1, now, err) ||
-        apply_sse(req, desc, 1, err) || apply_on_demand(req, desc, 1, is_provisioned(desc), NULL, err) ||
+    if (apply_stream_spec(db, req, desc, 1, now, err) ||
+        apply_table_class(req, desc, 1, now, err) || apply_sse(req, desc, 1, err) ||
+        apply_on_demand(req, desc, 1, is_provisioned(desc), NULL, err) ||
         create_warm(req, desc, err)) {
         json_decref(desc);
         return -1;
@@ -721,15 +865,20 @@ int op_create_table(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     /* The billing mode's time and warm throughput nobody asked for are DescribeTable's,
      * not CreateTable's. */
     json_t *mode = json_object_get(json_object_get(answer, "BillingModeSummary"), "BillingMode");
-    if (mode) json_object_set_new(answer, "BillingModeSummary", json_pack("{s:O}", "BillingMode", mode));
-    if (json_object_size(json_object_get(req, "WarmThroughput")) == 0) json_object_del(answer, "WarmThroughput");
-    json_array_foreach(json_object_get(answer, "GlobalSecondaryIndexes"), i, gsi) {
+    if (mode)
+        json_object_set_new(answer, "BillingModeSummary", json_pack("{s:O}", "BillingMode", mode));
+    if (json_object_size(json_object_get(req, "WarmThroughput")) == 0)
+        json_object_del(answer, "WarmThroughput");
+    json_array_foreach(json_object_get(answer, "GlobalSecondaryIndexes"), i, gsi)
+    {
         json_object_set_new(gsi, "IndexStatus", json_string("CREATING"));
         const char *ix = json_string_value(json_object_get(gsi, "IndexName"));
         size_t j;
         json_t *def;
-        json_array_foreach(json_object_get(req, "GlobalSecondaryIndexes"), j, def) {
-            if (ix && json_equal(json_object_get(def, "IndexName"), json_object_get(gsi, "IndexName")) &&
+        json_array_foreach(json_object_get(req, "GlobalSecondaryIndexes"), j, def)
+        {
+            if (ix &&
+                json_equal(json_object_get(def, "IndexName"), json_object_get(gsi, "IndexName")) &&
                 json_object_size(json_object_get(def, "WarmThroughput")) == 0)
                 json_object_del(gsi, "WarmThroughput");
         }
@@ -800,7 +949,8 @@ int op_list_tables(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     json_t *n;
     const char *last = NULL;
     int more = 0;
-    json_array_foreach(all, i, n) {
+    json_array_foreach(all, i, n)
+    {
         if (start && strcmp(json_string_value(n), start) <= 0) continue;
         if ((long long)json_array_size(names) == limit) {
             more = 1;
@@ -823,8 +973,9 @@ int op_delete_table(qr_db *db, json_t *req, json_t **resp, qr_err *err)
         return table_not_found(req, err);
     if (json_is_true(json_object_get(t->desc, "DeletionProtectionEnabled"))) {
         catalog_release(db, t);
-        return err_validation(err, "Resource cannot be deleted as it is currently protected against deletion. "
-                                   "Disable deletion protection first.");
+        return err_validation(
+            err, "Resource cannot be deleted as it is currently protected against deletion. "
+                 "Disable deletion protection first.");
     }
     /* A table deleted with point-in-time recovery enabled is kept as a system backup. */
     table *kept = pitr_enabled(t) ? catalog_get(db, t->name) : NULL;
@@ -842,9 +993,14 @@ int op_delete_table(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     }
     json_object_set_new(desc, "TableStatus", json_string("DELETING"));
     /* DeleteTable describes the table without its schema, as DynamoDB does. */
-    const char *schema[] = {"KeySchema", "AttributeDefinitions", "CreationDateTime", "GlobalSecondaryIndexes",
-                            "LocalSecondaryIndexes", NULL};
-    for (int i = 0; schema[i]; i++) json_object_del(desc, schema[i]);
+    const char *schema[] = {"KeySchema",
+                            "AttributeDefinitions",
+                            "CreationDateTime",
+                            "GlobalSecondaryIndexes",
+                            "LocalSecondaryIndexes",
+                            NULL};
+    for (int i = 0; schema[i]; i++)
+        json_object_del(desc, schema[i]);
     *resp = json_pack("{s:o}", "TableDescription", desc);
     return 0;
 }
@@ -853,19 +1009,20 @@ int op_delete_table(qr_db *db, json_t *req, json_t **resp, qr_err *err)
 typedef struct table_change {
     qr_db *db;
     json_t *req;
-    json_t *result;      /* the description this change made (owned), for the answer */
-    json_t *updates;     /* GlobalSecondaryIndexUpdates (borrowed), NULL for none */
-    const char *action;  /* its index Create or Delete: "Create", "Delete" or NULL */
-    json_t *spec;        /* that entry's body */
-    uint16_t index_id;   /* the created or deleted index's id */
-    int synchronous;     /* set if every change applies at once (the table stays ACTIVE) */
+    json_t *result;     /* the description this change made (owned), for the answer */
+    json_t *updates;    /* GlobalSecondaryIndexUpdates (borrowed), NULL for none */
+    const char *action; /* its index Create or Delete: "Create", "Delete" or NULL */
+    json_t *spec;       /* that entry's body */
+    uint16_t index_id;  /* the created or deleted index's id */
+    int synchronous;    /* set if every change applies at once (the table stays ACTIVE) */
 } table_change;
 
 static json_t *find_gsi(json_t *desc, const char *name, size_t *pos)
 {
     size_t i;
     json_t *g;
-    json_array_foreach(json_object_get(desc, "GlobalSecondaryIndexes"), i, g) {
+    json_array_foreach(json_object_get(desc, "GlobalSecondaryIndexes"), i, g)
+    {
         if (strcmp(json_string_value(json_object_get(g, "IndexName")), name) == 0) {
             if (pos) *pos = i;
             return g;
@@ -878,7 +1035,8 @@ static int names_key_attribute(json_t *key_schema, json_t *name)
 {
     size_t i;
     json_t *k;
-    json_array_foreach(key_schema, i, k) if (json_equal(json_object_get(k, "AttributeName"), name)) return 1;
+    json_array_foreach(key_schema, i,
+                       k) if (json_equal(json_object_get(k, "AttributeName"), name)) return 1;
     return 0;
 }
 
@@ -894,8 +1052,8 @@ static void prune_attribute_definitions(json_t *desc)
         for (int l = 0; l < 2 && !used; l++) {
             size_t j;
             json_t *ix;
-            json_array_foreach(json_object_get(desc, lists[l]), j, ix) used |= names_key_attribute(
-                json_object_get(ix, "KeySchema"), name);
+            json_array_foreach(json_object_get(desc, lists[l]), j, ix) used |=
+                names_key_attribute(json_object_get(ix, "KeySchema"), name);
         }
         if (!used) json_array_remove(defs, i);
     }
@@ -903,23 +1061,31 @@ static void prune_attribute_definitions(json_t *desc)
 
 /* Applies one GlobalSecondaryIndexUpdates entry (action, its body spec, at position pos
  * from 1) to desc. */
-static int apply_gsi_change(table_change *c, const char *action, json_t *spec, size_t pos1, json_t *desc,
-                            json_t *ids, qr_err *err)
+static int apply_gsi_change(table_change *c, const char *action, json_t *spec, size_t pos1,
+                            json_t *desc, json_t *ids, qr_err *err)
 {
     const char *name = json_string_value(json_object_get(spec, "IndexName"));
     json_t *gsis = json_object_get(desc, "GlobalSecondaryIndexes");
     size_t pos;
     json_t *existing = name ? find_gsi(desc, name, &pos) : NULL;
     if (name == NULL)
-        return err_validation(err, "1 validation error detected: Value null at 'globalSecondaryIndexUpdates.%zu.member."
-                                   "%s.indexName' failed to satisfy constraint: Member must not be null", pos1,
-                              strcmp(action, "Create") == 0 ? "create" : strcmp(action, "Delete") == 0 ? "delete"
-                                                                                                        : "update");
+        return err_validation(
+            err,
+            "1 validation error detected: Value null at 'globalSecondaryIndexUpdates.%zu.member."
+            "%s.indexName' failed to satisfy constraint: Member must not be null",
+            pos1,
+            strcmp(action, "Create") == 0   ? "create"
+            : strcmp(action, "Delete") == 0 ? "delete"
+                                            : "update");
     if (strcmp(action, "Create") == 0) {
-        json_t *defs = json_object_get(desc, "AttributeDefinitions"), *more = json_object_get(c->req, "AttributeDefinitions");
+        json_t *defs = json_object_get(desc, "AttributeDefinitions"),
+               *more = json_object_get(c->req, "AttributeDefinitions");
         if (more == NULL || json_is_null(more))
-            return err_validation(err, "One or more parameter values were invalid: AttributeDefinitions is not "
-                                       "specified for index: %s", name);
+            return err_validation(
+                err,
+                "One or more parameter values were invalid: AttributeDefinitions is not "
+                "specified for index: %s",
+                name);
         if (more && check_attribute_definitions(more, err)) return -1;
         /* The new index's key attributes are defined by this request's AttributeDefinitions,
          * even those the table already knows; definitions the index does not use are ignored. */
@@ -927,21 +1093,27 @@ static int apply_gsi_change(table_change *c, const char *action, json_t *spec, s
         int rc = index_check_gsi(spec, given, err);
         size_t i, j, k;
         json_t *key, *d, *e;
-        json_array_foreach(json_object_get(spec, "KeySchema"), k, key) {
+        json_array_foreach(json_object_get(spec, "KeySchema"), k, key)
+        {
             json_t *an = json_object_get(key, "AttributeName");
-            json_array_foreach(given, i, d) {
+            json_array_foreach(given, i, d)
+            {
                 if (rc || !json_equal(json_object_get(d, "AttributeName"), an)) continue;
                 int known = 0;
-                json_array_foreach(defs, j, e) {
+                json_array_foreach(defs, j, e)
+                {
                     if (!json_equal(json_object_get(e, "AttributeName"), an)) continue;
                     known = 1;
-                    if (!json_equal(json_object_get(e, "AttributeType"), json_object_get(d, "AttributeType")))
-                        rc = err_validation(err, "One or more parameter values were invalid: Attributes cannot be "
-                                                 "redefined. Please check that your attribute has the same type as "
-                                                 "previously defined. Attribute: %s, existing type: %s, new type: %s",
-                                            json_string_value(an),
-                                            json_string_value(json_object_get(e, "AttributeType")),
-                                            json_string_value(json_object_get(d, "AttributeType")));
+                    if (!json_equal(json_object_get(e, "AttributeType"),
+                                    json_object_get(d, "AttributeType")))
+                        rc = err_validation(
+                            err,
+                            "One or more parameter values were invalid: Attributes cannot be "
+                            "redefined. Please check that your attribute has the same type as "
+                            "previously defined. Attribute: %s, existing type: %s, new type: %s",
+                            json_string_value(an),
+                            json_string_value(json_object_get(e, "AttributeType")),
+                            json_string_value(json_object_get(d, "AttributeType")));
                 }
                 if (!known && rc == 0) json_array_append_new(defs, json_deep_copy(d));
             }
@@ -949,16 +1121,19 @@ static int apply_gsi_change(table_change *c, const char *action, json_t *spec, s
         json_decref(given);
         if (rc) return -1;
         json_t *l;
-        json_array_foreach(json_object_get(desc, "LocalSecondaryIndexes"), k, l) {
+        json_array_foreach(json_object_get(desc, "LocalSecondaryIndexes"), k, l)
+        {
             if (strcmp(json_string_value(json_object_get(l, "IndexName")), name) == 0) existing = l;
         }
         if (existing)
             return err_validation(err, "Attempting to create an index which already exists");
         if (json_array_size(gsis) >= QR_MAX_GSI)
-            return err_set(err, QR_E_LIMIT, "Subscriber limit exceeded: Number of global secondary indexes exceeds "
-                                            "per-table limit of %d", QR_MAX_GSI);
-        json_t *d2 = index_description(spec, json_string_value(json_object_get(desc, "TableArn")), 1,
-                                       is_provisioned(desc), 0, err);
+            return err_set(err, QR_E_LIMIT,
+                           "Subscriber limit exceeded: Number of global secondary indexes exceeds "
+                           "per-table limit of %d",
+                           QR_MAX_GSI);
+        json_t *d2 = index_description(spec, json_string_value(json_object_get(desc, "TableArn")),
+                                       1, is_provisioned(desc), 0, err);
         if (d2 == NULL) return -1;
         json_object_set_new(d2, "IndexStatus", json_string("CREATING"));
         json_object_set_new(d2, "Backfilling", json_true());
@@ -974,15 +1149,16 @@ static int apply_gsi_change(table_change *c, const char *action, json_t *spec, s
         if (next < 1) next = 1;
         const char *k2;
         json_t *v;
-        json_object_foreach(ids, k2, v) if (json_integer_value(v) >= next) next = json_integer_value(v) + 1;
+        json_object_foreach(ids, k2, v) if (json_integer_value(v) >= next) next =
+            json_integer_value(v) + 1;
         json_object_set_new(ids, name, json_integer(next));
         json_object_set_new(ids, "", json_integer(next + 1));
         c->index_id = (uint16_t)next;
         return 0;
     }
     if (existing == NULL)
-        return err_set(err, QR_E_NOT_FOUND, "Requested resource not found: Index %s for table %s", name,
-                       json_string_value(json_object_get(desc, "TableName")));
+        return err_set(err, QR_E_NOT_FOUND, "Requested resource not found: Index %s for table %s",
+                       name, json_string_value(json_object_get(desc, "TableName")));
     if (strcmp(action, "Delete") == 0) {
         c->index_id = (uint16_t)json_integer_value(json_object_get(ids, name));
         json_int_t next = json_integer_value(json_object_get(ids, ""));
@@ -995,42 +1171,60 @@ static int apply_gsi_change(table_change *c, const char *action, json_t *spec, s
     }
     /* An Update sets the index's capacity, its OnDemandThroughput or its WarmThroughput. */
     json_t *pt = json_object_get(spec, "ProvisionedThroughput");
-    json_t *warm = json_object_get(spec, "WarmThroughput"), *odt = json_object_get(spec, "OnDemandThroughput");
+    json_t *warm = json_object_get(spec, "WarmThroughput"),
+           *odt = json_object_get(spec, "OnDemandThroughput");
     int has_pt = pt != NULL && !json_is_null(pt), has_warm = warm != NULL && !json_is_null(warm),
         has_odt = json_object_size(odt) > 0;
     if (!is_provisioned(desc)) {
         if (has_pt)
-            return err_validation(err, "One or more parameter values were invalid: ProvisionedThroughput should not "
-                                       "be specified for index: %s when BillingMode is PAY_PER_REQUEST", name);
+            return err_validation(
+                err,
+                "One or more parameter values were invalid: ProvisionedThroughput should not "
+                "be specified for index: %s when BillingMode is PAY_PER_REQUEST",
+                name);
         if (!has_warm && !has_odt)
-            return err_validation(err, "One or more parameter values were invalid: The only Updates for index: %s "
-                                       "when TableThroughputMode is PAY_PER_REQUEST can be to OnDemandThroughput, "
-                                       "WarmThroughput", name);
+            return err_validation(
+                err,
+                "One or more parameter values were invalid: The only Updates for index: %s "
+                "when TableThroughputMode is PAY_PER_REQUEST can be to OnDemandThroughput, "
+                "WarmThroughput",
+                name);
     } else if (!has_pt && !has_warm) {
-        return err_validation(err, "1 validation error detected: Value null at 'globalSecondaryIndexUpdates.%zu."
-                                   "member.update.provisionedThroughput' failed to satisfy constraint: Member must "
-                                   "not be null", pos1);
+        return err_validation(
+            err,
+            "1 validation error detected: Value null at 'globalSecondaryIndexUpdates.%zu."
+            "member.update.provisionedThroughput' failed to satisfy constraint: Member must "
+            "not be null",
+            pos1);
     }
     if (has_pt) {
-        if (json_object_get(pt, "ReadCapacityUnits") == NULL || json_object_get(pt, "WriteCapacityUnits") == NULL)
-            return err_validation(err, "One or more parameter values were invalid: Both ReadCapacityUnits and "
-                                       "WriteCapacityUnits must be specified for index: %s", name);
+        if (json_object_get(pt, "ReadCapacityUnits") == NULL ||
+            json_object_get(pt, "WriteCapacityUnits") == NULL)
+            return err_validation(
+                err,
+                "One or more parameter values were invalid: Both ReadCapacityUnits and "
+                "WriteCapacityUnits must be specified for index: %s",
+                name);
         long long r, w;
-        if (read_throughput(pt, "globalSecondaryIndexUpdates.member.update.provisionedThroughput", &r, &w, err))
+        if (read_throughput(pt, "globalSecondaryIndexUpdates.member.update.provisionedThroughput",
+                            &r, &w, err))
             return -1;
         json_t *cur = json_object_get(existing, "ProvisionedThroughput");
         long long old_r = json_integer_value(json_object_get(cur, "ReadCapacityUnits"));
         long long old_w = json_integer_value(json_object_get(cur, "WriteCapacityUnits"));
         if (r == old_r && w == old_w)
-            return err_validation(err, "The provisioned throughput for the index %s will not change. The requested "
-                                       "value equals the current value. Current ReadCapacityUnits provisioned for "
-                                       "index %s: %lld. Requested ReadCapacityUnits: %lld. Current "
-                                       "WriteCapacityUnits provisioned for index %s: %lld. Requested "
-                                       "WriteCapacityUnits: %lld. Refer to the Amazon DynamoDB Developer Guide for "
-                                       "current limits and how to request higher limits.",
-                                  name, name, old_r, r, name, old_w, w);
+            return err_validation(
+                err,
+                "The provisioned throughput for the index %s will not change. The requested "
+                "value equals the current value. Current ReadCapacityUnits provisioned for "
+                "index %s: %lld. Requested ReadCapacityUnits: %lld. Current "
+                "WriteCapacityUnits provisioned for index %s: %lld. Requested "
+                "WriteCapacityUnits: %lld. Refer to the Amazon DynamoDB Developer Guide for "
+                "current limits and how to request higher limits.",
+                name, name, old_r, r, name, old_w, w);
         double now = ops_now_seconds();
-        if (r > old_r || w > old_w) json_object_set_new(cur, "LastIncreaseDateTime", json_real(now));
+        if (r > old_r || w > old_w)
+            json_object_set_new(cur, "LastIncreaseDateTime", json_real(now));
         if ((r < old_r || w < old_w) && note_decrease(cur, now, err)) return -1;
         json_object_set_new(cur, "ReadCapacityUnits", json_integer(r));
         json_object_set_new(cur, "WriteCapacityUnits", json_integer(w));
@@ -1067,20 +1261,24 @@ static int apply_table_change(json_t *desc, json_t *ids, void *arg, qr_err *err)
     if (apply_billing(c->req, desc, 0, now, err)) return -1;
     json_t *dp = json_object_get(c->req, "DeletionProtectionEnabled");
     if (dp) {
-        if (!json_is_boolean(dp)) return err_set(err, QR_E_SERIALIZATION, "DeletionProtectionEnabled must be a boolean");
+        if (!json_is_boolean(dp))
+            return err_set(err, QR_E_SERIALIZATION, "DeletionProtectionEnabled must be a boolean");
         json_object_set(desc, "DeletionProtectionEnabled", dp);
     }
-    if (apply_stream_spec(c->db, c->req, desc, 0, now, err) || apply_table_class(c->req, desc, 0, now, err) ||
-        apply_sse(c->req, desc, 0, err) || apply_on_demand(c->req, desc, 0, is_provisioned(desc), NULL, err))
+    if (apply_stream_spec(c->db, c->req, desc, 0, now, err) ||
+        apply_table_class(c->req, desc, 0, now, err) || apply_sse(c->req, desc, 0, err) ||
+        apply_on_demand(c->req, desc, 0, is_provisioned(desc), NULL, err))
         return -1;
     warm_follow_capacity(desc);
     /* An empty WarmThroughput beside another change asks for nothing. */
     json_t *warm = json_object_get(c->req, "WarmThroughput");
-    if (json_is_object(warm) && json_object_size(warm) == 0 && count_changes(c->req) > 1) warm = NULL;
+    if (json_is_object(warm) && json_object_size(warm) == 0 && count_changes(c->req) > 1)
+        warm = NULL;
     if (warm_apply(warm, desc, 0, is_provisioned(desc), NULL, "warmThroughput", err)) return -1;
     size_t i;
     json_t *u;
-    json_array_foreach(c->updates, i, u) {
+    json_array_foreach(c->updates, i, u)
+    {
         json_t *spec = NULL;
         int count;
         const char *action = entry_action(u, &spec, &count);
@@ -1089,11 +1287,15 @@ static int apply_table_change(json_t *desc, json_t *ids, void *arg, qr_err *err)
     /* A switch to PROVISIONED gives every index its capacity in the same call. */
     json_t *g;
     if (!was_provisioned && is_provisioned(desc))
-        json_array_foreach(json_object_get(desc, "GlobalSecondaryIndexes"), i, g) {
-            if (json_integer_value(json_object_get(json_object_get(g, "ProvisionedThroughput"), "ReadCapacityUnits")) < 1)
-                return err_validation(err, "One or more parameter values were invalid: ProvisionedThroughput must be "
-                                           "specified for index: %s",
-                                      json_string_value(json_object_get(g, "IndexName")));
+        json_array_foreach(json_object_get(desc, "GlobalSecondaryIndexes"), i, g)
+        {
+            if (json_integer_value(json_object_get(json_object_get(g, "ProvisionedThroughput"),
+                                                   "ReadCapacityUnits")) < 1)
+                return err_validation(
+                    err,
+                    "One or more parameter values were invalid: ProvisionedThroughput must be "
+                    "specified for index: %s",
+                    json_string_value(json_object_get(g, "IndexName")));
         }
     /* The answer shows this change, not a later one another request made meanwhile. */
     json_decref(c->result);
@@ -1109,22 +1311,31 @@ static int read_gsi_update(json_t *req, qr_db *db, table_change *c, qr_err *err)
     static const char pre[] = "One or more parameter values were invalid: ";
     json_t *updates = json_object_get(req, "GlobalSecondaryIndexUpdates");
     if (updates == NULL || json_is_null(updates)) return 0;
-    if (!json_is_array(updates)) return err_set(err, QR_E_SERIALIZATION, "GlobalSecondaryIndexUpdates must be a list");
-    if (json_array_size(updates) == 0) return err_validation(err, "%sList of GlobalSecondaryIndexUpdates is empty", pre);
+    if (!json_is_array(updates))
+        return err_set(err, QR_E_SERIALIZATION, "GlobalSecondaryIndexUpdates must be a list");
+    if (json_array_size(updates) == 0)
+        return err_validation(err, "%sList of GlobalSecondaryIndexUpdates is empty", pre);
     size_t i, j, ddl = 0;
     json_t *u;
-    json_array_foreach(updates, i, u) {
+    json_array_foreach(updates, i, u)
+    {
         json_t *spec = NULL;
         int count;
         const char *action = entry_action(u, &spec, &count);
         if (count > 1)
-            return err_validation(err, "%sOnly one global secondary index action is allowed per "
-                                       "GlobalSecondaryIndexUpdate object", pre);
+            return err_validation(err,
+                                  "%sOnly one global secondary index action is allowed per "
+                                  "GlobalSecondaryIndexUpdate object",
+                                  pre);
         if (action == NULL)
-            return err_validation(err, "%sOne of GlobalSecondaryIndexUpdate.Update, GlobalSecondaryIndexUpdate.Create, "
-                                       "GlobalSecondaryIndexUpdate.Delete must not be null", pre);
+            return err_validation(
+                err,
+                "%sOne of GlobalSecondaryIndexUpdate.Update, GlobalSecondaryIndexUpdate.Create, "
+                "GlobalSecondaryIndexUpdate.Delete must not be null",
+                pre);
         if (!json_is_object(spec))
-            return err_set(err, QR_E_SERIALIZATION, "GlobalSecondaryIndexUpdate.%s must be an object", action);
+            return err_set(err, QR_E_SERIALIZATION,
+                           "GlobalSecondaryIndexUpdate.%s must be an object", action);
         const char *name = json_string_value(json_object_get(spec, "IndexName"));
         for (j = 0; name && j < i; j++) {
             json_t *other = NULL;
@@ -1132,22 +1343,30 @@ static int read_gsi_update(json_t *req, qr_db *db, table_change *c, qr_err *err)
             entry_action(json_array_get(updates, j), &other, &n);
             const char *seen = json_string_value(json_object_get(other, "IndexName"));
             if (seen && strcmp(seen, name) == 0)
-                return err_validation(err, "%sOnly one global secondary index update per index is allowed "
-                                           "simultaneously. Index: %s", pre, name);
+                return err_validation(
+                    err,
+                    "%sOnly one global secondary index update per index is allowed "
+                    "simultaneously. Index: %s",
+                    pre, name);
         }
         if (strcmp(action, "Update") == 0) {
-            json_t *warm = json_object_get(spec, "WarmThroughput"), *pt = json_object_get(spec, "ProvisionedThroughput");
+            json_t *warm = json_object_get(spec, "WarmThroughput"),
+                   *pt = json_object_get(spec, "ProvisionedThroughput");
             if (json_is_object(warm) && json_object_get(warm, "ReadUnitsPerSecond") == NULL &&
                 json_object_get(warm, "WriteUnitsPerSecond") == NULL)
-                return err_validation(err, "%sWarmThroughput must have at least one of ReadUnitsPerSecond or "
-                                           "WriteUnitsPerSecond specified for index: %s", pre, name ? name : "null");
+                return err_validation(
+                    err,
+                    "%sWarmThroughput must have at least one of ReadUnitsPerSecond or "
+                    "WriteUnitsPerSecond specified for index: %s",
+                    pre, name ? name : "null");
             /* Capacity with one unit missing is judged against the index later. */
             int has_r = json_object_get(pt, "ReadCapacityUnits") != NULL,
                 has_w = json_object_get(pt, "WriteCapacityUnits") != NULL;
             if (json_is_object(pt) && has_r == has_w) {
                 char field[96];
                 long long r, w;
-                snprintf(field, sizeof field, "globalSecondaryIndexUpdates.%zu.member.update.provisionedThroughput",
+                snprintf(field, sizeof field,
+                         "globalSecondaryIndexUpdates.%zu.member.update.provisionedThroughput",
                          i + 1);
                 if (read_throughput(pt, field, &r, &w, err)) return -1;
             }
@@ -1158,8 +1377,9 @@ static int read_gsi_update(json_t *req, qr_db *db, table_change *c, qr_err *err)
         }
     }
     if (ddl > 1)
-        return err_set(err, QR_E_LIMIT, "Subscriber limit exceeded: Only 1 online index can be created or deleted "
-                                        "simultaneously per table");
+        return err_set(err, QR_E_LIMIT,
+                       "Subscriber limit exceeded: Only 1 online index can be created or deleted "
+                       "simultaneously per table");
     c->updates = updates;
     if (c->action == NULL) return 0;
     /* While an index is being created no other may be created or deleted, but the one
@@ -1168,19 +1388,21 @@ static int read_gsi_update(json_t *req, qr_db *db, table_change *c, qr_err *err)
     const char *target = json_string_value(json_object_get(c->spec, "IndexName"));
     int busy = 0;
     for (i = 0; t && i < t->nindexes; i++)
-        busy |= t->indexes[i].creating &&
-                !(strcmp(c->action, "Delete") == 0 && target && strcmp(t->indexes[i].name, target) == 0);
+        busy |= t->indexes[i].creating && !(strcmp(c->action, "Delete") == 0 && target &&
+                                            strcmp(t->indexes[i].name, target) == 0);
     catalog_release(db, t);
     if (busy)
-        return err_set(err, QR_E_LIMIT, "Subscriber limit exceeded: Only 1 online index can be created or deleted "
-                                        "simultaneously per table");
+        return err_set(err, QR_E_LIMIT,
+                       "Subscriber limit exceeded: Only 1 online index can be created or deleted "
+                       "simultaneously per table");
     return 0;
 }
 
 /* The members an UpdateTable may change. */
-static const char *const update_members[] = {"ProvisionedThroughput", "BillingMode", "DeletionProtectionEnabled",
-                                             "StreamSpecification", "SSESpecification", "TableClass",
-                                             "GlobalSecondaryIndexUpdates", "OnDemandThroughput", "WarmThroughput"};
+static const char *const update_members[] = {
+    "ProvisionedThroughput",       "BillingMode",        "DeletionProtectionEnabled",
+    "StreamSpecification",         "SSESpecification",   "TableClass",
+    "GlobalSecondaryIndexUpdates", "OnDemandThroughput", "WarmThroughput"};
 
 /* Whether the request changes member name (present, and not null or an empty list). */
 static int changes(json_t *req, const char *name)
@@ -1193,7 +1415,8 @@ static int changes(json_t *req, const char *name)
 static size_t count_changes(json_t *req)
 {
     size_t n = 0;
-    for (size_t i = 0; i < sizeof update_members / sizeof update_members[0]; i++) n += changes(req, update_members[i]);
+    for (size_t i = 0; i < sizeof update_members / sizeof update_members[0]; i++)
+        n += changes(req, update_members[i]);
     return n;
 }
 
@@ -1211,27 +1434,43 @@ static int check_combination(json_t *req, const char *action, qr_err *err)
     int index_ddl = action && strcmp(action, "Update") != 0;
     static const char pre[] = "One or more parameter values were invalid: ";
     if (changes(req, "SSESpecification") && n > 1)
-        return err_validation(err, "%sServer-Side Encryption modification must be the only operation in the request",
-                              pre);
+        return err_validation(
+            err, "%sServer-Side Encryption modification must be the only operation in the request",
+            pre);
     if (changes(req, "TableClass") && n > 1)
-        return err_validation(err, "%sTableClass modification must be the only operation in the request", pre);
+        return err_validation(
+            err, "%sTableClass modification must be the only operation in the request", pre);
     if (changes(req, "DeletionProtectionEnabled") && n > 1)
-        return err_validation(err, "%sDeletionProtection modification must be the only operation in the request", pre);
-    if (changes(req, "WarmThroughput") && json_object_size(json_object_get(req, "WarmThroughput")) > 0) {
+        return err_validation(
+            err, "%sDeletionProtection modification must be the only operation in the request",
+            pre);
+    if (changes(req, "WarmThroughput") &&
+        json_object_size(json_object_get(req, "WarmThroughput")) > 0) {
         if (action && strcmp(action, "Create") == 0)
-            return err_validation(err, "%sCreate global secondary index cannot be specified when updating "
-                                       "WarmThroughput", pre);
+            return err_validation(
+                err,
+                "%sCreate global secondary index cannot be specified when updating "
+                "WarmThroughput",
+                pre);
         if (n > 1 + (action != NULL)) /* an index's own warm throughput may change with it */
-            return err_validation(err, "%sWarmThroughput must be the only operation in the request", pre);
+            return err_validation(err, "%sWarmThroughput must be the only operation in the request",
+                                  pre);
     }
     if (changes(req, "OnDemandThroughput") && n > 1 + changes(req, "BillingMode"))
-        return err_validation(err, "%sOnDemandThroughput can only be combined with BillingMode in an UpdateTable "
-                                   "request", pre);
+        return err_validation(
+            err,
+            "%sOnDemandThroughput can only be combined with BillingMode in an UpdateTable "
+            "request",
+            pre);
     if (stream && pt)
-        return err_validation(err, "%sYou cannot modify stream status while updating table IOPS", pre);
-    if (index_ddl && pt) return err_validation(err, "%sYou cannot create or delete index while updating table IOPS", pre);
+        return err_validation(err, "%sYou cannot modify stream status while updating table IOPS",
+                              pre);
+    if (index_ddl && pt)
+        return err_validation(err, "%sYou cannot create or delete index while updating table IOPS",
+                              pre);
     if (index_ddl && stream)
-        return err_validation(err, "%sYou cannot create or delete index while changing stream status", pre);
+        return err_validation(
+            err, "%sYou cannot create or delete index while changing stream status", pre);
     return 0;
 }
 
@@ -1239,15 +1478,24 @@ static int check_combination(json_t *req, const char *action, qr_err *err)
  * less what the request holds. */
 static int nothing_to_change(json_t *req, qr_err *err)
 {
-    static const char *const names[] = {"ProvisionedThroughput", "BillingMode", "UpdateStreamEnabled",
-                                        "GlobalSecondaryIndexUpdates", "SSESpecification", "ReplicaUpdates",
-                                        "MultiAccountReplicaReady", "ReplicaTransitRoleArn", "MultiRegionConsistency",
-                                        "DeletionProtectionEnabled", "OnDemandThroughput", "WarmThroughput",
+    static const char *const names[] = {"ProvisionedThroughput",
+                                        "BillingMode",
+                                        "UpdateStreamEnabled",
+                                        "GlobalSecondaryIndexUpdates",
+                                        "SSESpecification",
+                                        "ReplicaUpdates",
+                                        "MultiAccountReplicaReady",
+                                        "ReplicaTransitRoleArn",
+                                        "MultiRegionConsistency",
+                                        "DeletionProtectionEnabled",
+                                        "OnDemandThroughput",
+                                        "WarmThroughput",
                                         "TableClass"};
     const char *left[sizeof names / sizeof names[0]];
     size_t n = 0;
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        const char *asked = strcmp(names[i], "UpdateStreamEnabled") == 0 ? "StreamSpecification" : names[i];
+        const char *asked =
+            strcmp(names[i], "UpdateStreamEnabled") == 0 ? "StreamSpecification" : names[i];
         json_t *v = json_object_get(req, asked);
         /* An empty list of index updates counts as absent here. */
         if (v == NULL || (json_is_array(v) && json_array_size(v) == 0)) left[n++] = names[i];
@@ -1255,7 +1503,10 @@ static int nothing_to_change(json_t *req, qr_err *err)
     char list[600] = "";
     size_t used = 0;
     for (size_t i = 0; i < n && used < sizeof list; i++)
-        used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", i == 0 ? "" : i + 1 == n ? " or " : ", ",
+        used += (size_t)snprintf(list + used, sizeof list - used, "%s%s",
+                                 i == 0       ? ""
+                                 : i + 1 == n ? " or "
+                                              : ", ",
                                  left[i]);
     return err_validation(err, "At least one of %s is required", list);
 }
@@ -1264,12 +1515,13 @@ static int nothing_to_change(json_t *req, qr_err *err)
  * on-demand limits, warm throughput and index updates other than a Create or Delete. */
 static int synchronous(json_t *req, const table_change *c)
 {
-    static const char *const quick[] = {"DeletionProtectionEnabled", "OnDemandThroughput", "WarmThroughput",
-                                        "GlobalSecondaryIndexUpdates"};
+    static const char *const quick[] = {"DeletionProtectionEnabled", "OnDemandThroughput",
+                                        "WarmThroughput", "GlobalSecondaryIndexUpdates"};
     if (c->action) return 0;
     for (size_t i = 0; i < sizeof update_members / sizeof update_members[0]; i++) {
         int ok = 0;
-        for (size_t j = 0; j < sizeof quick / sizeof quick[0]; j++) ok |= strcmp(update_members[i], quick[j]) == 0;
+        for (size_t j = 0; j < sizeof quick / sizeof quick[0]; j++)
+            ok |= strcmp(update_members[i], quick[j]) == 0;
         if (!ok && changes(req, update_members[i])) return 0;
     }
     return 1;
@@ -1287,11 +1539,15 @@ int op_update_table(qr_db *db, json_t *req, json_t **resp, qr_err *err)
         nothing_to_change(req, err);
         goto done;
     }
-    json_t *defs = json_object_get(req, "AttributeDefinitions"), *pt = json_object_get(req, "ProvisionedThroughput");
+    json_t *defs = json_object_get(req, "AttributeDefinitions"),
+           *pt = json_object_get(req, "ProvisionedThroughput");
     if (defs && !json_is_null(defs) && check_attribute_definitions(defs, err)) goto done;
     long long r, w;
     if (json_is_object(pt) && read_throughput(pt, "provisionedThroughput", &r, &w, err)) goto done;
-    if (read_gsi_update(req, db, &c, err) || check_combination(req, c.action ? c.action : c.updates ? "Update" : NULL,
+    if (read_gsi_update(req, db, &c, err) || check_combination(req,
+                                                               c.action    ? c.action
+                                                               : c.updates ? "Update"
+                                                                           : NULL,
                                                                err))
         goto done;
     if ((t = catalog_get(db, name)) == NULL) {
@@ -1323,15 +1579,18 @@ int op_update_table(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     }
     json_t *mine = c.result;
     c.result = NULL;
-    *resp = json_pack("{s:o}", "TableDescription", mine ? describe_copy(db, t, mine) : describe(db, t));
+    *resp =
+        json_pack("{s:o}", "TableDescription", mine ? describe_copy(db, t, mine) : describe(db, t));
     /* DynamoDB answers an UpdateTable with the table UPDATING, unless every change applies
      * at once; DescribeTable finds it ACTIVE again at once. */
     json_t *answer = json_object_get(*resp, "TableDescription");
-    json_object_set_new(answer, "TableStatus", json_string(synchronous(req, &c) ? "ACTIVE" : "UPDATING"));
+    json_object_set_new(answer, "TableStatus",
+                        json_string(synchronous(req, &c) ? "ACTIVE" : "UPDATING"));
     /* The answer echoes an on-demand limit cleared with -1; the description drops it. */
     const char *member;
     json_t *v;
-    json_object_foreach(json_object_get(req, "OnDemandThroughput"), member, v) {
+    json_object_foreach(json_object_get(req, "OnDemandThroughput"), member, v)
+    {
         if (json_integer_value(v) != -1) continue;
         json_t *odt = json_object_get(answer, "OnDemandThroughput");
         if (odt == NULL) json_object_set_new(answer, "OnDemandThroughput", odt = json_object());
@@ -1339,7 +1598,8 @@ int op_update_table(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     }
     if (c.action && strcmp(c.action, "Delete") == 0) {
         json_t *desc = json_object_get(*resp, "TableDescription");
-        json_t *deleted = json_pack("{s:s,s:s}", "IndexName", json_string_value(json_object_get(c.spec, "IndexName")),
+        json_t *deleted = json_pack("{s:s,s:s}", "IndexName",
+                                    json_string_value(json_object_get(c.spec, "IndexName")),
                                     "IndexStatus", "DELETING");
         json_t *g = json_object_get(desc, "GlobalSecondaryIndexes");
         if (g == NULL) json_object_set_new(desc, "GlobalSecondaryIndexes", g = json_array());

@@ -33,7 +33,7 @@ static const char MSG_TOO_BIG[] = "The transaction payload size cannot exceed 4 
 /* ---- ClientRequestToken: completed transactions remembered for ten minutes ---- */
 
 typedef struct token_entry {
-    uint64_t db;     /* the opening of the database (qr_db.instance) the token belongs to */
+    uint64_t db; /* the opening of the database (qr_db.instance) the token belongs to */
     char token[TOKEN_MAX_LEN + 1];
     XXH128_hash_t request; /* hash of the request with its keys sorted */
     time_t done_at;        /* 0 while the first request is still running */
@@ -274,33 +274,35 @@ static int check_update_keys(const table *t, json_t *names, qr_err *err)
 /* 1 when v holds every key attribute of t (whatever their values). */
 static int has_key_attributes(const table *t, const json_t *v)
 {
-    return json_object_get(v, t->pk.name) &&
-           (t->sk.name == NULL || json_object_get(v, t->sk.name));
+    return json_object_get(v, t->pk.name) && (t->sk.name == NULL || json_object_get(v, t->sk.name));
 }
 
 /* An empty string or binary key value is refused before the transaction runs, as a
  * ValidationException of the whole request, where other bad key values cancel it. */
 static int empty_key_value(const qr_err *err)
 {
-    static const char empty[] = "One or more parameter values are not valid. The AttributeValue for a key "
-                                "attribute cannot contain an empty";
+    static const char empty[] =
+        "One or more parameter values are not valid. The AttributeValue for a key "
+        "attribute cannot contain an empty";
     return strncmp(err->msg, empty, sizeof empty - 1) == 0;
 }
 
 static int empty_index_value(const qr_err *err)
 {
-    static const char empty[] = "One or more parameter values are not valid. A value specified for a secondary "
-                                "index key is not supported. The AttributeValue for a key attribute cannot "
-                                "contain an empty ";
+    static const char empty[] =
+        "One or more parameter values are not valid. A value specified for a secondary "
+        "index key is not supported. The AttributeValue for a key attribute cannot "
+        "contain an empty ";
     return strncmp(err->msg, empty, sizeof empty - 1) == 0;
 }
 
 /* *key_error is set when the action's key attributes (or its Put item's) are all there
  * but one has a value the schema refuses (a wrong type, say), or when a Get's key does not
- * fit at all (a malformed value is not such a key: it fails the request up front): DynamoDB cancels the transaction for that, with a ValidationError reason,
- * where other invalid input fails the whole request. */
-static int parse_action(qr_db *db, json_t *entry, size_t idx, int is_get, action *a,
-                        int *key_error, qr_err *err)
+ * fit at all (a malformed value is not such a key: it fails the request up front): DynamoDB cancels
+ * the transaction for that, with a ValidationError reason, where other invalid input fails the
+ * whole request. */
+static int parse_action(qr_db *db, json_t *entry, size_t idx, int is_get, action *a, int *key_error,
+                        qr_err *err)
 {
     static const char *const write_exprs[] = {"ConditionExpression", "UpdateExpression",
                                               "ExpressionAttributeNames",
@@ -329,7 +331,8 @@ static int parse_action(qr_db *db, json_t *entry, size_t idx, int is_get, action
         /* an action naming none (us-east-1's words; eu-west-2 has moved to the
          * validation framework's) or more than one */
         if (found == 0)
-            return err_validation(err, "Invalid Request: TransactWriteRequest should contain Delete or Put or Update request");
+            return err_validation(err, "Invalid Request: TransactWriteRequest should contain "
+                                       "Delete or Put or Update request");
         if (found != 1)
             return err_validation(
                 err, "TransactItems can only contain one of Check, Put, Update or Delete");
@@ -353,7 +356,8 @@ static int parse_action(qr_db *db, json_t *entry, size_t idx, int is_get, action
         if (param_object(spec, "Item", &a->item, err)) return -1;
         if (a->item == NULL) return null_at(err, prefix, "item");
         if (key_check_item(a->t, a->item, err)) {
-            *key_error = has_key_attributes(a->t, a->item) && !empty_key_value(err) && !value_error_is_malformed(err);
+            *key_error = has_key_attributes(a->t, a->item) && !empty_key_value(err) &&
+                         !value_error_is_malformed(err);
             return -1;
         }
         if (item_validate(a->item, err)) return -1;
@@ -406,10 +410,9 @@ static int cancel_for_key(size_t n, size_t bad, qr_err *err)
 {
     json_t *reasons = json_array();
     for (size_t i = 0; i < n; i++)
-        json_array_append_new(reasons,
-                              i == bad ? json_pack("{s:s,s:s}", "Code", "ValidationError",
-                                                   "Message", err->msg)
-                                       : json_pack("{s:s}", "Code", "None"));
+        json_array_append_new(reasons, i == bad ? json_pack("{s:s,s:s}", "Code", "ValidationError",
+                                                            "Message", err->msg)
+                                                : json_pack("{s:s}", "Code", "None"));
     err_clear(err);
     int rc = cancel(reasons, err);
     json_decref(reasons);
@@ -436,23 +439,29 @@ static int precheck_write_action(json_t *entry, qr_err *err)
         /* The item's top-level names are read before any of its values: an empty one
          * is reported, in these words, ahead of a value nested too deep (ten regions,
          * October 2026). */
-        if (json_is_object(item) && json_object_get(item, "")) return err_validation(err, "Empty attribute name");
+        if (json_is_object(item) && json_object_get(item, ""))
+            return err_validation(err, "Empty attribute name");
         if (json_is_object(item) && item_validate(item, err)) return -1;
     }
-    int has_expression = !(kind == ACT_CHECK && !json_is_string(json_object_get(spec, "ConditionExpression"))) &&
-                         !(kind == ACT_UPDATE && !json_is_string(json_object_get(spec, "UpdateExpression")));
+    int has_expression =
+        !(kind == ACT_CHECK && !json_is_string(json_object_get(spec, "ConditionExpression"))) &&
+        !(kind == ACT_UPDATE && !json_is_string(json_object_get(spec, "UpdateExpression")));
     if (has_expression) {
         json_t *src = expression_params(spec, write_exprs);
         req_exprs x = {0};
-        int rc = exprs_parse(&x, src, EXPRS_CONDITION | (kind == ACT_UPDATE ? EXPRS_UPDATE : 0), err) ||
-                 exprs_finish(&x) ? -1 : 0;
+        int rc =
+            exprs_parse(&x, src, EXPRS_CONDITION | (kind == ACT_UPDATE ? EXPRS_UPDATE : 0), err) ||
+                    exprs_finish(&x)
+                ? -1
+                : 0;
         exprs_free(&x);
         json_decref(src);
         /* A transaction reports an oversized UpdateExpression without the size that
          * UpdateItem and a transaction's ConditionExpression add (recorded in ten regions,
          * October 2026). */
-        static const char oversized_update[] = "Invalid UpdateExpression: Expression size has exceeded the maximum "
-                                               "allowed size;";
+        static const char oversized_update[] =
+            "Invalid UpdateExpression: Expression size has exceeded the maximum "
+            "allowed size;";
         if (rc && strncmp(err->msg, oversized_update, sizeof oversized_update - 1) == 0)
             err->msg[sizeof oversized_update - 1] = '\0';
         if (rc) return -1;
@@ -462,13 +471,17 @@ static int precheck_write_action(json_t *entry, qr_err *err)
      * runs, naming its key (30 regions; the rest refuse it bare). A value one level past
      * is left to the condition, as DynamoDB leaves it (recorded in us-east-1 and
      * eu-west-2, October 2026). */
-    if (kind != ACT_PUT && value_nesting_most(json_object_get(spec, "Key")) > QR_MAX_DEPTH) return err_validation(err, QR_MSG_TOO_DEEP);
+    if (kind != ACT_PUT && value_nesting_most(json_object_get(spec, "Key")) > QR_MAX_DEPTH)
+        return err_validation(err, QR_MSG_TOO_DEEP);
     const char *k;
     json_t *v;
-    json_object_foreach(json_object_get(spec, "ExpressionAttributeValues"), k, v) {
+    json_object_foreach(json_object_get(spec, "ExpressionAttributeValues"), k, v)
+    {
         if (value_nesting(v) > QR_MAX_DEPTH + 1)
-            return err_validation(err, "ExpressionAttributeValues contains invalid value: " QR_MSG_TOO_DEEP " for key %s",
-                                  k);
+            return err_validation(
+                err,
+                "ExpressionAttributeValues contains invalid value: " QR_MSG_TOO_DEEP " for key %s",
+                k);
     }
     return 0;
 }
@@ -564,10 +577,12 @@ static int check_updated_index_keys(const action *a, qr_err *e, qr_err *fatal)
 {
     if (a->new_item == NULL || index_check_item(a->t, a->new_item, e) == 0) return 0;
     if (!empty_index_value(e)) return -1;
-    err_validation(fatal, "One or more parameter values are not valid. The update expression attempted to update "
-                          "a secondary index key to a value that is not supported. The AttributeValue for a key "
-                          "attribute cannot contain an empty %s value.",
-                   strstr(e->msg, "empty binary") ? "binary" : "string");
+    err_validation(
+        fatal,
+        "One or more parameter values are not valid. The update expression attempted to update "
+        "a secondary index key to a value that is not supported. The AttributeValue for a key "
+        "attribute cannot contain an empty %s value.",
+        strstr(e->msg, "empty binary") ? "binary" : "string");
     err_clear(e);
     return -2;
 }
@@ -585,10 +600,10 @@ static int evaluate(action *a, json_t *reasons, qr_err *fatal)
             a->new_item = json_deep_copy(a->old ? a->old : a->keyv);
             int applied = a->old ? expr_update_apply(a->x.update, a->new_item, &e)
                                  : expr_update_apply_missing(a->x.update, a->new_item, &e);
-            if (applied == 0 &&
-                item_size(a->new_item) > QR_MAX_ITEM_SIZE)
+            if (applied == 0 && item_size(a->new_item) > QR_MAX_ITEM_SIZE)
                 err_validation(&e, "Item size to update has exceeded the maximum allowed size");
-            /* A value the update wrote may bring a map key over the name limit, as in UpdateItem. */
+            /* A value the update wrote may bring a map key over the name limit, as in UpdateItem.
+             */
             if (applied == 0 && e.type == NULL) item_check_names(a->new_item, &e);
             if (e.type == NULL && item_update_leaves_none(a->t, a->old, a->x.update, a->new_item)) {
                 json_decref(a->new_item);
@@ -717,14 +732,19 @@ static int write_member_errors(json_t *req, const char *token, qr_err *err)
     qr_err e;
     err_init(&e);
     if (token && (*token == '\0' || strlen(token) > TOKEN_MAX_LEN)) {
-        err_validation(&e, "Value '%s' at 'clientRequestToken' failed to satisfy constraint: Member must have "
-                           "length %s", token, *token ? "less than or equal to 36" : "greater than or equal to 1");
+        err_validation(
+            &e,
+            "Value '%s' at 'clientRequestToken' failed to satisfy constraint: Member must have "
+            "length %s",
+            token, *token ? "less than or equal to 36" : "greater than or equal to 1");
         member_errors_add(&m, e.msg);
         err_clear(&e);
     }
-    if (param_enum(req, "ReturnConsumedCapacity", capacity_modes, "NONE", &s, &e)) member_errors_add(&m, e.msg);
+    if (param_enum(req, "ReturnConsumedCapacity", capacity_modes, "NONE", &s, &e))
+        member_errors_add(&m, e.msg);
     err_clear(&e);
-    if (param_enum(req, "ReturnItemCollectionMetrics", metrics_modes, "NONE", &s, &e)) member_errors_add(&m, e.msg);
+    if (param_enum(req, "ReturnItemCollectionMetrics", metrics_modes, "NONE", &s, &e))
+        member_errors_add(&m, e.msg);
     err_clear(&e);
     return member_errors_finish(&m, err);
 }
@@ -758,7 +778,8 @@ int op_transact_write_items(qr_db *db, json_t *req, json_t **resp, qr_err *err)
             *resp = json_object();
             json_t *cc = capacity_list(reads, capacity);
             if (cc) json_object_set_new(*resp, "ConsumedCapacity", cc);
-            if (strcmp(metrics, "SIZE") == 0) json_object_set_new(*resp, "ItemCollectionMetrics", json_object());
+            if (strcmp(metrics, "SIZE") == 0)
+                json_object_set_new(*resp, "ItemCollectionMetrics", json_object());
             json_decref(reads);
             return 0;
         }
@@ -782,7 +803,8 @@ done:
                 const json_t *now = tx.a[i].kind == ACT_CHECK ? tx.a[i].old : tx.a[i].new_item;
                 /* a transactional read: twice a strongly consistent one (2 units for
                  * a small item, as the public conformance suite recorded) */
-                units_add(reads, tx.a[i].t->name, 2 * capacity_read_units(now ? item_size(now) : 0, 1), 0);
+                units_add(reads, tx.a[i].t->name,
+                          2 * capacity_read_units(now ? item_size(now) : 0, 1), 0);
             }
         }
         token_finish(db, token, reads);
@@ -820,7 +842,8 @@ int op_transact_get_items(qr_db *db, json_t *req, json_t **resp, qr_err *err)
             goto done;
         }
         json_t *r = json_object(), *item = NULL;
-        if (a->old) item = a->x.projection ? expr_project(a->x.projection, a->old) : json_incref(a->old);
+        if (a->old)
+            item = a->x.projection ? expr_project(a->x.projection, a->old) : json_incref(a->old);
         /* a projection that matches nothing of a present item leaves no Item, as none */
         if (item && json_object_size(item) > 0) json_object_set(r, "Item", item);
         json_decref(item);

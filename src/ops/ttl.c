@@ -32,12 +32,15 @@ static int apply_ttl(json_t *desc, json_t *ids, void *arg, qr_err *err)
     (void)ids;
     ttl_change *c = arg;
     json_t *cur = json_object_get(desc, QR_TTL_FIELD);
-    int enabled = cur && strcmp(json_string_value(json_object_get(cur, "TimeToLiveStatus")), "ENABLED") == 0;
+    int enabled =
+        cur && strcmp(json_string_value(json_object_get(cur, "TimeToLiveStatus")), "ENABLED") == 0;
     if (c->enable && enabled) return err_validation(err, "TimeToLive is already enabled");
     if (!c->enable && !enabled) return err_validation(err, "TimeToLive is already disabled");
-    if (!c->enable && strcmp(json_string_value(json_object_get(cur, "AttributeName")), c->attribute) != 0)
-        return err_validation(err, "TimeToLive is active on a different AttributeName: current AttributeName is %s",
-                              json_string_value(json_object_get(cur, "AttributeName")));
+    if (!c->enable &&
+        strcmp(json_string_value(json_object_get(cur, "AttributeName")), c->attribute) != 0)
+        return err_validation(
+            err, "TimeToLive is active on a different AttributeName: current AttributeName is %s",
+            json_string_value(json_object_get(cur, "AttributeName")));
     /* "It can take up to one hour for the change to fully process. Any additional
      * UpdateTimeToLive calls for the same table during this one hour duration result in a
      * ValidationException" (the API reference); what is wrong with the request itself is
@@ -45,11 +48,13 @@ static int apply_ttl(json_t *desc, json_t *ids, void *arg, qr_err *err)
     double now = ops_now_seconds();
     json_t *changed = json_object_get(desc, QR_TTL_CHANGED_FIELD);
     if (json_is_number(changed) && now - json_number_value(changed) < TTL_SETTLE_SECONDS)
-        return err_validation(err, "Time to live has been modified multiple times within a fixed interval");
+        return err_validation(
+            err, "Time to live has been modified multiple times within a fixed interval");
     json_object_set_new(desc, QR_TTL_CHANGED_FIELD, json_real(now));
     if (c->enable)
-        json_object_set_new(desc, QR_TTL_FIELD,
-                            json_pack("{s:s,s:s}", "TimeToLiveStatus", "ENABLED", "AttributeName", c->attribute));
+        json_object_set_new(
+            desc, QR_TTL_FIELD,
+            json_pack("{s:s,s:s}", "TimeToLiveStatus", "ENABLED", "AttributeName", c->attribute));
     else
         json_object_del(desc, QR_TTL_FIELD);
     return 0;
@@ -60,30 +65,39 @@ int op_update_time_to_live(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     /* The request's shape is judged before the table is looked up, as DynamoDB does. */
     json_t *spec;
     if (param_object(req, "TimeToLiveSpecification", &spec, err)) return -1;
-    if (spec == NULL)
-        return param_null("timeToLiveSpecification", err);
-    json_t *enabled = json_object_get(spec, "Enabled"), *attr = json_object_get(spec, "AttributeName");
+    if (spec == NULL) return param_null("timeToLiveSpecification", err);
+    json_t *enabled = json_object_get(spec, "Enabled"),
+           *attr = json_object_get(spec, "AttributeName");
     /* A value of the wrong JSON type cannot be read at all: SerializationException. */
     if (enabled && !json_is_null(enabled) && !json_is_boolean(enabled))
-        return err_set(err, QR_E_SERIALIZATION, "Unexpected value type for parameter Enabled: expected a boolean");
+        return err_set(err, QR_E_SERIALIZATION,
+                       "Unexpected value type for parameter Enabled: expected a boolean");
     if (attr && !json_is_null(attr) && !json_is_string(attr))
-        return err_set(err, QR_E_SERIALIZATION, "Unexpected value type for parameter AttributeName: expected a string");
+        return err_set(err, QR_E_SERIALIZATION,
+                       "Unexpected value type for parameter AttributeName: expected a string");
     /* Every member that breaks its constraint is reported, the attribute name first. */
     member_errors m;
     char msg[1100];
     member_errors_init(&m);
     if (!json_is_string(attr))
-        member_errors_add(&m, "Value null at 'timeToLiveSpecification.attributeName' failed to satisfy constraint: "
-                              "Member must not be null");
+        member_errors_add(
+            &m,
+            "Value null at 'timeToLiveSpecification.attributeName' failed to satisfy constraint: "
+            "Member must not be null");
     else if (json_string_length(attr) < 1 || json_string_length(attr) > 255) {
-        snprintf(msg, sizeof msg, "Value '%.900s' at 'timeToLiveSpecification.attributeName' failed to satisfy "
-                                  "constraint: Member must have length %s", json_string_value(attr),
-                 json_string_length(attr) < 1 ? "greater than or equal to 1" : "less than or equal to 255");
+        snprintf(msg, sizeof msg,
+                 "Value '%.900s' at 'timeToLiveSpecification.attributeName' failed to satisfy "
+                 "constraint: Member must have length %s",
+                 json_string_value(attr),
+                 json_string_length(attr) < 1 ? "greater than or equal to 1"
+                                              : "less than or equal to 255");
         member_errors_add(&m, msg);
     }
     if (!json_is_boolean(enabled))
-        member_errors_add(&m, "Value null at 'timeToLiveSpecification.enabled' failed to satisfy constraint: Member "
-                              "must not be null");
+        member_errors_add(
+            &m,
+            "Value null at 'timeToLiveSpecification.enabled' failed to satisfy constraint: Member "
+            "must not be null");
     if (member_errors_finish(&m, err)) return -1;
     table *t;
     if (find_table(db, req, &t, err)) return -1;
@@ -92,7 +106,8 @@ int op_update_time_to_live(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     catalog_release(db, t); /* a schema change must not hold a table */
     ttl_change c = {json_is_true(enabled), json_string_value(attr)};
     if (catalog_change_schema(db, name, apply_ttl, &c, err)) return -1;
-    *resp = json_pack("{s:{s:b,s:s}}", "TimeToLiveSpecification", "Enabled", c.enable, "AttributeName", c.attribute);
+    *resp = json_pack("{s:{s:b,s:s}}", "TimeToLiveSpecification", "Enabled", c.enable,
+                      "AttributeName", c.attribute);
     return 0;
 }
 

@@ -31,7 +31,8 @@ static int provisioned_billing(json_t *desc)
 static json_int_t baseline(json_t *target, int provisioned, int i)
 {
     if (!provisioned) return i == 0 ? WARM_ON_DEMAND_READ : WARM_ON_DEMAND_WRITE;
-    json_int_t v = json_integer_value(json_object_get(json_object_get(target, "ProvisionedThroughput"), capacities[i]));
+    json_int_t v = json_integer_value(
+        json_object_get(json_object_get(target, "ProvisionedThroughput"), capacities[i]));
     return v > 0 ? v : 1;
 }
 
@@ -51,7 +52,8 @@ static void follow(json_t *target, int provisioned)
     json_t *w = warm_of(target, provisioned);
     for (int i = 0; i < 2; i++) {
         json_int_t base = baseline(target, provisioned, i);
-        if (json_integer_value(json_object_get(w, units[i])) < base) json_object_set_new(w, units[i], json_integer(base));
+        if (json_integer_value(json_object_get(w, units[i])) < base)
+            json_object_set_new(w, units[i], json_integer(base));
     }
 }
 
@@ -61,52 +63,69 @@ void warm_follow_capacity(json_t *desc)
     follow(desc, provisioned);
     size_t i;
     json_t *g;
-    json_array_foreach(json_object_get(desc, "GlobalSecondaryIndexes"), i, g) follow(g, provisioned);
+    json_array_foreach(json_object_get(desc, "GlobalSecondaryIndexes"), i, g)
+        follow(g, provisioned);
 }
 
-int warm_apply(json_t *spec, json_t *target, int creating, int provisioned, const char *index, const char *field,
-               qr_err *err)
+int warm_apply(json_t *spec, json_t *target, int creating, int provisioned, const char *index,
+               const char *field, qr_err *err)
 {
     if (spec == NULL || json_is_null(spec)) return 0;
-    if (!json_is_object(spec)) return err_set(err, QR_E_SERIALIZATION, "WarmThroughput must be an object");
+    if (!json_is_object(spec))
+        return err_set(err, QR_E_SERIALIZATION, "WarmThroughput must be an object");
     json_int_t want[2];
     int given[2];
     for (int i = 0; i < 2; i++) {
         json_t *v = json_object_get(spec, units[i]);
         given[i] = v != NULL && !json_is_null(v);
         if (!given[i]) continue;
-        if (!json_is_integer(v)) return err_set(err, QR_E_SERIALIZATION, "%s must be a number", units[i]);
+        if (!json_is_integer(v))
+            return err_set(err, QR_E_SERIALIZATION, "%s must be a number", units[i]);
         want[i] = json_integer_value(v);
         if (want[i] < 1 && creating)
-            return err_validation(err, "1 validation error detected: Value '%lld' at '%s.%s' failed to satisfy "
-                                       "constraint: Member must have value greater than or equal to 1",
-                                  (long long)want[i], field, fields[i]);
+            return err_validation(
+                err,
+                "1 validation error detected: Value '%lld' at '%s.%s' failed to satisfy "
+                "constraint: Member must have value greater than or equal to 1",
+                (long long)want[i], field, fields[i]);
     }
     char what[300];
-    if (index) snprintf(what, sizeof what, "index %s", index);
-    else snprintf(what, sizeof what, "table");
+    if (index)
+        snprintf(what, sizeof what, "index %s", index);
+    else
+        snprintf(what, sizeof what, "table");
     if (!given[0] && !given[1] && creating) return 0;
     if (!given[0] && !given[1])
-        return err_validation(err, "One or more parameter values were invalid: WarmThroughput must have at least one "
-                                   "of ReadUnitsPerSecond or WriteUnitsPerSecond specified%s%s",
-                              index ? " for index: " : "", index ? index : "");
+        return err_validation(
+            err,
+            "One or more parameter values were invalid: WarmThroughput must have at least one "
+            "of ReadUnitsPerSecond or WriteUnitsPerSecond specified%s%s",
+            index ? " for index: " : "", index ? index : "");
     json_t *w = warm_of(target, provisioned);
     for (int i = 0; i < 2; i++) {
         if (!given[i]) continue;
         json_int_t cur = json_integer_value(json_object_get(w, units[i]));
         if (want[i] >= cur) continue;
         if (!creating)
-            return err_validation(err, "One or more parameter values were invalid: Requested %s for WarmThroughput "
-                                       "for %s is lower than current WarmThroughput, decreasing WarmThroughput is "
-                                       "not supported", units[i], what);
+            return err_validation(
+                err,
+                "One or more parameter values were invalid: Requested %s for WarmThroughput "
+                "for %s is lower than current WarmThroughput, decreasing WarmThroughput is "
+                "not supported",
+                units[i], what);
         if (provisioned)
-            return err_validation(err, "One or more parameter values were invalid: Requested %s for WarmThroughput "
-                                       "for %s is lower than %s of ProvisionedThroughput", units[i], what,
-                                  capacities[i]);
-        return err_validation(err, "One or more parameter values were invalid: Requested %s for WarmThroughput for "
-                                   "%s is lower than initial throughput for OnDemand. See: https://docs.aws.amazon.com/"
-                                   "amazondynamodb/latest/developerguide/on-demand-capacity-mode.html"
-                                   "#on-demand-capacity-mode-initial", units[i], what);
+            return err_validation(
+                err,
+                "One or more parameter values were invalid: Requested %s for WarmThroughput "
+                "for %s is lower than %s of ProvisionedThroughput",
+                units[i], what, capacities[i]);
+        return err_validation(
+            err,
+            "One or more parameter values were invalid: Requested %s for WarmThroughput for "
+            "%s is lower than initial throughput for OnDemand. See: https://docs.aws.amazon.com/"
+            "amazondynamodb/latest/developerguide/on-demand-capacity-mode.html"
+            "#on-demand-capacity-mode-initial",
+            units[i], what);
     }
     for (int i = 0; i < 2; i++)
         if (given[i]) json_object_set_new(w, units[i], json_integer(want[i]));
@@ -118,7 +137,8 @@ void warm_describe(json_t *desc)
     warm_follow_capacity(desc); /* tables made before quarry kept warm throughput */
     size_t i;
     json_t *g;
-    json_array_foreach(json_object_get(desc, "GlobalSecondaryIndexes"), i, g) {
+    json_array_foreach(json_object_get(desc, "GlobalSecondaryIndexes"), i, g)
+    {
         json_t *status = json_object_get(g, "IndexStatus");
         json_t *w = json_object_get(g, "WarmThroughput");
         if (json_is_string(status) && json_is_object(w)) json_object_set(w, "Status", status);

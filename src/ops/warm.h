@@ -23,8 +23,8 @@ void warm_follow_capacity(json_t *desc);
  * asks for the baseline; UpdateTable refuses a unit below the current value (0 and
  * below included) and an empty spec. index names the index (NULL for the table);
  * field names the parameter in shape errors ("warmThroughput"). */
-int warm_apply(json_t *spec, json_t *target, int creating, int provisioned, const char *index, const char *field,
-               qr_err *err);
+int warm_apply(json_t *spec, json_t *target, int creating, int provisioned, const char *index,
+               const char *field, qr_err *err);
 
 /* Sets each global index's WarmThroughput status to its IndexStatus (for DescribeTable). */
 void warm_describe(json_t *desc);

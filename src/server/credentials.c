@@ -26,8 +26,10 @@ static char *dup_n(const char *s, size_t n)
 
 static void trim(const char **s, size_t *n)
 {
-    while (*n && isspace((unsigned char)**s)) (*s)++, (*n)--;
-    while (*n && isspace((unsigned char)(*s)[*n - 1])) (*n)--;
+    while (*n && isspace((unsigned char)**s))
+        (*s)++, (*n)--;
+    while (*n && isspace((unsigned char)(*s)[*n - 1]))
+        (*n)--;
 }
 
 /* The profile being read: its name and the two values, until the next section. */
@@ -84,7 +86,8 @@ int sigv4_keyring_parse(sigv4_keyring *kr, const char *text, size_t len, const c
     int nested = 0; /* after "key =" with no value, indented lines belong to that key */
     for (size_t i = 0; i < len;) {
         size_t j = i;
-        while (j < len && text[j] != '\n') j++;
+        while (j < len && text[j] != '\n')
+            j++;
         lineno++;
         const char *s = text + i;
         size_t n = j - i;
@@ -139,8 +142,10 @@ int sigv4_keyring_parse(sigv4_keyring *kr, const char *text, size_t len, const c
         trim(&v, &vn);
         if (vn == 0) nested = 1;
         char **slot = NULL;
-        if (kn == 17 && strncasecmp(k, "aws_access_key_id", 17) == 0) slot = &p.id;
-        else if (kn == 21 && strncasecmp(k, "aws_secret_access_key", 21) == 0) slot = &p.secret;
+        if (kn == 17 && strncasecmp(k, "aws_access_key_id", 17) == 0)
+            slot = &p.id;
+        else if (kn == 21 && strncasecmp(k, "aws_secret_access_key", 21) == 0)
+            slot = &p.secret;
         if (slot == NULL) continue;
         if (vn == 0) {
             snprintf(errbuf, errlen, "%s: line %d: %.*s is empty", name, lineno, (int)kn, k);
@@ -184,10 +189,12 @@ int sigv4_keyring_load(sigv4_keyring *kr, const char *path, char *errbuf, size_t
     int bad = ferror(f);
     fclose(f);
     int rc = -1;
-    if (bad) snprintf(errbuf, errlen, "%s: read error", path);
+    if (bad)
+        snprintf(errbuf, errlen, "%s: read error", path);
     else if (n > MAX_CREDENTIALS_FILE)
         snprintf(errbuf, errlen, "%s: larger than %zu bytes", path, MAX_CREDENTIALS_FILE);
-    else rc = sigv4_keyring_parse(kr, text, n, path, errbuf, errlen);
+    else
+        rc = sigv4_keyring_parse(kr, text, n, path, errbuf, errlen);
     free(text);
     return rc;
 }

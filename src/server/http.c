@@ -64,9 +64,9 @@ struct server {
     atomic_uint next_loop;   /* round robin of new connections over the loops */
     int *pin_cpus;           /* with pin_loops: the CPUs the process may use, ascending */
     unsigned n_pin_cpus;
-    int *cpu_slot;           /* CPU number -> its index in pin_cpus, or -1 (CPU_SETSIZE of them) */
+    int *cpu_slot; /* CPU number -> its index in pin_cpus, or -1 (CPU_SETSIZE of them) */
     atomic_int draining;
-    atomic_uint drain_acks;  /* loops that have stopped accepting */
+    atomic_uint drain_acks;   /* loops that have stopped accepting */
     pthread_mutex_t ready_mu; /* loops report to server_start when built */
     pthread_cond_t ready_cv;
     int go; /* every loop is built (or the start failed): loops may run */
@@ -90,8 +90,8 @@ struct loop {
     h2o_context_t ctx;
     h2o_accept_ctx_t accept;
     h2o_socket_t *listener;
-    h2o_multithread_receiver_t done;    /* answers from the worker pool */
-    h2o_multithread_receiver_t control; /* drain and stop */
+    h2o_multithread_receiver_t done;     /* answers from the worker pool */
+    h2o_multithread_receiver_t control;  /* drain and stop */
     h2o_multithread_receiver_t incoming; /* connections accepted by another loop */
     h2o_multithread_message_t drain_msg, stop_msg;
     atomic_uint handoffs; /* connections sent here and not yet taken */
@@ -101,9 +101,9 @@ struct loop {
     h2o_linklist_t lingering; /* struct lingerer */
     unsigned n_lingering;
     h2o_timeout_t linger_timeout;
-    unsigned pending_jobs; /* sent to the pool, answer not yet received */
+    unsigned pending_jobs;  /* sent to the pool, answer not yet received */
     h2o_linklist_t answers; /* struct answer: made on the loop this turn, sent at its end */
-    h2o_timeout_t turn_end;          /* 0 ms: its entries run once this turn's requests have */
+    h2o_timeout_t turn_end; /* 0 ms: its entries run once this turn's requests have */
     h2o_timeout_entry_t answers_due; /* linked to turn_end while answers is not empty */
     int draining, stopping;
     atomic_uint in_flight; /* recounted on every turn while draining */
@@ -195,11 +195,11 @@ static long elapsed_us(const struct timespec *start)
 static void log_request(server *s, const exchange *x, const char *op, int status, const char *error,
                         const char *message, const char *id)
 {
-    server_log_level lvl = status >= 500 ? SERVER_LOG_ERROR
+    server_log_level lvl = status >= 500   ? SERVER_LOG_ERROR
                            : status >= 400 ? SERVER_LOG_WARN
                                            : SERVER_LOG_INFO;
     if (lvl < s->cfg.log_level) return;
-    char parsed[sizeof ((qr_response *)0)->tables] = "";
+    char parsed[sizeof((qr_response *)0)->tables] = "";
     const char *tables = x->tables;
     if (tables == NULL) {
         /* Answered before the engine read the body (an error): read it here. */
@@ -222,13 +222,20 @@ static void log_request(server *s, const exchange *x, const char *op, int status
 static const char *reason_phrase(int status)
 {
     switch (status) {
-    case 200: return "OK";
-    case 400: return "Bad Request";
-    case 404: return "Not Found";
-    case 413: return "Request Entity Too Large";
-    case 500: return "Internal Server Error";
-    case 503: return "Service Unavailable";
-    default: return status < 400 ? "OK" : status < 500 ? "Bad Request" : "Internal Server Error";
+    case 200:
+        return "OK";
+    case 400:
+        return "Bad Request";
+    case 404:
+        return "Not Found";
+    case 413:
+        return "Request Entity Too Large";
+    case 500:
+        return "Internal Server Error";
+    case 503:
+        return "Service Unavailable";
+    default:
+        return status < 400 ? "OK" : status < 500 ? "Bad Request" : "Internal Server Error";
     }
 }
 
@@ -241,7 +248,8 @@ static size_t format_decimal(uint64_t v, char *out)
         tmp[n++] = (char)('0' + v % 10);
         v /= 10;
     } while (v);
-    for (size_t i = 0; i < n; i++) out[i] = tmp[n - 1 - i];
+    for (size_t i = 0; i < n; i++)
+        out[i] = tmp[n - 1 - i];
     out[n] = '\0';
     return n;
 }
@@ -285,8 +293,10 @@ static const h2o_iovec_t *find_header(h2o_req_t *req, const char *name, size_t l
 
 static void add_cors_headers(h2o_req_t *req)
 {
-    h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_ACCESS_CONTROL_ALLOW_ORIGIN, NULL, H2O_STRLIT("*"));
-    h2o_add_header_by_str(&req->pool, &req->res.headers, H2O_STRLIT("access-control-expose-headers"), 0,
+    h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_ACCESS_CONTROL_ALLOW_ORIGIN, NULL,
+                   H2O_STRLIT("*"));
+    h2o_add_header_by_str(&req->pool, &req->res.headers,
+                          H2O_STRLIT("access-control-expose-headers"), 0,
                           "Access-Control-Expose-Headers", H2O_STRLIT(CORS_EXPOSE_HEADERS));
 }
 
@@ -295,14 +305,17 @@ static void add_preflight_headers(h2o_req_t *req)
 {
     h2o_add_header_by_str(&req->pool, &req->res.headers, H2O_STRLIT("access-control-max-age"), 0,
                           "Access-Control-Max-Age", H2O_STRLIT(CORS_MAX_AGE));
-    static const struct { const char *asked, *allowed, *name; } echoes[] = {
-        {"access-control-request-method", "access-control-allow-methods", "Access-Control-Allow-Methods"},
-        {"access-control-request-headers", "access-control-allow-headers", "Access-Control-Allow-Headers"}};
+    static const struct {
+        const char *asked, *allowed, *name;
+    } echoes[] = {{"access-control-request-method", "access-control-allow-methods",
+                   "Access-Control-Allow-Methods"},
+                  {"access-control-request-headers", "access-control-allow-headers",
+                   "Access-Control-Allow-Headers"}};
     for (size_t i = 0; i < sizeof echoes / sizeof echoes[0]; i++) {
         const h2o_iovec_t *v = find_header(req, echoes[i].asked, strlen(echoes[i].asked));
         if (v)
-            h2o_add_header_by_str(&req->pool, &req->res.headers, echoes[i].allowed, strlen(echoes[i].allowed), 0,
-                                  echoes[i].name, v->base, v->len);
+            h2o_add_header_by_str(&req->pool, &req->res.headers, echoes[i].allowed,
+                                  strlen(echoes[i].allowed), 0, echoes[i].name, v->base, v->len);
     }
 }
 
@@ -328,7 +341,8 @@ static void send_response(server *s, h2o_req_t *req, const exchange *x, int stat
     req->res.status = status;
     req->res.reason = reason_phrase(status);
     req->res.content_length = len;
-    h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_CONTENT_TYPE, NULL, ctype, strlen(ctype));
+    h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_CONTENT_TYPE, NULL, ctype,
+                   strlen(ctype));
     const char *id = stamp(req, body, len);
     if (coding)
         h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_CONTENT_ENCODING, NULL, coding,
@@ -377,7 +391,7 @@ static void send_call_response(server *s, h2o_req_t *req, const exchange *x, con
     if (status == 200 && wire_empty_success(op)) {
         send_response(s, req, &called, status, ctype, "", 0, op, NULL, NULL);
     } else if (status == 200 && strcmp(op, "DescribeEndpoints") == 0 && host->len &&
-        wire_endpoints_at(resp->body, resp->len, host->base, host->len, &at) == 0) {
+               wire_endpoints_at(resp->body, resp->len, host->base, host->len, &at) == 0) {
         send_response(s, req, &called, status, ctype, at.data, at.len, op, NULL, NULL);
     } else {
         send_response(s, req, &called, status, ctype, resp->body, resp->len, op, resp->error_type,
@@ -432,7 +446,8 @@ static void early_send(h2o_ostream_t *self, h2o_req_t *req, h2o_iovec_t *bufs, s
                                        : QR_E_SERIALIZATION;
     char msg[256];
     if (status == 413)
-        snprintf(msg, sizeof msg, "Request entity too large: a request body may hold at most %zu bytes",
+        snprintf(msg, sizeof msg,
+                 "Request entity too large: a request body may hold at most %zu bytes",
                  o->s->cfg.max_body);
     else
         snprintf(msg, sizeof msg, "The request could not be read: %s", n ? said : req->res.reason);
@@ -475,7 +490,8 @@ typedef struct pairs {
     sigv4_pair local[32];
 } pairs;
 
-static int pairs_add(pairs *p, const char *name, size_t name_len, const char *value, size_t value_len)
+static int pairs_add(pairs *p, const char *name, size_t name_len, const char *value,
+                     size_t value_len)
 {
     if (p->v == NULL) {
         p->v = p->local;
@@ -504,10 +520,12 @@ static int split_query(const char *q, size_t len, pairs *out)
     size_t i = 0;
     while (i < len) {
         size_t end = i;
-        while (end < len && q[end] != '&') end++;
+        while (end < len && q[end] != '&')
+            end++;
         if (end > i) {
             const char *eq = memchr(q + i, '=', end - i);
-            int rc = eq ? pairs_add(out, q + i, (size_t)(eq - (q + i)), eq + 1, (size_t)(q + end - eq - 1))
+            int rc = eq ? pairs_add(out, q + i, (size_t)(eq - (q + i)), eq + 1,
+                                    (size_t)(q + end - eq - 1))
                         : pairs_add(out, q + i, end - i, NULL, 0);
             if (rc) return -1;
         }
@@ -523,8 +541,9 @@ static int authenticate(server *s, h2o_req_t *req, const char *body, size_t body
     pairs headers = {0}, query = {0};
     char length[21];
     size_t n = format_decimal(body_len, length);
-    int failed = pairs_add(&headers, "host", 4, req->input.authority.base, req->input.authority.len) ||
-                 pairs_add(&headers, "content-length", 14, length, n);
+    int failed =
+        pairs_add(&headers, "host", 4, req->input.authority.base, req->input.authority.len) ||
+        pairs_add(&headers, "content-length", 14, length, n);
     for (size_t i = 0; !failed && i < req->headers.size; i++) {
         const h2o_header_t *h = req->headers.entries + i;
         failed = pairs_add(&headers, h->name->base, h->name->len, h->value.base, h->value.len);
@@ -546,10 +565,12 @@ static int authenticate(server *s, h2o_req_t *req, const char *body, size_t body
         rc = err_set(e, QR_E_INTERNAL, "out of memory reading the request headers");
     } else {
         char method[16];
-        size_t mlen = req->input.method.len < sizeof method - 1 ? req->input.method.len : sizeof method - 1;
+        size_t mlen =
+            req->input.method.len < sizeof method - 1 ? req->input.method.len : sizeof method - 1;
         memcpy(method, req->input.method.base, mlen);
         method[mlen] = '\0';
-        sigv4_request sr = {method, raw_path, query.v, query.n, headers.v, headers.n, body, body_len};
+        sigv4_request sr = {method,    raw_path,  query.v, query.n,
+                            headers.v, headers.n, body,    body_len};
         rc = sigv4_verify(&sr, s->cfg.keys, SERVICE, time(NULL), NULL, 0, e);
     }
     pairs_free(&headers);
@@ -563,7 +584,8 @@ static const char *json_content_type(const h2o_iovec_t *v)
     if (v == NULL) return NULL;
     const char *semi = memchr(v->base, ';', v->len);
     size_t n = semi ? (size_t)(semi - v->base) : v->len;
-    while (n && (v->base[n - 1] == ' ' || v->base[n - 1] == '\t')) n--;
+    while (n && (v->base[n - 1] == ' ' || v->base[n - 1] == '\t'))
+        n--;
     if (n == strlen(WIRE_JSON_CONTENT_TYPE) && strncasecmp(v->base, WIRE_JSON_CONTENT_TYPE, n) == 0)
         return WIRE_JSON_CONTENT_TYPE;
     if (n == 16 && strncasecmp(v->base, "application/json", n) == 0) return "application/json";
@@ -582,8 +604,10 @@ static void pool_push(server *s, job *j)
 {
     pthread_mutex_lock(&s->pool_mu);
     j->next = NULL;
-    if (s->queue_tail) s->queue_tail->next = j;
-    else s->queue_head = j;
+    if (s->queue_tail)
+        s->queue_tail->next = j;
+    else
+        s->queue_head = j;
     s->queue_tail = j;
     pthread_cond_signal(&s->pool_cv);
     pthread_mutex_unlock(&s->pool_mu);
@@ -647,14 +671,19 @@ static void answer_dispose(void *p)
     qr_response_free(&a->resp);
 }
 
-static void answer_later(loop *l, h2o_req_t *req, const exchange *x, const char *op, const char *ctype,
-                         const qr_response *resp)
+static void answer_later(loop *l, h2o_req_t *req, const exchange *x, const char *op,
+                         const char *ctype, const qr_response *resp)
 {
     answer *a = h2o_mem_alloc_shared(&req->pool, sizeof *a, answer_dispose);
-    *a = (answer){.req = req, .x = *x, .op = op, .ctype = ctype, .resp = *resp,
+    *a = (answer){.req = req,
+                  .x = *x,
+                  .op = op,
+                  .ctype = ctype,
+                  .resp = *resp,
                   .after_write = qr_flush_pending()};
     h2o_linklist_insert(&l->answers, &a->link);
-    if (!h2o_timeout_is_linked(&l->answers_due)) h2o_timeout_link(l->ev, &l->turn_end, &l->answers_due);
+    if (!h2o_timeout_is_linked(&l->answers_due))
+        h2o_timeout_link(l->ev, &l->turn_end, &l->answers_due);
 }
 
 /* Flushes the turn's deferred writes, then sends its answers in the order they were
@@ -694,7 +723,8 @@ static void *worker_main(void *arg)
     server *s = arg;
     for (;;) {
         pthread_mutex_lock(&s->pool_mu);
-        while (s->queue_head == NULL && !s->pool_stopping) pthread_cond_wait(&s->pool_cv, &s->pool_mu);
+        while (s->queue_head == NULL && !s->pool_stopping)
+            pthread_cond_wait(&s->pool_cv, &s->pool_mu);
         job *j = s->queue_head;
         if (j) {
             s->queue_head = j->next;
@@ -747,7 +777,8 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
         return 0;
     }
 
-    if (h2o_memis(method->base, method->len, H2O_STRLIT("OPTIONS")) && find_header(req, H2O_STRLIT("origin"))) {
+    if (h2o_memis(method->base, method->len, H2O_STRLIT("OPTIONS")) &&
+        find_header(req, H2O_STRLIT("origin"))) {
         add_preflight_headers(req);
         send_response(s, req, &x, 200, "text/plain", "", 0, "preflight", NULL, NULL);
         return 0;
@@ -834,7 +865,8 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
     if (s->n_workers && qr_operation_writes(op)) {
         job *j = job_new(l, req, &x, op, ctype, region);
         if (j == NULL) {
-            send_error(s, req, &x, 500, ctype, op, QR_E_INTERNAL, "out of memory queueing the request");
+            send_error(s, req, &x, 500, ctype, op, QR_E_INTERNAL,
+                       "out of memory queueing the request");
             return 0;
         }
         l->pending_jobs++;
@@ -860,7 +892,8 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
  * LINGER_BODIES bodies' worth arrived. */
 static void linger_keep(h2o_req_t *req)
 {
-    h2o_socket_t *sock = req->conn->callbacks->get_socket ? req->conn->callbacks->get_socket(req->conn) : NULL;
+    h2o_socket_t *sock =
+        req->conn->callbacks->get_socket ? req->conn->callbacks->get_socket(req->conn) : NULL;
     conn *c = sock ? sock->on_close.data : NULL;
     if (c == NULL || c->linger_fd >= 0 || c->owner->n_lingering >= LINGER_MAX_PER_LOOP) return;
     c->linger_fd = fcntl(h2o_socket_get_fd(sock), F_DUPFD_CLOEXEC, 0);
@@ -944,7 +977,8 @@ static void adopt(loop *l, int fd)
         atomic_fetch_sub(&l->s->connections, 1);
         return;
     }
-    h2o_socket_t *sock = h2o_evloop_socket_create(l->ev, fd, H2O_SOCKET_FLAG_IS_ACCEPTED_CONNECTION);
+    h2o_socket_t *sock =
+        h2o_evloop_socket_create(l->ev, fd, H2O_SOCKET_FLAG_IS_ACCEPTED_CONNECTION);
     c->owner = l;
     c->sock = sock;
     c->linger_fd = -1;
@@ -1051,7 +1085,8 @@ static int count_started(h2o_req_t *req, void *data)
 {
     /* h2o stamps a request when its first byte arrives and clears the stamp when the
      * connection is ready for the next one. */
-    if (req->timestamps.request_begin_at.tv_sec != 0 || req->timestamps.request_begin_at.tv_usec != 0)
+    if (req->timestamps.request_begin_at.tv_sec != 0 ||
+        req->timestamps.request_begin_at.tv_usec != 0)
         ++*(unsigned *)data;
     return 0;
 }
@@ -1075,7 +1110,8 @@ static void on_control(h2o_multithread_receiver_t *receiver, h2o_linklist_t *mes
 {
     loop *l = H2O_STRUCT_FROM_MEMBER(loop, control, receiver);
     while (!h2o_linklist_is_empty(messages)) {
-        h2o_multithread_message_t *m = H2O_STRUCT_FROM_MEMBER(h2o_multithread_message_t, link, messages->next);
+        h2o_multithread_message_t *m =
+            H2O_STRUCT_FROM_MEMBER(h2o_multithread_message_t, link, messages->next);
         h2o_linklist_unlink(&m->link);
         if (m == &l->drain_msg) {
             l->draining = 1;
@@ -1218,15 +1254,18 @@ static void *loop_main(void *arg)
     loop_report(l, 1);
     /* A loop may hand connections to any other, so none runs before all are built. */
     pthread_mutex_lock(&l->s->ready_mu);
-    while (!l->s->go) pthread_cond_wait(&l->s->ready_cv, &l->s->ready_mu);
+    while (!l->s->go)
+        pthread_cond_wait(&l->s->ready_cv, &l->s->ready_mu);
     pthread_mutex_unlock(&l->s->ready_mu);
     qr_defer_flushes(1); /* answer_turn ends each turn */
     long stop_deadline = 0;
     for (;;) {
         if (l->stopping) {
             if (l->n_conns == 0 && l->pending_jobs == 0 && atomic_load(&l->handoffs) == 0) break;
-            if (stop_deadline == 0) stop_deadline = now_ms() + STOP_GRACE_MS;
-            else if (now_ms() > stop_deadline) break;
+            if (stop_deadline == 0)
+                stop_deadline = now_ms() + STOP_GRACE_MS;
+            else if (now_ms() > stop_deadline)
+                break;
         }
         h2o_evloop_run(l->ev, l->draining || l->stopping ? 10 : INT32_MAX);
         answer_turn(l);
@@ -1244,7 +1283,8 @@ static void pool_stop(server *s)
     s->pool_stopping = 1;
     pthread_cond_broadcast(&s->pool_cv);
     pthread_mutex_unlock(&s->pool_mu);
-    for (unsigned i = 0; i < s->n_workers; i++) pthread_join(s->workers[i], NULL);
+    for (unsigned i = 0; i < s->n_workers; i++)
+        pthread_join(s->workers[i], NULL);
     free(s->workers);
     s->workers = NULL;
 }
@@ -1401,7 +1441,8 @@ int server_start(qr_db *db, const server_config *cfg, server **out, char *errbuf
             break;
         }
         pthread_mutex_lock(&s->ready_mu);
-        while (s->loops[i].ready == 0) pthread_cond_wait(&s->ready_cv, &s->ready_mu);
+        while (s->loops[i].ready == 0)
+            pthread_cond_wait(&s->ready_cv, &s->ready_mu);
         pthread_mutex_unlock(&s->ready_mu);
         if (s->loops[i].ready < 0) {
             snprintf(errbuf, errlen, "cannot duplicate the listening socket: %s", strerror(errno));
@@ -1447,7 +1488,8 @@ void server_drain(server *s)
 unsigned server_in_flight(const server *s)
 {
     unsigned n = 0;
-    for (unsigned i = 0; i < s->n_loops; i++) n += atomic_load(&((server *)s)->loops[i].in_flight);
+    for (unsigned i = 0; i < s->n_loops; i++)
+        n += atomic_load(&((server *)s)->loops[i].in_flight);
     return n;
 }
 
@@ -1461,7 +1503,8 @@ void server_stop(server *s)
      * still turning. */
     pool_stop(s);
     for (unsigned i = 0; i < s->n_loops; i++)
-        if (s->loops[i].ready > 0) h2o_multithread_send_message(&s->loops[i].control, &s->loops[i].stop_msg);
+        if (s->loops[i].ready > 0)
+            h2o_multithread_send_message(&s->loops[i].control, &s->loops[i].stop_msg);
     for (unsigned i = 0; i < s->n_loops; i++)
         if (s->loops[i].ready) pthread_join(s->loops[i].thread, NULL); /* ran, so joinable */
     server_free(s);

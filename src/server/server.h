@@ -3,8 +3,8 @@
  * h2o does the HTTP/1.1 (keep-alive, pipelining, chunked bodies, timeouts) on a few
  * event loop threads; this layer routes POST / by X-Amz-Target to qr_call, verifies SigV4,
  * bounds request bodies, runs writes that wait for a disk sync on a pool of workers,
- * adds DynamoDB's response headers and logs one line per request. It does not open or close the database, parse options or handle signals:
- * that is `quarry serve` (src/cli/serve.c). */
+ * adds DynamoDB's response headers and logs one line per request. It does not open or close the
+ * database, parse options or handle signals: that is `quarry serve` (src/cli/serve.c). */
 #ifndef QR_SERVER_H
 #define QR_SERVER_H
 
@@ -19,8 +19,8 @@
 
 typedef enum server_log_level {
     SERVER_LOG_DEBUG,
-    SERVER_LOG_INFO, /* one line per request */
-    SERVER_LOG_WARN, /* requests answered with an error, and server warnings */
+    SERVER_LOG_INFO,  /* one line per request */
+    SERVER_LOG_WARN,  /* requests answered with an error, and server warnings */
     SERVER_LOG_ERROR, /* requests answered with a 5xx, and server errors */
     SERVER_LOG_NONE
 } server_log_level;

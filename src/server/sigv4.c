@@ -37,7 +37,7 @@ static int ctx_key_ok;
 typedef struct crypto_ctx {
     EVP_MAC_CTX *mac;
     EVP_MD_CTX *md;
-    int mac_ready;   /* the digest parameter has been set */
+    int mac_ready; /* the digest parameter has been set */
     EVP_MAC_CTX *keyed;
     int keyed_ready; /* keyed holds the digest parameter and keyed_key */
     unsigned char keyed_key[32];
@@ -52,7 +52,8 @@ static void ctx_free(void *p)
     EVP_MAC_CTX_free(c->keyed);
     EVP_MD_CTX_free(c->md);
     OPENSSL_cleanse(c->keyed_key, sizeof c->keyed_key);
-    for (int i = 0; i < SCRATCH_BUFS; i++) buf_free(&c->scratch[i]);
+    for (int i = 0; i < SCRATCH_BUFS; i++)
+        buf_free(&c->scratch[i]);
     free(c);
 }
 
@@ -75,8 +76,10 @@ static crypto_ctx *thread_ctx(void)
     c->mac = EVP_MAC_CTX_new(hmac_alg);
     c->keyed = EVP_MAC_CTX_new(hmac_alg);
     c->md = EVP_MD_CTX_new();
-    for (int i = 0; i < SCRATCH_BUFS; i++) buf_init(&c->scratch[i], 0);
-    if (c->mac == NULL || c->keyed == NULL || c->md == NULL || pthread_setspecific(ctx_key, c) != 0) {
+    for (int i = 0; i < SCRATCH_BUFS; i++)
+        buf_init(&c->scratch[i], 0);
+    if (c->mac == NULL || c->keyed == NULL || c->md == NULL ||
+        pthread_setspecific(ctx_key, c) != 0) {
         ctx_free(c);
         return NULL;
     }
@@ -96,14 +99,17 @@ static int hmac_sha256(const void *key, size_t klen, const void *data, size_t n,
     size_t outl = 0;
     int ok = EVP_MAC_init(ctx, key, klen, tc && tc->mac_ready ? NULL : params) &&
              EVP_MAC_update(ctx, data, n) && EVP_MAC_final(ctx, out, &outl, 32) && outl == 32;
-    if (tc) tc->mac_ready = ok;
-    else EVP_MAC_CTX_free(ctx);
+    if (tc)
+        tc->mac_ready = ok;
+    else
+        EVP_MAC_CTX_free(ctx);
     return ok ? 0 : -1;
 }
 
 /* HMAC-SHA256 with a 32-byte key through the thread's keyed context: when the key is the
  * one it already holds, EVP_MAC_init without a key restarts from the hashed pads. */
-static int hmac_sha256_key32(const unsigned char key[32], const void *data, size_t n, unsigned char out[32])
+static int hmac_sha256_key32(const unsigned char key[32], const void *data, size_t n,
+                             unsigned char out[32])
 {
     crypto_ctx *tc = thread_ctx();
     if (tc == NULL) return hmac_sha256(key, 32, data, n, out);
@@ -112,8 +118,10 @@ static int hmac_sha256_key32(const unsigned char key[32], const void *data, size
     OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
                            OSSL_PARAM_construct_end()};
     size_t outl = 0;
-    int ok = EVP_MAC_init(tc->keyed, same ? NULL : key, same ? 0 : 32, tc->keyed_ready ? NULL : params) &&
-             EVP_MAC_update(tc->keyed, data, n) && EVP_MAC_final(tc->keyed, out, &outl, 32) && outl == 32;
+    int ok = EVP_MAC_init(tc->keyed, same ? NULL : key, same ? 0 : 32,
+                          tc->keyed_ready ? NULL : params) &&
+             EVP_MAC_update(tc->keyed, data, n) && EVP_MAC_final(tc->keyed, out, &outl, 32) &&
+             outl == 32;
     tc->keyed_ready = ok;
     if (ok && !same) memcpy(tc->keyed_key, key, 32);
     return ok ? 0 : -1;
@@ -135,11 +143,13 @@ void sigv4_sha256_hex(const void *data, size_t len, char hex[65])
     unsigned char md[32];
     unsigned int mdl = 0;
     int ok;
-    if (sha256_alg == NULL) ok = 0;
+    if (sha256_alg == NULL)
+        ok = 0;
     else if (tc)
         ok = EVP_DigestInit_ex2(tc->md, sha256_alg, NULL) && EVP_DigestUpdate(tc->md, data, len) &&
              EVP_DigestFinal_ex(tc->md, md, &mdl);
-    else ok = EVP_Digest(data, len, md, &mdl, sha256_alg, NULL);
+    else
+        ok = EVP_Digest(data, len, md, &mdl, sha256_alg, NULL);
     if (!ok || mdl != 32) {
         /* Only reachable if libcrypto cannot provide SHA-256; a hash that matches nothing
          * makes every signature check fail rather than pass. */
@@ -221,8 +231,8 @@ int sigv4_sign(const char *secret, const char *date, const char *region, const c
 
 static int unreserved(unsigned char c)
 {
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-           c == '-' || c == '_' || c == '.' || c == '~';
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
+           c == '_' || c == '.' || c == '~';
 }
 
 /* RFC 3986 encoding as SigV4 wants it: unreserved bytes stay, others become %XX. */
@@ -231,7 +241,8 @@ static int uri_encode(buf *out, const char *s, size_t n, int keep_slash)
     static const char digits[] = "0123456789ABCDEF";
     for (size_t i = 0; i < n;) {
         size_t j = i;
-        while (j < n && (unreserved((unsigned char)s[j]) || (keep_slash && s[j] == '/'))) j++;
+        while (j < n && (unreserved((unsigned char)s[j]) || (keep_slash && s[j] == '/')))
+            j++;
         if (j > i && buf_append(out, s + i, j - i)) return -1;
         if (j == n) break;
         unsigned char c = (unsigned char)s[j];
@@ -255,7 +266,8 @@ static int uri_decode(buf *out, const char *s, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         int h, l;
-        if (s[i] == '%' && i + 2 < n && (h = hexval(s[i + 1])) >= 0 && (l = hexval(s[i + 2])) >= 0) {
+        if (s[i] == '%' && i + 2 < n && (h = hexval(s[i + 1])) >= 0 &&
+            (l = hexval(s[i + 2])) >= 0) {
             if (buf_putc(out, (uint8_t)(h * 16 + l))) return -1;
             i += 2;
         } else if (buf_putc(out, (uint8_t)s[i])) {
@@ -282,7 +294,8 @@ static int canonical_path(buf *out, const char *path)
     size_t base = tmp.len;
     for (size_t i = 0; i < n;) {
         size_t j = i;
-        while (j < n && path[j] != '/') j++;
+        while (j < n && path[j] != '/')
+            j++;
         size_t len = j - i;
         if (len == 0 || (len == 1 && path[i] == '.')) {
             /* skip */
@@ -377,7 +390,8 @@ static int name_eq(const char *a, size_t an, const char *b, size_t bn)
 static int collapsible(const char *s, size_t n)
 {
     if (memchr(s, '\t', n)) return 1;
-    for (const char *p = s, *end = s + n; (p = memchr(p, ' ', (size_t)(end - p))) != NULL && p + 1 < end; p++)
+    for (const char *p = s, *end = s + n;
+         (p = memchr(p, ' ', (size_t)(end - p))) != NULL && p + 1 < end; p++)
         if (p[1] == ' ') return 1;
     return 0;
 }
@@ -386,16 +400,20 @@ static int collapsible(const char *s, size_t n)
 static int put_trimmed(buf *out, const char *v, size_t n)
 {
     size_t i = 0;
-    while (i < n && (v[i] == ' ' || v[i] == '\t')) i++;
-    while (n > i && (v[n - 1] == ' ' || v[n - 1] == '\t')) n--;
+    while (i < n && (v[i] == ' ' || v[i] == '\t'))
+        i++;
+    while (n > i && (v[n - 1] == ' ' || v[n - 1] == '\t'))
+        n--;
     /* Usually there is nothing inside to collapse: then one copy. */
     if (!collapsible(v + i, n - i)) return buf_append(out, v + i, n - i);
     while (i < n) {
         size_t j = i;
-        while (j < n && v[j] != ' ' && v[j] != '\t') j++;
+        while (j < n && v[j] != ' ' && v[j] != '\t')
+            j++;
         if (buf_append(out, v + i, j - i)) return -1;
         if (j == n) break;
-        while (v[j] == ' ' || v[j] == '\t') j++; /* the value is trimmed: a word follows */
+        while (v[j] == ' ' || v[j] == '\t')
+            j++; /* the value is trimmed: a word follows */
         if (buf_putc(out, ' ')) return -1;
         i = j;
     }
@@ -420,11 +438,13 @@ int sigv4_canonical_request(const sigv4_request *req, const char *signed_headers
     if (canonical_query(out, req->query, req->n_query) || buf_putc(out, '\n')) return -1;
     for (size_t i = 0; i < sh_len;) {
         size_t j = i;
-        while (j < sh_len && signed_headers[j] != ';') j++;
+        while (j < sh_len && signed_headers[j] != ';')
+            j++;
         if (j > i) {
             if (buf_reserve(out, j - i + 1)) return -1;
             char *w = out->data + out->len;
-            for (size_t k = i; k < j; k++) *w++ = (char)tolower((unsigned char)signed_headers[k]);
+            for (size_t k = i; k < j; k++)
+                *w++ = (char)tolower((unsigned char)signed_headers[k]);
             *w++ = ':';
             out->len += j - i + 1;
             out->data[out->len] = '\0';
@@ -454,7 +474,8 @@ int sigv4_credential_region(const char *authorization, size_t len, char *out, si
     if (cap == 0) return -1;
     out[0] = '\0';
     const char *end = authorization + len, *p = authorization;
-    while ((size_t)(end - p) >= sizeof key - 1 && memcmp(p, key, sizeof key - 1) != 0) p++;
+    while ((size_t)(end - p) >= sizeof key - 1 && memcmp(p, key, sizeof key - 1) != 0)
+        p++;
     if ((size_t)(end - p) < sizeof key - 1) return -1;
     p += sizeof key - 1;
     for (int slash = 0; slash < 2; p++) { /* past key id and date */
@@ -462,7 +483,8 @@ int sigv4_credential_region(const char *authorization, size_t len, char *out, si
         if (*p == '/') slash++;
     }
     size_t n = 0;
-    while (p + n < end && p[n] != '/' && p[n] != ',' && p[n] != ' ') n++;
+    while (p + n < end && p[n] != '/' && p[n] != ',' && p[n] != ' ')
+        n++;
     if (n == 0 || p + n == end || p[n] != '/' || n >= cap) return -1;
     memcpy(out, p, n);
     out[n] = '\0';
@@ -473,7 +495,8 @@ static const sigv4_pair *find_header(const sigv4_request *req, const char *name)
 {
     size_t n = strlen(name);
     for (size_t i = 0; i < req->n_headers; i++)
-        if (name_eq(req->headers[i].name, req->headers[i].name_len, name, n) && req->headers[i].value)
+        if (name_eq(req->headers[i].name, req->headers[i].name_len, name, n) &&
+            req->headers[i].value)
             return &req->headers[i];
     return NULL;
 }
@@ -500,7 +523,8 @@ typedef struct auth_params {
 static int starts_component(const char *c)
 {
     size_t n = 0;
-    while ((c[n] >= 'A' && c[n] <= 'Z') || (c[n] >= 'a' && c[n] <= 'z')) n++;
+    while ((c[n] >= 'A' && c[n] <= 'Z') || (c[n] >= 'a' && c[n] <= 'z'))
+        n++;
     return n > 0 && c[n] == '=';
 }
 
@@ -523,7 +547,8 @@ static int parse_authorization(const char *auth, auth_params *p, buf *work)
         size_t n = strcspn(c, " ");
         if (n && buf_append(work, c, n)) return -1;
         c += n;
-        while (*c == ' ') c++;
+        while (*c == ' ')
+            c++;
         char last = work->len ? work->data[work->len - 1] : ',';
         if (*c && last != ',' && last != '=' && starts_component(c) && buf_putc(work, ','))
             return -1;
@@ -538,9 +563,12 @@ static int parse_authorization(const char *auth, auth_params *p, buf *work)
         if (eq) {
             *eq = '\0';
             const char *v = eq + 1;
-            if (strcmp(s, "Credential") == 0) p->credential = v;
-            else if (strcmp(s, "SignedHeaders") == 0) p->signed_headers = v;
-            else if (strcmp(s, "Signature") == 0) p->signature = v;
+            if (strcmp(s, "Credential") == 0)
+                p->credential = v;
+            else if (strcmp(s, "SignedHeaders") == 0)
+                p->signed_headers = v;
+            else if (strcmp(s, "Signature") == 0)
+                p->signature = v;
         }
         s = comma ? comma + 1 : NULL;
     }
@@ -582,7 +610,8 @@ static void civil_from_days(long long z, long long *y, unsigned *m, unsigned *d)
 static int num(const char *s, int n)
 {
     int v = 0;
-    for (int i = 0; i < n; i++) v = v * 10 + (s[i] - '0');
+    for (int i = 0; i < n; i++)
+        v = v * 10 + (s[i] - '0');
     return v;
 }
 
@@ -593,8 +622,7 @@ static int parse_iso_basic(const char *s, time_t *t)
         return -1;
     int mon = num(s + 4, 2), day = num(s + 6, 2), hour = num(s + 9, 2), min = num(s + 11, 2),
         sec = num(s + 13, 2);
-    if (mon < 1 || mon > 12 || day < 1 || day > 31 || hour > 23 || min > 59 || sec > 60)
-        return -1;
+    if (mon < 1 || mon > 12 || day < 1 || day > 31 || hour > 23 || min > 59 || sec > 60) return -1;
     long long days = days_from_civil(num(s, 4), (unsigned)mon, (unsigned)day);
     *t = (time_t)(days * 86400 + hour * 3600 + min * 60 + sec);
     return 0;
@@ -621,8 +649,9 @@ static void iso_basic(time_t t, char out[17])
     unsigned m, d;
     civil_from_days(days, &y, &m, &d);
     if (y < 0 || y > 9999) y = 0;
-    unsigned v[6] = {(unsigned)y, m, d, (unsigned)(secs / 3600), (unsigned)(secs / 60 % 60),
-                     (unsigned)(secs % 60)};
+    unsigned v[6] = {
+        (unsigned)y,          m, d, (unsigned)(secs / 3600), (unsigned)(secs / 60 % 60),
+        (unsigned)(secs % 60)};
     static const int width[6] = {4, 2, 2, 2, 2, 2};
     char *p = out;
     for (int i = 0; i < 6; i++) {
@@ -666,11 +695,13 @@ int sigv4_verify(const sigv4_request *req, const sigv4_keyring *keys, const char
     crypto_ctx *tc = thread_ctx();
     buf local[SCRATCH_BUFS], *bufs = tc ? tc->scratch : local;
     for (int i = 0; i < SCRATCH_BUFS; i++) {
-        if (tc) buf_reset(&bufs[i]);
-        else buf_init(&bufs[i], 0);
+        if (tc)
+            buf_reset(&bufs[i]);
+        else
+            buf_init(&bufs[i], 0);
     }
-    buf *auth_b = &bufs[0], *date_b = &bufs[1], *work = &bufs[2], *scope_b = &bufs[3], *canon = &bufs[4],
-        *sts = &bufs[5];
+    buf *auth_b = &bufs[0], *date_b = &bufs[1], *work = &bufs[2], *scope_b = &bufs[3],
+        *canon = &bufs[4], *sts = &bufs[5];
     int rc = -1;
     copy_key(access_key, akcap, "", 0);
 
@@ -685,9 +716,10 @@ int sigv4_verify(const sigv4_request *req, const sigv4_keyring *keys, const char
         goto done;
     }
     if (p.no_equals) {
-        err_set(e, SIGV4_E_INCOMPLETE,
-                "'%s' not a valid key=value pair (missing equal-sign) in Authorization header: '%s'.",
-                p.no_equals, auth);
+        err_set(
+            e, SIGV4_E_INCOMPLETE,
+            "'%s' not a valid key=value pair (missing equal-sign) in Authorization header: '%s'.",
+            p.no_equals, auth);
         goto done;
     }
     const sigv4_pair *amz_date = find_header(req, "X-Amz-Date");
@@ -751,14 +783,14 @@ int sigv4_verify(const sigv4_request *req, const sigv4_keyring *keys, const char
     }
     if (strcmp(p.algorithm, ALGORITHM) != 0) {
         err_set(e, SIGV4_E_INCOMPLETE,
-                "Unsupported AWS 'algorithm': '%s' (only AWS4-HMAC-SHA256 for now). ",
-                p.algorithm);
+                "Unsupported AWS 'algorithm': '%s' (only AWS4-HMAC-SHA256 for now). ", p.algorithm);
         goto done;
     }
 
     /* Credential: keyid/date/region/service/aws4_request (trailing slashes ignored). */
     if (buf_puts(scope_b, p.credential)) goto oom;
-    while (scope_b->len > 0 && scope_b->data[scope_b->len - 1] == '/') scope_b->data[--scope_b->len] = '\0';
+    while (scope_b->len > 0 && scope_b->data[scope_b->len - 1] == '/')
+        scope_b->data[--scope_b->len] = '\0';
     char *part[5] = {0};
     int nparts = 0;
     for (char *s = scope_b->data; s; nparts++) {
@@ -814,8 +846,8 @@ int sigv4_verify(const sigv4_request *req, const sigv4_keyring *keys, const char
         goto oom;
     char canon_hash[65];
     sigv4_sha256_hex(canon->data, canon->len, canon_hash);
-    const char *sts_parts[] = {ALGORITHM, "\n", when, "\n", sdate, "/", region, "/", svc, "/",
-                               term, "\n", canon_hash};
+    const char *sts_parts[] = {ALGORITHM, "\n", when, "\n", sdate, "/",       region,
+                               "/",       svc,  "/",  term, "\n",  canon_hash};
     for (size_t i = 0; i < sizeof sts_parts / sizeof sts_parts[0]; i++)
         if (buf_puts(sts, sts_parts[i])) goto oom;
     char expect[65];

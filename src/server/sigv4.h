@@ -33,9 +33,9 @@ typedef struct sigv4_pair {
 
 /* A request as received. All memory is borrowed for the duration of sigv4_verify. */
 typedef struct sigv4_request {
-    const char *method;       /* "POST" */
-    const char *path;         /* raw path as sent, without the query ("/") */
-    const sigv4_pair *query;  /* raw (still percent-encoded) query parameters */
+    const char *method;      /* "POST" */
+    const char *path;        /* raw path as sent, without the query ("/") */
+    const sigv4_pair *query; /* raw (still percent-encoded) query parameters */
     size_t n_query;
     const sigv4_pair *headers; /* every header line, in arrival order */
     size_t n_headers;

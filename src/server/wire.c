@@ -20,15 +20,18 @@
 /* s[0..n) without the spaces and tabs around it. */
 static void trim(const char **s, size_t *n)
 {
-    while (*n && (**s == ' ' || **s == '\t')) (*s)++, (*n)--;
-    while (*n && ((*s)[*n - 1] == ' ' || (*s)[*n - 1] == '\t')) (*n)--;
+    while (*n && (**s == ' ' || **s == '\t'))
+        (*s)++, (*n)--;
+    while (*n && ((*s)[*n - 1] == ' ' || (*s)[*n - 1] == '\t'))
+        (*n)--;
 }
 
 /* The entry of ops named by target[0..n) if it is prefix + "." + a name in ops. */
 static const char *match(const char *target, size_t n, const char *prefix, const char *const *ops)
 {
     size_t pl = strlen(prefix);
-    if (ops == NULL || n <= pl || strncmp(target, prefix, pl) != 0 || target[pl] != '.') return NULL;
+    if (ops == NULL || n <= pl || strncmp(target, prefix, pl) != 0 || target[pl] != '.')
+        return NULL;
     const char *op = target + pl + 1;
     size_t ol = n - pl - 1;
     for (size_t i = 0; ops[i]; i++)
@@ -36,7 +39,8 @@ static const char *match(const char *target, size_t n, const char *prefix, const
     return NULL;
 }
 
-const char *wire_operation(const char *target, const char *const *ops, const char *const *stream_ops)
+const char *wire_operation(const char *target, const char *const *ops,
+                           const char *const *stream_ops)
 {
     if (target == NULL) return NULL;
     /* Whitespace around a field value is not part of it (RFC 9110, 5.5). */
@@ -274,7 +278,8 @@ wire_coding wire_accept_coding(const char *v, size_t len)
     size_t i = 0;
     while (v && i < len) {
         size_t end = i;
-        while (end < len && v[end] != ',') end++;
+        while (end < len && v[end] != ',')
+            end++;
         const char *e = v + i;
         size_t en = end - i;
         i = end + 1;

@@ -25,7 +25,8 @@
  * Streams API ("DynamoDBStreams_20120810.GetRecords") of stream_ops (either list may be
  * NULL); NULL when the header is absent, malformed, of another API version or names no
  * operation of its API. Spaces and tabs around the value are no part of it. */
-const char *wire_operation(const char *target, const char *const *ops, const char *const *stream_ops);
+const char *wire_operation(const char *target, const char *const *ops,
+                           const char *const *stream_ops);
 
 /* Whether DynamoDB answers a success of op with an empty body rather than a JSON
  * document: TagResource and UntagResource do. */

@@ -54,7 +54,8 @@ rowcache *rowcache_new(size_t slots, size_t max_value, size_t budget)
     }
     c->max_value = max_value;
     c->stripe_budget = budget / STRIPES;
-    for (int i = 0; i < STRIPES; i++) pthread_mutex_init(&c->stripes[i].mu, NULL);
+    for (int i = 0; i < STRIPES; i++)
+        pthread_mutex_init(&c->stripes[i].mu, NULL);
     return c;
 }
 
@@ -62,8 +63,10 @@ void rowcache_free(rowcache *c)
 {
     if (c == NULL) return;
     for (size_t i = 0; i < c->nbuckets; i++)
-        for (int w = 0; w < WAYS; w++) free(c->buckets[i].way[w]);
-    for (int i = 0; i < STRIPES; i++) pthread_mutex_destroy(&c->stripes[i].mu);
+        for (int w = 0; w < WAYS; w++)
+            free(c->buckets[i].way[w]);
+    for (int i = 0; i < STRIPES; i++)
+        pthread_mutex_destroy(&c->stripes[i].mu);
     free(c->buckets);
     free(c);
 }
@@ -111,7 +114,8 @@ static void drop_hash(stripe *st, bucket *bk, uint64_t hash)
 static int place(rowcache *c, stripe *st, bucket *bk, entry *e)
 {
     int w = 0;
-    while (w < WAYS && bk->way[w]) w++;
+    while (w < WAYS && bk->way[w])
+        w++;
     if (w == WAYS) {
         w = !bk->recent;
         drop_way(st, bk, w);
@@ -148,8 +152,8 @@ int rowcache_get(rowcache *c, uint64_t hash, const void *key, size_t kl, char **
     return 0;
 }
 
-void rowcache_offer(rowcache *c, uint64_t hash, const void *key, size_t kl, const char *val, size_t vlen,
-                    uint64_t ticket)
+void rowcache_offer(rowcache *c, uint64_t hash, const void *key, size_t kl, const char *val,
+                    size_t vlen, uint64_t ticket)
 {
     if (ticket == NO_TICKET || vlen > c->max_value) return;
     size_t size = sizeof(entry) + kl + vlen;
@@ -194,8 +198,10 @@ void rowcache_entry_free(rowcache_entry *e)
  * lasts, are refused. The stripe's mutex is held. */
 static void bucket_mark(bucket *bk, int begin)
 {
-    if (begin) bk->writing++;
-    else bk->writing--;
+    if (begin)
+        bk->writing++;
+    else
+        bk->writing--;
     bk->gen++;
 }
 
@@ -207,7 +213,8 @@ static void mark_all(rowcache *c, int begin)
         pthread_mutex_lock(&st->mu);
         for (size_t b = (size_t)i; b < c->nbuckets; b += STRIPES) {
             bucket_mark(&c->buckets[b], begin);
-            for (int w = 0; w < WAYS; w++) drop_way(st, &c->buckets[b], w);
+            for (int w = 0; w < WAYS; w++)
+                drop_way(st, &c->buckets[b], w);
         }
         pthread_mutex_unlock(&st->mu);
     }

@@ -32,8 +32,8 @@ int rowcache_get(rowcache *c, uint64_t hash, const void *key, size_t kl, char **
                  uint64_t *ticket);
 /* Caches key's value as just read from the store, unless a write has touched its bucket
  * since the ticket was taken (or the value is too large to keep). */
-void rowcache_offer(rowcache *c, uint64_t hash, const void *key, size_t kl, const char *val, size_t vlen,
-                    uint64_t ticket);
+void rowcache_offer(rowcache *c, uint64_t hash, const void *key, size_t kl, const char *val,
+                    size_t vlen, uint64_t ticket);
 
 /* A value a write puts, copied for the cache to keep once the write is in the store
  * (see rowcache_mark). NULL if out of memory. */
@@ -41,8 +41,9 @@ typedef struct rowcache_entry rowcache_entry;
 rowcache_entry *rowcache_entry_new(const void *key, size_t kl, const void *val, size_t vl);
 void rowcache_entry_free(rowcache_entry *e);
 
-/* One key of a write: its hash (rowcache_hash of the key); the bucket's generation as the write began on it (set by
- * rowcache_write_begin); for a put, the value to keep once it is written, or NULL. */
+/* One key of a write: its hash (rowcache_hash of the key); the bucket's generation as the write
+ * began on it (set by rowcache_write_begin); for a put, the value to keep once it is written, or
+ * NULL. */
 typedef struct rowcache_mark {
     uint64_t hash;
     uint64_t gen;

@@ -31,7 +31,7 @@ struct store {
     rocksdb_block_based_table_options_t *topts;
     rocksdb_cache_t *cache;
     rocksdb_filterpolicy_t *filter;
-    int one_writer;               /* no syncs: writers take write_mu instead of RocksDB's write group */
+    int one_writer; /* no syncs: writers take write_mu instead of RocksDB's write group */
     pthread_mutex_t write_mu;
     int manual_flush; /* no syncs: the WAL is handed to the OS by flush_wal, not by each write */
     /* With manual flushes, writes counted three ways (all only grow): begun before a
@@ -74,7 +74,7 @@ struct store_batch {
     rocksdb_writebatch_t *wb;
     mark_list marks; /* each key written, for the row cache */
     hook_list hooks;
-    int written;     /* by its last write, for the hooks */
+    int written; /* by its last write, for the hooks */
 };
 
 /* This thread's staged writes (store_write_staged): their records, gathered in RocksDB's
@@ -108,7 +108,8 @@ static void flush_wal(store *s, char **e)
     rocksdb_flush_wal(s->db, 0, e);
     if (*e) return;
     uint64_t was = atomic_load(&s->wal_flushed);
-    while (was < reached && !atomic_compare_exchange_weak(&s->wal_flushed, &was, reached)) {}
+    while (was < reached && !atomic_compare_exchange_weak(&s->wal_flushed, &was, reached)) {
+    }
 }
 
 /* Makes s the store this deferring thread owes a flush; it owes one store at a time. */
@@ -128,8 +129,10 @@ static void owe(store *s, char **e)
 static void settle_read(store *s, char **e)
 {
     if (!s->manual_flush || atomic_load(&s->wal_begun) <= atomic_load(&s->wal_flushed)) return;
-    if (tl_defer) owe(s, e);
-    else flush_wal(s, e);
+    if (tl_defer)
+        owe(s, e);
+    else
+        flush_wal(s, e);
 }
 
 int store_open(const char *dir, int no_sync, store **out, char **errmsg)
@@ -288,7 +291,8 @@ static int get_with(store *s, const store_snapshot *snap, const void *key, size_
             free(e);
             return -1;
         }
-        if (snap == NULL && fill && *val) rowcache_offer(s->rows, hash, key, klen, *val, *vlen, ticket);
+        if (snap == NULL && fill && *val)
+            rowcache_offer(s->rows, hash, key, klen, *val, *vlen, ticket);
     }
     settle_read(s, &e);
     if (e) {
@@ -307,7 +311,8 @@ int store_get(store *s, const store_snapshot *snap, const void *key, size_t klen
     return get_with(s, snap, key, klen, val, vlen, 1, err);
 }
 
-int store_get_before_write(store *s, const void *key, size_t klen, char **val, size_t *vlen, qr_err *err)
+int store_get_before_write(store *s, const void *key, size_t klen, char **val, size_t *vlen,
+                           qr_err *err)
 {
     return get_with(s, NULL, key, klen, val, vlen, 0, err);
 }
@@ -347,7 +352,8 @@ static void marks_add(mark_list *m, uint64_t hash, rowcache_entry *keep)
 /* Empties m, freeing any values it still kept. */
 static void marks_clear(mark_list *m)
 {
-    for (size_t i = 0; i < m->n; i++) rowcache_entry_free(m->at[i].keep);
+    for (size_t i = 0; i < m->n; i++)
+        rowcache_entry_free(m->at[i].keep);
     m->n = 0;
     m->all = 0;
 }
@@ -388,7 +394,8 @@ static int hooks_add(hook_list *h, struct batch_hook hook)
 
 static void hooks_run(hook_list *h, int written)
 {
-    for (size_t i = 0; i < h->n; i++) h->at[i].fn(h->at[i].arg, h->at[i].value, written);
+    for (size_t i = 0; i < h->n; i++)
+        h->at[i].fn(h->at[i].arg, h->at[i].value, written);
     h->n = 0;
 }
 
@@ -424,7 +431,8 @@ void store_batch_put(store_batch *b, const void *k, size_t kl, const void *v, si
 void store_batch_put_cached(store_batch *b, const void *k, size_t kl, const void *v, size_t vl)
 {
     rocksdb_writebatch_put(b->wb, k, kl, v, vl);
-    marks_add(&b->marks, rowcache_hash(k, kl), vl <= ROW_MAX_VALUE ? rowcache_entry_new(k, kl, v, vl) : NULL);
+    marks_add(&b->marks, rowcache_hash(k, kl),
+              vl <= ROW_MAX_VALUE ? rowcache_entry_new(k, kl, v, vl) : NULL);
 }
 
 void store_batch_delete(store_batch *b, const void *k, size_t kl)
@@ -433,7 +441,8 @@ void store_batch_delete(store_batch *b, const void *k, size_t kl)
     marks_add(&b->marks, rowcache_hash(k, kl), NULL);
 }
 
-void store_batch_delete_range(store_batch *b, const void *begin, size_t bl, const void *end, size_t el)
+void store_batch_delete_range(store_batch *b, const void *begin, size_t bl, const void *end,
+                              size_t el)
 {
     rocksdb_writebatch_delete_range(b->wb, begin, bl, end, el);
     b->marks.all = 1;
@@ -489,7 +498,8 @@ static void commit_staged(int flush, char **e)
     store *s = st->s;
     if (s == NULL) return;
     unsigned char *count = (unsigned char *)st->rep + 8; /* little-endian, as RocksDB keeps it */
-    for (int i = 0; i < 4; i++) count[i] = (unsigned char)(st->count >> (8 * i));
+    for (int i = 0; i < 4; i++)
+        count[i] = (unsigned char)(st->count >> (8 * i));
     rocksdb_writebatch_t *wb = rocksdb_writebatch_create_from(st->rep, st->len);
     pthread_mutex_lock(&s->write_mu);
     atomic_fetch_add(&s->wal_begun, 1);
@@ -514,15 +524,18 @@ static void commit_staged(int flush, char **e)
     st->hooks = (hook_list){0};
     hooks_run(&hooks, written);
     /* Keep the array for the next turn unless what ran staged anew meanwhile. */
-    if (st->hooks.at == NULL) st->hooks = (hook_list){hooks.at, 0, hooks.cap};
-    else free(hooks.at);
+    if (st->hooks.at == NULL)
+        st->hooks = (hook_list){hooks.at, 0, hooks.cap};
+    else
+        free(hooks.at);
 }
 
 void store_after_commit(store_done_fn fn, void *arg, uint64_t value)
 {
     struct staged *st = &tl_staged;
     if (st->s && hooks_add(&st->hooks, (struct batch_hook){fn, arg, value}) == 0) return;
-    int written = st->s == NULL || store_commit_staged(NULL) == 0; /* out of memory: commit now instead */
+    int written =
+        st->s == NULL || store_commit_staged(NULL) == 0; /* out of memory: commit now instead */
     fn(arg, value, written);
 }
 
@@ -616,8 +629,10 @@ static int write_with(store *s, rocksdb_writeoptions_t *wo, store_batch *b, qr_e
     rowcache_write_end(s->rows, b->marks.at, b->marks.n, b->marks.all, e == NULL);
     b->written = e == NULL;
     if (e == NULL && s->manual_flush) {
-        if (!tl_defer) flush_wal(s, &e);
-        else owe(s, &e);
+        if (!tl_defer)
+            flush_wal(s, &e);
+        else
+            owe(s, &e);
     }
     if (e) return write_failed(err, e);
     return 0;
@@ -627,7 +642,8 @@ int store_write_staged(store *s, store_batch *b, qr_err *err)
 {
     /* A write of every key (a range) is not staged: the row cache follows staged writes
      * key by key. Nor is an empty one. */
-    if (!(tl_defer && s->manual_flush) || b->marks.all || store_batch_count(b) == 0) return store_write(s, b, err);
+    if (!(tl_defer && s->manual_flush) || b->marks.all || store_batch_count(b) == 0)
+        return store_write(s, b, err);
     perf_off();
     char *e = NULL;
     if (tl_staged.s && tl_staged.s != s) commit_staged(0, &e); /* one store's writes at a time */
@@ -661,8 +677,10 @@ int store_flush_owed(qr_err *err)
     store *s = tl_owed;
     tl_owed = NULL;
     if (e == NULL && s && s != staged) flush_wal(s, &e);
-    if (e == NULL && tl_commit_error) e = tl_commit_error;
-    else free(tl_commit_error);
+    if (e == NULL && tl_commit_error)
+        e = tl_commit_error;
+    else
+        free(tl_commit_error);
     tl_commit_error = NULL;
     if (e) return write_failed(err, e);
     return 0;

@@ -29,7 +29,8 @@ int store_get(store *s, const store_snapshot *snap, const void *key, size_t klen
               size_t *vlen, qr_err *err);
 /* store_get of the current value by a writer about to replace it: what it reads is not
  * kept in the row cache, which the write would empty again at once. */
-int store_get_before_write(store *s, const void *key, size_t klen, char **val, size_t *vlen, qr_err *err);
+int store_get_before_write(store *s, const void *key, size_t klen, char **val, size_t *vlen,
+                           qr_err *err);
 
 store_batch *store_batch_new(void);
 void store_batch_put(store_batch *b, const void *k, size_t kl, const void *v, size_t vl);
@@ -38,7 +39,8 @@ void store_batch_put(store_batch *b, const void *k, size_t kl, const void *v, si
  * there instead of in RocksDB. */
 void store_batch_put_cached(store_batch *b, const void *k, size_t kl, const void *v, size_t vl);
 void store_batch_delete(store_batch *b, const void *k, size_t kl);
-void store_batch_delete_range(store_batch *b, const void *begin, size_t bl, const void *end, size_t el);
+void store_batch_delete_range(store_batch *b, const void *begin, size_t bl, const void *end,
+                              size_t el);
 int store_batch_count(const store_batch *b);
 void store_batch_clear(store_batch *b);
 void store_batch_free(store_batch *b);

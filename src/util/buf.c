@@ -32,7 +32,8 @@ static int grow(buf *b, size_t extra)
     size_t need = b->len + extra + 1;
     if (need <= b->cap) return 0;
     size_t cap = b->cap ? b->cap : 64;
-    while (cap < need) cap *= 2;
+    while (cap < need)
+        cap *= 2;
     char *p = realloc(b->data, cap);
     if (p == NULL) return -1;
     b->data = p;
@@ -87,14 +88,16 @@ int buf_put_be16(buf *b, uint16_t v)
 int buf_put_be32(buf *b, uint32_t v)
 {
     uint8_t p[4];
-    for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (24 - 8 * i));
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (24 - 8 * i));
     return buf_append(b, p, 4);
 }
 
 int buf_put_be64(buf *b, uint64_t v)
 {
     uint8_t p[8];
-    for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (56 - 8 * i));
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (56 - 8 * i));
     return buf_append(b, p, 8);
 }
 
@@ -137,6 +140,7 @@ uint64_t be64_read(const void *p)
 {
     const uint8_t *q = p;
     uint64_t v = 0;
-    for (int i = 0; i < 8; i++) v = (v << 8) | q[i];
+    for (int i = 0; i < 8; i++)
+        v = (v << 8) | q[i];
     return v;
 }

@@ -11,10 +11,10 @@
 #include <stdint.h>
 
 typedef struct buf {
-    char *data;   /* owned; NULL until the first append */
-    size_t len;   /* bytes used */
-    size_t cap;   /* bytes allocated */
-    size_t max;   /* most bytes this buffer may ever hold */
+    char *data; /* owned; NULL until the first append */
+    size_t len; /* bytes used */
+    size_t cap; /* bytes allocated */
+    size_t max; /* most bytes this buffer may ever hold */
 } buf;
 
 #define BUF_DEFAULT_MAX ((size_t)64 << 20)

@@ -16,7 +16,11 @@ void err_init(qr_err *e)
 /* Length of the valid UTF-8 sequence at p (at most n bytes), or 0 if none starts there. */
 static size_t utf8_sequence(const unsigned char *p, size_t n)
 {
-    size_t len = p[0] < 0x80 ? 1 : (p[0] & 0xe0) == 0xc0 ? 2 : (p[0] & 0xf0) == 0xe0 ? 3 : (p[0] & 0xf8) == 0xf0 ? 4 : 0;
+    size_t len = p[0] < 0x80             ? 1
+                 : (p[0] & 0xe0) == 0xc0 ? 2
+                 : (p[0] & 0xf0) == 0xe0 ? 3
+                 : (p[0] & 0xf8) == 0xf0 ? 4
+                                         : 0;
     if (len == 0 || len > n || (len == 2 && p[0] < 0xc2)) return 0;
     for (size_t i = 1; i < len; i++)
         if ((p[i] & 0xc0) != 0x80) return 0;
@@ -82,9 +86,14 @@ int err_http_status(const char *type)
 const char *err_namespace(const char *type)
 {
     static const char *const service[] = {
-        QR_E_SERIALIZATION, QR_E_UNKNOWN_OP, "RequestEntityTooLarge",
-        "MissingAuthenticationTokenException", "IncompleteSignatureException",
-        "InvalidSignatureException", "UnrecognizedClientException", "AccessDeniedException",
+        QR_E_SERIALIZATION,
+        QR_E_UNKNOWN_OP,
+        "RequestEntityTooLarge",
+        "MissingAuthenticationTokenException",
+        "IncompleteSignatureException",
+        "InvalidSignatureException",
+        "UnrecognizedClientException",
+        "AccessDeniedException",
     };
     if (strcmp(type, QR_E_VALIDATION) == 0) return "com.amazon.coral.validate#";
     for (size_t i = 0; i < sizeof service / sizeof service[0]; i++)

@@ -27,10 +27,10 @@
 #define QR_ERR_MSG_MAX 1024
 
 typedef struct qr_err {
-    const char *type;           /* NULL while no error; else a QR_E_* string (static) */
-    char msg[QR_ERR_MSG_MAX];   /* human-readable message naming the problem */
-    void *item;                 /* optional json_t* (owned) attached to the error, e.g. the
-                                   item for ReturnValuesOnConditionCheckFailure; NULL if none */
+    const char *type;         /* NULL while no error; else a QR_E_* string (static) */
+    char msg[QR_ERR_MSG_MAX]; /* human-readable message naming the problem */
+    void *item;               /* optional json_t* (owned) attached to the error, e.g. the
+                                 item for ReturnValuesOnConditionCheckFailure; NULL if none */
 } qr_err;
 
 /* Starts a qr_err with no error. */

@@ -23,13 +23,13 @@
 #define FAST_DEPTH 128
 
 typedef struct reader {
-    json_t *root;                 /* the value read so far; owns everything below */
-    json_t *open[FAST_DEPTH];     /* the objects and arrays not yet closed */
+    json_t *root;             /* the value read so far; owns everything below */
+    json_t *open[FAST_DEPTH]; /* the objects and arrays not yet closed */
     int depth;
     int reject_duplicates;
-    buf key;                      /* the key whose value comes next (YAJL reuses its copy) */
+    buf key; /* the key whose value comes next (YAJL reuses its copy) */
     yajl_handle yajl;
-    size_t end;                   /* bytes up to the end of the top value */
+    size_t end; /* bytes up to the end of the top value */
 } reader;
 
 /* Adds v (a new reference, or NULL when its constructor failed) where the text puts it.
@@ -145,7 +145,8 @@ static const yajl_callbacks build = {
 static int has_unicode_escape(const char *text, size_t len)
 {
     const char *end = text + len;
-    for (const char *p = memchr(text, '\\', len); p && p + 1 < end; p = memchr(p + 1, '\\', (size_t)(end - p - 1)))
+    for (const char *p = memchr(text, '\\', len); p && p + 1 < end;
+         p = memchr(p + 1, '\\', (size_t)(end - p - 1)))
         if (p[1] == 'u') return 1;
     return 0;
 }

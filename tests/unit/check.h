@@ -1,9 +1,10 @@
 /* check.h — the one assertion the C unit tests share.
  *
  * CHECK(cond, fmt, ...) counts a check, and a failure it prints where and why, without
- * stopping the test (CHECK_THAT and CHECK_STR are shorthands), so one run reports every broken case; a test's main returns non-zero when
- * check_failures is not zero. At most 50 failures are printed. check_report ends a main
- * that way, and check_remove_tree removes a test's temporary tree as one more check. */
+ * stopping the test (CHECK_THAT and CHECK_STR are shorthands), so one run reports every broken
+ * case; a test's main returns non-zero when check_failures is not zero. At most 50 failures are
+ * printed. check_report ends a main that way, and check_remove_tree removes a test's temporary tree
+ * as one more check. */
 #ifndef QR_TEST_CHECK_H
 #define QR_TEST_CHECK_H
 
@@ -32,7 +33,7 @@ static int check_failures, check_count;
 #define CHECK_STR(got, want)                                                                       \
     do {                                                                                           \
         const char *g_ = (got), *w_ = (want);                                                      \
-        CHECK(g_ != NULL && strcmp(g_, w_) == 0, "got '%s'\n  want '%s'", g_ ? g_ : "(null)", w_);  \
+        CHECK(g_ != NULL && strcmp(g_, w_) == 0, "got '%s'\n  want '%s'", g_ ? g_ : "(null)", w_); \
     } while (0)
 
 /* Removes dir, a test's temporary tree, as one more check. */

@@ -57,7 +57,9 @@ static int put(qr_db *db, const char *id)
 static int has(qr_db *db, const char *id)
 {
     char body[160];
-    snprintf(body, sizeof body, "{\"TableName\":\"acks\",\"Key\":{\"id\":{\"S\":\"%s\"}},\"ConsistentRead\":true}", id);
+    snprintf(body, sizeof body,
+             "{\"TableName\":\"acks\",\"Key\":{\"id\":{\"S\":\"%s\"}},\"ConsistentRead\":true}",
+             id);
     qr_response r;
     int rc = qr_call(db, "GetItem", body, strlen(body), &r);
     int found = rc == QR_OK ? strstr(r.body, "\"Item\"") != NULL : -1;
@@ -69,9 +71,10 @@ static void create_table(const char *dir)
 {
     qr_db *db = open_db(dir, 1);
     CHECK_THAT(call(db, "CreateTable",
-               "{\"TableName\":\"acks\",\"KeySchema\":[{\"AttributeName\":\"id\",\"KeyType\":\"HASH\"}],"
-               "\"AttributeDefinitions\":[{\"AttributeName\":\"id\",\"AttributeType\":\"S\"}],"
-               "\"BillingMode\":\"PAY_PER_REQUEST\"}") == QR_OK);
+                    "{\"TableName\":\"acks\",\"KeySchema\":[{\"AttributeName\":\"id\",\"KeyType\":"
+                    "\"HASH\"}],"
+                    "\"AttributeDefinitions\":[{\"AttributeName\":\"id\",\"AttributeType\":\"S\"}],"
+                    "\"BillingMode\":\"PAY_PER_REQUEST\"}") == QR_OK);
     qr_close(db);
 }
 
@@ -115,8 +118,8 @@ static int write_some_unflushed(qr_db *db)
     ok &= qr_flush_pending() == 0;
     pthread_t th;
     void *thread_ok = NULL;
-    ok &= pthread_create(&th, NULL, undeferred_writer, db) == 0 && pthread_join(th, &thread_ok) == 0 &&
-          thread_ok != NULL;
+    ok &= pthread_create(&th, NULL, undeferred_writer, db) == 0 &&
+          pthread_join(th, &thread_ok) == 0 && thread_ok != NULL;
     ok &= qr_flush_pending() == 0; /* the other thread's write is not this one's to flush */
     ok &= put(db, "unflushed") == QR_OK && qr_flush_pending() == 1;
     return ok;
@@ -148,7 +151,8 @@ static int write_unflushed(qr_db *db, const char *id)
 {
     void *args[2] = {db, (void *)id}, *ok = NULL;
     pthread_t th;
-    return pthread_create(&th, NULL, deferred_writer, args) == 0 && pthread_join(th, &ok) == 0 && ok != NULL;
+    return pthread_create(&th, NULL, deferred_writer, args) == 0 && pthread_join(th, &ok) == 0 &&
+           ok != NULL;
 }
 
 /* Reads the item a[1] on a thread that defers flushes: 1 if it found it, owed a flush for

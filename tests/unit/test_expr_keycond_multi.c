@@ -246,13 +246,15 @@ static const kcase cases[] = {
     {&P4S4, PK4 " AND s1 = :s1 AND x = :n",
      .error = "Query condition missed key schema element: s2"},
     {&P2, "h1 = :h1 AND h2 = :h2 AND x = :n",
-     .error = "The number of query conditions (3) exceeds the number of key attributes defined in the schema (2)"},
+     .error = "The number of query conditions (3) exceeds the number of key attributes defined in "
+              "the schema (2)"},
     {&P3S1, "h1 = :h1 AND h2 = :h2 AND h3 = :h3 AND s1 = :s1 AND x = :n",
      .error = "Query condition missed key schema element: h1"},
     {&P4S4, PK4 " AND s1 = :s1 AND s2 = :s2 AND s3 = :s3 AND s4 = :s4 AND x = :n",
      .error = "Query condition missed key schema element: h1"},
     {&P2, "h1 = :h1 AND h2 = :h2 AND h1 = :h1",
-     .error = "Invalid KeyConditionExpression: KeyConditionExpressions must only contain one condition per key"},
+     .error = "Invalid KeyConditionExpression: KeyConditionExpressions must only contain one "
+              "condition per key"},
     {&P2, "h1 = :h1 OR h2 = :h2", .error = "Invalid operator used in KeyConditionExpression: OR"},
     {&P4S4, PK4 " AND s1 <> :s1", .error = "Invalid operator used in KeyConditionExpression: <>"},
     {&P2, "h1.x = :h1 AND h2 = :h2",

@@ -23,21 +23,36 @@ static void check_dump(const json_t *v, const char *what)
     char *want = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
     int rc = value_dump(&b, v);
     if (want == NULL) {
-        CHECK(rc == -1 && b.len == 0, "%s: jansson refuses, value_dump gave %d (%zu bytes)", what, rc, b.len);
+        CHECK(rc == -1 && b.len == 0, "%s: jansson refuses, value_dump gave %d (%zu bytes)", what,
+              rc, b.len);
     } else {
-        CHECK(rc == 0 && b.len == strlen(want) && memcmp(b.data, want, b.len) == 0, "%s:\n  got  %s\n  want %s", what,
-              b.data ? b.data : "(null)", want);
+        CHECK(rc == 0 && b.len == strlen(want) && memcmp(b.data, want, b.len) == 0,
+              "%s:\n  got  %s\n  want %s", what, b.data ? b.data : "(null)", want);
     }
     free(want);
     buf_free(&b);
 }
 
 static const char *const edge_cases[] = {
-    "{}", "[]", "\"\"", "true", "false", "null", "0", "-12", "1.5", "1e300", "[[],{}]",
+    "{}",
+    "[]",
+    "\"\"",
+    "true",
+    "false",
+    "null",
+    "0",
+    "-12",
+    "1.5",
+    "1e300",
+    "[[],{}]",
     "{\"pk\":{\"S\":\"user#00001\"},\"sk\":{\"S\":\"profile\"},\"n\":{\"N\":\"42\"}}",
     "{\"a\":\"quote \\\" backslash \\\\ slash / tab \\t nl \\n cr \\r bs \\b ff \\f\"}",
-    "{\"\\u0001key\":\"\\u001f\\u0000x\"}", "{\"del\":\"\\u007f\"}", "{\"u\":\"caf\\u00e9 \\u4e2d \\ud83d\\ude00\"}",
-    "{\"k\\\"q\":[\"x\",\"y\",{\"z\":[true,false,null]}]}", "{\"\":\"\"}", "{\"M\":{\"a\":{\"L\":[{\"N\":\"1\"},{\"BOOL\":true}]}}}",
+    "{\"\\u0001key\":\"\\u001f\\u0000x\"}",
+    "{\"del\":\"\\u007f\"}",
+    "{\"u\":\"caf\\u00e9 \\u4e2d \\ud83d\\ude00\"}",
+    "{\"k\\\"q\":[\"x\",\"y\",{\"z\":[true,false,null]}]}",
+    "{\"\":\"\"}",
+    "{\"M\":{\"a\":{\"L\":[{\"N\":\"1\"},{\"BOOL\":true}]}}}",
 };
 
 /* A random JSON value: every type, with strings drawn from bytes that need escapes,
@@ -45,27 +60,51 @@ static const char *const edge_cases[] = {
  * (no numbers) and printable ASCII, so that value_dump writes it all itself. */
 static json_t *random_value(unsigned *seed, int depth, int plain)
 {
-    static const char *const pieces[] = {"a", "Z", "~", " ", "/", "#", ":", "\"", "\\", "\n", "\t", "\x01", "\x1f", "\x7f",
-                                         "\xc3\xa9", "\xe4\xb8\xad", "\xf0\x9f\x98\x80", "{", "0"};
+    static const char *const pieces[] = {"a",
+                                         "Z",
+                                         "~",
+                                         " ",
+                                         "/",
+                                         "#",
+                                         ":",
+                                         "\"",
+                                         "\\",
+                                         "\n",
+                                         "\t",
+                                         "\x01",
+                                         "\x1f",
+                                         "\x7f",
+                                         "\xc3\xa9",
+                                         "\xe4\xb8\xad",
+                                         "\xf0\x9f\x98\x80",
+                                         "{",
+                                         "0"};
     int kind = rand_r(seed) % (depth > 40 ? 6 : 8);
     size_t npieces = plain ? 7 : sizeof pieces / sizeof pieces[0];
     if (plain && (kind == 3 || kind == 4)) kind = 5;
     switch (kind) {
-    case 0: return json_true();
-    case 1: return json_false();
-    case 2: return json_null();
-    case 3: return json_integer((json_int_t)rand_r(seed) - RAND_MAX / 2);
-    case 4: return json_real((double)rand_r(seed) / 7.0);
+    case 0:
+        return json_true();
+    case 1:
+        return json_false();
+    case 2:
+        return json_null();
+    case 3:
+        return json_integer((json_int_t)rand_r(seed) - RAND_MAX / 2);
+    case 4:
+        return json_real((double)rand_r(seed) / 7.0);
     case 5: {
         char s[64] = "";
         int n = rand_r(seed) % 8;
-        for (int i = 0; i < n; i++) strcat(s, pieces[rand_r(seed) % npieces]);
+        for (int i = 0; i < n; i++)
+            strcat(s, pieces[rand_r(seed) % npieces]);
         return json_string(s);
     }
     case 6: {
         json_t *a = json_array();
         int n = rand_r(seed) % 4;
-        for (int i = 0; i < n; i++) json_array_append_new(a, random_value(seed, depth + 1, plain));
+        for (int i = 0; i < n; i++)
+            json_array_append_new(a, random_value(seed, depth + 1, plain));
         return a;
     }
     default: {
@@ -115,8 +154,11 @@ static void test_dump(void)
         buf_append(&b, "ab", 2);
         char *full = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
         int rc = value_dump(&b, v);
-        if (full && strlen(full) + 2 > 8) CHECK(rc == -1 && b.len == 2 && strcmp(b.data, "ab") == 0, "%s: cap not kept: %d %s (%s)", what, rc, b.data, full);
-        else if (full) CHECK(rc == 0 && strcmp(b.data + 2, full) == 0, "%s: small value under the cap", what);
+        if (full && strlen(full) + 2 > 8)
+            CHECK(rc == -1 && b.len == 2 && strcmp(b.data, "ab") == 0,
+                  "%s: cap not kept: %d %s (%s)", what, rc, b.data, full);
+        else if (full)
+            CHECK(rc == 0 && strcmp(b.data + 2, full) == 0, "%s: small value under the cap", what);
         free(full);
         buf_free(&b);
         json_decref(v);
@@ -125,9 +167,11 @@ static void test_dump(void)
 
 static void test_type_names(void)
 {
-    static const char *const names[] = {"", "S", "N", "B", "BOOL", "NULL", "M", "L", "SS", "NS", "BS"};
-    static const char *const others[] = {"", "s", "SSS", "NUL", "NULLS", "BO", "BOOLEAN", "Nx", "BSS", "MM", "LL",
-                                         "X", "SN", "NB", "BN", "Sx", "B\xff"};
+    static const char *const names[] = {"",  "S", "N",  "B",  "BOOL", "NULL",
+                                        "M", "L", "SS", "NS", "BS"};
+    static const char *const others[] = {"",        "s",  "SSS", "NUL", "NULLS", "BO",
+                                         "BOOLEAN", "Nx", "BSS", "MM",  "LL",    "X",
+                                         "SN",      "NB", "BN",  "Sx",  "B\xff"};
     for (int t = 1; t <= 10; t++)
         CHECK(value_type_from_name(names[t]) == (qr_type)t, "%s not recognised", names[t]);
     for (size_t i = 0; i < sizeof others / sizeof others[0]; i++)
@@ -153,17 +197,31 @@ static const char *call(const char *op, const char *body, int *status)
  * operation reads is refused and one it does not read changes nothing. */
 static void test_expression_params(void)
 {
-    static const char *const params[] = {
-        "ExpressionAttributeNames", "ExpressionAttributeValues", "ConditionalOperator", "ConditionExpression",
-        "Expected", "FilterExpression", "QueryFilter", "ScanFilter", "UpdateExpression", "AttributeUpdates",
-        "ProjectionExpression", "AttributesToGet", "KeyConditionExpression", "KeyConditions"};
+    static const char *const params[] = {"ExpressionAttributeNames",
+                                         "ExpressionAttributeValues",
+                                         "ConditionalOperator",
+                                         "ConditionExpression",
+                                         "Expected",
+                                         "FilterExpression",
+                                         "QueryFilter",
+                                         "ScanFilter",
+                                         "UpdateExpression",
+                                         "AttributeUpdates",
+                                         "ProjectionExpression",
+                                         "AttributesToGet",
+                                         "KeyConditionExpression",
+                                         "KeyConditions"};
     const char *get = "{\"TableName\":\"tbl\",\"Key\":{\"pk\":{\"S\":\"a\"}}%s}";
-    const char *put = "{\"TableName\":\"tbl\",\"Item\":{\"pk\":{\"S\":\"a\"},\"v\":{\"S\":\"x\"}}%s}";
+    const char *put =
+        "{\"TableName\":\"tbl\",\"Item\":{\"pk\":{\"S\":\"a\"},\"v\":{\"S\":\"x\"}}%s}";
     int status;
-    const char *r = call("PutItem", "{\"TableName\":\"tbl\",\"Item\":{\"pk\":{\"S\":\"a\"},\"v\":{\"S\":\"x\"}}}", &status);
+    const char *r = call(
+        "PutItem", "{\"TableName\":\"tbl\",\"Item\":{\"pk\":{\"S\":\"a\"},\"v\":{\"S\":\"x\"}}}",
+        &status);
     CHECK(status == 200 && strcmp(r, "{}") == 0, "plain PutItem: %d %s", status, r);
     r = call("GetItem", "{\"TableName\":\"tbl\",\"Key\":{\"pk\":{\"S\":\"a\"}}}", &status);
-    CHECK(status == 200 && strcmp(r, "{\"Item\":{\"pk\":{\"S\":\"a\"},\"v\":{\"S\":\"x\"}}}") == 0, "plain GetItem: %s", r);
+    CHECK(status == 200 && strcmp(r, "{\"Item\":{\"pk\":{\"S\":\"a\"},\"v\":{\"S\":\"x\"}}}") == 0,
+          "plain GetItem: %s", r);
     /* The parameters each operation reads, as a bit per entry of params. */
     const unsigned reads[2] = {1u | 2u | 4u | 1024u | 2048u, 1u | 2u | 4u | 8u | 16u};
     for (size_t i = 0; i < sizeof params / sizeof params[0]; i++) {
@@ -177,32 +235,57 @@ static void test_expression_params(void)
             snprintf(extra, sizeof extra, ",\"%s\":null", params[i]);
             snprintf(body, sizeof body, fmts[o], extra);
             r = call(ops[o], body, &status);
-            CHECK(status == 200 && strcmp(r, absent) == 0, "%s with %s null: %d %s", ops[o], params[i], status, r);
+            CHECK(status == 200 && strcmp(r, absent) == 0, "%s with %s null: %d %s", ops[o],
+                  params[i], status, r);
             snprintf(extra, sizeof extra, ",\"%s\":5", params[i]);
             snprintf(body, sizeof body, fmts[o], extra);
             r = call(ops[o], body, &status);
             if (reads[o] & (1u << i))
-                CHECK(status == 400 && strstr(r, "SerializationException"), "%s with %s = 5: %d %s", ops[o], params[i], status, r);
+                CHECK(status == 400 && strstr(r, "SerializationException"), "%s with %s = 5: %d %s",
+                      ops[o], params[i], status, r);
             else
-                CHECK(status == 200 && strcmp(r, absent) == 0, "%s with %s = 5: %d %s", ops[o], params[i], status, r);
+                CHECK(status == 200 && strcmp(r, absent) == 0, "%s with %s = 5: %d %s", ops[o],
+                      params[i], status, r);
         }
     }
     /* Names and values without an expression are refused, not ignored. */
-    r = call("GetItem", "{\"TableName\":\"tbl\",\"Key\":{\"pk\":{\"S\":\"a\"}},\"ExpressionAttributeNames\":{\"#a\":\"v\"}}", &status);
-    CHECK(status == 400 && strstr(r, "ExpressionAttributeNames can only be specified when using expressions"), "%s", r);
-    r = call("PutItem", "{\"TableName\":\"tbl\",\"Item\":{\"pk\":{\"S\":\"a\"}},\"ExpressionAttributeValues\":{\":a\":{\"S\":\"v\"}}}", &status);
-    CHECK(status == 400 && strstr(r, "ExpressionAttributeValues can only be specified when using expressions"), "%s", r);
+    r = call("GetItem",
+             "{\"TableName\":\"tbl\",\"Key\":{\"pk\":{\"S\":\"a\"}},\"ExpressionAttributeNames\":{"
+             "\"#a\":\"v\"}}",
+             &status);
+    CHECK(status == 400 &&
+              strstr(r, "ExpressionAttributeNames can only be specified when using expressions"),
+          "%s", r);
+    r = call("PutItem",
+             "{\"TableName\":\"tbl\",\"Item\":{\"pk\":{\"S\":\"a\"}},\"ExpressionAttributeValues\":"
+             "{\":a\":{\"S\":\"v\"}}}",
+             &status);
+    CHECK(status == 400 &&
+              strstr(r, "ExpressionAttributeValues can only be specified when using expressions"),
+          "%s", r);
     /* A projection still applies, and an unused name is still reported. */
-    r = call("GetItem", "{\"TableName\":\"tbl\",\"Key\":{\"pk\":{\"S\":\"a\"}},\"ProjectionExpression\":\"v\"}", &status);
+    r = call(
+        "GetItem",
+        "{\"TableName\":\"tbl\",\"Key\":{\"pk\":{\"S\":\"a\"}},\"ProjectionExpression\":\"v\"}",
+        &status);
     CHECK(status == 200 && strcmp(r, "{\"Item\":{\"v\":{\"S\":\"x\"}}}") == 0, "projection: %s", r);
-    r = call("GetItem", "{\"TableName\":\"tbl\",\"Key\":{\"pk\":{\"S\":\"a\"}},\"ProjectionExpression\":\"v\","
-                        "\"ExpressionAttributeNames\":{\"#a\":\"v\"}}", &status);
+    r = call("GetItem",
+             "{\"TableName\":\"tbl\",\"Key\":{\"pk\":{\"S\":\"a\"}},\"ProjectionExpression\":\"v\","
+             "\"ExpressionAttributeNames\":{\"#a\":\"v\"}}",
+             &status);
     CHECK(status == 400 && strstr(r, "unused in expressions: keys: {#a}"), "unused name: %s", r);
     /* An ALL_OLD PutItem answers with the old item, written by value_dump. */
-    r = call("PutItem", "{\"TableName\":\"tbl\",\"Item\":{\"pk\":{\"S\":\"a\"},\"w\":{\"N\":\"1.50\"}},\"ReturnValues\":\"ALL_OLD\"}", &status);
-    CHECK(status == 200 && strcmp(r, "{\"Attributes\":{\"pk\":{\"S\":\"a\"},\"v\":{\"S\":\"x\"}}}") == 0, "ALL_OLD: %s", r);
+    r = call("PutItem",
+             "{\"TableName\":\"tbl\",\"Item\":{\"pk\":{\"S\":\"a\"},\"w\":{\"N\":\"1.50\"}},"
+             "\"ReturnValues\":\"ALL_OLD\"}",
+             &status);
+    CHECK(status == 200 &&
+              strcmp(r, "{\"Attributes\":{\"pk\":{\"S\":\"a\"},\"v\":{\"S\":\"x\"}}}") == 0,
+          "ALL_OLD: %s", r);
     r = call("GetItem", "{\"TableName\":\"tbl\",\"Key\":{\"pk\":{\"S\":\"a\"}}}", &status);
-    CHECK(status == 200 && strcmp(r, "{\"Item\":{\"pk\":{\"S\":\"a\"},\"w\":{\"N\":\"1.5\"}}}") == 0, "normalised: %s", r);
+    CHECK(status == 200 &&
+              strcmp(r, "{\"Item\":{\"pk\":{\"S\":\"a\"},\"w\":{\"N\":\"1.5\"}}}") == 0,
+          "normalised: %s", r);
 }
 
 int main(void)
@@ -218,16 +301,20 @@ int main(void)
         return 1;
     }
     int status;
-    call("CreateTable", "{\"TableName\":\"tbl\",\"BillingMode\":\"PAY_PER_REQUEST\",\"AttributeDefinitions\":"
-                        "[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"}],\"KeySchema\":"
-                        "[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}]}", &status);
+    call("CreateTable",
+         "{\"TableName\":\"tbl\",\"BillingMode\":\"PAY_PER_REQUEST\",\"AttributeDefinitions\":"
+         "[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"}],\"KeySchema\":"
+         "[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}]}",
+         &status);
     CHECK(status == 200, "CreateTable: %d", status);
     test_expression_params();
     qr_close(db);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
-    if (check_failures) fprintf(stderr, "test_hotpath: %d failures\n", check_failures);
-    else printf("test_hotpath: ok\n");
+    if (check_failures)
+        fprintf(stderr, "test_hotpath: %d failures\n", check_failures);
+    else
+        printf("test_hotpath: ok\n");
     return check_failures != 0;
 }

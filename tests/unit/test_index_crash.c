@@ -45,20 +45,27 @@ static int call(qr_db *db, const char *op, const char *body, char **out)
 static void create_table(qr_db *db, int with_gsi)
 {
     char req[2048];
-    snprintf(req, sizeof req,
-             "{\"TableName\":\"events\",\"BillingMode\":\"PAY_PER_REQUEST\",\"AttributeDefinitions\":["
-             "{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"},{\"AttributeName\":\"sk\",\"AttributeType\":\"S\"}"
-             "%s],"
-             "\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"},{\"AttributeName\":\"sk\",\"KeyType\":\"RANGE\"}]"
-             "%s}",
-             with_gsi ? ",{\"AttributeName\":\"status\",\"AttributeType\":\"S\"},{\"AttributeName\":\"at\",\"AttributeType\":\"N\"}" : "",
-             with_gsi ? ",\"GlobalSecondaryIndexes\":[{\"IndexName\":\"ByStatus\",\"KeySchema\":["
-                        "{\"AttributeName\":\"status\",\"KeyType\":\"HASH\"},{\"AttributeName\":\"at\",\"KeyType\":\"RANGE\"}],"
-                        "\"Projection\":{\"ProjectionType\":\"INCLUDE\",\"NonKeyAttributes\":[\"n\"]}}],"
-                        "\"LocalSecondaryIndexes\":[{\"IndexName\":\"ByAt\",\"KeySchema\":["
-                        "{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"},{\"AttributeName\":\"at\",\"KeyType\":\"RANGE\"}],"
-                        "\"Projection\":{\"ProjectionType\":\"KEYS_ONLY\"}}]"
-                      : "");
+    snprintf(
+        req, sizeof req,
+        "{\"TableName\":\"events\",\"BillingMode\":\"PAY_PER_REQUEST\",\"AttributeDefinitions\":["
+        "{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"},{\"AttributeName\":\"sk\","
+        "\"AttributeType\":\"S\"}"
+        "%s],"
+        "\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"},{\"AttributeName\":\"sk\","
+        "\"KeyType\":\"RANGE\"}]"
+        "%s}",
+        with_gsi ? ",{\"AttributeName\":\"status\",\"AttributeType\":\"S\"},{\"AttributeName\":"
+                   "\"at\",\"AttributeType\":\"N\"}"
+                 : "",
+        with_gsi ? ",\"GlobalSecondaryIndexes\":[{\"IndexName\":\"ByStatus\",\"KeySchema\":["
+                   "{\"AttributeName\":\"status\",\"KeyType\":\"HASH\"},{\"AttributeName\":\"at\","
+                   "\"KeyType\":\"RANGE\"}],"
+                   "\"Projection\":{\"ProjectionType\":\"INCLUDE\",\"NonKeyAttributes\":[\"n\"]}}],"
+                   "\"LocalSecondaryIndexes\":[{\"IndexName\":\"ByAt\",\"KeySchema\":["
+                   "{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"},{\"AttributeName\":\"at\","
+                   "\"KeyType\":\"RANGE\"}],"
+                   "\"Projection\":{\"ProjectionType\":\"KEYS_ONLY\"}}]"
+                 : "");
     char *out;
     int rc = call(db, "CreateTable", req, &out);
     CHECK(rc == QR_OK, "CreateTable: %s", out);
@@ -74,21 +81,27 @@ static void random_write(qr_db *db, unsigned *seed)
     int k = rand_r(seed) % 200, what = rand_r(seed) % 4;
     const char *st = statuses[rand_r(seed) % 3];
     if (what == 0 || what == 1) {
-        snprintf(req, sizeof req,
-                 "{\"TableName\":\"events\",\"Item\":{\"pk\":{\"S\":\"dev#%d\"},\"sk\":{\"S\":\"e#%d\"},"
-                 "%s\"at\":{\"N\":\"%d\"},\"n\":{\"N\":\"%d\"},\"pad\":{\"S\":\"xxxxxxxxxxxxxxxxxxxx\"}}}",
-                 k % 20, k, what ? "" : "\"status\":{\"S\":\"OPEN\"},", rand_r(seed) % 1000, k);
+        snprintf(
+            req, sizeof req,
+            "{\"TableName\":\"events\",\"Item\":{\"pk\":{\"S\":\"dev#%d\"},\"sk\":{\"S\":\"e#%d\"},"
+            "%s\"at\":{\"N\":\"%d\"},\"n\":{\"N\":\"%d\"},\"pad\":{\"S\":\"xxxxxxxxxxxxxxxxxxxx\"}}"
+            "}",
+            k % 20, k, what ? "" : "\"status\":{\"S\":\"OPEN\"},", rand_r(seed) % 1000, k);
         call(db, "PutItem", req, NULL);
     } else if (what == 2) {
-        snprintf(req, sizeof req,
-                 "{\"TableName\":\"events\",\"Key\":{\"pk\":{\"S\":\"dev#%d\"},\"sk\":{\"S\":\"e#%d\"}},"
-                 "\"UpdateExpression\":\"SET #s = :s, n = if_not_exists(n, :z) + :one\","
-                 "\"ExpressionAttributeNames\":{\"#s\":\"status\"},"
-                 "\"ExpressionAttributeValues\":{\":s\":{\"S\":\"%s\"},\":z\":{\"N\":\"0\"},\":one\":{\"N\":\"1\"}}}",
-                 k % 20, k, st);
+        snprintf(
+            req, sizeof req,
+            "{\"TableName\":\"events\",\"Key\":{\"pk\":{\"S\":\"dev#%d\"},\"sk\":{\"S\":\"e#%d\"}},"
+            "\"UpdateExpression\":\"SET #s = :s, n = if_not_exists(n, :z) + :one\","
+            "\"ExpressionAttributeNames\":{\"#s\":\"status\"},"
+            "\"ExpressionAttributeValues\":{\":s\":{\"S\":\"%s\"},\":z\":{\"N\":\"0\"},\":one\":{"
+            "\"N\":\"1\"}}}",
+            k % 20, k, st);
         call(db, "UpdateItem", req, NULL);
     } else {
-        snprintf(req, sizeof req, "{\"TableName\":\"events\",\"Key\":{\"pk\":{\"S\":\"dev#%d\"},\"sk\":{\"S\":\"e#%d\"}}}",
+        snprintf(req, sizeof req,
+                 "{\"TableName\":\"events\",\"Key\":{\"pk\":{\"S\":\"dev#%d\"},\"sk\":{\"S\":\"e#%"
+                 "d\"}}}",
                  k % 20, k);
         call(db, "DeleteItem", req, NULL);
     }
@@ -123,7 +136,8 @@ static void write_forever(const char *dir)
 {
     qr_db *db = open_db(dir, 200); /* lag keeps work in the log when the kill lands */
     unsigned seed = (unsigned)getpid();
-    for (;;) random_write(db, &seed);
+    for (;;)
+        random_write(db, &seed);
 }
 
 static void test_kill_during_propagation(const char *base)
@@ -148,15 +162,19 @@ typedef struct writer_arg {
 static void *writer(void *p)
 {
     writer_arg *w = p;
-    while (!atomic_load(w->stop)) random_write(w->db, &w->seed);
+    while (!atomic_load(w->stop))
+        random_write(w->db, &w->seed);
     return NULL;
 }
 
 static const char *add_gsi_req =
-    "{\"TableName\":\"events\",\"AttributeDefinitions\":[{\"AttributeName\":\"status\",\"AttributeType\":\"S\"},"
-    "{\"AttributeName\":\"at\",\"AttributeType\":\"N\"}],\"GlobalSecondaryIndexUpdates\":[{\"Create\":{"
+    "{\"TableName\":\"events\",\"AttributeDefinitions\":[{\"AttributeName\":\"status\","
+    "\"AttributeType\":\"S\"},"
+    "{\"AttributeName\":\"at\",\"AttributeType\":\"N\"}],\"GlobalSecondaryIndexUpdates\":[{"
+    "\"Create\":{"
     "\"IndexName\":\"Late\",\"KeySchema\":[{\"AttributeName\":\"status\",\"KeyType\":\"HASH\"},"
-    "{\"AttributeName\":\"at\",\"KeyType\":\"RANGE\"}],\"Projection\":{\"ProjectionType\":\"ALL\"}}}]}";
+    "{\"AttributeName\":\"at\",\"KeyType\":\"RANGE\"}],\"Projection\":{\"ProjectionType\":\"ALL\"}}"
+    "}]}";
 
 static int wait_active(qr_db *db, int seconds)
 {
@@ -178,7 +196,8 @@ static void test_backfill_with_writers(const char *base)
     qr_db *db = open_db(dir, 0);
     create_table(db, 0);
     unsigned seed = 7;
-    for (int i = 0; i < 2000; i++) random_write(db, &seed);
+    for (int i = 0; i < 2000; i++)
+        random_write(db, &seed);
     atomic_int stop = 0;
     pthread_t th[3];
     writer_arg args[3];
@@ -193,7 +212,8 @@ static void test_backfill_with_writers(const char *base)
     CHECK(wait_active(db, 60), "the new index never became ACTIVE");
     usleep(100000);
     atomic_store(&stop, 1);
-    for (int i = 0; i < 3; i++) pthread_join(th[i], NULL);
+    for (int i = 0; i < 3; i++)
+        pthread_join(th[i], NULL);
     qr_close(db);
     verify(dir, "backfill with concurrent writers");
 }
@@ -203,7 +223,8 @@ static void add_index_then_write(const char *dir)
     qr_db *db = open_db(dir, 0);
     call(db, "UpdateTable", add_gsi_req, NULL);
     unsigned seed = (unsigned)getpid();
-    for (;;) random_write(db, &seed);
+    for (;;)
+        random_write(db, &seed);
 }
 
 static void test_kill_during_backfill(const char *base)
@@ -213,7 +234,8 @@ static void test_kill_during_backfill(const char *base)
     qr_db *db = open_db(dir, 0);
     create_table(db, 0);
     unsigned seed = 11;
-    for (int i = 0; i < 3000; i++) random_write(db, &seed);
+    for (int i = 0; i < 3000; i++)
+        random_write(db, &seed);
     qr_close(db);
     run_and_kill(dir, add_index_then_write, 150);
     db = open_db(dir, 0);

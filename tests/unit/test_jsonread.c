@@ -13,8 +13,8 @@
 
 #include "check.h"
 
-static const size_t flag_sets[] = {0, JSON_ALLOW_NUL, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, JSON_DECODE_ANY,
-                                   JSON_REJECT_DUPLICATES};
+static const size_t flag_sets[] = {0, JSON_ALLOW_NUL, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL,
+                                   JSON_DECODE_ANY, JSON_REJECT_DUPLICATES};
 
 static char *dump(const json_t *v)
 {
@@ -31,18 +31,21 @@ static void same_as_jansson(const char *text, size_t len)
         json_t *a = json_read(text, len, flags, &ours), *b = json_loadb(text, len, flags, &theirs);
         if (a && b) {
             char *da = dump(a), *db = dump(b);
-            CHECK(json_equal(a, b) && da && db && strcmp(da, db) == 0, "flags %zu: '%.*s' read as %s, jansson %s",
-                  flags, (int)(len < 200 ? len : 200), text, da ? da : "?", db ? db : "?");
+            CHECK(json_equal(a, b) && da && db && strcmp(da, db) == 0,
+                  "flags %zu: '%.*s' read as %s, jansson %s", flags, (int)(len < 200 ? len : 200),
+                  text, da ? da : "?", db ? db : "?");
             free(da);
             free(db);
         } else {
-            CHECK(a == NULL && b == NULL, "flags %zu: '%.*s' read %s by json_read, %s by jansson", flags,
-                  (int)(len < 200 ? len : 200), text, a ? "taken" : "refused", b ? "taken" : "refused");
+            CHECK(a == NULL && b == NULL, "flags %zu: '%.*s' read %s by json_read, %s by jansson",
+                  flags, (int)(len < 200 ? len : 200), text, a ? "taken" : "refused",
+                  b ? "taken" : "refused");
             if (a == NULL && b == NULL)
                 CHECK(strcmp(ours.text, theirs.text) == 0 && ours.line == theirs.line &&
                           ours.column == theirs.column && ours.position == theirs.position,
-                      "flags %zu: '%.*s' error '%s' %d:%d, jansson '%s' %d:%d", flags, (int)(len < 200 ? len : 200),
-                      text, ours.text, ours.line, ours.column, theirs.text, theirs.line, theirs.column);
+                      "flags %zu: '%.*s' error '%s' %d:%d, jansson '%s' %d:%d", flags,
+                      (int)(len < 200 ? len : 200), text, ours.text, ours.line, ours.column,
+                      theirs.text, theirs.line, theirs.column);
         }
         json_decref(a);
         json_decref(b);
@@ -86,7 +89,9 @@ static uint64_t next_random(void)
 
 /* Bytes a mutation may write: JSON's own, white space of both kinds, escapes, digits,
  * control bytes and the starts of valid and invalid UTF-8. */
-static const char alphabet[] = "{}[]:,\"\\/ \t\r\n\v\f0123456789-+.eEutrfalsn\x01\x1f\x7f\x80\xbf\xc0\xc3\xa9\xe2\xed\xa0\xf0\xf4\xf5\xff";
+static const char alphabet[] =
+    "{}[]:,\"\\/ "
+    "\t\r\n\v\f0123456789-+.eEutrfalsn\x01\x1f\x7f\x80\xbf\xc0\xc3\xa9\xe2\xed\xa0\xf0\xf4\xf5\xff";
 
 static void mutations(const char *seed, int rounds)
 {
@@ -125,17 +130,23 @@ static void mutations(const char *seed, int rounds)
 int main(void)
 {
     /* What DynamoDB's clients send. */
-    static const char put[] =
-        "{\"TableName\":\"bench\",\"Item\":{\"pk\":{\"S\":\"user#00042\"},\"sk\":{\"S\":\"profile\"},\"name\":{\"S\":"
-        "\"user 42\"},\"email\":{\"S\":\"user42@example.com\"},\"n\":{\"N\":\"42\"},\"ok\":{\"BOOL\":true},\"none\":"
-        "{\"NULL\":true},\"tags\":{\"SS\":[\"a\",\"b\"]},\"m\":{\"M\":{\"l\":{\"L\":[{\"N\":\"-1.5e3\"},{\"B\":\"AAE=\"}]}}}}}";
-    static const char query[] =
-        "{\"TableName\":\"t\",\"KeyConditionExpression\":\"#p = :p AND begins_with(#s, :s)\",\"Limit\":50,"
-        "\"ScanIndexForward\":false,\"ConsistentRead\":null,\"ExpressionAttributeNames\":{\"#p\":\"pk\",\"#s\":\"sk\"},"
-        "\"ExpressionAttributeValues\":{\":p\":{\"S\":\"x\"},\":s\":{\"S\":\"e#\"}},\"ExclusiveStartKey\":null}";
+    static const char put[] = "{\"TableName\":\"bench\",\"Item\":{\"pk\":{\"S\":\"user#00042\"},"
+                              "\"sk\":{\"S\":\"profile\"},\"name\":{\"S\":"
+                              "\"user "
+                              "42\"},\"email\":{\"S\":\"user42@example.com\"},\"n\":{\"N\":\"42\"},"
+                              "\"ok\":{\"BOOL\":true},\"none\":"
+                              "{\"NULL\":true},\"tags\":{\"SS\":[\"a\",\"b\"]},\"m\":{\"M\":{\"l\":"
+                              "{\"L\":[{\"N\":\"-1.5e3\"},{\"B\":\"AAE=\"}]}}}}}";
+    static const char query[] = "{\"TableName\":\"t\",\"KeyConditionExpression\":\"#p = :p AND "
+                                "begins_with(#s, :s)\",\"Limit\":50,"
+                                "\"ScanIndexForward\":false,\"ConsistentRead\":null,"
+                                "\"ExpressionAttributeNames\":{\"#p\":\"pk\",\"#s\":\"sk\"},"
+                                "\"ExpressionAttributeValues\":{\":p\":{\"S\":\"x\"},\":s\":{\"S\":"
+                                "\"e#\"}},\"ExclusiveStartKey\":null}";
     fast(put, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL);
     fast(query, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL);
-    fast("{\"TableName\":\"t\",\"Key\":{\"pk\":{\"S\":\"caf\xc3\xa9 \xf0\x9f\x98\x80\"}}}", JSON_REJECT_DUPLICATES);
+    fast("{\"TableName\":\"t\",\"Key\":{\"pk\":{\"S\":\"caf\xc3\xa9 \xf0\x9f\x98\x80\"}}}",
+         JSON_REJECT_DUPLICATES);
     fast("{\"s\":\"\\\" \\\\ \\/ \\b \\f \\n \\r \\t\"}", 0);
     fast(" \r\n\t{ } ", 0);
     fast("[]", 0);
@@ -170,11 +181,31 @@ int main(void)
     same("{\f\"a\":1}");
     same("\v{}");
     /* Numbers. */
-    static const char *const numbers[] = {"0", "-0", "01", "-01", "00", "1.5", "1e5", "1E+2", "1e-2", "-", "+1",
-                                          ".5", "1.", "9223372036854775807", "9223372036854775808",
-                                          "-9223372036854775808", "-9223372036854775809",
-                                          "123456789012345678901234", "1e400", "-1e400", "0.0000001", "Infinity",
-                                          "NaN", "0x10", "1 2"};
+    static const char *const numbers[] = {"0",
+                                          "-0",
+                                          "01",
+                                          "-01",
+                                          "00",
+                                          "1.5",
+                                          "1e5",
+                                          "1E+2",
+                                          "1e-2",
+                                          "-",
+                                          "+1",
+                                          ".5",
+                                          "1.",
+                                          "9223372036854775807",
+                                          "9223372036854775808",
+                                          "-9223372036854775808",
+                                          "-9223372036854775809",
+                                          "123456789012345678901234",
+                                          "1e400",
+                                          "-1e400",
+                                          "0.0000001",
+                                          "Infinity",
+                                          "NaN",
+                                          "0x10",
+                                          "1 2"};
     for (size_t i = 0; i < sizeof numbers / sizeof numbers[0]; i++) {
         char text[80];
         snprintf(text, sizeof text, "{\"n\":%s}", numbers[i]);
@@ -188,13 +219,15 @@ int main(void)
     same("{\"x\":{\"a\":[],\"a\":{}}}");
     same("{\"a\":1,\"b\":{\"a\":1}}");
     /* Scalars at the top, and texts that are not one value. */
-    static const char *const odd[] = {"", " ", "1", "\"s\"", "null", "true", "false", "True", "NULL", "{}x", "{} {}",
-                                      "{}\n", "[1,]", "{\"a\":1,}", "{,}", "[,1]", "{\"a\"}", "{\"a\":}", "{a:1}",
-                                      "{'a':1}", "/*c*/{}", "{}//c", "{", "[", "{\"a\":", "[1,", "]", "}", "\"",
-                                      "{\"a\":1]", "[1}", "\xef\xbb\xbf{}", "{\"a\":tru}", "{\"a\":nul}",
-                                      /* an unfinished string after the value (YAJL lets it pass) */
-                                      "{}\"", "{} \"", "{}\"a", "{}\"}", "[1]\"\\\"", "{}\n\""};
-    for (size_t i = 0; i < sizeof odd / sizeof odd[0]; i++) same(odd[i]);
+    static const char *const odd[] = {
+        "", " ", "1", "\"s\"", "null", "true", "false", "True", "NULL", "{}x", "{} {}", "{}\n",
+        "[1,]", "{\"a\":1,}", "{,}", "[,1]", "{\"a\"}", "{\"a\":}", "{a:1}", "{'a':1}", "/*c*/{}",
+        "{}//c", "{", "[", "{\"a\":", "[1,", "]", "}", "\"", "{\"a\":1]", "[1}", "\xef\xbb\xbf{}",
+        "{\"a\":tru}", "{\"a\":nul}",
+        /* an unfinished string after the value (YAJL lets it pass) */
+        "{}\"", "{} \"", "{}\"a", "{}\"}", "[1]\"\\\"", "{}\n\""};
+    for (size_t i = 0; i < sizeof odd / sizeof odd[0]; i++)
+        same(odd[i]);
     /* Nesting around the fast path's and jansson's limits. */
     int depths[] = {1, 64, 127, 128, 129, 2047, 2048, 2049, 3000};
     for (size_t i = 0; i < sizeof depths / sizeof depths[0]; i++) {
@@ -203,9 +236,11 @@ int main(void)
     {
         char *s = malloc(200 * 6 + 3);
         size_t n = 0;
-        for (int i = 0; i < 200; i++) n += (size_t)sprintf(s + n, "{\"a\":");
+        for (int i = 0; i < 200; i++)
+            n += (size_t)sprintf(s + n, "{\"a\":");
         s[n++] = '1';
-        for (int i = 0; i < 200; i++) s[n++] = '}';
+        for (int i = 0; i < 200; i++)
+            s[n++] = '}';
         s[n] = '\0';
         same(s);
         free(s);
@@ -215,7 +250,8 @@ int main(void)
         size_t n = 300000;
         char *s = malloc(n + 16);
         memcpy(s, "{\"s\":\"", 6);
-        for (size_t i = 6; i < n; i++) s[i] = (char)('a' + i % 26);
+        for (size_t i = 6; i < n; i++)
+            s[i] = (char)('a' + i % 26);
         memcpy(s + n, "\"}", 3);
         fast(s, JSON_REJECT_DUPLICATES);
         free(s);

@@ -18,8 +18,9 @@
 
 static void put(qr_db *db, const char *id, int n)
 {
-    json_decref(call(db, "PutItem", 1, "{\"TableName\":\"hist\",\"Item\":{\"id\":{\"S\":\"%s\"},\"n\":{\"N\":\"%d\"}}}",
-                     id, n));
+    json_decref(call(
+        db, "PutItem", 1,
+        "{\"TableName\":\"hist\",\"Item\":{\"id\":{\"S\":\"%s\"},\"n\":{\"N\":\"%d\"}}}", id, n));
 }
 
 static double now_seconds(void)
@@ -49,8 +50,11 @@ static int n_at(qr_db *db, double when, const char *id)
     char key[128];
     snprintf(key, sizeof key, "{\"id\":{\"S\":\"%s\"}}", id);
     json_t *rec = json_object_get(changes, key);
-    int n = rec == NULL ? -2 : json_object_get(rec, "O") == NULL ? -1
-          : atoi(json_string_value(json_object_get(json_object_get(json_object_get(rec, "O"), "n"), "N")));
+    int n = rec == NULL ? -2
+            : json_object_get(rec, "O") == NULL
+                ? -1
+                : atoi(json_string_value(
+                      json_object_get(json_object_get(json_object_get(rec, "O"), "n"), "N")));
     json_decref(changes);
     return n;
 }
@@ -75,15 +79,18 @@ int main(void)
     char *err;
     qr_options o = {.ttl_interval_ms = 3600 * 1000}; /* sweeps only when this test runs them */
     if (qr_open(dir, &o, &db, &err) != QR_OK) return 1;
-    json_decref(call(db, "CreateTable", 1,
-                     "{\"TableName\":\"hist\",\"BillingMode\":\"PAY_PER_REQUEST\",\"AttributeDefinitions\":["
-                     "{\"AttributeName\":\"id\",\"AttributeType\":\"S\"}],\"KeySchema\":[{\"AttributeName\":\"id\","
-                     "\"KeyType\":\"HASH\"}]}"));
+    json_decref(call(
+        db, "CreateTable", 1,
+        "{\"TableName\":\"hist\",\"BillingMode\":\"PAY_PER_REQUEST\",\"AttributeDefinitions\":["
+        "{\"AttributeName\":\"id\",\"AttributeType\":\"S\"}],\"KeySchema\":[{\"AttributeName\":"
+        "\"id\","
+        "\"KeyType\":\"HASH\"}]}"));
     put(db, "a", 1);
     put(db, "b", 1); /* before the window: never in the history */
-    json_decref(call(db, "UpdateContinuousBackups", 1, "{\"TableName\":\"hist\",\"PointInTimeRecoverySpecification\":"
-                                                       "{\"PointInTimeRecoveryEnabled\":true,"
-                                                       "\"RecoveryPeriodInDays\":1}}"));
+    json_decref(call(db, "UpdateContinuousBackups", 1,
+                     "{\"TableName\":\"hist\",\"PointInTimeRecoverySpecification\":"
+                     "{\"PointInTimeRecoveryEnabled\":true,"
+                     "\"RecoveryPeriodInDays\":1}}"));
     double t0 = now_seconds();
     usleep(5000);
     put(db, "a", 2);
@@ -92,7 +99,8 @@ int main(void)
     double t1 = now_seconds();
     usleep(5000);
     put(db, "a", 3);
-    CHECK(n_at(db, t0, "a") == 1 && n_at(db, t0, "c") == -1 && n_at(db, t0, "b") == -2, "state at t0");
+    CHECK(n_at(db, t0, "a") == 1 && n_at(db, t0, "c") == -1 && n_at(db, t0, "b") == -2,
+          "state at t0");
     CHECK(n_at(db, t1, "a") == 2 && n_at(db, t1, "c") == -2, "state at t1");
 
     /* Reopened, the history is there and what is written next comes after it. */
@@ -101,7 +109,8 @@ int main(void)
     usleep(5000);
     double t2 = now_seconds();
     usleep(5000);
-    json_decref(call(db, "DeleteItem", 1, "{\"TableName\":\"hist\",\"Key\":{\"id\":{\"S\":\"a\"}}}"));
+    json_decref(
+        call(db, "DeleteItem", 1, "{\"TableName\":\"hist\",\"Key\":{\"id\":{\"S\":\"a\"}}}"));
     CHECK(n_at(db, t0, "a") == 1, "the first record after t0 survives the reopening");
     CHECK(n_at(db, t2, "a") == 3, "the delete after the reopening records the item it removed");
     CHECK(history_size(db, t0) == 2, "a and c changed since t0: %zu", history_size(db, t0));
@@ -113,13 +122,15 @@ int main(void)
     CHECK(history_size(db, t0) == 1, "recording goes on after a trim");
 
     /* Disabling forgets the history; enabling again starts with none. */
-    json_decref(call(db, "UpdateContinuousBackups", 1, "{\"TableName\":\"hist\",\"PointInTimeRecoverySpecification\":"
-                                                       "{\"PointInTimeRecoveryEnabled\":false}}"));
+    json_decref(call(db, "UpdateContinuousBackups", 1,
+                     "{\"TableName\":\"hist\",\"PointInTimeRecoverySpecification\":"
+                     "{\"PointInTimeRecoveryEnabled\":false}}"));
     CHECK(history_size(db, t0) == 0, "disabled: no history");
     put(db, "e", 1);
     CHECK(history_size(db, t0) == 0, "disabled: nothing recorded");
-    json_decref(call(db, "UpdateContinuousBackups", 1, "{\"TableName\":\"hist\",\"PointInTimeRecoverySpecification\":"
-                                                       "{\"PointInTimeRecoveryEnabled\":true}}"));
+    json_decref(call(db, "UpdateContinuousBackups", 1,
+                     "{\"TableName\":\"hist\",\"PointInTimeRecoverySpecification\":"
+                     "{\"PointInTimeRecoveryEnabled\":true}}"));
     double t3 = now_seconds();
     usleep(5000);
     put(db, "e", 2);
@@ -128,10 +139,13 @@ int main(void)
     /* A restore after a reopening rebuilds the table at the window's start. */
     qr_close(db);
     if (qr_open(dir, &o, &db, &err) != QR_OK) return 1;
-    json_decref(call(db, "RestoreTableToPointInTime", 1, "{\"SourceTableName\":\"hist\",\"TargetTableName\":\"back\","
-                                                         "\"UseLatestRestorableTime\":true}"));
+    json_decref(call(db, "RestoreTableToPointInTime", 1,
+                     "{\"SourceTableName\":\"hist\",\"TargetTableName\":\"back\","
+                     "\"UseLatestRestorableTime\":true}"));
     json_t *got = call(db, "GetItem", 1, "{\"TableName\":\"back\",\"Key\":{\"id\":{\"S\":\"e\"}}}");
-    CHECK_STR(json_string_value(json_object_get(json_object_get(json_object_get(got, "Item"), "n"), "N")), "1");
+    CHECK_STR(
+        json_string_value(json_object_get(json_object_get(json_object_get(got, "Item"), "n"), "N")),
+        "1");
     json_decref(got);
 
     /* Deleting the table drops its history with it. */
@@ -140,7 +154,8 @@ int main(void)
     json_t *changes;
     qr_err e;
     err_init(&e);
-    CHECK(pitr_changes_since(db, id, 0, &changes, &e) == 0 && json_object_size(changes) == 0, "deleted with the table");
+    CHECK(pitr_changes_since(db, id, 0, &changes, &e) == 0 && json_object_size(changes) == 0,
+          "deleted with the table");
     json_decref(changes);
     err_clear(&e);
     qr_close(db);

@@ -28,11 +28,13 @@ static void create(const char *name)
     snprintf(body, sizeof body,
              "{\"TableName\":\"%s\",\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"},"
              "{\"AttributeName\":\"sk\",\"KeyType\":\"RANGE\"}],\"AttributeDefinitions\":["
-             "{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"},{\"AttributeName\":\"sk\",\"AttributeType\":\"N\"}],"
+             "{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"},{\"AttributeName\":\"sk\","
+             "\"AttributeType\":\"N\"}],"
              "\"BillingMode\":\"PAY_PER_REQUEST\"}",
              name);
     qr_response r;
-    CHECK(qr_call(db, "CreateTable", body, strlen(body), &r) == QR_OK, "CreateTable %s: %s", name, r.body);
+    CHECK(qr_call(db, "CreateTable", body, strlen(body), &r) == QR_OK, "CreateTable %s: %s", name,
+          r.body);
     qr_response_free(&r);
 }
 
@@ -82,15 +84,18 @@ static void compare(const char *item, const char *extra, const char *key, int wa
     int fast = put_fast(item, extra, &f);
     put_slow(item, extra, &s);
     fast ? fast_taken++ : declined++;
-    if (want_fast >= 0) CHECK(fast == want_fast, "fast path %s for %s%s", fast ? "taken" : "declined", item, extra);
+    if (want_fast >= 0)
+        CHECK(fast == want_fast, "fast path %s for %s%s", fast ? "taken" : "declined", item, extra);
     CHECK(f.http_status == s.http_status && f.body && s.body && strcmp(f.body, s.body) == 0,
-          "answers differ for %s%s\n  fast: %d %s\n  slow: %d %s", item, extra, f.http_status, f.body, s.http_status,
-          s.body);
-    if (fast) CHECK(f.http_status == 200 && strcmp(f.tables, "fast") == 0, "fast answer %d, tables '%s'", f.http_status,
-                    f.tables);
+          "answers differ for %s%s\n  fast: %d %s\n  slow: %d %s", item, extra, f.http_status,
+          f.body, s.http_status, s.body);
+    if (fast)
+        CHECK(f.http_status == 200 && strcmp(f.tables, "fast") == 0, "fast answer %d, tables '%s'",
+              f.http_status, f.tables);
     if (key && f.http_status == 200) {
         char *a = get("fast", key), *b = get("slow", key);
-        CHECK(a && b && strcmp(a, b) == 0, "stored items differ for %s\n  fast: %s\n  slow: %s", item, a, b);
+        CHECK(a && b && strcmp(a, b) == 0, "stored items differ for %s\n  fast: %s\n  slow: %s",
+              item, a, b);
         free(a);
         free(b);
     }
@@ -102,43 +107,56 @@ static void test_hand_picked(void)
 {
     const char *key = "{\"pk\":{\"S\":\"a\"},\"sk\":{\"N\":\"1\"}}";
     compare("{\"pk\":{\"S\":\"a\"},\"sk\":{\"N\":\"1\"}}", "", key, 1);
-    compare("{\"pk\":{\"S\":\"a\"},\"sk\":{\"N\":\"01.000\"},\"n\":{\"N\":\"-0.50e1\"},\"s\":{\"S\":\"\"}}", "", key, 1);
-    compare("{ \"sk\" : {\"N\":\"1\"} , \"x y\":{\"S\":\"a b/c#~\"},\"pk\":{\"S\":\"a\"}}", "", key, 1);
+    compare("{\"pk\":{\"S\":\"a\"},\"sk\":{\"N\":\"01.000\"},\"n\":{\"N\":\"-0.50e1\"},\"s\":{"
+            "\"S\":\"\"}}",
+            "", key, 1);
+    compare("{ \"sk\" : {\"N\":\"1\"} , \"x y\":{\"S\":\"a b/c#~\"},\"pk\":{\"S\":\"a\"}}", "", key,
+            1);
     compare("{\"pk\":{\"S\":\"a\"},\"sk\":{\"N\":\"1\"},\"n\":{\"N\":\"9.9E+125\"}}", "", key, 1);
     compare("{\"pk\":{\"S\":\"a\"},\"sk\":{\"N\":\"1\"},\"n\":{\"N\":\"1e126\"}}", "", key, 0);
     /* declined: each is something the fast path leaves to op_put_item */
     compare("{\"pk\":{\"S\":\"a\"},\"sk\":{\"N\":\"1\"},\"b\":{\"BOOL\":true}}", "", key, 0);
-    compare("{\"pk\":{\"S\":\"a\"},\"sk\":{\"N\":\"1\"},\"m\":{\"M\":{\"x\":{\"S\":\"y\"}}}}", "", key, 0);
+    compare("{\"pk\":{\"S\":\"a\"},\"sk\":{\"N\":\"1\"},\"m\":{\"M\":{\"x\":{\"S\":\"y\"}}}}", "",
+            key, 0);
     compare("{\"pk\":{\"S\":\"a\"},\"sk\":{\"N\":\"1\"},\"t\":{\"S\":\"caf\\u00e9\"}}", "", key, 0);
-    compare("{\"pk\":{\"S\":\"a\"},\"sk\":{\"N\":\"1\"},\"t\":{\"S\":\"caf\xc3\xa9\"}}", "", key, 0);
+    compare("{\"pk\":{\"S\":\"a\"},\"sk\":{\"N\":\"1\"},\"t\":{\"S\":\"caf\xc3\xa9\"}}", "", key,
+            0);
     compare("{\"pk\":{\"S\":\"a\"},\"sk\":{\"N\":\"1\"},\"t\":{\"S\":\"q\\\"q\"}}", "", key, 0);
     compare("{\"pk\":{\"S\":\"a\"},\"sk\":{\"N\":\"1\"},\"t\":{\"S\":[\"x\"]}}", "", key, 0);
     compare("{\"pk\":{\"S\":\"a\"},\"sk\":{\"N\":\"1\"},\"t\":{\"S\":5}}", "", key, 0);
-    compare("{\"pk\":{\"S\":\"a\"},\"sk\":{\"N\":\"1\"},\"t\":{\"S\":\"x\",\"N\":\"1\"}}", "", key, 0);
+    compare("{\"pk\":{\"S\":\"a\"},\"sk\":{\"N\":\"1\"},\"t\":{\"S\":\"x\",\"N\":\"1\"}}", "", key,
+            0);
     compare("{\"pk\":{\"S\":\"a\"},\"sk\":{\"N\":\"1\"},\"t\":{}}", "", key, 0);
     compare("{\"pk\":{\"S\":\"a\"},\"sk\":{\"N\":\"1\"},\"n\":{\"N\":\"1e126x\"}}", "", key, 0);
-    compare("{\"pk\":{\"S\":\"a\"},\"sk\":{\"N\":\"1\"},\"n\":{\"N\":\"1e126\"},\"n\":{\"N\":\"2\"}}", "", key, 0);
+    compare(
+        "{\"pk\":{\"S\":\"a\"},\"sk\":{\"N\":\"1\"},\"n\":{\"N\":\"1e126\"},\"n\":{\"N\":\"2\"}}",
+        "", key, 0);
     compare("{\"pk\":{\"S\":\"a\"},\"sk\":{\"N\":\"1\"},\"\":{\"S\":\"x\"}}", "", key, 0);
     compare("{\"pk\":{\"S\":\"\"},\"sk\":{\"N\":\"1\"}}", "", key, 0);
     compare("{\"pk\":{\"N\":\"1\"},\"sk\":{\"N\":\"1\"}}", "", key, 0);
     compare("{\"sk\":{\"N\":\"1\"}}", "", key, 0);
-    compare("{\"pk\":{\"S\":\"a\"},\"sk\":{\"N\":\"1\"}}", ",\"ReturnConsumedCapacity\":\"NONE\"", key, 0);
+    compare("{\"pk\":{\"S\":\"a\"},\"sk\":{\"N\":\"1\"}}", ",\"ReturnConsumedCapacity\":\"NONE\"",
+            key, 0);
     compare("{\"pk\":{\"S\":\"a\"},\"sk\":{\"N\":\"1\"}}", ",\"Item\":{}", key, 0);
     compare("[]", "", NULL, 0);
     compare("\"x\"", "", NULL, 0);
     /* YAJL's looser readings of the text */
     compare("{\"pk\":{\"S\":\"a\"},\"sk\":{\"N\":\"1\"}}\v", "", key, 0);
     qr_response r;
-    const char *tail[] = {"{\"TableName\":\"fast\",\"Item\":{\"pk\":{\"S\":\"a\"},\"sk\":{\"N\":\"1\"}}}\"",
-                          "{\"TableName\":\"fast\",\"Item\":{\"pk\":{\"S\":\"a\"},\"sk\":{\"N\":\"1\"}}} x",
-                          "{\"TableName\":\"nope\",\"Item\":{\"pk\":{\"S\":\"a\"},\"sk\":{\"N\":\"1\"}}}",
-                          "{\"TableName\":\"arn:aws:dynamodb:ddblocal:000000000000:table/fast\",\"Item\":{\"pk\":{\"S\":\"a\"},\"sk\":{\"N\":\"1\"}}}",
-                          "{\"TableName\":\"fast\",\"TableName\":\"fast\",\"Item\":{\"pk\":{\"S\":\"a\"},\"sk\":{\"N\":\"1\"}}}"};
+    const char *tail[] = {
+        "{\"TableName\":\"fast\",\"Item\":{\"pk\":{\"S\":\"a\"},\"sk\":{\"N\":\"1\"}}}\"",
+        "{\"TableName\":\"fast\",\"Item\":{\"pk\":{\"S\":\"a\"},\"sk\":{\"N\":\"1\"}}} x",
+        "{\"TableName\":\"nope\",\"Item\":{\"pk\":{\"S\":\"a\"},\"sk\":{\"N\":\"1\"}}}",
+        "{\"TableName\":\"arn:aws:dynamodb:ddblocal:000000000000:table/"
+        "fast\",\"Item\":{\"pk\":{\"S\":\"a\"},\"sk\":{\"N\":\"1\"}}}",
+        "{\"TableName\":\"fast\",\"TableName\":\"fast\",\"Item\":{\"pk\":{\"S\":\"a\"},\"sk\":{"
+        "\"N\":\"1\"}}}"};
     for (size_t i = 0; i < sizeof tail / sizeof tail[0]; i++) {
         qr_err err;
         err_init(&err);
         memset(&r, 0, sizeof r);
-        CHECK(op_put_item_fast(db, tail[i], strlen(tail[i]), &r, &err) == 0, "not declined: %s", tail[i]);
+        CHECK(op_put_item_fast(db, tail[i], strlen(tail[i]), &r, &err) == 0, "not declined: %s",
+              tail[i]);
         err_clear(&err);
         qr_response_free(&r);
     }
@@ -154,24 +172,59 @@ static void add(char *out, size_t cap, const char *s)
 
 static const char *random_number(unsigned *seed)
 {
-    static const char *const spellings[] = {"0", "7", "-7", "007", "1.50", "-0", "0.0", "1e2", "1E-3", "12.5e+3",
-                                            ".5", "5.", "-.5", "1e126", "1e-130", "123456789012345678901234567890123456789",
-                                            "9.99999999999999999999999999999999999999E+125", "abc", "", " 5", "1e",
-                                            "--1", "0x10", "Infinity", "3.14159", "100000000000000000000000"};
+    static const char *const spellings[] = {"0",
+                                            "7",
+                                            "-7",
+                                            "007",
+                                            "1.50",
+                                            "-0",
+                                            "0.0",
+                                            "1e2",
+                                            "1E-3",
+                                            "12.5e+3",
+                                            ".5",
+                                            "5.",
+                                            "-.5",
+                                            "1e126",
+                                            "1e-130",
+                                            "123456789012345678901234567890123456789",
+                                            "9.99999999999999999999999999999999999999E+125",
+                                            "abc",
+                                            "",
+                                            " 5",
+                                            "1e",
+                                            "--1",
+                                            "0x10",
+                                            "Infinity",
+                                            "3.14159",
+                                            "100000000000000000000000"};
     return spellings[rand_r(seed) % (sizeof spellings / sizeof spellings[0])];
 }
 
 static const char *random_text(unsigned *seed)
 {
-    static const char *const texts[] = {"", "x", "hello world", "user#00042", "a/b:c~d", "  ", "{}[]", "caf\xc3\xa9",
-                                        "q\\\"q", "tab\\t", "\\u0041", "payload-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"};
+    static const char *const texts[] = {
+        "",        "x",      "hello world", "user#00042",
+        "a/b:c~d", "  ",     "{}[]",        "caf\xc3\xa9",
+        "q\\\"q",  "tab\\t", "\\u0041",     "payload-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"};
     return texts[rand_r(seed) % (sizeof texts / sizeof texts[0])];
 }
 
 static const char *random_name(unsigned *seed)
 {
-    static const char *const names[] = {"a", "b", "name", "x y", "n", "payload", "e", "", "k\\\"q", "\xc3\xa9",
-                                        "pk", "sk", "long_attribute_name_0123456789"};
+    static const char *const names[] = {"a",
+                                        "b",
+                                        "name",
+                                        "x y",
+                                        "n",
+                                        "payload",
+                                        "e",
+                                        "",
+                                        "k\\\"q",
+                                        "\xc3\xa9",
+                                        "pk",
+                                        "sk",
+                                        "long_attribute_name_0123456789"};
     return names[rand_r(seed) % (sizeof names / sizeof names[0])];
 }
 
@@ -179,12 +232,24 @@ static void random_value(unsigned *seed, char *out, size_t cap)
 {
     char v[256];
     int kind = rand_r(seed) % 16;
-    if (kind < 7) snprintf(v, sizeof v, "{\"S\":\"%s\"}", random_text(seed));
-    else if (kind < 13) snprintf(v, sizeof v, "{\"N\":\"%s\"}", random_number(seed));
+    if (kind < 7)
+        snprintf(v, sizeof v, "{\"S\":\"%s\"}", random_text(seed));
+    else if (kind < 13)
+        snprintf(v, sizeof v, "{\"N\":\"%s\"}", random_number(seed));
     else {
-        static const char *const others[] = {"{\"BOOL\":true}", "{\"NULL\":true}", "{\"B\":\"AAAA\"}", "{\"M\":{}}",
-                                             "{\"L\":[]}", "{\"SS\":[\"a\"]}", "{\"S\":[\"x\"]}", "{\"S\":5}",
-                                             "{\"S\":\"a\",\"N\":\"1\"}", "{}", "{\"N\":7}", "null", "{\"S\":null}"};
+        static const char *const others[] = {"{\"BOOL\":true}",
+                                             "{\"NULL\":true}",
+                                             "{\"B\":\"AAAA\"}",
+                                             "{\"M\":{}}",
+                                             "{\"L\":[]}",
+                                             "{\"SS\":[\"a\"]}",
+                                             "{\"S\":[\"x\"]}",
+                                             "{\"S\":5}",
+                                             "{\"S\":\"a\",\"N\":\"1\"}",
+                                             "{}",
+                                             "{\"N\":7}",
+                                             "null",
+                                             "{\"S\":null}"};
         snprintf(v, sizeof v, "%s", others[rand_r(seed) % (sizeof others / sizeof others[0])]);
     }
     add(out, cap, v);
@@ -199,17 +264,24 @@ static void test_random(int n)
         key[0] = '\0';
         int pk_kind = rand_r(&seed) % 12, sk_kind = rand_r(&seed) % 10;
         char pk[2200], sk[128];
-        if (pk_kind == 0) snprintf(pk, sizeof pk, "{\"N\":\"1\"}");
-        else if (pk_kind == 1) snprintf(pk, sizeof pk, "{\"S\":\"\"}");
+        if (pk_kind == 0)
+            snprintf(pk, sizeof pk, "{\"N\":\"1\"}");
+        else if (pk_kind == 1)
+            snprintf(pk, sizeof pk, "{\"S\":\"\"}");
         else if (pk_kind == 2) {
             snprintf(pk, sizeof pk, "{\"S\":\"");
-            for (int k = 0; k < 2049; k++) add(pk, sizeof pk, "p");
+            for (int k = 0; k < 2049; k++)
+                add(pk, sizeof pk, "p");
             add(pk, sizeof pk, "\"}");
-        } else snprintf(pk, sizeof pk, "{\"S\":\"p%d\"}", rand_r(&seed) % 50);
-        if (sk_kind == 0) snprintf(sk, sizeof sk, "{\"S\":\"1\"}");
-        else snprintf(sk, sizeof sk, "{\"N\":\"%s\"}", sk_kind < 4 ? random_number(&seed) : "42");
+        } else
+            snprintf(pk, sizeof pk, "{\"S\":\"p%d\"}", rand_r(&seed) % 50);
+        if (sk_kind == 0)
+            snprintf(sk, sizeof sk, "{\"S\":\"1\"}");
+        else
+            snprintf(sk, sizeof sk, "{\"N\":\"%s\"}", sk_kind < 4 ? random_number(&seed) : "42");
         add(item, sizeof item, "{");
-        int first = 1, others = rand_r(&seed) % 6, at_pk = rand_r(&seed) % (others + 1), at_sk = rand_r(&seed) % (others + 1);
+        int first = 1, others = rand_r(&seed) % 6, at_pk = rand_r(&seed) % (others + 1),
+            at_sk = rand_r(&seed) % (others + 1);
         int drop = rand_r(&seed) % 20; /* 0: no pk, 1: no sk */
         for (int a = 0; a <= others; a++) {
             char part[2400];
@@ -232,7 +304,8 @@ static void test_random(int n)
         }
         add(item, sizeof item, "}");
         snprintf(key, sizeof key, "{\"pk\":%.200s,\"sk\":%.100s}", pk, sk);
-        snprintf(extra, sizeof extra, "%s", rand_r(&seed) % 10 == 0 ? ",\"ReturnItemCollectionMetrics\":\"NONE\"" : "");
+        snprintf(extra, sizeof extra, "%s",
+                 rand_r(&seed) % 10 == 0 ? ",\"ReturnItemCollectionMetrics\":\"NONE\"" : "");
         compare(item, extra, strlen(pk) < 200 ? key : NULL, -1);
     }
 }
@@ -263,11 +336,13 @@ int main(int argc, char **argv)
     create("slow");
     test_hand_picked();
     test_random(n);
-    CHECK(fast_taken > n / 10 && declined > n / 10, "fast path taken %d times, declined %d", fast_taken, declined);
+    CHECK(fast_taken > n / 10 && declined > n / 10, "fast path taken %d times, declined %d",
+          fast_taken, declined);
     CHECK(described("fast", "ItemCount") == described("slow", "ItemCount") &&
               described("fast", "TableSizeBytes") == described("slow", "TableSizeBytes"),
-          "tables differ: %ld items of %ld bytes against %ld of %ld", described("fast", "ItemCount"),
-          described("fast", "TableSizeBytes"), described("slow", "ItemCount"), described("slow", "TableSizeBytes"));
+          "tables differ: %ld items of %ld bytes against %ld of %ld",
+          described("fast", "ItemCount"), described("fast", "TableSizeBytes"),
+          described("slow", "ItemCount"), described("slow", "TableSizeBytes"));
     printf("test_put_fast: fast path taken %d times, declined %d\n", fast_taken, declined);
     qr_close(db);
     check_remove_tree(dir);

@@ -113,8 +113,9 @@ static void test_protocol(void)
         if (h % 512 != ha % 512 && h % 512 % 256 == ha % 512 % 256) ho = h;
     }
     CHECK_THAT(ho != 0);
-    rowcache_mark both[2] = {{.hash = ha, .keep = rowcache_entry_new("a", 1, "seven", 5)},
-                             {.hash = ho, .keep = rowcache_entry_new(other, strlen(other), "eight", 5)}};
+    rowcache_mark both[2] = {
+        {.hash = ha, .keep = rowcache_entry_new("a", 1, "seven", 5)},
+        {.hash = ho, .keep = rowcache_entry_new(other, strlen(other), "eight", 5)}};
     rowcache_write_begin(c, &both[0], 1, 0);
     rowcache_write_begin(c, &both[1], 1, 0);
     rowcache_write_end(c, &both[1], 1, 0, 1);
@@ -226,8 +227,10 @@ static int write_number(const worker *w, int k, long n)
     key_of(k, key);
     snprintf(val, sizeof val, "%ld", n);
     store_batch *b = store_batch_new();
-    if (w->id % 3 == 0) store_batch_put(b, key, strlen(key), val, strlen(val));
-    else store_batch_put_cached(b, key, strlen(key), val, strlen(val));
+    if (w->id % 3 == 0)
+        store_batch_put(b, key, strlen(key), val, strlen(val));
+    else
+        store_batch_put_cached(b, key, strlen(key), val, strlen(val));
     qr_err e;
     err_init(&e);
     int rc = w->id % 3 == 2 ? store_write_staged(w->r->s, b, &e) : store_write(w->r->s, b, &e);
@@ -245,13 +248,15 @@ static void *writer_main(void *arg)
         /* A turn: each of its keys written once, then all read back. */
         n++;
         int failed = 0;
-        for (int i = 0; i < KEYS_EACH; i++) failed |= write_number(w, w->id * KEYS_EACH + i, n) != 0;
+        for (int i = 0; i < KEYS_EACH; i++)
+            failed |= write_number(w, w->id * KEYS_EACH + i, n) != 0;
         qr_err e;
         err_init(&e);
         if (store_flush_owed_pending()) failed |= store_flush_owed(&e) != 0;
         if (failed) atomic_fetch_add(&r->unread, 1);
         for (int i = 0; i < KEYS_EACH && !failed; i++)
-            if (read_number(r->s, w->id * KEYS_EACH + i) != n) atomic_fetch_add(&r->stale, 1); /* its own write */
+            if (read_number(r->s, w->id * KEYS_EACH + i) != n)
+                atomic_fetch_add(&r->stale, 1); /* its own write */
         atomic_fetch_add(&r->writes, KEYS_EACH);
     }
     store_defer_flushes(0);
@@ -263,15 +268,19 @@ static void *reader_main(void *arg)
     worker *w = arg;
     run *r = w->r;
     long seen[WRITERS * KEYS_EACH];
-    for (int k = 0; k < WRITERS * KEYS_EACH; k++) seen[k] = -1;
+    for (int k = 0; k < WRITERS * KEYS_EACH; k++)
+        seen[k] = -1;
     unsigned x = (unsigned)w->id * 2654435761u + 1;
     while (!atomic_load(&r->stop)) {
         x = x * 1103515245u + 12345u;
         int k = (int)((x >> 8) % (WRITERS * KEYS_EACH));
         long got = read_number(r->s, k);
-        if (got == -2) atomic_fetch_add(&r->unread, 1);
-        else if (got < seen[k]) atomic_fetch_add(&r->stale, 1); /* went back in time */
-        else seen[k] = got;
+        if (got == -2)
+            atomic_fetch_add(&r->unread, 1);
+        else if (got < seen[k])
+            atomic_fetch_add(&r->stale, 1); /* went back in time */
+        else
+            seen[k] = got;
         atomic_fetch_add(&r->reads, 1);
     }
     return NULL;
@@ -295,9 +304,10 @@ static void test_no_stale_reads(const char *dir, int no_sync)
         nanosleep(&pause, NULL);
     }
     atomic_store(&r.stop, 1);
-    for (int i = 0; i < WRITERS + READERS; i++) pthread_join(th[i], NULL);
-    CHECK(atomic_load(&r.stale) == 0, "%ld stale reads (%ld writes, %ld reads)", atomic_load(&r.stale),
-          atomic_load(&r.writes), atomic_load(&r.reads));
+    for (int i = 0; i < WRITERS + READERS; i++)
+        pthread_join(th[i], NULL);
+    CHECK(atomic_load(&r.stale) == 0, "%ld stale reads (%ld writes, %ld reads)",
+          atomic_load(&r.stale), atomic_load(&r.writes), atomic_load(&r.reads));
     CHECK(atomic_load(&r.unread) == 0, "%ld failed reads or writes", atomic_load(&r.unread));
     CHECK(atomic_load(&r.writes) > 100 && atomic_load(&r.reads) > 100, "%ld writes, %ld reads",
           atomic_load(&r.writes), atomic_load(&r.reads));
@@ -308,7 +318,8 @@ static void test_no_stale_reads(const char *dir, int no_sync)
     err_init(&e);
     CHECK_THAT(store_write(r.s, b, &e) == 0);
     store_batch_free(b);
-    for (int k = 0; k < WRITERS * KEYS_EACH; k++) CHECK(read_number(r.s, k) == -1, "key %d survived", k);
+    for (int k = 0; k < WRITERS * KEYS_EACH; k++)
+        CHECK(read_number(r.s, k) == -1, "key %d survived", k);
     store_close(r.s);
 }
 

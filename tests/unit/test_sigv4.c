@@ -15,8 +15,8 @@
 
 #define SUITE_NOW 1440938160 /* 2015-08-30T12:36:00Z */
 #define SUITE_SECRET "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"
-#define SUITE_CREDENTIALS                                                              \
-    "# the test suite's key\n[default]\naws_access_key_id = AKIDEXAMPLE\n"             \
+#define SUITE_CREDENTIALS                                                                          \
+    "# the test suite's key\n[default]\naws_access_key_id = AKIDEXAMPLE\n"                         \
     "aws_secret_access_key = " SUITE_SECRET "\n"
 #define SCOPE "Credential=AKIDEXAMPLE/20150830/us-east-1/service/aws4_request, "
 
@@ -141,7 +141,8 @@ static const vector suite[] = {
      "Signature=8318018e0b0f223aa2bbf98705b62bb787dc9c0e678f255a891fd03141be5d85\n"
      "X-Amz-Date:20150830T123600Z\n\n"},
     {"get-space-normalized",
-     "GET /example space/ HTTP/1.1\nHost:example.amazonaws.com\nAuthorization:AWS4-HMAC-SHA256 " SCOPE
+     "GET /example space/ "
+     "HTTP/1.1\nHost:example.amazonaws.com\nAuthorization:AWS4-HMAC-SHA256 " SCOPE
      "SignedHeaders=host;x-amz-date, "
      "Signature=652487583200325589f1fba4c7e578f72c47cb61beeca81406b39ddec1366741\n"
      "X-Amz-Date:20150830T123600Z\n\n"},
@@ -151,12 +152,15 @@ static const vector suite[] = {
      "Signature=5fa00fa31553b73ebf1942676e86291e8372ff2a2260956d9b8aae1d763fbf31\n"
      "X-Amz-Date:20150830T123600Z\n\n"},
     {"get-vanilla-utf8-query",
-     "GET /?\xe1\x88\xb4=bar HTTP/1.1\nHost:example.amazonaws.com\nAuthorization:AWS4-HMAC-SHA256 " SCOPE
+     "GET /?\xe1\x88\xb4=bar "
+     "HTTP/1.1\nHost:example.amazonaws.com\nAuthorization:AWS4-HMAC-SHA256 " SCOPE
      "SignedHeaders=host;x-amz-date, "
      "Signature=2cdec8eed098649ff3a119c94853b13c643bcf08f8b0a1d91e12c9027818dd04\n"
      "X-Amz-Date:20150830T123600Z\n\n"},
     {"post-header-key-sort",
-     "POST / HTTP/1.1\nHost:example.amazonaws.com\nMy-Header1:value1\nAuthorization:AWS4-HMAC-SHA256 " SCOPE
+     "POST / "
+     "HTTP/"
+     "1.1\nHost:example.amazonaws.com\nMy-Header1:value1\nAuthorization:AWS4-HMAC-SHA256 " SCOPE
      "SignedHeaders=host;my-header1;x-amz-date, "
      "Signature=c5410059b04c1ee005303aed430f6e6645f61f4dc9e1461ec8f8916fdf18852c\n"
      "X-Amz-Date:20150830T123600Z\n\n"},
@@ -199,22 +203,27 @@ static void test_canonical_request(void)
     sigv4_sha256_hex(b.data, b.len, h);
     CHECK_STR(h, "bb579772317eb040ac9ed261061d46c1f17a8133879d6129b6e1c25292927e63");
     char sig[65];
-    const char *sts = "AWS4-HMAC-SHA256\n20150830T123600Z\n20150830/us-east-1/service/aws4_request\n"
-                      "bb579772317eb040ac9ed261061d46c1f17a8133879d6129b6e1c25292927e63";
-    CHECK_THAT(sigv4_sign(SUITE_SECRET, "20150830", "us-east-1", "service", sts, strlen(sts), sig) == 0);
+    const char *sts =
+        "AWS4-HMAC-SHA256\n20150830T123600Z\n20150830/us-east-1/service/aws4_request\n"
+        "bb579772317eb040ac9ed261061d46c1f17a8133879d6129b6e1c25292927e63";
+    CHECK_THAT(
+        sigv4_sign(SUITE_SECRET, "20150830", "us-east-1", "service", sts, strlen(sts), sig) == 0);
     CHECK_STR(sig, "5fa00fa31553b73ebf1942676e86291e8372ff2a2260956d9b8aae1d763fbf31");
     /* Twice, so the second answer comes from the per-thread key cache. */
-    CHECK_THAT(sigv4_sign(SUITE_SECRET, "20150830", "us-east-1", "service", sts, strlen(sts), sig) == 0);
+    CHECK_THAT(
+        sigv4_sign(SUITE_SECRET, "20150830", "us-east-1", "service", sts, strlen(sts), sig) == 0);
     CHECK_STR(sig, "5fa00fa31553b73ebf1942676e86291e8372ff2a2260956d9b8aae1d763fbf31");
     CHECK_THAT(sigv4_sign("other", "20150830", "us-east-1", "service", sts, strlen(sts), sig) == 0);
-    CHECK_THAT(strcmp(sig, "5fa00fa31553b73ebf1942676e86291e8372ff2a2260956d9b8aae1d763fbf31") != 0);
+    CHECK_THAT(strcmp(sig, "5fa00fa31553b73ebf1942676e86291e8372ff2a2260956d9b8aae1d763fbf31") !=
+               0);
     /* Back to the first key: the thread's keyed HMAC context must take it up again. */
-    CHECK_THAT(sigv4_sign(SUITE_SECRET, "20150830", "us-east-1", "service", sts, strlen(sts), sig) == 0);
+    CHECK_THAT(
+        sigv4_sign(SUITE_SECRET, "20150830", "us-east-1", "service", sts, strlen(sts), sig) == 0);
     CHECK_STR(sig, "5fa00fa31553b73ebf1942676e86291e8372ff2a2260956d9b8aae1d763fbf31");
 
     /* Path normalisation: dot segments, repeated slashes, and a '%' encoded again. */
-    const char *paths[][2] = {{"/a/./b/../c//d/", "/a/c/d/"}, {"", "/"}, {"/..", "/"},
-                              {"/%41", "/%2541"},            {"//", "/"}};
+    const char *paths[][2] = {
+        {"/a/./b/../c//d/", "/a/c/d/"}, {"", "/"}, {"/..", "/"}, {"/%41", "/%2541"}, {"//", "/"}};
     for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
         sigv4_request r = {"GET", paths[i][0], NULL, 0, NULL, 0, "", 0};
         buf_reset(&b);
@@ -231,9 +240,10 @@ static void test_canonical_request(void)
     CHECK_THAT(strncmp(b.data, "GET\n/\na=y%20x&a=z&b=2&c=\n", 25) == 0);
     /* Header values: trimmed, tabs and runs of blanks collapsed, single spaces kept as they
      * are (those take the one-copy course); names lowercased. */
-    const char *values[][2] = {{" a b c ", "a b c"},   {"a\tb", "a b"},     {"\t a \t\t b  c\t", "a b c"},
-                               {"a  b", "a b"},         {"a b  ", "a b"},    {"  ", ""},
-                               {"x y z w", "x y z w"}, {"a \tb", "a b"},    {"a", "a"}};
+    const char *values[][2] = {
+        {" a b c ", "a b c"},   {"a\tb", "a b"},  {"\t a \t\t b  c\t", "a b c"},
+        {"a  b", "a b"},        {"a b  ", "a b"}, {"  ", ""},
+        {"x y z w", "x y z w"}, {"a \tb", "a b"}, {"a", "a"}};
     for (size_t i = 0; i < sizeof values / sizeof values[0]; i++) {
         sigv4_pair hd[] = {{"X-Test", 6, values[i][0], strlen(values[i][0])}};
         sigv4_request hr = {"POST", "/", NULL, 0, hd, 1, "", 0};
@@ -278,22 +288,27 @@ static void test_errors(void)
     char *r;
 
     r = variant("Authorization:AWS4-HMAC-SHA256", "X-Other:AWS4-HMAC-SHA256");
-    expect_error(r, &kr, "service", SUITE_NOW, SIGV4_E_MISSING, "Request is missing Authentication Token");
-    expect_error(r, NULL, "service", SUITE_NOW, SIGV4_E_MISSING, "Request is missing Authentication Token");
+    expect_error(r, &kr, "service", SUITE_NOW, SIGV4_E_MISSING,
+                 "Request is missing Authentication Token");
+    expect_error(r, NULL, "service", SUITE_NOW, SIGV4_E_MISSING,
+                 "Request is missing Authentication Token");
     free(r);
 
     r = variant("Authorization:AWS4-HMAC-SHA256", "Authorization:Basic abc");
-    expect_error(r, &kr, "service", SUITE_NOW, SIGV4_E_MISSING, "Request is missing Authentication Token");
+    expect_error(r, &kr, "service", SUITE_NOW, SIGV4_E_MISSING,
+                 "Request is missing Authentication Token");
     free(r);
 
     r = variant(", Signature=5fa00fa31553b73ebf1942676e86291e8372ff2a2260956d9b8aae1d763fbf31", "");
-    expect_error(r, &kr, "service", SUITE_NOW, SIGV4_E_INCOMPLETE,
-                 "Authorization header requires 'Signature' parameter. Authorization=AWS4-HMAC-SHA256 ");
+    expect_error(
+        r, &kr, "service", SUITE_NOW, SIGV4_E_INCOMPLETE,
+        "Authorization header requires 'Signature' parameter. Authorization=AWS4-HMAC-SHA256 ");
     free(r);
 
     r = variant("X-Amz-Date:20150830T123600Z\n", "");
-    expect_error(r, &kr, "service", SUITE_NOW, SIGV4_E_INCOMPLETE,
-                 "Authorization header requires existence of either a 'X-Amz-Date' or a 'Date' header. ");
+    expect_error(
+        r, &kr, "service", SUITE_NOW, SIGV4_E_INCOMPLETE,
+        "Authorization header requires existence of either a 'X-Amz-Date' or a 'Date' header. ");
     free(r);
 
     r = variant("X-Amz-Date:20150830T123600Z", "X-Amz-Date:2015-08-30");
@@ -381,10 +396,12 @@ static void test_errors(void)
 
     /* A changed header value or body breaks the signature. */
     r = variant("Host:example.amazonaws.com", "Host:example.amazonaws.org");
-    expect_error(r, &kr, "service", SUITE_NOW, SIGV4_E_INVALID, "The request signature we calculated");
+    expect_error(r, &kr, "service", SUITE_NOW, SIGV4_E_INVALID,
+                 "The request signature we calculated");
     free(r);
     r = variant("\n\n", "\n\n{}");
-    expect_error(r, &kr, "service", SUITE_NOW, SIGV4_E_INVALID, "The request signature we calculated");
+    expect_error(r, &kr, "service", SUITE_NOW, SIGV4_E_INVALID,
+                 "The request signature we calculated");
     free(r);
 
     /* The right key id with the wrong secret. */
@@ -434,10 +451,11 @@ static void test_date_header(void)
     char sts[256];
     snprintf(sts, sizeof sts,
              "AWS4-HMAC-SHA256\n20150830T123600Z\n20150830/us-east-1/service/aws4_request\n%s", ch);
-    CHECK_THAT(sigv4_sign(SUITE_SECRET, "20150830", "us-east-1", "service", sts, strlen(sts), sig) == 0);
+    CHECK_THAT(
+        sigv4_sign(SUITE_SECRET, "20150830", "us-east-1", "service", sts, strlen(sts), sig) == 0);
     char auth[256];
-    snprintf(auth, sizeof auth,
-             "AWS4-HMAC-SHA256 " SCOPE "SignedHeaders=date;host, Signature=%s", sig);
+    snprintf(auth, sizeof auth, "AWS4-HMAC-SHA256 " SCOPE "SignedHeaders=date;host, Signature=%s",
+             sig);
     sigv4_pair h3[3] = {h[0], h[1], {"Authorization", 13, auth, strlen(auth)}};
     req.headers = h3;
     req.n_headers = 3;
@@ -474,7 +492,8 @@ static void test_malformed(void)
         "AWS4-HMAC-SHA256 ,,,,,===,=,",
         "AWS4-HMAC-SHA256 Credential=////, SignedHeaders=host, Signature=x",
         "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20150830/us-east-1/service/aws4_request, "
-        "SignedHeaders=;;;host;;;;, Signature=5fa00fa31553b73ebf1942676e86291e8372ff2a2260956d9b8aae1d763fbf31",
+        "SignedHeaders=;;;host;;;;, "
+        "Signature=5fa00fa31553b73ebf1942676e86291e8372ff2a2260956d9b8aae1d763fbf31",
         "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20150830/us-east-1/service/aws4_request, "
         "SignedHeaders=host;x-amz-date;missing-header, Signature=5fa0",
         "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20150830//service/aws4_request, "
@@ -482,24 +501,32 @@ static void test_malformed(void)
         longcred,
         longalg,
     };
-    const char *dates[] = {"20150830T123600Z", "99999999T999999Z", "", "2015", "00000000T000000Z",
-                           "Sun, 30 Aug 2015 12:36:00 GMT", "Sun, 99 Foo 2015 12:36:00 GMT"};
+    const char *dates[] = {"20150830T123600Z",
+                           "99999999T999999Z",
+                           "",
+                           "2015",
+                           "00000000T000000Z",
+                           "Sun, 30 Aug 2015 12:36:00 GMT",
+                           "Sun, 99 Foo 2015 12:36:00 GMT"};
     for (size_t i = 0; i < sizeof auths / sizeof auths[0]; i++) {
         for (size_t d = 0; d < sizeof dates / sizeof dates[0]; d++) {
-            sigv4_pair h[3] = {{"Host", 4, "example.amazonaws.com", 21},
-                               {d < 5 ? "X-Amz-Date" : "Date", d < 5 ? 10u : 4u, dates[d], strlen(dates[d])},
-                               {"Authorization", 13, auths[i], strlen(auths[i])}};
+            sigv4_pair h[3] = {
+                {"Host", 4, "example.amazonaws.com", 21},
+                {d < 5 ? "X-Amz-Date" : "Date", d < 5 ? 10u : 4u, dates[d], strlen(dates[d])},
+                {"Authorization", 13, auths[i], strlen(auths[i])}};
             sigv4_request req = {"GET", "/", NULL, 0, h, 3, "", 0};
             for (int open = 0; open < 2; open++) {
                 qr_err e;
                 err_init(&e);
                 char ak[64];
-                int rc = sigv4_verify(&req, open ? NULL : &kr, "service", SUITE_NOW, ak, sizeof ak, &e);
+                int rc =
+                    sigv4_verify(&req, open ? NULL : &kr, "service", SUITE_NOW, ak, sizeof ak, &e);
                 if (open) continue; /* without keys some of these are acceptable */
                 CHECK_THAT(rc == -1);
-                CHECK_THAT(e.type != NULL &&
-                      (strcmp(e.type, SIGV4_E_INCOMPLETE) == 0 || strcmp(e.type, SIGV4_E_INVALID) == 0 ||
-                       strcmp(e.type, SIGV4_E_UNRECOGNIZED) == 0 || strcmp(e.type, SIGV4_E_MISSING) == 0));
+                CHECK_THAT(e.type != NULL && (strcmp(e.type, SIGV4_E_INCOMPLETE) == 0 ||
+                                              strcmp(e.type, SIGV4_E_INVALID) == 0 ||
+                                              strcmp(e.type, SIGV4_E_UNRECOGNIZED) == 0 ||
+                                              strcmp(e.type, SIGV4_E_MISSING) == 0));
             }
         }
     }
@@ -533,9 +560,11 @@ static void test_keyring(void)
     CHECK_STR(kr.keys[1].profile, "ci");
     sigv4_keyring_free(&kr);
 
-    const char *half = "[a]\naws_access_key_id = X\n[b]\naws_access_key_id=Y\naws_secret_access_key=Z\n";
+    const char *half =
+        "[a]\naws_access_key_id = X\n[b]\naws_access_key_id=Y\naws_secret_access_key=Z\n";
     CHECK_THAT(sigv4_keyring_parse(&kr, half, strlen(half), "creds", err, sizeof err) == -1);
-    CHECK_STR(err, "creds: profile [a] (line 1) has aws_access_key_id but no aws_secret_access_key");
+    CHECK_STR(err,
+              "creds: profile [a] (line 1) has aws_access_key_id but no aws_secret_access_key");
     CHECK_THAT(kr.n == 0 && kr.keys == NULL);
 
     const char *none = "[a]\nregion = x\n";
@@ -564,7 +593,8 @@ static void test_keyring(void)
     int fd = mkstemp(path);
     CHECK_THAT(fd >= 0);
     if (fd >= 0) {
-        CHECK_THAT(write(fd, SUITE_CREDENTIALS, strlen(SUITE_CREDENTIALS)) == (ssize_t)strlen(SUITE_CREDENTIALS));
+        CHECK_THAT(write(fd, SUITE_CREDENTIALS, strlen(SUITE_CREDENTIALS)) ==
+                   (ssize_t)strlen(SUITE_CREDENTIALS));
         close(fd);
         CHECK_THAT(sigv4_keyring_load(&kr, path, err, sizeof err) == 0);
         CHECK_STR(sigv4_keyring_find(&kr, "AKIDEXAMPLE", 11), SUITE_SECRET);
@@ -581,10 +611,14 @@ static void test_credential_region(void)
                        "SignedHeaders=host, Signature=00";
     CHECK_THAT(sigv4_credential_region(good, strlen(good), r, sizeof r) == 0);
     CHECK_STR(r, "eu-west-1");
-    const char *bad[] = {"", "AWS4-HMAC-SHA256", "AWS4-HMAC-SHA256 Credential=AKID/20261130",
-                         "AWS4-HMAC-SHA256 Credential=AKID/20261130/", "AWS4-HMAC-SHA256 Credential=AKID/20261130//dynamodb/aws4_request",
-                         "AWS4-HMAC-SHA256 Credential=AKID/20261130/us-east-1, SignedHeaders=host/a/b",
-                         "AWS4-HMAC-SHA256 Credential=AKID/20261130/a-region-too-long-to-fit/dynamodb/aws4_request"};
+    const char *bad[] = {
+        "",
+        "AWS4-HMAC-SHA256",
+        "AWS4-HMAC-SHA256 Credential=AKID/20261130",
+        "AWS4-HMAC-SHA256 Credential=AKID/20261130/",
+        "AWS4-HMAC-SHA256 Credential=AKID/20261130//dynamodb/aws4_request",
+        "AWS4-HMAC-SHA256 Credential=AKID/20261130/us-east-1, SignedHeaders=host/a/b",
+        "AWS4-HMAC-SHA256 Credential=AKID/20261130/a-region-too-long-to-fit/dynamodb/aws4_request"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         strcpy(r, "x");
         CHECK_THAT(sigv4_credential_region(bad[i], strlen(bad[i]), r, sizeof r) == -1);

@@ -47,7 +47,9 @@ static qr_db *open_db(const char *dir)
 /* The number n of item id, -1 if there is no such item. */
 static long number_of(qr_db *db, const char *id)
 {
-    json_t *r = call(db, "GetItem", 1, "{\"TableName\":\"staged\",\"Key\":{\"id\":{\"S\":\"%s\"}},\"ConsistentRead\":true}", id);
+    json_t *r = call(
+        db, "GetItem", 1,
+        "{\"TableName\":\"staged\",\"Key\":{\"id\":{\"S\":\"%s\"}},\"ConsistentRead\":true}", id);
     json_t *n = json_object_get(json_object_get(json_object_get(r, "Item"), "n"), "N");
     long v = n ? atol(json_string_value(n)) : -1;
     json_decref(r);
@@ -58,7 +60,8 @@ static int add(qr_db *db, const char *id, int by)
 {
     char body[256];
     snprintf(body, sizeof body,
-             "{\"TableName\":\"staged\",\"Key\":{\"id\":{\"S\":\"%s\"}},\"UpdateExpression\":\"ADD n :d\","
+             "{\"TableName\":\"staged\",\"Key\":{\"id\":{\"S\":\"%s\"}},\"UpdateExpression\":\"ADD "
+             "n :d\","
              "\"ExpressionAttributeValues\":{\":d\":{\"N\":\"%d\"}}}",
              id, by);
     qr_response r;
@@ -69,45 +72,59 @@ static int add(qr_db *db, const char *id, int by)
 
 static void create_table(qr_db *db, const char *name, const char *extra)
 {
-    json_decref(call(db, "CreateTable", 1,
-                     "{\"TableName\":\"%s\",\"KeySchema\":[{\"AttributeName\":\"id\",\"KeyType\":\"HASH\"}],"
-                     "\"AttributeDefinitions\":[{\"AttributeName\":\"id\",\"AttributeType\":\"S\"}],"
-                     "\"BillingMode\":\"PAY_PER_REQUEST\"%s}",
-                     name, extra));
+    json_decref(call(
+        db, "CreateTable", 1,
+        "{\"TableName\":\"%s\",\"KeySchema\":[{\"AttributeName\":\"id\",\"KeyType\":\"HASH\"}],"
+        "\"AttributeDefinitions\":[{\"AttributeName\":\"id\",\"AttributeType\":\"S\"}],"
+        "\"BillingMode\":\"PAY_PER_REQUEST\"%s}",
+        name, extra));
 }
 
 static void test_one_thread(qr_db *db)
 {
     qr_defer_flushes(1);
-    json_decref(call(db, "PutItem", 1, "{\"TableName\":\"staged\",\"Item\":{\"id\":{\"S\":\"a\"},\"n\":{\"N\":\"1\"}}}"));
+    json_decref(
+        call(db, "PutItem", 1,
+             "{\"TableName\":\"staged\",\"Item\":{\"id\":{\"S\":\"a\"},\"n\":{\"N\":\"1\"}}}"));
     CHECK_THAT(qr_flush_pending() == 1);
     CHECK(number_of(db, "a") == -1, "a staged write was read before its commit");
     CHECK_THAT(qr_flush_deferred() == QR_OK);
     CHECK_THAT(number_of(db, "a") == 1);
 
     /* The same item again and again in one turn: each write sees the one before. */
-    json_decref(call(db, "PutItem", 1, "{\"TableName\":\"staged\",\"Item\":{\"id\":{\"S\":\"b\"},\"n\":{\"N\":\"10\"}}}"));
+    json_decref(
+        call(db, "PutItem", 1,
+             "{\"TableName\":\"staged\",\"Item\":{\"id\":{\"S\":\"b\"},\"n\":{\"N\":\"10\"}}}"));
     CHECK_THAT(add(db, "b", 5) == QR_OK);
-    json_decref(call(db, "PutItem", 1,
-                     "{\"TableName\":\"staged\",\"Item\":{\"id\":{\"S\":\"b\"},\"n\":{\"N\":\"20\"}},"
-                     "\"ConditionExpression\":\"n = :v\",\"ExpressionAttributeValues\":{\":v\":{\"N\":\"15\"}}}"));
-    json_t *r = call(db, "DeleteItem", 1,
-                     "{\"TableName\":\"staged\",\"Key\":{\"id\":{\"S\":\"b\"}},\"ReturnValues\":\"ALL_OLD\"}");
-    CHECK_STR(json_string_value(json_object_get(json_object_get(json_object_get(r, "Attributes"), "n"), "N")), "20");
+    json_decref(
+        call(db, "PutItem", 1,
+             "{\"TableName\":\"staged\",\"Item\":{\"id\":{\"S\":\"b\"},\"n\":{\"N\":\"20\"}},"
+             "\"ConditionExpression\":\"n = "
+             ":v\",\"ExpressionAttributeValues\":{\":v\":{\"N\":\"15\"}}}"));
+    json_t *r = call(
+        db, "DeleteItem", 1,
+        "{\"TableName\":\"staged\",\"Key\":{\"id\":{\"S\":\"b\"}},\"ReturnValues\":\"ALL_OLD\"}");
+    CHECK_STR(json_string_value(
+                  json_object_get(json_object_get(json_object_get(r, "Attributes"), "n"), "N")),
+              "20");
     json_decref(r);
     CHECK_THAT(add(db, "b", 1) == QR_OK);
     CHECK_THAT(qr_flush_deferred() == QR_OK);
     CHECK_THAT(number_of(db, "b") == 1);
 
     /* Writes that lock items their own way, each after a staged write of its item. */
-    json_decref(call(db, "PutItem", 1, "{\"TableName\":\"staged\",\"Item\":{\"id\":{\"S\":\"c\"},\"n\":{\"N\":\"1\"}}}"));
+    json_decref(
+        call(db, "PutItem", 1,
+             "{\"TableName\":\"staged\",\"Item\":{\"id\":{\"S\":\"c\"},\"n\":{\"N\":\"1\"}}}"));
     json_decref(call(db, "BatchWriteItem", 1,
-                     "{\"RequestItems\":{\"staged\":[{\"PutRequest\":{\"Item\":{\"id\":{\"S\":\"c\"},\"n\":{\"N\":\"2\"}}}}]}}"));
+                     "{\"RequestItems\":{\"staged\":[{\"PutRequest\":{\"Item\":{\"id\":{\"S\":"
+                     "\"c\"},\"n\":{\"N\":\"2\"}}}}]}}"));
     CHECK_THAT(add(db, "c", 1) == QR_OK);
-    json_decref(call(db, "TransactWriteItems", 1,
-                     "{\"TransactItems\":[{\"Update\":{\"TableName\":\"staged\",\"Key\":{\"id\":{\"S\":\"c\"}},"
-                     "\"UpdateExpression\":\"ADD n :d\",\"ConditionExpression\":\"n = :three\","
-                     "\"ExpressionAttributeValues\":{\":d\":{\"N\":\"10\"},\":three\":{\"N\":\"3\"}}}}]}"));
+    json_decref(call(
+        db, "TransactWriteItems", 1,
+        "{\"TransactItems\":[{\"Update\":{\"TableName\":\"staged\",\"Key\":{\"id\":{\"S\":\"c\"}},"
+        "\"UpdateExpression\":\"ADD n :d\",\"ConditionExpression\":\"n = :three\","
+        "\"ExpressionAttributeValues\":{\":d\":{\"N\":\"10\"},\":three\":{\"N\":\"3\"}}}}]}"));
     CHECK_THAT(add(db, "c", 100) == QR_OK);
     json_decref(call(db, "UpdateTable", 1,
                      "{\"TableName\":\"staged\",\"StreamSpecification\":{\"StreamEnabled\":true,"
@@ -121,9 +138,12 @@ static void test_one_thread(qr_db *db)
      * changes write while they hold the catalog's lock, which the staged write's commit
      * needs to let go of its table. */
     CHECK_THAT(add(db, "d", 1) == QR_OK);
-    create_table(db, "passing", ",\"StreamSpecification\":{\"StreamEnabled\":true,\"StreamViewType\":\"KEYS_ONLY\"}");
+    create_table(
+        db, "passing",
+        ",\"StreamSpecification\":{\"StreamEnabled\":true,\"StreamViewType\":\"KEYS_ONLY\"}");
     CHECK_THAT(add(db, "d", 1) == QR_OK);
-    json_decref(call(db, "PutItem", 1, "{\"TableName\":\"passing\",\"Item\":{\"id\":{\"S\":\"x\"}}}"));
+    json_decref(
+        call(db, "PutItem", 1, "{\"TableName\":\"passing\",\"Item\":{\"id\":{\"S\":\"x\"}}}"));
     json_decref(call(db, "DeleteTable", 1, "{\"TableName\":\"passing\"}"));
     CHECK_THAT(add(db, "d", 1) == QR_OK);
     CHECK_THAT(qr_flush_deferred() == QR_OK);
@@ -156,8 +176,10 @@ static void test_two_threads(qr_db *db)
 {
     pthread_t th[2];
     racer rs[2] = {{db, 0, 0}, {db, 1, 0}};
-    for (int i = 0; i < 2; i++) pthread_create(&th[i], NULL, race, &rs[i]);
-    for (int i = 0; i < 2; i++) pthread_join(th[i], NULL);
+    for (int i = 0; i < 2; i++)
+        pthread_create(&th[i], NULL, race, &rs[i]);
+    for (int i = 0; i < 2; i++)
+        pthread_join(th[i], NULL);
     CHECK_THAT(rs[0].ok && rs[1].ok);
     CHECK(number_of(db, "x") == 2 * TURNS, "x is %ld", number_of(db, "x"));
     CHECK(number_of(db, "y") == 2 * TURNS, "y is %ld", number_of(db, "y"));
@@ -181,18 +203,21 @@ static void test_thread_end(qr_db *db)
     CHECK_THAT(number_of(db, "z") == 8);
 }
 
-#define WITH_GSI ",\"AttributeDefinitions\":[{\"AttributeName\":\"id\",\"AttributeType\":\"S\"}," \
-                 "{\"AttributeName\":\"g\",\"AttributeType\":\"S\"}],\"GlobalSecondaryIndexUpdates\":[{\"Create\":" \
-                 "{\"IndexName\":\"by-g\",\"KeySchema\":[{\"AttributeName\":\"g\",\"KeyType\":\"HASH\"}]," \
-                 "\"Projection\":{\"ProjectionType\":\"ALL\"}}}]"
+#define WITH_GSI                                                                                   \
+    ",\"AttributeDefinitions\":[{\"AttributeName\":\"id\",\"AttributeType\":\"S\"},"               \
+    "{\"AttributeName\":\"g\",\"AttributeType\":\"S\"}],\"GlobalSecondaryIndexUpdates\":[{"        \
+    "\"Create\":"                                                                                  \
+    "{\"IndexName\":\"by-g\",\"KeySchema\":[{\"AttributeName\":\"g\",\"KeyType\":\"HASH\"}],"      \
+    "\"Projection\":{\"ProjectionType\":\"ALL\"}}}]"
 
 /* Items of table under g = value in its index by-g. */
 static long in_index(qr_db *db, const char *table, const char *value)
 {
-    json_t *r = call(db, "Query", 1,
-                     "{\"TableName\":\"%s\",\"IndexName\":\"by-g\",\"KeyConditionExpression\":\"g = :g\","
-                     "\"ExpressionAttributeValues\":{\":g\":{\"S\":\"%s\"}}}",
-                     table, value);
+    json_t *r =
+        call(db, "Query", 1,
+             "{\"TableName\":\"%s\",\"IndexName\":\"by-g\",\"KeyConditionExpression\":\"g = :g\","
+             "\"ExpressionAttributeValues\":{\":g\":{\"S\":\"%s\"}}}",
+             table, value);
     long n = (long)json_integer_value(json_object_get(r, "Count"));
     json_decref(r);
     return n;
@@ -209,7 +234,8 @@ static void *staging_turn(void *arg)
 {
     turn *t = arg;
     qr_defer_flushes(1);
-    json_decref(call(t->db, "PutItem", 1, "{\"TableName\":\"%s\",\"Item\":{\"id\":{\"S\":\"new\"},\"g\":{\"S\":\"G\"}}}",
+    json_decref(call(t->db, "PutItem", 1,
+                     "{\"TableName\":\"%s\",\"Item\":{\"id\":{\"S\":\"new\"},\"g\":{\"S\":\"G\"}}}",
                      t->table));
     sem_post(&t->staged);
     sem_wait(&t->go);
@@ -227,7 +253,9 @@ static void *create_index(void *db)
 static void test_index_created_meanwhile(qr_db *db)
 {
     create_table(db, "indexed", "");
-    json_decref(call(db, "PutItem", 1, "{\"TableName\":\"indexed\",\"Item\":{\"id\":{\"S\":\"old\"},\"g\":{\"S\":\"G\"}}}"));
+    json_decref(
+        call(db, "PutItem", 1,
+             "{\"TableName\":\"indexed\",\"Item\":{\"id\":{\"S\":\"old\"},\"g\":{\"S\":\"G\"}}}"));
     turn t = {.db = db, .table = "indexed"};
     sem_init(&t.staged, 0, 0);
     sem_init(&t.go, 0, 0);
@@ -240,7 +268,8 @@ static void test_index_created_meanwhile(qr_db *db)
     pthread_join(loop, NULL);
     pthread_join(admin, NULL);
     CHECK_THAT(qr_wait_indexes(db, 20000) == QR_OK);
-    CHECK(in_index(db, "indexed", "G") == 2, "the index has %ld of 2 items", in_index(db, "indexed", "G"));
+    CHECK(in_index(db, "indexed", "G") == 2, "the index has %ld of 2 items",
+          in_index(db, "indexed", "G"));
     sem_destroy(&t.staged);
     sem_destroy(&t.go);
 }
@@ -257,20 +286,24 @@ static void test_restore(qr_db *db)
     create_table(db, "source", "");
     json_decref(call(db, "UpdateTable", 1, "{\"TableName\":\"source\"" WITH_GSI "}"));
     for (int i = 0; i < 20; i++)
-        json_decref(call(db, "PutItem", 1, "{\"TableName\":\"source\",\"Item\":{\"id\":{\"S\":\"i%d\"},\"g\":{\"S\":\"G\"}}}", i));
+        json_decref(call(
+            db, "PutItem", 1,
+            "{\"TableName\":\"source\",\"Item\":{\"id\":{\"S\":\"i%d\"},\"g\":{\"S\":\"G\"}}}", i));
     CHECK_THAT(qr_wait_indexes(db, 20000) == QR_OK);
     json_t *b = call(db, "CreateBackup", 1, "{\"TableName\":\"source\",\"BackupName\":\"before\"}");
-    const char *arn = json_string_value(json_object_get(json_object_get(b, "BackupDetails"), "BackupArn"));
+    const char *arn =
+        json_string_value(json_object_get(json_object_get(b, "BackupDetails"), "BackupArn"));
     qr_defer_flushes(1);
     double t0 = seconds_now();
-    json_decref(call(db, "RestoreTableFromBackup", 1, "{\"TargetTableName\":\"restored\",\"BackupArn\":\"%s\"}",
-                     arn ? arn : ""));
+    json_decref(call(db, "RestoreTableFromBackup", 1,
+                     "{\"TargetTableName\":\"restored\",\"BackupArn\":\"%s\"}", arn ? arn : ""));
     double took = seconds_now() - t0;
     CHECK(took < 10, "the restore took %.1f s", took);
     /* Then an item moves to another index key, in a later turn. */
     CHECK_THAT(qr_flush_deferred() == QR_OK);
     json_decref(call(db, "UpdateItem", 1,
-                     "{\"TableName\":\"restored\",\"Key\":{\"id\":{\"S\":\"i0\"}},\"UpdateExpression\":\"SET g = :h\","
+                     "{\"TableName\":\"restored\",\"Key\":{\"id\":{\"S\":\"i0\"}},"
+                     "\"UpdateExpression\":\"SET g = :h\","
                      "\"ExpressionAttributeValues\":{\":h\":{\"S\":\"H\"}}}"));
     CHECK_THAT(qr_flush_deferred() == QR_OK);
     qr_defer_flushes(0);
@@ -310,7 +343,8 @@ static void test_deleted_meanwhile(const char *dir)
     qr_close(db);
     db = open_db(dir);
     create_table(db, "fresh", "");
-    CHECK(count_items(db, "fresh") == 0, "a new table holds %ld items of a deleted one", count_items(db, "fresh"));
+    CHECK(count_items(db, "fresh") == 0, "a new table holds %ld items of a deleted one",
+          count_items(db, "fresh"));
     CHECK_THAT(count_items(db, "kept") == 0);
     qr_close(db);
 }
@@ -326,20 +360,28 @@ static void test_close(const char *dir, const char *extra)
     if (db == NULL) return;
     create_table(db, "closing", extra);
     json_decref(call(db, "UpdateTimeToLive", 1,
-                     "{\"TableName\":\"closing\",\"TimeToLiveSpecification\":{\"Enabled\":true,\"AttributeName\":\"exp\"}}"));
+                     "{\"TableName\":\"closing\",\"TimeToLiveSpecification\":{\"Enabled\":true,"
+                     "\"AttributeName\":\"exp\"}}"));
     long past = (long)time(NULL) - 1000;
-    json_decref(call(db, "PutItem", 1, "{\"TableName\":\"closing\",\"Item\":{\"id\":{\"S\":\"k\"},\"exp\":{\"N\":\"%ld\"}}}", past));
+    json_decref(
+        call(db, "PutItem", 1,
+             "{\"TableName\":\"closing\",\"Item\":{\"id\":{\"S\":\"k\"},\"exp\":{\"N\":\"%ld\"}}}",
+             past));
     qr_defer_flushes(1);
-    json_decref(call(db, "PutItem", 1, "{\"TableName\":\"closing\",\"Item\":{\"id\":{\"S\":\"kept\"}}}"));
+    json_decref(
+        call(db, "PutItem", 1, "{\"TableName\":\"closing\",\"Item\":{\"id\":{\"S\":\"kept\"}}}"));
     json_decref(call(db, "UpdateItem", 1,
-                     "{\"TableName\":\"closing\",\"Key\":{\"id\":{\"S\":\"k\"}},\"UpdateExpression\":\"SET x = :one\","
+                     "{\"TableName\":\"closing\",\"Key\":{\"id\":{\"S\":\"k\"}},"
+                     "\"UpdateExpression\":\"SET x = :one\","
                      "\"ExpressionAttributeValues\":{\":one\":{\"N\":\"1\"}}}"));
     usleep(100 * 1000); /* the sweeper finds k expired and waits for its lock */
     qr_close(db);
     qr_defer_flushes(0);
     CHECK_THAT(qr_open(dir, &o, &db, &err) == QR_OK);
     if (db == NULL) return;
-    json_t *r = call(db, "GetItem", 1, "{\"TableName\":\"closing\",\"Key\":{\"id\":{\"S\":\"kept\"}},\"ConsistentRead\":true}");
+    json_t *r = call(
+        db, "GetItem", 1,
+        "{\"TableName\":\"closing\",\"Key\":{\"id\":{\"S\":\"kept\"}},\"ConsistentRead\":true}");
     CHECK(json_object_get(r, "Item") != NULL, "the staged write was lost at qr_close");
     json_decref(r);
     qr_close(db);
@@ -360,7 +402,8 @@ int main(void)
     qr_close(db);
     char dir[96];
     snprintf(dir, sizeof dir, "%s/stream", base);
-    test_close(dir, ",\"StreamSpecification\":{\"StreamEnabled\":true,\"StreamViewType\":\"NEW_IMAGE\"}");
+    test_close(
+        dir, ",\"StreamSpecification\":{\"StreamEnabled\":true,\"StreamViewType\":\"NEW_IMAGE\"}");
     snprintf(dir, sizeof dir, "%s/ttl", base);
     test_close(dir, "");
     snprintf(dir, sizeof dir, "%s/deleted", base);

@@ -26,9 +26,10 @@ static char *call(qr_db *db, const char *op, const char *body, int expect_ok)
 static void put(qr_db *db, const char *id, const char *ttl_json)
 {
     char req[512];
-    snprintf(req, sizeof req,
-             "{\"TableName\":\"sessions\",\"Item\":{\"id\":{\"S\":\"%s\"},\"user\":{\"S\":\"u1\"}%s%s}}", id,
-             ttl_json ? ",\"expires\":" : "", ttl_json ? ttl_json : "");
+    snprintf(
+        req, sizeof req,
+        "{\"TableName\":\"sessions\",\"Item\":{\"id\":{\"S\":\"%s\"},\"user\":{\"S\":\"u1\"}%s%s}}",
+        id, ttl_json ? ",\"expires\":" : "", ttl_json ? ttl_json : "");
     free(call(db, "PutItem", req, 1));
 }
 
@@ -40,20 +41,28 @@ int main(void)
     char *err;
     qr_options o = {.ttl_interval_ms = 100};
     if (qr_open(dir, &o, &db, &err) != QR_OK) return 1;
-    free(call(db, "CreateTable",
-              "{\"TableName\":\"sessions\",\"BillingMode\":\"PAY_PER_REQUEST\",\"AttributeDefinitions\":["
-              "{\"AttributeName\":\"id\",\"AttributeType\":\"S\"},{\"AttributeName\":\"user\",\"AttributeType\":\"S\"}],"
-              "\"KeySchema\":[{\"AttributeName\":\"id\",\"KeyType\":\"HASH\"}],\"GlobalSecondaryIndexes\":[{"
-              "\"IndexName\":\"ByUser\",\"KeySchema\":[{\"AttributeName\":\"user\",\"KeyType\":\"HASH\"}],"
-              "\"Projection\":{\"ProjectionType\":\"KEYS_ONLY\"}}]}",
-              1));
+    free(call(
+        db, "CreateTable",
+        "{\"TableName\":\"sessions\",\"BillingMode\":\"PAY_PER_REQUEST\",\"AttributeDefinitions\":["
+        "{\"AttributeName\":\"id\",\"AttributeType\":\"S\"},{\"AttributeName\":\"user\","
+        "\"AttributeType\":\"S\"}],"
+        "\"KeySchema\":[{\"AttributeName\":\"id\",\"KeyType\":\"HASH\"}],"
+        "\"GlobalSecondaryIndexes\":[{"
+        "\"IndexName\":\"ByUser\",\"KeySchema\":[{\"AttributeName\":\"user\",\"KeyType\":\"HASH\"}]"
+        ","
+        "\"Projection\":{\"ProjectionType\":\"KEYS_ONLY\"}}]}",
+        1));
     char *out = call(db, "DescribeTimeToLive", "{\"TableName\":\"sessions\"}", 1);
     CHECK(strstr(out, "\"DISABLED\"") != NULL, "TTL starts disabled: %s", out);
     free(out);
-    free(call(db, "UpdateTimeToLive", "{\"TableName\":\"sessions\",\"TimeToLiveSpecification\":{\"Enabled\":true,"
-                                      "\"AttributeName\":\"expires\"}}", 1));
-    out = call(db, "UpdateTimeToLive", "{\"TableName\":\"sessions\",\"TimeToLiveSpecification\":{\"Enabled\":true,"
-                                       "\"AttributeName\":\"expires\"}}", 0);
+    free(call(db, "UpdateTimeToLive",
+              "{\"TableName\":\"sessions\",\"TimeToLiveSpecification\":{\"Enabled\":true,"
+              "\"AttributeName\":\"expires\"}}",
+              1));
+    out = call(db, "UpdateTimeToLive",
+               "{\"TableName\":\"sessions\",\"TimeToLiveSpecification\":{\"Enabled\":true,"
+               "\"AttributeName\":\"expires\"}}",
+               0);
     CHECK(strstr(out, "already enabled") != NULL, "enabling twice: %s", out);
     free(out);
     out = call(db, "DescribeTimeToLive", "{\"TableName\":\"sessions\"}", 1);
@@ -80,32 +89,42 @@ int main(void)
     CHECK(strstr(out, "\"Count\":4") != NULL, "four items stay: %s", out);
     free(out);
     qr_wait_indexes(db, 10000);
-    out = call(db, "Query", "{\"TableName\":\"sessions\",\"IndexName\":\"ByUser\",\"KeyConditionExpression\":"
-                            "\"#u = :u\",\"ExpressionAttributeNames\":{\"#u\":\"user\"},"
-                            "\"ExpressionAttributeValues\":{\":u\":{\"S\":\"u1\"}}}", 1);
-    CHECK(strstr(out, "\"Count\":4") != NULL && strstr(out, "gone") == NULL, "the index follows: %s", out);
+    out = call(db, "Query",
+               "{\"TableName\":\"sessions\",\"IndexName\":\"ByUser\",\"KeyConditionExpression\":"
+               "\"#u = :u\",\"ExpressionAttributeNames\":{\"#u\":\"user\"},"
+               "\"ExpressionAttributeValues\":{\":u\":{\"S\":\"u1\"}}}",
+               1);
+    CHECK(strstr(out, "\"Count\":4") != NULL && strstr(out, "gone") == NULL,
+          "the index follows: %s", out);
     free(out);
     /* As in DynamoDB, the setting cannot change again within the hour: TTL stays on. */
-    out = call(db, "UpdateTimeToLive", "{\"TableName\":\"sessions\",\"TimeToLiveSpecification\":{\"Enabled\":false,"
-                                       "\"AttributeName\":\"expires\"}}", 0);
-    CHECK(strstr(out, "Time to live has been modified multiple times within a fixed interval") != NULL,
+    out = call(db, "UpdateTimeToLive",
+               "{\"TableName\":\"sessions\",\"TimeToLiveSpecification\":{\"Enabled\":false,"
+               "\"AttributeName\":\"expires\"}}",
+               0);
+    CHECK(strstr(out, "Time to live has been modified multiple times within a fixed interval") !=
+              NULL,
           "a second change within the hour is refused: %s", out);
     free(out);
     out = call(db, "DescribeTimeToLive", "{\"TableName\":\"sessions\"}", 1);
     CHECK(strstr(out, "\"ENABLED\"") != NULL, "TTL is still enabled: %s", out);
     free(out);
     /* A table without TTL keeps an item whose attribute lies in the past. */
-    free(call(db, "CreateTable",
-              "{\"TableName\":\"notes\",\"BillingMode\":\"PAY_PER_REQUEST\",\"AttributeDefinitions\":["
-              "{\"AttributeName\":\"id\",\"AttributeType\":\"S\"}],"
-              "\"KeySchema\":[{\"AttributeName\":\"id\",\"KeyType\":\"HASH\"}]}",
-              1));
+    free(call(
+        db, "CreateTable",
+        "{\"TableName\":\"notes\",\"BillingMode\":\"PAY_PER_REQUEST\",\"AttributeDefinitions\":["
+        "{\"AttributeName\":\"id\",\"AttributeType\":\"S\"}],"
+        "\"KeySchema\":[{\"AttributeName\":\"id\",\"KeyType\":\"HASH\"}]}",
+        1));
     char body[256];
-    snprintf(body, sizeof body, "{\"TableName\":\"notes\",\"Item\":{\"id\":{\"S\":\"stays-disabled\"},\"expires\":%s}}",
-             past);
+    snprintf(
+        body, sizeof body,
+        "{\"TableName\":\"notes\",\"Item\":{\"id\":{\"S\":\"stays-disabled\"},\"expires\":%s}}",
+        past);
     free(call(db, "PutItem", body, 1));
     usleep(300000);
-    out = call(db, "GetItem", "{\"TableName\":\"notes\",\"Key\":{\"id\":{\"S\":\"stays-disabled\"}}}", 1);
+    out = call(db, "GetItem",
+               "{\"TableName\":\"notes\",\"Key\":{\"id\":{\"S\":\"stays-disabled\"}}}", 1);
     CHECK(strstr(out, "stays-disabled") != NULL, "nothing expires with TTL disabled: %s", out);
     free(out);
     char *report;

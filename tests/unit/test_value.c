@@ -39,7 +39,8 @@ static void expect_valid(const char *text, const char *normalised)
     CHECK(msg[0] == '\0', "%s should be valid, got: %s", text, msg);
     if (normalised) {
         char *dump = json_dumps(v, JSON_COMPACT);
-        CHECK(strcmp(dump, normalised) == 0, "%s normalised to %s, want %s", text, dump, normalised);
+        CHECK(strcmp(dump, normalised) == 0, "%s normalised to %s, want %s", text, dump,
+              normalised);
         free(dump);
     }
     json_decref(v);
@@ -59,7 +60,8 @@ static void test_validation(void)
     expect_valid("{\"S\":\"\"}", NULL);
     expect_valid("{\"N\":\"01.50\"}", "{\"N\":\"1.5\"}");
     expect_valid("{\"N\":\"-0\"}", "{\"N\":\"0\"}");
-    expect_valid("{\"NS\":[\"1e2\",\"7\"]}", "{\"NS\":[\"7\",\"100\"]}"); /* canonical, and in order of value */
+    expect_valid("{\"NS\":[\"1e2\",\"7\"]}",
+                 "{\"NS\":[\"7\",\"100\"]}"); /* canonical, and in order of value */
     expect_valid("{\"B\":\"AAEC\"}", NULL);
     expect_valid("{\"BOOL\":false}", NULL);
     expect_valid("{\"NULL\":true}", NULL);
@@ -71,7 +73,8 @@ static void test_validation(void)
     expect_invalid("{\"NS\":[\"1\",\"1.0\"]}", "contains duplicates");
     expect_invalid("{\"BS\":[\"AQ==\",\"AQ==\"]}", "contains duplicates");
     expect_invalid("{\"NULL\":false}", "Null attribute value types must have the value of true");
-    expect_invalid("{\"N\":\"12345678901234567890123456789012345678901\"}", "38 significant digits");
+    expect_invalid("{\"N\":\"12345678901234567890123456789012345678901\"}",
+                   "38 significant digits");
     expect_invalid("{\"B\":\"abc\"}", "Base64");
     expect_invalid("{\"S\":5}", "S must be a string");
     /* Nesting: 32 levels are allowed, 33 are not. */
@@ -113,16 +116,21 @@ static size_t number_size(const char *text)
 static void test_sizes(void)
 {
     CHECK(size_of("{\"ab\":{\"S\":\"hello\"}}") == 2 + 5, "string");
-    CHECK(size_of("{\"s\":{\"S\":\"\\u00e9\\u4e2d\"}}") == 1 + 2 + 3, "UTF-8 bytes, not characters");
+    CHECK(size_of("{\"s\":{\"S\":\"\\u00e9\\u4e2d\"}}") == 1 + 2 + 3,
+          "UTF-8 bytes, not characters");
     CHECK(size_of("{\"b\":{\"B\":\"AAECAw==\"}}") == 1 + 4, "binary counts decoded bytes");
-    CHECK(size_of("{\"t\":{\"BOOL\":true},\"n\":{\"NULL\":true}}") == 1 + 1 + 1 + 1, "BOOL and NULL are one byte");
+    CHECK(size_of("{\"t\":{\"BOOL\":true},\"n\":{\"NULL\":true}}") == 1 + 1 + 1 + 1,
+          "BOOL and NULL are one byte");
     CHECK(size_of("{\"n\":{\"N\":\"123.45\"}}") == 1 + number_size("123.45"), "number");
     CHECK(size_of("{\"l\":{\"L\":[]}}") == 1 + 3, "empty list is 3 bytes");
     CHECK(size_of("{\"m\":{\"M\":{}}}") == 1 + 3, "empty map is 3 bytes");
-    CHECK(size_of("{\"l\":{\"L\":[{\"S\":\"ab\"},{\"BOOL\":true}]}}") == 1 + 3 + (2 + 1) + (1 + 1), "list");
-    CHECK(size_of("{\"m\":{\"M\":{\"key\":{\"S\":\"value\"}}}}") == 1 + 3 + (3 + 5 + 1), "map counts names");
+    CHECK(size_of("{\"l\":{\"L\":[{\"S\":\"ab\"},{\"BOOL\":true}]}}") == 1 + 3 + (2 + 1) + (1 + 1),
+          "list");
+    CHECK(size_of("{\"m\":{\"M\":{\"key\":{\"S\":\"value\"}}}}") == 1 + 3 + (3 + 5 + 1),
+          "map counts names");
     CHECK(size_of("{\"ss\":{\"SS\":[\"a\",\"bc\"]}}") == 2 + 3, "string set");
-    CHECK(size_of("{\"ns\":{\"NS\":[\"1\",\"22\"]}}") == 2 + number_size("1") + number_size("22"), "number set");
+    CHECK(size_of("{\"ns\":{\"NS\":[\"1\",\"22\"]}}") == 2 + number_size("1") + number_size("22"),
+          "number set");
     CHECK(size_of("{\"bs\":{\"BS\":[\"AQ==\",\"AQI=\"]}}") == 2 + 1 + 2, "binary set");
     /* 400 KB: an item at the limit is accepted, one byte more is not. */
     static char big[409700];
@@ -160,7 +168,8 @@ static void test_compare_and_equal(void)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         json_t *a = parse(cases[i].a), *b = parse(cases[i].b);
         int c = 99;
-        CHECK(value_compare(a, b, &c) == 0 && c == cases[i].cmp, "compare %s %s gave %d", cases[i].a, cases[i].b, c);
+        CHECK(value_compare(a, b, &c) == 0 && c == cases[i].cmp, "compare %s %s gave %d",
+              cases[i].a, cases[i].b, c);
         json_decref(a);
         json_decref(b);
     }

@@ -63,7 +63,8 @@ static void test_error_body(void)
     json_decref(doc);
     buf_reset(&b);
     CHECK_THAT(wire_error_body(&b, "ResourceNotFoundException", NULL) == 0);
-    CHECK_STR(b.data, "{\"__type\":\"com.amazonaws.dynamodb.v20120810#ResourceNotFoundException\"}");
+    CHECK_STR(b.data,
+              "{\"__type\":\"com.amazonaws.dynamodb.v20120810#ResourceNotFoundException\"}");
     buf_reset(&b);
     CHECK_THAT(wire_error_body(&b, "ValidationException", "x") == 0);
     CHECK_THAT(strstr(b.data, "com.amazon.coral.validate#ValidationException") != NULL);
@@ -84,8 +85,9 @@ static void test_table_names(void)
     const char *batch = "{\"RequestItems\":{\"A\":[],\"B\":[]}}";
     wire_table_names(batch, strlen(batch), out, sizeof out);
     CHECK_STR(out, "A,B");
-    const char *txn = "{\"TransactItems\":[{\"Put\":{\"TableName\":\"T1\"}},{\"Update\":{\"TableName\":"
-                      "\"T10\"}},{\"Delete\":{\"TableName\":\"T1\"}}]}";
+    const char *txn =
+        "{\"TransactItems\":[{\"Put\":{\"TableName\":\"T1\"}},{\"Update\":{\"TableName\":"
+        "\"T10\"}},{\"Delete\":{\"TableName\":\"T1\"}}]}";
     wire_table_names(txn, strlen(txn), out, sizeof out);
     CHECK_STR(out, "T1,T10");
     wire_table_names("{not json", 9, out, sizeof out);
