@@ -1,6 +1,6 @@
 /* engine.c — opening the database, the table catalog, item keys, item locks and table
  * statistics (see engine.h). Request handling lives in src/ops. */
-#include "engine/engine.h"
+#include "engine/engine_int.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -319,18 +319,69 @@ void catalog_release(qr_db *db, table *t)
     pthread_rwlock_unlock(&db->schema_lock);
 }
 
-qr_index *table_index(const table *t, const char *name)
+qr_index *table_index_mut(const table *t, const char *name)
 {
     for (size_t i = 0; i < t->nindexes; i++)
         if (strcmp(t->indexes[i].name, name) == 0) return &t->indexes[i];
     return NULL;
 }
 
-qr_index *table_index_by_id(const table *t, uint16_t id)
+const qr_index *table_index(const table *t, const char *name)
+{
+    return table_index_mut(t, name);
+}
+
+const qr_index *table_index_by_id(const table *t, uint16_t id)
 {
     for (size_t i = 0; i < t->nindexes; i++)
         if (t->indexes[i].id == id) return &t->indexes[i];
     return NULL;
+}
+
+const char *table_name(const table *t)
+{
+    return t->name;
+}
+
+uint32_t table_id(const table *t)
+{
+    return t->id;
+}
+
+const key_attr *table_pk(const table *t)
+{
+    return &t->pk;
+}
+
+const key_attr *table_sk(const table *t)
+{
+    return &t->sk;
+}
+
+const qr_index *table_indexes(const table *t)
+{
+    return t->indexes;
+}
+
+size_t table_index_count(const table *t)
+{
+    return t->nindexes;
+}
+
+json_t *table_description(table *t)
+{
+    pthread_mutex_lock(&t->db->catalog_lock);
+    json_t *copy = json_deep_copy(t->desc);
+    pthread_mutex_unlock(&t->db->catalog_lock);
+    return copy;
+}
+
+json_t *table_desc_member(table *t, const char *member)
+{
+    pthread_mutex_lock(&t->db->catalog_lock);
+    json_t *copy = json_deep_copy(json_object_get(t->desc, member));
+    pthread_mutex_unlock(&t->db->catalog_lock);
+    return copy;
 }
 
 static void catalog_record_key(buf *k, const char *name)
@@ -725,14 +776,6 @@ int item_read(qr_db *db, const store_snapshot *snap, const buf *key, json_t **it
     return item_parsed(rc, v, vl, item, err);
 }
 
-int item_read_before_write(qr_db *db, const buf *key, json_t **item, qr_err *err)
-{
-    char *v;
-    size_t vl;
-    int rc = item_read_raw_before_write(db, key, &v, &vl, err);
-    return item_parsed(rc, v, vl, item, err);
-}
-
 pthread_mutex_t *item_lock_for(qr_db *db, const buf *key)
 {
     return &db->stripes[keycodec_hash(key->data, key->len) % QR_LOCK_STRIPES];
@@ -1116,7 +1159,7 @@ void index_stats_fill(qr_db *db, table *t, json_t *desc)
         json_t *d;
         json_array_foreach(json_object_get(desc, lists[g]), i, d)
         {
-            qr_index *ix = table_index(t, json_string_value(json_object_get(d, "IndexName")));
+            qr_index *ix = table_index_mut(t, json_string_value(json_object_get(d, "IndexName")));
             if (ix == NULL) continue;
             any_global |= g;
             int64_t n, bytes;

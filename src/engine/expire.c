@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "engine/engine.h"
+#include "engine/engine_int.h"
 #include "model/value.h"
 
 #define SWEEP_CHUNK 256
@@ -50,17 +50,17 @@ static int expire_one(qr_db *db, table *t, const buf *key, const char *attr, con
 {
     qr_err e;
     err_init(&e);
-    pthread_mutex_t *lock;
-    if (item_lock(db, key, &lock, &e)) return 0;
-    json_t *item = NULL;
+    item_txn *x;
+    if (txn_begin(db, TXN_ITEM | TXN_SYSTEM, 1, &t, key, &x, &e)) return 0;
+    const json_t *item;
     int deleted = 0;
-    if (item_read(db, NULL, key, &item, &e) == 1 && expired(item, attr, now, oldest)) {
+    if (txn_read(x, 0, &item, &e) == 1 && expired(item, attr, now, oldest)) {
         stream_set_service_origin(1); /* the stream record says DynamoDB deleted it */
-        deleted = item_write(db, t, key, item, NULL, NULL, &e) == 0;
+        deleted = txn_delete(x, 0, &e) == 0 && txn_commit(x, &e) == 0;
         stream_set_service_origin(0);
     }
-    pthread_mutex_unlock(lock);
-    json_decref(item);
+    txn_end(x);
+    err_clear(&e);
     return deleted;
 }
 

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <sys/time.h>
 
-#include "engine/engine.h"
+#include "engine/engine_int.h"
 #include "model/keycodec.h"
 #include "model/value.h"
 

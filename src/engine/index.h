@@ -17,7 +17,6 @@
 #include <jansson.h>
 #include <stdint.h>
 
-#include "storage/store.h"
 #include "util/buf.h"
 #include "util/err.h"
 
@@ -73,26 +72,7 @@ int index_check_item(const struct table *t, const json_t *item, qr_err *err);
 size_t index_write_bytes(const struct table *t, const qr_index *ix, const json_t *old_item,
                          const json_t *new_item, int *writes);
 
-/* Adds the index work of one base write (old → new, either may be NULL) to batch b:
- * local index entries directly, global index work as a propagation log record.
- * new_stored is new_item's stored form (reused as is by indexes projecting ALL), or
- * NULL when new_item is NULL. The local indexes' count changes and the log record are
- * noted for table_stats_adjust (engine.h). */
-int index_stage(struct qr_db *db, struct table *t, store_batch *b, const json_t *old_item,
-                const json_t *new_item, const buf *new_stored, qr_err *err);
-
 /* ---- the propagation worker (propagate.c) ---- */
-/* Counts the records a previous run left in the log, then starts the worker. */
-int propagate_start(struct qr_db *db);
-void propagate_stop(struct qr_db *db);
-/* Numbers a new log record and notes it as in flight until the worker applies it. */
-uint64_t propagate_next_seq(struct qr_db *db);
-/* After a write committed log records numbered from lowest on: if the worker has
- * already moved past lowest (the record's in-flight note was lost), its next pass goes
- * back for it, before any newer record for the same item can be applied. */
-void propagate_committed(struct qr_db *db, uint64_t lowest);
-/* Wakes the worker after a write that logged index work. */
-void propagate_kick(struct qr_db *db);
 /* Waits until the log is empty (or timeout_ms passes); returns 0 if drained. */
 int propagate_drain(struct qr_db *db, int timeout_ms);
 /* Records pending (kept as a count) and the age in milliseconds of the oldest one (one

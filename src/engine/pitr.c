@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/engine.h"
+#include "engine/engine_int.h"
 #include "util/jsonread.h"
 
 #define RECORD_KEY_LEN (QR_PITR_PREFIX_LEN + 4 + 8 + 8)

@@ -7,7 +7,6 @@
 #include <stdint.h>
 
 #include "quarry.h"
-#include "storage/store.h"
 #include "util/err.h"
 
 struct table;
@@ -20,11 +19,6 @@ int pitr_enabled(const struct table *t);
  * as DynamoDB reports it. Returns 0, or -1 when PITR is not enabled. */
 int pitr_window(const json_t *pitr, double now, double *earliest, double *latest);
 
-/* Adds to b, when t's PITR is enabled, the record of a write that turns old_item into
- * new_item (either may be NULL). */
-int pitr_stage(qr_db *db, const struct table *t, store_batch *b, const json_t *old_item,
-               const json_t *new_item, qr_err *err);
-
 /* The items of table id that changed after when (seconds since the epoch), each as it
  * was then: *changes maps a key to {"K": its key attributes, "O": the item, absent when
  * there was none}. Read after a snapshot of the table, it turns the snapshot into the
@@ -33,9 +27,6 @@ int pitr_changes_since(qr_db *db, uint32_t id, double when, json_t **changes, qr
 
 /* Forgets table id's history (PITR disabled, or enabled afresh). */
 int pitr_drop(qr_db *db, uint32_t id, qr_err *err);
-
-/* Adds to b the deletion of table id's history (the table is being deleted). */
-void pitr_stage_drop(store_batch *b, uint32_t id);
 
 /* Trims each table's history to its recovery period (the expiry sweeper's turn). */
 void pitr_trim(qr_db *db, double now);

@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "engine/engine.h"
+#include "engine/engine_int.h"
 #include "model/value.h"
 
 #define APPLY_BATCH 256
@@ -593,7 +593,7 @@ static void *backfill_main(void *arg)
         pthread_mutex_unlock(&db->prop_lock);
         if (stop) break;
         table *t = catalog_get(db, job->table);
-        qr_index *ix = t ? table_index(t, job->index) : NULL;
+        qr_index *ix = t ? table_index_mut(t, job->index) : NULL;
         if (ix == NULL || !ix->creating) {
             catalog_release(db, t);
             break;

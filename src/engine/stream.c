@@ -13,7 +13,7 @@
 #include <string.h>
 #include <xxhash.h>
 
-#include "engine/engine.h"
+#include "engine/engine_int.h"
 #include "engine/stream.h"
 #include "model/value.h"
 #include "util/jsonread.h"

@@ -15,7 +15,6 @@
 #include <stdint.h>
 
 #include "quarry.h"
-#include "storage/store.h"
 #include "util/err.h"
 
 struct table;
@@ -48,10 +47,6 @@ void stream_table_dropped(qr_db *db, const char *name);
 /* ---- writes ---- */
 /* True if t has an open stream, so writes must know the item they replace. */
 int stream_enabled(const struct table *t);
-/* Adds the stream record of one item write (old_item -> new_item; either may be NULL)
- * to batch b, if t has an open stream and the write changes the item. */
-int stream_stage(qr_db *db, const struct table *t, store_batch *b, const json_t *old_item,
-                 const json_t *new_item, qr_err *err);
 /* While set on this thread, records say the service made the change (TTL expiry). */
 void stream_set_service_origin(int on);
 

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/engine.h"
+#include "engine/engine_int.h"
 #include "util/jsonread.h"
 
 typedef struct entry {

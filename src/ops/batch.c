@@ -261,7 +261,7 @@ int op_batch_get_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
                 continue;
             }
             json_t *item = NULL;
-            int found = item_read(db, NULL, key, &item, err);
+            int found = item_get_parsed(db, b->t, NULL, key, b->consistent, &item, err);
             if (found < 0) {
                 json_decref(list);
                 json_decref(left);
@@ -509,7 +509,7 @@ int op_batch_write_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     batch_table *bt = calloc(ntables, sizeof *bt);
     batch_write *w = calloc(BATCH_WRITE_MAX, sizeof *w);
     buf keys[BATCH_WRITE_MAX];
-    store_batch *sb = NULL;
+    item_txn *tx = NULL;
     int rc = -1;
     const char *name;
     json_t *list;
@@ -575,18 +575,28 @@ int op_batch_write_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
                 }
         }
     }
-    keys_lock(db, keys, nw);
-    sb = store_batch_new();
+    table **tables = malloc((nw ? nw : 1) * sizeof *tables);
+    if (tables == NULL) {
+        err_set(err, QR_E_INTERNAL, "out of memory");
+        goto done;
+    }
     for (size_t i = 0; i < nw; i++)
-        if (item_read_before_write(db, w[i].key, &w[i].old, err) < 0 ||
-            item_stage(db, w[i].bt->t, sb, w[i].key, w[i].old, w[i].item, err))
-            break;
-    int wrote = err->type == NULL && store_write(db->st, sb, err) == 0;
-    /* Statistics, and the mark that sends the index worker back for these writes' log
-     * records, before the items' next writes can run. */
-    for (size_t i = 0; wrote && i < nw; i++)
-        item_staged_done(w[i].bt->t, w[i].old, w[i].item);
-    keys_unlock(db, keys, nw);
+        tables[i] = w[i].bt->t;
+    int wrote = txn_begin(db, TXN_BATCH, nw, tables, keys, &tx, err) == 0;
+    for (size_t i = 0; wrote && i < nw; i++) {
+        const json_t *old;
+        if (txn_read(tx, i, &old, err) < 0)
+            wrote = 0;
+        else
+            w[i].old = json_incref((json_t *)old);
+        if (wrote && (w[i].item ? txn_put(tx, i, w[i].item, item_size(w[i].item), err)
+                                : txn_delete(tx, i, err)))
+            wrote = 0;
+    }
+    wrote = wrote && txn_commit(tx, err) == 0;
+    txn_end(tx);
+    tx = NULL;
+    free(tables);
     if (!wrote) goto done;
     for (size_t i = 0; i < nw; i++) {
         const json_t *o = w[i].old, *nv = w[i].item;
@@ -620,7 +630,6 @@ int op_batch_write_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     }
     rc = 0;
 done:
-    store_batch_free(sb);
     for (size_t i = 0; i < nw; i++) {
         buf_free(&keys[i]);
         json_decref(w[i].old);

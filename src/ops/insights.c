@@ -36,7 +36,7 @@ static int target(qr_db *db, json_t *req, table **t, const char **index, qr_err 
         return err_set(err, QR_E_NOT_FOUND, "Requested resource not found: Table: %s not found",
                        json_string_value(name));
     if (*index) {
-        qr_index *ix = table_index(*t, *index);
+        const qr_index *ix = table_index(*t, *index);
         if (ix == NULL || !ix->global) {
             err_set(err, QR_E_NOT_FOUND,
                     "Requested resource not found: Index: %s not found for table: %s", *index,

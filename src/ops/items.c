@@ -162,18 +162,6 @@ static int parse_write_exprs(req_exprs *x, json_t *req, int allowed, qr_err *err
     return envelope(err);
 }
 
-int item_check_condition(const expr_cond *c, const json_t *old, const char *on_failure, qr_err *err)
-{
-    if (c == NULL) return 0;
-    int ok = expr_cond_eval(c, old, err);
-    if (ok < 0) return -1;
-    if (ok) return 0;
-    err_set(err, QR_E_CONDITION, "The conditional request failed");
-    if (old && strcmp(on_failure, "ALL_OLD") == 0 && err->item == NULL)
-        err->item = json_deep_copy(old);
-    return -1;
-}
-
 int item_update_leaves_none(const table *t, const json_t *old, const expr_update *u,
                             const json_t *item)
 {
@@ -213,11 +201,8 @@ int op_put_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     table *t = NULL;
     req_exprs x = {0};
     write_params p;
-    json_t *item, *old = NULL;
-    pthread_mutex_t *lock = NULL;
-    store_batch *batch = NULL;
-    char *raw = NULL;
-    size_t raw_len = 0, old_size = 0;
+    json_t *item;
+    item_txn *tx = NULL;
     buf key;
     buf_init(&key, 0);
     int rc = -1;
@@ -254,39 +239,28 @@ int op_put_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     }
     if (parse_write_exprs(&x, req, EXPRS_CONDITION, err)) goto done;
     if (key_item(&key, t, item, err)) goto done;
+    if (txn_begin(db, TXN_ITEM, 1, &t, &key, &tx, err)) goto done;
     /* The current item is parsed only when something needs more than its size. */
-    int need_old = x.condition || strcmp(p.return_values, "ALL_OLD") == 0 || table_has_indexes(t) ||
-                   stream_enabled(t) || pitr_enabled(t);
-    if (item_lock(db, &key, &lock, err)) goto done;
-    int found = item_read_raw_before_write(db, &key, &raw, &raw_len, err);
-    if (found < 0) goto done;
-    if (found) {
-        const char *json;
-        size_t jlen;
-        if (item_stored(raw, raw_len, &json, &jlen, &old_size) ||
-            (need_old && (old = json_read(json, jlen, JSON_ALLOW_NUL, NULL)) == NULL)) {
-            err_set(err, QR_E_INTERNAL, "stored item is corrupt");
-            goto done;
-        }
-    }
-    if (item_check_condition(x.condition, old, p.on_failure, err)) goto done;
-    batch = store_batch_new();
-    if (item_stage_sized(db, t, batch, &key, found, old, item, new_size, err) ||
-        item_write_locked(db, t, batch, &lock, found ? 0 : 1, (int64_t)new_size - (int64_t)old_size,
-                          err))
+    const json_t *old = NULL;
+    size_t old_size;
+    int want_old = x.condition || strcmp(p.return_values, "ALL_OLD") == 0;
+    if ((want_old && txn_read(tx, 0, &old, err) < 0) || txn_read_size(tx, 0, &old_size, err) < 0 ||
+        txn_check(tx, 0, x.condition, p.on_failure, err) || txn_put(tx, 0, item, new_size, err) ||
+        txn_commit(tx, err))
         goto done;
     *resp = json_object();
-    if (old && strcmp(p.return_values, "ALL_OLD") == 0) json_object_set(*resp, "Attributes", old);
-    report_write_capacity(*resp, p.capacity, t,
-                          capacity_write_units(old_size > new_size ? old_size : new_size), old,
-                          item);
+    if (old && strcmp(p.return_values, "ALL_OLD") == 0)
+        json_object_set(*resp, "Attributes", (json_t *)old);
+    if (strcmp(p.capacity, "NONE")) {
+        if (old == NULL && table_has_indexes(t)) txn_read(tx, 0, &old, err);
+        report_write_capacity(*resp, p.capacity, t,
+                              capacity_write_units(old_size > new_size ? old_size : new_size), old,
+                              item);
+    }
     report_metrics(db, t, &p, *resp, item);
     rc = 0;
 done:
-    if (lock) pthread_mutex_unlock(lock);
-    store_batch_free(batch);
-    free(raw);
-    json_decref(old);
+    txn_end(tx);
     exprs_free(&x);
     buf_free(&key);
     catalog_release_after_writes(t);
@@ -299,8 +273,7 @@ int op_get_item(qr_db *db, json_t *req, buf *out, qr_err *err)
     req_exprs x = {0};
     json_t *keyv;
     const char *capacity;
-    char *raw = NULL;
-    size_t raw_len = 0;
+    stored_item it = {0};
     int consistent, rc = -1;
     buf key;
     buf_init(&key, 0);
@@ -322,18 +295,14 @@ int op_get_item(qr_db *db, json_t *req, buf *out, qr_err *err)
     if (exprs_parse(&x, req, EXPRS_PROJECTION, err) || exprs_finish(&x)) goto done;
     if (exprs_check_key_paths(&x, t, err)) goto done;
     if (key_item(&key, t, keyv, err)) goto done;
-    int found = item_read_raw(db, NULL, &key, &raw, &raw_len, err);
+    int found = item_get(db, t, NULL, &key, consistent, &it, err);
     if (found < 0) goto done;
-    size_t size = 0;
-    buf_reserve(out, raw_len + 128); /* the item and what surrounds it, in one allocation */
+    size_t size = it.size;
+    const char *json = it.json;
+    size_t jlen = it.len;
+    buf_reserve(out, it.raw_len + 128); /* the item and what surrounds it, in one allocation */
     buf_putc(out, '{');
     if (found) {
-        const char *json;
-        size_t jlen;
-        if (item_stored(raw, raw_len, &json, &jlen, &size)) {
-            err_set(err, QR_E_INTERNAL, "stored item is corrupt");
-            goto done;
-        }
         buf_puts(out, "\"Item\":");
         if (x.projection) {
             json_t *item = json_read(json, jlen, JSON_ALLOW_NUL, NULL),
@@ -354,7 +323,7 @@ int op_get_item(qr_db *db, json_t *req, buf *out, qr_err *err)
     buf_putc(out, '}');
     rc = 0;
 done:
-    free(raw);
+    stored_item_free(&it);
     exprs_free(&x);
     buf_free(&key);
     catalog_release(db, t);
@@ -368,8 +337,8 @@ typedef struct keyed_write {
     write_params p;
     json_t *keyv; /* the request's Key (borrowed) */
     buf key;
-    pthread_mutex_t *lock; /* held between keyed_lock_read and keyed_unlock */
-    json_t *old;           /* the current item, or NULL */
+    item_txn *tx;      /* from keyed_lock_read to keyed_end */
+    const json_t *old; /* the current item, or NULL (the transaction's) */
 } keyed_write;
 
 /* A keyed write without its Key: DynamoDB judges the request's members together and
@@ -444,21 +413,14 @@ static int keyed_begin(qr_db *db, json_t *req, int allow_updated, int expression
 /* Locks the item, reads it and checks the request's condition against it. */
 static int keyed_lock_read(qr_db *db, keyed_write *w, qr_err *err)
 {
-    if (item_lock(db, &w->key, &w->lock, err)) return -1;
-    if (item_read_before_write(db, &w->key, &w->old, err) < 0) return -1;
-    return item_check_condition(w->x.condition, w->old, w->p.on_failure, err);
-}
-
-static void keyed_unlock(keyed_write *w)
-{
-    if (w->lock) pthread_mutex_unlock(w->lock);
-    w->lock = NULL;
+    if (txn_begin(db, TXN_ITEM, 1, &w->t, &w->key, &w->tx, err)) return -1;
+    if (txn_read(w->tx, 0, &w->old, err) < 0) return -1;
+    return txn_check(w->tx, 0, w->x.condition, w->p.on_failure, err);
 }
 
 static void keyed_end(keyed_write *w)
 {
-    keyed_unlock(w);
-    json_decref(w->old);
+    txn_end(w->tx);
     exprs_free(&w->x);
     buf_free(&w->key);
     catalog_release_after_writes(w->t);
@@ -470,11 +432,10 @@ int op_delete_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     int rc = -1;
     if (keyed_begin(db, req, 0, EXPRS_CONDITION, &w, err) || keyed_lock_read(db, &w, err))
         goto done;
-    if (item_write(db, w.t, &w.key, w.old, NULL, &w.lock, err)) goto done;
-    keyed_unlock(&w);
+    if (txn_delete(w.tx, 0, err) || txn_commit(w.tx, err)) goto done;
     *resp = json_object();
     if (w.old && strcmp(w.p.return_values, "ALL_OLD") == 0)
-        json_object_set(*resp, "Attributes", w.old);
+        json_object_set(*resp, "Attributes", (json_t *)w.old);
     report_write_capacity(*resp, w.p.capacity, w.t, write_units(w.old, NULL), w.old, NULL);
     report_metrics(db, w.t, &w.p, *resp, w.old);
     rc = 0;
@@ -561,13 +522,14 @@ static int update_item(qr_db *db, json_t *req, int measure_request, json_t **res
         }
         goto done;
     }
-    if (item_write(db, w.t, &w.key, w.old, item, &w.lock, err)) goto done;
-    keyed_unlock(&w);
+    if ((item ? txn_put(w.tx, 0, item, item_size(item), err) : txn_delete(w.tx, 0, err)) ||
+        txn_commit(w.tx, err))
+        goto done;
     *resp = json_object();
     const char *rv = w.p.return_values;
     json_t *attrs = NULL;
     if (strcmp(rv, "ALL_OLD") == 0 && w.old)
-        attrs = json_incref(w.old);
+        attrs = json_incref((json_t *)w.old);
     else if (strcmp(rv, "ALL_NEW") == 0 && item)
         attrs = json_incref(item);
     else if (strncmp(rv, "UPDATED_", 8) == 0 && w.x.update &&

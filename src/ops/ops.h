@@ -10,7 +10,7 @@
 
 #include <jansson.h>
 
-#include "engine/engine.h"
+#include "engine/engine_int.h" /* until ops uses only engine.h */
 #include "expr/expr.h"
 #include "util/err.h"
 
@@ -228,11 +228,6 @@ void capacity_index_writes(const table *t, const json_t *old_item, const json_t 
                            double *index_units);
 
 /* ---- items.c ---- */
-/* Evaluates a write's condition (NULL: none) against the current item (NULL: none). On
- * failure records ConditionalCheckFailedException, with a copy of the item attached to
- * err->item when on_failure is "ALL_OLD". */
-int item_check_condition(const expr_cond *c, const json_t *old, const char *on_failure,
-                         qr_err *err);
 /* 1 when update u, applied to an absent item, left only the key (its actions only removed):
  * DynamoDB then writes no item. An update with no actions at all still creates one. */
 int item_update_leaves_none(const table *t, const json_t *old, const expr_update *u,

@@ -21,7 +21,7 @@
 #include <string.h>
 #include <yajl/yajl_parse.h>
 
-#include "engine/engine.h"
+#include "engine/engine_int.h" /* until ops uses only engine.h */
 #include "model/layer.h"
 #include "model/number.h"
 #include "model/value.h"
@@ -278,10 +278,7 @@ int op_put_item_fast(qr_db *db, const char *text, size_t len, qr_response *resp,
     buf_init(&f.stored, 0);
     table *t = NULL;
     json_t *keys = NULL;
-    pthread_mutex_t *lock = NULL;
-    store_batch *batch = NULL;
-    char *raw = NULL;
-    size_t raw_len = 0, old_size = 0;
+    item_txn *tx = NULL;
     buf key, val;
     buf_init(&key, 0);
     buf_init(&val, 0);
@@ -304,26 +301,8 @@ int op_put_item_fast(qr_db *db, const char *text, size_t len, qr_response *resp,
 
     /* From here on the request is this path's to answer. */
     rc = -1;
-    if (item_lock(db, &key, &lock, err)) goto done;
-    int found = item_read_raw_before_write(db, &key, &raw, &raw_len, err);
-    if (found < 0) goto done;
-    const char *old_json;
-    size_t old_json_len;
-    if (found && item_stored(raw, raw_len, &old_json, &old_json_len, &old_size)) {
-        err_set(err, QR_E_INTERNAL, "stored item is corrupt");
-        goto done;
-    }
-    batch = store_batch_new();
-    if (batch == NULL) {
-        err_set(err, QR_E_INTERNAL, "out of memory");
-        goto done;
-    }
-    if (item_stage_encoded(db, t, batch, &key, found, &val)) {
-        err_set(err, QR_E_INTERNAL, "the table changed under a write");
-        goto done;
-    }
-    if (item_write_locked(db, t, batch, &lock, found ? 0 : 1, (int64_t)f.size - (int64_t)old_size,
-                          err))
+    if (txn_begin(db, TXN_ITEM, 1, &t, &key, &tx, err) || txn_put_stored(tx, 0, &val, err) ||
+        txn_commit(tx, err))
         goto done;
     resp->body = strdup("{}");
     if (resp->body == NULL) {
@@ -340,9 +319,7 @@ done:
         memcpy(resp->tables, f.table, n);
         resp->tables[n] = '\0';
     }
-    if (lock) pthread_mutex_unlock(lock);
-    store_batch_free(batch);
-    free(raw);
+    txn_end(tx);
     json_decref(keys);
     buf_free(&key);
     buf_free(&val);

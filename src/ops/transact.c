@@ -590,11 +590,11 @@ static int check_updated_index_keys(const action *a, qr_err *e, qr_err *fatal)
 /* Computes the outcome of action a on its current item: 0 and a->new_item set, -1 with
  * the cancellation reason appended to reasons, or -2 with a failure of the whole request
  * in fatal. */
-static int evaluate(action *a, json_t *reasons, qr_err *fatal)
+static int evaluate(item_txn *x, size_t i, action *a, json_t *reasons, qr_err *fatal)
 {
     qr_err e;
     err_init(&e);
-    if (item_check_condition(a->x.condition, a->old, a->on_failure, &e) == 0) {
+    if (txn_check(x, i, a->x.condition, a->on_failure, &e) == 0) {
         if (a->kind == ACT_PUT) a->new_item = json_incref(a->item);
         if (a->kind == ACT_UPDATE) {
             a->new_item = json_deep_copy(a->old ? a->old : a->keyv);
@@ -657,15 +657,24 @@ static int run_write(qr_db *db, txn *tx, json_t *per_table, qr_err *err)
     if (keys == NULL) return err_set(err, QR_E_INTERNAL, "out of memory");
     for (size_t i = 0; i < tx->n; i++)
         keys[i] = tx->a[i].key; /* shallow: unlock matches by data pointer */
-    json_t *reasons = json_array();
-    store_batch *b = NULL;
-    int rc = -1, failed = 0;
-    txn_lock_keys(db, keys, tx->n);
+    table **tables = malloc(tx->n * sizeof *tables);
+    if (tables == NULL) {
+        free(keys);
+        return err_set(err, QR_E_INTERNAL, "out of memory");
+    }
     for (size_t i = 0; i < tx->n; i++)
-        if (item_read_before_write(db, &tx->a[i].key, &tx->a[i].old, err) < 0) goto unlock;
+        tables[i] = tx->a[i].t;
+    json_t *reasons = json_array();
+    item_txn *x = NULL;
+    int rc = -1, failed = 0;
+    if (txn_begin(db, TXN_ATOMIC, tx->n, tables, keys, &x, err)) goto unlock;
     for (size_t i = 0; i < tx->n; i++) {
-        action *a = &tx->a[i];
-        int outcome = evaluate(a, reasons, err);
+        const json_t *old;
+        if (txn_read(x, i, &old, err) < 0) goto unlock;
+        tx->a[i].old = json_incref((json_t *)old);
+    }
+    for (size_t i = 0; i < tx->n; i++) {
+        int outcome = evaluate(x, i, &tx->a[i], reasons, err);
         if (outcome == -2) goto unlock;
         if (outcome) failed = 1;
     }
@@ -675,13 +684,14 @@ static int run_write(qr_db *db, txn *tx, json_t *per_table, qr_err *err)
         cancel(reasons, err);
         goto unlock;
     }
-    b = store_batch_new();
     for (size_t i = 0; i < tx->n; i++) {
         action *a = &tx->a[i];
         if (a->kind == ACT_CHECK || (a->old == NULL && a->new_item == NULL)) continue;
-        if (item_stage(db, a->t, b, &a->key, a->old, a->new_item, err)) goto unlock;
+        if (a->new_item ? txn_put(x, i, a->new_item, item_size(a->new_item), err)
+                        : txn_delete(x, i, err))
+            goto unlock;
     }
-    if (store_batch_count(b) > 0 && store_write(db->st, b, err)) goto unlock;
+    if (txn_commit(x, err)) goto unlock;
     for (size_t i = 0; i < tx->n; i++) {
         action *a = &tx->a[i];
         size_t os = a->old ? item_size(a->old) : 0, ns = a->new_item ? item_size(a->new_item) : 0;
@@ -691,14 +701,13 @@ static int run_write(qr_db *db, txn *tx, json_t *per_table, qr_err *err)
             units_add(per_table, a->t->name, 0, 2 * capacity_write_units(os));
             continue;
         }
-        if (a->old || a->new_item) item_staged_done(a->t, a->old, a->new_item);
         units_add(per_table, a->t->name, 0, 2 * capacity_write_units(os > ns ? os : ns));
     }
     rc = 0;
 unlock:
-    txn_unlock_keys(db, keys, tx->n);
-    store_batch_free(b);
+    txn_end(x);
     json_decref(reasons);
+    free(tables);
     free(keys);
     return rc;
 }
@@ -822,7 +831,7 @@ int op_transact_get_items(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     json_t *list, *per_table = NULL, *responses = NULL;
     const char *capacity;
     txn tx = {0};
-    const store_snapshot *snap = NULL;
+    const read_view *snap = NULL;
     int rc = -1;
     size_t bytes = 0;
     if (transact_items(req, &list, err)) return -1;
@@ -831,10 +840,10 @@ int op_transact_get_items(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     if (parse_actions(db, list, 1, &tx, err)) goto done;
     per_table = json_array();
     responses = json_array();
-    snap = store_snapshot_new(db->st);
+    snap = read_view_open(db);
     for (size_t i = 0; i < tx.n; i++) {
         action *a = &tx.a[i];
-        if (item_read(db, snap, &a->key, &a->old, err) < 0) goto done;
+        if (item_get_parsed(db, a->t, snap, &a->key, 1, &a->old, err) < 0) goto done;
         size_t size = a->old ? item_size(a->old) : 0;
         bytes += size;
         if (bytes > TXN_MAX_BYTES) {
@@ -855,7 +864,7 @@ int op_transact_get_items(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     if (cc) json_object_set_new(*resp, "ConsumedCapacity", cc);
     rc = 0;
 done:
-    if (snap) store_snapshot_free(db->st, snap);
+    read_view_close(db, snap);
     json_decref(responses);
     json_decref(per_table);
     txn_free(db, &tx);

@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "engine/engine.h"
+#include "engine/engine_int.h"
 #include "quarry.h"
 
 #include "call.h"
@@ -30,7 +30,7 @@ static double now_seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static uint32_t table_id(qr_db *db)
+static uint32_t id_of_table(qr_db *db)
 {
     table *t = catalog_get(db, "hist");
     uint32_t id = t ? t->id : 0;
@@ -45,7 +45,8 @@ static int n_at(qr_db *db, double when, const char *id)
     json_t *changes;
     qr_err e;
     err_init(&e);
-    CHECK(pitr_changes_since(db, table_id(db), when, &changes, &e) == 0, "history read: %s", e.msg);
+    CHECK(pitr_changes_since(db, id_of_table(db), when, &changes, &e) == 0, "history read: %s",
+          e.msg);
     err_clear(&e);
     char key[128];
     snprintf(key, sizeof key, "{\"id\":{\"S\":\"%s\"}}", id);
@@ -64,7 +65,7 @@ static size_t history_size(qr_db *db, double when)
     json_t *changes;
     qr_err e;
     err_init(&e);
-    pitr_changes_since(db, table_id(db), when, &changes, &e);
+    pitr_changes_since(db, id_of_table(db), when, &changes, &e);
     err_clear(&e);
     size_t n = json_object_size(changes);
     json_decref(changes);
@@ -149,7 +150,7 @@ int main(void)
     json_decref(got);
 
     /* Deleting the table drops its history with it. */
-    uint32_t id = table_id(db);
+    uint32_t id = id_of_table(db);
     json_decref(call(db, "DeleteTable", 1, "{\"TableName\":\"hist\"}"));
     json_t *changes;
     qr_err e;

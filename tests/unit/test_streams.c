@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "engine/engine.h"
+#include "engine/engine_int.h"
 #include "quarry.h"
 
 #include "call.h"

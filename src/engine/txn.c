@@ -1,0 +1,327 @@
+/* txn.c — item transactions: the one write path of items (see engine.h).
+ *
+ * Single-item writes, batches, TransactWriteItems, TTL expiry and restores all write
+ * through here, so index upkeep, item collection sizes, stream records, recovery history,
+ * statistics, the hook and the staged commit of serve --no-sync can never be skipped by
+ * one kind of write. Conditions and the shape of requests are the callers' part. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/engine_int.h"
+#include "model/value.h"
+
+typedef struct txn_slot {
+    table *t;
+    const buf *key;
+    int read;  /* the current item was read */
+    char *raw; /* its stored form, NULL if there is none */
+    size_t raw_len;
+    size_t old_size;  /* its DynamoDB size */
+    json_t *old;      /* parsed on demand */
+    int written;      /* put or deleted (staged) */
+    json_t *new_item; /* what was put (a reference), when parsed; NULL for a delete */
+    size_t new_size;
+    int put;
+} txn_slot;
+
+struct item_txn {
+    qr_db *db;
+    txn_kind kind;
+    int system;
+    size_t n;
+    const buf *keys;
+    txn_slot *slots;
+    pthread_mutex_t *lock; /* TXN_ITEM's stripe, while this transaction holds it */
+    int locked;            /* TXN_BATCH and TXN_ATOMIC: their stripes are held */
+    store_batch *b;
+};
+
+int txn_begin(qr_db *db, int kind, size_t n, table *const *tables, const buf *keys, item_txn **out,
+              qr_err *err)
+{
+    *out = NULL;
+    item_txn *x = calloc(1, sizeof *x);
+    txn_slot *slots = calloc(n ? n : 1, sizeof *slots);
+    if (x == NULL || slots == NULL) {
+        free(x);
+        free(slots);
+        return err_set(err, QR_E_INTERNAL, "out of memory");
+    }
+    x->db = db;
+    x->kind = (txn_kind)(kind & 0xff);
+    x->system = (kind & TXN_SYSTEM) != 0;
+    x->n = n;
+    x->keys = keys;
+    x->slots = slots;
+    for (size_t i = 0; i < n; i++) {
+        slots[i].t = tables[i];
+        slots[i].key = &keys[i];
+    }
+    if (x->kind == TXN_ITEM) {
+        if (n != 1 || item_lock(db, &keys[0], &x->lock, err)) {
+            if (n != 1) err_set(err, QR_E_INTERNAL, "a single-item transaction of %zu items", n);
+            free(slots);
+            free(x);
+            return -1;
+        }
+    } else if (x->kind == TXN_BATCH) {
+        keys_lock(db, keys, n);
+        x->locked = 1;
+    } else {
+        txn_lock_keys(db, keys, n);
+        x->locked = 1;
+    }
+    *out = x;
+    return 0;
+}
+
+/* Reads item i's stored form once. */
+static int slot_read(item_txn *x, txn_slot *s, qr_err *err)
+{
+    if (s->read) return s->raw != NULL;
+    int found = item_read_raw_before_write(x->db, s->key, &s->raw, &s->raw_len, err);
+    if (found < 0) return -1;
+    s->read = 1;
+    if (!found) return 0;
+    const char *json;
+    size_t len;
+    if (item_stored(s->raw, s->raw_len, &json, &len, &s->old_size)) {
+        free(s->raw);
+        s->raw = NULL;
+        return err_set(err, QR_E_INTERNAL, "stored item is corrupt");
+    }
+    return 1;
+}
+
+int txn_read_size(item_txn *x, size_t i, size_t *size, qr_err *err)
+{
+    txn_slot *s = &x->slots[i];
+    int found = slot_read(x, s, err);
+    *size = found > 0 ? s->old_size : 0;
+    return found;
+}
+
+int txn_read(item_txn *x, size_t i, const json_t **item, qr_err *err)
+{
+    txn_slot *s = &x->slots[i];
+    *item = NULL;
+    int found = slot_read(x, s, err);
+    if (found <= 0) return found;
+    if (s->old == NULL && (s->old = item_decode(s->raw, s->raw_len)) == NULL)
+        return err_set(err, QR_E_INTERNAL, "stored item is corrupt");
+    *item = s->old;
+    return 1;
+}
+
+int txn_check(item_txn *x, size_t i, const expr_cond *c, const char *on_failure, qr_err *err)
+{
+    if (c == NULL) return 0;
+    const json_t *old;
+    if (txn_read(x, i, &old, err) < 0) return -1;
+    int ok = expr_cond_eval(c, old, err);
+    if (ok < 0) return -1;
+    if (ok) return 0;
+    err_set(err, QR_E_CONDITION, "The conditional request failed");
+    if (old && strcmp(on_failure, "ALL_OLD") == 0 && err->item == NULL)
+        err->item = json_deep_copy(old);
+    return -1;
+}
+
+/* An item written over is often written or read again soon (updates, counters), and
+ * the row cache keeps its new value; a new item's is not kept, which would cost each
+ * insert a copy (engine bench: inserts 4% slower), and its first read caches it. */
+static void put_item_value(store_batch *b, const buf *key, int replacing, const buf *val)
+{
+    if (replacing)
+        store_batch_put_cached(b, key->data, key->len, val->data, val->len);
+    else
+        store_batch_put(b, key->data, key->len, val->data, val->len);
+}
+
+/* Stages the write of item i: new_item (parsed, or NULL when the table needs no parse)
+ * stored as val, or a delete when val is NULL. */
+static int stage(item_txn *x, size_t i, const json_t *new_item, const buf *val, size_t size,
+                 qr_err *err)
+{
+    txn_slot *s = &x->slots[i];
+    if (s->written) return err_set(err, QR_E_INTERNAL, "an item written twice in one transaction");
+    int found = slot_read(x, s, err);
+    if (found < 0) return -1;
+    if (val == NULL && !found) return 0; /* deleting nothing writes nothing */
+    if (x->b == NULL && (x->b = store_batch_new()) == NULL)
+        return err_set(err, QR_E_INTERNAL, "out of memory");
+    stats_stage_begin(x->db, x->b);
+    if (!table_keeps_items_only(s->t)) {
+        const json_t *old;
+        if (txn_read(x, i, &old, err) < 0) return -1;
+        json_t *parsed = NULL;
+        if (val && new_item == NULL &&
+            (new_item = parsed = item_decode(val->data, val->len)) == NULL)
+            return err_set(err, QR_E_INTERNAL, "cannot read the item to write");
+        int rc = index_stage(x->db, s->t, x->b, old, new_item, val, err) ||
+                         stream_stage(x->db, s->t, x->b, old, new_item, err) ||
+                         pitr_stage(x->db, s->t, x->b, old, new_item, err)
+                     ? -1
+                     : 0;
+        if (rc == 0 && new_item)
+            s->new_item = parsed ? parsed : json_incref((json_t *)new_item);
+        else
+            json_decref(parsed);
+        if (rc) return -1;
+    }
+    if (val)
+        put_item_value(x->b, s->key, found, val);
+    else
+        store_batch_delete(x->b, s->key->data, s->key->len);
+    s->written = 1;
+    s->put = val != NULL;
+    s->new_size = val ? size : 0;
+    return 0;
+}
+
+int txn_put(item_txn *x, size_t i, const json_t *item, size_t size, qr_err *err)
+{
+    buf val;
+    buf_init(&val, 0);
+    int rc = item_encode_sized(item, size, &val)
+                 ? err_set(err, QR_E_INTERNAL, "cannot encode the item")
+                 : stage(x, i, item, &val, size, err);
+    buf_free(&val);
+    return rc;
+}
+
+int txn_put_stored(item_txn *x, size_t i, const buf *stored, qr_err *err)
+{
+    const char *json;
+    size_t len, size;
+    if (item_stored(stored->data, stored->len, &json, &len, &size))
+        return err_set(err, QR_E_INTERNAL, "not an item in the stored form");
+    return stage(x, i, NULL, stored, size, err);
+}
+
+int txn_delete(item_txn *x, size_t i, qr_err *err)
+{
+    return stage(x, i, NULL, NULL, 0, err);
+}
+
+uint64_t key_partition_hash(const char *key, size_t len)
+{
+    uint64_t h = 0;
+    for (size_t i = 7; i < 15 && i < len; i++)
+        h = h << 8 | (unsigned char)key[i];
+    return h;
+}
+
+/* Reports the index entries one written item changes: one access per entry put and
+ * per entry removed from another partition. */
+static void report_index_writes(item_txn *x, const txn_slot *s, engine_access *a)
+{
+    buf k;
+    buf_init(&k, 0);
+    for (size_t j = 0; j < s->t->nindexes; j++) {
+        const qr_index *ix = &s->t->indexes[j];
+        int writes = 0;
+        size_t bytes = index_write_bytes(s->t, ix, s->old, s->new_item, &writes);
+        if (writes == 0) continue;
+        a->index = ix->name;
+        for (int side = 0; side < 2; side++) {
+            const json_t *item = side ? s->new_item : s->old;
+            if (item == NULL || (side == 0 && writes < 2 && s->new_item)) continue;
+            buf_reset(&k);
+            qr_err e;
+            err_init(&e);
+            if (index_entry_key(s->t, ix, item, &k, &e) == 1) {
+                a->partition = key_partition_hash(k.data, k.len);
+                a->bytes = side ? bytes : 0;
+                engine_report(x->db, a);
+            }
+            err_clear(&e);
+        }
+    }
+    buf_free(&k);
+}
+
+static void report_writes(item_txn *x)
+{
+    for (size_t i = 0; i < x->n; i++) {
+        const txn_slot *s = &x->slots[i];
+        if (!s->written) continue;
+        engine_access a = {.table = s->t->name,
+                           .partition = key_partition_hash(s->key->data, s->key->len),
+                           .bytes = s->put ? s->new_size : s->old_size,
+                           .write = 1,
+                           .system = x->system};
+        engine_report(x->db, &a);
+        if (s->t->nindexes) report_index_writes(x, s, &a);
+    }
+}
+
+static void unlock_stripe(void *m, uint64_t unused, int written)
+{
+    (void)unused;
+    (void)written;
+    pthread_mutex_unlock(m);
+}
+
+int txn_commit(item_txn *x, qr_err *err)
+{
+    if (x->b == NULL || store_batch_count(x->b) == 0) return 0;
+    int rc;
+    if (x->kind == TXN_ITEM) {
+        const txn_slot *s = &x->slots[0];
+        /* The item stays locked until its staged write is in the store. */
+        rc = store_write_staged(x->db->st, x->b, err);
+        if (rc == 0)
+            table_stats_adjust_after_commit(s->t, s->put - (s->raw != NULL),
+                                            (int64_t)s->new_size - (int64_t)s->old_size);
+        store_after_commit(unlock_stripe, x->lock, 0);
+        x->lock = NULL;
+    } else {
+        rc = store_write(x->db->st, x->b, err);
+        for (size_t i = 0; rc == 0 && i < x->n; i++) {
+            const txn_slot *s = &x->slots[i];
+            if (s->written)
+                table_stats_adjust(s->t, s->put - (s->raw != NULL),
+                                   (int64_t)s->new_size - (int64_t)s->old_size);
+        }
+    }
+    if (rc == 0 && x->db->hook) report_writes(x);
+    return rc;
+}
+
+void txn_end(item_txn *x)
+{
+    if (x == NULL) return;
+    if (x->lock) pthread_mutex_unlock(x->lock);
+    if (x->locked) {
+        if (x->kind == TXN_BATCH)
+            keys_unlock(x->db, x->keys, x->n);
+        else
+            txn_unlock_keys(x->db, x->keys, x->n);
+    }
+    for (size_t i = 0; i < x->n; i++) {
+        free(x->slots[i].raw);
+        json_decref(x->slots[i].old);
+        json_decref(x->slots[i].new_item);
+    }
+    store_batch_free(x->b);
+    free(x->slots);
+    free(x);
+}
+
+int table_keeps_items_only(const table *t)
+{
+    return t->nindexes == 0 && !stream_enabled(t) && !pitr_enabled(t);
+}
+
+void engine_set_hook(qr_db *db, engine_hook_fn fn, void *arg)
+{
+    db->hook_arg = arg;
+    db->hook = fn;
+}
+
+void engine_report(qr_db *db, const engine_access *a)
+{
+    if (db->hook) db->hook(db->hook_arg, a);
+}
