@@ -1,7 +1,7 @@
-/* partiql.c — ExecuteStatement, BatchExecuteStatement and ExecuteTransaction: DynamoDB's
+/* api.c — ExecuteStatement, BatchExecuteStatement and ExecuteTransaction: DynamoDB's
  * PartiQL API, as translations into the requests of the item operations.
  *
- * Each statement (parsed by partiql_parse.c) becomes the request of an existing handler,
+ * Each statement (parsed by parse.c) becomes the request of an existing handler,
  * which then applies every rule of its own: SELECT a Query (when the WHERE fixes the
  * partition key with = or IN) or a Scan, INSERT a PutItem that must not find the item,
  * UPDATE an UpdateItem that must find it, DELETE a DeleteItem; in transactions
@@ -20,7 +20,8 @@
 #include "model/layer.h"
 #include "model/value.h"
 #include "ops/ops.h"
-#include "ops/partiql.h"
+#include "partiql/api.h"
+#include "partiql/statement.h"
 #include "util/jsonread.h"
 
 #define STATEMENT_MAX 8192
