@@ -120,11 +120,6 @@ int arn_is(const char *field, size_t len, const char *want);
 int arn_split_resource(const char *arn, arn_parts *out, qr_err *err);
 /* The account quarry's ARNs name. */
 #define QR_ACCOUNT "000000000000"
-/* partiql.c: the PartiQL API */
-int op_execute_statement(qr_db *db, json_t *req, json_t **resp, qr_err *err);
-int op_batch_execute_statement(qr_db *db, json_t *req, json_t **resp, qr_err *err);
-int op_execute_transaction(qr_db *db, json_t *req, json_t **resp, qr_err *err);
-
 /* streams.c: the DynamoDB Streams API */
 int op_list_streams(qr_db *db, json_t *req, json_t **resp, qr_err *err);
 int op_describe_stream(qr_db *db, json_t *req, json_t **resp, qr_err *err);

@@ -11,6 +11,7 @@
 #include "model/layer.h"
 #include "model/value.h"
 #include "ops/ops.h"
+#include "partiql/api.h"
 #include "util/jsonread.h"
 
 typedef struct operation {

@@ -1,10 +1,10 @@
-/* partiql_parse.c — the lexer and recursive-descent parser of DynamoDB's PartiQL.
+/* parse.c — the lexer and recursive-descent parser of DynamoDB's PartiQL.
  *
  * SELECT, INSERT, UPDATE, DELETE and EXISTS(SELECT ...) over one table, with literals
  * (strings, numbers, TRUE/FALSE, NULL, lists, maps, sets), ? parameters, document paths and
  * the conditions and functions DynamoDB documents; line and block comments are whitespace.
- * It builds the tree of partiql.h; it does not check the statement against a table
- * (partiql.c does). Nesting is bounded, so no statement can exhaust the stack. */
+ * It builds the tree of statement.h; it does not check the statement against a table (the
+ * planner does). Nesting is bounded, so no statement can exhaust the stack. */
 #include <ctype.h>
 #include <stdint.h>
 #include <stdarg.h>
@@ -13,7 +13,7 @@
 #include <strings.h>
 
 #include "model/value.h"
-#include "ops/partiql.h"
+#include "partiql/statement.h"
 
 #define MAX_NESTING 64
 #define PATH_SHOWN 256 /* bytes of a literal's path shown in messages */

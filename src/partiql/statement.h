@@ -1,12 +1,11 @@
-/* partiql.h — DynamoDB's dialect of PartiQL: the statement tree that partiql_parse.c builds
- * from a statement's text and its ? parameters, and that partiql.c translates into requests
- * of the item operations (Query, Scan, PutItem, UpdateItem, DeleteItem, the transactions).
+/* statement.h — DynamoDB's dialect of PartiQL as a tree: what parse.c builds from a
+ * statement's text and its ? parameters, and what the planner (plan.h) reads.
  *
- * The tree holds values already as DynamoDB AttributeValues (jansson, as in model/value.h),
- * parameters substituted; paths as JSON arrays of names (strings) and list indexes
- * (integers). Nothing here knows tables or evaluates anything. */
-#ifndef QR_PARTIQL_H
-#define QR_PARTIQL_H
+ * Values are already DynamoDB AttributeValues (jansson, as in model/value.h), parameters
+ * substituted; paths are JSON arrays of names (strings) and list indexes (integers).
+ * Nothing here knows tables, plans or evaluates anything. */
+#ifndef QR_PARTIQL_STATEMENT_H
+#define QR_PARTIQL_STATEMENT_H
 
 #include <jansson.h>
 #include <stddef.h>
