@@ -132,8 +132,8 @@ typedef struct engine_access {
     const char *table;  /* the table's name */
     const char *index;  /* the index's name, or NULL for the table's own items */
     uint64_t partition; /* hash of the encoded partition key: where keys are ordered */
-    size_t bytes;       /* DynamoDB size of the item (or entry) read or written; 0 for a
-                           point read that found nothing or a delete of nothing */
+    size_t bytes;       /* DynamoDB size of the item (or index entry) read, written or
+                           removed; 0 for a point read that found nothing */
     int write;          /* 1: written or deleted; 0: read */
     int consistent;     /* reads: a strongly consistent read was asked for */
     int system;         /* the engine's own work (TTL expiry, restores), not a request's */

@@ -213,33 +213,48 @@ uint64_t key_partition_hash(const char *key, size_t len)
     return h;
 }
 
-/* Reports the index entries one written item changes: one access per entry put and
- * per entry removed from another partition. */
-static void report_index_writes(item_txn *x, const txn_slot *s, engine_access *a)
+/* The size of item's entry in index ix. */
+static size_t entry_size(const table *t, const qr_index *ix, const json_t *item)
 {
-    buf k;
-    buf_init(&k, 0);
+    json_t *entry = index_project(t, ix, item);
+    size_t size = entry ? item_size(entry) : 0;
+    json_decref(entry);
+    return size;
+}
+
+/* Reports the index entries one written item changes: the entry put, and the entry
+ * removed when the item leaves the index or its entry moves to another key. */
+static void report_index_writes(item_txn *x, const txn_slot *s, engine_access a)
+{
+    buf ok, nk;
+    buf_init(&ok, 0);
+    buf_init(&nk, 0);
     for (size_t j = 0; j < s->t->nindexes; j++) {
         const qr_index *ix = &s->t->indexes[j];
         int writes = 0;
-        size_t bytes = index_write_bytes(s->t, ix, s->old, s->new_item, &writes);
+        index_write_bytes(s->t, ix, s->old, s->new_item, &writes);
         if (writes == 0) continue;
-        a->index = ix->name;
-        for (int side = 0; side < 2; side++) {
-            const json_t *item = side ? s->new_item : s->old;
-            if (item == NULL || (side == 0 && writes < 2 && s->new_item)) continue;
-            buf_reset(&k);
-            qr_err e;
-            err_init(&e);
-            if (index_entry_key(s->t, ix, item, &k, &e) == 1) {
-                a->partition = key_partition_hash(k.data, k.len);
-                a->bytes = side ? bytes : 0;
-                engine_report(x->db, a);
-            }
-            err_clear(&e);
+        qr_err e;
+        err_init(&e);
+        buf_reset(&ok);
+        buf_reset(&nk);
+        int has_old = s->old && index_entry_key(s->t, ix, s->old, &ok, &e) == 1;
+        int has_new = s->new_item && index_entry_key(s->t, ix, s->new_item, &nk, &e) == 1;
+        err_clear(&e);
+        a.index = ix->name;
+        if (has_old && !(has_new && ok.len == nk.len && memcmp(ok.data, nk.data, ok.len) == 0)) {
+            a.partition = key_partition_hash(ok.data, ok.len);
+            a.bytes = entry_size(s->t, ix, s->old);
+            engine_report(x->db, &a);
+        }
+        if (has_new) {
+            a.partition = key_partition_hash(nk.data, nk.len);
+            a.bytes = entry_size(s->t, ix, s->new_item);
+            engine_report(x->db, &a);
         }
     }
-    buf_free(&k);
+    buf_free(&ok);
+    buf_free(&nk);
 }
 
 static void report_writes(item_txn *x)
@@ -253,7 +268,7 @@ static void report_writes(item_txn *x)
                            .write = 1,
                            .system = x->system};
         engine_report(x->db, &a);
-        if (s->t->nindexes) report_index_writes(x, s, &a);
+        if (s->t->nindexes) report_index_writes(x, s, a);
     }
 }
 
