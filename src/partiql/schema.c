@@ -52,8 +52,8 @@ int pq_schema_load(qr_db *db, const pq_stmt *st, pq_schema *s, qr_err *err)
     int rc = param_table(db, probe, "TableName", &t, err);
     json_decref(probe);
     if (rc) return -1;
-    int oom = (s->pk = strdup(t->pk.name)) == NULL;
-    if (t->sk.name) oom |= (s->sk = strdup(t->sk.name)) == NULL;
+    int oom = (s->pk = strdup(table_pk(t)->name)) == NULL;
+    if (table_sk(t)->name) oom |= (s->sk = strdup(table_sk(t)->name)) == NULL;
     const qr_index *ix = st->index ? table_index(t, st->index) : NULL;
     if (st->index && ix == NULL) {
         /* Query and Scan name the index in this message; PartiQL does not */
@@ -80,10 +80,10 @@ int pq_schema_load(qr_db *db, const pq_stmt *st, pq_schema *s, qr_err *err)
             oom |= (s->rsk[i] = strdup(ix->sk[i])) == NULL;
     } else {
         s->npk = 1;
-        oom |= (s->rpk[0] = strdup(t->pk.name)) == NULL;
-        if (t->sk.name) {
+        oom |= (s->rpk[0] = strdup(table_pk(t)->name)) == NULL;
+        if (table_sk(t)->name) {
             s->nsk = 1;
-            oom |= (s->rsk[0] = strdup(t->sk.name)) == NULL;
+            oom |= (s->rsk[0] = strdup(table_sk(t)->name)) == NULL;
         }
     }
     catalog_release(db, t);
