@@ -186,6 +186,11 @@ int qr_open(const char *dir, const qr_options *opts, qr_db **out, char **errmsg)
     pthread_mutex_init(&db->coll_lock, NULL);
     db->collections = json_object();
     db->next_table_id = 1;
+    if (meta_open(db)) {
+        if (errmsg) *errmsg = strdup("out of memory");
+        qr_close(db);
+        return QR_ERR;
+    }
     if (catalog_load(db) || stream_open(db) || propagate_start(db) || expire_start(db)) {
         if (errmsg) *errmsg = strdup("cannot read the table catalog");
         qr_close(db);
@@ -232,6 +237,7 @@ void qr_close(qr_db *db)
         table_free(db->tables[i]);
     free(db->tables);
     stream_close(db);
+    meta_close(db);
     store_close(db->st);
     pthread_mutex_destroy(&db->catalog_lock);
     for (int i = 0; i < QR_LOCK_STRIPES; i++)

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "engine/index.h"
+#include "engine/meta.h"
 #include "engine/pitr.h"
 #include "engine/stream.h"
 #include "expr/expr.h"

@@ -127,7 +127,15 @@ struct qr_db {
     struct stream_registry *streams; /* DynamoDB Streams (stream.c) */
     engine_hook_fn hook;             /* engine_set_hook's, or NULL */
     void *hook_arg;
+    struct meta_state *meta; /* backups, settings and request tokens (meta.c) */
 };
+
+/* ---- metadata (meta.c) ---- */
+typedef struct meta_state meta_state;
+/* Sets up db->meta (qr_open); -1 if out of memory. meta_close frees it (db->meta may
+ * be NULL). */
+int meta_open(qr_db *db);
+void meta_close(qr_db *db);
 
 #define QR_LOG_PREFIX "\0L"
 #define QR_LOG_PREFIX_LEN 2

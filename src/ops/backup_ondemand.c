@@ -1,83 +1,23 @@
 /* backup_ondemand.c — on-demand backups: CreateBackup, DescribeBackup, ListBackups,
- * DeleteBackup and RestoreTableFromBackup.
- *
- * A backup is a copy, taken from one snapshot, of a table's items and of its description.
- * Keys:  "\0B" | backup id (4 bytes BE) | 0x00               -> the backup's record (JSON)
- *        "\0B" | backup id (4 bytes BE) | 0x01 | n (8 BE)    -> item n (its JSON text)
- * The record is written last, once every item is, so a backup exists only when complete.
- * Backups outlive their table. A restore makes a new table from the description (with
- * the request's overrides) and writes the items through PutItem, so indexes and streams
- * see them as any write; the table's description then carries its RestoreSummary. */
+ * DeleteBackup and RestoreTableFromBackup. A backup is a copy, from one read view, of a
+ * table's items and a record of its description, both kept by the engine (meta.h); this
+ * file decides what the record says and how requests are answered. Backups outlive their
+ * table. A restore makes a new table from the record and writes the items through item
+ * transactions, so indexes and streams see them as any write. */
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "engine/engine.h"
+#include "model/value.h"
 #include "ops/ops.h"
 #include "util/jsonread.h"
 
-#define PREFIX "\0B"
-#define PREFIX_END "\0C"
 #define ARN_REGION_ACCOUNT "arn:aws:dynamodb:ddblocal:000000000000:table/"
-#define COPY_BATCH_ITEMS 512
 #define SYSTEM_BACKUP_DAYS 35
-
-static pthread_mutex_t backups_lock = PTHREAD_MUTEX_INITIALIZER;
-static uint32_t next_id;     /* under backups_lock; 0 until read from the store */
-static uint64_t next_for_db; /* the opening of the database next_id belongs to */
-
-static void backup_key(buf *k, uint32_t id, int part)
-{
-    buf_append(k, PREFIX, 2);
-    buf_put_be32(k, id);
-    buf_putc(k, (uint8_t)part);
-}
-
-/* Makes next_id known: one above the highest id stored. Called with backups_lock held. */
-static void read_next_id(qr_db *db)
-{
-    if (next_id != 0 && next_for_db == db->instance) return;
-    next_id = 1;
-    next_for_db = db->instance;
-    store_iter *it = store_iter_new(db->st, NULL, PREFIX, 2, PREFIX_END, 2);
-    store_iter_last(it);
-    if (store_iter_valid(it)) {
-        size_t kl;
-        const unsigned char *k = (const unsigned char *)store_iter_key(it, &kl);
-        if (kl >= 6)
-            next_id =
-                ((uint32_t)k[2] << 24 | (uint32_t)k[3] << 16 | (uint32_t)k[4] << 8 | k[5]) + 1;
-    }
-    store_iter_free(it);
-}
-
-/* A new backup id (take) or, with take 0, the id the next backup will have. */
-static uint32_t backup_ids(qr_db *db, int take)
-{
-    pthread_mutex_lock(&backups_lock);
-    read_next_id(db);
-    uint32_t id = take ? next_id++ : next_id;
-    pthread_mutex_unlock(&backups_lock);
-    return id;
-}
-
-/* The record of backup id, or NULL (err set only on a storage error). */
-static json_t *load(qr_db *db, uint32_t id, qr_err *err)
-{
-    buf k;
-    buf_init(&k, 0);
-    backup_key(&k, id, 0);
-    char *v = NULL;
-    size_t vl;
-    int rc = store_get(db->st, NULL, k.data, k.len, &v, &vl, err);
-    buf_free(&k);
-    if (rc <= 0) return NULL;
-    json_t *rec = json_read(v, vl, 0, NULL);
-    free(v);
-    return rec;
-}
+#define RESTORE_BATCH_ITEMS 100
 
 /* The backup id an ARN "arn:aws:dynamodb:REGION:ACCOUNT:table/NAME/backup/MS-ID" names
  * (0 if none), and, in *a, its parts. Checks what DynamoDB checks, in its words: a
@@ -124,8 +64,7 @@ static int find(qr_db *db, json_t *req, json_t **rec, uint32_t *id, qr_err *err)
     if (param_string(req, "BackupArn", &arn, err)) return -1;
     if (arn == NULL) return param_null("backupArn", err);
     if (backup_arn(arn, "backupArn", &a, id, err)) return -1;
-    if (*id) *rec = load(db, *id, err);
-    if (err->type) return -1;
+    if (*id && meta_backup_get(db, *id, rec, err) < 0) return -1;
     /* The same table and backup id, whatever the region says. */
     const char *stored =
         json_string_value(json_object_get(json_object_get(*rec, "BackupDetails"), "BackupArn"));
@@ -228,100 +167,29 @@ static json_t *record_of(const json_t *desc, const char *arn, const char *name, 
                      "SourceTableFeatureDetails", features, "Create", create);
 }
 
-/* Copies t's items, as one snapshot holds them, under backup id. */
-static int copy_items(qr_db *db, table *t, uint32_t id, int64_t *items, int64_t *bytes, qr_err *err)
-{
-    buf lo, hi, k;
-    buf_init(&lo, 0);
-    buf_init(&hi, 0);
-    buf_init(&k, 0);
-    key_table_prefix(&lo, t, 0);
-    key_table_prefix(&hi, t, 1);
-    const store_snapshot *snap = store_snapshot_new(db->st);
-    store_iter *it = store_iter_new(db->st, snap, lo.data, lo.len, hi.data, hi.len);
-    store_batch *b = store_batch_new();
-    int rc = 0;
-    uint64_t n = 0;
-    *items = *bytes = 0;
-    for (store_iter_first(it); rc == 0 && store_iter_valid(it); store_iter_next(it)) {
-        size_t vl, jlen, size;
-        const char *v = store_iter_value(it, &vl), *json;
-        if (item_stored(v, vl, &json, &jlen, &size) != 0) continue;
-        k.len = 0;
-        backup_key(&k, id, 1);
-        buf_put_be64(&k, n++);
-        store_batch_put(b, k.data, k.len, json, jlen);
-        (*items)++;
-        *bytes += (int64_t)size;
-        if (store_batch_count(b) >= COPY_BATCH_ITEMS) {
-            rc = store_write_nosync(db->st, b, err);
-            store_batch_clear(b);
-        }
-    }
-    if (rc == 0) rc = store_iter_status(it, err);
-    if (rc == 0 && store_batch_count(b) > 0) rc = store_write_nosync(db->st, b, err);
-    store_batch_free(b);
-    store_iter_free(it);
-    store_snapshot_free(db->st, snap);
-    buf_free(&lo);
-    buf_free(&hi);
-    buf_free(&k);
-    return rc;
-}
-
-/* Removes backup id (its items and record). */
-static int drop(qr_db *db, uint32_t id, qr_err *err)
-{
-    buf lo, hi;
-    buf_init(&lo, 0);
-    buf_init(&hi, 0);
-    backup_key(&lo, id, 0);
-    backup_key(&hi, id, 2);
-    store_batch *b = store_batch_new();
-    store_batch_delete_range(b, lo.data, lo.len, hi.data, hi.len);
-    int rc = store_write(db->st, b, err);
-    store_batch_free(b);
-    buf_free(&lo);
-    buf_free(&hi);
-    return rc;
-}
-
 /* Takes a backup of t (released here) named name, of type USER or SYSTEM; *resp is
  * CreateBackup's answer. */
 static int make_backup(qr_db *db, table *t, const char *name, const char *type, json_t **resp,
                        qr_err *err)
 {
-    uint32_t id = backup_ids(db, 1);
+    uint32_t id = meta_backup_id_take(db);
     double now = ops_now_seconds();
     char arn[600];
-    snprintf(arn, sizeof arn, ARN_REGION_ACCOUNT "%s/backup/%014lld-%08" PRIx32, t->name,
+    snprintf(arn, sizeof arn, ARN_REGION_ACCOUNT "%s/backup/%014lld-%08" PRIx32, table_name(t),
              (long long)(now * 1000), id);
-    pthread_mutex_lock(&db->catalog_lock);
-    json_t *desc = json_deep_copy(t->desc);
-    pthread_mutex_unlock(&db->catalog_lock);
+    json_t *desc = table_description(t);
     int64_t items = 0, bytes = 0;
-    int rc = copy_items(db, t, id, &items, &bytes, err);
+    const read_view *v = read_view_open(db);
+    int rc = meta_backup_copy(db, t, v, id, &items, &bytes, err);
+    read_view_close(db, v);
     catalog_release(db, t);
     json_t *rec = rc == 0 ? record_of(desc, arn, name, type, now, items, bytes) : NULL;
     json_decref(desc);
-    char *text = rec ? json_dumps(rec, JSON_COMPACT) : NULL;
-    if (rc == 0 && text == NULL)
-        rc = err_set(err, QR_E_INTERNAL, "cannot encode the backup's record");
-    if (rc == 0) {
-        buf k;
-        buf_init(&k, 0);
-        backup_key(&k, id, 0);
-        store_batch *b = store_batch_new();
-        store_batch_put(b, k.data, k.len, text, strlen(text));
-        rc = store_write(db->st, b, err); /* synced: the items written before it are too */
-        store_batch_free(b);
-        buf_free(&k);
-    }
-    free(text);
+    if (rc == 0) rc = meta_backup_put(db, id, rec, err); /* the record last: then complete */
     if (rc) {
         qr_err ignored;
         err_init(&ignored);
-        drop(db, id, &ignored);
+        meta_backup_drop(db, id, &ignored);
         err_clear(&ignored);
         json_decref(rec);
         return -1;
@@ -338,7 +206,7 @@ static int make_backup(qr_db *db, table *t, const char *name, const char *type, 
 int backup_deleted_table(qr_db *db, table *t, qr_err *err)
 {
     char name[300];
-    snprintf(name, sizeof name, "%s$DeletedTableBackup", t->name);
+    snprintf(name, sizeof name, "%s$DeletedTableBackup", table_name(t));
     json_t *answer = NULL;
     int rc = make_backup(db, t, name, "SYSTEM", &answer, err);
     json_decref(answer);
@@ -410,7 +278,7 @@ static int expired(qr_db *db, uint32_t id, const json_t *rec)
     if (until == NULL || json_number_value(until) > ops_now_seconds()) return 0;
     qr_err ignored;
     err_init(&ignored);
-    drop(db, id, &ignored);
+    meta_backup_drop(db, id, &ignored);
     err_clear(&ignored);
     return 1;
 }
@@ -436,7 +304,7 @@ int op_delete_backup(qr_db *db, json_t *req, json_t **resp, qr_err *err)
         json_decref(rec);
         return -1;
     }
-    if (drop(db, id, err)) {
+    if (meta_backup_drop(db, id, err)) {
         json_decref(rec);
         return -1;
     }
@@ -475,15 +343,12 @@ int op_list_backups(qr_db *db, json_t *req, json_t **resp, qr_err *err)
         arn_parts a;
         if (backup_arn(start, "exclusiveStartBackupArn", &a, &after, err)) return -1;
     }
-    uint32_t last = backup_ids(db, 0);
-    json_t *summaries = json_array();
-    int more = 0;
+    uint32_t last = meta_backup_id_peek(db), id = after;
+    json_t *summaries = json_array(), *rec;
+    int more = 0, found = 0;
     char last_arn[1100] = "";
-    for (uint64_t id = (uint64_t)after + 1; id < last && !more; id++) {
-        json_t *rec = load(db, (uint32_t)id, err);
-        if (err->type) break;
-        if (rec == NULL) continue;
-        if (expired(db, (uint32_t)id, rec)) {
+    while (!more && (found = meta_backup_next(db, id, last, &id, &rec, err)) == 1) {
+        if (expired(db, id, rec)) {
             json_decref(rec);
             continue;
         }
@@ -516,7 +381,7 @@ int op_list_backups(qr_db *db, json_t *req, json_t **resp, qr_err *err)
         }
         json_decref(rec);
     }
-    if (err->type) {
+    if (!more && found < 0) {
         json_decref(summaries);
         return -1;
     }
@@ -550,33 +415,70 @@ static int note_restore(json_t *desc, json_t *ids, void *arg, qr_err *err)
     return 0;
 }
 
-/* Writes the backup's items into table name through PutItem. */
+/* Writes n items (parsed, sized and keyed) into t in one item transaction of the
+ * engine's own. */
+static int restore_chunk(qr_db *db, table *t, size_t n, json_t *const *items, const size_t *sizes,
+                         const buf *keys, qr_err *err)
+{
+    table *tables[RESTORE_BATCH_ITEMS];
+    for (size_t i = 0; i < n; i++)
+        tables[i] = t;
+    item_txn *x;
+    if (txn_begin(db, TXN_BATCH | TXN_SYSTEM, n, tables, keys, &x, err)) return -1;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        rc = txn_put(x, i, items[i], sizes[i], err);
+    if (rc == 0) rc = txn_commit(x, err);
+    txn_end(x);
+    return rc;
+}
+
+/* Writes the backup's items into table name, RESTORE_BATCH_ITEMS at a time, each checked
+ * as PutItem checks an item. */
 static int restore_items(qr_db *db, uint32_t id, const char *name, qr_err *err)
 {
-    buf lo, hi;
-    buf_init(&lo, 0);
-    buf_init(&hi, 0);
-    backup_key(&lo, id, 1);
-    backup_key(&hi, id, 2);
-    store_iter *it = store_iter_new(db->st, NULL, lo.data, lo.len, hi.data, hi.len);
-    int rc = 0;
-    for (store_iter_first(it); rc == 0 && store_iter_valid(it); store_iter_next(it)) {
-        size_t vl;
-        const char *v = store_iter_value(it, &vl);
-        json_t *item = json_read(v, vl, JSON_ALLOW_NUL, NULL);
-        if (item == NULL) {
-            rc = err_set(err, QR_E_INTERNAL, "an item of the backup cannot be decoded");
-            break;
+    table *t = catalog_get(db, name);
+    if (t == NULL) return err_set(err, QR_E_NOT_FOUND, "Requested resource not found");
+    meta_backup_items *it = meta_backup_items_open(db, id);
+    json_t *items[RESTORE_BATCH_ITEMS];
+    size_t sizes[RESTORE_BATCH_ITEMS];
+    buf keys[RESTORE_BATCH_ITEMS];
+    for (size_t i = 0; i < RESTORE_BATCH_ITEMS; i++)
+        buf_init(&keys[i], 0);
+    int rc = 0, more = 1;
+    while (rc == 0 && more) {
+        size_t n = 0;
+        while (rc == 0 && n < RESTORE_BATCH_ITEMS) {
+            const char *json;
+            size_t len;
+            int got = meta_backup_items_next(it, &json, &len, err);
+            if (got <= 0) {
+                rc = got;
+                more = 0;
+                break;
+            }
+            json_t *item = json_read(json, len, JSON_ALLOW_NUL, NULL);
+            if (item == NULL) {
+                rc = err_set(err, QR_E_INTERNAL, "an item of the backup cannot be decoded");
+                break;
+            }
+            buf_reset(&keys[n]);
+            if (key_check_item(t, item, err) || item_validate_size(item, &sizes[n], err) ||
+                key_item(&keys[n], t, item, err)) {
+                json_decref(item);
+                rc = -1;
+                break;
+            }
+            items[n++] = item;
         }
-        json_t *put = json_pack("{s:s,s:o}", "TableName", name, "Item", item), *out = NULL;
-        rc = op_put_item(db, put, &out, err);
-        json_decref(out);
-        json_decref(put);
+        if (rc == 0 && n > 0) rc = restore_chunk(db, t, n, items, sizes, keys, err);
+        for (size_t i = 0; i < n; i++)
+            json_decref(items[i]);
     }
-    if (rc == 0) rc = store_iter_status(it, err);
-    store_iter_free(it);
-    buf_free(&lo);
-    buf_free(&hi);
+    meta_backup_items_close(it);
+    for (size_t i = 0; i < RESTORE_BATCH_ITEMS; i++)
+        buf_free(&keys[i]);
+    catalog_release_after_writes(t);
     return rc;
 }
 

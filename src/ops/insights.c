@@ -1,23 +1,16 @@
 /* insights.c — DescribeContributorInsights, UpdateContributorInsights and
  * ListContributorInsights: the contributor insights setting of a table or of one of its
- * global secondary indexes.
- *
- * quarry has no CloudWatch to send key statistics to, so this is the setting alone, kept
- * as DynamoDB reports it (status, mode, rule names, when it last changed), for the tools
- * that read and set it on every table. Enabling and disabling take effect at once:
- * UpdateContributorInsights answers ENABLING or DISABLING, as DynamoDB does, and the next
- * Describe shows ENABLED or DISABLED. */
-#include <pthread.h>
+ * global indexes (kept by the engine, meta.h). quarry has no CloudWatch to send key
+ * statistics to, so this is the setting alone, as DynamoDB reports it; enabling and
+ * disabling take effect at once (Update answers ENABLING or DISABLING, as DynamoDB does,
+ * and the next Describe shows ENABLED or DISABLED). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ops/ops.h"
 
-#define KIND 'I'
-
-static pthread_mutex_t update_lock =
-    PTHREAD_MUTEX_INITIALIZER; /* one read-modify-write at a time */
+#define KIND META_SETTING_INSIGHTS
 
 static const char *const modes[] = {"ACCESSED_AND_THROTTLED_KEYS", "THROTTLED_KEYS", NULL};
 /* The same modes in the order DynamoDB lists them when one is refused. */
@@ -54,7 +47,7 @@ static int target(qr_db *db, json_t *req, table **t, const char **index, qr_err 
 static json_t *rules(const table *t, const char *index, const json_t *s)
 {
     const qr_index *ix = index ? table_index(t, index) : NULL;
-    int has_sk = ix ? ix->nsk > 0 : t->sk.name != NULL;
+    int has_sk = ix ? ix->nsk > 0 : table_sk(t)->name != NULL;
     int accessed = strcmp(json_string_value(json_object_get(s, "Mode")), "THROTTLED_KEYS") != 0;
     long long since = (long long)(json_number_value(json_object_get(s, "Since")) * 1000);
     static const char *const kinds[] = {"PKC", "SKC", "PKT", "SKT"};
@@ -62,8 +55,8 @@ static json_t *rules(const table *t, const char *index, const json_t *s)
     char rule[600];
     for (int i = 0; i < 4; i++) {
         if ((kinds[i][0] == 'S' && !has_sk) || (kinds[i][2] == 'C' && !accessed)) continue;
-        snprintf(rule, sizeof rule, "DynamoDBContributorInsights-%s-%s%s%s-%lld", kinds[i], t->name,
-                 index ? "-" : "", index ? index : "", since);
+        snprintf(rule, sizeof rule, "DynamoDBContributorInsights-%s-%s%s%s-%lld", kinds[i],
+                 table_name(t), index ? "-" : "", index ? index : "", since);
         json_array_append_new(list, json_string(rule));
     }
     return list;
@@ -82,11 +75,11 @@ int op_describe_contributor_insights(qr_db *db, json_t *req, json_t **resp, qr_e
     const char *index;
     json_t *s;
     if (target(db, req, &t, &index, err)) return -1;
-    if (setting_get(db, t, KIND, index, &s, err)) {
+    if (meta_setting_get(db, t, KIND, index, &s, err)) {
         catalog_release(db, t);
         return -1;
     }
-    *resp = json_pack("{s:s}", "TableName", t->name);
+    *resp = json_pack("{s:s}", "TableName", table_name(t));
     if (index) json_object_set_new(*resp, "IndexName", json_string(index));
     /* A table never enabled shows its status alone; once enabled, when it last changed and
      * the mode stay shown. */
@@ -103,6 +96,47 @@ int op_describe_contributor_insights(qr_db *db, json_t *req, json_t **resp, qr_e
     return 0;
 }
 
+/* An update of the setting: what it asks for, and what it answers. */
+typedef struct insights_change {
+    int enable;
+    const char *mode;   /* the mode asked for, or NULL */
+    const char *status; /* the status answered */
+    json_t *shown_mode; /* the mode answered (a new reference), or NULL */
+} insights_change;
+
+static int change_insights(const json_t *cur, json_t **next, void *arg, qr_err *err)
+{
+    (void)err;
+    insights_change *c = arg;
+    double now = ops_now_seconds();
+    *next = NULL;
+    if (c->enable) {
+        /* ENABLE without a mode asks for the default one. Asking for what is already so
+         * changes nothing and answers the settled status; a new mode is a new enabling
+         * (the rules keep their names). */
+        const char *want = c->mode ? c->mode : modes[0],
+                   *was = json_string_value(json_object_get(cur, "Mode"));
+        if (is_enabled(cur) && was && strcmp(want, was) == 0) {
+            c->status = "ENABLED";
+        } else {
+            c->status = "ENABLING";
+            *next =
+                json_pack("{s:b,s:f,s:f,s:s}", "Enabled", 1, "Since",
+                          is_enabled(cur) ? json_number_value(json_object_get(cur, "Since")) : now,
+                          "Updated", now, "Mode", want);
+        }
+    } else if (!is_enabled(cur)) {
+        c->status = "DISABLED"; /* nothing to disable */
+    } else {
+        c->status = "DISABLING";
+        *next = json_deep_copy(cur);
+        json_object_set_new(*next, "Enabled", json_false());
+        json_object_set_new(*next, "Updated", json_real(now));
+    }
+    c->shown_mode = json_incref(json_object_get(*next ? *next : cur, "Mode"));
+    return 0;
+}
+
 int op_update_contributor_insights(qr_db *db, json_t *req, json_t **resp, qr_err *err)
 {
     static const char *const actions[] = {"ENABLE", "DISABLE", NULL};
@@ -115,45 +149,15 @@ int op_update_contributor_insights(qr_db *db, json_t *req, json_t **resp, qr_err
     table *t;
     const char *index;
     if (target(db, req, &t, &index, err)) return -1;
-    int enable = strcmp(action, "ENABLE") == 0;
-    json_t *cur = NULL, *next = NULL;
-    const char *status;
-    pthread_mutex_lock(&update_lock);
-    int rc = setting_get(db, t, KIND, index, &cur, err);
-    double now = ops_now_seconds();
-    if (enable) {
-        /* ENABLE without a mode asks for the default one. Asking for what is already so
-         * changes nothing and answers the settled status; a new mode is a new enabling
-         * (the rules keep their names). */
-        const char *want = mode ? mode : modes[0],
-                   *was = json_string_value(json_object_get(cur, "Mode"));
-        if (is_enabled(cur) && was && strcmp(want, was) == 0) {
-            status = "ENABLED";
-        } else {
-            status = "ENABLING";
-            next =
-                json_pack("{s:b,s:f,s:f,s:s}", "Enabled", 1, "Since",
-                          is_enabled(cur) ? json_number_value(json_object_get(cur, "Since")) : now,
-                          "Updated", now, "Mode", want);
-        }
-    } else if (!is_enabled(cur)) {
-        status = "DISABLED"; /* nothing to disable */
-    } else {
-        status = "DISABLING";
-        next = json_deep_copy(cur);
-        json_object_set_new(next, "Enabled", json_false());
-        json_object_set_new(next, "Updated", json_real(now));
-    }
-    if (rc == 0 && next) rc = setting_put(db, t, KIND, index, next, err);
-    pthread_mutex_unlock(&update_lock);
+    insights_change c = {strcmp(action, "ENABLE") == 0, mode, NULL, NULL};
+    int rc = meta_setting_update(db, t, KIND, index, change_insights, &c, err);
     if (rc == 0) {
-        *resp = json_pack("{s:s,s:s}", "TableName", t->name, "ContributorInsightsStatus", status);
+        *resp = json_pack("{s:s,s:s}", "TableName", table_name(t), "ContributorInsightsStatus",
+                          c.status);
         if (index) json_object_set_new(*resp, "IndexName", json_string(index));
-        json_t *m = json_object_get(next ? next : cur, "Mode");
-        if (m) json_object_set(*resp, "ContributorInsightsMode", m);
+        if (c.shown_mode) json_object_set(*resp, "ContributorInsightsMode", c.shown_mode);
     }
-    json_decref(cur);
-    json_decref(next);
+    json_decref(c.shown_mode);
     catalog_release(db, t);
     return rc;
 }
@@ -162,12 +166,12 @@ int op_update_contributor_insights(qr_db *db, json_t *req, json_t **resp, qr_err
 static int summarise(qr_db *db, table *t, const char *index, json_t *out, qr_err *err)
 {
     json_t *s;
-    if (setting_get(db, t, KIND, index, &s, err)) return -1;
+    if (meta_setting_get(db, t, KIND, index, &s, err)) return -1;
     if (!is_enabled(s)) { /* DynamoDB lists no table whose insights are off */
         json_decref(s);
         return 0;
     }
-    json_t *e = json_pack("{s:s,s:s,s:O}", "TableName", t->name, "ContributorInsightsStatus",
+    json_t *e = json_pack("{s:s,s:s,s:O}", "TableName", table_name(t), "ContributorInsightsStatus",
                           "ENABLED", "ContributorInsightsMode", json_object_get(s, "Mode"));
     if (index) json_object_set_new(e, "IndexName", json_string(index));
     json_array_append_new(out, e);
@@ -196,8 +200,9 @@ int op_list_contributor_insights(qr_db *db, json_t *req, json_t **resp, qr_err *
         table *t = catalog_get(db, name);
         if (t == NULL) continue; /* deleted meanwhile */
         rc = summarise(db, t, NULL, all, err);
-        for (size_t j = 0; rc == 0 && j < t->nindexes; j++)
-            if (t->indexes[j].global) rc = summarise(db, t, t->indexes[j].name, all, err);
+        const qr_index *ixs = table_indexes(t);
+        for (size_t j = 0; rc == 0 && j < table_index_count(t); j++)
+            if (ixs[j].global) rc = summarise(db, t, ixs[j].name, all, err);
         catalog_release(db, t);
         if (rc) break;
     }

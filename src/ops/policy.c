@@ -1,21 +1,15 @@
 /* policy.c — PutResourcePolicy, GetResourcePolicy and DeleteResourcePolicy: the
- * resource-based policy document attached to a table or to one of its streams.
- *
- * quarry does not evaluate IAM policies (its authentication is by access key alone), so
- * a policy is stored and given back, with DynamoDB's revision ids: each Put or Delete
- * makes a new one, and ExpectedRevisionId makes the change conditional on the current. */
-#include <pthread.h>
+ * resource-based policy document attached to a table or to one of its streams. quarry
+ * does not evaluate IAM policies (its authentication is by access key alone), so a policy
+ * is stored (by the engine, meta.h) and given back, with DynamoDB's revision ids: each Put
+ * or Delete makes a new one, and ExpectedRevisionId makes the change conditional. */
 #include <stdio.h>
 #include <string.h>
 
 #include "ops/ops.h"
 
-#define KIND 'P'
+#define KIND META_SETTING_POLICY
 #define MAX_POLICY_BYTES 20480
-
-static pthread_mutex_t update_lock =
-    PTHREAD_MUTEX_INITIALIZER; /* one read-modify-write at a time */
-static uint64_t last_revision; /* under update_lock */
 
 /* The table a ResourceArn names (held), or the error DynamoDB gives; *sub is the
  * setting's sub-name: NULL for the table's own policy, "stream/LABEL" for one of its
@@ -117,12 +111,10 @@ static int check_expected(json_t *req, const json_t *cur, const char *name, qr_e
 }
 
 /* A new revision id: the time of the change in epoch milliseconds, always above the
- * last one given. */
-static void new_revision(char *out, size_t cap)
+ * last one the database gave. */
+static void new_revision(qr_db *db, char *out, size_t cap)
 {
-    uint64_t r = (uint64_t)(ops_now_seconds() * 1e3);
-    if (r <= last_revision) r = last_revision + 1;
-    last_revision = r;
+    uint64_t r = meta_revision_next(db, (uint64_t)(ops_now_seconds() * 1e3));
     snprintf(out, cap, "%llu", (unsigned long long)r);
 }
 
@@ -162,6 +154,32 @@ static int check_policy(const char *policy, qr_err *err)
     return rc;
 }
 
+/* A change of a policy record, under the settings' lock: the request, and the revision
+ * it answers. */
+typedef struct policy_change {
+    qr_db *db;
+    json_t *req;
+    const char *table;
+    const char *policy; /* the document to put; NULL for a delete */
+    char rev[32];       /* the answer's revision id ("" for none) */
+} policy_change;
+
+static int change_put(const json_t *cur, json_t **next, void *arg, qr_err *err)
+{
+    policy_change *c = arg;
+    if (check_expected(c->req, cur, c->table, err)) return -1;
+    if (has_policy(cur) &&
+        same_document(json_string_value(json_object_get(cur, "Policy")), c->policy)) {
+        /* The same document again changes nothing, its revision included. */
+        const char *was = json_string_value(json_object_get(cur, "RevisionId"));
+        snprintf(c->rev, sizeof c->rev, "%s", was ? was : "");
+        return 0;
+    }
+    new_revision(c->db, c->rev, sizeof c->rev);
+    *next = json_pack("{s:s,s:s}", "Policy", c->policy, "RevisionId", c->rev);
+    return *next ? 0 : err_set(err, QR_E_INTERNAL, "out of memory");
+}
+
 int op_put_resource_policy(qr_db *db, json_t *req, json_t **resp, qr_err *err)
 {
     const char *policy;
@@ -177,24 +195,9 @@ int op_put_resource_policy(qr_db *db, json_t *req, json_t **resp, qr_err *err)
         catalog_release(db, t);
         return -1;
     }
-    json_t *cur = NULL, *next = NULL;
-    char rev[32];
-    pthread_mutex_lock(&update_lock);
-    int rc = setting_get(db, t, KIND, sub, &cur, err);
-    if (rc == 0) rc = check_expected(req, cur, t->name, err);
-    if (rc == 0 && has_policy(cur) &&
-        same_document(json_string_value(json_object_get(cur, "Policy")), policy)) {
-        /* The same document again changes nothing, its revision included. */
-        snprintf(rev, sizeof rev, "%s", json_string_value(json_object_get(cur, "RevisionId")));
-    } else if (rc == 0) {
-        new_revision(rev, sizeof rev);
-        next = json_pack("{s:s,s:s}", "Policy", policy, "RevisionId", rev);
-        rc = setting_put(db, t, KIND, sub, next, err);
-    }
-    pthread_mutex_unlock(&update_lock);
-    if (rc == 0) *resp = json_pack("{s:s}", "RevisionId", rev);
-    json_decref(cur);
-    json_decref(next);
+    policy_change c = {db, req, table_name(t), policy, ""};
+    int rc = meta_setting_update(db, t, KIND, sub, change_put, &c, err);
+    if (rc == 0) *resp = json_pack("{s:s}", "RevisionId", c.rev);
     catalog_release(db, t);
     return rc;
 }
@@ -205,7 +208,7 @@ int op_get_resource_policy(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     json_t *cur;
     char sub[300];
     if (arn_table(db, req, &t, sub, sizeof sub, err)) return -1;
-    int rc = setting_get(db, t, KIND, sub, &cur, err);
+    int rc = meta_setting_get(db, t, KIND, sub, &cur, err);
     catalog_release(db, t);
     if (rc) return -1;
     if (!has_policy(cur)) {
@@ -218,31 +221,34 @@ int op_get_resource_policy(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     return 0;
 }
 
+static int change_delete(const json_t *cur, json_t **next, void *arg, qr_err *err)
+{
+    policy_change *c = arg;
+    if (check_expected(c->req, cur, c->table, err)) return -1;
+    /* The answer is the revision the record had (none if there never was a policy); a
+     * policy present leaves a tombstone with the deletion's. */
+    const char *was = json_string_value(json_object_get(cur, "RevisionId"));
+    snprintf(c->rev, sizeof c->rev, "%s", was ? was : "");
+    if (!has_policy(cur)) return 0;
+    char rev[32];
+    new_revision(c->db, rev, sizeof rev);
+    *next = json_pack("{s:b,s:s}", "Deleted", 1, "RevisionId", rev);
+    return *next ? 0 : err_set(err, QR_E_INTERNAL, "out of memory");
+}
+
 int op_delete_resource_policy(qr_db *db, json_t *req, json_t **resp, qr_err *err)
 {
     table *t;
     char sub[300];
     if (arn_table(db, req, &t, sub, sizeof sub, err)) return -1;
-    json_t *cur = NULL, *tomb = NULL;
-    pthread_mutex_lock(&update_lock);
-    int rc = setting_get(db, t, KIND, sub, &cur, err);
-    if (rc == 0) rc = check_expected(req, cur, t->name, err);
-    if (rc == 0 && has_policy(cur)) {
-        /* The answer is the revision removed; the tombstone keeps when it was. */
-        char rev[32];
-        new_revision(rev, sizeof rev);
-        tomb = json_pack("{s:b,s:s}", "Deleted", 1, "RevisionId", rev);
-        rc = setting_put(db, t, KIND, sub, tomb, err);
-    }
-    pthread_mutex_unlock(&update_lock);
+    policy_change c = {db, req, table_name(t), NULL, ""};
+    int rc = meta_setting_update(db, t, KIND, sub, change_delete, &c, err);
     if (rc == 0) {
         /* Deleting nothing succeeds: with no revision if there never was a policy, else
          * with the deletion's. */
         *resp = json_object();
-        if (cur) json_object_set(*resp, "RevisionId", json_object_get(cur, "RevisionId"));
+        if (c.rev[0]) json_object_set_new(*resp, "RevisionId", json_string(c.rev));
     }
-    json_decref(cur);
-    json_decref(tomb);
     catalog_release(db, t);
     return rc;
 }

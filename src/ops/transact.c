@@ -17,8 +17,6 @@
 #define TXN_MAX_ACTIONS 100
 #define TXN_MAX_BYTES ((size_t)4 << 20)
 #define TOKEN_MAX_LEN 36
-#define TOKEN_TTL_SECONDS 600
-#define TOKEN_SLOTS 1024
 
 static const char *const capacity_modes[] = {"INDEXES", "TOTAL", "NONE", NULL};
 static const char *const metrics_modes[] = {"SIZE", "NONE", NULL};
@@ -30,105 +28,41 @@ static const char MSG_DUPLICATE[] =
  * "... size cannot exceed ..." (ScyllaDB's suite, run against DynamoDB, matches that). */
 static const char MSG_TOO_BIG[] = "The transaction payload size cannot exceed 4 MB";
 
-/* ---- ClientRequestToken: completed transactions remembered for ten minutes ---- */
+/* ---- ClientRequestToken: completed transactions remembered for ten minutes ----
+ * The database keeps the tokens (meta_token_*); what a token stands for and what its
+ * states answer are decided here. */
 
-typedef struct token_entry {
-    uint64_t db; /* the opening of the database (qr_db.instance) the token belongs to */
-    char token[TOKEN_MAX_LEN + 1];
-    XXH128_hash_t request; /* hash of the request with its keys sorted */
-    time_t done_at;        /* 0 while the first request is still running */
-    char *response;        /* the successful response (JSON text), once done */
-} token_entry;
-
-static pthread_mutex_t tokens_lock = PTHREAD_MUTEX_INITIALIZER;
-static token_entry tokens[TOKEN_SLOTS];
-static size_t ntokens;
-
-static time_t now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + 1; /* never 0, which means "in progress" */
-}
-
-static void token_remove(size_t i)
-{
-    free(tokens[i].response);
-    tokens[i] = tokens[--ntokens];
-    memset(&tokens[ntokens], 0, sizeof tokens[ntokens]);
-}
-
-/* Drops expired entries; if the table is still full, the oldest completed one. Returns
- * 0 if a slot is free. Called with tokens_lock held. */
-static int token_make_room(time_t now)
-{
-    for (size_t i = ntokens; i > 0; i--)
-        if (tokens[i - 1].done_at && now - tokens[i - 1].done_at >= TOKEN_TTL_SECONDS)
-            token_remove(i - 1);
-    if (ntokens < TOKEN_SLOTS) return 0;
-    size_t oldest = ntokens;
-    for (size_t i = 0; i < ntokens; i++)
-        if (tokens[i].done_at && (oldest == ntokens || tokens[i].done_at < tokens[oldest].done_at))
-            oldest = i;
-    if (oldest == ntokens) return -1;
-    token_remove(oldest);
-    return 0;
-}
-
-/* What a client request token stands for: the transaction's items. The Return* parameters
- * shape only the answer, so a retry may change them without a mismatch. */
-static XXH128_hash_t request_hash(json_t *req)
+/* Looks the token up for request req: what it stands for is the transaction's items
+ * (their text with keys sorted); the Return* parameters shape only the answer, so a retry
+ * may change them without a mismatch. Returns 1 with *replay set (malloc'd response text)
+ * if the same request already succeeded; 0 if this request now owns the token; -1 with
+ * err set on a mismatch or while the first request is still running. */
+static int token_claim(qr_db *db, const char *token, json_t *req, char **replay, qr_err *err)
 {
     json_t *items = json_object_get(req, "TransactItems");
     char *text = items ? json_dumps(items, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-    XXH128_hash_t h = XXH3_128bits(text ? text : "", text ? strlen(text) : 0);
+    meta_token_state st =
+        meta_token_claim(db, token, text ? text : "", text ? strlen(text) : 0, replay);
     free(text);
-    return h;
-}
-
-/* Looks the token up. Returns 1 with *replay set (malloc'd response text) if the same
- * request already succeeded; 0 if this request now owns the token; -1 with err set on a
- * mismatch or while the first request is still running. */
-static int token_claim(qr_db *db, const char *token, XXH128_hash_t h, char **replay, qr_err *err)
-{
-    int rc = 0;
-    time_t now = now_seconds();
-    *replay = NULL;
-    pthread_mutex_lock(&tokens_lock);
-    for (size_t i = 0; i < ntokens; i++) {
-        token_entry *e = &tokens[i];
-        if (e->db != db->instance || strcmp(e->token, token) != 0) continue;
-        if (e->done_at && now - e->done_at >= TOKEN_TTL_SECONDS) {
-            token_remove(i);
-            break;
-        }
-        if (!XXH128_isEqual(e->request, h))
-            rc = err_set(err, QR_E_IDEMPOTENT,
-                         "Request parameters do not match the parameters of the previous "
-                         "request with the same client request token");
-        else if (e->done_at == 0)
-            rc = err_set(err, QR_E_TXN_IN_PROGRESS,
-                         "Transaction from previous request is still in progress");
-        else {
-            *replay = strdup(e->response);
-            rc = *replay ? 1 : err_set(err, QR_E_INTERNAL, "out of memory");
-        }
-        pthread_mutex_unlock(&tokens_lock);
-        return rc;
+    switch (st) {
+    case META_TOKEN_CLAIMED:
+        return 0;
+    case META_TOKEN_DONE:
+        return 1;
+    case META_TOKEN_MISMATCH:
+        return err_set(err, QR_E_IDEMPOTENT,
+                       "Request parameters do not match the parameters of the previous "
+                       "request with the same client request token");
+    case META_TOKEN_RUNNING:
+        return err_set(err, QR_E_TXN_IN_PROGRESS,
+                       "Transaction from previous request is still in progress");
+    case META_TOKEN_FULL:
+        return err_set(err, QR_E_LIMIT,
+                       "Too many transactions with a client request token are in progress");
+    case META_TOKEN_NO_MEMORY:
+        break;
     }
-    if (token_make_room(now)) {
-        rc = err_set(err, QR_E_LIMIT,
-                     "Too many transactions with a client request token are in progress");
-    } else {
-        token_entry *e = &tokens[ntokens++];
-        e->db = db->instance;
-        snprintf(e->token, sizeof e->token, "%s", token);
-        e->request = h;
-        e->done_at = 0;
-        e->response = NULL;
-    }
-    pthread_mutex_unlock(&tokens_lock);
-    return rc;
+    return err_set(err, QR_E_INTERNAL, "out of memory");
 }
 
 /* Ends the claim: remembers what a repeat answers (resp: the per-table read units of the
@@ -136,18 +70,9 @@ static int token_claim(qr_db *db, const char *token, XXH128_hash_t h, char **rep
  * retry runs again. */
 static void token_finish(qr_db *db, const char *token, const json_t *resp)
 {
-    pthread_mutex_lock(&tokens_lock);
-    for (size_t i = 0; i < ntokens; i++) {
-        token_entry *e = &tokens[i];
-        if (e->db != db->instance || e->done_at != 0 || strcmp(e->token, token) != 0) continue;
-        e->response = resp ? json_dumps(resp, JSON_COMPACT) : NULL;
-        if (e->response == NULL)
-            token_remove(i);
-        else
-            e->done_at = now_seconds();
-        break;
-    }
-    pthread_mutex_unlock(&tokens_lock);
+    char *text = resp ? json_dumps(resp, JSON_COMPACT) : NULL;
+    meta_token_finish(db, token, text);
+    free(text);
 }
 
 /* ---- parsing actions ---- */
@@ -773,7 +698,7 @@ int op_transact_write_items(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     if (param_enum(req, "ReturnItemCollectionMetrics", metrics_modes, "NONE", &metrics, err))
         return -1;
     if (token) {
-        int r = token_claim(db, token, request_hash(req), &replay, err);
+        int r = token_claim(db, token, req, &replay, err);
         if (r < 0) return -1;
         if (r == 1) {
             /* A repeat changes nothing; as DynamoDB, it answers with what reading the items
