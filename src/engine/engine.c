@@ -171,8 +171,7 @@ int qr_open(const char *dir, const qr_options *opts, qr_db **out, char **errmsg)
 {
     qr_db *db = calloc(1, sizeof *db);
     if (db == NULL) return QR_ERR;
-    static uint64_t openings;
-    db->instance = __atomic_add_fetch(&openings, 1, __ATOMIC_RELAXED);
+    db->pitr_seq = (uint64_t)(engine_now_seconds() * 1e6);
     if (opts) db->opts = *opts;
     if (store_open(dir, db->opts.no_sync, &db->st, errmsg)) {
         free(db);

@@ -63,7 +63,9 @@ typedef struct table {
 } table;
 
 struct qr_db {
-    uint64_t instance; /* unique to this opening, within the process */
+    /* Orders point-in-time history records of one millisecond (atomic); starts at the
+     * clock in microseconds, so a later opening continues above an earlier one's. */
+    uint64_t pitr_seq;
     store *st;
     qr_options opts;
     pthread_mutex_t catalog_lock;

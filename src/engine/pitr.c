@@ -12,7 +12,6 @@
 #include "engine/pitr.h"
 
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,22 +22,6 @@
 #define LATEST_LAG                                                                                 \
     300.0 /* DynamoDB's latest restorable time trails the present by five minutes                  \
            */
-
-/* Orders the records of one millisecond; seeded once from the clock in microseconds, so
- * a later opening of the database continues above the numbers of an earlier one. */
-static _Atomic uint64_t next_seq;
-static pthread_once_t seq_seeded = PTHREAD_ONCE_INIT;
-
-static void seed_seq(void)
-{
-    atomic_store(&next_seq, (uint64_t)(engine_now_seconds() * 1e6));
-}
-
-static uint64_t take_seq(void)
-{
-    pthread_once(&seq_seeded, seed_seq);
-    return atomic_fetch_add(&next_seq, 1);
-}
 
 static void table_prefix(buf *k, uint32_t id)
 {
@@ -77,7 +60,7 @@ int pitr_stage(qr_db *db, const table *t, store_batch *b, const json_t *old_item
     buf_init(&k, 0);
     table_prefix(&k, t->id);
     buf_put_be64(&k, (uint64_t)(engine_now_seconds() * 1000.0));
-    buf_put_be64(&k, take_seq());
+    buf_put_be64(&k, __atomic_fetch_add(&db->pitr_seq, 1, __ATOMIC_RELAXED));
     store_batch_put(b, k.data, k.len, text, strlen(text));
     buf_free(&k);
     free(text);
