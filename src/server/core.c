@@ -1,10 +1,8 @@
 /* core.c — the event loops, workers and connections under every protocol (see core.h).
  *
- * Several h2o event loops share one listening socket and deal new connections among
- * themselves; each connection is then its protocol's to read. Calls run on the loop are
- * answered at the end of its turn, after the turn's staged writes were flushed; calls that
- * may wait for a disk sync run on a pool of worker threads, so that writes waiting together
- * share one group commit, and their answers come back to the loop as h2o messages. Nothing
+ * h2o event loops share one listening socket and deal new connections among themselves.
+ * Calls that may wait for a disk sync run on worker threads, so that writes waiting
+ * together share one group commit, and come back to the loop as h2o messages. Nothing
  * here parses a protocol's bytes or frames its answers. */
 #include "server/core.h"
 

@@ -1,11 +1,9 @@
 /* core.h — the protocol-neutral part of quarry's server: loops, workers, connections.
  *
- * A few h2o event loop threads share one listening socket; the core accepts connections,
- * counts them, deals them over the loops and hands each to a protocol (core_protocol),
- * which reads and answers it. A protocol runs engine calls through core_call_start: on
- * the loop, answered at the end of the loop's turn once its staged writes are flushed, or
- * on the worker pool when they may wait for a disk sync. The core knows no protocol: no
- * HTTP, no DynamoDB headers or error documents, no authentication. */
+ * Event loop threads share one listener; the core accepts and counts connections, deals
+ * them over the loops and hands each to a protocol (core_protocol), whose engine calls it
+ * runs and answers at the end of a turn, after flushing the turn's staged writes. It knows
+ * no protocol: no HTTP, no DynamoDB headers or error documents, no authentication. */
 #ifndef QR_SERVER_CORE_H
 #define QR_SERVER_CORE_H
 

@@ -1,11 +1,9 @@
-/* http.c — DynamoDB's JSON protocol over HTTP, on h2o and the server core (see server.h).
+/* dynamodb.c — DynamoDB's JSON protocol over HTTP, on h2o and the server core (server.h).
  *
- * h2o parses HTTP on the core's event loops, keeps connections alive, gathers each request
- * body (bounded by max_body) and calls on_req. A request is judged in DynamoDB's order:
- * health check, content type, content coding (a gzip or deflate body is decoded), JSON,
- * X-Amz-Target, SigV4; then the core runs the call (core_call_start) and hands its answer
- * back, which leaves with DynamoDB's headers, compressed to clients that accept it. The
- * loops, workers, connection limits and the flush before answering are the core's. */
+ * A request h2o has read on a core loop is judged in DynamoDB's order: health check,
+ * content type, content coding (a gzip or deflate body is decoded), JSON, X-Amz-Target,
+ * SigV4; the core then runs its call, and the answer leaves with DynamoDB's headers,
+ * compressed to clients that accept it. Loops, workers and flushing are the core's. */
 #include "server/server.h"
 
 #include <stdio.h>
