@@ -1,6 +1,6 @@
 /* listen.c — the server's option helpers: listen addresses and log levels.
  *
- * Kept apart from http.c so that they can be used and tested without the engine or
+ * Kept apart from dynamodb.c so that they can be used and tested without the engine or
  * h2o. Resolution uses getaddrinfo; nothing here opens a socket. */
 #include <arpa/inet.h>
 #include <netdb.h>

@@ -1,10 +1,11 @@
 /* server.h — quarry's HTTP server: DynamoDB's JSON protocol in front of a qr_db.
  *
- * h2o does the HTTP/1.1 (keep-alive, pipelining, chunked bodies, timeouts) on a few
- * event loop threads; this layer routes POST / by X-Amz-Target to qr_call, verifies SigV4,
- * bounds request bodies, runs writes that wait for a disk sync on a pool of workers,
- * adds DynamoDB's response headers and logs one line per request. It does not open or close the
- * database, parse options or handle signals: that is `quarry serve` (src/cli/serve.c). */
+ * h2o does the HTTP/1.1 (keep-alive, pipelining, chunked bodies, timeouts) on the event
+ * loop threads of the server core (core.h), which also runs writes that wait for a disk
+ * sync on a pool of workers; dynamodb.c routes POST / by X-Amz-Target to qr_call, verifies
+ * SigV4, bounds request bodies, adds DynamoDB's response headers and logs one line per
+ * request. It does not open or close the database, parse options or handle signals: that
+ * is `quarry serve` (src/cli/serve.c). */
 #ifndef QR_SERVER_H
 #define QR_SERVER_H
 

@@ -1,6 +1,6 @@
 /* wire.c — target parsing, checksums, request ids and error documents (see wire.h).
  *
- * Nothing here touches a socket or the engine; the HTTP layer (http.c) composes these.
+ * Nothing here touches a socket or the engine; the HTTP layer (dynamodb.c) composes these.
  * JSON is read and written with jansson, the checksum is zlib's crc32. */
 #include "server/wire.h"
 

@@ -1,0 +1,900 @@
+/* core.c — the event loops, workers and connections under every protocol (see core.h).
+ *
+ * h2o event loops share one listening socket and deal new connections among themselves.
+ * Calls that may wait for a disk sync run on worker threads, so that writes waiting
+ * together share one group commit, and come back to the loop as h2o messages. Nothing
+ * here parses a protocol's bytes or frames its answers. */
+#include "server/core.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* How long core_stop waits for connections to close once it has shut them down. */
+#define STOP_GRACE_MS 2000
+
+struct core {
+    core_config cfg;
+    const core_protocol *proto;
+    struct sockaddr_storage addr;
+    int listen_fd;
+    unsigned port;
+    core_loop *loops;
+    unsigned n_loops;
+    atomic_uint connections; /* open, across loops */
+    atomic_uint next_loop;   /* round robin of new connections over the loops */
+    int *pin_cpus;           /* with pin_loops: the CPUs the process may use, ascending */
+    unsigned n_pin_cpus;
+    int *cpu_slot; /* CPU number -> its index in pin_cpus, or -1 (CPU_SETSIZE of them) */
+    atomic_int draining;
+    atomic_uint drain_acks;   /* loops that have stopped accepting */
+    pthread_mutex_t ready_mu; /* loops report to core_start when built */
+    pthread_cond_t ready_cv;
+    int go; /* every loop is built (or the start failed): loops may run */
+
+    /* The worker pool (only when writes are offloaded). */
+    pthread_t *workers;
+    unsigned n_workers;
+    pthread_mutex_t pool_mu;
+    pthread_cond_t pool_cv;
+    struct core_job *queue_head, *queue_tail;
+    int pool_stopping;
+};
+
+/* One event loop and the connections it serves; only its own thread touches it, except
+ * for the atomics and the receivers (h2o's thread-safe message queues). */
+struct core_loop {
+    core *c;
+    void *proto_state; /* the protocol's loop_state_size bytes */
+    pthread_t thread;
+    int ready; /* 0 until its thread has run: 1 once it built the loop, -1 if that failed */
+    h2o_evloop_t *ev;
+    h2o_multithread_queue_t *queue;
+    h2o_socket_t *listener;
+    h2o_multithread_receiver_t done;     /* answers from the worker pool */
+    h2o_multithread_receiver_t control;  /* drain and stop */
+    h2o_multithread_receiver_t incoming; /* connections accepted by another loop */
+    h2o_multithread_message_t drain_msg, stop_msg;
+    atomic_uint handoffs; /* connections sent here and not yet taken */
+    atomic_uint serving;  /* connections given to this loop and not yet closed */
+    h2o_linklist_t conns; /* struct conn */
+    unsigned n_conns;
+    h2o_linklist_t lingering; /* struct lingerer */
+    unsigned n_lingering;
+    h2o_timeout_t linger_timeout;
+    unsigned pending_jobs;  /* sent to the pool, answer not yet received */
+    h2o_linklist_t answers; /* core_call.turn_link: made on the loop this turn, sent at its end */
+    h2o_timeout_t turn_end; /* 0 ms: its entries run once this turn's requests have */
+    h2o_timeout_entry_t answers_due; /* linked to turn_end while answers is not empty */
+    int draining, stopping;
+    atomic_uint in_flight; /* recounted on every turn while draining */
+};
+
+/* An open connection, so that core_stop can shut it down. */
+typedef struct conn {
+    h2o_linklist_t link;
+    core_loop *owner;
+    h2o_socket_t *sock;
+    int linger_fd; /* a duplicate of the socket kept past its close, or -1 */
+    size_t linger_limit;
+} conn;
+
+/* A closed connection whose unread bytes are still being read and dropped. */
+typedef struct lingerer {
+    h2o_linklist_t link;
+    core_loop *owner;
+    h2o_socket_t *sock;
+    h2o_timeout_entry_t timeout;
+    size_t dropped, limit;
+} lingerer;
+
+/* A call handed to the worker pool. It owns a copy of the body, since the requester may go
+ * away meanwhile; call is cleared when it does. */
+typedef struct core_job {
+    h2o_multithread_message_t msg;
+    struct core_job *next;
+    core_loop *owner;
+    core_call *call;
+    const char *op;
+    char region[64]; /* "" if unknown */
+    qr_response resp;
+    size_t len;
+    char body[];
+} core_job;
+
+/* ---- logging ---- */
+
+void core_log(const char *fmt, ...)
+{
+    char line[2048];
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    struct tm tm;
+    gmtime_r(&ts.tv_sec, &tm);
+    size_t n = strftime(line, sizeof line, "%Y-%m-%dT%H:%M:%S", &tm);
+    n += (size_t)snprintf(line + n, sizeof line - n, ".%03ldZ ", ts.tv_nsec / 1000000);
+    va_list ap;
+    va_start(ap, fmt);
+    int m = vsnprintf(line + n, sizeof line - n - 1, fmt, ap);
+    va_end(ap);
+    if (m < 0) return;
+    n += (size_t)m;
+    if (n > sizeof line - 2) n = sizeof line - 2;
+    line[n++] = '\n';
+    ssize_t w = write(STDERR_FILENO, line, n);
+    (void)w;
+}
+
+long core_elapsed_us(const struct timespec *start)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (now.tv_sec - start->tv_sec) * 1000000L + (now.tv_nsec - start->tv_nsec) / 1000;
+}
+
+/* ---- the worker pool ---- */
+
+static void pool_push(core *c, core_job *j)
+{
+    pthread_mutex_lock(&c->pool_mu);
+    j->next = NULL;
+    if (c->queue_tail)
+        c->queue_tail->next = j;
+    else
+        c->queue_head = j;
+    c->queue_tail = j;
+    pthread_cond_signal(&c->pool_cv);
+    pthread_mutex_unlock(&c->pool_mu);
+}
+
+/* A job for call, owning a copy of its body and region; NULL if out of memory. */
+static core_job *job_new(core_loop *l, core_call *call)
+{
+    core_job *j = malloc(sizeof *j + call->len + 1);
+    if (j == NULL) return NULL;
+    memset(j, 0, sizeof *j);
+    memcpy(j->body, call->body, call->len);
+    j->body[call->len] = '\0';
+    j->len = call->len;
+    j->owner = l;
+    j->call = call;
+    j->op = call->op;
+    snprintf(j->region, sizeof j->region, "%s", call->region);
+    return j;
+}
+
+/* Delivers job's answer if its call still stands, and frees the job. */
+static void job_answer(core_job *j)
+{
+    core_call *call = j->call;
+    if (call) {
+        call->job = NULL;
+        call->answer(call, &j->resp, 0);
+    }
+    qr_response_free(&j->resp);
+    free(j);
+}
+
+/* Runs queued calls until told to stop and the queue is empty. */
+static void *worker_main(void *arg)
+{
+    core *c = arg;
+    for (;;) {
+        pthread_mutex_lock(&c->pool_mu);
+        while (c->queue_head == NULL && !c->pool_stopping)
+            pthread_cond_wait(&c->pool_cv, &c->pool_mu);
+        core_job *j = c->queue_head;
+        if (j) {
+            c->queue_head = j->next;
+            if (c->queue_head == NULL) c->queue_tail = NULL;
+        }
+        pthread_mutex_unlock(&c->pool_mu);
+        if (j == NULL) return NULL;
+        qr_call_context ctx = {.region = j->region};
+        qr_call_in(c->cfg.db, &ctx, j->op, j->body, j->len, &j->resp);
+        h2o_multithread_send_message(&j->owner->done, &j->msg);
+    }
+}
+
+/* On the loop: answers from the pool, delivered if their calls still stand. */
+static void on_jobs_done(h2o_multithread_receiver_t *receiver, h2o_linklist_t *messages)
+{
+    core_loop *l = H2O_STRUCT_FROM_MEMBER(core_loop, done, receiver);
+    while (!h2o_linklist_is_empty(messages)) {
+        core_job *j = H2O_STRUCT_FROM_MEMBER(core_job, msg.link, messages->next);
+        h2o_linklist_unlink(&j->msg.link);
+        l->pending_jobs--;
+        job_answer(j);
+    }
+}
+
+/* ---- answers at the end of a turn ----
+ * A call run on the loop is answered at the end of the loop's turn, with the others of
+ * that turn, not as soon as it is made. Without syncs, the writes of the turn's calls
+ * then reach the WAL in one write(2) before any answer that depends on them leaves (see
+ * qr_defer_flushes). And the answers leave back to back: a client woken by the first
+ * finds the next ones already there, instead of being woken once per answer (Query(50):
+ * 38k -> 44k/s, 37 -> 35 us of CPU per request, alternating runs). A call lives in its
+ * requester's memory, and leaves the turn's list if the requester goes first (its client
+ * gone: core_call_cancel). */
+
+int core_call_start(core_loop *l, core_call *c)
+{
+    c->job = NULL;
+    c->turn_link = (h2o_linklist_t){NULL, NULL};
+    c->resp = (qr_response){0};
+    c->after_write = 0;
+    if (l->c->n_workers && qr_operation_writes(c->op)) {
+        core_job *j = job_new(l, c);
+        if (j == NULL) return -1;
+        c->job = j;
+        l->pending_jobs++;
+        pool_push(l->c, j);
+        return 0;
+    }
+    qr_call_context ctx = {.region = c->region};
+    qr_call_in(l->c->cfg.db, &ctx, c->op, c->body, c->len, &c->resp);
+    c->after_write = qr_flush_pending();
+    h2o_linklist_insert(&l->answers, &c->turn_link);
+    if (!h2o_timeout_is_linked(&l->answers_due))
+        h2o_timeout_link(l->ev, &l->turn_end, &l->answers_due);
+    return 0;
+}
+
+void core_call_cancel(core_call *c)
+{
+    if (h2o_linklist_is_linked(&c->turn_link)) h2o_linklist_unlink(&c->turn_link);
+    if (c->job) c->job->call = NULL;
+    c->job = NULL;
+    qr_response_free(&c->resp);
+}
+
+/* Flushes the turn's deferred writes, then delivers its answers in the order they were
+ * made; if the flush failed, those made after a write are told so. h2o runs it as a 0 ms
+ * timeout, after the turn's reads and before it polls again, so that the connections'
+ * next reads are set up in the same turn: answered after the turn (loop_main calls it
+ * too, for any left), each connection cost two more epoll_ctl calls. */
+static void answer_turn(core_loop *l)
+{
+    /* Writes staged this turn are committed and flushed even with nothing to answer:
+     * they hold their items' locks until then. */
+    int failed = qr_flush_pending() && qr_flush_deferred() != QR_OK;
+    while (!h2o_linklist_is_empty(&l->answers)) {
+        core_call *c = H2O_STRUCT_FROM_MEMBER(core_call, turn_link, l->answers.next);
+        h2o_linklist_unlink(&c->turn_link);
+        /* Delivering may free the call. */
+        qr_response resp = c->resp;
+        c->resp = (qr_response){0};
+        c->answer(c, &resp, failed && c->after_write);
+        qr_response_free(&resp);
+    }
+    if (h2o_timeout_is_linked(&l->answers_due)) h2o_timeout_unlink(&l->answers_due);
+}
+
+static void on_turn_end(h2o_timeout_entry_t *entry)
+{
+    answer_turn(H2O_STRUCT_FROM_MEMBER(core_loop, answers_due, entry));
+}
+
+/* ---- connections ---- */
+
+/* Closing a socket with unread bytes makes the kernel send a reset, and the client, still
+ * sending, loses the answer already sent. So the socket is duplicated before its protocol
+ * closes it (core_linger_on_close), and when the protocol has closed its descriptor, the
+ * duplicate finishes the connection the way HTTP servers close after an error: the answer
+ * is followed by our end of the stream, and what the client still sends is read and
+ * dropped until it closes, CORE_LINGER_MS pass, or the limit's worth arrived. */
+void core_linger_on_close(h2o_socket_t *sock, size_t drop_limit)
+{
+    conn *c = sock ? sock->on_close.data : NULL;
+    if (c == NULL || c->linger_fd >= 0 || c->owner->n_lingering >= CORE_LINGER_MAX_PER_LOOP) return;
+    c->linger_fd = fcntl(h2o_socket_get_fd(sock), F_DUPFD_CLOEXEC, 0);
+    c->linger_limit = drop_limit;
+}
+
+static void linger_end(lingerer *g)
+{
+    core_loop *l = g->owner;
+    if (h2o_timeout_is_linked(&g->timeout)) h2o_timeout_unlink(&g->timeout);
+    h2o_linklist_unlink(&g->link);
+    l->n_lingering--;
+    h2o_socket_close(g->sock);
+    free(g);
+}
+
+static void on_linger_timeout(h2o_timeout_entry_t *entry)
+{
+    linger_end(H2O_STRUCT_FROM_MEMBER(lingerer, timeout, entry));
+}
+
+static void on_linger_read(h2o_socket_t *sock, const char *err)
+{
+    lingerer *g = sock->data;
+    if (err == NULL) {
+        g->dropped += sock->input->size;
+        h2o_buffer_consume(&sock->input, sock->input->size);
+        if (g->dropped <= g->limit) return;
+    }
+    linger_end(g);
+}
+
+static void linger_start(core_loop *l, int fd, size_t limit)
+{
+    lingerer *g = l->stopping ? NULL : calloc(1, sizeof *g);
+    if (g == NULL) {
+        close(fd);
+        return;
+    }
+    shutdown(fd, SHUT_WR); /* after the answer the protocol already handed to the kernel */
+    g->owner = l;
+    g->limit = limit;
+    g->sock = h2o_evloop_socket_create(l->ev, fd, 0);
+    g->sock->data = g;
+    g->timeout.cb = on_linger_timeout;
+    h2o_linklist_insert(&l->lingering, &g->link);
+    l->n_lingering++;
+    h2o_timeout_link(l->ev, &l->linger_timeout, &g->timeout);
+    h2o_socket_read_start(g->sock, on_linger_read);
+}
+
+static void linger_end_all(core_loop *l)
+{
+    while (!h2o_linklist_is_empty(&l->lingering))
+        linger_end(H2O_STRUCT_FROM_MEMBER(lingerer, link, l->lingering.next));
+}
+
+static void on_conn_close(void *data)
+{
+    conn *c = data;
+    core_loop *l = c->owner;
+    h2o_linklist_unlink(&c->link);
+    l->n_conns--;
+    atomic_fetch_sub(&l->serving, 1);
+    atomic_fetch_sub(&l->c->connections, 1);
+    if (c->linger_fd >= 0) linger_start(l, c->linger_fd, c->linger_limit);
+    free(c);
+}
+
+/* A connection accepted by one loop for another. */
+typedef struct handoff {
+    h2o_multithread_message_t msg;
+    int fd;
+} handoff;
+
+/* Starts serving an accepted connection on loop l. */
+static void adopt(core_loop *l, int fd)
+{
+    conn *c = calloc(1, sizeof *c);
+    if (c == NULL) {
+        close(fd);
+        atomic_fetch_sub(&l->serving, 1);
+        atomic_fetch_sub(&l->c->connections, 1);
+        return;
+    }
+    h2o_socket_t *sock =
+        h2o_evloop_socket_create(l->ev, fd, H2O_SOCKET_FLAG_IS_ACCEPTED_CONNECTION);
+    c->owner = l;
+    c->sock = sock;
+    c->linger_fd = -1;
+    h2o_linklist_insert(&l->conns, &c->link);
+    l->n_conns++;
+    sock->on_close.cb = on_conn_close;
+    sock->on_close.data = c;
+    l->c->proto->serve(l->proto_state, sock);
+}
+
+static void on_handoffs(h2o_multithread_receiver_t *receiver, h2o_linklist_t *messages)
+{
+    core_loop *l = H2O_STRUCT_FROM_MEMBER(core_loop, incoming, receiver);
+    while (!h2o_linklist_is_empty(messages)) {
+        handoff *h = H2O_STRUCT_FROM_MEMBER(handoff, msg.link, messages->next);
+        h2o_linklist_unlink(&h->msg.link);
+        if (l->stopping) {
+            close(h->fd);
+            atomic_fetch_sub(&l->serving, 1);
+            atomic_fetch_sub(&l->c->connections, 1);
+        } else {
+            adopt(l, h->fd);
+        }
+        free(h);
+        atomic_fetch_sub(&l->handoffs, 1);
+    }
+}
+
+/* The loop a new connection goes to: in turn over all loops or, with pinned loops, over
+ * those pinned to the CPU the connection's packets arrive on (SO_INCOMING_CPU; for a
+ * client on this machine, the CPU its thread ran on). The connection is then served
+ * where its client runs, and a client thread and the loops it talks to take turns on one
+ * CPU instead of waking each other across two: GetItem 105k -> 118k/s and PutItem
+ * --no-sync 52k -> 60k/s with wrk on the same two CPUs (bench/http/README.md). But a
+ * client whose threads all happened to run on one CPU when they connected would leave
+ * the other CPUs' loops idle, pinned loops cannot move, and the client's threads may
+ * spread later: so a loop that serves more than twice as many connections as the least
+ * busy one, and STEER_SLACK more, gets no more until the others catch up. (A slack of 4
+ * alone diverted connections while wrk's two threads were still connecting, and cost
+ * GetItem 10%.) */
+#define STEER_SLACK 8
+
+static core_loop *loop_for(core *c, int fd)
+{
+    unsigned turn = atomic_fetch_add(&c->next_loop, 1);
+    core_loop *target = &c->loops[turn % c->n_loops];
+    int cpu = -1;
+    socklen_t len = sizeof cpu;
+    if (c->cpu_slot && getsockopt(fd, SOL_SOCKET, SO_INCOMING_CPU, &cpu, &len) == 0 && cpu >= 0 &&
+        cpu < CPU_SETSIZE && c->cpu_slot[cpu] >= 0 && (unsigned)c->cpu_slot[cpu] < c->n_loops) {
+        unsigned slot = (unsigned)c->cpu_slot[cpu], n = c->n_pin_cpus;
+        unsigned on_cpu = (c->n_loops - slot + n - 1) / n; /* loops slot, slot + n, ... */
+        target = &c->loops[slot + (turn % on_cpu) * n];
+        core_loop *idlest = target;
+        unsigned there = atomic_load(&target->serving), least = there;
+        for (unsigned i = 0; i < c->n_loops; i++) {
+            unsigned serving = atomic_load(&c->loops[i].serving);
+            if (serving < least) {
+                least = serving;
+                idlest = &c->loops[i];
+            }
+        }
+        if (there > 2 * least + STEER_SLACK) target = idlest;
+    }
+    return target;
+}
+
+/* Every loop watches the listening socket; whichever wakes accepts what is waiting and
+ * deals the connections round robin, so that each loop serves its share (left to the
+ * kernel, 32 connections could split 28 to 4 and leave a CPU idle). */
+static void on_accept(h2o_socket_t *listener, const char *err)
+{
+    core_loop *l = listener->data;
+    core *c = l->c;
+    if (err != NULL) return;
+    for (int i = 0; i < 64; i++) {
+        int fd = accept4(h2o_socket_get_fd(listener), NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) return;
+        if (atomic_fetch_add(&c->connections, 1) >= c->cfg.max_connections) {
+            /* Past the limit: closed unanswered. */
+            atomic_fetch_sub(&c->connections, 1);
+            close(fd);
+            continue;
+        }
+        int one = 1;
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        core_loop *target = loop_for(c, fd);
+        handoff *h = target == l ? NULL : calloc(1, sizeof *h);
+        if (h == NULL) target = l; /* served here, also when the handoff cannot be made */
+        atomic_fetch_add(&target->serving, 1);
+        if (h == NULL) {
+            adopt(l, fd);
+            continue;
+        }
+        h->fd = fd;
+        atomic_fetch_add(&target->handoffs, 1);
+        h2o_multithread_send_message(&target->incoming, &h->msg);
+    }
+}
+
+/* ---- draining, stopping and the loop itself ---- */
+
+static void recount_in_flight(core_loop *l)
+{
+    atomic_store(&l->in_flight, l->c->proto->in_flight(l->proto_state));
+}
+
+static void close_listener(core_loop *l)
+{
+    if (l->listener == NULL) return;
+    h2o_socket_read_stop(l->listener);
+    h2o_socket_close(l->listener);
+    l->listener = NULL;
+}
+
+static void on_control(h2o_multithread_receiver_t *receiver, h2o_linklist_t *messages)
+{
+    core_loop *l = H2O_STRUCT_FROM_MEMBER(core_loop, control, receiver);
+    while (!h2o_linklist_is_empty(messages)) {
+        h2o_multithread_message_t *m =
+            H2O_STRUCT_FROM_MEMBER(h2o_multithread_message_t, link, messages->next);
+        h2o_linklist_unlink(&m->link);
+        if (m == &l->drain_msg) {
+            l->draining = 1;
+            close_listener(l);
+            l->c->proto->drain(l->proto_state);
+            recount_in_flight(l);
+            atomic_fetch_add(&l->c->drain_acks, 1);
+        } else if (m == &l->stop_msg) {
+            l->stopping = 1;
+            close_listener(l);
+            linger_end_all(l);
+            l->c->proto->drain(l->proto_state);
+            /* Whatever is left is cut: the protocol sees the end of each stream and closes
+             * it. */
+            for (h2o_linklist_t *n = l->conns.next; n != &l->conns; n = n->next) {
+                conn *c = H2O_STRUCT_FROM_MEMBER(conn, link, n);
+                shutdown(h2o_socket_get_fd(c->sock), SHUT_RDWR);
+            }
+        }
+    }
+}
+
+static long now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
+}
+
+/* ---- lifecycle ---- */
+
+#ifdef __SANITIZE_ADDRESS__
+/* What h2o itself never frees, which LeakSanitizer would report at every exit: its
+ * per-thread caches of memory chunks (kept by design for the next connection), and the
+ * message queue that h2o_context_init makes and this version's h2o_context_dispose
+ * leaves behind (destroying it ourselves crashes inside h2o). */
+const char *__lsan_default_suppressions(void);
+const char *__lsan_default_suppressions(void)
+{
+    return "leak:h2o_mem_alloc_recycle\nleak:h2o_multithread_create_queue\n";
+}
+#endif
+
+static int open_listener(const struct sockaddr *addr, socklen_t len, char *errbuf, size_t errlen)
+{
+    int fd = socket(addr->sa_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0) {
+        snprintf(errbuf, errlen, "socket: %s", strerror(errno));
+        return -1;
+    }
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (addr->sa_family == AF_INET6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+    char host[INET6_ADDRSTRLEN + 2] = "?";
+    unsigned port = 0;
+    if (addr->sa_family == AF_INET) {
+        const struct sockaddr_in *in = (const struct sockaddr_in *)addr;
+        inet_ntop(AF_INET, &in->sin_addr, host, sizeof host);
+        port = ntohs(in->sin_port);
+    } else if (addr->sa_family == AF_INET6) {
+        const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)addr;
+        inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof host);
+        port = ntohs(in6->sin6_port);
+    }
+    if (bind(fd, addr, len) != 0) {
+        snprintf(errbuf, errlen, "cannot listen on %s port %u: %s", host, port, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    if (listen(fd, 1024) != 0) {
+        snprintf(errbuf, errlen, "listen on %s port %u: %s", host, port, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* Builds loop l's event loop, message queue, listener (a duplicate of the listening
+ * socket, so that each loop closes its own) and the protocol's part. It runs on the
+ * loop's own thread: h2o ties a socket's buffers to the memory caches of the thread that
+ * made it. */
+static int loop_init(core_loop *l)
+{
+    core *c = l->c;
+    h2o_linklist_init_anchor(&l->conns);
+    h2o_linklist_init_anchor(&l->lingering);
+    h2o_linklist_init_anchor(&l->answers);
+    int fd = fcntl(c->listen_fd, F_DUPFD_CLOEXEC, 0);
+    if (fd < 0) return -1;
+    l->ev = h2o_evloop_create();
+    h2o_timeout_init(l->ev, &l->linger_timeout, CORE_LINGER_MS);
+    h2o_timeout_init(l->ev, &l->turn_end, 0);
+    l->answers_due.cb = on_turn_end;
+    l->queue = h2o_multithread_create_queue(l->ev);
+    h2o_multithread_register_receiver(l->queue, &l->done, on_jobs_done);
+    h2o_multithread_register_receiver(l->queue, &l->control, on_control);
+    h2o_multithread_register_receiver(l->queue, &l->incoming, on_handoffs);
+    c->proto->loop_open(l, l->proto_state, c->proto->arg);
+    l->listener = h2o_evloop_socket_create(l->ev, fd, H2O_SOCKET_FLAG_DONT_READ);
+    l->listener->data = l;
+    h2o_socket_read_start(l->listener, on_accept);
+    return 0;
+}
+
+/* Undoes loop_init, on the loop's thread, once its connections are gone. */
+static void loop_dispose(core_loop *l)
+{
+    close_listener(l);
+    linger_end_all(l);
+    /* Connections that outlived the grace period are left to the process's exit. */
+    if (l->n_conns || l->pending_jobs || atomic_load(&l->handoffs)) return;
+    l->c->proto->loop_close(l->proto_state);
+    h2o_multithread_unregister_receiver(l->queue, &l->done);
+    h2o_multithread_unregister_receiver(l->queue, &l->control);
+    h2o_multithread_unregister_receiver(l->queue, &l->incoming);
+    h2o_multithread_destroy_queue(l->queue);
+    h2o_timeout_dispose(l->ev, &l->linger_timeout);
+    h2o_timeout_dispose(l->ev, &l->turn_end);
+    h2o_evloop_destroy(l->ev);
+    l->ev = NULL;
+}
+
+static void loop_report(core_loop *l, int ready)
+{
+    pthread_mutex_lock(&l->c->ready_mu);
+    l->ready = ready;
+    pthread_cond_broadcast(&l->c->ready_cv);
+    pthread_mutex_unlock(&l->c->ready_mu);
+}
+
+static void *loop_main(void *arg)
+{
+    core_loop *l = arg;
+    if (loop_init(l)) {
+        loop_report(l, -1);
+        return NULL;
+    }
+    loop_report(l, 1);
+    /* A loop may hand connections to any other, so none runs before all are built. */
+    pthread_mutex_lock(&l->c->ready_mu);
+    while (!l->c->go)
+        pthread_cond_wait(&l->c->ready_cv, &l->c->ready_mu);
+    pthread_mutex_unlock(&l->c->ready_mu);
+    qr_defer_flushes(1); /* answer_turn ends each turn */
+    long stop_deadline = 0;
+    for (;;) {
+        if (l->stopping) {
+            if (l->n_conns == 0 && l->pending_jobs == 0 && atomic_load(&l->handoffs) == 0) break;
+            if (stop_deadline == 0)
+                stop_deadline = now_ms() + STOP_GRACE_MS;
+            else if (now_ms() > stop_deadline)
+                break;
+        }
+        h2o_evloop_run(l->ev, l->draining || l->stopping ? 10 : INT32_MAX);
+        answer_turn(l);
+        if (l->draining) recount_in_flight(l);
+    }
+    qr_defer_flushes(0); /* answer_turn left nothing staged; this frees the thread's buffers */
+    loop_dispose(l);
+    return NULL;
+}
+
+static void pool_stop(core *c)
+{
+    if (c->workers == NULL) return;
+    pthread_mutex_lock(&c->pool_mu);
+    c->pool_stopping = 1;
+    pthread_cond_broadcast(&c->pool_cv);
+    pthread_mutex_unlock(&c->pool_mu);
+    for (unsigned i = 0; i < c->n_workers; i++)
+        pthread_join(c->workers[i], NULL);
+    free(c->workers);
+    c->workers = NULL;
+}
+
+static void core_free(core *c)
+{
+    if (c->loops)
+        for (unsigned i = 0; i < c->n_loops; i++)
+            free(c->loops[i].proto_state);
+    free(c->loops);
+    free(c->pin_cpus);
+    free(c->cpu_slot);
+    pthread_mutex_destroy(&c->pool_mu);
+    pthread_cond_destroy(&c->pool_cv);
+    pthread_mutex_destroy(&c->ready_mu);
+    pthread_cond_destroy(&c->ready_cv);
+    if (c->listen_fd >= 0) close(c->listen_fd);
+    free(c);
+}
+
+/* For pin_loops: the CPUs this process may run on (its affinity, which taskset or a
+ * cpuset may have narrowed), in order, and each one's place among them. */
+static int plan_pins(core *c, char *errbuf, size_t errlen)
+{
+    cpu_set_t allowed;
+    if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) {
+        snprintf(errbuf, errlen, "cannot pin the event loops: cannot read the CPUs allowed: %s",
+                 strerror(errno));
+        return -1;
+    }
+    c->pin_cpus = malloc((size_t)CPU_COUNT(&allowed) * sizeof *c->pin_cpus);
+    c->cpu_slot = malloc(CPU_SETSIZE * sizeof *c->cpu_slot);
+    if (c->pin_cpus == NULL || c->cpu_slot == NULL) {
+        snprintf(errbuf, errlen, "out of memory");
+        return -1;
+    }
+    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+        c->cpu_slot[cpu] = -1;
+        if (CPU_ISSET(cpu, &allowed)) {
+            c->cpu_slot[cpu] = (int)c->n_pin_cpus;
+            c->pin_cpus[c->n_pin_cpus++] = cpu;
+        }
+    }
+    return 0;
+}
+
+int core_start(const core_config *cfg, const core_protocol *proto, core **out, char *errbuf,
+               size_t errlen)
+{
+    *out = NULL;
+    if (cfg->addr_len > sizeof(struct sockaddr_storage)) {
+        snprintf(errbuf, errlen, "listen address too long");
+        return -1;
+    }
+    core *c = calloc(1, sizeof *c);
+    if (c == NULL) {
+        snprintf(errbuf, errlen, "out of memory");
+        return -1;
+    }
+    c->cfg = *cfg;
+    c->proto = proto;
+    if (c->cfg.max_connections == 0) c->cfg.max_connections = 1;
+    memcpy(&c->addr, cfg->addr, cfg->addr_len);
+    c->cfg.addr = (const struct sockaddr *)&c->addr;
+    atomic_init(&c->connections, 0);
+    atomic_init(&c->next_loop, 0);
+    atomic_init(&c->draining, 0);
+    atomic_init(&c->drain_acks, 0);
+    pthread_mutex_init(&c->pool_mu, NULL);
+    pthread_cond_init(&c->pool_cv, NULL);
+    pthread_mutex_init(&c->ready_mu, NULL);
+    pthread_cond_init(&c->ready_cv, NULL);
+
+    c->listen_fd = open_listener(c->cfg.addr, cfg->addr_len, errbuf, errlen);
+    if (c->listen_fd < 0) {
+        core_free(c);
+        return -1;
+    }
+    struct sockaddr_storage bound;
+    socklen_t bl = sizeof bound;
+    if (getsockname(c->listen_fd, (struct sockaddr *)&bound, &bl) == 0)
+        c->port = bound.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&bound)->sin6_port)
+                                              : ntohs(((struct sockaddr_in *)&bound)->sin_port);
+
+    c->n_loops = c->cfg.loops ? c->cfg.loops : 1;
+    c->loops = calloc(c->n_loops, sizeof *c->loops);
+    if (c->loops == NULL) {
+        snprintf(errbuf, errlen, "out of memory");
+        core_free(c);
+        return -1;
+    }
+    for (unsigned i = 0; i < c->n_loops; i++) {
+        c->loops[i].c = c;
+        atomic_init(&c->loops[i].in_flight, 0);
+        atomic_init(&c->loops[i].handoffs, 0);
+        atomic_init(&c->loops[i].serving, 0);
+        c->loops[i].proto_state = calloc(1, proto->loop_state_size ? proto->loop_state_size : 1);
+        if (c->loops[i].proto_state == NULL) {
+            snprintf(errbuf, errlen, "out of memory");
+            core_free(c);
+            return -1;
+        }
+    }
+    if (c->cfg.pin_loops && plan_pins(c, errbuf, errlen)) {
+        core_free(c);
+        return -1;
+    }
+    if (c->cfg.workers) {
+        c->workers = calloc(c->cfg.workers, sizeof *c->workers);
+        if (c->workers == NULL) {
+            snprintf(errbuf, errlen, "out of memory");
+            core_free(c);
+            return -1;
+        }
+        for (; c->n_workers < c->cfg.workers; c->n_workers++)
+            if (pthread_create(&c->workers[c->n_workers], NULL, worker_main, c) != 0) {
+                snprintf(errbuf, errlen, "cannot start a worker thread: %s", strerror(errno));
+                pool_stop(c);
+                core_free(c);
+                return -1;
+            }
+    }
+    int failed = 0;
+    for (unsigned i = 0; i < c->n_loops && !failed; i++) {
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        int rc = 0;
+        if (c->pin_cpus) {
+            cpu_set_t one;
+            CPU_ZERO(&one);
+            CPU_SET(c->pin_cpus[i % c->n_pin_cpus], &one);
+            rc = pthread_attr_setaffinity_np(&attr, sizeof one, &one);
+        }
+        if (rc == 0) rc = pthread_create(&c->loops[i].thread, &attr, loop_main, &c->loops[i]);
+        pthread_attr_destroy(&attr);
+        if (rc != 0) {
+            if (c->pin_cpus)
+                snprintf(errbuf, errlen, "cannot start an event loop thread on CPU %d: %s",
+                         c->pin_cpus[i % c->n_pin_cpus], strerror(rc));
+            else
+                snprintf(errbuf, errlen, "cannot start an event loop thread: %s", strerror(rc));
+            failed = 1;
+            break;
+        }
+        pthread_mutex_lock(&c->ready_mu);
+        while (c->loops[i].ready == 0)
+            pthread_cond_wait(&c->ready_cv, &c->ready_mu);
+        pthread_mutex_unlock(&c->ready_mu);
+        if (c->loops[i].ready < 0) {
+            snprintf(errbuf, errlen, "cannot duplicate the listening socket: %s", strerror(errno));
+            failed = 1;
+        }
+    }
+    pthread_mutex_lock(&c->ready_mu);
+    c->go = 1;
+    pthread_cond_broadcast(&c->ready_cv);
+    pthread_mutex_unlock(&c->ready_mu);
+    if (failed) {
+        core_stop(c);
+        return -1;
+    }
+    *out = c;
+    return 0;
+}
+
+unsigned core_port(const core *c)
+{
+    return c->port;
+}
+
+h2o_evloop_t *core_loop_evloop(core_loop *l)
+{
+    return l->ev;
+}
+
+int core_draining(const core *c)
+{
+    return atomic_load_explicit(&((core *)c)->draining, memory_order_relaxed);
+}
+
+void core_drain(core *c)
+{
+    if (atomic_exchange(&c->draining, 1)) return;
+    unsigned started = 0;
+    for (unsigned i = 0; i < c->n_loops; i++) {
+        if (c->loops[i].ready <= 0) continue;
+        started++;
+        h2o_multithread_send_message(&c->loops[i].control, &c->loops[i].drain_msg);
+    }
+    /* Once every loop has let go of its listener, the socket stops accepting for good. */
+    while (atomic_load(&c->drain_acks) < started) {
+        struct timespec tick = {0, 1000 * 1000};
+        nanosleep(&tick, NULL);
+    }
+    shutdown(c->listen_fd, SHUT_RDWR);
+    close(c->listen_fd);
+    c->listen_fd = -1;
+}
+
+unsigned core_in_flight(const core *c)
+{
+    unsigned n = 0;
+    for (unsigned i = 0; i < c->n_loops; i++)
+        n += atomic_load(&((core *)c)->loops[i].in_flight);
+    return n;
+}
+
+void core_stop(core *c)
+{
+    if (c == NULL) return;
+    /* Listeners first: once every loop has closed its own, no loop hands another a
+     * connection, and each loop can tell when it has taken all it was sent. */
+    core_drain(c);
+    /* Calls already queued still run; their answers go back to the loops, which are
+     * still turning. */
+    pool_stop(c);
+    for (unsigned i = 0; i < c->n_loops; i++)
+        if (c->loops[i].ready > 0)
+            h2o_multithread_send_message(&c->loops[i].control, &c->loops[i].stop_msg);
+    for (unsigned i = 0; i < c->n_loops; i++)
+        if (c->loops[i].ready) pthread_join(c->loops[i].thread, NULL); /* ran, so joinable */
+    core_free(c);
+}

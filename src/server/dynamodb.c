@@ -1,0 +1,762 @@
+/* dynamodb.c — DynamoDB's JSON protocol over HTTP, on h2o and the server core (server.h).
+ *
+ * A request h2o has read on a core loop is judged in DynamoDB's order: health check,
+ * content type, content coding (a gzip or deflate body is decoded), JSON, X-Amz-Target,
+ * SigV4; the core then runs its call, and the answer leaves with DynamoDB's headers,
+ * compressed to clients that accept it. Loops, workers and flushing are the core's. */
+#include "server/server.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "server/core.h" /* and h2o.h, which h2o/http1.h needs first */
+#include <h2o/http1.h>
+
+#include "server/wire.h"
+#include "util/buf.h"
+
+#define UNKNOWN_OP_XML "<UnknownOperationException/>\n"
+#define HEALTH_PREFIX "healthy: "
+#define SERVICE "dynamodb"
+/* A connection h2o closes after answering an unread body itself (413, 400) lingers until
+ * this many bodies' worth of bytes were read and dropped (see core_linger_on_close), so
+ * that the client can finish sending and read the answer instead of a reset. */
+#define LINGER_BODIES 2
+
+struct server {
+    server_config cfg;
+    const char *const *ops;
+    const char *const *stream_ops; /* the DynamoDB Streams API's */
+    h2o_globalconf_t h2o;
+    core_protocol proto;
+    core *core;
+};
+
+/* What h2o keeps for the protocol on one of the core's loops. */
+typedef struct http_loop {
+    server *s;
+    core_loop *core;
+    h2o_context_t ctx;
+    h2o_accept_ctx_t accept;
+} http_loop;
+
+/* The handler h2o calls, with the server it belongs to. */
+typedef struct handler {
+    h2o_handler_t super;
+    server *s;
+} handler;
+
+/* What a log line says of a request besides its answer. */
+typedef struct exchange {
+    struct timespec start;
+    const char *body; /* the request body, for the table names */
+    size_t len;
+    const char *tables; /* the table names, once the engine has read them (else NULL) */
+} exchange;
+
+/* A request's call of the engine, in the request's memory pool: when h2o disposes of the
+ * request (its client gone), the core drops its answer. */
+typedef struct http_call {
+    core_call call;
+    server *s;
+    h2o_req_t *req;
+    exchange x;
+    const char *ctype;
+} http_call;
+
+static void linger_keep(server *s, h2o_req_t *req);
+
+/* ---- logging ---- */
+
+static void log_request(server *s, const exchange *x, const char *op, int status, const char *error,
+                        const char *message, const char *id)
+{
+    server_log_level lvl = status >= 500   ? SERVER_LOG_ERROR
+                           : status >= 400 ? SERVER_LOG_WARN
+                                           : SERVER_LOG_INFO;
+    if (lvl < s->cfg.log_level) return;
+    char parsed[sizeof((qr_response *)0)->tables] = "";
+    const char *tables = x->tables;
+    if (tables == NULL) {
+        /* Answered before the engine read the body (an error): read it here. */
+        if (x->len) wire_table_names(x->body, x->len, parsed, sizeof parsed);
+        tables = parsed;
+    }
+    static const char *const names[] = {"debug", "info", "warn", "error", "none"};
+    if (s->cfg.log_level == SERVER_LOG_DEBUG && message && *message) {
+        core_log("%s %s table=%s status=%d error=%s us=%ld bytes=%zu id=%s message=\"%.300s\"",
+                 names[lvl], op ? op : "-", *tables ? tables : "-", status, error ? error : "-",
+                 core_elapsed_us(&x->start), x->len, id, message);
+    } else {
+        core_log("%s %s table=%s status=%d error=%s us=%ld", names[lvl], op ? op : "-",
+                 *tables ? tables : "-", status, error ? error : "-", core_elapsed_us(&x->start));
+    }
+}
+
+/* ---- responses ---- */
+
+static const char *reason_phrase(int status)
+{
+    switch (status) {
+    case 200:
+        return "OK";
+    case 400:
+        return "Bad Request";
+    case 404:
+        return "Not Found";
+    case 413:
+        return "Request Entity Too Large";
+    case 500:
+        return "Internal Server Error";
+    case 503:
+        return "Service Unavailable";
+    default:
+        return status < 400 ? "OK" : status < 500 ? "Bad Request" : "Internal Server Error";
+    }
+}
+
+/* Decimal digits of v into out (at least 21 bytes), NUL-terminated; returns the length. */
+static size_t format_decimal(uint64_t v, char *out)
+{
+    char tmp[20];
+    size_t n = 0;
+    do {
+        tmp[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    for (size_t i = 0; i < n; i++)
+        out[i] = tmp[n - 1 - i];
+    out[n] = '\0';
+    return n;
+}
+
+/* The value of the last header called name (DynamoDB heeds the last of repeated ones). */
+static const h2o_iovec_t *last_header(h2o_req_t *req, const char *name, size_t len)
+{
+    const h2o_iovec_t *v = NULL;
+    for (ssize_t i = -1; (i = h2o_find_header_by_str(&req->headers, name, len, i)) >= 0;)
+        v = &req->headers.entries[i].value;
+    return v;
+}
+
+/* Adds x-amzn-RequestId (a fresh id, which it returns) and x-amz-crc32 of body. */
+static const char *stamp(h2o_req_t *req, const char *body, size_t len)
+{
+    char *id = h2o_mem_alloc_pool(&req->pool, 53);
+    char *crc = h2o_mem_alloc_pool(&req->pool, 21);
+    wire_request_id(id);
+    size_t crc_len = format_decimal(wire_crc32(body, len), crc);
+    h2o_add_header_by_str(&req->pool, &req->res.headers, H2O_STRLIT("x-amzn-requestid"), 0,
+                          "x-amzn-RequestId", id, 52);
+    h2o_add_header_by_str(&req->pool, &req->res.headers, H2O_STRLIT("x-amz-crc32"), 0, NULL, crc,
+                          crc_len);
+    return id;
+}
+
+/* ---- CORS ----
+ * A request a browser script makes carries Origin. Like DynamoDB, quarry then lets any
+ * origin read the answer and the headers a client needs, and answers a preflight
+ * (OPTIONS) by allowing the method and headers it asks for. A request without Origin
+ * gets no CORS headers. */
+#define CORS_EXPOSE_HEADERS "x-amzn-RequestId,x-amz-crc32,Date"
+#define CORS_MAX_AGE "172800"
+
+static const h2o_iovec_t *find_header(h2o_req_t *req, const char *name, size_t len)
+{
+    ssize_t i = h2o_find_header_by_str(&req->headers, name, len, -1);
+    return i < 0 ? NULL : &req->headers.entries[i].value;
+}
+
+static void add_cors_headers(h2o_req_t *req)
+{
+    h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_ACCESS_CONTROL_ALLOW_ORIGIN, NULL,
+                   H2O_STRLIT("*"));
+    h2o_add_header_by_str(&req->pool, &req->res.headers,
+                          H2O_STRLIT("access-control-expose-headers"), 0,
+                          "Access-Control-Expose-Headers", H2O_STRLIT(CORS_EXPOSE_HEADERS));
+}
+
+/* Adds to a preflight's answer what it asked to be allowed. */
+static void add_preflight_headers(h2o_req_t *req)
+{
+    h2o_add_header_by_str(&req->pool, &req->res.headers, H2O_STRLIT("access-control-max-age"), 0,
+                          "Access-Control-Max-Age", H2O_STRLIT(CORS_MAX_AGE));
+    static const struct {
+        const char *asked, *allowed, *name;
+    } echoes[] = {{"access-control-request-method", "access-control-allow-methods",
+                   "Access-Control-Allow-Methods"},
+                  {"access-control-request-headers", "access-control-allow-headers",
+                   "Access-Control-Allow-Headers"}};
+    for (size_t i = 0; i < sizeof echoes / sizeof echoes[0]; i++) {
+        const h2o_iovec_t *v = find_header(req, echoes[i].asked, strlen(echoes[i].asked));
+        if (v)
+            h2o_add_header_by_str(&req->pool, &req->res.headers, echoes[i].allowed,
+                                  strlen(echoes[i].allowed), 0, echoes[i].name, v->base, v->len);
+    }
+}
+
+/* Sends body with DynamoDB's headers; h2o copies it, so it may be freed afterwards. */
+static void send_response(server *s, h2o_req_t *req, const exchange *x, int status,
+                          const char *ctype, const char *body, size_t len, const char *op,
+                          const char *error, const char *message)
+{
+    /* Like DynamoDB, bodies from 4 KB on go compressed to a client that accepts it; the
+     * checksum is then of the compressed bytes. */
+    buf packed;
+    buf_init(&packed, 0);
+    const char *coding = NULL;
+    if (len >= WIRE_COMPRESS_MIN) {
+        const h2o_iovec_t *ae = last_header(req, H2O_STRLIT("accept-encoding"));
+        wire_coding c = ae ? wire_accept_coding(ae->base, ae->len) : WIRE_IDENTITY;
+        if (c != WIRE_IDENTITY && wire_encode(c, body, len, &packed) == 0) {
+            coding = c == WIRE_GZIP ? "gzip" : "deflate";
+            body = packed.data;
+            len = packed.len;
+        }
+    }
+    req->res.status = status;
+    req->res.reason = reason_phrase(status);
+    req->res.content_length = len;
+    h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_CONTENT_TYPE, NULL, ctype,
+                   strlen(ctype));
+    const char *id = stamp(req, body, len);
+    if (coding)
+        h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_CONTENT_ENCODING, NULL, coding,
+                       strlen(coding));
+    if (find_header(req, H2O_STRLIT("origin"))) add_cors_headers(req);
+    /* Once draining, every answer asks its client to go elsewhere. */
+    if (core_draining(s->core)) req->http1_is_persistent = 0;
+    log_request(s, x, op, status, error, message, id);
+    h2o_send_inline(req, body, len);
+    buf_free(&packed);
+}
+
+static void send_error(server *s, h2o_req_t *req, const exchange *x, int status, const char *ctype,
+                       const char *op, const char *type, const char *message)
+{
+    buf b;
+    buf_init(&b, 0);
+    if (wire_error_body(&b, type, message)) {
+        buf_free(&b);
+        h2o_send_error_500(req, "Internal Server Error", "out of memory", 0);
+        return;
+    }
+    send_response(s, req, x, status, ctype, b.data, b.len, op, type, message);
+    buf_free(&b);
+}
+
+/* The engine's answer to a call (or a 500 when it gave none). */
+static void send_call_response(server *s, h2o_req_t *req, const exchange *x, const char *ctype,
+                               const char *op, const qr_response *resp)
+{
+    if (resp->body == NULL) {
+        send_error(s, req, x, 500, ctype, op, QR_E_INTERNAL, "the engine returned no response");
+        return;
+    }
+    const char *message = NULL;
+    if (resp->error_type && s->cfg.log_level == SERVER_LOG_DEBUG) message = resp->body;
+    exchange called = *x;
+    called.tables = resp->tables;
+    int status = resp->http_status ? resp->http_status : 200;
+    /* Only the HTTP layer knows the address the client reached: DescribeEndpoints names
+     * it, so that a client sent there (endpoint discovery) comes back here. A tagging
+     * call's success goes out with no body at all, as DynamoDB answers it. */
+    buf at;
+    buf_init(&at, 0);
+    const h2o_iovec_t *host = &req->input.authority;
+    if (status == 200 && wire_empty_success(op)) {
+        send_response(s, req, &called, status, ctype, "", 0, op, NULL, NULL);
+    } else if (status == 200 && strcmp(op, "DescribeEndpoints") == 0 && host->len &&
+               wire_endpoints_at(resp->body, resp->len, host->base, host->len, &at) == 0) {
+        send_response(s, req, &called, status, ctype, at.data, at.len, op, NULL, NULL);
+    } else {
+        send_response(s, req, &called, status, ctype, resp->body, resp->len, op, resp->error_type,
+                      message);
+    }
+    buf_free(&at);
+}
+
+/* ---- h2o's own answers ---- */
+
+/* h2o answers some requests itself before on_req sees them: a body past the limit (413),
+ * a broken chunked coding or Content-Length (400), an Expect it cannot meet (417). It
+ * binds those requests to the host's fallback path, whose filter this is: each such
+ * answer leaves as DynamoDB's error document, with x-amzn-RequestId and x-amz-crc32, and
+ * is logged like any other. */
+typedef struct early_filter {
+    h2o_filter_t super;
+    server *s;
+} early_filter;
+
+typedef struct early_ostream {
+    h2o_ostream_t super;
+    server *s;
+    int replaced;
+} early_ostream;
+
+static void early_send(h2o_ostream_t *self, h2o_req_t *req, h2o_iovec_t *bufs, size_t bufcnt,
+                       h2o_send_state_t state)
+{
+    early_ostream *o = (early_ostream *)self;
+    if (req->res.status < 400) {
+        h2o_ostream_send_next(self, req, bufs, bufcnt, state);
+        return;
+    }
+    if (o->replaced) { /* the document went out whole with the first call */
+        h2o_ostream_send_next(self, req, NULL, 0, state);
+        return;
+    }
+    o->replaced = 1;
+    linger_keep(o->s, req);
+    /* h2o's own text, e.g. "broken chunked-encoding". */
+    char said[128];
+    size_t n = 0;
+    for (size_t i = 0; i < bufcnt; i++)
+        for (size_t k = 0; k < bufs[i].len && n < sizeof said - 1; k++)
+            if (bufs[i].base[k] != '\n') said[n++] = bufs[i].base[k];
+    said[n] = '\0';
+    int status = req->res.status;
+    if (status == 400) req->res.reason = reason_phrase(status); /* h2o says "Invalid Request" */
+    const char *type = status == 413   ? "RequestEntityTooLarge"
+                       : status >= 500 ? QR_E_INTERNAL
+                                       : QR_E_SERIALIZATION;
+    char msg[256];
+    if (status == 413)
+        snprintf(msg, sizeof msg,
+                 "Request entity too large: a request body may hold at most %zu bytes",
+                 o->s->cfg.max_body);
+    else
+        snprintf(msg, sizeof msg, "The request could not be read: %s", n ? said : req->res.reason);
+    buf b;
+    buf_init(&b, 0);
+    h2o_iovec_t doc = h2o_iovec_init(NULL, 0);
+    if (wire_error_body(&b, type, msg) == 0) {
+        doc.base = h2o_mem_alloc_pool(&req->pool, b.len);
+        memcpy(doc.base, b.data, b.len);
+        doc.len = b.len;
+    }
+    buf_free(&b);
+    for (size_t i = 0; i < req->res.headers.size; i++)
+        if (req->res.headers.entries[i].name == &H2O_TOKEN_CONTENT_TYPE->buf)
+            req->res.headers.entries[i].value = h2o_iovec_init(H2O_STRLIT(WIRE_JSON_CONTENT_TYPE));
+    req->res.content_length = doc.len;
+    const char *id = stamp(req, doc.base, doc.len);
+    exchange x = {.tables = NULL};
+    clock_gettime(CLOCK_MONOTONIC, &x.start);
+    x.body = "";
+    log_request(o->s, &x, NULL, status, type, msg, id);
+    h2o_ostream_send_next(self, req, &doc, 1, state);
+}
+
+static void on_early_answer(h2o_filter_t *self, h2o_req_t *req, h2o_ostream_t **slot)
+{
+    early_ostream *o = (early_ostream *)h2o_add_ostream(req, sizeof *o, slot);
+    o->super.do_send = early_send;
+    o->s = ((early_filter *)self)->s;
+    o->replaced = 0;
+    h2o_setup_next_ostream(req, &o->super.next);
+}
+
+/* ---- judging the request ---- */
+
+/* Header and query pairs for SigV4: on the stack for ordinary requests, on the heap past that. */
+typedef struct pairs {
+    sigv4_pair *v;
+    size_t n, cap;
+    sigv4_pair local[32];
+} pairs;
+
+static int pairs_add(pairs *p, const char *name, size_t name_len, const char *value,
+                     size_t value_len)
+{
+    if (p->v == NULL) {
+        p->v = p->local;
+        p->cap = sizeof p->local / sizeof p->local[0];
+    }
+    if (p->n == p->cap) {
+        size_t cap = p->cap * 2;
+        sigv4_pair *v = p->v == p->local ? malloc(cap * sizeof *v) : realloc(p->v, cap * sizeof *v);
+        if (v == NULL) return -1;
+        if (p->v == p->local) memcpy(v, p->local, sizeof p->local);
+        p->v = v;
+        p->cap = cap;
+    }
+    p->v[p->n++] = (sigv4_pair){name, name_len, value, value_len};
+    return 0;
+}
+
+static void pairs_free(pairs *p)
+{
+    if (p->v != p->local) free(p->v);
+}
+
+/* The raw query string split at '&' and '=' (still percent-encoded, as SigV4 signs it). */
+static int split_query(const char *q, size_t len, pairs *out)
+{
+    size_t i = 0;
+    while (i < len) {
+        size_t end = i;
+        while (end < len && q[end] != '&')
+            end++;
+        if (end > i) {
+            const char *eq = memchr(q + i, '=', end - i);
+            int rc = eq ? pairs_add(out, q + i, (size_t)(eq - (q + i)), eq + 1,
+                                    (size_t)(q + end - eq - 1))
+                        : pairs_add(out, q + i, end - i, NULL, 0);
+            if (rc) return -1;
+        }
+        i = end + 1;
+    }
+    return 0;
+}
+
+/* Verifies the request's signature; 0, or -1 with e set. h2o keeps Host and
+ * Content-Length out of the header list, so they are put back as the client sent them. */
+static int authenticate(server *s, h2o_req_t *req, const char *body, size_t body_len, qr_err *e)
+{
+    pairs headers = {0}, query = {0};
+    char length[21];
+    size_t n = format_decimal(body_len, length);
+    int failed =
+        pairs_add(&headers, "host", 4, req->input.authority.base, req->input.authority.len) ||
+        pairs_add(&headers, "content-length", 14, length, n);
+    for (size_t i = 0; !failed && i < req->headers.size; i++) {
+        const h2o_header_t *h = req->headers.entries + i;
+        failed = pairs_add(&headers, h->name->base, h->name->len, h->value.base, h->value.len);
+    }
+    const char *path = req->input.path.base;
+    size_t path_len = req->input.path.len;
+    char *raw_path = NULL;
+    const char *q = memchr(path, '?', path_len);
+    if (!failed && q) failed = split_query(q + 1, path_len - (size_t)(q + 1 - path), &query);
+    /* sigv4 wants the path NUL-terminated and without its query. */
+    if (!failed) {
+        size_t plen = q ? (size_t)(q - path) : path_len;
+        raw_path = h2o_mem_alloc_pool(&req->pool, plen + 1);
+        memcpy(raw_path, path, plen);
+        raw_path[plen] = '\0';
+    }
+    int rc;
+    if (failed) {
+        rc = err_set(e, QR_E_INTERNAL, "out of memory reading the request headers");
+    } else {
+        char method[16];
+        size_t mlen =
+            req->input.method.len < sizeof method - 1 ? req->input.method.len : sizeof method - 1;
+        memcpy(method, req->input.method.base, mlen);
+        method[mlen] = '\0';
+        sigv4_request sr = {method,    raw_path,  query.v, query.n,
+                            headers.v, headers.n, body,    body_len};
+        rc = sigv4_verify(&sr, s->cfg.keys, SERVICE, time(NULL), NULL, 0, e);
+    }
+    pairs_free(&headers);
+    pairs_free(&query);
+    return rc;
+}
+
+/* The media type of a Content-Type value, if it is one DynamoDB accepts. */
+static const char *json_content_type(const h2o_iovec_t *v)
+{
+    if (v == NULL) return NULL;
+    const char *semi = memchr(v->base, ';', v->len);
+    size_t n = semi ? (size_t)(semi - v->base) : v->len;
+    while (n && (v->base[n - 1] == ' ' || v->base[n - 1] == '\t'))
+        n--;
+    if (n == strlen(WIRE_JSON_CONTENT_TYPE) && strncasecmp(v->base, WIRE_JSON_CONTENT_TYPE, n) == 0)
+        return WIRE_JSON_CONTENT_TYPE;
+    if (n == 16 && strncasecmp(v->base, "application/json", n) == 0) return "application/json";
+    return NULL;
+}
+
+/* ---- the engine's call ---- */
+
+/* The core's answer to a request's call, sent if the request still stands (the core does
+ * not deliver to a cancelled call). */
+static void on_call_answer(core_call *c, const qr_response *resp, int unflushed)
+{
+    http_call *hc = H2O_STRUCT_FROM_MEMBER(http_call, call, c);
+    if (unflushed)
+        send_error(hc->s, hc->req, &hc->x, 500, hc->ctype, c->op, QR_E_INTERNAL,
+                   "the write-ahead log could not be written");
+    else
+        send_call_response(hc->s, hc->req, &hc->x, hc->ctype, c->op, resp);
+}
+
+static void call_dispose(void *p)
+{
+    core_call_cancel(&((http_call *)p)->call);
+}
+
+/* ---- the request handler ---- */
+
+static int on_req(h2o_handler_t *self, h2o_req_t *req)
+{
+    server *s = ((handler *)self)->s;
+    http_loop *l = H2O_STRUCT_FROM_MEMBER(http_loop, ctx, req->conn->ctx);
+    exchange x = {.tables = NULL};
+    clock_gettime(CLOCK_MONOTONIC, &x.start);
+    x.body = req->entity.base ? req->entity.base : "";
+    x.len = req->entity.base ? req->entity.len : 0;
+
+    const h2o_iovec_t *method = &req->input.method;
+    int is_post = h2o_memis(method->base, method->len, H2O_STRLIT("POST"));
+    int is_root = h2o_memis(req->input.path.base, req->input.path.len, H2O_STRLIT("/"));
+    if (!is_post && is_root &&
+        (h2o_memis(method->base, method->len, H2O_STRLIT("GET")) ||
+         h2o_memis(method->base, method->len, H2O_STRLIT("HEAD")))) {
+        /* DynamoDB names the endpoint it was reached at: "healthy: <Host>". */
+        const h2o_iovec_t *host = &req->input.authority;
+        size_t hlen = host->len > 255 ? 255 : host->len;
+        char body[sizeof HEALTH_PREFIX + 256];
+        int n = hlen ? snprintf(body, sizeof body, HEALTH_PREFIX "%.*s\n", (int)hlen, host->base)
+                     : snprintf(body, sizeof body, HEALTH_PREFIX "quarry\n");
+        send_response(s, req, &x, 200, "text/plain", body, (size_t)n, "health", NULL, NULL);
+        return 0;
+    }
+
+    if (h2o_memis(method->base, method->len, H2O_STRLIT("OPTIONS")) &&
+        find_header(req, H2O_STRLIT("origin"))) {
+        add_preflight_headers(req);
+        send_response(s, req, &x, 200, "text/plain", "", 0, "preflight", NULL, NULL);
+        return 0;
+    }
+
+    ssize_t ct = h2o_find_header(&req->headers, H2O_TOKEN_CONTENT_TYPE, -1);
+    const char *ctype = json_content_type(ct < 0 ? NULL : &req->headers.entries[ct].value);
+    if (!is_post || (x.len > 0 && ctype == NULL)) {
+        char m[16];
+        snprintf(m, sizeof m, "%.*s", (int)method->len, method->base);
+        send_response(s, req, &x, 404, "text/xml", UNKNOWN_OP_XML, strlen(UNKNOWN_OP_XML), m,
+                      QR_E_UNKNOWN_OP, "not a POST of DynamoDB JSON");
+        return 0;
+    }
+    if (ctype == NULL) ctype = WIRE_JSON_CONTENT_TYPE;
+
+    /* A compressed body is judged and run decoded; its signature covers the bytes sent.
+     * DynamoDB answers a coding it does not know, or a body not in its coding, with 500. */
+    const char *sent = x.body;
+    size_t sent_len = x.len;
+    const h2o_iovec_t *ce = last_header(req, H2O_STRLIT("content-encoding"));
+    int coding = ce ? wire_content_coding(ce->base, ce->len) : WIRE_IDENTITY;
+    if (coding != WIRE_IDENTITY) {
+        char msg[160];
+        int rc = -1;
+        buf plain;
+        buf_init(&plain, s->cfg.max_body + 1);
+        if (coding < 0) {
+            snprintf(msg, sizeof msg, "Unsupported Content-Encoding '%.*s'",
+                     (int)(ce->len < 60 ? ce->len : 60), ce->base);
+        } else {
+            rc = wire_decode((wire_coding)coding, x.body, x.len, s->cfg.max_body, &plain);
+            if (rc == -2)
+                snprintf(msg, sizeof msg, "The decoded request body is larger than %zu bytes",
+                         s->cfg.max_body);
+            else
+                snprintf(msg, sizeof msg, "The request body is not valid %s content",
+                         coding == WIRE_GZIP ? "gzip" : "deflate");
+        }
+        if (rc == 0) {
+            char *copy = h2o_mem_alloc_pool(&req->pool, plain.len + 1);
+            memcpy(copy, plain.data ? plain.data : "", plain.len);
+            copy[plain.len] = '\0';
+            x.body = copy;
+            x.len = plain.len;
+        }
+        buf_free(&plain);
+        if (rc) {
+            x.len = 0; /* nothing readable for the log line */
+            send_error(s, req, &x, rc == -2 ? 413 : 500, ctype, NULL,
+                       rc == -2 ? "RequestEntityTooLarge" : QR_E_INTERNAL, msg);
+            return 0;
+        }
+    }
+
+    const h2o_iovec_t *tv = find_header(req, H2O_STRLIT("x-amz-target"));
+    char target[128];
+    size_t tlen = tv == NULL ? 0 : tv->len < sizeof target - 1 ? tv->len : sizeof target - 1;
+    if (tlen) memcpy(target, tv->base, tlen);
+    target[tlen] = '\0';
+    const char *op = tv ? wire_operation(target, s->ops, s->stream_ops) : NULL;
+    qr_err e;
+    err_init(&e);
+    int auth_failed = authenticate(s, req, sent, sent_len, &e) != 0;
+    if (op == NULL || auth_failed) {
+        /* DynamoDB judges the JSON first, then the target, then the signature. */
+        char why[200];
+        if (x.len && !wire_json_valid(x.body, x.len, why, sizeof why)) {
+            char msg[256];
+            snprintf(msg, sizeof msg, "Malformed JSON: %s", why);
+            send_error(s, req, &x, 400, ctype, op, QR_E_SERIALIZATION, msg);
+        } else if (op == NULL) {
+            send_error(s, req, &x, 400, ctype, NULL, QR_E_UNKNOWN_OP, WIRE_UNKNOWN_OP_MESSAGE);
+        } else {
+            send_error(s, req, &x, err_http_status(e.type), ctype, op, e.type, e.msg);
+        }
+        return 0;
+    }
+    /* The region the client signed for is the one it believes it reached. */
+    char region[64] = "";
+    const h2o_iovec_t *authz = find_header(req, H2O_STRLIT("authorization"));
+    if (authz) sigv4_credential_region(authz->base, authz->len, region, sizeof region);
+
+    http_call *hc = h2o_mem_alloc_shared(&req->pool, sizeof *hc, call_dispose);
+    *hc = (http_call){.call = {.op = op,
+                               .body = x.body,
+                               .len = x.len,
+                               .region = region,
+                               .answer = on_call_answer},
+                      .s = s,
+                      .req = req,
+                      .x = x,
+                      .ctype = ctype};
+    if (core_call_start(l->core, &hc->call))
+        send_error(s, req, &x, 500, ctype, op, QR_E_INTERNAL, "out of memory queueing the request");
+    return 0;
+}
+
+/* ---- connections ---- */
+
+/* h2o answers an over-long or malformed body before reading it, then closes the
+ * connection; closing a socket with unread bytes makes the kernel send a reset, and the
+ * client, still sending, loses the answer (it sees "connection reset" where DynamoDB's
+ * client reads 413). So such a connection lingers once h2o has closed it. */
+static void linger_keep(server *s, h2o_req_t *req)
+{
+    h2o_socket_t *sock =
+        req->conn->callbacks->get_socket ? req->conn->callbacks->get_socket(req->conn) : NULL;
+    core_linger_on_close(sock, LINGER_BODIES * s->cfg.max_body);
+}
+
+/* ---- on the core's loops ---- */
+
+static void http_loop_open(core_loop *cl, void *state, void *arg)
+{
+    http_loop *l = state;
+    l->s = arg;
+    l->core = cl;
+    h2o_context_init(&l->ctx, core_loop_evloop(cl), &l->s->h2o);
+    l->accept.ctx = &l->ctx;
+    l->accept.hosts = l->s->h2o.hosts;
+}
+
+static void http_serve(void *state, h2o_socket_t *sock)
+{
+    h2o_accept(&((http_loop *)state)->accept, sock);
+}
+
+static void http_drain(void *state)
+{
+    h2o_context_request_shutdown(&((http_loop *)state)->ctx);
+}
+
+static int count_started(h2o_req_t *req, void *data)
+{
+    /* h2o stamps a request when its first byte arrives and clears the stamp when the
+     * connection is ready for the next one. */
+    if (req->timestamps.request_begin_at.tv_sec != 0 ||
+        req->timestamps.request_begin_at.tv_usec != 0)
+        ++*(unsigned *)data;
+    return 0;
+}
+
+static unsigned http_in_flight(void *state)
+{
+    unsigned n = 0;
+    H2O_HTTP1_CALLBACKS.foreach_request(&((http_loop *)state)->ctx, count_started, &n);
+    return n;
+}
+
+static void http_loop_close(void *state)
+{
+    http_loop *l = state;
+    /* request_shutdown armed HTTP/2's graceful-shutdown timer, which h2o_context_dispose
+     * wants gone; quarry serves no HTTP/2, so nothing waits on it. */
+    if (h2o_timeout_is_linked(&l->ctx.http2._graceful_shutdown_timeout))
+        h2o_timeout_unlink(&l->ctx.http2._graceful_shutdown_timeout);
+    h2o_context_dispose(&l->ctx);
+}
+
+/* ---- lifecycle ---- */
+
+static void server_free(server *s)
+{
+    h2o_config_dispose(&s->h2o);
+    free(s);
+}
+
+int server_start(qr_db *db, const server_config *cfg, server **out, char *errbuf, size_t errlen)
+{
+    *out = NULL;
+    server *s = calloc(1, sizeof *s);
+    if (s == NULL) {
+        snprintf(errbuf, errlen, "out of memory");
+        return -1;
+    }
+    s->cfg = *cfg;
+    if (s->cfg.max_body == 0) s->cfg.max_body = SERVER_MAX_BODY;
+    s->ops = qr_operations();
+    s->stream_ops = qr_stream_operations();
+
+    h2o_config_init(&s->h2o);
+    s->h2o.server_name = h2o_iovec_init(H2O_STRLIT("quarry"));
+    s->h2o.max_request_entity_size = s->cfg.max_body;
+    s->h2o.http1.req_timeout = (uint64_t)s->cfg.timeout_seconds * 1000;
+    s->h2o.http1.upgrade_to_http2 = 0;
+    /* The one host serves every Host; h2o gives its name as the authority of a request
+     * that named none (an HTTP/1.0 health check thus reads "healthy: quarry"). */
+    h2o_hostconf_t *host =
+        h2o_config_register_host(&s->h2o, h2o_iovec_init(H2O_STRLIT("quarry")), 65535);
+    h2o_pathconf_t *path = h2o_config_register_path(host, "/", 0);
+    handler *h = (handler *)h2o_create_handler(path, sizeof *h);
+    h->super.on_req = on_req;
+    h->s = s;
+    early_filter *early = (early_filter *)h2o_create_filter(&host->fallback_path, sizeof *early);
+    early->super.on_setup_ostream = on_early_answer;
+    early->s = s;
+
+    s->proto = (core_protocol){.loop_state_size = sizeof(http_loop),
+                               .arg = s,
+                               .loop_open = http_loop_open,
+                               .serve = http_serve,
+                               .drain = http_drain,
+                               .in_flight = http_in_flight,
+                               .loop_close = http_loop_close};
+    core_config cc = {.db = db,
+                      .addr = cfg->addr,
+                      .addr_len = cfg->addr_len,
+                      .loops = cfg->loops,
+                      .pin_loops = cfg->pin_loops,
+                      .workers = cfg->workers,
+                      .max_connections = cfg->max_connections};
+    if (core_start(&cc, &s->proto, &s->core, errbuf, errlen)) {
+        server_free(s);
+        return -1;
+    }
+    *out = s;
+    return 0;
+}
+
+unsigned server_port(const server *s)
+{
+    return core_port(s->core);
+}
+
+void server_drain(server *s)
+{
+    core_drain(s->core);
+}
+
+unsigned server_in_flight(const server *s)
+{
+    return core_in_flight(s->core);
+}
+
+void server_stop(server *s)
+{
+    if (s == NULL) return;
+    core_stop(s->core);
+    server_free(s);
+}
