@@ -101,6 +101,10 @@ void qr_defer_flushes(int on);
 int qr_flush_pending(void);
 int qr_flush_deferred(void);
 
+/* The table names a request body names, for log lines, as qr_response.tables gives
+ * them; "" when it names none or is not JSON. */
+void qr_request_tables(const char *body, size_t len, char *out, size_t cap);
+
 /* Frees the body of a response filled by qr_call. */
 void qr_response_free(qr_response *resp);
 

@@ -19,9 +19,6 @@ typedef int (*op_handler)(qr_db *db, json_t *req, json_t **resp, qr_err *err);
  * response without parsing them (GetItem, Query, Scan). */
 typedef int (*op_text_handler)(qr_db *db, json_t *req, buf *out, qr_err *err);
 
-/* The table names a parsed request names, for log lines (see qr_response.tables). */
-void ops_request_tables(const json_t *req, char *out, size_t cap);
-
 /* Appends v serialised as compact JSON. */
 int json_append(buf *out, const json_t *v);
 
@@ -149,8 +146,11 @@ int param_null(const char *field, qr_err *err);
 /* Now, in seconds since the epoch to the millisecond, as DynamoDB's dates are given. */
 double ops_now_seconds(void);
 
-/* The AWS region the running call was received for (qr_call_in), or "ddblocal". */
+/* context.c: the AWS region the running call was received for (qr_call_in), or
+ * "ddblocal"; ops_enter_context sets the thread's call context and returns the one it
+ * replaces. */
 const char *ops_request_region(void);
+const qr_call_context *ops_enter_context(const qr_call_context *ctx);
 /* Reads TableName (or another field) and finds the table, taking a reference the caller
  * drops with catalog_release. ResourceNotFoundException if it does not exist. */
 int param_table(qr_db *db, json_t *req, const char *key, table **out, qr_err *err);

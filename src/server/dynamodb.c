@@ -82,7 +82,7 @@ static void log_request(server *s, const exchange *x, const char *op, int status
     const char *tables = x->tables;
     if (tables == NULL) {
         /* Answered before the engine read the body (an error): read it here. */
-        if (x->len) wire_table_names(x->body, x->len, parsed, sizeof parsed);
+        if (x->len) qr_request_tables(x->body, x->len, parsed, sizeof parsed);
         tables = parsed;
     }
     static const char *const names[] = {"debug", "info", "warn", "error", "none"};

@@ -13,7 +13,6 @@
 #include <time.h>
 #include <zlib.h>
 
-#include "ops/ops.h"
 #include "server/sigv4.h"
 #include "util/err.h"
 
@@ -116,17 +115,6 @@ int wire_error_body(buf *out, const char *type, const char *msg)
     rc = buf_puts(out, text);
     free(text);
     return rc;
-}
-
-void wire_table_names(const char *body, size_t len, char *out, size_t cap)
-{
-    if (cap == 0) return;
-    out[0] = '\0';
-    if (body == NULL || len == 0) return;
-    json_t *doc = json_loadb(body, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
-    if (doc == NULL) return;
-    ops_request_tables(doc, out, cap);
-    json_decref(doc);
 }
 
 int wire_endpoints_at(const char *body, size_t len, const char *host, size_t host_len, buf *out)

@@ -42,10 +42,6 @@ void wire_request_id(char out[53]);
  * DynamoDB's namespace prefix; msg may be NULL for a document with no message. */
 int wire_error_body(buf *out, const char *type, const char *msg);
 
-/* For log lines: the request's TableName, or the table names of RequestItems joined by
- * ',', or of TransactItems. Writes "" when none or when the body is not JSON. */
-void wire_table_names(const char *body, size_t len, char *out, size_t cap);
-
 /* Content codings of request and response bodies (RFC 9110's "gzip" and "deflate",
  * the latter being the zlib format), which DynamoDB reads and writes. */
 typedef enum wire_coding { WIRE_IDENTITY, WIRE_GZIP, WIRE_DEFLATE } wire_coding;

@@ -80,22 +80,22 @@ static void test_table_names(void)
 {
     char out[64];
     const char *get = "{\"TableName\":\"Music\",\"Key\":{\"TableName\":{\"S\":\"x\"}}}";
-    wire_table_names(get, strlen(get), out, sizeof out);
+    qr_request_tables(get, strlen(get), out, sizeof out);
     CHECK_STR(out, "Music");
     const char *batch = "{\"RequestItems\":{\"A\":[],\"B\":[]}}";
-    wire_table_names(batch, strlen(batch), out, sizeof out);
+    qr_request_tables(batch, strlen(batch), out, sizeof out);
     CHECK_STR(out, "A,B");
     const char *txn =
         "{\"TransactItems\":[{\"Put\":{\"TableName\":\"T1\"}},{\"Update\":{\"TableName\":"
         "\"T10\"}},{\"Delete\":{\"TableName\":\"T1\"}}]}";
-    wire_table_names(txn, strlen(txn), out, sizeof out);
+    qr_request_tables(txn, strlen(txn), out, sizeof out);
     CHECK_STR(out, "T1,T10");
-    wire_table_names("{not json", 9, out, sizeof out);
+    qr_request_tables("{not json", 9, out, sizeof out);
     CHECK_STR(out, "");
-    wire_table_names("{}", 2, out, sizeof out);
+    qr_request_tables("{}", 2, out, sizeof out);
     CHECK_STR(out, "");
     char small[4];
-    wire_table_names(get, strlen(get), small, sizeof small);
+    qr_request_tables(get, strlen(get), small, sizeof small);
     CHECK_STR(small, "Mus");
     char why[128];
     CHECK_THAT(wire_json_valid("{\"a\":1}", 7, why, sizeof why));

@@ -1,10 +1,9 @@
-/* optable.c — the operation table and qr_call, the one entry point of every request.
+/* call.c — qr_call, the one entry point of every request, and the operation table.
  *
- * Like Redis's command table, operations are data: a name, a handler, whether the
- * operation only reads and which of DynamoDB's two layers checks its values
- * (model/layer.h). qr_call parses the body, finds the operation, runs its handler
- * and serialises the response or DynamoDB's error document. Handlers never see
- * malformed JSON or unknown operations. */
+ * Like Redis's command table, operations are data: a name, a handler (in src/ops or the
+ * PartiQL front end), whether it only reads and which of DynamoDB's two layers checks its
+ * values (model/layer.h). qr_call finds the operation, runs its handler and serialises the
+ * answer or DynamoDB's error document; handlers never see unknown operations. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -147,15 +146,6 @@ static void fill_error(qr_response *resp, qr_err *err)
     json_decref(body);
 }
 
-/* The context of the call this thread is running, for what handlers ask of it. */
-static __thread const qr_call_context *current_context;
-
-const char *ops_request_region(void)
-{
-    const char *r = current_context ? current_context->region : NULL;
-    return r && *r ? r : "ddblocal";
-}
-
 int qr_call(qr_db *db, const char *operation, const char *request, size_t len, qr_response *resp)
 {
     return qr_call_in(db, NULL, operation, request, len, resp);
@@ -163,16 +153,16 @@ int qr_call(qr_db *db, const char *operation, const char *request, size_t len, q
 
 static int call(qr_db *db, const char *operation, const char *request, size_t len,
                 qr_response *resp);
+static void request_tables(const json_t *doc, char *out, size_t cap);
 static int call_handler(qr_db *db, const struct operation *op, json_t *req, qr_response *resp,
                         json_t **out, qr_err *err);
 
 int qr_call_in(qr_db *db, const qr_call_context *ctx, const char *operation, const char *request,
                size_t len, qr_response *resp)
 {
-    const qr_call_context *outer = current_context;
-    current_context = ctx;
+    const qr_call_context *outer = ops_enter_context(ctx);
     int rc = call(db, operation, request, len, resp);
-    current_context = outer;
+    ops_enter_context(outer);
     return rc;
 }
 
@@ -205,7 +195,7 @@ static int call(qr_db *db, const char *operation, const char *request, size_t le
         err_set(&err, QR_E_SERIALIZATION, "The request body must be a JSON object");
         goto fail;
     }
-    ops_request_tables(req, resp->tables, sizeof resp->tables);
+    request_tables(req, resp->tables, sizeof resp->tables);
     value_layer outer_layer =
         value_layer_enter(op->older_values ? VALUE_LAYER_OLDER : VALUE_LAYER_CURRENT);
     int failed = call_handler(db, op, req, resp, &out, &err) != 0;
@@ -280,7 +270,7 @@ static int has_name(const char *list, const char *name)
     return 0;
 }
 
-void ops_request_tables(const json_t *doc, char *out, size_t cap)
+static void request_tables(const json_t *doc, char *out, size_t cap)
 {
     if (cap == 0) return;
     out[0] = '\0';
@@ -321,11 +311,15 @@ void ops_request_tables(const json_t *doc, char *out, size_t cap)
     }
 }
 
-int json_append(buf *out, const json_t *v)
+void qr_request_tables(const char *body, size_t len, char *out, size_t cap)
 {
-    if (!json_is_object(v) && !json_is_array(v))
-        return -1; /* as json_dump_callback without JSON_ENCODE_ANY */
-    return value_dump(out, v);
+    if (cap == 0) return;
+    out[0] = '\0';
+    if (body == NULL || len == 0) return;
+    json_t *doc = json_loadb(body, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
+    if (doc == NULL) return;
+    request_tables(doc, out, cap);
+    json_decref(doc);
 }
 
 void qr_response_free(qr_response *resp)
