@@ -43,6 +43,9 @@ const qr_index *table_index_by_id(const table *t, uint16_t id);
 int table_has_indexes(const table *t);
 /* Table t's local index count. */
 size_t table_lsi_count(const table *t);
+/* Whether t keeps nothing beside its items that a write must update: no index, no
+ * stream, no recovery history (the fast PutItem path takes only such tables). */
+int table_keeps_items_only(const table *t);
 /* A copy of t's TableDescription as the catalog keeps it (the caller owns it), and a
  * copy of one of its members (NULL when absent). The description can change at any time
  * (UpdateTable, a backfill finishing): these copies are taken under the catalog's lock. */
@@ -103,6 +106,10 @@ int key_check_key(const table *t, json_t *key, qr_err *err);
 int key_check_item(const table *t, json_t *item, qr_err *err);
 /* A new Key map holding just t's key attributes of item. */
 json_t *key_of_item(const table *t, const json_t *item);
+
+/* A number unique to this opening of the database within the process (caches kept per
+ * database tell their databases apart by it). */
+uint64_t engine_instance(const qr_db *db);
 
 /* The wall clock, in seconds since the epoch: what the engine stamps its records with. */
 double engine_now_seconds(void);
