@@ -40,7 +40,7 @@ static int target(qr_db *db, json_t *req, table **t, const char **index, qr_err 
         if (ix == NULL || !ix->global) {
             err_set(err, QR_E_NOT_FOUND,
                     "Requested resource not found: Index: %s not found for table: %s", *index,
-                    (*t)->name);
+                    table_name(*t));
             catalog_release(db, *t);
             return -1;
         }
@@ -54,7 +54,7 @@ static int target(qr_db *db, json_t *req, table **t, const char **index, qr_err 
 static json_t *rules(const table *t, const char *index, const json_t *s)
 {
     const qr_index *ix = index ? table_index(t, index) : NULL;
-    int has_sk = ix ? ix->nsk > 0 : t->sk.name != NULL;
+    int has_sk = ix ? ix->nsk > 0 : table_sk(t)->name != NULL;
     int accessed = strcmp(json_string_value(json_object_get(s, "Mode")), "THROTTLED_KEYS") != 0;
     long long since = (long long)(json_number_value(json_object_get(s, "Since")) * 1000);
     static const char *const kinds[] = {"PKC", "SKC", "PKT", "SKT"};
@@ -62,8 +62,8 @@ static json_t *rules(const table *t, const char *index, const json_t *s)
     char rule[600];
     for (int i = 0; i < 4; i++) {
         if ((kinds[i][0] == 'S' && !has_sk) || (kinds[i][2] == 'C' && !accessed)) continue;
-        snprintf(rule, sizeof rule, "DynamoDBContributorInsights-%s-%s%s%s-%lld", kinds[i], t->name,
-                 index ? "-" : "", index ? index : "", since);
+        snprintf(rule, sizeof rule, "DynamoDBContributorInsights-%s-%s%s%s-%lld", kinds[i],
+                 table_name(t), index ? "-" : "", index ? index : "", since);
         json_array_append_new(list, json_string(rule));
     }
     return list;
@@ -86,7 +86,7 @@ int op_describe_contributor_insights(qr_db *db, json_t *req, json_t **resp, qr_e
         catalog_release(db, t);
         return -1;
     }
-    *resp = json_pack("{s:s}", "TableName", t->name);
+    *resp = json_pack("{s:s}", "TableName", table_name(t));
     if (index) json_object_set_new(*resp, "IndexName", json_string(index));
     /* A table never enabled shows its status alone; once enabled, when it last changed and
      * the mode stay shown. */
@@ -147,7 +147,8 @@ int op_update_contributor_insights(qr_db *db, json_t *req, json_t **resp, qr_err
     if (rc == 0 && next) rc = setting_put(db, t, KIND, index, next, err);
     pthread_mutex_unlock(&update_lock);
     if (rc == 0) {
-        *resp = json_pack("{s:s,s:s}", "TableName", t->name, "ContributorInsightsStatus", status);
+        *resp =
+            json_pack("{s:s,s:s}", "TableName", table_name(t), "ContributorInsightsStatus", status);
         if (index) json_object_set_new(*resp, "IndexName", json_string(index));
         json_t *m = json_object_get(next ? next : cur, "Mode");
         if (m) json_object_set(*resp, "ContributorInsightsMode", m);
@@ -167,7 +168,7 @@ static int summarise(qr_db *db, table *t, const char *index, json_t *out, qr_err
         json_decref(s);
         return 0;
     }
-    json_t *e = json_pack("{s:s,s:s,s:O}", "TableName", t->name, "ContributorInsightsStatus",
+    json_t *e = json_pack("{s:s,s:s,s:O}", "TableName", table_name(t), "ContributorInsightsStatus",
                           "ENABLED", "ContributorInsightsMode", json_object_get(s, "Mode"));
     if (index) json_object_set_new(e, "IndexName", json_string(index));
     json_array_append_new(out, e);
@@ -196,8 +197,9 @@ int op_list_contributor_insights(qr_db *db, json_t *req, json_t **resp, qr_err *
         table *t = catalog_get(db, name);
         if (t == NULL) continue; /* deleted meanwhile */
         rc = summarise(db, t, NULL, all, err);
-        for (size_t j = 0; rc == 0 && j < t->nindexes; j++)
-            if (t->indexes[j].global) rc = summarise(db, t, t->indexes[j].name, all, err);
+        for (size_t j = 0; rc == 0 && j < table_index_count(t); j++)
+            if (table_indexes(t)[j].global)
+                rc = summarise(db, t, table_indexes(t)[j].name, all, err);
         catalog_release(db, t);
         if (rc) break;
     }

@@ -181,7 +181,7 @@ int op_put_resource_policy(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     char rev[32];
     pthread_mutex_lock(&update_lock);
     int rc = setting_get(db, t, KIND, sub, &cur, err);
-    if (rc == 0) rc = check_expected(req, cur, t->name, err);
+    if (rc == 0) rc = check_expected(req, cur, table_name(t), err);
     if (rc == 0 && has_policy(cur) &&
         same_document(json_string_value(json_object_get(cur, "Policy")), policy)) {
         /* The same document again changes nothing, its revision included. */
@@ -226,7 +226,7 @@ int op_delete_resource_policy(qr_db *db, json_t *req, json_t **resp, qr_err *err
     json_t *cur = NULL, *tomb = NULL;
     pthread_mutex_lock(&update_lock);
     int rc = setting_get(db, t, KIND, sub, &cur, err);
-    if (rc == 0) rc = check_expected(req, cur, t->name, err);
+    if (rc == 0) rc = check_expected(req, cur, table_name(t), err);
     if (rc == 0 && has_policy(cur)) {
         /* The answer is the revision removed; the tombstone keeps when it was. */
         char rev[32];
