@@ -561,6 +561,22 @@ int catalog_delete(qr_db *db, table *t, qr_err *err)
     return rc;
 }
 
+int catalog_drop_index_entries(qr_db *db, const table *t, uint16_t id, qr_err *err)
+{
+    buf lo, hi;
+    buf_init(&lo, 0);
+    buf_init(&hi, 0);
+    key_table_prefix(&lo, t, id);
+    key_table_prefix(&hi, t, (uint16_t)(id + 1));
+    store_batch *b = store_batch_new();
+    store_batch_delete_range(b, lo.data, lo.len, hi.data, hi.len);
+    int rc = store_write(db->st, b, err);
+    store_batch_free(b);
+    buf_free(&lo);
+    buf_free(&hi);
+    return rc;
+}
+
 json_t *catalog_names(qr_db *db)
 {
     json_t *a = json_array();

@@ -44,6 +44,9 @@ const qr_index *table_index_by_id(const table *t, uint16_t id);
 int table_has_indexes(const table *t);
 /* Table t's local index count. */
 size_t table_lsi_count(const table *t);
+/* Whether t keeps nothing beside its items that a write must update: no index, no
+ * stream, no recovery history (the fast PutItem path takes only such tables). */
+int table_keeps_items_only(const table *t);
 /* A copy of t's TableDescription as the catalog keeps it (the caller owns it), and a
  * copy of one of its members (NULL when absent). The description can change at any time
  * (UpdateTable, a backfill finishing): these copies are taken under the catalog's lock. */

@@ -173,9 +173,6 @@ int pitr_stage(qr_db *db, const table *t, store_batch *b, const json_t *old_item
                const json_t *new_item, qr_err *err);
 /* Adds to b the deletion of table id's history (the table is being deleted). */
 void pitr_stage_drop(store_batch *b, uint32_t id);
-/* Whether t keeps nothing beside its items that a write must update: no index, no
- * stream, no recovery history. */
-int table_keeps_items_only(const table *t);
 /* Reports one access to db's hook, if it has one. */
 void engine_report(qr_db *db, const engine_access *a);
 /* The partition hash a stored key of a table or index carries. */

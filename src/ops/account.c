@@ -276,12 +276,12 @@ int op_list_tags_of_resource(qr_db *db, json_t *req, json_t **resp, qr_err *err)
                        "Requested resource not found: ResourceArn: %s not found",
                        json_string_value(json_object_get(req, "ResourceArn")));
     json_t *list = json_array();
-    pthread_mutex_lock(&db->catalog_lock);
+    json_t *tags = table_desc_member(t, TAGS_FIELD);
     const char *k;
     json_t *v;
-    json_object_foreach(json_object_get(t->desc, TAGS_FIELD), k, v)
+    json_object_foreach(tags, k, v)
         json_array_append_new(list, json_pack("{s:s,s:O}", "Key", k, "Value", v));
-    pthread_mutex_unlock(&db->catalog_lock);
+    json_decref(tags);
     catalog_release(db, t);
     *resp = json_pack("{s:o}", "Tags", list);
     return 0;

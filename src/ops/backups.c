@@ -45,9 +45,9 @@ int op_describe_continuous_backups(qr_db *db, json_t *req, json_t **resp, qr_err
 {
     table *t = find_table(db, req, err);
     if (t == NULL) return -1;
-    pthread_mutex_lock(&db->catalog_lock);
-    *resp = describe(json_object_get(t->desc, QR_PITR_FIELD));
-    pthread_mutex_unlock(&db->catalog_lock);
+    json_t *pitr = table_desc_member(t, QR_PITR_FIELD);
+    *resp = describe(pitr);
+    json_decref(pitr);
     catalog_release(db, t);
     return 0;
 }
@@ -112,8 +112,8 @@ int op_update_continuous_backups(qr_db *db, json_t *req, json_t **resp, qr_err *
     table *t = find_table(db, req, err);
     if (t == NULL) return -1;
     char name[256];
-    snprintf(name, sizeof name, "%s", t->name);
-    uint32_t id = t->id;
+    snprintf(name, sizeof name, "%s", table_name(t));
+    uint32_t id = table_id(t);
     int was = pitr_enabled(t);
     catalog_release(db, t); /* a schema change must not hold a table */
     /* A new window starts with no history (what a failed drop left is dropped now); a
@@ -207,11 +207,9 @@ int op_restore_table_to_point_in_time(qr_db *db, json_t *req, json_t **resp, qr_
         json_decref(source_req);
         return -1;
     }
-    pthread_mutex_lock(&db->catalog_lock);
-    json_t *pitr = json_deep_copy(json_object_get(t->desc, QR_PITR_FIELD));
-    json_t *source_arn = json_incref(json_object_get(t->desc, "TableArn"));
-    pthread_mutex_unlock(&db->catalog_lock);
-    uint32_t source_id = t->id;
+    json_t *pitr = table_desc_member(t, QR_PITR_FIELD);
+    json_t *source_arn = table_desc_member(t, "TableArn");
+    uint32_t source_id = table_id(t);
     catalog_release(db, t);
     double earliest, latest, when = 0;
     int rc = -1;

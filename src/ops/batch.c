@@ -326,7 +326,7 @@ typedef struct batch_write {
  * schema's is told only that the key does not match (PutItem names the attribute). */
 static int check_key_types(const table *t, json_t *item, qr_err *err)
 {
-    const key_attr *keys[2] = {&t->pk, t->sk.name ? &t->sk : NULL};
+    const key_attr *keys[2] = {table_pk(t), table_sk(t)->name ? table_sk(t) : NULL};
     for (int i = 0; i < 2 && keys[i]; i++) {
         json_t *v = json_object_get(item, keys[i]->name);
         if (v == NULL)
@@ -605,7 +605,7 @@ int op_batch_write_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
         if (strcmp(capacity, "NONE") == 0) continue; /* index units are only ever reported */
         double idx[QR_MAX_GSI + QR_MAX_LSI] = {0};
         capacity_index_writes(w[i].bt->t, o, nv, idx);
-        for (size_t k = 0; k < w[i].bt->t->nindexes && k < QR_MAX_GSI + QR_MAX_LSI; k++)
+        for (size_t k = 0; k < table_index_count(w[i].bt->t) && k < QR_MAX_GSI + QR_MAX_LSI; k++)
             w[i].bt->index_units[k] += idx[k];
     }
     *resp = json_pack("{s:{}}", "UnprocessedItems");
@@ -622,8 +622,8 @@ int op_batch_write_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
             table *t = w[i].bt->t;
             const json_t *item = w[i].item ? w[i].item : w[i].old;
             if (item == NULL || table_lsi_count(t) == 0) continue;
-            json_t *list = json_object_get(icm, t->name);
-            if (list == NULL) json_object_set_new(icm, t->name, list = json_array());
+            json_t *list = json_object_get(icm, table_name(t));
+            if (list == NULL) json_object_set_new(icm, table_name(t), list = json_array());
             json_array_append_new(list, collection_metrics(db, t, item));
         }
         json_object_set_new(*resp, "ItemCollectionMetrics", icm);

@@ -39,13 +39,14 @@ json_t *capacity_object_indexed(const char *mode, const table *t, double table_u
     if (mode == NULL || strcmp(mode, "NONE") == 0) return NULL;
     double total = table_units;
     json_t *gsi = json_object(), *lsi = json_object();
-    for (size_t i = 0; i < t->nindexes; i++) {
+    const qr_index *ixs = table_indexes(t);
+    for (size_t i = 0; i < table_index_count(t); i++) {
         if (index_units[i] <= 0) continue;
         total += index_units[i];
-        json_object_set_new(t->indexes[i].global ? gsi : lsi, t->indexes[i].name,
+        json_object_set_new(ixs[i].global ? gsi : lsi, ixs[i].name,
                             json_pack("{s:f}", "CapacityUnits", index_units[i]));
     }
-    json_t *c = json_pack("{s:s,s:f}", "TableName", t->name, "CapacityUnits", total);
+    json_t *c = json_pack("{s:s,s:f}", "TableName", table_name(t), "CapacityUnits", total);
     if (strcmp(mode, "INDEXES") == 0) {
         json_object_set_new(c, "Table", json_pack("{s:f}", "CapacityUnits", table_units));
         if (json_object_size(gsi)) json_object_set(c, "GlobalSecondaryIndexes", gsi);
@@ -59,9 +60,9 @@ json_t *capacity_object_indexed(const char *mode, const table *t, double table_u
 void capacity_index_writes(const table *t, const json_t *old_item, const json_t *new_item,
                            double *index_units)
 {
-    for (size_t i = 0; i < t->nindexes; i++) {
+    for (size_t i = 0; i < table_index_count(t); i++) {
         int writes;
-        size_t bytes = index_write_bytes(t, &t->indexes[i], old_item, new_item, &writes);
+        size_t bytes = index_write_bytes(t, &table_indexes(t)[i], old_item, new_item, &writes);
         index_units[i] = writes ? capacity_write_units(bytes) + (writes > 1 ? 1.0 : 0.0) : 0;
     }
 }

@@ -322,12 +322,12 @@ int exprs_check_key_paths(const req_exprs *x, const table *t, qr_err *err)
     static const char msg[] =
         "Key attributes must be scalars; list random access '[]' and map lookup '.' "
         "are not allowed: %s: %s";
-    const key_attr *keys[2] = {&t->pk, &t->sk};
+    const key_attr *keys[2] = {table_pk(t), table_sk(t)};
     for (int k = 0; k < 2; k++)
         if (keys[k]->name && nests_into(x, keys[k]->name))
             return err_validation(err, msg, "Key", keys[k]->name);
-    for (size_t i = 0; i < t->nindexes; i++) {
-        const qr_index *ix = &t->indexes[i];
+    for (size_t i = 0; i < table_index_count(t); i++) {
+        const qr_index *ix = &table_indexes(t)[i];
         for (int k = 0; k < ix->npk; k++)
             if (nests_into(x, ix->pk[k])) return err_validation(err, msg, "IndexKey", ix->pk[k]);
         for (int k = 0; k < ix->nsk; k++)

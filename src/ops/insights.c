@@ -33,7 +33,7 @@ static int target(qr_db *db, json_t *req, table **t, const char **index, qr_err 
         if (ix == NULL || !ix->global) {
             err_set(err, QR_E_NOT_FOUND,
                     "Requested resource not found: Index: %s not found for table: %s", *index,
-                    (*t)->name);
+                    table_name(*t));
             catalog_release(db, *t);
             return -1;
         }

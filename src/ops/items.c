@@ -169,7 +169,7 @@ int item_update_leaves_none(const table *t, const json_t *old, const expr_update
     json_t *names = expr_update_top_names(u);
     size_t acts = json_array_size(names);
     json_decref(names);
-    return acts > 0 && json_object_size(item) == (t->sk.name ? 2u : 1u);
+    return acts > 0 && json_object_size(item) == (table_sk(t)->name ? 2u : 1u);
 }
 
 /* Adds ConsumedCapacity for a write, with what each index consumed. */
@@ -314,7 +314,7 @@ int op_get_item(qr_db *db, json_t *req, buf *out, qr_err *err)
             buf_append(out, json, jlen);
         }
     }
-    json_t *cc = capacity_object(capacity, t->name, capacity_read_units(size, consistent), 0);
+    json_t *cc = capacity_object(capacity, table_name(t), capacity_read_units(size, consistent), 0);
     if (cc) {
         buf_puts(out, found ? ",\"ConsumedCapacity\":" : "\"ConsumedCapacity\":");
         json_append(out, cc);
@@ -455,7 +455,8 @@ static int check_update_keys(const table *t, const expr_update *u, qr_err *err)
     json_array_foreach(names, i, n)
     {
         const char *s = json_string_value(n);
-        if (strcmp(s, t->pk.name) == 0 || (t->sk.name && strcmp(s, t->sk.name) == 0)) {
+        if (strcmp(s, table_pk(t)->name) == 0 ||
+            (table_sk(t)->name && strcmp(s, table_sk(t)->name) == 0)) {
             rc = err_validation(
                 err,
                 "One or more parameter values were invalid: Cannot update attribute %s. "

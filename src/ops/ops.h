@@ -10,7 +10,7 @@
 
 #include <jansson.h>
 
-#include "engine/engine_int.h" /* until ops uses only engine.h */
+#include "engine/engine.h"
 #include "expr/expr.h"
 #include "util/err.h"
 

@@ -21,7 +21,7 @@
 #include <string.h>
 #include <yajl/yajl_parse.h>
 
-#include "engine/engine_int.h" /* until ops uses only engine.h */
+#include "engine/engine.h"
 #include "model/layer.h"
 #include "model/number.h"
 #include "model/value.h"
@@ -253,7 +253,7 @@ static int plain_table_name(const char *s, size_t n)
 static json_t *key_attrs(const fast_put *f, const table *t)
 {
     json_t *keys = json_object();
-    const key_attr *parts[2] = {&t->pk, t->sk.name ? &t->sk : NULL};
+    const key_attr *parts[2] = {table_pk(t), table_sk(t)->name ? table_sk(t) : NULL};
     for (int p = 0; keys && p < 2 && parts[p]; p++) {
         const attr *a = NULL;
         size_t nl = strlen(parts[p]->name);

@@ -49,13 +49,14 @@ static int buf_cmp(const buf *a, const buf *b)
 }
 
 /* Reads the base item behind an index entry into *base (NULL if it is gone meanwhile). */
-static int read_base(qr_db *db, table *t, const json_t *entry, json_t **base, qr_err *err)
+static int read_base(qr_db *db, table *t, const json_t *entry, int consistent, json_t **base,
+                     qr_err *err)
 {
     buf key;
     buf_init(&key, 0);
     *base = NULL;
     int rc = key_item(&key, t, entry, err);
-    if (rc == 0) rc = item_read(db, NULL, &key, base, err);
+    if (rc == 0) rc = item_get_parsed(db, t, NULL, &key, consistent, base, err);
     buf_free(&key);
     return rc < 0 ? -1 : 0;
 }
@@ -74,16 +75,17 @@ static int range_run(qr_db *db, table *t, range_read *r, buf *out, size_t *bytes
     buf last;
     buf_init(&last, 0);
     buf_puts(out, r->count_only ? "{" : "{\"Items\":[");
-    store_iter *it =
-        store_iter_new(db->st, NULL, r->lower.data, r->lower.len, r->upper.data, r->upper.len);
-    if (r->forward)
-        store_iter_first(it);
-    else
-        store_iter_last(it);
-    for (; store_iter_valid(it); r->forward ? store_iter_next(it) : store_iter_prev(it)) {
-        size_t vl, jlen, size;
-        const char *v = store_iter_value(it, &vl), *json;
-        if (item_stored(v, vl, &json, &jlen, &size)) continue;
+    range_cursor *c =
+        cursor_open(db, t, r->index, &r->lower, &r->upper, r->forward, r->consistent, NULL);
+    if (c == NULL) rc = err_set(err, QR_E_INTERNAL, "out of memory");
+    while (rc == 0) {
+        size_t jlen, size;
+        const char *json;
+        int got = cursor_next(c, &json, &jlen, &size, err);
+        if (got <= 0) {
+            rc = got;
+            break;
+        }
         scanned++;
         read_bytes += size;
         json_t *item = NULL;
@@ -99,7 +101,7 @@ static int range_run(qr_db *db, table *t, range_read *r, buf *out, size_t *bytes
          * the filter keeps the entry or not (recorded by the public conformance suite). */
         json_t *base = NULL;
         if (r->fetch_base) {
-            if (read_base(db, t, item, &base, err)) {
+            if (read_base(db, t, item, r->consistent, &base, err)) {
                 json_decref(item);
                 rc = -1;
                 break;
@@ -140,8 +142,7 @@ static int range_run(qr_db *db, table *t, range_read *r, buf *out, size_t *bytes
             break;
         }
     }
-    if (rc == 0) rc = store_iter_status(it, err);
-    store_iter_free(it);
+    cursor_close(c);
     if (rc == 0) {
         buf_printf(out, "%s\"Count\":%zu,\"ScannedCount\":%zu", r->count_only ? "" : "],", count,
                    scanned);
@@ -173,9 +174,9 @@ static void finish_response(buf *out, const char *capacity, const table *t, cons
                             size_t bytes, double fetch_units, int consistent)
 {
     double units = capacity_read_units(bytes, consistent), idx[QR_MAX_GSI + QR_MAX_LSI] = {0};
-    if (ix) idx[ix - t->indexes] = units;
+    if (ix) idx[ix - table_indexes(t)] = units;
     json_t *cc = ix ? capacity_object_indexed(capacity, t, fetch_units, idx, 0)
-                    : capacity_object(capacity, t->name, units, 0);
+                    : capacity_object(capacity, table_name(t), units, 0);
     if (cc) {
         buf_puts(out, ",\"ConsumedCapacity\":");
         json_append(out, cc);
@@ -296,8 +297,8 @@ static int read_common(json_t *req, table *t, range_read *r, const char **capaci
 /* True if an index of t projects the top-level attribute name. */
 static int index_holds(const table *t, const qr_index *ix, const char *name)
 {
-    if (ix->projection == QR_PROJ_ALL || strcmp(name, t->pk.name) == 0 ||
-        (t->sk.name && strcmp(name, t->sk.name) == 0))
+    if (ix->projection == QR_PROJ_ALL || strcmp(name, table_pk(t)->name) == 0 ||
+        (table_sk(t)->name && strcmp(name, table_sk(t)->name) == 0))
         return 1;
     for (int i = 0; i < ix->npk + ix->nsk; i++)
         if (strcmp(name, i < ix->npk ? ix->pk[i] : ix->sk[i - ix->npk]) == 0) return 1;
@@ -408,8 +409,8 @@ static size_t index_start_key_size(const table *t, const qr_index *ix)
 {
     const char *names[2 + QR_MAX_KEY_ATTRS * 2];
     size_t n = 0;
-    names[n++] = t->pk.name;
-    if (t->sk.name) names[n++] = t->sk.name;
+    names[n++] = table_pk(t)->name;
+    if (table_sk(t)->name) names[n++] = table_sk(t)->name;
     for (int i = 0; i < ix->npk + ix->nsk; i++) {
         const char *name = i < ix->npk ? ix->pk[i] : ix->sk[i - ix->npk];
         size_t j = 0;
@@ -707,12 +708,13 @@ static void read_key_schema(const table *t, const qr_index *ix, expr_key_schema 
         return;
     }
     ks->npk = 1;
-    ks->pk_names[0] = t->pk.name;
-    ks->pk_types[0] = t->pk.type;
-    if (t->sk.name) {
+    const key_attr *pk = table_pk(t), *sk = table_sk(t);
+    ks->pk_names[0] = pk->name;
+    ks->pk_types[0] = pk->type;
+    if (sk->name) {
         ks->nsk = 1;
-        ks->sk_names[0] = t->sk.name;
-        ks->sk_types[0] = t->sk.type;
+        ks->sk_names[0] = sk->name;
+        ks->sk_types[0] = sk->type;
     }
 }
 

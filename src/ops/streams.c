@@ -12,7 +12,7 @@
 #include <string.h>
 #include <xxhash.h>
 
-#include "engine/engine_int.h" /* until ops uses only engine.h */
+#include "engine/engine.h"
 #include "ops/ops.h"
 
 #define MAX_RECORDS_BYTES (1 << 20) /* GetRecords answers at most 1 MB */

@@ -911,10 +911,7 @@ static json_t *describe_copy(qr_db *db, table *t, json_t *desc)
 /* A copy of t's description with current statistics. */
 static json_t *describe(qr_db *db, table *t)
 {
-    pthread_mutex_lock(&db->catalog_lock);
-    json_t *desc = json_deep_copy(t->desc);
-    pthread_mutex_unlock(&db->catalog_lock);
-    return describe_copy(db, t, desc);
+    return describe_copy(db, t, table_description(t));
 }
 
 static int table_not_found(json_t *req, qr_err *err)
@@ -971,14 +968,17 @@ int op_delete_table(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     if (param_check_table_name(json_object_get(req, "TableName"), "tableName", err)) return -1;
     if ((t = catalog_get(db, json_string_value(json_object_get(req, "TableName")))) == NULL)
         return table_not_found(req, err);
-    if (json_is_true(json_object_get(t->desc, "DeletionProtectionEnabled"))) {
+    json_t *protection = table_desc_member(t, "DeletionProtectionEnabled");
+    int is_protected = json_is_true(protection);
+    json_decref(protection);
+    if (is_protected) {
         catalog_release(db, t);
         return err_validation(
             err, "Resource cannot be deleted as it is currently protected against deletion. "
                  "Disable deletion protection first.");
     }
     /* A table deleted with point-in-time recovery enabled is kept as a system backup. */
-    table *kept = pitr_enabled(t) ? catalog_get(db, t->name) : NULL;
+    table *kept = pitr_enabled(t) ? catalog_get(db, table_name(t)) : NULL;
     if (kept && backup_deleted_table(db, kept, err)) {
         catalog_release(db, t);
         return -1;
@@ -1387,9 +1387,11 @@ static int read_gsi_update(json_t *req, qr_db *db, table_change *c, qr_err *err)
     table *t = catalog_get(db, json_string_value(json_object_get(req, "TableName")));
     const char *target = json_string_value(json_object_get(c->spec, "IndexName"));
     int busy = 0;
-    for (i = 0; t && i < t->nindexes; i++)
-        busy |= t->indexes[i].creating && !(strcmp(c->action, "Delete") == 0 && target &&
-                                            strcmp(t->indexes[i].name, target) == 0);
+    for (i = 0; t && i < table_index_count(t); i++) {
+        const qr_index *ix = &table_indexes(t)[i];
+        busy |= ix->creating &&
+                !(strcmp(c->action, "Delete") == 0 && target && strcmp(ix->name, target) == 0);
+    }
     catalog_release(db, t);
     if (busy)
         return err_set(err, QR_E_LIMIT,
@@ -1564,19 +1566,8 @@ int op_update_table(qr_db *db, json_t *req, json_t **resp, qr_err *err)
         err_set(err, QR_E_NOT_FOUND, "Requested resource not found: Table: %s not found", name);
         goto done;
     }
-    if (c.action && strcmp(c.action, "Delete") == 0) {
-        buf lo, hi;
-        buf_init(&lo, 0);
-        buf_init(&hi, 0);
-        key_table_prefix(&lo, t, c.index_id);
-        key_table_prefix(&hi, t, (uint16_t)(c.index_id + 1));
-        store_batch *b = store_batch_new();
-        store_batch_delete_range(b, lo.data, lo.len, hi.data, hi.len);
-        store_write(db->st, b, err);
-        store_batch_free(b);
-        buf_free(&lo);
-        buf_free(&hi);
-    }
+    if (c.action && strcmp(c.action, "Delete") == 0)
+        catalog_drop_index_entries(db, t, c.index_id, err);
     json_t *mine = c.result;
     c.result = NULL;
     *resp =

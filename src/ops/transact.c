@@ -185,7 +185,8 @@ static int check_update_keys(const table *t, json_t *names, qr_err *err)
     json_array_foreach(names, i, n)
     {
         const char *s = json_string_value(n);
-        if (strcmp(s, t->pk.name) == 0 || (t->sk.name && strcmp(s, t->sk.name) == 0))
+        if (strcmp(s, table_pk(t)->name) == 0 ||
+            (table_sk(t)->name && strcmp(s, table_sk(t)->name) == 0))
             return err_validation(
                 err,
                 "One or more parameter values were invalid: Cannot update attribute %s. "
@@ -199,7 +200,8 @@ static int check_update_keys(const table *t, json_t *names, qr_err *err)
 /* 1 when v holds every key attribute of t (whatever their values). */
 static int has_key_attributes(const table *t, const json_t *v)
 {
-    return json_object_get(v, t->pk.name) && (t->sk.name == NULL || json_object_get(v, t->sk.name));
+    return json_object_get(v, table_pk(t)->name) &&
+           (table_sk(t)->name == NULL || json_object_get(v, table_sk(t)->name));
 }
 
 /* An empty string or binary key value is refused before the transaction runs, as a
@@ -300,9 +302,10 @@ static int parse_action(qr_db *db, json_t *entry, size_t idx, int is_get, action
             /* A Get whose key does not fit cancels the transaction even when attributes
              * are missing (an empty Key: the public conformance suite's recording); a
              * write's cancels only when every key attribute is there. */
-            *key_error = (is_get || (has_key_attributes(a->t, a->keyv) &&
-                                     json_object_size(a->keyv) == (a->t->sk.name ? 2u : 1u))) &&
-                         !empty_key_value(err) && !value_error_is_malformed(err);
+            *key_error =
+                (is_get || (has_key_attributes(a->t, a->keyv) &&
+                            json_object_size(a->keyv) == (table_sk(a->t)->name ? 2u : 1u))) &&
+                !empty_key_value(err) && !value_error_is_malformed(err);
             return -1;
         }
     }
@@ -623,10 +626,10 @@ static int run_write(qr_db *db, txn *tx, json_t *per_table, qr_err *err)
         if (a->kind == ACT_CHECK) {
             /* billed as a transactional write of the item it checks, not a read
              * (recorded by the public conformance suite) */
-            units_add(per_table, a->t->name, 0, 2 * capacity_write_units(os));
+            units_add(per_table, table_name(a->t), 0, 2 * capacity_write_units(os));
             continue;
         }
-        units_add(per_table, a->t->name, 0, 2 * capacity_write_units(os > ns ? os : ns));
+        units_add(per_table, table_name(a->t), 0, 2 * capacity_write_units(os > ns ? os : ns));
     }
     rc = 0;
 unlock:
@@ -647,8 +650,8 @@ static json_t *collection_list(qr_db *db, const txn *tx)
         const action *a = &tx->a[i];
         const json_t *item = a->new_item ? a->new_item : a->old;
         if (a->kind == ACT_CHECK || item == NULL || table_lsi_count(a->t) == 0) continue;
-        json_t *list = json_object_get(icm, a->t->name);
-        if (list == NULL) json_object_set_new(icm, a->t->name, list = json_array());
+        json_t *list = json_object_get(icm, table_name(a->t));
+        if (list == NULL) json_object_set_new(icm, table_name(a->t), list = json_array());
         json_array_append_new(list, collection_metrics(db, a->t, item));
     }
     return icm;
@@ -737,7 +740,7 @@ done:
                 const json_t *now = tx.a[i].kind == ACT_CHECK ? tx.a[i].old : tx.a[i].new_item;
                 /* a transactional read: twice a strongly consistent one (2 units for
                  * a small item, as the public conformance suite recorded) */
-                units_add(reads, tx.a[i].t->name,
+                units_add(reads, table_name(tx.a[i].t),
                           2 * capacity_read_units(now ? item_size(now) : 0, 1), 0);
             }
         }
@@ -782,7 +785,7 @@ int op_transact_get_items(qr_db *db, json_t *req, json_t **resp, qr_err *err)
         if (item && json_object_size(item) > 0) json_object_set(r, "Item", item);
         json_decref(item);
         json_array_append_new(responses, r);
-        units_add(per_table, a->t->name, 2 * capacity_read_units(size, 1), 0);
+        units_add(per_table, table_name(a->t), 2 * capacity_read_units(size, 1), 0);
     }
     *resp = json_pack("{s:O}", "Responses", responses);
     json_t *cc = capacity_list(per_table, capacity);

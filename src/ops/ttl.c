@@ -102,7 +102,7 @@ int op_update_time_to_live(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     table *t;
     if (find_table(db, req, &t, err)) return -1;
     char name[256];
-    snprintf(name, sizeof name, "%s", t->name);
+    snprintf(name, sizeof name, "%s", table_name(t));
     catalog_release(db, t); /* a schema change must not hold a table */
     ttl_change c = {json_is_true(enabled), json_string_value(attr)};
     if (catalog_change_schema(db, name, apply_ttl, &c, err)) return -1;
@@ -115,9 +115,7 @@ int op_describe_time_to_live(qr_db *db, json_t *req, json_t **resp, qr_err *err)
 {
     table *t;
     if (find_table(db, req, &t, err)) return -1;
-    pthread_mutex_lock(&db->catalog_lock);
-    json_t *ttl = json_deep_copy(json_object_get(t->desc, QR_TTL_FIELD));
-    pthread_mutex_unlock(&db->catalog_lock);
+    json_t *ttl = table_desc_member(t, QR_TTL_FIELD);
     catalog_release(db, t);
     if (ttl == NULL) ttl = json_pack("{s:s}", "TimeToLiveStatus", "DISABLED");
     *resp = json_pack("{s:o}", "TimeToLiveDescription", ttl);
