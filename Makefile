@@ -109,13 +109,15 @@ unit: $(TEST_BIN)
 e2e: $(BUILD)/quarry $(TEST_BIN)
 	QUARRY_BIN=$(abspath $(BUILD)/quarry) QUARRY_BUILD=$(abspath $(BUILD)) $(PYTHON) -m pytest -q tests
 
-# The layout the committed .clang-format gives, over the C sources and unit tests.
+# The layout the committed .clang-format gives, over the C sources and unit tests, and
+# the layer map of docs/ARCHITECTURE.md (tests/check_layers.sh).
 FORMAT_SRC := $(sort $(shell find src include tests/unit -name '*.[ch]'))
 format:
 	clang-format -i $(FORMAT_SRC)
 tree-check:
 	@bad=$$(for f in $(FORMAT_SRC); do clang-format --dry-run -Werror $$f >/dev/null 2>&1 || echo $$f; done); \
 	if [ -n "$$bad" ]; then echo "not in .clang-format's layout (make format):"; echo "$$bad"; exit 1; fi
+	@sh tests/check_layers.sh
 
 test: deps
 	$(MAKE) tree-check
