@@ -15,58 +15,58 @@
 
 typedef struct operation {
     const char *name;
-    op_handler run;           /* returns a JSON document, or */
-    op_text_handler run_text; /* writes the response text itself */
-    int reads;                /* only reads: never waits for a disk sync */
-    int older_values;         /* checks values in DynamoDB's older layer (model/layer.h) */
+    op_handler run;
+    int reads;        /* only reads: never waits for a disk sync */
+    int older_values; /* checks values in DynamoDB's older layer (model/layer.h) */
+    int reads_text;   /* its handler reads the request's text before parsing it */
 } operation;
 
 static const operation operations[] = {
-    {"CreateTable", op_create_table, NULL, 0, 0},
-    {"DescribeTable", op_describe_table, NULL, 1, 0},
-    {"ListTables", op_list_tables, NULL, 1, 0},
-    {"DeleteTable", op_delete_table, NULL, 0, 0},
-    {"UpdateTable", op_update_table, NULL, 0, 0},
-    {"UpdateTimeToLive", op_update_time_to_live, NULL, 0, 0},
-    {"DescribeTimeToLive", op_describe_time_to_live, NULL, 1, 0},
-    {"DescribeContinuousBackups", op_describe_continuous_backups, NULL, 1, 0},
-    {"UpdateContinuousBackups", op_update_continuous_backups, NULL, 0, 0},
-    {"DescribeEndpoints", op_describe_endpoints, NULL, 1, 0},
-    {"DescribeLimits", op_describe_limits, NULL, 1, 0},
-    {"TagResource", op_tag_resource, NULL, 0, 0},
-    {"UntagResource", op_untag_resource, NULL, 0, 0},
-    {"ListTagsOfResource", op_list_tags_of_resource, NULL, 1, 0},
-    {"PutItem", op_put_item, NULL, 0, 0},
-    {"GetItem", NULL, op_get_item, 1, 0},
-    {"UpdateItem", op_update_item, NULL, 0, 0},
-    {"DeleteItem", op_delete_item, NULL, 0, 0},
-    {"Query", NULL, op_query, 1, 0},
-    {"Scan", NULL, op_scan, 1, 1},
-    {"BatchGetItem", op_batch_get_item, NULL, 1, 0},
-    {"BatchWriteItem", op_batch_write_item, NULL, 0, 1},
-    {"TransactWriteItems", op_transact_write_items, NULL, 0, 1},
-    {"TransactGetItems", op_transact_get_items, NULL, 0,
-     1}, /* waits on the locks of writes being synced */
-    {"ExecuteStatement", op_execute_statement, NULL, 0, 0},
-    {"BatchExecuteStatement", op_batch_execute_statement, NULL, 0, 0},
-    {"ExecuteTransaction", op_execute_transaction, NULL, 0, 0},
-    {"CreateBackup", op_create_backup, NULL, 0, 0},
-    {"DescribeBackup", op_describe_backup, NULL, 1, 0},
-    {"ListBackups", op_list_backups, NULL, 1, 0},
-    {"DeleteBackup", op_delete_backup, NULL, 0, 0},
-    {"RestoreTableFromBackup", op_restore_table_from_backup, NULL, 0, 0},
-    {"RestoreTableToPointInTime", op_restore_table_to_point_in_time, NULL, 0, 0},
-    {"DescribeContributorInsights", op_describe_contributor_insights, NULL, 1, 0},
-    {"UpdateContributorInsights", op_update_contributor_insights, NULL, 0, 0},
-    {"ListContributorInsights", op_list_contributor_insights, NULL, 1, 0},
-    {"PutResourcePolicy", op_put_resource_policy, NULL, 0, 0},
-    {"GetResourcePolicy", op_get_resource_policy, NULL, 1, 0},
-    {"DeleteResourcePolicy", op_delete_resource_policy, NULL, 0, 0},
+    {"CreateTable", op_create_table, 0, 0, 0},
+    {"DescribeTable", op_describe_table, 1, 0, 0},
+    {"ListTables", op_list_tables, 1, 0, 0},
+    {"DeleteTable", op_delete_table, 0, 0, 0},
+    {"UpdateTable", op_update_table, 0, 0, 0},
+    {"UpdateTimeToLive", op_update_time_to_live, 0, 0, 0},
+    {"DescribeTimeToLive", op_describe_time_to_live, 1, 0, 0},
+    {"DescribeContinuousBackups", op_describe_continuous_backups, 1, 0, 0},
+    {"UpdateContinuousBackups", op_update_continuous_backups, 0, 0, 0},
+    {"DescribeEndpoints", op_describe_endpoints, 1, 0, 0},
+    {"DescribeLimits", op_describe_limits, 1, 0, 0},
+    {"TagResource", op_tag_resource, 0, 0, 0},
+    {"UntagResource", op_untag_resource, 0, 0, 0},
+    {"ListTagsOfResource", op_list_tags_of_resource, 1, 0, 0},
+    {"PutItem", op_put_item, 0, 0, 1},
+    {"GetItem", op_get_item, 1, 0, 0},
+    {"UpdateItem", op_update_item, 0, 0, 0},
+    {"DeleteItem", op_delete_item, 0, 0, 0},
+    {"Query", op_query, 1, 0, 0},
+    {"Scan", op_scan, 1, 1, 0},
+    {"BatchGetItem", op_batch_get_item, 1, 0, 0},
+    {"BatchWriteItem", op_batch_write_item, 0, 1, 0},
+    {"TransactWriteItems", op_transact_write_items, 0, 1, 0},
+    {"TransactGetItems", op_transact_get_items, 0, 1,
+     0}, /* waits on the locks of writes being synced */
+    {"ExecuteStatement", op_execute_statement, 0, 0, 0},
+    {"BatchExecuteStatement", op_batch_execute_statement, 0, 0, 0},
+    {"ExecuteTransaction", op_execute_transaction, 0, 0, 0},
+    {"CreateBackup", op_create_backup, 0, 0, 0},
+    {"DescribeBackup", op_describe_backup, 1, 0, 0},
+    {"ListBackups", op_list_backups, 1, 0, 0},
+    {"DeleteBackup", op_delete_backup, 0, 0, 0},
+    {"RestoreTableFromBackup", op_restore_table_from_backup, 0, 0, 0},
+    {"RestoreTableToPointInTime", op_restore_table_to_point_in_time, 0, 0, 0},
+    {"DescribeContributorInsights", op_describe_contributor_insights, 1, 0, 0},
+    {"UpdateContributorInsights", op_update_contributor_insights, 0, 0, 0},
+    {"ListContributorInsights", op_list_contributor_insights, 1, 0, 0},
+    {"PutResourcePolicy", op_put_resource_policy, 0, 0, 0},
+    {"GetResourcePolicy", op_get_resource_policy, 1, 0, 0},
+    {"DeleteResourcePolicy", op_delete_resource_policy, 0, 0, 0},
     /* The DynamoDB Streams API (from NSTREAM_FIRST on). */
-    {"ListStreams", op_list_streams, NULL, 1, 0},
-    {"DescribeStream", op_describe_stream, NULL, 1, 0},
-    {"GetShardIterator", op_get_shard_iterator, NULL, 1, 0},
-    {"GetRecords", op_get_records, NULL, 1, 0},
+    {"ListStreams", op_list_streams, 1, 0, 0},
+    {"DescribeStream", op_describe_stream, 1, 0, 0},
+    {"GetShardIterator", op_get_shard_iterator, 1, 0, 0},
+    {"GetRecords", op_get_records, 1, 0, 0},
 };
 #define NOPS (sizeof operations / sizeof operations[0])
 #define NSTREAM_FIRST (NOPS - 4)
@@ -153,9 +153,8 @@ int qr_call(qr_db *db, const char *operation, const char *request, size_t len, q
 
 static int call(qr_db *db, const char *operation, const char *request, size_t len,
                 qr_response *resp);
-static void request_tables(const json_t *doc, char *out, size_t cap);
-static int call_handler(qr_db *db, const struct operation *op, json_t *req, qr_response *resp,
-                        json_t **out, qr_err *err);
+
+static int answer(op_call *c, qr_response *resp, qr_err *err);
 
 int qr_call_in(qr_db *db, const qr_call_context *ctx, const char *operation, const char *request,
                size_t len, qr_response *resp)
@@ -173,142 +172,53 @@ static int call(qr_db *db, const char *operation, const char *request, size_t le
     err_init(&err);
     memset(resp, 0, sizeof *resp);
     const struct operation *op = operation ? find_operation(operation) : NULL;
-    json_t *req = NULL, *out = NULL;
+    op_call c = {
+        .text = request, .len = len, .tables = resp->tables, .tables_cap = sizeof resp->tables};
+    buf_init(&c.out, 0);
     if (op == NULL) {
         err_set(&err, QR_E_UNKNOWN_OP, "An unknown operation was requested: %s",
                 operation ? operation : "(none)");
         goto fail;
     }
-    if (op->run == op_put_item) {
-        int fast = op_put_item_fast(db, request, len, resp, &err);
-        if (fast > 0) return QR_OK;
-        if (fast < 0) goto fail;
-    }
-    json_error_t je;
-    req = json_read(request, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &je);
-    if (req == NULL) {
-        err_set(&err, QR_E_SERIALIZATION, "Malformed request body: %s at line %d, column %d",
-                je.text, je.line, je.column);
-        goto fail;
-    }
-    if (!json_is_object(req)) {
-        err_set(&err, QR_E_SERIALIZATION, "The request body must be a JSON object");
-        goto fail;
-    }
-    request_tables(req, resp->tables, sizeof resp->tables);
+    if (!op->reads_text && op_call_parse(&c, &err)) goto fail;
     value_layer outer_layer =
         value_layer_enter(op->older_values ? VALUE_LAYER_OLDER : VALUE_LAYER_CURRENT);
-    int failed = call_handler(db, op, req, resp, &out, &err) != 0;
+    int failed = op->run(db, &c, &err) != 0;
+    if (failed && err.type == NULL)
+        err_set(&err, QR_E_INTERNAL,
+                "The server encountered an internal error trying to fulfill the request.");
+    failed = failed || answer(&c, resp, &err) != 0;
     value_layer_enter(outer_layer);
     if (failed) goto fail;
     resp->http_status = 200;
-    json_decref(out);
-    json_decref(req);
+    op_call_done(&c);
     return QR_OK;
 fail:
-    json_decref(out);
-    json_decref(req);
+    op_call_done(&c);
     fill_error(resp, &err);
     err_clear(&err);
     return QR_ERR;
 }
 
-/* Runs op's handler and sets resp's body; -1 with err set if it fails. */
-static int call_handler(qr_db *db, const struct operation *op, json_t *req, qr_response *resp,
-                        json_t **out, qr_err *err)
+/* Sets resp's body to the handler's answer; -1 with err set if it gave none. */
+static int answer(op_call *c, qr_response *resp, qr_err *err)
 {
-    if (op->run_text) {
-        buf text;
-        buf_init(&text, 0);
-        if (op->run_text(db, req, &text, err) != 0) {
-            buf_free(&text);
-            if (err->type == NULL)
-                err_set(err, QR_E_INTERNAL,
-                        "The server encountered an internal error trying to fulfill the request.");
-            return -1;
-        }
-        resp->body = buf_detach(&text, &resp->len);
+    if (c->answer == NULL) {
+        if (c->out.data == NULL)
+            return err_set(err, QR_E_INTERNAL,
+                           "The server encountered an internal error trying to fulfill the "
+                           "request.");
+        resp->body = buf_detach(&c->out, &resp->len);
         return 0;
     }
-    if (op->run(db, req, out, err) != 0 || *out == NULL) {
-        if (err->type == NULL)
-            err_set(err, QR_E_INTERNAL,
-                    "The server encountered an internal error trying to fulfill the request.");
-        return -1;
-    }
     /* An empty answer (most writes) is "{}" whatever the serialiser. */
-    resp->body = json_is_object(*out) && json_object_size(*out) == 0
+    resp->body = json_is_object(c->answer) && json_object_size(c->answer) == 0
                      ? strdup("{}")
-                     : json_dumps(*out, JSON_COMPACT);
+                     : json_dumps(c->answer, JSON_COMPACT);
     if (resp->body == NULL)
         return err_set(err, QR_E_INTERNAL, "The response could not be encoded.");
     resp->len = strlen(resp->body);
     return 0;
-}
-
-static void append_name(char *out, size_t cap, size_t *used, const char *name)
-{
-    size_t n = strlen(name);
-    if (*used && *used + 1 < cap) out[(*used)++] = ',';
-    if (*used + n >= cap) n = cap - 1 - *used;
-    memcpy(out + *used, name, n);
-    *used += n;
-    out[*used] = '\0';
-}
-
-/* Whether name is already one of the comma-separated names in list. */
-static int has_name(const char *list, const char *name)
-{
-    size_t n = strlen(name);
-    for (const char *s = list; *s;) {
-        const char *e = strchr(s, ',');
-        size_t len = e ? (size_t)(e - s) : strlen(s);
-        if (len == n && memcmp(s, name, n) == 0) return 1;
-        if (e == NULL) break;
-        s = e + 1;
-    }
-    return 0;
-}
-
-static void request_tables(const json_t *doc, char *out, size_t cap)
-{
-    if (cap == 0) return;
-    out[0] = '\0';
-    size_t used = 0;
-    const char *t = json_string_value(json_object_get(doc, "TableName"));
-    json_t *items = json_object_get(doc, "RequestItems");
-    json_t *txn = json_object_get(doc, "TransactItems");
-    if (t) {
-        append_name(out, cap, &used, t);
-    } else if (json_is_object(items)) {
-        const char *k;
-        json_t *v;
-        json_object_foreach(items, k, v) append_name(out, cap, &used, k);
-    } else if (json_is_array(txn)) {
-        size_t i;
-        json_t *entry;
-        json_array_foreach(txn, i, entry)
-        {
-            const char *k;
-            json_t *v;
-            json_object_foreach(entry, k, v)
-            {
-                const char *name = json_string_value(json_object_get(v, "TableName"));
-                if (name && !has_name(out, name)) append_name(out, cap, &used, name);
-            }
-        }
-    } else {
-        /* The Streams API names its table inside the stream's ARN: …:table/<name>/stream/… */
-        const char *arn = json_string_value(json_object_get(doc, "StreamArn"));
-        const char *from = arn ? strstr(arn, ":table/") : NULL;
-        const char *to = from ? strstr(from + 7, "/stream/") : NULL;
-        if (to && to - (from + 7) < 256) {
-            char name[256];
-            memcpy(name, from + 7, (size_t)(to - (from + 7)));
-            name[to - (from + 7)] = '\0';
-            append_name(out, cap, &used, name);
-        }
-    }
 }
 
 void qr_request_tables(const char *body, size_t len, char *out, size_t cap)
@@ -318,7 +228,7 @@ void qr_request_tables(const char *body, size_t len, char *out, size_t cap)
     if (body == NULL || len == 0) return;
     json_t *doc = json_loadb(body, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
     if (doc == NULL) return;
-    request_tables(doc, out, cap);
+    ops_request_tables(doc, out, cap);
     json_decref(doc);
 }
 

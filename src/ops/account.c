@@ -15,24 +15,26 @@
 #define TAGS_FIELD "QuarryTags"
 #define MAX_TAGS 50
 
-int op_describe_endpoints(qr_db *db, json_t *req, json_t **resp, qr_err *err)
+int op_describe_endpoints(qr_db *db, op_call *c, qr_err *err)
 {
+    json_t *req = c->req;
     (void)db;
     (void)req;
     (void)err;
-    *resp = json_pack("{s:[{s:s,s:i}]}", "Endpoints", "Address", "localhost",
-                      "CachePeriodInMinutes", 1440);
+    c->answer = json_pack("{s:[{s:s,s:i}]}", "Endpoints", "Address", "localhost",
+                          "CachePeriodInMinutes", 1440);
     return 0;
 }
 
-int op_describe_limits(qr_db *db, json_t *req, json_t **resp, qr_err *err)
+int op_describe_limits(qr_db *db, op_call *c, qr_err *err)
 {
+    json_t *req = c->req;
     (void)db;
     (void)req;
     (void)err;
-    *resp = json_pack("{s:i,s:i,s:i,s:i}", "AccountMaxReadCapacityUnits", 80000,
-                      "AccountMaxWriteCapacityUnits", 80000, "TableMaxReadCapacityUnits", 40000,
-                      "TableMaxWriteCapacityUnits", 40000);
+    c->answer = json_pack("{s:i,s:i,s:i,s:i}", "AccountMaxReadCapacityUnits", 80000,
+                          "AccountMaxWriteCapacityUnits", 80000, "TableMaxReadCapacityUnits", 40000,
+                          "TableMaxWriteCapacityUnits", 40000);
     return 0;
 }
 
@@ -256,18 +258,21 @@ static int change_tags(qr_db *db, json_t *req, const char *key, int adding, json
     return 0;
 }
 
-int op_tag_resource(qr_db *db, json_t *req, json_t **resp, qr_err *err)
+int op_tag_resource(qr_db *db, op_call *c, qr_err *err)
 {
-    return change_tags(db, req, "Tags", 1, resp, err);
+    json_t *req = c->req;
+    return change_tags(db, req, "Tags", 1, &c->answer, err);
 }
 
-int op_untag_resource(qr_db *db, json_t *req, json_t **resp, qr_err *err)
+int op_untag_resource(qr_db *db, op_call *c, qr_err *err)
 {
-    return change_tags(db, req, "TagKeys", 0, resp, err);
+    json_t *req = c->req;
+    return change_tags(db, req, "TagKeys", 0, &c->answer, err);
 }
 
-int op_list_tags_of_resource(qr_db *db, json_t *req, json_t **resp, qr_err *err)
+int op_list_tags_of_resource(qr_db *db, op_call *c, qr_err *err)
 {
+    json_t *req = c->req;
     char name[256];
     if (arn_table(req, "ListTagsOfResource", name, sizeof name, err)) return -1;
     table *t = catalog_get(db, name);
@@ -283,7 +288,7 @@ int op_list_tags_of_resource(qr_db *db, json_t *req, json_t **resp, qr_err *err)
         json_array_append_new(list, json_pack("{s:s,s:O}", "Key", k, "Value", v));
     json_decref(tags);
     catalog_release(db, t);
-    *resp = json_pack("{s:o}", "Tags", list);
+    c->answer = json_pack("{s:o}", "Tags", list);
     return 0;
 }
 

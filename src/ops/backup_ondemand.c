@@ -213,8 +213,9 @@ int backup_deleted_table(qr_db *db, table *t, qr_err *err)
     return rc;
 }
 
-int op_create_backup(qr_db *db, json_t *req, json_t **resp, qr_err *err)
+int op_create_backup(qr_db *db, op_call *c, qr_err *err)
 {
+    json_t *req = c->req;
     const char *name;
     if (param_string(req, "BackupName", &name, err)) return -1;
     if (name == NULL) return param_null("backupName", err);
@@ -249,7 +250,7 @@ int op_create_backup(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     if (t == NULL)
         return err_set(err, "TableNotFoundException", "Table not found: %s",
                        json_string_value(tname));
-    return make_backup(db, t, name, "USER", resp, err);
+    return make_backup(db, t, name, "USER", &c->answer, err);
 }
 
 static json_t *description(const json_t *rec)
@@ -260,12 +261,13 @@ static json_t *description(const json_t *rec)
                      json_object_get(rec, "SourceTableFeatureDetails"));
 }
 
-int op_describe_backup(qr_db *db, json_t *req, json_t **resp, qr_err *err)
+int op_describe_backup(qr_db *db, op_call *c, qr_err *err)
 {
+    json_t *req = c->req;
     json_t *rec;
     uint32_t id;
     if (find(db, req, &rec, &id, err)) return -1;
-    *resp = json_pack("{s:o}", "BackupDescription", description(rec));
+    c->answer = json_pack("{s:o}", "BackupDescription", description(rec));
     json_decref(rec);
     return 0;
 }
@@ -283,8 +285,9 @@ static int expired(qr_db *db, uint32_t id, const json_t *rec)
     return 1;
 }
 
-int op_delete_backup(qr_db *db, json_t *req, json_t **resp, qr_err *err)
+int op_delete_backup(qr_db *db, op_call *c, qr_err *err)
 {
+    json_t *req = c->req;
     json_t *rec;
     uint32_t id;
     if (find(db, req, &rec, &id, err)) return -1;
@@ -311,13 +314,14 @@ int op_delete_backup(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     json_t *d = description(rec);
     json_object_set_new(json_object_get(d, "BackupDetails"), "BackupStatus",
                         json_string("DELETED"));
-    *resp = json_pack("{s:o}", "BackupDescription", d);
+    c->answer = json_pack("{s:o}", "BackupDescription", d);
     json_decref(rec);
     return 0;
 }
 
-int op_list_backups(qr_db *db, json_t *req, json_t **resp, qr_err *err)
+int op_list_backups(qr_db *db, op_call *c, qr_err *err)
 {
+    json_t *req = c->req;
     static const char *const types[] = {"USER", "SYSTEM", "AWS_BACKUP", "ALL", NULL};
     const char *table_name, *start, *type;
     long long limit = 100;
@@ -385,9 +389,9 @@ int op_list_backups(qr_db *db, json_t *req, json_t **resp, qr_err *err)
         json_decref(summaries);
         return -1;
     }
-    *resp = json_pack("{s:o}", "BackupSummaries", summaries);
+    c->answer = json_pack("{s:o}", "BackupSummaries", summaries);
     if (more && last_arn[0])
-        json_object_set_new(*resp, "LastEvaluatedBackupArn", json_string(last_arn));
+        json_object_set_new(c->answer, "LastEvaluatedBackupArn", json_string(last_arn));
     return 0;
 }
 
@@ -612,8 +616,9 @@ void restore_abandon(qr_db *db, const char *name)
     err_clear(&ignored);
 }
 
-int op_restore_table_from_backup(qr_db *db, json_t *req, json_t **resp, qr_err *err)
+int op_restore_table_from_backup(qr_db *db, op_call *c, qr_err *err)
 {
+    json_t *req = c->req;
     json_t *target = json_object_get(req, "TargetTableName");
     if (target == NULL) return param_null("targetTableName", err);
     /* The restore's own text for a target name of the wrong length. */
@@ -680,7 +685,7 @@ int op_restore_table_from_backup(qr_db *db, json_t *req, json_t **resp, qr_err *
     }
     if (odt && json_object_size(odt) == 0) json_object_del(create, "OnDemandThroughput");
     json_t *created = NULL;
-    int rc = op_create_table(db, create, &created, err);
+    int rc = op_run(db, op_create_table, create, &created, err);
     json_decref(create);
     if (rc) {
         json_decref(unlimited);
@@ -717,7 +722,7 @@ int op_restore_table_from_backup(qr_db *db, json_t *req, json_t **resp, qr_err *
     set_unlimited(desc, unlimited);
     json_decref(unlimited);
     json_decref(summary);
-    *resp = created;
+    c->answer = created;
     json_decref(rec);
     return 0;
 }

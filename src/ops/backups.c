@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/value.h"
 #include "ops/ops.h"
 
 /* The table named by TableName (held: catalog_release it); DynamoDB's backup calls
@@ -41,12 +42,13 @@ static json_t *describe(const json_t *pitr)
                      "ENABLED", "PointInTimeRecoveryDescription", d);
 }
 
-int op_describe_continuous_backups(qr_db *db, json_t *req, json_t **resp, qr_err *err)
+int op_describe_continuous_backups(qr_db *db, op_call *c, qr_err *err)
 {
+    json_t *req = c->req;
     table *t = find_table(db, req, err);
     if (t == NULL) return -1;
     json_t *pitr = table_desc_member(t, QR_PITR_FIELD);
-    *resp = describe(pitr);
+    c->answer = describe(pitr);
     json_decref(pitr);
     catalog_release(db, t);
     return 0;
@@ -80,8 +82,9 @@ static int apply_pitr(json_t *desc, json_t *ids, void *arg, qr_err *err)
     return 0;
 }
 
-int op_update_continuous_backups(qr_db *db, json_t *req, json_t **resp, qr_err *err)
+int op_update_continuous_backups(qr_db *db, op_call *c, qr_err *err)
 {
+    json_t *req = c->req;
     json_t *spec;
     if (param_object(req, "PointInTimeRecoverySpecification", &spec, err)) return -1;
     if (spec == NULL) return param_null("pointInTimeRecoverySpecification", err);
@@ -93,18 +96,18 @@ int op_update_continuous_backups(qr_db *db, json_t *req, json_t **resp, qr_err *
     json_t *days = json_object_get(spec, "RecoveryPeriodInDays");
     if (days && !json_is_null(days) && !json_is_integer(days))
         return err_set(err, QR_E_SERIALIZATION, "RecoveryPeriodInDays must be an integer");
-    pitr_change c = {json_is_true(enabled),
-                     days && json_is_integer(days) ? json_integer_value(days) : 35, NULL};
-    if (c.days < 1 || c.days > 35)
+    pitr_change change = {json_is_true(enabled),
+                          days && json_is_integer(days) ? json_integer_value(days) : 35, NULL};
+    if (change.days < 1 || change.days > 35)
         return err_validation(
             err,
             "1 validation error detected: Value '%lld' at "
             "'pointInTimeRecoverySpecification.recoveryPeriodInDays' failed to satisfy "
             "constraint: Member must have value %s",
-            (long long)c.days,
-            c.days < 1 ? "greater than or equal to 1" : "less than or equal to 35");
+            (long long)change.days,
+            change.days < 1 ? "greater than or equal to 1" : "less than or equal to 35");
     /* The period belongs to an enabled recovery; disabling forgets it. */
-    if (!c.enable && json_is_integer(days))
+    if (!change.enable && json_is_integer(days))
         return err_validation(
             err,
             "Invalid Request: Cannot specify RecoveryPeriodInDays when disabling point-in-time "
@@ -118,18 +121,18 @@ int op_update_continuous_backups(qr_db *db, json_t *req, json_t **resp, qr_err *
     catalog_release(db, t); /* a schema change must not hold a table */
     /* A new window starts with no history (what a failed drop left is dropped now); a
      * disabled recovery keeps none. */
-    if (c.enable && !was && pitr_drop(db, id, err)) return -1;
-    if (catalog_change_schema(db, name, apply_pitr, &c, err)) {
-        json_decref(c.result);
+    if (change.enable && !was && pitr_drop(db, id, err)) return -1;
+    if (catalog_change_schema(db, name, apply_pitr, &change, err)) {
+        json_decref(change.result);
         return -1;
     }
-    if (!c.enable) {
+    if (!change.enable) {
         qr_err ignored; /* left for the next enable to drop */
         err_init(&ignored);
         pitr_drop(db, id, &ignored);
         err_clear(&ignored);
     }
-    *resp = c.result;
+    c->answer = change.result;
     return 0;
 }
 
@@ -146,31 +149,45 @@ static int note_point_in_time(json_t *desc, json_t *ids, void *arg, qr_err *err)
 }
 
 /* Turns the restored table name (a copy of its source at a snapshot) back to its source's
- * state at when, with the history recorded after when. */
+ * state at when, with the history recorded after when: each change undone by the
+ * engine's own write of the item as it was (or its delete). */
 static int roll_back(qr_db *db, uint32_t source_id, const char *name, double when, qr_err *err)
 {
     json_t *changes;
     if (pitr_changes_since(db, source_id, when, &changes, err)) return -1;
+    table *t = catalog_get(db, name);
+    if (t == NULL) {
+        json_decref(changes);
+        return err_set(err, QR_E_NOT_FOUND, "Requested resource not found");
+    }
     const char *k;
     json_t *rec;
     int rc = 0;
+    buf key;
+    buf_init(&key, 0);
     json_object_foreach(changes, k, rec)
     {
-        json_t *old = json_object_get(rec, "O"), *out = NULL;
-        json_t *w =
-            old ? json_pack("{s:s,s:O}", "TableName", name, "Item", old)
-                : json_pack("{s:s,s:O}", "TableName", name, "Key", json_object_get(rec, "K"));
-        rc = old ? op_put_item(db, w, &out, err) : op_delete_item(db, w, &out, err);
-        json_decref(out);
-        json_decref(w);
+        json_t *old = json_object_get(rec, "O");
+        item_txn *x = NULL;
+        buf_reset(&key);
+        rc = key_item(&key, t, json_object_get(rec, "K"), err) ||
+                     txn_begin(db, TXN_ITEM | TXN_SYSTEM, 1, &t, &key, &x, err) ||
+                     (old ? txn_put(x, 0, old, item_size(old), err) : txn_delete(x, 0, err)) ||
+                     txn_commit(x, err)
+                 ? -1
+                 : 0;
+        txn_end(x);
         if (rc) break;
     }
+    buf_free(&key);
+    catalog_release_after_writes(t);
     json_decref(changes);
     return rc;
 }
 
-int op_restore_table_to_point_in_time(qr_db *db, json_t *req, json_t **resp, qr_err *err)
+int op_restore_table_to_point_in_time(qr_db *db, op_call *c, qr_err *err)
 {
+    json_t *req = c->req;
     json_t *target = json_object_get(req, "TargetTableName");
     if (target == NULL) return param_null("targetTableName", err);
     if (json_is_string(target) &&
@@ -236,7 +253,7 @@ int op_restore_table_to_point_in_time(qr_db *db, json_t *req, json_t **resp, qr_
     /* The table now, as an on-demand backup, restored with the request's overrides. */
     json_t *create =
         json_pack("{s:O,s:s}", "TableName", source, "BackupName", "point-in-time-restore");
-    rc = op_create_backup(db, create, &backup, err);
+    rc = op_run(db, op_create_backup, create, &backup, err);
     json_decref(create);
     if (rc) goto done;
     json_t *arn = json_object_get(json_object_get(backup, "BackupDetails"), "BackupArn");
@@ -246,7 +263,7 @@ int op_restore_table_to_point_in_time(qr_db *db, json_t *req, json_t **resp, qr_
     json_object_del(restore, "UseLatestRestorableTime");
     json_object_del(restore, "RestoreDateTime");
     json_object_set(restore, "BackupArn", arn);
-    rc = op_restore_table_from_backup(db, restore, &restored, err);
+    rc = op_run(db, op_restore_table_from_backup, restore, &restored, err);
     json_decref(restore);
     if (rc == 0) rc = roll_back(db, source_id, json_string_value(target), when, err);
     if (rc == 0) propagate_drain(db, RESTORE_INDEX_WAIT_MS);
@@ -257,7 +274,7 @@ int op_restore_table_to_point_in_time(qr_db *db, json_t *req, json_t **resp, qr_
     json_t *del = json_pack("{s:O}", "BackupArn", arn), *gone = NULL;
     qr_err ignored;
     err_init(&ignored);
-    op_delete_backup(db, del, &gone, &ignored); /* the backup was only the way there */
+    op_run(db, op_delete_backup, del, &gone, &ignored); /* the backup was only the way there */
     err_clear(&ignored);
     json_decref(gone);
     json_decref(del);
@@ -268,7 +285,7 @@ int op_restore_table_to_point_in_time(qr_db *db, json_t *req, json_t **resp, qr_
     }
     json_object_set_new(summary, "RestoreInProgress", json_true());
     json_object_set_new(json_object_get(restored, "TableDescription"), "RestoreSummary", summary);
-    *resp = restored;
+    c->answer = restored;
     restored = NULL;
 done:
     json_decref(restored);

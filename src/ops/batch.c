@@ -159,8 +159,9 @@ static int judge_members(json_t *req, json_t *items, int is_get, qr_err *err)
     return member_errors_finish(&m, err);
 }
 
-int op_batch_get_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
+int op_batch_get_item(qr_db *db, op_call *c, qr_err *err)
 {
+    json_t *req = c->req;
     json_t *items;
     const char *capacity;
     if (request_items(req, "BatchGetItem", &items, err) || judge_members(req, items, 1, err))
@@ -298,12 +299,12 @@ int op_batch_get_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
             json_object_set_new(unprocessed, b->name, rest);
         }
     }
-    *resp = json_pack("{s:o,s:o}", "Responses", responses, "UnprocessedKeys", unprocessed);
+    c->answer = json_pack("{s:o,s:o}", "Responses", responses, "UnprocessedKeys", unprocessed);
     if (strcmp(capacity, "NONE") != 0) {
         json_t *cc = json_array();
         for (size_t ti = 0; ti < n; ti++)
             json_array_append_new(cc, capacity_object(capacity, bt[ti].name, bt[ti].units, 0));
-        json_object_set_new(*resp, "ConsumedCapacity", cc);
+        json_object_set_new(c->answer, "ConsumedCapacity", cc);
     }
     rc = 0;
 done:
@@ -495,8 +496,9 @@ static void map_keys_error(json_t *items, qr_err *err)
     buf_free(&b);
 }
 
-int op_batch_write_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
+int op_batch_write_item(qr_db *db, op_call *c, qr_err *err)
 {
+    json_t *req = c->req;
     json_t *items;
     const char *capacity, *metrics;
     if (request_items(req, "BatchWriteItem", &items, err) || judge_members(req, items, 0, err))
@@ -608,13 +610,13 @@ int op_batch_write_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
         for (size_t k = 0; k < table_index_count(w[i].bt->t) && k < QR_MAX_GSI + QR_MAX_LSI; k++)
             w[i].bt->index_units[k] += idx[k];
     }
-    *resp = json_pack("{s:{}}", "UnprocessedItems");
+    c->answer = json_pack("{s:{}}", "UnprocessedItems");
     if (strcmp(capacity, "NONE") != 0) {
         json_t *cc = json_array();
         for (size_t ti = 0; ti < n; ti++)
             json_array_append_new(cc, capacity_object_indexed(capacity, bt[ti].t, bt[ti].units,
                                                               bt[ti].index_units, 1));
-        json_object_set_new(*resp, "ConsumedCapacity", cc);
+        json_object_set_new(c->answer, "ConsumedCapacity", cc);
     }
     if (strcmp(metrics, "SIZE") == 0) {
         json_t *icm = json_object();
@@ -626,7 +628,7 @@ int op_batch_write_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
             if (list == NULL) json_object_set_new(icm, table_name(t), list = json_array());
             json_array_append_new(list, collection_metrics(db, t, item));
         }
-        json_object_set_new(*resp, "ItemCollectionMetrics", icm);
+        json_object_set_new(c->answer, "ItemCollectionMetrics", icm);
     }
     rc = 0;
 done:

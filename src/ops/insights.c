@@ -69,8 +69,9 @@ static int is_enabled(const json_t *s)
     return json_is_true(json_object_get(s, "Enabled"));
 }
 
-int op_describe_contributor_insights(qr_db *db, json_t *req, json_t **resp, qr_err *err)
+int op_describe_contributor_insights(qr_db *db, op_call *c, qr_err *err)
 {
+    json_t *req = c->req;
     table *t;
     const char *index;
     json_t *s;
@@ -79,17 +80,17 @@ int op_describe_contributor_insights(qr_db *db, json_t *req, json_t **resp, qr_e
         catalog_release(db, t);
         return -1;
     }
-    *resp = json_pack("{s:s}", "TableName", table_name(t));
-    if (index) json_object_set_new(*resp, "IndexName", json_string(index));
+    c->answer = json_pack("{s:s}", "TableName", table_name(t));
+    if (index) json_object_set_new(c->answer, "IndexName", json_string(index));
     /* A table never enabled shows its status alone; once enabled, when it last changed and
      * the mode stay shown. */
     if (is_enabled(s))
-        json_object_set_new(*resp, "ContributorInsightsRuleList", rules(t, index, s));
-    json_object_set_new(*resp, "ContributorInsightsStatus",
+        json_object_set_new(c->answer, "ContributorInsightsRuleList", rules(t, index, s));
+    json_object_set_new(c->answer, "ContributorInsightsStatus",
                         json_string(is_enabled(s) ? "ENABLED" : "DISABLED"));
     if (s) {
-        json_object_set(*resp, "LastUpdateDateTime", json_object_get(s, "Updated"));
-        json_object_set(*resp, "ContributorInsightsMode", json_object_get(s, "Mode"));
+        json_object_set(c->answer, "LastUpdateDateTime", json_object_get(s, "Updated"));
+        json_object_set(c->answer, "ContributorInsightsMode", json_object_get(s, "Mode"));
     }
     json_decref(s);
     catalog_release(db, t);
@@ -137,8 +138,9 @@ static int change_insights(const json_t *cur, json_t **next, void *arg, qr_err *
     return 0;
 }
 
-int op_update_contributor_insights(qr_db *db, json_t *req, json_t **resp, qr_err *err)
+int op_update_contributor_insights(qr_db *db, op_call *c, qr_err *err)
 {
+    json_t *req = c->req;
     static const char *const actions[] = {"ENABLE", "DISABLE", NULL};
     const char *action, *mode;
     if (json_object_get(req, "ContributorInsightsAction") == NULL)
@@ -149,15 +151,16 @@ int op_update_contributor_insights(qr_db *db, json_t *req, json_t **resp, qr_err
     table *t;
     const char *index;
     if (target(db, req, &t, &index, err)) return -1;
-    insights_change c = {strcmp(action, "ENABLE") == 0, mode, NULL, NULL};
-    int rc = meta_setting_update(db, t, KIND, index, change_insights, &c, err);
+    insights_change change = {strcmp(action, "ENABLE") == 0, mode, NULL, NULL};
+    int rc = meta_setting_update(db, t, KIND, index, change_insights, &change, err);
     if (rc == 0) {
-        *resp = json_pack("{s:s,s:s}", "TableName", table_name(t), "ContributorInsightsStatus",
-                          c.status);
-        if (index) json_object_set_new(*resp, "IndexName", json_string(index));
-        if (c.shown_mode) json_object_set(*resp, "ContributorInsightsMode", c.shown_mode);
+        c->answer = json_pack("{s:s,s:s}", "TableName", table_name(t), "ContributorInsightsStatus",
+                              change.status);
+        if (index) json_object_set_new(c->answer, "IndexName", json_string(index));
+        if (change.shown_mode)
+            json_object_set(c->answer, "ContributorInsightsMode", change.shown_mode);
     }
-    json_decref(c.shown_mode);
+    json_decref(change.shown_mode);
     catalog_release(db, t);
     return rc;
 }
@@ -179,8 +182,9 @@ static int summarise(qr_db *db, table *t, const char *index, json_t *out, qr_err
     return 0;
 }
 
-int op_list_contributor_insights(qr_db *db, json_t *req, json_t **resp, qr_err *err)
+int op_list_contributor_insights(qr_db *db, op_call *c, qr_err *err)
 {
+    json_t *req = c->req;
     const char *table_name, *after;
     long long max = 100;
     int given;
@@ -233,11 +237,11 @@ int op_list_contributor_insights(qr_db *db, json_t *req, json_t **resp, qr_err *
     json_t *page = json_array();
     for (i = first; i < json_array_size(all) && (long long)json_array_size(page) < max; i++)
         json_array_append(page, json_array_get(all, i));
-    *resp = json_pack("{s:o}", "ContributorInsightsSummaries", page);
+    c->answer = json_pack("{s:o}", "ContributorInsightsSummaries", page);
     if (i < json_array_size(all)) {
         char tok[32];
         snprintf(tok, sizeof tok, "%zu", i);
-        json_object_set_new(*resp, "NextToken", json_string(tok));
+        json_object_set_new(c->answer, "NextToken", json_string(tok));
     }
     json_decref(all);
     return 0;

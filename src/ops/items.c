@@ -196,15 +196,84 @@ static double write_units(const json_t *old_item, const json_t *new_item)
     return capacity_write_units(a > b ? a : b);
 }
 
-int op_put_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
+/* What a PutItem writes, however its request was read: the item parsed, or its key
+ * attributes and stored form as the decoder read them from the request's text (with no
+ * ReturnConsumedCapacity or ReturnItemCollectionMetrics, which need it parsed). */
+typedef struct put_request {
+    table *t;
+    const json_t *item;      /* NULL when given as stored only */
+    const json_t *key_attrs; /* the item, or a map of its key attributes */
+    const buf *stored;       /* the item in the stored form, or NULL */
+    size_t size;             /* item_size of item */
+    const expr_cond *condition;
+    const write_params *p;
+} put_request;
+
+/* PutItem's one write: lock the item, read what it replaces when the condition or the
+ * answer needs it, check the condition, put, commit, answer. */
+static int put_write(qr_db *db, const put_request *r, json_t **answer, qr_err *err)
 {
+    item_txn *tx = NULL;
+    const json_t *old = NULL;
+    size_t old_size;
+    buf key;
+    buf_init(&key, 0);
+    int rc = -1;
+    int want_old = r->condition || strcmp(r->p->return_values, "ALL_OLD") == 0;
+    if (key_item(&key, r->t, r->key_attrs, err) ||
+        txn_begin(db, TXN_ITEM, 1, &r->t, &key, &tx, err))
+        goto done;
+    if ((want_old && txn_read(tx, 0, &old, err) < 0) || txn_read_size(tx, 0, &old_size, err) < 0 ||
+        txn_check(tx, 0, r->condition, r->p->on_failure, err) ||
+        (r->stored ? txn_put_stored(tx, 0, r->stored, err)
+                   : txn_put(tx, 0, r->item, r->size, err)) ||
+        txn_commit(tx, err))
+        goto done;
+    *answer = json_object();
+    if (old && strcmp(r->p->return_values, "ALL_OLD") == 0)
+        json_object_set(*answer, "Attributes", (json_t *)old);
+    if (strcmp(r->p->capacity, "NONE")) {
+        if (old == NULL && table_has_indexes(r->t)) txn_read(tx, 0, &old, err);
+        report_write_capacity(*answer, r->p->capacity, r->t,
+                              capacity_write_units(old_size > r->size ? old_size : r->size), old,
+                              r->item);
+    }
+    report_metrics(db, r->t, r->p, *answer, r->item);
+    rc = 0;
+done:
+    txn_end(tx);
+    buf_free(&key);
+    return rc;
+}
+
+/* A plain PutItem (see put_decode.c), written from its text: returns 1 once answered,
+ * -1 if its write failed, 0 if the request is not plain (the whole way then reads it and
+ * answers it, its errors in DynamoDB's order included). */
+static int put_plain(qr_db *db, op_call *c, qr_err *err)
+{
+    static const write_params defaults = {"NONE", "NONE", "NONE", "NONE"};
+    put_decoded d;
+    if (!put_decode(db, c->text, c->len, &d)) return 0;
+    snprintf(c->tables, c->tables_cap, "%s", d.table);
+    put_request r = {.t = d.t, .key_attrs = d.key, .stored = &d.stored, .p = &defaults};
+    int rc = put_write(db, &r, &c->answer, err) ? -1 : 1;
+    put_decoded_free(&d);
+    catalog_release_after_writes(d.t);
+    return rc;
+}
+
+int op_put_item(qr_db *db, op_call *c, qr_err *err)
+{
+    if (c->req == NULL) {
+        int plain = put_plain(db, c, err);
+        if (plain) return plain > 0 ? 0 : -1;
+        if (op_call_parse(c, err)) return -1;
+    }
+    json_t *req = c->req;
     table *t = NULL;
     req_exprs x = {0};
     write_params p;
     json_t *item;
-    item_txn *tx = NULL;
-    buf key;
-    buf_init(&key, 0);
     int rc = -1;
     /* An empty table name stops PutItem before anything else is judged, and is named
      * without an echo of the value (31 of 33 regions in October 2026; the other two
@@ -224,8 +293,8 @@ int op_put_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
         param_null("item", err);
         goto done;
     }
-    size_t new_size;
-    if (key_check_item(t, item, err) || item_validate_size(item, &new_size, err)) {
+    size_t size;
+    if (key_check_item(t, item, err) || item_validate_size(item, &size, err)) {
         /* PutItem reports a NULL that is not true (every region) and a name too long
          * (measured in September 2026) inside the envelope. */
         static const char null_false[] =
@@ -238,37 +307,19 @@ int op_put_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
         goto done;
     }
     if (parse_write_exprs(&x, req, EXPRS_CONDITION, err)) goto done;
-    if (key_item(&key, t, item, err)) goto done;
-    if (txn_begin(db, TXN_ITEM, 1, &t, &key, &tx, err)) goto done;
-    /* The current item is parsed only when something needs more than its size. */
-    const json_t *old = NULL;
-    size_t old_size;
-    int want_old = x.condition || strcmp(p.return_values, "ALL_OLD") == 0;
-    if ((want_old && txn_read(tx, 0, &old, err) < 0) || txn_read_size(tx, 0, &old_size, err) < 0 ||
-        txn_check(tx, 0, x.condition, p.on_failure, err) || txn_put(tx, 0, item, new_size, err) ||
-        txn_commit(tx, err))
-        goto done;
-    *resp = json_object();
-    if (old && strcmp(p.return_values, "ALL_OLD") == 0)
-        json_object_set(*resp, "Attributes", (json_t *)old);
-    if (strcmp(p.capacity, "NONE")) {
-        if (old == NULL && table_has_indexes(t)) txn_read(tx, 0, &old, err);
-        report_write_capacity(*resp, p.capacity, t,
-                              capacity_write_units(old_size > new_size ? old_size : new_size), old,
-                              item);
-    }
-    report_metrics(db, t, &p, *resp, item);
-    rc = 0;
+    put_request r = {
+        .t = t, .item = item, .key_attrs = item, .size = size, .condition = x.condition, .p = &p};
+    rc = put_write(db, &r, &c->answer, err);
 done:
-    txn_end(tx);
     exprs_free(&x);
-    buf_free(&key);
     catalog_release_after_writes(t);
     return rc;
 }
 
-int op_get_item(qr_db *db, json_t *req, buf *out, qr_err *err)
+int op_get_item(qr_db *db, op_call *c, qr_err *err)
 {
+    json_t *req = c->req;
+    buf *out = &c->out;
     table *t = NULL;
     req_exprs x = {0};
     json_t *keyv;
@@ -426,18 +477,19 @@ static void keyed_end(keyed_write *w)
     catalog_release_after_writes(w->t);
 }
 
-int op_delete_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
+int op_delete_item(qr_db *db, op_call *c, qr_err *err)
 {
+    json_t *req = c->req;
     keyed_write w;
     int rc = -1;
     if (keyed_begin(db, req, 0, EXPRS_CONDITION, &w, err) || keyed_lock_read(db, &w, err))
         goto done;
     if (txn_delete(w.tx, 0, err) || txn_commit(w.tx, err)) goto done;
-    *resp = json_object();
+    c->answer = json_object();
     if (w.old && strcmp(w.p.return_values, "ALL_OLD") == 0)
-        json_object_set(*resp, "Attributes", (json_t *)w.old);
-    report_write_capacity(*resp, w.p.capacity, w.t, write_units(w.old, NULL), w.old, NULL);
-    report_metrics(db, w.t, &w.p, *resp, w.old);
+        json_object_set(c->answer, "Attributes", (json_t *)w.old);
+    report_write_capacity(c->answer, w.p.capacity, w.t, write_units(w.old, NULL), w.old, NULL);
+    report_metrics(db, w.t, &w.p, c->answer, w.old);
     rc = 0;
 done:
     keyed_end(&w);
@@ -551,12 +603,14 @@ done:
     return rc;
 }
 
-int op_update_item(qr_db *db, json_t *req, json_t **resp, qr_err *err)
+int op_update_item(qr_db *db, op_call *c, qr_err *err)
 {
-    return update_item(db, req, 1, resp, err);
+    json_t *req = c->req;
+    return update_item(db, req, 1, &c->answer, err);
 }
 
-int op_update_item_as_written(qr_db *db, json_t *req, json_t **resp, qr_err *err)
+int op_update_item_as_written(qr_db *db, op_call *c, qr_err *err)
 {
-    return update_item(db, req, 0, resp, err);
+    json_t *req = c->req;
+    return update_item(db, req, 0, &c->answer, err);
 }

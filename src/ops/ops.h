@@ -1,10 +1,9 @@
-/* ops.h — DynamoDB operations: the handler type, the operation table's helpers, and
- * what handlers share (parameter checks, expressions of a request, capacity, writes).
+/* ops.h — DynamoDB's operations: the one handler type, and what handlers share
+ * (parameter checks, expressions of a request, capacity).
  *
- * Each handler receives the parsed request body and returns the response body; the
- * dispatcher (optable.c) has already checked that the body is a JSON object and that
- * the operation exists. Handlers validate their own parameters with the param_* helpers,
- * which produce DynamoDB's "1 validation error detected: …" messages. */
+ * The operation table (src/api/call.c) hands each handler one call: the request's text
+ * and, parsed, its JSON object. Handlers check their own parameters with the param_*
+ * helpers, which give DynamoDB's "1 validation error detected: …" messages. */
 #ifndef QR_OPS_H
 #define QR_OPS_H
 
@@ -14,66 +13,102 @@
 #include "expr/expr.h"
 #include "util/err.h"
 
-typedef int (*op_handler)(qr_db *db, json_t *req, json_t **resp, qr_err *err);
-/* A handler that writes the response text itself, so it can copy stored items into the
- * response without parsing them (GetItem, Query, Scan). */
-typedef int (*op_text_handler)(qr_db *db, json_t *req, buf *out, qr_err *err);
+/* One call of an operation. The request is borrowed for the call; the handler answers
+ * with a document in answer (which the caller then owns and frees) or by writing the
+ * answer's text into out itself, as GetItem, Query and Scan do to copy stored items into
+ * it without parsing them. */
+typedef struct op_call {
+    const char *text; /* the request body as received */
+    size_t len;
+    json_t *req;  /* the body parsed: a JSON object, set before the handler runs unless
+                     its operation reads the text first (op_call_parse then sets it) */
+    char *tables; /* where the request's table names go, for log lines (qr_response's) */
+    size_t tables_cap;
+    json_t *answer;
+    buf out;
+} op_call;
+typedef int (*op_handler)(qr_db *db, op_call *c, qr_err *err);
+/* Parses c's text into c->req (a JSON object) and notes its table names; -1 with
+ * DynamoDB's SerializationException when it is not one. */
+int op_call_parse(op_call *c, qr_err *err);
+/* Lets go of what a call holds: its parsed request and its answer. */
+void op_call_done(op_call *c);
+/* Runs handler h for a request one operation made for another (req borrowed): *answer is
+ * its answer as a document (a new reference, parsed if the handler wrote text), or NULL
+ * when it failed (err says why). */
+int op_run(qr_db *db, op_handler h, json_t *req, json_t **answer, qr_err *err);
+/* The table names a parsed request names, for log lines (see qr_response.tables). */
+void ops_request_tables(const json_t *req, char *out, size_t cap);
 
 /* Appends v serialised as compact JSON. */
 int json_append(buf *out, const json_t *v);
 
 /* tables.c */
-int op_create_table(qr_db *db, json_t *req, json_t **resp, qr_err *err);
-int op_describe_table(qr_db *db, json_t *req, json_t **resp, qr_err *err);
-int op_list_tables(qr_db *db, json_t *req, json_t **resp, qr_err *err);
-int op_delete_table(qr_db *db, json_t *req, json_t **resp, qr_err *err);
-int op_update_table(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+int op_create_table(qr_db *db, op_call *c, qr_err *err);
+int op_describe_table(qr_db *db, op_call *c, qr_err *err);
+int op_list_tables(qr_db *db, op_call *c, qr_err *err);
+int op_delete_table(qr_db *db, op_call *c, qr_err *err);
+int op_update_table(qr_db *db, op_call *c, qr_err *err);
 /* items.c */
-int op_put_item(qr_db *db, json_t *req, json_t **resp, qr_err *err);
-/* put_fast.c: PutItem from the request text when it is the plain case (a string-and-number
- * item, nothing but TableName and Item, a table that keeps items only). Returns 0 if it
- * declined, having written nothing (op_put_item answers instead); 1 if it wrote the item
- * and filled resp's body; -1 if the write failed (err says why). Either of the last two
- * sets resp->tables. */
-int op_put_item_fast(qr_db *db, const char *text, size_t len, qr_response *resp, qr_err *err);
-int op_get_item(qr_db *db, json_t *req, buf *out, qr_err *err);
-int op_delete_item(qr_db *db, json_t *req, json_t **resp, qr_err *err);
-int op_update_item(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+int op_put_item(qr_db *db, op_call *c, qr_err *err);
+/* put_decode.c: a plain PutItem (see there) read from its text. put_decode returns 1 and
+ * fills d when text is one, with a reference to its table in d->t that the caller lets
+ * go (catalog_release or catalog_release_after_writes) and the rest freed by
+ * put_decoded_free; else 0, with nothing held. d's attributes are slices of text. */
+#define PUT_DECODE_ATTRS 64
+typedef struct put_attr {
+    const char *name, *text;
+    size_t name_len, text_len;
+    int number;
+} put_attr;
+typedef struct put_decoded {
+    table *t;    /* the table it names */
+    json_t *key; /* the item's key attributes, a Key map */
+    buf stored;  /* the item in the stored form */
+    char table[256];
+    put_attr attrs[PUT_DECODE_ATTRS];
+    size_t nattrs;
+} put_decoded;
+int put_decode(qr_db *db, const char *text, size_t len, put_decoded *d);
+void put_decoded_free(put_decoded *d);
+int op_get_item(qr_db *db, op_call *c, qr_err *err);
+int op_delete_item(qr_db *db, op_call *c, qr_err *err);
+int op_update_item(qr_db *db, op_call *c, qr_err *err);
 /* UpdateItem as PartiQL's UPDATE runs it: the item size limit is judged on the finished
  * item alone, without UpdateItem's own measure of what the expression writes. */
-int op_update_item_as_written(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+int op_update_item_as_written(qr_db *db, op_call *c, qr_err *err);
 /* query.c */
-int op_query(qr_db *db, json_t *req, buf *out, qr_err *err);
-int op_scan(qr_db *db, json_t *req, buf *out, qr_err *err);
+int op_query(qr_db *db, op_call *c, qr_err *err);
+int op_scan(qr_db *db, op_call *c, qr_err *err);
 /* ttl.c */
-int op_update_time_to_live(qr_db *db, json_t *req, json_t **resp, qr_err *err);
-int op_describe_time_to_live(qr_db *db, json_t *req, json_t **resp, qr_err *err);
-int op_describe_continuous_backups(qr_db *db, json_t *req, json_t **resp, qr_err *err);
-int op_update_continuous_backups(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+int op_update_time_to_live(qr_db *db, op_call *c, qr_err *err);
+int op_describe_time_to_live(qr_db *db, op_call *c, qr_err *err);
+int op_describe_continuous_backups(qr_db *db, op_call *c, qr_err *err);
+int op_update_continuous_backups(qr_db *db, op_call *c, qr_err *err);
 /* account.c */
-int op_describe_endpoints(qr_db *db, json_t *req, json_t **resp, qr_err *err);
-int op_describe_limits(qr_db *db, json_t *req, json_t **resp, qr_err *err);
-int op_tag_resource(qr_db *db, json_t *req, json_t **resp, qr_err *err);
-int op_untag_resource(qr_db *db, json_t *req, json_t **resp, qr_err *err);
-int op_list_tags_of_resource(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+int op_describe_endpoints(qr_db *db, op_call *c, qr_err *err);
+int op_describe_limits(qr_db *db, op_call *c, qr_err *err);
+int op_tag_resource(qr_db *db, op_call *c, qr_err *err);
+int op_untag_resource(qr_db *db, op_call *c, qr_err *err);
+int op_list_tags_of_resource(qr_db *db, op_call *c, qr_err *err);
 /* Applies CreateTable's Tags to the new table. */
 int account_tag_new_table(qr_db *db, const char *name, json_t *tags, qr_err *err);
 /* Checks a Tags list against DynamoDB's rules (at most 50; keys 1-128 and values up to
  * 256 characters, of letters, digits, spaces and _.:/=+-@). */
 int account_check_tags(json_t *tags, qr_err *err);
 /* batch.c */
-int op_batch_get_item(qr_db *db, json_t *req, json_t **resp, qr_err *err);
-int op_batch_write_item(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+int op_batch_get_item(qr_db *db, op_call *c, qr_err *err);
+int op_batch_write_item(qr_db *db, op_call *c, qr_err *err);
 /* transact.c */
-int op_transact_write_items(qr_db *db, json_t *req, json_t **resp, qr_err *err);
-int op_transact_get_items(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+int op_transact_write_items(qr_db *db, op_call *c, qr_err *err);
+int op_transact_get_items(qr_db *db, op_call *c, qr_err *err);
 /* backup_ondemand.c */
-int op_create_backup(qr_db *db, json_t *req, json_t **resp, qr_err *err);
-int op_describe_backup(qr_db *db, json_t *req, json_t **resp, qr_err *err);
-int op_list_backups(qr_db *db, json_t *req, json_t **resp, qr_err *err);
-int op_delete_backup(qr_db *db, json_t *req, json_t **resp, qr_err *err);
-int op_restore_table_from_backup(qr_db *db, json_t *req, json_t **resp, qr_err *err);
-int op_restore_table_to_point_in_time(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+int op_create_backup(qr_db *db, op_call *c, qr_err *err);
+int op_describe_backup(qr_db *db, op_call *c, qr_err *err);
+int op_list_backups(qr_db *db, op_call *c, qr_err *err);
+int op_delete_backup(qr_db *db, op_call *c, qr_err *err);
+int op_restore_table_from_backup(qr_db *db, op_call *c, qr_err *err);
+int op_restore_table_to_point_in_time(qr_db *db, op_call *c, qr_err *err);
 /* Takes the SYSTEM backup "<name>$DeletedTableBackup" DynamoDB keeps 35 days of a table
  * deleted with point-in-time recovery enabled; releases t. */
 int backup_deleted_table(qr_db *db, table *t, qr_err *err);
@@ -83,13 +118,13 @@ int backup_deleted_table(qr_db *db, table *t, qr_err *err);
  * table is left behind. */
 void restore_abandon(qr_db *db, const char *name);
 /* insights.c */
-int op_describe_contributor_insights(qr_db *db, json_t *req, json_t **resp, qr_err *err);
-int op_update_contributor_insights(qr_db *db, json_t *req, json_t **resp, qr_err *err);
-int op_list_contributor_insights(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+int op_describe_contributor_insights(qr_db *db, op_call *c, qr_err *err);
+int op_update_contributor_insights(qr_db *db, op_call *c, qr_err *err);
+int op_list_contributor_insights(qr_db *db, op_call *c, qr_err *err);
 /* policy.c */
-int op_put_resource_policy(qr_db *db, json_t *req, json_t **resp, qr_err *err);
-int op_get_resource_policy(qr_db *db, json_t *req, json_t **resp, qr_err *err);
-int op_delete_resource_policy(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+int op_put_resource_policy(qr_db *db, op_call *c, qr_err *err);
+int op_get_resource_policy(qr_db *db, op_call *c, qr_err *err);
+int op_delete_resource_policy(qr_db *db, op_call *c, qr_err *err);
 /* settings.c: settings kept per table outside its description, under its TableId. kind
  * tells which setting ('I' insights, 'P' policy); sub is an index name or NULL. */
 /* *out is the setting (a new reference) or NULL if none. */
@@ -118,10 +153,10 @@ int arn_split_resource(const char *arn, arn_parts *out, qr_err *err);
 /* The account quarry's ARNs name. */
 #define QR_ACCOUNT "000000000000"
 /* streams.c: the DynamoDB Streams API */
-int op_list_streams(qr_db *db, json_t *req, json_t **resp, qr_err *err);
-int op_describe_stream(qr_db *db, json_t *req, json_t **resp, qr_err *err);
-int op_get_shard_iterator(qr_db *db, json_t *req, json_t **resp, qr_err *err);
-int op_get_records(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+int op_list_streams(qr_db *db, op_call *c, qr_err *err);
+int op_describe_stream(qr_db *db, op_call *c, qr_err *err);
+int op_get_shard_iterator(qr_db *db, op_call *c, qr_err *err);
+int op_get_records(qr_db *db, op_call *c, qr_err *err);
 
 /* ---- params.c: request parameters ---- */
 /* Some of a request's members DynamoDB judges together, reporting every one that breaks

@@ -180,8 +180,9 @@ static int change_put(const json_t *cur, json_t **next, void *arg, qr_err *err)
     return *next ? 0 : err_set(err, QR_E_INTERNAL, "out of memory");
 }
 
-int op_put_resource_policy(qr_db *db, json_t *req, json_t **resp, qr_err *err)
+int op_put_resource_policy(qr_db *db, op_call *c, qr_err *err)
 {
+    json_t *req = c->req;
     const char *policy;
     int confirm;
     if (param_string(req, "Policy", &policy, err) ||
@@ -195,15 +196,16 @@ int op_put_resource_policy(qr_db *db, json_t *req, json_t **resp, qr_err *err)
         catalog_release(db, t);
         return -1;
     }
-    policy_change c = {db, req, table_name(t), policy, ""};
-    int rc = meta_setting_update(db, t, KIND, sub, change_put, &c, err);
-    if (rc == 0) *resp = json_pack("{s:s}", "RevisionId", c.rev);
+    policy_change change = {db, req, table_name(t), policy, ""};
+    int rc = meta_setting_update(db, t, KIND, sub, change_put, &change, err);
+    if (rc == 0) c->answer = json_pack("{s:s}", "RevisionId", change.rev);
     catalog_release(db, t);
     return rc;
 }
 
-int op_get_resource_policy(qr_db *db, json_t *req, json_t **resp, qr_err *err)
+int op_get_resource_policy(qr_db *db, op_call *c, qr_err *err)
 {
+    json_t *req = c->req;
     table *t;
     json_t *cur;
     char sub[300];
@@ -215,8 +217,8 @@ int op_get_resource_policy(qr_db *db, json_t *req, json_t **resp, qr_err *err)
         json_decref(cur);
         return not_found(json_string_value(json_object_get(req, "ResourceArn")), err);
     }
-    *resp = json_pack("{s:O,s:O}", "Policy", json_object_get(cur, "Policy"), "RevisionId",
-                      json_object_get(cur, "RevisionId"));
+    c->answer = json_pack("{s:O,s:O}", "Policy", json_object_get(cur, "Policy"), "RevisionId",
+                          json_object_get(cur, "RevisionId"));
     json_decref(cur);
     return 0;
 }
@@ -236,18 +238,19 @@ static int change_delete(const json_t *cur, json_t **next, void *arg, qr_err *er
     return *next ? 0 : err_set(err, QR_E_INTERNAL, "out of memory");
 }
 
-int op_delete_resource_policy(qr_db *db, json_t *req, json_t **resp, qr_err *err)
+int op_delete_resource_policy(qr_db *db, op_call *c, qr_err *err)
 {
+    json_t *req = c->req;
     table *t;
     char sub[300];
     if (arn_table(db, req, &t, sub, sizeof sub, err)) return -1;
-    policy_change c = {db, req, table_name(t), NULL, ""};
-    int rc = meta_setting_update(db, t, KIND, sub, change_delete, &c, err);
+    policy_change change = {db, req, table_name(t), NULL, ""};
+    int rc = meta_setting_update(db, t, KIND, sub, change_delete, &change, err);
     if (rc == 0) {
         /* Deleting nothing succeeds: with no revision if there never was a policy, else
          * with the deletion's. */
-        *resp = json_object();
-        if (c.rev[0]) json_object_set_new(*resp, "RevisionId", json_string(c.rev));
+        c->answer = json_object();
+        if (change.rev[0]) json_object_set_new(c->answer, "RevisionId", json_string(change.rev));
     }
     catalog_release(db, t);
     return rc;

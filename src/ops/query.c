@@ -755,8 +755,10 @@ static void key_condition_operands_first(json_t *req, qr_err *err)
     err_clear(&e);
 }
 
-int op_query(qr_db *db, json_t *req, buf *out, qr_err *err)
+int op_query(qr_db *db, op_call *c, qr_err *err)
 {
+    json_t *req = c->req;
+    buf *out = &c->out;
     table *t = NULL;
     req_exprs x = {0};
     expr_keycond kc = {0};
@@ -840,8 +842,10 @@ static int scan_filter_too_deep(json_t *req, qr_err *err)
     return 0;
 }
 
-int op_scan(qr_db *db, json_t *req, buf *out, qr_err *err)
+int op_scan(qr_db *db, op_call *c, qr_err *err)
 {
+    json_t *req = c->req;
+    buf *out = &c->out;
     table *t = NULL;
     req_exprs x = {0};
     range_read r = {0};

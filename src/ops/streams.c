@@ -87,8 +87,9 @@ static int is_closed(const json_t *d)
     return json_object_get(d, "End") != NULL;
 }
 
-int op_list_streams(qr_db *db, json_t *req, json_t **resp, qr_err *err)
+int op_list_streams(qr_db *db, op_call *c, qr_err *err)
 {
+    json_t *req = c->req;
     const char *table_name, *start;
     long long limit = 100;
     int given, start_whole;
@@ -129,14 +130,15 @@ int op_list_streams(qr_db *db, json_t *req, json_t **resp, qr_err *err)
                                                  json_object_get(d, "StreamLabel")));
         last = json_string_value(json_object_get(d, "StreamArn"));
     }
-    *resp = json_pack("{s:o}", "Streams", streams);
-    if (more && last) json_object_set_new(*resp, "LastEvaluatedStreamArn", json_string(last));
+    c->answer = json_pack("{s:o}", "Streams", streams);
+    if (more && last) json_object_set_new(c->answer, "LastEvaluatedStreamArn", json_string(last));
     json_decref(all);
     return 0;
 }
 
-int op_describe_stream(qr_db *db, json_t *req, json_t **resp, qr_err *err)
+int op_describe_stream(qr_db *db, op_call *c, qr_err *err)
 {
+    json_t *req = c->req;
     json_t *d, *filter;
     const char *after;
     long long limit = 100;
@@ -172,7 +174,7 @@ int op_describe_stream(qr_db *db, json_t *req, json_t **resp, qr_err *err)
                   json_object_get(d, "Created"), "TableName", json_object_get(d, "TableName"),
                   "KeySchema", json_object_get(d, "KeySchema"), "Shards", shards);
     json_decref(d);
-    *resp = json_pack("{s:o}", "StreamDescription", sd);
+    c->answer = json_pack("{s:o}", "StreamDescription", sd);
     return 0;
 }
 
@@ -243,8 +245,9 @@ static int read_iterator(qr_db *db, const char *it, json_t **stream, uint64_t *p
     return 0;
 }
 
-int op_get_shard_iterator(qr_db *db, json_t *req, json_t **resp, qr_err *err)
+int op_get_shard_iterator(qr_db *db, op_call *c, qr_err *err)
 {
+    json_t *req = c->req;
     static const char *const types[] = {"TRIM_HORIZON", "LATEST", "AT_SEQUENCE_NUMBER",
                                         "AFTER_SEQUENCE_NUMBER", NULL};
     const char *type, *shard, *seq_text;
@@ -312,15 +315,16 @@ int op_get_shard_iterator(qr_db *db, json_t *req, json_t **resp, qr_err *err)
         position = stream_visible(db);
         if (is_closed(d) && position > end + 1) position = end + 1;
     }
-    *resp = json_pack("{s:o}", "ShardIterator", make_iterator(d, position));
+    c->answer = json_pack("{s:o}", "ShardIterator", make_iterator(d, position));
     rc = 0;
 done:
     json_decref(d);
     return rc;
 }
 
-int op_get_records(qr_db *db, json_t *req, json_t **resp, qr_err *err)
+int op_get_records(qr_db *db, op_call *c, qr_err *err)
 {
+    json_t *req = c->req;
     const char *it;
     long long limit = 1000;
     int given, whole;
@@ -354,10 +358,10 @@ int op_get_records(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     json_t *rec;
     json_array_foreach(records, i, rec)
         json_object_set_new(rec, "awsRegion", json_string(ops_request_region()));
-    *resp = json_pack("{s:o}", "Records", records);
+    c->answer = json_pack("{s:o}", "Records", records);
     /* A closed shard read to its end has no next iterator. */
     if (!(closed && !cut && next > end))
-        json_object_set_new(*resp, "NextShardIterator", make_iterator(d, next));
+        json_object_set_new(c->answer, "NextShardIterator", make_iterator(d, next));
     json_decref(d);
     return 0;
 }

@@ -799,8 +799,9 @@ static void sort_definitions(json_t *desc)
     }
 }
 
-int op_create_table(qr_db *db, json_t *req, json_t **resp, qr_err *err)
+int op_create_table(qr_db *db, op_call *c, qr_err *err)
 {
+    json_t *req = c->req;
     json_t *name = json_object_get(req, "TableName");
     if (name == NULL || json_is_null(name))
         return err_validation(
@@ -883,7 +884,7 @@ int op_create_table(qr_db *db, json_t *req, json_t **resp, qr_err *err)
                 json_object_del(gsi, "WarmThroughput");
         }
     }
-    *resp = json_pack("{s:o}", "TableDescription", answer);
+    c->answer = json_pack("{s:o}", "TableDescription", answer);
     return 0;
 }
 
@@ -920,19 +921,21 @@ static int table_not_found(json_t *req, qr_err *err)
                    json_string_value(json_object_get(req, "TableName")));
 }
 
-int op_describe_table(qr_db *db, json_t *req, json_t **resp, qr_err *err)
+int op_describe_table(qr_db *db, op_call *c, qr_err *err)
 {
+    json_t *req = c->req;
     table *t;
     if (param_check_table_name(json_object_get(req, "TableName"), "tableName", err)) return -1;
     if ((t = catalog_get(db, json_string_value(json_object_get(req, "TableName")))) == NULL)
         return table_not_found(req, err);
-    *resp = json_pack("{s:o}", "Table", describe(db, t));
+    c->answer = json_pack("{s:o}", "Table", describe(db, t));
     catalog_release(db, t);
     return 0;
 }
 
-int op_list_tables(qr_db *db, json_t *req, json_t **resp, qr_err *err)
+int op_list_tables(qr_db *db, op_call *c, qr_err *err)
 {
+    json_t *req = c->req;
     long long limit = 100;
     int has_limit;
     const char *start;
@@ -956,14 +959,15 @@ int op_list_tables(qr_db *db, json_t *req, json_t **resp, qr_err *err)
         json_array_append(names, n);
         last = json_string_value(n);
     }
-    *resp = json_pack("{s:o}", "TableNames", names);
-    if (more && last) json_object_set_new(*resp, "LastEvaluatedTableName", json_string(last));
+    c->answer = json_pack("{s:o}", "TableNames", names);
+    if (more && last) json_object_set_new(c->answer, "LastEvaluatedTableName", json_string(last));
     json_decref(all);
     return 0;
 }
 
-int op_delete_table(qr_db *db, json_t *req, json_t **resp, qr_err *err)
+int op_delete_table(qr_db *db, op_call *c, qr_err *err)
 {
+    json_t *req = c->req;
     table *t;
     if (param_check_table_name(json_object_get(req, "TableName"), "tableName", err)) return -1;
     if ((t = catalog_get(db, json_string_value(json_object_get(req, "TableName")))) == NULL)
@@ -1001,7 +1005,7 @@ int op_delete_table(qr_db *db, json_t *req, json_t **resp, qr_err *err)
                             NULL};
     for (int i = 0; schema[i]; i++)
         json_object_del(desc, schema[i]);
-    *resp = json_pack("{s:o}", "TableDescription", desc);
+    c->answer = json_pack("{s:o}", "TableDescription", desc);
     return 0;
 }
 
@@ -1529,13 +1533,14 @@ static int synchronous(json_t *req, const table_change *c)
     return 1;
 }
 
-int op_update_table(qr_db *db, json_t *req, json_t **resp, qr_err *err)
+int op_update_table(qr_db *db, op_call *c, qr_err *err)
 {
+    json_t *req = c->req;
     table *t = NULL;
     if (param_check_table_name(json_object_get(req, "TableName"), "tableName", err)) return -1;
     char *name = strdup(json_string_value(json_object_get(req, "TableName")));
     int rc = -1;
-    table_change c = {.db = db, .req = req};
+    table_change change = {.db = db, .req = req};
     /* DynamoDB judges the request before it looks the table up. */
     if (count_changes(req) == 0) {
         nothing_to_change(req, err);
@@ -1546,11 +1551,11 @@ int op_update_table(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     if (defs && !json_is_null(defs) && check_attribute_definitions(defs, err)) goto done;
     long long r, w;
     if (json_is_object(pt) && read_throughput(pt, "provisionedThroughput", &r, &w, err)) goto done;
-    if (read_gsi_update(req, db, &c, err) || check_combination(req,
-                                                               c.action    ? c.action
-                                                               : c.updates ? "Update"
-                                                                           : NULL,
-                                                               err))
+    if (read_gsi_update(req, db, &change, err) || check_combination(req,
+                                                                    change.action    ? change.action
+                                                                    : change.updates ? "Update"
+                                                                                     : NULL,
+                                                                    err))
         goto done;
     if ((t = catalog_get(db, name)) == NULL) {
         table_not_found(req, err);
@@ -1558,25 +1563,25 @@ int op_update_table(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     }
     catalog_release(db, t); /* a schema change must not hold a table */
     t = NULL;
-    if (catalog_change_schema(db, name, apply_table_change, &c, err)) goto done;
-    if (c.action && strcmp(c.action, "Create") == 0)
-        backfill_start(db, name, json_string_value(json_object_get(c.spec, "IndexName")));
+    if (catalog_change_schema(db, name, apply_table_change, &change, err)) goto done;
+    if (change.action && strcmp(change.action, "Create") == 0)
+        backfill_start(db, name, json_string_value(json_object_get(change.spec, "IndexName")));
     t = catalog_get(db, name);
     if (t == NULL) {
         err_set(err, QR_E_NOT_FOUND, "Requested resource not found: Table: %s not found", name);
         goto done;
     }
-    if (c.action && strcmp(c.action, "Delete") == 0)
-        catalog_drop_index_entries(db, t, c.index_id, err);
-    json_t *mine = c.result;
-    c.result = NULL;
-    *resp =
+    if (change.action && strcmp(change.action, "Delete") == 0)
+        catalog_drop_index_entries(db, t, change.index_id, err);
+    json_t *mine = change.result;
+    change.result = NULL;
+    c->answer =
         json_pack("{s:o}", "TableDescription", mine ? describe_copy(db, t, mine) : describe(db, t));
     /* DynamoDB answers an UpdateTable with the table UPDATING, unless every change applies
      * at once; DescribeTable finds it ACTIVE again at once. */
-    json_t *answer = json_object_get(*resp, "TableDescription");
+    json_t *answer = json_object_get(c->answer, "TableDescription");
     json_object_set_new(answer, "TableStatus",
-                        json_string(synchronous(req, &c) ? "ACTIVE" : "UPDATING"));
+                        json_string(synchronous(req, &change) ? "ACTIVE" : "UPDATING"));
     /* The answer echoes an on-demand limit cleared with -1; the description drops it. */
     const char *member;
     json_t *v;
@@ -1587,10 +1592,10 @@ int op_update_table(qr_db *db, json_t *req, json_t **resp, qr_err *err)
         if (odt == NULL) json_object_set_new(answer, "OnDemandThroughput", odt = json_object());
         json_object_set(odt, member, v);
     }
-    if (c.action && strcmp(c.action, "Delete") == 0) {
-        json_t *desc = json_object_get(*resp, "TableDescription");
+    if (change.action && strcmp(change.action, "Delete") == 0) {
+        json_t *desc = json_object_get(c->answer, "TableDescription");
         json_t *deleted = json_pack("{s:s,s:s}", "IndexName",
-                                    json_string_value(json_object_get(c.spec, "IndexName")),
+                                    json_string_value(json_object_get(change.spec, "IndexName")),
                                     "IndexStatus", "DELETING");
         json_t *g = json_object_get(desc, "GlobalSecondaryIndexes");
         if (g == NULL) json_object_set_new(desc, "GlobalSecondaryIndexes", g = json_array());
@@ -1598,7 +1603,7 @@ int op_update_table(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     }
     rc = 0;
 done:
-    json_decref(c.result);
+    json_decref(change.result);
     catalog_release(db, t);
     free(name);
     return rc;

@@ -686,8 +686,9 @@ static int write_member_errors(json_t *req, const char *token, qr_err *err)
     return member_errors_finish(&m, err);
 }
 
-int op_transact_write_items(qr_db *db, json_t *req, json_t **resp, qr_err *err)
+int op_transact_write_items(qr_db *db, op_call *c, qr_err *err)
 {
+    json_t *req = c->req;
     json_t *list, *per_table = NULL;
     const char *capacity, *metrics, *token;
     txn tx = {0};
@@ -712,11 +713,11 @@ int op_transact_write_items(qr_db *db, json_t *req, json_t **resp, qr_err *err)
                 json_decref(reads);
                 return err_set(err, QR_E_INTERNAL, "cannot decode the remembered response");
             }
-            *resp = json_object();
+            c->answer = json_object();
             json_t *cc = capacity_list(reads, capacity);
-            if (cc) json_object_set_new(*resp, "ConsumedCapacity", cc);
+            if (cc) json_object_set_new(c->answer, "ConsumedCapacity", cc);
             if (strcmp(metrics, "SIZE") == 0)
-                json_object_set_new(*resp, "ItemCollectionMetrics", json_object());
+                json_object_set_new(c->answer, "ItemCollectionMetrics", json_object());
             json_decref(reads);
             return 0;
         }
@@ -725,11 +726,11 @@ int op_transact_write_items(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     if (parse_actions(db, list, 0, &tx, err)) goto done;
     per_table = json_array();
     if (run_write(db, &tx, per_table, err)) goto done;
-    *resp = json_object();
+    c->answer = json_object();
     json_t *cc = capacity_list(per_table, capacity);
-    if (cc) json_object_set_new(*resp, "ConsumedCapacity", cc);
+    if (cc) json_object_set_new(c->answer, "ConsumedCapacity", cc);
     if (strcmp(metrics, "SIZE") == 0)
-        json_object_set_new(*resp, "ItemCollectionMetrics", collection_list(db, &tx));
+        json_object_set_new(c->answer, "ItemCollectionMetrics", collection_list(db, &tx));
     rc = 0;
 done:
     if (claimed) {
@@ -754,8 +755,9 @@ done:
 
 /* ---- TransactGetItems ---- */
 
-int op_transact_get_items(qr_db *db, json_t *req, json_t **resp, qr_err *err)
+int op_transact_get_items(qr_db *db, op_call *c, qr_err *err)
 {
+    json_t *req = c->req;
     json_t *list, *per_table = NULL, *responses = NULL;
     const char *capacity;
     txn tx = {0};
@@ -787,9 +789,9 @@ int op_transact_get_items(qr_db *db, json_t *req, json_t **resp, qr_err *err)
         json_array_append_new(responses, r);
         units_add(per_table, table_name(a->t), 2 * capacity_read_units(size, 1), 0);
     }
-    *resp = json_pack("{s:O}", "Responses", responses);
+    c->answer = json_pack("{s:O}", "Responses", responses);
     json_t *cc = capacity_list(per_table, capacity);
-    if (cc) json_object_set_new(*resp, "ConsumedCapacity", cc);
+    if (cc) json_object_set_new(c->answer, "ConsumedCapacity", cc);
     rc = 0;
 done:
     read_view_close(db, snap);

@@ -60,8 +60,9 @@ static int apply_ttl(json_t *desc, json_t *ids, void *arg, qr_err *err)
     return 0;
 }
 
-int op_update_time_to_live(qr_db *db, json_t *req, json_t **resp, qr_err *err)
+int op_update_time_to_live(qr_db *db, op_call *c, qr_err *err)
 {
+    json_t *req = c->req;
     /* The request's shape is judged before the table is looked up, as DynamoDB does. */
     json_t *spec;
     if (param_object(req, "TimeToLiveSpecification", &spec, err)) return -1;
@@ -104,20 +105,21 @@ int op_update_time_to_live(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     char name[256];
     snprintf(name, sizeof name, "%s", table_name(t));
     catalog_release(db, t); /* a schema change must not hold a table */
-    ttl_change c = {json_is_true(enabled), json_string_value(attr)};
-    if (catalog_change_schema(db, name, apply_ttl, &c, err)) return -1;
-    *resp = json_pack("{s:{s:b,s:s}}", "TimeToLiveSpecification", "Enabled", c.enable,
-                      "AttributeName", c.attribute);
+    ttl_change change = {json_is_true(enabled), json_string_value(attr)};
+    if (catalog_change_schema(db, name, apply_ttl, &change, err)) return -1;
+    c->answer = json_pack("{s:{s:b,s:s}}", "TimeToLiveSpecification", "Enabled", change.enable,
+                          "AttributeName", change.attribute);
     return 0;
 }
 
-int op_describe_time_to_live(qr_db *db, json_t *req, json_t **resp, qr_err *err)
+int op_describe_time_to_live(qr_db *db, op_call *c, qr_err *err)
 {
+    json_t *req = c->req;
     table *t;
     if (find_table(db, req, &t, err)) return -1;
     json_t *ttl = table_desc_member(t, QR_TTL_FIELD);
     catalog_release(db, t);
     if (ttl == NULL) ttl = json_pack("{s:s}", "TimeToLiveStatus", "DISABLED");
-    *resp = json_pack("{s:o}", "TimeToLiveDescription", ttl);
+    c->answer = json_pack("{s:o}", "TimeToLiveDescription", ttl);
     return 0;
 }

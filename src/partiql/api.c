@@ -513,8 +513,9 @@ static XXH64_hash_t statement_hash(const char *text, size_t len, const json_t *p
 
 /* ---- ExecuteStatement ---- */
 
-int op_execute_statement(qr_db *db, json_t *req, json_t **resp, qr_err *err)
+int op_execute_statement(qr_db *db, op_call *c, qr_err *err)
 {
+    json_t *req = c->req;
     const char *text;
     size_t len;
     json_t *params = NULL;
@@ -543,11 +544,11 @@ int op_execute_statement(qr_db *db, json_t *req, json_t **resp, qr_err *err)
     if (partiql_parse(text, len, params, &st, err)) goto done;
     o.hash = statement_hash(text, len, params);
     if (st->kind == PQ_SELECT)
-        rc = exec_select(db, st, &o, resp, err);
+        rc = exec_select(db, st, &o, &c->answer, err);
     else if (st->kind == PQ_EXISTS)
         err_validation(err, "EXISTS can only be used in ExecuteTransaction write requests.");
     else
-        rc = exec_write(db, st, &o, resp, err);
+        rc = exec_write(db, st, &o, &c->answer, err);
 done:
     if (rc) pq_exec_unname_error(err);
     partiql_free(st);
@@ -587,8 +588,9 @@ static int batch_read(qr_db *db, const pq_stmt *st, int consistent, const char *
     return rc;
 }
 
-int op_batch_execute_statement(qr_db *db, json_t *req, json_t **resp, qr_err *err)
+int op_batch_execute_statement(qr_db *db, op_call *c, qr_err *err)
 {
+    json_t *req = c->req;
     json_t *list, *ccs = NULL, *responses = NULL;
     pq_stmt *sts[BATCH_MAX] = {0};
     qr_err errs[BATCH_MAX];
@@ -677,10 +679,10 @@ int op_batch_execute_statement(qr_db *db, json_t *req, json_t **resp, qr_err *er
                                           errs[i].msg));
         }
     }
-    *resp = json_pack("{s:O}", "Responses", responses);
-    if (*resp && capacity && strcmp(capacity, "NONE") != 0 && json_array_size(ccs))
-        json_object_set(*resp, "ConsumedCapacity", ccs);
-    rc = *resp ? 0 : err_set(err, QR_E_INTERNAL, "out of memory");
+    c->answer = json_pack("{s:O}", "Responses", responses);
+    if (c->answer && capacity && strcmp(capacity, "NONE") != 0 && json_array_size(ccs))
+        json_object_set(c->answer, "ConsumedCapacity", ccs);
+    rc = c->answer ? 0 : err_set(err, QR_E_INTERNAL, "out of memory");
 done:
     for (size_t i = 0; i < BATCH_MAX; i++) {
         partiql_free(sts[i]);
@@ -810,8 +812,9 @@ done:
     return rc;
 }
 
-int op_execute_transaction(qr_db *db, json_t *req, json_t **resp, qr_err *err)
+int op_execute_transaction(qr_db *db, op_call *c, qr_err *err)
 {
+    json_t *req = c->req;
     json_t *list;
     pq_stmt *sts[TXN_MAX] = {0};
     const char *capacity;
@@ -862,8 +865,8 @@ int op_execute_transaction(qr_db *db, json_t *req, json_t **resp, qr_err *err)
             "writes (INSERT, UPDATE, DELETE, EXISTS)");
         goto done;
     }
-    rc = reads ? txn_reads(db, sts, n, capacity, resp, err)
-               : txn_writes(db, sts, list, n, req, capacity, resp, err);
+    rc = reads ? txn_reads(db, sts, n, capacity, &c->answer, err)
+               : txn_writes(db, sts, list, n, req, capacity, &c->answer, err);
     if (rc) pq_exec_unname_error(err);
 done:
     for (size_t i = 0; i < n && i < TXN_MAX; i++)

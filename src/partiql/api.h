@@ -11,8 +11,8 @@
 #include "engine/engine.h"
 #include "util/err.h"
 
-int op_execute_statement(qr_db *db, json_t *req, json_t **resp, qr_err *err);
-int op_batch_execute_statement(qr_db *db, json_t *req, json_t **resp, qr_err *err);
-int op_execute_transaction(qr_db *db, json_t *req, json_t **resp, qr_err *err);
+int op_execute_statement(qr_db *db, op_call *c, qr_err *err);
+int op_batch_execute_statement(qr_db *db, op_call *c, qr_err *err);
+int op_execute_transaction(qr_db *db, op_call *c, qr_err *err);
 
 #endif

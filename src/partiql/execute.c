@@ -367,23 +367,6 @@ void pq_page_free(pq_page *p)
     memset(p, 0, sizeof *p);
 }
 
-/* Runs a text handler and parses its answer. */
-static int run_text(op_text_handler h, qr_db *db, json_t *req, json_t **out, qr_err *err)
-{
-    buf text;
-    buf_init(&text, 0);
-    *out = NULL;
-    int rc = h(db, req, &text, err);
-    if (rc == 0) {
-        *out = json_read(text.data ? text.data : "{}", text.len ? text.len : 2, 0, NULL);
-        if (*out == NULL)
-            rc = err_set(err, QR_E_INTERNAL,
-                         "The server encountered an internal error trying to fulfill the request.");
-    }
-    buf_free(&text);
-    return rc;
-}
-
 /* The request of a write plan: PutItem, UpdateItem, DeleteItem or a transaction's
  * ConditionCheck, without the request-level parameters (ReturnValues, capacity). */
 static int write_request(const pq_plan *p, json_t **out, qr_err *err)
@@ -427,9 +410,11 @@ int pq_exec_write(qr_db *db, const pq_plan *p, const char *capacity, const char 
             json_object_set_new(r, "ReturnValuesOnConditionCheckFailure", json_string(on_failure));
         json_object_set_new(r, "ReturnValues", json_string(p->return_values));
     }
-    int rc = p->op == PQ_OP_PUT_ITEM      ? op_put_item(db, r, &out->body, err)
-             : p->op == PQ_OP_UPDATE_ITEM ? op_update_item_as_written(db, r, &out->body, err)
-                                          : op_delete_item(db, r, &out->body, err);
+    int rc = op_run(db,
+                    p->op == PQ_OP_PUT_ITEM      ? op_put_item
+                    : p->op == PQ_OP_UPDATE_ITEM ? op_update_item_as_written
+                                                 : op_delete_item,
+                    r, &out->body, err);
     json_decref(r);
     if (rc) {
         pq_result_free(out);
@@ -447,7 +432,7 @@ int pq_exec_get_item(qr_db *db, const pq_plan *p, const char *capacity, pq_resul
                           "ConsistentRead", p->consistent);
     if (r == NULL) return out_of_memory(err);
     if (capacity) json_object_set_new(r, "ReturnConsumedCapacity", json_string(capacity));
-    int rc = run_text(op_get_item, db, r, &out->body, err);
+    int rc = op_run(db, op_get_item, r, &out->body, err);
     json_decref(r);
     if (rc) {
         pq_result_free(out);
@@ -469,7 +454,7 @@ int pq_exec_transact_get(qr_db *db, const pq_plan *plans, size_t n, const char *
     json_t *r = list ? json_pack("{s:o}", "TransactItems", list) : NULL;
     if (r == NULL) return out_of_memory(err);
     if (capacity) json_object_set_new(r, "ReturnConsumedCapacity", json_string(capacity));
-    int rc = op_transact_get_items(db, r, &out->body, err);
+    int rc = op_run(db, op_transact_get_items, r, &out->body, err);
     json_decref(r);
     if (rc) {
         pq_result_free(out);
@@ -508,7 +493,7 @@ int pq_exec_transact_write(qr_db *db, const pq_plan *plans, size_t n, const char
     if (r == NULL) return out_of_memory(err);
     if (client_token) json_object_set(r, "ClientRequestToken", client_token);
     if (capacity) json_object_set_new(r, "ReturnConsumedCapacity", json_string(capacity));
-    int rc = op_transact_write_items(db, r, &out->body, err);
+    int rc = op_run(db, op_transact_write_items, r, &out->body, err);
     json_decref(r);
     if (rc) {
         pq_result_free(out);
@@ -610,7 +595,7 @@ int pq_read_page(qr_db *db, pq_read *r, const json_t *partition_value, long long
         json_object_set_new(req, "ExclusiveStartKey", start_key);
     else
         json_object_del(req, "ExclusiveStartKey");
-    if (run_text(r->query ? op_query : op_scan, db, req, &out->body, err)) {
+    if (op_run(db, r->query ? op_query : op_scan, req, &out->body, err)) {
         pq_page_free(out);
         return -1;
     }

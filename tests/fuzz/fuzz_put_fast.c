@@ -1,10 +1,9 @@
-/* fuzz_put_fast.c — libFuzzer harness for PutItem's fast path (src/ops/put_fast.c)
- * against the whole way (op_put_item).
+/* fuzz_put_fast.c — libFuzzer harness for PutItem's decoder (src/ops/put_decode.c) against
+ * the whole way.
  *
  * The input is the text of a PutItem's Item, and of whatever follows it in the body. It is
- * put into table "fast" as the dispatcher does (op_put_item_fast, then qr_call if that
- * declined) and into table "slow" of the same schema with "ReturnValues":"NONE" first,
- * which the fast path always declines (inputs that name ReturnValues, or hold a \u
+ * put into table "fast" through qr_call (the decoder's verdict noted) and into table "slow"
+ * of the same schema with "ReturnValues":"NONE" first, which the decoder always declines (inputs that name ReturnValues, or hold a \u
  * escape that could spell it, are skipped). The answers must be equal; when the put succeeded,
  * the item read back from both must be equal too (its key taken from the input). The
  * fixed cases and a seeded random run of the same comparison are in
@@ -90,13 +89,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t flen = len, slen = len;
 
     qr_response f, s;
-    memset(&f, 0, sizeof f);
-    qr_err err;
-    err_init(&err);
-    int taken = op_put_item_fast(db, fast, flen, &f, &err);
-    CHECK(taken >= 0, "the fast path failed a write: %s", err.msg);
-    err_clear(&err);
-    if (taken == 0) qr_call(db, "PutItem", fast, flen, &f);
+    put_decoded d;
+    int taken = put_decode(db, fast, flen, &d);
+    if (taken) {
+        put_decoded_free(&d);
+        catalog_release(db, d.t);
+    }
+    qr_call(db, "PutItem", fast, flen, &f);
+    CHECK(!taken || f.http_status == 200, "a decoded write failed: %s", f.body);
     qr_call(db, "PutItem", slow, slen, &s);
     /* ConsumedCapacity names the table */
     for (char *t = f.body ? strstr(f.body, "\"TableName\":\"fast\"") : NULL; t; t = strstr(t + 1, "\"TableName\":\"fast\""))

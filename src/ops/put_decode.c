@@ -1,35 +1,24 @@
-/* put_fast.c — PutItem read straight from its text, for the common plain case.
+/* put_decode.c — PutItem's decoder: a plain request read straight from its text into the
+ * item's stored form, without building jansson values (which, with checking, measuring
+ * and writing them back out, was ~40% of the instructions of a small PutItem).
  *
- * op_put_item works on the request parsed into jansson values: building them, checking
- * the item, measuring it and writing it back out as stored text was ~40% of the
- * instructions of a PutItem of a small item. This path takes the request's text
- * instead, and only when every answer is already known to be success:
- *
- *   - the body holds TableName and Item and nothing else (every other parameter at its
- *     default: no condition, nothing returned), each once;
- *   - the table exists and keeps nothing beside its items (table_keeps_items_only);
- *   - every attribute is a string or a number ({"S": …} or {"N": …}) of ASCII text
- *     without escapes, its name too, no name twice; each number is one num_parse takes;
- *   - the key attributes pass key_check_item, and the item is within the size limit.
- *
- * Anything else declines before anything is written, and the request goes the whole
- * way through op_put_item, which answers it (its errors included) as it always has. What
- * this path stores is byte for byte what op_put_item would: value_dump's compact text in
- * the order sent, numbers in num_format's form (tests/unit/test_put_fast.c compares the
- * two on many items). */
+ * Plain: TableName (of an existing table) and Item and nothing else, each once; every
+ * attribute a string or a number of ASCII text without escapes, its name too, no name
+ * twice, each number one num_parse takes; the key attributes as key_check_item wants
+ * them; the item within the size limit. Anything else is not decoded, and PutItem reads
+ * the request the whole way, which also answers every error. The write is PutItem's one
+ * write either way (items.c); what it stores is byte for byte the same
+ * (tests/unit/test_put_fast.c compares the two on many items). */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <yajl/yajl_parse.h>
 
-#include "engine/engine.h"
 #include "model/layer.h"
 #include "model/number.h"
 #include "model/value.h"
 #include "ops/ops.h"
 #include "util/jsonread.h"
-
-/* More attributes than this go the whole way (their duplicate check is a plain scan). */
-#define FAST_ATTRS 64
 
 typedef enum expect {
     TOP_START,   /* the body's '{' */
@@ -44,12 +33,6 @@ typedef enum expect {
     DONE         /* after the body's '}' */
 } expect;
 
-typedef struct attr {
-    const char *name, *text; /* into the request text */
-    size_t name_len, text_len;
-    int number;
-} attr;
-
 typedef struct fast_put {
     const char *text; /* the request */
     size_t len, end;  /* end: bytes up to the body's '}' */
@@ -57,10 +40,9 @@ typedef struct fast_put {
     const char *table;
     size_t table_len;
     int seen_item;
-    attr attrs[FAST_ATTRS];
-    size_t nattrs;
-    size_t size; /* item_size */
-    buf stored;  /* the item as value_dump writes it */
+    put_decoded *d; /* its attributes */
+    size_t size;    /* item_size */
+    buf stored;     /* the item as value_dump writes it */
     yajl_handle yajl;
 } fast_put;
 
@@ -115,19 +97,20 @@ static int on_map_key(void *ctx, const unsigned char *key, size_t n)
         }
         return 0;
     case ATTR_NAME: {
-        if (n == 0 || n > QR_MAX_NAME_SIZE || f->nattrs == FAST_ATTRS || !plain_in_text(f, k, n))
+        if (n == 0 || n > QR_MAX_NAME_SIZE || f->d->nattrs == PUT_DECODE_ATTRS ||
+            !plain_in_text(f, k, n))
             return 0;
-        for (size_t i = 0; i < f->nattrs; i++)
-            if (f->attrs[i].name_len == n && memcmp(f->attrs[i].name, k, n) == 0) return 0;
-        f->attrs[f->nattrs] = (attr){.name = k, .name_len = n};
+        for (size_t i = 0; i < f->d->nattrs; i++)
+            if (f->d->attrs[i].name_len == n && memcmp(f->d->attrs[i].name, k, n) == 0) return 0;
+        f->d->attrs[f->d->nattrs] = (put_attr){.name = k, .name_len = n};
         f->size += n;
         f->next = VALUE_START;
-        return (f->nattrs == 0 || buf_putc(&f->stored, ',') == 0) &&
+        return (f->d->nattrs == 0 || buf_putc(&f->stored, ',') == 0) &&
                put_string(&f->stored, k, n) == 0 && buf_putc(&f->stored, ':') == 0;
     }
     case VALUE_TYPE:
         if (n != 1 || (k[0] != 'S' && k[0] != 'N')) return 0;
-        f->attrs[f->nattrs].number = k[0] == 'N';
+        f->d->attrs[f->d->nattrs].number = k[0] == 'N';
         f->next = VALUE_TEXT;
         return 1;
     default:
@@ -147,7 +130,7 @@ static int on_string(void *ctx, const unsigned char *str, size_t n)
         return 1;
     }
     if (f->next != VALUE_TEXT || !plain_in_text(f, s, n)) return 0;
-    attr *a = &f->attrs[f->nattrs];
+    put_attr *a = &f->d->attrs[f->d->nattrs];
     a->text = s;
     a->text_len = n;
     f->next = VALUE_END;
@@ -171,7 +154,7 @@ static int on_end_map(void *ctx)
     fast_put *f = ctx;
     switch (f->next) {
     case VALUE_END:
-        f->nattrs++;
+        f->d->nattrs++;
         f->next = ATTR_NAME;
         return buf_putc(&f->stored, '}') == 0;
     case ATTR_NAME:
@@ -248,18 +231,18 @@ static int plain_table_name(const char *s, size_t n)
     return 1;
 }
 
-/* The key attributes of the item as jansson values, for key_check_item and key_item:
- * NULL when one is missing (key_check_item would refuse the item). */
-static json_t *key_attrs(const fast_put *f, const table *t)
+/* The key attributes of the item under t's key schema, as a Key map for key_check_item
+ * and key_item: NULL when one is missing (key_check_item would refuse the item). */
+static json_t *key_attrs(const put_decoded *d, const table *t)
 {
     json_t *keys = json_object();
     const key_attr *parts[2] = {table_pk(t), table_sk(t)->name ? table_sk(t) : NULL};
     for (int p = 0; keys && p < 2 && parts[p]; p++) {
-        const attr *a = NULL;
+        const put_attr *a = NULL;
         size_t nl = strlen(parts[p]->name);
-        for (size_t i = 0; i < f->nattrs && a == NULL; i++)
-            if (f->attrs[i].name_len == nl && memcmp(f->attrs[i].name, parts[p]->name, nl) == 0)
-                a = &f->attrs[i];
+        for (size_t i = 0; i < d->nattrs && a == NULL; i++)
+            if (d->attrs[i].name_len == nl && memcmp(d->attrs[i].name, parts[p]->name, nl) == 0)
+                a = &d->attrs[i];
         json_t *text = a ? json_stringn(a->text, a->text_len) : NULL;
         json_t *av = text ? json_object() : NULL;
         if (av == NULL || json_object_set_new(av, a->number ? "N" : "S", text) ||
@@ -272,58 +255,37 @@ static json_t *key_attrs(const fast_put *f, const table *t)
     return keys;
 }
 
-int op_put_item_fast(qr_db *db, const char *text, size_t len, qr_response *resp, qr_err *err)
+int put_decode(qr_db *db, const char *text, size_t len, put_decoded *d)
 {
-    fast_put f = {.text = text, .len = len};
+    fast_put f = {.text = text, .len = len, .d = d};
     buf_init(&f.stored, 0);
-    table *t = NULL;
-    json_t *keys = NULL;
-    item_txn *tx = NULL;
-    buf key, val;
-    buf_init(&key, 0);
-    buf_init(&val, 0);
-    int rc = 0; /* declined */
-    value_layer outer = value_layer_enter(VALUE_LAYER_CURRENT);
-    if (!read_request(&f) || !plain_table_name(f.table, f.table_len) || f.size > QR_MAX_ITEM_SIZE)
-        goto done;
-    char name[256];
-    memcpy(name, f.table, f.table_len);
-    name[f.table_len] = '\0';
-    t = catalog_get(db, name);
-    if (t == NULL || !table_keeps_items_only(t)) goto done;
-    qr_err quiet;
-    err_init(&quiet);
-    keys = key_attrs(&f, t);
-    int keyed =
-        keys && key_check_item(t, keys, &quiet) == 0 && key_item(&key, t, keys, &quiet) == 0;
-    err_clear(&quiet);
-    if (!keyed || item_encode_text(f.stored.data, f.stored.len, f.size, &val)) goto done;
-
-    /* From here on the request is this path's to answer. */
-    rc = -1;
-    if (txn_begin(db, TXN_ITEM, 1, &t, &key, &tx, err) || txn_put_stored(tx, 0, &val, err) ||
-        txn_commit(tx, err))
-        goto done;
-    resp->body = strdup("{}");
-    if (resp->body == NULL) {
-        err_set(err, QR_E_INTERNAL, "The response could not be encoded.");
-        goto done;
-    }
-    resp->len = 2;
-    resp->http_status = 200;
-    rc = 1;
-done:
-    value_layer_enter(outer);
-    if (rc != 0) {
-        size_t n = f.table_len < sizeof resp->tables ? f.table_len : sizeof resp->tables - 1;
-        memcpy(resp->tables, f.table, n);
-        resp->tables[n] = '\0';
-    }
-    txn_end(tx);
-    json_decref(keys);
-    buf_free(&key);
-    buf_free(&val);
+    memset(d, 0, offsetof(put_decoded, attrs));
+    d->nattrs = 0;
+    buf_init(&d->stored, 0);
+    int plain = read_request(&f) && plain_table_name(f.table, f.table_len) &&
+                f.size <= QR_MAX_ITEM_SIZE &&
+                item_encode_text(f.stored.data, f.stored.len, f.size, &d->stored) == 0;
     buf_free(&f.stored);
-    if (t) catalog_release_after_writes(t);
-    return rc;
+    if (plain) {
+        memcpy(d->table, f.table, f.table_len);
+        d->table[f.table_len] = '\0';
+        d->t = catalog_get(db, d->table);
+        d->key = d->t ? key_attrs(d, d->t) : NULL;
+        qr_err quiet;
+        err_init(&quiet);
+        plain = d->key && key_check_item(d->t, d->key, &quiet) == 0;
+        err_clear(&quiet);
+    }
+    if (!plain) {
+        catalog_release(db, d->t);
+        put_decoded_free(d);
+    }
+    return plain;
+}
+
+void put_decoded_free(put_decoded *d)
+{
+    json_decref(d->key);
+    d->key = NULL;
+    buf_free(&d->stored);
 }
