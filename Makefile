@@ -8,7 +8,7 @@
 #   make bench      build and run the benchmarks in bench/
 #
 # Sources are found by wildcard: a new file under src/ joins the library, a new
-# tests/unit/test_*.c becomes a test program. SANITIZE=1 selects the sanitizer build.
+# tests/unit/<layer>/test_*.c becomes a test program. SANITIZE=1 selects the sanitizer build.
 
 CC       ?= gcc
 # Debian's Python, which has pytest and boto3 from apt (a pyenv python3 on PATH may not).
@@ -46,13 +46,20 @@ LDFLAGS  += $(SANFLAGS)
 
 LIB_SRC  := $(sort $(shell find src -name '*.c' -not -path 'src/cli/*'))
 CLI_SRC  := $(sort $(wildcard src/cli/*.c))
-TEST_SRC := $(sort $(wildcard tests/unit/test_*.c))
+# Unit tests mirror src/: tests/unit/<layer>/test_NAME.c, for the layer it tests. Each
+# builds into $(BUILD)/tests/test_NAME (no layer folder: the Python tests find some by
+# that path), so two tests may not share a name.
+TEST_SRC := $(sort $(wildcard tests/unit/*/test_*.c))
 BENCH_SRC:= $(sort $(wildcard bench/*.c))
 
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
-TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+TEST_BIN := $(addprefix $(BUILD)/tests/,$(basename $(notdir $(TEST_SRC))))
 BENCH_BIN:= $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
+TEST_DUP := $(strip $(foreach n,$(sort $(TEST_BIN)),$(if $(word 2,$(filter $(n),$(TEST_BIN))),$(notdir $(n)))))
+ifneq ($(TEST_DUP),)
+$(error tests under tests/unit/ share a name, and so a binary: $(TEST_DUP))
+endif
 
 # Debian packages the build, the tests and the benchmarks need.
 DEB_PKGS := gcc make pkg-config librocksdb-dev libh2o-evloop-dev libjansson-dev libyajl-dev libssl-dev \
@@ -86,9 +93,12 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
-$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libquarry.a
+# Each test program from its source in its layer's folder; the shared helpers (check.h,
+# call.h) stay in tests/unit/.
+$(foreach t,$(TEST_SRC),$(eval $(BUILD)/tests/$(basename $(notdir $(t))): $(t)))
+$(TEST_BIN): $(BUILD)/libquarry.a
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libquarry.a $(LDLIBS)
+	$(CC) $(CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $(filter %.c,$^) $(BUILD)/libquarry.a $(LDLIBS)
 
 $(BUILD)/bench/%: bench/%.c $(BUILD)/libquarry.a
 	@mkdir -p $(@D)
