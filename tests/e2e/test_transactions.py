@@ -1,8 +1,8 @@
 """TransactWriteItems and TransactGetItems through `quarry call`.
 
 Each call is a new process, so ClientRequestToken idempotency (remembered in memory by
-one process) is exercised by tests/unit/test_txn_race.c, which calls in-process; here
-only the token's parameter checks are covered."""
+one process) is exercised by tests/unit/engine/test_txn_race.c, which calls in-process;
+here only the token's parameter checks are covered."""
 import pytest
 
 A, B = "Accounts", "Orders"

@@ -4,7 +4,7 @@
  * json_read and json_loadb must agree: both refuse it with the same error text and
  * position, or both read values that are equal and serialise alike (key order too).
  * The fixed cases and a seeded mutation run of the same check are in
- * tests/unit/test_jsonread.c, which make test runs. */
+ * tests/unit/util/test_jsonread.c, which make test runs. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -4,7 +4,7 @@
  * crash; what it accepts must format to text that parses back to the same value, and
  * must survive the key encoding round trip with order preserved. Raw input is also fed
  * to num_key_decode, whose output must be a normalised qr_num. Not a test of DynamoDB's
- * exact messages: those are in tests/unit/test_number.c and tests/number/. */
+ * exact messages: those are in tests/unit/model/test_number.c and tests/number/. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -7,7 +7,7 @@
  * escape that could spell it, are skipped). The answers must be equal; when the put succeeded,
  * the item read back from both must be equal too (its key taken from the input). The
  * fixed cases and a seeded random run of the same comparison are in
- * tests/unit/test_put_fast.c, which make test runs. Seeds: a few items such as
+ * tests/unit/ops/test_put_fast.c, which make test runs. Seeds: a few items such as
  *   {"pk":{"S":"a"},"sk":{"N":"1"},"n":{"N":"-0.50"},"s":{"S":"x y"}} */
 #include <stdint.h>
 #include <stdio.h>
