@@ -8,7 +8,7 @@
  * them; the item within the size limit. Anything else is not decoded, and PutItem reads
  * the request the whole way, which also answers every error. The write is PutItem's one
  * write either way (items.c); what it stores is byte for byte the same
- * (tests/unit/test_put_fast.c compares the two on many items). */
+ * (tests/unit/ops/test_put_fast.c compares the two on many items). */
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>

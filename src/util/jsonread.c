@@ -8,7 +8,7 @@
  * or key that jansson's own UTF-8 check refuses; a vertical tab or form feed (white space
  * to YAJL only); a scalar at the top; nesting past FAST_DEPTH (jansson allows 2048).
  * Everything the fast path accepts, jansson accepts as the same value:
- * tests/unit/test_jsonread.c checks it on edge cases and mutated text, and
+ * tests/unit/util/test_jsonread.c checks it on edge cases and mutated text, and
  * tests/fuzz/fuzz_json.c under libFuzzer. */
 #include "util/jsonread.h"
 
