@@ -738,6 +738,17 @@ int item_encode_text(const char *json, size_t len, size_t size, buf *out)
     return 0;
 }
 
+int item_encode_open(buf *out)
+{
+    return buf_putc(out, ITEM_FORMAT_JSON) || buf_put_be32(out, 0);
+}
+
+void item_encode_close(buf *out, size_t start, size_t size)
+{
+    for (int i = 0; i < 4; i++)
+        out->data[start + 1 + i] = (char)(size >> (24 - 8 * i));
+}
+
 int item_stored(const char *v, size_t len, const char **json, size_t *json_len, size_t *size)
 {
     if (len < ITEM_HEADER_LEN || v[0] != ITEM_FORMAT_JSON) return -1;

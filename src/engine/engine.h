@@ -121,6 +121,11 @@ double engine_now_seconds(void);
 int item_encode(const json_t *item, buf *out);
 int item_encode_sized(const json_t *item, size_t size, buf *out);
 int item_encode_text(const char *json, size_t len, size_t size, buf *out);
+/* An item written as compact JSON text straight into its stored form: item_encode_open
+ * appends the header (at out->len before the call: start) with the size left open, the
+ * caller appends the item's text, and item_encode_close sets its item_size. */
+int item_encode_open(buf *out);
+void item_encode_close(buf *out, size_t start, size_t size);
 /* Parses a stored item. */
 json_t *item_decode(const char *v, size_t len);
 /* The JSON text and DynamoDB size of a stored item, without parsing it. Returns -1 if

@@ -35,6 +35,7 @@ struct item_txn {
     pthread_mutex_t *lock; /* TXN_ITEM's stripe, while this transaction holds it */
     int locked;            /* TXN_BATCH and TXN_ATOMIC: their stripes are held */
     store_batch *b;
+    txn_slot one; /* the slot of a single-item transaction, which needs no other allocation */
 };
 
 int txn_begin(qr_db *db, int kind, size_t n, table *const *tables, const buf *keys, item_txn **out,
@@ -42,10 +43,9 @@ int txn_begin(qr_db *db, int kind, size_t n, table *const *tables, const buf *ke
 {
     *out = NULL;
     item_txn *x = calloc(1, sizeof *x);
-    txn_slot *slots = calloc(n ? n : 1, sizeof *slots);
-    if (x == NULL || slots == NULL) {
+    txn_slot *slots = x == NULL ? NULL : n <= 1 ? &x->one : calloc(n, sizeof *slots);
+    if (slots == NULL) {
         free(x);
-        free(slots);
         return err_set(err, QR_E_INTERNAL, "out of memory");
     }
     x->db = db;
@@ -61,7 +61,7 @@ int txn_begin(qr_db *db, int kind, size_t n, table *const *tables, const buf *ke
     if (x->kind == TXN_ITEM) {
         if (n != 1 || item_lock(db, &keys[0], &x->lock, err)) {
             if (n != 1) err_set(err, QR_E_INTERNAL, "a single-item transaction of %zu items", n);
-            free(slots);
+            if (slots != &x->one) free(slots);
             free(x);
             return -1;
         }
@@ -321,7 +321,7 @@ void txn_end(item_txn *x)
         json_decref(x->slots[i].new_item);
     }
     store_batch_free(x->b);
-    free(x->slots);
+    if (x->slots != &x->one) free(x->slots);
     free(x);
 }
 

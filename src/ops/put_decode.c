@@ -42,7 +42,7 @@ typedef struct fast_put {
     int seen_item;
     put_decoded *d; /* its attributes */
     size_t size;    /* item_size */
-    buf stored;     /* the item as value_dump writes it */
+    buf *stored;    /* the item in the stored form, its text as value_dump writes it */
     yajl_handle yajl;
 } fast_put;
 
@@ -71,7 +71,7 @@ static int on_start_map(void *ctx)
         return 1;
     case ITEM_START:
         f->next = ATTR_NAME;
-        return buf_putc(&f->stored, '{') == 0;
+        return buf_putc(f->stored, '{') == 0;
     case VALUE_START:
         f->next = VALUE_TYPE;
         return 1;
@@ -105,8 +105,8 @@ static int on_map_key(void *ctx, const unsigned char *key, size_t n)
         f->d->attrs[f->d->nattrs] = (put_attr){.name = k, .name_len = n};
         f->size += n;
         f->next = VALUE_START;
-        return (f->d->nattrs == 0 || buf_putc(&f->stored, ',') == 0) &&
-               put_string(&f->stored, k, n) == 0 && buf_putc(&f->stored, ':') == 0;
+        return (f->d->nattrs == 0 || buf_putc(f->stored, ',') == 0) &&
+               put_string(f->stored, k, n) == 0 && buf_putc(f->stored, ':') == 0;
     }
     case VALUE_TYPE:
         if (n != 1 || (k[0] != 'S' && k[0] != 'N')) return 0;
@@ -136,7 +136,7 @@ static int on_string(void *ctx, const unsigned char *str, size_t n)
     f->next = VALUE_END;
     if (!a->number) {
         f->size += n;
-        return buf_append(&f->stored, "{\"S\":", 5) == 0 && put_string(&f->stored, s, n) == 0;
+        return buf_append(f->stored, "{\"S\":", 5) == 0 && put_string(f->stored, s, n) == 0;
     }
     qr_num num;
     qr_err err;
@@ -145,8 +145,7 @@ static int on_string(void *ctx, const unsigned char *str, size_t n)
     char canonical[NUM_FMT_MAX];
     size_t clen = num_format(&num, canonical);
     f->size += num_size(&num);
-    return buf_append(&f->stored, "{\"N\":", 5) == 0 &&
-           put_string(&f->stored, canonical, clen) == 0;
+    return buf_append(f->stored, "{\"N\":", 5) == 0 && put_string(f->stored, canonical, clen) == 0;
 }
 
 static int on_end_map(void *ctx)
@@ -156,10 +155,10 @@ static int on_end_map(void *ctx)
     case VALUE_END:
         f->d->nattrs++;
         f->next = ATTR_NAME;
-        return buf_putc(&f->stored, '}') == 0;
+        return buf_putc(f->stored, '}') == 0;
     case ATTR_NAME:
         f->next = TOP_KEY;
-        return buf_putc(&f->stored, '}') == 0;
+        return buf_putc(f->stored, '}') == 0;
     case TOP_KEY:
         f->next = DONE;
         f->end = yajl_get_bytes_consumed(f->yajl);
@@ -257,16 +256,16 @@ static json_t *key_attrs(const put_decoded *d, const table *t)
 
 int put_decode(qr_db *db, const char *text, size_t len, put_decoded *d)
 {
-    fast_put f = {.text = text, .len = len, .d = d};
-    buf_init(&f.stored, 0);
+    fast_put f = {.text = text, .len = len, .d = d, .stored = &d->stored};
     memset(d, 0, offsetof(put_decoded, attrs));
     d->nattrs = 0;
+    /* the stored item is about as long as the request */
     buf_init(&d->stored, 0);
-    int plain = read_request(&f) && plain_table_name(f.table, f.table_len) &&
-                f.size <= QR_MAX_ITEM_SIZE &&
-                item_encode_text(f.stored.data, f.stored.len, f.size, &d->stored) == 0;
-    buf_free(&f.stored);
+    int plain = buf_reserve(&d->stored, len + ITEM_HEADER_LEN) == 0 &&
+                item_encode_open(&d->stored) == 0 && read_request(&f) &&
+                plain_table_name(f.table, f.table_len) && f.size <= QR_MAX_ITEM_SIZE;
     if (plain) {
+        item_encode_close(&d->stored, 0, f.size);
         memcpy(d->table, f.table, f.table_len);
         d->table[f.table_len] = '\0';
         d->t = catalog_get(db, d->table);
