@@ -37,7 +37,7 @@ static const operation operations[] = {
     {"UntagResource", op_untag_resource, 0, 0, 0},
     {"ListTagsOfResource", op_list_tags_of_resource, 1, 0, 0},
     {"PutItem", op_put_item, 0, 0, 1},
-    {"GetItem", op_get_item, 1, 0, 0},
+    {"GetItem", op_get_item, 1, 0, 1},
     {"UpdateItem", op_update_item, 0, 0, 0},
     {"DeleteItem", op_delete_item, 0, 0, 0},
     {"Query", op_query, 1, 0, 0},

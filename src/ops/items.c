@@ -246,18 +246,18 @@ done:
     return rc;
 }
 
-/* A plain PutItem (see put_decode.c), written from its text: returns 1 once answered,
+/* A plain PutItem (see plain.c), written from its text: returns 1 once answered,
  * -1 if its write failed, 0 if the request is not plain (the whole way then reads it and
  * answers it, its errors in DynamoDB's order included). */
 static int put_plain(qr_db *db, op_call *c, qr_err *err)
 {
     static const write_params defaults = {"NONE", "NONE", "NONE", "NONE"};
-    put_decoded d;
-    if (!put_decode(db, c->text, c->len, &d)) return 0;
+    plain_request d;
+    if (!plain_decode(db, PLAIN_PUT, c->text, c->len, &d)) return 0;
     snprintf(c->tables, c->tables_cap, "%s", d.table);
     put_request r = {.t = d.t, .key_attrs = d.key, .stored = &d.stored, .p = &defaults};
     int rc = put_write(db, &r, &c->answer, err) ? -1 : 1;
-    put_decoded_free(&d);
+    plain_free(&d);
     catalog_release_after_writes(d.t);
     return rc;
 }
@@ -316,18 +316,63 @@ done:
     return rc;
 }
 
+/* GetItem's one read, however its request was read: the item of t at Key keyv, answered
+ * into out with its projection (NULL: all of it) and capacity (mode capacity). */
+static int get_read(qr_db *db, table *t, const json_t *keyv, int consistent,
+                    const expr_proj *projection, const char *capacity, buf *out, qr_err *err)
+{
+    stored_item it = {0};
+    buf key;
+    buf_init(&key, 0);
+    int found =
+        key_item(&key, t, keyv, err) ? -1 : item_get(db, t, NULL, &key, consistent, &it, err);
+    buf_free(&key);
+    if (found < 0) return -1;
+    buf_reserve(out, it.raw_len + 128); /* the item and what surrounds it, in one allocation */
+    buf_putc(out, '{');
+    if (found) {
+        buf_puts(out, "\"Item\":");
+        if (projection) {
+            json_t *item = json_read(it.json, it.len, JSON_ALLOW_NUL, NULL),
+                   *p = expr_project(projection, item);
+            json_append(out, p);
+            json_decref(p);
+            json_decref(item);
+        } else {
+            buf_append(out, it.json, it.len);
+        }
+    }
+    json_t *cc =
+        capacity_object(capacity, table_name(t), capacity_read_units(it.size, consistent), 0);
+    if (cc) {
+        buf_puts(out, found ? ",\"ConsumedCapacity\":" : "\"ConsumedCapacity\":");
+        json_append(out, cc);
+        json_decref(cc);
+    }
+    buf_putc(out, '}');
+    stored_item_free(&it);
+    return 0;
+}
+
 int op_get_item(qr_db *db, op_call *c, qr_err *err)
 {
+    if (c->req == NULL) {
+        plain_request d;
+        if (plain_decode(db, PLAIN_GET, c->text, c->len, &d)) {
+            snprintf(c->tables, c->tables_cap, "%s", d.table);
+            int rc = get_read(db, d.t, d.key, d.consistent, NULL, "NONE", &c->out, err);
+            plain_free(&d);
+            catalog_release(db, d.t);
+            return rc;
+        }
+        if (op_call_parse(c, err)) return -1;
+    }
     json_t *req = c->req;
-    buf *out = &c->out;
     table *t = NULL;
     req_exprs x = {0};
     json_t *keyv;
     const char *capacity;
-    stored_item it = {0};
     int consistent, rc = -1;
-    buf key;
-    buf_init(&key, 0);
     if (param_enum(req, "ReturnConsumedCapacity", capacity_modes, "NONE", &capacity, err))
         goto done;
     if (param_table(db, req, "TableName", &t, err)) goto done;
@@ -345,38 +390,9 @@ int op_get_item(qr_db *db, op_call *c, qr_err *err)
     if (key_check_key(t, keyv, err)) goto done;
     if (exprs_parse(&x, req, EXPRS_PROJECTION, err) || exprs_finish(&x)) goto done;
     if (exprs_check_key_paths(&x, t, err)) goto done;
-    if (key_item(&key, t, keyv, err)) goto done;
-    int found = item_get(db, t, NULL, &key, consistent, &it, err);
-    if (found < 0) goto done;
-    size_t size = it.size;
-    const char *json = it.json;
-    size_t jlen = it.len;
-    buf_reserve(out, it.raw_len + 128); /* the item and what surrounds it, in one allocation */
-    buf_putc(out, '{');
-    if (found) {
-        buf_puts(out, "\"Item\":");
-        if (x.projection) {
-            json_t *item = json_read(json, jlen, JSON_ALLOW_NUL, NULL),
-                   *p = expr_project(x.projection, item);
-            json_append(out, p);
-            json_decref(p);
-            json_decref(item);
-        } else {
-            buf_append(out, json, jlen);
-        }
-    }
-    json_t *cc = capacity_object(capacity, table_name(t), capacity_read_units(size, consistent), 0);
-    if (cc) {
-        buf_puts(out, found ? ",\"ConsumedCapacity\":" : "\"ConsumedCapacity\":");
-        json_append(out, cc);
-        json_decref(cc);
-    }
-    buf_putc(out, '}');
-    rc = 0;
+    rc = get_read(db, t, keyv, consistent, x.projection, capacity, &c->out, err);
 done:
-    stored_item_free(&it);
     exprs_free(&x);
-    buf_free(&key);
     catalog_release(db, t);
     return rc;
 }

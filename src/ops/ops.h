@@ -51,26 +51,28 @@ int op_delete_table(qr_db *db, op_call *c, qr_err *err);
 int op_update_table(qr_db *db, op_call *c, qr_err *err);
 /* items.c */
 int op_put_item(qr_db *db, op_call *c, qr_err *err);
-/* put_decode.c: a plain PutItem (see there) read from its text. put_decode returns 1 and
- * fills d when text is one, with a reference to its table in d->t that the caller lets
- * go (catalog_release or catalog_release_after_writes) and the rest freed by
- * put_decoded_free; else 0, with nothing held. d's attributes are slices of text. */
-#define PUT_DECODE_ATTRS 64
-typedef struct put_attr {
+/* plain.c: a plain PutItem or GetItem (see plain_decode) read from its text. plain_decode
+ * returns 1 and fills d when text is one, with a reference to its table in d->t that the
+ * caller lets go (catalog_release, or catalog_release_after_writes after a write) and the
+ * rest freed by plain_free; else 0, with nothing held. d's attributes are slices of text. */
+typedef enum plain_kind { PLAIN_PUT, PLAIN_GET } plain_kind;
+#define PLAIN_ATTRS 64
+typedef struct plain_attr {
     const char *name, *text;
     size_t name_len, text_len;
     int number;
-} put_attr;
-typedef struct put_decoded {
-    table *t;    /* the table it names */
-    json_t *key; /* the item's key attributes, a Key map */
-    buf stored;  /* the item in the stored form */
+} plain_attr;
+typedef struct plain_request {
+    table *t;       /* the table it names */
+    json_t *key;    /* the key attributes, a Key map */
+    buf stored;     /* PLAIN_PUT: the item in the stored form */
+    int consistent; /* PLAIN_GET: ConsistentRead */
     char table[256];
-    put_attr attrs[PUT_DECODE_ATTRS];
+    plain_attr attrs[PLAIN_ATTRS];
     size_t nattrs;
-} put_decoded;
-int put_decode(qr_db *db, const char *text, size_t len, put_decoded *d);
-void put_decoded_free(put_decoded *d);
+} plain_request;
+int plain_decode(qr_db *db, plain_kind kind, const char *text, size_t len, plain_request *d);
+void plain_free(plain_request *d);
 int op_get_item(qr_db *db, op_call *c, qr_err *err);
 int op_delete_item(qr_db *db, op_call *c, qr_err *err);
 int op_update_item(qr_db *db, op_call *c, qr_err *err);

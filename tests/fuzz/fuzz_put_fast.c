@@ -1,4 +1,4 @@
-/* fuzz_put_fast.c — libFuzzer harness for PutItem's decoder (src/ops/put_decode.c) against
+/* fuzz_put_fast.c — libFuzzer harness for PutItem's decoder (src/ops/plain.c) against
  * the whole way.
  *
  * The input is the text of a PutItem's Item, and of whatever follows it in the body. It is
@@ -89,10 +89,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t flen = len, slen = len;
 
     qr_response f, s;
-    put_decoded d;
-    int taken = put_decode(db, fast, flen, &d);
+    plain_request d;
+    int taken = plain_decode(db, PLAIN_PUT, fast, flen, &d);
     if (taken) {
-        put_decoded_free(&d);
+        plain_free(&d);
         catalog_release(db, d.t);
     }
     qr_call(db, "PutItem", fast, flen, &f);

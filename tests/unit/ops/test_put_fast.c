@@ -1,8 +1,8 @@
-/* test_put_fast.c — a PutItem read by the decoder (src/ops/put_decode.c) answers and stores
- * what the whole way does.
+/* test_put_fast.c — a PutItem or GetItem read by the decoder (src/ops/plain.c) answers
+ * and stores what the whole way does.
  *
  * Two tables of one schema (pk S, sk N). Each request goes to "fast" through qr_call, the
- * decoder's verdict noted (put_decode), and to "slow" with "ReturnValues":"NONE" added,
+ * decoder's verdict noted (plain_decode), and to "slow" with "ReturnValues":"NONE" added,
  * which the decoder always declines. Answers must be the
  * same, and so must the items read back: on hand-picked requests, which must take the
  * fast path or decline as expected, and on thousands of random ones mixing plain items
@@ -41,9 +41,9 @@ static void create(const char *name)
 /* The decoder's verdict on a PutItem body: 1 if it reads it (the plain case), 0 if not. */
 static int decodes(const char *body)
 {
-    put_decoded d;
-    if (!put_decode(db, body, strlen(body), &d)) return 0;
-    put_decoded_free(&d);
+    plain_request d;
+    if (!plain_decode(db, PLAIN_PUT, body, strlen(body), &d)) return 0;
+    plain_free(&d);
     catalog_release(db, d.t);
     return 1;
 }
@@ -158,6 +158,63 @@ static void test_hand_picked(void)
         "\"N\":\"1\"}}}"};
     for (size_t i = 0; i < sizeof tail / sizeof tail[0]; i++)
         CHECK(decodes(tail[i]) == 0, "not declined: %s", tail[i]);
+}
+
+/* GetItem of key (JSON text, with extra members after it) from "fast" through qr_call and,
+ * with ReturnConsumedCapacity NONE added (which the decoder declines), the whole way: the
+ * answers must be the same. want_plain: 1 or 0 to require the decoder's verdict, -1 for
+ * either. */
+static int gets_decoded, gets_declined;
+static void compare_get(const char *key, const char *extra, int want_plain)
+{
+    char *plain = malloc(strlen(key) + strlen(extra) + 96),
+         *whole = malloc(strlen(key) + strlen(extra) + 128);
+    sprintf(plain, "{\"TableName\":\"fast\",\"Key\":%s%s}", key, extra);
+    sprintf(whole, "{\"TableName\":\"fast\",\"Key\":%s%s,\"ReturnConsumedCapacity\":\"NONE\"}", key,
+            extra);
+    plain_request d;
+    int decoded = plain_decode(db, PLAIN_GET, plain, strlen(plain), &d);
+    if (decoded) {
+        plain_free(&d);
+        catalog_release(db, d.t);
+    }
+    decoded ? gets_decoded++ : gets_declined++;
+    CHECK(plain_decode(db, PLAIN_GET, whole, strlen(whole), &d) == 0, "decoded: %s", whole);
+    if (want_plain >= 0)
+        CHECK(decoded == want_plain, "GetItem %s: %s", decoded ? "decoded" : "declined", plain);
+    qr_response a, b;
+    qr_call(db, "GetItem", plain, strlen(plain), &a);
+    qr_call(db, "GetItem", whole, strlen(whole), &b);
+    CHECK(a.http_status == b.http_status && a.body && b.body && strcmp(a.body, b.body) == 0,
+          "GetItem answers differ for %s%s\n  plain: %d %s\n  whole: %d %s", key, extra,
+          a.http_status, a.body, b.http_status, b.body);
+    qr_response_free(&a);
+    qr_response_free(&b);
+    free(plain);
+    free(whole);
+}
+
+static void test_get_hand_picked(void)
+{
+    const char *key = "{\"pk\":{\"S\":\"a\"},\"sk\":{\"N\":\"1\"}}";
+    compare_get(key, "", 1);
+    compare_get(key, ",\"ConsistentRead\":true", 1);
+    compare_get(key, ",\"ConsistentRead\":false", 1);
+    compare_get("{\"sk\":{\"N\":\"1.0\"},\"pk\":{\"S\":\"a\"}}", "", 1);
+    compare_get("{\"pk\":{\"S\":\"zz\"},\"sk\":{\"N\":\"9\"}}", "", 1); /* absent */
+    /* declined: each is something the decoder leaves to the whole way */
+    compare_get(key, ",\"ConsistentRead\":true,\"ConsistentRead\":false", 0);
+    compare_get(key, ",\"ConsistentRead\":\"true\"", 0);
+    compare_get(key, ",\"ConsistentRead\":null", 0);
+    compare_get(key, ",\"ProjectionExpression\":\"pk\"", 0);
+    compare_get(key, ",\"Item\":{}", 0);
+    compare_get("{\"pk\":{\"S\":\"a\"}}", "", 0);
+    compare_get("{\"pk\":{\"S\":\"a\"},\"sk\":{\"N\":\"1\"},\"x\":{\"S\":\"y\"}}", "", 0);
+    compare_get("{\"pk\":{\"N\":\"1\"},\"sk\":{\"N\":\"1\"}}", "", 0);
+    compare_get("{\"pk\":{\"S\":\"\"},\"sk\":{\"N\":\"1\"}}", "", 0);
+    compare_get("{\"pk\":{\"S\":\"a\"},\"sk\":{\"N\":\"1x\"}}", "", 0);
+    compare_get("{\"pk\":{\"S\":\"caf\\u00e9\"},\"sk\":{\"N\":\"1\"}}", "", 0);
+    compare_get("{\"pk\":{\"S\":\"a\"},\"sk\":{\"N\":\"1\"}}", ",\"TableName\":\"x\"", 0);
 }
 
 /* ---- random requests ---- */
@@ -305,6 +362,11 @@ static void test_random(int n)
         snprintf(extra, sizeof extra, "%s",
                  rand_r(&seed) % 10 == 0 ? ",\"ReturnItemCollectionMetrics\":\"NONE\"" : "");
         compare(item, extra, strlen(pk) < 200 ? key : NULL, -1);
+        if (strlen(pk) < 200) {
+            static const char *const get_extras[] = {"", ",\"ConsistentRead\":true",
+                                                     ",\"ConsistentRead\":false"};
+            compare_get(key, get_extras[rand_r(&seed) % 3], -1);
+        }
     }
 }
 
@@ -333,7 +395,10 @@ int main(int argc, char **argv)
     create("fast");
     create("slow");
     test_hand_picked();
+    test_get_hand_picked();
     test_random(n);
+    CHECK(gets_decoded > n / 10 && gets_declined > n / 10, "GetItem decoded %d times, declined %d",
+          gets_decoded, gets_declined);
     CHECK(fast_taken > n / 10 && declined > n / 10, "fast path taken %d times, declined %d",
           fast_taken, declined);
     CHECK(described("fast", "ItemCount") == described("slow", "ItemCount") &&
@@ -341,7 +406,9 @@ int main(int argc, char **argv)
           "tables differ: %ld items of %ld bytes against %ld of %ld",
           described("fast", "ItemCount"), described("fast", "TableSizeBytes"),
           described("slow", "ItemCount"), described("slow", "TableSizeBytes"));
-    printf("test_put_fast: fast path taken %d times, declined %d\n", fast_taken, declined);
+    printf(
+        "test_put_fast: fast path taken %d times, declined %d; GetItem decoded %d, declined %d\n",
+        fast_taken, declined, gets_decoded, gets_declined);
     qr_close(db);
     check_remove_tree(dir);
     return check_report("test_put_fast");

@@ -1,14 +1,9 @@
-/* put_decode.c — PutItem's decoder: a plain request read straight from its text into the
- * item's stored form, without building jansson values (which, with checking, measuring
- * and writing them back out, was ~40% of the instructions of a small PutItem).
+/* plain.c — the decoder of plain item requests: a PutItem or GetItem read straight from its
+ * text into what its write or read needs, without building jansson values.
  *
- * Plain: TableName (of an existing table) and Item and nothing else, each once; every
- * attribute a string or a number of ASCII text without escapes, its name too, no name
- * twice, each number one num_parse takes; the key attributes as key_check_item wants
- * them; the item within the size limit. Anything else is not decoded, and PutItem reads
- * the request the whole way, which also answers every error. The write is PutItem's one
- * write either way (items.c); what it stores is byte for byte the same
- * (tests/unit/ops/test_put_fast.c compares the two on many items). */
+ * What is plain, and what is not decoded, is said at plain_decode. Both ways of reading a
+ * request meet in one write or read (items.c), so what is stored and answered is byte for
+ * byte the same (tests/unit/ops/test_put_fast.c compares the two on many requests). */
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +19,7 @@ typedef enum expect {
     TOP_START,   /* the body's '{' */
     TOP_KEY,     /* TableName, Item, or the body's end */
     TABLE_NAME,  /* its string */
+    CONSISTENT,  /* ConsistentRead's boolean */
     ITEM_START,  /* the item's '{' */
     ATTR_NAME,   /* an attribute's name, or the item's end */
     VALUE_START, /* the attribute value's '{' */
@@ -39,10 +35,12 @@ typedef struct fast_put {
     expect next;
     const char *table;
     size_t table_len;
-    int seen_item;
-    put_decoded *d; /* its attributes */
-    size_t size;    /* item_size */
-    buf *stored;    /* the item in the stored form, its text as value_dump writes it */
+    const char *map; /* the member holding the attributes: "Item" or "Key" */
+    int reads;       /* a GetItem: ConsistentRead may be given */
+    int seen_item, seen_consistent;
+    plain_request *d; /* its attributes */
+    size_t size;      /* item_size */
+    buf *stored;      /* the item in the stored form, its text as value_dump writes it */
     yajl_handle yajl;
 } fast_put;
 
@@ -90,19 +88,24 @@ static int on_map_key(void *ctx, const unsigned char *key, size_t n)
             f->next = TABLE_NAME;
             return 1;
         }
-        if (n == 4 && memcmp(k, "Item", 4) == 0 && !f->seen_item) {
+        if (n == strlen(f->map) && memcmp(k, f->map, n) == 0 && !f->seen_item) {
             f->seen_item = 1;
             f->next = ITEM_START;
             return 1;
         }
+        if (f->reads && n == 14 && memcmp(k, "ConsistentRead", 14) == 0 && !f->seen_consistent) {
+            f->seen_consistent = 1;
+            f->next = CONSISTENT;
+            return 1;
+        }
         return 0;
     case ATTR_NAME: {
-        if (n == 0 || n > QR_MAX_NAME_SIZE || f->d->nattrs == PUT_DECODE_ATTRS ||
+        if (n == 0 || n > QR_MAX_NAME_SIZE || f->d->nattrs == PLAIN_ATTRS ||
             !plain_in_text(f, k, n))
             return 0;
         for (size_t i = 0; i < f->d->nattrs; i++)
             if (f->d->attrs[i].name_len == n && memcmp(f->d->attrs[i].name, k, n) == 0) return 0;
-        f->d->attrs[f->d->nattrs] = (put_attr){.name = k, .name_len = n};
+        f->d->attrs[f->d->nattrs] = (plain_attr){.name = k, .name_len = n};
         f->size += n;
         f->next = VALUE_START;
         return (f->d->nattrs == 0 || buf_putc(f->stored, ',') == 0) &&
@@ -130,7 +133,7 @@ static int on_string(void *ctx, const unsigned char *str, size_t n)
         return 1;
     }
     if (f->next != VALUE_TEXT || !plain_in_text(f, s, n)) return 0;
-    put_attr *a = &f->d->attrs[f->d->nattrs];
+    plain_attr *a = &f->d->attrs[f->d->nattrs];
     a->text = s;
     a->text_len = n;
     f->next = VALUE_END;
@@ -179,9 +182,11 @@ static int on_other(void *ctx)
 
 static int on_boolean(void *ctx, int value)
 {
-    (void)ctx;
-    (void)value;
-    return 0;
+    fast_put *f = ctx;
+    if (f->next != CONSISTENT) return 0;
+    f->d->consistent = value != 0;
+    f->next = TOP_KEY;
+    return 1;
 }
 
 static int on_number(void *ctx, const char *s, size_t n)
@@ -204,7 +209,7 @@ static const yajl_callbacks callbacks = {
     .yajl_end_map = on_end_map,
 };
 
-/* Whether text is a plain PutItem, read into f. */
+/* Whether text is a plain request, read into f. */
 static int read_request(fast_put *f)
 {
     if (json_has_yajl_space(f->text, f->len)) return 0;
@@ -232,12 +237,12 @@ static int plain_table_name(const char *s, size_t n)
 
 /* The key attributes of the item under t's key schema, as a Key map for key_check_item
  * and key_item: NULL when one is missing (key_check_item would refuse the item). */
-static json_t *key_attrs(const put_decoded *d, const table *t)
+static json_t *key_attrs(const plain_request *d, const table *t)
 {
     json_t *keys = json_object();
     const key_attr *parts[2] = {table_pk(t), table_sk(t)->name ? table_sk(t) : NULL};
     for (int p = 0; keys && p < 2 && parts[p]; p++) {
-        const put_attr *a = NULL;
+        const plain_attr *a = NULL;
         size_t nl = strlen(parts[p]->name);
         for (size_t i = 0; i < d->nattrs && a == NULL; i++)
             if (d->attrs[i].name_len == nl && memcmp(d->attrs[i].name, parts[p]->name, nl) == 0)
@@ -254,12 +259,22 @@ static json_t *key_attrs(const put_decoded *d, const table *t)
     return keys;
 }
 
-int put_decode(qr_db *db, const char *text, size_t len, put_decoded *d)
+/* Plain: TableName (of an existing table) and Item or Key, and for GetItem ConsistentRead,
+ * each once and nothing else; every attribute a string or a number of ASCII text without
+ * escapes, its name too, no name twice, each number one num_parse takes; an Item's key
+ * attributes as key_check_item wants them and the item within the size limit; a Key of
+ * exactly the key attributes, as key_check_key wants them. Anything else is not decoded,
+ * and the operation reads the request the whole way, which also answers every error. */
+int plain_decode(qr_db *db, plain_kind kind, const char *text, size_t len, plain_request *d)
 {
-    fast_put f = {.text = text, .len = len, .d = d, .stored = &d->stored};
-    memset(d, 0, offsetof(put_decoded, attrs));
+    fast_put f = {.text = text,
+                  .len = len,
+                  .d = d,
+                  .stored = &d->stored,
+                  .map = kind == PLAIN_PUT ? "Item" : "Key",
+                  .reads = kind == PLAIN_GET};
+    memset(d, 0, offsetof(plain_request, attrs));
     d->nattrs = 0;
-    /* the stored item is about as long as the request */
     buf_init(&d->stored, 0);
     int plain = buf_reserve(&d->stored, len + ITEM_HEADER_LEN) == 0 &&
                 item_encode_open(&d->stored) == 0 && read_request(&f) &&
@@ -272,17 +287,19 @@ int put_decode(qr_db *db, const char *text, size_t len, put_decoded *d)
         d->key = d->t ? key_attrs(d, d->t) : NULL;
         qr_err quiet;
         err_init(&quiet);
-        plain = d->key && key_check_item(d->t, d->key, &quiet) == 0;
+        plain = d->key && (kind == PLAIN_PUT ? key_check_item(d->t, d->key, &quiet) == 0
+                                             : json_object_size(d->key) == d->nattrs &&
+                                                   key_check_key(d->t, d->key, &quiet) == 0);
         err_clear(&quiet);
     }
     if (!plain) {
         catalog_release(db, d->t);
-        put_decoded_free(d);
+        plain_free(d);
     }
     return plain;
 }
 
-void put_decoded_free(put_decoded *d)
+void plain_free(plain_request *d)
 {
     json_decref(d->key);
     d->key = NULL;
