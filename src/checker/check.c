@@ -263,20 +263,6 @@ void check_example_value(const m_attr *a, int n, char *buf, size_t size)
     }
 }
 
-void check_expand(const m_template *t, int n, char *buf, size_t size)
-{
-    size_t o = 0;
-    buf[0] = '\0';
-    for (size_t i = 0; i < t->nseg && o + 1 < size; i++) {
-        char v[256];
-        if (t->seg[i].is_var)
-            check_example_value(t->seg[i].attr, n, v, sizeof v);
-        else
-            snprintf(v, sizeof v, "%s", t->seg[i].text);
-        o += (size_t)snprintf(buf + o, size - o, "%s", v);
-    }
-}
-
 void check_item_value(const m_entity *e, const m_attr *a, int k, char *buf, size_t size)
 {
     int in_pk = 0;

@@ -63,8 +63,6 @@ size_t check_paths(const m_entity *e, ck_path *out);
 
 /* Writes an example value for attribute a (variant n picks different examples) into buf. */
 void check_example_value(const m_attr *a, int n, char *buf, size_t size);
-/* Expands a template with example values into buf. */
-void check_expand(const m_template *t, int n, char *buf, size_t size);
 /* The value of attribute a in example item k of entity e: attributes of the partition key
  * keep example 0, so the examples of one entity share an item collection. */
 void check_item_value(const m_entity *e, const m_attr *a, int k, char *buf, size_t size);

@@ -204,7 +204,6 @@ m_index *model_table_index(const m_table *t, const char *name);
 const m_entkey *model_entity_key(const m_entity *e, const m_index *ix);
 
 const char *model_kind_name(m_kind k);
-const char *model_strategy_name(m_strategy s);
 const char *model_format_name(m_format f);
 const char *model_type_name(m_type t);
 

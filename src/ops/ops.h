@@ -125,14 +125,8 @@ int op_list_contributor_insights(qr_db *db, op_call *c, qr_err *err);
 int op_put_resource_policy(qr_db *db, op_call *c, qr_err *err);
 int op_get_resource_policy(qr_db *db, op_call *c, qr_err *err);
 int op_delete_resource_policy(qr_db *db, op_call *c, qr_err *err);
-/* settings.c: settings kept per table outside its description, under its TableId. kind
- * tells which setting ('I' insights, 'P' policy); sub is an index name or NULL. */
-/* *out is the setting (a new reference) or NULL if none. */
-int setting_get(qr_db *db, const table *t, char kind, const char *sub, json_t **out, qr_err *err);
-/* Stores value, or removes the setting when value is NULL. */
-int setting_put(qr_db *db, const table *t, char kind, const char *sub, const json_t *value,
-                qr_err *err);
-/* Removes every setting of t (DeleteTable), so none is left behind in the store. */
+/* settings.c: the settings kept per table outside its description (meta_setting_*).
+ * Removes every setting of t (DeleteTable), so none is left behind in the store. */
 void setting_forget_all(qr_db *db, const table *t);
 /* The parts of an ARN "arn:PARTITION:SERVICE:REGION:ACCOUNT:RESOURCE" (slices of it, not
  * NUL-terminated; lengths beside). For a DynamoDB resource "table/NAME[/SUB/SUB_NAME]",

@@ -1,14 +1,11 @@
 /* transact.c — TransactWriteItems and TransactGetItems: all or nothing, across tables.
  *
- * A write transaction validates every action, holds all its items (txn_lock_keys), checks
- * every condition on the current items and writes everything with item_stage in one RocksDB
- * batch; a read transaction reads from one snapshot. ClientRequestToken idempotency is kept
- * in this process's memory for ten minutes, not persisted: it does not survive a restart. */
-#include <pthread.h>
+ * A write transaction validates every action, then runs them as one engine item
+ * transaction (txn_begin with TXN_ATOMIC): conditions checked on the current items,
+ * everything written in one batch. A read transaction reads from one read view. The
+ * ClientRequestToken memory is the engine's (meta_token_*, in memory only). */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <xxhash.h>
 
 #include "engine/index.h"
 #include "model/value.h"
