@@ -238,10 +238,7 @@ int meta_backup_drop(qr_db *db, uint32_t id, qr_err *err)
     buf_init(&hi, 0);
     backup_key(&lo, id, BACKUP_RECORD);
     backup_key(&hi, id, BACKUP_ITEM + 1);
-    store_batch *b = store_batch_new();
-    store_batch_delete_range(b, lo.data, lo.len, hi.data, hi.len);
-    int rc = store_write(db->st, b, err);
-    store_batch_free(b);
+    int rc = store_delete_range(db->st, lo.data, lo.len, hi.data, hi.len, err);
     buf_free(&lo);
     buf_free(&hi);
     return rc;

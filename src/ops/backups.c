@@ -188,13 +188,8 @@ static int roll_back(qr_db *db, uint32_t source_id, const char *name, double whe
 int op_restore_table_to_point_in_time(qr_db *db, op_call *c, qr_err *err)
 {
     json_t *req = c->req;
-    json_t *target = json_object_get(req, "TargetTableName");
-    if (target == NULL) return param_null("targetTableName", err);
-    if (json_is_string(target) &&
-        (json_string_length(target) < 3 || json_string_length(target) > 255))
-        return err_validation(
-            err, "TableName must be at least 3 characters long and at most 255 characters long");
-    if (param_check_table_name(target, "targetTableName", err)) return -1;
+    json_t *target;
+    if (restore_target(req, &target, err)) return -1;
     json_t *by_name = json_object_get(req, "SourceTableName"),
            *by_arn = json_object_get(req, "SourceTableArn");
     if ((by_name == NULL) == (by_arn == NULL))

@@ -117,6 +117,9 @@ int backup_deleted_table(qr_db *db, table *t, qr_err *err);
 /* Deletes the table a restore was making, when the restore failed: no half-restored
  * table is left behind. */
 void restore_abandon(qr_db *db, const char *name);
+/* Checks a restore's TargetTableName: 0 with *target borrowed from req, or -1 with err set
+ * as DynamoDB answers a missing or malformed one. */
+int restore_target(const json_t *req, json_t **target, qr_err *err);
 /* insights.c */
 int op_describe_contributor_insights(qr_db *db, op_call *c, qr_err *err);
 int op_update_contributor_insights(qr_db *db, op_call *c, qr_err *err);
@@ -256,4 +259,7 @@ void capacity_index_writes(const table *t, const json_t *old_item, const json_t 
  * DynamoDB then writes no item. An update with no actions at all still creates one. */
 int item_update_leaves_none(const table *t, const json_t *old, const expr_update *u,
                             const json_t *item);
+/* Refuses (as DynamoDB does, naming it) an update u that would write a key attribute of t;
+ * 0 when u is NULL or writes none. UpdateItem and TransactWriteItems' Update share it. */
+int item_update_check_keys(const table *t, const expr_update *u, qr_err *err);
 #endif

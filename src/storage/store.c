@@ -805,3 +805,14 @@ int store_put(store *s, const void *k, size_t kl, const void *v, size_t vl, qr_e
     store_batch_free(b);
     return rc;
 }
+
+int store_delete_range(store *s, const void *begin, size_t bl, const void *end, size_t el,
+                       qr_err *err)
+{
+    store_batch *b = store_batch_new();
+    if (b == NULL) return err_set(err, QR_E_INTERNAL, "out of memory");
+    store_batch_delete_range(b, begin, bl, end, el);
+    int rc = store_write(s, b, err);
+    store_batch_free(b);
+    return rc;
+}

@@ -55,6 +55,9 @@ int store_batch_on_done(store_batch *b, store_done_fn fn, void *arg, uint64_t va
 /* Applies the batch atomically; durable when it returns unless no_sync. */
 /* Writes one key, durably as store_write does (catalog and descriptor records). */
 int store_put(store *s, const void *k, size_t kl, const void *v, size_t vl, qr_err *err);
+/* Deletes every key in [begin, end), durably as store_write does. */
+int store_delete_range(store *s, const void *begin, size_t bl, const void *end, size_t el,
+                       qr_err *err);
 int store_write(store *s, store_batch *b, qr_err *err);
 /* Applies the batch atomically without waiting for the WAL to reach the disk; for work
  * that can be redone from durable state after a crash (index propagation, backfill). */
