@@ -1,10 +1,7 @@
 /* check.c — planning access patterns and running the modelling checklist (see check.h).
  *
- * Each rule is one static function named rule_<what>, reading the model and the plans
- * and adding findings. Estimates use DynamoDB's published units: a read unit is 4 KB
- * (half a unit when eventually consistent), a write unit is 1 KB, and one partition
- * serves at most 3,000 read and 1,000 write units per second. The numbers are estimates
- * for a design review, not a capacity planner. Nothing here formats output. */
+ * Each rule is one static function named rule_<what>, reading the model and the plans and
+ * adding findings. Nothing here formats output. */
 #include "checker/check.h"
 
 #include <math.h>
@@ -784,6 +781,10 @@ static double projected_size(const m_entity *e, const ck_path *path)
     return keys < model_item_size(e) ? keys : model_item_size(e);
 }
 
+/* Estimates use DynamoDB's published units: a read unit is 4 KB (half a unit when eventually
+ * consistent), a write unit is 1 KB, and one partition serves at most 3,000 read and 1,000
+ * write units per second. The numbers are estimates for a design review, not a capacity
+ * planner. */
 static double read_units(const ck_plan *pl)
 {
     const m_pattern *p = pl->pattern;

@@ -1,11 +1,6 @@
 /* check.h — `quarry model check`: how each access pattern is served, and the modelling
- * checklist run over a loaded model.
- *
- * check_run plans every access pattern (the table or index and the exact DynamoDB
- * operation that serves it, or why it cannot be served without a Scan or a filter) and
- * then runs each checklist rule, one function per rule, collecting findings with a
- * severity, an explanation and a concrete fix. It only reads the model; it does not
- * need the storage engine, and it prints nothing (report.c formats the result). */
+ * checklist run over a loaded model. It only reads the model; it does not need the storage
+ * engine, and it prints nothing (report.c formats the result). */
 #ifndef QR_CHECKER_CHECK_H
 #define QR_CHECKER_CHECK_H
 
@@ -52,7 +47,12 @@ typedef struct ck_report {
     int errors, warnings, notes;
 } ck_report;
 
-/* Checks m. On success *out is a report the caller frees with check_free (findings of
+/* Plans every access pattern (the table or index and the exact DynamoDB operation that
+ * serves it, or why it cannot be served without a Scan or a filter), then runs each
+ * checklist rule, one function per rule, collecting findings with a severity, an
+ * explanation and a concrete fix.
+ *
+ * Checks m. On success *out is a report the caller frees with check_free (findings of
  * severity error do not make this fail; only running out of memory does). */
 int check_run(const qr_model *m, ck_report **out, qr_err *err);
 void check_free(ck_report *r);

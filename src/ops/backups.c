@@ -1,11 +1,5 @@
-/* backups.c — point-in-time recovery: DescribeContinuousBackups,
- * UpdateContinuousBackups and RestoreTableToPointInTime.
- *
- * The setting lives in the table's catalog record (not shown by DescribeTable); while it
- * is enabled, engine/pitr.c keeps what each write replaced, for the recovery period, and
- * a restore is an on-demand backup of the table now (backup_ondemand.c) restored into the
- * new table and then turned back to the asked time with that history. On-demand backups
- * themselves are backup_ondemand.c's. */
+/* backups.c — point-in-time recovery: DescribeContinuousBackups, UpdateContinuousBackups
+ * and RestoreTableToPointInTime. On-demand backups are backup_ondemand.c's. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,6 +54,8 @@ typedef struct pitr_change {
     json_t *result; /* the description after the change */
 } pitr_change;
 
+/* The setting lives in the table's catalog record (not shown by DescribeTable); while it is
+ * enabled, engine/pitr.c keeps what each write replaced, for the recovery period. */
 static int apply_pitr(json_t *desc, json_t *ids, void *arg, qr_err *err)
 {
     (void)ids;
@@ -185,6 +181,8 @@ static int roll_back(qr_db *db, uint32_t source_id, const char *name, double whe
     return rc;
 }
 
+/* A restore is an on-demand backup of the table now (backup_ondemand.c) restored into the
+ * new table and then turned back to the asked time with pitr.c's history (roll_back). */
 int op_restore_table_to_point_in_time(qr_db *db, op_call *c, qr_err *err)
 {
     json_t *req = c->req;

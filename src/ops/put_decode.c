@@ -1,14 +1,7 @@
 /* put_decode.c — PutItem's decoder: a plain request read straight from its text into the
- * item's stored form, without building jansson values (which, with checking, measuring
- * and writing them back out, was ~40% of the instructions of a small PutItem).
- *
- * Plain: TableName (of an existing table) and Item and nothing else, each once; every
- * attribute a string or a number of ASCII text without escapes, its name too, no name
- * twice, each number one num_parse takes; the key attributes as key_check_item wants
- * them; the item within the size limit. Anything else is not decoded, and PutItem reads
- * the request the whole way, which also answers every error. The write is PutItem's one
- * write either way (items.c); what it stores is byte for byte the same
- * (tests/unit/test_put_fast.c compares the two on many items). */
+ * item's stored form, without building jansson values (building, checking, measuring and
+ * writing them back out is much of a small PutItem's work). Any other request is not
+ * decoded: PutItem reads it the whole way, which also answers every error. */
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -255,6 +248,12 @@ static json_t *key_attrs(const put_decoded *d, const table *t)
     return keys;
 }
 
+/* Plain: TableName (of an existing table) and Item and nothing else, each once; every
+ * attribute a string or a number of ASCII text without escapes, its name too, no name
+ * twice, each number one num_parse takes; the key attributes as key_check_item wants them;
+ * the item within the size limit. The write is PutItem's one write either way (items.c);
+ * what it stores is byte for byte the same (tests/unit/test_put_fast.c compares the two on
+ * many items). */
 int put_decode(qr_db *db, const char *text, size_t len, put_decoded *d)
 {
     fast_put f = {.text = text, .len = len, .d = d};

@@ -1,14 +1,6 @@
-/* store.c — RocksDB behind quarry's storage interface (see store.h).
- *
- * One RocksDB database, default column family, with a block cache and bloom filters
- * tuned for point reads of items and prefix-ordered range scans of item collections.
- *
- * Without syncs, an event loop's single-item writes are staged and committed as one
- * RocksDB write a turn (store_write_staged): PutItem --no-sync from four loops had taken
- * the write mutex once a request, and waiting for it cost ~0.5 futex calls and ~0.4
- * context switches a request; staged, 25.6 -> ~20 us of CPU per PutItem, and with the
- * row cache keeping what writes put (no skiplist search for the next write's read of the
- * item) ~18 us, 63-66k -> 83-89k PutItem/s. */
+/* store.c — RocksDB behind quarry's storage interface (see store.h): one database, default
+ * column family, with a block cache and bloom filters tuned for point reads of items and
+ * prefix-ordered range scans of item collections. */
 #include "storage/store.h"
 
 #include "storage/rowcache.h"
@@ -638,6 +630,9 @@ static int write_with(store *s, rocksdb_writeoptions_t *wo, store_batch *b, qr_e
     return 0;
 }
 
+/* Without syncs, an event loop's single-item writes are staged and committed as one RocksDB
+ * write a turn, so the loops do not take (and wait for) RocksDB's write mutex once a
+ * request. */
 int store_write_staged(store *s, store_batch *b, qr_err *err)
 {
     /* A write of every key (a range) is not staged: the row cache follows staged writes
