@@ -93,8 +93,8 @@ struct qr_db {
      * A note stays until its record is applied, so the array must outlast the worker's
      * lag, not just the writers in flight: when it overflows, the oldest note goes, and
      * if its writer has not committed yet, that record is applied only by the next full
-     * scan, possibly after a newer record for the same item (which is how a stale global
-     * index entry appeared, with 256 notes, under a loaded machine). */
+     * scan, possibly after a newer record for the same item, leaving a stale global index
+     * entry: so the array holds far more notes than a loaded machine keeps in flight. */
     struct {
         uint64_t seq, at_us;
     } inflight[4096];
