@@ -58,9 +58,7 @@ qr_type value_type_from_name(const char *name);
 /* The payload of an AttributeValue: the string, array, object or boolean inside it. */
 json_t *value_payload(const json_t *av);
 
-/* Validation normalises numbers in place.
- *
- * Validates an AttributeValue in place and normalises its numbers (and number sets) to
+/* Validates an AttributeValue in place and normalises its numbers (and number sets) to
  * DynamoDB's canonical text. depth is the nesting depth of av (1 for a top-level
  * attribute). what names the place for messages (e.g. the attribute name). */
 int value_validate(json_t *av, int depth, const char *what, qr_err *err);

@@ -685,9 +685,9 @@ static void copy_key(char *dst, size_t cap, const char *src, size_t n)
     dst[n] = '\0';
 }
 
-/* Then the string to sign, the signing key derived by four HMACs, and the final HMAC compared
- * in constant time. The checks run in the order DynamoDB applies them, so a client sees the
- * same first error. */
+/* From the canonical request, the string to sign and the signing key (derived by four
+ * HMACs); the final HMAC is compared in constant time. The checks run in the order
+ * DynamoDB applies them, so a client sees the same first error. */
 int sigv4_verify(const sigv4_request *req, const sigv4_keyring *keys, const char *service,
                  time_t now, char *access_key, size_t akcap, qr_err *e)
 {
