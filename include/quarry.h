@@ -1,17 +1,13 @@
-/* quarry.h — the public interface of the quarry engine, the only header users include.
- *
- * quarry is DynamoDB's data model on RocksDB, embeddable as a C library. Requests and
- * responses are the JSON documents of DynamoDB's JSON protocol (API 2012-08-10), so an
- * application that speaks DynamoDB speaks quarry: qr_call("PutItem", "{...}") is the
- * PutItem HTTP request without the HTTP. `quarry serve` puts this same call behind
- * DynamoDB's wire protocol.
- *
- * Ownership: a qr_db is opened by qr_open and freed by qr_close. Every qr_response is
- * filled by qr_call and its memory is released by qr_response_free. Strings passed in
- * are borrowed for the duration of the call only. A qr_db may be used from many threads
- * at once; each call is independent.
- *
- * Return codes: 0 for success, QR_ERR (a negative number) for failure. */
+/* quarry.h — the public API of quarry, DynamoDB's data model on RocksDB as a C library.
+ * Ownership: qr_open makes a qr_db and qr_close frees it; every qr_response is filled by
+ * qr_call and released by qr_response_free; strings passed in are borrowed for the call
+ * only. A qr_db may be used from many threads at once; each call is independent.
+ * Return codes: 0 (QR_OK) for success, QR_ERR (a negative number) for failure. */
+
+/* This is the only header users include. Requests and responses are the JSON documents of
+ * DynamoDB's JSON protocol (API 2012-08-10), so an application that speaks DynamoDB speaks
+ * quarry: qr_call("PutItem", "{...}") is the PutItem HTTP request without the HTTP.
+ * `quarry serve` puts this same call behind DynamoDB's wire protocol. */
 #ifndef QUARRY_H
 #define QUARRY_H
 

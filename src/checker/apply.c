@@ -1,13 +1,6 @@
 /* apply.c — `quarry model apply`: makes the tables at a DynamoDB endpoint match the model,
  * through the DynamoDB API itself, so the same command prepares quarry, DynamoDB Local or
- * DynamoDB.
- *
- * It creates missing tables (CreateTable), aligns billing mode and capacity, adds missing
- * GSIs one at a time (UpdateTable, waiting for each to become ACTIVE, as DynamoDB requires)
- * and enables TTL. It never
- * deletes: tables and indexes the model does not mention are left alone, and changes
- * DynamoDB cannot make (key schema, new LSIs on an existing table) are reported as
- * errors. Requests are signed with libcurl's built-in SigV4. */
+ * DynamoDB. It never deletes. Requests are signed with libcurl's built-in SigV4. */
 #include "checker/output.h"
 
 #include <curl/curl.h>
@@ -318,6 +311,11 @@ static int apply_billing(client *c, const m_table *t, json_t *live, json_t *want
     return 0;
 }
 
+/* Creates a missing table (CreateTable), aligns billing mode and capacity, adds missing
+ * GSIs one at a time (UpdateTable, waiting for each to become ACTIVE, as DynamoDB requires)
+ * and enables TTL. Tables and indexes the model does not mention are left alone, and
+ * changes DynamoDB cannot make (key schema, new LSIs on an existing table) are reported as
+ * errors. */
 static int apply_table(client *c, const qr_model *m, const m_table *t, FILE *log, qr_err *err)
 {
     json_t *want = model_export_create_table(m, t);

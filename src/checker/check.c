@@ -1,10 +1,7 @@
 /* check.c — planning access patterns and running the modelling checklist (see check.h).
  *
- * Each rule is one static function named rule_<what>, reading the model and the plans
- * and adding findings. Estimates use DynamoDB's published units: a read unit is 4 KB
- * (half a unit when eventually consistent), a write unit is 1 KB, and one partition
- * serves at most 3,000 read and 1,000 write units per second. The numbers are estimates
- * for a design review, not a capacity planner. Nothing here formats output. */
+ * Each rule is one static function named rule_<what>, reading the model and the plans and
+ * adding findings. Nothing here formats output. */
 #include "checker/check.h"
 
 #include <math.h>
@@ -260,20 +257,6 @@ void check_example_value(const m_attr *a, int n, char *buf, size_t size)
             snprintf(buf, size, "%s-%d", stem[0] ? stem : "id", 101 + k);
         else
             snprintf(buf, size, "%s %c", a->name, 'A' + k);
-    }
-}
-
-void check_expand(const m_template *t, int n, char *buf, size_t size)
-{
-    size_t o = 0;
-    buf[0] = '\0';
-    for (size_t i = 0; i < t->nseg && o + 1 < size; i++) {
-        char v[256];
-        if (t->seg[i].is_var)
-            check_example_value(t->seg[i].attr, n, v, sizeof v);
-        else
-            snprintf(v, sizeof v, "%s", t->seg[i].text);
-        o += (size_t)snprintf(buf + o, size - o, "%s", v);
     }
 }
 
@@ -798,6 +781,10 @@ static double projected_size(const m_entity *e, const ck_path *path)
     return keys < model_item_size(e) ? keys : model_item_size(e);
 }
 
+/* Estimates use DynamoDB's published units: a read unit is 4 KB (half a unit when eventually
+ * consistent), a write unit is 1 KB, and one partition serves at most 3,000 read and 1,000
+ * write units per second. The numbers are estimates for a design review, not a capacity
+ * planner. */
 static double read_units(const ck_plan *pl)
 {
     const m_pattern *p = pl->pattern;
@@ -842,142 +829,143 @@ static double entity_write_load(const ck_report *r, const m_entity *e, const ck_
 
 /* ---- rules ---- */
 
-static int rule_pk_cardinality(ck_report *r)
+/* Runs fn on every key path (the table's and each index's) of every entity, stopping at
+ * the first -1. */
+static int each_path(ck_report *r, int (*fn)(ck_report *, const m_entity *, const ck_path *))
 {
     const qr_model *m = r->model;
     for (size_t ei = 0; ei < m->nentities; ei++) {
         const m_entity *e = &m->entities[ei];
         ck_path paths[1 + QR_MODEL_MAX_INDEXES];
         size_t np = check_paths(e, paths);
-        for (size_t pi = 0; pi < np; pi++) {
-            const ck_path *path = &paths[pi];
-            if (path->index && path->index->local) continue; /* same partition key as the table */
-            double share = busiest_share(e, path->pk);
-            if (share <= 0.02) continue;
-            /* how much traffic the busiest partition carries, if rates are known */
-            double rps = 0, wload = entity_write_load(r, e, path), rload = 0;
-            int known = 0;
-            for (size_t i = 0; i < r->nplans; i++) {
-                const ck_plan *pl = &r->plans[i];
-                if (pl->pattern->rps > 0) known = 1;
-                if (pl->served && pl->pattern->entity == e && same_path(&pl->path, path) &&
-                    is_read(pl->pattern->kind)) {
-                    rps += pl->pattern->rps;
-                    rload += pl->pattern->rps * read_units(pl);
-                }
-                if (is_write(pl->pattern->kind) && pl->pattern->entity == e)
-                    rps += pl->pattern->rps;
-            }
-            double hot = fmax(rload * share / CK_PARTITION_RCU, wload * share / CK_PARTITION_WCU);
-            char vars[300] = "";
-            for (size_t i = 0; i < path->pk->nseg; i++) {
-                const m_seg *s = &path->pk->seg[i];
-                if (!s->is_var) continue;
-                char d[120];
-                double c = var_cardinality(e, s->attr);
-                if (is_time(s->attr))
-                    snprintf(d, sizeof d, "%s (a %s: today's traffic all lands on one value)",
-                             s->text, model_format_name(s->attr->format));
-                else if (c < 1000)
-                    snprintf(d, sizeof d, "%s (%.0f values)", s->text, c);
-                else
-                    continue;
-                if (vars[0]) strncat(vars, ", ", sizeof vars - strlen(vars) - 1);
-                strncat(vars, d, sizeof vars - strlen(vars) - 1);
-            }
-            const char *what =
-                model_template_is_constant(path->pk) ? P("is the constant \"%s\"", path->pk->text)
-                : vars[0]                            ? P("is built from low-cardinality %s", vars)
-                          : P("has a value that carries %.0f%% of the traffic", share * 100);
-            ck_severity sev = (!known || hot > 0.1) ? CK_WARNING : CK_NOTE;
-            const char *why = sev == CK_WARNING
-                                  ? "Throughput is divided by partition and traffic is not: a key "
-                                    "with few values concentrates "
-                                    "requests on a few partitions, each capped at 3,000 RCU and "
-                                    "1,000 WCU per second. Aim for no "
-                                    "value above 1-2% of the traffic."
-                                  : P("At the stated rates the busiest partition uses %.1f%% of "
-                                      "its ceiling, so this is acceptable "
-                                      "now; it becomes a hot partition if traffic grows.",
-                                      hot * 100);
-            if (add(r, sev, "partition-key-cardinality",
-                    P("entity %s on %s", e->name, path_name(r, path)), path->pk->pos,
-                    P("partition key %s = \"%s\" %s; its busiest value would carry %.0f%% of the "
-                      "traffic",
-                      pk_name(path), path->pk->text, what, share * 100),
-                    why,
-                    P("add a high-cardinality attribute to the partition key, or shard it: "
-                      "\"%s#{shard}\" with a shard attribute "
-                      "(format shard, shards: N) chosen at write time, and read all N shards",
-                      path->pk->text)))
-                return -1;
-            (void)rps;
-        }
+        for (size_t pi = 0; pi < np; pi++)
+            if (fn(r, e, &paths[pi])) return -1;
     }
+    return 0;
+}
+
+static int pk_cardinality(ck_report *r, const m_entity *e, const ck_path *path)
+{
+    if (path->index && path->index->local) return 0; /* same partition key as the table */
+    double share = busiest_share(e, path->pk);
+    if (share <= 0.02) return 0;
+    /* how much traffic the busiest partition carries, if rates are known */
+    double wload = entity_write_load(r, e, path), rload = 0;
+    int known = 0;
+    for (size_t i = 0; i < r->nplans; i++) {
+        const ck_plan *pl = &r->plans[i];
+        if (pl->pattern->rps > 0) known = 1;
+        if (pl->served && pl->pattern->entity == e && same_path(&pl->path, path) &&
+            is_read(pl->pattern->kind))
+            rload += pl->pattern->rps * read_units(pl);
+    }
+    double hot = fmax(rload * share / CK_PARTITION_RCU, wload * share / CK_PARTITION_WCU);
+    char vars[300] = "";
+    for (size_t i = 0; i < path->pk->nseg; i++) {
+        const m_seg *s = &path->pk->seg[i];
+        if (!s->is_var) continue;
+        char d[120];
+        double c = var_cardinality(e, s->attr);
+        if (is_time(s->attr))
+            snprintf(d, sizeof d, "%s (a %s: today's traffic all lands on one value)", s->text,
+                     model_format_name(s->attr->format));
+        else if (c < 1000)
+            snprintf(d, sizeof d, "%s (%.0f values)", s->text, c);
+        else
+            continue;
+        if (vars[0]) strncat(vars, ", ", sizeof vars - strlen(vars) - 1);
+        strncat(vars, d, sizeof vars - strlen(vars) - 1);
+    }
+    const char *what = model_template_is_constant(path->pk)
+                           ? P("is the constant \"%s\"", path->pk->text)
+                       : vars[0] ? P("is built from low-cardinality %s", vars)
+                                 : P("has a value that carries %.0f%% of the traffic", share * 100);
+    ck_severity sev = (!known || hot > 0.1) ? CK_WARNING : CK_NOTE;
+    const char *why = sev == CK_WARNING
+                          ? "Throughput is divided by partition and traffic is not: a key "
+                            "with few values concentrates "
+                            "requests on a few partitions, each capped at 3,000 RCU and "
+                            "1,000 WCU per second. Aim for no "
+                            "value above 1-2% of the traffic."
+                          : P("At the stated rates the busiest partition uses %.1f%% of "
+                              "its ceiling, so this is acceptable "
+                              "now; it becomes a hot partition if traffic grows.",
+                              hot * 100);
+    if (add(r, sev, "partition-key-cardinality", P("entity %s on %s", e->name, path_name(r, path)),
+            path->pk->pos,
+            P("partition key %s = \"%s\" %s; its busiest value would carry %.0f%% of the "
+              "traffic",
+              pk_name(path), path->pk->text, what, share * 100),
+            why,
+            P("add a high-cardinality attribute to the partition key, or shard it: "
+              "\"%s#{shard}\" with a shard attribute "
+              "(format shard, shards: N) chosen at write time, and read all N shards",
+              path->pk->text)))
+        return -1;
+    return 0;
+}
+
+static int rule_pk_cardinality(ck_report *r)
+{
+    return each_path(r, pk_cardinality);
+}
+
+static int partition_throughput(ck_report *r, const m_entity *e, const ck_path *path)
+{
+    double share = busiest_share(e, path->pk);
+    double wcu = entity_write_load(r, e, path) * share, rcu = 0, reads = 0;
+    for (size_t i = 0; i < r->nplans; i++) {
+        const ck_plan *pl = &r->plans[i];
+        if (!pl->served || pl->pattern->entity != e || !same_path(&pl->path, path) ||
+            !is_read(pl->pattern->kind))
+            continue;
+        rcu += pl->pattern->rps * read_units(pl) * share / pl->scatter;
+        reads += pl->pattern->rps * share;
+    }
+    int wover = wcu > CK_PARTITION_WCU, rover = rcu > CK_PARTITION_RCU;
+    if (!wover && !rover) {
+        double use = fmax(wcu / CK_PARTITION_WCU, rcu / CK_PARTITION_RCU);
+        if (use > 0.5 &&
+            add(r, CK_WARNING, "partition-throughput",
+                P("entity %s on %s", e->name, path_name(r, path)), path->pk->pos,
+                P("the busiest partition of %s = \"%s\" runs at %.0f%% of its ceiling "
+                  "(%.0f WCU, %.0f RCU per second)",
+                  pk_name(path), path->pk->text, use * 100, wcu, rcu),
+                "A partition serves at most 3,000 RCU and 1,000 WCU per second; a burst or "
+                "modest growth will throttle it.",
+                P("plan write sharding (\"%s#{shard}\") before traffic grows", path->pk->text)))
+            return -1;
+        return 0;
+    }
+    double ratio = fmax(wcu / CK_PARTITION_WCU, rcu / CK_PARTITION_RCU);
+    int n = (int)ceil(ratio * 2);
+    if (n < 2) n = 2;
+    if (add(r, CK_ERROR, "partition-throughput", P("entity %s on %s", e->name, path_name(r, path)),
+            path->pk->pos,
+            P("the busiest partition of %s = \"%s\" needs %.0f WCU and %.0f RCU per "
+              "second, over the per-partition ceiling "
+              "of %s",
+              pk_name(path), path->pk->text, wcu, rcu,
+              wover && rover ? "1,000 WCU and 3,000 RCU"
+              : wover        ? "1,000 WCU"
+                             : "3,000 RCU"),
+            "A single partition key value lives on one partition, which serves at most "
+            "3,000 read units and 1,000 write "
+            "units per second however much capacity the table has; beyond that requests "
+            "are throttled.",
+            P("write sharding: \"%s#{shard}\" with %d suffixes (0..%d) chosen at random or "
+              "by hash on write, which spreads the "
+              "load to about %.0f WCU per shard; the cost is on reads: every read of the "
+              "logical partition becomes %d "
+              "Queries, about %.0f requests per second instead of %.0f",
+              path->pk->text, n, n - 1, wcu / n, n, reads * n, reads)))
+        return -1;
     return 0;
 }
 
 static int rule_partition_throughput(ck_report *r)
 {
-    const qr_model *m = r->model;
-    for (size_t ei = 0; ei < m->nentities; ei++) {
-        const m_entity *e = &m->entities[ei];
-        ck_path paths[1 + QR_MODEL_MAX_INDEXES];
-        size_t np = check_paths(e, paths);
-        for (size_t pi = 0; pi < np; pi++) {
-            const ck_path *path = &paths[pi];
-            double share = busiest_share(e, path->pk);
-            double wcu = entity_write_load(r, e, path) * share, rcu = 0, reads = 0;
-            for (size_t i = 0; i < r->nplans; i++) {
-                const ck_plan *pl = &r->plans[i];
-                if (!pl->served || pl->pattern->entity != e || !same_path(&pl->path, path) ||
-                    !is_read(pl->pattern->kind))
-                    continue;
-                rcu += pl->pattern->rps * read_units(pl) * share / pl->scatter;
-                reads += pl->pattern->rps * share;
-            }
-            int wover = wcu > CK_PARTITION_WCU, rover = rcu > CK_PARTITION_RCU;
-            if (!wover && !rover) {
-                double use = fmax(wcu / CK_PARTITION_WCU, rcu / CK_PARTITION_RCU);
-                if (use > 0.5 &&
-                    add(r, CK_WARNING, "partition-throughput",
-                        P("entity %s on %s", e->name, path_name(r, path)), path->pk->pos,
-                        P("the busiest partition of %s = \"%s\" runs at %.0f%% of its ceiling "
-                          "(%.0f WCU, %.0f RCU per second)",
-                          pk_name(path), path->pk->text, use * 100, wcu, rcu),
-                        "A partition serves at most 3,000 RCU and 1,000 WCU per second; a burst or "
-                        "modest growth will throttle it.",
-                        P("plan write sharding (\"%s#{shard}\") before traffic grows",
-                          path->pk->text)))
-                    return -1;
-                continue;
-            }
-            double ratio = fmax(wcu / CK_PARTITION_WCU, rcu / CK_PARTITION_RCU);
-            int n = (int)ceil(ratio * 2);
-            if (n < 2) n = 2;
-            if (add(r, CK_ERROR, "partition-throughput",
-                    P("entity %s on %s", e->name, path_name(r, path)), path->pk->pos,
-                    P("the busiest partition of %s = \"%s\" needs %.0f WCU and %.0f RCU per "
-                      "second, over the per-partition ceiling "
-                      "of %s",
-                      pk_name(path), path->pk->text, wcu, rcu,
-                      wover && rover ? "1,000 WCU and 3,000 RCU"
-                      : wover        ? "1,000 WCU"
-                                     : "3,000 RCU"),
-                    "A single partition key value lives on one partition, which serves at most "
-                    "3,000 read units and 1,000 write "
-                    "units per second however much capacity the table has; beyond that requests "
-                    "are throttled.",
-                    P("write sharding: \"%s#{shard}\" with %d suffixes (0..%d) chosen at random or "
-                      "by hash on write, which spreads the "
-                      "load to about %.0f WCU per shard; the cost is on reads: every read of the "
-                      "logical partition becomes %d "
-                      "Queries, about %.0f requests per second instead of %.0f",
-                      path->pk->text, n, n - 1, wcu / n, n, reads * n, reads)))
-                return -1;
-        }
-    }
-    return 0;
+    return each_path(r, partition_throughput);
 }
 
 static int check_sort_template(ck_report *r, const m_entity *e, const ck_path *path)
@@ -1049,13 +1037,7 @@ static int check_sort_template(ck_report *r, const m_entity *e, const ck_path *p
 static int rule_sort_order(ck_report *r)
 {
     const qr_model *m = r->model;
-    for (size_t ei = 0; ei < m->nentities; ei++) {
-        const m_entity *e = &m->entities[ei];
-        ck_path paths[1 + QR_MODEL_MAX_INDEXES];
-        size_t np = check_paths(e, paths);
-        for (size_t pi = 0; pi < np; pi++)
-            if (check_sort_template(r, e, &paths[pi])) return -1;
-    }
+    if (each_path(r, check_sort_template)) return -1;
     /* ranges and orders on attributes with no meaningful order */
     for (size_t i = 0; i < m->npatterns; i++) {
         const m_pattern *p = &m->patterns[i];

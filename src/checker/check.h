@@ -1,11 +1,6 @@
 /* check.h — `quarry model check`: how each access pattern is served, and the modelling
- * checklist run over a loaded model.
- *
- * check_run plans every access pattern (the table or index and the exact DynamoDB
- * operation that serves it, or why it cannot be served without a Scan or a filter) and
- * then runs each checklist rule, one function per rule, collecting findings with a
- * severity, an explanation and a concrete fix. It only reads the model; it does not
- * need the storage engine, and it prints nothing (report.c formats the result). */
+ * checklist run over a loaded model. It only reads the model; it does not need the storage
+ * engine, and it prints nothing (report.c formats the result). */
 #ifndef QR_CHECKER_CHECK_H
 #define QR_CHECKER_CHECK_H
 
@@ -52,7 +47,12 @@ typedef struct ck_report {
     int errors, warnings, notes;
 } ck_report;
 
-/* Checks m. On success *out is a report the caller frees with check_free (findings of
+/* Plans every access pattern (the table or index and the exact DynamoDB operation that
+ * serves it, or why it cannot be served without a Scan or a filter), then runs each
+ * checklist rule, one function per rule, collecting findings with a severity, an
+ * explanation and a concrete fix.
+ *
+ * Checks m. On success *out is a report the caller frees with check_free (findings of
  * severity error do not make this fail; only running out of memory does). */
 int check_run(const qr_model *m, ck_report **out, qr_err *err);
 void check_free(ck_report *r);
@@ -63,8 +63,6 @@ size_t check_paths(const m_entity *e, ck_path *out);
 
 /* Writes an example value for attribute a (variant n picks different examples) into buf. */
 void check_example_value(const m_attr *a, int n, char *buf, size_t size);
-/* Expands a template with example values into buf. */
-void check_expand(const m_template *t, int n, char *buf, size_t size);
 /* The value of attribute a in example item k of entity e: attributes of the partition key
  * keep example 0, so the examples of one entity share an item collection. */
 void check_item_value(const m_entity *e, const m_attr *a, int k, char *buf, size_t size);

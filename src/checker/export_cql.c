@@ -1,10 +1,5 @@
-/* model_export_cql.c — Cassandra / ScyllaDB tables, one per query shape, as the query-first
- * method builds them: the partition key from what the pattern is given, clustering
- * columns in sort-key order with CLUSTERING ORDER BY matching the pattern's direction.
- *
- * Patterns the DynamoDB model serves take their shape from the key that serves them
- * (so buckets and shards carry over); the others from their given values and condition.
- * Writes are not tables in CQL: they are the application writing every table. */
+/* export_cql.c — Cassandra / ScyllaDB tables, one per query shape, as the query-first method
+ * builds them. Writes are not tables in CQL: they are the application writing every table. */
 #include "checker/output.h"
 
 #include <ctype.h>
@@ -102,6 +97,10 @@ static void push_template(shape *s, const m_template *t, int part)
         }
 }
 
+/* The partition key comes from what the pattern is given, the clustering columns in sort-key
+ * order, with CLUSTERING ORDER BY matching the pattern's direction. Patterns the DynamoDB model
+ * serves take their shape from the key that serves them (so buckets and shards carry over); the
+ * others from their given values and condition. */
 static void build_shape(const ck_plan *pl, shape *s)
 {
     const m_pattern *p = pl->pattern;

@@ -831,11 +831,6 @@ static int load_pattern(loader *L, const doc_node *n, m_pattern *p)
 static const char *const strategy_names[] = {"none", "same-transaction", "stream", "background-job",
                                              "accepted-staleness"};
 
-const char *model_strategy_name(m_strategy s)
-{
-    return strategy_names[s];
-}
-
 static int load_strategy(loader *L, const doc_node *map, m_strategy *s)
 {
     const char *v = NULL;

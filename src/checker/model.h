@@ -1,11 +1,6 @@
 /* model.h — the access-patterns-as-schema model: tables, entities with key templates,
- * access patterns, denormalised copies and aggregates, as loaded from a model file.
- *
- * model_load reads YAML or JSON (docs/model.md is the format) and resolves every name:
- * template variables to attributes, entities to tables, patterns to entities. Every
- * element keeps the line and column it came from so findings can point at the file. The
- * model is read-only after loading; the checker, renderers and exporters only read it.
- * Nothing here touches storage or the network. */
+ * access patterns, denormalised copies and aggregates, as loaded from a model file. The
+ * model is read-only after loading; nothing here touches storage or the network. */
 #ifndef QR_CHECKER_MODEL_H
 #define QR_CHECKER_MODEL_H
 
@@ -190,7 +185,11 @@ typedef struct qr_model {
     size_t naggregates;
 } qr_model;
 
-/* Loads the model file at path (or text when text is not NULL; path then only names
+/* Reads YAML or JSON (docs/model.md is the format) and resolves every name: template
+ * variables to attributes, entities to tables, patterns to entities. Every element keeps
+ * the line and column it came from so findings can point at the file.
+ *
+ * Loads the model file at path (or text when text is not NULL; path then only names
  * it). On success *out is a model the caller frees with model_free. Errors carry
  * "FILE:LINE:COL: message". */
 int model_load(const char *path, const char *text, size_t len, qr_model **out, qr_err *err);
@@ -204,7 +203,6 @@ m_index *model_table_index(const m_table *t, const char *name);
 const m_entkey *model_entity_key(const m_entity *e, const m_index *ix);
 
 const char *model_kind_name(m_kind k);
-const char *model_strategy_name(m_strategy s);
 const char *model_format_name(m_format f);
 const char *model_type_name(m_type t);
 

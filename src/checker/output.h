@@ -1,10 +1,7 @@
-/* output.h — everything quarry derives from a checked model: the check report as text or
- * JSON, the rendered single-table layout, table definitions for CloudFormation, Terraform,
- * CQL and NoSQL Workbench, the Workbench importer, and apply (create or update the
- * tables through the DynamoDB API).
- *
- * One file per format implements these; none of them decides whether the model is good
- * (check.c does) and none of them exits or parses arguments (src/cli/model.c does). */
+/* output.h — everything quarry derives from a checked model: the check report (text, JSON), the
+ * rendered layout, table definitions for CloudFormation, Terraform, CQL and NoSQL Workbench,
+ * the Workbench importer, and apply. One file per format implements these; none decides whether
+ * the model is good (check.c does), exits or parses arguments (src/cli/model.c does). */
 #ifndef QR_CHECKER_OUTPUT_H
 #define QR_CHECKER_OUTPUT_H
 

@@ -1,12 +1,6 @@
-/* workbench.c — NoSQL Workbench for DynamoDB data models: export and import.
- *
- * Export writes the Workbench JSON (ModelName, ModelMetadata, DataModel with one entry
- * per table: KeyAttributes, NonKeyAttributes, TableFacets, GlobalSecondaryIndexes,
- * TableData, BillingMode). Each entity becomes a facet whose key aliases are its key
- * templates, with example items. Import reads such a file back into a model file: facets
- * become entities, and key templates are recovered from the aliases, or inferred from a
- * facet's example items when the aliases are plain names. Access patterns are not part
- * of Workbench's format, so an imported model has none until they are written down. */
+/* workbench.c — NoSQL Workbench for DynamoDB data models: export and import. Access
+ * patterns are not part of Workbench's format, so an imported model has none until they are
+ * written down. */
 #include "checker/output.h"
 
 #include <ctype.h>
@@ -119,6 +113,10 @@ static json_t *example_item(const m_entity *e, int k)
     return item;
 }
 
+/* Writes the Workbench JSON (ModelName, ModelMetadata, DataModel with one entry per table:
+ * KeyAttributes, NonKeyAttributes, TableFacets, GlobalSecondaryIndexes, TableData,
+ * BillingMode). Each entity becomes a facet whose key aliases are its key templates, with
+ * example items. */
 int model_export_workbench(const qr_model *m, FILE *f, qr_err *err)
 {
     json_t *root = json_object();
@@ -539,6 +537,9 @@ static int import_entity(json_t *pair, FILE *f, qr_err *err)
     return 0;
 }
 
+/* Reads such a file back into a model file: facets become entities, and key templates are
+ * recovered from the aliases, or inferred from a facet's example items when the aliases are
+ * plain names. */
 int model_import_workbench(const char *path, FILE *f, qr_err *err)
 {
     json_error_t je;

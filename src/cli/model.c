@@ -1,10 +1,7 @@
-/* model.c — `quarry model check | render | export | apply | import`: the access-patterns-
- * as-schema tooling on the command line.
+/* model.c — `quarry model check | render | export | apply | import` on the command line.
  *
- * This file parses arguments, loads the model, runs the checker and hands the result to
- * the right formatter in src/checker/. It holds no modelling logic. Exit status: 0 when
- * the model checks clean (warnings allowed), 1 when the check finds errors or apply
- * fails, 2 for usage errors and files that cannot be loaded. */
+ * It parses arguments, loads the model, runs the checker and hands the result to the right
+ * formatter in src/checker/. It holds no modelling logic. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,6 +159,8 @@ static int cmd_apply(const opts *o, qr_model *m, ck_report *r)
     return 0;
 }
 
+/* Exit status: 0 when the model checks clean (warnings allowed), 1 when the check finds errors
+ * or apply fails, 2 for usage errors and files that cannot be loaded. */
 int cli_model(int argc, char **argv)
 {
     if (argc < 1) return usage(stderr);

@@ -110,8 +110,7 @@ static unsigned default_write_threads(int no_sync)
 }
 
 /* Two event loops per CPU: a loop that sleeps in epoll_wait between bursts leaves its
- * CPU to the other. With wrk on the same two CPUs, GetItem went from 65k/s with one loop
- * per CPU to 95k/s with two (bench/http/README.md). */
+ * CPU to the other. */
 static unsigned default_loops(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);

@@ -1,10 +1,6 @@
-/* collection.c — item collection sizes for tables with local secondary indexes.
- *
- * DynamoDB caps an item collection (all items with one partition key value, plus their
- * local index entries) at 10 GB when the table has a local index, and reports its size
- * as ItemCollectionMetrics. Sizes are kept in memory: computed by scanning a collection
- * the first time a write touches it, then adjusted by every write's delta. The cache is
- * bounded and simply starts over when full. */
+/* collection.c — item collection sizes for tables with local secondary indexes, which DynamoDB
+ * caps at 10 GB (all items with one partition key value, plus their local index entries) and
+ * reports as ItemCollectionMetrics. Sizes are kept in memory only. */
 #include <stdio.h>
 #include <string.h>
 
@@ -50,7 +46,10 @@ static uint64_t range_bytes(qr_db *db, const buf *prefix)
     return total;
 }
 
-/* Looks up (computing if needed) the cached size; returns the cache slot's name. */
+/* A collection's size is computed by scanning it the first time a write touches it, then
+ * adjusted by every write's delta. The cache is bounded and simply starts over when full.
+ *
+ * Looks up (computing if needed) the cached size; returns the cache slot's name. */
 static uint64_t cached_size(qr_db *db, const table *t, const json_t *pk_value, char *name,
                             size_t cap)
 {

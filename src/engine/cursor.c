@@ -115,11 +115,6 @@ int cursor_next(range_cursor *c, const char **json, size_t *len, size_t *size, q
     }
 }
 
-const char *cursor_key(range_cursor *c, size_t *len)
-{
-    return store_iter_key(c->it, len);
-}
-
 void cursor_close(range_cursor *c)
 {
     if (c == NULL) return;

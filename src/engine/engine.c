@@ -568,10 +568,7 @@ int catalog_drop_index_entries(qr_db *db, const table *t, uint16_t id, qr_err *e
     buf_init(&hi, 0);
     key_table_prefix(&lo, t, id);
     key_table_prefix(&hi, t, (uint16_t)(id + 1));
-    store_batch *b = store_batch_new();
-    store_batch_delete_range(b, lo.data, lo.len, hi.data, hi.len);
-    int rc = store_write(db->st, b, err);
-    store_batch_free(b);
+    int rc = store_delete_range(db->st, lo.data, lo.len, hi.data, hi.len, err);
     buf_free(&lo);
     buf_free(&hi);
     return rc;

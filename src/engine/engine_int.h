@@ -1,21 +1,6 @@
 /* engine_int.h — the engine's inside: the database handle, the in-memory catalog, locks,
  * statistics and the write path's staging. Only src/engine includes it; the layers above
- * use engine.h.
- *
- * A qr_db owns the store and an in-memory catalog of tables loaded from it. Each table
- * has a numeric id; all its items live under one key range:
- *
- *     't' | table id (4 bytes BE) | index id (2 bytes BE, 0 = the table itself)
- *         | hash of the encoded partition key (8 bytes BE) | partition key | sort key
- *
- * so an item collection is contiguous and sorted by sort key, and partitions are
- * ordered by hash as DynamoDB's Scan order is (which also makes parallel-scan segments
- * hash ranges). Everything else lives under a "\0" + letter prefix, each owned by one
- * module: "\0C" + table name catalog records (engine.c), "\0D" stream descriptors and
- * "\0R" stream records (stream.c), "\0L" the global-index propagation log (propagate.c),
- * "\0P" point-in-time recovery's history (pitr.c), and the metadata records of meta.c.
- * Writers of one item serialise on a striped lock so read-modify-write operations
- * (conditions, updates) are atomic with respect to each other. */
+ * use engine.h. */
 #ifndef QR_ENGINE_INT_H
 #define QR_ENGINE_INT_H
 
@@ -45,6 +30,13 @@ typedef struct range_stats {
     int64_t acc_count, acc_bytes;
 } range_stats;
 
+/* A table has a numeric id; all its items live under one key range:
+ *
+ *     't' | table id (4 bytes BE) | index id (2 bytes BE, 0 = the table itself)
+ *         | hash of the encoded partition key (8 bytes BE) | partition key | sort key
+ *
+ * so an item collection is contiguous and sorted by sort key, and partitions are ordered by
+ * hash as DynamoDB's Scan order is (which also makes parallel-scan segments hash ranges). */
 typedef struct table {
     struct qr_db *db; /* the database it belongs to */
     char *name;
@@ -62,6 +54,11 @@ typedef struct table {
     json_t *index_ids; /* index name -> id in keys (owned object) */
 } table;
 
+/* A qr_db owns the store and an in-memory catalog of tables loaded from it. Everything but
+ * items and index entries lives under a "\0" + letter prefix, each owned by one module:
+ * "\0C" + table name catalog records (engine.c), "\0D" stream descriptors and "\0R" stream
+ * records (stream.c), "\0L" the global-index propagation log (propagate.c), "\0P"
+ * point-in-time recovery's history (pitr.c), and the metadata records of meta.c. */
 struct qr_db {
     /* Orders point-in-time history records of one millisecond (atomic); starts at the
      * clock in microseconds, so a later opening continues above an earlier one's. */
@@ -96,8 +93,8 @@ struct qr_db {
      * A note stays until its record is applied, so the array must outlast the worker's
      * lag, not just the writers in flight: when it overflows, the oldest note goes, and
      * if its writer has not committed yet, that record is applied only by the next full
-     * scan, possibly after a newer record for the same item (which is how a stale global
-     * index entry appeared, with 256 notes, under a loaded machine). */
+     * scan, possibly after a newer record for the same item, leaving a stale global index
+     * entry: so the array holds far more notes than a loaded machine keeps in flight. */
     struct {
         uint64_t seq, at_us;
     } inflight[4096];
@@ -192,7 +189,10 @@ void propagate_committed(struct qr_db *db, uint64_t lowest);
 void propagate_kick(struct qr_db *db);
 
 /* ---- locks ---- */
-/* The stripe lock that guards the item at key. */
+/* Writers of one item serialise on a striped lock so read-modify-write operations
+ * (conditions, updates) are atomic with respect to each other.
+ *
+ * The stripe lock that guards the item at key. */
 pthread_mutex_t *item_lock_for(qr_db *db, const buf *key);
 /* Locks the item at key for a single-item write. If a transaction holds the item, fails
  * at once with TransactionConflictException, as DynamoDB does, instead of waiting. */

@@ -1,11 +1,5 @@
-/* expire.c — Time to Live: deleting items whose expiry time has passed.
- *
- * A sweeper thread visits every table with TTL enabled every ttl_interval_ms and deletes
- * each item whose TTL attribute is a number of epoch seconds in the past (but not more
- * than five years in the past, which DynamoDB also leaves alone). Each deletion re-reads
- * the item under its lock and goes through the ordinary write path, so indexes follow
- * and a concurrent update that extends the expiry wins. Items of other types in the TTL
- * attribute are ignored, as DynamoDB does. */
+/* expire.c — Time to Live: a sweeper thread deletes items whose expiry time has passed.
+ * Each deletion goes through the ordinary write path, so indexes follow. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +20,11 @@ static int stopping(qr_db *db)
     return stop;
 }
 
-/* True if item's TTL attribute says it has expired at time now. */
+/* An item expires when its TTL attribute is a number of epoch seconds in the past, but not
+ * more than five years in the past, which DynamoDB also leaves alone. Items of other types
+ * in the TTL attribute are ignored, as DynamoDB does.
+ *
+ * True if item's TTL attribute says it has expired at time now. */
 static int expired(const json_t *item, const char *attr, const qr_num *now, const qr_num *oldest)
 {
     json_t *v = item ? json_object_get(item, attr) : NULL;
@@ -44,7 +42,9 @@ static void seconds(long long s, qr_num *out)
     num_parse(text, (size_t)len, out, &e);
 }
 
-/* Deletes the item at key if it is still expired. Returns 1 if it was deleted. */
+/* Re-reads the item under its lock, so a concurrent update that extends the expiry wins.
+ *
+ * Deletes the item at key if it is still expired. Returns 1 if it was deleted. */
 static int expire_one(qr_db *db, table *t, const buf *key, const char *attr, const qr_num *now,
                       const qr_num *oldest)
 {
@@ -137,6 +137,7 @@ size_t expire_sweep(qr_db *db)
     return deleted;
 }
 
+/* Visits every table with TTL enabled every ttl_interval_ms. */
 static void *expirer_main(void *arg)
 {
     qr_db *db = arg;

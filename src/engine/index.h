@@ -1,16 +1,6 @@
-/* index.h — secondary indexes: their definitions, their entries, and their upkeep.
- *
- * An index entry lives in its table's key range under the index's id:
- *
- *     't' | table id | index id | hash(index pk) | index pk | index sk | base pk | base sk
- *
- * and holds the projection of the base item in the stored item form. An item without
- * every index key attribute has no entry (a sparse index). Local indexes are updated in
- * the same atomic batch as the base item. Global indexes are updated asynchronously:
- * the base write adds a record of the index work to a durable propagation log in the
- * same batch, and a background worker applies the log in order, so a crash loses no
- * index work and the lag is observable. A global index created on a live table is
- * filled by a background backfill while its status is CREATING. */
+/* index.h — secondary indexes: their definitions, their entries, and their upkeep. Local
+ * indexes are updated in the same atomic batch as the base item; global indexes
+ * asynchronously, through a durable propagation log applied in order (propagate.c). */
 #ifndef QR_INDEX_H
 #define QR_INDEX_H
 
@@ -56,7 +46,14 @@ int index_check_gsi(json_t *gsi, json_t *defs, qr_err *err);
  * messages ("a, b"), cut to fit cap. */
 void index_definition_names(json_t *defs, char *out, size_t cap);
 
-/* The entry key of item in index ix of table t; returns 1 if the item has one, 0 if it
+/* An index entry lives in its table's key range under the index's id:
+ *
+ *     't' | table id | index id | hash(index pk) | index pk | index sk | base pk | base sk
+ *
+ * and holds the projection of the base item in the stored item form. An item without every
+ * index key attribute has no entry (a sparse index).
+ *
+ * The entry key of item in index ix of table t; returns 1 if the item has one, 0 if it
  * lacks an index key attribute (sparse), -1 on error. */
 int index_entry_key(const struct table *t, const qr_index *ix, const json_t *item, buf *out,
                     qr_err *err);
@@ -73,7 +70,10 @@ size_t index_write_bytes(const struct table *t, const qr_index *ix, const json_t
                          const json_t *new_item, int *writes);
 
 /* ---- the propagation worker (propagate.c) ---- */
-/* Waits until the log is empty (or timeout_ms passes); returns 0 if drained. */
+/* The base write adds a record of its global index work to the propagation log in the same
+ * batch, so a crash loses no index work and the lag is observable.
+ *
+ * Waits until the log is empty (or timeout_ms passes); returns 0 if drained. */
 int propagate_drain(struct qr_db *db, int timeout_ms);
 /* Records pending (kept as a count) and the age in milliseconds of the oldest one (one
  * seek). */
@@ -81,7 +81,10 @@ void propagate_lag(struct qr_db *db, uint64_t *pending, double *oldest_ms);
 /* The median and 99th percentile of the propagation lag (write to index update) of the
  * most recent 1024 records, in milliseconds; *count is how many records were applied. */
 void propagate_lag_percentiles(struct qr_db *db, double *p50, double *p99, uint64_t *count);
-/* Starts the backfill of a CREATING global index. */
+/* A global index created on a live table is filled by a background backfill while its
+ * status is CREATING.
+ *
+ * Starts the backfill of a CREATING global index. */
 int backfill_start(struct qr_db *db, const char *table_name, const char *index_name);
 
 #endif

@@ -238,10 +238,7 @@ int meta_backup_drop(qr_db *db, uint32_t id, qr_err *err)
     buf_init(&hi, 0);
     backup_key(&lo, id, BACKUP_RECORD);
     backup_key(&hi, id, BACKUP_ITEM + 1);
-    store_batch *b = store_batch_new();
-    store_batch_delete_range(b, lo.data, lo.len, hi.data, hi.len);
-    int rc = store_write(db->st, b, err);
-    store_batch_free(b);
+    int rc = store_delete_range(db->st, lo.data, lo.len, hi.data, hi.len, err);
     buf_free(&lo);
     buf_free(&hi);
     return rc;
@@ -320,13 +317,10 @@ static int setting_read(qr_db *db, const buf *k, json_t **out, qr_err *err)
 
 static int setting_write(qr_db *db, const buf *k, const json_t *value, qr_err *err)
 {
-    char *text = value ? json_dumps(value, JSON_COMPACT) : NULL;
-    if (value && text == NULL) return err_set(err, QR_E_INTERNAL, "cannot encode a table setting");
+    char *text = json_dumps(value, JSON_COMPACT);
+    if (text == NULL) return err_set(err, QR_E_INTERNAL, "cannot encode a table setting");
     store_batch *b = store_batch_new();
-    if (text)
-        store_batch_put(b, k->data, k->len, text, strlen(text));
-    else
-        store_batch_delete(b, k->data, k->len);
+    store_batch_put(b, k->data, k->len, text, strlen(text));
     int rc = store_write(db->st, b, err);
     store_batch_free(b);
     free(text);
@@ -341,21 +335,6 @@ int meta_setting_get(qr_db *db, const table *t, char kind, const char *sub, json
     *out = NULL;
     int rc = setting_key(db, t, kind, sub, &k, err);
     if (rc == 0) rc = setting_read(db, &k, out, err);
-    buf_free(&k);
-    return rc;
-}
-
-int meta_setting_put(qr_db *db, const table *t, char kind, const char *sub, const json_t *value,
-                     qr_err *err)
-{
-    buf k;
-    buf_init(&k, 0);
-    int rc = setting_key(db, t, kind, sub, &k, err);
-    if (rc == 0) {
-        pthread_mutex_lock(&db->meta->settings_lock);
-        rc = setting_write(db, &k, value, err);
-        pthread_mutex_unlock(&db->meta->settings_lock);
-    }
     buf_free(&k);
     return rc;
 }

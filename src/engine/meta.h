@@ -67,10 +67,6 @@ void meta_backup_items_close(meta_backup_items *it);
 /* The setting: 0 with *out a new reference, or NULL if there is none. */
 int meta_setting_get(qr_db *db, const struct table *t, char kind, const char *sub, json_t **out,
                      qr_err *err);
-/* Stores value (encoded at once; value stays the caller's), or removes the setting when
- * value is NULL. */
-int meta_setting_put(qr_db *db, const struct table *t, char kind, const char *sub,
-                     const json_t *value, qr_err *err);
 /* A read-modify-write of one setting, atomic with respect to every other change of db's
  * settings: change is given the current value (borrowed; NULL if none) and returns 0 with
  * *next the new value (a new reference, taken over by meta_setting_update; NULL leaves

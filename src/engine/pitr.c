@@ -1,14 +1,7 @@
-/* pitr.c — point-in-time recovery's history.
- *
- * While a table's PITR is enabled, each write that changes one of its items also writes,
- * in the same batch, what the item was before:
- *     "\0P" | be32 table id | be64 time (ms) | be64 sequence  ->  {"K": key, "O": old item}
- * ("O" absent when the write created the item). The table at a past time T is then its
- * present state with every item changed since T put back as the first record after T
- * holds it; a restore applies that to a snapshot, so writes after the snapshot are either
- * already undone by an earlier record or undo nothing the snapshot had. Records past the
- * recovery period are trimmed by the expiry sweeper; disabling PITR or deleting the
- * table drops them. */
+/* pitr.c — point-in-time recovery's history: while a table's PITR is enabled, each write
+ * that changes one of its items also writes, in the same batch, what the item was before.
+ * Records past the recovery period are trimmed by the expiry sweeper; disabling PITR or
+ * deleting the table drops them. */
 #include "engine/pitr.h"
 
 #include <pthread.h>
@@ -18,6 +11,9 @@
 #include "engine/engine_int.h"
 #include "util/jsonread.h"
 
+/* A record:
+ *     "\0P" | be32 table id | be64 time (ms) | be64 sequence  ->  {"K": key, "O": old item}
+ * ("O" absent when the write created the item). */
 #define RECORD_KEY_LEN (QR_PITR_PREFIX_LEN + 4 + 8 + 8)
 #define LATEST_LAG                                                                                 \
     300.0 /* DynamoDB's latest restorable time trails the present by five minutes                  \
@@ -67,6 +63,10 @@ int pitr_stage(qr_db *db, const table *t, store_batch *b, const json_t *old_item
     return 0;
 }
 
+/* The table at a past time T is its present state with every item changed since T put back
+ * as the first record after T holds it; a restore applies that to a snapshot, so writes
+ * after the snapshot are either already undone by an earlier record or undo nothing the
+ * snapshot had. */
 int pitr_changes_since(qr_db *db, uint32_t id, double when, json_t **changes, qr_err *err)
 {
     buf lo, hi;

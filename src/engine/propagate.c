@@ -1,13 +1,6 @@
-/* propagate.c — applying global index work in the background, and backfilling indexes.
- *
- * Base writes leave records in the propagation log ("\0L" + sequence number), each a
- * timestamp and a list of index puts and deletes. One worker thread applies records in
- * sequence order, each record's operations and the record's deletion in one batch, so
- * a crash between the base write and the index write only delays the index work; it
- * never loses it or applies it twice in a harmful way (puts and deletes are idempotent).
- * Work for an index or table dropped meanwhile is skipped. A configured lag holds every
- * record back until it is that old. Backfill threads fill a new global index from the
- * base table while writes keep flowing into the log. */
+/* propagate.c — applying global index work in the background, and backfilling indexes. Base
+ * writes leave records in the propagation log ("\0L" + sequence number), each a timestamp
+ * and a list of index puts and deletes; one worker thread applies them in sequence order. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -154,7 +147,12 @@ static void note_delta(apply_batch *ab, const char *k, int64_t before, int64_t a
     ab->d[ab->nd++] = (gsi_delta){tid, iid, items, bytes};
 }
 
-/* Adds the operations of one log record to the batch. Returns -1 if the record is
+/* A record's operations and the record's deletion are written in one batch, so a crash
+ * between the base write and the index write only delays the index work; it never loses it
+ * or applies it twice in a harmful way (puts and deletes are idempotent). Work for an index
+ * or table dropped meanwhile is skipped.
+ *
+ * Adds the operations of one log record to the batch. Returns -1 if the record is
  * malformed (it is then dropped). Called with gsi_lock held. */
 static int apply_record(qr_db *db, const char *v, size_t len, apply_batch *ab)
 {
@@ -219,7 +217,9 @@ static void apply_flush(qr_db *db, apply_batch *ab)
     ab->records = 0;
 }
 
-/* One pass over the log. Returns the records applied; *wait_us is set to how long the
+/* A configured lag holds every record back until it is that old.
+ *
+ * One pass over the log. Returns the records applied; *wait_us is set to how long the
  * first record still held back by the lag must wait (0 if none). */
 static size_t apply_pass(qr_db *db, uint64_t *wait_us)
 {
@@ -639,6 +639,8 @@ static void reap_backfills(qr_db *db)
     db->nbackfills = kept;
 }
 
+/* Backfill threads fill a new global index from the base table while writes keep flowing
+ * into the log. */
 int backfill_start(qr_db *db, const char *table_name, const char *index_name)
 {
     backfill_job *job = malloc(sizeof *job);

@@ -1,11 +1,6 @@
 /* stream.c — DynamoDB Streams: stream descriptors, record staging, reading and trimming.
- *
- * Keys:  "\0D" | stream id (4 bytes BE)                      -> descriptor (JSON)
- *        "\0R" | stream id (4 bytes BE) | sequence (8 BE)    -> record: time in ms (8 bytes
- *                                                               BE), then its JSON
- * A descriptor is written when a table's new stream is first seen by stream_follow and
- * rewritten when the stream closes. The registry below keeps them in memory with the
- * sequence counter and the numbers that writers hold but have not yet committed. */
+ * The registry below keeps the descriptors in memory with the sequence counter and the
+ * numbers that writers hold but have not yet committed. */
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -39,6 +34,9 @@ void stream_set_service_origin(int on)
     service_origin = on;
 }
 
+/* Keys:  "\0D" | stream id (4 bytes BE)                      -> descriptor (JSON)
+ *        "\0R" | stream id (4 bytes BE) | sequence (8 BE)    -> record: time in ms (8 bytes
+ *                                                               BE), then its JSON */
 static void desc_key(buf *k, uint32_t id)
 {
     buf_append(k, DESC_PREFIX, PREFIX_LEN);
@@ -66,6 +64,8 @@ static uint32_t desc_id(const json_t *d)
     return (uint32_t)json_integer_value(json_object_get(d, "Id"));
 }
 
+/* A descriptor is written when a table's new stream is first seen by stream_follow and
+ * rewritten when the stream closes. */
 static int persist_desc(qr_db *db, const json_t *d, qr_err *err)
 {
     char *text = json_dumps(d, JSON_COMPACT);

@@ -1,13 +1,6 @@
 /* stream.h — DynamoDB Streams: the log of item changes of tables with a stream enabled.
- *
- * Enabling a stream on a table gives it a new stream (its own ARN and label, one shard);
- * every write that changes an item of the table adds a record to that stream in the same
- * RocksDB batch as the item, so a record exists exactly when its write committed.
- * Disabling the stream, or deleting the table, closes the stream; closed streams and
- * records stay readable for 24 hours, as in DynamoDB. Sequence numbers come from one
- * counter per database, so they increase along each stream; readers see only records
- * below the lowest number a writer still holds, so a record committed late is never
- * skipped by a reader that already went past it. */
+ * Every write that changes an item of the table adds a record to its stream in the same
+ * RocksDB batch as the item, so a record exists exactly when its write committed. */
 #ifndef QR_STREAM_H
 #define QR_STREAM_H
 
@@ -23,7 +16,11 @@ struct table;
  * DescribeTable): {"Id": n, "ViewType": "NEW_IMAGE"}. */
 #define QR_STREAM_FIELD "QuarryStream"
 
-/* How long records and closed streams are kept, and how long a shard iterator lives. */
+/* Enabling a stream on a table gives it a new stream (its own ARN and label, one shard).
+ * Disabling the stream, or deleting the table, closes the stream; closed streams and
+ * records stay readable for 24 hours, as in DynamoDB.
+ *
+ * How long records and closed streams are kept, and how long a shard iterator lives. */
 #define QR_STREAM_RETENTION_S (24 * 3600)
 #define QR_STREAM_ITERATOR_S (15 * 60)
 
@@ -58,7 +55,11 @@ void stream_set_service_origin(int on);
 json_t *stream_list(qr_db *db);
 /* The descriptor of the stream with that ARN (a copy), or NULL. */
 json_t *stream_find(qr_db *db, const char *arn);
-/* Every record numbered below this has committed or will never exist. */
+/* Sequence numbers come from one counter per database, so they increase along each stream;
+ * readers see only records below the lowest number a writer still holds, so a record
+ * committed late is never skipped by a reader that already went past it.
+ *
+ * Every record numbered below this has committed or will never exist. */
 uint64_t stream_visible(qr_db *db);
 /* Appends to records the records of stream id numbered from `from` up to below (not
  * included), at most limit of them and about max_bytes; *next is one past the last

@@ -129,8 +129,8 @@ int txn_check(item_txn *x, size_t i, const expr_cond *c, const char *on_failure,
 }
 
 /* An item written over is often written or read again soon (updates, counters), and
- * the row cache keeps its new value; a new item's is not kept, which would cost each
- * insert a copy (engine bench: inserts 4% slower), and its first read caches it. */
+ * the row cache keeps its new value. A new item's is not kept, as keeping it would cost
+ * every insert a copy; its first read caches it. */
 static void put_item_value(store_batch *b, const buf *key, int replacing, const buf *val)
 {
     if (replacing)

@@ -1,11 +1,6 @@
 /* verify.c — qr_verify: does every secondary index hold exactly its base items'
- * projections, and does DescribeTable count what is stored?
- *
- * After the propagation log drains, each index's expected entries are computed from the
- * base table, sorted, and compared in one merge pass with the entries actually stored.
- * Missing, stale and differing entries are each reported with the item's key, and the
- * ItemCount and size kept in memory (when known) are compared with the stored ones. It
- * only reads; repairing drift is not its job. */
+ * projections, and does DescribeTable count what is stored? It only reads; repairing drift
+ * is not its job. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -84,7 +79,9 @@ static size_t check_stats(table *t, uint16_t id, const char *what, int64_t items
     return 1;
 }
 
-/* Counts the base items of t and compares them with the counts kept. */
+/* Compares the ItemCount and size kept in memory (when known) with the stored ones.
+ *
+ * Counts the base items of t and compares them with the counts kept. */
 static size_t verify_table_stats(qr_db *db, table *t, buf *report)
 {
     buf lo, hi;
@@ -108,7 +105,11 @@ static size_t verify_table_stats(qr_db *db, table *t, buf *report)
     return check_stats(t, 0, "", items, bytes, report);
 }
 
-/* Checks one index; appends findings to report and returns the number of differences. */
+/* After the propagation log drains, the index's expected entries are computed from the base
+ * table, sorted, and compared in one merge pass with the entries actually stored. Missing,
+ * stale and differing entries are each reported with the item's key.
+ *
+ * Checks one index; appends findings to report and returns the number of differences. */
 static size_t verify_index(qr_db *db, table *t, qr_index *ix, buf *report)
 {
     entry *want = NULL;

@@ -1,21 +1,7 @@
-/* expr.h — DynamoDB's expression language: parse once, evaluate against items.
- *
- * Covers KeyConditionExpression, ConditionExpression, FilterExpression,
- * UpdateExpression and ProjectionExpression, with ExpressionAttributeNames (#n) and
- * ExpressionAttributeValues (:v), document paths (a.b[2].c), comparators, BETWEEN, IN,
- * AND/OR/NOT with DynamoDB's precedence, the functions attribute_exists,
- * attribute_not_exists, attribute_type, begins_with, contains, size, and in updates SET
- * (+, -, list_append, if_not_exists), REMOVE, ADD and DELETE. The legacy parameters
- * (Expected, KeyConditions, QueryFilter, ScanFilter, AttributeUpdates, AttributesToGet)
- * are translated into the same parsed forms, so one evaluator serves both.
- *
- * Items and values are jansson AttributeValues as described in model/value.h. This
- * module never touches storage; operations call it with the item they read.
- * Every error is a ValidationException whose message follows DynamoDB's text, e.g.
- *   Invalid ConditionExpression: Syntax error; token: "=", near: "a = = b"
- *   Value provided in ExpressionAttributeValues unused in expressions: keys: {:x}
- *   An expression attribute value used in expression is not defined; attribute value: :y
- */
+/* expr.h — DynamoDB's expression language: parse once, evaluate against items. The legacy
+ * parameters (Expected, KeyConditions, QueryFilter, ScanFilter, AttributeUpdates,
+ * AttributesToGet) are translated into the same parsed forms, so one evaluator serves both.
+ * It never touches storage; operations call it with the item they read. */
 #ifndef QR_EXPR_H
 #define QR_EXPR_H
 
@@ -23,7 +9,20 @@
 
 #include "util/err.h"
 
-/* The names and values one request supplies, shared by all expressions of the request,
+/* Covers KeyConditionExpression, ConditionExpression, FilterExpression, UpdateExpression
+ * and ProjectionExpression, with ExpressionAttributeNames (#n) and
+ * ExpressionAttributeValues (:v), document paths (a.b[2].c), comparators, BETWEEN, IN,
+ * AND/OR/NOT with DynamoDB's precedence, the functions attribute_exists,
+ * attribute_not_exists, attribute_type, begins_with, contains, size, and in updates SET (+,
+ * -, list_append, if_not_exists), REMOVE, ADD and DELETE. Items and values are jansson
+ * AttributeValues as described in model/value.h.
+ *
+ * Every error is a ValidationException whose message follows DynamoDB's text, e.g.
+ *   Invalid ConditionExpression: Syntax error; token: "=", near: "a = = b"
+ *   Value provided in ExpressionAttributeValues unused in expressions: keys: {:x}
+ *   An expression attribute value used in expression is not defined; attribute value: :y
+ *
+ * The names and values one request supplies, shared by all expressions of the request,
  * and a record of which of them the expressions used. */
 typedef struct expr_ctx {
     json_t *names;       /* ExpressionAttributeNames (borrowed; NULL if absent) */

@@ -1,10 +1,5 @@
-/* projection.c — ProjectionExpression and AttributesToGet: copying the named parts of
- * an item.
- *
- * Nested paths keep their nesting: a map keeps only the named entries and a list keeps
- * only the named elements, in index order (so l[3], l[1] yields [l[1], l[3]]). Paths
- * that name nothing contribute nothing, not even an empty parent. Parsing lives in parser.c and
- * legacy.c. */
+/* projection.c — ProjectionExpression and AttributesToGet: copying the named parts of an item.
+ * Parsing lives in parser.c and legacy.c. */
 #include "expr/ast.h"
 
 #include <stdio.h>
@@ -95,6 +90,9 @@ static void finish(json_t *obj)
     json_object_foreach(obj, key, v) finish_value(v);
 }
 
+/* Nested paths keep their nesting: a map keeps only the named entries and a list keeps only the
+ * named elements, in index order (so l[3], l[1] yields [l[1], l[3]]). Paths that name nothing
+ * contribute nothing, not even an empty parent. */
 json_t *expr_project(const expr_proj *p, const json_t *item)
 {
     json_t *out = json_object();

@@ -1,10 +1,5 @@
-/* update.c — applying a parsed UpdateExpression (or translated AttributeUpdates) to an
- * item, with DynamoDB's semantics.
- *
- * Every SET value is computed from the item as it was before the update, then the
- * actions are applied: SET, REMOVE (highest list index first, so removals do not shift
- * one another), ADD, DELETE. A set never becomes empty: emptying one removes the
- * attribute. Parsing lives in parser.c; this file does not read storage. */
+/* update.c — applying a parsed UpdateExpression (or translated AttributeUpdates) to an item,
+ * with DynamoDB's semantics. Parsing lives in parser.c; this file does not read storage. */
 #include "expr/ast.h"
 
 #include <stdio.h>
@@ -347,6 +342,9 @@ static int is_later(const upd_action *const *later, int n, const upd_action *a)
     return 0;
 }
 
+/* Every SET value is computed from the item as it was before the update, then the actions are
+ * applied: SET, REMOVE (highest list index first, so removals do not shift one another), ADD,
+ * DELETE. A set never becomes empty: emptying one removes the attribute. */
 static int apply(const expr_update *u, json_t *item, int exists, qr_err *err)
 {
     applier ap = {u, err};

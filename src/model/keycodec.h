@@ -1,13 +1,7 @@
-/* keycodec.h — order-preserving byte encodings of key values, as tuples.
- *
- * A key is a tuple of typed components (S, N or B attribute values), each ascending or
- * descending. Encodings are self-delimiting and memcmp-ordered: the byte order of two
- * encoded tuples equals DynamoDB's order of the values, component by component (S by
- * UTF-8 bytes, B by unsigned bytes, N numerically), with a shorter value sorting before
- * any longer value it prefixes. The same codec serves a table's partition and sort
- * keys, multi-attribute GSI keys, and Cassandra-style composite keys with per-column
- * CLUSTERING ORDER. Values are jansson AttributeValues ({"S":"…"}, {"N":"…"},
- * {"B":"<base64>"}) already validated by value.c. */
+/* keycodec.h — order-preserving byte encodings of key values, as tuples of typed components
+ * (S, N or B), each ascending or descending. The same codec serves a table's partition and
+ * sort keys, multi-attribute GSI keys, and Cassandra-style composite keys with per-column
+ * CLUSTERING ORDER. */
 #ifndef QR_KEYCODEC_H
 #define QR_KEYCODEC_H
 
@@ -18,7 +12,13 @@
 #include "util/buf.h"
 #include "util/err.h"
 
-/* Appends the encoding of one S, N or B AttributeValue. desc complements the bytes so
+/* Encodings are self-delimiting and memcmp-ordered: the byte order of two encoded tuples
+ * equals DynamoDB's order of the values, component by component (S by UTF-8 bytes, B by
+ * unsigned bytes, N numerically), with a shorter value sorting before any longer value it
+ * prefixes. Values are jansson AttributeValues ({"S":"…"}, {"N":"…"}, {"B":"<base64>"})
+ * already validated by value.c.
+ *
+ * Appends the encoding of one S, N or B AttributeValue. desc complements the bytes so
  * the component sorts in reverse. Fails (ValidationException) on any other type. */
 int keycodec_append(buf *out, const json_t *av, int desc, qr_err *err);
 

@@ -1,11 +1,7 @@
-/* number.h — DynamoDB's N type: exact decimals of up to 38 significant digits.
- *
- * A qr_num is sign × 0.d[0]d[1]…d[ndigits-1] × 10^exp, with d[0] != 0 and no trailing
- * zero digits (so every value has exactly one representation and equality is memcmp of
- * the used fields); zero has sign 0, ndigits 0, exp 0. Magnitudes run from 1E-130 to
- * 9.9999999999999999999999999999999999999E+125 as DynamoDB documents. No binary floating
- * point is used anywhere: parsing, printing, comparison and arithmetic are exact. This
- * module knows nothing of JSON or storage. */
+/* number.h — DynamoDB's N type: exact decimals of up to 38 significant digits, from 1E-130
+ * to 9.9999999999999999999999999999999999999E+125 as DynamoDB documents. No binary floating
+ * point is used: parsing, printing, comparison and arithmetic are exact. This module knows
+ * nothing of JSON or storage. */
 #ifndef QR_NUMBER_H
 #define QR_NUMBER_H
 
@@ -19,6 +15,9 @@
 /* Longest text num_format can produce, with its NUL. */
 #define NUM_FMT_MAX 192
 
+/* A qr_num is sign × 0.d[0]d[1]…d[ndigits-1] × 10^exp, with d[0] != 0 and no trailing zero
+ * digits (so every value has exactly one representation and equality is memcmp of the used
+ * fields); zero has sign 0, ndigits 0, exp 0. */
 typedef struct qr_num {
     int8_t sign;               /* -1, 0 or +1 */
     uint8_t ndigits;           /* 0..38 significant digits in d */

@@ -1,12 +1,7 @@
-/* value.h — DynamoDB AttributeValues and items, in their wire form as jansson values.
- *
- * An AttributeValue is a JSON object with exactly one type key: {"S":"x"}, {"N":"1.5"},
- * {"B":"<base64>"}, {"BOOL":true}, {"NULL":true}, {"M":{…}}, {"L":[…]}, {"SS":[…]},
- * {"NS":[…]}, {"BS":[…]}. An item is a JSON object mapping attribute names to
- * AttributeValues. quarry keeps values in exactly this form from the request to the
- * disk and back, so responses need no translation. This module validates them (and
- * normalises numbers in place), compares them, computes DynamoDB's item size and writes
- * them as compact JSON text. It knows nothing of tables, keys or storage. */
+/* value.h — DynamoDB AttributeValues and items, in their wire form as jansson values, kept
+ * in exactly this form from the request to the disk and back, so responses need no
+ * translation. This module validates, compares, measures and writes them as compact JSON;
+ * it knows nothing of tables, keys or storage. */
 #ifndef QR_VALUE_H
 #define QR_VALUE_H
 
@@ -49,7 +44,12 @@ typedef enum qr_type {
  * detected: " envelope). */
 #define QR_MSG_NAME_TOO_LARGE "Attribute name is too large, must be less than 65536 bytes"
 
-/* The type of an AttributeValue, or QR_T_NONE if av is not one object with one known
+/* An AttributeValue is a JSON object with exactly one type key: {"S":"x"}, {"N":"1.5"},
+ * {"B":"<base64>"}, {"BOOL":true}, {"NULL":true}, {"M":{…}}, {"L":[…]}, {"SS":[…]},
+ * {"NS":[…]}, {"BS":[…]}. An item is a JSON object mapping attribute names to
+ * AttributeValues.
+ *
+ * The type of an AttributeValue, or QR_T_NONE if av is not one object with one known
  * type key. Does not validate the payload. */
 qr_type value_type(const json_t *av);
 /* "S", "N", … for a type; "" for QR_T_NONE. */

@@ -616,18 +616,23 @@ void restore_abandon(qr_db *db, const char *name)
     err_clear(&ignored);
 }
 
+int restore_target(const json_t *req, json_t **target, qr_err *err)
+{
+    *target = json_object_get(req, "TargetTableName");
+    if (*target == NULL) return param_null("targetTableName", err);
+    /* The restore's own text for a target name of the wrong length. */
+    if (json_is_string(*target) &&
+        (json_string_length(*target) < 3 || json_string_length(*target) > 255))
+        return err_validation(
+            err, "TableName must be at least 3 characters long and at most 255 characters long");
+    return param_check_table_name(*target, "targetTableName", err);
+}
+
 int op_restore_table_from_backup(qr_db *db, op_call *c, qr_err *err)
 {
     json_t *req = c->req;
-    json_t *target = json_object_get(req, "TargetTableName");
-    if (target == NULL) return param_null("targetTableName", err);
-    /* The restore's own text for a target name of the wrong length. */
-    if (json_is_string(target) &&
-        (json_string_length(target) < 3 || json_string_length(target) > 255))
-        return err_validation(
-            err, "TableName must be at least 3 characters long and at most 255 characters long");
-    if (param_check_table_name(target, "targetTableName", err) || check_override_shapes(req, err))
-        return -1;
+    json_t *target;
+    if (restore_target(req, &target, err) || check_override_shapes(req, err)) return -1;
     json_t *rec;
     uint32_t id;
     if (find(db, req, &rec, &id, err)) return -1;

@@ -1,11 +1,5 @@
-/* backups.c — point-in-time recovery: DescribeContinuousBackups,
- * UpdateContinuousBackups and RestoreTableToPointInTime.
- *
- * The setting lives in the table's catalog record (not shown by DescribeTable); while it
- * is enabled, engine/pitr.c keeps what each write replaced, for the recovery period, and
- * a restore is an on-demand backup of the table now (backup_ondemand.c) restored into the
- * new table and then turned back to the asked time with that history. On-demand backups
- * themselves are backup_ondemand.c's. */
+/* backups.c — point-in-time recovery: DescribeContinuousBackups, UpdateContinuousBackups
+ * and RestoreTableToPointInTime. On-demand backups are backup_ondemand.c's. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,6 +54,8 @@ typedef struct pitr_change {
     json_t *result; /* the description after the change */
 } pitr_change;
 
+/* The setting lives in the table's catalog record (not shown by DescribeTable); while it is
+ * enabled, engine/pitr.c keeps what each write replaced, for the recovery period. */
 static int apply_pitr(json_t *desc, json_t *ids, void *arg, qr_err *err)
 {
     (void)ids;
@@ -185,16 +181,13 @@ static int roll_back(qr_db *db, uint32_t source_id, const char *name, double whe
     return rc;
 }
 
+/* A restore is an on-demand backup of the table now (backup_ondemand.c) restored into the
+ * new table and then turned back to the asked time with pitr.c's history (roll_back). */
 int op_restore_table_to_point_in_time(qr_db *db, op_call *c, qr_err *err)
 {
     json_t *req = c->req;
-    json_t *target = json_object_get(req, "TargetTableName");
-    if (target == NULL) return param_null("targetTableName", err);
-    if (json_is_string(target) &&
-        (json_string_length(target) < 3 || json_string_length(target) > 255))
-        return err_validation(
-            err, "TableName must be at least 3 characters long and at most 255 characters long");
-    if (param_check_table_name(target, "targetTableName", err)) return -1;
+    json_t *target;
+    if (restore_target(req, &target, err)) return -1;
     json_t *by_name = json_object_get(req, "SourceTableName"),
            *by_arn = json_object_get(req, "SourceTableArn");
     if ((by_name == NULL) == (by_arn == NULL))

@@ -1,10 +1,7 @@
 /* batch.c — BatchGetItem and BatchWriteItem.
  *
- * Every request of a batch is validated before any is carried out, so a malformed batch
- * changes nothing. BatchWriteItem then locks the items it touches (in stripe order, so
- * two batches cannot deadlock) and applies all its puts and deletes in one durable
- * RocksDB batch: one WAL sync for up to 25 writes. BatchGetItem reads each key and
- * returns what does not fit in the 16 MB response as UnprocessedKeys. */
+ * Every request of a batch is validated before any is carried out, so a malformed batch changes
+ * nothing. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -159,6 +156,7 @@ static int judge_members(json_t *req, json_t *items, int is_get, qr_err *err)
     return member_errors_finish(&m, err);
 }
 
+/* Reads each key and returns what does not fit in the 16 MB response as UnprocessedKeys. */
 int op_batch_get_item(qr_db *db, op_call *c, qr_err *err)
 {
     json_t *req = c->req;
@@ -496,6 +494,9 @@ static void map_keys_error(json_t *items, qr_err *err)
     buf_free(&b);
 }
 
+/* Runs all the puts and deletes as one engine item transaction (TXN_BATCH): it locks the items
+ * in stripe order, so two batches cannot deadlock, and writes them in one durable batch: one
+ * WAL sync for up to 25 writes. */
 int op_batch_write_item(qr_db *db, op_call *c, qr_err *err)
 {
     json_t *req = c->req;

@@ -1,14 +1,12 @@
-/* capacity.c — consumed capacity by DynamoDB's rules.
- *
- * Reads are billed in 4 KB units (half a unit when eventually consistent), writes in
- * 1 KB units, each rounded up and at least one unit. Query and Scan sum the sizes of
- * the items they read (before any filter) and round the total once. This module only
- * computes and reports; it does not throttle. Like DynamoDB, the single-table operations
- * report the aggregate CapacityUnits alone: only transactions split reads from writes. */
+/* capacity.c — consumed capacity by DynamoDB's rules. This module only computes and reports; it
+ * does not throttle. */
 #include <string.h>
 
 #include "ops/ops.h"
 
+/* Reads are billed in 4 KB units (half a unit when eventually consistent), writes in 1 KB
+ * units, each rounded up and at least one unit. Query and Scan sum the sizes of the items they
+ * read (before any filter) and round the total once. */
 double capacity_read_units(size_t bytes, int consistent)
 {
     size_t units = (bytes + 4095) / 4096;
@@ -22,6 +20,8 @@ double capacity_write_units(size_t bytes)
     return units == 0 ? 1.0 : (double)units;
 }
 
+/* Like DynamoDB, the single-table operations report the aggregate CapacityUnits alone: only
+ * transactions split reads from writes. */
 json_t *capacity_object(const char *mode, const char *table, double units, int is_write)
 {
     (void)is_write; /* the read/write split is a transaction's alone */

@@ -1,10 +1,6 @@
-/* exprs.c — collecting the expressions of one request, and their legacy forms.
- *
- * An operation allows some of ConditionExpression, FilterExpression, UpdateExpression,
- * ProjectionExpression and KeyConditionExpression, each with a legacy equivalent
- * (Expected, QueryFilter/ScanFilter, AttributeUpdates, AttributesToGet, KeyConditions).
- * DynamoDB forbids mixing the two styles in one request, requires names and values to
- * be used, and requires them to be absent when no expression is given. */
+/* exprs.c — collecting the expressions of one request, and their legacy forms (Expected,
+ * QueryFilter/ScanFilter, AttributeUpdates, AttributesToGet, KeyConditions): the request's
+ * checks of them. Parsing and evaluating them is src/expr's. */
 #include <string.h>
 
 #include "model/value.h"
@@ -241,6 +237,10 @@ static int no_expression_params(json_t *req)
     return 1;
 }
 
+/* An operation allows some of ConditionExpression, FilterExpression, UpdateExpression,
+ * ProjectionExpression and KeyConditionExpression (allowed), each with its legacy equivalent.
+ * DynamoDB forbids mixing the two styles in one request, requires names and values to be used,
+ * and requires them to be absent when no expression is given. */
 int exprs_parse(req_exprs *x, json_t *req, int allowed, qr_err *err)
 {
     memset(x, 0, sizeof *x);

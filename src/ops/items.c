@@ -512,8 +512,7 @@ done:
     return rc;
 }
 
-/* Rejects an update that would write a key attribute. */
-static int check_update_keys(const table *t, const expr_update *u, qr_err *err)
+int item_update_check_keys(const table *t, const expr_update *u, qr_err *err)
 {
     if (u == NULL) return 0;
     json_t *names = expr_update_top_names(u);
@@ -545,7 +544,7 @@ static int update_item(qr_db *db, json_t *req, int measure_request, json_t **res
     json_t *item = NULL;
     int rc = -1;
     if (keyed_begin(db, req, 1, EXPRS_CONDITION | EXPRS_UPDATE, &w, err)) goto done;
-    if (check_update_keys(w.t, w.x.update, err)) goto done;
+    if (item_update_check_keys(w.t, w.x.update, err)) goto done;
     /* Most regions (31 of 33 in October 2026) also measure an UpdateExpression by what
      * the request writes, leaving out the key and what it leaves alone, and judge that
      * before the condition. A transaction or PartiQL measures only the finished item. */

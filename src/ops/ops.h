@@ -119,6 +119,9 @@ int backup_deleted_table(qr_db *db, table *t, qr_err *err);
 /* Deletes the table a restore was making, when the restore failed: no half-restored
  * table is left behind. */
 void restore_abandon(qr_db *db, const char *name);
+/* Checks a restore's TargetTableName: 0 with *target borrowed from req, or -1 with err set
+ * as DynamoDB answers a missing or malformed one. */
+int restore_target(const json_t *req, json_t **target, qr_err *err);
 /* insights.c */
 int op_describe_contributor_insights(qr_db *db, op_call *c, qr_err *err);
 int op_update_contributor_insights(qr_db *db, op_call *c, qr_err *err);
@@ -127,14 +130,8 @@ int op_list_contributor_insights(qr_db *db, op_call *c, qr_err *err);
 int op_put_resource_policy(qr_db *db, op_call *c, qr_err *err);
 int op_get_resource_policy(qr_db *db, op_call *c, qr_err *err);
 int op_delete_resource_policy(qr_db *db, op_call *c, qr_err *err);
-/* settings.c: settings kept per table outside its description, under its TableId. kind
- * tells which setting ('I' insights, 'P' policy); sub is an index name or NULL. */
-/* *out is the setting (a new reference) or NULL if none. */
-int setting_get(qr_db *db, const table *t, char kind, const char *sub, json_t **out, qr_err *err);
-/* Stores value, or removes the setting when value is NULL. */
-int setting_put(qr_db *db, const table *t, char kind, const char *sub, const json_t *value,
-                qr_err *err);
-/* Removes every setting of t (DeleteTable), so none is left behind in the store. */
+/* settings.c: the settings kept per table outside its description (meta_setting_*).
+ * Removes every setting of t (DeleteTable), so none is left behind in the store. */
 void setting_forget_all(qr_db *db, const table *t);
 /* The parts of an ARN "arn:PARTITION:SERVICE:REGION:ACCOUNT:RESOURCE" (slices of it, not
  * NUL-terminated; lengths beside). For a DynamoDB resource "table/NAME[/SUB/SUB_NAME]",
@@ -264,4 +261,7 @@ void capacity_index_writes(const table *t, const json_t *old_item, const json_t 
  * DynamoDB then writes no item. An update with no actions at all still creates one. */
 int item_update_leaves_none(const table *t, const json_t *old, const expr_update *u,
                             const json_t *item);
+/* Refuses (as DynamoDB does, naming it) an update u that would write a key attribute of t;
+ * 0 when u is NULL or writes none. UpdateItem and TransactWriteItems' Update share it. */
+int item_update_check_keys(const table *t, const expr_update *u, qr_err *err);
 #endif

@@ -1,10 +1,7 @@
 /* query.c — Query and Scan: reading a key range a page at a time.
  *
- * Both turn their request into a byte range [lower, upper) of the table's keys — one
- * partition narrowed by the sort-key condition for Query, a slice of the hash-ordered
- * partitions for a Scan segment — and read it in one direction, stopping at Limit items
- * or once 1 MB of items has been read, as DynamoDB does. The filter runs after the read
- * (so filtered items still count in ScannedCount and capacity), then the projection. */
+ * The filter runs after the read (so filtered items still count in ScannedCount and capacity),
+ * then the projection. */
 #include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,7 +58,12 @@ static int read_base(qr_db *db, table *t, const json_t *entry, int consistent, j
     return rc < 0 ? -1 : 0;
 }
 
-/* Runs the read, writing the opening of the response — Items, Count, ScannedCount and
+/* Both turn their request into a byte range [lower, upper) of the table's keys — one partition
+ * narrowed by the sort-key condition for Query, a slice of the hash-ordered partitions for a
+ * Scan segment — and read it in one direction, stopping at Limit items or once 1 MB of items
+ * has been read, as DynamoDB does.
+ *
+ * Runs the read, writing the opening of the response — Items, Count, ScannedCount and
  * LastEvaluatedKey, without the closing brace — to out, and sets *bytes to the size of
  * all items read and *fetch_units to what reading base items behind an LSI's entries
  * cost. Stored items are copied into the response as they are unless a filter or

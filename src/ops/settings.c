@@ -1,9 +1,9 @@
-/* settings.c — ops' names for the per-table settings kept beside the catalog
- * (contributor insights, resource policies), and the reading of the resource ARNs that
- * address them and tags.
+/* settings.c — what ops does with the per-table settings kept beside the catalog
+ * (contributor insights, resource policies): forgets them with their table; and the
+ * reading of the resource ARNs that address them and tags.
  *
- * The settings themselves, their records and their lock, are the engine's (meta.h); these
- * are the calls ops.h declares for them. DescribeTable does not show them. */
+ * The settings themselves, their records and their lock, are the engine's (meta.h).
+ * DescribeTable does not show them. */
 #include <string.h>
 
 #include "engine/engine.h"
@@ -12,17 +12,6 @@
 void setting_forget_all(qr_db *db, const table *t)
 {
     meta_setting_forget_all(db, t);
-}
-
-int setting_get(qr_db *db, const table *t, char kind, const char *sub, json_t **out, qr_err *err)
-{
-    return meta_setting_get(db, t, kind, sub, out, err);
-}
-
-int setting_put(qr_db *db, const table *t, char kind, const char *sub, const json_t *value,
-                qr_err *err)
-{
-    return meta_setting_put(db, t, kind, sub, value, err);
 }
 
 int arn_split(const char *arn, arn_parts *out)

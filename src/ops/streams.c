@@ -1,10 +1,7 @@
-/* streams.c — the DynamoDB Streams API: ListStreams, DescribeStream, GetShardIterator and
- * GetRecords, over the streams engine/stream.c keeps.
- *
- * Each stream has one shard, open while the stream is enabled and closed (given an
- * EndingSequenceNumber) when it is disabled or its table deleted. A shard iterator is
- * the stream's ARN, then a position (the next sequence number to read) and an expiry
- * time with a checksum, so a mangled or foreign iterator is refused rather than read. */
+/* streams.c — the DynamoDB Streams API (ListStreams, DescribeStream, GetShardIterator,
+ * GetRecords) over the streams engine/stream.c keeps. Each stream has one shard, open while the
+ * stream is enabled and closed (given an EndingSequenceNumber) when it is disabled or its table
+ * deleted. */
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -191,6 +188,8 @@ static uint64_t iterator_check(const char *arn, const char *payload, size_t len)
     return h;
 }
 
+/* A shard iterator is the stream's ARN, then a position (the next sequence number to read) and
+ * an expiry time with a checksum, so a mangled or foreign iterator is refused rather than read. */
 static json_t *make_iterator(const json_t *d, uint64_t position)
 {
     const char *arn = json_string_value(json_object_get(d, "StreamArn"));

@@ -1,14 +1,11 @@
 /* transact.c — TransactWriteItems and TransactGetItems: all or nothing, across tables.
  *
- * A write transaction validates every action, holds all its items (txn_lock_keys), checks
- * every condition on the current items and writes everything with item_stage in one RocksDB
- * batch; a read transaction reads from one snapshot. ClientRequestToken idempotency is kept
- * in this process's memory for ten minutes, not persisted: it does not survive a restart. */
-#include <pthread.h>
+ * A write transaction validates every action, then runs them as one engine item
+ * transaction (txn_begin with TXN_ATOMIC): conditions checked on the current items,
+ * everything written in one batch. A read transaction reads from one read view. The
+ * ClientRequestToken memory is the engine's (meta_token_*, in memory only). */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <xxhash.h>
 
 #include "engine/index.h"
 #include "model/value.h"
@@ -111,7 +108,6 @@ typedef struct action {
     json_t *item;      /* Put: the item (borrowed) */
     json_t *exprs_src; /* the expression parameters of the action (owned) */
     req_exprs x;
-    json_t *names; /* Update: top-level names written (owned) */
     const char *on_failure;
     buf key;
     json_t *old, *new_item; /* current and new item (owned; NULL when absent) */
@@ -128,7 +124,6 @@ static void txn_free(qr_db *db, txn *tx)
         action *a = &tx->a[i];
         exprs_free(&a->x);
         json_decref(a->exprs_src);
-        json_decref(a->names);
         json_decref(a->old);
         json_decref(a->new_item);
         buf_free(&a->key);
@@ -176,24 +171,6 @@ static json_t *expression_params(json_t *spec, const char *const *keys)
         if (v) json_object_set(o, keys[i], v);
     }
     return o;
-}
-
-static int check_update_keys(const table *t, json_t *names, qr_err *err)
-{
-    size_t i;
-    json_t *n;
-    json_array_foreach(names, i, n)
-    {
-        const char *s = json_string_value(n);
-        if (strcmp(s, table_pk(t)->name) == 0 ||
-            (table_sk(t)->name && strcmp(s, table_sk(t)->name) == 0))
-            return err_validation(
-                err,
-                "One or more parameter values were invalid: Cannot update attribute %s. "
-                "This attribute is part of the key",
-                s);
-    }
-    return 0;
 }
 
 /* Parses and checks one action of either kind of transaction; nothing is read. */
@@ -322,10 +299,7 @@ static int parse_action(qr_db *db, json_t *entry, size_t idx, int is_get, action
     int allowed =
         is_get ? EXPRS_PROJECTION : EXPRS_CONDITION | (a->kind == ACT_UPDATE ? EXPRS_UPDATE : 0);
     if (exprs_parse(&a->x, a->exprs_src, allowed, err) || exprs_finish(&a->x)) return -1;
-    if (a->kind == ACT_UPDATE) {
-        a->names = expr_update_top_names(a->x.update);
-        if (check_update_keys(a->t, a->names, err)) return -1;
-    }
+    if (a->kind == ACT_UPDATE && item_update_check_keys(a->t, a->x.update, err)) return -1;
     return key_item(&a->key, a->t, a->keyv, err);
 }
 

@@ -1,16 +1,7 @@
-/* warm.c — WarmThroughput, as DynamoDB keeps it for a table and each global index.
- *
- * quarry serves every request as fast as it can, so warm throughput prepares nothing;
- * what it keeps is DynamoDB's bookkeeping, so that a client (or a deployment tool
- * comparing its template with the table) reads back what DynamoDB would answer:
- *   - a new on-demand table or index starts at 12,000 read and 4,000 write units a
- *     second; a provisioned one at its provisioned units;
- *   - it follows capacity up (a higher ProvisionedThroughput, or a switch to on-demand)
- *     and never comes down again;
- *   - CreateTable and UpdateTable may raise it, one unit or both; a unit below the
- *     baseline (CreateTable) or below the current value, 0 or less included
- *     (UpdateTable), is refused; CreateTable takes an empty one as the baseline.
- * Changes apply at once, so its status is always that of the table or index. */
+/* warm.c — WarmThroughput, as DynamoDB keeps it for a table and each global index. quarry
+ * serves every request as fast as it can, so warm throughput prepares nothing; what it
+ * keeps is DynamoDB's bookkeeping, so that a client (or a deployment tool comparing its
+ * template with the table) reads back what DynamoDB would answer. */
 #include "ops/warm.h"
 
 #include <string.h>
@@ -27,7 +18,10 @@ static int provisioned_billing(json_t *desc)
     return mode == NULL || strcmp(json_string_value(mode), "PROVISIONED") == 0;
 }
 
-/* The least warm throughput target's capacity guarantees, unit i. */
+/* A new on-demand table or index starts at 12,000 read and 4,000 write units a second; a
+ * provisioned one at its provisioned units.
+ *
+ * The least warm throughput target's capacity guarantees, unit i. */
 static json_int_t baseline(json_t *target, int provisioned, int i)
 {
     if (!provisioned) return i == 0 ? WARM_ON_DEMAND_READ : WARM_ON_DEMAND_WRITE;
@@ -47,6 +41,8 @@ static json_t *warm_of(json_t *target, int provisioned)
     return w;
 }
 
+/* Warm throughput follows capacity up (a higher ProvisionedThroughput, or a switch to
+ * on-demand) and never comes down again. */
 static void follow(json_t *target, int provisioned)
 {
     json_t *w = warm_of(target, provisioned);
@@ -67,6 +63,10 @@ void warm_follow_capacity(json_t *desc)
         follow(g, provisioned);
 }
 
+/* CreateTable and UpdateTable may raise it, one unit or both; a unit below the baseline
+ * (CreateTable) or below the current value, 0 or less included (UpdateTable), is refused;
+ * CreateTable takes an empty one as the baseline. Changes apply at once, so its status is
+ * always that of the table or index. */
 int warm_apply(json_t *spec, json_t *target, int creating, int provisioned, const char *index,
                const char *field, qr_err *err)
 {

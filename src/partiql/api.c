@@ -1,10 +1,6 @@
-/* api.c — ExecuteStatement, BatchExecuteStatement and ExecuteTransaction: DynamoDB's
- * PartiQL API over the parser, the planner and the executor.
- *
- * Checks each request's parameters, parses its statements, plans them and has the plans
- * run; pages a SELECT across its IN values with an opaque NextToken tied to the statement
- * and its parameters, applies its projection, and answers in DynamoDB's shapes. It writes
- * no request of an item operation (execute.c does) and decides no plan (plan.c does). */
+/* api.c — ExecuteStatement, BatchExecuteStatement and ExecuteTransaction: DynamoDB's PartiQL
+ * API over the parser, the planner and the executor. It writes no request of an item operation
+ * (execute.c does) and decides no plan (plan.c does). */
 #include <limits.h>
 #include <openssl/evp.h>
 #include <stdint.h>
@@ -275,7 +271,10 @@ static int token_decode(const char *tok, XXH64_hash_t hash, size_t nkeys, size_t
     return rc;
 }
 
-/* Runs the Query or Scan of plan p from NextToken's place to the end or to Limit, once
+/* A SELECT is paged across its IN values with an opaque NextToken tied to the statement and its
+ * parameters.
+ *
+ * Runs the Query or Scan of plan p from NextToken's place to the end or to Limit, once
  * per IN value when the plan reads them in turn, passing each item read through the
  * plan's key filter and the projection; answers the items, NextToken, LastEvaluatedKey
  * and the summed ConsumedCapacity. */

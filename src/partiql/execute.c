@@ -398,6 +398,20 @@ static int write_request(const pq_plan *p, json_t **out, qr_err *err)
     return 0;
 }
 
+/* Runs operation h on request r (taken over) into out: 0 with out's body and capacity set,
+ * or -1 with err set and out freed. */
+static int run(qr_db *db, op_handler h, json_t *r, pq_result *out, qr_err *err)
+{
+    int rc = op_run(db, h, r, &out->body, err);
+    json_decref(r);
+    if (rc) {
+        pq_result_free(out);
+        return -1;
+    }
+    out->capacity = json_object_get(out->body, "ConsumedCapacity");
+    return 0;
+}
+
 int pq_exec_write(qr_db *db, const pq_plan *p, const char *capacity, const char *on_failure,
                   pq_result *out, qr_err *err)
 {
@@ -410,18 +424,13 @@ int pq_exec_write(qr_db *db, const pq_plan *p, const char *capacity, const char 
             json_object_set_new(r, "ReturnValuesOnConditionCheckFailure", json_string(on_failure));
         json_object_set_new(r, "ReturnValues", json_string(p->return_values));
     }
-    int rc = op_run(db,
-                    p->op == PQ_OP_PUT_ITEM      ? op_put_item
-                    : p->op == PQ_OP_UPDATE_ITEM ? op_update_item_as_written
-                                                 : op_delete_item,
-                    r, &out->body, err);
-    json_decref(r);
-    if (rc) {
-        pq_result_free(out);
+    if (run(db,
+            p->op == PQ_OP_PUT_ITEM      ? op_put_item
+            : p->op == PQ_OP_UPDATE_ITEM ? op_update_item_as_written
+                                         : op_delete_item,
+            r, out, err))
         return -1;
-    }
     out->item = json_object_get(out->body, "Attributes");
-    out->capacity = json_object_get(out->body, "ConsumedCapacity");
     return 0;
 }
 
@@ -432,14 +441,8 @@ int pq_exec_get_item(qr_db *db, const pq_plan *p, const char *capacity, pq_resul
                           "ConsistentRead", p->consistent);
     if (r == NULL) return out_of_memory(err);
     if (capacity) json_object_set_new(r, "ReturnConsumedCapacity", json_string(capacity));
-    int rc = op_run(db, op_get_item, r, &out->body, err);
-    json_decref(r);
-    if (rc) {
-        pq_result_free(out);
-        return -1;
-    }
+    if (run(db, op_get_item, r, out, err)) return -1;
     out->item = json_object_get(out->body, "Item");
-    out->capacity = json_object_get(out->body, "ConsumedCapacity");
     return 0;
 }
 
@@ -454,16 +457,10 @@ int pq_exec_transact_get(qr_db *db, const pq_plan *plans, size_t n, const char *
     json_t *r = list ? json_pack("{s:o}", "TransactItems", list) : NULL;
     if (r == NULL) return out_of_memory(err);
     if (capacity) json_object_set_new(r, "ReturnConsumedCapacity", json_string(capacity));
-    int rc = op_run(db, op_transact_get_items, r, &out->body, err);
-    json_decref(r);
-    if (rc) {
-        pq_result_free(out);
-        return -1;
-    }
+    if (run(db, op_transact_get_items, r, out, err)) return -1;
     json_t *responses = json_object_get(out->body, "Responses");
     for (size_t i = 0; i < n; i++)
         items[i] = json_object_get(json_array_get(responses, i), "Item");
-    out->capacity = json_object_get(out->body, "ConsumedCapacity");
     return 0;
 }
 
@@ -493,14 +490,7 @@ int pq_exec_transact_write(qr_db *db, const pq_plan *plans, size_t n, const char
     if (r == NULL) return out_of_memory(err);
     if (client_token) json_object_set(r, "ClientRequestToken", client_token);
     if (capacity) json_object_set_new(r, "ReturnConsumedCapacity", json_string(capacity));
-    int rc = op_run(db, op_transact_write_items, r, &out->body, err);
-    json_decref(r);
-    if (rc) {
-        pq_result_free(out);
-        return -1;
-    }
-    out->capacity = json_object_get(out->body, "ConsumedCapacity");
-    return 0;
+    return run(db, op_transact_write_items, r, out, err);
 }
 
 /* ---- Query and Scan ---- */

@@ -1,10 +1,6 @@
-/* parse.c — the lexer and recursive-descent parser of DynamoDB's PartiQL.
- *
- * SELECT, INSERT, UPDATE, DELETE and EXISTS(SELECT ...) over one table, with literals
- * (strings, numbers, TRUE/FALSE, NULL, lists, maps, sets), ? parameters, document paths and
- * the conditions and functions DynamoDB documents; line and block comments are whitespace.
- * It builds the tree of statement.h; it does not check the statement against a table (the
- * planner does). Nesting is bounded, so no statement can exhaust the stack. */
+/* parse.c — the lexer and recursive-descent parser of DynamoDB's PartiQL: SELECT, INSERT,
+ * UPDATE, DELETE and EXISTS(SELECT ...) over one table. It builds the tree of statement.h; it
+ * does not check the statement against a table (the planner does). */
 #include <ctype.h>
 #include <stdint.h>
 #include <stdarg.h>
@@ -91,6 +87,7 @@ static int lex_quoted(parser *p, size_t *i, char q, tok_kind kind)
     return rc;
 }
 
+/* Line and block comments are whitespace. */
 static int lex(parser *p)
 {
     static const char *const two[] = {"<>", "!=", "<=", ">=", "<<", ">>", NULL};
@@ -245,6 +242,7 @@ static int leftover(parser *p)
     return err_validation(p->err, PARTIQL_MALFORMED "Unexpected token after expression");
 }
 
+/* Nesting is bounded, so no statement can exhaust the stack. */
 static int enter(parser *p)
 {
     if (++p->depth > MAX_NESTING)
@@ -518,7 +516,10 @@ static json_t *number_av(parser *p, int neg, const token *n, const char *path)
     return out;
 }
 
-/* A literal (or ?); path names where it sits ("root", "root.k", "root[1]"), for the
+/* Literals: strings, numbers, TRUE/FALSE, NULL, lists, maps and sets, and ? parameters; the
+ * grammar around them has document paths and the conditions and functions DynamoDB documents.
+ *
+ * A literal (or ?); path names where it sits ("root", "root.k", "root[1]"), for the
  * messages about its numbers. NULL: an INSERT's item, each value of which is a root. */
 static json_t *parse_value(parser *p, const char *path)
 {

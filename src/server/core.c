@@ -223,8 +223,7 @@ static void on_jobs_done(h2o_multithread_receiver_t *receiver, h2o_linklist_t *m
  * that turn, not as soon as it is made. Without syncs, the writes of the turn's calls
  * then reach the WAL in one write(2) before any answer that depends on them leaves (see
  * qr_defer_flushes). And the answers leave back to back: a client woken by the first
- * finds the next ones already there, instead of being woken once per answer (Query(50):
- * 38k -> 44k/s, 37 -> 35 us of CPU per request, alternating runs). A call lives in its
+ * finds the next ones already there, instead of being woken once per answer. A call lives in its
  * requester's memory, and leaves the turn's list if the requester goes first (its client
  * gone: core_call_cancel). */
 
@@ -415,14 +414,11 @@ static void on_handoffs(h2o_multithread_receiver_t *receiver, h2o_linklist_t *me
  * those pinned to the CPU the connection's packets arrive on (SO_INCOMING_CPU; for a
  * client on this machine, the CPU its thread ran on). The connection is then served
  * where its client runs, and a client thread and the loops it talks to take turns on one
- * CPU instead of waking each other across two: GetItem 105k -> 118k/s and PutItem
- * --no-sync 52k -> 60k/s with wrk on the same two CPUs (bench/http/README.md). But a
- * client whose threads all happened to run on one CPU when they connected would leave
- * the other CPUs' loops idle, pinned loops cannot move, and the client's threads may
- * spread later: so a loop that serves more than twice as many connections as the least
- * busy one, and STEER_SLACK more, gets no more until the others catch up. (A slack of 4
- * alone diverted connections while wrk's two threads were still connecting, and cost
- * GetItem 10%.) */
+ * CPU instead of waking each other across two. But a client whose threads all happened to run on
+ * one CPU when they connected would leave the other CPUs' loops idle, pinned loops cannot move, and
+ * the client's threads may spread later: so a loop that serves more than twice as many connections
+ * as the least busy one, and STEER_SLACK more, gets no more until the others catch up. The slack is
+ * large enough not to divert connections while a client's threads are still connecting. */
 #define STEER_SLACK 8
 
 static core_loop *loop_for(core *c, int fd)

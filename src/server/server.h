@@ -1,11 +1,6 @@
-/* server.h — quarry's HTTP server: DynamoDB's JSON protocol in front of a qr_db.
- *
- * h2o does the HTTP/1.1 (keep-alive, pipelining, chunked bodies, timeouts) on the event
- * loop threads of the server core (core.h), which also runs writes that wait for a disk
- * sync on a pool of workers; dynamodb.c routes POST / by X-Amz-Target to qr_call, verifies
- * SigV4, bounds request bodies, adds DynamoDB's response headers and logs one line per
- * request. It does not open or close the database, parse options or handle signals: that
- * is `quarry serve` (src/cli/serve.c). */
+/* server.h — quarry's HTTP server: DynamoDB's JSON protocol in front of a qr_db. It does
+ * not open or close the database, parse options or handle signals: that is `quarry serve`
+ * (src/cli/serve.c). */
 #ifndef QR_SERVER_H
 #define QR_SERVER_H
 
@@ -53,7 +48,13 @@ typedef struct server_config {
 
 typedef struct server server;
 
-/* Binds, listens and starts the event loops and workers. db is borrowed and must outlive the
+/* h2o does the HTTP/1.1 (keep-alive, pipelining, chunked bodies, timeouts) on the event
+ * loop threads of the server core (core.h), which also runs writes that wait for a disk
+ * sync on a pool of workers; dynamodb.c routes POST / by X-Amz-Target to qr_call, verifies
+ * SigV4, bounds request bodies, adds DynamoDB's response headers and logs one line per
+ * request.
+ *
+ * Binds, listens and starts the event loops and workers. db is borrowed and must outlive the
  * server. Returns 0, or -1 with a message (e.g. the address is in use) in errbuf. */
 int server_start(qr_db *db, const server_config *cfg, server **out, char *errbuf, size_t errlen);
 

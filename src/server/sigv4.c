@@ -1,10 +1,5 @@
-/* sigv4.c — AWS Signature Version 4 verification (see sigv4.h).
- *
- * Follows AWS's published algorithm: canonical request (method, normalised and
- * URI-encoded path, sorted query, signed headers with trimmed values, SHA-256 of the
- * body), string to sign, signing key derived by four HMACs, and the final HMAC compared
- * in constant time. The checks run in the order DynamoDB applies them, so a client sees
- * the same first error. Crypto is libcrypto's; the signing key is cached per thread. */
+/* sigv4.c — AWS Signature Version 4 verification (see sigv4.h), following AWS's published
+ * algorithm. Crypto is libcrypto's; the signing key is cached per thread. */
 #include "server/sigv4.h"
 
 #include <ctype.h>
@@ -430,6 +425,8 @@ static void reserve(buf *b, size_t n)
     b->data[0] = '\0';
 }
 
+/* The canonical request: method, normalised and URI-encoded path, sorted query, signed headers
+ * with trimmed values, SHA-256 of the body. */
 int sigv4_canonical_request(const sigv4_request *req, const char *signed_headers, size_t sh_len,
                             const char *payload_hash_hex, buf *out)
 {
@@ -688,6 +685,9 @@ static void copy_key(char *dst, size_t cap, const char *src, size_t n)
     dst[n] = '\0';
 }
 
+/* From the canonical request, the string to sign and the signing key (derived by four
+ * HMACs); the final HMAC is compared in constant time. The checks run in the order
+ * DynamoDB applies them, so a client sees the same first error. */
 int sigv4_verify(const sigv4_request *req, const sigv4_keyring *keys, const char *service,
                  time_t now, char *access_key, size_t akcap, qr_err *e)
 {

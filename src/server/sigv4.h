@@ -1,10 +1,6 @@
-/* sigv4.h — verifying AWS Signature Version 4 on requests, and the keys it checks against.
- *
- * The server hands over a request as it arrived (raw path, raw query pairs, headers in
- * arrival order, body); sigv4_verify rebuilds the canonical request, the string to sign
- * and the signing key (HMAC-SHA256 and SHA-256 from libcrypto) and answers with
- * DynamoDB's own errors and messages. It does not speak HTTP, read files other than the
- * credentials file, or support presigned (query-string) authentication. */
+/* sigv4.h — verifying AWS Signature Version 4 on requests, and the keys it checks against. It
+ * does not speak HTTP, read files other than the credentials file, or support presigned
+ * (query-string) authentication. */
 #ifndef QR_SIGV4_H
 #define QR_SIGV4_H
 
@@ -67,7 +63,12 @@ int sigv4_keyring_load(sigv4_keyring *kr, const char *path, char *errbuf, size_t
 const char *sigv4_keyring_find(const sigv4_keyring *kr, const char *access_key, size_t len);
 void sigv4_keyring_free(sigv4_keyring *kr);
 
-/* Checks the request's Authorization header, in DynamoDB's order: present, complete,
+/* The server hands over a request as it arrived (raw path, raw query pairs, headers in arrival
+ * order, body); sigv4_verify rebuilds the canonical request, the string to sign and the signing
+ * key (HMAC-SHA256 and SHA-256 from libcrypto) and answers with DynamoDB's own errors and
+ * messages.
+ *
+ * Checks the request's Authorization header, in DynamoDB's order: present, complete,
  * date well formed and within SIGV4_MAX_SKEW_SECONDS of now, Host signed, algorithm,
  * credential scope (service must equal `service`, date must match), access key known,
  * signature. With keys == NULL any access key is accepted and only the header's

@@ -20,10 +20,9 @@ typedef struct rowcache_entry entry;
 
 /* The keys whose hashes select it, and the writes on them; under its stripe's mutex.
  * Two ways rather than one slot per hash, and writes counted per bucket rather than per
- * stripe: with one slot per hash and a count per stripe, another key on the slot, or
- * another write on the stripe (each event loop's turn stages a dozen), made a write
- * forget what it put, and 8% of PutItem's reads of the item it replaces went to RocksDB
- * (--no-sync, 5 000 keys); about 1% do now. */
+ * stripe: with one slot per hash another key on the slot, and with a count per stripe
+ * another write on the stripe (each event loop's turn stages a dozen), would make a write
+ * forget what it put, sending the next PutItem's read of the item to RocksDB. */
 typedef struct bucket {
     entry *way[WAYS];
     uint64_t gen;         /* moves on every write_begin and write_end */

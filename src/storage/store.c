@@ -1,14 +1,6 @@
-/* store.c — RocksDB behind quarry's storage interface (see store.h).
- *
- * One RocksDB database, default column family, with a block cache and bloom filters
- * tuned for point reads of items and prefix-ordered range scans of item collections.
- *
- * Without syncs, an event loop's single-item writes are staged and committed as one
- * RocksDB write a turn (store_write_staged): PutItem --no-sync from four loops had taken
- * the write mutex once a request, and waiting for it cost ~0.5 futex calls and ~0.4
- * context switches a request; staged, 25.6 -> ~20 us of CPU per PutItem, and with the
- * row cache keeping what writes put (no skiplist search for the next write's read of the
- * item) ~18 us, 63-66k -> 83-89k PutItem/s. */
+/* store.c — RocksDB behind quarry's storage interface (see store.h): one database, default
+ * column family, with a block cache and bloom filters tuned for point reads of items and
+ * prefix-ordered range scans of item collections. */
 #include "storage/store.h"
 
 #include "storage/rowcache.h"
@@ -139,8 +131,7 @@ int store_open(const char *dir, int no_sync, store **out, char **errmsg)
 {
     store *s = calloc(1, sizeof *s);
     /* Items read again and again skip RocksDB's lookup (a skiplist search through the
-     * memtable, then the files): 64k keys of values up to 2 KB, 32 MB at most. GetItem
-     * of 10 000 items in the memtable: RocksDB's Get was 1.7 of 11.6 us of CPU. */
+     * memtable, then the files): 64k keys of values up to 2 KB, 32 MB at most. */
     if (s) s->rows = rowcache_new(1 << 16, ROW_MAX_VALUE, 32 << 20);
     if (s == NULL || s->rows == NULL) {
         free(s);
@@ -153,43 +144,34 @@ int store_open(const char *dir, int no_sync, store **out, char **errmsg)
     rocksdb_options_set_max_background_jobs(s->opts, 2);
     /* An 8 MB memtable, not RocksDB's 64 MB. Under load, inserting into the memtable is a
      * skiplist search that misses the CPU's caches level after level, and the smaller the
-     * skiplist the fewer misses: PutItem --no-sync overwriting 5 000 items spent 6.5-6.7
-     * us of CPU per key in rocksdb_write with 64 MB, 5.6 with 16 MB and 4.3-4.9 with 8 MB
-     * (of ~32 us per request). The price is that recent data leaves the memtable for the
-     * files sooner, where reading it costs more: bench/engine's Query of 50 items over
-     * 50 000 items was ~5% slower. */
+     * skiplist the fewer misses. The price is that recent data leaves the memtable for the
+     * files sooner, where reading it (a Query's range) costs more. */
     rocksdb_options_set_write_buffer_size(s->opts, 8 << 20);
     rocksdb_options_set_compression(s->opts, rocksdb_lz4_compression);
     /* RocksDB's own LOG at INFO, and bounded. Debian's librocksdb starts at DEBUG, which
      * writes a line to LOG at every manual WAL flush ("FlushWAL sync=false"): under
-     * `serve --no-sync` that was one line per event-loop turn, thousands a second, a
-     * LOG growing by ~0.5 MB/s with nothing to stop it, and ~1.5% of the CPU of a
-     * PutItem spent formatting them. */
+     * `serve --no-sync` that is one line per event-loop turn, thousands a second, a LOG
+     * growing with nothing to stop it, and CPU of every PutItem spent formatting them. */
     rocksdb_options_set_info_log_level(s->opts, 1 /* INFO_LEVEL */);
     rocksdb_options_set_max_log_file_size(s->opts, 16 << 20);
     rocksdb_options_set_keep_log_file_num(s->opts, 5);
     /* Writers waiting for the write group's leader block instead of spinning with
-     * sched_yield: on a 2-CPU machine the spinning took the CPU the leader and the other
-     * requests needed (4 writer threads: ~23 -> ~19 us of CPU per PutItem). */
+     * sched_yield: on a 2-CPU machine the spinning takes the CPU the leader and the other
+     * requests need. */
     rocksdb_options_set_enable_write_thread_adaptive_yield(s->opts, 0);
     /* Without syncs, a write holds no one up for long, and writers from several event
      * loops take turns on a mutex instead of forming RocksDB write groups: the group's
      * followers sleep on a condition variable and are woken one by one, which on two CPUs
-     * cost more than the turns (PutItem --no-sync: 38.3 -> 36.3 us of CPU, a third fewer
-     * context switches, ~5% more requests/s; pipelined groups had been 40 -> 38 us). With
-     * syncs, the groups are what shares one fsync among many writers, so they stay.
-     * The mutex spins briefly before it sleeps, as a turn is a few microseconds: three
-     * alternating runs gave 40.3-41.7k PutItem/s against 39.2-40.6k for a plain mutex,
-     * at the same CPU per request. */
+     * costs more than the turns. With syncs, the groups are what shares one fsync among
+     * many writers, so they stay. The mutex spins briefly before it sleeps
+     * (PTHREAD_MUTEX_ADAPTIVE_NP), as a turn is a few microseconds. */
     s->one_writer = no_sync;
     /* Without syncs, a write is acknowledged once the WAL holds it in the operating
      * system's cache. RocksDB writes it there itself after each write, one write(2) per
      * write; with manual flushes it keeps it in its buffer until flush_wal, so that a
      * thread answering several requests at a time (an event loop, store_defer_flushes)
-     * hands all of their records over in one write(2) before it answers any of them
-     * (PutItem --no-sync on one event loop: the WAL's write(2) was ~4 us of the ~32 us of
-     * CPU per request). Every other thread flushes right after each of its writes, as
-     * before. */
+     * hands all of their records over in one write(2) before it answers any of them. Every
+     * other thread flushes right after each of its writes. */
     s->manual_flush = no_sync;
     rocksdb_options_set_manual_wal_flush(s->opts, (unsigned char)no_sync);
     pthread_mutexattr_t ma;
@@ -199,7 +181,7 @@ int store_open(const char *dir, int no_sync, store **out, char **errmsg)
     pthread_mutexattr_destroy(&ma);
     /* A bloom filter of whole keys over the memtable (5% of its size): writes read the
      * current item first, and for a new item the filter answers "absent" without the
-     * skiplist search (PutItem of a new item: ~118k -> ~110k instructions). */
+     * skiplist search. */
     rocksdb_options_set_memtable_prefix_bloom_size_ratio(s->opts, 0.05);
     rocksdb_options_set_memtable_whole_key_filtering(s->opts, 1);
     s->topts = rocksdb_block_based_options_create();
@@ -638,6 +620,9 @@ static int write_with(store *s, rocksdb_writeoptions_t *wo, store_batch *b, qr_e
     return 0;
 }
 
+/* Without syncs, an event loop's single-item writes are staged and committed as one RocksDB
+ * write a turn, so the loops do not take (and wait for) RocksDB's write mutex once a
+ * request. */
 int store_write_staged(store *s, store_batch *b, qr_err *err)
 {
     /* A write of every key (a range) is not staged: the row cache follows staged writes
@@ -801,6 +786,17 @@ int store_put(store *s, const void *k, size_t kl, const void *v, size_t vl, qr_e
     store_batch *b = store_batch_new();
     if (b == NULL) return err_set(err, QR_E_INTERNAL, "out of memory");
     store_batch_put(b, k, kl, v, vl);
+    int rc = store_write(s, b, err);
+    store_batch_free(b);
+    return rc;
+}
+
+int store_delete_range(store *s, const void *begin, size_t bl, const void *end, size_t el,
+                       qr_err *err)
+{
+    store_batch *b = store_batch_new();
+    if (b == NULL) return err_set(err, QR_E_INTERNAL, "out of memory");
+    store_batch_delete_range(b, begin, bl, end, el);
     int rc = store_write(s, b, err);
     store_batch_free(b);
     return rc;

@@ -1,11 +1,6 @@
-/* store.h — the ordered, durable key-value store under quarry: a thin layer on RocksDB.
- *
- * This is the only module that includes rocksdb/c.h. It offers point reads, atomic
- * write batches (durable in the WAL before they return, unless the store was opened
- * with no_sync), bounded iterators in both directions, and snapshots. It knows nothing
- * of tables or items: keys and values are opaque bytes. RocksDB groups concurrent
- * synchronous writes into one WAL fsync (group commit), so writers on many threads
- * share the cost of durability. */
+/* store.h — the ordered, durable key-value store under quarry: a thin layer on RocksDB, and
+ * the only module that includes rocksdb/c.h. It knows nothing of tables or items: keys and
+ * values are opaque bytes. */
 #ifndef QR_STORE_H
 #define QR_STORE_H
 
@@ -52,9 +47,14 @@ typedef void (*store_done_fn)(void *arg, uint64_t value, int written);
 /* Calls fn once b's write is over, written or not: when b is freed or cleared, or for a
  * staged b (store_write_staged), after the commit that writes it. -1 if out of memory. */
 int store_batch_on_done(store_batch *b, store_done_fn fn, void *arg, uint64_t value);
-/* Applies the batch atomically; durable when it returns unless no_sync. */
 /* Writes one key, durably as store_write does (catalog and descriptor records). */
 int store_put(store *s, const void *k, size_t kl, const void *v, size_t vl, qr_err *err);
+/* Deletes every key in [begin, end), durably as store_write does. */
+int store_delete_range(store *s, const void *begin, size_t bl, const void *end, size_t el,
+                       qr_err *err);
+/* Applies the batch atomically; durable when it returns unless no_sync. RocksDB groups
+ * concurrent synchronous writes into one WAL fsync (group commit), so writers on many
+ * threads share the cost of durability. */
 int store_write(store *s, store_batch *b, qr_err *err);
 /* Applies the batch atomically without waiting for the WAL to reach the disk; for work
  * that can be redone from durable state after a crash (index propagation, backfill). */

@@ -1,12 +1,4 @@
 /* jsonread.c — JSON text to jansson values: YAJL lexes, jansson's constructors build.
- *
- * The fast path declines (and json_loadb reads the text from the start) whenever the two
- * readers could differ: any YAJL error; anything but white space after the top value
- * (YAJL lets an unfinished string pass there); a \u escape anywhere (jansson's surrogate
- * and U+0000 rules); a number that is not a plain integer within long long (jansson's
- * reals and its overflow errors); a duplicate key when duplicates are refused; a string
- * or key that jansson's own UTF-8 check refuses; a vertical tab or form feed (white space
- * to YAJL only); a scalar at the top; nesting past FAST_DEPTH (jansson allows 2048).
  * Everything the fast path accepts, jansson accepts as the same value:
  * tests/unit/util/test_jsonread.c checks it on edge cases and mutated text, and
  * tests/fuzz/fuzz_json.c under libFuzzer. */
@@ -151,6 +143,13 @@ static int has_unicode_escape(const char *text, size_t len)
     return 0;
 }
 
+/* Declines (and json_loadb reads the text from the start) whenever the two readers could
+ * differ: any YAJL error; anything but white space after the top value (YAJL lets an
+ * unfinished string pass there); a \u escape anywhere (jansson's surrogate and U+0000
+ * rules); a number that is not a plain integer within long long (jansson's reals and its
+ * overflow errors); a duplicate key when duplicates are refused; a string or key that
+ * jansson's own UTF-8 check refuses; a vertical tab or form feed (white space to YAJL
+ * only); a scalar at the top; nesting past FAST_DEPTH (jansson allows 2048). */
 json_t *json_read_fast(const char *text, size_t len, size_t flags)
 {
     if (len == 0 || has_unicode_escape(text, len) || json_has_yajl_space(text, len)) return NULL;
