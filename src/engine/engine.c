@@ -723,18 +723,6 @@ int item_encode_sized(const json_t *item, size_t size, buf *out)
     return 0;
 }
 
-int item_encode_text(const char *json, size_t len, size_t size, buf *out)
-{
-    size_t start = out->len;
-    if (buf_putc(out, ITEM_FORMAT_JSON) || buf_put_be32(out, (uint32_t)size) ||
-        buf_append(out, json, len)) {
-        out->len = start;
-        if (out->data) out->data[start] = '\0';
-        return -1;
-    }
-    return 0;
-}
-
 int item_encode_open(buf *out)
 {
     return buf_putc(out, ITEM_FORMAT_JSON) || buf_put_be32(out, 0);

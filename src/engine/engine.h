@@ -37,16 +37,12 @@ const key_attr *table_sk(const table *t);
 /* The table's secondary indexes, table_index_count of them (an array; borrowed). */
 const qr_index *table_indexes(const table *t);
 size_t table_index_count(const table *t);
-/* The index of t with the given name or id; NULL if none. */
+/* The index of t with the given name; NULL if none. */
 const qr_index *table_index(const table *t, const char *name);
-const qr_index *table_index_by_id(const table *t, uint16_t id);
 /* True if writes to t must maintain secondary indexes. */
 int table_has_indexes(const table *t);
 /* Table t's local index count. */
 size_t table_lsi_count(const table *t);
-/* Whether t keeps nothing beside its items that a write must update: no index, no
- * stream, no recovery history (the fast PutItem path takes only such tables). */
-int table_keeps_items_only(const table *t);
 /* A copy of t's TableDescription as the catalog keeps it (the caller owns it), and a
  * copy of one of its members (NULL when absent). The description can change at any time
  * (UpdateTable, a backfill finishing): these copies are taken under the catalog's lock. */
@@ -89,8 +85,6 @@ json_t *catalog_names(qr_db *db);
 int catalog_drop_index_entries(qr_db *db, const table *t, uint16_t id, qr_err *err);
 
 /* ---- keys ---- */
-/* Appends the key prefix of partition pk_value of index index_id of t to out. */
-int key_partition(buf *out, const table *t, uint16_t index_id, const json_t *pk_value, qr_err *err);
 /* The same for a partition key of n attributes (multi-attribute GSI keys). */
 int key_partition_tuple(buf *out, const table *t, uint16_t index_id, const json_t *const *values,
                         int n, qr_err *err);
@@ -116,11 +110,9 @@ double engine_now_seconds(void);
  * reads can bill and page by size and copy the JSON into responses without parsing. */
 #define ITEM_HEADER_LEN 5
 /* Serialises an item into out (the stored form); the second for an item whose
- * item_size the caller has already computed; the third for an item already written as
- * compact JSON text (value_dump's form) of item_size size. */
+ * item_size the caller has already computed. */
 int item_encode(const json_t *item, buf *out);
 int item_encode_sized(const json_t *item, size_t size, buf *out);
-int item_encode_text(const char *json, size_t len, size_t size, buf *out);
 /* An item written as compact JSON text straight into its stored form: item_encode_open
  * appends the header (at out->len before the call: start) with the size left open, the
  * caller appends the item's text, and item_encode_close sets its item_size. */
@@ -188,7 +180,7 @@ int txn_read_size(item_txn *x, size_t i, size_t *size, qr_err *err);
 int txn_check(item_txn *x, size_t i, const expr_cond *c, const char *on_failure, qr_err *err);
 /* Puts item (already checked: key, size, index keys) as item i; size is its item_size. */
 int txn_put(item_txn *x, size_t i, const json_t *item, size_t size, qr_err *err);
-/* The same for an item already in the stored form (item_encode_text's), as a decoder
+/* The same for an item already in the stored form (item_encode_open's), as a decoder
  * reading the request text makes it; a table that keeps more than its items (indexes,
  * a stream, recovery history) parses it for them. */
 int txn_put_stored(item_txn *x, size_t i, const buf *stored, qr_err *err);

@@ -143,6 +143,11 @@ void meta_close(qr_db *db);
 #define QR_PITR_PREFIX_LEN 2
 
 /* ---- catalog ---- */
+/* The index of t with the given id; NULL if none. */
+const qr_index *table_index_by_id(const table *t, uint16_t id);
+/* Appends the key prefix of partition pk_value of index index_id of t to out. */
+int key_partition(buf *out, const table *t, uint16_t index_id, const json_t *pk_value, qr_err *err);
+
 /* catalog_get by table id. */
 table *catalog_get_by_id(qr_db *db, uint32_t id);
 /* The index of t with the given name or id, for the engine's own changes; NULL if none. */

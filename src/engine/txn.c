@@ -25,6 +25,10 @@ typedef struct txn_slot {
     int put;
 } txn_slot;
 
+/* Whether t keeps nothing beside its items that a write must update: no index, no
+ * stream, no recovery history. */
+static int table_keeps_items_only(const table *t);
+
 struct item_txn {
     qr_db *db;
     txn_kind kind;
@@ -325,7 +329,7 @@ void txn_end(item_txn *x)
     free(x);
 }
 
-int table_keeps_items_only(const table *t)
+static int table_keeps_items_only(const table *t)
 {
     return t->nindexes == 0 && !stream_enabled(t) && !pitr_enabled(t);
 }
