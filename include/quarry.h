@@ -39,7 +39,29 @@ typedef struct qr_options {
      * 0 means every 60 seconds. (DynamoDB deletes expired items within a few days; until
      * then they are still read, as here between sweeps.) */
     int ttl_interval_ms;
+    /* Capacity as DynamoDB meters it (QR_CAPACITY_*): ENFORCE (0, the default) throttles
+     * what exceeds a table's, an index's or a partition's capacity, as DynamoDB does;
+     * OBSERVE meters and counts what would be throttled but throttles nothing; OFF does
+     * not meter (bulk loads). */
+    int capacity;
+    /* QR_CLOCK_MANUAL: the capacity clock stands still but for qr_clock_advance, so tests
+     * of throttling are deterministic. */
+    int capacity_clock;
+    /* The account's per-table quota of read and of write request units a second for
+     * on-demand tables; 0 means DynamoDB's default, QR_ACCOUNT_TABLE_UNITS; negative
+     * means none. */
+    double account_table_units;
 } qr_options;
+
+#define QR_CAPACITY_ENFORCE 0
+#define QR_CAPACITY_OBSERVE 1
+#define QR_CAPACITY_OFF 2
+#define QR_CLOCK_MONOTONIC 0
+#define QR_CLOCK_MANUAL 1
+#define QR_ACCOUNT_TABLE_UNITS 40000.0
+
+/* Moves the capacity clock forward by seconds (buckets refill as if that time passed). */
+void qr_clock_advance(qr_db *db, double seconds);
 
 /* Opens (creating if needed) the database in directory dir. opts may be NULL for the
  * defaults (durable writes). On failure returns QR_ERR and, if errmsg is not NULL,

@@ -14,8 +14,9 @@ allowed() {
     model) echo "util/ model/" ;;
     storage) echo "util/ storage/" ;;
     expr) echo "util/ model/ expr/" ;;
-    engine) echo "util/ model/ expr/ storage/ engine/ engine/engine_int.h quarry.h" ;;
-    ops) echo "util/ model/ expr/ engine/ ops/ quarry.h" ;;
+    capacity) echo "util/ capacity/" ;;
+    engine) echo "util/ model/ expr/ storage/ capacity/ engine/ engine/engine_int.h quarry.h" ;;
+    ops) echo "util/ model/ expr/ capacity/ engine/ ops/ quarry.h" ;;
     partiql) echo "util/ model/ expr/ engine/ ops/ partiql/ quarry.h" ;;
     api) echo "util/ model/ ops/ partiql/ api/ quarry.h" ;;
     server) echo "util/ server/ quarry.h" ;;

@@ -57,6 +57,7 @@ static const operation operations[] = {
     {"RestoreTableFromBackup", op_restore_table_from_backup, 0, 0, 0},
     {"RestoreTableToPointInTime", op_restore_table_to_point_in_time, 0, 0, 0},
     {"DescribeContributorInsights", op_describe_contributor_insights, 1, 0, 0},
+    {"QuarryAdvanceClock", op_quarry_advance_clock, 1, 0, 0},
     {"UpdateContributorInsights", op_update_contributor_insights, 0, 0, 0},
     {"ListContributorInsights", op_list_contributor_insights, 1, 0, 0},
     {"PutResourcePolicy", op_put_resource_policy, 0, 0, 0},
@@ -127,9 +128,11 @@ static void fill_error(qr_response *resp, qr_err *err)
     snprintf(type, sizeof type, "%s%s", err_namespace(err->type), err->type);
     json_t *body = json_pack("{s:s,s:s}", "__type", type, message_member(err->type), err->msg);
     /* An attached object with CancellationReasons (TransactionCanceledException) adds its
-     * keys to the body, message included, as it may exceed err->msg; else it is the Item. */
+     * keys to the body, message included, as it may exceed err->msg, and one with
+     * ThrottlingReasons (a throttled request) its reasons; else it is the Item. */
     json_t *extra = err->item;
-    if (json_object_get(extra, "CancellationReasons"))
+    if (json_object_get(extra, "CancellationReasons") ||
+        json_object_get(extra, "ThrottlingReasons"))
         json_object_update(body, extra);
     else if (extra)
         json_object_set(body, "Item", extra);

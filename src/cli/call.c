@@ -50,14 +50,17 @@ int cli_call(int argc, char **argv)
             opts.ttl_interval_ms = atoi(argv[++i]);
         else if (strcmp(argv[i], "--lsi-collection-limit") == 0 && i + 1 < argc)
             opts.lsi_collection_limit = strtoull(argv[++i], NULL, 10);
-        else {
+        else if (strcmp(argv[i], "--capacity") == 0 && i + 1 < argc) {
+            if (cli_capacity_option("quarry call", argv[i], argv[i + 1], &opts)) return 2;
+            i++;
+        } else {
             fprintf(stderr, "quarry call: unknown option '%s'\n", argv[i]);
             return 2;
         }
     }
     if (i >= argc) {
         fprintf(stderr, "usage: quarry call [--data DIR] [--no-sync] [--gsi-lag-ms N] "
-                        "[--lsi-collection-limit BYTES] "
+                        "[--lsi-collection-limit BYTES] [--capacity enforce|observe|off] "
                         "OPERATION [JSON | -]\n");
         return 2;
     }

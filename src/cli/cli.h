@@ -6,9 +6,16 @@
 #ifndef QR_CLI_H
 #define QR_CLI_H
 
+#include "quarry.h"
+
 int cli_call(int argc, char **argv);
 int cli_verify(int argc, char **argv);
 int cli_serve(int argc, char **argv);
 int cli_model(int argc, char **argv);
+
+/* --capacity enforce|observe|off and --capacity-clock monotonic|manual, shared by serve
+ * and call: sets o from value and returns 0, or prints what is wrong (naming prog) and
+ * returns -1. */
+int cli_capacity_option(const char *prog, const char *flag, const char *value, qr_options *o);
 
 #endif

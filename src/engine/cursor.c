@@ -5,14 +5,19 @@
  * its table or index, partition and size. Decoding requests and paging are the callers'
  * part; the engine's own sweeps (TTL, counts, verify) read the store directly. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "engine/engine_int.h"
 
 struct range_cursor {
     qr_db *db;
+    const table *t;
+    const qr_index *ix;
     store_iter *it;
     engine_access a;
     int forward, started;
+    int in_partition; /* the bounds lie in one partition, of hash a.partition */
+    size_t bytes;     /* read so far, charged at cursor_close */
 };
 
 const read_view *read_view_open(qr_db *db)
@@ -39,6 +44,8 @@ int item_get(qr_db *db, const table *t, const read_view *v, const buf *key, int 
              stored_item *out, qr_err *err)
 {
     *out = (stored_item){0};
+    uint64_t hash = key_partition_hash(key->data, key->len);
+    if (t->meters && capacity_admit_read(db, t, NULL, 1, hash, err)) return -1;
     int found = item_read_raw(db, (const store_snapshot *)v, key, &out->raw, &out->raw_len, err);
     if (found < 0) return -1;
     if (found && item_stored(out->raw, out->raw_len, &out->json, &out->len, &out->size)) {
@@ -46,6 +53,8 @@ int item_get(qr_db *db, const table *t, const read_view *v, const buf *key, int 
         return err_set(err, QR_E_INTERNAL, "stored item is corrupt");
     }
     report_read(db, t, key, out->size, consistent);
+    if (t->meters)
+        capacity_charge(db, t, NULL, 0, 1, hash, meter_read_units(out->size, consistent));
     return found;
 }
 
@@ -73,7 +82,15 @@ range_cursor *cursor_open(qr_db *db, const table *t, const qr_index *ix, const b
     range_cursor *c = calloc(1, sizeof *c);
     if (c == NULL) return NULL;
     c->db = db;
+    c->t = t;
+    c->ix = ix;
     c->forward = forward;
+    /* A Query's bounds share their partition key, and with it the hash after the prefix. */
+    if (lower && upper && lower->len >= 15 && upper->len >= 15 &&
+        memcmp(lower->data + 7, upper->data + 7, 8) == 0) {
+        c->in_partition = 1;
+        c->a.partition = key_partition_hash(lower->data, lower->len);
+    }
     c->a =
         (engine_access){.table = t->name, .index = ix ? ix->name : NULL, .consistent = consistent};
     c->it =
@@ -90,6 +107,9 @@ int cursor_next(range_cursor *c, const char **json, size_t *len, size_t *size, q
 {
     for (;;) {
         if (!c->started) {
+            if (c->t->meters &&
+                capacity_admit_read(c->db, c->t, c->ix, c->in_partition, c->a.partition, err))
+                return -1;
             c->started = 1;
             if (c->forward)
                 store_iter_first(c->it);
@@ -104,12 +124,18 @@ int cursor_next(range_cursor *c, const char **json, size_t *len, size_t *size, q
         size_t vl;
         const char *v = store_iter_value(c->it, &vl);
         if (item_stored(v, vl, json, len, size)) continue; /* not an item: passed over */
-        if (c->db->hook) {
+        c->bytes += *size;
+        if (c->db->hook || c->t->meters) {
             size_t kl;
             const char *k = store_iter_key(c->it, &kl);
             c->a.partition = key_partition_hash(k, kl);
             c->a.bytes = *size;
             engine_report(c->db, &c->a);
+            /* Each partition a Scan passes bears what was read there; the table bears
+             * the total, rounded once, at cursor_close. */
+            if (c->t->meters && !c->in_partition)
+                capacity_charge_partition(c->db, c->t, c->ix, 0, c->a.partition,
+                                          (double)*size / 4096.0 * (c->a.consistent ? 1.0 : 0.5));
         }
         return 1;
     }
@@ -118,6 +144,9 @@ int cursor_next(range_cursor *c, const char **json, size_t *len, size_t *size, q
 void cursor_close(range_cursor *c)
 {
     if (c == NULL) return;
+    if (c->started && c->t->meters)
+        capacity_charge(c->db, c->t, c->ix, 0, c->in_partition, c->a.partition,
+                        meter_read_units(c->bytes, c->a.consistent));
     store_iter_free(c->it);
     free(c);
 }

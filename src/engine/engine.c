@@ -72,6 +72,7 @@ static void table_free(table *t)
     json_decref(t->desc);
     json_decref(t->index_ids);
     index_list_free(t->indexes, t->nindexes);
+    capacity_forget(t);
     pthread_mutex_destroy(&t->stats_lock);
     pthread_mutex_destroy(&t->count_lock);
     free(t->stats);
@@ -92,6 +93,7 @@ static int catalog_load(qr_db *db)
         table *t = table_from_record(v, vl);
         if (t == NULL) continue;
         t->db = db;
+        capacity_follow(db, t);
         if (db->ntables == db->cap) {
             db->cap = db->cap ? db->cap * 2 : 16;
             db->tables = realloc(db->tables, db->cap * sizeof *db->tables);
@@ -173,6 +175,7 @@ int qr_open(const char *dir, const qr_options *opts, qr_db **out, char **errmsg)
     if (db == NULL) return QR_ERR;
     db->pitr_seq = (uint64_t)(engine_now_seconds() * 1e6);
     if (opts) db->opts = *opts;
+    db->clock_base = 1e6; /* where a manual capacity clock starts */
     if (store_open(dir, db->opts.no_sync, &db->st, errmsg)) {
         free(db);
         return QR_ERR;
@@ -445,6 +448,7 @@ int catalog_create(qr_db *db, json_t *desc, table **out, qr_err *err)
     stream_follow(db, name, desc, &stream_err);
     table *t = table_from_desc(id, desc, ids);
     t->db = db;
+    capacity_follow(db, t);
     /* A new table and its indexes are empty: every figure is known. */
     t->stats = realloc(t->stats, (1 + t->nindexes) * sizeof *t->stats);
     t->stats[0].count = 0;
@@ -508,6 +512,7 @@ int catalog_change_schema(qr_db *db, const char *name, schema_change_fn change, 
     t->index_ids = ids;
     t->nindexes = index_list_from_desc(desc, ids, &t->indexes);
     stats_follow_schema(t, old, nold);
+    capacity_follow(db, t);
     qr_err stream_err; /* a stream left unrecorded is recorded at the next open */
     err_init(&stream_err);
     stream_follow(db, t->name, desc, &stream_err);

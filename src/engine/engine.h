@@ -14,6 +14,7 @@
 #include "engine/meta.h"
 #include "engine/pitr.h"
 #include "engine/stream.h"
+#include "capacity/meter.h"
 #include "expr/expr.h"
 #include "quarry.h"
 #include "util/buf.h"
@@ -135,9 +136,11 @@ typedef struct engine_access {
     uint64_t partition; /* hash of the encoded partition key: where keys are ordered */
     size_t bytes;       /* DynamoDB size of the item (or index entry) read, written or
                            removed; 0 for a point read that found nothing */
+    size_t old_bytes;   /* a write of an item: the size of the item it replaced (0: none) */
     int write;          /* 1: written or deleted; 0: read */
     int consistent;     /* reads: a strongly consistent read was asked for */
     int system;         /* the engine's own work (TTL expiry, restores), not a request's */
+    int transactional;  /* part of TransactWriteItems or TransactGetItems */
 } engine_access;
 typedef void (*engine_hook_fn)(void *arg, const engine_access *a);
 /* Sets (or, with fn NULL, removes) the database's hook. Set it before requests run. */
@@ -229,6 +232,13 @@ void cursor_close(range_cursor *c);
 #define QR_COLLECTION_LIMIT (10ULL << 30)
 /* An ItemCollectionMetrics object for the collection holding item. */
 json_t *collection_metrics(qr_db *db, const table *t, const json_t *item);
+
+/* ---- capacity ---- */
+/* What the meter of t (index NULL) or of its global index has counted; -1 when it has
+ * none (capacity off, or no such index). */
+int table_capacity(const table *t, const char *index, qr_db *db, meter_totals *out);
+/* 1 when db's capacity clock is manual (it moves only by qr_clock_advance). */
+int engine_clock_manual(const qr_db *db);
 
 /* ---- statistics ---- */
 /* Fills ItemCount and TableSizeBytes (counting them the first time). */

@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "capacity/meter.h"
 #include "engine/engine.h"
 #include "storage/store.h"
 #include "util/buf.h"
@@ -51,7 +52,8 @@ typedef struct table {
     pthread_mutex_t count_lock; /* one count of a snapshot at a time */
     qr_index *indexes;          /* secondary indexes; changed only under the schema write lock */
     size_t nindexes;
-    json_t *index_ids; /* index name -> id in keys (owned object) */
+    json_t *index_ids;           /* index name -> id in keys (owned object) */
+    struct table_meters *meters; /* capacity meters (capacity.c); NULL when capacity is off */
 } table;
 
 /* A qr_db owns the store and an in-memory catalog of tables loaded from it. Everything but
@@ -126,8 +128,33 @@ struct qr_db {
     struct stream_registry *streams; /* DynamoDB Streams (stream.c) */
     engine_hook_fn hook;             /* engine_set_hook's, or NULL */
     void *hook_arg;
-    struct meta_state *meta; /* backups, settings and request tokens (meta.c) */
+    struct meta_state *meta;   /* backups, settings and request tokens (meta.c) */
+    double clock_base;         /* the capacity clock's start (QR_CLOCK_MANUAL) */
+    int64_t clock_advanced_us; /* qr_clock_advance's total (atomic) */
 };
+
+/* ---- capacity (capacity.c) ---- */
+/* The capacity clock, in seconds: monotonic, or manual (qr_options), plus what
+ * qr_clock_advance added. */
+double capacity_now(qr_db *db);
+/* Makes or reconfigures t's meters from its description (a new table, UpdateTable). */
+void capacity_follow(qr_db *db, table *t);
+void capacity_forget(table *t);
+/* Admission before an access: -1 with DynamoDB's throttling error (and ThrottlingReasons
+ * in err->item) when a bucket the access draws on is spent and capacity is enforced. A
+ * read of index ix (NULL: the table) in the partition of hash, or of several partitions
+ * (in_partition 0); a write of the item at key, from old_item to new_item (either NULL),
+ * with the global index entries it changes. */
+int capacity_admit_read(qr_db *db, const table *t, const qr_index *ix, int in_partition,
+                        uint64_t hash, qr_err *err);
+int capacity_admit_write(qr_db *db, const table *t, const buf *key, const json_t *old_item,
+                         const json_t *new_item, qr_err *err);
+/* Charges units consumed to the meter of ix (NULL: the table) and, with in_partition,
+ * to the partition of hash; capacity_charge_partition charges the partition only. */
+void capacity_charge(qr_db *db, const table *t, const qr_index *ix, int write, int in_partition,
+                     uint64_t hash, double units);
+void capacity_charge_partition(qr_db *db, const table *t, const qr_index *ix, int write,
+                               uint64_t hash, double units);
 
 /* ---- metadata (meta.c) ---- */
 typedef struct meta_state meta_state;

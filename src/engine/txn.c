@@ -153,16 +153,27 @@ static int stage(item_txn *x, size_t i, const json_t *new_item, const buf *val, 
     int found = slot_read(x, s, err);
     if (found < 0) return -1;
     if (val == NULL && !found) return 0; /* deleting nothing writes nothing */
-    if (x->b == NULL && (x->b = store_batch_new()) == NULL)
-        return err_set(err, QR_E_INTERNAL, "out of memory");
-    stats_stage_begin(x->db, x->b);
-    if (!table_keeps_items_only(s->t)) {
-        const json_t *old;
+    const json_t *old = NULL;
+    json_t *parsed = NULL;
+    int keeps_more = !table_keeps_items_only(s->t);
+    if (keeps_more) {
         if (txn_read(x, i, &old, err) < 0) return -1;
-        json_t *parsed = NULL;
         if (val && new_item == NULL &&
             (new_item = parsed = item_decode(val->data, val->len)) == NULL)
             return err_set(err, QR_E_INTERNAL, "cannot read the item to write");
+    }
+    /* Throttled before anything is staged: a refused item leaves the batch as it was. */
+    if (!x->system && s->t->meters &&
+        capacity_admit_write(x->db, s->t, s->key, old, new_item, err)) {
+        json_decref(parsed);
+        return -1;
+    }
+    if (x->b == NULL && (x->b = store_batch_new()) == NULL) {
+        json_decref(parsed);
+        return err_set(err, QR_E_INTERNAL, "out of memory");
+    }
+    stats_stage_begin(x->db, x->b);
+    if (keeps_more) {
         int rc = index_stage(x->db, s->t, x->b, old, new_item, val, err) ||
                          stream_stage(x->db, s->t, x->b, old, new_item, err) ||
                          pitr_stage(x->db, s->t, x->b, old, new_item, err)
@@ -226,6 +237,18 @@ static size_t entry_size(const table *t, const qr_index *ix, const json_t *item)
     return size;
 }
 
+/* Reports one write of an item (ix NULL) or index entry to the hook, and charges it: an
+ * item the larger of its sizes before and after, an index entry its own, in 1 KB write
+ * units, twice over in TransactWriteItems. The engine's own work is not charged. */
+static void report_write(item_txn *x, const txn_slot *s, const qr_index *ix, const engine_access *a)
+{
+    engine_report(x->db, a);
+    if (s->t->meters == NULL || x->system) return;
+    size_t bytes = ix == NULL && a->old_bytes > a->bytes ? a->old_bytes : a->bytes;
+    double units = meter_write_units(bytes) * (a->transactional ? 2.0 : 1.0);
+    capacity_charge(x->db, s->t, ix, 1, 1, a->partition, units);
+}
+
 /* Reports the index entries one written item changes: the entry put, and the entry
  * removed when the item leaves the index or its entry moves to another key. */
 static void report_index_writes(item_txn *x, const txn_slot *s, engine_access a)
@@ -249,12 +272,12 @@ static void report_index_writes(item_txn *x, const txn_slot *s, engine_access a)
         if (has_old && !(has_new && ok.len == nk.len && memcmp(ok.data, nk.data, ok.len) == 0)) {
             a.partition = key_partition_hash(ok.data, ok.len);
             a.bytes = entry_size(s->t, ix, s->old);
-            engine_report(x->db, &a);
+            report_write(x, s, ix, &a);
         }
         if (has_new) {
             a.partition = key_partition_hash(nk.data, nk.len);
             a.bytes = entry_size(s->t, ix, s->new_item);
-            engine_report(x->db, &a);
+            report_write(x, s, ix, &a);
         }
     }
     buf_free(&ok);
@@ -269,9 +292,12 @@ static void report_writes(item_txn *x)
         engine_access a = {.table = s->t->name,
                            .partition = key_partition_hash(s->key->data, s->key->len),
                            .bytes = s->put ? s->new_size : s->old_size,
+                           .old_bytes = s->raw ? s->old_size : 0,
                            .write = 1,
-                           .system = x->system};
-        engine_report(x->db, &a);
+                           .system = x->system,
+                           .transactional = x->kind == TXN_ATOMIC};
+        report_write(x, s, NULL, &a);
+        a.old_bytes = 0;
         if (s->t->nindexes) report_index_writes(x, s, a);
     }
 }
@@ -305,7 +331,7 @@ int txn_commit(item_txn *x, qr_err *err)
                                    (int64_t)s->new_size - (int64_t)s->old_size);
         }
     }
-    if (rc == 0 && x->db->hook) report_writes(x);
+    if (rc == 0 && (x->db->hook || x->db->opts.capacity != QR_CAPACITY_OFF)) report_writes(x);
     return rc;
 }
 

@@ -245,7 +245,11 @@ int op_batch_get_item(qr_db *db, op_call *c, qr_err *err)
         }
     }
     json_t *responses = json_object(), *unprocessed = json_object();
-    size_t e = 0, response_bytes = 0;
+    size_t e = 0, response_bytes = 0, nthrottled = 0;
+    /* A key refused for capacity is returned in UnprocessedKeys; when every key is, the
+     * request fails with the first refusal's error. */
+    qr_err refused;
+    err_init(&refused);
     for (size_t ti = 0; ti < n; ti++) {
         batch_table *b = &bt[ti];
         json_t *list = json_array(), *keys = json_object_get(b->spec, "Keys"), *left = NULL;
@@ -261,7 +265,20 @@ int op_batch_get_item(qr_db *db, op_call *c, qr_err *err)
             }
             json_t *item = NULL;
             int found = item_get_parsed(db, b->t, NULL, key, b->consistent, &item, err);
+            if (found < 0 && err_is_throttling(err)) {
+                nthrottled++;
+                if (refused.type == NULL) {
+                    refused = *err;
+                    err_init(err);
+                } else {
+                    err_clear(err);
+                }
+                if (left == NULL) left = json_array();
+                json_array_append(left, k);
+                continue;
+            }
             if (found < 0) {
+                err_clear(&refused);
                 json_decref(list);
                 json_decref(left);
                 json_decref(responses);
@@ -297,6 +314,13 @@ int op_batch_get_item(qr_db *db, op_call *c, qr_err *err)
             json_object_set_new(unprocessed, b->name, rest);
         }
     }
+    if (nthrottled > 0 && nthrottled == total) {
+        *err = refused;
+        json_decref(responses);
+        json_decref(unprocessed);
+        goto done;
+    }
+    err_clear(&refused);
     c->answer = json_pack("{s:o,s:o}", "Responses", responses, "UnprocessedKeys", unprocessed);
     if (strcmp(capacity, "NONE") != 0) {
         json_t *cc = json_array();
@@ -319,6 +343,8 @@ typedef struct batch_write {
     json_t *item; /* PutRequest.Item (borrowed), or NULL for a delete */
     buf *key;     /* its key, in the batch's array of keys */
     json_t *old;
+    json_t *request; /* the WriteRequest as given (borrowed) */
+    int throttled;   /* refused for capacity: returned in UnprocessedItems */
 } batch_write;
 
 /* A BatchWriteItem put whose key attribute is missing or has another type than the
@@ -568,6 +594,7 @@ int op_batch_write_item(qr_db *db, op_call *c, qr_err *err)
             x->bt = b;
             x->key = &keys[nw];
             buf_init(x->key, 0);
+            x->request = wr;
             nw++;
             if (parse_write(b, wr, x, err)) goto done;
             for (size_t j = 0; j + 1 < nw; j++)
@@ -585,6 +612,11 @@ int op_batch_write_item(qr_db *db, op_call *c, qr_err *err)
     }
     for (size_t i = 0; i < nw; i++)
         tables[i] = w[i].bt->t;
+    /* An item refused for capacity is left out and handed back in UnprocessedItems; only
+     * when every item is refused does the request fail, with the first refusal's error. */
+    qr_err refused;
+    err_init(&refused);
+    size_t nrefused = 0;
     int wrote = txn_begin(db, TXN_BATCH, nw, tables, keys, &tx, err) == 0;
     for (size_t i = 0; wrote && i < nw; i++) {
         const json_t *old;
@@ -593,16 +625,42 @@ int op_batch_write_item(qr_db *db, op_call *c, qr_err *err)
         else
             w[i].old = json_incref((json_t *)old);
         if (wrote && (w[i].item ? txn_put(tx, i, w[i].item, item_size(w[i].item), err)
-                                : txn_delete(tx, i, err)))
-            wrote = 0;
+                                : txn_delete(tx, i, err))) {
+            if (!err_is_throttling(err)) {
+                wrote = 0;
+                continue;
+            }
+            w[i].throttled = 1;
+            nrefused++;
+            if (refused.type == NULL) {
+                refused = *err;
+                err_init(err);
+            } else {
+                err_clear(err);
+            }
+        }
     }
+    if (wrote && nw > 0 && nrefused == nw) {
+        *err = refused;
+        err_init(&refused);
+        wrote = 0;
+    }
+    err_clear(&refused);
     wrote = wrote && txn_commit(tx, err) == 0;
     txn_end(tx);
     tx = NULL;
     free(tables);
     if (!wrote) goto done;
+    json_t *unprocessed = json_object();
     for (size_t i = 0; i < nw; i++) {
         const json_t *o = w[i].old, *nv = w[i].item;
+        if (w[i].throttled) {
+            const char *name = table_name(w[i].bt->t);
+            json_t *list = json_object_get(unprocessed, name);
+            if (list == NULL) json_object_set_new(unprocessed, name, list = json_array());
+            json_array_append(list, w[i].request);
+            continue;
+        }
         size_t os = o ? item_size(o) : 0, ns = nv ? item_size(nv) : 0;
         w[i].bt->units += capacity_write_units(os > ns ? os : ns);
         if (strcmp(capacity, "NONE") == 0) continue; /* index units are only ever reported */
@@ -611,7 +669,7 @@ int op_batch_write_item(qr_db *db, op_call *c, qr_err *err)
         for (size_t k = 0; k < table_index_count(w[i].bt->t) && k < QR_MAX_GSI + QR_MAX_LSI; k++)
             w[i].bt->index_units[k] += idx[k];
     }
-    c->answer = json_pack("{s:{}}", "UnprocessedItems");
+    c->answer = json_pack("{s:o}", "UnprocessedItems", unprocessed);
     if (strcmp(capacity, "NONE") != 0) {
         json_t *cc = json_array();
         for (size_t ti = 0; ti < n; ti++)
@@ -624,7 +682,7 @@ int op_batch_write_item(qr_db *db, op_call *c, qr_err *err)
         for (size_t i = 0; i < nw; i++) {
             table *t = w[i].bt->t;
             const json_t *item = w[i].item ? w[i].item : w[i].old;
-            if (item == NULL || table_lsi_count(t) == 0) continue;
+            if (item == NULL || w[i].throttled || table_lsi_count(t) == 0) continue;
             json_t *list = json_object_get(icm, table_name(t));
             if (list == NULL) json_object_set_new(icm, table_name(t), list = json_array());
             json_array_append_new(list, collection_metrics(db, t, item));

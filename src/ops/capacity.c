@@ -1,23 +1,19 @@
-/* capacity.c — consumed capacity by DynamoDB's rules. This module only computes and reports; it
- * does not throttle. */
+/* capacity.c — ConsumedCapacity in answers, by DynamoDB's rules. This module reports what
+ * a request consumed; the engine's meters charge and throttle (src/engine/capacity.c). */
 #include <string.h>
 
 #include "ops/ops.h"
 
-/* Reads are billed in 4 KB units (half a unit when eventually consistent), writes in 1 KB
- * units, each rounded up and at least one unit. Query and Scan sum the sizes of the items they
- * read (before any filter) and round the total once. */
+/* The unit rules are the capacity meters' own (capacity/meter.h), so what a request
+ * reports in ConsumedCapacity is what it is charged. */
 double capacity_read_units(size_t bytes, int consistent)
 {
-    size_t units = (bytes + 4095) / 4096;
-    if (units == 0) units = 1;
-    return consistent ? (double)units : (double)units / 2.0;
+    return meter_read_units(bytes, consistent);
 }
 
 double capacity_write_units(size_t bytes)
 {
-    size_t units = (bytes + 1023) / 1024;
-    return units == 0 ? 1.0 : (double)units;
+    return meter_write_units(bytes);
 }
 
 /* Like DynamoDB, the single-table operations report the aggregate CapacityUnits alone: only

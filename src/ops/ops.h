@@ -157,6 +157,9 @@ int op_describe_stream(qr_db *db, op_call *c, qr_err *err);
 int op_get_shard_iterator(qr_db *db, op_call *c, qr_err *err);
 int op_get_records(qr_db *db, op_call *c, qr_err *err);
 
+/* clock.c */
+int op_quarry_advance_clock(qr_db *db, op_call *c, qr_err *err);
+
 /* ---- params.c: request parameters ---- */
 /* Some of a request's members DynamoDB judges together, reporting every one that breaks
  * its constraint in one message: "2 validation errors detected: <a>; <b>". */

@@ -76,6 +76,13 @@ void err_clear(qr_err *e)
     err_init(e);
 }
 
+int err_is_throttling(const qr_err *e)
+{
+    return e->type &&
+           (strcmp(e->type, QR_E_THROUGHPUT) == 0 || strcmp(e->type, QR_E_THROTTLING) == 0 ||
+            strcmp(e->type, QR_E_REQUEST_LIMIT) == 0);
+}
+
 int err_http_status(const char *type)
 {
     if (type == NULL) return 200;
@@ -96,6 +103,7 @@ const char *err_namespace(const char *type)
         "AccessDeniedException",
     };
     if (strcmp(type, QR_E_VALIDATION) == 0) return "com.amazon.coral.validate#";
+    if (strcmp(type, QR_E_THROTTLING) == 0) return "com.amazon.coral.availability#";
     for (size_t i = 0; i < sizeof service / sizeof service[0]; i++)
         if (strcmp(type, service[i]) == 0) return "com.amazon.coral.service#";
     return "com.amazonaws.dynamodb.v20120810#";

@@ -17,6 +17,8 @@
 #define QR_E_UNKNOWN_OP "UnknownOperationException"
 #define QR_E_LIMIT "LimitExceededException"
 #define QR_E_THROUGHPUT "ProvisionedThroughputExceededException"
+#define QR_E_THROTTLING "ThrottlingException"
+#define QR_E_REQUEST_LIMIT "RequestLimitExceeded"
 #define QR_E_TXN_CANCELED "TransactionCanceledException"
 #define QR_E_TXN_CONFLICT "TransactionConflictException"
 #define QR_E_TXN_IN_PROGRESS "TransactionInProgressException"
@@ -43,6 +45,9 @@ int err_set(qr_err *e, const char *type, const char *fmt, ...)
 
 /* Shorthand for a ValidationException. Returns -1. */
 int err_validation(qr_err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* 1 when e is one of the errors of a throttled request (capacity exceeded). */
+int err_is_throttling(const qr_err *e);
 
 /* Forgets the recorded error (and frees an attached item). */
 void err_clear(qr_err *e);

@@ -1,0 +1,270 @@
+/* meter.c — token buckets for one table or global index (see meter.h).
+ *
+ * Each bucket refills at its rate up to its size; an access is admitted while the
+ * buckets it draws on are above zero and charged afterwards, so buckets may go into
+ * debt. Partitions split the 64-bit partition-key hash space into equal ranges. */
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "capacity/meter.h"
+
+double meter_read_units(size_t bytes, int consistent)
+{
+    size_t units = (bytes + 4095) / 4096;
+    if (units == 0) units = 1;
+    return consistent ? (double)units : (double)units / 2.0;
+}
+
+double meter_write_units(size_t bytes)
+{
+    size_t units = (bytes + 1023) / 1024;
+    return units == 0 ? 1.0 : (double)units;
+}
+
+typedef struct bucket {
+    double tokens, rate, size, at;
+} bucket;
+
+static void bucket_set(bucket *b, double rate, double size, double now, int fill)
+{
+    if (fill) b->tokens = size;
+    if (b->tokens > size) b->tokens = size;
+    b->rate = rate;
+    b->size = size;
+    b->at = now;
+}
+
+static void bucket_refill(bucket *b, double now)
+{
+    if (now <= b->at) return;
+    b->tokens += b->rate * (now - b->at);
+    if (b->tokens > b->size) b->tokens = b->size;
+    b->at = now;
+}
+
+/* One direction (reads or writes) of a meter. */
+typedef struct direction {
+    bucket provisioned;      /* provisioned mode: the rate with its burst bank */
+    bucket ramp;             /* on-demand: up to double the previous peak, per second */
+    bucket max;              /* on-demand: OnDemandThroughput's maximum (rate 0: none) */
+    bucket account;          /* on-demand: the per-table account quota (rate 0: none) */
+    double peak;             /* on-demand: the highest units consumed in one second */
+    double most_provisioned; /* the highest provisioned rate the table has had */
+    double second_units;
+    double second; /* the whole second second_units counts */
+    bucket *partitions;
+    double units;
+    uint64_t throttles[5];
+} direction;
+
+struct meter {
+    pthread_mutex_t lock;
+    meter_limits l;
+    unsigned npartitions;
+    direction d[2]; /* [0] reads, [1] writes */
+};
+
+static double initial_rate(int write)
+{
+    return write ? METER_ON_DEMAND_WRU : METER_ON_DEMAND_RRU;
+}
+
+static double ceiling(int write)
+{
+    return write ? METER_PARTITION_WCU : METER_PARTITION_RCU;
+}
+
+/* What an on-demand direction serves at once: double its previous peak, at least the
+ * initial rate. */
+static double ramp_rate(const direction *d, int write)
+{
+    double r = 2.0 * d->peak;
+    return r > initial_rate(write) ? r : initial_rate(write);
+}
+
+/* DynamoDB's partition count: enough for the throughput (provisioned, or on-demand's
+ * warm rates) and for the data, 10 GB each. */
+static unsigned partitions_needed(const meter *m)
+{
+    double r = m->l.on_demand ? ramp_rate(&m->d[0], 0) : m->l.rcu;
+    double w = m->l.on_demand ? ramp_rate(&m->d[1], 1) : m->l.wcu;
+    double by_rate = ceil(r / METER_PARTITION_RCU + w / METER_PARTITION_WCU);
+    double by_size = ceil((double)m->l.bytes / (double)METER_PARTITION_BYTES);
+    double n = by_rate > by_size ? by_rate : by_size;
+    if (n < 1) n = 1;
+    if (n > 65536) n = 65536;
+    return (unsigned)n;
+}
+
+/* Grows each direction's partitions to n (new partitions start with a full bucket). */
+static int grow_partitions(meter *m, unsigned n, double now)
+{
+    if (n <= m->npartitions && m->d[0].partitions) return 0;
+    for (int w = 0; w < 2; w++) {
+        bucket *p = realloc(m->d[w].partitions, n * sizeof *p);
+        if (p == NULL) return -1;
+        for (unsigned i = m->npartitions; i < n; i++)
+            bucket_set(&p[i], ceiling(w), ceiling(w), now, 1);
+        m->d[w].partitions = p;
+    }
+    m->npartitions = n;
+    return 0;
+}
+
+/* Provisioned to on-demand: DynamoDB takes half the highest rate ever provisioned as the
+ * previous peak. The burst bank is kept across changes of the provisioned rate, cut to
+ * the new bank's size, and filled when a table starts or returns to provisioned mode. */
+static void set_limits(meter *m, const meter_limits *l, double now, int fresh)
+{
+    int was_on_demand = !fresh && m->l.on_demand;
+    m->l = *l;
+    for (int w = 0; w < 2; w++) {
+        direction *d = &m->d[w];
+        double rate = w ? l->wcu : l->rcu;
+        if (!l->on_demand) {
+            if (rate > d->most_provisioned) d->most_provisioned = rate;
+            if (!fresh) bucket_refill(&d->provisioned, now);
+            bucket_set(&d->provisioned, rate, rate * METER_BURST_SECONDS, now,
+                       fresh || was_on_demand);
+            d->ramp = d->max = d->account = (bucket){0};
+            continue;
+        }
+        if (d->most_provisioned / 2.0 > d->peak) d->peak = d->most_provisioned / 2.0;
+        d->provisioned = (bucket){0};
+        bucket_set(&d->ramp, ramp_rate(d, w), ramp_rate(d, w), now, fresh || !was_on_demand);
+        double max = w ? l->max_wru : l->max_rru;
+        bucket_set(&d->max, max > 0 ? max : 0, max > 0 ? max : 0, now, 1);
+        double acct = w ? l->account_wru : l->account_rru;
+        bucket_set(&d->account, acct > 0 ? acct : 0, acct > 0 ? acct : 0, now, 1);
+    }
+}
+
+meter *meter_new(const meter_limits *l, double now)
+{
+    meter *m = calloc(1, sizeof *m);
+    if (m == NULL) return NULL;
+    pthread_mutex_init(&m->lock, NULL);
+    set_limits(m, l, now, 1);
+    if (grow_partitions(m, partitions_needed(m), now)) {
+        meter_free(m);
+        return NULL;
+    }
+    return m;
+}
+
+void meter_configure(meter *m, const meter_limits *l, double now)
+{
+    pthread_mutex_lock(&m->lock);
+    set_limits(m, l, now, 0);
+    grow_partitions(m, partitions_needed(m), now);
+    pthread_mutex_unlock(&m->lock);
+}
+
+void meter_free(meter *m)
+{
+    if (m == NULL) return;
+    free(m->d[0].partitions);
+    free(m->d[1].partitions);
+    pthread_mutex_destroy(&m->lock);
+    free(m);
+}
+
+static unsigned partition_of(const meter *m, uint64_t hash)
+{
+    return (unsigned)(((unsigned __int128)hash * m->npartitions) >> 64);
+}
+
+/* A bucket with rate 0 is not in force. */
+static int spent(bucket *b, double now)
+{
+    if (b->rate <= 0) return 0;
+    bucket_refill(b, now);
+    return b->tokens <= 0;
+}
+
+meter_verdict meter_admit(meter *m, int write, int in_partition, uint64_t hash, double now)
+{
+    meter_verdict v = METER_OK;
+    pthread_mutex_lock(&m->lock);
+    direction *d = &m->d[write ? 1 : 0];
+    if (!m->l.on_demand) {
+        if (spent(&d->provisioned, now)) v = METER_PROVISIONED;
+    } else if (spent(&d->max, now)) {
+        v = METER_ON_DEMAND_MAX;
+    } else if (spent(&d->account, now)) {
+        v = METER_ACCOUNT;
+    } else if (spent(&d->ramp, now)) {
+        v = METER_KEY_RANGE;
+    }
+    if (v == METER_OK && in_partition && spent(&d->partitions[partition_of(m, hash)], now))
+        v = METER_KEY_RANGE;
+    pthread_mutex_unlock(&m->lock);
+    return v;
+}
+
+/* On-demand: counts units in whole seconds and raises the peak, and with it the ramp. */
+static void follow_peak(meter *m, direction *d, int write, double units, double now)
+{
+    double second = floor(now);
+    if (second != d->second) {
+        d->second = second;
+        d->second_units = 0;
+    }
+    d->second_units += units;
+    if (d->second_units > d->peak) {
+        d->peak = d->second_units;
+        bucket_refill(&d->ramp, now);
+        d->ramp.rate = d->ramp.size = ramp_rate(d, write);
+        grow_partitions(m, partitions_needed(m), now);
+    }
+}
+
+void meter_charge(meter *m, int write, double units, double now)
+{
+    pthread_mutex_lock(&m->lock);
+    direction *d = &m->d[write ? 1 : 0];
+    d->units += units;
+    bucket *all[] = {&d->provisioned, &d->ramp, &d->max, &d->account};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+        if (all[i]->rate <= 0) continue;
+        bucket_refill(all[i], now);
+        all[i]->tokens -= units;
+    }
+    if (m->l.on_demand) follow_peak(m, d, write, units, now);
+    pthread_mutex_unlock(&m->lock);
+}
+
+void meter_charge_partition(meter *m, int write, uint64_t hash, double units, double now)
+{
+    pthread_mutex_lock(&m->lock);
+    bucket *p = &m->d[write ? 1 : 0].partitions[partition_of(m, hash)];
+    bucket_refill(p, now);
+    p->tokens -= units;
+    pthread_mutex_unlock(&m->lock);
+}
+
+void meter_count_throttle(meter *m, int write, meter_verdict v)
+{
+    pthread_mutex_lock(&m->lock);
+    m->d[write ? 1 : 0].throttles[v]++;
+    pthread_mutex_unlock(&m->lock);
+}
+
+void meter_totals_get(meter *m, double now, meter_totals *out)
+{
+    pthread_mutex_lock(&m->lock);
+    memset(out, 0, sizeof *out);
+    out->read_units = m->d[0].units;
+    out->write_units = m->d[1].units;
+    memcpy(out->read_throttles, m->d[0].throttles, sizeof out->read_throttles);
+    memcpy(out->write_throttles, m->d[1].throttles, sizeof out->write_throttles);
+    out->partitions = m->npartitions;
+    for (int w = 0; w < 2; w++) {
+        bucket *b = m->l.on_demand ? &m->d[w].ramp : &m->d[w].provisioned;
+        bucket_refill(b, now);
+        *(w ? &out->write_tokens : &out->read_tokens) = b->tokens;
+    }
+    pthread_mutex_unlock(&m->lock);
+}

@@ -1,0 +1,255 @@
+/* test_capacity.c — throttling as DynamoDB does it, through qr_call on a manual capacity
+ * clock: a provisioned table once its burst is spent, one hot partition key against
+ * cold ones, a hot global index key and an under-provisioned index throttling base
+ * writes (which then change nothing), BatchWriteItem's UnprocessedItems, and the error
+ * documents with their ThrottlingReasons. The wire is the server tests' part. */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "quarry.h"
+
+#include "call.h"
+
+#define ARN "arn:aws:dynamodb:ddblocal:000000000000:table/"
+
+static qr_db *open_db(char *dir, int mode)
+{
+    qr_db *db = NULL;
+    char *err = NULL;
+    qr_options o = {.no_sync = 1, .capacity = mode, .capacity_clock = QR_CLOCK_MANUAL};
+    CHECK(mkdtemp(dir) != NULL, "mkdtemp %s", dir);
+    CHECK(qr_open(dir, &o, &db, &err) == QR_OK, "open %s: %s", dir, err ? err : "");
+    free(err);
+    return db;
+}
+
+/* A PutItem of item pk (with g, when given, for the index); returns the error document
+ * (a new reference) or NULL when it succeeded. */
+static json_t *put(qr_db *db, const char *table, const char *pk, const char *g)
+{
+    char body[512];
+    snprintf(body, sizeof body, "{\"TableName\":\"%s\",\"Item\":{\"pk\":{\"S\":\"%s\"}%s%s%s}}",
+             table, pk, g ? ",\"g\":{\"S\":\"" : "", g ? g : "", g ? "\"}" : "");
+    qr_response r;
+    int rc = qr_call(db, "PutItem", body, strlen(body), &r);
+    json_t *doc = rc == QR_OK ? NULL : json_loads(r.body, 0, NULL);
+    qr_response_free(&r);
+    return doc;
+}
+
+/* Puts until one is refused (at most limit); returns how many went, *refusal the error. */
+static int puts_until_refused(qr_db *db, const char *table, const char *pk_fmt, const char *g,
+                              int limit, json_t **refusal)
+{
+    *refusal = NULL;
+    char pk[64];
+    for (int i = 0; i < limit; i++) {
+        snprintf(pk, sizeof pk, pk_fmt, i);
+        if ((*refusal = put(db, table, pk, g)) != NULL) return i;
+    }
+    return limit;
+}
+
+static void check_refusal(json_t *doc, const char *type, const char *reason, const char *resource)
+{
+    const char *t = json_string_value(json_object_get(doc, "__type"));
+    CHECK(t && strstr(t, type), "type %s, want %s", t ? t : "(none)", type);
+    json_t *r = json_array_get(json_object_get(doc, "ThrottlingReasons"), 0);
+    CHECK_STR(json_string_value(json_object_get(r, "reason")), reason);
+    CHECK_STR(json_string_value(json_object_get(r, "resource")), resource);
+}
+
+static void advance(qr_db *db, double seconds)
+{
+    json_decref(call(db, "QuarryAdvanceClock", 1, "{\"Seconds\":%g}", seconds));
+}
+
+static void test_provisioned(qr_db *db)
+{
+    json_decref(call(db, "CreateTable", 1,
+                     "{\"TableName\":\"small\",\"ProvisionedThroughput\":{\"ReadCapacityUnits\":5,"
+                     "\"WriteCapacityUnits\":5},\"AttributeDefinitions\":[{\"AttributeName\":"
+                     "\"pk\",\"AttributeType\":\"S\"}],\"KeySchema\":[{\"AttributeName\":\"pk\","
+                     "\"KeyType\":\"HASH\"}]}"));
+    /* 1,500 units banked; the one partition serves 1,000 of them in a second. */
+    json_t *doc;
+    int n = puts_until_refused(db, "small", "k%d", NULL, 5000, &doc);
+    CHECK(n == 1000, "%d writes in the first second", n);
+    check_refusal(doc, "ProvisionedThroughputExceededException",
+                  "TableWriteKeyRangeThroughputExceeded", ARN "small");
+    json_decref(doc);
+    advance(db, 1);
+    n = puts_until_refused(db, "small", "m%d", NULL, 5000, &doc);
+    CHECK(n == 505, "%d writes in the second second", n);
+    check_refusal(doc, "ProvisionedThroughputExceededException",
+                  "TableWriteProvisionedThroughputExceeded", ARN "small");
+    CHECK_STR(json_string_value(json_object_get(doc, "message")),
+              "The level of configured provisioned throughput for the table was exceeded. "
+              "Consider increasing your provisioning level with the UpdateTable API.");
+    json_decref(doc);
+    /* The refused write changed nothing. */
+    json_t *got =
+        call(db, "GetItem", 1, "{\"TableName\":\"small\",\"Key\":{\"pk\":{\"S\":\"m505\"}}}");
+    CHECK_THAT(got && json_object_get(got, "Item") == NULL);
+    json_decref(got);
+    /* Reads have their own bucket. */
+    got = call(db, "GetItem", 1, "{\"TableName\":\"small\",\"Key\":{\"pk\":{\"S\":\"k1\"}}}");
+    CHECK_THAT(got && json_object_get(got, "Item") != NULL);
+    json_decref(got);
+    advance(db, 2);
+    n = puts_until_refused(db, "small", "n%d", NULL, 5000, &doc);
+    CHECK(n == 10, "%d writes after two seconds at 5 WCU", n);
+    json_decref(doc);
+
+    /* BatchWriteItem hands back what was refused; only all refused is an error. */
+    advance(db, 1);
+    char body[4096];
+    size_t len = (size_t)snprintf(body, sizeof body, "{\"RequestItems\":{\"small\":[");
+    for (int i = 0; i < 8; i++)
+        len += (size_t)snprintf(body + len, sizeof body - len,
+                                "%s{\"PutRequest\":{\"Item\":{\"pk\":{\"S\":\"b%d\"}}}}",
+                                i ? "," : "", i);
+    snprintf(body + len, sizeof body - len, "]}}");
+    json_t *answer = call(db, "BatchWriteItem", 1, "%s", body);
+    /* With 5 units banked the batch is admitted, and charged its 8 after: 3 in debt. */
+    size_t left =
+        json_array_size(json_object_get(json_object_get(answer, "UnprocessedItems"), "small"));
+    CHECK(left == 0, "%zu unprocessed of 8 with 5 units banked", left);
+    json_decref(answer);
+    answer = call(db, "BatchWriteItem", 0, "%s", body);
+    check_refusal(answer, "ProvisionedThroughputExceededException",
+                  "TableWriteProvisionedThroughputExceeded", ARN "small");
+    json_decref(answer);
+}
+
+static void test_hot_key(qr_db *db)
+{
+    json_decref(call(db, "CreateTable", 1,
+                     "{\"TableName\":\"ondemand\",\"BillingMode\":\"PAY_PER_REQUEST\","
+                     "\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"},"
+                     "{\"AttributeName\":\"g\",\"AttributeType\":\"S\"}],"
+                     "\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}],"
+                     "\"GlobalSecondaryIndexes\":[{\"IndexName\":\"by_g\",\"KeySchema\":["
+                     "{\"AttributeName\":\"g\",\"KeyType\":\"HASH\"}],"
+                     "\"Projection\":{\"ProjectionType\":\"KEYS_ONLY\"}}]}"));
+    /* One partition key, written over and over: its partition's 1,000 WCU, then refused. */
+    json_t *doc;
+    int n = puts_until_refused(db, "ondemand", "hot", NULL, 5000, &doc);
+    CHECK(n == 1000, "%d writes of one key", n);
+    check_refusal(doc, "ProvisionedThroughputExceededException",
+                  "TableWriteKeyRangeThroughputExceeded", ARN "ondemand");
+    json_decref(doc);
+    /* Ten cold keys at 100 writes each, in the same second, spread over the partitions
+     * of a table of their own, are not refused. (Beside the hot key, the ones that share
+     * its partition would be, until a split for heat isolates it.) */
+    json_decref(
+        call(db, "CreateTable", 1,
+             "{\"TableName\":\"coldkeys\",\"BillingMode\":\"PAY_PER_REQUEST\","
+             "\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"}],"
+             "\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}]}"));
+    char key[32];
+    int refused = 0;
+    for (int k = 0; k < 10; k++)
+        for (int i = 0; i < 100; i++) {
+            snprintf(key, sizeof key, "cold-%d", k);
+            json_t *d = put(db, "coldkeys", key, NULL);
+            refused += d != NULL;
+            json_decref(d);
+        }
+    CHECK(refused == 0, "%d cold writes refused", refused);
+
+    /* A batch with the hot key and cold ones: the hot one comes back unprocessed. */
+    json_t *answer = call(db, "BatchWriteItem", 1,
+                          "{\"RequestItems\":{\"ondemand\":[{\"PutRequest\":{\"Item\":{\"pk\":"
+                          "{\"S\":\"hot\"}}}},{\"PutRequest\":{\"Item\":{\"pk\":{\"S\":"
+                          "\"warm-1\"}}}},{\"DeleteRequest\":{\"Key\":{\"pk\":{\"S\":"
+                          "\"warm-2\"}}}}]}}");
+    json_t *left = json_object_get(json_object_get(answer, "UnprocessedItems"), "ondemand");
+    CHECK(json_array_size(left) == 1, "%zu unprocessed", json_array_size(left));
+    CHECK_STR(
+        json_string_value(json_object_get(
+            json_object_get(
+                json_object_get(json_object_get(json_array_get(left, 0), "PutRequest"), "Item"),
+                "pk"),
+            "S")),
+        "hot");
+    json_decref(answer);
+
+    /* A global index key every write carries: its partition throttles the base table,
+     * and a refused write leaves no item behind. */
+    advance(db, 10);
+    n = puts_until_refused(db, "ondemand", "s%d", "STATUS#OPEN", 5000, &doc);
+    CHECK(n == 1000, "%d writes to one index key", n);
+    check_refusal(doc, "ProvisionedThroughputExceededException",
+                  "IndexWriteKeyRangeThroughputExceeded", ARN "ondemand/index/by_g");
+    json_decref(doc);
+    json_t *got =
+        call(db, "GetItem", 1, "{\"TableName\":\"ondemand\",\"Key\":{\"pk\":{\"S\":\"s%d\"}}}", n);
+    CHECK_THAT(got && json_object_get(got, "Item") == NULL);
+    json_decref(got);
+}
+
+static void test_under_provisioned_index(qr_db *db)
+{
+    json_decref(call(
+        db, "CreateTable", 1,
+        "{\"TableName\":\"gsi\",\"ProvisionedThroughput\":{\"ReadCapacityUnits\":100,"
+        "\"WriteCapacityUnits\":1000},\"AttributeDefinitions\":[{\"AttributeName\":\"pk\","
+        "\"AttributeType\":\"S\"},{\"AttributeName\":\"g\",\"AttributeType\":\"S\"}],"
+        "\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}],"
+        "\"GlobalSecondaryIndexes\":[{\"IndexName\":\"thin\",\"KeySchema\":[{\"AttributeName\":"
+        "\"g\",\"KeyType\":\"HASH\"}],\"Projection\":{\"ProjectionType\":\"ALL\"},"
+        "\"ProvisionedThroughput\":{\"ReadCapacityUnits\":1,\"WriteCapacityUnits\":1}}]}"));
+    json_t *doc;
+    char g[32];
+    int n = 0;
+    for (; n < 5000; n++) {
+        snprintf(g, sizeof g, "g%d", n);
+        char pk[32];
+        snprintf(pk, sizeof pk, "p%d", n);
+        if ((doc = put(db, "gsi", pk, g)) != NULL) break;
+    }
+    CHECK(n == 300, "%d writes through an index of 1 WCU", n);
+    check_refusal(doc, "ProvisionedThroughputExceededException",
+                  "IndexWriteProvisionedThroughputExceeded", ARN "gsi/index/thin");
+    json_decref(doc);
+    /* Writes the index does not see are not held back by it. */
+    doc = put(db, "gsi", "no-index-key", NULL);
+    CHECK(doc == NULL, "a write without the index key: %s", doc ? "refused" : "");
+    json_decref(doc);
+}
+
+static void test_observe(void)
+{
+    char dir[] = "/tmp/quarry-capacity-observe-XXXXXX";
+    qr_db *db = open_db(dir, QR_CAPACITY_OBSERVE);
+    json_decref(
+        call(db, "CreateTable", 1,
+             "{\"TableName\":\"obs\",\"BillingMode\":\"PAY_PER_REQUEST\","
+             "\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"}],"
+             "\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}]}"));
+    json_t *doc;
+    int n = puts_until_refused(db, "obs", "hot", NULL, 3000, &doc);
+    CHECK(n == 3000, "observe refused write %d", n);
+    json_decref(doc);
+    /* The real clock is not moved by requests. */
+    json_decref(call(db, "QuarryAdvanceClock", 1, "{\"Seconds\":1}"));
+    json_decref(call(db, "QuarryAdvanceClock", 0, "{\"Seconds\":-1}"));
+    qr_close(db);
+    check_remove_tree(dir);
+}
+
+int main(void)
+{
+    char dir[] = "/tmp/quarry-capacity-XXXXXX";
+    qr_db *db = open_db(dir, QR_CAPACITY_ENFORCE);
+    test_provisioned(db);
+    test_hot_key(db);
+    test_under_provisioned_index(db);
+    qr_close(db);
+    check_remove_tree(dir);
+    test_observe();
+    return check_report("test_capacity");
+}
