@@ -185,23 +185,33 @@ static int refuse(const table *t, const qr_index *ix, int write, meter_verdict v
     return -1;
 }
 
-/* Asks one meter; -1 with err set when it refuses (and the mode enforces). */
+/* Asks one meter about an access of key (its stored form, or a range's lower bound; NULL
+ * for a Scan's); -1 with err set when it refuses and the mode enforces. A refusal is
+ * reported to the hook as a throttled access. */
 static int admit(qr_db *db, const table *t, const qr_index *ix, int write, int in_partition,
-                 uint64_t hash, double now, qr_err *err)
+                 uint64_t hash, const buf *key, double now, qr_err *err)
 {
     meter *m = meter_for(t, ix);
     if (m == NULL) return 0;
     meter_verdict v = meter_admit(m, write, in_partition, hash, now);
     if (v == METER_OK) return 0;
     meter_count_throttle(m, write, v);
+    engine_access a = {.table = t->name,
+                       .index = ix ? ix->name : NULL,
+                       .partition = hash,
+                       .write = write,
+                       .throttled = 1,
+                       .key = key ? key->data : NULL,
+                       .key_len = key ? key->len : 0};
+    engine_report(db, &a);
     return db->opts.capacity == QR_CAPACITY_ENFORCE ? refuse(t, ix, write, v, err) : 0;
 }
 
 int capacity_admit_read(qr_db *db, const table *t, const qr_index *ix, int in_partition,
-                        uint64_t hash, qr_err *err)
+                        uint64_t hash, const buf *key, qr_err *err)
 {
     if (t->meters == NULL) return 0;
-    return admit(db, t, ix, 0, in_partition, hash, capacity_now(db), err);
+    return admit(db, t, ix, 0, in_partition, hash, key, capacity_now(db), err);
 }
 
 int capacity_admit_write(qr_db *db, const table *t, const buf *key, const json_t *old_item,
@@ -209,7 +219,7 @@ int capacity_admit_write(qr_db *db, const table *t, const buf *key, const json_t
 {
     if (t->meters == NULL) return 0;
     double now = capacity_now(db);
-    if (admit(db, t, NULL, 1, 1, key_partition_hash(key->data, key->len), now, err)) return -1;
+    if (admit(db, t, NULL, 1, 1, key_partition_hash(key->data, key->len), key, now, err)) return -1;
     /* A write waits for its global indexes: one whose index, or the index partition its
      * entry moves into or out of, is spent is throttled, and nothing is written. */
     buf k;
@@ -227,7 +237,7 @@ int capacity_admit_write(qr_db *db, const table *t, const buf *key, const json_t
             err_init(&e);
             buf_reset(&k);
             if (items[i] && index_entry_key(t, ix, items[i], &k, &e) == 1)
-                rc = admit(db, t, ix, 1, 1, key_partition_hash(k.data, k.len), now, err);
+                rc = admit(db, t, ix, 1, 1, key_partition_hash(k.data, k.len), &k, now, err);
             err_clear(&e);
         }
     }

@@ -17,6 +17,7 @@ struct range_cursor {
     engine_access a;
     int forward, started;
     int in_partition; /* the bounds lie in one partition, of hash a.partition */
+    buf lower;        /* then the lower bound, for a refusal's report */
     size_t bytes;     /* read so far, charged at cursor_close */
 };
 
@@ -36,7 +37,9 @@ static void report_read(qr_db *db, const table *t, const buf *key, size_t bytes,
     engine_access a = {.table = t->name,
                        .partition = key_partition_hash(key->data, key->len),
                        .bytes = bytes,
-                       .consistent = consistent};
+                       .consistent = consistent,
+                       .key = key->data,
+                       .key_len = key->len};
     engine_report(db, &a);
 }
 
@@ -45,7 +48,7 @@ int item_get(qr_db *db, const table *t, const read_view *v, const buf *key, int 
 {
     *out = (stored_item){0};
     uint64_t hash = key_partition_hash(key->data, key->len);
-    if (t->meters && capacity_admit_read(db, t, NULL, 1, hash, err)) return -1;
+    if (t->meters && capacity_admit_read(db, t, NULL, 1, hash, key, err)) return -1;
     int found = item_read_raw(db, (const store_snapshot *)v, key, &out->raw, &out->raw_len, err);
     if (found < 0) return -1;
     if (found && item_stored(out->raw, out->raw_len, &out->json, &out->len, &out->size)) {
@@ -85,18 +88,21 @@ range_cursor *cursor_open(qr_db *db, const table *t, const qr_index *ix, const b
     c->t = t;
     c->ix = ix;
     c->forward = forward;
+    c->a =
+        (engine_access){.table = t->name, .index = ix ? ix->name : NULL, .consistent = consistent};
     /* A Query's bounds share their partition key, and with it the hash after the prefix. */
     if (lower && upper && lower->len >= 15 && upper->len >= 15 &&
         memcmp(lower->data + 7, upper->data + 7, 8) == 0) {
         c->in_partition = 1;
         c->a.partition = key_partition_hash(lower->data, lower->len);
+        buf_init(&c->lower, 0);
+        buf_append(&c->lower, lower->data, lower->len);
     }
-    c->a =
-        (engine_access){.table = t->name, .index = ix ? ix->name : NULL, .consistent = consistent};
     c->it =
         store_iter_new(db->st, (const store_snapshot *)v, lower ? lower->data : NULL,
                        lower ? lower->len : 0, upper ? upper->data : NULL, upper ? upper->len : 0);
     if (c->it == NULL) {
+        if (c->in_partition) buf_free(&c->lower);
         free(c);
         return NULL;
     }
@@ -108,7 +114,8 @@ int cursor_next(range_cursor *c, const char **json, size_t *len, size_t *size, q
     for (;;) {
         if (!c->started) {
             if (c->t->meters &&
-                capacity_admit_read(c->db, c->t, c->ix, c->in_partition, c->a.partition, err))
+                capacity_admit_read(c->db, c->t, c->ix, c->in_partition, c->a.partition,
+                                    c->in_partition ? &c->lower : NULL, err))
                 return -1;
             c->started = 1;
             if (c->forward)
@@ -130,6 +137,8 @@ int cursor_next(range_cursor *c, const char **json, size_t *len, size_t *size, q
             const char *k = store_iter_key(c->it, &kl);
             c->a.partition = key_partition_hash(k, kl);
             c->a.bytes = *size;
+            c->a.key = k;
+            c->a.key_len = kl;
             engine_report(c->db, &c->a);
             /* Each partition a Scan passes bears what was read there; the table bears
              * the total, rounded once, at cursor_close. */
@@ -148,5 +157,6 @@ void cursor_close(range_cursor *c)
         capacity_charge(c->db, c->t, c->ix, 0, c->in_partition, c->a.partition,
                         meter_read_units(c->bytes, c->a.consistent));
     store_iter_free(c->it);
+    if (c->in_partition) buf_free(&c->lower);
     free(c);
 }

@@ -636,6 +636,25 @@ int key_item(buf *out, const table *t, const json_t *item, qr_err *err)
     return 0;
 }
 
+size_t key_partition_len(const table *t, const char *key, size_t len)
+{
+    if (len < 15 || key[0] != 't') return 0;
+    uint16_t id = (uint16_t)((unsigned char)key[5] << 8 | (unsigned char)key[6]);
+    const qr_index *ix = id ? table_index_by_id(t, id) : NULL;
+    if (id && ix == NULL) return 0;
+    int n = ix ? ix->npk : 1;
+    size_t at = 15;
+    for (int i = 0; i < n; i++) {
+        json_t *av = NULL;
+        char type = ix ? ix->pk_type[i] : t->pk.type;
+        size_t used = keycodec_decode((const uint8_t *)key + at, len - at, type, 0, &av);
+        json_decref(av);
+        if (used == 0) return 0;
+        at += used;
+    }
+    return at;
+}
+
 double engine_now_seconds(void)
 {
     struct timespec ts;

@@ -141,8 +141,17 @@ typedef struct engine_access {
     int consistent;     /* reads: a strongly consistent read was asked for */
     int system;         /* the engine's own work (TTL expiry, restores), not a request's */
     int transactional;  /* part of TransactWriteItems or TransactGetItems */
+    int throttled;      /* refused for capacity before it happened (nothing was read or
+                           written; bytes is 0) */
+    const char *key;    /* the stored key of the item or index entry (borrowed, for the
+                           call): key_partition_len's bytes are its partition key */
+    size_t key_len;
 } engine_access;
 typedef void (*engine_hook_fn)(void *arg, const engine_access *a);
+/* The bytes of a stored key (engine_access.key) that hold its partition: the table or
+ * index prefix, the hash and the encoded partition key; the rest is the sort key and,
+ * for an index entry, the base item's key. 0 if key is not one of t's. */
+size_t key_partition_len(const table *t, const char *key, size_t len);
 /* Sets (or, with fn NULL, removes) the database's hook. Set it before requests run. */
 void engine_set_hook(qr_db *db, engine_hook_fn fn, void *arg);
 

@@ -142,11 +142,12 @@ void capacity_follow(qr_db *db, table *t);
 void capacity_forget(table *t);
 /* Admission before an access: -1 with DynamoDB's throttling error (and ThrottlingReasons
  * in err->item) when a bucket the access draws on is spent and capacity is enforced. A
- * read of index ix (NULL: the table) in the partition of hash, or of several partitions
- * (in_partition 0); a write of the item at key, from old_item to new_item (either NULL),
- * with the global index entries it changes. */
+ * read of index ix (NULL: the table) at key (a range's lower bound; NULL for a Scan) in
+ * the partition of hash, or of several partitions (in_partition 0); a write of the item
+ * at key, from old_item to new_item (either NULL), with the global index entries it
+ * changes. Each refusal is reported to the hook as a throttled access. */
 int capacity_admit_read(qr_db *db, const table *t, const qr_index *ix, int in_partition,
-                        uint64_t hash, qr_err *err);
+                        uint64_t hash, const buf *key, qr_err *err);
 int capacity_admit_write(qr_db *db, const table *t, const buf *key, const json_t *old_item,
                          const json_t *new_item, qr_err *err);
 /* Charges units consumed to the meter of ix (NULL: the table) and, with in_partition,

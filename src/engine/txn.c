@@ -272,11 +272,15 @@ static void report_index_writes(item_txn *x, const txn_slot *s, engine_access a)
         if (has_old && !(has_new && ok.len == nk.len && memcmp(ok.data, nk.data, ok.len) == 0)) {
             a.partition = key_partition_hash(ok.data, ok.len);
             a.bytes = entry_size(s->t, ix, s->old);
+            a.key = ok.data;
+            a.key_len = ok.len;
             report_write(x, s, ix, &a);
         }
         if (has_new) {
             a.partition = key_partition_hash(nk.data, nk.len);
             a.bytes = entry_size(s->t, ix, s->new_item);
+            a.key = nk.data;
+            a.key_len = nk.len;
             report_write(x, s, ix, &a);
         }
     }
@@ -295,7 +299,9 @@ static void report_writes(item_txn *x)
                            .old_bytes = s->raw ? s->old_size : 0,
                            .write = 1,
                            .system = x->system,
-                           .transactional = x->kind == TXN_ATOMIC};
+                           .transactional = x->kind == TXN_ATOMIC,
+                           .key = s->key->data,
+                           .key_len = s->key->len};
         report_write(x, s, NULL, &a);
         a.old_bytes = 0;
         if (s->t->nindexes) report_index_writes(x, s, a);

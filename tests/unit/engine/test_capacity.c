@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/engine.h"
 #include "quarry.h"
 
 #include "call.h"
@@ -221,6 +222,82 @@ static void test_under_provisioned_index(qr_db *db)
     json_decref(doc);
 }
 
+/* What the hook saw of refusals: their count and the last one's partition key bytes. */
+typedef struct refusals {
+    int n, writes;
+    char index[64];
+    size_t pk_len;
+} refusals;
+
+static void count_refusals(void *arg, const engine_access *a)
+{
+    refusals *r = arg;
+    if (!a->throttled) return;
+    r->n++;
+    r->writes += a->write;
+    snprintf(r->index, sizeof r->index, "%s", a->index ? a->index : "");
+    r->pk_len = a->key_len;
+}
+
+static void test_reads(qr_db *db)
+{
+    refusals seen = {0};
+    engine_set_hook(db, count_refusals, &seen);
+    json_decref(call(
+        db, "CreateTable", 1,
+        "{\"TableName\":\"reads\",\"ProvisionedThroughput\":{\"ReadCapacityUnits\":40000,"
+        "\"WriteCapacityUnits\":1000},\"AttributeDefinitions\":[{\"AttributeName\":\"pk\","
+        "\"AttributeType\":\"S\"},{\"AttributeName\":\"g\",\"AttributeType\":\"S\"}],"
+        "\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}],"
+        "\"GlobalSecondaryIndexes\":[{\"IndexName\":\"by_g\",\"KeySchema\":[{\"AttributeName\":"
+        "\"g\",\"KeyType\":\"HASH\"}],\"Projection\":{\"ProjectionType\":\"ALL\"},"
+        "\"ProvisionedThroughput\":{\"ReadCapacityUnits\":40000,\"WriteCapacityUnits\":100}}]}"));
+    json_t *doc = put(db, "reads", "r1", "G");
+    CHECK(doc == NULL, "put: %s", "refused");
+    json_decref(doc);
+    CHECK(qr_wait_indexes(db, 10000) == QR_OK, "index caught up");
+    /* Consistent Queries of one partition: 1 unit each, 3,000 of them at once. */
+    int n = 0;
+    qr_response r;
+    const char *q =
+        "{\"TableName\":\"reads\",\"KeyConditionExpression\":\"pk = :p\","
+        "\"ExpressionAttributeValues\":{\":p\":{\"S\":\"r1\"}},\"ConsistentRead\":true}";
+    for (; n < 10000; n++) {
+        int rc = qr_call(db, "Query", q, strlen(q), &r);
+        if (rc != QR_OK) break;
+        qr_response_free(&r);
+    }
+    CHECK(n == 3000, "%d Queries of one partition", n);
+    doc = json_loads(r.body, 0, NULL);
+    qr_response_free(&r);
+    check_refusal(doc, "ProvisionedThroughputExceededException",
+                  "TableReadKeyRangeThroughputExceeded", ARN "reads");
+    json_decref(doc);
+    CHECK(seen.n == 1 && seen.writes == 0 && seen.index[0] == '\0', "hook saw %d refusals", seen.n);
+    CHECK(seen.pk_len > 15, "the refusal's key holds the partition key (%zu bytes)", seen.pk_len);
+    /* The index has partitions of its own: its reads go on. */
+    const char *gq = "{\"TableName\":\"reads\",\"IndexName\":\"by_g\",\"KeyConditionExpression\":"
+                     "\"g = :g\",\"ExpressionAttributeValues\":{\":g\":{\"S\":\"G\"}}}";
+    n = 0;
+    for (; n < 10000; n++) {
+        int rc = qr_call(db, "Query", gq, strlen(gq), &r);
+        if (rc != QR_OK) break;
+        qr_response_free(&r);
+    }
+    CHECK(n == 6000, "%d eventually consistent Queries of one index partition", n);
+    doc = json_loads(r.body, 0, NULL);
+    qr_response_free(&r);
+    check_refusal(doc, "ProvisionedThroughputExceededException",
+                  "IndexReadKeyRangeThroughputExceeded", ARN "reads/index/by_g");
+    json_decref(doc);
+    CHECK_STR(seen.index, "by_g");
+    /* Index reads spent do not hold back the table's writes. */
+    doc = put(db, "reads", "r2", NULL);
+    CHECK(doc == NULL, "a base write after index reads were refused: %s", "refused");
+    json_decref(doc);
+    engine_set_hook(db, NULL, NULL);
+}
+
 static void test_observe(void)
 {
     char dir[] = "/tmp/quarry-capacity-observe-XXXXXX";
@@ -248,6 +325,7 @@ int main(void)
     test_provisioned(db);
     test_hot_key(db);
     test_under_provisioned_index(db);
+    test_reads(db);
     qr_close(db);
     check_remove_tree(dir);
     test_observe();
