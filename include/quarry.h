@@ -51,6 +51,9 @@ typedef struct qr_options {
      * on-demand tables; 0 means DynamoDB's default, QR_ACCOUNT_TABLE_UNITS; negative
      * means none. */
     double account_table_units;
+    /* How long, in seconds, a partition stays hot (over half its ceiling used) before it
+     * splits for heat; 0 means DynamoDB's few minutes (300). */
+    double capacity_split_seconds;
 } qr_options;
 
 #define QR_CAPACITY_ENFORCE 0

@@ -2,13 +2,14 @@
  *
  * Each bucket refills at its rate up to its size; an access is admitted while the
  * buckets it draws on are above zero and charged afterwards, so buckets may go into
- * debt. Partitions split the 64-bit partition-key hash space into equal ranges. */
+ * debt. The partitions and their ceilings are partmap.c's. */
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "capacity/meter.h"
+#include "capacity/partmap.h"
 
 double meter_read_units(size_t bytes, int consistent)
 {
@@ -54,7 +55,6 @@ typedef struct direction {
     double most_provisioned; /* the highest provisioned rate the table has had */
     double second_units;
     double second; /* the whole second second_units counts */
-    bucket *partitions;
     double units;
     uint64_t throttles[5];
 } direction;
@@ -62,18 +62,13 @@ typedef struct direction {
 struct meter {
     pthread_mutex_t lock;
     meter_limits l;
-    unsigned npartitions;
+    partmap *parts;
     direction d[2]; /* [0] reads, [1] writes */
 };
 
 static double initial_rate(int write)
 {
     return write ? METER_ON_DEMAND_WRU : METER_ON_DEMAND_RRU;
-}
-
-static double ceiling(int write)
-{
-    return write ? METER_PARTITION_WCU : METER_PARTITION_RCU;
 }
 
 /* What an on-demand direction serves at once: double its previous peak, at least the
@@ -90,27 +85,14 @@ static unsigned partitions_needed(const meter *m)
 {
     double r = m->l.on_demand ? ramp_rate(&m->d[0], 0) : m->l.rcu;
     double w = m->l.on_demand ? ramp_rate(&m->d[1], 1) : m->l.wcu;
+    if (m->l.warm_rru > r) r = m->l.warm_rru; /* WarmThroughput pre-splits */
+    if (m->l.warm_wru > w) w = m->l.warm_wru;
     double by_rate = ceil(r / METER_PARTITION_RCU + w / METER_PARTITION_WCU);
     double by_size = ceil((double)m->l.bytes / (double)METER_PARTITION_BYTES);
     double n = by_rate > by_size ? by_rate : by_size;
     if (n < 1) n = 1;
     if (n > 65536) n = 65536;
     return (unsigned)n;
-}
-
-/* Grows each direction's partitions to n (new partitions start with a full bucket). */
-static int grow_partitions(meter *m, unsigned n, double now)
-{
-    if (n <= m->npartitions && m->d[0].partitions) return 0;
-    for (int w = 0; w < 2; w++) {
-        bucket *p = realloc(m->d[w].partitions, n * sizeof *p);
-        if (p == NULL) return -1;
-        for (unsigned i = m->npartitions; i < n; i++)
-            bucket_set(&p[i], ceiling(w), ceiling(w), now, 1);
-        m->d[w].partitions = p;
-    }
-    m->npartitions = n;
-    return 0;
 }
 
 /* Provisioned to on-demand: DynamoDB takes half the highest rate ever provisioned as the
@@ -132,6 +114,8 @@ static void set_limits(meter *m, const meter_limits *l, double now, int fresh)
             continue;
         }
         if (d->most_provisioned / 2.0 > d->peak) d->peak = d->most_provisioned / 2.0;
+        double warm = w ? l->warm_wru : l->warm_rru; /* served at once: WarmThroughput */
+        if (warm / 2.0 > d->peak) d->peak = warm / 2.0;
         d->provisioned = (bucket){0};
         bucket_set(&d->ramp, ramp_rate(d, w), ramp_rate(d, w), now, fresh || !was_on_demand);
         double max = w ? l->max_wru : l->max_rru;
@@ -147,10 +131,12 @@ meter *meter_new(const meter_limits *l, double now)
     if (m == NULL) return NULL;
     pthread_mutex_init(&m->lock, NULL);
     set_limits(m, l, now, 1);
-    if (grow_partitions(m, partitions_needed(m), now)) {
+    if ((m->parts = partmap_new(now)) == NULL) {
         meter_free(m);
         return NULL;
     }
+    partmap_configure(m->parts, l->split_after, l->sort_key_splits);
+    partmap_grow(m->parts, partitions_needed(m), now);
     return m;
 }
 
@@ -158,22 +144,17 @@ void meter_configure(meter *m, const meter_limits *l, double now)
 {
     pthread_mutex_lock(&m->lock);
     set_limits(m, l, now, 0);
-    grow_partitions(m, partitions_needed(m), now);
+    partmap_configure(m->parts, l->split_after, l->sort_key_splits);
+    partmap_grow(m->parts, partitions_needed(m), now);
     pthread_mutex_unlock(&m->lock);
 }
 
 void meter_free(meter *m)
 {
     if (m == NULL) return;
-    free(m->d[0].partitions);
-    free(m->d[1].partitions);
+    partmap_free(m->parts);
     pthread_mutex_destroy(&m->lock);
     free(m);
-}
-
-static unsigned partition_of(const meter *m, uint64_t hash)
-{
-    return (unsigned)(((unsigned __int128)hash * m->npartitions) >> 64);
 }
 
 /* A bucket with rate 0 is not in force. */
@@ -184,7 +165,8 @@ static int spent(bucket *b, double now)
     return b->tokens <= 0;
 }
 
-meter_verdict meter_admit(meter *m, int write, int in_partition, uint64_t hash, double now)
+meter_verdict meter_admit(meter *m, int write, int in_partition, uint64_t hash, const void *suffix,
+                          size_t len, double now)
 {
     meter_verdict v = METER_OK;
     pthread_mutex_lock(&m->lock);
@@ -198,7 +180,7 @@ meter_verdict meter_admit(meter *m, int write, int in_partition, uint64_t hash, 
     } else if (spent(&d->ramp, now)) {
         v = METER_KEY_RANGE;
     }
-    if (v == METER_OK && in_partition && spent(&d->partitions[partition_of(m, hash)], now))
+    if (v == METER_OK && in_partition && partmap_spent(m->parts, write, hash, suffix, len, now))
         v = METER_KEY_RANGE;
     pthread_mutex_unlock(&m->lock);
     return v;
@@ -217,7 +199,7 @@ static void follow_peak(meter *m, direction *d, int write, double units, double 
         d->peak = d->second_units;
         bucket_refill(&d->ramp, now);
         d->ramp.rate = d->ramp.size = ramp_rate(d, write);
-        grow_partitions(m, partitions_needed(m), now);
+        partmap_grow(m->parts, partitions_needed(m), now);
     }
 }
 
@@ -236,12 +218,11 @@ void meter_charge(meter *m, int write, double units, double now)
     pthread_mutex_unlock(&m->lock);
 }
 
-void meter_charge_partition(meter *m, int write, uint64_t hash, double units, double now)
+void meter_charge_partition(meter *m, int write, uint64_t hash, const void *suffix, size_t len,
+                            double units, double now)
 {
     pthread_mutex_lock(&m->lock);
-    bucket *p = &m->d[write ? 1 : 0].partitions[partition_of(m, hash)];
-    bucket_refill(p, now);
-    p->tokens -= units;
+    partmap_charge(m->parts, write, hash, suffix, len, units, now);
     pthread_mutex_unlock(&m->lock);
 }
 
@@ -260,7 +241,7 @@ void meter_totals_get(meter *m, double now, meter_totals *out)
     out->write_units = m->d[1].units;
     memcpy(out->read_throttles, m->d[0].throttles, sizeof out->read_throttles);
     memcpy(out->write_throttles, m->d[1].throttles, sizeof out->write_throttles);
-    out->partitions = m->npartitions;
+    out->partitions = partmap_count(m->parts);
     for (int w = 0; w < 2; w++) {
         bucket *b = m->l.on_demand ? &m->d[w].ramp : &m->d[w].provisioned;
         bucket_refill(b, now);

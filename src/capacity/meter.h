@@ -34,6 +34,11 @@ typedef struct meter_limits {
     double max_rru, max_wru;         /* OnDemandThroughput maxima; 0: none */
     double account_rru, account_wru; /* the per-table account quota; 0: none */
     uint64_t bytes;                  /* data held, for the partition count */
+    double warm_rru, warm_wru;       /* WarmThroughput: what it must serve at once */
+    double split_after;              /* seconds a partition stays hot before it splits
+                                        (0: DynamoDB's few minutes, 300) */
+    int sort_key_splits;             /* one partition key's items may split by sort key
+                                        (no local indexes bind them together) */
 } meter_limits;
 
 /* Why an access was refused; METER_OK if it was not. */
@@ -66,13 +71,17 @@ void meter_free(meter *m);
 
 /* May an access go ahead? Reads and writes are admitted while every bucket they draw
  * on has something left: the table's (or index's), and, when the access falls in one
- * partition (hash is its partition key's hash), that partition's. */
-meter_verdict meter_admit(meter *m, int write, int in_partition, uint64_t hash, double now);
+ * partition (hash is its partition key's hash; suffix, len what follows the hash in its
+ * stored key, which places it among a split partition key's sort-key ranges), that
+ * partition's. A partition that stays hot splits (partmap.h). */
+meter_verdict meter_admit(meter *m, int write, int in_partition, uint64_t hash, const void *suffix,
+                          size_t len, double now);
 /* Charges units consumed to the table-level buckets, which may go below zero (a large
  * Query's debt); meter_charge_partition charges the partition of hash. A Scan charges
  * each partition what it read there and the table the total, rounded once. */
 void meter_charge(meter *m, int write, double units, double now);
-void meter_charge_partition(meter *m, int write, uint64_t hash, double units, double now);
+void meter_charge_partition(meter *m, int write, uint64_t hash, const void *suffix, size_t len,
+                            double units, double now);
 /* Counts a refusal (meter_admit's verdict v) in the totals. */
 void meter_count_throttle(meter *m, int write, meter_verdict v);
 void meter_totals_get(meter *m, double now, meter_totals *out);

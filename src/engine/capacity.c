@@ -65,6 +65,13 @@ static void limits_of(const qr_db *db, const json_t *desc, const json_t *gsi, me
     json_t *odt = json_object_get(holder, "OnDemandThroughput");
     l->max_rru = number(odt, "MaxReadRequestUnits");
     l->max_wru = number(odt, "MaxWriteRequestUnits");
+    json_t *warm = json_object_get(holder, "WarmThroughput");
+    l->warm_rru = number(warm, "ReadUnitsPerSecond");
+    l->warm_wru = number(warm, "WriteUnitsPerSecond");
+    l->split_after = db->opts.capacity_split_seconds;
+    /* The items of one partition key stay together in a table with local indexes. */
+    l->sort_key_splits =
+        gsi != NULL || json_array_size(json_object_get(desc, "LocalSecondaryIndexes")) == 0;
     double quota = db->opts.account_table_units;
     l->account_rru = l->account_wru = quota > 0 ? quota : quota < 0 ? 0 : QR_ACCOUNT_TABLE_UNITS;
     if (!gsi) l->bytes = (uint64_t)number(desc, "TableSizeBytes");
@@ -193,7 +200,8 @@ static int admit(qr_db *db, const table *t, const qr_index *ix, int write, int i
 {
     meter *m = meter_for(t, ix);
     if (m == NULL) return 0;
-    meter_verdict v = meter_admit(m, write, in_partition, hash, now);
+    meter_verdict v = meter_admit(m, write, in_partition, hash, key ? key->data + 15 : NULL,
+                                  key && key->len > 15 ? key->len - 15 : 0, now);
     if (v == METER_OK) return 0;
     meter_count_throttle(m, write, v);
     engine_access a = {.table = t->name,
@@ -245,21 +253,24 @@ int capacity_admit_write(qr_db *db, const table *t, const buf *key, const json_t
     return rc;
 }
 
-void capacity_charge(qr_db *db, const table *t, const qr_index *ix, int write, int in_partition,
-                     uint64_t hash, double units)
+void capacity_charge(qr_db *db, const table *t, const qr_index *ix, int write, const char *key,
+                     size_t key_len, double units)
 {
     meter *m = t->meters ? meter_for(t, ix) : NULL;
     if (m == NULL) return;
     double now = capacity_now(db);
     meter_charge(m, write, units, now);
-    if (in_partition) meter_charge_partition(m, write, hash, units, now);
+    if (key) capacity_charge_partition(db, t, ix, write, key, key_len, units);
 }
 
 void capacity_charge_partition(qr_db *db, const table *t, const qr_index *ix, int write,
-                               uint64_t hash, double units)
+                               const char *key, size_t key_len, double units)
 {
     meter *m = t->meters ? meter_for(t, ix) : NULL;
-    if (m) meter_charge_partition(m, write, hash, units, capacity_now(db));
+    if (m)
+        meter_charge_partition(m, write, key_partition_hash(key, key_len),
+                               key_len > 15 ? key + 15 : NULL, key_len > 15 ? key_len - 15 : 0,
+                               units, capacity_now(db));
 }
 
 int table_capacity(const table *t, const char *index, qr_db *db, meter_totals *out)

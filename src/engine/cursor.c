@@ -47,8 +47,9 @@ int item_get(qr_db *db, const table *t, const read_view *v, const buf *key, int 
              stored_item *out, qr_err *err)
 {
     *out = (stored_item){0};
-    uint64_t hash = key_partition_hash(key->data, key->len);
-    if (t->meters && capacity_admit_read(db, t, NULL, 1, hash, key, err)) return -1;
+    if (t->meters &&
+        capacity_admit_read(db, t, NULL, 1, key_partition_hash(key->data, key->len), key, err))
+        return -1;
     int found = item_read_raw(db, (const store_snapshot *)v, key, &out->raw, &out->raw_len, err);
     if (found < 0) return -1;
     if (found && item_stored(out->raw, out->raw_len, &out->json, &out->len, &out->size)) {
@@ -57,7 +58,8 @@ int item_get(qr_db *db, const table *t, const read_view *v, const buf *key, int 
     }
     report_read(db, t, key, out->size, consistent);
     if (t->meters)
-        capacity_charge(db, t, NULL, 0, 1, hash, meter_read_units(out->size, consistent));
+        capacity_charge(db, t, NULL, 0, key->data, key->len,
+                        meter_read_units(out->size, consistent));
     return found;
 }
 
@@ -143,7 +145,7 @@ int cursor_next(range_cursor *c, const char **json, size_t *len, size_t *size, q
             /* Each partition a Scan passes bears what was read there; the table bears
              * the total, rounded once, at cursor_close. */
             if (c->t->meters && !c->in_partition)
-                capacity_charge_partition(c->db, c->t, c->ix, 0, c->a.partition,
+                capacity_charge_partition(c->db, c->t, c->ix, 0, k, kl,
                                           (double)*size / 4096.0 * (c->a.consistent ? 1.0 : 0.5));
         }
         return 1;
@@ -153,8 +155,11 @@ int cursor_next(range_cursor *c, const char **json, size_t *len, size_t *size, q
 void cursor_close(range_cursor *c)
 {
     if (c == NULL) return;
+    /* A Query's partition bears its total where it began (a partition split by sort key
+     * is charged in the range of the lower bound). */
     if (c->started && c->t->meters)
-        capacity_charge(c->db, c->t, c->ix, 0, c->in_partition, c->a.partition,
+        capacity_charge(c->db, c->t, c->ix, 0, c->in_partition ? c->lower.data : NULL,
+                        c->in_partition ? c->lower.len : 0,
                         meter_read_units(c->bytes, c->a.consistent));
     store_iter_free(c->it);
     if (c->in_partition) buf_free(&c->lower);

@@ -150,12 +150,13 @@ int capacity_admit_read(qr_db *db, const table *t, const qr_index *ix, int in_pa
                         uint64_t hash, const buf *key, qr_err *err);
 int capacity_admit_write(qr_db *db, const table *t, const buf *key, const json_t *old_item,
                          const json_t *new_item, qr_err *err);
-/* Charges units consumed to the meter of ix (NULL: the table) and, with in_partition,
- * to the partition of hash; capacity_charge_partition charges the partition only. */
-void capacity_charge(qr_db *db, const table *t, const qr_index *ix, int write, int in_partition,
-                     uint64_t hash, double units);
+/* Charges units consumed to the meter of ix (NULL: the table) and, when key (a stored
+ * key) is given, to the partition holding it; capacity_charge_partition charges the
+ * partition only. */
+void capacity_charge(qr_db *db, const table *t, const qr_index *ix, int write, const char *key,
+                     size_t key_len, double units);
 void capacity_charge_partition(qr_db *db, const table *t, const qr_index *ix, int write,
-                               uint64_t hash, double units);
+                               const char *key, size_t key_len, double units);
 
 /* ---- metadata (meta.c) ---- */
 typedef struct meta_state meta_state;

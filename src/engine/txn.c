@@ -246,7 +246,7 @@ static void report_write(item_txn *x, const txn_slot *s, const qr_index *ix, con
     if (s->t->meters == NULL || x->system) return;
     size_t bytes = ix == NULL && a->old_bytes > a->bytes ? a->old_bytes : a->bytes;
     double units = meter_write_units(bytes) * (a->transactional ? 2.0 : 1.0);
-    capacity_charge(x->db, s->t, ix, 1, 1, a->partition, units);
+    capacity_charge(x->db, s->t, ix, 1, a->key, a->key_len, units);
 }
 
 /* Reports the index entries one written item changes: the entry put, and the entry

@@ -3,6 +3,7 @@
  * to double the previous peak, OnDemandThroughput maxima, the account quota, and how
  * UpdateTable's changes keep or reset what is banked. No storage is involved. */
 #include <stdint.h>
+#include <stdio.h>
 
 #include "capacity/meter.h"
 
@@ -13,10 +14,10 @@ static int writes_until_refused(meter *m, uint64_t hash, double now, meter_verdi
 {
     int n = 0;
     for (; n < 1000000; n++) {
-        *why = meter_admit(m, 1, 1, hash, now);
+        *why = meter_admit(m, 1, 1, hash, NULL, 0, now);
         if (*why != METER_OK) break;
         meter_charge(m, 1, 1.0, now);
-        meter_charge_partition(m, 1, hash, 1.0, now);
+        meter_charge_partition(m, 1, hash, NULL, 0, 1.0, now);
     }
     return n;
 }
@@ -51,10 +52,10 @@ static void test_provisioned_burst(void)
     CHECK(n == 5, "%d writes a second later", n);
     /* A large charge goes into debt: nothing is admitted until it is paid back. */
     meter_charge(m, 1, 50.0, 102.0);
-    CHECK_THAT(meter_admit(m, 1, 1, 1, 111.0) == METER_PROVISIONED);
-    CHECK_THAT(meter_admit(m, 1, 1, 1, 112.5) == METER_OK);
+    CHECK_THAT(meter_admit(m, 1, 1, 1, NULL, 0, 111.0) == METER_PROVISIONED);
+    CHECK_THAT(meter_admit(m, 1, 1, 1, NULL, 0, 112.5) == METER_OK);
     /* Reads are a bucket of their own. */
-    CHECK_THAT(meter_admit(m, 0, 1, 1, 112.5) == METER_OK);
+    CHECK_THAT(meter_admit(m, 0, 1, 1, NULL, 0, 112.5) == METER_OK);
     meter_totals t;
     meter_totals_get(m, 112.5, &t);
     CHECK(t.write_units == 1560.0, "write units %f", t.write_units);
@@ -92,9 +93,9 @@ static void test_partition_ceiling(void)
     CHECK(n == 1000, "%d writes to one partition", n);
     CHECK_THAT(why == METER_KEY_RANGE);
     /* Another partition is untouched. */
-    CHECK_THAT(meter_admit(m, 1, 1, UINT64_MAX - 42, 0.0) == METER_OK);
+    CHECK_THAT(meter_admit(m, 1, 1, UINT64_MAX - 42, NULL, 0, 0.0) == METER_OK);
     /* A read of several partitions (a Scan) is judged by the table alone. */
-    CHECK_THAT(meter_admit(m, 1, 0, 0, 0.0) == METER_OK);
+    CHECK_THAT(meter_admit(m, 1, 0, 0, NULL, 0, 0.0) == METER_OK);
     meter_free(m);
 }
 
@@ -110,9 +111,9 @@ static void test_on_demand(void)
     int n = 0;
     for (; n < 100000; n++) {
         uint64_t hash = (uint64_t)n * 0x9E3779B97F4A7C15ULL;
-        if ((why = meter_admit(m, 1, 1, hash, 0.0)) != METER_OK) break;
+        if ((why = meter_admit(m, 1, 1, hash, NULL, 0, 0.0)) != METER_OK) break;
         meter_charge(m, 1, 1.0, 0.0);
-        meter_charge_partition(m, 1, hash, 1.0, 0.0);
+        meter_charge_partition(m, 1, hash, NULL, 0, 1.0, 0.0);
     }
     CHECK(n >= 4000 && n <= 4100, "%d writes at once", n);
     CHECK(why == METER_KEY_RANGE, "refused with %d", why);
@@ -147,11 +148,87 @@ static void test_switch_to_on_demand(void)
     int n = 0;
     for (; n < 100000; n++) {
         uint64_t hash = (uint64_t)n * 0x9E3779B97F4A7C15ULL;
-        if (meter_admit(m, 0, 1, hash, 0.0) != METER_OK) break;
+        if (meter_admit(m, 0, 1, hash, NULL, 0, 0.0) != METER_OK) break;
         meter_charge(m, 0, 1.0, 0.0);
-        meter_charge_partition(m, 0, hash, 1.0, 0.0);
+        meter_charge_partition(m, 0, hash, NULL, 0, 1.0, 0.0);
     }
     CHECK(n >= 30000 && n <= 30100, "%d reads at once after the switch", n);
+    meter_free(m);
+}
+
+/* One second of a client writing want times, evenly, at time now to key (hash, the
+ * suffix "sk<i % nsks>"); returns how many were admitted. */
+static int second_of_writes(meter *m, uint64_t hash, int nsks, int want, double now)
+{
+    char sk[32];
+    int n = 0;
+    for (int i = 0; i < want; i++) {
+        int len = snprintf(sk, sizeof sk, "pk-sk%05d", nsks ? i % nsks : 0);
+        double at = now + (double)i / want;
+        if (meter_admit(m, 1, 1, hash, sk, (size_t)len, at) != METER_OK) continue;
+        meter_charge(m, 1, 1.0, at);
+        meter_charge_partition(m, 1, hash, sk, (size_t)len, 1.0, at);
+        n++;
+    }
+    return n;
+}
+
+/* Writes served a second, on average over seconds [from, to) of a run at 1,500 a second. */
+static double served(meter *m, uint64_t hash, int nsks, int from, int to)
+{
+    int total = 0;
+    for (int s = 0; s < to; s++) {
+        int n = second_of_writes(m, hash, nsks, 1500, (double)s);
+        if (s >= from) total += n;
+    }
+    return (double)total / (to - from);
+}
+
+static void test_split_for_heat(void)
+{
+    /* One partition key with many sort keys, written at 1,500 a second: held to 1,000
+     * until its partition has been hot for split_after seconds, then split. */
+    meter_limits l = {.on_demand = 1, .split_after = 10, .sort_key_splits = 1};
+    meter *m = meter_new(&l, 0.0);
+    meter_totals t;
+    double early = served(m, 77, 500, 3, 9);
+    meter_free(m);
+    CHECK(early > 950 && early < 1050, "%.0f a second before the split", early);
+    m = meter_new(&l, 0.0);
+    double late = served(m, 77, 500, 40, 50);
+    meter_totals_get(m, 50.0, &t);
+    CHECK(late == 1500, "%.0f a second after the split", late);
+    CHECK(t.partitions > 8, "%u partitions after the split", t.partitions);
+    meter_free(m);
+
+    /* One item: never more than its partition's 1,000, however long it stays hot. */
+    m = meter_new(&l, 0.0);
+    late = served(m, 77, 1, 40, 50);
+    CHECK(late > 950 && late < 1050, "one item served %.0f a second", late);
+    meter_free(m);
+
+    /* Without sort-key splits (a table with local indexes) the key's items stay together. */
+    meter_limits lsi = {.on_demand = 1, .split_after = 10};
+    m = meter_new(&lsi, 0.0);
+    late = served(m, 77, 500, 40, 50);
+    CHECK(late > 950 && late < 1050, "a key bound by local indexes served %.0f", late);
+    meter_free(m);
+
+    /* A hot key beside a cold one in its partition: the split isolates the hot one, and
+     * the cold one is served in full again. */
+    meter_limits one = {.rcu = 1, .wcu = 500, .split_after = 5};
+    m = meter_new(&one, 0.0);
+    meter_totals_get(m, 0.0, &t);
+    CHECK(t.partitions == 1, "%u partitions", t.partitions);
+    int cold_refused_early = 0, cold_refused_late = 0;
+    for (int s = 0; s < 20; s++) {
+        second_of_writes(m, 1000, 1, 2000, (double)s);
+        int cold = second_of_writes(m, 5000000000ULL, 1, 50, s + 0.5);
+        if (s < 5) cold_refused_early += cold < 50;
+        if (s >= 10) cold_refused_late += cold < 50;
+    }
+    CHECK(cold_refused_early > 0, "the cold key was never held back beside the hot one");
+    CHECK(cold_refused_late == 0, "cold key refused in %d late seconds", cold_refused_late);
     meter_free(m);
 }
 
@@ -163,5 +240,6 @@ int main(void)
     test_partition_ceiling();
     test_on_demand();
     test_switch_to_on_demand();
+    test_split_for_heat();
     return check_report("test_meter");
 }
