@@ -31,13 +31,15 @@ void read_view_close(qr_db *db, const read_view *v)
     if (v) store_snapshot_free(db->st, (const store_snapshot *)v);
 }
 
-static void report_read(qr_db *db, const table *t, const buf *key, size_t bytes, int consistent)
+static void report_read(qr_db *db, const table *t, const buf *key, size_t bytes, int consistent,
+                        int transactional)
 {
     if (db->hook == NULL) return;
     engine_access a = {.table = t->name,
                        .partition = key_partition_hash(key->data, key->len),
                        .bytes = bytes,
                        .consistent = consistent,
+                       .transactional = transactional,
                        .key = key->data,
                        .key_len = key->len};
     engine_report(db, &a);
@@ -56,10 +58,11 @@ int item_get(qr_db *db, const table *t, const read_view *v, const buf *key, int 
         stored_item_free(out);
         return err_set(err, QR_E_INTERNAL, "stored item is corrupt");
     }
-    report_read(db, t, key, out->size, consistent);
+    /* A point read from a view is TransactGetItems': charged twice, as DynamoDB does. */
+    report_read(db, t, key, out->size, consistent, v != NULL);
     if (t->meters)
         capacity_charge(db, t, NULL, 0, key->data, key->len,
-                        meter_read_units(out->size, consistent));
+                        meter_read_units(out->size, consistent) * (v ? 2.0 : 1.0));
     return found;
 }
 

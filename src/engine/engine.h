@@ -205,7 +205,8 @@ int txn_commit(item_txn *x, qr_err *err);
 void txn_end(item_txn *x);
 
 /* ---- reads (cursor.c) ---- */
-/* A consistent view of the whole database at one moment (TransactGetItems, backups). */
+/* A consistent view of the whole database at one moment (TransactGetItems, backups).
+ * A point read from a view is a transactional read, charged twice its units. */
 typedef struct read_view read_view;
 const read_view *read_view_open(qr_db *db);
 void read_view_close(qr_db *db, const read_view *v);

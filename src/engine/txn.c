@@ -122,10 +122,18 @@ int txn_check(item_txn *x, size_t i, const expr_cond *c, const char *on_failure,
 {
     if (c == NULL) return 0;
     const json_t *old;
+    txn_slot *s = &x->slots[i];
+    /* A throttled write is refused before its condition is looked at. */
+    int metered = s->t->meters && !x->system;
+    if (metered && capacity_admit_write(x->db, s->t, s->key, NULL, NULL, err)) return -1;
     if (txn_read(x, i, &old, err) < 0) return -1;
     int ok = expr_cond_eval(c, old, err);
     if (ok < 0) return -1;
     if (ok) return 0;
+    /* DynamoDB charges a write whose condition fails as a write of the item it found. */
+    if (metered)
+        capacity_charge(x->db, s->t, NULL, 1, s->key->data, s->key->len,
+                        meter_write_units(s->old_size) * (x->kind == TXN_ATOMIC ? 2.0 : 1.0));
     err_set(err, QR_E_CONDITION, "The conditional request failed");
     if (old && strcmp(on_failure, "ALL_OLD") == 0 && err->item == NULL)
         err->item = json_deep_copy(old);

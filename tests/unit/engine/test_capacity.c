@@ -123,6 +123,34 @@ static void test_provisioned(qr_db *db)
     check_refusal(answer, "ProvisionedThroughputExceededException",
                   "TableWriteProvisionedThroughputExceeded", ARN "small");
     json_decref(answer);
+
+    /* A write whose condition fails is charged, as DynamoDB charges it; one on a spent
+     * table is throttled before its condition is looked at. */
+    const char *cond = "{\"TableName\":\"small\",\"Item\":{\"pk\":{\"S\":\"k1\"}},"
+                       "\"ConditionExpression\":\"attribute_not_exists(pk)\"}";
+    answer = call(db, "PutItem", 0, "%s", cond);
+    check_refusal(answer, "ProvisionedThroughputExceededException",
+                  "TableWriteProvisionedThroughputExceeded", ARN "small");
+    json_decref(answer);
+    advance(db, 10);
+    table *t = catalog_get(db, "small");
+    meter_totals before, after;
+    CHECK_THAT(table_capacity(t, NULL, db, &before) == 0);
+    answer = call(db, "PutItem", 0, "%s", cond);
+    const char *type = json_string_value(json_object_get(answer, "__type"));
+    CHECK(type && strstr(type, "ConditionalCheckFailed"), "%s", type ? type : "(none)");
+    json_decref(answer);
+    CHECK_THAT(table_capacity(t, NULL, db, &after) == 0);
+    CHECK(after.write_units == before.write_units + 1, "a failed condition charged %g",
+          after.write_units - before.write_units);
+    /* A transactional read costs twice a consistent one. */
+    json_decref(call(db, "TransactGetItems", 1,
+                     "{\"TransactItems\":[{\"Get\":{\"TableName\":\"small\",\"Key\":{\"pk\":"
+                     "{\"S\":\"k1\"}}}}]}"));
+    CHECK_THAT(table_capacity(t, NULL, db, &before) == 0);
+    CHECK(before.read_units == after.read_units + 2, "a transactional read charged %g",
+          before.read_units - after.read_units);
+    catalog_release(db, t);
 }
 
 static void test_hot_key(qr_db *db)
