@@ -50,7 +50,9 @@ int cli_call(int argc, char **argv)
             opts.ttl_interval_ms = atoi(argv[++i]);
         else if (strcmp(argv[i], "--lsi-collection-limit") == 0 && i + 1 < argc)
             opts.lsi_collection_limit = strtoull(argv[++i], NULL, 10);
-        else if (strcmp(argv[i], "--capacity") == 0 && i + 1 < argc) {
+        else if ((strcmp(argv[i], "--capacity") == 0 ||
+                  strcmp(argv[i], "--capacity-split-seconds") == 0) &&
+                 i + 1 < argc) {
             if (cli_capacity_option("quarry call", argv[i], argv[i + 1], &opts)) return 2;
             i++;
         } else {

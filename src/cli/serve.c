@@ -59,6 +59,7 @@ static void usage(FILE *f)
         "                    [--max-connections N] [--timeout SECONDS] [--gsi-lag-ms N]\n"
         "                    [--ttl-interval-ms N] [--lsi-collection-limit BYTES]\n"
         "                    [--capacity enforce|observe|off] [--capacity-clock manual]\n"
+        "                    [--capacity-split-seconds N]\n"
         "\n"
         "  --listen HOST:PORT    address to serve on (default 127.0.0.1:8000; port 0 picks one)\n"
         "  --data DIR            database directory (default ./data)\n"
@@ -89,7 +90,9 @@ static void usage(FILE *f)
         "                        capacity; observe: meter and count, never throttle; off: no\n"
         "                        metering (bulk loads)\n"
         "  --capacity-clock manual  the capacity clock stands still until a\n"
-        "                        QuarryAdvanceClock request moves it (deterministic tests)\n");
+        "                        QuarryAdvanceClock request moves it (deterministic tests)\n"
+        "  --capacity-split-seconds N  how long a partition stays hot before it splits for\n"
+        "                        heat (default 300)\n");
 }
 
 static int parse_uint(const char *opt, const char *s, unsigned lo, unsigned hi, unsigned *out)
@@ -122,29 +125,6 @@ static unsigned default_loops(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return (unsigned)(n < 1 ? 2 : n > 32 ? 64 : 2 * n);
-}
-
-int cli_capacity_option(const char *prog, const char *flag, const char *value, qr_options *o)
-{
-    if (strcmp(flag, "--capacity-clock") == 0) {
-        if (strcmp(value, "manual") == 0 || strcmp(value, "monotonic") == 0) {
-            o->capacity_clock =
-                value[0] == 'm' && value[1] == 'a' ? QR_CLOCK_MANUAL : QR_CLOCK_MONOTONIC;
-            return 0;
-        }
-        fprintf(stderr, "%s: --capacity-clock is manual or monotonic, not '%s'\n", prog, value);
-        return -1;
-    }
-    static const char *const modes[] = {"enforce", "observe", "off"};
-    for (int m = 0; m < 3; m++)
-        if (strcmp(value, modes[m]) == 0) {
-            o->capacity = m == 0   ? QR_CAPACITY_ENFORCE
-                          : m == 1 ? QR_CAPACITY_OBSERVE
-                                   : QR_CAPACITY_OFF;
-            return 0;
-        }
-    fprintf(stderr, "%s: --capacity is enforce, observe or off, not '%s'\n", prog, value);
-    return -1;
 }
 
 int cli_serve(int argc, char **argv)
@@ -196,7 +176,8 @@ int cli_serve(int argc, char **argv)
             unsigned v;
             if (parse_uint(a, argv[++i], 10, 86400000, &v)) return 2;
             opts.ttl_interval_ms = (int)v;
-        } else if (strcmp(a, "--capacity") == 0 || strcmp(a, "--capacity-clock") == 0) {
+        } else if (strcmp(a, "--capacity") == 0 || strcmp(a, "--capacity-clock") == 0 ||
+                   strcmp(a, "--capacity-split-seconds") == 0) {
             if (cli_capacity_option("quarry serve", a, argv[++i], &opts)) return 2;
         } else if (strcmp(a, "--lsi-collection-limit") == 0) {
             char *end;

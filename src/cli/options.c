@@ -1,0 +1,42 @@
+/* options.c — the engine options that more than one subcommand takes (serve, call): the
+ * capacity mode, its clock and the split-for-heat delay, read into qr_options. Each
+ * subcommand parses the rest of its own command line. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+int cli_capacity_option(const char *prog, const char *flag, const char *value, qr_options *o)
+{
+    if (strcmp(flag, "--capacity-split-seconds") == 0) {
+        char *end;
+        double v = strtod(value, &end);
+        if (*value && *end == '\0' && v > 0 && v <= 86400) {
+            o->capacity_split_seconds = v;
+            return 0;
+        }
+        fprintf(stderr, "%s: --capacity-split-seconds wants seconds from 0 to 86400, not '%s'\n",
+                prog, value);
+        return -1;
+    }
+    if (strcmp(flag, "--capacity-clock") == 0) {
+        if (strcmp(value, "manual") == 0 || strcmp(value, "monotonic") == 0) {
+            o->capacity_clock =
+                value[0] == 'm' && value[1] == 'a' ? QR_CLOCK_MANUAL : QR_CLOCK_MONOTONIC;
+            return 0;
+        }
+        fprintf(stderr, "%s: --capacity-clock is manual or monotonic, not '%s'\n", prog, value);
+        return -1;
+    }
+    static const char *const modes[] = {"enforce", "observe", "off"};
+    for (int m = 0; m < 3; m++)
+        if (strcmp(value, modes[m]) == 0) {
+            o->capacity = m == 0   ? QR_CAPACITY_ENFORCE
+                          : m == 1 ? QR_CAPACITY_OBSERVE
+                                   : QR_CAPACITY_OFF;
+            return 0;
+        }
+    fprintf(stderr, "%s: --capacity is enforce, observe or off, not '%s'\n", prog, value);
+    return -1;
+}
