@@ -44,14 +44,17 @@ static char payload[VALUE_BYTES + 1];
 static void item_request(char *out, size_t cap, long i)
 {
     snprintf(out, cap,
-             "{\"TableName\":\"bench\",\"Item\":{\"pk\":{\"S\":\"user#%08ld\"},\"sk\":{\"S\":\"item#%04ld\"},"
+             "{\"TableName\":\"bench\",\"Item\":{\"pk\":{\"S\":\"user#%08ld\"},\"sk\":{\"S\":"
+             "\"item#%04ld\"},"
              "\"data\":{\"S\":\"%s\"}}}",
              i / 50, i % 50, payload);
 }
 
 static void key_request(char *out, size_t cap, long i)
 {
-    snprintf(out, cap, "{\"TableName\":\"bench\",\"Key\":{\"pk\":{\"S\":\"user#%08ld\"},\"sk\":{\"S\":\"item#%04ld\"}}}",
+    snprintf(out, cap,
+             "{\"TableName\":\"bench\",\"Key\":{\"pk\":{\"S\":\"user#%08ld\"},\"sk\":{\"S\":\"item#"
+             "%04ld\"}}}",
              i / 50, i % 50);
 }
 
@@ -63,7 +66,15 @@ static qr_db *open_db(const char *dir, int no_sync)
 {
     qr_db *db;
     char *err = NULL;
-    qr_options o = {.no_sync = no_sync};
+    /* The load runs faster than one table's quota of 40,000 units a second, which
+     * capacity metering would throttle: off unless QUARRY_CAPACITY says otherwise (the
+     * profile's tables have the quota as their warm throughput, so enforce measures what
+     * metering costs without throttling). */
+    const char *mode = getenv("QUARRY_CAPACITY");
+    qr_options o = {.no_sync = no_sync,
+                    .capacity = mode && strcmp(mode, "enforce") == 0   ? QR_CAPACITY_ENFORCE
+                                : mode && strcmp(mode, "observe") == 0 ? QR_CAPACITY_OBSERVE
+                                                                       : QR_CAPACITY_OFF};
     if (qr_open(dir, &o, &db, &err) != QR_OK) {
         fprintf(stderr, "open: %s\n", err);
         exit(1);
@@ -77,7 +88,8 @@ static double run_queries(qr_db *db, long n, long nq, int forward)
     double t0 = now();
     for (long i = 0; i < nq; i++) {
         snprintf(req, sizeof req,
-                 "{\"TableName\":\"bench\",\"KeyConditionExpression\":\"pk = :p\",\"ScanIndexForward\":%s,"
+                 "{\"TableName\":\"bench\",\"KeyConditionExpression\":\"pk = "
+                 ":p\",\"ScanIndexForward\":%s,"
                  "\"Limit\":50,\"ExpressionAttributeValues\":{\":p\":{\"S\":\"user#%08ld\"}}}",
                  forward ? "true" : "false", (long)(rand() % (n / 50)));
         call(db, "Query", req);
@@ -91,9 +103,12 @@ static result run_quarry(const char *dir, int no_sync, long n, long nq)
 {
     qr_db *db = open_db(dir, no_sync);
     call(db, "CreateTable",
-         "{\"TableName\":\"bench\",\"BillingMode\":\"PAY_PER_REQUEST\",\"AttributeDefinitions\":["
-         "{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"},{\"AttributeName\":\"sk\",\"AttributeType\":\"S\"}],"
-         "\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"},{\"AttributeName\":\"sk\",\"KeyType\":\"RANGE\"}]}");
+         "{\"TableName\":\"bench\",\"BillingMode\":\"PAY_PER_REQUEST\",\"WarmThroughput\":{"
+         "\"ReadUnitsPerSecond\":40000,\"WriteUnitsPerSecond\":40000},\"AttributeDefinitions\":["
+         "{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"},{\"AttributeName\":\"sk\","
+         "\"AttributeType\":\"S\"}],"
+         "\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"},{\"AttributeName\":\"sk\","
+         "\"KeyType\":\"RANGE\"}]}");
     char req[512];
     result r = {0};
     double t0 = now();
@@ -136,7 +151,10 @@ static result run_rocksdb(const char *dir, int no_sync, long n)
     rocksdb_readoptions_t *ro = rocksdb_readoptions_create();
     char key[64], value[256];
     result r = {0};
-    int vlen = snprintf(value, sizeof value, "{\"pk\":{\"S\":\"user#00000000\"},\"sk\":{\"S\":\"item#0000\"},\"data\":{\"S\":\"%s\"}}", payload);
+    int vlen = snprintf(
+        value, sizeof value,
+        "{\"pk\":{\"S\":\"user#00000000\"},\"sk\":{\"S\":\"item#0000\"},\"data\":{\"S\":\"%s\"}}",
+        payload);
     double t0 = now();
     for (long i = 0; i < n; i++) {
         int klen = snprintf(key, sizeof key, "t\x01user#%08ld\x01item#%04ld", i / 50, i % 50);
@@ -174,7 +192,9 @@ static void cleanup(const char *dir)
 /* ---- profile mode ---- */
 
 #define PROFILE_USERS 10000
-#define PROFILE_PAYLOAD "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+#define PROFILE_PAYLOAD                                                                            \
+    "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx" \
+    "xxxxxxxx"
 
 /* A user item as gen.py writes it (pk "user#%05d", or "put#%06d" for new items). */
 static void user_item_request(char *out, size_t cap, const char *pk_fmt, long pk, long i)
@@ -183,7 +203,8 @@ static void user_item_request(char *out, size_t cap, const char *pk_fmt, long pk
     snprintf(pkv, sizeof pkv, pk_fmt, pk);
     snprintf(out, cap,
              "{\"TableName\":\"bench\",\"Item\":{\"pk\":{\"S\":\"%s\"},\"sk\":{\"S\":\"profile\"},"
-             "\"name\":{\"S\":\"user %ld\"},\"email\":{\"S\":\"user%ld@example.com\"},\"n\":{\"N\":\"%ld\"},"
+             "\"name\":{\"S\":\"user "
+             "%ld\"},\"email\":{\"S\":\"user%ld@example.com\"},\"n\":{\"N\":\"%ld\"},"
              "\"payload\":{\"S\":\"" PROFILE_PAYLOAD "\"}}}",
              pkv, i, i, i);
 }
@@ -192,7 +213,9 @@ __attribute__((noinline)) static void profile_get(qr_db *db, long n)
 {
     char req[256];
     for (long i = 0; i < n; i++) {
-        snprintf(req, sizeof req, "{\"TableName\":\"bench\",\"Key\":{\"pk\":{\"S\":\"user#%05d\"},\"sk\":{\"S\":\"profile\"}}}",
+        snprintf(req, sizeof req,
+                 "{\"TableName\":\"bench\",\"Key\":{\"pk\":{\"S\":\"user#%05d\"},\"sk\":{\"S\":"
+                 "\"profile\"}}}",
                  rand() % PROFILE_USERS);
         call(db, "GetItem", req);
     }
@@ -219,14 +242,19 @@ typedef struct signed_req {
 static void sign_request(signed_req *s)
 {
     const char *secret = "quarry-bench-secret";
-    snprintf(s->body, sizeof s->body, "{\"TableName\":\"bench\",\"Key\":{\"pk\":{\"S\":\"user#00042\"},\"sk\":{\"S\":\"profile\"}}}");
+    snprintf(s->body, sizeof s->body,
+             "{\"TableName\":\"bench\",\"Key\":{\"pk\":{\"S\":\"user#00042\"},\"sk\":{\"S\":"
+             "\"profile\"}}}");
     snprintf(s->target, sizeof s->target, "DynamoDB_20120810.GetItem");
     snprintf(s->date, sizeof s->date, "20261130T010000Z");
     snprintf(s->length, sizeof s->length, "%zu", strlen(s->body));
     s->now = 1796000400; /* 2026-11-30T01:00:00Z */
-    const char *names[6] = {"Host", "Content-Type", "X-Amz-Target", "X-Amz-Date", "Authorization", "Content-Length"};
-    const char *values[6] = {"127.0.0.1:8000", "application/x-amz-json-1.0", s->target, s->date, s->auth, s->length};
-    for (int i = 0; i < 6; i++) s->headers[i] = (sigv4_pair){names[i], strlen(names[i]), values[i], strlen(values[i])};
+    const char *names[6] = {"Host",       "Content-Type",  "X-Amz-Target",
+                            "X-Amz-Date", "Authorization", "Content-Length"};
+    const char *values[6] = {
+        "127.0.0.1:8000", "application/x-amz-json-1.0", s->target, s->date, s->auth, s->length};
+    for (int i = 0; i < 6; i++)
+        s->headers[i] = (sigv4_pair){names[i], strlen(names[i]), values[i], strlen(values[i])};
     s->req = (sigv4_request){"POST", "/", NULL, 0, s->headers, 6, s->body, strlen(s->body)};
     const char *sh = "content-type;host;x-amz-date;x-amz-target";
     char payload[65], canon_hash[65], sig[65], sts[256];
@@ -236,13 +264,18 @@ static void sign_request(signed_req *s)
     sigv4_canonical_request(&s->req, sh, strlen(sh), payload, &canon);
     sigv4_sha256_hex(canon.data, canon.len, canon_hash);
     buf_free(&canon);
-    int n = snprintf(sts, sizeof sts, "AWS4-HMAC-SHA256\n%s\n20261130/us-east-1/dynamodb/aws4_request\n%s", s->date, canon_hash);
+    int n = snprintf(sts, sizeof sts,
+                     "AWS4-HMAC-SHA256\n%s\n20261130/us-east-1/dynamodb/aws4_request\n%s", s->date,
+                     canon_hash);
     sigv4_sign(secret, "20261130", "us-east-1", "dynamodb", sts, (size_t)n, sig);
-    snprintf(s->auth, sizeof s->auth,
-             "AWS4-HMAC-SHA256 Credential=AKIDQUARRYBENCH/20261130/us-east-1/dynamodb/aws4_request, "
-             "SignedHeaders=%s, Signature=%s", sh, sig);
+    snprintf(
+        s->auth, sizeof s->auth,
+        "AWS4-HMAC-SHA256 Credential=AKIDQUARRYBENCH/20261130/us-east-1/dynamodb/aws4_request, "
+        "SignedHeaders=%s, Signature=%s",
+        sh, sig);
     s->headers[4].value_len = strlen(s->auth);
-    const char *creds = "[default]\naws_access_key_id = AKIDQUARRYBENCH\naws_secret_access_key = quarry-bench-secret\n";
+    const char *creds = "[default]\naws_access_key_id = AKIDQUARRYBENCH\naws_secret_access_key = "
+                        "quarry-bench-secret\n";
     char why[256];
     if (sigv4_keyring_parse(&s->keys, creds, strlen(creds), "bench", why, sizeof why)) {
         fprintf(stderr, "keyring: %s\n", why);
@@ -268,9 +301,12 @@ static int profile(long n)
     if (mkdtemp(base) == NULL) return 1;
     qr_db *db = open_db(base, 1);
     call(db, "CreateTable",
-         "{\"TableName\":\"bench\",\"BillingMode\":\"PAY_PER_REQUEST\",\"AttributeDefinitions\":["
-         "{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"},{\"AttributeName\":\"sk\",\"AttributeType\":\"S\"}],"
-         "\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"},{\"AttributeName\":\"sk\",\"KeyType\":\"RANGE\"}]}");
+         "{\"TableName\":\"bench\",\"BillingMode\":\"PAY_PER_REQUEST\",\"WarmThroughput\":{"
+         "\"ReadUnitsPerSecond\":40000,\"WriteUnitsPerSecond\":40000},\"AttributeDefinitions\":["
+         "{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"},{\"AttributeName\":\"sk\","
+         "\"AttributeType\":\"S\"}],"
+         "\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"},{\"AttributeName\":\"sk\","
+         "\"KeyType\":\"RANGE\"}]}");
     char req[512];
     for (long i = 0; i < PROFILE_USERS; i++) {
         user_item_request(req, sizeof req, "user#%05ld", i, i);
@@ -290,14 +326,18 @@ static int profile(long n)
     sigv4_keyring_free(&s.keys);
     qr_close(db);
     cleanup(base);
-    printf("profile: %ld each; microseconds per call (wall clock, single thread): GetItem %.2f, PutItem %.2f, "
-           "sigv4_verify %.2f\n", n, (t1 - t0) * 1e6 / (double)n, (t2 - t1) * 1e6 / (double)n, (t4 - t3) * 1e6 / (double)n);
+    printf("profile: %ld each; microseconds per call (wall clock, single thread): GetItem %.2f, "
+           "PutItem %.2f, "
+           "sigv4_verify %.2f\n",
+           n, (t1 - t0) * 1e6 / (double)n, (t2 - t1) * 1e6 / (double)n,
+           (t4 - t3) * 1e6 / (double)n);
     return 0;
 }
 
 int main(int argc, char **argv)
 {
-    if (argc > 1 && strcmp(argv[1], "profile") == 0) return profile(argc > 2 ? atol(argv[2]) : 1000);
+    if (argc > 1 && strcmp(argv[1], "profile") == 0)
+        return profile(argc > 2 ? atol(argv[2]) : 1000);
     long n = argc > 1 ? atol(argv[1]) : 50000, n_sync = argc > 2 ? atol(argv[2]) : 2000;
     memset(payload, 'x', VALUE_BYTES);
     char base[] = "/tmp/quarry-bench-XXXXXX";
@@ -316,10 +356,11 @@ int main(int argc, char **argv)
     printf("%-28s %12s %12s %8s\n", "operation", "quarry/s", "rocksdb/s", "ratio");
     printf("%-28s %12.0f %12.0f %7.0f%%\n", "put (no sync)", rq.put, rr.put, 100 * rq.put / rr.put);
     printf("%-28s %12.0f %12.0f %7.0f%%\n", "get", rq.get, rr.get, 100 * rq.get / rr.get);
-    printf("%-28s %12.0f %12.0f %7.0f%%\n", "put (fsync per write)", sq.put, sr.put, 100 * sq.put / sr.put);
+    printf("%-28s %12.0f %12.0f %7.0f%%\n", "put (fsync per write)", sq.put, sr.put,
+           100 * sq.put / sr.put);
     printf("%-28s %12.0f %12s %8s\n", "query 50 items, descending", rq.query_desc, "-", "-");
     printf("%-28s %12.0f %12s %8s\n", "query 50 items, ascending", rq.query_asc, "-", "-");
-    printf("query(50) descending costs %.2f GetItems, ascending %.2f (goal: < 5)\n", rq.get / rq.query_desc,
-           rq.get / rq.query_asc);
+    printf("query(50) descending costs %.2f GetItems, ascending %.2f (goal: < 5)\n",
+           rq.get / rq.query_desc, rq.get / rq.query_asc);
     return 0;
 }

@@ -161,6 +161,10 @@ def report(path):
     print()
     ratio("GetItem quarry / nginx", ("quarry", "get"), ("nginx", "get"), ">= 0.6")
     ratio("PutItem quarry --no-sync / nginx", ("quarry-nosync", "put"), ("nginx", "put"), ">= 0.5")
+    ratio("GetItem --no-sync, capacity enforce / off", ("quarry-metered", "get"),
+          ("quarry-nosync", "get"), ">= 0.95")
+    ratio("PutItem --no-sync, capacity enforce / off", ("quarry-metered", "put"),
+          ("quarry-nosync", "put"), ">= 0.95")
     ratio("PutItem quarry durable / dynalite on disk", ("quarry", "put"), ("dynalite-disk", "put"), ">= 2x")
     ratio("Query(50) quarry / dynalite on disk", ("quarry", "query"), ("dynalite-disk", "query"), ">= 10x")
     ratio("Query(50) quarry / dynalite in memory", ("quarry", "query"), ("dynalite-mem", "query"), ">= 10x")

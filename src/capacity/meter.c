@@ -203,9 +203,9 @@ static void follow_peak(meter *m, direction *d, int write, double units, double 
     }
 }
 
-void meter_charge(meter *m, int write, double units, double now)
+/* Charges the table-level buckets; the lock is held. */
+static void charge_locked(meter *m, int write, double units, double now)
 {
-    pthread_mutex_lock(&m->lock);
     direction *d = &m->d[write ? 1 : 0];
     d->units += units;
     bucket *all[] = {&d->provisioned, &d->ramp, &d->max, &d->account};
@@ -215,6 +215,12 @@ void meter_charge(meter *m, int write, double units, double now)
         all[i]->tokens -= units;
     }
     if (m->l.on_demand) follow_peak(m, d, write, units, now);
+}
+
+void meter_charge(meter *m, int write, double units, double now)
+{
+    pthread_mutex_lock(&m->lock);
+    charge_locked(m, write, units, now);
     pthread_mutex_unlock(&m->lock);
 }
 
@@ -222,6 +228,15 @@ void meter_charge_partition(meter *m, int write, uint64_t hash, const void *suff
                             double units, double now)
 {
     pthread_mutex_lock(&m->lock);
+    partmap_charge(m->parts, write, hash, suffix, len, units, now);
+    pthread_mutex_unlock(&m->lock);
+}
+
+void meter_charge_key(meter *m, int write, uint64_t hash, const void *suffix, size_t len,
+                      double units, double now)
+{
+    pthread_mutex_lock(&m->lock);
+    charge_locked(m, write, units, now);
     partmap_charge(m->parts, write, hash, suffix, len, units, now);
     pthread_mutex_unlock(&m->lock);
 }

@@ -82,6 +82,9 @@ meter_verdict meter_admit(meter *m, int write, int in_partition, uint64_t hash, 
 void meter_charge(meter *m, int write, double units, double now);
 void meter_charge_partition(meter *m, int write, uint64_t hash, const void *suffix, size_t len,
                             double units, double now);
+/* Both at once: the table-level buckets and the partition of the key. */
+void meter_charge_key(meter *m, int write, uint64_t hash, const void *suffix, size_t len,
+                      double units, double now);
 /* Counts a refusal (meter_admit's verdict v) in the totals. */
 void meter_count_throttle(meter *m, int write, meter_verdict v);
 void meter_totals_get(meter *m, double now, meter_totals *out);

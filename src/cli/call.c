@@ -51,7 +51,8 @@ int cli_call(int argc, char **argv)
         else if (strcmp(argv[i], "--lsi-collection-limit") == 0 && i + 1 < argc)
             opts.lsi_collection_limit = strtoull(argv[++i], NULL, 10);
         else if ((strcmp(argv[i], "--capacity") == 0 ||
-                  strcmp(argv[i], "--capacity-split-seconds") == 0) &&
+                  strcmp(argv[i], "--capacity-split-seconds") == 0 ||
+                  strcmp(argv[i], "--capacity-account-units") == 0) &&
                  i + 1 < argc) {
             if (cli_capacity_option("quarry call", argv[i], argv[i + 1], &opts)) return 2;
             i++;

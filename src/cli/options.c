@@ -1,6 +1,6 @@
 /* options.c — the engine options that more than one subcommand takes (serve, call): the
- * capacity mode, its clock and the split-for-heat delay, read into qr_options. Each
- * subcommand parses the rest of its own command line. */
+ * capacity mode, its clock, the split-for-heat delay and the account quota, read into
+ * qr_options. Each subcommand parses the rest of its own command line. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +9,18 @@
 
 int cli_capacity_option(const char *prog, const char *flag, const char *value, qr_options *o)
 {
+    if (strcmp(flag, "--capacity-account-units") == 0) {
+        char *end;
+        double v = strtod(value, &end);
+        if (*value && *end == '\0' && v >= 0 && v <= 1e12) {
+            o->account_table_units = v > 0 ? v : -1; /* 0: no quota */
+            return 0;
+        }
+        fprintf(stderr,
+                "%s: --capacity-account-units wants a number of units (0: none), not '%s'\n", prog,
+                value);
+        return -1;
+    }
     if (strcmp(flag, "--capacity-split-seconds") == 0) {
         char *end;
         double v = strtod(value, &end);

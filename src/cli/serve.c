@@ -59,7 +59,7 @@ static void usage(FILE *f)
         "                    [--max-connections N] [--timeout SECONDS] [--gsi-lag-ms N]\n"
         "                    [--ttl-interval-ms N] [--lsi-collection-limit BYTES]\n"
         "                    [--capacity enforce|observe|off] [--capacity-clock manual]\n"
-        "                    [--capacity-split-seconds N]\n"
+        "                    [--capacity-split-seconds N] [--capacity-account-units N]\n"
         "\n"
         "  --listen HOST:PORT    address to serve on (default 127.0.0.1:8000; port 0 picks one)\n"
         "  --data DIR            database directory (default ./data)\n"
@@ -92,7 +92,10 @@ static void usage(FILE *f)
         "  --capacity-clock manual  the capacity clock stands still until a\n"
         "                        QuarryAdvanceClock request moves it (deterministic tests)\n"
         "  --capacity-split-seconds N  how long a partition stays hot before it splits for\n"
-        "                        heat (default 300)\n");
+        "                        heat (default 300)\n"
+        "  --capacity-account-units N  the account's per-table quota of read and of write\n"
+        "                        request units a second for on-demand tables (default\n"
+        "                        DynamoDB's 40000; 0: none)\n");
 }
 
 static int parse_uint(const char *opt, const char *s, unsigned lo, unsigned hi, unsigned *out)
@@ -177,7 +180,8 @@ int cli_serve(int argc, char **argv)
             if (parse_uint(a, argv[++i], 10, 86400000, &v)) return 2;
             opts.ttl_interval_ms = (int)v;
         } else if (strcmp(a, "--capacity") == 0 || strcmp(a, "--capacity-clock") == 0 ||
-                   strcmp(a, "--capacity-split-seconds") == 0) {
+                   strcmp(a, "--capacity-split-seconds") == 0 ||
+                   strcmp(a, "--capacity-account-units") == 0) {
             if (cli_capacity_option("quarry serve", a, argv[++i], &opts)) return 2;
         } else if (strcmp(a, "--lsi-collection-limit") == 0) {
             char *end;

@@ -259,8 +259,11 @@ void capacity_charge(qr_db *db, const table *t, const qr_index *ix, int write, c
     meter *m = t->meters ? meter_for(t, ix) : NULL;
     if (m == NULL) return;
     double now = capacity_now(db);
-    meter_charge(m, write, units, now);
-    if (key) capacity_charge_partition(db, t, ix, write, key, key_len, units);
+    if (key)
+        meter_charge_key(m, write, key_partition_hash(key, key_len), key_len > 15 ? key + 15 : NULL,
+                         key_len > 15 ? key_len - 15 : 0, units, now);
+    else
+        meter_charge(m, write, units, now);
 }
 
 void capacity_charge_partition(qr_db *db, const table *t, const qr_index *ix, int write,
