@@ -14,8 +14,8 @@ int cli_serve(int argc, char **argv);
 int cli_model(int argc, char **argv);
 
 /* --capacity enforce|observe|off, --capacity-clock monotonic|manual and
- * --capacity-split-seconds N and --capacity-account-units N, shared by serve and call: sets o from value and returns 0, or prints
- * what is wrong (naming prog) and returns -1. */
+ * --capacity-split-seconds N and --capacity-account-units N, shared by serve and call: sets o from
+ * value and returns 0, or prints what is wrong (naming prog) and returns -1. */
 int cli_capacity_option(const char *prog, const char *flag, const char *value, qr_options *o);
 
 #endif
