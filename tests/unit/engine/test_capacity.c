@@ -326,6 +326,57 @@ static void test_reads(qr_db *db)
     engine_set_hook(db, NULL, NULL);
 }
 
+/* Seconds of a client putting 1,500 items a second to partition key "hot" (sort keys
+ * sk0..sk<nsks - 1>, in turn) on the manual clock; returns the refusals of second last. */
+static int refused_in_second(qr_db *db, const char *table, int nsks, int seconds, int last)
+{
+    int refused = 0;
+    char body[256];
+    for (int s = 0; s < seconds; s++)
+        for (int i = 0; i < 1500; i++) {
+            snprintf(body, sizeof body,
+                     "{\"TableName\":\"%s\",\"Item\":{\"pk\":{\"S\":\"hot\"},\"sk\":{\"S\":"
+                     "\"sk%d\"}}}",
+                     table, nsks > 1 ? i % nsks : 0);
+            qr_response r;
+            int rc = qr_call(db, "PutItem", body, strlen(body), &r);
+            qr_response_free(&r);
+            if (s == last) refused += rc != QR_OK;
+            qr_clock_advance(db, 1.0 / 1500);
+        }
+    return refused;
+}
+
+static void test_split_for_heat(void)
+{
+    char dir[] = "/tmp/quarry-capacity-split-XXXXXX";
+    qr_db *db = NULL;
+    char *err = NULL;
+    qr_options o = {.no_sync = 1, .capacity_clock = QR_CLOCK_MANUAL, .capacity_split_seconds = 5};
+    CHECK(mkdtemp(dir) != NULL, "mkdtemp %s", dir);
+    CHECK(qr_open(dir, &o, &db, &err) == QR_OK, "open %s: %s", dir, err ? err : "");
+    free(err);
+    for (int t = 0; t < 2; t++)
+        json_decref(
+            call(db, "CreateTable", 1,
+                 "{\"TableName\":\"%s\",\"BillingMode\":\"PAY_PER_REQUEST\","
+                 "\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"},"
+                 "{\"AttributeName\":\"sk\",\"AttributeType\":\"S\"}],\"KeySchema\":["
+                 "{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"},{\"AttributeName\":\"sk\","
+                 "\"KeyType\":\"RANGE\"}]}",
+                 t ? "one_item" : "many_sort_keys"));
+    /* A partition key with many sort keys is throttled at first, then its partition splits
+     * and the same load goes through. */
+    CHECK(refused_in_second(db, "many_sort_keys", 400, 3, 2) > 0, "never throttled");
+    int late = refused_in_second(db, "many_sort_keys", 400, 20, 19);
+    CHECK(late == 0, "%d writes of 1,500 refused after the split", late);
+    /* One item never splits: it stays at its partition's 1,000 a second. */
+    late = refused_in_second(db, "one_item", 1, 20, 19);
+    CHECK(late >= 400 && late <= 600, "one hot item: %d of 1,500 refused", late);
+    qr_close(db);
+    check_remove_tree(dir);
+}
+
 static void test_observe(void)
 {
     char dir[] = "/tmp/quarry-capacity-observe-XXXXXX";
@@ -357,5 +408,6 @@ int main(void)
     qr_close(db);
     check_remove_tree(dir);
     test_observe();
+    test_split_for_heat();
     return check_report("test_capacity");
 }
