@@ -2,8 +2,9 @@
  *
  * GetItem, the batch and transactional reads, Query, Scan and the index fetches of the
  * operations above all read items here, and each item read is reported to the hook with
- * its table or index, partition and size. Decoding requests and paging are the callers'
- * part; the engine's own sweeps (TTL, counts, verify) read the store directly. */
+ * its table or index, partition and size, as are the base items a backfill reads.
+ * Decoding requests and paging are the callers' part; the engine's own sweeps (TTL,
+ * counts, verify) read the store directly. */
 #include <stdlib.h>
 
 #include "engine/engine_int.h"
@@ -113,6 +114,16 @@ int cursor_next(range_cursor *c, const char **json, size_t *len, size_t *size, q
         }
         return 1;
     }
+}
+
+void cursor_set_system(range_cursor *c)
+{
+    c->a.system = 1;
+}
+
+const char *cursor_key(const range_cursor *c, size_t *len)
+{
+    return store_iter_key(c->it, len);
 }
 
 void cursor_close(range_cursor *c)

@@ -127,8 +127,13 @@ int item_stored(const char *v, size_t len, const char **json, size_t *json_len, 
 /* ---- the hook: every access of items, in one place ----
  * Each committed write of an item or an index entry, and each item a cursor or a point
  * read returns, is reported here as it happens, with what metering, heat maps and
- * traffic matching need. The hook runs on the accessing thread, with item locks held for
- * writes: it must be quick and must not call back into the database. */
+ * traffic matching need. A global index's entries are reported once each, with the
+ * index's name, when the base write that logs them for the propagation worker commits,
+ * flagged as that write is; the worker, applying them later, reports nothing. (An entry
+ * a write leaves as it was is not reported, as DynamoDB does not charge for it.) A
+ * backfill reports the base items it reads and each entry it writes as the engine's own
+ * (system). The hook runs on the accessing thread (a backfill's too), with item locks
+ * held for writes: it must be quick and must not call back into the database. */
 typedef struct engine_access {
     const char *table;  /* the table's name */
     const char *index;  /* the index's name, or NULL for the table's own items */
@@ -137,7 +142,8 @@ typedef struct engine_access {
                            removed; 0 for a point read that found nothing */
     int write;          /* 1: written or deleted; 0: read */
     int consistent;     /* reads: a strongly consistent read was asked for */
-    int system;         /* the engine's own work (TTL expiry, restores), not a request's */
+    int system;         /* the engine's own work (TTL expiry, restores, backfills), not a
+                           request's */
 } engine_access;
 typedef void (*engine_hook_fn)(void *arg, const engine_access *a);
 /* Sets (or, with fn NULL, removes) the database's hook. Set it before requests run. */
