@@ -81,7 +81,8 @@ int catalog_create(qr_db *db, json_t *desc, table **out, qr_err *err);
 int catalog_delete(qr_db *db, table *t, qr_err *err);
 /* A new array of the table names in order (ListTables). */
 json_t *catalog_names(qr_db *db);
-/* Removes every entry of index id of t (an index dropped by UpdateTable). */
+/* Removes every entry of index id of t (an index dropped by UpdateTable, after it left
+ * the catalog). Fails, with err set, if the store refuses the range delete. */
 int catalog_drop_index_entries(qr_db *db, const table *t, uint16_t id, qr_err *err);
 
 /* ---- keys ---- */
