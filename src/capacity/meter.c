@@ -64,6 +64,7 @@ struct meter {
     meter_limits l;
     partmap *parts;
     direction d[2]; /* [0] reads, [1] writes */
+    uint64_t online_index_throttles;
 };
 
 static double initial_rate(int write)
@@ -248,6 +249,13 @@ void meter_count_throttle(meter *m, int write, meter_verdict v)
     pthread_mutex_unlock(&m->lock);
 }
 
+void meter_count_online_throttle(meter *m)
+{
+    pthread_mutex_lock(&m->lock);
+    m->online_index_throttles++;
+    pthread_mutex_unlock(&m->lock);
+}
+
 void meter_totals_get(meter *m, double now, meter_totals *out)
 {
     pthread_mutex_lock(&m->lock);
@@ -257,6 +265,7 @@ void meter_totals_get(meter *m, double now, meter_totals *out)
     memcpy(out->read_throttles, m->d[0].throttles, sizeof out->read_throttles);
     memcpy(out->write_throttles, m->d[1].throttles, sizeof out->write_throttles);
     out->partitions = partmap_count(m->parts);
+    out->online_index_throttles = m->online_index_throttles;
     for (int w = 0; w < 2; w++) {
         bucket *b = m->l.on_demand ? &m->d[w].ramp : &m->d[w].provisioned;
         bucket_refill(b, now);

@@ -54,6 +54,7 @@ typedef enum meter_verdict {
 typedef struct meter_totals {
     double read_units, write_units;
     uint64_t read_throttles[5], write_throttles[5]; /* by meter_verdict */
+    uint64_t online_index_throttles;                /* a backfill that had to wait */
     unsigned partitions;
     double read_tokens, write_tokens; /* the table-level buckets now (banked units) */
 } meter_totals;
@@ -87,6 +88,7 @@ void meter_charge_key(meter *m, int write, uint64_t hash, const void *suffix, si
                       double units, double now);
 /* Counts a refusal (meter_admit's verdict v) in the totals. */
 void meter_count_throttle(meter *m, int write, meter_verdict v);
+void meter_count_online_throttle(meter *m);
 void meter_totals_get(meter *m, double now, meter_totals *out);
 
 #endif

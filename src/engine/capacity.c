@@ -276,6 +276,21 @@ void capacity_charge_partition(qr_db *db, const table *t, const qr_index *ix, in
                                units, capacity_now(db));
 }
 
+void capacity_charge_hash(qr_db *db, const table *t, const qr_index *ix, int write, uint64_t hash,
+                          double units)
+{
+    meter *m = t->meters ? meter_for(t, ix) : NULL;
+    if (m) meter_charge_key(m, write, hash, NULL, 0, units, capacity_now(db));
+}
+
+int capacity_backfill_spent(qr_db *db, const table *t, const qr_index *ix)
+{
+    meter *m = t->meters ? meter_for(t, ix) : NULL;
+    if (m == NULL || meter_admit(m, 1, 0, 0, NULL, 0, capacity_now(db)) == METER_OK) return 0;
+    meter_count_online_throttle(m);
+    return db->opts.capacity == QR_CAPACITY_ENFORCE;
+}
+
 int table_capacity(const table *t, const char *index, qr_db *db, meter_totals *out)
 {
     meter *m = find_meter(t, index);

@@ -2,8 +2,9 @@
  *
  * GetItem, the batch and transactional reads, Query, Scan and the index fetches of the
  * operations above all read items here, and each item read is reported to the hook with
- * its table or index, partition and size. Decoding requests and paging are the callers'
- * part; the engine's own sweeps (TTL, counts, verify) read the store directly. */
+ * its table or index, partition and size, as are the base items a backfill reads.
+ * Decoding requests and paging are the callers' part; the engine's own sweeps (TTL,
+ * counts, verify) read the store directly. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +17,7 @@ struct range_cursor {
     store_iter *it;
     engine_access a;
     int forward, started;
+    int metered;      /* a request's read of a metered table: admitted and charged */
     int in_partition; /* the bounds lie in one partition, of hash a.partition */
     buf lower;        /* then the lower bound, for a refusal's report */
     size_t bytes;     /* read so far, charged at cursor_close */
@@ -92,6 +94,7 @@ range_cursor *cursor_open(qr_db *db, const table *t, const qr_index *ix, const b
     c->db = db;
     c->t = t;
     c->ix = ix;
+    c->metered = t->meters != NULL;
     c->forward = forward;
     c->a =
         (engine_access){.table = t->name, .index = ix ? ix->name : NULL, .consistent = consistent};
@@ -118,7 +121,7 @@ int cursor_next(range_cursor *c, const char **json, size_t *len, size_t *size, q
 {
     for (;;) {
         if (!c->started) {
-            if (c->t->meters &&
+            if (c->metered &&
                 capacity_admit_read(c->db, c->t, c->ix, c->in_partition, c->a.partition,
                                     c->in_partition ? &c->lower : NULL, err))
                 return -1;
@@ -137,7 +140,7 @@ int cursor_next(range_cursor *c, const char **json, size_t *len, size_t *size, q
         const char *v = store_iter_value(c->it, &vl);
         if (item_stored(v, vl, json, len, size)) continue; /* not an item: passed over */
         c->bytes += *size;
-        if (c->db->hook || c->t->meters) {
+        if (c->db->hook || c->metered) {
             size_t kl;
             const char *k = store_iter_key(c->it, &kl);
             c->a.partition = key_partition_hash(k, kl);
@@ -147,7 +150,7 @@ int cursor_next(range_cursor *c, const char **json, size_t *len, size_t *size, q
             engine_report(c->db, &c->a);
             /* Each partition a Scan passes bears what was read there; the table bears
              * the total, rounded once, at cursor_close. */
-            if (c->t->meters && !c->in_partition)
+            if (c->metered && !c->in_partition)
                 capacity_charge_partition(c->db, c->t, c->ix, 0, k, kl,
                                           (double)*size / 4096.0 * (c->a.consistent ? 1.0 : 0.5));
         }
@@ -155,12 +158,23 @@ int cursor_next(range_cursor *c, const char **json, size_t *len, size_t *size, q
     }
 }
 
+void cursor_set_system(range_cursor *c)
+{
+    c->a.system = 1;
+    c->metered = 0; /* the engine's own reads cost no one capacity */
+}
+
+const char *cursor_key(const range_cursor *c, size_t *len)
+{
+    return store_iter_key(c->it, len);
+}
+
 void cursor_close(range_cursor *c)
 {
     if (c == NULL) return;
     /* A Query's partition bears its total where it began (a partition split by sort key
      * is charged in the range of the lower bound). */
-    if (c->started && c->t->meters)
+    if (c->started && c->metered)
         capacity_charge(c->db, c->t, c->ix, 0, c->in_partition ? c->lower.data : NULL,
                         c->in_partition ? c->lower.len : 0,
                         meter_read_units(c->bytes, c->a.consistent));

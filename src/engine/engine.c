@@ -566,6 +566,10 @@ int catalog_delete(qr_db *db, table *t, qr_err *err)
     return rc;
 }
 
+/* Under gsi_lock: the propagation worker checks that an index exists and writes its
+ * entries under it, so work it found for the index before the index left the catalog
+ * is in the store before the range is deleted, and none can follow. (A backfill holds
+ * its table, so the schema change waited for its last chunk.) */
 int catalog_drop_index_entries(qr_db *db, const table *t, uint16_t id, qr_err *err)
 {
     buf lo, hi;
@@ -573,7 +577,9 @@ int catalog_drop_index_entries(qr_db *db, const table *t, uint16_t id, qr_err *e
     buf_init(&hi, 0);
     key_table_prefix(&lo, t, id);
     key_table_prefix(&hi, t, (uint16_t)(id + 1));
+    pthread_mutex_lock(&db->gsi_lock);
     int rc = store_delete_range(db->st, lo.data, lo.len, hi.data, hi.len, err);
+    pthread_mutex_unlock(&db->gsi_lock);
     buf_free(&lo);
     buf_free(&hi);
     return rc;

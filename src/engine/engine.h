@@ -82,7 +82,8 @@ int catalog_create(qr_db *db, json_t *desc, table **out, qr_err *err);
 int catalog_delete(qr_db *db, table *t, qr_err *err);
 /* A new array of the table names in order (ListTables). */
 json_t *catalog_names(qr_db *db);
-/* Removes every entry of index id of t (an index dropped by UpdateTable). */
+/* Removes every entry of index id of t (an index dropped by UpdateTable, after it left
+ * the catalog). Fails, with err set, if the store refuses the range delete. */
 int catalog_drop_index_entries(qr_db *db, const table *t, uint16_t id, qr_err *err);
 
 /* ---- keys ---- */
@@ -128,8 +129,13 @@ int item_stored(const char *v, size_t len, const char **json, size_t *json_len, 
 /* ---- the hook: every access of items, in one place ----
  * Each committed write of an item or an index entry, and each item a cursor or a point
  * read returns, is reported here as it happens, with what metering, heat maps and
- * traffic matching need. The hook runs on the accessing thread, with item locks held for
- * writes: it must be quick and must not call back into the database. */
+ * traffic matching need. A global index's entries are reported once each, with the
+ * index's name, when the base write that logs them for the propagation worker commits,
+ * flagged as that write is; the worker, applying them later, reports nothing. (An entry
+ * a write leaves as it was is not reported, as DynamoDB does not charge for it.) A
+ * backfill reports the base items it reads and each entry it writes as the engine's own
+ * (system). The hook runs on the accessing thread (a backfill's too), with item locks
+ * held for writes: it must be quick and must not call back into the database. */
 typedef struct engine_access {
     const char *table;  /* the table's name */
     const char *index;  /* the index's name, or NULL for the table's own items */
@@ -139,7 +145,8 @@ typedef struct engine_access {
     size_t old_bytes;   /* a write of an item: the size of the item it replaced (0: none) */
     int write;          /* 1: written or deleted; 0: read */
     int consistent;     /* reads: a strongly consistent read was asked for */
-    int system;         /* the engine's own work (TTL expiry, restores), not a request's */
+    int system;         /* the engine's own work (TTL expiry, restores, backfills), not a
+                           request's */
     int transactional;  /* part of TransactWriteItems or TransactGetItems */
     int throttled;      /* refused for capacity before it happened (nothing was read or
                            written; bytes is 0) */

@@ -157,6 +157,12 @@ void capacity_charge(qr_db *db, const table *t, const qr_index *ix, int write, c
                      size_t key_len, double units);
 void capacity_charge_partition(qr_db *db, const table *t, const qr_index *ix, int write,
                                const char *key, size_t key_len, double units);
+/* capacity_charge for an index entry known by its partition hash alone (a backfill's). */
+void capacity_charge_hash(qr_db *db, const table *t, const qr_index *ix, int write, uint64_t hash,
+                          double units);
+/* 1 when global index ix has no write capacity left for its backfill, which then waits
+ * (DynamoDB's OnlineIndexThrottleEvents, counted here) instead of throttling the table. */
+int capacity_backfill_spent(qr_db *db, const table *t, const qr_index *ix);
 
 /* ---- metadata (meta.c) ---- */
 typedef struct meta_state meta_state;
@@ -208,6 +214,23 @@ void pitr_stage_drop(store_batch *b, uint32_t id);
 void engine_report(qr_db *db, const engine_access *a);
 /* The partition hash a stored key of a table or index carries. */
 uint64_t key_partition_hash(const char *key, size_t len);
+
+/* ---- the engine's own work through the interface ----
+ * The backfill of a global index (propagate.c) finds the base items with a range cursor
+ * and writes their entries with an item transaction, as any writer does, so that the
+ * hook hears of it as the engine's own work. */
+/* Marks what cursor c reports to the hook as the engine's own reads (system). */
+void cursor_set_system(range_cursor *c);
+/* The stored key of the item cursor_next last returned (borrowed, valid as its item). */
+const char *cursor_key(const range_cursor *c, size_t *len);
+/* In a TXN_BATCH transaction, stages the entry that item i, as it is now, has in global
+ * index ix of its table: written to the index itself, not through the propagation log.
+ * An item that is gone or lacks a key attribute of ix stages nothing. A transaction that
+ * fills writes no items (txn_put and txn_delete fail in it). From its first fill to its
+ * commit it holds gsi_lock, so that the worker cannot change an entry between the read
+ * of what it replaces and the adjustment of the index's counts; the commit (not synced)
+ * reports each entry to the hook with the index's name. */
+int txn_fill(item_txn *x, size_t i, const qr_index *ix, qr_err *err);
 
 /* ---- the propagation worker (propagate.c) ---- */
 /* Counts the records a previous run left in the log, then starts the worker. */

@@ -510,71 +510,71 @@ static int mark_active(json_t *desc, json_t *ids, void *arg, qr_err *err)
     return 0;
 }
 
-/* Fills the index from the base items in chunks. Each chunk's items are locked while
- * they are read and their entries written, so a concurrent write either lands before
- * the chunk (and the chunk sees it) or after (and its log record follows the chunk). */
-static int backfill_chunk(qr_db *db, table *t, qr_index *ix, buf *cursor, int *done)
+#define BACKFILL_CHUNK 64
+
+/* Fills the index from the base items, a chunk at a time, through the engine's
+ * interface: a range cursor finds the chunk's items and an item transaction of the
+ * engine's own (TXN_SYSTEM) locks them, reads each as it is now and writes its entry
+ * (txn_fill), so the hook hears of every entry the backfill writes.
+ *
+ * A live write never leaves an entry stale or missing. Every base write since the index
+ * joined the table's index list logs its work for the index (the list changes under the
+ * schema write lock, so no write in flight has missed it), and the worker applies a
+ * record only once it is committed, in order. What the cursor read of a chunk may be
+ * outdated by the time the chunk is written, so it only names the items: the entries are
+ * made from the items read again under their locks. A write to an item of the chunk then
+ * commits either before the transaction locks the item, which reads what it wrote (that
+ * write's record, and any older one, applied before or after, ends with the same entry),
+ * or after the transaction commits, and its record, applied later still, replaces the
+ * entry. An item put after the cursor passed, or gone under the lock, is the log's alone.
+ *
+ * A chunk waits while the index has no write capacity left: the backfill spends the
+ * index's capacity, as DynamoDB's does, and is throttled itself, not the table.
+ *
+ * Returns 0 and moves *cursor past the chunk, setting *done at the table's end; -1 if
+ * the chunk could not be read or written, or must wait for capacity (it is tried
+ * again). */
+static int backfill_chunk(qr_db *db, table *t, const qr_index *ix, buf *cursor, int *done)
 {
-    buf hi, keys[64];
+    if (capacity_backfill_spent(db, t, ix)) return -1;
+    buf hi, keys[BACKFILL_CHUNK];
+    table *tables[BACKFILL_CHUNK];
     size_t n = 0;
-    buf_init(&hi, 0);
-    key_table_prefix(&hi, t, 1);
-    store_iter *it = store_iter_new(db->st, NULL, cursor->data, cursor->len, hi.data, hi.len);
-    for (store_iter_first(it); store_iter_valid(it) && n < 64; store_iter_next(it)) {
-        size_t kl;
-        const char *k = store_iter_key(it, &kl);
-        buf_init(&keys[n], 0);
-        buf_append(&keys[n], k, kl);
-        n++;
-    }
-    store_iter_free(it);
-    buf_free(&hi);
-    *done = n < 64;
-    if (n == 0) return 0;
-    keys_lock(db, keys, n);
-    /* The worker may apply older records for these items meanwhile: gsi_lock keeps it
-     * out while the entries are read, replaced and counted. */
-    pthread_mutex_lock(&db->gsi_lock);
-    store_batch *b = store_batch_new();
     qr_err e;
     err_init(&e);
-    buf ek, val;
-    buf_init(&ek, 0);
-    buf_init(&val, 0);
-    int64_t items = 0, bytes = 0;
-    for (size_t i = 0; i < n; i++) {
-        json_t *item = NULL;
-        if (item_read(db, NULL, &keys[i], &item, &e) == 1) {
-            buf_reset(&ek);
-            buf_reset(&val);
-            if (index_entry_key(t, ix, item, &ek, &e) == 1) {
-                json_t *p = index_project(t, ix, item);
-                item_encode(p, &val);
-                json_decref(p);
-                char *old;
-                size_t ol;
-                int64_t before = -1, after = entry_size(val.data, val.len);
-                if (store_get(db->st, NULL, ek.data, ek.len, &old, &ol, &e) == 1) {
-                    before = entry_size(old, ol);
-                    free(old);
-                }
-                items += (after >= 0) - (before >= 0);
-                bytes += (after > 0 ? after : 0) - (before > 0 ? before : 0);
-                store_batch_put(b, ek.data, ek.len, val.data, val.len);
-            }
-        }
-        json_decref(item);
+    buf_init(&hi, 0);
+    key_table_prefix(&hi, t, 1);
+    range_cursor *c = cursor_open(db, t, NULL, cursor, &hi, 1, 1, NULL);
+    buf_free(&hi);
+    if (c == NULL) return -1;
+    cursor_set_system(c);
+    int step = 1;
+    while (n < BACKFILL_CHUNK) {
+        const char *json;
+        size_t len, size, kl;
+        if ((step = cursor_next(c, &json, &len, &size, &e)) != 1) break;
+        const char *k = cursor_key(c, &kl);
+        buf_init(&keys[n], 0);
+        buf_append(&keys[n], k, kl);
+        tables[n++] = t;
     }
-    int rc = store_write_nosync(db->st, b, &e);
-    if (rc == 0) index_stats_adjust(t, ix->id, items, bytes);
-    pthread_mutex_unlock(&db->gsi_lock);
-    keys_unlock(db, keys, n);
-    store_batch_free(b);
-    buf_free(&ek);
-    buf_free(&val);
-    buf_reset(cursor);
-    buf_append(cursor, keys[n - 1].data, keys[n - 1].len);
-    buf_putc(cursor, 0);
+    cursor_close(c);
+    item_txn *x = NULL;
+    int rc = step < 0 ? -1 : 0;
+    if (rc == 0 && n) rc = txn_begin(db, TXN_BATCH | TXN_SYSTEM, n, tables, keys, &x, &e);
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        rc = txn_fill(x, i, ix, &e);
+    if (rc == 0 && x) rc = txn_commit(x, &e);
+    txn_end(x);
+    err_clear(&e);
+    if (rc == 0) {
+        *done = n < BACKFILL_CHUNK;
+        if (n) {
+            buf_reset(cursor);
+            buf_append(cursor, keys[n - 1].data, keys[n - 1].len);
+            buf_putc(cursor, 0);
+        }
+    }
     for (size_t i = 0; i < n; i++)
         buf_free(&keys[i]);
     return rc;
@@ -602,8 +602,9 @@ static void *backfill_main(void *arg)
             key_table_prefix(&cursor, t, 0);
             started = 1;
         }
-        if (backfill_chunk(db, t, ix, &cursor, &done)) done = 0;
+        int failed = backfill_chunk(db, t, ix, &cursor, &done);
         catalog_release(db, t);
+        if (failed) usleep(10000); /* no capacity, or a store that refused the write */
         if (done) {
             qr_err e;
             err_init(&e);

@@ -1,9 +1,10 @@
 /* txn.c — item transactions: the one write path of items (see engine.h).
  *
- * Single-item writes, batches, TransactWriteItems, TTL expiry and restores all write
- * through here, so index upkeep, item collection sizes, stream records, recovery history,
- * statistics, the hook and the staged commit of serve --no-sync can never be skipped by
- * one kind of write. Conditions and the shape of requests are the callers' part. */
+ * Single-item writes, batches, TransactWriteItems, TTL expiry, restores and the backfill
+ * of global indexes (txn_fill) all write through here, so index upkeep, item collection
+ * sizes, stream records, recovery history, statistics, the hook and the staged commit of
+ * serve --no-sync can never be skipped by one kind of write. Conditions and the shape of
+ * requests are the callers' part. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,8 +22,11 @@ typedef struct txn_slot {
     json_t *old;      /* parsed on demand */
     int written;      /* put or deleted (staged) */
     json_t *new_item; /* what was put (a reference), when parsed; NULL for a delete */
-    size_t new_size;
+    size_t new_size;  /* its DynamoDB size, or that of the entry filled */
     int put;
+    const qr_index *filled;   /* txn_fill staged the item's entry in this index */
+    uint64_t entry_partition; /* that entry's partition hash */
+    int64_t entry_before;     /* the size of the entry it replaces; -1 if none */
 } txn_slot;
 
 /* Whether t keeps nothing beside its items that a write must update: no index, no
@@ -38,6 +42,8 @@ struct item_txn {
     txn_slot *slots;
     pthread_mutex_t *lock; /* TXN_ITEM's stripe, while this transaction holds it */
     int locked;            /* TXN_BATCH and TXN_ATOMIC: their stripes are held */
+    int filling;           /* txn_fill was called: the transaction writes index entries only */
+    int gsi_locked;        /* it holds gsi_lock, from its first fill to its commit */
     store_batch *b;
     txn_slot one; /* the slot of a single-item transaction, which needs no other allocation */
 };
@@ -158,6 +164,8 @@ static int stage(item_txn *x, size_t i, const json_t *new_item, const buf *val, 
 {
     txn_slot *s = &x->slots[i];
     if (s->written) return err_set(err, QR_E_INTERNAL, "an item written twice in one transaction");
+    if (x->filling)
+        return err_set(err, QR_E_INTERNAL, "an item written by a transaction that fills");
     int found = slot_read(x, s, err);
     if (found < 0) return -1;
     if (val == NULL && !found) return 0; /* deleting nothing writes nothing */
@@ -226,6 +234,64 @@ int txn_put_stored(item_txn *x, size_t i, const buf *stored, qr_err *err)
 int txn_delete(item_txn *x, size_t i, qr_err *err)
 {
     return stage(x, i, NULL, NULL, 0, err);
+}
+
+/* The DynamoDB size of a stored entry, or -1 if it is not a stored item (the counts of
+ * an index leave those out). */
+static int64_t stored_size(const char *v, size_t len)
+{
+    const char *json;
+    size_t jlen, size;
+    return item_stored(v, len, &json, &jlen, &size) == 0 ? (int64_t)size : -1;
+}
+
+int txn_fill(item_txn *x, size_t i, const qr_index *ix, qr_err *err)
+{
+    txn_slot *s = &x->slots[i];
+    if (x->kind != TXN_BATCH || !ix->global)
+        return err_set(err, QR_E_INTERNAL, "a fill outside a batch, or of a local index");
+    if (x->b && !x->filling)
+        return err_set(err, QR_E_INTERNAL, "a fill in a transaction that writes items");
+    if (s->filled) return err_set(err, QR_E_INTERNAL, "an item filled twice in one transaction");
+    x->filling = 1;
+    const json_t *item;
+    int found = txn_read(x, i, &item, err);
+    if (found <= 0) return found;
+    buf ek, val;
+    buf_init(&ek, 0);
+    buf_init(&val, 0);
+    int rc = index_entry_key(s->t, ix, item, &ek, err);
+    if (rc <= 0) goto out; /* no entry: the item lacks a key attribute of the index */
+    json_t *entry = index_project(s->t, ix, item);
+    size_t size = item_size(entry);
+    rc = item_encode_sized(entry, size, &val)
+             ? err_set(err, QR_E_INTERNAL, "cannot encode the entry")
+             : 0;
+    json_decref(entry);
+    if (rc == 0 && x->b == NULL && (x->b = store_batch_new()) == NULL)
+        rc = err_set(err, QR_E_INTERNAL, "out of memory");
+    if (rc) goto out;
+    if (!x->gsi_locked) {
+        pthread_mutex_lock(&x->db->gsi_lock);
+        x->gsi_locked = 1;
+    }
+    char *old;
+    size_t old_len;
+    int had = item_read_raw_before_write(x->db, &ek, &old, &old_len, err);
+    if (had < 0) {
+        rc = -1;
+        goto out;
+    }
+    s->entry_before = had ? stored_size(old, old_len) : -1;
+    if (had) free(old);
+    store_batch_put(x->b, ek.data, ek.len, val.data, val.len);
+    s->filled = ix;
+    s->entry_partition = key_partition_hash(ek.data, ek.len);
+    s->new_size = size;
+out:
+    buf_free(&ek);
+    buf_free(&val);
+    return rc < 0 ? -1 : 0;
 }
 
 uint64_t key_partition_hash(const char *key, size_t len)
@@ -300,6 +366,19 @@ static void report_writes(item_txn *x)
 {
     for (size_t i = 0; i < x->n; i++) {
         const txn_slot *s = &x->slots[i];
+        if (s->filled) {
+            engine_access a = {.table = s->t->name,
+                               .index = s->filled->name,
+                               .partition = s->entry_partition,
+                               .bytes = s->new_size,
+                               .write = 1,
+                               .system = x->system};
+            engine_report(x->db, &a);
+            /* A backfill spends its index's write capacity (capacity_backfill_spent). */
+            if (s->t->meters)
+                capacity_charge_hash(x->db, s->t, s->filled, 1, s->entry_partition,
+                                     meter_write_units(s->new_size));
+        }
         if (!s->written) continue;
         engine_access a = {.table = s->t->name,
                            .partition = key_partition_hash(s->key->data, s->key->len),
@@ -336,6 +415,20 @@ int txn_commit(item_txn *x, qr_err *err)
                                             (int64_t)s->new_size - (int64_t)s->old_size);
         store_after_commit(unlock_stripe, x->lock, 0);
         x->lock = NULL;
+    } else if (x->filling) {
+        /* Not synced: a backfill lost in a crash is done again, as its index is still
+         * CREATING at the next open; the synced write that makes the index ACTIVE makes
+         * the writes before it durable too. */
+        rc = store_write_nosync(x->db->st, x->b, err);
+        for (size_t i = 0; rc == 0 && i < x->n; i++) {
+            const txn_slot *s = &x->slots[i];
+            int64_t after = (int64_t)s->new_size, before = s->entry_before;
+            if (s->filled)
+                index_stats_adjust(s->t, s->filled->id, 1 - (before >= 0),
+                                   after - (before > 0 ? before : 0));
+        }
+        if (x->gsi_locked) pthread_mutex_unlock(&x->db->gsi_lock);
+        x->gsi_locked = 0;
     } else {
         rc = store_write(x->db->st, x->b, err);
         for (size_t i = 0; rc == 0 && i < x->n; i++) {
@@ -353,6 +446,7 @@ void txn_end(item_txn *x)
 {
     if (x == NULL) return;
     if (x->lock) pthread_mutex_unlock(x->lock);
+    if (x->gsi_locked) pthread_mutex_unlock(&x->db->gsi_lock);
     if (x->locked) {
         if (x->kind == TXN_BATCH)
             keys_unlock(x->db, x->keys, x->n);

@@ -1571,8 +1571,9 @@ int op_update_table(qr_db *db, op_call *c, qr_err *err)
         err_set(err, QR_E_NOT_FOUND, "Requested resource not found: Table: %s not found", name);
         goto done;
     }
-    if (change.action && strcmp(change.action, "Delete") == 0)
-        catalog_drop_index_entries(db, t, change.index_id, err);
+    if (change.action && strcmp(change.action, "Delete") == 0 &&
+        catalog_drop_index_entries(db, t, change.index_id, err))
+        goto done;
     json_t *mine = change.result;
     change.result = NULL;
     c->answer =

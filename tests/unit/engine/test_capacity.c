@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "engine/engine.h"
 #include "quarry.h"
@@ -377,6 +378,76 @@ static void test_split_for_heat(void)
     check_remove_tree(dir);
 }
 
+/* The status of index name of table, as DescribeTable shows it ("" if none). */
+static const char *index_status(qr_db *db, const char *table, const char *name, char *out,
+                                size_t cap)
+{
+    json_t *d = call(db, "DescribeTable", 1, "{\"TableName\":\"%s\"}", table);
+    size_t i;
+    json_t *g;
+    out[0] = '\0';
+    json_array_foreach(json_object_get(json_object_get(d, "Table"), "GlobalSecondaryIndexes"), i,
+                       g) if (strcmp(json_string_value(json_object_get(g, "IndexName")), name) == 0)
+        snprintf(out, cap, "%s", json_string_value(json_object_get(g, "IndexStatus")));
+    json_decref(d);
+    return out;
+}
+
+/* A backfill spends its index's write capacity and waits for more: the table's writes are
+ * not what it throttles. */
+static void test_backfill(qr_db *db)
+{
+    json_decref(
+        call(db, "CreateTable", 1,
+             "{\"TableName\":\"filled\",\"ProvisionedThroughput\":{\"ReadCapacityUnits\":"
+             "100,\"WriteCapacityUnits\":1000},\"AttributeDefinitions\":[{\"AttributeName\":"
+             "\"pk\",\"AttributeType\":\"S\"}],\"KeySchema\":[{\"AttributeName\":\"pk\","
+             "\"KeyType\":\"HASH\"}]}"));
+    char pk[32];
+    int refused = 0;
+    for (int i = 0; i < 500; i++) {
+        snprintf(pk, sizeof pk, "f%d", i);
+        json_t *doc = put(db, "filled", pk, "G");
+        refused += doc != NULL;
+        json_decref(doc);
+    }
+    CHECK(refused == 0, "%d writes refused", refused);
+    advance(db, 10);
+    json_decref(
+        call(db, "UpdateTable", 1,
+             "{\"TableName\":\"filled\",\"AttributeDefinitions\":[{\"AttributeName\":"
+             "\"g\",\"AttributeType\":\"S\"}],\"GlobalSecondaryIndexUpdates\":[{\"Create\":"
+             "{\"IndexName\":\"late\",\"KeySchema\":[{\"AttributeName\":\"g\",\"KeyType\":"
+             "\"HASH\"}],\"Projection\":{\"ProjectionType\":\"KEYS_ONLY\"},"
+             "\"ProvisionedThroughput\":{\"ReadCapacityUnits\":1,\"WriteCapacityUnits\":1}}}]}"));
+    /* 300 units banked at 1 WCU: the backfill of 500 entries stops short, waiting. */
+    char status[32];
+    for (int i = 0; i < 100 && strcmp(index_status(db, "filled", "late", status, sizeof status),
+                                      "ACTIVE") != 0;
+         i++)
+        usleep(20000);
+    CHECK_STR(status, "CREATING");
+    table *t = catalog_get(db, "filled");
+    meter_totals m;
+    CHECK_THAT(table_capacity(t, "late", db, &m) == 0);
+    CHECK(m.online_index_throttles > 0, "no online index throttle events");
+    CHECK(m.write_units >= 300 && m.write_units < 500, "the backfill spent %g", m.write_units);
+    CHECK(m.write_throttles[METER_PROVISIONED] == 0, "requests were throttled");
+    catalog_release(db, t); /* a held table would hold back the index's activation */
+    /* As time passes it goes on, and finishes. */
+    for (int i = 0; i < 500 && strcmp(index_status(db, "filled", "late", status, sizeof status),
+                                      "ACTIVE") != 0;
+         i++) {
+        advance(db, 20);
+        usleep(20000);
+    }
+    CHECK_STR(status, "ACTIVE");
+    t = catalog_get(db, "filled");
+    CHECK_THAT(table_capacity(t, "late", db, &m) == 0);
+    CHECK(m.write_units == 500, "the backfill spent %g for 500 entries", m.write_units);
+    catalog_release(db, t);
+}
+
 static void test_observe(void)
 {
     char dir[] = "/tmp/quarry-capacity-observe-XXXXXX";
@@ -405,6 +476,7 @@ int main(void)
     test_hot_key(db);
     test_under_provisioned_index(db);
     test_reads(db);
+    test_backfill(db);
     qr_close(db);
     check_remove_tree(dir);
     test_observe();
