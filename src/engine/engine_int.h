@@ -127,6 +127,8 @@ struct qr_db {
     engine_hook_fn hook;             /* engine_set_hook's, or NULL */
     void *hook_arg;
     struct meta_state *meta; /* backups, settings and request tokens (meta.c) */
+    void *api_state;         /* the api layer's (engine_api_state_set; atomic), or NULL */
+    void (*api_state_free)(void *);
 };
 
 /* ---- metadata (meta.c) ---- */
