@@ -35,8 +35,8 @@ _Static_assert(sizeof bound_text / sizeof bound_text[0] == NBOUNDS, "a label for
 #define MAX_ERROR_TYPES 48
 
 /* One operation's calls: each bucket alone (the last past every bound; their total is
- * the call count) and the time they took. A cache line of its own, or two, so that
- * threads running different operations do not share one. */
+ * the call count) and the time they took, on cache lines of its own, so that threads
+ * running different operations do not share one. */
 typedef struct op_counts {
     _Alignas(64) uint64_t buckets[NBOUNDS + 1];
     uint64_t sum_ns;
