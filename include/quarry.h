@@ -140,6 +140,16 @@ int qr_wait_indexes(qr_db *db, int timeout_ms);
  * checked and every difference found. */
 int qr_verify(qr_db *db, const char *table, char **report);
 
+/* The database's metrics in Prometheus's text exposition format (version 0.0.4), as
+ * `quarry serve` answers GET /metrics: the calls qr_call ran since qr_open, by operation
+ * (counts, errors by type, a histogram of the time spent in qr_call), and each table's
+ * and secondary index's item count and size with the global-index propagation lag, as
+ * DescribeTable reports them (so a table's items are counted the first time, as there).
+ * Counting a call costs a few atomic additions, no lock. On success returns QR_OK with
+ * *text malloc'd and NUL-terminated (the caller frees it with free()) and, if len is not
+ * NULL, *len its length; QR_ERR (out of memory) with *text NULL. */
+int qr_metrics(qr_db *db, char **text, size_t *len);
+
 /* Names of the operations of DynamoDB's API that qr_call accepts, as a NULL-terminated
  * array (static); qr_stream_operations lists those of the DynamoDB Streams API, which
  * qr_call accepts too. */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/metrics.h"
 #include "model/layer.h"
 #include "model/value.h"
 #include "ops/ops.h"
@@ -71,6 +72,12 @@ static const operation operations[] = {
 };
 #define NOPS (sizeof operations / sizeof operations[0])
 #define NSTREAM_FIRST (NOPS - 4)
+_Static_assert(NOPS <= METRICS_UNKNOWN_OP, "metrics.h counts every operation apart");
+
+const char *call_operation_name(size_t i)
+{
+    return i < NOPS ? operations[i].name : NULL;
+}
 
 /* The names of operations [from, to), NULL-terminated, in names. */
 static const char *const *names_of(const char **names, size_t from, size_t to)
@@ -154,27 +161,33 @@ int qr_call(qr_db *db, const char *operation, const char *request, size_t len, q
     return qr_call_in(db, NULL, operation, request, len, resp);
 }
 
-static int call(qr_db *db, const char *operation, const char *request, size_t len,
-                qr_response *resp);
+static int call(qr_db *db, const struct operation *op, const char *operation, const char *request,
+                size_t len, qr_response *resp);
 
 static int answer(op_call *c, qr_response *resp, qr_err *err);
 
+/* Every call is counted for qr_metrics (api/metrics.h): its operation, the time it took
+ * and its error type, in a few atomic additions. */
 int qr_call_in(qr_db *db, const qr_call_context *ctx, const char *operation, const char *request,
                size_t len, qr_response *resp)
 {
     const qr_call_context *outer = ops_enter_context(ctx);
-    int rc = call(db, operation, request, len, resp);
+    uint64_t start = metrics_now_ns();
+    const struct operation *op = operation ? find_operation(operation) : NULL;
+    int rc = call(db, op, operation, request, len, resp);
+    metrics_count(db, op ? (size_t)(op - operations) : METRICS_UNKNOWN_OP, metrics_now_ns() - start,
+                  resp->error_type);
     ops_enter_context(outer);
     return rc;
 }
 
-static int call(qr_db *db, const char *operation, const char *request, size_t len,
-                qr_response *resp)
+/* Runs operation op (NULL: the name operation is none). */
+static int call(qr_db *db, const struct operation *op, const char *operation, const char *request,
+                size_t len, qr_response *resp)
 {
     qr_err err;
     err_init(&err);
     memset(resp, 0, sizeof *resp);
-    const struct operation *op = operation ? find_operation(operation) : NULL;
     op_call c = {
         .text = request, .len = len, .tables = resp->tables, .tables_cap = sizeof resp->tables};
     buf_init(&c.out, 0);

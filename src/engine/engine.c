@@ -249,7 +249,24 @@ void qr_close(qr_db *db)
     pthread_mutex_destroy(&db->coll_lock);
     json_decref(db->collections);
     free(db->txn_keys);
+    if (db->api_state && db->api_state_free) db->api_state_free(db->api_state);
     free(db);
+}
+
+void *engine_api_state(qr_db *db)
+{
+    return __atomic_load_n(&db->api_state, __ATOMIC_ACQUIRE);
+}
+
+void *engine_api_state_set(qr_db *db, void *state, void (*free_fn)(void *))
+{
+    void *none = NULL;
+    if (__atomic_compare_exchange_n(&db->api_state, &none, state, 0, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_ACQUIRE)) {
+        db->api_state_free = free_fn; /* read by qr_close alone, after every call */
+        return state;
+    }
+    return none; /* the state another thread installed first */
 }
 
 int table_has_indexes(const table *t)

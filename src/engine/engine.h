@@ -162,6 +162,16 @@ size_t key_partition_len(const table *t, const char *key, size_t len);
 /* Sets (or, with fn NULL, removes) the database's hook. Set it before requests run. */
 void engine_set_hook(qr_db *db, engine_hook_fn fn, void *arg);
 
+/* ---- the api layer's state ----
+ * One pointer per database that the layer above the operations (src/api: its request
+ * statistics) hangs on the handle, so that two databases in one process share nothing.
+ * engine_api_state returns it, NULL until set. engine_api_state_set installs state
+ * unless one is installed already (by another thread first), and returns the one
+ * installed either way: a caller whose state lost frees its own. qr_close calls
+ * free_fn on the installed state, once no call runs. */
+void *engine_api_state(qr_db *db);
+void *engine_api_state_set(qr_db *db, void *state, void (*free_fn)(void *));
+
 /* ---- item transactions (txn.c) ----
  * Every write of items: begin with the items it will touch (their locks are taken, in
  * order, so writers of several items never deadlock), read them, check conditions, put

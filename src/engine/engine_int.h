@@ -131,6 +131,8 @@ struct qr_db {
     struct meta_state *meta;   /* backups, settings and request tokens (meta.c) */
     double clock_base;         /* the capacity clock's start (QR_CLOCK_MANUAL) */
     int64_t clock_advanced_us; /* qr_clock_advance's total (atomic) */
+    void *api_state;           /* the api layer's (engine_api_state_set; atomic), or NULL */
+    void (*api_state_free)(void *);
 };
 
 /* ---- capacity (capacity.c) ---- */

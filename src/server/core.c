@@ -824,7 +824,10 @@ int core_start(const core_config *cfg, const core_protocol *proto, core **out, c
             failed = 1;
         }
     }
+    /* The core is handed out before the loops go, under the lock they wait on: the
+     * protocol keeps it where the loops read it (a caller's *out may be its own state). */
     pthread_mutex_lock(&c->ready_mu);
+    if (!failed) *out = c;
     c->go = 1;
     pthread_cond_broadcast(&c->ready_cv);
     pthread_mutex_unlock(&c->ready_mu);
@@ -832,7 +835,6 @@ int core_start(const core_config *cfg, const core_protocol *proto, core **out, c
         core_stop(c);
         return -1;
     }
-    *out = c;
     return 0;
 }
 

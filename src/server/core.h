@@ -60,7 +60,8 @@ typedef struct core_config {
 } core_config;
 
 /* Binds, listens and starts the event loops and workers; proto must outlive the core.
- * Returns 0, or -1 with a message (e.g. the address is in use) in errbuf. */
+ * *out is set before any loop serves, so the protocol's hooks may read it where it was
+ * stored. Returns 0, or -1 with a message (e.g. the address is in use) in errbuf. */
 int core_start(const core_config *cfg, const core_protocol *proto, core **out, char *errbuf,
                size_t errlen);
 

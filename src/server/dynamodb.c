@@ -3,7 +3,8 @@
  * A request h2o has read on a core loop is judged in DynamoDB's order: health check,
  * content type, content coding (a gzip or deflate body is decoded), JSON, X-Amz-Target,
  * SigV4; the core then runs its call, and the answer leaves with DynamoDB's headers,
- * compressed to clients that accept it. Loops, workers and flushing are the core's. */
+ * compressed to clients that accept it. GET /metrics, signed as the API's requests are,
+ * is answered with qr_metrics' text. Loops, workers and flushing are the core's. */
 #include "server/server.h"
 
 #include <stdio.h>
@@ -20,6 +21,9 @@
 
 #define UNKNOWN_OP_XML "<UnknownOperationException/>\n"
 #define HEALTH_PREFIX "healthy: "
+#define METRICS_PATH "/metrics"
+/* Prometheus's text exposition format (qr_metrics writes version 0.0.4). */
+#define METRICS_CONTENT_TYPE "text/plain; version=0.0.4"
 #define SERVICE "dynamodb"
 /* A connection h2o closes after answering an unread body itself (413, 400) lingers until
  * this many bodies' worth of bytes were read and dropped (see core_linger_on_close), so
@@ -28,6 +32,7 @@
 
 struct server {
     server_config cfg;
+    qr_db *db; /* for GET /metrics; calls reach it through the core */
     const char *const *ops;
     const char *const *stream_ops; /* the DynamoDB Streams API's */
     h2o_globalconf_t h2o;
@@ -490,6 +495,45 @@ static void call_dispose(void *p)
     core_call_cancel(&((http_call *)p)->call);
 }
 
+/* ---- GET /metrics ---- */
+
+/* Whether the request's path, without its query, is /metrics. */
+static int is_metrics_path(const h2o_req_t *req)
+{
+    const char *path = req->input.path.base;
+    size_t len = req->input.path.len;
+    const char *q = memchr(path, '?', len);
+    if (q) len = (size_t)(q - path);
+    return h2o_memis(path, len, H2O_STRLIT(METRICS_PATH));
+}
+
+/* The database's metrics (qr_metrics), to a request authenticated as the API's are: by
+ * the same SigV4 check, with the same keys, over the method, path, query, headers and
+ * body it was sent with. With --credentials it must be signed by one of the file's keys
+ * (`curl --aws-sigv4 "aws:amz:REGION:dynamodb" --user KEY:SECRET`); without, any key
+ * passes but a SigV4 Authorization header must still be there, as on every API request.
+ * (The health check at / is the one request answered unsigned, as DynamoDB answers it.)
+ * A failure is answered as the API answers it: DynamoDB's error document, status 400. */
+static void send_metrics(server *s, h2o_req_t *req, const exchange *x)
+{
+    qr_err e;
+    err_init(&e);
+    if (authenticate(s, req, x->body, x->len, &e)) {
+        send_error(s, req, x, err_http_status(e.type), WIRE_JSON_CONTENT_TYPE, "metrics", e.type,
+                   e.msg);
+        return;
+    }
+    char *text = NULL;
+    size_t len = 0;
+    if (qr_metrics(s->db, &text, &len) != QR_OK) {
+        send_error(s, req, x, 500, WIRE_JSON_CONTENT_TYPE, "metrics", QR_E_INTERNAL,
+                   "the metrics could not be gathered");
+        return;
+    }
+    send_response(s, req, x, 200, METRICS_CONTENT_TYPE, text, len, "metrics", NULL, NULL);
+    free(text);
+}
+
 /* ---- the request handler ---- */
 
 static int on_req(h2o_handler_t *self, h2o_req_t *req)
@@ -504,9 +548,9 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
     const h2o_iovec_t *method = &req->input.method;
     int is_post = h2o_memis(method->base, method->len, H2O_STRLIT("POST"));
     int is_root = h2o_memis(req->input.path.base, req->input.path.len, H2O_STRLIT("/"));
-    if (!is_post && is_root &&
-        (h2o_memis(method->base, method->len, H2O_STRLIT("GET")) ||
-         h2o_memis(method->base, method->len, H2O_STRLIT("HEAD")))) {
+    int is_get = h2o_memis(method->base, method->len, H2O_STRLIT("GET")) ||
+                 h2o_memis(method->base, method->len, H2O_STRLIT("HEAD"));
+    if (is_get && is_root) {
         /* DynamoDB names the endpoint it was reached at: "healthy: <Host>". */
         const h2o_iovec_t *host = &req->input.authority;
         size_t hlen = host->len > 255 ? 255 : host->len;
@@ -514,6 +558,10 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
         int n = hlen ? snprintf(body, sizeof body, HEALTH_PREFIX "%.*s\n", (int)hlen, host->base)
                      : snprintf(body, sizeof body, HEALTH_PREFIX "quarry\n");
         send_response(s, req, &x, 200, "text/plain", body, (size_t)n, "health", NULL, NULL);
+        return 0;
+    }
+    if (is_get && is_metrics_path(req)) {
+        send_metrics(s, req, &x);
         return 0;
     }
 
@@ -696,6 +744,7 @@ int server_start(qr_db *db, const server_config *cfg, server **out, char *errbuf
         return -1;
     }
     s->cfg = *cfg;
+    s->db = db;
     if (s->cfg.max_body == 0) s->cfg.max_body = SERVER_MAX_BODY;
     s->ops = qr_operations();
     s->stream_ops = qr_stream_operations();
