@@ -76,9 +76,6 @@ void plain_free(plain_request *d);
 int op_get_item(qr_db *db, op_call *c, qr_err *err);
 int op_delete_item(qr_db *db, op_call *c, qr_err *err);
 int op_update_item(qr_db *db, op_call *c, qr_err *err);
-/* UpdateItem as PartiQL's UPDATE runs it: the item size limit is judged on the finished
- * item alone, without UpdateItem's own measure of what the expression writes. */
-int op_update_item_as_written(qr_db *db, op_call *c, qr_err *err);
 /* query.c */
 int op_query(qr_db *db, op_call *c, qr_err *err);
 int op_scan(qr_db *db, op_call *c, qr_err *err);
@@ -256,7 +253,42 @@ json_t *capacity_object_indexed(const char *mode, const table *t, double table_u
 void capacity_index_writes(const table *t, const json_t *old_item, const json_t *new_item,
                            double *index_units);
 
-/* ---- items.c ---- */
+/* ---- items.c: the single-item operations of parsed requests ----
+ * The handlers read and check a request, then run it with these; PartiQL runs its plans
+ * with them. Every pointer is borrowed for the call (the table is the caller's
+ * reference); the strings are the parameters' values, "NONE" for an absent one. */
+typedef struct item_request {
+    table *t;
+    const json_t *key;           /* the Key, checked (key_check_key, item_check_key); for
+                                    PutItem the item, or a map of its key attributes */
+    const json_t *item;          /* PutItem: the item (item_check_put), NULL when stored */
+    const buf *stored;           /* PutItem: the item in the stored form, or NULL */
+    size_t size;                 /* PutItem: item_size of item */
+    const expr_cond *condition;  /* ConditionExpression or Expected; NULL: none */
+    const expr_update *update;   /* UpdateItem: UpdateExpression or AttributeUpdates */
+    const expr_proj *projection; /* GetItem; NULL: the whole item */
+    const char *return_values;   /* ReturnValues */
+    const char *on_failure;      /* ReturnValuesOnConditionCheckFailure */
+    const char *capacity;        /* ReturnConsumedCapacity */
+    const char *metrics;         /* ReturnItemCollectionMetrics */
+    int consistent;              /* GetItem: ConsistentRead */
+    /* UpdateItem: also hold what the update writes to the item size limit, as UpdateItem
+     * does for an UpdateExpression (a transaction or PartiQL judges the item alone) */
+    int measure_update;
+} item_request;
+/* Checks PutItem's item against t (its key, its values and its size) with PutItem's
+ * messages; *size is its item_size. */
+int item_check_put(const table *t, json_t *item, size_t *size, qr_err *err);
+/* Checks the Key of an UpdateItem or a DeleteItem against t, with their messages. */
+int item_check_key(const table *t, json_t *key, qr_err *err);
+/* Each answers its operation's answer document in *answer (the caller's), or fails with
+ * the operation's errors: ConditionalCheckFailedException with the item in err->item
+ * when on_failure is ALL_OLD. */
+int items_put(qr_db *db, const item_request *r, json_t **answer, qr_err *err);
+int items_update(qr_db *db, const item_request *r, json_t **answer, qr_err *err);
+int items_delete(qr_db *db, const item_request *r, json_t **answer, qr_err *err);
+/* GetItem answers in text, appended to out, its stored item copied as it is. */
+int items_get(qr_db *db, const item_request *r, buf *out, qr_err *err);
 /* 1 when update u, applied to an absent item, left only the key (its actions only removed):
  * DynamoDB then writes no item. An update with no actions at all still creates one. */
 int item_update_leaves_none(const table *t, const json_t *old, const expr_update *u,

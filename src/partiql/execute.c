@@ -229,14 +229,13 @@ static int x_item_test(xb *x, buf *o, const pq_plan *p)
 
 /* UPDATE's actions as one UpdateExpression: its SET, REMOVE, ADD and DELETE clauses in
  * that order, each action in the statement's order within its clause. */
-static int x_update(xb *x, json_t *req, const pq_stmt *st)
+static int x_update(xb *x, buf *expr, const pq_stmt *st)
 {
     static const char *const words[4] = {"SET", "REMOVE", "ADD", "DELETE"};
-    buf clause[4], expr;
+    buf clause[4];
     int e = 0;
     for (int k = 0; k < 4; k++)
         buf_init(&clause[k], 0);
-    buf_init(&expr, 0);
     for (size_t i = 0; i < st->nactions; i++) {
         const pq_action *a = &st->actions[i];
         buf *b = &clause[a->kind];
@@ -252,9 +251,7 @@ static int x_update(xb *x, json_t *req, const pq_stmt *st)
     }
     for (int k = 0; k < 4; k++)
         if (clause[k].len)
-            e |= buf_printf(&expr, "%s%s%s", expr.len ? " " : "", words[k], clause[k].data);
-    json_object_set_new(req, "UpdateExpression", json_string(expr.data ? expr.data : ""));
-    buf_free(&expr);
+            e |= buf_printf(expr, "%s%s%s", expr->len ? " " : "", words[k], clause[k].data);
     for (int k = 0; k < 4; k++)
         buf_free(&clause[k]);
     return e;
@@ -367,28 +364,161 @@ void pq_page_free(pq_page *p)
     memset(p, 0, sizeof *p);
 }
 
-/* The request of a write plan: PutItem, UpdateItem, DeleteItem or a transaction's
- * ConditionCheck, without the request-level parameters (ReturnValues, capacity). */
+/* The table a plan names, looked up again for its operation (the caller releases it). */
+static int plan_table(qr_db *db, const pq_plan *p, table **out, qr_err *err)
+{
+    *out = catalog_get(db, p->stmt->table);
+    return *out ? 0 : err_set(err, QR_E_NOT_FOUND, "Requested resource not found");
+}
+
+/* A write plan's condition and update, parsed, with the names and values they read. */
+typedef struct write_exprs {
+    xb x;
+    expr_ctx cx;
+    expr_cond *condition; /* NULL: none */
+    expr_update *update;  /* UPDATE_ITEM's */
+} write_exprs;
+
+static void write_exprs_free(write_exprs *w)
+{
+    expr_cond_free(w->condition);
+    expr_update_free(w->update);
+    expr_ctx_free(&w->cx);
+    xb_free(&w->x);
+}
+
+/* Checks the values x holds, as an operation checks a request's, and starts cx on them. */
+static int xb_context(xb *x, expr_ctx *cx, qr_err *err)
+{
+    const char *k;
+    json_t *v;
+    int e = 0;
+    json_object_foreach(x->values, k, v) e |= value_validate(v, 1, k, err);
+    expr_ctx_init(cx, json_object_size(x->names) ? x->names : NULL,
+                  json_object_size(x->values) ? x->values : NULL, err);
+    return e ? -1 : 0;
+}
+
+/* Writes the expressions of write plan p as text and parses them into w (zeroed here;
+ * freed by write_exprs_free, whether or not this succeeds). */
+static int write_exprs_parse(const pq_plan *p, write_exprs *w, qr_err *err)
+{
+    buf cond, upd;
+    int e = 0;
+    memset(w, 0, sizeof *w);
+    xb_init(&w->x, err);
+    buf_init(&cond, 0);
+    buf_init(&upd, 0);
+    e |= x_item_test(&w->x, &cond, p);
+    if (p->op == PQ_OP_UPDATE_ITEM) e |= x_update(&w->x, &upd, p->stmt);
+    if (e == 0) e = xb_context(&w->x, &w->cx, err);
+    if (e == 0 && cond.len)
+        e = expr_parse_condition(&w->cx, "ConditionExpression", cond.data, &w->condition);
+    if (e == 0 && p->op == PQ_OP_UPDATE_ITEM)
+        e = upd.len ? expr_parse_update(&w->cx, upd.data, &w->update)
+                    : err_validation(err, "Invalid UpdateExpression: The expression can not be "
+                                          "empty;");
+    buf_free(&cond);
+    buf_free(&upd);
+    if (e && err->type == NULL) out_of_memory(err);
+    return e ? -1 : 0;
+}
+
+/* Checks the item or key of write plan p against t, as its operation does. */
+static int write_check(const table *t, const pq_plan *p, size_t *size, qr_err *err)
+{
+    *size = 0;
+    return p->op == PQ_OP_PUT_ITEM ? item_check_put(t, p->stmt->item, size, err)
+                                   : item_check_key(t, p->key, err);
+}
+
+int pq_exec_write(qr_db *db, const pq_plan *p, const char *capacity, const char *on_failure,
+                  pq_result *out, qr_err *err)
+{
+    table *t = NULL;
+    write_exprs w;
+    size_t size;
+    int rc = -1;
+    memset(out, 0, sizeof *out);
+    memset(&w, 0, sizeof w);
+    if (plan_table(db, p, &t, err) || write_check(t, p, &size, err) ||
+        write_exprs_parse(p, &w, err))
+        goto done;
+    item_request r = {.t = t,
+                      .key = p->op == PQ_OP_PUT_ITEM ? p->stmt->item : p->key,
+                      .size = size,
+                      .condition = w.condition,
+                      .update = w.update,
+                      .return_values = p->op == PQ_OP_PUT_ITEM ? "NONE" : p->return_values,
+                      .on_failure = on_failure && p->op != PQ_OP_PUT_ITEM ? on_failure : "NONE",
+                      .capacity = capacity ? capacity : "NONE",
+                      .metrics = "NONE"};
+    if (p->op == PQ_OP_PUT_ITEM) r.item = p->stmt->item;
+    rc = p->op == PQ_OP_PUT_ITEM      ? items_put(db, &r, &out->body, err)
+         : p->op == PQ_OP_UPDATE_ITEM ? items_update(db, &r, &out->body, err)
+                                      : items_delete(db, &r, &out->body, err);
+    if (rc == 0) {
+        out->item = json_object_get(out->body, "Attributes");
+        out->capacity = json_object_get(out->body, "ConsumedCapacity");
+    }
+done:
+    write_exprs_free(&w);
+    catalog_release_after_writes(t);
+    return rc;
+}
+
+int pq_exec_get_item(qr_db *db, const pq_plan *p, const char *capacity, pq_result *out, qr_err *err)
+{
+    table *t = NULL;
+    buf text;
+    buf_init(&text, 0);
+    int rc = -1;
+    memset(out, 0, sizeof *out);
+    if (plan_table(db, p, &t, err) || key_check_key(t, p->key, err)) goto done;
+    item_request r = {.t = t,
+                      .key = p->key,
+                      .consistent = p->consistent,
+                      .capacity = capacity ? capacity : "NONE"};
+    if (items_get(db, &r, &text, err)) goto done;
+    if ((out->body = json_read(text.data, text.len, JSON_ALLOW_NUL, NULL)) == NULL) {
+        out_of_memory(err);
+        goto done;
+    }
+    out->item = json_object_get(out->body, "Item");
+    out->capacity = json_object_get(out->body, "ConsumedCapacity");
+    rc = 0;
+done:
+    buf_free(&text);
+    catalog_release(db, t);
+    return rc;
+}
+
+/* The request of a write plan in a transaction: Put, Update, Delete or ConditionCheck. */
 static int write_request(const pq_plan *p, json_t **out, qr_err *err)
 {
     const pq_stmt *st = p->stmt;
     xb x;
-    buf cond;
+    buf cond, upd;
     int e = 0;
     *out = NULL;
     json_t *r = json_pack("{s:s}", "TableName", st->table);
     if (r == NULL) return out_of_memory(err);
     xb_init(&x, err);
     buf_init(&cond, 0);
+    buf_init(&upd, 0);
     if (p->op == PQ_OP_PUT_ITEM)
         json_object_set(r, "Item", st->item);
     else
         json_object_set(r, "Key", p->key);
     e |= x_item_test(&x, &cond, p);
-    if (p->op == PQ_OP_UPDATE_ITEM) e |= x_update(&x, r, st);
+    if (p->op == PQ_OP_UPDATE_ITEM) {
+        e |= x_update(&x, &upd, st);
+        json_object_set_new(r, "UpdateExpression", json_string(upd.data ? upd.data : ""));
+    }
     if (e == 0 && cond.len) json_object_set_new(r, "ConditionExpression", json_string(cond.data));
     xb_attach(&x, r);
     buf_free(&cond);
+    buf_free(&upd);
     xb_free(&x);
     if (e) {
         json_decref(r);
@@ -409,40 +539,6 @@ static int run(qr_db *db, op_handler h, json_t *r, pq_result *out, qr_err *err)
         return -1;
     }
     out->capacity = json_object_get(out->body, "ConsumedCapacity");
-    return 0;
-}
-
-int pq_exec_write(qr_db *db, const pq_plan *p, const char *capacity, const char *on_failure,
-                  pq_result *out, qr_err *err)
-{
-    json_t *r;
-    memset(out, 0, sizeof *out);
-    if (write_request(p, &r, err)) return -1;
-    if (capacity) json_object_set_new(r, "ReturnConsumedCapacity", json_string(capacity));
-    if (p->op != PQ_OP_PUT_ITEM) {
-        if (on_failure)
-            json_object_set_new(r, "ReturnValuesOnConditionCheckFailure", json_string(on_failure));
-        json_object_set_new(r, "ReturnValues", json_string(p->return_values));
-    }
-    if (run(db,
-            p->op == PQ_OP_PUT_ITEM      ? op_put_item
-            : p->op == PQ_OP_UPDATE_ITEM ? op_update_item_as_written
-                                         : op_delete_item,
-            r, out, err))
-        return -1;
-    out->item = json_object_get(out->body, "Attributes");
-    return 0;
-}
-
-int pq_exec_get_item(qr_db *db, const pq_plan *p, const char *capacity, pq_result *out, qr_err *err)
-{
-    memset(out, 0, sizeof *out);
-    json_t *r = json_pack("{s:s,s:O,s:b}", "TableName", p->stmt->table, "Key", p->key,
-                          "ConsistentRead", p->consistent);
-    if (r == NULL) return out_of_memory(err);
-    if (capacity) json_object_set_new(r, "ReturnConsumedCapacity", json_string(capacity));
-    if (run(db, op_get_item, r, out, err)) return -1;
-    out->item = json_object_get(out->body, "Item");
     return 0;
 }
 
