@@ -774,6 +774,8 @@ static int txn_writes(qr_db *db, pq_stmt **sts, json_t *list, size_t n, json_t *
 {
     pq_plan *plans = calloc(n, sizeof *plans);
     const char **on_failure = calloc(n, sizeof *on_failure);
+    const char *token;
+    char *identity = NULL;
     pq_result out = {0};
     int rc = -1;
     if (plans == NULL || on_failure == NULL) {
@@ -790,8 +792,14 @@ static int txn_writes(qr_db *db, pq_stmt **sts, json_t *list, size_t n, json_t *
         on_failure[i] = json_string_value(
             json_object_get(json_array_get(list, i), "ReturnValuesOnConditionCheckFailure"));
     }
-    if (pq_exec_transact_write(db, plans, n, on_failure, json_object_get(req, "ClientRequestToken"),
-                               capacity, &out, err)) {
+    /* The token stands for the statements, their parameters and their
+     * ReturnValuesOnConditionCheckFailure (the request's capacity shapes only the answer). */
+    if (transact_check_token(req, &token, err)) goto done;
+    if (token && (identity = json_dumps(list, JSON_COMPACT | JSON_SORT_KEYS)) == NULL) {
+        out_of_memory(err);
+        goto done;
+    }
+    if (pq_exec_transact_write(db, plans, n, on_failure, token, identity, capacity, &out, err)) {
         if (err->type && strcmp(err->type, QR_E_TXN_CANCELED) == 0) rename_duplicates(sts, n, err);
         goto done;
     }
@@ -807,6 +815,7 @@ done:
         pq_plan_free(&plans[i]);
     free(plans);
     free(on_failure);
+    free(identity);
     pq_result_free(&out);
     return rc;
 }
