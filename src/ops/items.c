@@ -1,9 +1,9 @@
 /* items.c — PutItem, GetItem, UpdateItem, DeleteItem: one item, atomically.
  *
- * A write takes the item's stripe lock, reads the current item, evaluates the
- * condition against it, computes the new item and writes it in one durable batch
- * before releasing the lock, so conditional writes and updates to one item never
- * interleave. Reads take no lock: RocksDB gives each read a consistent view. */
+ * Handlers read a request into an item_request that items_* run (as PartiQL's do). A
+ * write locks the item's stripe, reads it, evaluates the condition, computes the new item
+ * and writes it in one durable batch before unlocking, so conditional writes to one item
+ * never interleave. Reads take no lock: RocksDB gives each read a consistent view. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

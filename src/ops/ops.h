@@ -1,5 +1,6 @@
-/* ops.h — DynamoDB's operations: the one handler type, and what handlers share
- * (parameter checks, expressions of a request, capacity).
+/* ops.h — DynamoDB's operations: the one handler type, what handlers share (parameter
+ * checks, expressions of a request, capacity), and the item operations as functions of
+ * parsed requests, which the handlers and PartiQL both call.
  *
  * The operation table (src/api/call.c) hands each handler one call: the request's text
  * and, parsed, its JSON object. Handlers check their own parameters with the param_*

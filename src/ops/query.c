@@ -1,7 +1,8 @@
 /* query.c — Query and Scan: reading a key range a page at a time.
  *
- * The filter runs after the read (so filtered items still count in ScannedCount and capacity),
- * then the projection. */
+ * Handlers read a request into a query_request that query_read and scan_read run (as
+ * PartiQL's SELECT does). The filter runs after the read (so filtered items still count
+ * in ScannedCount and capacity), then the projection. */
 #include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,8 +1,8 @@
 /* transact.c — TransactWriteItems and TransactGetItems: all or nothing, across tables.
  *
- * A write transaction validates every action, then runs them as one engine item
- * transaction (txn_begin with TXN_ATOMIC): conditions checked on the current items,
- * everything written in one batch. A read transaction reads from one read view. The
+ * Handlers read actions into transact_members (as PartiQL does) that transact_write runs
+ * as one engine item transaction (TXN_ATOMIC: conditions checked on the current items,
+ * everything written in one batch) and transact_get reads from one read view. The
  * ClientRequestToken memory is the engine's (meta_token_*, in memory only). */
 #include <stdlib.h>
 #include <string.h>
