@@ -318,16 +318,16 @@ done:
     return rc;
 }
 
-/* GetItem's one read, however its request was read: the item of t at Key keyv, answered
- * into out with its projection (NULL: all of it) and capacity (mode capacity). */
-static int get_read(qr_db *db, table *t, const json_t *keyv, int consistent,
-                    const expr_proj *projection, const char *capacity, buf *out, qr_err *err)
+/* GetItem's one read, however its request was read. */
+int items_get(qr_db *db, const item_request *r, buf *out, qr_err *err)
 {
+    table *t = r->t;
+    const expr_proj *projection = r->projection;
     stored_item it = {0};
     buf key;
     buf_init(&key, 0);
     int found =
-        key_item(&key, t, keyv, err) ? -1 : item_get(db, t, NULL, &key, consistent, &it, err);
+        key_item(&key, t, r->key, err) ? -1 : item_get(db, t, NULL, &key, r->consistent, &it, err);
     buf_free(&key);
     if (found < 0) return -1;
     buf_reserve(out, it.raw_len + 128); /* the item and what surrounds it, in one allocation */
@@ -345,7 +345,7 @@ static int get_read(qr_db *db, table *t, const json_t *keyv, int consistent,
         }
     }
     json_t *cc =
-        capacity_object(capacity, table_name(t), capacity_read_units(it.size, consistent), 0);
+        capacity_object(r->capacity, table_name(t), capacity_read_units(it.size, r->consistent), 0);
     if (cc) {
         buf_puts(out, found ? ",\"ConsumedCapacity\":" : "\"ConsumedCapacity\":");
         json_append(out, cc);
@@ -356,18 +356,15 @@ static int get_read(qr_db *db, table *t, const json_t *keyv, int consistent,
     return 0;
 }
 
-int items_get(qr_db *db, const item_request *r, buf *out, qr_err *err)
-{
-    return get_read(db, r->t, r->key, r->consistent, r->projection, r->capacity, out, err);
-}
-
 int op_get_item(qr_db *db, op_call *c, qr_err *err)
 {
     if (c->req == NULL) {
         plain_request d;
         if (plain_decode(db, PLAIN_GET, c->text, c->len, &d)) {
             snprintf(c->tables, c->tables_cap, "%s", d.table);
-            int rc = get_read(db, d.t, d.key, d.consistent, NULL, "NONE", &c->out, err);
+            item_request r = {
+                .t = d.t, .key = d.key, .consistent = d.consistent, .capacity = "NONE"};
+            int rc = items_get(db, &r, &c->out, err);
             plain_free(&d);
             catalog_release(db, d.t);
             return rc;
@@ -397,7 +394,12 @@ int op_get_item(qr_db *db, op_call *c, qr_err *err)
     if (key_check_key(t, keyv, err)) goto done;
     if (exprs_parse(&x, req, EXPRS_PROJECTION, err) || exprs_finish(&x)) goto done;
     if (exprs_check_key_paths(&x, t, err)) goto done;
-    rc = get_read(db, t, keyv, consistent, x.projection, capacity, &c->out, err);
+    item_request r = {.t = t,
+                      .key = keyv,
+                      .projection = x.projection,
+                      .consistent = consistent,
+                      .capacity = capacity};
+    rc = items_get(db, &r, &c->out, err);
 done:
     exprs_free(&x);
     catalog_release(db, t);
