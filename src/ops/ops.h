@@ -167,8 +167,9 @@ int transact_join(transact_member *m, size_t i, size_t *payload, qr_err *err);
 int transact_check_put_item(json_t *item, qr_err *err);
 /* A transaction reports an oversized UpdateExpression without the size that UpdateItem
  * and a transaction's ConditionExpression add (recorded in ten regions, October 2026):
- * trims err's message so, when it is that. */
-void transact_trim_expression_error(qr_err *err);
+ * trims err's message so when it is that, in the parameter's name or in none (a bare
+ * context's: then err must be the UpdateExpression's). */
+void transact_trim_update_error(qr_err *err);
 /* Reads and checks ClientRequestToken of req (*token NULL when absent). */
 int transact_check_token(json_t *req, const char **token, qr_err *err);
 typedef struct transact_write_request {

@@ -339,13 +339,12 @@ int transact_check_put_item(json_t *item, qr_err *err)
     return json_is_object(item) ? item_validate(item, err) : 0;
 }
 
-void transact_trim_expression_error(qr_err *err)
+void transact_trim_update_error(qr_err *err)
 {
-    static const char oversized_update[] =
-        "Invalid UpdateExpression: Expression size has exceeded the maximum "
-        "allowed size;";
-    if (strncmp(err->msg, oversized_update, sizeof oversized_update - 1) == 0)
-        err->msg[sizeof oversized_update - 1] = '\0';
+    static const char named[] = "Invalid UpdateExpression: ",
+                      oversized[] = "Expression size has exceeded the maximum allowed size;";
+    char *at = err->msg + (strncmp(err->msg, named, sizeof named - 1) ? 0 : sizeof named - 1);
+    if (strncmp(at, oversized, sizeof oversized - 1) == 0) at[sizeof oversized - 1] = '\0';
 }
 
 /* What DynamoDB judges of a write action before it looks up any table: the values of a
@@ -380,7 +379,7 @@ static int precheck_write_action(json_t *entry, qr_err *err)
         exprs_free(&x);
         json_decref(src);
         if (rc) {
-            transact_trim_expression_error(err);
+            transact_trim_update_error(err);
             return -1;
         }
     }

@@ -549,7 +549,6 @@ int op_execute_statement(qr_db *db, op_call *c, qr_err *err)
     else
         rc = exec_write(db, st, &o, &c->answer, err);
 done:
-    if (rc) pq_exec_unname_error(err);
     partiql_free(st);
     json_decref(params);
     return rc;
@@ -671,7 +670,6 @@ int op_batch_execute_statement(qr_db *db, op_call *c, qr_err *err)
         if (item) json_object_set_new(r, "Item", item);
         if (errs[i].type) {
             char code[64];
-            pq_exec_unname_error(&errs[i]);
             json_object_set_new(r, "Error",
                                 json_pack("{s:s,s:s}", "Code",
                                           batch_code(errs[i].type, code, sizeof code), "Message",
@@ -875,7 +873,6 @@ int op_execute_transaction(qr_db *db, op_call *c, qr_err *err)
     }
     rc = reads ? txn_reads(db, sts, n, capacity, &c->answer, err)
                : txn_writes(db, sts, list, n, req, capacity, &c->answer, err);
-    if (rc) pq_exec_unname_error(err);
 done:
     for (size_t i = 0; i < n && i < TXN_MAX; i++)
         partiql_free(sts[i]);

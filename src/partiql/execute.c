@@ -260,6 +260,7 @@ static int xb_context(xb *x, expr_ctx *cx, qr_err *err)
     json_object_foreach(x->values, k, v) e |= value_validate(v, 1, k, err);
     expr_ctx_init(cx, json_object_size(x->names) ? x->names : NULL,
                   json_object_size(x->values) ? x->values : NULL, err);
+    cx->bare = 1; /* DynamoDB's PartiQL names no expression parameter in its messages */
     return e ? -1 : 0;
 }
 
@@ -336,25 +337,7 @@ int pq_check_operand_types(const pq_stmt *st, qr_err *err)
     return rc;
 }
 
-void pq_exec_unname_error(qr_err *err)
-{
-    static const char *const names[] = {"Invalid FilterExpression: ",
-                                        "Invalid KeyConditionExpression: ",
-                                        "Invalid ConditionExpression: ",
-                                        "Invalid UpdateExpression: ",
-                                        "Invalid WHERE: ",
-                                        NULL};
-    if (err->type == NULL || strcmp(err->type, QR_E_VALIDATION) != 0) return;
-    for (int i = 0; names[i]; i++) {
-        size_t n = strlen(names[i]);
-        if (strncmp(err->msg, names[i], n) == 0) {
-            memmove(err->msg, err->msg + n, strlen(err->msg + n) + 1);
-            return;
-        }
-    }
-}
-
-/* ---- the handlers ---- */
+/* ---- running plans ---- */
 
 void pq_result_free(pq_result *r)
 {
@@ -392,8 +375,9 @@ static void write_exprs_free(write_exprs *w)
 }
 
 /* Writes the expressions of write plan p as text and parses them into w (zeroed here;
- * freed by write_exprs_free, whether or not this succeeds). */
-static int write_exprs_parse(const pq_plan *p, write_exprs *w, qr_err *err)
+ * freed by write_exprs_free, whether or not this succeeds); in_transaction, an update's
+ * errors are a transaction's. */
+static int write_exprs_parse(const pq_plan *p, write_exprs *w, int in_transaction, qr_err *err)
 {
     buf cond, upd;
     int e = 0;
@@ -406,10 +390,11 @@ static int write_exprs_parse(const pq_plan *p, write_exprs *w, qr_err *err)
     if (e == 0) e = xb_context(&w->x, &w->cx, err);
     if (e == 0 && cond.len)
         e = expr_parse_condition(&w->cx, "ConditionExpression", cond.data, &w->condition);
-    if (e == 0 && p->op == PQ_OP_UPDATE_ITEM)
+    if (e == 0 && p->op == PQ_OP_UPDATE_ITEM) {
         e = upd.len ? expr_parse_update(&w->cx, upd.data, &w->update)
-                    : err_validation(err, "Invalid UpdateExpression: The expression can not be "
-                                          "empty;");
+                    : err_validation(err, "The expression can not be empty;");
+        if (e && in_transaction) transact_trim_update_error(err);
+    }
     buf_free(&cond);
     buf_free(&upd);
     if (e && err->type == NULL) out_of_memory(err);
@@ -434,7 +419,7 @@ int pq_exec_write(qr_db *db, const pq_plan *p, const char *capacity, const char 
     memset(out, 0, sizeof *out);
     memset(&w, 0, sizeof w);
     if (plan_table(db, p, &t, err) || write_check(t, p, &size, err) ||
-        write_exprs_parse(p, &w, err))
+        write_exprs_parse(p, &w, 0, err))
         goto done;
     item_request r = {.t = t,
                       .key = p->op == PQ_OP_PUT_ITEM ? p->stmt->item : p->key,
@@ -537,10 +522,7 @@ int pq_exec_transact_write(qr_db *db, const pq_plan *plans, size_t n, const char
     for (size_t i = 0; i < n; i++) {
         const pq_plan *p = &plans[i];
         if (p->op == PQ_OP_PUT_ITEM && transact_check_put_item(p->stmt->item, err)) goto done;
-        if (write_exprs_parse(p, &w[i], err)) {
-            transact_trim_expression_error(err);
-            goto done;
-        }
+        if (write_exprs_parse(p, &w[i], 1, err)) goto done;
     }
     for (size_t i = 0; i < n; i++) {
         const pq_plan *p = &plans[i];

@@ -31,11 +31,6 @@ void pq_filter_free(pq_filter *f);
  * not exist (recorded by the public conformance suite, tier 3 validation ordering). */
 int pq_check_operand_types(const pq_stmt *st, qr_err *err);
 
-/* The expression parser's errors name the parameter execute.c parsed an expression as;
- * DynamoDB's PartiQL reports the same errors without it ("Incorrect operand type ...",
- * not "Invalid FilterExpression: Incorrect ..."). Drops that name from err. */
-void pq_exec_unname_error(qr_err *err);
-
 /* ---- running plans ---- */
 
 /* What one operation answered; the pointers are borrowed from body. */
@@ -94,8 +89,8 @@ void pq_page_free(pq_page *p);
  * Expressions reach the operations parsed from text execute.c writes, not built from the
  * tree: expr/ has no way yet to build an expr_cond, an expr_update or a key condition
  * from paths and values with the checks its parser makes (operand types, 300 operators,
- * the 4 KB size of the text, value_validate of each value). Until it has, the parser's
- * messages name the parameter they were parsed as ("Invalid FilterExpression: ..."), which
- * pq_exec_unname_error drops. */
+ * the 4 KB size of the text). execute.c checks each value (value_validate) first. The
+ * text's #nK and :vK placeholders stay inside (its messages name no parameter:
+ * expr_ctx.bare). */
 
 #endif
