@@ -193,10 +193,12 @@ typedef struct key_part {
 
 /* Checks conditions on key attributes against the key schema and fills out (taking new
  * references). parts holds the first min(n, KEY_PARTS_MAX) of the n conditions. Shared
- * by KeyConditionExpression (expression set) and the legacy KeyConditions, single- or
- * multi-attribute; the two differ only in which of several errors is reported first. */
-int keycond_finish(const key_part *parts, int n, const expr_key_schema *schema, int expression,
-                   expr_keycond_multi *out, qr_err *err);
+ * by KeyConditionExpression (expression: what its messages start with, "Invalid
+ * KeyConditionExpression: " or "") and the legacy KeyConditions (expression NULL),
+ * single- or multi-attribute; the two differ only in which of several errors is reported
+ * first. */
+int keycond_finish(const key_part *parts, int n, const expr_key_schema *schema,
+                   const char *expression, expr_keycond_multi *out, qr_err *err);
 /* The key schema of a single-attribute key (sk_name NULL if none). */
 void keycond_schema1(expr_key_schema *s, const char *pk_name, char pk_type, const char *sk_name,
                      char sk_type);

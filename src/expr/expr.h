@@ -30,6 +30,10 @@ typedef struct expr_ctx {
     json_t *used_names;  /* object used as a set of the #names used (owned) */
     json_t *used_values; /* object used as a set of the :values used (owned) */
     qr_err *err;         /* where parse errors go (borrowed) */
+    /* Messages name no parameter: "Syntax error; ..." where a request's read "Invalid
+     * FilterExpression: Syntax error; ..." (PartiQL's, whose expressions are no
+     * parameters); expr_ctx_init clears it. */
+    int bare;
 } expr_ctx;
 
 /* Starts a context. names and values are borrowed and must outlive it; values must

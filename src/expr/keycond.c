@@ -16,6 +16,7 @@
 typedef struct key_parts {
     key_part p[KEY_PARTS_MAX];
     int n;
+    const char *prefix; /* of messages: PREFIX, or "" in a bare context */
 } key_parts;
 
 static int invalid_op(qr_err *err, const char *op)
@@ -30,7 +31,8 @@ static int add_part(key_parts *kp, const char *name, expr_key_op op, json_t *v1,
     for (int i = 0; i < stored; i++)
         if (strcmp(kp->p[i].name, name) == 0)
             return err_validation(
-                err, PREFIX "KeyConditionExpressions must only contain one condition per key");
+                err, "%sKeyConditionExpressions must only contain one condition per key",
+                kp->prefix);
     /* Past the few a key can have, only the count matters (for the length message). */
     if (kp->n < KEY_PARTS_MAX) kp->p[kp->n] = (key_part){name, op, v1, v2};
     kp->n++;
@@ -123,10 +125,12 @@ static int empty_key(const json_t *v, char t, const char *name, qr_err *err)
         t == 'S' ? "string" : "binary", name);
 }
 
-static int begins_with_number(qr_err *err)
+static int begins_with_number(const char *prefix, qr_err *err)
 {
-    return err_validation(err, PREFIX "Incorrect operand type for operator or function; "
-                                      "operator or function: begins_with, operand type: N");
+    return err_validation(err,
+                          "%sIncorrect operand type for operator or function; "
+                          "operator or function: begins_with, operand type: N",
+                          prefix);
 }
 
 static int type_mismatch(qr_err *err)
@@ -154,7 +158,7 @@ static int schema_ok(const expr_key_schema *s, qr_err *err)
     return ok ? 0 : err_set(err, QR_E_INTERNAL, "invalid key schema for a key condition");
 }
 
-int keycond_finish(const key_part *parts, int n, const expr_key_schema *s, int expression,
+int keycond_finish(const key_part *parts, int n, const expr_key_schema *s, const char *expression,
                    expr_keycond_multi *out, qr_err *err)
 {
     int pk_part[EXPR_KEY_MAX_ATTRS], sk_part[EXPR_KEY_MAX_ATTRS]; /* index in parts, or -1 */
@@ -228,7 +232,7 @@ int keycond_finish(const key_part *parts, int n, const expr_key_schema *s, int e
     for (int i = 0; i < s->nsk; i++)
         if (sk_part[i] >= 0 && parts[sk_part[i]].op == EXPR_KEY_BEGINS_WITH &&
             s->sk_types[i] == 'N')
-            return begins_with_number(err);
+            return begins_with_number(expression ? expression : PREFIX, err);
     for (int i = 0; i < s->npk; i++)
         out->pk_values[i] = json_incref(parts[pk_part[i]].v1);
     for (int i = 0; i < s->nsk && sk_part[i] >= 0; i++) {
@@ -278,13 +282,13 @@ int expr_parse_key_condition_multi(expr_ctx *cx, const char *text, const expr_ke
 {
     arena ar;
     cnode *root;
-    key_parts kp = {.n = 0};
+    key_parts kp = {.n = 0, .prefix = cx->bare ? "" : PREFIX};
     int rc = -1;
     memset(out, 0, sizeof *out);
     arena_init(&ar);
     if (parse_condition(cx, "KeyConditionExpression", text, &ar, &root) == 0 &&
         collect(root, &kp, cx->err) == 0)
-        rc = keycond_finish(kp.p, kp.n, schema, 1, out, cx->err);
+        rc = keycond_finish(kp.p, kp.n, schema, kp.prefix, out, cx->err);
     arena_free(&ar);
     return rc;
 }

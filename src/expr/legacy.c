@@ -509,7 +509,7 @@ int expr_from_key_conditions_multi(json_t *conds, const expr_key_schema *schema,
             parts[n] = (key_part){attr, kops[op], json_array_get(list, 0), json_array_get(list, 1)};
         n++;
     }
-    return keycond_finish(parts, n, schema, 0, out, err);
+    return keycond_finish(parts, n, schema, NULL, out, err);
 }
 
 int expr_from_key_conditions(json_t *conds, const char *pk_name, char pk_type, const char *sk_name,

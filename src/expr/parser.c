@@ -40,6 +40,7 @@ typedef struct parser {
     expr_ctx *cx;
     arena *ar;
     const char *which;
+    char label[64]; /* "Invalid <which>: ", or "" when the context is bare */
     const char *text;
     token *t;
     int nt;
@@ -483,12 +484,11 @@ static void syntax_error(parser *p)
     else
         end = k->start + k->len;
     if (k->kind == TK_EOF)
-        err_validation(p->cx->err, "Invalid %s: Syntax error; token: \"<EOF>\", near: \"%.*s\"",
-                       p->which, (int)(end - start), p->text + start);
+        err_validation(p->cx->err, "%sSyntax error; token: \"<EOF>\", near: \"%.*s\"", p->label,
+                       (int)(end - start), p->text + start);
     else
-        err_validation(p->cx->err, "Invalid %s: Syntax error; token: \"%.*s\", near: \"%.*s\"",
-                       p->which, (int)k->len, p->text + k->start, (int)(end - start),
-                       p->text + start);
+        err_validation(p->cx->err, "%sSyntax error; token: \"%.*s\", near: \"%.*s\"", p->label,
+                       (int)k->len, p->text + k->start, (int)(end - start), p->text + start);
 }
 
 /* ---- checking: names, values, functions ---- */
@@ -862,16 +862,17 @@ static int start(parser *p, expr_ctx *cx, const char *which, const char *text, a
     p->cx = cx;
     p->ar = ar;
     p->which = which;
+    if (!cx->bare) snprintf(p->label, sizeof p->label, "Invalid %s: ", which);
     p->text = text ? text : "";
     p->far = -1;
     if (p->text[strspn(p->text, " \t\r\n")] == '\0')
-        return err_validation(cx->err, "Invalid %s: The expression can not be empty;", which);
+        return err_validation(cx->err, "%sThe expression can not be empty;", p->label);
     size_t len = strlen(p->text);
     if (len > MAX_EXPRESSION_BYTES)
         return err_validation(cx->err,
-                              "Invalid %s: Expression size has exceeded the maximum allowed size; "
+                              "%sExpression size has exceeded the maximum allowed size; "
                               "expression size: %zu",
-                              which, len);
+                              p->label, len);
     if (lex(p->text, &p->t, &p->nt))
         return err_set(cx->err, QR_E_INTERNAL, "out of memory parsing %s", which);
     return 0;
@@ -917,9 +918,9 @@ static int count_operators(parser *p)
         }
     }
     if (n <= MAX_OPERATORS) return 0;
-    return err_validation(
-        p->cx->err, "Invalid %s: The expression contains too many operators; operator count: %d",
-        p->which, n);
+    return err_validation(p->cx->err,
+                          "%sThe expression contains too many operators; operator count: %d",
+                          p->label, n);
 }
 
 /* Reports what the parse found: a syntax error, else the first semantic error. */
@@ -942,7 +943,7 @@ static int finish(parser *p, int parsed)
             else
                 msg = p->sem[i];
         }
-        if (msg) rc = err_validation(p->cx->err, "Invalid %s: %s", p->which, msg);
+        if (msg) rc = err_validation(p->cx->err, "%s%s", p->label, msg);
     }
     free(p->t);
     p->t = NULL;
@@ -1149,6 +1150,7 @@ void expr_ctx_init(expr_ctx *cx, json_t *names, json_t *values, qr_err *err)
     cx->used_names = names ? json_object() : NULL;
     cx->used_values = values ? json_object() : NULL;
     cx->err = err;
+    cx->bare = 0;
 }
 
 void expr_ctx_free(expr_ctx *cx)

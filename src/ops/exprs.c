@@ -311,27 +311,32 @@ int exprs_finish(req_exprs *x)
     return expr_ctx_check_unused(&x->cx);
 }
 
-/* Whether the projection or the filter of x looks inside attribute name. */
-static int nests_into(const req_exprs *x, const char *name)
+/* Whether projection p or filter f looks inside attribute name. */
+static int nests_into(const expr_proj *p, const expr_cond *f, const char *name)
 {
-    return expr_proj_nests_into(x->projection, name) || expr_cond_nests_into(x->filter, name);
+    return expr_proj_nests_into(p, name) || expr_cond_nests_into(f, name);
 }
 
 int exprs_check_key_paths(const req_exprs *x, const table *t, qr_err *err)
+{
+    return exprs_check_paths(x->projection, x->filter, t, err);
+}
+
+int exprs_check_paths(const expr_proj *p, const expr_cond *f, const table *t, qr_err *err)
 {
     static const char msg[] =
         "Key attributes must be scalars; list random access '[]' and map lookup '.' "
         "are not allowed: %s: %s";
     const key_attr *keys[2] = {table_pk(t), table_sk(t)};
     for (int k = 0; k < 2; k++)
-        if (keys[k]->name && nests_into(x, keys[k]->name))
+        if (keys[k]->name && nests_into(p, f, keys[k]->name))
             return err_validation(err, msg, "Key", keys[k]->name);
     for (size_t i = 0; i < table_index_count(t); i++) {
         const qr_index *ix = &table_indexes(t)[i];
         for (int k = 0; k < ix->npk; k++)
-            if (nests_into(x, ix->pk[k])) return err_validation(err, msg, "IndexKey", ix->pk[k]);
+            if (nests_into(p, f, ix->pk[k])) return err_validation(err, msg, "IndexKey", ix->pk[k]);
         for (int k = 0; k < ix->nsk; k++)
-            if (nests_into(x, ix->sk[k])) return err_validation(err, msg, "IndexKey", ix->sk[k]);
+            if (nests_into(p, f, ix->sk[k])) return err_validation(err, msg, "IndexKey", ix->sk[k]);
     }
     return 0;
 }

@@ -1,9 +1,9 @@
 /* items.c — PutItem, GetItem, UpdateItem, DeleteItem: one item, atomically.
  *
- * A write takes the item's stripe lock, reads the current item, evaluates the
- * condition against it, computes the new item and writes it in one durable batch
- * before releasing the lock, so conditional writes and updates to one item never
- * interleave. Reads take no lock: RocksDB gives each read a consistent view. */
+ * Handlers read a request into an item_request that items_* run (as PartiQL's do). A
+ * write locks the item's stripe, reads it, evaluates the condition, computes the new item
+ * and writes it in one durable batch before unlocking, so conditional writes to one item
+ * never interleave. Reads take no lock: RocksDB gives each read a consistent view. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,11 +182,12 @@ static void report_write_capacity(json_t *resp, const char *mode, const table *t
     json_object_set_new(resp, "ConsumedCapacity", capacity_object_indexed(mode, t, units, idx, 1));
 }
 
-/* Adds ItemCollectionMetrics when asked for and the table has local indexes. */
-static void report_metrics(qr_db *db, const table *t, const write_params *p, json_t *resp,
+/* Adds ItemCollectionMetrics when asked for (metrics "SIZE") and the table has local
+ * indexes. */
+static void report_metrics(qr_db *db, const table *t, const char *metrics, json_t *resp,
                            const json_t *item)
 {
-    if (item && strcmp(p->metrics, "SIZE") == 0 && table_lsi_count(t) > 0)
+    if (item && strcmp(metrics, "SIZE") == 0 && table_lsi_count(t) > 0)
         json_object_set_new(resp, "ItemCollectionMetrics", collection_metrics(db, t, item));
 }
 
@@ -196,22 +197,9 @@ static double write_units(const json_t *old_item, const json_t *new_item)
     return capacity_write_units(a > b ? a : b);
 }
 
-/* What a PutItem writes, however its request was read: the item parsed, or its key
- * attributes and stored form as the decoder read them from the request's text (with no
- * ReturnConsumedCapacity or ReturnItemCollectionMetrics, which need it parsed). */
-typedef struct put_request {
-    table *t;
-    const json_t *item;      /* NULL when given as stored only */
-    const json_t *key_attrs; /* the item, or a map of its key attributes */
-    const buf *stored;       /* the item in the stored form, or NULL */
-    size_t size;             /* item_size of item */
-    const expr_cond *condition;
-    const write_params *p;
-} put_request;
-
 /* PutItem's one write: lock the item, read what it replaces when the condition or the
  * answer needs it, check the condition, put, commit, answer. */
-static int put_write(qr_db *db, const put_request *r, json_t **answer, qr_err *err)
+int items_put(qr_db *db, const item_request *r, json_t **answer, qr_err *err)
 {
     item_txn *tx = NULL;
     const json_t *old = NULL;
@@ -219,26 +207,25 @@ static int put_write(qr_db *db, const put_request *r, json_t **answer, qr_err *e
     buf key;
     buf_init(&key, 0);
     int rc = -1;
-    int want_old = r->condition || strcmp(r->p->return_values, "ALL_OLD") == 0;
-    if (key_item(&key, r->t, r->key_attrs, err) ||
-        txn_begin(db, TXN_ITEM, 1, &r->t, &key, &tx, err))
+    int want_old = r->condition || strcmp(r->return_values, "ALL_OLD") == 0;
+    if (key_item(&key, r->t, r->key, err) || txn_begin(db, TXN_ITEM, 1, &r->t, &key, &tx, err))
         goto done;
     if ((want_old && txn_read(tx, 0, &old, err) < 0) || txn_read_size(tx, 0, &old_size, err) < 0 ||
-        txn_check(tx, 0, r->condition, r->p->on_failure, err) ||
+        txn_check(tx, 0, r->condition, r->on_failure, err) ||
         (r->stored ? txn_put_stored(tx, 0, r->stored, err)
                    : txn_put(tx, 0, r->item, r->size, err)) ||
         txn_commit(tx, err))
         goto done;
     *answer = json_object();
-    if (old && strcmp(r->p->return_values, "ALL_OLD") == 0)
+    if (old && strcmp(r->return_values, "ALL_OLD") == 0)
         json_object_set(*answer, "Attributes", (json_t *)old);
-    if (strcmp(r->p->capacity, "NONE")) {
+    if (strcmp(r->capacity, "NONE")) {
         if (old == NULL && table_has_indexes(r->t)) txn_read(tx, 0, &old, err);
-        report_write_capacity(*answer, r->p->capacity, r->t,
+        report_write_capacity(*answer, r->capacity, r->t,
                               capacity_write_units(old_size > r->size ? old_size : r->size), old,
                               r->item);
     }
-    report_metrics(db, r->t, r->p, *answer, r->item);
+    report_metrics(db, r->t, r->metrics, *answer, r->item);
     rc = 0;
 done:
     txn_end(tx);
@@ -251,15 +238,34 @@ done:
  * answers it, its errors in DynamoDB's order included). */
 static int put_plain(qr_db *db, op_call *c, qr_err *err)
 {
-    static const write_params defaults = {"NONE", "NONE", "NONE", "NONE"};
     plain_request d;
     if (!plain_decode(db, PLAIN_PUT, c->text, c->len, &d)) return 0;
     snprintf(c->tables, c->tables_cap, "%s", d.table);
-    put_request r = {.t = d.t, .key_attrs = d.key, .stored = &d.stored, .p = &defaults};
-    int rc = put_write(db, &r, &c->answer, err) ? -1 : 1;
+    item_request r = {.t = d.t,
+                      .key = d.key,
+                      .stored = &d.stored,
+                      .return_values = "NONE",
+                      .on_failure = "NONE",
+                      .capacity = "NONE",
+                      .metrics = "NONE"};
+    int rc = items_put(db, &r, &c->answer, err) ? -1 : 1;
     plain_free(&d);
     catalog_release_after_writes(d.t);
     return rc;
+}
+
+int item_check_put(const table *t, json_t *item, size_t *size, qr_err *err)
+{
+    if (key_check_item(t, item, err) == 0 && item_validate_size(item, size, err) == 0) return 0;
+    /* PutItem reports a NULL that is not true (every region) and a name too long
+     * (measured in September 2026) inside the envelope. */
+    static const char null_false[] =
+        "One or more parameter values were invalid: Null attribute value types";
+    if (strncmp(err->msg, null_false, sizeof null_false - 1) == 0 ||
+        strcmp(err->msg, QR_MSG_NAME_TOO_LARGE) == 0 || value_error_is_malformed(err) ||
+        (strcmp(err->msg, QR_MSG_TOO_DEEP) == 0 && value_nesting_most(item) <= QR_DEEP_READ_LEVELS))
+        envelope(err);
+    return -1;
 }
 
 int op_put_item(qr_db *db, op_call *c, qr_err *err)
@@ -294,38 +300,34 @@ int op_put_item(qr_db *db, op_call *c, qr_err *err)
         goto done;
     }
     size_t size;
-    if (key_check_item(t, item, err) || item_validate_size(item, &size, err)) {
-        /* PutItem reports a NULL that is not true (every region) and a name too long
-         * (measured in September 2026) inside the envelope. */
-        static const char null_false[] =
-            "One or more parameter values were invalid: Null attribute value types";
-        if (strncmp(err->msg, null_false, sizeof null_false - 1) == 0 ||
-            strcmp(err->msg, QR_MSG_NAME_TOO_LARGE) == 0 || value_error_is_malformed(err) ||
-            (strcmp(err->msg, QR_MSG_TOO_DEEP) == 0 &&
-             value_nesting_most(item) <= QR_DEEP_READ_LEVELS))
-            envelope(err);
-        goto done;
-    }
+    if (item_check_put(t, item, &size, err)) goto done;
     if (parse_write_exprs(&x, req, EXPRS_CONDITION, err)) goto done;
-    put_request r = {
-        .t = t, .item = item, .key_attrs = item, .size = size, .condition = x.condition, .p = &p};
-    rc = put_write(db, &r, &c->answer, err);
+    item_request r = {.t = t,
+                      .key = item,
+                      .item = item,
+                      .size = size,
+                      .condition = x.condition,
+                      .return_values = p.return_values,
+                      .on_failure = p.on_failure,
+                      .capacity = p.capacity,
+                      .metrics = p.metrics};
+    rc = items_put(db, &r, &c->answer, err);
 done:
     exprs_free(&x);
     catalog_release_after_writes(t);
     return rc;
 }
 
-/* GetItem's one read, however its request was read: the item of t at Key keyv, answered
- * into out with its projection (NULL: all of it) and capacity (mode capacity). */
-static int get_read(qr_db *db, table *t, const json_t *keyv, int consistent,
-                    const expr_proj *projection, const char *capacity, buf *out, qr_err *err)
+/* GetItem's one read, however its request was read. */
+int items_get(qr_db *db, const item_request *r, buf *out, qr_err *err)
 {
+    table *t = r->t;
+    const expr_proj *projection = r->projection;
     stored_item it = {0};
     buf key;
     buf_init(&key, 0);
     int found =
-        key_item(&key, t, keyv, err) ? -1 : item_get(db, t, NULL, &key, consistent, &it, err);
+        key_item(&key, t, r->key, err) ? -1 : item_get(db, t, NULL, &key, r->consistent, &it, err);
     buf_free(&key);
     if (found < 0) return -1;
     buf_reserve(out, it.raw_len + 128); /* the item and what surrounds it, in one allocation */
@@ -343,7 +345,7 @@ static int get_read(qr_db *db, table *t, const json_t *keyv, int consistent,
         }
     }
     json_t *cc =
-        capacity_object(capacity, table_name(t), capacity_read_units(it.size, consistent), 0);
+        capacity_object(r->capacity, table_name(t), capacity_read_units(it.size, r->consistent), 0);
     if (cc) {
         buf_puts(out, found ? ",\"ConsumedCapacity\":" : "\"ConsumedCapacity\":");
         json_append(out, cc);
@@ -360,7 +362,9 @@ int op_get_item(qr_db *db, op_call *c, qr_err *err)
         plain_request d;
         if (plain_decode(db, PLAIN_GET, c->text, c->len, &d)) {
             snprintf(c->tables, c->tables_cap, "%s", d.table);
-            int rc = get_read(db, d.t, d.key, d.consistent, NULL, "NONE", &c->out, err);
+            item_request r = {
+                .t = d.t, .key = d.key, .consistent = d.consistent, .capacity = "NONE"};
+            int rc = items_get(db, &r, &c->out, err);
             plain_free(&d);
             catalog_release(db, d.t);
             return rc;
@@ -390,22 +394,24 @@ int op_get_item(qr_db *db, op_call *c, qr_err *err)
     if (key_check_key(t, keyv, err)) goto done;
     if (exprs_parse(&x, req, EXPRS_PROJECTION, err) || exprs_finish(&x)) goto done;
     if (exprs_check_key_paths(&x, t, err)) goto done;
-    rc = get_read(db, t, keyv, consistent, x.projection, capacity, &c->out, err);
+    item_request r = {.t = t,
+                      .key = keyv,
+                      .projection = x.projection,
+                      .consistent = consistent,
+                      .capacity = capacity};
+    rc = items_get(db, &r, &c->out, err);
 done:
     exprs_free(&x);
     catalog_release(db, t);
     return rc;
 }
 
-/* The shared course of a write addressed by Key (UpdateItem, DeleteItem). */
+/* A request of a write addressed by Key (UpdateItem, DeleteItem), as read. */
 typedef struct keyed_write {
     table *t;
     req_exprs x;
     write_params p;
     json_t *keyv; /* the request's Key (borrowed) */
-    buf key;
-    item_txn *tx;      /* from keyed_lock_read to keyed_end */
-    const json_t *old; /* the current item, or NULL (the transaction's) */
 } keyed_write;
 
 /* A keyed write without its Key: DynamoDB judges the request's members together and
@@ -458,12 +464,17 @@ static int update_enums_both_bad(json_t *req, qr_err *err)
     return err_validation(err, "1 validation error detected: " RV_AMONG_OTHERS);
 }
 
-/* Checks the request: table, Key, the common parameters and the expressions. */
+int item_check_key(const table *t, json_t *key, qr_err *err)
+{
+    if (key_check_key(t, key, err)) return value_error_is_malformed(err) ? envelope(err) : -1;
+    return 0;
+}
+
+/* Reads and checks the request: table, Key, the common parameters and the expressions. */
 static int keyed_begin(qr_db *db, json_t *req, int allow_updated, int expressions, keyed_write *w,
                        qr_err *err)
 {
     memset(w, 0, sizeof *w);
-    buf_init(&w->key, 0);
     if (missing_key_errors(db, req, err)) return -1;
     if (allow_updated && update_enums_both_bad(req, err)) return -1;
     if (read_write_params(req, allow_updated, &w->p, err))
@@ -471,43 +482,68 @@ static int keyed_begin(qr_db *db, json_t *req, int allow_updated, int expression
     if (param_table(db, req, "TableName", &w->t, err)) return -1;
     if (param_object(req, "Key", &w->keyv, err)) return -1;
     if (w->keyv == NULL) return param_null("key", err);
-    if (key_check_key(w->t, w->keyv, err))
-        return value_error_is_malformed(err) ? envelope(err) : -1;
-    if (parse_write_exprs(&w->x, req, expressions, err)) return -1;
-    return key_item(&w->key, w->t, w->keyv, err);
+    if (item_check_key(w->t, w->keyv, err)) return -1;
+    return parse_write_exprs(&w->x, req, expressions, err);
 }
 
-/* Locks the item, reads it and checks the request's condition against it. */
-static int keyed_lock_read(qr_db *db, keyed_write *w, qr_err *err)
+/* The request w read, to run. */
+static item_request keyed_request(const keyed_write *w)
 {
-    if (txn_begin(db, TXN_ITEM, 1, &w->t, &w->key, &w->tx, err)) return -1;
-    if (txn_read(w->tx, 0, &w->old, err) < 0) return -1;
-    return txn_check(w->tx, 0, w->x.condition, w->p.on_failure, err);
+    return (item_request){.t = w->t,
+                          .key = w->keyv,
+                          .condition = w->x.condition,
+                          .update = w->x.update,
+                          .return_values = w->p.return_values,
+                          .on_failure = w->p.on_failure,
+                          .capacity = w->p.capacity,
+                          .metrics = w->p.metrics};
 }
 
 static void keyed_end(keyed_write *w)
 {
-    txn_end(w->tx);
     exprs_free(&w->x);
-    buf_free(&w->key);
     catalog_release_after_writes(w->t);
+}
+
+/* Encodes r's key, locks the item, reads it and checks r's condition against it. */
+static int keyed_lock_read(qr_db *db, const item_request *r, buf *key, item_txn **tx,
+                           const json_t **old, qr_err *err)
+{
+    if (key_item(key, r->t, r->key, err)) return -1;
+    if (txn_begin(db, TXN_ITEM, 1, &r->t, key, tx, err)) return -1;
+    if (txn_read(*tx, 0, old, err) < 0) return -1;
+    return txn_check(*tx, 0, r->condition, r->on_failure, err);
+}
+
+int items_delete(qr_db *db, const item_request *r, json_t **answer, qr_err *err)
+{
+    item_txn *tx = NULL;
+    const json_t *old = NULL;
+    buf key;
+    buf_init(&key, 0);
+    int rc = -1;
+    if (keyed_lock_read(db, r, &key, &tx, &old, err)) goto done;
+    if (txn_delete(tx, 0, err) || txn_commit(tx, err)) goto done;
+    *answer = json_object();
+    if (old && strcmp(r->return_values, "ALL_OLD") == 0)
+        json_object_set(*answer, "Attributes", (json_t *)old);
+    report_write_capacity(*answer, r->capacity, r->t, write_units(old, NULL), old, NULL);
+    report_metrics(db, r->t, r->metrics, *answer, old);
+    rc = 0;
+done:
+    txn_end(tx);
+    buf_free(&key);
+    return rc;
 }
 
 int op_delete_item(qr_db *db, op_call *c, qr_err *err)
 {
-    json_t *req = c->req;
     keyed_write w;
     int rc = -1;
-    if (keyed_begin(db, req, 0, EXPRS_CONDITION, &w, err) || keyed_lock_read(db, &w, err))
-        goto done;
-    if (txn_delete(w.tx, 0, err) || txn_commit(w.tx, err)) goto done;
-    c->answer = json_object();
-    if (w.old && strcmp(w.p.return_values, "ALL_OLD") == 0)
-        json_object_set(c->answer, "Attributes", (json_t *)w.old);
-    report_write_capacity(c->answer, w.p.capacity, w.t, write_units(w.old, NULL), w.old, NULL);
-    report_metrics(db, w.t, &w.p, c->answer, w.old);
-    rc = 0;
-done:
+    if (keyed_begin(db, c->req, 0, EXPRS_CONDITION, &w, err) == 0) {
+        item_request r = keyed_request(&w);
+        rc = items_delete(db, &r, &c->answer, err);
+    }
     keyed_end(&w);
     return rc;
 }
@@ -536,27 +572,26 @@ int item_update_check_keys(const table *t, const expr_update *u, qr_err *err)
     return rc;
 }
 
-/* measure_request: also judge the size of what the UpdateExpression writes (UpdateItem's
- * own rule), not only the finished item's. */
-static int update_item(qr_db *db, json_t *req, int measure_request, json_t **resp, qr_err *err)
+int items_update(qr_db *db, const item_request *r, json_t **answer, qr_err *err)
 {
-    keyed_write w;
+    item_txn *tx = NULL;
+    const json_t *old = NULL;
     json_t *item = NULL;
+    buf key;
+    buf_init(&key, 0);
     int rc = -1;
-    if (keyed_begin(db, req, 1, EXPRS_CONDITION | EXPRS_UPDATE, &w, err)) goto done;
-    if (item_update_check_keys(w.t, w.x.update, err)) goto done;
+    if (item_update_check_keys(r->t, r->update, err)) goto done;
     /* Most regions (31 of 33 in October 2026) also measure an UpdateExpression by what
      * the request writes, leaving out the key and what it leaves alone, and judge that
      * before the condition. A transaction or PartiQL measures only the finished item. */
-    if (measure_request && w.x.update && json_object_get(req, "UpdateExpression") &&
-        expr_update_request_size(w.x.update) > QR_MAX_ITEM_SIZE) {
+    if (r->measure_update && r->update && expr_update_request_size(r->update) > QR_MAX_ITEM_SIZE) {
         err_validation(err, "Item size to update has exceeded the maximum allowed size");
         goto done;
     }
-    if (keyed_lock_read(db, &w, err)) goto done;
-    item = json_deep_copy(w.old ? w.old : w.keyv);
-    if (w.x.update && (w.old ? expr_update_apply(w.x.update, item, err)
-                             : expr_update_apply_missing(w.x.update, item, err)))
+    if (keyed_lock_read(db, r, &key, &tx, &old, err)) goto done;
+    item = json_deep_copy(old ? old : r->key);
+    if (r->update && (old ? expr_update_apply(r->update, item, err)
+                          : expr_update_apply_missing(r->update, item, err)))
         goto done;
     if (item_size(item) > QR_MAX_ITEM_SIZE) {
         err_validation(err, "Item size to update has exceeded the maximum allowed size");
@@ -567,12 +602,12 @@ static int update_item(qr_db *db, json_t *req, int measure_request, json_t **res
         envelope(err);
         goto done;
     }
-    if (item_update_leaves_none(w.t, w.old, w.x.update, item)) {
+    if (item_update_leaves_none(r->t, old, r->update, item)) {
         json_decref(item);
         item = NULL;
     }
     /* An update that leaves an index key empty is told so in the update's own words. */
-    if (item && index_check_item(w.t, item, err)) {
+    if (item && index_check_item(r->t, item, err)) {
         static const char empty[] =
             "One or more parameter values are not valid. A value specified for a secondary "
             "index key is not supported. The AttributeValue for a key attribute cannot "
@@ -590,42 +625,44 @@ static int update_item(qr_db *db, json_t *req, int measure_request, json_t **res
         }
         goto done;
     }
-    if ((item ? txn_put(w.tx, 0, item, item_size(item), err) : txn_delete(w.tx, 0, err)) ||
-        txn_commit(w.tx, err))
+    if ((item ? txn_put(tx, 0, item, item_size(item), err) : txn_delete(tx, 0, err)) ||
+        txn_commit(tx, err))
         goto done;
-    *resp = json_object();
-    const char *rv = w.p.return_values;
+    *answer = json_object();
+    const char *rv = r->return_values;
     json_t *attrs = NULL;
-    if (strcmp(rv, "ALL_OLD") == 0 && w.old)
-        attrs = json_incref((json_t *)w.old);
+    if (strcmp(rv, "ALL_OLD") == 0 && old)
+        attrs = json_incref((json_t *)old);
     else if (strcmp(rv, "ALL_NEW") == 0 && item)
         attrs = json_incref(item);
-    else if (strncmp(rv, "UPDATED_", 8) == 0 && w.x.update &&
-             (rv[8] == 'O' ? w.old != NULL : item != NULL)) {
+    else if (strncmp(rv, "UPDATED_", 8) == 0 && r->update &&
+             (rv[8] == 'O' ? old != NULL : item != NULL)) {
         /* Exactly the paths the update touched, nested parts included, as DynamoDB returns. */
-        expr_proj *touched = expr_update_projection(w.x.update);
-        attrs = expr_project(touched, rv[8] == 'O' ? w.old : item);
+        expr_proj *touched = expr_update_projection(r->update);
+        attrs = expr_project(touched, rv[8] == 'O' ? old : item);
         expr_proj_free(touched);
     }
-    if (attrs && json_object_size(attrs) > 0) json_object_set(*resp, "Attributes", attrs);
+    if (attrs && json_object_size(attrs) > 0) json_object_set(*answer, "Attributes", attrs);
     json_decref(attrs);
-    report_write_capacity(*resp, w.p.capacity, w.t, write_units(w.old, item), w.old, item);
-    report_metrics(db, w.t, &w.p, *resp, item);
+    report_write_capacity(*answer, r->capacity, r->t, write_units(old, item), old, item);
+    report_metrics(db, r->t, r->metrics, *answer, item);
     rc = 0;
 done:
     json_decref(item);
-    keyed_end(&w);
+    txn_end(tx);
+    buf_free(&key);
     return rc;
 }
 
 int op_update_item(qr_db *db, op_call *c, qr_err *err)
 {
-    json_t *req = c->req;
-    return update_item(db, req, 1, &c->answer, err);
-}
-
-int op_update_item_as_written(qr_db *db, op_call *c, qr_err *err)
-{
-    json_t *req = c->req;
-    return update_item(db, req, 0, &c->answer, err);
+    keyed_write w;
+    int rc = -1;
+    if (keyed_begin(db, c->req, 1, EXPRS_CONDITION | EXPRS_UPDATE, &w, err) == 0) {
+        item_request r = keyed_request(&w);
+        r.measure_update = json_object_get(c->req, "UpdateExpression") != NULL;
+        rc = items_update(db, &r, &c->answer, err);
+    }
+    keyed_end(&w);
+    return rc;
 }

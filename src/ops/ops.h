@@ -1,5 +1,6 @@
-/* ops.h — DynamoDB's operations: the one handler type, and what handlers share
- * (parameter checks, expressions of a request, capacity).
+/* ops.h — DynamoDB's operations: the one handler type, what handlers share (parameter
+ * checks, expressions of a request, capacity), and the item operations as functions of
+ * parsed requests, which the handlers and PartiQL both call.
  *
  * The operation table (src/api/call.c) hands each handler one call: the request's text
  * and, parsed, its JSON object. Handlers check their own parameters with the param_*
@@ -76,12 +77,37 @@ void plain_free(plain_request *d);
 int op_get_item(qr_db *db, op_call *c, qr_err *err);
 int op_delete_item(qr_db *db, op_call *c, qr_err *err);
 int op_update_item(qr_db *db, op_call *c, qr_err *err);
-/* UpdateItem as PartiQL's UPDATE runs it: the item size limit is judged on the finished
- * item alone, without UpdateItem's own measure of what the expression writes. */
-int op_update_item_as_written(qr_db *db, op_call *c, qr_err *err);
 /* query.c */
 int op_query(qr_db *db, op_call *c, qr_err *err);
 int op_scan(qr_db *db, op_call *c, qr_err *err);
+/* Query and Scan of parsed requests, which their handlers read and check and PartiQL's
+ * SELECT plans; every pointer is borrowed for the call. */
+typedef struct query_request {
+    table *t;
+    const qr_index *index;             /* IndexName's (query_index); NULL: the table */
+    const expr_keycond_multi *key;     /* Query: the key condition on query_key_schema's key */
+    const expr_cond *filter;           /* NULL: none */
+    int legacy_filter;                 /* Query: the filter is a QueryFilter (messages say so) */
+    const expr_proj *projection;       /* NULL: every attribute */
+    const char *select;                /* Select, or NULL */
+    long long limit;                   /* 0: none */
+    json_t *start_key;                 /* ExclusiveStartKey as given, or NULL */
+    int consistent;                    /* ConsistentRead */
+    int forward;                       /* Query: ScanIndexForward */
+    long long segment, total_segments; /* Scan: its part of the table (0 of 1: all) */
+    const char *capacity;              /* ReturnConsumedCapacity */
+} query_request;
+/* The index name of t a read may read (NULL: none, *out NULL): refuses one t lacks, one
+ * still backfilling and a consistent read of a global one, with DynamoDB's messages. */
+int query_index(const table *t, const char *name, int consistent, const qr_index **out,
+                qr_err *err);
+/* The key a Query of t reads: index ix's, or the table's (ix NULL). */
+void query_key_schema(const table *t, const qr_index *ix, expr_key_schema *ks);
+/* Each appends its answer's text to out: Items (or only the Count), Count, ScannedCount,
+ * LastEvaluatedKey and ConsumedCapacity; refusals of a filter on a key attribute, of
+ * paths into keys and of attributes an index does not project are theirs. */
+int query_read(qr_db *db, const query_request *q, buf *out, qr_err *err);
+int scan_read(qr_db *db, const query_request *q, buf *out, qr_err *err);
 /* ttl.c */
 int op_update_time_to_live(qr_db *db, op_call *c, qr_err *err);
 int op_describe_time_to_live(qr_db *db, op_call *c, qr_err *err);
@@ -104,6 +130,63 @@ int op_batch_write_item(qr_db *db, op_call *c, qr_err *err);
 /* transact.c */
 int op_transact_write_items(qr_db *db, op_call *c, qr_err *err);
 int op_transact_get_items(qr_db *db, op_call *c, qr_err *err);
+/* The transactions of parsed members, which their handlers read and check and PartiQL's
+ * ExecuteTransaction plans. A member is filled, then checked (transact_check_member),
+ * its expressions parsed, then joined to those before it (transact_join). */
+typedef enum transact_kind {
+    TRANSACT_CHECK,
+    TRANSACT_PUT,
+    TRANSACT_DELETE,
+    TRANSACT_UPDATE,
+    TRANSACT_GET
+} transact_kind;
+typedef struct transact_member {
+    transact_kind kind;
+    table *t;                    /* a reference the member holds (transact_member_free) */
+    json_t *key;                 /* Key (borrowed); a Put's is its item */
+    json_t *item;                /* Put: the item (borrowed) */
+    const json_t *values;        /* the ExpressionAttributeValues its expressions read, or
+                                    NULL: they count in the transaction's payload */
+    const expr_cond *condition;  /* NULL: none */
+    const expr_update *update;   /* Update's */
+    const expr_proj *projection; /* Get's; NULL: the whole item */
+    const char *on_failure;      /* ReturnValuesOnConditionCheckFailure */
+    /* kept by transact_join and the run */
+    buf ekey;               /* the key encoded */
+    json_t *old, *new_item; /* the item before and after (owned; NULL when absent) */
+} transact_member;
+void transact_member_free(qr_db *db, transact_member *m);
+/* Checks member i of n's item or key against its table. A key that does not fit the
+ * table cancels the transaction (TransactionCanceledException, the reasons in
+ * err->item); any other fault fails the request. */
+int transact_check_member(transact_member *m, size_t i, size_t n, qr_err *err);
+/* Joins member i, its expressions set, to m[0..i): refuses an update of a key attribute,
+ * a second member on one item, and a payload (*payload, summed here) over 4 MB. */
+int transact_join(transact_member *m, size_t i, size_t *payload, qr_err *err);
+/* What a transaction judges of a Put's item before any table: empty names, values. */
+int transact_check_put_item(json_t *item, qr_err *err);
+/* A transaction reports an oversized UpdateExpression without the size that UpdateItem
+ * and a transaction's ConditionExpression add (recorded in ten regions, October 2026):
+ * trims err's message so when it is that, in the parameter's name or in none (a bare
+ * context's: then err must be the UpdateExpression's). */
+void transact_trim_update_error(qr_err *err);
+/* Reads and checks ClientRequestToken of req (*token NULL when absent). */
+int transact_check_token(json_t *req, const char **token, qr_err *err);
+typedef struct transact_write_request {
+    transact_member *m; /* joined */
+    size_t n;
+    const char *token;    /* ClientRequestToken, or NULL */
+    const char *identity; /* with a token, what it stands for: equal text for equal
+                             requests, so a repeat answers as the first did and another
+                             request with the token is refused */
+    const char *capacity; /* ReturnConsumedCapacity */
+    const char *metrics;  /* ReturnItemCollectionMetrics */
+} transact_write_request;
+/* Both answer their operation's answer document in *answer (the caller's). A
+ * cancellation is TransactionCanceledException with its reasons in err->item. */
+int transact_write(qr_db *db, const transact_write_request *r, json_t **answer, qr_err *err);
+int transact_get(qr_db *db, transact_member *m, size_t n, const char *capacity, json_t **answer,
+                 qr_err *err);
 /* backup_ondemand.c */
 int op_create_backup(qr_db *db, op_call *c, qr_err *err);
 int op_describe_backup(qr_db *db, op_call *c, qr_err *err);
@@ -236,6 +319,8 @@ int exprs_parse(req_exprs *x, json_t *req, int allowed, qr_err *err);
 /* Fails, with DynamoDB's message, if the projection or the filter looks inside a key
  * attribute of table t or of one of its indexes (a.b or a[0]): keys are scalars. */
 int exprs_check_key_paths(const req_exprs *x, const table *t, qr_err *err);
+/* The same for projection p and filter f (either may be NULL). */
+int exprs_check_paths(const expr_proj *p, const expr_cond *f, const table *t, qr_err *err);
 /* Runs the unused names/values check once every expression is parsed. */
 int exprs_finish(req_exprs *x);
 /* Some checks DynamoDB makes before it looks a table up: parses filter (a JSON string)
@@ -259,7 +344,42 @@ json_t *capacity_object_indexed(const char *mode, const table *t, double table_u
 void capacity_index_writes(const table *t, const json_t *old_item, const json_t *new_item,
                            double *index_units);
 
-/* ---- items.c ---- */
+/* ---- items.c: the single-item operations of parsed requests ----
+ * The handlers read and check a request, then run it with these; PartiQL runs its plans
+ * with them. Every pointer is borrowed for the call (the table is the caller's
+ * reference); the strings are the parameters' values, "NONE" for an absent one. */
+typedef struct item_request {
+    table *t;
+    const json_t *key;           /* the Key, checked (key_check_key, item_check_key); for
+                                    PutItem the item, or a map of its key attributes */
+    const json_t *item;          /* PutItem: the item (item_check_put), NULL when stored */
+    const buf *stored;           /* PutItem: the item in the stored form, or NULL */
+    size_t size;                 /* PutItem: item_size of item */
+    const expr_cond *condition;  /* ConditionExpression or Expected; NULL: none */
+    const expr_update *update;   /* UpdateItem: UpdateExpression or AttributeUpdates */
+    const expr_proj *projection; /* GetItem; NULL: the whole item */
+    const char *return_values;   /* ReturnValues */
+    const char *on_failure;      /* ReturnValuesOnConditionCheckFailure */
+    const char *capacity;        /* ReturnConsumedCapacity */
+    const char *metrics;         /* ReturnItemCollectionMetrics */
+    int consistent;              /* GetItem: ConsistentRead */
+    /* UpdateItem: also hold what the update writes to the item size limit, as UpdateItem
+     * does for an UpdateExpression (a transaction or PartiQL judges the item alone) */
+    int measure_update;
+} item_request;
+/* Checks PutItem's item against t (its key, its values and its size) with PutItem's
+ * messages; *size is its item_size. */
+int item_check_put(const table *t, json_t *item, size_t *size, qr_err *err);
+/* Checks the Key of an UpdateItem or a DeleteItem against t, with their messages. */
+int item_check_key(const table *t, json_t *key, qr_err *err);
+/* Each answers its operation's answer document in *answer (the caller's), or fails with
+ * the operation's errors: ConditionalCheckFailedException with the item in err->item
+ * when on_failure is ALL_OLD. */
+int items_put(qr_db *db, const item_request *r, json_t **answer, qr_err *err);
+int items_update(qr_db *db, const item_request *r, json_t **answer, qr_err *err);
+int items_delete(qr_db *db, const item_request *r, json_t **answer, qr_err *err);
+/* GetItem answers in text, appended to out, its stored item copied as it is. */
+int items_get(qr_db *db, const item_request *r, buf *out, qr_err *err);
 /* 1 when update u, applied to an absent item, left only the key (its actions only removed):
  * DynamoDB then writes no item. An update with no actions at all still creates one. */
 int item_update_leaves_none(const table *t, const json_t *old, const expr_update *u,

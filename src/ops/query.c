@@ -1,7 +1,8 @@
 /* query.c — Query and Scan: reading a key range a page at a time.
  *
- * The filter runs after the read (so filtered items still count in ScannedCount and capacity),
- * then the projection. */
+ * Handlers read a request into a query_request that query_read and scan_read run (as
+ * PartiQL's SELECT does). The filter runs after the read (so filtered items still count
+ * in ScannedCount and capacity), then the projection. */
 #include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -232,33 +233,43 @@ static int check_read_constraints(json_t *req, int is_query, qr_err *err)
     return 0;
 }
 
-static int read_common(json_t *req, table *t, range_read *r, const char **capacity, req_exprs *x,
-                       int is_query, qr_err *err)
+int query_index(const table *t, const char *name, int consistent, const qr_index **out, qr_err *err)
+{
+    *out = NULL;
+    if (name == NULL) return 0;
+    const qr_index *ix = table_index(t, name);
+    if (ix == NULL)
+        return err_validation(err, "The table does not have the specified index: %s", name);
+    if (ix->creating)
+        return err_validation(err, "Cannot read from backfilling global secondary index: %s", name);
+    if (ix->global && consistent)
+        return err_validation(err,
+                              "Consistent reads are not supported on global secondary indexes");
+    *out = ix;
+    return 0;
+}
+
+/* Reads the parameters Query and Scan share into q, with the expressions x parsed. */
+static int read_common(json_t *req, table *t, query_request *q, req_exprs *x, int is_query,
+                       qr_err *err)
 {
     const char *select, *index;
     int has_limit;
-    if (param_enum(req, "ReturnConsumedCapacity", capacity_modes, "NONE", capacity, err)) return -1;
-    if (read_count(req, "Limit", is_query, 1, 0x7fffffffLL, &r->limit, &has_limit, err)) return -1;
-    if (!has_limit) r->limit = 0;
-    if (param_bool(req, "ConsistentRead", 0, &r->consistent, err)) return -1;
+    q->t = t;
+    if (param_enum(req, "ReturnConsumedCapacity", capacity_modes, "NONE", &q->capacity, err))
+        return -1;
+    if (read_count(req, "Limit", is_query, 1, 0x7fffffffLL, &q->limit, &has_limit, err)) return -1;
+    if (!has_limit) q->limit = 0;
+    if (param_bool(req, "ConsistentRead", 0, &q->consistent, err)) return -1;
     if (param_string(req, "IndexName", &index, err)) return -1;
-    if (index) {
-        if ((r->index = table_index(t, index)) == NULL)
-            return err_validation(err, "The table does not have the specified index: %s", index);
-        if (r->index->creating)
-            return err_validation(err, "Cannot read from backfilling global secondary index: %s",
-                                  index);
-        if (r->index->global && r->consistent)
-            return err_validation(err,
-                                  "Consistent reads are not supported on global secondary indexes");
-    }
+    if (query_index(t, index, q->consistent, &q->index, err)) return -1;
     if (param_enum(req, "Select", select_modes, NULL, &select, err)) return -1;
     int projecting =
         json_object_get(req, "ProjectionExpression") || json_object_get(req, "AttributesToGet");
     /* A projection beside ALL_PROJECTED_ATTRIBUTES is refused before the missing index
      * (recorded by the public conformance suite, for Query and Scan). */
     int projected_all = select && strcmp(select, "ALL_PROJECTED_ATTRIBUTES") == 0;
-    if (projected_all && !r->index && !projecting)
+    if (projected_all && !q->index && !projecting)
         return err_validation(
             err, "ALL_PROJECTED_ATTRIBUTES can be used only when Querying using an IndexName");
     if (select && strcmp(select, "SPECIFIC_ATTRIBUTES") == 0 && !projecting)
@@ -275,25 +286,41 @@ static int read_common(json_t *req, table *t, range_read *r, const char **capaci
                                                                            : "AttributesToGet",
                               count ? "only the Count" : select);
     }
-    r->count_only = select && strcmp(select, "COUNT") == 0;
-    r->filter = x->filter;
-    r->projection = x->projection;
-    if (r->index && r->index->projection != QR_PROJ_ALL) {
-        int wants_all = select && strcmp(select, "ALL_ATTRIBUTES") == 0;
-        if (wants_all && r->index->global)
-            return err_validation(
-                err,
-                "One or more parameter values were invalid: Select type ALL_ATTRIBUTES is not "
-                "supported for global secondary index %s because its projection type is not ALL",
-                r->index->name);
-        /* A local index reads the table for attributes asked for that it does not hold,
-         * as DynamoDB does; its filter sees only what it holds (check_filter_projection).
-         * Asked only for what it holds, it reads the index alone. */
-        if (!r->index->global &&
-            (wants_all || (r->projection && asks_beyond(t, r->index, r->projection))))
-            r->fetch_base = 1;
-    }
+    q->select = select;
+    q->filter = x->filter;
+    q->projection = x->projection;
+    if (q->index && q->index->projection != QR_PROJ_ALL && q->index->global && select &&
+        strcmp(select, "ALL_ATTRIBUTES") == 0)
+        return err_validation(
+            err,
+            "One or more parameter values were invalid: Select type ALL_ATTRIBUTES is not "
+            "supported for global secondary index %s because its projection type is not ALL",
+            q->index->name);
+    q->start_key = json_object_get(req, "ExclusiveStartKey");
     return 0;
+}
+
+/* The read q describes, without its range. */
+static void range_init(const query_request *q, range_read *r)
+{
+    memset(r, 0, sizeof *r);
+    buf_init(&r->lower, 0);
+    buf_init(&r->upper, 0);
+    r->forward = q->forward;
+    r->limit = q->limit;
+    r->filter = q->filter;
+    r->projection = q->projection;
+    r->count_only = q->select && strcmp(q->select, "COUNT") == 0;
+    r->consistent = q->consistent;
+    r->index = q->index;
+    /* A local index reads the table for attributes asked for that it does not hold,
+     * as DynamoDB does; its filter sees only what it holds (check_filter_projection).
+     * Asked only for what it holds, it reads the index alone. */
+    const qr_index *ix = q->index;
+    if (ix && ix->projection != QR_PROJ_ALL && !ix->global &&
+        ((q->select && strcmp(q->select, "ALL_ATTRIBUTES") == 0) ||
+         (q->projection && asks_beyond(q->t, ix, q->projection))))
+        r->fetch_base = 1;
 }
 
 /* True if an index of t projects the top-level attribute name. */
@@ -500,15 +527,16 @@ static int check_query_start(table *t, const range_read *r, json_t *esk, const b
     return 0;
 }
 
-/* Narrows the range to start after ExclusiveStartKey (in the read's direction). A
- * Query's start key (ks and kcm given) must match its key condition; a Scan's must lie
- * in the segment read. */
-static int apply_start_key(json_t *req, table *t, range_read *r, const expr_key_schema *ks,
+/* Narrows the range to start after ExclusiveStartKey esk, as given (in the read's
+ * direction). A Query's start key (ks and kcm given) must match its key condition; a
+ * Scan's must lie in the segment read. */
+static int apply_start_key(json_t *esk, table *t, range_read *r, const expr_key_schema *ks,
                            const expr_keycond_multi *kcm, qr_err *err)
 {
-    json_t *esk;
-    if (param_object(req, "ExclusiveStartKey", &esk, err)) return -1;
-    if (esk == NULL) return 0;
+    if (esk == NULL || json_is_null(esk)) return 0;
+    if (!json_is_object(esk))
+        return err_set(err, QR_E_SERIALIZATION,
+                       "Unexpected value type for parameter ExclusiveStartKey: expected an object");
     buf k;
     buf_init(&k, 0);
     int rc = encode_start_key(t, r, esk, ks != NULL, &k, err);
@@ -696,8 +724,7 @@ static int check_filter_keys(const expr_key_schema *ks, const expr_cond *filter,
     return 0;
 }
 
-/* The key schema a Query reads: the index's, or the table's. */
-static void read_key_schema(const table *t, const qr_index *ix, expr_key_schema *ks)
+void query_key_schema(const table *t, const qr_index *ix, expr_key_schema *ks)
 {
     memset(ks, 0, sizeof *ks);
     if (ix) {
@@ -757,22 +784,41 @@ static void key_condition_operands_first(json_t *req, qr_err *err)
     err_clear(&e);
 }
 
+int query_read(qr_db *db, const query_request *q, buf *out, qr_err *err)
+{
+    table *t = q->t;
+    range_read r;
+    expr_key_schema ks;
+    size_t bytes = 0;
+    double fetch_units = 0;
+    int rc = -1;
+    range_init(q, &r);
+    query_key_schema(t, q->index, &ks);
+    if (check_filter_keys(&ks, q->filter, q->legacy_filter, err)) goto done;
+    if (exprs_check_paths(q->projection, q->filter, t, err) ||
+        check_filter_projection(t, r.index, q->filter, err) ||
+        check_index_projection(t, r.index, q->projection, err))
+        goto done;
+    if (query_range(t, r.index ? r.index->id : 0, q->key, ks.npk, &r, err)) goto done;
+    if (apply_start_key(q->start_key, t, &r, &ks, q->key, err)) goto done;
+    if (range_run(db, t, &r, out, &bytes, &fetch_units, err)) goto done;
+    finish_response(out, q->capacity, t, r.index, bytes, fetch_units, r.consistent);
+    rc = 0;
+done:
+    range_free(&r);
+    return rc;
+}
+
 int op_query(qr_db *db, op_call *c, qr_err *err)
 {
     json_t *req = c->req;
-    buf *out = &c->out;
     table *t = NULL;
     req_exprs x = {0};
     expr_keycond kc = {0};
     expr_keycond_multi kcm = {0};
     expr_key_schema ks;
-    range_read r = {0};
-    const char *capacity;
-    size_t bytes = 0;
-    double fetch_units = 0;
+    query_request q = {0};
     int rc = -1;
-    buf_init(&r.lower, 0);
-    buf_init(&r.upper, 0);
     if (query_filter_operator(req, err) || check_read_constraints(req, 1, err)) goto done;
     if (param_table(db, req, "TableName", &t, err)) {
         key_condition_operands_first(req, err);
@@ -783,11 +829,11 @@ int op_query(qr_db *db, op_call *c, qr_err *err)
     if (exprs_parse(&x, req, EXPRS_FILTER | EXPRS_PROJECTION | EXPRS_KEY_CONDITION, err) ||
         check_value_nesting(req, err))
         goto done;
-    if (read_common(req, t, &r, &capacity, &x, 1, err)) goto done;
-    if (param_bool(req, "ScanIndexForward", 1, &r.forward, err)) goto done;
+    if (read_common(req, t, &q, &x, 1, err)) goto done;
+    if (param_bool(req, "ScanIndexForward", 1, &q.forward, err)) goto done;
     json_t *kcs;
     if (param_object(req, "KeyConditions", &kcs, err)) goto done;
-    read_key_schema(t, r.index, &ks);
+    query_key_schema(t, q.index, &ks);
     const char *text = json_string_value(json_object_get(req, "KeyConditionExpression"));
     int multi = ks.npk > 1 || ks.nsk > 1;
     const char *skn = ks.nsk ? ks.sk_names[0] : NULL;
@@ -810,21 +856,13 @@ int op_query(qr_db *db, op_call *c, qr_err *err)
         keycond_as_multi(&kc, &kcm);
     }
     if (exprs_finish(&x)) goto done;
-    if (check_filter_keys(&ks, x.filter, json_object_get(req, "QueryFilter") != NULL, err))
-        goto done;
-    if (exprs_check_key_paths(&x, t, err) || check_filter_projection(t, r.index, x.filter, err) ||
-        check_index_projection(t, r.index, x.projection, err))
-        goto done;
-    if (query_range(t, r.index ? r.index->id : 0, &kcm, ks.npk, &r, err)) goto done;
-    if (apply_start_key(req, t, &r, &ks, &kcm, err)) goto done;
-    if (range_run(db, t, &r, out, &bytes, &fetch_units, err)) goto done;
-    finish_response(out, capacity, t, r.index, bytes, fetch_units, r.consistent);
-    rc = 0;
+    q.key = &kcm;
+    q.legacy_filter = json_object_get(req, "QueryFilter") != NULL;
+    rc = query_read(db, &q, &c->out, err);
 done:
     expr_keycond_free(&kc);
     expr_keycond_multi_free(&kcm);
     exprs_free(&x);
-    range_free(&r);
     catalog_release(db, t);
     return rc;
 }
@@ -844,28 +882,55 @@ static int scan_filter_too_deep(json_t *req, qr_err *err)
     return 0;
 }
 
+int scan_read(qr_db *db, const query_request *q, buf *out, qr_err *err)
+{
+    table *t = q->t;
+    range_read r;
+    size_t bytes = 0;
+    double fetch_units = 0;
+    int rc = -1;
+    range_init(q, &r);
+    r.forward = 1;
+    r.segment = q->segment;
+    r.total_segments = q->total_segments;
+    /* Segment s of n holds the partitions whose hash lies in [s*2^64/n, (s+1)*2^64/n). */
+    unsigned long long segment = (unsigned long long)q->segment,
+                       total = (unsigned long long)q->total_segments;
+    key_table_prefix(&r.lower, t, r.index ? r.index->id : 0);
+    key_table_prefix(&r.upper, t, r.index ? r.index->id : 0);
+    unsigned __int128 span = ((unsigned __int128)1) << 64;
+    buf_put_be64(&r.lower, (uint64_t)(span * segment / total));
+    if (segment + 1 < total)
+        buf_put_be64(&r.upper, (uint64_t)(span * (segment + 1) / total));
+    else
+        buf_prefix_successor(&r.upper);
+    if (apply_start_key(q->start_key, t, &r, NULL, NULL, err)) goto done;
+    if (exprs_check_paths(q->projection, q->filter, t, err) ||
+        check_index_projection(t, r.index, q->projection, err))
+        goto done;
+    if (range_run(db, t, &r, out, &bytes, &fetch_units, err)) goto done;
+    finish_response(out, q->capacity, t, r.index, bytes, fetch_units, r.consistent);
+    rc = 0;
+done:
+    range_free(&r);
+    return rc;
+}
+
 int op_scan(qr_db *db, op_call *c, qr_err *err)
 {
     json_t *req = c->req;
-    buf *out = &c->out;
     table *t = NULL;
     req_exprs x = {0};
-    range_read r = {0};
-    const char *capacity;
+    query_request q = {0};
     long long segment = 0, total = 1;
     int has_segment, has_total, rc = -1;
-    size_t bytes = 0;
-    double fetch_units = 0;
-    buf_init(&r.lower, 0);
-    buf_init(&r.upper, 0);
-    r.forward = 1;
     if (check_read_constraints(req, 0, err)) goto done;
     if (scan_filter_too_deep(req, err)) goto done;
     if (param_table(db, req, "TableName", &t, err)) goto done;
     if (exprs_parse(&x, req, EXPRS_FILTER | EXPRS_PROJECTION, err) ||
         check_value_nesting(req, err) || exprs_finish(&x))
         goto done;
-    if (read_common(req, t, &r, &capacity, &x, 0, err)) goto done;
+    if (read_common(req, t, &q, &x, 0, err)) goto done;
     if (read_count(req, "Segment", 0, 0, 999999, &segment, &has_segment, err)) goto done;
     if (param_int(req, "TotalSegments", 1, 1000000, &total, &has_total, err)) goto done;
     if (has_segment != has_total) {
@@ -876,8 +941,6 @@ int op_scan(qr_db *db, op_call *c, qr_err *err)
         goto done;
     }
     if (!has_total) total = 1, segment = 0;
-    r.segment = segment;
-    r.total_segments = total;
     if (segment >= total) {
         /* Most regions (28 of 33 in October 2026) still add the values. */
         err_validation(
@@ -887,26 +950,11 @@ int op_scan(qr_db *db, op_call *c, qr_err *err)
             segment, total);
         goto done;
     }
-    /* Segment s of n holds the partitions whose hash lies in [s*2^64/n, (s+1)*2^64/n). */
-    key_table_prefix(&r.lower, t, r.index ? r.index->id : 0);
-    key_table_prefix(&r.upper, t, r.index ? r.index->id : 0);
-    unsigned __int128 span = ((unsigned __int128)1) << 64;
-    buf_put_be64(&r.lower,
-                 (uint64_t)(span * (unsigned long long)segment / (unsigned long long)total));
-    if (segment + 1 < total)
-        buf_put_be64(&r.upper, (uint64_t)(span * (unsigned long long)(segment + 1) /
-                                          (unsigned long long)total));
-    else
-        buf_prefix_successor(&r.upper);
-    if (apply_start_key(req, t, &r, NULL, NULL, err)) goto done;
-    if (exprs_check_key_paths(&x, t, err) || check_index_projection(t, r.index, x.projection, err))
-        goto done;
-    if (range_run(db, t, &r, out, &bytes, &fetch_units, err)) goto done;
-    finish_response(out, capacity, t, r.index, bytes, fetch_units, r.consistent);
-    rc = 0;
+    q.segment = segment;
+    q.total_segments = total;
+    rc = scan_read(db, &q, &c->out, err);
 done:
     exprs_free(&x);
-    range_free(&r);
     catalog_release(db, t);
     return rc;
 }

@@ -1,8 +1,8 @@
 /* transact.c — TransactWriteItems and TransactGetItems: all or nothing, across tables.
  *
- * A write transaction validates every action, then runs them as one engine item
- * transaction (txn_begin with TXN_ATOMIC): conditions checked on the current items,
- * everything written in one batch. A read transaction reads from one read view. The
+ * Handlers read actions into transact_members (as PartiQL does) that transact_write runs
+ * as one engine item transaction (TXN_ATOMIC: conditions checked on the current items,
+ * everything written in one batch) and transact_get reads from one read view. The
  * ClientRequestToken memory is the engine's (meta_token_*, in memory only). */
 #include <stdlib.h>
 #include <string.h>
@@ -29,19 +29,14 @@ static const char MSG_TOO_BIG[] = "The transaction payload size cannot exceed 4 
  * The database keeps the tokens (meta_token_*); what a token stands for and what its
  * states answer are decided here. */
 
-/* Looks the token up for request req: what it stands for is the transaction's items
- * (their text with keys sorted); the Return* parameters shape only the answer, so a retry
- * may change them without a mismatch. Returns 1 with *replay set (malloc'd response text)
- * if the same request already succeeded; 0 if this request now owns the token; -1 with
- * err set on a mismatch or while the first request is still running. */
-static int token_claim(qr_db *db, const char *token, json_t *req, char **replay, qr_err *err)
+/* Looks the token up for a request standing for identity (see transact_write_request).
+ * Returns 1 with *replay set (malloc'd response text) if the same request already
+ * succeeded; 0 if this request now owns the token; -1 with err set on a mismatch or while
+ * the first request is still running. */
+static int token_claim(qr_db *db, const char *token, const char *identity, char **replay,
+                       qr_err *err)
 {
-    json_t *items = json_object_get(req, "TransactItems");
-    char *text = items ? json_dumps(items, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-    meta_token_state st =
-        meta_token_claim(db, token, text ? text : "", text ? strlen(text) : 0, replay);
-    free(text);
-    switch (st) {
+    switch (meta_token_claim(db, token, identity, strlen(identity), replay)) {
     case META_TOKEN_CLAIMED:
         return 0;
     case META_TOKEN_DONE:
@@ -74,16 +69,14 @@ static void token_finish(qr_db *db, const char *token, const json_t *resp)
 
 /* ---- parsing actions ---- */
 
-typedef enum act_kind { ACT_CHECK, ACT_PUT, ACT_DELETE, ACT_UPDATE, ACT_GET } act_kind;
-
 static const struct {
     const char *param, *field;
-    act_kind kind;
+    transact_kind kind;
 } write_kinds[] = {
-    {"ConditionCheck", "conditionCheck", ACT_CHECK},
-    {"Put", "put", ACT_PUT},
-    {"Delete", "delete", ACT_DELETE},
-    {"Update", "update", ACT_UPDATE},
+    {"ConditionCheck", "conditionCheck", TRANSACT_CHECK},
+    {"Put", "put", TRANSACT_PUT},
+    {"Delete", "delete", TRANSACT_DELETE},
+    {"Update", "update", TRANSACT_UPDATE},
 };
 
 /* The write kinds entry names (not null): how many, and the last one's spec and place in
@@ -101,37 +94,38 @@ static int find_write_kind(json_t *entry, json_t **spec, size_t *which)
     return found;
 }
 
+/* The expressions of an action as its request gave them. */
 typedef struct action {
-    act_kind kind;
-    table *t;
-    json_t *keyv;      /* Key (borrowed), or for Put the item */
-    json_t *item;      /* Put: the item (borrowed) */
     json_t *exprs_src; /* the expression parameters of the action (owned) */
     req_exprs x;
-    const char *on_failure;
-    buf key;
-    json_t *old, *new_item; /* current and new item (owned; NULL when absent) */
 } action;
 
+/* A request's actions, read: m[i] runs as a[i] gave it. */
 typedef struct txn {
+    transact_member *m;
     action *a;
     size_t n;
 } txn;
 
+void transact_member_free(qr_db *db, transact_member *m)
+{
+    json_decref(m->old);
+    json_decref(m->new_item);
+    buf_free(&m->ekey);
+    catalog_release(db, m->t);
+    memset(m, 0, sizeof *m);
+}
+
 static void txn_free(qr_db *db, txn *tx)
 {
     for (size_t i = 0; i < tx->n; i++) {
-        action *a = &tx->a[i];
-        exprs_free(&a->x);
-        json_decref(a->exprs_src);
-        json_decref(a->old);
-        json_decref(a->new_item);
-        buf_free(&a->key);
-        catalog_release(db, a->t);
+        exprs_free(&tx->a[i].x);
+        json_decref(tx->a[i].exprs_src);
+        transact_member_free(db, &tx->m[i]);
     }
+    free(tx->m);
     free(tx->a);
-    tx->a = NULL;
-    tx->n = 0;
+    memset(tx, 0, sizeof *tx);
 }
 
 static int null_at(qr_err *err, const char *prefix, const char *member)
@@ -173,7 +167,6 @@ static json_t *expression_params(json_t *spec, const char *const *keys)
     return o;
 }
 
-/* Parses and checks one action of either kind of transaction; nothing is read. */
 /* 1 when v holds every key attribute of t (whatever their values). */
 static int has_key_attributes(const table *t, const json_t *v)
 {
@@ -200,13 +193,65 @@ static int empty_index_value(const qr_err *err)
     return strncmp(err->msg, empty, sizeof empty - 1) == 0;
 }
 
-/* *key_error is set when the action's key attributes (or its Put item's) are all there
- * but one has a value the schema refuses (a wrong type, say), or when a Get's key does not
- * fit at all (a malformed value is not such a key: it fails the request up front): DynamoDB cancels
- * the transaction for that, with a ValidationError reason, where other invalid input fails the
- * whole request. */
-static int parse_action(qr_db *db, json_t *entry, size_t idx, int is_get, action *a, int *key_error,
-                        qr_err *err)
+static int cancel(json_t *reasons, qr_err *err);
+
+/* Cancels a transaction of n actions whose action bad has a key that does not fit
+ * its table (the message is in err): that action's reason is ValidationError, the others
+ * None, as DynamoDB stops validating at the first such action. */
+static int cancel_for_key(size_t n, size_t bad, qr_err *err)
+{
+    json_t *reasons = json_array();
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(reasons, i == bad ? json_pack("{s:s,s:s}", "Code", "ValidationError",
+                                                            "Message", err->msg)
+                                                : json_pack("{s:s}", "Code", "None"));
+    err_clear(err);
+    int rc = cancel(reasons, err);
+    json_decref(reasons);
+    return rc;
+}
+
+/* A key that does not fit is one whose action's key attributes (or its Put item's) are
+ * all there but one has a value the schema refuses (a wrong type, say), or a Get's key
+ * that does not fit at all (a malformed value is not such a key: it fails the request up
+ * front): DynamoDB cancels the transaction for that, with a ValidationError reason, where
+ * other invalid input fails the whole request. */
+int transact_check_member(transact_member *m, size_t i, size_t n, qr_err *err)
+{
+    int key_error = 0, rc = 0;
+    if (m->kind == TRANSACT_PUT) {
+        if (key_check_item(m->t, m->item, err)) {
+            key_error = has_key_attributes(m->t, m->item) && !empty_key_value(err) &&
+                        !value_error_is_malformed(err);
+            rc = -1;
+        } else if (item_validate(m->item, err)) {
+            rc = -1;
+        } else if (index_check_item(m->t, m->item, err)) {
+            /* An index key value of the wrong type cancels the transaction, as a table
+             * key's does; an empty one fails the whole request. */
+            key_error = !empty_index_value(err);
+            rc = -1;
+        }
+        m->key = m->item;
+    } else if (key_check_key(m->t, m->key, err)) {
+        /* A Get whose key does not fit cancels the transaction even when attributes are
+         * missing (an empty Key: the public conformance suite's recording); a write's
+         * cancels only when every key attribute is there. */
+        key_error = (m->kind == TRANSACT_GET ||
+                     (has_key_attributes(m->t, m->key) &&
+                      json_object_size(m->key) == (table_sk(m->t)->name ? 2u : 1u))) &&
+                    !empty_key_value(err) && !value_error_is_malformed(err);
+        rc = -1;
+    }
+    if (rc && key_error && err->type && strcmp(err->type, QR_E_VALIDATION) == 0)
+        return cancel_for_key(n, i, err);
+    return rc;
+}
+
+/* Parses and checks one action of either kind of transaction into m (its table found)
+ * and a (its expressions); nothing is read. */
+static int parse_action(qr_db *db, json_t *entry, size_t idx, size_t n, int is_get,
+                        transact_member *m, action *a, qr_err *err)
 {
     static const char *const write_exprs[] = {"ConditionExpression", "UpdateExpression",
                                               "ExpressionAttributeNames",
@@ -221,7 +266,7 @@ static int parse_action(qr_db *db, json_t *entry, size_t idx, int is_get, action
                        "Unexpected value type for parameter TransactItems member: "
                        "expected an object");
     if (is_get) {
-        a->kind = ACT_GET;
+        m->kind = TRANSACT_GET;
         spec = json_object_get(entry, "Get");
         if (spec == NULL || json_is_null(spec) || json_object_size(entry) != 1) {
             snprintf(prefix, sizeof prefix, "transactItems.%zu.member", idx + 1);
@@ -230,7 +275,7 @@ static int parse_action(qr_db *db, json_t *entry, size_t idx, int is_get, action
     } else {
         size_t which = 0;
         int found = find_write_kind(entry, &spec, &which);
-        a->kind = write_kinds[which].kind;
+        m->kind = write_kinds[which].kind;
         field = write_kinds[which].field;
         /* an action naming none (us-east-1's words; eu-west-2 has moved to the
          * validation framework's) or more than one */
@@ -250,75 +295,56 @@ static int parse_action(qr_db *db, json_t *entry, size_t idx, int is_get, action
     snprintf(name_field, sizeof name_field, "%s.tableName", prefix);
     json_t *name = json_object_get(spec, "TableName");
     if (param_check_table_name(name, name_field, err)) return -1;
-    if ((a->t = catalog_get(db, json_string_value(name))) == NULL)
+    if ((m->t = catalog_get(db, json_string_value(name))) == NULL)
         return err_set(err, QR_E_NOT_FOUND, "Requested resource not found");
     if (param_enum(spec, "ReturnValuesOnConditionCheckFailure", on_failure_modes, "NONE",
-                   &a->on_failure, err))
+                   &m->on_failure, err))
         return -1;
 
-    if (a->kind == ACT_PUT) {
-        if (param_object(spec, "Item", &a->item, err)) return -1;
-        if (a->item == NULL) return null_at(err, prefix, "item");
-        if (key_check_item(a->t, a->item, err)) {
-            *key_error = has_key_attributes(a->t, a->item) && !empty_key_value(err) &&
-                         !value_error_is_malformed(err);
-            return -1;
-        }
-        if (item_validate(a->item, err)) return -1;
-        /* An index key value of the wrong type cancels the transaction, as a table key's
-         * does; an empty one fails the whole request. */
-        if (index_check_item(a->t, a->item, err)) {
-            *key_error = !empty_index_value(err);
-            return -1;
-        }
-        a->keyv = a->item;
+    if (m->kind == TRANSACT_PUT) {
+        if (param_object(spec, "Item", &m->item, err)) return -1;
+        if (m->item == NULL) return null_at(err, prefix, "item");
     } else {
-        if (param_object(spec, "Key", &a->keyv, err)) return -1;
-        if (a->keyv == NULL) return null_at(err, prefix, "key");
-        if (key_check_key(a->t, a->keyv, err)) {
-            /* A Get whose key does not fit cancels the transaction even when attributes
-             * are missing (an empty Key: the public conformance suite's recording); a
-             * write's cancels only when every key attribute is there. */
-            *key_error =
-                (is_get || (has_key_attributes(a->t, a->keyv) &&
-                            json_object_size(a->keyv) == (table_sk(a->t)->name ? 2u : 1u))) &&
-                !empty_key_value(err) && !value_error_is_malformed(err);
-            return -1;
-        }
+        if (param_object(spec, "Key", &m->key, err)) return -1;
+        if (m->key == NULL) return null_at(err, prefix, "key");
     }
+    if (transact_check_member(m, idx, n, err)) return -1;
     const char *text;
-    if (a->kind == ACT_CHECK) {
+    if (m->kind == TRANSACT_CHECK) {
         if (param_string(spec, "ConditionExpression", &text, err)) return -1;
         if (text == NULL) return null_at(err, prefix, "conditionExpression");
     }
-    if (a->kind == ACT_UPDATE) {
+    if (m->kind == TRANSACT_UPDATE) {
         if (param_string(spec, "UpdateExpression", &text, err)) return -1;
         if (text == NULL) return null_at(err, prefix, "updateExpression");
     }
     a->exprs_src = expression_params(spec, is_get ? get_exprs : write_exprs);
-    int allowed =
-        is_get ? EXPRS_PROJECTION : EXPRS_CONDITION | (a->kind == ACT_UPDATE ? EXPRS_UPDATE : 0);
+    int allowed = is_get ? EXPRS_PROJECTION
+                         : EXPRS_CONDITION | (m->kind == TRANSACT_UPDATE ? EXPRS_UPDATE : 0);
     if (exprs_parse(&a->x, a->exprs_src, allowed, err) || exprs_finish(&a->x)) return -1;
-    if (a->kind == ACT_UPDATE && item_update_check_keys(a->t, a->x.update, err)) return -1;
-    return key_item(&a->key, a->t, a->keyv, err);
+    m->condition = a->x.condition;
+    m->update = a->x.update;
+    m->projection = a->x.projection;
+    m->values = json_object_get(a->exprs_src, "ExpressionAttributeValues");
+    return 0;
 }
 
-static int cancel(json_t *reasons, qr_err *err);
-
-/* Cancels a transaction of n actions whose action bad has a key that does not fit
- * its table (the message is in err): that action's reason is ValidationError, the others
- * None, as DynamoDB stops validating at the first such action. */
-static int cancel_for_key(size_t n, size_t bad, qr_err *err)
+int transact_check_put_item(json_t *item, qr_err *err)
 {
-    json_t *reasons = json_array();
-    for (size_t i = 0; i < n; i++)
-        json_array_append_new(reasons, i == bad ? json_pack("{s:s,s:s}", "Code", "ValidationError",
-                                                            "Message", err->msg)
-                                                : json_pack("{s:s}", "Code", "None"));
-    err_clear(err);
-    int rc = cancel(reasons, err);
-    json_decref(reasons);
-    return rc;
+    /* The item's top-level names are read before any of its values: an empty one is
+     * reported, in these words, ahead of a value nested too deep (ten regions, October
+     * 2026). */
+    if (json_is_object(item) && json_object_get(item, ""))
+        return err_validation(err, "Empty attribute name");
+    return json_is_object(item) ? item_validate(item, err) : 0;
+}
+
+void transact_trim_update_error(qr_err *err)
+{
+    static const char named[] = "Invalid UpdateExpression: ",
+                      oversized[] = "Expression size has exceeded the maximum allowed size;";
+    char *at = err->msg + (strncmp(err->msg, named, sizeof named - 1) ? 0 : sizeof named - 1);
+    if (strncmp(at, oversized, sizeof oversized - 1) == 0) at[sizeof oversized - 1] = '\0';
 }
 
 /* What DynamoDB judges of a write action before it looks up any table: the values of a
@@ -335,45 +361,34 @@ static int precheck_write_action(json_t *entry, qr_err *err)
     json_t *spec = NULL;
     size_t which = 0;
     if (find_write_kind(entry, &spec, &which) != 1 || !json_is_object(spec)) return 0;
-    act_kind kind = write_kinds[which].kind;
-    if (kind == ACT_PUT) {
-        json_t *item = json_object_get(spec, "Item");
-        /* The item's top-level names are read before any of its values: an empty one
-         * is reported, in these words, ahead of a value nested too deep (ten regions,
-         * October 2026). */
-        if (json_is_object(item) && json_object_get(item, ""))
-            return err_validation(err, "Empty attribute name");
-        if (json_is_object(item) && item_validate(item, err)) return -1;
-    }
+    transact_kind kind = write_kinds[which].kind;
+    if (kind == TRANSACT_PUT && transact_check_put_item(json_object_get(spec, "Item"), err))
+        return -1;
     int has_expression =
-        !(kind == ACT_CHECK && !json_is_string(json_object_get(spec, "ConditionExpression"))) &&
-        !(kind == ACT_UPDATE && !json_is_string(json_object_get(spec, "UpdateExpression")));
+        !(kind == TRANSACT_CHECK &&
+          !json_is_string(json_object_get(spec, "ConditionExpression"))) &&
+        !(kind == TRANSACT_UPDATE && !json_is_string(json_object_get(spec, "UpdateExpression")));
     if (has_expression) {
         json_t *src = expression_params(spec, write_exprs);
         req_exprs x = {0};
-        int rc =
-            exprs_parse(&x, src, EXPRS_CONDITION | (kind == ACT_UPDATE ? EXPRS_UPDATE : 0), err) ||
-                    exprs_finish(&x)
-                ? -1
-                : 0;
+        int rc = exprs_parse(&x, src,
+                             EXPRS_CONDITION | (kind == TRANSACT_UPDATE ? EXPRS_UPDATE : 0), err) ||
+                         exprs_finish(&x)
+                     ? -1
+                     : 0;
         exprs_free(&x);
         json_decref(src);
-        /* A transaction reports an oversized UpdateExpression without the size that
-         * UpdateItem and a transaction's ConditionExpression add (recorded in ten regions,
-         * October 2026). */
-        static const char oversized_update[] =
-            "Invalid UpdateExpression: Expression size has exceeded the maximum "
-            "allowed size;";
-        if (rc && strncmp(err->msg, oversized_update, sizeof oversized_update - 1) == 0)
-            err->msg[sizeof oversized_update - 1] = '\0';
-        if (rc) return -1;
+        if (rc) {
+            transact_trim_update_error(err);
+            return -1;
+        }
     }
     /* Then a key nested past the limit (a key is a scalar, but the request is read before
      * that is judged), and a value two levels past it: refused before the transaction
      * runs, naming its key (30 regions; the rest refuse it bare). A value one level past
      * is left to the condition, as DynamoDB leaves it (recorded in us-east-1 and
      * eu-west-2, October 2026). */
-    if (kind != ACT_PUT && value_nesting_most(json_object_get(spec, "Key")) > QR_MAX_DEPTH)
+    if (kind != TRANSACT_PUT && value_nesting_most(json_object_get(spec, "Key")) > QR_MAX_DEPTH)
         return err_validation(err, QR_MSG_TOO_DEEP);
     const char *k;
     json_t *v;
@@ -388,15 +403,28 @@ static int precheck_write_action(json_t *entry, qr_err *err)
     return 0;
 }
 
-/* The bytes an action adds to the transaction's payload, which DynamoDB caps at 4 MB: the
+/* The bytes a member adds to the transaction's payload, which DynamoDB caps at 4 MB: the
  * item a Put writes, or the key and the values an Update, Delete or ConditionCheck
  * carries. The items those touch do not count (deleting 5 MB of items in one transaction
  * is allowed). */
-static size_t action_payload(const action *a)
+static size_t member_payload(const transact_member *m)
 {
-    if (a->item) return item_size(a->item);
-    json_t *values = json_object_get(a->exprs_src, "ExpressionAttributeValues");
-    return item_size(a->keyv) + (json_is_object(values) ? item_size(values) : 0);
+    if (m->item) return item_size(m->item);
+    return item_size(m->key) + (json_is_object(m->values) ? item_size(m->values) : 0);
+}
+
+int transact_join(transact_member *m, size_t i, size_t *payload, qr_err *err)
+{
+    transact_member *a = &m[i];
+    buf_init(&a->ekey, 0);
+    if (a->kind == TRANSACT_UPDATE && item_update_check_keys(a->t, a->update, err)) return -1;
+    if (key_item(&a->ekey, a->t, a->key, err)) return -1;
+    for (size_t j = 0; j < i; j++)
+        if (m[j].ekey.len == a->ekey.len && memcmp(m[j].ekey.data, a->ekey.data, a->ekey.len) == 0)
+            return err_validation(err, "%s", MSG_DUPLICATE);
+    if (a->kind != TRANSACT_GET) *payload += member_payload(a);
+    if (*payload > TXN_MAX_BYTES) return err_validation(err, "%s", MSG_TOO_BIG);
+    return 0;
 }
 
 /* Parses every action; fails on the first invalid one or on two actions on one item. */
@@ -405,24 +433,14 @@ static int parse_actions(qr_db *db, json_t *list, int is_get, txn *tx, qr_err *e
     for (size_t i = 0; !is_get && i < json_array_size(list); i++)
         if (precheck_write_action(json_array_get(list, i), err)) return -1;
     size_t n = json_array_size(list), payload = 0;
+    tx->m = calloc(n, sizeof *tx->m);
     tx->a = calloc(n, sizeof *tx->a);
-    if (tx->a == NULL) return err_set(err, QR_E_INTERNAL, "out of memory");
+    if (tx->m == NULL || tx->a == NULL) return err_set(err, QR_E_INTERNAL, "out of memory");
     for (size_t i = 0; i < n; i++) {
-        action *a = &tx->a[i];
-        buf_init(&a->key, 0);
         tx->n++;
-        int key_error = 0;
-        if (parse_action(db, json_array_get(list, i), i, is_get, a, &key_error, err)) {
-            if (key_error && err->type && strcmp(err->type, QR_E_VALIDATION) == 0)
-                return cancel_for_key(n, i, err);
+        if (parse_action(db, json_array_get(list, i), i, n, is_get, &tx->m[i], &tx->a[i], err) ||
+            transact_join(tx->m, i, &payload, err))
             return -1;
-        }
-        for (size_t j = 0; j < i; j++)
-            if (tx->a[j].key.len == a->key.len &&
-                memcmp(tx->a[j].key.data, a->key.data, a->key.len) == 0)
-                return err_validation(err, "%s", MSG_DUPLICATE);
-        if (!is_get) payload += action_payload(a);
-        if (payload > TXN_MAX_BYTES) return err_validation(err, "%s", MSG_TOO_BIG);
     }
     return 0;
 }
@@ -475,7 +493,7 @@ static json_t *capacity_list(json_t *per_table, const char *mode)
 /* Checks the index keys of the item an Update leaves. An empty value fails the whole
  * request, in the words DynamoDB uses for an update (into fatal, returning -2); any
  * other fault is the action's cancellation reason (in e, returning -1). */
-static int check_updated_index_keys(const action *a, qr_err *e, qr_err *fatal)
+static int check_updated_index_keys(const transact_member *a, qr_err *e, qr_err *fatal)
 {
     if (a->new_item == NULL || index_check_item(a->t, a->new_item, e) == 0) return 0;
     if (!empty_index_value(e)) return -1;
@@ -489,25 +507,25 @@ static int check_updated_index_keys(const action *a, qr_err *e, qr_err *fatal)
     return -2;
 }
 
-/* Computes the outcome of action a on its current item: 0 and a->new_item set, -1 with
+/* Computes the outcome of member a on its current item: 0 and a->new_item set, -1 with
  * the cancellation reason appended to reasons, or -2 with a failure of the whole request
  * in fatal. */
-static int evaluate(item_txn *x, size_t i, action *a, json_t *reasons, qr_err *fatal)
+static int evaluate(item_txn *x, size_t i, transact_member *a, json_t *reasons, qr_err *fatal)
 {
     qr_err e;
     err_init(&e);
-    if (txn_check(x, i, a->x.condition, a->on_failure, &e) == 0) {
-        if (a->kind == ACT_PUT) a->new_item = json_incref(a->item);
-        if (a->kind == ACT_UPDATE) {
-            a->new_item = json_deep_copy(a->old ? a->old : a->keyv);
-            int applied = a->old ? expr_update_apply(a->x.update, a->new_item, &e)
-                                 : expr_update_apply_missing(a->x.update, a->new_item, &e);
+    if (txn_check(x, i, a->condition, a->on_failure, &e) == 0) {
+        if (a->kind == TRANSACT_PUT) a->new_item = json_incref(a->item);
+        if (a->kind == TRANSACT_UPDATE) {
+            a->new_item = json_deep_copy(a->old ? a->old : a->key);
+            int applied = a->old ? expr_update_apply(a->update, a->new_item, &e)
+                                 : expr_update_apply_missing(a->update, a->new_item, &e);
             if (applied == 0 && item_size(a->new_item) > QR_MAX_ITEM_SIZE)
                 err_validation(&e, "Item size to update has exceeded the maximum allowed size");
             /* A value the update wrote may bring a map key over the name limit, as in UpdateItem.
              */
             if (applied == 0 && e.type == NULL) item_check_names(a->new_item, &e);
-            if (e.type == NULL && item_update_leaves_none(a->t, a->old, a->x.update, a->new_item)) {
+            if (e.type == NULL && item_update_leaves_none(a->t, a->old, a->update, a->new_item)) {
                 json_decref(a->new_item);
                 a->new_item = NULL;
             }
@@ -552,52 +570,52 @@ static int cancel(json_t *reasons, qr_err *err)
     return -1;
 }
 
-/* Runs a parsed transaction: lock, read, evaluate, write, unlock. */
-static int run_write(qr_db *db, txn *tx, json_t *per_table, qr_err *err)
+/* Runs a checked transaction: lock, read, evaluate, write, unlock. */
+static int run_write(qr_db *db, transact_member *m, size_t n, json_t *per_table, qr_err *err)
 {
-    buf *keys = malloc(tx->n * sizeof *keys);
+    buf *keys = malloc(n * sizeof *keys);
     if (keys == NULL) return err_set(err, QR_E_INTERNAL, "out of memory");
-    for (size_t i = 0; i < tx->n; i++)
-        keys[i] = tx->a[i].key; /* shallow: unlock matches by data pointer */
-    table **tables = malloc(tx->n * sizeof *tables);
+    for (size_t i = 0; i < n; i++)
+        keys[i] = m[i].ekey; /* shallow: unlock matches by data pointer */
+    table **tables = malloc(n * sizeof *tables);
     if (tables == NULL) {
         free(keys);
         return err_set(err, QR_E_INTERNAL, "out of memory");
     }
-    for (size_t i = 0; i < tx->n; i++)
-        tables[i] = tx->a[i].t;
+    for (size_t i = 0; i < n; i++)
+        tables[i] = m[i].t;
     json_t *reasons = json_array();
     item_txn *x = NULL;
     int rc = -1, failed = 0;
-    if (txn_begin(db, TXN_ATOMIC, tx->n, tables, keys, &x, err)) goto unlock;
-    for (size_t i = 0; i < tx->n; i++) {
+    if (txn_begin(db, TXN_ATOMIC, n, tables, keys, &x, err)) goto unlock;
+    for (size_t i = 0; i < n; i++) {
         const json_t *old;
         if (txn_read(x, i, &old, err) < 0) goto unlock;
-        tx->a[i].old = json_incref((json_t *)old);
+        m[i].old = json_incref((json_t *)old);
     }
-    for (size_t i = 0; i < tx->n; i++) {
-        int outcome = evaluate(x, i, &tx->a[i], reasons, err);
+    for (size_t i = 0; i < n; i++) {
+        int outcome = evaluate(x, i, &m[i], reasons, err);
         if (outcome == -2) goto unlock;
         if (outcome) failed = 1;
     }
-    /* The 4 MB limit is on the payload (checked by parse_actions), not on the items the
+    /* The 4 MB limit is on the payload (checked by transact_join), not on the items the
      * actions touch: one transaction may delete or update 5 MB of stored items. */
     if (failed) {
         cancel(reasons, err);
         goto unlock;
     }
-    for (size_t i = 0; i < tx->n; i++) {
-        action *a = &tx->a[i];
-        if (a->kind == ACT_CHECK || (a->old == NULL && a->new_item == NULL)) continue;
+    for (size_t i = 0; i < n; i++) {
+        transact_member *a = &m[i];
+        if (a->kind == TRANSACT_CHECK || (a->old == NULL && a->new_item == NULL)) continue;
         if (a->new_item ? txn_put(x, i, a->new_item, item_size(a->new_item), err)
                         : txn_delete(x, i, err))
             goto unlock;
     }
     if (txn_commit(x, err)) goto unlock;
-    for (size_t i = 0; i < tx->n; i++) {
-        action *a = &tx->a[i];
+    for (size_t i = 0; i < n; i++) {
+        transact_member *a = &m[i];
         size_t os = a->old ? item_size(a->old) : 0, ns = a->new_item ? item_size(a->new_item) : 0;
-        if (a->kind == ACT_CHECK) {
+        if (a->kind == TRANSACT_CHECK) {
             /* billed as a transactional write of the item it checks, not a read
              * (recorded by the public conformance suite) */
             units_add(per_table, table_name(a->t), 0, 2 * capacity_write_units(os));
@@ -617,13 +635,13 @@ unlock:
 /* ItemCollectionMetrics of a transaction that ran: per table with local secondary
  * indexes, the item collection of each item a Put, Update or Delete wrote or removed, in
  * the order of the actions (tables without local indexes have no item collections). */
-static json_t *collection_list(qr_db *db, const txn *tx)
+static json_t *collection_list(qr_db *db, const transact_member *m, size_t n)
 {
     json_t *icm = json_object();
-    for (size_t i = 0; i < tx->n; i++) {
-        const action *a = &tx->a[i];
+    for (size_t i = 0; i < n; i++) {
+        const transact_member *a = &m[i];
         const json_t *item = a->new_item ? a->new_item : a->old;
-        if (a->kind == ACT_CHECK || item == NULL || table_lsi_count(a->t) == 0) continue;
+        if (a->kind == TRANSACT_CHECK || item == NULL || table_lsi_count(a->t) == 0) continue;
         json_t *list = json_object_get(icm, table_name(a->t));
         if (list == NULL) json_object_set_new(icm, table_name(a->t), list = json_array());
         json_array_append_new(list, collection_metrics(db, a->t, item));
@@ -635,6 +653,19 @@ static json_t *collection_list(qr_db *db, const txn *tx)
  * ReturnItemCollectionMetrics, in that order) are judged together, and every one that
  * breaks its constraint is reported in one message (recorded in us-east-1, October
  * 2026; eu-west-2 has begun to name a long token alone). */
+static void token_error(const char *token, member_errors *m)
+{
+    if (token == NULL || (*token && strlen(token) <= TOKEN_MAX_LEN)) return;
+    qr_err e;
+    err_init(&e);
+    err_validation(&e,
+                   "Value '%s' at 'clientRequestToken' failed to satisfy constraint: Member must "
+                   "have length %s",
+                   token, *token ? "less than or equal to 36" : "greater than or equal to 1");
+    member_errors_add(m, e.msg);
+    err_clear(&e);
+}
+
 static int write_member_errors(json_t *req, const char *token, qr_err *err)
 {
     member_errors m;
@@ -642,15 +673,7 @@ static int write_member_errors(json_t *req, const char *token, qr_err *err)
     const char *s;
     qr_err e;
     err_init(&e);
-    if (token && (*token == '\0' || strlen(token) > TOKEN_MAX_LEN)) {
-        err_validation(
-            &e,
-            "Value '%s' at 'clientRequestToken' failed to satisfy constraint: Member must have "
-            "length %s",
-            token, *token ? "less than or equal to 36" : "greater than or equal to 1");
-        member_errors_add(&m, e.msg);
-        err_clear(&e);
-    }
+    token_error(token, &m);
     if (param_enum(req, "ReturnConsumedCapacity", capacity_modes, "NONE", &s, &e))
         member_errors_add(&m, e.msg);
     err_clear(&e);
@@ -660,94 +683,136 @@ static int write_member_errors(json_t *req, const char *token, qr_err *err)
     return member_errors_finish(&m, err);
 }
 
-int op_transact_write_items(qr_db *db, op_call *c, qr_err *err)
+int transact_check_token(json_t *req, const char **token, qr_err *err)
 {
-    json_t *req = c->req;
-    json_t *list, *per_table = NULL;
-    const char *capacity, *metrics, *token;
-    txn tx = {0};
+    member_errors m;
+    if (param_string(req, "ClientRequestToken", token, err)) return -1;
+    member_errors_init(&m);
+    token_error(*token, &m);
+    return member_errors_finish(&m, err);
+}
+
+/* Claims r's token, if it has one: 1 when the same request already ran (*answer is then
+ * what a repeat answers), 0 when this request is to run, -1 with err set. */
+static int claim(qr_db *db, const transact_write_request *r, json_t **answer, qr_err *err)
+{
     char *replay = NULL;
-    int claimed = 0, rc = -1;
-    if (transact_items(req, &list, err)) return -1;
-    if (param_string(req, "ClientRequestToken", &token, err)) return -1;
-    if (write_member_errors(req, token, err)) return -1;
-    if (param_enum(req, "ReturnConsumedCapacity", capacity_modes, "NONE", &capacity, err))
-        return -1;
-    if (param_enum(req, "ReturnItemCollectionMetrics", metrics_modes, "NONE", &metrics, err))
-        return -1;
-    if (token) {
-        int r = token_claim(db, token, req, &replay, err);
-        if (r < 0) return -1;
-        if (r == 1) {
-            /* A repeat changes nothing; as DynamoDB, it answers with what reading the items
-             * transactionally costs (remembered per table when the transaction ran). */
-            json_t *reads = json_loads(replay, JSON_ALLOW_NUL, NULL);
-            free(replay);
-            if (!json_is_array(reads)) {
-                json_decref(reads);
-                return err_set(err, QR_E_INTERNAL, "cannot decode the remembered response");
-            }
-            c->answer = json_object();
-            json_t *cc = capacity_list(reads, capacity);
-            if (cc) json_object_set_new(c->answer, "ConsumedCapacity", cc);
-            if (strcmp(metrics, "SIZE") == 0)
-                json_object_set_new(c->answer, "ItemCollectionMetrics", json_object());
-            json_decref(reads);
-            return 0;
-        }
-        claimed = 1;
+    if (r->token == NULL) return 0;
+    int rc = token_claim(db, r->token, r->identity, &replay, err);
+    if (rc <= 0) return rc;
+    /* A repeat changes nothing; as DynamoDB, it answers with what reading the items
+     * transactionally costs (remembered per table when the transaction ran). */
+    json_t *reads = json_loads(replay, JSON_ALLOW_NUL, NULL);
+    free(replay);
+    if (!json_is_array(reads)) {
+        json_decref(reads);
+        return err_set(err, QR_E_INTERNAL, "cannot decode the remembered response");
     }
-    if (parse_actions(db, list, 0, &tx, err)) goto done;
-    per_table = json_array();
-    if (run_write(db, &tx, per_table, err)) goto done;
-    c->answer = json_object();
-    json_t *cc = capacity_list(per_table, capacity);
-    if (cc) json_object_set_new(c->answer, "ConsumedCapacity", cc);
-    if (strcmp(metrics, "SIZE") == 0)
-        json_object_set_new(c->answer, "ItemCollectionMetrics", collection_list(db, &tx));
+    *answer = json_object();
+    json_t *cc = capacity_list(reads, r->capacity);
+    if (cc) json_object_set_new(*answer, "ConsumedCapacity", cc);
+    if (strcmp(r->metrics, "SIZE") == 0)
+        json_object_set_new(*answer, "ItemCollectionMetrics", json_object());
+    json_decref(reads);
+    return 1;
+}
+
+/* Runs r, its token claimed (if any), and ends the claim: remembered when the
+ * transaction succeeded, forgotten when it failed. */
+static int write_claimed(qr_db *db, const transact_write_request *r, json_t **answer, qr_err *err)
+{
+    json_t *per_table = json_array();
+    int rc = -1;
+    if (per_table == NULL) {
+        err_set(err, QR_E_INTERNAL, "out of memory");
+        goto done;
+    }
+    if (run_write(db, r->m, r->n, per_table, err)) goto done;
+    *answer = json_object();
+    json_t *cc = capacity_list(per_table, r->capacity);
+    if (cc) json_object_set_new(*answer, "ConsumedCapacity", cc);
+    if (strcmp(r->metrics, "SIZE") == 0)
+        json_object_set_new(*answer, "ItemCollectionMetrics", collection_list(db, r->m, r->n));
     rc = 0;
 done:
-    if (claimed) {
+    if (r->token) {
         json_t *reads = NULL;
         if (rc == 0) {
             reads = json_array();
-            for (size_t i = 0; i < tx.n; i++) {
-                const json_t *now = tx.a[i].kind == ACT_CHECK ? tx.a[i].old : tx.a[i].new_item;
+            for (size_t i = 0; i < r->n; i++) {
+                const transact_member *a = &r->m[i];
+                const json_t *now = a->kind == TRANSACT_CHECK ? a->old : a->new_item;
                 /* a transactional read: twice a strongly consistent one (2 units for
                  * a small item, as the public conformance suite recorded) */
-                units_add(reads, table_name(tx.a[i].t),
+                units_add(reads, table_name(a->t),
                           2 * capacity_read_units(now ? item_size(now) : 0, 1), 0);
             }
         }
-        token_finish(db, token, reads);
+        token_finish(db, r->token, reads);
         json_decref(reads);
     }
     json_decref(per_table);
+    return rc;
+}
+
+int transact_write(qr_db *db, const transact_write_request *r, json_t **answer, qr_err *err)
+{
+    int claimed = claim(db, r, answer, err);
+    if (claimed) return claimed > 0 ? 0 : -1;
+    return write_claimed(db, r, answer, err);
+}
+
+int op_transact_write_items(qr_db *db, op_call *c, qr_err *err)
+{
+    json_t *req = c->req;
+    json_t *list;
+    txn tx = {0};
+    transact_write_request r = {0};
+    char *identity = NULL;
+    int rc = -1;
+    if (transact_items(req, &list, err)) return -1;
+    if (param_string(req, "ClientRequestToken", &r.token, err)) return -1;
+    if (write_member_errors(req, r.token, err)) return -1;
+    if (param_enum(req, "ReturnConsumedCapacity", capacity_modes, "NONE", &r.capacity, err))
+        return -1;
+    if (param_enum(req, "ReturnItemCollectionMetrics", metrics_modes, "NONE", &r.metrics, err))
+        return -1;
+    /* What the token stands for is the transaction's items (their text with keys
+     * sorted); the Return* parameters shape only the answer, so a retry may change them
+     * without a mismatch. */
+    if (r.token && (identity = json_dumps(list, JSON_COMPACT | JSON_SORT_KEYS)) == NULL)
+        return err_set(err, QR_E_INTERNAL, "out of memory");
+    r.identity = identity;
+    int claimed = claim(db, &r, &c->answer, err);
+    if (claimed) {
+        rc = claimed > 0 ? 0 : -1;
+        goto done;
+    }
+    if (parse_actions(db, list, 0, &tx, err)) {
+        if (r.token) token_finish(db, r.token, NULL);
+        goto done;
+    }
+    r.m = tx.m;
+    r.n = tx.n;
+    rc = write_claimed(db, &r, &c->answer, err);
+done:
+    free(identity);
     txn_free(db, &tx);
     return rc;
 }
 
 /* ---- TransactGetItems ---- */
 
-int op_transact_get_items(qr_db *db, op_call *c, qr_err *err)
+int transact_get(qr_db *db, transact_member *m, size_t n, const char *capacity, json_t **answer,
+                 qr_err *err)
 {
-    json_t *req = c->req;
-    json_t *list, *per_table = NULL, *responses = NULL;
-    const char *capacity;
-    txn tx = {0};
-    const read_view *snap = NULL;
+    json_t *per_table = json_array(), *responses = json_array();
+    const read_view *snap = read_view_open(db);
     int rc = -1;
     size_t bytes = 0;
-    if (transact_items(req, &list, err)) return -1;
-    if (param_enum(req, "ReturnConsumedCapacity", capacity_modes, "NONE", &capacity, err))
-        return -1;
-    if (parse_actions(db, list, 1, &tx, err)) goto done;
-    per_table = json_array();
-    responses = json_array();
-    snap = read_view_open(db);
-    for (size_t i = 0; i < tx.n; i++) {
-        action *a = &tx.a[i];
-        if (item_get_parsed(db, a->t, snap, &a->key, 1, &a->old, err) < 0) goto done;
+    for (size_t i = 0; i < n; i++) {
+        transact_member *a = &m[i];
+        if (item_get_parsed(db, a->t, snap, &a->ekey, 1, &a->old, err) < 0) goto done;
         size_t size = a->old ? item_size(a->old) : 0;
         bytes += size;
         if (bytes > TXN_MAX_BYTES) {
@@ -756,21 +821,36 @@ int op_transact_get_items(qr_db *db, op_call *c, qr_err *err)
         }
         json_t *r = json_object(), *item = NULL;
         if (a->old)
-            item = a->x.projection ? expr_project(a->x.projection, a->old) : json_incref(a->old);
+            item = a->projection ? expr_project(a->projection, a->old) : json_incref(a->old);
         /* a projection that matches nothing of a present item leaves no Item, as none */
         if (item && json_object_size(item) > 0) json_object_set(r, "Item", item);
         json_decref(item);
         json_array_append_new(responses, r);
         units_add(per_table, table_name(a->t), 2 * capacity_read_units(size, 1), 0);
     }
-    c->answer = json_pack("{s:O}", "Responses", responses);
+    *answer = json_pack("{s:O}", "Responses", responses);
     json_t *cc = capacity_list(per_table, capacity);
-    if (cc) json_object_set_new(c->answer, "ConsumedCapacity", cc);
+    if (cc) json_object_set_new(*answer, "ConsumedCapacity", cc);
     rc = 0;
 done:
     read_view_close(db, snap);
     json_decref(responses);
     json_decref(per_table);
+    return rc;
+}
+
+int op_transact_get_items(qr_db *db, op_call *c, qr_err *err)
+{
+    json_t *req = c->req;
+    json_t *list;
+    const char *capacity;
+    txn tx = {0};
+    int rc = -1;
+    if (transact_items(req, &list, err)) return -1;
+    if (param_enum(req, "ReturnConsumedCapacity", capacity_modes, "NONE", &capacity, err))
+        return -1;
+    if (parse_actions(db, list, 1, &tx, err) == 0)
+        rc = transact_get(db, tx.m, tx.n, capacity, &c->answer, err);
     txn_free(db, &tx);
     return rc;
 }

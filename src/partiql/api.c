@@ -549,7 +549,6 @@ int op_execute_statement(qr_db *db, op_call *c, qr_err *err)
     else
         rc = exec_write(db, st, &o, &c->answer, err);
 done:
-    if (rc) pq_exec_unname_error(err);
     partiql_free(st);
     json_decref(params);
     return rc;
@@ -671,7 +670,6 @@ int op_batch_execute_statement(qr_db *db, op_call *c, qr_err *err)
         if (item) json_object_set_new(r, "Item", item);
         if (errs[i].type) {
             char code[64];
-            pq_exec_unname_error(&errs[i]);
             json_object_set_new(r, "Error",
                                 json_pack("{s:s,s:s}", "Code",
                                           batch_code(errs[i].type, code, sizeof code), "Message",
@@ -774,6 +772,8 @@ static int txn_writes(qr_db *db, pq_stmt **sts, json_t *list, size_t n, json_t *
 {
     pq_plan *plans = calloc(n, sizeof *plans);
     const char **on_failure = calloc(n, sizeof *on_failure);
+    const char *token;
+    char *identity = NULL;
     pq_result out = {0};
     int rc = -1;
     if (plans == NULL || on_failure == NULL) {
@@ -790,8 +790,14 @@ static int txn_writes(qr_db *db, pq_stmt **sts, json_t *list, size_t n, json_t *
         on_failure[i] = json_string_value(
             json_object_get(json_array_get(list, i), "ReturnValuesOnConditionCheckFailure"));
     }
-    if (pq_exec_transact_write(db, plans, n, on_failure, json_object_get(req, "ClientRequestToken"),
-                               capacity, &out, err)) {
+    /* The token stands for the statements, their parameters and their
+     * ReturnValuesOnConditionCheckFailure (the request's capacity shapes only the answer). */
+    if (transact_check_token(req, &token, err)) goto done;
+    if (token && (identity = json_dumps(list, JSON_COMPACT | JSON_SORT_KEYS)) == NULL) {
+        out_of_memory(err);
+        goto done;
+    }
+    if (pq_exec_transact_write(db, plans, n, on_failure, token, identity, capacity, &out, err)) {
         if (err->type && strcmp(err->type, QR_E_TXN_CANCELED) == 0) rename_duplicates(sts, n, err);
         goto done;
     }
@@ -807,6 +813,7 @@ done:
         pq_plan_free(&plans[i]);
     free(plans);
     free(on_failure);
+    free(identity);
     pq_result_free(&out);
     return rc;
 }
@@ -866,7 +873,6 @@ int op_execute_transaction(qr_db *db, op_call *c, qr_err *err)
     }
     rc = reads ? txn_reads(db, sts, n, capacity, &c->answer, err)
                : txn_writes(db, sts, list, n, req, capacity, &c->answer, err);
-    if (rc) pq_exec_unname_error(err);
 done:
     for (size_t i = 0; i < n && i < TXN_MAX; i++)
         partiql_free(sts[i]);

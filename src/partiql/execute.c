@@ -1,9 +1,10 @@
-/* execute.c — runs PartiQL plans by writing the requests of the item operations' handlers.
+/* execute.c — runs PartiQL plans through the operations' own functions (ops.h).
  *
- * The one file that turns plans into DynamoDB JSON requests: expressions are written from
- * the tree with #n / :v placeholders only, never with the statement's own text, and the
- * handlers (op_put_item, op_query, ...) apply every rule of their own. It does not decide
- * anything a plan decides, nor page, project or shape the PartiQL API's answers. */
+ * Each plan's expressions are written from the tree as expression text with #n / :v
+ * placeholders (never with the statement's own text), parsed here as the expression
+ * language parses any, and handed parsed to items_*, query_read / scan_read and
+ * transact_*, which apply their rules as they do for the JSON handlers. It writes no
+ * request, decides nothing a plan decides, and neither pages nor shapes answers (api.c). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,13 +42,6 @@ static void xb_free(xb *x)
     json_decref(x->names);
     json_decref(x->byname);
     json_decref(x->values);
-}
-
-/* Adds the names and values used to req (only if any: DynamoDB refuses empty maps). */
-static void xb_attach(xb *x, json_t *req)
-{
-    if (json_object_size(x->names)) json_object_set(req, "ExpressionAttributeNames", x->names);
-    if (json_object_size(x->values)) json_object_set(req, "ExpressionAttributeValues", x->values);
 }
 
 static int x_name(xb *x, buf *o, const char *name)
@@ -229,14 +223,13 @@ static int x_item_test(xb *x, buf *o, const pq_plan *p)
 
 /* UPDATE's actions as one UpdateExpression: its SET, REMOVE, ADD and DELETE clauses in
  * that order, each action in the statement's order within its clause. */
-static int x_update(xb *x, json_t *req, const pq_stmt *st)
+static int x_update(xb *x, buf *expr, const pq_stmt *st)
 {
     static const char *const words[4] = {"SET", "REMOVE", "ADD", "DELETE"};
-    buf clause[4], expr;
+    buf clause[4];
     int e = 0;
     for (int k = 0; k < 4; k++)
         buf_init(&clause[k], 0);
-    buf_init(&expr, 0);
     for (size_t i = 0; i < st->nactions; i++) {
         const pq_action *a = &st->actions[i];
         buf *b = &clause[a->kind];
@@ -252,12 +245,23 @@ static int x_update(xb *x, json_t *req, const pq_stmt *st)
     }
     for (int k = 0; k < 4; k++)
         if (clause[k].len)
-            e |= buf_printf(&expr, "%s%s%s", expr.len ? " " : "", words[k], clause[k].data);
-    json_object_set_new(req, "UpdateExpression", json_string(expr.data ? expr.data : ""));
-    buf_free(&expr);
+            e |= buf_printf(expr, "%s%s%s", expr->len ? " " : "", words[k], clause[k].data);
     for (int k = 0; k < 4; k++)
         buf_free(&clause[k]);
     return e;
+}
+
+/* Checks the values x holds, as an operation checks a request's, and starts cx on them. */
+static int xb_context(xb *x, expr_ctx *cx, qr_err *err)
+{
+    const char *k;
+    json_t *v;
+    int e = 0;
+    json_object_foreach(x->values, k, v) e |= value_validate(v, 1, k, err);
+    expr_ctx_init(cx, json_object_size(x->names) ? x->names : NULL,
+                  json_object_size(x->values) ? x->values : NULL, err);
+    cx->bare = 1; /* DynamoDB's PartiQL names no expression parameter in its messages */
+    return e ? -1 : 0;
 }
 
 /* ---- conditions quarry evaluates itself ---- */
@@ -288,10 +292,7 @@ int pq_filter_compile(const pq_conds *conds, pq_filter **out, qr_err *err)
     xb_init(&f->x, err);
     buf_init(&where, 0);
     e |= x_conj(&f->x, &where, conds);
-    const char *k;
-    json_t *v;
-    json_object_foreach(f->x.values, k, v) e |= value_validate(v, 1, k, err);
-    expr_ctx_init(&f->cx, f->x.names, f->x.values, err);
+    e |= xb_context(&f->x, &f->cx, err);
     if (e == 0 && where.len) e |= expr_parse_condition(&f->cx, "WHERE", where.data, &f->cond);
     buf_free(&where);
     if (e) {
@@ -310,50 +311,33 @@ int pq_filter_passes(const pq_filter *f, const json_t *item, qr_err *err)
 
 int pq_check_operand_types(const pq_stmt *st, qr_err *err)
 {
+    static const char wrong_type[] = "Incorrect operand type";
     if (st->where == NULL) return 0;
     qr_err e;
     err_init(&e);
     xb x;
     xb_init(&x, &e);
+    expr_ctx cx = {0};
+    expr_cond *c = NULL;
     buf text;
     buf_init(&text, 0);
-    json_t *filter = NULL;
     int rc = 0;
-    /* the WHERE clause as one FilterExpression, whose parse checks the types */
+    /* the WHERE clause as one FilterExpression, whose parse checks the types; other
+     * faults are left to their turn */
     if (pq_check_condition(st->where, &e) == 0 && x_cond(&x, &text, st->where) == 0 &&
-        e.type == NULL && (filter = json_stringn(text.data ? text.data : "", text.len)) &&
-        exprs_operand_type_error(filter, json_object_size(x.names) ? x.names : NULL,
-                                 json_object_size(x.values) ? x.values : NULL, &e))
-        rc = err_set(err, e.type, "%s", e.msg);
-    json_decref(filter);
+        e.type == NULL && text.len && xb_context(&x, &cx, &e) == 0 &&
+        expr_parse_condition(&cx, "FilterExpression", text.data, &c) &&
+        strcmp(e.type, QR_E_VALIDATION) == 0 && strstr(e.msg, wrong_type))
+        rc = err_validation(err, "%s", strstr(e.msg, wrong_type));
+    expr_cond_free(c);
+    expr_ctx_free(&cx);
     err_clear(&e);
     buf_free(&text);
     xb_free(&x);
     return rc;
 }
 
-void pq_exec_unname_error(qr_err *err)
-{
-    static const char *const names[] = {"Invalid FilterExpression: ",
-                                        "Invalid KeyConditionExpression: ",
-                                        "Invalid ConditionExpression: ",
-                                        "Invalid UpdateExpression: ",
-                                        "Invalid ProjectionExpression: ",
-                                        "Invalid WHERE: ",
-                                        NULL};
-    static const char envelope[] = "1 validation error detected: "; /* item operations' */
-    if (err->type == NULL || strcmp(err->type, QR_E_VALIDATION) != 0) return;
-    size_t skip = strncmp(err->msg, envelope, sizeof envelope - 1) ? 0 : sizeof envelope - 1;
-    for (int i = 0; names[i]; i++) {
-        size_t n = strlen(names[i]);
-        if (strncmp(err->msg + skip, names[i], n) == 0) {
-            memmove(err->msg, err->msg + skip + n, strlen(err->msg + skip + n) + 1);
-            return;
-        }
-    }
-}
-
-/* ---- the handlers ---- */
+/* ---- running plans ---- */
 
 void pq_result_free(pq_result *r)
 {
@@ -367,231 +351,328 @@ void pq_page_free(pq_page *p)
     memset(p, 0, sizeof *p);
 }
 
-/* The request of a write plan: PutItem, UpdateItem, DeleteItem or a transaction's
- * ConditionCheck, without the request-level parameters (ReturnValues, capacity). */
-static int write_request(const pq_plan *p, json_t **out, qr_err *err)
+/* The table a plan names, looked up again for its operation (the caller releases it). */
+static int plan_table(qr_db *db, const pq_plan *p, table **out, qr_err *err)
 {
-    const pq_stmt *st = p->stmt;
-    xb x;
-    buf cond;
-    int e = 0;
-    *out = NULL;
-    json_t *r = json_pack("{s:s}", "TableName", st->table);
-    if (r == NULL) return out_of_memory(err);
-    xb_init(&x, err);
-    buf_init(&cond, 0);
-    if (p->op == PQ_OP_PUT_ITEM)
-        json_object_set(r, "Item", st->item);
-    else
-        json_object_set(r, "Key", p->key);
-    e |= x_item_test(&x, &cond, p);
-    if (p->op == PQ_OP_UPDATE_ITEM) e |= x_update(&x, r, st);
-    if (e == 0 && cond.len) json_object_set_new(r, "ConditionExpression", json_string(cond.data));
-    xb_attach(&x, r);
-    buf_free(&cond);
-    xb_free(&x);
-    if (e) {
-        json_decref(r);
-        return err->type ? -1 : out_of_memory(err);
-    }
-    *out = r;
-    return 0;
+    *out = catalog_get(db, p->schema.table);
+    return *out ? 0 : err_set(err, QR_E_NOT_FOUND, "Requested resource not found");
 }
 
-/* Runs operation h on request r (taken over) into out: 0 with out's body and capacity set,
- * or -1 with err set and out freed. */
-static int run(qr_db *db, op_handler h, json_t *r, pq_result *out, qr_err *err)
+/* A write plan's condition and update, parsed, with the names and values they read. */
+typedef struct write_exprs {
+    xb x;
+    expr_ctx cx;
+    expr_cond *condition; /* NULL: none */
+    expr_update *update;  /* UPDATE_ITEM's */
+} write_exprs;
+
+static void write_exprs_free(write_exprs *w)
 {
-    int rc = op_run(db, h, r, &out->body, err);
-    json_decref(r);
-    if (rc) {
-        pq_result_free(out);
-        return -1;
+    expr_cond_free(w->condition);
+    expr_update_free(w->update);
+    expr_ctx_free(&w->cx);
+    xb_free(&w->x);
+}
+
+/* Writes the expressions of write plan p as text and parses them into w (zeroed here;
+ * freed by write_exprs_free, whether or not this succeeds); in_transaction, an update's
+ * errors are a transaction's. */
+static int write_exprs_parse(const pq_plan *p, write_exprs *w, int in_transaction, qr_err *err)
+{
+    buf cond, upd;
+    int e = 0;
+    memset(w, 0, sizeof *w);
+    xb_init(&w->x, err);
+    buf_init(&cond, 0);
+    buf_init(&upd, 0);
+    e |= x_item_test(&w->x, &cond, p);
+    if (p->op == PQ_OP_UPDATE_ITEM) e |= x_update(&w->x, &upd, p->stmt);
+    if (e == 0) e = xb_context(&w->x, &w->cx, err);
+    if (e == 0 && cond.len)
+        e = expr_parse_condition(&w->cx, "ConditionExpression", cond.data, &w->condition);
+    if (e == 0 && p->op == PQ_OP_UPDATE_ITEM) {
+        e = upd.len ? expr_parse_update(&w->cx, upd.data, &w->update)
+                    : err_validation(err, "The expression can not be empty;");
+        if (e && in_transaction) transact_trim_update_error(err);
     }
-    out->capacity = json_object_get(out->body, "ConsumedCapacity");
-    return 0;
+    buf_free(&cond);
+    buf_free(&upd);
+    if (e && err->type == NULL) out_of_memory(err);
+    return e ? -1 : 0;
+}
+
+/* Checks the item or key of write plan p against t, as its operation does. */
+static int write_check(const table *t, const pq_plan *p, size_t *size, qr_err *err)
+{
+    *size = 0;
+    return p->op == PQ_OP_PUT_ITEM ? item_check_put(t, p->stmt->item, size, err)
+                                   : item_check_key(t, p->key, err);
 }
 
 int pq_exec_write(qr_db *db, const pq_plan *p, const char *capacity, const char *on_failure,
                   pq_result *out, qr_err *err)
 {
-    json_t *r;
+    table *t = NULL;
+    write_exprs w;
+    size_t size;
+    int rc = -1;
     memset(out, 0, sizeof *out);
-    if (write_request(p, &r, err)) return -1;
-    if (capacity) json_object_set_new(r, "ReturnConsumedCapacity", json_string(capacity));
-    if (p->op != PQ_OP_PUT_ITEM) {
-        if (on_failure)
-            json_object_set_new(r, "ReturnValuesOnConditionCheckFailure", json_string(on_failure));
-        json_object_set_new(r, "ReturnValues", json_string(p->return_values));
+    memset(&w, 0, sizeof w);
+    if (plan_table(db, p, &t, err) || write_check(t, p, &size, err) ||
+        write_exprs_parse(p, &w, 0, err))
+        goto done;
+    item_request r = {.t = t,
+                      .key = p->op == PQ_OP_PUT_ITEM ? p->stmt->item : p->key,
+                      .size = size,
+                      .condition = w.condition,
+                      .update = w.update,
+                      .return_values = p->op == PQ_OP_PUT_ITEM ? "NONE" : p->return_values,
+                      .on_failure = on_failure && p->op != PQ_OP_PUT_ITEM ? on_failure : "NONE",
+                      .capacity = capacity ? capacity : "NONE",
+                      .metrics = "NONE"};
+    if (p->op == PQ_OP_PUT_ITEM) r.item = p->stmt->item;
+    rc = p->op == PQ_OP_PUT_ITEM      ? items_put(db, &r, &out->body, err)
+         : p->op == PQ_OP_UPDATE_ITEM ? items_update(db, &r, &out->body, err)
+                                      : items_delete(db, &r, &out->body, err);
+    if (rc == 0) {
+        out->item = json_object_get(out->body, "Attributes");
+        out->capacity = json_object_get(out->body, "ConsumedCapacity");
     }
-    if (run(db,
-            p->op == PQ_OP_PUT_ITEM      ? op_put_item
-            : p->op == PQ_OP_UPDATE_ITEM ? op_update_item_as_written
-                                         : op_delete_item,
-            r, out, err))
-        return -1;
-    out->item = json_object_get(out->body, "Attributes");
-    return 0;
+done:
+    write_exprs_free(&w);
+    catalog_release_after_writes(t);
+    return rc;
 }
 
 int pq_exec_get_item(qr_db *db, const pq_plan *p, const char *capacity, pq_result *out, qr_err *err)
 {
+    table *t = NULL;
+    buf text;
+    buf_init(&text, 0);
+    int rc = -1;
     memset(out, 0, sizeof *out);
-    json_t *r = json_pack("{s:s,s:O,s:b}", "TableName", p->stmt->table, "Key", p->key,
-                          "ConsistentRead", p->consistent);
-    if (r == NULL) return out_of_memory(err);
-    if (capacity) json_object_set_new(r, "ReturnConsumedCapacity", json_string(capacity));
-    if (run(db, op_get_item, r, out, err)) return -1;
+    if (plan_table(db, p, &t, err) || key_check_key(t, p->key, err)) goto done;
+    item_request r = {.t = t,
+                      .key = p->key,
+                      .consistent = p->consistent,
+                      .capacity = capacity ? capacity : "NONE"};
+    if (items_get(db, &r, &text, err)) goto done;
+    if ((out->body = json_read(text.data, text.len, JSON_ALLOW_NUL, NULL)) == NULL) {
+        out_of_memory(err);
+        goto done;
+    }
     out->item = json_object_get(out->body, "Item");
-    return 0;
+    out->capacity = json_object_get(out->body, "ConsumedCapacity");
+    rc = 0;
+done:
+    buf_free(&text);
+    catalog_release(db, t);
+    return rc;
 }
 
 int pq_exec_transact_get(qr_db *db, const pq_plan *plans, size_t n, const char *capacity,
                          const json_t **items, pq_result *out, qr_err *err)
 {
+    size_t payload = 0;
+    int rc = -1;
     memset(out, 0, sizeof *out);
-    json_t *list = json_array();
-    for (size_t i = 0; list && i < n; i++)
-        json_array_append_new(list, json_pack("{s:{s:s,s:O}}", "Get", "TableName",
-                                              plans[i].stmt->table, "Key", plans[i].key));
-    json_t *r = list ? json_pack("{s:o}", "TransactItems", list) : NULL;
-    if (r == NULL) return out_of_memory(err);
-    if (capacity) json_object_set_new(r, "ReturnConsumedCapacity", json_string(capacity));
-    if (run(db, op_transact_get_items, r, out, err)) return -1;
+    transact_member *m = calloc(n, sizeof *m);
+    if (m == NULL) return out_of_memory(err);
+    for (size_t i = 0; i < n; i++) {
+        m[i].kind = TRANSACT_GET;
+        m[i].key = plans[i].key;
+        m[i].on_failure = "NONE";
+        if (plan_table(db, &plans[i], &m[i].t, err) || transact_check_member(&m[i], i, n, err) ||
+            transact_join(m, i, &payload, err))
+            goto done;
+    }
+    if (transact_get(db, m, n, capacity ? capacity : "NONE", &out->body, err)) goto done;
     json_t *responses = json_object_get(out->body, "Responses");
     for (size_t i = 0; i < n; i++)
         items[i] = json_object_get(json_array_get(responses, i), "Item");
-    return 0;
+    out->capacity = json_object_get(out->body, "ConsumedCapacity");
+    rc = 0;
+done:
+    for (size_t i = 0; i < n; i++)
+        transact_member_free(db, &m[i]);
+    free(m);
+    return rc;
 }
 
+static const transact_kind member_kinds[] = {[PQ_OP_PUT_ITEM] = TRANSACT_PUT,
+                                             [PQ_OP_UPDATE_ITEM] = TRANSACT_UPDATE,
+                                             [PQ_OP_DELETE_ITEM] = TRANSACT_DELETE,
+                                             [PQ_OP_CONDITION_CHECK] = TRANSACT_CHECK};
+
 int pq_exec_transact_write(qr_db *db, const pq_plan *plans, size_t n, const char *const *on_failure,
-                           json_t *client_token, const char *capacity, pq_result *out, qr_err *err)
+                           const char *token, const char *identity, const char *capacity,
+                           pq_result *out, qr_err *err)
 {
+    size_t payload = 0;
+    int rc = -1;
     memset(out, 0, sizeof *out);
-    json_t *list = json_array();
-    if (list == NULL) return out_of_memory(err);
+    transact_member *m = calloc(n, sizeof *m);
+    write_exprs *w = calloc(n, sizeof *w);
+    if (m == NULL || w == NULL) {
+        out_of_memory(err);
+        goto done;
+    }
+    /* What a transaction judges before it looks up any table: every Put's item and every
+     * member's expressions, in order. */
     for (size_t i = 0; i < n; i++) {
         const pq_plan *p = &plans[i];
-        json_t *w;
-        if (write_request(p, &w, err)) {
-            json_decref(list);
-            return -1;
-        }
-        if (on_failure[i] && p->op != PQ_OP_PUT_ITEM)
-            json_object_set_new(w, "ReturnValuesOnConditionCheckFailure",
-                                json_string(on_failure[i]));
-        const char *what = p->op == PQ_OP_PUT_ITEM      ? "Put"
-                           : p->op == PQ_OP_UPDATE_ITEM ? "Update"
-                           : p->op == PQ_OP_DELETE_ITEM ? "Delete"
-                                                        : "ConditionCheck";
-        json_array_append_new(list, json_pack("{s:o}", what, w));
+        if (p->op == PQ_OP_PUT_ITEM && transact_check_put_item(p->stmt->item, err)) goto done;
+        if (write_exprs_parse(p, &w[i], 1, err)) goto done;
     }
-    json_t *r = json_pack("{s:o}", "TransactItems", list);
-    if (r == NULL) return out_of_memory(err);
-    if (client_token) json_object_set(r, "ClientRequestToken", client_token);
-    if (capacity) json_object_set_new(r, "ReturnConsumedCapacity", json_string(capacity));
-    return run(db, op_transact_write_items, r, out, err);
+    for (size_t i = 0; i < n; i++) {
+        const pq_plan *p = &plans[i];
+        transact_member *a = &m[i];
+        a->kind = member_kinds[p->op];
+        a->on_failure = on_failure[i] && p->op != PQ_OP_PUT_ITEM ? on_failure[i] : "NONE";
+        if (p->op == PQ_OP_PUT_ITEM)
+            a->item = p->stmt->item;
+        else
+            a->key = p->key;
+        if (plan_table(db, p, &a->t, err) || transact_check_member(&m[i], i, n, err)) goto done;
+        a->condition = w[i].condition;
+        a->update = w[i].update;
+        a->values = json_object_size(w[i].x.values) ? w[i].x.values : NULL;
+        if (transact_join(m, i, &payload, err)) goto done;
+    }
+    transact_write_request r = {.m = m,
+                                .n = n,
+                                .token = token,
+                                .identity = identity,
+                                .capacity = capacity ? capacity : "NONE",
+                                .metrics = "NONE"};
+    if (transact_write(db, &r, &out->body, err)) goto done;
+    out->capacity = json_object_get(out->body, "ConsumedCapacity");
+    rc = 0;
+done:
+    for (size_t i = 0; m && w && i < n; i++) {
+        transact_member_free(db, &m[i]);
+        write_exprs_free(&w[i]);
+    }
+    free(m);
+    free(w);
+    return rc;
 }
 
 /* ---- Query and Scan ---- */
 
 struct pq_read {
-    json_t *req;
-    int query;
+    const pq_plan *p;
+    xb x;            /* the names and values of both expressions; a Query's ":k" is the
+                        value of its first partition key attribute, which pages may change */
+    buf key, filter; /* KeyConditionExpression (a Query's) and FilterExpression, as text */
+    const char *capacity;
 };
 
 void pq_read_free(pq_read *r)
 {
     if (r == NULL) return;
-    json_decref(r->req);
+    xb_free(&r->x);
+    buf_free(&r->key);
+    buf_free(&r->filter);
     free(r);
 }
 
 int pq_read_prepare(const pq_plan *p, const char *capacity, pq_read **out, qr_err *err)
 {
-    const pq_stmt *st = p->stmt;
     const pq_schema *s = &p->schema;
-    xb x;
-    buf kc, fc;
-    int e = 0, rc = -1;
+    int e = 0;
     pq_read *r = calloc(1, sizeof *r);
     *out = NULL;
     if (r == NULL) return out_of_memory(err);
-    r->query = p->op == PQ_OP_QUERY;
-    xb_init(&x, err);
-    buf_init(&kc, 0);
-    buf_init(&fc, 0);
-    json_t *req = r->req = json_pack("{s:s}", "TableName", st->table);
-    if (req == NULL) {
-        out_of_memory(err);
-        goto done;
-    }
-    if (st->index) json_object_set_new(req, "IndexName", json_string(st->index));
-    if (p->select_all_attributes) json_object_set_new(req, "Select", json_string("ALL_ATTRIBUTES"));
-    if (r->query) {
-        /* the first partition key attribute's value is :k, which pq_read_page may change */
+    r->p = p;
+    r->capacity = capacity ? capacity : "NONE";
+    xb_init(&r->x, err);
+    buf_init(&r->key, 0);
+    buf_init(&r->filter, 0);
+    if (p->op == PQ_OP_QUERY) {
         for (int i = 0; i < s->npk; i++) {
-            if (i) e |= buf_puts(&kc, " AND ");
-            e |= x_name(&x, &kc, s->rpk[i]);
-            e |= buf_puts(&kc, " = ");
+            if (i) e |= buf_puts(&r->key, " AND ");
+            e |= x_name(&r->x, &r->key, s->rpk[i]);
+            e |= buf_puts(&r->key, " = ");
             if (i == 0)
-                e |= buf_puts(&kc, ":k");
+                e |= buf_puts(&r->key, ":k");
             else
-                e |= x_value(&x, &kc, p->partition_values[i]);
+                e |= x_value(&r->x, &r->key, p->partition_values[i]);
         }
         if (p->sort_condition) {
-            e |= buf_puts(&kc, " AND ");
-            e |= x_cond(&x, &kc, p->sort_condition);
+            e |= buf_puts(&r->key, " AND ");
+            e |= x_cond(&r->x, &r->key, p->sort_condition);
         }
-        e |= x_conj(&x, &fc, &p->filter);
-        json_object_set_new(req, "ScanIndexForward", json_boolean(p->scan_forward));
+        e |= x_conj(&r->x, &r->filter, &p->filter);
+        if (json_object_set_new(r->x.values, ":k",
+                                json_deep_copy(p->partition_in ? p->partition_in->args[1]->value
+                                                               : p->partition_values[0])))
+            e |= out_of_memory(err);
     } else if (p->scan_filter) {
-        e |= x_cond(&x, &fc, p->scan_filter);
+        e |= x_cond(&r->x, &r->filter, p->scan_filter);
     }
     if (e) {
         if (err->type == NULL) out_of_memory(err);
-        goto done;
+        pq_read_free(r);
+        return -1;
     }
-    if (kc.len) json_object_set_new(req, "KeyConditionExpression", json_string(kc.data));
-    if (fc.len) json_object_set_new(req, "FilterExpression", json_string(fc.data));
-    if (r->query)
-        json_object_set_new(x.values, ":k",
-                            json_deep_copy(p->partition_in ? p->partition_in->args[1]->value
-                                                           : p->partition_values[0]));
-    xb_attach(&x, req);
-    if (p->consistent) json_object_set_new(req, "ConsistentRead", json_true());
-    if (capacity) json_object_set_new(req, "ReturnConsumedCapacity", json_string(capacity));
     *out = r;
-    r = NULL;
-    rc = 0;
-done:
-    pq_read_free(r);
-    buf_free(&kc);
-    buf_free(&fc);
-    xb_free(&x);
-    return rc;
+    return 0;
 }
 
 int pq_read_page(qr_db *db, pq_read *r, const json_t *partition_value, long long limit,
                  json_t *start_key, pq_page *out, qr_err *err)
 {
-    json_t *req = r->req;
+    const pq_plan *p = r->p;
+    int query = p->op == PQ_OP_QUERY;
+    table *t = NULL;
+    expr_ctx cx = {0};
+    expr_cond *filter = NULL;
+    expr_keycond_multi key = {0};
+    expr_key_schema ks;
+    buf text;
+    buf_init(&text, 0);
+    int rc = -1;
     memset(out, 0, sizeof *out);
-    if (partition_value)
-        json_object_set_new(json_object_get(req, "ExpressionAttributeValues"), ":k",
-                            json_deep_copy(partition_value));
-    if (limit) json_object_set_new(req, "Limit", json_integer(limit));
-    if (start_key)
-        json_object_set_new(req, "ExclusiveStartKey", start_key);
-    else
-        json_object_del(req, "ExclusiveStartKey");
-    if (op_run(db, r->query ? op_query : op_scan, req, &out->body, err)) {
-        pq_page_free(out);
-        return -1;
+    if (partition_value &&
+        json_object_set_new(r->x.values, ":k", json_deep_copy(partition_value))) {
+        out_of_memory(err);
+        goto done;
+    }
+    query_request q = {.select = p->select_all_attributes ? "ALL_ATTRIBUTES" : NULL,
+                       .limit = limit,
+                       .start_key = start_key,
+                       .consistent = p->consistent,
+                       .forward = p->scan_forward,
+                       .total_segments = 1,
+                       .capacity = r->capacity};
+    if (plan_table(db, p, &t, err) || xb_context(&r->x, &cx, err)) goto done;
+    q.t = t;
+    if (r->filter.len && expr_parse_condition(&cx, "FilterExpression", r->filter.data, &filter))
+        goto done;
+    q.filter = filter;
+    if (query_index(t, p->stmt->index, p->consistent, &q.index, err)) goto done;
+    if (query) {
+        query_key_schema(t, q.index, &ks);
+        if (expr_parse_key_condition_multi(&cx, r->key.data, &ks, &key)) goto done;
+        q.key = &key;
+    }
+    if (query ? query_read(db, &q, &text, err) : scan_read(db, &q, &text, err)) goto done;
+    if ((out->body = json_read(text.data, text.len, JSON_ALLOW_NUL, NULL)) == NULL) {
+        out_of_memory(err);
+        goto done;
     }
     out->items = json_object_get(out->body, "Items");
     out->last_key = json_object_get(out->body, "LastEvaluatedKey");
     out->capacity = json_object_get(out->body, "ConsumedCapacity");
     out->scanned = json_integer_value(json_object_get(out->body, "ScannedCount"));
-    return 0;
+    rc = 0;
+done:
+    expr_keycond_multi_free(&key);
+    expr_cond_free(filter);
+    expr_ctx_free(&cx);
+    buf_free(&text);
+    json_decref(start_key);
+    catalog_release(db, t);
+    return rc;
 }

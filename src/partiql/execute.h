@@ -1,9 +1,9 @@
-/* execute.h — the PartiQL executor: runs plans (plan.h) through the item operations.
+/* execute.h — the PartiQL executor: runs plans (plan.h) through the operations' functions.
  *
- * execute.c is the one place that writes DynamoDB requests for PartiQL: each plan becomes
- * the JSON request of a handler in src/ops (its expressions as text with #n / :v
- * placeholders), whose answer comes back here as it answered. It does not plan, page,
- * project or shape the PartiQL API's responses (api.c does). */
+ * execute.c calls the functions src/ops runs its operations with (items_put, query_read,
+ * transact_write, ...), giving them the plan's expressions parsed; their answers come back
+ * here as the operations answer. It does not plan, page, project or shape the PartiQL
+ * API's responses (api.c does). */
 #ifndef QR_PARTIQL_EXECUTE_H
 #define QR_PARTIQL_EXECUTE_H
 
@@ -31,11 +31,6 @@ void pq_filter_free(pq_filter *f);
  * not exist (recorded by the public conformance suite, tier 3 validation ordering). */
 int pq_check_operand_types(const pq_stmt *st, qr_err *err);
 
-/* The operations' errors name the expression parameter of the request written for them;
- * DynamoDB's PartiQL reports the same errors without it ("Incorrect operand type ...",
- * not "Invalid FilterExpression: Incorrect ..."). Drops that name from err. */
-void pq_exec_unname_error(qr_err *err);
-
 /* ---- running plans ---- */
 
 /* What one operation answered; the pointers are borrowed from body. */
@@ -61,10 +56,12 @@ int pq_exec_write(qr_db *db, const pq_plan *p, const char *capacity, const char 
 int pq_exec_transact_get(qr_db *db, const pq_plan *plans, size_t n, const char *capacity,
                          const json_t **items, pq_result *out, qr_err *err);
 /* n write plans as one TransactWriteItems; on_failure[i] is statement i's
- * ReturnValuesOnConditionCheckFailure (NULL: none), client_token the request's
- * ClientRequestToken as given (NULL: none). A cancellation's reasons are in err->item. */
+ * ReturnValuesOnConditionCheckFailure (NULL: none), token the request's ClientRequestToken
+ * (checked; NULL: none) and identity what it stands for (transact_write_request). A
+ * cancellation's reasons are in err->item. */
 int pq_exec_transact_write(qr_db *db, const pq_plan *plans, size_t n, const char *const *on_failure,
-                           json_t *client_token, const char *capacity, pq_result *out, qr_err *err);
+                           const char *token, const char *identity, const char *capacity,
+                           pq_result *out, qr_err *err);
 
 /* A PQ_OP_QUERY or PQ_OP_SCAN plan, made ready to run page by page. */
 typedef struct pq_read pq_read;
@@ -87,34 +84,13 @@ int pq_read_page(qr_db *db, pq_read *r, const json_t *partition_value, long long
                  json_t *start_key, pq_page *out, qr_err *err);
 void pq_page_free(pq_page *p);
 
-/* ---- calling the operations without requests ----
+/* ---- what is left of the text path ----
  *
- * What a later step needs from src/ops to run plans by the operations' own functions,
- * with parsed expressions, instead of writing requests:
- *
- * - expr/: a way to build expr_cond and expr_update from the tree (paths as component
- *   arrays, AttributeValues as given) without text, keeping the checks the text path
- *   makes on a parsed expression and PartiQL relies on: operand types
- *   (exprs_operand_type_error), at most 300 operators, DynamoDB's size limit of 4 KB, and
- *   value_validate of each value. A key condition (expr/keycond.c) built the same way:
- *   partition attributes = values, one sort-key condition (=, <, <=, >, >=, BETWEEN,
- *   begins_with).
- * - items.c: PutItem, UpdateItem (as op_update_item_as_written judges the item size),
- *   DeleteItem and GetItem as functions of (table name, item or key, expr_cond *condition,
- *   expr_update *update, ReturnValues, ReturnValuesOnConditionCheckFailure, ConsistentRead,
- *   ReturnConsumedCapacity) answering the old or new attributes and a ConsumedCapacity
- *   object, with the errors they give today, including ConditionalCheckFailedException
- *   with the item attached for ALL_OLD.
- * - query.c: Query and Scan as functions of (table, index, key condition, expr_cond
- *   *filter, Select ALL_ATTRIBUTES or not, Limit, ExclusiveStartKey, ConsistentRead,
- *   ScanIndexForward, ReturnConsumedCapacity) answering items, LastEvaluatedKey,
- *   ScannedCount and ConsumedCapacity; today's refusal of a filter on a key attribute and
- *   of a missing index stay theirs.
- * - transact.c: TransactGetItems and TransactWriteItems over arrays of those members (Get;
- *   Put, Update, Delete, ConditionCheck) with ClientRequestToken, answering items and
- *   ConsumedCapacity, a cancellation's CancellationReasons in err->item as today.
- * - Errors without the "Invalid <parameter>: " prefix, so pq_exec_unname_error and the
- *   placeholder names (#nK, :vK) go away. The validation of request parameters (table
- *   name, ReturnValues, capacity mode) is not needed: api.c and the planner check them. */
+ * Expressions reach the operations parsed from text execute.c writes, not built from the
+ * tree: expr/ has no way yet to build an expr_cond, an expr_update or a key condition
+ * from paths and values with the checks its parser makes (operand types, 300 operators,
+ * the 4 KB size of the text). execute.c checks each value (value_validate) first. The
+ * text's #nK and :vK placeholders stay inside (its messages name no parameter:
+ * expr_ctx.bare). */
 
 #endif

@@ -17,6 +17,7 @@
 /* The key schema a statement works with: its table's key and, for a SELECT, the key and
  * projection of what it reads (an index, or the table). */
 typedef struct pq_schema {
+    char *table;                 /* the table's name (the statement may give its ARN) */
     char *pk, *sk;               /* the table's key attributes (sk NULL if none) */
     int npk, nsk;                /* the key attributes of what a SELECT reads: */
     char *rpk[QR_MAX_KEY_ATTRS]; /* the index's, or the table's */

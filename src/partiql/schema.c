@@ -12,6 +12,7 @@
 
 void pq_schema_free(pq_schema *s)
 {
+    free(s->table);
     free(s->pk);
     free(s->sk);
     for (int i = 0; i < QR_MAX_KEY_ATTRS; i++) {
@@ -52,7 +53,8 @@ int pq_schema_load(qr_db *db, const pq_stmt *st, pq_schema *s, qr_err *err)
     int rc = param_table(db, probe, "TableName", &t, err);
     json_decref(probe);
     if (rc) return -1;
-    int oom = (s->pk = strdup(table_pk(t)->name)) == NULL;
+    int oom = (s->table = strdup(table_name(t))) == NULL;
+    oom |= (s->pk = strdup(table_pk(t)->name)) == NULL;
     if (table_sk(t)->name) oom |= (s->sk = strdup(table_sk(t)->name)) == NULL;
     const qr_index *ix = st->index ? table_index(t, st->index) : NULL;
     if (st->index && ix == NULL) {
