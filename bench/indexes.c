@@ -38,24 +38,33 @@ static void create(qr_db *db, int ngsi, int nlsi)
     char req[8192], defs[1024] = "", gsis[4096] = "", lsis[1024] = "";
     size_t dn = 0, gn = 0;
     for (int i = 0; i < ngsi; i++) {
-        dn += (size_t)snprintf(defs + dn, sizeof defs - dn, ",{\"AttributeName\":\"g%d\",\"AttributeType\":\"S\"}", i);
+        dn += (size_t)snprintf(defs + dn, sizeof defs - dn,
+                               ",{\"AttributeName\":\"g%d\",\"AttributeType\":\"S\"}", i);
         gn += (size_t)snprintf(gsis + gn, sizeof gsis - gn,
-                               "%s{\"IndexName\":\"gsi%d\",\"KeySchema\":[{\"AttributeName\":\"g%d\",\"KeyType\":\"HASH\"},"
-                               "{\"AttributeName\":\"sk\",\"KeyType\":\"RANGE\"}],\"Projection\":{\"ProjectionType\":\"ALL\"}}",
+                               "%s{\"IndexName\":\"gsi%d\",\"KeySchema\":[{\"AttributeName\":\"g%"
+                               "d\",\"KeyType\":\"HASH\"},"
+                               "{\"AttributeName\":\"sk\",\"KeyType\":\"RANGE\"}],\"Projection\":{"
+                               "\"ProjectionType\":\"ALL\"}}",
                                i ? "," : "", i, i);
     }
     if (nlsi) {
-        dn += (size_t)snprintf(defs + dn, sizeof defs - dn, ",{\"AttributeName\":\"l0\",\"AttributeType\":\"S\"}");
+        dn += (size_t)snprintf(defs + dn, sizeof defs - dn,
+                               ",{\"AttributeName\":\"l0\",\"AttributeType\":\"S\"}");
         snprintf(lsis, sizeof lsis,
-                 ",\"LocalSecondaryIndexes\":[{\"IndexName\":\"lsi0\",\"KeySchema\":[{\"AttributeName\":\"pk\","
-                 "\"KeyType\":\"HASH\"},{\"AttributeName\":\"l0\",\"KeyType\":\"RANGE\"}],\"Projection\":{\"ProjectionType\":\"ALL\"}}]");
+                 ",\"LocalSecondaryIndexes\":[{\"IndexName\":\"lsi0\",\"KeySchema\":[{"
+                 "\"AttributeName\":\"pk\","
+                 "\"KeyType\":\"HASH\"},{\"AttributeName\":\"l0\",\"KeyType\":\"RANGE\"}],"
+                 "\"Projection\":{\"ProjectionType\":\"ALL\"}}]");
     }
-    snprintf(req, sizeof req,
-             "{\"TableName\":\"bench\",\"BillingMode\":\"PAY_PER_REQUEST\",\"AttributeDefinitions\":["
-             "{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"},{\"AttributeName\":\"sk\",\"AttributeType\":\"S\"}%s],"
-             "\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"},{\"AttributeName\":\"sk\",\"KeyType\":\"RANGE\"}]"
-             "%s%s%s%s}",
-             defs, ngsi ? ",\"GlobalSecondaryIndexes\":[" : "", gsis, ngsi ? "]" : "", lsis);
+    snprintf(
+        req, sizeof req,
+        "{\"TableName\":\"bench\",\"BillingMode\":\"PAY_PER_REQUEST\",\"AttributeDefinitions\":["
+        "{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"},{\"AttributeName\":\"sk\","
+        "\"AttributeType\":\"S\"}%s],"
+        "\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"},{\"AttributeName\":\"sk\","
+        "\"KeyType\":\"RANGE\"}]"
+        "%s%s%s%s}",
+        defs, ngsi ? ",\"GlobalSecondaryIndexes\":[" : "", gsis, ngsi ? "]" : "", lsis);
     free(call(db, "CreateTable", req));
 }
 
@@ -63,10 +72,14 @@ static void put(qr_db *db, long i)
 {
     char req[1024];
     snprintf(req, sizeof req,
-             "{\"TableName\":\"bench\",\"Item\":{\"pk\":{\"S\":\"user#%06ld\"},\"sk\":{\"S\":\"item#%04ld\"},"
-             "\"g0\":{\"S\":\"s%ld\"},\"g1\":{\"S\":\"t%ld\"},\"g2\":{\"S\":\"u%ld\"},\"g3\":{\"S\":\"v%ld\"},"
+             "{\"TableName\":\"bench\",\"Item\":{\"pk\":{\"S\":\"user#%06ld\"},\"sk\":{\"S\":"
+             "\"item#%04ld\"},"
+             "\"g0\":{\"S\":\"s%ld\"},\"g1\":{\"S\":\"t%ld\"},\"g2\":{\"S\":\"u%ld\"},\"g3\":{"
+             "\"S\":\"v%ld\"},"
              "\"g4\":{\"S\":\"w%ld\"},\"l0\":{\"S\":\"x%08ld\"},"
-             "\"data\":{\"S\":\"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"}}}",
+             "\"data\":{\"S\":"
+             "\"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+             "xxxxxxxxx\"}}}",
              i / 20, i % 20, i % 97, i % 89, i % 83, i % 79, i % 73, i);
     free(call(db, "PutItem", req));
 }
@@ -93,7 +106,8 @@ static double run(const char *base, const char *name, int ngsi, int nlsi, long n
     qr_db *db = fresh(base, name);
     create(db, ngsi, nlsi);
     double t0 = now();
-    for (long i = 0; i < n; i++) put(db, i);
+    for (long i = 0; i < n; i++)
+        put(db, i);
     double t1 = now();
     qr_wait_indexes(db, 120000);
     double t2 = now();
@@ -121,9 +135,12 @@ int main(int argc, char **argv)
     printf("index write cost: %ld PutItems, single writer, no fsync\n", n);
     printf("%-10s %14s %12s %14s %12s\n", "indexes", "accepted/s", "ratio", "sustained/s", "ratio");
     printf("%-10s %14.0f %11.0f%% %14.0f %11.0f%%\n", "none", f0, 100.0, s0, 100.0);
-    printf("%-10s %14.0f %11.0f%% %14.0f %11.0f%%\n", "1 GSI", f1, 100 * f1 / f0, s1, 100 * s1 / s0);
-    printf("%-10s %14.0f %11.0f%% %14.0f %11.0f%%\n", "5 GSIs", f5, 100 * f5 / f0, s5, 100 * s5 / s0);
-    printf("%-10s %14.0f %11.0f%% %14.0f %11.0f%%\n", "1 LSI", fl, 100 * fl / f0, sl, 100 * sl / s0);
+    printf("%-10s %14.0f %11.0f%% %14.0f %11.0f%%\n", "1 GSI", f1, 100 * f1 / f0, s1,
+           100 * s1 / s0);
+    printf("%-10s %14.0f %11.0f%% %14.0f %11.0f%%\n", "5 GSIs", f5, 100 * f5 / f0, s5,
+           100 * s5 / s0);
+    printf("%-10s %14.0f %11.0f%% %14.0f %11.0f%%\n", "1 LSI", fl, 100 * fl / f0, sl,
+           100 * sl / s0);
     printf("cost per GSI (sustained): %.0f%% of base write throughput (goal: at most 30%%)\n",
            100.0 * (1.0 - s1 / s0));
 
@@ -135,14 +152,17 @@ int main(int argc, char **argv)
     long i = 0;
     while (now() - t0 < seconds) {
         double due = t0 + (double)i / rate;
-        while (now() < due) usleep(50);
+        while (now() < due)
+            usleep(50);
         put(db, i++);
     }
     qr_wait_indexes(db, 60000);
     char *desc = call(db, "DescribeTable", "{\"TableName\":\"bench\"}");
-    printf("propagation lag at %.0f puts/s (80%% of sustained 1-GSI rate), %ld puts: p50 %.2f ms, p99 %.2f ms "
+    printf("propagation lag at %.0f puts/s (80%% of sustained 1-GSI rate), %ld puts: p50 %.2f ms, "
+           "p99 %.2f ms "
            "(goal: p99 < 100 ms)\n",
-           rate, i, json_number_after(desc, "\"LagP50Millis\""), json_number_after(desc, "\"LagP99Millis\""));
+           rate, i, json_number_after(desc, "\"LagP50Millis\""),
+           json_number_after(desc, "\"LagP99Millis\""));
     free(desc);
     qr_close(db);
     char cmd[600];

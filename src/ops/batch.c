@@ -306,7 +306,7 @@ int op_batch_get_item(qr_db *db, op_call *c, qr_err *err)
         }
         b->units = 0;
         if (bytes == 0 && json_array_size(keys) > 0) bytes = 1;
-        b->units = capacity_read_units(bytes, b->consistent);
+        b->units = meter_read_units(bytes, b->consistent);
         json_object_set_new(responses, b->name, list);
         if (left) {
             json_t *rest = json_deep_copy(b->spec);
@@ -662,7 +662,7 @@ int op_batch_write_item(qr_db *db, op_call *c, qr_err *err)
             continue;
         }
         size_t os = o ? item_size(o) : 0, ns = nv ? item_size(nv) : 0;
-        w[i].bt->units += capacity_write_units(os > ns ? os : ns);
+        w[i].bt->units += meter_write_units(os > ns ? os : ns);
         if (strcmp(capacity, "NONE") == 0) continue; /* index units are only ever reported */
         double idx[QR_MAX_GSI + QR_MAX_LSI] = {0};
         capacity_index_writes(w[i].bt->t, o, nv, idx);

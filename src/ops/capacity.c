@@ -4,18 +4,6 @@
 
 #include "ops/ops.h"
 
-/* The unit rules are the capacity meters' own (capacity/meter.h), so what a request
- * reports in ConsumedCapacity is what it is charged. */
-double capacity_read_units(size_t bytes, int consistent)
-{
-    return meter_read_units(bytes, consistent);
-}
-
-double capacity_write_units(size_t bytes)
-{
-    return meter_write_units(bytes);
-}
-
 /* Like DynamoDB, the single-table operations report the aggregate CapacityUnits alone: only
  * transactions split reads from writes. */
 json_t *capacity_object(const char *mode, const char *table, double units, int is_write)
@@ -59,6 +47,6 @@ void capacity_index_writes(const table *t, const json_t *old_item, const json_t 
     for (size_t i = 0; i < table_index_count(t); i++) {
         int writes;
         size_t bytes = index_write_bytes(t, &table_indexes(t)[i], old_item, new_item, &writes);
-        index_units[i] = writes ? capacity_write_units(bytes) + (writes > 1 ? 1.0 : 0.0) : 0;
+        index_units[i] = writes ? meter_write_units(bytes) + (writes > 1 ? 1.0 : 0.0) : 0;
     }
 }

@@ -194,7 +194,7 @@ static void report_metrics(qr_db *db, const table *t, const char *metrics, json_
 static double write_units(const json_t *old_item, const json_t *new_item)
 {
     size_t a = old_item ? item_size(old_item) : 0, b = new_item ? item_size(new_item) : 0;
-    return capacity_write_units(a > b ? a : b);
+    return meter_write_units(a > b ? a : b);
 }
 
 /* PutItem's one write: lock the item, read what it replaces when the condition or the
@@ -222,7 +222,7 @@ int items_put(qr_db *db, const item_request *r, json_t **answer, qr_err *err)
     if (strcmp(r->capacity, "NONE")) {
         if (old == NULL && table_has_indexes(r->t)) txn_read(tx, 0, &old, err);
         report_write_capacity(*answer, r->capacity, r->t,
-                              capacity_write_units(old_size > r->size ? old_size : r->size), old,
+                              meter_write_units(old_size > r->size ? old_size : r->size), old,
                               r->item);
     }
     report_metrics(db, r->t, r->metrics, *answer, r->item);
@@ -345,7 +345,7 @@ int items_get(qr_db *db, const item_request *r, buf *out, qr_err *err)
         }
     }
     json_t *cc =
-        capacity_object(r->capacity, table_name(t), capacity_read_units(it.size, r->consistent), 0);
+        capacity_object(r->capacity, table_name(t), meter_read_units(it.size, r->consistent), 0);
     if (cc) {
         buf_puts(out, found ? ",\"ConsumedCapacity\":" : "\"ConsumedCapacity\":");
         json_append(out, cc);

@@ -330,9 +330,7 @@ int exprs_finish(req_exprs *x);
 int exprs_operand_type_error(json_t *filter, json_t *names, json_t *values, qr_err *err);
 void exprs_free(req_exprs *x);
 
-/* ---- capacity.c ---- */
-double capacity_read_units(size_t bytes, int consistent);
-double capacity_write_units(size_t bytes);
+/* ---- capacity.c ---- (the unit rules are capacity/meter.h's: meter_read_units, ...) */
 /* The ConsumedCapacity object itself (for batch responses), or NULL for NONE. */
 json_t *capacity_object(const char *mode, const char *table, double units, int is_write);
 /* The same for a table whose indexes took part: index_units[i] is what index

@@ -109,7 +109,7 @@ static int range_run(qr_db *db, table *t, range_read *r, buf *out, size_t *bytes
                 rc = -1;
                 break;
             }
-            if (base) fetched += capacity_read_units(item_size(base), r->consistent);
+            if (base) fetched += meter_read_units(item_size(base), r->consistent);
         }
         /* The filter sees what the read holds: an index entry, not the item behind it. */
         if (r->filter && (keep = expr_cond_eval(r->filter, item, err)) < 0) {
@@ -176,7 +176,7 @@ static int range_run(qr_db *db, table *t, range_read *r, buf *out, size_t *bytes
 static void finish_response(buf *out, const char *capacity, const table *t, const qr_index *ix,
                             size_t bytes, double fetch_units, int consistent)
 {
-    double units = capacity_read_units(bytes, consistent), idx[QR_MAX_GSI + QR_MAX_LSI] = {0};
+    double units = meter_read_units(bytes, consistent), idx[QR_MAX_GSI + QR_MAX_LSI] = {0};
     if (ix) idx[ix - table_indexes(t)] = units;
     json_t *cc = ix ? capacity_object_indexed(capacity, t, fetch_units, idx, 0)
                     : capacity_object(capacity, table_name(t), units, 0);

@@ -540,6 +540,8 @@ static int evaluate(item_txn *x, size_t i, transact_member *a, json_t *reasons, 
     if (strcmp(e.type, QR_E_CONDITION) == 0) {
         r = json_pack("{s:s,s:s}", "Code", "ConditionalCheckFailed", "Message", e.msg);
         if (e.item) json_object_set(r, "Item", (json_t *)e.item);
+    } else if (err_is_throttling(&e)) {
+        r = json_pack("{s:s,s:s}", "Code", "ThrottlingError", "Message", e.msg);
     } else {
         r = json_pack("{s:s,s:s}", "Code",
                       strcmp(e.type, QR_E_VALIDATION) == 0 ? "ValidationError" : e.type, "Message",
@@ -568,6 +570,22 @@ static int cancel(json_t *reasons, qr_err *err)
         err->item = json_pack("{s:O,s:s}", "CancellationReasons", reasons, "Message", msg.data);
     buf_free(&msg);
     return -1;
+}
+
+/* Cancels a transaction whose member bad was refused for capacity (err holds the
+ * refusal): its reason is ThrottlingError, the others' None. */
+static void throttled_cancel(size_t n, size_t bad, qr_err *err)
+{
+    char msg[QR_ERR_MSG_MAX];
+    snprintf(msg, sizeof msg, "%s", err->msg);
+    err_clear(err);
+    json_t *reasons = json_array();
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(
+            reasons, i == bad ? json_pack("{s:s,s:s}", "Code", "ThrottlingError", "Message", msg)
+                              : json_pack("{s:s}", "Code", "None"));
+    cancel(reasons, err);
+    json_decref(reasons);
 }
 
 /* Runs a checked transaction: lock, read, evaluate, write, unlock. */
@@ -608,8 +626,11 @@ static int run_write(qr_db *db, transact_member *m, size_t n, json_t *per_table,
         transact_member *a = &m[i];
         if (a->kind == TRANSACT_CHECK || (a->old == NULL && a->new_item == NULL)) continue;
         if (a->new_item ? txn_put(x, i, a->new_item, item_size(a->new_item), err)
-                        : txn_delete(x, i, err))
+                        : txn_delete(x, i, err)) {
+            /* A member refused for capacity cancels the transaction, nothing written. */
+            if (err_is_throttling(err)) throttled_cancel(n, i, err);
             goto unlock;
+        }
     }
     if (txn_commit(x, err)) goto unlock;
     for (size_t i = 0; i < n; i++) {
@@ -618,10 +639,10 @@ static int run_write(qr_db *db, transact_member *m, size_t n, json_t *per_table,
         if (a->kind == TRANSACT_CHECK) {
             /* billed as a transactional write of the item it checks, not a read
              * (recorded by the public conformance suite) */
-            units_add(per_table, table_name(a->t), 0, 2 * capacity_write_units(os));
+            units_add(per_table, table_name(a->t), 0, 2 * meter_write_units(os));
             continue;
         }
-        units_add(per_table, table_name(a->t), 0, 2 * capacity_write_units(os > ns ? os : ns));
+        units_add(per_table, table_name(a->t), 0, 2 * meter_write_units(os > ns ? os : ns));
     }
     rc = 0;
 unlock:
@@ -745,7 +766,7 @@ done:
                 /* a transactional read: twice a strongly consistent one (2 units for
                  * a small item, as the public conformance suite recorded) */
                 units_add(reads, table_name(a->t),
-                          2 * capacity_read_units(now ? item_size(now) : 0, 1), 0);
+                          2 * meter_read_units(now ? item_size(now) : 0, 1), 0);
             }
         }
         token_finish(db, r->token, reads);
@@ -826,7 +847,7 @@ int transact_get(qr_db *db, transact_member *m, size_t n, const char *capacity, 
         if (item && json_object_size(item) > 0) json_object_set(r, "Item", item);
         json_decref(item);
         json_array_append_new(responses, r);
-        units_add(per_table, table_name(a->t), 2 * capacity_read_units(size, 1), 0);
+        units_add(per_table, table_name(a->t), 2 * meter_read_units(size, 1), 0);
     }
     *answer = json_pack("{s:O}", "Responses", responses);
     json_t *cc = capacity_list(per_table, capacity);

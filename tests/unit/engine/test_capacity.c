@@ -207,6 +207,29 @@ static void test_hot_key(qr_db *db)
         "hot");
     json_decref(answer);
 
+    /* TransactWriteItems with the spent key cancels, with ThrottlingError for its member,
+     * whether or not the member has a condition; the other member is not written. */
+    for (int conditional = 0; conditional < 2; conditional++) {
+        answer = call(db, "TransactWriteItems", 0,
+                      "{\"TransactItems\":[{\"Put\":{\"TableName\":\"ondemand\",\"Item\":{\"pk\":"
+                      "{\"S\":\"other-%d\"}}}},{\"Put\":{\"TableName\":\"ondemand\",\"Item\":"
+                      "{\"pk\":{\"S\":\"hot\"}}%s}}]}",
+                      conditional,
+                      conditional ? ",\"ConditionExpression\":\"attribute_exists(pk)\"" : "");
+        const char *type = json_string_value(json_object_get(answer, "__type"));
+        CHECK(type && strstr(type, "TransactionCanceledException"), "%s", type ? type : "(none)");
+        json_t *reasons = json_object_get(answer, "CancellationReasons");
+        CHECK_STR(json_string_value(json_object_get(json_array_get(reasons, 0), "Code")), "None");
+        CHECK_STR(json_string_value(json_object_get(json_array_get(reasons, 1), "Code")),
+                  "ThrottlingError");
+        json_decref(answer);
+        json_t *got =
+            call(db, "GetItem", 1,
+                 "{\"TableName\":\"ondemand\",\"Key\":{\"pk\":{\"S\":\"other-%d\"}}}", conditional);
+        CHECK_THAT(got && json_object_get(got, "Item") == NULL);
+        json_decref(got);
+    }
+
     /* A global index key every write carries: its partition throttles the base table,
      * and a refused write leaves no item behind. */
     advance(db, 10);
