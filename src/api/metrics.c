@@ -108,6 +108,13 @@ typedef struct scrape {
     /* QuarryIndexPropagation (engine.h: index_stats_fill) of the first table with a global
      * index: the database's, whichever table reports it; NULL when no table has one. */
     const json_t *propagation;
+    /* What each table's and global index's capacity meter has counted (none when
+     * capacity is off); names borrowed from tables[]. */
+    struct scrape_meter {
+        const char *table, *index; /* index NULL for the table's own */
+        meter_totals totals;
+    } * meters;
+    size_t nmeters;
 } scrape;
 
 static uint64_t load(const uint64_t *v)
@@ -297,8 +304,137 @@ static void propagation_lag(const scrape *s, prom *p)
                        propagation_member(s, "LagP99Millis") / 1000.0);
 }
 
-/* The families, in the order they are written. Capacity (consumed units, limits, throttle
- * events, partitions) joins here as more writers over the same scrape. */
+/* ---- capacity, by CloudWatch's names ---- */
+
+/* The limit-type words of DynamoDB's throttling reasons, by meter_verdict. */
+static const char *const verdict_words[] = {
+    NULL, "ProvisionedThroughputExceeded", "KeyRangeThroughputExceeded",
+    "MaxOnDemandThroughputExceeded", "AccountLimitExceeded"};
+
+static size_t meter_labels(const struct scrape_meter *sm, prom_label *l)
+{
+    l[0] = (prom_label){"table", sm->table};
+    if (sm->index == NULL) return 1;
+    l[1] = (prom_label){"index", sm->index};
+    return 2;
+}
+
+static void consumed_units(const scrape *s, prom *p)
+{
+    static const char *const names[] = {"quarry_consumed_read_capacity_units_total",
+                                        "quarry_consumed_write_capacity_units_total"};
+    static const char *const help[] = {
+        "Read capacity units consumed by each table and global index (ConsumedReadCapacityUnits).",
+        "Write capacity units consumed by each table and global index "
+        "(ConsumedWriteCapacityUnits)."};
+    for (int w = 0; w < 2; w++) {
+        prom_family(p, names[w], "counter", help[w]);
+        for (size_t i = 0; i < s->nmeters; i++) {
+            prom_label l[2];
+            size_t n = meter_labels(&s->meters[i], l);
+            prom_sample_double(p, names[w], l, n,
+                               w ? s->meters[i].totals.write_units
+                                 : s->meters[i].totals.read_units);
+        }
+    }
+}
+
+static void throttle_events(const scrape *s, prom *p)
+{
+    static const char *const names[] = {"quarry_read_throttle_events_total",
+                                        "quarry_write_throttle_events_total"};
+    static const char *const help[] = {
+        "Reads refused for capacity (ReadThrottleEvents), by the reason's limit type.",
+        "Writes refused for capacity (WriteThrottleEvents), by the reason's limit type; a "
+        "write a global index refused counts on the index."};
+    for (int w = 0; w < 2; w++) {
+        prom_family(p, names[w], "counter", help[w]);
+        for (size_t i = 0; i < s->nmeters; i++)
+            for (int v = METER_PROVISIONED; v <= METER_ACCOUNT; v++) {
+                prom_label l[3];
+                size_t n = meter_labels(&s->meters[i], l);
+                l[n++] = (prom_label){"reason", verdict_words[v]};
+                const meter_totals *t = &s->meters[i].totals;
+                prom_sample_u64(p, names[w], l, n,
+                                w ? t->write_throttles[v] : t->read_throttles[v]);
+            }
+    }
+    prom_family(p, "quarry_throttled_requests_total", "counter",
+                "Requests refused for capacity, per table and its indexes (ThrottledRequests).");
+    for (size_t i = 0; i < s->nmeters; i++) {
+        if (s->meters[i].index) continue;
+        uint64_t sum = 0;
+        for (size_t j = 0; j < s->nmeters; j++)
+            if (strcmp(s->meters[j].table, s->meters[i].table) == 0)
+                for (int v = METER_PROVISIONED; v <= METER_ACCOUNT; v++)
+                    sum += s->meters[j].totals.read_throttles[v] +
+                           s->meters[j].totals.write_throttles[v];
+        prom_label l = {"table", s->meters[i].table};
+        prom_sample_u64(p, "quarry_throttled_requests_total", &l, 1, sum);
+    }
+    prom_family(p, "quarry_online_index_throttle_events_total", "counter",
+                "Times a global index's backfill waited for its write capacity "
+                "(OnlineIndexThrottleEvents).");
+    for (size_t i = 0; i < s->nmeters; i++) {
+        if (s->meters[i].index == NULL) continue;
+        prom_label l[2];
+        size_t n = meter_labels(&s->meters[i], l);
+        prom_sample_u64(p, "quarry_online_index_throttle_events_total", l, n,
+                        s->meters[i].totals.online_index_throttles);
+    }
+}
+
+static void partitions(const scrape *s, prom *p)
+{
+    prom_family(p, "quarry_partitions", "gauge",
+                "Physical partitions of each table and global index, from throughput, size and "
+                "splits for heat.");
+    for (size_t i = 0; i < s->nmeters; i++) {
+        prom_label l[2];
+        size_t n = meter_labels(&s->meters[i], l);
+        prom_sample_u64(p, "quarry_partitions", l, n, s->meters[i].totals.partitions);
+    }
+}
+
+/* The limits each table and global index has: provisioned units, or on-demand maxima
+ * (-1: none), as their descriptions give them. */
+static void limits(const scrape *s, prom *p)
+{
+    static const struct {
+        const char *name, *holder, *member, *help;
+    } gauges[] = {
+        {"quarry_provisioned_read_capacity_units", "ProvisionedThroughput", "ReadCapacityUnits",
+         "Provisioned read capacity units (0 on demand)."},
+        {"quarry_provisioned_write_capacity_units", "ProvisionedThroughput", "WriteCapacityUnits",
+         "Provisioned write capacity units (0 on demand)."},
+        {"quarry_on_demand_max_read_request_units", "OnDemandThroughput", "MaxReadRequestUnits",
+         "OnDemandThroughput's MaxReadRequestUnits (-1: none)."},
+        {"quarry_on_demand_max_write_request_units", "OnDemandThroughput", "MaxWriteRequestUnits",
+         "OnDemandThroughput's MaxWriteRequestUnits (-1: none)."},
+    };
+    for (size_t g = 0; g < sizeof gauges / sizeof gauges[0]; g++) {
+        prom_family(p, gauges[g].name, "gauge", gauges[g].help);
+        for (size_t t = 0; t < s->ntables; t++) {
+            const char *name = json_string_value(json_object_get(s->tables[t], "TableName"));
+            json_t *v =
+                json_object_get(json_object_get(s->tables[t], gauges[g].holder), gauges[g].member);
+            prom_label l[2] = {{"table", name}, {"index", NULL}};
+            if (name && json_is_number(v))
+                prom_sample_double(p, gauges[g].name, l, 1, json_number_value(v));
+            size_t i;
+            json_t *ix;
+            json_array_foreach(json_object_get(s->tables[t], "GlobalSecondaryIndexes"), i, ix)
+            {
+                v = json_object_get(json_object_get(ix, gauges[g].holder), gauges[g].member);
+                l[1].value = json_string_value(json_object_get(ix, "IndexName"));
+                if (name && l[1].value && json_is_number(v))
+                    prom_sample_double(p, gauges[g].name, l, 2, json_number_value(v));
+            }
+        }
+    }
+}
+
+/* The families, in the order they are written. */
 typedef void (*family_writer)(const scrape *s, prom *p);
 static const family_writer families[] = {
     requests_total,
@@ -312,7 +448,32 @@ static const family_writer families[] = {
     propagation_pending,
     propagation_applied,
     propagation_lag,
+    consumed_units,
+    throttle_events,
+    partitions,
+    limits,
 };
+
+/* Adds the capacity meters of the table described by desc to s (none if it has none). */
+static void note_meters(qr_db *db, scrape *s, json_t *desc)
+{
+    const char *name = json_string_value(json_object_get(desc, "TableName"));
+    table *t = name ? catalog_get(db, name) : NULL;
+    if (t == NULL) return;
+    json_t *gsis = json_object_get(desc, "GlobalSecondaryIndexes");
+    for (size_t i = 0; i <= json_array_size(gsis); i++) {
+        const char *index =
+            i ? json_string_value(json_object_get(json_array_get(gsis, i - 1), "IndexName")) : NULL;
+        if (i && index == NULL) continue;
+        struct scrape_meter sm = {.table = name, .index = index};
+        if (table_capacity(t, index, db, &sm.totals)) continue;
+        struct scrape_meter *grown = realloc(s->meters, (s->nmeters + 1) * sizeof *grown);
+        if (grown == NULL) break;
+        s->meters = grown;
+        s->meters[s->nmeters++] = sm;
+    }
+    catalog_release(db, t);
+}
 
 /* Describes every table into s (in name order, as ListTables gives them); a table
  * deleted meanwhile is left out. */
@@ -350,6 +511,7 @@ static int describe_tables(qr_db *db, scrape *s)
                     s->tables = grown;
                 }
                 s->tables[s->ntables++] = json_incref(json_object_get(answer, "Table"));
+                note_meters(db, s, s->tables[s->ntables - 1]);
             }
             err_clear(&err);
             json_decref(answer);
@@ -386,5 +548,6 @@ int qr_metrics(qr_db *db, char **text, size_t *len)
     for (size_t t = 0; t < s.ntables; t++)
         json_decref(s.tables[t]);
     free(s.tables);
+    free(s.meters);
     return rc ? QR_ERR : QR_OK;
 }

@@ -219,3 +219,30 @@ def test_advance_clock_refused_on_a_real_clock(server):
     r = raw(server.url, TARGET + "QuarryAdvanceClock", {"Seconds": 1})
     assert r.status == 400 and r.error_type == "ValidationException"
     assert "--capacity-clock manual" in r.message
+
+
+def test_metrics_count_units_and_throttles(manual):
+    from test_metrics import families, fetch, value
+    ddb = boto3_client(manual.url)
+    create(ddb, "orders", gsi="by_status")
+    n, _ = put_until_throttled(ddb, "orders", lambda i: "o%d" % i, g="STATUS#OPEN")
+    status, _, body = fetch(manual)
+    assert status == 200
+    fams = families(body)
+    # Each write charged the table a unit and the index a unit for its entry.
+    assert value(fams, "quarry_consumed_write_capacity_units",
+                 "quarry_consumed_write_capacity_units_total", table="orders") == n
+    assert value(fams, "quarry_consumed_write_capacity_units",
+                 "quarry_consumed_write_capacity_units_total",
+                 table="orders", index="by_status") == n
+    # One event per refusal: the SDK's attempts at the throttled write.
+    events = value(fams, "quarry_write_throttle_events", "quarry_write_throttle_events_total",
+                   table="orders", index="by_status", reason="KeyRangeThroughputExceeded")
+    assert events >= 1
+    assert value(fams, "quarry_write_throttle_events", "quarry_write_throttle_events_total",
+                 table="orders", reason="KeyRangeThroughputExceeded") == 0
+    assert value(fams, "quarry_throttled_requests", "quarry_throttled_requests_total",
+                 table="orders") == events
+    assert value(fams, "quarry_partitions", "quarry_partitions", table="orders") == 8
+    assert value(fams, "quarry_on_demand_max_write_request_units",
+                 "quarry_on_demand_max_write_request_units", table="orders") in (None, -1)
