@@ -33,7 +33,7 @@ void read_view_close(qr_db *db, const read_view *v)
 
 static void report_read(qr_db *db, const table *t, const buf *key, size_t bytes, int consistent)
 {
-    if (db->hook == NULL) return;
+    if (db->hook == NULL && !__atomic_load_n(&db->hotkeys_on, __ATOMIC_RELAXED)) return;
     engine_access a = {.table = t->name,
                        .partition = key_partition_hash(key->data, key->len),
                        .bytes = bytes,

@@ -131,7 +131,17 @@ struct qr_db {
     struct meta_state *meta;   /* backups, settings and request tokens (meta.c) */
     double clock_base;         /* the capacity clock's start (QR_CLOCK_MANUAL) */
     int64_t clock_advanced_us; /* qr_clock_advance's total (atomic) */
+    struct hotkeys *hotkeys;   /* contributor insights' counts (hotkeys.c) */
+    int hotkeys_on;            /* how many tables and indexes they count (atomic) */
 };
+
+/* ---- hot keys (hotkeys.c) ---- */
+/* Sets up db->hotkeys, following the insights settings stored (qr_open, after the
+ * catalog is loaded); -1 if out of memory. hotkeys_close frees it. */
+int hotkeys_open(qr_db *db);
+void hotkeys_close(qr_db *db);
+/* Counts one access (engine_report, when db->hotkeys_on). */
+void hotkeys_note(qr_db *db, const engine_access *a);
 
 /* ---- capacity (capacity.c) ---- */
 /* The capacity clock, in seconds: monotonic, or manual (qr_options), plus what

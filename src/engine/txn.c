@@ -375,4 +375,5 @@ void engine_set_hook(qr_db *db, engine_hook_fn fn, void *arg)
 void engine_report(qr_db *db, const engine_access *a)
 {
     if (db->hook) db->hook(db->hook_arg, a);
+    if (__atomic_load_n(&db->hotkeys_on, __ATOMIC_RELAXED)) hotkeys_note(db, a);
 }
