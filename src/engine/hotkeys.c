@@ -92,22 +92,36 @@ static hk_target *find(const struct hotkeys *h, uint32_t table_id, uint16_t inde
     return NULL;
 }
 
-/* Sets the target of (t, ix) to mode, with h->lock held for writing. */
-static int follow_locked(qr_db *db, struct hotkeys *h, const table *t, const qr_index *ix, int mode)
+/* The targets whose table or index was deleted since: a new array of their ids (*n of
+ * them), or NULL. The catalog is asked with no lock of h held, so that no lock order
+ * ties h->lock to the catalog's. */
+typedef struct target_id {
+    uint32_t table_id;
+    uint16_t index_id;
+} target_id;
+
+static target_id *stale_targets(qr_db *db, struct hotkeys *h, size_t *n)
 {
-    /* Targets of tables and indexes deleted since go first. */
-    for (size_t i = 0; i < h->n;) {
-        table *gone = catalog_get_by_id(db, h->all[i]->table_id);
-        int keep = gone && (h->all[i]->index_id == 0 ||
-                            table_index_by_id(gone, h->all[i]->index_id) != NULL);
-        catalog_release(db, gone);
-        if (keep) {
-            i++;
-            continue;
-        }
-        target_free(h->all[i]);
-        h->all[i] = h->all[--h->n];
+    *n = 0;
+    pthread_rwlock_rdlock(&h->lock);
+    size_t all = h->n;
+    target_id *ids = malloc((all ? all : 1) * sizeof *ids);
+    for (size_t i = 0; ids && i < all; i++)
+        ids[i] = (target_id){h->all[i]->table_id, h->all[i]->index_id};
+    pthread_rwlock_unlock(&h->lock);
+    if (ids == NULL) return NULL;
+    for (size_t i = 0; i < all; i++) {
+        table *t = catalog_get_by_id(db, ids[i].table_id);
+        int keep = t && (ids[i].index_id == 0 || table_index_by_id(t, ids[i].index_id) != NULL);
+        catalog_release(db, t);
+        if (!keep) ids[(*n)++] = ids[i];
     }
+    return ids;
+}
+
+/* Sets the target of (t, ix) to mode, with h->lock held for writing. */
+static int follow_locked(struct hotkeys *h, const table *t, const qr_index *ix, int mode)
+{
     uint16_t id = ix ? ix->id : 0;
     for (size_t i = 0; i < h->n; i++) {
         if (h->all[i]->table_id != t->id || h->all[i]->index_id != id) continue;
@@ -134,8 +148,23 @@ int hotkeys_follow(qr_db *db, const table *t, const char *index, int mode, qr_er
     const qr_index *ix = index ? table_index(t, index) : NULL;
     if (index && (ix == NULL || !ix->global))
         return err_set(err, QR_E_NOT_FOUND, "no global index %s", index);
+    size_t nstale;
+    target_id *stale = stale_targets(db, h, &nstale);
     pthread_rwlock_wrlock(&h->lock);
-    int rc = follow_locked(db, h, t, ix, mode);
+    for (size_t i = 0; i < h->n;) { /* those of tables and indexes deleted go first */
+        int gone = 0;
+        for (size_t j = 0; j < nstale; j++)
+            gone |= h->all[i]->table_id == stale[j].table_id &&
+                    h->all[i]->index_id == stale[j].index_id;
+        if (!gone) {
+            i++;
+            continue;
+        }
+        target_free(h->all[i]);
+        h->all[i] = h->all[--h->n];
+    }
+    free(stale);
+    int rc = follow_locked(h, t, ix, mode);
     __atomic_store_n(&db->hotkeys_on, (int)h->n, __ATOMIC_RELAXED);
     pthread_rwlock_unlock(&h->lock);
     return rc ? err_set(err, QR_E_INTERNAL, "out of memory") : 0;
@@ -167,7 +196,7 @@ int hotkeys_open(qr_db *db)
             err_init(&e);
             if (meta_setting_get(db, t, META_SETTING_INSIGHTS, ix ? ix->name : NULL, &s, &e) == 0 &&
                 mode_of(s) != HOTKEYS_OFF)
-                follow_locked(db, h, t, ix, mode_of(s));
+                follow_locked(h, t, ix, mode_of(s));
             err_clear(&e);
             json_decref(s);
         }

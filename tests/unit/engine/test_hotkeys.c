@@ -173,13 +173,34 @@ static void test_skewed(qr_db *db)
 
     /* A rule Describe does not name (an unknown kind, or a past timestamp) is unknown. */
     char bad[600];
-    snprintf(bad, sizeof bad, "%.*s1", (int)strlen(rule) - 1, rule);
+    snprintf(bad, sizeof bad, "%.*s-1", (int)(strrchr(rule, '-') - rule), rule);
     json_decref(call(db, "GetInsightRuleReport", 0, "{\"RuleName\":\"%s\"}", bad));
 
     /* Disabled, the rules go, and so does the counting. */
     json_decref(call(db, "UpdateContributorInsights", 1,
                      "{\"TableName\":\"hot_t\",\"ContributorInsightsAction\":\"DISABLE\"}"));
     json_decref(call(db, "GetInsightRuleReport", 0, "{\"RuleName\":\"%s\"}", rule));
+
+    /* A table deleted with its index's insights on: the next change forgets its counts,
+     * and a new table of the name starts with none. */
+    rule_name(db, "hot_t", "by_g", "-PKC-", rule, sizeof rule);
+    json_decref(call(db, "DeleteTable", 1, "{\"TableName\":\"hot_t\"}"));
+    json_decref(call(db, "GetInsightRuleReport", 0, "{\"RuleName\":\"%s\"}", rule));
+    json_decref(
+        call(db, "CreateTable", 1,
+             "{\"TableName\":\"hot_t\",\"BillingMode\":\"PAY_PER_REQUEST\","
+             "\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"}],"
+             "\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}]}"));
+    enable(db, "hot_t", NULL, NULL);
+    json_decref(
+        call(db, "PutItem", 1, "{\"TableName\":\"hot_t\",\"Item\":{\"pk\":{\"S\":\"fresh\"}}}"));
+    rule_name(db, "hot_t", NULL, "-PKC-", rule, sizeof rule);
+    rep = report(db, rule, 1);
+    CHECK(top_of(rep, keys, sizeof keys) == 1 &&
+              json_number_value(json_object_get(rep, "AggregateValue")) == 1,
+          "the new table counts from nothing");
+    CHECK_STR(keys, "fresh");
+    json_decref(rep);
 }
 
 static void test_throttled(qr_db *db)
