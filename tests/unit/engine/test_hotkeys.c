@@ -244,15 +244,21 @@ static void test_throttled(qr_db *db)
 typedef struct writer {
     qr_db *db;
     int n;
+    int failed; /* counted here, not by CHECK, which is not for threads */
 } writer;
 
 static void *write_hot(void *arg)
 {
     writer *w = arg;
-    char sk[32];
+    char body[256];
     for (int i = 0; i < 500; i++) {
-        snprintf(sk, sizeof sk, "w%d-%d", w->n, i);
-        put(w->db, "hot_c", w->n % 2 ? "even" : "odd", sk, NULL);
+        snprintf(body, sizeof body,
+                 "{\"TableName\":\"hot_c\",\"Item\":{\"pk\":{\"S\":\"%s\"},\"sk\":{\"S\":"
+                 "\"w%d-%d\"}}}",
+                 w->n % 2 ? "even" : "odd", w->n, i);
+        qr_response r;
+        w->failed += qr_call(w->db, "PutItem", body, strlen(body), &r) != QR_OK;
+        qr_response_free(&r);
     }
     return NULL;
 }
@@ -269,11 +275,13 @@ static void test_threads(qr_db *db)
     pthread_t th[4];
     writer w[4];
     for (int i = 0; i < 4; i++) {
-        w[i] = (writer){db, i};
+        w[i] = (writer){db, i, 0};
         pthread_create(&th[i], NULL, write_hot, &w[i]);
     }
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 4; i++) {
         pthread_join(th[i], NULL);
+        CHECK(w[i].failed == 0, "writer %d: %d puts failed", i, w[i].failed);
+    }
     char rule[512], keys[256];
     rule_name(db, "hot_c", NULL, "-PKC-", rule, sizeof rule);
     json_t *rep = report(db, rule, 1);
