@@ -61,6 +61,8 @@ static const operation operations[] = {
     {"QuarryAdvanceClock", op_quarry_advance_clock, 1, 0, 0},
     {"UpdateContributorInsights", op_update_contributor_insights, 0, 0, 0},
     {"ListContributorInsights", op_list_contributor_insights, 1, 0, 0},
+    {"GetInsightRuleReport", op_get_insight_rule_report, 1, 0, 0},
+    {"QuarryLargeItemCollections", op_quarry_large_item_collections, 1, 0, 0},
     {"PutResourcePolicy", op_put_resource_policy, 0, 0, 0},
     {"GetResourcePolicy", op_get_resource_policy, 1, 0, 0},
     {"DeleteResourcePolicy", op_delete_resource_policy, 0, 0, 0},

@@ -1,6 +1,7 @@
 /* apply.c — `quarry model apply`: makes the tables at a DynamoDB endpoint match the model,
  * through the DynamoDB API itself, so the same command prepares quarry, DynamoDB Local or
- * DynamoDB. It never deletes. Requests are signed with libcurl's built-in SigV4. */
+ * DynamoDB. It never deletes. Requests go through client.c (libcurl's built-in SigV4). */
+#include "checker/client.h"
 #include "checker/output.h"
 
 #include <curl/curl.h>
@@ -8,175 +9,12 @@
 #include <string.h>
 #include <time.h>
 
-#include "util/buf.h"
-
-#define MAX_RESPONSE ((size_t)4 << 20)
 #define WAIT_SECONDS 600
-
-typedef struct client {
-    CURL *curl;
-    const char *endpoint;
-    char region[64];
-    char userpwd[512];
-    char token[2048]; /* session token, or empty */
-} client;
-
-static size_t on_data(char *p, size_t size, size_t n, void *ud)
-{
-    buf *b = ud;
-    return buf_append(b, p, size * n) ? 0 : size * n;
-}
-
-/* Reads key = value from the [default] profile of ~/.aws/credentials. */
-static int profile_value(const char *key, char *out, size_t size)
-{
-    const char *home = getenv("HOME");
-    if (home == NULL) return -1;
-    char path[1024];
-    snprintf(path, sizeof path, "%s/.aws/credentials", home);
-    FILE *f = fopen(path, "r");
-    if (f == NULL) return -1;
-    char line[1024];
-    int in_default = 0, found = -1;
-    while (fgets(line, sizeof line, f)) {
-        char *s = line;
-        while (*s == ' ' || *s == '\t')
-            s++;
-        s[strcspn(s, "\r\n")] = '\0';
-        if (*s == '[') {
-            in_default = strncmp(s, "[default]", 9) == 0;
-            continue;
-        }
-        if (!in_default) continue;
-        size_t kl = strlen(key);
-        if (strncmp(s, key, kl) != 0) continue;
-        char *v = s + kl;
-        while (*v == ' ' || *v == '\t')
-            v++;
-        if (*v != '=') continue;
-        v++;
-        while (*v == ' ' || *v == '\t')
-            v++;
-        size_t vl = strlen(v);
-        while (vl && (v[vl - 1] == ' ' || v[vl - 1] == '\t'))
-            v[--vl] = '\0';
-        snprintf(out, size, "%s", v);
-        found = 0;
-    }
-    fclose(f);
-    return found;
-}
-
-static int client_init(client *c, const char *endpoint, qr_err *err)
-{
-    memset(c, 0, sizeof *c);
-    c->endpoint = endpoint;
-    const char *region = getenv("AWS_REGION");
-    if (region == NULL || *region == '\0') region = getenv("AWS_DEFAULT_REGION");
-    snprintf(c->region, sizeof c->region, "%s", region && *region ? region : "us-east-1");
-    char key[256] = "", secret[256] = "";
-    const char *ek = getenv("AWS_ACCESS_KEY_ID"), *es = getenv("AWS_SECRET_ACCESS_KEY"),
-               *et = getenv("AWS_SESSION_TOKEN");
-    if (ek && *ek && es && *es) {
-        snprintf(key, sizeof key, "%s", ek);
-        snprintf(secret, sizeof secret, "%s", es);
-        if (et) snprintf(c->token, sizeof c->token, "%s", et);
-    } else if (profile_value("aws_access_key_id", key, sizeof key) ||
-               profile_value("aws_secret_access_key", secret, sizeof secret)) {
-        return err_validation(
-            err, "no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or a "
-                 "[default] profile "
-                 "in ~/.aws/credentials (any values work for quarry and DynamoDB Local)");
-    } else {
-        profile_value("aws_session_token", c->token, sizeof c->token);
-    }
-    snprintf(c->userpwd, sizeof c->userpwd, "%s:%s", key, secret);
-    c->curl = curl_easy_init();
-    if (c->curl == NULL) return err_set(err, QR_E_INTERNAL, "cannot start libcurl");
-    return 0;
-}
-
-static void client_free(client *c)
-{
-    if (c->curl) curl_easy_cleanup(c->curl);
-}
-
-/* Calls operation with body (a JSON object, borrowed). On success *out is the response
- * object (caller decrefs). On a DynamoDB error, err carries its type and message. */
-static int call(client *c, const char *op, json_t *body, json_t **out, qr_err *err)
-{
-    *out = NULL;
-    char *text = json_dumps(body, JSON_COMPACT);
-    if (text == NULL) return err_set(err, QR_E_INTERNAL, "out of memory");
-    char target[128], sigv4[128], tokenh[2100];
-    snprintf(target, sizeof target, "X-Amz-Target: DynamoDB_20120810.%s", op);
-    snprintf(sigv4, sizeof sigv4, "aws:amz:%s:dynamodb", c->region);
-    struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/x-amz-json-1.0");
-    h = curl_slist_append(h, target);
-    if (c->token[0]) {
-        snprintf(tokenh, sizeof tokenh, "X-Amz-Security-Token: %s", c->token);
-        h = curl_slist_append(h, tokenh);
-    }
-    buf resp;
-    buf_init(&resp, MAX_RESPONSE);
-    CURL *k = c->curl;
-    curl_easy_reset(k);
-    curl_easy_setopt(k, CURLOPT_URL, c->endpoint);
-    curl_easy_setopt(k, CURLOPT_POSTFIELDS, text);
-    curl_easy_setopt(k, CURLOPT_HTTPHEADER, h);
-    curl_easy_setopt(k, CURLOPT_AWS_SIGV4, sigv4);
-    curl_easy_setopt(k, CURLOPT_USERPWD, c->userpwd);
-    curl_easy_setopt(k, CURLOPT_WRITEFUNCTION, on_data);
-    curl_easy_setopt(k, CURLOPT_WRITEDATA, &resp);
-    curl_easy_setopt(k, CURLOPT_TIMEOUT, 60L);
-    curl_easy_setopt(k, CURLOPT_NOSIGNAL, 1L);
-    CURLcode cc = curl_easy_perform(k);
-    long status = 0;
-    curl_easy_getinfo(k, CURLINFO_RESPONSE_CODE, &status);
-    curl_slist_free_all(h);
-    free(text);
-    int rc = -1;
-    if (cc != CURLE_OK) {
-        err_set(err, QR_E_INTERNAL, "%s %s: %s", op, c->endpoint, curl_easy_strerror(cc));
-        goto done;
-    }
-    json_error_t je;
-    json_t *j = resp.len ? json_loadb(resp.data, resp.len, 0, &je) : json_object();
-    if (status != 200) {
-        const char *type = j ? json_string_value(json_object_get(j, "__type")) : NULL;
-        const char *msg = j ? json_string_value(json_object_get(j, "message")) : NULL;
-        if (msg == NULL && j) msg = json_string_value(json_object_get(j, "Message"));
-        const char *hash = type ? strrchr(type, '#') : NULL;
-        static const char *const known[] = {QR_E_VALIDATION, QR_E_NOT_FOUND,  QR_E_IN_USE,
-                                            QR_E_LIMIT,      QR_E_UNKNOWN_OP, NULL};
-        const char *t = QR_E_INTERNAL;
-        for (const char *const *kn = known; *kn; kn++)
-            if (type && strcmp(hash ? hash + 1 : type, *kn) == 0) t = *kn;
-        err_set(err, t, "%s: HTTP %ld %s: %s", op, status,
-                hash   ? hash + 1
-                : type ? type
-                       : "",
-                msg         ? msg
-                : resp.data ? resp.data
-                            : "");
-        json_decref(j);
-        goto done;
-    }
-    if (j == NULL) {
-        err_set(err, QR_E_INTERNAL, "%s: response is not JSON", op);
-        goto done;
-    }
-    *out = j;
-    rc = 0;
-done:
-    buf_free(&resp);
-    return rc;
-}
 
 static json_t *describe(client *c, const char *table, qr_err *err)
 {
     json_t *req = json_pack("{s:s}", "TableName", table), *resp = NULL;
-    int rc = call(c, "DescribeTable", req, &resp, err);
+    int rc = client_call(c, "DescribeTable", req, &resp, err);
     json_decref(req);
     return rc ? NULL : resp;
 }
@@ -247,7 +85,7 @@ static int apply_ttl(client *c, const m_table *t, FILE *log, qr_err *err)
     json_t *req = json_pack("{s:s}", "TableName", t->name), *resp = NULL;
     qr_err e2;
     err_init(&e2);
-    int rc = call(c, "DescribeTimeToLive", req, &resp, &e2);
+    int rc = client_call(c, "DescribeTimeToLive", req, &resp, &e2);
     json_decref(req);
     if (rc == 0) {
         json_t *d = json_object_get(resp, "TimeToLiveDescription");
@@ -269,7 +107,7 @@ static int apply_ttl(client *c, const m_table *t, FILE *log, qr_err *err)
     }
     req = json_pack("{s:s, s:{s:s, s:b}}", "TableName", t->name, "TimeToLiveSpecification",
                     "AttributeName", t->ttl, "Enabled", 1);
-    rc = call(c, "UpdateTimeToLive", req, &resp, err);
+    rc = client_call(c, "UpdateTimeToLive", req, &resp, err);
     json_decref(req);
     if (rc) return -1;
     json_decref(resp);
@@ -297,7 +135,7 @@ static int apply_billing(client *c, const m_table *t, json_t *live, json_t *want
     if (t->provisioned)
         json_object_set(req, "ProvisionedThroughput",
                         json_object_get(want, "ProvisionedThroughput"));
-    int rc = call(c, "UpdateTable", req, &resp, err);
+    int rc = client_call(c, "UpdateTable", req, &resp, err);
     json_decref(req);
     if (rc) return -1;
     json_decref(resp);
@@ -329,7 +167,7 @@ static int apply_table(client *c, const qr_model *m, const m_table *t, FILE *log
             err_set(err, e2.type, "%s", e2.msg);
             goto done;
         }
-        if (call(c, "CreateTable", want, &resp, err)) goto done;
+        if (client_call(c, "CreateTable", want, &resp, err)) goto done;
         json_decref(resp);
         if (wait_active(c, t->name, err)) goto done;
         fprintf(log, "table %s: created (%zu index%s)\n", t->name, t->nidx,
@@ -364,7 +202,7 @@ static int apply_table(client *c, const qr_model *m, const m_table *t, FILE *log
                 json_pack("{s:s, s:O, s:[{s:O}]}", "TableName", t->name, "AttributeDefinitions",
                           json_object_get(want, "AttributeDefinitions"),
                           "GlobalSecondaryIndexUpdates", "Create", g);
-            int r2 = req ? call(c, "UpdateTable", req, &resp, err)
+            int r2 = req ? client_call(c, "UpdateTable", req, &resp, err)
                          : err_set(err, QR_E_INTERNAL, "out of memory");
             json_decref(req);
             if (r2) goto done;

@@ -36,7 +36,7 @@ void read_view_close(qr_db *db, const read_view *v)
 static void report_read(qr_db *db, const table *t, const buf *key, size_t bytes, int consistent,
                         int transactional)
 {
-    if (db->hook == NULL) return;
+    if (!engine_watched(db)) return;
     engine_access a = {.table = t->name,
                        .partition = key_partition_hash(key->data, key->len),
                        .bytes = bytes,
@@ -140,7 +140,7 @@ int cursor_next(range_cursor *c, const char **json, size_t *len, size_t *size, q
         const char *v = store_iter_value(c->it, &vl);
         if (item_stored(v, vl, json, len, size)) continue; /* not an item: passed over */
         c->bytes += *size;
-        if (c->db->hook || c->metered) {
+        if (engine_watched(c->db) || c->metered) {
             size_t kl;
             const char *k = store_iter_key(c->it, &kl);
             c->a.partition = key_partition_hash(k, kl);

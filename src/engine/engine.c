@@ -193,7 +193,8 @@ int qr_open(const char *dir, const qr_options *opts, qr_db **out, char **errmsg)
         qr_close(db);
         return QR_ERR;
     }
-    if (catalog_load(db) || stream_open(db) || propagate_start(db) || expire_start(db)) {
+    if (catalog_load(db) || hotkeys_open(db) || stream_open(db) || propagate_start(db) ||
+        expire_start(db)) {
         if (errmsg) *errmsg = strdup("cannot read the table catalog");
         qr_close(db);
         return QR_ERR;
@@ -239,6 +240,7 @@ void qr_close(qr_db *db)
         table_free(db->tables[i]);
     free(db->tables);
     stream_close(db);
+    hotkeys_close(db);
     meta_close(db);
     store_close(db->st);
     pthread_mutex_destroy(&db->catalog_lock);

@@ -267,6 +267,42 @@ int table_capacity(const table *t, const char *index, qr_db *db, meter_totals *o
 /* 1 when db's capacity clock is manual (it moves only by qr_clock_advance). */
 int engine_clock_manual(const qr_db *db);
 
+/* ---- hot keys: contributor insights (hotkeys.c) ----
+ * While a table's or a global index's insights are on, every access of its items that
+ * engine_report sees (requests', not the engine's own) is counted by partition key and
+ * by partition and sort key, accessed (HOTKEYS_ACCESSED mode: every access, throttled or
+ * not) and throttled (both modes), in sliding windows of top-k summaries
+ * (capacity/topk.h: each estimate over-estimates by at most N/k, N the window's total).
+ * Off, the cost is one branch per access. */
+enum { HOTKEYS_OFF, HOTKEYS_ACCESSED, HOTKEYS_THROTTLED };
+typedef enum hotkeys_rule { HOTKEYS_PKC, HOTKEYS_SKC, HOTKEYS_PKT, HOTKEYS_SKT } hotkeys_rule;
+/* Starts, changes or stops (HOTKEYS_OFF) the counting of t (index NULL) or of its
+ * global index. A change of mode starts the counts again. The setting itself is the
+ * caller's to keep: at qr_open, settings of kind META_SETTING_INSIGHTS holding
+ * {"Enabled": true, "Mode": …} start counting again. */
+int hotkeys_follow(qr_db *db, const table *t, const char *index, int mode, qr_err *err);
+/* The time the counts are kept in, in seconds since the epoch: the wall clock, or with
+ * the manual capacity clock, an hour of the wall clock at qr_open plus qr_clock_advance's
+ * seconds. */
+double hotkeys_now(qr_db *db);
+/* The heaviest keys of one rule over [from, to] (rounded out to whole buckets), in
+ * periods of period seconds (whole buckets): *out a new object, or NULL when the rule is not kept,
+ *   {"Total": N, "Unique": keys seen, "From": the range's start, rounded down,
+ *    "Width": bucket seconds, "Period": seconds,
+ *    "Contributors": [{"Key": [AttributeValue…], "Value": estimate, "Error": bound,
+ *                      "ReadUnits": …, "WriteUnits": …, "Points": [estimate per period]}],
+ *    "Periods": [{"Start": t, "Sum": accesses, "Samples": …, "Keys": …, "Max": …}]}
+ * heaviest first, at most max contributors. Key holds the partition key's attributes
+ * and, for the sort-key rules, the sort key's, in key schema order. */
+int hotkeys_report(qr_db *db, const table *t, const char *index, hotkeys_rule rule, double from,
+                   double to, double period, size_t max, json_t **out, qr_err *err);
+/* The item collections (partitions) of t (index NULL) or of one of its indexes holding
+ * at least min_bytes (DynamoDB sizes) or at least min_items items (a threshold of 0 is
+ * not checked), read from the store now: *out a new array of {"Key": [AttributeValue…],
+ * "SizeBytes": n, "ItemCount": n}, largest first, at most max. Reads the whole range. */
+int hotkeys_large_collections(qr_db *db, const table *t, const char *index, uint64_t min_bytes,
+                              uint64_t min_items, size_t max, json_t **out, qr_err *err);
+
 /* ---- statistics ---- */
 /* Fills ItemCount and TableSizeBytes (counting them the first time). */
 void table_stats_fill(qr_db *db, table *t, json_t *desc);

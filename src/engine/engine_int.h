@@ -133,7 +133,22 @@ struct qr_db {
     int64_t clock_advanced_us; /* qr_clock_advance's total (atomic) */
     void *api_state;           /* the api layer's (engine_api_state_set; atomic), or NULL */
     void (*api_state_free)(void *);
+    struct hotkeys *hotkeys; /* contributor insights' counts (hotkeys.c) */
+    int hotkeys_on;          /* how many tables and indexes they count (atomic) */
 };
+
+/* ---- hot keys (hotkeys.c) ---- */
+/* Sets up db->hotkeys, following the insights settings stored (qr_open, after the
+ * catalog is loaded); -1 if out of memory. hotkeys_close frees it. */
+int hotkeys_open(qr_db *db);
+void hotkeys_close(qr_db *db);
+/* Counts one access (engine_report, when db->hotkeys_on). */
+void hotkeys_note(qr_db *db, const engine_access *a);
+/* Whether anything listens to engine_report: the hook, or hot keys being counted. */
+static inline int engine_watched(qr_db *db)
+{
+    return db->hook != NULL || __atomic_load_n(&db->hotkeys_on, __ATOMIC_RELAXED);
+}
 
 /* ---- capacity (capacity.c) ---- */
 /* The capacity clock, in seconds: monotonic, or manual (qr_options), plus what

@@ -438,7 +438,8 @@ int txn_commit(item_txn *x, qr_err *err)
                                    (int64_t)s->new_size - (int64_t)s->old_size);
         }
     }
-    if (rc == 0 && (x->db->hook || x->db->opts.capacity != QR_CAPACITY_OFF)) report_writes(x);
+    if (rc == 0 && (engine_watched(x->db) || x->db->opts.capacity != QR_CAPACITY_OFF))
+        report_writes(x);
     return rc;
 }
 
@@ -477,4 +478,5 @@ void engine_set_hook(qr_db *db, engine_hook_fn fn, void *arg)
 void engine_report(qr_db *db, const engine_access *a)
 {
     if (db->hook) db->hook(db->hook_arg, a);
+    if (__atomic_load_n(&db->hotkeys_on, __ATOMIC_RELAXED)) hotkeys_note(db, a);
 }

@@ -209,6 +209,8 @@ int restore_target(const json_t *req, json_t **target, qr_err *err);
 int op_describe_contributor_insights(qr_db *db, op_call *c, qr_err *err);
 int op_update_contributor_insights(qr_db *db, op_call *c, qr_err *err);
 int op_list_contributor_insights(qr_db *db, op_call *c, qr_err *err);
+int op_get_insight_rule_report(qr_db *db, op_call *c, qr_err *err);
+int op_quarry_large_item_collections(qr_db *db, op_call *c, qr_err *err);
 /* policy.c */
 int op_put_resource_policy(qr_db *db, op_call *c, qr_err *err);
 int op_get_resource_policy(qr_db *db, op_call *c, qr_err *err);
