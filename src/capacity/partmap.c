@@ -189,6 +189,26 @@ static void cooled(partmap *p, unsigned i, double now)
     memcpy(p->parts[i].b, b, sizeof b);
 }
 
+/* Moves the partition key that takes most of partition i's traffic (its candidate) to a
+ * partition of its own, which keeps i's buckets, debt included: the keys it shared them
+ * with go on in fresh partitions, as adaptive capacity isolates a hot item. Returns 1 if
+ * it did. */
+static int isolate(partmap *p, unsigned i, double now)
+{
+    part h = p->parts[i];
+    uint64_t lo = h.lo, end = range_end(p, i), c = h.candidate;
+    if (h.sk || end == lo || c < lo || c > end) return 0;
+    int rc = 0;
+    if (c < end) rc |= insert(p, i + 1, c + 1, NULL, 0, NULL, now);
+    if (c > lo) {
+        rc |= insert(p, i + 1, c, NULL, 0, &h, now);
+        part_fresh(&p->parts[i], now);
+    } else {
+        cooled(p, i, now);
+    }
+    return rc == 0;
+}
+
 /* Splits hot partition i, if it can be split: returns 1 if it was. */
 static int split(partmap *p, unsigned i, double now)
 {
@@ -200,11 +220,8 @@ static int split(partmap *p, unsigned i, double now)
     if (h.sk == NULL && end > lo && after == i + 1) {
         /* A range of hashes: isolate the one that takes most of it, else halve it. */
         int rc = 0;
-        if (h.charges > 0 && h.candidate_hits * 2 > h.charges) {
-            uint64_t c = h.candidate;
-            if (c < end) rc |= insert(p, i + 1, c + 1, NULL, 0, &h, now);
-            if (c > lo) rc |= insert(p, i + 1, c, NULL, 0, &h, now);
-        } else {
+        if (h.charges > 0 && h.candidate_hits * 2 > h.charges) return isolate(p, i, now);
+        {
             rc = insert(p, i + 1, lo + (end - lo) / 2 + 1, NULL, 0, &h, now);
         }
         cooled(p, i, now);
@@ -277,6 +294,10 @@ static void watch(partmap *p, unsigned i, int write, uint64_t hash, const void *
     }
 }
 
+/* At least this many charges of a hot partition name its dominant key before a refusal
+ * isolates it. */
+#define ISOLATE_AFTER 32
+
 int partmap_spent(partmap *p, int write, uint64_t hash, const void *suffix, size_t len, double now)
 {
     write = write != 0;
@@ -284,6 +305,15 @@ int partmap_spent(partmap *p, int write, uint64_t hash, const void *suffix, size
     refill(&p->parts[i].b[write], write, now);
     if (p->parts[i].b[write].tokens > 0) return 0;
     watch(p, i, write, hash, suffix, len, now);
+    /* A spent partition that one key dominates sheds that key at once, so the keys beside
+     * it are not throttled for it; the key itself keeps the partition's ceiling. */
+    part *h = &p->parts[i];
+    if (h->hot_since >= 0 && h->charges >= ISOLATE_AFTER && h->candidate_hits * 2 > h->charges &&
+        isolate(p, i, now)) {
+        i = find(p, hash, suffix, len);
+        refill(&p->parts[i].b[write], write, now);
+        if (p->parts[i].b[write].tokens > 0) return 0;
+    }
     return 1;
 }
 

@@ -471,6 +471,41 @@ static void test_backfill(qr_db *db)
     catalog_release(db, t);
 }
 
+/* One partition key written at 1,500 a second beside ten cold keys at 100 a second each,
+ * in one table: the hot key is throttled with TableWriteKeyRangeThroughputExceeded, the
+ * cold ones never (the hot key is isolated in a partition of its own). */
+static void test_hot_beside_cold(qr_db *db)
+{
+    json_decref(
+        call(db, "CreateTable", 1,
+             "{\"TableName\":\"mixed\",\"BillingMode\":\"PAY_PER_REQUEST\","
+             "\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"}],"
+             "\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}]}"));
+    int hot_refused = 0, cold_refused = 0;
+    char key[32];
+    for (int s = 0; s < 5; s++)
+        for (int i = 0; i < 1500; i++) {
+            json_t *doc = put(db, "mixed", "celebrity", NULL);
+            if (doc) {
+                hot_refused++;
+                const char *r = json_string_value(json_object_get(
+                    json_array_get(json_object_get(doc, "ThrottlingReasons"), 0), "reason"));
+                CHECK(r && strcmp(r, "TableWriteKeyRangeThroughputExceeded") == 0, "reason %s",
+                      r ? r : "(none)");
+            }
+            json_decref(doc);
+            if (i % 15 == 0) { /* 100 a second for each of ten keys */
+                snprintf(key, sizeof key, "fan-%d", (i / 15) % 10);
+                doc = put(db, "mixed", key, NULL);
+                cold_refused += doc != NULL;
+                json_decref(doc);
+            }
+            qr_clock_advance(db, 1.0 / 1500);
+        }
+    CHECK(hot_refused >= 1500 && hot_refused <= 3500, "hot key refused %d of 7,500", hot_refused);
+    CHECK(cold_refused == 0, "cold keys refused %d times", cold_refused);
+}
+
 static void test_observe(void)
 {
     char dir[] = "/tmp/quarry-capacity-observe-XXXXXX";
@@ -500,6 +535,7 @@ int main(void)
     test_under_provisioned_index(db);
     test_reads(db);
     test_backfill(db);
+    test_hot_beside_cold(db);
     qr_close(db);
     check_remove_tree(dir);
     test_observe();
