@@ -1533,6 +1533,58 @@ static int synchronous(json_t *req, const table_change *c)
     return 1;
 }
 
+/* DynamoDB lets a table switch from provisioned capacity to on-demand four times in a
+ * rolling 24 hours (switches back are not limited); the times are kept as a setting. */
+#define SWITCHES_PER_DAY 4
+
+static int switching_to_on_demand(json_t *req, table *t)
+{
+    const char *asked = json_string_value(json_object_get(req, "BillingMode"));
+    if (asked == NULL || strcmp(asked, "PAY_PER_REQUEST") != 0) return 0;
+    json_t *summary = table_desc_member(t, "BillingModeSummary");
+    const char *mode = json_string_value(json_object_get(summary, "BillingMode"));
+    int provisioned = mode == NULL || strcmp(mode, "PAY_PER_REQUEST") != 0;
+    json_decref(summary);
+    return provisioned;
+}
+
+/* The switch times of the last 24 hours, of cur (a JSON array of seconds), and now's if
+ * add is set: a new array. */
+static json_t *recent_switches(const json_t *cur, double now, int add)
+{
+    json_t *kept = json_array();
+    size_t i;
+    json_t *v;
+    json_array_foreach(cur, i, v) if (json_is_number(v) && now - json_number_value(v) < 86400.0)
+        json_array_append(kept, v);
+    if (add) json_array_append_new(kept, json_real(now));
+    return kept;
+}
+
+static int record_switch(const json_t *cur, json_t **next, void *arg, qr_err *err)
+{
+    (void)err;
+    *next = recent_switches(cur, *(double *)arg, 1);
+    return 0;
+}
+
+/* LimitExceededException when t has switched to on-demand SWITCHES_PER_DAY times in the
+ * last 24 hours. */
+static int check_switches(qr_db *db, table *t, double now, qr_err *err)
+{
+    json_t *cur = NULL;
+    if (meta_setting_get(db, t, META_SETTING_BILLING, NULL, &cur, err)) return -1;
+    json_t *recent = recent_switches(cur, now, 0);
+    size_t n = json_array_size(recent);
+    json_decref(recent);
+    json_decref(cur);
+    if (n < SWITCHES_PER_DAY) return 0;
+    return err_set(err, QR_E_LIMIT,
+                   "Subscriber limit exceeded: Update to PayPerRequest mode are limited to %d "
+                   "times within 1 day(s).",
+                   SWITCHES_PER_DAY);
+}
+
 int op_update_table(qr_db *db, op_call *c, qr_err *err)
 {
     json_t *req = c->req;
@@ -1561,6 +1613,9 @@ int op_update_table(qr_db *db, op_call *c, qr_err *err)
         table_not_found(req, err);
         goto done;
     }
+    double now = ops_now_seconds();
+    int to_on_demand = switching_to_on_demand(req, t);
+    if (to_on_demand && check_switches(db, t, now, err)) goto done;
     catalog_release(db, t); /* a schema change must not hold a table */
     t = NULL;
     if (catalog_change_schema(db, name, apply_table_change, &change, err)) goto done;
@@ -1570,6 +1625,12 @@ int op_update_table(qr_db *db, op_call *c, qr_err *err)
     if (t == NULL) {
         err_set(err, QR_E_NOT_FOUND, "Requested resource not found: Table: %s not found", name);
         goto done;
+    }
+    if (to_on_demand) {
+        qr_err e; /* the switch is made; a time not kept only forgets one switch */
+        err_init(&e);
+        meta_setting_update(db, t, META_SETTING_BILLING, NULL, record_switch, &now, &e);
+        err_clear(&e);
     }
     if (change.action && strcmp(change.action, "Delete") == 0 &&
         catalog_drop_index_entries(db, t, change.index_id, err))

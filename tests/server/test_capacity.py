@@ -246,3 +246,19 @@ def test_metrics_count_units_and_throttles(manual):
     assert value(fams, "quarry_partitions", "quarry_partitions", table="orders") == 8
     assert value(fams, "quarry_on_demand_max_write_request_units",
                  "quarry_on_demand_max_write_request_units", table="orders") in (None, -1)
+
+
+def test_switches_to_on_demand_are_limited_per_day(server):
+    ddb = boto3_client(server.url)
+    create(ddb, "switchy", ProvisionedThroughput={"ReadCapacityUnits": 5, "WriteCapacityUnits": 5})
+    back = {"BillingMode": "PROVISIONED",
+            "ProvisionedThroughput": {"ReadCapacityUnits": 5, "WriteCapacityUnits": 5}}
+    for _ in range(4):
+        ddb.update_table(TableName="switchy", BillingMode="PAY_PER_REQUEST")
+        ddb.update_table(TableName="switchy", **back)  # back to provisioned: not limited
+    with pytest.raises(ClientError) as info:
+        ddb.update_table(TableName="switchy", BillingMode="PAY_PER_REQUEST")
+    assert info.value.response["Error"]["Code"] == "LimitExceededException"
+    assert "limited to 4 times" in info.value.response["Error"]["Message"]
+    desc = ddb.describe_table(TableName="switchy")["Table"]
+    assert desc.get("BillingModeSummary", {}).get("BillingMode", "PROVISIONED") == "PROVISIONED"
