@@ -291,6 +291,21 @@ static void count_refusals(void *arg, const engine_access *a)
     r->pk_len = a->key_len;
 }
 
+/* Runs the Query body until one is refused (at most 10,000); returns how many went, and
+ * *refusal the refused one's error document (a new reference). */
+static int queries_until_refused(qr_db *db, const char *body, json_t **refusal)
+{
+    *refusal = NULL;
+    for (int n = 0; n < 10000; n++) {
+        qr_response r;
+        int rc = qr_call(db, "Query", body, strlen(body), &r);
+        if (rc != QR_OK) *refusal = json_loads(r.body, 0, NULL);
+        qr_response_free(&r);
+        if (rc != QR_OK) return n;
+    }
+    return 10000;
+}
+
 static void test_reads(qr_db *db)
 {
     refusals seen = {0};
@@ -309,19 +324,11 @@ static void test_reads(qr_db *db)
     json_decref(doc);
     CHECK(qr_wait_indexes(db, 10000) == QR_OK, "index caught up");
     /* Consistent Queries of one partition: 1 unit each, 3,000 of them at once. */
-    int n = 0;
-    qr_response r;
     const char *q =
         "{\"TableName\":\"reads\",\"KeyConditionExpression\":\"pk = :p\","
         "\"ExpressionAttributeValues\":{\":p\":{\"S\":\"r1\"}},\"ConsistentRead\":true}";
-    for (; n < 10000; n++) {
-        int rc = qr_call(db, "Query", q, strlen(q), &r);
-        if (rc != QR_OK) break;
-        qr_response_free(&r);
-    }
+    int n = queries_until_refused(db, q, &doc);
     CHECK(n == 3000, "%d Queries of one partition", n);
-    doc = json_loads(r.body, 0, NULL);
-    qr_response_free(&r);
     check_refusal(doc, "ProvisionedThroughputExceededException",
                   "TableReadKeyRangeThroughputExceeded", ARN "reads");
     json_decref(doc);
@@ -330,15 +337,8 @@ static void test_reads(qr_db *db)
     /* The index has partitions of its own: its reads go on. */
     const char *gq = "{\"TableName\":\"reads\",\"IndexName\":\"by_g\",\"KeyConditionExpression\":"
                      "\"g = :g\",\"ExpressionAttributeValues\":{\":g\":{\"S\":\"G\"}}}";
-    n = 0;
-    for (; n < 10000; n++) {
-        int rc = qr_call(db, "Query", gq, strlen(gq), &r);
-        if (rc != QR_OK) break;
-        qr_response_free(&r);
-    }
+    n = queries_until_refused(db, gq, &doc);
     CHECK(n == 6000, "%d eventually consistent Queries of one index partition", n);
-    doc = json_loads(r.body, 0, NULL);
-    qr_response_free(&r);
     check_refusal(doc, "ProvisionedThroughputExceededException",
                   "IndexReadKeyRangeThroughputExceeded", ARN "reads/index/by_g");
     json_decref(doc);
