@@ -45,14 +45,26 @@ static void bucket_refill(bucket *b, double now)
     b->at = now;
 }
 
+/* Minutes of peaks kept until they are adopted: more than METER_PEAK_WINDOW's 30. */
+#define PEAK_MINUTES 32
+
+/* The highest units consumed in one second of one minute, not yet the previous peak. */
+typedef struct minute_peak {
+    double minute; /* floor(time / 60) */
+    double units;
+} minute_peak;
+
 /* One direction (reads or writes) of a meter. */
 typedef struct direction {
-    bucket provisioned;      /* provisioned mode: the rate with its burst bank */
-    bucket ramp;             /* on-demand: up to double the previous peak, per second */
-    bucket max;              /* on-demand: OnDemandThroughput's maximum (rate 0: none) */
-    bucket account;          /* on-demand: the per-table account quota (rate 0: none) */
-    double peak;             /* on-demand: the highest units consumed in one second */
-    double most_provisioned; /* the highest provisioned rate the table has had */
+    bucket provisioned;               /* provisioned mode: the rate with its burst bank */
+    bucket ramp;                      /* on-demand: up to double the previous peak, per second */
+    bucket max;                       /* on-demand: OnDemandThroughput's maximum (rate 0: none) */
+    bucket account;                   /* on-demand: the per-table account quota (rate 0: none) */
+    double peak;                      /* on-demand: the previous peak, the highest units consumed
+                                         in one second at least METER_PEAK_WINDOW ago */
+    minute_peak recent[PEAK_MINUTES]; /* on-demand: higher seconds, not yet adopted */
+    double adopted_at;                /* the second recent was last looked at */
+    double most_provisioned;          /* the highest provisioned rate the table has had */
     double second_units;
     double second; /* the whole second second_units counts */
     double units;
@@ -158,6 +170,38 @@ void meter_free(meter *m)
     free(m);
 }
 
+/* Adopts units as the previous peak if higher: the ramp, and the partitions it needs,
+ * grow with it. The lock is held. */
+static void raise_peak(meter *m, direction *d, int write, double units, double now)
+{
+    if (units <= d->peak) return;
+    d->peak = units;
+    bucket_refill(&d->ramp, now);
+    double grown = ramp_rate(d, write) - d->ramp.size; /* served at once */
+    d->ramp.rate = d->ramp.size = ramp_rate(d, write);
+    if (grown > 0) d->ramp.tokens += grown;
+    partmap_grow(m->parts, partitions_needed(m), now);
+}
+
+/* On-demand: a second's units become the previous peak once METER_PEAK_WINDOW has
+ * passed, so traffic may double at most once per window, as DynamoDB's "more than double
+ * the previous peak within 30 minutes can throttle" has it. Peaks wait by the minute and
+ * are adopted whole minutes late at most. Looks once per second; the lock is held. */
+static void adopt_peaks(meter *m, direction *d, int write, double now)
+{
+    double second = floor(now);
+    if (second == d->adopted_at) return;
+    d->adopted_at = second;
+    double peak = d->peak;
+    for (size_t i = 0; i < PEAK_MINUTES; i++) {
+        minute_peak *p = &d->recent[i];
+        if (p->units <= 0 || (p->minute + 1.0) * 60.0 > now - METER_PEAK_WINDOW) continue;
+        if (p->units > peak) peak = p->units;
+        p->units = 0;
+    }
+    raise_peak(m, d, write, peak, now);
+}
+
 /* A bucket with rate 0 is not in force. */
 static int spent(bucket *b, double now)
 {
@@ -178,8 +222,9 @@ meter_verdict meter_admit(meter *m, int write, int in_partition, uint64_t hash, 
         v = METER_ON_DEMAND_MAX;
     } else if (spent(&d->account, now)) {
         v = METER_ACCOUNT;
-    } else if (spent(&d->ramp, now)) {
-        v = METER_KEY_RANGE;
+    } else {
+        adopt_peaks(m, d, write ? 1 : 0, now);
+        if (spent(&d->ramp, now)) v = METER_KEY_RANGE;
     }
     if (v == METER_OK && in_partition && partmap_spent(m->parts, write, hash, suffix, len, now))
         v = METER_KEY_RANGE;
@@ -187,7 +232,8 @@ meter_verdict meter_admit(meter *m, int write, int in_partition, uint64_t hash, 
     return v;
 }
 
-/* On-demand: counts units in whole seconds and raises the peak, and with it the ramp. */
+/* On-demand: counts units in whole seconds; a second above the previous peak waits in
+ * its minute's slot to be adopted. The lock is held. */
 static void follow_peak(meter *m, direction *d, int write, double units, double now)
 {
     double second = floor(now);
@@ -196,12 +242,17 @@ static void follow_peak(meter *m, direction *d, int write, double units, double 
         d->second_units = 0;
     }
     d->second_units += units;
-    if (d->second_units > d->peak) {
-        d->peak = d->second_units;
-        bucket_refill(&d->ramp, now);
-        d->ramp.rate = d->ramp.size = ramp_rate(d, write);
-        partmap_grow(m->parts, partitions_needed(m), now);
+    adopt_peaks(m, d, write, now);
+    if (d->second_units <= d->peak) return;
+    double minute = floor(now / 60.0);
+    minute_peak *p = &d->recent[(uint64_t)minute % PEAK_MINUTES];
+    if (p->minute != minute) {
+        /* The slot's last minute is PEAK_MINUTES old, past the window: adopt it first. */
+        raise_peak(m, d, write, p->units, now);
+        p->minute = minute;
+        p->units = 0;
     }
+    if (d->second_units > p->units) p->units = d->second_units;
 }
 
 /* Charges the table-level buckets; the lock is held. */
@@ -267,9 +318,12 @@ void meter_totals_get(meter *m, double now, meter_totals *out)
     out->partitions = partmap_count(m->parts);
     out->online_index_throttles = m->online_index_throttles;
     for (int w = 0; w < 2; w++) {
+        if (m->l.on_demand) adopt_peaks(m, &m->d[w], w, now);
         bucket *b = m->l.on_demand ? &m->d[w].ramp : &m->d[w].provisioned;
         bucket_refill(b, now);
         *(w ? &out->write_tokens : &out->read_tokens) = b->tokens;
+        *(w ? &out->write_at_once : &out->read_at_once) =
+            m->l.on_demand ? ramp_rate(&m->d[w], w) : (w ? m->l.wcu : m->l.rcu);
     }
     pthread_mutex_unlock(&m->lock);
 }

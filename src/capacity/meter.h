@@ -56,7 +56,10 @@ typedef struct meter_totals {
     uint64_t read_throttles[5], write_throttles[5]; /* by meter_verdict */
     uint64_t online_index_throttles;                /* a backfill that had to wait */
     unsigned partitions;
-    double read_tokens, write_tokens; /* the table-level buckets now (banked units) */
+    double read_tokens, write_tokens;   /* the table-level buckets now (banked units) */
+    double read_at_once, write_at_once; /* what it serves in a second from now on:
+                                           on-demand, double the previous peak (at least
+                                           the initial rates); provisioned, the rates */
 } meter_totals;
 
 typedef struct meter meter;

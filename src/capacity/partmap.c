@@ -161,7 +161,15 @@ static int insert(partmap *p, unsigned at, uint64_t lo, const unsigned char *sk,
 
 void partmap_grow(partmap *p, unsigned n, double now)
 {
-    while (p->n < n && p->n < PARTMAP_MAX) {
+    if (n > PARTMAP_MAX) n = PARTMAP_MAX;
+    if (p->n == 1 && !p->parts[0].sk && n > 1) {
+        /* A new table's partitions divide the hash space evenly. */
+        uint64_t step = UINT64_MAX / n;
+        for (unsigned i = 1; i < n; i++)
+            if (insert(p, i, step * i, NULL, 0, NULL, now)) return;
+        return;
+    }
+    while (p->n < n) {
         unsigned widest = 0;
         uint64_t width = 0;
         for (unsigned i = 0; i < p->n; i++) {

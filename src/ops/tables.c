@@ -904,6 +904,15 @@ static json_t *describe_copy(qr_db *db, table *t, json_t *desc)
     json_array_foreach(json_object_get(desc, "GlobalSecondaryIndexes"), i, g)
         forget_old_decreases(json_object_get(g, "ProvisionedThroughput"), now);
     warm_describe(desc);
+    meter_totals mt;
+    if (table_capacity(t, NULL, db, &mt) == 0)
+        warm_follow_traffic(desc, mt.read_at_once, mt.write_at_once);
+    json_array_foreach(json_object_get(desc, "GlobalSecondaryIndexes"), i, g)
+    {
+        const char *name = json_string_value(json_object_get(g, "IndexName"));
+        if (name && table_capacity(t, name, db, &mt) == 0)
+            warm_follow_traffic(g, mt.read_at_once, mt.write_at_once);
+    }
     table_stats_fill(db, t, desc);
     index_stats_fill(db, t, desc);
     return desc;

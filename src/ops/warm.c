@@ -1,7 +1,8 @@
-/* warm.c — WarmThroughput, as DynamoDB keeps it for a table and each global index. quarry
- * serves every request as fast as it can, so warm throughput prepares nothing; what it
- * keeps is DynamoDB's bookkeeping, so that a client (or a deployment tool comparing its
- * template with the table) reads back what DynamoDB would answer. */
+/* warm.c — WarmThroughput, as DynamoDB keeps it for a table and each global index: what
+ * it can serve at once. It follows capacity up (provisioned units, the on-demand
+ * baseline, the peaks on-demand traffic has reached) and never comes down; raising it
+ * pre-splits the capacity meter's partitions (engine/capacity.c reads it back from the
+ * description). Not the meter itself. */
 #include "ops/warm.h"
 
 #include <string.h>
@@ -130,6 +131,16 @@ int warm_apply(json_t *spec, json_t *target, int creating, int provisioned, cons
     for (int i = 0; i < 2; i++)
         if (given[i]) json_object_set_new(w, units[i], json_integer(want[i]));
     return 0;
+}
+
+void warm_follow_traffic(json_t *target, double read, double write)
+{
+    json_t *w = json_object_get(target, "WarmThroughput");
+    if (!json_is_object(w)) return;
+    double at_once[2] = {read, write};
+    for (int i = 0; i < 2; i++)
+        if ((double)json_integer_value(json_object_get(w, units[i])) < at_once[i])
+            json_object_set_new(w, units[i], json_integer((json_int_t)at_once[i]));
 }
 
 void warm_describe(json_t *desc)

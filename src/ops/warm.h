@@ -26,6 +26,11 @@ void warm_follow_capacity(json_t *desc);
 int warm_apply(json_t *spec, json_t *target, int creating, int provisioned, const char *index,
                const char *field, qr_err *err);
 
+/* Raises target's WarmThroughput (the table's description, or one global index's within
+ * it) to the units its capacity meter serves at once now (meter_totals' read_at_once and
+ * write_at_once): an on-demand table's grows with its peaks. */
+void warm_follow_traffic(json_t *target, double read, double write);
+
 /* Sets each global index's WarmThroughput status to its IndexStatus (for DescribeTable). */
 void warm_describe(json_t *desc);
 

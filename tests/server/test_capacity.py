@@ -72,7 +72,7 @@ def manual(start):
 
 
 def test_provisioned_table_throttled_once_burst_is_spent(manual):
-    ddb = boto3_client(manual.url)  # retries off
+    ddb = boto3_client(manual.url, retries=0)  # retries off (max_attempts counts retries)
     create(ddb, "small", ProvisionedThroughput={"ReadCapacityUnits": 5, "WriteCapacityUnits": 5})
     # 1,500 units are banked (300 s at 5 WCU); the one partition serves 1,000 a second.
     n, e = put_until_throttled(ddb, "small", lambda i: "a%d" % i)
@@ -100,7 +100,7 @@ def test_provisioned_table_throttled_once_burst_is_spent(manual):
 
 def test_standard_retries_wait_for_capacity(start):
     srv = start()  # the real clock: the SDK's backoff lets the bucket refill
-    ddb = boto3_client(srv.url)
+    ddb = boto3_client(srv.url, retries=0)
     create(ddb, "tiny", ProvisionedThroughput={"ReadCapacityUnits": 1, "WriteCapacityUnits": 1})
     # The bank holds 300 units: spend them (and one more) without retries.
     n, e = put_until_throttled(ddb, "tiny", lambda i: "k%d" % i)
@@ -117,7 +117,7 @@ def test_standard_retries_wait_for_capacity(start):
 
 
 def test_hot_partition_key_and_write_sharding(manual):
-    ddb = boto3_client(manual.url)
+    ddb = boto3_client(manual.url, retries=0)
     create(ddb, "hot")
     n, e = put_until_throttled(ddb, "hot", lambda i: "STATUS#OPEN")
     assert n == 1000  # one partition key: one partition's 1,000 WCU, whatever the mode
@@ -131,7 +131,7 @@ def test_hot_partition_key_and_write_sharding(manual):
 
 
 def test_hot_index_key_throttles_base_writes(manual):
-    ddb = boto3_client(manual.url)
+    ddb = boto3_client(manual.url, retries=0)
     create(ddb, "orders", gsi="by_status")
     n, e = put_until_throttled(ddb, "orders", lambda i: "order#%d" % i, g="STATUS#OPEN")
     assert n == 1000
@@ -143,7 +143,7 @@ def test_hot_index_key_throttles_base_writes(manual):
 
 
 def test_under_provisioned_index_throttles_the_table(manual):
-    ddb = boto3_client(manual.url)
+    ddb = boto3_client(manual.url, retries=0)
     ddb.create_table(
         TableName="thin",
         AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"},
@@ -167,7 +167,7 @@ def test_under_provisioned_index_throttles_the_table(manual):
 
 
 def test_batch_writer_completes_unprocessed_items(manual):
-    ddb = boto3_client(manual.url)
+    ddb = boto3_client(manual.url, retries=0)
     create(ddb, "batch")
     n, _ = put_until_throttled(ddb, "batch", lambda i: "hot")
     # A batch with the spent key and fresh ones: the spent one comes back unprocessed.
@@ -209,7 +209,7 @@ def test_batch_writer_completes_unprocessed_items(manual):
 def test_capacity_off_and_observe_never_throttle(start):
     for mode in ("off", "observe"):
         srv = start("--capacity", mode, "--capacity-clock", "manual")
-        ddb = boto3_client(srv.url)
+        ddb = boto3_client(srv.url, retries=0)
         create(ddb, "hot")
         for _ in range(1200):
             ddb.put_item(TableName="hot", Item={"pk": {"S": "one"}})
@@ -223,7 +223,7 @@ def test_advance_clock_refused_on_a_real_clock(server):
 
 def test_metrics_count_units_and_throttles(manual):
     from test_metrics import families, fetch, value
-    ddb = boto3_client(manual.url)
+    ddb = boto3_client(manual.url, retries=0)
     create(ddb, "orders", gsi="by_status")
     n, _ = put_until_throttled(ddb, "orders", lambda i: "o%d" % i, g="STATUS#OPEN")
     status, _, body = fetch(manual)
@@ -249,7 +249,7 @@ def test_metrics_count_units_and_throttles(manual):
 
 
 def test_switches_to_on_demand_are_limited_per_day(server):
-    ddb = boto3_client(server.url)
+    ddb = boto3_client(server.url, retries=0)
     create(ddb, "switchy", ProvisionedThroughput={"ReadCapacityUnits": 5, "WriteCapacityUnits": 5})
     back = {"BillingMode": "PROVISIONED",
             "ProvisionedThroughput": {"ReadCapacityUnits": 5, "WriteCapacityUnits": 5}}
@@ -262,3 +262,41 @@ def test_switches_to_on_demand_are_limited_per_day(server):
     assert "limited to 4 times" in info.value.response["Error"]["Message"]
     desc = ddb.describe_table(TableName="switchy")["Table"]
     assert desc.get("BillingModeSummary", {}).get("BillingMode", "PROVISIONED") == "PROVISIONED"
+
+
+def test_on_demand_doubles_its_peak_after_half_an_hour(start):
+    manual = start("--capacity-clock", "manual", "--no-sync")  # 15,000 writes
+    ddb = boto3_client(manual.url, retries=0)
+    create(ddb, "ramp")
+    serial = iter(range(10 ** 6))
+
+    def second_of_writes(n):
+        """n distinct items in batches of 25 at one instant; returns how many were written."""
+        done = 0
+        for start in range(0, n, 25):
+            batch = [{"PutRequest": {"Item": {"pk": {"S": "k%d" % next(serial)}}}}
+                     for _ in range(min(25, n - start))]
+            try:
+                answer = ddb.batch_write_item(RequestItems={"ramp": batch})
+            except ClientError:
+                continue  # every item of the batch refused
+            done += len(batch) - len(answer["UnprocessedItems"].get("ramp", []))
+        return done
+
+    def warm_writes():  # read raw: Debian's botocore predates WarmThroughput
+        r = raw(manual.url, TARGET + "DescribeTable", {"TableName": "ramp"})
+        return r.json()["Table"]["WarmThroughput"]["WriteUnitsPerSecond"]
+
+    assert warm_writes() == 4000
+    assert second_of_writes(3000) == 3000
+    advance(manual.url, 1)
+    # 4,000 a second at once; the peak of 3,000 is not yet the previous peak.
+    first = second_of_writes(5000)
+    assert 4000 <= first <= 4025
+    assert warm_writes() == 4000
+    advance(manual.url, 600)
+    assert 4000 <= second_of_writes(5000) <= 4025
+    # Half an hour after the peak, double it is served at once, and DescribeTable says so.
+    advance(manual.url, 1300)
+    assert warm_writes() == 2 * first
+    assert second_of_writes(7000) == 7000
