@@ -293,6 +293,14 @@ void meter_charge_key(meter *m, int write, uint64_t hash, const void *suffix, si
     pthread_mutex_unlock(&m->lock);
 }
 
+int meter_sort_key_split(meter *m, uint64_t hash)
+{
+    pthread_mutex_lock(&m->lock);
+    int split = partmap_sort_key_split(m->parts, hash);
+    pthread_mutex_unlock(&m->lock);
+    return split;
+}
+
 void meter_count_throttle(meter *m, int write, meter_verdict v)
 {
     pthread_mutex_lock(&m->lock);

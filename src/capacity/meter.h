@@ -89,6 +89,9 @@ void meter_charge_partition(meter *m, int write, uint64_t hash, const void *suff
 /* Both at once: the table-level buckets and the partition of the key. */
 void meter_charge_key(meter *m, int write, uint64_t hash, const void *suffix, size_t len,
                       double units, double now);
+/* 1 when the items of the partition key of hash lie in several partitions, split by sort
+ * key: a read of a range of them charges each partition what was read there. */
+int meter_sort_key_split(meter *m, uint64_t hash);
 /* Counts a refusal (meter_admit's verdict v) in the totals. */
 void meter_count_throttle(meter *m, int write, meter_verdict v);
 void meter_count_online_throttle(meter *m);

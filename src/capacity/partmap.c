@@ -131,6 +131,12 @@ static unsigned find(const partmap *p, uint64_t hash, const void *suffix, size_t
     return lo;
 }
 
+int partmap_sort_key_split(const partmap *p, uint64_t hash)
+{
+    unsigned i = find(p, hash, NULL, 0);
+    return i + 1 < p->n && p->parts[i + 1].lo == hash && p->parts[i + 1].sk != NULL;
+}
+
 /* Inserts a partition at index at with bounds (lo, sk), its buckets as from's (a split
  * gives no burst: each half goes on from where the whole was). */
 static int insert(partmap *p, unsigned at, uint64_t lo, const unsigned char *sk, size_t sk_len,

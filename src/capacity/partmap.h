@@ -25,6 +25,8 @@ void partmap_configure(partmap *p, double split_after, int sort_key_splits);
 /* Splits the widest hash ranges until there are at least n partitions. */
 void partmap_grow(partmap *p, unsigned n, double now);
 unsigned partmap_count(const partmap *p);
+/* 1 when the items of the partition key of hash are split among partitions by sort key. */
+int partmap_sort_key_split(const partmap *p, uint64_t hash);
 /* The key: its partition hash, and what follows the hash in its stored form (suffix,
  * len; NULL for none), which orders the sort keys of one partition key. */
 int partmap_spent(partmap *p, int write, uint64_t hash, const void *suffix, size_t len, double now);

@@ -283,6 +283,12 @@ void capacity_charge_hash(qr_db *db, const table *t, const qr_index *ix, int wri
     if (m) meter_charge_key(m, write, hash, NULL, 0, units, capacity_now(db));
 }
 
+int capacity_sort_key_split(const table *t, const qr_index *ix, uint64_t hash)
+{
+    meter *m = t->meters ? meter_for(t, ix) : NULL;
+    return m != NULL && meter_sort_key_split(m, hash);
+}
+
 int capacity_backfill_spent(qr_db *db, const table *t, const qr_index *ix)
 {
     meter *m = t->meters ? meter_for(t, ix) : NULL;

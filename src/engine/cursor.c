@@ -21,6 +21,9 @@ struct range_cursor {
     int in_partition; /* the bounds lie in one partition, of hash a.partition */
     buf lower;        /* then the lower bound, for a refusal's report */
     size_t bytes;     /* read so far, charged at cursor_close */
+    int by_item;      /* each item's partition is charged as it is read (a Scan, or a
+                         Query of a partition key split by sort key) */
+    double charged;   /* what by_item has charged so far */
 };
 
 const read_view *read_view_open(qr_db *db)
@@ -126,6 +129,8 @@ int cursor_next(range_cursor *c, const char **json, size_t *len, size_t *size, q
                                     c->in_partition ? &c->lower : NULL, err))
                 return -1;
             c->started = 1;
+            c->by_item = c->metered &&
+                         (!c->in_partition || capacity_sort_key_split(c->t, c->ix, c->a.partition));
             if (c->forward)
                 store_iter_first(c->it);
             else
@@ -148,11 +153,14 @@ int cursor_next(range_cursor *c, const char **json, size_t *len, size_t *size, q
             c->a.key = k;
             c->a.key_len = kl;
             engine_report(c->db, &c->a);
-            /* Each partition a Scan passes bears what was read there; the table bears
-             * the total, rounded once, at cursor_close. */
-            if (c->metered && !c->in_partition)
-                capacity_charge_partition(c->db, c->t, c->ix, 0, k, kl,
-                                          (double)*size / 4096.0 * (c->a.consistent ? 1.0 : 0.5));
+            /* Each partition a Scan passes, or a Query of a partition key split by sort
+             * key, bears what was read there; the table bears the total, rounded once,
+             * at cursor_close. */
+            if (c->by_item) {
+                double units = (double)*size / 4096.0 * (c->a.consistent ? 1.0 : 0.5);
+                capacity_charge_partition(c->db, c->t, c->ix, 0, k, kl, units);
+                c->charged += units;
+            }
         }
         return 1;
     }
@@ -172,12 +180,20 @@ const char *cursor_key(const range_cursor *c, size_t *len)
 void cursor_close(range_cursor *c)
 {
     if (c == NULL) return;
-    /* A Query's partition bears its total where it began (a partition split by sort key
-     * is charged in the range of the lower bound). */
-    if (c->started && c->metered)
-        capacity_charge(c->db, c->t, c->ix, 0, c->in_partition ? c->lower.data : NULL,
-                        c->in_partition ? c->lower.len : 0,
-                        meter_read_units(c->bytes, c->a.consistent));
+    /* A Query's partition bears its total; one split by sort key bears item by item
+     * what was read in each part, and the range of the lower bound what rounding adds. */
+    if (c->started && c->metered) {
+        double units = meter_read_units(c->bytes, c->a.consistent);
+        if (!c->by_item) {
+            capacity_charge(c->db, c->t, c->ix, 0, c->in_partition ? c->lower.data : NULL,
+                            c->in_partition ? c->lower.len : 0, units);
+        } else {
+            capacity_charge(c->db, c->t, c->ix, 0, NULL, 0, units);
+            if (c->in_partition && units > c->charged)
+                capacity_charge_partition(c->db, c->t, c->ix, 0, c->lower.data, c->lower.len,
+                                          units - c->charged);
+        }
+    }
     store_iter_free(c->it);
     if (c->in_partition) buf_free(&c->lower);
     free(c);

@@ -174,6 +174,9 @@ void capacity_charge(qr_db *db, const table *t, const qr_index *ix, int write, c
                      size_t key_len, double units);
 void capacity_charge_partition(qr_db *db, const table *t, const qr_index *ix, int write,
                                const char *key, size_t key_len, double units);
+/* 1 when the read's partition key (of hash, in ix or the table) is split by sort key
+ * among partitions, so that a range read charges each its part (cursor.c). */
+int capacity_sort_key_split(const table *t, const qr_index *ix, uint64_t hash);
 /* capacity_charge for an index entry known by its partition hash alone (a backfill's). */
 void capacity_charge_hash(qr_db *db, const table *t, const qr_index *ix, int write, uint64_t hash,
                           double units);

@@ -394,6 +394,27 @@ static void test_split_for_heat(void)
     CHECK(refused_in_second(db, "many_sort_keys", 400, 3, 2) > 0, "never throttled");
     int late = refused_in_second(db, "many_sort_keys", 400, 20, 19);
     CHECK(late == 0, "%d writes of 1,500 refused after the split", late);
+    /* A Query of every sort key spends each part of the split key what it read there: the
+     * upper part, where no such Query starts, is spent too (by its share: the key has split
+     * into several parts), and serves fewer Queries of its own until it refills. */
+    json_t *doc;
+    const char *all = "{\"TableName\":\"many_sort_keys\",\"ConsistentRead\":true,"
+                      "\"KeyConditionExpression\":\"pk = :p\",\"ExpressionAttributeValues\":"
+                      "{\":p\":{\"S\":\"hot\"}}}";
+    const char *upper = "{\"TableName\":\"many_sort_keys\",\"ConsistentRead\":true,"
+                        "\"KeyConditionExpression\":\"pk = :p AND sk >= :s\","
+                        "\"ExpressionAttributeValues\":{\":p\":{\"S\":\"hot\"},"
+                        "\":s\":{\"S\":\"sk99\"}}}";
+    int whole = queries_until_refused(db, all, &doc);
+    json_decref(doc);
+    CHECK(whole > 500 && whole < 10000, "%d Queries of the whole key", whole);
+    int after = queries_until_refused(db, upper, &doc);
+    json_decref(doc);
+    CHECK(after < 2400, "%d Queries of the upper part after the whole key's", after);
+    qr_clock_advance(db, 2);
+    after = queries_until_refused(db, upper, &doc);
+    json_decref(doc);
+    CHECK(after > 2900, "%d Queries of the upper part, refilled", after);
     /* One item never splits: it stays at its partition's 1,000 a second. */
     late = refused_in_second(db, "one_item", 1, 20, 19);
     CHECK(late >= 400 && late <= 600, "one hot item: %d of 1,500 refused", late);
