@@ -582,6 +582,7 @@ int catalog_delete(qr_db *db, table *t, qr_err *err)
         collection_forget_all(db);
     }
     pthread_mutex_unlock(&db->catalog_lock);
+    if (rc == 0) hotkeys_forget(db, t->id, -1);
     return rc;
 }
 
@@ -601,6 +602,7 @@ int catalog_drop_index_entries(qr_db *db, const table *t, uint16_t id, qr_err *e
     pthread_mutex_unlock(&db->gsi_lock);
     buf_free(&lo);
     buf_free(&hi);
+    if (rc == 0) hotkeys_forget(db, t->id, id);
     return rc;
 }
 

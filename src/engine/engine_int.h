@@ -142,6 +142,9 @@ struct qr_db {
  * catalog is loaded); -1 if out of memory. hotkeys_close frees it. */
 int hotkeys_open(qr_db *db);
 void hotkeys_close(qr_db *db);
+/* Drops the counts of a deleted table (index_id -1: with its indexes) or of one deleted
+ * global index: a table or index made later starts with none. */
+void hotkeys_forget(qr_db *db, uint32_t table_id, int index_id);
 /* Counts one access (engine_report, when db->hotkeys_on). */
 void hotkeys_note(qr_db *db, const engine_access *a);
 /* Whether anything listens to engine_report: the hook, or hot keys being counted. */

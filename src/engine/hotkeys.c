@@ -92,33 +92,6 @@ static hk_target *find(const struct hotkeys *h, uint32_t table_id, uint16_t inde
     return NULL;
 }
 
-/* The targets whose table or index was deleted since: a new array of their ids (*n of
- * them), or NULL. The catalog is asked with no lock of h held, so that no lock order
- * ties h->lock to the catalog's. */
-typedef struct target_id {
-    uint32_t table_id;
-    uint16_t index_id;
-} target_id;
-
-static target_id *stale_targets(qr_db *db, struct hotkeys *h, size_t *n)
-{
-    *n = 0;
-    pthread_rwlock_rdlock(&h->lock);
-    size_t all = h->n;
-    target_id *ids = malloc((all ? all : 1) * sizeof *ids);
-    for (size_t i = 0; ids && i < all; i++)
-        ids[i] = (target_id){h->all[i]->table_id, h->all[i]->index_id};
-    pthread_rwlock_unlock(&h->lock);
-    if (ids == NULL) return NULL;
-    for (size_t i = 0; i < all; i++) {
-        table *t = catalog_get_by_id(db, ids[i].table_id);
-        int keep = t && (ids[i].index_id == 0 || table_index_by_id(t, ids[i].index_id) != NULL);
-        catalog_release(db, t);
-        if (!keep) ids[(*n)++] = ids[i];
-    }
-    return ids;
-}
-
 /* Sets the target of (t, ix) to mode, with h->lock held for writing. */
 static int follow_locked(struct hotkeys *h, const table *t, const qr_index *ix, int mode)
 {
@@ -148,26 +121,29 @@ int hotkeys_follow(qr_db *db, const table *t, const char *index, int mode, qr_er
     const qr_index *ix = index ? table_index(t, index) : NULL;
     if (index && (ix == NULL || !ix->global))
         return err_set(err, QR_E_NOT_FOUND, "no global index %s", index);
-    size_t nstale;
-    target_id *stale = stale_targets(db, h, &nstale);
     pthread_rwlock_wrlock(&h->lock);
-    for (size_t i = 0; i < h->n;) { /* those of tables and indexes deleted go first */
-        int gone = 0;
-        for (size_t j = 0; j < nstale; j++)
-            gone |= h->all[i]->table_id == stale[j].table_id &&
-                    h->all[i]->index_id == stale[j].index_id;
-        if (!gone) {
-            i++;
-            continue;
-        }
-        target_free(h->all[i]);
-        h->all[i] = h->all[--h->n];
-    }
-    free(stale);
     int rc = follow_locked(h, t, ix, mode);
     __atomic_store_n(&db->hotkeys_on, (int)h->n, __ATOMIC_RELAXED);
     pthread_rwlock_unlock(&h->lock);
     return rc ? err_set(err, QR_E_INTERNAL, "out of memory") : 0;
+}
+
+void hotkeys_forget(qr_db *db, uint32_t table_id, int index_id)
+{
+    struct hotkeys *h = db->hotkeys;
+    if (h == NULL) return;
+    pthread_rwlock_wrlock(&h->lock);
+    for (size_t i = 0; i < h->n;) {
+        hk_target *g = h->all[i];
+        if (g->table_id != table_id || (index_id >= 0 && g->index_id != index_id)) {
+            i++;
+            continue;
+        }
+        target_free(g);
+        h->all[i] = h->all[--h->n];
+    }
+    __atomic_store_n(&db->hotkeys_on, (int)h->n, __ATOMIC_RELAXED);
+    pthread_rwlock_unlock(&h->lock);
 }
 
 /* The mode a stored insights setting asks for. */

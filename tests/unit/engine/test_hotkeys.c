@@ -181,10 +181,12 @@ static void test_skewed(qr_db *db)
                      "{\"TableName\":\"hot_t\",\"ContributorInsightsAction\":\"DISABLE\"}"));
     json_decref(call(db, "GetInsightRuleReport", 0, "{\"RuleName\":\"%s\"}", rule));
 
-    /* A table deleted with its index's insights on: the next change forgets its counts,
-     * and a new table of the name starts with none. */
+    /* A table deleted with its index's insights on: its counts go with it (nothing is
+     * counted any more), and a new table of the name starts with none. */
     rule_name(db, "hot_t", "by_g", "-PKC-", rule, sizeof rule);
+    CHECK(engine_watched(db), "the index's insights count accesses");
     json_decref(call(db, "DeleteTable", 1, "{\"TableName\":\"hot_t\"}"));
+    CHECK(!engine_watched(db), "a deleted table's insights still count accesses");
     json_decref(call(db, "GetInsightRuleReport", 0, "{\"RuleName\":\"%s\"}", rule));
     json_decref(
         call(db, "CreateTable", 1,
