@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/engine_int.h" /* engine_watched */
 #include "quarry.h"
 
 #include "call.h"
