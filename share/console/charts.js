@@ -27,8 +27,10 @@ export const SERIES_COLOURS = ['#2b6cb0', '#c05621', '#2f855a', '#9b2c2c', '#6b4
 
 // series: [{name, points: [[epochSeconds, value], ...], dashed}]; a chart titled title
 // with the unit on its axis.
-export function lineChart(title, unit, series, { width = 560, height = 200 } = {}) {
-  const pad = { l: 56, r: 12, t: 24, b: 34 };
+export function lineChart(title, unit, series, { width = 500, height = 200 } = {}) {
+  const legendRows = Math.ceil(series.length / 3);
+  height += 14 * Math.max(0, legendRows - 1);
+  const pad = { l: 56, r: 16, t: 24, b: 20 + 14 * legendRows };
   const root = svg('svg', { class: 'chart', width, height, viewBox: `0 0 ${width} ${height}`, role: 'img' });
   root.appendChild(svg('title', {}, title));
   root.appendChild(svg('text', { x: pad.l, y: 15, class: 'ctitle' }, title));
@@ -40,7 +42,10 @@ export function lineChart(title, unit, series, { width = 560, height = 200 } = {
     return root;
   }
   if (t1 - t0 < 1) t1 = t0 + 1;
-  const vmax = niceMax(Math.max(...all.map((p) => p[1])));
+  const top = Math.max(...all.map((p) => p[1]));
+  root.dataset.max = String(top);
+  root.dataset.points = String(Math.max(...series.map((x) => x.points.length)));
+  const vmax = niceMax(top);
   const x = (t) => pad.l + ((t - t0) / (t1 - t0)) * w;
   const y = (v) => pad.t + h - (v / vmax) * h;
   for (let i = 0; i <= 4; i++) {
@@ -50,15 +55,18 @@ export function lineChart(title, unit, series, { width = 560, height = 200 } = {
       Number.isInteger(v) ? v : v.toFixed(2)));
   }
   root.appendChild(svg('text', { x: 4, y: pad.t - 8, class: 'axis' }, unit));
-  for (const t of [t0, (t0 + t1) / 2, t1])
-    root.appendChild(svg('text', { x: x(t), y: height - 16, 'text-anchor': 'middle', class: 'axis' }, clock(t)));
+  const ticks = [[t0, 'start'], [(t0 + t1) / 2, 'middle'], [t1, 'end']];
+  for (const [t, anchor] of ticks)
+    root.appendChild(svg('text', { x: x(t), y: pad.t + h + 14, 'text-anchor': anchor, class: 'axis' }, clock(t)));
   series.forEach((s, i) => {
     if (!s.points.length) return;
     const colour = SERIES_COLOURS[i % SERIES_COLOURS.length];
     const d = s.points.map((p, j) => `${j ? 'L' : 'M'}${x(p[0]).toFixed(1)},${y(p[1]).toFixed(1)}`).join('');
     root.appendChild(svg('path', { d, fill: 'none', stroke: colour, 'stroke-width': 1.8, 'stroke-dasharray': s.dashed ? '5,4' : 'none', class: 'series' }));
+    for (const p of s.points)
+      root.appendChild(svg('circle', { cx: x(p[0]).toFixed(1), cy: y(p[1]).toFixed(1), r: 2, fill: colour }));
     const lx = pad.l + (i % 3) * (w / 3);
-    const ly = height - 3;
+    const ly = pad.t + h + 30 + 14 * Math.floor(i / 3);
     root.appendChild(svg('rect', { x: lx, y: ly - 8, width: 10, height: 4, fill: colour }));
     root.appendChild(svg('text', { x: lx + 14, y: ly - 3, class: 'legendtext' }, s.name));
   });
