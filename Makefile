@@ -64,7 +64,8 @@ endif
 # Debian packages the build, the tests and the benchmarks need.
 DEB_PKGS := gcc make pkg-config librocksdb-dev libh2o-evloop-dev libjansson-dev libyajl-dev libssl-dev \
             libxxhash-dev libyaml-dev libcurl4-openssl-dev zlib1g-dev libjemalloc-dev clang-format python3 python3-pytest python3-boto3 python3-prometheus-client awscli \
-            wrk nginx-light golang-go golang-github-aws-aws-sdk-go-v2-dev golang-github-aws-aws-sdk-go-dev
+            wrk nginx-light golang-go golang-github-aws-aws-sdk-go-v2-dev golang-github-aws-aws-sdk-go-dev \
+            chromium
 
 .PHONY: all deps run test unit e2e asan bench clean format tree-check
 all: $(BUILD)/quarry $(BUILD)/libquarry.a
@@ -92,6 +93,10 @@ $(BUILD)/quarry: $(CLI_OBJ) $(BUILD)/libquarry.a
 $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c -o $@ $<
+
+# The console's files are assembled into console.o (.incbin), which -MMD does not see.
+CONSOLE_FILES := $(wildcard share/console/*)
+$(BUILD)/src/server/console.o: $(CONSOLE_FILES)
 
 # Each test program from its source in its layer's folder; the shared helpers (check.h,
 # call.h) stay in tests/unit/.
@@ -168,6 +173,8 @@ fuzz-replay: $(FUZZ_BUILD)/fuzz_call
 $(FUZZ_BUILD)/src/%.o: src/%.c
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer-no-link -MMD -MP -c -o $@ $<
+
+$(FUZZ_BUILD)/src/server/console.o: $(CONSOLE_FILES)
 
 $(FUZZ_BUILD)/libquarry.a: $(FUZZ_OBJ)
 	rm -f $@ && ar rcs $@ $^

@@ -4,7 +4,9 @@
  * content type, content coding (a gzip or deflate body is decoded), JSON, X-Amz-Target,
  * SigV4; the core then runs its call, and the answer leaves with DynamoDB's headers,
  * compressed to clients that accept it. GET /metrics, signed as the API's requests are,
- * is answered with qr_metrics' text. Loops, workers and flushing are the core's. */
+ * is answered with qr_metrics' text, and GET /console with the console's files
+ * (console.h), unsigned: they hold no data, and the page signs its own API calls. Loops,
+ * workers and flushing are the core's. */
 #include "server/server.h"
 
 #include <stdio.h>
@@ -16,6 +18,7 @@
 #include "server/core.h" /* and h2o.h, which h2o/http1.h needs first */
 #include <h2o/http1.h>
 
+#include "server/console.h"
 #include "server/wire.h"
 #include "util/buf.h"
 
@@ -534,6 +537,32 @@ static void send_metrics(server *s, h2o_req_t *req, const exchange *x)
     free(text);
 }
 
+/* ---- GET /console ---- */
+
+/* What a browser is told of the console's files: read them afresh (a new binary may
+ * ship new ones), run no script or style from anywhere but here (so that even a value
+ * the page failed to escape could not run), fetch only this origin, never be framed. */
+static const struct {
+    const char *name, *lower, *value;
+} console_headers[] = {
+    {"Cache-Control", "cache-control", "no-cache"},
+    {"X-Content-Type-Options", "x-content-type-options", "nosniff"},
+    {"Content-Security-Policy", "content-security-policy",
+     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+     "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"},
+    {"X-Frame-Options", "x-frame-options", "DENY"},
+    {"Referrer-Policy", "referrer-policy", "no-referrer"},
+};
+
+static void send_console(server *s, h2o_req_t *req, const exchange *x, const console_file *f)
+{
+    for (size_t i = 0; i < sizeof console_headers / sizeof console_headers[0]; i++)
+        h2o_add_header_by_str(&req->pool, &req->res.headers, console_headers[i].lower,
+                              strlen(console_headers[i].lower), 0, console_headers[i].name,
+                              console_headers[i].value, strlen(console_headers[i].value));
+    send_response(s, req, x, 200, f->content_type, f->data, f->len, "console", NULL, NULL);
+}
+
 /* ---- the request handler ---- */
 
 static int on_req(h2o_handler_t *self, h2o_req_t *req)
@@ -563,6 +592,15 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
     if (is_get && is_metrics_path(req)) {
         send_metrics(s, req, &x);
         return 0;
+    }
+    if (is_get) {
+        const char *path = req->input.path.base;
+        const char *q = memchr(path, '?', req->input.path.len);
+        console_file f;
+        if (console_find(path, q ? (size_t)(q - path) : req->input.path.len, &f) == 0) {
+            send_console(s, req, &x, &f);
+            return 0;
+        }
     }
 
     if (h2o_memis(method->base, method->len, H2O_STRLIT("OPTIONS")) &&

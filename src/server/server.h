@@ -52,8 +52,8 @@ typedef struct server server;
  * loop threads of the server core (core.h), which also runs writes that wait for a disk
  * sync on a pool of workers; dynamodb.c routes POST / by X-Amz-Target to qr_call, verifies
  * SigV4, bounds request bodies, adds DynamoDB's response headers and logs one line per
- * request; it answers GET / (the health check) and GET /metrics (qr_metrics, signed like
- * any API request) itself.
+ * request; it answers GET / (the health check), GET /metrics (qr_metrics, signed like
+ * any API request) and GET /console (the console's files, console.h) itself.
  *
  * Binds, listens and starts the event loops and workers. db is borrowed and must outlive the
  * server. Returns 0, or -1 with a message (e.g. the address is in use) in errbuf. */
