@@ -57,8 +57,9 @@ typedef struct qr_options {
     /* Where the engine says how its long work goes (a global index's backfill, a
      * restore): a line every few seconds and at each tenth, "backfill of T.I: 3,000 of
      * 10,000 items (30%), 1,520 items/s", without a newline, from the thread doing the
-     * work. NULL: the engine says nothing. */
-    void (*log)(void *log_arg, const char *line);
+     * work; last is 1 for the line that ends a piece of work (a terminal's progress line
+     * ends there). NULL: the engine says nothing. */
+    void (*log)(void *log_arg, const char *line, int last);
     void *log_arg;
     /* Non-zero: open the data read-only and without taking its lock, beside the process
      * that holds it (a running server): reads see the data as of the open, every write

@@ -1229,13 +1229,17 @@ void engine_log(qr_db *db, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
-    db->opts.log(db->opts.log_arg, line);
+    db->opts.log(db->opts.log_arg, line, 0);
+}
+
+void engine_log_progress(qr_db *db, const char *line, int last)
+{
+    if (db->opts.log) db->opts.log(db->opts.log_arg, line, last);
 }
 
 void engine_progress_sink(void *db, const char *line, int last)
 {
-    (void)last;
-    engine_log(db, "%s", line);
+    engine_log_progress(db, line, last);
 }
 
 void table_stats_fill(qr_db *db, table *t, json_t *desc)

@@ -109,6 +109,8 @@ double engine_now_seconds(void);
 
 /* Says a line (printf's format) through the database's qr_options.log, if it has one. */
 void engine_log(qr_db *db, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The same for a progress line; last: the line that ends the work. */
+void engine_log_progress(qr_db *db, const char *line, int last);
 /* A progress_sink (util/progress.h) whose arg is a qr_db: each line goes to engine_log. */
 void engine_progress_sink(void *db, const char *line, int last);
 /* The number of items stored in t (counted the first time, as DescribeTable counts). */

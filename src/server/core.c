@@ -136,9 +136,10 @@ void core_log(const char *fmt, ...)
     (void)w;
 }
 
-void server_log_line(void *arg, const char *line)
+void server_log_line(void *arg, const char *line, int last)
 {
     (void)arg;
+    (void)last;
     core_log("%s", line);
 }
 
