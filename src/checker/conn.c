@@ -50,7 +50,8 @@ int conn_open_endpoint(conn *c, const char *url, qr_err *err)
     return 0;
 }
 
-int conn_open_data(conn *c, const char *dir, int may_share, qr_err *err)
+int conn_open_data(conn *c, const char *dir, int may_share,
+                   void (*log)(void *arg, const char *line, int last), qr_err *err)
 {
     memset(c, 0, sizeof *c);
     c->where = dir;
@@ -60,6 +61,7 @@ int conn_open_data(conn *c, const char *dir, int may_share, qr_err *err)
     if (access(current, F_OK) != 0)
         return err_set(err, QR_E_VALIDATION, "cannot open %s: no database there", dir);
     qr_options o = {0};
+    o.log = log;
     char *msg = NULL;
     if (qr_open(dir, &o, &c->db, &msg) == QR_OK) return 0;
     /* RocksDB names its lock when another process holds it: "IO error: lock ... LOCK:
@@ -89,5 +91,44 @@ void conn_close(conn *c)
 
 int conn_call(conn *c, const char *op, json_t *body, json_t **out, qr_err *err)
 {
-    return c->call(c, op, body, out, err);
+    /* A throttled request is tried again, waiting longer each time (up to a second), as
+     * the SDKs do: a tool reading a whole table runs into the table's capacity. */
+    useconds_t wait = 20000;
+    for (int attempt = 0;; attempt++) {
+        qr_err e;
+        err_init(&e);
+        if (c->call(c, op, body, out, &e) == 0) return 0;
+        if (!err_is_throttling(&e) || attempt >= 60) {
+            err_set(err, e.type, "%s", e.msg);
+            err_clear(&e);
+            return -1;
+        }
+        err_clear(&e);
+        usleep(wait);
+        if (wait < 1000000) wait *= 2;
+    }
+}
+
+int conn_scan(conn *c, const json_t *request, int (*each)(void *arg, json_t *item), void *arg,
+              qr_err *err)
+{
+    json_t *req = json_deep_copy(request);
+    if (req == NULL) return err_set(err, QR_E_INTERNAL, "out of memory");
+    int rc = 0;
+    for (;;) {
+        json_t *page;
+        if ((rc = conn_call(c, "Scan", req, &page, err)) != 0) break;
+        size_t i;
+        json_t *item;
+        json_array_foreach(json_object_get(page, "Items"), i, item)
+        {
+            if ((rc = each(arg, item)) != 0) break;
+        }
+        json_t *last = json_object_get(page, "LastEvaluatedKey");
+        if (rc == 0 && last) json_object_set(req, "ExclusiveStartKey", last);
+        json_decref(page);
+        if (rc || last == NULL) break;
+    }
+    json_decref(req);
+    return rc;
 }

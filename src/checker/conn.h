@@ -28,15 +28,25 @@ struct conn {
 int conn_open_endpoint(conn *c, const char *url, qr_err *err);
 /* Opens the database in dir (borrowed), which must exist. may_share: when another process
  * (a running server) holds it, open it read-only instead of failing (c->read_only says
- * so). -1 with err set when it cannot be opened. */
-int conn_open_data(conn *c, const char *dir, int may_share, qr_err *err);
+ * so). log: qr_options.log, where the engine's progress lines go (NULL: nowhere). -1 with
+ * err set when it cannot be opened. */
+int conn_open_data(conn *c, const char *dir, int may_share,
+                   void (*log)(void *arg, const char *line, int last), qr_err *err);
 void conn_close(conn *c);
 
 /* Calls operation op with body (borrowed). On success returns 0 and *out is the answer
  * (the caller decrefs it); on a DynamoDB error returns -1 with err carrying its type
- * (err_type_named) and message. */
+ * (err_type_named) and message. A throttled request is sent again after a pause that
+ * doubles each time, up to a minute or so in all. */
 int conn_call(conn *c, const char *op, json_t *body, json_t **out, qr_err *err);
 /* conn_call against c->db, what conn_open_data installs (for wrappers to forward to). */
 int conn_call_db(conn *c, const char *op, json_t *body, json_t **out, qr_err *err);
+
+/* Reads a whole table or index: Scan with request (borrowed: TableName, IndexName,
+ * ConsistentRead, ... as the caller wants), page after page through LastEvaluatedKey,
+ * handing each item to each (borrowed for the call). each returns 0 to go on, -1 to stop
+ * (the error its own). Returns 0, or -1 with err set. */
+int conn_scan(conn *c, const json_t *request, int (*each)(void *arg, json_t *item), void *arg,
+              qr_err *err);
 
 #endif

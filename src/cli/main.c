@@ -14,7 +14,7 @@ static const command commands[] = {
     {"call", cli_call,
      "call [--data DIR] [--no-sync] OPERATION [JSON | -]   run one DynamoDB operation"},
     {"verify", cli_verify,
-     "verify [--data DIR] [TABLE]   check that every index matches its table"},
+     "verify [--data DIR | --endpoint URL] [TABLE]   check that every index matches its table"},
     {"serve", cli_serve,
      "serve [--listen HOST:PORT] [--data DIR] [--credentials FILE] ...   serve DynamoDB's API over "
      "HTTP"},
