@@ -21,6 +21,9 @@ static const command commands[] = {
     {"model", cli_model,
      "model check|render|export|apply|import FILE [OPTIONS]   check and use an access-pattern "
      "model"},
+    {"reconcile", cli_reconcile,
+     "reconcile --model FILE (--endpoint URL | --data DIR) [--repair] [--json]   find (and "
+     "repair) stale denormalised copies"},
     {"top", cli_top,
      "top --endpoint URL [--interval S] [--once] [TABLE [INDEX]]   the hottest keys of a server's "
      "tables"},

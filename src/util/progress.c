@@ -15,6 +15,7 @@ void progress_start(progress *p, const char *what, uint64_t total, double now, p
     snprintf(p->what, sizeof p->what, "%s", what);
     p->unit = "items";
     p->interval = PROGRESS_SECONDS;
+    p->tenths = 1;
     p->total = total;
     p->started = p->last_line = now;
     p->sink = sink;
@@ -53,7 +54,8 @@ void progress_format(const progress *p, double now, char *out, size_t cap)
 int progress_update(progress *p, uint64_t done, double now)
 {
     p->done = done;
-    int tenth = p->total ? (int)((done >= p->total ? p->total : done) * 10 / p->total) : 0;
+    int tenth =
+        p->total && p->tenths ? (int)((done >= p->total ? p->total : done) * 10 / p->total) : 0;
     if (now - p->last_line < p->interval && tenth <= p->last_tenth) return 0;
     if (tenth >= 10) return 0; /* the whole: progress_finish says so */
     p->last_line = now;
@@ -96,5 +98,6 @@ void progress_to_stderr(void *arg, const char *line, int last)
 void progress_start_stderr(progress *p, const char *what, uint64_t total, int quiet)
 {
     progress_start(p, what, total, progress_now(), quiet ? NULL : progress_to_stderr, NULL);
+    p->tenths = 0;
     if (isatty(STDERR_FILENO)) p->interval = 0.25;
 }

@@ -22,6 +22,7 @@ typedef struct progress {
     double interval;           /* seconds between lines (PROGRESS_SECONDS unless set) */
     double started, last_line; /* seconds, on the caller's clock */
     int last_tenth;            /* the tenth of total last reported */
+    int tenths;                /* a line at each tenth of total too (1 unless set) */
     progress_sink sink;
     void *arg;
 } progress;
@@ -40,7 +41,8 @@ void progress_format(const progress *p, double now, char *out, size_t cap);
  * and the last one ends it; elsewhere each line is a line of its own. arg is unused. */
 void progress_to_stderr(void *arg, const char *line, int last);
 /* Starts p as progress_start does, for a command-line tool: lines go to stderr, several a
- * second on a terminal, every PROGRESS_SECONDS elsewhere; quiet: no lines at all. */
+ * second on a terminal, every PROGRESS_SECONDS elsewhere (not at tenths), and the last;
+ * quiet: no lines at all. */
 void progress_start_stderr(progress *p, const char *what, uint64_t total, int quiet);
 
 /* The monotonic clock, in seconds, for callers with no clock of their own. */
