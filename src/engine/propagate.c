@@ -431,6 +431,16 @@ void propagate_lag(qr_db *db, uint64_t *pending, double *oldest_ms)
     store_iter_free(it);
 }
 
+uint64_t propagate_log_records(qr_db *db)
+{
+    uint64_t n = 0;
+    store_iter *it = log_from(db, 1);
+    for (; store_iter_valid(it); store_iter_next(it))
+        n++;
+    store_iter_free(it);
+    return n;
+}
+
 static int u32_cmp(const void *a, const void *b)
 {
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;

@@ -186,10 +186,8 @@ int qr_verify(qr_db *db, const char *table_name, char **report)
 {
     buf out;
     buf_init(&out, 0);
-    uint64_t pending = 0;
-    double oldest_ms = 0;
     if (db->opts.read_only) { /* the process that holds the data applies them, not us */
-        propagate_lag(db, &pending, &oldest_ms);
+        uint64_t pending = propagate_log_records(db);
         if (pending)
             buf_printf(&out,
                        "warning: %llu global index update%s pending in the data as read; the "
