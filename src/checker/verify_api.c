@@ -24,7 +24,7 @@ typedef struct index_def {
     const char *keys[MAX_KEY_ATTRS]; /* the index's key attributes, then the table's */
     size_t nkeys, nown;              /* all of them; the index's own */
     json_t *include;                 /* INCLUDE's NonKeyAttributes, or NULL */
-    int keys_only, all;
+    int all;                         /* ALL; else the keys, and include when INCLUDE */
     int global;
     diff_set want, held;
 } index_def;
@@ -185,7 +185,6 @@ static int read_defs(table_check *tc, const json_t *d, qr_err *err)
             json_t *pr = json_object_get(a, "Projection");
             const char *type = json_string_value(json_object_get(pr, "ProjectionType"));
             x->all = type == NULL || strcmp(type, "ALL") == 0;
-            x->keys_only = type && strcmp(type, "KEYS_ONLY") == 0;
             if (type && strcmp(type, "INCLUDE") == 0)
                 x->include = json_object_get(pr, "NonKeyAttributes");
         }
