@@ -54,6 +54,17 @@ typedef struct qr_options {
     /* How long, in seconds, a partition stays hot (over half its ceiling used) before it
      * splits for heat; 0 means DynamoDB's few minutes (300). */
     double capacity_split_seconds;
+    /* Where the engine says how its long work goes (a global index's backfill, a
+     * restore): a line every few seconds and at each tenth, "backfill of T.I: 3,000 of
+     * 10,000 items (30%), 1,520 items/s", without a newline, from the thread doing the
+     * work; last is 1 for the line that ends a piece of work (a terminal's progress line
+     * ends there). NULL: the engine says nothing. */
+    void (*log)(void *log_arg, const char *line, int last);
+    void *log_arg;
+    /* Non-zero: open the data read-only and without taking its lock, beside the process
+     * that holds it (a running server): reads see the data as of the open, every write
+     * fails, and no background work (index propagation, TTL, backfills) runs. */
+    int read_only;
 } qr_options;
 
 #define QR_CAPACITY_ENFORCE 0

@@ -1446,6 +1446,31 @@ static int rule_aggregates(ck_report *r)
     return 0;
 }
 
+/* A copy's source item must be findable from the copy: every variable of the source's
+ * key templates given by an attribute of the copy's entity (copy_key's, or the one of the
+ * same name), or nothing can tell which item the copy came from. */
+static int source_key_check(ck_report *r, const m_entity *e, const m_attr *a, const char *self)
+{
+    const m_entity *src = a->copy_entity;
+    if (src == NULL) return 0;
+    const m_template *ts[2] = {&src->pk, &src->sk};
+    for (int t = 0; t < 2; t++)
+        for (size_t i = 0; i < ts[t]->nseg; i++) {
+            const m_seg *sg = &ts[t]->seg[i];
+            if (!sg->is_var || model_copy_key_attr(e, a, sg->text)) continue;
+            if (add(r, CK_ERROR, "denormalised-source-key", P("attribute %s", self), a->pos,
+                    P("%s is a copy of %s, but %s has no attribute giving %s's key variable %s",
+                      self, a->copy_of, e->name, src->name, sg->text),
+                    "Without the source's key in the copy, nothing can tell which item a copy came "
+                    "from: updates cannot find the copies of a source, and quarry reconcile cannot "
+                    "compare them.",
+                    P("add attribute %s to %s, or copy_key: {%s: ATTRIBUTE} to %s", sg->text,
+                      e->name, sg->text, self)))
+                return -1;
+        }
+    return 0;
+}
+
 static int rule_denormalised(ck_report *r)
 {
     const qr_model *m = r->model;
@@ -1497,6 +1522,7 @@ static int rule_denormalised(ck_report *r)
                                 P("add to denormalised: {source: %s, copies: [%s], strategy: ...}",
                                   a->copy_of, self)))
                 return -1;
+            if (source_key_check(r, e, a, self)) return -1;
         }
     }
     return 0;

@@ -134,12 +134,7 @@ int client_call(client *c, const char *op, json_t *body, json_t **out, qr_err *e
         const char *msg = j ? json_string_value(json_object_get(j, "message")) : NULL;
         if (msg == NULL && j) msg = json_string_value(json_object_get(j, "Message"));
         const char *hash = type ? strrchr(type, '#') : NULL;
-        static const char *const known[] = {QR_E_VALIDATION, QR_E_NOT_FOUND,  QR_E_IN_USE,
-                                            QR_E_LIMIT,      QR_E_UNKNOWN_OP, NULL};
-        const char *t = QR_E_INTERNAL;
-        for (const char *const *kn = known; *kn; kn++)
-            if (type && strcmp(hash ? hash + 1 : type, *kn) == 0) t = *kn;
-        err_set(err, t, "%s: HTTP %ld %s: %s", op, status,
+        err_set(err, err_type_named(type), "%s: HTTP %ld %s: %s", op, status,
                 hash   ? hash + 1
                 : type ? type
                        : "",

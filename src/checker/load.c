@@ -378,9 +378,9 @@ static int load_attr(loader *L, const doc_node *name, const doc_node *n, m_attr 
         return 0;
     }
     if (want(L, n, DOC_MAP, "an attribute")) return -1;
-    static const char *const f[] = {"type",   "format",  "width",       "pattern",
-                                    "values", "shards",  "cardinality", "hottest",
-                                    "size",   "example", "copy_of",     NULL};
+    static const char *const f[] = {"type",    "format",      "width",   "pattern", "values",
+                                    "shards",  "cardinality", "hottest", "size",    "example",
+                                    "copy_of", "copy_key",    NULL};
     if (only_fields(L, n, "an attribute", f)) return -1;
     const char *t = NULL, *fm = NULL;
     if (get_str(L, n, "format", &fm) || get_str(L, n, "type", &t)) return -1;
@@ -416,7 +416,28 @@ static int load_attr(loader *L, const doc_node *name, const doc_node *n, m_attr 
         return fail(L, n, "shard attribute %s needs 'shards' of 2 or more", a->name);
     if (a->pattern && a->format != MF_DATE)
         return fail(L, doc_get(n, "pattern"), "'pattern' applies to format date only");
+    doc_node *ck = doc_get(n, "copy_key");
+    if (ck) {
+        if (a->copy_of == NULL)
+            return fail(L, ck, "attribute %s: 'copy_key' applies to a copy (with copy_of)",
+                        a->name);
+        if (want(L, ck, DOC_MAP, "'copy_key'")) return -1;
+        if ((a->copy_key = alloc(L, (ck->n + 1) * sizeof *a->copy_key)) == NULL) return -1;
+        for (size_t i = 0; i < ck->n; i++) {
+            if (want(L, ck->vals[i], DOC_SCALAR, "a 'copy_key' attribute")) return -1;
+            a->copy_key[a->ncopy_key++] =
+                (m_keymap){ck->keys[i]->str, ck->vals[i]->str, pos_of(ck->keys[i])};
+        }
+    }
     return 0;
+}
+
+const m_attr *model_copy_key_attr(const m_entity *e, const m_attr *a, const char *var)
+{
+    for (size_t i = 0; i < a->ncopy_key; i++)
+        if (strcmp(a->copy_key[i].source, var) == 0)
+            return model_entity_attr(e, a->copy_key[i].copy);
+    return model_entity_attr(e, var);
 }
 
 m_attr *model_entity_attr(const m_entity *e, const char *name)
@@ -864,6 +885,46 @@ static int check_ref(loader *L, const doc_node *n, const char *ref)
     return 0;
 }
 
+/* Resolves the copy_of and copy_key of entity e's attributes (n: its node, for
+ * positions): the source must be an attribute of another entity, copy_key's variables
+ * variables of the source's key templates, and its attributes e's. */
+static int resolve_copies(loader *L, const doc_node *n, m_entity *e)
+{
+    doc_node *attrs = doc_get(n, "attributes");
+    for (size_t i = 0; i < e->nattrs; i++) {
+        m_attr *a = &e->attrs[i];
+        if (a->copy_of == NULL) continue;
+        doc_node *an = attrs ? doc_get(attrs, a->name) : NULL;
+        doc_node *at = an && an->kind == DOC_MAP ? doc_get(an, "copy_of") : an;
+        if (check_ref(L, at, a->copy_of)) return -1;
+        const char *dot = strchr(a->copy_of, '.');
+        char ename[256];
+        snprintf(ename, sizeof ename, "%.*s", (int)(dot - a->copy_of), a->copy_of);
+        a->copy_entity = model_entity(L->m, ename);
+        a->copy_attr = model_entity_attr(a->copy_entity, dot + 1);
+        if (a->copy_entity == e)
+            return fail(L, at, "attribute %s.%s is a copy of its own entity's %s", e->name, a->name,
+                        a->copy_of);
+        for (size_t k = 0; k < a->ncopy_key; k++) {
+            const m_keymap *km = &a->copy_key[k];
+            const m_template *ts[2] = {&a->copy_entity->pk, &a->copy_entity->sk};
+            int found = 0;
+            for (int t = 0; t < 2; t++)
+                for (size_t sg = 0; sg < ts[t]->nseg; sg++)
+                    found |= ts[t]->seg[sg].is_var && strcmp(ts[t]->seg[sg].text, km->source) == 0;
+            doc_node *kn = doc_get(doc_get(an, "copy_key"), km->source);
+            if (!found)
+                return fail(L, kn,
+                            "copy_key names '%s', which is not a variable of %s's key templates",
+                            km->source, a->copy_entity->name);
+            if (model_entity_attr(e, km->copy) == NULL)
+                return fail(L, kn, "copy_key maps %s to '%s', which entity %s does not define",
+                            km->source, km->copy, e->name);
+        }
+    }
+    return 0;
+}
+
 static int load_denorm(loader *L, const doc_node *n, m_denorm *d)
 {
     if (want(L, n, DOC_MAP, "a denormalised attribute")) return -1;
@@ -928,6 +989,8 @@ static int load_root(loader *L, const doc_node *root)
     if ((m->entities = alloc(L, (e->n + 1) * sizeof *m->entities)) == NULL) return -1;
     for (size_t i = 0; i < e->n; i++, m->nentities++)
         if (load_entity(L, e->keys[i], e->vals[i], &m->entities[i])) return -1;
+    for (size_t i = 0; i < m->nentities; i++)
+        if (resolve_copies(L, e->vals[i], &m->entities[i])) return -1;
     if ((m->patterns = alloc(L, (p->n + 1) * sizeof *m->patterns)) == NULL) return -1;
     for (size_t i = 0; i < p->n; i++, m->npatterns++) {
         if (load_pattern(L, p->vals[i], &m->patterns[i])) return -1;

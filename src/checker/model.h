@@ -42,14 +42,27 @@ typedef struct m_attr {
     const char *pattern; /* MF_DATE: e.g. "YYYY-MM-DD" (default) or "D/M/YYYY" */
     const char **values; /* MF_ENUM */
     size_t nvalues;
-    int shards;          /* MF_SHARD */
-    double cardinality;  /* distinct values; 0 = derived from the format */
-    double hottest;      /* share of items/traffic on the most common value; 0 = uniform */
-    double size;         /* typical bytes; 0 = derived */
-    const char *example; /* example value for rendering; NULL = generated */
-    const char *copy_of; /* "Entity.attribute" this attribute duplicates, or NULL */
+    int shards;                   /* MF_SHARD */
+    double cardinality;           /* distinct values; 0 = derived from the format */
+    double hottest;               /* share of items/traffic on the most common value; 0 = uniform */
+    double size;                  /* typical bytes; 0 = derived */
+    const char *example;          /* example value for rendering; NULL = generated */
+    const char *copy_of;          /* "Entity.attribute" this attribute duplicates, or NULL */
+    struct m_entity *copy_entity; /* copy_of resolved: the source entity and attribute */
+    struct m_attr *copy_attr;
+    struct m_keymap *copy_key; /* copy_key: which attributes of this entity give the */
+    size_t ncopy_key;          /* variables of the source's key templates */
     m_pos pos;
 } m_attr;
+
+/* One variable of a copy's source key and the attribute of the copy's entity that holds
+ * its value: copy_key: {customerId: buyerId}. Variables not listed come from the
+ * attribute of the same name. */
+typedef struct m_keymap {
+    const char *source; /* a variable of the source entity's pk or sk template */
+    const char *copy;   /* an attribute of the copy's entity */
+    m_pos pos;
+} m_keymap;
 
 typedef struct m_seg {
     int is_var;
@@ -214,6 +227,11 @@ const char *model_template_prefix(ck_arena *a, const m_template *t);
 /* True if a denormalised copy or an aggregate kept by "stream" reads its source from table
  * t, so the table needs DynamoDB Streams (new and old images). */
 int model_table_needs_stream(const qr_model *m, const m_table *t);
+
+/* The attribute of copy entity e that gives variable var of its source's key templates
+ * (a: the copy attribute): copy_key's mapping, else the attribute named var; NULL when e
+ * has neither. */
+const m_attr *model_copy_key_attr(const m_entity *e, const m_attr *a, const char *var);
 
 /* The item size used for estimates (item_size, or 1 KB when not given). */
 double model_item_size(const m_entity *e);

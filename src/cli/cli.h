@@ -13,6 +13,7 @@ int cli_verify(int argc, char **argv);
 int cli_serve(int argc, char **argv);
 int cli_model(int argc, char **argv);
 int cli_top(int argc, char **argv);
+int cli_reconcile(int argc, char **argv);
 
 /* --capacity enforce|observe|off, --capacity-clock monotonic|manual and
  * --capacity-split-seconds N and --capacity-account-units N, shared by serve and call: sets o from

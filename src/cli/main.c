@@ -14,13 +14,16 @@ static const command commands[] = {
     {"call", cli_call,
      "call [--data DIR] [--no-sync] OPERATION [JSON | -]   run one DynamoDB operation"},
     {"verify", cli_verify,
-     "verify [--data DIR] [TABLE]   check that every index matches its table"},
+     "verify [--data DIR | --endpoint URL] [TABLE]   check that every index matches its table"},
     {"serve", cli_serve,
      "serve [--listen HOST:PORT] [--data DIR] [--credentials FILE] ...   serve DynamoDB's API over "
      "HTTP"},
     {"model", cli_model,
      "model check|render|export|apply|import FILE [OPTIONS]   check and use an access-pattern "
      "model"},
+    {"reconcile", cli_reconcile,
+     "reconcile --model FILE (--endpoint URL | --data DIR) [--repair] [--json]   find (and "
+     "repair) stale denormalised copies"},
     {"top", cli_top,
      "top --endpoint URL [--interval S] [--once] [TABLE [INDEX]]   the hottest keys of a server's "
      "tables"},

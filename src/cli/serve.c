@@ -242,6 +242,7 @@ int cli_serve(int argc, char **argv)
 
     qr_db *db = NULL;
     char *errmsg = NULL;
+    if (level <= SERVER_LOG_WARN) opts.log = server_log_line; /* backfill and restore progress */
     if (qr_open(dir, &opts, &db, &errmsg) != QR_OK) {
         fprintf(stderr, "quarry serve: cannot open the database in %s: %s\n", dir,
                 errmsg ? errmsg : "unknown error");

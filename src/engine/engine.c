@@ -2,6 +2,8 @@
  * statistics (see engine.h). Request handling lives in src/ops. */
 #include "engine/engine_int.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -176,7 +178,7 @@ int qr_open(const char *dir, const qr_options *opts, qr_db **out, char **errmsg)
     db->pitr_seq = (uint64_t)(engine_now_seconds() * 1e6);
     if (opts) db->opts = *opts;
     db->clock_base = 1e6; /* where a manual capacity clock starts */
-    if (store_open(dir, db->opts.no_sync, &db->st, errmsg)) {
+    if (store_open(dir, db->opts.no_sync, db->opts.read_only, &db->st, errmsg)) {
         free(db);
         return QR_ERR;
     }
@@ -193,11 +195,15 @@ int qr_open(const char *dir, const qr_options *opts, qr_db **out, char **errmsg)
         qr_close(db);
         return QR_ERR;
     }
-    if (catalog_load(db) || hotkeys_open(db) || stream_open(db) || propagate_start(db) ||
-        expire_start(db)) {
+    if (catalog_load(db) || hotkeys_open(db) || stream_open(db) ||
+        (!db->opts.read_only && (propagate_start(db) || expire_start(db)))) {
         if (errmsg) *errmsg = strdup("cannot read the table catalog");
         qr_close(db);
         return QR_ERR;
+    }
+    if (db->opts.read_only) { /* what the writer left is the writer's to finish */
+        *out = db;
+        return QR_OK;
     }
     sweep_dropped_tables(db);
     /* Resume the backfill of any global index a previous run left CREATING. */
@@ -1207,6 +1213,35 @@ int stats_peek(table *t, uint16_t id, int64_t *items, int64_t *bytes)
     *bytes = known ? s->bytes : 0;
     pthread_mutex_unlock(&t->stats_lock);
     return known;
+}
+
+int64_t table_item_count(qr_db *db, table *t)
+{
+    int64_t n, bytes;
+    stats_count(db, t, 0, 0);
+    stats_read(t, 0, &n, &bytes);
+    return n;
+}
+
+void engine_log(qr_db *db, const char *fmt, ...)
+{
+    if (db->opts.log == NULL) return;
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    db->opts.log(db->opts.log_arg, line, 0);
+}
+
+void engine_log_progress(qr_db *db, const char *line, int last)
+{
+    if (db->opts.log) db->opts.log(db->opts.log_arg, line, last);
+}
+
+void engine_progress_sink(void *db, const char *line, int last)
+{
+    engine_log_progress(db, line, last);
 }
 
 void table_stats_fill(qr_db *db, table *t, json_t *desc)

@@ -107,6 +107,15 @@ json_t *key_of_item(const table *t, const json_t *item);
 /* The wall clock, in seconds since the epoch: what the engine stamps its records with. */
 double engine_now_seconds(void);
 
+/* Says a line (printf's format) through the database's qr_options.log, if it has one. */
+void engine_log(qr_db *db, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The same for a progress line; last: the line that ends the work. */
+void engine_log_progress(qr_db *db, const char *line, int last);
+/* A progress_sink (util/progress.h) whose arg is a qr_db: each line goes to engine_log. */
+void engine_progress_sink(void *db, const char *line, int last);
+/* The number of items stored in t (counted the first time, as DescribeTable counts). */
+int64_t table_item_count(qr_db *db, table *t);
+
 /* ---- the stored form of items ----
  * A format byte, the item's DynamoDB size (4 bytes BE), then its JSON wire form, so
  * reads can bill and page by size and copy the JSON into responses without parsing. */

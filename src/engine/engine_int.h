@@ -196,6 +196,9 @@ void meta_close(qr_db *db);
 
 #define QR_LOG_PREFIX "\0L"
 #define QR_LOG_PREFIX_LEN 2
+/* The records the propagation log holds, counted from the store (for data opened
+ * read-only, whose worker does not run and so keeps no count). */
+uint64_t propagate_log_records(qr_db *db);
 /* Point-in-time recovery's history (pitr.c): this prefix, then the table's id (be32). */
 #define QR_PITR_PREFIX "\0P"
 #define QR_PITR_PREFIX_LEN 2

@@ -2,6 +2,7 @@
  * writes leave records in the propagation log ("\0L" + sequence number), each a timestamp
  * and a list of index puts and deletes; one worker thread applies them in sequence order. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
@@ -10,6 +11,7 @@
 
 #include "engine/engine_int.h"
 #include "model/value.h"
+#include "util/progress.h"
 
 #define APPLY_BATCH 256
 /* A numbered record not committed within this long is taken as abandoned (its write
@@ -429,6 +431,16 @@ void propagate_lag(qr_db *db, uint64_t *pending, double *oldest_ms)
     store_iter_free(it);
 }
 
+uint64_t propagate_log_records(qr_db *db)
+{
+    uint64_t n = 0;
+    store_iter *it = log_from(db, 1);
+    for (; store_iter_valid(it); store_iter_next(it))
+        n++;
+    store_iter_free(it);
+    return n;
+}
+
 static int u32_cmp(const void *a, const void *b)
 {
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
@@ -534,7 +546,8 @@ static int mark_active(json_t *desc, json_t *ids, void *arg, qr_err *err)
  * Returns 0 and moves *cursor past the chunk, setting *done at the table's end; -1 if
  * the chunk could not be read or written, or must wait for capacity (it is tried
  * again). */
-static int backfill_chunk(qr_db *db, table *t, const qr_index *ix, buf *cursor, int *done)
+static int backfill_chunk(qr_db *db, table *t, const qr_index *ix, buf *cursor, int *done,
+                          uint64_t *filled)
 {
     if (capacity_backfill_spent(db, t, ix)) return -1;
     buf hi, keys[BACKFILL_CHUNK];
@@ -569,6 +582,7 @@ static int backfill_chunk(qr_db *db, table *t, const qr_index *ix, buf *cursor, 
     err_clear(&e);
     if (rc == 0) {
         *done = n < BACKFILL_CHUNK;
+        *filled += n;
         if (n) {
             buf_reset(cursor);
             buf_append(cursor, keys[n - 1].data, keys[n - 1].len);
@@ -587,6 +601,8 @@ static void *backfill_main(void *arg)
     buf cursor;
     buf_init(&cursor, 0);
     int done = 0, started = 0;
+    uint64_t filled = 0;
+    progress meter;
     while (!done) {
         pthread_mutex_lock(&db->prop_lock);
         int stop = db->prop_stop;
@@ -601,14 +617,22 @@ static void *backfill_main(void *arg)
         if (!started) {
             key_table_prefix(&cursor, t, 0);
             started = 1;
+            char what[300];
+            snprintf(what, sizeof what, "backfill of %s.%s", job->table, job->index);
+            progress_start(&meter, what, (uint64_t)table_item_count(db, t), progress_now(),
+                           engine_progress_sink, db);
+            engine_log(db, "%s: started, %llu items in the table", what,
+                       (unsigned long long)meter.total);
         }
-        int failed = backfill_chunk(db, t, ix, &cursor, &done);
+        int failed = backfill_chunk(db, t, ix, &cursor, &done, &filled);
         catalog_release(db, t);
+        progress_update(&meter, filled, progress_now());
         if (failed) usleep(10000); /* no capacity, or a store that refused the write */
         if (done) {
             qr_err e;
             err_init(&e);
             catalog_change_schema(db, job->table, mark_active, job->index, &e);
+            progress_finish(&meter, progress_now());
         }
     }
     buf_free(&cursor);

@@ -1,64 +1,68 @@
 /* verify.c — qr_verify: does every secondary index hold exactly its base items'
  * projections, and does DescribeTable count what is stored? It only reads; repairing drift
  * is not its job. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "engine/engine_int.h"
+#include "util/entrydiff.h"
 #include "util/jsonread.h"
-
-typedef struct entry {
-    char *key, *val;
-    size_t klen, vlen;
-} entry;
-
-static int entry_cmp(const void *a, const void *b)
-{
-    const entry *x = a, *y = b;
-    size_t n = x->klen < y->klen ? x->klen : y->klen;
-    int c = memcmp(x->key, y->key, n);
-    if (c) return c;
-    return x->klen < y->klen ? -1 : x->klen > y->klen;
-}
-
-static char *dup(const char *p, size_t n)
-{
-    char *q = malloc(n + 1);
-    if (q == NULL) return NULL;
-    memcpy(q, p, n);
-    q[n] = 0;
-    return q;
-}
-
-/* Appends a copy of an expected entry; -1 when memory runs out. */
-static int want_add(entry **want, size_t *n, size_t *cap, const buf *key, const buf *val)
-{
-    if (*n == *cap) {
-        size_t more = *cap ? *cap * 2 : 256;
-        entry *grown = realloc(*want, more * sizeof *grown);
-        if (grown == NULL) return -1;
-        *want = grown;
-        *cap = more;
-    }
-    entry x = {dup(key->data, key->len), dup(val->data, val->len), key->len, val->len};
-    if (x.key == NULL || x.val == NULL) {
-        free(x.key);
-        free(x.val);
-        return -1;
-    }
-    (*want)[(*n)++] = x;
-    return 0;
-}
+#include "util/progress.h"
 
 /* Describes an index entry by the base item it holds. */
-static void describe(buf *out, const char *val, size_t vlen)
+static void describe(void *arg, buf *out, const diff_entry *e)
 {
+    (void)arg;
     const char *json;
     size_t jlen, size;
-    if (item_stored(val, vlen, &json, &jlen, &size) == 0)
+    if (item_stored(e->val, e->vlen, &json, &jlen, &size) == 0)
         buf_append(out, json, jlen > 200 ? 200 : jlen);
     else
         buf_puts(out, "(undecodable entry)");
+}
+
+/* Two stored entries of one key hold the same item: the same bytes, or the same JSON. */
+static int same_entry(void *arg, const diff_entry *want, const diff_entry *have)
+{
+    (void)arg;
+    if (want->vlen == have->vlen && memcmp(want->val, have->val, have->vlen) == 0) return 1;
+    const char *j1, *j2;
+    size_t l1, l2, s1, s2;
+    json_t *a = NULL, *b = NULL;
+    if (item_stored(want->val, want->vlen, &j1, &l1, &s1) == 0 &&
+        item_stored(have->val, have->vlen, &j2, &l2, &s2) == 0) {
+        a = json_read(j1, l1, JSON_ALLOW_NUL, NULL);
+        b = json_read(j2, l2, JSON_ALLOW_NUL, NULL);
+    }
+    int same = a && b && json_equal(a, b);
+    json_decref(a);
+    json_decref(b);
+    return same;
+}
+
+/* The entries an index holds, from the store in key order, summing their sizes. */
+typedef struct held_entries {
+    store_iter *it;
+    int started;
+    int64_t bytes;
+} held_entries;
+
+static int next_held(void *arg, diff_entry *e)
+{
+    held_entries *h = arg;
+    if (h->started)
+        store_iter_next(h->it);
+    else
+        store_iter_first(h->it);
+    h->started = 1;
+    if (!store_iter_valid(h->it)) return 0;
+    e->key = (char *)store_iter_key(h->it, &e->klen);
+    e->val = (char *)store_iter_value(h->it, &e->vlen);
+    const char *json;
+    size_t jlen, size;
+    if (item_stored(e->val, e->vlen, &json, &jlen, &size) == 0) h->bytes += (int64_t)size;
+    return 1;
 }
 
 /* Compares the counts kept for t's id (if known) with those stored; returns 1 if they
@@ -112,9 +116,8 @@ static size_t verify_table_stats(qr_db *db, table *t, buf *report)
  * Checks one index; appends findings to report and returns the number of differences. */
 static size_t verify_index(qr_db *db, table *t, qr_index *ix, buf *report)
 {
-    entry *want = NULL;
-    size_t n = 0, cap = 0, diffs = 0, have_count = 0;
-    int64_t have_bytes = 0;
+    diff_set want = {0};
+    size_t diffs = 0, have_count = 0;
     buf lo, hi, ek, val;
     buf_init(&lo, 0);
     buf_init(&hi, 0);
@@ -125,6 +128,12 @@ static size_t verify_index(qr_db *db, table *t, qr_index *ix, buf *report)
     qr_err e;
     err_init(&e);
     int oom = 0;
+    char what[300];
+    snprintf(what, sizeof what, "verify of %s.%s", t->name, ix->name);
+    progress meter;
+    progress_start(&meter, what, (uint64_t)table_item_count(db, t), progress_now(),
+                   engine_progress_sink, db);
+    uint64_t seen = 0;
     store_iter *it = store_iter_new(db->st, NULL, lo.data, lo.len, hi.data, hi.len);
     for (store_iter_first(it); !oom && store_iter_valid(it); store_iter_next(it)) {
         size_t vl;
@@ -137,84 +146,35 @@ static size_t verify_index(qr_db *db, table *t, qr_index *ix, buf *report)
             buf_reset(&val);
             item_encode(p, &val);
             json_decref(p);
-            oom = want_add(&want, &n, &cap, &ek, &val) != 0;
+            oom = diff_set_add(&want, ek.data, ek.len, val.data, val.len) != 0;
         }
         json_decref(item);
+        if ((++seen & 1023) == 0) progress_update(&meter, seen, progress_now());
     }
     store_iter_free(it);
     if (oom) { /* the index is not compared: say so, and count it as unconfirmed */
         buf_printf(report, "  %s.%s: out of memory after %zu base entries; index not checked\n",
-                   t->name, ix->name, n);
+                   t->name, ix->name, want.n);
         diffs = 1;
         goto done;
     }
-    if (n > 1) qsort(want, n, sizeof *want, entry_cmp);
+    diff_set_sort(&want);
     buf_reset(&lo);
     buf_reset(&hi);
     key_table_prefix(&lo, t, ix->id);
     key_table_prefix(&hi, t, (uint16_t)(ix->id + 1));
-    it = store_iter_new(db->st, NULL, lo.data, lo.len, hi.data, hi.len);
-    size_t i = 0;
-    store_iter_first(it);
-    while (i < n || store_iter_valid(it)) {
-        entry have = {0};
-        if (store_iter_valid(it)) {
-            have.key = (char *)store_iter_key(it, &have.klen);
-            have.val = (char *)store_iter_value(it, &have.vlen);
-        }
-        int c = i >= n ? 1 : !store_iter_valid(it) ? -1 : entry_cmp(&want[i], &have);
-        if (c < 0) {
-            buf_printf(report, "  %s.%s: missing entry for item ", t->name, ix->name);
-            describe(report, want[i].val, want[i].vlen);
-            buf_putc(report, '\n');
-            diffs++;
-            i++;
-            continue;
-        }
-        if (c > 0) {
-            buf_printf(report, "  %s.%s: stale entry with no base item: ", t->name, ix->name);
-            describe(report, have.val, have.vlen);
-            buf_putc(report, '\n');
-            diffs++;
-        } else {
-            int same = want[i].vlen == have.vlen && memcmp(want[i].val, have.val, have.vlen) == 0;
-            if (!same) {
-                const char *j1, *j2;
-                size_t l1, l2, s1, s2;
-                json_t *a = NULL, *b = NULL;
-                if (item_stored(want[i].val, want[i].vlen, &j1, &l1, &s1) == 0 &&
-                    item_stored(have.val, have.vlen, &j2, &l2, &s2) == 0) {
-                    a = json_read(j1, l1, JSON_ALLOW_NUL, NULL);
-                    b = json_read(j2, l2, JSON_ALLOW_NUL, NULL);
-                }
-                same = a && b && json_equal(a, b);
-                json_decref(a);
-                json_decref(b);
-            }
-            if (!same) {
-                buf_printf(report, "  %s.%s: entry differs from its base item ", t->name, ix->name);
-                describe(report, want[i].val, want[i].vlen);
-                buf_putc(report, '\n');
-                diffs++;
-            }
-            i++;
-        }
-        have_count++;
-        const char *json;
-        size_t jlen, size;
-        if (item_stored(have.val, have.vlen, &json, &jlen, &size) == 0) have_bytes += (int64_t)size;
-        store_iter_next(it);
-    }
-    store_iter_free(it);
-    diffs += check_stats(t, ix->id, ix->name, (int64_t)have_count, have_bytes, report);
-    buf_printf(report, "%s index %s: %zu base entries expected, %zu stored, %zu difference%s\n",
-               t->name, ix->name, n, have_count, diffs, diffs == 1 ? "" : "s");
+    held_entries held = {store_iter_new(db->st, NULL, lo.data, lo.len, hi.data, hi.len), 0, 0};
+    diff_ops ops = {same_entry, describe, next_held, &held};
+    char name[300];
+    snprintf(name, sizeof name, "%s.%s", t->name, ix->name);
+    diffs = diff_merge(&want, &ops, name, report, &have_count);
+    store_iter_free(held.it);
+    diffs += check_stats(t, ix->id, ix->name, (int64_t)have_count, held.bytes, report);
+    diff_summary(report, t->name, ix->name, want.n, have_count, diffs);
+    progress_update(&meter, seen, progress_now());
+    progress_finish(&meter, progress_now());
 done:
-    for (size_t k = 0; k < n; k++) {
-        free(want[k].key);
-        free(want[k].val);
-    }
-    free(want);
+    diff_set_free(&want);
     buf_free(&lo);
     buf_free(&hi);
     buf_free(&ek);
@@ -226,8 +186,17 @@ int qr_verify(qr_db *db, const char *table_name, char **report)
 {
     buf out;
     buf_init(&out, 0);
-    if (propagate_drain(db, 60000))
+    if (db->opts.read_only) { /* the process that holds the data applies them, not us */
+        uint64_t pending = propagate_log_records(db);
+        if (pending)
+            buf_printf(&out,
+                       "warning: %llu global index update%s pending in the data as read; the "
+                       "entries %s change may show as differences\n",
+                       (unsigned long long)pending, pending == 1 ? " was" : "s were",
+                       pending == 1 ? "it would" : "they would");
+    } else if (propagate_drain(db, 60000)) {
         buf_puts(&out, "warning: index propagation did not drain within 60 s\n");
+    }
     json_t *names = catalog_names(db);
     size_t diffs = 0, checked = 0, i;
     json_t *n;

@@ -14,6 +14,7 @@
 #include "model/value.h"
 #include "ops/ops.h"
 #include "util/jsonread.h"
+#include "util/progress.h"
 
 #define ARN_REGION_ACCOUNT "arn:aws:dynamodb:ddblocal:000000000000:table/"
 #define SYSTEM_BACKUP_DAYS 35
@@ -439,7 +440,7 @@ static int restore_chunk(qr_db *db, table *t, size_t n, json_t *const *items, co
 
 /* Writes the backup's items into table name, RESTORE_BATCH_ITEMS at a time, each checked
  * as PutItem checks an item. */
-static int restore_items(qr_db *db, uint32_t id, const char *name, qr_err *err)
+static int restore_items(qr_db *db, uint32_t id, const char *name, uint64_t total, qr_err *err)
 {
     table *t = catalog_get(db, name);
     if (t == NULL) return err_set(err, QR_E_NOT_FOUND, "Requested resource not found");
@@ -449,6 +450,11 @@ static int restore_items(qr_db *db, uint32_t id, const char *name, qr_err *err)
     buf keys[RESTORE_BATCH_ITEMS];
     for (size_t i = 0; i < RESTORE_BATCH_ITEMS; i++)
         buf_init(&keys[i], 0);
+    char what[300];
+    snprintf(what, sizeof what, "restore of %s", name);
+    progress meter;
+    progress_start(&meter, what, total, progress_now(), engine_progress_sink, db);
+    uint64_t written = 0;
     int rc = 0, more = 1;
     while (rc == 0 && more) {
         size_t n = 0;
@@ -478,7 +484,9 @@ static int restore_items(qr_db *db, uint32_t id, const char *name, qr_err *err)
         if (rc == 0 && n > 0) rc = restore_chunk(db, t, n, items, sizes, keys, err);
         for (size_t i = 0; i < n; i++)
             json_decref(items[i]);
+        if (rc == 0) progress_update(&meter, written += n, progress_now());
     }
+    if (rc == 0) progress_finish(&meter, progress_now());
     meta_backup_items_close(it);
     for (size_t i = 0; i < RESTORE_BATCH_ITEMS; i++)
         buf_free(&keys[i]);
@@ -705,7 +713,8 @@ int op_restore_table_from_backup(qr_db *db, op_call *c, qr_err *err)
         json_number_value(json_object_get(json_object_get(rec, "BackupDetails"),
                                           "BackupCreationDateTime")), /* the backup's time */
         "RestoreInProgress", 0);
-    rc = restore_items(db, id, name, err);
+    json_int_t total = json_integer_value(json_object_get(source, "ItemCount"));
+    rc = restore_items(db, id, name, total > 0 ? (uint64_t)total : 0, err);
     /* A restored table is ACTIVE with its global indexes complete, as DynamoDB's is once
      * the restore ends: the items' index entries are applied before the answer. */
     if (rc == 0) propagate_drain(db, RESTORE_INDEX_WAIT_MS);

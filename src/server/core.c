@@ -5,6 +5,7 @@
  * together share one group commit, and come back to the loop as h2o messages. Nothing
  * here parses a protocol's bytes or frames its answers. */
 #include "server/core.h"
+#include "server/server.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -133,6 +134,13 @@ void core_log(const char *fmt, ...)
     line[n++] = '\n';
     ssize_t w = write(STDERR_FILENO, line, n);
     (void)w;
+}
+
+void server_log_line(void *arg, const char *line, int last)
+{
+    (void)arg;
+    (void)last;
+    core_log("%s", line);
 }
 
 long core_elapsed_us(const struct timespec *start)

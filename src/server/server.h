@@ -24,6 +24,10 @@ typedef enum server_log_level {
 /* "debug", "info", "warn", "error" or "none". Returns 0, or -1 for another word. */
 int server_log_level_parse(const char *word, server_log_level *out);
 
+/* Writes line to the server's log (stderr, stamped with the time, as requests are logged);
+ * the shape of qr_options.log, so the engine's progress lines join the log. arg is unused. */
+void server_log_line(void *arg, const char *line, int last);
+
 /* Parses "HOST:PORT" or "[IPV6]:PORT" (HOST may be a name, resolved now). */
 int server_parse_listen(const char *spec, struct sockaddr_storage *addr, socklen_t *len,
                         char *errbuf, size_t errlen);

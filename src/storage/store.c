@@ -127,7 +127,7 @@ static void settle_read(store *s, char **e)
         flush_wal(s, e);
 }
 
-int store_open(const char *dir, int no_sync, store **out, char **errmsg)
+int store_open(const char *dir, int no_sync, int read_only, store **out, char **errmsg)
 {
     store *s = calloc(1, sizeof *s);
     /* Items read again and again skip RocksDB's lookup (a skiplist search through the
@@ -197,7 +197,13 @@ int store_open(const char *dir, int no_sync, store **out, char **errmsg)
     rocksdb_writeoptions_set_sync(s->wopts_nosync, 0);
     s->ropts = rocksdb_readoptions_create();
     char *err = NULL;
-    s->db = rocksdb_open(s->opts, dir, &err);
+    if (read_only) {
+        rocksdb_options_set_create_if_missing(s->opts, 0);
+        s->manual_flush = 0;
+        s->db = rocksdb_open_for_read_only(s->opts, dir, 0, &err);
+    } else {
+        s->db = rocksdb_open(s->opts, dir, &err);
+    }
     if (err != NULL) {
         *errmsg = err;
         s->db = NULL;

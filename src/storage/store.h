@@ -14,8 +14,10 @@ typedef struct store_batch store_batch;
 typedef struct store_iter store_iter;
 typedef struct store_snapshot store_snapshot;
 
-/* Opens or creates the store in dir. On failure returns -1 and sets *errmsg (malloc'd). */
-int store_open(const char *dir, int no_sync, store **out, char **errmsg);
+/* Opens or creates the store in dir; read_only: opens what exists, without taking its lock
+ * (another process may hold it), as it is at the open, and refuses every write. On failure
+ * returns -1 and sets *errmsg (malloc'd). */
+int store_open(const char *dir, int no_sync, int read_only, store **out, char **errmsg);
 void store_close(store *s);
 
 /* Reads key. Returns 1 and sets *val (malloc'd, caller frees with free()) and *vlen if

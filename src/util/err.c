@@ -83,6 +83,20 @@ int err_is_throttling(const qr_err *e)
             strcmp(e->type, QR_E_REQUEST_LIMIT) == 0);
 }
 
+const char *err_type_named(const char *type)
+{
+    static const char *const known[] = {
+        QR_E_VALIDATION,      QR_E_SERIALIZATION, QR_E_NOT_FOUND,       QR_E_IN_USE,
+        QR_E_CONDITION,       QR_E_UNKNOWN_OP,    QR_E_LIMIT,           QR_E_THROUGHPUT,
+        QR_E_THROTTLING,      QR_E_REQUEST_LIMIT, QR_E_TXN_CANCELED,    QR_E_TXN_CONFLICT,
+        QR_E_TXN_IN_PROGRESS, QR_E_IDEMPOTENT,    QR_E_COLLECTION_SIZE, QR_E_INTERNAL};
+    const char *hash = type ? strrchr(type, '#') : NULL;
+    const char *name = hash ? hash + 1 : type;
+    for (size_t i = 0; name && i < sizeof known / sizeof known[0]; i++)
+        if (strcmp(name, known[i]) == 0) return known[i];
+    return QR_E_INTERNAL;
+}
+
 int err_http_status(const char *type)
 {
     if (type == NULL) return 200;

@@ -56,6 +56,11 @@ void err_clear(qr_err *e);
  * with '?', so text cut to fit (which can split a character) can go into JSON. */
 void err_utf8_repair(char *s);
 
+/* The QR_E_* constant (static) for an error document's __type, with or without its
+ * namespace ("com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException"), or
+ * QR_E_INTERNAL for a type quarry does not name. */
+const char *err_type_named(const char *type);
+
 /* The HTTP status DynamoDB answers with for this error type (400 or 500). */
 int err_http_status(const char *type);
 

@@ -394,6 +394,61 @@ def test_denormalised_with_strategy(check):
     assert findings(rep, "denormalised-update")[0]["severity"] == "warning"
 
 
+def copy_model():
+    """Post copies its author's name; the author is the post's userId, or under copy_key."""
+    m = base_model()
+    m["entities"]["Post"]["attributes"]["authorName"] = {"type": "string", "copy_of": "User.name"}
+    m["denormalised"] = [{"source": "User.name", "copies": ["Post.authorName"], "strategy": "stream"}]
+    return m
+
+
+def test_denormalised_source_key_from_the_same_name(check):
+    status, rep = check(copy_model())
+    assert status == 0 and "denormalised-source-key" not in rules(rep)
+
+
+def test_denormalised_source_key_missing(check):
+    m = copy_model()
+    # the comment's author is not the partition's user: nothing names the source's userId
+    m["entities"]["Comment"] = {"pk": "POST#{postedAt}", "sk": "C#{at}",
+                                "attributes": {"postedAt": "timestamp", "at": "timestamp",
+                                               "author": "id",
+                                               "authorName": {"type": "string", "copy_of": "User.name"}}}
+    m["denormalised"][0]["copies"].append("Comment.authorName")
+    status, rep = check(m)
+    assert status == 1
+    (f,) = findings(rep, "denormalised-source-key")
+    assert f["severity"] == "error" and f["subject"] == "attribute Comment.authorName"
+    assert "Comment has no attribute giving User's key variable userId" in f["message"]
+    assert "copy_key: {userId: ATTRIBUTE}" in f["fix"]
+    # copy_key says which attribute holds it
+    m["entities"]["Comment"]["attributes"]["authorName"]["copy_key"] = {"userId": "author"}
+    status, rep = check(m)
+    assert status == 0 and "denormalised-source-key" not in rules(rep)
+
+
+def test_copy_key_and_copy_of_must_name_what_exists(tmp_path):
+    import json
+    from modeltest import run
+    cases = [
+        ({"copy_of": "User.name", "copy_key": {"nope": "userId"}},
+         "copy_key names 'nope', which is not a variable of User's key templates"),
+        ({"copy_of": "User.name", "copy_key": {"userId": "nope"}},
+         "copy_key maps userId to 'nope', which entity Post does not define"),
+        ({"copy_key": {"userId": "userId"}}, "'copy_key' applies to a copy (with copy_of)"),
+        ({"copy_of": "Nobody.name"}, "refers to entity 'Nobody', which the model does not define"),
+        ({"copy_of": "User.nope"}, "entity User has no attribute 'nope'"),
+    ]
+    for attr, message in cases:
+        m = base_model()
+        m["entities"]["Post"]["attributes"]["authorName"] = dict(type="string", **attr)
+        path = tmp_path / "m.json"
+        path.write_text(json.dumps(m, indent=1))
+        p = run("model", "check", str(path))
+        assert p.returncode == 2 and message in p.stderr, (attr, p.stderr)
+        assert str(path) + ":" in p.stderr
+
+
 # ---- relational smells ----
 
 def test_relational_two_round_trips(check):
