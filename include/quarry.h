@@ -54,6 +54,17 @@ typedef struct qr_options {
     /* How long, in seconds, a partition stays hot (over half its ceiling used) before it
      * splits for heat; 0 means DynamoDB's few minutes (300). */
     double capacity_split_seconds;
+    /* Model files (docs/model.md), a NULL-terminated array of paths, or NULL for none.
+     * With models, every data-plane request is matched to one of their declared access
+     * patterns or recorded as a finding (a Scan, an undeclared key shape, an over-read,
+     * an item no entity's key templates match, ...); QuarryDescribeModel lists both, and
+     * findings are logged on standard error once per pattern and minute. qr_open fails
+     * with the loader's "FILE:LINE:COL: message" when a model does not load; a model
+     * whose tables differ from the database's is reported and the database opens. */
+    const char *const *models;
+    /* Non-zero with models: a Scan, or a read matching no declared access pattern, is
+     * refused with ValidationException naming what the model lacks. */
+    int model_strict;
 } qr_options;
 
 #define QR_CAPACITY_ENFORCE 0

@@ -86,6 +86,18 @@ static int load_and_check(const char *file, qr_model **m, ck_report **r)
     return 0;
 }
 
+int cli_models_load(const char *const *paths)
+{
+    for (size_t i = 0; paths[i]; i++) {
+        qr_model *m;
+        ck_report *r;
+        if (load_and_check(paths[i], &m, &r)) return -1;
+        check_free(r);
+        model_free(m);
+    }
+    return 0;
+}
+
 static int cmd_check(const opts *o, qr_model *m, ck_report *r)
 {
     (void)m;
