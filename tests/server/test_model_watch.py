@@ -341,3 +341,33 @@ def test_model_observe_hot_keys_against_declared(shop):
     assert hot["Insights"] == "ENABLED"
     assert hot["Top"][0]["Keys"] == ["CUSTOMER#c1"]
     assert hot["HottestShare"] == pytest.approx(9 / 10)
+
+
+# ---- the same mistakes through the JavaScript SDK ----
+
+from test_node import NODE_DIR, node_modules  # noqa: E402,F401  (the npm install fixture)
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_js_sdk_application(strict, node_modules, start, credentials_file):  # noqa: F811
+    from conftest import KEYS
+    srv = start("--model", MODEL, *(["--strict"] if strict else []), credentials=credentials_file)
+    key, secret = KEYS["ci"]
+    env = dict(os.environ, QUARRY_ENDPOINT=srv.url, QUARRY_KEY_ID=key, QUARRY_SECRET=secret,
+               AWS_EC2_METADATA_DISABLED="true", QUARRY_STRICT="1" if strict else "")
+    p = subprocess.run(["node", "--test", "--test-reporter=spec", "model_watch.mjs"],
+                       cwd=NODE_DIR, env=env, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stdout[-4000:] + p.stderr[-2000:]
+    r = raw(srv.url, TARGET + "QuarryDescribeModel", {}, key=key, secret=secret)
+    d = r.json()
+    kinds = sorted({f["Kind"] for f in d["Findings"]})
+    # the 12 order lines read for a pattern declared to return 5 are an over-read; under
+    # --strict the refused Scan read nothing to filter
+    want = ["BadFormat", "OverRead", "Scan", "UndeclaredPattern"]
+    assert kinds == (want if strict else sorted(want + ["FilterHeavy"])), d["Findings"]
+    by = {p["Name"]: p["Observed"] for p in d["Patterns"]}
+    assert by["get-customer"]["Requests"] == 1
+    assert by["order-lines"]["Requests"] == 1 and by["order-lines"]["ItemsReturned"] == 12
+    assert by["add-line"]["Requests"] == 12
+    (bad,) = [f for f in d["Findings"] if f["Kind"] == "BadFormat"]
+    assert bad["Count"] == 12 and "not zero-padded to 3 digits" in bad["Message"]
