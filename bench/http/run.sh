@@ -71,6 +71,7 @@ start_quarry() { # name, extra options
     [ -n "$QUARRY_THREADS" ] && threads=(--threads "$QUARRY_THREADS")
     [ -n "$QUARRY_LOOPS" ] && threads+=(--loops "$QUARRY_LOOPS")
     [ "$PIN" = 1 ] && threads+=(--pin-loops)
+    rm -f "$TMP/$name.out"   # an earlier round's banner would name a port no longer served
     "$QUARRY" serve --listen 127.0.0.1:0 --data "$TMP/r$ROUND-$name" --credentials "$TMP/credentials" \
         --log-level warn "${threads[@]}" "$@" >"$TMP/$name.out" 2>"$TMP/$name.log" &
     PID=$!
