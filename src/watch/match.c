@@ -174,6 +174,21 @@ const m_entity *wm_entity_of(const qr_model *m, const m_table *t, const void *it
     return best;
 }
 
+int wm_entity_of_pk_is(const m_entity *e, const m_table *t, const char *index, const wm_value *v,
+                       const m_template **tmpl)
+{
+    const m_index *ix = index ? model_table_index(t, index) : NULL;
+    if ((index && ix == NULL) || e->table != t) return 0;
+    const m_template *pk = &e->pk;
+    if (ix && !ix->local) {
+        const m_entkey *k = model_entity_key(e, ix);
+        if (k == NULL) return 0;
+        pk = &k->pk;
+    }
+    *tmpl = pk;
+    return key_matches(pk, pk->nseg, NULL, v, 1);
+}
+
 const m_entity *wm_entity_of_pk(const qr_model *m, const m_table *t, const char *index,
                                 const wm_value *v, const m_template **tmpl)
 {

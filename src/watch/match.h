@@ -91,6 +91,11 @@ const m_entity *wm_entity_of(const qr_model *m, const m_table *t, const void *it
 const m_entity *wm_entity_of_pk(const qr_model *m, const m_table *t, const char *index,
                                 const wm_value *v, const m_template **tmpl);
 
+/* 1 when v follows entity e's partition-key template for index (NULL: the table), with
+ * *tmpl that template; 0 when it does not or e has no keys for index. */
+int wm_entity_of_pk_is(const m_entity *e, const m_table *t, const char *index, const wm_value *v,
+                       const m_template **tmpl);
+
 /* 1 when value v breaks attribute a's declared type or format, with why (a phrase:
  * "is \"7\", not zero-padded to 3 digits") written into buf; 0 when it follows them. */
 int wm_format_problem(const m_attr *a, const wm_value *v, char *buf, size_t cap);

@@ -600,8 +600,23 @@ static int classify(watch *w, w_table *tab, const wm_read *rd, watch_req *r, qr_
     } else {
         snprintf(near, sizeof near, "; the model declares no read of table %s", tab->name);
     }
-    char entity[160] = "";
-    if (e) snprintf(entity, sizeof entity, " (entity %s)", e->name);
+    /* every entity whose partition-key template it is: a collection holds several */
+    char entity[300] = "";
+    if (e) {
+        size_t n = 0, count = 0;
+        char names[260] = "";
+        for (size_t i = 0; i < tab->m->nentities; i++) {
+            const m_entity *o = &tab->m->entities[i];
+            const m_template *t = NULL;
+            if (o->table != tab->mt || wm_entity_of_pk_is(o, tab->mt, rd->index, &rd->pk, &t) == 0)
+                continue;
+            int w = snprintf(names + n, n < sizeof names ? sizeof names - n : 0, "%s%s",
+                             count ? ", " : "", o->name);
+            if (w > 0) n += (size_t)w;
+            count++;
+        }
+        snprintf(entity, sizeof entity, " (entit%s %s)", count > 1 ? "ies" : "y", names);
+    }
     char message[1600];
     snprintf(message, sizeof message, "%s%s%s matches no declared access pattern%s", r->shape,
              where, entity, near);
