@@ -65,6 +65,17 @@ typedef struct qr_options {
      * that holds it (a running server): reads see the data as of the open, every write
      * fails, and no background work (index propagation, TTL, backfills) runs. */
     int read_only;
+    /* Model files (docs/model.md), a NULL-terminated array of paths, or NULL for none.
+     * With models, every data-plane request is matched to one of their declared access
+     * patterns or recorded as a finding (a Scan, an undeclared key shape, an over-read,
+     * an item no entity's key templates match, ...); QuarryDescribeModel lists both, and
+     * findings are logged on standard error once per pattern and minute. qr_open fails
+     * with the loader's "FILE:LINE:COL: message" when a model does not load; a model
+     * whose tables differ from the database's is reported and the database opens. */
+    const char *const *models;
+    /* Non-zero with models: a Scan, or a read matching no declared access pattern, is
+     * refused with ValidationException naming what the model lacks. */
+    int model_strict;
 } qr_options;
 
 #define QR_CAPACITY_ENFORCE 0

@@ -16,9 +16,10 @@ allowed() {
     expr) echo "util/ model/ expr/" ;;
     capacity) echo "util/ capacity/" ;;
     engine) echo "util/ model/ expr/ storage/ capacity/ engine/ engine/engine_int.h quarry.h" ;;
-    ops) echo "util/ model/ expr/ capacity/ engine/ ops/ quarry.h" ;;
+    watch) echo "util/ model/ expr/ engine/ watch/ checker/model.h checker/doc.h checker/check.h" ;;
+    ops) echo "util/ model/ expr/ capacity/ engine/ watch/ ops/ quarry.h" ;;
     partiql) echo "util/ model/ expr/ engine/ ops/ partiql/ quarry.h" ;;
-    api) echo "util/ model/ ops/ partiql/ api/ quarry.h" ;;
+    api) echo "util/ model/ watch/ ops/ partiql/ api/ quarry.h" ;;
     server) echo "util/ server/ quarry.h" ;;
     checker) echo "util/ checker/ quarry.h" ;;
     cli) echo "util/ server/ checker/ cli/ quarry.h" ;;

@@ -165,6 +165,9 @@ def report(path):
           ("quarry-nosync", "get"), ">= 0.95")
     ratio("PutItem --no-sync, capacity enforce / off", ("quarry-metered", "put"),
           ("quarry-nosync", "put"), ">= 0.95")
+    for op, name in (("get", "GetItem"), ("put", "PutItem"), ("query", "Query(50)")):
+        ratio("%s --no-sync, --model / without" % name, ("quarry-model", op),
+              ("quarry-nosync", op), ">= 0.95")
     ratio("PutItem quarry durable / dynalite on disk", ("quarry", "put"), ("dynalite-disk", "put"), ">= 2x")
     ratio("Query(50) quarry / dynalite on disk", ("quarry", "query"), ("dynalite-disk", "query"), ">= 10x")
     ratio("Query(50) quarry / dynalite in memory", ("quarry", "query"), ("dynalite-mem", "query"), ">= 10x")

@@ -9,6 +9,8 @@
 # median of the rounds, so that one unlucky measurement on a shared machine moves nothing.
 #
 #   bench/http/run.sh                   (ROUNDS=3, DURATION=6 seconds per measurement)
+#   ONLY=model bench/http/run.sh        only quarry --no-sync with and without --model
+#                                       (bench/http/model.yaml): what request matching costs
 #
 # By default quarry runs with --pin-loops and nginx's workers are pinned the same way
 # (worker_cpu_affinity auto); PIN=0 runs both unpinned.
@@ -21,6 +23,7 @@ DURATION=${DURATION:-6}
 WARMUP=${WARMUP:-2}
 QUARRY_THREADS=${QUARRY_THREADS:-}
 QUARRY_LOOPS=${QUARRY_LOOPS:-}
+ONLY=${ONLY:-}  # "model": only the --model comparison
 PIN=${PIN:-1}   # quarry --pin-loops, and nginx's workers pinned alike (worker_cpu_affinity auto)
 PY=python3
 /usr/bin/python3 -c 'import boto3' 2>/dev/null && PY=/usr/bin/python3
@@ -68,6 +71,7 @@ start_quarry() { # name, extra options
     [ -n "$QUARRY_THREADS" ] && threads=(--threads "$QUARRY_THREADS")
     [ -n "$QUARRY_LOOPS" ] && threads+=(--loops "$QUARRY_LOOPS")
     [ "$PIN" = 1 ] && threads+=(--pin-loops)
+    rm -f "$TMP/$name.out"   # an earlier round's banner would name a port no longer served
     "$QUARRY" serve --listen 127.0.0.1:0 --data "$TMP/r$ROUND-$name" --credentials "$TMP/credentials" \
         --log-level warn "${threads[@]}" "$@" >"$TMP/$name.out" 2>"$TMP/$name.log" &
     PID=$!
@@ -156,16 +160,29 @@ echo "round $ROUND of $ROUNDS"
 # (Query(50) at 30,000/s reads 45,000 units a second of one table) are past what one
 # DynamoDB table may serve, so these servers run without capacity metering, and
 # quarry-metered below measures what metering costs.
+if [ "$ONLY" != model ]; then
 start_quarry quarry --capacity off
 "$PY" "$HERE/gen.py" load "$URL"
 for op in health get query put; do measure quarry "$op"; done
 stop
+fi
 
 start_quarry quarry-nosync --no-sync --capacity off
 "$PY" "$HERE/gen.py" load "$URL"
 for op in get query put; do measure quarry-nosync "$op"; done
 stop
 
+# The same server matching every request to bench/http/model.yaml's access patterns.
+start_quarry quarry-model --no-sync --capacity off --model "$HERE/model.yaml"
+"$PY" "$HERE/gen.py" load "$URL"
+for op in get query put; do measure quarry-model "$op"; done
+if grep -q 'finding=' "$TMP/quarry-model.log"; then
+    echo "run.sh: the --model run logged findings; every request should be a declared pattern:"
+    grep 'finding=' "$TMP/quarry-model.log" | head -3
+fi
+stop
+
+if [ "$ONLY" != model ]; then
 # The same server metering and enforcing capacity (the default), with the account quota
 # lifted so that the on-demand table's ramp, not the quota, sets its limit.
 start_quarry quarry-metered --no-sync --capacity enforce --capacity-account-units 0
@@ -187,6 +204,7 @@ stop
 start_nginx
 for op in health get put; do measure nginx "$op"; done
 stop
+fi
 rm -rf "$TMP"/r"$ROUND"-*   # the round's data; the next round starts afresh
 done
 

@@ -13,6 +13,7 @@
 #include "ops/ops.h"
 #include "partiql/api.h"
 #include "util/jsonread.h"
+#include "watch/watch.h"
 
 typedef struct operation {
     const char *name;
@@ -63,6 +64,7 @@ static const operation operations[] = {
     {"ListContributorInsights", op_list_contributor_insights, 1, 0, 0},
     {"GetInsightRuleReport", op_get_insight_rule_report, 1, 0, 0},
     {"QuarryLargeItemCollections", op_quarry_large_item_collections, 1, 0, 0},
+    {"QuarryDescribeModel", op_quarry_describe_model, 1, 0, 0},
     {"PutResourcePolicy", op_put_resource_policy, 0, 0, 0},
     {"GetResourcePolicy", op_get_resource_policy, 1, 0, 0},
     {"DeleteResourcePolicy", op_delete_resource_policy, 0, 0, 0},
@@ -176,7 +178,9 @@ int qr_call_in(qr_db *db, const qr_call_context *ctx, const char *operation, con
     const qr_call_context *outer = ops_enter_context(ctx);
     uint64_t start = metrics_now_ns();
     const struct operation *op = operation ? find_operation(operation) : NULL;
+    watch_call outer_call = watch_enter_call(db, op ? op->name : NULL, request, len);
     int rc = call(db, op, operation, request, len, resp);
+    watch_leave_call(&outer_call);
     metrics_count(db, op ? (size_t)(op - operations) : METRICS_UNKNOWN_OP, metrics_now_ns() - start,
                   resp->error_type);
     ops_enter_context(outer);

@@ -607,6 +607,8 @@ static int plan_pattern(ck_report *r, const m_pattern *p, ck_plan *pl)
         pl->served = 1;
         pl->path = *path;
         pl->scatter = bm.scatter;
+        pl->sk_given = bm.prefix_nseg;
+        pl->sk_whole = bm.eq_all;
         pl->key_condition = p->nalso && p->kind == MK_QUERY ? collection_condition(r, p, path)
                                                             : key_condition(r, p, path, &bm);
         const char *where = path_name(r, path);

@@ -34,6 +34,9 @@ typedef struct ck_plan {
     const char *key_condition; /* e.g. PK = "USER#{userId}" AND begins_with(SK, "CONV#") */
     int forward;               /* ScanIndexForward for a Query (1 or 0) */
     int scatter;               /* partitions read per request (shards), 1 normally */
+    size_t sk_given;           /* served: the sort-key segments the request fixes (an
+                                  equality prefix, literal text included) */
+    int sk_whole;              /* served: the whole sort key is fixed (or there is none) */
     const char *text;          /* the whole plan as one line for people */
 } ck_plan;
 

@@ -37,4 +37,25 @@ json_t *model_export_create_table(const qr_model *m, const m_table *t);
  * DynamoDB API at endpoint, logging each step to log. */
 int model_apply(const qr_model *m, const char *endpoint, FILE *log, qr_err *err);
 
+/* observe.c: `quarry model observe`. A price table (share/quarry/prices.yaml's form). */
+typedef struct model_prices {
+    double read_per_million, write_per_million; /* on demand, per million request units */
+    double rcu_hour, wcu_hour;                  /* provisioned, per capacity unit and hour */
+    double hours_per_month;
+    char region[64];
+    char path[512];
+} model_prices;
+int model_prices_load(const char *path, model_prices *out, qr_err *err);
+/* Reads QuarryDescribeModel (and, for each table, its hottest partition keys) from the
+ * server at endpoint and sets the declared figures beside the observed ones, with monthly
+ * costs at prices: *out a new object (--json's form). m, when not NULL, keeps only its
+ * tables and gives the declared hottest shares. */
+int model_observe(const char *endpoint, const qr_model *m, const model_prices *prices, json_t **out,
+                  qr_err *err);
+void model_observe_text(const json_t *report, FILE *f);
+/* Puts the observed rate (and a Query's observed result size) of each pattern of an
+ * observe --json report into m's patterns, for check_run: returns how many patterns took
+ * figures, or -1 with err set when the report is not one. */
+int model_apply_observed(qr_model *m, const json_t *observed, qr_err *err);
+
 #endif

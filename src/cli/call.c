@@ -38,12 +38,18 @@ int cli_call(int argc, char **argv)
 {
     const char *dir = "./data";
     qr_options opts = {0};
+    const char *models[CLI_MAX_MODELS + 1] = {0};
+    size_t nmodels = 0;
     int i = 0;
     for (; i < argc && argv[i][0] == '-' && argv[i][1] == '-'; i++) {
         if (strcmp(argv[i], "--data") == 0 && i + 1 < argc)
             dir = argv[++i];
         else if (strcmp(argv[i], "--no-sync") == 0)
             opts.no_sync = 1;
+        else if (strcmp(argv[i], "--strict") == 0)
+            opts.model_strict = 1;
+        else if (strcmp(argv[i], "--model") == 0 && i + 1 < argc && nmodels < CLI_MAX_MODELS)
+            models[nmodels++] = argv[++i];
         else if (strcmp(argv[i], "--gsi-lag-ms") == 0 && i + 1 < argc)
             opts.gsi_lag_ms = atoi(argv[++i]);
         else if (strcmp(argv[i], "--ttl-interval-ms") == 0 && i + 1 < argc)
@@ -64,8 +70,12 @@ int cli_call(int argc, char **argv)
     if (i >= argc) {
         fprintf(stderr, "usage: quarry call [--data DIR] [--no-sync] [--gsi-lag-ms N] "
                         "[--lsi-collection-limit BYTES] [--capacity enforce|observe|off] "
-                        "OPERATION [JSON | -]\n");
+                        "[--model FILE]... [--strict] OPERATION [JSON | -]\n");
         return 2;
+    }
+    if (nmodels) {
+        if (cli_models_load(models)) return 2;
+        opts.models = models;
     }
     const char *op = argv[i++];
     char *request;

@@ -20,4 +20,10 @@ int cli_reconcile(int argc, char **argv);
  * value and returns 0, or prints what is wrong (naming prog) and returns -1. */
 int cli_capacity_option(const char *prog, const char *flag, const char *value, qr_options *o);
 
+/* --model FILE, repeatable, for serve and call: at most this many. */
+#define CLI_MAX_MODELS 16
+/* Loads each model file of paths (NULL-terminated) as `quarry model check` does,
+ * printing its FILE:LINE:COL errors the same way: 0 when every one loads. */
+int cli_models_load(const char *const *paths);
+
 #endif

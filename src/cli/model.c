@@ -12,11 +12,14 @@
 
 static int usage(FILE *f)
 {
-    fprintf(f, "usage: quarry model check FILE [--json]\n"
-               "       quarry model render FILE [--html]\n"
-               "       quarry model export FILE --format cloudformation|terraform|cql|workbench\n"
-               "       quarry model apply FILE --endpoint URL [--force]\n"
-               "       quarry model import WORKBENCH.json\n");
+    fprintf(f,
+            "usage: quarry model check FILE [--json]\n"
+            "       quarry model render FILE [--html]\n"
+            "       quarry model export FILE --format cloudformation|terraform|cql|workbench\n"
+            "       quarry model apply FILE --endpoint URL [--force]\n"
+            "       quarry model import WORKBENCH.json\n"
+            "       quarry model observe --endpoint URL [--model FILE] [--prices FILE] [--json]\n"
+            "       quarry model check FILE --observed OBSERVED.json [--json]\n");
     return 2;
 }
 
@@ -31,10 +34,12 @@ typedef struct opts {
     const char *file;
     const char *format;
     const char *endpoint;
+    const char *observed; /* check: an observe --json report */
+    const char *prices;   /* observe: the price table */
     int json, html, force;
 } opts;
 
-static int parse(int argc, char **argv, opts *o)
+static int parse(int argc, char **argv, opts *o, int needs_file)
 {
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
@@ -48,6 +53,12 @@ static int parse(int argc, char **argv, opts *o)
             o->format = argv[++i];
         else if (strncmp(a, "--format=", 9) == 0)
             o->format = a + 9;
+        else if (strcmp(a, "--observed") == 0 && i + 1 < argc)
+            o->observed = argv[++i];
+        else if (strcmp(a, "--prices") == 0 && i + 1 < argc)
+            o->prices = argv[++i];
+        else if (strcmp(a, "--model") == 0 && i + 1 < argc && o->file == NULL)
+            o->file = argv[++i];
         else if (strcmp(a, "--endpoint") == 0 && i + 1 < argc)
             o->endpoint = argv[++i];
         else if (strncmp(a, "--endpoint=", 11) == 0)
@@ -62,15 +73,18 @@ static int parse(int argc, char **argv, opts *o)
             return -1;
         }
     }
-    if (o->file == NULL) {
+    if (o->file == NULL && needs_file) {
         fprintf(stderr, "quarry model: no model file given\n");
         return -1;
     }
     return 0;
 }
 
-/* Loads and checks the model; prints load errors. Returns 0 with *m and *r set. */
-static int load_and_check(const char *file, qr_model **m, ck_report **r)
+/* Loads and checks the model (with the figures of an observe --json report in place of
+ * its estimates, when observed is not NULL); prints load errors. Returns 0 with *m and *r
+ * set. */
+static int load_and_check_observed(const char *file, const char *observed, qr_model **m,
+                                   ck_report **r)
 {
     qr_err err;
     err_init(&err);
@@ -78,12 +92,93 @@ static int load_and_check(const char *file, qr_model **m, ck_report **r)
         fprintf(stderr, "%s\n", err.msg);
         return -1;
     }
+    if (observed) {
+        json_error_t je;
+        json_t *doc = json_load_file(observed, 0, &je);
+        int n = doc ? model_apply_observed(*m, doc, &err) : -1;
+        json_decref(doc);
+        if (n < 0) {
+            fprintf(stderr, "%s:%d:%d: %s\n", observed, doc ? 1 : je.line, doc ? 1 : je.column,
+                    doc ? err.msg : je.text);
+            err_clear(&err);
+            model_free(*m);
+            return -1;
+        }
+        fprintf(stderr, "quarry model check: rates and result sizes of %d pattern%s from %s\n", n,
+                n == 1 ? "" : "s", observed);
+    }
     if (check_run(*m, r, &err)) {
         fprintf(stderr, "quarry model: %s\n", err.msg);
         model_free(*m);
         return -1;
     }
     return 0;
+}
+
+static int load_and_check(const char *file, qr_model **m, ck_report **r)
+{
+    return load_and_check_observed(file, NULL, m, r);
+}
+
+int cli_models_load(const char *const *paths)
+{
+    for (size_t i = 0; paths[i]; i++) {
+        qr_model *m;
+        ck_report *r;
+        if (load_and_check(paths[i], &m, &r)) return -1;
+        check_free(r);
+        model_free(m);
+    }
+    return 0;
+}
+
+/* The price table: --prices, $QUARRY_PRICES, or share/quarry/prices.yaml beside the
+ * program's folder (build/quarry and /usr/bin/quarry alike). */
+static const char *prices_path(const opts *o, char *buf, size_t cap)
+{
+    if (o->prices) return o->prices;
+    const char *env = getenv("QUARRY_PRICES");
+    if (env && *env) return env;
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) return "share/quarry/prices.yaml";
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (slash) *slash = '\0';
+    snprintf(buf, cap, "%s/../share/quarry/prices.yaml", exe);
+    return buf;
+}
+
+static int cmd_observe(const opts *o)
+{
+    if (o->endpoint == NULL) {
+        fprintf(stderr, "quarry model observe: --endpoint URL is required\n");
+        return 2;
+    }
+    qr_model *m = NULL;
+    ck_report *r = NULL;
+    if (o->file && load_and_check(o->file, &m, &r)) return 2;
+    char buf[4200];
+    qr_err err;
+    err_init(&err);
+    model_prices prices;
+    json_t *report = NULL;
+    int rc = 0;
+    if (model_prices_load(prices_path(o, buf, sizeof buf), &prices, &err) ||
+        model_observe(o->endpoint, m, &prices, &report, &err)) {
+        fprintf(stderr, "quarry model observe: %s\n", err.msg);
+        err_clear(&err);
+        rc = 1;
+    } else if (o->json) {
+        json_dumpf(report, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        fputc('\n', stdout);
+    } else {
+        model_observe_text(report, stdout);
+    }
+    json_decref(report);
+    check_free(r);
+    model_free(m);
+    return rc;
 }
 
 static int cmd_check(const opts *o, qr_model *m, ck_report *r)
@@ -170,7 +265,7 @@ int cli_model(int argc, char **argv)
         return 0;
     }
     opts o = {0};
-    if (parse(argc - 1, argv + 1, &o)) return usage(stderr);
+    if (parse(argc - 1, argv + 1, &o, strcmp(sub, "observe") != 0)) return usage(stderr);
     if (strcmp(sub, "import") == 0) {
         qr_err err;
         err_init(&err);
@@ -180,6 +275,7 @@ int cli_model(int argc, char **argv)
         }
         return 0;
     }
+    if (strcmp(sub, "observe") == 0) return cmd_observe(&o);
     if (strcmp(sub, "check") && strcmp(sub, "render") && strcmp(sub, "export") &&
         strcmp(sub, "apply")) {
         fprintf(stderr, "quarry model: unknown subcommand '%s'\n", sub);
@@ -187,7 +283,8 @@ int cli_model(int argc, char **argv)
     }
     qr_model *m;
     ck_report *r;
-    if (load_and_check(o.file, &m, &r)) return 2;
+    if (load_and_check_observed(o.file, strcmp(sub, "check") == 0 ? o.observed : NULL, &m, &r))
+        return 2;
     int rc = 0;
     if (strcmp(sub, "check") == 0)
         rc = cmd_check(&o, m, r);

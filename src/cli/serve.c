@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "checker/model.h"
 #include "cli/cli.h"
 #include "quarry.h"
 #include "server/server.h"
@@ -60,6 +61,7 @@ static void usage(FILE *f)
         "                    [--ttl-interval-ms N] [--lsi-collection-limit BYTES]\n"
         "                    [--capacity enforce|observe|off] [--capacity-clock manual]\n"
         "                    [--capacity-split-seconds N] [--capacity-account-units N]\n"
+        "                    [--model FILE]... [--strict]\n"
         "\n"
         "  --listen HOST:PORT    address to serve on (default 127.0.0.1:8000; port 0 picks one)\n"
         "  --data DIR            database directory (default ./data)\n"
@@ -95,7 +97,14 @@ static void usage(FILE *f)
         "                        heat (default 300)\n"
         "  --capacity-account-units N  the account's per-table quota of read and of write\n"
         "                        request units a second for on-demand tables (default\n"
-        "                        DynamoDB's 40000; 0: none)\n");
+        "                        DynamoDB's 40000; 0: none)\n"
+        "  --model FILE          a model file (docs/model.md; repeat for each table group):\n"
+        "                        every request is matched to its declared access patterns,\n"
+        "                        and Scans, undeclared patterns, over-reads and items off\n"
+        "                        their key templates are logged and listed by\n"
+        "                        QuarryDescribeModel (quarry model observe)\n"
+        "  --strict              with --model: refuse a Scan or an undeclared read with\n"
+        "                        ValidationException, naming what the model lacks\n");
 }
 
 static int parse_uint(const char *opt, const char *s, unsigned lo, unsigned hi, unsigned *out)
@@ -138,6 +147,8 @@ int cli_serve(int argc, char **argv)
     qr_options opts = {0};
     unsigned threads = 0, loops = 0, max_conn = 10000, timeout = 60;
     int threads_given = 0;
+    const char *models[CLI_MAX_MODELS + 1] = {0};
+    size_t nmodels = 0;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         int has_value = i + 1 < argc;
@@ -150,10 +161,18 @@ int cli_serve(int argc, char **argv)
             insecure = 1;
         } else if (strcmp(a, "--pin-loops") == 0) {
             pin_loops = 1;
+        } else if (strcmp(a, "--strict") == 0) {
+            opts.model_strict = 1;
         } else if (!has_value) {
             fprintf(stderr, "quarry serve: unknown option or missing value: '%s'\n", a);
             usage(stderr);
             return 2;
+        } else if (strcmp(a, "--model") == 0) {
+            if (nmodels == CLI_MAX_MODELS) {
+                fprintf(stderr, "quarry serve: at most %d --model files\n", CLI_MAX_MODELS);
+                return 2;
+            }
+            models[nmodels++] = argv[++i];
         } else if (strcmp(a, "--listen") == 0) {
             listen = argv[++i];
         } else if (strcmp(a, "--data") == 0) {
@@ -200,6 +219,14 @@ int cli_serve(int argc, char **argv)
         }
     }
 
+    if (opts.model_strict && nmodels == 0) {
+        fprintf(stderr, "quarry serve: --strict needs --model FILE\n");
+        return 2;
+    }
+    if (nmodels) {
+        if (cli_models_load(models)) return 2;
+        opts.models = models;
+    }
     if (!threads_given) threads = default_write_threads(opts.no_sync);
     if (loops == 0) loops = default_loops();
     server_log_level level;

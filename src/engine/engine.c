@@ -171,7 +171,7 @@ static void sweep_dropped_tables(qr_db *db)
     free(ids);
 }
 
-int qr_open(const char *dir, const qr_options *opts, qr_db **out, char **errmsg)
+int engine_open(const char *dir, const qr_options *opts, qr_db **out, char **errmsg)
 {
     qr_db *db = calloc(1, sizeof *db);
     if (db == NULL) return QR_ERR;
@@ -258,6 +258,7 @@ void qr_close(qr_db *db)
     json_decref(db->collections);
     free(db->txn_keys);
     if (db->api_state && db->api_state_free) db->api_state_free(db->api_state);
+    if (db->model_state && db->model_state_free) db->model_state_free(db->model_state);
     free(db);
 }
 
@@ -275,6 +276,17 @@ void *engine_api_state_set(qr_db *db, void *state, void (*free_fn)(void *))
         return state;
     }
     return none; /* the state another thread installed first */
+}
+
+void *engine_model_state(const qr_db *db)
+{
+    return __atomic_load_n(&db->model_state, __ATOMIC_ACQUIRE);
+}
+
+void engine_model_state_set(qr_db *db, void *state, void (*free_fn)(void *))
+{
+    db->model_state_free = free_fn;
+    __atomic_store_n(&db->model_state, state, __ATOMIC_RELEASE);
 }
 
 int table_has_indexes(const table *t)

@@ -181,6 +181,16 @@ void engine_set_hook(qr_db *db, engine_hook_fn fn, void *arg);
 void *engine_api_state(qr_db *db);
 void *engine_api_state_set(qr_db *db, void *state, void (*free_fn)(void *));
 
+/* ---- opening, and the model watch's state ----
+ * engine_open is qr_open's work below the api layer (src/api/open.c adds the models of
+ * qr_options.models). The model watch (src/watch) hangs its state on the handle:
+ * engine_model_state returns it (NULL when no model is loaded, which is one load and
+ * one branch for a request to learn); engine_model_state_set installs it, before any
+ * call runs, and qr_close calls free_fn on it once no call runs. */
+int engine_open(const char *dir, const qr_options *opts, qr_db **out, char **errmsg);
+void *engine_model_state(const qr_db *db);
+void engine_model_state_set(qr_db *db, void *state, void (*free_fn)(void *));
+
 /* ---- item transactions (txn.c) ----
  * Every write of items: begin with the items it will touch (their locks are taken, in
  * order, so writers of several items never deadlock), read them, check conditions, put

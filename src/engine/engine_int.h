@@ -133,6 +133,8 @@ struct qr_db {
     int64_t clock_advanced_us; /* qr_clock_advance's total (atomic) */
     void *api_state;           /* the api layer's (engine_api_state_set; atomic), or NULL */
     void (*api_state_free)(void *);
+    void *model_state; /* the model watch's (engine_model_state_set; atomic), or NULL */
+    void (*model_state_free)(void *);
     struct hotkeys *hotkeys; /* contributor insights' counts (hotkeys.c) */
     int hotkeys_on;          /* how many tables and indexes they count (atomic) */
 };

@@ -264,7 +264,13 @@ int op_batch_get_item(qr_db *db, op_call *c, qr_err *err)
                 continue;
             }
             json_t *item = NULL;
-            int found = item_get_parsed(db, b->t, NULL, key, b->consistent, &item, err);
+            watch_req watched;
+            int found = watch_get(db, b->t, k, b->consistent, &watched, err)
+                            ? -1
+                            : item_get_parsed(db, b->t, NULL, key, b->consistent, &item, err);
+            if (found >= 0)
+                watch_read_done(&watched, found, found,
+                                meter_read_units(found ? item_size(item) : 0, b->consistent));
             if (found < 0 && err_is_throttling(err)) {
                 nthrottled++;
                 if (refused.type == NULL) {
@@ -617,6 +623,7 @@ int op_batch_write_item(qr_db *db, op_call *c, qr_err *err)
     qr_err refused;
     err_init(&refused);
     size_t nrefused = 0;
+    uint64_t watched = watch_begin_write(db);
     int wrote = txn_begin(db, TXN_BATCH, nw, tables, keys, &tx, err) == 0;
     for (size_t i = 0; wrote && i < nw; i++) {
         const json_t *old;
@@ -651,6 +658,13 @@ int op_batch_write_item(qr_db *db, op_call *c, qr_err *err)
     tx = NULL;
     free(tables);
     if (!wrote) goto done;
+    for (size_t i = 0; watched && i < nw; i++) {
+        if (w[i].throttled || (w[i].item == NULL && w[i].old == NULL)) continue;
+        size_t os = w[i].old ? item_size(w[i].old) : 0, ns = w[i].item ? item_size(w[i].item) : 0;
+        watch_write(db, w[i].bt->t, w[i].item ? WATCH_PUT : WATCH_DELETE,
+                    w[i].item ? w[i].item : w[i].old, NULL, 0, meter_write_units(os > ns ? os : ns),
+                    watched);
+    }
     json_t *unprocessed = json_object();
     for (size_t i = 0; i < nw; i++) {
         const json_t *o = w[i].old, *nv = w[i].item;

@@ -208,6 +208,7 @@ int items_put(qr_db *db, const item_request *r, json_t **answer, qr_err *err)
     buf_init(&key, 0);
     int rc = -1;
     int want_old = r->condition || strcmp(r->return_values, "ALL_OLD") == 0;
+    uint64_t watched = watch_begin_write(db);
     if (key_item(&key, r->t, r->key, err) || txn_begin(db, TXN_ITEM, 1, &r->t, &key, &tx, err))
         goto done;
     if ((want_old && txn_read(tx, 0, &old, err) < 0) || txn_read_size(tx, 0, &old_size, err) < 0 ||
@@ -226,6 +227,14 @@ int items_put(qr_db *db, const item_request *r, json_t **answer, qr_err *err)
                               r->item);
     }
     report_metrics(db, r->t, r->metrics, *answer, r->item);
+    if (watched) {
+        size_t size = r->size;
+        const char *json;
+        size_t json_len;
+        if (r->stored) item_stored(r->stored->data, r->stored->len, &json, &json_len, &size);
+        watch_write(db, r->t, WATCH_PUT, r->item, r->attrs, r->nattrs,
+                    meter_write_units(old_size > size ? old_size : size), watched);
+    }
     rc = 0;
 done:
     txn_end(tx);
@@ -248,6 +257,14 @@ static int put_plain(qr_db *db, op_call *c, qr_err *err)
                       .on_failure = "NONE",
                       .capacity = "NONE",
                       .metrics = "NONE"};
+    watch_attr attrs[PLAIN_ATTRS];
+    if (engine_model_state(db)) {
+        for (size_t i = 0; i < d.nattrs; i++)
+            attrs[i] = (watch_attr){d.attrs[i].name, d.attrs[i].text, d.attrs[i].name_len,
+                                    d.attrs[i].text_len, d.attrs[i].number};
+        r.attrs = attrs;
+        r.nattrs = d.nattrs;
+    }
     int rc = items_put(db, &r, &c->answer, err) ? -1 : 1;
     plain_free(&d);
     catalog_release_after_writes(d.t);
@@ -324,12 +341,15 @@ int items_get(qr_db *db, const item_request *r, buf *out, qr_err *err)
     table *t = r->t;
     const expr_proj *projection = r->projection;
     stored_item it = {0};
+    watch_req w;
+    if (watch_get(db, t, r->key, r->consistent, &w, err)) return -1;
     buf key;
     buf_init(&key, 0);
     int found =
         key_item(&key, t, r->key, err) ? -1 : item_get(db, t, NULL, &key, r->consistent, &it, err);
     buf_free(&key);
     if (found < 0) return -1;
+    watch_read_done(&w, found, found, meter_read_units(it.size, r->consistent));
     buf_reserve(out, it.raw_len + 128); /* the item and what surrounds it, in one allocation */
     buf_putc(out, '{');
     if (found) {
@@ -522,8 +542,12 @@ int items_delete(qr_db *db, const item_request *r, json_t **answer, qr_err *err)
     buf key;
     buf_init(&key, 0);
     int rc = -1;
+    uint64_t watched = watch_begin_write(db);
     if (keyed_lock_read(db, r, &key, &tx, &old, err)) goto done;
     if (txn_delete(tx, 0, err) || txn_commit(tx, err)) goto done;
+    if (watched)
+        watch_write(db, r->t, WATCH_DELETE, old ? old : r->key, NULL, 0, write_units(old, NULL),
+                    watched);
     *answer = json_object();
     if (old && strcmp(r->return_values, "ALL_OLD") == 0)
         json_object_set(*answer, "Attributes", (json_t *)old);
@@ -588,6 +612,7 @@ int items_update(qr_db *db, const item_request *r, json_t **answer, qr_err *err)
         err_validation(err, "Item size to update has exceeded the maximum allowed size");
         goto done;
     }
+    uint64_t watched = watch_begin_write(db);
     if (keyed_lock_read(db, r, &key, &tx, &old, err)) goto done;
     item = json_deep_copy(old ? old : r->key);
     if (r->update && (old ? expr_update_apply(r->update, item, err)
@@ -646,6 +671,9 @@ int items_update(qr_db *db, const item_request *r, json_t **answer, qr_err *err)
     json_decref(attrs);
     report_write_capacity(*answer, r->capacity, r->t, write_units(old, item), old, item);
     report_metrics(db, r->t, r->metrics, *answer, item);
+    if (watched)
+        watch_write(db, r->t, item ? WATCH_UPDATE : WATCH_DELETE, item ? item : old, NULL, 0,
+                    write_units(old, item), watched);
     rc = 0;
 done:
     json_decref(item);

@@ -13,6 +13,7 @@
 #include "engine/engine.h"
 #include "expr/expr.h"
 #include "util/err.h"
+#include "watch/watch.h"
 
 /* One call of an operation. The request is borrowed for the call; the handler answers
  * with a document in answer (which the caller then owns and frees) or by writing the
@@ -211,6 +212,8 @@ int op_update_contributor_insights(qr_db *db, op_call *c, qr_err *err);
 int op_list_contributor_insights(qr_db *db, op_call *c, qr_err *err);
 int op_get_insight_rule_report(qr_db *db, op_call *c, qr_err *err);
 int op_quarry_large_item_collections(qr_db *db, op_call *c, qr_err *err);
+/* model.c: QuarryDescribeModel, the model watch's figures and findings (watch.h) */
+int op_quarry_describe_model(qr_db *db, op_call *c, qr_err *err);
 /* policy.c */
 int op_put_resource_policy(qr_db *db, op_call *c, qr_err *err);
 int op_get_resource_policy(qr_db *db, op_call *c, qr_err *err);
@@ -366,6 +369,9 @@ typedef struct item_request {
     /* UpdateItem: also hold what the update writes to the item size limit, as UpdateItem
      * does for an UpdateExpression (a transaction or PartiQL judges the item alone) */
     int measure_update;
+    /* PutItem read from its text (item NULL): its attributes, for the model watch */
+    const watch_attr *attrs;
+    size_t nattrs;
 } item_request;
 /* Checks PutItem's item against t (its key, its values and its size) with PutItem's
  * messages; *size is its item_size. */

@@ -30,6 +30,7 @@ typedef struct range_read {
     const qr_index *index; /* the index read, or NULL for the table */
     int fetch_base;        /* return each entry's base item (an LSI asked for more than it holds) */
     long long segment, total_segments; /* a Scan's part of the table */
+    size_t count, scanned;             /* set by range_run: items returned and read */
 } range_read;
 
 static void set_buf(buf *dst, const buf *src)
@@ -166,6 +167,8 @@ static int range_run(qr_db *db, table *t, range_read *r, buf *out, size_t *bytes
         }
         *bytes = read_bytes;
         *fetch_units = fetched;
+        r->count = count;
+        r->scanned = scanned;
     }
     buf_free(&last);
     return rc;
@@ -242,9 +245,11 @@ int query_index(const table *t, const char *name, int consistent, const qr_index
         return err_validation(err, "The table does not have the specified index: %s", name);
     if (ix->creating)
         return err_validation(err, "Cannot read from backfilling global secondary index: %s", name);
-    if (ix->global && consistent)
+    if (ix->global && consistent) {
+        watch_strong_read(table_name(t), name);
         return err_validation(err,
                               "Consistent reads are not supported on global secondary indexes");
+    }
     *out = ix;
     return 0;
 }
@@ -801,8 +806,13 @@ int query_read(qr_db *db, const query_request *q, buf *out, qr_err *err)
         goto done;
     if (query_range(t, r.index ? r.index->id : 0, q->key, ks.npk, &r, err)) goto done;
     if (apply_start_key(q->start_key, t, &r, &ks, q->key, err)) goto done;
+    watch_req w;
+    if (watch_query(db, t, r.index ? r.index->name : NULL, q->key, q->filter != NULL, r.forward,
+                    r.consistent, &w, err))
+        goto done;
     if (range_run(db, t, &r, out, &bytes, &fetch_units, err)) goto done;
     finish_response(out, q->capacity, t, r.index, bytes, fetch_units, r.consistent);
+    watch_read_done(&w, r.scanned, r.count, meter_read_units(bytes, r.consistent) + fetch_units);
     rc = 0;
 done:
     range_free(&r);
@@ -908,8 +918,12 @@ int scan_read(qr_db *db, const query_request *q, buf *out, qr_err *err)
     if (exprs_check_paths(q->projection, q->filter, t, err) ||
         check_index_projection(t, r.index, q->projection, err))
         goto done;
+    watch_req w;
+    if (watch_scan(db, t, r.index ? r.index->name : NULL, q->filter != NULL, r.consistent, &w, err))
+        goto done;
     if (range_run(db, t, &r, out, &bytes, &fetch_units, err)) goto done;
     finish_response(out, q->capacity, t, r.index, bytes, fetch_units, r.consistent);
+    watch_read_done(&w, r.scanned, r.count, meter_read_units(bytes, r.consistent) + fetch_units);
     rc = 0;
 done:
     range_free(&r);

@@ -605,6 +605,7 @@ static int run_write(qr_db *db, transact_member *m, size_t n, json_t *per_table,
     json_t *reasons = json_array();
     item_txn *x = NULL;
     int rc = -1, failed = 0;
+    uint64_t watched = watch_begin_write(db);
     if (txn_begin(db, TXN_ATOMIC, n, tables, keys, &x, err)) goto unlock;
     for (size_t i = 0; i < n; i++) {
         const json_t *old;
@@ -643,6 +644,9 @@ static int run_write(qr_db *db, transact_member *m, size_t n, json_t *per_table,
             continue;
         }
         units_add(per_table, table_name(a->t), 0, 2 * meter_write_units(os > ns ? os : ns));
+        if (watched && (a->new_item || a->old))
+            watch_write(db, a->t, WATCH_TRANSACTION, a->new_item ? a->new_item : a->old, NULL, 0,
+                        2 * meter_write_units(os > ns ? os : ns), watched);
     }
     rc = 0;
 unlock:
@@ -833,8 +837,12 @@ int transact_get(qr_db *db, transact_member *m, size_t n, const char *capacity, 
     size_t bytes = 0;
     for (size_t i = 0; i < n; i++) {
         transact_member *a = &m[i];
-        if (item_get_parsed(db, a->t, snap, &a->ekey, 1, &a->old, err) < 0) goto done;
+        watch_req watched;
+        if (watch_get(db, a->t, a->key, 1, &watched, err) ||
+            item_get_parsed(db, a->t, snap, &a->ekey, 1, &a->old, err) < 0)
+            goto done;
         size_t size = a->old ? item_size(a->old) : 0;
+        watch_read_done(&watched, a->old != NULL, a->old != NULL, 2 * meter_read_units(size, 1));
         bytes += size;
         if (bytes > TXN_MAX_BYTES) {
             err_validation(err, "%s", MSG_TOO_BIG);

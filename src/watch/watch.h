@@ -1,0 +1,96 @@
+/* watch.h — the model at run time: the access patterns of loaded model files, every
+ * data-plane request matched to one of them or recorded as a finding, and what was
+ * observed of each (requests, rate, latency, items read and returned, units).
+ *
+ * The operations call it from their typed functions (items_get, query_read, scan_read,
+ * items_put, …), so DynamoDB's JSON requests and PartiQL's statements take one path.
+ * With no model loaded every entry point returns after one load and one branch. It
+ * decides nothing about a request but, under --strict, whether to refuse it. */
+#ifndef QR_WATCH_H
+#define QR_WATCH_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/engine.h"
+#include "expr/expr.h"
+#include "util/err.h"
+
+/* Loads the model files of paths (NULL-terminated), plans their access patterns with the
+ * checker's planner, reports on standard error how each model's tables differ from db's
+ * and installs the watch on db (engine_model_state). strict: refuse Scans and undeclared
+ * reads. On failure returns -1 with *errmsg malloc'd: "FILE:LINE:COL: message" for a
+ * model that does not load. */
+int watch_open(qr_db *db, const char *const *paths, int strict, char **errmsg);
+
+/* The call running on this thread, for the sample request a finding keeps: qr_call_in
+ * enters it and leaves it (restoring the outer one). Everything is borrowed for the call. */
+#define WATCH_CALL_COUNTED 16
+typedef struct watch_call {
+    struct watch *w; /* NULL: the call's database has no model */
+    const char *op;
+    const char *text;
+    size_t len;
+    /* patterns already counted as requests of this call: a BatchGetItem or a
+     * TransactWriteItems is one request of each pattern it touches */
+    int counted[WATCH_CALL_COUNTED];
+    int ncounted;
+} watch_call;
+watch_call watch_enter_call(qr_db *db, const char *op, const char *text, size_t len);
+void watch_leave_call(const watch_call *outer);
+
+/* A read being watched, from its classification to watch_read_done. */
+typedef struct watch_req {
+    struct watch *w; /* NULL: not watched (no model, or a table no model names) */
+    struct w_table *tab;
+    int pattern; /* the declared pattern it is, or -1 */
+    int scan, filter;
+    const char *op;
+    const char *index;
+    char shape[256]; /* the read's key shape, for findings */
+    uint64_t start_ns;
+} watch_req;
+
+/* Classify a read before it runs: 0 to go on, -1 with ValidationException in err when
+ * --strict refuses it (a Scan, or a read no declared pattern is). r is always set. */
+int watch_get(qr_db *db, const table *t, const json_t *key, int consistent, watch_req *r,
+              qr_err *err);
+int watch_query(qr_db *db, const table *t, const char *index, const expr_keycond_multi *kc,
+                int filter, int forward, int consistent, watch_req *r, qr_err *err);
+int watch_scan(qr_db *db, table *t, const char *index, int filter, int consistent, watch_req *r,
+               qr_err *err);
+/* After the read: items read (scanned) and returned, read units consumed. */
+void watch_read_done(watch_req *r, size_t read, size_t returned, double units);
+/* A strongly consistent read of global index index of table was refused (the running
+ * call's database's watch records it). */
+void watch_strong_read(const char *table, const char *index);
+
+/* Writes. An item is given parsed (json) or as the plain attributes of a PutItem read
+ * from its text (attrs: S or N values, without escapes). */
+typedef struct watch_attr {
+    const char *name, *text;
+    size_t name_len, text_len;
+    int number;
+} watch_attr;
+typedef enum watch_write_kind {
+    WATCH_PUT,
+    WATCH_UPDATE,
+    WATCH_DELETE,
+    WATCH_TRANSACTION
+} watch_write_kind;
+/* The start of a write, for its latency: 0 when db has no model (then watch_write may
+ * be skipped). */
+uint64_t watch_begin_write(qr_db *db);
+/* After a write committed: its item (for a delete, its key or old item) is matched to
+ * an entity by the key templates, its attributes checked against their formats, and the
+ * write counted for the entity's pattern of that kind. */
+void watch_write(qr_db *db, const table *t, watch_write_kind kind, const json_t *item,
+                 const watch_attr *attrs, size_t nattrs, double units, uint64_t start);
+
+/* QuarryDescribeModel's answer (docs/model.md; CONTRACT of the console): the models,
+ * patterns declared and observed, findings, unused indexes and unexercised patterns,
+ * only of table when it is not NULL. *out is a new object. */
+int watch_describe(qr_db *db, const char *table, json_t **out);
+
+#endif
