@@ -1141,6 +1141,33 @@ static int wanted(const char *filter, const char *table)
     return filter == NULL || (table && strcmp(filter, table) == 0);
 }
 
+/* Each entity of m in a wanted table with its key templates, for a client that tells
+ * items apart by them (the console): {Name, Table, PartitionKey, SortKey, Indexes:
+ * {index: {PartitionKey, SortKey}}}, a template absent when the model has none. */
+static json_t *entities_json(const qr_model *m, const char *table)
+{
+    json_t *all = json_array();
+    for (size_t i = 0; i < m->nentities; i++) {
+        const m_entity *e = &m->entities[i];
+        if (e->table == NULL || !wanted(table, e->table->name)) continue;
+        json_t *o = json_pack("{s:s,s:s}", "Name", e->name, "Table", e->table->name);
+        if (e->pk.text) json_object_set_new(o, "PartitionKey", json_string(e->pk.text));
+        if (e->sk.text) json_object_set_new(o, "SortKey", json_string(e->sk.text));
+        json_t *ix = json_object();
+        for (size_t k = 0; k < e->nkeys; k++) {
+            const m_entkey *ek = &e->keys[k];
+            if (ek->index == NULL || ek->index->name == NULL) continue;
+            json_t *ko = json_object();
+            if (ek->pk.text) json_object_set_new(ko, "PartitionKey", json_string(ek->pk.text));
+            if (ek->sk.text) json_object_set_new(ko, "SortKey", json_string(ek->sk.text));
+            json_object_set_new(ix, ek->index->name, ko);
+        }
+        json_object_set_new(o, "Indexes", ix);
+        json_array_append_new(all, o);
+    }
+    return all;
+}
+
 int watch_describe(qr_db *db, const char *table, json_t **out)
 {
     json_t *o = json_object(), *models = json_array(), *pats = json_array(), *finds = json_array(),
@@ -1168,6 +1195,7 @@ int watch_describe(qr_db *db, const char *table, json_t **out)
         }
         json_object_set_new(mo, "File", json_string(m->path));
         if (m->name) json_object_set_new(mo, "Name", json_string(m->name));
+        json_object_set_new(mo, "Entities", entities_json(m, table));
         json_object_set_new(mo, "Tables", tables);
         json_object_set_new(mo, "Mismatches", mis);
         if (any)

@@ -69,6 +69,16 @@ def test_no_model_lists_nothing(server):
                                 "UnusedIndexes": [], "UnexercisedPatterns": []}
 
 
+def test_entities_come_with_their_key_templates(shop):
+    (model,) = describe(shop[0])["Models"]
+    order = next(e for e in model["Entities"] if e["Name"] == "Order")
+    assert order["PartitionKey"] == "CUSTOMER#{customerId}"
+    assert order["SortKey"] == "ORDER#{orderId}"
+    assert order["Indexes"]["GSI1"] == {"PartitionKey": "STATUS#{status}",
+                                        "SortKey": "{createdAt}#{orderId}"}
+    assert {e["Name"] for e in model["Entities"]} >= {"Customer", "Order", "OrderItem"}
+
+
 def test_declared_reads_are_counted_not_flagged(shop):
     srv, c = shop
     for i in range(5):
