@@ -18,6 +18,7 @@ allowed() {
     engine) echo "util/ model/ expr/ storage/ capacity/ engine/ engine/engine_int.h quarry.h" ;;
     ops) echo "util/ model/ expr/ capacity/ engine/ ops/ quarry.h" ;;
     partiql) echo "util/ model/ expr/ engine/ ops/ partiql/ quarry.h" ;;
+    cql) echo "util/ model/ cql/" ;;
     api) echo "util/ model/ ops/ partiql/ api/ quarry.h" ;;
     server) echo "util/ server/ quarry.h" ;;
     checker) echo "util/ checker/ quarry.h" ;;
