@@ -422,6 +422,12 @@ int cql_lex(const char *s, size_t n, cql_arena *ar, lexed *out)
                          c == '\'' ? "'''" : "'\"'");
                 break;
             }
+            const char *nul = memchr(s + i, '\0', m);
+            if (nul) { /* the tree's strings end at a NUL: one inside cannot be kept */
+                lex_fail(&lx, (size_t)(nul - s), "no viable alternative at character %s",
+                         "'\\u0000'");
+                break;
+            }
             tok_kind k = c == '\'' ? TK_STRING : (m == 2 ? TK_EMPTY_QUOTED : TK_QUOTED);
             rc = push(&lx, k, i, m, scratch, olen);
             i += m;
@@ -433,6 +439,12 @@ int cql_lex(const char *s, size_t n, cql_arena *ar, lexed *out)
                 j++;
             if (j + 1 >= n) {
                 lex_fail(&lx, n, "mismatched character '<EOF>' expecting %s", "'$'");
+                break;
+            }
+            const char *nul = memchr(s + i, '\0', j - i);
+            if (nul) {
+                lex_fail(&lx, (size_t)(nul - s), "no viable alternative at character %s",
+                         "'\\u0000'");
                 break;
             }
             rc = push(&lx, TK_STRING, i, j + 2 - i, s + i + 2, j - i - 2);

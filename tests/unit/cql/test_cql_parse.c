@@ -438,6 +438,11 @@ static void test_hostile(void)
     cql_parsed_free(&p);
     CHECK(cql_parse("SELECT\0 * FROM t", 16, &p, &e) != 0, "a NUL byte");
     CHECK_STR(e.msg, "line 1:6 no viable alternative at character '\\u0000'");
+    /* the tree's names and strings are C strings: a NUL inside one is refused, not cut */
+    CHECK(cql_parse("DROP KEYSPACE \"a\0b\"", 19, &p, &e) != 0, "a NUL in a name");
+    CHECK_STR(e.msg, "line 1:16 no viable alternative at character '\\u0000'");
+    CHECK(cql_parse("INSERT INTO t (a) VALUES ($$a\0$$)", 33, &p, &e) != 0, "a NUL in a string");
+    CHECK_STR(e.msg, "line 1:29 no viable alternative at character '\\u0000'");
     size_t n = 100000;
     char *deep = malloc(n * 2 + 64);
     size_t o = (size_t)sprintf(deep, "INSERT INTO t (a) VALUES (");
