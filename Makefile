@@ -167,8 +167,9 @@ FUZZ_BIN    := $(patsubst tests/fuzz/%.c,$(FUZZ_BUILD)/%,$(sort $(wildcard tests
 fuzz: $(FUZZ_BIN)
 
 # Replays the committed reproducers; fails while any of them still crashes.
-fuzz-replay: $(FUZZ_BUILD)/fuzz_call
+fuzz-replay: $(FUZZ_BUILD)/fuzz_call $(FUZZ_BUILD)/fuzz_cql_parse
 	$(PYTHON) tests/fuzz/replay.py $(FUZZ_BUILD)/fuzz_call tests/fuzz/crashes
+	$(PYTHON) tests/fuzz/replay.py $(FUZZ_BUILD)/fuzz_cql_parse tests/fuzz/crashes-cql
 
 $(FUZZ_BUILD)/src/%.o: src/%.c
 	@mkdir -p $(@D)

@@ -19,6 +19,7 @@ allowed() {
     watch) echo "util/ model/ expr/ engine/ watch/ checker/model.h checker/doc.h checker/check.h" ;;
     ops) echo "util/ model/ expr/ capacity/ engine/ watch/ ops/ quarry.h" ;;
     partiql) echo "util/ model/ expr/ engine/ ops/ partiql/ quarry.h" ;;
+    cql) echo "util/ model/ cql/" ;;
     api) echo "util/ model/ watch/ ops/ partiql/ api/ quarry.h" ;;
     server) echo "util/ server/ quarry.h" ;;
     checker) echo "util/ checker/ quarry.h" ;;

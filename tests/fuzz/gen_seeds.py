@@ -17,6 +17,9 @@ OUTDIR/typeconf (with --typeconf): every call seed with each member replaced by 
                number, a string, [], {}, [5], [{}], true, a huge number, or removed: a few
                thousand fuzz_call inputs to replay with tests/fuzz/replay.py.
 OUTDIR/wire:   credentials files, signed-request headers, bodies and targets (fuzz_wire).
+OUTDIR/cql:    CQL statements (fuzz_cql_parse): every string of the case tables in
+               tests/unit/cql/test_cql_parse.c (inputs, canonical prints, messages) and a few
+               scripts of several statements.
 It does not run the fuzzers; see README.md.
 """
 import copy
@@ -274,6 +277,29 @@ PUT_FAST_EXTRA = [
 ]
 
 
+def cql_seeds():
+    """The C string literals of the CQL parser's test tables, adjacent ones joined."""
+    import re
+    text = open(os.path.join(ROOT, "tests", "unit", "cql", "test_cql_parse.c")).read()
+    text = text[text.index("ok_cases[] = {"):text.index("static void check_ok")]
+    lit = re.compile(r'"((?:[^"\\]|\\.)*)"')
+    seeds, cur, last_end = [], None, 0
+    for m in lit.finditer(text):
+        between = text[last_end:m.start()]
+        part = m.group(1).encode().decode("unicode_escape").encode("latin-1")
+        if cur is not None and between.strip() == "":
+            cur += part
+        else:
+            if cur is not None:
+                seeds.append(cur)
+            cur = part
+        last_end = m.end()
+    if cur is not None:
+        seeds.append(cur)
+    scripts = [b";\n".join(seeds[i:i + 4]) for i in range(0, len(seeds), 4)]
+    return seeds + scripts
+
+
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
@@ -311,7 +337,9 @@ def main():
         write(os.path.join(out, "put_fast"), json.dumps(item).encode())
     for extra in PUT_FAST_EXTRA:
         write(os.path.join(out, "put_fast"), extra.encode())
-    for sub in ("call", "seq", "expr", "number", "wire", "typeconf", "put_fast"):
+    for seed in cql_seeds():
+        write(os.path.join(out, "cql"), seed)
+    for sub in ("call", "seq", "expr", "number", "wire", "typeconf", "put_fast", "cql"):
         d = os.path.join(out, sub)
         if not os.path.isdir(d):
             continue
