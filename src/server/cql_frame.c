@@ -185,6 +185,7 @@ int cql_envelope_compress_lz4(buf *out, size_t start)
 {
     size_t body_at = start + CQL_HEADER_LEN;
     size_t n = out->len - body_at;
+    if (n == 0) return 0; /* nothing to gain; drivers expect no flag on an empty body */
     if (n > (size_t)LZ4_MAX_INPUT_SIZE) return -1;
     int bound = LZ4_compressBound((int)n);
     buf tmp;

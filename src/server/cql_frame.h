@@ -136,7 +136,8 @@ int cql_envelope_end(buf *out, size_t start);
 
 /* v4 (and v3) body compression, the envelope's flag 0x01: the body is the uncompressed
  * length as a big-endian [int] and one LZ4 block. Compresses the body of the finished
- * envelope at out[start..] in place and sets its flag: 0, or -1 when out is full. */
+ * envelope at out[start..] in place and sets its flag (an empty body is left as it is):
+ * 0, or -1 when out is full. */
 int cql_envelope_compress_lz4(buf *out, size_t start);
 
 /* Decompresses such a body into out (emptied first): 0, or -1 with err filled (code
