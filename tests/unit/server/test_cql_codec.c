@@ -1179,7 +1179,7 @@ static int write_responses(uint8_t version, int lz4)
             cql_write_auth_token(&env, "challenge", 9);
             break;
         case 4:
-            cql_write_auth_token(&env, NULL, -1);
+            cql_write_auth_token(&env, "welcome", 7);
             break;
         case 5:
             e = (cql_error){.code = CQL_ERR_UNAVAILABLE,
