@@ -393,6 +393,7 @@ static int read_cstring(cql_reader *r, const char *what, const char **out)
 {
     cql_str s;
     if (cql_read_string(r, what, &s)) return -1;
+    if (memchr(s.p, '\0', s.len)) return cql_reader_fail(r, "%s has a NUL byte in a name", what);
     char *c = r->pool ? cql_pool_alloc(r->pool, s.len + 1) : NULL;
     if (!c) return cql_reader_fail(r, "out of memory reading %s", what);
     memcpy(c, s.p, s.len);

@@ -140,7 +140,8 @@ typedef struct cql_type {
 const char *cql_type_name(uint16_t id);
 
 /* Reads an [option] naming a type, nested at most CQL_TYPE_MAX_DEPTH deep; the tree is
- * allocated from the reader's pool and its strings are copies, NUL-terminated. */
+ * allocated from the reader's pool and its strings are NUL-terminated copies (a name holding a NUL
+ * byte is refused). */
 #define CQL_TYPE_MAX_DEPTH 32
 int cql_read_type(cql_reader *r, const char *what, cql_type **t);
 /* [option list]. */

@@ -485,7 +485,9 @@ static cql_parse add_to_large(cql_v5_reader *r, const cql_segment *seg, cql_enve
 cql_parse cql_v5_next(cql_v5_reader *r, const uint8_t *in, size_t len, size_t *used,
                       cql_envelope *env, cql_frame_error *err)
 {
+    static const uint8_t nothing[1];
     *used = 0;
+    if (!in) in = nothing; /* an empty input may come as NULL */
     if (r->need == 0 && r->large.len >= CQL_HEADER_LEN) buf_reset(&r->large); /* returned */
     for (;;) {
         if (r->seg_pos < r->segment.len) return next_in_segment(r, env, err);

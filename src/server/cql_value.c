@@ -393,7 +393,7 @@ static int varint_digits(const uint8_t *p, size_t len, int *neg, buf *out)
             start++;
     }
     if (nd == 0) digits[nd++] = '0';
-    int rc = 0;
+    int rc = nd > CQL_NUMBER_DIGITS ? -1 : 0;
     for (size_t i = nd; i-- > 0 && rc == 0;)
         rc = buf_putc(out, (uint8_t)digits[i]);
     free(digits);

@@ -336,8 +336,10 @@ static int read_all(cql_v5_reader *r, const buf *in, size_t chunk, int16_t *stre
         cql_envelope env;
         size_t used;
         cql_parse rc = cql_v5_next(r, (uint8_t *)pending.data, pending.len, &used, &env, err);
-        memmove(pending.data, pending.data + used, pending.len - used);
-        pending.len -= used;
+        if (used) {
+            memmove(pending.data, pending.data + used, pending.len - used);
+            pending.len -= used;
+        }
         if (rc == CQL_PARSE_OK) {
             static uint8_t want[400000];
             fill(want, env.length, (unsigned)env.stream, 0);
