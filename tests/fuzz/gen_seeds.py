@@ -17,9 +17,13 @@ OUTDIR/typeconf (with --typeconf): every call seed with each member replaced by 
                number, a string, [], {}, [5], [{}], true, a huge number, or removed: a few
                thousand fuzz_call inputs to replay with tests/fuzz/replay.py.
 OUTDIR/wire:   credentials files, signed-request headers, bodies and targets (fuzz_wire).
-OUTDIR/cql:    CQL statements (fuzz_cql_parse): every string of the case tables in
+OUTDIR/cql_parse: CQL statements (fuzz_cql_parse): every string of the case tables in
                tests/unit/cql/test_cql_parse.c (inputs, canonical prints, messages) and a few
                scripts of several statements.
+OUTDIR/cql_frame: for fuzz_cql_frame, each mode byte with its input: requests of every opcode
+               as the Python driver (python3-cassandra, when installed) encodes them in v4
+               envelopes (plain and LZ4 bodies) and v5 segments (plain and LZ4), the bare
+               bodies, and value bytes and type [option]s.
 It does not run the fuzzers; see README.md.
 """
 import copy
@@ -300,6 +304,72 @@ def cql_seeds():
     return seeds + scripts
 
 
+def cql_frame_seeds():
+    """fuzz_cql_frame inputs; the driver builds the requests, so none without it."""
+    try:
+        from cassandra import ConsistencyLevel
+        from cassandra.connection import lz4_compress, lz4_decompress
+        from cassandra.protocol import (AuthResponseMessage, BatchMessage, ExecuteMessage,
+                                        OptionsMessage, PrepareMessage, ProtocolHandler,
+                                        QueryMessage, RegisterMessage, StartupMessage)
+        from cassandra.query import BatchType
+        from cassandra.segment import SegmentCodec
+    except ImportError:
+        print("cql: python3-cassandra (and python3-lz4) not installed, no request seeds")
+        return []
+    import io
+
+    def messages(v):
+        ks = "ks" if v >= 5 else None
+        return [
+            StartupMessage(cqlversion="3.0.0", options={"COMPRESSION": "lz4"}),
+            OptionsMessage(),
+            QueryMessage("SELECT * FROM t WHERE k = 1", ConsistencyLevel.LOCAL_QUORUM,
+                         serial_consistency_level=ConsistencyLevel.SERIAL, fetch_size=100,
+                         paging_state=b"\x01\x02", timestamp=99, keyspace=ks),
+            PrepareMessage("SELECT * FROM t WHERE k = ?", keyspace=ks),
+            ExecuteMessage(b"\xab\xcd", [b"\x00\x00\x00\x07", None], ConsistencyLevel.ONE,
+                           fetch_size=10, result_metadata_id=b"\xee" if v >= 5 else None),
+            BatchMessage(BatchType.LOGGED, [(False, "INSERT INTO t (k) VALUES (?)", [b"a"]),
+                                            (True, b"\x01", [])], ConsistencyLevel.QUORUM),
+            RegisterMessage(["SCHEMA_CHANGE", "STATUS_CHANGE"]),
+            AuthResponseMessage(b"\x00cassandra\x00cassandra"),
+        ]
+
+    ops = [0x01, 0x0F, 0x05, 0x07, 0x09, 0x0A, 0x0D, 0x0B]  # fuzz_cql_frame's request_ops
+    seeds = []
+    for v in (3, 4, 5):
+        envs = [ProtocolHandler.encode_message(m, i, v, None, False)
+                for i, m in enumerate(messages(v)) if not (v < 5 and getattr(m, "keyspace", None))]
+        if v == 4:
+            seeds.append(b"\x00" + b"".join(envs))
+            packed = [ProtocolHandler.encode_message(m, i, v, lz4_compress, False)
+                      for i, m in enumerate(messages(v))]
+            seeds.append(b"\x00" + b"".join(packed))
+        for e in envs:
+            seeds.append(b"\x00" + e)
+            seeds.append(b"\x04" + bytes([ops.index(e[4]) * 3 + v - 3, e[1]]) + e[9:])
+        if v == 5:
+            for lz4, mode in ((False, b"\x01"), (True, b"\x02")):
+                c = SegmentCodec(lz4_compress, lz4_decompress) if lz4 else SegmentCodec()
+                out = io.BytesIO()
+                c.encode(out, b"".join(envs))
+                big = ProtocolHandler.encode_message(
+                    QueryMessage("SELECT " + "x, " * 50000 + "y FROM t", ConsistencyLevel.ONE), 9, 5,
+                    None, False)
+                c.encode(out, big)
+                seeds.append(mode + b"\x07" + out.getvalue())
+                seeds.append(b"\x03" + out.getvalue())
+    values = [b"\x00", b"\x80", b"\xff\x7f", b"\x00\x00\x00\x02\x00\x96", b"\x02\x04\x06",
+              b"\x00\x00\x00\x02\x00\x00\x00\x01a\xff\xff\xff\xff",
+              b"\x00\x21\x00\x0d\x00\x20\x00\x09",
+              b"\x00\x31\x00\x02\x00\x09\x00\x30\x00\x02ks\x00\x04addr\x00\x01\x00\x01z\x00\x09",
+              b"\x00\x00\x00\x29org.apache.cassandra.db.marshal.BytesType", b"-12.345", b"1E-70",
+              b"123456789012345678901234567890"]
+    seeds += [b"\x05" + v for v in values]
+    return seeds
+
+
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
@@ -338,8 +408,10 @@ def main():
     for extra in PUT_FAST_EXTRA:
         write(os.path.join(out, "put_fast"), extra.encode())
     for seed in cql_seeds():
-        write(os.path.join(out, "cql"), seed)
-    for sub in ("call", "seq", "expr", "number", "wire", "typeconf", "put_fast", "cql"):
+        write(os.path.join(out, "cql_parse"), seed)
+    for seed in cql_frame_seeds():
+        write(os.path.join(out, "cql_frame"), seed)
+    for sub in ("call", "seq", "expr", "number", "wire", "typeconf", "put_fast", "cql_parse", "cql_frame"):
         d = os.path.join(out, sub)
         if not os.path.isdir(d):
             continue
