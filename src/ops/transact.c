@@ -648,6 +648,20 @@ static int run_write(qr_db *db, transact_member *m, size_t n, json_t *per_table,
             watch_write(db, a->t, WATCH_TRANSACTION, a->new_item ? a->new_item : a->old, NULL, 0,
                         2 * meter_write_units(os > ns ? os : ns), watched);
     }
+    if (watched) {
+        const table **ts = calloc(n ? n : 1, sizeof *ts);
+        const json_t **olds = calloc(n ? n : 1, sizeof *olds),
+                     **news = calloc(n ? n : 1, sizeof *news);
+        size_t k = 0;
+        for (size_t i = 0; ts && olds && news && i < n; i++) {
+            if (m[i].kind == TRANSACT_CHECK) continue;
+            ts[k] = m[i].t;
+            olds[k] = m[i].old;
+            news[k++] = m[i].new_item;
+        }
+        if (ts && olds && news) watch_transaction(db, k, ts, olds, news);
+        free(ts), free(olds), free(news);
+    }
     rc = 0;
 unlock:
     txn_end(x);

@@ -478,7 +478,7 @@ static const char K_SCAN[] = "Scan", K_UNDECLARED[] = "UndeclaredPattern",
                   K_FILTER[] = "FilterHeavy", K_OVER[] = "OverRead",
                   K_STRONG[] = "StrongReadOnIndex", K_RATE[] = "RateAboveDeclared",
                   K_LATENCY[] = "LatencyOverBudget", K_UNMATCHED[] = "UnmatchedItem",
-                  K_FORMAT[] = "BadFormat";
+                  K_STALE[] = "StaleCopy", K_FORMAT[] = "BadFormat";
 
 /* ---- reads ---- */
 
@@ -1078,6 +1078,76 @@ void watch_write(qr_db *db, const table *t, watch_write_kind kind, const json_t 
         uint32_t in_second = count_request(w, (int)i, 0, 0, 0, units, ns);
         check_pattern(w, (int)i, in_second, ns);
         break;
+    }
+}
+
+/* ---- denormalised copies kept in the same transaction ---- */
+
+static const m_entity *entity_named(const qr_model *m, const char *name, size_t len)
+{
+    for (size_t i = 0; i < m->nentities; i++)
+        if (strlen(m->entities[i].name) == len && memcmp(m->entities[i].name, name, len) == 0)
+            return &m->entities[i];
+    return NULL;
+}
+
+/* The entity a member's item is, by its table's templates; NULL if none or no item. */
+static const m_entity *member_entity(watch *w, const table *t, const json_t *item,
+                                     const qr_model **model)
+{
+    w_table *tab = item ? find_table(w, table_name(t)) : NULL;
+    if (tab == NULL) return NULL;
+    item_view view = {item, NULL, 0};
+    wm_span pkv[QR_WM_MAX_SEG], skv[QR_WM_MAX_SEG];
+    *model = tab->m;
+    return wm_entity_of(tab->m, tab->mt, &view, get_attr, pkv, skv);
+}
+
+/* Whether a member other than skip writes an item of entity e whose attr holds value. */
+static int copy_written(watch *w, size_t n, const table *const *tables, const json_t *const *news,
+                        size_t skip, const m_entity *e, const char *attr, const json_t *value)
+{
+    for (size_t j = 0; j < n; j++) {
+        const qr_model *m;
+        if (j == skip || member_entity(w, tables[j], news[j], &m) != e) continue;
+        if (json_equal(json_object_get(news[j], attr), (json_t *)value)) return 1;
+    }
+    return 0;
+}
+
+void watch_transaction(qr_db *db, size_t n, const table *const *tables, const json_t *const *olds,
+                       const json_t *const *news)
+{
+    watch *w = engine_model_state(db);
+    if (w == NULL) return;
+    for (size_t i = 0; i < n; i++) {
+        const qr_model *m = NULL;
+        const m_entity *src = member_entity(w, tables[i], news[i], &m);
+        if (src == NULL || olds[i] == NULL) continue;
+        for (size_t d = 0; d < m->ndenorms; d++) {
+            const m_denorm *dn = &m->denorms[d];
+            const char *dot = dn->source ? strchr(dn->source, '.') : NULL;
+            if (dn->strategy != MS_TRANSACTION || dot == NULL ||
+                entity_named(m, dn->source, (size_t)(dot - dn->source)) != src)
+                continue;
+            const json_t *now = json_object_get(news[i], dot + 1);
+            if (now == NULL || json_equal(json_object_get(olds[i], dot + 1), (json_t *)now))
+                continue; /* the source attribute did not change */
+            for (size_t c = 0; c < dn->ncopies; c++) {
+                const char *cdot = strchr(dn->copies[c], '.');
+                const m_entity *ce =
+                    cdot ? entity_named(m, dn->copies[c], (size_t)(cdot - dn->copies[c])) : NULL;
+                if (ce == NULL || copy_written(w, n, tables, news, i, ce, cdot + 1, now)) continue;
+                char key[512], message[1024];
+                snprintf(key, sizeof key, "%s>%s", dn->source, dn->copies[c]);
+                snprintf(message, sizeof message,
+                         "TransactWriteItems changed %s but left its copy %s unchanged: the "
+                         "model keeps the copies in the same transaction (strategy "
+                         "same-transaction), so every copy must be written with the new value",
+                         dn->source, dn->copies[c]);
+                finding(w, K_STALE, key, table_name(tables[i]), NULL, NULL, message);
+            }
+        }
     }
 }
 

@@ -88,6 +88,13 @@ uint64_t watch_begin_write(qr_db *db);
 void watch_write(qr_db *db, const table *t, watch_write_kind kind, const json_t *item,
                  const watch_attr *attrs, size_t nattrs, double units, uint64_t start);
 
+/* After a TransactWriteItems committed, its n written members: the table, the item
+ * before (NULL: none) and after (NULL: deleted) of each. A member that changes an
+ * attribute the model keeps copies of "same-transaction", while no other member writes
+ * each copy's entity with the new value, is a StaleCopy finding. */
+void watch_transaction(qr_db *db, size_t n, const table *const *tables, const json_t *const *olds,
+                       const json_t *const *news);
+
 /* QuarryDescribeModel's answer (docs/model.md; CONTRACT of the console): the models,
  * patterns declared and observed, findings, unused indexes and unexercised patterns,
  * only of table when it is not NULL. *out is a new object. */

@@ -381,3 +381,45 @@ def test_js_sdk_application(strict, node_modules, start, credentials_file):  # n
     assert by["add-line"]["Requests"] == 12
     (bad,) = [f for f in d["Findings"] if f["Kind"] == "BadFormat"]
     assert bad["Count"] == 12 and "not zero-padded to 3 digits" in bad["Message"]
+
+
+def test_same_transaction_copy_left_stale(start, tmp_path):
+    """With the copies kept "same-transaction", a TransactWriteItems that renames a
+    customer without rewriting the orders' customerName is a StaleCopy finding."""
+    orders = os.path.join(os.path.dirname(MODEL), "..", "..", "..", "examples", "orders.yaml")
+    text = open(orders).read().replace("strategy: accepted-staleness\n    staleness: 1d",
+                                       "strategy: same-transaction")
+    assert "strategy: same-transaction" in text
+    model = tmp_path / "orders.yaml"
+    model.write_text(text)
+    srv = start("--model", str(model))
+    env = dict(os.environ, AWS_ACCESS_KEY_ID="local", AWS_SECRET_ACCESS_KEY="local",
+               AWS_REGION="us-east-1")
+    p = subprocess.run([quarry_bin(), "model", "apply", str(model), "--endpoint", srv.url],
+                       env=env, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stdout + p.stderr
+    c = boto3_client(srv.url)
+    customer = {"PK": {"S": "CUSTOMER#c1"}, "SK": {"S": "PROFILE"}}
+    order = {"PK": {"S": "CUSTOMER#c1"}, "SK": {"S": "ORDER#o1"}}
+    c.put_item(TableName="Shop", Item=dict(customer, customerId={"S": "c1"}, name={"S": "Ann"}))
+    c.put_item(TableName="Shop", Item=dict(order, customerId={"S": "c1"}, orderId={"S": "o1"},
+                                           customerName={"S": "Ann"}))
+
+    def rename(name, with_copy):
+        items = [{"Update": {"TableName": "Shop", "Key": customer,
+                             "UpdateExpression": "SET #n = :n",
+                             "ExpressionAttributeNames": {"#n": "name"},
+                             "ExpressionAttributeValues": {":n": {"S": name}}}}]
+        if with_copy:
+            items.append({"Update": {"TableName": "Shop", "Key": order,
+                                     "UpdateExpression": "SET customerName = :n",
+                                     "ExpressionAttributeValues": {":n": {"S": name}}}})
+        c.transact_write_items(TransactItems=items)
+
+    rename("Anne", True)  # the copy follows: no finding
+    assert findings(srv, "StaleCopy") == []
+    rename("Annie", False)
+    (f,) = findings(srv, "StaleCopy")
+    assert f["Count"] == 1 and f["Table"] == "Shop"
+    assert "Customer.name" in f["Message"] and "Order.customerName" in f["Message"]
+    assert f["Sample"]["TransactItems"][0]["Update"]["Key"] == customer
