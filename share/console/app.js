@@ -136,6 +136,16 @@ function renderTableList() {
     list.appendChild(el('li', { class: name === state.table ? 'selected' : '', dataset: { table: name }, onclick: () => selectTable(name) }, name));
 }
 
+// Marks the selected table in the list without rebuilding it, so that an entry being
+// clicked stays in the document.
+function markSelected(name) {
+  for (const li of document.querySelectorAll('#table-list li[data-table]')) {
+    li.classList.toggle('selected', li.dataset.table === name);
+    const shown = li.querySelector('.indexes');
+    if (shown) shown.remove();
+  }
+}
+
 async function loadModel() {
   try {
     state.model = await describeModel(api);
@@ -159,7 +169,7 @@ async function selectTable(name) {
     state.desc = null;
     setStatus(describeError(e), true);
   }
-  renderTableList();
+  markSelected(name);
   const li = document.querySelector(`#table-list li[data-table="${CSS.escape(name)}"]`);
   if (li && state.desc) {
     const ix = indexesOf(state.desc).map((i) => i.IndexName);

@@ -78,8 +78,9 @@ async function open() {
   await page.goto(`${url}/console`, { waitUntil: 'load' });
 }
 
+// Signed in, and the first table the page selects on its own is shown.
 async function signedIn() {
-  await page.waitForSelector('#table-list li[data-table]', WAIT);
+  await page.waitForSelector('#table-list li[data-table].selected', WAIT);
 }
 
 const scenarios = {
