@@ -156,6 +156,16 @@ def signed_server(start, credentials_file):
     return start(credentials=credentials_file)
 
 
+def npm_install(folder):
+    """Installs folder's npm packages from its lock file, unless node_modules is as new."""
+    stamp = folder / "node_modules" / ".package-lock.json"
+    lock = folder / "package-lock.json"
+    if not stamp.exists() or stamp.stat().st_mtime < lock.stat().st_mtime:
+        p = subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=folder,
+                           capture_output=True, text=True, timeout=600)
+        assert p.returncode == 0, "npm ci failed:\n" + p.stdout + p.stderr
+
+
 def boto3_client(url, key="local", secret="local", retries=1, service="dynamodb", **kw):
     import boto3
     from botocore.config import Config

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import KEYS, boto3_client, quarry_bin, raw
+from conftest import KEYS, boto3_client, npm_install, quarry_bin, raw
 
 ROOT = Path(__file__).resolve().parents[2]
 DRIVER_DIR = Path(__file__).parent / "console"
@@ -83,12 +83,7 @@ def driver():
         pytest.skip("Debian's chromium is not installed (make deps installs it)")
     if shutil.which("npm") is None or shutil.which("node") is None:
         pytest.skip("npm is not installed")
-    stamp = DRIVER_DIR / "node_modules" / ".package-lock.json"
-    lock = DRIVER_DIR / "package-lock.json"
-    if not stamp.exists() or stamp.stat().st_mtime < lock.stat().st_mtime:
-        p = subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=DRIVER_DIR,
-                           capture_output=True, text=True, timeout=600)
-        assert p.returncode == 0, "npm ci failed:\n" + p.stdout + p.stderr
+    npm_install(DRIVER_DIR)
     return chromium
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import KEYS
+from conftest import KEYS, npm_install
 
 NODE_DIR = Path(__file__).parent / "node"
 SCRIPTS = sorted(p.name for p in NODE_DIR.glob("*.test.mjs"))
@@ -19,12 +19,7 @@ SCRIPTS = sorted(p.name for p in NODE_DIR.glob("*.test.mjs"))
 def node_modules():
     if shutil.which("npm") is None or shutil.which("node") is None:
         pytest.skip("npm is not installed")
-    stamp = NODE_DIR / "node_modules" / ".package-lock.json"
-    lock = NODE_DIR / "package-lock.json"
-    if not stamp.exists() or stamp.stat().st_mtime < lock.stat().st_mtime:
-        p = subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=NODE_DIR,
-                           capture_output=True, text=True, timeout=600)
-        assert p.returncode == 0, "npm ci failed:\n" + p.stdout + p.stderr
+    npm_install(NODE_DIR)
     return NODE_DIR / "node_modules"
 
 
