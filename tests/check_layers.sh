@@ -19,9 +19,10 @@ allowed() {
     watch) echo "util/ model/ expr/ engine/ watch/ checker/model.h checker/doc.h checker/check.h" ;;
     ops) echo "util/ model/ expr/ capacity/ engine/ watch/ ops/ quarry.h" ;;
     partiql) echo "util/ model/ expr/ engine/ ops/ partiql/ quarry.h" ;;
+    cqlwire) echo "util/ cqlwire/" ;;
     cql) echo "util/ model/ cql/" ;;
     api) echo "util/ model/ watch/ ops/ partiql/ api/ quarry.h" ;;
-    server) echo "util/ server/ quarry.h" ;;
+    server) echo "util/ cqlwire/ server/ quarry.h" ;;
     checker) echo "util/ checker/ quarry.h" ;;
     cli) echo "util/ server/ checker/ cli/ quarry.h" ;;
     *) echo "" ;;

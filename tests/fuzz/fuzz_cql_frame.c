@@ -1,5 +1,5 @@
 /* fuzz_cql_frame.c — libFuzzer harness for the CQL native protocol's codec: envelopes and
- * v5 segments (src/server/cql_frame.h), request bodies (cql_codec.h), value bytes
+ * v5 segments (src/cqlwire/cql_frame.h), request bodies (cql_codec.h), value bytes
  * (cql_value.h).
  *
  * Input: one mode byte, then bytes. Mode 0 parses envelopes one after the other under four
@@ -13,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/cql_codec.h"
-#include "server/cql_frame.h"
-#include "server/cql_value.h"
+#include "cqlwire/cql_codec.h"
+#include "cqlwire/cql_frame.h"
+#include "cqlwire/cql_value.h"
 
 #define CHECK(c)                                                                                   \
     do {                                                                                           \

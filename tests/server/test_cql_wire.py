@@ -1,4 +1,4 @@
-"""The CQL frame codec (src/server/cql_frame.c, cql_codec.c, cql_value.c) against the Python
+"""The CQL frame codec (src/cqlwire/cql_frame.c, cql_codec.c, cql_value.c) against the Python
 driver's own implementation (Debian python3-cassandra): v5 segments built by the driver's
 cassandra/segment.py are decoded by ours and ours by it, plain and LZ4, CRCs and all; v4 LZ4
 bodies both ways; requests the driver encodes (ProtocolHandler.encode_message) decoded by our

@@ -1,4 +1,4 @@
-/* test_cql_frame.c — CQL envelopes and v5 segments (src/server/cql_frame.h).
+/* test_cql_frame.c — CQL envelopes and v5 segments (src/cqlwire/cql_frame.h).
  *
  * Header vectors written from the v4/v5 specifications, every prefix of an input fed to
  * the incremental decoders, Cassandra's refusals, v4 LZ4 bodies, CRC24/CRC32 values
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/cql_frame.h"
+#include "cqlwire/cql_frame.h"
 
 #include "check.h"
 

@@ -3,7 +3,7 @@
  * A bounds-checked reader whose first failure names the field, the request decoders
  * with Cassandra's messages for what it refuses, and the response writers, each
  * following the field order of the specification for the connection's version. */
-#include "server/cql_codec.h"
+#include "cqlwire/cql_codec.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -11,7 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "server/cql_value.h"
+#include "cqlwire/cql_value.h"
 
 /* ---- the pool ---- */
 

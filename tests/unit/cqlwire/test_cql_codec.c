@@ -1,4 +1,4 @@
-/* test_cql_codec.c — CQL message bodies (src/server/cql_codec.h).
+/* test_cql_codec.c — CQL message bodies (src/cqlwire/cql_codec.h).
  *
  * Request bodies written by hand from the v4 and v5 specifications and decoded, every
  * truncation of them refused with a message, Cassandra's refusals (STARTUP options,
@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/cql_codec.h"
-#include "server/cql_value.h"
+#include "cqlwire/cql_codec.h"
+#include "cqlwire/cql_value.h"
 
 #include "check.h"
 

@@ -1,4 +1,4 @@
-/* test_cql_value.c — CQL value bytes (src/server/cql_value.h).
+/* test_cql_value.c — CQL value bytes (src/cqlwire/cql_value.h).
  *
  * Vectors from the specification's section 6 (varint table, date examples, vint example,
  * time range), IEEE and two's complement widths, decimal text both ways, durations and
@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "server/cql_value.h"
+#include "cqlwire/cql_value.h"
 
 #include "check.h"
 

@@ -4,7 +4,7 @@
  * opcode, direction, connection version and size from the whole header), v4's LZ4
  * bodies, and v5's CRC-protected segments with the reassembly of large envelopes.
  * Message bodies are opaque here. */
-#include "server/cql_frame.h"
+#include "cqlwire/cql_frame.h"
 
 #include <lz4.h>
 #include <stdarg.h>

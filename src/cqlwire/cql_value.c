@@ -3,7 +3,7 @@
  * Big-endian fixed widths, vints, durations, arbitrary-length varints and decimals
  * converted to and from decimal text by schoolbook arithmetic (quadratic, capped at
  * CQL_NUMBER_DIGITS digits), text checks and the cursors over collections and fields. */
-#include "server/cql_value.h"
+#include "cqlwire/cql_value.h"
 
 #include <stdio.h>
 #include <stdlib.h>

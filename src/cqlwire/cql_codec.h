@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "server/cql_frame.h"
+#include "cqlwire/cql_frame.h"
 #include "util/buf.h"
 
 /* Text and bytes borrowed from a body: not NUL-terminated, valid while the body is. */
