@@ -10,6 +10,8 @@
 
 #include <stddef.h>
 
+#include "cqlwire/cql_frame.h" /* the error codes (cql_error_code) */
+
 /* ---- arena: one free for a whole parse ---- */
 typedef struct cql_arena_block cql_arena_block;
 typedef struct cql_arena {
@@ -34,24 +36,24 @@ typedef struct cql_qname {
 } cql_qname;
 
 /* ---- types ---- */
-typedef enum cql_type_kind {
-    CQL_TYPE_NATIVE, /* name: ascii, bigint, ... (lower case, as written: text or varchar) */
-    CQL_TYPE_LIST,   /* args[0] */
-    CQL_TYPE_SET,    /* args[0] */
-    CQL_TYPE_MAP,    /* args[0], args[1] */
-    CQL_TYPE_TUPLE,  /* args[0..nargs) */
-    CQL_TYPE_FROZEN, /* args[0] */
-    CQL_TYPE_UDT,    /* udt */
-    CQL_TYPE_CUSTOM  /* name: the class name of a 'quoted' custom type */
-} cql_type_kind;
+typedef enum cql_type_expr_kind {
+    CQL_TE_NATIVE, /* name: ascii, bigint, ... (lower case, as written: text or varchar) */
+    CQL_TE_LIST,   /* args[0] */
+    CQL_TE_SET,    /* args[0] */
+    CQL_TE_MAP,    /* args[0], args[1] */
+    CQL_TE_TUPLE,  /* args[0..nargs) */
+    CQL_TE_FROZEN, /* args[0] */
+    CQL_TE_UDT,    /* udt */
+    CQL_TE_CUSTOM  /* name: the class name of a 'quoted' custom type */
+} cql_type_expr_kind;
 
-typedef struct cql_type {
-    cql_type_kind kind;
+typedef struct cql_type_expr {
+    cql_type_expr_kind kind;
     const char *name;
     cql_qname udt;
-    struct cql_type **args;
+    struct cql_type_expr **args;
     size_t nargs;
-} cql_type;
+} cql_type_expr;
 
 /* ---- terms and selectors: one expression tree ---- */
 typedef enum cql_expr_kind {
@@ -91,7 +93,7 @@ typedef struct cql_expr {
     char op;
     int star;
     cql_qname fn;
-    cql_type *type;
+    cql_type_expr *type;
     struct cql_expr **items;
     const char **fields;
     size_t nitems;
@@ -228,7 +230,7 @@ typedef struct cql_deletion {
 
 typedef struct cql_column_def {
     const char *name;
-    cql_type *type;
+    cql_type_expr *type;
     int is_static;
     int primary_key; /* written `name type PRIMARY KEY` */
 } cql_column_def;
@@ -303,13 +305,13 @@ typedef struct cql_delete {
     size_t nconds;
 } cql_delete;
 
-typedef struct cql_batch {
+typedef struct cql_batch_stmt {
     int type; /* 0 logged, 1 unlogged, 2 counter */
     cql_using *using;
     size_t nusing;
     cql_stmt **stmts;
     size_t nstmts;
-} cql_batch;
+} cql_batch_stmt;
 
 typedef struct cql_keyspace_opts {
     cql_props props; /* replication, durable_writes, ... */
@@ -337,7 +339,7 @@ typedef struct cql_alter_table {
 
 typedef struct cql_create_type {
     const char **fields;
-    cql_type **types;
+    cql_type_expr **types;
     size_t nfields;
 } cql_create_type;
 
@@ -346,7 +348,7 @@ typedef struct cql_alter_type {
     int if_field;
     const char **fields; /* ALTER/ADD: fields[0]; RENAME: from */
     const char **to;
-    cql_type *type;
+    cql_type_expr *type;
     size_t nfields;
 } cql_alter_type;
 
@@ -382,7 +384,7 @@ struct cql_stmt {
         cql_insert insert;
         cql_update update;
         cql_delete del;
-        cql_batch batch;
+        cql_batch_stmt batch;
         cql_keyspace_opts keyspace;
         cql_create_table create_table;
         cql_alter_table alter_table;
@@ -401,17 +403,12 @@ typedef struct cql_bind {
     cql_expr *node;
 } cql_bind;
 
-/* Error codes of the native protocol the parser answers with. */
-#define CQL_ERR_SYNTAX 0x2000
-#define CQL_ERR_INVALID 0x2200
-#define CQL_ERR_SERVER 0x0000 /* out of memory */
-
 #define CQL_ERR_MSG_MAX 1024
 
-typedef struct cql_error {
+typedef struct cql_parse_error {
     int code; /* 0 while no error, else CQL_ERR_SYNTAX, CQL_ERR_INVALID or CQL_ERR_SERVER */
     char msg[CQL_ERR_MSG_MAX];
-} cql_error;
+} cql_parse_error;
 
 /* A parsed statement or script. */
 typedef struct cql_parsed {
@@ -427,12 +424,12 @@ typedef struct cql_parsed {
  * Cassandra's SyntaxException message ("line 1:7 no viable alternative at input 'FROM'
  * (SELECT [FROM]...)"); *out is then empty. len is the text's length; it need not be
  * NUL-terminated. */
-int cql_parse(const char *text, size_t len, cql_parsed *out, cql_error *err);
+int cql_parse(const char *text, size_t len, cql_parsed *out, cql_parse_error *err);
 
 /* Parses a cqlsh-style script: statements separated by ';', comments and blank statements
  * allowed. Each statement's markers are numbered from 0 (cql_parsed.binds stays empty; a
  * script is not prepared). Errors say the line and column in the whole script. */
-int cql_parse_script(const char *text, size_t len, cql_parsed *out, cql_error *err);
+int cql_parse_script(const char *text, size_t len, cql_parsed *out, cql_parse_error *err);
 
 void cql_parsed_free(cql_parsed *p);
 

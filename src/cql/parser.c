@@ -26,7 +26,7 @@ typedef struct parser {
     size_t at;      /* index into real of the token at hand */
     size_t fetched; /* the furthest raw token looked at: ANTLR's stream size less one */
     cql_arena *ar;
-    cql_error *err;
+    cql_parse_error *err;
     int failed;
     int spec; /* > 0 while trying an alternative: errors are not written */
     int depth;
@@ -607,15 +607,15 @@ static cql_expr *parse_marker_opt(parser *p)
 
 /* ---- types ---- */
 
-static cql_type *parse_type(parser *p);
+static cql_type_expr *parse_type(parser *p);
 
 /* '<' type (',' type)* '>', with exactly arity types, or one or more when arity is 0 */
-static cql_type *type_args(parser *p, cql_type *ty, size_t arity)
+static cql_type_expr *type_args(parser *p, cql_type_expr *ty, size_t arity)
 {
     if (expect_p(p, "<")) return NULL;
     size_t cap = 0;
     for (;;) {
-        cql_type *a = parse_type(p);
+        cql_type_expr *a = parse_type(p);
         if (a == NULL || PUSH(p, ty->args, ty->nargs, cap, a)) return NULL;
         if (arity ? ty->nargs == arity : !is_p(CUR(p), ",")) break;
         if (expect_p(p, ",")) return NULL;
@@ -624,40 +624,40 @@ static cql_type *type_args(parser *p, cql_type *ty, size_t arity)
     return ty;
 }
 
-static cql_type *parse_type(parser *p)
+static cql_type_expr *parse_type(parser *p)
 {
     if (enter(p)) return NULL;
     token *t = CUR(p);
-    cql_type *ty = alloc(p, sizeof *ty);
-    cql_type *r = NULL;
+    cql_type_expr *ty = alloc(p, sizeof *ty);
+    cql_type_expr *r = NULL;
     if (ty == NULL) goto out;
     int angle =
         (is_kw(t, KW_MAP) || is_kw(t, KW_LIST) || is_kw(t, KW_TUPLE) || is_kw(t, KW_FROZEN)) &&
         is_p(la(p, 1), "<");
     if (t->kind == TK_WORD && is_native_kw(t->kw)) {
-        ty->kind = CQL_TYPE_NATIVE;
+        ty->kind = CQL_TE_NATIVE;
         ty->name = cql_keyword_word(t->kw);
         consume(p);
         r = ty;
     } else if (is_kw(t, KW_SET) || (angle && (is_kw(t, KW_MAP) || is_kw(t, KW_LIST)))) {
-        ty->kind = t->kw == KW_MAP ? CQL_TYPE_MAP : t->kw == KW_LIST ? CQL_TYPE_LIST : CQL_TYPE_SET;
+        ty->kind = t->kw == KW_MAP ? CQL_TE_MAP : t->kw == KW_LIST ? CQL_TE_LIST : CQL_TE_SET;
         consume(p);
-        r = type_args(p, ty, ty->kind == CQL_TYPE_MAP ? 2 : 1);
+        r = type_args(p, ty, ty->kind == CQL_TE_MAP ? 2 : 1);
     } else if (angle && is_kw(t, KW_TUPLE)) {
-        ty->kind = CQL_TYPE_TUPLE;
+        ty->kind = CQL_TE_TUPLE;
         consume(p);
         r = type_args(p, ty, 0);
     } else if (is_kw(t, KW_FROZEN) && angle) {
-        ty->kind = CQL_TYPE_FROZEN;
+        ty->kind = CQL_TE_FROZEN;
         consume(p);
         r = type_args(p, ty, 1);
     } else if (t->kind == TK_STRING) {
-        ty->kind = CQL_TYPE_CUSTOM;
+        ty->kind = CQL_TE_CUSTOM;
         ty->name = t->text;
         consume(p);
         r = ty;
     } else if (is_non_type_ident(t) || (is_ident(t) && is_p(la(p, 1), "."))) {
-        ty->kind = CQL_TYPE_UDT;
+        ty->kind = CQL_TE_UDT;
         r = parse_type_name(p, &ty->udt) ? NULL : ty;
     } else {
         no_viable(p);
@@ -864,7 +864,7 @@ static void *type_hint_term(parser *p, void *arg)
 {
     (void)arg;
     if (expect_p(p, "(")) return NULL;
-    cql_type *ty = parse_type(p);
+    cql_type_expr *ty = parse_type(p);
     if (ty == NULL || expect_p(p, ")")) return NULL;
     cql_expr *v = parse_simple_term(p);
     if (v == NULL) return NULL;
@@ -910,7 +910,7 @@ static cql_expr *parse_simple_term(parser *p)
                     (push_item(p, e, &cap, v) || (e->type = alloc(p, sizeof *e->type)) == NULL))
                     e = NULL;
                 if (e) {
-                    e->type->kind = CQL_TYPE_NATIVE;
+                    e->type->kind = CQL_TE_NATIVE;
                     e->type->name = cql_keyword_word(ty->kw);
                 }
                 if (e && expect_p(p, ")")) e = NULL;
@@ -1048,7 +1048,7 @@ static void *type_hint_selector(parser *p, void *arg)
 {
     (void)arg;
     if (expect_p(p, "(")) return NULL;
-    cql_type *ty = parse_type(p);
+    cql_type_expr *ty = parse_type(p);
     if (ty == NULL || expect_p(p, ")")) return NULL;
     cql_expr *e = wrap1(p, CQL_E_HINT, parse_selector_group(p));
     if (e) e->type = ty;
@@ -1149,7 +1149,7 @@ static cql_expr *parse_selector_base(parser *p)
             consume(p);
             e = wrap1(p, CQL_E_CAST, v);
             if (e == NULL || (e->type = alloc(p, sizeof *e->type)) == NULL) return NULL;
-            e->type->kind = CQL_TYPE_NATIVE;
+            e->type->kind = CQL_TE_NATIVE;
             e->type->name = cql_keyword_word(ty->kw);
             return expect_p(p, ")") ? NULL : e;
         }
@@ -2068,7 +2068,7 @@ static cql_stmt *parse_create_type(parser *p, cql_stmt *s)
         if (!first && !is_ident(CUR(p))) continue;
         first = 0;
         const char *f = parse_ident(p);
-        cql_type *ty = f ? parse_type(p) : NULL;
+        cql_type_expr *ty = f ? parse_type(p) : NULL;
         if (ty == NULL || PUSH(p, c->fields, c->nfields, fcap, f) ||
             PUSH(p, c->types, nt, tcap, ty))
             return NULL;
@@ -2345,7 +2345,7 @@ static cql_stmt *parse_statement(parser *p)
 
 /* ---- entry points ---- */
 
-static int setup(parser *p, const char *text, size_t len, cql_parsed *out, cql_error *err)
+static int setup(parser *p, const char *text, size_t len, cql_parsed *out, cql_parse_error *err)
 {
     memset(p, 0, sizeof *p);
     memset(out, 0, sizeof *out);
@@ -2402,7 +2402,7 @@ static int add_stmt(parser *p, cql_parsed *out, size_t *cap, cql_stmt *s)
     return PUSH(p, out->stmts, out->nstmts, *cap, s);
 }
 
-int cql_parse(const char *text, size_t len, cql_parsed *out, cql_error *err)
+int cql_parse(const char *text, size_t len, cql_parsed *out, cql_parse_error *err)
 {
     parser p;
     if (setup(&p, text, len, out, err)) return finish(&p, out, 0);
@@ -2419,7 +2419,7 @@ int cql_parse(const char *text, size_t len, cql_parsed *out, cql_error *err)
     return finish(&p, out, 1);
 }
 
-int cql_parse_script(const char *text, size_t len, cql_parsed *out, cql_error *err)
+int cql_parse_script(const char *text, size_t len, cql_parsed *out, cql_parse_error *err)
 {
     parser p;
     if (setup(&p, text, len, out, err)) return finish(&p, out, 0);

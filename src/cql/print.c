@@ -89,14 +89,14 @@ static void names(out *o, const char *const *n, size_t count)
     }
 }
 
-static void type(out *o, const cql_type *t)
+static void type(out *o, const cql_type_expr *t)
 {
     static const char *const open[] = {"", "list<", "set<", "map<", "tuple<", "frozen<"};
     switch (t->kind) {
-    case CQL_TYPE_NATIVE:
+    case CQL_TE_NATIVE:
         put(o, t->name);
         return;
-    case CQL_TYPE_UDT: {
+    case CQL_TE_UDT: {
         if (t->udt.ks) {
             name(o, t->udt.ks);
             put(o, ".");
@@ -119,7 +119,7 @@ static void type(out *o, const cql_type *t)
             quoted(o, t->udt.name, '"');
         return;
     }
-    case CQL_TYPE_CUSTOM:
+    case CQL_TE_CUSTOM:
         quoted(o, t->name, '\'');
         return;
     default:
@@ -577,7 +577,7 @@ static void dml(out *o, const cql_stmt *s)
         return;
     }
     case CQL_BATCH: {
-        const cql_batch *b = &s->u.batch;
+        const cql_batch_stmt *b = &s->u.batch;
         put(o, b->type == 1   ? "BEGIN UNLOGGED BATCH"
                : b->type == 2 ? "BEGIN COUNTER BATCH"
                               : "BEGIN BATCH");

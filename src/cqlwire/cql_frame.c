@@ -56,11 +56,12 @@ int cql_opcode_is_request(int opcode)
     }
 }
 
-static cql_parse fail(cql_frame_error *err, cql_error_code code, uint8_t version, int16_t stream,
-                      uint64_t skip, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+static cql_parse_result fail(cql_frame_error *err, cql_error_code code, uint8_t version,
+                             int16_t stream, uint64_t skip, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
 
-static cql_parse fail(cql_frame_error *err, cql_error_code code, uint8_t version, int16_t stream,
-                      uint64_t skip, const char *fmt, ...)
+static cql_parse_result fail(cql_frame_error *err, cql_error_code code, uint8_t version,
+                             int16_t stream, uint64_t skip, const char *fmt, ...)
 {
     err->code = code;
     err->version = version;
@@ -80,8 +81,8 @@ static uint8_t answer_version(unsigned v)
     return v == 1 || v == 2 ? (uint8_t)v : CQL_VERSION_MAX;
 }
 
-cql_parse cql_envelope_parse(const uint8_t *in, size_t len, const cql_envelope_rules *rules,
-                             cql_envelope *env, size_t *used, cql_frame_error *err)
+cql_parse_result cql_envelope_parse(const uint8_t *in, size_t len, const cql_envelope_rules *rules,
+                                    cql_envelope *env, size_t *used, cql_frame_error *err)
 {
     *used = 0;
     if (len == 0) return CQL_PARSE_MORE;
@@ -283,8 +284,8 @@ static uint64_t le_read(const uint8_t *p, int n)
     return v;
 }
 
-cql_parse cql_segment_parse(const uint8_t *in, size_t len, int lz4, buf *scratch, cql_segment *seg,
-                            size_t *used, cql_frame_error *err)
+cql_parse_result cql_segment_parse(const uint8_t *in, size_t len, int lz4, buf *scratch,
+                                   cql_segment *seg, size_t *used, cql_frame_error *err)
 {
     *used = 0;
     int hl = lz4 ? 5 : 3;
@@ -404,12 +405,12 @@ void cql_v5_reader_free(cql_v5_reader *r)
 }
 
 /* The next envelope of the self-contained segment being read: each must be whole. */
-static cql_parse next_in_segment(cql_v5_reader *r, cql_envelope *env, cql_frame_error *err)
+static cql_parse_result next_in_segment(cql_v5_reader *r, cql_envelope *env, cql_frame_error *err)
 {
     const uint8_t *p = (const uint8_t *)r->segment.data + r->seg_pos;
     size_t left = r->segment.len - r->seg_pos;
     size_t n;
-    cql_parse rc = cql_envelope_parse(p, left, &r->rules, env, &n, err);
+    cql_parse_result rc = cql_envelope_parse(p, left, &r->rules, env, &n, err);
     if (rc == CQL_PARSE_OK) {
         r->seg_pos += n;
         return rc;
@@ -431,8 +432,8 @@ static cql_parse next_in_segment(cql_v5_reader *r, cql_envelope *env, cql_frame_
 }
 
 /* Adds a non-self-contained segment's payload to the large envelope being assembled. */
-static cql_parse add_to_large(cql_v5_reader *r, const cql_segment *seg, cql_envelope *env,
-                              cql_frame_error *err)
+static cql_parse_result add_to_large(cql_v5_reader *r, const cql_segment *seg, cql_envelope *env,
+                                     cql_frame_error *err)
 {
     const uint8_t *p = seg->payload;
     size_t n = seg->len;
@@ -453,8 +454,8 @@ static cql_parse add_to_large(cql_v5_reader *r, const cql_segment *seg, cql_enve
         n -= take;
         if (r->large.len < CQL_HEADER_LEN) return CQL_PARSE_MORE;
         size_t used;
-        cql_parse rc = cql_envelope_parse((const uint8_t *)r->large.data, r->large.len, &r->rules,
-                                          env, &used, err);
+        cql_parse_result rc = cql_envelope_parse((const uint8_t *)r->large.data, r->large.len,
+                                                 &r->rules, env, &used, err);
         if (rc == CQL_PARSE_ERROR) {
             /* The rest of the refused envelope is dropped as its segments arrive. */
             uint64_t rest = err->skip ? err->skip - CQL_HEADER_LEN : 0;
@@ -476,14 +477,14 @@ static cql_parse add_to_large(cql_v5_reader *r, const cql_segment *seg, cql_enve
         return fail(err, CQL_ERR_SERVER, 5, 0, 0, "Out of memory reading an envelope");
     if (r->large.len < r->need) return CQL_PARSE_MORE;
     size_t used;
-    cql_parse rc = cql_envelope_parse((const uint8_t *)r->large.data, r->large.len, &r->rules, env,
-                                      &used, err);
+    cql_parse_result rc = cql_envelope_parse((const uint8_t *)r->large.data, r->large.len,
+                                             &r->rules, env, &used, err);
     r->need = 0;
     return rc;
 }
 
-cql_parse cql_v5_next(cql_v5_reader *r, const uint8_t *in, size_t len, size_t *used,
-                      cql_envelope *env, cql_frame_error *err)
+cql_parse_result cql_v5_next(cql_v5_reader *r, const uint8_t *in, size_t len, size_t *used,
+                             cql_envelope *env, cql_frame_error *err)
 {
     static const uint8_t nothing[1];
     *used = 0;
@@ -493,7 +494,7 @@ cql_parse cql_v5_next(cql_v5_reader *r, const uint8_t *in, size_t len, size_t *u
         if (r->seg_pos < r->segment.len) return next_in_segment(r, env, err);
         cql_segment seg;
         size_t n;
-        cql_parse rc =
+        cql_parse_result rc =
             cql_segment_parse(in + *used, len - *used, r->lz4, &r->scratch, &seg, &n, err);
         if (rc != CQL_PARSE_OK) return rc;
         *used += n;

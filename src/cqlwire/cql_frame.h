@@ -111,18 +111,18 @@ typedef struct cql_envelope_rules {
     uint8_t version;     /* the connection's version once set; 0 while none is */
 } cql_envelope_rules;
 
-typedef enum cql_parse {
+typedef enum cql_parse_result {
     CQL_PARSE_MORE = 0,   /* the input holds no whole unit yet */
     CQL_PARSE_OK = 1,     /* one unit decoded; *used bytes of input were consumed */
     CQL_PARSE_ERROR = -1, /* *err says why and how to answer */
-} cql_parse;
+} cql_parse_result;
 
 /* Decodes the envelope at the start of in[0..len). The version is judged from the first
  * byte alone, the rest once the 9 header bytes are there; an envelope over the rules'
  * size is refused from its header, before its body arrives (err->skip tells how much to
  * drop). On CQL_PARSE_OK, *used = 9 + env->length. */
-cql_parse cql_envelope_parse(const uint8_t *in, size_t len, const cql_envelope_rules *rules,
-                             cql_envelope *env, size_t *used, cql_frame_error *err);
+cql_parse_result cql_envelope_parse(const uint8_t *in, size_t len, const cql_envelope_rules *rules,
+                                    cql_envelope *env, size_t *used, cql_frame_error *err);
 
 /* Writes the 9 header bytes of an envelope; the direction bit follows from the opcode. */
 void cql_envelope_header(uint8_t out[CQL_HEADER_LEN], uint8_t version, uint8_t flags,
@@ -166,8 +166,8 @@ typedef struct cql_segment {
 /* Decodes the segment at the start of in[0..len), LZ4-compressed when lz4 is set.
  * CQL_PARSE_OK consumes *used bytes; a bad CRC or LZ4 block is CQL_PARSE_ERROR with
  * skip 0 (the connection cannot go on). */
-cql_parse cql_segment_parse(const uint8_t *in, size_t len, int lz4, buf *scratch, cql_segment *seg,
-                            size_t *used, cql_frame_error *err);
+cql_parse_result cql_segment_parse(const uint8_t *in, size_t len, int lz4, buf *scratch,
+                                   cql_segment *seg, size_t *used, cql_frame_error *err);
 
 /* Appends one segment carrying payload[0..len) (len <= CQL_SEGMENT_MAX_PAYLOAD). With lz4
  * the payload is compressed unless that does not make it smaller (then its uncompressed
@@ -201,7 +201,7 @@ void cql_v5_reader_free(cql_v5_reader *r);
  * envelope that is refused on its own (too large, unknown opcode) is CQL_PARSE_ERROR
  * with skip nonzero: the reader drops it itself and reading may go on. skip 0 means the
  * connection must close after the answer. */
-cql_parse cql_v5_next(cql_v5_reader *r, const uint8_t *in, size_t len, size_t *used,
-                      cql_envelope *env, cql_frame_error *err);
+cql_parse_result cql_v5_next(cql_v5_reader *r, const uint8_t *in, size_t len, size_t *used,
+                             cql_envelope *env, cql_frame_error *err);
 
 #endif

@@ -71,7 +71,7 @@ static void run_envelopes(const uint8_t *p, size_t n)
             cql_envelope env;
             cql_frame_error err;
             size_t used;
-            cql_parse rc = cql_envelope_parse(p + pos, n - pos, &rules[k], &env, &used, &err);
+            cql_parse_result rc = cql_envelope_parse(p + pos, n - pos, &rules[k], &env, &used, &err);
             if (rc == CQL_PARSE_MORE) {
                 CHECK(used == 0);
                 break;
@@ -105,7 +105,7 @@ static void run_v5(const uint8_t *p, size_t n, int lz4)
         cql_envelope env;
         cql_frame_error err;
         size_t used;
-        cql_parse rc = cql_v5_next(&r, p + pos, fed - pos, &used, &env, &err);
+        cql_parse_result rc = cql_v5_next(&r, p + pos, fed - pos, &used, &env, &err);
         CHECK(used <= fed - pos);
         pos += used;
         if (rc == CQL_PARSE_OK) {
@@ -136,7 +136,7 @@ static void run_segments(const uint8_t *p, size_t n)
             cql_segment seg;
             cql_frame_error err;
             size_t used;
-            cql_parse rc = cql_segment_parse(p + pos, n - pos, lz4, &scratch, &seg, &used, &err);
+            cql_parse_result rc = cql_segment_parse(p + pos, n - pos, lz4, &scratch, &seg, &used, &err);
             if (rc != CQL_PARSE_OK) {
                 if (rc == CQL_PARSE_ERROR) CHECK(err.msg[0] && err.skip == 0);
                 break;

@@ -20,7 +20,7 @@
         }                                                                                          \
     } while (0)
 
-static void check_error(const cql_error *e)
+static void check_error(const cql_parse_error *e)
 {
     CHECK(e->code == CQL_ERR_SYNTAX || e->code == CQL_ERR_INVALID || e->code == CQL_ERR_SERVER);
     CHECK(memchr(e->msg, '\0', sizeof e->msg) != NULL);
@@ -33,7 +33,7 @@ static void round_trip(const cql_stmt *s, size_t nbinds, int counted)
     char *text = cql_print(s);
     CHECK(text != NULL);
     cql_parsed again;
-    cql_error e;
+    cql_parse_error e;
     if (cql_parse(text, strlen(text), &again, &e) != 0) {
         fprintf(stderr, "fuzz_cql_parse: the print does not parse: %s\n  %s\n", e.msg, text);
         abort();
@@ -60,7 +60,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size) memcpy(text, data, size);
 
     cql_parsed p;
-    cql_error e;
+    cql_parse_error e;
     if (cql_parse(text, size, &p, &e) == 0) {
         CHECK(p.nstmts == 1);
         for (size_t i = 0; i < p.nbinds; i++) {

@@ -329,7 +329,7 @@ static const err_case err_cases[] = {
 static void check_ok(const ok_case *c)
 {
     cql_parsed p;
-    cql_error e;
+    cql_parse_error e;
     if (cql_parse(c->in, strlen(c->in), &p, &e)) {
         CHECK(0, "'%s' does not parse: %s", c->in, e.msg);
         return;
@@ -354,7 +354,7 @@ static void check_ok(const ok_case *c)
 static void check_err(const err_case *c)
 {
     cql_parsed p;
-    cql_error e;
+    cql_parse_error e;
     if (cql_parse(c->in, strlen(c->in), &p, &e) == 0) {
         CHECK(0, "'%s' parses, want error %s", c->in, c->msg);
         cql_parsed_free(&p);
@@ -371,7 +371,7 @@ static void test_binds(void)
     const char *q = "BEGIN BATCH USING TIMESTAMP ? INSERT INTO t (a, b) VALUES (?, :b); "
                     "UPDATE t SET c = c + ? WHERE k IN ? AND (x, y) > (?, :y) APPLY BATCH";
     cql_parsed p;
-    cql_error e;
+    cql_parse_error e;
     CHECK(cql_parse(q, strlen(q), &p, &e) == 0, "%s", e.msg);
     const char *names[] = {NULL, NULL, "b", NULL, NULL, NULL, "y"};
     CHECK(p.nbinds == 7, "%zu markers", p.nbinds);
@@ -399,7 +399,7 @@ static void test_script(void)
                     "USE k;\n\n/* tables */\nCREATE TABLE t (a int PRIMARY KEY, b text) ;\n"
                     ";\nINSERT INTO t (a, b) VALUES (?, ?);\nSELECT * FROM t WHERE a = ?";
     cql_parsed p;
-    cql_error e;
+    cql_parse_error e;
     CHECK(cql_parse_script(q, strlen(q), &p, &e) == 0, "%s", e.msg);
     CHECK(p.nstmts == 5, "%zu statements", p.nstmts);
     CHECK(p.nbinds == 0, "a script is not prepared");
@@ -431,7 +431,7 @@ static void test_script(void)
 static void test_hostile(void)
 {
     cql_parsed p;
-    cql_error e;
+    cql_parse_error e;
     char text[] = "SELECT * FROM tXXXX";
     CHECK(cql_parse(text, 15, &p, &e) == 0, "a length without a NUL: %s", e.msg);
     if (p.nstmts) CHECK_STR(p.stmts[0]->name.name, "t");
@@ -480,7 +480,7 @@ static void test_exported_models(void)
         for (const char *c = text; (c = strstr(c, "CREATE ")) != NULL; c++)
             creates++;
         cql_parsed p;
-        cql_error e;
+        cql_parse_error e;
         if (cql_parse_script(text, len, &p, &e)) {
             CHECK(0, "%s exports CQL that does not parse: %s\n%s", g.gl_pathv[i], e.msg, text);
         } else {

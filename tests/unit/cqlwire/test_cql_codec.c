@@ -934,7 +934,8 @@ static int decode_requests(const buf *in, const char *how)
         while (pos < in->len) {
             cql_envelope env;
             size_t used;
-            cql_parse rc = cql_envelope_parse(p + pos, in->len - pos, NULL, &env, &used, &err);
+            cql_parse_result rc =
+                cql_envelope_parse(p + pos, in->len - pos, NULL, &env, &used, &err);
             if (rc != CQL_PARSE_OK) {
                 fprintf(stderr, "%s\n", rc == CQL_PARSE_MORE ? "incomplete envelope" : err.msg);
                 buf_free(&body);
@@ -961,7 +962,7 @@ static int decode_requests(const buf *in, const char *how)
     for (;;) {
         cql_envelope env;
         size_t used;
-        cql_parse x = cql_v5_next(&r, p + pos, in->len - pos, &used, &env, &err);
+        cql_parse_result x = cql_v5_next(&r, p + pos, in->len - pos, &used, &env, &err);
         pos += used;
         if (x == CQL_PARSE_MORE) break;
         if (x == CQL_PARSE_ERROR) {

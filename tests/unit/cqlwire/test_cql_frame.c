@@ -233,7 +233,7 @@ static void test_segment_vector(void)
     for (size_t i = 0; i < 4; i++) {
         memcpy(bad, want, sizeof want);
         bad[spots[i]] ^= 0x10;
-        cql_parse rc = cql_segment_parse(bad, sizeof bad, 0, &scratch, &seg, &used, &err);
+        cql_parse_result rc = cql_segment_parse(bad, sizeof bad, 0, &scratch, &seg, &used, &err);
         if (spots[i] == 0) {
             /* The length changed too: the CRC still fails first. */
             CHECK_THAT(rc == CQL_PARSE_ERROR);
@@ -277,8 +277,8 @@ static void test_segment_round_trips(void)
                     cql_segment seg;
                     cql_frame_error err;
                     size_t used;
-                    cql_parse rc = cql_segment_parse((uint8_t *)b.data + pos, b.len - pos, lz4,
-                                                     &scratch, &seg, &used, &err);
+                    cql_parse_result rc = cql_segment_parse((uint8_t *)b.data + pos, b.len - pos,
+                                                            lz4, &scratch, &seg, &used, &err);
                     CHECK(rc == CQL_PARSE_OK && seg.self_contained == sc && seg.len == n &&
                               (n == 0 || memcmp(seg.payload, payload, n) == 0),
                           "lz4 %d comp %d size %zu sc %d: rc %d", lz4, comp, n, sc, rc);
@@ -335,7 +335,8 @@ static int read_all(cql_v5_reader *r, const buf *in, size_t chunk, int16_t *stre
     for (;;) {
         cql_envelope env;
         size_t used;
-        cql_parse rc = cql_v5_next(r, (uint8_t *)pending.data, pending.len, &used, &env, err);
+        cql_parse_result rc =
+            cql_v5_next(r, (uint8_t *)pending.data, pending.len, &used, &env, err);
         if (used) {
             memmove(pending.data, pending.data + used, pending.len - used);
             pending.len -= used;
@@ -503,7 +504,7 @@ static int harness(const char *mode, const char *arg)
         while (pos < in.len) {
             cql_segment seg;
             size_t used;
-            cql_parse r =
+            cql_parse_result r =
                 cql_segment_parse(p + pos, in.len - pos, lz4, &scratch, &seg, &used, &err);
             if (r != CQL_PARSE_OK) {
                 fprintf(stderr, "%s\n", r == CQL_PARSE_MORE ? "incomplete segment" : err.msg);
@@ -523,7 +524,7 @@ static int harness(const char *mode, const char *arg)
         for (;;) {
             cql_envelope env;
             size_t used;
-            cql_parse x = cql_v5_next(&r, p + pos, in.len - pos, &used, &env, &err);
+            cql_parse_result x = cql_v5_next(&r, p + pos, in.len - pos, &used, &env, &err);
             pos += used;
             if (x == CQL_PARSE_MORE) {
                 if (pos != in.len) rc = 1, fprintf(stderr, "incomplete segment\n");
