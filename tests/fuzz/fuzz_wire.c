@@ -77,9 +77,9 @@ static void run_verify(const char *p, size_t n)
 static void run_wire(const char *p, size_t n)
 {
     char out[256], why[128];
-    wire_table_names(p, n, out, sizeof out);
+    qr_request_tables(p, n, out, sizeof out);
     CHECK(strlen(out) < sizeof out);
-    wire_table_names(p, n, out, 4);
+    qr_request_tables(p, n, out, 4);
     CHECK(strlen(out) < 4);
     int valid = wire_json_valid(p, n, why, sizeof why);
     json_error_t je;
