@@ -348,8 +348,11 @@ int cli_serve(int argc, char **argv)
         }
     }
     server_stop(srv);
-    qr_close(db);
+    int closed = qr_shutdown(db, &errmsg) == QR_OK;
+    if (!closed) fprintf(stderr, "quarry serve: closing the database in %s: %s\n", dir, errmsg);
+    free(errmsg);
     sigv4_keyring_free(&keys);
-    if (level <= SERVER_LOG_WARN) fprintf(stderr, "quarry serve: stopped; database closed\n");
-    return 0;
+    if (closed && level <= SERVER_LOG_WARN)
+        fprintf(stderr, "quarry serve: stopped; database closed\n");
+    return closed ? 0 : 1;
 }

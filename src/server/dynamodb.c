@@ -486,11 +486,13 @@ static const char *json_content_type(const h2o_iovec_t *v)
 static void on_call_answer(core_call *c, const qr_response *resp, int unflushed)
 {
     http_call *hc = H2O_STRUCT_FROM_MEMBER(http_call, call, c);
-    if (unflushed)
-        send_error(hc->s, hc->req, &hc->x, 500, hc->ctype, c->op, QR_E_INTERNAL,
-                   "the write-ahead log could not be written");
-    else
-        send_call_response(hc->s, hc->req, &hc->x, hc->ctype, c->op, resp);
+    if (unflushed) {
+        char msg[600];
+        snprintf(msg, sizeof msg, "the write-ahead log could not be written: %s", qr_flush_error());
+        send_error(hc->s, hc->req, &hc->x, 500, hc->ctype, c->op, QR_E_INTERNAL, msg);
+        return;
+    }
+    send_call_response(hc->s, hc->req, &hc->x, hc->ctype, c->op, resp);
 }
 
 static void call_dispose(void *p)
