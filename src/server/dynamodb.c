@@ -19,6 +19,7 @@
 #include <h2o/http1.h>
 
 #include "server/console.h"
+#include "server/framing.h"
 #include "server/wire.h"
 #include "util/buf.h"
 
@@ -567,6 +568,41 @@ static void send_console(server *s, h2o_req_t *req, const exchange *x, const con
 
 /* ---- the request handler ---- */
 
+/* The request's header block as it arrived, from its request line through its empty line
+ * (h2o keeps copies of what it parsed; the bytes stay at the start of the connection's
+ * input buffer, names lower-cased, until the request is done); 0 if it is not there. */
+static size_t raw_head(h2o_req_t *req, const char **head)
+{
+    h2o_socket_t *sock =
+        req->conn->callbacks->get_socket ? req->conn->callbacks->get_socket(req->conn) : NULL;
+    const h2o_iovec_t *m = &req->input.method;
+    if (sock == NULL || sock->input == NULL || sock->input->size <= m->len) return 0;
+    const char *start = sock->input->bytes;
+    if (memcmp(start, m->base, m->len) != 0 || start[m->len] != ' ') return 0;
+    *head = start;
+    return framing_head_len(start, sock->input->size);
+}
+
+/* Refuses a request whose framing or header syntax is not beyond doubt (framing.h): 400,
+ * and the connection closed after it, so that no byte after the request is read as
+ * another. Nothing of the request runs. Returns 1 if it refused. */
+static int refuse_ambiguous(server *s, h2o_req_t *req, const exchange *x)
+{
+    const char *head = NULL;
+    size_t len = raw_head(req, &head);
+    char why[200];
+    if (len == 0)
+        snprintf(why, sizeof why, "the request's header block could not be checked");
+    else if (framing_check(head, len, why, sizeof why) == 0)
+        return 0;
+    char body[256];
+    int n = snprintf(body, sizeof body, "Bad Request: %s\n", why);
+    req->http1_is_persistent = 0;
+    linger_keep(s, req);
+    send_response(s, req, x, 400, "text/plain", body, (size_t)n, "http", "BadRequest", why);
+    return 1;
+}
+
 static int on_req(h2o_handler_t *self, h2o_req_t *req)
 {
     server *s = ((handler *)self)->s;
@@ -575,6 +611,7 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
     clock_gettime(CLOCK_MONOTONIC, &x.start);
     x.body = req->entity.base ? req->entity.base : "";
     x.len = req->entity.base ? req->entity.len : 0;
+    if (refuse_ambiguous(s, req, &x)) return 0;
 
     const h2o_iovec_t *method = &req->input.method;
     int is_post = h2o_memis(method->base, method->len, H2O_STRLIT("POST"));
