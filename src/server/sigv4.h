@@ -40,9 +40,9 @@ typedef struct sigv4_request {
 } sigv4_request;
 
 typedef struct sigv4_key {
-    char *access_key; /* aws_access_key_id */
-    char *secret;     /* aws_secret_access_key */
-    char *profile;    /* the [section] it came from */
+    char *access_key;    /* aws_access_key_id */
+    char *secret;        /* aws_secret_access_key */
+    char *profile;       /* the [section] it came from */
     char *session_token; /* aws_session_token: requests must carry it; NULL: must carry none */
 } sigv4_key;
 
@@ -53,9 +53,10 @@ typedef struct sigv4_keyring {
 } sigv4_keyring;
 
 /* Parses AWS shared-credentials text ([profile] sections with aws_access_key_id and
- * aws_secret_access_key, and aws_session_token for temporary keys; '#' and ';' comments). name labels error messages. Returns 0,
- * or -1 with a message in errbuf naming the line. A profile with one key but not the
- * other is an error; a file with no complete profile is an error. */
+ * aws_secret_access_key, and aws_session_token for temporary keys; '#' and ';'
+ * comments). name labels error messages. Returns 0, or -1 with a message in errbuf naming
+ * the line. A profile with one key but not the other is an error; a file with no complete
+ * profile is an error. */
 int sigv4_keyring_parse(sigv4_keyring *kr, const char *text, size_t len, const char *name,
                         char *errbuf, size_t errlen);
 /* Reads and parses the file at path (at most 1 MB). */
