@@ -792,20 +792,6 @@ int sigv4_verify(const sigv4_request *req, const sigv4_keyring *keys, const char
             p.no_equals, auth);
         goto done;
     }
-    if (p.repeated) {
-        err_set(e, SIGV4_E_INCOMPLETE,
-                "'%s' is given more than once in Authorization header: '%s'. Each of "
-                "Credential, SignedHeaders and Signature must appear once.",
-                p.repeated, auth);
-        goto done;
-    }
-    if (p.unknown) {
-        err_set(e, SIGV4_E_INCOMPLETE,
-                "'%s' is not a parameter of Authorization header: '%s'. Only Credential, "
-                "SignedHeaders and Signature are.",
-                p.unknown, auth);
-        goto done;
-    }
     const sigv4_pair *amz_date = find_header(req, "X-Amz-Date");
     const char *date = header_string(amz_date ? amz_date : find_header(req, "Date"), date_b);
 
@@ -821,6 +807,21 @@ int sigv4_verify(const sigv4_request *req, const sigv4_keyring *keys, const char
                         "a 'Date' header. ");
     if (missing[0]) {
         err_set(e, SIGV4_E_INCOMPLETE, "%sAuthorization=%s", missing, auth);
+        goto done;
+    }
+    /* DynamoDB names a missing parameter first, even one misspelt into an unknown one. */
+    if (p.repeated) {
+        err_set(e, SIGV4_E_INCOMPLETE,
+                "'%s' is given more than once in Authorization header: '%s'. Each of "
+                "Credential, SignedHeaders and Signature must appear once.",
+                p.repeated, auth);
+        goto done;
+    }
+    if (p.unknown) {
+        err_set(e, SIGV4_E_INCOMPLETE,
+                "'%s' is not a parameter of Authorization header: '%s'. Only Credential, "
+                "SignedHeaders and Signature are.",
+                p.unknown, auth);
         goto done;
     }
 
