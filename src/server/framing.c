@@ -125,3 +125,25 @@ int framing_check(const char *head, size_t len, char *why, size_t cap)
                       "is ambiguous (RFC 9112 section 6.3)");
     return 0;
 }
+
+const char *framing_host(const char *head, size_t len, size_t *host_len)
+{
+    *host_len = 0;
+    const char *p = memchr(head, '\n', len), *end = head + len;
+    for (p = p ? p + 1 : end; p < end;) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *eol = nl ? nl : end;
+        const char *line_end = eol > p && eol[-1] == '\r' ? eol - 1 : eol;
+        size_t n = (size_t)(line_end - p);
+        if (n == 0) break;
+        if (n >= 5 && strncasecmp(p, "host:", 5) == 0) {
+            const char *v = p + 5;
+            size_t vn = n - 5;
+            trim(&v, &vn);
+            *host_len = vn;
+            return v;
+        }
+        p = nl ? nl + 1 : end;
+    }
+    return NULL;
+}

@@ -19,4 +19,7 @@ int framing_check(const char *head, size_t len, char *why, size_t cap);
  * follows an LF (or an LF, CR pair), looking at no more than cap bytes; 0 if none. */
 size_t framing_head_len(const char *head, size_t cap);
 
+/* The value of the header block's Host line, trimmed (NULL and 0 if there is none). */
+const char *framing_host(const char *head, size_t len, size_t *host_len);
+
 #endif

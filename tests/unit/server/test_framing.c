@@ -68,5 +68,11 @@ int main(void)
     const char two[] = "GET / HTTP/1.1\r\nA: b\r\n\r\nGET /next HTTP/1.1\r\n\r\n";
     CHECK_THAT(framing_head_len(two, sizeof two - 1) == 24);
     CHECK_THAT(framing_head_len("GET / HTTP/1.1\r\nA: b\r\n", 22) == 0);
+    size_t hl;
+    const char *h = framing_host(two, sizeof two - 1, &hl);
+    CHECK_THAT(h == NULL && hl == 0);
+    const char *with = "GET / HTTP/1.1\r\nA: b\r\nhost:  [::1]:8000 \r\n\r\n";
+    h = framing_host(with, strlen(with), &hl);
+    CHECK_THAT(h && hl == 10 && strncmp(h, "[::1]:8000", 10) == 0);
     return check_report("test_framing");
 }
