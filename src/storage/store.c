@@ -45,6 +45,7 @@ struct store {
     /* The first error of a WAL flush. RocksDB's writer refuses every later flush with
      * "Seen error", which names no cause; those report this one instead. */
     _Atomic(char *) wal_error;
+    char *dir; /* where it is, for what a full disk's error says at the close */
 };
 
 /* A thread that defers flushes (store_defer_flushes) and the store it has written to
@@ -214,21 +215,21 @@ static void say_bytes(uint64_t n, char *out, size_t cap)
         snprintf(out, cap, "%llu bytes", (unsigned long long)n);
 }
 
-/* Refuses to open a store for writing where the disk lacks the space the open itself
- * writes: the WAL's first preallocated block, the MANIFEST and OPTIONS files rewritten,
- * and the tables recovery makes of the WALs left behind (at most their size). Opening
- * with less would fail part-way, or leave a database that refuses its first write. */
-static int check_space(const char *dir, char **errmsg)
+/* The space an open of the store in dir for writing needs: the WAL's first preallocated
+ * block, the MANIFEST and OPTIONS files rewritten, and the tables recovery makes of the
+ * WALs left behind (at most their size); what the filesystem has free (at: the folder
+ * measured, dir or its nearest existing parent). Returns -1 if it cannot be measured. */
+static int measure_space(const char *dir, char at[4096], uint64_t *free_bytes, uint64_t *need,
+                         uint64_t *wal)
 {
-    char at[4096];
-    snprintf(at, sizeof at, "%s", dir);
+    snprintf(at, 4096, "%s", dir);
     struct statvfs vfs;
     /* A directory not yet made is made on the filesystem of its nearest parent. */
     while (statvfs(at, &vfs) != 0) {
         char *slash = strrchr(at, '/');
         if (slash == NULL) {
-            snprintf(at, sizeof at, ".");
-            if (statvfs(at, &vfs) != 0) return 0; /* nothing to measure: let RocksDB say */
+            snprintf(at, 4096, ".");
+            if (statvfs(at, &vfs) != 0) return -1;
             break;
         }
         if (slash == at)
@@ -236,11 +237,21 @@ static int check_space(const char *dir, char **errmsg)
         else
             *slash = '\0';
     }
-    uint64_t free_bytes = (uint64_t)vfs.f_bavail * vfs.f_frsize;
-    uint64_t wal = bytes_of(dir, "", ".log");
-    uint64_t need = (uint64_t)MEMTABLE_BYTES * 11 / 10 + OPEN_SLACK_BYTES + wal +
-                    bytes_of(dir, "MANIFEST-", "");
-    if (free_bytes >= need) return 0;
+    *free_bytes = (uint64_t)vfs.f_bavail * vfs.f_frsize;
+    *wal = bytes_of(dir, "", ".log");
+    *need = (uint64_t)MEMTABLE_BYTES * 11 / 10 + OPEN_SLACK_BYTES + *wal +
+            bytes_of(dir, "MANIFEST-", "");
+    return 0;
+}
+
+/* Refuses to open a store for writing where the disk lacks what measure_space counts:
+ * opening with less would fail part-way, or leave a database that refuses its first
+ * write. */
+static int check_space(const char *dir, char **errmsg)
+{
+    char at[4096];
+    uint64_t free_bytes, need, wal;
+    if (measure_space(dir, at, &free_bytes, &need, &wal) || free_bytes >= need) return 0;
     char has[32], needs[32], logs[32];
     say_bytes(free_bytes, has, sizeof has);
     say_bytes(need, needs, sizeof needs);
@@ -262,7 +273,10 @@ int store_open(const char *dir, int no_sync, int read_only, store **out, char **
     /* Items read again and again skip RocksDB's lookup (a skiplist search through the
      * memtable, then the files): 64k keys of values up to 2 KB, 32 MB at most. */
     if (s) s->rows = rowcache_new(1 << 16, ROW_MAX_VALUE, 32 << 20);
-    if (s == NULL || s->rows == NULL) {
+    if (s) s->dir = strdup(dir);
+    if (s == NULL || s->rows == NULL || s->dir == NULL) {
+        if (s) rowcache_free(s->rows);
+        if (s) free(s->dir);
         free(s);
         *errmsg = strdup("out of memory");
         return -1;
@@ -344,6 +358,32 @@ int store_open(const char *dir, int no_sync, int read_only, store **out, char **
     return 0;
 }
 
+/* What store_close reports of a WAL write that failed (said): that nothing acknowledged
+ * was lost, and for a full disk, measured once the store is closed, how much free space
+ * the next open needs (malloc'd; NULL if out of memory). */
+static char *close_message(const char *dir, const char *said)
+{
+    char *out = NULL, at[4096];
+    uint64_t free_bytes, need, wal;
+    int full = strncmp(said, "the disk is full", 16) == 0 &&
+               measure_space(dir, at, &free_bytes, &need, &wal) == 0;
+    char has[32] = "", needs[32] = "";
+    if (full) {
+        say_bytes(free_bytes, has, sizeof has);
+        say_bytes(need, needs, sizeof needs);
+    }
+    int n = full ? asprintf(&out,
+                            "%s; the writes made since were refused, never acknowledged, and "
+                            "every write acknowledged is kept; it opens again once %s has at "
+                            "least %s free (it has %s)",
+                            said, at, needs, has)
+                 : asprintf(&out,
+                            "%s; the writes made since were refused, never acknowledged, and "
+                            "every write acknowledged is kept",
+                            said);
+    return n < 0 ? NULL : out;
+}
+
 int store_close(store *s, char **errmsg)
 {
     if (s == NULL) return 0;
@@ -352,19 +392,9 @@ int store_close(store *s, char **errmsg)
     if (tl_owed == s) tl_owed = NULL; /* the flush below is the one owed */
     if (s->db && s->manual_flush && e == NULL) flush_wal(s, &e);
     char *first = atomic_load(&s->wal_error);
-    int rc = 0;
-    if (e || first) {
-        rc = -1;
-        char *said = describe(first ? first : e);
-        if (errmsg &&
-            asprintf(errmsg,
-                     "%s; the writes made since were refused, never acknowledged, and every "
-                     "write acknowledged is kept",
-                     said ? said : "a write failed") < 0)
-            *errmsg = NULL;
-        free(said);
-        free(e);
-    }
+    int rc = first || e ? -1 : 0;
+    char *said = rc ? describe(first ? first : e) : NULL;
+    free(e);
     if (s->db) rocksdb_close(s->db);
     rocksdb_writeoptions_destroy(s->wopts);
     rocksdb_writeoptions_destroy(s->wopts_nosync);
@@ -374,7 +404,10 @@ int store_close(store *s, char **errmsg)
     rocksdb_cache_destroy(s->cache);
     rowcache_free(s->rows);
     pthread_mutex_destroy(&s->write_mu);
+    if (rc && errmsg) *errmsg = close_message(s->dir, said ? said : "a write failed");
+    free(said);
     free(atomic_load(&s->wal_error));
+    free(s->dir);
     free(s);
     return rc;
 }

@@ -124,6 +124,7 @@ def test_a_disk_filling_under_a_server_fails_writes_and_stops_cleanly(small_fs, 
     assert srv.stop() == 1, srv.log()
     assert "Assertion" not in srv.log(), srv.log()
     assert "closing the database in" in srv.log() and "the disk is full" in srv.log(), srv.log()
+    assert "opens again once" in srv.log() and "MB free" in srv.log(), srv.log()
     os.unlink(filler)
     srv = launch(data, tmp_path / "s2.log", *mode)
     assert isinstance(srv, Server), (tmp_path / "s2.log").read_text()
