@@ -1,12 +1,14 @@
 /* dynamodb.c — DynamoDB's JSON protocol over HTTP, on h2o and the server core (server.h).
  *
- * A request h2o has read on a core loop is judged in DynamoDB's order: health check,
- * content type, content coding (a gzip or deflate body is decoded), JSON, X-Amz-Target,
- * SigV4; the core then runs its call, and the answer leaves with DynamoDB's headers,
- * compressed to clients that accept it. GET /metrics, signed as the API's requests are,
- * is answered with qr_metrics' text, and GET /console with the console's files
- * (console.h), unsigned: they hold no data, and the page signs its own API calls. Loops,
- * workers and flushing are the core's. */
+ * A request h2o has read on a core loop is first refused if its framing or header syntax
+ * is in doubt (framing.h) or, without credentials, if its Host or Origin is foreign
+ * (origin.h); then it is judged in DynamoDB's order: health check, content type, content
+ * coding (a gzip or deflate body is decoded), JSON, X-Amz-Target, SigV4; the core then
+ * runs its call, and the answer leaves with DynamoDB's headers, compressed to clients
+ * that accept it. GET /metrics, signed as the API's requests are, is answered with
+ * qr_metrics' text, and GET /console with the console's files (console.h), unsigned: they
+ * hold no data, and the page signs its own API calls. Loops, workers and flushing are the
+ * core's. */
 #include "server/server.h"
 
 #include <stdio.h>
