@@ -122,7 +122,7 @@ unit: $(TEST_BIN)
 # Python tests find the binaries through QUARRY_BIN (the CLI) and QUARRY_BUILD (the
 # build folder, for test programs such as tests/test_number).
 e2e: $(BUILD)/quarry $(TEST_BIN)
-	QUARRY_BIN=$(abspath $(BUILD)/quarry) QUARRY_BUILD=$(abspath $(BUILD)) $(PYTHON) -m pytest -q tests
+	QUARRY_BIN=$(abspath $(BUILD)/quarry) QUARRY_BUILD=$(abspath $(BUILD)) $(PYTHON) -m pytest -q -rs tests
 
 # The layout the committed .clang-format gives, over the C sources and unit tests, and
 # the layer map of docs/ARCHITECTURE.md (tests/check_layers.sh).

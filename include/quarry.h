@@ -96,6 +96,11 @@ int qr_open(const char *dir, const qr_options *opts, qr_db **out, char **errmsg)
 
 /* Closes the database: waits for background work, flushes, releases the lock. */
 void qr_close(qr_db *db);
+/* qr_close, saying whether every write to the write-ahead log since qr_open, and the
+ * close's own last one, reached it: QR_OK, or QR_ERR with *errmsg set (malloc'd, the
+ * caller frees it; "the disk is full (...)" when that was the cause) if errmsg is not
+ * NULL. The database is closed either way; what failed was never acknowledged. */
+int qr_shutdown(qr_db *db, char **errmsg);
 
 typedef struct qr_response {
     char *body;             /* JSON text, NUL-terminated (owned; see qr_response_free) */
@@ -143,6 +148,9 @@ int qr_call_in(qr_db *db, const qr_call_context *ctx, const char *operation, con
 void qr_defer_flushes(int on);
 int qr_flush_pending(void);
 int qr_flush_deferred(void);
+/* Why this thread's last qr_flush_deferred returned QR_ERR ("" before any did); valid
+ * until the thread's next qr_flush_deferred. */
+const char *qr_flush_error(void);
 
 /* The table names a request body names, for log lines, as qr_response.tables gives
  * them; "" when it names none or is not JSON. */

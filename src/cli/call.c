@@ -104,7 +104,12 @@ int cli_call(int argc, char **argv)
     fwrite(resp.body, 1, resp.len, stdout);
     fputc('\n', stdout);
     qr_response_free(&resp);
-    qr_close(db);
+    if (qr_shutdown(db, &errmsg) != QR_OK) {
+        fprintf(stderr, "quarry call: closing %s: %s\n", dir, errmsg ? errmsg : "unknown error");
+        free(errmsg);
+        free(request);
+        return 2;
+    }
     free(request);
     return rc == QR_OK ? 0 : 1;
 }

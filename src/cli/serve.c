@@ -16,6 +16,7 @@
 #include "checker/model.h"
 #include "cli/cli.h"
 #include "quarry.h"
+#include "server/origin.h"
 #include "server/server.h"
 
 #define DRAIN_SECONDS 30
@@ -62,6 +63,7 @@ static void usage(FILE *f)
         "                    [--capacity enforce|observe|off] [--capacity-clock manual]\n"
         "                    [--capacity-split-seconds N] [--capacity-account-units N]\n"
         "                    [--model FILE]... [--strict]\n"
+        "                    [--allow-host NAME]... [--cors-origin ORIGIN]...\n"
         "\n"
         "  --listen HOST:PORT    address to serve on (default 127.0.0.1:8000; port 0 picks one)\n"
         "  --data DIR            database directory (default ./data)\n"
@@ -69,6 +71,11 @@ static void usage(FILE *f)
         "                        with one of its keys. Without it, any key is accepted, which\n"
         "                        is allowed only on a loopback address\n"
         "  --insecure-no-auth    accept any key on a non-loopback address too\n"
+        "  --allow-host NAME     without --credentials, answer requests addressed to NAME\n"
+        "                        (the Host header) as well as to loopback names (repeatable)\n"
+        "  --cors-origin ORIGIN  without --credentials, let browser pages of ORIGIN\n"
+        "                        (http[s]://host[:port]) call the server, besides its own\n"
+        "                        and loopback pages on its port (repeatable)\n"
         "  --log-level LEVEL     info logs every request, warn only errors (default info)\n"
         "  --no-sync             acknowledge writes before they are fsync'd\n"
         "  --loops N             HTTP event loop threads (default 2 per CPU)\n"
@@ -149,6 +156,8 @@ int cli_serve(int argc, char **argv)
     int threads_given = 0;
     const char *models[CLI_MAX_MODELS + 1] = {0};
     size_t nmodels = 0;
+    const char *hosts[ORIGIN_MAX_NAMES], *origins[ORIGIN_MAX_NAMES];
+    size_t nhosts = 0, norigins = 0;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         int has_value = i + 1 < argc;
@@ -173,6 +182,23 @@ int cli_serve(int argc, char **argv)
                 return 2;
             }
             models[nmodels++] = argv[++i];
+        } else if (strcmp(a, "--allow-host") == 0 || strcmp(a, "--cors-origin") == 0) {
+            int is_host = a[2] == 'a';
+            const char *v = argv[++i];
+            if ((is_host ? nhosts : norigins) == ORIGIN_MAX_NAMES) {
+                fprintf(stderr, "quarry serve: at most %d %s values\n", ORIGIN_MAX_NAMES, a);
+                return 2;
+            }
+            if (!is_host && ((strncmp(v, "http://", 7) != 0 && strncmp(v, "https://", 8) != 0) ||
+                             strchr(strstr(v, "//") + 2, '/'))) {
+                fprintf(stderr,
+                        "quarry serve: --cors-origin wants http[s]://host[:port], not '%s'\n", v);
+                return 2;
+            }
+            if (is_host)
+                hosts[nhosts++] = v;
+            else
+                origins[norigins++] = v;
         } else if (strcmp(a, "--listen") == 0) {
             listen = argv[++i];
         } else if (strcmp(a, "--data") == 0) {
@@ -287,7 +313,11 @@ int cli_serve(int argc, char **argv)
                          .timeout_seconds = timeout,
                          .max_body = SERVER_MAX_BODY,
                          .log_level = level,
-                         .keys = cred_path ? &keys : NULL};
+                         .keys = cred_path ? &keys : NULL,
+                         .allow_hosts = hosts,
+                         .n_allow_hosts = nhosts,
+                         .cors_origins = origins,
+                         .n_cors_origins = norigins};
     server *srv;
     if (server_start(db, &cfg, &srv, err, sizeof err)) {
         fprintf(stderr, "quarry serve: %s\n", err);
@@ -348,8 +378,11 @@ int cli_serve(int argc, char **argv)
         }
     }
     server_stop(srv);
-    qr_close(db);
+    int closed = qr_shutdown(db, &errmsg) == QR_OK;
+    if (!closed) fprintf(stderr, "quarry serve: closing the database in %s: %s\n", dir, errmsg);
+    free(errmsg);
     sigv4_keyring_free(&keys);
-    if (level <= SERVER_LOG_WARN) fprintf(stderr, "quarry serve: stopped; database closed\n");
-    return 0;
+    if (closed && level <= SERVER_LOG_WARN)
+        fprintf(stderr, "quarry serve: stopped; database closed\n");
+    return closed ? 0 : 1;
 }

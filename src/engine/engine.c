@@ -225,16 +225,32 @@ int qr_flush_pending(void)
     return store_flush_owed_pending();
 }
 
+/* The message of this thread's last failed qr_flush_deferred. */
+static __thread char tl_flush_error[QR_ERR_MSG_MAX];
+
 int qr_flush_deferred(void)
 {
     qr_err e;
     err_init(&e);
-    return store_flush_owed(&e) ? QR_ERR : QR_OK;
+    if (store_flush_owed(&e) == 0) return QR_OK;
+    snprintf(tl_flush_error, sizeof tl_flush_error, "%s", e.msg);
+    return QR_ERR;
+}
+
+const char *qr_flush_error(void)
+{
+    return tl_flush_error;
 }
 
 void qr_close(qr_db *db)
 {
-    if (db == NULL) return;
+    qr_shutdown(db, NULL);
+}
+
+int qr_shutdown(qr_db *db, char **errmsg)
+{
+    if (errmsg) *errmsg = NULL;
+    if (db == NULL) return QR_OK;
     /* This thread's staged writes first: they hold items and tables the threads stopped
      * below may wait for. (Other deferring threads must have flushed, see quarry.h.) */
     store_commit_staged(NULL);
@@ -248,7 +264,7 @@ void qr_close(qr_db *db)
     stream_close(db);
     hotkeys_close(db);
     meta_close(db);
-    store_close(db->st);
+    int rc = store_close(db->st, errmsg) ? QR_ERR : QR_OK;
     pthread_mutex_destroy(&db->catalog_lock);
     for (int i = 0; i < QR_LOCK_STRIPES; i++)
         pthread_mutex_destroy(&db->stripes[i]);
@@ -260,6 +276,7 @@ void qr_close(qr_db *db)
     if (db->api_state && db->api_state_free) db->api_state_free(db->api_state);
     if (db->model_state && db->model_state_free) db->model_state_free(db->model_state);
     free(db);
+    return rc;
 }
 
 void *engine_api_state(qr_db *db)

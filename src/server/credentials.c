@@ -2,8 +2,9 @@
  *
  * The file is the one the AWS CLI and SDKs read (~/.aws/credentials): [profile]
  * sections of "key = value" lines. Every profile with both aws_access_key_id and
- * aws_secret_access_key contributes a key; other settings (region, session tokens) are
- * ignored. This is not a general INI parser: no interpolation, no inline comments. */
+ * aws_secret_access_key contributes a key, with its aws_session_token if it has one
+ * (temporary credentials); other settings (region, ...) are ignored. This is not a
+ * general INI parser: no interpolation, no inline comments. */
 #include <ctype.h>
 #include <errno.h>
 #include <openssl/crypto.h>
@@ -37,6 +38,7 @@ typedef struct pending {
     char *profile;
     char *id;
     char *secret;
+    char *token;
     int line;
 } pending;
 
@@ -45,6 +47,7 @@ static void pending_clear(pending *p)
     free(p->profile);
     free(p->id);
     free(p->secret);
+    free(p->token);
     memset(p, 0, sizeof *p);
 }
 
@@ -52,13 +55,16 @@ static void pending_clear(pending *p)
 static int flush(sigv4_keyring *kr, pending *p, const char *name, char *errbuf, size_t errlen)
 {
     if (p->profile == NULL) return 0;
-    if (p->id == NULL && p->secret == NULL) {
+    if (p->id == NULL && p->secret == NULL && p->token == NULL) {
         pending_clear(p);
         return 0;
     }
     if (p->id == NULL || p->secret == NULL) {
         snprintf(errbuf, errlen, "%s: profile [%s] (line %d) has %s but no %s", name, p->profile,
-                 p->line, p->id ? "aws_access_key_id" : "aws_secret_access_key",
+                 p->line,
+                 p->id       ? "aws_access_key_id"
+                 : p->secret ? "aws_secret_access_key"
+                             : "aws_session_token",
                  p->id ? "aws_secret_access_key" : "aws_access_key_id");
         return -1;
     }
@@ -71,6 +77,7 @@ static int flush(sigv4_keyring *kr, pending *p, const char *name, char *errbuf, 
     kr->keys[kr->n].access_key = p->id;
     kr->keys[kr->n].secret = p->secret;
     kr->keys[kr->n].profile = p->profile;
+    kr->keys[kr->n].session_token = p->token;
     kr->n++;
     memset(p, 0, sizeof *p);
     return 0;
@@ -146,6 +153,8 @@ int sigv4_keyring_parse(sigv4_keyring *kr, const char *text, size_t len, const c
             slot = &p.id;
         else if (kn == 21 && strncasecmp(k, "aws_secret_access_key", 21) == 0)
             slot = &p.secret;
+        else if (kn == 17 && strncasecmp(k, "aws_session_token", 17) == 0)
+            slot = &p.token;
         if (slot == NULL) continue;
         if (vn == 0) {
             snprintf(errbuf, errlen, "%s: line %d: %.*s is empty", name, lineno, (int)kn, k);
@@ -199,14 +208,20 @@ int sigv4_keyring_load(sigv4_keyring *kr, const char *path, char *errbuf, size_t
     return rc;
 }
 
-const char *sigv4_keyring_find(const sigv4_keyring *kr, const char *access_key, size_t len)
+const sigv4_key *sigv4_keyring_key(const sigv4_keyring *kr, const char *access_key, size_t len)
 {
     if (kr == NULL) return NULL;
     for (size_t i = 0; i < kr->n; i++)
         if (strlen(kr->keys[i].access_key) == len &&
             memcmp(kr->keys[i].access_key, access_key, len) == 0)
-            return kr->keys[i].secret;
+            return &kr->keys[i];
     return NULL;
+}
+
+const char *sigv4_keyring_find(const sigv4_keyring *kr, const char *access_key, size_t len)
+{
+    const sigv4_key *k = sigv4_keyring_key(kr, access_key, len);
+    return k ? k->secret : NULL;
 }
 
 void sigv4_keyring_free(sigv4_keyring *kr)
@@ -215,6 +230,9 @@ void sigv4_keyring_free(sigv4_keyring *kr)
         free(kr->keys[i].access_key);
         if (kr->keys[i].secret) OPENSSL_cleanse(kr->keys[i].secret, strlen(kr->keys[i].secret));
         free(kr->keys[i].secret);
+        if (kr->keys[i].session_token)
+            OPENSSL_cleanse(kr->keys[i].session_token, strlen(kr->keys[i].session_token));
+        free(kr->keys[i].session_token);
         free(kr->keys[i].profile);
     }
     free(kr->keys);

@@ -1,12 +1,14 @@
 /* dynamodb.c — DynamoDB's JSON protocol over HTTP, on h2o and the server core (server.h).
  *
- * A request h2o has read on a core loop is judged in DynamoDB's order: health check,
- * content type, content coding (a gzip or deflate body is decoded), JSON, X-Amz-Target,
- * SigV4; the core then runs its call, and the answer leaves with DynamoDB's headers,
- * compressed to clients that accept it. GET /metrics, signed as the API's requests are,
- * is answered with qr_metrics' text, and GET /console with the console's files
- * (console.h), unsigned: they hold no data, and the page signs its own API calls. Loops,
- * workers and flushing are the core's. */
+ * A request h2o has read on a core loop is first refused if its framing or header syntax
+ * is in doubt (framing.h) or, without credentials, if its Host or Origin is foreign
+ * (origin.h); then it is judged in DynamoDB's order: health check, content type, content
+ * coding (a gzip or deflate body is decoded), JSON, X-Amz-Target, SigV4; the core then
+ * runs its call, and the answer leaves with DynamoDB's headers, compressed to clients
+ * that accept it. GET /metrics, signed as the API's requests are, is answered with
+ * qr_metrics' text, and GET /console with the console's files (console.h), unsigned: they
+ * hold no data, and the page signs its own API calls. Loops, workers and flushing are the
+ * core's. */
 #include "server/server.h"
 
 #include <stdio.h>
@@ -19,6 +21,8 @@
 #include <h2o/http1.h>
 
 #include "server/console.h"
+#include "server/framing.h"
+#include "server/origin.h"
 #include "server/wire.h"
 #include "util/buf.h"
 
@@ -63,6 +67,7 @@ typedef struct exchange {
     const char *body; /* the request body, for the table names */
     size_t len;
     const char *tables; /* the table names, once the engine has read them (else NULL) */
+    int origin_ok;      /* without credentials: the request's Origin may read the answer */
 } exchange;
 
 /* A request's call of the engine, in the request's memory pool: when h2o disposes of the
@@ -165,9 +170,11 @@ static const char *stamp(h2o_req_t *req, const char *body, size_t len)
 }
 
 /* ---- CORS ----
- * A request a browser script makes carries Origin. Like DynamoDB, quarry then lets any
- * origin read the answer and the headers a client needs, and answers a preflight
- * (OPTIONS) by allowing the method and headers it asks for. A request without Origin
+ * A request a browser script makes carries Origin. With credentials, like DynamoDB,
+ * quarry then lets any origin read the answer and the headers a client needs, and
+ * answers a preflight (OPTIONS) by allowing the method and headers it asks for. Without
+ * credentials only the origins origin.h allows are answered, each by its own name; the
+ * others are refused before anything runs (refuse_foreign). A request without Origin
  * gets no CORS headers. */
 #define CORS_EXPOSE_HEADERS "x-amzn-RequestId,x-amz-crc32,Date"
 #define CORS_MAX_AGE "172800"
@@ -178,10 +185,16 @@ static const h2o_iovec_t *find_header(h2o_req_t *req, const char *name, size_t l
     return i < 0 ? NULL : &req->headers.entries[i].value;
 }
 
-static void add_cors_headers(h2o_req_t *req)
+static void add_cors_headers(h2o_req_t *req, const h2o_iovec_t *origin)
 {
-    h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_ACCESS_CONTROL_ALLOW_ORIGIN, NULL,
-                   H2O_STRLIT("*"));
+    if (origin) {
+        h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_ACCESS_CONTROL_ALLOW_ORIGIN, NULL,
+                       origin->base, origin->len);
+        h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_VARY, NULL, H2O_STRLIT("Origin"));
+    } else {
+        h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_ACCESS_CONTROL_ALLOW_ORIGIN, NULL,
+                       H2O_STRLIT("*"));
+    }
     h2o_add_header_by_str(&req->pool, &req->res.headers,
                           H2O_STRLIT("access-control-expose-headers"), 0,
                           "Access-Control-Expose-Headers", H2O_STRLIT(CORS_EXPOSE_HEADERS));
@@ -234,7 +247,11 @@ static void send_response(server *s, h2o_req_t *req, const exchange *x, int stat
     if (coding)
         h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_CONTENT_ENCODING, NULL, coding,
                        strlen(coding));
-    if (find_header(req, H2O_STRLIT("origin"))) add_cors_headers(req);
+    const h2o_iovec_t *origin = find_header(req, H2O_STRLIT("origin"));
+    if (origin && s->cfg.keys)
+        add_cors_headers(req, NULL);
+    else if (origin && x->origin_ok)
+        add_cors_headers(req, origin);
     /* Once draining, every answer asks its client to go elsewhere. */
     if (core_draining(s->core)) req->http1_is_persistent = 0;
     log_request(s, x, op, status, error, message, id);
@@ -486,11 +503,13 @@ static const char *json_content_type(const h2o_iovec_t *v)
 static void on_call_answer(core_call *c, const qr_response *resp, int unflushed)
 {
     http_call *hc = H2O_STRUCT_FROM_MEMBER(http_call, call, c);
-    if (unflushed)
-        send_error(hc->s, hc->req, &hc->x, 500, hc->ctype, c->op, QR_E_INTERNAL,
-                   "the write-ahead log could not be written");
-    else
-        send_call_response(hc->s, hc->req, &hc->x, hc->ctype, c->op, resp);
+    if (unflushed) {
+        char msg[600];
+        snprintf(msg, sizeof msg, "the write-ahead log could not be written: %s", qr_flush_error());
+        send_error(hc->s, hc->req, &hc->x, 500, hc->ctype, c->op, QR_E_INTERNAL, msg);
+        return;
+    }
+    send_call_response(hc->s, hc->req, &hc->x, hc->ctype, c->op, resp);
 }
 
 static void call_dispose(void *p)
@@ -565,6 +584,99 @@ static void send_console(server *s, h2o_req_t *req, const exchange *x, const con
 
 /* ---- the request handler ---- */
 
+/* The request's header block as it arrived, from its request line through its empty line
+ * (h2o keeps copies of what it parsed; the bytes stay at the start of the connection's
+ * input buffer, names lower-cased, until the request is done); 0 if it is not there. */
+static size_t raw_head(h2o_req_t *req, const char **head)
+{
+    h2o_socket_t *sock =
+        req->conn->callbacks->get_socket ? req->conn->callbacks->get_socket(req->conn) : NULL;
+    const h2o_iovec_t *m = &req->input.method;
+    if (sock == NULL || sock->input == NULL || sock->input->size <= m->len) return 0;
+    const char *start = sock->input->bytes;
+    if (memcmp(start, m->base, m->len) != 0 || start[m->len] != ' ') return 0;
+    *head = start;
+    return framing_head_len(start, sock->input->size);
+}
+
+/* Refuses a request whose framing or header syntax is not beyond doubt (framing.h): 400,
+ * and the connection closed after it, so that no byte after the request is read as
+ * another. Nothing of the request runs. Returns 1 if it refused. */
+static int refuse_ambiguous(server *s, h2o_req_t *req, const exchange *x)
+{
+    const char *head = NULL;
+    size_t len = raw_head(req, &head);
+    char why[200];
+    if (len == 0)
+        snprintf(why, sizeof why, "the request's header block could not be checked");
+    else if (framing_check(head, len, why, sizeof why) == 0)
+        return 0;
+    char body[256];
+    int n = snprintf(body, sizeof body, "Bad Request: %s\n", why);
+    req->http1_is_persistent = 0;
+    linger_keep(s, req);
+    send_response(s, req, x, 400, "text/plain", body, (size_t)n, "http", "BadRequest", why);
+    return 1;
+}
+
+/* The port the request's connection arrived on (0 if unknown). */
+static unsigned local_port(h2o_req_t *req)
+{
+    struct sockaddr_storage sa;
+    if (req->conn->callbacks->get_sockname == NULL ||
+        req->conn->callbacks->get_sockname(req->conn, (struct sockaddr *)&sa) == 0)
+        return 0;
+    if (sa.ss_family == AF_INET) return ntohs(((struct sockaddr_in *)&sa)->sin_port);
+    if (sa.ss_family == AF_INET6) return ntohs(((struct sockaddr_in6 *)&sa)->sin6_port);
+    return 0;
+}
+
+/* Without credentials, refuses a request addressed to a Host that is not loopback or
+ * allowed (a page that reached the server through DNS rebinding), or sent by a browser
+ * page of an origin not allowed (origin.h): 400 AccessDeniedException, saying why and
+ * which option allows it, before anything runs. A request without Host (HTTP/1.0) comes
+ * from no browser. Returns 1 if it refused; otherwise notes in x whether the Origin may
+ * read the answer. */
+static int refuse_foreign(server *s, h2o_req_t *req, exchange *x)
+{
+    if (s->cfg.keys) return 0;
+    const char *head = NULL, *host = NULL;
+    size_t len = raw_head(req, &head), hl = 0;
+    if (len) host = framing_host(head, len, &hl);
+    origin_policy p = {s->cfg.allow_hosts, s->cfg.n_allow_hosts, s->cfg.cors_origins,
+                       s->cfg.n_cors_origins, local_port(req)};
+    char msg[700];
+    if (host && !origin_host_allowed(&p, host, hl)) {
+        size_t name = hl;
+        const char *colon = host[0] == '[' ? NULL : memchr(host, ':', hl);
+        if (colon) name = (size_t)(colon - host);
+        snprintf(msg, sizeof msg,
+                 "Host '%.*s' is not a loopback name or address. Without --credentials, quarry "
+                 "serve answers only requests addressed to localhost, 127.0.0.1 or [::1], so "
+                 "that no web page can reach it under a name of its own (DNS rebinding). Start "
+                 "it with --allow-host %.*s to answer this name, or with --credentials FILE to "
+                 "require signatures.",
+                 (int)(hl > 200 ? 200 : hl), host, (int)(name > 200 ? 200 : name), host);
+        send_error(s, req, x, 400, WIRE_JSON_CONTENT_TYPE, NULL, "AccessDeniedException", msg);
+        return 1;
+    }
+    const h2o_iovec_t *origin = find_header(req, H2O_STRLIT("origin"));
+    if (origin == NULL) return 0;
+    if (origin_allowed(&p, origin->base, origin->len, host, hl)) {
+        x->origin_ok = 1;
+        return 0;
+    }
+    int on = (int)(origin->len > 200 ? 200 : origin->len);
+    snprintf(msg, sizeof msg,
+             "Origin '%.*s' may not call this server. Without --credentials, quarry serve "
+             "answers browser pages only from its own origin and from loopback origins on port "
+             "%u. Start it with --cors-origin %.*s to allow this one, or with --credentials "
+             "FILE to require signatures.",
+             on, origin->base, p.port, on, origin->base);
+    send_error(s, req, x, 400, WIRE_JSON_CONTENT_TYPE, NULL, "AccessDeniedException", msg);
+    return 1;
+}
+
 static int on_req(h2o_handler_t *self, h2o_req_t *req)
 {
     server *s = ((handler *)self)->s;
@@ -573,6 +685,7 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
     clock_gettime(CLOCK_MONOTONIC, &x.start);
     x.body = req->entity.base ? req->entity.base : "";
     x.len = req->entity.base ? req->entity.len : 0;
+    if (refuse_ambiguous(s, req, &x) || refuse_foreign(s, req, &x)) return 0;
 
     const h2o_iovec_t *method = &req->input.method;
     int is_post = h2o_memis(method->base, method->len, H2O_STRLIT("POST"));

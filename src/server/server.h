@@ -48,6 +48,13 @@ typedef struct server_config {
     size_t max_body;          /* bytes; 0 means SERVER_MAX_BODY */
     server_log_level log_level;
     const sigv4_keyring *keys; /* borrowed; NULL accepts any access key */
+    /* Without keys, requests are answered only when addressed to a loopback name or one
+     * of allow_hosts, and browsers only from the server's own origin, loopback pages on
+     * its port and cors_origins (origin.h). Borrowed, like keys. */
+    const char *const *allow_hosts;
+    size_t n_allow_hosts;
+    const char *const *cors_origins;
+    size_t n_cors_origins;
 } server_config;
 
 typedef struct server server;

@@ -514,6 +514,8 @@ typedef struct auth_params {
     const char *signed_headers; /* into the parsed copy */
     const char *signature;      /* into the parsed copy */
     const char *no_equals;      /* the first component without '=', if any (parsed copy) */
+    const char *repeated;       /* the first parameter given twice, if any */
+    const char *unknown;        /* the first parameter not one of the three, if any */
 } auth_params;
 
 /* Whether c starts a "Name=" component (letters, then '='). */
@@ -528,8 +530,10 @@ static int starts_component(const char *c)
 /* Splits "ALG Credential=…, SignedHeaders=…, Signature=…" as DynamoDB does: the first
  * word is the algorithm; the rest, with spaces removed, is split on ',' and '='. Spaces
  * alone also part two components ("Credential=… SignedHeaders=…"), which DynamoDB
- * reads too. A component without '=' is noted (DynamoDB refuses the header for it). The
- * values point into work, which must outlive p. */
+ * reads too. A component without '=' is noted (DynamoDB refuses the header for it), and
+ * so are a parameter given twice (the first is kept: a verifier that kept the last and
+ * one that kept the first would disagree) and one not among the three. The values point
+ * into work, which must outlive p. */
 static int parse_authorization(const char *auth, auth_params *p, buf *work)
 {
     memset(p, 0, sizeof *p);
@@ -559,13 +563,17 @@ static int parse_authorization(const char *auth, auth_params *p, buf *work)
         if (eq == NULL && *s && p->no_equals == NULL) p->no_equals = s;
         if (eq) {
             *eq = '\0';
-            const char *v = eq + 1;
+            const char *v = eq + 1, **slot = NULL;
             if (strcmp(s, "Credential") == 0)
-                p->credential = v;
+                slot = &p->credential;
             else if (strcmp(s, "SignedHeaders") == 0)
-                p->signed_headers = v;
+                slot = &p->signed_headers;
             else if (strcmp(s, "Signature") == 0)
-                p->signature = v;
+                slot = &p->signature;
+            else if (p->unknown == NULL)
+                p->unknown = s;
+            if (slot && *slot && p->repeated == NULL) p->repeated = s;
+            if (slot && *slot == NULL) *slot = v;
         }
         s = comma ? comma + 1 : NULL;
     }
@@ -677,6 +685,60 @@ static int list_has(const char *list, const char *name)
     return 0;
 }
 
+static size_t count_headers(const sigv4_request *req, const char *name)
+{
+    size_t n = 0, len = strlen(name);
+    for (size_t i = 0; i < req->n_headers; i++)
+        n += name_eq(req->headers[i].name, req->headers[i].name_len, name, len);
+    return n;
+}
+
+/* The first header named X-Amz-* that the SignedHeaders list leaves out, or NULL. */
+static const sigv4_pair *unsigned_amz_header(const sigv4_request *req, const char *list)
+{
+    for (size_t i = 0; i < req->n_headers; i++) {
+        const sigv4_pair *h = &req->headers[i];
+        if (h->name_len < 6 || strncasecmp(h->name, "x-amz-", 6) != 0) continue;
+        size_t n = strlen(list);
+        int found = 0;
+        for (size_t s = 0; s < n && !found;) {
+            size_t e = s;
+            while (e < n && list[e] != ';')
+                e++;
+            found = name_eq(list + s, e - s, h->name, h->name_len);
+            s = e + 1;
+        }
+        if (!found) return h;
+    }
+    return NULL;
+}
+
+/* A header's name as AWS writes it: "X-Amz-Security-Token" (into b). */
+static const char *display_name(const sigv4_pair *h, buf *b)
+{
+    buf_reset(b);
+    int up = 1;
+    for (size_t i = 0; i < h->name_len; i++) {
+        char c = h->name[i];
+        if (buf_putc(b, (uint8_t)(up ? toupper((unsigned char)c) : tolower((unsigned char)c))))
+            return "X-Amz-*";
+        up = c == '-';
+    }
+    return b->data ? b->data : "X-Amz-*";
+}
+
+/* Whether the request's X-Amz-Security-Token is what key asks: its session token, or
+ * none for a key without one. Compared in constant time (work is scratch). */
+static int token_matches(const sigv4_key *key, const sigv4_pair *token, buf *work)
+{
+    if (key->session_token == NULL) return token == NULL;
+    if (token == NULL) return 0;
+    const char *got = header_string(token, work);
+    if (got == NULL) return 0;
+    size_t n = strlen(key->session_token);
+    return strlen(got) == n && CRYPTO_memcmp(got, key->session_token, n) == 0;
+}
+
 static void copy_key(char *dst, size_t cap, const char *src, size_t n)
 {
     if (dst == NULL || cap == 0) return;
@@ -705,6 +767,14 @@ int sigv4_verify(const sigv4_request *req, const sigv4_keyring *keys, const char
     int rc = -1;
     copy_key(access_key, akcap, "", 0);
 
+    size_t n_auth = count_headers(req, "Authorization");
+    if (n_auth > 1) {
+        err_set(e, SIGV4_E_INCOMPLETE,
+                "The request carries %zu Authorization headers; a request is signed by exactly "
+                "one.",
+                n_auth);
+        goto done;
+    }
     const char *auth = header_string(find_header(req, "Authorization"), auth_b);
     if (auth == NULL || strncmp(auth, "AWS4-", 5) != 0) {
         err_set(e, SIGV4_E_MISSING, "Request is missing Authentication Token");
@@ -737,6 +807,21 @@ int sigv4_verify(const sigv4_request *req, const sigv4_keyring *keys, const char
                         "a 'Date' header. ");
     if (missing[0]) {
         err_set(e, SIGV4_E_INCOMPLETE, "%sAuthorization=%s", missing, auth);
+        goto done;
+    }
+    /* DynamoDB names a missing parameter first, even one misspelt into an unknown one. */
+    if (p.repeated) {
+        err_set(e, SIGV4_E_INCOMPLETE,
+                "'%s' is given more than once in Authorization header: '%s'. Each of "
+                "Credential, SignedHeaders and Signature must appear once.",
+                p.repeated, auth);
+        goto done;
+    }
+    if (p.unknown) {
+        err_set(e, SIGV4_E_INCOMPLETE,
+                "'%s' is not a parameter of Authorization header: '%s'. Only Credential, "
+                "SignedHeaders and Signature are.",
+                p.unknown, auth);
         goto done;
     }
 
@@ -779,6 +864,15 @@ int sigv4_verify(const sigv4_request *req, const sigv4_keyring *keys, const char
 
     if (!list_has(p.signed_headers, "host")) {
         err_set(e, SIGV4_E_INVALID, "'Host' must be a 'SignedHeader' in the AWS Authorization.");
+        goto done;
+    }
+    /* Every X-Amz-* header present decides what the request does or who sends it
+     * (X-Amz-Target, X-Amz-Date, X-Amz-Security-Token, ...): every SDK signs them, and one
+     * left out could be changed by whoever replays the request. */
+    const sigv4_pair *unsigned_h = unsigned_amz_header(req, p.signed_headers);
+    if (unsigned_h) {
+        err_set(e, SIGV4_E_INVALID, "'%s' must be a 'SignedHeader' in the AWS Authorization.",
+                display_name(unsigned_h, date_b));
         goto done;
     }
     if (strcmp(p.algorithm, ALGORITHM) != 0) {
@@ -832,11 +926,15 @@ int sigv4_verify(const sigv4_request *req, const sigv4_keyring *keys, const char
         goto done;
     }
 
-    const char *secret = sigv4_keyring_find(keys, kid, strlen(kid));
-    if (secret == NULL) {
+    const sigv4_key *key = sigv4_keyring_key(keys, kid, strlen(kid));
+    const sigv4_pair *token = find_header(req, "X-Amz-Security-Token");
+    int token_ok = key && token_matches(key, token, sts);
+    buf_reset(sts);
+    if (!token_ok) {
         err_set(e, SIGV4_E_UNRECOGNIZED, "The security token included in the request is invalid.");
         goto done;
     }
+    const char *secret = key->secret;
 
     reserve(canon, 1024);
     reserve(sts, 256);

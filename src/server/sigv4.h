@@ -40,9 +40,10 @@ typedef struct sigv4_request {
 } sigv4_request;
 
 typedef struct sigv4_key {
-    char *access_key; /* aws_access_key_id */
-    char *secret;     /* aws_secret_access_key */
-    char *profile;    /* the [section] it came from */
+    char *access_key;    /* aws_access_key_id */
+    char *secret;        /* aws_secret_access_key */
+    char *profile;       /* the [section] it came from */
+    char *session_token; /* aws_session_token: requests must carry it; NULL: must carry none */
 } sigv4_key;
 
 /* The access keys a server accepts; every profile of the credentials file counts. */
@@ -52,13 +53,16 @@ typedef struct sigv4_keyring {
 } sigv4_keyring;
 
 /* Parses AWS shared-credentials text ([profile] sections with aws_access_key_id and
- * aws_secret_access_key; '#' and ';' comments). name labels error messages. Returns 0,
- * or -1 with a message in errbuf naming the line. A profile with one key but not the
- * other is an error; a file with no complete profile is an error. */
+ * aws_secret_access_key, and aws_session_token for temporary keys; '#' and ';'
+ * comments). name labels error messages. Returns 0, or -1 with a message in errbuf naming
+ * the line. A profile with one key but not the other is an error; a file with no complete
+ * profile is an error. */
 int sigv4_keyring_parse(sigv4_keyring *kr, const char *text, size_t len, const char *name,
                         char *errbuf, size_t errlen);
 /* Reads and parses the file at path (at most 1 MB). */
 int sigv4_keyring_load(sigv4_keyring *kr, const char *path, char *errbuf, size_t errlen);
+/* The key of an access key id, or NULL if it is not in the ring (borrowed from kr). */
+const sigv4_key *sigv4_keyring_key(const sigv4_keyring *kr, const char *access_key, size_t len);
 /* The secret for an access key id, or NULL if the key is not in the ring. */
 const char *sigv4_keyring_find(const sigv4_keyring *kr, const char *access_key, size_t len);
 void sigv4_keyring_free(sigv4_keyring *kr);
@@ -68,10 +72,12 @@ void sigv4_keyring_free(sigv4_keyring *kr);
  * key (HMAC-SHA256 and SHA-256 from libcrypto) and answers with DynamoDB's own errors and
  * messages.
  *
- * Checks the request's Authorization header, in DynamoDB's order: present, complete,
- * date well formed and within SIGV4_MAX_SKEW_SECONDS of now, Host signed, algorithm,
- * credential scope (service must equal `service`, date must match), access key known,
- * signature. With keys == NULL any access key is accepted and only the header's
+ * Checks the request's Authorization header, in DynamoDB's order: one header, present,
+ * each of its parameters known and given once, complete, date well formed and within
+ * SIGV4_MAX_SKEW_SECONDS of now, Host and every X-Amz-* header present signed,
+ * algorithm, credential scope (service must equal `service`, date must match), access
+ * key known, X-Amz-Security-Token the key's session token (or absent for a key without
+ * one), signature. With keys == NULL any access key is accepted and only the header's
  * presence and shape are checked (DynamoDB Local's behaviour). Returns 0 if the request
  * is authentic, else -1 with e set to one of the SIGV4_E_* types and DynamoDB's message.
  * If access_key is not NULL it receives the access key id (up to akcap-1 bytes). */

@@ -5,14 +5,23 @@
 
 #include "storage/rowcache.h"
 
+#include <dirent.h>
 #include <pthread.h>
 #include <rocksdb/c.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 
 /* The largest value the row cache keeps. */
 #define ROW_MAX_VALUE 2048
+/* The memtable's size; RocksDB preallocates each new WAL in blocks of 1.1 times it. */
+#define MEMTABLE_BYTES (8u << 20)
+/* What an open writes besides the WAL's first block and what recovery turns into tables:
+ * a new MANIFEST and OPTIONS file, and quarry's catalogue and history records. */
+#define OPEN_SLACK_BYTES (1u << 20)
 
 struct store {
     rocksdb_t *db;
@@ -33,6 +42,10 @@ struct store {
      * seen a record still in the buffer (see settle_read). */
     _Atomic uint64_t wal_begun, wal_appended, wal_flushed;
     rowcache *rows; /* recently read values, for reads without a snapshot */
+    /* The first error of a WAL flush. RocksDB's writer refuses every later flush with
+     * "Seen error", which names no cause; those report this one instead. */
+    _Atomic(char *) wal_error;
+    char *dir; /* where it is, for what a full disk's error says at the close */
 };
 
 /* A thread that defers flushes (store_defer_flushes) and the store it has written to
@@ -92,13 +105,33 @@ struct store_iter {
     char *flush_error; /* settle_read's, reported by store_iter_status */
 };
 
+/* After a write or a WAL flush of s failed with *e: the first such error is kept, and a
+ * later one that names no cause (RocksDB's "Seen error" of a WAL writer that failed
+ * before) is replaced by it. */
+static void wal_failed(store *s, char **e)
+{
+    char *first = atomic_load(&s->wal_error);
+    if (first == NULL) {
+        char *mine = strdup(*e);
+        if (mine && atomic_compare_exchange_strong(&s->wal_error, &first, mine)) return;
+        free(mine);
+    }
+    char *again = first && strstr(*e, "Seen error") ? strdup(first) : NULL;
+    if (again == NULL) return;
+    free(*e);
+    *e = again;
+}
+
 /* Hands RocksDB's WAL buffer to the operating system, and notes how far that reached:
  * every record appended before the flush began. */
 static void flush_wal(store *s, char **e)
 {
     uint64_t reached = atomic_load(&s->wal_appended);
     rocksdb_flush_wal(s->db, 0, e);
-    if (*e) return;
+    if (*e) {
+        wal_failed(s, e);
+        return;
+    }
     uint64_t was = atomic_load(&s->wal_flushed);
     while (was < reached && !atomic_compare_exchange_weak(&s->wal_flushed, &was, reached)) {
     }
@@ -127,13 +160,123 @@ static void settle_read(store *s, char **e)
         flush_wal(s, e);
 }
 
+/* A RocksDB error, or the same error said to be a full disk when that is its cause
+ * (malloc'd). */
+static char *describe(const char *e)
+{
+    char *out = NULL;
+    if (strstr(e, "No space left on device") || strstr(e, "NoSpace")) {
+        if (asprintf(&out, "the disk is full (%s)", e) < 0) out = NULL;
+    } else {
+        out = strdup(e);
+    }
+    return out;
+}
+
+/* Sets err to e, a RocksDB error of a write or a WAL flush. */
+static void write_error(qr_err *err, const char *e)
+{
+    char *said = describe(e);
+    err_set(err, QR_E_INTERNAL, "storage write failed: %s", said ? said : e);
+    free(said);
+}
+
+/* Bytes of the regular files in dir whose names begin with prefix and end with suffix. */
+static uint64_t bytes_of(const char *dir, const char *prefix, const char *suffix)
+{
+    DIR *d = opendir(dir);
+    if (d == NULL) return 0;
+    uint64_t sum = 0;
+    size_t pl = strlen(prefix), sl = strlen(suffix);
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        size_t nl = strlen(de->d_name);
+        if (nl < pl + sl || strncmp(de->d_name, prefix, pl) != 0 ||
+            strcmp(de->d_name + nl - sl, suffix) != 0)
+            continue;
+        char path[4096];
+        struct stat st;
+        if (snprintf(path, sizeof path, "%s/%s", dir, de->d_name) < (int)sizeof path &&
+            stat(path, &st) == 0 && S_ISREG(st.st_mode))
+            sum += (uint64_t)st.st_size;
+    }
+    closedir(d);
+    return sum;
+}
+
+/* The size in bytes, said in the largest unit under which it is at least 1. */
+static void say_bytes(uint64_t n, char *out, size_t cap)
+{
+    if (n >= (1u << 20))
+        snprintf(out, cap, "%.1f MB", (double)n / (1 << 20));
+    else if (n >= 1024)
+        snprintf(out, cap, "%.1f KB", (double)n / 1024);
+    else
+        snprintf(out, cap, "%llu bytes", (unsigned long long)n);
+}
+
+/* The space an open of the store in dir for writing needs: the WAL's first preallocated
+ * block, the MANIFEST and OPTIONS files rewritten, and the tables recovery makes of the
+ * WALs left behind (at most their size); what the filesystem has free (at: the folder
+ * measured, dir or its nearest existing parent). Returns -1 if it cannot be measured. */
+static int measure_space(const char *dir, char at[4096], uint64_t *free_bytes, uint64_t *need,
+                         uint64_t *wal)
+{
+    snprintf(at, 4096, "%s", dir);
+    struct statvfs vfs;
+    /* A directory not yet made is made on the filesystem of its nearest parent. */
+    while (statvfs(at, &vfs) != 0) {
+        char *slash = strrchr(at, '/');
+        if (slash == NULL) {
+            snprintf(at, 4096, ".");
+            if (statvfs(at, &vfs) != 0) return -1;
+            break;
+        }
+        if (slash == at)
+            slash[1] = '\0';
+        else
+            *slash = '\0';
+    }
+    *free_bytes = (uint64_t)vfs.f_bavail * vfs.f_frsize;
+    *wal = bytes_of(dir, "", ".log");
+    *need = (uint64_t)MEMTABLE_BYTES * 11 / 10 + OPEN_SLACK_BYTES + *wal +
+            bytes_of(dir, "MANIFEST-", "");
+    return 0;
+}
+
+/* Refuses to open a store for writing where the disk lacks what measure_space counts:
+ * opening with less would fail part-way, or leave a database that refuses its first
+ * write. */
+static int check_space(const char *dir, char **errmsg)
+{
+    char at[4096];
+    uint64_t free_bytes, need, wal;
+    if (measure_space(dir, at, &free_bytes, &need, &wal) || free_bytes >= need) return 0;
+    char has[32], needs[32], logs[32];
+    say_bytes(free_bytes, has, sizeof has);
+    say_bytes(need, needs, sizeof needs);
+    say_bytes(wal, logs, sizeof logs);
+    if (asprintf(errmsg,
+                 "the disk is full: the filesystem of %s has %s free, and opening the database "
+                 "needs at least %s (the write-ahead log's first block, a new MANIFEST and "
+                 "OPTIONS file, and tables for the %s of write-ahead log to recover); free "
+                 "space there and start again",
+                 at, has, needs, logs) < 0)
+        *errmsg = NULL;
+    return -1;
+}
+
 int store_open(const char *dir, int no_sync, int read_only, store **out, char **errmsg)
 {
+    if (!read_only && check_space(dir, errmsg)) return -1;
     store *s = calloc(1, sizeof *s);
     /* Items read again and again skip RocksDB's lookup (a skiplist search through the
      * memtable, then the files): 64k keys of values up to 2 KB, 32 MB at most. */
     if (s) s->rows = rowcache_new(1 << 16, ROW_MAX_VALUE, 32 << 20);
-    if (s == NULL || s->rows == NULL) {
+    if (s) s->dir = strdup(dir);
+    if (s == NULL || s->rows == NULL || s->dir == NULL) {
+        if (s) rowcache_free(s->rows);
+        if (s) free(s->dir);
         free(s);
         *errmsg = strdup("out of memory");
         return -1;
@@ -146,15 +289,15 @@ int store_open(const char *dir, int no_sync, int read_only, store **out, char **
      * skiplist search that misses the CPU's caches level after level, and the smaller the
      * skiplist the fewer misses. The price is that recent data leaves the memtable for the
      * files sooner, where reading it (a Query's range) costs more. */
-    rocksdb_options_set_write_buffer_size(s->opts, 8 << 20);
+    rocksdb_options_set_write_buffer_size(s->opts, MEMTABLE_BYTES);
     rocksdb_options_set_compression(s->opts, rocksdb_lz4_compression);
-    /* RocksDB's own LOG at INFO, and bounded. Debian's librocksdb starts at DEBUG, which
-     * writes a line to LOG at every manual WAL flush ("FlushWAL sync=false"): under
-     * `serve --no-sync` that is one line per event-loop turn, thousands a second, a LOG
-     * growing with nothing to stop it, and CPU of every PutItem spent formatting them. */
-    rocksdb_options_set_info_log_level(s->opts, 1 /* INFO_LEVEL */);
-    rocksdb_options_set_max_log_file_size(s->opts, 16 << 20);
-    rocksdb_options_set_keep_log_file_num(s->opts, 5);
+    /* RocksDB's own LOG stays empty. Its writer ignores the error of a write that fails,
+     * and the next line it writes to the same file trips an assertion in
+     * WritableFileWriter (Debian builds librocksdb with assertions): on a full disk the
+     * first lines of an open, or the error RocksDB logs about a WAL write the disk
+     * refused, and then its shutdown lines, abort the process. quarry reports RocksDB's
+     * errors itself, from the statuses its calls return. */
+    rocksdb_options_set_info_log_level(s->opts, 6 /* NUM_INFO_LOG_LEVELS: none */);
     /* Writers waiting for the write group's leader block instead of spinning with
      * sched_yield: on a 2-CPU machine the spinning takes the CPU the leader and the other
      * requests need. */
@@ -205,29 +348,53 @@ int store_open(const char *dir, int no_sync, int read_only, store **out, char **
         s->db = rocksdb_open(s->opts, dir, &err);
     }
     if (err != NULL) {
-        *errmsg = err;
+        *errmsg = describe(err);
+        free(err);
         s->db = NULL;
-        store_close(s);
+        store_close(s, NULL);
         return -1;
     }
     *out = s;
     return 0;
 }
 
-void store_close(store *s)
+/* What store_close reports of a WAL write that failed (said): that nothing acknowledged
+ * was lost, and for a full disk, measured once the store is closed, how much free space
+ * the next open needs (malloc'd; NULL if out of memory). */
+static char *close_message(const char *dir, const char *said)
 {
-    if (s == NULL) return;
-    if (tl_staged.s == s) {
-        char *e = NULL;
-        commit_staged(0, &e);
-        free(e); /* as for the flush below */
+    char *out = NULL, at[4096];
+    uint64_t free_bytes, need, wal;
+    int full = strncmp(said, "the disk is full", 16) == 0 &&
+               measure_space(dir, at, &free_bytes, &need, &wal) == 0;
+    char has[32] = "", needs[32] = "";
+    if (full) {
+        say_bytes(free_bytes, has, sizeof has);
+        say_bytes(need, needs, sizeof needs);
     }
+    int n = full ? asprintf(&out,
+                            "%s; the writes made since were refused, never acknowledged, and "
+                            "every write acknowledged is kept; it opens again once %s has at "
+                            "least %s free (it has %s)",
+                            said, at, needs, has)
+                 : asprintf(&out,
+                            "%s; the writes made since were refused, never acknowledged, and "
+                            "every write acknowledged is kept",
+                            said);
+    return n < 0 ? NULL : out;
+}
+
+int store_close(store *s, char **errmsg)
+{
+    if (s == NULL) return 0;
+    char *e = NULL;
+    if (tl_staged.s == s) commit_staged(0, &e);
     if (tl_owed == s) tl_owed = NULL; /* the flush below is the one owed */
-    if (s->db && s->manual_flush) {
-        char *e = NULL;
-        flush_wal(s, &e);
-        free(e); /* nothing left to report it to; the close below reports nothing either */
-    }
+    if (s->db && s->manual_flush && e == NULL) flush_wal(s, &e);
+    char *first = atomic_load(&s->wal_error);
+    int rc = first || e ? -1 : 0;
+    char *said = rc ? describe(first ? first : e) : NULL;
+    free(e);
     if (s->db) rocksdb_close(s->db);
     rocksdb_writeoptions_destroy(s->wopts);
     rocksdb_writeoptions_destroy(s->wopts_nosync);
@@ -237,7 +404,12 @@ void store_close(store *s)
     rocksdb_cache_destroy(s->cache);
     rowcache_free(s->rows);
     pthread_mutex_destroy(&s->write_mu);
+    if (rc && errmsg) *errmsg = close_message(s->dir, said ? said : "a write failed");
+    free(said);
+    free(atomic_load(&s->wal_error));
+    free(s->dir);
     free(s);
+    return rc;
 }
 
 /* RocksDB counts into a per-thread perf context unless told not to; quarry never reads
@@ -284,7 +456,7 @@ static int get_with(store *s, const store_snapshot *snap, const void *key, size_
     }
     settle_read(s, &e);
     if (e) {
-        err_set(err, QR_E_INTERNAL, "storage write failed: %s", e);
+        write_error(err, e);
         free(e);
         free(*val);
         *val = NULL;
@@ -462,7 +634,7 @@ void store_batch_free(store_batch *b)
 /* Reports e, the error of a write or of a WAL flush, in err (if not NULL) and frees it. */
 static int write_failed(qr_err *err, char *e)
 {
-    if (err) err_set(err, QR_E_INTERNAL, "storage write failed: %s", e);
+    if (err) write_error(err, e);
     free(e);
     return -1;
 }
@@ -470,7 +642,7 @@ static int write_failed(qr_err *err, char *e)
 /* Notes e (a RocksDB error) as this thread's commit error unless one is noted already. */
 static void note_commit_error(const char *e)
 {
-    if (tl_commit_error == NULL) tl_commit_error = strdup(e);
+    if (tl_commit_error == NULL) tl_commit_error = strdup(e); /* described when reported */
 }
 
 /* A buffer grown past this by a turn's writes is given back after its commit. */
@@ -492,6 +664,7 @@ static void commit_staged(int flush, char **e)
     pthread_mutex_lock(&s->write_mu);
     atomic_fetch_add(&s->wal_begun, 1);
     rocksdb_write(s->db, s->wopts_nosync, wb, e);
+    if (*e) wal_failed(s, e);
     atomic_fetch_add(&s->wal_appended, 1);
     int written = *e == NULL; /* in the store, readable, whether or not the flush below fails */
     if (written && flush) flush_wal(s, e);
@@ -612,6 +785,7 @@ static int write_with(store *s, rocksdb_writeoptions_t *wo, store_batch *b, qr_e
     if (s->one_writer) pthread_mutex_lock(&s->write_mu);
     if (s->manual_flush) atomic_fetch_add(&s->wal_begun, 1); /* manual_flush implies one_writer */
     rocksdb_write(s->db, wo, b->wb, &e);
+    if (e) wal_failed(s, &e);
     if (s->manual_flush) atomic_fetch_add(&s->wal_appended, 1);
     if (s->one_writer) pthread_mutex_unlock(&s->write_mu);
     rowcache_write_end(s->rows, b->marks.at, b->marks.n, b->marks.all, e == NULL);
@@ -753,7 +927,7 @@ const char *store_iter_value(store_iter *it, size_t *len)
 int store_iter_status(store_iter *it, qr_err *err)
 {
     if (it->flush_error) {
-        err_set(err, QR_E_INTERNAL, "storage write failed: %s", it->flush_error);
+        write_error(err, it->flush_error);
         return -1;
     }
     char *e = NULL;

@@ -18,7 +18,11 @@ typedef struct store_snapshot store_snapshot;
  * (another process may hold it), as it is at the open, and refuses every write. On failure
  * returns -1 and sets *errmsg (malloc'd). */
 int store_open(const char *dir, int no_sync, int read_only, store **out, char **errmsg);
-void store_close(store *s);
+/* Closes the store, first writing what this thread staged and handing the WAL to the
+ * operating system. Returns 0, or -1 when a write to the WAL failed while it was open (a
+ * full disk, say: what failed was never acknowledged) or that last write did, and sets
+ * *errmsg (malloc'd) to the first such failure if errmsg is not NULL. s may be NULL. */
+int store_close(store *s, char **errmsg);
 
 /* Reads key. Returns 1 and sets *val (malloc'd, caller frees with free()) and *vlen if
  * found, 0 if not found, -1 on a storage error (err set). snap may be NULL. */

@@ -27,11 +27,16 @@ def test_boto3_signatures_verify_for_every_profile(signed_server):
         assert ddb.list_tables()["TableNames"] == []
 
 
-def test_temporary_credentials_sign_their_session_token(signed_server, server):
+def test_temporary_credentials_sign_their_session_token(start, tmp_path, server):
     # Clients with temporary credentials add X-Amz-Security-Token and sign it; quarry
-    # checks the signature over it like any other header (there is no STS to ask).
-    key, secret = KEYS["ci"]
-    ddb = boto3_client(signed_server.url, key, secret, aws_session_token="FQoGZXIvYXdzE//token+/=")
+    # checks it against the profile's aws_session_token (there is no STS to ask).
+    path = tmp_path / "temporary"
+    path.write_text("[temp]\naws_access_key_id = ASIAQUARRYTEMP\n"
+                    "aws_secret_access_key = temp/secret\n"
+                    "aws_session_token = FQoGZXIvYXdzE//token+/=\n")
+    srv = start(credentials=path)
+    ddb = boto3_client(srv.url, "ASIAQUARRYTEMP", "temp/secret",
+                       aws_session_token="FQoGZXIvYXdzE//token+/=")
     assert ddb.list_tables()["TableNames"] == []
     assert boto3_client(server.url, aws_session_token="token").list_tables()["TableNames"] == []
 

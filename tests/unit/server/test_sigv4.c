@@ -533,6 +533,54 @@ static void test_malformed(void)
     sigv4_keyring_free(&kr);
 }
 
+/* What the signature must cover and how the Authorization header may be written: every
+ * X-Amz-* header present signed; each parameter once, none unknown; one header. */
+static void test_coverage(void)
+{
+    sigv4_keyring kr = suite_keys();
+    char *r = variant("X-Amz-Date:", "X-Amz-Target:DynamoDB_20120810.DeleteTable\nX-Amz-Date:");
+    expect_error(r, &kr, "service", SUITE_NOW, SIGV4_E_INVALID,
+                 "'X-Amz-Target' must be a 'SignedHeader' in the AWS Authorization.");
+    free(r);
+    r = variant("X-Amz-Date:", "x-amz-security-token:abc\nX-Amz-Date:");
+    expect_error(r, &kr, "service", SUITE_NOW, SIGV4_E_INVALID,
+                 "'X-Amz-Security-Token' must be a 'SignedHeader' in the AWS Authorization.");
+    free(r);
+    /* Unsigned headers other than X-Amz-* stay allowed (the suite's vectors have some). */
+    r = variant("X-Amz-Date:", "User-Agent:test\nX-Amz-Date:");
+    qr_err e;
+    CHECK_THAT(verify_raw(r, &kr, "service", SUITE_NOW, &e) == NULL);
+    free(r);
+
+    const char *forms[][2] = {
+        {"SignedHeaders=host;x-amz-date, ",
+         "'Credential' is given more than once in Authorization header"},
+        {"SignedHeaders=host;x-amz-date, Signature=00, ",
+         "'Signature' is given more than once in Authorization header"},
+        {"SignedHeaders=host;x-amz-date, SignedHeaders=host, ",
+         "'SignedHeaders' is given more than once in Authorization header"},
+        {"SignedHeaders=host;x-amz-date, Region=us-east-1, ",
+         "'Region' is not a parameter of Authorization header"},
+    };
+    for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
+        char to[200];
+        snprintf(to, sizeof to, "%s%s", forms[i][0],
+                 i == 0 ? "Credential=AKIDEXAMPLE/20150830/us-east-1/service/aws4_request, " : "");
+        r = variant("SignedHeaders=host;x-amz-date, ", to);
+        expect_error(r, &kr, "service", SUITE_NOW, SIGV4_E_INCOMPLETE, forms[i][1]);
+        expect_error(r, NULL, "service", SUITE_NOW, SIGV4_E_INCOMPLETE, forms[i][1]);
+        free(r);
+    }
+    r = variant("Authorization:", "Authorization:AWS4-HMAC-SHA256 " SCOPE
+                                  "SignedHeaders=host;x-amz-date, Signature=00\nAuthorization:");
+    expect_error(r, &kr, "service", SUITE_NOW, SIGV4_E_INCOMPLETE,
+                 "The request carries 2 Authorization headers");
+    expect_error(r, NULL, "service", SUITE_NOW, SIGV4_E_INCOMPLETE,
+                 "The request carries 2 Authorization headers");
+    free(r);
+    sigv4_keyring_free(&kr);
+}
+
 static void test_keyring(void)
 {
     sigv4_keyring kr;
@@ -546,7 +594,7 @@ static void test_keyring(void)
                        "[profile ci]\n"
                        "  AWS_ACCESS_KEY_ID =  AKIA2\n"
                        "aws_secret_access_key=s2/with+chars=\n"
-                       "aws_session_token = ignored\n"
+                       "aws_session_token = token/of+ci=\n"
                        "[only-region]\n"
                        "region = us-east-1\n"
                        "s3 =\n"
@@ -558,6 +606,8 @@ static void test_keyring(void)
     CHECK_THAT(sigv4_keyring_find(&kr, "AKIA", 4) == NULL);
     CHECK_THAT(sigv4_keyring_find(&kr, "AKIA3", 5) == NULL);
     CHECK_STR(kr.keys[1].profile, "ci");
+    CHECK_STR(kr.keys[1].session_token, "token/of+ci=");
+    CHECK_THAT(kr.keys[0].session_token == NULL);
     sigv4_keyring_free(&kr);
 
     const char *half =
@@ -636,6 +686,7 @@ int main(void)
     test_open_mode();
     test_date_header();
     test_malformed();
+    test_coverage();
     test_keyring();
     test_credential_region();
     printf("test_sigv4: %d passed, %d failed\n", check_count - check_failures, check_failures);

@@ -320,7 +320,7 @@ static void test_no_stale_reads(const char *dir, int no_sync)
     store_batch_free(b);
     for (int k = 0; k < WRITERS * KEYS_EACH; k++)
         CHECK(read_number(r.s, k) == -1, "key %d survived", k);
-    store_close(r.s);
+    store_close(r.s, NULL);
 }
 
 int main(void)
