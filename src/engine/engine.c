@@ -1235,6 +1235,11 @@ int64_t table_item_count(qr_db *db, table *t)
     return n;
 }
 
+const char *engine_s3_root(const qr_db *db)
+{
+    return db->opts.s3_root;
+}
+
 void engine_log(qr_db *db, const char *fmt, ...)
 {
     if (db->opts.log == NULL) return;

@@ -14,13 +14,15 @@
 
 /* Keys:  "\0B" | backup id (4 bytes BE) | 0x00               -> the backup's record (JSON)
  *        "\0B" | backup id (4 bytes BE) | 0x01 | n (8 BE)    -> item n (its JSON text)
- *        "\0S" | kind | the table's TableId | "\0" | sub     -> a setting (JSON) */
+ *        "\0S" | kind | the table's TableId | "\0" | sub     -> a setting (JSON)
+ *        "\0X" | kind | id                                  -> a job's record (JSON) */
 #define BACKUP_PREFIX "\0B"
 #define BACKUP_PREFIX_END "\0C"
 #define BACKUP_RECORD 0
 #define BACKUP_ITEM 1
 #define COPY_BATCH_ITEMS 512
 #define SETTINGS_PREFIX "\0S"
+#define RECORDS_PREFIX "\0X"
 
 typedef struct token_entry {
     char *token;           /* NULL: the slot is free */
@@ -157,6 +159,49 @@ int meta_backup_copy(qr_db *db, const table *t, const read_view *v, uint32_t id,
     buf_free(&hi);
     buf_free(&k);
     return rc;
+}
+
+int meta_table_items(qr_db *db, const table *t, const read_view *v, meta_item_fn fn, void *arg,
+                     qr_err *err)
+{
+    buf lo, hi;
+    buf_init(&lo, 0);
+    buf_init(&hi, 0);
+    key_table_prefix(&lo, t, 0);
+    key_table_prefix(&hi, t, 1);
+    const store_snapshot *own = v ? NULL : store_snapshot_new(db->st);
+    store_iter *it = store_iter_new(db->st, v ? (const store_snapshot *)v : own, lo.data, lo.len,
+                                    hi.data, hi.len);
+    int rc = 0;
+    for (store_iter_first(it); rc == 0 && store_iter_valid(it); store_iter_next(it)) {
+        size_t vl, jlen, size;
+        const char *val = store_iter_value(it, &vl), *json;
+        if (item_stored(val, vl, &json, &jlen, &size) == 0) rc = fn(arg, json, jlen, size, err);
+    }
+    if (rc == 0) rc = store_iter_status(it, err);
+    store_iter_free(it);
+    if (own) store_snapshot_free(db->st, own);
+    buf_free(&lo);
+    buf_free(&hi);
+    return rc;
+}
+
+int meta_table_item(qr_db *db, const table *t, const read_view *v, const json_t *key, json_t **item,
+                    qr_err *err)
+{
+    buf k;
+    buf_init(&k, 0);
+    char *raw = NULL;
+    size_t len = 0;
+    *item = NULL;
+    int found = key_item(&k, t, key, err)
+                    ? -1
+                    : item_read_raw(db, (const store_snapshot *)v, &k, &raw, &len, err);
+    if (found == 1 && (*item = item_decode(raw, len)) == NULL)
+        found = err_set(err, QR_E_INTERNAL, "stored item is corrupt");
+    free(raw);
+    buf_free(&k);
+    return found;
 }
 
 int meta_backup_put(qr_db *db, uint32_t id, const json_t *rec, qr_err *err)
@@ -384,6 +429,55 @@ void meta_setting_forget_all(qr_db *db, const table *t)
     pthread_mutex_unlock(&db->meta->settings_lock);
     store_batch_free(b);
     err_clear(&e);
+}
+
+/* ---- records of long-running jobs ---- */
+
+static void record_key(buf *k, char kind, const char *id)
+{
+    buf_append(k, RECORDS_PREFIX, 2);
+    buf_putc(k, (uint8_t)kind);
+    buf_append(k, id, strlen(id));
+}
+
+int meta_record_put(qr_db *db, char kind, const char *id, const json_t *rec, qr_err *err)
+{
+    buf k;
+    buf_init(&k, 0);
+    record_key(&k, kind, id);
+    int rc = setting_write(db, &k, rec, err);
+    buf_free(&k);
+    return rc;
+}
+
+int meta_record_get(qr_db *db, char kind, const char *id, json_t **rec, qr_err *err)
+{
+    buf k;
+    buf_init(&k, 0);
+    record_key(&k, kind, id);
+    int rc = setting_read(db, &k, rec, err);
+    buf_free(&k);
+    return rc < 0 ? -1 : *rec != NULL;
+}
+
+int meta_record_list(qr_db *db, char kind, json_t **out, qr_err *err)
+{
+    char lo[3] = {'\0', 'X', kind}, hi[3] = {'\0', 'X', (char)(kind + 1)};
+    *out = json_array();
+    store_iter *it = store_iter_new(db->st, NULL, lo, 3, hi, 3);
+    for (store_iter_first(it); store_iter_valid(it); store_iter_next(it)) {
+        size_t vl;
+        const char *v = store_iter_value(it, &vl);
+        json_t *rec = json_read(v, vl, 0, NULL);
+        if (rec) json_array_append_new(*out, rec);
+    }
+    int rc = store_iter_status(it, err);
+    store_iter_free(it);
+    if (rc) {
+        json_decref(*out);
+        *out = NULL;
+    }
+    return rc;
 }
 
 uint64_t meta_revision_next(qr_db *db, uint64_t at_least)
