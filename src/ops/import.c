@@ -86,7 +86,6 @@ static int flush_batch(importer *im, qr_err *err)
         rc = txn_put(x, i, im->items[i], im->sizes[i], err);
     if (rc == 0) rc = txn_commit(x, err);
     txn_end(x);
-    if (rc == 0) im->imported += im->n;
     for (size_t i = 0; i < im->n; i++)
         json_decref(im->items[i]);
     im->n = 0;
@@ -116,6 +115,7 @@ static int add_item(importer *im, json_t *item, qr_err *err)
         return 0;
     }
     err_clear(&e);
+    im->imported++; /* a later item of the same key overwrites it, as in DynamoDB */
     /* Two items of one key in a batch: the later wins, as in DynamoDB's import. */
     for (size_t i = 0; i < im->n; i++)
         if (im->keys[i].len == k->len && memcmp(im->keys[i].data, k->data, k->len) == 0) {
@@ -157,27 +157,33 @@ static int json_line(importer *im, const char *line, size_t len, qr_err *err)
     return add_item(im, item, err);
 }
 
-static int ion_line(importer *im, const char *line, size_t len, qr_err *err)
+/* Reads Ion text: its top-level structs, each {Item: {...}}, however laid out. */
+static int ion_text(importer *im, const char *s, size_t len, qr_err *err)
 {
-    char msg[300];
-    json_t *doc;
-    if (ion_read_line(line, len, &doc, msg, sizeof msg)) {
-        im->processed++;
-        item_error(im, msg);
-        return 0;
+    size_t pos = 0;
+    int rc = 0;
+    while (rc == 0) {
+        char msg[300];
+        json_t *doc;
+        int got = ion_read_next(s, len, &pos, &doc, msg, sizeof msg);
+        if (got == 0) break;
+        if (got < 0) {
+            im->processed++;
+            item_error(im, msg);
+        } else {
+            json_t *map = json_object_get(json_object_get(doc, "Item"), "M");
+            if (map == NULL || json_object_size(doc) != 1) {
+                im->processed++;
+                item_error(im, "An Ion value must be a struct with one field, Item, a struct of "
+                               "the item's attributes");
+            } else {
+                rc = add_item(im, json_incref(map), err);
+            }
+            json_decref(doc);
+        }
+        im->index++;
     }
-    json_t *item = json_object_get(doc, "Item");
-    json_t *map = json_object_get(item, "M");
-    if (map == NULL || json_object_size(doc) != 1) {
-        im->processed++;
-        item_error(im, "An Ion line must be a struct with one field, Item, a struct of the "
-                       "item's attributes");
-        json_decref(doc);
-        return 0;
-    }
-    json_incref(map);
-    json_decref(doc);
-    return add_item(im, map, err);
+    return rc;
 }
 
 /* The AttributeValue type CSV gives column name: its AttributeDefinitions type, else S. */
@@ -287,7 +293,7 @@ static int csv_text(importer *im, const char *s, size_t len, qr_err *err)
     return rc;
 }
 
-/* Splits text into lines for the line formats. */
+/* Reads DYNAMODB_JSON text: one {"Item": {...}} a line. */
 static int line_text(importer *im, const char *s, size_t len, qr_err *err)
 {
     size_t start = 0;
@@ -301,8 +307,7 @@ static int line_text(importer *im, const char *s, size_t len, qr_err *err)
         while (b < e && (s[b] == ' ' || s[b] == '\t'))
             b++;
         if (e > b) {
-            rc = strcmp(im->format, "ION") == 0 ? ion_line(im, s + b, e - b, err)
-                                                : json_line(im, s + b, e - b, err);
+            rc = json_line(im, s + b, e - b, err);
             im->index++;
         }
         start = end + 1;
@@ -411,6 +416,8 @@ static int import_object(importer *im, const char *bucket_path, const char *key,
             im->header = NULL;
         }
         rc = csv_text(im, s, len, err);
+    } else if (strcmp(im->format, "ION") == 0) {
+        rc = ion_text(im, s, len, err);
     } else {
         rc = line_text(im, s, len, err);
     }

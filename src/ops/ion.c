@@ -575,9 +575,10 @@ static int read_value(reader *r, int depth, json_t **out)
                  : fail(r, "'%c' cannot start a value", c);
 }
 
-int ion_read_line(const char *text, size_t len, json_t **out, char *msg, size_t msg_cap)
+int ion_read_next(const char *text, size_t len, size_t *pos, json_t **out, char *msg,
+                  size_t msg_cap)
 {
-    reader r = {text, len, 0, msg, msg_cap};
+    reader r = {text, len, *pos, msg, msg_cap};
     *out = NULL;
     for (;;) {
         skip(&r);
@@ -588,16 +589,19 @@ int ion_read_line(const char *text, size_t len, json_t **out, char *msg, size_t 
         }
         break;
     }
-    if (peek(&r) != '{' || (r.pos + 1 < len && text[r.pos + 1] == '{'))
-        return fail(&r, "a struct was expected");
-    json_t *v;
-    if (read_value(&r, 0, &v)) return -1;
-    skip(&r);
-    if (r.pos != len) {
-        json_decref(v);
-        return fail(&r, "more text after the struct");
+    *pos = r.pos;
+    if (r.pos == len) return 0;
+    json_t *v = NULL;
+    int rc = peek(&r) != '{' || (r.pos + 1 < len && text[r.pos + 1] == '{')
+                 ? fail(&r, "a struct was expected")
+                 : read_value(&r, 0, &v);
+    if (rc) { /* go on at the next line */
+        const char *nl = memchr(text + *pos, '\n', len - *pos);
+        *pos = nl ? (size_t)(nl - text) + 1 : len;
+        return -1;
     }
+    *pos = r.pos;
     *out = json_incref(json_object_get(v, "M"));
     json_decref(v);
-    return 0;
+    return 1;
 }

@@ -18,9 +18,11 @@ int ion_write_struct(buf *out, const json_t *map);
 /* Appends name as an Ion field name (an identifier, or a quoted symbol). */
 void ion_write_name(buf *out, const char *name);
 
-/* Reads one line of Ion text holding, after optional $ion_1_0 markers, one struct: *out is
- * the struct as a map of AttributeValues (a new reference). -1 with msg set (naming
- * where) if the text is not such a line. */
-int ion_read_line(const char *text, size_t len, json_t **out, char *msg, size_t msg_cap);
+/* Reads the next top-level value of Ion text from *pos, passing over $ion_1_0 markers:
+ * 1 with *out the value, which must be a struct, as a map of AttributeValues (a new
+ * reference) and *pos after it; 0 at the end of the text; -1 with msg set (naming where)
+ * when the value is not such a struct, *pos then at the start of the next line. */
+int ion_read_next(const char *text, size_t len, size_t *pos, json_t **out, char *msg,
+                  size_t msg_cap);
 
 #endif
