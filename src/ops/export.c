@@ -22,6 +22,7 @@
 
 #define EXPORT_FILE_ITEMS 100000 /* items per data file at most */
 #define LIST_EXPORTS_MAX 25
+#define INCREMENTAL_MAX_SECONDS (24 * 3600.0) /* DynamoDB's longest incremental export */
 
 void job_id(char out[JOB_ID_LEN])
 {
@@ -392,6 +393,9 @@ static int read_request(json_t *req, export_request *r, qr_err *err)
     if (!to) r->to = ops_now_seconds();
     if (r->from >= r->to)
         return err_validation(err, "ExportFromTime must be earlier than ExportToTime");
+    if (r->to - r->from > INCREMENTAL_MAX_SECONDS)
+        return err_validation(err, "The incremental export period from ExportFromTime to "
+                                   "ExportToTime must be at most 24 hours");
     r->incremental = json_pack("{s:f,s:f,s:s}", "ExportFromTime", r->from, "ExportToTime", r->to,
                                "ExportViewType", r->view);
     return 0;

@@ -354,6 +354,25 @@ def test_incremental_export_lists_changes_with_images(ddb, s3, srv):
     assert by_key["upd"]["OldImage"]["v"] == {"S": "v1"}
     assert "NewImage" not in by_key["gone"] and by_key["gone"]["OldImage"]["v"] == {"S": "v1"}
     assert by_key["ins"]["NewImage"]["v"] == {"S": "new"} and "OldImage" not in by_key["ins"]
+    # NEW_IMAGE: the same changes, without the old images.
+    r = raw(srv.url, TARGET + "ExportTableToPointInTime", {
+        "TableArn": arn, "S3Bucket": "bucket", "S3Prefix": "new", "ExportType": "INCREMENTAL_EXPORT",
+        "IncrementalExportSpecification": {"ExportFromTime": start, "ExportToTime": end,
+                                           "ExportViewType": "NEW_IMAGE"}})
+    folder = s3 / "bucket" / "new" / "AWSDynamoDB" / r.json()["ExportDescription"]["ExportArn"].rsplit("/", 1)[1]
+    entries = [json.loads(x) for x in (folder / "manifest-files.json").read_text().splitlines()]
+    new_lines = [json.loads(x) for e in entries for x in
+                 gzip.decompress((s3 / "bucket" / e["dataFileS3Key"]).read_bytes()).decode().splitlines()]
+    assert sorted((x["Keys"]["pk"]["S"], x.get("NewImage", {}).get("v", {}).get("S")) for x in new_lines) \
+        == [("gone", None), ("ins", "new"), ("upd", "v2")]
+    assert all("OldImage" not in x for x in new_lines)
+    for bad in ({"ExportFromTime": end, "ExportToTime": start},
+                {"ExportFromTime": start - 2 * 86400, "ExportToTime": end},
+                {"ExportToTime": end}):
+        r = raw(srv.url, TARGET + "ExportTableToPointInTime", {
+            "TableArn": arn, "S3Bucket": "bucket", "ExportType": "INCREMENTAL_EXPORT",
+            "IncrementalExportSpecification": bad})
+        assert r.error_type == "ValidationException", (bad, r.body)
     listed = raw(srv.url, TARGET + "ListExports", {"TableArn": arn}).json()["ExportSummaries"]
     assert {"ExportArn": d["ExportArn"], "ExportStatus": "COMPLETED",
             "ExportType": "INCREMENTAL_EXPORT"} in listed
