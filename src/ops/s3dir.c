@@ -132,8 +132,10 @@ static int walk(const char *dir, const char *rel, const char *prefix, json_t *ke
         if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, de->d_name) >= sizeof path ||
             (size_t)snprintf(key, sizeof key, "%s%s", rel, de->d_name) >= sizeof key)
             continue;
+        /* A link to a file is its object; a link to a folder is not followed (no loops). */
         struct stat st;
-        if (stat(path, &st)) continue;
+        if (lstat(path, &st)) continue;
+        if (S_ISLNK(st.st_mode) && (stat(path, &st) || S_ISDIR(st.st_mode))) continue;
         if (S_ISDIR(st.st_mode)) {
             size_t n = strlen(key);
             key[n] = '/';

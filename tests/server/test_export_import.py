@@ -612,8 +612,11 @@ def test_bad_items_are_counted_and_logged_and_the_rest_imported(ddb, s3):
 
 
 def test_failed_imports_leave_no_table(ddb, s3):
+    (s3 / "bucket" / "loop").mkdir()
+    os.symlink("..", s3 / "bucket" / "loop" / "up")  # a folder link is not followed
     for bucket, prefix, code in (("no-such-bucket", "", "S3NoSuchBucket"),
-                                 ("bucket", "nothing/here", "S3NoSuchKey")):
+                                 ("bucket", "nothing/here", "S3NoSuchKey"),
+                                 ("bucket", "loop/", "S3NoSuchKey")):
         r = ddb.import_table(S3BucketSource={"S3Bucket": bucket, "S3KeyPrefix": prefix},
                              InputFormat="DYNAMODB_JSON", TableCreationParameters=params("Gone"))
         d = ddb.describe_import(ImportArn=r["ImportTableDescription"]["ImportArn"])
