@@ -77,15 +77,23 @@ static int run(qr_db *db, const char *prog, const char *op, json_t *request, con
     json_t *arn = json_object_get(json_object_get(answer, member), arn_member);
     json_t *ask = json_pack("{s:O}", arn_member, arn);
     text = json_dumps(ask, JSON_COMPACT);
-    rc = qr_call(db, describe, text, strlen(text), &resp);
-    free(text);
     json_decref(ask);
     json_decref(answer);
+    /* The work runs on a thread of its own: asked about until it ends. */
+    json_t *final = NULL;
+    const char *status = NULL;
+    for (;;) {
+        rc = qr_call(db, describe, text, strlen(text), &resp);
+        json_decref(final);
+        final = rc == QR_OK ? json_loadb(resp.body, resp.len, 0, NULL) : NULL;
+        status = json_string_value(json_object_get(json_object_get(final, member), status_member));
+        if (status == NULL || strcmp(status, "IN_PROGRESS") != 0) break;
+        qr_response_free(&resp);
+        usleep(20000);
+    }
+    free(text);
     fwrite(resp.body, 1, resp.len, stdout);
     fputc('\n', stdout);
-    json_t *final = rc == QR_OK ? json_loadb(resp.body, resp.len, 0, NULL) : NULL;
-    const char *status =
-        json_string_value(json_object_get(json_object_get(final, member), status_member));
     int ok = status && strcmp(status, "COMPLETED") == 0;
     if (!ok)
         fprintf(stderr, "%s: %s %s\n", prog, status ? status : "failed",

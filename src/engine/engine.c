@@ -238,6 +238,7 @@ void qr_close(qr_db *db)
     /* This thread's staged writes first: they hold items and tables the threads stopped
      * below may wait for. (Other deferring threads must have flushed, see quarry.h.) */
     store_commit_staged(NULL);
+    meta_jobs_wait(db); /* exports and imports finish first: they read and write items */
     /* Leave no index work behind for the next process when it can be done now. */
     if (db->worker_running && db->opts.gsi_lag_ms == 0) propagate_drain(db, 10000);
     expire_stop(db);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <xxhash.h>
 
 #include "engine/engine_int.h"
@@ -39,6 +40,10 @@ struct meta_state {
     pthread_mutex_t tokens_lock;
     token_entry tokens[META_TOKEN_SLOTS];
     size_t ntokens;
+    pthread_mutex_t jobs_lock;
+    pthread_cond_t jobs_done;
+    int jobs_running; /* under jobs_lock */
+    uint64_t run_id;
 };
 
 int meta_open(qr_db *db)
@@ -48,6 +53,12 @@ int meta_open(qr_db *db)
     pthread_mutex_init(&m->backups_lock, NULL);
     pthread_mutex_init(&m->settings_lock, NULL);
     pthread_mutex_init(&m->tokens_lock, NULL);
+    pthread_mutex_init(&m->jobs_lock, NULL);
+    pthread_cond_init(&m->jobs_done, NULL);
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    m->run_id = ((uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec) ^
+                ((uint64_t)getpid() << 40) ^ (uint64_t)(uintptr_t)m;
     db->meta = m;
     return 0;
 }
@@ -63,6 +74,8 @@ void meta_close(qr_db *db)
     pthread_mutex_destroy(&m->backups_lock);
     pthread_mutex_destroy(&m->settings_lock);
     pthread_mutex_destroy(&m->tokens_lock);
+    pthread_mutex_destroy(&m->jobs_lock);
+    pthread_cond_destroy(&m->jobs_done);
     free(m);
     db->meta = NULL;
 }
@@ -429,6 +442,65 @@ void meta_setting_forget_all(qr_db *db, const table *t)
     pthread_mutex_unlock(&db->meta->settings_lock);
     store_batch_free(b);
     err_clear(&e);
+}
+
+/* ---- background jobs ---- */
+
+typedef struct job {
+    qr_db *db;
+    meta_job_fn fn;
+    void *arg;
+} job;
+
+static void *job_main(void *p)
+{
+    job j = *(job *)p;
+    free(p);
+    j.fn(j.db, j.arg);
+    meta_state *m = j.db->meta;
+    pthread_mutex_lock(&m->jobs_lock);
+    m->jobs_running--;
+    pthread_cond_broadcast(&m->jobs_done);
+    pthread_mutex_unlock(&m->jobs_lock);
+    return NULL;
+}
+
+int meta_job_start(qr_db *db, meta_job_fn fn, void *arg, qr_err *err)
+{
+    meta_state *m = db->meta;
+    job *j = malloc(sizeof *j);
+    if (j == NULL) return err_set(err, QR_E_INTERNAL, "out of memory starting a job");
+    *j = (job){db, fn, arg};
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_mutex_lock(&m->jobs_lock);
+    m->jobs_running++;
+    pthread_t t;
+    int rc = pthread_create(&t, &attr, job_main, j);
+    if (rc) m->jobs_running--;
+    pthread_mutex_unlock(&m->jobs_lock);
+    pthread_attr_destroy(&attr);
+    if (rc) {
+        free(j);
+        return err_set(err, QR_E_INTERNAL, "cannot start a thread for the job");
+    }
+    return 0;
+}
+
+void meta_jobs_wait(qr_db *db)
+{
+    meta_state *m = db->meta;
+    if (m == NULL) return;
+    pthread_mutex_lock(&m->jobs_lock);
+    while (m->jobs_running > 0)
+        pthread_cond_wait(&m->jobs_done, &m->jobs_lock);
+    pthread_mutex_unlock(&m->jobs_lock);
+}
+
+uint64_t meta_run_id(const qr_db *db)
+{
+    return db->meta->run_id;
 }
 
 /* ---- records of long-running jobs ---- */

@@ -103,6 +103,15 @@ int meta_record_get(qr_db *db, char kind, const char *id, json_t **rec, qr_err *
 /* Every record of kind, in id order: *out a new array. */
 int meta_record_list(qr_db *db, char kind, json_t **out, qr_err *err);
 
+/* ---- background jobs (exports, imports) ----
+ * A job runs fn(db, arg) on a thread of its own; qr_close waits for every job before it
+ * closes anything. meta_run_id names this opening of db: a record a job left unfinished
+ * under another id was cut short by the process ending. */
+typedef void (*meta_job_fn)(qr_db *db, void *arg);
+int meta_job_start(qr_db *db, meta_job_fn fn, void *arg, qr_err *err);
+void meta_jobs_wait(qr_db *db);
+uint64_t meta_run_id(const qr_db *db);
+
 /* A number above every one this function gave for db before, and at least at_least
  * (resource policies' revision ids: the time of the change in milliseconds, unique). */
 uint64_t meta_revision_next(qr_db *db, uint64_t at_least);

@@ -3,8 +3,9 @@
  * (s3dir.h) as DynamoDB writes them: AWSDynamoDB/<ExportId>/ with _started, the summary
  * and files manifests with their MD5 .checksum files, and gzip'd DYNAMODB_JSON or Ion
  * (ion.h) data files. The items come from one read view, put back to the export time with
- * the point-in-time history (pitr.h). The export runs within the call; its record (meta.h)
- * says how it ended. Reading files back is import.c's. */
+ * the point-in-time history (pitr.h). The call checks the request, stores the export's
+ * record (meta.h) IN_PROGRESS and opens the view; a job thread writes the files and ends
+ * the record COMPLETED or FAILED. Reading files back is import.c's. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -413,6 +414,7 @@ static json_t *public_description(const json_t *rec)
 {
     json_t *d = json_deep_copy(rec);
     json_object_del(d, "QuarryRequest");
+    json_object_del(d, "QuarryRun");
     return d;
 }
 
@@ -515,18 +517,101 @@ static int write_export(exporter *x, const export_request *r, const table *t, co
     return rc;
 }
 
+/* An export under way: what its thread needs, all its own. */
+typedef struct export_job {
+    json_t *req; /* the request, with the times it was given filled in */
+    export_request r;
+    json_t *rec; /* the record, IN_PROGRESS */
+    char id[JOB_ID_LEN];
+    char bucket_path[S3_PATH_MAX];
+    char manifest[S3_PATH_MAX];
+    table *t;
+    const read_view *v;
+} export_job;
+
+static void export_job_free(qr_db *db, export_job *j)
+{
+    if (j->v) read_view_close(db, j->v);
+    catalog_release(db, j->t);
+    json_decref(j->r.incremental);
+    json_decref(j->rec);
+    json_decref(j->req);
+    free(j);
+}
+
+/* The export's work, on its own thread: the files, then the record's end. */
+static void export_run(qr_db *db, void *arg)
+{
+    export_job *j = arg;
+    qr_err err;
+    err_init(&err);
+    exporter x = {.db = db, .bucket_path = j->bucket_path, .ion = strcmp(j->r.format, "ION") == 0};
+    buf_init(&x.gz, 0);
+    buf_init(&x.line, 0);
+    x.manifest = json_array();
+    json_object_set_new(j->rec, "QuarryExportId", json_string(j->id));
+    int failed = write_export(&x, &j->r, j->t, j->v, j->rec, &err);
+    json_object_del(j->rec, "QuarryExportId");
+    if (x.z_open) deflateEnd(&x.z);
+    buf_free(&x.gz);
+    buf_free(&x.line);
+    json_decref(x.manifest);
+    json_t *rec = j->rec;
+    json_object_set_new(rec, "ExportStatus", json_string(failed ? "FAILED" : "COMPLETED"));
+    json_object_set_new(rec, "EndTime", json_real(ops_now_seconds()));
+    if (failed) {
+        json_object_set_new(rec, "FailureCode", json_string(x.code ? x.code : "UNKNOWN"));
+        json_object_set_new(rec, "FailureMessage",
+                            json_string(x.code     ? x.msg
+                                        : err.type ? err.msg
+                                                   : "the export failed"));
+    } else {
+        json_object_set_new(rec, "ExportManifest", json_string(j->manifest));
+        json_object_set_new(rec, "BilledSizeBytes", json_integer((json_int_t)x.bytes));
+        json_object_set_new(rec, "ItemCount", json_integer((json_int_t)x.items));
+    }
+    err_clear(&err);
+    err_init(&err);
+    if (meta_record_put(db, META_RECORD_EXPORT, j->id, rec, &err))
+        engine_log(db, "export %s: its record cannot be stored: %s", j->id, err.msg);
+    err_clear(&err);
+    export_job_free(db, j);
+}
+
+/* A record left IN_PROGRESS by a process that ended before the export did: FAILED. */
+static json_t *settle(qr_db *db, json_t *rec)
+{
+    json_t *run = json_object_get(rec, "QuarryRun");
+    if (strcmp(json_string_value(json_object_get(rec, "ExportStatus")) ?: "", "IN_PROGRESS") ||
+        (json_is_integer(run) && (uint64_t)json_integer_value(run) == meta_run_id(db) >> 1))
+        return rec;
+    json_object_set_new(rec, "ExportStatus", json_string("FAILED"));
+    json_object_set_new(rec, "FailureCode", json_string("UNKNOWN"));
+    json_object_set_new(rec, "FailureMessage",
+                        json_string("The server stopped before the export finished"));
+    json_object_set_new(rec, "EndTime", json_real(ops_now_seconds()));
+    json_object_del(rec, "QuarryRun");
+    qr_err err;
+    err_init(&err);
+    const char *arn = json_string_value(json_object_get(rec, "ExportArn"));
+    const char *slash = arn ? strstr(arn, "/export/") : NULL;
+    if (slash) meta_record_put(db, META_RECORD_EXPORT, slash + 8, rec, &err);
+    err_clear(&err);
+    return rec;
+}
+
 int op_export_table_to_point_in_time(qr_db *db, op_call *c, qr_err *err)
 {
-    export_request r;
-    if (read_request(c->req, &r, err)) return -1;
-    char bucket_path[S3_PATH_MAX];
-    json_t *rec = NULL, *identity = NULL, *pitr = NULL;
-    table *t = NULL;
+    export_job *j = calloc(1, sizeof *j);
+    if (j == NULL) return err_set(err, QR_E_INTERNAL, "out of memory");
+    export_request *r = &j->r;
+    json_t *identity = NULL, *pitr = NULL;
     int rc = -1;
-    if (s3_bucket_path(db, r.bucket, bucket_path, sizeof bucket_path, err)) goto done;
+    if (read_request(c->req, r, err)) goto done;
+    if (s3_bucket_path(db, r->bucket, j->bucket_path, sizeof j->bucket_path, err)) goto done;
     /* A repeat of a request with its ClientToken answers as the first did. */
     identity = request_identity(c->req);
-    if (r.token) {
+    if (r->token) {
         json_t *all;
         if (meta_record_list(db, META_RECORD_EXPORT, &all, err)) goto done;
         size_t i;
@@ -541,109 +626,98 @@ int op_export_table_to_point_in_time(qr_db *db, op_call *c, qr_err *err)
                 err_set(err, "ExportConflictException",
                         "There was a conflict when writing to the specified S3 bucket: "
                         "ClientToken %s was used by another request",
-                        r.token);
+                        r->token);
                 goto done;
             }
-            c->answer = json_pack("{s:o}", "ExportDescription", public_description(e));
+            c->answer = json_pack("{s:o}", "ExportDescription", public_description(settle(db, e)));
             json_decref(all);
             rc = 0;
             goto done;
         }
         json_decref(all);
     }
-    t = catalog_get(db, r.table);
-    if (t == NULL) {
-        err_set(err, "TableNotFoundException", "Table not found: %s", r.table);
+    j->t = catalog_get(db, r->table);
+    if (j->t == NULL) {
+        err_set(err, "TableNotFoundException", "Table not found: %s", r->table);
         goto done;
     }
-    pitr = table_desc_member(t, QR_PITR_FIELD);
+    pitr = table_desc_member(j->t, QR_PITR_FIELD);
     double now = ops_now_seconds(), earliest, latest;
     if (pitr_window(pitr, now, &earliest, &latest)) {
         err_set(err, "PointInTimeRecoveryUnavailableException",
-                "Point in time recovery is not enabled for table '%s'", r.table);
+                "Point in time recovery is not enabled for table '%s'", r->table);
         goto done;
     }
-    if (r.incremental == NULL && (r.when < earliest - 0.001 || r.when > now + 1)) {
+    if (r->incremental == NULL && (r->when < earliest - 0.001 || r->when > now + 1)) {
         err_set(err, "InvalidExportTimeException",
                 "Invalid Request: ExportTime must be within the table's point in time recovery "
                 "window, between EarliestRestorableDateTime and the current time");
         goto done;
     }
-    if (r.incremental && (r.from < earliest - 0.001 || r.to > now + 1)) {
+    if (r->incremental && (r->from < earliest - 0.001 || r->to > now + 1)) {
         err_set(err, "InvalidExportTimeException",
                 "Invalid Request: ExportFromTime and ExportToTime must be within the table's "
                 "point in time recovery window, between EarliestRestorableDateTime and the "
                 "current time");
         goto done;
     }
-    char id[JOB_ID_LEN], arn[1024];
-    job_id(id);
-    json_t *table_arn = table_desc_member(t, "TableArn"),
-           *table_uuid = table_desc_member(t, "TableId");
-    s3_format(arn, sizeof arn, "%s/export/%s", json_string_value(table_arn), id);
-    char base[S3_PATH_MAX], manifest[S3_PATH_MAX];
-    key_base(r.prefix, base, sizeof base);
-    s3_format(manifest, sizeof manifest, "%s%s/manifest-summary.json", base, id);
-    rec = json_object();
+    /* The job's own copy of the request, its times as now fixed. */
+    j->req = json_deep_copy(c->req);
+    if (r->incremental)
+        json_object_set_new(json_object_get(j->req, "IncrementalExportSpecification"),
+                            "ExportToTime", json_real(r->to));
+    else
+        json_object_set_new(j->req, "ExportTime", json_real(r->when));
+    json_decref(r->incremental);
+    if (read_request(j->req, r, err)) goto done;
+    char arn[1024];
+    job_id(j->id);
+    json_t *table_arn = table_desc_member(j->t, "TableArn"),
+           *table_uuid = table_desc_member(j->t, "TableId");
+    s3_format(arn, sizeof arn, "%s/export/%s", json_string_value(table_arn), j->id);
+    char base[S3_PATH_MAX];
+    key_base(r->prefix, base, sizeof base);
+    s3_format(j->manifest, sizeof j->manifest, "%s%s/manifest-summary.json", base, j->id);
+    json_t *rec = j->rec = json_object();
     json_object_set_new(rec, "ExportArn", json_string(arn));
     json_object_set_new(rec, "ExportStatus", json_string("IN_PROGRESS"));
     json_object_set_new(rec, "StartTime", json_real(now));
     json_object_set_new(rec, "TableArn", table_arn);
     json_object_set_new(rec, "TableId", table_uuid);
-    if (!r.incremental) json_object_set_new(rec, "ExportTime", json_real(r.when));
-    if (r.token) json_object_set(rec, "ClientToken", json_object_get(c->req, "ClientToken"));
-    json_object_set_new(rec, "S3Bucket", json_string(r.bucket));
-    if (r.owner) json_object_set_new(rec, "S3BucketOwner", json_string(r.owner));
-    if (r.prefix) json_object_set_new(rec, "S3Prefix", json_string(r.prefix));
-    json_object_set_new(rec, "S3SseAlgorithm", json_string(r.sse));
-    if (r.kms) json_object_set_new(rec, "S3SseKmsKeyId", json_string(r.kms));
-    json_object_set_new(rec, "ExportFormat", json_string(r.format));
-    json_object_set_new(rec, "ExportType", json_string(r.type));
-    if (r.incremental) json_object_set(rec, "IncrementalExportSpecification", r.incremental);
-    json_object_set_new(rec, "QuarryExportId", json_string(id));
+    if (!r->incremental) json_object_set_new(rec, "ExportTime", json_real(r->when));
+    if (r->token) json_object_set(rec, "ClientToken", json_object_get(c->req, "ClientToken"));
+    json_object_set_new(rec, "S3Bucket", json_string(r->bucket));
+    if (r->owner) json_object_set_new(rec, "S3BucketOwner", json_string(r->owner));
+    if (r->prefix) json_object_set_new(rec, "S3Prefix", json_string(r->prefix));
+    json_object_set_new(rec, "S3SseAlgorithm", json_string(r->sse));
+    if (r->kms) json_object_set_new(rec, "S3SseKmsKeyId", json_string(r->kms));
+    json_object_set_new(rec, "ExportFormat", json_string(r->format));
+    json_object_set_new(rec, "ExportType", json_string(r->type));
+    if (r->incremental) json_object_set(rec, "IncrementalExportSpecification", r->incremental);
     json_object_set(rec, "QuarryRequest", identity);
-    /* The answer: the export as it starts. */
+    json_object_set_new(rec, "QuarryRun", json_integer((json_int_t)(meta_run_id(db) >> 1)));
+    /* Stored before the work starts, so that a retry with the token finds it. */
+    if (meta_record_put(db, META_RECORD_EXPORT, j->id, rec, err)) goto done;
     json_t *answer = public_description(rec);
-    json_object_del(answer, "QuarryExportId");
-
-    exporter x = {.db = db, .bucket_path = bucket_path, .ion = strcmp(r.format, "ION") == 0};
-    buf_init(&x.gz, 0);
-    buf_init(&x.line, 0);
-    x.manifest = json_array();
-    const read_view *v = read_view_open(db);
-    int failed = write_export(&x, &r, t, v, rec, err);
-    read_view_close(db, v);
-    if (x.z_open) deflateEnd(&x.z);
-    buf_free(&x.gz);
-    buf_free(&x.line);
-    json_decref(x.manifest);
-    if (failed && err->type) { /* not the export's failure: the request's */
+    j->v = read_view_open(db);
+    if (meta_job_start(db, export_run, j, err)) {
         json_decref(answer);
+        json_object_set_new(rec, "ExportStatus", json_string("FAILED"));
+        json_object_set_new(rec, "FailureCode", json_string("UNKNOWN"));
+        json_object_set_new(rec, "FailureMessage", json_string(err->msg));
+        qr_err ignored;
+        err_init(&ignored);
+        meta_record_put(db, META_RECORD_EXPORT, j->id, rec, &ignored);
+        err_clear(&ignored);
         goto done;
     }
-    json_object_set_new(rec, "ExportStatus", json_string(failed ? "FAILED" : "COMPLETED"));
-    json_object_set_new(rec, "EndTime", json_real(ops_now_seconds()));
-    if (failed) {
-        json_object_set_new(rec, "FailureCode", json_string(x.code ? x.code : "UNKNOWN"));
-        json_object_set_new(rec, "FailureMessage", json_string(x.msg));
-    } else {
-        json_object_set_new(rec, "ExportManifest", json_string(manifest));
-        json_object_set_new(rec, "BilledSizeBytes", json_integer((json_int_t)x.bytes));
-        json_object_set_new(rec, "ItemCount", json_integer((json_int_t)x.items));
-    }
-    json_object_del(rec, "QuarryExportId");
-    if (meta_record_put(db, META_RECORD_EXPORT, id, rec, err)) {
-        json_decref(answer);
-        goto done;
-    }
+    j = NULL; /* the job's now */
     c->answer = json_pack("{s:o}", "ExportDescription", answer);
     rc = 0;
 done:
-    json_decref(r.incremental);
+    if (j) export_job_free(db, j);
     json_decref(identity);
     json_decref(pitr);
-    json_decref(rec);
-    catalog_release(db, t);
     return rc;
 }
 
@@ -669,7 +743,7 @@ int op_describe_export(qr_db *db, op_call *c, qr_err *err)
     if (arn == NULL) return param_null("exportArn", err);
     json_t *rec;
     if (find_export(db, arn, &rec, err)) return -1;
-    c->answer = json_pack("{s:o}", "ExportDescription", public_description(rec));
+    c->answer = json_pack("{s:o}", "ExportDescription", public_description(settle(db, rec)));
     json_decref(rec);
     return 0;
 }
@@ -704,6 +778,7 @@ int op_list_exports(qr_db *db, op_call *c, qr_err *err)
             more = 1;
             break;
         }
+        settle(db, e);
         json_array_append_new(list, json_pack("{s:O,s:O,s:O}", "ExportArn",
                                               json_object_get(e, "ExportArn"), "ExportStatus",
                                               json_object_get(e, "ExportStatus"), "ExportType",

@@ -3,8 +3,10 @@
  * (ion.h) or CSV, into a new table made from TableCreationParameters. An item that does
  * not parse or fit the table is counted (ErrorCount) and logged, as DynamoDB logs it to
  * CloudWatch, and the rest go on; an import that fails as a whole (no bucket, the store)
- * leaves no table. The table is CREATING until its last item is in. The import runs within
- * the call; its record (meta.h) says how it ended. */
+ * leaves no table. The call checks the request and makes the table, CREATING until its
+ * last item is in; a job thread reads the objects and ends the record (meta.h) COMPLETED
+ * or FAILED. A record a killed process left IN_PROGRESS is FAILED when next read, and its
+ * table removed. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -494,10 +496,11 @@ static json_t *public_description(const json_t *rec)
 {
     json_t *d = json_deep_copy(rec);
     json_object_del(d, "QuarryRequest");
+    json_object_del(d, "QuarryRun");
     return d;
 }
 
-static int mark_creating(json_t *desc, json_t *ids, void *arg, qr_err *err)
+static int set_status(json_t *desc, json_t *ids, void *arg, qr_err *err)
 {
     (void)ids;
     (void)err;
@@ -505,10 +508,9 @@ static int mark_creating(json_t *desc, json_t *ids, void *arg, qr_err *err)
     return 0;
 }
 
-/* Makes the table and reads every object into it. *code and msg say why a failure of
- * the whole import failed (then no table is left). */
-static int run_import(qr_db *db, const import_request *r, const char *bucket_path, json_t *keys,
-                      importer *im, const char **code, char *msg, size_t cap, qr_err *err)
+/* Makes the table, CREATING until its import ends; the request's error (CreateTable's)
+ * if it cannot be made. */
+static int create_table(qr_db *db, const import_request *r, qr_err *err)
 {
     static const char *const members[] = {
         "TableName",        "AttributeDefinitions",   "KeySchema",
@@ -523,45 +525,174 @@ static int run_import(qr_db *db, const import_request *r, const char *bucket_pat
     int rc = op_run(db, op_create_table, create, &created, err);
     json_decref(create);
     json_decref(created);
-    if (rc) return -1; /* the request's error: CreateTable's */
-    rc = catalog_change_schema(db, r->table, mark_creating, "CREATING", err);
-    im->t = rc ? NULL : catalog_get(db, r->table);
-    if (im->t == NULL) goto fail;
+    if (rc == 0 && catalog_change_schema(db, r->table, set_status, "CREATING", err)) {
+        restore_abandon(db, r->table);
+        rc = -1;
+    }
+    return rc;
+}
+
+/* Reads every object into the table. *code and msg say why the import failed as a
+ * whole (then the caller removes the table). */
+static int load(qr_db *db, const import_request *r, const char *bucket_path, importer *im,
+                const char **code, char *msg, size_t cap)
+{
+    json_t *keys = NULL;
+    if (!s3_bucket_exists(bucket_path)) {
+        *code = S3_NO_SUCH_BUCKET;
+        s3_format(msg, cap, "The specified bucket does not exist: %s", r->bucket);
+        return -1;
+    }
+    if (s3_list(bucket_path, r->prefix, &keys, msg, cap)) {
+        *code = S3_ACCESS_DENIED;
+        return -1;
+    }
+    if (json_array_size(keys) == 0) {
+        json_decref(keys);
+        *code = "S3NoSuchKey";
+        s3_format(msg, cap, "No objects were found in bucket %s under the key prefix '%s'",
+                  r->bucket, r->prefix ? r->prefix : "");
+        return -1;
+    }
+    qr_err err;
+    err_init(&err);
+    im->t = catalog_get(db, r->table);
+    int rc = im->t ? 0 : err_set(&err, QR_E_NOT_FOUND, "the table was deleted");
     size_t i;
     json_t *k;
     json_array_foreach(keys, i, k)
     {
-        rc = import_object(im, bucket_path, json_string_value(k), r->compression, err);
         if (rc) break;
+        rc = import_object(im, bucket_path, json_string_value(k), r->compression, &err);
     }
-    if (rc == 0) rc = flush_batch(im, err);
+    if (rc == 0) rc = flush_batch(im, &err);
     for (size_t j = 0; j < im->n; j++)
         json_decref(im->items[j]);
     im->n = 0;
-    catalog_release_after_writes(im->t);
+    if (im->t) catalog_release_after_writes(im->t);
     im->t = NULL;
     if (rc == 0) propagate_drain(db, RESTORE_INDEX_WAIT_MS);
-    if (rc == 0) rc = catalog_change_schema(db, r->table, mark_creating, "ACTIVE", err);
-    if (rc == 0) return 0;
-fail:
-    *code = "UNKNOWN";
-    s3_format(msg, cap, "The import could not write the table: %s", err->msg);
-    err_clear(err);
-    err_init(err);
-    restore_abandon(db, r->table);
-    return 1;
+    if (rc == 0) rc = catalog_change_schema(db, r->table, set_status, "ACTIVE", &err);
+    if (rc) {
+        *code = "UNKNOWN";
+        s3_format(msg, cap, "The import could not write the table: %s", err.msg);
+    }
+    err_clear(&err);
+    json_decref(keys);
+    return rc;
+}
+
+/* An import under way: what its thread needs, all its own. */
+typedef struct import_job {
+    json_t *req; /* the request */
+    import_request r;
+    json_t *rec; /* the record, IN_PROGRESS */
+    char id[JOB_ID_LEN];
+    char arn[1024];
+    char bucket_path[S3_PATH_MAX];
+} import_job;
+
+static void import_job_free(import_job *j)
+{
+    json_decref(j->rec);
+    json_decref(j->req);
+    free(j);
+}
+
+static void import_run(qr_db *db, void *arg)
+{
+    import_job *j = arg;
+    const import_request *r = &j->r;
+    importer im = {.db = db,
+                   .format = r->format,
+                   .bucket = r->bucket,
+                   .import_arn = j->arn,
+                   .delimiter = r->delimiter};
+    im.defs = json_object_get(r->params, "AttributeDefinitions");
+    im.header = json_incref(json_object_get(json_object_get(r->options, "Csv"), "HeaderList"));
+    im.header_given = im.header != NULL;
+    for (size_t i = 0; i < IMPORT_BATCH_ITEMS; i++)
+        buf_init(&im.keys[i], 0);
+    s3_format(im.log_path, sizeof im.log_path, "%s/" ERROR_LOG_FOLDER "/%s/error.log",
+              engine_s3_root(db), j->id);
+    const char *code = NULL;
+    char msg[600] = "";
+    int failed = load(db, r, j->bucket_path, &im, &code, msg, sizeof msg) != 0;
+    if (failed) restore_abandon(db, r->table); /* no half-made table is left */
+    if (im.log) fclose(im.log);
+    json_decref(im.header);
+    for (size_t i = 0; i < IMPORT_BATCH_ITEMS; i++)
+        buf_free(&im.keys[i]);
+    json_t *rec = j->rec;
+    json_object_set_new(rec, "ImportStatus", json_string(failed ? "FAILED" : "COMPLETED"));
+    json_object_set_new(rec, "EndTime", json_real(ops_now_seconds()));
+    json_object_set_new(rec, "ErrorCount", json_integer((json_int_t)im.errors));
+    json_object_set_new(rec, "ProcessedSizeBytes", json_integer((json_int_t)im.bytes));
+    json_object_set_new(rec, "ProcessedItemCount", json_integer((json_int_t)im.processed));
+    json_object_set_new(rec, "ImportedItemCount",
+                        json_integer(failed ? 0 : (json_int_t)im.imported));
+    if (failed) {
+        json_object_set_new(rec, "FailureCode", json_string(code));
+        json_object_set_new(rec, "FailureMessage", json_string(msg));
+    }
+    if (im.errors) json_object_set_new(rec, "QuarryErrorLog", json_string(im.log_path));
+    qr_err err;
+    err_init(&err);
+    if (meta_record_put(db, META_RECORD_IMPORT, j->id, rec, &err))
+        engine_log(db, "import %s: its record cannot be stored: %s", j->id, err.msg);
+    err_clear(&err);
+    import_job_free(j);
+}
+
+/* A record left IN_PROGRESS by a process that ended before the import did: FAILED, and
+ * the table it was making (still CREATING) removed. */
+static json_t *settle(qr_db *db, json_t *rec)
+{
+    json_t *run = json_object_get(rec, "QuarryRun");
+    if (strcmp(json_string_value(json_object_get(rec, "ImportStatus")) ?: "", "IN_PROGRESS") ||
+        (json_is_integer(run) && (uint64_t)json_integer_value(run) == meta_run_id(db) >> 1))
+        return rec;
+    const char *arn = json_string_value(json_object_get(rec, "TableArn"));
+    const char *name = arn ? strstr(arn, ":table/") : NULL;
+    table *t = name ? catalog_get(db, name + 7) : NULL;
+    if (t) {
+        json_t *id = table_desc_member(t, "TableId"), *status = table_desc_member(t, "TableStatus");
+        int ours = json_equal(id, json_object_get(rec, "TableId")) &&
+                   strcmp(json_string_value(status) ?: "", "CREATING") == 0;
+        json_decref(id);
+        json_decref(status);
+        catalog_release(db, t);
+        if (ours) restore_abandon(db, name + 7);
+    }
+    json_object_set_new(rec, "ImportStatus", json_string("FAILED"));
+    json_object_set_new(rec, "FailureCode", json_string("UNKNOWN"));
+    json_object_set_new(rec, "FailureMessage",
+                        json_string("The server stopped before the import finished; the table "
+                                    "it was making was removed"));
+    json_object_set_new(rec, "EndTime", json_real(ops_now_seconds()));
+    json_object_del(rec, "QuarryRun");
+    qr_err err;
+    err_init(&err);
+    const char *iarn = json_string_value(json_object_get(rec, "ImportArn"));
+    const char *slash = iarn ? strstr(iarn, "/import/") : NULL;
+    if (slash) meta_record_put(db, META_RECORD_IMPORT, slash + 8, rec, &err);
+    err_clear(&err);
+    return rec;
 }
 
 int op_import_table(qr_db *db, op_call *c, qr_err *err)
 {
-    import_request r;
-    if (read_request(c->req, &r, err)) return -1;
-    char bucket_path[S3_PATH_MAX];
-    if (s3_bucket_path(db, r.bucket, bucket_path, sizeof bucket_path, err)) return -1;
-    json_t *identity = json_deep_copy(c->req), *rec = NULL, *keys = NULL;
+    import_job *j = calloc(1, sizeof *j);
+    if (j == NULL) return err_set(err, QR_E_INTERNAL, "out of memory");
+    j->req = json_deep_copy(c->req);
+    import_request *r = &j->r;
+    json_t *identity = json_deep_copy(c->req);
     json_object_del(identity, "ClientToken");
     int rc = -1;
-    if (r.token) {
+    if (read_request(j->req, r, err) ||
+        s3_bucket_path(db, r->bucket, j->bucket_path, sizeof j->bucket_path, err))
+        goto done;
+    if (r->token) {
         json_t *all;
         if (meta_record_list(db, META_RECORD_IMPORT, &all, err)) goto done;
         size_t i;
@@ -569,7 +700,7 @@ int op_import_table(qr_db *db, op_call *c, qr_err *err)
         json_array_foreach(all, i, e)
         {
             const char *tok = json_string_value(json_object_get(e, "ClientToken"));
-            if (tok == NULL || strcmp(tok, r.token) != 0) continue;
+            if (tok == NULL || strcmp(tok, r->token) != 0) continue;
             if (!json_equal(json_object_get(e, "QuarryRequest"), identity)) {
                 json_decref(all);
                 err_set(err, "ImportConflictException",
@@ -578,111 +709,72 @@ int op_import_table(qr_db *db, op_call *c, qr_err *err)
                         "request that had the same client token.");
                 goto done;
             }
-            c->answer = json_pack("{s:o}", "ImportTableDescription", public_description(e));
+            c->answer =
+                json_pack("{s:o}", "ImportTableDescription", public_description(settle(db, e)));
             json_decref(all);
             rc = 0;
             goto done;
         }
         json_decref(all);
     }
-    table *existing = catalog_get(db, r.table);
+    table *existing = catalog_get(db, r->table);
     if (existing) {
         catalog_release(db, existing);
-        err_set(err, QR_E_IN_USE, "Table already exists: %s", r.table);
+        err_set(err, QR_E_IN_USE, "Table already exists: %s", r->table);
         goto done;
     }
-    char id[JOB_ID_LEN], arn[1024], table_arn[600];
-    job_id(id);
-    s3_format(table_arn, sizeof table_arn, TABLE_ARN_PREFIX "%s", r.table);
-    s3_format(arn, sizeof arn, "%s/import/%s", table_arn, id);
-    double start = ops_now_seconds();
-    rec = json_object();
-    json_object_set_new(rec, "ImportArn", json_string(arn));
+    char table_arn[600];
+    job_id(j->id);
+    s3_format(table_arn, sizeof table_arn, TABLE_ARN_PREFIX "%s", r->table);
+    s3_format(j->arn, sizeof j->arn, "%s/import/%s", table_arn, j->id);
+    if (create_table(db, r, err)) goto done;
+    json_t *rec = j->rec = json_object();
+    json_object_set_new(rec, "ImportArn", json_string(j->arn));
     json_object_set_new(rec, "ImportStatus", json_string("IN_PROGRESS"));
     json_object_set_new(rec, "TableArn", json_string(table_arn));
-    if (r.token) json_object_set(rec, "ClientToken", json_object_get(c->req, "ClientToken"));
-    json_object_set(rec, "S3BucketSource", r.source);
+    table *t = catalog_get(db, r->table);
+    if (t) {
+        json_object_set_new(rec, "TableId", table_desc_member(t, "TableId"));
+        catalog_release(db, t);
+    }
+    if (r->token) json_object_set(rec, "ClientToken", json_object_get(c->req, "ClientToken"));
+    json_object_set(rec, "S3BucketSource", r->source);
     json_object_set_new(rec, "ErrorCount", json_integer(0));
     json_object_set_new(rec, "CloudWatchLogGroupArn", json_string(LOG_GROUP_ARN));
-    json_object_set_new(rec, "InputFormat", json_string(r.format));
-    if (r.options) json_object_set(rec, "InputFormatOptions", r.options);
-    json_object_set_new(rec, "InputCompressionType", json_string(r.compression));
-    json_object_set(rec, "TableCreationParameters", r.params);
-    json_object_set_new(rec, "StartTime", json_real(start));
+    json_object_set_new(rec, "InputFormat", json_string(r->format));
+    if (r->options) json_object_set(rec, "InputFormatOptions", r->options);
+    json_object_set_new(rec, "InputCompressionType", json_string(r->compression));
+    json_object_set(rec, "TableCreationParameters", r->params);
+    json_object_set_new(rec, "StartTime", json_real(ops_now_seconds()));
     json_object_set_new(rec, "ProcessedSizeBytes", json_integer(0));
     json_object_set_new(rec, "ProcessedItemCount", json_integer(0));
     json_object_set_new(rec, "ImportedItemCount", json_integer(0));
     json_object_set(rec, "QuarryRequest", identity);
-    json_t *answer = public_description(rec);
-
-    importer im = {.db = db,
-                   .format = r.format,
-                   .bucket = r.bucket,
-                   .import_arn = arn,
-                   .delimiter = r.delimiter};
-    im.defs = json_object_get(r.params, "AttributeDefinitions");
-    json_t *csv = json_object_get(r.options, "Csv");
-    im.header = json_incref(json_object_get(csv, "HeaderList"));
-    im.header_given = im.header != NULL;
-    for (size_t i = 0; i < IMPORT_BATCH_ITEMS; i++)
-        buf_init(&im.keys[i], 0);
-    snprintf(im.log_path, sizeof im.log_path, "%s/" ERROR_LOG_FOLDER "/%s/error.log",
-             engine_s3_root(db), id);
-    const char *code = NULL;
-    char msg[600] = "";
-    int outcome = 0; /* 0 done, 1 failed as a whole, -1 the request's error */
-    if (!s3_bucket_exists(bucket_path)) {
-        code = S3_NO_SUCH_BUCKET;
-        s3_format(msg, sizeof msg, "The specified bucket does not exist: %s", r.bucket);
-        outcome = 1;
-    } else if (s3_list(bucket_path, r.prefix, &keys, msg, sizeof msg)) {
-        code = S3_ACCESS_DENIED;
-        outcome = 1;
-    } else if (json_array_size(keys) == 0) {
-        code = "S3NoSuchKey";
-        s3_format(msg, sizeof msg, "No objects were found in bucket %s under the key prefix '%s'",
-                  r.bucket, r.prefix ? r.prefix : "");
-        outcome = 1;
-    } else {
-        outcome = run_import(db, &r, bucket_path, keys, &im, &code, msg, sizeof msg, err);
-    }
-    if (im.log) fclose(im.log);
-    json_decref(im.header);
-    for (size_t i = 0; i < IMPORT_BATCH_ITEMS; i++)
-        buf_free(&im.keys[i]);
-    if (outcome < 0) {
-        json_decref(answer);
+    json_object_set_new(rec, "QuarryRun", json_integer((json_int_t)(meta_run_id(db) >> 1)));
+    /* Stored before the work starts, so that a retry with the token finds it. */
+    if (meta_record_put(db, META_RECORD_IMPORT, j->id, rec, err)) {
+        restore_abandon(db, r->table);
         goto done;
     }
-    json_object_set_new(rec, "ImportStatus", json_string(outcome ? "FAILED" : "COMPLETED"));
-    json_object_set_new(rec, "EndTime", json_real(ops_now_seconds()));
-    json_object_set_new(rec, "ErrorCount", json_integer((json_int_t)im.errors));
-    json_object_set_new(rec, "ProcessedSizeBytes", json_integer((json_int_t)im.bytes));
-    json_object_set_new(rec, "ProcessedItemCount", json_integer((json_int_t)im.processed));
-    json_object_set_new(rec, "ImportedItemCount",
-                        json_integer(outcome ? 0 : (json_int_t)im.imported));
-    if (outcome) {
-        json_object_set_new(rec, "FailureCode", json_string(code));
-        json_object_set_new(rec, "FailureMessage", json_string(msg));
-    } else {
-        table *t = catalog_get(db, r.table);
-        if (t) {
-            json_object_set_new(rec, "TableId", table_desc_member(t, "TableId"));
-            json_object_set_new(answer, "TableId", table_desc_member(t, "TableId"));
-            catalog_release(db, t);
-        }
-    }
-    if (im.errors) json_object_set_new(rec, "QuarryErrorLog", json_string(im.log_path));
-    if (meta_record_put(db, META_RECORD_IMPORT, id, rec, err)) {
+    json_t *answer = public_description(rec); /* before the job may change rec */
+    if (meta_job_start(db, import_run, j, err)) {
         json_decref(answer);
+        restore_abandon(db, r->table);
+        json_object_set_new(rec, "ImportStatus", json_string("FAILED"));
+        json_object_set_new(rec, "FailureCode", json_string("UNKNOWN"));
+        json_object_set_new(rec, "FailureMessage", json_string(err->msg));
+        qr_err ignored;
+        err_init(&ignored);
+        meta_record_put(db, META_RECORD_IMPORT, j->id, rec, &ignored);
+        err_clear(&ignored);
         goto done;
     }
     c->answer = json_pack("{s:o}", "ImportTableDescription", answer);
+    j = NULL; /* the job's now */
     rc = 0;
 done:
-    json_decref(keys);
+    if (j) import_job_free(j);
     json_decref(identity);
-    json_decref(rec);
     return rc;
 }
 
@@ -699,7 +791,7 @@ int op_describe_import(qr_db *db, op_call *c, qr_err *err)
         json_decref(rec);
         return err_set(err, "ImportNotFoundException", "Import not found: %s", arn);
     }
-    c->answer = json_pack("{s:o}", "ImportTableDescription", public_description(rec));
+    c->answer = json_pack("{s:o}", "ImportTableDescription", public_description(settle(db, rec)));
     json_decref(rec);
     return 0;
 }
@@ -743,6 +835,7 @@ int op_list_imports(qr_db *db, op_call *c, qr_err *err)
             more = 1;
             break;
         }
+        settle(db, e);
         json_t *s = json_object();
         for (int f = 0; fields[f]; f++)
             if (json_object_get(e, fields[f]))

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from botocore.exceptions import ClientError
 
-from conftest import boto3_client, npm_install, quarry_bin, raw
+from conftest import boto3_client, launch, npm_install, quarry_bin, raw
 
 ION_DIR = Path(__file__).parent / "ion"
 TARGET = "DynamoDB_20120810."
@@ -133,13 +133,32 @@ def table_set(ddb, table):
     return sorted(canon_item(boto_item(i)) for i in scan_all(ddb, table))
 
 
+def wait(describe, member, status):
+    """Asks describe() until the job it describes is no longer IN_PROGRESS, as a waiter
+    does; the description then."""
+    deadline = time.monotonic() + 60
+    while True:
+        d = describe()[member]
+        if d[status] != "IN_PROGRESS" or time.monotonic() > deadline:
+            return d
+        time.sleep(0.02)
+
+
+def wait_export(ddb, arn):
+    return wait(lambda: ddb.describe_export(ExportArn=arn), "ExportDescription", "ExportStatus")
+
+
+def wait_import(ddb, arn):
+    return wait(lambda: ddb.describe_import(ImportArn=arn), "ImportTableDescription",
+                "ImportStatus")
+
+
 def export(ddb, arn, **kw):
     r = ddb.export_table_to_point_in_time(TableArn=arn, S3Bucket="bucket", **kw)
     d = r["ExportDescription"]
-    assert d["ExportStatus"] == "IN_PROGRESS"
+    assert d["ExportStatus"] == "IN_PROGRESS" and "EndTime" not in d
     assert d["ExportArn"].startswith(arn + "/export/")
-    done = ddb.describe_export(ExportArn=d["ExportArn"])["ExportDescription"]
-    return d, done
+    return d, wait_export(ddb, d["ExportArn"])
 
 
 def md5(data):
@@ -329,8 +348,8 @@ def test_incremental_export_lists_changes_with_images(ddb, s3, srv):
     assert r.status == 200, r.body
     d = r.json()["ExportDescription"]
     assert d["ExportType"] == "INCREMENTAL_EXPORT" and d["ExportStatus"] == "IN_PROGRESS"
-    done = raw(srv.url, TARGET + "DescribeExport", {"ExportArn": d["ExportArn"]}).json()
-    done = done["ExportDescription"]
+    done = wait(lambda: raw(srv.url, TARGET + "DescribeExport", {"ExportArn": d["ExportArn"]}).json(),
+                "ExportDescription", "ExportStatus")
     assert done["ExportStatus"] == "COMPLETED"
     assert done["IncrementalExportSpecification"]["ExportViewType"] == "NEW_AND_OLD_IMAGES"
     folder = s3 / "bucket" / "inc" / "AWSDynamoDB" / d["ExportArn"].rsplit("/", 1)[1]
@@ -359,7 +378,10 @@ def test_incremental_export_lists_changes_with_images(ddb, s3, srv):
         "TableArn": arn, "S3Bucket": "bucket", "S3Prefix": "new", "ExportType": "INCREMENTAL_EXPORT",
         "IncrementalExportSpecification": {"ExportFromTime": start, "ExportToTime": end,
                                            "ExportViewType": "NEW_IMAGE"}})
-    folder = s3 / "bucket" / "new" / "AWSDynamoDB" / r.json()["ExportDescription"]["ExportArn"].rsplit("/", 1)[1]
+    new_arn = r.json()["ExportDescription"]["ExportArn"]
+    wait(lambda: raw(srv.url, TARGET + "DescribeExport", {"ExportArn": new_arn}).json(),
+         "ExportDescription", "ExportStatus")
+    folder = s3 / "bucket" / "new" / "AWSDynamoDB" / new_arn.rsplit("/", 1)[1]
     entries = [json.loads(x) for x in (folder / "manifest-files.json").read_text().splitlines()]
     new_lines = [json.loads(x) for e in entries for x in
                  gzip.decompress((s3 / "bucket" / e["dataFileS3Key"]).read_bytes()).decode().splitlines()]
@@ -395,13 +417,13 @@ def test_export_errors_are_dynamodbs(ddb, s3, srv, start):
     assert e.value.response["Error"]["Code"] == "InvalidExportTimeException"
     # A bucket that does not exist: the export fails as DynamoDB's does.
     r = ddb.export_table_to_point_in_time(TableArn=arn, S3Bucket="no-such-bucket")
-    d = ddb.describe_export(ExportArn=r["ExportDescription"]["ExportArn"])["ExportDescription"]
+    d = wait_export(ddb, r["ExportDescription"]["ExportArn"])
     assert d["ExportStatus"] == "FAILED" and d["FailureCode"] == "S3NoSuchBucket"
     assert "no-such-bucket" in d["FailureMessage"]
     # A folder that cannot be written (root ignores modes: a file where a folder must be).
     (s3 / "bucket" / "blocked").write_text("a file")
     r = ddb.export_table_to_point_in_time(TableArn=arn, S3Bucket="bucket", S3Prefix="blocked")
-    d = ddb.describe_export(ExportArn=r["ExportDescription"]["ExportArn"])["ExportDescription"]
+    d = wait_export(ddb, r["ExportDescription"]["ExportArn"])
     assert d["ExportStatus"] == "FAILED" and d["FailureCode"] == "S3AccessDenied"
     assert "blocked/AWSDynamoDB" in d["FailureMessage"]
     assert (s3 / "bucket" / "blocked").read_text() == "a file"
@@ -441,8 +463,8 @@ def import_table(ddb, fmt, prefix, params, compression="NONE", token=None, optio
     if options:
         kw["InputFormatOptions"] = options
     d = ddb.import_table(**kw)["ImportTableDescription"]
-    assert d["ImportStatus"] == "IN_PROGRESS"
-    return d, ddb.describe_import(ImportArn=d["ImportArn"])["ImportTableDescription"]
+    assert d["ImportStatus"] == "IN_PROGRESS" and "EndTime" not in d
+    return d, wait_import(ddb, d["ImportArn"])
 
 
 def error_log(s3, final):
@@ -619,8 +641,7 @@ def test_failed_imports_leave_no_table(ddb, s3):
                                  ("bucket", "loop/", "S3NoSuchKey")):
         r = ddb.import_table(S3BucketSource={"S3Bucket": bucket, "S3KeyPrefix": prefix},
                              InputFormat="DYNAMODB_JSON", TableCreationParameters=params("Gone"))
-        d = ddb.describe_import(ImportArn=r["ImportTableDescription"]["ImportArn"])
-        d = d["ImportTableDescription"]
+        d = wait_import(ddb, r["ImportTableDescription"]["ImportArn"])
         assert d["ImportStatus"] == "FAILED" and d["FailureCode"] == code, d
         assert d["FailureMessage"]
         with pytest.raises(ClientError) as e:
@@ -672,6 +693,36 @@ def test_import_and_export_records_outlive_a_restart(start, s3, tmp_path):
     ddb = boto3_client(srv.url)
     again = ddb.describe_export(ExportArn=done["ExportArn"])["ExportDescription"]
     assert again["ExportStatus"] == "COMPLETED" and again["ItemCount"] == 1
+
+
+def test_a_server_killed_mid_import_leaves_no_table(start, s3, tmp_path):
+    data = tmp_path / "killed"
+    srv = launch(data, tmp_path / "killed.log", "--s3-root", str(s3))  # this test kills it
+    ddb = boto3_client(srv.url)
+    folder = s3 / "bucket" / "big"
+    folder.mkdir()
+    lines = "".join('{"Item":{"pk":{"S":"k%d"},"sk":{"N":"%d"},"pad":{"S":"%s"}}}\n'
+                    % (i, i, "x" * 100) for i in range(300000))
+    (folder / "all.json").write_text(lines)
+    r = ddb.import_table(S3BucketSource={"S3Bucket": "bucket", "S3KeyPrefix": "big/"},
+                         InputFormat="DYNAMODB_JSON", TableCreationParameters=params("Big"))
+    arn = r["ImportTableDescription"]["ImportArn"]
+    status = ddb.describe_table(TableName="Big")["Table"]["TableStatus"]
+    srv.proc.kill()
+    srv.proc.wait()
+    srv.proc.stdout.close()
+    assert status == "CREATING"  # while the items go in
+    srv = start("--s3-root", str(s3), data=data)
+    ddb = boto3_client(srv.url)
+    d = ddb.describe_import(ImportArn=arn)["ImportTableDescription"]
+    if d["ImportStatus"] == "COMPLETED":  # it beat the kill: then all of it is there
+        assert ddb.describe_table(TableName="Big")["Table"]["ItemCount"] == 300000
+    else:
+        assert d["ImportStatus"] == "FAILED" and "stopped" in d["FailureMessage"], d
+        with pytest.raises(ClientError) as e:
+            ddb.describe_table(TableName="Big")
+        assert e.value.response["Error"]["Code"] == "ResourceNotFoundException"
+        assert ddb.list_imports()["ImportSummaryList"][0]["ImportStatus"] == "FAILED"
 
 
 # ---- the CLI, without a server ----
