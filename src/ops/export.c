@@ -425,14 +425,20 @@ static void key_base(const char *prefix, char *out, size_t cap)
     snprintf(out, cap, "%s%sAWSDynamoDB/", n ? prefix : "", n && prefix[n - 1] != '/' ? "/" : "");
 }
 
+/* Writes a manifest and its MD5 beside it, twice: NAME.md5 holding it in base64, as
+ * DynamoDB's exports have it, and NAME.checksum in hex, as DynamoDB's guide names it. */
 static int put_with_checksum(exporter *x, const char *key, const char *text)
 {
     if (s3_put(x->bucket_path, key, text, strlen(text), &x->code, x->msg, sizeof x->msg)) return -1;
     unsigned char md5[16];
-    char hex[33], sum[S3_PATH_MAX];
+    char hex[33], b64[25], sum[S3_PATH_MAX];
     s3_md5(text, strlen(text), md5);
     s3_hex(md5, hex);
-    s3_format(sum, sizeof sum, "%.*s.checksum", (int)(strlen(key) - 5), key); /* less ".json" */
+    s3_base64(md5, b64);
+    int stem = (int)(strlen(key) - 5); /* less ".json" */
+    s3_format(sum, sizeof sum, "%.*s.md5", stem, key);
+    if (s3_put(x->bucket_path, sum, b64, strlen(b64), &x->code, x->msg, sizeof x->msg)) return -1;
+    s3_format(sum, sizeof sum, "%.*s.checksum", stem, key);
     return s3_put(x->bucket_path, sum, hex, strlen(hex), &x->code, x->msg, sizeof x->msg);
 }
 
@@ -761,12 +767,11 @@ int op_list_exports(qr_db *db, op_call *c, qr_err *err)
     json_t *all;
     if (meta_record_list(db, META_RECORD_EXPORT, &all, err)) return -1;
     json_t *list = json_array();
-    size_t i;
-    json_t *e;
     const char *last = NULL;
     int more = 0, started = next == NULL;
-    json_array_foreach(all, i, e)
-    {
+    /* Newest first, as DynamoDB lists them. */
+    for (size_t i = json_array_size(all); i-- > 0;) {
+        json_t *e = json_array_get(all, i);
         const char *arn = json_string_value(json_object_get(e, "ExportArn"));
         if (!started) {
             started = arn && strcmp(arn, next) == 0;

@@ -165,6 +165,16 @@ def md5(data):
     return hashlib.md5(data).digest()
 
 
+def test_list_exports_is_newest_first_in_pages(ddb, s3):
+    arn = make_table(ddb)
+    arns = [export(ddb, arn)[1]["ExportArn"] for _ in range(3)]
+    page = ddb.list_exports(TableArn=arn, MaxResults=2)
+    assert [e["ExportArn"] for e in page["ExportSummaries"]] == arns[::-1][:2]
+    rest = ddb.list_exports(TableArn=arn, MaxResults=2, NextToken=page["NextToken"])
+    assert [e["ExportArn"] for e in rest["ExportSummaries"]] == arns[:1]
+    assert "NextToken" not in rest
+
+
 def read_export(s3, done):
     """Checks an export's files against DynamoDB's documented layout and returns
     (summary, [(manifest entry, decompressed bytes)])."""
@@ -178,6 +188,12 @@ def read_export(s3, done):
     files_bytes = (folder / "manifest-files.json").read_bytes()
     assert (folder / "manifest-summary.checksum").read_text() == hashlib.md5(summary_bytes).hexdigest()
     assert (folder / "manifest-files.checksum").read_text() == hashlib.md5(files_bytes).hexdigest()
+    # DynamoDB's exports also hold NAME.md5: the MD5 in base64 (24 bytes).
+    assert (folder / "manifest-summary.md5").read_text() == base64.b64encode(md5(summary_bytes)).decode()
+    assert (folder / "manifest-files.md5").read_text() == base64.b64encode(md5(files_bytes)).decode()
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "_started", "data", "manifest-files.checksum", "manifest-files.json", "manifest-files.md5",
+        "manifest-summary.checksum", "manifest-summary.json", "manifest-summary.md5"]
     assert done["ExportManifest"] == base + export_id + "/manifest-summary.json"
     summary = json.loads(summary_bytes)
     for field in ("version", "exportArn", "startTime", "endTime", "tableArn", "tableId",
