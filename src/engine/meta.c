@@ -41,6 +41,7 @@ struct meta_state {
     token_entry tokens[META_TOKEN_SLOTS];
     size_t ntokens;
     pthread_mutex_t jobs_lock;
+    pthread_mutex_t claim_lock;
     pthread_cond_t jobs_done;
     int jobs_running; /* under jobs_lock */
     uint64_t run_id;
@@ -54,6 +55,7 @@ int meta_open(qr_db *db)
     pthread_mutex_init(&m->settings_lock, NULL);
     pthread_mutex_init(&m->tokens_lock, NULL);
     pthread_mutex_init(&m->jobs_lock, NULL);
+    pthread_mutex_init(&m->claim_lock, NULL);
     pthread_cond_init(&m->jobs_done, NULL);
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
@@ -75,6 +77,7 @@ void meta_close(qr_db *db)
     pthread_mutex_destroy(&m->settings_lock);
     pthread_mutex_destroy(&m->tokens_lock);
     pthread_mutex_destroy(&m->jobs_lock);
+    pthread_mutex_destroy(&m->claim_lock);
     pthread_cond_destroy(&m->jobs_done);
     free(m);
     db->meta = NULL;
@@ -501,6 +504,16 @@ void meta_jobs_wait(qr_db *db)
 uint64_t meta_run_id(const qr_db *db)
 {
     return db->meta->run_id;
+}
+
+void meta_claim_lock(qr_db *db)
+{
+    pthread_mutex_lock(&db->meta->claim_lock);
+}
+
+void meta_claim_unlock(qr_db *db)
+{
+    pthread_mutex_unlock(&db->meta->claim_lock);
 }
 
 /* ---- records of long-running jobs ---- */

@@ -111,6 +111,10 @@ typedef void (*meta_job_fn)(qr_db *db, void *arg);
 int meta_job_start(qr_db *db, meta_job_fn fn, void *arg, qr_err *err);
 void meta_jobs_wait(qr_db *db);
 uint64_t meta_run_id(const qr_db *db);
+/* Held by a request from the look-up of its ClientToken among the records to the storing
+ * of its own, so two requests with one token start one job. */
+void meta_claim_lock(qr_db *db);
+void meta_claim_unlock(qr_db *db);
 
 /* A number above every one this function gave for db before, and at least at_least
  * (resource policies' revision ids: the time of the change in milliseconds, unique). */

@@ -612,11 +612,13 @@ int op_export_table_to_point_in_time(qr_db *db, op_call *c, qr_err *err)
     if (j == NULL) return err_set(err, QR_E_INTERNAL, "out of memory");
     export_request *r = &j->r;
     json_t *identity = NULL, *pitr = NULL;
-    int rc = -1;
+    int rc = -1, claimed = 0;
     if (read_request(c->req, r, err)) goto done;
     if (s3_bucket_path(db, r->bucket, j->bucket_path, sizeof j->bucket_path, err)) goto done;
     /* A repeat of a request with its ClientToken answers as the first did. */
     identity = request_identity(c->req);
+    meta_claim_lock(db);
+    claimed = 1;
     if (r->token) {
         json_t *all;
         if (meta_record_list(db, META_RECORD_EXPORT, &all, err)) goto done;
@@ -703,7 +705,10 @@ int op_export_table_to_point_in_time(qr_db *db, op_call *c, qr_err *err)
     json_object_set(rec, "QuarryRequest", identity);
     json_object_set_new(rec, "QuarryRun", json_integer((json_int_t)(meta_run_id(db) >> 1)));
     /* Stored before the work starts, so that a retry with the token finds it. */
-    if (meta_record_put(db, META_RECORD_EXPORT, j->id, rec, err)) goto done;
+    int stored = meta_record_put(db, META_RECORD_EXPORT, j->id, rec, err);
+    meta_claim_unlock(db);
+    claimed = 0;
+    if (stored) goto done;
     json_t *answer = public_description(rec);
     j->v = read_view_open(db);
     if (meta_job_start(db, export_run, j, err)) {
@@ -721,6 +726,7 @@ int op_export_table_to_point_in_time(qr_db *db, op_call *c, qr_err *err)
     c->answer = json_pack("{s:o}", "ExportDescription", answer);
     rc = 0;
 done:
+    if (claimed) meta_claim_unlock(db);
     if (j) export_job_free(db, j);
     json_decref(identity);
     json_decref(pitr);

@@ -688,10 +688,12 @@ int op_import_table(qr_db *db, op_call *c, qr_err *err)
     import_request *r = &j->r;
     json_t *identity = json_deep_copy(c->req);
     json_object_del(identity, "ClientToken");
-    int rc = -1;
+    int rc = -1, claimed = 0;
     if (read_request(j->req, r, err) ||
         s3_bucket_path(db, r->bucket, j->bucket_path, sizeof j->bucket_path, err))
         goto done;
+    meta_claim_lock(db);
+    claimed = 1;
     if (r->token) {
         json_t *all;
         if (meta_record_list(db, META_RECORD_IMPORT, &all, err)) goto done;
@@ -752,7 +754,10 @@ int op_import_table(qr_db *db, op_call *c, qr_err *err)
     json_object_set(rec, "QuarryRequest", identity);
     json_object_set_new(rec, "QuarryRun", json_integer((json_int_t)(meta_run_id(db) >> 1)));
     /* Stored before the work starts, so that a retry with the token finds it. */
-    if (meta_record_put(db, META_RECORD_IMPORT, j->id, rec, err)) {
+    int stored = meta_record_put(db, META_RECORD_IMPORT, j->id, rec, err);
+    meta_claim_unlock(db);
+    claimed = 0;
+    if (stored) {
         restore_abandon(db, r->table);
         goto done;
     }
@@ -773,6 +778,7 @@ int op_import_table(qr_db *db, op_call *c, qr_err *err)
     j = NULL; /* the job's now */
     rc = 0;
 done:
+    if (claimed) meta_claim_unlock(db);
     if (j) import_job_free(j);
     json_decref(identity);
     return rc;

@@ -697,6 +697,37 @@ def test_import_client_token_is_idempotent(ddb, s3):
     assert len(ddb.list_imports()["ImportSummaryList"]) == 1
 
 
+def test_concurrent_requests_with_one_token_start_one_job(ddb, s3, srv):
+    (s3 / "bucket" / "one.json").write_text(DOC_JSON)
+    arn = make_table(ddb)
+    time.sleep(1.05 - time.time() % 1)  # botocore sends whole seconds, after PITR began
+    when = int(time.time())
+    answers = {"import": [], "export": []}
+
+    def ask(kind):
+        c = boto3_client(srv.url)
+        if kind == "import":
+            r = c.import_table(S3BucketSource={"S3Bucket": "bucket", "S3KeyPrefix": "one"},
+                               InputFormat="DYNAMODB_JSON", TableCreationParameters=ID_PARAMS,
+                               ClientToken="race")
+            answers[kind].append(r["ImportTableDescription"]["ImportArn"])
+        else:
+            r = c.export_table_to_point_in_time(TableArn=arn, S3Bucket="bucket", ClientToken="race",
+                                                ExportTime=when)
+            answers[kind].append(r["ExportDescription"]["ExportArn"])
+
+    threads = [threading.Thread(target=ask, args=(k,)) for k in ("import", "export") * 6]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(answers["import"]) == 6 and len(set(answers["import"])) == 1
+    assert len(answers["export"]) == 6 and len(set(answers["export"])) == 1
+    assert len(ddb.list_imports()["ImportSummaryList"]) == 1
+    assert len(ddb.list_exports()["ExportSummaries"]) == 1
+    assert wait_import(ddb, answers["import"][0])["ImportStatus"] == "COMPLETED"
+
+
 def test_import_and_export_records_outlive_a_restart(start, s3, tmp_path):
     data = tmp_path / "keep"
     srv = start("--s3-root", str(s3), data=data)
