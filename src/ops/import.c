@@ -134,18 +134,9 @@ static int add_item(importer *im, json_t *item, qr_err *err)
 
 /* ---- the formats ---- */
 
-static int json_line(importer *im, const char *line, size_t len, qr_err *err)
+/* One DYNAMODB_JSON value (doc, stolen): {"Item": {...}}. */
+static int json_item(importer *im, json_t *doc, qr_err *err)
 {
-    json_error_t je;
-    json_t *doc = json_loadb(line, len, JSON_REJECT_DUPLICATES, &je);
-    if (doc == NULL) {
-        im->processed++;
-        char msg[300];
-        s3_format(msg, sizeof msg, "Unexpected token in the DynamoDB JSON at column %d: %s",
-                  je.column, je.text);
-        item_error(im, msg);
-        return 0;
-    }
     json_t *item = json_object_get(doc, "Item");
     if (!json_is_object(item) || json_object_size(doc) != 1) {
         im->processed++;
@@ -295,24 +286,34 @@ static int csv_text(importer *im, const char *s, size_t len, qr_err *err)
     return rc;
 }
 
-/* Reads DYNAMODB_JSON text: one {"Item": {...}} a line. */
-static int line_text(importer *im, const char *s, size_t len, qr_err *err)
+/* Reads DYNAMODB_JSON text: {"Item": {...}} objects, one a line as DynamoDB writes them
+ * (or laid out over several lines, as its guide prints them). After a value that does not
+ * parse, reading goes on at the next line. */
+static int json_text(importer *im, const char *s, size_t len, qr_err *err)
 {
-    size_t start = 0;
+    size_t pos = 0;
     int rc = 0;
-    while (rc == 0 && start < len) {
-        const char *nl = memchr(s + start, '\n', len - start);
-        size_t end = nl ? (size_t)(nl - s) : len, e = end;
-        while (e > start && (s[e - 1] == '\r' || s[e - 1] == ' ' || s[e - 1] == '\t'))
-            e--;
-        size_t b = start;
-        while (b < e && (s[b] == ' ' || s[b] == '\t'))
-            b++;
-        if (e > b) {
-            rc = json_line(im, s + b, e - b, err);
-            im->index++;
+    while (rc == 0) {
+        while (pos < len && (s[pos] == ' ' || s[pos] == '\t' || s[pos] == '\r' || s[pos] == '\n'))
+            pos++;
+        if (pos >= len) break;
+        json_error_t je;
+        json_t *doc =
+            json_loadb(s + pos, len - pos, JSON_DISABLE_EOF_CHECK | JSON_REJECT_DUPLICATES, &je);
+        if (doc == NULL) {
+            im->processed++;
+            char msg[300];
+            s3_format(msg, sizeof msg,
+                      "Unexpected token in the DynamoDB JSON at line %d, column %d: %s", je.line,
+                      je.column, je.text);
+            item_error(im, msg);
+            const char *nl = memchr(s + pos, '\n', len - pos);
+            pos = nl ? (size_t)(nl - s) + 1 : len;
+        } else {
+            pos += je.position;
+            rc = json_item(im, doc, err);
         }
-        start = end + 1;
+        im->index++;
     }
     return rc;
 }
@@ -421,7 +422,7 @@ static int import_object(importer *im, const char *bucket_path, const char *key,
     } else if (strcmp(im->format, "ION") == 0) {
         rc = ion_text(im, s, len, err);
     } else {
-        rc = line_text(im, s, len, err);
+        rc = json_text(im, s, len, err);
     }
     if (broken) {
         im->processed++;
@@ -546,6 +547,26 @@ static int load(qr_db *db, const import_request *r, const char *bucket_path, imp
     if (s3_list(bucket_path, r->prefix, &keys, msg, cap)) {
         *code = S3_ACCESS_DENIED;
         return -1;
+    }
+    /* An export's own files are not its data: a prefix over a whole export reads its
+     * data files alone. */
+    static const char *const bookkeeping[] = {"_started",
+                                              "manifest-summary.json",
+                                              "manifest-summary.md5",
+                                              "manifest-summary.checksum",
+                                              "manifest-files.json",
+                                              "manifest-files.md5",
+                                              "manifest-files.checksum",
+                                              NULL};
+    for (size_t i = json_array_size(keys); i-- > 0;) {
+        const char *key = json_string_value(json_array_get(keys, i)), *slash = strrchr(key, '/');
+        const char *base = slash ? slash + 1 : key;
+        int skip = strstr(key, "AWSDynamoDB/") != NULL; /* in an export's folder */
+        for (int b = 0; skip && bookkeeping[b]; b++)
+            if (strcmp(base, bookkeeping[b]) == 0) {
+                json_array_remove(keys, i);
+                break;
+            }
     }
     if (json_array_size(keys) == 0) {
         json_decref(keys);

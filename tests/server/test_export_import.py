@@ -530,6 +530,11 @@ def test_round_trip_export_then_import_is_the_same_table(ddb, s3, fmt):
     listed = ddb.list_imports(TableArn=final["TableArn"])["ImportSummaryList"]
     assert [s["ImportArn"] for s in listed] == [d["ImportArn"]]
     assert listed[0]["ImportStatus"] == "COMPLETED" and listed[0]["InputFormat"] == fmt
+    # A prefix over the whole export reads its data files, not its manifests.
+    _, whole = import_table(ddb, fmt, "AWSDynamoDB/%s/" % export_id, params("Whole", gsi=True),
+                            compression="GZIP")
+    assert whole["ImportStatus"] == "COMPLETED" and whole["ErrorCount"] == 0, whole
+    assert table_set(ddb, "Whole") == table_set(ddb, "Books")
 
 
 DOC_JSON = ('{"Item":{"Authors":{"SS":["Author1","Author2"]},"Dimensions":{"S":"8.5 x 11.0 x 1.5"},'
@@ -567,7 +572,11 @@ def compress(data, how):
     return data
 
 
-@pytest.mark.parametrize("fmt,text", [("DYNAMODB_JSON", DOC_JSON), ("ION", DOC_ION)])
+DOC_JSON_PRINTED = json.dumps({"Item": DOC_ITEM}, indent=4) + "\n"  # as the guide prints it
+
+
+@pytest.mark.parametrize("fmt,text", [("DYNAMODB_JSON", DOC_JSON), ("DYNAMODB_JSON", DOC_JSON_PRINTED),
+                                      ("ION", DOC_ION)])
 @pytest.mark.parametrize("how", ["NONE", "GZIP", "ZSTD"])
 def test_documented_examples_import(ddb, s3, fmt, text, how):
     folder = s3 / "bucket" / "doc"
