@@ -409,6 +409,10 @@ static int import_object(importer *im, const char *bucket_path, const char *key,
     }
     const char *s = body->data ? (const char *)body->data : "";
     size_t len = body->len;
+    if (len >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0) { /* a UTF-8 byte order mark */
+        s += 3;
+        len -= 3;
+    }
     if (broken) { /* the items before the fault are read; a line it cut is not */
         const char *nl = len ? memrchr(s, '\n', len) : NULL;
         len = nl ? (size_t)(nl - s) + 1 : 0;

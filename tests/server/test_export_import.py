@@ -593,13 +593,15 @@ def test_csv_import_with_header_and_delimiter_options(ddb, s3):
     folder = s3 / "bucket" / "csv"
     folder.mkdir()
     (folder / "a.csv").write_text('pk,sk,name,note\n"p1",1,"Smith, J","say ""hi"""\np2,2,bob,\n')
-    (folder / "b.csv").write_text("pk,sk,name,note\np3,3,carol,multi\n")
+    (folder / "b.csv").write_bytes(b"\xef\xbb\xbfpk,sk,name,note\r\np3,3,carol,multi\r\n")  # BOM, CRLF
     _, final = import_table(ddb, "CSV", "csv/", params("Csv"))
     assert final["ImportStatus"] == "COMPLETED" and final["ImportedItemCount"] == 3
     got = {i["pk"]["S"]: i for i in scan_all(ddb, "Csv")}
     assert got["p1"] == {"pk": {"S": "p1"}, "sk": {"N": "1"}, "name": {"S": "Smith, J"},
                          "note": {"S": 'say "hi"'}}
     assert got["p2"] == {"pk": {"S": "p2"}, "sk": {"N": "2"}, "name": {"S": "bob"}}
+    assert got["p3"] == {"pk": {"S": "p3"}, "sk": {"N": "3"}, "name": {"S": "carol"},
+                         "note": {"S": "multi"}}
     folder = s3 / "bucket" / "tsv"
     folder.mkdir()
     (folder / "x.tsv").write_text("p9\t9\tnine\n")
