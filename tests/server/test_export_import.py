@@ -339,7 +339,7 @@ def test_export_reads_one_snapshot_while_the_table_takes_writes(ddb, s3, srv):
     assert sum(1 for i in items if i["pk"]["S"].startswith("seed")) == 200
 
 
-def test_incremental_export_lists_changes_with_images(ddb, s3, srv):
+def test_incremental_export_lists_changes_with_images(ddb, s3, srv, ion_reader):
     arn = make_table(ddb)
     key = lambda p: {"pk": {"S": p}, "sk": {"N": "1"}}
     for p in ("keep", "upd", "gone", "later"):
@@ -404,6 +404,24 @@ def test_incremental_export_lists_changes_with_images(ddb, s3, srv):
     assert sorted((x["Keys"]["pk"]["S"], x.get("NewImage", {}).get("v", {}).get("S")) for x in new_lines) \
         == [("gone", None), ("ins", "new"), ("upd", "v2")]
     assert all("OldImage" not in x for x in new_lines)
+    # ION: the same lines, read with ion-js.
+    r = raw(srv.url, TARGET + "ExportTableToPointInTime", {
+        "TableArn": arn, "S3Bucket": "bucket", "S3Prefix": "ion", "ExportType": "INCREMENTAL_EXPORT",
+        "ExportFormat": "ION", "IncrementalExportSpecification": {"ExportFromTime": start,
+                                                                  "ExportToTime": end}})
+    ion_arn = r.json()["ExportDescription"]["ExportArn"]
+    wait(lambda: raw(srv.url, TARGET + "DescribeExport", {"ExportArn": ion_arn}).json(),
+         "ExportDescription", "ExportStatus")
+    folder = s3 / "bucket" / "ion" / "AWSDynamoDB" / ion_arn.rsplit("/", 1)[1]
+    entries = [json.loads(x) for x in (folder / "manifest-files.json").read_text().splitlines()]
+    assert all(e["dataFileS3Key"].endswith(".ion.gz") for e in entries)
+    decoded = {v["Keys"]["M"]["pk"]["S"]: v for e in entries for v in ion_reader(s3, e)}
+    assert set(decoded) == {"upd", "gone", "ins"}
+    assert decoded["upd"]["NewImage"]["M"]["v"] == {"S": "v2"}
+    assert decoded["upd"]["OldImage"]["M"]["v"] == {"S": "v1"}
+    assert "NewImage" not in decoded["gone"]
+    micros = Decimal(decoded["ins"]["Metadata"]["M"]["WriteTimestampMicros"]["N"])
+    assert start * 1e6 - 1000 <= micros <= end * 1e6 + 1000
     for bad in ({"ExportFromTime": end, "ExportToTime": start},
                 {"ExportFromTime": start - 2 * 86400, "ExportToTime": end},
                 {"ExportToTime": end}):
