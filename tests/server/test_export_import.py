@@ -773,20 +773,22 @@ def test_import_and_export_records_outlive_a_restart(start, s3, tmp_path):
 
 def test_a_server_killed_mid_import_leaves_no_table(start, s3, tmp_path):
     data = tmp_path / "killed"
-    srv = launch(data, tmp_path / "killed.log", "--s3-root", str(s3))  # this test kills it
-    ddb = boto3_client(srv.url)
     folder = s3 / "bucket" / "big"
     folder.mkdir()
     lines = "".join('{"Item":{"pk":{"S":"k%d"},"sk":{"N":"%d"},"pad":{"S":"%s"}}}\n'
                     % (i, i, "x" * 100) for i in range(300000))
     (folder / "all.json").write_text(lines)
-    r = ddb.import_table(S3BucketSource={"S3Bucket": "bucket", "S3KeyPrefix": "big/"},
-                         InputFormat="DYNAMODB_JSON", TableCreationParameters=params("Big"))
-    arn = r["ImportTableDescription"]["ImportArn"]
-    status = ddb.describe_table(TableName="Big")["Table"]["TableStatus"]
-    srv.proc.kill()
-    srv.proc.wait()
-    srv.proc.stdout.close()
+    srv = launch(data, tmp_path / "killed.log", "--s3-root", str(s3))  # this test kills it
+    try:
+        ddb = boto3_client(srv.url)
+        r = ddb.import_table(S3BucketSource={"S3Bucket": "bucket", "S3KeyPrefix": "big/"},
+                             InputFormat="DYNAMODB_JSON", TableCreationParameters=params("Big"))
+        arn = r["ImportTableDescription"]["ImportArn"]
+        status = ddb.describe_table(TableName="Big")["Table"]["TableStatus"]
+    finally:
+        srv.proc.kill()
+        srv.proc.wait()
+        srv.proc.stdout.close()
     assert status == "CREATING"  # while the items go in
     srv = start("--s3-root", str(s3), data=data)
     ddb = boto3_client(srv.url)
