@@ -38,7 +38,7 @@ OPT      := -O2 -g
 SERVER_ALLOC := -ljemalloc
 endif
 
-PKGS     := rocksdb jansson yajl libh2o-evloop libssl libcrypto yaml-0.1 libxxhash libcurl zlib liblz4
+PKGS     := rocksdb jansson yajl libh2o-evloop libssl libcrypto yaml-0.1 libxxhash libcurl zlib liblz4 libzstd
 CFLAGS   += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(OPT) $(SANFLAGS) -MMD -MP \
             -Iinclude -Isrc $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDLIBS   += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
@@ -63,7 +63,7 @@ endif
 
 # Debian packages the build, the tests and the benchmarks need.
 DEB_PKGS := gcc make pkg-config librocksdb-dev libh2o-evloop-dev libjansson-dev libyajl-dev libssl-dev \
-            libxxhash-dev libyaml-dev libcurl4-openssl-dev zlib1g-dev liblz4-dev libjemalloc-dev clang-format python3 python3-pytest python3-boto3 python3-prometheus-client python3-cassandra python3-lz4 awscli \
+            libxxhash-dev libyaml-dev libcurl4-openssl-dev zlib1g-dev liblz4-dev libzstd-dev libjemalloc-dev clang-format python3 python3-pytest python3-boto3 python3-prometheus-client python3-cassandra python3-lz4 zstd awscli \
             wrk nginx-light golang-go golang-github-aws-aws-sdk-go-v2-dev golang-github-aws-aws-sdk-go-dev \
             chromium
 

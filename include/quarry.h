@@ -76,6 +76,10 @@ typedef struct qr_options {
     /* Non-zero with models: a Scan, or a read matching no declared access pattern, is
      * refused with ValidationException naming what the model lacks. */
     int model_strict;
+    /* The folder that stands for Amazon S3 in ExportTableToPointInTime and ImportTable:
+     * bucket B is its subfolder B, an object's key a path below it (borrowed: it must
+     * outlive the database). NULL: those operations are refused. */
+    const char *s3_root;
 } qr_options;
 
 #define QR_CAPACITY_ENFORCE 0

@@ -68,6 +68,12 @@ static const operation operations[] = {
     {"PutResourcePolicy", op_put_resource_policy, 0, 0, 0},
     {"GetResourcePolicy", op_get_resource_policy, 1, 0, 0},
     {"DeleteResourcePolicy", op_delete_resource_policy, 0, 0, 0},
+    {"ExportTableToPointInTime", op_export_table_to_point_in_time, 0, 0, 0},
+    {"DescribeExport", op_describe_export, 1, 0, 0},
+    {"ListExports", op_list_exports, 1, 0, 0},
+    {"ImportTable", op_import_table, 0, 0, 0},
+    {"DescribeImport", op_describe_import, 1, 0, 0},
+    {"ListImports", op_list_imports, 1, 0, 0},
     /* The DynamoDB Streams API (from NSTREAM_FIRST on). */
     {"ListStreams", op_list_streams, 1, 0, 0},
     {"DescribeStream", op_describe_stream, 1, 0, 0},

@@ -14,6 +14,8 @@ int cli_serve(int argc, char **argv);
 int cli_model(int argc, char **argv);
 int cli_top(int argc, char **argv);
 int cli_reconcile(int argc, char **argv);
+int cli_export(int argc, char **argv);
+int cli_import(int argc, char **argv);
 
 /* --capacity enforce|observe|off, --capacity-clock monotonic|manual and
  * --capacity-split-seconds N and --capacity-account-units N, shared by serve and call: sets o from

@@ -24,6 +24,12 @@ static const command commands[] = {
     {"reconcile", cli_reconcile,
      "reconcile --model FILE (--endpoint URL | --data DIR) [--repair] [--json]   find (and "
      "repair) stale denormalised copies"},
+    {"export", cli_export,
+     "export [--data DIR] [--format DYNAMODB_JSON|ION] TABLE OUT   write a table as DynamoDB's "
+     "export to S3 does"},
+    {"import", cli_import,
+     "import [--data DIR] [--format F] (--key K | --parameters JSON) TABLE IN   a new table from "
+     "DynamoDB's import formats"},
     {"top", cli_top,
      "top --endpoint URL [--interval S] [--once] [TABLE [INDEX]]   the hottest keys of a server's "
      "tables"},

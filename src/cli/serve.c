@@ -62,7 +62,7 @@ static void usage(FILE *f)
         "                    [--ttl-interval-ms N] [--lsi-collection-limit BYTES]\n"
         "                    [--capacity enforce|observe|off] [--capacity-clock manual]\n"
         "                    [--capacity-split-seconds N] [--capacity-account-units N]\n"
-        "                    [--model FILE]... [--strict]\n"
+        "                    [--model FILE]... [--strict] [--s3-root DIR]\n"
         "                    [--allow-host NAME]... [--cors-origin ORIGIN]...\n"
         "\n"
         "  --listen HOST:PORT    address to serve on (default 127.0.0.1:8000; port 0 picks one)\n"
@@ -111,7 +111,9 @@ static void usage(FILE *f)
         "                        their key templates are logged and listed by\n"
         "                        QuarryDescribeModel (quarry model observe)\n"
         "  --strict              with --model: refuse a Scan or an undeclared read with\n"
-        "                        ValidationException, naming what the model lacks\n");
+        "                        ValidationException, naming what the model lacks\n"
+        "  --s3-root DIR         the folder standing for S3 in ExportTableToPointInTime and\n"
+        "                        ImportTable: bucket B is DIR/B, which must exist\n");
 }
 
 static int parse_uint(const char *opt, const char *s, unsigned lo, unsigned hi, unsigned *out)
@@ -176,6 +178,8 @@ int cli_serve(int argc, char **argv)
             fprintf(stderr, "quarry serve: unknown option or missing value: '%s'\n", a);
             usage(stderr);
             return 2;
+        } else if (strcmp(a, "--s3-root") == 0) {
+            opts.s3_root = argv[++i];
         } else if (strcmp(a, "--model") == 0) {
             if (nmodels == CLI_MAX_MODELS) {
                 fprintf(stderr, "quarry serve: at most %d --model files\n", CLI_MAX_MODELS);

@@ -254,6 +254,7 @@ int qr_shutdown(qr_db *db, char **errmsg)
     /* This thread's staged writes first: they hold items and tables the threads stopped
      * below may wait for. (Other deferring threads must have flushed, see quarry.h.) */
     store_commit_staged(NULL);
+    meta_jobs_wait(db); /* exports and imports finish first: they read and write items */
     /* Leave no index work behind for the next process when it can be done now. */
     if (db->worker_running && db->opts.gsi_lag_ms == 0) propagate_drain(db, 10000);
     expire_stop(db);
@@ -1250,6 +1251,11 @@ int64_t table_item_count(qr_db *db, table *t)
     stats_count(db, t, 0, 0);
     stats_read(t, 0, &n, &bytes);
     return n;
+}
+
+const char *engine_s3_root(const qr_db *db)
+{
+    return db->opts.s3_root;
 }
 
 void engine_log(qr_db *db, const char *fmt, ...)

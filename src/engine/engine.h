@@ -107,6 +107,9 @@ json_t *key_of_item(const table *t, const json_t *item);
 /* The wall clock, in seconds since the epoch: what the engine stamps its records with. */
 double engine_now_seconds(void);
 
+/* The folder standing for S3 (qr_options.s3_root), or NULL when there is none. */
+const char *engine_s3_root(const qr_db *db);
+
 /* Says a line (printf's format) through the database's qr_options.log, if it has one. */
 void engine_log(qr_db *db, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The same for a progress line; last: the line that ends the work. */

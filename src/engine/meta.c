@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <xxhash.h>
 
 #include "engine/engine_int.h"
@@ -14,13 +15,15 @@
 
 /* Keys:  "\0B" | backup id (4 bytes BE) | 0x00               -> the backup's record (JSON)
  *        "\0B" | backup id (4 bytes BE) | 0x01 | n (8 BE)    -> item n (its JSON text)
- *        "\0S" | kind | the table's TableId | "\0" | sub     -> a setting (JSON) */
+ *        "\0S" | kind | the table's TableId | "\0" | sub     -> a setting (JSON)
+ *        "\0X" | kind | id                                  -> a job's record (JSON) */
 #define BACKUP_PREFIX "\0B"
 #define BACKUP_PREFIX_END "\0C"
 #define BACKUP_RECORD 0
 #define BACKUP_ITEM 1
 #define COPY_BATCH_ITEMS 512
 #define SETTINGS_PREFIX "\0S"
+#define RECORDS_PREFIX "\0X"
 
 typedef struct token_entry {
     char *token;           /* NULL: the slot is free */
@@ -37,6 +40,11 @@ struct meta_state {
     pthread_mutex_t tokens_lock;
     token_entry tokens[META_TOKEN_SLOTS];
     size_t ntokens;
+    pthread_mutex_t jobs_lock;
+    pthread_mutex_t claim_lock;
+    pthread_cond_t jobs_done;
+    int jobs_running; /* under jobs_lock */
+    uint64_t run_id;
 };
 
 int meta_open(qr_db *db)
@@ -46,6 +54,13 @@ int meta_open(qr_db *db)
     pthread_mutex_init(&m->backups_lock, NULL);
     pthread_mutex_init(&m->settings_lock, NULL);
     pthread_mutex_init(&m->tokens_lock, NULL);
+    pthread_mutex_init(&m->jobs_lock, NULL);
+    pthread_mutex_init(&m->claim_lock, NULL);
+    pthread_cond_init(&m->jobs_done, NULL);
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    m->run_id = ((uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec) ^
+                ((uint64_t)getpid() << 40) ^ (uint64_t)(uintptr_t)m;
     db->meta = m;
     return 0;
 }
@@ -61,6 +76,9 @@ void meta_close(qr_db *db)
     pthread_mutex_destroy(&m->backups_lock);
     pthread_mutex_destroy(&m->settings_lock);
     pthread_mutex_destroy(&m->tokens_lock);
+    pthread_mutex_destroy(&m->jobs_lock);
+    pthread_mutex_destroy(&m->claim_lock);
+    pthread_cond_destroy(&m->jobs_done);
     free(m);
     db->meta = NULL;
 }
@@ -157,6 +175,49 @@ int meta_backup_copy(qr_db *db, const table *t, const read_view *v, uint32_t id,
     buf_free(&hi);
     buf_free(&k);
     return rc;
+}
+
+int meta_table_items(qr_db *db, const table *t, const read_view *v, meta_item_fn fn, void *arg,
+                     qr_err *err)
+{
+    buf lo, hi;
+    buf_init(&lo, 0);
+    buf_init(&hi, 0);
+    key_table_prefix(&lo, t, 0);
+    key_table_prefix(&hi, t, 1);
+    const store_snapshot *own = v ? NULL : store_snapshot_new(db->st);
+    store_iter *it = store_iter_new(db->st, v ? (const store_snapshot *)v : own, lo.data, lo.len,
+                                    hi.data, hi.len);
+    int rc = 0;
+    for (store_iter_first(it); rc == 0 && store_iter_valid(it); store_iter_next(it)) {
+        size_t vl, jlen, size;
+        const char *val = store_iter_value(it, &vl), *json;
+        if (item_stored(val, vl, &json, &jlen, &size) == 0) rc = fn(arg, json, jlen, size, err);
+    }
+    if (rc == 0) rc = store_iter_status(it, err);
+    store_iter_free(it);
+    if (own) store_snapshot_free(db->st, own);
+    buf_free(&lo);
+    buf_free(&hi);
+    return rc;
+}
+
+int meta_table_item(qr_db *db, const table *t, const read_view *v, const json_t *key, json_t **item,
+                    qr_err *err)
+{
+    buf k;
+    buf_init(&k, 0);
+    char *raw = NULL;
+    size_t len = 0;
+    *item = NULL;
+    int found = key_item(&k, t, key, err)
+                    ? -1
+                    : item_read_raw(db, (const store_snapshot *)v, &k, &raw, &len, err);
+    if (found == 1 && (*item = item_decode(raw, len)) == NULL)
+        found = err_set(err, QR_E_INTERNAL, "stored item is corrupt");
+    free(raw);
+    buf_free(&k);
+    return found;
 }
 
 int meta_backup_put(qr_db *db, uint32_t id, const json_t *rec, qr_err *err)
@@ -384,6 +445,124 @@ void meta_setting_forget_all(qr_db *db, const table *t)
     pthread_mutex_unlock(&db->meta->settings_lock);
     store_batch_free(b);
     err_clear(&e);
+}
+
+/* ---- background jobs ---- */
+
+typedef struct job {
+    qr_db *db;
+    meta_job_fn fn;
+    void *arg;
+} job;
+
+static void *job_main(void *p)
+{
+    job j = *(job *)p;
+    free(p);
+    j.fn(j.db, j.arg);
+    meta_state *m = j.db->meta;
+    pthread_mutex_lock(&m->jobs_lock);
+    m->jobs_running--;
+    pthread_cond_broadcast(&m->jobs_done);
+    pthread_mutex_unlock(&m->jobs_lock);
+    return NULL;
+}
+
+int meta_job_start(qr_db *db, meta_job_fn fn, void *arg, qr_err *err)
+{
+    meta_state *m = db->meta;
+    job *j = malloc(sizeof *j);
+    if (j == NULL) return err_set(err, QR_E_INTERNAL, "out of memory starting a job");
+    *j = (job){db, fn, arg};
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_mutex_lock(&m->jobs_lock);
+    m->jobs_running++;
+    pthread_t t;
+    int rc = pthread_create(&t, &attr, job_main, j);
+    if (rc) m->jobs_running--;
+    pthread_mutex_unlock(&m->jobs_lock);
+    pthread_attr_destroy(&attr);
+    if (rc) {
+        free(j);
+        return err_set(err, QR_E_INTERNAL, "cannot start a thread for the job");
+    }
+    return 0;
+}
+
+void meta_jobs_wait(qr_db *db)
+{
+    meta_state *m = db->meta;
+    if (m == NULL) return;
+    pthread_mutex_lock(&m->jobs_lock);
+    while (m->jobs_running > 0)
+        pthread_cond_wait(&m->jobs_done, &m->jobs_lock);
+    pthread_mutex_unlock(&m->jobs_lock);
+}
+
+uint64_t meta_run_id(const qr_db *db)
+{
+    return db->meta->run_id;
+}
+
+void meta_claim_lock(qr_db *db)
+{
+    pthread_mutex_lock(&db->meta->claim_lock);
+}
+
+void meta_claim_unlock(qr_db *db)
+{
+    pthread_mutex_unlock(&db->meta->claim_lock);
+}
+
+/* ---- records of long-running jobs ---- */
+
+static void record_key(buf *k, char kind, const char *id)
+{
+    buf_append(k, RECORDS_PREFIX, 2);
+    buf_putc(k, (uint8_t)kind);
+    buf_append(k, id, strlen(id));
+}
+
+int meta_record_put(qr_db *db, char kind, const char *id, const json_t *rec, qr_err *err)
+{
+    buf k;
+    buf_init(&k, 0);
+    record_key(&k, kind, id);
+    int rc = setting_write(db, &k, rec, err);
+    buf_free(&k);
+    return rc;
+}
+
+int meta_record_get(qr_db *db, char kind, const char *id, json_t **rec, qr_err *err)
+{
+    buf k;
+    buf_init(&k, 0);
+    record_key(&k, kind, id);
+    int rc = setting_read(db, &k, rec, err);
+    buf_free(&k);
+    return rc < 0 ? -1 : *rec != NULL;
+}
+
+int meta_record_list(qr_db *db, char kind, json_t **out, qr_err *err)
+{
+    char lo[3] = {'\0', 'X', kind}, hi[3] = {'\0', 'X', (char)(kind + 1)};
+    *out = json_array();
+    store_iter *it = store_iter_new(db->st, NULL, lo, 3, hi, 3);
+    for (store_iter_first(it); store_iter_valid(it); store_iter_next(it)) {
+        size_t vl;
+        const char *v = store_iter_value(it, &vl);
+        json_t *rec = json_read(v, vl, 0, NULL);
+        if (rec) json_array_append_new(*out, rec);
+    }
+    int rc = store_iter_status(it, err);
+    store_iter_free(it);
+    if (rc) {
+        json_decref(*out);
+        *out = NULL;
+    }
+    return rc;
 }
 
 uint64_t meta_revision_next(qr_db *db, uint64_t at_least)

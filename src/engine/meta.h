@@ -34,6 +34,17 @@ uint32_t meta_backup_id_peek(qr_db *db);
  * are not reported to the database's hook (a backup is no request's read). */
 int meta_backup_copy(qr_db *db, const struct table *t, const struct read_view *v, uint32_t id,
                      int64_t *items, int64_t *bytes, qr_err *err);
+/* Calls fn with the JSON text and DynamoDB size of every item of t as read view v holds
+ * them (NULL: a view taken for the walk), in key order, unmetered and unreported to the
+ * hook (an export is no request's read). A non-zero return of fn stops the walk and is
+ * returned. */
+typedef int (*meta_item_fn)(void *arg, const char *json, size_t len, size_t size, qr_err *err);
+int meta_table_items(qr_db *db, const struct table *t, const struct read_view *v, meta_item_fn fn,
+                     void *arg, qr_err *err);
+/* The item of t whose key attributes are key, as v holds it, unmetered and unreported:
+ * 1 with *item a new reference, 0 with *item NULL when there is none. */
+int meta_table_item(qr_db *db, const struct table *t, const struct read_view *v, const json_t *key,
+                    json_t **item, qr_err *err);
 /* Stores rec as backup id's record (synced: the items copied before it are then durable
  * too). */
 int meta_backup_put(qr_db *db, uint32_t id, const json_t *rec, qr_err *err);
@@ -79,6 +90,31 @@ int meta_setting_update(qr_db *db, const struct table *t, char kind, const char 
 /* Removes every setting of t, of every kind above (DeleteTable). A failure is not
  * reported: the records of a deleted table are never read again. */
 void meta_setting_forget_all(qr_db *db, const struct table *t);
+
+/* ---- records of long-running jobs (exports, imports) ----
+ * One JSON record per (kind, id), kept until the database is removed; ids are texts that
+ * sort in the order the jobs began. */
+#define META_RECORD_EXPORT 'E'
+#define META_RECORD_IMPORT 'I'
+/* Stores rec as the record (kind, id), replacing any (synced). */
+int meta_record_put(qr_db *db, char kind, const char *id, const json_t *rec, qr_err *err);
+/* The record (kind, id): 1 with *rec a new reference, 0 with *rec NULL if there is none. */
+int meta_record_get(qr_db *db, char kind, const char *id, json_t **rec, qr_err *err);
+/* Every record of kind, in id order: *out a new array. */
+int meta_record_list(qr_db *db, char kind, json_t **out, qr_err *err);
+
+/* ---- background jobs (exports, imports) ----
+ * A job runs fn(db, arg) on a thread of its own; qr_close waits for every job before it
+ * closes anything. meta_run_id names this opening of db: a record a job left unfinished
+ * under another id was cut short by the process ending. */
+typedef void (*meta_job_fn)(qr_db *db, void *arg);
+int meta_job_start(qr_db *db, meta_job_fn fn, void *arg, qr_err *err);
+void meta_jobs_wait(qr_db *db);
+uint64_t meta_run_id(const qr_db *db);
+/* Held by a request from the look-up of its ClientToken among the records to the storing
+ * of its own, so two requests with one token start one job. */
+void meta_claim_lock(qr_db *db);
+void meta_claim_unlock(qr_db *db);
 
 /* A number above every one this function gave for db before, and at least at_least
  * (resource policies' revision ids: the time of the change in milliseconds, unique). */

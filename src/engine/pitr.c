@@ -101,6 +101,50 @@ int pitr_changes_since(qr_db *db, uint32_t id, double when, json_t **changes, qr
     return rc;
 }
 
+int pitr_changes_between(qr_db *db, uint32_t id, uint64_t from_ms, uint64_t to_ms, json_t **changes,
+                         qr_err *err)
+{
+    buf lo, hi;
+    buf_init(&lo, 0);
+    buf_init(&hi, 0);
+    table_prefix(&lo, id);
+    buf_put_be64(&lo, from_ms);
+    if (to_ms == UINT64_MAX) {
+        table_prefix(&hi, id + 1);
+    } else {
+        table_prefix(&hi, id);
+        buf_put_be64(&hi, to_ms);
+    }
+    *changes = json_object();
+    store_iter *it = store_iter_new(db->st, NULL, lo.data, lo.len, hi.data, hi.len);
+    for (store_iter_first(it); store_iter_valid(it); store_iter_next(it)) {
+        size_t kl, vl;
+        const unsigned char *k = (const unsigned char *)store_iter_key(it, &kl);
+        const char *v = store_iter_value(it, &vl);
+        if (kl != RECORD_KEY_LEN) continue;
+        uint64_t ms = 0;
+        for (int i = 0; i < 8; i++)
+            ms = ms << 8 | k[QR_PITR_PREFIX_LEN + 4 + i];
+        json_t *rec = json_read(v, vl, JSON_ALLOW_NUL, NULL);
+        char *key =
+            rec ? json_dumps(json_object_get(rec, "K"), JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+        json_t *seen = key ? json_object_get(*changes, key) : NULL;
+        if (key && seen == NULL) json_object_set(*changes, key, seen = rec);
+        if (seen) json_object_set_new(seen, "T", json_integer((json_int_t)ms));
+        free(key);
+        json_decref(rec);
+    }
+    int rc = store_iter_status(it, err);
+    store_iter_free(it);
+    buf_free(&lo);
+    buf_free(&hi);
+    if (rc) {
+        json_decref(*changes);
+        *changes = NULL;
+    }
+    return rc;
+}
+
 /* Adds to b the deletion of table id's records stamped before cutoff_ms (all of them
  * when cutoff_ms is UINT64_MAX). */
 static void stage_cut(store_batch *b, uint32_t id, uint64_t cutoff_ms)

@@ -25,6 +25,13 @@ int pitr_window(const json_t *pitr, double now, double *earliest, double *latest
  * table at when. */
 int pitr_changes_since(qr_db *db, uint32_t id, double when, json_t **changes, qr_err *err);
 
+/* The items of table id written at a millisecond in [from_ms, to_ms): *changes maps a key
+ * to {"K": its key attributes, "O": the item before the first of those writes (absent
+ * when there was none), "T": the millisecond of the last}. With to_ms UINT64_MAX, every
+ * write from from_ms on. */
+int pitr_changes_between(qr_db *db, uint32_t id, uint64_t from_ms, uint64_t to_ms, json_t **changes,
+                         qr_err *err);
+
 /* Forgets table id's history (PITR disabled, or enabled afresh). */
 int pitr_drop(qr_db *db, uint32_t id, qr_err *err);
 

@@ -206,6 +206,22 @@ void restore_abandon(qr_db *db, const char *name);
 /* Checks a restore's TargetTableName: 0 with *target borrowed from req, or -1 with err set
  * as DynamoDB answers a missing or malformed one. */
 int restore_target(const json_t *req, json_t **target, qr_err *err);
+/* export.c: ExportTableToPointInTime into a folder standing for S3 (s3dir.h) */
+int op_export_table_to_point_in_time(qr_db *db, op_call *c, qr_err *err);
+int op_describe_export(qr_db *db, op_call *c, qr_err *err);
+int op_list_exports(qr_db *db, op_call *c, qr_err *err);
+/* An export's or import's id, as DynamoDB's: the milliseconds of now in 14 digits, '-',
+ * 8 random hex digits ("01234567890123-a1b2c3d4"), so ids sort by when they began. */
+#define JOB_ID_LEN 24
+void job_id(char out[JOB_ID_LEN]);
+/* seconds as ISO 8601 with milliseconds, "2020-11-04T07:28:34.028Z". */
+void job_iso_time(double seconds, char out[32]);
+/* The table name of a table ARN (field names it in messages). */
+int job_table_of_arn(const char *arn, const char *field, char *name, size_t cap, qr_err *err);
+/* import.c: ImportTable from a folder standing for S3, always into a new table */
+int op_import_table(qr_db *db, op_call *c, qr_err *err);
+int op_describe_import(qr_db *db, op_call *c, qr_err *err);
+int op_list_imports(qr_db *db, op_call *c, qr_err *err);
 /* insights.c */
 int op_describe_contributor_insights(qr_db *db, op_call *c, qr_err *err);
 int op_update_contributor_insights(qr_db *db, op_call *c, qr_err *err);
