@@ -2124,9 +2124,10 @@ static int rule_cql_ttl(ck_report *r)
         double tombstones = p->rps * 86400 * CQL_GC_GRACE_DAYS;
         ck_severity sev = p->rps >= CQL_HIGH_DELETE_RPS ? CK_WARNING : CK_NOTE;
         if (add(r, sev, "tombstones", P("pattern %s", p->name), p->pos,
-                P("pattern %s%s deletes rows of %s%s, which has no default_time_to_live", p->name,
+                P("pattern %s%s deletes rows of %s, which has no default_time_to_live%s", p->name,
                   quoted(r, p), e->table->name,
-                  p->rps > 0 ? P(" at %.0f per second: about %.0f tombstones live at any time",
+                  p->rps > 0 ? P(", at %.0f per second: about %.0f tombstones live at any time "
+                                 "(gc_grace_seconds, 10 days)",
                                  p->rps, tombstones)
                              : ""),
                 "Every delete writes a tombstone, kept for gc_grace_seconds (10 days) and read "

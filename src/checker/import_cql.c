@@ -199,7 +199,7 @@ static int read_notes(importer *im, size_t from, size_t to, notes *nt, int queri
 {
     memset(nt, 0, sizeof *nt);
     size_t i = from;
-    while (i < to && im->text[i] != '\n')
+    while (from > 0 && i < to && im->text[i] != '\n')
         i++; /* the rest of the previous statement's line is its own */
     while (i < to) {
         size_t eol = i;

@@ -1,0 +1,271 @@
+"""`quarry model import --cql` and the CQL checklist of `quarry model check`.
+
+The seeds' CQL tables (tests/model/cql/seeds*.cql) must import and check clean; each other
+case in tests/model/cql/ breaks one rule, and its check report is a golden file
+(golden/cql-CASE.check.txt; regenerate with QUARRY_UPDATE_GOLDEN=1 and read the diff). The
+round trip exports every example model as CQL, imports it with a query per table, and
+compares tables, keys and clustering order."""
+import json
+import os
+import re
+
+import pytest
+import yaml
+
+from modeltest import GOLDEN, ROOT, run
+
+CQL = os.path.join("tests", "model", "cql")
+EXAMPLES = ["chat", "orders", "tickets", "overloaded", "iot", "leaderboard"]
+NO_COLOR = {"NO_COLOR": "1"}
+
+
+def import_cql(tmp_path, case, queries=True):
+    """Imports tests/model/cql/CASE.cql (and CASE.queries.cql) into tmp_path/CASE.yaml."""
+    args = ["model", "import", "--cql", os.path.join(CQL, case + ".cql")]
+    q = os.path.join(CQL, case + ".queries.cql")
+    if queries and os.path.exists(os.path.join(ROOT, q)):
+        args += ["--queries", q]
+    out = tmp_path / (case + ".yaml")
+    p = run(*args, "-o", str(out))
+    assert p.returncode == 0, p.stderr
+    return out
+
+
+def check(path, *extra):
+    """`model check` run beside the model file, so reports name it without a folder."""
+    return run("model", "check", path.name, *extra, cwd=str(path.parent), env=NO_COLOR)
+
+
+def findings(report, rule):
+    return [f for f in report["findings"] if f["rule"] == rule]
+
+
+# ---- the seeds pass ----
+
+def test_seeds_import_faithfully(tmp_path):
+    out = tmp_path / "seeds.yaml"
+    p = run("model", "import", "--cql", f"{CQL}/seeds.cql", "--queries", f"{CQL}/seeds_queries.cql", "-o", str(out))
+    assert p.returncode == 0, p.stderr
+    m = yaml.safe_load(out.read_text())
+    assert m["name"] == "app"
+    msgs = m["tables"]["app.messages_by_user"]["cql"]
+    assert msgs["clustering_order"] == {"sent_at": "desc", "message_id": "asc"}
+    ev = m["entities"]["events_by_user"]
+    assert ev["pk"] == "{user_id}#{month}" and ev["sk"] == "{event_time}#{event_id}"
+    assert m["tables"]["app.events_by_user"]["cql"]["default_time_to_live"] == "365d"
+    assert ev["attributes"]["month"]["format"] == "month"
+    assert ev["attributes"]["event_id"] == {"format": "ulid", "cql_type": "timeuuid"}
+    counts = m["entities"]["order_counts_by_user"]
+    assert counts["counter"] is True and "sk" not in counts
+    assert counts["attributes"]["total"]["cql_type"] == "counter"
+    pats = {p["name"]: p for p in m["access_patterns"]}
+    assert pats["recent-messages"]["sk_condition"] == {"op": ">", "attribute": "sent_at"}
+    assert pats["recent-messages"]["statement"].startswith("SELECT * FROM messages_by_user WHERE user_id = ?")
+    assert pats["recent-messages"]["source"] == f"{CQL}/seeds_queries.cql:6:1"
+    assert pats["recent-messages"]["sentence"] == "a user's messages since a time, newest first"
+    assert pats["order-count"]["kind"] == "get"
+    assert pats["month-events"]["direction"] == "desc"
+
+
+def test_seeds_check_clean(tmp_path):
+    out = tmp_path / "seeds.yaml"
+    assert run("model", "import", "--cql", f"{CQL}/seeds.cql", "--queries", f"{CQL}/seeds_queries.cql",
+               "-o", str(out)).returncode == 0
+    p = check(out, "--json")
+    assert p.returncode == 0, p.stdout
+    rep = json.loads(p.stdout)
+    assert rep["summary"] == {"errors": 0, "warnings": 0, "notes": 0}
+    assert all(pl["served"] and pl["statement"] and pl["source"] for pl in rep["access_patterns"])
+    ops = {pl["name"]: pl["operation"] for pl in rep["access_patterns"]}
+    assert ops["recent-messages"] == "SELECT" and ops["send-message"] == "INSERT" and ops["count-order"] == "UPDATE"
+
+
+# ---- each rule, a bad schema that makes it fire (golden reports) ----
+
+CASES = {
+    "partition": ("access-pattern-coverage", 1),
+    "filtering": ("allow-filtering", 1),
+    "aggregate": ("cross-partition-aggregate", 1),
+    "size": ("partition-size", 1),
+    "order": ("clustering-order", 0),
+    "tombstones": ("tombstones", 0),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_bad_case_golden(tmp_path, case):
+    rule, status = CASES[case]
+    out = import_cql(tmp_path, case)
+    p = check(out)
+    assert p.returncode == status, p.stdout + p.stderr
+    path = os.path.join(GOLDEN, f"cql-{case}.check.txt")
+    if os.environ.get("QUARRY_UPDATE_GOLDEN"):
+        with open(path, "w") as f:
+            f.write(p.stdout)
+    with open(path) as f:
+        assert p.stdout == f.read()
+    rep = json.loads(check(out, "--json").stdout)
+    assert findings(rep, rule), rep["findings"]
+
+
+def test_allow_filtering_flagged_even_when_served(tmp_path):
+    rep = json.loads(check(import_cql(tmp_path, "filtering"), "--json").stdout)
+    plans = {p["name"]: p for p in rep["access_patterns"]}
+    assert plans["user-orders"]["served"] is True
+    (f,) = [f for f in findings(rep, "allow-filtering") if f["subject"] == "pattern user-orders"]
+    assert f["severity"] == "error" and "remove ALLOW FILTERING" in f["fix"]
+    assert "ALLOW FILTERING" in f["message"] and "filtering.queries.cql:7:1" in f["message"]
+
+
+def test_cross_partition_count_suggests_counters(tmp_path):
+    rep = json.loads(check(import_cql(tmp_path, "aggregate"), "--json").stdout)
+    (f,) = findings(rep, "cross-partition-aggregate")
+    assert "counter" in f["fix"] and "SELECT COUNT(*) FROM shop.orders_by_user" in f["message"]
+    # the same count within one partition is still read row by row: a counter instead
+    (g,) = findings(rep, "aggregate-by-query")
+    assert g["subject"] == "pattern user-order-count" and "total counter" in g["fix"]
+    assert not findings(rep, "access-pattern-coverage")  # the aggregate finding says it
+
+
+def test_partition_size_figures_and_bucket_advice(tmp_path):
+    rep = json.loads(check(import_cql(tmp_path, "size"), "--json").stdout)
+    by = {f["subject"]: f for f in findings(rep, "partition-size")}
+    unbounded = by["partition of iot.events_by_user"]
+    assert unbounded["severity"] == "error" and "without bound" in unbounded["message"]
+    assert "PRIMARY KEY ((user_id, day), event_time, event_id)" in unbounded["fix"]
+    monthly = by["partition of iot.readings_by_sensor"]
+    assert monthly["severity"] == "warning" and "bucket the partition by day" in monthly["fix"]
+    assert by["partition of iot.logins_by_user"]["severity"] == "note"
+
+
+def test_clustering_order_fix(tmp_path):
+    rep = json.loads(check(import_cql(tmp_path, "order"), "--json").stdout)
+    (f,) = findings(rep, "clustering-order")
+    assert "CLUSTERING ORDER BY (sent_at DESC, message_id DESC)" in f["fix"]
+    # reading in the stored order is no finding
+    ok = tmp_path / "ok.cql"
+    ok.write_text(open(os.path.join(ROOT, CQL, "order.cql")).read())
+    q = tmp_path / "ok.queries.cql"
+    q.write_text("SELECT * FROM chat.messages_by_user WHERE user_id = ? ORDER BY sent_at ASC LIMIT 20;\n")
+    out = tmp_path / "ok.yaml"
+    assert run("model", "import", "--cql", str(ok), "--queries", str(q), "-o", str(out)).returncode == 0
+    assert not findings(json.loads(check(out, "--json").stdout), "clustering-order")
+
+
+def test_tombstones_need_rate_or_ttl(tmp_path):
+    rep = json.loads(check(import_cql(tmp_path, "tombstones"), "--json").stdout)
+    (f,) = findings(rep, "tombstones")
+    assert f["severity"] == "warning" and "USING TTL" in f["fix"] and "500 per second" in f["message"]
+    # the same deletes on a table with default_time_to_live are no finding
+    schema = tmp_path / "ttl.cql"
+    schema.write_text(open(os.path.join(ROOT, CQL, "tombstones.cql")).read().replace(
+        "CLUSTERING ORDER BY (created_at DESC)", "CLUSTERING ORDER BY (created_at DESC) AND default_time_to_live = 604800"))
+    out = tmp_path / "ttl.yaml"
+    assert run("model", "import", "--cql", str(schema), "--queries", os.path.join(CQL, "tombstones.queries.cql"),
+               "-o", str(out)).returncode == 0
+    assert not findings(json.loads(check(out, "--json").stdout), "tombstones")
+
+
+# ---- bad input: FILE:LINE:COL ----
+
+BAD_INPUT = [
+    ("CREATE TABLE t (a int PRIMARY KEY, b text;\n", None, "schema.cql:1:42: "),
+    ("CREATE TABLE t (a int, b text, PRIMARY KEY (a, c));\n", None, "schema.cql:1:48: unknown definition c"),
+    ("CREATE TABLE t (a int, b counter, c text, PRIMARY KEY (a));\n", None, "Cannot mix counter and non counter"),
+    ("CREATE TABLE t (a int, b int, PRIMARY KEY (a, b)) WITH CLUSTERING ORDER BY (c DESC);\n", None,
+     "CLUSTERING ORDER"),
+    ("SELECT * FROM t;\n", None, "schema.cql:1:1: a schema holds CREATE"),
+    ("CREATE TABLE t (a int PRIMARY KEY, b text);\n", "SELECT * FROM nope WHERE a = ?;\n",
+     "queries.cql:1:15: unknown table nope"),
+    ("CREATE TABLE t (a int PRIMARY KEY, b text);\n", "\n\nSELECT * FROM t WHERE zz = ?;\n",
+     "queries.cql:3:23: unknown column zz in table t"),
+    ("CREATE TABLE t (a int, b int, c text, PRIMARY KEY (a, b));\n", "INSERT INTO t (a, c) VALUES (?, ?);\n",
+     "queries.cql:1:1: Some clustering keys are missing: b"),
+    ("CREATE TABLE t (a int PRIMARY KEY, n counter);\n", "UPDATE t SET n = 5 WHERE a = ?;\n",
+     "Cannot set the value of counter column n"),
+    ("CREATE TABLE t (a int PRIMARY KEY, n counter);\n", "INSERT INTO t (a, n) VALUES (?, ?);\n",
+     "INSERT statements are not allowed on counter tables"),
+    ("CREATE TABLE t (a int, b int, c int, PRIMARY KEY (a, b, c));\n",
+     "SELECT * FROM t WHERE a = ? ORDER BY b ASC, c DESC;\n", "queries.cql:1:45: Unsupported order by relation"),
+    ("CREATE TABLE t (a int PRIMARY KEY);\n", "-- rps: fast\nSELECT * FROM t WHERE a = ?;\n",
+     "queries.cql:1:8: rps: 'fast' is not a non-negative number"),
+    ("CREATE TABLE t (a int PRIMARY KEY);\n", "CREATE TABLE u (a int PRIMARY KEY);\n",
+     "queries.cql:1:1: the queries file holds SELECT"),
+]
+
+
+@pytest.mark.parametrize("schema,queries,message", BAD_INPUT)
+def test_bad_input(tmp_path, schema, queries, message):
+    (tmp_path / "schema.cql").write_text(schema)
+    args = ["model", "import", "--cql", "schema.cql"]
+    if queries is not None:
+        (tmp_path / "queries.cql").write_text(queries)
+        args += ["--queries", "queries.cql"]
+    out = tmp_path / "out.yaml"
+    p = run(*args, "-o", str(out), cwd=str(tmp_path))
+    assert p.returncode == 2
+    assert message in p.stderr, p.stderr
+    assert not out.exists() and not list(tmp_path.glob("out.yaml.tmp*"))  # no partial model file
+
+
+def test_usage_errors(tmp_path):
+    assert run("model", "import").returncode == 2
+    assert run("model", "import", "--queries", "q.cql").returncode == 2
+    p = run("model", "import", "--cql", str(tmp_path / "missing.cql"))
+    assert p.returncode == 2 and "cannot open" in p.stderr
+
+
+# ---- the round trip: export --format cql, import --cql, check ----
+
+CREATE = re.compile(r"CREATE TABLE IF NOT EXISTS (\w+)\.(\w+) \((.*?)\n\)(.*?);", re.S)
+
+
+def exported_tables(cql):
+    """{ks.table: (partition columns, clustering columns, {column: asc|desc})} of an export."""
+    tables = {}
+    for ks, name, body, opts in CREATE.findall(cql):
+        key = re.search(r"PRIMARY KEY \(\(([^)]*)\)([^)]*)\)", body)
+        part = [c.strip() for c in key.group(1).split(",")]
+        clus = [c.strip() for c in key.group(2).split(",") if c.strip()]
+        order = {c: "asc" for c in clus}
+        m = re.search(r"CLUSTERING ORDER BY \(([^)]*)\)", opts)
+        for item in (m.group(1).split(",") if m else []):
+            col, direction = item.split()
+            order[col] = direction.lower()
+        tables[f"{ks}.{name}"] = (part, clus, order)
+    return tables
+
+
+def template_vars(t):
+    return re.findall(r"\{(\w+)\}", t or "")
+
+
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_export_import_round_trip(tmp_path, example):
+    exported = run("model", "export", f"examples/{example}.yaml", "--format", "cql")
+    assert exported.returncode == 0, exported.stderr
+    schema = tmp_path / f"{example}.cql"
+    schema.write_text(exported.stdout)
+    tables = exported_tables(exported.stdout)
+    assert tables
+    # one query per table, by its whole partition key: each must be one partition
+    queries = tmp_path / f"{example}.queries.cql"
+    queries.write_text("".join(
+        f"-- name: read-{name}\nSELECT * FROM {name} WHERE {' AND '.join(c + ' = ?' for c in part)};\n"
+        for name, (part, _, _) in tables.items()))
+    out = tmp_path / f"{example}.yaml"
+    p = run("model", "import", "--cql", str(schema), "--queries", str(queries), "-o", str(out))
+    assert p.returncode == 0, p.stderr
+    model = yaml.safe_load(out.read_text())
+    assert set(model["tables"]) == set(tables)
+    for ename, ent in model["entities"].items():
+        part, clus, order = tables[ent["table"]]
+        assert template_vars(ent["pk"]) == part
+        assert template_vars(ent.get("sk")) == clus
+        assert model["tables"][ent["table"]]["cql"].get("clustering_order", {}) == order
+        assert ("sort_key" in model["tables"][ent["table"]]) == bool(clus)
+    checked = check(out, "--json")
+    assert checked.returncode in (0, 1), checked.stderr
+    rep = json.loads(checked.stdout)
+    assert all(pl["served"] for pl in rep["access_patterns"]), rep["access_patterns"]
+    assert not findings(rep, "access-pattern-coverage") and not findings(rep, "allow-filtering")
