@@ -1665,7 +1665,12 @@ static const char *cql_where(ck_report *r, const m_pattern *p)
     for (size_t i = 0; i < p->ngiven; i++) {
         if (p->sk_attr && strcmp(p->sk_attr, p->given[i].name) == 0) continue;
         size_t l = strlen(buf);
-        if (p->given[i].value)
+        int in = 0;
+        for (size_t k = 0; k < p->nin; k++)
+            in |= strcmp(p->in[k], p->given[i].name) == 0;
+        if (in)
+            snprintf(buf + l, sizeof buf - l, "%s%s IN ?", l ? " AND " : "", p->given[i].name);
+        else if (p->given[i].value)
             snprintf(buf + l, sizeof buf - l, "%s%s = '%s'", l ? " AND " : "", p->given[i].name,
                      p->given[i].value);
         else
@@ -1737,6 +1742,18 @@ static int cross_partition(ck_report *r, const m_pattern *p)
     return 1;
 }
 
+/* The partition key columns the pattern restricts with IN ("user_id"), or NULL. */
+static const char *partition_in(ck_report *r, const m_pattern *p)
+{
+    char buf[400] = "";
+    for (size_t i = 0; i < p->nin; i++)
+        if (template_uses(&p->entity->pk, p->entity->pk.nseg, p->in[i])) {
+            if (buf[0]) strncat(buf, ", ", sizeof buf - strlen(buf) - 1);
+            strncat(buf, p->in[i], sizeof buf - strlen(buf) - 1);
+        }
+    return buf[0] ? P("%s", buf) : NULL;
+}
+
 static int plan_cql(ck_report *r, const m_pattern *p, ck_plan *pl)
 {
     const m_entity *e = p->entity;
@@ -1795,8 +1812,11 @@ static int plan_cql(ck_report *r, const m_pattern *p, ck_plan *pl)
     if (mt.usable && mt.filters == NULL && mt.cond_ok && mt.order_ok) {
         pl->served = 1;
         pl->operation = "SELECT";
-        pl->text = P("SELECT from one partition of %s: WHERE %s%s%s%s", t->name, pl->key_condition,
-                     order, limit, p->kind == MK_GET && mt.eq_all ? " (one row)" : "");
+        const char *in = partition_in(r, p);
+        const char *from = in ? P("%s, one partition per value of %s", t->name, in)
+                              : P("one partition of %s", t->name);
+        pl->text = P("SELECT from %s: WHERE %s%s%s%s", from, pl->key_condition, order, limit,
+                     p->kind == MK_GET && mt.eq_all ? " (one row)" : "");
         return pl->text ? 0 : -1;
     }
     pl->served = 0;
@@ -1850,6 +1870,29 @@ static int plan_cql(ck_report *r, const m_pattern *p, ck_plan *pl)
                "anything else, and sorting in the application means reading the whole "
                "partition, which defeats LIMIT.",
                propose_table(r, p));
+}
+
+static int rule_multi_partition(ck_report *r)
+{
+    for (size_t i = 0; i < r->nplans; i++) {
+        const ck_plan *pl = &r->plans[i];
+        const m_pattern *p = pl->pattern;
+        const char *in = is_cql(p) && pl->served ? partition_in(r, p) : NULL;
+        if (in == NULL) continue;
+        if (add(r, CK_WARNING, "multi-partition", P("pattern %s", p->name), p->pos,
+                P("pattern %s%s restricts the partition key column %s with IN: one partition "
+                  "per value, gathered by one coordinator",
+                  p->name, quoted(r, p), in),
+                "Each value of an IN on the partition key is another partition, often on other "
+                "replicas: the coordinator waits for the slowest, holds every result, and the "
+                "request fails if any of them does. Each query should be served by one "
+                "partition.",
+                "run one query per value, in parallel (a token-aware driver sends each to its "
+                "replicas), or key a table by what the request knows so that one partition "
+                "holds the answer"))
+            return -1;
+    }
+    return 0;
 }
 
 static int rule_allow_filtering(ck_report *r)
@@ -2156,8 +2199,9 @@ int check_run(const qr_model *m, ck_report **out, qr_err *err)
     if (rule_pk_cardinality(r) || rule_partition_throughput(r) || rule_sort_order(r) ||
         rule_collection_size(r) || rule_indexes(r) || rule_index_overload(r) || rule_ttl(r) ||
         rule_ttl_deletes(r) || rule_aggregates(r) || rule_denormalised(r) || rule_relational(r) ||
-        rule_latency(r) || rule_allow_filtering(r) || rule_cross_partition_aggregate(r) ||
-        rule_partition_size(r) || rule_clustering_order(r) || rule_cql_ttl(r))
+        rule_latency(r) || rule_allow_filtering(r) || rule_multi_partition(r) ||
+        rule_cross_partition_aggregate(r) || rule_partition_size(r) || rule_clustering_order(r) ||
+        rule_cql_ttl(r))
         goto oom;
     *out = r;
     return 0;

@@ -598,6 +598,7 @@ static int create_view(importer *im, const cql_stmt *s)
             return FAIL_WORD(im, v->sel[k].expr->text, "unknown column %s in table %s",
                              v->sel[k].expr->text, base->name);
     if (set_key(im, t, &v->pk, &v->opts)) return -1;
+    t->ttl_seconds = base->ttl_seconds; /* a view's rows expire with the base's */
     return ttl_property(im, t, &v->opts.props);
 }
 
@@ -725,6 +726,8 @@ static void duration(FILE *f, double seconds)
     long long s = (long long)seconds;
     if (s % 86400 == 0)
         fprintf(f, "%lldd", s / 86400);
+    else if (s % 3600 == 0)
+        fprintf(f, "%lldh", s / 3600);
     else
         fprintf(f, "%llds", s);
 }
@@ -805,6 +808,8 @@ typedef struct pattern {
     const ctable *t;
     const char *given[128];
     size_t ngiven;
+    const char *in[128]; /* given by IN */
+    size_t nin;
     const char *range_col, *range_op;
     const char *order_by;
     int direction;
@@ -822,6 +827,16 @@ static int add_given(importer *im, pattern *pt, const char *col)
     if (pt->ngiven == sizeof pt->given / sizeof pt->given[0])
         return FAIL_STMT(im, "too many restrictions in one statement");
     pt->given[pt->ngiven++] = col;
+    return 0;
+}
+
+static int add_in(importer *im, pattern *pt, const char *col)
+{
+    for (size_t i = 0; i < pt->nin; i++)
+        if (strcmp(pt->in[i], col) == 0) return 0;
+    if (pt->nin == sizeof pt->in / sizeof pt->in[0])
+        return FAIL_STMT(im, "too many restrictions in one statement");
+    pt->in[pt->nin++] = col;
     return 0;
 }
 
@@ -877,7 +892,9 @@ static int read_where(importer *im, pattern *pt, const cql_where *w)
         if (r->kind == CQL_REL_TUPLE) {
             if (r->op == CQL_OP_EQ || r->op == CQL_OP_IN) {
                 for (size_t k = 0; k < r->ncolumns; k++)
-                    if (add_given(im, pt, r->columns[k])) return -1;
+                    if (add_given(im, pt, r->columns[k]) ||
+                        (r->op == CQL_OP_IN && add_in(im, pt, r->columns[k])))
+                        return -1;
             } else if (range_op(r->op)) {
                 if (add_range(im, pt, c, range_op(r->op))) return -1;
             }
@@ -889,8 +906,10 @@ static int read_where(importer *im, pattern *pt, const cql_where *w)
         }
         switch (r->op) {
         case CQL_OP_EQ:
-        case CQL_OP_IN:
             if (add_given(im, pt, c)) return -1;
+            break;
+        case CQL_OP_IN:
+            if (add_given(im, pt, c) || add_in(im, pt, c)) return -1;
             break;
         case CQL_OP_LT:
         case CQL_OP_LTE:
@@ -972,12 +991,10 @@ static int read_select(importer *im, pattern *pt, const cql_select *s)
     size_t eq = 0;
     for (size_t i = 0; i < pt->ngiven; i++)
         eq += is_key(t, pt->given[i]);
-    int in = 0;
-    for (size_t i = 0; i < s->where.n; i++)
-        in |= s->where.rels[i].op == CQL_OP_IN;
-    pt->kind = eq == t->npart + t->nclus && pt->range_col == NULL && pt->aggregate == NULL && !in
-                   ? "get"
-                   : "query";
+    pt->kind =
+        eq == t->npart + t->nclus && pt->range_col == NULL && pt->aggregate == NULL && pt->nin == 0
+            ? "get"
+            : "query";
     return 0;
 }
 
@@ -1088,6 +1105,12 @@ static int write_pattern(importer *im, const cql_stmt *s, const notes *nt, const
         fprintf(f, "    given: [");
         for (size_t i = 0; i < pt.ngiven; i++)
             fprintf(f, "%s%s", i ? ", " : "", pt.given[i]);
+        fprintf(f, "]\n");
+    }
+    if (pt.nin) {
+        fprintf(f, "    in: [");
+        for (size_t i = 0; i < pt.nin; i++)
+            fprintf(f, "%s%s", i ? ", " : "", pt.in[i]);
         fprintf(f, "]\n");
     }
     if (pt.range_col)

@@ -824,12 +824,28 @@ static int has_attr_anywhere(const m_pattern *p, const char *name)
 static int load_pattern(loader *L, const doc_node *n, m_pattern *p)
 {
     if (want(L, n, DOC_MAP, "an access pattern")) return -1;
-    static const char *const f[] = {
-        "name",        "sentence",     "kind",     "entity",          "entities",
-        "given",       "sk_condition", "order_by", "direction",       "limit",
-        "result_size", "latency",      "rps",      "consistent",      "aggregate",
-        "index",       "statement",    "source",   "allow_filtering", "ttl",
-        NULL};
+    static const char *const f[] = {"name",
+                                    "sentence",
+                                    "kind",
+                                    "entity",
+                                    "entities",
+                                    "given",
+                                    "sk_condition",
+                                    "order_by",
+                                    "direction",
+                                    "limit",
+                                    "result_size",
+                                    "latency",
+                                    "rps",
+                                    "consistent",
+                                    "aggregate",
+                                    "index",
+                                    "statement",
+                                    "source",
+                                    "allow_filtering",
+                                    "ttl",
+                                    "in",
+                                    NULL};
     if (only_fields(L, n, "an access pattern", f)) return -1;
     p->pos = pos_of(n);
     if (need_str(L, n, "name", "an access pattern", &p->name)) return -1;
@@ -951,6 +967,17 @@ static int load_pattern(loader *L, const doc_node *n, m_pattern *p)
     if (get_str(L, n, "statement", &p->statement) || get_str(L, n, "source", &p->source) ||
         get_bool(L, n, "allow_filtering", &p->allow_filtering))
         return -1;
+    doc_node *in = doc_get(n, "in");
+    if (in) {
+        if (get_names(L, in, &p->in, &p->nin)) return -1;
+        for (size_t i = 0; i < p->nin; i++) {
+            int found = 0;
+            for (size_t g = 0; g < p->ngiven; g++)
+                found |= strcmp(p->given[g].name, p->in[i]) == 0;
+            if (!found)
+                return fail(L, in, "'in' names '%s', which the pattern is not given", p->in[i]);
+        }
+    }
     doc_node *ttl = doc_get(n, "ttl");
     if (ttl) {
         if (p->kind != MK_PUT && p->kind != MK_UPDATE)

@@ -184,8 +184,10 @@ typedef struct m_pattern {
     const char *statement; /* the CQL statement the pattern was imported from, or NULL */
     const char *source;    /* "FILE:LINE:COL" of that statement, or NULL */
     int allow_filtering;   /* the statement says ALLOW FILTERING */
-    double ttl_days;       /* a write's USING TTL (0: none) */
-    int ttl_request;       /* USING TTL ?: the request gives the TTL */
+    const char **in;       /* given attributes the request lists several values of (CQL IN) */
+    size_t nin;
+    double ttl_days; /* a write's USING TTL (0: none) */
+    int ttl_request; /* USING TTL ?: the request gives the TTL */
     m_pos pos;
 } m_pattern;
 

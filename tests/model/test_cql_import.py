@@ -90,6 +90,7 @@ CASES = {
     "size": ("partition-size", 1),
     "order": ("clustering-order", 0),
     "tombstones": ("tombstones", 0),
+    "spread": ("multi-partition", 0),
 }
 
 
@@ -165,6 +166,29 @@ def test_tombstones_need_rate_or_ttl(tmp_path):
     assert run("model", "import", "--cql", str(schema), "--queries", os.path.join(CQL, "tombstones.queries.cql"),
                "-o", str(out)).returncode == 0
     assert not findings(json.loads(check(out, "--json").stdout), "tombstones")
+
+
+def test_index_view_batch_and_ttl(tmp_path):
+    out = import_cql(tmp_path, "spread")
+    m = yaml.safe_load(out.read_text())
+    base, view = m["tables"]["shop.orders_by_user"], m["tables"]["shop.orders_by_status"]
+    assert base["cql"]["indexes"] == ["status"] and base["cql"]["default_time_to_live"] == "90d"
+    assert m["entities"]["orders_by_status"]["pk"] == "{status}"
+    assert m["entities"]["orders_by_status"]["sk"] == "{created_at}#{user_id}#{order_id}"
+    assert view["cql"]["default_time_to_live"] == "90d"  # a view's rows expire with the base's
+    pats = {p["name"]: p for p in m["access_patterns"]}
+    assert pats["place-order-1"]["kind"] == "put" and pats["place-order-1"]["ttl"] == "1d"
+    assert pats["place-order-2"]["kind"] == "delete"
+    assert pats["place-order-2"]["sk_condition"] == {"op": "<", "attribute": "created_at"}
+    assert pats["some-users-orders"]["in"] == ["user_id"]
+    rep = json.loads(check(out, "--json").stdout)
+    by = {f["subject"]: f for f in rep["findings"]}
+    assert by["pattern pending-by-index"]["rule"] == "access-pattern-coverage"
+    assert by["pattern pending-by-index"]["severity"] == "warning"  # the index serves it, cluster-wide
+    assert "secondary index on status" in by["pattern pending-by-index"]["message"]
+    plans = {p["name"]: p for p in rep["access_patterns"]}
+    assert plans["pending-by-view"]["served"] and plans["place-order-2"]["served"]
+    assert "tombstones" not in {f["rule"] for f in rep["findings"]}  # the rows expire by TTL
 
 
 # ---- bad input: FILE:LINE:COL ----
