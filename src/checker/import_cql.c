@@ -743,8 +743,11 @@ static void write_table(FILE *f, const ctable *t)
     fputc('\n', f);
     if (t->nclus) {
         fprintf(f, "      clustering_order: {");
-        for (size_t i = 0; i < t->nclus; i++)
-            fprintf(f, "%s%s: %s", i ? ", " : "", t->clus[i], t->desc[i] ? "desc" : "asc");
+        for (size_t i = 0; i < t->nclus; i++) {
+            fprintf(f, "%s", i ? ", " : "");
+            yq(f, t->clus[i]);
+            fprintf(f, ": %s", t->desc[i] ? "desc" : "asc");
+        }
         fprintf(f, "}\n");
     }
     if (t->ttl_seconds > 0) {
@@ -755,7 +758,7 @@ static void write_table(FILE *f, const ctable *t)
     if (t->nindexes) {
         fprintf(f, "      indexes: [");
         for (size_t i = 0; i < t->nindexes; i++)
-            fprintf(f, "%s%s", i ? ", " : "", t->indexes[i]);
+            fprintf(f, "%s", i ? ", " : ""), yq(f, t->indexes[i]);
         fprintf(f, "]\n");
     }
 }
@@ -795,7 +798,11 @@ static void write_entity(FILE *f, const ctable *t)
     fprintf(f, "    attributes:\n");
     for (size_t i = 0; i < t->ncols; i++) {
         const column *c = &t->cols[i];
-        fprintf(f, "      %s: {%s, cql_type: ", c->name, model_type(c, is_key(t, c->name)));
+        {
+            fprintf(f, "      ");
+            yq(f, c->name);
+            fprintf(f, ": {%s, cql_type: ", model_type(c, is_key(t, c->name)));
+        }
         yq(f, c->type);
         fprintf(f, "%s}\n", c->is_static ? ", static: true" : "");
     }
@@ -1104,20 +1111,25 @@ static int write_pattern(importer *im, const cql_stmt *s, const notes *nt, const
     if (pt.ngiven) {
         fprintf(f, "    given: [");
         for (size_t i = 0; i < pt.ngiven; i++)
-            fprintf(f, "%s%s", i ? ", " : "", pt.given[i]);
+            fprintf(f, "%s", i ? ", " : ""), yq(f, pt.given[i]);
         fprintf(f, "]\n");
     }
     if (pt.nin) {
         fprintf(f, "    in: [");
         for (size_t i = 0; i < pt.nin; i++)
-            fprintf(f, "%s%s", i ? ", " : "", pt.in[i]);
+            fprintf(f, "%s", i ? ", " : ""), yq(f, pt.in[i]);
         fprintf(f, "]\n");
     }
-    if (pt.range_col)
-        fprintf(f, "    sk_condition: {op: \"%s\", attribute: %s}\n", pt.range_op, pt.range_col);
-    if (pt.order_by)
-        fprintf(f, "    order_by: %s\n    direction: %s\n", pt.order_by,
-                pt.direction < 0 ? "desc" : "asc");
+    if (pt.range_col) {
+        fprintf(f, "    sk_condition: {op: \"%s\", attribute: ", pt.range_op);
+        yq(f, pt.range_col);
+        fprintf(f, "}\n");
+    }
+    if (pt.order_by) {
+        fprintf(f, "    order_by: ");
+        yq(f, pt.order_by);
+        fprintf(f, "\n    direction: %s\n", pt.direction < 0 ? "desc" : "asc");
+    }
     if (pt.limit) fprintf(f, "    limit: %s\n", pt.limit);
     if (pt.aggregate) fprintf(f, "    aggregate: %s\n", pt.aggregate);
     if (pt.allow_filtering) fprintf(f, "    allow_filtering: true\n");
@@ -1280,10 +1292,30 @@ done:
     return rc;
 }
 
+/* The model is written to memory and loaded back before it is written out: what import
+ * writes is always a model that `model check` loads. */
 int model_import_cql(const char *schema, const char *queries, FILE *out, qr_err *err)
 {
     importer im;
     memset(&im, 0, sizeof im);
     im.err = err;
-    return run(&im, schema, queries, out);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    if (mem == NULL) return err_set(err, QR_E_INTERNAL, "out of memory");
+    int rc = run(&im, schema, queries, mem);
+    if (fclose(mem) != 0 && rc == 0) rc = err_set(err, QR_E_INTERNAL, "out of memory");
+    qr_model *m = NULL;
+    qr_err lerr;
+    err_init(&lerr);
+    if (rc == 0 && model_load("(imported model)", text, len, &m, &lerr)) {
+        rc = err_set(err, QR_E_INTERNAL, "%s: the model written from it does not load: %s", schema,
+                     lerr.msg);
+        err_clear(&lerr);
+    }
+    model_free(m);
+    if (rc == 0 && fwrite(text, 1, len, out) != len)
+        rc = err_set(err, QR_E_INTERNAL, "cannot write the model");
+    free(text);
+    return rc;
 }

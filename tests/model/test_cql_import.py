@@ -303,3 +303,90 @@ def test_export_import_round_trip(tmp_path, example):
 def statements(cql):
     """The CREATE TABLE statements of an export, by name."""
     return {f"{ks}.{name}": body + opts for ks, name, body, opts in CREATE.findall(cql)}
+
+
+# ---- the rules on hand-written models ----
+
+def cql_model():
+    """A small CQL-shaped model written by hand (what import --cql writes, in JSON)."""
+    return {
+        "name": "hand",
+        "tables": {"ks.feed": {"partition_key": {"name": "pk", "type": "B"},
+                               "sort_key": {"name": "ck", "type": "B"},
+                               "cql": {"clustering_order": {"at": "desc", "id": "asc"}}}},
+        "entities": {"feed": {"table": "ks.feed", "pk": "{user}", "sk": "{at}#{id}",
+                              "attributes": {"user": "uuid", "at": "timestamp", "id": "uuid", "n": "number"}}},
+        "access_patterns": [{"name": "latest", "kind": "query", "entity": "feed", "given": ["user"],
+                             "order_by": "at", "direction": "desc", "limit": 10}],
+    }
+
+
+def check_dict(tmp_path, model):
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(model))
+    p = check(path, "--json")
+    assert p.returncode in (0, 1), p.stderr
+    return p.returncode, json.loads(p.stdout)
+
+
+def test_hand_written_cql_model_is_clean(tmp_path):
+    status, rep = check_dict(tmp_path, cql_model())
+    assert status == 0 and rep["summary"]["errors"] == rep["summary"]["warnings"] == 0
+    (plan,) = rep["access_patterns"]
+    assert plan["operation"] == "SELECT" and plan["key_condition"] == "user = ?"
+
+
+def test_typed_clustering_columns_are_not_text(tmp_path):
+    m = cql_model()
+    m["entities"]["feed"]["sk"] = "{n}#{id}"
+    m["tables"]["ks.feed"]["cql"]["clustering_order"] = {"n": "asc", "id": "asc"}
+    m["access_patterns"][0].update(order_by="n", direction="asc")
+    status, rep = check_dict(tmp_path, m)
+    assert "sort-key-order" not in {f["rule"] for f in rep["findings"]}  # an int sorts as an int
+
+
+def test_cross_partition_aggregate_on_a_dynamodb_model(tmp_path):
+    from modeltest import base_model
+    m = base_model()
+    m["access_patterns"].append({"name": "all-posts", "kind": "query", "entity": "Post", "aggregate": "count"})
+    status, rep = check_dict(tmp_path, m)
+    (f,) = findings(rep, "cross-partition-aggregate")
+    assert status == 1 and "counter item" in f["fix"]
+    assert not findings(rep, "aggregate-by-query")  # one finding says it
+
+
+def test_cql_section_is_checked_when_loading(tmp_path):
+    m = cql_model()
+    m["tables"]["ks.feed"]["cql"]["clustering_order"] = {"id": "asc", "at": "desc"}
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(m))
+    p = check(path)
+    assert p.returncode == 2 and "clustering_order of table ks.feed names id where entity feed's sort key has at" in p.stderr
+    m = cql_model()
+    m["tables"]["ks.feed"]["cql"]["clustering_order"]["at"] = "down"
+    path.write_text(json.dumps(m))
+    p = check(path)
+    assert p.returncode == 2 and "clustering order must be asc or desc" in p.stderr
+    m = cql_model()
+    m["access_patterns"][0]["in"] = ["at"]
+    path.write_text(json.dumps(m))
+    p = check(path)
+    assert p.returncode == 2 and "'in' names 'at', which the pattern is not given" in p.stderr
+
+
+def test_quoted_identifiers_and_no_keyspace(tmp_path):
+    (tmp_path / "s.cql").write_text('CREATE TABLE "Users" ("User Id" text, "Created" timestamp, yes int, '
+                                    'PRIMARY KEY (("User Id"), "Created")) WITH CLUSTERING ORDER BY ("Created" DESC);\n')
+    (tmp_path / "q.cql").write_text('SELECT * FROM "Users" WHERE "User Id" = ? AND "Created" > ? ORDER BY "Created" DESC;\n'
+                                    'SELECT * FROM "Users" WHERE "User Id" = ? AND nope = 1;\n')
+    p = run("model", "import", "--cql", "s.cql", "--queries", "q.cql", cwd=str(tmp_path))
+    assert p.returncode == 2 and "q.cql:2:47: unknown column nope in table Users" in p.stderr
+    (tmp_path / "q.cql").write_text('SELECT * FROM "Users" WHERE "User Id" = ? AND "Created" > ? ORDER BY "Created" DESC;\n')
+    p = run("model", "import", "--cql", "s.cql", "--queries", "q.cql", cwd=str(tmp_path))
+    assert p.returncode == 0, p.stderr
+    m = yaml.safe_load(p.stdout)
+    assert m["name"] == "s" and set(m["tables"]) == {"Users"}
+    assert m["entities"]["Users"]["pk"] == "{User Id}" and m["entities"]["Users"]["attributes"]["yes"]["cql_type"] == "int"
+    (tmp_path / "m.yaml").write_text(p.stdout)
+    rep = json.loads(check(tmp_path / "m.yaml", "--json").stdout)
+    assert rep["access_patterns"][0]["served"] and not findings(rep, "clustering-order")
