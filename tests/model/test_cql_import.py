@@ -68,6 +68,27 @@ def test_seeds_import_faithfully(tmp_path):
     assert pats["month-events"]["direction"] == "desc"
 
 
+def golden(name, text):
+    path = os.path.join(GOLDEN, name)
+    if os.environ.get("QUARRY_UPDATE_GOLDEN"):
+        with open(path, "w") as f:
+            f.write(text)
+    with open(path) as f:
+        assert text == f.read()
+
+
+def test_seeds_golden(tmp_path):
+    """The model the seeds import to, and its check report (no finding)."""
+    p = run("model", "import", "--cql", f"{CQL}/seeds.cql", "--queries", f"{CQL}/seeds_queries.cql")
+    assert p.returncode == 0, p.stderr
+    golden("cql-seeds.model.yaml", p.stdout)
+    out = tmp_path / "seeds.yaml"
+    out.write_text(p.stdout)
+    c = check(out)
+    assert c.returncode == 0
+    golden("cql-seeds.check.txt", c.stdout)
+
+
 def test_seeds_check_clean(tmp_path):
     out = tmp_path / "seeds.yaml"
     assert run("model", "import", "--cql", f"{CQL}/seeds.cql", "--queries", f"{CQL}/seeds_queries.cql",
@@ -100,12 +121,7 @@ def test_bad_case_golden(tmp_path, case):
     out = import_cql(tmp_path, case)
     p = check(out)
     assert p.returncode == status, p.stdout + p.stderr
-    path = os.path.join(GOLDEN, f"cql-{case}.check.txt")
-    if os.environ.get("QUARRY_UPDATE_GOLDEN"):
-        with open(path, "w") as f:
-            f.write(p.stdout)
-    with open(path) as f:
-        assert p.stdout == f.read()
+    golden(f"cql-{case}.check.txt", p.stdout)
     rep = json.loads(check(out, "--json").stdout)
     assert findings(rep, rule), rep["findings"]
 
