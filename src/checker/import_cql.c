@@ -95,12 +95,14 @@ static size_t word_at(const importer *im, const char *word)
     for (size_t i = s->offset; i + wl <= end && i < im->len; i++) {
         char c = im->text[i];
         if (c == '\'') { /* skip a string literal ('' inside it stays inside) */
-            for (i++; i < end && !(im->text[i] == '\'' && im->text[i + 1] != '\''); i++)
+            for (i++;
+                 i < end && !(im->text[i] == '\'' && (i + 1 >= end || im->text[i + 1] != '\''));
+                 i++)
                 if (im->text[i] == '\'') i++;
             continue;
         }
-        int start = i == s->offset || !(isalnum((unsigned char)im->text[i - 1]) ||
-                                        im->text[i - 1] == '_' || im->text[i - 1] == '"');
+        int start =
+            i == s->offset || !(isalnum((unsigned char)im->text[i - 1]) || im->text[i - 1] == '_');
         if (start && strncasecmp(im->text + i, word, wl) == 0 &&
             (i + wl == end ||
              !(isalnum((unsigned char)im->text[i + wl]) || im->text[i + wl] == '_')))
@@ -1212,16 +1214,21 @@ static void name_tables(importer *im)
     }
 }
 
-static int run(importer *im, const char *schema, const char *queries, FILE *out)
+/* A file name for a YAML comment: control characters become '?'. */
+static void comment_name(FILE *f, const char *s)
 {
-    size_t slen = 0, qlen = 0;
-    char *stext = read_all(schema, &slen, im->err), *qtext = NULL;
+    for (; *s; s++)
+        fputc((unsigned char)*s < 0x20 ? '?' : *s, f);
+}
+
+static int run(importer *im, const char *schema, const char *stext, size_t slen,
+               const char *queries, const char *qtext, size_t qlen, FILE *out)
+{
     cql_parsed sp = {0}, qp = {0};
     char *body = NULL;
     size_t bodylen = 0;
     FILE *mem = NULL;
     int rc = -1, sparsed = 0, qparsed = 0;
-    if (stext == NULL) goto done;
     im->file = schema;
     im->text = stext;
     im->len = slen;
@@ -1235,7 +1242,6 @@ static int run(importer *im, const char *schema, const char *queries, FILE *out)
     }
     im->out = mem;
     if (queries) {
-        if ((qtext = read_all(queries, &qlen, im->err)) == NULL) goto done;
         im->file = queries;
         im->text = qtext;
         im->len = qlen;
@@ -1250,13 +1256,18 @@ static int run(importer *im, const char *schema, const char *queries, FILE *out)
         err_set(im->err, QR_E_INTERNAL, "out of memory");
         goto done;
     }
+    fprintf(out, "# Imported by quarry model import --cql from ");
+    comment_name(out, schema);
+    if (queries) {
+        fprintf(out, " and ");
+        comment_name(out, queries);
+    }
     fprintf(out,
-            "# Imported by quarry model import --cql from %s%s%s.\n"
+            ".\n"
             "# Each CQL table is a table and an entity whose key templates are its partition\n"
             "# and clustering columns; each query is an access pattern. Figures (count,\n"
             "# item_size, growth_per_day, rps, ...) come from `-- key: value` comments before\n"
-            "# a statement; add more here for the size and rate checks.\n",
-            schema, queries ? " and " : "", queries ? queries : "");
+            "# a statement; add more here for the size and rate checks.\n");
     const char *slash = strrchr(schema, '/');
     char name[NAMELEN];
     snprintf(name, sizeof name, "%s", im->nks == 1 ? im->first_ks : slash ? slash + 1 : schema);
@@ -1284,8 +1295,6 @@ done:
     free(body);
     if (sparsed) cql_parsed_free(&sp);
     if (qparsed) cql_parsed_free(&qp);
-    free(stext);
-    free(qtext);
     for (size_t i = 0; i < im->nnames; i++)
         free(im->names[i]);
     free_tables(im);
@@ -1294,7 +1303,9 @@ done:
 
 /* The model is written to memory and loaded back before it is written out: what import
  * writes is always a model that `model check` loads. */
-int model_import_cql(const char *schema, const char *queries, FILE *out, qr_err *err)
+int model_import_cql_text(const char *schema_name, const char *schema, size_t schema_len,
+                          const char *queries_name, const char *queries, size_t queries_len,
+                          FILE *out, qr_err *err)
 {
     importer im;
     memset(&im, 0, sizeof im);
@@ -1303,7 +1314,8 @@ int model_import_cql(const char *schema, const char *queries, FILE *out, qr_err 
     size_t len = 0;
     FILE *mem = open_memstream(&text, &len);
     if (mem == NULL) return err_set(err, QR_E_INTERNAL, "out of memory");
-    int rc = run(&im, schema, queries, mem);
+    int rc = run(&im, schema_name, schema, schema_len, queries ? queries_name : NULL, queries,
+                 queries_len, mem);
     if (fclose(mem) != 0 && rc == 0) rc = err_set(err, QR_E_INTERNAL, "out of memory");
     qr_model *m = NULL;
     qr_err lerr;
@@ -1317,5 +1329,20 @@ int model_import_cql(const char *schema, const char *queries, FILE *out, qr_err 
     if (rc == 0 && fwrite(text, 1, len, out) != len)
         rc = err_set(err, QR_E_INTERNAL, "cannot write the model");
     free(text);
+    return rc;
+}
+
+int model_import_cql(const char *schema, const char *queries, FILE *out, qr_err *err)
+{
+    size_t slen = 0, qlen = 0;
+    char *stext = read_all(schema, &slen, err), *qtext = NULL;
+    if (stext == NULL) return -1;
+    if (queries && (qtext = read_all(queries, &qlen, err)) == NULL) {
+        free(stext);
+        return -1;
+    }
+    int rc = model_import_cql_text(schema, stext, slen, queries, qtext, qlen, out, err);
+    free(stext);
+    free(qtext);
     return rc;
 }
