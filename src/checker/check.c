@@ -1702,7 +1702,10 @@ static const char *propose_table(ck_report *r, const m_pattern *p)
 {
     const m_entity *e = p->entity;
     char part[400] = "", clus[400] = "", name[200];
-    snprintf(name, sizeof name, "%s_by", e->name);
+    /* orders_by_user asked by status: orders_by_status */
+    const char *by = strstr(e->name, "_by_");
+    snprintf(name, sizeof name, "%.*s_by", by ? (int)(by - e->name) : (int)strlen(e->name),
+             e->name);
     for (size_t i = 0; i < p->ngiven; i++) {
         const char *g = p->given[i].name;
         if (p->sk_attr && strcmp(p->sk_attr, g) == 0) continue;
@@ -1849,19 +1852,28 @@ static int plan_cql(ck_report *r, const m_pattern *p, ck_plan *pl)
                    propose_table(r, p));
     }
     if (mt.filters || !mt.cond_ok) {
-        pl->text = P("SELECT from one partition of %s, filtering: %s", t->name, mt.why);
+        const char *next = mt.range ? P(" (%s)", mt.range->text) : "";
+        const char *why =
+            mt.filters
+                ? P("it restricts %s, which is not the next clustering column%s", mt.filters, next)
+                : P("its range on %s is not on the next clustering column%s", p->sk_attr, next);
+        pl->text = P("SELECT from one partition of %s, filtering: %s", t->name, why);
         return add(r, CK_ERROR, "access-pattern-coverage", subject, p->pos,
                    P("pattern %s%s needs filtering within the partition of %s: %s", p->name, q,
-                     t->name, mt.why),
+                     t->name, why),
                    "Cassandra serves restrictions on the partition key and on a prefix of the "
                    "clustering columns (the last one may be a range); anything else reads every "
                    "row of the partition and discards what does not match (ALLOW FILTERING).",
-                   P("make the clustering columns continue with %s after %s, or %s",
+                   P("cluster the rows by %s %s (the clustering order cannot be altered: "
+                     "%s)",
                      mt.filters ? mt.filters : p->sk_attr,
-                     mt.prefix_nseg ? columns(r, &e->sk, 0) : "the partition key",
+                     mt.prefix_nseg ? P("after %s", template_head(r, &e->sk, mt.prefix_nseg, NULL))
+                                    : "first",
                      propose_table(r, p)));
     }
-    pl->text = P("SELECT from one partition of %s, then sort: %s", t->name, mt.why);
+    pl->text = P("SELECT from one partition of %s, then sort: ORDER BY %s is not the next "
+                 "clustering column",
+                 t->name, p->order_by);
     return add(r, CK_ERROR, "access-pattern-coverage", subject, p->pos,
                P("pattern %s%s orders by %s, which is not the next clustering column of %s "
                  "(%s)",

@@ -887,26 +887,39 @@ static const column *need_col(importer *im, const ctable *t, const char *name)
     return c;
 }
 
+/* True for a relation that ranges over a clustering column: read first, so that it is the
+ * pattern's sort-key condition whatever order the WHERE clause lists things in. */
+static int clustering_range(const ctable *t, const cql_relation *r)
+{
+    return r->kind != CQL_REL_TOKEN && range_op(r->op) &&
+           col_index(t->clus, t->nclus, r->columns[0]) >= 0;
+}
+
+/* = and IN restrictions become given values, a range the sort-key condition (a clustering
+ * column's first, else a regular column's, which the checker reports as filtering); a
+ * further range can only be filtered, so it is given too. */
 static int read_where(importer *im, pattern *pt, const cql_where *w)
 {
     const ctable *t = pt->t;
+    for (size_t i = 0; i < w->n; i++)
+        for (size_t k = 0; k < w->rels[i].ncolumns; k++)
+            if (need_col(im, t, w->rels[i].columns[k]) == NULL) return -1;
+    for (size_t i = 0; i < w->n; i++)
+        if (clustering_range(t, &w->rels[i]) &&
+            add_range(im, pt, w->rels[i].columns[0], range_op(w->rels[i].op)))
+            return -1;
     for (size_t i = 0; i < w->n; i++) {
         const cql_relation *r = &w->rels[i];
-        for (size_t k = 0; k < r->ncolumns; k++)
-            if (need_col(im, t, r->columns[k]) == NULL) return -1;
-        if (r->kind == CQL_REL_TOKEN) continue; /* a token range: no partition is given */
+        if (r->kind == CQL_REL_TOKEN || clustering_range(t, r))
+            continue; /* a token range gives no partition */
         const char *c = r->columns[0];
         int part = col_index(t->part, t->npart, c) >= 0;
         int clus = col_index(t->clus, t->nclus, c) >= 0;
         if (r->kind == CQL_REL_TUPLE) {
-            if (r->op == CQL_OP_EQ || r->op == CQL_OP_IN) {
-                for (size_t k = 0; k < r->ncolumns; k++)
-                    if (add_given(im, pt, r->columns[k]) ||
-                        (r->op == CQL_OP_IN && add_in(im, pt, r->columns[k])))
-                        return -1;
-            } else if (range_op(r->op)) {
-                if (add_range(im, pt, c, range_op(r->op))) return -1;
-            }
+            for (size_t k = 0; k < r->ncolumns && (r->op == CQL_OP_EQ || r->op == CQL_OP_IN); k++)
+                if (add_given(im, pt, r->columns[k]) ||
+                    (r->op == CQL_OP_IN && add_in(im, pt, r->columns[k])))
+                    return -1;
             continue;
         }
         if (r->kind == CQL_REL_ELEMENT || r->kind == CQL_REL_FIELD) {
@@ -925,7 +938,7 @@ static int read_where(importer *im, pattern *pt, const cql_where *w)
         case CQL_OP_GT:
         case CQL_OP_GTE:
             if (part) break; /* only token() ranges over partitions: none is given */
-            if (clus ? add_range(im, pt, c, range_op(r->op)) : add_given(im, pt, c)) return -1;
+            if (add_range(im, pt, c, range_op(r->op))) return -1;
             break;
         case CQL_OP_IS_NOT_NULL:
             break;
