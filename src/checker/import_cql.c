@@ -173,10 +173,39 @@ static char *read_all(const char *path, size_t *len, qr_err *err)
     return p;
 }
 
+/* CQL text is UTF-8 without NUL bytes: anything else is refused at its position. */
+static int check_text(importer *im)
+{
+    const unsigned char *t = (const unsigned char *)im->text;
+    for (size_t i = 0; i < im->len;) {
+        unsigned char c = t[i];
+        size_t n = c < 0x80             ? 1
+                   : (c & 0xe0) == 0xc0 ? 2
+                   : (c & 0xf0) == 0xe0 ? 3
+                   : (c & 0xf8) == 0xf0 ? 4
+                                        : 0;
+        int ok = c != 0 && n && i + n <= im->len;
+        for (size_t k = 1; ok && k < n; k++)
+            ok = (t[i + k] & 0xc0) == 0x80;
+        if (ok && n > 1) {
+            unsigned long cp = c & (0x7f >> n);
+            for (size_t k = 1; k < n; k++)
+                cp = cp << 6 | (t[i + k] & 0x3f);
+            static const unsigned long least[] = {0, 0, 0x80, 0x800, 0x10000};
+            ok = cp >= least[n] && cp <= 0x10ffff && !(cp >= 0xd800 && cp <= 0xdfff);
+        }
+        if (!ok)
+            return fail_at(im, i, c == 0 ? "a NUL byte in CQL text" : "text that is not UTF-8");
+        i += n;
+    }
+    return 0;
+}
+
 /* Parses a script; a syntax error becomes "FILE:LINE:COL: message" (the parser says
  * "line L:C", C counted from 0 as Cassandra counts it). */
 static int parse_file(importer *im, cql_parsed *out)
 {
+    if (check_text(im)) return -1;
     cql_parse_error pe = {0};
     if (cql_parse_script(im->text, im->len, out, &pe) == 0) return 0;
     int line = 0, col = 0, used = 0;
@@ -704,19 +733,27 @@ static int read_schema(importer *im, const cql_parsed *p)
 
 /* ---- YAML ---- */
 
+/* A YAML double-quoted string. The text is valid UTF-8 (check_text); what YAML does not
+ * allow unescaped (control characters, DEL, C1 controls, U+FEFF, U+FFFE, U+FFFF) is
+ * escaped. */
 static void yq(FILE *f, const char *s)
 {
     fputc('"', f);
     for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
+        const unsigned char *u = (const unsigned char *)s;
+        unsigned char c = u[0];
         if (c == '"' || c == '\\')
             fprintf(f, "\\%c", c);
         else if (c == '\n')
             fputs("\\n", f);
         else if (c == '\t')
             fputs("\\t", f);
-        else if (c < 0x20)
+        else if (c < 0x20 || c == 0x7f)
             fprintf(f, "\\x%02x", c);
+        else if (c == 0xc2 && u[1] >= 0x80 && u[1] <= 0x9f)
+            fprintf(f, "\\x%02x", u[1]), s++;
+        else if (c == 0xef && ((u[1] == 0xbb && u[2] == 0xbf) || (u[1] == 0xbf && u[2] >= 0xbe)))
+            fprintf(f, "\\u%s", u[1] == 0xbb ? "FEFF" : u[2] == 0xbe ? "FFFE" : "FFFF"), s += 2;
         else
             fputc(c, f);
     }
@@ -1334,8 +1371,8 @@ int model_import_cql_text(const char *schema_name, const char *schema, size_t sc
     qr_err lerr;
     err_init(&lerr);
     if (rc == 0 && model_load("(imported model)", text, len, &m, &lerr)) {
-        rc = err_set(err, QR_E_INTERNAL, "%s: the model written from it does not load: %s", schema,
-                     lerr.msg);
+        rc = err_set(err, QR_E_INTERNAL, "%s: the model written from it does not load: %s",
+                     schema_name, lerr.msg);
         err_clear(&lerr);
     }
     model_free(m);

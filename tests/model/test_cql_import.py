@@ -249,6 +249,18 @@ def test_bad_input(tmp_path, schema, queries, message):
     assert not out.exists() and not list(tmp_path.glob("out.yaml.tmp*"))  # no partial model file
 
 
+def test_text_must_be_utf8(tmp_path):
+    (tmp_path / "s.cql").write_bytes(b"CREATE TABLE t (a int PRIMARY KEY);\n-- caf\xe9\n")
+    p = run("model", "import", "--cql", "s.cql", cwd=str(tmp_path))
+    assert p.returncode == 2 and "s.cql:2:7: text that is not UTF-8" in p.stderr
+    # valid UTF-8 that YAML must escape (C1 controls, BOM, DEL) still gives a model that loads
+    (tmp_path / "s.cql").write_bytes(b"CREATE TABLE t (a int PRIMARY KEY);\n")
+    (tmp_path / "q.cql").write_bytes(b"-- caf\xc3\xa9 \xc2\x81 \xef\xbb\xbf \x7f\nSELECT * FROM t WHERE a = 1;\n")
+    p = run("model", "import", "--cql", "s.cql", "--queries", "q.cql", cwd=str(tmp_path))
+    assert p.returncode == 0, p.stderr
+    assert yaml.safe_load(p.stdout)["access_patterns"][0]["sentence"] == "caf\u00e9 \x81 \ufeff \x7f"
+
+
 def test_usage_errors(tmp_path):
     assert run("model", "import").returncode == 2
     assert run("model", "import", "--queries", "q.cql").returncode == 2
