@@ -1785,7 +1785,8 @@ static int plan_cql(ck_report *r, const m_pattern *p, ck_plan *pl)
         int upd = p->kind == MK_UPDATE;
         pl->operation = upd ? "UPDATE" : "DELETE";
         /* an UPDATE names one row; a DELETE one partition, a clustering range, or a row */
-        int ok = mt.usable && mt.filters == NULL && (upd ? mt.eq_all : mt.cond_ok);
+        int ok = mt.usable && mt.filters == NULL &&
+                 (upd ? mt.eq_all || (p->static_only && mt.prefix_nseg == 0) : mt.cond_ok);
         if (ok) {
             pl->served = 1;
             pl->text =

@@ -864,6 +864,7 @@ typedef struct pattern {
     int allow_filtering;
     double ttl;
     int ttl_request;
+    int static_only;
 } pattern;
 
 static int add_given(importer *im, pattern *pt, const char *col)
@@ -1100,6 +1101,10 @@ static int read_update(importer *im, pattern *pt, const cql_update *s)
                              "Invalid operation (%s = %s %c ?) for non counter column %s", c->name,
                              c->name, a->kind == CQL_SET_ADD ? '+' : '-', c->name);
     }
+    int statics = s->nset > 0;
+    for (size_t i = 0; i < s->nset; i++)
+        statics &= find_col(t, s->set[i].column)->is_static;
+    pt->static_only = statics;
     if (read_where(im, pt, &s->where)) return -1;
     pt->kind = "update";
     return read_using(im, pt, s->using, s->nusing);
@@ -1185,6 +1190,7 @@ static int write_pattern(importer *im, const cql_stmt *s, const notes *nt, const
     if (pt.limit) fprintf(f, "    limit: %s\n", pt.limit);
     if (pt.aggregate) fprintf(f, "    aggregate: %s\n", pt.aggregate);
     if (pt.allow_filtering) fprintf(f, "    allow_filtering: true\n");
+    if (pt.static_only) fprintf(f, "    static_only: true\n");
     if (pt.ttl_request)
         fprintf(f, "    ttl: request\n");
     else if (pt.ttl > 0) {

@@ -824,28 +824,12 @@ static int has_attr_anywhere(const m_pattern *p, const char *name)
 static int load_pattern(loader *L, const doc_node *n, m_pattern *p)
 {
     if (want(L, n, DOC_MAP, "an access pattern")) return -1;
-    static const char *const f[] = {"name",
-                                    "sentence",
-                                    "kind",
-                                    "entity",
-                                    "entities",
-                                    "given",
-                                    "sk_condition",
-                                    "order_by",
-                                    "direction",
-                                    "limit",
-                                    "result_size",
-                                    "latency",
-                                    "rps",
-                                    "consistent",
-                                    "aggregate",
-                                    "index",
-                                    "statement",
-                                    "source",
-                                    "allow_filtering",
-                                    "ttl",
-                                    "in",
-                                    NULL};
+    static const char *const f[] = {
+        "name",        "sentence",     "kind",     "entity",          "entities",
+        "given",       "sk_condition", "order_by", "direction",       "limit",
+        "result_size", "latency",      "rps",      "consistent",      "aggregate",
+        "index",       "statement",    "source",   "allow_filtering", "ttl",
+        "in",          "static_only",  NULL};
     if (only_fields(L, n, "an access pattern", f)) return -1;
     p->pos = pos_of(n);
     if (need_str(L, n, "name", "an access pattern", &p->name)) return -1;
@@ -967,6 +951,9 @@ static int load_pattern(loader *L, const doc_node *n, m_pattern *p)
     if (get_str(L, n, "statement", &p->statement) || get_str(L, n, "source", &p->source) ||
         get_bool(L, n, "allow_filtering", &p->allow_filtering))
         return -1;
+    if (get_bool(L, n, "static_only", &p->static_only)) return -1;
+    if (p->static_only && p->kind != MK_UPDATE)
+        return fail(L, doc_get(n, "static_only"), "'static_only' applies to update patterns");
     doc_node *in = doc_get(n, "in");
     if (in) {
         if (get_names(L, in, &p->in, &p->nin)) return -1;

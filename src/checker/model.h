@@ -184,6 +184,7 @@ typedef struct m_pattern {
     const char *statement; /* the CQL statement the pattern was imported from, or NULL */
     const char *source;    /* "FILE:LINE:COL" of that statement, or NULL */
     int allow_filtering;   /* the statement says ALLOW FILTERING */
+    int static_only;       /* an update that sets only STATIC columns (one per partition) */
     const char **in;       /* given attributes the request lists several values of (CQL IN) */
     size_t nin;
     double ttl_days; /* a write's USING TTL (0: none) */

@@ -249,6 +249,21 @@ def test_bad_input(tmp_path, schema, queries, message):
     assert not out.exists() and not list(tmp_path.glob("out.yaml.tmp*"))  # no partial model file
 
 
+def test_static_only_update_needs_the_partition_key_only(tmp_path):
+    (tmp_path / "s.cql").write_text("CREATE TABLE ks.threads (thread_id uuid, title text static, msg_at timestamp, "
+                                    "body text, PRIMARY KEY ((thread_id), msg_at));\n")
+    (tmp_path / "q.cql").write_text("-- name: rename\nUPDATE ks.threads SET title = ? WHERE thread_id = ?;\n"
+                                    "-- name: edit\nUPDATE ks.threads SET body = ? WHERE thread_id = ?;\n")
+    out = tmp_path / "m.yaml"
+    assert run("model", "import", "--cql", "s.cql", "--queries", "q.cql", "-o", str(out), cwd=str(tmp_path)).returncode == 0
+    m = yaml.safe_load(out.read_text())
+    assert m["entities"]["threads"]["attributes"]["title"]["static"] is True
+    assert m["access_patterns"][0]["static_only"] is True and "static_only" not in m["access_patterns"][1]
+    rep = json.loads(check(out, "--json").stdout)
+    served = {p["name"]: p["served"] for p in rep["access_patterns"]}
+    assert served == {"rename": True, "edit": False}  # a regular column needs the clustering key too
+
+
 def test_text_must_be_utf8(tmp_path):
     (tmp_path / "s.cql").write_bytes(b"CREATE TABLE t (a int PRIMARY KEY);\n-- caf\xe9\n")
     p = run("model", "import", "--cql", "s.cql", cwd=str(tmp_path))
