@@ -44,7 +44,7 @@ typedef struct ctable {
     int *desc;
     size_t nclus;
     const char *indexes[64];
-    const char *index_names[64];
+    char index_names[64][NAMELEN]; /* as named, else Cassandra's TABLE_COLUMN_idx */
     size_t nindexes;
     double ttl_seconds;
     int view, dropped;
@@ -644,7 +644,10 @@ static int create_index(importer *im, const cql_stmt *s)
             return FAIL_WORD(im, col, "unknown column %s in table %s", col, t->name);
         if (t->nindexes >= sizeof t->indexes / sizeof t->indexes[0])
             return FAIL_STMT(im, "too many indexes on table %s", t->name);
-        t->index_names[t->nindexes] = c->index;
+        if (c->index)
+            snprintf(t->index_names[t->nindexes], NAMELEN, "%s", c->index);
+        else
+            snprintf(t->index_names[t->nindexes], NAMELEN, "%.70s_%.70s_idx", t->name, col);
         t->indexes[t->nindexes++] = col;
     }
     return 0;
@@ -672,6 +675,12 @@ static int alter_table(importer *im, const cql_stmt *s)
             }
             if (is_key(t, c->name))
                 return FAIL_WORD(im, c->name, "Cannot drop PRIMARY KEY column %s", c->name);
+            for (size_t k = 0; k < t->nindexes; k++)
+                if (strcmp(t->indexes[k], c->name) == 0)
+                    return FAIL_WORD(im, c->name,
+                                     "Cannot drop column %s because it has dependent secondary "
+                                     "indexes (%s)",
+                                     c->name, t->index_names[k]);
             size_t at = (size_t)(c - t->cols);
             memmove(c, c + 1, (t->ncols - at - 1) * sizeof *c);
             t->ncols--;
@@ -682,6 +691,28 @@ static int alter_table(importer *im, const cql_stmt *s)
     default:
         return FAIL_STMT(im, "quarry model import reads ALTER TABLE ... ADD, DROP and WITH only");
     }
+}
+
+/* DROP INDEX [ks.]name: the index of that name on a table of the keyspace. */
+static int drop_index(importer *im, const cql_stmt *s)
+{
+    const char *ks = s->name.ks ? s->name.ks : im->keyspace;
+    for (size_t i = 0; i < im->ntables; i++) {
+        ctable *t = &im->tables[i];
+        if (t->dropped || (ks[0] && strcmp(t->ks, ks) != 0)) continue;
+        for (size_t k = 0; k < t->nindexes; k++)
+            if (strcmp(t->index_names[k], s->name.name) == 0) {
+                memmove(&t->indexes[k], &t->indexes[k + 1],
+                        (t->nindexes - k - 1) * sizeof t->indexes[0]);
+                memmove(&t->index_names[k], &t->index_names[k + 1],
+                        (t->nindexes - k - 1) * sizeof t->index_names[0]);
+                t->nindexes--;
+                return 0;
+            }
+    }
+    if (s->if_exists) return 0;
+    return FAIL_WORD(im, s->name.name, "unknown index %s (the schema does not create it)",
+                     s->name.name);
 }
 
 static int read_schema(importer *im, const cql_parsed *p)
@@ -721,6 +752,17 @@ static int read_schema(importer *im, const cql_parsed *p)
                 rc = -1;
             break;
         }
+        case CQL_DROP_INDEX:
+            rc = drop_index(im, s);
+            break;
+        case CQL_DROP_KEYSPACE:
+            for (size_t k = 0; k < im->ntables; k++)
+                if (strcmp(im->tables[k].ks, s->name.name) == 0) im->tables[k].dropped = 1;
+            break;
+        case CQL_DROP_TYPE:
+            break;
+        case CQL_ALTER_TYPE:
+            break; /* a user-defined type is a map whatever its fields */
         default:
             rc = FAIL_STMT(im, "a schema holds CREATE, ALTER, DROP and USE statements; queries "
                                "belong in the --queries file");

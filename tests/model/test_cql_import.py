@@ -264,6 +264,29 @@ def test_static_only_update_needs_the_partition_key_only(tmp_path):
     assert served == {"rename": True, "edit": False}  # a regular column needs the clustering key too
 
 
+def test_schema_changes_in_order(tmp_path):
+    """ALTER and DROP apply in order, as in a migration script."""
+    (tmp_path / "s.cql").write_text(
+        "CREATE KEYSPACE k WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};\nUSE k;\n"
+        "CREATE TABLE t (a int PRIMARY KEY, b text);\nCREATE INDEX ON t (b);\nCREATE INDEX ic ON t (b);\n"
+        "DROP INDEX t_b_idx;\nALTER TABLE t ADD c list<text>;\nCREATE INDEX ON t (c);\n"
+        "ALTER TABLE t WITH default_time_to_live = 3600;\nCREATE TABLE u (a int PRIMARY KEY);\nDROP TABLE u;\n"
+        "CREATE TYPE addr (s text);\nALTER TYPE addr ADD z text;\nDROP TYPE addr;\n")
+    p = run("model", "import", "--cql", "s.cql", cwd=str(tmp_path))
+    assert p.returncode == 0, p.stderr
+    m = yaml.safe_load(p.stdout)
+    assert set(m["tables"]) == {"k.t"}
+    assert m["tables"]["k.t"]["cql"] == {"source": "s.cql:3:1", "default_time_to_live": "1h", "indexes": ["b", "c"]}
+    assert list(m["entities"]["t"]["attributes"]) == ["a", "b", "c"]
+    (tmp_path / "s.cql").write_text("CREATE TABLE t (a int PRIMARY KEY, b text);\nCREATE INDEX ON t (b);\n"
+                                    "ALTER TABLE t DROP b;\n")
+    p = run("model", "import", "--cql", "s.cql", cwd=str(tmp_path))
+    assert p.returncode == 2 and "s.cql:3:20: Cannot drop column b because it has dependent secondary" in p.stderr
+    (tmp_path / "s.cql").write_text("CREATE TABLE t (a int PRIMARY KEY);\nDROP INDEX nope;\n")
+    p = run("model", "import", "--cql", "s.cql", cwd=str(tmp_path))
+    assert p.returncode == 2 and "s.cql:2:12: unknown index nope" in p.stderr
+
+
 def test_text_must_be_utf8(tmp_path):
     (tmp_path / "s.cql").write_bytes(b"CREATE TABLE t (a int PRIMARY KEY);\n-- caf\xe9\n")
     p = run("model", "import", "--cql", "s.cql", cwd=str(tmp_path))
