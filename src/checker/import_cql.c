@@ -1,5 +1,5 @@
-/* import_cql.c — `quarry model import --cql`: a CQL schema (CREATE KEYSPACE / TABLE / INDEX /
- * MATERIALIZED VIEW, ALTER TABLE, USE) and the application's queries (SELECT, INSERT,
+/* import_cql.c — `quarry model import --cql`: a CQL schema (CREATE KEYSPACE / TABLE / TYPE /
+ * INDEX / MATERIALIZED VIEW, ALTER, DROP, USE) and the application's queries (SELECT, INSERT,
  * UPDATE, DELETE, BATCH), parsed by src/cql's parser, written as a model file: each table a
  * model table with one entity whose key templates are its partition and clustering columns,
  * each query an access pattern keeping its statement. It refuses what Cassandra refuses when
@@ -21,7 +21,7 @@
 
 typedef struct column {
     const char *name;
-    char type[160]; /* the CQL type as written, canonical */
+    char type[512]; /* the CQL type as written, canonical */
     const cql_type_expr *te;
     int is_static;
 } column;
@@ -67,22 +67,33 @@ typedef struct importer {
     FILE *out;            /* access patterns are written here as they are read */
     const cql_stmt *stmt; /* the statement being read, for positions */
     size_t prev_end;      /* end of the previous statement, where its comments start */
+    const char *lc_text;  /* line_col's last position: in this text, */
+    size_t lc_off;        /* at this offset, */
+    int lc_line, lc_col;  /* this line and column */
 } importer;
 
 /* ---- positions and errors ---- */
 
-static void line_col(const importer *im, size_t off, int *line, int *col)
+/* Line and column (1-based) of byte off, counted on from the last position asked for when
+ * it is further on, so that a file's positions cost one pass over it. */
+static void line_col(importer *im, size_t off, int *line, int *col)
 {
-    *line = 1;
-    *col = 1;
-    for (size_t i = 0; i < off && i < im->len; i++) {
+    if (im->lc_text != im->text || off < im->lc_off) {
+        im->lc_text = im->text;
+        im->lc_off = 0;
+        im->lc_line = im->lc_col = 1;
+    }
+    for (size_t i = im->lc_off; i < off && i < im->len; i++) {
         if (im->text[i] == '\n') {
-            (*line)++;
-            *col = 1;
+            im->lc_line++;
+            im->lc_col = 1;
         } else {
-            (*col)++;
+            im->lc_col++;
         }
     }
+    im->lc_off = off < im->len ? off : im->len;
+    *line = im->lc_line;
+    *col = im->lc_col;
 }
 
 /* The offset of identifier word in the current statement, outside string literals; the
@@ -128,7 +139,7 @@ static int fail_at(importer *im, size_t off, const char *fmt, ...)
 #define FAIL_WORD(im, w, ...) fail_at(im, word_at(im, w), __VA_ARGS__)
 #define FAIL_STMT(im, ...) fail_at(im, (im)->stmt->offset, __VA_ARGS__)
 
-static void source_of(const importer *im, size_t off, char *buf, size_t size)
+static void source_of(importer *im, size_t off, char *buf, size_t size)
 {
     int line, col;
     line_col(im, off, &line, &col);
@@ -313,7 +324,7 @@ static void type_text(const cql_type_expr *t, char *buf, size_t size)
     default:
         o = (size_t)snprintf(buf, size, "%s", open[t->kind]);
         for (size_t i = 0; i < t->nargs && o < size; i++) {
-            char arg[160];
+            char arg[512];
             type_text(t->args[i], arg, sizeof arg);
             o += (size_t)snprintf(buf + o, size - o, "%s%s", i ? ", " : "", arg);
         }
@@ -1179,7 +1190,15 @@ static const char *unique_name(importer *im, const char *base, char *buf, size_t
         if (!used) break;
         snprintf(buf, size, "%s-%d", base, n);
     }
-    if (im->nnames < sizeof im->names / sizeof im->names[0]) im->names[im->nnames++] = strdup(buf);
+    if (im->nnames == sizeof im->names / sizeof im->names[0]) {
+        FAIL_STMT(im, "more than %zu statements: split the queries file", im->nnames);
+        return NULL;
+    }
+    if ((im->names[im->nnames] = strdup(buf)) == NULL) {
+        err_set(im->err, QR_E_INTERNAL, "out of memory");
+        return NULL;
+    }
+    im->nnames++;
     return buf;
 }
 
@@ -1198,8 +1217,9 @@ static int write_pattern(importer *im, const cql_stmt *s, const notes *nt, const
         snprintf(base, sizeof base, "%s", name);
     else
         snprintf(base, sizeof base, "%s-%s", verb(s->kind), pt.t->name);
+    if (unique_name(im, base, uniq, sizeof uniq) == NULL) return -1;
     fprintf(f, "  - name: ");
-    yq(f, unique_name(im, base, uniq, sizeof uniq));
+    yq(f, uniq);
     if (nt->sentence[0]) {
         fprintf(f, "\n    sentence: ");
         yq(f, nt->sentence);
