@@ -286,6 +286,11 @@ static int read_notes(importer *im, size_t from, size_t to, notes *nt, int queri
                 if (known[k].unit && known[k].unit != 'b' &&
                     model_quantity(known[k].dst, known[k].unit, &v, msg, sizeof msg))
                     return fail_at(im, (size_t)(colon + 1 - im->text), "%s: %s", key, msg);
+                if (known[k].unit == 's' && v > QR_MODEL_CQL_MAX_ROW)
+                    return fail_at(im, (size_t)(colon + 1 - im->text),
+                                   "item_size %s exceeds Cassandra's largest write by default, "
+                                   "16 MB",
+                                   known[k].dst);
                 if (known[k].unit == 0 && known[k].dst[0] == '\0')
                     return fail_at(im, (size_t)(colon + 1 - im->text), "'%s' needs a value", key);
             } else if (queries) {

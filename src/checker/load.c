@@ -740,7 +740,11 @@ static int load_entity(loader *L, const doc_node *name, const doc_node *n, m_ent
         get_num(L, n, "retention", 'd', &e->retention_days) ||
         get_bool(L, n, "counter", &e->counter))
         return -1;
-    if (e->item_size > 409600)
+    if (e->table->cql && e->item_size > QR_MODEL_CQL_MAX_ROW)
+        return fail(L, doc_get(n, "item_size"),
+                    "item_size exceeds Cassandra's largest write by default, 16 MB (half of "
+                    "commitlog_segment_size)");
+    if (!e->table->cql && e->item_size > 409600)
         return fail(L, doc_get(n, "item_size"), "item_size exceeds DynamoDB's 400 KB item limit");
     return 0;
 }

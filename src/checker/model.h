@@ -11,6 +11,9 @@
 
 /* Far above DynamoDB's 20 GSIs + 5 LSIs, so the checker can report the excess, but bounded. */
 #define QR_MODEL_MAX_INDEXES 64
+/* The largest row a CQL table's entity may declare: Cassandra refuses a mutation over half of
+ * commitlog_segment_size, 32 MB by default. */
+#define QR_MODEL_CQL_MAX_ROW (16.0 * 1024 * 1024)
 
 typedef struct m_pos {
     int line, col;

@@ -230,6 +230,8 @@ BAD_INPUT = [
      "SELECT * FROM t WHERE a = ? ORDER BY b ASC, c DESC;\n", "queries.cql:1:45: Unsupported order by relation"),
     ("CREATE TABLE t (a int PRIMARY KEY);\n", "-- rps: fast\nSELECT * FROM t WHERE a = ?;\n",
      "queries.cql:1:8: rps: 'fast' is not a non-negative number"),
+    ("-- item_size: 400MB\nCREATE TABLE t (a int PRIMARY KEY);\n", None,
+     "schema.cql:1:14: item_size 400MB exceeds Cassandra's largest write"),
     ("CREATE TABLE t (a int PRIMARY KEY);\n", "CREATE TABLE u (a int PRIMARY KEY);\n",
      "queries.cql:1:1: the queries file holds SELECT"),
 ]
