@@ -23,7 +23,7 @@ allowed() {
     cql) echo "util/ model/ cqlwire/ cql/" ;;
     api) echo "util/ model/ watch/ ops/ partiql/ api/ quarry.h" ;;
     server) echo "util/ cqlwire/ server/ quarry.h" ;;
-    checker) echo "util/ checker/ quarry.h" ;;
+    checker) echo "util/ checker/ cql/ast.h quarry.h" ;;
     cli) echo "util/ server/ checker/ cli/ quarry.h" ;;
     *) echo "" ;;
     esac

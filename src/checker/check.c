@@ -535,9 +535,12 @@ static const char *propose_index(ck_report *r, const m_pattern *p)
              sk[0] ? "\"" : "");
 }
 
+static int plan_cql(ck_report *r, const m_pattern *p, ck_plan *pl);
+
 static int plan_pattern(ck_report *r, const m_pattern *p, ck_plan *pl)
 {
     const m_entity *e = p->entity;
+    if (e->table->cql) return plan_cql(r, p, pl);
     ck_path paths[1 + QR_MODEL_MAX_INDEXES];
     size_t np = check_paths(e, paths);
     pl->pattern = p;
@@ -914,6 +917,7 @@ static int rule_pk_cardinality(ck_report *r)
 
 static int partition_throughput(ck_report *r, const m_entity *e, const ck_path *path)
 {
+    if (path->table->cql) return 0; /* DynamoDB's per-partition ceilings */
     double share = busiest_share(e, path->pk);
     double wcu = entity_write_load(r, e, path) * share, rcu = 0, reads = 0;
     for (size_t i = 0; i < r->nplans; i++) {
@@ -982,7 +986,8 @@ static int check_sort_template(ck_report *r, const m_entity *e, const ck_path *p
         const m_seg *s = &t->seg[i];
         if (!s->is_var) continue;
         const m_attr *a = s->attr;
-        const char *why = unsorted_reason(a);
+        /* CQL clustering columns are typed and sort by their type, not as text */
+        const char *why = path->table->cql ? NULL : unsorted_reason(a);
         if (why && !(single && keytype == 'N' && a->type == MT_NUMBER)) {
             /* an error when some pattern ranges or orders on it, a warning otherwise */
             int used = 0;
@@ -1110,6 +1115,7 @@ static int rule_collection_size(ck_report *r)
     const qr_model *m = r->model;
     for (size_t ei = 0; ei < m->nentities; ei++) {
         const m_entity *e = &m->entities[ei];
+        if (e->table->cql) continue; /* rule_partition_size */
         /* report each collection once, at its first entity */
         int first = 1;
         for (size_t j = 0; j < ei; j++)
@@ -1333,7 +1339,7 @@ static int rule_ttl(ck_report *r)
     const qr_model *m = r->model;
     for (size_t ei = 0; ei < m->nentities; ei++) {
         const m_entity *e = &m->entities[ei];
-        if (e->retention_days <= 0) continue;
+        if (e->retention_days <= 0 || e->table->cql) continue; /* CQL: rule_cql_ttl */
         const char *subject = P("entity %s", e->name);
         if (e->table->ttl == NULL) {
             if (add(r, CK_WARNING, "ttl", subject, e->pos,
@@ -1381,7 +1387,7 @@ static int rule_ttl_deletes(ck_report *r)
     for (size_t i = 0; i < m->npatterns; i++) {
         const m_pattern *p = &m->patterns[i];
         const m_entity *e = p->entity;
-        if (p->kind != MK_DELETE || e->retention_days > 0) continue;
+        if (p->kind != MK_DELETE || e->retention_days > 0 || e->table->cql) continue;
         if (e->table->ttl && model_entity_attr(e, e->table->ttl)) continue;
         if (add(r, CK_NOTE, "ttl", P("pattern %s", p->name), p->pos,
                 P("pattern %s deletes %s items one by one%s", p->name, e->name,
@@ -1401,12 +1407,19 @@ static int rule_ttl_deletes(ck_report *r)
     return 0;
 }
 
+static int cross_partition(ck_report *r, const m_pattern *p);
+static int cql_aggregate_in_partition(ck_report *r, const m_pattern *p);
+
 static int rule_aggregates(ck_report *r)
 {
     const qr_model *m = r->model;
     for (size_t i = 0; i < m->npatterns; i++) {
         const m_pattern *p = &m->patterns[i];
-        if (p->aggregate == NULL || p->entity->counter) continue;
+        if (p->aggregate == NULL || p->entity->counter || cross_partition(r, p)) continue;
+        if (p->entity->table->cql) {
+            if (cql_aggregate_in_partition(r, p)) return -1;
+            continue;
+        }
         double items = p->result_size > 0 ? p->result_size : 0;
         /* reading more than a thousand items a second to recompute one number is an error */
         ck_severity sev = items * (p->rps > 0 ? p->rps : 1) > 1000 ? CK_ERROR : CK_WARNING;
@@ -1603,6 +1616,589 @@ static int rule_latency(ck_report *r)
     return 0;
 }
 
+/* ---- CQL tables ----
+ *
+ * A table with a 'cql' section is a Cassandra or ScyllaDB table: its key templates are its
+ * partition and clustering columns, a query is served when it restricts the whole partition
+ * key and a prefix of the clustering columns, and the checklist adds what the method says of
+ * CQL: ALLOW FILTERING is always a red flag, aggregates belong in counter tables, partitions
+ * are bucketed before they grow past 100 MB or 100,000 rows, clustering order follows the
+ * queries' direction, and rows that leave by age expire by TTL instead of tombstones. */
+
+/* Cassandra's advice for one partition, and the write-ups' hard figure. */
+#define CQL_PARTITION_BYTES (100.0 * 1024 * 1024)
+#define CQL_PARTITION_ROWS 100000.0
+#define CQL_PARTITION_LIMIT (10.0 * 1024 * 1024 * 1024)
+/* gc_grace_seconds: how long a tombstone is kept before compaction may drop it */
+#define CQL_GC_GRACE_DAYS 10.0
+/* deletes per second from which tombstones are a design problem rather than a note */
+#define CQL_HIGH_DELETE_RPS 100.0
+
+static int is_cql(const m_pattern *p)
+{
+    return p->entity->table->cql != NULL;
+}
+
+/* " (FILE:LINE:COL: STATEMENT)" when the pattern came from CQL, else "". */
+static const char *quoted(ck_report *r, const m_pattern *p)
+{
+    if (p->statement == NULL) return "";
+    return P(" (%s%s%s)", p->source ? p->source : "", p->source ? ": " : "", p->statement);
+}
+
+/* The template's variables as a column list: "user_id, month". */
+static const char *columns(ck_report *r, const m_template *t, size_t from)
+{
+    char buf[600] = "";
+    for (size_t i = from; t->text && i < t->nseg; i++)
+        if (t->seg[i].is_var) {
+            if (buf[0]) strncat(buf, ", ", sizeof buf - strlen(buf) - 1);
+            strncat(buf, t->seg[i].text, sizeof buf - strlen(buf) - 1);
+        }
+    return P("%s", buf);
+}
+
+/* The pattern's WHERE clause as CQL: given columns by equality, then its range. */
+static const char *cql_where(ck_report *r, const m_pattern *p)
+{
+    char buf[800] = "";
+    for (size_t i = 0; i < p->ngiven; i++) {
+        if (p->sk_attr && strcmp(p->sk_attr, p->given[i].name) == 0) continue;
+        size_t l = strlen(buf);
+        int in = 0;
+        for (size_t k = 0; k < p->nin; k++)
+            in |= strcmp(p->in[k], p->given[i].name) == 0;
+        if (in)
+            snprintf(buf + l, sizeof buf - l, "%s%s IN ?", l ? " AND " : "", p->given[i].name);
+        else if (p->given[i].value)
+            snprintf(buf + l, sizeof buf - l, "%s%s = '%s'", l ? " AND " : "", p->given[i].name,
+                     p->given[i].value);
+        else
+            snprintf(buf + l, sizeof buf - l, "%s%s = ?", l ? " AND " : "", p->given[i].name);
+    }
+    if (p->sk_attr) {
+        size_t l = strlen(buf);
+        if (strcmp(p->sk_op, "between") == 0)
+            snprintf(buf + l, sizeof buf - l, "%s%s >= ? AND %s <= ?", l ? " AND " : "", p->sk_attr,
+                     p->sk_attr);
+        else
+            snprintf(buf + l, sizeof buf - l, "%s%s %s ?", l ? " AND " : "", p->sk_attr,
+                     strcmp(p->sk_op, "begins_with") == 0 ? ">=" : p->sk_op);
+    }
+    return P("%s", buf);
+}
+
+static int is_indexed(const m_table *t, const char *col)
+{
+    for (size_t i = 0; t->cql && i < t->cql->nindexes; i++)
+        if (strcmp(t->cql->indexes[i], col) == 0) return 1;
+    return 0;
+}
+
+/* A table keyed by the query, as the method builds one for each access pattern: the
+ * given columns as the partition key, the range or order column next, then the entity's
+ * own key columns for uniqueness. */
+static const char *propose_table(ck_report *r, const m_pattern *p)
+{
+    const m_entity *e = p->entity;
+    char part[400] = "", clus[400] = "", name[200];
+    /* orders_by_user asked by status: orders_by_status */
+    const char *by = strstr(e->name, "_by_");
+    snprintf(name, sizeof name, "%.*s_by", by ? (int)(by - e->name) : (int)strlen(e->name),
+             e->name);
+    for (size_t i = 0; i < p->ngiven; i++) {
+        const char *g = p->given[i].name;
+        if (p->sk_attr && strcmp(p->sk_attr, g) == 0) continue;
+        if (part[0]) strncat(part, ", ", sizeof part - strlen(part) - 1);
+        strncat(part, g, sizeof part - strlen(part) - 1);
+        strncat(name, "_", sizeof name - strlen(name) - 1);
+        strncat(name, g, sizeof name - strlen(name) - 1);
+    }
+    const char *next = p->sk_attr ? p->sk_attr : p->order_by;
+    if (next) strncat(clus, next, sizeof clus - strlen(clus) - 1);
+    const m_template *ts[2] = {&e->pk, &e->sk};
+    for (int t = 0; t < 2; t++)
+        for (size_t i = 0; ts[t]->text && i < ts[t]->nseg; i++) {
+            const char *v = ts[t]->seg[i].text;
+            if (!ts[t]->seg[i].is_var || given(p, v) || (next && strcmp(next, v) == 0)) continue;
+            if (clus[0]) strncat(clus, ", ", sizeof clus - strlen(clus) - 1);
+            strncat(clus, v, sizeof clus - strlen(clus) - 1);
+        }
+    if (part[0] == '\0')
+        return P("give the query the columns that identify one partition; a query restricting "
+                 "no partition key reads the whole table");
+    return P("a table keyed by this query, written beside %s by every write of it (a logged "
+             "BATCH): CREATE TABLE %s (... PRIMARY KEY ((%s)%s%s))%s%s%s",
+             e->table->name, name, part, clus[0] ? ", " : "", clus,
+             next && p->direction < 0 ? " WITH CLUSTERING ORDER BY (" : "",
+             next && p->direction < 0 ? next : "", next && p->direction < 0 ? " DESC)" : "");
+}
+
+/* True if the pattern reads more than one partition to compute its aggregate. */
+static int cross_partition(ck_report *r, const m_pattern *p)
+{
+    if (p->aggregate == NULL) return 0;
+    ck_path paths[1 + QR_MODEL_MAX_INDEXES];
+    size_t np = check_paths(p->entity, paths);
+    for (size_t i = 0; i < np; i++)
+        if (match_path(r, p, &paths[i]).usable) return 0;
+    return 1;
+}
+
+/* The partition key columns the pattern restricts with IN ("user_id"), or NULL. */
+static const char *partition_in(ck_report *r, const m_pattern *p)
+{
+    char buf[400] = "";
+    for (size_t i = 0; i < p->nin; i++)
+        if (template_uses(&p->entity->pk, p->entity->pk.nseg, p->in[i])) {
+            if (buf[0]) strncat(buf, ", ", sizeof buf - strlen(buf) - 1);
+            strncat(buf, p->in[i], sizeof buf - strlen(buf) - 1);
+        }
+    return buf[0] ? P("%s", buf) : NULL;
+}
+
+static int plan_cql(ck_report *r, const m_pattern *p, ck_plan *pl)
+{
+    const m_entity *e = p->entity;
+    const m_table *t = e->table;
+    ck_path path = {t, NULL, &e->pk, &e->sk, NULL};
+    pl->pattern = p;
+    pl->path = path;
+    pl->scatter = 1;
+    pl->forward = p->direction >= 0;
+    pl->key_condition = cql_where(r, p);
+    const char *subject = P("pattern %s", p->name), *q = quoted(r, p);
+    const char *pcols = columns(r, &e->pk, 0);
+    match mt = match_path(r, p, &path);
+    pl->sk_given = mt.prefix_nseg;
+    pl->sk_whole = mt.eq_all;
+    if (p->kind == MK_PUT || p->kind == MK_TRANSACTION) {
+        pl->served = 1;
+        pl->operation = p->kind == MK_PUT ? "INSERT" : "BATCH";
+        pl->key_condition = NULL;
+        pl->text = p->kind == MK_PUT
+                       ? P("INSERT into %s: one row of the partition (%s)", t->name, pcols)
+                       : P("logged BATCH of %zu rows", 1 + p->nalso);
+        return pl->text ? 0 : -1;
+    }
+    if (p->kind == MK_UPDATE || p->kind == MK_DELETE) {
+        int upd = p->kind == MK_UPDATE;
+        pl->operation = upd ? "UPDATE" : "DELETE";
+        /* an UPDATE names one row; a DELETE one partition, a clustering range, or a row */
+        int ok = mt.usable && mt.filters == NULL &&
+                 (upd ? mt.eq_all || (p->static_only && mt.prefix_nseg == 0) : mt.cond_ok);
+        if (ok) {
+            pl->served = 1;
+            pl->text =
+                P("%s in one partition of %s: WHERE %s", pl->operation, t->name, pl->key_condition);
+            return pl->text ? 0 : -1;
+        }
+        pl->text = P("%s that does not name %s", pl->operation,
+                     upd ? "the whole primary key" : "one partition");
+        return add(
+            r, CK_ERROR, "access-pattern-coverage", subject, p->pos,
+            P("pattern %s%s does not give %s (%s%s%s) of %s%s", p->name, q,
+              upd ? "the whole primary key" : "the whole partition key", pcols,
+              upd && e->sk.text ? ", " : "", upd ? columns(r, &e->sk, 0) : "", t->name,
+              mt.filters ? P("; it restricts %s, which is not a key column", mt.filters) : ""),
+            upd ? "Cassandra refuses an UPDATE without every primary key column: it "
+                  "writes one row, found by its key, never by a search."
+                : "Cassandra refuses a DELETE without the whole partition key, or with "
+                  "restrictions on regular columns: it deletes by key, never by search.",
+            P("give the statement every %s column, or read the keys first from a table "
+              "keyed by what the application knows",
+              upd ? "primary key" : "partition key"));
+    }
+    /* reads */
+    const char *order =
+        p->order_by ? P(", ORDER BY %s %s", p->order_by, p->direction < 0 ? "DESC" : "ASC") : "";
+    const char *limit = p->limit > 0 ? P(", LIMIT %.0f", p->limit) : "";
+    if (mt.usable && mt.filters == NULL && mt.cond_ok && mt.order_ok) {
+        pl->served = 1;
+        pl->operation = "SELECT";
+        const char *in = partition_in(r, p);
+        const char *from = in ? P("%s, one partition per value of %s", t->name, in)
+                              : P("one partition of %s", t->name);
+        pl->text = P("SELECT from %s: WHERE %s%s%s%s", from, pl->key_condition, order, limit,
+                     p->kind == MK_GET && mt.eq_all ? " (one row)" : "");
+        return pl->text ? 0 : -1;
+    }
+    pl->served = 0;
+    pl->operation = "SELECT";
+    if (!mt.usable) {
+        pl->text = P("SELECT over every partition of %s: the partition key (%s) is not "
+                     "restricted",
+                     t->name, pcols);
+        if (cross_partition(r, p)) return 0; /* rule_cross_partition_aggregate says it */
+        const char *indexed = NULL;
+        for (size_t i = 0; i < p->ngiven; i++)
+            if (is_indexed(t, p->given[i].name)) indexed = p->given[i].name;
+        if (indexed)
+            return add(r, CK_WARNING, "access-pattern-coverage", subject, p->pos,
+                       P("pattern %s%s is served by the secondary index on %s, not by one "
+                         "partition: every node of the cluster is asked",
+                         p->name, q, indexed),
+                       "A Cassandra secondary index is local to each node, so a query by it "
+                       "fans out to the whole cluster; its latency grows with the cluster, and "
+                       "an index on a high- or low-cardinality column is slow either way.",
+                       propose_table(r, p));
+        return add(r, CK_ERROR, "access-pattern-coverage", subject, p->pos,
+                   P("pattern %s%s does not restrict the whole partition key of %s (%s; "
+                     "missing %s): it reads every partition",
+                     p->name, q, t->name, pcols, mt.missing ? mt.missing : "?"),
+                   "Only the partition key routes a query to one replica set. Without it "
+                   "Cassandra must scan every partition of the cluster (it refuses unless ALLOW "
+                   "FILTERING is given): cost and latency grow with the table, not with the "
+                   "result.",
+                   propose_table(r, p));
+    }
+    if (mt.filters || !mt.cond_ok) {
+        const char *next = mt.range ? P(" (%s)", mt.range->text) : "";
+        const char *why =
+            mt.filters
+                ? P("it restricts %s, which is not the next clustering column%s", mt.filters, next)
+                : P("its range on %s is not on the next clustering column%s", p->sk_attr, next);
+        pl->text = P("SELECT from one partition of %s, filtering: %s", t->name, why);
+        return add(r, CK_ERROR, "access-pattern-coverage", subject, p->pos,
+                   P("pattern %s%s needs filtering within the partition of %s: %s", p->name, q,
+                     t->name, why),
+                   "Cassandra serves restrictions on the partition key and on a prefix of the "
+                   "clustering columns (the last one may be a range); anything else reads every "
+                   "row of the partition and discards what does not match (ALLOW FILTERING).",
+                   P("cluster the rows by %s %s (the clustering order cannot be altered: "
+                     "%s)",
+                     mt.filters ? mt.filters : p->sk_attr,
+                     mt.prefix_nseg ? P("after %s", template_head(r, &e->sk, mt.prefix_nseg, NULL))
+                                    : "first",
+                     propose_table(r, p)));
+    }
+    pl->text = P("SELECT from one partition of %s, then sort: ORDER BY %s is not the next "
+                 "clustering column",
+                 t->name, p->order_by);
+    return add(r, CK_ERROR, "access-pattern-coverage", subject, p->pos,
+               P("pattern %s%s orders by %s, which is not the next clustering column of %s "
+                 "(%s)",
+                 p->name, q, p->order_by, t->name, columns(r, &e->sk, 0)),
+               "A partition is stored in clustering order only: Cassandra refuses ORDER BY on "
+               "anything else, and sorting in the application means reading the whole "
+               "partition, which defeats LIMIT.",
+               propose_table(r, p));
+}
+
+static int rule_multi_partition(ck_report *r)
+{
+    for (size_t i = 0; i < r->nplans; i++) {
+        const ck_plan *pl = &r->plans[i];
+        const m_pattern *p = pl->pattern;
+        const char *in = is_cql(p) && pl->served ? partition_in(r, p) : NULL;
+        if (in == NULL) continue;
+        if (add(r, CK_WARNING, "multi-partition", P("pattern %s", p->name), p->pos,
+                P("pattern %s%s restricts the partition key column %s with IN: one partition "
+                  "per value, gathered by one coordinator",
+                  p->name, quoted(r, p), in),
+                "Each value of an IN on the partition key is another partition, often on other "
+                "replicas: the coordinator waits for the slowest, holds every result, and the "
+                "request fails if any of them does. Each query should be served by one "
+                "partition.",
+                "run one query per value, in parallel (a token-aware driver sends each to its "
+                "replicas), or key a table by what the request knows so that one partition "
+                "holds the answer"))
+            return -1;
+    }
+    return 0;
+}
+
+static int rule_allow_filtering(ck_report *r)
+{
+    for (size_t i = 0; i < r->nplans; i++) {
+        const ck_plan *pl = &r->plans[i];
+        const m_pattern *p = pl->pattern;
+        if (!p->allow_filtering) continue;
+        if (add(r, CK_ERROR, "allow-filtering", P("pattern %s", p->name), p->pos,
+                P("pattern %s%s says ALLOW FILTERING%s", p->name, quoted(r, p),
+                  pl->served ? ", which the key does not need"
+                             : ": Cassandra reads rows it then discards"),
+                "ALLOW FILTERING is always a red flag: it silences Cassandra's refusal of a "
+                "query that scans (every partition, or a whole partition), so the query works "
+                "on test data and times out in production. A query the key serves does not "
+                "need it, and keeping it hides the next schema change that makes it scan.",
+                pl->served ? "remove ALLOW FILTERING: the partition key and clustering columns "
+                             "serve this query"
+                           : propose_table(r, p)))
+            return -1;
+    }
+    return 0;
+}
+
+static const char *counter_fix(ck_report *r, const m_pattern *p, const char *keys)
+{
+    const m_entity *e = p->entity;
+    if (strcmp(p->aggregate, "min") == 0 || strcmp(p->aggregate, "max") == 0)
+        return P("keep the %s in a row written with each write of %s: a table keyed by %s "
+                 "clustered by the value %s, read with LIMIT 1",
+                 p->aggregate, e->name, keys[0] ? keys : "the group",
+                 strcmp(p->aggregate, "max") == 0 ? "DESC" : "ASC");
+    if (is_cql(p))
+        return P("a counter table: CREATE TABLE %s_counts (%s, total counter, PRIMARY KEY "
+                 "(%s)), incremented with UPDATE %s_counts SET total = total + %s WHERE ... "
+                 "beside each write of %s, and read with one SELECT",
+                 e->name, keys[0] ? keys : "bucket text", keys[0] ? keys : "bucket", e->name,
+                 strcmp(p->aggregate, "count") == 0 ? "1" : "?", e->name);
+    return P("a counter item (counter: true) keyed by %s, updated with ADD in the same "
+             "transaction as each write of %s, and read with GetItem",
+             keys[0] ? keys : "a constant key", e->name);
+}
+
+static int rule_cross_partition_aggregate(ck_report *r)
+{
+    const qr_model *m = r->model;
+    for (size_t i = 0; i < m->npatterns; i++) {
+        const m_pattern *p = &m->patterns[i];
+        if (p->entity->counter || !cross_partition(r, p)) continue;
+        char keys[300] = "";
+        for (size_t g = 0; g < p->ngiven; g++) {
+            if (keys[0]) strncat(keys, ", ", sizeof keys - strlen(keys) - 1);
+            strncat(keys, p->given[g].name, sizeof keys - strlen(keys) - 1);
+        }
+        if (add(r, CK_ERROR, "cross-partition-aggregate", P("pattern %s", p->name), p->pos,
+                P("pattern %s%s computes %s over %s without its whole partition key: it reads "
+                  "every partition",
+                  p->name, quoted(r, p), p->aggregate, p->entity->name),
+                "An aggregate over several partitions is a full scan of the cluster (DynamoDB: "
+                "of the table) at every request, and it gets slower as the data grows. The "
+                "method pre-computes aggregates in dedicated counter tables, never with "
+                "SELECT COUNT(*).",
+                counter_fix(r, p, keys)))
+            return -1;
+    }
+    return 0;
+}
+
+/* COUNT or SUM within one partition of a CQL table: every row of it is read each time. */
+static int cql_aggregate_in_partition(ck_report *r, const m_pattern *p)
+{
+    double rows = p->result_size > 0 ? p->result_size : 0;
+    ck_severity sev = rows * (p->rps > 0 ? p->rps : 1) > 1000 ? CK_ERROR : CK_WARNING;
+    char keys[300] = "";
+    const m_template *pk = &p->entity->pk;
+    snprintf(keys, sizeof keys, "%s", columns(r, pk, 0));
+    return add(r, sev, "aggregate-by-query", P("pattern %s", p->name), p->pos,
+               P("pattern %s%s computes %s by reading the rows of a partition of %s%s", p->name,
+                 quoted(r, p), p->aggregate, p->entity->table->name,
+                 rows > 0 ? P(" (about %.0f per request)", rows) : ""),
+               "Cassandra computes COUNT and SUM by reading every row they cover, at every "
+               "request; a partition that grows makes the query slower. Counters are kept "
+               "current on write instead.",
+               counter_fix(r, p, keys));
+}
+
+/* Days a partition of e accumulates rows for: its TTL or retention, or the span of its
+ * time bucket; INFINITY when nothing bounds it. */
+static double partition_days(const qr_model *m, const m_entity *e)
+{
+    double d = bucket_days(&e->pk);
+    if (e->retention_days > 0) d = fmin(d, e->retention_days);
+    if (e->table->cql->default_ttl_days > 0) d = fmin(d, e->table->cql->default_ttl_days);
+    for (size_t i = 0; i < m->npatterns; i++) {
+        const m_pattern *p = &m->patterns[i];
+        if (p->entity == e && p->ttl_days > 0) d = fmin(d, p->ttl_days);
+    }
+    return d;
+}
+
+/* The partition key's columns without its time buckets: "user_id". */
+static const char *untimed_columns(ck_report *r, const m_template *t)
+{
+    char buf[600] = "";
+    for (size_t i = 0; i < t->nseg; i++)
+        if (t->seg[i].is_var && !is_time(t->seg[i].attr)) {
+            if (buf[0]) strncat(buf, ", ", sizeof buf - strlen(buf) - 1);
+            strncat(buf, t->seg[i].text, sizeof buf - strlen(buf) - 1);
+        }
+    return P("%s", buf);
+}
+
+static const m_attr *time_clustering(const m_entity *e)
+{
+    for (size_t i = 0; e->sk.text && i < e->sk.nseg; i++)
+        if (e->sk.seg[i].is_var && time_rank(e->sk.seg[i].attr) >= 3) return e->sk.seg[i].attr;
+    return NULL;
+}
+
+static int rule_partition_size(ck_report *r)
+{
+    const qr_model *m = r->model;
+    for (size_t ei = 0; ei < m->nentities; ei++) {
+        const m_entity *e = &m->entities[ei];
+        if (e->table->cql == NULL || e->sk.text == NULL) continue;
+        double days = partition_days(m, e);
+        const m_attr *tc = time_clustering(e);
+        const char *pcols = columns(r, &e->pk, 0), *ccols = columns(r, &e->sk, 0);
+        const char *subject = P("partition of %s", e->table->name);
+        const char *bucket_fix =
+            tc ? P("bucket the partition by time: PRIMARY KEY ((%s, month), %s) with month text "
+                   "= 'YYYY-MM' of %s (or a day bucket for faster growth), and read the buckets "
+                   "newest first; or expire rows with default_time_to_live",
+                   untimed_columns(r, &e->pk), ccols, tc->name)
+               : P("add a bucket column to the partition key, PRIMARY KEY ((%s, bucket), %s), "
+                   "chosen so that each bucket stays under 100 MB",
+                   pcols, ccols);
+        if (e->growth_per_day <= 0) {
+            if (isfinite(days) || tc == NULL) continue;
+            if (add(r, CK_NOTE, "partition-size", subject, e->pk.pos,
+                    P("partitions of %s (%s) grow with time without bound: rows are clustered "
+                      "by %s, and neither a time bucket in the partition key nor a TTL ends a "
+                      "partition",
+                      e->table->name, pcols, tc->name),
+                    "A partition that grows for ever ends up larger than Cassandra's advice "
+                    "(100 MB, 100,000 rows) for a busy key: slow reads, compaction and repair. "
+                    "Give growth_per_day to check it against the figures.",
+                    bucket_fix))
+                return -1;
+            continue;
+        }
+        int unbounded = !isfinite(days);
+        double span = unbounded ? HORIZON_DAYS : days;
+        double rows = e->growth_per_day * span, bytes = rows * model_item_size(e);
+        if (bytes <= CQL_PARTITION_BYTES && rows <= CQL_PARTITION_ROWS) continue;
+        ck_severity sev = bytes > CQL_PARTITION_LIMIT ? CK_ERROR : CK_WARNING;
+        /* the coarsest time bucket that keeps a partition within the advice */
+        double per_day = e->growth_per_day * model_item_size(e);
+        int month_ok =
+            per_day * 31 <= CQL_PARTITION_BYTES && e->growth_per_day * 31 <= CQL_PARTITION_ROWS;
+        int day_ok = per_day <= CQL_PARTITION_BYTES && e->growth_per_day <= CQL_PARTITION_ROWS;
+        const char *keep = untimed_columns(r, &e->pk);
+        const char *fix = bucket_fix;
+        if (tc && (month_ok || day_ok))
+            fix =
+                P("bucket the partition by %s: PRIMARY KEY ((%s%s%s), %s) with %s of %s, and "
+                  "read the buckets newest first%s",
+                  month_ok ? "month" : "day", keep, keep[0] ? ", " : "", month_ok ? "month" : "day",
+                  ccols, month_ok ? "month text = 'YYYY-MM'" : "day date", tc->name,
+                  month_ok ? "" : P(" (a month would hold %.0f rows)", e->growth_per_day * 31));
+        else if (tc)
+            fix = P("one partition grows by %.0f rows (%.0f MB) a day: shard it as well as "
+                    "bucketing by day, PRIMARY KEY ((%s%sday, shard), %s), and read every shard",
+                    e->growth_per_day, per_day / 1048576.0, keep, keep[0] ? ", " : "", ccols);
+        if (add(r, sev, "partition-size", subject, e->pk.pos,
+                P("a partition of %s (%s) reaches %.0f rows, %.1f MB, in %.0f days%s",
+                  e->table->name, pcols, rows, bytes / 1048576.0, span,
+                  unbounded ? " and nothing ends it: it grows without bound" : ""),
+                sev == CK_ERROR ? "Past 10 GB one partition is an outage waiting for its busiest "
+                                  "key: every read, compaction and repair of it is huge."
+                                : "Cassandra's advice keeps a partition under 100 MB and "
+                                  "100,000 rows; larger ones make reads, compaction and repair "
+                                  "slow and put one hot key range on a few replicas.",
+                fix))
+            return -1;
+    }
+    return 0;
+}
+
+/* The clustering columns of e's table in order, from index from, with their stored order
+ * reversed when flip is set: "sent_at DESC, message_id DESC". */
+static const char *order_text(ck_report *r, const m_table *t, int flip)
+{
+    char buf[600] = "";
+    for (size_t i = 0; i < t->cql->norder; i++) {
+        size_t l = strlen(buf);
+        snprintf(buf + l, sizeof buf - l, "%s%s %s", l ? ", " : "", t->cql->order[i].column,
+                 t->cql->order[i].desc != flip ? "DESC" : "ASC");
+    }
+    return P("%s", buf);
+}
+
+static int rule_clustering_order(ck_report *r)
+{
+    const qr_model *m = r->model;
+    for (size_t i = 0; i < r->nplans; i++) {
+        const ck_plan *pl = &r->plans[i];
+        const m_pattern *p = pl->pattern;
+        const m_table *t = p->entity->table;
+        if (t->cql == NULL || !pl->served || p->order_by == NULL || p->direction == 0) continue;
+        int stored = model_clustering_order(t, p->order_by);
+        if (stored == 0 || stored == p->direction) continue;
+        /* another query reading the stored order keeps it; then this one wants its own table */
+        const m_pattern *other = NULL;
+        for (size_t k = 0; k < m->npatterns; k++) {
+            const m_pattern *o = &m->patterns[k];
+            if (o != p && o->entity == p->entity && o->order_by &&
+                strcmp(o->order_by, p->order_by) == 0 && o->direction == stored)
+                other = o;
+        }
+        const char *fix =
+            other ? P("pattern %s reads %s in the stored order, so give this query a table of its "
+                      "own WITH CLUSTERING ORDER BY (%s), or accept the reversed read",
+                      other->name, p->order_by, order_text(r, t, 1))
+                  : P("store the partition the way it is read: WITH CLUSTERING ORDER BY (%s) on "
+                      "%s (a new table: the order cannot be altered), and drop the ORDER BY",
+                      order_text(r, t, 1), t->name);
+        if (add(r, CK_WARNING, "clustering-order", P("pattern %s", p->name), p->pos,
+                P("pattern %s%s reads %s %s, but %s stores it %s (CLUSTERING ORDER BY (%s))",
+                  p->name, quoted(r, p), p->order_by, p->direction < 0 ? "DESC" : "ASC", t->name,
+                  stored < 0 ? "DESC" : "ASC", order_text(r, t, 0)),
+                "Clustering columns define the order of rows within a partition; a query in the "
+                "opposite direction is a reversed read, which Cassandra does more slowly (it "
+                "walks each block backwards), and the gap grows with the partition. Design the "
+                "clustering order to match the range query's direction.",
+                fix))
+            return -1;
+    }
+    return 0;
+}
+
+/* Rows of e that expire by TTL: the table's default, or writes USING TTL. */
+static int expires(const qr_model *m, const m_entity *e)
+{
+    if (e->table->cql && e->table->cql->default_ttl_days > 0) return 1;
+    for (size_t i = 0; i < m->npatterns; i++) {
+        const m_pattern *p = &m->patterns[i];
+        if (p->entity == e && (p->ttl_days > 0 || p->ttl_request)) return 1;
+    }
+    return 0;
+}
+
+static int rule_cql_ttl(ck_report *r)
+{
+    const qr_model *m = r->model;
+    for (size_t ei = 0; ei < m->nentities; ei++) {
+        const m_entity *e = &m->entities[ei];
+        if (e->table->cql == NULL || e->retention_days <= 0 || expires(m, e)) continue;
+        if (add(r, CK_WARNING, "ttl", P("entity %s", e->name), e->pos,
+                P("rows of %s are kept for %.0f days, but nothing expires them", e->table->name,
+                  e->retention_days),
+                "Without TTL the application must find and delete old rows itself, and every "
+                "delete is a tombstone that reads scan until compaction.",
+                P("WITH default_time_to_live = %.0f on %s, or USING TTL %.0f on its INSERTs",
+                  e->retention_days * 86400, e->table->name, e->retention_days * 86400)))
+            return -1;
+    }
+    for (size_t i = 0; i < m->npatterns; i++) {
+        const m_pattern *p = &m->patterns[i];
+        const m_entity *e = p->entity;
+        if (p->kind != MK_DELETE || e->table->cql == NULL || expires(m, e)) continue;
+        double tombstones = p->rps * 86400 * CQL_GC_GRACE_DAYS;
+        ck_severity sev = p->rps >= CQL_HIGH_DELETE_RPS ? CK_WARNING : CK_NOTE;
+        if (add(r, sev, "tombstones", P("pattern %s", p->name), p->pos,
+                P("pattern %s%s deletes rows of %s, which has no default_time_to_live%s", p->name,
+                  quoted(r, p), e->table->name,
+                  p->rps > 0 ? P(", at %.0f per second: about %.0f tombstones live at any time "
+                                 "(gc_grace_seconds, 10 days)",
+                                 p->rps, tombstones)
+                             : ""),
+                "Every delete writes a tombstone, kept for gc_grace_seconds (10 days) and read "
+                "by every query of its partition until compaction drops it; high-velocity "
+                "deletes (items removed from a feed, a queue) make reads slow and, past 100,000 "
+                "tombstones in one read, fail.",
+                P("if rows of %s leave by age, write them USING TTL (or WITH "
+                  "default_time_to_live on %s) instead of deleting them; if users remove them, "
+                  "mark them with a status update, or move them to an archive table",
+                  e->table->name, e->table->name)))
+            return -1;
+    }
+    return 0;
+}
+
 int check_run(const qr_model *m, ck_report **out, qr_err *err)
 {
     *out = NULL;
@@ -1616,7 +2212,9 @@ int check_run(const qr_model *m, ck_report **out, qr_err *err)
     if (rule_pk_cardinality(r) || rule_partition_throughput(r) || rule_sort_order(r) ||
         rule_collection_size(r) || rule_indexes(r) || rule_index_overload(r) || rule_ttl(r) ||
         rule_ttl_deletes(r) || rule_aggregates(r) || rule_denormalised(r) || rule_relational(r) ||
-        rule_latency(r))
+        rule_latency(r) || rule_allow_filtering(r) || rule_multi_partition(r) ||
+        rule_cross_partition_aggregate(r) || rule_partition_size(r) || rule_clustering_order(r) ||
+        rule_cql_ttl(r))
         goto oom;
     *out = r;
     return 0;

@@ -1,5 +1,7 @@
 /* export_cql.c — Cassandra / ScyllaDB tables, one per query shape, as the query-first method
- * builds them. Writes are not tables in CQL: they are the application writing every table. */
+ * builds them; a CQL table of the model (one with a cql section, as import --cql writes it)
+ * is written as it is declared. Writes are not tables in CQL: they are the application
+ * writing every table. */
 #include "checker/output.h"
 
 #include <ctype.h>
@@ -248,6 +250,58 @@ static int emit(FILE *f, const char *ks, const shape *s)
     return 0;
 }
 
+/* A CQL table as declared: its entity's columns with their CQL types, the key columns of its
+ * templates, its clustering order, default TTL and secondary indexes. */
+static void emit_declared(FILE *f, const char *ks, const ck_report *r, const m_table *t)
+{
+    const qr_model *m = r->model;
+    const m_entity *e = NULL;
+    for (size_t i = 0; i < m->nentities && e == NULL; i++)
+        if (m->entities[i].table == t) e = &m->entities[i];
+    if (e == NULL) return;
+    char serves[512] = "";
+    for (size_t i = 0; i < r->nplans; i++)
+        if (r->plans[i].pattern->entity == e) {
+            if (serves[0]) strncat(serves, ", ", sizeof serves - strlen(serves) - 1);
+            strncat(serves, r->plans[i].pattern->name, sizeof serves - strlen(serves) - 1);
+        }
+    if (serves[0])
+        fprintf(f, "\n-- serves: %s\n", serves);
+    else
+        fprintf(f, "\n");
+    const char *dot = strchr(t->name, '.');
+    fprintf(f, "CREATE TABLE IF NOT EXISTS %s%s%s (\n", dot ? "" : ks, dot ? "" : ".", t->name);
+    for (size_t i = 0; i < e->nattrs; i++) {
+        const m_attr *a = &e->attrs[i];
+        fprintf(f, "    %s %s%s,\n", a->name, a->cql_type ? a->cql_type : cql_type(e, a),
+                a->is_static ? " STATIC" : "");
+    }
+    fprintf(f, "    PRIMARY KEY ((");
+    int first = 1;
+    for (size_t i = 0; i < e->pk.nseg; i++)
+        if (e->pk.seg[i].is_var)
+            fprintf(f, "%s%s", first ? "" : ", ", e->pk.seg[i].text), first = 0;
+    fprintf(f, ")");
+    for (size_t i = 0; e->sk.text && i < e->sk.nseg; i++)
+        if (e->sk.seg[i].is_var) fprintf(f, ", %s", e->sk.seg[i].text);
+    fprintf(f, ")\n)");
+    const char *with = " WITH";
+    if (t->cql->norder) {
+        fprintf(f, "%s CLUSTERING ORDER BY (", with);
+        for (size_t i = 0; i < t->cql->norder; i++)
+            fprintf(f, "%s%s %s", i ? ", " : "", t->cql->order[i].column,
+                    t->cql->order[i].desc ? "DESC" : "ASC");
+        fprintf(f, ")");
+        with = "\n  AND";
+    }
+    if (t->cql->default_ttl_days > 0)
+        fprintf(f, "%s default_time_to_live = %.0f", with, t->cql->default_ttl_days * 86400);
+    fprintf(f, ";\n");
+    for (size_t i = 0; i < t->cql->nindexes; i++)
+        fprintf(f, "CREATE INDEX IF NOT EXISTS ON %s%s%s (%s);\n", dot ? "" : ks, dot ? "" : ".",
+                t->name, t->cql->indexes[i]);
+}
+
 int model_export_cql(const ck_report *r, FILE *f, qr_err *err)
 {
     const qr_model *m = r->model;
@@ -259,12 +313,31 @@ int model_export_cql(const ck_report *r, FILE *f, qr_err *err)
             "CREATE KEYSPACE IF NOT EXISTS %s\n  WITH replication = {'class': "
             "'NetworkTopologyStrategy', 'replication_factor': 3};\n",
             ks);
+    /* the keyspaces of CQL tables named ks.table, each once */
+    for (size_t i = 0; i < m->ntables; i++) {
+        const char *dot = m->tables[i].cql ? strchr(m->tables[i].name, '.') : NULL;
+        if (dot == NULL || ((size_t)(dot - m->tables[i].name) == strlen(ks) &&
+                            strncmp(m->tables[i].name, ks, strlen(ks)) == 0))
+            continue;
+        int seen = 0;
+        for (size_t j = 0; j < i; j++)
+            seen |= m->tables[j].cql && strncmp(m->tables[j].name, m->tables[i].name,
+                                                (size_t)(dot - m->tables[i].name) + 1) == 0;
+        if (!seen)
+            fprintf(f,
+                    "CREATE KEYSPACE IF NOT EXISTS %.*s\n  WITH replication = {'class': "
+                    "'NetworkTopologyStrategy', 'replication_factor': 3};\n",
+                    (int)(dot - m->tables[i].name), m->tables[i].name);
+    }
+    for (size_t i = 0; i < m->ntables; i++)
+        if (m->tables[i].cql) emit_declared(f, ks, r, &m->tables[i]);
     shape *shapes = calloc(r->nplans + 1, sizeof *shapes);
     if (shapes == NULL) return err_set(err, QR_E_INTERNAL, "out of memory");
     size_t n = 0;
     for (size_t i = 0; i < r->nplans; i++) {
         const m_pattern *p = r->plans[i].pattern;
         if (p->kind != MK_GET && p->kind != MK_QUERY) continue;
+        if (p->entity->table->cql) continue; /* written as declared */
         shape s;
         build_shape(&r->plans[i], &s);
         size_t k = 0;

@@ -96,11 +96,9 @@ static int need_str(loader *L, const doc_node *map, const char *key, const char 
 }
 
 /* A number with an optional unit. unit_kind: 'c' counts (k, M, G), 's' sizes (B, KB, MB,
- * GB), 'd' durations in days (d, w, y, "forever" = 0), 't' latencies in ms (ms, s). */
-static int parse_quantity(loader *L, const doc_node *n, int unit_kind, double *out)
+ * GB), 'd' durations in days (s, h, d, w, m, y, "forever" = 0), 't' latencies in ms (ms, s). */
+int model_quantity(const char *s, int unit_kind, double *out, char *msg, size_t msgsize)
 {
-    if (n->kind != DOC_SCALAR) return fail(L, n, "expected a number");
-    const char *s = n->str;
     if (unit_kind == 'd' && strcmp(s, "forever") == 0) {
         *out = 0;
         return 0;
@@ -108,9 +106,14 @@ static int parse_quantity(loader *L, const doc_node *n, int unit_kind, double *o
     char *end;
     errno = 0;
     double v = strtod(s, &end);
-    if (end == s || errno || !isfinite(v) || v < 0)
-        return fail(L, n, "'%s' is not a non-negative number", s);
-    if (v > 1e15) return fail(L, n, "'%s' is too large", s);
+    if (end == s || errno || !isfinite(v) || v < 0) {
+        snprintf(msg, msgsize, "'%s' is not a non-negative number", s);
+        return -1;
+    }
+    if (v > 1e15) {
+        snprintf(msg, msgsize, "'%s' is too large", s);
+        return -1;
+    }
     while (*end == ' ')
         end++;
     double mul = 1;
@@ -120,11 +123,16 @@ static int parse_quantity(loader *L, const doc_node *n, int unit_kind, double *o
             const char *u;
             double mul;
         } units[] = {
-            {'c', "k", 1e3}, {'c', "K", 1e3},     {'c', "M", 1e6},      {'c', "G", 1e9},
-            {'s', "B", 1},   {'s', "KB", 1024},   {'s', "MB", 1048576}, {'s', "GB", 1073741824.0},
-            {'d', "d", 1},   {'d', "days", 1},    {'d', "w", 7},        {'d', "weeks", 7},
-            {'d', "m", 30},  {'d', "months", 30}, {'d', "y", 365},      {'d', "years", 365},
-            {'t', "ms", 1},  {'t', "s", 1000},
+            {'c', "k", 1e3},         {'c', "K", 1e3},
+            {'c', "M", 1e6},         {'c', "G", 1e9},
+            {'s', "B", 1},           {'s', "KB", 1024},
+            {'s', "MB", 1048576},    {'s', "GB", 1073741824.0},
+            {'d', "s", 1 / 86400.0}, {'d', "h", 1 / 24.0},
+            {'d', "d", 1},           {'d', "days", 1},
+            {'d', "w", 7},           {'d', "weeks", 7},
+            {'d', "m", 30},          {'d', "months", 30},
+            {'d', "y", 365},         {'d', "years", 365},
+            {'t', "ms", 1},          {'t', "s", 1000},
         };
         int found = 0;
         for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
@@ -132,10 +140,24 @@ static int parse_quantity(loader *L, const doc_node *n, int unit_kind, double *o
                 mul = units[i].mul;
                 found = 1;
             }
-        if (!found) return fail(L, n, "unknown unit '%s' in '%s'", end, s);
+        if (!found) {
+            snprintf(msg, msgsize, "unknown unit '%s' in '%s'", end, s);
+            return -1;
+        }
     }
-    if (v * mul > 1e15) return fail(L, n, "'%s' is too large", s);
+    if (v * mul > 1e15) {
+        snprintf(msg, msgsize, "'%s' is too large", s);
+        return -1;
+    }
     *out = v * mul;
+    return 0;
+}
+
+static int parse_quantity(loader *L, const doc_node *n, int unit_kind, double *out)
+{
+    if (n->kind != DOC_SCALAR) return fail(L, n, "expected a number");
+    char msg[300];
+    if (model_quantity(n->str, unit_kind, out, msg, sizeof msg)) return fail(L, n, "%s", msg);
     return 0;
 }
 
@@ -257,12 +279,94 @@ static int load_index(loader *L, m_table *t, const doc_node *n, int local, m_ind
     return 0;
 }
 
+/* The 'cql' section of a table: clustering_order (a map of clustering column to asc or
+ * desc, in clustering order), default_time_to_live, indexes, source. Its columns are
+ * checked against the entities' sort keys once they are loaded (check_cql_tables). */
+static int load_cql(loader *L, m_table *t, const doc_node *n)
+{
+    if (want(L, n, DOC_MAP, "'cql'")) return -1;
+    static const char *const f[] = {"clustering_order", "default_time_to_live", "indexes", "source",
+                                    NULL};
+    if (only_fields(L, n, "'cql'", f)) return -1;
+    if ((t->cql = alloc(L, sizeof *t->cql)) == NULL) return -1;
+    t->cql->pos = pos_of(n);
+    if (t->nidx) return fail(L, n, "CQL table %s cannot have gsis or lsis", t->name);
+    doc_node *o = doc_get(n, "clustering_order");
+    if (o) {
+        if (want(L, o, DOC_MAP, "'clustering_order'")) return -1;
+        if (t->sk.name == NULL && o->n)
+            return fail(L, o, "table %s has no sort key, so it has no clustering columns", t->name);
+        if ((t->cql->order = alloc(L, (o->n + 1) * sizeof *t->cql->order)) == NULL) return -1;
+        for (size_t i = 0; i < o->n; i++) {
+            if (want(L, o->vals[i], DOC_SCALAR, "a clustering order")) return -1;
+            const char *d = o->vals[i]->str;
+            int desc = strcasecmp(d, "desc") == 0;
+            if (!desc && strcasecmp(d, "asc") != 0)
+                return fail(L, o->vals[i], "clustering order must be asc or desc, not '%s'", d);
+            t->cql->order[t->cql->norder++] = (m_order){o->keys[i]->str, desc, pos_of(o->keys[i])};
+        }
+    }
+    if (get_num(L, n, "default_time_to_live", 'd', &t->cql->default_ttl_days)) return -1;
+    doc_node *ix = doc_get(n, "indexes");
+    if (ix && get_names(L, ix, &t->cql->indexes, &t->cql->nindexes)) return -1;
+    return get_str(L, n, "source", &t->cql->source);
+}
+
+/* A CQL table's clustering_order names its entities' clustering columns (the variables of
+ * their sort-key templates) in their order; its indexes name their attributes. */
+static int check_cql_tables(loader *L, const doc_node *tables)
+{
+    for (size_t ti = 0; ti < L->m->ntables; ti++) {
+        m_table *t = &L->m->tables[ti];
+        if (t->cql == NULL) continue;
+        doc_node *cn = doc_get(tables->vals[ti], "cql");
+        for (size_t ei = 0; ei < L->m->nentities; ei++) {
+            const m_entity *e = &L->m->entities[ei];
+            if (e->table != t) continue;
+            size_t k = 0;
+            for (size_t i = 0; i < e->sk.nseg && k < t->cql->norder; i++) {
+                if (!e->sk.seg[i].is_var) continue;
+                const m_order *o = &t->cql->order[k];
+                if (strcmp(e->sk.seg[i].text, o->column) != 0)
+                    return err_validation(L->err,
+                                          "%s:%d:%d: clustering_order of table %s names %s where "
+                                          "entity %s's sort key has %s",
+                                          L->path, o->pos.line, o->pos.col, t->name, o->column,
+                                          e->name, e->sk.seg[i].text);
+                k++;
+            }
+            if (k < t->cql->norder) {
+                const m_order *o = &t->cql->order[k];
+                return err_validation(L->err,
+                                      "%s:%d:%d: clustering_order of table %s names %s, which is "
+                                      "not a clustering column (a variable of entity %s's sk)",
+                                      L->path, o->pos.line, o->pos.col, t->name, o->column,
+                                      e->name);
+            }
+            for (size_t i = 0; i < t->cql->nindexes; i++)
+                if (model_entity_attr(e, t->cql->indexes[i]) == NULL)
+                    return fail(L, doc_get(cn, "indexes"),
+                                "table %s indexes '%s', which entity %s does not define", t->name,
+                                t->cql->indexes[i], e->name);
+        }
+    }
+    return 0;
+}
+
+int model_clustering_order(const m_table *t, const char *col)
+{
+    if (t->cql == NULL) return 0;
+    for (size_t i = 0; i < t->cql->norder; i++)
+        if (strcmp(t->cql->order[i].column, col) == 0) return t->cql->order[i].desc ? -1 : 1;
+    return 0;
+}
+
 static int load_table(loader *L, const doc_node *name, const doc_node *n, m_table *t)
 {
     if (want(L, n, DOC_MAP, "a table")) return -1;
-    static const char *const f[] = {"partition_key", "sort_key",       "billing",
-                                    "read_capacity", "write_capacity", "ttl",
-                                    "gsis",          "lsis",           NULL};
+    static const char *const f[] = {
+        "partition_key", "sort_key", "billing", "read_capacity", "write_capacity",
+        "ttl",           "gsis",     "lsis",    "cql",           NULL};
     if (only_fields(L, n, "a table", f)) return -1;
     t->name = name->str;
     t->pos = pos_of(name);
@@ -305,6 +409,8 @@ static int load_table(loader *L, const doc_node *name, const doc_node *n, m_tabl
         return fail(L, l, "table %s has no sort key, so it cannot have local indexes", t->name);
     for (size_t i = 0; l && i < l->n; i++, t->nidx++)
         if (load_index(L, t, l->vals[i], 1, &t->idx[t->nidx])) return -1;
+    doc_node *c = doc_get(n, "cql");
+    if (c && load_cql(L, t, c)) return -1;
     return 0;
 }
 
@@ -378,9 +484,9 @@ static int load_attr(loader *L, const doc_node *name, const doc_node *n, m_attr 
         return 0;
     }
     if (want(L, n, DOC_MAP, "an attribute")) return -1;
-    static const char *const f[] = {"type",    "format",      "width",   "pattern", "values",
-                                    "shards",  "cardinality", "hottest", "size",    "example",
-                                    "copy_of", "copy_key",    NULL};
+    static const char *const f[] = {"type",    "format",      "width",    "pattern", "values",
+                                    "shards",  "cardinality", "hottest",  "size",    "example",
+                                    "copy_of", "copy_key",    "cql_type", "static",  NULL};
     if (only_fields(L, n, "an attribute", f)) return -1;
     const char *t = NULL, *fm = NULL;
     if (get_str(L, n, "format", &fm) || get_str(L, n, "type", &t)) return -1;
@@ -399,7 +505,8 @@ static int load_attr(loader *L, const doc_node *name, const doc_node *n, m_attr 
     a->width = (int)width;
     a->shards = (int)shards;
     if (get_str(L, n, "pattern", &a->pattern) || get_str(L, n, "example", &a->example) ||
-        get_str(L, n, "copy_of", &a->copy_of))
+        get_str(L, n, "copy_of", &a->copy_of) || get_str(L, n, "cql_type", &a->cql_type) ||
+        get_bool(L, n, "static", &a->is_static))
         return -1;
     if (get_num(L, n, "cardinality", 'c', &a->cardinality) ||
         get_num(L, n, "hottest", 'c', &a->hottest) || get_num(L, n, "size", 's', &a->size))
@@ -633,7 +740,11 @@ static int load_entity(loader *L, const doc_node *name, const doc_node *n, m_ent
         get_num(L, n, "retention", 'd', &e->retention_days) ||
         get_bool(L, n, "counter", &e->counter))
         return -1;
-    if (e->item_size > 409600)
+    if (e->table->cql && e->item_size > QR_MODEL_CQL_MAX_ROW)
+        return fail(L, doc_get(n, "item_size"),
+                    "item_size exceeds Cassandra's largest write by default, 16 MB (half of "
+                    "commitlog_segment_size)");
+    if (!e->table->cql && e->item_size > 409600)
         return fail(L, doc_get(n, "item_size"), "item_size exceeds DynamoDB's 400 KB item limit");
     return 0;
 }
@@ -718,9 +829,11 @@ static int load_pattern(loader *L, const doc_node *n, m_pattern *p)
 {
     if (want(L, n, DOC_MAP, "an access pattern")) return -1;
     static const char *const f[] = {
-        "name",         "sentence",   "kind",      "entity", "entities",    "given",
-        "sk_condition", "order_by",   "direction", "limit",  "result_size", "latency",
-        "rps",          "consistent", "aggregate", "index",  NULL};
+        "name",        "sentence",     "kind",     "entity",          "entities",
+        "given",       "sk_condition", "order_by", "direction",       "limit",
+        "result_size", "latency",      "rps",      "consistent",      "aggregate",
+        "index",       "statement",    "source",   "allow_filtering", "ttl",
+        "in",          "static_only",  NULL};
     if (only_fields(L, n, "an access pattern", f)) return -1;
     p->pos = pos_of(n);
     if (need_str(L, n, "name", "an access pattern", &p->name)) return -1;
@@ -836,9 +949,35 @@ static int load_pattern(loader *L, const doc_node *n, m_pattern *p)
         return -1;
     if (get_str(L, n, "aggregate", &p->aggregate)) return -1;
     if (p->aggregate && strcmp(p->aggregate, "count") && strcmp(p->aggregate, "sum") &&
-        strcmp(p->aggregate, "max") && strcmp(p->aggregate, "min"))
+        strcmp(p->aggregate, "max") && strcmp(p->aggregate, "min") && strcmp(p->aggregate, "avg"))
         return fail(L, doc_get(n, "aggregate"),
-                    "aggregate must be count, sum, max or min, not '%s'", p->aggregate);
+                    "aggregate must be count, sum, max, min or avg, not '%s'", p->aggregate);
+    if (get_str(L, n, "statement", &p->statement) || get_str(L, n, "source", &p->source) ||
+        get_bool(L, n, "allow_filtering", &p->allow_filtering))
+        return -1;
+    if (get_bool(L, n, "static_only", &p->static_only)) return -1;
+    if (p->static_only && p->kind != MK_UPDATE)
+        return fail(L, doc_get(n, "static_only"), "'static_only' applies to update patterns");
+    doc_node *in = doc_get(n, "in");
+    if (in) {
+        if (get_names(L, in, &p->in, &p->nin)) return -1;
+        for (size_t i = 0; i < p->nin; i++) {
+            int found = 0;
+            for (size_t g = 0; g < p->ngiven; g++)
+                found |= strcmp(p->given[g].name, p->in[i]) == 0;
+            if (!found)
+                return fail(L, in, "'in' names '%s', which the pattern is not given", p->in[i]);
+        }
+    }
+    doc_node *ttl = doc_get(n, "ttl");
+    if (ttl) {
+        if (p->kind != MK_PUT && p->kind != MK_UPDATE)
+            return fail(L, ttl, "'ttl' applies to put and update patterns (USING TTL)");
+        if (ttl->kind == DOC_SCALAR && strcmp(ttl->str, "request") == 0)
+            p->ttl_request = 1;
+        else if (parse_quantity(L, ttl, 'd', &p->ttl_days))
+            return -1;
+    }
     if (get_str(L, n, "index", &p->index)) return -1;
     if (p->index && model_table_index(p->entity->table, p->index) == NULL)
         return fail(L, doc_get(n, "index"),
@@ -991,6 +1130,7 @@ static int load_root(loader *L, const doc_node *root)
         if (load_entity(L, e->keys[i], e->vals[i], &m->entities[i])) return -1;
     for (size_t i = 0; i < m->nentities; i++)
         if (resolve_copies(L, e->vals[i], &m->entities[i])) return -1;
+    if (check_cql_tables(L, t)) return -1;
     if ((m->patterns = alloc(L, (p->n + 1) * sizeof *m->patterns)) == NULL) return -1;
     for (size_t i = 0; i < p->n; i++, m->npatterns++) {
         if (load_pattern(L, p->vals[i], &m->patterns[i])) return -1;

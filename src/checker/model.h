@@ -11,6 +11,9 @@
 
 /* Far above DynamoDB's 20 GSIs + 5 LSIs, so the checker can report the excess, but bounded. */
 #define QR_MODEL_MAX_INDEXES 64
+/* The largest row a CQL table's entity may declare: Cassandra refuses a mutation over half of
+ * commitlog_segment_size, 32 MB by default. */
+#define QR_MODEL_CQL_MAX_ROW (16.0 * 1024 * 1024)
 
 typedef struct m_pos {
     int line, col;
@@ -52,6 +55,8 @@ typedef struct m_attr {
     struct m_attr *copy_attr;
     struct m_keymap *copy_key; /* copy_key: which attributes of this entity give the */
     size_t ncopy_key;          /* variables of the source's key templates */
+    const char *cql_type;      /* the CQL column type as written ("map<text, text>"), or NULL */
+    int is_static;             /* a CQL STATIC column: one value per partition */
     m_pos pos;
 } m_attr;
 
@@ -95,6 +100,26 @@ typedef struct m_index {
     m_pos pos;
 } m_index;
 
+/* One clustering column of a CQL table and the order it is stored in. */
+typedef struct m_order {
+    const char *column;
+    int desc; /* CLUSTERING ORDER BY (column DESC) */
+    m_pos pos;
+} m_order;
+
+/* What a CQL (Cassandra, ScyllaDB) table adds to a table: its key columns are typed CQL
+ * columns (sorted by their type, not as text), stored in a clustering order, expired by a
+ * default TTL. The key columns themselves are the variables of its entity's templates. */
+typedef struct m_cql {
+    m_order *order; /* clustering_order: the clustering columns in order */
+    size_t norder;
+    double default_ttl_days; /* default_time_to_live (0: none) */
+    const char **indexes;    /* columns with a secondary index (CREATE INDEX) */
+    size_t nindexes;
+    const char *source; /* "FILE:LINE:COL" of the CREATE TABLE it came from, or NULL */
+    m_pos pos;
+} m_cql;
+
 typedef struct m_table {
     const char *name;
     m_keyattr pk, sk;
@@ -103,6 +128,7 @@ typedef struct m_table {
     const char *ttl; /* TTL attribute name, or NULL */
     m_index *idx;    /* GSIs then LSIs */
     size_t nidx;
+    m_cql *cql; /* a CQL table (the 'cql' section), or NULL */
     m_pos pos;
 } m_table;
 
@@ -156,8 +182,16 @@ typedef struct m_pattern {
     double latency_ms;
     double rps;
     int consistent;        /* needs strongly consistent reads */
-    const char *aggregate; /* "count", "sum", "max", "min" or NULL */
+    const char *aggregate; /* "count", "sum", "max", "min", "avg" or NULL */
     const char *index;     /* index the designer intends, or NULL */
+    const char *statement; /* the CQL statement the pattern was imported from, or NULL */
+    const char *source;    /* "FILE:LINE:COL" of that statement, or NULL */
+    int allow_filtering;   /* the statement says ALLOW FILTERING */
+    int static_only;       /* an update that sets only STATIC columns (one per partition) */
+    const char **in;       /* given attributes the request lists several values of (CQL IN) */
+    size_t nin;
+    double ttl_days; /* a write's USING TTL (0: none) */
+    int ttl_request; /* USING TTL ?: the request gives the TTL */
     m_pos pos;
 } m_pattern;
 
@@ -232,6 +266,15 @@ int model_table_needs_stream(const qr_model *m, const m_table *t);
  * (a: the copy attribute): copy_key's mapping, else the attribute named var; NULL when e
  * has neither. */
 const m_attr *model_copy_key_attr(const m_entity *e, const m_attr *a, const char *var);
+
+/* Reads a quantity as the model file writes it ("5M", "600B", "30d", "20ms"): unit_kind
+ * 'c' counts, 's' sizes in bytes, 'd' durations in days, 't' latencies in ms. Returns 0,
+ * or -1 with a message in msg. */
+int model_quantity(const char *s, int unit_kind, double *out, char *msg, size_t msgsize);
+
+/* The clustering order of column col of a CQL table: +1 ascending, -1 descending, 0 when
+ * the table is not CQL or col is not one of its clustering columns. */
+int model_clustering_order(const m_table *t, const char *col);
 
 /* The item size used for estimates (item_size, or 1 KB when not given). */
 double model_item_size(const m_entity *e);

@@ -29,6 +29,16 @@ int model_export_workbench(const qr_model *m, FILE *f, qr_err *err);
  * model file (YAML) to f. */
 int model_import_workbench(const char *path, FILE *f, qr_err *err);
 
+/* import_cql.c: reads a CQL schema (and, when queries is not NULL, the application's
+ * queries) and writes the model file (YAML) to f: a table and an entity per CQL table, an
+ * access pattern per statement. Errors name "FILE:LINE:COL". */
+int model_import_cql(const char *schema, const char *queries, FILE *f, qr_err *err);
+/* The same from texts in memory (schema_len and queries_len bytes, not NUL-terminated;
+ * queries NULL for none); the names are the files' for messages. */
+int model_import_cql_text(const char *schema_name, const char *schema, size_t schema_len,
+                          const char *queries_name, const char *queries, size_t queries_len,
+                          FILE *f, qr_err *err);
+
 /* The CreateTable request body for table t (a new reference), shared by the exporters
  * and apply. Streams are enabled when a "stream" update strategy reads from the table. */
 json_t *model_export_create_table(const qr_model *m, const m_table *t);

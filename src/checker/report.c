@@ -27,6 +27,7 @@ void model_report_text(const ck_report *r, FILE *f, int color)
         fprintf(f, "  %s%-4s%s %s%s%s%s%s\n", pl->served ? green : red, pl->served ? "ok" : "FAIL",
                 off, bold, p->name, off, p->sentence ? " — " : "", p->sentence ? p->sentence : "");
         fprintf(f, "       %s\n", pl->text);
+        if (p->statement) fprintf(f, "       %s\n", p->statement);
     }
     if (r->nfindings) fprintf(f, "\n%sFindings%s\n", bold, off);
     for (int sev = CK_ERROR; sev >= CK_NOTE; sev--)
@@ -75,6 +76,9 @@ json_t *model_report_json(const ck_report *r)
         if (pl->pattern->limit > 0) json_object_set_new(o, "limit", json_real(pl->pattern->limit));
         json_object_set_new(o, "scatter", json_integer(pl->scatter));
         json_object_set_new(o, "plan", json_string(pl->text));
+        if (pl->pattern->statement)
+            json_object_set_new(o, "statement", json_string(pl->pattern->statement));
+        if (pl->pattern->source) json_object_set_new(o, "source", json_string(pl->pattern->source));
         json_object_set_new(o, "line", json_integer(pl->pattern->pos.line));
         json_object_set_new(o, "column", json_integer(pl->pattern->pos.col));
         json_array_append_new(plans, o);

@@ -2,6 +2,7 @@
  *
  * It parses arguments, loads the model, runs the checker and hands the result to the right
  * formatter in src/checker/. It holds no modelling logic. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +18,8 @@ static int usage(FILE *f)
             "       quarry model render FILE [--html]\n"
             "       quarry model export FILE --format cloudformation|terraform|cql|workbench\n"
             "       quarry model apply FILE --endpoint URL [--force]\n"
-            "       quarry model import WORKBENCH.json\n"
+            "       quarry model import WORKBENCH.json [-o OUT.yaml]\n"
+            "       quarry model import --cql SCHEMA.cql [--queries QUERIES.cql] [-o OUT.yaml]\n"
             "       quarry model observe --endpoint URL [--model FILE] [--prices FILE] [--json]\n"
             "       quarry model check FILE --observed OBSERVED.json [--json]\n");
     return 2;
@@ -36,6 +38,9 @@ typedef struct opts {
     const char *endpoint;
     const char *observed; /* check: an observe --json report */
     const char *prices;   /* observe: the price table */
+    const char *cql;      /* import: the CQL schema */
+    const char *queries;  /* import --cql: the application's CQL statements */
+    const char *out;      /* import: the model file to write (else stdout) */
     int json, html, force;
 } opts;
 
@@ -57,6 +62,12 @@ static int parse(int argc, char **argv, opts *o, int needs_file)
             o->observed = argv[++i];
         else if (strcmp(a, "--prices") == 0 && i + 1 < argc)
             o->prices = argv[++i];
+        else if (strcmp(a, "--cql") == 0 && i + 1 < argc)
+            o->cql = argv[++i];
+        else if (strcmp(a, "--queries") == 0 && i + 1 < argc)
+            o->queries = argv[++i];
+        else if (strcmp(a, "-o") == 0 && i + 1 < argc)
+            o->out = argv[++i];
         else if (strcmp(a, "--model") == 0 && i + 1 < argc && o->file == NULL)
             o->file = argv[++i];
         else if (strcmp(a, "--endpoint") == 0 && i + 1 < argc)
@@ -254,6 +265,44 @@ static int cmd_apply(const opts *o, qr_model *m, ck_report *r)
     return 0;
 }
 
+/* Writes the imported model to o->out through a temporary file renamed over it, so a
+ * failed import never leaves a partial model file; to stdout without -o. */
+static int cmd_import(const opts *o)
+{
+    if ((o->cql == NULL) == (o->file == NULL) || (o->queries && o->cql == NULL)) {
+        fprintf(stderr, "quarry model import: give WORKBENCH.json, or --cql SCHEMA.cql "
+                        "[--queries QUERIES.cql]\n");
+        return usage(stderr);
+    }
+    char tmp[4200];
+    FILE *f = stdout;
+    if (o->out) {
+        snprintf(tmp, sizeof tmp, "%s.tmp.%ld", o->out, (long)getpid());
+        if ((f = fopen(tmp, "w")) == NULL) {
+            fprintf(stderr, "quarry model import: cannot write %s: %s\n", tmp, strerror(errno));
+            return 2;
+        }
+    }
+    qr_err err;
+    err_init(&err);
+    int rc = o->cql ? model_import_cql(o->cql, o->queries, f, &err)
+                    : model_import_workbench(o->file, f, &err);
+    if (rc) fprintf(stderr, "%s\n", err.msg);
+    if (o->out) {
+        int bad = fclose(f) != 0;
+        if (rc == 0 && bad) fprintf(stderr, "quarry model import: cannot write %s\n", tmp);
+        if (rc == 0 && !bad && rename(tmp, o->out) != 0) {
+            fprintf(stderr, "quarry model import: cannot write %s: %s\n", o->out, strerror(errno));
+            bad = 1;
+        }
+        if (rc || bad) remove(tmp);
+        rc |= bad;
+    } else if (fflush(stdout) != 0) {
+        rc = -1;
+    }
+    return rc ? 2 : 0;
+}
+
 /* Exit status: 0 when the model checks clean (warnings allowed), 1 when the check finds errors
  * or apply fails, 2 for usage errors and files that cannot be loaded. */
 int cli_model(int argc, char **argv)
@@ -265,16 +314,9 @@ int cli_model(int argc, char **argv)
         return 0;
     }
     opts o = {0};
-    if (parse(argc - 1, argv + 1, &o, strcmp(sub, "observe") != 0)) return usage(stderr);
-    if (strcmp(sub, "import") == 0) {
-        qr_err err;
-        err_init(&err);
-        if (model_import_workbench(o.file, stdout, &err)) {
-            fprintf(stderr, "%s\n", err.msg);
-            return 2;
-        }
-        return 0;
-    }
+    int import = strcmp(sub, "import") == 0;
+    if (parse(argc - 1, argv + 1, &o, strcmp(sub, "observe") != 0 && !import)) return usage(stderr);
+    if (import) return cmd_import(&o);
     if (strcmp(sub, "observe") == 0) return cmd_observe(&o);
     if (strcmp(sub, "check") && strcmp(sub, "render") && strcmp(sub, "export") &&
         strcmp(sub, "apply")) {
