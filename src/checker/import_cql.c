@@ -833,8 +833,8 @@ static void write_table(FILE *f, const ctable *t)
 {
     fprintf(f, "  ");
     yq(f, t->model_name);
-    fprintf(f, ":\n    partition_key: {name: pk, type: B}\n");
-    if (t->nclus) fprintf(f, "    sort_key: {name: ck, type: B}\n");
+    fprintf(f, ":\n    partition_key: {name: \"$pk\", type: B}\n");
+    if (t->nclus) fprintf(f, "    sort_key: {name: \"$ck\", type: B}\n");
     fprintf(f, "    cql:\n      source: ");
     yq(f, t->source);
     fputc('\n', f);
