@@ -20,6 +20,9 @@ extern "C" {
 #define QR_OK 0
 #define QR_ERR (-1)
 
+/* The version of this header and library, as `quarry --version` prints it. */
+#define QR_VERSION "0.1.0"
+
 typedef struct qr_db qr_db;
 
 typedef struct qr_options {
@@ -76,6 +79,10 @@ typedef struct qr_options {
     /* Non-zero with models: a Scan, or a read matching no declared access pattern, is
      * refused with ValidationException naming what the model lacks. */
     int model_strict;
+    /* Non-zero: keep the whole database in memory (RocksDB's in-memory environment), as
+     * DynamoDB Local's -inMemory: dir only names it, no file is written, and everything is
+     * gone at qr_close. */
+    int in_memory;
 } qr_options;
 
 #define QR_CAPACITY_ENFORCE 0
