@@ -14,6 +14,7 @@ int cli_serve(int argc, char **argv);
 int cli_model(int argc, char **argv);
 int cli_top(int argc, char **argv);
 int cli_reconcile(int argc, char **argv);
+int cli_replicate(int argc, char **argv);
 
 /* Whether the arguments ask for help (-h or --help among them): each subcommand then
  * prints its full usage on standard output and exits 0. */

@@ -28,6 +28,9 @@ static const command commands[] = {
     {"top", cli_top,
      "top --endpoint URL [--interval S] [--once] [TABLE [INDEX]]   the hottest keys of a server's "
      "tables"},
+    {"replicate", cli_replicate,
+     "replicate --from URL --to URL [--tables T1,T2] [--state FILE]   copy tables to another "
+     "endpoint and follow their streams"},
 };
 
 static void usage(FILE *f)

@@ -14,7 +14,7 @@ import pytest
 from conftest import boto3_client, launch, quarry_bin, Server
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-SUBCOMMANDS = ["serve", "call", "verify", "model", "reconcile", "top"]
+SUBCOMMANDS = ["serve", "call", "verify", "model", "reconcile", "top", "replicate"]
 
 
 def run(*args, **kw):
@@ -167,7 +167,7 @@ def test_make_install_then_pkg_config_builds_the_readme_example(tmp_path):
     v = subprocess.run([str(prefix / "bin/quarry"), "--version"], capture_output=True, text=True)
     assert v.returncode == 0 and v.stdout.startswith("quarry ")
     man = (prefix / "share/man/man1/quarry.1").read_text()
-    assert ".TH QUARRY 1" in man and "quarry call" in man
+    assert ".TH QUARRY 1" in man and "replicate" in man
 
     env = dict(os.environ, PKG_CONFIG_PATH=str(prefix / "lib" / "pkgconfig"))
     flags = subprocess.run(["pkg-config", "--cflags", "--libs", "quarry"], env=env,
