@@ -83,6 +83,12 @@ typedef struct qr_options {
      * DynamoDB Local's -inMemory: dir only names it, no file is written, and everything is
      * gone at qr_close. */
     int in_memory;
+    /* Milliseconds that tables and global indexes stay CREATING, UPDATING or DELETING after
+     * the request that changed them, as DynamoDB Local's -delayTransientStatuses: a table
+     * being created or deleted is not found by the item operations, and one in any of
+     * these states refuses UpdateTable and DeleteTable (ResourceInUseException), so
+     * waiters and retry code run as against DynamoDB. 0: every change is ACTIVE at once. */
+    int transient_ms;
 } qr_options;
 
 #define QR_CAPACITY_ENFORCE 0

@@ -62,6 +62,7 @@ static void usage(FILE *f)
         "                    [--capacity enforce|observe|off] [--capacity-clock manual]\n"
         "                    [--capacity-split-seconds N] [--capacity-account-units N]\n"
         "                    [--model FILE]... [--strict] [--in-memory]\n"
+        "                    [--delay-transient-states] [--transient-ms N]\n"
         "       quarry serve --help\n"
         "\n"
         "  --listen HOST:PORT    address to serve on (default 127.0.0.1:8000; port 0 picks one)\n"
@@ -70,6 +71,12 @@ static void usage(FILE *f)
         "  --in-memory           keep the whole database in memory: no file is written, and\n"
         "                        every table is gone when the server stops (DynamoDB Local's\n"
         "                        -inMemory)\n"
+        "  --delay-transient-states  tables and global indexes stay CREATING, UPDATING or\n"
+        "                        DELETING for a while after the request that changed them\n"
+        "                        (DynamoDB Local's -delayTransientStatuses), so waiters and\n"
+        "                        retry code run; the item operations do not find a table\n"
+        "                        being created or deleted\n"
+        "  --transient-ms N      how long, in milliseconds (default 5000; implies the above)\n"
         "  --credentials FILE    AWS shared-credentials file; requests must be SigV4-signed\n"
         "                        with one of its keys. Without it, any key is accepted, which\n"
         "                        is allowed only on a loopback address\n"
@@ -170,6 +177,8 @@ int cli_serve(int argc, char **argv)
             opts.model_strict = 1;
         } else if (strcmp(a, "--in-memory") == 0) {
             opts.in_memory = 1;
+        } else if (strcmp(a, "--delay-transient-states") == 0) {
+            if (opts.transient_ms == 0) opts.transient_ms = 5000;
         } else if (!has_value) {
             fprintf(stderr, "quarry serve: unknown option or missing value: '%s'\n", a);
             usage(stderr);
@@ -201,6 +210,10 @@ int cli_serve(int argc, char **argv)
             unsigned v;
             if (parse_uint(a, argv[++i], 0, 3600000, &v)) return 2;
             opts.gsi_lag_ms = (int)v;
+        } else if (strcmp(a, "--transient-ms") == 0) {
+            unsigned v;
+            if (parse_uint(a, argv[++i], 1, 3600000, &v)) return 2;
+            opts.transient_ms = (int)v;
         } else if (strcmp(a, "--ttl-interval-ms") == 0) {
             unsigned v;
             if (parse_uint(a, argv[++i], 10, 86400000, &v)) return 2;

@@ -1236,6 +1236,11 @@ int64_t table_item_count(qr_db *db, table *t)
     return n;
 }
 
+int engine_transient_ms(const qr_db *db)
+{
+    return db->opts.transient_ms;
+}
+
 void engine_log(qr_db *db, const char *fmt, ...)
 {
     if (db->opts.log == NULL) return;

@@ -106,6 +106,8 @@ json_t *key_of_item(const table *t, const json_t *item);
 
 /* The wall clock, in seconds since the epoch: what the engine stamps its records with. */
 double engine_now_seconds(void);
+/* qr_options.transient_ms of db: how long tables and indexes show their transient states. */
+int engine_transient_ms(const qr_db *db);
 
 /* Says a line (printf's format) through the database's qr_options.log, if it has one. */
 void engine_log(qr_db *db, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

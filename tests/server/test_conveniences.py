@@ -8,6 +8,7 @@ import os
 import re
 import socket
 import subprocess
+import time
 
 import pytest
 
@@ -196,3 +197,120 @@ def test_make_install_then_pkg_config_builds_the_readme_example(tmp_path):
     assert '"text":{"S":"hello"}' in app.stdout
     ldd = subprocess.run(["ldd", str(work / "app")], capture_output=True, text=True)
     assert str(prefix / "lib") in ldd.stdout, ldd.stdout
+
+
+def _statuses(ddb, table="Tab"):
+    t = ddb.describe_table(TableName=table)["Table"]
+    return t["TableStatus"], {g["IndexName"]: g["IndexStatus"]
+                              for g in t.get("GlobalSecondaryIndexes", [])}
+
+
+def _wait(ddb, waiter, seconds):
+    t0 = time.monotonic()
+    ddb.get_waiter(waiter).wait(TableName="Tab", WaiterConfig={"Delay": 0.1, "MaxAttempts": 200})
+    return time.monotonic() - t0
+
+
+def test_delay_transient_states_keep_tables_and_indexes_busy(tmp_path):
+    from botocore.exceptions import ClientError
+    srv = launch(tmp_path / "d", tmp_path / "s.log", "--delay-transient-states",
+                 "--transient-ms", "1200")
+    assert isinstance(srv, Server), (tmp_path / "s.log").read_text()
+    try:
+        ddb = boto3_client(srv.url)
+        r = ddb.create_table(
+            TableName="Tab", KeySchema=[{"AttributeName": "k", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "k", "AttributeType": "S"},
+                                  {"AttributeName": "g", "AttributeType": "S"}],
+            BillingMode="PAY_PER_REQUEST",
+            GlobalSecondaryIndexes=[{"IndexName": "byG",
+                                     "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+                                     "Projection": {"ProjectionType": "ALL"}}])
+        assert r["TableDescription"]["TableStatus"] == "CREATING"
+        assert not [k for k in r["TableDescription"] if k.startswith("Quarry")]
+        assert _statuses(ddb) == ("CREATING", {"byG": "CREATING"})
+        # A table being created is not found by the item operations, and is not changed.
+        with pytest.raises(ClientError) as e:
+            ddb.put_item(TableName="Tab", Item={"k": {"S": "a"}})
+        assert e.value.response["Error"]["Code"] == "ResourceNotFoundException"
+        with pytest.raises(ClientError) as e:
+            ddb.delete_table(TableName="Tab")
+        assert e.value.response["Error"]["Code"] == "ResourceInUseException"
+        assert "Table is being created: Tab" in e.value.response["Error"]["Message"]
+        assert _wait(ddb, "table_exists", 1.2) > 0.6
+        assert _statuses(ddb) == ("ACTIVE", {"byG": "ACTIVE"})
+        ddb.put_item(TableName="Tab", Item={"k": {"S": "a"}, "g": {"S": "x"}})
+
+        # UpdateTable: UPDATING; items still served; a second change refused.
+        r = ddb.update_table(TableName="Tab", BillingMode="PROVISIONED",
+                             ProvisionedThroughput={"ReadCapacityUnits": 5, "WriteCapacityUnits": 5},
+                             GlobalSecondaryIndexUpdates=[{"Update": {
+                                 "IndexName": "byG", "ProvisionedThroughput": {
+                                     "ReadCapacityUnits": 5, "WriteCapacityUnits": 5}}}])
+        assert r["TableDescription"]["TableStatus"] == "UPDATING"
+        assert _statuses(ddb)[0] == "UPDATING"
+        assert ddb.get_item(TableName="Tab", Key={"k": {"S": "a"}})["Item"]["g"] == {"S": "x"}
+        with pytest.raises(ClientError) as e:
+            ddb.update_table(TableName="Tab", TableClass="STANDARD_INFREQUENT_ACCESS")
+        assert e.value.response["Error"]["Code"] == "ResourceInUseException"
+        _wait(ddb, "table_exists", 1.2)
+        assert _statuses(ddb)[0] == "ACTIVE"
+
+        # A global index created stays CREATING, one deleted DELETING, for the delay.
+        ddb.update_table(TableName="Tab", AttributeDefinitions=[
+            {"AttributeName": "h", "AttributeType": "S"}], GlobalSecondaryIndexUpdates=[{"Create": {
+            "IndexName": "byH", "KeySchema": [{"AttributeName": "h", "KeyType": "HASH"}],
+            "Projection": {"ProjectionType": "KEYS_ONLY"},
+            "ProvisionedThroughput": {"ReadCapacityUnits": 5, "WriteCapacityUnits": 5}}}])
+        assert _statuses(ddb)[1] == {"byG": "ACTIVE", "byH": "CREATING"}
+        deadline = time.monotonic() + 10
+        while _statuses(ddb) != ("ACTIVE", {"byG": "ACTIVE", "byH": "ACTIVE"}):
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+        r = ddb.update_table(TableName="Tab",
+                             GlobalSecondaryIndexUpdates=[{"Delete": {"IndexName": "byH"}}])
+        assert [g["IndexName"] for g in r["TableDescription"]["GlobalSecondaryIndexes"]] == [
+            "byG", "byH"]
+        assert _statuses(ddb)[1] == {"byG": "ACTIVE", "byH": "DELETING"}
+        deadline = time.monotonic() + 10
+        while _statuses(ddb) != ("ACTIVE", {"byG": "ACTIVE"}):
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+
+        # DeleteTable: DELETING, listed, its items gone from reach; then not found.
+        assert ddb.delete_table(TableName="Tab")["TableDescription"]["TableStatus"] == "DELETING"
+        assert _statuses(ddb)[0] == "DELETING"
+        assert ddb.list_tables()["TableNames"] == ["Tab"]
+        with pytest.raises(ClientError) as e:
+            ddb.get_item(TableName="Tab", Key={"k": {"S": "a"}})
+        assert e.value.response["Error"]["Code"] == "ResourceNotFoundException"
+        with pytest.raises(ClientError) as e:
+            ddb.create_table(TableName="Tab", KeySchema=[{"AttributeName": "k", "KeyType": "HASH"}],
+                             AttributeDefinitions=[{"AttributeName": "k", "AttributeType": "S"}],
+                             BillingMode="PAY_PER_REQUEST")
+        assert e.value.response["Error"]["Code"] == "ResourceInUseException"
+        assert _wait(ddb, "table_not_exists", 1.2) > 0.6
+        assert ddb.list_tables()["TableNames"] == []
+        ddb.create_table(TableName="Tab", KeySchema=[{"AttributeName": "k", "KeyType": "HASH"}],
+                         AttributeDefinitions=[{"AttributeName": "k", "AttributeType": "S"}],
+                         BillingMode="PAY_PER_REQUEST")
+        _wait(ddb, "table_exists", 1.2)
+        assert ddb.scan(TableName="Tab")["Count"] == 0  # a new table, not the deleted one
+    finally:
+        assert srv.stop() == 0
+
+
+def test_without_the_delay_every_change_is_active_at_once(tmp_path):
+    srv = launch(tmp_path / "d", tmp_path / "s.log")
+    try:
+        ddb = boto3_client(srv.url)
+        r = ddb.create_table(TableName="Tab", KeySchema=[{"AttributeName": "k", "KeyType": "HASH"}],
+                             AttributeDefinitions=[{"AttributeName": "k", "AttributeType": "S"}],
+                             BillingMode="PAY_PER_REQUEST")
+        assert r["TableDescription"]["TableStatus"] == "CREATING"  # as DynamoDB answers
+        assert _statuses(ddb)[0] == "ACTIVE"
+        ddb.put_item(TableName="Tab", Item={"k": {"S": "a"}})
+        ddb.delete_table(TableName="Tab")
+        assert ddb.list_tables()["TableNames"] == []
+    finally:
+        assert srv.stop() == 0
