@@ -19,6 +19,8 @@
 
 #define STATE_VERSION 1
 #define GET_RECORDS_LIMIT 1000
+/* BatchWriteItem's limit of requests. */
+#define BATCH_WRITES 25
 /* Items per page of the copy, and so between two checkpoints of it. */
 #define COPY_PAGE_ITEMS 500
 #define SAMPLES 5
@@ -314,36 +316,41 @@ static int create_target(conn *src, conn *dst, const rp_options *o, json_t *stat
     return save_state(o, state, err);
 }
 
-/* Writes items (an array) to table on dst with BatchWriteItem, 25 at a time, sending
- * again what comes back unprocessed. */
+/* Sends writes (an array of at most 25 PutRequest/DeleteRequest entries of distinct keys,
+ * stolen) to table on dst with BatchWriteItem, sending again what comes back unprocessed. */
+static int write_batch(conn *dst, const rp_options *o, const char *table, json_t *writes,
+                       qr_err *err)
+{
+    json_t *req = json_pack("{s:{s:o}}", "RequestItems", table, writes);
+    int wait = 20, rc = 0;
+    for (;;) {
+        json_t *out;
+        if ((rc = call(dst, o, "BatchWriteItem", req, &out, err)) != 0) break;
+        json_t *left = json_object_get(out, "UnprocessedItems");
+        if (json_object_size(left) == 0) {
+            json_decref(out);
+            break;
+        }
+        json_object_set(req, "RequestItems", left);
+        json_decref(out);
+        pause_ms(o, wait);
+        if (wait < 1000) wait *= 2;
+    }
+    json_decref(req);
+    return rc;
+}
+
+/* Writes items (an array; a Scan's, so of distinct keys) to table on dst, 25 at a time. */
 static int write_items(conn *dst, const rp_options *o, const char *table, json_t *items,
                        qr_err *err)
 {
     size_t n = json_array_size(items);
-    for (size_t at = 0; at < n; at += 25) {
+    for (size_t at = 0; at < n; at += BATCH_WRITES) {
         json_t *puts = json_array();
-        for (size_t i = at; i < n && i < at + 25; i++)
+        for (size_t i = at; i < n && i < at + BATCH_WRITES; i++)
             json_array_append_new(
                 puts, json_pack("{s:{s:O}}", "PutRequest", "Item", json_array_get(items, i)));
-        json_t *req = json_pack("{s:{s:o}}", "RequestItems", table, puts);
-        int wait = 20;
-        for (;;) {
-            json_t *out;
-            if (call(dst, o, "BatchWriteItem", req, &out, err)) {
-                json_decref(req);
-                return -1;
-            }
-            json_t *left = json_object_get(out, "UnprocessedItems");
-            if (json_object_size(left) == 0) {
-                json_decref(out);
-                break;
-            }
-            json_object_set(req, "RequestItems", left);
-            json_decref(out);
-            pause_ms(o, wait);
-            if (wait < 1000) wait *= 2;
-        }
-        json_decref(req);
+        if (write_batch(dst, o, table, puts, err)) return -1;
     }
     return 0;
 }
@@ -427,26 +434,52 @@ static json_t *describe_stream(conn *src, const rp_options *o, const char *arn, 
     return shards;
 }
 
-/* Applies one stream record to the target: its new image put, or its keys deleted. */
-static int apply_record(conn *dst, const rp_options *o, const char *table, json_t *rec, qr_err *err)
+/* The records of a GetRecords page being applied: consecutive records of distinct keys
+ * go in one BatchWriteItem (their order does not matter then); a key seen again sends
+ * what is pending first, so each key's changes land in their order. */
+typedef struct applier {
+    conn *dst;
+    const rp_options *o;
+    const char *table;
+    json_t *writes; /* PutRequest / DeleteRequest entries */
+    json_t *keys;   /* their keys' canonical text -> true */
+} applier;
+
+static int apply_flush(applier *a, qr_err *err)
+{
+    if (json_array_size(a->writes) == 0) return 0;
+    json_t *w = a->writes;
+    a->writes = json_array();
+    json_object_clear(a->keys);
+    return write_batch(a->dst, a->o, a->table, w, err);
+}
+
+/* Adds one stream record: its new image put, or its keys deleted. */
+static int apply_record(applier *a, json_t *rec, qr_err *err)
 {
     const char *event = json_string_value(json_object_get(rec, "eventName"));
-    json_t *d = json_object_get(rec, "dynamodb"), *req, *out = NULL;
+    json_t *d = json_object_get(rec, "dynamodb"), *keys = json_object_get(d, "Keys"), *w;
     if (event && strcmp(event, "REMOVE") == 0) {
-        req = json_pack("{s:s,s:O}", "TableName", table, "Key", json_object_get(d, "Keys"));
-        int rc = call(dst, o, "DeleteItem", req, &out, err);
-        json_decref(req);
-        json_decref(out);
-        return rc;
+        w = json_pack("{s:{s:O}}", "DeleteRequest", "Key", keys);
+    } else {
+        json_t *image = json_object_get(d, "NewImage");
+        if (image == NULL)
+            return err_validation(err, "a %s record of %s's stream carries no NewImage",
+                                  event ? event : "?", a->table);
+        w = json_pack("{s:{s:O}}", "PutRequest", "Item", image);
     }
-    json_t *image = json_object_get(d, "NewImage");
-    if (image == NULL)
-        return err_validation(err, "a %s record of %s's stream carries no NewImage",
-                              event ? event : "?", table);
-    req = json_pack("{s:s,s:O}", "TableName", table, "Item", image);
-    int rc = call(dst, o, "PutItem", req, &out, err);
-    json_decref(req);
-    json_decref(out);
+    char *k = json_dumps(keys, JSON_COMPACT | JSON_SORT_KEYS);
+    if (w == NULL || k == NULL) {
+        json_decref(w);
+        free(k);
+        return err_set(err, QR_E_INTERNAL, "out of memory");
+    }
+    int rc = 0;
+    if (json_object_get(a->keys, k) || json_array_size(a->writes) == BATCH_WRITES)
+        rc = apply_flush(a, err);
+    json_array_append_new(a->writes, w);
+    json_object_set_new(a->keys, k, json_true());
+    free(k);
     return rc;
 }
 
@@ -525,14 +558,23 @@ static int read_shard(conn *src, conn *dst, const rp_options *o, json_t *state, 
     }
     json_t *records = json_object_get(out, "Records"), *rec;
     size_t i, n = 0;
+    applier a = {dst, o, f->name, json_array(), json_object()};
     json_array_foreach(records, i, rec)
     {
-        if ((rc = apply_record(dst, o, f->name, rec, err)) != 0) break;
+        if ((rc = apply_record(&a, rec, err)) != 0) break;
+        n++;
+    }
+    if (rc == 0) rc = apply_flush(&a, err);
+    json_decref(a.writes);
+    json_decref(a.keys);
+    if (rc) n = 0; /* what a failed batch held may be partly applied: from the checkpoint again */
+    json_array_foreach(records, i, rec)
+    {
+        if (i >= n) break;
         json_t *d = json_object_get(rec, "dynamodb");
         json_object_set(ss, "seq", json_object_get(d, "SequenceNumber"));
         double when = json_number_value(json_object_get(d, "ApproximateCreationDateTime"));
         if (when > f->newest) f->newest = when;
-        n++;
     }
     if (n) {
         json_int_t applied = json_integer_value(json_object_get(f->ts, "applied"));
@@ -548,13 +590,7 @@ static int read_shard(conn *src, conn *dst, const rp_options *o, json_t *state, 
         }
     }
     json_decref(out);
-    /* What was applied is checkpointed even when a later record failed. */
-    if (rc) {
-        qr_err ignored;
-        err_init(&ignored);
-        if (n) save_state(o, state, &ignored);
-        return -1;
-    }
+    if (rc) return -1;
     return save_state(o, state, err) ? -1 : (int)n;
 }
 
