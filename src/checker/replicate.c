@@ -405,17 +405,19 @@ static int copy_items(conn *src, conn *dst, const rp_options *o, json_t *state, 
 
 typedef struct follow {
     const char *name;
-    json_t *ts;    /* the table's state (borrowed from the state document) */
-    json_t *iters; /* shard id -> iterator, in memory only */
-    double newest; /* ApproximateCreationDateTime of the newest record applied */
-    double told;   /* when the last progress line was printed */
-    int caught_up; /* the last round found nothing new */
-    int pending;   /* this round left a shard unread (its iterator had expired) */
+    json_t *ts;     /* the table's state (borrowed from the state document) */
+    json_t *iters;  /* shard id -> iterator, in memory only */
+    double newest;  /* ApproximateCreationDateTime of the newest record applied */
+    double told;    /* when the last progress line was printed */
+    int caught_up;  /* the last round found nothing new */
+    int pending;    /* this round left a shard unread (its iterator had expired) */
+    int told_ended; /* said that its stream is disabled and read to the end */
 } follow;
 
+/* The stream's description: its StreamStatus and every shard (all pages of them). */
 static json_t *describe_stream(conn *src, const rp_options *o, const char *arn, qr_err *err)
 {
-    json_t *shards = json_array(), *req = json_pack("{s:s}", "StreamArn", arn);
+    json_t *shards = json_array(), *req = json_pack("{s:s}", "StreamArn", arn), *status = NULL;
     for (;;) {
         json_t *out;
         if (call(src, o, "DescribeStream", req, &out, err)) {
@@ -425,13 +427,19 @@ static json_t *describe_stream(conn *src, const rp_options *o, const char *arn, 
         }
         json_t *sd = json_object_get(out, "StreamDescription");
         json_array_extend(shards, json_object_get(sd, "Shards"));
+        if (status == NULL) status = json_incref(json_object_get(sd, "StreamStatus"));
         json_t *last = json_object_get(sd, "LastEvaluatedShardId");
         if (last) json_object_set(req, "ExclusiveStartShardId", last);
         json_decref(out);
         if (last == NULL) break;
     }
     json_decref(req);
-    return shards;
+    if (shards == NULL) {
+        json_decref(status);
+        return NULL;
+    }
+    return json_pack("{s:o,s:o}", "Shards", shards, "StreamStatus",
+                     status ? status : json_string("ENABLED"));
 }
 
 /* The records of a GetRecords page being applied: consecutive records of distinct keys
@@ -594,24 +602,87 @@ static int read_shard(conn *src, conn *dst, const rp_options *o, json_t *state, 
     return save_state(o, state, err) ? -1 : (int)n;
 }
 
+/* After the table's stream was read to its end and closed: the table may have a new
+ * stream (disabled and enabled again), to follow from its start; or be gone from the
+ * source. Says so once. Returns 0, or -1 with err set. */
+static int stream_ended(conn *src, const rp_options *o, json_t *state, follow *f, qr_err *err)
+{
+    json_t *req = json_pack("{s:s}", "TableName", f->name), *out = NULL;
+    qr_err e;
+    err_init(&e);
+    int rc = call(src, o, "DescribeTable", req, &out, &e);
+    json_decref(req);
+    if (rc) {
+        if (e.type == NULL || strcmp(e.type, QR_E_NOT_FOUND) != 0)
+            return err_set(err, e.type, "%s", e.msg);
+        fprintf(stderr,
+                "quarry replicate: %s: deleted on %s, its stream read to the end; its "
+                "replication is over\n",
+                f->name, src->where);
+        json_object_set_new(f->ts, "phase", json_string("over"));
+        return save_state(o, state, err);
+    }
+    json_t *t = json_object_get(out, "Table");
+    const char *latest = json_string_value(json_object_get(t, "LatestStreamArn"));
+    const char *view = json_string_value(
+        json_object_get(json_object_get(t, "StreamSpecification"), "StreamViewType"));
+    const char *arn = json_string_value(json_object_get(f->ts, "stream"));
+    if (latest && strcmp(latest, arn) != 0 && view &&
+        (strcmp(view, "NEW_AND_OLD_IMAGES") == 0 || strcmp(view, "NEW_IMAGE") == 0)) {
+        fprintf(stderr,
+                "quarry replicate: %s: its stream was disabled and a new one enabled; following "
+                "it from its start (changes made while no stream was enabled are in neither: "
+                "check with --compare)\n",
+                f->name);
+        json_object_set_new(f->ts, "stream", json_string(latest));
+        json_object_set_new(f->ts, "shards", json_object());
+        json_object_clear(f->iters);
+        f->told_ended = 0;
+        rc = save_state(o, state, err);
+    } else if (!f->told_ended) {
+        fprintf(stderr,
+                "quarry replicate: %s: its stream on %s is disabled and read to the end; "
+                "waiting for a new one with new images\n",
+                f->name, src->where);
+        f->told_ended = 1;
+    }
+    json_decref(out);
+    return rc;
+}
+
 /* One round over a table's stream: every shard whose parent is done read once. Returns
  * the records applied, or -1 with err set. */
 static int follow_round(conn *src, conn *dst, const rp_options *o, json_t *state, follow *f,
                         qr_err *err)
 {
+    if (strcmp(json_string_value(json_object_get(f->ts, "phase")), "over") == 0) return 0;
     const char *arn = json_string_value(json_object_get(f->ts, "stream"));
-    json_t *shards = describe_stream(src, o, arn, err);
-    if (shards == NULL) return -1;
+    json_t *sd = describe_stream(src, o, arn, err);
+    if (sd == NULL) return -1;
+    json_t *shards = json_object_get(sd, "Shards");
     json_t *done = json_object_get(f->ts, "shards");
-    int total = 0;
+    /* Shards trimmed from the stream leave the state too. */
+    const char *id;
+    json_t *v, *tmp;
+    json_object_foreach_safe(done, tmp, id, v)
+    {
+        int listed = 0;
+        size_t j;
+        json_t *p;
+        json_array_foreach(shards, j, p) listed |=
+            strcmp(json_string_value(json_object_get(p, "ShardId")), id) == 0;
+        if (!listed && json_is_true(json_object_get(v, "done"))) json_object_del(done, id);
+    }
+    int total = 0, all_done = 1;
     size_t i;
     json_t *sh;
     json_array_foreach(shards, i, sh)
     {
-        const char *id = json_string_value(json_object_get(sh, "ShardId"));
+        id = json_string_value(json_object_get(sh, "ShardId"));
         const char *parent = json_string_value(json_object_get(sh, "ParentShardId"));
         if (id == NULL || json_is_true(json_object_get(json_object_get(done, id), "done")))
             continue;
+        all_done = 0;
         if (parent) { /* a child waits for its parent, unless the parent is trimmed away */
             int listed = 0;
             size_t j;
@@ -626,12 +697,15 @@ static int follow_round(conn *src, conn *dst, const rp_options *o, json_t *state
         }
         int n = read_shard(src, dst, o, state, f, arn, id, err);
         if (n < 0) {
-            json_decref(shards);
+            json_decref(sd);
             return -1;
         }
         total += n;
     }
-    json_decref(shards);
+    const char *status = json_string_value(json_object_get(sd, "StreamStatus"));
+    int closed = status && strcmp(status, "DISABLED") == 0;
+    json_decref(sd);
+    if (closed && all_done && total == 0 && stream_ended(src, o, state, f, err)) return -1;
     return total;
 }
 

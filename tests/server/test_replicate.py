@@ -364,3 +364,42 @@ def test_existing_target_table_and_foreign_state_are_refused(tmp_path):
     finally:
         src.stop()
         dst.stop()
+
+
+def test_a_new_stream_is_followed_and_a_deleted_table_ends(tmp_path):
+    src, dst = Node(tmp_path, "source"), Node(tmp_path, "target")
+    rep = Replicator(tmp_path, src, dst, "--tables", "Users")
+    try:
+        s, d = src.client(), dst.client()
+        make_tables(s)
+        s.put_item(TableName="Users", Item={"id": {"S": "before"}})
+        rep.start()
+        rep.wait_for("caught up")
+        # The stream disabled and enabled again: a new stream, followed from its start; what
+        # was written while none was enabled is in neither, and --compare says so.
+        s.update_table(TableName="Users", StreamSpecification={"StreamEnabled": False})
+        s.put_item(TableName="Users", Item={"id": {"S": "unstreamed"}})
+        s.update_table(TableName="Users", StreamSpecification={
+            "StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"})
+        s.put_item(TableName="Users", Item={"id": {"S": "after"}})
+        rep.wait_for("a new one enabled; following it from its start")
+        deadline = time.monotonic() + 30
+        while "Item" not in d.get_item(TableName="Users", Key={"id": {"S": "after"}}):
+            assert time.monotonic() < deadline, rep.text()
+            time.sleep(0.1)
+        assert "Item" not in d.get_item(TableName="Users", Key={"id": {"S": "unstreamed"}})
+        c = compare(src, dst, "--tables", "Users")
+        assert c.returncode == 1 and '{"id":{"S":"unstreamed"}} is missing on the target' in c.stdout
+        # The source table deleted: its last changes applied, then its replication is over
+        # and the replicator goes on (for the other tables it may have) until stopped.
+        s.delete_item(TableName="Users", Key={"id": {"S": "after"}})
+        s.delete_table(TableName="Users")
+        rep.wait_for("Users: deleted on %s, its stream read to the end" % src.url)
+        assert "Item" not in d.get_item(TableName="Users", Key={"id": {"S": "after"}})
+        assert rep.proc.poll() is None
+        assert rep.stop() == 0
+    finally:
+        if rep.proc and rep.proc.poll() is None:
+            rep.kill()
+        src.stop()
+        dst.stop()
