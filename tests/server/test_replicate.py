@@ -392,12 +392,44 @@ def test_a_new_stream_is_followed_and_a_deleted_table_ends(tmp_path):
         assert c.returncode == 1 and '{"id":{"S":"unstreamed"}} is missing on the target' in c.stdout
         # The source table deleted: its last changes applied, then its replication is over
         # and the replicator goes on (for the other tables it may have) until stopped.
+        s.put_item(TableName="Users", Item={"id": {"S": "last"}})
+        rep.wait_for("Users: ", count=1, since=len(rep.text()))
         s.delete_item(TableName="Users", Key={"id": {"S": "after"}})
         s.delete_table(TableName="Users")
         rep.wait_for("Users: deleted on %s, its stream read to the end" % src.url)
         assert "Item" not in d.get_item(TableName="Users", Key={"id": {"S": "after"}})
+        assert "Item" in d.get_item(TableName="Users", Key={"id": {"S": "last"}})
         assert rep.proc.poll() is None
         assert rep.stop() == 0
+        # Started again on its state, it has nothing left to do.
+        rep.args.append("--until-caught-up")
+        rep.start()
+        assert rep.proc.wait(timeout=60) == 0, rep.text()
+    finally:
+        if rep.proc and rep.proc.poll() is None:
+            rep.kill()
+        src.stop()
+        dst.stop()
+
+
+def test_a_table_deleted_while_the_replicator_is_down_is_drained(tmp_path):
+    src, dst = Node(tmp_path, "source"), Node(tmp_path, "target")
+    rep = Replicator(tmp_path, src, dst, "--tables", "Users")
+    try:
+        s, d = src.client(), dst.client()
+        make_tables(s)
+        s.put_item(TableName="Users", Item={"id": {"S": "one"}})
+        rep.start()
+        rep.wait_for("caught up")
+        rep.kill()
+        s.put_item(TableName="Users", Item={"id": {"S": "two"}})
+        s.delete_item(TableName="Users", Key={"id": {"S": "one"}})
+        s.delete_table(TableName="Users")
+        rep.args.append("--until-caught-up")
+        rep.start()
+        assert rep.proc.wait(timeout=60) == 0, rep.text()
+        assert "Users: deleted on %s" % src.url in rep.text()
+        assert [i["id"]["S"] for i in d.scan(TableName="Users")["Items"]] == ["two"]
     finally:
         if rep.proc and rep.proc.poll() is None:
             rep.kill()
