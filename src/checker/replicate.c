@@ -1,11 +1,9 @@
-/* replicate.c — the replicator of replicate.h. Per table: check the source's stream, create
- * the table on the target (key schema, indexes, billing, stream, TTL), copy the items by
- * Scan page after page, then read the stream's shards (parents before children) from
- * TRIM_HORIZON and apply each record (PutItem of its new image, DeleteItem of its keys).
- * The state file says how far each step went; replaying what a kill cut short re-applies
- * whole images in their order, so the end state is the same. Reading from TRIM_HORIZON
- * replays changes older than the copy too: an item may go back for a moment on the target,
- * and ends as its last record leaves it, with nothing missed. No threads: one loop. */
+/* replicate.c — the replicator of replicate.h, one loop, no threads. Per table: check the
+ * source's stream, create the table on the target, copy the items by Scan, then read the
+ * shards (parents first) from TRIM_HORIZON and apply each record's new image or delete, in
+ * batches of distinct keys. Replaying what a kill cut short, or changes older than the copy,
+ * re-applies whole images in order: an item may go back a moment, never ends wrong. Not a
+ * transformer: items land as they are, in tables of the same names. */
 #include "checker/replicate.h"
 
 #include <errno.h>

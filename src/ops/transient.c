@@ -1,10 +1,9 @@
-/* transient.c — the transient states of qr_options.transient_ms (`serve
- * --delay-transient-states`): a table created, updated or deleted, and a global index created
- * or deleted, shows CREATING, UPDATING or DELETING until its time is up, as DynamoDB Local's
- * -delayTransientStatuses. The times are marks in the catalog's description (so they outlive
- * a restart), shown and stripped by transient_describe. The states themselves change nothing
- * in the engine: the item operations find no table that is CREATING or DELETING
- * (ops_table_get), and UpdateTable and DeleteTable refuse a table in any of them. */
+/* transient.c — qr_options.transient_ms (serve --delay-transient-states), as DynamoDB Local's
+ * -delayTransientStatuses: tables and global indexes show CREATING, UPDATING or DELETING for
+ * a while after a change, by marks in the catalog's description (they outlive a restart)
+ * that transient_describe shows and strips. The engine knows nothing of it: the item
+ * operations find no table CREATING or DELETING (ops_table_get), and UpdateTable and
+ * DeleteTable refuse a table in any of the three. */
 #include <string.h>
 
 #include "ops/ops.h"
