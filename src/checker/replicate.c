@@ -30,6 +30,16 @@ static double now_seconds(void)
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* err's message behind a prefix ("cannot reach URL"); err->type kept. Returns -1. */
+static int err_prefix(qr_err *err, const char *prefix)
+{
+    char msg[sizeof err->msg];
+    const char *type = err->type;
+    snprintf(msg, sizeof msg, "%s", err->msg);
+    err_clear(err);
+    return err_set(err, type, "%s: %s", prefix, msg);
+}
+
 static int stopped(const rp_options *o)
 {
     return o && o->stop && *o->stop;
@@ -532,12 +542,15 @@ static int read_shard(conn *src, conn *dst, const rp_options *o, json_t *state, 
     if (it == NULL) {
         char *fresh = NULL;
         if (shard_iterator(src, o, arn, shard, seq, &fresh, err)) {
-            if (strstr(err->msg, "TrimmedDataAccessException"))
-                err_set(err, err->type,
+            if (strstr(err->msg, "TrimmedDataAccessException")) {
+                const char *type = err->type;
+                err_clear(err);
+                err_set(err, type,
                         "%s: the records of shard %s after %s are gone from the stream (kept "
                         "24 hours): the target has missed changes; start again with a new "
                         "--state and an empty target",
                         f->name, shard, seq ? seq : "its start");
+            }
             return -1;
         }
         if (fresh == NULL) { /* a closed shard with nothing after seq */
@@ -737,8 +750,24 @@ static int check_stream(conn *src, const json_t *desc, json_t *ts, qr_err *err)
 
 int replicate_run(conn *src, conn *dst, const rp_options *o, qr_err *err)
 {
+    int resumed = access(o->state_path, F_OK) == 0;
     json_t *state = load_state(o, err);
     if (state == NULL) return -1;
+    /* A first run fails at once on an endpoint it cannot reach (a wrong URL); a resumed one
+     * waits for it, as it waits during the replication. */
+    conn *ends[2] = {src, dst};
+    for (int i = 0; i < 2 && !resumed; i++) {
+        json_t *req = json_pack("{s:i}", "Limit", 1), *out = NULL;
+        int rc = call(ends[i], NULL, "ListTables", req, &out, err);
+        json_decref(req);
+        json_decref(out);
+        if (rc) {
+            json_decref(state);
+            char what[600];
+            snprintf(what, sizeof what, "cannot reach %s", ends[i]->where);
+            return err_prefix(err, what);
+        }
+    }
     json_t *names = json_array();
     if (o->tables)
         for (size_t i = 0; o->tables[i]; i++)
@@ -768,8 +797,9 @@ int replicate_run(conn *src, conn *dst, const rp_options *o, qr_err *err)
             continue;
         }
         if (d == NULL) {
-            err_set(err, err->type, "table %s on %s: %s", name, src->where, err->msg);
-            rc = -1;
+            char what[600];
+            snprintf(what, sizeof what, "table %s on %s", name, src->where);
+            rc = err_prefix(err, what);
             break;
         }
         json_array_append_new(descs, d);

@@ -336,6 +336,21 @@ def test_source_table_without_a_stream_is_refused_before_anything_is_written(tmp
         dst.stop()
 
 
+def test_a_first_run_fails_at_once_on_an_endpoint_it_cannot_reach(tmp_path):
+    src = Node(tmp_path, "source")
+    try:
+        make_tables(src.client())
+        nowhere = "http://127.0.0.1:%d" % free_port()
+        p = subprocess.run([quarry_bin(), "replicate", "--from", src.url, "--to", nowhere,
+                            "--state", str(tmp_path / "st.json")],
+                           capture_output=True, text=True, env=ENV, timeout=60)
+        assert p.returncode == 2
+        assert p.stderr.startswith("quarry replicate: cannot reach %s: " % nowhere), p.stderr
+        assert not (tmp_path / "st.json").exists()
+    finally:
+        src.stop()
+
+
 def test_existing_target_table_and_foreign_state_are_refused(tmp_path):
     src, dst = Node(tmp_path, "source"), Node(tmp_path, "target")
     try:
