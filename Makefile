@@ -41,8 +41,9 @@ endif
 
 PKGS     := rocksdb jansson yajl libh2o-evloop libssl libcrypto yaml-0.1 libxxhash libcurl zlib liblz4
 # -fPIC: the same objects make libquarry.a and libquarry.so (in the quarry binary the linker
-# still binds every call and thread-local directly).
-CFLAGS   += -std=c11 -D_GNU_SOURCE -fPIC -Wall -Wextra -Werror $(OPT) $(SANFLAGS) -MMD -MP \
+# still binds every call and thread-local directly); -fno-semantic-interposition keeps gcc
+# inlining a file's own global functions, as without -fPIC.
+CFLAGS   += -std=c11 -D_GNU_SOURCE -fPIC -fno-semantic-interposition -Wall -Wextra -Werror $(OPT) $(SANFLAGS) -MMD -MP \
             -Iinclude -Isrc $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDLIBS   += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
 LDFLAGS  += $(SANFLAGS)
