@@ -6,6 +6,7 @@
 #   make asan       the same build with AddressSanitizer and UBSan, in build-asan/
 #   make SANITIZE=thread all unit e2e   the same with ThreadSanitizer, in build-tsan/
 #   make bench      build and run the benchmarks in bench/
+#   make install PREFIX=/usr/local   the binary, libquarry (.a and .so), quarry.h, quarry.pc, quarry(1)
 #
 # Sources are found by wildcard: a new file under src/ joins the library, a new
 # tests/unit/<layer>/test_*.c becomes a test program. SANITIZE=1 selects the sanitizer build.
@@ -39,7 +40,10 @@ SERVER_ALLOC := -ljemalloc
 endif
 
 PKGS     := rocksdb jansson yajl libh2o-evloop libssl libcrypto yaml-0.1 libxxhash libcurl zlib liblz4 libzstd
-CFLAGS   += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(OPT) $(SANFLAGS) -MMD -MP \
+# -fPIC: the same objects make libquarry.a and libquarry.so (in the quarry binary the linker
+# still binds every call and thread-local directly); -fno-semantic-interposition keeps gcc
+# inlining a file's own global functions, as without -fPIC.
+CFLAGS   += -std=c11 -D_GNU_SOURCE -fPIC -fno-semantic-interposition -Wall -Wextra -Werror $(OPT) $(SANFLAGS) -MMD -MP \
             -Iinclude -Isrc $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDLIBS   += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
 LDFLAGS  += $(SANFLAGS)
@@ -67,7 +71,7 @@ DEB_PKGS := gcc make pkg-config librocksdb-dev libh2o-evloop-dev libjansson-dev 
             wrk nginx-light golang-go golang-github-aws-aws-sdk-go-v2-dev golang-github-aws-aws-sdk-go-dev \
             chromium
 
-.PHONY: all deps run test unit e2e asan bench clean format tree-check
+.PHONY: all deps run test unit e2e asan bench clean format tree-check install
 all: $(BUILD)/quarry $(BUILD)/libquarry.a
 
 deps:
@@ -151,6 +155,27 @@ clean:
 	rm -rf build build-asan
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_BIN:=.d)
+
+# ---- Install: make install PREFIX=DIR (DESTDIR for packaging) ----
+# A C program then builds with `cc app.c $(pkg-config --cflags --libs quarry)`, with
+# PKG_CONFIG_PATH=DIR/lib/pkgconfig when DIR is not a standard prefix.
+PREFIX   ?= /usr/local
+VERSION  := $(shell sed -n 's/^\#define QR_VERSION "\(.*\)"/\1/p' include/quarry.h)
+$(BUILD)/libquarry.so: $(LIB_OBJ)
+	$(CC) -shared -Wl,-soname,libquarry.so.0 $(LDFLAGS) -o $@ $^ $(LDLIBS)
+install: all $(BUILD)/libquarry.so
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig \
+	    $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 $(BUILD)/quarry $(DESTDIR)$(PREFIX)/bin/quarry
+	install -m 644 $(BUILD)/libquarry.a $(DESTDIR)$(PREFIX)/lib/libquarry.a
+	install -m 755 $(BUILD)/libquarry.so $(DESTDIR)$(PREFIX)/lib/libquarry.so.$(VERSION)
+	ln -sf libquarry.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libquarry.so.0
+	ln -sf libquarry.so.0 $(DESTDIR)$(PREFIX)/lib/libquarry.so
+	install -m 644 include/quarry.h $(DESTDIR)$(PREFIX)/include/quarry.h
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' \
+	    -e 's|@LIBS@|$(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm|' \
+	    share/quarry.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/quarry.pc
+	install -m 644 docs/quarry.1 $(DESTDIR)$(PREFIX)/share/man/man1/quarry.1
 
 # ---- Fuzzing: libFuzzer harnesses in tests/fuzz (see tests/fuzz/README.md) ----
 # Not part of `make test`. Built with clang into $(FUZZ_BUILD), library sources included,

@@ -20,6 +20,9 @@ extern "C" {
 #define QR_OK 0
 #define QR_ERR (-1)
 
+/* The version of this header and library, as `quarry --version` prints it. */
+#define QR_VERSION "0.1.0"
+
 typedef struct qr_db qr_db;
 
 typedef struct qr_options {
@@ -80,6 +83,16 @@ typedef struct qr_options {
      * bucket B is its subfolder B, an object's key a path below it (borrowed: it must
      * outlive the database). NULL: those operations are refused. */
     const char *s3_root;
+    /* Non-zero: keep the whole database in memory (RocksDB's in-memory environment), as
+     * DynamoDB Local's -inMemory: dir only names it, no file is written, and everything is
+     * gone at qr_close. */
+    int in_memory;
+    /* Milliseconds that tables and global indexes stay CREATING, UPDATING or DELETING after
+     * the request that changed them, as DynamoDB Local's -delayTransientStatuses: a table
+     * being created or deleted is not found by the item operations, and one in any of
+     * these states refuses UpdateTable and DeleteTable (ResourceInUseException), so
+     * waiters and retry code run as against DynamoDB. 0: every change is ACTIVE at once. */
+    int transient_ms;
 } qr_options;
 
 #define QR_CAPACITY_ENFORCE 0

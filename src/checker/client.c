@@ -96,7 +96,13 @@ int client_call(client *c, const char *op, json_t *body, json_t **out, qr_err *e
     char *text = json_dumps(body, JSON_COMPACT);
     if (text == NULL) return err_set(err, QR_E_INTERNAL, "out of memory");
     char target[128], sigv4[128], tokenh[2100];
-    snprintf(target, sizeof target, "X-Amz-Target: DynamoDB_20120810.%s", op);
+    /* The Streams API has its own target prefix (and, on AWS, its own endpoint). */
+    static const char *const stream_ops[] = {"ListStreams", "DescribeStream", "GetShardIterator",
+                                             "GetRecords", NULL};
+    const char *api = "DynamoDB_20120810";
+    for (int i = 0; stream_ops[i]; i++)
+        if (strcmp(op, stream_ops[i]) == 0) api = "DynamoDBStreams_20120810";
+    snprintf(target, sizeof target, "X-Amz-Target: %s.%s", api, op);
     snprintf(sigv4, sizeof sigv4, "aws:amz:%s:dynamodb", c->region);
     struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/x-amz-json-1.0");
     h = curl_slist_append(h, target);

@@ -1,8 +1,8 @@
 /* call.c — `quarry call`: run one DynamoDB operation in-process and print the response.
  *
- * The request JSON comes from the command line, or from standard input when it is "-"
- * or absent. The response (or DynamoDB's error document) goes to standard output; the
- * exit status is 0 on success and 1 on an error response. */
+ * The request JSON comes from the command line, from standard input when it is "-", and
+ * is {} when absent. The response (or DynamoDB's error document) goes to standard output;
+ * the exit status is 0 on success, 1 on an error response and 2 on a usage error. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +34,22 @@ static char *read_all(FILE *f, size_t *len)
     return p;
 }
 
+static int usage(FILE *f)
+{
+    fprintf(f,
+            "usage: quarry call [--data DIR] [--no-sync] [--gsi-lag-ms N] [--ttl-interval-ms N]\n"
+            "                   [--lsi-collection-limit BYTES] [--capacity enforce|observe|off]\n"
+            "                   [--capacity-split-seconds N] [--capacity-account-units N]\n"
+            "                   [--model FILE]... [--strict] OPERATION [JSON | -]\n"
+            "       quarry call --help\n"
+            "\n"
+            "Runs one DynamoDB operation on the database in DIR (default ./data), in this\n"
+            "process, and prints the response or DynamoDB's error document. The request is\n"
+            "JSON, read from standard input when it is -, and {} when it is left out.\n"
+            "Exit status: 0 on success, 1 on an error response, 2 on a usage error.\n");
+    return f == stdout ? 0 : 2;
+}
+
 int cli_call(int argc, char **argv)
 {
     const char *dir = "./data";
@@ -41,8 +57,10 @@ int cli_call(int argc, char **argv)
     const char *models[CLI_MAX_MODELS + 1] = {0};
     size_t nmodels = 0;
     int i = 0;
-    for (; i < argc && argv[i][0] == '-' && argv[i][1] == '-'; i++) {
-        if (strcmp(argv[i], "--data") == 0 && i + 1 < argc)
+    for (; i < argc && argv[i][0] == '-' && argv[i][1] != '\0'; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+            return usage(stdout);
+        else if (strcmp(argv[i], "--data") == 0 && i + 1 < argc)
             dir = argv[++i];
         else if (strcmp(argv[i], "--no-sync") == 0)
             opts.no_sync = 1;
@@ -67,12 +85,7 @@ int cli_call(int argc, char **argv)
             return 2;
         }
     }
-    if (i >= argc) {
-        fprintf(stderr, "usage: quarry call [--data DIR] [--no-sync] [--gsi-lag-ms N] "
-                        "[--lsi-collection-limit BYTES] [--capacity enforce|observe|off] "
-                        "[--model FILE]... [--strict] OPERATION [JSON | -]\n");
-        return 2;
-    }
+    if (i >= argc) return usage(stderr);
     if (nmodels) {
         if (cli_models_load(models)) return 2;
         opts.models = models;
@@ -80,11 +93,12 @@ int cli_call(int argc, char **argv)
     const char *op = argv[i++];
     char *request;
     size_t len;
-    if (i < argc && strcmp(argv[i], "-") != 0) {
-        request = strdup(argv[i]);
-        len = strlen(argv[i]);
-    } else {
+    if (i < argc && strcmp(argv[i], "-") == 0) {
         request = read_all(stdin, &len);
+    } else {
+        const char *text = i < argc ? argv[i] : "{}";
+        request = strdup(text);
+        len = strlen(text);
     }
     if (request == NULL) {
         fprintf(stderr, "quarry call: out of memory reading the request\n");

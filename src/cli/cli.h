@@ -16,6 +16,11 @@ int cli_top(int argc, char **argv);
 int cli_reconcile(int argc, char **argv);
 int cli_export(int argc, char **argv);
 int cli_import(int argc, char **argv);
+int cli_replicate(int argc, char **argv);
+
+/* Whether the arguments ask for help (-h or --help among them): each subcommand then
+ * prints its full usage on standard output and exits 0. */
+int cli_wants_help(int argc, char **argv);
 
 /* --capacity enforce|observe|off, --capacity-clock monotonic|manual and
  * --capacity-split-seconds N and --capacity-account-units N, shared by serve and call: sets o from

@@ -1,4 +1,5 @@
-/* main.c — the quarry program: finds the subcommand in a table and runs it. */
+/* main.c — the quarry program: finds the subcommand in a table and runs it; `quarry
+ * --version` and `quarry --help` it answers itself. Each subcommand answers its own --help. */
 #include <stdio.h>
 #include <string.h>
 
@@ -33,6 +34,9 @@ static const command commands[] = {
     {"top", cli_top,
      "top --endpoint URL [--interval S] [--once] [TABLE [INDEX]]   the hottest keys of a server's "
      "tables"},
+    {"replicate", cli_replicate,
+     "replicate --from URL --to URL [--tables T1,T2] [--state FILE]   copy tables to another "
+     "endpoint and follow their streams"},
 };
 
 static void usage(FILE *f)
@@ -51,6 +55,10 @@ int main(int argc, char **argv)
     if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
         strcmp(argv[1], "help") == 0) {
         usage(stdout);
+        return 0;
+    }
+    if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
+        printf("quarry %s\n", QR_VERSION);
         return 0;
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)

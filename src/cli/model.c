@@ -21,8 +21,20 @@ static int usage(FILE *f)
             "       quarry model import WORKBENCH.json [-o OUT.yaml]\n"
             "       quarry model import --cql SCHEMA.cql [--queries QUERIES.cql] [-o OUT.yaml]\n"
             "       quarry model observe --endpoint URL [--model FILE] [--prices FILE] [--json]\n"
-            "       quarry model check FILE --observed OBSERVED.json [--json]\n");
-    return 2;
+            "       quarry model check FILE --observed OBSERVED.json [--json]\n"
+            "       quarry model --help\n"
+            "\n"
+            "  check      the modelling checklist over the model's access patterns\n"
+            "  render     the model as text, or as an HTML page with --html\n"
+            "  export     the tables as CloudFormation, Terraform, CQL or NoSQL Workbench\n"
+            "  apply      create the model's tables on a server (--force: replace differing ones)\n"
+            "  import     a NoSQL Workbench model as a model file, on standard output\n"
+            "  observe    declared against observed traffic of a server run with --model,\n"
+            "             with --prices FILE for the monthly cost\n"
+            "  --json     the report as JSON\n"
+            "Exit status: 0 when the model checks clean (warnings allowed), 1 when the check\n"
+            "finds errors or apply fails, 2 for usage errors and files that cannot be loaded.\n");
+    return f == stdout ? 0 : 2;
 }
 
 /* Colour only on a terminal, and never when NO_COLOR is set (no-color.org). */
@@ -309,7 +321,7 @@ int cli_model(int argc, char **argv)
 {
     if (argc < 1) return usage(stderr);
     const char *sub = argv[0];
-    if (strcmp(sub, "-h") == 0 || strcmp(sub, "--help") == 0 || strcmp(sub, "help") == 0) {
+    if (strcmp(sub, "help") == 0 || cli_wants_help(argc, argv)) {
         usage(stdout);
         return 0;
     }

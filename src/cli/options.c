@@ -1,6 +1,7 @@
 /* options.c — the engine options that more than one subcommand takes (serve, call): the
  * capacity mode, its clock, the split-for-heat delay and the account quota, read into
- * qr_options. Each subcommand parses the rest of its own command line. */
+ * qr_options; and the --help every subcommand answers. Each subcommand parses the rest of
+ * its own command line. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,4 +52,11 @@ int cli_capacity_option(const char *prog, const char *flag, const char *value, q
         }
     fprintf(stderr, "%s: --capacity is enforce, observe or off, not '%s'\n", prog, value);
     return -1;
+}
+
+int cli_wants_help(int argc, char **argv)
+{
+    for (int i = 0; i < argc; i++)
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) return 1;
+    return 0;
 }

@@ -12,11 +12,23 @@
 #include "checker/reconcile.h"
 #include "cli/cli.h"
 
-static int usage(void)
+static int usage(FILE *f)
 {
-    fprintf(stderr, "usage: quarry reconcile --model FILE (--endpoint URL | --data DIR) [--repair] "
-                    "[--json] [--samples N] [--quiet]\n");
-    return 2;
+    fprintf(f, "usage: quarry reconcile --model FILE (--endpoint URL | --data DIR) [--repair]\n"
+               "                        [--json] [--samples N] [--quiet]\n"
+               "       quarry reconcile --help\n"
+               "\n"
+               "Compares every denormalised copy the model declares (copy_of) with its source.\n"
+               "  --model FILE     the model file (docs/model.md)\n"
+               "  --endpoint URL   a server's API, or\n"
+               "  --data DIR       a database folder (read-only when a server holds it)\n"
+               "  --repair         rewrite the stale copies, conditionally\n"
+               "  --json           the report as JSON\n"
+               "  --samples N      stale copies listed per relation (default 10)\n"
+               "  --quiet          no progress lines on standard error\n"
+               "Exit status: 0 when no stale copy is left, 1 when some are, 2 for usage\n"
+               "errors, a model that does not load, or data that cannot be reached.\n");
+    return f == stdout ? 0 : 2;
 }
 
 int cli_reconcile(int argc, char **argv)
@@ -24,6 +36,7 @@ int cli_reconcile(int argc, char **argv)
     const char *model_path = NULL, *endpoint = NULL, *dir = NULL;
     int json = 0;
     rc_options o = {0};
+    if (cli_wants_help(argc, argv)) return usage(stdout);
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--model") == 0 && i + 1 < argc)
@@ -48,10 +61,10 @@ int cli_reconcile(int argc, char **argv)
             o.samples = (size_t)n;
         } else {
             fprintf(stderr, "quarry reconcile: unknown option or missing value: '%s'\n", a);
-            return usage();
+            return usage(stderr);
         }
     }
-    if (model_path == NULL || (endpoint == NULL) == (dir == NULL)) return usage();
+    if (model_path == NULL || (endpoint == NULL) == (dir == NULL)) return usage(stderr);
     qr_err err;
     err_init(&err);
     qr_model *m;

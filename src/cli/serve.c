@@ -62,11 +62,23 @@ static void usage(FILE *f)
         "                    [--ttl-interval-ms N] [--lsi-collection-limit BYTES]\n"
         "                    [--capacity enforce|observe|off] [--capacity-clock manual]\n"
         "                    [--capacity-split-seconds N] [--capacity-account-units N]\n"
-        "                    [--model FILE]... [--strict] [--s3-root DIR]\n"
+        "                    [--model FILE]... [--strict] [--s3-root DIR] [--in-memory]\n"
         "                    [--allow-host NAME]... [--cors-origin ORIGIN]...\n"
+        "                    [--delay-transient-states] [--transient-ms N]\n"
+        "       quarry serve --help\n"
         "\n"
         "  --listen HOST:PORT    address to serve on (default 127.0.0.1:8000; port 0 picks one)\n"
-        "  --data DIR            database directory (default ./data)\n"
+        "  --data DIR            database directory (default ./data), created with its\n"
+        "                        parents once the address is known to be free\n"
+        "  --in-memory           keep the whole database in memory: no file is written, and\n"
+        "                        every table is gone when the server stops (DynamoDB Local's\n"
+        "                        -inMemory)\n"
+        "  --delay-transient-states  tables and global indexes stay CREATING, UPDATING or\n"
+        "                        DELETING for a while after the request that changed them\n"
+        "                        (DynamoDB Local's -delayTransientStatuses), so waiters and\n"
+        "                        retry code run; the item operations do not find a table\n"
+        "                        being created or deleted\n"
+        "  --transient-ms N      how long, in milliseconds (default 5000; implies the above)\n"
         "  --credentials FILE    AWS shared-credentials file; requests must be SigV4-signed\n"
         "                        with one of its keys. Without it, any key is accepted, which\n"
         "                        is allowed only on a loopback address\n"
@@ -174,6 +186,10 @@ int cli_serve(int argc, char **argv)
             pin_loops = 1;
         } else if (strcmp(a, "--strict") == 0) {
             opts.model_strict = 1;
+        } else if (strcmp(a, "--in-memory") == 0) {
+            opts.in_memory = 1;
+        } else if (strcmp(a, "--delay-transient-states") == 0) {
+            if (opts.transient_ms == 0) opts.transient_ms = 5000;
         } else if (!has_value) {
             fprintf(stderr, "quarry serve: unknown option or missing value: '%s'\n", a);
             usage(stderr);
@@ -224,6 +240,10 @@ int cli_serve(int argc, char **argv)
             unsigned v;
             if (parse_uint(a, argv[++i], 0, 3600000, &v)) return 2;
             opts.gsi_lag_ms = (int)v;
+        } else if (strcmp(a, "--transient-ms") == 0) {
+            unsigned v;
+            if (parse_uint(a, argv[++i], 1, 3600000, &v)) return 2;
+            opts.transient_ms = (int)v;
         } else if (strcmp(a, "--ttl-interval-ms") == 0) {
             unsigned v;
             if (parse_uint(a, argv[++i], 10, 86400000, &v)) return 2;
@@ -272,6 +292,10 @@ int cli_serve(int argc, char **argv)
     if (server_parse_listen(listen, &addr, &addr_len, err, sizeof err)) {
         fprintf(stderr, "quarry serve: %s\n", err);
         return 2;
+    }
+    if (server_check_listen(listen, (struct sockaddr *)&addr, addr_len, err, sizeof err)) {
+        fprintf(stderr, "quarry serve: %s\n", err);
+        return 1;
     }
     int loopback = server_addr_is_loopback((struct sockaddr *)&addr);
     if (cred_path == NULL && !loopback && !insecure) {
@@ -337,7 +361,7 @@ int cli_serve(int argc, char **argv)
     snprintf(url, sizeof url, "http://%s:%u", host, server_port(srv));
     printf(
         "quarry serve: listening on %s (data %s, %s writes, %u event loops%s, %u write threads)\n",
-        url, dir, opts.no_sync ? "unsynced" : "durable", cfg.loops,
+        url, opts.in_memory ? "in memory" : dir, opts.no_sync ? "unsynced" : "durable", cfg.loops,
         pin_loops ? " pinned to CPUs" : "", threads);
     if (cred_path) {
         printf("Requests must be signed with a key from %s (%zu key%s).\n", cred_path, keys.n,

@@ -180,6 +180,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: quarry top --endpoint URL [--interval SECONDS] [--window SECONDS]\n"
                "                  [--count N] [--large] [--once] [TABLE [INDEX]]\n"
+               "       quarry top --help\n"
                "  the hottest keys of the tables (or of TABLE, or its global INDEX) whose\n"
                "  contributor insights are on, refreshed every --interval seconds (2);\n"
                "  --window: the seconds of traffic counted (60); --count: keys per rule (10);\n"

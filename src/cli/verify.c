@@ -15,16 +15,28 @@
 #include "quarry.h"
 #include "util/progress.h"
 
-static int usage(void)
+static int usage(FILE *f)
 {
-    fprintf(stderr, "usage: quarry verify [--data DIR | --endpoint URL] [--quiet] [TABLE]\n");
-    return 2;
+    fprintf(f, "usage: quarry verify [--data DIR | --endpoint URL] [--quiet] [TABLE]\n"
+               "       quarry verify --help\n"
+               "\n"
+               "Checks that every secondary index of TABLE (every table without one) holds\n"
+               "exactly the projection of its base items, and that the counts DescribeTable\n"
+               "reports match what is stored.\n"
+               "  --data DIR       the database folder (default ./data); one a running server\n"
+               "                   holds is read read-only, as it was when opened\n"
+               "  --endpoint URL   compare through the API of a server instead (Scan)\n"
+               "  --quiet          no progress lines on standard error\n"
+               "Exit status: 0 when all agree, 1 on a difference, 2 when the data cannot be\n"
+               "reached.\n");
+    return f == stdout ? 0 : 2;
 }
 
 int cli_verify(int argc, char **argv)
 {
     const char *dir = NULL, *endpoint = NULL, *table = NULL;
     int quiet = 0;
+    if (cli_wants_help(argc, argv)) return usage(stdout);
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "--data") == 0 && i + 1 < argc)
             dir = argv[++i];
@@ -33,11 +45,11 @@ int cli_verify(int argc, char **argv)
         else if (strcmp(argv[i], "--quiet") == 0)
             quiet = 1;
         else if (argv[i][0] == '-' || table)
-            return usage();
+            return usage(stderr);
         else
             table = argv[i];
     }
-    if (dir && endpoint) return usage();
+    if (dir && endpoint) return usage(stderr);
     if (endpoint == NULL && dir == NULL) dir = "./data";
     conn c;
     qr_err err;

@@ -178,7 +178,8 @@ int engine_open(const char *dir, const qr_options *opts, qr_db **out, char **err
     db->pitr_seq = (uint64_t)(engine_now_seconds() * 1e6);
     if (opts) db->opts = *opts;
     db->clock_base = 1e6; /* where a manual capacity clock starts */
-    if (store_open(dir, db->opts.no_sync, db->opts.read_only, &db->st, errmsg)) {
+    if (store_open(dir, db->opts.no_sync, db->opts.read_only, db->opts.in_memory, &db->st,
+                   errmsg)) {
         free(db);
         return QR_ERR;
     }
@@ -1256,6 +1257,11 @@ int64_t table_item_count(qr_db *db, table *t)
 const char *engine_s3_root(const qr_db *db)
 {
     return db->opts.s3_root;
+}
+
+int engine_transient_ms(const qr_db *db)
+{
+    return db->opts.transient_ms;
 }
 
 void engine_log(qr_db *db, const char *fmt, ...)

@@ -106,6 +106,8 @@ json_t *key_of_item(const table *t, const json_t *item);
 
 /* The wall clock, in seconds since the epoch: what the engine stamps its records with. */
 double engine_now_seconds(void);
+/* qr_options.transient_ms of db: how long tables and indexes show their transient states. */
+int engine_transient_ms(const qr_db *db);
 
 /* The folder standing for S3 (qr_options.s3_root), or NULL when there is none. */
 const char *engine_s3_root(const qr_db *db);

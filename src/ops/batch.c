@@ -184,7 +184,7 @@ int op_batch_get_item(qr_db *db, op_call *c, qr_err *err)
             json_decref(nm);
             goto done;
         }
-        b->t = catalog_get(db, json_string_value(nm));
+        b->t = ops_table_get(db, json_string_value(nm));
         json_decref(nm);
         if (!json_is_object(spec)) {
             err_set(err, QR_E_SERIALIZATION, "RequestItems values must be objects");
@@ -559,7 +559,7 @@ int op_batch_write_item(qr_db *db, op_call *c, qr_err *err)
                 map_keys_error(items, err);
             goto done;
         }
-        b->t = catalog_get(db, json_string_value(nm));
+        b->t = ops_table_get(db, json_string_value(nm));
         json_decref(nm);
         if (!json_is_array(list) || json_array_size(list) == 0) {
             /* the map's value constraint, as for a list over 25 */

@@ -45,6 +45,26 @@ void ops_request_tables(const json_t *req, char *out, size_t cap);
 /* Appends v serialised as compact JSON. */
 int json_append(buf *out, const json_t *v);
 
+/* transient.c: the states of qr_options.transient_ms, marked in a table's description.
+ * Each does nothing while transient_ms is 0. */
+/* Marks desc (the catalog's copy being changed) status ("CREATING", "UPDATING",
+ * "DELETING") until transient_ms from now. */
+void transient_mark(qr_db *db, json_t *desc, const char *status);
+/* Marks a global index being created CREATING until transient_ms from now. */
+void transient_mark_index(qr_db *db, json_t *gsi);
+/* Keeps a copy of the description of gsi, deleted from desc, to show as DELETING. */
+void transient_mark_deleted_index(qr_db *db, json_t *desc, const json_t *gsi);
+/* On a copy of a description being answered: the states its marks give now, marks removed. */
+void transient_describe(json_t *desc);
+/* t's status while its time runs (a static word), or NULL. */
+const char *transient_status(qr_db *db, table *t);
+/* 1 when t was deleted and its DELETING time is over: it is to be dropped now. */
+int transient_deleted(qr_db *db, table *t);
+/* ResourceInUseException while t is CREATING, UPDATING or DELETING. */
+int transient_refuse_change(qr_db *db, table *t, qr_err *err);
+/* catalog_get for the item operations: NULL also for a table CREATING or DELETING. */
+table *ops_table_get(qr_db *db, const char *name);
+
 /* tables.c */
 int op_create_table(qr_db *db, op_call *c, qr_err *err);
 int op_describe_table(qr_db *db, op_call *c, qr_err *err);

@@ -283,7 +283,7 @@ int plain_decode(qr_db *db, plain_kind kind, const char *text, size_t len, plain
         item_encode_close(&d->stored, 0, f.size);
         memcpy(d->table, f.table, f.table_len);
         d->table[f.table_len] = '\0';
-        d->t = catalog_get(db, d->table);
+        d->t = ops_table_get(db, d->table);
         d->key = d->t ? key_attrs(d, d->t) : NULL;
         qr_err quiet;
         err_init(&quiet);

@@ -799,6 +799,8 @@ static void sort_definitions(json_t *desc)
     }
 }
 
+static void drop_if_deleted(qr_db *db, const char *name);
+
 int op_create_table(qr_db *db, op_call *c, qr_err *err)
 {
     json_t *req = c->req;
@@ -852,6 +854,8 @@ int op_create_table(qr_db *db, op_call *c, qr_err *err)
     table *t;
     json_t *answer = json_deep_copy(desc);
     json_object_del(answer, QR_STREAM_FIELD);
+    transient_mark(db, desc, "CREATING");
+    drop_if_deleted(db, json_string_value(name));
     if (catalog_create(db, desc, &t, err)) {
         json_decref(answer);
         return -1;
@@ -891,6 +895,7 @@ int op_create_table(qr_db *db, op_call *c, qr_err *err)
 /* desc (stolen), a copy of t's description, as DynamoDB shows it, with current statistics. */
 static json_t *describe_copy(qr_db *db, table *t, json_t *desc)
 {
+    transient_describe(desc);
     json_object_del(desc, QR_TTL_FIELD); /* DescribeTimeToLive's, not DescribeTable's */
     json_object_del(desc, QR_TTL_CHANGED_FIELD);
     json_object_del(desc, QR_PITR_FIELD); /* DescribeContinuousBackups' */
@@ -935,6 +940,7 @@ int op_describe_table(qr_db *db, op_call *c, qr_err *err)
     json_t *req = c->req;
     table *t;
     if (param_check_table_name(json_object_get(req, "TableName"), "tableName", err)) return -1;
+    drop_if_deleted(db, json_string_value(json_object_get(req, "TableName")));
     if ((t = catalog_get(db, json_string_value(json_object_get(req, "TableName")))) == NULL)
         return table_not_found(req, err);
     c->answer = json_pack("{s:o}", "Table", describe(db, t));
@@ -954,6 +960,13 @@ int op_list_tables(qr_db *db, op_call *c, qr_err *err)
     if (esn && param_check_table_name(esn, "exclusiveStartTableName", err)) return -1;
     if (param_string(req, "ExclusiveStartTableName", &start, err)) return -1;
     json_t *all = catalog_names(db), *names = json_array();
+    if (engine_transient_ms(db) > 0) { /* deleted tables whose time is over go now */
+        size_t k;
+        json_t *nm;
+        json_array_foreach(all, k, nm) drop_if_deleted(db, json_string_value(nm));
+        json_decref(all);
+        all = catalog_names(db);
+    }
     size_t i;
     json_t *n;
     const char *last = NULL;
@@ -974,11 +987,49 @@ int op_list_tables(qr_db *db, op_call *c, qr_err *err)
     return 0;
 }
 
+/* Removes t from the catalog (the caller's reference stays the caller's): a table with
+ * point-in-time recovery enabled is kept as a system backup, its settings go with it.
+ * Returns its description as it was, or NULL with err set. */
+static json_t *drop_table(qr_db *db, table *t, qr_err *err)
+{
+    table *kept = pitr_enabled(t) ? catalog_get(db, table_name(t)) : NULL;
+    if (kept && backup_deleted_table(db, kept, err)) return NULL;
+    json_t *desc = describe(db, t);
+    if (catalog_delete(db, t, err)) {
+        json_decref(desc);
+        return NULL;
+    }
+    setting_forget_all(db, t); /* insights and policies go with the table */
+    return desc;
+}
+
+/* Drops table name if it was deleted and its DELETING time is over (transient.c). */
+static void drop_if_deleted(qr_db *db, const char *name)
+{
+    table *t = name ? catalog_get(db, name) : NULL;
+    if (t && transient_deleted(db, t)) {
+        qr_err e;
+        err_init(&e);
+        json_decref(drop_table(db, t, &e));
+        err_clear(&e);
+    }
+    catalog_release(db, t);
+}
+
+static int mark_deleting(json_t *desc, json_t *ids, void *arg, qr_err *err)
+{
+    (void)ids;
+    (void)err;
+    transient_mark(arg, desc, "DELETING");
+    return 0;
+}
+
 int op_delete_table(qr_db *db, op_call *c, qr_err *err)
 {
     json_t *req = c->req;
     table *t;
     if (param_check_table_name(json_object_get(req, "TableName"), "tableName", err)) return -1;
+    drop_if_deleted(db, json_string_value(json_object_get(req, "TableName")));
     if ((t = catalog_get(db, json_string_value(json_object_get(req, "TableName")))) == NULL)
         return table_not_found(req, err);
     json_t *protection = table_desc_member(t, "DeletionProtectionEnabled");
@@ -990,19 +1041,25 @@ int op_delete_table(qr_db *db, op_call *c, qr_err *err)
             err, "Resource cannot be deleted as it is currently protected against deletion. "
                  "Disable deletion protection first.");
     }
-    /* A table deleted with point-in-time recovery enabled is kept as a system backup. */
-    table *kept = pitr_enabled(t) ? catalog_get(db, table_name(t)) : NULL;
-    if (kept && backup_deleted_table(db, kept, err)) {
+    if (transient_refuse_change(db, t, err)) {
         catalog_release(db, t);
         return -1;
     }
-    json_t *desc = describe(db, t);
-    int rc = catalog_delete(db, t, err);
-    if (rc == 0) setting_forget_all(db, t); /* insights and policies go with the table */
-    catalog_release(db, t);
-    if (rc) {
-        json_decref(desc);
-        return -1;
+    json_t *desc;
+    if (engine_transient_ms(db) > 0) {
+        /* The table stays, DELETING, until its time is up; then the next look at it drops
+         * it (drop_if_deleted). */
+        desc = describe(db, t);
+        catalog_release(db, t);
+        if (catalog_change_schema(db, json_string_value(json_object_get(req, "TableName")),
+                                  mark_deleting, db, err)) {
+            json_decref(desc);
+            return -1;
+        }
+    } else {
+        desc = drop_table(db, t, err);
+        catalog_release(db, t);
+        if (desc == NULL) return -1;
     }
     json_object_set_new(desc, "TableStatus", json_string("DELETING"));
     /* DeleteTable describes the table without its schema, as DynamoDB does. */
@@ -1150,6 +1207,7 @@ static int apply_gsi_change(table_change *c, const char *action, json_t *spec, s
         if (d2 == NULL) return -1;
         json_object_set_new(d2, "IndexStatus", json_string("CREATING"));
         json_object_set_new(d2, "Backfilling", json_true());
+        transient_mark_index(c->db, d2);
         if (gsis == NULL) json_object_set_new(desc, "GlobalSecondaryIndexes", gsis = json_array());
         json_array_append_new(gsis, d2);
         sort_definitions(desc);
@@ -1176,6 +1234,7 @@ static int apply_gsi_change(table_change *c, const char *action, json_t *spec, s
         c->index_id = (uint16_t)json_integer_value(json_object_get(ids, name));
         json_int_t next = json_integer_value(json_object_get(ids, ""));
         if (c->index_id >= next) json_object_set_new(ids, "", json_integer(c->index_id + 1));
+        transient_mark_deleted_index(c->db, desc, existing);
         json_array_remove(gsis, pos);
         if (json_array_size(gsis) == 0) json_object_del(desc, "GlobalSecondaryIndexes");
         json_object_del(ids, name);
@@ -1594,6 +1653,16 @@ static int check_switches(qr_db *db, table *t, double now, qr_err *err)
                    SWITCHES_PER_DAY);
 }
 
+/* apply_table_change, and the table UPDATING for a while unless every change applies at
+ * once (transient.c). */
+static int apply_and_mark(json_t *desc, json_t *ids, void *arg, qr_err *err)
+{
+    table_change *c = arg;
+    if (apply_table_change(desc, ids, arg, err)) return -1;
+    if (!synchronous(c->req, c)) transient_mark(c->db, desc, "UPDATING");
+    return 0;
+}
+
 int op_update_table(qr_db *db, op_call *c, qr_err *err)
 {
     json_t *req = c->req;
@@ -1618,16 +1687,18 @@ int op_update_table(qr_db *db, op_call *c, qr_err *err)
                                                                                      : NULL,
                                                                     err))
         goto done;
+    drop_if_deleted(db, name);
     if ((t = catalog_get(db, name)) == NULL) {
         table_not_found(req, err);
         goto done;
     }
+    if (transient_refuse_change(db, t, err)) goto done;
     double now = ops_now_seconds();
     int to_on_demand = switching_to_on_demand(req, t);
     if (to_on_demand && check_switches(db, t, now, err)) goto done;
     catalog_release(db, t); /* a schema change must not hold a table */
     t = NULL;
-    if (catalog_change_schema(db, name, apply_table_change, &change, err)) goto done;
+    if (catalog_change_schema(db, name, apply_and_mark, &change, err)) goto done;
     if (change.action && strcmp(change.action, "Create") == 0)
         backfill_start(db, name, json_string_value(json_object_get(change.spec, "IndexName")));
     t = catalog_get(db, name);
@@ -1670,6 +1741,16 @@ int op_update_table(qr_db *db, op_call *c, qr_err *err)
                                     "IndexStatus", "DELETING");
         json_t *g = json_object_get(desc, "GlobalSecondaryIndexes");
         if (g == NULL) json_object_set_new(desc, "GlobalSecondaryIndexes", g = json_array());
+        size_t k;
+        json_t *shown;
+        json_array_foreach(g, k, shown) /* transient_describe may show it DELETING already */
+        {
+            if (json_equal(json_object_get(shown, "IndexName"),
+                           json_object_get(deleted, "IndexName"))) {
+                json_array_remove(g, k);
+                break;
+            }
+        }
         json_array_append_new(g, deleted);
     }
     rc = 0;

@@ -295,7 +295,7 @@ static int parse_action(qr_db *db, json_t *entry, size_t idx, size_t n, int is_g
     snprintf(name_field, sizeof name_field, "%s.tableName", prefix);
     json_t *name = json_object_get(spec, "TableName");
     if (param_check_table_name(name, name_field, err)) return -1;
-    if ((m->t = catalog_get(db, json_string_value(name))) == NULL)
+    if ((m->t = ops_table_get(db, json_string_value(name))) == NULL)
         return err_set(err, QR_E_NOT_FOUND, "Requested resource not found");
     if (param_enum(spec, "ReturnValuesOnConditionCheckFailure", on_failure_modes, "NONE",
                    &m->on_failure, err))

@@ -354,7 +354,7 @@ void pq_page_free(pq_page *p)
 /* The table a plan names, looked up again for its operation (the caller releases it). */
 static int plan_table(qr_db *db, const pq_plan *p, table **out, qr_err *err)
 {
-    *out = catalog_get(db, p->schema.table);
+    *out = ops_table_get(db, p->schema.table);
     return *out ? 0 : err_set(err, QR_E_NOT_FOUND, "Requested resource not found");
 }
 

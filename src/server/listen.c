@@ -1,13 +1,17 @@
 /* listen.c — the server's option helpers: listen addresses and log levels.
  *
  * Kept apart from dynamodb.c so that they can be used and tested without the engine or
- * h2o. Resolution uses getaddrinfo; nothing here opens a socket. */
+ * h2o. Resolution uses getaddrinfo; the one socket opened here is server_check_listen's
+ * probe, closed at once. */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "server/server.h"
 
@@ -78,4 +82,23 @@ int server_addr_is_loopback(const struct sockaddr *addr)
         return IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr) && in6->sin6_addr.s6_addr[12] == 127;
     }
     return 0;
+}
+
+int server_check_listen(const char *spec, const struct sockaddr *addr, socklen_t len, char *errbuf,
+                        size_t errlen)
+{
+    int fd = socket(addr->sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        snprintf(errbuf, errlen, "socket: %s", strerror(errno));
+        return -1;
+    }
+    int one = 1, rc = 0;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (addr->sa_family == AF_INET6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+    if (bind(fd, addr, len) != 0) {
+        snprintf(errbuf, errlen, "cannot listen on %s: %s", spec, strerror(errno));
+        rc = -1;
+    }
+    close(fd);
+    return rc;
 }

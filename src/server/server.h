@@ -31,6 +31,11 @@ void server_log_line(void *arg, const char *line, int last);
 /* Parses "HOST:PORT" or "[IPV6]:PORT" (HOST may be a name, resolved now). */
 int server_parse_listen(const char *spec, struct sockaddr_storage *addr, socklen_t *len,
                         char *errbuf, size_t errlen);
+/* Whether the server could listen on addr (spec, its text, for the message): binds a socket
+ * there and closes it, so that a server that cannot listen finds out before it opens (and
+ * creates) its database. 0, or -1 with the reason in errbuf (the address is in use). */
+int server_check_listen(const char *spec, const struct sockaddr *addr, socklen_t len, char *errbuf,
+                        size_t errlen);
 /* Whether addr is a loopback address (127.0.0.0/8, ::1, or ::ffff:127.x.x.x). */
 int server_addr_is_loopback(const struct sockaddr *addr);
 

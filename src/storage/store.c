@@ -6,6 +6,8 @@
 #include "storage/rowcache.h"
 
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <rocksdb/c.h>
 #include <stdatomic.h>
@@ -14,6 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <unistd.h>
 
 /* The largest value the row cache keeps. */
 #define ROW_MAX_VALUE 2048
@@ -26,6 +29,7 @@
 struct store {
     rocksdb_t *db;
     rocksdb_options_t *opts;
+    rocksdb_env_t *mem_env; /* in memory: the environment holding every file */
     rocksdb_writeoptions_t *wopts;
     rocksdb_writeoptions_t *wopts_nosync;
     rocksdb_readoptions_t *ropts;
@@ -266,9 +270,62 @@ static int check_space(const char *dir, char **errmsg)
     return -1;
 }
 
-int store_open(const char *dir, int no_sync, int read_only, store **out, char **errmsg)
+/* mkdir -p: dir and each missing parent; 0, or -1 with errno set. */
+static int make_dirs(const char *dir)
 {
-    if (!read_only && check_space(dir, errmsg)) return -1;
+    char path[4096];
+    size_t n = strlen(dir);
+    if (n == 0 || n >= sizeof path) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    memcpy(path, dir, n + 1);
+    for (size_t i = 1; i <= n; i++) {
+        if (path[i] != '/' && path[i] != '\0') continue;
+        char c = path[i];
+        path[i] = '\0';
+        if (mkdir(path, 0777) != 0 && errno != EEXIST) return -1;
+        path[i] = c;
+    }
+    return 0;
+}
+
+/* What RocksDB's refusal to lock dir means, in one line: the process that holds the lock
+ * (fcntl's F_GETLK names it, and /proc its command line). NULL when no other process holds
+ * it, so the refusal was something else. */
+static char *lock_holder(const char *dir)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/LOCK", dir);
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    if (fd < 0) return NULL;
+    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+    int got = fcntl(fd, F_GETLK, &fl);
+    close(fd);
+    if (got != 0 || fl.l_type == F_UNLCK) return NULL;
+    char cmd[512] = "";
+    snprintf(path, sizeof path, "/proc/%ld/cmdline", (long)fl.l_pid);
+    FILE *f = fopen(path, "rb");
+    if (f) {
+        size_t n = fread(cmd, 1, sizeof cmd - 1, f);
+        fclose(f);
+        while (n > 0 && cmd[n - 1] == '\0')
+            n--;
+        for (size_t i = 0; i < n; i++)
+            if (cmd[i] == '\0') cmd[i] = ' ';
+        cmd[n] = '\0';
+    }
+    char *msg = malloc(strlen(cmd) + 80);
+    if (msg)
+        sprintf(msg, "locked by process %ld%s%s%s", (long)fl.l_pid, cmd[0] ? " (" : "", cmd,
+                cmd[0] ? ")" : "");
+    return msg;
+}
+
+int store_open(const char *dir, int no_sync, int read_only, int in_memory, store **out,
+               char **errmsg)
+{
+    if (!read_only && !in_memory && check_space(dir, errmsg)) return -1;
     store *s = calloc(1, sizeof *s);
     /* Items read again and again skip RocksDB's lookup (a skiplist search through the
      * memtable, then the files): 64k keys of values up to 2 KB, 32 MB at most. */
@@ -283,6 +340,19 @@ int store_open(const char *dir, int no_sync, int read_only, store **out, char **
     }
     s->opts = rocksdb_options_create();
     rocksdb_options_set_create_if_missing(s->opts, 1);
+    if (in_memory) {
+        s->mem_env = rocksdb_create_mem_env();
+        rocksdb_options_set_env(s->opts, s->mem_env);
+    } else if (!read_only && make_dirs(dir) != 0) {
+        char *m = malloc(strlen(dir) + 200);
+        if (m) sprintf(m, "cannot create the directory %s: %s", dir, strerror(errno));
+        *errmsg = m ? m : strdup("out of memory");
+        rocksdb_options_destroy(s->opts);
+        rowcache_free(s->rows);
+        free(s->dir);
+        free(s);
+        return -1;
+    }
     rocksdb_options_increase_parallelism(s->opts, 2);
     rocksdb_options_set_max_background_jobs(s->opts, 2);
     /* An 8 MB memtable, not RocksDB's 64 MB. Under load, inserting into the memtable is a
@@ -348,7 +418,12 @@ int store_open(const char *dir, int no_sync, int read_only, store **out, char **
         s->db = rocksdb_open(s->opts, dir, &err);
     }
     if (err != NULL) {
-        *errmsg = describe(err);
+        char *held = in_memory || read_only ? NULL : lock_holder(dir);
+        if (held) {
+            *errmsg = held;
+        } else {
+            *errmsg = describe(err);
+        }
         free(err);
         s->db = NULL;
         store_close(s, NULL);
@@ -400,6 +475,7 @@ int store_close(store *s, char **errmsg)
     rocksdb_writeoptions_destroy(s->wopts_nosync);
     rocksdb_readoptions_destroy(s->ropts);
     rocksdb_options_destroy(s->opts);
+    if (s->mem_env) rocksdb_env_destroy(s->mem_env);
     rocksdb_block_based_options_destroy(s->topts);
     rocksdb_cache_destroy(s->cache);
     rowcache_free(s->rows);

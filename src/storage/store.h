@@ -14,10 +14,13 @@ typedef struct store_batch store_batch;
 typedef struct store_iter store_iter;
 typedef struct store_snapshot store_snapshot;
 
-/* Opens or creates the store in dir; read_only: opens what exists, without taking its lock
- * (another process may hold it), as it is at the open, and refuses every write. On failure
- * returns -1 and sets *errmsg (malloc'd). */
-int store_open(const char *dir, int no_sync, int read_only, store **out, char **errmsg);
+/* Opens or creates the store in dir, creating dir's missing parents too; read_only: opens
+ * what exists, without taking its lock (another process may hold it), as it is at the open,
+ * and refuses every write; in_memory: in RocksDB's in-memory environment, where dir only
+ * names it and nothing reaches a file. On failure returns -1 and sets *errmsg (malloc'd),
+ * which, when another process holds dir, names that process. */
+int store_open(const char *dir, int no_sync, int read_only, int in_memory, store **out,
+               char **errmsg);
 /* Closes the store, first writing what this thread staged and handing the WAL to the
  * operating system. Returns 0, or -1 when a write to the WAL failed while it was open (a
  * full disk, say: what failed was never acknowledged) or that last write did, and sets
