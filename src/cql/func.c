@@ -490,11 +490,8 @@ int cqlfn_call(const cqlfn_fn *f, const cql_ctype *const *types, const cql_value
             return fail(err, "In call to function %s, the argument is malformed", f->full);
         break;
     case K_FROM_JSON: {
-        json_error_t je;
-        json_t *j = json_loadb((const char *)p, len, JSON_DECODE_ANY, &je);
-        if (!j)
-            return fail(err, "Could not decode JSON string '%.*s': %s",
-                        (int)(len > 200 ? 200 : len), (const char *)p, je.text);
+        json_t *j = cqlval_json_parse((const char *)p, len, err);
+        if (!j) return CQLVAL_ERROR;
         int r = cqlval_from_json(ret, "fromJson", j, out, err);
         json_decref(j);
         return r;

@@ -1963,8 +1963,278 @@ int cqlval_to_json(const cql_ctype *t, const uint8_t *p, size_t len, buf *out)
     return rc ? -1 : 0;
 }
 
+/* ---- JSON text read exactly ----
+ * cqlval_json_parse builds a jansson tree in which each number is a string holding a
+ * 0xff byte and then the number's text as written (no JSON string decodes to a 0xff
+ * byte, which is not UTF-8), so decimals keep their scale and varints their digits. */
+
+#define JSON_NUMBER_MARK '\xff'
+
+typedef struct jscan {
+    const char *p, *start, *end;
+    const char *why;
+} jscan;
+
+static void jskip(jscan *s)
+{
+    while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' || *s->p == '\n' || *s->p == '\r'))
+        s->p++;
+}
+
+static json_t *jfail(jscan *s, const char *why)
+{
+    if (!s->why) s->why = why;
+    return NULL;
+}
+
+static int jhex4(jscan *s, uint32_t *v)
+{
+    *v = 0;
+    if (s->end - s->p < 4) return -1;
+    for (int i = 0; i < 4; i++) {
+        int h = hexval(*s->p++);
+        if (h < 0) return -1;
+        *v = *v << 4 | (uint32_t)h;
+    }
+    return 0;
+}
+
+static int utf8_put(buf *b, uint32_t cp)
+{
+    uint8_t u[4];
+    size_t n;
+    if (cp < 0x80) {
+        u[0] = (uint8_t)cp;
+        n = 1;
+    } else if (cp < 0x800) {
+        u[0] = (uint8_t)(0xc0 | cp >> 6);
+        u[1] = (uint8_t)(0x80 | (cp & 0x3f));
+        n = 2;
+    } else if (cp < 0x10000) {
+        u[0] = (uint8_t)(0xe0 | cp >> 12);
+        u[1] = (uint8_t)(0x80 | ((cp >> 6) & 0x3f));
+        u[2] = (uint8_t)(0x80 | (cp & 0x3f));
+        n = 3;
+    } else {
+        u[0] = (uint8_t)(0xf0 | cp >> 18);
+        u[1] = (uint8_t)(0x80 | ((cp >> 12) & 0x3f));
+        u[2] = (uint8_t)(0x80 | ((cp >> 6) & 0x3f));
+        u[3] = (uint8_t)(0x80 | (cp & 0x3f));
+        n = 4;
+    }
+    return buf_append(b, u, n);
+}
+
+/* A JSON string at s->p (after the opening quote) into b. */
+static int jstring(jscan *s, buf *b)
+{
+    for (;;) {
+        if (s->p >= s->end) return jfail(s, "unterminated string"), -1;
+        unsigned char c = (unsigned char)*s->p++;
+        if (c == '"') break;
+        if (c < 0x20) return jfail(s, "control character in string"), -1;
+        if (c != '\\') {
+            if (buf_putc(b, c)) return -1;
+            continue;
+        }
+        if (s->p >= s->end) return jfail(s, "unterminated string"), -1;
+        char e = *s->p++;
+        const char *map = "\"\"\\\\//b\bf\fn\nr\rt\t";
+        const char *m = strchr(map, e);
+        if (e && m && (m - map) % 2 == 0) {
+            if (buf_putc(b, (uint8_t)m[1])) return -1;
+            continue;
+        }
+        if (e != 'u') return jfail(s, "invalid escape in string"), -1;
+        uint32_t cp, lo;
+        if (jhex4(s, &cp)) return jfail(s, "invalid \\u escape"), -1;
+        if (cp >= 0xd800 && cp <= 0xdbff) {
+            if (s->end - s->p < 6 || s->p[0] != '\\' || s->p[1] != 'u')
+                return jfail(s, "lone surrogate"), -1;
+            s->p += 2;
+            if (jhex4(s, &lo) || lo < 0xdc00 || lo > 0xdfff) return jfail(s, "lone surrogate"), -1;
+            cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+        } else if (cp >= 0xdc00 && cp <= 0xdfff) {
+            return jfail(s, "lone surrogate"), -1;
+        }
+        if (utf8_put(b, cp)) return -1;
+    }
+    if (!cql_utf8_valid((const uint8_t *)b->data, b->len))
+        return jfail(s, "invalid UTF-8 in string"), -1;
+    return 0;
+}
+
+static json_t *jvalue(jscan *s, int depth)
+{
+    jskip(s);
+    if (depth > 64) return jfail(s, "nested too deep");
+    if (s->p >= s->end) return jfail(s, "unexpected end of input");
+    char c = *s->p;
+    if (c == '{' || c == '[') {
+        int obj = c == '{';
+        s->p++;
+        json_t *v = obj ? json_object() : json_array();
+        if (!v) return jfail(s, "out of memory");
+        jskip(s);
+        if (s->p < s->end && *s->p == (obj ? '}' : ']')) {
+            s->p++;
+            return v;
+        }
+        for (;;) {
+            buf key;
+            buf_init(&key, 0);
+            if (obj) {
+                jskip(s);
+                if (s->p >= s->end || *s->p != '"') {
+                    json_decref(v);
+                    return jfail(s, "expected a member name");
+                }
+                s->p++;
+                if (jstring(s, &key)) {
+                    buf_free(&key);
+                    json_decref(v);
+                    return jfail(s, "bad member name");
+                }
+                jskip(s);
+                if (s->p >= s->end || *s->p != ':') {
+                    buf_free(&key);
+                    json_decref(v);
+                    return jfail(s, "expected ':'");
+                }
+                s->p++;
+            }
+            json_t *x = jvalue(s, depth + 1);
+            int bad = !x || (obj ? json_object_setn_new(v, key.data ? key.data : "", key.len, x)
+                                 : json_array_append_new(v, x));
+            buf_free(&key);
+            if (bad) {
+                json_decref(v);
+                return jfail(s, "out of memory");
+            }
+            jskip(s);
+            if (s->p < s->end && *s->p == ',') {
+                s->p++;
+                continue;
+            }
+            if (s->p < s->end && *s->p == (obj ? '}' : ']')) {
+                s->p++;
+                return v;
+            }
+            json_decref(v);
+            return jfail(s, obj ? "expected ',' or '}'" : "expected ',' or ']'");
+        }
+    }
+    if (c == '"') {
+        s->p++;
+        buf b;
+        buf_init(&b, 0);
+        json_t *v = jstring(s, &b) ? NULL : json_stringn(b.data ? b.data : "", b.len);
+        buf_free(&b);
+        return v ? v : jfail(s, "bad string");
+    }
+    static const struct {
+        const char *word;
+        int kind;
+    } words[] = {{"true", 1}, {"false", 2}, {"null", 3}};
+    for (size_t i = 0; i < 3; i++) {
+        size_t n = strlen(words[i].word);
+        if ((size_t)(s->end - s->p) >= n && strncmp(s->p, words[i].word, n) == 0) {
+            s->p += n;
+            return words[i].kind == 1   ? json_true()
+                   : words[i].kind == 2 ? json_false()
+                                        : json_null();
+        }
+    }
+    const char *n0 = s->p;
+    if (s->p < s->end && *s->p == '-') s->p++;
+    const char *d0 = s->p;
+    while (s->p < s->end && isdigit((unsigned char)*s->p))
+        s->p++;
+    if (s->p == d0 || (*d0 == '0' && s->p - d0 > 1)) return jfail(s, "unexpected character");
+    if (s->p < s->end && *s->p == '.') {
+        const char *f = ++s->p;
+        while (s->p < s->end && isdigit((unsigned char)*s->p))
+            s->p++;
+        if (s->p == f) return jfail(s, "expected a digit after '.'");
+    }
+    if (s->p < s->end && (*s->p == 'e' || *s->p == 'E')) {
+        s->p++;
+        if (s->p < s->end && (*s->p == '+' || *s->p == '-')) s->p++;
+        const char *e = s->p;
+        while (s->p < s->end && isdigit((unsigned char)*s->p))
+            s->p++;
+        if (s->p == e) return jfail(s, "expected a digit in the exponent");
+    }
+    size_t n = (size_t)(s->p - n0);
+    char *t = malloc(n + 1);
+    if (!t) return jfail(s, "out of memory");
+    t[0] = JSON_NUMBER_MARK;
+    memcpy(t + 1, n0, n);
+    json_t *v = json_stringn_nocheck(t, n + 1);
+    free(t);
+    return v ? v : jfail(s, "out of memory");
+}
+
+json_t *cqlval_json_parse(const char *text, size_t len, cql_parse_error *err)
+{
+    jscan s = {text, text, text + len, NULL};
+    json_t *v = jvalue(&s, 0);
+    if (v) {
+        jskip(&s);
+        if (s.p != s.end) {
+            json_decref(v);
+            v = jfail(&s, "unexpected text after the value");
+        }
+    }
+    if (!v)
+        fail(err, "Could not decode JSON string '%.*s': %s at character %zu",
+             (int)(len > 200 ? 200 : len), text, s.why ? s.why : "invalid JSON",
+             (size_t)(s.p - s.start));
+    return v;
+}
+
+/* A JSON number: from cqlval_json_parse (its text as written) or from jansson (printed as
+ * Java prints it). 1 with *text and *integral, 0 when j is no number. */
+static int json_number(const json_t *j, char *tmp, size_t n, const char **text, int *integral)
+{
+    if (json_is_string(j) && json_string_length(j) > 0 &&
+        json_string_value(j)[0] == JSON_NUMBER_MARK) {
+        *text = json_string_value(j) + 1;
+        *integral = !strpbrk(*text, ".eE");
+        return 1;
+    }
+    if (json_is_integer(j)) {
+        snprintf(tmp, n, "%" JSON_INTEGER_FORMAT, json_integer_value(j));
+        *text = tmp;
+        *integral = 1;
+        return 1;
+    }
+    if (json_is_real(j)) {
+        buf s;
+        buf_init(&s, 0);
+        java_float_put(&s, json_real_value(j), 0);
+        snprintf(tmp, n, "%s", s.data ? s.data : "");
+        buf_free(&s);
+        *text = tmp;
+        *integral = 0;
+        return 1;
+    }
+    return 0;
+}
+
+/* A JSON string proper (not a number cqlval_json_parse kept as text). */
+static int json_text_string(const json_t *j)
+{
+    return json_is_string(j) &&
+           (json_string_length(j) == 0 || json_string_value(j)[0] != JSON_NUMBER_MARK);
+}
+
 static const char *json_kind(const json_t *j)
 {
+    char tmp[64];
+    const char *t;
+    int integral;
+    if (json_number(j, tmp, sizeof tmp, &t, &integral)) return integral ? "Integer" : "Double";
     switch (json_typeof(j)) {
     case JSON_OBJECT:
         return "LinkedHashMap";
@@ -1972,10 +2242,6 @@ static const char *json_kind(const json_t *j)
         return "ArrayList";
     case JSON_STRING:
         return "String";
-    case JSON_INTEGER:
-        return "Integer";
-    case JSON_REAL:
-        return "Double";
     case JSON_TRUE:
     case JSON_FALSE:
         return "Boolean";
@@ -1984,13 +2250,55 @@ static const char *json_kind(const json_t *j)
     }
 }
 
-/* The JSON text of j, for messages (static buffer). */
+/* Appends j as compact JSON, numbers as written. */
+static void json_msg_put(buf *b, const json_t *j, int depth)
+{
+    char tmp[64];
+    const char *t;
+    int integral;
+    if (depth > 64 || b->len > 300) return;
+    if (json_number(j, tmp, sizeof tmp, &t, &integral)) {
+        buf_puts(b, t);
+    } else if (json_is_array(j)) {
+        size_t i;
+        json_t *v;
+        buf_putc(b, '[');
+        json_array_foreach(j, i, v)
+        {
+            if (i) buf_putc(b, ',');
+            json_msg_put(b, v, depth + 1);
+        }
+        buf_putc(b, ']');
+    } else if (json_is_object(j)) {
+        const char *k;
+        json_t *v;
+        int first = 1;
+        buf_putc(b, '{');
+        json_object_foreach((json_t *)j, k, v)
+        {
+            if (!first) buf_putc(b, ',');
+            first = 0;
+            json_string_put(b, k, strlen(k));
+            buf_putc(b, ':');
+            json_msg_put(b, v, depth + 1);
+        }
+        buf_putc(b, '}');
+    } else {
+        char *d = json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY);
+        buf_puts(b, d ? d : "?");
+        free(d);
+    }
+}
+
+/* The JSON text of j, for messages (a per-thread buffer). */
 static const char *json_text(const json_t *j)
 {
     static _Thread_local char s[256];
-    char *d = json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY);
-    snprintf(s, sizeof s, "%s", d ? d : "?");
-    free(d);
+    buf b;
+    buf_init(&b, 4096);
+    json_msg_put(&b, j, 0);
+    snprintf(s, sizeof s, "%s", b.data ? b.data : "");
+    buf_free(&b);
     return s;
 }
 
@@ -2021,10 +2329,14 @@ static int from_json(const cql_ctype *t, const char *receiver, const json_t *j, 
     char tmp[64];
     if (depth > CQL_TYPE_MAX_DEPTH) return fail(err, "JSON value for %s nested too deep", receiver);
     if (json_is_null(j)) return CQLVAL_NULL;
+    const char *num;
+    int integral;
+    int is_num = json_number(j, tmp, sizeof tmp, &num, &integral);
+    int is_str = json_text_string(j);
     switch (id) {
     case CQL_TYPE_ASCII:
     case CQL_TYPE_VARCHAR:
-        if (!json_is_string(j))
+        if (!is_str)
             return fail(err, "Expected %s string, but got a %s: %s",
                         id == CQL_TYPE_ASCII ? "an ascii" : "a UTF-8", json_kind(j), json_text(j));
         return cqlval_from_text(t, json_string_value(j), json_string_length(j), out, err);
@@ -2034,37 +2346,27 @@ static int from_json(const cql_ctype *t, const char *receiver, const json_t *j, 
     case CQL_TYPE_SMALLINT:
     case CQL_TYPE_TINYINT:
     case CQL_TYPE_VARINT:
-        if (json_is_string(j))
+        if (is_str)
             return cqlval_from_text(t, json_string_value(j), json_string_length(j), out, err);
-        if (!json_is_integer(j))
+        if (!is_num || !integral)
             return fail(err, "Expected an int value, but got a %s: %s", json_kind(j), json_text(j));
-        snprintf(tmp, sizeof tmp, "%" JSON_INTEGER_FORMAT, json_integer_value(j));
-        return cqlval_from_text(t, tmp, strlen(tmp), out, err);
+        return cqlval_from_text(t, num, strlen(num), out, err);
     case CQL_TYPE_FLOAT:
     case CQL_TYPE_DOUBLE:
     case CQL_TYPE_DECIMAL:
-        if (json_is_string(j))
+        if (is_str)
             return cqlval_from_text(t, json_string_value(j), json_string_length(j), out, err);
-        if (json_is_integer(j)) {
-            snprintf(tmp, sizeof tmp, "%" JSON_INTEGER_FORMAT, json_integer_value(j));
-        } else if (json_is_real(j)) {
-            buf s;
-            buf_init(&s, 0);
-            java_float_put(&s, json_real_value(j), 0);
-            snprintf(tmp, sizeof tmp, "%s", s.data ? s.data : "");
-            buf_free(&s);
-        } else {
+        if (!is_num)
             return fail(err, "Expected a %s value, but got a %s: %s", tname(t), json_kind(j),
                         json_text(j));
-        }
-        return cqlval_from_text(t, tmp, strlen(tmp), out, err);
+        return cqlval_from_text(t, num, strlen(num), out, err);
     case CQL_TYPE_BOOLEAN:
         if (json_is_boolean(j)) return buf_putc(out, json_is_true(j)) ? full(err) : CQLVAL_OK;
-        if (json_is_string(j))
+        if (is_str)
             return cqlval_from_text(t, json_string_value(j), json_string_length(j), out, err);
         return fail(err, "Expected a boolean value, but got a %s: %s", json_kind(j), json_text(j));
     case CQL_TYPE_BLOB:
-        if (!json_is_string(j))
+        if (!is_str)
             return fail(err, "Expected a string representation of a blob value, but got a %s: %s",
                         json_kind(j), json_text(j));
         if (strncmp(json_string_value(j), "0x", 2) != 0)
@@ -2072,11 +2374,7 @@ static int from_json(const cql_ctype *t, const char *receiver, const json_t *j, 
                         json_string_value(j));
         return cqlval_from_text(t, json_string_value(j), json_string_length(j), out, err);
     case CQL_TYPE_TIMESTAMP:
-        if (json_is_integer(j)) {
-            uint8_t b[8];
-            cql_bigint_encode(json_integer_value(j), b);
-            return buf_append(out, b, 8) ? full(err) : CQLVAL_OK;
-        }
+        if (is_num && integral) return cqlval_from_text(t, num, strlen(num), out, err);
         /* fall through */
     case CQL_TYPE_UUID:
     case CQL_TYPE_TIMEUUID:
@@ -2085,7 +2383,7 @@ static int from_json(const cql_ctype *t, const char *receiver, const json_t *j, 
     case CQL_TYPE_DURATION:
     case CQL_TYPE_INET:
     case CQL_TYPE_CUSTOM:
-        if (!json_is_string(j))
+        if (!is_str)
             return fail(err, "Expected a string representation of a %s value, but got a %s: %s",
                         tname(t), json_kind(j), json_text(j));
         return cqlval_from_text(t, json_string_value(j), json_string_length(j), out, err);
@@ -2130,7 +2428,8 @@ static int from_json(const cql_ctype *t, const char *receiver, const json_t *j, 
             if (is_textual(id_of(t->args[0]))) {
                 key = json_string(k);
             } else {
-                key = json_loads(k, JSON_DECODE_ANY, NULL);
+                cql_parse_error ignored = {0};
+                key = cqlval_json_parse(k, strlen(k), &ignored);
                 if (!key) key = json_string(k);
             }
             rc = !key || json_element(t->args[0], ksub, key, &raw, err, depth, 0) ||

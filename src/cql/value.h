@@ -114,6 +114,13 @@ int cqlval_to_json(const cql_ctype *t, const uint8_t *p, size_t len, buf *out);
 int cqlval_from_json(const cql_ctype *t, const char *receiver, const json_t *j, buf *out,
                      cql_parse_error *err);
 
+/* Parses JSON text (INSERT JSON, fromJson()) into a tree for cqlval_from_json in which
+ * numbers keep the text they were written with, so a decimal keeps its scale and a varint
+ * every digit (each number is a string holding a 0xff byte and then its text: hand the
+ * tree only to cqlval_from_json). Returns the tree (json_decref it), or NULL with err
+ * Invalid: "Could not decode JSON string '[1, ': unexpected end of input at character 4". */
+json_t *cqlval_json_parse(const char *text, size_t len, cql_parse_error *err);
+
 /* The stored form of a valid value in an engine item: a new AttributeValue (the caller
  * owns it) chosen so a DynamoDB client reads a natural value: ascii and text {"S"};
  * integers, counters and floats {"N"}; varint and decimal {"N"} when DynamoDB's number

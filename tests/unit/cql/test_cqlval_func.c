@@ -114,7 +114,7 @@ static const fcase fcases[] = {
      "!Invalid call to function system.blobasint, none of its type signatures match (known type "
      "signatures: system.blobasint : (blob) -> int)"},
     {"list<int>", "fromJson('[1, ')",
-     "!Could not decode JSON string '[1, ': ']' expected near end of file"},
+     "!Could not decode JSON string '[1, ': unexpected end of input at character 4"},
     {"list<int>", "fromJson('{\"a\": 1}')", "!Expected a list, but got a LinkedHashMap: {\"a\":1}"},
     {"int", "(text)?", "!Cannot assign value of type text to v of type int"},
 };
