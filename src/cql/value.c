@@ -1137,13 +1137,13 @@ static int element(const cql_ctype *t, const char *receiver, const cql_expr *e,
     if (buf_append(out, zero, 4)) return full(err);
     int r = term(t, receiver, e, terms, out, err, depth + 1);
     if (r == CQLVAL_ERROR) return r;
-    if (r == CQLVAL_NULL || r == CQLVAL_UNSET) {
-        if (!null_ok) {
-            out->len = at;
-            return fail(err, r == CQLVAL_NULL ? "null is not supported inside collections"
-                                              : "unset value is not supported inside collections");
-        }
+    if (r == CQLVAL_UNSET) { /* the caller decides what an unset element means */
         out->len = at;
+        return CQLVAL_UNSET;
+    }
+    if (r == CQLVAL_NULL) {
+        out->len = at;
+        if (!null_ok) return fail(err, "null is not supported inside collections");
         return cql_element_put(out, NULL, -1) ? full(err) : CQLVAL_OK;
     }
     cql_int_encode((int32_t)(out->len - at - 4), (uint8_t *)out->data + at);
@@ -1170,9 +1170,11 @@ static int term(const cql_ctype *t, const char *receiver, const cql_expr *e,
         snprintf(sub, sizeof sub, "value(%s)", receiver);
         size_t at = cql_collection_begin(out);
         if (at == (size_t)-1) return full(err);
-        for (size_t i = 0; i < e->nitems; i++)
-            if (element(t->args[0], sub, e->items[i], terms, out, err, depth, 0))
-                return CQLVAL_ERROR;
+        for (size_t i = 0; i < e->nitems; i++) {
+            /* an unset element leaves the whole list unset, as in Cassandra */
+            int r = element(t->args[0], sub, e->items[i], terms, out, err, depth, 0);
+            if (r != CQLVAL_OK) return r;
+        }
         cql_collection_end(out, at, (uint32_t)e->nitems);
         return CQLVAL_OK;
     }
@@ -1191,11 +1193,13 @@ static int term(const cql_ctype *t, const char *receiver, const cql_expr *e,
             buf_init(&raw, out->max);
             size_t at = cql_collection_begin(&raw);
             if (at == (size_t)-1) return full(err);
-            for (size_t i = 0; i < e->nitems; i++)
-                if (element(t->args[0], sub, e->items[i], terms, &raw, err, depth, 0)) {
+            for (size_t i = 0; i < e->nitems; i++) {
+                int r = element(t->args[0], sub, e->items[i], terms, &raw, err, depth, 0);
+                if (r != CQLVAL_OK) {
                     buf_free(&raw);
-                    return CQLVAL_ERROR;
+                    return r;
                 }
+            }
             cql_collection_end(&raw, at, (uint32_t)e->nitems);
             int rc = cqlval_canonical(t, (const uint8_t *)raw.data, raw.len, out);
             buf_free(&raw);
@@ -1211,12 +1215,16 @@ static int term(const cql_ctype *t, const char *receiver, const cql_expr *e,
         buf_init(&raw, out->max);
         size_t at = cql_collection_begin(&raw);
         if (at == (size_t)-1) return full(err);
-        for (size_t i = 0; i + 1 < e->nitems; i += 2)
-            if (element(t->args[0], ksub, e->items[i], terms, &raw, err, depth, 0) ||
-                element(t->args[1], sub, e->items[i + 1], terms, &raw, err, depth, 0)) {
+        for (size_t i = 0; i + 1 < e->nitems; i += 2) {
+            int r = element(t->args[0], ksub, e->items[i], terms, &raw, err, depth, 0);
+            if (r == CQLVAL_UNSET) r = fail(err, "unset value is not supported for map keys");
+            if (r == CQLVAL_OK)
+                r = element(t->args[1], sub, e->items[i + 1], terms, &raw, err, depth, 0);
+            if (r != CQLVAL_OK) {
                 buf_free(&raw);
-                return CQLVAL_ERROR;
+                return r;
             }
+        }
         cql_collection_end(&raw, at, (uint32_t)(e->nitems / 2));
         int rc = cqlval_canonical(t, (const uint8_t *)raw.data, raw.len, out);
         buf_free(&raw);
@@ -1232,8 +1240,10 @@ static int term(const cql_ctype *t, const char *receiver, const cql_expr *e,
                         receiver, tname(t), (unsigned)t->wire.n, e->nitems);
         for (size_t i = 0; i < e->nitems; i++) {
             snprintf(sub, sizeof sub, "%s[%zu]", receiver, i);
-            if (element(t->args[i], sub, e->items[i], terms, out, err, depth, 1))
-                return CQLVAL_ERROR;
+            int r = element(t->args[i], sub, e->items[i], terms, out, err, depth, 1);
+            if (r == CQLVAL_UNSET)
+                return fail(err, "Invalid unset value for tuple field number %zu", i);
+            if (r != CQLVAL_OK) return r;
         }
         return CQLVAL_OK;
     }
@@ -1257,7 +1267,11 @@ static int term(const cql_ctype *t, const char *receiver, const cql_expr *e,
                 continue;
             }
             snprintf(sub, sizeof sub, "%s.%s", receiver, t->wire.field_names[f]);
-            if (element(t->args[f], sub, v, terms, out, err, depth, 1)) return CQLVAL_ERROR;
+            int r = element(t->args[f], sub, v, terms, out, err, depth, 1);
+            if (r == CQLVAL_UNSET)
+                return fail(err, "Invalid unset value for field '%s' of user defined type %s",
+                            t->wire.field_names[f], t->wire.name);
+            if (r != CQLVAL_OK) return r;
         }
         return CQLVAL_OK;
     }

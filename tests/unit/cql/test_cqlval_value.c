@@ -360,6 +360,59 @@ static int hook(void *ctx, const cql_ctype *t, const char *receiver, const cql_e
     return buf_append(out, b, 4) ? CQLVAL_ERROR : CQLVAL_OK;
 }
 
+/* A marker named u is unset; any other marker is int 9. */
+static int unset_hook(void *ctx, const cql_ctype *t, const char *receiver, const cql_expr *e,
+                      buf *out, cql_parse_error *err)
+{
+    (void)ctx;
+    (void)t;
+    (void)receiver;
+    (void)err;
+    if (e->text && strcmp(e->text, "u") == 0) return CQLVAL_UNSET;
+    uint8_t b[4] = {0, 0, 0, 9};
+    return buf_append(out, b, 4) ? CQLVAL_ERROR : CQLVAL_OK;
+}
+
+static void test_unset(void)
+{
+    static const struct {
+        const char *type, *lit;
+        int want;
+        const char *msg;
+    } cases[] = {
+        {"list<int>", "[1, :u]", CQLVAL_UNSET, NULL},
+        {"set<int>", "{:u}", CQLVAL_UNSET, NULL},
+        {"map<int, int>", "{1: :u}", CQLVAL_UNSET, NULL},
+        {"map<int, int>", "{:u: 1}", CQLVAL_ERROR, "unset value is not supported for map keys"},
+        {"frozen<tuple<int, int>>", "(1, :u)", CQLVAL_ERROR,
+         "Invalid unset value for tuple field number 1"},
+        {"frozen<point>", "{x: :u}", CQLVAL_ERROR,
+         "Invalid unset value for field 'x' of user defined type point"},
+        {"list<int>", "[:a, 1]", CQLVAL_OK, NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const cql_ctype *t = type_of(cases[i].type);
+        char stmt[256];
+        snprintf(stmt, sizeof stmt, "INSERT INTO t (v) VALUES (%s)", cases[i].lit);
+        cql_parsed p;
+        cql_parse_error err = {0};
+        if (!t || cql_parse(stmt, strlen(stmt), &p, &err) != 0) {
+            CHECK(0, "parse %s: %s", stmt, err.msg);
+            continue;
+        }
+        cqlval_terms terms = {unset_hook, NULL};
+        buf v;
+        buf_init(&v, 0);
+        int r = cqlval_from_term(t, "v", p.stmts[0]->u.insert.values[0], &terms, &v, &err);
+        CHECK(r == cases[i].want, "%s %s: %d, want %d (%s)", cases[i].type, cases[i].lit, r,
+              cases[i].want, err.msg);
+        if (cases[i].msg) CHECK_STR(err.msg, cases[i].msg);
+        if (r != CQLVAL_OK) CHECK(v.len == 0, "nothing written");
+        buf_free(&v);
+        cql_parsed_free(&p);
+    }
+}
+
 static void test_hook(void)
 {
     const cql_ctype *t = type_of("list<int>");
@@ -715,6 +768,7 @@ int main(void)
     test_values();
     test_errors();
     test_hook();
+    test_unset();
     test_order();
     test_validate();
     test_json_in();
