@@ -413,14 +413,16 @@ static int get_decimal(reader *r, buf *out)
         buf_putc(&d, (uint8_t)('0' + b - 1));
         nd++;
     }
-    /* digits d × 10^(exp - nd); no negative scale: pad with zeros instead */
+    /* digits d × 10^(exp - nd); a small negative scale is written as zeros instead
+     * (1000 rather than 1E+3), a large one kept */
     int64_t scale = (int64_t)nd - exp;
-    for (; scale < 0; scale++) {
-        if (nd++ >= CQL_NUMBER_DIGITS) {
-            buf_free(&d);
-            return -1;
-        }
-        buf_putc(&d, '0');
+    if (scale < 0 && (int64_t)nd - scale <= 64) {
+        for (; scale < 0; scale++)
+            buf_putc(&d, '0');
+    }
+    if (scale < INT32_MIN) {
+        buf_free(&d);
+        return -1;
     }
     if (scale > INT32_MAX) {
         buf_free(&d);

@@ -85,6 +85,8 @@ static int allows_empty(uint16_t id)
     }
 }
 
+static void varint_trim(const uint8_t **p, size_t *len);
+
 /* ---- calendar ---- */
 
 /* Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm). */
@@ -2563,9 +2565,12 @@ static void n_canonical(const char *s, size_t len, char out[NUM_FMT_MAX])
 
 static json_t *to_item(const cql_ctype *t, const uint8_t *p, size_t len, int depth);
 
+static json_t *native_item(const cql_ctype *t, const uint8_t *p, size_t len, int depth);
+
 static json_t *item_element(const cql_ctype *t, const uint8_t *v, int32_t vlen, int depth)
 {
     if (vlen < 0) return av("NULL", json_true());
+    if (cqltype_native(t->wire.id)) return native_item(t, v, (size_t)vlen, depth + 1);
     return to_item(t, v, (size_t)vlen, depth + 1);
 }
 
@@ -2608,10 +2613,28 @@ static json_t *to_item(const cql_ctype *t, const uint8_t *p, size_t len, int dep
             } else {
                 cql_double_decode(p, len, &v);
             }
-            if (n[0] && back == v && !(v == 0 && signbit(v)))
+            if (n[0] && back == v && !(v == 0 && signbit(v))) {
                 r = av("N", json_string(n));
-            else
+            } else if (isnan(v) && (len == 4 ? be32_read(p) != 0x7fc00000u
+                                             : be64_read(p) != 0x7ff8000000000000ull)) {
+                /* a NaN other than Java's canonical one keeps its bits */
+                char *b = base64_encode(p, len);
+                r = b ? av("B", json_string(b)) : NULL;
+                free(b);
+            } else {
                 r = av_text("S", &s);
+            }
+            break;
+        }
+        /* a varint with redundant sign bytes (valid, kept as sent) is stored as its bytes:
+         * its text would read back shorter */
+        const uint8_t *vp = id == CQL_TYPE_VARINT ? p : p + 4;
+        size_t vl = id == CQL_TYPE_VARINT ? len : len - 4, tl = vl;
+        varint_trim(&vp, &tl);
+        if (tl != vl) {
+            char *b = base64_encode(p, len);
+            r = b ? av("B", json_string(b)) : NULL;
+            free(b);
             break;
         }
         if ((id == CQL_TYPE_VARINT ? cql_varint_to_text(p, len, &s)
@@ -2626,7 +2649,13 @@ static json_t *to_item(const cql_ctype *t, const uint8_t *p, size_t len, int dep
         break;
     }
     case CQL_TYPE_BOOLEAN:
-        r = av("BOOL", json_boolean(p[0] != 0));
+        if (p[0] > 1) { /* true, but not as 0x01: keep the byte */
+            char *b = base64_encode(p, len);
+            r = b ? av("B", json_string(b)) : NULL;
+            free(b);
+        } else {
+            r = av("BOOL", json_boolean(p[0] != 0));
+        }
         break;
     case CQL_TYPE_BLOB:
     case CQL_TYPE_CUSTOM: {
@@ -2754,9 +2783,34 @@ static json_t *to_item(const cql_ctype *t, const uint8_t *p, size_t len, int dep
     return r;
 }
 
+static int from_item(const cql_ctype *t, const json_t *a, buf *out, cql_parse_error *err,
+                     int depth);
+
 json_t *cqlval_to_item(const cql_ctype *t, const uint8_t *p, size_t len)
 {
+    if (cqltype_native(t->wire.id)) return native_item(t, p, len, 0);
     return to_item(t, p, len, 0);
+}
+
+/* A native value's stored form, or its bytes ({"B"}) when the natural form would not read
+ * back to the same bytes (valid but unusual encodings: vints or varints longer than they
+ * need be, a boolean true other than 0x01, NaN payloads). */
+static json_t *native_item(const cql_ctype *t, const uint8_t *p, size_t len, int depth)
+{
+    json_t *r = to_item(t, p, len, depth);
+    if (!r || json_object_get(r, "B")) return r;
+    buf back;
+    buf_init(&back, 0);
+    cql_parse_error err = {0};
+    int same = from_item(t, r, &back, &err, depth) == 0 && back.len == len &&
+               (len == 0 || memcmp(back.data, p, len) == 0);
+    buf_free(&back);
+    if (same) return r;
+    json_decref(r);
+    char *b = base64_encode(p, len);
+    r = b ? av("B", json_string(b)) : NULL;
+    free(b);
+    return r;
 }
 
 static int not_stored(const cql_ctype *t, cql_parse_error *err)

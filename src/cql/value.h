@@ -133,7 +133,8 @@ json_t *cqlval_json_parse(const char *text, size_t len, cql_parse_error *err);
  * than text, ascii and blob {"B": ""}. NULL when out of memory or malformed. */
 json_t *cqlval_to_item(const cql_ctype *t, const uint8_t *p, size_t len);
 
-/* The wire bytes of a stored form written by cqlval_to_item, exactly as they were.
+/* The wire bytes of a stored form written by cqlval_to_item, exactly as they were (a map
+ * stored as {"M"} comes back in key order: store canonical values, cqlval_canonical).
  * 0, or -1 with err (CQL_ERR_SERVER) when av is not a stored form of t. */
 int cqlval_from_item(const cql_ctype *t, const json_t *av, buf *out, cql_parse_error *err);
 
