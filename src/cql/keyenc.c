@@ -787,6 +787,7 @@ int cqlkey_partition(buf *out, const cql_value *values, const char *const *names
             return fail(err, CQL_ERR_INVALID, "Key length of %d is longer than maximum of 65535",
                         values[i].len);
     }
+    if (n == 1 && values[0].len == 0) return fail(err, CQL_ERR_INVALID, "Key may not be empty");
     int rc = 0;
     if (n == 1) {
         rc = buf_append(out, values[0].p, (size_t)values[0].len);
@@ -858,6 +859,7 @@ static uint64_t sx(uint8_t b)
 
 int64_t cqlkey_token(const uint8_t *key, size_t len)
 {
+    if (len == 0) return INT64_MIN; /* Murmur3Partitioner.MINIMUM, without hashing */
     const uint64_t c1 = 0x87c37b91114253d5ull, c2 = 0x4cf5ad432745937full;
     uint64_t h1 = 0, h2 = 0;
     size_t nblocks = len / 16;

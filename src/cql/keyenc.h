@@ -92,7 +92,8 @@ int cqlkey_ranges_for(const cqlkey_col *cols, size_t ncols, const cql_value *eq,
 /* Appends the partition key's serialized form as Cassandra builds it: one column, its
  * bytes; several (CompositeType), each as [2-byte length][bytes][0x00]. 0, or -1 with err
  * (Invalid "Key length of N is longer than maximum of 65535", a null component: "Invalid
- * null value for partition key part k"), names[i] naming column i in messages. */
+ * null value for partition key part k", an empty one-column key: "Key may not be empty"),
+ * names[i] naming column i in messages. */
 int cqlkey_partition(buf *out, const cql_value *values, const char *const *names, size_t n,
                      cql_parse_error *err);
 
@@ -102,7 +103,8 @@ int cqlkey_partition_split(const uint8_t *key, size_t len, size_t n, cql_value *
 
 /* Murmur3Partitioner's token of a serialized partition key: the first half of Cassandra's
  * MurmurHash3 x64_128 (seed 0, tail bytes sign-extended, as MurmurHash.hash3_x64_128
- * reads them), with Long.MIN_VALUE answered as Long.MAX_VALUE. */
+ * reads them), with Long.MIN_VALUE answered as Long.MAX_VALUE; the empty key's token is
+ * Long.MIN_VALUE (the partitioner's minimum, which no stored key has). */
 int64_t cqlkey_token(const uint8_t *key, size_t len);
 
 /* The token as a value of the bigint type token() returns (8 bytes, big-endian). */
