@@ -1910,7 +1910,9 @@ static int json_put(const cql_ctype *t, const uint8_t *p, size_t len, buf *out, 
 {
     uint16_t id = id_of(t);
     if (depth > CQL_TYPE_MAX_DEPTH) return -1;
-    if (len == 0 && !is_textual(id) && id != CQL_TYPE_BLOB) return buf_puts(out, "null");
+    /* an empty value is "" (Cassandra's toJSONString of a value that deserializes to null) */
+    if (len == 0 && !is_textual(id) && id != CQL_TYPE_BLOB)
+        return buf_puts(out, cqltype_native(id) ? "\"\"" : "null");
     switch (id) {
     case CQL_TYPE_LIST:
     case CQL_TYPE_SET:
@@ -1945,8 +1947,8 @@ static int json_put(const cql_ctype *t, const uint8_t *p, size_t len, buf *out, 
         int rc = native_put(t, p, len, &s, 0);
         int finite = rc == 0 && (isdigit((unsigned char)s.data[0]) ||
                                  (s.data[0] == '-' && isdigit((unsigned char)s.data[1])));
-        if (rc == 0)
-            rc = finite ? buf_append(out, s.data, s.len) : json_string_put(out, s.data, s.len);
+        /* JSON has no NaN or Infinity: Cassandra writes null for them */
+        if (rc == 0) rc = finite ? buf_append(out, s.data, s.len) : buf_puts(out, "null");
         buf_free(&s);
         return rc;
     }
@@ -2364,8 +2366,23 @@ static int from_json(const cql_ctype *t, const char *receiver, const json_t *j, 
     case CQL_TYPE_VARINT:
         if (is_str)
             return cqlval_from_text(t, json_string_value(j), json_string_length(j), out, err);
-        if (!is_num || !integral)
+        if (!is_num)
             return fail(err, "Expected an int value, but got a %s: %s", json_kind(j), json_text(j));
+        if (id == CQL_TYPE_INT || id == CQL_TYPE_BIGINT || id == CQL_TYPE_COUNTER) {
+            /* Jackson's number class decides: Integer, Long, BigInteger or Double */
+            int64_t v;
+            size_t nl = strlen(num);
+            int fits32 = integral && parse_int(num, nl, INT32_MIN, INT32_MAX, &v) == 0;
+            int fits64 = integral && parse_int(num, nl, INT64_MIN, INT64_MAX, &v) == 0;
+            const char *cls = !integral ? "Double"
+                              : fits32  ? "Integer"
+                              : fits64  ? "Long"
+                                        : "BigInteger";
+            if (id == CQL_TYPE_INT ? !fits32 : !fits64)
+                return fail(err, "Expected %s value, but got a %s: %s",
+                            id == CQL_TYPE_INT ? "an int" : "a bigint", cls, num);
+        }
+        /* smallint, tinyint and varint read the number's text */
         return cqlval_from_text(t, num, strlen(num), out, err);
     case CQL_TYPE_FLOAT:
     case CQL_TYPE_DOUBLE:

@@ -102,8 +102,9 @@ int cqlval_to_cql(const cql_ctype *t, const uint8_t *p, size_t len, buf *out);
 /* Appends the value as JSON as toJson() and SELECT JSON write it: numbers bare, text
  * and uuids and blobs ("0x01ff") and timestamps ("2024-01-31 12:00:00.000Z") quoted,
  * booleans, lists and sets and tuples as arrays, maps and UDTs as objects (non-text map
- * keys as their JSON text in a string: {"1": "a"}), NaN and Infinity as strings, an empty
- * value of a non-text type as null. 0, or -1 when out is full or the value is malformed. */
+ * keys as their JSON text in a string: {"1": "a"}), NaN and Infinity as null (JSON has
+ * neither), an empty value of a native type as "" and of a tuple or UDT as null. 0, or -1 when out
+ * is full or the value is malformed. */
 int cqlval_to_json(const cql_ctype *t, const uint8_t *p, size_t len, buf *out);
 
 /* Turns a parsed JSON value (fromJson(), INSERT JSON) into a value of t for receiver:
