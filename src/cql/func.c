@@ -528,20 +528,36 @@ static int is_numeric(uint16_t id)
     }
 }
 
+/* The casts CastFcts defines (a cast to the value's own type is the value). */
 static int cast_ok(uint16_t from, uint16_t to)
 {
     if (from == to) return 1;
-    if (is_numeric(from) && is_numeric(to) && to != CQL_TYPE_COUNTER) return 1;
-    if ((to == CQL_TYPE_VARCHAR || to == CQL_TYPE_ASCII) && cqltype_native(from)) return 1;
-    if (to == CQL_TYPE_DATE && (from == CQL_TYPE_TIMESTAMP || from == CQL_TYPE_TIMEUUID)) return 1;
-    if (to == CQL_TYPE_TIMESTAMP && (from == CQL_TYPE_DATE || from == CQL_TYPE_TIMEUUID)) return 1;
-    return 0;
+    int text = to == CQL_TYPE_VARCHAR || to == CQL_TYPE_ASCII;
+    if (is_numeric(from)) return (is_numeric(to) && to != CQL_TYPE_COUNTER) || text;
+    switch (from) {
+    case CQL_TYPE_ASCII:
+        return to == CQL_TYPE_VARCHAR;
+    case CQL_TYPE_INET:
+    case CQL_TYPE_BOOLEAN:
+    case CQL_TYPE_TIME:
+    case CQL_TYPE_UUID:
+        return text;
+    case CQL_TYPE_TIMEUUID:
+        return text || to == CQL_TYPE_DATE || to == CQL_TYPE_TIMESTAMP;
+    case CQL_TYPE_TIMESTAMP:
+        return text || to == CQL_TYPE_DATE;
+    case CQL_TYPE_DATE:
+        return text || to == CQL_TYPE_TIMESTAMP;
+    default:
+        return 0;
+    }
 }
 
-/* The function Cassandra runs a CAST to type to as: "system.cast_as_int". */
+/* The function Cassandra runs a CAST to type to as: "system.castAsInt". */
 static void cast_name(uint16_t to, char *s, size_t n)
 {
-    snprintf(s, n, "system.cast_as_%s", cql_type_name(to));
+    const char *t = cql_type_name(to);
+    snprintf(s, n, "system.castAs%c%s", t[0] - 'a' + 'A', t + 1);
 }
 
 int cqlfn_cast_check(const cql_ctype *from, const cql_ctype *to, cql_parse_error *err)
@@ -651,6 +667,28 @@ static int truncate_text(const char *s, buf *out)
     return rc;
 }
 
+/* BigInteger.longValue and BigDecimal.longValue: the integer part's low 64 bits. */
+static int text_low64(const char *text, int64_t *v)
+{
+    buf ib, vb;
+    buf_init(&ib, 0);
+    buf_init(&vb, 0);
+    int rc = truncate_text(text, &ib);
+    rc = rc ? rc : cql_varint_from_text(ib.data, ib.len, &vb);
+    uint64_t low = 0;
+    if (!rc) {
+        uint8_t sign = (vb.data[0] & 0x80) ? 0xff : 0x00;
+        for (size_t i = 0; i < 8; i++) {
+            size_t at = vb.len >= 8 - i ? vb.len - (8 - i) : (size_t)-1;
+            low = low << 8 | (at == (size_t)-1 ? sign : (uint8_t)vb.data[at]);
+        }
+    }
+    buf_free(&ib);
+    buf_free(&vb);
+    *v = (int64_t)low;
+    return rc;
+}
+
 /* Java's (long) of a double: NaN is 0, beyond the range saturates. */
 static int64_t java_long(double d)
 {
@@ -708,22 +746,9 @@ static int cast_number(uint16_t from, uint16_t to, const uint8_t *p, size_t len,
                                                                            : java_int(n.d));
         } else {
             /* BigInteger and BigDecimal narrowing keep the low bits */
-            buf ib, vb;
-            buf_init(&ib, 0);
-            buf_init(&vb, 0);
-            rc = truncate_text(n.text.data, &ib);
-            rc = rc ? rc : cql_varint_from_text(ib.data, ib.len, &vb);
-            uint64_t low = 0;
-            if (!rc) {
-                uint8_t sign = (vb.data[0] & 0x80) ? 0xff : 0x00;
-                for (size_t i = 0; i < 8; i++) {
-                    size_t at = vb.len >= 8 - i ? vb.len - (8 - i) : (size_t)-1;
-                    low = low << 8 | (at == (size_t)-1 ? sign : (uint8_t)vb.data[at]);
-                }
-            }
-            rc = rc ? rc : put_width(out, to, (int64_t)low);
-            buf_free(&ib);
-            buf_free(&vb);
+            int64_t low;
+            rc = text_low64(n.text.data, &low);
+            rc = rc ? rc : put_width(out, to, low);
         }
         break;
     case CQL_TYPE_FLOAT:
@@ -740,33 +765,32 @@ static int cast_number(uint16_t from, uint16_t to, const uint8_t *p, size_t len,
         }
         break;
     }
-    case CQL_TYPE_VARINT:
+    case CQL_TYPE_VARINT: {
+        /* BigInteger.valueOf(p.longValue()) */
+        int64_t v = 0;
+        if (n.is_int)
+            v = n.i;
+        else if (n.is_float)
+            v = java_long(n.d);
+        else
+            rc = text_low64(n.text.data, &v);
+        rc = rc ? rc : cql_varint_from_int64(v, out);
+        break;
+    }
     case CQL_TYPE_DECIMAL: {
+        /* BigDecimal.valueOf(p.doubleValue()): the double's shortest text */
+        double d = n.is_int ? (double)n.i : n.is_float ? n.d : strtod(n.text.data, NULL);
+        if (!isfinite(d)) {
+            buf_free(&n.text);
+            return fail(err, "Cannot cast %s to decimal: Infinite or NaN",
+                        isnan(d) ? "NaN" : "Infinity");
+        }
+        uint8_t b[8];
+        cql_double_encode(d, b);
         buf text;
         buf_init(&text, 0);
-        if (n.is_int) {
-            buf_printf(&text, "%lld", (long long)n.i);
-        } else if (n.is_float) {
-            if (!isfinite(n.d)) {
-                buf_free(&text);
-                buf_free(&n.text);
-                return fail(err, "Cannot cast %s to %s: Infinite or NaN",
-                            isnan(n.d) ? "NaN" : "Infinity", cql_type_name(to));
-            }
-            /* BigDecimal.valueOf: the value's shortest decimal text */
-            rc = cqlval_to_text(cqltype_native(from), p, len, &text);
-        } else {
-            buf_append(&text, n.text.data, n.text.len);
-        }
-        if (to == CQL_TYPE_VARINT) {
-            buf ib;
-            buf_init(&ib, 0);
-            rc = truncate_text(text.data, &ib);
-            rc = rc ? rc : cql_varint_from_text(ib.data, ib.len, out);
-            buf_free(&ib);
-        } else {
-            rc = cql_decimal_from_text(text.data, text.len, out);
-        }
+        rc = cqlval_to_text(cqltype_native(CQL_TYPE_DOUBLE), b, 8, &text);
+        rc = rc ? rc : cql_decimal_from_text(text.data, text.len, out);
         buf_free(&text);
         break;
     }

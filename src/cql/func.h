@@ -70,14 +70,19 @@ int cqlfn_call(const cqlfn_fn *f, const cql_ctype *const *types, const cql_value
 
 /* ---- CAST ---- */
 
-/* Checks that CAST(x AS to) is allowed for x of type from: between the numeric types
- * (tinyint, smallint, int, bigint, counter, varint, decimal, float, double), from any
- * native type to text and ascii, and between timestamp, date and timeuuid as Cassandra
- * allows (timestamp to date, date to timestamp, timeuuid to timestamp and date). 0, or -1
- * with err Invalid. */
+/* Checks that CAST(x AS to) is one of the casts Cassandra's CastFcts defines: between the
+ * numeric types (tinyint, smallint, int, bigint, varint, decimal, float, double; counter
+ * as a source only), from numeric types, inet, boolean, time, uuid, timeuuid, timestamp
+ * and date to text and ascii, ascii to text, timestamp to date, date to timestamp,
+ * timeuuid to both; a cast to the value's own type. 0, or -1 with err Invalid in
+ * Cassandra's words ("Invalid call to function system.castAsInt, none of its type
+ * signatures match (known type signatures: ...)"). */
 int cqlfn_cast_check(const cql_ctype *from, const cql_ctype *to, cql_parse_error *err);
-/* Casts the value v of type from to type to, with Java's narrowing (integers wrap,
- * floats truncate and saturate) as Cassandra's CastFcts does. CQLVAL_OK or CQLVAL_ERROR. */
+/* Casts the value v of type from to type to as CastFcts does: Java's Number narrowing
+ * (integers wrap, doubles truncate and saturate, BigInteger and BigDecimal keep the low
+ * bits), decimal through the double (CAST(7 AS decimal) is 7.0), varint through the long,
+ * text as the value's CQL literal. CQLVAL_OK, CQLVAL_NULL for an empty value, or
+ * CQLVAL_ERROR. */
 int cqlfn_cast(const cql_ctype *from, const cql_ctype *to, const uint8_t *v, size_t len, buf *out,
                cql_parse_error *err);
 

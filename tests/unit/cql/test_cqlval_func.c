@@ -272,12 +272,19 @@ static const ccase ccases[] = {
     {"decimal", "1e3", "int", "1000"},
     {"decimal", "12.5", "double", "12.5"},
     {"varint", "18446744073709551617", "bigint", "1"},
-    {"varint", "123", "decimal", "123"},
+    {"varint", "123", "decimal", "123.0"},
     {"float", "1.5", "decimal", "1.5"},
+    {"float", "0.1", "decimal", "0.10000000149011612"},
     {"double", "1e10", "varint", "10000000000"},
+    {"double", "1e20", "varint", "9223372036854775807"},
+    {"decimal", "-12.75", "varint", "-12"},
     {"double", "-2.5", "varint", "-2"},
     {"int", "-7", "varint", "-7"},
-    {"int", "7", "decimal", "7"},
+    {"int", "7", "decimal", "7.0"},
+    {"counter", "5", "int", "5"},
+    {"ascii", "'a'", "text", "'a'"},
+    {"inet", "'10.0.0.1'", "text", "'10.0.0.1'"},
+    {"time", "'12:00:00'", "text", "'12:00:00.000000000'"},
     {"int", "42", "text", "'42'"},
     {"double", "1e10", "text", "'1.0E10'"},
     {"uuid", "123e4567-e89b-42d3-a456-426614174000", "ascii",
@@ -287,18 +294,37 @@ static const ccase ccases[] = {
     {"date", "'2024-01-31'", "timestamp", "'2024-01-31T00:00:00.000Z'"},
     {"timeuuid", "4265e000-c030-11ee-8080-808080808080", "timestamp", "'2024-01-31T12:00:00.000Z'"},
     {"boolean", "true", "text", "'true'"},
-    {"blob", "0x01", "text", "'0x01'"},
+    {"blob", "0x01", "text",
+     "!Invalid call to function system.castAsText, none of its type signatures match (known type "
+     "signatures: system.castAsText : (ascii) -> text, system.castAsText : (bigint) -> text, "
+     "system.castAsText : (boolean) -> text, system.castAsText : (counter) -> text, "
+     "system.castAsText : (date) -> text, system.castAsText : (decimal) -> text, "
+     "system.castAsText : (double) -> text, system.castAsText : (float) -> text, "
+     "system.castAsText : (inet) -> text, system.castAsText : (int) -> text, "
+     "system.castAsText : (smallint) -> text, system.castAsText : (time) -> text, "
+     "system.castAsText : (timestamp) -> text, system.castAsText : (timeuuid) -> text, "
+     "system.castAsText : (tinyint) -> text, system.castAsText : (uuid) -> text, "
+     "system.castAsText : (varint) -> text)"},
     {"text", "'h\xc3\xa9'", "ascii",
-     "!The text value cannot be cast to ascii: it is not ASCII text"},
-    {"double", "NaN", "varint", "!Cannot cast NaN to varint: Infinite or NaN"},
+     "!Invalid call to function system.castAsAscii, none of its type signatures match (known "
+     "type signatures: system.castAsAscii : (bigint) -> ascii, system.castAsAscii : (boolean) -> "
+     "ascii, system.castAsAscii : (counter) -> ascii, system.castAsAscii : (date) -> ascii, "
+     "system.castAsAscii : (decimal) -> ascii, system.castAsAscii : (double) -> ascii, "
+     "system.castAsAscii : (float) -> ascii, system.castAsAscii : (inet) -> ascii, "
+     "system.castAsAscii : (int) -> ascii, system.castAsAscii : (smallint) -> ascii, "
+     "system.castAsAscii : (time) -> ascii, system.castAsAscii : (timestamp) -> ascii, "
+     "system.castAsAscii : (timeuuid) -> ascii, system.castAsAscii : (tinyint) -> ascii, "
+     "system.castAsAscii : (uuid) -> ascii, system.castAsAscii : (varint) -> ascii)"},
+    {"double", "NaN", "varint", "0"},
+    {"double", "NaN", "decimal", "!Cannot cast NaN to decimal: Infinite or NaN"},
     {"text", "'1'", "int",
-     "!Invalid call to function system.cast_as_int, none of its type signatures match (known type "
-     "signatures: system.cast_as_int : (bigint) -> int, system.cast_as_int : (counter) -> int, "
-     "system.cast_as_int : (decimal) -> int, system.cast_as_int : (double) -> int, "
-     "system.cast_as_int : (float) -> int, system.cast_as_int : (smallint) -> int, "
-     "system.cast_as_int : (tinyint) -> int, system.cast_as_int : (varint) -> int)"},
+     "!Invalid call to function system.castAsInt, none of its type signatures match (known type "
+     "signatures: system.castAsInt : (bigint) -> int, system.castAsInt : (counter) -> int, "
+     "system.castAsInt : (decimal) -> int, system.castAsInt : (double) -> int, "
+     "system.castAsInt : (float) -> int, system.castAsInt : (smallint) -> int, "
+     "system.castAsInt : (tinyint) -> int, system.castAsInt : (varint) -> int)"},
     {"int", "1", "boolean",
-     "!Invalid call to function system.cast_as_boolean, none of its type signatures match (known "
+     "!Invalid call to function system.castAsBoolean, none of its type signatures match (known "
      "type signatures: )"},
 };
 
