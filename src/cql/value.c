@@ -2816,6 +2816,11 @@ static json_t *native_item(const cql_ctype *t, const uint8_t *p, size_t len, int
 {
     json_t *r = to_item(t, p, len, depth);
     if (!r || json_object_get(r, "B")) return r;
+    /* fixed-width values and text read back as they are; the rest is checked */
+    uint16_t id = t->wire.id;
+    if (id != CQL_TYPE_DURATION && id != CQL_TYPE_FLOAT && id != CQL_TYPE_DOUBLE &&
+        id != CQL_TYPE_VARINT && id != CQL_TYPE_DECIMAL)
+        return r;
     buf back;
     buf_init(&back, 0);
     cql_parse_error err = {0};
