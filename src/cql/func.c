@@ -553,42 +553,19 @@ static int cast_ok(uint16_t from, uint16_t to)
     }
 }
 
-/* The function Cassandra runs a CAST to type to as: "system.castAsInt". */
-static void cast_name(uint16_t to, char *s, size_t n)
+int cqlfn_cast_check_as(const cql_ctype *from, const cql_ctype *to, const char *what,
+                        cql_parse_error *err)
 {
-    const char *t = cql_type_name(to);
-    snprintf(s, n, "system.castAs%c%s", t[0] - 'a' + 'A', t + 1);
+    uint16_t f = from->wire.id, t = to->wire.id;
+    if (cqltype_native(t) && cqltype_native(f) && cast_ok(f, t)) return 0;
+    char tn[256];
+    return fail(err, "%s cannot be cast to %s", what, tname(to, tn, sizeof tn));
 }
 
 int cqlfn_cast_check(const cql_ctype *from, const cql_ctype *to, cql_parse_error *err)
 {
-    uint16_t f = from->wire.id, t = to->wire.id;
-    if (cqltype_native(t) && cqltype_native(f) && cast_ok(f, t)) return 0;
-    char fn[64], tn[256];
-    if (!cqltype_native(t))
-        return fail(err, "%s cannot be used as a CAST target type", tname(to, tn, sizeof tn));
-    cast_name(t, fn, sizeof fn);
-    buf b;
-    buf_init(&b, 4096);
-    static const uint16_t ids[] = {
-        CQL_TYPE_ASCII,   CQL_TYPE_BIGINT,  CQL_TYPE_BOOLEAN,   CQL_TYPE_COUNTER,
-        CQL_TYPE_DATE,    CQL_TYPE_DECIMAL, CQL_TYPE_DOUBLE,    CQL_TYPE_DURATION,
-        CQL_TYPE_FLOAT,   CQL_TYPE_INET,    CQL_TYPE_INT,       CQL_TYPE_SMALLINT,
-        CQL_TYPE_VARCHAR, CQL_TYPE_TIME,    CQL_TYPE_TIMESTAMP, CQL_TYPE_TIMEUUID,
-        CQL_TYPE_TINYINT, CQL_TYPE_UUID,    CQL_TYPE_VARINT,    CQL_TYPE_BLOB};
-    int first = 1;
-    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++)
-        if (ids[i] != t && cast_ok(ids[i], t)) {
-            buf_printf(&b, "%s%s : (%s) -> %s", first ? "" : ", ", fn, cql_type_name(ids[i]),
-                       cql_type_name(t));
-            first = 0;
-        }
-    fail(err,
-         "Invalid call to function %s, none of its type signatures match (known type signatures: "
-         "%s)",
-         fn, b.data ? b.data : "");
-    buf_free(&b);
-    return -1;
+    char fn[256];
+    return cqlfn_cast_check_as(from, to, tname(from, fn, sizeof fn), err);
 }
 
 /* A numeric value read out: exactly as int64, as a double, or as decimal text. */
@@ -890,6 +867,7 @@ int cqlfn_term(void *ctx, const cql_ctype *t, const char *receiver, const cql_ex
         if (!compatible(t, h))
             return fail(err, "Cannot assign value of type %s to %s of type %s",
                         tname(h, tn, sizeof tn), receiver, tname(t, rn, sizeof rn));
+        if (cqlfn_cast_check_as(from, h, receiver, err)) return CQLVAL_ERROR;
         buf v;
         buf_init(&v, out->max);
         int r = cqlval_from_term(from, receiver, e->items[0], &self, &v, err);

@@ -74,10 +74,13 @@ int cqlfn_call(const cqlfn_fn *f, const cql_ctype *const *types, const cql_value
  * numeric types (tinyint, smallint, int, bigint, varint, decimal, float, double; counter
  * as a source only), from numeric types, inet, boolean, time, uuid, timeuuid, timestamp
  * and date to text and ascii, ascii to text, timestamp to date, date to timestamp,
- * timeuuid to both; a cast to the value's own type. 0, or -1 with err Invalid in
- * Cassandra's words ("Invalid call to function system.castAsInt, none of its type
- * signatures match (known type signatures: ...)"). */
+ * timeuuid to both; a cast to the value's own type. 0, or -1 with err Invalid as
+ * Cassandra words it, what naming the selector: "a cannot be cast to boolean". */
+int cqlfn_cast_check_as(const cql_ctype *from, const cql_ctype *to, const char *what,
+                        cql_parse_error *err);
+/* The same with the source type's name as what ("text cannot be cast to int"). */
 int cqlfn_cast_check(const cql_ctype *from, const cql_ctype *to, cql_parse_error *err);
+
 /* Casts the value v of type from to type to as CastFcts does: Java's Number narrowing
  * (integers wrap, doubles truncate and saturate, BigInteger and BigDecimal keep the low
  * bits), decimal through the double (CAST(7 AS decimal) is 7.0), varint through the long,
