@@ -73,6 +73,16 @@ typedef struct vcase {
 } vcase;
 
 static const vcase vcases[] = {
+    /* map keys that are not text: their JSON as a JSON string (Cassandra's JsonTest) */
+    {"map<frozen<tuple<int, text>>, boolean>", "{(1, 'b'): false, (0, 'a'): true}", NULL,
+     "{(0, 'a'): true, (1, 'b'): false}", NULL,
+     "{\"[0, \\\"a\\\"]\": true, \"[1, \\\"b\\\"]\": false}"},
+    {"map<boolean, boolean>", "{true: true, false: false}", NULL, "{false: false, true: true}",
+     NULL, "{\"false\": false, \"true\": true}"},
+    {"map<frozen<set<int>>, boolean>", "{{3, 4, 5}: false, {0, 1, 2}: true}", NULL,
+     "{{0, 1, 2}: true, {3, 4, 5}: false}", NULL, "{\"[0, 1, 2]\": true, \"[3, 4, 5]\": false}"},
+    {"map<float, boolean>", "{1.23: true, 4.56: false}", NULL, "{1.23: true, 4.56: false}", NULL,
+     "{\"1.23\": true, \"4.56\": false}"},
     {"int", "42", "0000002a", "42", NULL, NULL},
     {"int", "-1", "ffffffff", "-1", NULL, NULL},
     {"int", "-2147483648", "80000000", "-2147483648", NULL, NULL},
