@@ -593,14 +593,14 @@ static int copy_buf(buf *to, const buf *from)
     return buf_append(to, from->data ? from->data : "", from->len);
 }
 
-/* Adds [lo, hi) (hi NULL: unlimited), dropping an empty range. lo empty means just above
- * the static row's empty key. */
+/* Adds [lo, hi) (hi NULL: unlimited), dropping an empty range. lo empty means from 0x01:
+ * above the static row's key (empty, or the one byte 0x00), below every row's key. */
 static int add_range(cqlkey_ranges *rs, const buf *lo, const buf *hi)
 {
     cqlkey_range r;
     memset(&r, 0, sizeof r);
     if (copy_buf(&r.lo, lo)) return -1;
-    if (r.lo.len == 0 && buf_putc(&r.lo, 0x00)) return -1;
+    if (r.lo.len == 0 && buf_putc(&r.lo, 0x01)) return -1;
     if (hi) {
         if (copy_buf(&r.hi, hi)) return -1;
     } else {

@@ -27,7 +27,8 @@ typedef struct cqlkey_col {
  * Components are self-delimiting, so the key of a prefix of the columns is a byte prefix
  * of every key that starts with those values, and byte order is the rows' order. Every
  * component's first byte is at least 0x02 (after inversion at most 0xfd), so no row key is
- * empty: the empty key is free for a partition's static row, which sorts first. Values
+ * empty or starts with 0x00 or 0x01: the empty key or the one byte 0x00 is free for a
+ * partition's static row, which sorts first and is in no range cqlkey_ranges_for gives. Values
  * equal to Cassandra (1.5 and 1.50, varints with redundant sign bytes, NaNs) encode to
  * the same bytes, and decode to one canonical form of them. */
 

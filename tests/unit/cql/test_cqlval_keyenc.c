@@ -503,7 +503,7 @@ static void test_ranges(void)
     cols[1].type = cqltype_native(CQL_TYPE_VARCHAR);
     cols[1].desc = 1;
     /* every row's key, and the static row's empty key */
-    buf keys[NA * NB + 1];
+    buf keys[NA * NB + 2];
     int32_t ka[NA * NB];
     const char *kb[NA * NB];
     size_t nk = 0;
@@ -528,7 +528,9 @@ static void test_ranges(void)
             kb[nk] = bvals[b];
             nk++;
         }
-    buf_init(&keys[nk], 0); /* static row */
+    buf_init(&keys[nk], 0); /* the static row: the empty key, or the one byte 0x00 */
+    buf_init(&keys[nk + 1], 0);
+    buf_putc(&keys[nk + 1], 0x00);
     for (size_t ci = 0; ci < sizeof rcases / sizeof rcases[0]; ci++) {
         const rcase *c = &rcases[ci];
         uint8_t e0[4], l0[4], h0[4];
@@ -558,7 +560,7 @@ static void test_ranges(void)
                              rs.r[i - 1].hi.len < rs.r[i].lo.len ? rs.r[i - 1].hi.len
                                                                  : rs.r[i].lo.len) <= 0,
                   "%s: ranges sorted and disjoint", c->what);
-        for (size_t k = 0; k <= nk; k++) {
+        for (size_t k = 0; k <= nk + 1; k++) {
             int in = 0;
             for (size_t i = 0; i < rs.n; i++) {
                 const cqlkey_range *r = &rs.r[i];
@@ -573,7 +575,7 @@ static void test_ranges(void)
                 }
                 if (cl >= 0 && ch < 0) in = 1;
             }
-            if (k == nk) {
+            if (k >= nk) {
                 CHECK(!in, "%s: the static row is in a range", c->what);
                 continue;
             }
@@ -592,7 +594,7 @@ static void test_ranges(void)
         }
         cqlkey_ranges_free(&rs);
     }
-    for (size_t k = 0; k <= nk; k++)
+    for (size_t k = 0; k <= nk + 1; k++)
         buf_free(&keys[k]);
     /* a slice past the columns is refused */
     uint8_t b4[4];
