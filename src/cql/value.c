@@ -2211,6 +2211,34 @@ json_t *cqlval_json_parse(const char *text, size_t len, cql_parse_error *err)
     return v;
 }
 
+json_t *cqlval_json_object(const char *text, size_t len, cql_parse_error *err)
+{
+    cql_parse_error inner = {0};
+    json_t *j = cqlval_json_parse(text, len, &inner);
+    if (j && json_is_object(j)) return j;
+    if (j && json_is_null(j)) {
+        json_decref(j);
+        fail(err, "Got null for INSERT JSON values");
+        return NULL;
+    }
+    json_decref(j);
+    const char *why = strstr(inner.msg, "': ");
+    fail(err, "Could not decode JSON string as a map: %s",
+         j     ? "the value is not a JSON object"
+         : why ? why + 3
+               : "invalid JSON");
+    return NULL;
+}
+
+int cqlval_json_name(const char *key, buf *out)
+{
+    size_t n = strlen(key);
+    if (n >= 2 && key[0] == '"' && key[n - 1] == '"') return buf_append(out, key + 1, n - 2);
+    for (size_t i = 0; i < n; i++)
+        if (buf_putc(out, (uint8_t)tolower((unsigned char)key[i]))) return -1;
+    return 0;
+}
+
 /* A JSON number: from cqlval_json_parse (its text as written) or from jansson (printed as
  * Java prints it). 1 with *text and *integral, 0 when j is no number. */
 static int json_number(const json_t *j, char *tmp, size_t n, const char **text, int *integral)
@@ -2521,12 +2549,12 @@ static int from_json(const cql_ctype *t, const char *receiver, const json_t *j, 
             const json_t *fv = NULL;
             json_object_foreach((json_t *)j, k, v)
             {
-                size_t kl = strlen(k);
-                int match = kl >= 2 && k[0] == '"'
-                                ? kl - 2 == strlen(t->wire.field_names[f]) &&
-                                      strncmp(k + 1, t->wire.field_names[f], kl - 2) == 0
-                                : strcasecmp(k, t->wire.field_names[f]) == 0;
-                if (match) fv = v;
+                buf name;
+                buf_init(&name, 0);
+                if (cqlval_json_name(k, &name) == 0 &&
+                    strcmp(name.data ? name.data : "", t->wire.field_names[f]) == 0)
+                    fv = v;
+                buf_free(&name);
             }
             if (!fv) {
                 if (cql_element_put(out, NULL, -1)) return full(err);

@@ -122,6 +122,17 @@ int cqlval_from_json(const cql_ctype *t, const char *receiver, const json_t *j, 
  * Invalid: "Could not decode JSON string '[1, ': unexpected end of input at character 4". */
 json_t *cqlval_json_parse(const char *text, size_t len, cql_parse_error *err);
 
+/* INSERT JSON's value: parses text (as cqlval_json_parse) and requires a JSON object,
+ * answering with Cassandra's messages: "Got null for INSERT JSON values" for null, "Could
+ * not decode JSON string as a map: ..." for another value or bad JSON. Returns the object
+ * (json_decref it) or NULL with err Invalid. Its members' values go to cqlval_from_json. */
+json_t *cqlval_json_object(const char *text, size_t len, cql_parse_error *err);
+
+/* The column a JSON member name denotes, as INSERT JSON and fromJson read UDT fields: a
+ * name in double quotes is exact ("\"Foo\"" is Foo), any other is folded to lower case
+ * ("K" is k). Appends it to out; 0, or -1 when out is full. */
+int cqlval_json_name(const char *key, buf *out);
+
 /* The stored form of a valid value in an engine item: a new AttributeValue (the caller
  * owns it) chosen so a DynamoDB client reads a natural value: ascii and text {"S"};
  * integers, counters and floats {"N"}; varint and decimal {"N"} when DynamoDB's number

@@ -681,6 +681,51 @@ static void test_json_parse(void)
     json_decref(j);
 }
 
+static void test_json_object(void)
+{
+    static const struct {
+        const char *text, *msg; /* msg NULL: an object */
+    } cases[] = {
+        {"{\"k\": 0, \"v\": 1.50}", NULL},
+        {"null", "Got null for INSERT JSON values"},
+        {"\"notamap\"", "Could not decode JSON string as a map: the value is not a JSON object"},
+        {"12.34", "Could not decode JSON string as a map: the value is not a JSON object"},
+        {"{\"k\": ",
+         "Could not decode JSON string as a map: unexpected end of input at character 6"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cql_parse_error err = {0};
+        json_t *j = cqlval_json_object(cases[i].text, strlen(cases[i].text), &err);
+        if (cases[i].msg) {
+            CHECK(j == NULL, "%s should be refused", cases[i].text);
+            CHECK_STR(err.msg, cases[i].msg);
+        } else {
+            CHECK(j != NULL, "%s: %s", cases[i].text, err.msg);
+            buf v;
+            buf_init(&v, 0);
+            CHECK(j && cqlval_from_json(type_of("decimal"), "v", json_object_get(j, "v"), &v,
+                                        &err) == CQLVAL_OK,
+                  "member value");
+            buf s;
+            buf_init(&s, 0);
+            cqlval_to_text(type_of("decimal"), (const uint8_t *)v.data, v.len, &s);
+            CHECK_STR(s.data, "1.50");
+            buf_free(&s);
+            buf_free(&v);
+        }
+        json_decref(j);
+    }
+    static const char *const names[][2] = {
+        {"k", "k"}, {"K", "k"}, {"\"Foo\"", "Foo"}, {"\"\"", ""}};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        buf b;
+        buf_init(&b, 0);
+        CHECK(cqlval_json_name(names[i][0], &b) == 0, "name");
+        CHECK_STR(b.data ? b.data : "", names[i][1]);
+        buf_free(&b);
+    }
+}
+
 /* The stored form is what a DynamoDB client should see. */
 static void test_item_shape(void)
 {
@@ -791,6 +836,7 @@ int main(void)
     test_validate();
     test_json_in();
     test_json_parse();
+    test_json_object();
     test_item_shape();
     test_canonical();
     cql_arena_free(&arena);
