@@ -22,7 +22,7 @@
 #define CQLVAL_ERROR (-1) /* err is set */
 #define CQLVAL_OK 0       /* the value's bytes were appended to out */
 #define CQLVAL_NULL 1     /* the term is null (NULL, or a null bound value) */
-#define CQLVAL_UNSET 2    /* a bound value that is not set */
+#define CQLVAL_UNSET 2    /* a bound value that is not set (or a list, set or map holding one) */
 
 /* The caller's part of turning a term into a value: called for the terms that are not
  * constants (bind markers, function calls, CAST, type hints, arithmetic) wherever they
@@ -42,7 +42,7 @@ typedef struct cqlval_terms {
  * appending its bytes to out. Constants as Cassandra reads them: strings for text,
  * ascii, inet, timestamps ('2024-01-31 12:00:00+0000', '2024-01-31T12:00:00.000Z',
  * '2024-01-31', 'now', digits as milliseconds), dates ('2024-01-31', digits as the day number),
- * times ('12:00:00.5'); integers for every numeric type, timestamps, dates, times and durations;
+ * times ('12:00:00.5'); integers for every numeric type, timestamps, dates and times;
  * floats, NaN and Infinity for float, double and decimal; uuids; hex blobs; booleans; durations
  * (1h30m, P1DT2H, P2W); [lists], {sets}, {maps}, (tuples) and {udt: literals}. Returns a
  * CQLVAL_* code; errors are Invalid with Cassandra's words: "Invalid STRING constant
