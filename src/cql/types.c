@@ -41,6 +41,40 @@ static const cql_ctype *native_named(const char *name)
     return NULL;
 }
 
+/* The native type a custom type's class is ("org.apache.cassandra.db.marshal.UTF8Type",
+ * or the class alone), or NULL. */
+static const cql_ctype *marshal_class(const char *name)
+{
+    static const struct {
+        const char *cls;
+        uint16_t id;
+    } classes[] = {{"AsciiType", CQL_TYPE_ASCII},
+                   {"LongType", CQL_TYPE_BIGINT},
+                   {"BytesType", CQL_TYPE_BLOB},
+                   {"BooleanType", CQL_TYPE_BOOLEAN},
+                   {"CounterColumnType", CQL_TYPE_COUNTER},
+                   {"DecimalType", CQL_TYPE_DECIMAL},
+                   {"DoubleType", CQL_TYPE_DOUBLE},
+                   {"FloatType", CQL_TYPE_FLOAT},
+                   {"Int32Type", CQL_TYPE_INT},
+                   {"TimestampType", CQL_TYPE_TIMESTAMP},
+                   {"UUIDType", CQL_TYPE_UUID},
+                   {"UTF8Type", CQL_TYPE_VARCHAR},
+                   {"IntegerType", CQL_TYPE_VARINT},
+                   {"TimeUUIDType", CQL_TYPE_TIMEUUID},
+                   {"InetAddressType", CQL_TYPE_INET},
+                   {"SimpleDateType", CQL_TYPE_DATE},
+                   {"TimeType", CQL_TYPE_TIME},
+                   {"ShortType", CQL_TYPE_SMALLINT},
+                   {"ByteType", CQL_TYPE_TINYINT},
+                   {"DurationType", CQL_TYPE_DURATION}};
+    static const char prefix[] = "org.apache.cassandra.db.marshal.";
+    if (strncmp(name, prefix, sizeof prefix - 1) == 0) name += sizeof prefix - 1;
+    for (size_t i = 0; i < sizeof classes / sizeof classes[0]; i++)
+        if (strcmp(name, classes[i].cls) == 0) return cqltype_native(classes[i].id);
+    return NULL;
+}
+
 /* ---- errors ---- */
 
 static int fail(cql_parse_error *err, int code, const char *fmt, ...)
@@ -192,6 +226,11 @@ static int resolve(cql_arena *a, const cql_type_expr *te, int frozen, const cqlt
         if (!*out) return fail(err, CQL_ERR_INVALID, "Unknown type %s", t->name);
         return 0;
     case CQL_TE_CUSTOM: {
+        const cql_ctype *known = marshal_class(t->name);
+        if (known) { /* a native type named by its class is that type */
+            *out = known;
+            return 0;
+        }
         cql_ctype *c = new_node(a, CQL_TYPE_CUSTOM, 0);
         if (!c || !(c->wire.name = cql_arena_strndup(a, t->name, strlen(t->name))))
             return no_memory(err);

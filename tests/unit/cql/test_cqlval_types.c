@@ -148,6 +148,9 @@ static const tcase cases[] = {
     {"other.address",
      "error 2200: Statement on keyspace ks cannot refer to a user type in keyspace other; user "
      "types can only be used in the keyspace they are defined in"},
+    {"'org.apache.cassandra.db.marshal.UTF8Type'", "text"},
+    {"'Int32Type'", "int"},
+    {"'com.example.MyType'", "'com.example.MyType'"},
     {"frozen<int>",
      "error 2200: frozen<> is only allowed on collections, tuples, and user-defined types (got "
      "int)"},
@@ -254,8 +257,11 @@ static void test_parse_errors(void)
     memset(&err, 0, sizeof err);
     CHECK(cqltype_parse(&a, "'org.apache.cassandra.db.marshal.UTF8Type'", 42, &env, &t, &err) ==
                   0 &&
-              t->wire.id == CQL_TYPE_CUSTOM &&
-              strcmp(t->wire.name, "org.apache.cassandra.db.marshal.UTF8Type") == 0,
+              t->wire.id == CQL_TYPE_VARCHAR,
+          "a native type's class: %s", err.msg);
+    memset(&err, 0, sizeof err);
+    CHECK(cqltype_parse(&a, "'com.example.MyType'", 20, &env, &t, &err) == 0 &&
+              t->wire.id == CQL_TYPE_CUSTOM && strcmp(t->wire.name, "com.example.MyType") == 0,
           "custom: %s", err.msg);
     cql_arena_free(&a);
 }
