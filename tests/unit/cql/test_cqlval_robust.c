@@ -342,6 +342,105 @@ static void test_items(void)
     }
 }
 
+/* Random literals through the parser and into values of many types: each either makes a
+ * valid value or is refused with a message. */
+static void test_literals(void)
+{
+    static const char *const atoms[] = {"1",
+                                        "-7",
+                                        "1.5",
+                                        "1e400",
+                                        "NaN",
+                                        "-Infinity",
+                                        "'a'",
+                                        "'2024-01-31'",
+                                        "''",
+                                        "0x0f",
+                                        "0x",
+                                        "true",
+                                        "null",
+                                        "1h30m",
+                                        "P2W",
+                                        "?",
+                                        "now()",
+                                        ":x",
+                                        "123e4567-e89b-12d3-a456-426614174000",
+                                        "'12:00:00'",
+                                        "99999999999999999999999",
+                                        "'::1'",
+                                        "{}",
+                                        "[]",
+                                        "(1)",
+                                        "{a: 1}",
+                                        "'\xc3\xa9'"};
+    static const char *const types_[] = {"int",
+                                         "text",
+                                         "timestamp",
+                                         "list<int>",
+                                         "set<text>",
+                                         "map<int, text>",
+                                         "frozen<tuple<int, text>>",
+                                         "decimal",
+                                         "blob",
+                                         "timeuuid",
+                                         "duration",
+                                         "inet",
+                                         "date",
+                                         "time",
+                                         "varint",
+                                         "double"};
+    const cql_ctype *ts[16];
+    for (size_t i = 0; i < 16; i++) {
+        cql_parse_error err = {0};
+        cqltype_parse(&arena, types_[i], strlen(types_[i]), NULL, &ts[i], &err);
+    }
+    for (int it = 0; it < 6000; it++) {
+        char lit[512] = "";
+        int depth = 0;
+        size_t n = 1 + rnd() % 6;
+        for (size_t k = 0; k < n && strlen(lit) < 400; k++) {
+            int what = (int)(rnd() % 6);
+            if (what == 0 && depth < 3) {
+                strcat(lit, (const char *[]){"[", "{", "("}[rnd() % 3]);
+                depth++;
+            } else if (what == 1 && depth > 0) {
+                strcat(lit, (const char *[]){"]", "}", ")"}[rnd() % 3]);
+                depth--;
+            } else {
+                if (k && lit[strlen(lit) - 1] != '[' && lit[strlen(lit) - 1] != '{' &&
+                    lit[strlen(lit) - 1] != '(')
+                    strcat(lit, rnd() % 3 ? ", " : ": ");
+                strcat(lit, atoms[rnd() % (sizeof atoms / sizeof atoms[0])]);
+            }
+        }
+        while (depth-- > 0)
+            strcat(lit, (const char *[]){"]", "}", ")"}[rnd() % 3]);
+        char stmt[640];
+        snprintf(stmt, sizeof stmt, "INSERT INTO t (v) VALUES (%s)", lit);
+        cql_parsed p;
+        cql_parse_error perr = {0};
+        if (cql_parse(stmt, strlen(stmt), &p, &perr) != 0) continue;
+        for (size_t ti = 0; ti < 16; ti++) {
+            if (!ts[ti]) continue;
+            buf v;
+            buf_init(&v, 0);
+            cql_parse_error err = {0};
+            cqlfn_env env = {{NULL, NULL}, &arena, NULL};
+            cqlval_terms terms = {cqlfn_term, &env};
+            int r = cqlval_from_term(ts[ti], "v", p.stmts[0]->u.insert.values[0], &terms, &v, &err);
+            if (r == CQLVAL_OK) {
+                cql_parse_error verr = {0};
+                CHECK(cqlval_validate(ts[ti], (const uint8_t *)v.data, v.len, &verr) == 0,
+                      "%s as %s made an invalid value: %s", lit, types_[ti], verr.msg);
+            } else if (r == CQLVAL_ERROR) {
+                CHECK(err.msg[0] != 0, "%s as %s: a refusal says why", lit, types_[ti]);
+            }
+            buf_free(&v);
+        }
+        cql_parsed_free(&p);
+    }
+}
+
 int main(void)
 {
     cql_arena_init(&arena, 0);
@@ -349,6 +448,7 @@ int main(void)
     test_keys();
     test_text();
     test_items();
+    test_literals();
     cql_arena_free(&arena);
     return check_report("test_cqlval_robust");
 }
