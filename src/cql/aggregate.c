@@ -15,20 +15,6 @@
 #include "cql/value.h"
 #include "cqlwire/cql_value.h"
 
-static int fail(cql_parse_error *err, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int fail(cql_parse_error *err, int code, const char *fmt, ...)
-{
-    if (err && !err->code && !err->msg[0]) {
-        err->code = code;
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
-
 /* ---- a signed bignum, base 10^9 ---- */
 
 #define BASE 1000000000u
@@ -343,10 +329,11 @@ int cqlagg_init(cqlagg *a, cqlagg_kind kind, const cql_ctype *arg, cql_parse_err
     for (size_t i = 0; i < n; i++)
         buf_printf(&b, "%ssystem.%s : (%s) -> %s", i ? ", " : "", kind_name(kind),
                    cql_type_name(ids[i]), cql_type_name(ids[i]));
-    fail(err, CQL_ERR_INVALID,
-         "Invalid call to function system.%s, none of its type signatures match (known type "
-         "signatures: %s)",
-         kind_name(kind), b.data ? b.data : "");
+    cql_error_record(
+        err, CQL_ERR_INVALID,
+        "Invalid call to function system.%s, none of its type signatures match (known type "
+        "signatures: %s)",
+        kind_name(kind), b.data ? b.data : "");
     buf_free(&b);
     buf_free(&a->big);
     return -1;
@@ -392,7 +379,7 @@ static double as_double(uint16_t id, const uint8_t *p, size_t len)
 
 static int too_large(cql_parse_error *err)
 {
-    return fail(err, CQL_ERR_INVALID, "The aggregate's exact result is too large");
+    return cql_error_record(err, CQL_ERR_INVALID, "The aggregate's exact result is too large");
 }
 
 int cqlagg_add(cqlagg *a, const uint8_t *v, int32_t len, cql_parse_error *err)
@@ -408,7 +395,7 @@ int cqlagg_add(cqlagg *a, const uint8_t *v, int32_t len, cql_parse_error *err)
     }
     cql_parse_error inner = {0};
     if (cqlval_validate(a->arg, v, (size_t)len, &inner))
-        return fail(err, CQL_ERR_INVALID, "%s", inner.msg);
+        return cql_error_record(err, CQL_ERR_INVALID, "%s", inner.msg);
     uint16_t id = a->arg->wire.id;
     if (a->kind == CQLAGG_MIN || a->kind == CQLAGG_MAX) {
         if (a->have) {
@@ -504,7 +491,7 @@ int cqlagg_add(cqlagg *a, const uint8_t *v, int32_t len, cql_parse_error *err)
         return rc ? too_large(err) : 0;
     }
     }
-    return fail(err, CQL_ERR_INVALID, "Cannot aggregate values of this type");
+    return cql_error_record(err, CQL_ERR_INVALID, "Cannot aggregate values of this type");
 }
 
 static int put_int(buf *out, uint16_t id, int64_t v)

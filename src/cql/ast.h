@@ -410,6 +410,11 @@ typedef struct cql_parse_error {
     char msg[CQL_ERR_MSG_MAX];
 } cql_parse_error;
 
+/* Records a failure in err, unless one is recorded already (the first error wins), and
+ * returns -1: how the front end's modules report Cassandra's errors. err may be NULL. */
+int cql_error_record(cql_parse_error *err, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /* A parsed statement or script. */
 typedef struct cql_parsed {
     cql_arena arena;

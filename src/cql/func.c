@@ -17,19 +17,6 @@
 
 #include "cqlwire/cql_value.h"
 
-static int fail(cql_parse_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(cql_parse_error *err, const char *fmt, ...)
-{
-    if (err && !err->code && !err->msg[0]) {
-        err->code = CQL_ERR_INVALID;
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-        va_end(ap);
-    }
-    return CQLVAL_ERROR;
-}
-
 static const char *tname(const cql_ctype *t, char *s, size_t n)
 {
     buf b;
@@ -317,18 +304,21 @@ const cqlfn_fn *cqlfn_resolve(const char *name, const cql_ctype *const *types,
         if (m == 1 && nweak < 8) weak[nweak++] = f;
     }
     if (!candidates) {
-        fail(err, "Unknown function %s", name);
+        cql_error_record(err, CQL_ERR_INVALID, "Unknown function %s", name);
         return NULL;
     }
     if (candidates == 1 && any->nargs != n) {
-        fail(err,
-             "Invalid number of arguments in call to function %s: %u required but %zu provided",
-             any->full, any->nargs, n);
+        cql_error_record(
+            err, CQL_ERR_INVALID,
+            "Invalid number of arguments in call to function %s: %u required but %zu provided",
+            any->full, any->nargs, n);
         return NULL;
     }
     if (nweak == 1) {
         if (weak[0]->ret == RECEIVER && !receiver) {
-            fail(err, "fromJson() cannot be used in the selection clause of a SELECT statement");
+            cql_error_record(
+                err, CQL_ERR_INVALID,
+                "fromJson() cannot be used in the selection clause of a SELECT statement");
             return NULL;
         }
         return weak[0];
@@ -337,19 +327,21 @@ const cqlfn_fn *cqlfn_resolve(const char *name, const cql_ctype *const *types,
     buf_init(&b, 4096);
     if (nweak == 0) {
         signatures(&b, name);
-        fail(err,
-             "Invalid call to function system.%s, none of its type signatures match (known type "
-             "signatures: %s)",
-             name, b.data ? b.data : "");
+        cql_error_record(
+            err, CQL_ERR_INVALID,
+            "Invalid call to function system.%s, none of its type signatures match (known type "
+            "signatures: %s)",
+            name, b.data ? b.data : "");
     } else {
         for (size_t i = 0; i < nweak; i++)
             buf_printf(&b, "%s%s : (%s) -> %s", i ? ", " : "", weak[i]->full,
                        weak[i]->arg == ANY ? "any" : cql_type_name(weak[i]->arg),
                        weak[i]->ret == RECEIVER ? "any" : cql_type_name(weak[i]->ret));
-        fail(err,
-             "Ambiguous call to function system.%s (can be matched by following signatures: %s): "
-             "use type casts to disambiguate",
-             name, b.data ? b.data : "");
+        cql_error_record(
+            err, CQL_ERR_INVALID,
+            "Ambiguous call to function system.%s (can be matched by following signatures: %s): "
+            "use type casts to disambiguate",
+            name, b.data ? b.data : "");
     }
     buf_free(&b);
     return NULL;
@@ -412,8 +404,9 @@ int cqlfn_call(const cqlfn_fn *f, const cql_ctype *const *types, const cql_value
     int rc = 0;
     uint8_t u[16];
     if (n != f->nargs)
-        return fail(
-            err, "Invalid number of arguments in call to function %s: %u required but %zu provided",
+        return cql_error_record(
+            err, CQL_ERR_INVALID,
+            "Invalid number of arguments in call to function %s: %u required but %zu provided",
             f->full, f->nargs, n);
     const uint8_t *p = n ? args[0].p : NULL;
     size_t len = n && args[0].len > 0 ? (size_t)args[0].len : 0;
@@ -447,16 +440,18 @@ int cqlfn_call(const cqlfn_fn *f, const cql_ctype *const *types, const cql_value
     case K_TO_UNIX:
         if (len == 0) return CQLVAL_NULL;
         if (to_ms(f->arg, p, len, &ms))
-            return fail(err, "In call to function %s, the argument is not a valid %s", f->full,
-                        cql_type_name(f->arg));
+            return cql_error_record(err, CQL_ERR_INVALID,
+                                    "In call to function %s, the argument is not a valid %s",
+                                    f->full, cql_type_name(f->arg));
         rc = f->k == K_TO_DATE ? put_date(out, ms) : put_bigint(out, ms);
         break;
     case K_MIN_TIMEUUID:
     case K_MAX_TIMEUUID:
         if (len == 0) return CQLVAL_NULL;
         if (to_ms(CQL_TYPE_TIMESTAMP, p, len, &ms))
-            return fail(err, "In call to function %s, the argument is not a valid timestamp",
-                        f->full);
+            return cql_error_record(err, CQL_ERR_INVALID,
+                                    "In call to function %s, the argument is not a valid timestamp",
+                                    f->full);
         if (f->k == K_MIN_TIMEUUID)
             cqlfn_timeuuid_min(ms, u);
         else
@@ -470,10 +465,11 @@ int cqlfn_call(const cqlfn_fn *f, const cql_ctype *const *types, const cql_value
             buf_init(&h, 0);
             cqlval_to_cql(cqltype_native(CQL_TYPE_BLOB), p, len, &h);
             char tn[256];
-            fail(err,
-                 "In call to function %s, value %s is not a valid binary representation for type "
-                 "%s",
-                 f->full, h.data ? h.data : "0x", tname(ret, tn, sizeof tn));
+            cql_error_record(
+                err, CQL_ERR_INVALID,
+                "In call to function %s, value %s is not a valid binary representation for type "
+                "%s",
+                f->full, h.data ? h.data : "0x", tname(ret, tn, sizeof tn));
             buf_free(&h);
             return CQLVAL_ERROR;
         }
@@ -487,7 +483,8 @@ int cqlfn_call(const cqlfn_fn *f, const cql_ctype *const *types, const cql_value
         if (args[0].len < 0)
             rc = buf_puts(out, "null");
         else if (cqlval_to_json(types[0], p, len, out))
-            return fail(err, "In call to function %s, the argument is malformed", f->full);
+            return cql_error_record(err, CQL_ERR_INVALID,
+                                    "In call to function %s, the argument is malformed", f->full);
         break;
     case K_FROM_JSON: {
         json_t *j = cqlval_json_parse((const char *)p, len, err);
@@ -559,7 +556,8 @@ int cqlfn_cast_check_as(const cql_ctype *from, const cql_ctype *to, const char *
     uint16_t f = from->wire.id, t = to->wire.id;
     if (cqltype_native(t) && cqltype_native(f) && cast_ok(f, t)) return 0;
     char tn[256];
-    return fail(err, "%s cannot be cast to %s", what, tname(to, tn, sizeof tn));
+    return cql_error_record(err, CQL_ERR_INVALID, "%s cannot be cast to %s", what,
+                            tname(to, tn, sizeof tn));
 }
 
 int cqlfn_cast_check(const cql_ctype *from, const cql_ctype *to, cql_parse_error *err)
@@ -706,7 +704,8 @@ static int cast_number(uint16_t from, uint16_t to, const uint8_t *p, size_t len,
     number n;
     if (read_number(from, p, len, &n)) {
         buf_free(&n.text);
-        return fail(err, "The value to cast is not a valid %s", cql_type_name(from));
+        return cql_error_record(err, CQL_ERR_INVALID, "The value to cast is not a valid %s",
+                                cql_type_name(from));
     }
     int rc = 0;
     switch (to) {
@@ -759,8 +758,9 @@ static int cast_number(uint16_t from, uint16_t to, const uint8_t *p, size_t len,
         double d = n.is_int ? (double)n.i : n.is_float ? n.d : strtod(n.text.data, NULL);
         if (!isfinite(d)) {
             buf_free(&n.text);
-            return fail(err, "Cannot cast %s to decimal: Infinite or NaN",
-                        isnan(d) ? "NaN" : "Infinity");
+            return cql_error_record(err, CQL_ERR_INVALID,
+                                    "Cannot cast %s to decimal: Infinite or NaN",
+                                    isnan(d) ? "NaN" : "Infinity");
         }
         uint8_t b[8];
         cql_double_encode(d, b);
@@ -776,7 +776,8 @@ static int cast_number(uint16_t from, uint16_t to, const uint8_t *p, size_t len,
     }
     buf_free(&n.text);
     if (rc)
-        return fail(err, "Cannot cast the %s value to %s", cql_type_name(from), cql_type_name(to));
+        return cql_error_record(err, CQL_ERR_INVALID, "Cannot cast the %s value to %s",
+                                cql_type_name(from), cql_type_name(to));
     return CQLVAL_OK;
 }
 
@@ -796,12 +797,14 @@ int cqlfn_cast(const cql_ctype *from, const cql_ctype *to, const uint8_t *v, siz
         if (!rc && t == CQL_TYPE_ASCII &&
             !cql_ascii_valid((uint8_t *)out->data + start, out->len - start)) {
             out->len = start;
-            return fail(err, "The %s value cannot be cast to ascii: it is not ASCII text",
-                        cql_type_name(f));
+            return cql_error_record(err, CQL_ERR_INVALID,
+                                    "The %s value cannot be cast to ascii: it is not ASCII text",
+                                    cql_type_name(f));
         }
     } else if (t == CQL_TYPE_DATE || t == CQL_TYPE_TIMESTAMP) {
         if (to_ms(f, v, len, &ms))
-            return fail(err, "The value to cast is not a valid %s", cql_type_name(f));
+            return cql_error_record(err, CQL_ERR_INVALID, "The value to cast is not a valid %s",
+                                    cql_type_name(f));
         rc = t == CQL_TYPE_DATE ? put_date(out, ms) : put_bigint(out, ms);
     } else {
         int r = cast_number(f, t, v, len, out, err);
@@ -810,7 +813,8 @@ int cqlfn_cast(const cql_ctype *from, const cql_ctype *to, const uint8_t *v, siz
     }
     if (rc) {
         out->len = start;
-        return fail(err, "Cannot cast the %s value to %s", cql_type_name(f), cql_type_name(t));
+        return cql_error_record(err, CQL_ERR_INVALID, "Cannot cast the %s value to %s",
+                                cql_type_name(f), cql_type_name(t));
     }
     return CQLVAL_OK;
 }
@@ -851,22 +855,27 @@ int cqlfn_term(void *ctx, const cql_ctype *t, const char *receiver, const cql_ex
     if (e->kind == CQL_E_HINT || e->kind == CQL_E_CAST) {
         const cql_ctype *h = NULL;
         if (!env->arena || cqltype_resolve(env->arena, e->type, env->types, &h, err))
-            return env->arena ? CQLVAL_ERROR : fail(err, "A type cannot be resolved here");
+            return env->arena
+                       ? CQLVAL_ERROR
+                       : cql_error_record(err, CQL_ERR_INVALID, "A type cannot be resolved here");
         if (e->kind == CQL_E_HINT) {
             if (!compatible(t, h))
-                return fail(err, "Cannot assign value of type %s to %s of type %s",
-                            tname(h, tn, sizeof tn), receiver, tname(t, rn, sizeof rn));
+                return cql_error_record(err, CQL_ERR_INVALID,
+                                        "Cannot assign value of type %s to %s of type %s",
+                                        tname(h, tn, sizeof tn), receiver, tname(t, rn, sizeof rn));
             return cqlval_from_term(h, receiver, e->items[0], &self, out, err);
         }
         /* CAST(term AS type): the term's own type must be known */
         const cql_ctype *from = term_type(env, e->items[0], err);
         if (!from)
-            return fail(
-                err, "Cannot cast %s: its type is not known (cast a column or a function's result)",
+            return cql_error_record(
+                err, CQL_ERR_INVALID,
+                "Cannot cast %s: its type is not known (cast a column or a function's result)",
                 receiver);
         if (!compatible(t, h))
-            return fail(err, "Cannot assign value of type %s to %s of type %s",
-                        tname(h, tn, sizeof tn), receiver, tname(t, rn, sizeof rn));
+            return cql_error_record(err, CQL_ERR_INVALID,
+                                    "Cannot assign value of type %s to %s of type %s",
+                                    tname(h, tn, sizeof tn), receiver, tname(t, rn, sizeof rn));
         if (cqlfn_cast_check_as(from, h, receiver, err)) return CQLVAL_ERROR;
         buf v;
         buf_init(&v, out->max);
@@ -877,14 +886,18 @@ int cqlfn_term(void *ctx, const cql_ctype *t, const char *receiver, const cql_ex
     }
     if (e->kind != CQL_E_FUNCTION) {
         if (env->binds.fn) return env->binds.fn(env->binds.ctx, t, receiver, e, out, err);
-        return fail(
-            err,
+        return cql_error_record(
+            err, CQL_ERR_INVALID,
             "Invalid term for \"%s\" of type %s: only constants and functions are allowed here",
             receiver, tname(t, tn, sizeof tn));
     }
-    if (e->star) return fail(err, "Invalid use of * in a call to %s", e->fn.name);
+    if (e->star)
+        return cql_error_record(err, CQL_ERR_INVALID, "Invalid use of * in a call to %s",
+                                e->fn.name);
     size_t n = e->nitems;
-    if (n > 8) return fail(err, "Too many arguments in call to function %s", e->fn.name);
+    if (n > 8)
+        return cql_error_record(err, CQL_ERR_INVALID, "Too many arguments in call to function %s",
+                                e->fn.name);
     const cql_ctype *types[8] = {0};
     const cql_expr *exprs[8];
     for (size_t i = 0; i < n; i++) {
@@ -895,9 +908,10 @@ int cqlfn_term(void *ctx, const cql_ctype *t, const char *receiver, const cql_ex
     if (!f) return CQLVAL_ERROR;
     const cql_ctype *ret = cqlfn_return_type(f, t);
     if (!compatible(t, ret))
-        return fail(err,
-                    "Type error: cannot assign result of function %s (type %s) to %s (type %s)",
-                    f->full, tname(ret, tn, sizeof tn), receiver, tname(t, rn, sizeof rn));
+        return cql_error_record(
+            err, CQL_ERR_INVALID,
+            "Type error: cannot assign result of function %s (type %s) to %s (type %s)", f->full,
+            tname(ret, tn, sizeof tn), receiver, tname(t, rn, sizeof rn));
     buf vals;
     buf_init(&vals, out->max);
     size_t at[8];
@@ -907,10 +921,11 @@ int cqlfn_term(void *ctx, const cql_ctype *t, const char *receiver, const cql_ex
     for (size_t i = 0; i < n && r == CQLVAL_OK; i++) {
         argt[i] = cqlfn_arg_type(f, i, types[i]);
         if (!argt[i]) {
-            r = fail(err,
-                     "Ambiguous call to function %s: the type of argument %zu is not known; use "
-                     "type casts to disambiguate",
-                     f->full, i);
+            r = cql_error_record(
+                err, CQL_ERR_INVALID,
+                "Ambiguous call to function %s: the type of argument %zu is not known; use "
+                "type casts to disambiguate",
+                f->full, i);
             break;
         }
         char an[300];

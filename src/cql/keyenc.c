@@ -22,23 +22,9 @@
 #define H_EMPTY 0x02
 #define H_VALUE 0x03
 
-static int fail(cql_parse_error *err, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int fail(cql_parse_error *err, int code, const char *fmt, ...)
-{
-    if (err && !err->code && !err->msg[0]) {
-        err->code = code;
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
-
 static int bad_key(cql_parse_error *err)
 {
-    return fail(err, CQL_ERR_SERVER, "A stored clustering key is malformed");
+    return cql_error_record(err, CQL_ERR_SERVER, "A stored clustering key is malformed");
 }
 
 /* ---- encoding ---- */
@@ -186,7 +172,7 @@ static int put_body(buf *out, const cql_ctype *t, const uint8_t *v, size_t len,
     uint16_t id = t->wire.id;
     int w = int_width(id);
     if (depth > CQL_TYPE_MAX_DEPTH)
-        return fail(err, CQL_ERR_INVALID, "A clustering value is nested too deep");
+        return cql_error_record(err, CQL_ERR_INVALID, "A clustering value is nested too deep");
     if (w) return put_be(out, get_be(v, w) ^ ((uint64_t)0x80 << (8 * (w - 1))), w);
     switch (id) {
     case CQL_TYPE_DATE:
@@ -225,7 +211,7 @@ static int put_body(buf *out, const cql_ctype *t, const uint8_t *v, size_t len,
     case CQL_TYPE_DECIMAL:
         return put_decimal(out, v, len);
     case CQL_TYPE_DURATION:
-        return fail(err, CQL_ERR_INVALID, "duration values cannot be ordered");
+        return cql_error_record(err, CQL_ERR_INVALID, "duration values cannot be ordered");
     case CQL_TYPE_LIST:
     case CQL_TYPE_SET:
     case CQL_TYPE_MAP: {
@@ -264,13 +250,13 @@ int cqlkey_put(buf *out, const cqlkey_col *col, const uint8_t *v, size_t len, cq
 {
     cql_parse_error inner = {0};
     if (cqlval_validate(col->type, v, len, &inner))
-        return fail(err, CQL_ERR_INVALID, "%s", inner.msg);
+        return cql_error_record(err, CQL_ERR_INVALID, "%s", inner.msg);
     size_t start = out->len;
     int rc = len == 0 ? buf_putc(out, H_EMPTY)
                       : (buf_putc(out, H_VALUE) || put_body(out, col->type, v, len, err, 0));
     if (rc) {
         out->len = start;
-        return fail(err, CQL_ERR_SERVER, "A clustering key is too large");
+        return cql_error_record(err, CQL_ERR_SERVER, "A clustering key is too large");
     }
     if (col->desc)
         for (size_t i = start; i < out->len; i++)
@@ -285,7 +271,8 @@ int cqlkey_encode(buf *out, const cqlkey_col *cols, size_t n, const cql_value *v
     for (size_t i = 0; i < n; i++) {
         if (values[i].len < 0) {
             out->len = start;
-            return fail(err, CQL_ERR_INVALID, "Invalid null value for clustering key part %zu", i);
+            return cql_error_record(err, CQL_ERR_INVALID,
+                                    "Invalid null value for clustering key part %zu", i);
         }
         if (cqlkey_put(out, &cols[i], values[i].p, (size_t)values[i].len, err)) {
             out->len = start;
@@ -668,7 +655,8 @@ static int side(const cqlkey_col *cols, size_t ncols, const buf *base, size_t ne
                 const cqlkey_bound *b, int upper, cqlkey_ranges *rs, cql_parse_error *err)
 {
     if (neq + b->n > ncols)
-        return fail(err, CQL_ERR_INVALID, "A slice names more columns than the key has");
+        return cql_error_record(err, CQL_ERR_INVALID,
+                                "A slice names more columns than the key has");
     buf prev, cur, sp, sc;
     int rc = copy_buf(&prev, base);
     buf_init(&cur, 0);
@@ -677,8 +665,8 @@ static int side(const cqlkey_col *cols, size_t ncols, const buf *base, size_t ne
     for (size_t i = 0; i < b->n && !rc; i++) {
         const cqlkey_col *col = &cols[neq + i];
         if (b->values[i].len < 0) {
-            rc = fail(err, CQL_ERR_INVALID, "Invalid null value in condition for column %zu",
-                      neq + i);
+            rc = cql_error_record(err, CQL_ERR_INVALID,
+                                  "Invalid null value in condition for column %zu", neq + i);
             break;
         }
         buf_reset(&cur);
@@ -735,7 +723,8 @@ int cqlkey_ranges_for(const cqlkey_col *cols, size_t ncols, const cql_value *eq,
                       cql_parse_error *err)
 {
     memset(out, 0, sizeof *out);
-    if (neq > ncols) return fail(err, CQL_ERR_INVALID, "More equal values than key columns");
+    if (neq > ncols)
+        return cql_error_record(err, CQL_ERR_INVALID, "More equal values than key columns");
     buf base;
     buf_init(&base, 0);
     if (cqlkey_encode(&base, cols, neq, eq, err)) {
@@ -768,7 +757,7 @@ int cqlkey_ranges_for(const cqlkey_col *cols, size_t ncols, const cql_value *eq,
     if (!rc) normalize(out);
     if (rc) {
         cqlkey_ranges_free(out);
-        return fail(err, CQL_ERR_SERVER, "Out of memory computing key ranges");
+        return cql_error_record(err, CQL_ERR_SERVER, "Out of memory computing key ranges");
     }
     return 0;
 }
@@ -781,13 +770,16 @@ int cqlkey_partition(buf *out, const cql_value *values, const char *const *names
     size_t start = out->len;
     for (size_t i = 0; i < n; i++) {
         if (values[i].len < 0)
-            return fail(err, CQL_ERR_INVALID, "Invalid null value for partition key part %s",
-                        names ? names[i] : "");
+            return cql_error_record(err, CQL_ERR_INVALID,
+                                    "Invalid null value for partition key part %s",
+                                    names ? names[i] : "");
         if (values[i].len > 65535)
-            return fail(err, CQL_ERR_INVALID, "Key length of %d is longer than maximum of 65535",
-                        values[i].len);
+            return cql_error_record(err, CQL_ERR_INVALID,
+                                    "Key length of %d is longer than maximum of 65535",
+                                    values[i].len);
     }
-    if (n == 1 && values[0].len == 0) return fail(err, CQL_ERR_INVALID, "Key may not be empty");
+    if (n == 1 && values[0].len == 0)
+        return cql_error_record(err, CQL_ERR_INVALID, "Key may not be empty");
     int rc = 0;
     if (n == 1) {
         rc = buf_append(out, values[0].p, (size_t)values[0].len);
@@ -800,7 +792,7 @@ int cqlkey_partition(buf *out, const cql_value *values, const char *const *names
     }
     if (rc) {
         out->len = start;
-        return fail(err, CQL_ERR_SERVER, "A partition key is too large");
+        return cql_error_record(err, CQL_ERR_SERVER, "A partition key is too large");
     }
     return 0;
 }

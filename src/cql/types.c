@@ -77,22 +77,9 @@ static const cql_ctype *marshal_class(const char *name)
 
 /* ---- errors ---- */
 
-static int fail(cql_parse_error *err, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int fail(cql_parse_error *err, int code, const char *fmt, ...)
-{
-    if (err->code || err->msg[0]) return -1; /* the first error wins */
-    err->code = code;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
 static int no_memory(cql_parse_error *err)
 {
-    return fail(err, CQL_ERR_SERVER, "Out of memory resolving a type");
+    return cql_error_record(err, CQL_ERR_SERVER, "Out of memory resolving a type");
 }
 
 /* ---- a type as written, for messages (Cassandra's Raw.toString) ---- */
@@ -155,7 +142,7 @@ static int fail_type(cql_parse_error *err, const char *what, const cql_type_expr
     buf b;
     buf_init(&b, 4096);
     raw_print(&b, t, frozen);
-    fail(err, CQL_ERR_INVALID, "%s: %s", what, b.data ? b.data : "");
+    cql_error_record(err, CQL_ERR_INVALID, "%s: %s", what, b.data ? b.data : "");
     buf_free(&b);
     return -1;
 }
@@ -215,15 +202,16 @@ static int resolve(cql_arena *a, const cql_type_expr *te, int frozen, const cqlt
         buf b;
         buf_init(&b, 4096);
         raw_print(&b, t->args[0], 0);
-        fail(err, CQL_ERR_INVALID,
-             "frozen<> is only allowed on collections, tuples, and user-defined types (got %s)",
-             b.data ? b.data : "");
+        cql_error_record(
+            err, CQL_ERR_INVALID,
+            "frozen<> is only allowed on collections, tuples, and user-defined types (got %s)",
+            b.data ? b.data : "");
         buf_free(&b);
         return -1;
     }
     case CQL_TE_NATIVE:
         *out = native_named(t->name);
-        if (!*out) return fail(err, CQL_ERR_INVALID, "Unknown type %s", t->name);
+        if (!*out) return cql_error_record(err, CQL_ERR_INVALID, "Unknown type %s", t->name);
         return 0;
     case CQL_TE_CUSTOM: {
         const cql_ctype *known = marshal_class(t->name);
@@ -288,7 +276,8 @@ static int resolve(cql_arena *a, const cql_type_expr *te, int frozen, const cqlt
         c->frozen = 1;
         for (size_t i = 0; i < t->nargs; i++) {
             if (is_native(t->args[i], "counter"))
-                return fail(err, CQL_ERR_INVALID, "Counters are not allowed inside tuples");
+                return cql_error_record(err, CQL_ERR_INVALID,
+                                        "Counters are not allowed inside tuples");
             const cql_ctype *sub;
             if (resolve(a, t->args[i], 1, env, &sub, err)) return -1;
             set_arg(c, i, sub);
@@ -299,17 +288,19 @@ static int resolve(cql_arena *a, const cql_type_expr *te, int frozen, const cqlt
     case CQL_TE_UDT: {
         const char *ks = t->udt.ks ? t->udt.ks : env ? env->keyspace : NULL;
         if (t->udt.ks && env && env->keyspace && strcmp(t->udt.ks, env->keyspace) != 0)
-            return fail(err, CQL_ERR_INVALID,
-                        "Statement on keyspace %s cannot refer to a user type in keyspace %s; "
-                        "user types can only be used in the keyspace they are defined in",
-                        env->keyspace, t->udt.ks);
+            return cql_error_record(
+                err, CQL_ERR_INVALID,
+                "Statement on keyspace %s cannot refer to a user type in keyspace %s; "
+                "user types can only be used in the keyspace they are defined in",
+                env->keyspace, t->udt.ks);
         if (!ks)
-            return fail(err, CQL_ERR_INVALID,
-                        "No keyspace has been specified. USE a keyspace, or explicitly specify "
-                        "keyspace.tablename");
+            return cql_error_record(
+                err, CQL_ERR_INVALID,
+                "No keyspace has been specified. USE a keyspace, or explicitly specify "
+                "keyspace.tablename");
         const cql_ctype *def = env && env->udt ? env->udt(env->ctx, ks, t->udt.name) : NULL;
         if (!def || def->wire.id != CQL_TYPE_UDT)
-            return fail(err, CQL_ERR_INVALID, "Unknown type %s.%s", ks, t->udt.name);
+            return cql_error_record(err, CQL_ERR_INVALID, "Unknown type %s.%s", ks, t->udt.name);
         const cql_ctype *c = copy_frozen(a, def, frozen);
         if (!c) return no_memory(err);
         ((cql_ctype *)c)->frozen = frozen;
@@ -317,7 +308,7 @@ static int resolve(cql_arena *a, const cql_type_expr *te, int frozen, const cqlt
         return 0;
     }
     }
-    return fail(err, CQL_ERR_INVALID, "Unknown type");
+    return cql_error_record(err, CQL_ERR_INVALID, "Unknown type");
 }
 
 int cqltype_resolve(cql_arena *a, const cql_type_expr *te, const cqltype_env *env,
@@ -432,17 +423,21 @@ int cqltype_check_primary_key(const cql_ctype *t, const char *column, cql_parse_
 {
     if (cqltype_is_multicell(t)) {
         if (cqltype_is_collection(t))
-            return fail(err, CQL_ERR_INVALID,
-                        "Invalid non-frozen collection type for PRIMARY KEY component %s", column);
-        return fail(err, CQL_ERR_INVALID,
-                    "Invalid non-frozen user-defined type for PRIMARY KEY component %s", column);
+            return cql_error_record(
+                err, CQL_ERR_INVALID,
+                "Invalid non-frozen collection type for PRIMARY KEY component %s", column);
+        return cql_error_record(err, CQL_ERR_INVALID,
+                                "Invalid non-frozen user-defined type for PRIMARY KEY component %s",
+                                column);
     }
     if (t->wire.id == CQL_TYPE_COUNTER)
-        return fail(err, CQL_ERR_INVALID,
-                    "counter type is not supported for PRIMARY KEY column '%s'", column);
+        return cql_error_record(err, CQL_ERR_INVALID,
+                                "counter type is not supported for PRIMARY KEY column '%s'",
+                                column);
     if (cqltype_has_duration(t))
-        return fail(err, CQL_ERR_INVALID,
-                    "duration type is not supported for PRIMARY KEY column '%s'", column);
+        return cql_error_record(err, CQL_ERR_INVALID,
+                                "duration type is not supported for PRIMARY KEY column '%s'",
+                                column);
     return 0;
 }
 
@@ -452,14 +447,15 @@ int cqltype_check_udt_fields(const char *type_name, const char *const *names,
     for (size_t i = 0; i < n; i++)
         for (size_t k = 0; k < i; k++)
             if (strcmp(names[i], names[k]) == 0)
-                return fail(err, CQL_ERR_INVALID, "Duplicate field name %s in type %s", names[i],
-                            type_name);
+                return cql_error_record(err, CQL_ERR_INVALID, "Duplicate field name %s in type %s",
+                                        names[i], type_name);
     for (size_t i = 0; i < n; i++)
         if (is_native(types[i], "counter"))
-            return fail(err, CQL_ERR_INVALID, "A user type cannot contain counters");
+            return cql_error_record(err, CQL_ERR_INVALID, "A user type cannot contain counters");
     for (size_t i = 0; i < n; i++)
         if (types[i]->kind == CQL_TE_UDT)
-            return fail(err, CQL_ERR_INVALID, "A user type cannot contain non-frozen UDTs");
+            return cql_error_record(err, CQL_ERR_INVALID,
+                                    "A user type cannot contain non-frozen UDTs");
     return 0;
 }
 
@@ -525,8 +521,8 @@ static void skip_space(scan *s)
 
 static int syntax(scan *s, const char *what)
 {
-    return fail(s->err, CQL_ERR_SYNTAX, "Invalid type string: %s at offset %d", what,
-                (int)(s->p - s->start));
+    return cql_error_record(s->err, CQL_ERR_SYNTAX, "Invalid type string: %s at offset %d", what,
+                            (int)(s->p - s->start));
 }
 
 static int expect(scan *s, char c)
@@ -535,7 +531,7 @@ static int expect(scan *s, char c)
     if (s->p >= s->end || *s->p != c) {
         char what[32];
         snprintf(what, sizeof what, "expected '%c'", c);
-        return fail(s->err, CQL_ERR_SYNTAX, "Invalid type string: %s", what);
+        return cql_error_record(s->err, CQL_ERR_SYNTAX, "Invalid type string: %s", what);
     }
     s->p++;
     return 0;
@@ -591,7 +587,7 @@ static int peek(scan *s, char c)
 static int parse_expr(scan *s, cql_type_expr **out)
 {
     if (++s->depth > CQL_TYPE_MAX_DEPTH)
-        return fail(s->err, CQL_ERR_SYNTAX, "Invalid type string: nested too deep");
+        return cql_error_record(s->err, CQL_ERR_SYNTAX, "Invalid type string: nested too deep");
     cql_type_expr *t = cql_arena_alloc(s->a, sizeof *t);
     if (!t) return no_memory(s->err);
     skip_space(s);
@@ -626,7 +622,8 @@ static int parse_expr(scan *s, cql_type_expr **out)
         size_t n = 0;
         for (;;) {
             if (n == sizeof args / sizeof args[0])
-                return fail(s->err, CQL_ERR_SYNTAX, "Invalid type string: too many components");
+                return cql_error_record(s->err, CQL_ERR_SYNTAX,
+                                        "Invalid type string: too many components");
             if (parse_expr(s, &args[n])) return -1;
             n++;
             if (!peek(s, ',')) break;
@@ -634,8 +631,9 @@ static int parse_expr(scan *s, cql_type_expr **out)
         }
         if (expect(s, '>')) return -1;
         if (shapes[i].nargs >= 0 && n != (size_t)shapes[i].nargs)
-            return fail(s->err, CQL_ERR_SYNTAX, "Invalid type string: %s takes %d type(s), not %zu",
-                        shapes[i].name, shapes[i].nargs, n);
+            return cql_error_record(s->err, CQL_ERR_SYNTAX,
+                                    "Invalid type string: %s takes %d type(s), not %zu",
+                                    shapes[i].name, shapes[i].nargs, n);
         t->kind = shapes[i].kind;
         t->nargs = n;
         t->args = cql_arena_alloc(s->a, n * sizeof *t->args);
@@ -672,7 +670,7 @@ int cqltype_parse(cql_arena *a, const char *text, size_t len, const cqltype_env 
     if (parse_expr(&s, &te)) return -1;
     skip_space(&s);
     if (s.p != s.end)
-        return fail(err, CQL_ERR_SYNTAX, "Invalid type string: unexpected '%c' after the type",
-                    *s.p);
+        return cql_error_record(err, CQL_ERR_SYNTAX,
+                                "Invalid type string: unexpected '%c' after the type", *s.p);
     return cqltype_resolve(a, te, env, out, err);
 }

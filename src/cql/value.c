@@ -21,19 +21,6 @@
 
 /* ---- errors ---- */
 
-static int fail(cql_parse_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(cql_parse_error *err, const char *fmt, ...)
-{
-    if (err && !err->code && !err->msg[0]) {
-        err->code = CQL_ERR_INVALID;
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-        va_end(ap);
-    }
-    return CQLVAL_ERROR;
-}
-
 static int fail_server(cql_parse_error *err, const char *what)
 {
     if (err && !err->code && !err->msg[0]) {
@@ -682,11 +669,13 @@ static int timestamp_from_text(const char *s, size_t len, int64_t *ms, cql_parse
     }
     if (all_digits(s, len, 1)) {
         if (parse_int(s, len, INT64_MIN, INT64_MAX, ms))
-            return fail(err, "Unable to make long (for date) from: '%.*s'", (int)len, s);
+            return cql_error_record(err, CQL_ERR_INVALID,
+                                    "Unable to make long (for date) from: '%.*s'", (int)len, s);
         return 0;
     }
     if (parse_timestamp_text(s, len, ms))
-        return fail(err, "Unable to coerce '%.*s' to a formatted date (long)", (int)len, s);
+        return cql_error_record(err, CQL_ERR_INVALID,
+                                "Unable to coerce '%.*s' to a formatted date (long)", (int)len, s);
     return 0;
 }
 
@@ -695,15 +684,19 @@ static int date_from_text(const char *s, size_t len, int64_t *days, cql_parse_er
     if (all_digits(s, len, 1)) {
         int64_t raw;
         if (parse_int(s, len, INT64_MIN, INT64_MAX, &raw) || raw < 0 || raw > UINT32_MAX)
-            return fail(err, "Unable to make unsigned int (for date) from: '%.*s'", (int)len, s);
+            return cql_error_record(err, CQL_ERR_INVALID,
+                                    "Unable to make unsigned int (for date) from: '%.*s'", (int)len,
+                                    s);
         *days = raw - ((int64_t)1 << 31);
         return 0;
     }
     cursor c = {s, s + len};
     if (parse_ymd(&c, days) || c.p != c.end)
-        return fail(err, "Unable to coerce '%.*s' to a formatted date (long)", (int)len, s);
+        return cql_error_record(err, CQL_ERR_INVALID,
+                                "Unable to coerce '%.*s' to a formatted date (long)", (int)len, s);
     if (*days < INT32_MIN || *days > INT32_MAX)
-        return fail(err, "Input date %.*s is out of the supported range", (int)len, s);
+        return cql_error_record(err, CQL_ERR_INVALID,
+                                "Input date %.*s is out of the supported range", (int)len, s);
     return 0;
 }
 
@@ -711,7 +704,8 @@ static int time_from_text(const char *s, size_t len, int64_t *ns, cql_parse_erro
 {
     if (all_digits(s, len, 1)) {
         if (parse_int(s, len, INT64_MIN, INT64_MAX, ns) || *ns < 0 || *ns > CQL_TIME_MAX_NS)
-            return fail(err, "Unable to make long (for time) from: '%.*s'", (int)len, s);
+            return cql_error_record(err, CQL_ERR_INVALID,
+                                    "Unable to make long (for time) from: '%.*s'", (int)len, s);
         return 0;
     }
     cursor c = {s, s + len};
@@ -731,8 +725,9 @@ static int time_from_text(const char *s, size_t len, int64_t *ns, cql_parse_erro
             frac *= 10;
     }
     if (!ok || c.p != c.end || h > 23 || m > 59 || sec > 59)
-        return fail(err, "(TimeType) Unable to coerce '%.*s' to a formatted time (long)", (int)len,
-                    s);
+        return cql_error_record(err, CQL_ERR_INVALID,
+                                "(TimeType) Unable to coerce '%.*s' to a formatted time (long)",
+                                (int)len, s);
     *ns = ((h * 60 + m) * 60 + sec) * 1000000000LL + frac;
     return 0;
 }
@@ -758,11 +753,13 @@ int cqlval_from_text(const cql_ctype *t, const char *s, size_t len, buf *out, cq
     switch (id) {
     case CQL_TYPE_ASCII:
         if (!cql_ascii_valid((const uint8_t *)s, len))
-            return fail(err, "Invalid ASCII character in string literal: %.*s", (int)len, s);
+            return cql_error_record(err, CQL_ERR_INVALID,
+                                    "Invalid ASCII character in string literal: %.*s", (int)len, s);
         rc = buf_append(out, s, len);
         break;
     case CQL_TYPE_VARCHAR:
-        if (!cql_utf8_valid((const uint8_t *)s, len)) return fail(err, "String didn't validate.");
+        if (!cql_utf8_valid((const uint8_t *)s, len))
+            return cql_error_record(err, CQL_ERR_INVALID, "String didn't validate.");
         rc = buf_append(out, s, len);
         break;
     case CQL_TYPE_INT:
@@ -783,24 +780,27 @@ int cqlval_from_text(const cql_ctype *t, const char *s, size_t len, buf *out, cq
                            : id == CQL_TYPE_TINYINT  ? "byte"
                                                      : "long";
         if (parse_int(s, len, lo, hi, &v))
-            return fail(err, "Unable to make %s from '%.*s'", what, (int)len, s);
+            return cql_error_record(err, CQL_ERR_INVALID, "Unable to make %s from '%.*s'", what,
+                                    (int)len, s);
         rc = put_int(out, id, v);
         break;
     }
     case CQL_TYPE_VARINT:
         if (cql_varint_from_text(s, len, out))
-            return fail(err, "unable to make int from '%.*s'", (int)len, s);
+            return cql_error_record(err, CQL_ERR_INVALID, "unable to make int from '%.*s'",
+                                    (int)len, s);
         break;
     case CQL_TYPE_DECIMAL:
         if (cql_decimal_from_text(s, len, out))
-            return fail(err, "unable to make BigDecimal from '%.*s'", (int)len, s);
+            return cql_error_record(err, CQL_ERR_INVALID, "unable to make BigDecimal from '%.*s'",
+                                    (int)len, s);
         break;
     case CQL_TYPE_FLOAT:
     case CQL_TYPE_DOUBLE: {
         double v;
         if (parse_double(s, len, id == CQL_TYPE_FLOAT, &v))
-            return fail(err, "Unable to make %s from '%.*s'",
-                        id == CQL_TYPE_FLOAT ? "float" : "double", (int)len, s);
+            return cql_error_record(err, CQL_ERR_INVALID, "Unable to make %s from '%.*s'",
+                                    id == CQL_TYPE_FLOAT ? "float" : "double", (int)len, s);
         uint8_t b[8];
         if (id == CQL_TYPE_FLOAT) {
             cql_float_encode((float)v, b);
@@ -818,7 +818,8 @@ int cqlval_from_text(const cql_ctype *t, const char *s, size_t len, buf *out, cq
         else if (len == 5 && strncasecmp(s, "false", 5) == 0)
             b = 0;
         else
-            return fail(err, "Unable to make boolean from '%.*s'", (int)len, s);
+            return cql_error_record(err, CQL_ERR_INVALID, "Unable to make boolean from '%.*s'",
+                                    (int)len, s);
         rc = buf_putc(out, b);
         break;
     }
@@ -829,7 +830,8 @@ int cqlval_from_text(const cql_ctype *t, const char *s, size_t len, buf *out, cq
         if (hl >= 2 && h[0] == '0' && (h[1] == 'x' || h[1] == 'X')) h += 2, hl -= 2;
         if (hex_decode(h, hl, out)) {
             out->len = start;
-            return fail(err, "cannot parse '%.*s' as hex bytes", (int)len, s);
+            return cql_error_record(err, CQL_ERR_INVALID, "cannot parse '%.*s' as hex bytes",
+                                    (int)len, s);
         }
         break;
     }
@@ -838,10 +840,12 @@ int cqlval_from_text(const cql_ctype *t, const char *s, size_t len, buf *out, cq
         uint8_t u[16];
         if (parse_uuid(s, len, u))
             return id == CQL_TYPE_UUID
-                       ? fail(err, "Unable to make UUID from '%.*s'", (int)len, s)
-                       : fail(err, "Unknown timeuuid representation: %.*s", (int)len, s);
+                       ? cql_error_record(err, CQL_ERR_INVALID, "Unable to make UUID from '%.*s'",
+                                          (int)len, s)
+                       : cql_error_record(err, CQL_ERR_INVALID,
+                                          "Unknown timeuuid representation: %.*s", (int)len, s);
         if (id == CQL_TYPE_TIMEUUID && (u[6] >> 4) != 1)
-            return fail(err, "TimeUUID supports only version 1 UUIDs");
+            return cql_error_record(err, CQL_ERR_INVALID, "TimeUUID supports only version 1 UUIDs");
         rc = buf_append(out, u, 16);
         break;
     }
@@ -870,16 +874,19 @@ int cqlval_from_text(const cql_ctype *t, const char *s, size_t len, buf *out, cq
     case CQL_TYPE_DURATION: {
         duration d;
         if (parse_duration(s, len, &d))
-            return fail(err, "Unable to convert '%.*s' to a duration", (int)len, s);
+            return cql_error_record(err, CQL_ERR_INVALID, "Unable to convert '%.*s' to a duration",
+                                    (int)len, s);
         rc = cql_duration_encode((int32_t)d.months, (int32_t)d.days, d.nanos, out);
         break;
     }
     case CQL_TYPE_INET:
         if (inet_from_text(s, len, out))
-            return fail(err, "Unable to make inet address from '%.*s'", (int)len, s);
+            return cql_error_record(err, CQL_ERR_INVALID, "Unable to make inet address from '%.*s'",
+                                    (int)len, s);
         break;
     default:
-        return fail(err, "Cannot make a value of type %s from text", tname(t));
+        return cql_error_record(err, CQL_ERR_INVALID, "Cannot make a value of type %s from text",
+                                tname(t));
     }
     if (rc) {
         out->len = start;
@@ -1036,13 +1043,14 @@ static int constant(const cql_ctype *t, const char *receiver, const cql_expr *e,
     uint16_t id = id_of(t);
     int native = cqltype_native(id) != NULL || id == CQL_TYPE_CUSTOM;
     if (!native || !assignable(e->kind, id))
-        return fail(err, "Invalid %s constant (%s) for \"%s\" of type %s", constant_names[e->kind],
-                    s, receiver, tname(t));
+        return cql_error_record(err, CQL_ERR_INVALID,
+                                "Invalid %s constant (%s) for \"%s\" of type %s",
+                                constant_names[e->kind], s, receiver, tname(t));
     if (e->kind == CQL_E_HEX) {
         size_t start = out->len;
         if (hex_decode(s + 2, strlen(s) - 2, out)) {
             out->len = start;
-            return fail(err, "cannot parse '%s' as hex bytes", s + 2);
+            return cql_error_record(err, CQL_ERR_INVALID, "cannot parse '%s' as hex bytes", s + 2);
         }
         return CQLVAL_OK;
     }
@@ -1050,8 +1058,10 @@ static int constant(const cql_ctype *t, const char *receiver, const cql_expr *e,
     if (e->kind == CQL_E_DURATION || (id == CQL_TYPE_DURATION && e->kind == CQL_E_INTEGER)) {
         duration d;
         if (parse_duration(s, strlen(s), &d))
-            return fail(err, "Unable to convert '%s' to a duration", s);
-        if (id != CQL_TYPE_DURATION) return fail(err, "Invalid DURATION constant (%s)", s);
+            return cql_error_record(err, CQL_ERR_INVALID, "Unable to convert '%s' to a duration",
+                                    s);
+        if (id != CQL_TYPE_DURATION)
+            return cql_error_record(err, CQL_ERR_INVALID, "Invalid DURATION constant (%s)", s);
         return cql_duration_encode((int32_t)d.months, (int32_t)d.days, d.nanos, out) ? full(err)
                                                                                      : 0;
     }
@@ -1122,8 +1132,9 @@ static int hook(const cqlval_terms *terms, const cql_ctype *t, const char *recei
                 const cql_expr *e, buf *out, cql_parse_error *err)
 {
     if (terms && terms->fn) return terms->fn(terms->ctx, t, receiver, e, out, err);
-    return fail(err, "Invalid term for \"%s\" of type %s: only constants are allowed here",
-                receiver, tname(t));
+    return cql_error_record(err, CQL_ERR_INVALID,
+                            "Invalid term for \"%s\" of type %s: only constants are allowed here",
+                            receiver, tname(t));
 }
 
 static int term(const cql_ctype *t, const char *receiver, const cql_expr *e,
@@ -1145,7 +1156,9 @@ static int element(const cql_ctype *t, const char *receiver, const cql_expr *e,
     }
     if (r == CQLVAL_NULL) {
         out->len = at;
-        if (!null_ok) return fail(err, "null is not supported inside collections");
+        if (!null_ok)
+            return cql_error_record(err, CQL_ERR_INVALID,
+                                    "null is not supported inside collections");
         return cql_element_put(out, NULL, -1) ? full(err) : CQLVAL_OK;
     }
     cql_int_encode((int32_t)(out->len - at - 4), (uint8_t *)out->data + at);
@@ -1158,17 +1171,20 @@ static int term(const cql_ctype *t, const char *receiver, const cql_expr *e,
     uint16_t id = id_of(t);
     char sub[300];
     if (depth > CQL_TYPE_MAX_DEPTH)
-        return fail(err, "Literal for \"%s\" is nested too deep", receiver);
+        return cql_error_record(err, CQL_ERR_INVALID, "Literal for \"%s\" is nested too deep",
+                                receiver);
     if (e->kind == CQL_E_NULL) {
         if (id == CQL_TYPE_COUNTER)
-            return fail(err, "Invalid null value for counter increment/decrement");
+            return cql_error_record(err, CQL_ERR_INVALID,
+                                    "Invalid null value for counter increment/decrement");
         return CQLVAL_NULL;
     }
     if (is_constant(e->kind)) return constant(t, receiver, e, out, err);
     switch (e->kind) {
     case CQL_E_LIST: {
         if (id != CQL_TYPE_LIST)
-            return fail(err, "Invalid list literal for %s of type %s", receiver, tname(t));
+            return cql_error_record(err, CQL_ERR_INVALID, "Invalid list literal for %s of type %s",
+                                    receiver, tname(t));
         snprintf(sub, sizeof sub, "value(%s)", receiver);
         size_t at = cql_collection_begin(out);
         if (at == (size_t)-1) return full(err);
@@ -1187,7 +1203,8 @@ static int term(const cql_ctype *t, const char *receiver, const cql_expr *e,
             return CQLVAL_OK;
         }
         if (id != CQL_TYPE_SET)
-            return fail(err, "Invalid set literal for %s of type %s", receiver, tname(t));
+            return cql_error_record(err, CQL_ERR_INVALID, "Invalid set literal for %s of type %s",
+                                    receiver, tname(t));
         /* fall through: written like a list, sorted below */
         {
             snprintf(sub, sizeof sub, "value(%s)", receiver);
@@ -1209,7 +1226,8 @@ static int term(const cql_ctype *t, const char *receiver, const cql_expr *e,
         }
     case CQL_E_MAP: {
         if (id != CQL_TYPE_MAP)
-            return fail(err, "Invalid map literal for %s of type %s", receiver, tname(t));
+            return cql_error_record(err, CQL_ERR_INVALID, "Invalid map literal for %s of type %s",
+                                    receiver, tname(t));
         char ksub[300];
         snprintf(ksub, sizeof ksub, "key(%s)", receiver);
         snprintf(sub, sizeof sub, "value(%s)", receiver);
@@ -1219,7 +1237,9 @@ static int term(const cql_ctype *t, const char *receiver, const cql_expr *e,
         if (at == (size_t)-1) return full(err);
         for (size_t i = 0; i + 1 < e->nitems; i += 2) {
             int r = element(t->args[0], ksub, e->items[i], terms, &raw, err, depth, 0);
-            if (r == CQLVAL_UNSET) r = fail(err, "unset value is not supported for map keys");
+            if (r == CQLVAL_UNSET)
+                r = cql_error_record(err, CQL_ERR_INVALID,
+                                     "unset value is not supported for map keys");
             if (r == CQLVAL_OK)
                 r = element(t->args[1], sub, e->items[i + 1], terms, &raw, err, depth, 0);
             if (r != CQLVAL_OK) {
@@ -1234,31 +1254,38 @@ static int term(const cql_ctype *t, const char *receiver, const cql_expr *e,
     }
     case CQL_E_TUPLE: {
         if (id != CQL_TYPE_TUPLE)
-            return fail(err, "Invalid tuple type literal for %s of type %s", receiver, tname(t));
+            return cql_error_record(err, CQL_ERR_INVALID,
+                                    "Invalid tuple type literal for %s of type %s", receiver,
+                                    tname(t));
         if (e->nitems > t->wire.n)
-            return fail(err,
-                        "Invalid tuple literal for %s: too many elements. Type %s expects %u but "
-                        "got %zu",
-                        receiver, tname(t), (unsigned)t->wire.n, e->nitems);
+            return cql_error_record(
+                err, CQL_ERR_INVALID,
+                "Invalid tuple literal for %s: too many elements. Type %s expects %u but "
+                "got %zu",
+                receiver, tname(t), (unsigned)t->wire.n, e->nitems);
         for (size_t i = 0; i < e->nitems; i++) {
             snprintf(sub, sizeof sub, "%s[%zu]", receiver, i);
             int r = element(t->args[i], sub, e->items[i], terms, out, err, depth, 1);
             if (r == CQLVAL_UNSET)
-                return fail(err, "Invalid unset value for tuple field number %zu", i);
+                return cql_error_record(err, CQL_ERR_INVALID,
+                                        "Invalid unset value for tuple field number %zu", i);
             if (r != CQLVAL_OK) return r;
         }
         return CQLVAL_OK;
     }
     case CQL_E_UDT: {
         if (id != CQL_TYPE_UDT)
-            return fail(err, "Invalid user type literal for %s of type %s", receiver, tname(t));
+            return cql_error_record(err, CQL_ERR_INVALID,
+                                    "Invalid user type literal for %s of type %s", receiver,
+                                    tname(t));
         for (size_t i = 0; i < e->nitems; i++) {
             uint16_t f = 0;
             while (f < t->wire.n && strcmp(t->wire.field_names[f], e->fields[i]) != 0)
                 f++;
             if (f == t->wire.n)
-                return fail(err, "Unknown field '%s' in value of user defined type %s",
-                            e->fields[i], t->wire.name);
+                return cql_error_record(err, CQL_ERR_INVALID,
+                                        "Unknown field '%s' in value of user defined type %s",
+                                        e->fields[i], t->wire.name);
         }
         for (uint16_t f = 0; f < t->wire.n; f++) {
             const cql_expr *v = NULL;
@@ -1271,16 +1298,18 @@ static int term(const cql_ctype *t, const char *receiver, const cql_expr *e,
             snprintf(sub, sizeof sub, "%s.%s", receiver, t->wire.field_names[f]);
             int r = element(t->args[f], sub, v, terms, out, err, depth, 1);
             if (r == CQLVAL_UNSET)
-                return fail(err, "Invalid unset value for field '%s' of user defined type %s",
-                            t->wire.field_names[f], t->wire.name);
+                return cql_error_record(
+                    err, CQL_ERR_INVALID,
+                    "Invalid unset value for field '%s' of user defined type %s",
+                    t->wire.field_names[f], t->wire.name);
             if (r != CQLVAL_OK) return r;
         }
         return CQLVAL_OK;
     }
     case CQL_E_WORD:
     case CQL_E_COLUMN:
-        return fail(err, "Invalid term %s for \"%s\" of type %s", e->text ? e->text : "", receiver,
-                    tname(t));
+        return cql_error_record(err, CQL_ERR_INVALID, "Invalid term %s for \"%s\" of type %s",
+                                e->text ? e->text : "", receiver, tname(t));
     default:
         return hook(terms, t, receiver, e, out, err);
     }
@@ -1304,61 +1333,99 @@ static int validate(const cql_ctype *t, const uint8_t *p, size_t len, cql_parse_
                     int depth)
 {
     uint16_t id = id_of(t);
-    if (depth > CQL_TYPE_MAX_DEPTH) return fail(err, "Value nested too deep");
+    if (depth > CQL_TYPE_MAX_DEPTH)
+        return cql_error_record(err, CQL_ERR_INVALID, "Value nested too deep");
     if (len == 0 && (allows_empty(id) || is_textual(id))) return 0;
     switch (id) {
     case CQL_TYPE_INT:
-        return len == 4 ? 0 : fail(err, "Expected 4 or 0 byte int (%zu)", len);
+        return len == 4
+                   ? 0
+                   : cql_error_record(err, CQL_ERR_INVALID, "Expected 4 or 0 byte int (%zu)", len);
     case CQL_TYPE_BIGINT:
     case CQL_TYPE_COUNTER:
-        return len == 8 ? 0 : fail(err, "Expected 8 or 0 byte long (%zu)", len);
+        return len == 8
+                   ? 0
+                   : cql_error_record(err, CQL_ERR_INVALID, "Expected 8 or 0 byte long (%zu)", len);
     case CQL_TYPE_SMALLINT:
-        return len == 2 ? 0 : fail(err, "Expected 2 bytes for a smallint (%zu)", len);
+        return len == 2 ? 0
+                        : cql_error_record(err, CQL_ERR_INVALID,
+                                           "Expected 2 bytes for a smallint (%zu)", len);
     case CQL_TYPE_TINYINT:
-        return len == 1 ? 0 : fail(err, "Expected 1 byte for a tinyint (%zu)", len);
+        return len == 1 ? 0
+                        : cql_error_record(err, CQL_ERR_INVALID,
+                                           "Expected 1 byte for a tinyint (%zu)", len);
     case CQL_TYPE_FLOAT:
-        return len == 4 ? 0 : fail(err, "Expected 4 or 0 byte value for a float (%zu)", len);
+        return len == 4 ? 0
+                        : cql_error_record(err, CQL_ERR_INVALID,
+                                           "Expected 4 or 0 byte value for a float (%zu)", len);
     case CQL_TYPE_DOUBLE:
-        return len == 8 ? 0 : fail(err, "Expected 8 or 0 byte value for a double (%zu)", len);
+        return len == 8 ? 0
+                        : cql_error_record(err, CQL_ERR_INVALID,
+                                           "Expected 8 or 0 byte value for a double (%zu)", len);
     case CQL_TYPE_BOOLEAN:
-        return len == 1 ? 0 : fail(err, "Expected 1 or 0 byte value (%zu)", len);
+        return len == 1 ? 0
+                        : cql_error_record(err, CQL_ERR_INVALID, "Expected 1 or 0 byte value (%zu)",
+                                           len);
     case CQL_TYPE_TIMESTAMP:
-        return len == 8 ? 0 : fail(err, "Expected 8 or 0 byte long for date (%zu)", len);
+        return len == 8 ? 0
+                        : cql_error_record(err, CQL_ERR_INVALID,
+                                           "Expected 8 or 0 byte long for date (%zu)", len);
     case CQL_TYPE_DATE:
-        return len == 4 ? 0 : fail(err, "Expected 4 byte long for date (%zu)", len);
+        return len == 4 ? 0
+                        : cql_error_record(err, CQL_ERR_INVALID,
+                                           "Expected 4 byte long for date (%zu)", len);
     case CQL_TYPE_TIME: {
         int64_t ns;
-        if (len != 8) return fail(err, "Expected 8 byte long for time (%zu)", len);
-        if (cql_time_decode(p, len, &ns)) return fail(err, "Time value out of bounds");
+        if (len != 8)
+            return cql_error_record(err, CQL_ERR_INVALID, "Expected 8 byte long for time (%zu)",
+                                    len);
+        if (cql_time_decode(p, len, &ns))
+            return cql_error_record(err, CQL_ERR_INVALID, "Time value out of bounds");
         return 0;
     }
     case CQL_TYPE_UUID:
-        return len == 16 ? 0 : fail(err, "UUID should be 16 or 0 bytes (%zu)", len);
+        return len == 16 ? 0
+                         : cql_error_record(err, CQL_ERR_INVALID,
+                                            "UUID should be 16 or 0 bytes (%zu)", len);
     case CQL_TYPE_TIMEUUID:
-        if (len != 16) return fail(err, "UUID should be 16 or 0 bytes (%zu)", len);
-        return (p[6] >> 4) == 1 ? 0 : fail(err, "Invalid version for TimeUUID type.");
+        if (len != 16)
+            return cql_error_record(err, CQL_ERR_INVALID, "UUID should be 16 or 0 bytes (%zu)",
+                                    len);
+        return (p[6] >> 4) == 1
+                   ? 0
+                   : cql_error_record(err, CQL_ERR_INVALID, "Invalid version for TimeUUID type.");
     case CQL_TYPE_INET:
         return len == 4 || len == 16
                    ? 0
-                   : fail(err, "Expected 4 or 16 byte inetaddress; got %zu bytes", len);
+                   : cql_error_record(err, CQL_ERR_INVALID,
+                                      "Expected 4 or 16 byte inetaddress; got %zu bytes", len);
     case CQL_TYPE_VARINT:
     case CQL_TYPE_BLOB:
     case CQL_TYPE_CUSTOM:
         return 0;
     case CQL_TYPE_DECIMAL:
-        return len >= 5 ? 0 : fail(err, "Expected 0 or at least 5 bytes (%zu)", len);
+        return len >= 5 ? 0
+                        : cql_error_record(err, CQL_ERR_INVALID,
+                                           "Expected 0 or at least 5 bytes (%zu)", len);
     case CQL_TYPE_ASCII:
         for (size_t i = 0; i < len; i++)
-            if (p[i] & 0x80) return fail(err, "Invalid byte for ascii: %d", (int)(int8_t)p[i]);
+            if (p[i] & 0x80)
+                return cql_error_record(err, CQL_ERR_INVALID, "Invalid byte for ascii: %d",
+                                        (int)(int8_t)p[i]);
         return 0;
     case CQL_TYPE_VARCHAR:
-        return cql_utf8_valid(p, len) ? 0 : fail(err, "String didn't validate.");
+        return cql_utf8_valid(p, len)
+                   ? 0
+                   : cql_error_record(err, CQL_ERR_INVALID, "String didn't validate.");
     case CQL_TYPE_DURATION: {
         int32_t m, d;
         int64_t n;
         char why[200];
-        if (len < 3) return fail(err, "Expected at least 3 bytes for a duration (%zu)", len);
-        if (cql_duration_decode(p, len, &m, &d, &n, why, sizeof why)) return fail(err, "%s", why);
+        if (len < 3)
+            return cql_error_record(err, CQL_ERR_INVALID,
+                                    "Expected at least 3 bytes for a duration (%zu)", len);
+        if (cql_duration_decode(p, len, &m, &d, &n, why, sizeof why))
+            return cql_error_record(err, CQL_ERR_INVALID, "%s", why);
         return 0;
     }
     case CQL_TYPE_LIST:
@@ -1368,21 +1435,25 @@ static int validate(const cql_ctype *t, const uint8_t *p, size_t len, cql_parse_
         uint32_t count;
         int pairs = id == CQL_TYPE_MAP;
         if (cql_collection_open(&e, p, len, pairs, &count))
-            return fail(err, "Not enough bytes to read a %s",
-                        id == CQL_TYPE_MAP   ? "map"
-                        : id == CQL_TYPE_SET ? "set"
-                                             : "list");
+            return cql_error_record(err, CQL_ERR_INVALID, "Not enough bytes to read a %s",
+                                    id == CQL_TYPE_MAP   ? "map"
+                                    : id == CQL_TYPE_SET ? "set"
+                                                         : "list");
         const uint8_t *v;
         int32_t vlen;
         for (uint64_t i = 0; i < (uint64_t)count * (pairs ? 2 : 1); i++) {
             if (cql_element_next(&e, &v, &vlen) != 1)
-                return fail(err, "Not enough bytes to read %s element %llu", tname(t),
-                            (unsigned long long)i);
-            if (vlen < 0) return fail(err, "null is not supported inside collections");
+                return cql_error_record(err, CQL_ERR_INVALID,
+                                        "Not enough bytes to read %s element %llu", tname(t),
+                                        (unsigned long long)i);
+            if (vlen < 0)
+                return cql_error_record(err, CQL_ERR_INVALID,
+                                        "null is not supported inside collections");
             if (validate(t->args[pairs ? i % 2 : 0], v, (size_t)vlen, err, depth + 1)) return -1;
         }
         if (cql_element_next(&e, &v, &vlen) != 0)
-            return fail(err, "Unexpected extraneous bytes after %s value", tname(t));
+            return cql_error_record(err, CQL_ERR_INVALID,
+                                    "Unexpected extraneous bytes after %s value", tname(t));
         return 0;
     }
     case CQL_TYPE_TUPLE:
@@ -1394,15 +1465,18 @@ static int validate(const cql_ctype *t, const uint8_t *p, size_t len, cql_parse_
         for (uint16_t i = 0;; i++) {
             int r = cql_element_next(&e, &v, &vlen);
             if (r == 0) return 0;
-            if (r < 0) return fail(err, "Not enough bytes to read field %u of %s", i, tname(t));
+            if (r < 0)
+                return cql_error_record(err, CQL_ERR_INVALID,
+                                        "Not enough bytes to read field %u of %s", i, tname(t));
             if (i >= t->wire.n)
-                return fail(err, "Invalid remaining data after end of %s value",
-                            id == CQL_TYPE_UDT ? "UDT" : "tuple");
+                return cql_error_record(err, CQL_ERR_INVALID,
+                                        "Invalid remaining data after end of %s value",
+                                        id == CQL_TYPE_UDT ? "UDT" : "tuple");
             if (vlen >= 0 && validate(t->args[i], v, (size_t)vlen, err, depth + 1)) return -1;
         }
     }
     }
-    return fail(err, "Unknown type %s", tname(t));
+    return cql_error_record(err, CQL_ERR_INVALID, "Unknown type %s", tname(t));
 }
 
 int cqlval_validate(const cql_ctype *t, const uint8_t *p, size_t len, cql_parse_error *err)
@@ -2205,9 +2279,10 @@ json_t *cqlval_json_parse(const char *text, size_t len, cql_parse_error *err)
         }
     }
     if (!v)
-        fail(err, "Could not decode JSON string '%.*s': %s at character %zu",
-             (int)(len > 200 ? 200 : len), text, s.why ? s.why : "invalid JSON",
-             (size_t)(s.p - s.start));
+        cql_error_record(err, CQL_ERR_INVALID,
+                         "Could not decode JSON string '%.*s': %s at character %zu",
+                         (int)(len > 200 ? 200 : len), text, s.why ? s.why : "invalid JSON",
+                         (size_t)(s.p - s.start));
     return v;
 }
 
@@ -2218,15 +2293,15 @@ json_t *cqlval_json_object(const char *text, size_t len, cql_parse_error *err)
     if (j && json_is_object(j)) return j;
     if (j && json_is_null(j)) {
         json_decref(j);
-        fail(err, "Got null for INSERT JSON values");
+        cql_error_record(err, CQL_ERR_INVALID, "Got null for INSERT JSON values");
         return NULL;
     }
     json_decref(j);
     const char *why = strstr(inner.msg, "': ");
-    fail(err, "Could not decode JSON string as a map: %s",
-         j     ? "the value is not a JSON object"
-         : why ? why + 3
-               : "invalid JSON");
+    cql_error_record(err, CQL_ERR_INVALID, "Could not decode JSON string as a map: %s",
+                     j     ? "the value is not a JSON object"
+                     : why ? why + 3
+                           : "invalid JSON");
     return NULL;
 }
 
@@ -2361,7 +2436,9 @@ static int json_element(const cql_ctype *t, const char *receiver, const json_t *
     if (r == CQLVAL_ERROR) return r;
     if (r == CQLVAL_NULL) {
         out->len = at;
-        if (!null_ok) return fail(err, "Invalid null element in collection for %s", receiver);
+        if (!null_ok)
+            return cql_error_record(err, CQL_ERR_INVALID,
+                                    "Invalid null element in collection for %s", receiver);
         return cql_element_put(out, NULL, -1) ? full(err) : CQLVAL_OK;
     }
     cql_int_encode((int32_t)(out->len - at - 4), (uint8_t *)out->data + at);
@@ -2373,7 +2450,9 @@ static int from_json(const cql_ctype *t, const char *receiver, const json_t *j, 
 {
     uint16_t id = id_of(t);
     char tmp[64];
-    if (depth > CQL_TYPE_MAX_DEPTH) return fail(err, "JSON value for %s nested too deep", receiver);
+    if (depth > CQL_TYPE_MAX_DEPTH)
+        return cql_error_record(err, CQL_ERR_INVALID, "JSON value for %s nested too deep",
+                                receiver);
     if (json_is_null(j)) return CQLVAL_NULL;
     const char *num;
     int integral;
@@ -2383,8 +2462,9 @@ static int from_json(const cql_ctype *t, const char *receiver, const json_t *j, 
     case CQL_TYPE_ASCII:
     case CQL_TYPE_VARCHAR:
         if (!is_str)
-            return fail(err, "Expected %s string, but got a %s: %s",
-                        id == CQL_TYPE_ASCII ? "an ascii" : "a UTF-8", json_kind(j), json_text(j));
+            return cql_error_record(err, CQL_ERR_INVALID, "Expected %s string, but got a %s: %s",
+                                    id == CQL_TYPE_ASCII ? "an ascii" : "a UTF-8", json_kind(j),
+                                    json_text(j));
         return cqlval_from_text(t, json_string_value(j), json_string_length(j), out, err);
     case CQL_TYPE_INT:
     case CQL_TYPE_BIGINT:
@@ -2395,7 +2475,8 @@ static int from_json(const cql_ctype *t, const char *receiver, const json_t *j, 
         if (is_str)
             return cqlval_from_text(t, json_string_value(j), json_string_length(j), out, err);
         if (!is_num)
-            return fail(err, "Expected an int value, but got a %s: %s", json_kind(j), json_text(j));
+            return cql_error_record(err, CQL_ERR_INVALID, "Expected an int value, but got a %s: %s",
+                                    json_kind(j), json_text(j));
         if (id == CQL_TYPE_INT || id == CQL_TYPE_BIGINT || id == CQL_TYPE_COUNTER) {
             /* Jackson's number class decides: Integer, Long, BigInteger or Double */
             int64_t v;
@@ -2407,8 +2488,8 @@ static int from_json(const cql_ctype *t, const char *receiver, const json_t *j, 
                               : fits64  ? "Long"
                                         : "BigInteger";
             if (id == CQL_TYPE_INT ? !fits32 : !fits64)
-                return fail(err, "Expected %s value, but got a %s: %s",
-                            id == CQL_TYPE_INT ? "an int" : "a bigint", cls, num);
+                return cql_error_record(err, CQL_ERR_INVALID, "Expected %s value, but got a %s: %s",
+                                        id == CQL_TYPE_INT ? "an int" : "a bigint", cls, num);
         }
         /* smallint, tinyint and varint read the number's text */
         return cqlval_from_text(t, num, strlen(num), out, err);
@@ -2418,21 +2499,25 @@ static int from_json(const cql_ctype *t, const char *receiver, const json_t *j, 
         if (is_str)
             return cqlval_from_text(t, json_string_value(j), json_string_length(j), out, err);
         if (!is_num)
-            return fail(err, "Expected a %s value, but got a %s: %s", tname(t), json_kind(j),
-                        json_text(j));
+            return cql_error_record(err, CQL_ERR_INVALID, "Expected a %s value, but got a %s: %s",
+                                    tname(t), json_kind(j), json_text(j));
         return cqlval_from_text(t, num, strlen(num), out, err);
     case CQL_TYPE_BOOLEAN:
         if (json_is_boolean(j)) return buf_putc(out, json_is_true(j)) ? full(err) : CQLVAL_OK;
         if (is_str)
             return cqlval_from_text(t, json_string_value(j), json_string_length(j), out, err);
-        return fail(err, "Expected a boolean value, but got a %s: %s", json_kind(j), json_text(j));
+        return cql_error_record(err, CQL_ERR_INVALID, "Expected a boolean value, but got a %s: %s",
+                                json_kind(j), json_text(j));
     case CQL_TYPE_BLOB:
         if (!is_str)
-            return fail(err, "Expected a string representation of a blob value, but got a %s: %s",
-                        json_kind(j), json_text(j));
+            return cql_error_record(
+                err, CQL_ERR_INVALID,
+                "Expected a string representation of a blob value, but got a %s: %s", json_kind(j),
+                json_text(j));
         if (strncmp(json_string_value(j), "0x", 2) != 0)
-            return fail(err, "String representation of blob is missing 0x prefix: %s",
-                        json_string_value(j));
+            return cql_error_record(err, CQL_ERR_INVALID,
+                                    "String representation of blob is missing 0x prefix: %s",
+                                    json_string_value(j));
         return cqlval_from_text(t, json_string_value(j), json_string_length(j), out, err);
     case CQL_TYPE_TIMESTAMP:
         if (is_num && integral) return cqlval_from_text(t, num, strlen(num), out, err);
@@ -2445,13 +2530,16 @@ static int from_json(const cql_ctype *t, const char *receiver, const json_t *j, 
     case CQL_TYPE_INET:
     case CQL_TYPE_CUSTOM:
         if (!is_str)
-            return fail(err, "Expected a string representation of a %s value, but got a %s: %s",
-                        tname(t), json_kind(j), json_text(j));
+            return cql_error_record(
+                err, CQL_ERR_INVALID,
+                "Expected a string representation of a %s value, but got a %s: %s", tname(t),
+                json_kind(j), json_text(j));
         return cqlval_from_text(t, json_string_value(j), json_string_length(j), out, err);
     case CQL_TYPE_LIST:
     case CQL_TYPE_SET: {
         if (!json_is_array(j))
-            return fail(err, "Expected a list, but got a %s: %s", json_kind(j), json_text(j));
+            return cql_error_record(err, CQL_ERR_INVALID, "Expected a list, but got a %s: %s",
+                                    json_kind(j), json_text(j));
         char sub[300];
         snprintf(sub, sizeof sub, "value(%s)", receiver);
         buf raw;
@@ -2473,7 +2561,8 @@ static int from_json(const cql_ctype *t, const char *receiver, const json_t *j, 
     }
     case CQL_TYPE_MAP: {
         if (!json_is_object(j))
-            return fail(err, "Expected a map, but got a %s: %s", json_kind(j), json_text(j));
+            return cql_error_record(err, CQL_ERR_INVALID, "Expected a map, but got a %s: %s",
+                                    json_kind(j), json_text(j));
         char ksub[300], sub[300];
         snprintf(ksub, sizeof ksub, "key(%s)", receiver);
         snprintf(sub, sizeof sub, "value(%s)", receiver);
@@ -2509,11 +2598,13 @@ static int from_json(const cql_ctype *t, const char *receiver, const json_t *j, 
     }
     case CQL_TYPE_TUPLE: {
         if (!json_is_array(j))
-            return fail(err, "Expected a list representation of a tuple, but got a %s: %s",
-                        json_kind(j), json_text(j));
+            return cql_error_record(err, CQL_ERR_INVALID,
+                                    "Expected a list representation of a tuple, but got a %s: %s",
+                                    json_kind(j), json_text(j));
         if (json_array_size(j) > t->wire.n)
-            return fail(err, "Tuple contains extra items (expected %u): %s", (unsigned)t->wire.n,
-                        json_text(j));
+            return cql_error_record(err, CQL_ERR_INVALID,
+                                    "Tuple contains extra items (expected %u): %s",
+                                    (unsigned)t->wire.n, json_text(j));
         for (size_t i = 0; i < json_array_size(j); i++) {
             char sub[300];
             snprintf(sub, sizeof sub, "%s[%zu]", receiver, i);
@@ -2524,7 +2615,8 @@ static int from_json(const cql_ctype *t, const char *receiver, const json_t *j, 
     }
     case CQL_TYPE_UDT: {
         if (!json_is_object(j))
-            return fail(err, "Expected a map, but got a %s: %s", json_kind(j), json_text(j));
+            return cql_error_record(err, CQL_ERR_INVALID, "Expected a map, but got a %s: %s",
+                                    json_kind(j), json_text(j));
         const char *k;
         json_t *v;
         json_object_foreach((json_t *)j, k, v)
@@ -2542,8 +2634,9 @@ static int from_json(const cql_ctype *t, const char *receiver, const json_t *j, 
             while (f < t->wire.n && strcmp(t->wire.field_names[f], name) != 0)
                 f++;
             if (f == t->wire.n)
-                return fail(err, "Unknown field '%s' in value of user defined type %s", name,
-                            t->wire.name);
+                return cql_error_record(err, CQL_ERR_INVALID,
+                                        "Unknown field '%s' in value of user defined type %s", name,
+                                        t->wire.name);
         }
         for (uint16_t f = 0; f < t->wire.n; f++) {
             const json_t *fv = NULL;
@@ -2567,7 +2660,7 @@ static int from_json(const cql_ctype *t, const char *receiver, const json_t *j, 
         return CQLVAL_OK;
     }
     }
-    return fail(err, "Unknown type %s", tname(t));
+    return cql_error_record(err, CQL_ERR_INVALID, "Unknown type %s", tname(t));
 }
 
 int cqlval_from_json(const cql_ctype *t, const char *receiver, const json_t *j, buf *out,
