@@ -14,13 +14,15 @@
 
 /* Keys:  "\0B" | backup id (4 bytes BE) | 0x00               -> the backup's record (JSON)
  *        "\0B" | backup id (4 bytes BE) | 0x01 | n (8 BE)    -> item n (its JSON text)
- *        "\0S" | kind | the table's TableId | "\0" | sub     -> a setting (JSON) */
+ *        "\0S" | kind | the table's TableId | "\0" | sub     -> a setting (JSON)
+ *        "\0M" | name                                       -> a database record (JSON) */
 #define BACKUP_PREFIX "\0B"
 #define BACKUP_PREFIX_END "\0C"
 #define BACKUP_RECORD 0
 #define BACKUP_ITEM 1
 #define COPY_BATCH_ITEMS 512
 #define SETTINGS_PREFIX "\0S"
+#define RECORD_PREFIX "\0M"
 
 typedef struct token_entry {
     char *token;           /* NULL: the slot is free */
@@ -355,6 +357,38 @@ int meta_setting_update(qr_db *db, const table *t, char kind, const char *sub,
     }
     json_decref(cur);
     json_decref(next);
+    buf_free(&k);
+    return rc;
+}
+
+/* ---- database records ---- */
+
+int meta_record_get(qr_db *db, const char *name, json_t **out, qr_err *err)
+{
+    buf k;
+    buf_init(&k, 0);
+    buf_append(&k, RECORD_PREFIX, 2);
+    buf_puts(&k, name);
+    int rc = setting_read(db, &k, out, err);
+    buf_free(&k);
+    return rc;
+}
+
+int meta_record_put(qr_db *db, const char *name, const json_t *value, qr_err *err)
+{
+    buf k;
+    buf_init(&k, 0);
+    buf_append(&k, RECORD_PREFIX, 2);
+    buf_puts(&k, name);
+    int rc;
+    if (value) {
+        rc = setting_write(db, &k, value, err);
+    } else {
+        store_batch *b = store_batch_new();
+        store_batch_delete(b, k.data, k.len);
+        rc = store_write(db->st, b, err);
+        store_batch_free(b);
+    }
     buf_free(&k);
     return rc;
 }

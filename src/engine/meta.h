@@ -84,6 +84,14 @@ void meta_setting_forget_all(qr_db *db, const struct table *t);
  * (resource policies' revision ids: the time of the change in milliseconds, unique). */
 uint64_t meta_revision_next(qr_db *db, uint64_t at_least);
 
+/* ---- database records ----
+ * One JSON value per name for the whole database (a front end's schema, kept beside the
+ * catalog: the CQL keyspaces and types), written durably. */
+/* The record: 0 with *out a new reference, or NULL if there is none. */
+int meta_record_get(qr_db *db, const char *name, json_t **out, qr_err *err);
+/* Replaces the record (value NULL removes it). */
+int meta_record_put(qr_db *db, const char *name, const json_t *value, qr_err *err);
+
 /* ---- client request tokens (TransactWriteItems' idempotency) ----
  * db remembers, in memory only (not across a restart), the requests made with a client
  * request token: while the first runs, and for META_TOKEN_TTL_SECONDS after it completed,

@@ -1,0 +1,336 @@
+/* exec.c — the executor's entry points (exec.h): a call's error and result, the
+ * database's CQL state, the rows of a result, and the dispatch of a parsed statement to
+ * the system tables, the schema statements or the row statements.
+ *
+ * Parsing is ast.h's, value codecs are value.h's; each statement kind runs in its own
+ * file (exec_ddl.c, system.c, ...). */
+#include "cql/exec.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+
+#include "cql/exec_int.h"
+#include "engine/engine.h"
+
+/* ---- the call ---- */
+
+void cql_call_init(cql_call *c, qr_db *db, uint8_t version, const char *keyspace, const char *user)
+{
+    memset(c, 0, sizeof *c);
+    c->db = db;
+    c->version = version;
+    c->keyspace = keyspace && keyspace[0] ? keyspace : NULL;
+    c->user = user;
+    buf_init(&c->body, 0);
+    buf_init(&c->event, 0);
+}
+
+void cql_call_free(cql_call *c)
+{
+    buf_free(&c->body);
+    buf_free(&c->event);
+}
+
+int cql_fail(cql_call *c, cql_error_code code, const char *fmt, ...)
+{
+    if (c->failed) return -1;
+    c->failed = 1;
+    c->code = code;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->msg, sizeof c->msg, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+int cql_call_error_body(const cql_call *c, buf *out)
+{
+    cql_error e;
+    memset(&e, 0, sizeof e);
+    e.code = c->failed ? c->code : CQL_ERR_SERVER;
+    e.message = c->failed ? c->msg : "no error was recorded";
+    if (e.code == CQL_ERR_ALREADY_EXISTS) {
+        e.keyspace = c->err_keyspace;
+        e.name = c->err_name;
+    }
+    if (e.code == CQL_ERR_UNPREPARED) {
+        e.id = c->err_id;
+        e.id_len = c->err_id_len;
+    }
+    return cql_write_error(out, c->version, &e);
+}
+
+/* ---- the database's state ---- */
+
+static void state_free(void *p)
+{
+    cql_state *st = p;
+    cql_schema_free(st->schema);
+    free(st->schema);
+    pthread_mutex_destroy(&st->lock);
+    free(st);
+}
+
+cql_state *cql_state_of(cql_call *c)
+{
+    cql_state *st = engine_cql_state(c->db);
+    if (st) return st;
+    st = calloc(1, sizeof *st);
+    cql_schema *s = calloc(1, sizeof *s);
+    if (st == NULL || s == NULL) {
+        free(st);
+        free(s);
+        cql_fail(c, CQL_ERR_SERVER, "out of memory");
+        return NULL;
+    }
+    qr_err err;
+    err_init(&err);
+    if (cql_schema_load(c->db, s, &err) != 0) {
+        free(st);
+        free(s);
+        cql_fail(c, CQL_ERR_SERVER, "%s", err.msg);
+        return NULL;
+    }
+    pthread_mutex_init(&st->lock, NULL);
+    st->schema = s;
+    cql_state *installed = engine_cql_state_set(c->db, st, state_free);
+    if (installed != st) state_free(st);
+    return installed;
+}
+
+/* ---- names and values ---- */
+
+const char *cql_keyspace_of(cql_call *c, const cql_qname *name)
+{
+    if (name->ks) return name->ks;
+    if (c->keyspace) return c->keyspace;
+    cql_fail(c, CQL_ERR_INVALID,
+             "No keyspace has been specified. USE a keyspace, or explicitly specify "
+             "keyspace.tablename");
+    return NULL;
+}
+
+int cql_bound(cql_run *r, const cql_expr *marker, cql_value *v)
+{
+    const cql_values *vals = r->values;
+    if (vals && vals->names && marker->text) {
+        for (uint16_t i = 0; i < vals->n; i++) {
+            if (vals->names[i].len == strlen(marker->text) &&
+                memcmp(vals->names[i].p, marker->text, vals->names[i].len) == 0) {
+                *v = vals->values[i];
+                return 1;
+            }
+        }
+        cql_fail(r->call, CQL_ERR_INVALID, "No value has been bound for '%s'", marker->text);
+        return 0;
+    }
+    if (vals == NULL || marker->bind < 0 || (size_t)marker->bind >= vals->n) {
+        cql_fail(r->call, CQL_ERR_INVALID,
+                 "There were %zu markers(?) in CQL but %u bound variables",
+                 r->parsed ? r->parsed->nbinds : (size_t)0, vals ? vals->n : 0u);
+        return 0;
+    }
+    *v = vals->values[marker->bind];
+    return 1;
+}
+
+/* ---- rows ---- */
+
+void cql_rows_init(cql_rows *rs, const char *keyspace, const char *table)
+{
+    memset(rs, 0, sizeof *rs);
+    rs->keyspace = keyspace;
+    rs->table = table;
+    buf_init(&rs->data, 0);
+}
+
+void cql_rows_free(cql_rows *rs)
+{
+    free(rs->cols);
+    buf_free(&rs->data);
+}
+
+int cql_rows_column(cql_rows *rs, const char *name, const cql_type *type)
+{
+    cql_column *n = realloc(rs->cols, (rs->ncols + 1) * sizeof *n);
+    if (n == NULL) return -1;
+    rs->cols = n;
+    n[rs->ncols].keyspace = rs->keyspace;
+    n[rs->ncols].table = rs->table;
+    n[rs->ncols].name = name;
+    n[rs->ncols].type = type;
+    rs->ncols++;
+    return 0;
+}
+
+int cql_rows_put(cql_rows *rs, const void *p, int32_t len)
+{
+    return cql_put_bytes(&rs->data, p, len);
+}
+
+int cql_rows_write(const cql_rows *rs, cql_call *c, const uint8_t *paging_state, size_t paging_len)
+{
+    cql_metadata m;
+    memset(&m, 0, sizeof m);
+    m.keyspace = rs->keyspace;
+    m.table = rs->table;
+    m.columns = rs->cols;
+    m.n_columns = rs->ncols;
+    m.paging_state = paging_state;
+    m.paging_len = paging_len;
+    size_t count_at;
+    if (cql_write_rows_begin(&c->body, c->version, &m, &count_at) != 0 ||
+        buf_append(&c->body, rs->data.data, rs->data.len) != 0)
+        return cql_fail(c, CQL_ERR_SERVER, "the result is too large to answer");
+    cql_write_rows_count(&c->body, count_at, rs->nrows);
+    return 0;
+}
+
+/* ---- statements ---- */
+
+static int64_t now_us(void)
+{
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    return (int64_t)tv.tv_sec * 1000000 + tv.tv_usec;
+}
+
+static int run_use(cql_run *r, const cql_stmt *s)
+{
+    cql_call *c = r->call;
+    const char *ks = s->name.name;
+    cql_state *st = cql_state_of(c);
+    if (st == NULL) return -1;
+    pthread_mutex_lock(&st->lock);
+    int known = cql_system_keyspace(ks) || cql_schema_keyspace(st->schema, ks) != NULL;
+    pthread_mutex_unlock(&st->lock);
+    if (!known) return cql_fail(c, CQL_ERR_INVALID, "Keyspace '%s' does not exist", ks);
+    if (strlen(ks) >= sizeof c->new_keyspace)
+        return cql_fail(c, CQL_ERR_INVALID, "Keyspace name %s is too long", ks);
+    snprintf(c->new_keyspace, sizeof c->new_keyspace, "%s", ks);
+    if (cql_write_set_keyspace(&c->body, ks) != 0)
+        return cql_fail(c, CQL_ERR_SERVER, "out of memory");
+    return 0;
+}
+
+static int run_select(cql_run *r, const cql_stmt *s)
+{
+    cql_call *c = r->call;
+    const char *ks = cql_keyspace_of(c, &s->name);
+    if (ks == NULL) return -1;
+    int rc = 0;
+    if (cql_system_select(r, s, ks, &rc)) return rc;
+    cql_state *st = cql_state_of(c);
+    if (st == NULL) return -1;
+    pthread_mutex_lock(&st->lock);
+    int has_ks = cql_schema_keyspace(st->schema, ks) != NULL;
+    int has_t = has_ks && cql_schema_table(st->schema, ks, s->name.name) != NULL;
+    pthread_mutex_unlock(&st->lock);
+    if (!has_ks) return cql_fail(c, CQL_ERR_INVALID, "keyspace %s does not exist", ks);
+    if (!has_t) return cql_fail(c, CQL_ERR_INVALID, "table %s does not exist", s->name.name);
+    return cql_fail(c, CQL_ERR_INVALID, "table %s holds no rows the executor can read yet",
+                    s->name.name);
+}
+
+static int run_stmt(cql_run *r, const cql_stmt *s)
+{
+    switch (s->kind) {
+    case CQL_USE:
+        return run_use(r, s);
+    case CQL_SELECT:
+        return run_select(r, s);
+    default:
+        return cql_exec_ddl(r, s);
+    }
+}
+
+/* Parses text and runs its statement with the values bound. */
+static int run_text(cql_call *c, const char *text, size_t len, const cql_query_params *params)
+{
+    cql_parsed parsed;
+    cql_parse_error perr;
+    memset(&perr, 0, sizeof perr);
+    if (cql_parse(text, len, &parsed, &perr) != 0)
+        return cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
+    cql_run r = {.call = c,
+                 .parsed = &parsed,
+                 .params = params,
+                 .values = params ? &params->values : NULL,
+                 .timestamp =
+                     params && params->timestamp != INT64_MIN ? params->timestamp : now_us()};
+    int rc = -1;
+    if (params && params->values.n != parsed.nbinds && !params->values.names)
+        rc = cql_fail(c, CQL_ERR_INVALID, "There were %zu markers(?) in CQL but %u bound variables",
+                      parsed.nbinds, params->values.n);
+    else
+        rc = run_stmt(&r, parsed.stmts[0]);
+    cql_parsed_free(&parsed);
+    return rc;
+}
+
+int cql_exec_query(cql_call *c, const cql_query *q)
+{
+    return run_text(c, q->query.p, q->query.len, &q->params);
+}
+
+int cql_exec_prepare(cql_call *c, const cql_prepare *p)
+{
+    (void)p;
+    return cql_fail(c, CQL_ERR_INVALID, "PREPARE is not answered by this build yet");
+}
+
+int cql_exec_execute(cql_call *c, const cql_execute *e)
+{
+    (void)e;
+    return cql_fail(c, CQL_ERR_INVALID, "EXECUTE is not answered by this build yet");
+}
+
+int cql_exec_batch(cql_call *c, const cql_batch *b)
+{
+    (void)b;
+    return cql_fail(c, CQL_ERR_INVALID, "BATCH is not answered by this build yet");
+}
+
+/* ---- what may write ---- */
+
+int cql_text_writes(const char *text, size_t len)
+{
+    size_t i = 0;
+    for (;;) {
+        while (i < len && isspace((unsigned char)text[i]))
+            i++;
+        if (i + 1 < len && text[i] == '-' && text[i + 1] == '-') {
+            while (i < len && text[i] != '\n')
+                i++;
+            continue;
+        }
+        if (i + 1 < len && text[i] == '/' && text[i + 1] == '*') {
+            i += 2;
+            while (i + 1 < len && !(text[i] == '*' && text[i + 1] == '/'))
+                i++;
+            i += 2;
+            continue;
+        }
+        break;
+    }
+    static const char *const readers[] = {"select", "use"};
+    for (size_t k = 0; k < 2; k++) {
+        size_t n = strlen(readers[k]);
+        if (i + n <= len && strncasecmp(text + i, readers[k], n) == 0 &&
+            (i + n == len || !isalnum((unsigned char)text[i + n])))
+            return 0;
+    }
+    return 1;
+}
+
+int cql_prepared_writes(qr_db *db, const uint8_t *id, size_t len)
+{
+    (void)db;
+    (void)id;
+    (void)len;
+    return 1;
+}
