@@ -14,6 +14,7 @@
 #include <sys/time.h>
 
 #include "cql/exec_int.h"
+#include "cql/types.h"
 #include "engine/engine.h"
 
 /* ---- the call ---- */
@@ -100,6 +101,64 @@ cql_state *cql_state_of(cql_call *c)
     cql_state *installed = engine_cql_state_set(c->db, st, state_free);
     if (installed != st) state_free(st);
     return installed;
+}
+
+/* ---- user types ---- */
+
+typedef struct udt_ctx {
+    cql_state *st;
+    cql_arena *a;
+    int depth;
+} udt_ctx;
+
+static const cql_ctype *udt_lookup(void *ctx, const char *ks, const char *name)
+{
+    udt_ctx *u = ctx;
+    json_t *ty = cql_schema_type(u->st->schema, ks, name);
+    if (ty == NULL || u->depth > 16) return NULL;
+    json_t *fields = json_object_get(ty, "fields"), *types = json_object_get(ty, "types");
+    size_t n = json_array_size(fields);
+    cql_ctype *t = cql_arena_alloc(u->a, sizeof *t);
+    const cql_ctype **args = cql_arena_alloc(u->a, (n + 1) * sizeof *args);
+    const cql_type **params = cql_arena_alloc(u->a, (n + 1) * sizeof *params);
+    const char **names = cql_arena_alloc(u->a, (n + 1) * sizeof *names);
+    if (t == NULL || args == NULL || params == NULL || names == NULL) return NULL;
+    cqltype_env env = {.keyspace = ks, .udt = udt_lookup, .ctx = u};
+    u->depth++;
+    for (size_t i = 0; i < n; i++) {
+        const char *text = json_string_value(json_array_get(types, i));
+        cql_parse_error perr;
+        memset(&perr, 0, sizeof perr);
+        if (text == NULL || cqltype_parse(u->a, text, strlen(text), &env, &args[i], &perr) != 0) {
+            u->depth--;
+            return NULL;
+        }
+        params[i] = &args[i]->wire;
+        names[i] = cql_arena_strndup(u->a, json_string_value(json_array_get(fields, i)),
+                                     strlen(json_string_value(json_array_get(fields, i))));
+    }
+    u->depth--;
+    t->wire.id = CQL_TYPE_UDT;
+    t->wire.name = cql_arena_strndup(u->a, name, strlen(name));
+    t->wire.keyspace = cql_arena_strndup(u->a, ks, strlen(ks));
+    t->wire.params = params;
+    t->wire.field_names = names;
+    t->wire.n = (uint16_t)n;
+    t->args = args;
+    t->frozen = 0;
+    return t;
+}
+
+void cql_type_env(cql_state *st, const char *ks, cql_arena *a, cqltype_env *env)
+{
+    udt_ctx *u = cql_arena_alloc(a, sizeof *u);
+    if (u) {
+        u->st = st;
+        u->a = a;
+    }
+    env->keyspace = ks;
+    env->udt = u ? udt_lookup : NULL;
+    env->ctx = u;
 }
 
 /* ---- names and values ---- */

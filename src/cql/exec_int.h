@@ -13,6 +13,17 @@
 #include "cql/exec.h"
 #include "cql/schema.h"
 
+/* How a CQL table is kept in its engine table (the contract's storage mapping): the
+ * partition key's serialized form and the clustering key's order-preserving form as two
+ * binary key attributes, the row's expiry for the TTL sweeper, and the description's
+ * member naming the CQL table. */
+#define CQL_PK_ATTR "$pk"
+#define CQL_CK_ATTR "$ck"
+#define CQL_EXPIRES_ATTR "$expires"
+#define CQL_TABLE_FIELD "QuarryCqlTable"
+
+struct cqltype_env;
+
 /* The database's CQL state: its schema (schema.h) and prepared statements. */
 typedef struct cql_prepared_entry cql_prepared_entry;
 typedef struct cql_state {
@@ -25,6 +36,10 @@ typedef struct cql_state {
 /* The state of c's database, made (and the schema loaded) at its first call; NULL with
  * the call's error set when the schema cannot be read. */
 cql_state *cql_state_of(cql_call *c);
+
+/* A type environment for keyspace ks whose user types are read from st's schema (the
+ * caller holds st's lock while env is used); trees are allocated from a. */
+void cql_type_env(cql_state *st, const char *ks, cql_arena *a, struct cqltype_env *env);
 
 /* The values bound to a statement's markers, positional or named. */
 typedef struct cql_binds {

@@ -20,11 +20,15 @@
     }
 static const cql_type t_text = T(CQL_TYPE_VARCHAR), t_int = T(CQL_TYPE_INT),
                       t_uuid = T(CQL_TYPE_UUID), t_inet = T(CQL_TYPE_INET),
-                      t_blob = T(CQL_TYPE_BLOB), t_bool = T(CQL_TYPE_BOOLEAN);
+                      t_blob = T(CQL_TYPE_BLOB), t_bool = T(CQL_TYPE_BOOLEAN),
+                      t_double = T(CQL_TYPE_DOUBLE), t_timestamp = T(CQL_TYPE_TIMESTAMP);
 static const cql_type *const p_text[] = {&t_text, &t_text};
 static const cql_type *const p_uuid_blob[] = {&t_uuid, &t_blob};
 static const cql_type t_set_text = {.id = CQL_TYPE_SET, .params = p_text, .n = 1};
 static const cql_type t_map_text = {.id = CQL_TYPE_MAP, .params = p_text, .n = 2};
+static const cql_type *const p_text_blob[] = {&t_text, &t_blob};
+static const cql_type t_map_text_blob = {.id = CQL_TYPE_MAP, .params = p_text_blob, .n = 2};
+static const cql_type t_list_text = {.id = CQL_TYPE_LIST, .params = p_text, .n = 1};
 static const cql_type t_map_uuid_blob = {.id = CQL_TYPE_MAP, .params = p_uuid_blob, .n = 2};
 #undef T
 
@@ -63,6 +67,44 @@ static int put_bool(cql_rows *rs, int v)
     uint8_t b[1];
     cql_boolean_encode(v, b);
     return cql_rows_put(rs, b, 1);
+}
+
+static int put_double(cql_rows *rs, double v)
+{
+    uint8_t b[8];
+    cql_double_encode(v, b);
+    return cql_rows_put(rs, b, 8);
+}
+
+static int put_bigint(cql_rows *rs, int64_t v)
+{
+    uint8_t b[8];
+    cql_bigint_encode(v, b);
+    return cql_rows_put(rs, b, 8);
+}
+
+/* A JSON array of strings as a list or set of text. */
+static int put_text_array(cql_rows *rs, json_t *a)
+{
+    size_t n = json_array_size(a);
+    const char **items = calloc(n + 1, sizeof *items);
+    if (items == NULL) return -1;
+    for (size_t i = 0; i < n; i++)
+        items[i] = json_string_value(json_array_get(a, i));
+    int rc = 0;
+    buf b;
+    buf_init(&b, 0);
+    size_t at = cql_collection_begin(&b);
+    rc = at == (size_t)-1 ? -1 : 0;
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        rc = cql_element_put(&b, items[i], (int32_t)strlen(items[i] ? items[i] : ""));
+    if (rc == 0) {
+        cql_collection_end(&b, at, (uint32_t)n);
+        rc = cql_rows_put(rs, b.data, (int32_t)b.len);
+    }
+    buf_free(&b);
+    free(items);
+    return rc;
 }
 
 static int put_uuid(cql_rows *rs, const char *text)
@@ -275,6 +317,262 @@ static int fill_keyspaces(cql_run *r, const vtab *v, cql_rows *rs)
     return rc ? cql_fail(r->call, CQL_ERR_SERVER, "out of memory") : 0;
 }
 
+static const vcol tables_cols[] = {
+    {"keyspace_name", &t_text},
+    {"table_name", &t_text},
+    {"additional_write_policy", &t_text},
+    {"bloom_filter_fp_chance", &t_double},
+    {"caching", &t_map_text},
+    {"cdc", &t_bool},
+    {"comment", &t_text},
+    {"compaction", &t_map_text},
+    {"compression", &t_map_text},
+    {"crc_check_chance", &t_double},
+    {"default_time_to_live", &t_int},
+    {"extensions", &t_map_text_blob},
+    {"flags", &t_set_text},
+    {"gc_grace_seconds", &t_int},
+    {"id", &t_uuid},
+    {"max_index_interval", &t_int},
+    {"memtable", &t_text},
+    {"memtable_flush_period_in_ms", &t_int},
+    {"min_index_interval", &t_int},
+    {"read_repair", &t_text},
+    {"speculative_retry", &t_text},
+};
+
+/* One option of a table's "options" as its column's type. */
+static int put_option(cql_rows *rs, const vcol *col, json_t *v)
+{
+    if (v == NULL) return cql_rows_put(rs, NULL, -1);
+    switch (col->type->id) {
+    case CQL_TYPE_VARCHAR:
+        return put_text(rs, json_string_value(v));
+    case CQL_TYPE_DOUBLE:
+        return put_double(rs, json_number_value(v));
+    case CQL_TYPE_INT:
+        return put_int(rs, (int32_t)json_integer_value(v));
+    case CQL_TYPE_BOOLEAN:
+        return put_bool(rs, json_is_true(v));
+    case CQL_TYPE_MAP:
+        return put_text_map(rs, v);
+    default:
+        return cql_rows_put(rs, NULL, -1);
+    }
+}
+
+/* Calls fn for every user table of the schema, under the state's lock. */
+typedef int (*each_table_fn)(cql_rows *rs, const char *ks, const char *name, json_t *t);
+static int each_table(cql_run *r, cql_rows *rs, each_table_fn fn)
+{
+    cql_state *st = cql_state_of(r->call);
+    if (st == NULL) return -1;
+    int rc = 0;
+    pthread_mutex_lock(&st->lock);
+    const char *ksname, *tname;
+    json_t *ks, *t;
+    json_object_foreach(json_object_get(st->schema->doc, "keyspaces"), ksname, ks)
+    {
+        json_object_foreach(json_object_get(ks, "tables"), tname, t)
+        {
+            if (rc == 0) rc = fn(rs, ksname, tname, t);
+        }
+    }
+    pthread_mutex_unlock(&st->lock);
+    return rc ? cql_fail(r->call, CQL_ERR_SERVER, "out of memory") : 0;
+}
+
+static int table_row(cql_rows *rs, const char *ks, const char *name, json_t *t)
+{
+    json_t *opts = json_object_get(t, "options");
+    int rc = put_text(rs, ks);
+    rc |= put_text(rs, name);
+    for (size_t i = 2; i < sizeof tables_cols / sizeof tables_cols[0]; i++) {
+        const char *c = tables_cols[i].name;
+        if (strcmp(c, "id") == 0) {
+            rc |= put_uuid(rs, json_string_value(json_object_get(t, "id")));
+        } else if (strcmp(c, "flags") == 0) {
+            static const char *const compound[] = {"compound"};
+            static const char *const counter[] = {"compound", "counter"};
+            int is_counter = json_is_true(json_object_get(t, "counter"));
+            rc |= put_texts(rs, is_counter ? counter : compound, is_counter ? 2 : 1);
+        } else if (strcmp(c, "extensions") == 0) {
+            json_t *none = json_object();
+            rc |= put_text_map(rs, none);
+            json_decref(none);
+        } else {
+            rc |= put_option(rs, &tables_cols[i], json_object_get(opts, c));
+        }
+    }
+    rs->nrows++;
+    return rc;
+}
+
+static int fill_tables(cql_run *r, const vtab *v, cql_rows *rs)
+{
+    (void)v;
+    return each_table(r, rs, table_row);
+}
+
+static const vcol columns_cols[] = {
+    {"keyspace_name", &t_text},     {"table_name", &t_text},
+    {"column_name", &t_text},       {"clustering_order", &t_text},
+    {"column_name_bytes", &t_blob}, {"kind", &t_text},
+    {"position", &t_int},           {"type", &t_text},
+};
+
+static int column_rows(cql_rows *rs, const char *ks, const char *name, json_t *t)
+{
+    size_t i;
+    json_t *col;
+    int rc = 0;
+    json_array_foreach(json_object_get(t, "columns"), i, col)
+    {
+        const char *cn = json_string_value(json_object_get(col, "name"));
+        rc |= put_text(rs, ks);
+        rc |= put_text(rs, name);
+        rc |= put_text(rs, cn);
+        rc |= put_text(rs, json_string_value(json_object_get(col, "order")));
+        rc |= cql_rows_put(rs, cn, (int32_t)strlen(cn));
+        rc |= put_text(rs, json_string_value(json_object_get(col, "kind")));
+        rc |= put_int(rs, (int32_t)json_integer_value(json_object_get(col, "position")));
+        rc |= put_text(rs, json_string_value(json_object_get(col, "type")));
+        rs->nrows++;
+    }
+    return rc;
+}
+
+static int fill_columns(cql_run *r, const vtab *v, cql_rows *rs)
+{
+    (void)v;
+    return each_table(r, rs, column_rows);
+}
+
+static const vcol dropped_cols[] = {
+    {"keyspace_name", &t_text},     {"table_name", &t_text}, {"column_name", &t_text},
+    {"dropped_time", &t_timestamp}, {"kind", &t_text},       {"type", &t_text},
+};
+
+static int dropped_rows(cql_rows *rs, const char *ks, const char *name, json_t *t)
+{
+    const char *cn;
+    json_t *d;
+    int rc = 0;
+    json_object_foreach(json_object_get(t, "dropped"), cn, d)
+    {
+        rc |= put_text(rs, ks);
+        rc |= put_text(rs, name);
+        rc |= put_text(rs, cn);
+        rc |= put_bigint(rs, (int64_t)json_integer_value(json_object_get(d, "time")) / 1000);
+        rc |= put_text(rs, json_string_value(json_object_get(d, "kind")));
+        rc |= put_text(rs, json_string_value(json_object_get(d, "type")));
+        rs->nrows++;
+    }
+    return rc;
+}
+
+static int fill_dropped(cql_run *r, const vtab *v, cql_rows *rs)
+{
+    (void)v;
+    return each_table(r, rs, dropped_rows);
+}
+
+static const vcol types_cols[] = {
+    {"keyspace_name", &t_text},
+    {"type_name", &t_text},
+    {"field_names", &t_list_text},
+    {"field_types", &t_list_text},
+};
+
+static int fill_types(cql_run *r, const vtab *v, cql_rows *rs)
+{
+    (void)v;
+    cql_state *st = cql_state_of(r->call);
+    if (st == NULL) return -1;
+    int rc = 0;
+    pthread_mutex_lock(&st->lock);
+    const char *ksname, *tname;
+    json_t *ks, *t;
+    json_object_foreach(json_object_get(st->schema->doc, "keyspaces"), ksname, ks)
+    {
+        json_object_foreach(json_object_get(ks, "types"), tname, t)
+        {
+            rc |= put_text(rs, ksname);
+            rc |= put_text(rs, tname);
+            rc |= put_text_array(rs, json_object_get(t, "fields"));
+            rc |= put_text_array(rs, json_object_get(t, "types"));
+            rs->nrows++;
+        }
+    }
+    pthread_mutex_unlock(&st->lock);
+    return rc ? cql_fail(r->call, CQL_ERR_SERVER, "out of memory") : 0;
+}
+
+/* The schema tables that hold nothing until their statements exist here: functions and
+ * aggregates (no CREATE FUNCTION), triggers; indexes and views are made by their own
+ * statements. */
+static const vcol functions_cols[] = {
+    {"keyspace_name", &t_text},
+    {"function_name", &t_text},
+    {"argument_types", &t_list_text},
+    {"argument_names", &t_list_text},
+    {"body", &t_text},
+    {"called_on_null_input", &t_bool},
+    {"language", &t_text},
+    {"return_type", &t_text},
+};
+static const vcol aggregates_cols[] = {
+    {"keyspace_name", &t_text}, {"aggregate_name", &t_text}, {"argument_types", &t_list_text},
+    {"final_func", &t_text},    {"initcond", &t_text},       {"return_type", &t_text},
+    {"state_func", &t_text},    {"state_type", &t_text},
+};
+static const vcol indexes_cols[] = {
+    {"keyspace_name", &t_text}, {"table_name", &t_text},  {"index_name", &t_text},
+    {"kind", &t_text},          {"options", &t_map_text},
+};
+static const vcol views_cols[] = {
+    {"keyspace_name", &t_text},
+    {"view_name", &t_text},
+    {"additional_write_policy", &t_text},
+    {"base_table_id", &t_uuid},
+    {"base_table_name", &t_text},
+    {"bloom_filter_fp_chance", &t_double},
+    {"caching", &t_map_text},
+    {"cdc", &t_bool},
+    {"comment", &t_text},
+    {"compaction", &t_map_text},
+    {"compression", &t_map_text},
+    {"crc_check_chance", &t_double},
+    {"default_time_to_live", &t_int},
+    {"extensions", &t_map_text_blob},
+    {"gc_grace_seconds", &t_int},
+    {"id", &t_uuid},
+    {"include_all_columns", &t_bool},
+    {"max_index_interval", &t_int},
+    {"memtable", &t_text},
+    {"memtable_flush_period_in_ms", &t_int},
+    {"min_index_interval", &t_int},
+    {"read_repair", &t_text},
+    {"speculative_retry", &t_text},
+    {"where_clause", &t_text},
+};
+static const vcol triggers_cols[] = {
+    {"keyspace_name", &t_text},
+    {"table_name", &t_text},
+    {"trigger_name", &t_text},
+    {"options", &t_map_text},
+};
+/* system_virtual_schema: Cassandra 4's virtual tables, none here. */
+static const vcol vkeyspaces_cols[] = {{"keyspace_name", &t_text}};
+static const vcol vtables_cols[] = {
+    {"keyspace_name", &t_text}, {"table_name", &t_text}, {"comment", &t_text}};
+static const vcol vcolumns_cols[] = {
+    {"keyspace_name", &t_text},     {"table_name", &t_text},
+    {"column_name", &t_text},       {"clustering_order", &t_text},
+    {"column_name_bytes", &t_blob}, {"kind", &t_text},
+    {"position", &t_int},           {"type", &t_text},
+};
+
 #define VTAB(ks, name, cols, fill)                                                                 \
     {                                                                                              \
         ks, name, cols, sizeof cols / sizeof cols[0], fill                                         \
@@ -284,11 +582,24 @@ static const vtab vtabs[] = {
     VTAB("system", "peers", peers_cols, fill_none),
     VTAB("system", "peers_v2", peers_v2_cols, fill_none),
     VTAB("system_schema", "keyspaces", keyspaces_cols, fill_keyspaces),
+    VTAB("system_schema", "tables", tables_cols, fill_tables),
+    VTAB("system_schema", "columns", columns_cols, fill_columns),
+    VTAB("system_schema", "dropped_columns", dropped_cols, fill_dropped),
+    VTAB("system_schema", "types", types_cols, fill_types),
+    VTAB("system_schema", "functions", functions_cols, fill_none),
+    VTAB("system_schema", "aggregates", aggregates_cols, fill_none),
+    VTAB("system_schema", "indexes", indexes_cols, fill_none),
+    VTAB("system_schema", "views", views_cols, fill_none),
+    VTAB("system_schema", "triggers", triggers_cols, fill_none),
+    VTAB("system_virtual_schema", "keyspaces", vkeyspaces_cols, fill_none),
+    VTAB("system_virtual_schema", "tables", vtables_cols, fill_none),
+    VTAB("system_virtual_schema", "columns", vcolumns_cols, fill_none),
 };
 #define NVTABS (sizeof vtabs / sizeof vtabs[0])
 
-static const char *const system_keyspaces[] = {"system", "system_schema", "system_auth",
-                                               "system_distributed", "system_traces"};
+static const char *const system_keyspaces[] = {"system",        "system_schema",
+                                               "system_auth",   "system_distributed",
+                                               "system_traces", "system_virtual_schema"};
 
 int cql_system_keyspace(const char *ks)
 {
