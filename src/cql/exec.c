@@ -72,6 +72,7 @@ static void state_free(void *p)
     cql_state *st = p;
     cql_schema_free(st->schema);
     free(st->schema);
+    cql_prepared_free_all(st);
     pthread_mutex_destroy(&st->lock);
     free(st);
 }
@@ -196,6 +197,8 @@ int cql_bound(cql_run *r, const cql_expr *marker, cql_value *v)
     *v = vals->values[marker->bind];
     return 1;
 }
+
+static const cql_type t_text_type = {.id = CQL_TYPE_VARCHAR};
 
 /* ---- rows ---- */
 
@@ -336,16 +339,18 @@ int cql_exec_query(cql_call *c, const cql_query *q)
     return run_text(c, q->query.p, q->query.len, &q->params);
 }
 
-int cql_exec_prepare(cql_call *c, const cql_prepare *p)
-{
-    (void)p;
-    return cql_fail(c, CQL_ERR_INVALID, "PREPARE is not answered by this build yet");
-}
-
 int cql_exec_execute(cql_call *c, const cql_execute *e)
 {
-    (void)e;
-    return cql_fail(c, CQL_ERR_INVALID, "EXECUTE is not answered by this build yet");
+    char *text = NULL, *ks = NULL;
+    size_t len = 0;
+    if (cql_prepared_get(c, (const uint8_t *)e->id.p, e->id.len, &text, &len, &ks) != 0) return -1;
+    const char *conn = c->keyspace;
+    if (ks) c->keyspace = ks;
+    int rc = run_text(c, text, len, &e->params);
+    c->keyspace = conn;
+    free(text);
+    free(ks);
+    return rc;
 }
 
 int cql_exec_batch(cql_call *c, const cql_batch *b)
@@ -386,10 +391,143 @@ int cql_text_writes(const char *text, size_t len)
     return 1;
 }
 
-int cql_prepared_writes(qr_db *db, const uint8_t *id, size_t len)
+/* ---- tables as statements see them ---- */
+
+int cql_tinfo_load(cql_call *c, const char *ks, const char *name, cql_tinfo *t)
 {
-    (void)db;
-    (void)id;
-    (void)len;
-    return 1;
+    memset(t, 0, sizeof *t);
+    cql_arena_init(&t->arena, 0);
+    snprintf(t->ks, sizeof t->ks, "%s", ks);
+    snprintf(t->name, sizeof t->name, "%s", name);
+    if (cql_system_tinfo(ks, name, t)) return 0;
+    if (cql_system_keyspace(ks))
+        return cql_fail(c, CQL_ERR_INVALID, "table %s does not exist", name);
+    cql_state *st = cql_state_of(c);
+    if (st == NULL) return -1;
+    pthread_mutex_lock(&st->lock);
+    int rc = 0;
+    json_t *def = cql_schema_table(st->schema, ks, name);
+    if (cql_schema_keyspace(st->schema, ks) == NULL) {
+        rc = cql_fail(c, CQL_ERR_INVALID, "keyspace %s does not exist", ks);
+    } else if (def == NULL) {
+        rc = cql_fail(c, CQL_ERR_INVALID, "table %s does not exist", name);
+    } else {
+        json_t *cols = json_object_get(def, "columns");
+        t->ncols = json_array_size(cols);
+        t->cols = cql_arena_alloc(&t->arena, (t->ncols + 1) * sizeof *t->cols);
+        t->counter = json_is_true(json_object_get(def, "counter"));
+        t->default_ttl = json_integer_value(
+            json_object_get(json_object_get(def, "options"), "default_time_to_live"));
+        cqltype_env env;
+        cql_type_env(st, ks, &t->arena, &env);
+        size_t i;
+        json_t *col;
+        json_array_foreach(cols, i, col)
+        {
+            cql_tcol *tc = &t->cols[i];
+            const char *n = json_string_value(json_object_get(col, "name"));
+            const char *ty = json_string_value(json_object_get(col, "type"));
+            const char *kind = json_string_value(json_object_get(col, "kind"));
+            tc->name = cql_arena_strndup(&t->arena, n, strlen(n));
+            cql_parse_error perr;
+            memset(&perr, 0, sizeof perr);
+            if (cqltype_parse(&t->arena, ty, strlen(ty), &env, &tc->type, &perr) != 0) {
+                rc = cql_fail(c, CQL_ERR_SERVER, "the stored type of %s.%s.%s cannot be read: %s",
+                              ks, name, n, perr.msg);
+                break;
+            }
+            tc->wire = &tc->type->wire;
+            tc->kind = strcmp(kind, "partition_key") == 0 ? 'p'
+                       : strcmp(kind, "clustering") == 0  ? 'c'
+                       : strcmp(kind, "static") == 0      ? 's'
+                                                          : 'r';
+            tc->pos = (int)json_integer_value(json_object_get(col, "position"));
+            tc->desc = strcmp(json_string_value(json_object_get(col, "order")), "desc") == 0;
+            if (tc->kind == 'p') t->npk++;
+            if (tc->kind == 'c') t->nck++;
+        }
+    }
+    pthread_mutex_unlock(&st->lock);
+    return rc;
+}
+
+void cql_tinfo_free(cql_tinfo *t)
+{
+    cql_arena_free(&t->arena);
+}
+
+const cql_tcol *cql_tinfo_col(const cql_tinfo *t, const char *name)
+{
+    for (size_t i = 0; i < t->ncols; i++)
+        if (strcmp(t->cols[i].name, name) == 0) return &t->cols[i];
+    return NULL;
+}
+
+/* ---- what a SELECT answers with ---- */
+
+static const cql_type t_bigint = {.id = CQL_TYPE_BIGINT}, t_int = {.id = CQL_TYPE_INT};
+
+int cql_select_metadata(cql_call *c, const cql_stmt *s, const cql_tinfo *t, cql_rows *rs)
+{
+    const cql_select *sel = &s->u.select;
+    rs->keyspace = t->ks;
+    rs->table = t->name;
+    if (sel->json)
+        return cql_rows_column(rs, "[json]", &t_text_type) == 0
+                   ? 0
+                   : cql_fail(c, CQL_ERR_SERVER, "out of memory");
+    if (sel->nsel == 0) {
+        for (size_t i = 0; i < t->ncols; i++)
+            if (cql_rows_column(rs, t->cols[i].name, t->cols[i].wire) != 0)
+                return cql_fail(c, CQL_ERR_SERVER, "out of memory");
+        return 0;
+    }
+    for (size_t i = 0; i < sel->nsel; i++) {
+        const cql_expr *e = sel->sel[i].expr;
+        const char *alias = sel->sel[i].alias;
+        const cql_type *type = NULL;
+        const char *name = alias;
+        char *printed = NULL;
+        if (e->kind == CQL_E_COLUMN) {
+            const cql_tcol *col = cql_tinfo_col(t, e->text);
+            if (col == NULL)
+                return cql_fail(c, CQL_ERR_INVALID, "Undefined column name %s in table %s.%s",
+                                e->text, t->ks, t->name);
+            type = col->wire;
+            if (name == NULL) name = col->name;
+        } else if (e->kind == CQL_E_FUNCTION && e->fn.ks == NULL &&
+                   (strcmp(e->fn.name, "writetime") == 0 || strcmp(e->fn.name, "ttl") == 0) &&
+                   e->nitems == 1 && e->items[0]->kind == CQL_E_COLUMN) {
+            const cql_tcol *col = cql_tinfo_col(t, e->items[0]->text);
+            if (col == NULL)
+                return cql_fail(c, CQL_ERR_INVALID, "Undefined column name %s in table %s.%s",
+                                e->items[0]->text, t->ks, t->name);
+            if (col->kind == 'p' || col->kind == 'c')
+                return cql_fail(c, CQL_ERR_INVALID,
+                                "Cannot use selection function %s on PRIMARY KEY part %s",
+                                e->fn.name, col->name);
+            type = e->fn.name[0] == 'w' ? &t_bigint : &t_int;
+        } else if (e->kind == CQL_E_FUNCTION && e->fn.ks == NULL &&
+                   strcmp(e->fn.name, "count") == 0) {
+            type = &t_bigint;
+            if (name == NULL) name = "count";
+        } else {
+            printed = cql_print_expr(e);
+            int rc = cql_fail(c, CQL_ERR_INVALID, "Unsupported selector %s on %s.%s",
+                              printed ? printed : "?", t->ks, t->name);
+            free(printed);
+            return rc;
+        }
+        if (name == NULL) {
+            printed = cql_print_expr(e);
+            name =
+                printed ? cql_arena_strndup((cql_arena *)&t->arena, printed, strlen(printed)) : "?";
+            free(printed);
+            for (char *q = (char *)name; *q; q++)
+                *q = (char)tolower((unsigned char)*q);
+        }
+        if (cql_rows_column(rs, name, type) != 0)
+            return cql_fail(c, CQL_ERR_SERVER, "out of memory");
+    }
+    return 0;
 }

@@ -81,6 +81,59 @@ int cql_rows_put(cql_rows *rs, const void *p, int32_t len); /* len < 0: null */
 /* Writes the RESULT Rows body (paging_state may be NULL). */
 int cql_rows_write(const cql_rows *rs, cql_call *c, const uint8_t *paging_state, size_t paging_len);
 
+/* ---- a table as statements see it ---- */
+typedef struct cql_tcol {
+    const char *name;
+    const struct cql_ctype *type; /* NULL for a system table's column */
+    const cql_type *wire;
+    char kind; /* 'p' partition key, 'c' clustering, 's' static, 'r' regular */
+    int pos;   /* position in the partition key or clustering; -1 otherwise */
+    int desc;  /* clustering DESC */
+} cql_tcol;
+
+typedef struct cql_tinfo {
+    char ks[CQL_NAME_MAX], name[CQL_NAME_MAX];
+    int system; /* a system table (system.c answers it) */
+    cql_tcol *cols;
+    size_t ncols, npk, nck;
+    int counter;
+    int64_t default_ttl; /* seconds */
+    cql_arena arena;     /* everything above */
+} cql_tinfo;
+
+/* Fills *t for ks.name, from the schema or the system tables. 0, or -1 with the call's
+ * error ("keyspace x does not exist", "table x does not exist") set. cql_tinfo_free
+ * either way. */
+int cql_tinfo_load(cql_call *c, const char *ks, const char *name, cql_tinfo *t);
+void cql_tinfo_free(cql_tinfo *t);
+/* The column named name, or NULL. */
+const cql_tcol *cql_tinfo_col(const cql_tinfo *t, const char *name);
+/* A system table's columns into t (1), or 0 when ks.name is none. */
+int cql_system_tinfo(const char *ks, const char *name, cql_tinfo *t);
+
+/* ---- prepared statements (prepared.c) ---- */
+/* The bind markers of a parsed statement, as PREPARE's metadata gives them: each marker's
+ * column spec, and the markers of the partition key in its order. 0, or -1 with the
+ * call's error set. Strings live in t's arena or the parse's. */
+typedef struct cql_markers {
+    cql_column *cols;
+    size_t n;
+    uint16_t *pk;
+    size_t npk;
+} cql_markers;
+int cql_markers_of(cql_call *c, const cql_stmt *s, const cql_parsed *p, cql_tinfo *t,
+                   cql_markers *m);
+void cql_markers_free(cql_markers *m);
+/* The kept text of a prepared id and the keyspace it was prepared in (malloc'd copies):
+ * 0, or -1 with UNPREPARED set. */
+int cql_prepared_get(cql_call *c, const uint8_t *id, size_t len, char **text, size_t *tlen,
+                     char **ks);
+void cql_prepared_free_all(cql_state *st);
+
+/* The columns a SELECT answers with (names and types) into rs's metadata. 0, or -1 with
+ * the call's error set. */
+int cql_select_metadata(cql_call *c, const cql_stmt *s, const cql_tinfo *t, cql_rows *rs);
+
 /* ---- the executor's parts ---- */
 /* SELECT of a system table (system.local, peers, system_schema.*): 1 when ks.table is
  * one (and it ran: 0 or -1 in *rc), 0 when it is not. */

@@ -852,3 +852,24 @@ int cql_system_select(cql_run *r, const cql_stmt *s, const char *ks, int *rc)
     }
     return 0;
 }
+
+int cql_system_tinfo(const char *ks, const char *name, cql_tinfo *t)
+{
+    for (size_t i = 0; i < NVTABS; i++) {
+        const vtab *v = &vtabs[i];
+        if (strcmp(v->ks, ks) != 0 || strcmp(v->name, name) != 0) continue;
+        t->system = 1;
+        t->ncols = v->ncols;
+        t->cols = cql_arena_alloc(&t->arena, (v->ncols + 1) * sizeof *t->cols);
+        if (t->cols == NULL) return 0;
+        for (size_t k = 0; k < v->ncols; k++) {
+            t->cols[k].name = v->cols[k].name;
+            t->cols[k].wire = v->cols[k].type;
+            t->cols[k].kind = k == 0 ? 'p' : 'r';
+            t->cols[k].pos = k == 0 ? 0 : -1;
+        }
+        t->npk = 1;
+        return 1;
+    }
+    return 0;
+}
