@@ -4,7 +4,8 @@ negotiation and the refusal drivers downgrade on, OPTIONS, STARTUP with and with
 and v5 (v5 switching to segments after READY or AUTHENTICATE), PasswordAuthenticator against
 --cql-credentials, requests out of turn, unknown opcodes, oversized and malformed envelopes
 (answered, the connection kept where the spec allows), thousands of streams in flight on one
-connection, and the start-up refusals."""
+connection, SCHEMA_CHANGE events pushed to another connection, USE, and the start-up
+refusals."""
 import socket
 import struct
 import subprocess
@@ -16,8 +17,9 @@ pytest.importorskip("cassandra", reason="python3-cassandra is not installed")
 pytest.importorskip("lz4", reason="python3-lz4 is not installed")
 
 from cassandra import ConsistencyLevel  # noqa: E402
-from cassandra.protocol import (AuthenticateMessage, AuthResponseMessage,  # noqa: E402
-                                AuthSuccessMessage, ErrorMessage, OptionsMessage,
+from cassandra.query import BatchType  # noqa: E402
+from cassandra.protocol import (AuthenticateMessage, AuthResponseMessage, BatchMessage,  # noqa: E402
+                                AuthSuccessMessage, ErrorMessage, EventMessage, OptionsMessage,
                                 QueryMessage, ReadyMessage, RegisterMessage, ResultMessage,
                                 StartupMessage, SupportedMessage)
 
@@ -26,6 +28,7 @@ from cql_raw import Raw, cql_port, header  # noqa: E402
 
 PROTOCOL_ERROR = 0x000A
 AUTH_ERROR = 0x0100
+INVALID = 0x2200
 LOCAL = "SELECT release_version FROM system.local"
 ROLES = "# roles of the CQL tests\nalice:wonder land\n\nbob:builder\n"
 
@@ -285,6 +288,28 @@ def test_thousands_of_streams_in_flight_are_each_answered_once(cql, version):
     assert sorted(seen) == list(range(n))
 
 
+def test_clients_that_leave_while_workers_run_their_requests(start):
+    """A BATCH may write, so a durable server runs it on a worker; a client that sends many and
+    goes at once leaves them running there, cancelled, and the server serves on."""
+    srv = start("--cql", "127.0.0.1:0")  # durable, with write threads (conftest)
+    port = cql_port(srv)
+    c = ready(port, 4)
+    query(c, "CREATE KEYSPACE gone WITH replication = {'class': 'SimpleStrategy', "
+             "'replication_factor': 1}")
+    query(c, "CREATE TABLE gone.t (k int PRIMARY KEY, v int)", 2)
+    batch = BatchMessage(BatchType.UNLOGGED, [(False, "INSERT INTO gone.t (k, v) VALUES (1, 2)",
+                                               [])], ConsistencyLevel.ONE)
+    for round in range(20):
+        leaver = ready(port, 4 if round % 2 else 5)
+        leaver.send_bytes(b"".join(leaver.encode(batch, s) for s in range(300)))
+        leaver.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        leaver.close()  # a reset, with the answers unread
+    c.send(batch, 3)
+    env, msg = c.recv()
+    assert env.stream == 3 and isinstance(msg, (ResultMessage, ErrorMessage)), msg
+    assert isinstance(query(c, LOCAL, 4)[1], ResultMessage)
+
+
 # ---- authentication ----
 
 def sasl(user, password):
@@ -364,6 +389,45 @@ def test_a_bad_credentials_file_is_refused(tmp_path, text, why):
 def test_the_frame_cap_is_judged(tmp_path):
     log = refused(tmp_path, "--cql", "127.0.0.1:0", "--cql-max-frame", "12")
     assert "--cql-max-frame wants a number of bytes" in log
+
+
+# ---- events ----
+
+def test_schema_changes_are_pushed_to_registered_connections(cql):
+    watcher = ready(cql, 5)
+    watcher.send(RegisterMessage(["SCHEMA_CHANGE", "STATUS_CHANGE", "TOPOLOGY_CHANGE"]), 1)
+    env, msg = watcher.recv()
+    assert env.stream == 1 and isinstance(msg, ReadyMessage)
+    quiet = ready(cql, 4)  # not registered: gets nothing
+    other = ready(cql, 4, "lz4")
+    env, msg = query(other, "CREATE KEYSPACE shop WITH replication = "
+                            "{'class': 'SimpleStrategy', 'replication_factor': 1}")
+    assert isinstance(msg, ResultMessage), msg
+    env, msg = query(other, "CREATE TABLE shop.orders (id int PRIMARY KEY, total int)", 2)
+    assert isinstance(msg, ResultMessage), msg
+    events = []
+    for _ in range(2):
+        env, msg = watcher.recv()
+        assert env.stream == -1 and isinstance(msg, EventMessage)
+        events.append((msg.event_type, msg.event_args))
+    assert events[0] == ("SCHEMA_CHANGE", {"change_type": "CREATED", "target_type": "KEYSPACE",
+                                           "keyspace": "shop"})
+    assert events[1] == ("SCHEMA_CHANGE", {"change_type": "CREATED", "target_type": "TABLE",
+                                           "keyspace": "shop", "table": "orders"})
+    assert not quiet.closed(timeout=0.5) and quiet.wire == b""
+
+
+def test_use_sets_the_connections_keyspace(cql):
+    c = ready(cql, 4)
+    query(c, "CREATE KEYSPACE ks1 WITH replication = {'class': 'SimpleStrategy', "
+             "'replication_factor': 1}")
+    env, msg = query(c, "USE ks1", 2)
+    assert isinstance(msg, ResultMessage) and msg.new_keyspace == "ks1"
+    env, msg = query(c, "CREATE TABLE t (k int PRIMARY KEY)", 3)
+    assert isinstance(msg, ResultMessage), msg
+    other = ready(cql, 4)  # another connection has no keyspace
+    env, msg = query(other, "CREATE TABLE t2 (k int PRIMARY KEY)", 4)
+    assert_error(msg, INVALID)
 
 
 # ---- shutdown ----
