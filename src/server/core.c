@@ -319,24 +319,32 @@ void core_call_cancel(core_call *c)
 }
 
 /* Flushes the turn's deferred writes, then delivers its answers in the order they were
- * made; if the flush failed, those made after a write are told so. h2o runs it as a 0 ms
- * timeout, after the turn's reads and before it polls again, so that the connections'
- * next reads are set up in the same turn: answered after the turn (loop_main calls it
- * too, for any left), each connection cost two more epoll_ctl calls. */
+ * made; if the flush failed, those made after a write are told so. A protocol may start
+ * calls while it delivers (a connection reads on once answered): those are answered in a
+ * further round, after their own writes were flushed, never with the round that was
+ * flushed before they ran. h2o runs it as a 0 ms timeout, after the turn's reads and
+ * before it polls again, so that the connections' next reads are set up in the same turn:
+ * answered after the turn (loop_main calls it too, for any left), each connection cost two
+ * more epoll_ctl calls. */
 static void answer_turn(core_loop *l)
 {
-    /* Writes staged this turn are committed and flushed even with nothing to answer:
-     * they hold their items' locks until then. */
-    int failed = qr_flush_pending() && qr_flush_deferred() != QR_OK;
-    while (!h2o_linklist_is_empty(&l->answers)) {
-        core_call *c = H2O_STRUCT_FROM_MEMBER(core_call, turn_link, l->answers.next);
-        h2o_linklist_unlink(&c->turn_link);
-        /* Delivering may free the call. */
-        core_result r = c->result;
-        c->result = (core_result){0};
-        c->answer(c, &r, failed && c->after_write);
-        result_free(&r);
-    }
+    do {
+        /* Writes staged this turn are committed and flushed even with nothing to answer:
+         * they hold their items' locks until then. */
+        int failed = qr_flush_pending() && qr_flush_deferred() != QR_OK;
+        h2o_linklist_t round;
+        h2o_linklist_init_anchor(&round);
+        h2o_linklist_insert_list(&round, &l->answers);
+        while (!h2o_linklist_is_empty(&round)) {
+            core_call *c = H2O_STRUCT_FROM_MEMBER(core_call, turn_link, round.next);
+            h2o_linklist_unlink(&c->turn_link);
+            /* Delivering may free the call, or cancel others of the round. */
+            core_result r = c->result;
+            c->result = (core_result){0};
+            c->answer(c, &r, failed && c->after_write);
+            result_free(&r);
+        }
+    } while (!h2o_linklist_is_empty(&l->answers));
     if (h2o_timeout_is_linked(&l->answers_due)) h2o_timeout_unlink(&l->answers_due);
 }
 

@@ -625,6 +625,12 @@ static void cql_serve(void *state, h2o_socket_t *sock)
 static void send_event(cql_conn *c, const unsigned char *body, size_t len)
 {
     if (!(c->events & CQL_EVENT_SCHEMA_CHANGE) || c->peer_gone || c->state != CONN_READY) return;
+    if (c->out.len + c->sending.len > 2 * CQL_MAX_PENDING_OUT) {
+        /* A client that reads nothing while events keep coming is let go, not buffered for. */
+        c->peer_gone = 1;
+        conn_settle(c);
+        return;
+    }
     send_body(c, c->version, -1, CQL_OP_EVENT, body, len);
     conn_settle(c);
 }

@@ -272,9 +272,11 @@ def test_a_broken_segment_closes_the_connection(cql):
 
 # ---- many streams ----
 
-@pytest.mark.parametrize("version", [4, 5])
-def test_thousands_of_streams_in_flight_are_each_answered_once(cql, version):
-    c = ready(cql, version, "lz4")
+@pytest.mark.parametrize("version,sync", [(4, True), (5, True), (5, False)],
+                         ids=["v4", "v5", "v5-no-sync"])
+def test_thousands_of_streams_in_flight_are_each_answered_once(start, version, sync):
+    srv = start("--cql", "127.0.0.1:0", *([] if sync else ["--no-sync"]))
+    c = ready(cql_port(srv), version, "lz4")
     n = 3000  # past the per-connection cap: the server stops reading, then reads on
     wire = b"".join(c.encode(QueryMessage(LOCAL, ConsistencyLevel.ONE), s) for s in range(n))
     sender = threading.Thread(target=c.send_bytes, args=(wire,))
@@ -288,10 +290,12 @@ def test_thousands_of_streams_in_flight_are_each_answered_once(cql, version):
     assert sorted(seen) == list(range(n))
 
 
-def test_clients_that_leave_while_workers_run_their_requests(start):
+@pytest.mark.parametrize("sync", [True, False], ids=["workers", "no-sync"])
+def test_clients_that_leave_while_workers_run_their_requests(start, sync):
     """A BATCH may write, so a durable server runs it on a worker; a client that sends many and
-    goes at once leaves them running there, cancelled, and the server serves on."""
-    srv = start("--cql", "127.0.0.1:0")  # durable, with write threads (conftest)
+    goes at once leaves them running there, cancelled, and the server serves on. Without sync
+    they run on the loop, their answers due at the end of the turn."""
+    srv = start("--cql", "127.0.0.1:0", *([] if sync else ["--no-sync"]))
     port = cql_port(srv)
     c = ready(port, 4)
     query(c, "CREATE KEYSPACE gone WITH replication = {'class': 'SimpleStrategy', "
