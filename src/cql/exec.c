@@ -15,6 +15,8 @@
 
 #include "cql/exec_int.h"
 #include "cql/types.h"
+#include "cql/value.h"
+#include "cqlwire/cql_value.h"
 #include "engine/engine.h"
 
 /* ---- the call ---- */
@@ -200,6 +202,73 @@ int cql_bound(cql_run *r, const cql_expr *marker, cql_value *v)
 
 static const cql_type t_text_type = {.id = CQL_TYPE_VARCHAR};
 
+/* ---- terms ---- */
+
+/* value.h's hook for the terms that are not constants: bind markers here. */
+static int term_hook(void *ctx, const cql_ctype *t, const char *receiver, const cql_expr *e,
+                     buf *out, cql_parse_error *err)
+{
+    cql_run *r = ctx;
+    if (e->kind == CQL_E_BIND) {
+        cql_value v;
+        int got = cql_bound(r, e, &v);
+        if (got != 1) {
+            err->code = r->call->code ? (int)r->call->code : CQL_ERR_INVALID;
+            snprintf(err->msg, sizeof err->msg, "%s", r->call->msg);
+            r->call->failed = 0; /* value.h reports it through err */
+            return CQLVAL_ERROR;
+        }
+        if (v.len == CQL_UNSET) return CQLVAL_UNSET;
+        if (v.len < 0) return CQLVAL_NULL;
+        (void)receiver;
+        if (cqlval_validate(t, v.p, (size_t)v.len, err) != 0) return CQLVAL_ERROR;
+        return buf_append(out, v.p, (size_t)v.len) == 0 ? CQLVAL_OK : CQLVAL_ERROR;
+    }
+    char *text = cql_print_expr(e);
+    err->code = CQL_ERR_INVALID;
+    if (e->kind == CQL_E_FUNCTION)
+        snprintf(err->msg, sizeof err->msg, "Unknown function %s called", e->fn.name);
+    else
+        snprintf(err->msg, sizeof err->msg, "Cannot use %s as the value of %s", text ? text : "?",
+                 receiver);
+    free(text);
+    return CQLVAL_ERROR;
+}
+
+int cql_term(cql_run *r, const cql_ctype *type, const char *receiver, const cql_expr *e, buf *out)
+{
+    cql_parse_error perr;
+    memset(&perr, 0, sizeof perr);
+    cqlval_terms terms = {.fn = term_hook, .ctx = r};
+    int rc = cqlval_from_term(type, receiver, e, &terms, out, &perr);
+    if (rc == CQLVAL_ERROR)
+        cql_fail(r->call, perr.code ? (cql_error_code)perr.code : CQL_ERR_INVALID, "%s", perr.msg);
+    return rc;
+}
+
+int cql_int_term(cql_run *r, const cql_expr *e, int64_t *v, const char *what)
+{
+    buf b;
+    buf_init(&b, 0);
+    int wide = strcmp(what, "[timestamp]") == 0;
+    int rc = cql_term(r, cqltype_native(wide ? CQL_TYPE_BIGINT : CQL_TYPE_INT), what, e, &b);
+    if (rc == CQLVAL_OK && b.len == 4) {
+        int32_t x;
+        cql_int_decode((const uint8_t *)b.data, 4, &x);
+        *v = x;
+    } else if (rc == CQLVAL_OK && b.len == 8) {
+        cql_bigint_decode((const uint8_t *)b.data, 8, v);
+    } else if (rc == CQLVAL_OK) {
+        rc = CQLVAL_ERROR;
+        cql_fail(r->call, CQL_ERR_INVALID, "Invalid %s value", what);
+    } else if (rc != CQLVAL_ERROR) {
+        rc = CQLVAL_ERROR;
+        cql_fail(r->call, CQL_ERR_INVALID, "Invalid null value of %s", what);
+    }
+    buf_free(&b);
+    return rc == CQLVAL_OK ? 0 : -1;
+}
+
 /* ---- rows ---- */
 
 void cql_rows_init(cql_rows *rs, const char *keyspace, const char *table)
@@ -286,16 +355,11 @@ static int run_select(cql_run *r, const cql_stmt *s)
     if (ks == NULL) return -1;
     int rc = 0;
     if (cql_system_select(r, s, ks, &rc)) return rc;
-    cql_state *st = cql_state_of(c);
-    if (st == NULL) return -1;
-    pthread_mutex_lock(&st->lock);
-    int has_ks = cql_schema_keyspace(st->schema, ks) != NULL;
-    int has_t = has_ks && cql_schema_table(st->schema, ks, s->name.name) != NULL;
-    pthread_mutex_unlock(&st->lock);
-    if (!has_ks) return cql_fail(c, CQL_ERR_INVALID, "keyspace %s does not exist", ks);
-    if (!has_t) return cql_fail(c, CQL_ERR_INVALID, "table %s does not exist", s->name.name);
-    return cql_fail(c, CQL_ERR_INVALID, "table %s holds no rows the executor can read yet",
-                    s->name.name);
+    cql_tinfo t;
+    rc = cql_tinfo_load(c, ks, s->name.name, &t);
+    if (rc == 0) rc = cql_exec_select(r, s, &t);
+    cql_tinfo_free(&t);
+    return rc;
 }
 
 static int run_stmt(cql_run *r, const cql_stmt *s)
@@ -305,6 +369,10 @@ static int run_stmt(cql_run *r, const cql_stmt *s)
         return run_use(r, s);
     case CQL_SELECT:
         return run_select(r, s);
+    case CQL_INSERT:
+    case CQL_UPDATE:
+    case CQL_DELETE:
+        return cql_exec_write(r, s);
     default:
         return cql_exec_ddl(r, s);
     }
