@@ -362,6 +362,8 @@ static int run_select(cql_run *r, const cql_stmt *s)
     return rc;
 }
 
+static int run_batch_stmt(cql_run *r, const cql_stmt *s);
+
 static int run_stmt(cql_run *r, const cql_stmt *s)
 {
     switch (s->kind) {
@@ -373,6 +375,8 @@ static int run_stmt(cql_run *r, const cql_stmt *s)
     case CQL_UPDATE:
     case CQL_DELETE:
         return cql_exec_write(r, s);
+    case CQL_BATCH:
+        return run_batch_stmt(r, s);
     default:
         return cql_exec_ddl(r, s);
     }
@@ -421,10 +425,122 @@ int cql_exec_execute(cql_call *c, const cql_execute *e)
     return rc;
 }
 
+/* A BATCH statement of CQL text (BEGIN BATCH ... APPLY BATCH): its statements share the
+ * text's bound values. */
+static int run_batch_stmt(cql_run *r, const cql_stmt *s)
+{
+    const cql_batch_stmt *b = &s->u.batch;
+    cql_run *runs = calloc(b->nstmts + 1, sizeof *runs);
+    cql_run **rp = calloc(b->nstmts + 1, sizeof *rp);
+    int rc = runs && rp ? 0 : cql_fail(r->call, CQL_ERR_SERVER, "out of memory");
+    int64_t ts = r->timestamp;
+    for (size_t i = 0; rc == 0 && i < b->nusing; i++) {
+        if (b->using[i].ttl) {
+            rc = cql_fail(r->call, CQL_ERR_INVALID, "A TTL cannot be set on a BATCH");
+        } else {
+            rc = cql_int_term(r, b->using[i].value, &ts, "[timestamp]");
+        }
+    }
+    for (size_t i = 0; rc == 0 && i < b->nstmts; i++) {
+        runs[i] = *r;
+        runs[i].timestamp = ts;
+        rp[i] = &runs[i];
+    }
+    if (rc == 0)
+        rc = cql_exec_write_batch(rp, (const cql_stmt *const *)b->stmts, b->nstmts, b->type == 2,
+                                  b->type == 0);
+    free(runs);
+    free(rp);
+    return rc;
+}
+
 int cql_exec_batch(cql_call *c, const cql_batch *b)
 {
-    (void)b;
-    return cql_fail(c, CQL_ERR_INVALID, "BATCH is not answered by this build yet");
+    cql_parsed *parsed = calloc(b->n + 1, sizeof *parsed);
+    cql_run *runs = calloc(b->n + 1, sizeof *runs);
+    cql_run **rp = calloc(b->n + 1, sizeof *rp);
+    const cql_stmt **stmts = calloc(b->n + 1, sizeof *stmts);
+    char **keyspaces = calloc(b->n + 1, sizeof *keyspaces);
+    cql_query_params *params = calloc(b->n + 1, sizeof *params);
+    int rc = parsed && runs && rp && stmts && keyspaces && params
+                 ? 0
+                 : cql_fail(c, CQL_ERR_SERVER, "out of memory");
+    size_t nparsed = 0;
+    int64_t ts = b->timestamp != INT64_MIN ? b->timestamp : now_us();
+    char ksbuf[CQL_NAME_MAX];
+    if (b->keyspace.p) {
+        snprintf(ksbuf, sizeof ksbuf, "%.*s", (int)b->keyspace.len, b->keyspace.p);
+        c->keyspace = ksbuf;
+    }
+    for (size_t i = 0; rc == 0 && i < b->n; i++) {
+        const cql_batch_statement *bs = &b->statements[i];
+        char *text = NULL;
+        size_t len = 0;
+        if (bs->prepared) {
+            if (cql_prepared_get(c, (const uint8_t *)bs->query.p, bs->query.len, &text, &len,
+                                 &keyspaces[i]) != 0) {
+                rc = -1;
+                break;
+            }
+        } else {
+            text = malloc(bs->query.len + 1);
+            if (text == NULL) {
+                rc = cql_fail(c, CQL_ERR_SERVER, "out of memory");
+                break;
+            }
+            memcpy(text, bs->query.p, bs->query.len);
+            text[bs->query.len] = '\0';
+            len = bs->query.len;
+        }
+        cql_parse_error perr;
+        memset(&perr, 0, sizeof perr);
+        int prc = cql_parse(text, len, &parsed[i], &perr);
+        free(text);
+        if (prc != 0) {
+            rc = cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
+            break;
+        }
+        nparsed = i + 1;
+        const cql_stmt *s = parsed[i].stmts[0];
+        if (s->kind != CQL_INSERT && s->kind != CQL_UPDATE && s->kind != CQL_DELETE) {
+            rc = cql_fail(c, CQL_ERR_INVALID,
+                          "Invalid statement in batch: only UPDATE, INSERT and DELETE statements "
+                          "are allowed.");
+            break;
+        }
+        if (bs->values.n != parsed[i].nbinds) {
+            rc = cql_fail(c, CQL_ERR_INVALID,
+                          "There were %zu markers(?) in CQL but %u bound variables",
+                          parsed[i].nbinds, bs->values.n);
+            break;
+        }
+        params[i].values = bs->values;
+        params[i].timestamp = ts;
+        params[i].page_size = -1;
+        params[i].paging_state.len = CQL_NULL;
+        runs[i] = (cql_run){.call = c,
+                            .parsed = &parsed[i],
+                            .params = &params[i],
+                            .values = &params[i].values,
+                            .timestamp = ts,
+                            .keyspace = keyspaces[i]};
+        rp[i] = &runs[i];
+        stmts[i] = s;
+    }
+    if (rc == 0)
+        rc = cql_exec_write_batch(rp, stmts, b->n, b->type == CQL_BATCH_COUNTER,
+                                  b->type == CQL_BATCH_LOGGED);
+    for (size_t i = 0; i < nparsed; i++)
+        cql_parsed_free(&parsed[i]);
+    for (size_t i = 0; keyspaces && i < b->n; i++)
+        free(keyspaces[i]);
+    free(parsed);
+    free(runs);
+    free(rp);
+    free(stmts);
+    free(keyspaces);
+    free(params);
+    return rc;
 }
 
 /* ---- what may write ---- */

@@ -53,6 +53,7 @@ typedef struct cql_run {
     const cql_query_params *params; /* NULL for a statement of a BATCH */
     const cql_values *values;       /* the bound values, or NULL */
     int64_t timestamp;              /* the request's default timestamp (microseconds) */
+    const char *keyspace;           /* a prepared statement's keyspace, or NULL */
 } cql_run;
 
 /* The keyspace a statement's name resolves to: its own, else the connection's; NULL
@@ -221,6 +222,10 @@ int cql_compare_op(cql_op op, int cmp);
 
 /* Row statements (exec_write.c, exec_select.c). */
 int cql_exec_write(cql_run *r, const cql_stmt *s);
+/* The statements of a BATCH (INSERT, UPDATE, DELETE), each with its run, in one item
+ * transaction: all applied or none; with conditions, all on one partition. */
+int cql_exec_write_batch(cql_run *const *runs, const cql_stmt *const *stmts, size_t n,
+                         int counter_batch, int logged);
 int cql_exec_select(cql_run *r, const cql_stmt *s, const cql_tinfo *t);
 
 /* ---- the executor's parts ---- */

@@ -553,7 +553,9 @@ static int read_range(qctx *q, const buf *lower, const buf *upper, int forward, 
         rc = take(q, item, key.data, key.len);
         json_decref(item);
     }
-    if (rc == 0 && got < 0) rc = cql_fail(q->r->call, CQL_ERR_SERVER, "%s", err.msg);
+    if (rc == 0 && got < 0)
+        rc = cql_fail(q->r->call, err_is_throttling(&err) ? CQL_ERR_OVERLOADED : CQL_ERR_SERVER,
+                      "%s", err.msg);
     if (rc == 0 && scan && part.len) rc = static_only(q);
     cursor_close(cur);
     buf_free(&part);

@@ -20,8 +20,10 @@
 #define MAX_ITEM_BYTES (400 * 1024)
 #define MAX_TTL 630720000 /* 20 years, Cassandra's cap */
 
-/* One item a statement changes. */
+/* One item the statements of a request change. */
 typedef struct witem {
+    table *et;
+    const cql_tinfo *t;
     buf pk, ck;
     int clustered; /* ck holds a $ck */
     int is_static; /* the partition's static row */
@@ -31,39 +33,83 @@ typedef struct witem {
     int existed;      /* a live row was there */
 } witem;
 
+/* The items of one request (one statement, or a BATCH's), locked together. */
+typedef struct wset {
+    witem *items;
+    size_t n, cap;
+    buf *txn_keys; /* borrowed by the transaction until txn_end */
+} wset;
+
+/* One statement: what it runs with, and which of the set's items are its. */
 typedef struct wctx {
     cql_run *r;
     const cql_stmt *s;
     const cql_tinfo *t;
     table *et;
     int64_t ts, now_s, exp_s;
-    witem *items;
-    size_t n, cap;
-    buf *txn_keys; /* borrowed by the transaction until txn_end */
+    wset *set;
+    size_t *idx, nidx, idxcap;
+    /* INSERT and UPDATE: the assignments */
+    const char **cols;
+    cql_assign_kind *kinds;
+    const cql_expr **values, **ekeys;
+    size_t nassign;
+    int insert, rows;
+    cql_keys k;
+    int has_keys;
 } wctx;
+
+#define W_ITEM(w, j) (&(w)->set->items[(w)->idx[j]])
+
+static void wset_free(wset *s)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        buf_free(&s->items[i].pk);
+        buf_free(&s->items[i].ck);
+        buf_free(&s->items[i].key);
+        json_decref(s->items[i].item);
+        json_decref(s->items[i].keycells);
+    }
+    free(s->items);
+    free(s->txn_keys);
+    memset(s, 0, sizeof *s);
+}
 
 static void wctx_free(wctx *w)
 {
-    for (size_t i = 0; i < w->n; i++) {
-        buf_free(&w->items[i].pk);
-        buf_free(&w->items[i].ck);
-        buf_free(&w->items[i].key);
-        json_decref(w->items[i].item);
-        json_decref(w->items[i].keycells);
-    }
-    free(w->items);
-    free(w->txn_keys);
+    free(w->idx);
+    free(w->cols);
+    free(w->kinds);
+    free(w->values);
+    free(w->ekeys);
+    if (w->has_keys) cql_keys_free(&w->k);
     if (w->et) catalog_release_after_writes(w->et);
 }
 
-/* The item of (pk, ck), added once. ck NULL: the table has no clustering; is_static: the
- * partition's static row. */
 static int key_cells(const cql_tinfo *t, json_t *item, const buf *const *pkv,
                      const buf *const *ckv);
 
+static int own(wctx *w, size_t at)
+{
+    for (size_t j = 0; j < w->nidx; j++)
+        if (w->idx[j] == at) return 0;
+    if (w->nidx == w->idxcap) {
+        size_t cap = w->idxcap ? w->idxcap * 2 : 8;
+        size_t *n = realloc(w->idx, cap * sizeof *n);
+        if (n == NULL) return cql_fail(w->r->call, CQL_ERR_SERVER, "out of memory");
+        w->idx = n;
+        w->idxcap = cap;
+    }
+    w->idx[w->nidx++] = at;
+    return 0;
+}
+
+/* The item of (pk, ck) in the set, added once, and made one of the statement's. ck NULL:
+ * the table has no clustering; is_static: the partition's static row. */
 static witem *target(wctx *w, const buf *pk, const buf *ck, int is_static, const buf *const *pkv,
                      const buf *const *ckv)
 {
+    wset *set = w->set;
     buf ckb;
     buf_init(&ckb, 0);
     if (w->t->nck) {
@@ -72,26 +118,29 @@ static witem *target(wctx *w, const buf *pk, const buf *ck, int is_static, const
         else
             buf_append(&ckb, ck->data, ck->len);
     }
-    for (size_t i = 0; i < w->n; i++)
-        if (w->items[i].pk.len == pk->len && memcmp(w->items[i].pk.data, pk->data, pk->len) == 0 &&
-            w->items[i].ck.len == ckb.len &&
-            (ckb.len == 0 || memcmp(w->items[i].ck.data, ckb.data, ckb.len) == 0)) {
+    for (size_t i = 0; i < set->n; i++)
+        if (set->items[i].et == w->et && set->items[i].pk.len == pk->len &&
+            memcmp(set->items[i].pk.data, pk->data, pk->len) == 0 &&
+            set->items[i].ck.len == ckb.len &&
+            (ckb.len == 0 || memcmp(set->items[i].ck.data, ckb.data, ckb.len) == 0)) {
             buf_free(&ckb);
-            return &w->items[i];
+            return own(w, i) == 0 ? &set->items[i] : NULL;
         }
-    if (w->n == w->cap) {
-        size_t cap = w->cap ? w->cap * 2 : 8;
-        witem *n = realloc(w->items, cap * sizeof *n);
+    if (set->n == set->cap) {
+        size_t cap = set->cap ? set->cap * 2 : 8;
+        witem *n = realloc(set->items, cap * sizeof *n);
         if (n == NULL) {
             buf_free(&ckb);
             cql_fail(w->r->call, CQL_ERR_SERVER, "out of memory");
             return NULL;
         }
-        w->items = n;
-        w->cap = cap;
+        set->items = n;
+        set->cap = cap;
     }
-    witem *it = &w->items[w->n];
+    witem *it = &set->items[set->n];
     memset(it, 0, sizeof *it);
+    it->et = w->et;
+    it->t = w->t;
     buf_init(&it->pk, 0);
     buf_append(&it->pk, pk->data ? pk->data : "", pk->len);
     it->ck = ckb;
@@ -118,8 +167,9 @@ static witem *target(wctx *w, const buf *pk, const buf *ck, int is_static, const
             return NULL;
         }
     }
-    w->n++;
-    return it;
+    set->n++;
+    if (own(w, set->n - 1) != 0) return NULL;
+    return &set->items[set->n - 1];
 }
 
 /* ---- the values of the primary key ---- */
@@ -563,68 +613,75 @@ static int answer_applied(wctx *w, int applied, json_t *item, const cql_relation
 
 /* ---- the transaction ---- */
 
-/* Locks and reads the targets: each item's current state into ->item (a copy, or a new
- * item with its key). */
-static int begin(wctx *w, item_txn **x)
+/* An engine refusal as the protocol's error: a throttled write (the table's capacity, as
+ * DynamoDB meters it) is Cassandra's Overloaded, which drivers retry; others fail the
+ * write. */
+static int engine_error(cql_call *c, const qr_err *err)
 {
-    table **tables = calloc(w->n + 1, sizeof *tables);
-    buf *keys = calloc(w->n + 1, sizeof *keys);
+    if (err_is_throttling(err)) return cql_fail(c, CQL_ERR_OVERLOADED, "%s", err->msg);
+    return cql_fail(c, CQL_ERR_WRITE_FAILURE, "%s", err->msg);
+}
+
+/* Locks and reads the set's items: each one's current state into ->item (a copy, or a
+ * new item with its key). */
+static int begin(wset *set, cql_call *c, int64_t now_s, item_txn **x)
+{
+    table **tables = calloc(set->n + 1, sizeof *tables);
+    buf *keys = calloc(set->n + 1, sizeof *keys);
     if (tables == NULL || keys == NULL) {
         free(tables);
         free(keys);
-        return cql_fail(w->r->call, CQL_ERR_SERVER, "out of memory");
+        return cql_fail(c, CQL_ERR_SERVER, "out of memory");
     }
-    w->txn_keys = keys;
-    for (size_t i = 0; i < w->n; i++) {
-        tables[i] = w->et;
-        keys[i] = w->items[i].key;
+    set->txn_keys = keys;
+    for (size_t i = 0; i < set->n; i++) {
+        tables[i] = set->items[i].et;
+        keys[i] = set->items[i].key;
     }
     qr_err err;
     err_init(&err);
-    int rc =
-        txn_begin(w->r->call->db, w->n == 1 ? TXN_ITEM : TXN_BATCH, w->n, tables, keys, x, &err);
+    int rc = txn_begin(c->db, set->n == 1 ? TXN_ITEM : TXN_BATCH, set->n, tables, keys, x, &err);
     free(tables);
-    if (rc != 0) return cql_fail(w->r->call, CQL_ERR_WRITE_FAILURE, "%s", err.msg);
-    for (size_t i = 0; i < w->n; i++) {
+    if (rc != 0) return engine_error(c, &err);
+    for (size_t i = 0; i < set->n; i++) {
+        witem *it = &set->items[i];
         const json_t *cur = NULL;
         int got = txn_read(*x, i, &cur, &err);
-        if (got < 0) return cql_fail(w->r->call, CQL_ERR_SERVER, "%s", err.msg);
+        if (got < 0) return cql_fail(c, CQL_ERR_SERVER, "%s", err.msg);
         if (got == 1) {
-            w->items[i].item = json_deep_copy(cur);
-            w->items[i].existed = cql_row_live(w->items[i].item, w->t, w->now_s);
+            it->item = json_deep_copy(cur);
+            it->existed = cql_row_live(it->item, it->t, now_s);
         } else {
-            w->items[i].item =
-                cql_row_new(&w->items[i].pk, w->items[i].clustered ? &w->items[i].ck : NULL);
+            it->item = cql_row_new(&it->pk, it->clustered ? &it->ck : NULL);
         }
-        if (w->items[i].keycells)
-            json_object_update_missing(w->items[i].item, w->items[i].keycells);
+        if (it->keycells) json_object_update_missing(it->item, it->keycells);
     }
     return 0;
 }
 
 /* Stages every item (a put, or a delete when nothing in it lives) and commits. */
-static int finish(wctx *w, item_txn *x)
+static int finish(wset *set, cql_call *c, int64_t now_s, item_txn *x)
 {
     qr_err err;
     err_init(&err);
-    for (size_t i = 0; i < w->n; i++) {
-        json_t *item = w->items[i].item;
+    for (size_t i = 0; i < set->n; i++) {
+        witem *it = &set->items[i];
         int rc;
-        if (!cql_row_live(item, w->t, w->now_s)) {
+        if (!cql_row_live(it->item, it->t, now_s)) {
             rc = txn_delete(x, i, &err);
         } else {
-            cql_row_seal(item, w->t);
-            size_t size = item_size(item);
+            cql_row_seal(it->item, it->t);
+            size_t size = item_size(it->item);
             if (size > MAX_ITEM_BYTES)
-                return cql_fail(w->r->call, CQL_ERR_INVALID,
+                return cql_fail(c, CQL_ERR_INVALID,
                                 "Row is too large: it would take %zu bytes, above the engine's "
                                 "%d bytes per row",
                                 size, MAX_ITEM_BYTES);
-            rc = txn_put(x, i, item, size, &err);
+            rc = txn_put(x, i, it->item, size, &err);
         }
-        if (rc) return cql_fail(w->r->call, CQL_ERR_WRITE_FAILURE, "%s", err.msg);
+        if (rc) return engine_error(c, &err);
     }
-    if (txn_commit(x, &err) != 0) return cql_fail(w->r->call, CQL_ERR_WRITE_FAILURE, "%s", err.msg);
+    if (txn_commit(x, &err) != 0) return engine_error(c, &err);
     return 0;
 }
 
@@ -826,21 +883,77 @@ done:
     return rc;
 }
 
-/* Runs the assignments on every row the statement names, then its conditions. */
-static int run_update_like(wctx *w, const cql_keys *k, const char *const *cols,
-                           cql_assign_kind const *kinds, const cql_expr *const *values,
-                           const cql_expr *const *keys, size_t n, int insert, int if_not_exists,
-                           int if_exists, const cql_relation *conds, size_t nconds)
+/* ---- planning, checking and applying a statement ----
+ * plan: the statement's checks, its values' conversion and its items; check: its IF
+ * conditions on the items read under the locks; apply: its changes to them. */
+
+/* The item a conditional statement's conditions are about: its row, or its partition's
+ * static row when it names no other. */
+static witem *main_item(wctx *w)
+{
+    witem *m = NULL;
+    for (size_t j = 0; j < w->nidx; j++)
+        if (!W_ITEM(w, j)->is_static || m == NULL) m = W_ITEM(w, j);
+    return m;
+}
+
+static int conditional(const wctx *w)
+{
+    const cql_stmt *s = w->s;
+    if (s->kind == CQL_INSERT) return s->if_not_exists;
+    if (s->kind == CQL_UPDATE) return s->if_exists || s->u.update.nconds;
+    return s->if_exists || s->u.del.nconds;
+}
+
+static const cql_relation *conds_of(const wctx *w, size_t *n)
+{
+    if (w->s->kind == CQL_UPDATE) {
+        *n = w->s->u.update.nconds;
+        return w->s->u.update.conds;
+    }
+    if (w->s->kind == CQL_DELETE) {
+        *n = w->s->u.del.nconds;
+        return w->s->u.del.conds;
+    }
+    *n = 0;
+    return NULL;
+}
+
+/* 1 when the statement's conditions hold (or it has none), 0 when not, -1 error. */
+static int check(wctx *w)
+{
+    if (!conditional(w)) return 1;
+    witem *m = main_item(w);
+    int exists = m && m->existed;
+    if (w->s->kind == CQL_INSERT) return !exists;
+    if (w->s->if_exists) return exists;
+    size_t n;
+    const cql_relation *conds = conds_of(w, &n);
+    return conditions_hold(w, exists ? m->item : NULL, conds, n);
+}
+
+static int answer_not_applied(wctx *w)
+{
+    witem *m = main_item(w);
+    size_t n;
+    const cql_relation *conds = conds_of(w, &n);
+    return answer_applied(w, 0, m && m->existed ? m->item : NULL, conds, n,
+                          w->s->kind == CQL_INSERT);
+}
+
+/* INSERT and UPDATE: the assignments' checks and the items. */
+static int plan_assign(wctx *w)
 {
     cql_call *c = w->r->call;
+    const cql_keys *k = &w->k;
     int statics = 0, rows = 0;
-    for (size_t i = 0; i < n; i++) {
-        const cql_tcol *col = cql_tinfo_col(w->t, cols[i]);
+    for (size_t i = 0; i < w->nassign; i++) {
+        const cql_tcol *col = cql_tinfo_col(w->t, w->cols[i]);
         if (col == NULL)
-            return cql_fail(c, CQL_ERR_INVALID, "Undefined column name %s in table %s.%s", cols[i],
-                            w->t->ks, w->t->name);
+            return cql_fail(c, CQL_ERR_INVALID, "Undefined column name %s in table %s.%s",
+                            w->cols[i], w->t->ks, w->t->name);
         if (col->kind == 'p' || col->kind == 'c') {
-            if (insert) continue;
+            if (w->insert) continue;
             return cql_fail(c, CQL_ERR_INVALID, "PRIMARY KEY part %s found in SET part", col->name);
         }
         if (col->kind == 's')
@@ -848,67 +961,43 @@ static int run_update_like(wctx *w, const cql_keys *k, const char *const *cols,
         else
             rows = 1;
     }
-    if (insert || (!statics && !rows)) rows = 1;
-    if (w->t->nck && k->ck_eq < w->t->nck) {
-        if (rows || insert) {
-            /* which clustering keys are missing */
-            char names[256] = "";
-            size_t used = 0;
-            for (size_t i = k->ck_eq; i < w->t->nck; i++) {
-                const cql_tcol *col = key_col(w->t, 'c', i);
-                used +=
-                    (size_t)snprintf(names + used, used < sizeof names ? sizeof names - used : 0,
+    if (w->insert || (!statics && !rows)) rows = 1;
+    if (w->t->nck && k->ck_eq < w->t->nck && rows) {
+        char names[256] = "";
+        size_t used = 0;
+        for (size_t i = k->ck_eq; i < w->t->nck; i++) {
+            const cql_tcol *col = key_col(w->t, 'c', i);
+            used += (size_t)snprintf(names + used, used < sizeof names ? sizeof names - used : 0,
                                      "%s%s", used ? ", " : "", col->name);
-            }
-            return cql_fail(c, CQL_ERR_INVALID, "Some clustering keys are missing: %s", names);
         }
+        return cql_fail(c, CQL_ERR_INVALID, "Some clustering keys are missing: %s", names);
     }
     if (w->t->nck == 0) statics = 0;
+    w->rows = rows;
     if (targets(w, k, statics, rows) != 0) return -1;
-    if ((nconds || if_exists || if_not_exists) && w->n > (size_t)(statics + rows))
+    if (conditional(w) && w->nidx > (size_t)(statics + rows))
         return cql_fail(c, CQL_ERR_INVALID,
                         "IN on the partition key is not supported with conditional updates");
-    item_txn *x = NULL;
-    int rc = begin(w, &x);
-    if (rc == 0 && (if_not_exists || if_exists || nconds)) {
-        witem *main = NULL;
-        for (size_t i = 0; i < w->n; i++)
-            if (!w->items[i].is_static || !rows) main = &w->items[i];
-        int exists = main && main->existed;
-        int holds = if_not_exists ? !exists
-                    : if_exists   ? exists
-                                  : conditions_hold(w, exists ? main->item : NULL, conds, nconds);
-        if (holds < 0) {
-            rc = -1;
-        } else if (!holds) {
-            rc = answer_applied(w, 0, exists ? main->item : NULL, conds, nconds, if_not_exists);
-            txn_end(x);
-            return rc;
-        }
-    }
-    /* each combination's items: a static row first (when any), then its rows */
-    for (size_t i = 0; rc == 0 && i < w->n; i++) {
-        witem *it = &w->items[i];
-        if (insert && !it->is_static) cql_row_mark(it->item, w->ts, w->exp_s);
-        for (size_t j = 0; rc == 0 && j < n; j++) {
-            const cql_tcol *col = cql_tinfo_col(w->t, cols[j]);
+    return 0;
+}
+
+static int apply_assign(wctx *w)
+{
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < w->nidx; i++) {
+        witem *it = W_ITEM(w, i);
+        if (w->insert && !it->is_static) cql_row_mark(it->item, w->ts, w->exp_s);
+        for (size_t j = 0; rc == 0 && j < w->nassign; j++) {
+            const cql_tcol *col = cql_tinfo_col(w->t, w->cols[j]);
             if (col->kind == 'p' || col->kind == 'c') continue;
             if ((col->kind == 's') != it->is_static && w->t->nck) continue;
-            rc = assign(w, it->item, col, kinds[j], values[j], keys ? keys[j] : NULL);
+            rc = assign(w, it->item, col, w->kinds[j], w->values[j], w->ekeys ? w->ekeys[j] : NULL);
         }
-    }
-    if (rc == 0) rc = finish(w, x);
-    txn_end(x);
-    if (rc == 0 && (if_not_exists || if_exists || nconds))
-        return answer_applied(w, 1, NULL, NULL, 0, 0);
-    if (rc == 0) {
-        buf_reset(&c->body);
-        if (cql_write_void(&c->body) != 0) return cql_fail(c, CQL_ERR_SERVER, "out of memory");
     }
     return rc;
 }
 
-static int run_insert(wctx *w)
+static int plan_insert(wctx *w)
 {
     const cql_insert *in = &w->s->u.insert;
     cql_call *c = w->r->call;
@@ -924,8 +1013,6 @@ static int run_insert(wctx *w)
                 return cql_fail(c, CQL_ERR_INVALID, "Multiple definitions found for column %s",
                                 in->columns[i]);
     if (usings(w, in->using, in->nusing, 1) != 0) return -1;
-    /* the key from the columns given */
-    cql_where wh;
     cql_relation *rels = calloc(in->ncolumns + 1, sizeof *rels);
     if (rels == NULL) return cql_fail(c, CQL_ERR_SERVER, "out of memory");
     size_t nr = 0;
@@ -944,29 +1031,31 @@ static int run_insert(wctx *w)
         rels[nr].value = in->values[i];
         nr++;
     }
-    wh.rels = rels;
-    wh.n = nr;
-    cql_keys k;
-    int rc = cql_where_keys(w->r, w->t, &wh, CQL_KEYS_INSERT, 0, &k);
-    if (rc == 0) {
-        cql_assign_kind *kinds = calloc(in->ncolumns + 1, sizeof *kinds);
-        rc = kinds ? run_update_like(w, &k, in->columns, kinds, (const cql_expr *const *)in->values,
-                                     NULL, in->ncolumns, 1, w->s->if_not_exists, 0, NULL, 0)
-                   : cql_fail(c, CQL_ERR_SERVER, "out of memory");
-        free(kinds);
-    }
-    cql_keys_free(&k);
+    cql_where wh = {rels, nr};
+    int rc = cql_where_keys(w->r, w->t, &wh, CQL_KEYS_INSERT, 0, &w->k);
+    w->has_keys = 1;
     free(rels);
-    return rc;
+    if (rc) return -1;
+    w->nassign = in->ncolumns;
+    w->cols = calloc(w->nassign + 1, sizeof *w->cols);
+    w->kinds = calloc(w->nassign + 1, sizeof *w->kinds);
+    w->values = calloc(w->nassign + 1, sizeof *w->values);
+    if (!w->cols || !w->kinds || !w->values) return cql_fail(c, CQL_ERR_SERVER, "out of memory");
+    for (size_t i = 0; i < w->nassign; i++) {
+        w->cols[i] = in->columns[i];
+        w->values[i] = in->values[i];
+    }
+    w->insert = 1;
+    return plan_assign(w);
 }
 
-static int run_update(wctx *w)
+static int plan_update(wctx *w)
 {
     const cql_update *up = &w->s->u.update;
     cql_call *c = w->r->call;
     if (usings(w, up->using, up->nusing, 1) != 0) return -1;
-    cql_keys k;
-    int rc = cql_where_keys(w->r, w->t, &up->where, CQL_KEYS_UPDATE, 0, &k);
+    int rc = cql_where_keys(w->r, w->t, &up->where, CQL_KEYS_UPDATE, 0, &w->k);
+    w->has_keys = 1;
     /* a statement that sets only static columns needs no clustering key */
     if (rc != 0 && w->t->nck) {
         int only_static = up->nset > 0;
@@ -976,41 +1065,31 @@ static int run_update(wctx *w)
         }
         if (only_static && strncmp(c->msg, "Some clustering keys are missing", 32) == 0) {
             c->failed = 0;
-            cql_keys_free(&k);
-            rc = cql_where_keys(w->r, w->t, &up->where, CQL_KEYS_DELETE, 0, &k);
+            cql_keys_free(&w->k);
+            rc = cql_where_keys(w->r, w->t, &up->where, CQL_KEYS_DELETE, 0, &w->k);
         }
     }
-    if (rc == 0) {
-        size_t n = up->nset;
-        const char **cols = calloc(n + 1, sizeof *cols);
-        cql_assign_kind *kinds = calloc(n + 1, sizeof *kinds);
-        const cql_expr **values = calloc(n + 1, sizeof *values),
-                       **keys = calloc(n + 1, sizeof *keys);
-        if (!cols || !kinds || !values || !keys) {
-            rc = cql_fail(c, CQL_ERR_SERVER, "out of memory");
-        } else {
-            for (size_t i = 0; i < n; i++) {
-                cols[i] = up->set[i].column;
-                kinds[i] = up->set[i].kind;
-                values[i] = up->set[i].value;
-                keys[i] = up->set[i].key;
-                if (up->set[i].kind == CQL_SET_FIELD)
-                    rc = cql_fail(c, CQL_ERR_INVALID,
-                                  "Setting a field of a user-defined type (%s.%s) is not answered "
-                                  "yet; set the whole value",
-                                  up->set[i].column, up->set[i].field);
-            }
-            if (rc == 0)
-                rc = run_update_like(w, &k, cols, kinds, values, keys, n, 0, 0, w->s->if_exists,
-                                     up->conds, up->nconds);
-        }
-        free(cols);
-        free(kinds);
-        free(values);
-        free(keys);
+    if (rc) return -1;
+    size_t n = up->nset;
+    w->nassign = n;
+    w->cols = calloc(n + 1, sizeof *w->cols);
+    w->kinds = calloc(n + 1, sizeof *w->kinds);
+    w->values = calloc(n + 1, sizeof *w->values);
+    w->ekeys = calloc(n + 1, sizeof *w->ekeys);
+    if (!w->cols || !w->kinds || !w->values || !w->ekeys)
+        return cql_fail(c, CQL_ERR_SERVER, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        w->cols[i] = up->set[i].column;
+        w->kinds[i] = up->set[i].kind;
+        w->values[i] = up->set[i].value;
+        w->ekeys[i] = up->set[i].key;
+        if (up->set[i].kind == CQL_SET_FIELD)
+            return cql_fail(c, CQL_ERR_INVALID,
+                            "Setting a field of a user-defined type (%s.%s) is not answered "
+                            "yet; set the whole value",
+                            up->set[i].column, up->set[i].field);
     }
-    cql_keys_free(&k);
-    return rc;
+    return plan_assign(w);
 }
 
 /* ---- DELETE ---- */
@@ -1040,13 +1119,10 @@ static int range_items(wctx *w, const buf *pk, const buf *lo, const buf *hi, int
 {
     qr_err err;
     err_init(&err);
-    buf part, lower, upper;
-    buf_init(&part, 0);
+    buf lower, upper;
     buf_init(&lower, 0);
     buf_init(&upper, 0);
-    int rc = cql_partition_bounds(w->et, pk, lo, hi, with_static, &lower, &upper, &err);
-    if (rc != 0) {
-        buf_free(&part);
+    if (cql_partition_bounds(w->et, pk, lo, hi, with_static, &lower, &upper, &err) != 0) {
         buf_free(&lower);
         buf_free(&upper);
         return cql_fail(w->r->call, CQL_ERR_SERVER, "%s", err.msg);
@@ -1071,7 +1147,6 @@ static int range_items(wctx *w, const buf *pk, const buf *lo, const buf *hi, int
         }
     }
     cursor_close(cur);
-    buf_free(&part);
     buf_free(&lower);
     buf_free(&upper);
     if (got < 0)
@@ -1147,7 +1222,7 @@ static int del_pk(void *arg, const buf *const *pkv)
     return cql_each_combination(d->k->ck, d->k->ck_eq, del_ck, d);
 }
 
-static int run_delete(wctx *w)
+static int plan_delete(wctx *w)
 {
     const cql_delete *del = &w->s->u.del;
     cql_call *c = w->r->call;
@@ -1162,49 +1237,33 @@ static int run_delete(wctx *w)
                             "Invalid identifier %s for deletion (should not be a PRIMARY KEY part)",
                             col->name);
     }
-    cql_keys k;
-    int rc = cql_where_keys(w->r, w->t, &del->where, CQL_KEYS_DELETE, 0, &k);
-    if (rc == 0 && (del->nconds || w->s->if_exists) && (k.ck_eq < w->t->nck || k.slice) &&
-        del->ncols == 0)
-        rc = cql_fail(c, CQL_ERR_INVALID,
-                      "DELETE statements must restrict all PRIMARY KEY columns with equality "
-                      "relations in order to use IF conditions");
-    delctx d = {.w = w, .k = &k, .cells = del->ncols > 0};
+    if (cql_where_keys(w->r, w->t, &del->where, CQL_KEYS_DELETE, 0, &w->k) != 0) {
+        w->has_keys = 1;
+        return -1;
+    }
+    w->has_keys = 1;
+    if (conditional(w) && (w->k.ck_eq < w->t->nck || w->k.slice) && del->ncols == 0)
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "DELETE statements must restrict all PRIMARY KEY columns with equality "
+                        "relations in order to use IF conditions");
+    delctx d = {.w = w, .k = &w->k, .cells = del->ncols > 0};
     buf_init(&d.pk, 0);
-    if (rc == 0) rc = cql_each_combination(k.pk, w->t->npk, del_pk, &d);
+    int rc = cql_each_combination(w->k.pk, w->t->npk, del_pk, &d);
     buf_free(&d.pk);
-    if (rc == 0 && w->n == 0) {
-        cql_keys_free(&k);
-        if (del->nconds || w->s->if_exists) {
-            json_t *none = NULL;
-            return answer_applied(w, 0, none, del->conds, del->nconds, 0);
-        }
-        buf_reset(&c->body);
-        return cql_write_void(&c->body) ? cql_fail(c, CQL_ERR_SERVER, "out of memory") : 0;
-    }
-    item_txn *x = NULL;
-    if (rc == 0) rc = begin(w, &x);
-    if (rc == 0 && (del->nconds || w->s->if_exists)) {
-        if (w->n != 1 && !(w->n == 2 && w->items[0].is_static)) {
-            rc = cql_fail(c, CQL_ERR_INVALID,
-                          "IN on the partition key is not supported with conditional deletions");
-        } else {
-            witem *main = &w->items[w->n - 1];
-            int exists = main->existed;
-            int holds = w->s->if_exists ? exists
-                                        : conditions_hold(w, exists ? main->item : NULL, del->conds,
-                                                          del->nconds);
-            if (holds < 0) rc = -1;
-            if (holds == 0) {
-                rc = answer_applied(w, 0, exists ? main->item : NULL, del->conds, del->nconds, 0);
-                txn_end(x);
-                cql_keys_free(&k);
-                return rc;
-            }
-        }
-    }
-    for (size_t i = 0; rc == 0 && i < w->n; i++) {
-        witem *it = &w->items[i];
+    if (rc) return -1;
+    if (conditional(w) && w->nidx > 2)
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "IN on the partition key is not supported with conditional deletions");
+    return 0;
+}
+
+static int apply_delete(wctx *w)
+{
+    const cql_delete *del = &w->s->u.del;
+    cql_call *c = w->r->call;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < w->nidx; i++) {
+        witem *it = W_ITEM(w, i);
         if (del->ncols == 0) {
             delete_row(w, it->item);
             continue;
@@ -1218,45 +1277,150 @@ static int run_delete(wctx *w)
                 rc = cql_fail(c, CQL_ERR_SERVER, "out of memory");
         }
     }
-    if (rc == 0) rc = finish(w, x);
-    txn_end(x);
-    cql_keys_free(&k);
-    if (rc == 0 && (del->nconds || w->s->if_exists)) return answer_applied(w, 1, NULL, NULL, 0, 0);
-    if (rc == 0) {
-        buf_reset(&c->body);
-        if (cql_write_void(&c->body) != 0) return cql_fail(c, CQL_ERR_SERVER, "out of memory");
-    }
     return rc;
+}
+
+/* ---- statements ---- */
+
+/* Readies w for statement s of run r: its table, then its plan. */
+static int stmt_plan(wctx *w, cql_run *r, const cql_stmt *s, cql_tinfo *t, wset *set)
+{
+    cql_call *c = r->call;
+    memset(w, 0, sizeof *w);
+    w->r = r;
+    w->s = s;
+    w->t = t;
+    w->set = set;
+    w->ts = r->timestamp;
+    w->now_s = cql_now_us() / 1000000;
+    const char *ks = cql_keyspace_of(c, &s->name);
+    if (ks == NULL) return -1;
+    if (cql_tinfo_load(c, ks, s->name.name, t) != 0) return -1;
+    if (t->system)
+        return cql_fail(c, CQL_ERR_UNAUTHORIZED, "%s keyspace is not user-modifiable.", ks);
+    w->et = cql_engine_table(c, t);
+    if (w->et == NULL) return -1;
+    switch (s->kind) {
+    case CQL_INSERT:
+        return plan_insert(w);
+    case CQL_UPDATE:
+        return plan_update(w);
+    case CQL_DELETE:
+        return plan_delete(w);
+    default:
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "Invalid statement in batch: only UPDATE, INSERT and DELETE statements "
+                        "are allowed.");
+    }
+}
+
+static int stmt_apply(wctx *w)
+{
+    return w->s->kind == CQL_DELETE ? apply_delete(w) : apply_assign(w);
+}
+
+static int answer_void(cql_call *c)
+{
+    buf_reset(&c->body);
+    return cql_write_void(&c->body) ? cql_fail(c, CQL_ERR_SERVER, "out of memory") : 0;
 }
 
 int cql_exec_write(cql_run *r, const cql_stmt *s)
 {
     cql_call *c = r->call;
-    const char *ks = cql_keyspace_of(c, &s->name);
-    if (ks == NULL) return -1;
+    wset set;
+    memset(&set, 0, sizeof set);
     cql_tinfo t;
-    int rc = cql_tinfo_load(c, ks, s->name.name, &t);
-    if (rc == 0 && t.system)
-        rc = cql_fail(c, CQL_ERR_UNAUTHORIZED, "%s keyspace is not user-modifiable.", ks);
-    wctx w = {.r = r, .s = s, .t = &t, .ts = r->timestamp, .now_s = cql_now_us() / 1000000};
-    if (rc == 0) {
-        w.et = cql_engine_table(c, &t);
-        if (w.et == NULL) rc = -1;
+    memset(&t, 0, sizeof t);
+    cql_arena_init(&t.arena, 0);
+    wctx w;
+    int rc = stmt_plan(&w, r, s, &t, &set);
+    item_txn *x = NULL;
+    if (rc == 0 && set.n == 0) {
+        /* nothing to change (a range with no rows) */
+        rc = conditional(&w) ? answer_applied(&w, 0, NULL, NULL, 0, 0) : answer_void(c);
+        goto out;
     }
+    if (rc == 0) rc = begin(&set, c, w.now_s, &x);
     if (rc == 0) {
-        switch (s->kind) {
-        case CQL_INSERT:
-            rc = run_insert(&w);
-            break;
-        case CQL_UPDATE:
-            rc = run_update(&w);
-            break;
-        default:
-            rc = run_delete(&w);
-            break;
+        int holds = check(&w);
+        if (holds < 0) rc = -1;
+        if (holds == 0) {
+            rc = answer_not_applied(&w);
+            goto out;
         }
     }
+    if (rc == 0) rc = stmt_apply(&w);
+    if (rc == 0) rc = finish(&set, c, w.now_s, x);
+    if (rc == 0) rc = conditional(&w) ? answer_applied(&w, 1, NULL, NULL, 0, 0) : answer_void(c);
+out:
+    txn_end(x);
     wctx_free(&w);
+    wset_free(&set);
     cql_tinfo_free(&t);
+    return rc;
+}
+
+/* ---- BATCH ---- */
+
+int cql_exec_write_batch(cql_run *const *runs, const cql_stmt *const *stmts, size_t n,
+                         int counter_batch, int logged)
+{
+    (void)logged;
+    if (n == 0) return answer_void(runs[0]->call);
+    cql_call *c = runs[0]->call;
+    wset set;
+    memset(&set, 0, sizeof set);
+    cql_tinfo *ts = calloc(n, sizeof *ts);
+    wctx *ws = calloc(n, sizeof *ws);
+    int rc = ts && ws ? 0 : cql_fail(c, CQL_ERR_SERVER, "out of memory");
+    size_t planned = 0, conds = 0;
+    const char *conn = c->keyspace;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        cql_arena_init(&ts[i].arena, 0);
+        c->keyspace = runs[i]->keyspace ? runs[i]->keyspace : conn;
+        rc = stmt_plan(&ws[i], runs[i], stmts[i], &ts[i], &set);
+        c->keyspace = conn;
+        planned = i + 1;
+        if (rc) break;
+        if (ts[i].counter != counter_batch)
+            rc = cql_fail(c, CQL_ERR_INVALID,
+                          counter_batch ? "Only counter mutations are allowed in COUNTER batches"
+                                        : "Counter mutations are only allowed in COUNTER batches");
+        if (conditional(&ws[i])) conds++;
+    }
+    /* conditions: one partition of one table, as Cassandra requires */
+    for (size_t i = 1; rc == 0 && conds && i < n; i++)
+        if (ws[i].et != ws[0].et || ws[i].nidx == 0 || ws[0].nidx == 0 ||
+            W_ITEM(&ws[i], 0)->pk.len != W_ITEM(&ws[0], 0)->pk.len ||
+            memcmp(W_ITEM(&ws[i], 0)->pk.data, W_ITEM(&ws[0], 0)->pk.data,
+                   W_ITEM(&ws[0], 0)->pk.len) != 0)
+            rc = cql_fail(c, CQL_ERR_INVALID,
+                          "Batch with conditions cannot span multiple tables or partitions");
+    item_txn *x = NULL;
+    if (rc == 0 && set.n) rc = begin(&set, c, ws[0].now_s, &x);
+    int held = 1;
+    for (size_t i = 0; rc == 0 && i < n && set.n; i++) {
+        int h = check(&ws[i]);
+        if (h < 0) rc = -1;
+        if (h == 0 && held) {
+            held = 0;
+            rc = answer_not_applied(&ws[i]);
+        }
+    }
+    if (rc == 0 && held) {
+        for (size_t i = 0; rc == 0 && i < n; i++)
+            rc = stmt_apply(&ws[i]);
+        if (rc == 0 && set.n) rc = finish(&set, c, ws[0].now_s, x);
+        if (rc == 0) rc = conds ? answer_applied(&ws[0], 1, NULL, NULL, 0, 0) : answer_void(c);
+    }
+    txn_end(x);
+    for (size_t i = 0; i < planned; i++)
+        wctx_free(&ws[i]);
+    wset_free(&set);
+    for (size_t i = 0; ts && i < planned; i++)
+        cql_tinfo_free(&ts[i]);
+    free(ts);
+    free(ws);
     return rc;
 }
