@@ -1056,6 +1056,65 @@ static int constant(const cql_ctype *t, const char *receiver, const cql_expr *e,
     return cqlval_from_text(t, s, strlen(s), out, err);
 }
 
+int cqlval_assignable(const cql_ctype *t, const cql_expr *e)
+{
+    uint16_t id = id_of(t);
+    switch (e->kind) {
+    case CQL_E_NULL:
+        return id == CQL_TYPE_COUNTER ? 0 : 1;
+    case CQL_E_LIST:
+        return id == CQL_TYPE_LIST;
+    case CQL_E_SET:
+        return id == CQL_TYPE_SET || (id == CQL_TYPE_MAP && e->nitems == 0);
+    case CQL_E_MAP:
+        return id == CQL_TYPE_MAP;
+    case CQL_E_TUPLE:
+        return id == CQL_TYPE_TUPLE;
+    case CQL_E_UDT:
+        return id == CQL_TYPE_UDT;
+    default:
+        break;
+    }
+    if (!is_constant(e->kind)) return 1;
+    if (!cqltype_native(id) && id != CQL_TYPE_CUSTOM) return 0;
+    if (!assignable(e->kind, id)) return 0;
+    uint16_t preferred = 0;
+    switch (e->kind) {
+    case CQL_E_STRING:
+        preferred = cql_ascii_valid((const uint8_t *)e->text, strlen(e->text)) ? CQL_TYPE_ASCII
+                                                                               : CQL_TYPE_VARCHAR;
+        break;
+    case CQL_E_INTEGER: {
+        int64_t v;
+        size_t n = strlen(e->text);
+        preferred = parse_int(e->text, n, INT32_MIN, INT32_MAX, &v) == 0   ? CQL_TYPE_INT
+                    : parse_int(e->text, n, INT64_MIN, INT64_MAX, &v) == 0 ? CQL_TYPE_BIGINT
+                                                                           : CQL_TYPE_VARINT;
+        break;
+    }
+    case CQL_E_UUID:
+        preferred = strlen(e->text) > 14 && e->text[14] == '1' ? CQL_TYPE_TIMEUUID : CQL_TYPE_UUID;
+        break;
+    case CQL_E_FLOAT:
+    case CQL_E_NAN:
+    case CQL_E_INFINITY:
+        preferred = CQL_TYPE_DOUBLE;
+        break;
+    case CQL_E_BOOLEAN:
+        preferred = CQL_TYPE_BOOLEAN;
+        break;
+    case CQL_E_HEX:
+        preferred = CQL_TYPE_BLOB;
+        break;
+    case CQL_E_DURATION:
+        preferred = CQL_TYPE_DURATION;
+        break;
+    default:
+        break;
+    }
+    return preferred == id ? 2 : 1;
+}
+
 /* Runs the caller's hook for a non-constant term, or fails. */
 static int hook(const cqlval_terms *terms, const cql_ctype *t, const char *receiver,
                 const cql_expr *e, buf *out, cql_parse_error *err)

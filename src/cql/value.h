@@ -52,6 +52,13 @@ typedef struct cqlval_terms {
 int cqlval_from_term(const cql_ctype *t, const char *receiver, const cql_expr *e,
                      const cqlval_terms *terms, buf *out, cql_parse_error *err);
 
+/* Whether term e may be assigned to type t, as Cassandra's testAssignment answers: 2 an
+ * exact match (the constant's preferred type: INTEGER is int, bigint or varint by size,
+ * STRING ascii or text, UUID timeuuid for version 1, ...), 1 weakly assignable (a constant
+ * the type takes, a literal of the right shape, NULL, a bind marker or any other term
+ * whose type the caller decides), 0 not assignable. For overload resolution (func.h). */
+int cqlval_assignable(const cql_ctype *t, const cql_expr *e);
+
 /* Parses text as the value of a native type t the way Cassandra's fromString does (what
  * a STRING or INTEGER constant holds, a CAST from text, a JSON string): "12" for int,
  * "2024-01-31" for date, "0x01ff" for blob. CQLVAL_OK or CQLVAL_ERROR with the
