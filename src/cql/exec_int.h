@@ -131,6 +131,24 @@ int cql_prepared_get(cql_call *c, const uint8_t *id, size_t len, char **text, si
                      char **ks);
 void cql_prepared_free_all(cql_state *st);
 
+/* A selector that calls a function on a row: a native function (func.h) of columns and
+ * constants, token() of the partition key, or CAST of a column. */
+struct cqlfn_fn;
+#define CQL_FNSEL_MAX_ARGS 8
+typedef struct cql_fnsel {
+    int kind; /* 'f' function, 't' token, 'c' cast */
+    const struct cqlfn_fn *fn;
+    const struct cql_ctype *ret;
+    size_t nargs;
+    const cql_tcol *argcol[CQL_FNSEL_MAX_ARGS]; /* a column, or NULL for a constant: */
+    const cql_expr *argexpr[CQL_FNSEL_MAX_ARGS];
+    const struct cql_ctype *argtype[CQL_FNSEL_MAX_ARGS];
+} cql_fnsel;
+/* Resolves e (a CQL_E_FUNCTION or CQL_E_CAST selector) against t: 0, or -1 with the error
+ * set. *name gets the column name Cassandra gives it (malloc'd). */
+int cql_fnsel_resolve(cql_call *c, const cql_tinfo *t, const cql_expr *e, cql_fnsel *out,
+                      char **name);
+
 /* The columns a SELECT answers with (names and types) into rs's metadata. 0, or -1 with
  * the call's error set. */
 int cql_select_metadata(cql_call *c, const cql_stmt *s, const cql_tinfo *t, cql_rows *rs);
@@ -191,6 +209,8 @@ typedef struct cql_keys {
     int has_lo, has_hi, lo_incl, hi_incl;
     buf lo, hi; /* its bounds' components, in storage order */
     size_t slice_ncols;
+    int token; /* token(pk) restricted: rows with lo <= token <= hi */
+    int64_t token_lo, token_hi;
     const cql_relation **filters; /* what each row is checked against */
     size_t nfilters;
     int needs_filtering;

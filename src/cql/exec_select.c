@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include "cql/exec_int.h"
+#include "cql/func.h"
+#include "cql/keyenc.h"
 #include "cql/types.h"
 #include "cql/value.h"
 #include "cqlwire/cql_value.h"
@@ -92,10 +94,11 @@ void cql_slice_bytes(const buf *prefix, const cql_keys *k, buf *lo, buf *hi)
 
 /* ---- the selection ---- */
 
-typedef enum sel_kind { SEL_COLUMN, SEL_WRITETIME, SEL_TTL, SEL_COUNT } sel_kind;
+typedef enum sel_kind { SEL_COLUMN, SEL_WRITETIME, SEL_TTL, SEL_COUNT, SEL_FN } sel_kind;
 typedef struct selitem {
     sel_kind kind;
-    const cql_tcol *col; /* NULL for COUNT(*) */
+    const cql_tcol *col; /* NULL for COUNT(*) and functions */
+    cql_fnsel fn;        /* SEL_FN */
 } selitem;
 
 typedef struct qctx {
@@ -164,9 +167,16 @@ static int plan_selection(qctx *q)
             else if (!e->star && !(e->nitems == 1 && e->items[0]->kind == CQL_E_INTEGER))
                 return cql_fail(c, CQL_ERR_INVALID, "count() takes * or one column");
             counts++;
-        } else {
+        } else if (e->kind == CQL_E_FUNCTION && e->fn.ks == NULL &&
+                   (strcmp(e->fn.name, "writetime") == 0 || strcmp(e->fn.name, "ttl") == 0)) {
             x->kind = e->fn.name[0] == 'w' ? SEL_WRITETIME : SEL_TTL;
             x->col = col_named(q->t, e->items[0]->text);
+            plain++;
+        } else {
+            char *name = NULL;
+            if (cql_fnsel_resolve(c, q->t, e, &x->fn, &name) != 0) return -1;
+            free(name);
+            x->kind = SEL_FN;
             plain++;
         }
     }
@@ -254,12 +264,92 @@ static int row_load(qctx *q, json_t *item)
 
 static size_t col_index(const qctx *q, const cql_tcol *c)
 {
-    return (size_t)(c - q->t->cols);
+    return c ? (size_t)(c - q->t->cols) : 0;
 }
+
+/* A function selector's value for the loaded row: CQLVAL_OK with out, CQLVAL_NULL, or
+ * CQLVAL_ERROR with the error set. */
+static int fn_value(qctx *q, const cql_fnsel *f, buf *out)
+{
+    cql_call *c = q->r->call;
+    if (f->kind == 't') {
+        cql_value v[64];
+        for (size_t i = 0; i < f->nargs; i++) {
+            size_t ci = col_index(q, f->argcol[i]);
+            if (!q->has[ci]) return CQLVAL_NULL;
+            v[f->argcol[i]->pos].p = (const uint8_t *)q->vals[ci].data;
+            v[f->argcol[i]->pos].len = (int32_t)q->vals[ci].len;
+        }
+        buf pk;
+        buf_init(&pk, 0);
+        if (cql_pk_serialize(q->t, v, &pk) != 0) {
+            buf_free(&pk);
+            cql_fail(c, CQL_ERR_INVALID, "The partition key is too large");
+            return CQLVAL_ERROR;
+        }
+        uint8_t b[8];
+        cqlkey_token_bytes(cqlkey_token((const uint8_t *)pk.data, pk.len), b);
+        buf_free(&pk);
+        buf_append(out, b, 8);
+        return CQLVAL_OK;
+    }
+    cql_parse_error perr;
+    memset(&perr, 0, sizeof perr);
+    if (f->kind == 'c') {
+        size_t ci = col_index(q, f->argcol[0]);
+        if (!q->has[ci]) return CQLVAL_NULL;
+        int rc = cqlfn_cast(f->argtype[0], f->ret, (const uint8_t *)q->vals[ci].data,
+                            q->vals[ci].len, out, &perr);
+        if (rc == CQLVAL_ERROR) cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
+        return rc;
+    }
+    cql_value args[CQL_FNSEL_MAX_ARGS];
+    buf consts[CQL_FNSEL_MAX_ARGS];
+    int rc = CQLVAL_OK;
+    for (size_t i = 0; i < f->nargs; i++) {
+        buf_init(&consts[i], 0);
+        if (f->argcol[i]) {
+            size_t ci = col_index(q, f->argcol[i]);
+            args[i].p = (const uint8_t *)q->vals[ci].data;
+            args[i].len = q->has[ci] ? (int32_t)q->vals[ci].len : CQL_NULL;
+            continue;
+        }
+        int t = cql_term(q->r, f->argtype[i], "argument", f->argexpr[i], &consts[i]);
+        if (t == CQLVAL_ERROR) rc = CQLVAL_ERROR;
+        args[i].p = (const uint8_t *)consts[i].data;
+        args[i].len = t == CQLVAL_OK ? (int32_t)consts[i].len : CQL_NULL;
+    }
+    if (rc == CQLVAL_OK) {
+        rc = cqlfn_call(f->fn, f->argtype, args, f->nargs, f->ret, out, &perr);
+        if (rc == CQLVAL_ERROR) cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
+    }
+    for (size_t i = 0; i < f->nargs; i++)
+        buf_free(&consts[i]);
+    return rc;
+}
+
+static int fn_value(qctx *q, const cql_fnsel *f, buf *out);
 
 /* A row against the filters: 1 kept, 0 not, -1 error. */
 static int row_filtered(qctx *q)
 {
+    if (q->k.token) {
+        /* the token of the row's partition key */
+        cql_fnsel f;
+        memset(&f, 0, sizeof f);
+        f.kind = 't';
+        for (size_t i = 0; i < q->t->ncols; i++)
+            if (q->t->cols[i].kind == 'p') f.argcol[q->t->cols[i].pos] = &q->t->cols[i];
+        f.nargs = q->t->npk;
+        buf b;
+        buf_init(&b, 0);
+        int got = fn_value(q, &f, &b);
+        int64_t tok = 0;
+        if (got == CQLVAL_OK) cql_bigint_decode((const uint8_t *)b.data, b.len, &tok);
+        buf_free(&b);
+        if (got == CQLVAL_ERROR) return -1;
+        if (got != CQLVAL_OK || tok < q->k.token_lo || tok > q->k.token_hi) return 0;
+    }
     for (size_t f = 0; f < q->k.nfilters; f++) {
         const cql_relation *rel = q->k.filters[f];
         if (rel->kind == CQL_REL_TUPLE)
@@ -368,6 +458,19 @@ static int row_emit(qctx *q, json_t *item)
     int rc = 0;
     for (size_t i = 0; i < q->nsel && rc == 0; i++) {
         const selitem *x = &q->sels[i];
+        if (x->kind == SEL_FN) {
+            buf v;
+            buf_init(&v, 0);
+            int got = fn_value(q, &x->fn, &v);
+            if (got == CQLVAL_ERROR) {
+                buf_free(&v);
+                return -1;
+            }
+            rc =
+                cql_rows_put(&q->out, v.data ? v.data : "", got == CQLVAL_OK ? (int32_t)v.len : -1);
+            buf_free(&v);
+            continue;
+        }
         size_t ci = col_index(q, x->col);
         json_t *from = x->col->kind == 's' ? q->static_item : item;
         if (x->kind == SEL_COLUMN) {

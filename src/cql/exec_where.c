@@ -215,9 +215,64 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
     for (size_t i = 0; i < w->n; i++) {
         const cql_relation *rel = &w->rels[i];
         if (rel->kind == CQL_REL_TOKEN) {
-            return cql_fail(c, CQL_ERR_INVALID,
-                            "token() restrictions are not answered yet: they need the partition "
-                            "key's Murmur3 token");
+            if (mode != CQL_KEYS_SELECT)
+                return cql_fail(c, CQL_ERR_INVALID,
+                                "The token function cannot be used in WHERE clauses for %s "
+                                "statements",
+                                mode == CQL_KEYS_DELETE ? "DELETE" : "UPDATE");
+            for (size_t j = 0; j < rel->ncolumns; j++) {
+                const cql_tcol *col = cql_tinfo_col(t, rel->columns[j]);
+                if (col == NULL || col->kind != 'p' || col->pos != (int)j ||
+                    rel->ncolumns != t->npk)
+                    return cql_fail(c, CQL_ERR_INVALID,
+                                    "The token() function must be applied to all partition key "
+                                    "components or none of them");
+            }
+            buf v;
+            buf_init(&v, 0);
+            int rc =
+                cql_term(r, cqltype_native(CQL_TYPE_BIGINT), "partition key token", rel->value, &v);
+            int64_t tok = 0;
+            if (rc == CQLVAL_OK && v.len == 8) cql_bigint_decode((const uint8_t *)v.data, 8, &tok);
+            buf_free(&v);
+            if (rc != CQLVAL_OK) {
+                if (rc != CQLVAL_ERROR)
+                    cql_fail(c, CQL_ERR_INVALID, "Invalid null value for partition key token");
+                return -1;
+            }
+            if (!k->token) {
+                k->token = 1;
+                k->token_lo = INT64_MIN;
+                k->token_hi = INT64_MAX;
+            }
+            switch (rel->op) {
+            case CQL_OP_EQ:
+                if (tok > k->token_lo) k->token_lo = tok;
+                if (tok < k->token_hi) k->token_hi = tok;
+                break;
+            case CQL_OP_GT:
+                if (tok == INT64_MAX)
+                    k->token_lo = INT64_MAX, k->token_hi = INT64_MIN;
+                else if (tok + 1 > k->token_lo)
+                    k->token_lo = tok + 1;
+                break;
+            case CQL_OP_GTE:
+                if (tok > k->token_lo) k->token_lo = tok;
+                break;
+            case CQL_OP_LT:
+                if (tok == INT64_MIN)
+                    k->token_lo = INT64_MAX, k->token_hi = INT64_MIN;
+                else if (tok - 1 < k->token_hi)
+                    k->token_hi = tok - 1;
+                break;
+            case CQL_OP_LTE:
+                if (tok < k->token_hi) k->token_hi = tok;
+                break;
+            default:
+                return cql_fail(c, CQL_ERR_INVALID,
+                                "Unsupported operator on the partition key token");
+            }
+            continue;
         }
         if (rel->kind == CQL_REL_TUPLE) {
             for (size_t j = 0; j < rel->ncolumns; j++) {
@@ -312,6 +367,10 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
         npk_any += pk_set[i] != 0;
     }
     k->partitions = npk_eq == t->npk;
+    if (k->token && npk_any)
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "Columns of the partition key cannot be restricted by both a normal "
+                        "relation and a token relation");
     if (!k->partitions) {
         if (mode != CQL_KEYS_SELECT)
             return cql_fail(c, CQL_ERR_INVALID, "Some partition key parts are missing: %s",
