@@ -14,7 +14,11 @@
 #include <sys/time.h>
 
 #include "cql/exec_int.h"
+#include "cql/func.h"
+#include "cql/keyenc.h"
 #include "cql/types.h"
+#include "cql/value.h"
+#include "cqlwire/cql_value.h"
 #include "engine/engine.h"
 
 /* ---- the call ---- */
@@ -200,6 +204,76 @@ int cql_bound(cql_run *r, const cql_expr *marker, cql_value *v)
 
 static const cql_type t_text_type = {.id = CQL_TYPE_VARCHAR};
 
+/* ---- terms ---- */
+
+/* value.h's hook for the terms that are not constants: bind markers here. */
+static int term_hook(void *ctx, const cql_ctype *t, const char *receiver, const cql_expr *e,
+                     buf *out, cql_parse_error *err)
+{
+    cql_run *r = ctx;
+    if (e->kind == CQL_E_BIND) {
+        cql_value v;
+        int got = cql_bound(r, e, &v);
+        if (got != 1) {
+            err->code = r->call->code ? (int)r->call->code : CQL_ERR_INVALID;
+            snprintf(err->msg, sizeof err->msg, "%s", r->call->msg);
+            r->call->failed = 0; /* value.h reports it through err */
+            return CQLVAL_ERROR;
+        }
+        if (v.len == CQL_UNSET) return CQLVAL_UNSET;
+        if (v.len < 0) return CQLVAL_NULL;
+        (void)receiver;
+        if (cqlval_validate(t, v.p, (size_t)v.len, err) != 0) return CQLVAL_ERROR;
+        return buf_append(out, v.p, (size_t)v.len) == 0 ? CQLVAL_OK : CQLVAL_ERROR;
+    }
+    char *text = cql_print_expr(e);
+    err->code = CQL_ERR_INVALID;
+    snprintf(err->msg, sizeof err->msg, "Cannot use %s as the value of %s", text ? text : "?",
+             receiver);
+    free(text);
+    return CQLVAL_ERROR;
+}
+
+int cql_term(cql_run *r, const cql_ctype *type, const char *receiver, const cql_expr *e, buf *out)
+{
+    cql_parse_error perr;
+    memset(&perr, 0, sizeof perr);
+    /* function calls, casts and hints by func.h, bind markers here */
+    cql_arena arena;
+    cql_arena_init(&arena, 1 << 20);
+    cqltype_env types = {.keyspace = r->call->keyspace, .udt = NULL, .ctx = NULL};
+    cqlfn_env env = {.binds = {.fn = term_hook, .ctx = r}, .arena = &arena, .types = &types};
+    cqlval_terms terms = {.fn = cqlfn_term, .ctx = &env};
+    int rc = cqlval_from_term(type, receiver, e, &terms, out, &perr);
+    cql_arena_free(&arena);
+    if (rc == CQLVAL_ERROR)
+        cql_fail(r->call, perr.code ? (cql_error_code)perr.code : CQL_ERR_INVALID, "%s", perr.msg);
+    return rc;
+}
+
+int cql_int_term(cql_run *r, const cql_expr *e, int64_t *v, const char *what)
+{
+    buf b;
+    buf_init(&b, 0);
+    int wide = strcmp(what, "[timestamp]") == 0;
+    int rc = cql_term(r, cqltype_native(wide ? CQL_TYPE_BIGINT : CQL_TYPE_INT), what, e, &b);
+    if (rc == CQLVAL_OK && b.len == 4) {
+        int32_t x;
+        cql_int_decode((const uint8_t *)b.data, 4, &x);
+        *v = x;
+    } else if (rc == CQLVAL_OK && b.len == 8) {
+        cql_bigint_decode((const uint8_t *)b.data, 8, v);
+    } else if (rc == CQLVAL_OK) {
+        rc = CQLVAL_ERROR;
+        cql_fail(r->call, CQL_ERR_INVALID, "Invalid %s value", what);
+    } else if (rc != CQLVAL_ERROR) {
+        rc = CQLVAL_ERROR;
+        cql_fail(r->call, CQL_ERR_INVALID, "Invalid null value of %s", what);
+    }
+    buf_free(&b);
+    return rc == CQLVAL_OK ? 0 : -1;
+}
+
 /* ---- rows ---- */
 
 void cql_rows_init(cql_rows *rs, const char *keyspace, const char *table)
@@ -286,17 +360,14 @@ static int run_select(cql_run *r, const cql_stmt *s)
     if (ks == NULL) return -1;
     int rc = 0;
     if (cql_system_select(r, s, ks, &rc)) return rc;
-    cql_state *st = cql_state_of(c);
-    if (st == NULL) return -1;
-    pthread_mutex_lock(&st->lock);
-    int has_ks = cql_schema_keyspace(st->schema, ks) != NULL;
-    int has_t = has_ks && cql_schema_table(st->schema, ks, s->name.name) != NULL;
-    pthread_mutex_unlock(&st->lock);
-    if (!has_ks) return cql_fail(c, CQL_ERR_INVALID, "keyspace %s does not exist", ks);
-    if (!has_t) return cql_fail(c, CQL_ERR_INVALID, "table %s does not exist", s->name.name);
-    return cql_fail(c, CQL_ERR_INVALID, "table %s holds no rows the executor can read yet",
-                    s->name.name);
+    cql_tinfo t;
+    rc = cql_tinfo_load(c, ks, s->name.name, &t);
+    if (rc == 0) rc = cql_exec_select(r, s, &t);
+    cql_tinfo_free(&t);
+    return rc;
 }
+
+static int run_batch_stmt(cql_run *r, const cql_stmt *s);
 
 static int run_stmt(cql_run *r, const cql_stmt *s)
 {
@@ -305,6 +376,12 @@ static int run_stmt(cql_run *r, const cql_stmt *s)
         return run_use(r, s);
     case CQL_SELECT:
         return run_select(r, s);
+    case CQL_INSERT:
+    case CQL_UPDATE:
+    case CQL_DELETE:
+        return cql_exec_write(r, s);
+    case CQL_BATCH:
+        return run_batch_stmt(r, s);
     default:
         return cql_exec_ddl(r, s);
     }
@@ -353,10 +430,122 @@ int cql_exec_execute(cql_call *c, const cql_execute *e)
     return rc;
 }
 
+/* A BATCH statement of CQL text (BEGIN BATCH ... APPLY BATCH): its statements share the
+ * text's bound values. */
+static int run_batch_stmt(cql_run *r, const cql_stmt *s)
+{
+    const cql_batch_stmt *b = &s->u.batch;
+    cql_run *runs = calloc(b->nstmts + 1, sizeof *runs);
+    cql_run **rp = calloc(b->nstmts + 1, sizeof *rp);
+    int rc = runs && rp ? 0 : cql_fail(r->call, CQL_ERR_SERVER, "out of memory");
+    int64_t ts = r->timestamp;
+    for (size_t i = 0; rc == 0 && i < b->nusing; i++) {
+        if (b->using[i].ttl) {
+            rc = cql_fail(r->call, CQL_ERR_INVALID, "A TTL cannot be set on a BATCH");
+        } else {
+            rc = cql_int_term(r, b->using[i].value, &ts, "[timestamp]");
+        }
+    }
+    for (size_t i = 0; rc == 0 && i < b->nstmts; i++) {
+        runs[i] = *r;
+        runs[i].timestamp = ts;
+        rp[i] = &runs[i];
+    }
+    if (rc == 0)
+        rc = cql_exec_write_batch(rp, (const cql_stmt *const *)b->stmts, b->nstmts, b->type == 2,
+                                  b->type == 0);
+    free(runs);
+    free(rp);
+    return rc;
+}
+
 int cql_exec_batch(cql_call *c, const cql_batch *b)
 {
-    (void)b;
-    return cql_fail(c, CQL_ERR_INVALID, "BATCH is not answered by this build yet");
+    cql_parsed *parsed = calloc(b->n + 1, sizeof *parsed);
+    cql_run *runs = calloc(b->n + 1, sizeof *runs);
+    cql_run **rp = calloc(b->n + 1, sizeof *rp);
+    const cql_stmt **stmts = calloc(b->n + 1, sizeof *stmts);
+    char **keyspaces = calloc(b->n + 1, sizeof *keyspaces);
+    cql_query_params *params = calloc(b->n + 1, sizeof *params);
+    int rc = parsed && runs && rp && stmts && keyspaces && params
+                 ? 0
+                 : cql_fail(c, CQL_ERR_SERVER, "out of memory");
+    size_t nparsed = 0;
+    int64_t ts = b->timestamp != INT64_MIN ? b->timestamp : now_us();
+    char ksbuf[CQL_NAME_MAX];
+    if (b->keyspace.p) {
+        snprintf(ksbuf, sizeof ksbuf, "%.*s", (int)b->keyspace.len, b->keyspace.p);
+        c->keyspace = ksbuf;
+    }
+    for (size_t i = 0; rc == 0 && i < b->n; i++) {
+        const cql_batch_statement *bs = &b->statements[i];
+        char *text = NULL;
+        size_t len = 0;
+        if (bs->prepared) {
+            if (cql_prepared_get(c, (const uint8_t *)bs->query.p, bs->query.len, &text, &len,
+                                 &keyspaces[i]) != 0) {
+                rc = -1;
+                break;
+            }
+        } else {
+            text = malloc(bs->query.len + 1);
+            if (text == NULL) {
+                rc = cql_fail(c, CQL_ERR_SERVER, "out of memory");
+                break;
+            }
+            memcpy(text, bs->query.p, bs->query.len);
+            text[bs->query.len] = '\0';
+            len = bs->query.len;
+        }
+        cql_parse_error perr;
+        memset(&perr, 0, sizeof perr);
+        int prc = cql_parse(text, len, &parsed[i], &perr);
+        free(text);
+        if (prc != 0) {
+            rc = cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
+            break;
+        }
+        nparsed = i + 1;
+        const cql_stmt *s = parsed[i].stmts[0];
+        if (s->kind != CQL_INSERT && s->kind != CQL_UPDATE && s->kind != CQL_DELETE) {
+            rc = cql_fail(c, CQL_ERR_INVALID,
+                          "Invalid statement in batch: only UPDATE, INSERT and DELETE statements "
+                          "are allowed.");
+            break;
+        }
+        if (bs->values.n != parsed[i].nbinds) {
+            rc = cql_fail(c, CQL_ERR_INVALID,
+                          "There were %zu markers(?) in CQL but %u bound variables",
+                          parsed[i].nbinds, bs->values.n);
+            break;
+        }
+        params[i].values = bs->values;
+        params[i].timestamp = ts;
+        params[i].page_size = -1;
+        params[i].paging_state.len = CQL_NULL;
+        runs[i] = (cql_run){.call = c,
+                            .parsed = &parsed[i],
+                            .params = &params[i],
+                            .values = &params[i].values,
+                            .timestamp = ts,
+                            .keyspace = keyspaces[i]};
+        rp[i] = &runs[i];
+        stmts[i] = s;
+    }
+    if (rc == 0)
+        rc = cql_exec_write_batch(rp, stmts, b->n, b->type == CQL_BATCH_COUNTER,
+                                  b->type == CQL_BATCH_LOGGED);
+    for (size_t i = 0; i < nparsed; i++)
+        cql_parsed_free(&parsed[i]);
+    for (size_t i = 0; keyspaces && i < b->n; i++)
+        free(keyspaces[i]);
+    free(parsed);
+    free(runs);
+    free(rp);
+    free(stmts);
+    free(keyspaces);
+    free(params);
+    return rc;
 }
 
 /* ---- what may write ---- */
@@ -465,6 +654,125 @@ const cql_tcol *cql_tinfo_col(const cql_tinfo *t, const char *name)
 
 /* ---- what a SELECT answers with ---- */
 
+int cql_fnsel_resolve(cql_call *c, const cql_tinfo *t, const cql_expr *e, cql_fnsel *out,
+                      char **name)
+{
+    memset(out, 0, sizeof *out);
+    *name = NULL;
+    char *printed = cql_print_expr(e);
+    if (printed)
+        for (char *q = printed; *q; q++)
+            *q = (char)tolower((unsigned char)*q);
+    if (e->kind == CQL_E_CAST) {
+        const cql_expr *a = e->nitems ? e->items[0] : NULL;
+        const cql_tcol *col = a && a->kind == CQL_E_COLUMN ? cql_tinfo_col(t, a->text) : NULL;
+        cql_parse_error perr;
+        memset(&perr, 0, sizeof perr);
+        const cql_ctype *to;
+        cqltype_env env = {.keyspace = t->ks};
+        if (col == NULL || col->type == NULL) {
+            free(printed);
+            return cql_fail(c, CQL_ERR_INVALID, "CAST takes a column of %s.%s", t->ks, t->name);
+        }
+        if (cqltype_resolve((cql_arena *)&t->arena, e->type, &env, &to, &perr) != 0 ||
+            cqlfn_cast_check(col->type, to, &perr) != 0) {
+            free(printed);
+            return cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
+        }
+        out->kind = 'c';
+        out->ret = to;
+        out->nargs = 1;
+        out->argcol[0] = col;
+        out->argtype[0] = col->type;
+        *name = printed;
+        return 0;
+    }
+    if (strcmp(e->fn.name, "token") == 0 && (e->fn.ks == NULL || strcmp(e->fn.ks, "system") == 0)) {
+        if (e->nitems != t->npk) {
+            free(printed);
+            return cql_fail(c, CQL_ERR_INVALID,
+                            "Invalid number of arguments in call to function system.token: %zu "
+                            "required but %zu provided",
+                            t->npk, e->nitems);
+        }
+        for (size_t i = 0; i < e->nitems; i++) {
+            const cql_tcol *col =
+                e->items[i]->kind == CQL_E_COLUMN ? cql_tinfo_col(t, e->items[i]->text) : NULL;
+            if (col == NULL || col->kind != 'p' || col->pos != (int)i) {
+                free(printed);
+                return cql_fail(c, CQL_ERR_INVALID,
+                                "The token function arguments must be the partition key "
+                                "columns in order");
+            }
+            out->argcol[i] = col;
+        }
+        out->kind = 't';
+        out->ret = cqltype_native(CQL_TYPE_BIGINT);
+        out->nargs = e->nitems;
+        if (printed) {
+            size_t n = strlen(printed) + 8;
+            *name = malloc(n);
+            if (*name) snprintf(*name, n, "system.%s", printed);
+            free(printed);
+        }
+        return 0;
+    }
+    if (e->nitems > CQL_FNSEL_MAX_ARGS) {
+        free(printed);
+        return cql_fail(c, CQL_ERR_INVALID, "Too many arguments in call to function %s",
+                        e->fn.name);
+    }
+    const cql_ctype *types[CQL_FNSEL_MAX_ARGS];
+    const cql_expr *exprs[CQL_FNSEL_MAX_ARGS];
+    for (size_t i = 0; i < e->nitems; i++) {
+        const cql_expr *a = e->items[i];
+        const cql_tcol *col = a->kind == CQL_E_COLUMN ? cql_tinfo_col(t, a->text) : NULL;
+        if (a->kind == CQL_E_COLUMN && col == NULL) {
+            free(printed);
+            return cql_fail(c, CQL_ERR_INVALID, "Undefined column name %s in table %s.%s", a->text,
+                            t->ks, t->name);
+        }
+        if (a->kind == CQL_E_FUNCTION || a->kind == CQL_E_CAST) {
+            free(printed);
+            return cql_fail(c, CQL_ERR_INVALID,
+                            "Nested function calls in a selection are not answered here: %s",
+                            e->fn.name);
+        }
+        out->argcol[i] = col;
+        out->argexpr[i] = a;
+        types[i] = col ? col->type : NULL;
+        exprs[i] = a;
+    }
+    char fname[160];
+    snprintf(fname, sizeof fname, "%s%s%s", e->fn.ks ? e->fn.ks : "", e->fn.ks ? "." : "",
+             e->fn.name);
+    cql_parse_error perr;
+    memset(&perr, 0, sizeof perr);
+    out->fn = cqlfn_resolve(fname, types, exprs, e->nitems, NULL, &perr);
+    if (out->fn == NULL) {
+        free(printed);
+        return cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
+    }
+    out->kind = 'f';
+    out->nargs = e->nitems;
+    out->ret = cqlfn_return_type(out->fn, NULL);
+    for (size_t i = 0; i < e->nitems; i++)
+        out->argtype[i] = cqlfn_arg_type(out->fn, i, types[i]);
+    /* Cassandra names the column after the function's full name */
+    const char *full = cqlfn_name(out->fn);
+    const char *paren = printed ? strchr(printed, '(') : NULL;
+    if (paren && full) {
+        size_t n = strlen(full) + strlen(paren) + 1;
+        *name = malloc(n);
+        if (*name) snprintf(*name, n, "%s%s", full, paren);
+        free(printed);
+    } else {
+        *name = printed;
+    }
+    if (out->ret == NULL) return cql_fail(c, CQL_ERR_INVALID, "%s has no result type here", fname);
+    return 0;
+}
+
 static const cql_type t_bigint = {.id = CQL_TYPE_BIGINT}, t_int = {.id = CQL_TYPE_INT};
 
 int cql_select_metadata(cql_call *c, const cql_stmt *s, const cql_tinfo *t, cql_rows *rs)
@@ -511,6 +819,14 @@ int cql_select_metadata(cql_call *c, const cql_stmt *s, const cql_tinfo *t, cql_
                    strcmp(e->fn.name, "count") == 0) {
             type = &t_bigint;
             if (name == NULL) name = "count";
+        } else if (e->kind == CQL_E_FUNCTION || e->kind == CQL_E_CAST) {
+            cql_fnsel f;
+            char *fnname = NULL;
+            if (cql_fnsel_resolve(c, t, e, &f, &fnname) != 0) return -1;
+            type = &f.ret->wire;
+            if (name == NULL && fnname)
+                name = cql_arena_strndup((cql_arena *)&t->arena, fnname, strlen(fnname));
+            free(fnname);
         } else {
             printed = cql_print_expr(e);
             int rc = cql_fail(c, CQL_ERR_INVALID, "Unsupported selector %s on %s.%s",

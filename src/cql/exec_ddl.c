@@ -369,11 +369,34 @@ static int col_index(const cql_create_table *ct, const char *name)
     return -1;
 }
 
+/* Static columns before regular ones, each by name: the order SELECT * answers in. */
 static int by_name(const void *a, const void *b)
 {
-    const char *x = json_string_value(json_object_get(*(json_t *const *)a, "name"));
-    const char *y = json_string_value(json_object_get(*(json_t *const *)b, "name"));
-    return strcmp(x, y);
+    json_t *ca = *(json_t *const *)a, *cb = *(json_t *const *)b;
+    int sa = strcmp(json_string_value(json_object_get(ca, "kind")), "static") == 0;
+    int sb = strcmp(json_string_value(json_object_get(cb, "kind")), "static") == 0;
+    if (sa != sb) return sb - sa;
+    return strcmp(json_string_value(json_object_get(ca, "name")),
+                  json_string_value(json_object_get(cb, "name")));
+}
+
+/* Sorts the columns after the key's. */
+static void sort_columns(json_t *cols)
+{
+    size_t first = 0, n = json_array_size(cols);
+    while (first < n) {
+        const char *k = json_string_value(json_object_get(json_array_get(cols, first), "kind"));
+        if (strcmp(k, "partition_key") != 0 && strcmp(k, "clustering") != 0) break;
+        first++;
+    }
+    json_t **rest = calloc(n - first + 1, sizeof *rest);
+    if (rest == NULL) return;
+    for (size_t i = first; i < n; i++)
+        rest[i - first] = json_incref(json_array_get(cols, i));
+    qsort(rest, n - first, sizeof *rest, by_name);
+    for (size_t i = first; i < n; i++)
+        json_array_set_new(cols, i, rest[i - first]);
+    free(rest);
 }
 
 /* The engine table of a CQL table: "ks.t", a binary partition key and, with clustering
@@ -578,17 +601,8 @@ static int create_table(cql_run *r, const cql_stmt *s, cql_state *st)
                  "Cannot mix counter and non counter columns in the same table");
         goto done;
     }
-    /* regular and static columns in name order, as Cassandra keeps them */
-    {
-        size_t n = json_array_size(cols) - first_regular;
-        json_t **rest = calloc(n + 1, sizeof *rest);
-        for (size_t i = 0; i < n; i++)
-            rest[i] = json_incref(json_array_get(cols, first_regular + i));
-        qsort(rest, n, sizeof *rest, by_name);
-        for (size_t i = 0; i < n; i++)
-            json_array_set_new(cols, first_regular + i, rest[i]);
-        free(rest);
-    }
+    (void)first_regular;
+    sort_columns(cols);
     if (table_props(c, &to->props, opts) != 0) goto done;
     if (counters && json_integer_value(json_object_get(opts, "default_time_to_live")) > 0) {
         cql_fail(c, CQL_ERR_INVALID, "Cannot set default_time_to_live on a table with counters");
@@ -779,6 +793,7 @@ static int alter_table(cql_run *r, const cql_stmt *s, cql_state *st)
             json_object_del(json_object_get(t, "dropped"), d->name);
             changed = 1;
         }
+        sort_columns(cols);
         break;
     }
     case CQL_ALTER_DROP:

@@ -53,6 +53,7 @@ typedef struct cql_run {
     const cql_query_params *params; /* NULL for a statement of a BATCH */
     const cql_values *values;       /* the bound values, or NULL */
     int64_t timestamp;              /* the request's default timestamp (microseconds) */
+    const char *keyspace;           /* a prepared statement's keyspace, or NULL */
 } cql_run;
 
 /* The keyspace a statement's name resolves to: its own, else the connection's; NULL
@@ -130,9 +131,122 @@ int cql_prepared_get(cql_call *c, const uint8_t *id, size_t len, char **text, si
                      char **ks);
 void cql_prepared_free_all(cql_state *st);
 
+/* A selector that calls a function on a row: a native function (func.h) of columns and
+ * constants, token() of the partition key, or CAST of a column. */
+struct cqlfn_fn;
+#define CQL_FNSEL_MAX_ARGS 8
+typedef struct cql_fnsel {
+    int kind; /* 'f' function, 't' token, 'c' cast */
+    const struct cqlfn_fn *fn;
+    const struct cql_ctype *ret;
+    size_t nargs;
+    const cql_tcol *argcol[CQL_FNSEL_MAX_ARGS]; /* a column, or NULL for a constant: */
+    const cql_expr *argexpr[CQL_FNSEL_MAX_ARGS];
+    const struct cql_ctype *argtype[CQL_FNSEL_MAX_ARGS];
+} cql_fnsel;
+/* Resolves e (a CQL_E_FUNCTION or CQL_E_CAST selector) against t: 0, or -1 with the error
+ * set. *name gets the column name Cassandra gives it (malloc'd). */
+int cql_fnsel_resolve(cql_call *c, const cql_tinfo *t, const cql_expr *e, cql_fnsel *out,
+                      char **name);
+
 /* The columns a SELECT answers with (names and types) into rs's metadata. 0, or -1 with
  * the call's error set. */
 int cql_select_metadata(cql_call *c, const cql_stmt *s, const cql_tinfo *t, cql_rows *rs);
+
+/* ---- rows in engine items (exec_row.c) ---- */
+struct table;
+json_t *cql_b64(const void *p, size_t len); /* a new {"B": base64} */
+int cql_unb64(const json_t *av, buf *out);
+int64_t cql_now_us(void);
+/* The partition key's serialized form (Cassandra's composite form for several columns). */
+int cql_pk_serialize(const cql_tinfo *t, const cql_value *vals, buf *out);
+/* Appends one clustering component in its order-preserving form. */
+int cql_ck_append(buf *out, const cql_tcol *col, const uint8_t *p, size_t len);
+#define CQL_CK_ROW 0x01    /* the first byte of a clustering row's $ck */
+#define CQL_CK_STATIC 0x00 /* a partition's static row: $ck is this byte alone */
+/* The engine key of the row (ck NULL for a table without clustering). */
+int cql_row_key(const struct table *et, const buf *pk, const buf *ck, buf *key, qr_err *err);
+/* A new item holding only the row's key attributes. */
+json_t *cql_row_new(const buf *pk, const buf *ck);
+void cql_cell_attr(const char *name, char *out, size_t cap);
+int64_t cql_cell_ts(json_t *item, const char *col);  /* INT64_MIN: never written */
+int64_t cql_cell_exp(json_t *item, const char *col); /* 0: no expiry */
+int cql_cell_live(json_t *item, const char *col, int64_t now_s);
+/* Writes a cell (len < 0: deletes it) at timestamp ts, expiring at exp_s (0: never), if
+ * ts is not older than the cell's: 1 written, 0 older, -1 out of memory. */
+int cql_cell_write(json_t *item, const cql_tcol *col, const uint8_t *p, int32_t len, int64_t ts,
+                   int64_t exp_s);
+/* A live cell's value bytes appended to out: 1, 0 when there is none, -1 malformed. */
+int cql_cell_read(json_t *item, const cql_tcol *col, int64_t now_s, buf *out);
+void cql_row_mark(json_t *item, int64_t ts, int64_t exp_s);
+int cql_row_live(json_t *item, const cql_tinfo *t, int64_t now_s);
+/* Sets the item's expiry for the TTL sweeper from its marker and cells. */
+void cql_row_seal(json_t *item, const cql_tinfo *t);
+/* The engine table of t (a reference: catalog_release), NULL with the error set. */
+struct table *cql_engine_table(cql_call *c, const cql_tinfo *t);
+
+/* ---- terms ---- */
+/* Turns the term e into a value of col's type (or type, when not NULL), appending its
+ * bytes: a CQLVAL_* code (value.h), the call's error set for CQLVAL_ERROR. */
+int cql_term(cql_run *r, const struct cql_ctype *type, const char *receiver, const cql_expr *e,
+             buf *out);
+/* An int or bigint term (LIMIT, USING TTL): 0 with *v, or -1 with the error set. */
+int cql_int_term(cql_run *r, const cql_expr *e, int64_t *v, const char *what);
+
+/* ---- WHERE against the primary key (exec_where.c) ---- */
+typedef struct cql_vlist {
+    buf *v; /* values (bytes) */
+    size_t n;
+} cql_vlist;
+
+typedef struct cql_keys {
+    int partitions; /* every partition key column restricted by = or IN */
+    cql_vlist *pk;  /* per partition key column (when partitions) */
+    size_t npk_cols;
+    cql_vlist *ck; /* per clustering column; the first ck_eq are set */
+    size_t nck_cols, ck_eq;
+    int slice; /* a range after the prefix: */
+    int has_lo, has_hi, lo_incl, hi_incl;
+    buf lo, hi; /* its bounds' components, in storage order */
+    size_t slice_ncols;
+    int token; /* token(pk) restricted: rows with lo <= token <= hi */
+    int64_t token_lo, token_hi;
+    const cql_relation **filters; /* what each row is checked against */
+    size_t nfilters;
+    int needs_filtering;
+} cql_keys;
+
+#define CQL_KEYS_SELECT 0
+#define CQL_KEYS_UPDATE 1
+#define CQL_KEYS_DELETE 2
+#define CQL_KEYS_INSERT 3
+/* Reads w against t for a statement of mode. 0, or -1 with Cassandra's message set
+ * (ALLOW FILTERING's among them). cql_keys_free either way. */
+int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
+                   int allow_filtering, cql_keys *k);
+void cql_keys_free(cql_keys *k);
+const char *cql_filtering_message(void);
+/* Calls fn for each combination of one value of each list (the last list fastest);
+ * stops at fn's first non-zero answer and returns it. */
+int cql_each_combination(const cql_vlist *lists, size_t n,
+                         int (*fn)(void *arg, const buf *const *vals), void *arg);
+
+/* Engine key bounds of a partition's rows whose $ck is in [lo, hi) (lo empty: from the
+ * first row, or the static row when with_static; hi empty: to the partition's end). */
+int cql_partition_bounds(const struct table *et, const buf *pk, const buf *lo, const buf *hi,
+                         int with_static, buf *lower, buf *upper, qr_err *err);
+/* The $ck range [lo, hi) of a clustering prefix with the keys' slice. */
+void cql_slice_bytes(const buf *prefix, const cql_keys *k, buf *lo, buf *hi);
+/* 1 when cmp (a comparison's sign) satisfies op (=, !=, <, <=, >, >=). */
+int cql_compare_op(cql_op op, int cmp);
+
+/* Row statements (exec_write.c, exec_select.c). */
+int cql_exec_write(cql_run *r, const cql_stmt *s);
+/* The statements of a BATCH (INSERT, UPDATE, DELETE), each with its run, in one item
+ * transaction: all applied or none; with conditions, all on one partition. */
+int cql_exec_write_batch(cql_run *const *runs, const cql_stmt *const *stmts, size_t n,
+                         int counter_batch, int logged);
+int cql_exec_select(cql_run *r, const cql_stmt *s, const cql_tinfo *t);
 
 /* ---- the executor's parts ---- */
 /* SELECT of a system table (system.local, peers, system_schema.*): 1 when ks.table is

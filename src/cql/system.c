@@ -421,13 +421,25 @@ static const vcol columns_cols[] = {
     {"position", &t_int},           {"type", &t_text},
 };
 
+static int by_column_name(const void *a, const void *b)
+{
+    return strcmp(json_string_value(json_object_get(*(json_t *const *)a, "name")),
+                  json_string_value(json_object_get(*(json_t *const *)b, "name")));
+}
+
+/* A table's columns as system_schema.columns keeps them: clustered by column_name. */
 static int column_rows(cql_rows *rs, const char *ks, const char *name, json_t *t)
 {
-    size_t i;
-    json_t *col;
+    json_t *all = json_object_get(t, "columns");
+    size_t n = json_array_size(all);
+    json_t **sorted = calloc(n + 1, sizeof *sorted);
+    if (sorted == NULL) return -1;
+    for (size_t i = 0; i < n; i++)
+        sorted[i] = json_array_get(all, i);
+    qsort(sorted, n, sizeof *sorted, by_column_name);
     int rc = 0;
-    json_array_foreach(json_object_get(t, "columns"), i, col)
-    {
+    for (size_t i = 0; i < n; i++) {
+        json_t *col = sorted[i];
         const char *cn = json_string_value(json_object_get(col, "name"));
         rc |= put_text(rs, ks);
         rc |= put_text(rs, name);
@@ -439,6 +451,7 @@ static int column_rows(cql_rows *rs, const char *ks, const char *name, json_t *t
         rc |= put_text(rs, json_string_value(json_object_get(col, "type")));
         rs->nrows++;
     }
+    free(sorted);
     return rc;
 }
 

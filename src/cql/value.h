@@ -40,10 +40,10 @@ typedef struct cqlval_terms {
 
 /* Turns the term e into a value of type t for the column (or element) named receiver,
  * appending its bytes to out. Constants as Cassandra reads them: strings for text,
- * ascii, inet, timestamps ('2024-01-31 12:00:00+0000', '2024-01-31', 'now', digits as
- * milliseconds), dates ('2024-01-31', digits as the day number), times ('12:00:00.5');
- * integers for every numeric type, timestamps, dates, times and durations; floats, NaN
- * and Infinity for float, double and decimal; uuids; hex blobs; booleans; durations
+ * ascii, inet, timestamps ('2024-01-31 12:00:00+0000', '2024-01-31T12:00:00.000Z',
+ * '2024-01-31', 'now', digits as milliseconds), dates ('2024-01-31', digits as the day number),
+ * times ('12:00:00.5'); integers for every numeric type, timestamps, dates, times and durations;
+ * floats, NaN and Infinity for float, double and decimal; uuids; hex blobs; booleans; durations
  * (1h30m, P1DT2H, P2W); [lists], {sets}, {maps}, (tuples) and {udt: literals}. Returns a
  * CQLVAL_* code; errors are Invalid with Cassandra's words: "Invalid STRING constant
  * (abc) for \"k\" of type int", "Unable to make int from '99999999999'", "Invalid list
@@ -52,12 +52,25 @@ typedef struct cqlval_terms {
 int cqlval_from_term(const cql_ctype *t, const char *receiver, const cql_expr *e,
                      const cqlval_terms *terms, buf *out, cql_parse_error *err);
 
+/* Whether term e may be assigned to type t, as Cassandra's testAssignment answers: 2 an
+ * exact match (the constant's preferred type: INTEGER is int, bigint or varint by size,
+ * STRING ascii or text, UUID timeuuid for version 1, ...), 1 weakly assignable (a constant
+ * the type takes, a literal of the right shape, NULL, a bind marker or any other term
+ * whose type the caller decides), 0 not assignable. For overload resolution (func.h). */
+int cqlval_assignable(const cql_ctype *t, const cql_expr *e);
+
 /* Parses text as the value of a native type t the way Cassandra's fromString does (what
  * a STRING or INTEGER constant holds, a CAST from text, a JSON string): "12" for int,
  * "2024-01-31" for date, "0x01ff" for blob. CQLVAL_OK or CQLVAL_ERROR with the
  * MarshalException's message ("Unable to make int from 'x'"). */
 int cqlval_from_text(const cql_ctype *t, const char *text, size_t len, buf *out,
                      cql_parse_error *err);
+
+/* Appends the canonical form of a valid value of t: sets sorted with duplicates dropped,
+ * maps sorted by key with the last of equal keys kept, at every depth (Cassandra keeps
+ * collections so; a bound value need not be). Literals and JSON come out canonical
+ * already. 0, or -1 when out is full or the value is malformed. */
+int cqlval_canonical(const cql_ctype *t, const uint8_t *p, size_t len, buf *out);
 
 /* Checks that p[0..len) is a valid value of t (a bound value, a stored value read back):
  * the lengths, UTF-8, a timeuuid's version, a time's range, collection framing, and each
@@ -89,8 +102,8 @@ int cqlval_to_cql(const cql_ctype *t, const uint8_t *p, size_t len, buf *out);
 /* Appends the value as JSON as toJson() and SELECT JSON write it: numbers bare, text
  * and uuids and blobs ("0x01ff") and timestamps ("2024-01-31 12:00:00.000Z") quoted,
  * booleans, lists and sets and tuples as arrays, maps and UDTs as objects (non-text map
- * keys as their JSON text in a string: {"1": "a"}), NaN and Infinity bare as Cassandra
- * writes them. 0, or -1 when out is full or the value is malformed. */
+ * keys as their JSON text in a string: {"1": "a"}), NaN and Infinity as strings, an empty
+ * value of a non-text type as null. 0, or -1 when out is full or the value is malformed. */
 int cqlval_to_json(const cql_ctype *t, const uint8_t *p, size_t len, buf *out);
 
 /* Turns a parsed JSON value (fromJson(), INSERT JSON) into a value of t for receiver:
