@@ -93,3 +93,33 @@ def test_no_credentials_against_an_authenticating_server(start, roles, clusters)
     (err,) = e.value.errors.values()
     assert isinstance(err, AuthenticationFailed)
     assert "requires authentication" in str(err)
+
+
+@pytest.mark.parametrize("version", [4, 5])
+def test_statements_through_the_driver(start, clusters, version):
+    """Prepared writes sent concurrently on many streams, a paged read of all of them in the
+    table's clustering order, a batch, and a keyspace set on the session."""
+    from cassandra.concurrent import execute_concurrent_with_args
+    from cassandra.query import BatchStatement, SimpleStatement
+    port = cql_port(start("--cql", "127.0.0.1:0"))
+    session = clusters(port, protocol_version=version, compression=True).connect()
+    session.execute("CREATE KEYSPACE chat WITH replication = "
+                    "{'class': 'SimpleStrategy', 'replication_factor': 1}")
+    session.execute("CREATE TABLE chat.messages (room text, seq int, body text, "
+                    "PRIMARY KEY (room, seq)) WITH CLUSTERING ORDER BY (seq DESC)")
+    insert = session.prepare("INSERT INTO chat.messages (room, seq, body) VALUES (?, ?, ?)")
+    results = execute_concurrent_with_args(
+        session, insert, [("lobby", i, "message %d" % i) for i in range(250)], concurrency=100)
+    assert all(ok for ok, _ in results)
+    rows = list(session.execute(SimpleStatement(
+        "SELECT seq, body FROM chat.messages WHERE room = 'lobby'", fetch_size=100)))
+    assert [r.seq for r in rows] == list(range(249, -1, -1))
+    assert rows[0].body == "message 249"
+
+    batch = BatchStatement()
+    batch.add(insert, ("hall", 1, "one"))
+    batch.add(insert, ("hall", 2, "two"))
+    session.execute(batch)
+    session.set_keyspace("chat")
+    select = session.prepare("SELECT body FROM messages WHERE room = ? AND seq = ?")
+    assert session.execute(select, ("hall", 2)).one().body == "two"
