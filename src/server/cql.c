@@ -540,7 +540,11 @@ static void on_write(h2o_socket_t *sock, const char *err)
 {
     cql_conn *c = sock->data;
     c->writing = 0;
-    buf_reset(&c->sending);
+    /* A large answer's memory is not kept for the connection's next small ones. */
+    if (c->sending.cap > ((size_t)1 << 20))
+        buf_free(&c->sending);
+    else
+        buf_reset(&c->sending);
     if (err != NULL) c->peer_gone = 1;
     conn_settle(c);
 }

@@ -6,6 +6,7 @@ and v5 (v5 switching to segments after READY or AUTHENTICATE), PasswordAuthentic
 (answered, the connection kept where the spec allows), thousands of streams in flight on one
 connection, SCHEMA_CHANGE events pushed to another connection, USE, and the start-up
 refusals."""
+import random
 import socket
 import struct
 import subprocess
@@ -268,6 +269,30 @@ def test_a_broken_segment_closes_the_connection(cql):
     env, msg = c.recv()
     assert_error(msg, PROTOCOL_ERROR)
     assert c.closed()
+
+
+@pytest.mark.parametrize("version,stage", [(4, "before"), (4, "after"), (5, "after")])
+def test_random_bytes_are_answered_or_cut_and_others_served_on(cql, version, stage):
+    """Garbage on a connection, before STARTUP or after it (inside segments from v5): the server
+    answers what it can, closes the connection when it cannot read on, and serves the others."""
+    rnd = random.Random(22 + version)
+    bystander = ready(cql, 4)
+    for round in range(30):
+        c = Raw(cql, version)
+        if stage == "after":
+            c.startup()
+        junk = bytes(rnd.getrandbits(8) for _ in range(rnd.randrange(1, 3000)))
+        if rnd.random() < 0.5:  # a plausible header with a random body
+            junk = header(version, rnd.getrandbits(8), rnd.getrandbits(15), rnd.randrange(0, 17),
+                          len(junk)) + junk
+        try:
+            c.send_bytes(junk) if c.framed else c.sock.sendall(junk)
+            c.closed(timeout=0.2)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        c.close()
+        env, msg = query(bystander, LOCAL, round)
+        assert env.stream == round and isinstance(msg, ResultMessage)
 
 
 # ---- many streams ----
