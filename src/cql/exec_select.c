@@ -113,6 +113,7 @@ typedef struct qctx {
     int aggregate; /* COUNT: one row at the end */
     int64_t count;
     cql_rows out;
+    cql_rows jrow;            /* SELECT JSON: the selection's columns, one row at a time */
     int64_t limit, ppl, page; /* -1: none */
     int reversed;
     int64_t now_s;
@@ -142,6 +143,11 @@ static int plan_selection(qctx *q)
     cql_call *c = q->r->call;
     const cql_select *sel = q->q;
     if (cql_select_metadata(c, q->s, q->t, &q->out) != 0) return -1;
+    if (sel->json) {
+        cql_stmt plain = *q->s;
+        plain.u.select.json = 0;
+        if (cql_select_metadata(c, &plain, q->t, &q->jrow) != 0) return -1;
+    }
     size_t n = sel->nsel ? sel->nsel : q->t->ncols;
     q->sels = calloc(n + 1, sizeof *q->sels);
     if (q->sels == NULL) return cql_fail(c, CQL_ERR_SERVER, "out of memory");
@@ -443,6 +449,81 @@ static int row_filtered(qctx *q)
 }
 
 /* Emits the loaded row (item: the row's own item, for writetime and ttl). */
+/* The type of selector x's values. */
+static const cql_ctype *sel_type(const selitem *x)
+{
+    switch (x->kind) {
+    case SEL_COLUMN:
+        return x->col->type;
+    case SEL_WRITETIME:
+    case SEL_COUNT:
+        return cqltype_native(CQL_TYPE_BIGINT);
+    case SEL_TTL:
+        return cqltype_native(CQL_TYPE_INT);
+    default:
+        return x->fn.ret;
+    }
+}
+
+/* A JSON object's key for a column name, as Cassandra writes it: quoted again when the
+ * name is not a lower-case identifier. */
+static void json_key(buf *out, const char *name)
+{
+    int plain = name[0] != '\0';
+    for (const char *p = name; *p; p++)
+        plain &= (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_';
+    json_t *s = NULL;
+    if (plain) {
+        s = json_string(name);
+    } else {
+        buf q;
+        buf_init(&q, 0);
+        buf_putc(&q, '"');
+        for (const char *p = name; *p; p++) {
+            if (*p == '"') buf_putc(&q, '"');
+            buf_putc(&q, (uint8_t)*p);
+        }
+        buf_putc(&q, '"');
+        s = json_string(q.data);
+        buf_free(&q);
+    }
+    char *text = json_dumps(s, JSON_ENCODE_ANY);
+    buf_puts(out, text ? text : "\"\"");
+    free(text);
+    json_decref(s);
+}
+
+/* SELECT JSON: the row just written to q->jrow as one [json] text value of q->out. */
+static int json_row(qctx *q)
+{
+    cql_reader rd;
+    cql_reader_init(&rd, q->jrow.data.data, q->jrow.data.len, NULL);
+    buf text;
+    buf_init(&text, 0);
+    buf_putc(&text, '{');
+    for (size_t i = 0; i < q->nsel; i++) {
+        cql_value v;
+        cql_read_bytes(&rd, "a value", &v);
+        if (i) buf_puts(&text, ", ");
+        json_key(&text, q->jrow.cols[i].name);
+        buf_puts(&text, ": ");
+        if (v.len < 0)
+            buf_puts(&text, "null");
+        else if (cqlval_to_json(sel_type(&q->sels[i]), v.p, (size_t)v.len, &text) != 0) {
+            buf_free(&text);
+            return cql_fail(q->r->call, CQL_ERR_SERVER, "a value cannot be written as JSON");
+        }
+    }
+    buf_putc(&text, '}');
+    int rc = cql_rows_put(&q->out, text.data, (int32_t)text.len);
+    buf_free(&text);
+    buf_reset(&q->jrow.data);
+    q->jrow.nrows = 0;
+    if (rc) return cql_fail(q->r->call, CQL_ERR_SERVER, "the result is too large to answer");
+    q->out.nrows++;
+    return 0;
+}
+
 static int row_emit(qctx *q, json_t *item)
 {
     if (q->aggregate) {
@@ -456,6 +537,7 @@ static int row_emit(qctx *q, json_t *item)
         return 0;
     }
     int rc = 0;
+    cql_rows *dst = q->q->json ? &q->jrow : &q->out;
     for (size_t i = 0; i < q->nsel && rc == 0; i++) {
         const selitem *x = &q->sels[i];
         if (x->kind == SEL_FN) {
@@ -466,38 +548,37 @@ static int row_emit(qctx *q, json_t *item)
                 buf_free(&v);
                 return -1;
             }
-            rc =
-                cql_rows_put(&q->out, v.data ? v.data : "", got == CQLVAL_OK ? (int32_t)v.len : -1);
+            rc = cql_rows_put(dst, v.data ? v.data : "", got == CQLVAL_OK ? (int32_t)v.len : -1);
             buf_free(&v);
             continue;
         }
         size_t ci = col_index(q, x->col);
         json_t *from = x->col->kind == 's' ? q->static_item : item;
         if (x->kind == SEL_COLUMN) {
-            rc = cql_rows_put(&q->out, q->vals[ci].data ? q->vals[ci].data : "",
+            rc = cql_rows_put(dst, q->vals[ci].data ? q->vals[ci].data : "",
                               q->has[ci] ? (int32_t)q->vals[ci].len : -1);
         } else if (x->kind == SEL_WRITETIME) {
             if (!q->has[ci] || from == NULL) {
-                rc = cql_rows_put(&q->out, NULL, -1);
+                rc = cql_rows_put(dst, NULL, -1);
             } else {
                 uint8_t b[8];
                 cql_bigint_encode(cql_cell_ts(from, x->col->name), b);
-                rc = cql_rows_put(&q->out, b, 8);
+                rc = cql_rows_put(dst, b, 8);
             }
         } else {
             int64_t e = q->has[ci] && from ? cql_cell_exp(from, x->col->name) : 0;
             if (e == 0) {
-                rc = cql_rows_put(&q->out, NULL, -1);
+                rc = cql_rows_put(dst, NULL, -1);
             } else {
                 uint8_t b[4];
                 cql_int_encode((int32_t)(e - q->now_s), b);
-                rc = cql_rows_put(&q->out, b, 4);
+                rc = cql_rows_put(dst, b, 4);
             }
         }
     }
     if (rc) return cql_fail(q->r->call, CQL_ERR_SERVER, "the result is too large to answer");
-    q->out.nrows++;
-    return 0;
+    dst->nrows++;
+    return q->q->json ? json_row(q) : 0;
 }
 
 /* The page and the limits: 1 when no more rows are wanted. */
@@ -850,6 +931,7 @@ int cql_exec_select(cql_run *r, const cql_stmt *s, const cql_tinfo *t)
     buf_init(&q.last_key, 0);
     buf_init(&q.cur_pk, 0);
     cql_rows_init(&q.out, t->ks, t->name);
+    cql_rows_init(&q.jrow, t->ks, t->name);
     plist parts = {0};
     prefixes pre = {.t = t};
     int rc = -1;
@@ -861,10 +943,6 @@ int cql_exec_select(cql_run *r, const cql_stmt *s, const cql_tinfo *t)
     }
     for (size_t i = 0; i < t->ncols; i++)
         buf_init(&q.vals[i], 0);
-    if (sel->json) {
-        cql_fail(c, CQL_ERR_INVALID, "SELECT JSON is not answered yet");
-        goto end;
-    }
     if (sel->ngroup) {
         cql_fail(c, CQL_ERR_INVALID, "GROUP BY is not answered yet");
         goto end;
@@ -935,11 +1013,14 @@ int cql_exec_select(cql_run *r, const cql_stmt *s, const cql_tinfo *t)
     if (rc < 0) goto end;
     rc = -1;
     if (q.aggregate) {
+        cql_rows *dst = sel->json ? &q.jrow : &q.out;
         for (size_t i = 0; i < q.nsel; i++) {
             uint8_t b[8];
             cql_bigint_encode(q.count, b);
-            cql_rows_put(&q.out, b, 8);
+            cql_rows_put(dst, b, 8);
         }
+        dst->nrows = 1;
+        if (sel->json && json_row(&q) != 0) goto end;
         q.out.nrows = 1;
     }
     buf ps;
@@ -966,6 +1047,7 @@ end:
     buf_free(&q.cur_pk);
     cql_keys_free(&q.k);
     cql_rows_free(&q.out);
+    cql_rows_free(&q.jrow);
     if (q.et) catalog_release(c->db, q.et);
     return rc;
 }

@@ -57,6 +57,13 @@ typedef struct wctx {
     int insert, rows;
     cql_keys k;
     int has_keys;
+    /* INSERT JSON: the values read from the JSON as bound values of made-up markers */
+    cql_run jrun;
+    cql_values jvalues;
+    buf *jbytes;
+    cql_expr *jexprs;
+    const char **jcols;
+    size_t nj;
 } wctx;
 
 #define W_ITEM(w, j) (&(w)->set->items[(w)->idx[j]])
@@ -77,6 +84,12 @@ static void wset_free(wset *s)
 
 static void wctx_free(wctx *w)
 {
+    for (size_t i = 0; i < w->nj; i++)
+        buf_free(&w->jbytes[i]);
+    free(w->jbytes);
+    free(w->jexprs);
+    free(w->jcols);
+    free(w->jvalues.values);
     free(w->idx);
     free(w->cols);
     free(w->kinds);
@@ -997,11 +1010,130 @@ static int apply_assign(wctx *w)
     return rc;
 }
 
+/* INSERT JSON: the map's values turned into the values of made-up bind markers, one per
+ * column named (and, with DEFAULT NULL, a null for every other column). */
+static int json_columns(wctx *w, const cql_insert *in, cql_insert *out)
+{
+    cql_call *c = w->r->call;
+    buf text;
+    buf_init(&text, 0);
+    if (in->json->kind == CQL_E_STRING) {
+        buf_puts(&text, in->json->text);
+    } else {
+        int rc = cql_term(w->r, cqltype_native(CQL_TYPE_VARCHAR), "[json]", in->json, &text);
+        if (rc != CQLVAL_OK) {
+            buf_free(&text);
+            return rc == CQLVAL_ERROR
+                       ? -1
+                       : cql_fail(c, CQL_ERR_INVALID, "Got null for INSERT JSON values");
+        }
+    }
+    json_error_t jerr;
+    json_t *map = json_loadb(text.data ? text.data : "", text.len, JSON_DECODE_ANY, &jerr);
+    buf_free(&text);
+    if (!json_is_object(map)) {
+        json_decref(map);
+        return cql_fail(c, CQL_ERR_INVALID, "Could not decode JSON string as a map: %s",
+                        jerr.text[0] ? jerr.text : "not an object");
+    }
+    size_t n = w->t->ncols;
+    w->jbytes = calloc(n + 1, sizeof *w->jbytes);
+    w->jexprs = calloc(n + 1, sizeof *w->jexprs);
+    w->jcols = calloc(n + 1, sizeof *w->jcols);
+    w->jvalues.values = calloc(n + 1, sizeof *w->jvalues.values);
+    if (!w->jbytes || !w->jexprs || !w->jcols || !w->jvalues.values) {
+        json_decref(map);
+        return cql_fail(c, CQL_ERR_SERVER, "out of memory");
+    }
+    int rc = 0;
+    const char *key;
+    json_t *v;
+    json_object_foreach(map, key, v)
+    {
+        char name[CQL_NAME_MAX];
+        size_t kl = strlen(key);
+        if (kl >= 2 && key[0] == '"' && key[kl - 1] == '"') {
+            snprintf(name, sizeof name, "%.*s", (int)(kl - 2), key + 1);
+        } else {
+            snprintf(name, sizeof name, "%s", key);
+            for (char *p = name; *p; p++)
+                if (*p >= 'A' && *p <= 'Z') *p = (char)(*p - 'A' + 'a');
+        }
+        const cql_tcol *col = cql_tinfo_col(w->t, name);
+        if (col == NULL) {
+            rc = cql_fail(c, CQL_ERR_INVALID, "JSON values map contains unrecognized column: %s",
+                          name);
+            break;
+        }
+        size_t i = w->nj;
+        buf_init(&w->jbytes[i], 0);
+        cql_parse_error perr;
+        memset(&perr, 0, sizeof perr);
+        int got = cqlval_from_json(col->type, col->name, v, &w->jbytes[i], &perr);
+        if (got == CQLVAL_ERROR) {
+            buf_free(&w->jbytes[i]);
+            rc = cql_fail(c, CQL_ERR_INVALID, "%s", perr.msg);
+            break;
+        }
+        w->jcols[i] = col->name;
+        w->nj++;
+        w->jvalues.values[i].p = (const uint8_t *)w->jbytes[i].data;
+        w->jvalues.values[i].len = got == CQLVAL_OK ? (int32_t)w->jbytes[i].len : CQL_NULL;
+    }
+    json_decref(map);
+    if (rc) return -1;
+    /* the columns the map leaves out: null (DEFAULT NULL), or untouched (DEFAULT UNSET) */
+    if (!in->default_unset) {
+        for (size_t i = 0; i < n; i++) {
+            const cql_tcol *col = &w->t->cols[i];
+            int named = 0;
+            for (size_t j = 0; j < w->nj; j++)
+                named |= strcmp(w->jcols[j], col->name) == 0;
+            if (named || col->kind == 'p' || col->kind == 'c') continue;
+            buf_init(&w->jbytes[w->nj], 0);
+            w->jcols[w->nj] = col->name;
+            w->jvalues.values[w->nj].len = CQL_NULL;
+            w->nj++;
+        }
+    }
+    cql_expr **exprs = calloc(w->nj + 1, sizeof *exprs);
+    if (exprs == NULL) return cql_fail(c, CQL_ERR_SERVER, "out of memory");
+    for (size_t i = 0; i < w->nj; i++) {
+        w->jexprs[i].kind = CQL_E_BIND;
+        w->jexprs[i].bind = (int)i;
+        exprs[i] = &w->jexprs[i];
+    }
+    w->jvalues.n = (uint16_t)w->nj;
+    w->jrun = *w->r;
+    w->jrun.values = &w->jvalues;
+    w->r = &w->jrun;
+    *out = *in;
+    out->json = NULL;
+    out->columns = w->jcols;
+    out->ncolumns = w->nj;
+    out->values = exprs;
+    out->nvalues = w->nj;
+    return 0;
+}
+
+static int plan_insert_columns(wctx *w, const cql_insert *in);
+
 static int plan_insert(wctx *w)
 {
     const cql_insert *in = &w->s->u.insert;
+    if (in->json) {
+        cql_insert plain;
+        if (json_columns(w, in, &plain) != 0) return -1;
+        int rc = plan_insert_columns(w, &plain);
+        free(plain.values);
+        return rc;
+    }
+    return plan_insert_columns(w, in);
+}
+
+static int plan_insert_columns(wctx *w, const cql_insert *in)
+{
     cql_call *c = w->r->call;
-    if (in->json) return cql_fail(c, CQL_ERR_INVALID, "INSERT JSON is not answered yet");
     if (w->t->counter)
         return cql_fail(c, CQL_ERR_INVALID,
                         "INSERT statements are not allowed on counter tables, use UPDATE instead");
