@@ -14,6 +14,7 @@
 #include <sys/time.h>
 
 #include "cql/exec_int.h"
+#include "cql/aggregate.h"
 #include "cql/func.h"
 #include "cql/keyenc.h"
 #include "cql/types.h"
@@ -778,6 +779,7 @@ static const cql_type t_bigint = {.id = CQL_TYPE_BIGINT}, t_int = {.id = CQL_TYP
 int cql_select_metadata(cql_call *c, const cql_stmt *s, const cql_tinfo *t, cql_rows *rs)
 {
     const cql_select *sel = &s->u.select;
+    cqlagg_kind ak;
     rs->keyspace = t->ks;
     rs->table = t->name;
     if (sel->json)
@@ -815,10 +817,33 @@ int cql_select_metadata(cql_call *c, const cql_stmt *s, const cql_tinfo *t, cql_
                                 "Cannot use selection function %s on PRIMARY KEY part %s",
                                 e->fn.name, col->name);
             type = e->fn.name[0] == 'w' ? &t_bigint : &t_int;
-        } else if (e->kind == CQL_E_FUNCTION && e->fn.ks == NULL &&
-                   strcmp(e->fn.name, "count") == 0) {
-            type = &t_bigint;
-            if (name == NULL) name = "count";
+        } else if (e->kind == CQL_E_FUNCTION &&
+                   cqlagg_lookup(e->fn.name, e->star,
+                                 e->nitems == 1 && e->items[0]->kind != CQL_E_COLUMN, &ak)) {
+            const cql_tcol *col = NULL;
+            if (ak != CQLAGG_COUNT_ROWS) {
+                col = e->nitems == 1 && e->items[0]->kind == CQL_E_COLUMN
+                          ? cql_tinfo_col(t, e->items[0]->text)
+                          : NULL;
+                if (col == NULL)
+                    return cql_fail(c, CQL_ERR_INVALID, "%s takes one column of %s.%s", e->fn.name,
+                                    t->ks, t->name);
+            }
+            cqlagg a;
+            cql_parse_error perr;
+            memset(&perr, 0, sizeof perr);
+            if (cqlagg_init(&a, ak, col ? col->type : NULL, &perr) != 0)
+                return cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
+            type = &a.result->wire;
+            cqlagg_free(&a);
+            if (name == NULL) {
+                buf nb;
+                buf_init(&nb, 0);
+                cqlagg_column_name(ak, col ? col->name : NULL, &nb);
+                name = cql_arena_strndup((cql_arena *)&t->arena, nb.data ? nb.data : "count",
+                                         nb.len ? nb.len : 5);
+                buf_free(&nb);
+            }
         } else if (e->kind == CQL_E_FUNCTION || e->kind == CQL_E_CAST) {
             cql_fnsel f;
             char *fnname = NULL;

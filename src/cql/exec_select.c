@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cql/exec_int.h"
+#include "cql/aggregate.h"
 #include "cql/func.h"
 #include "cql/keyenc.h"
 #include "cql/types.h"
@@ -99,6 +100,8 @@ typedef struct selitem {
     sel_kind kind;
     const cql_tcol *col; /* NULL for COUNT(*) and functions */
     cql_fnsel fn;        /* SEL_FN */
+    cqlagg agg;          /* SEL_COUNT: any aggregate */
+    int agg_on;
 } selitem;
 
 typedef struct qctx {
@@ -110,8 +113,13 @@ typedef struct qctx {
     cql_keys k;
     selitem *sels;
     size_t nsel;
-    int aggregate; /* COUNT: one row at the end */
-    int64_t count;
+    int aggregate; /* aggregates or GROUP BY: a row per group */
+    size_t ngroup; /* GROUP BY's columns: a prefix of the primary key */
+    const cql_tcol *group[64];
+    buf group_key;  /* the current group's values */
+    int in_group;   /* a group is open */
+    cql_rows grow;  /* the group's first row: its plain selectors' values */
+    int64_t groups; /* groups answered */
     cql_rows out;
     cql_rows jrow;            /* SELECT JSON: the selection's columns, one row at a time */
     int64_t limit, ppl, page; /* -1: none */
@@ -153,6 +161,7 @@ static int plan_selection(qctx *q)
     if (q->sels == NULL) return cql_fail(c, CQL_ERR_SERVER, "out of memory");
     q->nsel = n;
     int counts = 0, plain = 0;
+    cqlagg_kind ak;
     for (size_t i = 0; i < n; i++) {
         selitem *x = &q->sels[i];
         if (!sel->nsel) {
@@ -166,12 +175,23 @@ static int plan_selection(qctx *q)
             x->kind = SEL_COLUMN;
             x->col = col_named(q->t, e->text);
             plain++;
-        } else if (e->kind == CQL_E_FUNCTION && strcmp(e->fn.name, "count") == 0) {
+        } else if (e->kind == CQL_E_FUNCTION &&
+                   cqlagg_lookup(e->fn.name, e->star,
+                                 e->nitems == 1 && e->items[0]->kind != CQL_E_COLUMN, &ak)) {
             x->kind = SEL_COUNT;
-            if (!e->star && e->nitems == 1 && e->items[0]->kind == CQL_E_COLUMN)
+            if (ak != CQLAGG_COUNT_ROWS) {
+                if (e->nitems != 1 || e->items[0]->kind != CQL_E_COLUMN)
+                    return cql_fail(c, CQL_ERR_INVALID, "%s takes one column", e->fn.name);
                 x->col = col_named(q->t, e->items[0]->text);
-            else if (!e->star && !(e->nitems == 1 && e->items[0]->kind == CQL_E_INTEGER))
-                return cql_fail(c, CQL_ERR_INVALID, "count() takes * or one column");
+                if (x->col == NULL)
+                    return cql_fail(c, CQL_ERR_INVALID, "Undefined column name %s in table %s.%s",
+                                    e->items[0]->text, q->t->ks, q->t->name);
+            }
+            cql_parse_error perr;
+            memset(&perr, 0, sizeof perr);
+            if (cqlagg_init(&x->agg, ak, x->col ? x->col->type : NULL, &perr) != 0)
+                return cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
+            x->agg_on = 1;
             counts++;
         } else if (e->kind == CQL_E_FUNCTION && e->fn.ks == NULL &&
                    (strcmp(e->fn.name, "writetime") == 0 || strcmp(e->fn.name, "ttl") == 0)) {
@@ -186,11 +206,26 @@ static int plan_selection(qctx *q)
             plain++;
         }
     }
-    if (counts && plain)
-        return cql_fail(
-            c, CQL_ERR_INVALID,
-            "Aggregates and plain columns cannot be selected together without GROUP BY");
-    q->aggregate = counts > 0;
+    (void)plain;
+    q->aggregate = counts > 0 || sel->ngroup > 0;
+    /* GROUP BY: a prefix of the primary key, in its order */
+    if (sel->ngroup > 64) return cql_fail(c, CQL_ERR_INVALID, "Too many GROUP BY columns");
+    for (size_t i = 0; i < sel->ngroup; i++) {
+        const cql_expr *g = sel->group_by[i];
+        const cql_tcol *col = g->kind == CQL_E_COLUMN ? col_named(q->t, g->text) : NULL;
+        if (col == NULL)
+            return cql_fail(c, CQL_ERR_INVALID, "Undefined column name %s in table %s.%s",
+                            g->kind == CQL_E_COLUMN ? g->text : "?", q->t->ks, q->t->name);
+        size_t want_pos = i < q->t->npk ? i : i - q->t->npk;
+        char want_kind = i < q->t->npk ? 'p' : 'c';
+        if (col->kind != want_kind || col->pos != (int)want_pos)
+            return cql_fail(c, CQL_ERR_INVALID,
+                            "Group by currently only support groups of columns following their "
+                            "declared order in the PRIMARY KEY");
+        q->group[i] = col;
+    }
+    q->ngroup = sel->ngroup;
+
     if (sel->distinct) {
         for (size_t i = 0; i < n; i++) {
             const cql_tcol *col = q->sels[i].col;
@@ -524,22 +559,107 @@ static int json_row(qctx *q)
     return 0;
 }
 
-static int row_emit(qctx *q, json_t *item)
+static int put_selectors(qctx *q, json_t *item, cql_rows *dst);
+
+/* Ends the open group: one row of its first row's plain values and its aggregates. */
+static int group_flush(qctx *q)
 {
-    if (q->aggregate) {
-        for (size_t i = 0; i < q->nsel; i++)
-            if (q->sels[i].kind == SEL_COUNT) {
-                if (q->sels[i].col == NULL || q->has[col_index(q, q->sels[i].col)]) {
-                    q->count++;
-                    break;
-                }
-            }
-        return 0;
+    if (!q->in_group) return 0;
+    q->in_group = 0;
+    cql_rows *dst = q->q->json ? &q->jrow : &q->out;
+    cql_reader rd;
+    cql_reader_init(&rd, q->grow.data.data, q->grow.data.len, NULL);
+    int rc = 0;
+    for (size_t i = 0; i < q->nsel && rc == 0; i++) {
+        cql_value v = {NULL, CQL_NULL};
+        if (q->grow.nrows) cql_read_bytes(&rd, "a value", &v);
+        selitem *x = &q->sels[i];
+        if (!x->agg_on) {
+            rc = cql_rows_put(dst, v.p ? v.p : (const uint8_t *)"", v.len);
+            continue;
+        }
+        buf out;
+        buf_init(&out, 0);
+        cql_parse_error perr;
+        memset(&perr, 0, sizeof perr);
+        int got = cqlagg_result(&x->agg, &out, &perr);
+        if (got == CQLVAL_ERROR)
+            rc = cql_fail(q->r->call, (cql_error_code)perr.code, "%s", perr.msg);
+        else
+            rc = cql_rows_put(dst, out.data ? out.data : "",
+                              got == CQLVAL_OK ? (int32_t)out.len : -1);
+        buf_free(&out);
+        cqlagg_reset(&x->agg);
+    }
+    buf_reset(&q->grow.data);
+    q->grow.nrows = 0;
+    if (rc) return q->r->call->failed ? -1 : cql_fail(q->r->call, CQL_ERR_SERVER, "out of memory");
+    dst->nrows++;
+    q->groups++;
+    return q->q->json ? json_row(q) : 0;
+}
+
+/* Feeds the loaded row to the aggregates, opening a group when its GROUP BY values
+ * change. */
+static int group_add(qctx *q, json_t *item)
+{
+    buf key;
+    buf_init(&key, 0);
+    for (size_t i = 0; i < q->ngroup; i++) {
+        size_t ci = col_index(q, q->group[i]);
+        buf_put_be32(&key, (uint32_t)q->vals[ci].len);
+        buf_append(&key, q->vals[ci].data, q->vals[ci].len);
     }
     int rc = 0;
+    if (q->in_group &&
+        (key.len != q->group_key.len || memcmp(key.data, q->group_key.data, key.len) != 0))
+        rc = group_flush(q);
+    if (rc == 0 && !q->in_group) {
+        if (q->limit >= 0 && q->groups >= q->limit) {
+            buf_free(&key);
+            return 1;
+        }
+        q->in_group = 1;
+        buf_reset(&q->group_key);
+        buf_append(&q->group_key, key.data, key.len);
+        rc = put_selectors(q, item, &q->grow);
+        if (rc == 0) q->grow.nrows = 1;
+    }
+    buf_free(&key);
+    for (size_t i = 0; rc == 0 && i < q->nsel; i++) {
+        selitem *x = &q->sels[i];
+        if (!x->agg_on) continue;
+        cql_parse_error perr;
+        memset(&perr, 0, sizeof perr);
+        size_t ci = col_index(q, x->col);
+        int has = x->col == NULL || q->has[ci];
+        if (cqlagg_add(&x->agg,
+                       has && x->col ? (const uint8_t *)q->vals[ci].data : (const uint8_t *)"",
+                       has ? (x->col ? (int32_t)q->vals[ci].len : 0) : CQL_NULL, &perr) != 0)
+            rc = cql_fail(q->r->call, (cql_error_code)perr.code, "%s", perr.msg);
+    }
+    return rc;
+}
+
+static int row_emit(qctx *q, json_t *item)
+{
+    if (q->aggregate) return group_add(q, item);
     cql_rows *dst = q->q->json ? &q->jrow : &q->out;
+    if (put_selectors(q, item, dst) != 0) return -1;
+    dst->nrows++;
+    return q->q->json ? json_row(q) : 0;
+}
+
+/* Appends the loaded row's selector values (aggregates as null) to dst. */
+static int put_selectors(qctx *q, json_t *item, cql_rows *dst)
+{
+    int rc = 0;
     for (size_t i = 0; i < q->nsel && rc == 0; i++) {
         const selitem *x = &q->sels[i];
+        if (x->agg_on) {
+            rc = cql_rows_put(dst, NULL, -1);
+            continue;
+        }
         if (x->kind == SEL_FN) {
             buf v;
             buf_init(&v, 0);
@@ -577,13 +697,13 @@ static int row_emit(qctx *q, json_t *item)
         }
     }
     if (rc) return cql_fail(q->r->call, CQL_ERR_SERVER, "the result is too large to answer");
-    dst->nrows++;
-    return q->q->json ? json_row(q) : 0;
+    return 0;
 }
 
 /* The page and the limits: 1 when no more rows are wanted. */
 static int done(qctx *q)
 {
+    if (q->aggregate) return 0;
     if (q->limit >= 0 && q->emitted_total >= q->limit) return 1;
     if (q->page > 0 && !q->aggregate && (int64_t)q->out.nrows >= q->page) {
         q->full = 1;
@@ -624,7 +744,8 @@ static int take(qctx *q, json_t *item, const char *key, size_t key_len)
     if (q->q->distinct) {
         if (q->emitted_part) return 0;
     }
-    if (row_emit(q, item) != 0) return -1;
+    int e = row_emit(q, item);
+    if (e != 0) return e;
     q->emitted_total++;
     q->emitted_part++;
     return done(q);
@@ -932,6 +1053,8 @@ int cql_exec_select(cql_run *r, const cql_stmt *s, const cql_tinfo *t)
     buf_init(&q.cur_pk, 0);
     cql_rows_init(&q.out, t->ks, t->name);
     cql_rows_init(&q.jrow, t->ks, t->name);
+    cql_rows_init(&q.grow, t->ks, t->name);
+    buf_init(&q.group_key, 0);
     plist parts = {0};
     prefixes pre = {.t = t};
     int rc = -1;
@@ -943,10 +1066,6 @@ int cql_exec_select(cql_run *r, const cql_stmt *s, const cql_tinfo *t)
     }
     for (size_t i = 0; i < t->ncols; i++)
         buf_init(&q.vals[i], 0);
-    if (sel->ngroup) {
-        cql_fail(c, CQL_ERR_INVALID, "GROUP BY is not answered yet");
-        goto end;
-    }
     if (cql_where_keys(r, t, &sel->where, CQL_KEYS_SELECT, sel->allow_filtering, &q.k) != 0)
         goto end;
     if (plan_selection(&q) != 0 || plan_order(&q) != 0) goto end;
@@ -1013,15 +1132,9 @@ int cql_exec_select(cql_run *r, const cql_stmt *s, const cql_tinfo *t)
     if (rc < 0) goto end;
     rc = -1;
     if (q.aggregate) {
-        cql_rows *dst = sel->json ? &q.jrow : &q.out;
-        for (size_t i = 0; i < q.nsel; i++) {
-            uint8_t b[8];
-            cql_bigint_encode(q.count, b);
-            cql_rows_put(dst, b, 8);
-        }
-        dst->nrows = 1;
-        if (sel->json && json_row(&q) != 0) goto end;
-        q.out.nrows = 1;
+        /* without GROUP BY, no row still answers one row (COUNT 0) */
+        if (!q.in_group && q.groups == 0 && q.ngroup == 0) q.in_group = 1;
+        if (group_flush(&q) != 0) goto end;
     }
     buf ps;
     buf_init(&ps, 0);
@@ -1041,6 +1154,8 @@ end:
             buf_free(&q.vals[i]);
     free(q.vals);
     free(q.has);
+    for (size_t i = 0; q.sels && i < q.nsel; i++)
+        if (q.sels[i].agg_on) cqlagg_free(&q.sels[i].agg);
     free(q.sels);
     json_decref(q.static_item);
     buf_free(&q.last_key);
@@ -1048,6 +1163,9 @@ end:
     cql_keys_free(&q.k);
     cql_rows_free(&q.out);
     cql_rows_free(&q.jrow);
+    cql_rows_free(&q.grow);
+    buf_free(&q.group_key);
+
     if (q.et) catalog_release(c->db, q.et);
     return rc;
 }
