@@ -636,6 +636,15 @@ int cql_tinfo_load(cql_call *c, const char *ks, const char *name, cql_tinfo *t)
             if (tc->kind == 'p') t->npk++;
             if (tc->kind == 'c') t->nck++;
         }
+        const char *iname;
+        json_t *iv;
+        json_object_foreach(json_object_get(def, "indexes"), iname, iv)
+        {
+            const char *target = json_string_value(json_object_get(iv, "target"));
+            for (size_t k = 0; target && k < t->ncols; k++)
+                if (strcmp(t->cols[k].name, target) == 0)
+                    t->cols[k].index = cql_arena_strndup(&t->arena, iname, strlen(iname));
+        }
     }
     pthread_mutex_unlock(&st->lock);
     return rc;

@@ -12,6 +12,7 @@
 #include "cql/exec_int.h"
 #include "cql/types.h"
 #include "engine/engine.h"
+#include "ops/ops.h"
 
 int cql_schema_changed(cql_call *c, const char *change, const char *target, const char *ks,
                        const char *name)
@@ -1101,6 +1102,158 @@ done:
     return rc;
 }
 
+/* ---- secondary indexes: global indexes of the engine table ---- */
+
+/* The DynamoDB type a column's stored values have (value.h's cqlval_to_item), when one
+ * key type holds all of them; 0 for a type an index cannot key. */
+static char index_key_type(const char *type)
+{
+    static const char *const strings[] = {"ascii", "text",      "varchar", "uuid", "timeuuid",
+                                          "inet",  "timestamp", "date",    "time"};
+    static const char *const numbers[] = {"int", "bigint", "smallint", "tinyint"};
+    for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++)
+        if (strcmp(type, strings[i]) == 0) return 'S';
+    for (size_t i = 0; i < sizeof numbers / sizeof numbers[0]; i++)
+        if (strcmp(type, numbers[i]) == 0) return 'N';
+    if (strcmp(type, "blob") == 0) return 'B';
+    return 0;
+}
+
+/* The keyspace's table holding index name, or NULL. */
+static const char *index_table(json_t *ks, const char *name)
+{
+    const char *tname;
+    json_t *t;
+    json_object_foreach(json_object_get(ks, "tables"), tname, t)
+    {
+        if (json_object_get(json_object_get(t, "indexes"), name)) return tname;
+    }
+    return NULL;
+}
+
+/* Adds (create) or removes a global index of ks.table through UpdateTable. */
+static int engine_index(cql_call *c, const char *ks, const char *table, const char *name,
+                        const char *attr, char type, int create)
+{
+    char full[2 * CQL_NAME_MAX + 2];
+    snprintf(full, sizeof full, "%s.%s", ks, table);
+    char t[2] = {type, 0};
+    json_t *req = create
+                      ? json_pack("{s:s, s:[{s:s,s:s}], s:[{s:{s:s, s:[{s:s,s:s}], s:{s:s}}}]}",
+                                  "TableName", full, "AttributeDefinitions", "AttributeName", attr,
+                                  "AttributeType", t, "GlobalSecondaryIndexUpdates", "Create",
+                                  "IndexName", name, "KeySchema", "AttributeName", attr, "KeyType",
+                                  "HASH", "Projection", "ProjectionType", "KEYS_ONLY")
+                      : json_pack("{s:s, s:[{s:{s:s}}]}", "TableName", full,
+                                  "GlobalSecondaryIndexUpdates", "Delete", "IndexName", name);
+    if (req == NULL) return cql_fail(c, CQL_ERR_SERVER, "out of memory");
+    json_t *answer = NULL;
+    qr_err err;
+    err_init(&err);
+    int rc = op_run(c->db, op_update_table, req, &answer, &err);
+    json_decref(req);
+    json_decref(answer);
+    if (rc != 0)
+        return cql_fail(c, CQL_ERR_INVALID, "The index %s cannot be %s: %s", name,
+                        create ? "made" : "dropped", err.msg);
+    return 0;
+}
+
+static int create_index(cql_run *r, const cql_stmt *s, cql_state *st)
+{
+    cql_call *c = r->call;
+    const cql_create_index *ci = &s->u.create_index;
+    const char *ks = NULL;
+    int voided;
+    cql_stmt named = *s;
+    named.if_exists = 0;
+    json_t *t = table_for(c, st, &named, &ks, &voided, 0);
+    if (t == NULL) return -1;
+    if (ci->custom || ci->using_class)
+        return cql_fail(c, CQL_ERR_INVALID, "Custom indexes are not supported here: %s",
+                        ci->using_class ? ci->using_class : "CUSTOM");
+    if (ci->ntargets != 1)
+        return cql_fail(c, CQL_ERR_INVALID, "Only CUSTOM indexes support multiple columns");
+    const cql_index_target *tg = &ci->targets[0];
+    json_t *col = find_column(t, tg->column, NULL);
+    if (col == NULL)
+        return cql_fail(c, CQL_ERR_INVALID, "Column %s not found in table %s.%s", tg->column, ks,
+                        s->name.name);
+    const char *type = json_string_value(json_object_get(col, "type"));
+    char kt = index_key_type(type);
+    const char *kind = json_string_value(json_object_get(col, "kind"));
+    if (tg->kind != CQL_INDEX_SIMPLE || kt == 0)
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "Cannot create a secondary index on %s of type %s here: indexes key "
+                        "columns of text, number, blob, uuid and time types",
+                        tg->column, type);
+    if (strcmp(kind, "partition_key") == 0 || strcmp(kind, "clustering") == 0)
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "Cannot create a secondary index on PRIMARY KEY column %s here: restrict "
+                        "it in the WHERE clause",
+                        tg->column);
+    char name[CQL_NAME_MAX];
+    if (ci->index)
+        snprintf(name, sizeof name, "%s", ci->index);
+    else
+        snprintf(name, sizeof name, "%s_%s_idx", s->name.name, tg->column);
+    json_t *kso = cql_schema_keyspace(st->schema, ks);
+    if (index_table(kso, name)) {
+        if (s->if_not_exists) return answer_void(c);
+        return cql_fail(c, CQL_ERR_INVALID, "Index '%s' already exists", name);
+    }
+    json_t *idxs = json_object_get(t, "indexes");
+    const char *other;
+    json_t *iv;
+    json_object_foreach(idxs, other, iv)
+    {
+        if (strcmp(json_string_value(json_object_get(iv, "target")), tg->column) == 0) {
+            if (s->if_not_exists) return answer_void(c);
+            return cql_fail(c, CQL_ERR_INVALID, "Index %s is a duplicate of existing index %s",
+                            name, other);
+        }
+    }
+    char attr[CQL_NAME_MAX + 2];
+    cql_cell_attr(tg->column, attr, sizeof attr);
+    if (engine_index(c, ks, s->name.name, name, attr, kt, 1) != 0) return -1;
+    json_t *next = json_deep_copy(st->schema->doc);
+    json_t *nt = json_object_get(json_object_get(json_object_get(keyspaces_of(next), ks), "tables"),
+                                 s->name.name);
+    json_t *ni = json_object_get(nt, "indexes");
+    if (ni == NULL) json_object_set_new(nt, "indexes", ni = json_object());
+    json_object_set_new(ni, name,
+                        json_pack("{s:s,s:s}", "target", tg->column, "kind", "COMPOSITES"));
+    int rc = commit_doc(c, st, next);
+    json_decref(next);
+    return rc ? rc : cql_schema_changed(c, "UPDATED", "TABLE", ks, s->name.name);
+}
+
+static int drop_index(cql_run *r, const cql_stmt *s, cql_state *st)
+{
+    cql_call *c = r->call;
+    const char *ks = cql_keyspace_of(c, &s->name);
+    if (ks == NULL) return -1;
+    json_t *kso = cql_schema_keyspace(st->schema, ks);
+    const char *table = kso ? index_table(kso, s->name.name) : NULL;
+    if (table == NULL) {
+        if (s->if_exists) return answer_void(c);
+        return cql_fail(c, CQL_ERR_INVALID, "Index '%s.%s' doesn't exist", ks, s->name.name);
+    }
+    char tname[CQL_NAME_MAX];
+    snprintf(tname, sizeof tname, "%s", table);
+    if (engine_index(c, ks, tname, s->name.name, NULL, 0, 0) != 0) return -1;
+    json_t *next = json_deep_copy(st->schema->doc);
+    json_object_del(
+        json_object_get(
+            json_object_get(json_object_get(json_object_get(keyspaces_of(next), ks), "tables"),
+                            tname),
+            "indexes"),
+        s->name.name);
+    int rc = commit_doc(c, st, next);
+    json_decref(next);
+    return rc ? rc : cql_schema_changed(c, "UPDATED", "TABLE", ks, tname);
+}
+
 int cql_exec_ddl(cql_run *r, const cql_stmt *s)
 {
     cql_call *c = r->call;
@@ -1138,6 +1291,12 @@ int cql_exec_ddl(cql_run *r, const cql_stmt *s)
         break;
     case CQL_DROP_TYPE:
         rc = drop_type(r, s, st);
+        break;
+    case CQL_CREATE_INDEX:
+        rc = create_index(r, s, st);
+        break;
+    case CQL_DROP_INDEX:
+        rc = drop_index(r, s, st);
         break;
     default:
         rc = cql_fail(c, CQL_ERR_INVALID, "%s is not a schema statement this executor runs",

@@ -87,9 +87,10 @@ typedef struct cql_tcol {
     const char *name;
     const struct cql_ctype *type; /* NULL for a system table's column */
     const cql_type *wire;
-    char kind; /* 'p' partition key, 'c' clustering, 's' static, 'r' regular */
-    int pos;   /* position in the partition key or clustering; -1 otherwise */
-    int desc;  /* clustering DESC */
+    char kind;         /* 'p' partition key, 'c' clustering, 's' static, 'r' regular */
+    int pos;           /* position in the partition key or clustering; -1 otherwise */
+    int desc;          /* clustering DESC */
+    const char *index; /* the secondary index on the column, or NULL */
 } cql_tcol;
 
 typedef struct cql_tinfo {
@@ -211,6 +212,8 @@ typedef struct cql_keys {
     size_t slice_ncols;
     int token; /* token(pk) restricted: rows with lo <= token <= hi */
     int64_t token_lo, token_hi;
+    const cql_tcol *index; /* read through this column's index (its = stays a filter) */
+    const cql_relation *index_rel;
     const cql_relation **filters; /* what each row is checked against */
     size_t nfilters;
     int needs_filtering;

@@ -868,6 +868,99 @@ static int read_range(qctx *q, const buf *lower, const buf *upper, int forward, 
     return rc < 0 ? -1 : rc;
 }
 
+/* ---- reads through a secondary index ---- */
+
+/* The rows whose indexed column equals the index relation's value: the entries of the
+ * engine's global index (eventually consistent, as Cassandra's index reads are not), each
+ * row read from the table and checked again by the filters. A page resumes after the
+ * last row it answered. */
+static int read_index(qctx *q)
+{
+    cql_call *c = q->r->call;
+    const cql_tcol *col = q->k.index;
+    const qr_index *ix = table_index(q->et, col->index);
+    if (ix == NULL)
+        return cql_fail(c, CQL_ERR_SERVER, "the index %s has no engine index", col->index);
+    if (ix->creating)
+        return cql_fail(c, CQL_ERR_READ_FAILURE, "The secondary index %s is still being built",
+                        col->index);
+    buf v;
+    buf_init(&v, 0);
+    int rc = cql_term(q->r, col->type, col->name, q->k.index_rel->value, &v);
+    if (rc != CQLVAL_OK) {
+        buf_free(&v);
+        return rc == CQLVAL_ERROR ? -1
+                                  : cql_fail(c, CQL_ERR_INVALID,
+                                             "Unsupported null value for column %s", col->name);
+    }
+    json_t *av = cqlval_to_item(col->type, (const uint8_t *)v.data, v.len);
+    buf_free(&v);
+    qr_err err;
+    err_init(&err);
+    buf lower, upper, key, skip_to;
+    buf_init(&lower, 0);
+    buf_init(&upper, 0);
+    buf_init(&key, 0);
+    buf_init(&skip_to, 0);
+    const json_t *vals[1] = {av};
+    rc = av ? key_partition_tuple(&lower, q->et, ix->id, vals, 1, &err) : -1;
+    json_decref(av);
+    if (rc != 0) {
+        buf_free(&lower);
+        return cql_fail(c, CQL_ERR_INVALID, "%s",
+                        err.msg[0] ? err.msg : "the value cannot be indexed");
+    }
+    buf_append(&upper, lower.data, lower.len);
+    buf_prefix_successor(&upper);
+    int skipping = q->resume && q->last_key.len;
+    if (skipping) buf_append(&skip_to, q->last_key.data, q->last_key.len);
+    range_cursor *cur = cursor_open(c->db, q->et, ix, &lower, &upper, 1, 0, NULL);
+    const char *json;
+    size_t len, size;
+    int got;
+    rc = 0;
+    while (rc == 0 && (got = cursor_next(cur, &json, &len, &size, &err)) == 1) {
+        json_t *entry = json_loadb(json, len, 0, NULL);
+        buf_reset(&key);
+        if (entry == NULL || key_item(&key, q->et, entry, &err) != 0) {
+            json_decref(entry);
+            rc = cql_fail(c, CQL_ERR_SERVER, "an index entry of %s cannot be read", col->index);
+            break;
+        }
+        json_decref(entry);
+        if (skipping) {
+            if (key.len == skip_to.len && memcmp(key.data, skip_to.data, key.len) == 0)
+                skipping = 0;
+            continue;
+        }
+        json_t *item = NULL;
+        int found = item_get_parsed(c->db, q->et, NULL, &key, 0, &item, &err);
+        if (found < 0) {
+            rc = cql_fail(c, CQL_ERR_SERVER, "%s", err.msg);
+            break;
+        }
+        if (found == 0) continue; /* deleted since the entry was written */
+        buf pk;
+        buf_init(&pk, 0);
+        cql_unb64(json_object_get(item, CQL_PK_ATTR), &pk);
+        if (pk.len != q->cur_pk.len || memcmp(pk.data, q->cur_pk.data, pk.len) != 0) {
+            new_partition(q);
+            q->static_used = 1;
+            rc = load_static(q, &pk);
+        }
+        buf_free(&pk);
+        if (rc == 0) rc = take(q, item, key.data, key.len);
+        json_decref(item);
+    }
+    if (rc == 0 && got < 0) rc = cql_fail(c, CQL_ERR_SERVER, "%s", err.msg);
+    cursor_close(cur);
+    buf_free(&lower);
+    buf_free(&upper);
+    buf_free(&key);
+    buf_free(&skip_to);
+    return rc < 0 ? -1 : rc;
+}
+
 /* ---- partitions ---- */
 
 typedef struct plist {
@@ -1113,6 +1206,8 @@ int cql_exec_select(cql_run *r, const cql_stmt *s, const cql_tinfo *t)
                                 resumed ? q.emitted_part : 0);
             if (rc > 0) break;
         }
+    } else if (q.k.index) {
+        rc = read_index(&q);
     } else {
         buf lower, upper;
         buf_init(&lower, 0);

@@ -501,6 +501,19 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
         k->ck_eq = 0;
         k->slice = k->has_lo = k->has_hi = 0;
     }
+    /* an = on an indexed column reads the index instead of every partition */
+    if (mode == CQL_KEYS_SELECT && !k->partitions && !k->token) {
+        for (size_t f = 0; f < k->nfilters && !k->index; f++) {
+            const cql_relation *rel = k->filters[f];
+            const cql_tcol *col =
+                rel->kind == CQL_REL_COLUMN ? cql_tinfo_col(t, rel->columns[0]) : NULL;
+            if (col && col->index && rel->op == CQL_OP_EQ) {
+                k->index = col;
+                k->index_rel = rel;
+            }
+        }
+        if (k->index) k->needs_filtering = k->nfilters > 1;
+    }
     if (k->needs_filtering && mode == CQL_KEYS_SELECT && !allow_filtering)
         return cql_fail(c, CQL_ERR_INVALID, "%s", FILTERING);
     /* how many reads the IN lists make */

@@ -543,6 +543,31 @@ static const vcol indexes_cols[] = {
     {"keyspace_name", &t_text}, {"table_name", &t_text},  {"index_name", &t_text},
     {"kind", &t_text},          {"options", &t_map_text},
 };
+static int index_rows(cql_rows *rs, const char *ks, const char *name, json_t *t)
+{
+    const char *iname;
+    json_t *iv;
+    int rc = 0;
+    json_object_foreach(json_object_get(t, "indexes"), iname, iv)
+    {
+        json_t *opts = json_pack("{s:O}", "target", json_object_get(iv, "target"));
+        rc |= put_text(rs, ks);
+        rc |= put_text(rs, name);
+        rc |= put_text(rs, iname);
+        rc |= put_text(rs, json_string_value(json_object_get(iv, "kind")));
+        rc |= put_text_map(rs, opts);
+        json_decref(opts);
+        rs->nrows++;
+    }
+    return rc;
+}
+
+static int fill_indexes(cql_run *r, const vtab *v, cql_rows *rs)
+{
+    (void)v;
+    return each_table(r, rs, index_rows);
+}
+
 static const vcol views_cols[] = {
     {"keyspace_name", &t_text},
     {"view_name", &t_text},
@@ -601,7 +626,7 @@ static const vtab vtabs[] = {
     VTAB("system_schema", "types", types_cols, fill_types),
     VTAB("system_schema", "functions", functions_cols, fill_none),
     VTAB("system_schema", "aggregates", aggregates_cols, fill_none),
-    VTAB("system_schema", "indexes", indexes_cols, fill_none),
+    VTAB("system_schema", "indexes", indexes_cols, fill_indexes),
     VTAB("system_schema", "views", views_cols, fill_none),
     VTAB("system_schema", "triggers", triggers_cols, fill_none),
     VTAB("system_virtual_schema", "keyspaces", vkeyspaces_cols, fill_none),
