@@ -633,6 +633,9 @@ int cql_tinfo_load(cql_call *c, const char *ks, const char *name, cql_tinfo *t)
                                                           : 'r';
             tc->pos = (int)json_integer_value(json_object_get(col, "position"));
             tc->desc = strcmp(json_string_value(json_object_get(col, "order")), "desc") == 0;
+            json_t *drop = json_object_get(json_object_get(def, "dropped"), n);
+            tc->dropped_at =
+                drop ? (int64_t)json_integer_value(json_object_get(drop, "time")) : INT64_MIN;
             if (tc->kind == 'p') t->npk++;
             if (tc->kind == 'c') t->nck++;
         }

@@ -790,8 +790,8 @@ static int alter_table(cql_run *r, const cql_stmt *s, cql_state *st)
                                                   tn, "kind", d->is_static ? "static" : "regular",
                                                   "position", -1, "order", "none"));
             free(tn);
-            /* a column added again after a drop starts with no cells */
-            json_object_del(json_object_get(t, "dropped"), d->name);
+            /* a column added again after a drop starts with no cells: the drop's time
+             * stays in "dropped", and cells written before it stay hidden */
             changed = 1;
         }
         sort_columns(cols);

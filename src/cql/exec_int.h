@@ -87,10 +87,11 @@ typedef struct cql_tcol {
     const char *name;
     const struct cql_ctype *type; /* NULL for a system table's column */
     const cql_type *wire;
-    char kind;         /* 'p' partition key, 'c' clustering, 's' static, 'r' regular */
-    int pos;           /* position in the partition key or clustering; -1 otherwise */
-    int desc;          /* clustering DESC */
-    const char *index; /* the secondary index on the column, or NULL */
+    char kind;          /* 'p' partition key, 'c' clustering, 's' static, 'r' regular */
+    int pos;            /* position in the partition key or clustering; -1 otherwise */
+    int desc;           /* clustering DESC */
+    const char *index;  /* the secondary index on the column, or NULL */
+    int64_t dropped_at; /* a column of this name was dropped then: older cells are gone */
 } cql_tcol;
 
 typedef struct cql_tinfo {

@@ -905,6 +905,7 @@ int cql_system_tinfo(const char *ks, const char *name, cql_tinfo *t)
             t->cols[k].wire = v->cols[k].type;
             t->cols[k].kind = k == 0 ? 'p' : 'r';
             t->cols[k].pos = k == 0 ? 0 : -1;
+            t->cols[k].dropped_at = INT64_MIN;
         }
         t->npk = 1;
         return 1;
