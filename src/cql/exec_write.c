@@ -53,6 +53,7 @@ typedef struct wctx {
     const char **cols;
     cql_assign_kind *kinds;
     const cql_expr **values, **ekeys;
+    const char **efields; /* u.f = v: the field */
     size_t nassign;
     int insert, rows;
     cql_keys k;
@@ -95,6 +96,7 @@ static void wctx_free(wctx *w)
     free(w->kinds);
     free(w->values);
     free(w->ekeys);
+    free(w->efields);
     if (w->has_keys) cql_keys_free(&w->k);
     if (w->et) catalog_release_after_writes(w->et);
 }
@@ -896,6 +898,62 @@ done:
     return rc;
 }
 
+/* u.f = v (value NULL: DELETE u.f) on a non-frozen user type's cell: the other fields
+ * as they were. */
+static int set_field(wctx *w, json_t *item, const cql_tcol *col, const char *field,
+                     const cql_expr *value)
+{
+    cql_call *c = w->r->call;
+    const cql_ctype *t = col->type;
+    if (t->wire.id != CQL_TYPE_UDT)
+        return cql_fail(c, CQL_ERR_INVALID, "Invalid operation (%s.%s = ...) for non-UDT column %s",
+                        col->name, field, col->name);
+    if (!cqltype_is_multicell(t))
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "Invalid operation (%s.%s = ...) for frozen UDT column %s", col->name,
+                        field, col->name);
+    size_t fi = t->wire.n;
+    for (size_t i = 0; i < t->wire.n; i++)
+        if (strcmp(t->wire.field_names[i], field) == 0) fi = i;
+    if (fi == t->wire.n)
+        return cql_fail(c, CQL_ERR_INVALID, "UDT column %s does not have a field named %s",
+                        col->name, field);
+    buf v, old, out;
+    buf_init(&v, 0);
+    buf_init(&old, 0);
+    buf_init(&out, 0);
+    int vrc = value ? cql_term(w->r, t->args[fi], col->name, value, &v) : CQLVAL_NULL;
+    int rc = 0;
+    if (vrc == CQLVAL_ERROR) rc = -1;
+    if (rc == 0 && vrc != CQLVAL_UNSET) {
+        int had = cql_cell_read(item, col, w->now_s, &old);
+        cql_elements e;
+        cql_fields_open(&e, had == 1 ? (const uint8_t *)old.data : NULL, had == 1 ? old.len : 0);
+        int all_null = 1;
+        for (size_t i = 0; i < t->wire.n && rc == 0; i++) {
+            const uint8_t *p = NULL;
+            int32_t len = -1;
+            if (had == 1 && cql_element_next(&e, &p, &len) != 1) len = -1;
+            if (i == fi) {
+                p = (const uint8_t *)v.data;
+                len = vrc == CQLVAL_OK ? (int32_t)v.len : -1;
+            }
+            if (len >= 0) all_null = 0;
+            rc = cql_element_put(&out, p ? p : (const uint8_t *)"", len);
+        }
+        if (rc == 0)
+            rc = cql_cell_write(item, col, (const uint8_t *)out.data,
+                                all_null ? -1 : (int32_t)out.len, w->ts, w->exp_s) < 0
+                     ? -1
+                     : 0;
+        if (rc) cql_fail(c, CQL_ERR_SERVER, "out of memory");
+    }
+    buf_free(&v);
+    buf_free(&old);
+    buf_free(&out);
+    return rc;
+}
+
 /* ---- planning, checking and applying a statement ----
  * plan: the statement's checks, its values' conversion and its items; check: its IF
  * conditions on the items read under the locks; apply: its changes to them. */
@@ -1004,7 +1062,11 @@ static int apply_assign(wctx *w)
             const cql_tcol *col = cql_tinfo_col(w->t, w->cols[j]);
             if (col->kind == 'p' || col->kind == 'c') continue;
             if ((col->kind == 's') != it->is_static && w->t->nck) continue;
-            rc = assign(w, it->item, col, w->kinds[j], w->values[j], w->ekeys ? w->ekeys[j] : NULL);
+            if (w->kinds[j] == CQL_SET_FIELD)
+                rc = set_field(w, it->item, col, w->efields[j], w->values[j]);
+            else
+                rc = assign(w, it->item, col, w->kinds[j], w->values[j],
+                            w->ekeys ? w->ekeys[j] : NULL);
         }
     }
     return rc;
@@ -1208,18 +1270,15 @@ static int plan_update(wctx *w)
     w->kinds = calloc(n + 1, sizeof *w->kinds);
     w->values = calloc(n + 1, sizeof *w->values);
     w->ekeys = calloc(n + 1, sizeof *w->ekeys);
-    if (!w->cols || !w->kinds || !w->values || !w->ekeys)
+    w->efields = calloc(n + 1, sizeof *w->efields);
+    if (!w->cols || !w->kinds || !w->values || !w->ekeys || !w->efields)
         return cql_fail(c, CQL_ERR_SERVER, "out of memory");
     for (size_t i = 0; i < n; i++) {
         w->cols[i] = up->set[i].column;
         w->kinds[i] = up->set[i].kind;
         w->values[i] = up->set[i].value;
         w->ekeys[i] = up->set[i].key;
-        if (up->set[i].kind == CQL_SET_FIELD)
-            return cql_fail(c, CQL_ERR_INVALID,
-                            "Setting a field of a user-defined type (%s.%s) is not answered "
-                            "yet; set the whole value",
-                            up->set[i].column, up->set[i].field);
+        w->efields[i] = up->set[i].field;
     }
     return plan_assign(w);
 }
@@ -1403,7 +1462,9 @@ static int apply_delete(wctx *w)
         for (size_t j = 0; rc == 0 && j < del->ncols; j++) {
             const cql_tcol *col = cql_tinfo_col(w->t, del->cols[j].column);
             if ((col->kind == 's') != it->is_static && w->t->nck) continue;
-            if (del->cols[j].key)
+            if (del->cols[j].field)
+                rc = set_field(w, it->item, col, del->cols[j].field, NULL);
+            else if (del->cols[j].key)
                 rc = assign(w, it->item, col, CQL_SET_ELEMENT, NULL, del->cols[j].key);
             else if (cql_cell_write(it->item, col, NULL, -1, w->ts, 0) < 0)
                 rc = cql_fail(c, CQL_ERR_SERVER, "out of memory");

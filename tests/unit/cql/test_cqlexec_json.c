@@ -71,6 +71,22 @@ int main(void)
     tresult_free(&r);
     json_is("SELECT JSON name FROM p WHERE id = 2", "{\"name\": \"bea\"}");
     json_is("SELECT JSON COUNT(*) FROM p", "{\"count\": 2}");
+    /* fields of a user type: set and deleted one at a time */
+    ok("CREATE TYPE addr (street text, zip int)");
+    ok("CREATE TABLE people (id int PRIMARY KEY, a addr, f frozen<addr>)");
+    ok("INSERT INTO people (id, a, f) VALUES (1, {street: 'main', zip: 1}, {street: 'x', zip: 9})");
+    ok("UPDATE people SET a.zip = 2 WHERE id = 1");
+    json_is("SELECT JSON a FROM people WHERE id = 1",
+            "{\"a\": {\"street\": \"main\", \"zip\": 2}}");
+    ok("DELETE a.street FROM people WHERE id = 1");
+    json_is("SELECT JSON a FROM people WHERE id = 1", "{\"a\": {\"street\": null, \"zip\": 2}}");
+    CHECK_THAT(tquery(db, "ks", "UPDATE people SET f.zip = 3 WHERE id = 1", NULL, &r) == QR_ERR);
+    CHECK_STR(r.msg, "Invalid operation (f.zip = ...) for frozen UDT column f");
+    tresult_free(&r);
+    CHECK_THAT(tquery(db, "ks", "UPDATE people SET a.nope = 3 WHERE id = 1", NULL, &r) == QR_ERR);
+    CHECK_STR(r.msg, "UDT column a does not have a field named nope");
+    tresult_free(&r);
+
     /* refusals */
     CHECK_THAT(tquery(db, "ks", "INSERT INTO p JSON '{\"id\": 3, \"nope\": 1}'", NULL, &r) ==
                QR_ERR);
