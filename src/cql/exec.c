@@ -597,6 +597,15 @@ int cql_tinfo_load(cql_call *c, const char *ks, const char *name, cql_tinfo *t)
     pthread_mutex_lock(&st->lock);
     int rc = 0;
     json_t *def = cql_schema_table(st->schema, ks, name);
+    snprintf(t->engine, sizeof t->engine, "%s", name);
+    if (def == NULL) {
+        def = json_object_get(json_object_get(cql_schema_keyspace(st->schema, ks), "views"), name);
+        if (def) {
+            t->view = 1;
+            snprintf(t->engine, sizeof t->engine, "%s",
+                     json_string_value(json_object_get(def, "base")));
+        }
+    }
     if (cql_schema_keyspace(st->schema, ks) == NULL) {
         rc = cql_fail(c, CQL_ERR_INVALID, "keyspace %s does not exist", ks);
     } else if (def == NULL) {

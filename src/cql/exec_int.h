@@ -96,6 +96,8 @@ typedef struct cql_tcol {
 
 typedef struct cql_tinfo {
     char ks[CQL_NAME_MAX], name[CQL_NAME_MAX];
+    char engine[CQL_NAME_MAX]; /* the table whose engine table holds the rows (a view's base) */
+    int view;   /* a materialized view: an index of its base's engine table, named name */
     int system; /* a system table (system.c answers it) */
     cql_tcol *cols;
     size_t ncols, npk, nck;

@@ -253,7 +253,7 @@ int64_t cql_cell_writetime(json_t *item, const char *col)
 table *cql_engine_table(cql_call *c, const cql_tinfo *t)
 {
     char full[2 * CQL_NAME_MAX + 2];
-    snprintf(full, sizeof full, "%s.%s", t->ks, t->name);
+    snprintf(full, sizeof full, "%s.%s", t->ks, t->engine[0] ? t->engine : t->name);
     table *et = catalog_get(c->db, full);
     if (et == NULL)
         cql_fail(c, CQL_ERR_SERVER, "the rows of %s cannot be found (no engine table %s)", t->name,

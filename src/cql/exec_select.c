@@ -961,6 +961,126 @@ static int read_index(qctx *q)
     return rc < 0 ? -1 : rc;
 }
 
+/* ---- materialized views ---- */
+
+typedef struct vparts {
+    qctx *q;
+    const qr_index *ix;
+    int backward;
+    buf skip;
+    int skipping;
+} vparts;
+
+/* Reads [lower, upper) of the view's index: each entry is a whole row (ALL projected). */
+static int view_range(vparts *v, const buf *lower, const buf *upper)
+{
+    qctx *q = v->q;
+    cql_call *c = q->r->call;
+    qr_err err;
+    err_init(&err);
+    range_cursor *cur = cursor_open(c->db, q->et, v->ix, lower, upper, !v->backward, 0, NULL);
+    const char *json;
+    size_t len, size;
+    int got, rc = 0;
+    buf key;
+    buf_init(&key, 0);
+    while (rc == 0 && (got = cursor_next(cur, &json, &len, &size, &err)) == 1) {
+        json_t *item = json_loadb(json, len, 0, NULL);
+        buf_reset(&key);
+        if (item == NULL || key_item(&key, q->et, item, &err) != 0) {
+            json_decref(item);
+            rc = cql_fail(c, CQL_ERR_SERVER, "a row of the view %s cannot be read", q->t->name);
+            break;
+        }
+        if (v->skipping) {
+            if (key.len == v->skip.len && memcmp(key.data, v->skip.data, key.len) == 0)
+                v->skipping = 0;
+            json_decref(item);
+            continue;
+        }
+        rc = take(q, item, key.data, key.len);
+        json_decref(item);
+    }
+    if (rc == 0 && got < 0) rc = cql_fail(c, CQL_ERR_SERVER, "%s", err.msg);
+    cursor_close(cur);
+    buf_free(&key);
+    return rc;
+}
+
+static int view_part(void *arg, const buf *const *vals)
+{
+    vparts *v = arg;
+    qctx *q = v->q;
+    const json_t *avs[4];
+    json_t *owned[4] = {0};
+    size_t n = q->t->npk;
+    for (size_t i = 0; i < q->t->ncols; i++) {
+        const cql_tcol *col = &q->t->cols[i];
+        if (col->kind != 'p' || col->pos >= 4) continue;
+        owned[col->pos] =
+            cqlval_to_item(col->type, (const uint8_t *)vals[col->pos]->data, vals[col->pos]->len);
+        avs[col->pos] = owned[col->pos];
+    }
+    qr_err err;
+    err_init(&err);
+    buf lower, upper;
+    buf_init(&lower, 0);
+    buf_init(&upper, 0);
+    int rc = key_partition_tuple(&lower, q->et, v->ix->id, avs, (int)n, &err);
+    for (size_t i = 0; i < 4; i++)
+        json_decref(owned[i]);
+    if (rc == 0) {
+        buf_append(&upper, lower.data, lower.len);
+        buf_prefix_successor(&upper);
+        new_partition(q);
+        rc = view_range(v, &lower, &upper);
+    } else {
+        rc = cql_fail(q->r->call, CQL_ERR_INVALID, "%s", err.msg);
+    }
+    buf_free(&lower);
+    buf_free(&upper);
+    return rc;
+}
+
+/* SELECT of a view: its index's partitions for the = and IN on the view's partition key,
+ * or the whole index; its clustering restrictions filter. */
+static int read_mview(qctx *q)
+{
+    cql_call *c = q->r->call;
+    vparts v = {.q = q};
+    v.ix = table_index(q->et, q->t->name);
+    if (v.ix == NULL)
+        return cql_fail(c, CQL_ERR_SERVER, "the view %s has no engine index", q->t->name);
+    if (v.ix->creating)
+        return cql_fail(c, CQL_ERR_READ_FAILURE, "The materialized view %s is still being built",
+                        q->t->name);
+    int first_desc = 0;
+    for (size_t i = 0; i < q->t->ncols; i++)
+        if (q->t->cols[i].kind == 'c' && q->t->cols[i].pos == 0) first_desc = q->t->cols[i].desc;
+    v.backward = first_desc != q->reversed;
+    buf_init(&v.skip, 0);
+    if (q->resume && q->last_key.len) {
+        buf_append(&v.skip, q->last_key.data, q->last_key.len);
+        v.skipping = 1;
+    }
+    int rc;
+    if (q->k.partitions) {
+        rc = cql_each_combination(q->k.pk, q->t->npk, view_part, &v);
+    } else {
+        buf lower, upper;
+        buf_init(&lower, 0);
+        buf_init(&upper, 0);
+        key_table_prefix(&lower, q->et, v.ix->id);
+        buf_append(&upper, lower.data, lower.len);
+        buf_prefix_successor(&upper);
+        rc = view_range(&v, &lower, &upper);
+        buf_free(&lower);
+        buf_free(&upper);
+    }
+    buf_free(&v.skip);
+    return rc < 0 ? -1 : rc;
+}
+
 /* ---- partitions ---- */
 
 typedef struct plist {
@@ -1184,7 +1304,9 @@ int cql_exec_select(cql_run *r, const cql_stmt *s, const cql_tinfo *t)
         goto end;
     q.et = cql_engine_table(c, t);
     if (q.et == NULL) goto end;
-    if (q.k.partitions) {
+    if (t->view) {
+        rc = read_mview(&q);
+    } else if (q.k.partitions) {
         void *arg[2] = {&q, &parts};
         if (cql_each_combination(q.k.pk, t->npk, add_part, arg) != 0) goto end;
         if (parts.n > 1 && sel->norder && q.page > 0) {

@@ -1491,6 +1491,7 @@ static int stmt_plan(wctx *w, cql_run *r, const cql_stmt *s, cql_tinfo *t, wset 
     if (cql_tinfo_load(c, ks, s->name.name, t) != 0) return -1;
     if (t->system)
         return cql_fail(c, CQL_ERR_UNAUTHORIZED, "%s keyspace is not user-modifiable.", ks);
+    if (t->view) return cql_fail(c, CQL_ERR_INVALID, "Cannot directly modify a materialized view");
     w->et = cql_engine_table(c, t);
     if (w->et == NULL) return -1;
     switch (s->kind) {
