@@ -20,7 +20,7 @@ allowed() {
     ops) echo "util/ model/ expr/ capacity/ engine/ watch/ ops/ quarry.h" ;;
     partiql) echo "util/ model/ expr/ engine/ ops/ partiql/ quarry.h" ;;
     cqlwire) echo "util/ cqlwire/" ;;
-    cql) echo "util/ model/ expr/ engine/ watch/ cqlwire/ cql/ quarry.h" ;;
+    cql) echo "util/ model/ expr/ engine/ watch/ ops/ cqlwire/ cql/ quarry.h" ;;
     api) echo "util/ model/ watch/ ops/ partiql/ cqlwire/ cql/ api/ quarry.h" ;;
     server) echo "util/ cqlwire/ server/ quarry.h" ;;
     checker) echo "util/ checker/ quarry.h" ;;

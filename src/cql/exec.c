@@ -14,6 +14,7 @@
 #include <sys/time.h>
 
 #include "cql/exec_int.h"
+#include "cql/aggregate.h"
 #include "cql/func.h"
 #include "cql/keyenc.h"
 #include "cql/types.h"
@@ -596,6 +597,15 @@ int cql_tinfo_load(cql_call *c, const char *ks, const char *name, cql_tinfo *t)
     pthread_mutex_lock(&st->lock);
     int rc = 0;
     json_t *def = cql_schema_table(st->schema, ks, name);
+    snprintf(t->engine, sizeof t->engine, "%s", name);
+    if (def == NULL) {
+        def = json_object_get(json_object_get(cql_schema_keyspace(st->schema, ks), "views"), name);
+        if (def) {
+            t->view = 1;
+            snprintf(t->engine, sizeof t->engine, "%s",
+                     json_string_value(json_object_get(def, "base")));
+        }
+    }
     if (cql_schema_keyspace(st->schema, ks) == NULL) {
         rc = cql_fail(c, CQL_ERR_INVALID, "keyspace %s does not exist", ks);
     } else if (def == NULL) {
@@ -632,8 +642,20 @@ int cql_tinfo_load(cql_call *c, const char *ks, const char *name, cql_tinfo *t)
                                                           : 'r';
             tc->pos = (int)json_integer_value(json_object_get(col, "position"));
             tc->desc = strcmp(json_string_value(json_object_get(col, "order")), "desc") == 0;
+            json_t *drop = json_object_get(json_object_get(def, "dropped"), n);
+            tc->dropped_at =
+                drop ? (int64_t)json_integer_value(json_object_get(drop, "time")) : INT64_MIN;
             if (tc->kind == 'p') t->npk++;
             if (tc->kind == 'c') t->nck++;
+        }
+        const char *iname;
+        json_t *iv;
+        json_object_foreach(json_object_get(def, "indexes"), iname, iv)
+        {
+            const char *target = json_string_value(json_object_get(iv, "target"));
+            for (size_t k = 0; target && k < t->ncols; k++)
+                if (strcmp(t->cols[k].name, target) == 0)
+                    t->cols[k].index = cql_arena_strndup(&t->arena, iname, strlen(iname));
         }
     }
     pthread_mutex_unlock(&st->lock);
@@ -778,6 +800,7 @@ static const cql_type t_bigint = {.id = CQL_TYPE_BIGINT}, t_int = {.id = CQL_TYP
 int cql_select_metadata(cql_call *c, const cql_stmt *s, const cql_tinfo *t, cql_rows *rs)
 {
     const cql_select *sel = &s->u.select;
+    cqlagg_kind ak;
     rs->keyspace = t->ks;
     rs->table = t->name;
     if (sel->json)
@@ -815,10 +838,33 @@ int cql_select_metadata(cql_call *c, const cql_stmt *s, const cql_tinfo *t, cql_
                                 "Cannot use selection function %s on PRIMARY KEY part %s",
                                 e->fn.name, col->name);
             type = e->fn.name[0] == 'w' ? &t_bigint : &t_int;
-        } else if (e->kind == CQL_E_FUNCTION && e->fn.ks == NULL &&
-                   strcmp(e->fn.name, "count") == 0) {
-            type = &t_bigint;
-            if (name == NULL) name = "count";
+        } else if (e->kind == CQL_E_FUNCTION &&
+                   cqlagg_lookup(e->fn.name, e->star,
+                                 e->nitems == 1 && e->items[0]->kind != CQL_E_COLUMN, &ak)) {
+            const cql_tcol *col = NULL;
+            if (ak != CQLAGG_COUNT_ROWS) {
+                col = e->nitems == 1 && e->items[0]->kind == CQL_E_COLUMN
+                          ? cql_tinfo_col(t, e->items[0]->text)
+                          : NULL;
+                if (col == NULL)
+                    return cql_fail(c, CQL_ERR_INVALID, "%s takes one column of %s.%s", e->fn.name,
+                                    t->ks, t->name);
+            }
+            cqlagg a;
+            cql_parse_error perr;
+            memset(&perr, 0, sizeof perr);
+            if (cqlagg_init(&a, ak, col ? col->type : NULL, &perr) != 0)
+                return cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
+            type = &a.result->wire;
+            cqlagg_free(&a);
+            if (name == NULL) {
+                buf nb;
+                buf_init(&nb, 0);
+                cqlagg_column_name(ak, col ? col->name : NULL, &nb);
+                name = cql_arena_strndup((cql_arena *)&t->arena, nb.data ? nb.data : "count",
+                                         nb.len ? nb.len : 5);
+                buf_free(&nb);
+            }
         } else if (e->kind == CQL_E_FUNCTION || e->kind == CQL_E_CAST) {
             cql_fnsel f;
             char *fnname = NULL;

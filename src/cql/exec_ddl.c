@@ -12,6 +12,7 @@
 #include "cql/exec_int.h"
 #include "cql/types.h"
 #include "engine/engine.h"
+#include "ops/ops.h"
 
 int cql_schema_changed(cql_call *c, const char *change, const char *target, const char *ks,
                        const char *name)
@@ -682,6 +683,16 @@ static int drop_table(cql_run *r, const cql_stmt *s, cql_state *st)
     const char *ks = NULL;
     int voided;
     if (table_for(c, st, s, &ks, &voided, 0) == NULL) return voided ? 0 : -1;
+    const char *vname;
+    json_t *v;
+    json_object_foreach(json_object_get(cql_schema_keyspace(st->schema, ks), "views"), vname, v)
+    {
+        if (strcmp(json_string_value(json_object_get(v, "base")), s->name.name) == 0)
+            return cql_fail(c, CQL_ERR_INVALID,
+                            "Cannot drop table when materialized views still depend on it "
+                            "(%s.{%s})",
+                            ks, vname);
+    }
     json_t *next = json_deep_copy(st->schema->doc);
     json_object_del(json_object_get(json_object_get(keyspaces_of(next), ks), "tables"),
                     s->name.name);
@@ -789,8 +800,8 @@ static int alter_table(cql_run *r, const cql_stmt *s, cql_state *st)
                                                   tn, "kind", d->is_static ? "static" : "regular",
                                                   "position", -1, "order", "none"));
             free(tn);
-            /* a column added again after a drop starts with no cells */
-            json_object_del(json_object_get(t, "dropped"), d->name);
+            /* a column added again after a drop starts with no cells: the drop's time
+             * stays in "dropped", and cells written before it stay hidden */
             changed = 1;
         }
         sort_columns(cols);
@@ -1101,6 +1112,370 @@ done:
     return rc;
 }
 
+/* ---- secondary indexes: global indexes of the engine table ---- */
+
+/* The DynamoDB type a column's stored values have (value.h's cqlval_to_item), when one
+ * key type holds all of them; 0 for a type an index cannot key. */
+static char index_key_type(const char *type)
+{
+    static const char *const strings[] = {"ascii", "text",      "varchar", "uuid", "timeuuid",
+                                          "inet",  "timestamp", "date",    "time"};
+    static const char *const numbers[] = {"int", "bigint", "smallint", "tinyint"};
+    for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++)
+        if (strcmp(type, strings[i]) == 0) return 'S';
+    for (size_t i = 0; i < sizeof numbers / sizeof numbers[0]; i++)
+        if (strcmp(type, numbers[i]) == 0) return 'N';
+    if (strcmp(type, "blob") == 0) return 'B';
+    return 0;
+}
+
+/* The keyspace's table holding index name, or NULL. */
+static const char *index_table(json_t *ks, const char *name)
+{
+    const char *tname;
+    json_t *t;
+    json_object_foreach(json_object_get(ks, "tables"), tname, t)
+    {
+        if (json_object_get(json_object_get(t, "indexes"), name)) return tname;
+    }
+    return NULL;
+}
+
+/* Adds (create) or removes a global index of ks.table through UpdateTable. */
+static int engine_index(cql_call *c, const char *ks, const char *table, const char *name,
+                        const char *attr, char type, int create)
+{
+    char full[2 * CQL_NAME_MAX + 2];
+    snprintf(full, sizeof full, "%s.%s", ks, table);
+    char t[2] = {type, 0};
+    json_t *req = create
+                      ? json_pack("{s:s, s:[{s:s,s:s}], s:[{s:{s:s, s:[{s:s,s:s}], s:{s:s}}}]}",
+                                  "TableName", full, "AttributeDefinitions", "AttributeName", attr,
+                                  "AttributeType", t, "GlobalSecondaryIndexUpdates", "Create",
+                                  "IndexName", name, "KeySchema", "AttributeName", attr, "KeyType",
+                                  "HASH", "Projection", "ProjectionType", "KEYS_ONLY")
+                      : json_pack("{s:s, s:[{s:{s:s}}]}", "TableName", full,
+                                  "GlobalSecondaryIndexUpdates", "Delete", "IndexName", name);
+    if (req == NULL) return cql_fail(c, CQL_ERR_SERVER, "out of memory");
+    json_t *answer = NULL;
+    qr_err err;
+    err_init(&err);
+    int rc = op_run(c->db, op_update_table, req, &answer, &err);
+    json_decref(req);
+    json_decref(answer);
+    if (rc != 0)
+        return cql_fail(c, CQL_ERR_INVALID, "The index %s cannot be %s: %s", name,
+                        create ? "made" : "dropped", err.msg);
+    return 0;
+}
+
+static int create_index(cql_run *r, const cql_stmt *s, cql_state *st)
+{
+    cql_call *c = r->call;
+    const cql_create_index *ci = &s->u.create_index;
+    const char *ks = NULL;
+    int voided;
+    cql_stmt named = *s;
+    named.if_exists = 0;
+    json_t *t = table_for(c, st, &named, &ks, &voided, 0);
+    if (t == NULL) return -1;
+    if (ci->custom || ci->using_class)
+        return cql_fail(c, CQL_ERR_INVALID, "Custom indexes are not supported here: %s",
+                        ci->using_class ? ci->using_class : "CUSTOM");
+    if (ci->ntargets != 1)
+        return cql_fail(c, CQL_ERR_INVALID, "Only CUSTOM indexes support multiple columns");
+    const cql_index_target *tg = &ci->targets[0];
+    json_t *col = find_column(t, tg->column, NULL);
+    if (col == NULL)
+        return cql_fail(c, CQL_ERR_INVALID, "Column %s not found in table %s.%s", tg->column, ks,
+                        s->name.name);
+    const char *type = json_string_value(json_object_get(col, "type"));
+    char kt = index_key_type(type);
+    const char *kind = json_string_value(json_object_get(col, "kind"));
+    if (tg->kind != CQL_INDEX_SIMPLE || kt == 0)
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "Cannot create a secondary index on %s of type %s here: indexes key "
+                        "columns of text, number, blob, uuid and time types",
+                        tg->column, type);
+    if (strcmp(kind, "partition_key") == 0 || strcmp(kind, "clustering") == 0)
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "Cannot create a secondary index on PRIMARY KEY column %s here: restrict "
+                        "it in the WHERE clause",
+                        tg->column);
+    char name[CQL_NAME_MAX];
+    if (ci->index)
+        snprintf(name, sizeof name, "%s", ci->index);
+    else
+        snprintf(name, sizeof name, "%s_%s_idx", s->name.name, tg->column);
+    json_t *kso = cql_schema_keyspace(st->schema, ks);
+    if (index_table(kso, name)) {
+        if (s->if_not_exists) return answer_void(c);
+        return cql_fail(c, CQL_ERR_INVALID, "Index '%s' already exists", name);
+    }
+    json_t *idxs = json_object_get(t, "indexes");
+    const char *other;
+    json_t *iv;
+    json_object_foreach(idxs, other, iv)
+    {
+        if (strcmp(json_string_value(json_object_get(iv, "target")), tg->column) == 0) {
+            if (s->if_not_exists) return answer_void(c);
+            return cql_fail(c, CQL_ERR_INVALID, "Index %s is a duplicate of existing index %s",
+                            name, other);
+        }
+    }
+    char attr[CQL_NAME_MAX + 2];
+    cql_cell_attr(tg->column, attr, sizeof attr);
+    if (engine_index(c, ks, s->name.name, name, attr, kt, 1) != 0) return -1;
+    json_t *next = json_deep_copy(st->schema->doc);
+    json_t *nt = json_object_get(json_object_get(json_object_get(keyspaces_of(next), ks), "tables"),
+                                 s->name.name);
+    json_t *ni = json_object_get(nt, "indexes");
+    if (ni == NULL) json_object_set_new(nt, "indexes", ni = json_object());
+    json_object_set_new(ni, name,
+                        json_pack("{s:s,s:s}", "target", tg->column, "kind", "COMPOSITES"));
+    int rc = commit_doc(c, st, next);
+    json_decref(next);
+    return rc ? rc : cql_schema_changed(c, "UPDATED", "TABLE", ks, s->name.name);
+}
+
+static int drop_index(cql_run *r, const cql_stmt *s, cql_state *st)
+{
+    cql_call *c = r->call;
+    const char *ks = cql_keyspace_of(c, &s->name);
+    if (ks == NULL) return -1;
+    json_t *kso = cql_schema_keyspace(st->schema, ks);
+    const char *table = kso ? index_table(kso, s->name.name) : NULL;
+    if (table == NULL) {
+        if (s->if_exists) return answer_void(c);
+        return cql_fail(c, CQL_ERR_INVALID, "Index '%s.%s' doesn't exist", ks, s->name.name);
+    }
+    char tname[CQL_NAME_MAX];
+    snprintf(tname, sizeof tname, "%s", table);
+    if (engine_index(c, ks, tname, s->name.name, NULL, 0, 0) != 0) return -1;
+    json_t *next = json_deep_copy(st->schema->doc);
+    json_object_del(
+        json_object_get(
+            json_object_get(json_object_get(json_object_get(keyspaces_of(next), ks), "tables"),
+                            tname),
+            "indexes"),
+        s->name.name);
+    int rc = commit_doc(c, st, next);
+    json_decref(next);
+    return rc ? rc : cql_schema_changed(c, "UPDATED", "TABLE", ks, tname);
+}
+
+/* ---- materialized views: global indexes of the base's engine table ---- */
+
+static int create_view(cql_run *r, const cql_stmt *s, cql_state *st)
+{
+    cql_call *c = r->call;
+    const cql_create_view *cv = &s->u.create_view;
+    const char *ks = cql_keyspace_of(c, &s->name);
+    if (ks == NULL) return -1;
+    const char *bks = cv->base.ks ? cv->base.ks : ks;
+    if (strcmp(bks, ks) != 0)
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "Cannot create a materialized view on a table in a different keyspace");
+    json_t *kso = cql_schema_keyspace(st->schema, ks);
+    if (kso == NULL) return cql_fail(c, CQL_ERR_INVALID, "Keyspace '%s' doesn't exist", ks);
+    const char *name = s->name.name;
+    if (json_object_get(json_object_get(kso, "views"), name) ||
+        json_object_get(json_object_get(kso, "tables"), name)) {
+        if (s->if_not_exists) return answer_void(c);
+        snprintf(c->err_keyspace, sizeof c->err_keyspace, "%s", ks);
+        snprintf(c->err_name, sizeof c->err_name, "%s", name);
+        return cql_fail(c, CQL_ERR_ALREADY_EXISTS,
+                        "Cannot add already existing table \"%s\" to keyspace \"%s\"", name, ks);
+    }
+    if (!name_valid(name))
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "Table name must not be empty, more than 48 characters long, or contain "
+                        "non-alphanumeric-underscore characters (got \"%s\")",
+                        name);
+    json_t *base = json_object_get(json_object_get(kso, "tables"), cv->base.name);
+    if (base == NULL) return cql_fail(c, CQL_ERR_INVALID, "table %s does not exist", cv->base.name);
+    if (json_is_true(json_object_get(base, "counter")))
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "Materialized views are not supported on counter tables");
+    const cql_pkey *pk = &cv->pk;
+    size_t nkey = pk->npartition + pk->nclustering;
+    if (pk->npartition > 4 || pk->nclustering > 4)
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "A view's key here has at most 4 partition and 4 clustering columns");
+    /* every base key column in the view's key, at most one other column */
+    size_t nonkey = 0;
+    char others[256] = "";
+    for (size_t i = 0; i < nkey; i++) {
+        const char *kc = i < pk->npartition ? pk->partition[i] : pk->clustering[i - pk->npartition];
+        json_t *col = find_column(base, kc, NULL);
+        if (col == NULL)
+            return cql_fail(
+                c, CQL_ERR_INVALID,
+                "Unknown column name detected in CREATE MATERIALIZED VIEW statement: %s", kc);
+        const char *kind = json_string_value(json_object_get(col, "kind"));
+        if (strcmp(kind, "static") == 0)
+            return cql_fail(c, CQL_ERR_INVALID,
+                            "Cannot use Static column '%s' in PRIMARY KEY of materialized view",
+                            kc);
+        if (!is_key(col)) {
+            nonkey++;
+            snprintf(others + strlen(others), sizeof others - strlen(others), "%s%s",
+                     others[0] ? ", " : "", kc);
+        }
+        if (index_key_type(json_string_value(json_object_get(col, "type"))) == 0)
+            return cql_fail(c, CQL_ERR_INVALID,
+                            "The view key column %s has a type a view here cannot key: %s", kc,
+                            json_string_value(json_object_get(col, "type")));
+        int restricted = 0;
+        for (size_t w = 0; w < cv->where.n; w++)
+            restricted |= cv->where.rels[w].op == CQL_OP_IS_NOT_NULL &&
+                          strcmp(cv->where.rels[w].columns[0], kc) == 0;
+        if (!restricted)
+            return cql_fail(c, CQL_ERR_INVALID,
+                            "Primary key column '%s' is required to be filtered by 'IS NOT NULL'",
+                            kc);
+    }
+    if (nonkey > 1)
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "Cannot include more than one non-primary key column in materialized view "
+                        "primary key (got %s)",
+                        others);
+    size_t i;
+    json_t *bc;
+    json_array_foreach(json_object_get(base, "columns"), i, bc)
+    {
+        if (!is_key(bc)) continue;
+        const char *bn = json_string_value(json_object_get(bc, "name"));
+        int in = 0;
+        for (size_t k = 0; k < nkey; k++)
+            in |= strcmp(bn, k < pk->npartition ? pk->partition[k]
+                                                : pk->clustering[k - pk->npartition]) == 0;
+        if (!in)
+            return cql_fail(c, CQL_ERR_INVALID,
+                            "Cannot create Materialized View %s without primary key columns from "
+                            "base %s (%s)",
+                            name, cv->base.name, bn);
+    }
+    for (size_t w = 0; w < cv->where.n; w++)
+        if (cv->where.rels[w].op != CQL_OP_IS_NOT_NULL)
+            return cql_fail(c, CQL_ERR_INVALID, "A view here is restricted by IS NOT NULL only");
+    /* the view's columns: its key, then the selected (or every) other column */
+    json_t *cols = json_array();
+    for (size_t k = 0; k < nkey; k++) {
+        const char *kc = k < pk->npartition ? pk->partition[k] : pk->clustering[k - pk->npartition];
+        json_t *col = json_deep_copy(find_column(base, kc, NULL));
+        int part = k < pk->npartition;
+        size_t pos = part ? k : k - pk->npartition;
+        int desc = !part && pos < cv->opts.norder && cv->opts.clustering_order[pos].desc;
+        json_object_set_new(col, "kind", json_string(part ? "partition_key" : "clustering"));
+        json_object_set_new(col, "position", json_integer((json_int_t)pos));
+        json_object_set_new(col, "order", json_string(part ? "none" : desc ? "desc" : "asc"));
+        json_array_append_new(cols, col);
+    }
+    json_array_foreach(json_object_get(base, "columns"), i, bc)
+    {
+        const char *bn = json_string_value(json_object_get(bc, "name"));
+        int keyed = 0;
+        for (size_t k = 0; k < nkey; k++)
+            keyed |= strcmp(bn, k < pk->npartition ? pk->partition[k]
+                                                   : pk->clustering[k - pk->npartition]) == 0;
+        if (keyed || strcmp(json_string_value(json_object_get(bc, "kind")), "static") == 0)
+            continue;
+        int selected = cv->nsel == 0;
+        for (size_t k = 0; k < cv->nsel; k++)
+            selected |=
+                cv->sel[k].expr->kind == CQL_E_COLUMN && strcmp(cv->sel[k].expr->text, bn) == 0;
+        if (!selected) continue;
+        json_t *col = json_deep_copy(bc);
+        json_object_set_new(col, "kind", json_string("regular"));
+        json_object_set_new(col, "position", json_integer(-1));
+        json_object_set_new(col, "order", json_string("none"));
+        json_array_append_new(cols, col);
+    }
+    sort_columns(cols);
+    json_t *opts = default_options();
+    if (table_props(c, &cv->opts.props, opts) != 0) {
+        json_decref(cols);
+        json_decref(opts);
+        return -1;
+    }
+    /* the engine's index: the view's partition key and clustering as its key, all of the
+     * item projected */
+    char full[2 * CQL_NAME_MAX + 2];
+    snprintf(full, sizeof full, "%s.%s", ks, cv->base.name);
+    json_t *defs = json_array(), *keys = json_array();
+    for (size_t k = 0; k < nkey; k++) {
+        const char *kc = k < pk->npartition ? pk->partition[k] : pk->clustering[k - pk->npartition];
+        char attr[CQL_NAME_MAX + 2];
+        cql_cell_attr(kc, attr, sizeof attr);
+        char t[2] = {
+            index_key_type(json_string_value(json_object_get(find_column(base, kc, NULL), "type"))),
+            0};
+        json_array_append_new(defs,
+                              json_pack("{s:s,s:s}", "AttributeName", attr, "AttributeType", t));
+        json_array_append_new(keys, json_pack("{s:s,s:s}", "AttributeName", attr, "KeyType",
+                                              k < pk->npartition ? "HASH" : "RANGE"));
+    }
+    json_t *req =
+        json_pack("{s:s, s:o, s:[{s:{s:s, s:o, s:{s:s}}}]}", "TableName", full,
+                  "AttributeDefinitions", defs, "GlobalSecondaryIndexUpdates", "Create",
+                  "IndexName", name, "KeySchema", keys, "Projection", "ProjectionType", "ALL");
+    json_t *answer = NULL;
+    qr_err err;
+    err_init(&err);
+    int rc = op_run(c->db, op_update_table, req, &answer, &err);
+    json_decref(req);
+    json_decref(answer);
+    if (rc != 0) {
+        json_decref(cols);
+        json_decref(opts);
+        return cql_fail(c, CQL_ERR_INVALID, "The view %s cannot be made: %s", name, err.msg);
+    }
+    char id[37];
+    cql_uuid_random(id);
+    buf where;
+    buf_init(&where, 0);
+    for (size_t w = 0; w < cv->where.n; w++)
+        buf_printf(&where, "%s%s IS NOT NULL", w ? " AND " : "", cv->where.rels[w].columns[0]);
+    json_t *next = json_deep_copy(st->schema->doc);
+    json_t *nks = json_object_get(keyspaces_of(next), ks);
+    json_t *views = json_object_get(nks, "views");
+    if (views == NULL) json_object_set_new(nks, "views", views = json_object());
+    json_object_set_new(views, name,
+                        json_pack("{s:s, s:s, s:O, s:O, s:s, s:b, s:O}", "id", id, "base",
+                                  cv->base.name, "columns", cols, "options", opts, "where",
+                                  where.data ? where.data : "", "include_all", cv->nsel == 0,
+                                  "base_id", json_object_get(base, "id")));
+    buf_free(&where);
+    json_decref(cols);
+    json_decref(opts);
+    rc = commit_doc(c, st, next);
+    json_decref(next);
+    return rc ? rc : cql_schema_changed(c, "CREATED", "TABLE", ks, name);
+}
+
+static int drop_view(cql_run *r, const cql_stmt *s, cql_state *st)
+{
+    cql_call *c = r->call;
+    const char *ks = cql_keyspace_of(c, &s->name);
+    if (ks == NULL) return -1;
+    json_t *v = json_object_get(json_object_get(cql_schema_keyspace(st->schema, ks), "views"),
+                                s->name.name);
+    if (v == NULL) {
+        if (s->if_exists) return answer_void(c);
+        return cql_fail(c, CQL_ERR_INVALID, "Materialized view '%s' doesn't exist", s->name.name);
+    }
+    char base[CQL_NAME_MAX];
+    snprintf(base, sizeof base, "%s", json_string_value(json_object_get(v, "base")));
+    if (engine_index(c, ks, base, s->name.name, NULL, 0, 0) != 0) return -1;
+    json_t *next = json_deep_copy(st->schema->doc);
+    json_object_del(json_object_get(json_object_get(keyspaces_of(next), ks), "views"),
+                    s->name.name);
+    int rc = commit_doc(c, st, next);
+    json_decref(next);
+    return rc ? rc : cql_schema_changed(c, "DROPPED", "TABLE", ks, s->name.name);
+}
+
 int cql_exec_ddl(cql_run *r, const cql_stmt *s)
 {
     cql_call *c = r->call;
@@ -1138,6 +1513,18 @@ int cql_exec_ddl(cql_run *r, const cql_stmt *s)
         break;
     case CQL_DROP_TYPE:
         rc = drop_type(r, s, st);
+        break;
+    case CQL_CREATE_INDEX:
+        rc = create_index(r, s, st);
+        break;
+    case CQL_DROP_INDEX:
+        rc = drop_index(r, s, st);
+        break;
+    case CQL_CREATE_VIEW:
+        rc = create_view(r, s, st);
+        break;
+    case CQL_DROP_VIEW:
+        rc = drop_view(r, s, st);
         break;
     default:
         rc = cql_fail(c, CQL_ERR_INVALID, "%s is not a schema statement this executor runs",

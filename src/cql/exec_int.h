@@ -87,13 +87,17 @@ typedef struct cql_tcol {
     const char *name;
     const struct cql_ctype *type; /* NULL for a system table's column */
     const cql_type *wire;
-    char kind; /* 'p' partition key, 'c' clustering, 's' static, 'r' regular */
-    int pos;   /* position in the partition key or clustering; -1 otherwise */
-    int desc;  /* clustering DESC */
+    char kind;          /* 'p' partition key, 'c' clustering, 's' static, 'r' regular */
+    int pos;            /* position in the partition key or clustering; -1 otherwise */
+    int desc;           /* clustering DESC */
+    const char *index;  /* the secondary index on the column, or NULL */
+    int64_t dropped_at; /* a column of this name was dropped then: older cells are gone */
 } cql_tcol;
 
 typedef struct cql_tinfo {
     char ks[CQL_NAME_MAX], name[CQL_NAME_MAX];
+    char engine[CQL_NAME_MAX]; /* the table whose engine table holds the rows (a view's base) */
+    int view;   /* a materialized view: an index of its base's engine table, named name */
     int system; /* a system table (system.c answers it) */
     cql_tcol *cols;
     size_t ncols, npk, nck;
@@ -211,6 +215,8 @@ typedef struct cql_keys {
     size_t slice_ncols;
     int token; /* token(pk) restricted: rows with lo <= token <= hi */
     int64_t token_lo, token_hi;
+    const cql_tcol *index; /* read through this column's index (its = stays a filter) */
+    const cql_relation *index_rel;
     const cql_relation **filters; /* what each row is checked against */
     size_t nfilters;
     int needs_filtering;

@@ -168,9 +168,17 @@ int cql_cell_write(json_t *item, const cql_tcol *col, const uint8_t *p, int32_t 
     return 1;
 }
 
-int cql_cell_read(json_t *item, const cql_tcol *col, int64_t now_s, buf *out)
+/* A live cell not older than a drop of its column's name. */
+static int cell_visible(json_t *item, const cql_tcol *col, int64_t now_s)
 {
     if (!cql_cell_live(item, col->name, now_s)) return 0;
+    return col->dropped_at == INT64_MIN || col->kind == 'p' || col->kind == 'c' ||
+           cql_cell_ts(item, col->name) > col->dropped_at;
+}
+
+int cql_cell_read(json_t *item, const cql_tcol *col, int64_t now_s, buf *out)
+{
+    if (!cell_visible(item, col, now_s)) return 0;
     char attr[CQL_NAME_MAX + 2];
     cql_cell_attr(col->name, attr, sizeof attr);
     cql_parse_error perr;
@@ -199,7 +207,7 @@ int cql_row_live(json_t *item, const cql_tinfo *t, int64_t now_s)
     }
     for (size_t i = 0; i < t->ncols; i++)
         if ((t->cols[i].kind == 'r' || t->cols[i].kind == 's') &&
-            cql_cell_live(item, t->cols[i].name, now_s))
+            cell_visible(item, &t->cols[i], now_s))
             return 1;
     return 0;
 }
@@ -245,7 +253,7 @@ int64_t cql_cell_writetime(json_t *item, const char *col)
 table *cql_engine_table(cql_call *c, const cql_tinfo *t)
 {
     char full[2 * CQL_NAME_MAX + 2];
-    snprintf(full, sizeof full, "%s.%s", t->ks, t->name);
+    snprintf(full, sizeof full, "%s.%s", t->ks, t->engine[0] ? t->engine : t->name);
     table *et = catalog_get(c->db, full);
     if (et == NULL)
         cql_fail(c, CQL_ERR_SERVER, "the rows of %s cannot be found (no engine table %s)", t->name,

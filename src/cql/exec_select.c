@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cql/exec_int.h"
+#include "cql/aggregate.h"
 #include "cql/func.h"
 #include "cql/keyenc.h"
 #include "cql/types.h"
@@ -99,6 +100,8 @@ typedef struct selitem {
     sel_kind kind;
     const cql_tcol *col; /* NULL for COUNT(*) and functions */
     cql_fnsel fn;        /* SEL_FN */
+    cqlagg agg;          /* SEL_COUNT: any aggregate */
+    int agg_on;
 } selitem;
 
 typedef struct qctx {
@@ -110,9 +113,15 @@ typedef struct qctx {
     cql_keys k;
     selitem *sels;
     size_t nsel;
-    int aggregate; /* COUNT: one row at the end */
-    int64_t count;
+    int aggregate; /* aggregates or GROUP BY: a row per group */
+    size_t ngroup; /* GROUP BY's columns: a prefix of the primary key */
+    const cql_tcol *group[64];
+    buf group_key;  /* the current group's values */
+    int in_group;   /* a group is open */
+    cql_rows grow;  /* the group's first row: its plain selectors' values */
+    int64_t groups; /* groups answered */
     cql_rows out;
+    cql_rows jrow;            /* SELECT JSON: the selection's columns, one row at a time */
     int64_t limit, ppl, page; /* -1: none */
     int reversed;
     int64_t now_s;
@@ -142,11 +151,17 @@ static int plan_selection(qctx *q)
     cql_call *c = q->r->call;
     const cql_select *sel = q->q;
     if (cql_select_metadata(c, q->s, q->t, &q->out) != 0) return -1;
+    if (sel->json) {
+        cql_stmt plain = *q->s;
+        plain.u.select.json = 0;
+        if (cql_select_metadata(c, &plain, q->t, &q->jrow) != 0) return -1;
+    }
     size_t n = sel->nsel ? sel->nsel : q->t->ncols;
     q->sels = calloc(n + 1, sizeof *q->sels);
     if (q->sels == NULL) return cql_fail(c, CQL_ERR_SERVER, "out of memory");
     q->nsel = n;
     int counts = 0, plain = 0;
+    cqlagg_kind ak;
     for (size_t i = 0; i < n; i++) {
         selitem *x = &q->sels[i];
         if (!sel->nsel) {
@@ -160,12 +175,23 @@ static int plan_selection(qctx *q)
             x->kind = SEL_COLUMN;
             x->col = col_named(q->t, e->text);
             plain++;
-        } else if (e->kind == CQL_E_FUNCTION && strcmp(e->fn.name, "count") == 0) {
+        } else if (e->kind == CQL_E_FUNCTION &&
+                   cqlagg_lookup(e->fn.name, e->star,
+                                 e->nitems == 1 && e->items[0]->kind != CQL_E_COLUMN, &ak)) {
             x->kind = SEL_COUNT;
-            if (!e->star && e->nitems == 1 && e->items[0]->kind == CQL_E_COLUMN)
+            if (ak != CQLAGG_COUNT_ROWS) {
+                if (e->nitems != 1 || e->items[0]->kind != CQL_E_COLUMN)
+                    return cql_fail(c, CQL_ERR_INVALID, "%s takes one column", e->fn.name);
                 x->col = col_named(q->t, e->items[0]->text);
-            else if (!e->star && !(e->nitems == 1 && e->items[0]->kind == CQL_E_INTEGER))
-                return cql_fail(c, CQL_ERR_INVALID, "count() takes * or one column");
+                if (x->col == NULL)
+                    return cql_fail(c, CQL_ERR_INVALID, "Undefined column name %s in table %s.%s",
+                                    e->items[0]->text, q->t->ks, q->t->name);
+            }
+            cql_parse_error perr;
+            memset(&perr, 0, sizeof perr);
+            if (cqlagg_init(&x->agg, ak, x->col ? x->col->type : NULL, &perr) != 0)
+                return cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
+            x->agg_on = 1;
             counts++;
         } else if (e->kind == CQL_E_FUNCTION && e->fn.ks == NULL &&
                    (strcmp(e->fn.name, "writetime") == 0 || strcmp(e->fn.name, "ttl") == 0)) {
@@ -180,11 +206,26 @@ static int plan_selection(qctx *q)
             plain++;
         }
     }
-    if (counts && plain)
-        return cql_fail(
-            c, CQL_ERR_INVALID,
-            "Aggregates and plain columns cannot be selected together without GROUP BY");
-    q->aggregate = counts > 0;
+    (void)plain;
+    q->aggregate = counts > 0 || sel->ngroup > 0;
+    /* GROUP BY: a prefix of the primary key, in its order */
+    if (sel->ngroup > 64) return cql_fail(c, CQL_ERR_INVALID, "Too many GROUP BY columns");
+    for (size_t i = 0; i < sel->ngroup; i++) {
+        const cql_expr *g = sel->group_by[i];
+        const cql_tcol *col = g->kind == CQL_E_COLUMN ? col_named(q->t, g->text) : NULL;
+        if (col == NULL)
+            return cql_fail(c, CQL_ERR_INVALID, "Undefined column name %s in table %s.%s",
+                            g->kind == CQL_E_COLUMN ? g->text : "?", q->t->ks, q->t->name);
+        size_t want_pos = i < q->t->npk ? i : i - q->t->npk;
+        char want_kind = i < q->t->npk ? 'p' : 'c';
+        if (col->kind != want_kind || col->pos != (int)want_pos)
+            return cql_fail(c, CQL_ERR_INVALID,
+                            "Group by currently only support groups of columns following their "
+                            "declared order in the PRIMARY KEY");
+        q->group[i] = col;
+    }
+    q->ngroup = sel->ngroup;
+
     if (sel->distinct) {
         for (size_t i = 0; i < n; i++) {
             const cql_tcol *col = q->sels[i].col;
@@ -443,21 +484,182 @@ static int row_filtered(qctx *q)
 }
 
 /* Emits the loaded row (item: the row's own item, for writetime and ttl). */
+/* The type of selector x's values. */
+static const cql_ctype *sel_type(const selitem *x)
+{
+    switch (x->kind) {
+    case SEL_COLUMN:
+        return x->col->type;
+    case SEL_WRITETIME:
+    case SEL_COUNT:
+        return cqltype_native(CQL_TYPE_BIGINT);
+    case SEL_TTL:
+        return cqltype_native(CQL_TYPE_INT);
+    default:
+        return x->fn.ret;
+    }
+}
+
+/* A JSON object's key for a column name, as Cassandra writes it: quoted again when the
+ * name is not a lower-case identifier. */
+static void json_key(buf *out, const char *name)
+{
+    int plain = name[0] != '\0';
+    for (const char *p = name; *p; p++)
+        plain &= (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_';
+    json_t *s = NULL;
+    if (plain) {
+        s = json_string(name);
+    } else {
+        buf q;
+        buf_init(&q, 0);
+        buf_putc(&q, '"');
+        for (const char *p = name; *p; p++) {
+            if (*p == '"') buf_putc(&q, '"');
+            buf_putc(&q, (uint8_t)*p);
+        }
+        buf_putc(&q, '"');
+        s = json_string(q.data);
+        buf_free(&q);
+    }
+    char *text = json_dumps(s, JSON_ENCODE_ANY);
+    buf_puts(out, text ? text : "\"\"");
+    free(text);
+    json_decref(s);
+}
+
+/* SELECT JSON: the row just written to q->jrow as one [json] text value of q->out. */
+static int json_row(qctx *q)
+{
+    cql_reader rd;
+    cql_reader_init(&rd, q->jrow.data.data, q->jrow.data.len, NULL);
+    buf text;
+    buf_init(&text, 0);
+    buf_putc(&text, '{');
+    for (size_t i = 0; i < q->nsel; i++) {
+        cql_value v;
+        cql_read_bytes(&rd, "a value", &v);
+        if (i) buf_puts(&text, ", ");
+        json_key(&text, q->jrow.cols[i].name);
+        buf_puts(&text, ": ");
+        if (v.len < 0)
+            buf_puts(&text, "null");
+        else if (cqlval_to_json(sel_type(&q->sels[i]), v.p, (size_t)v.len, &text) != 0) {
+            buf_free(&text);
+            return cql_fail(q->r->call, CQL_ERR_SERVER, "a value cannot be written as JSON");
+        }
+    }
+    buf_putc(&text, '}');
+    int rc = cql_rows_put(&q->out, text.data, (int32_t)text.len);
+    buf_free(&text);
+    buf_reset(&q->jrow.data);
+    q->jrow.nrows = 0;
+    if (rc) return cql_fail(q->r->call, CQL_ERR_SERVER, "the result is too large to answer");
+    q->out.nrows++;
+    return 0;
+}
+
+static int put_selectors(qctx *q, json_t *item, cql_rows *dst);
+
+/* Ends the open group: one row of its first row's plain values and its aggregates. */
+static int group_flush(qctx *q)
+{
+    if (!q->in_group) return 0;
+    q->in_group = 0;
+    cql_rows *dst = q->q->json ? &q->jrow : &q->out;
+    cql_reader rd;
+    cql_reader_init(&rd, q->grow.data.data, q->grow.data.len, NULL);
+    int rc = 0;
+    for (size_t i = 0; i < q->nsel && rc == 0; i++) {
+        cql_value v = {NULL, CQL_NULL};
+        if (q->grow.nrows) cql_read_bytes(&rd, "a value", &v);
+        selitem *x = &q->sels[i];
+        if (!x->agg_on) {
+            rc = cql_rows_put(dst, v.p ? v.p : (const uint8_t *)"", v.len);
+            continue;
+        }
+        buf out;
+        buf_init(&out, 0);
+        cql_parse_error perr;
+        memset(&perr, 0, sizeof perr);
+        int got = cqlagg_result(&x->agg, &out, &perr);
+        if (got == CQLVAL_ERROR)
+            rc = cql_fail(q->r->call, (cql_error_code)perr.code, "%s", perr.msg);
+        else
+            rc = cql_rows_put(dst, out.data ? out.data : "",
+                              got == CQLVAL_OK ? (int32_t)out.len : -1);
+        buf_free(&out);
+        cqlagg_reset(&x->agg);
+    }
+    buf_reset(&q->grow.data);
+    q->grow.nrows = 0;
+    if (rc) return q->r->call->failed ? -1 : cql_fail(q->r->call, CQL_ERR_SERVER, "out of memory");
+    dst->nrows++;
+    q->groups++;
+    return q->q->json ? json_row(q) : 0;
+}
+
+/* Feeds the loaded row to the aggregates, opening a group when its GROUP BY values
+ * change. */
+static int group_add(qctx *q, json_t *item)
+{
+    buf key;
+    buf_init(&key, 0);
+    for (size_t i = 0; i < q->ngroup; i++) {
+        size_t ci = col_index(q, q->group[i]);
+        buf_put_be32(&key, (uint32_t)q->vals[ci].len);
+        buf_append(&key, q->vals[ci].data, q->vals[ci].len);
+    }
+    int rc = 0;
+    if (q->in_group &&
+        (key.len != q->group_key.len || memcmp(key.data, q->group_key.data, key.len) != 0))
+        rc = group_flush(q);
+    if (rc == 0 && !q->in_group) {
+        if (q->limit >= 0 && q->groups >= q->limit) {
+            buf_free(&key);
+            return 1;
+        }
+        q->in_group = 1;
+        buf_reset(&q->group_key);
+        buf_append(&q->group_key, key.data, key.len);
+        rc = put_selectors(q, item, &q->grow);
+        if (rc == 0) q->grow.nrows = 1;
+    }
+    buf_free(&key);
+    for (size_t i = 0; rc == 0 && i < q->nsel; i++) {
+        selitem *x = &q->sels[i];
+        if (!x->agg_on) continue;
+        cql_parse_error perr;
+        memset(&perr, 0, sizeof perr);
+        size_t ci = col_index(q, x->col);
+        int has = x->col == NULL || q->has[ci];
+        if (cqlagg_add(&x->agg,
+                       has && x->col ? (const uint8_t *)q->vals[ci].data : (const uint8_t *)"",
+                       has ? (x->col ? (int32_t)q->vals[ci].len : 0) : CQL_NULL, &perr) != 0)
+            rc = cql_fail(q->r->call, (cql_error_code)perr.code, "%s", perr.msg);
+    }
+    return rc;
+}
+
 static int row_emit(qctx *q, json_t *item)
 {
-    if (q->aggregate) {
-        for (size_t i = 0; i < q->nsel; i++)
-            if (q->sels[i].kind == SEL_COUNT) {
-                if (q->sels[i].col == NULL || q->has[col_index(q, q->sels[i].col)]) {
-                    q->count++;
-                    break;
-                }
-            }
-        return 0;
-    }
+    if (q->aggregate) return group_add(q, item);
+    cql_rows *dst = q->q->json ? &q->jrow : &q->out;
+    if (put_selectors(q, item, dst) != 0) return -1;
+    dst->nrows++;
+    return q->q->json ? json_row(q) : 0;
+}
+
+/* Appends the loaded row's selector values (aggregates as null) to dst. */
+static int put_selectors(qctx *q, json_t *item, cql_rows *dst)
+{
     int rc = 0;
     for (size_t i = 0; i < q->nsel && rc == 0; i++) {
         const selitem *x = &q->sels[i];
+        if (x->agg_on) {
+            rc = cql_rows_put(dst, NULL, -1);
+            continue;
+        }
         if (x->kind == SEL_FN) {
             buf v;
             buf_init(&v, 0);
@@ -466,43 +668,42 @@ static int row_emit(qctx *q, json_t *item)
                 buf_free(&v);
                 return -1;
             }
-            rc =
-                cql_rows_put(&q->out, v.data ? v.data : "", got == CQLVAL_OK ? (int32_t)v.len : -1);
+            rc = cql_rows_put(dst, v.data ? v.data : "", got == CQLVAL_OK ? (int32_t)v.len : -1);
             buf_free(&v);
             continue;
         }
         size_t ci = col_index(q, x->col);
         json_t *from = x->col->kind == 's' ? q->static_item : item;
         if (x->kind == SEL_COLUMN) {
-            rc = cql_rows_put(&q->out, q->vals[ci].data ? q->vals[ci].data : "",
+            rc = cql_rows_put(dst, q->vals[ci].data ? q->vals[ci].data : "",
                               q->has[ci] ? (int32_t)q->vals[ci].len : -1);
         } else if (x->kind == SEL_WRITETIME) {
             if (!q->has[ci] || from == NULL) {
-                rc = cql_rows_put(&q->out, NULL, -1);
+                rc = cql_rows_put(dst, NULL, -1);
             } else {
                 uint8_t b[8];
                 cql_bigint_encode(cql_cell_ts(from, x->col->name), b);
-                rc = cql_rows_put(&q->out, b, 8);
+                rc = cql_rows_put(dst, b, 8);
             }
         } else {
             int64_t e = q->has[ci] && from ? cql_cell_exp(from, x->col->name) : 0;
             if (e == 0) {
-                rc = cql_rows_put(&q->out, NULL, -1);
+                rc = cql_rows_put(dst, NULL, -1);
             } else {
                 uint8_t b[4];
                 cql_int_encode((int32_t)(e - q->now_s), b);
-                rc = cql_rows_put(&q->out, b, 4);
+                rc = cql_rows_put(dst, b, 4);
             }
         }
     }
     if (rc) return cql_fail(q->r->call, CQL_ERR_SERVER, "the result is too large to answer");
-    q->out.nrows++;
     return 0;
 }
 
 /* The page and the limits: 1 when no more rows are wanted. */
 static int done(qctx *q)
 {
+    if (q->aggregate) return 0;
     if (q->limit >= 0 && q->emitted_total >= q->limit) return 1;
     if (q->page > 0 && !q->aggregate && (int64_t)q->out.nrows >= q->page) {
         q->full = 1;
@@ -543,7 +744,8 @@ static int take(qctx *q, json_t *item, const char *key, size_t key_len)
     if (q->q->distinct) {
         if (q->emitted_part) return 0;
     }
-    if (row_emit(q, item) != 0) return -1;
+    int e = row_emit(q, item);
+    if (e != 0) return e;
     q->emitted_total++;
     q->emitted_part++;
     return done(q);
@@ -663,6 +865,219 @@ static int read_range(qctx *q, const buf *lower, const buf *upper, int forward, 
     cursor_close(cur);
     buf_free(&part);
     buf_free(&key);
+    return rc < 0 ? -1 : rc;
+}
+
+/* ---- reads through a secondary index ---- */
+
+/* The rows whose indexed column equals the index relation's value: the entries of the
+ * engine's global index (eventually consistent, as Cassandra's index reads are not), each
+ * row read from the table and checked again by the filters. A page resumes after the
+ * last row it answered. */
+static int read_index(qctx *q)
+{
+    cql_call *c = q->r->call;
+    const cql_tcol *col = q->k.index;
+    const qr_index *ix = table_index(q->et, col->index);
+    if (ix == NULL)
+        return cql_fail(c, CQL_ERR_SERVER, "the index %s has no engine index", col->index);
+    if (ix->creating)
+        return cql_fail(c, CQL_ERR_READ_FAILURE, "The secondary index %s is still being built",
+                        col->index);
+    buf v;
+    buf_init(&v, 0);
+    int rc = cql_term(q->r, col->type, col->name, q->k.index_rel->value, &v);
+    if (rc != CQLVAL_OK) {
+        buf_free(&v);
+        return rc == CQLVAL_ERROR ? -1
+                                  : cql_fail(c, CQL_ERR_INVALID,
+                                             "Unsupported null value for column %s", col->name);
+    }
+    json_t *av = cqlval_to_item(col->type, (const uint8_t *)v.data, v.len);
+    buf_free(&v);
+    qr_err err;
+    err_init(&err);
+    buf lower, upper, key, skip_to;
+    buf_init(&lower, 0);
+    buf_init(&upper, 0);
+    buf_init(&key, 0);
+    buf_init(&skip_to, 0);
+    const json_t *vals[1] = {av};
+    rc = av ? key_partition_tuple(&lower, q->et, ix->id, vals, 1, &err) : -1;
+    json_decref(av);
+    if (rc != 0) {
+        buf_free(&lower);
+        return cql_fail(c, CQL_ERR_INVALID, "%s",
+                        err.msg[0] ? err.msg : "the value cannot be indexed");
+    }
+    buf_append(&upper, lower.data, lower.len);
+    buf_prefix_successor(&upper);
+    int skipping = q->resume && q->last_key.len;
+    if (skipping) buf_append(&skip_to, q->last_key.data, q->last_key.len);
+    range_cursor *cur = cursor_open(c->db, q->et, ix, &lower, &upper, 1, 0, NULL);
+    const char *json;
+    size_t len, size;
+    int got;
+    rc = 0;
+    while (rc == 0 && (got = cursor_next(cur, &json, &len, &size, &err)) == 1) {
+        json_t *entry = json_loadb(json, len, 0, NULL);
+        buf_reset(&key);
+        if (entry == NULL || key_item(&key, q->et, entry, &err) != 0) {
+            json_decref(entry);
+            rc = cql_fail(c, CQL_ERR_SERVER, "an index entry of %s cannot be read", col->index);
+            break;
+        }
+        json_decref(entry);
+        if (skipping) {
+            if (key.len == skip_to.len && memcmp(key.data, skip_to.data, key.len) == 0)
+                skipping = 0;
+            continue;
+        }
+        json_t *item = NULL;
+        int found = item_get_parsed(c->db, q->et, NULL, &key, 0, &item, &err);
+        if (found < 0) {
+            rc = cql_fail(c, CQL_ERR_SERVER, "%s", err.msg);
+            break;
+        }
+        if (found == 0) continue; /* deleted since the entry was written */
+        buf pk;
+        buf_init(&pk, 0);
+        cql_unb64(json_object_get(item, CQL_PK_ATTR), &pk);
+        if (pk.len != q->cur_pk.len || memcmp(pk.data, q->cur_pk.data, pk.len) != 0) {
+            new_partition(q);
+            q->static_used = 1;
+            rc = load_static(q, &pk);
+        }
+        buf_free(&pk);
+        if (rc == 0) rc = take(q, item, key.data, key.len);
+        json_decref(item);
+    }
+    if (rc == 0 && got < 0) rc = cql_fail(c, CQL_ERR_SERVER, "%s", err.msg);
+    cursor_close(cur);
+    buf_free(&lower);
+    buf_free(&upper);
+    buf_free(&key);
+    buf_free(&skip_to);
+    return rc < 0 ? -1 : rc;
+}
+
+/* ---- materialized views ---- */
+
+typedef struct vparts {
+    qctx *q;
+    const qr_index *ix;
+    int backward;
+    buf skip;
+    int skipping;
+} vparts;
+
+/* Reads [lower, upper) of the view's index: each entry is a whole row (ALL projected). */
+static int view_range(vparts *v, const buf *lower, const buf *upper)
+{
+    qctx *q = v->q;
+    cql_call *c = q->r->call;
+    qr_err err;
+    err_init(&err);
+    range_cursor *cur = cursor_open(c->db, q->et, v->ix, lower, upper, !v->backward, 0, NULL);
+    const char *json;
+    size_t len, size;
+    int got, rc = 0;
+    buf key;
+    buf_init(&key, 0);
+    while (rc == 0 && (got = cursor_next(cur, &json, &len, &size, &err)) == 1) {
+        json_t *item = json_loadb(json, len, 0, NULL);
+        buf_reset(&key);
+        if (item == NULL || key_item(&key, q->et, item, &err) != 0) {
+            json_decref(item);
+            rc = cql_fail(c, CQL_ERR_SERVER, "a row of the view %s cannot be read", q->t->name);
+            break;
+        }
+        if (v->skipping) {
+            if (key.len == v->skip.len && memcmp(key.data, v->skip.data, key.len) == 0)
+                v->skipping = 0;
+            json_decref(item);
+            continue;
+        }
+        rc = take(q, item, key.data, key.len);
+        json_decref(item);
+    }
+    if (rc == 0 && got < 0) rc = cql_fail(c, CQL_ERR_SERVER, "%s", err.msg);
+    cursor_close(cur);
+    buf_free(&key);
+    return rc;
+}
+
+static int view_part(void *arg, const buf *const *vals)
+{
+    vparts *v = arg;
+    qctx *q = v->q;
+    const json_t *avs[4];
+    json_t *owned[4] = {0};
+    size_t n = q->t->npk;
+    for (size_t i = 0; i < q->t->ncols; i++) {
+        const cql_tcol *col = &q->t->cols[i];
+        if (col->kind != 'p' || col->pos >= 4) continue;
+        owned[col->pos] =
+            cqlval_to_item(col->type, (const uint8_t *)vals[col->pos]->data, vals[col->pos]->len);
+        avs[col->pos] = owned[col->pos];
+    }
+    qr_err err;
+    err_init(&err);
+    buf lower, upper;
+    buf_init(&lower, 0);
+    buf_init(&upper, 0);
+    int rc = key_partition_tuple(&lower, q->et, v->ix->id, avs, (int)n, &err);
+    for (size_t i = 0; i < 4; i++)
+        json_decref(owned[i]);
+    if (rc == 0) {
+        buf_append(&upper, lower.data, lower.len);
+        buf_prefix_successor(&upper);
+        new_partition(q);
+        rc = view_range(v, &lower, &upper);
+    } else {
+        rc = cql_fail(q->r->call, CQL_ERR_INVALID, "%s", err.msg);
+    }
+    buf_free(&lower);
+    buf_free(&upper);
+    return rc;
+}
+
+/* SELECT of a view: its index's partitions for the = and IN on the view's partition key,
+ * or the whole index; its clustering restrictions filter. */
+static int read_mview(qctx *q)
+{
+    cql_call *c = q->r->call;
+    vparts v = {.q = q};
+    v.ix = table_index(q->et, q->t->name);
+    if (v.ix == NULL)
+        return cql_fail(c, CQL_ERR_SERVER, "the view %s has no engine index", q->t->name);
+    if (v.ix->creating)
+        return cql_fail(c, CQL_ERR_READ_FAILURE, "The materialized view %s is still being built",
+                        q->t->name);
+    int first_desc = 0;
+    for (size_t i = 0; i < q->t->ncols; i++)
+        if (q->t->cols[i].kind == 'c' && q->t->cols[i].pos == 0) first_desc = q->t->cols[i].desc;
+    v.backward = first_desc != q->reversed;
+    buf_init(&v.skip, 0);
+    if (q->resume && q->last_key.len) {
+        buf_append(&v.skip, q->last_key.data, q->last_key.len);
+        v.skipping = 1;
+    }
+    int rc;
+    if (q->k.partitions) {
+        rc = cql_each_combination(q->k.pk, q->t->npk, view_part, &v);
+    } else {
+        buf lower, upper;
+        buf_init(&lower, 0);
+        buf_init(&upper, 0);
+        key_table_prefix(&lower, q->et, v.ix->id);
+        buf_append(&upper, lower.data, lower.len);
+        buf_prefix_successor(&upper);
+        rc = view_range(&v, &lower, &upper);
+        buf_free(&lower);
+        buf_free(&upper);
+    }
+    buf_free(&v.skip);
     return rc < 0 ? -1 : rc;
 }
 
@@ -850,6 +1265,9 @@ int cql_exec_select(cql_run *r, const cql_stmt *s, const cql_tinfo *t)
     buf_init(&q.last_key, 0);
     buf_init(&q.cur_pk, 0);
     cql_rows_init(&q.out, t->ks, t->name);
+    cql_rows_init(&q.jrow, t->ks, t->name);
+    cql_rows_init(&q.grow, t->ks, t->name);
+    buf_init(&q.group_key, 0);
     plist parts = {0};
     prefixes pre = {.t = t};
     int rc = -1;
@@ -861,14 +1279,6 @@ int cql_exec_select(cql_run *r, const cql_stmt *s, const cql_tinfo *t)
     }
     for (size_t i = 0; i < t->ncols; i++)
         buf_init(&q.vals[i], 0);
-    if (sel->json) {
-        cql_fail(c, CQL_ERR_INVALID, "SELECT JSON is not answered yet");
-        goto end;
-    }
-    if (sel->ngroup) {
-        cql_fail(c, CQL_ERR_INVALID, "GROUP BY is not answered yet");
-        goto end;
-    }
     if (cql_where_keys(r, t, &sel->where, CQL_KEYS_SELECT, sel->allow_filtering, &q.k) != 0)
         goto end;
     if (plan_selection(&q) != 0 || plan_order(&q) != 0) goto end;
@@ -894,7 +1304,9 @@ int cql_exec_select(cql_run *r, const cql_stmt *s, const cql_tinfo *t)
         goto end;
     q.et = cql_engine_table(c, t);
     if (q.et == NULL) goto end;
-    if (q.k.partitions) {
+    if (t->view) {
+        rc = read_mview(&q);
+    } else if (q.k.partitions) {
         void *arg[2] = {&q, &parts};
         if (cql_each_combination(q.k.pk, t->npk, add_part, arg) != 0) goto end;
         if (parts.n > 1 && sel->norder && q.page > 0) {
@@ -916,6 +1328,8 @@ int cql_exec_select(cql_run *r, const cql_stmt *s, const cql_tinfo *t)
                                 resumed ? q.emitted_part : 0);
             if (rc > 0) break;
         }
+    } else if (q.k.index) {
+        rc = read_index(&q);
     } else {
         buf lower, upper;
         buf_init(&lower, 0);
@@ -935,12 +1349,9 @@ int cql_exec_select(cql_run *r, const cql_stmt *s, const cql_tinfo *t)
     if (rc < 0) goto end;
     rc = -1;
     if (q.aggregate) {
-        for (size_t i = 0; i < q.nsel; i++) {
-            uint8_t b[8];
-            cql_bigint_encode(q.count, b);
-            cql_rows_put(&q.out, b, 8);
-        }
-        q.out.nrows = 1;
+        /* without GROUP BY, no row still answers one row (COUNT 0) */
+        if (!q.in_group && q.groups == 0 && q.ngroup == 0) q.in_group = 1;
+        if (group_flush(&q) != 0) goto end;
     }
     buf ps;
     buf_init(&ps, 0);
@@ -960,12 +1371,18 @@ end:
             buf_free(&q.vals[i]);
     free(q.vals);
     free(q.has);
+    for (size_t i = 0; q.sels && i < q.nsel; i++)
+        if (q.sels[i].agg_on) cqlagg_free(&q.sels[i].agg);
     free(q.sels);
     json_decref(q.static_item);
     buf_free(&q.last_key);
     buf_free(&q.cur_pk);
     cql_keys_free(&q.k);
     cql_rows_free(&q.out);
+    cql_rows_free(&q.jrow);
+    cql_rows_free(&q.grow);
+    buf_free(&q.group_key);
+
     if (q.et) catalog_release(c->db, q.et);
     return rc;
 }

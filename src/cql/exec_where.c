@@ -483,8 +483,9 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
     if (mode == CQL_KEYS_UPDATE && prefix < t->nck)
         return cql_fail(c, CQL_ERR_INVALID, "Some clustering keys are missing: %s",
                         joined(t, 'c', ck_eq, names, sizeof names));
-    if (mode == CQL_KEYS_SELECT && !k->partitions) {
-        /* without a partition every partition is read: the clustering restrictions filter */
+    if (mode == CQL_KEYS_SELECT && (!k->partitions || t->view)) {
+        /* without a partition every partition is read, and a view's rows come in its
+         * index's order: the clustering restrictions filter */
         for (size_t i = 0; i < w->n; i++) {
             const cql_relation *rel = &w->rels[i];
             const cql_tcol *col = cql_tinfo_col(t, rel->columns[0]);
@@ -494,12 +495,25 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
                 counted |= k->filters[f] == rel;
             if (!counted && add_filter(k, rel) != 0)
                 return cql_fail(c, CQL_ERR_SERVER, "out of memory");
-            k->needs_filtering = 1;
+            if (!k->partitions) k->needs_filtering = 1;
         }
         for (size_t i = 0; i < t->nck; i++)
             vlist_free(&k->ck[i]);
         k->ck_eq = 0;
         k->slice = k->has_lo = k->has_hi = 0;
+    }
+    /* an = on an indexed column reads the index instead of every partition */
+    if (mode == CQL_KEYS_SELECT && !k->partitions && !k->token) {
+        for (size_t f = 0; f < k->nfilters && !k->index; f++) {
+            const cql_relation *rel = k->filters[f];
+            const cql_tcol *col =
+                rel->kind == CQL_REL_COLUMN ? cql_tinfo_col(t, rel->columns[0]) : NULL;
+            if (col && col->index && rel->op == CQL_OP_EQ) {
+                k->index = col;
+                k->index_rel = rel;
+            }
+        }
+        if (k->index) k->needs_filtering = k->nfilters > 1;
     }
     if (k->needs_filtering && mode == CQL_KEYS_SELECT && !allow_filtering)
         return cql_fail(c, CQL_ERR_INVALID, "%s", FILTERING);

@@ -53,10 +53,18 @@ typedef struct wctx {
     const char **cols;
     cql_assign_kind *kinds;
     const cql_expr **values, **ekeys;
+    const char **efields; /* u.f = v: the field */
     size_t nassign;
     int insert, rows;
     cql_keys k;
     int has_keys;
+    /* INSERT JSON: the values read from the JSON as bound values of made-up markers */
+    cql_run jrun;
+    cql_values jvalues;
+    buf *jbytes;
+    cql_expr *jexprs;
+    const char **jcols;
+    size_t nj;
 } wctx;
 
 #define W_ITEM(w, j) (&(w)->set->items[(w)->idx[j]])
@@ -77,11 +85,18 @@ static void wset_free(wset *s)
 
 static void wctx_free(wctx *w)
 {
+    for (size_t i = 0; i < w->nj; i++)
+        buf_free(&w->jbytes[i]);
+    free(w->jbytes);
+    free(w->jexprs);
+    free(w->jcols);
+    free(w->jvalues.values);
     free(w->idx);
     free(w->cols);
     free(w->kinds);
     free(w->values);
     free(w->ekeys);
+    free(w->efields);
     if (w->has_keys) cql_keys_free(&w->k);
     if (w->et) catalog_release_after_writes(w->et);
 }
@@ -883,6 +898,62 @@ done:
     return rc;
 }
 
+/* u.f = v (value NULL: DELETE u.f) on a non-frozen user type's cell: the other fields
+ * as they were. */
+static int set_field(wctx *w, json_t *item, const cql_tcol *col, const char *field,
+                     const cql_expr *value)
+{
+    cql_call *c = w->r->call;
+    const cql_ctype *t = col->type;
+    if (t->wire.id != CQL_TYPE_UDT)
+        return cql_fail(c, CQL_ERR_INVALID, "Invalid operation (%s.%s = ...) for non-UDT column %s",
+                        col->name, field, col->name);
+    if (!cqltype_is_multicell(t))
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "Invalid operation (%s.%s = ...) for frozen UDT column %s", col->name,
+                        field, col->name);
+    size_t fi = t->wire.n;
+    for (size_t i = 0; i < t->wire.n; i++)
+        if (strcmp(t->wire.field_names[i], field) == 0) fi = i;
+    if (fi == t->wire.n)
+        return cql_fail(c, CQL_ERR_INVALID, "UDT column %s does not have a field named %s",
+                        col->name, field);
+    buf v, old, out;
+    buf_init(&v, 0);
+    buf_init(&old, 0);
+    buf_init(&out, 0);
+    int vrc = value ? cql_term(w->r, t->args[fi], col->name, value, &v) : CQLVAL_NULL;
+    int rc = 0;
+    if (vrc == CQLVAL_ERROR) rc = -1;
+    if (rc == 0 && vrc != CQLVAL_UNSET) {
+        int had = cql_cell_read(item, col, w->now_s, &old);
+        cql_elements e;
+        cql_fields_open(&e, had == 1 ? (const uint8_t *)old.data : NULL, had == 1 ? old.len : 0);
+        int all_null = 1;
+        for (size_t i = 0; i < t->wire.n && rc == 0; i++) {
+            const uint8_t *p = NULL;
+            int32_t len = -1;
+            if (had == 1 && cql_element_next(&e, &p, &len) != 1) len = -1;
+            if (i == fi) {
+                p = (const uint8_t *)v.data;
+                len = vrc == CQLVAL_OK ? (int32_t)v.len : -1;
+            }
+            if (len >= 0) all_null = 0;
+            rc = cql_element_put(&out, p ? p : (const uint8_t *)"", len);
+        }
+        if (rc == 0)
+            rc = cql_cell_write(item, col, (const uint8_t *)out.data,
+                                all_null ? -1 : (int32_t)out.len, w->ts, w->exp_s) < 0
+                     ? -1
+                     : 0;
+        if (rc) cql_fail(c, CQL_ERR_SERVER, "out of memory");
+    }
+    buf_free(&v);
+    buf_free(&old);
+    buf_free(&out);
+    return rc;
+}
+
 /* ---- planning, checking and applying a statement ----
  * plan: the statement's checks, its values' conversion and its items; check: its IF
  * conditions on the items read under the locks; apply: its changes to them. */
@@ -991,17 +1062,140 @@ static int apply_assign(wctx *w)
             const cql_tcol *col = cql_tinfo_col(w->t, w->cols[j]);
             if (col->kind == 'p' || col->kind == 'c') continue;
             if ((col->kind == 's') != it->is_static && w->t->nck) continue;
-            rc = assign(w, it->item, col, w->kinds[j], w->values[j], w->ekeys ? w->ekeys[j] : NULL);
+            if (w->kinds[j] == CQL_SET_FIELD)
+                rc = set_field(w, it->item, col, w->efields[j], w->values[j]);
+            else
+                rc = assign(w, it->item, col, w->kinds[j], w->values[j],
+                            w->ekeys ? w->ekeys[j] : NULL);
         }
     }
     return rc;
 }
 
+/* INSERT JSON: the map's values turned into the values of made-up bind markers, one per
+ * column named (and, with DEFAULT NULL, a null for every other column). */
+static int json_columns(wctx *w, const cql_insert *in, cql_insert *out)
+{
+    cql_call *c = w->r->call;
+    buf text;
+    buf_init(&text, 0);
+    if (in->json->kind == CQL_E_STRING) {
+        buf_puts(&text, in->json->text);
+    } else {
+        int rc = cql_term(w->r, cqltype_native(CQL_TYPE_VARCHAR), "[json]", in->json, &text);
+        if (rc != CQLVAL_OK) {
+            buf_free(&text);
+            return rc == CQLVAL_ERROR
+                       ? -1
+                       : cql_fail(c, CQL_ERR_INVALID, "Got null for INSERT JSON values");
+        }
+    }
+    json_error_t jerr;
+    json_t *map = json_loadb(text.data ? text.data : "", text.len, JSON_DECODE_ANY, &jerr);
+    buf_free(&text);
+    if (!json_is_object(map)) {
+        json_decref(map);
+        return cql_fail(c, CQL_ERR_INVALID, "Could not decode JSON string as a map: %s",
+                        jerr.text[0] ? jerr.text : "not an object");
+    }
+    size_t n = w->t->ncols;
+    w->jbytes = calloc(n + 1, sizeof *w->jbytes);
+    w->jexprs = calloc(n + 1, sizeof *w->jexprs);
+    w->jcols = calloc(n + 1, sizeof *w->jcols);
+    w->jvalues.values = calloc(n + 1, sizeof *w->jvalues.values);
+    if (!w->jbytes || !w->jexprs || !w->jcols || !w->jvalues.values) {
+        json_decref(map);
+        return cql_fail(c, CQL_ERR_SERVER, "out of memory");
+    }
+    int rc = 0;
+    const char *key;
+    json_t *v;
+    json_object_foreach(map, key, v)
+    {
+        char name[CQL_NAME_MAX];
+        size_t kl = strlen(key);
+        if (kl >= 2 && key[0] == '"' && key[kl - 1] == '"') {
+            snprintf(name, sizeof name, "%.*s", (int)(kl - 2), key + 1);
+        } else {
+            snprintf(name, sizeof name, "%s", key);
+            for (char *p = name; *p; p++)
+                if (*p >= 'A' && *p <= 'Z') *p = (char)(*p - 'A' + 'a');
+        }
+        const cql_tcol *col = cql_tinfo_col(w->t, name);
+        if (col == NULL) {
+            rc = cql_fail(c, CQL_ERR_INVALID, "JSON values map contains unrecognized column: %s",
+                          name);
+            break;
+        }
+        size_t i = w->nj;
+        buf_init(&w->jbytes[i], 0);
+        cql_parse_error perr;
+        memset(&perr, 0, sizeof perr);
+        int got = cqlval_from_json(col->type, col->name, v, &w->jbytes[i], &perr);
+        if (got == CQLVAL_ERROR) {
+            buf_free(&w->jbytes[i]);
+            rc = cql_fail(c, CQL_ERR_INVALID, "%s", perr.msg);
+            break;
+        }
+        w->jcols[i] = col->name;
+        w->nj++;
+        w->jvalues.values[i].p = (const uint8_t *)w->jbytes[i].data;
+        w->jvalues.values[i].len = got == CQLVAL_OK ? (int32_t)w->jbytes[i].len : CQL_NULL;
+    }
+    json_decref(map);
+    if (rc) return -1;
+    /* the columns the map leaves out: null (DEFAULT NULL), or untouched (DEFAULT UNSET) */
+    if (!in->default_unset) {
+        for (size_t i = 0; i < n; i++) {
+            const cql_tcol *col = &w->t->cols[i];
+            int named = 0;
+            for (size_t j = 0; j < w->nj; j++)
+                named |= strcmp(w->jcols[j], col->name) == 0;
+            if (named || col->kind == 'p' || col->kind == 'c') continue;
+            buf_init(&w->jbytes[w->nj], 0);
+            w->jcols[w->nj] = col->name;
+            w->jvalues.values[w->nj].len = CQL_NULL;
+            w->nj++;
+        }
+    }
+    cql_expr **exprs = calloc(w->nj + 1, sizeof *exprs);
+    if (exprs == NULL) return cql_fail(c, CQL_ERR_SERVER, "out of memory");
+    for (size_t i = 0; i < w->nj; i++) {
+        w->jexprs[i].kind = CQL_E_BIND;
+        w->jexprs[i].bind = (int)i;
+        exprs[i] = &w->jexprs[i];
+    }
+    w->jvalues.n = (uint16_t)w->nj;
+    w->jrun = *w->r;
+    w->jrun.values = &w->jvalues;
+    w->r = &w->jrun;
+    *out = *in;
+    out->json = NULL;
+    out->columns = w->jcols;
+    out->ncolumns = w->nj;
+    out->values = exprs;
+    out->nvalues = w->nj;
+    return 0;
+}
+
+static int plan_insert_columns(wctx *w, const cql_insert *in);
+
 static int plan_insert(wctx *w)
 {
     const cql_insert *in = &w->s->u.insert;
+    if (in->json) {
+        cql_insert plain;
+        if (json_columns(w, in, &plain) != 0) return -1;
+        int rc = plan_insert_columns(w, &plain);
+        free(plain.values);
+        return rc;
+    }
+    return plan_insert_columns(w, in);
+}
+
+static int plan_insert_columns(wctx *w, const cql_insert *in)
+{
     cql_call *c = w->r->call;
-    if (in->json) return cql_fail(c, CQL_ERR_INVALID, "INSERT JSON is not answered yet");
     if (w->t->counter)
         return cql_fail(c, CQL_ERR_INVALID,
                         "INSERT statements are not allowed on counter tables, use UPDATE instead");
@@ -1076,18 +1270,15 @@ static int plan_update(wctx *w)
     w->kinds = calloc(n + 1, sizeof *w->kinds);
     w->values = calloc(n + 1, sizeof *w->values);
     w->ekeys = calloc(n + 1, sizeof *w->ekeys);
-    if (!w->cols || !w->kinds || !w->values || !w->ekeys)
+    w->efields = calloc(n + 1, sizeof *w->efields);
+    if (!w->cols || !w->kinds || !w->values || !w->ekeys || !w->efields)
         return cql_fail(c, CQL_ERR_SERVER, "out of memory");
     for (size_t i = 0; i < n; i++) {
         w->cols[i] = up->set[i].column;
         w->kinds[i] = up->set[i].kind;
         w->values[i] = up->set[i].value;
         w->ekeys[i] = up->set[i].key;
-        if (up->set[i].kind == CQL_SET_FIELD)
-            return cql_fail(c, CQL_ERR_INVALID,
-                            "Setting a field of a user-defined type (%s.%s) is not answered "
-                            "yet; set the whole value",
-                            up->set[i].column, up->set[i].field);
+        w->efields[i] = up->set[i].field;
     }
     return plan_assign(w);
 }
@@ -1271,7 +1462,9 @@ static int apply_delete(wctx *w)
         for (size_t j = 0; rc == 0 && j < del->ncols; j++) {
             const cql_tcol *col = cql_tinfo_col(w->t, del->cols[j].column);
             if ((col->kind == 's') != it->is_static && w->t->nck) continue;
-            if (del->cols[j].key)
+            if (del->cols[j].field)
+                rc = set_field(w, it->item, col, del->cols[j].field, NULL);
+            else if (del->cols[j].key)
                 rc = assign(w, it->item, col, CQL_SET_ELEMENT, NULL, del->cols[j].key);
             else if (cql_cell_write(it->item, col, NULL, -1, w->ts, 0) < 0)
                 rc = cql_fail(c, CQL_ERR_SERVER, "out of memory");
@@ -1298,6 +1491,7 @@ static int stmt_plan(wctx *w, cql_run *r, const cql_stmt *s, cql_tinfo *t, wset 
     if (cql_tinfo_load(c, ks, s->name.name, t) != 0) return -1;
     if (t->system)
         return cql_fail(c, CQL_ERR_UNAUTHORIZED, "%s keyspace is not user-modifiable.", ks);
+    if (t->view) return cql_fail(c, CQL_ERR_INVALID, "Cannot directly modify a materialized view");
     w->et = cql_engine_table(c, t);
     if (w->et == NULL) return -1;
     switch (s->kind) {

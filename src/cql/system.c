@@ -458,7 +458,23 @@ static int column_rows(cql_rows *rs, const char *ks, const char *name, json_t *t
 static int fill_columns(cql_run *r, const vtab *v, cql_rows *rs)
 {
     (void)v;
-    return each_table(r, rs, column_rows);
+    if (each_table(r, rs, column_rows) != 0) return -1;
+    /* a view's columns are listed under its name */
+    cql_state *st = cql_state_of(r->call);
+    if (st == NULL) return -1;
+    int rc = 0;
+    pthread_mutex_lock(&st->lock);
+    const char *ksname, *vname;
+    json_t *ks, *view;
+    json_object_foreach(json_object_get(st->schema->doc, "keyspaces"), ksname, ks)
+    {
+        json_object_foreach(json_object_get(ks, "views"), vname, view)
+        {
+            if (rc == 0) rc = column_rows(rs, ksname, vname, view);
+        }
+    }
+    pthread_mutex_unlock(&st->lock);
+    return rc ? cql_fail(r->call, CQL_ERR_SERVER, "out of memory") : 0;
 }
 
 static const vcol dropped_cols[] = {
@@ -543,6 +559,31 @@ static const vcol indexes_cols[] = {
     {"keyspace_name", &t_text}, {"table_name", &t_text},  {"index_name", &t_text},
     {"kind", &t_text},          {"options", &t_map_text},
 };
+static int index_rows(cql_rows *rs, const char *ks, const char *name, json_t *t)
+{
+    const char *iname;
+    json_t *iv;
+    int rc = 0;
+    json_object_foreach(json_object_get(t, "indexes"), iname, iv)
+    {
+        json_t *opts = json_pack("{s:O}", "target", json_object_get(iv, "target"));
+        rc |= put_text(rs, ks);
+        rc |= put_text(rs, name);
+        rc |= put_text(rs, iname);
+        rc |= put_text(rs, json_string_value(json_object_get(iv, "kind")));
+        rc |= put_text_map(rs, opts);
+        json_decref(opts);
+        rs->nrows++;
+    }
+    return rc;
+}
+
+static int fill_indexes(cql_run *r, const vtab *v, cql_rows *rs)
+{
+    (void)v;
+    return each_table(r, rs, index_rows);
+}
+
 static const vcol views_cols[] = {
     {"keyspace_name", &t_text},
     {"view_name", &t_text},
@@ -569,6 +610,49 @@ static const vcol views_cols[] = {
     {"speculative_retry", &t_text},
     {"where_clause", &t_text},
 };
+static int fill_views(cql_run *r, const vtab *v, cql_rows *rs)
+{
+    cql_state *st = cql_state_of(r->call);
+    if (st == NULL) return -1;
+    int rc = 0;
+    pthread_mutex_lock(&st->lock);
+    const char *ksname, *vname;
+    json_t *ks, *view;
+    json_object_foreach(json_object_get(st->schema->doc, "keyspaces"), ksname, ks)
+    {
+        json_object_foreach(json_object_get(ks, "views"), vname, view)
+        {
+            json_t *opts = json_object_get(view, "options");
+            for (size_t i = 0; i < v->ncols; i++) {
+                const char *cn = v->cols[i].name;
+                if (strcmp(cn, "keyspace_name") == 0)
+                    rc |= put_text(rs, ksname);
+                else if (strcmp(cn, "view_name") == 0)
+                    rc |= put_text(rs, vname);
+                else if (strcmp(cn, "base_table_id") == 0)
+                    rc |= put_uuid(rs, json_string_value(json_object_get(view, "base_id")));
+                else if (strcmp(cn, "base_table_name") == 0)
+                    rc |= put_text(rs, json_string_value(json_object_get(view, "base")));
+                else if (strcmp(cn, "id") == 0)
+                    rc |= put_uuid(rs, json_string_value(json_object_get(view, "id")));
+                else if (strcmp(cn, "include_all_columns") == 0)
+                    rc |= put_bool(rs, json_is_true(json_object_get(view, "include_all")));
+                else if (strcmp(cn, "where_clause") == 0)
+                    rc |= put_text(rs, json_string_value(json_object_get(view, "where")));
+                else if (strcmp(cn, "extensions") == 0) {
+                    json_t *none = json_object();
+                    rc |= put_text_map(rs, none);
+                    json_decref(none);
+                } else
+                    rc |= put_option(rs, &v->cols[i], json_object_get(opts, cn));
+            }
+            rs->nrows++;
+        }
+    }
+    pthread_mutex_unlock(&st->lock);
+    return rc ? cql_fail(r->call, CQL_ERR_SERVER, "out of memory") : 0;
+}
+
 static const vcol triggers_cols[] = {
     {"keyspace_name", &t_text},
     {"table_name", &t_text},
@@ -601,8 +685,8 @@ static const vtab vtabs[] = {
     VTAB("system_schema", "types", types_cols, fill_types),
     VTAB("system_schema", "functions", functions_cols, fill_none),
     VTAB("system_schema", "aggregates", aggregates_cols, fill_none),
-    VTAB("system_schema", "indexes", indexes_cols, fill_none),
-    VTAB("system_schema", "views", views_cols, fill_none),
+    VTAB("system_schema", "indexes", indexes_cols, fill_indexes),
+    VTAB("system_schema", "views", views_cols, fill_views),
     VTAB("system_schema", "triggers", triggers_cols, fill_none),
     VTAB("system_virtual_schema", "keyspaces", vkeyspaces_cols, fill_none),
     VTAB("system_virtual_schema", "tables", vtables_cols, fill_none),
@@ -880,6 +964,7 @@ int cql_system_tinfo(const char *ks, const char *name, cql_tinfo *t)
             t->cols[k].wire = v->cols[k].type;
             t->cols[k].kind = k == 0 ? 'p' : 'r';
             t->cols[k].pos = k == 0 ? 0 : -1;
+            t->cols[k].dropped_at = INT64_MIN;
         }
         t->npk = 1;
         return 1;

@@ -407,6 +407,23 @@ int cqltype_check_primary_key(const cql_ctype *t, const char *column, cql_parse_
     return 0;
 }
 
+int cqltype_check_udt_fields(const char *type_name, const char *const *names,
+                             const cql_type_expr *const *types, size_t n, cql_parse_error *err)
+{
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < i; k++)
+            if (strcmp(names[i], names[k]) == 0)
+                return fail(err, CQL_ERR_INVALID, "Duplicate field name %s in type %s", names[i],
+                            type_name);
+    for (size_t i = 0; i < n; i++)
+        if (is_native(types[i], "counter"))
+            return fail(err, CQL_ERR_INVALID, "A user type cannot contain counters");
+    for (size_t i = 0; i < n; i++)
+        if (types[i]->kind == CQL_TE_UDT)
+            return fail(err, CQL_ERR_INVALID, "A user type cannot contain non-frozen UDTs");
+    return 0;
+}
+
 /* ---- names ---- */
 
 /* A name as Cassandra's ColumnIdentifier.maybeQuote writes it. */

@@ -99,4 +99,10 @@ int cqltype_uses_udt(const cql_ctype *t, const char *ks, const char *name);
  * column 'k'". 0, or -1 with err (CQL_ERR_INVALID). */
 int cqltype_check_primary_key(const cql_ctype *t, const char *column, cql_parse_error *err);
 
+/* Checks the fields of CREATE TYPE (names[i] of type types[i], as written) as Cassandra
+ * does before resolving them: "Duplicate field name x in type t", "A user type cannot
+ * contain counters", "A user type cannot contain non-frozen UDTs". 0, or -1 with err. */
+int cqltype_check_udt_fields(const char *type_name, const char *const *names,
+                             const cql_type_expr *const *types, size_t n, cql_parse_error *err);
+
 #endif

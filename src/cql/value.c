@@ -43,11 +43,11 @@ static int fail_server(cql_parse_error *err, const char *what)
     return CQLVAL_ERROR;
 }
 
-/* The type's name for messages, in a small rotating set of static buffers. */
+/* The type's name for messages, in a small rotating set of per-thread buffers. */
 static const char *tname(const cql_ctype *t)
 {
-    static char names[4][512];
-    static int next;
+    static _Thread_local char names[4][512]; /* messages are made on many threads */
+    static _Thread_local int next;
     char *s = names[next++ % 4];
     buf b;
     buf_init(&b, 4096);
@@ -1987,7 +1987,7 @@ static const char *json_kind(const json_t *j)
 /* The JSON text of j, for messages (static buffer). */
 static const char *json_text(const json_t *j)
 {
-    static char s[256];
+    static _Thread_local char s[256];
     char *d = json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY);
     snprintf(s, sizeof s, "%s", d ? d : "?");
     free(d);

@@ -235,6 +235,17 @@ static void test_timestamps(void)
     tresult_free(&r);
     fails("INSERT INTO kv (k, v) VALUES (4, 'x') USING TTL -1", CQL_ERR_INVALID,
           "A TTL must be greater or equal to 0, but was -1");
+    /* a column dropped and added again does not bring its old cells back */
+    ok("INSERT INTO kv (k, w) VALUES (5, 'before')");
+    ok("ALTER TABLE kv DROP w");
+    ok("ALTER TABLE kv ADD w text");
+    CHECK_THAT(tquery(db, "ks", "SELECT w FROM kv WHERE k = 5", NULL, &r) == QR_OK);
+    CHECK(r.nrows == 0 || tval(&r, 0, "w").len < 0, "the old cell stays dropped");
+    tresult_free(&r);
+    ok("UPDATE kv SET w = 'after' WHERE k = 5");
+    CHECK_THAT(tquery(db, "ks", "SELECT w FROM kv WHERE k = 5", NULL, &r) == QR_OK);
+    CHECK_STR(ttext(&r, 0, "w", t, sizeof t), "after");
+    tresult_free(&r);
 }
 
 static void test_counters_collections(void)

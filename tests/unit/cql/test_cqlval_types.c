@@ -260,6 +260,36 @@ static void test_parse_errors(void)
     cql_arena_free(&a);
 }
 
+static void test_udt_fields(void)
+{
+    static const struct {
+        const char *stmt, *msg; /* msg NULL: accepted */
+    } cases[] = {
+        {"CREATE TYPE t (a int, b set<text>, c frozen<address>)", NULL},
+        {"CREATE TYPE t (a int, a text)", "Duplicate field name a in type t"},
+        {"CREATE TYPE t (a int, n counter)", "A user type cannot contain counters"},
+        {"CREATE TYPE t (a address)", "A user type cannot contain non-frozen UDTs"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cql_parsed p;
+        cql_parse_error err = {0};
+        CHECK(cql_parse(cases[i].stmt, strlen(cases[i].stmt), &p, &err) == 0, "parse %s: %s",
+              cases[i].stmt, err.msg);
+        if (!p.nstmts) continue;
+        const cql_create_type *ct = &p.stmts[0]->u.create_type;
+        int rc =
+            cqltype_check_udt_fields(p.stmts[0]->name.name, ct->fields,
+                                     (const cql_type_expr *const *)ct->types, ct->nfields, &err);
+        if (cases[i].msg) {
+            CHECK(rc == -1, "%s should be refused", cases[i].stmt);
+            CHECK_STR(err.msg, cases[i].msg);
+        } else {
+            CHECK(rc == 0, "%s: %s", cases[i].stmt, err.msg);
+        }
+        cql_parsed_free(&p);
+    }
+}
+
 int main(void)
 {
     cql_arena_init(&defs, 0);
@@ -273,6 +303,7 @@ int main(void)
     test_tree();
     test_checks();
     test_parse_errors();
+    test_udt_fields();
     cql_arena_free(&defs);
     return check_report("test_cqlval_types");
 }
