@@ -46,8 +46,8 @@ class Envelope:
 
 
 class Raw:
-    def __init__(self, port, version=4, timeout=10):
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    def __init__(self, port, version=4, timeout=10, host="127.0.0.1"):
+        self.sock = socket.create_connection((host, port), timeout=timeout)
         self.version = version
         self.lz4 = False
         self.framed = False

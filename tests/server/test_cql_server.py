@@ -473,6 +473,20 @@ def test_sigterm_closes_idle_connections_and_exits_cleanly(start):
         socket.create_connection(("127.0.0.1", cql_port(srv)), timeout=2).recv(1)
 
 
+def test_an_ipv6_loopback_listener(start):
+    if not socket.has_ipv6:
+        pytest.skip("no IPv6")
+    srv = start("--cql", "[::1]:0")
+    port = cql_port(srv)
+    assert "cqlsh ::1 %d" % port in srv.banner
+    c = Raw(port, 5, host="::1")
+    c.send(OptionsMessage(), 1)
+    env, msg = c.recv()
+    assert env.stream == 1 and isinstance(msg, SupportedMessage)
+    c.startup("lz4")
+    assert isinstance(query(c, LOCAL, 2)[1], ResultMessage)
+
+
 def test_the_banner_says_how_to_connect(start, roles):
     srv = start("--cql", "127.0.0.1:0")
     assert "cqlsh 127.0.0.1 %d" % cql_port(srv) in srv.banner
