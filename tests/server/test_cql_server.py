@@ -473,6 +473,29 @@ def test_sigterm_closes_idle_connections_and_exits_cleanly(start):
         socket.create_connection(("127.0.0.1", cql_port(srv)), timeout=2).recv(1)
 
 
+def test_sigterm_answers_what_was_read_then_closes(start):
+    """Requests already read when the drain begins are run and answered; then the connection
+    closes and the server exits 0."""
+    srv = start("--cql", "127.0.0.1:0")
+    c = ready(cql_port(srv), 4)
+    query(c, "CREATE KEYSPACE d WITH replication = {'class': 'SimpleStrategy', "
+             "'replication_factor': 1}")
+    query(c, "CREATE TABLE d.t (k int PRIMARY KEY, v int)", 2)
+    batch = BatchMessage(BatchType.UNLOGGED, [(False, "INSERT INTO d.t (k, v) VALUES (1, 2)",
+                                               [])], ConsistencyLevel.ONE)
+    c.send_bytes(b"".join(c.encode(batch, s) for s in range(500)))
+    srv.proc.send_signal(15)
+    seen = set()
+    with pytest.raises(EOFError):
+        while True:
+            env, msg = c.recv()
+            assert isinstance(msg, ResultMessage), msg
+            assert env.stream not in seen
+            seen.add(env.stream)
+    assert seen <= set(range(500))
+    assert srv.proc.wait(timeout=30) == 0
+
+
 def test_an_ipv6_loopback_listener(start):
     if not socket.has_ipv6:
         pytest.skip("no IPv6")
