@@ -702,6 +702,64 @@ static int drop_table(cql_run *r, const cql_stmt *s, cql_state *st)
     return rc ? rc : cql_schema_changed(c, "DROPPED", "TABLE", ks, s->name.name);
 }
 
+/* Deletes every item of ks.name, a hundred to a transaction, so its secondary indexes and
+ * views follow as they follow any delete. */
+static int delete_all(cql_call *c, const char *ks, const char *name)
+{
+    char full[2 * CQL_NAME_MAX + 2];
+    snprintf(full, sizeof full, "%s.%s", ks, name);
+    table *t = catalog_get(c->db, full);
+    if (t == NULL) return cql_fail(c, CQL_ERR_SERVER, "the rows of %s cannot be found", name);
+    qr_err err;
+    err_init(&err);
+    buf lower, upper;
+    buf_init(&lower, 0);
+    buf_init(&upper, 0);
+    key_table_prefix(&lower, t, 0);
+    buf_append(&upper, lower.data, lower.len);
+    buf_prefix_successor(&upper);
+    enum { CHUNK = 100 };
+    buf keys[CHUNK];
+    table *tables[CHUNK];
+    for (size_t i = 0; i < CHUNK; i++) {
+        buf_init(&keys[i], 0);
+        tables[i] = t;
+    }
+    int rc = 0;
+    for (;;) {
+        size_t n = 0;
+        range_cursor *cur = cursor_open(c->db, t, NULL, &lower, &upper, 1, 1, NULL);
+        const char *json;
+        size_t len, size;
+        int got;
+        while (n < CHUNK && (got = cursor_next(cur, &json, &len, &size, &err)) == 1) {
+            json_t *item = json_loadb(json, len, 0, NULL);
+            buf_reset(&keys[n]);
+            if (item && key_item(&keys[n], t, item, &err) == 0) n++;
+            json_decref(item);
+        }
+        cursor_close(cur);
+        if (n == 0) break;
+        item_txn *x = NULL;
+        rc = txn_begin(c->db, n == 1 ? TXN_ITEM : TXN_BATCH, n, tables, keys, &x, &err);
+        for (size_t i = 0; rc == 0 && i < n; i++)
+            rc = txn_delete(x, i, &err);
+        if (rc == 0) rc = txn_commit(x, &err);
+        txn_end(x);
+        if (rc) break;
+        buf_reset(&lower);
+        buf_append(&lower, keys[n - 1].data, keys[n - 1].len);
+        buf_putc(&lower, 0);
+    }
+    for (size_t i = 0; i < CHUNK; i++)
+        buf_free(&keys[i]);
+    buf_free(&lower);
+    buf_free(&upper);
+    catalog_release_after_writes(t);
+    if (rc) return cql_fail(c, CQL_ERR_TRUNCATE, "TRUNCATE of %s failed: %s", name, err.msg);
+    return 0;
+}
+
 static int truncate_table(cql_run *r, const cql_stmt *s, cql_state *st)
 {
     cql_call *c = r->call;
@@ -709,6 +767,18 @@ static int truncate_table(cql_run *r, const cql_stmt *s, cql_state *st)
     int voided;
     json_t *t = table_for(c, st, s, &ks, &voided, 1);
     if (t == NULL) return voided ? 0 : -1;
+    int indexed = json_object_size(json_object_get(t, "indexes")) > 0;
+    const char *vname;
+    json_t *v;
+    json_object_foreach(json_object_get(cql_schema_keyspace(st->schema, ks), "views"), vname, v)
+    {
+        indexed |= strcmp(json_string_value(json_object_get(v, "base")), s->name.name) == 0;
+    }
+    if (indexed) {
+        /* the engine table keeps its global indexes: its rows are deleted */
+        if (delete_all(c, ks, s->name.name) != 0) return -1;
+        return answer_void(c);
+    }
     int clustered = 0;
     size_t i;
     json_t *col;
@@ -1424,8 +1494,8 @@ static int create_view(cql_run *r, const cql_stmt *s, cql_state *st)
     qr_err err;
     err_init(&err);
     int rc = op_run(c->db, op_update_table, req, &answer, &err);
-    json_decref(req);
     json_decref(answer);
+    json_decref(req);
     if (rc != 0) {
         json_decref(cols);
         json_decref(opts);

@@ -8,6 +8,7 @@
 
 #include <jansson.h>
 #include <pthread.h>
+#include <string.h>
 
 #include "cql/ast.h"
 #include "cql/exec.h"
@@ -253,6 +254,12 @@ int cql_exec_write(cql_run *r, const cql_stmt *s);
 int cql_exec_write_batch(cql_run *const *runs, const cql_stmt *const *stmts, size_t n,
                          int counter_batch, int logged);
 int cql_exec_select(cql_run *r, const cql_stmt *s, const cql_tinfo *t);
+
+/* 1 when two byte strings are equal (either may be empty, with no bytes allocated). */
+static inline int cql_same_bytes(const void *a, size_t alen, const void *b, size_t blen)
+{
+    return alen == blen && (alen == 0 || memcmp(a, b, alen) == 0);
+}
 
 /* ---- the executor's parts ---- */
 /* SELECT of a system table (system.local, peers, system_schema.*): 1 when ks.table is

@@ -611,8 +611,7 @@ static int group_add(qctx *q, json_t *item)
         buf_append(&key, q->vals[ci].data, q->vals[ci].len);
     }
     int rc = 0;
-    if (q->in_group &&
-        (key.len != q->group_key.len || memcmp(key.data, q->group_key.data, key.len) != 0))
+    if (q->in_group && !cql_same_bytes(key.data, key.len, q->group_key.data, q->group_key.len))
         rc = group_flush(q);
     if (rc == 0 && !q->in_group) {
         if (q->limit >= 0 && q->groups >= q->limit) {
@@ -842,7 +841,7 @@ static int read_range(qctx *q, const buf *lower, const buf *upper, int forward, 
         }
         if (scan) {
             size_t pl = key_partition_len(q->et, key.data, key.len);
-            if (part.len != pl || memcmp(part.data, key.data, pl) != 0) {
+            if (!cql_same_bytes(part.data, part.len, key.data, pl)) {
                 if (part.len) {
                     rc = static_only(q);
                     if (rc) {
@@ -929,8 +928,7 @@ static int read_index(qctx *q)
         }
         json_decref(entry);
         if (skipping) {
-            if (key.len == skip_to.len && memcmp(key.data, skip_to.data, key.len) == 0)
-                skipping = 0;
+            if (cql_same_bytes(key.data, key.len, skip_to.data, skip_to.len)) skipping = 0;
             continue;
         }
         json_t *item = NULL;
@@ -943,7 +941,7 @@ static int read_index(qctx *q)
         buf pk;
         buf_init(&pk, 0);
         cql_unb64(json_object_get(item, CQL_PK_ATTR), &pk);
-        if (pk.len != q->cur_pk.len || memcmp(pk.data, q->cur_pk.data, pk.len) != 0) {
+        if (!cql_same_bytes(pk.data, pk.len, q->cur_pk.data, q->cur_pk.len)) {
             new_partition(q);
             q->static_used = 1;
             rc = load_static(q, &pk);
@@ -993,8 +991,7 @@ static int view_range(vparts *v, const buf *lower, const buf *upper)
             break;
         }
         if (v->skipping) {
-            if (key.len == v->skip.len && memcmp(key.data, v->skip.data, key.len) == 0)
-                v->skipping = 0;
+            if (cql_same_bytes(key.data, key.len, v->skip.data, v->skip.len)) v->skipping = 0;
             json_decref(item);
             continue;
         }
@@ -1104,7 +1101,7 @@ static int add_part(void *arg, const buf *const *vals)
         return cql_fail(q->r->call, CQL_ERR_INVALID, "The partition key is too large");
     }
     for (size_t i = 0; i < l->n; i++)
-        if (l->pk[i].len == pk.len && memcmp(l->pk[i].data, pk.data, pk.len) == 0) {
+        if (cql_same_bytes(l->pk[i].data, l->pk[i].len, pk.data, pk.len)) {
             buf_free(&pk);
             return 0;
         }

@@ -134,8 +134,8 @@ static witem *target(wctx *w, const buf *pk, const buf *ck, int is_static, const
             buf_append(&ckb, ck->data, ck->len);
     }
     for (size_t i = 0; i < set->n; i++)
-        if (set->items[i].et == w->et && set->items[i].pk.len == pk->len &&
-            memcmp(set->items[i].pk.data, pk->data, pk->len) == 0 &&
+        if (set->items[i].et == w->et &&
+            cql_same_bytes(set->items[i].pk.data, set->items[i].pk.len, pk->data, pk->len) &&
             set->items[i].ck.len == ckb.len &&
             (ckb.len == 0 || memcmp(set->items[i].ck.data, ckb.data, ckb.len) == 0)) {
             buf_free(&ckb);
@@ -1586,9 +1586,8 @@ int cql_exec_write_batch(cql_run *const *runs, const cql_stmt *const *stmts, siz
     /* conditions: one partition of one table, as Cassandra requires */
     for (size_t i = 1; rc == 0 && conds && i < n; i++)
         if (ws[i].et != ws[0].et || ws[i].nidx == 0 || ws[0].nidx == 0 ||
-            W_ITEM(&ws[i], 0)->pk.len != W_ITEM(&ws[0], 0)->pk.len ||
-            memcmp(W_ITEM(&ws[i], 0)->pk.data, W_ITEM(&ws[0], 0)->pk.data,
-                   W_ITEM(&ws[0], 0)->pk.len) != 0)
+            !cql_same_bytes(W_ITEM(&ws[i], 0)->pk.data, W_ITEM(&ws[i], 0)->pk.len,
+                            W_ITEM(&ws[0], 0)->pk.data, W_ITEM(&ws[0], 0)->pk.len))
             rc = cql_fail(c, CQL_ERR_INVALID,
                           "Batch with conditions cannot span multiple tables or partitions");
     item_txn *x = NULL;

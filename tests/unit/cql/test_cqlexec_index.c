@@ -137,6 +137,13 @@ int main(void)
     CHECK_THAT(tquery(db, "ks", "SELECT id FROM users WHERE age = 22", NULL, &r) == QR_ERR);
     CHECK(r.err_code == CQL_ERR_INVALID, "dropped: filtering again");
     tresult_free(&r);
+    /* TRUNCATE keeps the index */
+    ok("TRUNCATE users");
+    ok("INSERT INTO users (id, at, email) VALUES (1, 1, 'after@x')");
+    CHECK_THAT(qr_wait_indexes(db, 10000) == QR_OK);
+    CHECK(count("SELECT id FROM users WHERE email = 'after@x'") == 1, "the index after TRUNCATE");
+    CHECK(count("SELECT id FROM users WHERE email = 'a@x'") == 0, "emptied");
+
     char *report = NULL;
     CHECK(qr_verify(db, "ks.users", &report) == QR_OK, "quarry verify: %s", report ? report : "");
     free(report);

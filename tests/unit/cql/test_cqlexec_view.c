@@ -152,6 +152,14 @@ int main(void)
     fails("DROP TABLE users",
           "Cannot drop table when materialized views still depend on it (ks.{by_email})");
 
+    /* TRUNCATE empties the base and its views, which stay */
+    ok("TRUNCATE users");
+    ok("INSERT INTO users (id, email, age) VALUES (70, 'n@x', 30)");
+    CHECK_THAT(qr_wait_indexes(db, 10000) == QR_OK);
+    query("SELECT id FROM by_email", &r);
+    CHECK(r.nrows == 1 && int_at(&r, 0, "id") == 70, "after TRUNCATE: %u rows", r.nrows);
+    tresult_free(&r);
+
     ok("DROP MATERIALIZED VIEW by_email");
     ok("DROP MATERIALIZED VIEW by_age");
     fails("SELECT * FROM by_age", "table by_age does not exist");
