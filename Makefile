@@ -1,7 +1,8 @@
 # quarry's one build file: the library, the CLI, unit tests, end-to-end tests and benchmarks.
 #
 #   make            build build/quarry and build/libquarry.a
-#   make run        install missing packages, build, serve on 127.0.0.1:8000 with data in ./data
+#   make run        install missing packages, build, serve on 127.0.0.1:8000 (DynamoDB) and
+#                   127.0.0.1:9042 (CQL) with data in ./data
 #   make test       install missing packages, build, run every test
 #   make asan       the same build with AddressSanitizer and UBSan, in build-asan/
 #   make SANITIZE=thread all unit e2e   the same with ThreadSanitizer, in build-tsan/
@@ -68,7 +69,7 @@ endif
 # Debian packages the build, the tests and the benchmarks need.
 DEB_PKGS := gcc make pkg-config librocksdb-dev libh2o-evloop-dev libjansson-dev libyajl-dev libssl-dev \
             libxxhash-dev libyaml-dev libcurl4-openssl-dev zlib1g-dev liblz4-dev libzstd-dev libjemalloc-dev clang-format python3 python3-pytest python3-boto3 python3-prometheus-client python3-cassandra python3-lz4 zstd awscli \
-            wrk nginx-light golang-go golang-github-aws-aws-sdk-go-v2-dev golang-github-aws-aws-sdk-go-dev \
+            wrk nginx-light golang-go golang-github-aws-aws-sdk-go-v2-dev golang-github-aws-aws-sdk-go-dev golang-github-gocql-gocql-dev \
             chromium
 
 .PHONY: all deps run test unit e2e asan bench clean format tree-check install
@@ -116,7 +117,7 @@ $(BUILD)/bench/%: bench/%.c $(BUILD)/libquarry.a
 run: deps
 	$(MAKE) all
 	mkdir -p data
-	$(BUILD)/quarry serve --listen 127.0.0.1:8000 --data ./data
+	$(BUILD)/quarry serve --listen 127.0.0.1:8000 --cql 127.0.0.1:9042 --data ./data
 
 unit: $(TEST_BIN)
 	@fail=0; for t in $(TEST_BIN); do \

@@ -207,6 +207,34 @@ const char *const *qr_stream_operations(void);
  * a disk sync; 0 for the operations that only read. Unknown names count as writes. */
 int qr_operation_writes(const char *name);
 
+/* ---- CQL: Cassandra's native protocol, run on the same database ---- */
+typedef struct qr_cql_request {
+    unsigned char version; /* the envelope's protocol version: 3, 4 or 5 */
+    unsigned char opcode;  /* QUERY 0x07, PREPARE 0x09, EXECUTE 0x0A or BATCH 0x0D */
+    const void *body;      /* the message body, decompressed; len bytes */
+    size_t len;
+    const char *keyspace; /* the connection's keyspace (set by USE), or NULL */
+    const char *user;     /* the authenticated role, or NULL when authentication is off */
+} qr_cql_request;
+
+typedef struct qr_cql_response {
+    unsigned char opcode; /* RESULT 0x08 or ERROR 0x00 */
+    unsigned char *body;  /* the response body (owned) */
+    size_t len;
+    char keyspace[64];    /* after a USE that succeeded: the connection's keyspace now; else "" */
+    unsigned char *event; /* after a schema change: the SCHEMA_CHANGE EVENT body for the
+                             connections REGISTERed for it (owned), or NULL */
+    size_t event_len;
+} qr_cql_response;
+
+/* Runs one request. Always fills *resp (an ERROR body with the spec's code and
+ * Cassandra's message on failure). Returns QR_OK, or QR_ERR when resp is an ERROR. */
+int qr_cql_call(qr_db *db, const qr_cql_request *req, qr_cql_response *resp);
+void qr_cql_response_free(qr_cql_response *resp);
+/* 1 when the request may write (the server runs it on a worker when writes wait for a
+ * sync), 0 when it only reads. Cheap: no parse beyond what is needed. */
+int qr_cql_writes(qr_db *db, const qr_cql_request *req);
+
 #ifdef __cplusplus
 }
 #endif

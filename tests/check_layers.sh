@@ -20,8 +20,8 @@ allowed() {
     ops) echo "util/ model/ expr/ capacity/ engine/ watch/ ops/ quarry.h" ;;
     partiql) echo "util/ model/ expr/ engine/ ops/ partiql/ quarry.h" ;;
     cqlwire) echo "util/ cqlwire/" ;;
-    cql) echo "util/ model/ cqlwire/ cql/" ;;
-    api) echo "util/ model/ watch/ ops/ partiql/ api/ quarry.h" ;;
+    cql) echo "util/ model/ expr/ engine/ watch/ ops/ cqlwire/ cql/ quarry.h" ;;
+    api) echo "util/ model/ watch/ ops/ partiql/ cqlwire/ cql/ api/ quarry.h" ;;
     server) echo "util/ cqlwire/ server/ quarry.h" ;;
     checker) echo "util/ checker/ cql/ast.h quarry.h" ;;
     cli) echo "util/ server/ checker/ cli/ quarry.h" ;;

@@ -17,6 +17,7 @@
 #include "cli/cli.h"
 #include "quarry.h"
 #include "server/origin.h"
+#include "server/cql.h"
 #include "server/server.h"
 
 #define DRAIN_SECONDS 30
@@ -66,6 +67,7 @@ static void usage(FILE *f)
         "                    [--allow-host NAME]... [--cors-origin ORIGIN]...\n"
         "                    [--delay-transient-states] [--transient-ms N]\n"
         "       quarry serve --help\n"
+        "                    [--cql HOST:PORT] [--cql-credentials FILE] [--cql-max-frame BYTES]\n"
         "\n"
         "  --listen HOST:PORT    address to serve on (default 127.0.0.1:8000; port 0 picks one)\n"
         "  --data DIR            database directory (default ./data), created with its\n"
@@ -82,7 +84,8 @@ static void usage(FILE *f)
         "  --credentials FILE    AWS shared-credentials file; requests must be SigV4-signed\n"
         "                        with one of its keys. Without it, any key is accepted, which\n"
         "                        is allowed only on a loopback address\n"
-        "  --insecure-no-auth    accept any key on a non-loopback address too\n"
+        "  --insecure-no-auth    accept any key, and CQL clients without --cql-credentials,\n"
+        "                        on a non-loopback address too\n"
         "  --allow-host NAME     without --credentials, answer requests addressed to NAME\n"
         "                        (the Host header) as well as to loopback names (repeatable)\n"
         "  --cors-origin ORIGIN  without --credentials, let browser pages of ORIGIN\n"
@@ -125,7 +128,16 @@ static void usage(FILE *f)
         "  --strict              with --model: refuse a Scan or an undeclared read with\n"
         "                        ValidationException, naming what the model lacks\n"
         "  --s3-root DIR         the folder standing for S3 in ExportTableToPointInTime and\n"
-        "                        ImportTable: bucket B is DIR/B, which must exist\n");
+        "                        ImportTable: bucket B is DIR/B, which must exist\n"
+
+        "  --cql HOST:PORT       also serve Cassandra's native protocol (v3 to v5) there, on the\n"
+        "                        same database (off unless given; Cassandra's port is 9042)\n"
+        "  --cql-credentials FILE  roles for the CQL listener's PasswordAuthenticator, one\n"
+        "                        username:password a line ('#' comments); without it clients\n"
+        "                        connect unauthenticated, which is allowed only on a loopback\n"
+        "                        address (or with --insecure-no-auth)\n"
+        "  --cql-max-frame BYTES the largest CQL envelope accepted (default 16 MiB, as\n"
+        "                        Cassandra's native_transport_max_frame_size)\n");
 }
 
 static int parse_uint(const char *opt, const char *s, unsigned lo, unsigned hi, unsigned *out)
@@ -164,6 +176,8 @@ int cli_serve(int argc, char **argv)
 {
     const char *listen = "127.0.0.1:8000", *dir = "./data", *cred_path = NULL;
     const char *level_word = "info";
+    const char *cql_listen = NULL, *cql_cred_path = NULL;
+    size_t cql_max_frame = CQL_DEFAULT_MAX_FRAME;
     int insecure = 0, pin_loops = 0;
     qr_options opts = {0};
     unsigned threads = 0, loops = 0, max_conn = 10000, timeout = 60;
@@ -225,6 +239,23 @@ int cli_serve(int argc, char **argv)
             dir = argv[++i];
         } else if (strcmp(a, "--credentials") == 0) {
             cred_path = argv[++i];
+        } else if (strcmp(a, "--cql") == 0) {
+            cql_listen = argv[++i];
+        } else if (strcmp(a, "--cql-credentials") == 0) {
+            cql_cred_path = argv[++i];
+        } else if (strcmp(a, "--cql-max-frame") == 0) {
+            char *end;
+            errno = 0;
+            unsigned long long v = strtoull(argv[++i], &end, 10);
+            /* At least a header and a small body; at most the protocol's 256 MiB. */
+            if (errno || *end != '\0' || v < 1024 || v > ((unsigned long long)256 << 20)) {
+                fprintf(stderr,
+                        "quarry serve: --cql-max-frame wants a number of bytes from 1024 to "
+                        "268435456, not '%s'\n",
+                        argv[i]);
+                return 2;
+            }
+            cql_max_frame = (size_t)v;
         } else if (strcmp(a, "--log-level") == 0) {
             level_word = argv[++i];
         } else if (strcmp(a, "--loops") == 0) {
@@ -306,9 +337,36 @@ int cli_serve(int argc, char **argv)
                 listen);
         return 2;
     }
+    struct sockaddr_storage cql_addr;
+    socklen_t cql_addr_len = 0;
+    if (cql_cred_path && cql_listen == NULL) {
+        fprintf(stderr, "quarry serve: --cql-credentials needs --cql HOST:PORT\n");
+        return 2;
+    }
+    if (cql_listen) {
+        if (server_parse_listen(cql_listen, &cql_addr, &cql_addr_len, err, sizeof err)) {
+            fprintf(stderr, "quarry serve: --cql: %s\n", err);
+            return 2;
+        }
+        if (cql_cred_path == NULL && !insecure &&
+            !server_addr_is_loopback((struct sockaddr *)&cql_addr)) {
+            fprintf(stderr,
+                    "quarry serve: refusing to serve CQL on %s without --cql-credentials: anyone "
+                    "who can reach it could read and write every table. Give "
+                    "--cql-credentials FILE, or --insecure-no-auth to let any client in.\n",
+                    cql_listen);
+            return 2;
+        }
+    }
     sigv4_keyring keys = {0};
     if (cred_path && sigv4_keyring_load(&keys, cred_path, err, sizeof err)) {
         fprintf(stderr, "quarry serve: credentials: %s\n", err);
+        return 2;
+    }
+    cql_credentials roles = {0};
+    if (cql_cred_path && cql_credentials_load(&roles, cql_cred_path, err, sizeof err)) {
+        fprintf(stderr, "quarry serve: CQL credentials: %s\n", err);
+        sigv4_keyring_free(&keys);
         return 2;
     }
 
@@ -329,6 +387,7 @@ int cli_serve(int argc, char **argv)
                 errmsg ? errmsg : "unknown error");
         free(errmsg);
         sigv4_keyring_free(&keys);
+        cql_credentials_free(&roles);
         return 1;
     }
     max_conn = fit_descriptor_limit(max_conn);
@@ -351,7 +410,28 @@ int cli_serve(int argc, char **argv)
         fprintf(stderr, "quarry serve: %s\n", err);
         qr_close(db);
         sigv4_keyring_free(&keys);
+        cql_credentials_free(&roles);
         return 1;
+    }
+    cql_server *cql = NULL;
+    if (cql_listen) {
+        cql_server_config cc = {.addr = (struct sockaddr *)&cql_addr,
+                                .addr_len = cql_addr_len,
+                                .loops = loops,
+                                .pin_loops = pin_loops,
+                                .workers = threads,
+                                .max_connections = max_conn,
+                                .max_frame = cql_max_frame,
+                                .log_level = level,
+                                .credentials = cql_cred_path ? &roles : NULL};
+        if (cql_server_start(db, &cc, &cql, err, sizeof err)) {
+            fprintf(stderr, "quarry serve: CQL: %s\n", err);
+            server_stop(srv);
+            qr_close(db);
+            sigv4_keyring_free(&keys);
+            cql_credentials_free(&roles);
+            return 1;
+        }
     }
 
     char url[300];
@@ -379,25 +459,47 @@ int cli_serve(int argc, char **argv)
                "    aws dynamodb list-tables --endpoint-url %s\n",
                url);
     }
+    if (cql) {
+        char cql_host[260];
+        const char *cc = strrchr(cql_listen, ':');
+        snprintf(cql_host, sizeof cql_host, "%.*s", (int)(cc - cql_listen), cql_listen);
+        if (cql_host[0] == '[') { /* [::1] as cqlsh and the drivers write it: ::1 */
+            memmove(cql_host, cql_host + 1, strlen(cql_host));
+            cql_host[strcspn(cql_host, "]")] = '\0';
+        }
+        printf("CQL: listening on %s port %u (protocol v3 to v5, max frame %zu bytes, %s).\n",
+               cql_host, cql_server_port(cql), cql_max_frame,
+               cql_cred_path ? "PasswordAuthenticator" : "no authentication");
+        if (cql_cred_path)
+            printf("Point cqlsh or a driver at it with a role from %s (%zu role%s):\n"
+                   "  cqlsh %s %u -u %s -p PASSWORD\n",
+                   cql_cred_path, roles.n, roles.n == 1 ? "" : "s", cql_host, cql_server_port(cql),
+                   roles.roles[0].user);
+        else
+            printf("Point cqlsh or a driver at it:\n"
+                   "  cqlsh %s %u    (Python: Cluster(['%s'], port=%u).connect())\n",
+                   cql_host, cql_server_port(cql), cql_host, cql_server_port(cql));
+    }
     fflush(stdout);
 
     int sig = 0;
     while (sigwait(&stop_set, &sig) != 0) {
     }
     server_drain(srv);
-    unsigned pending = server_in_flight(srv);
+    if (cql) cql_server_drain(cql);
+    unsigned pending = server_in_flight(srv) + (cql ? cql_server_in_flight(cql) : 0);
     if (level <= SERVER_LOG_WARN || pending)
         fprintf(stderr, "quarry serve: %s: finishing %u request%s in flight\n", strsignal(sig),
                 pending, pending == 1 ? "" : "s");
     struct timespec deadline;
     clock_gettime(CLOCK_MONOTONIC, &deadline);
     deadline.tv_sec += DRAIN_SECONDS;
-    while (server_in_flight(srv) > 0) {
+    while (server_in_flight(srv) + (cql ? cql_server_in_flight(cql) : 0) > 0) {
         struct timespec now, tick = {0, 20 * 1000 * 1000};
         clock_gettime(CLOCK_MONOTONIC, &now);
         if (now.tv_sec > deadline.tv_sec) {
             fprintf(stderr, "quarry serve: %u requests still running after %d s; stopping\n",
-                    server_in_flight(srv), DRAIN_SECONDS);
+                    server_in_flight(srv) + (cql ? cql_server_in_flight(cql) : 0), DRAIN_SECONDS);
             break;
         }
         if (sigtimedwait(&stop_set, NULL, &tick) > 0) {
@@ -405,11 +507,13 @@ int cli_serve(int argc, char **argv)
             break;
         }
     }
+    cql_server_stop(cql);
     server_stop(srv);
     int closed = qr_shutdown(db, &errmsg) == QR_OK;
     if (!closed) fprintf(stderr, "quarry serve: closing the database in %s: %s\n", dir, errmsg);
     free(errmsg);
     sigv4_keyring_free(&keys);
+    cql_credentials_free(&roles);
     if (closed && level <= SERVER_LOG_WARN)
         fprintf(stderr, "quarry serve: stopped; database closed\n");
     return closed ? 0 : 1;

@@ -277,6 +277,7 @@ int qr_shutdown(qr_db *db, char **errmsg)
     free(db->txn_keys);
     if (db->api_state && db->api_state_free) db->api_state_free(db->api_state);
     if (db->model_state && db->model_state_free) db->model_state_free(db->model_state);
+    if (db->cql_state && db->cql_state_free) db->cql_state_free(db->cql_state);
     free(db);
     return rc;
 }
@@ -295,6 +296,22 @@ void *engine_api_state_set(qr_db *db, void *state, void (*free_fn)(void *))
         return state;
     }
     return none; /* the state another thread installed first */
+}
+
+void *engine_cql_state(qr_db *db)
+{
+    return __atomic_load_n(&db->cql_state, __ATOMIC_ACQUIRE);
+}
+
+void *engine_cql_state_set(qr_db *db, void *state, void (*free_fn)(void *))
+{
+    void *none = NULL;
+    if (__atomic_compare_exchange_n(&db->cql_state, &none, state, 0, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_ACQUIRE)) {
+        db->cql_state_free = free_fn; /* read by qr_close alone, after every call */
+        return state;
+    }
+    return none;
 }
 
 void *engine_model_state(const qr_db *db)

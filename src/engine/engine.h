@@ -186,6 +186,13 @@ void engine_set_hook(qr_db *db, engine_hook_fn fn, void *arg);
 void *engine_api_state(qr_db *db);
 void *engine_api_state_set(qr_db *db, void *state, void (*free_fn)(void *));
 
+/* ---- the CQL front end's state ----
+ * The same for the CQL front end (src/cql: its schema cache and prepared statements):
+ * engine_cql_state_set installs state unless another thread did first, and returns the
+ * one installed; qr_close calls free_fn on it once no call runs. */
+void *engine_cql_state(qr_db *db);
+void *engine_cql_state_set(qr_db *db, void *state, void (*free_fn)(void *));
+
 /* ---- opening, and the model watch's state ----
  * engine_open is qr_open's work below the api layer (src/api/open.c adds the models of
  * qr_options.models). The model watch (src/watch) hangs its state on the handle:

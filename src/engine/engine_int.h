@@ -135,6 +135,8 @@ struct qr_db {
     void (*api_state_free)(void *);
     void *model_state; /* the model watch's (engine_model_state_set; atomic), or NULL */
     void (*model_state_free)(void *);
+    void *cql_state; /* the CQL front end's (engine_cql_state_set; atomic), or NULL */
+    void (*cql_state_free)(void *);
     struct hotkeys *hotkeys; /* contributor insights' counts (hotkeys.c) */
     int hotkeys_on;          /* how many tables and indexes they count (atomic) */
 };

@@ -16,7 +16,7 @@
 /* Keys:  "\0B" | backup id (4 bytes BE) | 0x00               -> the backup's record (JSON)
  *        "\0B" | backup id (4 bytes BE) | 0x01 | n (8 BE)    -> item n (its JSON text)
  *        "\0S" | kind | the table's TableId | "\0" | sub     -> a setting (JSON)
- *        "\0X" | kind | id                                  -> a job's record (JSON) */
+ *        "\0X" | kind | id                                  -> a record (JSON) */
 #define BACKUP_PREFIX "\0B"
 #define BACKUP_PREFIX_END "\0C"
 #define BACKUP_RECORD 0
@@ -419,6 +419,8 @@ int meta_setting_update(qr_db *db, const table *t, char kind, const char *sub,
     buf_free(&k);
     return rc;
 }
+
+/* ---- database records ---- */
 
 void meta_setting_forget_all(qr_db *db, const table *t)
 {

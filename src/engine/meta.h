@@ -91,11 +91,13 @@ int meta_setting_update(qr_db *db, const struct table *t, char kind, const char 
  * reported: the records of a deleted table are never read again. */
 void meta_setting_forget_all(qr_db *db, const struct table *t);
 
-/* ---- records of long-running jobs (exports, imports) ----
- * One JSON record per (kind, id), kept until the database is removed; ids are texts that
- * sort in the order the jobs began. */
+/* ---- the database's records ----
+ * One JSON record per (kind, id), written durably and kept until the database is removed:
+ * long-running jobs (exports, imports: ids are texts that sort in the order the jobs
+ * began) and a front end's schema kept beside the catalog (the CQL keyspaces and types). */
 #define META_RECORD_EXPORT 'E'
 #define META_RECORD_IMPORT 'I'
+#define META_RECORD_SCHEMA 'S'
 /* Stores rec as the record (kind, id), replacing any (synced). */
 int meta_record_put(qr_db *db, char kind, const char *id, const json_t *rec, qr_err *err);
 /* The record (kind, id): 1 with *rec a new reference, 0 with *rec NULL if there is none. */

@@ -99,18 +99,21 @@ typedef struct lingerer {
     size_t dropped, limit;
 } lingerer;
 
-/* A call handed to the worker pool. It owns a copy of the body, since the requester may go
- * away meanwhile; call is cleared when it does. */
+/* A call handed to the worker pool. It owns copies of its inputs (the body, and a CQL
+ * request's keyspace and user after it), since the requester may go away meanwhile; call
+ * is cleared when it does, and the worker touches nothing but the job. */
 typedef struct core_job {
     h2o_multithread_message_t msg;
     struct core_job *next;
     core_loop *owner;
     core_call *call;
+    core_call_kind kind;
     const char *op;
-    char region[64]; /* "" if unknown */
-    qr_response resp;
+    char region[64];    /* "" if unknown */
+    qr_cql_request cql; /* pointing into data */
+    core_result result;
     size_t len;
-    char body[];
+    char data[];
 } core_job;
 
 /* ---- logging ---- */
@@ -165,19 +168,70 @@ static void pool_push(core *c, core_job *j)
     pthread_mutex_unlock(&c->pool_mu);
 }
 
-/* A job for call, owning a copy of its body and region; NULL if out of memory. */
+static void result_free(core_result *r)
+{
+    qr_response_free(&r->resp);
+    qr_cql_response_free(&r->cql);
+}
+
+/* Whether c's call may write, and so goes to the pool when there is one. */
+static int call_writes(qr_db *db, const core_call *c)
+{
+    return c->kind == CORE_CALL_CQL ? qr_cql_writes(db, &c->cql) : qr_operation_writes(c->op);
+}
+
+/* Runs a call into out; the one place either kind of call runs, on a loop or a worker. */
+static void call_run(qr_db *db, core_call_kind kind, const char *op, const char *body, size_t len,
+                     const char *region, const qr_cql_request *cql, core_result *out)
+{
+    *out = (core_result){0};
+    if (kind == CORE_CALL_CQL) {
+        qr_cql_call(db, cql, &out->cql);
+        return;
+    }
+    qr_call_context ctx = {.region = region};
+    qr_call_in(db, &ctx, op, body, len, &out->resp);
+}
+
+/* Appends s (NULL stays NULL) to a job's data at *at and returns the copy. */
+static const char *job_copy(core_job *j, size_t *at, const char *s)
+{
+    if (s == NULL) return NULL;
+    size_t n = strlen(s) + 1;
+    char *p = j->data + *at;
+    memcpy(p, s, n);
+    *at += n;
+    return p;
+}
+
+/* A job for call, owning copies of its inputs; NULL if out of memory. */
 static core_job *job_new(core_loop *l, core_call *call)
 {
-    core_job *j = malloc(sizeof *j + call->len + 1);
+    int cql = call->kind == CORE_CALL_CQL;
+    const void *body = cql ? call->cql.body : call->body;
+    size_t len = cql ? call->cql.len : call->len;
+    size_t extra = cql ? (call->cql.keyspace ? strlen(call->cql.keyspace) + 1 : 0) +
+                             (call->cql.user ? strlen(call->cql.user) + 1 : 0)
+                       : 0;
+    core_job *j = malloc(sizeof *j + len + 1 + extra);
     if (j == NULL) return NULL;
     memset(j, 0, sizeof *j);
-    memcpy(j->body, call->body, call->len);
-    j->body[call->len] = '\0';
-    j->len = call->len;
+    if (len) memcpy(j->data, body, len);
+    j->data[len] = '\0';
+    j->len = len;
     j->owner = l;
     j->call = call;
+    j->kind = call->kind;
     j->op = call->op;
-    snprintf(j->region, sizeof j->region, "%s", call->region);
+    if (cql) {
+        size_t at = len + 1;
+        j->cql = call->cql;
+        j->cql.body = j->data;
+        j->cql.keyspace = job_copy(j, &at, call->cql.keyspace);
+        j->cql.user = job_copy(j, &at, call->cql.user);
+    } else {
+        snprintf(j->region, sizeof j->region, "%s", call->region ? call->region : "");
+    }
     return j;
 }
 
@@ -187,9 +241,9 @@ static void job_answer(core_job *j)
     core_call *call = j->call;
     if (call) {
         call->job = NULL;
-        call->answer(call, &j->resp, 0);
+        call->answer(call, &j->result, 0);
     }
-    qr_response_free(&j->resp);
+    result_free(&j->result);
     free(j);
 }
 
@@ -208,8 +262,7 @@ static void *worker_main(void *arg)
         }
         pthread_mutex_unlock(&c->pool_mu);
         if (j == NULL) return NULL;
-        qr_call_context ctx = {.region = j->region};
-        qr_call_in(c->cfg.db, &ctx, j->op, j->body, j->len, &j->resp);
+        call_run(c->cfg.db, j->kind, j->op, j->data, j->len, j->region, &j->cql, &j->result);
         h2o_multithread_send_message(&j->owner->done, &j->msg);
     }
 }
@@ -239,9 +292,9 @@ int core_call_start(core_loop *l, core_call *c)
 {
     c->job = NULL;
     c->turn_link = (h2o_linklist_t){NULL, NULL};
-    c->resp = (qr_response){0};
+    c->result = (core_result){0};
     c->after_write = 0;
-    if (l->c->n_workers && qr_operation_writes(c->op)) {
+    if (l->c->n_workers && call_writes(l->c->cfg.db, c)) {
         core_job *j = job_new(l, c);
         if (j == NULL) return -1;
         c->job = j;
@@ -249,8 +302,7 @@ int core_call_start(core_loop *l, core_call *c)
         pool_push(l->c, j);
         return 0;
     }
-    qr_call_context ctx = {.region = c->region};
-    qr_call_in(l->c->cfg.db, &ctx, c->op, c->body, c->len, &c->resp);
+    call_run(l->c->cfg.db, c->kind, c->op, c->body, c->len, c->region, &c->cql, &c->result);
     c->after_write = qr_flush_pending();
     h2o_linklist_insert(&l->answers, &c->turn_link);
     if (!h2o_timeout_is_linked(&l->answers_due))
@@ -263,28 +315,36 @@ void core_call_cancel(core_call *c)
     if (h2o_linklist_is_linked(&c->turn_link)) h2o_linklist_unlink(&c->turn_link);
     if (c->job) c->job->call = NULL;
     c->job = NULL;
-    qr_response_free(&c->resp);
+    result_free(&c->result);
 }
 
 /* Flushes the turn's deferred writes, then delivers its answers in the order they were
- * made; if the flush failed, those made after a write are told so. h2o runs it as a 0 ms
- * timeout, after the turn's reads and before it polls again, so that the connections'
- * next reads are set up in the same turn: answered after the turn (loop_main calls it
- * too, for any left), each connection cost two more epoll_ctl calls. */
+ * made; if the flush failed, those made after a write are told so. A protocol may start
+ * calls while it delivers (a connection reads on once answered): those are answered in a
+ * further round, after their own writes were flushed, never with the round that was
+ * flushed before they ran. h2o runs it as a 0 ms timeout, after the turn's reads and
+ * before it polls again, so that the connections' next reads are set up in the same turn:
+ * answered after the turn (loop_main calls it too, for any left), each connection cost two
+ * more epoll_ctl calls. */
 static void answer_turn(core_loop *l)
 {
-    /* Writes staged this turn are committed and flushed even with nothing to answer:
-     * they hold their items' locks until then. */
-    int failed = qr_flush_pending() && qr_flush_deferred() != QR_OK;
-    while (!h2o_linklist_is_empty(&l->answers)) {
-        core_call *c = H2O_STRUCT_FROM_MEMBER(core_call, turn_link, l->answers.next);
-        h2o_linklist_unlink(&c->turn_link);
-        /* Delivering may free the call. */
-        qr_response resp = c->resp;
-        c->resp = (qr_response){0};
-        c->answer(c, &resp, failed && c->after_write);
-        qr_response_free(&resp);
-    }
+    do {
+        /* Writes staged this turn are committed and flushed even with nothing to answer:
+         * they hold their items' locks until then. */
+        int failed = qr_flush_pending() && qr_flush_deferred() != QR_OK;
+        h2o_linklist_t round;
+        h2o_linklist_init_anchor(&round);
+        h2o_linklist_insert_list(&round, &l->answers);
+        while (!h2o_linklist_is_empty(&round)) {
+            core_call *c = H2O_STRUCT_FROM_MEMBER(core_call, turn_link, round.next);
+            h2o_linklist_unlink(&c->turn_link);
+            /* Delivering may free the call, or cancel others of the round. */
+            core_result r = c->result;
+            c->result = (core_result){0};
+            c->answer(c, &r, failed && c->after_write);
+            result_free(&r);
+        }
+    } while (!h2o_linklist_is_empty(&l->answers));
     if (h2o_timeout_is_linked(&l->answers_due)) h2o_timeout_unlink(&l->answers_due);
 }
 

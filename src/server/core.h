@@ -89,37 +89,54 @@ h2o_evloop_t *core_loop_evloop(core_loop *l);
 
 typedef struct core_call core_call;
 
+/* What a call runs: one of DynamoDB's operations (qr_call_in) or a request of Cassandra's
+ * native protocol (qr_cql_call). */
+typedef enum core_call_kind { CORE_CALL_DYNAMODB = 0, CORE_CALL_CQL } core_call_kind;
+
+/* A call's answer: resp for a DynamoDB call, cql for a CQL one (the other is zeroed). */
+typedef struct core_result {
+    qr_response resp;
+    qr_cql_response cql;
+} core_result;
+
 /* Delivers a call's answer on its loop. unflushed: the turn's staged writes could not be
  * flushed and the call ran after one of them, so the answer must report a failure instead
- * of resp. resp is freed by the core after this returns; c may be freed inside. */
-typedef void (*core_answer_fn)(core_call *c, const qr_response *resp, int unflushed);
+ * of r. r is freed by the core after this returns (a protocol may take its owned buffers,
+ * setting their pointers to NULL); c may be freed inside. */
+typedef void (*core_answer_fn)(core_call *c, core_result *r, int unflushed);
 
 /* One engine call a protocol asks for. The protocol owns the memory (typically inside its
  * request's), fills the first fields, zeroes the rest, which are the core's, and calls
  * core_call_start. */
 struct core_call {
+    core_call_kind kind;
+    /* CORE_CALL_DYNAMODB */
     const char *op;   /* a name from qr_operations() or qr_stream_operations() */
     const char *body; /* the request document; needed only until core_call_start returns */
     size_t len;
     const char *region; /* the region the client addressed; "" if unknown (likewise) */
+    /* CORE_CALL_CQL: the request; its body, keyspace and user are needed only until
+     * core_call_start returns */
+    qr_cql_request cql;
     core_answer_fn answer;
 
     h2o_linklist_t turn_link; /* in its loop's answers of this turn */
     struct core_job *job;     /* on the worker pool, until its answer is delivered */
-    qr_response resp;
+    core_result result;
     int after_write; /* made while a write of this turn waited for the WAL's flush */
 };
 
-/* Runs c's call: on a worker if the pool exists and the operation writes (its body and
- * region copied), else on the loop now. Either way its answer comes back through
- * c->answer on loop l: a call run on the loop at the end of the turn, after the turn's
- * staged writes were flushed (qr_flush_deferred), in the order the calls were made; a
- * worker's as soon as the loop receives it, its writes flushed by the worker. Returns 0,
+/* Runs c's call: on a worker if the pool exists and the call may write (qr_operation_writes,
+ * qr_cql_writes; its inputs copied), else on the loop now. Either way its answer comes back
+ * through c->answer on loop l: a call run on the loop at the end of the turn, after the
+ * turn's staged writes were flushed (qr_flush_deferred), in the order the calls were made;
+ * a worker's as soon as the loop receives it, its writes flushed by the worker. Returns 0,
  * or -1 (out of memory) when nothing ran and no answer will come. */
 int core_call_start(core_loop *l, core_call *c);
 
 /* The requester went away: c's answer, if still to come, is dropped and c is the core's
- * no more. Safe to call after the answer was delivered. */
+ * no more (a worker running it works on its own copies and its answer is freed unread).
+ * Safe to call after the answer was delivered. */
 void core_call_cancel(core_call *c);
 
 /* ---- connections ---- */

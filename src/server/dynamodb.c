@@ -500,7 +500,7 @@ static const char *json_content_type(const h2o_iovec_t *v)
 
 /* The core's answer to a request's call, sent if the request still stands (the core does
  * not deliver to a cancelled call). */
-static void on_call_answer(core_call *c, const qr_response *resp, int unflushed)
+static void on_call_answer(core_call *c, core_result *r, int unflushed)
 {
     http_call *hc = H2O_STRUCT_FROM_MEMBER(http_call, call, c);
     if (unflushed) {
@@ -509,7 +509,7 @@ static void on_call_answer(core_call *c, const qr_response *resp, int unflushed)
         send_error(hc->s, hc->req, &hc->x, 500, hc->ctype, c->op, QR_E_INTERNAL, msg);
         return;
     }
-    send_call_response(hc->s, hc->req, &hc->x, hc->ctype, c->op, resp);
+    send_call_response(hc->s, hc->req, &hc->x, hc->ctype, c->op, &r->resp);
 }
 
 static void call_dispose(void *p)

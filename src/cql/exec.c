@@ -1,0 +1,895 @@
+/* exec.c — the executor's entry points (exec.h): a call's error and result, the
+ * database's CQL state, the rows of a result, and the dispatch of a parsed statement to
+ * the system tables, the schema statements or the row statements.
+ *
+ * Parsing is ast.h's, value codecs are value.h's; each statement kind runs in its own
+ * file (exec_ddl.c, system.c, ...). */
+#include "cql/exec.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+
+#include "cql/exec_int.h"
+#include "cql/aggregate.h"
+#include "cql/func.h"
+#include "cql/keyenc.h"
+#include "cql/types.h"
+#include "cql/value.h"
+#include "cqlwire/cql_value.h"
+#include "engine/engine.h"
+
+/* ---- the call ---- */
+
+void cql_call_init(cql_call *c, qr_db *db, uint8_t version, const char *keyspace, const char *user)
+{
+    memset(c, 0, sizeof *c);
+    c->db = db;
+    c->version = version;
+    c->keyspace = keyspace && keyspace[0] ? keyspace : NULL;
+    c->user = user;
+    buf_init(&c->body, 0);
+    buf_init(&c->event, 0);
+}
+
+void cql_call_free(cql_call *c)
+{
+    buf_free(&c->body);
+    buf_free(&c->event);
+}
+
+int cql_fail(cql_call *c, cql_error_code code, const char *fmt, ...)
+{
+    if (c->failed) return -1;
+    c->failed = 1;
+    c->code = code;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->msg, sizeof c->msg, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+int cql_call_error_body(const cql_call *c, buf *out)
+{
+    cql_error e;
+    memset(&e, 0, sizeof e);
+    e.code = c->failed ? c->code : CQL_ERR_SERVER;
+    e.message = c->failed ? c->msg : "no error was recorded";
+    if (e.code == CQL_ERR_ALREADY_EXISTS) {
+        e.keyspace = c->err_keyspace;
+        e.name = c->err_name;
+    }
+    if (e.code == CQL_ERR_UNPREPARED) {
+        e.id = c->err_id;
+        e.id_len = c->err_id_len;
+    }
+    return cql_write_error(out, c->version, &e);
+}
+
+/* ---- the database's state ---- */
+
+static void state_free(void *p)
+{
+    cql_state *st = p;
+    cql_schema_free(st->schema);
+    free(st->schema);
+    cql_prepared_free_all(st);
+    pthread_mutex_destroy(&st->lock);
+    free(st);
+}
+
+cql_state *cql_state_of(cql_call *c)
+{
+    cql_state *st = engine_cql_state(c->db);
+    if (st) return st;
+    st = calloc(1, sizeof *st);
+    cql_schema *s = calloc(1, sizeof *s);
+    if (st == NULL || s == NULL) {
+        free(st);
+        free(s);
+        cql_fail(c, CQL_ERR_SERVER, "out of memory");
+        return NULL;
+    }
+    qr_err err;
+    err_init(&err);
+    if (cql_schema_load(c->db, s, &err) != 0) {
+        free(st);
+        free(s);
+        cql_fail(c, CQL_ERR_SERVER, "%s", err.msg);
+        return NULL;
+    }
+    pthread_mutex_init(&st->lock, NULL);
+    st->schema = s;
+    cql_state *installed = engine_cql_state_set(c->db, st, state_free);
+    if (installed != st) state_free(st);
+    return installed;
+}
+
+/* ---- user types ---- */
+
+typedef struct udt_ctx {
+    cql_state *st;
+    cql_arena *a;
+    int depth;
+} udt_ctx;
+
+static const cql_ctype *udt_lookup(void *ctx, const char *ks, const char *name)
+{
+    udt_ctx *u = ctx;
+    json_t *ty = cql_schema_type(u->st->schema, ks, name);
+    if (ty == NULL || u->depth > 16) return NULL;
+    json_t *fields = json_object_get(ty, "fields"), *types = json_object_get(ty, "types");
+    size_t n = json_array_size(fields);
+    cql_ctype *t = cql_arena_alloc(u->a, sizeof *t);
+    const cql_ctype **args = cql_arena_alloc(u->a, (n + 1) * sizeof *args);
+    const cql_type **params = cql_arena_alloc(u->a, (n + 1) * sizeof *params);
+    const char **names = cql_arena_alloc(u->a, (n + 1) * sizeof *names);
+    if (t == NULL || args == NULL || params == NULL || names == NULL) return NULL;
+    cqltype_env env = {.keyspace = ks, .udt = udt_lookup, .ctx = u};
+    u->depth++;
+    for (size_t i = 0; i < n; i++) {
+        const char *text = json_string_value(json_array_get(types, i));
+        cql_parse_error perr;
+        memset(&perr, 0, sizeof perr);
+        if (text == NULL || cqltype_parse(u->a, text, strlen(text), &env, &args[i], &perr) != 0) {
+            u->depth--;
+            return NULL;
+        }
+        params[i] = &args[i]->wire;
+        names[i] = cql_arena_strndup(u->a, json_string_value(json_array_get(fields, i)),
+                                     strlen(json_string_value(json_array_get(fields, i))));
+    }
+    u->depth--;
+    t->wire.id = CQL_TYPE_UDT;
+    t->wire.name = cql_arena_strndup(u->a, name, strlen(name));
+    t->wire.keyspace = cql_arena_strndup(u->a, ks, strlen(ks));
+    t->wire.params = params;
+    t->wire.field_names = names;
+    t->wire.n = (uint16_t)n;
+    t->args = args;
+    t->frozen = 0;
+    return t;
+}
+
+void cql_type_env(cql_state *st, const char *ks, cql_arena *a, cqltype_env *env)
+{
+    udt_ctx *u = cql_arena_alloc(a, sizeof *u);
+    if (u) {
+        u->st = st;
+        u->a = a;
+    }
+    env->keyspace = ks;
+    env->udt = u ? udt_lookup : NULL;
+    env->ctx = u;
+}
+
+/* ---- names and values ---- */
+
+const char *cql_keyspace_of(cql_call *c, const cql_qname *name)
+{
+    if (name->ks) return name->ks;
+    if (c->keyspace) return c->keyspace;
+    cql_fail(c, CQL_ERR_INVALID,
+             "No keyspace has been specified. USE a keyspace, or explicitly specify "
+             "keyspace.tablename");
+    return NULL;
+}
+
+int cql_bound(cql_run *r, const cql_expr *marker, cql_value *v)
+{
+    const cql_values *vals = r->values;
+    if (vals && vals->names && marker->text) {
+        for (uint16_t i = 0; i < vals->n; i++) {
+            if (vals->names[i].len == strlen(marker->text) &&
+                memcmp(vals->names[i].p, marker->text, vals->names[i].len) == 0) {
+                *v = vals->values[i];
+                return 1;
+            }
+        }
+        cql_fail(r->call, CQL_ERR_INVALID, "No value has been bound for '%s'", marker->text);
+        return 0;
+    }
+    if (vals == NULL || marker->bind < 0 || (size_t)marker->bind >= vals->n) {
+        cql_fail(r->call, CQL_ERR_INVALID,
+                 "There were %zu markers(?) in CQL but %u bound variables",
+                 r->parsed ? r->parsed->nbinds : (size_t)0, vals ? vals->n : 0u);
+        return 0;
+    }
+    *v = vals->values[marker->bind];
+    return 1;
+}
+
+static const cql_type t_text_type = {.id = CQL_TYPE_VARCHAR};
+
+/* ---- terms ---- */
+
+/* value.h's hook for the terms that are not constants: bind markers here. */
+static int term_hook(void *ctx, const cql_ctype *t, const char *receiver, const cql_expr *e,
+                     buf *out, cql_parse_error *err)
+{
+    cql_run *r = ctx;
+    if (e->kind == CQL_E_BIND) {
+        cql_value v;
+        int got = cql_bound(r, e, &v);
+        if (got != 1) {
+            err->code = r->call->code ? (int)r->call->code : CQL_ERR_INVALID;
+            snprintf(err->msg, sizeof err->msg, "%s", r->call->msg);
+            r->call->failed = 0; /* value.h reports it through err */
+            return CQLVAL_ERROR;
+        }
+        if (v.len == CQL_UNSET) return CQLVAL_UNSET;
+        if (v.len < 0) return CQLVAL_NULL;
+        (void)receiver;
+        if (cqlval_validate(t, v.p, (size_t)v.len, err) != 0) return CQLVAL_ERROR;
+        return buf_append(out, v.p, (size_t)v.len) == 0 ? CQLVAL_OK : CQLVAL_ERROR;
+    }
+    char *text = cql_print_expr(e);
+    err->code = CQL_ERR_INVALID;
+    snprintf(err->msg, sizeof err->msg, "Cannot use %s as the value of %s", text ? text : "?",
+             receiver);
+    free(text);
+    return CQLVAL_ERROR;
+}
+
+int cql_term(cql_run *r, const cql_ctype *type, const char *receiver, const cql_expr *e, buf *out)
+{
+    cql_parse_error perr;
+    memset(&perr, 0, sizeof perr);
+    /* function calls, casts and hints by func.h, bind markers here */
+    cql_arena arena;
+    cql_arena_init(&arena, 1 << 20);
+    cqltype_env types = {.keyspace = r->call->keyspace, .udt = NULL, .ctx = NULL};
+    cqlfn_env env = {.binds = {.fn = term_hook, .ctx = r}, .arena = &arena, .types = &types};
+    cqlval_terms terms = {.fn = cqlfn_term, .ctx = &env};
+    int rc = cqlval_from_term(type, receiver, e, &terms, out, &perr);
+    cql_arena_free(&arena);
+    if (rc == CQLVAL_ERROR)
+        cql_fail(r->call, perr.code ? (cql_error_code)perr.code : CQL_ERR_INVALID, "%s", perr.msg);
+    return rc;
+}
+
+int cql_int_term(cql_run *r, const cql_expr *e, int64_t *v, const char *what)
+{
+    buf b;
+    buf_init(&b, 0);
+    int wide = strcmp(what, "[timestamp]") == 0;
+    int rc = cql_term(r, cqltype_native(wide ? CQL_TYPE_BIGINT : CQL_TYPE_INT), what, e, &b);
+    if (rc == CQLVAL_OK && b.len == 4) {
+        int32_t x;
+        cql_int_decode((const uint8_t *)b.data, 4, &x);
+        *v = x;
+    } else if (rc == CQLVAL_OK && b.len == 8) {
+        cql_bigint_decode((const uint8_t *)b.data, 8, v);
+    } else if (rc == CQLVAL_OK) {
+        rc = CQLVAL_ERROR;
+        cql_fail(r->call, CQL_ERR_INVALID, "Invalid %s value", what);
+    } else if (rc != CQLVAL_ERROR) {
+        rc = CQLVAL_ERROR;
+        cql_fail(r->call, CQL_ERR_INVALID, "Invalid null value of %s", what);
+    }
+    buf_free(&b);
+    return rc == CQLVAL_OK ? 0 : -1;
+}
+
+/* ---- rows ---- */
+
+void cql_rows_init(cql_rows *rs, const char *keyspace, const char *table)
+{
+    memset(rs, 0, sizeof *rs);
+    rs->keyspace = keyspace;
+    rs->table = table;
+    buf_init(&rs->data, 0);
+}
+
+void cql_rows_free(cql_rows *rs)
+{
+    free(rs->cols);
+    buf_free(&rs->data);
+}
+
+int cql_rows_column(cql_rows *rs, const char *name, const cql_type *type)
+{
+    cql_column *n = realloc(rs->cols, (rs->ncols + 1) * sizeof *n);
+    if (n == NULL) return -1;
+    rs->cols = n;
+    n[rs->ncols].keyspace = rs->keyspace;
+    n[rs->ncols].table = rs->table;
+    n[rs->ncols].name = name;
+    n[rs->ncols].type = type;
+    rs->ncols++;
+    return 0;
+}
+
+int cql_rows_put(cql_rows *rs, const void *p, int32_t len)
+{
+    return cql_put_bytes(&rs->data, p, len);
+}
+
+int cql_rows_write(const cql_rows *rs, cql_call *c, const uint8_t *paging_state, size_t paging_len)
+{
+    cql_metadata m;
+    memset(&m, 0, sizeof m);
+    m.keyspace = rs->keyspace;
+    m.table = rs->table;
+    m.columns = rs->cols;
+    m.n_columns = rs->ncols;
+    m.paging_state = paging_state;
+    m.paging_len = paging_len;
+    size_t count_at;
+    if (cql_write_rows_begin(&c->body, c->version, &m, &count_at) != 0 ||
+        buf_append(&c->body, rs->data.data, rs->data.len) != 0)
+        return cql_fail(c, CQL_ERR_SERVER, "the result is too large to answer");
+    cql_write_rows_count(&c->body, count_at, rs->nrows);
+    return 0;
+}
+
+/* ---- statements ---- */
+
+static int64_t now_us(void)
+{
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    return (int64_t)tv.tv_sec * 1000000 + tv.tv_usec;
+}
+
+static int run_use(cql_run *r, const cql_stmt *s)
+{
+    cql_call *c = r->call;
+    const char *ks = s->name.name;
+    cql_state *st = cql_state_of(c);
+    if (st == NULL) return -1;
+    pthread_mutex_lock(&st->lock);
+    int known = cql_system_keyspace(ks) || cql_schema_keyspace(st->schema, ks) != NULL;
+    pthread_mutex_unlock(&st->lock);
+    if (!known) return cql_fail(c, CQL_ERR_INVALID, "Keyspace '%s' does not exist", ks);
+    if (strlen(ks) >= sizeof c->new_keyspace)
+        return cql_fail(c, CQL_ERR_INVALID, "Keyspace name %s is too long", ks);
+    snprintf(c->new_keyspace, sizeof c->new_keyspace, "%s", ks);
+    if (cql_write_set_keyspace(&c->body, ks) != 0)
+        return cql_fail(c, CQL_ERR_SERVER, "out of memory");
+    return 0;
+}
+
+static int run_select(cql_run *r, const cql_stmt *s)
+{
+    cql_call *c = r->call;
+    const char *ks = cql_keyspace_of(c, &s->name);
+    if (ks == NULL) return -1;
+    int rc = 0;
+    if (cql_system_select(r, s, ks, &rc)) return rc;
+    cql_tinfo t;
+    rc = cql_tinfo_load(c, ks, s->name.name, &t);
+    if (rc == 0) rc = cql_exec_select(r, s, &t);
+    cql_tinfo_free(&t);
+    return rc;
+}
+
+static int run_batch_stmt(cql_run *r, const cql_stmt *s);
+
+static int run_stmt(cql_run *r, const cql_stmt *s)
+{
+    switch (s->kind) {
+    case CQL_USE:
+        return run_use(r, s);
+    case CQL_SELECT:
+        return run_select(r, s);
+    case CQL_INSERT:
+    case CQL_UPDATE:
+    case CQL_DELETE:
+        return cql_exec_write(r, s);
+    case CQL_BATCH:
+        return run_batch_stmt(r, s);
+    default:
+        return cql_exec_ddl(r, s);
+    }
+}
+
+/* Parses text and runs its statement with the values bound. */
+static int run_text(cql_call *c, const char *text, size_t len, const cql_query_params *params)
+{
+    cql_parsed parsed;
+    cql_parse_error perr;
+    memset(&perr, 0, sizeof perr);
+    if (cql_parse(text, len, &parsed, &perr) != 0)
+        return cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
+    cql_run r = {.call = c,
+                 .parsed = &parsed,
+                 .params = params,
+                 .values = params ? &params->values : NULL,
+                 .timestamp =
+                     params && params->timestamp != INT64_MIN ? params->timestamp : now_us()};
+    int rc = -1;
+    if (params && params->values.n != parsed.nbinds && !params->values.names)
+        rc = cql_fail(c, CQL_ERR_INVALID, "There were %zu markers(?) in CQL but %u bound variables",
+                      parsed.nbinds, params->values.n);
+    else
+        rc = run_stmt(&r, parsed.stmts[0]);
+    cql_parsed_free(&parsed);
+    return rc;
+}
+
+int cql_exec_query(cql_call *c, const cql_query *q)
+{
+    return run_text(c, q->query.p, q->query.len, &q->params);
+}
+
+int cql_exec_execute(cql_call *c, const cql_execute *e)
+{
+    char *text = NULL, *ks = NULL;
+    size_t len = 0;
+    if (cql_prepared_get(c, (const uint8_t *)e->id.p, e->id.len, &text, &len, &ks) != 0) return -1;
+    const char *conn = c->keyspace;
+    if (ks) c->keyspace = ks;
+    int rc = run_text(c, text, len, &e->params);
+    c->keyspace = conn;
+    free(text);
+    free(ks);
+    return rc;
+}
+
+/* A BATCH statement of CQL text (BEGIN BATCH ... APPLY BATCH): its statements share the
+ * text's bound values. */
+static int run_batch_stmt(cql_run *r, const cql_stmt *s)
+{
+    const cql_batch_stmt *b = &s->u.batch;
+    cql_run *runs = calloc(b->nstmts + 1, sizeof *runs);
+    cql_run **rp = calloc(b->nstmts + 1, sizeof *rp);
+    int rc = runs && rp ? 0 : cql_fail(r->call, CQL_ERR_SERVER, "out of memory");
+    int64_t ts = r->timestamp;
+    for (size_t i = 0; rc == 0 && i < b->nusing; i++) {
+        if (b->using[i].ttl) {
+            rc = cql_fail(r->call, CQL_ERR_INVALID, "A TTL cannot be set on a BATCH");
+        } else {
+            rc = cql_int_term(r, b->using[i].value, &ts, "[timestamp]");
+        }
+    }
+    for (size_t i = 0; rc == 0 && i < b->nstmts; i++) {
+        runs[i] = *r;
+        runs[i].timestamp = ts;
+        rp[i] = &runs[i];
+    }
+    if (rc == 0)
+        rc = cql_exec_write_batch(rp, (const cql_stmt *const *)b->stmts, b->nstmts, b->type == 2,
+                                  b->type == 0);
+    free(runs);
+    free(rp);
+    return rc;
+}
+
+int cql_exec_batch(cql_call *c, const cql_batch *b)
+{
+    cql_parsed *parsed = calloc(b->n + 1, sizeof *parsed);
+    cql_run *runs = calloc(b->n + 1, sizeof *runs);
+    cql_run **rp = calloc(b->n + 1, sizeof *rp);
+    const cql_stmt **stmts = calloc(b->n + 1, sizeof *stmts);
+    char **keyspaces = calloc(b->n + 1, sizeof *keyspaces);
+    cql_query_params *params = calloc(b->n + 1, sizeof *params);
+    int rc = parsed && runs && rp && stmts && keyspaces && params
+                 ? 0
+                 : cql_fail(c, CQL_ERR_SERVER, "out of memory");
+    size_t nparsed = 0;
+    int64_t ts = b->timestamp != INT64_MIN ? b->timestamp : now_us();
+    char ksbuf[CQL_NAME_MAX];
+    if (b->keyspace.p) {
+        snprintf(ksbuf, sizeof ksbuf, "%.*s", (int)b->keyspace.len, b->keyspace.p);
+        c->keyspace = ksbuf;
+    }
+    for (size_t i = 0; rc == 0 && i < b->n; i++) {
+        const cql_batch_statement *bs = &b->statements[i];
+        char *text = NULL;
+        size_t len = 0;
+        if (bs->prepared) {
+            if (cql_prepared_get(c, (const uint8_t *)bs->query.p, bs->query.len, &text, &len,
+                                 &keyspaces[i]) != 0) {
+                rc = -1;
+                break;
+            }
+        } else {
+            text = malloc(bs->query.len + 1);
+            if (text == NULL) {
+                rc = cql_fail(c, CQL_ERR_SERVER, "out of memory");
+                break;
+            }
+            memcpy(text, bs->query.p, bs->query.len);
+            text[bs->query.len] = '\0';
+            len = bs->query.len;
+        }
+        cql_parse_error perr;
+        memset(&perr, 0, sizeof perr);
+        int prc = cql_parse(text, len, &parsed[i], &perr);
+        free(text);
+        if (prc != 0) {
+            rc = cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
+            break;
+        }
+        nparsed = i + 1;
+        const cql_stmt *s = parsed[i].stmts[0];
+        if (s->kind != CQL_INSERT && s->kind != CQL_UPDATE && s->kind != CQL_DELETE) {
+            rc = cql_fail(c, CQL_ERR_INVALID,
+                          "Invalid statement in batch: only UPDATE, INSERT and DELETE statements "
+                          "are allowed.");
+            break;
+        }
+        if (bs->values.n != parsed[i].nbinds) {
+            rc = cql_fail(c, CQL_ERR_INVALID,
+                          "There were %zu markers(?) in CQL but %u bound variables",
+                          parsed[i].nbinds, bs->values.n);
+            break;
+        }
+        params[i].values = bs->values;
+        params[i].timestamp = ts;
+        params[i].page_size = -1;
+        params[i].paging_state.len = CQL_NULL;
+        runs[i] = (cql_run){.call = c,
+                            .parsed = &parsed[i],
+                            .params = &params[i],
+                            .values = &params[i].values,
+                            .timestamp = ts,
+                            .keyspace = keyspaces[i]};
+        rp[i] = &runs[i];
+        stmts[i] = s;
+    }
+    if (rc == 0)
+        rc = cql_exec_write_batch(rp, stmts, b->n, b->type == CQL_BATCH_COUNTER,
+                                  b->type == CQL_BATCH_LOGGED);
+    for (size_t i = 0; i < nparsed; i++)
+        cql_parsed_free(&parsed[i]);
+    for (size_t i = 0; keyspaces && i < b->n; i++)
+        free(keyspaces[i]);
+    free(parsed);
+    free(runs);
+    free(rp);
+    free(stmts);
+    free(keyspaces);
+    free(params);
+    return rc;
+}
+
+/* ---- what may write ---- */
+
+int cql_text_writes(const char *text, size_t len)
+{
+    size_t i = 0;
+    for (;;) {
+        while (i < len && isspace((unsigned char)text[i]))
+            i++;
+        if (i + 1 < len && text[i] == '-' && text[i + 1] == '-') {
+            while (i < len && text[i] != '\n')
+                i++;
+            continue;
+        }
+        if (i + 1 < len && text[i] == '/' && text[i + 1] == '*') {
+            i += 2;
+            while (i + 1 < len && !(text[i] == '*' && text[i + 1] == '/'))
+                i++;
+            i += 2;
+            continue;
+        }
+        break;
+    }
+    static const char *const readers[] = {"select", "use"};
+    for (size_t k = 0; k < 2; k++) {
+        size_t n = strlen(readers[k]);
+        if (i + n <= len && strncasecmp(text + i, readers[k], n) == 0 &&
+            (i + n == len || !isalnum((unsigned char)text[i + n])))
+            return 0;
+    }
+    return 1;
+}
+
+/* ---- tables as statements see them ---- */
+
+int cql_tinfo_load(cql_call *c, const char *ks, const char *name, cql_tinfo *t)
+{
+    memset(t, 0, sizeof *t);
+    cql_arena_init(&t->arena, 0);
+    snprintf(t->ks, sizeof t->ks, "%s", ks);
+    snprintf(t->name, sizeof t->name, "%s", name);
+    if (cql_system_tinfo(ks, name, t)) return 0;
+    if (cql_system_keyspace(ks))
+        return cql_fail(c, CQL_ERR_INVALID, "table %s does not exist", name);
+    cql_state *st = cql_state_of(c);
+    if (st == NULL) return -1;
+    pthread_mutex_lock(&st->lock);
+    int rc = 0;
+    json_t *def = cql_schema_table(st->schema, ks, name);
+    snprintf(t->engine, sizeof t->engine, "%s", name);
+    if (def == NULL) {
+        def = json_object_get(json_object_get(cql_schema_keyspace(st->schema, ks), "views"), name);
+        if (def) {
+            t->view = 1;
+            snprintf(t->engine, sizeof t->engine, "%s",
+                     json_string_value(json_object_get(def, "base")));
+        }
+    }
+    if (cql_schema_keyspace(st->schema, ks) == NULL) {
+        rc = cql_fail(c, CQL_ERR_INVALID, "keyspace %s does not exist", ks);
+    } else if (def == NULL) {
+        rc = cql_fail(c, CQL_ERR_INVALID, "table %s does not exist", name);
+    } else {
+        json_t *cols = json_object_get(def, "columns");
+        t->ncols = json_array_size(cols);
+        t->cols = cql_arena_alloc(&t->arena, (t->ncols + 1) * sizeof *t->cols);
+        t->counter = json_is_true(json_object_get(def, "counter"));
+        t->default_ttl = json_integer_value(
+            json_object_get(json_object_get(def, "options"), "default_time_to_live"));
+        cqltype_env env;
+        cql_type_env(st, ks, &t->arena, &env);
+        size_t i;
+        json_t *col;
+        json_array_foreach(cols, i, col)
+        {
+            cql_tcol *tc = &t->cols[i];
+            const char *n = json_string_value(json_object_get(col, "name"));
+            const char *ty = json_string_value(json_object_get(col, "type"));
+            const char *kind = json_string_value(json_object_get(col, "kind"));
+            tc->name = cql_arena_strndup(&t->arena, n, strlen(n));
+            cql_parse_error perr;
+            memset(&perr, 0, sizeof perr);
+            if (cqltype_parse(&t->arena, ty, strlen(ty), &env, &tc->type, &perr) != 0) {
+                rc = cql_fail(c, CQL_ERR_SERVER, "the stored type of %s.%s.%s cannot be read: %s",
+                              ks, name, n, perr.msg);
+                break;
+            }
+            tc->wire = &tc->type->wire;
+            tc->kind = strcmp(kind, "partition_key") == 0 ? 'p'
+                       : strcmp(kind, "clustering") == 0  ? 'c'
+                       : strcmp(kind, "static") == 0      ? 's'
+                                                          : 'r';
+            tc->pos = (int)json_integer_value(json_object_get(col, "position"));
+            tc->desc = strcmp(json_string_value(json_object_get(col, "order")), "desc") == 0;
+            json_t *drop = json_object_get(json_object_get(def, "dropped"), n);
+            tc->dropped_at =
+                drop ? (int64_t)json_integer_value(json_object_get(drop, "time")) : INT64_MIN;
+            if (tc->kind == 'p') t->npk++;
+            if (tc->kind == 'c') t->nck++;
+        }
+        const char *iname;
+        json_t *iv;
+        json_object_foreach(json_object_get(def, "indexes"), iname, iv)
+        {
+            const char *target = json_string_value(json_object_get(iv, "target"));
+            for (size_t k = 0; target && k < t->ncols; k++)
+                if (strcmp(t->cols[k].name, target) == 0)
+                    t->cols[k].index = cql_arena_strndup(&t->arena, iname, strlen(iname));
+        }
+    }
+    pthread_mutex_unlock(&st->lock);
+    return rc;
+}
+
+void cql_tinfo_free(cql_tinfo *t)
+{
+    cql_arena_free(&t->arena);
+}
+
+const cql_tcol *cql_tinfo_col(const cql_tinfo *t, const char *name)
+{
+    for (size_t i = 0; i < t->ncols; i++)
+        if (strcmp(t->cols[i].name, name) == 0) return &t->cols[i];
+    return NULL;
+}
+
+/* ---- what a SELECT answers with ---- */
+
+int cql_fnsel_resolve(cql_call *c, const cql_tinfo *t, const cql_expr *e, cql_fnsel *out,
+                      char **name)
+{
+    memset(out, 0, sizeof *out);
+    *name = NULL;
+    char *printed = cql_print_expr(e);
+    if (printed)
+        for (char *q = printed; *q; q++)
+            *q = (char)tolower((unsigned char)*q);
+    if (e->kind == CQL_E_CAST) {
+        const cql_expr *a = e->nitems ? e->items[0] : NULL;
+        const cql_tcol *col = a && a->kind == CQL_E_COLUMN ? cql_tinfo_col(t, a->text) : NULL;
+        cql_parse_error perr;
+        memset(&perr, 0, sizeof perr);
+        const cql_ctype *to;
+        cqltype_env env = {.keyspace = t->ks};
+        if (col == NULL || col->type == NULL) {
+            free(printed);
+            return cql_fail(c, CQL_ERR_INVALID, "CAST takes a column of %s.%s", t->ks, t->name);
+        }
+        if (cqltype_resolve((cql_arena *)&t->arena, e->type, &env, &to, &perr) != 0 ||
+            cqlfn_cast_check(col->type, to, &perr) != 0) {
+            free(printed);
+            return cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
+        }
+        out->kind = 'c';
+        out->ret = to;
+        out->nargs = 1;
+        out->argcol[0] = col;
+        out->argtype[0] = col->type;
+        *name = printed;
+        return 0;
+    }
+    if (strcmp(e->fn.name, "token") == 0 && (e->fn.ks == NULL || strcmp(e->fn.ks, "system") == 0)) {
+        if (e->nitems != t->npk) {
+            free(printed);
+            return cql_fail(c, CQL_ERR_INVALID,
+                            "Invalid number of arguments in call to function system.token: %zu "
+                            "required but %zu provided",
+                            t->npk, e->nitems);
+        }
+        for (size_t i = 0; i < e->nitems; i++) {
+            const cql_tcol *col =
+                e->items[i]->kind == CQL_E_COLUMN ? cql_tinfo_col(t, e->items[i]->text) : NULL;
+            if (col == NULL || col->kind != 'p' || col->pos != (int)i) {
+                free(printed);
+                return cql_fail(c, CQL_ERR_INVALID,
+                                "The token function arguments must be the partition key "
+                                "columns in order");
+            }
+            out->argcol[i] = col;
+        }
+        out->kind = 't';
+        out->ret = cqltype_native(CQL_TYPE_BIGINT);
+        out->nargs = e->nitems;
+        if (printed) {
+            size_t n = strlen(printed) + 8;
+            *name = malloc(n);
+            if (*name) snprintf(*name, n, "system.%s", printed);
+            free(printed);
+        }
+        return 0;
+    }
+    if (e->nitems > CQL_FNSEL_MAX_ARGS) {
+        free(printed);
+        return cql_fail(c, CQL_ERR_INVALID, "Too many arguments in call to function %s",
+                        e->fn.name);
+    }
+    const cql_ctype *types[CQL_FNSEL_MAX_ARGS];
+    const cql_expr *exprs[CQL_FNSEL_MAX_ARGS];
+    for (size_t i = 0; i < e->nitems; i++) {
+        const cql_expr *a = e->items[i];
+        const cql_tcol *col = a->kind == CQL_E_COLUMN ? cql_tinfo_col(t, a->text) : NULL;
+        if (a->kind == CQL_E_COLUMN && col == NULL) {
+            free(printed);
+            return cql_fail(c, CQL_ERR_INVALID, "Undefined column name %s in table %s.%s", a->text,
+                            t->ks, t->name);
+        }
+        if (a->kind == CQL_E_FUNCTION || a->kind == CQL_E_CAST) {
+            free(printed);
+            return cql_fail(c, CQL_ERR_INVALID,
+                            "Nested function calls in a selection are not answered here: %s",
+                            e->fn.name);
+        }
+        out->argcol[i] = col;
+        out->argexpr[i] = a;
+        types[i] = col ? col->type : NULL;
+        exprs[i] = a;
+    }
+    char fname[160];
+    snprintf(fname, sizeof fname, "%s%s%s", e->fn.ks ? e->fn.ks : "", e->fn.ks ? "." : "",
+             e->fn.name);
+    cql_parse_error perr;
+    memset(&perr, 0, sizeof perr);
+    out->fn = cqlfn_resolve(fname, types, exprs, e->nitems, NULL, &perr);
+    if (out->fn == NULL) {
+        free(printed);
+        return cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
+    }
+    out->kind = 'f';
+    out->nargs = e->nitems;
+    out->ret = cqlfn_return_type(out->fn, NULL);
+    for (size_t i = 0; i < e->nitems; i++)
+        out->argtype[i] = cqlfn_arg_type(out->fn, i, types[i]);
+    /* Cassandra names the column after the function's full name */
+    const char *full = cqlfn_name(out->fn);
+    const char *paren = printed ? strchr(printed, '(') : NULL;
+    if (paren && full) {
+        size_t n = strlen(full) + strlen(paren) + 1;
+        *name = malloc(n);
+        if (*name) snprintf(*name, n, "%s%s", full, paren);
+        free(printed);
+    } else {
+        *name = printed;
+    }
+    if (out->ret == NULL) return cql_fail(c, CQL_ERR_INVALID, "%s has no result type here", fname);
+    return 0;
+}
+
+static const cql_type t_bigint = {.id = CQL_TYPE_BIGINT}, t_int = {.id = CQL_TYPE_INT};
+
+int cql_select_metadata(cql_call *c, const cql_stmt *s, const cql_tinfo *t, cql_rows *rs)
+{
+    const cql_select *sel = &s->u.select;
+    cqlagg_kind ak;
+    rs->keyspace = t->ks;
+    rs->table = t->name;
+    if (sel->json)
+        return cql_rows_column(rs, "[json]", &t_text_type) == 0
+                   ? 0
+                   : cql_fail(c, CQL_ERR_SERVER, "out of memory");
+    if (sel->nsel == 0) {
+        for (size_t i = 0; i < t->ncols; i++)
+            if (cql_rows_column(rs, t->cols[i].name, t->cols[i].wire) != 0)
+                return cql_fail(c, CQL_ERR_SERVER, "out of memory");
+        return 0;
+    }
+    for (size_t i = 0; i < sel->nsel; i++) {
+        const cql_expr *e = sel->sel[i].expr;
+        const char *alias = sel->sel[i].alias;
+        const cql_type *type = NULL;
+        const char *name = alias;
+        char *printed = NULL;
+        if (e->kind == CQL_E_COLUMN) {
+            const cql_tcol *col = cql_tinfo_col(t, e->text);
+            if (col == NULL)
+                return cql_fail(c, CQL_ERR_INVALID, "Undefined column name %s in table %s.%s",
+                                e->text, t->ks, t->name);
+            type = col->wire;
+            if (name == NULL) name = col->name;
+        } else if (e->kind == CQL_E_FUNCTION && e->fn.ks == NULL &&
+                   (strcmp(e->fn.name, "writetime") == 0 || strcmp(e->fn.name, "ttl") == 0) &&
+                   e->nitems == 1 && e->items[0]->kind == CQL_E_COLUMN) {
+            const cql_tcol *col = cql_tinfo_col(t, e->items[0]->text);
+            if (col == NULL)
+                return cql_fail(c, CQL_ERR_INVALID, "Undefined column name %s in table %s.%s",
+                                e->items[0]->text, t->ks, t->name);
+            if (col->kind == 'p' || col->kind == 'c')
+                return cql_fail(c, CQL_ERR_INVALID,
+                                "Cannot use selection function %s on PRIMARY KEY part %s",
+                                e->fn.name, col->name);
+            type = e->fn.name[0] == 'w' ? &t_bigint : &t_int;
+        } else if (e->kind == CQL_E_FUNCTION &&
+                   cqlagg_lookup(e->fn.name, e->star,
+                                 e->nitems == 1 && e->items[0]->kind != CQL_E_COLUMN, &ak)) {
+            const cql_tcol *col = NULL;
+            if (ak != CQLAGG_COUNT_ROWS) {
+                col = e->nitems == 1 && e->items[0]->kind == CQL_E_COLUMN
+                          ? cql_tinfo_col(t, e->items[0]->text)
+                          : NULL;
+                if (col == NULL)
+                    return cql_fail(c, CQL_ERR_INVALID, "%s takes one column of %s.%s", e->fn.name,
+                                    t->ks, t->name);
+            }
+            cqlagg a;
+            cql_parse_error perr;
+            memset(&perr, 0, sizeof perr);
+            if (cqlagg_init(&a, ak, col ? col->type : NULL, &perr) != 0)
+                return cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
+            type = &a.result->wire;
+            cqlagg_free(&a);
+            if (name == NULL) {
+                buf nb;
+                buf_init(&nb, 0);
+                cqlagg_column_name(ak, col ? col->name : NULL, &nb);
+                name = cql_arena_strndup((cql_arena *)&t->arena, nb.data ? nb.data : "count",
+                                         nb.len ? nb.len : 5);
+                buf_free(&nb);
+            }
+        } else if (e->kind == CQL_E_FUNCTION || e->kind == CQL_E_CAST) {
+            cql_fnsel f;
+            char *fnname = NULL;
+            if (cql_fnsel_resolve(c, t, e, &f, &fnname) != 0) return -1;
+            type = &f.ret->wire;
+            if (name == NULL && fnname)
+                name = cql_arena_strndup((cql_arena *)&t->arena, fnname, strlen(fnname));
+            free(fnname);
+        } else {
+            printed = cql_print_expr(e);
+            int rc = cql_fail(c, CQL_ERR_INVALID, "Unsupported selector %s on %s.%s",
+                              printed ? printed : "?", t->ks, t->name);
+            free(printed);
+            return rc;
+        }
+        if (name == NULL) {
+            printed = cql_print_expr(e);
+            name =
+                printed ? cql_arena_strndup((cql_arena *)&t->arena, printed, strlen(printed)) : "?";
+            free(printed);
+            for (char *q = (char *)name; *q; q++)
+                *q = (char)tolower((unsigned char)*q);
+        }
+        if (cql_rows_column(rs, name, type) != 0)
+            return cql_fail(c, CQL_ERR_SERVER, "out of memory");
+    }
+    return 0;
+}

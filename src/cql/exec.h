@@ -1,0 +1,59 @@
+/* exec.h — the CQL executor: QUERY, PREPARE, EXECUTE and BATCH bodies, decoded by the
+ * wire codec, run on the engine. What the api layer (src/api/cql.c) calls.
+ *
+ * A call carries the connection's keyspace and role in, and the RESULT or ERROR body,
+ * the keyspace a USE set and a schema change's EVENT body out. Framing, negotiation,
+ * authentication and event delivery are the server's; values' codecs are value.h's. */
+#ifndef QR_CQL_EXEC_H
+#define QR_CQL_EXEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cqlwire/cql_codec.h"
+#include "quarry.h"
+#include "util/buf.h"
+
+#define CQL_NAME_MAX 64
+
+typedef struct cql_call {
+    qr_db *db;
+    uint8_t version;
+    const char *keyspace; /* the connection's, or NULL */
+    const char *user;     /* the role, or NULL */
+
+    /* out */
+    buf body;                        /* the RESULT body (ERROR bodies are cql_call_answer's) */
+    char new_keyspace[CQL_NAME_MAX]; /* after a USE */
+    buf event;                       /* a SCHEMA_CHANGE event body, when has_event */
+    int has_event;
+
+    /* the first error, when failed */
+    int failed;
+    cql_error_code code;
+    char msg[1024];
+    char err_keyspace[CQL_NAME_MAX], err_name[CQL_NAME_MAX]; /* ALREADY_EXISTS */
+    uint8_t err_id[16];                                      /* UNPREPARED */
+    size_t err_id_len;
+} cql_call;
+
+void cql_call_init(cql_call *c, qr_db *db, uint8_t version, const char *keyspace, const char *user);
+void cql_call_free(cql_call *c);
+/* Records the call's error (the first one wins) and returns -1. */
+int cql_fail(cql_call *c, cql_error_code code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Writes the ERROR body of the call's error into out. */
+int cql_call_error_body(const cql_call *c, buf *out);
+
+/* The four requests the executor answers; 0, or -1 with the call's error set. */
+int cql_exec_query(cql_call *c, const cql_query *q);
+int cql_exec_prepare(cql_call *c, const cql_prepare *p);
+int cql_exec_execute(cql_call *c, const cql_execute *e);
+int cql_exec_batch(cql_call *c, const cql_batch *b);
+
+/* 1 when the statement text may write (anything but SELECT and USE), without a parse. */
+int cql_text_writes(const char *text, size_t len);
+/* 1 when the prepared statement id names one that may write (unknown ids: 1). */
+int cql_prepared_writes(qr_db *db, const uint8_t *id, size_t len);
+
+#endif

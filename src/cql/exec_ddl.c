@@ -1,0 +1,1606 @@
+/* exec_ddl.c — the schema statements: CREATE, ALTER and DROP of keyspaces, tables and
+ * user types, and TRUNCATE, each changing a copy of the schema document (schema.h) and
+ * the engine's tables, then storing it; answered with SCHEMA_CHANGE and the event for
+ * the connections registered, with Cassandra 4's messages for what it refuses.
+ *
+ * Rows are exec_write.c's and exec_select.c's; this file never reads or writes them. */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cql/exec_int.h"
+#include "cql/types.h"
+#include "engine/engine.h"
+#include "ops/ops.h"
+
+int cql_schema_changed(cql_call *c, const char *change, const char *target, const char *ks,
+                       const char *name)
+{
+    cql_schema_change sc = {.change = change, .target = target, .keyspace = ks, .name = name};
+    buf_reset(&c->body);
+    buf_reset(&c->event);
+    if (cql_write_schema_change_result(&c->body, &sc) != 0 ||
+        cql_write_schema_event(&c->event, &sc) != 0)
+        return cql_fail(c, CQL_ERR_SERVER, "out of memory");
+    c->has_event = 1;
+    return 0;
+}
+
+/* A statement that changed nothing (IF [NOT] EXISTS): a Void result. */
+static int answer_void(cql_call *c)
+{
+    buf_reset(&c->body);
+    if (cql_write_void(&c->body) != 0) return cql_fail(c, CQL_ERR_SERVER, "out of memory");
+    return 0;
+}
+
+/* Cassandra's names: \w+, at most 48 characters. */
+static int name_valid(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > 48) return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!isalnum((unsigned char)s[i]) && s[i] != '_') return 0;
+    return 1;
+}
+
+/* ---- property values ---- */
+
+/* A constant's text (numbers, strings, booleans, words) into a JSON string, NULL for a map. */
+static json_t *prop_text(const cql_expr *e)
+{
+    switch (e->kind) {
+    case CQL_E_STRING:
+    case CQL_E_INTEGER:
+    case CQL_E_FLOAT:
+    case CQL_E_BOOLEAN:
+    case CQL_E_WORD:
+    case CQL_E_UUID:
+    case CQL_E_DURATION:
+        return json_string(e->text);
+    default:
+        return NULL;
+    }
+}
+
+/* A map property ({'class': 'X', 'n': 1}) as an object of strings; NULL if not a map. */
+static json_t *prop_map(const cql_expr *e)
+{
+    if (e->kind != CQL_E_MAP) return NULL;
+    json_t *o = json_object();
+    for (size_t i = 0; i + 1 < e->nitems; i += 2) {
+        json_t *k = prop_text(e->items[i]), *v = prop_text(e->items[i + 1]);
+        if (k && v) json_object_set(o, json_string_value(k), v);
+        json_decref(k);
+        json_decref(v);
+    }
+    return o;
+}
+
+/* ---- keyspaces ---- */
+
+static const char *const strategies[] = {"SimpleStrategy", "NetworkTopologyStrategy",
+                                         "LocalStrategy", "EverywhereStrategy",
+                                         "OldNetworkTopologyStrategy"};
+#define STRATEGY_PREFIX "org.apache.cassandra.locator."
+
+/* Reads WITH replication = {...} AND durable_writes = b into ks (an object), Cassandra's
+ * checks on the way. creating: replication is mandatory. */
+static int keyspace_props(cql_call *c, const cql_props *p, json_t *ks, int creating)
+{
+    int has_repl = 0;
+    for (size_t i = 0; i < p->n; i++) {
+        const cql_property *pr = &p->items[i];
+        if (strcmp(pr->name, "replication") == 0) {
+            json_t *m = prop_map(pr->value);
+            if (m == NULL)
+                return cql_fail(c, CQL_ERR_SYNTAX,
+                                "Invalid value for property 'replication'. It should be a map.");
+            json_t *cls = json_object_get(m, "class");
+            if (cls == NULL) {
+                json_decref(m);
+                return cql_fail(c, CQL_ERR_CONFIG, "Missing replication strategy class");
+            }
+            const char *name = json_string_value(cls);
+            const char *shortname = strncmp(name, STRATEGY_PREFIX, strlen(STRATEGY_PREFIX)) == 0
+                                        ? name + strlen(STRATEGY_PREFIX)
+                                        : name;
+            int known = 0;
+            for (size_t k = 0; k < sizeof strategies / sizeof strategies[0]; k++)
+                known |= strcmp(shortname, strategies[k]) == 0;
+            if (!known) {
+                cql_fail(c, CQL_ERR_CONFIG, "Unable to find replication strategy class '%s%s'",
+                         name == shortname ? STRATEGY_PREFIX : "", name);
+                json_decref(m);
+                return -1;
+            }
+            if (strcmp(shortname, "SimpleStrategy") == 0 &&
+                json_object_get(m, "replication_factor") == NULL) {
+                json_decref(m);
+                return cql_fail(c, CQL_ERR_CONFIG,
+                                "SimpleStrategy requires a replication_factor strategy option.");
+            }
+            char full[256];
+            snprintf(full, sizeof full, "%s%s", STRATEGY_PREFIX, shortname);
+            json_object_set_new(m, "class", json_string(full));
+            json_object_set_new(ks, "replication", m);
+            has_repl = 1;
+        } else if (strcmp(pr->name, "durable_writes") == 0) {
+            const char *t = pr->value->text;
+            if (pr->value->kind == CQL_E_MAP || t == NULL ||
+                (strcasecmp(t, "true") != 0 && strcasecmp(t, "false") != 0))
+                return cql_fail(c, CQL_ERR_SYNTAX,
+                                "Invalid boolean value %s for 'durable_writes'. Only 'true' and "
+                                "'false' are accepted",
+                                t ? t : "(map)");
+            json_object_set_new(ks, "durable_writes", json_boolean(strcasecmp(t, "true") == 0));
+        } else {
+            return cql_fail(c, CQL_ERR_SYNTAX, "Unknown property '%s'", pr->name);
+        }
+    }
+    if (creating && !has_repl)
+        return cql_fail(c, CQL_ERR_INVALID, "Missing mandatory option 'replication'");
+    return 0;
+}
+
+/* Runs change on a copy of the document, stores it, then makes it the schema. */
+typedef int (*doc_change_fn)(cql_run *r, const cql_stmt *s, json_t *doc, void *arg);
+
+static int commit_doc(cql_call *c, cql_state *st, json_t *next)
+{
+    qr_err err;
+    err_init(&err);
+    cql_schema tmp = {next};
+    if (cql_schema_save(c->db, &tmp, &err) != 0)
+        return cql_fail(c, CQL_ERR_SERVER, "the schema could not be stored: %s", err.msg);
+    json_decref(st->schema->doc);
+    st->schema->doc = json_incref(next);
+    return 0;
+}
+
+static json_t *keyspaces_of(json_t *doc)
+{
+    return json_object_get(doc, "keyspaces");
+}
+
+static int create_keyspace(cql_run *r, const cql_stmt *s, cql_state *st)
+{
+    cql_call *c = r->call;
+    const char *name = s->name.name;
+    if (!name_valid(name))
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "Keyspace name must not be empty, more than 48 characters long, or "
+                        "contain non-alphanumeric-underscore characters (got \"%s\")",
+                        name);
+    if (cql_system_keyspace(name) || cql_schema_keyspace(st->schema, name)) {
+        if (s->if_not_exists) return answer_void(c);
+        snprintf(c->err_keyspace, sizeof c->err_keyspace, "%s", name);
+        c->err_name[0] = '\0';
+        return cql_fail(c, CQL_ERR_ALREADY_EXISTS, "Cannot add existing keyspace \"%s\"", name);
+    }
+    json_t *ks = json_pack("{s:b, s:{}, s:{}}", "durable_writes", 1, "tables", "types");
+    if (keyspace_props(c, &s->u.keyspace.props, ks, 1) != 0) {
+        json_decref(ks);
+        return -1;
+    }
+    json_t *next = json_deep_copy(st->schema->doc);
+    json_object_set_new(keyspaces_of(next), name, ks);
+    int rc = commit_doc(c, st, next);
+    json_decref(next);
+    return rc ? rc : cql_schema_changed(c, "CREATED", "KEYSPACE", name, NULL);
+}
+
+static int alter_keyspace(cql_run *r, const cql_stmt *s, cql_state *st)
+{
+    cql_call *c = r->call;
+    const char *name = s->name.name;
+    if (cql_system_keyspace(name))
+        return cql_fail(c, CQL_ERR_UNAUTHORIZED, "Cannot alter system keyspace %s", name);
+    if (!cql_schema_keyspace(st->schema, name)) {
+        if (s->if_exists) return answer_void(c);
+        return cql_fail(c, CQL_ERR_INVALID, "Keyspace '%s' doesn't exist", name);
+    }
+    json_t *next = json_deep_copy(st->schema->doc);
+    json_t *ks = json_object_get(keyspaces_of(next), name);
+    int rc = keyspace_props(c, &s->u.keyspace.props, ks, 0);
+    if (rc == 0) rc = commit_doc(c, st, next);
+    json_decref(next);
+    return rc ? rc : cql_schema_changed(c, "UPDATED", "KEYSPACE", name, NULL);
+}
+
+/* Removes the engine table of ks.name (nothing when there is none). */
+static int drop_engine_table(cql_call *c, const char *ks, const char *name)
+{
+    char full[128];
+    snprintf(full, sizeof full, "%s.%s", ks, name);
+    table *t = catalog_get(c->db, full);
+    if (t == NULL) return 0;
+    qr_err err;
+    err_init(&err);
+    int rc = catalog_delete(c->db, t, &err);
+    catalog_release(c->db, t);
+    if (rc) return cql_fail(c, CQL_ERR_SERVER, "table %s could not be dropped: %s", full, err.msg);
+    return 0;
+}
+
+static int drop_keyspace(cql_run *r, const cql_stmt *s, cql_state *st)
+{
+    cql_call *c = r->call;
+    const char *name = s->name.name;
+    if (cql_system_keyspace(name))
+        return cql_fail(c, CQL_ERR_UNAUTHORIZED, "Cannot DROP <keyspace %s>", name);
+    json_t *ks = cql_schema_keyspace(st->schema, name);
+    if (ks == NULL) {
+        if (s->if_exists) return answer_void(c);
+        return cql_fail(c, CQL_ERR_INVALID, "Keyspace '%s' doesn't exist", name);
+    }
+    json_t *old = json_incref(json_object_get(ks, "tables"));
+    json_t *next = json_deep_copy(st->schema->doc);
+    json_object_del(keyspaces_of(next), name);
+    int rc = commit_doc(c, st, next);
+    json_decref(next);
+    if (rc) {
+        json_decref(old);
+        return rc;
+    }
+    /* the tables' rows go once the schema no longer names them */
+    const char *tname;
+    json_t *tv;
+    json_object_foreach(old, tname, tv)
+    {
+        if (drop_engine_table(c, name, tname) != 0) break;
+    }
+    json_decref(old);
+    if (c->failed) return -1;
+    return cql_schema_changed(c, "DROPPED", "KEYSPACE", name, NULL);
+}
+
+/* ---- tables ---- */
+
+/* The table options Cassandra 4.1 keeps, with their defaults; kind 'n' a number, 'i' an
+ * integer, 't' text, 'b' boolean, 'm' a map of text. */
+typedef struct table_opt {
+    const char *name;
+    char kind;
+    const char *dflt; /* JSON text */
+} table_opt;
+static const table_opt table_opts[] = {
+    {"additional_write_policy", 't', "\"99p\""},
+    {"bloom_filter_fp_chance", 'n', "0.01"},
+    {"caching", 'm', "{\"keys\": \"ALL\", \"rows_per_partition\": \"NONE\"}"},
+    {"cdc", 'b', "false"},
+    {"comment", 't', "\"\""},
+    {"compaction", 'm',
+     "{\"class\": \"org.apache.cassandra.db.compaction.SizeTieredCompactionStrategy\", "
+     "\"max_threshold\": \"32\", \"min_threshold\": \"4\"}"},
+    {"compression", 'm',
+     "{\"chunk_length_in_kb\": \"16\", \"class\": "
+     "\"org.apache.cassandra.io.compress.LZ4Compressor\"}"},
+    {"crc_check_chance", 'n', "1.0"},
+    {"default_time_to_live", 'i', "0"},
+    {"gc_grace_seconds", 'i', "864000"},
+    {"max_index_interval", 'i', "2048"},
+    {"memtable", 't', "\"default\""},
+    {"memtable_flush_period_in_ms", 'i', "0"},
+    {"min_index_interval", 'i', "128"},
+    {"read_repair", 't', "\"BLOCKING\""},
+    {"speculative_retry", 't', "\"99p\""},
+};
+#define NTABLE_OPTS (sizeof table_opts / sizeof table_opts[0])
+
+static json_t *default_options(void)
+{
+    json_t *o = json_object();
+    for (size_t i = 0; i < NTABLE_OPTS; i++)
+        json_object_set_new(o, table_opts[i].name,
+                            json_loads(table_opts[i].dflt, JSON_DECODE_ANY, NULL));
+    return o;
+}
+
+/* Applies WITH properties to opts (an object holding every option). */
+static int table_props(cql_call *c, const cql_props *p, json_t *opts)
+{
+    for (size_t i = 0; i < p->n; i++) {
+        const cql_property *pr = &p->items[i];
+        const table_opt *o = NULL;
+        for (size_t k = 0; k < NTABLE_OPTS; k++)
+            if (strcmp(table_opts[k].name, pr->name) == 0) o = &table_opts[k];
+        if (o == NULL) {
+            /* options Cassandra 4 still accepts and ignores */
+            if (strcmp(pr->name, "read_repair_chance") == 0 ||
+                strcmp(pr->name, "dclocal_read_repair_chance") == 0 || strcmp(pr->name, "id") == 0)
+                continue;
+            return cql_fail(c, CQL_ERR_SYNTAX, "Unknown property '%s'", pr->name);
+        }
+        const cql_expr *e = pr->value;
+        json_t *v = NULL;
+        if (o->kind == 'm') {
+            v = prop_map(e);
+            if (v == NULL)
+                return cql_fail(c, CQL_ERR_SYNTAX,
+                                "Invalid value for property '%s'. It should be a map.", o->name);
+        } else if (o->kind == 'n' || o->kind == 'i') {
+            char *end = NULL;
+            double d = e->text ? strtod(e->text, &end) : 0;
+            if (e->text == NULL || end == e->text || *end != '\0' ||
+                (o->kind == 'i' && (d != (double)(long long)d || d < 0 || d > 2147483647)))
+                return cql_fail(c, CQL_ERR_SYNTAX, "Invalid %s value for '%s': %s",
+                                o->kind == 'i' ? "integer" : "double", o->name,
+                                e->text ? e->text : "(map)");
+            v = o->kind == 'i' ? json_integer((json_int_t)d) : json_real(d);
+        } else if (o->kind == 'b') {
+            if (e->text == NULL || (strcasecmp(e->text, "true") && strcasecmp(e->text, "false")))
+                return cql_fail(c, CQL_ERR_SYNTAX, "Invalid boolean value for '%s'", o->name);
+            v = json_boolean(strcasecmp(e->text, "true") == 0);
+        } else {
+            if (e->text == NULL)
+                return cql_fail(c, CQL_ERR_SYNTAX, "Invalid value for '%s'", o->name);
+            v = json_string(e->text);
+        }
+        if (strcmp(o->name, "default_time_to_live") == 0 &&
+            json_integer_value(v) > 20 * 365 * 86400LL) {
+            json_decref(v);
+            return cql_fail(c, CQL_ERR_CONFIG,
+                            "default_time_to_live must be less than or equal to %d (got %s)",
+                            20 * 365 * 86400, e->text);
+        }
+        json_object_set_new(opts, o->name, v);
+    }
+    return 0;
+}
+
+/* A type's schema name, or NULL with the call's error set. */
+static char *type_name_of(cql_call *c, const cql_ctype *t)
+{
+    buf b;
+    buf_init(&b, 0);
+    if (cqltype_name(t, &b) != 0) {
+        buf_free(&b);
+        cql_fail(c, CQL_ERR_SERVER, "out of memory");
+        return NULL;
+    }
+    return buf_detach(&b, NULL);
+}
+
+static int col_index(const cql_create_table *ct, const char *name)
+{
+    for (size_t i = 0; i < ct->ncols; i++)
+        if (strcmp(ct->cols[i].name, name) == 0) return (int)i;
+    return -1;
+}
+
+/* Static columns before regular ones, each by name: the order SELECT * answers in. */
+static int by_name(const void *a, const void *b)
+{
+    json_t *ca = *(json_t *const *)a, *cb = *(json_t *const *)b;
+    int sa = strcmp(json_string_value(json_object_get(ca, "kind")), "static") == 0;
+    int sb = strcmp(json_string_value(json_object_get(cb, "kind")), "static") == 0;
+    if (sa != sb) return sb - sa;
+    return strcmp(json_string_value(json_object_get(ca, "name")),
+                  json_string_value(json_object_get(cb, "name")));
+}
+
+/* Sorts the columns after the key's. */
+static void sort_columns(json_t *cols)
+{
+    size_t first = 0, n = json_array_size(cols);
+    while (first < n) {
+        const char *k = json_string_value(json_object_get(json_array_get(cols, first), "kind"));
+        if (strcmp(k, "partition_key") != 0 && strcmp(k, "clustering") != 0) break;
+        first++;
+    }
+    json_t **rest = calloc(n - first + 1, sizeof *rest);
+    if (rest == NULL) return;
+    for (size_t i = first; i < n; i++)
+        rest[i - first] = json_incref(json_array_get(cols, i));
+    qsort(rest, n - first, sizeof *rest, by_name);
+    for (size_t i = first; i < n; i++)
+        json_array_set_new(cols, i, rest[i - first]);
+    free(rest);
+}
+
+/* The engine table of a CQL table: "ks.t", a binary partition key and, with clustering
+ * columns, a binary sort key. */
+static int create_engine_table(cql_call *c, const char *ks, const char *name, int clustered)
+{
+    char full[128], arn[256];
+    snprintf(full, sizeof full, "%s.%s", ks, name);
+    snprintf(arn, sizeof arn, "arn:aws:dynamodb:ddblocal:000000000000:table/%s", full);
+    char id[37];
+    cql_uuid_random(id);
+    double now = engine_now_seconds();
+    json_t *defs = json_pack("[{s:s,s:s}]", "AttributeName", CQL_PK_ATTR, "AttributeType", "B");
+    json_t *keys = json_pack("[{s:s,s:s}]", "AttributeName", CQL_PK_ATTR, "KeyType", "HASH");
+    if (clustered) {
+        json_array_append_new(
+            defs, json_pack("{s:s,s:s}", "AttributeName", CQL_CK_ATTR, "AttributeType", "B"));
+        json_array_append_new(
+            keys, json_pack("{s:s,s:s}", "AttributeName", CQL_CK_ATTR, "KeyType", "RANGE"));
+    }
+    json_t *desc = json_pack(
+        "{s:o, s:s, s:o, s:s, s:f, s:{s:i,s:i,s:i}, s:{s:s,s:f}, s:i, s:i, s:s, s:s, s:b, "
+        "s:{s:s,s:s}, s:{s:s,s:s}}",
+        "AttributeDefinitions", defs, "TableName", full, "KeySchema", keys, "TableStatus", "ACTIVE",
+        "CreationDateTime", now, "ProvisionedThroughput", "NumberOfDecreasesToday", 0,
+        "ReadCapacityUnits", 0, "WriteCapacityUnits", 0, "BillingModeSummary", "BillingMode",
+        "PAY_PER_REQUEST", "LastUpdateToPayPerRequestDateTime", now, "TableSizeBytes", 0,
+        "ItemCount", 0, "TableArn", arn, "TableId", id, "DeletionProtectionEnabled", 0,
+        CQL_TABLE_FIELD, "keyspace", ks, "table", name, QR_TTL_FIELD, "TimeToLiveStatus", "ENABLED",
+        "AttributeName", CQL_EXPIRES_ATTR);
+    if (desc == NULL) return cql_fail(c, CQL_ERR_SERVER, "out of memory");
+    qr_err err;
+    err_init(&err);
+    table *t;
+    if (catalog_create(c->db, desc, &t, &err) != 0)
+        return cql_fail(c, CQL_ERR_SERVER, "table %s could not be created: %s", full, err.msg);
+    catalog_release(c->db, t);
+    return 0;
+}
+
+static int create_table(cql_run *r, const cql_stmt *s, cql_state *st)
+{
+    cql_call *c = r->call;
+    const cql_create_table *ct = &s->u.create_table;
+    const char *ks = cql_keyspace_of(c, &s->name);
+    if (ks == NULL) return -1;
+    const char *name = s->name.name;
+    if (cql_system_keyspace(ks))
+        return cql_fail(c, CQL_ERR_UNAUTHORIZED, "%s keyspace is not user-modifiable.", ks);
+    if (!cql_schema_keyspace(st->schema, ks))
+        return cql_fail(c, CQL_ERR_INVALID, "Keyspace '%s' doesn't exist", ks);
+    if (cql_schema_table(st->schema, ks, name)) {
+        if (s->if_not_exists) return answer_void(c);
+        snprintf(c->err_keyspace, sizeof c->err_keyspace, "%s", ks);
+        snprintf(c->err_name, sizeof c->err_name, "%s", name);
+        return cql_fail(c, CQL_ERR_ALREADY_EXISTS,
+                        "Cannot add already existing table \"%s\" to keyspace \"%s\"", name, ks);
+    }
+    if (!name_valid(name))
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "Table name must not be empty, more than 48 characters long, or contain "
+                        "non-alphanumeric-underscore characters (got \"%s\")",
+                        name);
+    for (size_t i = 0; i < ct->ncols; i++)
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(ct->cols[i].name, ct->cols[j].name) == 0)
+                return cql_fail(c, CQL_ERR_INVALID,
+                                "Duplicate column '%s' declaration for table '%s'",
+                                ct->cols[i].name, name);
+    /* the primary key: a PRIMARY KEY clause or one column's PRIMARY KEY */
+    const char *single = NULL;
+    size_t nkeys = ct->has_pk ? 1 : 0;
+    for (size_t i = 0; i < ct->ncols; i++)
+        if (ct->cols[i].primary_key) {
+            single = ct->cols[i].name;
+            nkeys++;
+        }
+    if (nkeys == 0)
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "No PRIMARY KEY specifed for table '%s' (exactly one required)", name);
+    if (nkeys > 1)
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "Multiple PRIMARY KEY specified for table '%s' (exactly one required)",
+                        name);
+    const char *const *part = ct->has_pk ? ct->pk.partition : &single;
+    size_t npart = ct->has_pk ? ct->pk.npartition : 1;
+    const char *const *clus = ct->has_pk ? ct->pk.clustering : NULL;
+    size_t nclus = ct->has_pk ? ct->pk.nclustering : 0;
+
+    cql_arena arena;
+    cql_arena_init(&arena, 1 << 20);
+    cqltype_env env;
+    cql_type_env(st, ks, &arena, &env);
+    json_t *cols = json_array(), *opts = default_options();
+    const cql_ctype **types = calloc(ct->ncols + 1, sizeof *types);
+    int rc = -1, counters = 0, noncounters = 0;
+    char *tn = NULL;
+    if (types == NULL) {
+        cql_fail(c, CQL_ERR_SERVER, "out of memory");
+        goto done;
+    }
+    for (size_t i = 0; i < ct->ncols; i++) {
+        cql_parse_error perr;
+        memset(&perr, 0, sizeof perr);
+        if (cqltype_resolve(&arena, ct->cols[i].type, &env, &types[i], &perr) != 0) {
+            cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
+            goto done;
+        }
+    }
+    /* key columns: known, once each, of a type a key may have, not static */
+    for (size_t k = 0; k < npart + nclus; k++) {
+        const char *kc = k < npart ? part[k] : clus[k - npart];
+        int i = col_index(ct, kc);
+        if (i < 0) {
+            cql_fail(c, CQL_ERR_INVALID,
+                     "Unknown column '%s' referenced in PRIMARY KEY for table '%s'", kc, name);
+            goto done;
+        }
+        for (size_t j = 0; j < k; j++)
+            if (strcmp(kc, j < npart ? part[j] : clus[j - npart]) == 0) {
+                cql_fail(c, CQL_ERR_INVALID,
+                         "Duplicate column '%s' in PRIMARY KEY clause for table '%s'", kc, name);
+                goto done;
+            }
+        cql_parse_error perr;
+        memset(&perr, 0, sizeof perr);
+        if (cqltype_check_primary_key(types[i], kc, &perr) != 0) {
+            cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
+            goto done;
+        }
+        if (ct->cols[i].is_static) {
+            cql_fail(c, CQL_ERR_INVALID, "Static column '%s' cannot be part of the PRIMARY KEY",
+                     kc);
+            goto done;
+        }
+    }
+    /* CLUSTERING ORDER BY: clustering columns, in their order */
+    const cql_table_opts *to = &ct->opts;
+    if (to->norder > nclus) {
+        cql_fail(c, CQL_ERR_INVALID,
+                 "Only clustering columns can be defined in CLUSTERING ORDER directive");
+        goto done;
+    }
+    for (size_t n = 0; n < to->norder; n++) {
+        if (strcmp(to->clustering_order[n].column, clus[n]) != 0) {
+            int later = 0;
+            for (size_t m = 0; m < to->norder; m++)
+                later |= strcmp(to->clustering_order[m].column, clus[n]) == 0;
+            if (later)
+                cql_fail(c, CQL_ERR_INVALID,
+                         "The order of columns in the CLUSTERING ORDER directive must match that "
+                         "of the clustering columns (%s must appear before %s)",
+                         clus[n], to->clustering_order[n].column);
+            else
+                cql_fail(c, CQL_ERR_INVALID, "Missing CLUSTERING ORDER for column %s", clus[n]);
+            goto done;
+        }
+    }
+    /* the columns, as system_schema.columns lists them */
+    for (size_t k = 0; k < npart + nclus; k++) {
+        int i = col_index(ct, k < npart ? part[k] : clus[k - npart]);
+        tn = type_name_of(c, types[i]);
+        if (tn == NULL) goto done;
+        const char *order = k < npart ? "none"
+                            : (k - npart < to->norder && to->clustering_order[k - npart].desc)
+                                ? "desc"
+                                : "asc";
+        json_array_append_new(
+            cols, json_pack("{s:s,s:s,s:s,s:i,s:s}", "name", ct->cols[i].name, "type", tn, "kind",
+                            k < npart ? "partition_key" : "clustering", "position",
+                            (int)(k < npart ? k : k - npart), "order", order));
+        free(tn);
+        tn = NULL;
+    }
+    size_t first_regular = json_array_size(cols);
+    for (size_t i = 0; i < ct->ncols; i++) {
+        int key = 0;
+        for (size_t k = 0; k < npart + nclus; k++)
+            key |= strcmp(ct->cols[i].name, k < npart ? part[k] : clus[k - npart]) == 0;
+        if (key) continue;
+        if (ct->cols[i].is_static && nclus == 0) {
+            cql_fail(c, CQL_ERR_INVALID,
+                     "Static columns are only useful (and thus allowed) if the table has at "
+                     "least one clustering column");
+            goto done;
+        }
+        if (cqltype_has_counter(types[i]))
+            counters++;
+        else
+            noncounters++;
+        tn = type_name_of(c, types[i]);
+        if (tn == NULL) goto done;
+        json_array_append_new(cols,
+                              json_pack("{s:s,s:s,s:s,s:i,s:s}", "name", ct->cols[i].name, "type",
+                                        tn, "kind", ct->cols[i].is_static ? "static" : "regular",
+                                        "position", -1, "order", "none"));
+        free(tn);
+        tn = NULL;
+    }
+    if (counters && noncounters) {
+        cql_fail(c, CQL_ERR_INVALID,
+                 "Cannot mix counter and non counter columns in the same table");
+        goto done;
+    }
+    (void)first_regular;
+    sort_columns(cols);
+    if (table_props(c, &to->props, opts) != 0) goto done;
+    if (counters && json_integer_value(json_object_get(opts, "default_time_to_live")) > 0) {
+        cql_fail(c, CQL_ERR_INVALID, "Cannot set default_time_to_live on a table with counters");
+        goto done;
+    }
+    char id[37];
+    cql_uuid_random(id);
+    json_t *tdef = json_pack("{s:s, s:O, s:O, s:b}", "id", id, "columns", cols, "options", opts,
+                             "counter", counters > 0);
+    /* the engine table first: a schema that names a table always has its rows' table */
+    if (drop_engine_table(c, ks, name) != 0 || create_engine_table(c, ks, name, nclus > 0) != 0) {
+        json_decref(tdef);
+        goto done;
+    }
+    json_t *next = json_deep_copy(st->schema->doc);
+    json_object_set_new(json_object_get(json_object_get(keyspaces_of(next), ks), "tables"), name,
+                        tdef);
+    rc = commit_doc(c, st, next);
+    json_decref(next);
+    if (rc) {
+        drop_engine_table(c, ks, name);
+        goto done;
+    }
+    rc = cql_schema_changed(c, "CREATED", "TABLE", ks, name);
+done:
+    free(tn);
+    free(types);
+    json_decref(cols);
+    json_decref(opts);
+    cql_arena_free(&arena);
+    return rc;
+}
+
+/* The table a statement names, for ALTER, DROP and TRUNCATE: NULL (error set, or Void for
+ * IF EXISTS in *voided) when there is none. */
+static json_t *table_for(cql_call *c, cql_state *st, const cql_stmt *s, const char **ks_out,
+                         int *voided, int truncate)
+{
+    *voided = 0;
+    const char *ks = cql_keyspace_of(c, &s->name);
+    if (ks == NULL) return NULL;
+    *ks_out = ks;
+    if (cql_system_keyspace(ks)) {
+        cql_fail(c, CQL_ERR_UNAUTHORIZED, "%s keyspace is not user-modifiable.", ks);
+        return NULL;
+    }
+    if (!cql_schema_keyspace(st->schema, ks)) {
+        if (s->if_exists) {
+            *voided = 1;
+            answer_void(c);
+            return NULL;
+        }
+        if (truncate)
+            cql_fail(c, CQL_ERR_INVALID, "keyspace %s does not exist", ks);
+        else
+            cql_fail(c, CQL_ERR_INVALID, "Keyspace '%s' doesn't exist", ks);
+        return NULL;
+    }
+    json_t *t = cql_schema_table(st->schema, ks, s->name.name);
+    if (t == NULL) {
+        if (s->if_exists) {
+            *voided = 1;
+            answer_void(c);
+            return NULL;
+        }
+        if (truncate)
+            cql_fail(c, CQL_ERR_INVALID, "table %s does not exist", s->name.name);
+        else
+            cql_fail(c, CQL_ERR_INVALID, "Table '%s.%s' doesn't exist", ks, s->name.name);
+    }
+    return t;
+}
+
+static int drop_table(cql_run *r, const cql_stmt *s, cql_state *st)
+{
+    cql_call *c = r->call;
+    const char *ks = NULL;
+    int voided;
+    if (table_for(c, st, s, &ks, &voided, 0) == NULL) return voided ? 0 : -1;
+    const char *vname;
+    json_t *v;
+    json_object_foreach(json_object_get(cql_schema_keyspace(st->schema, ks), "views"), vname, v)
+    {
+        if (strcmp(json_string_value(json_object_get(v, "base")), s->name.name) == 0)
+            return cql_fail(c, CQL_ERR_INVALID,
+                            "Cannot drop table when materialized views still depend on it "
+                            "(%s.{%s})",
+                            ks, vname);
+    }
+    json_t *next = json_deep_copy(st->schema->doc);
+    json_object_del(json_object_get(json_object_get(keyspaces_of(next), ks), "tables"),
+                    s->name.name);
+    int rc = commit_doc(c, st, next);
+    json_decref(next);
+    if (rc == 0) rc = drop_engine_table(c, ks, s->name.name);
+    return rc ? rc : cql_schema_changed(c, "DROPPED", "TABLE", ks, s->name.name);
+}
+
+/* Deletes every item of ks.name, a hundred to a transaction, so its secondary indexes and
+ * views follow as they follow any delete. */
+static int delete_all(cql_call *c, const char *ks, const char *name)
+{
+    char full[2 * CQL_NAME_MAX + 2];
+    snprintf(full, sizeof full, "%s.%s", ks, name);
+    table *t = catalog_get(c->db, full);
+    if (t == NULL) return cql_fail(c, CQL_ERR_SERVER, "the rows of %s cannot be found", name);
+    qr_err err;
+    err_init(&err);
+    buf lower, upper;
+    buf_init(&lower, 0);
+    buf_init(&upper, 0);
+    key_table_prefix(&lower, t, 0);
+    buf_append(&upper, lower.data, lower.len);
+    buf_prefix_successor(&upper);
+    enum { CHUNK = 100 };
+    buf keys[CHUNK];
+    table *tables[CHUNK];
+    for (size_t i = 0; i < CHUNK; i++) {
+        buf_init(&keys[i], 0);
+        tables[i] = t;
+    }
+    int rc = 0;
+    for (;;) {
+        size_t n = 0;
+        range_cursor *cur = cursor_open(c->db, t, NULL, &lower, &upper, 1, 1, NULL);
+        const char *json;
+        size_t len, size;
+        int got;
+        while (n < CHUNK && (got = cursor_next(cur, &json, &len, &size, &err)) == 1) {
+            json_t *item = json_loadb(json, len, 0, NULL);
+            buf_reset(&keys[n]);
+            if (item && key_item(&keys[n], t, item, &err) == 0) n++;
+            json_decref(item);
+        }
+        cursor_close(cur);
+        if (n == 0) break;
+        item_txn *x = NULL;
+        rc = txn_begin(c->db, n == 1 ? TXN_ITEM : TXN_BATCH, n, tables, keys, &x, &err);
+        for (size_t i = 0; rc == 0 && i < n; i++)
+            rc = txn_delete(x, i, &err);
+        if (rc == 0) rc = txn_commit(x, &err);
+        txn_end(x);
+        if (rc) break;
+        buf_reset(&lower);
+        buf_append(&lower, keys[n - 1].data, keys[n - 1].len);
+        buf_putc(&lower, 0);
+    }
+    for (size_t i = 0; i < CHUNK; i++)
+        buf_free(&keys[i]);
+    buf_free(&lower);
+    buf_free(&upper);
+    catalog_release_after_writes(t);
+    if (rc) return cql_fail(c, CQL_ERR_TRUNCATE, "TRUNCATE of %s failed: %s", name, err.msg);
+    return 0;
+}
+
+static int truncate_table(cql_run *r, const cql_stmt *s, cql_state *st)
+{
+    cql_call *c = r->call;
+    const char *ks = NULL;
+    int voided;
+    json_t *t = table_for(c, st, s, &ks, &voided, 1);
+    if (t == NULL) return voided ? 0 : -1;
+    int indexed = json_object_size(json_object_get(t, "indexes")) > 0;
+    const char *vname;
+    json_t *v;
+    json_object_foreach(json_object_get(cql_schema_keyspace(st->schema, ks), "views"), vname, v)
+    {
+        indexed |= strcmp(json_string_value(json_object_get(v, "base")), s->name.name) == 0;
+    }
+    if (indexed) {
+        /* the engine table keeps its global indexes: its rows are deleted */
+        if (delete_all(c, ks, s->name.name) != 0) return -1;
+        return answer_void(c);
+    }
+    int clustered = 0;
+    size_t i;
+    json_t *col;
+    json_array_foreach(json_object_get(t, "columns"), i, col)
+    {
+        clustered |= strcmp(json_string_value(json_object_get(col, "kind")), "clustering") == 0;
+    }
+    if (drop_engine_table(c, ks, s->name.name) != 0 ||
+        create_engine_table(c, ks, s->name.name, clustered) != 0)
+        return -1;
+    return answer_void(c);
+}
+
+static json_t *find_column(json_t *t, const char *name, size_t *at)
+{
+    size_t i;
+    json_t *col;
+    json_array_foreach(json_object_get(t, "columns"), i, col)
+    {
+        if (strcmp(json_string_value(json_object_get(col, "name")), name) == 0) {
+            if (at) *at = i;
+            return col;
+        }
+    }
+    return NULL;
+}
+
+static int is_key(json_t *col)
+{
+    const char *k = json_string_value(json_object_get(col, "kind"));
+    return strcmp(k, "partition_key") == 0 || strcmp(k, "clustering") == 0;
+}
+
+static int alter_table(cql_run *r, const cql_stmt *s, cql_state *st)
+{
+    cql_call *c = r->call;
+    const cql_alter_table *at = &s->u.alter_table;
+    const char *ks = NULL;
+    int voided;
+    if (table_for(c, st, s, &ks, &voided, 0) == NULL) return voided ? 0 : -1;
+    json_t *next = json_deep_copy(st->schema->doc);
+    json_t *t = json_object_get(json_object_get(json_object_get(keyspaces_of(next), ks), "tables"),
+                                s->name.name);
+    json_t *cols = json_object_get(t, "columns");
+    int rc = -1, changed = 0;
+    cql_arena arena;
+    cql_arena_init(&arena, 1 << 20);
+    switch (at->what) {
+    case CQL_ALTER_ADD: {
+        cqltype_env env;
+        cql_type_env(st, ks, &arena, &env);
+        int clustered = 0;
+        size_t i;
+        json_t *col;
+        json_array_foreach(cols, i, col)
+        {
+            clustered |= strcmp(json_string_value(json_object_get(col, "kind")), "clustering") == 0;
+        }
+        for (size_t k = 0; k < at->nadd; k++) {
+            const cql_column_def *d = &at->add[k];
+            if (find_column(t, d->name, NULL)) {
+                if (at->if_column) continue;
+                cql_fail(c, CQL_ERR_INVALID, "Column with name '%s' already exists", d->name);
+                goto done;
+            }
+            const cql_ctype *ty;
+            cql_parse_error perr;
+            memset(&perr, 0, sizeof perr);
+            if (cqltype_resolve(&arena, d->type, &env, &ty, &perr) != 0) {
+                cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
+                goto done;
+            }
+            if (d->is_static && !clustered) {
+                cql_fail(c, CQL_ERR_INVALID,
+                         "Static columns are not allowed in COMPACT STORAGE tables");
+                goto done;
+            }
+            if (json_is_true(json_object_get(t, "counter")) != (cqltype_has_counter(ty) != 0)) {
+                cql_fail(c, CQL_ERR_INVALID,
+                         json_is_true(json_object_get(t, "counter"))
+                             ? "Cannot add a non counter column (%s) in a counter table"
+                             : "Cannot add a counter column (%s) in a non counter table",
+                         d->name);
+                goto done;
+            }
+            char *tn = type_name_of(c, ty);
+            if (tn == NULL) goto done;
+            json_array_append_new(cols, json_pack("{s:s,s:s,s:s,s:i,s:s}", "name", d->name, "type",
+                                                  tn, "kind", d->is_static ? "static" : "regular",
+                                                  "position", -1, "order", "none"));
+            free(tn);
+            /* a column added again after a drop starts with no cells: the drop's time
+             * stays in "dropped", and cells written before it stay hidden */
+            changed = 1;
+        }
+        sort_columns(cols);
+        break;
+    }
+    case CQL_ALTER_DROP:
+        for (size_t k = 0; k < at->nnames; k++) {
+            size_t idx;
+            json_t *col = find_column(t, at->names[k], &idx);
+            if (col == NULL) {
+                if (at->if_column) continue;
+                cql_fail(c, CQL_ERR_INVALID, "Column %s was not found in table %s", at->names[k],
+                         s->name.name);
+                goto done;
+            }
+            if (is_key(col)) {
+                cql_fail(c, CQL_ERR_INVALID, "Cannot drop PRIMARY KEY column %s", at->names[k]);
+                goto done;
+            }
+            json_t *dropped = json_object_get(t, "dropped");
+            if (dropped == NULL) json_object_set_new(t, "dropped", dropped = json_object());
+            json_object_set_new(dropped, at->names[k],
+                                json_pack("{s:I,s:O,s:O}", "time", (json_int_t)(r->timestamp),
+                                          "type", json_object_get(col, "type"), "kind",
+                                          json_object_get(col, "kind")));
+            json_array_remove(cols, idx);
+            changed = 1;
+        }
+        break;
+    case CQL_ALTER_RENAME:
+        for (size_t k = 0; k < at->nnames; k++) {
+            json_t *col = find_column(t, at->names[k], NULL);
+            if (col == NULL) {
+                if (at->if_column) continue;
+                cql_fail(c, CQL_ERR_INVALID, "Column %s was not found in table %s", at->names[k],
+                         s->name.name);
+                goto done;
+            }
+            if (!is_key(col)) {
+                cql_fail(c, CQL_ERR_INVALID, "Cannot rename non PRIMARY KEY column %s",
+                         at->names[k]);
+                goto done;
+            }
+            if (find_column(t, at->to[k], NULL)) {
+                cql_fail(c, CQL_ERR_INVALID,
+                         "Cannot rename column %s to %s in table '%s'; another column with that "
+                         "name already exists",
+                         at->names[k], at->to[k], s->name.name);
+                goto done;
+            }
+            json_object_set_new(col, "name", json_string(at->to[k]));
+            changed = 1;
+        }
+        break;
+    case CQL_ALTER_WITH:
+        if (table_props(c, &at->props, json_object_get(t, "options")) != 0) goto done;
+        if (json_is_true(json_object_get(t, "counter")) &&
+            json_integer_value(
+                json_object_get(json_object_get(t, "options"), "default_time_to_live")) > 0) {
+            cql_fail(c, CQL_ERR_INVALID,
+                     "Cannot set default_time_to_live on a table with counters");
+            goto done;
+        }
+        changed = 1;
+        break;
+    case CQL_ALTER_TYPE_OF:
+        cql_fail(c, CQL_ERR_INVALID, "Altering column types is no longer supported");
+        goto done;
+    case CQL_ALTER_DROP_COMPACT_STORAGE:
+        cql_fail(c, CQL_ERR_INVALID,
+                 "Cannot DROP COMPACT STORAGE on table without COMPACT STORAGE");
+        goto done;
+    }
+    if (!changed) {
+        rc = answer_void(c);
+        goto done;
+    }
+    rc = commit_doc(c, st, next);
+    if (rc == 0) rc = cql_schema_changed(c, "UPDATED", "TABLE", ks, s->name.name);
+done:
+    cql_arena_free(&arena);
+    json_decref(next);
+    return rc;
+}
+
+/* ---- user types ---- */
+
+static int type_used_by(cql_call *c, cql_state *st, const char *ks, const char *name, char *by,
+                        size_t cap)
+{
+    cql_arena arena;
+    cql_arena_init(&arena, 1 << 20);
+    cqltype_env env;
+    cql_type_env(st, ks, &arena, &env);
+    json_t *kso = cql_schema_keyspace(st->schema, ks);
+    const char *tname;
+    json_t *t;
+    int used = 0;
+    json_object_foreach(json_object_get(kso, "tables"), tname, t)
+    {
+        size_t i;
+        json_t *col;
+        json_array_foreach(json_object_get(t, "columns"), i, col)
+        {
+            const char *text = json_string_value(json_object_get(col, "type"));
+            const cql_ctype *ty;
+            cql_parse_error perr;
+            memset(&perr, 0, sizeof perr);
+            if (cqltype_parse(&arena, text, strlen(text), &env, &ty, &perr) == 0 &&
+                cqltype_uses_udt(ty, ks, name)) {
+                snprintf(by, cap, "%s", tname);
+                used = 1;
+            }
+        }
+    }
+    json_object_foreach(json_object_get(kso, "types"), tname, t)
+    {
+        if (strcmp(tname, name) == 0) continue;
+        size_t i;
+        json_t *ft;
+        json_array_foreach(json_object_get(t, "types"), i, ft)
+        {
+            const char *text = json_string_value(ft);
+            const cql_ctype *ty;
+            cql_parse_error perr;
+            memset(&perr, 0, sizeof perr);
+            if (cqltype_parse(&arena, text, strlen(text), &env, &ty, &perr) == 0 &&
+                cqltype_uses_udt(ty, ks, name)) {
+                snprintf(by, cap, "%s", tname);
+                used = 2;
+            }
+        }
+    }
+    (void)c;
+    cql_arena_free(&arena);
+    return used;
+}
+
+static int create_type(cql_run *r, const cql_stmt *s, cql_state *st)
+{
+    cql_call *c = r->call;
+    const cql_create_type *cty = &s->u.create_type;
+    const char *ks = cql_keyspace_of(c, &s->name);
+    if (ks == NULL) return -1;
+    const char *name = s->name.name;
+    if (cql_system_keyspace(ks))
+        return cql_fail(c, CQL_ERR_UNAUTHORIZED, "%s keyspace is not user-modifiable.", ks);
+    if (!cql_schema_keyspace(st->schema, ks))
+        return cql_fail(c, CQL_ERR_INVALID, "Keyspace '%s' doesn't exist", ks);
+    if (cql_schema_type(st->schema, ks, name)) {
+        if (s->if_not_exists) return answer_void(c);
+        return cql_fail(c, CQL_ERR_INVALID, "A user type with name '%s' already exists", name);
+    }
+    for (size_t i = 0; i < cty->nfields; i++)
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(cty->fields[i], cty->fields[j]) == 0)
+                return cql_fail(c, CQL_ERR_INVALID, "Duplicate field name '%s' in type '%s'",
+                                cty->fields[i], name);
+    cql_arena arena;
+    cql_arena_init(&arena, 1 << 20);
+    cqltype_env env;
+    cql_type_env(st, ks, &arena, &env);
+    json_t *fields = json_array(), *types = json_array();
+    int rc = -1;
+    for (size_t i = 0; i < cty->nfields; i++) {
+        const cql_ctype *ty;
+        cql_parse_error perr;
+        memset(&perr, 0, sizeof perr);
+        if (cqltype_resolve(&arena, cty->types[i], &env, &ty, &perr) != 0) {
+            cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
+            goto done;
+        }
+        if (cqltype_uses_udt(ty, ks, name)) {
+            cql_fail(c, CQL_ERR_INVALID, "Cannot create type %s that references itself", name);
+            goto done;
+        }
+        if (cqltype_has_counter(ty)) {
+            cql_fail(c, CQL_ERR_INVALID, "A user type cannot contain counters");
+            goto done;
+        }
+        char *tn = type_name_of(c, ty);
+        if (tn == NULL) goto done;
+        json_array_append_new(fields, json_string(cty->fields[i]));
+        json_array_append_new(types, json_string(tn));
+        free(tn);
+    }
+    json_t *next = json_deep_copy(st->schema->doc);
+    json_object_set_new(json_object_get(json_object_get(keyspaces_of(next), ks), "types"), name,
+                        json_pack("{s:O,s:O}", "fields", fields, "types", types));
+    rc = commit_doc(c, st, next);
+    json_decref(next);
+    if (rc == 0) rc = cql_schema_changed(c, "CREATED", "TYPE", ks, name);
+done:
+    json_decref(fields);
+    json_decref(types);
+    cql_arena_free(&arena);
+    return rc;
+}
+
+static int drop_type(cql_run *r, const cql_stmt *s, cql_state *st)
+{
+    cql_call *c = r->call;
+    const char *ks = cql_keyspace_of(c, &s->name);
+    if (ks == NULL) return -1;
+    const char *name = s->name.name;
+    if (!cql_schema_keyspace(st->schema, ks) || !cql_schema_type(st->schema, ks, name)) {
+        if (s->if_exists) return answer_void(c);
+        if (!cql_schema_keyspace(st->schema, ks))
+            return cql_fail(c, CQL_ERR_INVALID, "Keyspace '%s' doesn't exist", ks);
+        return cql_fail(c, CQL_ERR_INVALID, "Type '%s.%s' doesn't exist", ks, name);
+    }
+    char by[128];
+    int used = type_used_by(c, st, ks, name, by, sizeof by);
+    if (used == 1)
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "Cannot drop user type '%s.%s' as it is still used by table %s", ks, name,
+                        by);
+    if (used == 2)
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "Cannot drop user type '%s.%s' as it is still used by user type %s", ks,
+                        name, by);
+    json_t *next = json_deep_copy(st->schema->doc);
+    json_object_del(json_object_get(json_object_get(keyspaces_of(next), ks), "types"), name);
+    int rc = commit_doc(c, st, next);
+    json_decref(next);
+    return rc ? rc : cql_schema_changed(c, "DROPPED", "TYPE", ks, name);
+}
+
+static int alter_type(cql_run *r, const cql_stmt *s, cql_state *st)
+{
+    cql_call *c = r->call;
+    const cql_alter_type *aty = &s->u.alter_type;
+    const char *ks = cql_keyspace_of(c, &s->name);
+    if (ks == NULL) return -1;
+    const char *name = s->name.name;
+    if (!cql_schema_keyspace(st->schema, ks) || !cql_schema_type(st->schema, ks, name)) {
+        if (s->if_exists) return answer_void(c);
+        return cql_fail(c, CQL_ERR_INVALID, "Type '%s.%s' doesn't exist", ks, name);
+    }
+    json_t *next = json_deep_copy(st->schema->doc);
+    json_t *ty =
+        json_object_get(json_object_get(json_object_get(keyspaces_of(next), ks), "types"), name);
+    json_t *fields = json_object_get(ty, "fields"), *types = json_object_get(ty, "types");
+    int rc = -1;
+    cql_arena arena;
+    cql_arena_init(&arena, 1 << 20);
+    if (aty->what == CQL_ALTER_ADD) {
+        size_t i;
+        json_t *f;
+        json_array_foreach(fields, i, f)
+        {
+            if (strcmp(json_string_value(f), aty->fields[0]) == 0) {
+                if (aty->if_field) {
+                    rc = answer_void(c);
+                } else {
+                    cql_fail(c, CQL_ERR_INVALID,
+                             "Cannot add new field %s to type %s.%s: a field with name %s "
+                             "already exists",
+                             aty->fields[0], ks, name, aty->fields[0]);
+                }
+                goto done;
+            }
+        }
+        cqltype_env env;
+        cql_type_env(st, ks, &arena, &env);
+        const cql_ctype *t;
+        cql_parse_error perr;
+        memset(&perr, 0, sizeof perr);
+        if (cqltype_resolve(&arena, aty->type, &env, &t, &perr) != 0) {
+            cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
+            goto done;
+        }
+        char *tn = type_name_of(c, t);
+        if (tn == NULL) goto done;
+        json_array_append_new(fields, json_string(aty->fields[0]));
+        json_array_append_new(types, json_string(tn));
+        free(tn);
+    } else if (aty->what == CQL_ALTER_RENAME) {
+        for (size_t k = 0; k < aty->nfields; k++) {
+            size_t i, found = (size_t)-1;
+            json_t *f;
+            json_array_foreach(fields, i, f)
+            {
+                if (strcmp(json_string_value(f), aty->fields[k]) == 0) found = i;
+                if (strcmp(json_string_value(f), aty->to[k]) == 0) {
+                    cql_fail(c, CQL_ERR_INVALID, "Duplicate field name %s in type %s", aty->to[k],
+                             name);
+                    goto done;
+                }
+            }
+            if (found == (size_t)-1) {
+                if (aty->if_field) continue;
+                cql_fail(c, CQL_ERR_INVALID, "Unkown field %s in user type %s.%s", aty->fields[k],
+                         ks, name);
+                goto done;
+            }
+            json_array_set_new(fields, found, json_string(aty->to[k]));
+        }
+    } else {
+        cql_fail(c, CQL_ERR_INVALID, "Altering field types is no longer supported");
+        goto done;
+    }
+    rc = commit_doc(c, st, next);
+    if (rc == 0) rc = cql_schema_changed(c, "UPDATED", "TYPE", ks, name);
+done:
+    cql_arena_free(&arena);
+    json_decref(next);
+    return rc;
+}
+
+/* ---- secondary indexes: global indexes of the engine table ---- */
+
+/* The DynamoDB type a column's stored values have (value.h's cqlval_to_item), when one
+ * key type holds all of them; 0 for a type an index cannot key. */
+static char index_key_type(const char *type)
+{
+    static const char *const strings[] = {"ascii", "text",      "varchar", "uuid", "timeuuid",
+                                          "inet",  "timestamp", "date",    "time"};
+    static const char *const numbers[] = {"int", "bigint", "smallint", "tinyint"};
+    for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++)
+        if (strcmp(type, strings[i]) == 0) return 'S';
+    for (size_t i = 0; i < sizeof numbers / sizeof numbers[0]; i++)
+        if (strcmp(type, numbers[i]) == 0) return 'N';
+    if (strcmp(type, "blob") == 0) return 'B';
+    return 0;
+}
+
+/* The keyspace's table holding index name, or NULL. */
+static const char *index_table(json_t *ks, const char *name)
+{
+    const char *tname;
+    json_t *t;
+    json_object_foreach(json_object_get(ks, "tables"), tname, t)
+    {
+        if (json_object_get(json_object_get(t, "indexes"), name)) return tname;
+    }
+    return NULL;
+}
+
+/* Adds (create) or removes a global index of ks.table through UpdateTable. */
+static int engine_index(cql_call *c, const char *ks, const char *table, const char *name,
+                        const char *attr, char type, int create)
+{
+    char full[2 * CQL_NAME_MAX + 2];
+    snprintf(full, sizeof full, "%s.%s", ks, table);
+    char t[2] = {type, 0};
+    json_t *req = create
+                      ? json_pack("{s:s, s:[{s:s,s:s}], s:[{s:{s:s, s:[{s:s,s:s}], s:{s:s}}}]}",
+                                  "TableName", full, "AttributeDefinitions", "AttributeName", attr,
+                                  "AttributeType", t, "GlobalSecondaryIndexUpdates", "Create",
+                                  "IndexName", name, "KeySchema", "AttributeName", attr, "KeyType",
+                                  "HASH", "Projection", "ProjectionType", "KEYS_ONLY")
+                      : json_pack("{s:s, s:[{s:{s:s}}]}", "TableName", full,
+                                  "GlobalSecondaryIndexUpdates", "Delete", "IndexName", name);
+    if (req == NULL) return cql_fail(c, CQL_ERR_SERVER, "out of memory");
+    json_t *answer = NULL;
+    qr_err err;
+    err_init(&err);
+    int rc = op_run(c->db, op_update_table, req, &answer, &err);
+    json_decref(req);
+    json_decref(answer);
+    if (rc != 0)
+        return cql_fail(c, CQL_ERR_INVALID, "The index %s cannot be %s: %s", name,
+                        create ? "made" : "dropped", err.msg);
+    return 0;
+}
+
+static int create_index(cql_run *r, const cql_stmt *s, cql_state *st)
+{
+    cql_call *c = r->call;
+    const cql_create_index *ci = &s->u.create_index;
+    const char *ks = NULL;
+    int voided;
+    cql_stmt named = *s;
+    named.if_exists = 0;
+    json_t *t = table_for(c, st, &named, &ks, &voided, 0);
+    if (t == NULL) return -1;
+    if (ci->custom || ci->using_class)
+        return cql_fail(c, CQL_ERR_INVALID, "Custom indexes are not supported here: %s",
+                        ci->using_class ? ci->using_class : "CUSTOM");
+    if (ci->ntargets != 1)
+        return cql_fail(c, CQL_ERR_INVALID, "Only CUSTOM indexes support multiple columns");
+    const cql_index_target *tg = &ci->targets[0];
+    json_t *col = find_column(t, tg->column, NULL);
+    if (col == NULL)
+        return cql_fail(c, CQL_ERR_INVALID, "Column %s not found in table %s.%s", tg->column, ks,
+                        s->name.name);
+    const char *type = json_string_value(json_object_get(col, "type"));
+    char kt = index_key_type(type);
+    const char *kind = json_string_value(json_object_get(col, "kind"));
+    if (tg->kind != CQL_INDEX_SIMPLE || kt == 0)
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "Cannot create a secondary index on %s of type %s here: indexes key "
+                        "columns of text, number, blob, uuid and time types",
+                        tg->column, type);
+    if (strcmp(kind, "partition_key") == 0 || strcmp(kind, "clustering") == 0)
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "Cannot create a secondary index on PRIMARY KEY column %s here: restrict "
+                        "it in the WHERE clause",
+                        tg->column);
+    char name[CQL_NAME_MAX];
+    if (ci->index)
+        snprintf(name, sizeof name, "%s", ci->index);
+    else
+        snprintf(name, sizeof name, "%s_%s_idx", s->name.name, tg->column);
+    json_t *kso = cql_schema_keyspace(st->schema, ks);
+    if (index_table(kso, name)) {
+        if (s->if_not_exists) return answer_void(c);
+        return cql_fail(c, CQL_ERR_INVALID, "Index '%s' already exists", name);
+    }
+    json_t *idxs = json_object_get(t, "indexes");
+    const char *other;
+    json_t *iv;
+    json_object_foreach(idxs, other, iv)
+    {
+        if (strcmp(json_string_value(json_object_get(iv, "target")), tg->column) == 0) {
+            if (s->if_not_exists) return answer_void(c);
+            return cql_fail(c, CQL_ERR_INVALID, "Index %s is a duplicate of existing index %s",
+                            name, other);
+        }
+    }
+    char attr[CQL_NAME_MAX + 2];
+    cql_cell_attr(tg->column, attr, sizeof attr);
+    if (engine_index(c, ks, s->name.name, name, attr, kt, 1) != 0) return -1;
+    json_t *next = json_deep_copy(st->schema->doc);
+    json_t *nt = json_object_get(json_object_get(json_object_get(keyspaces_of(next), ks), "tables"),
+                                 s->name.name);
+    json_t *ni = json_object_get(nt, "indexes");
+    if (ni == NULL) json_object_set_new(nt, "indexes", ni = json_object());
+    json_object_set_new(ni, name,
+                        json_pack("{s:s,s:s}", "target", tg->column, "kind", "COMPOSITES"));
+    int rc = commit_doc(c, st, next);
+    json_decref(next);
+    return rc ? rc : cql_schema_changed(c, "UPDATED", "TABLE", ks, s->name.name);
+}
+
+static int drop_index(cql_run *r, const cql_stmt *s, cql_state *st)
+{
+    cql_call *c = r->call;
+    const char *ks = cql_keyspace_of(c, &s->name);
+    if (ks == NULL) return -1;
+    json_t *kso = cql_schema_keyspace(st->schema, ks);
+    const char *table = kso ? index_table(kso, s->name.name) : NULL;
+    if (table == NULL) {
+        if (s->if_exists) return answer_void(c);
+        return cql_fail(c, CQL_ERR_INVALID, "Index '%s.%s' doesn't exist", ks, s->name.name);
+    }
+    char tname[CQL_NAME_MAX];
+    snprintf(tname, sizeof tname, "%s", table);
+    if (engine_index(c, ks, tname, s->name.name, NULL, 0, 0) != 0) return -1;
+    json_t *next = json_deep_copy(st->schema->doc);
+    json_object_del(
+        json_object_get(
+            json_object_get(json_object_get(json_object_get(keyspaces_of(next), ks), "tables"),
+                            tname),
+            "indexes"),
+        s->name.name);
+    int rc = commit_doc(c, st, next);
+    json_decref(next);
+    return rc ? rc : cql_schema_changed(c, "UPDATED", "TABLE", ks, tname);
+}
+
+/* ---- materialized views: global indexes of the base's engine table ---- */
+
+static int create_view(cql_run *r, const cql_stmt *s, cql_state *st)
+{
+    cql_call *c = r->call;
+    const cql_create_view *cv = &s->u.create_view;
+    const char *ks = cql_keyspace_of(c, &s->name);
+    if (ks == NULL) return -1;
+    const char *bks = cv->base.ks ? cv->base.ks : ks;
+    if (strcmp(bks, ks) != 0)
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "Cannot create a materialized view on a table in a different keyspace");
+    json_t *kso = cql_schema_keyspace(st->schema, ks);
+    if (kso == NULL) return cql_fail(c, CQL_ERR_INVALID, "Keyspace '%s' doesn't exist", ks);
+    const char *name = s->name.name;
+    if (json_object_get(json_object_get(kso, "views"), name) ||
+        json_object_get(json_object_get(kso, "tables"), name)) {
+        if (s->if_not_exists) return answer_void(c);
+        snprintf(c->err_keyspace, sizeof c->err_keyspace, "%s", ks);
+        snprintf(c->err_name, sizeof c->err_name, "%s", name);
+        return cql_fail(c, CQL_ERR_ALREADY_EXISTS,
+                        "Cannot add already existing table \"%s\" to keyspace \"%s\"", name, ks);
+    }
+    if (!name_valid(name))
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "Table name must not be empty, more than 48 characters long, or contain "
+                        "non-alphanumeric-underscore characters (got \"%s\")",
+                        name);
+    json_t *base = json_object_get(json_object_get(kso, "tables"), cv->base.name);
+    if (base == NULL) return cql_fail(c, CQL_ERR_INVALID, "table %s does not exist", cv->base.name);
+    if (json_is_true(json_object_get(base, "counter")))
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "Materialized views are not supported on counter tables");
+    const cql_pkey *pk = &cv->pk;
+    size_t nkey = pk->npartition + pk->nclustering;
+    if (pk->npartition > 4 || pk->nclustering > 4)
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "A view's key here has at most 4 partition and 4 clustering columns");
+    /* every base key column in the view's key, at most one other column */
+    size_t nonkey = 0;
+    char others[256] = "";
+    for (size_t i = 0; i < nkey; i++) {
+        const char *kc = i < pk->npartition ? pk->partition[i] : pk->clustering[i - pk->npartition];
+        json_t *col = find_column(base, kc, NULL);
+        if (col == NULL)
+            return cql_fail(
+                c, CQL_ERR_INVALID,
+                "Unknown column name detected in CREATE MATERIALIZED VIEW statement: %s", kc);
+        const char *kind = json_string_value(json_object_get(col, "kind"));
+        if (strcmp(kind, "static") == 0)
+            return cql_fail(c, CQL_ERR_INVALID,
+                            "Cannot use Static column '%s' in PRIMARY KEY of materialized view",
+                            kc);
+        if (!is_key(col)) {
+            nonkey++;
+            snprintf(others + strlen(others), sizeof others - strlen(others), "%s%s",
+                     others[0] ? ", " : "", kc);
+        }
+        if (index_key_type(json_string_value(json_object_get(col, "type"))) == 0)
+            return cql_fail(c, CQL_ERR_INVALID,
+                            "The view key column %s has a type a view here cannot key: %s", kc,
+                            json_string_value(json_object_get(col, "type")));
+        int restricted = 0;
+        for (size_t w = 0; w < cv->where.n; w++)
+            restricted |= cv->where.rels[w].op == CQL_OP_IS_NOT_NULL &&
+                          strcmp(cv->where.rels[w].columns[0], kc) == 0;
+        if (!restricted)
+            return cql_fail(c, CQL_ERR_INVALID,
+                            "Primary key column '%s' is required to be filtered by 'IS NOT NULL'",
+                            kc);
+    }
+    if (nonkey > 1)
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "Cannot include more than one non-primary key column in materialized view "
+                        "primary key (got %s)",
+                        others);
+    size_t i;
+    json_t *bc;
+    json_array_foreach(json_object_get(base, "columns"), i, bc)
+    {
+        if (!is_key(bc)) continue;
+        const char *bn = json_string_value(json_object_get(bc, "name"));
+        int in = 0;
+        for (size_t k = 0; k < nkey; k++)
+            in |= strcmp(bn, k < pk->npartition ? pk->partition[k]
+                                                : pk->clustering[k - pk->npartition]) == 0;
+        if (!in)
+            return cql_fail(c, CQL_ERR_INVALID,
+                            "Cannot create Materialized View %s without primary key columns from "
+                            "base %s (%s)",
+                            name, cv->base.name, bn);
+    }
+    for (size_t w = 0; w < cv->where.n; w++)
+        if (cv->where.rels[w].op != CQL_OP_IS_NOT_NULL)
+            return cql_fail(c, CQL_ERR_INVALID, "A view here is restricted by IS NOT NULL only");
+    /* the view's columns: its key, then the selected (or every) other column */
+    json_t *cols = json_array();
+    for (size_t k = 0; k < nkey; k++) {
+        const char *kc = k < pk->npartition ? pk->partition[k] : pk->clustering[k - pk->npartition];
+        json_t *col = json_deep_copy(find_column(base, kc, NULL));
+        int part = k < pk->npartition;
+        size_t pos = part ? k : k - pk->npartition;
+        int desc = !part && pos < cv->opts.norder && cv->opts.clustering_order[pos].desc;
+        json_object_set_new(col, "kind", json_string(part ? "partition_key" : "clustering"));
+        json_object_set_new(col, "position", json_integer((json_int_t)pos));
+        json_object_set_new(col, "order", json_string(part ? "none" : desc ? "desc" : "asc"));
+        json_array_append_new(cols, col);
+    }
+    json_array_foreach(json_object_get(base, "columns"), i, bc)
+    {
+        const char *bn = json_string_value(json_object_get(bc, "name"));
+        int keyed = 0;
+        for (size_t k = 0; k < nkey; k++)
+            keyed |= strcmp(bn, k < pk->npartition ? pk->partition[k]
+                                                   : pk->clustering[k - pk->npartition]) == 0;
+        if (keyed || strcmp(json_string_value(json_object_get(bc, "kind")), "static") == 0)
+            continue;
+        int selected = cv->nsel == 0;
+        for (size_t k = 0; k < cv->nsel; k++)
+            selected |=
+                cv->sel[k].expr->kind == CQL_E_COLUMN && strcmp(cv->sel[k].expr->text, bn) == 0;
+        if (!selected) continue;
+        json_t *col = json_deep_copy(bc);
+        json_object_set_new(col, "kind", json_string("regular"));
+        json_object_set_new(col, "position", json_integer(-1));
+        json_object_set_new(col, "order", json_string("none"));
+        json_array_append_new(cols, col);
+    }
+    sort_columns(cols);
+    json_t *opts = default_options();
+    if (table_props(c, &cv->opts.props, opts) != 0) {
+        json_decref(cols);
+        json_decref(opts);
+        return -1;
+    }
+    /* the engine's index: the view's partition key and clustering as its key, all of the
+     * item projected */
+    char full[2 * CQL_NAME_MAX + 2];
+    snprintf(full, sizeof full, "%s.%s", ks, cv->base.name);
+    json_t *defs = json_array(), *keys = json_array();
+    for (size_t k = 0; k < nkey; k++) {
+        const char *kc = k < pk->npartition ? pk->partition[k] : pk->clustering[k - pk->npartition];
+        char attr[CQL_NAME_MAX + 2];
+        cql_cell_attr(kc, attr, sizeof attr);
+        char t[2] = {
+            index_key_type(json_string_value(json_object_get(find_column(base, kc, NULL), "type"))),
+            0};
+        json_array_append_new(defs,
+                              json_pack("{s:s,s:s}", "AttributeName", attr, "AttributeType", t));
+        json_array_append_new(keys, json_pack("{s:s,s:s}", "AttributeName", attr, "KeyType",
+                                              k < pk->npartition ? "HASH" : "RANGE"));
+    }
+    json_t *req =
+        json_pack("{s:s, s:o, s:[{s:{s:s, s:o, s:{s:s}}}]}", "TableName", full,
+                  "AttributeDefinitions", defs, "GlobalSecondaryIndexUpdates", "Create",
+                  "IndexName", name, "KeySchema", keys, "Projection", "ProjectionType", "ALL");
+    json_t *answer = NULL;
+    qr_err err;
+    err_init(&err);
+    int rc = op_run(c->db, op_update_table, req, &answer, &err);
+    json_decref(answer);
+    json_decref(req);
+    if (rc != 0) {
+        json_decref(cols);
+        json_decref(opts);
+        return cql_fail(c, CQL_ERR_INVALID, "The view %s cannot be made: %s", name, err.msg);
+    }
+    char id[37];
+    cql_uuid_random(id);
+    buf where;
+    buf_init(&where, 0);
+    for (size_t w = 0; w < cv->where.n; w++)
+        buf_printf(&where, "%s%s IS NOT NULL", w ? " AND " : "", cv->where.rels[w].columns[0]);
+    json_t *next = json_deep_copy(st->schema->doc);
+    json_t *nks = json_object_get(keyspaces_of(next), ks);
+    json_t *views = json_object_get(nks, "views");
+    if (views == NULL) json_object_set_new(nks, "views", views = json_object());
+    json_object_set_new(views, name,
+                        json_pack("{s:s, s:s, s:O, s:O, s:s, s:b, s:O}", "id", id, "base",
+                                  cv->base.name, "columns", cols, "options", opts, "where",
+                                  where.data ? where.data : "", "include_all", cv->nsel == 0,
+                                  "base_id", json_object_get(base, "id")));
+    buf_free(&where);
+    json_decref(cols);
+    json_decref(opts);
+    rc = commit_doc(c, st, next);
+    json_decref(next);
+    return rc ? rc : cql_schema_changed(c, "CREATED", "TABLE", ks, name);
+}
+
+static int drop_view(cql_run *r, const cql_stmt *s, cql_state *st)
+{
+    cql_call *c = r->call;
+    const char *ks = cql_keyspace_of(c, &s->name);
+    if (ks == NULL) return -1;
+    json_t *v = json_object_get(json_object_get(cql_schema_keyspace(st->schema, ks), "views"),
+                                s->name.name);
+    if (v == NULL) {
+        if (s->if_exists) return answer_void(c);
+        return cql_fail(c, CQL_ERR_INVALID, "Materialized view '%s' doesn't exist", s->name.name);
+    }
+    char base[CQL_NAME_MAX];
+    snprintf(base, sizeof base, "%s", json_string_value(json_object_get(v, "base")));
+    if (engine_index(c, ks, base, s->name.name, NULL, 0, 0) != 0) return -1;
+    json_t *next = json_deep_copy(st->schema->doc);
+    json_object_del(json_object_get(json_object_get(keyspaces_of(next), ks), "views"),
+                    s->name.name);
+    int rc = commit_doc(c, st, next);
+    json_decref(next);
+    return rc ? rc : cql_schema_changed(c, "DROPPED", "TABLE", ks, s->name.name);
+}
+
+int cql_exec_ddl(cql_run *r, const cql_stmt *s)
+{
+    cql_call *c = r->call;
+    cql_state *st = cql_state_of(c);
+    if (st == NULL) return -1;
+    pthread_mutex_lock(&st->lock);
+    int rc;
+    switch (s->kind) {
+    case CQL_CREATE_KEYSPACE:
+        rc = create_keyspace(r, s, st);
+        break;
+    case CQL_ALTER_KEYSPACE:
+        rc = alter_keyspace(r, s, st);
+        break;
+    case CQL_DROP_KEYSPACE:
+        rc = drop_keyspace(r, s, st);
+        break;
+    case CQL_CREATE_TABLE:
+        rc = create_table(r, s, st);
+        break;
+    case CQL_ALTER_TABLE:
+        rc = alter_table(r, s, st);
+        break;
+    case CQL_DROP_TABLE:
+        rc = drop_table(r, s, st);
+        break;
+    case CQL_TRUNCATE:
+        rc = truncate_table(r, s, st);
+        break;
+    case CQL_CREATE_TYPE:
+        rc = create_type(r, s, st);
+        break;
+    case CQL_ALTER_TYPE:
+        rc = alter_type(r, s, st);
+        break;
+    case CQL_DROP_TYPE:
+        rc = drop_type(r, s, st);
+        break;
+    case CQL_CREATE_INDEX:
+        rc = create_index(r, s, st);
+        break;
+    case CQL_DROP_INDEX:
+        rc = drop_index(r, s, st);
+        break;
+    case CQL_CREATE_VIEW:
+        rc = create_view(r, s, st);
+        break;
+    case CQL_DROP_VIEW:
+        rc = drop_view(r, s, st);
+        break;
+    default:
+        rc = cql_fail(c, CQL_ERR_INVALID, "%s is not a schema statement this executor runs",
+                      "this statement");
+        break;
+    }
+    pthread_mutex_unlock(&st->lock);
+    return rc;
+}

@@ -1,0 +1,278 @@
+/* exec_int.h — what the executor's files share: the database's CQL state (schema and
+ * prepared statements, hung on the handle), a statement's bound values, and the rows of
+ * a result as they are built.
+ *
+ * Not for the layers above: they call exec.h. */
+#ifndef QR_CQL_EXEC_INT_H
+#define QR_CQL_EXEC_INT_H
+
+#include <jansson.h>
+#include <pthread.h>
+#include <string.h>
+
+#include "cql/ast.h"
+#include "cql/exec.h"
+#include "cql/schema.h"
+
+/* How a CQL table is kept in its engine table (the contract's storage mapping): the
+ * partition key's serialized form and the clustering key's order-preserving form as two
+ * binary key attributes, the row's expiry for the TTL sweeper, and the description's
+ * member naming the CQL table. */
+#define CQL_PK_ATTR "$pk"
+#define CQL_CK_ATTR "$ck"
+#define CQL_EXPIRES_ATTR "$expires"
+#define CQL_TABLE_FIELD "QuarryCqlTable"
+
+struct cqltype_env;
+
+/* The database's CQL state: its schema (schema.h) and prepared statements. */
+typedef struct cql_prepared_entry cql_prepared_entry;
+typedef struct cql_state {
+    pthread_mutex_t lock; /* the schema and the prepared statements */
+    cql_schema *schema;
+    cql_prepared_entry *prepared;
+    size_t nprepared, capprepared;
+} cql_state;
+
+/* The state of c's database, made (and the schema loaded) at its first call; NULL with
+ * the call's error set when the schema cannot be read. */
+cql_state *cql_state_of(cql_call *c);
+
+/* A type environment for keyspace ks whose user types are read from st's schema (the
+ * caller holds st's lock while env is used); trees are allocated from a. */
+void cql_type_env(cql_state *st, const char *ks, cql_arena *a, struct cqltype_env *env);
+
+/* The values bound to a statement's markers, positional or named. */
+typedef struct cql_binds {
+    const cql_values *values; /* NULL: none */
+} cql_binds;
+
+/* What a statement runs with beyond its tree. */
+typedef struct cql_run {
+    cql_call *call;
+    const cql_parsed *parsed;
+    const cql_query_params *params; /* NULL for a statement of a BATCH */
+    const cql_values *values;       /* the bound values, or NULL */
+    int64_t timestamp;              /* the request's default timestamp (microseconds) */
+    const char *keyspace;           /* a prepared statement's keyspace, or NULL */
+} cql_run;
+
+/* The keyspace a statement's name resolves to: its own, else the connection's; NULL
+ * with the call's error "No keyspace has been specified. USE a keyspace, or explicitly
+ * specify keyspace.tablename" when neither is given. */
+const char *cql_keyspace_of(cql_call *c, const cql_qname *name);
+
+/* The bytes bound to marker i (by position, or by name for a named marker): 1 with *v
+ * set, 0 when no value was bound (the call's error set), -1 on a malformed request. */
+int cql_bound(cql_run *r, const cql_expr *marker, cql_value *v);
+
+/* ---- the rows of a result ----
+ * Values are appended row by row as [bytes]; the metadata is kept beside them. */
+typedef struct cql_rows {
+    const char *keyspace, *table;
+    cql_column *cols;
+    uint32_t ncols;
+    buf data; /* the rows' values, ncols [bytes] a row */
+    uint32_t nrows;
+} cql_rows;
+
+void cql_rows_init(cql_rows *rs, const char *keyspace, const char *table);
+void cql_rows_free(cql_rows *rs);
+int cql_rows_column(cql_rows *rs, const char *name, const cql_type *type);
+int cql_rows_put(cql_rows *rs, const void *p, int32_t len); /* len < 0: null */
+/* Writes the RESULT Rows body (paging_state may be NULL). */
+int cql_rows_write(const cql_rows *rs, cql_call *c, const uint8_t *paging_state, size_t paging_len);
+
+/* ---- a table as statements see it ---- */
+typedef struct cql_tcol {
+    const char *name;
+    const struct cql_ctype *type; /* NULL for a system table's column */
+    const cql_type *wire;
+    char kind;          /* 'p' partition key, 'c' clustering, 's' static, 'r' regular */
+    int pos;            /* position in the partition key or clustering; -1 otherwise */
+    int desc;           /* clustering DESC */
+    const char *index;  /* the secondary index on the column, or NULL */
+    int64_t dropped_at; /* a column of this name was dropped then: older cells are gone */
+} cql_tcol;
+
+typedef struct cql_tinfo {
+    char ks[CQL_NAME_MAX], name[CQL_NAME_MAX];
+    char engine[CQL_NAME_MAX]; /* the table whose engine table holds the rows (a view's base) */
+    int view;   /* a materialized view: an index of its base's engine table, named name */
+    int system; /* a system table (system.c answers it) */
+    cql_tcol *cols;
+    size_t ncols, npk, nck;
+    int counter;
+    int64_t default_ttl; /* seconds */
+    cql_arena arena;     /* everything above */
+} cql_tinfo;
+
+/* Fills *t for ks.name, from the schema or the system tables. 0, or -1 with the call's
+ * error ("keyspace x does not exist", "table x does not exist") set. cql_tinfo_free
+ * either way. */
+int cql_tinfo_load(cql_call *c, const char *ks, const char *name, cql_tinfo *t);
+void cql_tinfo_free(cql_tinfo *t);
+/* The column named name, or NULL. */
+const cql_tcol *cql_tinfo_col(const cql_tinfo *t, const char *name);
+/* A system table's columns into t (1), or 0 when ks.name is none. */
+int cql_system_tinfo(const char *ks, const char *name, cql_tinfo *t);
+
+/* ---- prepared statements (prepared.c) ---- */
+/* The bind markers of a parsed statement, as PREPARE's metadata gives them: each marker's
+ * column spec, and the markers of the partition key in its order. 0, or -1 with the
+ * call's error set. Strings live in t's arena or the parse's. */
+typedef struct cql_markers {
+    cql_column *cols;
+    size_t n;
+    uint16_t *pk;
+    size_t npk;
+} cql_markers;
+int cql_markers_of(cql_call *c, const cql_stmt *s, const cql_parsed *p, cql_tinfo *t,
+                   cql_markers *m);
+void cql_markers_free(cql_markers *m);
+/* The kept text of a prepared id and the keyspace it was prepared in (malloc'd copies):
+ * 0, or -1 with UNPREPARED set. */
+int cql_prepared_get(cql_call *c, const uint8_t *id, size_t len, char **text, size_t *tlen,
+                     char **ks);
+void cql_prepared_free_all(cql_state *st);
+
+/* A selector that calls a function on a row: a native function (func.h) of columns and
+ * constants, token() of the partition key, or CAST of a column. */
+struct cqlfn_fn;
+#define CQL_FNSEL_MAX_ARGS 8
+typedef struct cql_fnsel {
+    int kind; /* 'f' function, 't' token, 'c' cast */
+    const struct cqlfn_fn *fn;
+    const struct cql_ctype *ret;
+    size_t nargs;
+    const cql_tcol *argcol[CQL_FNSEL_MAX_ARGS]; /* a column, or NULL for a constant: */
+    const cql_expr *argexpr[CQL_FNSEL_MAX_ARGS];
+    const struct cql_ctype *argtype[CQL_FNSEL_MAX_ARGS];
+} cql_fnsel;
+/* Resolves e (a CQL_E_FUNCTION or CQL_E_CAST selector) against t: 0, or -1 with the error
+ * set. *name gets the column name Cassandra gives it (malloc'd). */
+int cql_fnsel_resolve(cql_call *c, const cql_tinfo *t, const cql_expr *e, cql_fnsel *out,
+                      char **name);
+
+/* The columns a SELECT answers with (names and types) into rs's metadata. 0, or -1 with
+ * the call's error set. */
+int cql_select_metadata(cql_call *c, const cql_stmt *s, const cql_tinfo *t, cql_rows *rs);
+
+/* ---- rows in engine items (exec_row.c) ---- */
+struct table;
+json_t *cql_b64(const void *p, size_t len); /* a new {"B": base64} */
+int cql_unb64(const json_t *av, buf *out);
+int64_t cql_now_us(void);
+/* The partition key's serialized form (Cassandra's composite form for several columns). */
+int cql_pk_serialize(const cql_tinfo *t, const cql_value *vals, buf *out);
+/* Appends one clustering component in its order-preserving form. */
+int cql_ck_append(buf *out, const cql_tcol *col, const uint8_t *p, size_t len);
+#define CQL_CK_ROW 0x01    /* the first byte of a clustering row's $ck */
+#define CQL_CK_STATIC 0x00 /* a partition's static row: $ck is this byte alone */
+/* The engine key of the row (ck NULL for a table without clustering). */
+int cql_row_key(const struct table *et, const buf *pk, const buf *ck, buf *key, qr_err *err);
+/* A new item holding only the row's key attributes. */
+json_t *cql_row_new(const buf *pk, const buf *ck);
+void cql_cell_attr(const char *name, char *out, size_t cap);
+int64_t cql_cell_ts(json_t *item, const char *col);  /* INT64_MIN: never written */
+int64_t cql_cell_exp(json_t *item, const char *col); /* 0: no expiry */
+int cql_cell_live(json_t *item, const char *col, int64_t now_s);
+/* Writes a cell (len < 0: deletes it) at timestamp ts, expiring at exp_s (0: never), if
+ * ts is not older than the cell's: 1 written, 0 older, -1 out of memory. */
+int cql_cell_write(json_t *item, const cql_tcol *col, const uint8_t *p, int32_t len, int64_t ts,
+                   int64_t exp_s);
+/* A live cell's value bytes appended to out: 1, 0 when there is none, -1 malformed. */
+int cql_cell_read(json_t *item, const cql_tcol *col, int64_t now_s, buf *out);
+void cql_row_mark(json_t *item, int64_t ts, int64_t exp_s);
+int cql_row_live(json_t *item, const cql_tinfo *t, int64_t now_s);
+/* Sets the item's expiry for the TTL sweeper from its marker and cells. */
+void cql_row_seal(json_t *item, const cql_tinfo *t);
+/* The engine table of t (a reference: catalog_release), NULL with the error set. */
+struct table *cql_engine_table(cql_call *c, const cql_tinfo *t);
+
+/* ---- terms ---- */
+/* Turns the term e into a value of col's type (or type, when not NULL), appending its
+ * bytes: a CQLVAL_* code (value.h), the call's error set for CQLVAL_ERROR. */
+int cql_term(cql_run *r, const struct cql_ctype *type, const char *receiver, const cql_expr *e,
+             buf *out);
+/* An int or bigint term (LIMIT, USING TTL): 0 with *v, or -1 with the error set. */
+int cql_int_term(cql_run *r, const cql_expr *e, int64_t *v, const char *what);
+
+/* ---- WHERE against the primary key (exec_where.c) ---- */
+typedef struct cql_vlist {
+    buf *v; /* values (bytes) */
+    size_t n;
+} cql_vlist;
+
+typedef struct cql_keys {
+    int partitions; /* every partition key column restricted by = or IN */
+    cql_vlist *pk;  /* per partition key column (when partitions) */
+    size_t npk_cols;
+    cql_vlist *ck; /* per clustering column; the first ck_eq are set */
+    size_t nck_cols, ck_eq;
+    int slice; /* a range after the prefix: */
+    int has_lo, has_hi, lo_incl, hi_incl;
+    buf lo, hi; /* its bounds' components, in storage order */
+    size_t slice_ncols;
+    int token; /* token(pk) restricted: rows with lo <= token <= hi */
+    int64_t token_lo, token_hi;
+    const cql_tcol *index; /* read through this column's index (its = stays a filter) */
+    const cql_relation *index_rel;
+    const cql_relation **filters; /* what each row is checked against */
+    size_t nfilters;
+    int needs_filtering;
+} cql_keys;
+
+#define CQL_KEYS_SELECT 0
+#define CQL_KEYS_UPDATE 1
+#define CQL_KEYS_DELETE 2
+#define CQL_KEYS_INSERT 3
+/* Reads w against t for a statement of mode. 0, or -1 with Cassandra's message set
+ * (ALLOW FILTERING's among them). cql_keys_free either way. */
+int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
+                   int allow_filtering, cql_keys *k);
+void cql_keys_free(cql_keys *k);
+const char *cql_filtering_message(void);
+/* Calls fn for each combination of one value of each list (the last list fastest);
+ * stops at fn's first non-zero answer and returns it. */
+int cql_each_combination(const cql_vlist *lists, size_t n,
+                         int (*fn)(void *arg, const buf *const *vals), void *arg);
+
+/* Engine key bounds of a partition's rows whose $ck is in [lo, hi) (lo empty: from the
+ * first row, or the static row when with_static; hi empty: to the partition's end). */
+int cql_partition_bounds(const struct table *et, const buf *pk, const buf *lo, const buf *hi,
+                         int with_static, buf *lower, buf *upper, qr_err *err);
+/* The $ck range [lo, hi) of a clustering prefix with the keys' slice. */
+void cql_slice_bytes(const buf *prefix, const cql_keys *k, buf *lo, buf *hi);
+/* 1 when cmp (a comparison's sign) satisfies op (=, !=, <, <=, >, >=). */
+int cql_compare_op(cql_op op, int cmp);
+
+/* Row statements (exec_write.c, exec_select.c). */
+int cql_exec_write(cql_run *r, const cql_stmt *s);
+/* The statements of a BATCH (INSERT, UPDATE, DELETE), each with its run, in one item
+ * transaction: all applied or none; with conditions, all on one partition. */
+int cql_exec_write_batch(cql_run *const *runs, const cql_stmt *const *stmts, size_t n,
+                         int counter_batch, int logged);
+int cql_exec_select(cql_run *r, const cql_stmt *s, const cql_tinfo *t);
+
+/* 1 when two byte strings are equal (either may be empty, with no bytes allocated). */
+static inline int cql_same_bytes(const void *a, size_t alen, const void *b, size_t blen)
+{
+    return alen == blen && (alen == 0 || memcmp(a, b, alen) == 0);
+}
+
+/* ---- the executor's parts ---- */
+/* SELECT of a system table (system.local, peers, system_schema.*): 1 when ks.table is
+ * one (and it ran: 0 or -1 in *rc), 0 when it is not. */
+int cql_system_select(cql_run *r, const cql_stmt *s, const char *ks, int *rc);
+/* 1 when ks is a keyspace the system tables make (system, system_schema, ...). */
+int cql_system_keyspace(const char *ks);
+
+/* Schema statements (exec_ddl.c). */
+int cql_exec_ddl(cql_run *r, const cql_stmt *s);
+
+/* Writes a SCHEMA_CHANGE result and the matching event into the call. */
+int cql_schema_changed(cql_call *c, const char *change, const char *target, const char *ks,
+                       const char *name);
+
+#endif

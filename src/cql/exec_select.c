@@ -1,0 +1,1385 @@
+/* exec_select.c — SELECT of a CQL table on the engine: the partitions the WHERE names
+ * (or every partition, in the engine's order), each read with a range cursor over its
+ * clustering prefix and slice, forward or backward for ORDER BY; static columns joined to
+ * their partition's rows; rows filtered when ALLOW FILTERING let the query through; the
+ * selection (columns, aliases, writetime(), ttl(), COUNT), DISTINCT, PER PARTITION LIMIT,
+ * LIMIT, and result paging with an opaque paging_state.
+ *
+ * Reads use cursor_open and item_get only; the item layout is exec_row.c's. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cql/exec_int.h"
+#include "cql/aggregate.h"
+#include "cql/func.h"
+#include "cql/keyenc.h"
+#include "cql/types.h"
+#include "cql/value.h"
+#include "cqlwire/cql_value.h"
+#include "engine/engine.h"
+#include "model/keycodec.h"
+
+/* ---- byte bounds ---- */
+
+/* The escaped form the engine keeps a binary sort key in, without its terminator: raw
+ * strings compare as their escaped forms do. */
+static int escaped(buf *out, const buf *raw)
+{
+    json_t *av = cql_b64(raw->data ? raw->data : "", raw->len);
+    size_t start = out->len;
+    qr_err err;
+    err_init(&err);
+    int rc = keycodec_append(out, av, 0, &err);
+    json_decref(av);
+    if (rc == 0 && out->len >= start + 2) out->len -= 2; /* the 0x00 0x01 terminator */
+    return rc;
+}
+
+int cql_partition_bounds(const table *et, const buf *pk, const buf *lo, const buf *hi,
+                         int with_static, buf *lower, buf *upper, qr_err *err)
+{
+    json_t *av = cql_b64(pk->data ? pk->data : "", pk->len);
+    const json_t *vals[1] = {av};
+    buf part;
+    buf_init(&part, 0);
+    int rc = key_partition_tuple(&part, et, 0, vals, 1, err);
+    json_decref(av);
+    if (rc) {
+        buf_free(&part);
+        return -1;
+    }
+    buf_reset(lower);
+    buf_reset(upper);
+    buf_append(lower, part.data, part.len);
+    buf_append(upper, part.data, part.len);
+    if (table_sk(et)->name == NULL) {
+        buf_prefix_successor(upper);
+        buf_free(&part);
+        return 0;
+    }
+    buf l;
+    buf_init(&l, 0);
+    if (lo->len)
+        buf_append(&l, lo->data, lo->len);
+    else if (!with_static)
+        buf_putc(&l, CQL_CK_ROW);
+    if (l.len) escaped(lower, &l);
+    if (hi->len) {
+        escaped(upper, hi);
+    } else {
+        buf_prefix_successor(upper);
+    }
+    buf_free(&l);
+    buf_free(&part);
+    return 0;
+}
+
+void cql_slice_bytes(const buf *prefix, const cql_keys *k, buf *lo, buf *hi)
+{
+    buf_reset(lo);
+    buf_reset(hi);
+    buf_append(lo, prefix->data, prefix->len);
+    if (k->slice && k->has_lo) {
+        buf_append(lo, k->lo.data, k->lo.len);
+        if (!k->lo_incl) buf_prefix_successor(lo);
+    }
+    buf_append(hi, prefix->data, prefix->len);
+    if (k->slice && k->has_hi) {
+        buf_append(hi, k->hi.data, k->hi.len);
+        if (k->hi_incl) buf_prefix_successor(hi);
+    } else {
+        buf_prefix_successor(hi);
+    }
+}
+
+/* ---- the selection ---- */
+
+typedef enum sel_kind { SEL_COLUMN, SEL_WRITETIME, SEL_TTL, SEL_COUNT, SEL_FN } sel_kind;
+typedef struct selitem {
+    sel_kind kind;
+    const cql_tcol *col; /* NULL for COUNT(*) and functions */
+    cql_fnsel fn;        /* SEL_FN */
+    cqlagg agg;          /* SEL_COUNT: any aggregate */
+    int agg_on;
+} selitem;
+
+typedef struct qctx {
+    cql_run *r;
+    const cql_stmt *s;
+    const cql_select *q;
+    const cql_tinfo *t;
+    table *et;
+    cql_keys k;
+    selitem *sels;
+    size_t nsel;
+    int aggregate; /* aggregates or GROUP BY: a row per group */
+    size_t ngroup; /* GROUP BY's columns: a prefix of the primary key */
+    const cql_tcol *group[64];
+    buf group_key;  /* the current group's values */
+    int in_group;   /* a group is open */
+    cql_rows grow;  /* the group's first row: its plain selectors' values */
+    int64_t groups; /* groups answered */
+    cql_rows out;
+    cql_rows jrow;            /* SELECT JSON: the selection's columns, one row at a time */
+    int64_t limit, ppl, page; /* -1: none */
+    int reversed;
+    int64_t now_s;
+    /* paging */
+    uint32_t part_index;
+    int64_t emitted_total;
+    int64_t emitted_part;
+    buf last_key; /* engine key of the last item read */
+    buf cur_pk;   /* the serialized partition key of the last item read */
+    int resume;   /* paging_state given */
+    int full;     /* the page is full */
+    int ended;    /* the last row emitted was a partition's static row alone */
+    /* the current partition */
+    json_t *static_item;
+    int static_used;
+    buf *vals; /* per column */
+    int8_t *has;
+} qctx;
+
+static const cql_tcol *col_named(const cql_tinfo *t, const char *name)
+{
+    return cql_tinfo_col(t, name);
+}
+
+static int plan_selection(qctx *q)
+{
+    cql_call *c = q->r->call;
+    const cql_select *sel = q->q;
+    if (cql_select_metadata(c, q->s, q->t, &q->out) != 0) return -1;
+    if (sel->json) {
+        cql_stmt plain = *q->s;
+        plain.u.select.json = 0;
+        if (cql_select_metadata(c, &plain, q->t, &q->jrow) != 0) return -1;
+    }
+    size_t n = sel->nsel ? sel->nsel : q->t->ncols;
+    q->sels = calloc(n + 1, sizeof *q->sels);
+    if (q->sels == NULL) return cql_fail(c, CQL_ERR_SERVER, "out of memory");
+    q->nsel = n;
+    int counts = 0, plain = 0;
+    cqlagg_kind ak;
+    for (size_t i = 0; i < n; i++) {
+        selitem *x = &q->sels[i];
+        if (!sel->nsel) {
+            x->kind = SEL_COLUMN;
+            x->col = &q->t->cols[i];
+            plain++;
+            continue;
+        }
+        const cql_expr *e = sel->sel[i].expr;
+        if (e->kind == CQL_E_COLUMN) {
+            x->kind = SEL_COLUMN;
+            x->col = col_named(q->t, e->text);
+            plain++;
+        } else if (e->kind == CQL_E_FUNCTION &&
+                   cqlagg_lookup(e->fn.name, e->star,
+                                 e->nitems == 1 && e->items[0]->kind != CQL_E_COLUMN, &ak)) {
+            x->kind = SEL_COUNT;
+            if (ak != CQLAGG_COUNT_ROWS) {
+                if (e->nitems != 1 || e->items[0]->kind != CQL_E_COLUMN)
+                    return cql_fail(c, CQL_ERR_INVALID, "%s takes one column", e->fn.name);
+                x->col = col_named(q->t, e->items[0]->text);
+                if (x->col == NULL)
+                    return cql_fail(c, CQL_ERR_INVALID, "Undefined column name %s in table %s.%s",
+                                    e->items[0]->text, q->t->ks, q->t->name);
+            }
+            cql_parse_error perr;
+            memset(&perr, 0, sizeof perr);
+            if (cqlagg_init(&x->agg, ak, x->col ? x->col->type : NULL, &perr) != 0)
+                return cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
+            x->agg_on = 1;
+            counts++;
+        } else if (e->kind == CQL_E_FUNCTION && e->fn.ks == NULL &&
+                   (strcmp(e->fn.name, "writetime") == 0 || strcmp(e->fn.name, "ttl") == 0)) {
+            x->kind = e->fn.name[0] == 'w' ? SEL_WRITETIME : SEL_TTL;
+            x->col = col_named(q->t, e->items[0]->text);
+            plain++;
+        } else {
+            char *name = NULL;
+            if (cql_fnsel_resolve(c, q->t, e, &x->fn, &name) != 0) return -1;
+            free(name);
+            x->kind = SEL_FN;
+            plain++;
+        }
+    }
+    (void)plain;
+    q->aggregate = counts > 0 || sel->ngroup > 0;
+    /* GROUP BY: a prefix of the primary key, in its order */
+    if (sel->ngroup > 64) return cql_fail(c, CQL_ERR_INVALID, "Too many GROUP BY columns");
+    for (size_t i = 0; i < sel->ngroup; i++) {
+        const cql_expr *g = sel->group_by[i];
+        const cql_tcol *col = g->kind == CQL_E_COLUMN ? col_named(q->t, g->text) : NULL;
+        if (col == NULL)
+            return cql_fail(c, CQL_ERR_INVALID, "Undefined column name %s in table %s.%s",
+                            g->kind == CQL_E_COLUMN ? g->text : "?", q->t->ks, q->t->name);
+        size_t want_pos = i < q->t->npk ? i : i - q->t->npk;
+        char want_kind = i < q->t->npk ? 'p' : 'c';
+        if (col->kind != want_kind || col->pos != (int)want_pos)
+            return cql_fail(c, CQL_ERR_INVALID,
+                            "Group by currently only support groups of columns following their "
+                            "declared order in the PRIMARY KEY");
+        q->group[i] = col;
+    }
+    q->ngroup = sel->ngroup;
+
+    if (sel->distinct) {
+        for (size_t i = 0; i < n; i++) {
+            const cql_tcol *col = q->sels[i].col;
+            if (q->sels[i].kind != SEL_COLUMN || (col->kind != 'p' && col->kind != 's'))
+                return cql_fail(c, CQL_ERR_INVALID,
+                                "SELECT DISTINCT queries must only request partition key columns "
+                                "and/or static columns (not %s)",
+                                col ? col->name : "an aggregate");
+        }
+        if (q->k.ck_eq || q->k.slice)
+            return cql_fail(c, CQL_ERR_INVALID,
+                            "SELECT DISTINCT with WHERE clause only supports restriction by "
+                            "partition key and/or static columns.");
+    }
+    return 0;
+}
+
+static int plan_order(qctx *q)
+{
+    cql_call *c = q->r->call;
+    const cql_select *sel = q->q;
+    if (sel->norder == 0) return 0;
+    if (!q->k.partitions)
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "ORDER BY is only supported when the partition key is restricted by an EQ "
+                        "or an IN.");
+    int rev = -1;
+    for (size_t i = 0; i < sel->norder; i++) {
+        const cql_tcol *col = col_named(q->t, sel->order[i].column);
+        if (col == NULL)
+            return cql_fail(c, CQL_ERR_INVALID, "Undefined column name %s in table %s.%s",
+                            sel->order[i].column, q->t->ks, q->t->name);
+        if (col->kind != 'c')
+            return cql_fail(c, CQL_ERR_INVALID,
+                            "Order by is currently only supported on the clustered columns of the "
+                            "PRIMARY KEY, got %s",
+                            col->name);
+        if (col->pos != (int)i)
+            return cql_fail(c, CQL_ERR_INVALID,
+                            "Order by currently only supports the ordering of columns following "
+                            "their declared order in the PRIMARY KEY");
+        int r = sel->order[i].desc != col->desc;
+        if (rev >= 0 && r != rev)
+            return cql_fail(c, CQL_ERR_INVALID, "Unsupported order by relation");
+        rev = r;
+    }
+    q->reversed = rev > 0;
+    return 0;
+}
+
+/* ---- rows ---- */
+
+static void row_clear(qctx *q)
+{
+    for (size_t i = 0; i < q->t->ncols; i++) {
+        buf_reset(&q->vals[i]);
+        q->has[i] = 0;
+    }
+}
+
+/* Reads the columns of item (and the partition's static row) into q->vals. */
+static int row_load(qctx *q, json_t *item)
+{
+    row_clear(q);
+    for (size_t i = 0; i < q->t->ncols; i++) {
+        const cql_tcol *c = &q->t->cols[i];
+        json_t *from = c->kind == 's' ? q->static_item : item;
+        if (from == NULL) continue;
+        int got = cql_cell_read(from, c, q->now_s, &q->vals[i]);
+        if (got < 0)
+            return cql_fail(q->r->call, CQL_ERR_SERVER, "a stored value of %s cannot be read",
+                            c->name);
+        q->has[i] = got == 1;
+    }
+    return 0;
+}
+
+static size_t col_index(const qctx *q, const cql_tcol *c)
+{
+    return c ? (size_t)(c - q->t->cols) : 0;
+}
+
+/* A function selector's value for the loaded row: CQLVAL_OK with out, CQLVAL_NULL, or
+ * CQLVAL_ERROR with the error set. */
+static int fn_value(qctx *q, const cql_fnsel *f, buf *out)
+{
+    cql_call *c = q->r->call;
+    if (f->kind == 't') {
+        cql_value v[64];
+        for (size_t i = 0; i < f->nargs; i++) {
+            size_t ci = col_index(q, f->argcol[i]);
+            if (!q->has[ci]) return CQLVAL_NULL;
+            v[f->argcol[i]->pos].p = (const uint8_t *)q->vals[ci].data;
+            v[f->argcol[i]->pos].len = (int32_t)q->vals[ci].len;
+        }
+        buf pk;
+        buf_init(&pk, 0);
+        if (cql_pk_serialize(q->t, v, &pk) != 0) {
+            buf_free(&pk);
+            cql_fail(c, CQL_ERR_INVALID, "The partition key is too large");
+            return CQLVAL_ERROR;
+        }
+        uint8_t b[8];
+        cqlkey_token_bytes(cqlkey_token((const uint8_t *)pk.data, pk.len), b);
+        buf_free(&pk);
+        buf_append(out, b, 8);
+        return CQLVAL_OK;
+    }
+    cql_parse_error perr;
+    memset(&perr, 0, sizeof perr);
+    if (f->kind == 'c') {
+        size_t ci = col_index(q, f->argcol[0]);
+        if (!q->has[ci]) return CQLVAL_NULL;
+        int rc = cqlfn_cast(f->argtype[0], f->ret, (const uint8_t *)q->vals[ci].data,
+                            q->vals[ci].len, out, &perr);
+        if (rc == CQLVAL_ERROR) cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
+        return rc;
+    }
+    cql_value args[CQL_FNSEL_MAX_ARGS];
+    buf consts[CQL_FNSEL_MAX_ARGS];
+    int rc = CQLVAL_OK;
+    for (size_t i = 0; i < f->nargs; i++) {
+        buf_init(&consts[i], 0);
+        if (f->argcol[i]) {
+            size_t ci = col_index(q, f->argcol[i]);
+            args[i].p = (const uint8_t *)q->vals[ci].data;
+            args[i].len = q->has[ci] ? (int32_t)q->vals[ci].len : CQL_NULL;
+            continue;
+        }
+        int t = cql_term(q->r, f->argtype[i], "argument", f->argexpr[i], &consts[i]);
+        if (t == CQLVAL_ERROR) rc = CQLVAL_ERROR;
+        args[i].p = (const uint8_t *)consts[i].data;
+        args[i].len = t == CQLVAL_OK ? (int32_t)consts[i].len : CQL_NULL;
+    }
+    if (rc == CQLVAL_OK) {
+        rc = cqlfn_call(f->fn, f->argtype, args, f->nargs, f->ret, out, &perr);
+        if (rc == CQLVAL_ERROR) cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
+    }
+    for (size_t i = 0; i < f->nargs; i++)
+        buf_free(&consts[i]);
+    return rc;
+}
+
+static int fn_value(qctx *q, const cql_fnsel *f, buf *out);
+
+/* A row against the filters: 1 kept, 0 not, -1 error. */
+static int row_filtered(qctx *q)
+{
+    if (q->k.token) {
+        /* the token of the row's partition key */
+        cql_fnsel f;
+        memset(&f, 0, sizeof f);
+        f.kind = 't';
+        for (size_t i = 0; i < q->t->ncols; i++)
+            if (q->t->cols[i].kind == 'p') f.argcol[q->t->cols[i].pos] = &q->t->cols[i];
+        f.nargs = q->t->npk;
+        buf b;
+        buf_init(&b, 0);
+        int got = fn_value(q, &f, &b);
+        int64_t tok = 0;
+        if (got == CQLVAL_OK) cql_bigint_decode((const uint8_t *)b.data, b.len, &tok);
+        buf_free(&b);
+        if (got == CQLVAL_ERROR) return -1;
+        if (got != CQLVAL_OK || tok < q->k.token_lo || tok > q->k.token_hi) return 0;
+    }
+    for (size_t f = 0; f < q->k.nfilters; f++) {
+        const cql_relation *rel = q->k.filters[f];
+        if (rel->kind == CQL_REL_TUPLE)
+            return cql_fail(q->r->call, CQL_ERR_INVALID,
+                            "Multi-column restrictions cannot be filtered");
+        const cql_tcol *col = col_named(q->t, rel->columns[0]);
+        size_t ci = col_index(q, col);
+        if (!q->has[ci] && rel->op != CQL_OP_IS_NOT_NULL) return 0;
+        if (rel->op == CQL_OP_IS_NOT_NULL) {
+            if (!q->has[ci]) return 0;
+            continue;
+        }
+        const uint8_t *v = (const uint8_t *)q->vals[ci].data;
+        size_t vlen = q->vals[ci].len;
+        const cql_ctype *type = col->type;
+        int ok = 0;
+        if (rel->op == CQL_OP_CONTAINS || rel->op == CQL_OP_CONTAINS_KEY) {
+            int map = type->wire.id == CQL_TYPE_MAP;
+            const cql_ctype *et = rel->op == CQL_OP_CONTAINS_KEY ? type->args[0]
+                                  : map                          ? type->args[1]
+                                                                 : type->args[0];
+            buf want;
+            buf_init(&want, 0);
+            if (cql_term(q->r, et, col->name, rel->value, &want) != CQLVAL_OK) {
+                buf_free(&want);
+                return -1;
+            }
+            cql_elements e;
+            uint32_t n;
+            if (cql_collection_open(&e, v, vlen, map, &n) == 0) {
+                const uint8_t *p;
+                int32_t len;
+                size_t i = 0;
+                while (!ok && cql_element_next(&e, &p, &len) == 1) {
+                    int is_key = map ? i % 2 == 0 : 1;
+                    int take = rel->op == CQL_OP_CONTAINS_KEY ? is_key : map ? !is_key : 1;
+                    if (take && len >= 0 &&
+                        cqlval_compare(et, p, (size_t)len, (const uint8_t *)want.data, want.len) ==
+                            0)
+                        ok = 1;
+                    i++;
+                }
+            }
+            buf_free(&want);
+        } else {
+            const cql_expr *const *terms = rel->op == CQL_OP_IN && rel->values
+                                               ? (const cql_expr *const *)rel->values
+                                               : (const cql_expr *const *)&rel->value;
+            size_t nterms = rel->op == CQL_OP_IN && rel->values ? rel->nvalues : 1;
+            if (rel->op == CQL_OP_IN && !rel->values) {
+                cql_value lv;
+                if (cql_bound(q->r, rel->value, &lv) != 1) return -1;
+                cql_elements e;
+                uint32_t n;
+                if (lv.len >= 0 && cql_collection_open(&e, lv.p, (size_t)lv.len, 0, &n) == 0) {
+                    const uint8_t *p;
+                    int32_t len;
+                    while (!ok && cql_element_next(&e, &p, &len) == 1)
+                        ok = len >= 0 && cqlval_compare(type, v, vlen, p, (size_t)len) == 0;
+                }
+            }
+            for (size_t j = 0; j < nterms && !ok && rel->values; j++) {
+                buf want;
+                buf_init(&want, 0);
+                int rc = cql_term(q->r, type, col->name, terms[j], &want);
+                if (rc == CQLVAL_ERROR) {
+                    buf_free(&want);
+                    return -1;
+                }
+                ok = rc == CQLVAL_OK &&
+                     cqlval_compare(type, v, vlen, (const uint8_t *)want.data, want.len) == 0;
+                buf_free(&want);
+            }
+            if (rel->op != CQL_OP_IN) {
+                buf want;
+                buf_init(&want, 0);
+                int rc = cql_term(q->r, type, col->name, rel->value, &want);
+                if (rc == CQLVAL_ERROR) {
+                    buf_free(&want);
+                    return -1;
+                }
+                ok = rc == CQLVAL_OK &&
+                     cql_compare_op(rel->op, cqlval_compare(type, v, vlen,
+                                                            (const uint8_t *)want.data, want.len));
+                buf_free(&want);
+            }
+        }
+        if (!ok) return 0;
+    }
+    return 1;
+}
+
+/* Emits the loaded row (item: the row's own item, for writetime and ttl). */
+/* The type of selector x's values. */
+static const cql_ctype *sel_type(const selitem *x)
+{
+    switch (x->kind) {
+    case SEL_COLUMN:
+        return x->col->type;
+    case SEL_WRITETIME:
+    case SEL_COUNT:
+        return cqltype_native(CQL_TYPE_BIGINT);
+    case SEL_TTL:
+        return cqltype_native(CQL_TYPE_INT);
+    default:
+        return x->fn.ret;
+    }
+}
+
+/* A JSON object's key for a column name, as Cassandra writes it: quoted again when the
+ * name is not a lower-case identifier. */
+static void json_key(buf *out, const char *name)
+{
+    int plain = name[0] != '\0';
+    for (const char *p = name; *p; p++)
+        plain &= (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_';
+    json_t *s = NULL;
+    if (plain) {
+        s = json_string(name);
+    } else {
+        buf q;
+        buf_init(&q, 0);
+        buf_putc(&q, '"');
+        for (const char *p = name; *p; p++) {
+            if (*p == '"') buf_putc(&q, '"');
+            buf_putc(&q, (uint8_t)*p);
+        }
+        buf_putc(&q, '"');
+        s = json_string(q.data);
+        buf_free(&q);
+    }
+    char *text = json_dumps(s, JSON_ENCODE_ANY);
+    buf_puts(out, text ? text : "\"\"");
+    free(text);
+    json_decref(s);
+}
+
+/* SELECT JSON: the row just written to q->jrow as one [json] text value of q->out. */
+static int json_row(qctx *q)
+{
+    cql_reader rd;
+    cql_reader_init(&rd, q->jrow.data.data, q->jrow.data.len, NULL);
+    buf text;
+    buf_init(&text, 0);
+    buf_putc(&text, '{');
+    for (size_t i = 0; i < q->nsel; i++) {
+        cql_value v;
+        cql_read_bytes(&rd, "a value", &v);
+        if (i) buf_puts(&text, ", ");
+        json_key(&text, q->jrow.cols[i].name);
+        buf_puts(&text, ": ");
+        if (v.len < 0)
+            buf_puts(&text, "null");
+        else if (cqlval_to_json(sel_type(&q->sels[i]), v.p, (size_t)v.len, &text) != 0) {
+            buf_free(&text);
+            return cql_fail(q->r->call, CQL_ERR_SERVER, "a value cannot be written as JSON");
+        }
+    }
+    buf_putc(&text, '}');
+    int rc = cql_rows_put(&q->out, text.data, (int32_t)text.len);
+    buf_free(&text);
+    buf_reset(&q->jrow.data);
+    q->jrow.nrows = 0;
+    if (rc) return cql_fail(q->r->call, CQL_ERR_SERVER, "the result is too large to answer");
+    q->out.nrows++;
+    return 0;
+}
+
+static int put_selectors(qctx *q, json_t *item, cql_rows *dst);
+
+/* Ends the open group: one row of its first row's plain values and its aggregates. */
+static int group_flush(qctx *q)
+{
+    if (!q->in_group) return 0;
+    q->in_group = 0;
+    cql_rows *dst = q->q->json ? &q->jrow : &q->out;
+    cql_reader rd;
+    cql_reader_init(&rd, q->grow.data.data, q->grow.data.len, NULL);
+    int rc = 0;
+    for (size_t i = 0; i < q->nsel && rc == 0; i++) {
+        cql_value v = {NULL, CQL_NULL};
+        if (q->grow.nrows) cql_read_bytes(&rd, "a value", &v);
+        selitem *x = &q->sels[i];
+        if (!x->agg_on) {
+            rc = cql_rows_put(dst, v.p ? v.p : (const uint8_t *)"", v.len);
+            continue;
+        }
+        buf out;
+        buf_init(&out, 0);
+        cql_parse_error perr;
+        memset(&perr, 0, sizeof perr);
+        int got = cqlagg_result(&x->agg, &out, &perr);
+        if (got == CQLVAL_ERROR)
+            rc = cql_fail(q->r->call, (cql_error_code)perr.code, "%s", perr.msg);
+        else
+            rc = cql_rows_put(dst, out.data ? out.data : "",
+                              got == CQLVAL_OK ? (int32_t)out.len : -1);
+        buf_free(&out);
+        cqlagg_reset(&x->agg);
+    }
+    buf_reset(&q->grow.data);
+    q->grow.nrows = 0;
+    if (rc) return q->r->call->failed ? -1 : cql_fail(q->r->call, CQL_ERR_SERVER, "out of memory");
+    dst->nrows++;
+    q->groups++;
+    return q->q->json ? json_row(q) : 0;
+}
+
+/* Feeds the loaded row to the aggregates, opening a group when its GROUP BY values
+ * change. */
+static int group_add(qctx *q, json_t *item)
+{
+    buf key;
+    buf_init(&key, 0);
+    for (size_t i = 0; i < q->ngroup; i++) {
+        size_t ci = col_index(q, q->group[i]);
+        buf_put_be32(&key, (uint32_t)q->vals[ci].len);
+        buf_append(&key, q->vals[ci].data, q->vals[ci].len);
+    }
+    int rc = 0;
+    if (q->in_group && !cql_same_bytes(key.data, key.len, q->group_key.data, q->group_key.len))
+        rc = group_flush(q);
+    if (rc == 0 && !q->in_group) {
+        if (q->limit >= 0 && q->groups >= q->limit) {
+            buf_free(&key);
+            return 1;
+        }
+        q->in_group = 1;
+        buf_reset(&q->group_key);
+        buf_append(&q->group_key, key.data, key.len);
+        rc = put_selectors(q, item, &q->grow);
+        if (rc == 0) q->grow.nrows = 1;
+    }
+    buf_free(&key);
+    for (size_t i = 0; rc == 0 && i < q->nsel; i++) {
+        selitem *x = &q->sels[i];
+        if (!x->agg_on) continue;
+        cql_parse_error perr;
+        memset(&perr, 0, sizeof perr);
+        size_t ci = col_index(q, x->col);
+        int has = x->col == NULL || q->has[ci];
+        if (cqlagg_add(&x->agg,
+                       has && x->col ? (const uint8_t *)q->vals[ci].data : (const uint8_t *)"",
+                       has ? (x->col ? (int32_t)q->vals[ci].len : 0) : CQL_NULL, &perr) != 0)
+            rc = cql_fail(q->r->call, (cql_error_code)perr.code, "%s", perr.msg);
+    }
+    return rc;
+}
+
+static int row_emit(qctx *q, json_t *item)
+{
+    if (q->aggregate) return group_add(q, item);
+    cql_rows *dst = q->q->json ? &q->jrow : &q->out;
+    if (put_selectors(q, item, dst) != 0) return -1;
+    dst->nrows++;
+    return q->q->json ? json_row(q) : 0;
+}
+
+/* Appends the loaded row's selector values (aggregates as null) to dst. */
+static int put_selectors(qctx *q, json_t *item, cql_rows *dst)
+{
+    int rc = 0;
+    for (size_t i = 0; i < q->nsel && rc == 0; i++) {
+        const selitem *x = &q->sels[i];
+        if (x->agg_on) {
+            rc = cql_rows_put(dst, NULL, -1);
+            continue;
+        }
+        if (x->kind == SEL_FN) {
+            buf v;
+            buf_init(&v, 0);
+            int got = fn_value(q, &x->fn, &v);
+            if (got == CQLVAL_ERROR) {
+                buf_free(&v);
+                return -1;
+            }
+            rc = cql_rows_put(dst, v.data ? v.data : "", got == CQLVAL_OK ? (int32_t)v.len : -1);
+            buf_free(&v);
+            continue;
+        }
+        size_t ci = col_index(q, x->col);
+        json_t *from = x->col->kind == 's' ? q->static_item : item;
+        if (x->kind == SEL_COLUMN) {
+            rc = cql_rows_put(dst, q->vals[ci].data ? q->vals[ci].data : "",
+                              q->has[ci] ? (int32_t)q->vals[ci].len : -1);
+        } else if (x->kind == SEL_WRITETIME) {
+            if (!q->has[ci] || from == NULL) {
+                rc = cql_rows_put(dst, NULL, -1);
+            } else {
+                uint8_t b[8];
+                cql_bigint_encode(cql_cell_ts(from, x->col->name), b);
+                rc = cql_rows_put(dst, b, 8);
+            }
+        } else {
+            int64_t e = q->has[ci] && from ? cql_cell_exp(from, x->col->name) : 0;
+            if (e == 0) {
+                rc = cql_rows_put(dst, NULL, -1);
+            } else {
+                uint8_t b[4];
+                cql_int_encode((int32_t)(e - q->now_s), b);
+                rc = cql_rows_put(dst, b, 4);
+            }
+        }
+    }
+    if (rc) return cql_fail(q->r->call, CQL_ERR_SERVER, "the result is too large to answer");
+    return 0;
+}
+
+/* The page and the limits: 1 when no more rows are wanted. */
+static int done(qctx *q)
+{
+    if (q->aggregate) return 0;
+    if (q->limit >= 0 && q->emitted_total >= q->limit) return 1;
+    if (q->page > 0 && !q->aggregate && (int64_t)q->out.nrows >= q->page) {
+        q->full = 1;
+        return 1;
+    }
+    return 0;
+}
+
+/* One item read: a row of the partition, or its static row. 1 stop, 0 go on, -1 error. */
+static int take(qctx *q, json_t *item, const char *key, size_t key_len)
+{
+    buf_reset(&q->last_key);
+    buf_append(&q->last_key, key, key_len);
+    buf_reset(&q->cur_pk);
+    cql_unb64(json_object_get(item, CQL_PK_ATTR), &q->cur_pk);
+    json_t *ckav = json_object_get(item, CQL_CK_ATTR);
+    int is_static = 0;
+    if (ckav) {
+        buf ck;
+        buf_init(&ck, 0);
+        cql_unb64(ckav, &ck);
+        is_static = ck.len == 1 && (uint8_t)ck.data[0] == CQL_CK_STATIC;
+        buf_free(&ck);
+    }
+    if (is_static) {
+        json_decref(q->static_item);
+        q->static_item = json_incref(item);
+        return 0;
+    }
+    if (!cql_row_live(item, q->t, q->now_s)) return 0;
+    if (q->ppl >= 0 && q->emitted_part >= q->ppl) return 0;
+    if (row_load(q, item) != 0) return -1;
+    int keep = row_filtered(q);
+    if (keep < 0) return -1;
+    if (!keep) return 0;
+    q->static_used = 1;
+    q->ended = 0;
+    if (q->q->distinct) {
+        if (q->emitted_part) return 0;
+    }
+    int e = row_emit(q, item);
+    if (e != 0) return e;
+    q->emitted_total++;
+    q->emitted_part++;
+    return done(q);
+}
+
+/* A partition with a static row and no row answers one row of its static values when
+ * the query restricts no clustering column. */
+static int static_only(qctx *q)
+{
+    if (q->static_item == NULL || q->static_used || q->k.ck_eq || q->k.slice) return 0;
+    if (!cql_row_live(q->static_item, q->t, q->now_s)) return 0;
+    if (row_load(q, NULL) != 0) return -1;
+    /* key columns come from the static row */
+    for (size_t i = 0; i < q->t->ncols; i++)
+        if (q->t->cols[i].kind == 'p') {
+            buf_reset(&q->vals[i]);
+            q->has[i] = cql_cell_read(q->static_item, &q->t->cols[i], q->now_s, &q->vals[i]) == 1;
+        }
+    int keep = row_filtered(q);
+    if (keep <= 0) return keep;
+    q->static_used = 1;
+    q->ended = 1;
+    if (row_emit(q, q->static_item) != 0) return -1;
+    q->emitted_total++;
+    q->emitted_part++;
+    return done(q);
+}
+
+static void new_partition(qctx *q)
+{
+    json_decref(q->static_item);
+    q->static_item = NULL;
+    q->static_used = 0;
+    q->emitted_part = 0;
+}
+
+/* The partition's static row into q->static_item (none: NULL). */
+static int load_static(qctx *q, const buf *pk)
+{
+    int has_static = 0;
+    for (size_t i = 0; i < q->t->ncols; i++)
+        has_static |= q->t->cols[i].kind == 's';
+    if (!has_static || q->t->nck == 0) return 0;
+    qr_err err;
+    err_init(&err);
+    buf ck, key;
+    buf_init(&ck, 0);
+    buf_init(&key, 0);
+    buf_putc(&ck, CQL_CK_STATIC);
+    int rc = 0;
+    if (cql_row_key(q->et, pk, &ck, &key, &err) == 0) {
+        json_t *item = NULL;
+        int got = item_get_parsed(q->r->call->db, q->et, NULL, &key, 1, &item, &err);
+        json_decref(q->static_item);
+        q->static_item = got == 1 ? item : NULL;
+        if (got < 0) rc = cql_fail(q->r->call, CQL_ERR_SERVER, "%s", err.msg);
+    }
+    buf_free(&ck);
+    buf_free(&key);
+    return rc;
+}
+
+/* Reads [lower, upper) of the table, forward or backward, handing each item to take;
+ * a scan (partition < 0) marks where partitions change. */
+static int read_range(qctx *q, const buf *lower, const buf *upper, int forward, int scan)
+{
+    qr_err err;
+    err_init(&err);
+    range_cursor *cur = cursor_open(q->r->call->db, q->et, NULL, lower, upper, forward, 1, NULL);
+    const char *json;
+    size_t len, size;
+    int got, rc = 0;
+    buf part, key;
+    buf_init(&part, 0);
+    buf_init(&key, 0);
+    if (scan && q->resume && q->last_key.len) {
+        /* resuming inside the partition of the last page's last item */
+        size_t pl = key_partition_len(q->et, q->last_key.data, q->last_key.len);
+        buf_append(&part, q->last_key.data, pl);
+        q->static_used = 1;
+        if (q->cur_pk.len && load_static(q, &q->cur_pk) != 0) rc = -1;
+    }
+    while (rc == 0 && (got = cursor_next(cur, &json, &len, &size, &err)) == 1) {
+        json_t *item = json_loadb(json, len, 0, NULL);
+        if (item == NULL) {
+            rc = cql_fail(q->r->call, CQL_ERR_SERVER, "a stored row cannot be read");
+            break;
+        }
+        buf_reset(&key);
+        if (key_item(&key, q->et, item, &err) != 0) {
+            json_decref(item);
+            rc = cql_fail(q->r->call, CQL_ERR_SERVER, "%s", err.msg);
+            break;
+        }
+        if (scan) {
+            size_t pl = key_partition_len(q->et, key.data, key.len);
+            if (!cql_same_bytes(part.data, part.len, key.data, pl)) {
+                if (part.len) {
+                    rc = static_only(q);
+                    if (rc) {
+                        json_decref(item);
+                        break;
+                    }
+                }
+                new_partition(q);
+                buf_reset(&part);
+                buf_append(&part, key.data, pl);
+            }
+        }
+        rc = take(q, item, key.data, key.len);
+        json_decref(item);
+    }
+    if (rc == 0 && got < 0)
+        rc = cql_fail(q->r->call, err_is_throttling(&err) ? CQL_ERR_OVERLOADED : CQL_ERR_SERVER,
+                      "%s", err.msg);
+    if (rc == 0 && scan && part.len) rc = static_only(q);
+    cursor_close(cur);
+    buf_free(&part);
+    buf_free(&key);
+    return rc < 0 ? -1 : rc;
+}
+
+/* ---- reads through a secondary index ---- */
+
+/* The rows whose indexed column equals the index relation's value: the entries of the
+ * engine's global index (eventually consistent, as Cassandra's index reads are not), each
+ * row read from the table and checked again by the filters. A page resumes after the
+ * last row it answered. */
+static int read_index(qctx *q)
+{
+    cql_call *c = q->r->call;
+    const cql_tcol *col = q->k.index;
+    const qr_index *ix = table_index(q->et, col->index);
+    if (ix == NULL)
+        return cql_fail(c, CQL_ERR_SERVER, "the index %s has no engine index", col->index);
+    if (ix->creating)
+        return cql_fail(c, CQL_ERR_READ_FAILURE, "The secondary index %s is still being built",
+                        col->index);
+    buf v;
+    buf_init(&v, 0);
+    int rc = cql_term(q->r, col->type, col->name, q->k.index_rel->value, &v);
+    if (rc != CQLVAL_OK) {
+        buf_free(&v);
+        return rc == CQLVAL_ERROR ? -1
+                                  : cql_fail(c, CQL_ERR_INVALID,
+                                             "Unsupported null value for column %s", col->name);
+    }
+    json_t *av = cqlval_to_item(col->type, (const uint8_t *)v.data, v.len);
+    buf_free(&v);
+    qr_err err;
+    err_init(&err);
+    buf lower, upper, key, skip_to;
+    buf_init(&lower, 0);
+    buf_init(&upper, 0);
+    buf_init(&key, 0);
+    buf_init(&skip_to, 0);
+    const json_t *vals[1] = {av};
+    rc = av ? key_partition_tuple(&lower, q->et, ix->id, vals, 1, &err) : -1;
+    json_decref(av);
+    if (rc != 0) {
+        buf_free(&lower);
+        return cql_fail(c, CQL_ERR_INVALID, "%s",
+                        err.msg[0] ? err.msg : "the value cannot be indexed");
+    }
+    buf_append(&upper, lower.data, lower.len);
+    buf_prefix_successor(&upper);
+    int skipping = q->resume && q->last_key.len;
+    if (skipping) buf_append(&skip_to, q->last_key.data, q->last_key.len);
+    range_cursor *cur = cursor_open(c->db, q->et, ix, &lower, &upper, 1, 0, NULL);
+    const char *json;
+    size_t len, size;
+    int got;
+    rc = 0;
+    while (rc == 0 && (got = cursor_next(cur, &json, &len, &size, &err)) == 1) {
+        json_t *entry = json_loadb(json, len, 0, NULL);
+        buf_reset(&key);
+        if (entry == NULL || key_item(&key, q->et, entry, &err) != 0) {
+            json_decref(entry);
+            rc = cql_fail(c, CQL_ERR_SERVER, "an index entry of %s cannot be read", col->index);
+            break;
+        }
+        json_decref(entry);
+        if (skipping) {
+            if (cql_same_bytes(key.data, key.len, skip_to.data, skip_to.len)) skipping = 0;
+            continue;
+        }
+        json_t *item = NULL;
+        int found = item_get_parsed(c->db, q->et, NULL, &key, 0, &item, &err);
+        if (found < 0) {
+            rc = cql_fail(c, CQL_ERR_SERVER, "%s", err.msg);
+            break;
+        }
+        if (found == 0) continue; /* deleted since the entry was written */
+        buf pk;
+        buf_init(&pk, 0);
+        cql_unb64(json_object_get(item, CQL_PK_ATTR), &pk);
+        if (!cql_same_bytes(pk.data, pk.len, q->cur_pk.data, q->cur_pk.len)) {
+            new_partition(q);
+            q->static_used = 1;
+            rc = load_static(q, &pk);
+        }
+        buf_free(&pk);
+        if (rc == 0) rc = take(q, item, key.data, key.len);
+        json_decref(item);
+    }
+    if (rc == 0 && got < 0) rc = cql_fail(c, CQL_ERR_SERVER, "%s", err.msg);
+    cursor_close(cur);
+    buf_free(&lower);
+    buf_free(&upper);
+    buf_free(&key);
+    buf_free(&skip_to);
+    return rc < 0 ? -1 : rc;
+}
+
+/* ---- materialized views ---- */
+
+typedef struct vparts {
+    qctx *q;
+    const qr_index *ix;
+    int backward;
+    buf skip;
+    int skipping;
+} vparts;
+
+/* Reads [lower, upper) of the view's index: each entry is a whole row (ALL projected). */
+static int view_range(vparts *v, const buf *lower, const buf *upper)
+{
+    qctx *q = v->q;
+    cql_call *c = q->r->call;
+    qr_err err;
+    err_init(&err);
+    range_cursor *cur = cursor_open(c->db, q->et, v->ix, lower, upper, !v->backward, 0, NULL);
+    const char *json;
+    size_t len, size;
+    int got, rc = 0;
+    buf key;
+    buf_init(&key, 0);
+    while (rc == 0 && (got = cursor_next(cur, &json, &len, &size, &err)) == 1) {
+        json_t *item = json_loadb(json, len, 0, NULL);
+        buf_reset(&key);
+        if (item == NULL || key_item(&key, q->et, item, &err) != 0) {
+            json_decref(item);
+            rc = cql_fail(c, CQL_ERR_SERVER, "a row of the view %s cannot be read", q->t->name);
+            break;
+        }
+        if (v->skipping) {
+            if (cql_same_bytes(key.data, key.len, v->skip.data, v->skip.len)) v->skipping = 0;
+            json_decref(item);
+            continue;
+        }
+        rc = take(q, item, key.data, key.len);
+        json_decref(item);
+    }
+    if (rc == 0 && got < 0) rc = cql_fail(c, CQL_ERR_SERVER, "%s", err.msg);
+    cursor_close(cur);
+    buf_free(&key);
+    return rc;
+}
+
+static int view_part(void *arg, const buf *const *vals)
+{
+    vparts *v = arg;
+    qctx *q = v->q;
+    const json_t *avs[4];
+    json_t *owned[4] = {0};
+    size_t n = q->t->npk;
+    for (size_t i = 0; i < q->t->ncols; i++) {
+        const cql_tcol *col = &q->t->cols[i];
+        if (col->kind != 'p' || col->pos >= 4) continue;
+        owned[col->pos] =
+            cqlval_to_item(col->type, (const uint8_t *)vals[col->pos]->data, vals[col->pos]->len);
+        avs[col->pos] = owned[col->pos];
+    }
+    qr_err err;
+    err_init(&err);
+    buf lower, upper;
+    buf_init(&lower, 0);
+    buf_init(&upper, 0);
+    int rc = key_partition_tuple(&lower, q->et, v->ix->id, avs, (int)n, &err);
+    for (size_t i = 0; i < 4; i++)
+        json_decref(owned[i]);
+    if (rc == 0) {
+        buf_append(&upper, lower.data, lower.len);
+        buf_prefix_successor(&upper);
+        new_partition(q);
+        rc = view_range(v, &lower, &upper);
+    } else {
+        rc = cql_fail(q->r->call, CQL_ERR_INVALID, "%s", err.msg);
+    }
+    buf_free(&lower);
+    buf_free(&upper);
+    return rc;
+}
+
+/* SELECT of a view: its index's partitions for the = and IN on the view's partition key,
+ * or the whole index; its clustering restrictions filter. */
+static int read_mview(qctx *q)
+{
+    cql_call *c = q->r->call;
+    vparts v = {.q = q};
+    v.ix = table_index(q->et, q->t->name);
+    if (v.ix == NULL)
+        return cql_fail(c, CQL_ERR_SERVER, "the view %s has no engine index", q->t->name);
+    if (v.ix->creating)
+        return cql_fail(c, CQL_ERR_READ_FAILURE, "The materialized view %s is still being built",
+                        q->t->name);
+    int first_desc = 0;
+    for (size_t i = 0; i < q->t->ncols; i++)
+        if (q->t->cols[i].kind == 'c' && q->t->cols[i].pos == 0) first_desc = q->t->cols[i].desc;
+    v.backward = first_desc != q->reversed;
+    buf_init(&v.skip, 0);
+    if (q->resume && q->last_key.len) {
+        buf_append(&v.skip, q->last_key.data, q->last_key.len);
+        v.skipping = 1;
+    }
+    int rc;
+    if (q->k.partitions) {
+        rc = cql_each_combination(q->k.pk, q->t->npk, view_part, &v);
+    } else {
+        buf lower, upper;
+        buf_init(&lower, 0);
+        buf_init(&upper, 0);
+        key_table_prefix(&lower, q->et, v.ix->id);
+        buf_append(&upper, lower.data, lower.len);
+        buf_prefix_successor(&upper);
+        rc = view_range(&v, &lower, &upper);
+        buf_free(&lower);
+        buf_free(&upper);
+    }
+    buf_free(&v.skip);
+    return rc < 0 ? -1 : rc;
+}
+
+/* ---- partitions ---- */
+
+typedef struct plist {
+    buf *pk;
+    size_t n;
+} plist;
+
+static int add_part(void *arg, const buf *const *vals)
+{
+    qctx *q = ((void **)arg)[0];
+    plist *l = ((void **)arg)[1];
+    buf pk;
+    buf_init(&pk, 0);
+    cql_value v[64];
+    for (size_t i = 0; i < q->t->npk; i++) {
+        v[i].p = (const uint8_t *)vals[i]->data;
+        v[i].len = (int32_t)vals[i]->len;
+    }
+    if (cql_pk_serialize(q->t, v, &pk) != 0) {
+        buf_free(&pk);
+        return cql_fail(q->r->call, CQL_ERR_INVALID, "The partition key is too large");
+    }
+    for (size_t i = 0; i < l->n; i++)
+        if (cql_same_bytes(l->pk[i].data, l->pk[i].len, pk.data, pk.len)) {
+            buf_free(&pk);
+            return 0;
+        }
+    buf *n = realloc(l->pk, (l->n + 1) * sizeof *n);
+    if (n == NULL) {
+        buf_free(&pk);
+        return cql_fail(q->r->call, CQL_ERR_SERVER, "out of memory");
+    }
+    l->pk = n;
+    l->pk[l->n++] = pk;
+    return 0;
+}
+
+typedef struct prefixes {
+    buf *p;
+    size_t n;
+    const cql_tinfo *t;
+    size_t nck;
+} prefixes;
+
+static int add_prefix(void *arg, const buf *const *vals)
+{
+    prefixes *l = arg;
+    buf b;
+    buf_init(&b, 0);
+    buf_putc(&b, CQL_CK_ROW);
+    for (size_t i = 0; i < l->nck; i++) {
+        const cql_tcol *col = NULL;
+        for (size_t j = 0; j < l->t->ncols; j++)
+            if (l->t->cols[j].kind == 'c' && l->t->cols[j].pos == (int)i) col = &l->t->cols[j];
+        cql_ck_append(&b, col, (const uint8_t *)vals[i]->data, vals[i]->len);
+    }
+    buf *n = realloc(l->p, (l->n + 1) * sizeof *n);
+    if (n == NULL) {
+        buf_free(&b);
+        return -1;
+    }
+    l->p = n;
+    l->p[l->n++] = b;
+    return 0;
+}
+
+static int cmp_buf(const void *a, const void *b)
+{
+    const buf *x = a, *y = b;
+    size_t n = x->len < y->len ? x->len : y->len;
+    int c = memcmp(x->data, y->data, n);
+    return c ? c : (x->len > y->len) - (x->len < y->len);
+}
+
+/* Reads one partition: its static row, then each clustering range; after: resume past
+ * this key (the last page's last item), with carried rows of the partition already
+ * answered. */
+static int read_partition(qctx *q, const buf *pk, const prefixes *pre, const buf *after,
+                          int64_t carried)
+{
+    qr_err err;
+    err_init(&err);
+    new_partition(q);
+    q->emitted_part = carried;
+    if (after && after->len) q->static_used = 1;
+    int rc = 0;
+    buf lower, upper, lo, hi;
+    buf_init(&lower, 0);
+    buf_init(&upper, 0);
+    buf_init(&lo, 0);
+    buf_init(&hi, 0);
+    if (q->t->nck == 0) {
+        if (after && after->len) goto out; /* its one row was answered */
+        buf none;
+        buf_init(&none, 0);
+        rc = cql_partition_bounds(q->et, pk, &none, &none, 0, &lower, &upper, &err);
+        if (rc == 0) rc = read_range(q, &lower, &upper, 1, 0);
+        goto out;
+    }
+    if (load_static(q, pk) != 0) {
+        rc = -1;
+        goto out;
+    }
+    for (size_t i = 0; rc == 0 && i < pre->n; i++) {
+        size_t at = q->reversed ? pre->n - 1 - i : i;
+        cql_slice_bytes(&pre->p[at], &q->k, &lo, &hi);
+        if (cql_partition_bounds(q->et, pk, &lo, &hi, 0, &lower, &upper, &err) != 0) {
+            rc = cql_fail(q->r->call, CQL_ERR_SERVER, "%s", err.msg);
+            break;
+        }
+        if (after && after->len) {
+            /* resume past the last row of the previous page */
+            if (!q->reversed) {
+                if (cmp_buf(after, &lower) >= 0) {
+                    buf_reset(&lower);
+                    buf_append(&lower, after->data, after->len);
+                    buf_putc(&lower, 0);
+                }
+            } else if (cmp_buf(after, &upper) < 0) {
+                buf_reset(&upper);
+                buf_append(&upper, after->data, after->len);
+            }
+            if (cmp_buf(&lower, &upper) >= 0) continue;
+        }
+        rc = read_range(q, &lower, &upper, !q->reversed, 0);
+    }
+    if (rc == 0) rc = static_only(q);
+out:
+    buf_free(&lower);
+    buf_free(&upper);
+    buf_free(&lo);
+    buf_free(&hi);
+    return rc < 0 ? -1 : rc;
+}
+
+/* ---- paging state: version, partition index, rows so far, rows of the partition, the
+ * last key ---- */
+#define PAGING_VERSION 1
+
+static void paging_write(qctx *q, buf *out)
+{
+    int next = q->ended && q->k.partitions; /* the partition is done */
+    buf_putc(out, PAGING_VERSION);
+    buf_put_be32(out, q->part_index + (next ? 1 : 0));
+    buf_put_be64(out, (uint64_t)q->emitted_total);
+    buf_put_be64(out, next ? 0 : (uint64_t)q->emitted_part);
+    buf_put_be32(out, (uint32_t)q->cur_pk.len);
+    buf_append(out, q->cur_pk.data, q->cur_pk.len);
+    if (!next) buf_append(out, q->last_key.data, q->last_key.len);
+}
+
+static int paging_read(qctx *q, const cql_value *ps)
+{
+    if (ps->len < 25 || ps->p[0] != PAGING_VERSION)
+        return cql_fail(q->r->call, CQL_ERR_PROTOCOL, "Invalid value for the paging state");
+    q->part_index = be32_read(ps->p + 1);
+    q->emitted_total = (int64_t)be64_read(ps->p + 5);
+    q->emitted_part = (int64_t)be64_read(ps->p + 13);
+    uint32_t pkl = be32_read(ps->p + 21);
+    if ((size_t)pkl > (size_t)ps->len - 25)
+        return cql_fail(q->r->call, CQL_ERR_PROTOCOL, "Invalid value for the paging state");
+    buf_reset(&q->cur_pk);
+    buf_append(&q->cur_pk, ps->p + 25, pkl);
+    buf_reset(&q->last_key);
+    buf_append(&q->last_key, ps->p + 25 + pkl, (size_t)ps->len - 25 - pkl);
+    q->resume = 1;
+    return 0;
+}
+
+int cql_exec_select(cql_run *r, const cql_stmt *s, const cql_tinfo *t)
+{
+    cql_call *c = r->call;
+    const cql_select *sel = &s->u.select;
+    qctx q;
+    memset(&q, 0, sizeof q);
+    q.r = r;
+    q.s = s;
+    q.q = sel;
+    q.t = t;
+    q.limit = q.ppl = q.page = -1;
+    q.now_s = cql_now_us() / 1000000;
+    buf_init(&q.last_key, 0);
+    buf_init(&q.cur_pk, 0);
+    cql_rows_init(&q.out, t->ks, t->name);
+    cql_rows_init(&q.jrow, t->ks, t->name);
+    cql_rows_init(&q.grow, t->ks, t->name);
+    buf_init(&q.group_key, 0);
+    plist parts = {0};
+    prefixes pre = {.t = t};
+    int rc = -1;
+    q.vals = calloc(t->ncols + 1, sizeof *q.vals);
+    q.has = calloc(t->ncols + 1, 1);
+    if (q.vals == NULL || q.has == NULL) {
+        cql_fail(c, CQL_ERR_SERVER, "out of memory");
+        goto end;
+    }
+    for (size_t i = 0; i < t->ncols; i++)
+        buf_init(&q.vals[i], 0);
+    if (cql_where_keys(r, t, &sel->where, CQL_KEYS_SELECT, sel->allow_filtering, &q.k) != 0)
+        goto end;
+    if (plan_selection(&q) != 0 || plan_order(&q) != 0) goto end;
+    if (sel->limit) {
+        if (cql_int_term(r, sel->limit, &q.limit, "[limit]") != 0) goto end;
+        if (q.limit <= 0) {
+            cql_fail(c, CQL_ERR_INVALID, "LIMIT must be strictly positive");
+            goto end;
+        }
+    }
+    if (sel->per_partition_limit) {
+        if (cql_int_term(r, sel->per_partition_limit, &q.ppl, "[per_partition_limit]") != 0)
+            goto end;
+        if (q.ppl <= 0) {
+            cql_fail(c, CQL_ERR_INVALID, "PER PARTITION LIMIT must be strictly positive");
+            goto end;
+        }
+    }
+    if (sel->distinct) q.ppl = 1;
+    if (r->params && r->params->page_size > 0) q.page = r->params->page_size;
+    if (r->params && r->params->paging_state.len >= 0 && !q.aggregate &&
+        paging_read(&q, &r->params->paging_state) != 0)
+        goto end;
+    q.et = cql_engine_table(c, t);
+    if (q.et == NULL) goto end;
+    if (t->view) {
+        rc = read_mview(&q);
+    } else if (q.k.partitions) {
+        void *arg[2] = {&q, &parts};
+        if (cql_each_combination(q.k.pk, t->npk, add_part, arg) != 0) goto end;
+        if (parts.n > 1 && sel->norder && q.page > 0) {
+            cql_fail(c, CQL_ERR_INVALID,
+                     "Cannot page queries with both ORDER BY and a IN restriction on the partition "
+                     "key; you must either remove the ORDER BY or the IN and sort client side, or "
+                     "disable paging for this query");
+            goto end;
+        }
+        pre.nck = q.k.ck_eq;
+        if (cql_each_combination(q.k.ck, q.k.ck_eq, add_prefix, &pre) != 0) goto end;
+        qsort(pre.p, pre.n, sizeof *pre.p, cmp_buf);
+        rc = 0;
+        size_t first = q.resume ? q.part_index : 0;
+        for (size_t i = first; rc == 0 && i < parts.n; i++) {
+            q.part_index = (uint32_t)i;
+            int resumed = q.resume && i == first;
+            rc = read_partition(&q, &parts.pk[i], &pre, resumed ? &q.last_key : NULL,
+                                resumed ? q.emitted_part : 0);
+            if (rc > 0) break;
+        }
+    } else if (q.k.index) {
+        rc = read_index(&q);
+    } else {
+        buf lower, upper;
+        buf_init(&lower, 0);
+        buf_init(&upper, 0);
+        key_table_prefix(&lower, q.et, 0);
+        buf_append(&upper, lower.data, lower.len);
+        buf_prefix_successor(&upper);
+        if (q.resume && q.last_key.len) {
+            buf_reset(&lower);
+            buf_append(&lower, q.last_key.data, q.last_key.len);
+            buf_putc(&lower, 0);
+        }
+        rc = read_range(&q, &lower, &upper, 1, 1);
+        buf_free(&lower);
+        buf_free(&upper);
+    }
+    if (rc < 0) goto end;
+    rc = -1;
+    if (q.aggregate) {
+        /* without GROUP BY, no row still answers one row (COUNT 0) */
+        if (!q.in_group && q.groups == 0 && q.ngroup == 0) q.in_group = 1;
+        if (group_flush(&q) != 0) goto end;
+    }
+    buf ps;
+    buf_init(&ps, 0);
+    int more = q.full && !(q.limit >= 0 && q.emitted_total >= q.limit);
+    if (more) paging_write(&q, &ps);
+    rc = cql_rows_write(&q.out, c, more ? (const uint8_t *)ps.data : NULL, more ? ps.len : 0);
+    buf_free(&ps);
+end:
+    for (size_t i = 0; i < parts.n; i++)
+        buf_free(&parts.pk[i]);
+    free(parts.pk);
+    for (size_t i = 0; i < pre.n; i++)
+        buf_free(&pre.p[i]);
+    free(pre.p);
+    if (q.vals)
+        for (size_t i = 0; i < t->ncols; i++)
+            buf_free(&q.vals[i]);
+    free(q.vals);
+    free(q.has);
+    for (size_t i = 0; q.sels && i < q.nsel; i++)
+        if (q.sels[i].agg_on) cqlagg_free(&q.sels[i].agg);
+    free(q.sels);
+    json_decref(q.static_item);
+    buf_free(&q.last_key);
+    buf_free(&q.cur_pk);
+    cql_keys_free(&q.k);
+    cql_rows_free(&q.out);
+    cql_rows_free(&q.jrow);
+    cql_rows_free(&q.grow);
+    buf_free(&q.group_key);
+
+    if (q.et) catalog_release(c->db, q.et);
+    return rc;
+}

@@ -1,0 +1,556 @@
+/* exec_where.c — a WHERE clause against a table's primary key: which partitions it names
+ * (= and IN on every partition key column), which clustering prefix (= and IN on the
+ * leading clustering columns) and slice (a range on the next column, or a multi-column
+ * range), and what is left to filter row by row, with Cassandra's messages for what
+ * needs ALLOW FILTERING or cannot run at all.
+ *
+ * It reads no row: exec_select.c and exec_write.c turn the keys into reads and writes. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cql/exec_int.h"
+#include "cql/types.h"
+#include "cql/value.h"
+#include "cqlwire/cql_value.h"
+
+#define MAX_COMBINATIONS 10000
+
+static void vlist_free(cql_vlist *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        buf_free(&l->v[i]);
+    free(l->v);
+    l->v = NULL;
+    l->n = 0;
+}
+
+/* Appends the value of term e for col to l (null refused). */
+static int vlist_add(cql_run *r, const cql_tcol *col, const cql_expr *e, cql_vlist *l)
+{
+    buf *n = realloc(l->v, (l->n + 1) * sizeof *n);
+    if (n == NULL) return cql_fail(r->call, CQL_ERR_SERVER, "out of memory");
+    l->v = n;
+    buf_init(&l->v[l->n], 0);
+    int rc = cql_term(r, col->type, col->name, e, &l->v[l->n]);
+    if (rc == CQLVAL_ERROR) {
+        buf_free(&l->v[l->n]);
+        return -1;
+    }
+    if (rc != CQLVAL_OK) {
+        buf_free(&l->v[l->n]);
+        return cql_fail(r->call, CQL_ERR_INVALID, "Invalid %s value for column %s",
+                        rc == CQLVAL_NULL ? "null" : "unset", col->name);
+    }
+    l->n++;
+    return 0;
+}
+
+/* The values of an IN: listed terms, or one bound list. */
+static int vlist_in(cql_run *r, const cql_tcol *col, const cql_relation *rel, cql_vlist *l)
+{
+    if (rel->values) {
+        for (size_t i = 0; i < rel->nvalues; i++)
+            if (vlist_add(r, col, rel->values[i], l) != 0) return -1;
+        return 0;
+    }
+    /* IN ?: a list of the column's type */
+    cql_value v;
+    if (rel->value == NULL || cql_bound(r, rel->value, &v) != 1) return -1;
+    if (v.len < 0)
+        return cql_fail(r->call, CQL_ERR_INVALID, "Invalid null value for IN restriction");
+    cql_elements e;
+    uint32_t n;
+    if (cql_collection_open(&e, v.p, (size_t)v.len, 0, &n) != 0)
+        return cql_fail(r->call, CQL_ERR_INVALID, "Invalid list value for IN restriction on %s",
+                        col->name);
+    const uint8_t *p;
+    int32_t len;
+    int got;
+    while ((got = cql_element_next(&e, &p, &len)) == 1) {
+        buf *nv = realloc(l->v, (l->n + 1) * sizeof *nv);
+        if (nv == NULL) return cql_fail(r->call, CQL_ERR_SERVER, "out of memory");
+        l->v = nv;
+        buf_init(&l->v[l->n], 0);
+        cql_parse_error perr;
+        memset(&perr, 0, sizeof perr);
+        if (len < 0 || cqlval_validate(col->type, p, (size_t)len, &perr) != 0) {
+            buf_free(&l->v[l->n]);
+            return cql_fail(r->call, CQL_ERR_INVALID, "Invalid IN value for %s: %s", col->name,
+                            len < 0 ? "null" : perr.msg);
+        }
+        buf_append(&l->v[l->n], p, (size_t)len);
+        l->n++;
+    }
+    if (got < 0)
+        return cql_fail(r->call, CQL_ERR_INVALID, "Invalid list value for IN restriction on %s",
+                        col->name);
+    return 0;
+}
+
+void cql_keys_free(cql_keys *k)
+{
+    for (size_t i = 0; i < k->npk_cols; i++)
+        vlist_free(&k->pk[i]);
+    for (size_t i = 0; i < k->nck_cols; i++)
+        vlist_free(&k->ck[i]);
+    free(k->pk);
+    free(k->ck);
+    buf_free(&k->lo);
+    buf_free(&k->hi);
+    free(k->filters);
+    memset(k, 0, sizeof *k);
+}
+
+static int add_filter(cql_keys *k, const cql_relation *rel)
+{
+    const cql_relation **n = realloc(k->filters, (k->nfilters + 1) * sizeof *n);
+    if (n == NULL) return -1;
+    k->filters = n;
+    k->filters[k->nfilters++] = rel;
+    return 0;
+}
+
+static const char *FILTERING =
+    "Cannot execute this query as it might involve data filtering and thus may have "
+    "unpredictable performance. If you want to execute this query despite the performance "
+    "unpredictability, use ALLOW FILTERING";
+
+const char *cql_filtering_message(void)
+{
+    return FILTERING;
+}
+
+/* A slice bound on the clustering columns from position `from`: the components of the
+ * terms, in storage order. */
+static int slice_bound(cql_run *r, const cql_tinfo *t, const cql_tcol *const *cols, size_t n,
+                       const cql_expr *const *terms, buf *out)
+{
+    for (size_t i = 0; i < n; i++) {
+        buf v;
+        buf_init(&v, 0);
+        int rc = cql_term(r, cols[i]->type, cols[i]->name, terms[i], &v);
+        if (rc != CQLVAL_OK) {
+            buf_free(&v);
+            if (rc != CQLVAL_ERROR)
+                cql_fail(r->call, CQL_ERR_INVALID, "Invalid null value in condition for column %s",
+                         cols[i]->name);
+            return -1;
+        }
+        rc = cql_ck_append(out, cols[i], (const uint8_t *)v.data, v.len);
+        buf_free(&v);
+        if (rc) return cql_fail(r->call, CQL_ERR_SERVER, "out of memory");
+    }
+    (void)t;
+    return 0;
+}
+
+/* Records a slice: op on the columns (value order); with DESC columns the byte order
+ * turns around. */
+static int set_slice(cql_run *r, const cql_tinfo *t, cql_keys *k, const cql_tcol *const *cols,
+                     size_t n, cql_op op, const cql_expr *const *terms)
+{
+    int desc = cols[0]->desc;
+    for (size_t i = 1; i < n; i++)
+        if (cols[i]->desc != desc)
+            return cql_fail(r->call, CQL_ERR_INVALID,
+                            "A multi-column slice over clustering columns of mixed order is "
+                            "not supported here: (%s, ...) mixes ASC and DESC",
+                            cols[0]->name);
+    int lower = op == CQL_OP_GT || op == CQL_OP_GTE;
+    if (desc) lower = !lower;
+    int incl = op == CQL_OP_GTE || op == CQL_OP_LTE;
+    buf *b = lower ? &k->lo : &k->hi;
+    if (lower ? k->has_lo : k->has_hi) {
+        return cql_fail(r->call, CQL_ERR_INVALID,
+                        "More than one restriction was found for the %s bound on %s",
+                        (op == CQL_OP_GT || op == CQL_OP_GTE) ? "start" : "end", cols[0]->name);
+    }
+    buf_reset(b);
+    if (slice_bound(r, t, cols, n, terms, b) != 0) return -1;
+    if (lower) {
+        k->has_lo = 1;
+        k->lo_incl = incl;
+    } else {
+        k->has_hi = 1;
+        k->hi_incl = incl;
+    }
+    k->slice = 1;
+    if (n > k->slice_ncols) k->slice_ncols = n;
+    return 0;
+}
+
+static const char *joined(const cql_tinfo *t, char kind, const int *restricted, char *out,
+                          size_t cap)
+{
+    out[0] = '\0';
+    size_t used = 0;
+    for (size_t i = 0; i < t->ncols; i++) {
+        const cql_tcol *c = &t->cols[i];
+        if (c->kind != kind || restricted[c->pos]) continue;
+        used += (size_t)snprintf(out + used, used < cap ? cap - used : 0, "%s%s", used ? ", " : "",
+                                 c->name);
+    }
+    return out;
+}
+
+int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
+                   int allow_filtering, cql_keys *k)
+{
+    cql_call *c = r->call;
+    memset(k, 0, sizeof *k);
+    buf_init(&k->lo, 0);
+    buf_init(&k->hi, 0);
+    k->npk_cols = t->npk;
+    k->nck_cols = t->nck;
+    k->pk = calloc(t->npk + 1, sizeof *k->pk);
+    k->ck = calloc(t->nck + 1, sizeof *k->ck);
+    int pk_set[64] = {0}, ck_eq[64] = {0};
+    if (k->pk == NULL || k->ck == NULL || t->npk > 64 || t->nck > 64)
+        return cql_fail(c, CQL_ERR_SERVER, "out of memory");
+    char names[512];
+    /* the slices: one relation at most per bound, on one column (or tuple) */
+    const cql_relation *slices[64] = {0};
+    size_t nslices = 0;
+    for (size_t i = 0; i < w->n; i++) {
+        const cql_relation *rel = &w->rels[i];
+        if (rel->kind == CQL_REL_TOKEN) {
+            if (mode != CQL_KEYS_SELECT)
+                return cql_fail(c, CQL_ERR_INVALID,
+                                "The token function cannot be used in WHERE clauses for %s "
+                                "statements",
+                                mode == CQL_KEYS_DELETE ? "DELETE" : "UPDATE");
+            for (size_t j = 0; j < rel->ncolumns; j++) {
+                const cql_tcol *col = cql_tinfo_col(t, rel->columns[j]);
+                if (col == NULL || col->kind != 'p' || col->pos != (int)j ||
+                    rel->ncolumns != t->npk)
+                    return cql_fail(c, CQL_ERR_INVALID,
+                                    "The token() function must be applied to all partition key "
+                                    "components or none of them");
+            }
+            buf v;
+            buf_init(&v, 0);
+            int rc =
+                cql_term(r, cqltype_native(CQL_TYPE_BIGINT), "partition key token", rel->value, &v);
+            int64_t tok = 0;
+            if (rc == CQLVAL_OK && v.len == 8) cql_bigint_decode((const uint8_t *)v.data, 8, &tok);
+            buf_free(&v);
+            if (rc != CQLVAL_OK) {
+                if (rc != CQLVAL_ERROR)
+                    cql_fail(c, CQL_ERR_INVALID, "Invalid null value for partition key token");
+                return -1;
+            }
+            if (!k->token) {
+                k->token = 1;
+                k->token_lo = INT64_MIN;
+                k->token_hi = INT64_MAX;
+            }
+            switch (rel->op) {
+            case CQL_OP_EQ:
+                if (tok > k->token_lo) k->token_lo = tok;
+                if (tok < k->token_hi) k->token_hi = tok;
+                break;
+            case CQL_OP_GT:
+                if (tok == INT64_MAX)
+                    k->token_lo = INT64_MAX, k->token_hi = INT64_MIN;
+                else if (tok + 1 > k->token_lo)
+                    k->token_lo = tok + 1;
+                break;
+            case CQL_OP_GTE:
+                if (tok > k->token_lo) k->token_lo = tok;
+                break;
+            case CQL_OP_LT:
+                if (tok == INT64_MIN)
+                    k->token_lo = INT64_MAX, k->token_hi = INT64_MIN;
+                else if (tok - 1 < k->token_hi)
+                    k->token_hi = tok - 1;
+                break;
+            case CQL_OP_LTE:
+                if (tok < k->token_hi) k->token_hi = tok;
+                break;
+            default:
+                return cql_fail(c, CQL_ERR_INVALID,
+                                "Unsupported operator on the partition key token");
+            }
+            continue;
+        }
+        if (rel->kind == CQL_REL_TUPLE) {
+            for (size_t j = 0; j < rel->ncolumns; j++) {
+                const cql_tcol *col = cql_tinfo_col(t, rel->columns[j]);
+                if (col == NULL)
+                    return cql_fail(c, CQL_ERR_INVALID, "Undefined column name %s in table %s.%s",
+                                    rel->columns[j], t->ks, t->name);
+                if (col->kind != 'c')
+                    return cql_fail(c, CQL_ERR_INVALID,
+                                    "Multi-column relations can only be applied to clustering "
+                                    "columns but was applied to: %s",
+                                    col->name);
+            }
+            if (rel->op == CQL_OP_EQ) {
+                const cql_expr *v = rel->value;
+                if (v == NULL || v->kind != CQL_E_TUPLE || v->nitems != rel->ncolumns)
+                    return cql_fail(c, CQL_ERR_INVALID,
+                                    "Expected %zu elements in value tuple, but got %zu",
+                                    rel->ncolumns, v ? v->nitems : 0);
+                for (size_t j = 0; j < rel->ncolumns; j++) {
+                    const cql_tcol *col = cql_tinfo_col(t, rel->columns[j]);
+                    if (ck_eq[col->pos])
+                        return cql_fail(c, CQL_ERR_INVALID,
+                                        "%s cannot be restricted by more than one relation if it "
+                                        "includes an Equal",
+                                        col->name);
+                    if (vlist_add(r, col, v->items[j], &k->ck[col->pos]) != 0) return -1;
+                    ck_eq[col->pos] = 1;
+                }
+                continue;
+            }
+            if (rel->op == CQL_OP_IN)
+                return cql_fail(c, CQL_ERR_INVALID,
+                                "Multi-column IN restrictions are not answered here: restrict "
+                                "each column");
+            if (nslices < 64) slices[nslices++] = rel;
+            continue;
+        }
+        const cql_tcol *col = cql_tinfo_col(t, rel->columns[0]);
+        if (col == NULL)
+            return cql_fail(c, CQL_ERR_INVALID, "Undefined column name %s in table %s.%s",
+                            rel->columns[0], t->ks, t->name);
+        int eq = rel->op == CQL_OP_EQ || rel->op == CQL_OP_IN;
+        if (rel->kind == CQL_REL_COLUMN && col->kind == 'p' && eq) {
+            if (pk_set[col->pos])
+                return cql_fail(c, CQL_ERR_INVALID,
+                                "%s cannot be restricted by more than one relation if it includes "
+                                "an Equal",
+                                col->name);
+            int rc = rel->op == CQL_OP_IN ? vlist_in(r, col, rel, &k->pk[col->pos])
+                                          : vlist_add(r, col, rel->value, &k->pk[col->pos]);
+            if (rc) return -1;
+            pk_set[col->pos] = 1;
+            continue;
+        }
+        if (rel->kind == CQL_REL_COLUMN && col->kind == 'c' && eq) {
+            if (ck_eq[col->pos])
+                return cql_fail(c, CQL_ERR_INVALID,
+                                "%s cannot be restricted by more than one relation if it includes "
+                                "an Equal",
+                                col->name);
+            int rc = rel->op == CQL_OP_IN ? vlist_in(r, col, rel, &k->ck[col->pos])
+                                          : vlist_add(r, col, rel->value, &k->ck[col->pos]);
+            if (rc) return -1;
+            ck_eq[col->pos] = 1;
+            continue;
+        }
+        if (rel->kind == CQL_REL_COLUMN && col->kind == 'c' &&
+            (rel->op == CQL_OP_LT || rel->op == CQL_OP_LTE || rel->op == CQL_OP_GT ||
+             rel->op == CQL_OP_GTE)) {
+            if (nslices < 64) slices[nslices++] = rel;
+            continue;
+        }
+        if (mode != CQL_KEYS_SELECT) {
+            if (col->kind == 'r' || col->kind == 's')
+                return cql_fail(c, CQL_ERR_INVALID,
+                                "Non PRIMARY KEY columns found in where clause: %s", col->name);
+            if (col->kind == 'p')
+                return cql_fail(
+                    c, CQL_ERR_INVALID,
+                    "Only EQ and IN relation are supported on the partition key (unless "
+                    "you use the token() function or allow filtering)");
+        }
+        if (add_filter(k, rel) != 0) return cql_fail(c, CQL_ERR_SERVER, "out of memory");
+        k->needs_filtering = 1;
+        if (col->kind == 'p') pk_set[col->pos] = 2; /* restricted, but by a filter */
+    }
+    /* the partition */
+    size_t npk_eq = 0, npk_any = 0;
+    for (size_t i = 0; i < t->npk; i++) {
+        npk_eq += pk_set[i] == 1;
+        npk_any += pk_set[i] != 0;
+    }
+    k->partitions = npk_eq == t->npk;
+    if (k->token && npk_any)
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "Columns of the partition key cannot be restricted by both a normal "
+                        "relation and a token relation");
+    if (!k->partitions) {
+        if (mode != CQL_KEYS_SELECT)
+            return cql_fail(c, CQL_ERR_INVALID, "Some partition key parts are missing: %s",
+                            joined(t, 'p', pk_set, names, sizeof names));
+        /* the columns restricted by = move to the filters */
+        for (size_t i = 0; i < w->n; i++) {
+            const cql_relation *rel = &w->rels[i];
+            const cql_tcol *col =
+                rel->kind == CQL_REL_COLUMN ? cql_tinfo_col(t, rel->columns[0]) : NULL;
+            if (col && col->kind == 'p' && (rel->op == CQL_OP_EQ || rel->op == CQL_OP_IN)) {
+                if (add_filter(k, rel) != 0) return cql_fail(c, CQL_ERR_SERVER, "out of memory");
+                k->needs_filtering = 1;
+            }
+        }
+        for (size_t i = 0; i < t->npk; i++)
+            vlist_free(&k->pk[i]);
+    }
+    /* the clustering prefix */
+    size_t prefix = 0;
+    while (prefix < t->nck && ck_eq[prefix])
+        prefix++;
+    k->ck_eq = prefix;
+    for (size_t i = prefix; i < t->nck; i++) {
+        if (!ck_eq[i]) continue;
+        /* an equality past a gap filters (SELECT with ALLOW FILTERING only) */
+        if (mode != CQL_KEYS_SELECT || !allow_filtering) {
+            const cql_tcol *gap = NULL, *col = NULL;
+            for (size_t j = 0; j < t->ncols; j++) {
+                if (t->cols[j].kind == 'c' && t->cols[j].pos == (int)prefix) gap = &t->cols[j];
+                if (t->cols[j].kind == 'c' && t->cols[j].pos == (int)i) col = &t->cols[j];
+            }
+            if (mode == CQL_KEYS_UPDATE || mode == CQL_KEYS_INSERT)
+                return cql_fail(c, CQL_ERR_INVALID, "Some clustering keys are missing: %s",
+                                gap ? gap->name : "?");
+            return cql_fail(c, CQL_ERR_INVALID,
+                            "PRIMARY KEY column \"%s\" cannot be restricted as preceding column "
+                            "\"%s\" is not restricted",
+                            col ? col->name : "?", gap ? gap->name : "?");
+        }
+    }
+    if (prefix < t->nck)
+        for (size_t i = prefix; i < t->nck; i++)
+            if (ck_eq[i]) {
+                /* keep those values as filters */
+                for (size_t j = 0; j < w->n; j++) {
+                    const cql_relation *rel = &w->rels[j];
+                    const cql_tcol *col =
+                        rel->kind == CQL_REL_COLUMN ? cql_tinfo_col(t, rel->columns[0]) : NULL;
+                    if (col && col->kind == 'c' && col->pos == (int)i &&
+                        (rel->op == CQL_OP_EQ || rel->op == CQL_OP_IN))
+                        add_filter(k, rel);
+                }
+                vlist_free(&k->ck[i]);
+                k->needs_filtering = 1;
+            }
+    /* the slices */
+    for (size_t s = 0; s < nslices; s++) {
+        const cql_relation *rel = slices[s];
+        const cql_tcol *cols[64] = {0};
+        const cql_expr *terms[64] = {0};
+        size_t n = 0;
+        if (rel->kind == CQL_REL_TUPLE) {
+            if (rel->value == NULL || rel->value->kind != CQL_E_TUPLE ||
+                rel->value->nitems != rel->ncolumns)
+                return cql_fail(c, CQL_ERR_INVALID,
+                                "Expected %zu elements in value tuple, but got %zu", rel->ncolumns,
+                                rel->value ? rel->value->nitems : 0);
+            for (size_t j = 0; j < rel->ncolumns && j < 64; j++) {
+                cols[n] = cql_tinfo_col(t, rel->columns[j]);
+                terms[n++] = rel->value->items[j];
+            }
+            if (n == 0) continue;
+        } else {
+            cols[0] = cql_tinfo_col(t, rel->columns[0]);
+            terms[0] = rel->value;
+            n = 1;
+        }
+        int in_order = (size_t)cols[0]->pos == prefix;
+        for (size_t j = 1; j < n; j++)
+            in_order &= cols[j]->pos == cols[0]->pos + (int)j;
+        if (!in_order || !k->partitions) {
+            if (mode == CQL_KEYS_UPDATE)
+                return cql_fail(c, CQL_ERR_INVALID,
+                                "Slice restrictions are not supported on the clustering columns "
+                                "in UPDATE statements");
+            if (!in_order && mode == CQL_KEYS_SELECT && !allow_filtering &&
+                (size_t)cols[0]->pos > prefix) {
+                const cql_tcol *gap = NULL;
+                for (size_t j = 0; j < t->ncols; j++)
+                    if (t->cols[j].kind == 'c' && t->cols[j].pos == (int)prefix) gap = &t->cols[j];
+                return cql_fail(c, CQL_ERR_INVALID,
+                                "Clustering column \"%s\" cannot be restricted (preceding column "
+                                "\"%s\" is restricted by a non-EQ relation)",
+                                cols[0]->name, gap ? gap->name : "?");
+            }
+            if (rel->kind == CQL_REL_TUPLE)
+                return cql_fail(c, CQL_ERR_INVALID,
+                                "Multi-column slice restrictions need the partition key and the "
+                                "preceding clustering columns restricted by equality");
+            add_filter(k, rel);
+            k->needs_filtering = 1;
+            continue;
+        }
+        if (mode == CQL_KEYS_UPDATE)
+            return cql_fail(c, CQL_ERR_INVALID,
+                            "Slice restrictions are not supported on the clustering columns in "
+                            "UPDATE statements");
+        if (set_slice(r, t, k, cols, n, rel->op, terms) != 0) return -1;
+    }
+    if (mode == CQL_KEYS_UPDATE && prefix < t->nck)
+        return cql_fail(c, CQL_ERR_INVALID, "Some clustering keys are missing: %s",
+                        joined(t, 'c', ck_eq, names, sizeof names));
+    if (mode == CQL_KEYS_SELECT && (!k->partitions || t->view)) {
+        /* without a partition every partition is read, and a view's rows come in its
+         * index's order: the clustering restrictions filter */
+        for (size_t i = 0; i < w->n; i++) {
+            const cql_relation *rel = &w->rels[i];
+            const cql_tcol *col = cql_tinfo_col(t, rel->columns[0]);
+            if (col == NULL || col->kind != 'c') continue;
+            int counted = 0;
+            for (size_t f = 0; f < k->nfilters; f++)
+                counted |= k->filters[f] == rel;
+            if (!counted && add_filter(k, rel) != 0)
+                return cql_fail(c, CQL_ERR_SERVER, "out of memory");
+            if (!k->partitions) k->needs_filtering = 1;
+        }
+        for (size_t i = 0; i < t->nck; i++)
+            vlist_free(&k->ck[i]);
+        k->ck_eq = 0;
+        k->slice = k->has_lo = k->has_hi = 0;
+    }
+    /* an = on an indexed column reads the index instead of every partition */
+    if (mode == CQL_KEYS_SELECT && !k->partitions && !k->token) {
+        for (size_t f = 0; f < k->nfilters && !k->index; f++) {
+            const cql_relation *rel = k->filters[f];
+            const cql_tcol *col =
+                rel->kind == CQL_REL_COLUMN ? cql_tinfo_col(t, rel->columns[0]) : NULL;
+            if (col && col->index && rel->op == CQL_OP_EQ) {
+                k->index = col;
+                k->index_rel = rel;
+            }
+        }
+        if (k->index) k->needs_filtering = k->nfilters > 1;
+    }
+    if (k->needs_filtering && mode == CQL_KEYS_SELECT && !allow_filtering)
+        return cql_fail(c, CQL_ERR_INVALID, "%s", FILTERING);
+    /* how many reads the IN lists make */
+    size_t combos = 1;
+    for (size_t i = 0; k->partitions && i < t->npk; i++)
+        combos *= k->pk[i].n ? k->pk[i].n : 1;
+    for (size_t i = 0; i < prefix; i++)
+        combos *= k->ck[i].n ? k->ck[i].n : 1;
+    if (combos > MAX_COMBINATIONS)
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "The cartesian product of the IN restrictions (%zu) is larger than %d",
+                        combos, MAX_COMBINATIONS);
+    return 0;
+}
+
+/* Calls fn for each combination of the lists, in order (the last list fastest). */
+int cql_each_combination(const cql_vlist *lists, size_t n,
+                         int (*fn)(void *arg, const buf *const *vals), void *arg)
+{
+    size_t idx[64] = {0};
+    const buf *vals[64];
+    if (n > 64) return -1;
+    for (size_t i = 0; i < n; i++)
+        if (lists[i].n == 0) return 0;
+    for (;;) {
+        for (size_t i = 0; i < n; i++)
+            vals[i] = &lists[i].v[idx[i]];
+        int rc = fn(arg, vals);
+        if (rc) return rc;
+        size_t i = n;
+        while (i > 0) {
+            i--;
+            if (++idx[i] < lists[i].n) break;
+            idx[i] = 0;
+            if (i == 0) return 0;
+        }
+        if (n == 0) return 0;
+    }
+}

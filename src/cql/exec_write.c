@@ -1,0 +1,1619 @@
+/* exec_write.c — INSERT, UPDATE and DELETE on the engine: the rows a statement names
+ * (exec_where.c), each changed in one item transaction with the others of the statement
+ * (txn_begin's locks make a conditional write linearisable per row), cell by cell with
+ * the last write winning by timestamp; USING TTL and TIMESTAMP, the table's default TTL,
+ * counters, set/list/map operations, static columns, range deletes, and the conditions of
+ * lightweight transactions answered with [applied].
+ *
+ * The item layout is exec_row.c's; values are value.h's. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cql/exec_int.h"
+#include "cql/types.h"
+#include "cql/value.h"
+#include "cqlwire/cql_value.h"
+#include "engine/engine.h"
+#include "model/value.h"
+
+#define MAX_ITEM_BYTES (400 * 1024)
+#define MAX_TTL 630720000 /* 20 years, Cassandra's cap */
+
+/* One item the statements of a request change. */
+typedef struct witem {
+    table *et;
+    const cql_tinfo *t;
+    buf pk, ck;
+    int clustered; /* ck holds a $ck */
+    int is_static; /* the partition's static row */
+    buf key;
+    json_t *item;     /* the new state (owned) */
+    json_t *keycells; /* the key columns' attributes for a new item (owned), or NULL */
+    int existed;      /* a live row was there */
+} witem;
+
+/* The items of one request (one statement, or a BATCH's), locked together. */
+typedef struct wset {
+    witem *items;
+    size_t n, cap;
+    buf *txn_keys; /* borrowed by the transaction until txn_end */
+} wset;
+
+/* One statement: what it runs with, and which of the set's items are its. */
+typedef struct wctx {
+    cql_run *r;
+    const cql_stmt *s;
+    const cql_tinfo *t;
+    table *et;
+    int64_t ts, now_s, exp_s;
+    wset *set;
+    size_t *idx, nidx, idxcap;
+    /* INSERT and UPDATE: the assignments */
+    const char **cols;
+    cql_assign_kind *kinds;
+    const cql_expr **values, **ekeys;
+    const char **efields; /* u.f = v: the field */
+    size_t nassign;
+    int insert, rows;
+    cql_keys k;
+    int has_keys;
+    /* INSERT JSON: the values read from the JSON as bound values of made-up markers */
+    cql_run jrun;
+    cql_values jvalues;
+    buf *jbytes;
+    cql_expr *jexprs;
+    const char **jcols;
+    size_t nj;
+} wctx;
+
+#define W_ITEM(w, j) (&(w)->set->items[(w)->idx[j]])
+
+static void wset_free(wset *s)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        buf_free(&s->items[i].pk);
+        buf_free(&s->items[i].ck);
+        buf_free(&s->items[i].key);
+        json_decref(s->items[i].item);
+        json_decref(s->items[i].keycells);
+    }
+    free(s->items);
+    free(s->txn_keys);
+    memset(s, 0, sizeof *s);
+}
+
+static void wctx_free(wctx *w)
+{
+    for (size_t i = 0; i < w->nj; i++)
+        buf_free(&w->jbytes[i]);
+    free(w->jbytes);
+    free(w->jexprs);
+    free(w->jcols);
+    free(w->jvalues.values);
+    free(w->idx);
+    free(w->cols);
+    free(w->kinds);
+    free(w->values);
+    free(w->ekeys);
+    free(w->efields);
+    if (w->has_keys) cql_keys_free(&w->k);
+    if (w->et) catalog_release_after_writes(w->et);
+}
+
+static int key_cells(const cql_tinfo *t, json_t *item, const buf *const *pkv,
+                     const buf *const *ckv);
+
+static int own(wctx *w, size_t at)
+{
+    for (size_t j = 0; j < w->nidx; j++)
+        if (w->idx[j] == at) return 0;
+    if (w->nidx == w->idxcap) {
+        size_t cap = w->idxcap ? w->idxcap * 2 : 8;
+        size_t *n = realloc(w->idx, cap * sizeof *n);
+        if (n == NULL) return cql_fail(w->r->call, CQL_ERR_SERVER, "out of memory");
+        w->idx = n;
+        w->idxcap = cap;
+    }
+    w->idx[w->nidx++] = at;
+    return 0;
+}
+
+/* The item of (pk, ck) in the set, added once, and made one of the statement's. ck NULL:
+ * the table has no clustering; is_static: the partition's static row. */
+static witem *target(wctx *w, const buf *pk, const buf *ck, int is_static, const buf *const *pkv,
+                     const buf *const *ckv)
+{
+    wset *set = w->set;
+    buf ckb;
+    buf_init(&ckb, 0);
+    if (w->t->nck) {
+        if (is_static)
+            buf_putc(&ckb, CQL_CK_STATIC);
+        else
+            buf_append(&ckb, ck->data, ck->len);
+    }
+    for (size_t i = 0; i < set->n; i++)
+        if (set->items[i].et == w->et &&
+            cql_same_bytes(set->items[i].pk.data, set->items[i].pk.len, pk->data, pk->len) &&
+            set->items[i].ck.len == ckb.len &&
+            (ckb.len == 0 || memcmp(set->items[i].ck.data, ckb.data, ckb.len) == 0)) {
+            buf_free(&ckb);
+            return own(w, i) == 0 ? &set->items[i] : NULL;
+        }
+    if (set->n == set->cap) {
+        size_t cap = set->cap ? set->cap * 2 : 8;
+        witem *n = realloc(set->items, cap * sizeof *n);
+        if (n == NULL) {
+            buf_free(&ckb);
+            cql_fail(w->r->call, CQL_ERR_SERVER, "out of memory");
+            return NULL;
+        }
+        set->items = n;
+        set->cap = cap;
+    }
+    witem *it = &set->items[set->n];
+    memset(it, 0, sizeof *it);
+    it->et = w->et;
+    it->t = w->t;
+    buf_init(&it->pk, 0);
+    buf_append(&it->pk, pk->data ? pk->data : "", pk->len);
+    it->ck = ckb;
+    it->clustered = w->t->nck > 0;
+    it->is_static = is_static;
+    buf_init(&it->key, 0);
+    qr_err err;
+    err_init(&err);
+    if (cql_row_key(w->et, &it->pk, it->clustered ? &it->ck : NULL, &it->key, &err) != 0) {
+        cql_fail(w->r->call, CQL_ERR_INVALID, "%s", err.msg);
+        buf_free(&it->pk);
+        buf_free(&it->ck);
+        buf_free(&it->key);
+        return NULL;
+    }
+    if (pkv) {
+        it->keycells = json_object();
+        if (key_cells(w->t, it->keycells, pkv, is_static ? NULL : ckv) != 0) {
+            cql_fail(w->r->call, CQL_ERR_SERVER, "out of memory");
+            json_decref(it->keycells);
+            buf_free(&it->pk);
+            buf_free(&it->ck);
+            buf_free(&it->key);
+            return NULL;
+        }
+    }
+    set->n++;
+    if (own(w, set->n - 1) != 0) return NULL;
+    return &set->items[set->n - 1];
+}
+
+/* ---- the values of the primary key ---- */
+
+/* The serialized partition key of one combination of partition key values. */
+static int pk_of(const cql_tinfo *t, const buf *const *vals, buf *out)
+{
+    cql_value v[64];
+    for (size_t i = 0; i < t->npk; i++) {
+        v[i].p = (const uint8_t *)vals[i]->data;
+        v[i].len = (int32_t)vals[i]->len;
+    }
+    return cql_pk_serialize(t, v, out);
+}
+
+static const cql_tcol *key_col(const cql_tinfo *t, char kind, size_t pos)
+{
+    for (size_t i = 0; i < t->ncols; i++)
+        if (t->cols[i].kind == kind && t->cols[i].pos == (int)pos) return &t->cols[i];
+    return NULL;
+}
+
+/* $ck of one combination of clustering values (the first n columns). */
+static int ck_of(const cql_tinfo *t, const buf *const *vals, size_t n, buf *out)
+{
+    if (buf_putc(out, CQL_CK_ROW)) return -1;
+    for (size_t i = 0; i < n; i++)
+        if (cql_ck_append(out, key_col(t, 'c', i), (const uint8_t *)vals[i]->data, vals[i]->len))
+            return -1;
+    return 0;
+}
+
+/* Sets the key columns' attributes on a new item. */
+static int key_cells(const cql_tinfo *t, json_t *item, const buf *const *pkv, const buf *const *ckv)
+{
+    for (size_t i = 0; i < t->ncols; i++) {
+        const cql_tcol *c = &t->cols[i];
+        const buf *v = c->kind == 'p' ? pkv[c->pos] : c->kind == 'c' && ckv ? ckv[c->pos] : NULL;
+        if (v == NULL) continue;
+        json_t *av = cqlval_to_item(c->type, (const uint8_t *)v->data, v->len);
+        if (av == NULL) return -1;
+        char attr[CQL_NAME_MAX + 2];
+        cql_cell_attr(c->name, attr, sizeof attr);
+        json_object_set_new(item, attr, av);
+    }
+    return 0;
+}
+
+/* ---- USING ---- */
+
+static int usings(wctx *w, const cql_using *u, size_t n, int ttl_allowed)
+{
+    const cql_tinfo *t = w->t;
+    int64_t ttl = t->default_ttl;
+    for (size_t i = 0; i < n; i++) {
+        int64_t v;
+        if (cql_int_term(w->r, u[i].value, &v, u[i].ttl ? "[ttl]" : "[timestamp]") != 0) return -1;
+        if (u[i].ttl) {
+            if (!ttl_allowed)
+                return cql_fail(w->r->call, CQL_ERR_INVALID, "A TTL cannot be set on a DELETE");
+            if (v < 0)
+                return cql_fail(w->r->call, CQL_ERR_INVALID,
+                                "A TTL must be greater or equal to 0, but was %lld", (long long)v);
+            if (v > MAX_TTL)
+                return cql_fail(w->r->call, CQL_ERR_INVALID,
+                                "ttl is too large. requested (%lld) maximum (%d)", (long long)v,
+                                MAX_TTL);
+            if (t->counter && v > 0)
+                return cql_fail(w->r->call, CQL_ERR_INVALID,
+                                "Cannot provide custom TTL for counter updates");
+            ttl = v;
+        } else {
+            if (t->counter)
+                return cql_fail(w->r->call, CQL_ERR_INVALID,
+                                "Cannot provide custom timestamp for counter updates");
+            w->ts = v;
+        }
+    }
+    w->exp_s = ttl > 0 ? w->now_s + ttl : 0;
+    return 0;
+}
+
+/* ---- collections ---- */
+
+typedef struct elems {
+    const uint8_t **p;
+    int32_t *len;
+    size_t n;
+} elems;
+
+static void elems_free(elems *e)
+{
+    free(e->p);
+    free(e->len);
+    memset(e, 0, sizeof *e);
+}
+
+/* The elements of a collection value (for a map: key, value, key, value, ...). */
+static int elems_of(const uint8_t *p, size_t len, int map, elems *out)
+{
+    memset(out, 0, sizeof *out);
+    if (p == NULL) return 0;
+    cql_elements e;
+    uint32_t count;
+    if (cql_collection_open(&e, p, len, map, &count) != 0) return -1;
+    size_t n = (size_t)count * (map ? 2 : 1);
+    out->p = calloc(n + 1, sizeof *out->p);
+    out->len = calloc(n + 1, sizeof *out->len);
+    if (out->p == NULL || out->len == NULL) return -1;
+    const uint8_t *ep;
+    int32_t el;
+    int got;
+    while ((got = cql_element_next(&e, &ep, &el)) == 1 && out->n < n) {
+        out->p[out->n] = ep;
+        out->len[out->n++] = el;
+    }
+    return got < 0 ? -1 : 0;
+}
+
+static int elems_write(const elems *e, int map, buf *out)
+{
+    size_t at = cql_collection_begin(out);
+    if (at == (size_t)-1) return -1;
+    for (size_t i = 0; i < e->n; i++)
+        if (cql_element_put(out, e->p[i], e->len[i])) return -1;
+    cql_collection_end(out, at, (uint32_t)(map ? e->n / 2 : e->n));
+    return 0;
+}
+
+static int elems_push(elems *e, const uint8_t *p, int32_t len, size_t at)
+{
+    const uint8_t **np = realloc(e->p, (e->n + 1) * sizeof *np);
+    if (np == NULL) return -1;
+    e->p = np;
+    int32_t *nl = realloc(e->len, (e->n + 1) * sizeof *nl);
+    if (nl == NULL) return -1;
+    e->len = nl;
+    memmove(e->p + at + 1, e->p + at, (e->n - at) * sizeof *e->p);
+    memmove(e->len + at + 1, e->len + at, (e->n - at) * sizeof *e->len);
+    e->p[at] = p;
+    e->len[at] = len;
+    e->n++;
+    return 0;
+}
+
+static void elems_remove(elems *e, size_t at, size_t count)
+{
+    memmove(e->p + at, e->p + at + count, (e->n - at - count) * sizeof *e->p);
+    memmove(e->len + at, e->len + at + count, (e->n - at - count) * sizeof *e->len);
+    e->n -= count;
+}
+
+/* Where key k goes in a sorted set or map (step 2 for maps): *found when it is there. */
+static size_t sorted_find(const cql_ctype *kt, const elems *e, int step, const uint8_t *k,
+                          int32_t klen, int *found)
+{
+    *found = 0;
+    size_t i = 0;
+    for (; i < e->n; i += (size_t)step) {
+        int c = cqlval_compare(kt, e->p[i], (size_t)e->len[i], k, (size_t)klen);
+        if (c == 0) {
+            *found = 1;
+            return i;
+        }
+        if (c > 0) return i;
+    }
+    return i;
+}
+
+/* The new value of collection column col: old (NULL: none) combined with operand by kind.
+ * 0 with out set (len 0 for an empty collection), -1 with the error set. */
+static int collection_op(wctx *w, const cql_tcol *col, const buf *old, cql_assign_kind kind,
+                         const buf *operand, const buf *key, buf *out)
+{
+    const cql_ctype *t = col->type;
+    uint16_t id = t->wire.id;
+    int map = id == CQL_TYPE_MAP;
+    elems cur, op;
+    int rc = -1;
+    if (elems_of(old && old->len ? (const uint8_t *)old->data : NULL, old ? old->len : 0, map,
+                 &cur) != 0 ||
+        elems_of(kind != CQL_SET_ELEMENT && operand && operand->len ? (const uint8_t *)operand->data
+                                                                    : NULL,
+                 operand ? operand->len : 0, map && kind != CQL_SET_SUB, &op) != 0) {
+        cql_fail(w->r->call, CQL_ERR_SERVER, "a stored collection of %s cannot be read", col->name);
+        goto done;
+    }
+    if (kind == CQL_SET_ELEMENT) {
+        if (id == CQL_TYPE_LIST) {
+            int32_t idx = -1;
+            cql_int_decode((const uint8_t *)key->data, key->len, &idx);
+            if (idx < 0 || (size_t)idx >= cur.n) {
+                cql_fail(w->r->call, CQL_ERR_INVALID,
+                         "List index %d out of bound, list has size %zu", idx, cur.n);
+                goto done;
+            }
+            if (operand == NULL)
+                elems_remove(&cur, (size_t)idx, 1);
+            else {
+                cur.p[idx] = (const uint8_t *)operand->data;
+                cur.len[idx] = (int32_t)operand->len;
+            }
+        } else if (map) {
+            int found;
+            size_t at = sorted_find(t->args[0], &cur, 2, (const uint8_t *)key->data,
+                                    (int32_t)key->len, &found);
+            if (found) elems_remove(&cur, at, 2);
+            if (operand) {
+                if (elems_push(&cur, (const uint8_t *)key->data, (int32_t)key->len, at) ||
+                    elems_push(&cur, (const uint8_t *)operand->data, (int32_t)operand->len, at + 1))
+                    goto oom;
+            }
+        } else {
+            cql_fail(w->r->call, CQL_ERR_INVALID,
+                     "Invalid operation (%s[...] = ...) for set column %s", col->name, col->name);
+            goto done;
+        }
+    } else if (kind == CQL_SET_ADD || kind == CQL_SET_PREPEND) {
+        if (id == CQL_TYPE_LIST) {
+            for (size_t i = 0; i < op.n; i++)
+                if (elems_push(&cur, op.p[i], op.len[i], kind == CQL_SET_PREPEND ? i : cur.n))
+                    goto oom;
+        } else {
+            int step = map ? 2 : 1;
+            for (size_t i = 0; i < op.n; i += (size_t)step) {
+                int found;
+                size_t at = sorted_find(t->args[0], &cur, step, op.p[i], op.len[i], &found);
+                if (found) {
+                    if (map) {
+                        cur.p[at + 1] = op.p[i + 1];
+                        cur.len[at + 1] = op.len[i + 1];
+                    }
+                    continue;
+                }
+                if (elems_push(&cur, op.p[i], op.len[i], at)) goto oom;
+                if (map && elems_push(&cur, op.p[i + 1], op.len[i + 1], at + 1)) goto oom;
+            }
+        }
+    } else if (kind == CQL_SET_SUB) {
+        const cql_ctype *et = t->args[0];
+        int step = map ? 2 : 1;
+        for (size_t i = 0; i < op.n; i++) {
+            for (size_t j = 0; j < cur.n;) {
+                if (cqlval_compare(et, cur.p[j], (size_t)cur.len[j], op.p[i], (size_t)op.len[i]) ==
+                    0)
+                    elems_remove(&cur, j, (size_t)step);
+                else
+                    j += (size_t)step;
+            }
+        }
+    }
+    if (cur.n == 0)
+        buf_reset(out);
+    else if (elems_write(&cur, map, out) != 0)
+        goto oom;
+    rc = 0;
+    goto done;
+oom:
+    cql_fail(w->r->call, CQL_ERR_SERVER, "out of memory");
+done:
+    elems_free(&cur);
+    elems_free(&op);
+    return rc;
+}
+
+/* ---- reading the current rows ---- */
+
+static int64_t counter_value(json_t *item, const cql_tcol *col, int64_t now_s)
+{
+    buf b;
+    buf_init(&b, 0);
+    int64_t v = 0;
+    if (cql_cell_read(item, col, now_s, &b) == 1)
+        cql_bigint_decode((const uint8_t *)b.data, b.len, &v);
+    buf_free(&b);
+    return v;
+}
+
+/* ---- conditions (lightweight transactions) ---- */
+
+/* The value of a condition's left side in the current item: 1 with bytes, 0 null. */
+static int cond_value(wctx *w, json_t *item, const cql_relation *rel, const cql_tcol *col, buf *out,
+                      const cql_ctype **type)
+{
+    *type = col->type;
+    if (item == NULL) return 0;
+    buf whole;
+    buf_init(&whole, 0);
+    int got = cql_cell_read(item, col, w->now_s, &whole);
+    if (got != 1) {
+        buf_free(&whole);
+        return 0;
+    }
+    if (rel->kind != CQL_REL_ELEMENT) {
+        buf_append(out, whole.data, whole.len);
+        buf_free(&whole);
+        return 1;
+    }
+    /* l[i] or m[k] */
+    int map = col->type->wire.id == CQL_TYPE_MAP;
+    buf key;
+    buf_init(&key, 0);
+    const cql_ctype *kt = map ? col->type->args[0] : cqltype_native(CQL_TYPE_INT);
+    int found = 0;
+    if (cql_term(w->r, kt, col->name, rel->key, &key) == CQLVAL_OK) {
+        elems e;
+        if (elems_of((const uint8_t *)whole.data, whole.len, map, &e) == 0) {
+            if (map) {
+                int f;
+                size_t at = sorted_find(kt, &e, 2, (const uint8_t *)key.data, (int32_t)key.len, &f);
+                if (f) {
+                    buf_append(out, e.p[at + 1], (size_t)e.len[at + 1]);
+                    found = 1;
+                }
+            } else {
+                int32_t idx = -1;
+                cql_int_decode((const uint8_t *)key.data, key.len, &idx);
+                if (idx >= 0 && (size_t)idx < e.n) {
+                    buf_append(out, e.p[idx], (size_t)e.len[idx]);
+                    found = 1;
+                }
+            }
+        }
+        elems_free(&e);
+    }
+    *type = map ? col->type->args[1] : col->type->args[0];
+    buf_free(&key);
+    buf_free(&whole);
+    return found;
+}
+
+int cql_compare_op(cql_op op, int cmp)
+{
+    switch (op) {
+    case CQL_OP_EQ:
+        return cmp == 0;
+    case CQL_OP_NEQ:
+        return cmp != 0;
+    case CQL_OP_LT:
+        return cmp < 0;
+    case CQL_OP_LTE:
+        return cmp <= 0;
+    case CQL_OP_GT:
+        return cmp > 0;
+    case CQL_OP_GTE:
+        return cmp >= 0;
+    default:
+        return 0;
+    }
+}
+
+/* Evaluates the IF conditions on item (NULL when the row does not exist): 1, 0, -1. */
+static int conditions_hold(wctx *w, json_t *item, const cql_relation *conds, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const cql_relation *rel = &conds[i];
+        const cql_tcol *col = cql_tinfo_col(w->t, rel->columns[0]);
+        if (col == NULL)
+            return cql_fail(w->r->call, CQL_ERR_INVALID, "Undefined column name %s",
+                            rel->columns[0]);
+        if (col->kind == 'p' || col->kind == 'c')
+            return cql_fail(w->r->call, CQL_ERR_INVALID,
+                            "PRIMARY KEY column '%s' cannot have IF conditions", col->name);
+        buf cur;
+        buf_init(&cur, 0);
+        const cql_ctype *type;
+        int has = cond_value(w, item, rel, col, &cur, &type);
+        int ok = 0;
+        const cql_expr *const *terms = rel->op == CQL_OP_IN && rel->values
+                                           ? (const cql_expr *const *)rel->values
+                                           : (const cql_expr *const *)&rel->value;
+        size_t nterms = rel->op == CQL_OP_IN && rel->values ? rel->nvalues : 1;
+        for (size_t j = 0; j < nterms && !ok; j++) {
+            buf v;
+            buf_init(&v, 0);
+            int rc = cql_term(w->r, type, col->name, terms[j], &v);
+            if (rc == CQLVAL_ERROR) {
+                buf_free(&v);
+                buf_free(&cur);
+                return -1;
+            }
+            cql_op op = rel->op == CQL_OP_IN ? CQL_OP_EQ : rel->op;
+            if (rc != CQLVAL_OK || !has) {
+                /* null compares equal to null only */
+                int both = rc != CQLVAL_OK && !has;
+                ok = op == CQL_OP_EQ ? both : op == CQL_OP_NEQ ? !both : 0;
+            } else {
+                int cmp = cqlval_compare(type, (const uint8_t *)cur.data, cur.len,
+                                         (const uint8_t *)v.data, v.len);
+                ok = cql_compare_op(op, cmp);
+            }
+            buf_free(&v);
+        }
+        buf_free(&cur);
+        if (!ok) return 0;
+    }
+    return 1;
+}
+
+/* The [applied] answer: true alone, or false with the current values of cols (all of
+ * the table's for IF NOT EXISTS). */
+static int answer_applied(wctx *w, int applied, json_t *item, const cql_relation *conds,
+                          size_t nconds, int all_columns)
+{
+    static const cql_type t_bool = {.id = CQL_TYPE_BOOLEAN};
+    cql_rows rs;
+    cql_rows_init(&rs, w->t->ks, w->t->name);
+    int rc = cql_rows_column(&rs, "[applied]", &t_bool);
+    const cql_tcol *cols[256];
+    size_t n = 0;
+    if (!applied && item) {
+        for (size_t i = 0; i < w->t->ncols && n < 256; i++) {
+            const cql_tcol *c = &w->t->cols[i];
+            int want = all_columns;
+            for (size_t j = 0; j < nconds && !want; j++)
+                want = strcmp(conds[j].columns[0], c->name) == 0;
+            if (want) cols[n++] = c;
+        }
+    }
+    for (size_t i = 0; i < n && rc == 0; i++)
+        rc = cql_rows_column(&rs, cols[i]->name, cols[i]->wire);
+    uint8_t b = (uint8_t)applied;
+    rc |= cql_rows_put(&rs, &b, 1);
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        buf v;
+        buf_init(&v, 0);
+        int got = cql_cell_read(item, cols[i], w->now_s, &v);
+        rc = cql_rows_put(&rs, v.data ? v.data : "", got == 1 ? (int32_t)v.len : -1);
+        buf_free(&v);
+    }
+    rs.nrows = 1;
+    if (rc == 0) {
+        buf_reset(&w->r->call->body);
+        rc = cql_rows_write(&rs, w->r->call, NULL, 0);
+    } else {
+        cql_fail(w->r->call, CQL_ERR_SERVER, "out of memory");
+    }
+    cql_rows_free(&rs);
+    return rc;
+}
+
+/* ---- the transaction ---- */
+
+/* An engine refusal as the protocol's error: a throttled write (the table's capacity, as
+ * DynamoDB meters it) is Cassandra's Overloaded, which drivers retry; others fail the
+ * write. */
+static int engine_error(cql_call *c, const qr_err *err)
+{
+    if (err_is_throttling(err)) return cql_fail(c, CQL_ERR_OVERLOADED, "%s", err->msg);
+    return cql_fail(c, CQL_ERR_WRITE_FAILURE, "%s", err->msg);
+}
+
+/* Locks and reads the set's items: each one's current state into ->item (a copy, or a
+ * new item with its key). */
+static int begin(wset *set, cql_call *c, int64_t now_s, item_txn **x)
+{
+    table **tables = calloc(set->n + 1, sizeof *tables);
+    buf *keys = calloc(set->n + 1, sizeof *keys);
+    if (tables == NULL || keys == NULL) {
+        free(tables);
+        free(keys);
+        return cql_fail(c, CQL_ERR_SERVER, "out of memory");
+    }
+    set->txn_keys = keys;
+    for (size_t i = 0; i < set->n; i++) {
+        tables[i] = set->items[i].et;
+        keys[i] = set->items[i].key;
+    }
+    qr_err err;
+    err_init(&err);
+    int rc = txn_begin(c->db, set->n == 1 ? TXN_ITEM : TXN_BATCH, set->n, tables, keys, x, &err);
+    free(tables);
+    if (rc != 0) return engine_error(c, &err);
+    for (size_t i = 0; i < set->n; i++) {
+        witem *it = &set->items[i];
+        const json_t *cur = NULL;
+        int got = txn_read(*x, i, &cur, &err);
+        if (got < 0) return cql_fail(c, CQL_ERR_SERVER, "%s", err.msg);
+        if (got == 1) {
+            it->item = json_deep_copy(cur);
+            it->existed = cql_row_live(it->item, it->t, now_s);
+        } else {
+            it->item = cql_row_new(&it->pk, it->clustered ? &it->ck : NULL);
+        }
+        if (it->keycells) json_object_update_missing(it->item, it->keycells);
+    }
+    return 0;
+}
+
+/* Stages every item (a put, or a delete when nothing in it lives) and commits. */
+static int finish(wset *set, cql_call *c, int64_t now_s, item_txn *x)
+{
+    qr_err err;
+    err_init(&err);
+    for (size_t i = 0; i < set->n; i++) {
+        witem *it = &set->items[i];
+        int rc;
+        if (!cql_row_live(it->item, it->t, now_s)) {
+            rc = txn_delete(x, i, &err);
+        } else {
+            cql_row_seal(it->item, it->t);
+            size_t size = item_size(it->item);
+            if (size > MAX_ITEM_BYTES)
+                return cql_fail(c, CQL_ERR_INVALID,
+                                "Row is too large: it would take %zu bytes, above the engine's "
+                                "%d bytes per row",
+                                size, MAX_ITEM_BYTES);
+            rc = txn_put(x, i, it->item, size, &err);
+        }
+        if (rc) return engine_error(c, &err);
+    }
+    if (txn_commit(x, &err) != 0) return engine_error(c, &err);
+    return 0;
+}
+
+typedef struct pkcombo {
+    wctx *w;
+    const cql_keys *k;
+    int statics, rows;
+    size_t nck; /* clustering columns given */
+    const buf *const *pkv;
+    buf pk;
+} pkcombo;
+
+static int add_ck(void *arg, const buf *const *ckv)
+{
+    pkcombo *p = arg;
+    buf ck;
+    buf_init(&ck, 0);
+    if (ck_of(p->w->t, ckv, p->nck, &ck) != 0) {
+        buf_free(&ck);
+        return cql_fail(p->w->r->call, CQL_ERR_SERVER, "out of memory");
+    }
+    witem *it = target(p->w, &p->pk, &ck, 0, p->pkv, ckv);
+    buf_free(&ck);
+    return it ? 0 : -1;
+}
+
+static int add_pk(void *arg, const buf *const *pkv)
+{
+    pkcombo *p = arg;
+    buf_reset(&p->pk);
+    if (pk_of(p->w->t, pkv, &p->pk) != 0)
+        return cql_fail(p->w->r->call, CQL_ERR_INVALID, "The partition key is too large");
+    p->pkv = pkv;
+    if (p->statics && target(p->w, &p->pk, NULL, 1, pkv, NULL) == NULL) return -1;
+    if (!p->rows) return 0;
+    if (p->w->t->nck == 0) return target(p->w, &p->pk, NULL, 0, pkv, NULL) ? 0 : -1;
+    return cql_each_combination(p->k->ck, p->nck, add_ck, p);
+}
+
+/* The items of the rows the keys name: for each partition, the static row when statics
+ * is set and the rows of the clustering values when rows is set. */
+static int targets(wctx *w, const cql_keys *k, int statics, int rows)
+{
+    pkcombo p = {.w = w, .k = k, .statics = statics, .rows = rows, .nck = k->ck_eq};
+    p.pkv = NULL;
+    buf_init(&p.pk, 0);
+    int rc = cql_each_combination(k->pk, w->t->npk, add_pk, &p);
+    buf_free(&p.pk);
+    return rc ? -1 : 0;
+}
+
+/* ---- INSERT and UPDATE ---- */
+
+/* One assignment on one item. */
+static int assign(wctx *w, json_t *item, const cql_tcol *col, cql_assign_kind kind,
+                  const cql_expr *value, const cql_expr *key)
+{
+    cql_call *c = w->r->call;
+    const cql_ctype *t = col->type;
+    int multicell = cqltype_is_multicell(t);
+    if (cqltype_has_counter(t)) {
+        if (kind != CQL_SET_ADD && kind != CQL_SET_SUB)
+            return cql_fail(c, CQL_ERR_INVALID,
+                            "Cannot set the value of counter column %s (counters can only be "
+                            "incremented/decremented, not set)",
+                            col->name);
+        buf d;
+        buf_init(&d, 0);
+        int rc = cql_term(w->r, cqltype_native(CQL_TYPE_BIGINT), col->name, value, &d);
+        if (rc == CQLVAL_UNSET) {
+            buf_free(&d);
+            return 0;
+        }
+        if (rc != CQLVAL_OK) {
+            buf_free(&d);
+            return rc == CQLVAL_ERROR
+                       ? -1
+                       : cql_fail(c, CQL_ERR_INVALID, "Invalid null value for counter increment");
+        }
+        int64_t delta = 0, cur = counter_value(item, col, w->now_s);
+        cql_bigint_decode((const uint8_t *)d.data, d.len, &delta);
+        buf_free(&d);
+        uint8_t b[8];
+        cql_bigint_encode(kind == CQL_SET_ADD ? cur + delta : cur - delta, b);
+        /* counters add up whatever the timestamps */
+        json_object_del(json_object_get(json_object_get(item, "$ts"), "M"), col->name);
+        return cql_cell_write(item, col, b, 8, w->ts, 0) < 0
+                   ? cql_fail(c, CQL_ERR_SERVER, "out of memory")
+                   : 0;
+    }
+    if ((kind == CQL_SET_ADD || kind == CQL_SET_SUB || kind == CQL_SET_PREPEND ||
+         kind == CQL_SET_ELEMENT) &&
+        !multicell) {
+        if (kind == CQL_SET_ELEMENT && cqltype_is_collection(t))
+            return cql_fail(c, CQL_ERR_INVALID,
+                            "Invalid operation (%s[...] = ...) for frozen collection column %s",
+                            col->name, col->name);
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "Invalid operation (%s = %s %c ...) for non counter column %s", col->name,
+                        col->name, kind == CQL_SET_SUB ? '-' : '+', col->name);
+    }
+    if (kind == CQL_SET_PREPEND && t->wire.id != CQL_TYPE_LIST)
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "Invalid operation (%s = ... + %s) for non list column %s", col->name,
+                        col->name, col->name);
+    buf v;
+    buf_init(&v, 0);
+    int rc = -1;
+    const cql_ctype *vt = t;
+    buf kb;
+    buf_init(&kb, 0);
+    if (kind == CQL_SET_ELEMENT) {
+        const cql_ctype *kt =
+            t->wire.id == CQL_TYPE_MAP ? t->args[0] : cqltype_native(CQL_TYPE_INT);
+        int krc = cql_term(w->r, kt, col->name, key, &kb);
+        if (krc != CQLVAL_OK) {
+            if (krc != CQLVAL_ERROR)
+                cql_fail(c, CQL_ERR_INVALID, "Invalid null value for %s key", col->name);
+            goto done;
+        }
+        vt = t->wire.id == CQL_TYPE_MAP ? t->args[1] : t->args[0];
+    } else if (kind == CQL_SET_SUB && t->wire.id == CQL_TYPE_MAP) {
+        /* m = m - {k1, k2}: a set of the key type */
+        cql_ctype setk;
+        memset(&setk, 0, sizeof setk);
+        setk.wire.id = CQL_TYPE_SET;
+        const cql_ctype *args[1] = {t->args[0]};
+        const cql_type *params[1] = {&t->args[0]->wire};
+        setk.wire.params = params;
+        setk.wire.n = 1;
+        setk.args = args;
+        setk.frozen = 1;
+        int vrc = cql_term(w->r, &setk, col->name, value, &v);
+        if (vrc == CQLVAL_ERROR) goto done;
+        if (vrc == CQLVAL_UNSET) {
+            rc = 0;
+            goto done;
+        }
+        buf old;
+        buf_init(&old, 0);
+        int had = cql_cell_read(item, col, w->now_s, &old);
+        buf out;
+        buf_init(&out, 0);
+        rc = collection_op(w, col, had == 1 ? &old : NULL, kind, vrc == CQLVAL_OK ? &v : NULL, NULL,
+                           &out);
+        if (rc == 0)
+            rc = cql_cell_write(item, col, (const uint8_t *)out.data,
+                                out.len ? (int32_t)out.len : -1, w->ts, w->exp_s) < 0
+                     ? cql_fail(c, CQL_ERR_SERVER, "out of memory")
+                     : 0;
+        buf_free(&old);
+        buf_free(&out);
+        goto done;
+    }
+    int vrc = value ? cql_term(w->r, vt, col->name, value, &v) : CQLVAL_NULL;
+    if (vrc == CQLVAL_ERROR) goto done;
+    if (vrc == CQLVAL_UNSET) {
+        rc = 0;
+        goto done;
+    }
+    if (kind == CQL_SET_VALUE) {
+        /* a non-frozen empty collection is no value */
+        int32_t len = vrc == CQLVAL_OK ? (int32_t)v.len : -1;
+        if (multicell && len >= 0) {
+            cql_elements e;
+            uint32_t n = 0;
+            if (cql_collection_open(&e, (const uint8_t *)v.data, v.len, t->wire.id == CQL_TYPE_MAP,
+                                    &n) == 0 &&
+                n == 0)
+                len = -1;
+        }
+        rc = cql_cell_write(item, col, (const uint8_t *)v.data, len, w->ts, w->exp_s) < 0
+                 ? cql_fail(c, CQL_ERR_SERVER, "out of memory")
+                 : 0;
+        goto done;
+    }
+    {
+        buf old, out;
+        buf_init(&old, 0);
+        buf_init(&out, 0);
+        int had = cql_cell_read(item, col, w->now_s, &old);
+        if (kind == CQL_SET_ELEMENT && vrc != CQLVAL_OK && t->wire.id == CQL_TYPE_LIST) {
+            rc = collection_op(w, col, had == 1 ? &old : NULL, kind, NULL, &kb, &out);
+        } else {
+            rc = collection_op(w, col, had == 1 ? &old : NULL, kind, vrc == CQLVAL_OK ? &v : NULL,
+                               &kb, &out);
+        }
+        if (rc == 0)
+            rc = cql_cell_write(item, col, (const uint8_t *)out.data,
+                                out.len ? (int32_t)out.len : -1, w->ts, w->exp_s) < 0
+                     ? cql_fail(c, CQL_ERR_SERVER, "out of memory")
+                     : 0;
+        buf_free(&old);
+        buf_free(&out);
+    }
+done:
+    buf_free(&v);
+    buf_free(&kb);
+    return rc;
+}
+
+/* u.f = v (value NULL: DELETE u.f) on a non-frozen user type's cell: the other fields
+ * as they were. */
+static int set_field(wctx *w, json_t *item, const cql_tcol *col, const char *field,
+                     const cql_expr *value)
+{
+    cql_call *c = w->r->call;
+    const cql_ctype *t = col->type;
+    if (t->wire.id != CQL_TYPE_UDT)
+        return cql_fail(c, CQL_ERR_INVALID, "Invalid operation (%s.%s = ...) for non-UDT column %s",
+                        col->name, field, col->name);
+    if (!cqltype_is_multicell(t))
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "Invalid operation (%s.%s = ...) for frozen UDT column %s", col->name,
+                        field, col->name);
+    size_t fi = t->wire.n;
+    for (size_t i = 0; i < t->wire.n; i++)
+        if (strcmp(t->wire.field_names[i], field) == 0) fi = i;
+    if (fi == t->wire.n)
+        return cql_fail(c, CQL_ERR_INVALID, "UDT column %s does not have a field named %s",
+                        col->name, field);
+    buf v, old, out;
+    buf_init(&v, 0);
+    buf_init(&old, 0);
+    buf_init(&out, 0);
+    int vrc = value ? cql_term(w->r, t->args[fi], col->name, value, &v) : CQLVAL_NULL;
+    int rc = 0;
+    if (vrc == CQLVAL_ERROR) rc = -1;
+    if (rc == 0 && vrc != CQLVAL_UNSET) {
+        int had = cql_cell_read(item, col, w->now_s, &old);
+        cql_elements e;
+        cql_fields_open(&e, had == 1 ? (const uint8_t *)old.data : NULL, had == 1 ? old.len : 0);
+        int all_null = 1;
+        for (size_t i = 0; i < t->wire.n && rc == 0; i++) {
+            const uint8_t *p = NULL;
+            int32_t len = -1;
+            if (had == 1 && cql_element_next(&e, &p, &len) != 1) len = -1;
+            if (i == fi) {
+                p = (const uint8_t *)v.data;
+                len = vrc == CQLVAL_OK ? (int32_t)v.len : -1;
+            }
+            if (len >= 0) all_null = 0;
+            rc = cql_element_put(&out, p ? p : (const uint8_t *)"", len);
+        }
+        if (rc == 0)
+            rc = cql_cell_write(item, col, (const uint8_t *)out.data,
+                                all_null ? -1 : (int32_t)out.len, w->ts, w->exp_s) < 0
+                     ? -1
+                     : 0;
+        if (rc) cql_fail(c, CQL_ERR_SERVER, "out of memory");
+    }
+    buf_free(&v);
+    buf_free(&old);
+    buf_free(&out);
+    return rc;
+}
+
+/* ---- planning, checking and applying a statement ----
+ * plan: the statement's checks, its values' conversion and its items; check: its IF
+ * conditions on the items read under the locks; apply: its changes to them. */
+
+/* The item a conditional statement's conditions are about: its row, or its partition's
+ * static row when it names no other. */
+static witem *main_item(wctx *w)
+{
+    witem *m = NULL;
+    for (size_t j = 0; j < w->nidx; j++)
+        if (!W_ITEM(w, j)->is_static || m == NULL) m = W_ITEM(w, j);
+    return m;
+}
+
+static int conditional(const wctx *w)
+{
+    const cql_stmt *s = w->s;
+    if (s->kind == CQL_INSERT) return s->if_not_exists;
+    if (s->kind == CQL_UPDATE) return s->if_exists || s->u.update.nconds;
+    return s->if_exists || s->u.del.nconds;
+}
+
+static const cql_relation *conds_of(const wctx *w, size_t *n)
+{
+    if (w->s->kind == CQL_UPDATE) {
+        *n = w->s->u.update.nconds;
+        return w->s->u.update.conds;
+    }
+    if (w->s->kind == CQL_DELETE) {
+        *n = w->s->u.del.nconds;
+        return w->s->u.del.conds;
+    }
+    *n = 0;
+    return NULL;
+}
+
+/* 1 when the statement's conditions hold (or it has none), 0 when not, -1 error. */
+static int check(wctx *w)
+{
+    if (!conditional(w)) return 1;
+    witem *m = main_item(w);
+    int exists = m && m->existed;
+    if (w->s->kind == CQL_INSERT) return !exists;
+    if (w->s->if_exists) return exists;
+    size_t n;
+    const cql_relation *conds = conds_of(w, &n);
+    return conditions_hold(w, exists ? m->item : NULL, conds, n);
+}
+
+static int answer_not_applied(wctx *w)
+{
+    witem *m = main_item(w);
+    size_t n;
+    const cql_relation *conds = conds_of(w, &n);
+    return answer_applied(w, 0, m && m->existed ? m->item : NULL, conds, n,
+                          w->s->kind == CQL_INSERT);
+}
+
+/* INSERT and UPDATE: the assignments' checks and the items. */
+static int plan_assign(wctx *w)
+{
+    cql_call *c = w->r->call;
+    const cql_keys *k = &w->k;
+    int statics = 0, rows = 0;
+    for (size_t i = 0; i < w->nassign; i++) {
+        const cql_tcol *col = cql_tinfo_col(w->t, w->cols[i]);
+        if (col == NULL)
+            return cql_fail(c, CQL_ERR_INVALID, "Undefined column name %s in table %s.%s",
+                            w->cols[i], w->t->ks, w->t->name);
+        if (col->kind == 'p' || col->kind == 'c') {
+            if (w->insert) continue;
+            return cql_fail(c, CQL_ERR_INVALID, "PRIMARY KEY part %s found in SET part", col->name);
+        }
+        if (col->kind == 's')
+            statics = 1;
+        else
+            rows = 1;
+    }
+    if (w->insert || (!statics && !rows)) rows = 1;
+    if (w->t->nck && k->ck_eq < w->t->nck && rows) {
+        char names[256] = "";
+        size_t used = 0;
+        for (size_t i = k->ck_eq; i < w->t->nck; i++) {
+            const cql_tcol *col = key_col(w->t, 'c', i);
+            used += (size_t)snprintf(names + used, used < sizeof names ? sizeof names - used : 0,
+                                     "%s%s", used ? ", " : "", col->name);
+        }
+        return cql_fail(c, CQL_ERR_INVALID, "Some clustering keys are missing: %s", names);
+    }
+    if (w->t->nck == 0) statics = 0;
+    w->rows = rows;
+    if (targets(w, k, statics, rows) != 0) return -1;
+    if (conditional(w) && w->nidx > (size_t)(statics + rows))
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "IN on the partition key is not supported with conditional updates");
+    return 0;
+}
+
+static int apply_assign(wctx *w)
+{
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < w->nidx; i++) {
+        witem *it = W_ITEM(w, i);
+        if (w->insert && !it->is_static) cql_row_mark(it->item, w->ts, w->exp_s);
+        for (size_t j = 0; rc == 0 && j < w->nassign; j++) {
+            const cql_tcol *col = cql_tinfo_col(w->t, w->cols[j]);
+            if (col->kind == 'p' || col->kind == 'c') continue;
+            if ((col->kind == 's') != it->is_static && w->t->nck) continue;
+            if (w->kinds[j] == CQL_SET_FIELD)
+                rc = set_field(w, it->item, col, w->efields[j], w->values[j]);
+            else
+                rc = assign(w, it->item, col, w->kinds[j], w->values[j],
+                            w->ekeys ? w->ekeys[j] : NULL);
+        }
+    }
+    return rc;
+}
+
+/* INSERT JSON: the map's values turned into the values of made-up bind markers, one per
+ * column named (and, with DEFAULT NULL, a null for every other column). */
+static int json_columns(wctx *w, const cql_insert *in, cql_insert *out)
+{
+    cql_call *c = w->r->call;
+    buf text;
+    buf_init(&text, 0);
+    if (in->json->kind == CQL_E_STRING) {
+        buf_puts(&text, in->json->text);
+    } else {
+        int rc = cql_term(w->r, cqltype_native(CQL_TYPE_VARCHAR), "[json]", in->json, &text);
+        if (rc != CQLVAL_OK) {
+            buf_free(&text);
+            return rc == CQLVAL_ERROR
+                       ? -1
+                       : cql_fail(c, CQL_ERR_INVALID, "Got null for INSERT JSON values");
+        }
+    }
+    json_error_t jerr;
+    json_t *map = json_loadb(text.data ? text.data : "", text.len, JSON_DECODE_ANY, &jerr);
+    buf_free(&text);
+    if (!json_is_object(map)) {
+        json_decref(map);
+        return cql_fail(c, CQL_ERR_INVALID, "Could not decode JSON string as a map: %s",
+                        jerr.text[0] ? jerr.text : "not an object");
+    }
+    size_t n = w->t->ncols;
+    w->jbytes = calloc(n + 1, sizeof *w->jbytes);
+    w->jexprs = calloc(n + 1, sizeof *w->jexprs);
+    w->jcols = calloc(n + 1, sizeof *w->jcols);
+    w->jvalues.values = calloc(n + 1, sizeof *w->jvalues.values);
+    if (!w->jbytes || !w->jexprs || !w->jcols || !w->jvalues.values) {
+        json_decref(map);
+        return cql_fail(c, CQL_ERR_SERVER, "out of memory");
+    }
+    int rc = 0;
+    const char *key;
+    json_t *v;
+    json_object_foreach(map, key, v)
+    {
+        char name[CQL_NAME_MAX];
+        size_t kl = strlen(key);
+        if (kl >= 2 && key[0] == '"' && key[kl - 1] == '"') {
+            snprintf(name, sizeof name, "%.*s", (int)(kl - 2), key + 1);
+        } else {
+            snprintf(name, sizeof name, "%s", key);
+            for (char *p = name; *p; p++)
+                if (*p >= 'A' && *p <= 'Z') *p = (char)(*p - 'A' + 'a');
+        }
+        const cql_tcol *col = cql_tinfo_col(w->t, name);
+        if (col == NULL) {
+            rc = cql_fail(c, CQL_ERR_INVALID, "JSON values map contains unrecognized column: %s",
+                          name);
+            break;
+        }
+        size_t i = w->nj;
+        buf_init(&w->jbytes[i], 0);
+        cql_parse_error perr;
+        memset(&perr, 0, sizeof perr);
+        int got = cqlval_from_json(col->type, col->name, v, &w->jbytes[i], &perr);
+        if (got == CQLVAL_ERROR) {
+            buf_free(&w->jbytes[i]);
+            rc = cql_fail(c, CQL_ERR_INVALID, "%s", perr.msg);
+            break;
+        }
+        w->jcols[i] = col->name;
+        w->nj++;
+        w->jvalues.values[i].p = (const uint8_t *)w->jbytes[i].data;
+        w->jvalues.values[i].len = got == CQLVAL_OK ? (int32_t)w->jbytes[i].len : CQL_NULL;
+    }
+    json_decref(map);
+    if (rc) return -1;
+    /* the columns the map leaves out: null (DEFAULT NULL), or untouched (DEFAULT UNSET) */
+    if (!in->default_unset) {
+        for (size_t i = 0; i < n; i++) {
+            const cql_tcol *col = &w->t->cols[i];
+            int named = 0;
+            for (size_t j = 0; j < w->nj; j++)
+                named |= strcmp(w->jcols[j], col->name) == 0;
+            if (named || col->kind == 'p' || col->kind == 'c') continue;
+            buf_init(&w->jbytes[w->nj], 0);
+            w->jcols[w->nj] = col->name;
+            w->jvalues.values[w->nj].len = CQL_NULL;
+            w->nj++;
+        }
+    }
+    cql_expr **exprs = calloc(w->nj + 1, sizeof *exprs);
+    if (exprs == NULL) return cql_fail(c, CQL_ERR_SERVER, "out of memory");
+    for (size_t i = 0; i < w->nj; i++) {
+        w->jexprs[i].kind = CQL_E_BIND;
+        w->jexprs[i].bind = (int)i;
+        exprs[i] = &w->jexprs[i];
+    }
+    w->jvalues.n = (uint16_t)w->nj;
+    w->jrun = *w->r;
+    w->jrun.values = &w->jvalues;
+    w->r = &w->jrun;
+    *out = *in;
+    out->json = NULL;
+    out->columns = w->jcols;
+    out->ncolumns = w->nj;
+    out->values = exprs;
+    out->nvalues = w->nj;
+    return 0;
+}
+
+static int plan_insert_columns(wctx *w, const cql_insert *in);
+
+static int plan_insert(wctx *w)
+{
+    const cql_insert *in = &w->s->u.insert;
+    if (in->json) {
+        cql_insert plain;
+        if (json_columns(w, in, &plain) != 0) return -1;
+        int rc = plan_insert_columns(w, &plain);
+        free(plain.values);
+        return rc;
+    }
+    return plan_insert_columns(w, in);
+}
+
+static int plan_insert_columns(wctx *w, const cql_insert *in)
+{
+    cql_call *c = w->r->call;
+    if (w->t->counter)
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "INSERT statements are not allowed on counter tables, use UPDATE instead");
+    if (in->ncolumns != in->nvalues)
+        return cql_fail(c, CQL_ERR_INVALID, "Unmatched column names/values");
+    for (size_t i = 0; i < in->ncolumns; i++)
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(in->columns[i], in->columns[j]) == 0)
+                return cql_fail(c, CQL_ERR_INVALID, "Multiple definitions found for column %s",
+                                in->columns[i]);
+    if (usings(w, in->using, in->nusing, 1) != 0) return -1;
+    cql_relation *rels = calloc(in->ncolumns + 1, sizeof *rels);
+    if (rels == NULL) return cql_fail(c, CQL_ERR_SERVER, "out of memory");
+    size_t nr = 0;
+    for (size_t i = 0; i < in->ncolumns; i++) {
+        const cql_tcol *col = cql_tinfo_col(w->t, in->columns[i]);
+        if (col == NULL) {
+            free(rels);
+            return cql_fail(c, CQL_ERR_INVALID, "Undefined column name %s in table %s.%s",
+                            in->columns[i], w->t->ks, w->t->name);
+        }
+        if (col->kind != 'p' && col->kind != 'c') continue;
+        rels[nr].kind = CQL_REL_COLUMN;
+        rels[nr].columns = &in->columns[i];
+        rels[nr].ncolumns = 1;
+        rels[nr].op = CQL_OP_EQ;
+        rels[nr].value = in->values[i];
+        nr++;
+    }
+    cql_where wh = {rels, nr};
+    int rc = cql_where_keys(w->r, w->t, &wh, CQL_KEYS_INSERT, 0, &w->k);
+    w->has_keys = 1;
+    free(rels);
+    if (rc) return -1;
+    w->nassign = in->ncolumns;
+    w->cols = calloc(w->nassign + 1, sizeof *w->cols);
+    w->kinds = calloc(w->nassign + 1, sizeof *w->kinds);
+    w->values = calloc(w->nassign + 1, sizeof *w->values);
+    if (!w->cols || !w->kinds || !w->values) return cql_fail(c, CQL_ERR_SERVER, "out of memory");
+    for (size_t i = 0; i < w->nassign; i++) {
+        w->cols[i] = in->columns[i];
+        w->values[i] = in->values[i];
+    }
+    w->insert = 1;
+    return plan_assign(w);
+}
+
+static int plan_update(wctx *w)
+{
+    const cql_update *up = &w->s->u.update;
+    cql_call *c = w->r->call;
+    if (usings(w, up->using, up->nusing, 1) != 0) return -1;
+    int rc = cql_where_keys(w->r, w->t, &up->where, CQL_KEYS_UPDATE, 0, &w->k);
+    w->has_keys = 1;
+    /* a statement that sets only static columns needs no clustering key */
+    if (rc != 0 && w->t->nck) {
+        int only_static = up->nset > 0;
+        for (size_t i = 0; i < up->nset; i++) {
+            const cql_tcol *col = cql_tinfo_col(w->t, up->set[i].column);
+            only_static &= col && col->kind == 's';
+        }
+        if (only_static && strncmp(c->msg, "Some clustering keys are missing", 32) == 0) {
+            c->failed = 0;
+            cql_keys_free(&w->k);
+            rc = cql_where_keys(w->r, w->t, &up->where, CQL_KEYS_DELETE, 0, &w->k);
+        }
+    }
+    if (rc) return -1;
+    size_t n = up->nset;
+    w->nassign = n;
+    w->cols = calloc(n + 1, sizeof *w->cols);
+    w->kinds = calloc(n + 1, sizeof *w->kinds);
+    w->values = calloc(n + 1, sizeof *w->values);
+    w->ekeys = calloc(n + 1, sizeof *w->ekeys);
+    w->efields = calloc(n + 1, sizeof *w->efields);
+    if (!w->cols || !w->kinds || !w->values || !w->ekeys || !w->efields)
+        return cql_fail(c, CQL_ERR_SERVER, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        w->cols[i] = up->set[i].column;
+        w->kinds[i] = up->set[i].kind;
+        w->values[i] = up->set[i].value;
+        w->ekeys[i] = up->set[i].key;
+        w->efields[i] = up->set[i].field;
+    }
+    return plan_assign(w);
+}
+
+/* ---- DELETE ---- */
+
+/* Removes what the deletion at ts covers from an item: every cell and the marker not
+ * newer than ts. */
+static void delete_row(wctx *w, json_t *item)
+{
+    json_t *mark = json_object_get(item, "$row");
+    if (mark) {
+        const char *s = json_string_value(json_object_get(mark, "N"));
+        if (s && strtoll(s, NULL, 10) <= w->ts) {
+            json_object_del(item, "$row");
+            json_object_del(item, "$rowexp");
+        }
+    }
+    for (size_t i = 0; i < w->t->ncols; i++) {
+        const cql_tcol *c = &w->t->cols[i];
+        if (c->kind == 'p' || c->kind == 'c') continue;
+        if (cql_cell_ts(item, c->name) <= w->ts) cql_cell_write(item, c, NULL, -1, w->ts, 0);
+    }
+}
+
+/* The items of a partition's range of rows (the whole partition when lo and hi are
+ * empty), read to be deleted. */
+static int range_items(wctx *w, const buf *pk, const buf *lo, const buf *hi, int with_static)
+{
+    qr_err err;
+    err_init(&err);
+    buf lower, upper;
+    buf_init(&lower, 0);
+    buf_init(&upper, 0);
+    if (cql_partition_bounds(w->et, pk, lo, hi, with_static, &lower, &upper, &err) != 0) {
+        buf_free(&lower);
+        buf_free(&upper);
+        return cql_fail(w->r->call, CQL_ERR_SERVER, "%s", err.msg);
+    }
+    range_cursor *cur = cursor_open(w->r->call->db, w->et, NULL, &lower, &upper, 1, 1, NULL);
+    const char *json;
+    size_t len, size;
+    int got;
+    while ((got = cursor_next(cur, &json, &len, &size, &err)) == 1) {
+        json_t *item = json_loadb(json, len, 0, NULL);
+        json_t *ckav = json_object_get(item, CQL_CK_ATTR);
+        buf ck;
+        buf_init(&ck, 0);
+        if (ckav) cql_unb64(ckav, &ck);
+        witem *it =
+            target(w, pk, &ck, ck.len == 1 && (uint8_t)ck.data[0] == CQL_CK_STATIC, NULL, NULL);
+        buf_free(&ck);
+        json_decref(item);
+        if (it == NULL) {
+            got = -1;
+            break;
+        }
+    }
+    cursor_close(cur);
+    buf_free(&lower);
+    buf_free(&upper);
+    if (got < 0)
+        return w->r->call->failed ? -1 : cql_fail(w->r->call, CQL_ERR_SERVER, "%s", err.msg);
+    return 0;
+}
+
+typedef struct delctx {
+    wctx *w;
+    const cql_keys *k;
+    int cells; /* columns named: only they go */
+    buf pk;
+    const buf *const *pkv;
+} delctx;
+
+static int del_ck(void *arg, const buf *const *ckv)
+{
+    delctx *d = arg;
+    wctx *w = d->w;
+    const cql_keys *k = d->k;
+    buf prefix;
+    buf_init(&prefix, 0);
+    int rc = ck_of(w->t, ckv, k->ck_eq, &prefix);
+    if (rc == 0 && k->ck_eq == w->t->nck && !k->slice) {
+        witem *it = target(w, &d->pk, &prefix, 0, d->pkv, ckv);
+        rc = it ? 0 : -1;
+    } else if (rc == 0) {
+        buf lo, hi;
+        buf_init(&lo, 0);
+        buf_init(&hi, 0);
+        cql_slice_bytes(&prefix, k, &lo, &hi);
+        rc = range_items(w, &d->pk, &lo, &hi, 0);
+        buf_free(&lo);
+        buf_free(&hi);
+    }
+    buf_free(&prefix);
+    return rc;
+}
+
+static int del_pk(void *arg, const buf *const *pkv)
+{
+    delctx *d = arg;
+    wctx *w = d->w;
+    buf_reset(&d->pk);
+    if (pk_of(w->t, pkv, &d->pk) != 0)
+        return cql_fail(w->r->call, CQL_ERR_INVALID, "The partition key is too large");
+    d->pkv = pkv;
+    if (w->t->nck == 0) return target(w, &d->pk, NULL, 0, pkv, NULL) ? 0 : -1;
+    if (d->cells) {
+        /* the static row for static columns, the row for the others */
+        int statics = 0, rows = 0;
+        const cql_delete *del = &w->s->u.del;
+        for (size_t i = 0; i < del->ncols; i++) {
+            const cql_tcol *col = cql_tinfo_col(w->t, del->cols[i].column);
+            if (col && col->kind == 's')
+                statics = 1;
+            else
+                rows = 1;
+        }
+        if (statics && target(w, &d->pk, NULL, 1, pkv, NULL) == NULL) return -1;
+        if (!rows) return 0;
+        if (d->k->ck_eq < w->t->nck || d->k->slice)
+            return cql_fail(w->r->call, CQL_ERR_INVALID,
+                            "Range deletions are not supported for specific columns");
+    } else if (d->k->ck_eq == 0 && !d->k->slice) {
+        /* the whole partition, its static row too */
+        buf none;
+        buf_init(&none, 0);
+        int rc = range_items(w, &d->pk, &none, &none, 1);
+        buf_free(&none);
+        return rc;
+    }
+    return cql_each_combination(d->k->ck, d->k->ck_eq, del_ck, d);
+}
+
+static int plan_delete(wctx *w)
+{
+    const cql_delete *del = &w->s->u.del;
+    cql_call *c = w->r->call;
+    if (usings(w, del->using, del->nusing, 0) != 0) return -1;
+    for (size_t i = 0; i < del->ncols; i++) {
+        const cql_tcol *col = cql_tinfo_col(w->t, del->cols[i].column);
+        if (col == NULL)
+            return cql_fail(c, CQL_ERR_INVALID, "Undefined column name %s in table %s.%s",
+                            del->cols[i].column, w->t->ks, w->t->name);
+        if (col->kind == 'p' || col->kind == 'c')
+            return cql_fail(c, CQL_ERR_INVALID,
+                            "Invalid identifier %s for deletion (should not be a PRIMARY KEY part)",
+                            col->name);
+    }
+    if (cql_where_keys(w->r, w->t, &del->where, CQL_KEYS_DELETE, 0, &w->k) != 0) {
+        w->has_keys = 1;
+        return -1;
+    }
+    w->has_keys = 1;
+    if (conditional(w) && (w->k.ck_eq < w->t->nck || w->k.slice) && del->ncols == 0)
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "DELETE statements must restrict all PRIMARY KEY columns with equality "
+                        "relations in order to use IF conditions");
+    delctx d = {.w = w, .k = &w->k, .cells = del->ncols > 0};
+    buf_init(&d.pk, 0);
+    int rc = cql_each_combination(w->k.pk, w->t->npk, del_pk, &d);
+    buf_free(&d.pk);
+    if (rc) return -1;
+    if (conditional(w) && w->nidx > 2)
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "IN on the partition key is not supported with conditional deletions");
+    return 0;
+}
+
+static int apply_delete(wctx *w)
+{
+    const cql_delete *del = &w->s->u.del;
+    cql_call *c = w->r->call;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < w->nidx; i++) {
+        witem *it = W_ITEM(w, i);
+        if (del->ncols == 0) {
+            delete_row(w, it->item);
+            continue;
+        }
+        for (size_t j = 0; rc == 0 && j < del->ncols; j++) {
+            const cql_tcol *col = cql_tinfo_col(w->t, del->cols[j].column);
+            if ((col->kind == 's') != it->is_static && w->t->nck) continue;
+            if (del->cols[j].field)
+                rc = set_field(w, it->item, col, del->cols[j].field, NULL);
+            else if (del->cols[j].key)
+                rc = assign(w, it->item, col, CQL_SET_ELEMENT, NULL, del->cols[j].key);
+            else if (cql_cell_write(it->item, col, NULL, -1, w->ts, 0) < 0)
+                rc = cql_fail(c, CQL_ERR_SERVER, "out of memory");
+        }
+    }
+    return rc;
+}
+
+/* ---- statements ---- */
+
+/* Readies w for statement s of run r: its table, then its plan. */
+static int stmt_plan(wctx *w, cql_run *r, const cql_stmt *s, cql_tinfo *t, wset *set)
+{
+    cql_call *c = r->call;
+    memset(w, 0, sizeof *w);
+    w->r = r;
+    w->s = s;
+    w->t = t;
+    w->set = set;
+    w->ts = r->timestamp;
+    w->now_s = cql_now_us() / 1000000;
+    const char *ks = cql_keyspace_of(c, &s->name);
+    if (ks == NULL) return -1;
+    if (cql_tinfo_load(c, ks, s->name.name, t) != 0) return -1;
+    if (t->system)
+        return cql_fail(c, CQL_ERR_UNAUTHORIZED, "%s keyspace is not user-modifiable.", ks);
+    if (t->view) return cql_fail(c, CQL_ERR_INVALID, "Cannot directly modify a materialized view");
+    w->et = cql_engine_table(c, t);
+    if (w->et == NULL) return -1;
+    switch (s->kind) {
+    case CQL_INSERT:
+        return plan_insert(w);
+    case CQL_UPDATE:
+        return plan_update(w);
+    case CQL_DELETE:
+        return plan_delete(w);
+    default:
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "Invalid statement in batch: only UPDATE, INSERT and DELETE statements "
+                        "are allowed.");
+    }
+}
+
+static int stmt_apply(wctx *w)
+{
+    return w->s->kind == CQL_DELETE ? apply_delete(w) : apply_assign(w);
+}
+
+static int answer_void(cql_call *c)
+{
+    buf_reset(&c->body);
+    return cql_write_void(&c->body) ? cql_fail(c, CQL_ERR_SERVER, "out of memory") : 0;
+}
+
+int cql_exec_write(cql_run *r, const cql_stmt *s)
+{
+    cql_call *c = r->call;
+    wset set;
+    memset(&set, 0, sizeof set);
+    cql_tinfo t;
+    memset(&t, 0, sizeof t);
+    cql_arena_init(&t.arena, 0);
+    wctx w;
+    int rc = stmt_plan(&w, r, s, &t, &set);
+    item_txn *x = NULL;
+    if (rc == 0 && set.n == 0) {
+        /* nothing to change (a range with no rows) */
+        rc = conditional(&w) ? answer_applied(&w, 0, NULL, NULL, 0, 0) : answer_void(c);
+        goto out;
+    }
+    if (rc == 0) rc = begin(&set, c, w.now_s, &x);
+    if (rc == 0) {
+        int holds = check(&w);
+        if (holds < 0) rc = -1;
+        if (holds == 0) {
+            rc = answer_not_applied(&w);
+            goto out;
+        }
+    }
+    if (rc == 0) rc = stmt_apply(&w);
+    if (rc == 0) rc = finish(&set, c, w.now_s, x);
+    if (rc == 0) rc = conditional(&w) ? answer_applied(&w, 1, NULL, NULL, 0, 0) : answer_void(c);
+out:
+    txn_end(x);
+    wctx_free(&w);
+    wset_free(&set);
+    cql_tinfo_free(&t);
+    return rc;
+}
+
+/* ---- BATCH ---- */
+
+int cql_exec_write_batch(cql_run *const *runs, const cql_stmt *const *stmts, size_t n,
+                         int counter_batch, int logged)
+{
+    (void)logged;
+    if (n == 0) return answer_void(runs[0]->call);
+    cql_call *c = runs[0]->call;
+    wset set;
+    memset(&set, 0, sizeof set);
+    cql_tinfo *ts = calloc(n, sizeof *ts);
+    wctx *ws = calloc(n, sizeof *ws);
+    int rc = ts && ws ? 0 : cql_fail(c, CQL_ERR_SERVER, "out of memory");
+    size_t planned = 0, conds = 0;
+    const char *conn = c->keyspace;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        cql_arena_init(&ts[i].arena, 0);
+        c->keyspace = runs[i]->keyspace ? runs[i]->keyspace : conn;
+        rc = stmt_plan(&ws[i], runs[i], stmts[i], &ts[i], &set);
+        c->keyspace = conn;
+        planned = i + 1;
+        if (rc) break;
+        if (ts[i].counter != counter_batch)
+            rc = cql_fail(c, CQL_ERR_INVALID,
+                          counter_batch ? "Only counter mutations are allowed in COUNTER batches"
+                                        : "Counter mutations are only allowed in COUNTER batches");
+        if (conditional(&ws[i])) conds++;
+    }
+    /* conditions: one partition of one table, as Cassandra requires */
+    for (size_t i = 1; rc == 0 && conds && i < n; i++)
+        if (ws[i].et != ws[0].et || ws[i].nidx == 0 || ws[0].nidx == 0 ||
+            !cql_same_bytes(W_ITEM(&ws[i], 0)->pk.data, W_ITEM(&ws[i], 0)->pk.len,
+                            W_ITEM(&ws[0], 0)->pk.data, W_ITEM(&ws[0], 0)->pk.len))
+            rc = cql_fail(c, CQL_ERR_INVALID,
+                          "Batch with conditions cannot span multiple tables or partitions");
+    item_txn *x = NULL;
+    if (rc == 0 && set.n) rc = begin(&set, c, ws[0].now_s, &x);
+    int held = 1;
+    for (size_t i = 0; rc == 0 && i < n && set.n; i++) {
+        int h = check(&ws[i]);
+        if (h < 0) rc = -1;
+        if (h == 0 && held) {
+            held = 0;
+            rc = answer_not_applied(&ws[i]);
+        }
+    }
+    if (rc == 0 && held) {
+        for (size_t i = 0; rc == 0 && i < n; i++)
+            rc = stmt_apply(&ws[i]);
+        if (rc == 0 && set.n) rc = finish(&set, c, ws[0].now_s, x);
+        if (rc == 0) rc = conds ? answer_applied(&ws[0], 1, NULL, NULL, 0, 0) : answer_void(c);
+    }
+    txn_end(x);
+    for (size_t i = 0; i < planned; i++)
+        wctx_free(&ws[i]);
+    wset_free(&set);
+    for (size_t i = 0; ts && i < planned; i++)
+        cql_tinfo_free(&ts[i]);
+    free(ts);
+    free(ws);
+    return rc;
+}

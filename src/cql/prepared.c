@@ -1,0 +1,482 @@
+/* prepared.c — PREPARE and EXECUTE: the database's prepared statements (Cassandra's
+ * cache is per node), their ids (the MD5 of the keyspace and the query text), the bind
+ * markers' metadata PREPARE answers with, and EXECUTE running the kept text with the
+ * values bound. Kept in memory only: after a restart EXECUTE answers UNPREPARED and
+ * drivers prepare again.
+ *
+ * How a statement runs is exec.c's; this file keeps texts and describes markers. */
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cql/exec_int.h"
+#include "cql/types.h"
+#include "engine/engine.h"
+
+/* At most this many statements are kept; the least recently used goes first. */
+#define PREPARED_MAX 4096
+
+struct cql_prepared_entry {
+    uint8_t id[16];
+    char *keyspace; /* the keyspace the text was prepared in, or NULL */
+    char *text;
+    size_t len;
+    int writes;
+    size_t nbinds;
+    uint64_t used; /* a tick, for eviction */
+};
+
+static uint64_t tick;
+
+static void prepared_id(const char *ks, const char *text, size_t len, uint8_t out[16])
+{
+    EVP_MD_CTX *m = EVP_MD_CTX_new();
+    unsigned int n = 0;
+    EVP_DigestInit_ex(m, EVP_md5(), NULL);
+    if (ks) EVP_DigestUpdate(m, ks, strlen(ks));
+    EVP_DigestUpdate(m, text, len);
+    EVP_DigestFinal_ex(m, out, &n);
+    EVP_MD_CTX_free(m);
+}
+
+static cql_prepared_entry *find(cql_state *st, const uint8_t *id, size_t len)
+{
+    if (len != 16) return NULL;
+    for (size_t i = 0; i < st->nprepared; i++)
+        if (memcmp(st->prepared[i].id, id, 16) == 0) return &st->prepared[i];
+    return NULL;
+}
+
+static void entry_free(cql_prepared_entry *e)
+{
+    free(e->keyspace);
+    free(e->text);
+}
+
+/* Keeps a statement (the state's lock held). */
+static int keep(cql_state *st, const uint8_t id[16], const char *ks, const char *text, size_t len,
+                int writes, size_t nbinds)
+{
+    cql_prepared_entry *e = find(st, id, 16);
+    if (e) {
+        e->used = ++tick;
+        return 0;
+    }
+    if (st->nprepared == st->capprepared) {
+        if (st->capprepared >= PREPARED_MAX) {
+            size_t old = 0;
+            for (size_t i = 1; i < st->nprepared; i++)
+                if (st->prepared[i].used < st->prepared[old].used) old = i;
+            entry_free(&st->prepared[old]);
+            st->prepared[old] = st->prepared[--st->nprepared];
+        } else {
+            size_t cap = st->capprepared ? st->capprepared * 2 : 64;
+            cql_prepared_entry *n = realloc(st->prepared, cap * sizeof *n);
+            if (n == NULL) return -1;
+            st->prepared = n;
+            st->capprepared = cap;
+        }
+    }
+    e = &st->prepared[st->nprepared];
+    memset(e, 0, sizeof *e);
+    memcpy(e->id, id, 16);
+    e->keyspace = ks ? strdup(ks) : NULL;
+    e->text = malloc(len + 1);
+    if ((ks && e->keyspace == NULL) || e->text == NULL) {
+        entry_free(e);
+        return -1;
+    }
+    memcpy(e->text, text, len);
+    e->text[len] = '\0';
+    e->len = len;
+    e->writes = writes;
+    e->nbinds = nbinds;
+    e->used = ++tick;
+    st->nprepared++;
+    return 0;
+}
+
+void cql_prepared_free_all(cql_state *st)
+{
+    for (size_t i = 0; i < st->nprepared; i++)
+        entry_free(&st->prepared[i]);
+    free(st->prepared);
+    st->prepared = NULL;
+    st->nprepared = st->capprepared = 0;
+}
+
+/* ---- the markers' metadata ---- */
+
+static const cql_type t_int = {.id = CQL_TYPE_INT}, t_bigint = {.id = CQL_TYPE_BIGINT},
+                      t_text = {.id = CQL_TYPE_VARCHAR};
+
+typedef struct marks {
+    cql_call *c;
+    const cql_parsed *p;
+    cql_tinfo *t;
+    cql_markers *m;
+    int pk_marker[64]; /* the marker binding partition key column i, or -1 */
+} marks;
+
+static void set_marker(marks *k, const cql_expr *e, const char *name, const cql_type *type)
+{
+    if (e == NULL || e->kind != CQL_E_BIND || e->bind < 0 || (size_t)e->bind >= k->m->n) return;
+    cql_column *col = &k->m->cols[e->bind];
+    col->keyspace = k->t->ks;
+    col->table = k->t->name;
+    col->name = e->text ? e->text : name;
+    col->type = type;
+}
+
+/* A collection type made for a marker (IN ?, a list of the column's type) from the
+ * tinfo's arena. */
+static const cql_type *list_of(marks *k, const cql_type *elem)
+{
+    cql_type *t = cql_arena_alloc(&k->t->arena, sizeof *t);
+    const cql_type **params = cql_arena_alloc(&k->t->arena, sizeof *params);
+    if (t == NULL || params == NULL) return elem;
+    params[0] = elem;
+    t->id = CQL_TYPE_LIST;
+    t->params = params;
+    t->n = 1;
+    return t;
+}
+
+/* Markers inside a term: the term itself, or the items of a collection or tuple literal
+ * whose element types follow from type. */
+static void term_markers(marks *k, const cql_expr *e, const char *name, const cql_type *type)
+{
+    if (e == NULL) return;
+    if (e->kind == CQL_E_BIND) {
+        set_marker(k, e, name, type);
+        return;
+    }
+    if ((e->kind == CQL_E_LIST || e->kind == CQL_E_SET) && type && type->n >= 1)
+        for (size_t i = 0; i < e->nitems; i++)
+            term_markers(k, e->items[i], name, type->params[0]);
+    if (e->kind == CQL_E_MAP && type && type->id == CQL_TYPE_MAP)
+        for (size_t i = 0; i < e->nitems; i++)
+            term_markers(k, e->items[i], name, type->params[i % 2]);
+    if (e->kind == CQL_E_TUPLE && type && type->id == CQL_TYPE_TUPLE)
+        for (size_t i = 0; i < e->nitems && i < type->n; i++)
+            term_markers(k, e->items[i], name, type->params[i]);
+}
+
+static void where_markers(marks *k, const cql_where *w)
+{
+    for (size_t i = 0; i < w->n; i++) {
+        const cql_relation *r = &w->rels[i];
+        if (r->kind == CQL_REL_TOKEN) {
+            set_marker(k, r->value, "partition key token", &t_bigint);
+            continue;
+        }
+        if (r->kind == CQL_REL_TUPLE) {
+            /* (a, b) > (?, ?) or (a, b) IN ((?, ?), ...) */
+            const cql_expr *const *vals = r->op == CQL_OP_IN && r->values
+                                              ? (const cql_expr *const *)r->values
+                                              : (const cql_expr *const *)&r->value;
+            size_t nv = r->op == CQL_OP_IN && r->values ? r->nvalues : 1;
+            for (size_t v = 0; v < nv; v++) {
+                const cql_expr *e = vals[v];
+                if (e == NULL || e->kind != CQL_E_TUPLE) continue;
+                for (size_t j = 0; j < e->nitems && j < r->ncolumns; j++) {
+                    const cql_tcol *col = cql_tinfo_col(k->t, r->columns[j]);
+                    if (col) term_markers(k, e->items[j], col->name, col->wire);
+                }
+            }
+            continue;
+        }
+        const cql_tcol *col = cql_tinfo_col(k->t, r->columns[0]);
+        if (col == NULL) continue;
+        const cql_type *type = col->wire;
+        if (r->kind == CQL_REL_ELEMENT && type->id == CQL_TYPE_MAP) {
+            term_markers(k, r->key, col->name, type->params[0]);
+            type = type->params[1];
+        } else if (r->op == CQL_OP_CONTAINS && type->n >= 1) {
+            type = type->id == CQL_TYPE_MAP ? type->params[1] : type->params[0];
+        } else if (r->op == CQL_OP_CONTAINS_KEY && type->id == CQL_TYPE_MAP) {
+            type = type->params[0];
+        }
+        if (r->op == CQL_OP_IN) {
+            if (r->values) {
+                for (size_t v = 0; v < r->nvalues; v++)
+                    term_markers(k, r->values[v], col->name, type);
+            } else {
+                set_marker(k, r->value, col->name, list_of(k, type));
+            }
+        } else {
+            term_markers(k, r->value, col->name, type);
+            if (r->op == CQL_OP_EQ && col->kind == 'p' && col->pos < 64 && r->value &&
+                r->value->kind == CQL_E_BIND)
+                k->pk_marker[col->pos] = r->value->bind;
+        }
+    }
+}
+
+static void using_markers(marks *k, const cql_using *u, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        set_marker(k, u[i].value, u[i].ttl ? "[ttl]" : "[timestamp]",
+                   u[i].ttl ? &t_int : &t_bigint);
+}
+
+static void stmt_markers(marks *k, const cql_stmt *s)
+{
+    switch (s->kind) {
+    case CQL_SELECT:
+        where_markers(k, &s->u.select.where);
+        set_marker(k, s->u.select.limit, "[limit]", &t_int);
+        set_marker(k, s->u.select.per_partition_limit, "[per_partition_limit]", &t_int);
+        break;
+    case CQL_INSERT: {
+        const cql_insert *in = &s->u.insert;
+        if (in->json) set_marker(k, in->json, "[json]", &t_text);
+        for (size_t i = 0; i < in->ncolumns && i < in->nvalues; i++) {
+            const cql_tcol *col = cql_tinfo_col(k->t, in->columns[i]);
+            if (col == NULL) continue;
+            term_markers(k, in->values[i], col->name, col->wire);
+            if (col->kind == 'p' && col->pos < 64 && in->values[i]->kind == CQL_E_BIND)
+                k->pk_marker[col->pos] = in->values[i]->bind;
+        }
+        using_markers(k, in->using, in->nusing);
+        break;
+    }
+    case CQL_UPDATE: {
+        const cql_update *up = &s->u.update;
+        using_markers(k, up->using, up->nusing);
+        for (size_t i = 0; i < up->nset; i++) {
+            const cql_assign *a = &up->set[i];
+            const cql_tcol *col = cql_tinfo_col(k->t, a->column);
+            if (col == NULL) continue;
+            const cql_type *type = col->wire;
+            if (a->kind == CQL_SET_ELEMENT) {
+                if (type->id == CQL_TYPE_MAP) {
+                    term_markers(k, a->key, col->name, type->params[0]);
+                    type = type->params[1];
+                } else {
+                    term_markers(k, a->key, col->name, &t_int);
+                    if (type->n >= 1) type = type->params[0];
+                }
+            } else if (a->kind == CQL_SET_SUB && type->id == CQL_TYPE_MAP) {
+                /* m = m - {keys}: a set of the key type */
+                type = NULL;
+            }
+            if (type) term_markers(k, a->value, col->name, type);
+        }
+        where_markers(k, &up->where);
+        for (size_t i = 0; i < up->nconds; i++) {
+            cql_where w = {&up->conds[i], 1};
+            where_markers(k, &w);
+        }
+        break;
+    }
+    case CQL_DELETE: {
+        const cql_delete *d = &s->u.del;
+        for (size_t i = 0; i < d->ncols; i++) {
+            const cql_tcol *col = cql_tinfo_col(k->t, d->cols[i].column);
+            if (col && d->cols[i].key)
+                term_markers(k, d->cols[i].key, col->name,
+                             col->wire->id == CQL_TYPE_MAP ? col->wire->params[0] : &t_int);
+        }
+        using_markers(k, d->using, d->nusing);
+        where_markers(k, &d->where);
+        for (size_t i = 0; i < d->nconds; i++) {
+            cql_where w = {&d->conds[i], 1};
+            where_markers(k, &w);
+        }
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+int cql_markers_of(cql_call *c, const cql_stmt *s, const cql_parsed *p, cql_tinfo *t,
+                   cql_markers *m)
+{
+    memset(m, 0, sizeof *m);
+    m->n = p->nbinds;
+    m->cols = calloc(m->n + 1, sizeof *m->cols);
+    m->pk = calloc(t->npk + 1, sizeof *m->pk);
+    if (m->cols == NULL || m->pk == NULL) return cql_fail(c, CQL_ERR_SERVER, "out of memory");
+    marks k = {.c = c, .p = p, .t = t, .m = m};
+    for (size_t i = 0; i < 64; i++)
+        k.pk_marker[i] = -1;
+    stmt_markers(&k, s);
+    for (size_t i = 0; i < m->n; i++) {
+        if (m->cols[i].type == NULL) {
+            /* a marker whose receiver this statement does not say (an unknown column is
+             * an error the statement gives when it runs) */
+            m->cols[i].keyspace = t->ks;
+            m->cols[i].table = t->name;
+            m->cols[i].name = p->binds[i].name ? p->binds[i].name : "?";
+            m->cols[i].type = &t_text;
+        }
+    }
+    int all = t->npk > 0 && t->npk <= 64;
+    for (size_t i = 0; all && i < t->npk; i++)
+        all = k.pk_marker[i] >= 0;
+    if (all) {
+        for (size_t i = 0; i < t->npk; i++)
+            m->pk[i] = (uint16_t)k.pk_marker[i];
+        m->npk = t->npk;
+    }
+    return 0;
+}
+
+void cql_markers_free(cql_markers *m)
+{
+    free(m->cols);
+    free(m->pk);
+    memset(m, 0, sizeof *m);
+}
+
+/* ---- PREPARE and EXECUTE ---- */
+
+/* The table a statement reads or writes, NULL for the others. */
+static const cql_qname *stmt_table(const cql_stmt *s)
+{
+    switch (s->kind) {
+    case CQL_SELECT:
+    case CQL_INSERT:
+    case CQL_UPDATE:
+    case CQL_DELETE:
+        return &s->name;
+    default:
+        return NULL;
+    }
+}
+
+int cql_exec_prepare(cql_call *c, const cql_prepare *p)
+{
+    const char *ks = p->keyspace.p ? NULL : c->keyspace;
+    char ksbuf[CQL_NAME_MAX];
+    if (p->keyspace.p) {
+        snprintf(ksbuf, sizeof ksbuf, "%.*s", (int)p->keyspace.len, p->keyspace.p);
+        ks = ksbuf;
+        c->keyspace = ksbuf;
+    }
+    cql_parsed parsed;
+    cql_parse_error perr;
+    memset(&perr, 0, sizeof perr);
+    if (cql_parse(p->query.p, p->query.len, &parsed, &perr) != 0)
+        return cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
+    const cql_stmt *s = parsed.stmts[0];
+    int rc = -1;
+    cql_tinfo t;
+    memset(&t, 0, sizeof t);
+    cql_arena_init(&t.arena, 0);
+    cql_markers m;
+    memset(&m, 0, sizeof m);
+    cql_rows result;
+    cql_rows_init(&result, NULL, NULL);
+    const cql_qname *tn = stmt_table(s);
+    if (s->kind == CQL_BATCH) {
+        cql_fail(c, CQL_ERR_INVALID, "Cannot prepare a BATCH statement; send a BATCH message");
+        goto done;
+    }
+    if (tn) {
+        const char *tks = cql_keyspace_of(c, tn);
+        if (tks == NULL || cql_tinfo_load(c, tks, tn->name, &t) != 0) goto done;
+        if (cql_markers_of(c, s, &parsed, &t, &m) != 0) goto done;
+        if (s->kind == CQL_SELECT && cql_select_metadata(c, s, &t, &result) != 0) goto done;
+    } else if (parsed.nbinds) {
+        cql_fail(c, CQL_ERR_INVALID, "Bind variables are not allowed in this statement");
+        goto done;
+    }
+    uint8_t id[16];
+    prepared_id(ks, p->query.p, p->query.len, id);
+    cql_state *st = cql_state_of(c);
+    if (st == NULL) goto done;
+    pthread_mutex_lock(&st->lock);
+    int kept = keep(st, id, ks, p->query.p, p->query.len,
+                    s->kind != CQL_SELECT && s->kind != CQL_USE, parsed.nbinds);
+    pthread_mutex_unlock(&st->lock);
+    if (kept != 0) {
+        cql_fail(c, CQL_ERR_SERVER, "out of memory");
+        goto done;
+    }
+    cql_metadata md;
+    memset(&md, 0, sizeof md);
+    md.keyspace = result.ncols ? t.ks : NULL;
+    md.table = result.ncols ? t.name : NULL;
+    md.columns = result.cols;
+    md.n_columns = result.ncols;
+    uint8_t mdid[16];
+    prepared_id("metadata", p->query.p, p->query.len, mdid);
+    cql_prepared pr = {.id = id,
+                       .id_len = 16,
+                       .result_metadata_id = mdid,
+                       .result_metadata_id_len = 16,
+                       .keyspace = tn ? t.ks : NULL,
+                       .table = tn ? t.name : NULL,
+                       .markers = m.cols,
+                       .n_markers = (uint32_t)m.n,
+                       .pk_indexes = m.pk,
+                       .n_pk = (uint32_t)m.npk,
+                       .result = result.ncols ? &md : NULL};
+    if (cql_write_prepared(&c->body, c->version, &pr) != 0) {
+        cql_fail(c, CQL_ERR_SERVER, "out of memory");
+        goto done;
+    }
+    rc = 0;
+done:
+    cql_rows_free(&result);
+    cql_markers_free(&m);
+    cql_tinfo_free(&t);
+    cql_parsed_free(&parsed);
+    return rc;
+}
+
+static void hex(const uint8_t *p, size_t n, char *out)
+{
+    static const char digits[] = "0123456789abcdef";
+    for (size_t i = 0; i < n; i++) {
+        out[2 * i] = digits[p[i] >> 4];
+        out[2 * i + 1] = digits[p[i] & 15];
+    }
+    out[2 * n] = '\0';
+}
+
+/* The kept text of id, copied: 0, or -1 with UNPREPARED set. */
+int cql_prepared_get(cql_call *c, const uint8_t *id, size_t len, char **text, size_t *tlen,
+                     char **ks)
+{
+    cql_state *st = cql_state_of(c);
+    if (st == NULL) return -1;
+    pthread_mutex_lock(&st->lock);
+    cql_prepared_entry *e = find(st, id, len);
+    if (e) {
+        e->used = ++tick;
+        *text = strdup(e->text);
+        *tlen = e->len;
+        *ks = e->keyspace ? strdup(e->keyspace) : NULL;
+    }
+    pthread_mutex_unlock(&st->lock);
+    if (e == NULL) {
+        char h[2 * 64 + 1];
+        size_t n = len < 64 ? len : 64;
+        hex(id, n, h);
+        c->err_id_len = len < sizeof c->err_id ? len : sizeof c->err_id;
+        memcpy(c->err_id, id, c->err_id_len);
+        return cql_fail(c, CQL_ERR_UNPREPARED,
+                        "Prepared query with ID %s not found (either the query was not prepared "
+                        "on this host (maybe the host has been restarted?) or you have prepared "
+                        "too many queries and it has been evicted from the internal cache)",
+                        h);
+    }
+    if (*text == NULL) return cql_fail(c, CQL_ERR_SERVER, "out of memory");
+    return 0;
+}
+
+int cql_prepared_writes(qr_db *db, const uint8_t *id, size_t len)
+{
+    cql_state *st = engine_cql_state(db);
+    if (st == NULL) return 1;
+    pthread_mutex_lock(&st->lock);
+    cql_prepared_entry *e = find(st, id, len);
+    int w = e ? e->writes : 1;
+    pthread_mutex_unlock(&st->lock);
+    return w;
+}
