@@ -53,6 +53,13 @@ int cql_fail(cql_call *c, cql_error_code code, const char *fmt, ...)
     return -1;
 }
 
+int cql_fail_engine(cql_call *c, cql_error_code code, qr_err *err)
+{
+    cql_fail(c, err_is_throttling(err) ? CQL_ERR_OVERLOADED : code, "%s", err->msg);
+    err_clear(err);
+    return -1;
+}
+
 int cql_call_error_body(const cql_call *c, buf *out)
 {
     cql_error e;
@@ -99,7 +106,7 @@ cql_state *cql_state_of(cql_call *c)
     if (cql_schema_load(c->db, s, &err) != 0) {
         free(st);
         free(s);
-        cql_fail(c, CQL_ERR_SERVER, "%s", err.msg);
+        cql_fail_engine(c, CQL_ERR_SERVER, &err);
         return NULL;
     }
     pthread_mutex_init(&st->lock, NULL);

@@ -42,6 +42,11 @@ void cql_call_free(cql_call *c);
 /* Records the call's error (the first one wins) and returns -1. */
 int cql_fail(cql_call *c, cql_error_code code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* Records an engine refusal held in err as the call's error: a throttled read or write (the
+ * table's capacity, as DynamoDB meters it) is Cassandra's Overloaded, which drivers retry;
+ * any other is code. Frees what err holds (a throttled access's reasons). Returns -1. */
+struct qr_err;
+int cql_fail_engine(cql_call *c, cql_error_code code, struct qr_err *err);
 /* Writes the ERROR body of the call's error into out. */
 int cql_call_error_body(const cql_call *c, buf *out);
 

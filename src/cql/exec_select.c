@@ -800,7 +800,7 @@ static int load_static(qctx *q, const buf *pk)
         int got = item_get_parsed(q->r->call->db, q->et, NULL, &key, 1, &item, &err);
         json_decref(q->static_item);
         q->static_item = got == 1 ? item : NULL;
-        if (got < 0) rc = cql_fail(q->r->call, CQL_ERR_SERVER, "%s", err.msg);
+        if (got < 0) rc = cql_fail_engine(q->r->call, CQL_ERR_SERVER, &err);
     }
     buf_free(&ck);
     buf_free(&key);
@@ -836,7 +836,7 @@ static int read_range(qctx *q, const buf *lower, const buf *upper, int forward, 
         buf_reset(&key);
         if (key_item(&key, q->et, item, &err) != 0) {
             json_decref(item);
-            rc = cql_fail(q->r->call, CQL_ERR_SERVER, "%s", err.msg);
+            rc = cql_fail_engine(q->r->call, CQL_ERR_SERVER, &err);
             break;
         }
         if (scan) {
@@ -857,9 +857,7 @@ static int read_range(qctx *q, const buf *lower, const buf *upper, int forward, 
         rc = take(q, item, key.data, key.len);
         json_decref(item);
     }
-    if (rc == 0 && got < 0)
-        rc = cql_fail(q->r->call, err_is_throttling(&err) ? CQL_ERR_OVERLOADED : CQL_ERR_SERVER,
-                      "%s", err.msg);
+    if (rc == 0 && got < 0) rc = cql_fail_engine(q->r->call, CQL_ERR_SERVER, &err);
     if (rc == 0 && scan && part.len) rc = static_only(q);
     cursor_close(cur);
     buf_free(&part);
@@ -934,7 +932,7 @@ static int read_index(qctx *q)
         json_t *item = NULL;
         int found = item_get_parsed(c->db, q->et, NULL, &key, 0, &item, &err);
         if (found < 0) {
-            rc = cql_fail(c, CQL_ERR_SERVER, "%s", err.msg);
+            rc = cql_fail_engine(c, CQL_ERR_SERVER, &err);
             break;
         }
         if (found == 0) continue; /* deleted since the entry was written */
@@ -950,7 +948,7 @@ static int read_index(qctx *q)
         if (rc == 0) rc = take(q, item, key.data, key.len);
         json_decref(item);
     }
-    if (rc == 0 && got < 0) rc = cql_fail(c, CQL_ERR_SERVER, "%s", err.msg);
+    if (rc == 0 && got < 0) rc = cql_fail_engine(c, CQL_ERR_SERVER, &err);
     cursor_close(cur);
     buf_free(&lower);
     buf_free(&upper);
@@ -998,7 +996,7 @@ static int view_range(vparts *v, const buf *lower, const buf *upper)
         rc = take(q, item, key.data, key.len);
         json_decref(item);
     }
-    if (rc == 0 && got < 0) rc = cql_fail(c, CQL_ERR_SERVER, "%s", err.msg);
+    if (rc == 0 && got < 0) rc = cql_fail_engine(c, CQL_ERR_SERVER, &err);
     cursor_close(cur);
     buf_free(&key);
     return rc;
@@ -1032,7 +1030,7 @@ static int view_part(void *arg, const buf *const *vals)
         new_partition(q);
         rc = view_range(v, &lower, &upper);
     } else {
-        rc = cql_fail(q->r->call, CQL_ERR_INVALID, "%s", err.msg);
+        rc = cql_fail_engine(q->r->call, CQL_ERR_INVALID, &err);
     }
     buf_free(&lower);
     buf_free(&upper);
@@ -1185,7 +1183,7 @@ static int read_partition(qctx *q, const buf *pk, const prefixes *pre, const buf
         size_t at = q->reversed ? pre->n - 1 - i : i;
         cql_slice_bytes(&pre->p[at], &q->k, &lo, &hi);
         if (cql_partition_bounds(q->et, pk, &lo, &hi, 0, &lower, &upper, &err) != 0) {
-            rc = cql_fail(q->r->call, CQL_ERR_SERVER, "%s", err.msg);
+            rc = cql_fail_engine(q->r->call, CQL_ERR_SERVER, &err);
             break;
         }
         if (after && after->len) {

@@ -165,7 +165,7 @@ static witem *target(wctx *w, const buf *pk, const buf *ck, int is_static, const
     qr_err err;
     err_init(&err);
     if (cql_row_key(w->et, &it->pk, it->clustered ? &it->ck : NULL, &it->key, &err) != 0) {
-        cql_fail(w->r->call, CQL_ERR_INVALID, "%s", err.msg);
+        cql_fail_engine(w->r->call, CQL_ERR_INVALID, &err);
         buf_free(&it->pk);
         buf_free(&it->ck);
         buf_free(&it->key);
@@ -631,10 +631,9 @@ static int answer_applied(wctx *w, int applied, json_t *item, const cql_relation
 /* An engine refusal as the protocol's error: a throttled write (the table's capacity, as
  * DynamoDB meters it) is Cassandra's Overloaded, which drivers retry; others fail the
  * write. */
-static int engine_error(cql_call *c, const qr_err *err)
+static int engine_error(cql_call *c, qr_err *err)
 {
-    if (err_is_throttling(err)) return cql_fail(c, CQL_ERR_OVERLOADED, "%s", err->msg);
-    return cql_fail(c, CQL_ERR_WRITE_FAILURE, "%s", err->msg);
+    return cql_fail_engine(c, CQL_ERR_WRITE_FAILURE, err);
 }
 
 /* Locks and reads the set's items: each one's current state into ->item (a copy, or a
@@ -662,7 +661,7 @@ static int begin(wset *set, cql_call *c, int64_t now_s, item_txn **x)
         witem *it = &set->items[i];
         const json_t *cur = NULL;
         int got = txn_read(*x, i, &cur, &err);
-        if (got < 0) return cql_fail(c, CQL_ERR_SERVER, "%s", err.msg);
+        if (got < 0) return cql_fail_engine(c, CQL_ERR_SERVER, &err);
         if (got == 1) {
             it->item = json_deep_copy(cur);
             it->existed = cql_row_live(it->item, it->t, now_s);
@@ -1316,7 +1315,7 @@ static int range_items(wctx *w, const buf *pk, const buf *lo, const buf *hi, int
     if (cql_partition_bounds(w->et, pk, lo, hi, with_static, &lower, &upper, &err) != 0) {
         buf_free(&lower);
         buf_free(&upper);
-        return cql_fail(w->r->call, CQL_ERR_SERVER, "%s", err.msg);
+        return cql_fail_engine(w->r->call, CQL_ERR_SERVER, &err);
     }
     range_cursor *cur = cursor_open(w->r->call->db, w->et, NULL, &lower, &upper, 1, 1, NULL);
     const char *json;
@@ -1340,8 +1339,7 @@ static int range_items(wctx *w, const buf *pk, const buf *lo, const buf *hi, int
     cursor_close(cur);
     buf_free(&lower);
     buf_free(&upper);
-    if (got < 0)
-        return w->r->call->failed ? -1 : cql_fail(w->r->call, CQL_ERR_SERVER, "%s", err.msg);
+    if (got < 0) return cql_fail_engine(w->r->call, CQL_ERR_SERVER, &err);
     return 0;
 }
 
