@@ -173,7 +173,7 @@ install: all $(BUILD)/libquarry.so
 	ln -sf libquarry.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libquarry.so.0
 	ln -sf libquarry.so.0 $(DESTDIR)$(PREFIX)/lib/libquarry.so
 	install -m 644 include/quarry.h $(DESTDIR)$(PREFIX)/include/quarry.h
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' \
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' -e 's|@SANFLAGS@|$(SANFLAGS)|' \
 	    -e 's|@LIBS@|$(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm|' \
 	    share/quarry.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/quarry.pc
 	install -m 644 docs/quarry.1 $(DESTDIR)$(PREFIX)/share/man/man1/quarry.1
