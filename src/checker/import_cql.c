@@ -15,6 +15,7 @@
 
 #include "checker/output.h"
 #include "cql/ast.h"
+#include "util/readfile.h"
 
 #define MAX_CQL_FILE ((size_t)16 << 20)
 #define NAMELEN 160
@@ -148,40 +149,15 @@ static void source_of(importer *im, size_t off, char *buf, size_t size)
 
 static char *read_all(const char *path, size_t *len, qr_err *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
+    char *text;
+    if (readfile_path(path, MAX_CQL_FILE, &text, len) == 0) return text;
+    if (errno == EFBIG)
+        err_validation(err, "%s: file is larger than 16 MB", path);
+    else if (errno == ENOMEM)
+        err_set(err, QR_E_INTERNAL, "out of memory reading %s", path);
+    else
         err_validation(err, "%s: cannot open: %s", path, strerror(errno));
-        return NULL;
-    }
-    size_t cap = 8192, n = 0;
-    char *p = malloc(cap + 1);
-    while (p) {
-        if (n == cap) {
-            if (cap >= MAX_CQL_FILE) {
-                err_validation(err, "%s: file is larger than 16 MB", path);
-                free(p);
-                fclose(f);
-                return NULL;
-            }
-            char *q = realloc(p, cap * 2 + 1);
-            if (q == NULL) break;
-            p = q;
-            cap *= 2;
-        }
-        size_t got = fread(p + n, 1, cap - n, f);
-        n += got;
-        if (got == 0) break;
-    }
-    if (p == NULL || ferror(f)) {
-        err_validation(err, "%s: cannot read the file", path);
-        free(p);
-        fclose(f);
-        return NULL;
-    }
-    fclose(f);
-    p[n] = '\0';
-    *len = n;
-    return p;
+    return NULL;
 }
 
 /* CQL text is UTF-8 without NUL bytes: anything else is refused at its position. */

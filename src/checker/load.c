@@ -5,6 +5,7 @@
  * (template variables, tables, indexes, entities) so later stages never meet a dangling
  * reference. Judging whether the model is any good is the checker's job, not this file's. */
 #include "checker/model.h"
+#include "util/readfile.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -1158,43 +1159,15 @@ static int load_root(loader *L, const doc_node *root)
 
 static char *read_file(const char *path, size_t *len, qr_err *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
+    char *text;
+    if (readfile_path(path, MAX_MODEL_FILE, &text, len) == 0) return text;
+    if (errno == EFBIG)
+        err_validation(err, "%s: file is larger than 16 MB", path);
+    else if (errno == ENOMEM)
+        err_set(err, QR_E_INTERNAL, "out of memory reading %s", path);
+    else
         err_validation(err, "%s: cannot open: %s", path, strerror(errno));
-        return NULL;
-    }
-    size_t cap = 8192, n = 0;
-    char *p = malloc(cap);
-    while (p) {
-        if (n == cap) {
-            if (cap >= MAX_MODEL_FILE) {
-                err_validation(err, "%s: file is larger than 16 MB", path);
-                free(p);
-                p = NULL;
-                break;
-            }
-            char *q = realloc(p, cap * 2);
-            if (q == NULL) {
-                free(p);
-                p = NULL;
-                break;
-            }
-            p = q;
-            cap *= 2;
-        }
-        size_t got = fread(p + n, 1, cap - n, f);
-        n += got;
-        if (got == 0) break;
-    }
-    if (p && ferror(f)) {
-        err_validation(err, "%s: read error", path);
-        free(p);
-        p = NULL;
-    }
-    fclose(f);
-    if (p == NULL) err_set(err, QR_E_INTERNAL, "out of memory reading %s", path);
-    *len = n;
-    return p;
+    return NULL;
 }
 
 int model_load(const char *path, const char *text, size_t len, qr_model **out, qr_err *err)

@@ -5,6 +5,7 @@
  * the declared `hottest` shares; indexes and patterns no traffic used. It also carries
  * observed figures back into a model for `quarry model check --observed`. The figures are
  * the server's; this file only fetches, combines and prints them. */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 
 #include "checker/client.h"
 #include "checker/output.h"
+#include "util/readfile.h"
 
 static double scalar_number(const doc_node *map, const char *path, int *ok)
 {
@@ -32,22 +34,12 @@ static double scalar_number(const doc_node *map, const char *path, int *ok)
 
 int model_prices_load(const char *path, model_prices *out, qr_err *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) return err_set(err, QR_E_VALIDATION, "%s: cannot read the price table", path);
-    char *text = NULL;
-    size_t len = 0, cap = 0;
-    for (;;) {
-        if (len + 4096 > cap) {
-            char *t = realloc(text, cap = cap ? cap * 2 : 8192);
-            if (t == NULL) break;
-            text = t;
-        }
-        size_t got = fread(text + len, 1, cap - len - 1, f);
-        len += got;
-        if (got == 0) break;
-    }
-    fclose(f);
-    if (text == NULL) return err_set(err, QR_E_INTERNAL, "out of memory");
+    char *text;
+    size_t len;
+    if (readfile_path(path, (size_t)1 << 20, &text, &len) != 0)
+        return err_set(err, errno == ENOMEM ? QR_E_INTERNAL : QR_E_VALIDATION,
+                       "%s: cannot read the price table: %s", path,
+                       errno == EFBIG ? "larger than 1 MB" : strerror(errno));
     ck_arena a = {0};
     doc_node *root;
     int rc = doc_parse(&a, path, text, len, &root, err);

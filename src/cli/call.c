@@ -3,36 +3,16 @@
  * The request JSON comes from the command line, from standard input when it is "-", and
  * is {} when absent. The response (or DynamoDB's error document) goes to standard output;
  * the exit status is 0 on success, 1 on an error response and 2 on a usage error. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
 #include "quarry.h"
+#include "util/readfile.h"
 
 #define MAX_REQUEST ((size_t)32 << 20)
-
-static char *read_all(FILE *f, size_t *len)
-{
-    size_t cap = 4096, n = 0;
-    char *p = malloc(cap);
-    if (p == NULL) return NULL;
-    for (;;) {
-        if (n + 1 >= cap) {
-            if (cap >= MAX_REQUEST) break;
-            char *q = realloc(p, cap * 2);
-            if (q == NULL) break;
-            p = q;
-            cap *= 2;
-        }
-        size_t got = fread(p + n, 1, cap - n - 1, f);
-        n += got;
-        if (got == 0) break;
-    }
-    p[n] = '\0';
-    *len = n;
-    return p;
-}
 
 static int usage(FILE *f)
 {
@@ -94,7 +74,11 @@ int cli_call(int argc, char **argv)
     char *request;
     size_t len;
     if (i < argc && strcmp(argv[i], "-") == 0) {
-        request = read_all(stdin, &len);
+        if (readfile_stream(stdin, MAX_REQUEST, &request, &len) != 0) {
+            fprintf(stderr, "quarry call: cannot read the request: %s\n",
+                    errno == EFBIG ? "larger than 32 MB" : strerror(errno));
+            return 2;
+        }
     } else {
         const char *text = i < argc ? argv[i] : "{}";
         request = strdup(text);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "server/cql.h"
+#include "util/readfile.h"
 
 #define MAX_CREDENTIALS_FILE ((size_t)1 << 20)
 
@@ -98,29 +99,17 @@ int cql_credentials_load(cql_credentials *out, const char *path, char *errbuf, s
 {
     out->roles = NULL;
     out->n = 0;
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        snprintf(errbuf, errlen, "cannot open %s: %s", path, strerror(errno));
+    char *text;
+    size_t len;
+    if (readfile_path(path, MAX_CREDENTIALS_FILE, &text, &len) != 0) {
+        if (errno == EFBIG)
+            snprintf(errbuf, errlen, "%s is larger than %zu bytes", path, MAX_CREDENTIALS_FILE);
+        else
+            snprintf(errbuf, errlen, "cannot open %s: %s", path, strerror(errno));
         return -1;
     }
-    char *text = malloc(MAX_CREDENTIALS_FILE + 1);
-    if (text == NULL) {
-        fclose(f);
-        snprintf(errbuf, errlen, "out of memory");
-        return -1;
-    }
-    size_t len = fread(text, 1, MAX_CREDENTIALS_FILE + 1, f);
-    int bad = ferror(f);
-    fclose(f);
-    int rc = -1;
-    if (bad)
-        snprintf(errbuf, errlen, "cannot read %s", path);
-    else if (len > MAX_CREDENTIALS_FILE)
-        snprintf(errbuf, errlen, "%s is larger than %zu bytes", path, MAX_CREDENTIALS_FILE);
-    else
-        rc = cql_credentials_parse(out, text, len, path, errbuf, errlen);
-    OPENSSL_cleanse(text, len < MAX_CREDENTIALS_FILE ? len : MAX_CREDENTIALS_FILE);
-    free(text);
+    int rc = cql_credentials_parse(out, text, len, path, errbuf, errlen);
+    readfile_free_secret(text, len);
     return rc;
 }
 

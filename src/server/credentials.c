@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "server/sigv4.h"
+#include "util/readfile.h"
 
 #define MAX_CREDENTIALS_FILE ((size_t)1 << 20)
 
@@ -183,28 +184,17 @@ int sigv4_keyring_load(sigv4_keyring *kr, const char *path, char *errbuf, size_t
 {
     kr->keys = NULL;
     kr->n = 0;
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        snprintf(errbuf, errlen, "%s: %s", path, strerror(errno));
+    char *text;
+    size_t n;
+    if (readfile_path(path, MAX_CREDENTIALS_FILE, &text, &n) != 0) {
+        if (errno == EFBIG)
+            snprintf(errbuf, errlen, "%s: larger than %zu bytes", path, MAX_CREDENTIALS_FILE);
+        else
+            snprintf(errbuf, errlen, "%s: %s", path, strerror(errno));
         return -1;
     }
-    char *text = malloc(MAX_CREDENTIALS_FILE + 1);
-    if (text == NULL) {
-        fclose(f);
-        snprintf(errbuf, errlen, "%s: out of memory", path);
-        return -1;
-    }
-    size_t n = fread(text, 1, MAX_CREDENTIALS_FILE + 1, f);
-    int bad = ferror(f);
-    fclose(f);
-    int rc = -1;
-    if (bad)
-        snprintf(errbuf, errlen, "%s: read error", path);
-    else if (n > MAX_CREDENTIALS_FILE)
-        snprintf(errbuf, errlen, "%s: larger than %zu bytes", path, MAX_CREDENTIALS_FILE);
-    else
-        rc = sigv4_keyring_parse(kr, text, n, path, errbuf, errlen);
-    free(text);
+    int rc = sigv4_keyring_parse(kr, text, n, path, errbuf, errlen);
+    readfile_free_secret(text, n);
     return rc;
 }
 
