@@ -1211,21 +1211,27 @@ static const char *index_table(json_t *ks, const char *name)
     return NULL;
 }
 
+void cql_index_engine_name(const char *name, char *out, size_t cap)
+{
+    snprintf(out, cap, "cql.%s", name);
+}
+
 /* Adds (create) or removes a global index of ks.table through UpdateTable. */
 static int engine_index(cql_call *c, const char *ks, const char *table, const char *name,
                         const char *attr, char type, int create)
 {
-    char full[2 * CQL_NAME_MAX + 2];
+    char full[2 * CQL_NAME_MAX + 2], ixname[CQL_NAME_MAX + 8];
     snprintf(full, sizeof full, "%s.%s", ks, table);
+    cql_index_engine_name(name, ixname, sizeof ixname);
     char t[2] = {type, 0};
     json_t *req = create
                       ? json_pack("{s:s, s:[{s:s,s:s}], s:[{s:{s:s, s:[{s:s,s:s}], s:{s:s}}}]}",
                                   "TableName", full, "AttributeDefinitions", "AttributeName", attr,
                                   "AttributeType", t, "GlobalSecondaryIndexUpdates", "Create",
-                                  "IndexName", name, "KeySchema", "AttributeName", attr, "KeyType",
-                                  "HASH", "Projection", "ProjectionType", "KEYS_ONLY")
+                                  "IndexName", ixname, "KeySchema", "AttributeName", attr,
+                                  "KeyType", "HASH", "Projection", "ProjectionType", "KEYS_ONLY")
                       : json_pack("{s:s, s:[{s:{s:s}}]}", "TableName", full,
-                                  "GlobalSecondaryIndexUpdates", "Delete", "IndexName", name);
+                                  "GlobalSecondaryIndexUpdates", "Delete", "IndexName", ixname);
     if (req == NULL) return cql_fail(c, CQL_ERR_SERVER, "out of memory");
     json_t *answer = NULL;
     qr_err err;
@@ -1486,10 +1492,12 @@ static int create_view(cql_run *r, const cql_stmt *s, cql_state *st)
         json_array_append_new(keys, json_pack("{s:s,s:s}", "AttributeName", attr, "KeyType",
                                               k < pk->npartition ? "HASH" : "RANGE"));
     }
+    char ixname[CQL_NAME_MAX + 8];
+    cql_index_engine_name(name, ixname, sizeof ixname);
     json_t *req =
         json_pack("{s:s, s:o, s:[{s:{s:s, s:o, s:{s:s}}}]}", "TableName", full,
                   "AttributeDefinitions", defs, "GlobalSecondaryIndexUpdates", "Create",
-                  "IndexName", name, "KeySchema", keys, "Projection", "ProjectionType", "ALL");
+                  "IndexName", ixname, "KeySchema", keys, "Projection", "ProjectionType", "ALL");
     json_t *answer = NULL;
     qr_err err;
     err_init(&err);

@@ -174,6 +174,10 @@ int cql_row_key(const struct table *et, const buf *pk, const buf *ck, buf *key, 
 /* A new item holding only the row's key attributes. */
 json_t *cql_row_new(const buf *pk, const buf *ck);
 void cql_cell_attr(const char *name, char *out, size_t cap);
+
+/* The engine's global index behind the CQL index or materialized view name: "cql." and
+ * the name, so CQL's one- and two-letter names meet the engine's index-name rules. */
+void cql_index_engine_name(const char *name, char *out, size_t cap);
 int64_t cql_cell_ts(json_t *item, const char *col);  /* INT64_MIN: never written */
 int64_t cql_cell_exp(json_t *item, const char *col); /* 0: no expiry */
 int cql_cell_live(json_t *item, const char *col, int64_t now_s);

@@ -875,7 +875,9 @@ static int read_index(qctx *q)
 {
     cql_call *c = q->r->call;
     const cql_tcol *col = q->k.index;
-    const qr_index *ix = table_index(q->et, col->index);
+    char ixname[CQL_NAME_MAX + 8];
+    cql_index_engine_name(col->index, ixname, sizeof ixname);
+    const qr_index *ix = table_index(q->et, ixname);
     if (ix == NULL)
         return cql_fail(c, CQL_ERR_SERVER, "the index %s has no engine index", col->index);
     if (ix->creating)
@@ -1043,7 +1045,9 @@ static int read_mview(qctx *q)
 {
     cql_call *c = q->r->call;
     vparts v = {.q = q};
-    v.ix = table_index(q->et, q->t->name);
+    char ixname[CQL_NAME_MAX + 8];
+    cql_index_engine_name(q->t->name, ixname, sizeof ixname);
+    v.ix = table_index(q->et, ixname);
     if (v.ix == NULL)
         return cql_fail(c, CQL_ERR_SERVER, "the view %s has no engine index", q->t->name);
     if (v.ix->creating)

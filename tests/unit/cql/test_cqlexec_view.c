@@ -93,14 +93,15 @@ int main(void)
         ordered &= int_at(&r, i, "id") > int_at(&r, i - 1, "id");
     CHECK(ordered, "in the view's clustering order");
     tresult_free(&r);
-    ok("CREATE MATERIALIZED VIEW by_age AS SELECT id, email FROM users WHERE age IS NOT NULL AND "
+    /* a view named as briefly as CQL allows, though engine index names are 3 or more */
+    ok("CREATE MATERIALIZED VIEW va AS SELECT id, email FROM users WHERE age IS NOT NULL AND "
        "id IS NOT NULL PRIMARY KEY (age, id) WITH CLUSTERING ORDER BY (id DESC)");
-    query("SELECT * FROM by_age WHERE age = 21", &r);
+    query("SELECT * FROM va WHERE age = 21", &r);
     CHECK(r.nrows == 6 && r.ncols == 3, "by age: %u rows %u cols", r.nrows, r.ncols);
     CHECK(int_at(&r, 0, "id") == 11 && int_at(&r, 5, "id") == 1, "id DESC: %d .. %d",
           int_at(&r, 0, "id"), int_at(&r, 5, "id"));
     tresult_free(&r);
-    query("SELECT id FROM by_age WHERE age = 21 AND id < 5", &r);
+    query("SELECT id FROM va WHERE age = 21 AND id < 5", &r);
     CHECK(r.nrows == 2, "a clustering slice of the view: %u", r.nrows);
     tresult_free(&r);
 
@@ -130,7 +131,7 @@ int main(void)
     tresult_free(&r);
     CHECK_THAT(tquery(db, NULL,
                       "SELECT column_name, kind FROM system_schema.columns WHERE keyspace_name = "
-                      "'ks' AND table_name = 'by_age'",
+                      "'ks' AND table_name = 'va'",
                       NULL, &r) == QR_OK);
     CHECK(r.nrows == 3, "the view's columns: %u", r.nrows);
     tresult_free(&r);
@@ -161,8 +162,8 @@ int main(void)
     tresult_free(&r);
 
     ok("DROP MATERIALIZED VIEW by_email");
-    ok("DROP MATERIALIZED VIEW by_age");
-    fails("SELECT * FROM by_age", "table by_age does not exist");
+    ok("DROP MATERIALIZED VIEW va");
+    fails("SELECT * FROM va", "table va does not exist");
     ok("DROP TABLE users");
     qr_close(db);
     check_remove_tree(dir);
