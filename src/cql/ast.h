@@ -172,7 +172,8 @@ typedef enum cql_stmt_kind {
     CQL_DROP_INDEX,
     CQL_CREATE_VIEW,
     CQL_ALTER_VIEW,
-    CQL_DROP_VIEW
+    CQL_DROP_VIEW,
+    CQL_DESCRIBE
 } cql_stmt_kind;
 
 /* USING TIMESTAMP / TTL, in the order written (bind markers keep their positions). */
@@ -374,6 +375,33 @@ typedef struct cql_alter_view {
     cql_props props;
 } cql_alter_view;
 
+/* DESCRIBE (DESC): what it names; the statement's name holds the element's name (and
+ * keyspace), or the keyspace for DESCRIBE KEYSPACE (NULL: the current one). */
+typedef enum cql_describe_what {
+    CQL_DESC_CLUSTER,
+    CQL_DESC_SCHEMA,
+    CQL_DESC_KEYSPACES,
+    CQL_DESC_KEYSPACE,
+    CQL_DESC_TABLES,
+    CQL_DESC_TABLE,
+    CQL_DESC_TYPES,
+    CQL_DESC_TYPE,
+    CQL_DESC_FUNCTIONS,
+    CQL_DESC_FUNCTION,
+    CQL_DESC_AGGREGATES,
+    CQL_DESC_AGGREGATE,
+    CQL_DESC_INDEX,
+    CQL_DESC_VIEW,
+    CQL_DESC_ANY /* DESCRIBE name: a keyspace, table, index or view, in that order */
+} cql_describe_what;
+
+typedef struct cql_describe {
+    cql_describe_what what;
+    int full;      /* DESCRIBE FULL SCHEMA: the system keyspaces too */
+    int only;      /* DESCRIBE ONLY KEYSPACE: its own statement, not its elements' */
+    int internals; /* WITH INTERNALS */
+} cql_describe;
+
 struct cql_stmt {
     cql_stmt_kind kind;
     cql_qname name; /* the table, keyspace (name), type, index or view the statement names */
@@ -393,6 +421,7 @@ struct cql_stmt {
         cql_create_index create_index;
         cql_create_view create_view;
         cql_alter_view alter_view;
+        cql_describe describe;
     } u;
 };
 
@@ -445,6 +474,11 @@ char *cql_print(const cql_stmt *s);
 
 /* An expression (a term or selector) as canonical CQL, malloc'd; NULL when out of memory. */
 char *cql_print_expr(const cql_expr *e);
+
+/* Appends name to b as CQL writes it: bare when it reads back as itself, else in double
+ * quotes. Returns 0, or -1 when out of memory. */
+struct buf;
+int cql_print_name(struct buf *b, const char *name);
 
 /* 1 if word (any case) is one of CQL's reserved keywords, which a name must quote. */
 int cql_is_reserved(const char *word, size_t len);

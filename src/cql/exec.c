@@ -390,6 +390,8 @@ static int run_stmt(cql_run *r, const cql_stmt *s)
         return cql_exec_write(r, s);
     case CQL_BATCH:
         return run_batch_stmt(r, s);
+    case CQL_DESCRIBE:
+        return cql_exec_describe(r, s);
     default:
         return cql_exec_ddl(r, s);
     }

@@ -271,6 +271,19 @@ static inline int cql_same_bytes(const void *a, size_t alen, const void *b, size
 int cql_system_select(cql_run *r, const cql_stmt *s, const char *ks, int *rc);
 /* 1 when ks is a keyspace the system tables make (system, system_schema, ...). */
 int cql_system_keyspace(const char *ks);
+/* The i-th of those keyspaces, NULL past the last. */
+const char *cql_system_keyspace_at(size_t i);
+/* A system keyspace's replication as system_schema.keyspaces shows it (a new object in
+ * *replication, NULL for a virtual keyspace); returns its durable_writes. */
+int cql_system_keyspace_replication(const char *ks, json_t **replication);
+/* The i-th system table's name with its keyspace in *ks, NULL past the last. */
+const char *cql_system_table_at(size_t i, const char **ks);
+
+/* The cluster's name, as system.local and DESCRIBE CLUSTER say it. */
+#define CQL_CLUSTER_NAME "quarry"
+
+/* DESCRIBE (exec_describe.c). */
+int cql_exec_describe(cql_run *r, const cql_stmt *s);
 
 /* Schema statements (exec_ddl.c). */
 int cql_exec_ddl(cql_run *r, const cql_stmt *s);

@@ -1,17 +1,18 @@
 /* parser.c — the recursive-descent parser of CQL, after Cassandra 4's Parser.g: the DDL of
  * keyspaces, tables, types, indexes and materialized views, the DML (SELECT, INSERT,
- * UPDATE, DELETE, BATCH), USE and TRUNCATE, into the tree of ast.h.
+ * UPDATE, DELETE, BATCH), USE, TRUNCATE and DESCRIBE, into the tree of ast.h.
  *
  * Errors are Cassandra's SyntaxException messages, worded as its ANTLR parser words them
  * ("line 1:7 no viable alternative at input 'FROM' (SELECT [FROM]...)", "mismatched input
  * ';' expecting K_FROM"), with the snippet its ErrorCollector appends, and the checks its
  * grammar's actions make ("Only expressions of the form X = <value> + X are supported.").
- * Checks against a schema are the executor's. Roles, permissions, functions, aggregates,
- * triggers and DESCRIBE are refused as statements quarry does not run. */
+ * Checks against a schema are the executor's. Roles, permissions, functions, aggregates
+ * and triggers are refused as statements quarry does not run. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cql/lexer.h"
 
@@ -2166,12 +2167,84 @@ static cql_stmt *parse_create_view(parser *p, cql_stmt *s)
     return s;
 }
 
+/* The word a token was written as, ignoring case ("schema" lexes as KEYSPACE). */
+static int spelt(const token *t, const char *word)
+{
+    return t->kind == TK_WORD && t->text_len == strlen(word) &&
+           strncasecmp(t->text, word, t->text_len) == 0;
+}
+
+/* DESCRIBE | DESC, then what it describes, then WITH INTERNALS if given. */
+static cql_stmt *parse_describe(parser *p, cql_stmt *s)
+{
+    cql_describe *d = &s->u.describe;
+    consume(p);
+    token *t = CUR(p);
+    kw_id k = t->kind == TK_WORD ? t->kw : KW_NONE;
+    int rc = 0;
+    if (k == KW_FULL) {
+        consume(p);
+        if (!spelt(CUR(p), "schema")) return mismatched(p, "K_SCHEMA");
+        consume(p);
+        d->what = CQL_DESC_SCHEMA;
+        d->full = 1;
+    } else if (k == KW_KEYSPACE && spelt(t, "schema")) {
+        consume(p);
+        d->what = CQL_DESC_SCHEMA;
+    } else if (k == KW_CLUSTER && !is_p(la(p, 1), ".")) {
+        consume(p);
+        d->what = CQL_DESC_CLUSTER;
+    } else if (k == KW_ONLY || k == KW_KEYSPACE) {
+        d->only = k == KW_ONLY;
+        consume(p);
+        if (d->only && expect_kw(p, KW_KEYSPACE)) return NULL;
+        d->what = CQL_DESC_KEYSPACE;
+        if (is_ident(CUR(p)) || CUR(p)->kind == TK_QMARK)
+            rc = (s->name.name = parse_keyspace(p)) ? 0 : -1;
+    } else if ((k == KW_KEYSPACES || k == KW_TABLES || k == KW_TYPES || k == KW_FUNCTIONS ||
+                k == KW_AGGREGATES) &&
+               !is_p(la(p, 1), ".")) {
+        consume(p);
+        d->what = k == KW_KEYSPACES   ? CQL_DESC_KEYSPACES
+                  : k == KW_TABLES    ? CQL_DESC_TABLES
+                  : k == KW_TYPES     ? CQL_DESC_TYPES
+                  : k == KW_FUNCTIONS ? CQL_DESC_FUNCTIONS
+                                      : CQL_DESC_AGGREGATES;
+    } else if (k == KW_COLUMNFAMILY || k == KW_INDEX) {
+        consume(p);
+        d->what = k == KW_INDEX ? CQL_DESC_INDEX : CQL_DESC_TABLE;
+        rc = parse_qname(p, &s->name, k == KW_INDEX ? "index" : "table");
+    } else if (k == KW_TYPE) {
+        consume(p);
+        d->what = CQL_DESC_TYPE;
+        rc = parse_type_name(p, &s->name);
+    } else if (k == KW_FUNCTION || k == KW_AGGREGATE) {
+        consume(p);
+        d->what = k == KW_FUNCTION ? CQL_DESC_FUNCTION : CQL_DESC_AGGREGATE;
+        rc = parse_function_name(p, &s->name);
+    } else if (k == KW_MATERIALIZED) {
+        consume(p);
+        if (expect_kw(p, KW_VIEW)) return NULL;
+        d->what = CQL_DESC_VIEW;
+        rc = parse_qname(p, &s->name, "table");
+    } else {
+        d->what = CQL_DESC_ANY;
+        rc = parse_qname(p, &s->name, "table");
+    }
+    if (rc) return NULL;
+    if (accept_kw(p, KW_WITH)) {
+        if (expect_kw(p, KW_INTERNALS)) return NULL;
+        d->internals = 1;
+    }
+    return s;
+}
+
 /* Statements of Cassandra's language that quarry does not run. */
 static cql_stmt *refuse(parser *p, const char *what)
 {
     return fail_plain(p, CQL_ERR_INVALID,
                       "%s statements are not supported by quarry (roles, permissions, "
-                      "functions, aggregates, triggers and DESCRIBE are outside its CQL)",
+                      "functions, aggregates and triggers are outside its CQL)",
                       what);
 }
 
@@ -2206,10 +2279,12 @@ static cql_stmt *parse_statement(parser *p)
         consume(p);
         accept_kw(p, KW_COLUMNFAMILY);
         return parse_qname(p, &s->name, "table") ? NULL : s;
-    case KW_GRANT:
-    case KW_REVOKE:
     case KW_DESCRIBE:
     case KW_DESC:
+        s = new_stmt(p, CQL_DESCRIBE);
+        return s ? parse_describe(p, s) : NULL;
+    case KW_GRANT:
+    case KW_REVOKE:
         return refuse(p, cql_keyword_token_name(t->kw) + 2);
     case KW_LIST:
         return t2->kind == TK_WORD ? refuse(p, "LIST") : no_viable_ahead(p, 1);

@@ -646,9 +646,44 @@ static void alter_table(out *o, const cql_stmt *s)
     }
 }
 
+static void describe(out *o, const cql_stmt *s)
+{
+    static const char *const words[] = {[CQL_DESC_CLUSTER] = "CLUSTER",
+                                        [CQL_DESC_SCHEMA] = "SCHEMA",
+                                        [CQL_DESC_KEYSPACES] = "KEYSPACES",
+                                        [CQL_DESC_KEYSPACE] = "KEYSPACE",
+                                        [CQL_DESC_TABLES] = "TABLES",
+                                        [CQL_DESC_TABLE] = "TABLE",
+                                        [CQL_DESC_TYPES] = "TYPES",
+                                        [CQL_DESC_TYPE] = "TYPE",
+                                        [CQL_DESC_FUNCTIONS] = "FUNCTIONS",
+                                        [CQL_DESC_FUNCTION] = "FUNCTION",
+                                        [CQL_DESC_AGGREGATES] = "AGGREGATES",
+                                        [CQL_DESC_AGGREGATE] = "AGGREGATE",
+                                        [CQL_DESC_INDEX] = "INDEX",
+                                        [CQL_DESC_VIEW] = "MATERIALIZED VIEW",
+                                        [CQL_DESC_ANY] = NULL};
+    const cql_describe *d = &s->u.describe;
+    put(o, "DESCRIBE");
+    if (d->full) put(o, " FULL");
+    if (d->only) put(o, " ONLY");
+    if (words[d->what]) {
+        put(o, " ");
+        put(o, words[d->what]);
+    }
+    if (s->name.name) {
+        put(o, " ");
+        qname(o, &s->name);
+    }
+    if (d->internals) put(o, " WITH INTERNALS");
+}
+
 static void ddl(out *o, const cql_stmt *s)
 {
     switch (s->kind) {
+    case CQL_DESCRIBE:
+        describe(o, s);
+        return;
     case CQL_USE:
         put(o, "USE ");
         name(o, s->name.name);
@@ -835,6 +870,14 @@ char *cql_print(const cql_stmt *s)
     buf_init(&o.b, 0);
     stmt(&o, s);
     return finish(&o);
+}
+
+int cql_print_name(buf *b, const char *s)
+{
+    out o = {*b, 0, 0};
+    name(&o, s);
+    *b = o.b;
+    return o.failed ? -1 : 0;
 }
 
 char *cql_print_expr(const cql_expr *e)

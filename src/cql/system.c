@@ -220,7 +220,7 @@ static int fill_local(cql_run *r, const vtab *v, cql_rows *rs)
     rc |= put_text(rs, "COMPLETED");
     rc |= put_inet(rs, NODE_ADDRESS);
     rc |= put_int(rs, 7000);
-    rc |= put_text(rs, "quarry");
+    rc |= put_text(rs, CQL_CLUSTER_NAME);
     rc |= put_text(rs, "3.4.6");
     rc |= put_text(rs, "datacenter1");
     rc |= put_int(rs, 1);
@@ -703,6 +703,30 @@ int cql_system_keyspace(const char *ks)
     for (size_t i = 0; i < sizeof system_keyspaces / sizeof system_keyspaces[0]; i++)
         if (strcmp(ks, system_keyspaces[i]) == 0) return 1;
     return 0;
+}
+
+const char *cql_system_keyspace_at(size_t i)
+{
+    return i < sizeof system_keyspaces / sizeof system_keyspaces[0] ? system_keyspaces[i] : NULL;
+}
+
+int cql_system_keyspace_replication(const char *ks, json_t **replication)
+{
+    *replication = NULL;
+    for (size_t i = 0; i < NSYSTEM_KS; i++) {
+        if (strcmp(system_ks[i].name, ks) != 0) continue;
+        *replication = json_pack("{s:s}", "class", system_ks[i].strategy);
+        if (*replication && system_ks[i].rf)
+            json_object_set_new(*replication, "replication_factor", json_string(system_ks[i].rf));
+    }
+    return 1;
+}
+
+const char *cql_system_table_at(size_t i, const char **ks)
+{
+    if (i >= NVTABS) return NULL;
+    *ks = vtabs[i].ks;
+    return vtabs[i].name;
 }
 
 /* ---- SELECT of a virtual table ---- */

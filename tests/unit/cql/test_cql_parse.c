@@ -95,6 +95,25 @@ static const ok_case ok_cases[] = {
     {"TRUNCATE TABLE t", "TRUNCATE t"},
     {"USE ks", NULL},
     {"use \"MyKs\"", "USE \"MyKs\""},
+    /* DESCRIBE */
+    {"DESCRIBE KEYSPACES", NULL},
+    {"DESC TABLES", "DESCRIBE TABLES"},
+    {"describe cluster", "DESCRIBE CLUSTER"},
+    {"DESCRIBE SCHEMA", NULL},
+    {"DESCRIBE FULL SCHEMA", NULL},
+    {"DESCRIBE KEYSPACE", NULL},
+    {"DESCRIBE ONLY KEYSPACE ks WITH INTERNALS", NULL},
+    {"DESCRIBE TABLE ks.t", NULL},
+    {"DESCRIBE COLUMNFAMILY t", "DESCRIBE TABLE t"},
+    {"DESCRIBE TYPE ks.addr", NULL},
+    {"DESCRIBE TYPES", NULL},
+    {"DESCRIBE FUNCTION ks.f", NULL},
+    {"DESCRIBE AGGREGATES", NULL},
+    {"DESCRIBE INDEX ks.t_v_idx", NULL},
+    {"DESCRIBE MATERIALIZED VIEW v", NULL},
+    {"DESCRIBE ks.t", NULL},
+    {"DESCRIBE \"Tables\"", NULL},
+    {"DESCRIBE tables.x", NULL},
     /* types */
     {"CREATE TYPE IF NOT EXISTS ks.addr (street text, zip int, tags frozen<set<text>>)", NULL},
     {"CREATE TYPE key (a int)", NULL},
@@ -313,17 +332,18 @@ static const err_case err_cases[] = {
     {"CREATE TYPE byte (a int)", "Invalid (reserved) user type name byte", SYN},
     /* statements quarry does not run */
     {"GRANT SELECT ON t TO r",
-     "GRANT statements are not supported by quarry (roles, permissions, functions, aggregates, "
-     "triggers and DESCRIBE are outside its CQL)",
+     "GRANT statements are not supported by quarry (roles, permissions, functions, aggregates "
+     "and triggers are outside its CQL)",
      CQL_ERR_INVALID},
     {"CREATE ROLE r",
      "CREATE ROLE statements are not supported by quarry (roles, permissions, functions, "
-     "aggregates, triggers and DESCRIBE are outside its CQL)",
+     "aggregates and triggers are outside its CQL)",
      CQL_ERR_INVALID},
-    {"DESCRIBE TABLES",
-     "DESCRIBE statements are not supported by quarry (roles, permissions, functions, "
-     "aggregates, triggers and DESCRIBE are outside its CQL)",
-     CQL_ERR_INVALID},
+    {"DESCRIBE", "line 0:-1 no viable alternative at input '<EOF>'", SYN},
+    {"DESCRIBE FULL TABLES",
+     "line 1:14 mismatched input 'TABLES' expecting K_SCHEMA (DESCRIBE FULL [TABLES])", SYN},
+    {"DESCRIBE MATERIALIZED t",
+     "line 1:22 mismatched input 't' expecting K_VIEW (DESCRIBE MATERIALIZED [t])", SYN},
 };
 
 static void check_ok(const ok_case *c)
