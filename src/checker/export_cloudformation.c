@@ -1,6 +1,7 @@
 /* export_cloudformation.c — `quarry model export --format cloudformation`: a template with
  * one AWS::DynamoDB::Table resource per model table (tabledef.c's CreateTable properties
- * plus TimeToLiveSpecification). Nothing but tables: no IAM, no outputs. */
+ * plus TimeToLiveSpecification, less what only the API takes). Nothing but tables: no IAM,
+ * no outputs. */
 #include "checker/output.h"
 
 #include <ctype.h>
@@ -36,6 +37,9 @@ int model_export_cloudformation(const qr_model *m, FILE *f, qr_err *err)
             json_decref(res);
             return err_set(err, QR_E_INTERNAL, "out of memory");
         }
+        /* CloudFormation's StreamSpecification is the view type alone: the stream is on
+         * when it is given (StreamEnabled is CreateTable's, not the resource's) */
+        json_object_del(json_object_get(props, "StreamSpecification"), "StreamEnabled");
         if (t->ttl)
             json_object_set_new(props, "TimeToLiveSpecification",
                                 json_pack("{s:s, s:b}", "AttributeName", t->ttl, "Enabled", 1));

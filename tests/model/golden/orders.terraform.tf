@@ -27,10 +27,10 @@ resource "aws_dynamodb_table" "shop" {
   }
 
   global_secondary_index {
-    name            = "GSI1"
-    hash_key        = "GSI1PK"
-    range_key       = "GSI1SK"
-    projection_type = "INCLUDE"
+    name               = "GSI1"
+    hash_key           = "GSI1PK"
+    range_key          = "GSI1SK"
+    projection_type    = "INCLUDE"
     non_key_attributes = ["total", "customerName"]
   }
 }
