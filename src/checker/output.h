@@ -1,7 +1,8 @@
 /* output.h — everything quarry derives from a checked model: the check report (text, JSON), the
  * rendered layout, table definitions for CloudFormation, Terraform, CQL and NoSQL Workbench,
- * the Workbench importer, and apply. One file per format implements these; none decides whether
- * the model is good (check.c does), exits or parses arguments (src/cli/model.c does). */
+ * ElectroDB entities, the Workbench importer, and apply. One file per format implements these;
+ * none decides whether the model is good (check.c does), exits or parses arguments
+ * (src/cli/model.c does). */
 #ifndef QR_CHECKER_OUTPUT_H
 #define QR_CHECKER_OUTPUT_H
 
@@ -24,6 +25,7 @@ int model_export_cloudformation(const qr_model *m, FILE *f, qr_err *err);
 int model_export_terraform(const qr_model *m, FILE *f, qr_err *err);
 int model_export_cql(const ck_report *r, FILE *f, qr_err *err);
 int model_export_workbench(const qr_model *m, FILE *f, qr_err *err);
+int model_export_electrodb(const qr_model *m, FILE *f, qr_err *err);
 
 /* workbench.c: reads a NoSQL Workbench model (JSON at path) and writes the equivalent
  * model file (YAML) to f. */

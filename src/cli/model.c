@@ -16,7 +16,8 @@ static int usage(FILE *f)
     fprintf(f,
             "usage: quarry model check FILE [--json]\n"
             "       quarry model render FILE [--html]\n"
-            "       quarry model export FILE --format cloudformation|terraform|cql|workbench\n"
+            "       quarry model export FILE --format "
+            "cloudformation|terraform|cql|workbench|electrodb\n"
             "       quarry model apply FILE --endpoint URL [--force]\n"
             "       quarry model import WORKBENCH.json [-o OUT.yaml]\n"
             "       quarry model import --cql SCHEMA.cql [--queries QUERIES.cql] [-o OUT.yaml]\n"
@@ -228,9 +229,8 @@ static int cmd_export(const opts *o, qr_model *m, ck_report *r)
     err_init(&err);
     int rc;
     if (o->format == NULL) {
-        fprintf(
-            stderr,
-            "quarry model export: --format cloudformation|terraform|cql|workbench is required\n");
+        fprintf(stderr, "quarry model export: --format "
+                        "cloudformation|terraform|cql|workbench|electrodb is required\n");
         return 2;
     }
     if (strcmp(o->format, "cloudformation") == 0)
@@ -241,10 +241,12 @@ static int cmd_export(const opts *o, qr_model *m, ck_report *r)
         rc = model_export_cql(r, stdout, &err);
     else if (strcmp(o->format, "workbench") == 0)
         rc = model_export_workbench(m, stdout, &err);
+    else if (strcmp(o->format, "electrodb") == 0)
+        rc = model_export_electrodb(m, stdout, &err);
     else {
         fprintf(stderr,
                 "quarry model export: unknown format '%s' (cloudformation, terraform, cql, "
-                "workbench)\n",
+                "workbench, electrodb)\n",
                 o->format);
         return 2;
     }

@@ -16,6 +16,7 @@ OUTPUTS = {
     "terraform.tf": ["model", "export", "--format", "terraform"],
     "cql": ["model", "export", "--format", "cql"],
     "workbench.json": ["model", "export", "--format", "workbench"],
+    "electrodb.mjs": ["model", "export", "--format", "electrodb"],
 }
 FIXED_DATE = {"SOURCE_DATE_EPOCH": "1767225600"}
 
