@@ -284,6 +284,9 @@ range_cursor *cursor_open(qr_db *db, const table *t, const qr_index *ix, const b
  * the next step or cursor_close), 0 at the end of the range, -1 with err set on a storage
  * error. */
 int cursor_next(range_cursor *c, const char **json, size_t *len, size_t *size, qr_err *err);
+/* The stored key (key_item's form) of the item cursor_next last returned: borrowed, valid
+ * as that item's JSON is. */
+const char *cursor_key(const range_cursor *c, size_t *len);
 void cursor_close(range_cursor *c);
 
 /* ---- item collections (tables with local secondary indexes) ---- */

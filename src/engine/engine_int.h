@@ -251,8 +251,6 @@ uint64_t key_partition_hash(const char *key, size_t len);
  * hook hears of it as the engine's own work. */
 /* Marks what cursor c reports to the hook as the engine's own reads (system). */
 void cursor_set_system(range_cursor *c);
-/* The stored key of the item cursor_next last returned (borrowed, valid as its item). */
-const char *cursor_key(const range_cursor *c, size_t *len);
 /* In a TXN_BATCH transaction, stages the entry that item i, as it is now, has in global
  * index ix of its table: written to the index itself, not through the propagation log.
  * An item that is gone or lacks a key attribute of ix stages nothing. A transaction that
