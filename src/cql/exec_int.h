@@ -12,6 +12,7 @@
 
 #include "cql/ast.h"
 #include "cql/exec.h"
+#include "cql/keyenc.h"
 #include "cql/schema.h"
 
 /* How a CQL table is kept in its engine table (the contract's storage mapping): the
@@ -234,9 +235,9 @@ typedef struct cql_keys {
     size_t nck_cols, ck_eq;
     int slice; /* a range after the prefix: */
     int has_lo, has_hi, lo_incl, hi_incl;
-    buf lo, hi; /* its bounds' components, in storage order */
-    size_t slice_ncols;
-    int token; /* token(pk) restricted: rows with lo <= token <= hi */
+    cql_vlist lo, hi;     /* its bounds' values, in value order (> and >=; < and <=) */
+    cqlkey_ranges ranges; /* the bytes of $ck after the prefix the slice selects */
+    int token;            /* token(pk) restricted: rows with lo <= token <= hi */
     int64_t token_lo, token_hi;
     const cql_tcol *index; /* read through this column's index (its = stays a filter) */
     const cql_relation *index_rel;
@@ -264,7 +265,12 @@ int cql_each_combination(const cql_vlist *lists, size_t n,
  * first row, or the static row when with_static; hi empty: to the partition's end). */
 int cql_partition_bounds(const struct table *et, const buf *pk, const buf *lo, const buf *hi,
                          int with_static, buf *lower, buf *upper, qr_err *err);
-/* The $ck range [lo, hi) of a clustering prefix with the keys' slice. */
+/* The $ck ranges [lo, hi) of a clustering prefix with the keys' slice: cql_slice_count of
+ * them, in ascending order (one without a slice; a slice over clustering columns of mixed
+ * orders may select several, one none). cql_slice_bytes gives the first, or for none an
+ * empty range. */
+size_t cql_slice_count(const cql_keys *k);
+void cql_slice_range(const buf *prefix, const cql_keys *k, size_t i, buf *lo, buf *hi);
 void cql_slice_bytes(const buf *prefix, const cql_keys *k, buf *lo, buf *hi);
 /* 1 when cmp (a comparison's sign) satisfies op (=, !=, <, <=, >, >=). */
 int cql_compare_op(cql_op op, int cmp);

@@ -76,22 +76,28 @@ int cql_partition_bounds(const table *et, const buf *pk, const buf *lo, const bu
     return 0;
 }
 
-void cql_slice_bytes(const buf *prefix, const cql_keys *k, buf *lo, buf *hi)
+size_t cql_slice_count(const cql_keys *k)
+{
+    return k->slice ? k->ranges.n : 1;
+}
+
+void cql_slice_range(const buf *prefix, const cql_keys *k, size_t i, buf *lo, buf *hi)
 {
     buf_reset(lo);
     buf_reset(hi);
     buf_append(lo, prefix->data, prefix->len);
-    if (k->slice && k->has_lo) {
-        buf_append(lo, k->lo.data, k->lo.len);
-        if (!k->lo_incl) buf_prefix_successor(lo);
-    }
     buf_append(hi, prefix->data, prefix->len);
-    if (k->slice && k->has_hi) {
-        buf_append(hi, k->hi.data, k->hi.len);
-        if (k->hi_incl) buf_prefix_successor(hi);
-    } else {
+    const cqlkey_range *r = k->slice && i < k->ranges.n ? &k->ranges.r[i] : NULL;
+    if (r) buf_append(lo, r->lo.data, r->lo.len);
+    if (r && !r->no_hi)
+        buf_append(hi, r->hi.data, r->hi.len);
+    else if (!k->slice || r)
         buf_prefix_successor(hi);
-    }
+}
+
+void cql_slice_bytes(const buf *prefix, const cql_keys *k, buf *lo, buf *hi)
+{
+    cql_slice_range(prefix, k, 0, lo, hi);
 }
 
 /* ---- the selection ---- */
@@ -1199,13 +1205,15 @@ static int read_partition(qctx *q, const buf *pk, const prefixes *pre, const buf
     }
     /* a prefix of every clustering column names one row */
     int rows = q->k.ck_eq == q->t->nck && !q->k.slice;
-    for (size_t i = 0; rc == 0 && i < pre->n; i++) {
-        size_t at = q->reversed ? pre->n - 1 - i : i;
+    /* each prefix's ranges in order: the prefixes are sorted, and so are a slice's ranges */
+    size_t nr = cql_slice_count(&q->k);
+    for (size_t i = 0; rc == 0 && i < pre->n * nr; i++) {
+        size_t at = q->reversed ? pre->n * nr - 1 - i : i;
         if (rows) {
             rc = read_row(q, pk, &pre->p[at], after);
             continue;
         }
-        cql_slice_bytes(&pre->p[at], &q->k, &lo, &hi);
+        cql_slice_range(&pre->p[at / nr], &q->k, at % nr, &lo, &hi);
         if (cql_partition_bounds(q->et, pk, &lo, &hi, 0, &lower, &upper, &err) != 0) {
             rc = cql_fail_engine(q->r->call, CQL_ERR_SERVER, &err);
             break;
