@@ -131,6 +131,7 @@ typedef struct qctx {
     cql_rows jrow;            /* SELECT JSON: the selection's columns, one row at a time */
     int64_t limit, ppl, page; /* -1: none */
     int reversed;
+    int token_ranged; /* the token restriction is the scan's key range */
     int64_t now_s;
     /* paging */
     uint32_t part_index;
@@ -381,7 +382,7 @@ static int fn_value(qctx *q, const cql_fnsel *f, buf *out);
 /* A row against the filters: 1 kept, 0 not, -1 error. */
 static int row_filtered(qctx *q)
 {
-    if (q->k.token) {
+    if (q->k.token && !q->token_ranged) {
         /* the token of the row's partition key */
         cql_fnsel f;
         memset(&f, 0, sizeof f);
@@ -1364,7 +1365,20 @@ int cql_exec_select(cql_run *r, const cql_stmt *s, const cql_tinfo *t)
         key_table_prefix(&lower, q.et, 0);
         buf_append(&upper, lower.data, lower.len);
         buf_prefix_successor(&upper);
-        if (q.resume && q.last_key.len) {
+        if (q.k.token && table_token_order(q.et)) {
+            /* partitions lie in token order: the token range is a key range */
+            q.token_ranged = 1;
+            buf_reset(&lower);
+            key_token_bound(&lower, q.et, q.k.token_lo);
+            if (q.k.token_lo > q.k.token_hi) {
+                buf_reset(&upper);
+                buf_append(&upper, lower.data, lower.len); /* no token is in the range */
+            } else if (q.k.token_hi < INT64_MAX) {
+                buf_reset(&upper);
+                key_token_bound(&upper, q.et, q.k.token_hi + 1);
+            }
+        }
+        if (q.resume && q.last_key.len && cmp_buf(&q.last_key, &lower) >= 0) {
             buf_reset(&lower);
             buf_append(&lower, q.last_key.data, q.last_key.len);
             buf_putc(&lower, 0);

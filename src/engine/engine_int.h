@@ -43,6 +43,7 @@ typedef struct table {
     char *name;
     uint32_t id;
     key_attr pk, sk;
+    int token_order;    /* partitions placed by token (QR_PARTITION_ORDER_FIELD) */
     json_t *desc;       /* TableDescription as DescribeTable shows it (owned) */
     int refs;           /* atomic: taken under the catalog lock, let go without it */
     int dropped;        /* set once DeleteTable removed it from the catalog */

@@ -5,12 +5,15 @@ Cassandra's rules: multi-column slices over clustering columns of mixed ASC/DESC
 order), and unrestricted scans and token() ranges in the Murmur3 token order of the
 partition keys. Not the statements' other behaviour (test_cql_server.py, test_cql_driver.py)."""
 import itertools
+import struct
 
 import pytest
 
 pytest.importorskip("cassandra", reason="python3-cassandra is not installed")
 
 from cassandra.cluster import Cluster  # noqa: E402
+from cassandra.concurrent import execute_concurrent_with_args  # noqa: E402
+from cassandra.metadata import Murmur3Token  # noqa: E402
 from cassandra.policies import RoundRobinPolicy  # noqa: E402
 from cassandra.query import SimpleStatement  # noqa: E402
 
@@ -134,3 +137,99 @@ def test_a_mixed_order_slice_counts_and_limits(mixed):
     got = [(r.a, r.b, r.c) for r in mixed.execute(
         "SELECT a, b, c FROM m WHERE pk = 1 AND " + where(rels) + " LIMIT 5")]
     assert got == want[:5]
+
+
+# ---- partitions in token order ----
+
+def token_of(*parts):
+    """Murmur3Partitioner's token of a partition key, serialized as Cassandra serializes it:
+    one column's bytes, or for several, each as [2-byte length][bytes][0x00]."""
+    if len(parts) == 1:
+        key = parts[0]
+    else:
+        key = b"".join(struct.pack(">H", len(p)) + p + b"\0" for p in parts)
+    return Murmur3Token.from_key(key).value
+
+
+def int_key(i):
+    return struct.pack(">i", i)
+
+
+@pytest.fixture
+def spread(session):
+    """2 000 partitions of one row, and 200 partitions of three rows under a composite key."""
+    session.execute("CREATE TABLE p (k int PRIMARY KEY, v int)")
+    session.execute("CREATE TABLE q (a text, b int, c int, v int, PRIMARY KEY ((a, b), c))")
+    put_p = session.prepare("INSERT INTO p (k, v) VALUES (?, ?)")
+    put_q = session.prepare("INSERT INTO q (a, b, c, v) VALUES (?, ?, ?, ?)")
+    ok = execute_concurrent_with_args(session, put_p, [(i, i * 7) for i in range(2000)],
+                                      concurrency=64)
+    assert all(done for done, _ in ok)
+    ok = execute_concurrent_with_args(
+        session, put_q, [("u%d" % (i % 50), i // 50, c, i) for i in range(200) for c in range(3)],
+        concurrency=64)
+    assert all(done for done, _ in ok)
+    return session
+
+
+def test_an_unrestricted_select_answers_partitions_in_token_order(spread):
+    rows = list(spread.execute(SimpleStatement("SELECT k, token(k) FROM p", fetch_size=300)))
+    assert sorted(r.k for r in rows) == list(range(2000))
+    tokens = [token_of(int_key(r.k)) for r in rows]
+    assert [r.system_token_k for r in rows] == tokens
+    assert tokens == sorted(tokens)
+
+    rows = list(spread.execute(SimpleStatement("SELECT a, b, c FROM q", fetch_size=100)))
+    assert len(rows) == 600
+    keys = [(token_of(r.a.encode(), int_key(r.b)), r.a, r.b, r.c) for r in rows]
+    # token order of the partitions, each partition's rows in clustering order
+    assert [k[0] for k in keys] == sorted(k[0] for k in keys)
+    by_partition = {}
+    for t, a, b, c in keys:
+        by_partition.setdefault((t, a, b), []).append(c)
+    assert all(cs == [0, 1, 2] for cs in by_partition.values())
+    assert len(by_partition) == 200
+    distinct = [(r.a, r.b) for r in spread.execute("SELECT DISTINCT a, b FROM q")]
+    assert distinct == [(a, b) for _, a, b in sorted(by_partition)]
+
+
+def test_paging_by_token_returns_each_row_once(spread):
+    """The way drivers and Spark split a table: token(k) > last token, LIMIT n, again."""
+    page = spread.prepare("SELECT k, token(k) FROM p WHERE token(k) > ? LIMIT 170")
+    seen, last = [], -(1 << 63)
+    while True:
+        rows = list(spread.execute(page, (last,)))
+        if not rows:
+            break
+        seen.extend(r.k for r in rows)
+        assert all(r.system_token_k > last for r in rows)
+        last = rows[-1].system_token_k
+    assert sorted(seen) == list(range(2000)) and len(seen) == 2000
+
+    # ranges that split the ring: each partition in exactly one, in token order within it
+    bounds = [-(1 << 63)] + [(-(1 << 63)) + i * ((1 << 64) // 7) for i in range(1, 7)] \
+        + [(1 << 63) - 1]
+    ranged = spread.prepare("SELECT k FROM p WHERE token(k) > ? AND token(k) <= ?")
+    ranged.fetch_size = 97
+    everything = []
+    for lo, hi in zip(bounds, bounds[1:]):
+        ks = [r.k for r in spread.execute(ranged, (lo, hi))]
+        want = sorted((k for k in range(2000) if lo < token_of(int_key(k)) <= hi),
+                      key=lambda k: token_of(int_key(k)))
+        assert ks == want
+        everything.extend(ks)
+    assert sorted(everything) == list(range(2000))
+
+
+def test_token_ranges_of_a_composite_key(spread):
+    tokens = sorted(token_of(("u%d" % (i % 50)).encode(), int_key(i // 50)) for i in range(200))
+    lo, hi = tokens[40], tokens[120]
+    rows = list(spread.execute(
+        "SELECT a, b, c FROM q WHERE token(a, b) >= %d AND token(a, b) < %d" % (lo, hi)))
+    got = [token_of(r.a.encode(), int_key(r.b)) for r in rows]
+    assert sorted(set(got)) == tokens[40:120] and len(rows) == 80 * 3
+    assert got == sorted(got)
+    assert list(spread.execute("SELECT a FROM q WHERE token(a, b) > %d AND token(a, b) < %d"
+                               % (hi, lo))) == []
+    assert spread.execute("SELECT COUNT(*) FROM q WHERE token(a, b) = %d" % tokens[7]).one()[0] \
+        == 3
