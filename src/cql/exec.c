@@ -84,6 +84,7 @@ static void state_free(void *p)
     cql_state *st = p;
     cql_schema_free(st->schema);
     free(st->schema);
+    cql_tinfo_cache_clear(st);
     cql_prepared_free_all(st);
     pthread_mutex_destroy(&st->lock);
     free(st);
@@ -397,46 +398,43 @@ static int run_stmt(cql_run *r, const cql_stmt *s)
     }
 }
 
-/* Parses text and runs its statement with the values bound. */
-static int run_text(cql_call *c, const char *text, size_t len, const cql_query_params *params)
+/* Runs a parsed statement with the values bound. */
+static int run_parsed(cql_call *c, const cql_parsed *parsed, const cql_query_params *params)
 {
-    cql_parsed parsed;
-    cql_parse_error perr;
-    memset(&perr, 0, sizeof perr);
-    if (cql_parse(text, len, &parsed, &perr) != 0)
-        return cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
     cql_run r = {.call = c,
-                 .parsed = &parsed,
+                 .parsed = parsed,
                  .params = params,
                  .values = params ? &params->values : NULL,
                  .timestamp =
                      params && params->timestamp != INT64_MIN ? params->timestamp : now_us()};
-    int rc = -1;
-    if (params && params->values.n != parsed.nbinds && !params->values.names)
-        rc = cql_fail(c, CQL_ERR_INVALID, "There were %zu markers(?) in CQL but %u bound variables",
-                      parsed.nbinds, params->values.n);
-    else
-        rc = run_stmt(&r, parsed.stmts[0]);
-    cql_parsed_free(&parsed);
-    return rc;
+    if (params && params->values.n != parsed->nbinds && !params->values.names)
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "There were %zu markers(?) in CQL but %u bound variables", parsed->nbinds,
+                        params->values.n);
+    return run_stmt(&r, parsed->stmts[0]);
 }
 
 int cql_exec_query(cql_call *c, const cql_query *q)
 {
-    return run_text(c, q->query.p, q->query.len, &q->params);
+    cql_parsed parsed;
+    cql_parse_error perr;
+    memset(&perr, 0, sizeof perr);
+    if (cql_parse(q->query.p, q->query.len, &parsed, &perr) != 0)
+        return cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
+    int rc = run_parsed(c, &parsed, &q->params);
+    cql_parsed_free(&parsed);
+    return rc;
 }
 
 int cql_exec_execute(cql_call *c, const cql_execute *e)
 {
-    char *text = NULL, *ks = NULL;
-    size_t len = 0;
-    if (cql_prepared_get(c, (const uint8_t *)e->id.p, e->id.len, &text, &len, &ks) != 0) return -1;
+    cql_plan *plan;
+    if (cql_prepared_get(c, (const uint8_t *)e->id.p, e->id.len, &plan) != 0) return -1;
     const char *conn = c->keyspace;
-    if (ks) c->keyspace = ks;
-    int rc = run_text(c, text, len, &e->params);
+    if (plan->keyspace) c->keyspace = plan->keyspace;
+    int rc = run_parsed(c, &plan->parsed, &e->params);
     c->keyspace = conn;
-    free(text);
-    free(ks);
+    cql_plan_release(plan);
     return rc;
 }
 
@@ -471,16 +469,13 @@ static int run_batch_stmt(cql_run *r, const cql_stmt *s)
 
 int cql_exec_batch(cql_call *c, const cql_batch *b)
 {
-    cql_parsed *parsed = calloc(b->n + 1, sizeof *parsed);
+    cql_plan **plans = calloc(b->n + 1, sizeof *plans);
     cql_run *runs = calloc(b->n + 1, sizeof *runs);
     cql_run **rp = calloc(b->n + 1, sizeof *rp);
     const cql_stmt **stmts = calloc(b->n + 1, sizeof *stmts);
-    char **keyspaces = calloc(b->n + 1, sizeof *keyspaces);
     cql_query_params *params = calloc(b->n + 1, sizeof *params);
-    int rc = parsed && runs && rp && stmts && keyspaces && params
-                 ? 0
-                 : cql_fail(c, CQL_ERR_SERVER, "out of memory");
-    size_t nparsed = 0;
+    int rc =
+        plans && runs && rp && stmts && params ? 0 : cql_fail(c, CQL_ERR_SERVER, "out of memory");
     int64_t ts = b->timestamp != INT64_MIN ? b->timestamp : now_us();
     char ksbuf[CQL_NAME_MAX];
     if (b->keyspace.p) {
@@ -489,44 +484,27 @@ int cql_exec_batch(cql_call *c, const cql_batch *b)
     }
     for (size_t i = 0; rc == 0 && i < b->n; i++) {
         const cql_batch_statement *bs = &b->statements[i];
-        char *text = NULL;
-        size_t len = 0;
         if (bs->prepared) {
-            if (cql_prepared_get(c, (const uint8_t *)bs->query.p, bs->query.len, &text, &len,
-                                 &keyspaces[i]) != 0) {
+            if (cql_prepared_get(c, (const uint8_t *)bs->query.p, bs->query.len, &plans[i]) != 0) {
                 rc = -1;
                 break;
             }
-        } else {
-            text = malloc(bs->query.len + 1);
-            if (text == NULL) {
-                rc = cql_fail(c, CQL_ERR_SERVER, "out of memory");
-                break;
-            }
-            memcpy(text, bs->query.p, bs->query.len);
-            text[bs->query.len] = '\0';
-            len = bs->query.len;
-        }
-        cql_parse_error perr;
-        memset(&perr, 0, sizeof perr);
-        int prc = cql_parse(text, len, &parsed[i], &perr);
-        free(text);
-        if (prc != 0) {
-            rc = cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
+        } else if ((plans[i] = cql_plan_parse(c, bs->query.p, bs->query.len)) == NULL) {
+            rc = -1;
             break;
         }
-        nparsed = i + 1;
-        const cql_stmt *s = parsed[i].stmts[0];
+        const cql_parsed *parsed = &plans[i]->parsed;
+        const cql_stmt *s = parsed->stmts[0];
         if (s->kind != CQL_INSERT && s->kind != CQL_UPDATE && s->kind != CQL_DELETE) {
             rc = cql_fail(c, CQL_ERR_INVALID,
                           "Invalid statement in batch: only UPDATE, INSERT and DELETE statements "
                           "are allowed.");
             break;
         }
-        if (bs->values.n != parsed[i].nbinds) {
+        if (bs->values.n != parsed->nbinds) {
             rc = cql_fail(c, CQL_ERR_INVALID,
-                          "There were %zu markers(?) in CQL but %u bound variables",
-                          parsed[i].nbinds, bs->values.n);
+                          "There were %zu markers(?) in CQL but %u bound variables", parsed->nbinds,
+                          bs->values.n);
             break;
         }
         params[i].values = bs->values;
@@ -534,26 +512,23 @@ int cql_exec_batch(cql_call *c, const cql_batch *b)
         params[i].page_size = -1;
         params[i].paging_state.len = CQL_NULL;
         runs[i] = (cql_run){.call = c,
-                            .parsed = &parsed[i],
+                            .parsed = parsed,
                             .params = &params[i],
                             .values = &params[i].values,
                             .timestamp = ts,
-                            .keyspace = keyspaces[i]};
+                            .keyspace = plans[i]->keyspace};
         rp[i] = &runs[i];
         stmts[i] = s;
     }
     if (rc == 0)
         rc = cql_exec_write_batch(rp, stmts, b->n, b->type == CQL_BATCH_COUNTER,
                                   b->type == CQL_BATCH_LOGGED);
-    for (size_t i = 0; i < nparsed; i++)
-        cql_parsed_free(&parsed[i]);
-    for (size_t i = 0; keyspaces && i < b->n; i++)
-        free(keyspaces[i]);
-    free(parsed);
+    for (size_t i = 0; plans && i < b->n; i++)
+        cql_plan_release(plans[i]);
+    free(plans);
     free(runs);
     free(rp);
     free(stmts);
-    free(keyspaces);
     free(params);
     return rc;
 }
@@ -592,6 +567,137 @@ int cql_text_writes(const char *text, size_t len)
 
 /* ---- tables as statements see them ---- */
 
+/* A schema table's description, shared by the statements of one schema version. */
+struct cql_tshared {
+    int refs; /* atomic: the state's and each statement's */
+    cql_tinfo t;
+};
+
+static void tshared_release(cql_tshared *sh)
+{
+    if (sh == NULL || __atomic_sub_fetch(&sh->refs, 1, __ATOMIC_ACQ_REL) != 0) return;
+    cql_arena_free(&sh->t.arena);
+    free(sh);
+}
+
+void cql_tinfo_cache_clear(cql_state *st)
+{
+    for (size_t i = 0; i < st->ntables; i++)
+        tshared_release(st->tables[i]);
+    free(st->tables);
+    st->tables = NULL;
+    st->ntables = st->captables = 0;
+    st->tables_version[0] = '\0';
+}
+
+/* Builds the description of ks.name into t from the schema (the state's lock held). */
+static int tinfo_build(cql_call *c, cql_state *st, const char *ks, const char *name, cql_tinfo *t)
+{
+    int rc = 0;
+    json_t *def = cql_schema_table(st->schema, ks, name);
+    snprintf(t->engine, sizeof t->engine, "%s", name);
+    if (def == NULL) {
+        def = json_object_get(json_object_get(cql_schema_keyspace(st->schema, ks), "views"), name);
+        if (def) {
+            t->view = 1;
+            snprintf(t->engine, sizeof t->engine, "%s",
+                     json_string_value(json_object_get(def, "base")));
+        }
+    }
+    if (cql_schema_keyspace(st->schema, ks) == NULL)
+        return cql_fail(c, CQL_ERR_INVALID, "keyspace %s does not exist", ks);
+    if (def == NULL) return cql_fail(c, CQL_ERR_INVALID, "table %s does not exist", name);
+    json_t *cols = json_object_get(def, "columns");
+    t->ncols = json_array_size(cols);
+    t->cols = cql_arena_alloc(&t->arena, (t->ncols + 1) * sizeof *t->cols);
+    t->counter = json_is_true(json_object_get(def, "counter"));
+    t->default_ttl = json_integer_value(
+        json_object_get(json_object_get(def, "options"), "default_time_to_live"));
+    cqltype_env env;
+    cql_type_env(st, ks, &t->arena, &env);
+    size_t i;
+    json_t *col;
+    json_array_foreach(cols, i, col)
+    {
+        cql_tcol *tc = &t->cols[i];
+        const char *n = json_string_value(json_object_get(col, "name"));
+        const char *ty = json_string_value(json_object_get(col, "type"));
+        const char *kind = json_string_value(json_object_get(col, "kind"));
+        tc->name = cql_arena_strndup(&t->arena, n, strlen(n));
+        cql_parse_error perr;
+        memset(&perr, 0, sizeof perr);
+        if (cqltype_parse(&t->arena, ty, strlen(ty), &env, &tc->type, &perr) != 0) {
+            rc = cql_fail(c, CQL_ERR_SERVER, "the stored type of %s.%s.%s cannot be read: %s", ks,
+                          name, n, perr.msg);
+            break;
+        }
+        tc->wire = &tc->type->wire;
+        tc->kind = strcmp(kind, "partition_key") == 0 ? 'p'
+                   : strcmp(kind, "clustering") == 0  ? 'c'
+                   : strcmp(kind, "static") == 0      ? 's'
+                                                      : 'r';
+        tc->pos = (int)json_integer_value(json_object_get(col, "position"));
+        tc->desc = strcmp(json_string_value(json_object_get(col, "order")), "desc") == 0;
+        json_t *drop = json_object_get(json_object_get(def, "dropped"), n);
+        tc->dropped_at =
+            drop ? (int64_t)json_integer_value(json_object_get(drop, "time")) : INT64_MIN;
+        if (tc->kind == 'p') t->npk++;
+        if (tc->kind == 'c') t->nck++;
+    }
+    const char *iname;
+    json_t *iv;
+    json_object_foreach(json_object_get(def, "indexes"), iname, iv)
+    {
+        const char *target = json_string_value(json_object_get(iv, "target"));
+        for (size_t k = 0; target && k < t->ncols; k++)
+            if (strcmp(t->cols[k].name, target) == 0)
+                t->cols[k].index = cql_arena_strndup(&t->arena, iname, strlen(iname));
+    }
+    return rc;
+}
+
+/* The state's description of ks.name for the current schema version, with a reference
+ * taken: built at its first use in the version (the state's lock held). */
+static cql_tshared *tinfo_shared(cql_call *c, cql_state *st, const char *ks, const char *name)
+{
+    const char *version = cql_schema_version(st->schema);
+    if (version == NULL) version = "";
+    if (strcmp(st->tables_version, version) != 0) {
+        cql_tinfo_cache_clear(st);
+        snprintf(st->tables_version, sizeof st->tables_version, "%s", version);
+    }
+    for (size_t i = 0; i < st->ntables; i++) {
+        cql_tshared *sh = st->tables[i];
+        if (strcmp(sh->t.name, name) == 0 && strcmp(sh->t.ks, ks) == 0) {
+            __atomic_add_fetch(&sh->refs, 1, __ATOMIC_RELAXED);
+            return sh;
+        }
+    }
+    cql_tshared *sh = calloc(1, sizeof *sh);
+    if (sh == NULL) {
+        cql_fail(c, CQL_ERR_SERVER, "out of memory");
+        return NULL;
+    }
+    sh->refs = 1;
+    cql_arena_init(&sh->t.arena, 0);
+    snprintf(sh->t.ks, sizeof sh->t.ks, "%s", ks);
+    snprintf(sh->t.name, sizeof sh->t.name, "%s", name);
+    if (tinfo_build(c, st, ks, name, &sh->t) != 0) {
+        tshared_release(sh);
+        return NULL;
+    }
+    if (st->ntables == st->captables) {
+        size_t cap = st->captables ? 2 * st->captables : 16;
+        cql_tshared **n = realloc(st->tables, cap * sizeof *n);
+        if (n == NULL) return sh; /* not kept: built again next time */
+        st->tables = n;
+        st->captables = cap;
+    }
+    sh->refs++;
+    st->tables[st->ntables++] = sh;
+    return sh;
+}
+
 int cql_tinfo_load(cql_call *c, const char *ks, const char *name, cql_tinfo *t)
 {
     memset(t, 0, sizeof *t);
@@ -604,76 +710,20 @@ int cql_tinfo_load(cql_call *c, const char *ks, const char *name, cql_tinfo *t)
     cql_state *st = cql_state_of(c);
     if (st == NULL) return -1;
     pthread_mutex_lock(&st->lock);
-    int rc = 0;
-    json_t *def = cql_schema_table(st->schema, ks, name);
-    snprintf(t->engine, sizeof t->engine, "%s", name);
-    if (def == NULL) {
-        def = json_object_get(json_object_get(cql_schema_keyspace(st->schema, ks), "views"), name);
-        if (def) {
-            t->view = 1;
-            snprintf(t->engine, sizeof t->engine, "%s",
-                     json_string_value(json_object_get(def, "base")));
-        }
-    }
-    if (cql_schema_keyspace(st->schema, ks) == NULL) {
-        rc = cql_fail(c, CQL_ERR_INVALID, "keyspace %s does not exist", ks);
-    } else if (def == NULL) {
-        rc = cql_fail(c, CQL_ERR_INVALID, "table %s does not exist", name);
-    } else {
-        json_t *cols = json_object_get(def, "columns");
-        t->ncols = json_array_size(cols);
-        t->cols = cql_arena_alloc(&t->arena, (t->ncols + 1) * sizeof *t->cols);
-        t->counter = json_is_true(json_object_get(def, "counter"));
-        t->default_ttl = json_integer_value(
-            json_object_get(json_object_get(def, "options"), "default_time_to_live"));
-        cqltype_env env;
-        cql_type_env(st, ks, &t->arena, &env);
-        size_t i;
-        json_t *col;
-        json_array_foreach(cols, i, col)
-        {
-            cql_tcol *tc = &t->cols[i];
-            const char *n = json_string_value(json_object_get(col, "name"));
-            const char *ty = json_string_value(json_object_get(col, "type"));
-            const char *kind = json_string_value(json_object_get(col, "kind"));
-            tc->name = cql_arena_strndup(&t->arena, n, strlen(n));
-            cql_parse_error perr;
-            memset(&perr, 0, sizeof perr);
-            if (cqltype_parse(&t->arena, ty, strlen(ty), &env, &tc->type, &perr) != 0) {
-                rc = cql_fail(c, CQL_ERR_SERVER, "the stored type of %s.%s.%s cannot be read: %s",
-                              ks, name, n, perr.msg);
-                break;
-            }
-            tc->wire = &tc->type->wire;
-            tc->kind = strcmp(kind, "partition_key") == 0 ? 'p'
-                       : strcmp(kind, "clustering") == 0  ? 'c'
-                       : strcmp(kind, "static") == 0      ? 's'
-                                                          : 'r';
-            tc->pos = (int)json_integer_value(json_object_get(col, "position"));
-            tc->desc = strcmp(json_string_value(json_object_get(col, "order")), "desc") == 0;
-            json_t *drop = json_object_get(json_object_get(def, "dropped"), n);
-            tc->dropped_at =
-                drop ? (int64_t)json_integer_value(json_object_get(drop, "time")) : INT64_MIN;
-            if (tc->kind == 'p') t->npk++;
-            if (tc->kind == 'c') t->nck++;
-        }
-        const char *iname;
-        json_t *iv;
-        json_object_foreach(json_object_get(def, "indexes"), iname, iv)
-        {
-            const char *target = json_string_value(json_object_get(iv, "target"));
-            for (size_t k = 0; target && k < t->ncols; k++)
-                if (strcmp(t->cols[k].name, target) == 0)
-                    t->cols[k].index = cql_arena_strndup(&t->arena, iname, strlen(iname));
-        }
-    }
+    cql_tshared *sh = tinfo_shared(c, st, ks, name);
     pthread_mutex_unlock(&st->lock);
-    return rc;
+    if (sh == NULL) return -1;
+    *t = sh->t;
+    cql_arena_init(&t->arena, 0);
+    t->shared = sh;
+    return 0;
 }
 
 void cql_tinfo_free(cql_tinfo *t)
 {
     cql_arena_free(&t->arena);
+    tshared_release(t->shared);
+    t->shared = NULL;
 }
 
 const cql_tcol *cql_tinfo_col(const cql_tinfo *t, const char *name)

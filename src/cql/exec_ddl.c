@@ -400,8 +400,8 @@ static void sort_columns(json_t *cols)
     free(rest);
 }
 
-/* The engine table of a CQL table: "ks.t", a binary partition key and, with clustering
- * columns, a binary sort key. */
+/* The engine table of a CQL table: "ks.t", a binary partition key (its partitions in
+ * token order) and, with clustering columns, a binary sort key. */
 static int create_engine_table(cql_call *c, const char *ks, const char *name, int clustered)
 {
     char full[128], arn[256];
@@ -420,14 +420,14 @@ static int create_engine_table(cql_call *c, const char *ks, const char *name, in
     }
     json_t *desc = json_pack(
         "{s:o, s:s, s:o, s:s, s:f, s:{s:i,s:i,s:i}, s:{s:s,s:f}, s:i, s:i, s:s, s:s, s:b, "
-        "s:{s:s,s:s}, s:{s:s,s:s}}",
+        "s:{s:s,s:s}, s:{s:s,s:s}, s:s}",
         "AttributeDefinitions", defs, "TableName", full, "KeySchema", keys, "TableStatus", "ACTIVE",
         "CreationDateTime", now, "ProvisionedThroughput", "NumberOfDecreasesToday", 0,
         "ReadCapacityUnits", 0, "WriteCapacityUnits", 0, "BillingModeSummary", "BillingMode",
         "PAY_PER_REQUEST", "LastUpdateToPayPerRequestDateTime", now, "TableSizeBytes", 0,
         "ItemCount", 0, "TableArn", arn, "TableId", id, "DeletionProtectionEnabled", 0,
         CQL_TABLE_FIELD, "keyspace", ks, "table", name, QR_TTL_FIELD, "TimeToLiveStatus", "ENABLED",
-        "AttributeName", CQL_EXPIRES_ATTR);
+        "AttributeName", CQL_EXPIRES_ATTR, QR_PARTITION_ORDER_FIELD, QR_PARTITION_ORDER_TOKEN);
     if (desc == NULL) return cql_fail(c, CQL_ERR_SERVER, "out of memory");
     qr_err err;
     err_init(&err);

@@ -12,6 +12,7 @@
 
 #include "cql/ast.h"
 #include "cql/exec.h"
+#include "cql/keyenc.h"
 #include "cql/schema.h"
 
 /* How a CQL table is kept in its engine table (the contract's storage mapping): the
@@ -25,11 +26,17 @@
 
 struct cqltype_env;
 
-/* The database's CQL state: its schema (schema.h) and prepared statements. */
+/* The database's CQL state: its schema (schema.h), the tables' descriptions as statements
+ * see them (built once per schema version, shared by the statements that run on it) and
+ * the prepared statements. */
 typedef struct cql_prepared_entry cql_prepared_entry;
+typedef struct cql_tshared cql_tshared;
 typedef struct cql_state {
-    pthread_mutex_t lock; /* the schema and the prepared statements */
+    pthread_mutex_t lock; /* the schema, the tables' descriptions and prepared statements */
     cql_schema *schema;
+    char tables_version[40]; /* the schema version the descriptions below were built from */
+    cql_tshared **tables;
+    size_t ntables, captables;
     cql_prepared_entry *prepared;
     size_t nprepared, capprepared;
 } cql_state;
@@ -104,14 +111,19 @@ typedef struct cql_tinfo {
     size_t ncols, npk, nck;
     int counter;
     int64_t default_ttl; /* seconds */
-    cql_arena arena;     /* everything above */
+    cql_arena arena;     /* a system table's columns; a statement's own allocations */
+    cql_tshared *shared; /* the database's description cols point into, or NULL */
 } cql_tinfo;
 
-/* Fills *t for ks.name, from the schema or the system tables. 0, or -1 with the call's
- * error ("keyspace x does not exist", "table x does not exist") set. cql_tinfo_free
- * either way. */
+/* Fills *t for ks.name, from the schema or the system tables. A schema table's columns
+ * are the state's description of it for the current schema version (built at its first
+ * use in that version, then shared, read-only); t->arena is the statement's own. 0, or
+ * -1 with the call's error ("keyspace x does not exist", "table x does not exist") set.
+ * cql_tinfo_free either way. */
 int cql_tinfo_load(cql_call *c, const char *ks, const char *name, cql_tinfo *t);
 void cql_tinfo_free(cql_tinfo *t);
+/* Lets go of the state's descriptions (when the schema version moved on, and at close). */
+void cql_tinfo_cache_clear(cql_state *st);
 /* The column named name, or NULL. */
 const cql_tcol *cql_tinfo_col(const cql_tinfo *t, const char *name);
 /* A system table's columns into t (1), or 0 when ks.name is none. */
@@ -130,10 +142,21 @@ typedef struct cql_markers {
 int cql_markers_of(cql_call *c, const cql_stmt *s, const cql_parsed *p, cql_tinfo *t,
                    cql_markers *m);
 void cql_markers_free(cql_markers *m);
-/* The kept text of a prepared id and the keyspace it was prepared in (malloc'd copies):
- * 0, or -1 with UNPREPARED set. */
-int cql_prepared_get(cql_call *c, const uint8_t *id, size_t len, char **text, size_t *tlen,
-                     char **ks);
+/* A prepared statement as EXECUTE and BATCH run it: its parse, kept from PREPARE (the
+ * tree does not depend on the schema and is only read while statements run), and the
+ * keyspace it was prepared in (NULL: the connection's). Shared by the calls running it. */
+typedef struct cql_plan {
+    int refs; /* atomic */
+    cql_parsed parsed;
+    char *keyspace;
+} cql_plan;
+/* A new plan (one reference) of a statement's text: NULL with the call's error set (the
+ * SyntaxException of a text that does not parse). */
+cql_plan *cql_plan_parse(cql_call *c, const char *text, size_t len);
+/* The plan of a prepared id, with a reference taken (cql_plan_release): 0, or -1 with
+ * UNPREPARED set. */
+int cql_prepared_get(cql_call *c, const uint8_t *id, size_t len, cql_plan **plan);
+void cql_plan_release(cql_plan *p);
 void cql_prepared_free_all(cql_state *st);
 
 /* A selector that calls a function on a row: a native function (func.h) of columns and
@@ -216,9 +239,9 @@ typedef struct cql_keys {
     size_t nck_cols, ck_eq;
     int slice; /* a range after the prefix: */
     int has_lo, has_hi, lo_incl, hi_incl;
-    buf lo, hi; /* its bounds' components, in storage order */
-    size_t slice_ncols;
-    int token; /* token(pk) restricted: rows with lo <= token <= hi */
+    cql_vlist lo, hi;     /* its bounds' values, in value order (> and >=; < and <=) */
+    cqlkey_ranges ranges; /* the bytes of $ck after the prefix the slice selects */
+    int token;            /* token(pk) restricted: rows with lo <= token <= hi */
     int64_t token_lo, token_hi;
     const cql_tcol *index; /* read through this column's index (its = stays a filter) */
     const cql_relation *index_rel;
@@ -246,7 +269,12 @@ int cql_each_combination(const cql_vlist *lists, size_t n,
  * first row, or the static row when with_static; hi empty: to the partition's end). */
 int cql_partition_bounds(const struct table *et, const buf *pk, const buf *lo, const buf *hi,
                          int with_static, buf *lower, buf *upper, qr_err *err);
-/* The $ck range [lo, hi) of a clustering prefix with the keys' slice. */
+/* The $ck ranges [lo, hi) of a clustering prefix with the keys' slice: cql_slice_count of
+ * them, in ascending order (one without a slice; a slice over clustering columns of mixed
+ * orders may select several, one none). cql_slice_bytes gives the first, or for none an
+ * empty range. */
+size_t cql_slice_count(const cql_keys *k);
+void cql_slice_range(const buf *prefix, const cql_keys *k, size_t i, buf *lo, buf *hi);
 void cql_slice_bytes(const buf *prefix, const cql_keys *k, buf *lo, buf *hi);
 /* 1 when cmp (a comparison's sign) satisfies op (=, !=, <, <=, >, >=). */
 int cql_compare_op(cql_op op, int cmp);

@@ -19,6 +19,7 @@
 #include "cqlwire/cql_value.h"
 #include "engine/engine.h"
 #include "model/keycodec.h"
+#include "util/jsonread.h"
 
 /* ---- byte bounds ---- */
 
@@ -75,22 +76,28 @@ int cql_partition_bounds(const table *et, const buf *pk, const buf *lo, const bu
     return 0;
 }
 
-void cql_slice_bytes(const buf *prefix, const cql_keys *k, buf *lo, buf *hi)
+size_t cql_slice_count(const cql_keys *k)
+{
+    return k->slice ? k->ranges.n : 1;
+}
+
+void cql_slice_range(const buf *prefix, const cql_keys *k, size_t i, buf *lo, buf *hi)
 {
     buf_reset(lo);
     buf_reset(hi);
     buf_append(lo, prefix->data, prefix->len);
-    if (k->slice && k->has_lo) {
-        buf_append(lo, k->lo.data, k->lo.len);
-        if (!k->lo_incl) buf_prefix_successor(lo);
-    }
     buf_append(hi, prefix->data, prefix->len);
-    if (k->slice && k->has_hi) {
-        buf_append(hi, k->hi.data, k->hi.len);
-        if (k->hi_incl) buf_prefix_successor(hi);
-    } else {
+    const cqlkey_range *r = k->slice && i < k->ranges.n ? &k->ranges.r[i] : NULL;
+    if (r) buf_append(lo, r->lo.data, r->lo.len);
+    if (r && !r->no_hi)
+        buf_append(hi, r->hi.data, r->hi.len);
+    else if (!k->slice || r)
         buf_prefix_successor(hi);
-    }
+}
+
+void cql_slice_bytes(const buf *prefix, const cql_keys *k, buf *lo, buf *hi)
+{
+    cql_slice_range(prefix, k, 0, lo, hi);
 }
 
 /* ---- the selection ---- */
@@ -124,6 +131,7 @@ typedef struct qctx {
     cql_rows jrow;            /* SELECT JSON: the selection's columns, one row at a time */
     int64_t limit, ppl, page; /* -1: none */
     int reversed;
+    int token_ranged; /* the token restriction is the scan's key range */
     int64_t now_s;
     /* paging */
     uint32_t part_index;
@@ -374,7 +382,7 @@ static int fn_value(qctx *q, const cql_fnsel *f, buf *out);
 /* A row against the filters: 1 kept, 0 not, -1 error. */
 static int row_filtered(qctx *q)
 {
-    if (q->k.token) {
+    if (q->k.token && !q->token_ranged) {
         /* the token of the row's partition key */
         cql_fnsel f;
         memset(&f, 0, sizeof f);
@@ -711,23 +719,24 @@ static int done(qctx *q)
     return 0;
 }
 
-/* One item read: a row of the partition, or its static row. 1 stop, 0 go on, -1 error. */
-static int take(qctx *q, json_t *item, const char *key, size_t key_len)
+/* The base64 text of a static row's $ck (CQL_CK_STATIC alone). */
+#define CK_STATIC_B64 "AA=="
+
+/* One item read: a row of the partition, or its static row; pk its serialized partition
+ * key when the caller knows it (NULL: read from the item). 1 stop, 0 go on, -1 error. */
+static int take(qctx *q, json_t *item, const char *key, size_t key_len, const buf *pk)
 {
     buf_reset(&q->last_key);
     buf_append(&q->last_key, key, key_len);
-    buf_reset(&q->cur_pk);
-    cql_unb64(json_object_get(item, CQL_PK_ATTR), &q->cur_pk);
-    json_t *ckav = json_object_get(item, CQL_CK_ATTR);
-    int is_static = 0;
-    if (ckav) {
-        buf ck;
-        buf_init(&ck, 0);
-        cql_unb64(ckav, &ck);
-        is_static = ck.len == 1 && (uint8_t)ck.data[0] == CQL_CK_STATIC;
-        buf_free(&ck);
+    if (pk == NULL) {
+        buf_reset(&q->cur_pk);
+        cql_unb64(json_object_get(item, CQL_PK_ATTR), &q->cur_pk);
+    } else if (!cql_same_bytes(pk->data, pk->len, q->cur_pk.data, q->cur_pk.len)) {
+        buf_reset(&q->cur_pk);
+        buf_append(&q->cur_pk, pk->data, pk->len);
     }
-    if (is_static) {
+    const char *ck = json_string_value(json_object_get(json_object_get(item, CQL_CK_ATTR), "B"));
+    if (ck && strcmp(ck, CK_STATIC_B64) == 0) {
         json_decref(q->static_item);
         q->static_item = json_incref(item);
         return 0;
@@ -807,19 +816,18 @@ static int load_static(qctx *q, const buf *pk)
     return rc;
 }
 
-/* Reads [lower, upper) of the table, forward or backward, handing each item to take;
- * a scan (partition < 0) marks where partitions change. */
-static int read_range(qctx *q, const buf *lower, const buf *upper, int forward, int scan)
+/* Reads [lower, upper) of the table, forward or backward, handing each item to take:
+ * the rows of partition pk, or with pk NULL a scan, which marks where partitions change. */
+static int read_range(qctx *q, const buf *lower, const buf *upper, int forward, const buf *pk)
 {
     qr_err err;
     err_init(&err);
     range_cursor *cur = cursor_open(q->r->call->db, q->et, NULL, lower, upper, forward, 1, NULL);
-    const char *json;
-    size_t len, size;
-    int got, rc = 0;
-    buf part, key;
+    const char *json, *key;
+    size_t len, size, key_len;
+    int got, rc = 0, scan = pk == NULL;
+    buf part;
     buf_init(&part, 0);
-    buf_init(&key, 0);
     if (scan && q->resume && q->last_key.len) {
         /* resuming inside the partition of the last page's last item */
         size_t pl = key_partition_len(q->et, q->last_key.data, q->last_key.len);
@@ -828,20 +836,15 @@ static int read_range(qctx *q, const buf *lower, const buf *upper, int forward, 
         if (q->cur_pk.len && load_static(q, &q->cur_pk) != 0) rc = -1;
     }
     while (rc == 0 && (got = cursor_next(cur, &json, &len, &size, &err)) == 1) {
-        json_t *item = json_loadb(json, len, 0, NULL);
+        key = cursor_key(cur, &key_len);
+        json_t *item = json_read(json, len, JSON_ALLOW_NUL, NULL);
         if (item == NULL) {
             rc = cql_fail(q->r->call, CQL_ERR_SERVER, "a stored row cannot be read");
             break;
         }
-        buf_reset(&key);
-        if (key_item(&key, q->et, item, &err) != 0) {
-            json_decref(item);
-            rc = cql_fail_engine(q->r->call, CQL_ERR_SERVER, &err);
-            break;
-        }
         if (scan) {
-            size_t pl = key_partition_len(q->et, key.data, key.len);
-            if (!cql_same_bytes(part.data, part.len, key.data, pl)) {
+            size_t pl = key_partition_len(q->et, key, key_len);
+            if (!cql_same_bytes(part.data, part.len, key, pl)) {
                 if (part.len) {
                     rc = static_only(q);
                     if (rc) {
@@ -851,18 +854,51 @@ static int read_range(qctx *q, const buf *lower, const buf *upper, int forward, 
                 }
                 new_partition(q);
                 buf_reset(&part);
-                buf_append(&part, key.data, pl);
+                buf_append(&part, key, pl);
             }
         }
-        rc = take(q, item, key.data, key.len);
+        rc = take(q, item, key, key_len, pk);
         json_decref(item);
     }
     if (rc == 0 && got < 0) rc = cql_fail_engine(q->r->call, CQL_ERR_SERVER, &err);
     if (rc == 0 && scan && part.len) rc = static_only(q);
     cursor_close(cur);
     buf_free(&part);
-    buf_free(&key);
     return rc < 0 ? -1 : rc;
+}
+
+static int cmp_buf(const void *a, const void *b)
+{
+    const buf *x = a, *y = b;
+    size_t n = x->len < y->len ? x->len : y->len;
+    int c = memcmp(x->data, y->data, n);
+    return c ? c : (x->len > y->len) - (x->len < y->len);
+}
+
+/* Reads the one row of partition pk whose $ck is ck (NULL: a table without clustering)
+ * with a point read, unless it is not past after (the last page's last key). */
+static int read_row(qctx *q, const buf *pk, const buf *ck, const buf *after)
+{
+    qr_err err;
+    err_init(&err);
+    buf key;
+    buf_init(&key, 0);
+    json_t *item = NULL;
+    int rc = cql_row_key(q->et, pk, ck, &key, &err) == 0 ? 0 : -1;
+    if (rc == 0 && after && after->len) {
+        int past = q->reversed ? cmp_buf(&key, after) < 0 : cmp_buf(&key, after) > 0;
+        if (!past) goto out;
+    }
+    int got = rc == 0 ? item_get_parsed(q->r->call->db, q->et, NULL, &key, 1, &item, &err) : -1;
+    if (got < 0) {
+        rc = cql_fail_engine(q->r->call, CQL_ERR_SERVER, &err);
+        goto out;
+    }
+    if (got == 1) rc = take(q, item, key.data, key.len, pk);
+out:
+    json_decref(item);
+    buf_free(&key);
+    return rc;
 }
 
 /* ---- reads through a secondary index ---- */
@@ -919,7 +955,7 @@ static int read_index(qctx *q)
     int got;
     rc = 0;
     while (rc == 0 && (got = cursor_next(cur, &json, &len, &size, &err)) == 1) {
-        json_t *entry = json_loadb(json, len, 0, NULL);
+        json_t *entry = json_read(json, len, JSON_ALLOW_NUL, NULL);
         buf_reset(&key);
         if (entry == NULL || key_item(&key, q->et, entry, &err) != 0) {
             json_decref(entry);
@@ -947,7 +983,7 @@ static int read_index(qctx *q)
             rc = load_static(q, &pk);
         }
         buf_free(&pk);
-        if (rc == 0) rc = take(q, item, key.data, key.len);
+        if (rc == 0) rc = take(q, item, key.data, key.len, NULL);
         json_decref(item);
     }
     if (rc == 0 && got < 0) rc = cql_fail_engine(c, CQL_ERR_SERVER, &err);
@@ -983,7 +1019,7 @@ static int view_range(vparts *v, const buf *lower, const buf *upper)
     buf key;
     buf_init(&key, 0);
     while (rc == 0 && (got = cursor_next(cur, &json, &len, &size, &err)) == 1) {
-        json_t *item = json_loadb(json, len, 0, NULL);
+        json_t *item = json_read(json, len, JSON_ALLOW_NUL, NULL);
         buf_reset(&key);
         if (item == NULL || key_item(&key, q->et, item, &err) != 0) {
             json_decref(item);
@@ -995,7 +1031,7 @@ static int view_range(vparts *v, const buf *lower, const buf *upper)
             json_decref(item);
             continue;
         }
-        rc = take(q, item, key.data, key.len);
+        rc = take(q, item, key.data, key.len, NULL);
         json_decref(item);
     }
     if (rc == 0 && got < 0) rc = cql_fail_engine(c, CQL_ERR_SERVER, &err);
@@ -1146,14 +1182,6 @@ static int add_prefix(void *arg, const buf *const *vals)
     return 0;
 }
 
-static int cmp_buf(const void *a, const void *b)
-{
-    const buf *x = a, *y = b;
-    size_t n = x->len < y->len ? x->len : y->len;
-    int c = memcmp(x->data, y->data, n);
-    return c ? c : (x->len > y->len) - (x->len < y->len);
-}
-
 /* Reads one partition: its static row, then each clustering range; after: resume past
  * this key (the last page's last item), with carried rows of the partition already
  * answered. */
@@ -1173,19 +1201,24 @@ static int read_partition(qctx *q, const buf *pk, const prefixes *pre, const buf
     buf_init(&hi, 0);
     if (q->t->nck == 0) {
         if (after && after->len) goto out; /* its one row was answered */
-        buf none;
-        buf_init(&none, 0);
-        rc = cql_partition_bounds(q->et, pk, &none, &none, 0, &lower, &upper, &err);
-        if (rc == 0) rc = read_range(q, &lower, &upper, 1, 0);
+        rc = read_row(q, pk, NULL, NULL);
         goto out;
     }
     if (load_static(q, pk) != 0) {
         rc = -1;
         goto out;
     }
-    for (size_t i = 0; rc == 0 && i < pre->n; i++) {
-        size_t at = q->reversed ? pre->n - 1 - i : i;
-        cql_slice_bytes(&pre->p[at], &q->k, &lo, &hi);
+    /* a prefix of every clustering column names one row */
+    int rows = q->k.ck_eq == q->t->nck && !q->k.slice;
+    /* each prefix's ranges in order: the prefixes are sorted, and so are a slice's ranges */
+    size_t nr = cql_slice_count(&q->k);
+    for (size_t i = 0; rc == 0 && i < pre->n * nr; i++) {
+        size_t at = q->reversed ? pre->n * nr - 1 - i : i;
+        if (rows) {
+            rc = read_row(q, pk, &pre->p[at], after);
+            continue;
+        }
+        cql_slice_range(&pre->p[at / nr], &q->k, at % nr, &lo, &hi);
         if (cql_partition_bounds(q->et, pk, &lo, &hi, 0, &lower, &upper, &err) != 0) {
             rc = cql_fail_engine(q->r->call, CQL_ERR_SERVER, &err);
             break;
@@ -1204,7 +1237,7 @@ static int read_partition(qctx *q, const buf *pk, const prefixes *pre, const buf
             }
             if (cmp_buf(&lower, &upper) >= 0) continue;
         }
-        rc = read_range(q, &lower, &upper, !q->reversed, 0);
+        rc = read_range(q, &lower, &upper, !q->reversed, pk);
     }
     if (rc == 0) rc = static_only(q);
 out:
@@ -1336,12 +1369,25 @@ int cql_exec_select(cql_run *r, const cql_stmt *s, const cql_tinfo *t)
         key_table_prefix(&lower, q.et, 0);
         buf_append(&upper, lower.data, lower.len);
         buf_prefix_successor(&upper);
-        if (q.resume && q.last_key.len) {
+        if (q.k.token && table_token_order(q.et)) {
+            /* partitions lie in token order: the token range is a key range */
+            q.token_ranged = 1;
+            buf_reset(&lower);
+            key_token_bound(&lower, q.et, q.k.token_lo);
+            if (q.k.token_lo > q.k.token_hi) {
+                buf_reset(&upper);
+                buf_append(&upper, lower.data, lower.len); /* no token is in the range */
+            } else if (q.k.token_hi < INT64_MAX) {
+                buf_reset(&upper);
+                key_token_bound(&upper, q.et, q.k.token_hi + 1);
+            }
+        }
+        if (q.resume && q.last_key.len && cmp_buf(&q.last_key, &lower) >= 0) {
             buf_reset(&lower);
             buf_append(&lower, q.last_key.data, q.last_key.len);
             buf_putc(&lower, 0);
         }
-        rc = read_range(&q, &lower, &upper, 1, 1);
+        rc = read_range(&q, &lower, &upper, 1, NULL);
         buf_free(&lower);
         buf_free(&upper);
     }

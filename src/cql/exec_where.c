@@ -96,8 +96,9 @@ void cql_keys_free(cql_keys *k)
         vlist_free(&k->ck[i]);
     free(k->pk);
     free(k->ck);
-    buf_free(&k->lo);
-    buf_free(&k->hi);
+    vlist_free(&k->lo);
+    vlist_free(&k->hi);
+    cqlkey_ranges_free(&k->ranges);
     free(k->filters);
     memset(k, 0, sizeof *k);
 }
@@ -121,53 +122,33 @@ const char *cql_filtering_message(void)
     return FILTERING;
 }
 
-/* A slice bound on the clustering columns from position `from`: the components of the
- * terms, in storage order. */
-static int slice_bound(cql_run *r, const cql_tinfo *t, const cql_tcol *const *cols, size_t n,
-                       const cql_expr *const *terms, buf *out)
+/* Records one side of a slice: op (in value order) on the columns from the prefix on,
+ * compared with the terms as Cassandra compares tuples. */
+static int set_slice(cql_run *r, cql_keys *k, const cql_tcol *const *cols, size_t n, cql_op op,
+                     const cql_expr *const *terms)
 {
+    int lower = op == CQL_OP_GT || op == CQL_OP_GTE;
+    if (lower ? k->has_lo : k->has_hi)
+        return cql_fail(r->call, CQL_ERR_INVALID,
+                        "More than one restriction was found for the %s bound on %s",
+                        lower ? "start" : "end", cols[0]->name);
+    cql_vlist *l = lower ? &k->lo : &k->hi;
     for (size_t i = 0; i < n; i++) {
-        buf v;
-        buf_init(&v, 0);
-        int rc = cql_term(r, cols[i]->type, cols[i]->name, terms[i], &v);
+        buf *nv = realloc(l->v, (l->n + 1) * sizeof *nv);
+        if (nv == NULL) return cql_fail(r->call, CQL_ERR_SERVER, "out of memory");
+        l->v = nv;
+        buf_init(&l->v[l->n], 0);
+        int rc = cql_term(r, cols[i]->type, cols[i]->name, terms[i], &l->v[l->n]);
         if (rc != CQLVAL_OK) {
-            buf_free(&v);
+            buf_free(&l->v[l->n]);
             if (rc != CQLVAL_ERROR)
                 cql_fail(r->call, CQL_ERR_INVALID, "Invalid null value in condition for column %s",
                          cols[i]->name);
             return -1;
         }
-        rc = cql_ck_append(out, cols[i], (const uint8_t *)v.data, v.len);
-        buf_free(&v);
-        if (rc) return cql_fail(r->call, CQL_ERR_SERVER, "out of memory");
+        l->n++;
     }
-    (void)t;
-    return 0;
-}
-
-/* Records a slice: op on the columns (value order); with DESC columns the byte order
- * turns around. */
-static int set_slice(cql_run *r, const cql_tinfo *t, cql_keys *k, const cql_tcol *const *cols,
-                     size_t n, cql_op op, const cql_expr *const *terms)
-{
-    int desc = cols[0]->desc;
-    for (size_t i = 1; i < n; i++)
-        if (cols[i]->desc != desc)
-            return cql_fail(r->call, CQL_ERR_INVALID,
-                            "A multi-column slice over clustering columns of mixed order is "
-                            "not supported here: (%s, ...) mixes ASC and DESC",
-                            cols[0]->name);
-    int lower = op == CQL_OP_GT || op == CQL_OP_GTE;
-    if (desc) lower = !lower;
     int incl = op == CQL_OP_GTE || op == CQL_OP_LTE;
-    buf *b = lower ? &k->lo : &k->hi;
-    if (lower ? k->has_lo : k->has_hi) {
-        return cql_fail(r->call, CQL_ERR_INVALID,
-                        "More than one restriction was found for the %s bound on %s",
-                        (op == CQL_OP_GT || op == CQL_OP_GTE) ? "start" : "end", cols[0]->name);
-    }
-    buf_reset(b);
-    if (slice_bound(r, t, cols, n, terms, b) != 0) return -1;
     if (lower) {
         k->has_lo = 1;
         k->lo_incl = incl;
@@ -176,7 +157,32 @@ static int set_slice(cql_run *r, const cql_tinfo *t, cql_keys *k, const cql_tcol
         k->hi_incl = incl;
     }
     k->slice = 1;
-    if (n > k->slice_ncols) k->slice_ncols = n;
+    return 0;
+}
+
+/* The slice's bounds over the clustering columns from position from on, as ranges of the
+ * bytes of $ck that follow the prefix. */
+static int slice_ranges(cql_run *r, const cql_tinfo *t, size_t from, cql_keys *k)
+{
+    cqlkey_col cols[64];
+    cql_value lo[64], hi[64];
+    size_t n = 0;
+    for (size_t pos = from; pos < t->nck && n < 64; pos++)
+        for (size_t j = 0; j < t->ncols; j++)
+            if (t->cols[j].kind == 'c' && t->cols[j].pos == (int)pos)
+                cols[n++] = (cqlkey_col){.type = t->cols[j].type, .desc = t->cols[j].desc};
+    for (size_t i = 0; i < k->lo.n && i < 64; i++)
+        lo[i] = (cql_value){.p = (const uint8_t *)k->lo.v[i].data, .len = (int32_t)k->lo.v[i].len};
+    for (size_t i = 0; i < k->hi.n && i < 64; i++)
+        hi[i] = (cql_value){.p = (const uint8_t *)k->hi.v[i].data, .len = (int32_t)k->hi.v[i].len};
+    cqlkey_bound lb = {.values = lo, .n = k->lo.n, .inclusive = k->lo_incl};
+    cqlkey_bound ub = {.values = hi, .n = k->hi.n, .inclusive = k->hi_incl};
+    cql_parse_error perr;
+    memset(&perr, 0, sizeof perr);
+    if (cqlkey_ranges_for(cols, n, NULL, 0, k->has_lo ? &lb : NULL, k->has_hi ? &ub : NULL,
+                          &k->ranges, &perr) != 0)
+        return cql_fail(r->call, perr.code ? (cql_error_code)perr.code : CQL_ERR_INVALID, "%s",
+                        perr.msg);
     return 0;
 }
 
@@ -199,8 +205,6 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
 {
     cql_call *c = r->call;
     memset(k, 0, sizeof *k);
-    buf_init(&k->lo, 0);
-    buf_init(&k->hi, 0);
     k->npk_cols = t->npk;
     k->nck_cols = t->nck;
     k->pk = calloc(t->npk + 1, sizeof *k->pk);
@@ -478,7 +482,7 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
             return cql_fail(c, CQL_ERR_INVALID,
                             "Slice restrictions are not supported on the clustering columns in "
                             "UPDATE statements");
-        if (set_slice(r, t, k, cols, n, rel->op, terms) != 0) return -1;
+        if (set_slice(r, k, cols, n, rel->op, terms) != 0) return -1;
     }
     if (mode == CQL_KEYS_UPDATE && prefix < t->nck)
         return cql_fail(c, CQL_ERR_INVALID, "Some clustering keys are missing: %s",
@@ -502,6 +506,11 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
         k->ck_eq = 0;
         k->slice = k->has_lo = k->has_hi = 0;
     }
+    if (k->slice && slice_ranges(r, t, prefix, k) != 0) return -1;
+    if (mode == CQL_KEYS_DELETE && cql_slice_count(k) > 1)
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "A DELETE of a multi-column slice over clustering columns of mixed order "
+                        "(several ranges of rows) is not answered here: delete each range");
     /* an = on an indexed column reads the index instead of every partition */
     if (mode == CQL_KEYS_SELECT && !k->partitions && !k->token) {
         for (size_t f = 0; f < k->nfilters && !k->index; f++) {

@@ -1,5 +1,5 @@
 /* keyenc.c — order-preserving clustering keys, their ranges, serialized partition keys
- * and Murmur3 tokens (see keyenc.h).
+ * and their tokens (see keyenc.h; the hash is util/murmur3.h's).
  *
  * A component is a header byte (0x01 null, inside tuples only; 0x02 empty; 0x03 a value)
  * and the value's body: integers big-endian with the sign bit flipped, floats with the
@@ -17,6 +17,7 @@
 
 #include "cql/value.h"
 #include "cqlwire/cql_value.h"
+#include "util/murmur3.h"
 
 #define H_NULL 0x01
 #define H_EMPTY 0x02
@@ -818,88 +819,9 @@ int cqlkey_partition_split(const uint8_t *key, size_t len, size_t n, cql_value *
     return pos == len ? 0 : -1;
 }
 
-/* ---- Murmur3 as Cassandra's MurmurHash.hash3_x64_128 ---- */
-
-static uint64_t rotl64(uint64_t v, int n)
-{
-    return (v << n) | (v >> (64 - n));
-}
-
-static uint64_t fmix(uint64_t k)
-{
-    k ^= k >> 33;
-    k *= 0xff51afd7ed558ccdull;
-    k ^= k >> 33;
-    k *= 0xc4ceb9fe1a85ec53ull;
-    k ^= k >> 33;
-    return k;
-}
-
-static uint64_t block(const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
-}
-
-/* A tail byte as Java reads it: signed, sign-extended to 64 bits. */
-static uint64_t sx(uint8_t b)
-{
-    return (uint64_t)(int64_t)(int8_t)b;
-}
-
 int64_t cqlkey_token(const uint8_t *key, size_t len)
 {
-    if (len == 0) return INT64_MIN; /* Murmur3Partitioner.MINIMUM, without hashing */
-    const uint64_t c1 = 0x87c37b91114253d5ull, c2 = 0x4cf5ad432745937full;
-    uint64_t h1 = 0, h2 = 0;
-    size_t nblocks = len / 16;
-    for (size_t i = 0; i < nblocks; i++) {
-        uint64_t k1 = block(key + i * 16), k2 = block(key + i * 16 + 8);
-        k1 *= c1;
-        k1 = rotl64(k1, 31);
-        k1 *= c2;
-        h1 ^= k1;
-        h1 = rotl64(h1, 27);
-        h1 += h2;
-        h1 = h1 * 5 + 0x52dce729;
-        k2 *= c2;
-        k2 = rotl64(k2, 33);
-        k2 *= c1;
-        h2 ^= k2;
-        h2 = rotl64(h2, 31);
-        h2 += h1;
-        h2 = h2 * 5 + 0x38495ab5;
-    }
-    const uint8_t *tail = key + nblocks * 16;
-    size_t rest = len & 15;
-    uint64_t k1 = 0, k2 = 0;
-    for (size_t i = rest; i > 8; i--)
-        k2 ^= sx(tail[i - 1]) << (8 * (i - 9));
-    if (rest > 8) {
-        k2 *= c2;
-        k2 = rotl64(k2, 33);
-        k2 *= c1;
-        h2 ^= k2;
-    }
-    for (size_t i = rest < 8 ? rest : 8; i > 0; i--)
-        k1 ^= sx(tail[i - 1]) << (8 * (i - 1));
-    if (rest > 0) {
-        k1 *= c1;
-        k1 = rotl64(k1, 31);
-        k1 *= c2;
-        h1 ^= k1;
-    }
-    h1 ^= (uint64_t)len;
-    h2 ^= (uint64_t)len;
-    h1 += h2;
-    h2 += h1;
-    h1 = fmix(h1);
-    h2 = fmix(h2);
-    h1 += h2;
-    int64_t t = (int64_t)h1;
-    return t == INT64_MIN ? INT64_MAX : t;
+    return murmur3_token(key, len);
 }
 
 void cqlkey_token_bytes(int64_t token, uint8_t out[8])

@@ -19,11 +19,8 @@
 
 struct cql_prepared_entry {
     uint8_t id[16];
-    char *keyspace; /* the keyspace the text was prepared in, or NULL */
-    char *text;
-    size_t len;
+    cql_plan *plan;
     int writes;
-    size_t nbinds;
     uint64_t used; /* a tick, for eviction */
 };
 
@@ -48,19 +45,40 @@ static cql_prepared_entry *find(cql_state *st, const uint8_t *id, size_t len)
     return NULL;
 }
 
-static void entry_free(cql_prepared_entry *e)
+void cql_plan_release(cql_plan *p)
 {
-    free(e->keyspace);
-    free(e->text);
+    if (p == NULL || __atomic_sub_fetch(&p->refs, 1, __ATOMIC_ACQ_REL) != 0) return;
+    cql_parsed_free(&p->parsed);
+    free(p->keyspace);
+    free(p);
 }
 
-/* Keeps a statement (the state's lock held). */
-static int keep(cql_state *st, const uint8_t id[16], const char *ks, const char *text, size_t len,
-                int writes, size_t nbinds)
+cql_plan *cql_plan_parse(cql_call *c, const char *text, size_t len)
+{
+    cql_plan *p = calloc(1, sizeof *p);
+    if (p == NULL) {
+        cql_fail(c, CQL_ERR_SERVER, "out of memory");
+        return NULL;
+    }
+    p->refs = 1;
+    cql_parse_error perr;
+    memset(&perr, 0, sizeof perr);
+    if (cql_parse(text, len, &p->parsed, &perr) != 0) {
+        free(p);
+        cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
+        return NULL;
+    }
+    return p;
+}
+
+/* Keeps a statement (the state's lock held), taking over the plan (released when the id
+ * is kept already): 0, or -1 out of memory (the plan released). */
+static int keep(cql_state *st, const uint8_t id[16], cql_plan *plan, int writes)
 {
     cql_prepared_entry *e = find(st, id, 16);
     if (e) {
         e->used = ++tick;
+        cql_plan_release(plan);
         return 0;
     }
     if (st->nprepared == st->capprepared) {
@@ -68,39 +86,31 @@ static int keep(cql_state *st, const uint8_t id[16], const char *ks, const char 
             size_t old = 0;
             for (size_t i = 1; i < st->nprepared; i++)
                 if (st->prepared[i].used < st->prepared[old].used) old = i;
-            entry_free(&st->prepared[old]);
+            cql_plan_release(st->prepared[old].plan);
             st->prepared[old] = st->prepared[--st->nprepared];
         } else {
             size_t cap = st->capprepared ? st->capprepared * 2 : 64;
             cql_prepared_entry *n = realloc(st->prepared, cap * sizeof *n);
-            if (n == NULL) return -1;
+            if (n == NULL) {
+                cql_plan_release(plan);
+                return -1;
+            }
             st->prepared = n;
             st->capprepared = cap;
         }
     }
-    e = &st->prepared[st->nprepared];
-    memset(e, 0, sizeof *e);
+    e = &st->prepared[st->nprepared++];
     memcpy(e->id, id, 16);
-    e->keyspace = ks ? strdup(ks) : NULL;
-    e->text = malloc(len + 1);
-    if ((ks && e->keyspace == NULL) || e->text == NULL) {
-        entry_free(e);
-        return -1;
-    }
-    memcpy(e->text, text, len);
-    e->text[len] = '\0';
-    e->len = len;
+    e->plan = plan;
     e->writes = writes;
-    e->nbinds = nbinds;
     e->used = ++tick;
-    st->nprepared++;
     return 0;
 }
 
 void cql_prepared_free_all(cql_state *st)
 {
     for (size_t i = 0; i < st->nprepared; i++)
-        entry_free(&st->prepared[i]);
+        cql_plan_release(st->prepared[i].plan);
     free(st->prepared);
     st->prepared = NULL;
     st->nprepared = st->capprepared = 0;
@@ -357,12 +367,10 @@ int cql_exec_prepare(cql_call *c, const cql_prepare *p)
         ks = ksbuf;
         c->keyspace = ksbuf;
     }
-    cql_parsed parsed;
-    cql_parse_error perr;
-    memset(&perr, 0, sizeof perr);
-    if (cql_parse(p->query.p, p->query.len, &parsed, &perr) != 0)
-        return cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
-    const cql_stmt *s = parsed.stmts[0];
+    cql_plan *plan = cql_plan_parse(c, p->query.p, p->query.len);
+    if (plan == NULL) return -1;
+    const cql_parsed *parsed = &plan->parsed;
+    const cql_stmt *s = parsed->stmts[0];
     int rc = -1;
     cql_tinfo t;
     memset(&t, 0, sizeof t);
@@ -379,9 +387,9 @@ int cql_exec_prepare(cql_call *c, const cql_prepare *p)
     if (tn) {
         const char *tks = cql_keyspace_of(c, tn);
         if (tks == NULL || cql_tinfo_load(c, tks, tn->name, &t) != 0) goto done;
-        if (cql_markers_of(c, s, &parsed, &t, &m) != 0) goto done;
+        if (cql_markers_of(c, s, parsed, &t, &m) != 0) goto done;
         if (s->kind == CQL_SELECT && cql_select_metadata(c, s, &t, &result) != 0) goto done;
-    } else if (parsed.nbinds) {
+    } else if (parsed->nbinds) {
         cql_fail(c, CQL_ERR_INVALID, "Bind variables are not allowed in this statement");
         goto done;
     }
@@ -389,9 +397,14 @@ int cql_exec_prepare(cql_call *c, const cql_prepare *p)
     prepared_id(ks, p->query.p, p->query.len, id);
     cql_state *st = cql_state_of(c);
     if (st == NULL) goto done;
+    if (ks && (plan->keyspace = strdup(ks)) == NULL) {
+        cql_fail(c, CQL_ERR_SERVER, "out of memory");
+        goto done;
+    }
+    int writes = s->kind != CQL_SELECT && s->kind != CQL_USE;
+    plan->refs++; /* the state's */
     pthread_mutex_lock(&st->lock);
-    int kept = keep(st, id, ks, p->query.p, p->query.len,
-                    s->kind != CQL_SELECT && s->kind != CQL_USE, parsed.nbinds);
+    int kept = keep(st, id, plan, writes);
     pthread_mutex_unlock(&st->lock);
     if (kept != 0) {
         cql_fail(c, CQL_ERR_SERVER, "out of memory");
@@ -425,7 +438,7 @@ done:
     cql_rows_free(&result);
     cql_markers_free(&m);
     cql_tinfo_free(&t);
-    cql_parsed_free(&parsed);
+    cql_plan_release(plan);
     return rc;
 }
 
@@ -439,19 +452,17 @@ static void hex(const uint8_t *p, size_t n, char *out)
     out[2 * n] = '\0';
 }
 
-/* The kept text of id, copied: 0, or -1 with UNPREPARED set. */
-int cql_prepared_get(cql_call *c, const uint8_t *id, size_t len, char **text, size_t *tlen,
-                     char **ks)
+int cql_prepared_get(cql_call *c, const uint8_t *id, size_t len, cql_plan **plan)
 {
     cql_state *st = cql_state_of(c);
     if (st == NULL) return -1;
     pthread_mutex_lock(&st->lock);
     cql_prepared_entry *e = find(st, id, len);
+    *plan = NULL;
     if (e) {
         e->used = ++tick;
-        *text = strdup(e->text);
-        *tlen = e->len;
-        *ks = e->keyspace ? strdup(e->keyspace) : NULL;
+        *plan = e->plan;
+        __atomic_add_fetch(&e->plan->refs, 1, __ATOMIC_RELAXED);
     }
     pthread_mutex_unlock(&st->lock);
     if (e == NULL) {
@@ -466,7 +477,6 @@ int cql_prepared_get(cql_call *c, const uint8_t *id, size_t len, char **text, si
                         "too many queries and it has been evicted from the internal cache)",
                         h);
     }
-    if (*text == NULL) return cql_fail(c, CQL_ERR_SERVER, "out of memory");
     return 0;
 }
 

@@ -10,6 +10,7 @@
 #include "model/keycodec.h"
 #include "model/value.h"
 #include "util/jsonread.h"
+#include "util/murmur3.h"
 
 #define CATALOG_PREFIX "\0C"
 #define CATALOG_PREFIX_LEN 2
@@ -26,6 +27,8 @@ static table *table_from_desc(uint32_t id, json_t *desc, json_t *ids)
     t->name = strdup(json_string_value(json_object_get(desc, "TableName")));
     t->id = id;
     t->desc = desc;
+    const char *order = json_string_value(json_object_get(desc, QR_PARTITION_ORDER_FIELD));
+    t->token_order = order && strcmp(order, QR_PARTITION_ORDER_TOKEN) == 0;
     t->stats = calloc(1, sizeof *t->stats);
     t->stats[0] = (range_stats){.id = 0, .count = -1};
     t->nstats = 1;
@@ -681,6 +684,13 @@ void key_table_prefix(buf *out, const table *t, uint16_t index_id)
 
 #define KEY_ENCODED_MAX (4 * 4096)
 
+/* The placement bytes of a token: its sign bit flipped, so that unsigned byte order is
+ * the tokens' order. */
+static uint64_t token_placement(int64_t token)
+{
+    return (uint64_t)token ^ ((uint64_t)1 << 63);
+}
+
 int key_partition_tuple(buf *out, const table *t, uint16_t index_id, const json_t *const *values,
                         int n, qr_err *err)
 {
@@ -699,10 +709,34 @@ int key_partition_tuple(buf *out, const table *t, uint16_t index_id, const json_
         if (out->data) out->data[base] = '\0';
         return -1;
     }
-    uint64_t h = keycodec_hash(out->data + start, out->len - start);
+    uint64_t h;
+    if (index_id == 0 && t->token_order) {
+        unsigned char *raw = NULL;
+        size_t rl = 0;
+        if (value_binary(values[0], &raw, &rl) != 0) {
+            out->len = base;
+            out->data[base] = '\0';
+            return err_validation(err, "The partition key of %s must be binary", t->name);
+        }
+        h = token_placement(murmur3_token(raw, rl));
+        free(raw);
+    } else {
+        h = keycodec_hash(out->data + start, out->len - start);
+    }
     for (int i = 0; i < 8; i++)
         out->data[start - 8 + i] = (char)(h >> (56 - 8 * i));
     return 0;
+}
+
+int table_token_order(const table *t)
+{
+    return t->token_order;
+}
+
+void key_token_bound(buf *out, const table *t, int64_t token)
+{
+    key_table_prefix(out, t, 0);
+    buf_put_be64(out, token_placement(token));
 }
 
 int key_partition(buf *out, const table *t, uint16_t index_id, const json_t *pk_value, qr_err *err)

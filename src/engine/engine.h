@@ -59,6 +59,18 @@ json_t *table_desc_member(table *t, const char *member);
 /* Point-in-time recovery settings (ops/backups.c), kept like the TTL setting. */
 #define QR_PITR_FIELD "QuarryPointInTimeRecovery"
 
+/* Where a table's partitions lie in key order, in its catalog description: a table whose
+ * description holds {QR_PARTITION_ORDER_FIELD: QR_PARTITION_ORDER_TOKEN} (the CQL front
+ * end's, given at catalog_create and never changed) has a binary partition key and places
+ * each partition by Cassandra's Murmur3Partitioner token of the key's bytes
+ * (util/murmur3.h) where other tables have the engine's hash, so that its partitions
+ * follow in ascending token order (ties in the key's order) and a token range is a key
+ * range. Every other table (all DynamoDB tables) keeps the hash order. */
+#define QR_PARTITION_ORDER_FIELD "QuarryPartitionOrder"
+#define QR_PARTITION_ORDER_TOKEN "Murmur3Token"
+/* 1 when t's partitions are in token order. */
+int table_token_order(const table *t);
+
 /* ---- the catalog ---- */
 /* Finds a table by name and takes a reference; NULL if there is none. */
 table *catalog_get(qr_db *db, const char *name);
@@ -95,6 +107,10 @@ int key_partition_tuple(buf *out, const table *t, uint16_t index_id, const json_
 int key_item(buf *out, const table *t, const json_t *item, qr_err *err);
 /* Appends the first key of t's index index_id (its whole range is prefix..prefix+1). */
 void key_table_prefix(buf *out, const table *t, uint16_t index_id);
+/* For a table in token order: appends the first key of its items whose partition's token
+ * is at least token (the items of tokens [a, b] lie between the bounds of a and of b + 1,
+ * or to the end of the table's prefix when b is INT64_MAX). */
+void key_token_bound(buf *out, const table *t, int64_t token);
 /* Checks a Key parameter: exactly the key attributes, with the schema's types, not
  * empty, within the size limits. */
 int key_check_key(const table *t, json_t *key, qr_err *err);
@@ -284,6 +300,9 @@ range_cursor *cursor_open(qr_db *db, const table *t, const qr_index *ix, const b
  * the next step or cursor_close), 0 at the end of the range, -1 with err set on a storage
  * error. */
 int cursor_next(range_cursor *c, const char **json, size_t *len, size_t *size, qr_err *err);
+/* The stored key (key_item's form) of the item cursor_next last returned: borrowed, valid
+ * as that item's JSON is. */
+const char *cursor_key(const range_cursor *c, size_t *len);
 void cursor_close(range_cursor *c);
 
 /* ---- item collections (tables with local secondary indexes) ---- */

@@ -43,6 +43,7 @@ typedef struct table {
     char *name;
     uint32_t id;
     key_attr pk, sk;
+    int token_order;    /* partitions placed by token (QR_PARTITION_ORDER_FIELD) */
     json_t *desc;       /* TableDescription as DescribeTable shows it (owned) */
     int refs;           /* atomic: taken under the catalog lock, let go without it */
     int dropped;        /* set once DeleteTable removed it from the catalog */
@@ -251,8 +252,6 @@ uint64_t key_partition_hash(const char *key, size_t len);
  * hook hears of it as the engine's own work. */
 /* Marks what cursor c reports to the hook as the engine's own reads (system). */
 void cursor_set_system(range_cursor *c);
-/* The stored key of the item cursor_next last returned (borrowed, valid as its item). */
-const char *cursor_key(const range_cursor *c, size_t *len);
 /* In a TXN_BATCH transaction, stages the entry that item i, as it is now, has in global
  * index ix of its table: written to the index itself, not through the propagation log.
  * An item that is gone or lacks a key attribute of ix stages nothing. A transaction that
