@@ -16,12 +16,11 @@
 
 /* How a CQL table is kept in its engine table (the contract's storage mapping): the
  * partition key's serialized form and the clustering key's order-preserving form as two
- * binary key attributes, the row's expiry for the TTL sweeper, and the description's
- * member naming the CQL table. */
+ * binary key attributes and the row's expiry for the TTL sweeper (the description's
+ * member naming the CQL table is engine.h's QR_CQL_TABLE_FIELD). */
 #define CQL_PK_ATTR "$pk"
 #define CQL_CK_ATTR "$ck"
 #define CQL_EXPIRES_ATTR "$expires"
-#define CQL_TABLE_FIELD "QuarryCqlTable"
 
 struct cqltype_env;
 

@@ -654,7 +654,8 @@ static int begin(wset *set, cql_call *c, int64_t now_s, item_txn **x)
     }
     qr_err err;
     err_init(&err);
-    int rc = txn_begin(c->db, set->n == 1 ? TXN_ITEM : TXN_BATCH, set->n, tables, keys, x, &err);
+    int rc = txn_begin(c->db, (set->n == 1 ? TXN_ITEM : TXN_BATCH) | TXN_OWNER, set->n, tables,
+                       keys, x, &err);
     free(tables);
     if (rc != 0) return engine_error(c, &err);
     for (size_t i = 0; i < set->n; i++) {
