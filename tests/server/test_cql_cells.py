@@ -13,28 +13,20 @@ import pytest
 pytest.importorskip("cassandra", reason="python3-cassandra is not installed")
 
 from cassandra import InvalidRequest  # noqa: E402
-from cassandra.cluster import Cluster  # noqa: E402
-from cassandra.policies import RoundRobinPolicy  # noqa: E402
 
 from conftest import boto3_client  # noqa: E402
-from cql_raw import cql_port  # noqa: E402
 
 
 @pytest.fixture
-def cql(start):
-    srv = start("--cql", "127.0.0.1:0")
-    cluster = Cluster(["127.0.0.1"], port=cql_port(srv), protocol_version=4,
-                      load_balancing_policy=RoundRobinPolicy(), connect_timeout=10,
-                      control_connection_timeout=10)
-    session = cluster.connect()
+def cql(cql_session):
+    srv, session = cql_session()
     session.execute("CREATE KEYSPACE ks WITH replication = "
                     "{'class': 'SimpleStrategy', 'replication_factor': 1}")
     session.set_keyspace("ks")
     session.execute("CREATE TABLE t (k int PRIMARY KEY, m map<text, int>, s set<text>, "
                     "l list<text>, fm frozen<map<text, int>>, v int)")
     session.srv = srv
-    yield session
-    cluster.shutdown()
+    return session
 
 
 def one(session, col, k=1):

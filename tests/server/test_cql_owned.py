@@ -10,30 +10,22 @@ pytest.importorskip("cassandra", reason="python3-cassandra is not installed")
 pytest.importorskip("boto3", reason="python3-boto3 is not installed")
 
 from botocore.exceptions import ClientError  # noqa: E402
-from cassandra.cluster import Cluster  # noqa: E402
-from cassandra.policies import RoundRobinPolicy  # noqa: E402
 
 from conftest import boto3_client  # noqa: E402
-from cql_raw import cql_port  # noqa: E402
 
 TABLE = "shop.orders"
 KEY = {"$pk": {"B": b"\x00"}, "$ck": {"B": b"\x01"}}
 
 
 @pytest.fixture
-def both(start):
-    srv = start("--cql", "127.0.0.1:0")
-    cluster = Cluster(["127.0.0.1"], port=cql_port(srv), protocol_version=4,
-                      load_balancing_policy=RoundRobinPolicy(), connect_timeout=10,
-                      control_connection_timeout=10)
-    session = cluster.connect()
+def both(cql_session):
+    srv, session = cql_session()
     session.execute("CREATE KEYSPACE shop WITH replication = "
                     "{'class': 'SimpleStrategy', 'replication_factor': 1}")
     session.execute("CREATE TABLE shop.orders (customer text, n int, total int, "
                     "PRIMARY KEY (customer, n))")
     session.execute("INSERT INTO shop.orders (customer, n, total) VALUES ('ann', 1, 10)")
-    yield session, boto3_client(srv.url)
-    cluster.shutdown()
+    return session, boto3_client(srv.url)
 
 
 def refused(call, **kw):
