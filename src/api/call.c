@@ -193,6 +193,15 @@ int qr_call_in(qr_db *db, const qr_call_context *ctx, const char *operation, con
     return rc;
 }
 
+/* The operations that change a table's schema, which a table owned by another front end
+ * (a CQL table: its schema is the CQL schema's) refuses; the engine refuses writes of its
+ * items itself. */
+static int changes_schema(const operation *op)
+{
+    return op->run == op_delete_table || op->run == op_update_table ||
+           op->run == op_update_time_to_live;
+}
+
 /* Runs operation op (NULL: the name operation is none). */
 static int call(qr_db *db, const struct operation *op, const char *operation, const char *request,
                 size_t len, qr_response *resp)
@@ -209,6 +218,7 @@ static int call(qr_db *db, const struct operation *op, const char *operation, co
         goto fail;
     }
     if (!op->reads_text && op_call_parse(&c, &err)) goto fail;
+    if (changes_schema(op) && ops_refuse_owned_table(db, c.req, &err)) goto fail;
     value_layer outer_layer =
         value_layer_enter(op->older_values ? VALUE_LAYER_OLDER : VALUE_LAYER_CURRENT);
     int failed = op->run(db, &c, &err) != 0;

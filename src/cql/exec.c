@@ -896,6 +896,11 @@ int cql_select_metadata(cql_call *c, const cql_stmt *s, const cql_tinfo *t, cql_
                 return cql_fail(c, CQL_ERR_INVALID,
                                 "Cannot use selection function %s on PRIMARY KEY part %s",
                                 e->fn.name, col->name);
+            if (col->type && cqltype_is_multicell(col->type))
+                return cql_fail(c, CQL_ERR_INVALID,
+                                "Cannot use selection function %s on non-frozen %s %s",
+                                e->fn.name[0] == 'w' ? "writeTime" : "ttl",
+                                cqltype_is_collection(col->type) ? "collection" : "UDT", col->name);
             type = e->fn.name[0] == 'w' ? &t_bigint : &t_int;
         } else if (e->kind == CQL_E_FUNCTION &&
                    cqlagg_lookup(e->fn.name, e->star,

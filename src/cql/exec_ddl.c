@@ -426,8 +426,9 @@ static int create_engine_table(cql_call *c, const char *ks, const char *name, in
         "ReadCapacityUnits", 0, "WriteCapacityUnits", 0, "BillingModeSummary", "BillingMode",
         "PAY_PER_REQUEST", "LastUpdateToPayPerRequestDateTime", now, "TableSizeBytes", 0,
         "ItemCount", 0, "TableArn", arn, "TableId", id, "DeletionProtectionEnabled", 0,
-        CQL_TABLE_FIELD, "keyspace", ks, "table", name, QR_TTL_FIELD, "TimeToLiveStatus", "ENABLED",
-        "AttributeName", CQL_EXPIRES_ATTR, QR_PARTITION_ORDER_FIELD, QR_PARTITION_ORDER_TOKEN);
+        QR_CQL_TABLE_FIELD, "keyspace", ks, "table", name, QR_TTL_FIELD, "TimeToLiveStatus",
+        "ENABLED", "AttributeName", CQL_EXPIRES_ATTR, QR_PARTITION_ORDER_FIELD,
+        QR_PARTITION_ORDER_TOKEN);
     if (desc == NULL) return cql_fail(c, CQL_ERR_SERVER, "out of memory");
     qr_err err;
     err_init(&err);
@@ -741,7 +742,8 @@ static int delete_all(cql_call *c, const char *ks, const char *name)
         cursor_close(cur);
         if (n == 0) break;
         item_txn *x = NULL;
-        rc = txn_begin(c->db, n == 1 ? TXN_ITEM : TXN_BATCH, n, tables, keys, &x, &err);
+        rc = txn_begin(c->db, (n == 1 ? TXN_ITEM : TXN_BATCH) | TXN_OWNER, n, tables, keys, &x,
+                       &err);
         for (size_t i = 0; rc == 0 && i < n; i++)
             rc = txn_delete(x, i, &err);
         if (rc == 0) rc = txn_commit(x, &err);

@@ -17,12 +17,11 @@
 
 /* How a CQL table is kept in its engine table (the contract's storage mapping): the
  * partition key's serialized form and the clustering key's order-preserving form as two
- * binary key attributes, the row's expiry for the TTL sweeper, and the description's
- * member naming the CQL table. */
+ * binary key attributes and the row's expiry for the TTL sweeper (the description's
+ * member naming the CQL table is engine.h's QR_CQL_TABLE_FIELD). */
 #define CQL_PK_ATTR "$pk"
 #define CQL_CK_ATTR "$ck"
 #define CQL_EXPIRES_ATTR "$expires"
-#define CQL_TABLE_FIELD "QuarryCqlTable"
 
 struct cqltype_env;
 
@@ -211,6 +210,63 @@ int cql_cell_write(json_t *item, const cql_tcol *col, const uint8_t *p, int32_t 
 /* A live cell's value bytes appended to out: 1, 0 when there is none, -1 malformed. */
 int cql_cell_read(json_t *item, const cql_tcol *col, int64_t now_s, buf *out);
 void cql_row_mark(json_t *item, int64_t ts, int64_t exp_s);
+
+/* A non-frozen list, set or map is a cell per element, as in Cassandra: each element has
+ * its own write time and expiry, and its deletion leaves a tombstone at its time; the
+ * whole collection's deletion (DELETE c, or c = ... replacing it) is one time before
+ * which every element is gone. The cql_cell_* functions above read and write such a
+ * column whole; the cql_coll_* ones its elements. */
+typedef struct cql_coll_el {
+    size_t koff, voff; /* the key's and value's bytes in the collection's bytes */
+    uint32_t klen, vlen;
+    int64_t lkey; /* a list: the element's place (the list is in lkey order) */
+    int64_t ts;   /* written (or deleted) at, microseconds */
+    int64_t exp;  /* live: its expiry (0 never); tombstone: when it was made (seconds) */
+    int dead;     /* a tombstone */
+} cql_coll_el;
+
+typedef struct cql_coll {
+    const cql_tcol *col;
+    int list, map;
+    int64_t deleted; /* the whole collection deleted at (INT64_MIN: never) */
+    cql_coll_el *el; /* in the collection's order (a set's, a map key's, lkey), tombstones too */
+    size_t n, cap;
+    buf bytes;
+} cql_coll;
+
+/* 1 when col is a non-frozen list, set or map. */
+int cql_coll_col(const cql_tcol *col);
+/* Reads col's elements from item into *c (cql_coll_free either way): 0, or -1 when the
+ * stored form is malformed. */
+int cql_coll_load(json_t *item, const cql_tcol *col, cql_coll *c);
+void cql_coll_free(cql_coll *c);
+/* Writes element key (a set's element or map's key; lkey for a list) at ts, with value v
+ * (a map's value or list's element; vlen 0 for a set; vlen < 0 deletes it), expiring
+ * at exp_s (0: never), unless the element or the collection is newer: 1 written, 0
+ * older, -1 out of memory. k and v must not point into c. */
+int cql_coll_put(cql_coll *c, const uint8_t *k, uint32_t klen, int64_t lkey, const uint8_t *v,
+                 int32_t vlen, int64_t ts, int64_t exp_s, int64_t now_s);
+/* Calls fn with each element of p[0..len), a value of a list (list), set or map (map)
+ * type: its key (a set's element, a map's key; empty for a list) and value (a map's
+ * value, a list's element; empty for a set). 0, fn's first non-zero answer, or -1 when
+ * the value is malformed or holds a null. */
+typedef int (*cql_coll_fn)(void *arg, const uint8_t *k, uint32_t klen, const uint8_t *v,
+                           uint32_t vlen);
+int cql_coll_each(const uint8_t *p, size_t len, int list, int map, cql_coll_fn fn, void *arg);
+/* Deletes every element not newer than ts. */
+void cql_coll_delete(cql_coll *c, int64_t ts);
+/* The lkey of a new element at the list's front or back. */
+int64_t cql_coll_list_key(const cql_coll *c, int front);
+/* 1 when element i is live at now_s. */
+int cql_coll_el_live(const cql_coll *c, size_t i, int64_t now_s);
+/* The live elements' value appended to out (the wire form of the collection): their
+ * count (0: none, nothing appended), or -1 when out is full. */
+long cql_coll_value(const cql_coll *c, int64_t now_s, buf *out);
+/* Writes c back into item: the live elements as the column's attribute (value.h's stored
+ * form, so a DynamoDB reader sees the collection), their times beside it; elements expired
+ * by now_s become tombstones, tombstones older than gc_grace are dropped. 0, or -1 out of
+ * memory. */
+int cql_coll_store(json_t *item, cql_coll *c, int64_t now_s);
 int cql_row_live(json_t *item, const cql_tinfo *t, int64_t now_s);
 /* Sets the item's expiry for the TTL sweeper from its marker and cells. */
 void cql_row_seal(json_t *item, const cql_tinfo *t);

@@ -4,7 +4,10 @@
  * binary key attributes; every column's value as an attribute in value.h's stored form;
  * per cell its write timestamp ($ts, microseconds) and expiry ($exp, seconds); the row
  * marker an INSERT leaves ($row, $rowexp); and the item's expiry for the TTL sweeper
- * ($expires) once everything in it expires.
+ * ($expires) once everything in it expires. A non-frozen list, set or map is a cell per
+ * element: its attribute holds the live elements, and $el the elements' times (t),
+ * expiries (e) and, for a list, places (k) in the same order, its tombstones (x: key,
+ * time, when made) and the whole collection's deletion time (d).
  *
  * It reads and changes one item at a time; which items a statement touches is
  * exec_write.c's and exec_select.c's. */
@@ -144,9 +147,13 @@ int cql_cell_live(json_t *item, const char *col, int64_t now_s)
     return e == 0 || e > now_s;
 }
 
+static int coll_write(json_t *item, const cql_tcol *col, const uint8_t *p, int32_t len, int64_t ts,
+                      int64_t exp_s);
+
 int cql_cell_write(json_t *item, const cql_tcol *col, const uint8_t *p, int32_t len, int64_t ts,
                    int64_t exp_s)
 {
+    if (cql_coll_col(col)) return coll_write(item, col, p, len, ts, exp_s);
     if (ts < cql_cell_ts(item, col->name)) return 0; /* an older write loses */
     char attr[CQL_NAME_MAX + 2];
     cql_cell_attr(col->name, attr, sizeof attr);
@@ -168,9 +175,43 @@ int cql_cell_write(json_t *item, const cql_tcol *col, const uint8_t *p, int32_t 
     return 1;
 }
 
+static json_t *coll_meta(json_t *item, const char *col);
+
+/* Calls fn for the time and expiry of each element a non-frozen collection's attribute
+ * holds, until fn answers non-zero; 0 when it never did. -1 when col has its cell's times
+ * instead (a collection stored whole). */
+static int each_el_time(json_t *item, const cql_tcol *col,
+                        int (*fn)(void *arg, int64_t ts, int64_t exp), void *arg)
+{
+    json_t *m = cql_coll_col(col) ? coll_meta(item, col->name) : NULL;
+    if (m == NULL) return -1;
+    json_t *t = json_object_get(json_object_get(m, "t"), "L"),
+           *e = json_object_get(json_object_get(m, "e"), "L");
+    for (size_t i = 0; i < json_array_size(t); i++) {
+        int rc = fn(arg, num_of(json_array_get(t, i)), num_of(json_array_get(e, i)));
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+typedef struct visible_at {
+    int64_t now_s, dropped_at;
+} visible_at;
+
+static int el_visible(void *arg, int64_t ts, int64_t exp)
+{
+    const visible_at *v = arg;
+    return (exp == 0 || exp > v->now_s) && ts > v->dropped_at;
+}
+
 /* A live cell not older than a drop of its column's name. */
 static int cell_visible(json_t *item, const cql_tcol *col, int64_t now_s)
 {
+    char attr[CQL_NAME_MAX + 2];
+    cql_cell_attr(col->name, attr, sizeof attr);
+    visible_at at = {now_s, col->dropped_at};
+    int per_el = json_object_get(item, attr) ? each_el_time(item, col, el_visible, &at) : 0;
+    if (per_el >= 0) return per_el;
     if (!cql_cell_live(item, col->name, now_s)) return 0;
     return col->dropped_at == INT64_MIN || col->kind == 'p' || col->kind == 'c' ||
            cql_cell_ts(item, col->name) > col->dropped_at;
@@ -179,6 +220,12 @@ static int cell_visible(json_t *item, const cql_tcol *col, int64_t now_s)
 int cql_cell_read(json_t *item, const cql_tcol *col, int64_t now_s, buf *out)
 {
     if (!cell_visible(item, col, now_s)) return 0;
+    if (cql_coll_col(col)) {
+        cql_coll c;
+        long n = cql_coll_load(item, col, &c) == 0 ? cql_coll_value(&c, now_s, out) : -1;
+        cql_coll_free(&c);
+        return n < 0 ? -1 : n > 0;
+    }
     char attr[CQL_NAME_MAX + 2];
     cql_cell_attr(col->name, attr, sizeof attr);
     cql_parse_error perr;
@@ -212,6 +259,20 @@ int cql_row_live(json_t *item, const cql_tinfo *t, int64_t now_s)
     return 0;
 }
 
+typedef struct last_exp {
+    int64_t last;
+    int forever;
+} last_exp;
+
+static int el_expiry(void *arg, int64_t ts, int64_t exp)
+{
+    (void)ts;
+    last_exp *l = arg;
+    if (exp == 0) return l->forever = 1;
+    if (exp > l->last) l->last = exp;
+    return 0;
+}
+
 void cql_row_seal(json_t *item, const cql_tinfo *t)
 {
     /* the item expires when its marker and every cell do */
@@ -231,6 +292,12 @@ void cql_row_seal(json_t *item, const cql_tinfo *t)
         char attr[CQL_NAME_MAX + 2];
         cql_cell_attr(c->name, attr, sizeof attr);
         if (json_object_get(item, attr) == NULL) continue;
+        last_exp l = {last, 0};
+        if (each_el_time(item, c, el_expiry, &l) >= 0) {
+            forever = l.forever;
+            last = l.last;
+            continue;
+        }
         int64_t e = cql_cell_exp(item, c->name);
         if (e == 0)
             forever = 1;
@@ -246,6 +313,360 @@ void cql_row_seal(json_t *item, const cql_tinfo *t)
 int64_t cql_cell_writetime(json_t *item, const char *col)
 {
     return cql_cell_ts(item, col);
+}
+
+/* ---- non-frozen collections ---- */
+
+/* How long a tombstone of an element stays (Cassandra's default gc_grace_seconds). */
+#define GC_GRACE_S 864000
+
+int cql_coll_col(const cql_tcol *col)
+{
+    return col->type && cqltype_is_collection(col->type) && cqltype_is_multicell(col->type);
+}
+
+static json_t *coll_meta(json_t *item, const char *col)
+{
+    return json_object_get(json_object_get(meta_map(item, "$el", 0), col), "M");
+}
+
+void cql_coll_free(cql_coll *c)
+{
+    free(c->el);
+    buf_free(&c->bytes);
+    memset(c, 0, sizeof *c);
+}
+
+static const uint8_t *el_key(const cql_coll *c, const cql_coll_el *e)
+{
+    return c->bytes.data ? (const uint8_t *)c->bytes.data + e->koff : (const uint8_t *)"";
+}
+
+static const uint8_t *el_value(const cql_coll *c, const cql_coll_el *e)
+{
+    return c->bytes.data ? (const uint8_t *)c->bytes.data + e->voff : (const uint8_t *)"";
+}
+
+/* Where key (lkey for a list) is, or goes, in c's order: *found when it is there. */
+static size_t coll_find(const cql_coll *c, const uint8_t *k, uint32_t klen, int64_t lkey,
+                        int *found)
+{
+    size_t lo = 0, hi = c->n;
+    *found = 0;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const cql_coll_el *e = &c->el[mid];
+        int cmp = c->list ? (e->lkey > lkey) - (e->lkey < lkey)
+                          : cqlval_compare(c->col->type->args[0], el_key(c, e), e->klen, k, klen);
+        if (cmp == 0) {
+            *found = 1;
+            return mid;
+        }
+        if (cmp < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static int coll_bytes(cql_coll *c, const uint8_t *p, uint32_t len, size_t *off)
+{
+    *off = c->bytes.len;
+    return len ? buf_append(&c->bytes, p, len) : 0;
+}
+
+static int coll_insert(cql_coll *c, size_t at, const cql_coll_el *e)
+{
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 8;
+        cql_coll_el *n = realloc(c->el, cap * sizeof *n);
+        if (n == NULL) return -1;
+        c->el = n;
+        c->cap = cap;
+    }
+    memmove(c->el + at + 1, c->el + at, (c->n - at) * sizeof *c->el);
+    c->el[at] = *e;
+    c->n++;
+    return 0;
+}
+
+int cql_coll_put(cql_coll *c, const uint8_t *k, uint32_t klen, int64_t lkey, const uint8_t *v,
+                 int32_t vlen, int64_t ts, int64_t exp_s, int64_t now_s)
+{
+    if (ts <= c->deleted) return 0;
+    int found;
+    size_t at = coll_find(c, k, klen, lkey, &found);
+    cql_coll_el e = {.lkey = lkey, .ts = ts, .dead = vlen < 0, .exp = vlen < 0 ? now_s : exp_s};
+    if (found) {
+        const cql_coll_el *old = &c->el[at];
+        /* the newer wins; of two at one time, the tombstone */
+        if (old->ts > ts || (old->ts == ts && old->dead)) return 0;
+        e.koff = old->koff;
+        e.klen = old->klen;
+    } else if (coll_bytes(c, k, klen, &e.koff)) {
+        return -1;
+    } else {
+        e.klen = klen;
+    }
+    if (vlen > 0 && coll_bytes(c, v, (uint32_t)vlen, &e.voff)) return -1;
+    e.vlen = vlen > 0 ? (uint32_t)vlen : 0;
+    if (found)
+        c->el[at] = e;
+    else if (coll_insert(c, at, &e))
+        return -1;
+    return 1;
+}
+
+void cql_coll_delete(cql_coll *c, int64_t ts)
+{
+    if (ts <= c->deleted) return;
+    c->deleted = ts;
+    size_t kept = 0;
+    for (size_t i = 0; i < c->n; i++)
+        if (c->el[i].ts > ts) c->el[kept++] = c->el[i];
+    c->n = kept;
+}
+
+int64_t cql_coll_list_key(const cql_coll *c, int front)
+{
+    if (c->n == 0) return 0;
+    return front ? c->el[0].lkey - 1 : c->el[c->n - 1].lkey + 1;
+}
+
+int cql_coll_el_live(const cql_coll *c, size_t i, int64_t now_s)
+{
+    const cql_coll_el *e = &c->el[i];
+    return !e->dead && (e->exp == 0 || e->exp > now_s) &&
+           (c->col->dropped_at == INT64_MIN || e->ts > c->col->dropped_at);
+}
+
+long cql_coll_value(const cql_coll *c, int64_t now_s, buf *out)
+{
+    size_t start = out->len, at = cql_collection_begin(out);
+    if (at == (size_t)-1) return -1;
+    long n = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        if (!cql_coll_el_live(c, i, now_s)) continue;
+        const cql_coll_el *e = &c->el[i];
+        if ((!c->list && cql_element_put(out, el_key(c, e), (int32_t)e->klen)) ||
+            ((c->list || c->map) && cql_element_put(out, el_value(c, e), (int32_t)e->vlen))) {
+            out->len = start;
+            return -1;
+        }
+        n++;
+    }
+    if (n == 0)
+        out->len = start;
+    else
+        cql_collection_end(out, at, (uint32_t)n);
+    return n;
+}
+
+int cql_coll_each(const uint8_t *p, size_t len, int list, int map, cql_coll_fn fn, void *arg)
+{
+    cql_elements e;
+    uint32_t count;
+    if (cql_collection_open(&e, p, len, map, &count) != 0) return -1;
+    for (uint32_t i = 0; i < count; i++) {
+        const uint8_t *k = (const uint8_t *)"", *v = (const uint8_t *)"";
+        int32_t klen = 0, vlen = 0;
+        if ((!list && cql_element_next(&e, &k, &klen) != 1) ||
+            ((list || map) && cql_element_next(&e, &v, &vlen) != 1) || klen < 0 || vlen < 0)
+            return -1;
+        int rc = fn(arg, k, (uint32_t)klen, v, (uint32_t)vlen);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+/* Reading a stored collection's elements: their times from the lists beside them, or
+ * the cell's own for a collection stored whole (before elements had times). */
+typedef struct loading {
+    cql_coll *c;
+    json_t *t, *e, *k; /* the lists, or NULL */
+    int64_t ts, exp;
+} loading;
+
+static int load_live(void *arg, const uint8_t *k, uint32_t klen, const uint8_t *v, uint32_t vlen)
+{
+    loading *l = arg;
+    cql_coll *c = l->c;
+    size_t i = c->n;
+    cql_coll_el el = {.lkey = (int64_t)i, .ts = l->ts, .exp = l->exp, .klen = klen, .vlen = vlen};
+    if (l->t) {
+        json_t *t = json_array_get(l->t, i), *x = json_array_get(l->e, i);
+        json_t *lk = c->list ? json_array_get(l->k, i) : NULL;
+        if (t == NULL || x == NULL || (c->list && lk == NULL)) return -1;
+        el.ts = num_of(t);
+        el.exp = num_of(x);
+        if (lk) el.lkey = num_of(lk);
+    }
+    if (coll_bytes(c, k, klen, &el.koff) || coll_bytes(c, v, vlen, &el.voff)) return -1;
+    return coll_insert(c, c->n, &el);
+}
+
+static int load_tombstone(cql_coll *c, const json_t *x)
+{
+    json_t *parts = json_object_get(x, "L");
+    if (json_array_size(parts) != 3) return -1;
+    cql_coll_el el = {
+        .dead = 1, .ts = num_of(json_array_get(parts, 1)), .exp = num_of(json_array_get(parts, 2))};
+    buf k;
+    buf_init(&k, 0);
+    if (c->list)
+        el.lkey = num_of(json_array_get(parts, 0));
+    else if (cql_unb64(json_array_get(parts, 0), &k) != 0) {
+        buf_free(&k);
+        return -1;
+    }
+    int found;
+    size_t at = coll_find(c, (const uint8_t *)k.data, (uint32_t)k.len, el.lkey, &found);
+    el.klen = (uint32_t)k.len;
+    int rc = found || coll_bytes(c, (const uint8_t *)k.data, el.klen, &el.koff) ||
+             coll_insert(c, at, &el);
+    buf_free(&k);
+    return rc ? -1 : 0;
+}
+
+int cql_coll_load(json_t *item, const cql_tcol *col, cql_coll *c)
+{
+    memset(c, 0, sizeof *c);
+    buf_init(&c->bytes, 0);
+    c->col = col;
+    c->list = col->type->wire.id == CQL_TYPE_LIST;
+    c->map = col->type->wire.id == CQL_TYPE_MAP;
+    c->deleted = INT64_MIN;
+    json_t *meta = coll_meta(item, col->name);
+    char attr[CQL_NAME_MAX + 2];
+    cql_cell_attr(col->name, attr, sizeof attr);
+    json_t *av = json_object_get(item, attr);
+    if (json_object_get(meta, "d"))
+        c->deleted = num_of(json_object_get(meta, "d"));
+    else if (meta == NULL && av == NULL)
+        c->deleted = cql_cell_ts(item, col->name); /* stored whole, and deleted */
+    int rc = 0;
+    if (av) {
+        buf wire;
+        buf_init(&wire, 0);
+        cql_parse_error perr;
+        memset(&perr, 0, sizeof perr);
+        loading l = {.c = c,
+                     .t = json_object_get(json_object_get(meta, "t"), "L"),
+                     .e = json_object_get(json_object_get(meta, "e"), "L"),
+                     .k = json_object_get(json_object_get(meta, "k"), "L"),
+                     .ts = cql_cell_ts(item, col->name),
+                     .exp = cql_cell_exp(item, col->name)};
+        rc = cqlval_from_item(col->type, av, &wire, &perr) ||
+             cql_coll_each((const uint8_t *)wire.data, wire.len, c->list, c->map, load_live, &l);
+        buf_free(&wire);
+    }
+    json_t *x = json_object_get(json_object_get(meta, "x"), "L");
+    for (size_t i = 0; rc == 0 && i < json_array_size(x); i++)
+        rc = load_tombstone(c, json_array_get(x, i));
+    return rc ? -1 : 0;
+}
+
+int cql_coll_store(json_t *item, cql_coll *c, int64_t now_s)
+{
+    /* an expired element is a tombstone made when it expired; one older than a drop of
+     * the column's name is gone */
+    size_t kept = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        cql_coll_el *e = &c->el[i];
+        if (!e->dead && e->exp != 0 && e->exp <= now_s) e->dead = 1;
+        if (c->col->dropped_at != INT64_MIN && e->ts <= c->col->dropped_at) continue;
+        if (!e->dead || e->exp + GC_GRACE_S >= now_s) c->el[kept++] = *e;
+    }
+    c->n = kept;
+    char attr[CQL_NAME_MAX + 2];
+    cql_cell_attr(c->col->name, attr, sizeof attr);
+    json_t *t = json_array(), *e = json_array(), *k = json_array(), *x = json_array();
+    buf wire;
+    buf_init(&wire, 0);
+    long live = cql_coll_value(c, now_s, &wire);
+    int rc = live < 0;
+    for (size_t i = 0; rc == 0 && i < c->n; i++) {
+        const cql_coll_el *el = &c->el[i];
+        json_t *key = c->list ? num(el->lkey) : cql_b64(el_key(c, el), el->klen);
+        if (el->dead) {
+            rc = json_array_append_new(
+                x, json_pack("{s:[o,o,o]}", "L", key, num(el->ts), num(el->exp)));
+            continue;
+        }
+        rc = json_array_append_new(t, num(el->ts)) || json_array_append_new(e, num(el->exp)) ||
+             (c->list ? json_array_append_new(k, key) : (json_decref(key), 0));
+    }
+    json_t *av = rc == 0 && live > 0
+                     ? cqlval_to_item(c->col->type, (const uint8_t *)wire.data, wire.len)
+                     : NULL;
+    buf_free(&wire);
+    if (rc || (live > 0 && av == NULL)) {
+        json_decref(t);
+        json_decref(e);
+        json_decref(k);
+        json_decref(x);
+        return -1;
+    }
+    if (av)
+        json_object_set_new(item, attr, av);
+    else
+        json_object_del(item, attr);
+    json_t *meta = json_object();
+    if (live > 0) {
+        json_object_set_new(meta, "t", json_pack("{s:o}", "L", t));
+        json_object_set_new(meta, "e", json_pack("{s:o}", "L", e));
+        if (c->list) json_object_set_new(meta, "k", json_pack("{s:o}", "L", k));
+    } else {
+        json_decref(t);
+        json_decref(e);
+    }
+    if (!c->list || live == 0) json_decref(k);
+    if (json_array_size(x))
+        json_object_set_new(meta, "x", json_pack("{s:o}", "L", x));
+    else
+        json_decref(x);
+    if (c->deleted != INT64_MIN) json_object_set_new(meta, "d", num(c->deleted));
+    /* the cell's own times are the elements' now */
+    json_object_del(meta_map(item, "$ts", 0), c->col->name);
+    json_object_del(meta_map(item, "$exp", 0), c->col->name);
+    if (json_object_size(meta)) {
+        json_object_set_new(meta_map(item, "$el", 1), c->col->name, json_pack("{s:o}", "M", meta));
+        return 0;
+    }
+    json_decref(meta);
+    json_t *all = meta_map(item, "$el", 0);
+    json_object_del(all, c->col->name);
+    if (all && json_object_size(all) == 0) json_object_del(item, "$el");
+    return 0;
+}
+
+/* A non-frozen collection written whole (INSERT, c = ..., DELETE c, a row's deletion):
+ * a deletion of the elements before ts (at ts itself for a deletion), then the value's
+ * elements at ts. */
+typedef struct writing {
+    cql_coll *c;
+    int64_t ts, exp_s, now_s;
+} writing;
+
+static int write_el(void *arg, const uint8_t *k, uint32_t klen, const uint8_t *v, uint32_t vlen)
+{
+    writing *w = arg;
+    int64_t lkey = w->c->list ? cql_coll_list_key(w->c, 0) : 0;
+    return cql_coll_put(w->c, k, klen, lkey, v, (int32_t)vlen, w->ts, w->exp_s, w->now_s) < 0;
+}
+
+static int coll_write(json_t *item, const cql_tcol *col, const uint8_t *p, int32_t len, int64_t ts,
+                      int64_t exp_s)
+{
+    cql_coll c;
+    writing w = {.c = &c, .ts = ts, .exp_s = exp_s, .now_s = cql_now_us() / 1000000};
+    int rc = cql_coll_load(item, col, &c);
+    cql_coll_delete(&c, len < 0 ? ts : ts - 1);
+    if (rc == 0 && len >= 0) rc = cql_coll_each(p, (size_t)len, c.list, c.map, write_el, &w);
+    if (rc == 0) rc = cql_coll_store(item, &c, w.now_s);
+    cql_coll_free(&c);
+    return rc ? -1 : 1;
 }
 
 /* ---- the engine table ---- */

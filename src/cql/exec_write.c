@@ -304,39 +304,6 @@ static int elems_of(const uint8_t *p, size_t len, int map, elems *out)
     return got < 0 ? -1 : 0;
 }
 
-static int elems_write(const elems *e, int map, buf *out)
-{
-    size_t at = cql_collection_begin(out);
-    if (at == (size_t)-1) return -1;
-    for (size_t i = 0; i < e->n; i++)
-        if (cql_element_put(out, e->p[i], e->len[i])) return -1;
-    cql_collection_end(out, at, (uint32_t)(map ? e->n / 2 : e->n));
-    return 0;
-}
-
-static int elems_push(elems *e, const uint8_t *p, int32_t len, size_t at)
-{
-    const uint8_t **np = realloc(e->p, (e->n + 1) * sizeof *np);
-    if (np == NULL) return -1;
-    e->p = np;
-    int32_t *nl = realloc(e->len, (e->n + 1) * sizeof *nl);
-    if (nl == NULL) return -1;
-    e->len = nl;
-    memmove(e->p + at + 1, e->p + at, (e->n - at) * sizeof *e->p);
-    memmove(e->len + at + 1, e->len + at, (e->n - at) * sizeof *e->len);
-    e->p[at] = p;
-    e->len[at] = len;
-    e->n++;
-    return 0;
-}
-
-static void elems_remove(elems *e, size_t at, size_t count)
-{
-    memmove(e->p + at, e->p + at + count, (e->n - at - count) * sizeof *e->p);
-    memmove(e->len + at, e->len + at + count, (e->n - at - count) * sizeof *e->len);
-    e->n -= count;
-}
-
 /* Where key k goes in a sorted set or map (step 2 for maps): *found when it is there. */
 static size_t sorted_find(const cql_ctype *kt, const elems *e, int step, const uint8_t *k,
                           int32_t klen, int *found)
@@ -354,99 +321,175 @@ static size_t sorted_find(const cql_ctype *kt, const elems *e, int step, const u
     return i;
 }
 
-/* The new value of collection column col: old (NULL: none) combined with operand by kind.
- * 0 with out set (len 0 for an empty collection), -1 with the error set. */
-static int collection_op(wctx *w, const cql_tcol *col, const buf *old, cql_assign_kind kind,
-                         const buf *operand, const buf *key, buf *out)
+/* One collection operation on the elements of c. */
+typedef struct coll_op {
+    wctx *w;
+    cql_coll *c;
+    int front; /* prepend */
+} coll_op;
+
+static int coll_add_el(void *arg, const uint8_t *k, uint32_t klen, const uint8_t *v, uint32_t vlen)
 {
-    const cql_ctype *t = col->type;
-    uint16_t id = t->wire.id;
-    int map = id == CQL_TYPE_MAP;
-    elems cur, op;
-    int rc = -1;
-    if (elems_of(old && old->len ? (const uint8_t *)old->data : NULL, old ? old->len : 0, map,
-                 &cur) != 0 ||
-        elems_of(kind != CQL_SET_ELEMENT && operand && operand->len ? (const uint8_t *)operand->data
-                                                                    : NULL,
-                 operand ? operand->len : 0, map && kind != CQL_SET_SUB, &op) != 0) {
-        cql_fail(w->r->call, CQL_ERR_SERVER, "a stored collection of %s cannot be read", col->name);
-        goto done;
+    coll_op *o = arg;
+    int64_t lkey = o->c->list ? cql_coll_list_key(o->c, o->front) : 0;
+    return cql_coll_put(o->c, k, klen, lkey, v, (int32_t)vlen, o->w->ts, o->w->exp_s, o->w->now_s) <
+           0;
+}
+
+/* A set's element or a map's key (m - {k1, k2} is handed a set), deleted. */
+static int coll_del_key(void *arg, const uint8_t *k, uint32_t klen, const uint8_t *v, uint32_t vlen)
+{
+    (void)v, (void)vlen;
+    coll_op *o = arg;
+    return cql_coll_put(o->c, k, klen, 0, NULL, -1, o->w->ts, 0, o->w->now_s) < 0;
+}
+
+static int coll_prepend(coll_op *o, const uint8_t *p, size_t len)
+{
+    /* [a, b] + l: b goes in front first */
+    elems e;
+    if (elems_of(p, len, 0, &e) != 0) {
+        elems_free(&e);
+        return -1;
     }
+    int rc = 0;
+    for (size_t i = e.n; rc == 0 && i-- > 0;)
+        rc = coll_add_el(o, NULL, 0, e.p[i], (uint32_t)e.len[i]);
+    elems_free(&e);
+    return rc;
+}
+
+/* l - [x, y]: every element equal to one of them goes. */
+static int coll_sub_list(coll_op *o, const uint8_t *p, size_t len)
+{
+    elems e;
+    if (elems_of(p, len, 0, &e) != 0) {
+        elems_free(&e);
+        return -1;
+    }
+    cql_coll *c = o->c;
+    const cql_ctype *et = c->col->type->args[0];
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < c->n; i++) {
+        if (!cql_coll_el_live(c, i, o->w->now_s)) continue;
+        const uint8_t *v =
+            c->bytes.data ? (const uint8_t *)c->bytes.data + c->el[i].voff : (const uint8_t *)"";
+        for (size_t j = 0; j < e.n; j++)
+            if (cqlval_compare(et, v, c->el[i].vlen, e.p[j], (size_t)e.len[j]) == 0) {
+                rc =
+                    cql_coll_put(c, NULL, 0, c->el[i].lkey, NULL, -1, o->w->ts, 0, o->w->now_s) < 0;
+                break;
+            }
+    }
+    elems_free(&e);
+    return rc;
+}
+
+/* l[i] = v, m[k] = v, DELETE l[i], m[k], s[e] (v NULL): on element key of c. */
+static int coll_element(wctx *w, cql_coll *c, const buf *key, const buf *v)
+{
+    const uint8_t *vp = v ? (const uint8_t *)v->data : NULL;
+    int32_t vlen = v ? (int32_t)v->len : -1;
+    if (!c->list)
+        return cql_coll_put(c, (const uint8_t *)key->data, (uint32_t)key->len, 0,
+                            vp ? vp : (const uint8_t *)"", vlen, w->ts, w->exp_s, w->now_s) < 0
+                   ? cql_fail(w->r->call, CQL_ERR_SERVER, "out of memory")
+                   : 0;
+    int32_t idx = -1;
+    cql_int_decode((const uint8_t *)key->data, key->len, &idx);
+    size_t live = 0, at = c->n;
+    for (size_t i = 0; i < c->n; i++)
+        if (cql_coll_el_live(c, i, w->now_s) && live++ == (size_t)idx) at = i;
+    if (idx < 0 || at == c->n)
+        return cql_fail(w->r->call, CQL_ERR_INVALID,
+                        "List index %d out of bound, list has size %zu", idx, live);
+    return cql_coll_put(c, NULL, 0, c->el[at].lkey, vp, vlen, w->ts, w->exp_s, w->now_s) < 0
+               ? cql_fail(w->r->call, CQL_ERR_SERVER, "out of memory")
+               : 0;
+}
+
+/* An assignment of kind to non-frozen collection col, element by element: c = c + v,
+ * c = v + c, c = c - v, c[k] = v, and with value NULL, DELETE c[k] (c = v is a write of
+ * the whole cell, cql_cell_write's). */
+static int coll_assign(wctx *w, json_t *item, const cql_tcol *col, cql_assign_kind kind,
+                       const cql_expr *value, const cql_expr *key)
+{
+    cql_call *call = w->r->call;
+    const cql_ctype *t = col->type;
+    int map = t->wire.id == CQL_TYPE_MAP, list = t->wire.id == CQL_TYPE_LIST;
+    if (kind == CQL_SET_PREPEND && !list)
+        return cql_fail(call, CQL_ERR_INVALID,
+                        "Invalid operation (%s = ... + %s) for non list column %s", col->name,
+                        col->name, col->name);
+    if (kind == CQL_SET_ELEMENT && !list && !map && value)
+        return cql_fail(call, CQL_ERR_INVALID,
+                        "Invalid operation (%s[...] = ...) for set column %s", col->name,
+                        col->name);
+    buf v, kb;
+    buf_init(&v, 0);
+    buf_init(&kb, 0);
+    int rc = -1;
+    /* the operand's type: an element's for c[k], a set of the keys for m - {...} */
+    const cql_ctype *vt = t;
+    cql_ctype setk;
+    const cql_ctype *args[1] = {t->args[0]};
+    const cql_type *params[1] = {&t->args[0]->wire};
     if (kind == CQL_SET_ELEMENT) {
-        if (id == CQL_TYPE_LIST) {
-            int32_t idx = -1;
-            cql_int_decode((const uint8_t *)key->data, key->len, &idx);
-            if (idx < 0 || (size_t)idx >= cur.n) {
-                cql_fail(w->r->call, CQL_ERR_INVALID,
-                         "List index %d out of bound, list has size %zu", idx, cur.n);
-                goto done;
-            }
-            if (operand == NULL)
-                elems_remove(&cur, (size_t)idx, 1);
-            else {
-                cur.p[idx] = (const uint8_t *)operand->data;
-                cur.len[idx] = (int32_t)operand->len;
-            }
-        } else if (map) {
-            int found;
-            size_t at = sorted_find(t->args[0], &cur, 2, (const uint8_t *)key->data,
-                                    (int32_t)key->len, &found);
-            if (found) elems_remove(&cur, at, 2);
-            if (operand) {
-                if (elems_push(&cur, (const uint8_t *)key->data, (int32_t)key->len, at) ||
-                    elems_push(&cur, (const uint8_t *)operand->data, (int32_t)operand->len, at + 1))
-                    goto oom;
-            }
-        } else {
-            cql_fail(w->r->call, CQL_ERR_INVALID,
-                     "Invalid operation (%s[...] = ...) for set column %s", col->name, col->name);
+        const cql_ctype *kt = list ? cqltype_native(CQL_TYPE_INT) : t->args[0];
+        int krc = cql_term(w->r, kt, col->name, key, &kb);
+        if (krc != CQLVAL_OK) {
+            if (krc != CQLVAL_ERROR)
+                cql_fail(call, CQL_ERR_INVALID, "Invalid null value for %s key", col->name);
             goto done;
         }
-    } else if (kind == CQL_SET_ADD || kind == CQL_SET_PREPEND) {
-        if (id == CQL_TYPE_LIST) {
-            for (size_t i = 0; i < op.n; i++)
-                if (elems_push(&cur, op.p[i], op.len[i], kind == CQL_SET_PREPEND ? i : cur.n))
-                    goto oom;
-        } else {
-            int step = map ? 2 : 1;
-            for (size_t i = 0; i < op.n; i += (size_t)step) {
-                int found;
-                size_t at = sorted_find(t->args[0], &cur, step, op.p[i], op.len[i], &found);
-                if (found) {
-                    if (map) {
-                        cur.p[at + 1] = op.p[i + 1];
-                        cur.len[at + 1] = op.len[i + 1];
-                    }
-                    continue;
-                }
-                if (elems_push(&cur, op.p[i], op.len[i], at)) goto oom;
-                if (map && elems_push(&cur, op.p[i + 1], op.len[i + 1], at + 1)) goto oom;
-            }
-        }
-    } else if (kind == CQL_SET_SUB) {
-        const cql_ctype *et = t->args[0];
-        int step = map ? 2 : 1;
-        for (size_t i = 0; i < op.n; i++) {
-            for (size_t j = 0; j < cur.n;) {
-                if (cqlval_compare(et, cur.p[j], (size_t)cur.len[j], op.p[i], (size_t)op.len[i]) ==
-                    0)
-                    elems_remove(&cur, j, (size_t)step);
-                else
-                    j += (size_t)step;
-            }
-        }
+        vt = map ? t->args[1] : t->args[0];
+    } else if (kind == CQL_SET_SUB && map) {
+        memset(&setk, 0, sizeof setk);
+        setk.wire.id = CQL_TYPE_SET;
+        setk.wire.params = params;
+        setk.wire.n = 1;
+        setk.args = args;
+        setk.frozen = 1;
+        vt = &setk;
     }
-    if (cur.n == 0)
-        buf_reset(out);
-    else if (elems_write(&cur, map, out) != 0)
-        goto oom;
-    rc = 0;
-    goto done;
-oom:
-    cql_fail(w->r->call, CQL_ERR_SERVER, "out of memory");
+    int vrc = value ? cql_term(w->r, vt, col->name, value, &v) : CQLVAL_NULL;
+    if (vrc == CQLVAL_ERROR) goto done;
+    if (vrc == CQLVAL_UNSET || (vrc == CQLVAL_NULL && kind != CQL_SET_ELEMENT)) {
+        rc = 0; /* c + null: nothing changes */
+        goto done;
+    }
+    cql_coll c;
+    if (cql_coll_load(item, col, &c) != 0) {
+        cql_coll_free(&c);
+        cql_fail(call, CQL_ERR_SERVER, "a stored collection of %s cannot be read", col->name);
+        goto done;
+    }
+    coll_op o = {.w = w, .c = &c, .front = kind == CQL_SET_PREPEND};
+    const uint8_t *p = (const uint8_t *)v.data;
+    int bad = 0;
+    switch (kind) {
+    case CQL_SET_ADD:
+        bad = cql_coll_each(p, v.len, list, map, coll_add_el, &o);
+        break;
+    case CQL_SET_PREPEND:
+        bad = coll_prepend(&o, p, v.len);
+        break;
+    case CQL_SET_SUB:
+        bad = list ? coll_sub_list(&o, p, v.len) : cql_coll_each(p, v.len, 0, 0, coll_del_key, &o);
+        break;
+    default: /* CQL_SET_ELEMENT */
+        rc = coll_element(w, &c, &kb, vrc == CQLVAL_OK ? &v : NULL);
+        break;
+    }
+    if (kind != CQL_SET_ELEMENT)
+        rc = bad ? cql_fail(call, CQL_ERR_SERVER, "the elements of %s cannot be written", col->name)
+                 : 0;
+    if (rc == 0 && cql_coll_store(item, &c, w->now_s) != 0)
+        rc = cql_fail(call, CQL_ERR_SERVER, "out of memory");
+    cql_coll_free(&c);
 done:
-    elems_free(&cur);
-    elems_free(&op);
+    buf_free(&v);
+    buf_free(&kb);
     return rc;
 }
 
@@ -654,7 +697,8 @@ static int begin(wset *set, cql_call *c, int64_t now_s, item_txn **x)
     }
     qr_err err;
     err_init(&err);
-    int rc = txn_begin(c->db, set->n == 1 ? TXN_ITEM : TXN_BATCH, set->n, tables, keys, x, &err);
+    int rc = txn_begin(c->db, (set->n == 1 ? TXN_ITEM : TXN_BATCH) | TXN_OWNER, set->n, tables,
+                       keys, x, &err);
     free(tables);
     if (rc != 0) return engine_error(c, &err);
     for (size_t i = 0; i < set->n; i++) {
@@ -755,7 +799,6 @@ static int assign(wctx *w, json_t *item, const cql_tcol *col, cql_assign_kind ki
 {
     cql_call *c = w->r->call;
     const cql_ctype *t = col->type;
-    int multicell = cqltype_is_multicell(t);
     if (cqltype_has_counter(t)) {
         if (kind != CQL_SET_ADD && kind != CQL_SET_SUB)
             return cql_fail(c, CQL_ERR_INVALID,
@@ -786,9 +829,9 @@ static int assign(wctx *w, json_t *item, const cql_tcol *col, cql_assign_kind ki
                    ? cql_fail(c, CQL_ERR_SERVER, "out of memory")
                    : 0;
     }
-    if ((kind == CQL_SET_ADD || kind == CQL_SET_SUB || kind == CQL_SET_PREPEND ||
-         kind == CQL_SET_ELEMENT) &&
-        !multicell) {
+    if (cql_coll_col(col) && kind != CQL_SET_VALUE)
+        return coll_assign(w, item, col, kind, value, key);
+    if (kind != CQL_SET_VALUE) {
         if (kind == CQL_SET_ELEMENT && cqltype_is_collection(t))
             return cql_fail(c, CQL_ERR_INVALID,
                             "Invalid operation (%s[...] = ...) for frozen collection column %s",
@@ -797,103 +840,16 @@ static int assign(wctx *w, json_t *item, const cql_tcol *col, cql_assign_kind ki
                         "Invalid operation (%s = %s %c ...) for non counter column %s", col->name,
                         col->name, kind == CQL_SET_SUB ? '-' : '+', col->name);
     }
-    if (kind == CQL_SET_PREPEND && t->wire.id != CQL_TYPE_LIST)
-        return cql_fail(c, CQL_ERR_INVALID,
-                        "Invalid operation (%s = ... + %s) for non list column %s", col->name,
-                        col->name, col->name);
     buf v;
     buf_init(&v, 0);
-    int rc = -1;
-    const cql_ctype *vt = t;
-    buf kb;
-    buf_init(&kb, 0);
-    if (kind == CQL_SET_ELEMENT) {
-        const cql_ctype *kt =
-            t->wire.id == CQL_TYPE_MAP ? t->args[0] : cqltype_native(CQL_TYPE_INT);
-        int krc = cql_term(w->r, kt, col->name, key, &kb);
-        if (krc != CQLVAL_OK) {
-            if (krc != CQLVAL_ERROR)
-                cql_fail(c, CQL_ERR_INVALID, "Invalid null value for %s key", col->name);
-            goto done;
-        }
-        vt = t->wire.id == CQL_TYPE_MAP ? t->args[1] : t->args[0];
-    } else if (kind == CQL_SET_SUB && t->wire.id == CQL_TYPE_MAP) {
-        /* m = m - {k1, k2}: a set of the key type */
-        cql_ctype setk;
-        memset(&setk, 0, sizeof setk);
-        setk.wire.id = CQL_TYPE_SET;
-        const cql_ctype *args[1] = {t->args[0]};
-        const cql_type *params[1] = {&t->args[0]->wire};
-        setk.wire.params = params;
-        setk.wire.n = 1;
-        setk.args = args;
-        setk.frozen = 1;
-        int vrc = cql_term(w->r, &setk, col->name, value, &v);
-        if (vrc == CQLVAL_ERROR) goto done;
-        if (vrc == CQLVAL_UNSET) {
-            rc = 0;
-            goto done;
-        }
-        buf old;
-        buf_init(&old, 0);
-        int had = cql_cell_read(item, col, w->now_s, &old);
-        buf out;
-        buf_init(&out, 0);
-        rc = collection_op(w, col, had == 1 ? &old : NULL, kind, vrc == CQLVAL_OK ? &v : NULL, NULL,
-                           &out);
-        if (rc == 0)
-            rc = cql_cell_write(item, col, (const uint8_t *)out.data,
-                                out.len ? (int32_t)out.len : -1, w->ts, w->exp_s) < 0
-                     ? cql_fail(c, CQL_ERR_SERVER, "out of memory")
-                     : 0;
-        buf_free(&old);
-        buf_free(&out);
-        goto done;
-    }
-    int vrc = value ? cql_term(w->r, vt, col->name, value, &v) : CQLVAL_NULL;
-    if (vrc == CQLVAL_ERROR) goto done;
-    if (vrc == CQLVAL_UNSET) {
-        rc = 0;
-        goto done;
-    }
-    if (kind == CQL_SET_VALUE) {
-        /* a non-frozen empty collection is no value */
-        int32_t len = vrc == CQLVAL_OK ? (int32_t)v.len : -1;
-        if (multicell && len >= 0) {
-            cql_elements e;
-            uint32_t n = 0;
-            if (cql_collection_open(&e, (const uint8_t *)v.data, v.len, t->wire.id == CQL_TYPE_MAP,
-                                    &n) == 0 &&
-                n == 0)
-                len = -1;
-        }
-        rc = cql_cell_write(item, col, (const uint8_t *)v.data, len, w->ts, w->exp_s) < 0
+    int vrc = value ? cql_term(w->r, t, col->name, value, &v) : CQLVAL_NULL;
+    int rc = vrc == CQLVAL_ERROR ? -1 : 0;
+    if (vrc == CQLVAL_OK || vrc == CQLVAL_NULL)
+        rc = cql_cell_write(item, col, (const uint8_t *)v.data,
+                            vrc == CQLVAL_OK ? (int32_t)v.len : -1, w->ts, w->exp_s) < 0
                  ? cql_fail(c, CQL_ERR_SERVER, "out of memory")
                  : 0;
-        goto done;
-    }
-    {
-        buf old, out;
-        buf_init(&old, 0);
-        buf_init(&out, 0);
-        int had = cql_cell_read(item, col, w->now_s, &old);
-        if (kind == CQL_SET_ELEMENT && vrc != CQLVAL_OK && t->wire.id == CQL_TYPE_LIST) {
-            rc = collection_op(w, col, had == 1 ? &old : NULL, kind, NULL, &kb, &out);
-        } else {
-            rc = collection_op(w, col, had == 1 ? &old : NULL, kind, vrc == CQLVAL_OK ? &v : NULL,
-                               &kb, &out);
-        }
-        if (rc == 0)
-            rc = cql_cell_write(item, col, (const uint8_t *)out.data,
-                                out.len ? (int32_t)out.len : -1, w->ts, w->exp_s) < 0
-                     ? cql_fail(c, CQL_ERR_SERVER, "out of memory")
-                     : 0;
-        buf_free(&old);
-        buf_free(&out);
-    }
-done:
     buf_free(&v);
-    buf_free(&kb);
     return rc;
 }
 

@@ -29,6 +29,7 @@ static table *table_from_desc(uint32_t id, json_t *desc, json_t *ids)
     t->desc = desc;
     const char *order = json_string_value(json_object_get(desc, QR_PARTITION_ORDER_FIELD));
     t->token_order = order && strcmp(order, QR_PARTITION_ORDER_TOKEN) == 0;
+    t->owner = json_object_get(desc, QR_CQL_TABLE_FIELD) ? "CQL" : NULL;
     t->stats = calloc(1, sizeof *t->stats);
     t->stats[0] = (range_stats){.id = 0, .count = -1};
     t->nstats = 1;
@@ -425,6 +426,20 @@ const qr_index *table_index_by_id(const table *t, uint16_t id)
 const char *table_name(const table *t)
 {
     return t->name;
+}
+
+const char *table_owner(const table *t)
+{
+    return t->owner;
+}
+
+int table_refuse_owned(const table *t, qr_err *err)
+{
+    if (t->owner == NULL) return 0;
+    return err_set(err, QR_E_VALIDATION,
+                   "Table %s is owned by %s: its rows and schema are changed through %s, not "
+                   "through the DynamoDB API",
+                   t->name, t->owner, t->owner);
 }
 
 uint32_t table_id(const table *t)

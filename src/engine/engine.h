@@ -50,6 +50,17 @@ size_t table_lsi_count(const table *t);
 json_t *table_description(table *t);
 json_t *table_desc_member(table *t, const char *member);
 
+/* A table whose items a front end other than DynamoDB's lays out: a CQL table, whose
+ * description member of this name ({"keyspace", "table"}) names it in the CQL schema.
+ * Its items are written only through that front end (TXN_OWNER) and the engine's own
+ * work; its schema changes only through that front end. */
+#define QR_CQL_TABLE_FIELD "QuarryCqlTable"
+/* The front end owning t ("CQL"), or NULL for a DynamoDB table. */
+const char *table_owner(const table *t);
+/* ValidationException naming t as its owner's when t has one: for a DynamoDB request
+ * that would change it. */
+int table_refuse_owned(const table *t, qr_err *err);
+
 /* Where a table's TTL setting lives in its catalog description (stripped from
  * DescribeTable): {"TimeToLiveStatus": "ENABLED", "AttributeName": …}. */
 #define QR_TTL_FIELD "QuarryTimeToLive"
@@ -239,6 +250,9 @@ typedef enum txn_kind {
 } txn_kind;
 /* Or'd into the kind: the engine's own work, reported to the hook as such. */
 #define TXN_SYSTEM 0x100
+/* Or'd into the kind: the front end owning the tables (table_owner) writes them; any
+ * other transaction on such a table is refused with table_refuse_owned's error. */
+#define TXN_OWNER 0x200
 
 /* Begins a transaction over n items: item i is the base-table item of tables[i] at
  * keys[i] (key_item's form). The keys and tables are borrowed until txn_end and must be

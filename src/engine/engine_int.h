@@ -45,6 +45,7 @@ typedef struct table {
     key_attr pk, sk;
     int token_order;    /* partitions placed by token (QR_PARTITION_ORDER_FIELD) */
     json_t *desc;       /* TableDescription as DescribeTable shows it (owned) */
+    const char *owner;  /* table_owner's answer, fixed when the table is made */
     int refs;           /* atomic: taken under the catalog lock, let go without it */
     int dropped;        /* set once DeleteTable removed it from the catalog */
     range_stats *stats; /* the table's (id 0) and its indexes'; guarded by stats_lock */

@@ -52,6 +52,9 @@ int txn_begin(qr_db *db, int kind, size_t n, table *const *tables, const buf *ke
               qr_err *err)
 {
     *out = NULL;
+    if (!(kind & (TXN_SYSTEM | TXN_OWNER)))
+        for (size_t i = 0; i < n; i++)
+            if (table_refuse_owned(tables[i], err)) return -1;
     item_txn *x = calloc(1, sizeof *x);
     txn_slot *slots = x == NULL ? NULL : n <= 1 ? &x->one : calloc(n, sizeof *slots);
     if (slots == NULL) {

@@ -2,7 +2,8 @@
  * request parsed, its table names noted), the call's context (the region it was received
  * for) and the writing of documents into answers.
  *
- * The context is set by qr_call_in for the calls of one thread; nothing here reads tables. */
+ * The context is set by qr_call_in for the calls of one thread. The only table read here
+ * is the owner check the dispatcher makes before a schema change. */
 #include <string.h>
 
 #include "model/value.h"
@@ -43,6 +44,18 @@ int op_call_parse(op_call *c, qr_err *err)
         return err_set(err, QR_E_SERIALIZATION, "The request body must be a JSON object");
     if (c->tables) ops_request_tables(c->req, c->tables, c->tables_cap);
     return 0;
+}
+
+int ops_refuse_owned_table(qr_db *db, const json_t *req, qr_err *err)
+{
+    const char *name = json_string_value(json_object_get(req, "TableName"));
+    if (name == NULL) return 0;
+    const char *arn_table = strncmp(name, "arn:", 4) == 0 ? strstr(name, ":table/") : NULL;
+    table *t = catalog_get(db, arn_table ? arn_table + 7 : name);
+    if (t == NULL) return 0;
+    int rc = table_refuse_owned(t, err);
+    catalog_release(db, t);
+    return rc;
 }
 
 int op_run(qr_db *db, op_handler h, json_t *req, json_t **answer, qr_err *err)

@@ -42,6 +42,12 @@ int op_run(qr_db *db, op_handler h, json_t *req, json_t **answer, qr_err *err);
 /* The table names a parsed request names, for log lines (see qr_response.tables). */
 void ops_request_tables(const json_t *req, char *out, size_t cap);
 
+/* ValidationException (table_refuse_owned's) when the table req's TableName names (or
+ * its ARN) is owned by another front end (a CQL table): for the operations that change a
+ * table's schema, which the dispatcher asks before their handlers run. 0 otherwise,
+ * a missing or unknown table included (the handler answers for it). */
+int ops_refuse_owned_table(qr_db *db, const json_t *req, qr_err *err);
+
 /* Appends v serialised as compact JSON. */
 int json_append(buf *out, const json_t *v);
 

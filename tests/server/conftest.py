@@ -156,6 +156,28 @@ def signed_server(start, credentials_file):
     return start(credentials=credentials_file)
 
 
+@pytest.fixture
+def cql_session(start):
+    """A server started with --cql and a Python driver session on it (protocol v4, no
+    keyspace), closed after the test: cql_session() -> (Server, Session)."""
+    from cassandra.cluster import Cluster
+    from cassandra.policies import RoundRobinPolicy
+    from cql_raw import cql_port
+    clusters = []
+
+    def _session(*args):
+        srv = start("--cql", "127.0.0.1:0", *args)
+        cluster = Cluster(["127.0.0.1"], port=cql_port(srv), protocol_version=4,
+                          load_balancing_policy=RoundRobinPolicy(), connect_timeout=10,
+                          control_connection_timeout=10)
+        clusters.append(cluster)
+        return srv, cluster.connect()
+
+    yield _session
+    for c in clusters:
+        c.shutdown()
+
+
 def npm_install(folder):
     """Installs folder's npm packages from its lock file, unless node_modules is as new."""
     stamp = folder / "node_modules" / ".package-lock.json"
