@@ -44,23 +44,42 @@ static void snake(const char *s, char *out, size_t size)
     out[o] = '\0';
 }
 
-/* A name as CQL reads it back: bare when it is a lower-case word that is no reserved
- * keyword, else double-quoted (a quote doubled). */
+static void put(char *buf, size_t size, size_t *o, char c)
+{
+    if (*o + 1 < size) buf[*o] = c;
+    (*o)++;
+}
+
+size_t model_cql_name(char *buf, size_t size, const char *name)
+{
+    int bare = islower((unsigned char)name[0]) && !cql_is_reserved(name, strlen(name));
+    for (const char *c = name; bare && *c; c++)
+        bare = islower((unsigned char)*c) || isdigit((unsigned char)*c) || *c == '_';
+    if (bare) return (size_t)snprintf(buf, size, "%s", name);
+    size_t o = 0;
+    put(buf, size, &o, '"');
+    for (const char *c = name; *c; c++) {
+        if (*c == '"') put(buf, size, &o, '"');
+        put(buf, size, &o, *c);
+    }
+    put(buf, size, &o, '"');
+    if (size) buf[o < size ? o : size - 1] = '\0';
+    return o;
+}
+
 static void ident(FILE *f, const char *s)
 {
-    int bare = islower((unsigned char)s[0]) && !cql_is_reserved(s, strlen(s));
-    for (const char *c = s; bare && *c; c++)
-        bare = islower((unsigned char)*c) || isdigit((unsigned char)*c) || *c == '_';
-    if (bare) {
-        fputs(s, f);
+    char small[256];
+    size_t n = model_cql_name(small, sizeof small, s);
+    if (n < sizeof small) {
+        fputs(small, f);
         return;
     }
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"') fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
+    char *big = malloc(n + 1);
+    if (big == NULL) return;
+    model_cql_name(big, n + 1, s);
+    fputs(big, f);
+    free(big);
 }
 
 /* Text for a comment line: control characters (a newline would end the comment) as spaces. */
@@ -376,8 +395,31 @@ static void split_name(const m_table *t, const char *ks, char *tks, size_t ksz, 
     *name = dot ? dot + 1 : t->name;
 }
 
+/* CREATE TYPE for each user type t's columns use that no earlier table of its keyspace
+ * has made. */
+static void emit_types(FILE *f, const qr_model *m, const char *ks, const m_table *t)
+{
+    char tks[NAME * 2], oks[NAME * 2];
+    const char *name, *oname;
+    split_name(t, ks, tks, sizeof tks, &name);
+    for (size_t i = 0; i < t->cql->ntypes; i++) {
+        int made = 0;
+        for (const m_table *o = m->tables; o < t && !made; o++) {
+            if (o->cql == NULL) continue;
+            split_name(o, ks, oks, sizeof oks, &oname);
+            for (size_t k = 0; k < o->cql->ntypes && strcmp(oks, tks) == 0; k++)
+                made |= strcmp(o->cql->types[k], t->cql->types[i]) == 0;
+        }
+        if (made) continue;
+        fprintf(f, "CREATE TYPE IF NOT EXISTS ");
+        qualified(f, tks, t->cql->types[i]);
+        fprintf(f, " (%s);\n", t->cql->type_fields[i]);
+    }
+}
+
 /* A CQL table as declared: its entity's columns with their CQL types, the key columns of its
- * templates, its clustering order, default TTL and secondary indexes. */
+ * templates, its clustering order, default TTL and secondary indexes, after the user types
+ * they use. */
 static void emit_declared(FILE *f, const char *ks, const ck_report *r, const m_table *t)
 {
     const qr_model *m = r->model;
@@ -385,13 +427,14 @@ static void emit_declared(FILE *f, const char *ks, const ck_report *r, const m_t
     for (size_t i = 0; i < m->nentities && e == NULL; i++)
         if (m->entities[i].table == t) e = &m->entities[i];
     if (e == NULL) return;
+    fprintf(f, "\n");
+    emit_types(f, m, ks, t);
     char serves[512] = "";
     for (size_t i = 0; i < r->nplans; i++)
         if (r->plans[i].pattern->entity == e) {
             if (serves[0]) strncat(serves, ", ", sizeof serves - strlen(serves) - 1);
             strncat(serves, r->plans[i].pattern->name, sizeof serves - strlen(serves) - 1);
         }
-    fprintf(f, "\n");
     if (serves[0]) {
         fprintf(f, "-- serves: ");
         comment(f, serves);

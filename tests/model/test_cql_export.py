@@ -87,3 +87,27 @@ def test_quoted_cql_names_come_back_quoted(tmp_path):
     assert 'CREATE INDEX IF NOT EXISTS ON "Shop"."Users" ("select");' in cql
     # no keyspace is created for the model's name when no table is in it
     assert cql.count("CREATE KEYSPACE") == 1
+
+
+def test_user_types_are_created_before_the_tables_that_use_them(tmp_path):
+    out = tmp_path / "types.yaml"
+    p = run("model", "import", "--cql", os.path.join(ROOT, "tests", "model", "export", "types.cql"),
+            "-o", str(out))
+    assert p.returncode == 0, p.stderr
+    cql = export(out)
+    geo = "CREATE TYPE IF NOT EXISTS crm.geo (lat double, lon double);\n"
+    address = ('CREATE TYPE IF NOT EXISTS crm."Address" (street text, town text, '
+               '"where" frozen<geo>, zip text);\n')
+    # each once, a type before the type and the tables that use it; an unused one not at all
+    assert cql.count(geo) == 1 and cql.count(address) == 1
+    assert cql.index(geo) < cql.index(address) < cql.index("CREATE TABLE IF NOT EXISTS crm.customers (")
+    assert "unused" not in cql
+    assert '    home frozen<"Address">,\n    past list<frozen<"Address">>,' in cql
+
+
+def test_a_type_used_before_it_is_made_is_refused(tmp_path):
+    schema = tmp_path / "bad.cql"
+    schema.write_text("CREATE TABLE ks.t (id int PRIMARY KEY, a frozen<address>);\n")
+    p = run("model", "import", "--cql", str(schema), "-o", str(tmp_path / "out.yaml"))
+    assert p.returncode != 0
+    assert "bad.cql:1:" in p.stderr and "Unknown type ks.address" in p.stderr

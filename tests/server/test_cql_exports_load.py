@@ -3,7 +3,8 @@ the Python driver: the example models (examples/), the servers' and the benchmar
 the exporter's awkward names (tests/model/export/awkward.yaml), and every CQL schema of
 tests/model imported with `model import --cql` and exported back. Each statement must
 succeed, and each table must then be in system_schema with exactly the columns, partition
-key, clustering columns (in order, with their order) and indexes the export declared."""
+key, clustering columns (in order, with their order) and indexes the export declared, each
+user type with its fields."""
 import glob
 import os
 import re
@@ -58,6 +59,31 @@ def unquote(name):
 def statements(cql):
     text = "\n".join(ln for ln in cql.splitlines() if not ln.lstrip().startswith("--"))
     return [s.strip() for s in re.split(r";\s*\n", text + "\n") if s.strip()]
+
+
+def top_level(text):
+    """The comma-separated parts of text outside <...> and quotes."""
+    parts, depth, quoted, cur = [], 0, False, ""
+    for ch in text:
+        quoted ^= ch == '"'
+        depth += (ch == "<") - (ch == ">") if not quoted else 0
+        if ch == "," and depth == 0 and not quoted:
+            parts.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    return parts + [cur.strip()] if cur.strip() else parts
+
+
+def declared_types(stmts):
+    """{(keyspace, type): [field names]} of the export's CREATE TYPE statements."""
+    types = {}
+    for s in stmts:
+        m = re.match(r"CREATE TYPE IF NOT EXISTS (%s)\.(%s) \((.*)\)$" % (NAME, NAME), s, re.S)
+        if m:
+            types[(unquote(m.group(1)), unquote(m.group(2)))] = [
+                unquote(re.match(NAME, f).group(0)) for f in top_level(m.group(3))]
+    return types
 
 
 def declared_tables(stmts):
@@ -116,6 +142,10 @@ def created(session, cql):
                 assert re.fullmatch(r"\w{1,48}", name), name
                 keyspaces.append(name)
             session.execute(s)  # raises on any refusal, naming the statement's error
+        for (ks, name), fields in declared_types(stmts).items():
+            row = session.execute("SELECT field_names FROM system_schema.types WHERE "
+                                  "keyspace_name = %s AND type_name = %s", (ks, name)).one()
+            assert row and list(row.field_names) == fields, (ks, name)
         tables = declared_tables(stmts)
         for (ks, table), want in tables.items():
             assert re.fullmatch(r"\w{1,48}", table) or '"' in cql, table
