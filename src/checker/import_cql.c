@@ -53,6 +53,15 @@ typedef struct ctable {
     notes nt;
 } ctable;
 
+/* A user-defined type: its fields as the schema left them (CREATE TYPE, then ALTER TYPE). */
+typedef struct utype {
+    char ks[NAMELEN], name[NAMELEN];
+    const char **fields; /* borrowed from the parse */
+    const cql_type_expr **types;
+    size_t n, cap;
+    int dropped;
+} utype;
+
 typedef struct importer {
     const char *file; /* the file being read, for messages */
     const char *text; /* its text */
@@ -60,6 +69,8 @@ typedef struct importer {
     qr_err *err;
     ctable *tables;
     size_t ntables, cap;
+    utype *types;
+    size_t ntypes, captypes;
     char keyspace[NAMELEN]; /* set by USE */
     char first_ks[NAMELEN]; /* the first keyspace named, for the model's name */
     int nks;
@@ -294,10 +305,9 @@ static void type_text(const cql_type_expr *t, char *buf, size_t size)
         snprintf(buf, size, "%s", t->name);
         return;
     case CQL_TE_UDT:
-        if (t->udt.ks)
-            snprintf(buf, size, "%s.%s", t->udt.ks, t->udt.name);
-        else
-            snprintf(buf, size, "%s", t->udt.name);
+        o = t->udt.ks ? model_cql_name(buf, size, t->udt.ks) : 0;
+        if (t->udt.ks && o + 1 < size) buf[o++] = '.';
+        if (o < size) model_cql_name(buf + o, size - o, t->udt.name);
         return;
     case CQL_TE_CUSTOM:
         snprintf(buf, size, "'%s'", t->name);
@@ -446,6 +456,143 @@ static void free_tables(importer *im)
         free(im->tables[i].desc);
     }
     free(im->tables);
+    for (size_t i = 0; i < im->ntypes; i++) {
+        free(im->types[i].fields);
+        free(im->types[i].types);
+    }
+    free(im->types);
+}
+
+/* ---- user-defined types ---- */
+
+static utype *find_type(importer *im, const char *ks, const char *name)
+{
+    for (size_t i = 0; i < im->ntypes; i++)
+        if (!im->types[i].dropped && strcmp(im->types[i].ks, ks) == 0 &&
+            strcmp(im->types[i].name, name) == 0)
+            return &im->types[i];
+    return NULL;
+}
+
+static int add_field(importer *im, utype *u, const char *field, const cql_type_expr *te)
+{
+    if (u->n == u->cap) {
+        size_t nc = u->cap ? u->cap * 2 : 8;
+        const char **f = realloc(u->fields, nc * sizeof *f);
+        if (f) u->fields = f;
+        const cql_type_expr **t = f ? realloc(u->types, nc * sizeof *t) : NULL;
+        if (t == NULL) return err_set(im->err, QR_E_INTERNAL, "out of memory");
+        u->types = t;
+        u->cap = nc;
+    }
+    u->fields[u->n] = field;
+    u->types[u->n++] = te;
+    return 0;
+}
+
+static const char *stmt_ks(importer *im, const cql_stmt *s)
+{
+    return s->name.ks ? s->name.ks : im->keyspace;
+}
+
+/* The type te names that ks has not (or NULL): a user type used before it is created. */
+static const cql_type_expr *unknown_type(importer *im, const char *ks, const cql_type_expr *te)
+{
+    if (te->kind == CQL_TE_UDT)
+        return find_type(im, te->udt.ks ? te->udt.ks : ks, te->udt.name) ? NULL : te;
+    for (size_t i = 0; i < te->nargs; i++) {
+        const cql_type_expr *u = unknown_type(im, ks, te->args[i]);
+        if (u) return u;
+    }
+    return NULL;
+}
+
+static int known_types(importer *im, const char *ks, const cql_type_expr *te)
+{
+    const cql_type_expr *u = unknown_type(im, ks, te);
+    if (u == NULL) return 0;
+    return FAIL_WORD(im, u->udt.name, "Unknown type %s%s%s", u->udt.ks ? u->udt.ks : ks,
+                     u->udt.ks || ks[0] ? "." : "", u->udt.name);
+}
+
+static int create_type(importer *im, const cql_stmt *s)
+{
+    const cql_create_type *ct = &s->u.create_type;
+    const char *ks = stmt_ks(im, s);
+    if (find_type(im, ks, s->name.name)) {
+        if (s->if_not_exists) return 0;
+        return FAIL_WORD(im, s->name.name, "A user type with name '%s' already exists",
+                         s->name.name);
+    }
+    for (size_t i = 0; i < ct->nfields; i++)
+        if (known_types(im, ks, ct->types[i])) return -1;
+    if (im->ntypes == im->captypes) {
+        size_t nc = im->captypes ? im->captypes * 2 : 8;
+        utype *n = realloc(im->types, nc * sizeof *n);
+        if (n == NULL) return err_set(im->err, QR_E_INTERNAL, "out of memory");
+        im->types = n;
+        im->captypes = nc;
+    }
+    utype *u = &im->types[im->ntypes++];
+    memset(u, 0, sizeof *u);
+    snprintf(u->ks, sizeof u->ks, "%s", ks);
+    snprintf(u->name, sizeof u->name, "%s", s->name.name);
+    for (size_t i = 0; i < ct->nfields; i++)
+        if (add_field(im, u, ct->fields[i], ct->types[i])) return -1;
+    return 0;
+}
+
+static int alter_type(importer *im, const cql_stmt *s)
+{
+    const cql_alter_type *a = &s->u.alter_type;
+    const char *ks = stmt_ks(im, s);
+    utype *u = find_type(im, ks, s->name.name);
+    if (u == NULL)
+        return FAIL_WORD(im, s->name.name, "unknown type %s (the schema does not create it)",
+                         s->name.name);
+    for (size_t k = 0; k < a->nfields; k++) {
+        size_t at = 0;
+        while (at < u->n && strcmp(u->fields[at], a->fields[k]) != 0)
+            at++;
+        if (a->what == CQL_ALTER_ADD) {
+            if (at < u->n) {
+                if (a->if_field) continue;
+                return FAIL_WORD(im, a->fields[k],
+                                 "Cannot add new field %s to type %s: a field "
+                                 "of the same name already exists",
+                                 a->fields[k], u->name);
+            }
+            if (known_types(im, ks, a->type) || add_field(im, u, a->fields[k], a->type)) return -1;
+            continue;
+        }
+        if (at == u->n) {
+            if (a->if_field) continue;
+            return FAIL_WORD(im, a->fields[k], "Unknown field %s in type %s", a->fields[k],
+                             u->name);
+        }
+        if (a->what == CQL_ALTER_RENAME)
+            u->fields[at] = a->to[k];
+        else if (a->what == CQL_ALTER_TYPE_OF)
+            u->types[at] = a->type;
+    }
+    return 0;
+}
+
+/* Appends to list (cap entries) the user types te uses, each after the types it uses. */
+static void types_used(importer *im, const char *ks, const cql_type_expr *te, const utype **list,
+                       size_t *n, size_t cap, int depth)
+{
+    if (depth > 32) return;
+    for (size_t i = 0; i < te->nargs; i++)
+        types_used(im, ks, te->args[i], list, n, cap, depth + 1);
+    if (te->kind != CQL_TE_UDT) return;
+    const utype *u = find_type(im, te->udt.ks ? te->udt.ks : ks, te->udt.name);
+    if (u == NULL) return;
+    for (size_t i = 0; i < *n; i++)
+        if (list[i] == u) return;
+    for (size_t i = 0; i < u->n; i++)
+        types_used(im, u->ks, u->types[i], list, n, cap, depth + 1);
+    if (*n < cap) list[(*n)++] = u;
 }
 
 static int add_col(importer *im, ctable *t, const char *name, const cql_type_expr *te, int st)
@@ -461,6 +608,7 @@ static int add_col(importer *im, ctable *t, const char *name, const cql_type_exp
         t->cols = n;
         t->capcols = nc;
     }
+    if (known_types(im, t->ks, te)) return -1;
     column *c = &t->cols[t->ncols++];
     memset(c, 0, sizeof *c);
     c->name = name;
@@ -721,8 +869,10 @@ static int read_schema(importer *im, const cql_parsed *p)
             snprintf(im->keyspace, sizeof im->keyspace, "%s", s->name.name);
             break;
         case CQL_CREATE_TYPE:
+            rc = create_type(im, s);
+            break;
         case CQL_ALTER_KEYSPACE:
-            break; /* user-defined types become maps; replication does not shape the model */
+            break; /* replication does not shape the model */
         case CQL_CREATE_TABLE:
             rc = create_table(im, s);
             break;
@@ -751,10 +901,18 @@ static int read_schema(importer *im, const cql_parsed *p)
             for (size_t k = 0; k < im->ntables; k++)
                 if (strcmp(im->tables[k].ks, s->name.name) == 0) im->tables[k].dropped = 1;
             break;
-        case CQL_DROP_TYPE:
+        case CQL_DROP_TYPE: {
+            utype *u = find_type(im, stmt_ks(im, s), s->name.name);
+            if (u)
+                u->dropped = 1;
+            else if (!s->if_exists)
+                rc = FAIL_WORD(im, s->name.name, "unknown type %s (the schema does not create it)",
+                               s->name.name);
             break;
+        }
         case CQL_ALTER_TYPE:
-            break; /* a user-defined type is a map whatever its fields */
+            rc = alter_type(im, s);
+            break;
         default:
             rc = FAIL_STMT(im, "a schema holds CREATE, ALTER, DROP and USE statements; queries "
                                "belong in the --queries file");
@@ -805,7 +963,34 @@ static void duration(FILE *f, double seconds)
         fprintf(f, "%llds", s);
 }
 
-static void write_table(FILE *f, const ctable *t)
+/* "      types: {name: fields, ...}": the user types t's columns use, each after those it
+ * uses, with its fields as CQL. */
+static void write_types(importer *im, FILE *f, const ctable *t)
+{
+    const utype *list[256];
+    size_t n = 0;
+    for (size_t i = 0; i < t->ncols; i++)
+        types_used(im, t->ks, t->cols[i].te, list, &n, sizeof list / sizeof list[0], 0);
+    if (n == 0) return;
+    fprintf(f, "      types: {");
+    for (size_t k = 0; k < n; k++) {
+        char fields[4096] = "", name[NAMELEN * 2 + 3], type[512];
+        size_t o = 0;
+        for (size_t i = 0; i < list[k]->n && o < sizeof fields; i++) {
+            model_cql_name(name, sizeof name, list[k]->fields[i]);
+            type_text(list[k]->types[i], type, sizeof type);
+            o += (size_t)snprintf(fields + o, sizeof fields - o, "%s%s %s", i ? ", " : "", name,
+                                  type);
+        }
+        fprintf(f, "%s", k ? ", " : "");
+        yq(f, list[k]->name);
+        fprintf(f, ": ");
+        yq(f, fields);
+    }
+    fprintf(f, "}\n");
+}
+
+static void write_table(importer *im, FILE *f, const ctable *t)
 {
     fprintf(f, "  ");
     yq(f, t->model_name);
@@ -834,6 +1019,7 @@ static void write_table(FILE *f, const ctable *t)
             fprintf(f, "%s", i ? ", " : ""), yq(f, t->indexes[i]);
         fprintf(f, "]\n");
     }
+    write_types(im, f, t);
 }
 
 static void write_template(FILE *f, const char *const *cols, size_t n)
@@ -1377,7 +1563,7 @@ static int run(importer *im, const char *schema, const char *stext, size_t slen,
     fprintf(out, "\ntables:\n");
     size_t live = 0;
     for (size_t i = 0; i < im->ntables; i++)
-        if (!im->tables[i].dropped) write_table(out, &im->tables[i]), live++;
+        if (!im->tables[i].dropped) write_table(im, out, &im->tables[i]), live++;
     if (live == 0) {
         im->file = schema;
         err_validation(im->err, "%s: the schema creates no table", schema);

@@ -281,13 +281,14 @@ static int load_index(loader *L, m_table *t, const doc_node *n, int local, m_ind
 }
 
 /* The 'cql' section of a table: clustering_order (a map of clustering column to asc or
- * desc, in clustering order), default_time_to_live, indexes, source. Its columns are
+ * desc, in clustering order), default_time_to_live, indexes, types (a map of user type to
+ * its fields as CQL, each after the types it uses), source. Its columns are
  * checked against the entities' sort keys once they are loaded (check_cql_tables). */
 static int load_cql(loader *L, m_table *t, const doc_node *n)
 {
     if (want(L, n, DOC_MAP, "'cql'")) return -1;
-    static const char *const f[] = {"clustering_order", "default_time_to_live", "indexes", "source",
-                                    NULL};
+    static const char *const f[] = {
+        "clustering_order", "default_time_to_live", "indexes", "types", "source", NULL};
     if (only_fields(L, n, "'cql'", f)) return -1;
     if ((t->cql = alloc(L, sizeof *t->cql)) == NULL) return -1;
     t->cql->pos = pos_of(n);
@@ -310,6 +311,19 @@ static int load_cql(loader *L, m_table *t, const doc_node *n)
     if (get_num(L, n, "default_time_to_live", 'd', &t->cql->default_ttl_days)) return -1;
     doc_node *ix = doc_get(n, "indexes");
     if (ix && get_names(L, ix, &t->cql->indexes, &t->cql->nindexes)) return -1;
+    doc_node *ty = doc_get(n, "types");
+    if (ty) {
+        if (want(L, ty, DOC_MAP, "'types'")) return -1;
+        t->cql->types = alloc(L, (ty->n + 1) * sizeof *t->cql->types);
+        t->cql->type_fields = alloc(L, (ty->n + 1) * sizeof *t->cql->type_fields);
+        if (t->cql->types == NULL || t->cql->type_fields == NULL) return -1;
+        for (size_t i = 0; i < ty->n; i++) {
+            if (want(L, ty->vals[i], DOC_SCALAR, "a user type's fields")) return -1;
+            t->cql->types[i] = ty->keys[i]->str;
+            t->cql->type_fields[i] = ty->vals[i]->str;
+        }
+        t->cql->ntypes = ty->n;
+    }
     return get_str(L, n, "source", &t->cql->source);
 }
 

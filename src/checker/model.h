@@ -116,6 +116,9 @@ typedef struct m_cql {
     double default_ttl_days; /* default_time_to_live (0: none) */
     const char **indexes;    /* columns with a secondary index (CREATE INDEX) */
     size_t nindexes;
+    const char **types;       /* the user types its columns use, each after those it uses, */
+    const char **type_fields; /* with their fields as CQL: "street text, city text" */
+    size_t ntypes;
     const char *source; /* "FILE:LINE:COL" of the CREATE TABLE it came from, or NULL */
     m_pos pos;
 } m_cql;

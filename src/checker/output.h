@@ -24,6 +24,10 @@ void model_render_html(const ck_report *r, FILE *f);
 int model_export_cloudformation(const qr_model *m, FILE *f, qr_err *err);
 int model_export_terraform(const qr_model *m, FILE *f, qr_err *err);
 int model_export_cql(const ck_report *r, FILE *f, qr_err *err);
+/* export_cql.c: name as CQL reads it back (bare when it is a lower-case word that is no
+ * reserved keyword, else double-quoted with quotes doubled) into buf, cut to size; the
+ * length it needs, as snprintf answers. */
+size_t model_cql_name(char *buf, size_t size, const char *name);
 int model_export_workbench(const qr_model *m, FILE *f, qr_err *err);
 int model_export_electrodb(const qr_model *m, FILE *f, qr_err *err);
 

@@ -12,6 +12,7 @@
 
 #include "cql/exec_int.h"
 #include "cql/aggregate.h"
+#include "cql/exec_watch.h"
 #include "cql/func.h"
 #include "cql/keyenc.h"
 #include "cql/types.h"
@@ -142,6 +143,7 @@ typedef struct qctx {
     int resume;   /* paging_state given */
     int full;     /* the page is full */
     int ended;    /* the last row emitted was a partition's static row alone */
+    size_t nread; /* items read, for the model watch */
     /* the current partition */
     json_t *static_item;
     int static_used;
@@ -726,6 +728,7 @@ static int done(qctx *q)
  * key when the caller knows it (NULL: read from the item). 1 stop, 0 go on, -1 error. */
 static int take(qctx *q, json_t *item, const char *key, size_t key_len, const buf *pk)
 {
+    q->nread++;
     buf_reset(&q->last_key);
     buf_append(&q->last_key, key, key_len);
     if (pk == NULL) {
@@ -1336,6 +1339,8 @@ int cql_exec_select(cql_run *r, const cql_stmt *s, const cql_tinfo *t)
         goto end;
     q.et = cql_engine_table(c, t);
     if (q.et == NULL) goto end;
+    cql_watched watched;
+    if (cql_watch_select(c, q.et, s, t, &q.k, q.reversed, q.aggregate, &watched) != 0) goto end;
     if (t->view) {
         rc = read_mview(&q);
     } else if (q.k.partitions) {
@@ -1392,6 +1397,7 @@ int cql_exec_select(cql_run *r, const cql_stmt *s, const cql_tinfo *t)
         buf_free(&upper);
     }
     if (rc < 0) goto end;
+    cql_watch_select_done(&watched, q.nread, q.out.nrows);
     rc = -1;
     if (q.aggregate) {
         /* without GROUP BY, no row still answers one row (COUNT 0) */

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cql/exec_int.h"
+#include "cql/exec_watch.h"
 #include "cql/types.h"
 #include "cql/value.h"
 #include "cqlwire/cql_value.h"
@@ -1482,6 +1483,7 @@ int cql_exec_write(cql_run *r, const cql_stmt *s)
     memset(&t, 0, sizeof t);
     cql_arena_init(&t.arena, 0);
     wctx w;
+    uint64_t watched = watch_begin_write(c->db);
     int rc = stmt_plan(&w, r, s, &t, &set);
     item_txn *x = NULL;
     if (rc == 0 && set.n == 0) {
@@ -1500,6 +1502,7 @@ int cql_exec_write(cql_run *r, const cql_stmt *s)
     }
     if (rc == 0) rc = stmt_apply(&w);
     if (rc == 0) rc = finish(&set, c, w.now_s, x);
+    if (rc == 0) cql_watch_write(c, w.et, s, &t, watched);
     if (rc == 0) rc = conditional(&w) ? answer_applied(&w, 1, NULL, NULL, 0, 0) : answer_void(c);
 out:
     txn_end(x);
@@ -1524,6 +1527,7 @@ int cql_exec_write_batch(cql_run *const *runs, const cql_stmt *const *stmts, siz
     int rc = ts && ws ? 0 : cql_fail(c, CQL_ERR_SERVER, "out of memory");
     size_t planned = 0, conds = 0;
     const char *conn = c->keyspace;
+    uint64_t watched = watch_begin_write(c->db);
     for (size_t i = 0; rc == 0 && i < n; i++) {
         cql_arena_init(&ts[i].arena, 0);
         c->keyspace = runs[i]->keyspace ? runs[i]->keyspace : conn;
@@ -1559,6 +1563,8 @@ int cql_exec_write_batch(cql_run *const *runs, const cql_stmt *const *stmts, siz
         for (size_t i = 0; rc == 0 && i < n; i++)
             rc = stmt_apply(&ws[i]);
         if (rc == 0 && set.n) rc = finish(&set, c, ws[0].now_s, x);
+        for (size_t i = 0; rc == 0 && i < n; i++)
+            cql_watch_write(c, ws[i].et, stmts[i], &ts[i], watched);
         if (rc == 0) rc = conds ? answer_applied(&ws[0], 1, NULL, NULL, 0, 0) : answer_void(c);
     }
     txn_end(x);

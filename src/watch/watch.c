@@ -438,11 +438,22 @@ static long finding_touch(watch *w, const char *kind, const char *key, int *due)
     return slot;
 }
 
-/* Sets a due finding's message, names and sample, and logs it. */
-static void finding_fill(watch *w, long slot, const char *table, const char *index,
-                         const char *pattern, const char *message)
+/* The sample of a CQL statement's finding: {"Statement": its text}. */
+static json_t *cql_sample(const watch_cql *q)
 {
-    json_t *sample = call_sample();
+    json_t *doc = json_object();
+    char *text = q->text ? q->text(q->text_arg) : NULL;
+    if (text) json_object_set_new(doc, "Statement", json_string(text));
+    free(text);
+    return doc;
+}
+
+/* Sets a due finding's message, names and sample (a CQL statement's when cql is not
+ * NULL, else the running call's request), and logs it. */
+static void finding_fill(watch *w, long slot, const char *table, const char *index,
+                         const char *pattern, const char *message, const watch_cql *cql)
+{
+    json_t *sample = cql ? cql_sample(cql) : call_sample();
     char *text = json_dumps(sample, JSON_COMPACT);
     pthread_mutex_lock(&w->lock);
     w_finding *f = &w->findings[slot];
@@ -451,7 +462,7 @@ static void finding_fill(watch *w, long slot, const char *table, const char *ind
     f->table = dup_or_null(table);
     f->index = dup_or_null(index);
     f->pattern = dup_or_null(pattern);
-    f->op = dup_or_null(current.op);
+    f->op = dup_or_null(cql ? cql->verb : current.op);
     f->message = strdup(message);
     f->sample = sample;
     uint64_t count = f->count;
@@ -464,13 +475,21 @@ static void finding_fill(watch *w, long slot, const char *table, const char *ind
     free(text);
 }
 
-/* A finding whose message costs nothing to make. */
-static void finding(watch *w, const char *kind, const char *key, const char *table,
-                    const char *index, const char *pattern, const char *message)
+/* A finding whose message costs nothing to make, of a CQL statement or (cql NULL) of the
+ * running call. */
+static void finding_of(watch *w, const watch_cql *cql, const char *kind, const char *key,
+                       const char *table, const char *index, const char *pattern,
+                       const char *message)
 {
     int due;
     long slot = finding_touch(w, kind, key, &due);
-    if (slot >= 0 && due) finding_fill(w, slot, table, index, pattern, message);
+    if (slot >= 0 && due) finding_fill(w, slot, table, index, pattern, message, cql);
+}
+
+static void finding(watch *w, const char *kind, const char *key, const char *table,
+                    const char *index, const char *pattern, const char *message)
+{
+    finding_of(w, NULL, kind, key, table, index, pattern, message);
 }
 
 /* The finding kinds (compared by address). */
@@ -545,6 +564,18 @@ static void init_req(watch_req *r)
     r->index = NULL;
     r->shape[0] = '\0';
     r->start_ns = 0;
+    r->cql = NULL;
+}
+
+/* The model's table of t for read r (r->w and r->tab set), or NULL when none is
+ * watched; r is initialised either way. */
+static w_table *watched_table(qr_db *db, const table *t, watch_req *r)
+{
+    init_req(r);
+    watch *w = engine_model_state(db);
+    w_table *tab = w ? find_table(w, table_name(t)) : NULL;
+    if (tab) r->w = w, r->tab = tab;
+    return tab;
 }
 
 static void mark_used(w_table *tab, const char *index)
@@ -639,11 +670,9 @@ static int classify(watch *w, w_table *tab, const wm_read *rd, watch_req *r, qr_
 int watch_get(qr_db *db, const table *t, const json_t *key, int consistent, watch_req *r,
               qr_err *err)
 {
-    init_req(r);
-    watch *w = engine_model_state(db);
-    if (w == NULL) return 0;
-    w_table *tab = find_table(w, table_name(t));
+    w_table *tab = watched_table(db, t, r);
     if (tab == NULL) return 0;
+    watch *w = r->w;
     wm_read rd = {.query = 0, .consistent = consistent, .forward = 1};
     value_of(json_object_get(key, tab->mt->pk.name), &rd.pk);
     if (tab->mt->sk.name) {
@@ -656,11 +685,9 @@ int watch_get(qr_db *db, const table *t, const json_t *key, int consistent, watc
 int watch_query(qr_db *db, const table *t, const char *index, const expr_keycond_multi *kc,
                 int filter, int forward, int consistent, watch_req *r, qr_err *err)
 {
-    init_req(r);
-    watch *w = engine_model_state(db);
-    if (w == NULL) return 0;
-    w_table *tab = find_table(w, table_name(t));
+    w_table *tab = watched_table(db, t, r);
     if (tab == NULL) return 0;
+    watch *w = r->w;
     wm_read rd = {.query = 1, .index = index, .forward = forward, .consistent = consistent};
     value_of(kc->pk_values[0], &rd.pk);
     if (kc->nsk_eq > 0) {
@@ -702,16 +729,49 @@ static void human_bytes(double b, char *buf, size_t cap)
     snprintf(buf, cap, k ? "%.1f %s" : "%.0f %s", b, u[k]);
 }
 
+/* A read of every item of table t (index: of that index) counted under key; when due,
+ * its message: what shape does (what), the items there now and those the model declares.
+ * cql: a CQL statement's, whose sample it keeps. */
+static void scan_finding(watch *w, const w_table *tab, table *t, const char *index, const char *key,
+                         const char *shape, const char *what, int consistent, const char *pattern,
+                         const watch_cql *cql)
+{
+    int due;
+    long slot = finding_touch(w, K_SCAN, key, &due);
+    if (slot < 0 || !due) return;
+    json_t *desc = table_description(t);
+    if (desc) {
+        table_stats_fill(w->db, t, desc);
+        if (index) index_stats_fill(w->db, t, desc);
+    }
+    double live_items = json_number_value(json_object_get(desc, "ItemCount")),
+           live_bytes = json_number_value(json_object_get(desc, "TableSizeBytes"));
+    json_decref(desc);
+    double items, bytes;
+    declared_size(tab, index, &items, &bytes);
+    double units = ceil(bytes / 4096.0) * (consistent ? 1.0 : 0.5);
+    char lb[32], db_[32], cost[200];
+    human_bytes(live_bytes, lb, sizeof lb);
+    human_bytes(bytes, db_, sizeof db_);
+    if (cql)
+        snprintf(cost, sizeof cost, "one such read reads them all");
+    else
+        snprintf(cost, sizeof cost, "one full Scan reads %.0f read units", units);
+    const char *noun = cql ? "rows" : "items";
+    char message[1400];
+    snprintf(message, sizeof message,
+             "%s %s: %.0f %s (%s) now; at the model's declared %.0f %s (%s) %s, and its cost "
+             "grows with the table, not with the result",
+             shape, what, live_items, noun, lb, items, noun, db_, cost);
+    finding_fill(w, slot, tab->name, index, pattern, message, cql);
+}
+
 int watch_scan(qr_db *db, table *t, const char *index, int filter, int consistent, watch_req *r,
                qr_err *err)
 {
-    init_req(r);
-    watch *w = engine_model_state(db);
-    if (w == NULL) return 0;
-    w_table *tab = find_table(w, table_name(t));
+    w_table *tab = watched_table(db, t, r);
     if (tab == NULL) return 0;
-    r->w = w;
-    r->tab = tab;
+    watch *w = r->w;
     r->scan = 1;
     r->filter = filter;
     r->index = index;
@@ -721,31 +781,9 @@ int watch_scan(qr_db *db, table *t, const char *index, int filter, int consisten
              index ? index : tab->name, index ? " of table " : "", index ? tab->name : "");
     char key[400];
     snprintf(key, sizeof key, "%s|%s|%s", tab->name, index ? index : "", filter ? "filter" : "");
-    int due;
-    long slot = finding_touch(w, K_SCAN, key, &due);
-    if (slot >= 0 && due) {
-        json_t *desc = table_description(t);
-        if (desc) {
-            table_stats_fill(db, t, desc);
-            if (index) index_stats_fill(db, t, desc);
-        }
-        double live_items = json_number_value(json_object_get(desc, "ItemCount")),
-               live_bytes = json_number_value(json_object_get(desc, "TableSizeBytes"));
-        json_decref(desc);
-        double items, bytes;
-        declared_size(tab, index, &items, &bytes);
-        double units = ceil(bytes / 4096.0) * (consistent ? 1.0 : 0.5);
-        char lb[32], db_[32];
-        human_bytes(live_bytes, lb, sizeof lb);
-        human_bytes(bytes, db_, sizeof db_);
-        char message[1000];
-        snprintf(message, sizeof message,
-                 "%s reads every item%s: %.0f items (%s) now; at the model's declared %.0f items "
-                 "(%s) one full Scan reads %.0f read units, and its cost grows with the table, "
-                 "not with the result",
-                 r->shape, filter ? " and filters them" : "", live_items, lb, items, db_, units);
-        finding_fill(w, slot, tab->name, index, NULL, message);
-    }
+    scan_finding(w, tab, t, index, key, r->shape,
+                 filter ? "reads every item and filters them" : "reads every item", consistent,
+                 NULL, NULL);
     if (w->strict) {
         r->w = NULL;
         return err_validation(err,
@@ -838,8 +876,9 @@ static uint32_t count_request(watch *w, int i, size_t read, size_t returned, dou
     return in_second;
 }
 
-/* The checks of a declared pattern's request: its rate and its latency. */
-static void check_pattern(watch *w, int i, uint32_t in_second, uint64_t ns)
+/* The checks of a declared pattern's request: its rate and its latency. cql: the CQL
+ * statement it was, or NULL. */
+static void check_pattern(watch *w, int i, uint32_t in_second, uint64_t ns, const watch_cql *cql)
 {
     const w_pattern *wp = &w->pats[i];
     const m_pattern *p = wp->p;
@@ -852,7 +891,7 @@ static void check_pattern(watch *w, int i, uint32_t in_second, uint64_t ns)
                  "per second: partition and capacity estimates made at the declared rate no "
                  "longer hold",
                  p->name, in_second, RATE_FACTOR, p->rps);
-        finding(w, K_RATE, p->name, table, index, p->name, message);
+        finding_of(w, cql, K_RATE, p->name, table, index, p->name, message);
     }
     double ms = ns / 1e6;
     if (p->latency_ms > 0 && ms > p->latency_ms) {
@@ -860,7 +899,7 @@ static void check_pattern(watch *w, int i, uint32_t in_second, uint64_t ns)
                  "a request of pattern %s took %.3f ms inside quarry, over its latency budget of "
                  "%g ms (before any network time)",
                  p->name, ms, p->latency_ms);
-        finding(w, K_LATENCY, p->name, table, index, p->name, message);
+        finding_of(w, cql, K_LATENCY, p->name, table, index, p->name, message);
     }
 }
 
@@ -875,26 +914,29 @@ void watch_read_done(watch_req *r, size_t read, size_t returned, double units)
     if (r->filter && read >= FILTER_HEAVY_MIN && returned * 4 <= read) {
         snprintf(key, sizeof key, "%s|%s", table, pattern ? pattern : r->shape);
         snprintf(message, sizeof message,
-                 "%s%s read %zu items and its filter kept %zu: DynamoDB bills and waits for every "
-                 "item read, so the cost follows the items read, not the result; a key that "
-                 "selects what the filter keeps avoids it",
+                 "%s%s read %zu %s and its filter kept %zu: %s waits for every %s read, so the "
+                 "cost follows the %s read, not the result; a key that selects what the filter "
+                 "keeps avoids it",
                  pattern ? "a request of pattern " : "", pattern ? pattern : r->shape, read,
-                 returned);
-        finding(w, K_FILTER, key, table, r->index, pattern, message);
+                 r->cql ? "rows" : "items", returned, r->cql ? "Cassandra" : "DynamoDB bills and",
+                 r->cql ? "row" : "item", r->cql ? "rows" : "items");
+        finding_of(w, r->cql, K_FILTER, key, table, r->index, pattern, message);
     }
     if (r->pattern < 0) return;
     const w_pattern *wp = &w->pats[r->pattern];
     uint32_t in_second = count_request(w, r->pattern, read, returned, units, 0, ns);
     double declared = wp->p->limit > 0 ? wp->p->limit : wp->p->result_size;
-    if (wp->plan.query && declared > 0 && read > OVER_READ_FACTOR * declared) {
+    int query = wp->plan.query || (r->cql && wp->p->kind == MK_QUERY);
+    if (query && declared > 0 && read > OVER_READ_FACTOR * declared) {
         snprintf(message, sizeof message,
-                 "a Query of pattern %s read %zu items, more than %.0f times its declared %s of "
-                 "%g: give the request Limit, or narrow its sort-key condition",
-                 wp->p->name, read, OVER_READ_FACTOR, wp->p->limit > 0 ? "limit" : "result size",
-                 declared);
-        finding(w, K_OVER, wp->p->name, table, r->index, wp->p->name, message);
+                 "a %s of pattern %s read %zu %s, more than %.0f times its declared %s of "
+                 "%g: give the request %s, or narrow its %s condition",
+                 r->cql ? "SELECT" : "Query", wp->p->name, read, r->cql ? "rows" : "items",
+                 OVER_READ_FACTOR, wp->p->limit > 0 ? "limit" : "result size", declared,
+                 r->cql ? "a LIMIT" : "Limit", r->cql ? "clustering" : "sort-key");
+        finding_of(w, r->cql, K_OVER, wp->p->name, table, r->index, wp->p->name, message);
     }
-    check_pattern(w, r->pattern, in_second, ns);
+    check_pattern(w, r->pattern, in_second, ns, r->cql);
 }
 
 /* ---- writes ---- */
@@ -1076,9 +1118,209 @@ void watch_write(qr_db *db, const table *t, watch_write_kind kind, const json_t 
         const m_pattern *p = w->pats[i].p;
         if (p->kind != want || !pattern_writes(p, e)) continue;
         uint32_t in_second = count_request(w, (int)i, 0, 0, 0, units, ns);
-        check_pattern(w, (int)i, in_second, ns);
+        check_pattern(w, (int)i, in_second, ns, NULL);
         break;
     }
+}
+
+/* ---- CQL statements ----
+ * A CQL table's model (quarry model import --cql) keeps each statement as a pattern: its
+ * given columns and sort-key condition are the columns its WHERE names, its order_by and
+ * direction its ORDER BY. A statement run is matched to the patterns by those. */
+
+enum {
+    WC_DIFF_KIND = 1,      /* another kind of statement */
+    WC_DIFF_COLUMNS = 2,   /* its WHERE names other columns */
+    WC_DIFF_RANGE = 4,     /* its range is on another column, or it has none where one is */
+    WC_DIFF_ORDER = 8,     /* it reads the other way */
+    WC_DIFF_AGGREGATE = 16 /* one aggregates, the other does not */
+};
+
+/* Whether pattern p is given column col by equality (its range aside). */
+static int pattern_given(const m_pattern *p, const char *col)
+{
+    for (size_t i = 0; i < p->ngiven; i++)
+        if (strcmp(p->given[i].name, col) == 0) return 1;
+    return 0;
+}
+
+/* Whether statement q names column col other than by its range. */
+static int statement_given(const watch_cql *q, const char *col)
+{
+    for (size_t i = 0; i < q->ncolumns; i++)
+        if (strcmp(q->columns[i], col) == 0 && (q->range == NULL || strcmp(col, q->range) != 0))
+            return 1;
+    return 0;
+}
+
+/* Whether pattern p reads its table against the clustering order. */
+static int pattern_reversed(const m_table *mt, const m_pattern *p)
+{
+    if (p->order_by == NULL || p->direction == 0 || mt->cql == NULL) return 0;
+    for (size_t i = 0; i < mt->cql->norder; i++)
+        if (strcmp(mt->cql->order[i].column, p->order_by) == 0)
+            return (p->direction < 0) != (mt->cql->order[i].desc != 0);
+    return 0;
+}
+
+/* What differs between statement q of kind want and pattern p (bits; 0: q is p). An
+ * INSERT names no WHERE: any put pattern of the entity is it. */
+static int cql_differs(const m_table *mt, const m_pattern *p, m_kind want, const watch_cql *q)
+{
+    int read = want == MK_GET || want == MK_QUERY;
+    int diff = 0;
+    if (read ? p->kind != MK_GET && p->kind != MK_QUERY : p->kind != want) diff |= WC_DIFF_KIND;
+    if (want == MK_PUT) return diff;
+    for (size_t i = 0; i < q->ncolumns; i++)
+        if (statement_given(q, q->columns[i]) && !pattern_given(p, q->columns[i]))
+            diff |= WC_DIFF_COLUMNS;
+    for (size_t i = 0; i < p->ngiven; i++)
+        if (!statement_given(q, p->given[i].name)) diff |= WC_DIFF_COLUMNS;
+    if ((p->sk_attr == NULL) != (q->range == NULL) ||
+        (q->range && strcmp(p->sk_attr, q->range) != 0))
+        diff |= WC_DIFF_RANGE;
+    if (!read) return diff;
+    if (pattern_reversed(mt, p) != (q->reversed != 0)) diff |= WC_DIFF_ORDER;
+    if ((p->aggregate != NULL) != (q->aggregate != 0)) diff |= WC_DIFF_AGGREGATE;
+    return diff;
+}
+
+static void cql_diff_text(int diff, char *buf, size_t cap)
+{
+    static const char *const parts[] = {"the kind of statement", "the columns its WHERE names",
+                                        "its range", "its direction", "its aggregate"};
+    size_t n = 0;
+    buf[0] = '\0';
+    for (int b = 0; b < 5; b++)
+        if (diff & (1 << b)) {
+            int wr = snprintf(buf + n, n < cap ? cap - n : 0, "%s%s", n ? ", " : "", parts[b]);
+            if (wr > 0) n += (size_t)wr;
+        }
+}
+
+static int bits(int v)
+{
+    int n = 0;
+    for (; v; v &= v - 1)
+        n++;
+    return n;
+}
+
+/* The pattern of entity e's table that q is (kind want): its index in w->pats, or -1 with
+ * *nearest the one that differs least (-1: none of a kind). */
+static int cql_pattern(watch *w, const w_table *tab, m_kind want, const watch_cql *q, int *nearest)
+{
+    int best = 100;
+    *nearest = -1;
+    for (size_t i = 0; i < w->npats; i++) {
+        const m_pattern *p = w->pats[i].p;
+        if (p->entity == NULL || p->entity->table != tab->mt) continue;
+        int diff = cql_differs(tab->mt, p, want, q);
+        if (diff == 0) return (int)i;
+        if (!(diff & WC_DIFF_KIND) && bits(diff) < best) best = bits(diff), *nearest = (int)i;
+    }
+    return -1;
+}
+
+/* "SELECT of app.t restricting a, b (a range on b), backward, aggregating" */
+static void cql_shape(const w_table *tab, const watch_cql *q, char *buf, size_t cap)
+{
+    char cols[160] = "";
+    size_t n = 0;
+    for (size_t i = 0; i < q->ncolumns; i++) {
+        int dup = 0;
+        for (size_t j = 0; j < i; j++)
+            dup |= strcmp(q->columns[j], q->columns[i]) == 0;
+        if (dup) continue;
+        int wr = snprintf(cols + n, n < sizeof cols ? sizeof cols - n : 0, "%s%s", n ? ", " : "",
+                          q->columns[i]);
+        if (wr > 0) n += (size_t)wr;
+    }
+    snprintf(buf, cap, "%s of %s %s%s%s%s%s%s%s%s", q->verb, tab->name,
+             q->ncolumns ? "restricting " : "restricting nothing", cols,
+             q->range ? " (a range on " : "", q->range ? q->range : "", q->range ? ")" : "",
+             q->index ? " through its secondary index" : "", q->reversed ? ", backward" : "",
+             q->aggregate ? ", aggregating" : "");
+}
+
+int watch_cql_read(qr_db *db, table *t, const watch_cql *q, watch_req *r, qr_err *err)
+{
+    w_table *tab = watched_table(db, t, r);
+    if (tab == NULL) return 0;
+    watch *w = r->w;
+    r->cql = q;
+    r->op = q->verb;
+    r->filter = q->filtering;
+    mark_used(tab, NULL);
+    cql_shape(tab, q, r->shape, sizeof r->shape);
+    int nearest;
+    r->pattern = cql_pattern(w, tab, MK_QUERY, q, &nearest);
+    const char *pname = r->pattern >= 0 ? w->pats[r->pattern].p->name : NULL;
+    char key[400];
+    snprintf(key, sizeof key, "%s|%s", tab->name, r->shape);
+    int scan = !q->partitions && q->index == NULL;
+    if (scan)
+        scan_finding(w, tab, t, NULL, key, r->shape,
+                     q->filtering ? "reads every partition and discards the rows its filter "
+                                    "refuses (ALLOW FILTERING)"
+                                  : "reads every partition",
+                     0, pname, q);
+    else if (q->filtering) {
+        char message[800];
+        snprintf(message, sizeof message,
+                 "%s reads every row of %s and discards those its filter refuses (ALLOW "
+                 "FILTERING): its cost follows the %s, not the result; a table clustered by the "
+                 "filtered columns serves it",
+                 r->shape, q->index ? "the rows its index gives" : "the partitions it names",
+                 q->index ? "rows indexed" : "partitions' size");
+        finding_of(w, q, K_SCAN, key, tab->name, q->index, pname, message);
+    }
+    if (r->pattern < 0 && !scan) {
+        char message[1400], diff[200], near[900];
+        if (nearest >= 0) {
+            const w_pattern *np = &w->pats[nearest];
+            cql_diff_text(cql_differs(tab->mt, np->p, MK_QUERY, q), diff, sizeof diff);
+            snprintf(near, sizeof near,
+                     "; the nearest declared pattern is %s (%s), which differs in %s", np->p->name,
+                     np->p->statement ? np->p->statement : np->pl->text, diff);
+        } else {
+            snprintf(near, sizeof near, "; the model declares no read of table %s", tab->name);
+        }
+        snprintf(message, sizeof message, "%s matches no declared access pattern%s", r->shape,
+                 near);
+        finding_of(w, q, K_UNDECLARED, key, tab->name, NULL,
+                   nearest >= 0 ? w->pats[nearest].p->name : NULL, message);
+    }
+    if (w->strict && (scan || q->filtering || r->pattern < 0)) {
+        r->w = NULL;
+        return err_validation(err,
+                              "quarry --strict: %s is not an access pattern of model %s%s. "
+                              "Declare it in the model's access_patterns with a key that "
+                              "serves it (a table keyed by what the query restricts)",
+                              r->shape, tab->m->path,
+                              scan           ? ": it reads every partition"
+                              : q->filtering ? ": it filters rows (ALLOW FILTERING)"
+                                             : "");
+    }
+    r->start_ns = mono_ns();
+    return 0;
+}
+
+void watch_cql_write(qr_db *db, const table *t, const watch_cql *q, uint64_t start)
+{
+    watch *w = engine_model_state(db);
+    if (w == NULL) return;
+    w_table *tab = find_table(w, table_name(t));
+    if (tab == NULL) return;
+    m_kind want = strcmp(q->verb, "INSERT") == 0   ? MK_PUT
+                  : strcmp(q->verb, "UPDATE") == 0 ? MK_UPDATE
+                                                   : MK_DELETE;
+    int nearest;
+    int i = cql_pattern(w, tab, want, q, &nearest);
+    if (i < 0) return;
+    uint64_t ns = start ? mono_ns() - start : 0;
+    uint32_t in_second = count_request(w, i, 0, 0, 0, 0, ns);
+    check_pattern(w, i, in_second, ns, q);
 }
 
 /* ---- denormalised copies kept in the same transaction ---- */

@@ -3,7 +3,8 @@
  * observed of each (requests, rate, latency, items read and returned, units).
  *
  * The operations call it from their typed functions (items_get, query_read, scan_read,
- * items_put, …), so DynamoDB's JSON requests and PartiQL's statements take one path.
+ * items_put, …), so DynamoDB's JSON requests and PartiQL's statements take one path; the
+ * CQL executor calls watch_cql_read and watch_cql_write (src/cql/exec_watch.c).
  * With no model loaded every entry point returns after one load and one branch. It
  * decides nothing about a request but, under --strict, whether to refuse it. */
 #ifndef QR_WATCH_H
@@ -40,6 +41,25 @@ typedef struct watch_call {
 watch_call watch_enter_call(qr_db *db, const char *op, const char *text, size_t len);
 void watch_leave_call(const watch_call *outer);
 
+/* A CQL statement as the CQL front end runs it on a table (src/cql/exec_watch.c fills
+ * it): the columns its WHERE names, which `quarry model import --cql` reads into a
+ * pattern's given and sk_condition, and how the executor reads it. Borrowed for the call
+ * (a read's until watch_read_done). */
+typedef struct watch_cql {
+    const char *verb;           /* "SELECT", "INSERT", "UPDATE" or "DELETE" */
+    const char *const *columns; /* every column a relation of the WHERE names, token() aside */
+    size_t ncolumns;
+    const char *range; /* the column a range is on (a clustering column's first), or NULL */
+    int partitions;    /* the whole partition key by = or IN: one partition per value */
+    int filtering;     /* rows are read and discarded (ALLOW FILTERING let it through) */
+    const char *index; /* read through the secondary index on this column, or NULL */
+    int reversed;      /* read against the clustering order (ORDER BY its reverse) */
+    int aggregate;     /* aggregates or GROUP BY */
+    /* the statement's text, asked for only when a finding keeps it: malloc'd, or NULL */
+    char *(*text)(const void *arg);
+    const void *text_arg;
+} watch_cql;
+
 /* A read being watched, from its classification to watch_read_done. */
 typedef struct watch_req {
     struct watch *w; /* NULL: not watched (no model, or a table no model names) */
@@ -50,6 +70,7 @@ typedef struct watch_req {
     const char *index;
     char shape[256]; /* the read's key shape, for findings */
     uint64_t start_ns;
+    const watch_cql *cql; /* a CQL statement's read (its findings keep the statement) */
 } watch_req;
 
 /* Classify a read before it runs: 0 to go on, -1 with ValidationException in err when
@@ -60,6 +81,17 @@ int watch_query(qr_db *db, const table *t, const char *index, const expr_keycond
                 int filter, int forward, int consistent, watch_req *r, qr_err *err);
 int watch_scan(qr_db *db, table *t, const char *index, int filter, int consistent, watch_req *r,
                qr_err *err);
+/* Classify a CQL SELECT of table t before it runs, as watch_query does a Query: the
+ * declared pattern whose given columns, range, direction and aggregate it has, or an
+ * UndeclaredPattern finding naming the nearest; a read of every partition (no partition
+ * key: a full table, token() ranges, ALLOW FILTERING) or one that filters rows is a Scan
+ * finding naming the statement. 0 to go on, -1 with ValidationException in err when
+ * --strict refuses it. r is always set. */
+int watch_cql_read(qr_db *db, table *t, const watch_cql *q, watch_req *r, qr_err *err);
+/* After a CQL INSERT, UPDATE or DELETE of table t committed (start from
+ * watch_begin_write): counted for the put, update or delete pattern of the table's entity
+ * whose WHERE names the same columns (an INSERT: the entity's put pattern). */
+void watch_cql_write(qr_db *db, const table *t, const watch_cql *q, uint64_t start);
 /* After the read: items read (scanned) and returned, read units consumed. */
 void watch_read_done(watch_req *r, size_t read, size_t returned, double units);
 /* A strongly consistent read of global index index of table was refused (the running
