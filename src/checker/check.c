@@ -732,6 +732,23 @@ static int plan_pattern(ck_report *r, const m_pattern *p, ck_plan *pl)
         const char *alt = P("(or, on the same partition, an LSI with that sort key, which can only "
                             "be created with the table; or %s)",
                             propose_index(r, p));
+        if (p->kind == MK_GET && mt.filters == NULL && mt.cond_ok && mt.order_ok) {
+            const char *next = mt.range && mt.range->is_var ? mt.range->text : NULL;
+            const char *need =
+                next ? P("%s, the next component of %s \"%s\", is not given", next, skn,
+                         paths[i].sk->text)
+                     : P("the given values do not fix the whole %s \"%s\"", skn, paths[i].sk->text);
+            pl->text = P("no GetItem on %s: %s", where, need);
+            return add(r, CK_ERROR, "access-pattern-coverage", subject, p->pos,
+                       P("pattern %s%s is a get, but on %s %s", p->name, sentence, where, need),
+                       "GetItem reads one item by its whole primary key; with part of the sort "
+                       "key only a Query can find it.",
+                       next ? P("give the pattern %s, or make it a query (limit: 1) if any item "
+                                "of the partition will do",
+                                next)
+                            : "give the pattern every attribute of the key, or make it a query "
+                              "(limit: 1)");
+        }
         if (mt.filters || !mt.cond_ok) {
             pl->text = P("Query %s then filter: %s", where, mt.why);
             return add(

@@ -242,6 +242,25 @@ typedef struct qr_model {
 int model_load(const char *path, const char *text, size_t len, qr_model **out, qr_err *err);
 void model_free(qr_model *m);
 
+/* One error of a model file, at its line and column (message without the position). */
+typedef struct model_error {
+    int line, col;
+    char *message;
+} model_error;
+/* Every error of one model file, in file order (the first 200; dropped counts the rest). */
+typedef struct model_errors {
+    model_error *v;
+    size_t n, cap, dropped;
+} model_errors;
+
+/* model_load, reporting every error of the file, as a compiler does: each field,
+ * attribute, entity and pattern is checked even after another failed. On failure errs
+ * holds them (empty when the file could not be read; err says why) and err the first, as
+ * model_load sets it. The caller frees errs with model_errors_free, on success too. */
+int model_load_all(const char *path, const char *text, size_t len, qr_model **out,
+                   model_errors *errs, qr_err *err);
+void model_errors_free(model_errors *e);
+
 /* Lookups by name; NULL when absent. */
 m_table *model_table(const qr_model *m, const char *name);
 m_entity *model_entity(const qr_model *m, const char *name);
