@@ -1089,12 +1089,30 @@ static const char *pattern_attr_hint(const m_pattern *p, const char *name)
 static int load_pattern(loader *L, const doc_node *n, m_pattern *p)
 {
     if (want(L, n, DOC_MAP, "an access pattern")) return -1;
-    static const char *const f[] = {
-        "name",        "sentence",     "kind",     "entity",          "entities",
-        "given",       "sk_condition", "order_by", "direction",       "limit",
-        "result_size", "latency",      "rps",      "consistent",      "aggregate",
-        "index",       "statement",    "source",   "allow_filtering", "ttl",
-        "in",          "static_only",  NULL};
+    static const char *const f[] = {"name",
+                                    "sentence",
+                                    "kind",
+                                    "entity",
+                                    "entities",
+                                    "given",
+                                    "sk_condition",
+                                    "order_by",
+                                    "direction",
+                                    "limit",
+                                    "result_size",
+                                    "latency",
+                                    "rps",
+                                    "consistent",
+                                    "aggregate",
+                                    "index",
+                                    "statement",
+                                    "source",
+                                    "allow_filtering",
+                                    "ttl",
+                                    "in",
+                                    "static_only",
+                                    "sets",
+                                    NULL};
     only_fields(L, n, "an access pattern", f);
     p->pos = pos_of(n);
     if (need_str(L, n, "name", "an access pattern", &p->name)) return -1;
@@ -1268,6 +1286,18 @@ static int load_pattern(loader *L, const doc_node *n, m_pattern *p)
         else
             bad |= parse_quantity(L, ttl, 'd', &p->ttl_days);
     }
+    doc_node *sets = doc_get(n, "sets");
+    if (sets && p->kind != MK_UPDATE) {
+        bad |= fail(L, sets, "'sets' applies to update patterns (the attributes they change)");
+    } else if (sets && get_names(L, sets, &p->sets, &p->nsets) == 0) {
+        for (size_t i = 0; i < p->nsets; i++)
+            if (model_entity_attr(p->entity, p->sets[i]) == NULL)
+                bad |= fail(L, sets->kind == DOC_SEQ ? sets->vals[i] : sets,
+                            "pattern %s sets '%s', which entity %s does not define%s", p->name,
+                            p->sets[i], p->entity->name, pattern_attr_hint(p, p->sets[i]));
+    } else if (sets) {
+        bad = -1;
+    }
     const char *index = NULL;
     bad |= get_str(L, n, "index", &index);
     if (index && model_table_index(p->entity->table, index) == NULL)
@@ -1364,7 +1394,7 @@ static int resolve_copies(loader *L, const doc_node *n, m_entity *e)
 static int load_denorm(loader *L, const doc_node *n, m_denorm *d)
 {
     if (want(L, n, DOC_MAP, "a denormalised attribute")) return -1;
-    static const char *const f[] = {"source", "copies", "strategy", "staleness", NULL};
+    static const char *const f[] = {"source", "copies", "strategy", "staleness", "fan_out", NULL};
     only_fields(L, n, "a denormalised attribute", f);
     d->pos = pos_of(n);
     if (need_str(L, n, "source", "a denormalised attribute", &d->source)) return -1;
@@ -1377,7 +1407,13 @@ static int load_denorm(loader *L, const doc_node *n, m_denorm *d)
         bad |= check_ref(L, c->kind == DOC_SEQ ? c->vals[i] : c, d->copies[i]);
     bad |= load_strategy(L, n, &d->strategy);
     bad |= get_str(L, n, "staleness", &d->staleness);
-    return bad;
+    int fan_bad = get_num(L, n, "fan_out", 'c', &d->fan_out);
+    if (!fan_bad && doc_get(n, "fan_out") && d->fan_out < 1)
+        fan_bad = fail(L, doc_get(n, "fan_out"),
+                       "denormalised %s: fan_out is the most copies one source item has, at "
+                       "least 1",
+                       d->source);
+    return bad | fan_bad;
 }
 
 static int load_aggregate(loader *L, const doc_node *n, m_aggregate *g)

@@ -190,8 +190,10 @@ typedef struct m_pattern {
     int static_only;       /* an update that sets only STATIC columns (one per partition) */
     const char **in;       /* given attributes the request lists several values of (CQL IN) */
     size_t nin;
-    double ttl_days; /* a write's USING TTL (0: none) */
-    int ttl_request; /* USING TTL ?: the request gives the TTL */
+    double ttl_days;   /* a write's USING TTL (0: none) */
+    int ttl_request;   /* USING TTL ?: the request gives the TTL */
+    const char **sets; /* update: the attributes it changes (NULL: not said) */
+    size_t nsets;
     m_pos pos;
 } m_pattern;
 
@@ -203,6 +205,7 @@ typedef struct m_denorm {
     size_t ncopies;
     m_strategy strategy;
     const char *staleness; /* accepted staleness, e.g. "1h" */
+    double fan_out;        /* the most copies one source item has (0: estimated) */
     m_pos pos;
 } m_denorm;
 
