@@ -132,13 +132,29 @@ size_t check_paths(const m_entity *e, ck_path *out)
     return n;
 }
 
+/* "(a, b)" for a multi-attribute key's parts. */
+static const char *parts_label(const m_keyattr *parts, size_t n)
+{
+    static char buf[2][300];
+    static int which;
+    char *b = buf[which ^= 1];
+    b[0] = '\0';
+    for (size_t i = 0; i < n; i++)
+        snprintf(b + strlen(b), 300 - strlen(b), "%s%s", i ? " + " : "", parts[i].name);
+    return b;
+}
+
 static const char *pk_name(const ck_path *p)
 {
+    if (p->index && p->index->npk_parts > 1)
+        return parts_label(p->index->pk_parts, p->index->npk_parts);
     return p->index ? p->index->pk.name : p->table->pk.name;
 }
 
 static const char *sk_name(const ck_path *p)
 {
+    if (p->index && p->index->nsk_parts > 1)
+        return parts_label(p->index->sk_parts, p->index->nsk_parts);
     return p->index ? p->index->sk.name : p->table->sk.name;
 }
 
@@ -400,9 +416,51 @@ static const char *bound(ck_report *r, const m_pattern *p, const m_template *t)
     return template_head(r, t, t->nseg, p);
 }
 
+/* "a = {a}" (or the fixed value), one equality per part of template t up to n segments. */
+static const char *parts_equal(ck_report *r, const m_pattern *p, const m_template *t, size_t n)
+{
+    char buf[800] = "";
+    for (size_t i = 0; i < n && i < t->nseg; i++) {
+        if (!t->seg[i].is_var) continue;
+        const m_given *g = given(p, t->seg[i].text);
+        snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "%s%s = %s%s%s",
+                 buf[0] ? " AND " : "", t->seg[i].text, g && g->value ? "\"" : "{",
+                 g && g->value ? g->value : t->seg[i].text, g && g->value ? "\"" : "}");
+    }
+    return P("%s", buf);
+}
+
+/* The key condition on a multi-attribute key: every partition-key part by equality, the
+ * sort-key parts left to right by equality, and a range on the next one. */
+static const char *multi_condition(ck_report *r, const m_pattern *p, const ck_path *path,
+                                   const match *mt)
+{
+    const char *c = path->index->npk_parts ? parts_equal(r, p, path->pk, path->pk->nseg)
+                                           : P("%s = \"%s\"", pk_name(path), bound(r, p, path->pk));
+    const m_template *sk = path->sk;
+    if (sk->text == NULL) return c;
+    if (path->index->nsk_parts == 0) {
+        if (mt->eq_all) return P("%s AND %s = \"%s\"", c, path->index->sk.name, bound(r, p, sk));
+        return c;
+    }
+    size_t eq = mt->eq_all ? sk->nseg : mt->prefix_nseg;
+    const char *sc = parts_equal(r, p, sk, eq);
+    if (sc[0]) c = P("%s AND %s", c, sc);
+    if (!mt->eq_all && p->sk_attr && mt->range && strcmp(mt->range->text, p->sk_attr) == 0) {
+        const char *v = mt->range->text;
+        if (strcmp(p->sk_op, "between") == 0)
+            return P("%s AND %s BETWEEN {%s:from} AND {%s:to}", c, v, v, v);
+        if (strcmp(p->sk_op, "begins_with") == 0) return P("%s AND begins_with(%s, {%s})", c, v, v);
+        return P("%s AND %s %s {%s}", c, v, p->sk_op, v);
+    }
+    return c;
+}
+
 static const char *key_condition(ck_report *r, const m_pattern *p, const ck_path *path,
                                  const match *mt)
 {
+    if (path->index && (path->index->npk_parts || path->index->nsk_parts))
+        return multi_condition(r, p, path, mt);
     const char *pkc = P("%s = \"%s\"", pk_name(path), bound(r, p, path->pk));
     const m_template *sk = path->sk;
     if (sk->text == NULL) return pkc;
@@ -666,9 +724,13 @@ static int plan_pattern(ck_report *r, const m_pattern *p, ck_plan *pl)
             "GSIs are eventually consistent; only the base table and local indexes offer "
             "ConsistentRead. "
             "Local indexes must be declared when the table is created: they cannot be added later.",
-            P("declare an LSI on table %s now, with the sort key this pattern needs, or accept "
-              "eventual consistency",
-              e->table->name));
+            e->table->existing
+                ? P("table %s exists already, so no LSI can be added to it: accept eventual "
+                    "consistency, or create a new table with the LSI and move the items to it",
+                    e->table->name)
+                : P("declare an LSI on table %s now, with the sort key this pattern needs, or "
+                    "accept eventual consistency",
+                    e->table->name));
     }
     if (is_write(p->kind)) {
         pl->text =
@@ -734,9 +796,13 @@ static int plan_pattern(ck_report *r, const m_pattern *p, ck_plan *pl)
                                 : p->order_by                              ? p->order_by
                                                                            : mt.filters;
         const char *skn = sk_name(&paths[i]) ? sk_name(&paths[i]) : "the sort key";
-        const char *alt = P("(or, on the same partition, an LSI with that sort key, which can only "
-                            "be created with the table; or %s)",
-                            propose_index(r, p));
+        const char *alt =
+            e->table->existing
+                ? P("(or %s; table %s exists, so an LSI is no longer possible)",
+                    propose_index(r, p), e->table->name)
+                : P("(or, on the same partition, an LSI with that sort key, which can only "
+                    "be created with the table; or %s)",
+                    propose_index(r, p));
         if (p->kind == MK_GET && mt.filters == NULL && mt.cond_ok && mt.order_ok) {
             const char *next = mt.range && mt.range->is_var ? mt.range->text : NULL;
             const char *need =
@@ -1191,6 +1257,8 @@ static int check_sort_template(ck_report *r, const m_entity *e, const ck_path *p
         const m_attr *a = s->attr;
         /* CQL clustering columns are typed and sort by their type, not as text */
         const char *why = path->table->cql ? NULL : unsorted_reason(a);
+        /* a number part of a multi-attribute key compares as a number */
+        if (path->index && path->index->nsk_parts && a->type == MT_NUMBER) why = NULL;
         if (why && !(single && keytype == 'N' && a->type == MT_NUMBER)) {
             /* an error when some pattern ranges or orders on it, a warning otherwise */
             int used = 0;
@@ -1384,6 +1452,17 @@ static int rule_collection_size(ck_report *r)
     return 0;
 }
 
+/* "A, B and C" */
+static const char *list_names(ck_report *r, const char *const *v, size_t n)
+{
+    char buf[400] = "";
+    for (size_t i = 0; i < n; i++) {
+        if (i) strncat(buf, i + 1 == n ? " and " : ", ", sizeof buf - strlen(buf) - 1);
+        strncat(buf, v[i], sizeof buf - strlen(buf) - 1);
+    }
+    return P("%s", buf);
+}
+
 static int index_costs(ck_report *r, const m_table *t);
 
 static int rule_indexes(ck_report *r)
@@ -1409,6 +1488,27 @@ static int rule_indexes(ck_report *r)
                                    "A table can have at most 5 local secondary indexes.",
                                    "turn the least-used LSIs into GSIs"))
             return -1;
+        for (size_t i = 0; t->existing && i < t->nidx; i++) {
+            const m_index *ix = &t->idx[i];
+            int had = 0;
+            for (size_t k = 0; k < t->nexisting_lsis; k++)
+                had |= strcmp(t->existing_lsis[k], ix->name) == 0;
+            if (!ix->local || had) continue;
+            if (add(r, CK_ERROR, "index-lsi-at-creation", P("index %s", ix->name), ix->pos,
+                    P("LSI %s is declared on table %s, which exists already%s: an LSI cannot be "
+                      "added to it",
+                      ix->name, t->name,
+                      t->nexisting_lsis
+                          ? P(" with LSIs %s", list_names(r, t->existing_lsis, t->nexisting_lsis))
+                          : " without LSIs"),
+                    "Local secondary indexes exist only from the table's creation: CreateTable "
+                    "takes them, UpdateTable does not, so `model apply` would fail on it.",
+                    P("make %s a GSI (eventually consistent reads), or create a new table with "
+                      "the LSI and move the items to it; if the table has it already, list it in "
+                      "existing: {lsis: [%s]}",
+                      ix->name, ix->name)))
+                return -1;
+        }
         if (index_costs(r, t)) return -1;
     }
     return 0;

@@ -354,6 +354,29 @@ static int load_keyattr(loader *L, const doc_node *n, const char *what, m_keyatt
     return 0;
 }
 
+/* A GSI key: one attribute, or a list of up to four (a multi-attribute key, whose parts are
+ * attributes of the items themselves). */
+static int load_key_parts(loader *L, const m_index *ix, const doc_node *n, const char *what,
+                          m_keyattr *first, m_keyattr *parts, size_t *nparts)
+{
+    if (n->kind != DOC_SEQ) return load_keyattr(L, n, what, first);
+    if (n->n == 0 || n->n > QR_MODEL_MAX_KEY_PARTS)
+        return fail(L, n, "index %s: a multi-attribute %s has 1 to %d attributes, not %zu",
+                    ix->name, what, QR_MODEL_MAX_KEY_PARTS, n->n);
+    int bad = 0;
+    for (size_t i = 0; i < n->n; i++) {
+        bad |= load_keyattr(L, n->vals[i], what, &parts[i]);
+        for (size_t j = 0; j < i && !bad; j++)
+            if (parts[j].name && parts[i].name && strcmp(parts[j].name, parts[i].name) == 0)
+                bad |= fail(L, n->vals[i], "index %s names %s twice in its key", ix->name,
+                            parts[i].name);
+    }
+    if (bad) return -1;
+    *nparts = n->n;
+    *first = parts[0];
+    return 0;
+}
+
 static int load_projection(loader *L, const doc_node *n, m_index *ix)
 {
     if (n == NULL) return 0;
@@ -394,11 +417,18 @@ static int load_index(loader *L, m_table *t, const doc_node *n, int local, m_ind
         if (pk == NULL)
             bad |= fail(L, n, "index %s needs 'partition_key'", ix->name);
         else
-            bad |= load_keyattr(L, pk, "'partition_key'", &ix->pk);
+            bad |=
+                load_key_parts(L, ix, pk, "'partition_key'", &ix->pk, ix->pk_parts, &ix->npk_parts);
     }
     doc_node *sk = doc_get(n, "sort_key");
     if (local && sk == NULL) bad |= fail(L, n, "local index %s needs 'sort_key'", ix->name);
-    if (sk) bad |= load_keyattr(L, sk, "'sort_key'", &ix->sk);
+    if (local && sk && sk->kind == DOC_SEQ)
+        bad |= fail(L, sk,
+                    "local index %s: only global indexes take multi-attribute keys; an LSI's "
+                    "sort key is one attribute",
+                    ix->name);
+    else if (sk)
+        bad |= load_key_parts(L, ix, sk, "'sort_key'", &ix->sk, ix->sk_parts, &ix->nsk_parts);
     bad |= load_projection(L, doc_get(n, "projection"), ix);
     bad |= get_num(L, n, "read_capacity", 'c', &ix->rcu);
     bad |= get_num(L, n, "write_capacity", 'c', &ix->wcu);
@@ -488,14 +518,53 @@ int model_clustering_order(const m_table *t, const char *col)
     return 0;
 }
 
+/* 'existing': true, or {lsis: [NAME, ...]}: the table exists with exactly these LSIs
+ * (LSIs are made with a table, never added later), each of which the model declares. */
+static int load_existing(loader *L, m_table *t, const doc_node *n)
+{
+    t->existing_pos = pos_of(n);
+    if (n->kind == DOC_SCALAR) {
+        if (!n->quoted && (strcmp(n->str, "true") == 0 || strcmp(n->str, "yes") == 0))
+            return t->existing = 1, 0;
+        if (!n->quoted && (strcmp(n->str, "false") == 0 || strcmp(n->str, "no") == 0)) return 0;
+        return fail(L, n, "'existing' must be true, false or {lsis: [...]}");
+    }
+    if (want(L, n, DOC_MAP, "'existing'")) return -1;
+    static const char *const f[] = {"lsis", NULL};
+    only_fields(L, n, "'existing'", f);
+    t->existing = 1;
+    doc_node *l = doc_get(n, "lsis");
+    if (l == NULL) return 0;
+    if (get_names(L, l, &t->existing_lsis, &t->nexisting_lsis)) return -1;
+    int bad = 0;
+    for (size_t i = 0; i < t->nexisting_lsis; i++) {
+        const m_index *ix = model_table_index(t, t->existing_lsis[i]);
+        if (ix == NULL || !ix->local)
+            bad |= fail(L, l->kind == DOC_SEQ ? l->vals[i] : l,
+                        "existing table %s was created with LSI '%s', which its 'lsis' do not "
+                        "declare (an LSI cannot be dropped: declare it)%s",
+                        t->name, t->existing_lsis[i],
+                        hint(t->existing_lsis[i], name_of_index, t, t->nidx));
+    }
+    return bad;
+}
+
 static int load_table(loader *L, const doc_node *name, const doc_node *n, m_table *t)
 {
     t->name = name->str;
     t->pos = pos_of(name);
     if (want(L, n, DOC_MAP, "a table")) return -1;
-    static const char *const f[] = {
-        "partition_key", "sort_key", "billing", "read_capacity", "write_capacity",
-        "ttl",           "gsis",     "lsis",    "cql",           NULL};
+    static const char *const f[] = {"partition_key",
+                                    "sort_key",
+                                    "billing",
+                                    "read_capacity",
+                                    "write_capacity",
+                                    "ttl",
+                                    "gsis",
+                                    "lsis",
+                                    "cql",
+                                    "existing",
+                                    NULL};
     only_fields(L, n, "a table", f);
     int bad = 0;
     doc_node *pk = doc_get(n, "partition_key");
@@ -542,6 +611,8 @@ static int load_table(loader *L, const doc_node *name, const doc_node *n, m_tabl
             bad |= load_index(L, t, l->vals[i], 1, &t->idx[t->nidx]);
     doc_node *c = doc_get(n, "cql");
     if (c) bad |= load_cql(L, t, c);
+    doc_node *ex = doc_get(n, "existing");
+    if (ex) bad |= load_existing(L, t, ex);
     return bad;
 }
 
@@ -843,34 +914,90 @@ static int check_key_type(loader *L, const m_entity *e, const doc_node *n, const
                 what, t->text, e->name, key, key);
 }
 
+/* The template of a multi-attribute key: its parts as variables of e's attributes of the
+ * same names (", " between them, for people). Reports the parts e lacks or types wrongly at
+ * n (quiet when n is NULL: the entity is only tried). */
+static int key_parts_template(loader *L, m_entity *e, const m_index *ix, const m_keyattr *parts,
+                              size_t nparts, const doc_node *n, m_template *t)
+{
+    char text[600] = "";
+    t->seg = alloc(L, (2 * nparts + 1) * sizeof *t->seg);
+    if (t->seg == NULL) return -1;
+    int bad = 0;
+    for (size_t i = 0; i < nparts; i++) {
+        m_attr *a = model_entity_attr(e, parts[i].name);
+        if (a == NULL) {
+            bad = n ? fail(L, n,
+                           "entity %s has no attribute %s, part of the key of index %s "
+                           "(multi-attribute keys are the items' own attributes)%s",
+                           e->name, parts[i].name, ix->name, attr_hint(e, parts[i].name))
+                    : -1;
+            continue;
+        }
+        int numeric = a->type == MT_NUMBER,
+            scalar = a->type == MT_STRING || numeric || a->type == MT_BINARY;
+        if (!scalar || (parts[i].type == 'N') != numeric ||
+            (parts[i].type == 'B') != (a->type == MT_BINARY)) {
+            bad =
+                n ? fail(L, n, "attribute %s of entity %s is a %s, but index %s keys it as type %c",
+                         a->name, e->name, model_type_name(a->type), ix->name, parts[i].type)
+                  : -1;
+            continue;
+        }
+        if (t->nseg) t->seg[t->nseg++] = (m_seg){0, ", ", NULL};
+        t->seg[t->nseg++] = (m_seg){1, a->name, a};
+        snprintf(text + strlen(text), sizeof text - strlen(text), "%s{%s}", i ? ", " : "", a->name);
+    }
+    if (bad) return -1;
+    t->text = ck_arena_strdup(&L->m->arena, text);
+    if (n) t->pos = pos_of(n);
+    return t->text ? 0 : err_set(L->err, QR_E_INTERNAL, "out of memory");
+}
+
 static int load_index_keys(loader *L, m_entity *e, const doc_node *name, const doc_node *v,
                            m_entkey *k)
 {
-    (void)name;
     if (want(L, v, DOC_MAP, "index keys")) return -1;
     static const char *const fk[] = {"pk", "sk", "when", NULL};
     only_fields(L, v, "index keys", fk);
     int bad = 0;
+    const m_index *ix = k->index;
     doc_node *ipk = doc_get(v, "pk"), *isk = doc_get(v, "sk");
-    if (k->index->local) {
+    if (ix->local) {
         if (ipk)
             bad |= fail(L, ipk,
                         "index %s is local: it shares the table's partition key, so give only "
                         "'sk'",
-                        k->index->name);
+                        ix->name);
+    } else if (ix->npk_parts) {
+        if (ipk)
+            bad |= fail(L, ipk,
+                        "index %s has a multi-attribute partition key: its parts are the item's "
+                        "attributes, so give no 'pk'",
+                        ix->name);
+        else
+            bad |= key_parts_template(L, e, ix, ix->pk_parts, ix->npk_parts, name, &k->pk);
     } else if (ipk == NULL) {
-        bad |= fail(L, v, "entity %s needs 'pk' for index %s", e->name, k->index->name);
+        bad |= fail(L, v, "entity %s needs 'pk' for index %s", e->name, ix->name);
     } else if (load_template(L, e, ipk, "index pk", &k->pk) == 0) {
-        bad |= check_key_type(L, e, ipk, "index pk", &k->pk, &k->index->pk);
+        bad |= check_key_type(L, e, ipk, "index pk", &k->pk, &ix->pk);
     } else {
         bad = -1;
     }
-    if (isk && k->index->sk.name == NULL)
-        bad |= fail(L, isk, "index %s has no sort key", k->index->name);
-    else if (!isk && k->index->sk.name)
-        bad |= fail(L, v, "entity %s needs 'sk' for index %s", e->name, k->index->name);
+    if (ix->nsk_parts) {
+        if (isk)
+            bad |= fail(L, isk,
+                        "index %s has a multi-attribute sort key: its parts are the item's "
+                        "attributes, so give no 'sk'",
+                        ix->name);
+        else
+            bad |= key_parts_template(L, e, ix, ix->sk_parts, ix->nsk_parts, name, &k->sk);
+    } else if (isk && ix->sk.name == NULL)
+        bad |= fail(L, isk, "index %s has no sort key", ix->name);
+    else if (!isk && ix->sk.name)
+        bad |= fail(L, v, "entity %s needs 'sk' for index %s", e->name, ix->name);
     else if (isk && load_template(L, e, isk, "index sk", &k->sk) == 0)
-        bad |= check_key_type(L, e, isk, "index sk", &k->sk, &k->index->sk);
+        bad |= check_key_type(L, e, isk, "index sk", &k->sk, &ix->sk);
     else if (isk)
         bad = -1;
     doc_node *w = doc_get(v, "when");
@@ -963,6 +1090,29 @@ static int load_entity(loader *L, const doc_node *name, const doc_node *n, m_ent
             }
             e->nkeys++;
             bad |= load_index_keys(L, e, ix->keys[i], ix->vals[i], k);
+            if (OOM(L)) return -1;
+        }
+    }
+    /* an item with every attribute of a multi-attribute GSI key is in that index, listed
+     * or not (DynamoDB indexes it by those attributes) */
+    if (e->table && e->table->nidx) {
+        m_entkey *keys = alloc(L, (e->nkeys + e->table->nidx + 1) * sizeof *keys);
+        if (keys == NULL) return -1;
+        if (e->nkeys) memcpy(keys, e->keys, e->nkeys * sizeof *keys);
+        e->keys = keys;
+        for (size_t i = 0; i < e->table->nidx; i++) {
+            m_index *gx = &e->table->idx[i];
+            if (gx->local || gx->npk_parts == 0 || (gx->sk.name && gx->nsk_parts == 0) ||
+                model_entity_key(e, gx))
+                continue;
+            m_entkey *k = &e->keys[e->nkeys];
+            *k = (m_entkey){gx, {0}, {0}, NULL, 0};
+            if (key_parts_template(L, e, gx, gx->pk_parts, gx->npk_parts, NULL, &k->pk) == 0 &&
+                (gx->nsk_parts == 0 ||
+                 key_parts_template(L, e, gx, gx->sk_parts, gx->nsk_parts, NULL, &k->sk) == 0)) {
+                k->pk.pos = k->sk.pos = e->pos;
+                e->nkeys++;
+            }
             if (OOM(L)) return -1;
         }
     }

@@ -89,10 +89,17 @@ typedef struct m_keyattr {
     char type;        /* 'S', 'N' or 'B' */
 } m_keyattr;
 
+/* DynamoDB's limit on the attributes of one multi-attribute GSI key (partition or sort). */
+#define QR_MODEL_MAX_KEY_PARTS 4
+
 typedef struct m_index {
     const char *name;
-    int local; /* LSI (shares the table's partition key) */
-    m_keyattr pk, sk;
+    int local;        /* LSI (shares the table's partition key) */
+    m_keyattr pk, sk; /* a multi-attribute key: its first attribute */
+    /* A multi-attribute GSI key (partition_key or sort_key given as a list): the item's own
+     * attributes, in key order; npk_parts and nsk_parts are 0 for a one-attribute key. */
+    m_keyattr pk_parts[QR_MODEL_MAX_KEY_PARTS], sk_parts[QR_MODEL_MAX_KEY_PARTS];
+    size_t npk_parts, nsk_parts;
     m_projection projection;
     const char **include; /* MP_INCLUDE attributes */
     size_t ninclude;
@@ -128,7 +135,11 @@ typedef struct m_table {
     const char *ttl; /* TTL attribute name, or NULL */
     m_index *idx;    /* GSIs then LSIs */
     size_t nidx;
-    m_cql *cql; /* a CQL table (the 'cql' section), or NULL */
+    m_cql *cql;                 /* a CQL table (the 'cql' section), or NULL */
+    int existing;               /* the table exists already ('existing'): only GSIs can be added */
+    const char **existing_lsis; /* the LSIs it was created with */
+    size_t nexisting_lsis;
+    m_pos existing_pos;
     m_pos pos;
 } m_table;
 
