@@ -121,19 +121,6 @@ static double var_cardinality(const m_entity *e, const m_attr *a)
     return e->count > 0 ? e->count : HIGH_CARDINALITY;
 }
 
-/* Share of traffic on the busiest value of a partition key template. */
-static double busiest_share(const m_entity *e, const m_template *t)
-{
-    double share = 1;
-    for (size_t i = 0; i < t->nseg; i++) {
-        const m_attr *a = t->seg[i].attr;
-        if (!t->seg[i].is_var) continue;
-        double s = a->hottest > 0 ? a->hottest : 1.0 / var_cardinality(e, a);
-        share *= s > 1 ? 1 : s;
-    }
-    return share;
-}
-
 size_t check_paths(const m_entity *e, ck_path *out)
 {
     size_t n = 0;
@@ -145,13 +132,29 @@ size_t check_paths(const m_entity *e, ck_path *out)
     return n;
 }
 
+/* "(a, b)" for a multi-attribute key's parts. */
+static const char *parts_label(const m_keyattr *parts, size_t n)
+{
+    static char buf[2][300];
+    static int which;
+    char *b = buf[which ^= 1];
+    b[0] = '\0';
+    for (size_t i = 0; i < n; i++)
+        snprintf(b + strlen(b), 300 - strlen(b), "%s%s", i ? " + " : "", parts[i].name);
+    return b;
+}
+
 static const char *pk_name(const ck_path *p)
 {
+    if (p->index && p->index->npk_parts > 1)
+        return parts_label(p->index->pk_parts, p->index->npk_parts);
     return p->index ? p->index->pk.name : p->table->pk.name;
 }
 
 static const char *sk_name(const ck_path *p)
 {
+    if (p->index && p->index->nsk_parts > 1)
+        return parts_label(p->index->sk_parts, p->index->nsk_parts);
     return p->index ? p->index->sk.name : p->table->sk.name;
 }
 
@@ -413,9 +416,51 @@ static const char *bound(ck_report *r, const m_pattern *p, const m_template *t)
     return template_head(r, t, t->nseg, p);
 }
 
+/* "a = {a}" (or the fixed value), one equality per part of template t up to n segments. */
+static const char *parts_equal(ck_report *r, const m_pattern *p, const m_template *t, size_t n)
+{
+    char buf[800] = "";
+    for (size_t i = 0; i < n && i < t->nseg; i++) {
+        if (!t->seg[i].is_var) continue;
+        const m_given *g = given(p, t->seg[i].text);
+        snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "%s%s = %s%s%s",
+                 buf[0] ? " AND " : "", t->seg[i].text, g && g->value ? "\"" : "{",
+                 g && g->value ? g->value : t->seg[i].text, g && g->value ? "\"" : "}");
+    }
+    return P("%s", buf);
+}
+
+/* The key condition on a multi-attribute key: every partition-key part by equality, the
+ * sort-key parts left to right by equality, and a range on the next one. */
+static const char *multi_condition(ck_report *r, const m_pattern *p, const ck_path *path,
+                                   const match *mt)
+{
+    const char *c = path->index->npk_parts ? parts_equal(r, p, path->pk, path->pk->nseg)
+                                           : P("%s = \"%s\"", pk_name(path), bound(r, p, path->pk));
+    const m_template *sk = path->sk;
+    if (sk->text == NULL) return c;
+    if (path->index->nsk_parts == 0) {
+        if (mt->eq_all) return P("%s AND %s = \"%s\"", c, path->index->sk.name, bound(r, p, sk));
+        return c;
+    }
+    size_t eq = mt->eq_all ? sk->nseg : mt->prefix_nseg;
+    const char *sc = parts_equal(r, p, sk, eq);
+    if (sc[0]) c = P("%s AND %s", c, sc);
+    if (!mt->eq_all && p->sk_attr && mt->range && strcmp(mt->range->text, p->sk_attr) == 0) {
+        const char *v = mt->range->text;
+        if (strcmp(p->sk_op, "between") == 0)
+            return P("%s AND %s BETWEEN {%s:from} AND {%s:to}", c, v, v, v);
+        if (strcmp(p->sk_op, "begins_with") == 0) return P("%s AND begins_with(%s, {%s})", c, v, v);
+        return P("%s AND %s %s {%s}", c, v, p->sk_op, v);
+    }
+    return c;
+}
+
 static const char *key_condition(ck_report *r, const m_pattern *p, const ck_path *path,
                                  const match *mt)
 {
+    if (path->index && (path->index->npk_parts || path->index->nsk_parts))
+        return multi_condition(r, p, path, mt);
     const char *pkc = P("%s = \"%s\"", pk_name(path), bound(r, p, path->pk));
     const m_template *sk = path->sk;
     if (sk->text == NULL) return pkc;
@@ -652,6 +697,24 @@ static int plan_pattern(ck_report *r, const m_pattern *p, ck_plan *pl)
     pl->served = 0;
     pl->operation = "Scan";
     const char *sentence = p->sentence ? P(" (\"%s\")", p->sentence) : "";
+    if (gsi_only_consistent && !match_path(r, p, &paths[0]).usable) {
+        /* an LSI shares the table's partition key: it cannot serve another one */
+        match bm0 = match_path(r, p, &paths[0]);
+        pl->text = P("no strongly consistent path: only a GSI has the key");
+        return add(
+            r, CK_ERROR, "index-lsi-at-creation", subject, p->pos,
+            P("pattern %s%s needs strongly consistent reads, but only a global index serves it, "
+              "and its partition key is not the table's (the pattern does not give %s of \"%s\")",
+              p->name, sentence, bm0.missing ? bm0.missing : "the partition key", e->pk.text),
+            "GSIs are eventually consistent; only the base table and local indexes offer "
+            "ConsistentRead, and a local index shares the table's partition key, so no LSI can "
+            "serve a read by another partition key.",
+            P("accept eventual consistency (reads may miss writes of the last second or so); or "
+              "make what the pattern gives the partition key of the base table (of table %s, or "
+              "of a table of its own written in the same transaction), so a consistent Query on "
+              "it works",
+              e->table->name));
+    }
     if (gsi_only_consistent) {
         pl->text = P("no strongly consistent path: only a GSI has the key");
         return add(
@@ -661,9 +724,13 @@ static int plan_pattern(ck_report *r, const m_pattern *p, ck_plan *pl)
             "GSIs are eventually consistent; only the base table and local indexes offer "
             "ConsistentRead. "
             "Local indexes must be declared when the table is created: they cannot be added later.",
-            P("declare an LSI on table %s now, with the sort key this pattern needs, or accept "
-              "eventual consistency",
-              e->table->name));
+            e->table->existing
+                ? P("table %s exists already, so no LSI can be added to it: accept eventual "
+                    "consistency, or create a new table with the LSI and move the items to it",
+                    e->table->name)
+                : P("declare an LSI on table %s now, with the sort key this pattern needs, or "
+                    "accept eventual consistency",
+                    e->table->name));
     }
     if (is_write(p->kind)) {
         pl->text =
@@ -729,9 +796,30 @@ static int plan_pattern(ck_report *r, const m_pattern *p, ck_plan *pl)
                                 : p->order_by                              ? p->order_by
                                                                            : mt.filters;
         const char *skn = sk_name(&paths[i]) ? sk_name(&paths[i]) : "the sort key";
-        const char *alt = P("(or, on the same partition, an LSI with that sort key, which can only "
-                            "be created with the table; or %s)",
-                            propose_index(r, p));
+        const char *alt =
+            e->table->existing
+                ? P("(or %s; table %s exists, so an LSI is no longer possible)",
+                    propose_index(r, p), e->table->name)
+                : P("(or, on the same partition, an LSI with that sort key, which can only "
+                    "be created with the table; or %s)",
+                    propose_index(r, p));
+        if (p->kind == MK_GET && mt.filters == NULL && mt.cond_ok && mt.order_ok) {
+            const char *next = mt.range && mt.range->is_var ? mt.range->text : NULL;
+            const char *need =
+                next ? P("%s, the next component of %s \"%s\", is not given", next, skn,
+                         paths[i].sk->text)
+                     : P("the given values do not fix the whole %s \"%s\"", skn, paths[i].sk->text);
+            pl->text = P("no GetItem on %s: %s", where, need);
+            return add(r, CK_ERROR, "access-pattern-coverage", subject, p->pos,
+                       P("pattern %s%s is a get, but on %s %s", p->name, sentence, where, need),
+                       "GetItem reads one item by its whole primary key; with part of the sort "
+                       "key only a Query can find it.",
+                       next ? P("give the pattern %s, or make it a query (limit: 1) if any item "
+                                "of the partition will do",
+                                next)
+                            : "give the pattern every attribute of the key, or make it a query "
+                              "(limit: 1)");
+        }
         if (mt.filters || !mt.cond_ok) {
             pl->text = P("Query %s then filter: %s", where, mt.why);
             return add(
@@ -809,27 +897,99 @@ static double write_units(double size)
     return u < 1 ? 1 : u;
 }
 
-/* Write units per second an entity's writes put on one path (all its partitions). A sparse
- * index only receives the writes of items whose 'when' values hold. */
+/* Share of pattern p's requests that reach the busiest value of template t of entity e: a
+ * value the pattern fixes in 'given' takes all of them, else the attribute's hottest share
+ * or one over its cardinality. */
+static double key_share(const m_pattern *p, const m_entity *e, const m_template *t)
+{
+    double share = 1;
+    for (size_t i = 0; i < t->nseg; i++) {
+        if (!t->seg[i].is_var) continue;
+        const m_given *g = p ? given(p, t->seg[i].text) : NULL;
+        if (g && g->value) continue;
+        const m_attr *a = t->seg[i].attr;
+        double s = a->hottest > 0 ? a->hottest : 1.0 / fmax(1, var_cardinality(e, a));
+        share *= s > 1 ? 1 : s;
+    }
+    return share;
+}
+
+/* Share of pattern p's writes of e that land in a sparse index (its 'when' values hold). */
+static double sparse_share(const m_pattern *p, const m_entity *e, const ck_path *path)
+{
+    double share = 1;
+    for (size_t i = 0; path->key && i < path->key->nwhen; i++) {
+        const m_given *g = given(p, path->key->when[i].name);
+        if (g && g->value) {
+            if (strcmp(g->value, path->key->when[i].value) != 0) return 0;
+            continue;
+        }
+        const m_attr *a = model_entity_attr(e, path->key->when[i].name);
+        if (a) share *= a->hottest > 0 ? a->hottest : 1.0 / fmax(1, var_cardinality(e, a));
+    }
+    return share;
+}
+
+static int in_names(const char *const *v, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(v[i], name) == 0) return 1;
+    return 0;
+}
+
+/* Index entries one request of write pattern p rewrites on path for entity e, as DynamoDB
+ * counts them: an update that changes an attribute of the index's key deletes the old entry
+ * and puts a new one (two writes); one that changes only attributes the index does not
+ * project writes nothing there; one that changes a sparse index's 'when' attribute adds or
+ * removes the entry. Updates that do not say what they set ('sets') count one write. */
+static double index_writes(const m_pattern *p, const ck_path *path)
+{
+    if (path->index == NULL || p->kind != MK_UPDATE || p->sets == NULL) return 1;
+    int key = 0, when = 0, projected = 0;
+    for (size_t i = 0; i < p->nsets; i++) {
+        const char *a = p->sets[i];
+        key |= template_uses(path->pk, path->pk->nseg, a) ||
+               (path->sk->text && template_uses(path->sk, path->sk->nseg, a));
+        for (size_t w = 0; path->key && w < path->key->nwhen; w++)
+            when |= strcmp(path->key->when[w].name, a) == 0;
+        projected |= path->index->projection == MP_ALL ||
+                     (path->index->projection == MP_INCLUDE &&
+                      in_names(path->index->include, path->index->ninclude, a));
+    }
+    return key ? 2 : when || projected ? 1 : 0;
+}
+
+static int writes_entity(const m_pattern *p, const m_entity *e)
+{
+    if (!is_write(p->kind)) return 0;
+    int touches = p->entity == e;
+    for (size_t j = 0; j < p->nalso; j++)
+        touches |= p->also[j] == e;
+    return touches;
+}
+
+/* Write units one request of p puts on path for entity e (a transaction bills twice). */
+static double pattern_write_units(const m_pattern *p, const m_entity *e, const ck_path *path)
+{
+    double u = write_units(projected_size(e, path)) * index_writes(p, path);
+    if (p->kind == MK_TRANSACTION) u *= 2;
+    double in = sparse_share(p, e, path);
+    /* changing a 'when' attribute moves the item in or out: one write whatever the share */
+    if (path->key && path->key->nwhen && p->kind == MK_UPDATE && p->sets)
+        for (size_t i = 0; i < path->key->nwhen; i++)
+            if (in_names(p->sets, p->nsets, path->key->when[i].name)) in = 1;
+    return u * in;
+}
+
+/* Write units per second an entity's writes put on one path (all its partitions). */
 static double entity_write_load(const ck_report *r, const m_entity *e, const ck_path *path)
 {
-    double load = 0, sparse = 1;
-    for (size_t i = 0; path->key && i < path->key->nwhen; i++) {
-        const m_attr *a = model_entity_attr(e, path->key->when[i].name);
-        if (a) sparse *= a->hottest > 0 ? a->hottest : 1.0 / fmax(1, var_cardinality(e, a));
-    }
+    double load = 0;
     for (size_t i = 0; i < r->nplans; i++) {
         const m_pattern *p = r->plans[i].pattern;
-        if (!is_write(p->kind) || p->rps <= 0) continue;
-        int touches = p->entity == e;
-        for (size_t j = 0; j < p->nalso; j++)
-            touches |= p->also[j] == e;
-        if (!touches) continue;
-        double u = write_units(projected_size(e, path));
-        if (p->kind == MK_TRANSACTION) u *= 2;
-        load += p->rps * u;
+        if (p->rps > 0 && writes_entity(p, e)) load += p->rps * pattern_write_units(p, e, path);
     }
-    return load * sparse;
+    return load;
 }
 
 /* ---- rules ---- */
@@ -849,10 +1009,18 @@ static int each_path(ck_report *r, int (*fn)(ck_report *, const m_entity *, cons
     return 0;
 }
 
+/* The shard attribute of a partition-key template, or NULL. */
+static const m_attr *shard_var(const m_template *t)
+{
+    for (size_t i = 0; i < t->nseg; i++)
+        if (t->seg[i].is_var && t->seg[i].attr->format == MF_SHARD) return t->seg[i].attr;
+    return NULL;
+}
+
 static int pk_cardinality(ck_report *r, const m_entity *e, const ck_path *path)
 {
     if (path->index && path->index->local) return 0; /* same partition key as the table */
-    double share = busiest_share(e, path->pk);
+    double share = key_share(NULL, e, path->pk);
     if (share <= 0.02) return 0;
     /* how much traffic the busiest partition carries, if rates are known */
     double wload = entity_write_load(r, e, path), rload = 0;
@@ -902,10 +1070,20 @@ static int pk_cardinality(ck_report *r, const m_entity *e, const ck_path *path)
               "traffic",
               pk_name(path), path->pk->text, what, share * 100),
             why,
-            P("add a high-cardinality attribute to the partition key, or shard it: "
-              "\"%s#{shard}\" with a shard attribute "
-              "(format shard, shards: N) chosen at write time, and read all N shards",
-              path->pk->text)))
+            rload / CK_PARTITION_RCU > wload / CK_PARTITION_WCU &&
+                    model_template_is_constant(&e->sk)
+                ? P("reads dominate and each key holds one %s item: cache it (DAX, or the "
+                    "application's) or keep replicated copies under a copy suffix, each read "
+                    "picking one; write sharding would only multiply the reads",
+                    e->name)
+            : shard_var(path->pk)
+                ? P("add a high-cardinality attribute to the partition key, or raise shards of "
+                    "%s (now %d)",
+                    shard_var(path->pk)->name, shard_var(path->pk)->shards)
+                : P("add a high-cardinality attribute to the partition key, or shard it: "
+                    "\"%s#{shard}\" with a shard attribute "
+                    "(format shard, shards: N) chosen at write time, and read all N shards",
+                    path->pk->text)))
         return -1;
     return 0;
 }
@@ -915,58 +1093,149 @@ static int rule_pk_cardinality(ck_report *r)
     return each_path(r, pk_cardinality);
 }
 
+/* How the busiest value of path's partition key gets pattern p's share of traffic. */
+static const char *heat_cause(ck_report *r, const m_pattern *p, const m_entity *e,
+                              const ck_path *path)
+{
+    char buf[400] = "";
+    for (size_t i = 0; i < path->pk->nseg; i++) {
+        const m_seg *sg = &path->pk->seg[i];
+        if (!sg->is_var) continue;
+        const m_given *g = p ? given(p, sg->text) : NULL;
+        char d[300];
+        if (g && g->value)
+            snprintf(d, sizeof d,
+                     "pattern %.60s fixes %.40s = %.40s, so all its traffic goes to one key",
+                     p->name, sg->text, g->value);
+        else if (sg->attr->hottest > 0)
+            snprintf(d, sizeof d, "the most common %.40s carries %.0f%% of the traffic (hottest)",
+                     sg->text, sg->attr->hottest * 100);
+        else if (var_cardinality(e, sg->attr) < 1000)
+            snprintf(d, sizeof d, "%.40s has %.0f value%s", sg->text, var_cardinality(e, sg->attr),
+                     var_cardinality(e, sg->attr) == 1 ? "" : "s");
+        else
+            continue;
+        if (buf[0]) strncat(buf, "; ", sizeof buf - strlen(buf) - 1);
+        strncat(buf, d, sizeof buf - strlen(buf) - 1);
+    }
+    if (model_template_is_constant(path->pk))
+        snprintf(buf, sizeof buf, "the key is the constant \"%s\"", path->pk->text);
+    return buf[0] ? P("%s", buf) : NULL;
+}
+
+/* The write-sharding fix for a write-hot key: n suffixes, or more of the shard the key has. */
+static const char *shard_fix(ck_report *r, const ck_path *path, int n, double wcu, double reads)
+{
+    const m_attr *sh = shard_var(path->pk);
+    if (sh) {
+        double total = wcu * sh->shards;
+        int want = (int)ceil(total / (CK_PARTITION_WCU / 2));
+        if (want <= sh->shards) want = sh->shards * 2;
+        return P("raise shards of %s from %d to %d (do not add a second shard variable), which "
+                 "spreads the %.0f WCU to about %.0f per shard; every read of the logical "
+                 "partition then makes %d Queries instead of %d",
+                 sh->name, sh->shards, want, total, total / want, want, sh->shards);
+    }
+    return P("write sharding: \"%s#{shard}\" with %d suffixes (0..%d) chosen at random or "
+             "by hash on write, which spreads the load to about %.0f WCU per shard; the cost "
+             "is on reads: every read of the logical partition becomes %d Queries, about %.0f "
+             "requests per second instead of %.0f",
+             path->pk->text, n, n - 1, wcu / n, n, reads * n, reads);
+}
+
+/* Throughput that lands on the busiest partition-key value of one path, from every source:
+ * each pattern's rate over the key's cardinality or its hottest share (all of it when the
+ * pattern fixes the value in 'given'), and the entity's growth_per_day; against the 1,000
+ * WCU and 3,000 RCU one partition serves. The fix follows the cause: write sharding for
+ * write heat; for a read-hot item a cache or replicated copies (sharding would multiply the
+ * reads). */
 static int partition_throughput(ck_report *r, const m_entity *e, const ck_path *path)
 {
     if (path->table->cql) return 0; /* DynamoDB's per-partition ceilings */
-    double share = busiest_share(e, path->pk);
-    double wcu = entity_write_load(r, e, path) * share, rcu = 0, reads = 0;
+    double wcu = 0, rcu = 0, reads = 0, top_w = 0, top_r = 0;
+    const m_pattern *wp = NULL;
+    const ck_plan *rp = NULL;
     for (size_t i = 0; i < r->nplans; i++) {
         const ck_plan *pl = &r->plans[i];
-        if (!pl->served || pl->pattern->entity != e || !same_path(&pl->path, path) ||
-            !is_read(pl->pattern->kind))
-            continue;
-        rcu += pl->pattern->rps * read_units(pl) * share / pl->scatter;
-        reads += pl->pattern->rps * share;
+        const m_pattern *p = pl->pattern;
+        if (p->rps <= 0) continue;
+        if (writes_entity(p, e)) {
+            double w = p->rps * pattern_write_units(p, e, path) * key_share(p, e, path->pk);
+            wcu += w;
+            if (w > top_w) top_w = w, wp = p;
+        } else if (pl->served && p->entity == e && same_path(&pl->path, path) && is_read(p->kind)) {
+            double share = key_share(p, e, path->pk);
+            double u = p->rps * read_units(pl) * share / pl->scatter;
+            rcu += u;
+            reads += p->rps * share;
+            if (u > top_r) top_r = u, rp = pl;
+        }
+    }
+    const char *growth = NULL;
+    if (e->growth_per_day > 0 && (path->index == NULL || path->index->local)) {
+        double g = e->growth_per_day / 86400.0 * write_units(projected_size(e, path));
+        if (g > wcu) {
+            wcu = g;
+            wp = NULL;
+            growth =
+                P("growth_per_day: %.0f new items a day on the busiest key", e->growth_per_day);
+        }
     }
     int wover = wcu > CK_PARTITION_WCU, rover = rcu > CK_PARTITION_RCU;
-    if (!wover && !rover) {
-        double use = fmax(wcu / CK_PARTITION_WCU, rcu / CK_PARTITION_RCU);
-        if (use > 0.5 &&
-            add(r, CK_WARNING, "partition-throughput",
-                P("entity %s on %s", e->name, path_name(r, path)), path->pk->pos,
-                P("the busiest partition of %s = \"%s\" runs at %.0f%% of its ceiling "
-                  "(%.0f WCU, %.0f RCU per second)",
-                  pk_name(path), path->pk->text, use * 100, wcu, rcu),
-                "A partition serves at most 3,000 RCU and 1,000 WCU per second; a burst or "
-                "modest growth will throttle it.",
-                P("plan write sharding (\"%s#{shard}\") before traffic grows", path->pk->text)))
-            return -1;
-        return 0;
-    }
-    double ratio = fmax(wcu / CK_PARTITION_WCU, rcu / CK_PARTITION_RCU);
-    int n = (int)ceil(ratio * 2);
+    double use = fmax(wcu / CK_PARTITION_WCU, rcu / CK_PARTITION_RCU);
+    if (use <= 0.5) return 0;
+    int write_hot = wcu / CK_PARTITION_WCU >= rcu / CK_PARTITION_RCU;
+    const char *cause = growth             ? growth
+                        : write_hot && wp  ? heat_cause(r, wp, e, path)
+                        : !write_hot && rp ? heat_cause(r, rp->pattern, e, path)
+                                           : NULL;
+    const char *by = write_hot && wp    ? P(", most of it from pattern %s", wp->name)
+                     : !write_hot && rp ? P(", most of it from pattern %s", rp->pattern->name)
+                                        : "";
+    const char *because = cause ? P(" (%s)", cause) : "";
+    int n = (int)ceil(use * 2);
     if (n < 2) n = 2;
-    if (add(r, CK_ERROR, "partition-throughput", P("entity %s on %s", e->name, path_name(r, path)),
-            path->pk->pos,
-            P("the busiest partition of %s = \"%s\" needs %.0f WCU and %.0f RCU per "
-              "second, over the per-partition ceiling "
-              "of %s",
-              pk_name(path), path->pk->text, wcu, rcu,
-              wover && rover ? "1,000 WCU and 3,000 RCU"
-              : wover        ? "1,000 WCU"
-                             : "3,000 RCU"),
-            "A single partition key value lives on one partition, which serves at most "
-            "3,000 read units and 1,000 write "
-            "units per second however much capacity the table has; beyond that requests "
-            "are throttled.",
-            P("write sharding: \"%s#{shard}\" with %d suffixes (0..%d) chosen at random or "
-              "by hash on write, which spreads the "
-              "load to about %.0f WCU per shard; the cost is on reads: every read of the "
-              "logical partition becomes %d "
-              "Queries, about %.0f requests per second instead of %.0f",
-              path->pk->text, n, n - 1, wcu / n, n, reads * n, reads)))
-        return -1;
-    return 0;
+    const char *fix;
+    if (write_hot) {
+        fix = shard_fix(r, path, n, wcu, reads);
+    } else if (rp && (rp->sk_whole || rp->pattern->kind == MK_GET)) {
+        fix =
+            P("one item is read-hot: put a cache in front of it (DAX, or the application's), "
+              "or keep %d replicated copies of it (\"%s\" with a copy suffix 0..%d, written "
+              "together, each read picking one at random)%s; write sharding would not help: the "
+              "item stays one key, and sharding multiplies the reads",
+              n, path->pk->text, n - 1,
+              rp->pattern->consistent ? ", or read it eventually consistent (half the units)" : "");
+    } else {
+        fix =
+            P("the partition is read-hot: cache the Query's result (DAX, or the "
+              "application's)%s, or keep %d replicated copies of the partition (\"%s\" with a "
+              "copy suffix, each read picking one); write sharding would spread the items but "
+              "make every read %d Queries",
+              rp && rp->pattern->consistent ? ", read eventually consistent (half the units)" : "",
+              n, path->pk->text, n);
+    }
+    const char *subject = P("entity %s on %s", e->name, path_name(r, path));
+    if (!wover && !rover)
+        return add(r, CK_WARNING, "partition-throughput", subject, path->pk->pos,
+                   P("the busiest partition of %s = \"%s\" runs at %.0f%% of its ceiling "
+                     "(%.0f WCU, %.0f RCU per second%s)%s",
+                     pk_name(path), path->pk->text, use * 100, wcu, rcu, by, because),
+                   "A partition serves at most 3,000 RCU and 1,000 WCU per second; a burst or "
+                   "modest growth will throttle it.",
+                   P("before traffic grows: %s", fix));
+    return add(r, CK_ERROR, "partition-throughput", subject, path->pk->pos,
+               P("the busiest partition of %s = \"%s\" needs %.0f WCU and %.0f RCU per "
+                 "second%s, over the per-partition ceiling of %s%s",
+                 pk_name(path), path->pk->text, wcu, rcu, by,
+                 wover && rover ? "1,000 WCU and 3,000 RCU"
+                 : wover        ? "1,000 WCU"
+                                : "3,000 RCU",
+                 because),
+               "A single partition key value lives on one partition, which serves at most "
+               "3,000 read units and 1,000 write units per second however much capacity the "
+               "table has; beyond that requests are throttled.",
+               fix);
 }
 
 static int rule_partition_throughput(ck_report *r)
@@ -988,6 +1257,8 @@ static int check_sort_template(ck_report *r, const m_entity *e, const ck_path *p
         const m_attr *a = s->attr;
         /* CQL clustering columns are typed and sort by their type, not as text */
         const char *why = path->table->cql ? NULL : unsorted_reason(a);
+        /* a number part of a multi-attribute key compares as a number */
+        if (path->index && path->index->nsk_parts && a->type == MT_NUMBER) why = NULL;
         if (why && !(single && keytype == 'N' && a->type == MT_NUMBER)) {
             /* an error when some pattern ranges or orders on it, a warning otherwise */
             int used = 0;
@@ -1122,7 +1393,7 @@ static int rule_collection_size(ck_report *r)
             if (m->entities[j].table == e->table && same_shape(&m->entities[j].pk, &e->pk))
                 first = 0;
         if (!first) continue;
-        double bytes = 0, span_days = 0;
+        double bytes = 0, span_days = 0, lsi_bytes = 0;
         int unbounded = 0;
         char members[400] = "";
         for (size_t j = ei; j < m->nentities; j++) {
@@ -1134,9 +1405,17 @@ static int rule_collection_size(ck_report *r)
             double days = fmin(keep, bucket_days(&o->pk));
             span_days = fmax(span_days, days);
             bytes += o->growth_per_day * model_item_size(o) * days;
+            /* LSI entries count toward the 10 GB: projected attributes, both keys and 100
+             * bytes of overhead each */
+            for (size_t k = 0; k < o->nkeys; k++) {
+                if (!o->keys[k].index->local) continue;
+                ck_path lp = {o->table, o->keys[k].index, &o->pk, &o->keys[k].sk, &o->keys[k]};
+                lsi_bytes += o->growth_per_day * days * (projected_size(o, &lp) + 100);
+            }
             if (members[0]) strncat(members, ", ", sizeof members - strlen(members) - 1);
             strncat(members, o->name, sizeof members - strlen(members) - 1);
         }
+        bytes += lsi_bytes;
         if (bytes <= CK_COLLECTION_LIMIT) continue;
         int has_lsi = 0;
         for (size_t i = 0; i < e->table->nidx; i++)
@@ -1154,8 +1433,10 @@ static int rule_collection_size(ck_report *r)
                                      e->pk.text);
         if (add(r, has_lsi ? CK_ERROR : CK_WARNING, "item-collection-size",
                 P("collection %s on table %s", e->pk.text, e->table->name), e->pk.pos,
-                P("item collection \"%s\" (%s) reaches %.1f GB in %.0f days%s", e->pk.text, members,
-                  bytes / 1073741824.0, span_days,
+                P("item collection \"%s\" (%s) reaches %.1f GB%s in %.0f days%s", e->pk.text,
+                  members, bytes / 1073741824.0,
+                  lsi_bytes > 0 ? P(" (%.1f GB of it LSI entries)", lsi_bytes / 1073741824.0) : "",
+                  span_days,
                   unbounded && span_days >= HORIZON_DAYS
                       ? " and has no retention: it grows without bound"
                       : ""),
@@ -1170,6 +1451,19 @@ static int rule_collection_size(ck_report *r)
     }
     return 0;
 }
+
+/* "A, B and C" */
+static const char *list_names(ck_report *r, const char *const *v, size_t n)
+{
+    char buf[400] = "";
+    for (size_t i = 0; i < n; i++) {
+        if (i) strncat(buf, i + 1 == n ? " and " : ", ", sizeof buf - strlen(buf) - 1);
+        strncat(buf, v[i], sizeof buf - strlen(buf) - 1);
+    }
+    return P("%s", buf);
+}
+
+static int index_costs(ck_report *r, const m_table *t);
 
 static int rule_indexes(ck_report *r)
 {
@@ -1194,93 +1488,244 @@ static int rule_indexes(ck_report *r)
                                    "A table can have at most 5 local secondary indexes.",
                                    "turn the least-used LSIs into GSIs"))
             return -1;
-        /* write cost of the base table and of each index */
-        double base = 0, all_idx = 0;
+        for (size_t i = 0; t->existing && i < t->nidx; i++) {
+            const m_index *ix = &t->idx[i];
+            int had = 0;
+            for (size_t k = 0; k < t->nexisting_lsis; k++)
+                had |= strcmp(t->existing_lsis[k], ix->name) == 0;
+            if (!ix->local || had) continue;
+            if (add(r, CK_ERROR, "index-lsi-at-creation", P("index %s", ix->name), ix->pos,
+                    P("LSI %s is declared on table %s, which exists already%s: an LSI cannot be "
+                      "added to it",
+                      ix->name, t->name,
+                      t->nexisting_lsis
+                          ? P(" with LSIs %s", list_names(r, t->existing_lsis, t->nexisting_lsis))
+                          : " without LSIs"),
+                    "Local secondary indexes exist only from the table's creation: CreateTable "
+                    "takes them, UpdateTable does not, so `model apply` would fail on it.",
+                    P("make %s a GSI (eventually consistent reads), or create a new table with "
+                      "the LSI and move the items to it; if the table has it already, list it in "
+                      "existing: {lsis: [%s]}",
+                      ix->name, ix->name)))
+                return -1;
+        }
+        if (index_costs(r, t)) return -1;
+    }
+    return 0;
+}
+
+/* An update pattern of e that changes an attribute of path's key, or NULL. */
+static const m_pattern *key_changer(const ck_report *r, const m_entity *e, const ck_path *path)
+{
+    for (size_t i = 0; i < r->nplans; i++) {
+        const m_pattern *p = r->plans[i].pattern;
+        if (writes_entity(p, e) && index_writes(p, path) == 2) return p;
+    }
+    return NULL;
+}
+
+/* Write cost of the base table and of each index of t, in WCU/s at the declared rates: an
+ * index costing more than the table (an update changing its key is a delete and a put
+ * there), and all of them together costing more. */
+static int index_costs(ck_report *r, const m_table *t)
+{
+    const qr_model *m = r->model;
+    double base = 0, all_idx = 0;
+    int rates = 0;
+    for (size_t ei = 0; ei < m->nentities; ei++) {
+        const m_entity *e = &m->entities[ei];
+        if (e->table != t) continue;
+        ck_path bp = {t, NULL, &e->pk, &e->sk, NULL};
+        base += entity_write_load(r, e, &bp);
+        for (size_t i = 0; i < r->nplans; i++)
+            rates |= writes_entity(r->plans[i].pattern, e) && r->plans[i].pattern->rps > 0;
+    }
+    char each[600] = "";
+    for (size_t i = 0; i < t->nidx; i++) {
+        const m_index *ix = &t->idx[i];
+        double cost = 0, bytes = 0;
+        size_t ents = 0;
+        char names[300] = "", why2[300] = "";
+        for (size_t ei = 0; ei < m->nentities; ei++) {
+            const m_entity *e = &m->entities[ei];
+            const m_entkey *k = model_entity_key(e, ix);
+            if (e->table != t || k == NULL) continue;
+            ck_path path = {t, ix, ix->local ? &e->pk : &k->pk, &k->sk, k};
+            cost += entity_write_load(r, e, &path);
+            bytes = fmax(bytes, projected_size(e, &path));
+            ents++;
+            if (names[0]) strncat(names, ", ", sizeof names - strlen(names) - 1);
+            strncat(names, e->name, sizeof names - strlen(names) - 1);
+            const m_pattern *kc = key_changer(r, e, &path);
+            if (kc && why2[0] == '\0')
+                snprintf(why2, sizeof why2,
+                         "; pattern %.80s changes its key, which is a delete and a put in the "
+                         "index (two writes) per update",
+                         kc->name);
+        }
+        all_idx += cost;
+        const char *kind = ix->local ? "LSI" : "GSI";
+        if (each[0]) strncat(each, ", ", sizeof each - strlen(each) - 1);
+        snprintf(each + strlen(each), sizeof each - strlen(each), "%s %.0f", ix->name, cost);
+        int used = 0;
+        for (size_t k = 0; k < r->nplans; k++)
+            used |= r->plans[k].path.index == ix && r->plans[k].served;
+        const char *subject = P("index %s", ix->name);
+        if (!used &&
+            add(r, CK_WARNING, "index-unused", subject, ix->pos,
+                P("%s %s of table %s serves no access pattern", kind, ix->name, t->name),
+                ents ? "Every write to an item with the index keys is copied to the index and "
+                       "billed again, for no read."
+                     : "No entity writes keys for it, so it is empty, and no pattern reads it.",
+                rates ? P("remove index %s (saving about %.0f WCU/s), or name the pattern that "
+                          "needs it",
+                          ix->name, cost)
+                      : P("remove index %s, or name the pattern that needs it", ix->name)))
+            return -1;
+        const char *proj = ix->projection == MP_ALL         ? "all attributes"
+                           : ix->projection == MP_KEYS_ONLY ? "keys only"
+                                                            : "keys and included attributes";
+        if (ents &&
+            add(r, CK_NOTE, "index-cost", subject, ix->pos,
+                rates ? P("%s %s: %s written for %s, up to %.0f bytes projected per item, about "
+                          "%.0f WCU/s against %.0f WCU/s for the base table%s",
+                          kind, ix->name, proj, names, bytes, cost, base, why2)
+                      : P("%s %s: %s written for %s, up to %.0f bytes projected per item (no "
+                          "write pattern declares an rps, so its cost is not estimated)",
+                          kind, ix->name, proj, names, bytes),
+                "Every base-table write that touches an item with the index keys is replicated "
+                "to the index and billed there too (write amplification).",
+                ix->projection == MP_ALL
+                    ? "project only what the patterns on this index read (keys_only or a list)"
+                    : "none: the projection is already limited to what is listed"))
+            return -1;
+        if (cost > base && base > 0 &&
+            add(r, CK_WARNING, "index-cost", subject, ix->pos,
+                P("%s %s costs %.0f WCU/s, more than the base table's %.0f WCU/s%s", kind, ix->name,
+                  cost, base, why2),
+                "An index that costs more to maintain than the table it indexes is usually "
+                "projecting too much, indexing items no pattern reads through it, or keyed on an "
+                "attribute that changes often.",
+                why2[0] ? "key the index on attributes that do not change, or make it sparse "
+                          "(keys only while the item is in the state the pattern reads), and "
+                          "project fewer attributes"
+                        : "project fewer attributes, or make the index sparse (write its keys "
+                          "only on the items the pattern needs)"))
+            return -1;
+    }
+    if (base > 0 && all_idx > base && t->nidx > 1 &&
+        add(r, CK_WARNING, "index-cost", P("table %s", t->name), t->pos,
+            P("the indexes of table %s together cost %.0f WCU/s (%s), more than the table's own "
+              "%.0f WCU/s",
+              t->name, all_idx, each, base),
+            "Each index was added for a locally reasonable reason; together they multiply "
+            "every write.",
+            "overload one GSI for several patterns, make indexes sparse, or project fewer "
+            "attributes"))
+        return -1;
+    return 0;
+}
+
+/* Read units per second a served read plan consumes (a fanned-out Query reads each shard,
+ * at least half a unit each). */
+static double plan_read_load(const ck_plan *pl)
+{
+    const m_pattern *p = pl->pattern;
+    double per = fmax(read_units(pl), pl->scatter * (p->consistent ? 1 : 0.5));
+    return p->rps > 0 ? p->rps * per : 0;
+}
+
+/* One provisioned capacity against the load the patterns declare on it. */
+static int capacity_finding(ck_report *r, const char *what, const char *subject, m_pos pos,
+                            const char *unit, double load, double have, int gsi_writes,
+                            const char *table)
+{
+    if (have <= 0 || load <= 0) return 0;
+    if (load > have)
+        return add(
+            r, CK_ERROR, "provisioned-capacity", subject, pos,
+            P("%s is provisioned with %.0f %s, but the patterns declare about %.0f %s per second",
+              what, have, unit, load, unit),
+            gsi_writes
+                ? P("A GSI without the write capacity for its share of the table's writes "
+                    "throttles the base table (back-pressure): writes to table %s that touch the "
+                    "index fail with ProvisionedThroughputExceededException once the burst "
+                    "capacity (300 seconds of unused capacity) is spent.",
+                    table)
+                : "Provisioned capacity is a ceiling: beyond it requests are throttled once the "
+                  "burst capacity (up to 300 seconds of unused capacity) is spent.",
+            P("provision at least %.0f %s (with headroom, %.0f), or use on-demand billing", load,
+              unit, ceil(load * 1.25)));
+    if (load > have * 0.8)
+        return add(r, CK_WARNING, "provisioned-capacity", subject, pos,
+                   P("%s runs at %.0f%% of its %.0f %s (about %.0f per second): only burst "
+                     "capacity would carry a spike",
+                     what, load / have * 100, have, unit, load),
+                   "Burst capacity keeps up to 300 seconds of unused capacity; a spike longer "
+                   "than that, or one after the burst is spent, is throttled.",
+                   P("provision about %.0f %s, or enable auto scaling or on-demand billing",
+                     ceil(load * 1.25), unit));
+    return 0;
+}
+
+/* Provisioned tables and GSIs against the declared load: reads (by item size and
+ * consistency) and writes of the patterns on the table and its LSIs, which share its
+ * capacity, and on each GSI, which has its own. */
+static int rule_capacity(ck_report *r)
+{
+    const qr_model *m = r->model;
+    for (size_t ti = 0; ti < m->ntables; ti++) {
+        const m_table *t = &m->tables[ti];
+        if (!t->provisioned || t->cql) continue;
+        double trcu = 0, twcu = 0;
+        double grcu[QR_MODEL_MAX_INDEXES] = {0}, gwcu[QR_MODEL_MAX_INDEXES] = {0};
+        for (size_t i = 0; i < r->nplans; i++) {
+            const ck_plan *pl = &r->plans[i];
+            if (!pl->served || pl->path.table != t || !is_read(pl->pattern->kind)) continue;
+            if (pl->path.index && !pl->path.index->local)
+                grcu[pl->path.index - t->idx] += plan_read_load(pl);
+            else
+                trcu += plan_read_load(pl);
+        }
         for (size_t ei = 0; ei < m->nentities; ei++) {
             const m_entity *e = &m->entities[ei];
             if (e->table != t) continue;
-            ck_path bp = {t, NULL, &e->pk, &e->sk, NULL};
-            base += entity_write_load(r, e, &bp);
+            ck_path paths[1 + QR_MODEL_MAX_INDEXES];
+            size_t np = check_paths(e, paths);
+            for (size_t k = 0; k < np; k++) {
+                double w = entity_write_load(r, e, &paths[k]);
+                if (paths[k].index && !paths[k].index->local)
+                    gwcu[paths[k].index - t->idx] += w;
+                else
+                    twcu += w;
+            }
         }
+        const char *tw = P("table %s", t->name);
+        if (capacity_finding(r, tw, tw, t->pos, "RCU", trcu, t->rcu, 0, t->name) ||
+            capacity_finding(r, tw, tw, t->pos, "WCU", twcu, t->wcu, 0, t->name))
+            return -1;
         for (size_t i = 0; i < t->nidx; i++) {
             const m_index *ix = &t->idx[i];
-            double cost = 0, bytes = 0;
-            size_t ents = 0;
-            char names[300] = "";
-            for (size_t ei = 0; ei < m->nentities; ei++) {
-                const m_entity *e = &m->entities[ei];
-                const m_entkey *k = model_entity_key(e, ix);
-                if (e->table != t || k == NULL) continue;
-                ck_path path = {t, ix, ix->local ? &e->pk : &k->pk, &k->sk, k};
-                cost += entity_write_load(r, e, &path);
-                bytes = fmax(bytes, projected_size(e, &path));
-                ents++;
-                if (names[0]) strncat(names, ", ", sizeof names - strlen(names) - 1);
-                strncat(names, e->name, sizeof names - strlen(names) - 1);
-            }
-            all_idx += cost;
-            int used = 0;
-            for (size_t k = 0; k < r->nplans; k++)
-                used |= r->plans[k].path.index == ix && r->plans[k].served;
+            if (ix->local) continue;
+            const char *what = P("GSI %s of table %s", ix->name, t->name);
             const char *subject = P("index %s", ix->name);
-            if (!used &&
-                add(r, CK_WARNING, "index-unused", subject, ix->pos,
-                    P("%s %s of table %s serves no access pattern", ix->local ? "LSI" : "GSI",
-                      ix->name, t->name),
-                    ents ? "Every write to an item with the index keys is copied to the index and "
-                           "billed again, for no read."
-                         : "No entity writes keys for it, so it is empty, and no pattern reads it.",
-                    P("remove index %s (saving about %.0f WCU/s), or name the pattern that needs "
-                      "it",
-                      ix->name, cost)))
+            if (capacity_finding(r, what, subject, ix->pos, "RCU", grcu[i], ix->rcu, 0, t->name) ||
+                capacity_finding(r, what, subject, ix->pos, "WCU", gwcu[i], ix->wcu, 1, t->name))
                 return -1;
-            if (ents &&
-                add(r, CK_NOTE, "index-cost", subject, ix->pos,
-                    P("%s %s: %s written for %s, up to %.0f bytes projected per item, about %.0f "
-                      "WCU/s against %.0f WCU/s "
-                      "for the base table",
-                      ix->local ? "LSI" : "GSI", ix->name,
-                      ix->projection == MP_ALL         ? "all attributes"
-                      : ix->projection == MP_KEYS_ONLY ? "keys only"
-                                                       : "keys and included attributes",
-                      names, bytes, cost, base),
-                    "Every base-table write that touches an item with the index keys is replicated "
-                    "to the index and billed "
-                    "there too (write amplification).",
-                    ix->projection == MP_ALL
-                        ? "project only what the patterns on this index read (keys_only or a list)"
-                        : "none: the projection is already limited to what is listed"))
-                return -1;
-            if (!ix->local && cost > base && base > 0 &&
-                add(r, CK_WARNING, "index-cost", subject, ix->pos,
-                    P("GSI %s costs %.0f WCU/s, more than the base table's %.0f WCU/s", ix->name,
-                      cost, base),
-                    "An index that costs more to maintain than the table it indexes is usually "
-                    "projecting too much or "
-                    "indexing items no pattern reads through it.",
-                    "project fewer attributes, or make the index sparse (write its keys only on "
-                    "the items the pattern needs)"))
-                return -1;
-            if (!ix->local && t->provisioned && ix->wcu < t->wcu &&
-                add(r, CK_WARNING, "index-cost", subject, ix->pos,
-                    P("GSI %s is provisioned with %.0f WCU, less than the table's %.0f", ix->name,
-                      ix->wcu, t->wcu),
-                    "Writes to the table propagate to the index; an index with less write capacity "
-                    "throttles the base "
-                    "table's writes through back-pressure.",
-                    P("give GSI %s at least %.0f write capacity units", ix->name, t->wcu)))
+            /* no declared write rates: the table's own capacity is the best guess of the load */
+            if (twcu <= 0 && ix->wcu > 0 && ix->wcu < t->wcu &&
+                add(r, CK_WARNING, "provisioned-capacity", subject, ix->pos,
+                    P("GSI %s is provisioned with %.0f WCU, less than the table's %.0f, and no "
+                      "write pattern declares an rps to show that is enough",
+                      ix->name, ix->wcu, t->wcu),
+                    "Writes to the table propagate to the index; an index with less write "
+                    "capacity than its share of them throttles the base table's writes "
+                    "(back-pressure).",
+                    P("give the write patterns an rps, or GSI %s at least %.0f write capacity "
+                      "units",
+                      ix->name, t->wcu)))
                 return -1;
         }
-        if (base > 0 && all_idx > base && ng > 1 &&
-            add(r, CK_WARNING, "index-cost", P("table %s", t->name), t->pos,
-                P("the indexes of table %s together cost %.0f WCU/s, more than the table's own "
-                  "%.0f WCU/s",
-                  t->name, all_idx, base),
-                "Each index was added for a locally reasonable reason; together they multiply "
-                "every write.",
-                "overload one GSI for several patterns, make indexes sparse, or project fewer "
-                "attributes"))
-            return -1;
     }
     return 0;
 }
@@ -1486,6 +1931,79 @@ static int source_key_check(ck_report *r, const m_entity *e, const m_attr *a, co
     return 0;
 }
 
+/* The entity of an "Entity.attribute" reference (checked at load). */
+static const m_entity *ref_entity(const qr_model *m, const char *ref)
+{
+    const char *dot = strchr(ref, '.');
+    for (size_t i = 0; dot && i < m->nentities; i++)
+        if (strlen(m->entities[i].name) == (size_t)(dot - ref) &&
+            strncmp(m->entities[i].name, ref, (size_t)(dot - ref)) == 0)
+            return &m->entities[i];
+    return NULL;
+}
+
+/* TransactWriteItems takes at most 100 actions and 4 MB. */
+#define CK_TXN_ACTIONS 100.0
+#define CK_TXN_BYTES (4.0 * 1024 * 1024)
+
+/* Copies of one source item that a same-transaction update must rewrite: fan_out when the
+ * model gives it, else the copies in the source's own item collection (growth_per_day over
+ * the retention), else the average (copy count over source count). *basis says which. */
+static double fan_out(const ck_report *r, const m_denorm *d, const m_entity *src,
+                      const char **basis)
+{
+    if (d->fan_out > 0) {
+        *basis = "fan_out";
+        return d->fan_out;
+    }
+    double fan = 0;
+    *basis = NULL;
+    for (size_t c = 0; c < d->ncopies; c++) {
+        const m_entity *ce = ref_entity(r->model, d->copies[c]);
+        if (ce == NULL || ce == src) continue;
+        if (ce->growth_per_day > 0 && ce->table == src->table && same_shape(&ce->pk, &src->pk)) {
+            fan +=
+                ce->growth_per_day * (ce->retention_days > 0 ? ce->retention_days : HORIZON_DAYS);
+            *basis = "growth_per_day over the retention";
+        } else if (ce->count > 0 && src->count > 0) {
+            fan += ce->count / src->count;
+            if (*basis == NULL) *basis = "the average, count over count (the busiest has more)";
+        }
+    }
+    return fan;
+}
+
+/* A same-transaction copy is only possible while one source change and all its copies fit
+ * in one TransactWriteItems. */
+static int transaction_fan_out(ck_report *r, const m_denorm *d)
+{
+    const m_entity *src = ref_entity(r->model, d->source);
+    if (src == NULL) return 0;
+    const char *basis;
+    double fan = fan_out(r, d, src, &basis);
+    if (fan <= 0 || basis == NULL) return 0;
+    double copy_size = 0;
+    for (size_t c = 0; c < d->ncopies; c++) {
+        const m_entity *ce = ref_entity(r->model, d->copies[c]);
+        if (ce) copy_size = fmax(copy_size, model_item_size(ce));
+    }
+    double actions = 1 + ceil(fan), bytes = model_item_size(src) + ceil(fan) * copy_size;
+    if (actions <= CK_TXN_ACTIONS && bytes <= CK_TXN_BYTES) return 0;
+    return add(r, CK_ERROR, "denormalised-update", P("denormalised %s", d->source), d->pos,
+               P("%s is kept in the same transaction as its copies, but one %s has about %.0f "
+                 "copies (%s): %.0f actions and %.1f MB, over TransactWriteItems' %s",
+                 d->source, src->name, ceil(fan), basis, actions, bytes / 1048576.0,
+                 actions > CK_TXN_ACTIONS && bytes > CK_TXN_BYTES ? "100 actions and 4 MB"
+                 : actions > CK_TXN_ACTIONS                       ? "100 actions"
+                                                                  : "4 MB"),
+               "A transaction takes at most 100 actions and 4 MB: past that the update of the "
+               "source cannot be written at all, not just slowly.",
+               P("strategy: stream (DynamoDB Streams and a consumer that rewrites the copies of "
+                 "each changed %s) or background-job, with a bound on staleness; or stop copying "
+                 "%s and read it from its item",
+                 src->name, d->source));
+}
+
 static int rule_denormalised(ck_report *r)
 {
     const qr_model *m = r->model;
@@ -1508,6 +2026,8 @@ static int rule_denormalised(ck_report *r)
                     "Accepted staleness is a contract: readers need to know how old a copy may be.",
                     "add staleness: e.g. \"1h\""))
                 return -1;
+        } else if (d->strategy == MS_TRANSACTION) {
+            if (transaction_fan_out(r, d)) return -1;
         } else if (d->strategy == MS_JOB) {
             if (add(r, CK_NOTE, "denormalised-update", subject, d->pos,
                     P("%s copies are updated by a background job", d->source),
@@ -2210,11 +2730,11 @@ int check_run(const qr_model *m, ck_report **out, qr_err *err)
     for (size_t i = 0; i < m->npatterns; i++, r->nplans++)
         if (plan_pattern(r, &m->patterns[i], &r->plans[i])) goto oom;
     if (rule_pk_cardinality(r) || rule_partition_throughput(r) || rule_sort_order(r) ||
-        rule_collection_size(r) || rule_indexes(r) || rule_index_overload(r) || rule_ttl(r) ||
-        rule_ttl_deletes(r) || rule_aggregates(r) || rule_denormalised(r) || rule_relational(r) ||
-        rule_latency(r) || rule_allow_filtering(r) || rule_multi_partition(r) ||
-        rule_cross_partition_aggregate(r) || rule_partition_size(r) || rule_clustering_order(r) ||
-        rule_cql_ttl(r))
+        rule_collection_size(r) || rule_indexes(r) || rule_capacity(r) || rule_index_overload(r) ||
+        rule_ttl(r) || rule_ttl_deletes(r) || rule_aggregates(r) || rule_denormalised(r) ||
+        rule_relational(r) || rule_latency(r) || rule_allow_filtering(r) ||
+        rule_multi_partition(r) || rule_cross_partition_aggregate(r) || rule_partition_size(r) ||
+        rule_clustering_order(r) || rule_cql_ttl(r))
         goto oom;
     *out = r;
     return 0;

@@ -21,8 +21,46 @@
 typedef struct loader {
     qr_model *m;
     const char *path;
-    qr_err *err;
+    qr_err *err; /* set only when memory runs out: that stops the load */
+    model_errors *errs;
 } loader;
+
+/* The load stops at once only when memory runs out; every other error is recorded and the
+ * loader goes on with the next field, attribute, entity or pattern. */
+#define OOM(L) ((L)->err->type != NULL)
+#define MAX_ERRORS 200
+
+static int report_at(loader *L, int line, int col, const char *msg)
+{
+    model_errors *e = L->errs;
+    if (e->n >= MAX_ERRORS) {
+        e->dropped++;
+        return -1;
+    }
+    if (e->n == e->cap) {
+        size_t nc = e->cap ? e->cap * 2 : 16;
+        model_error *v = realloc(e->v, nc * sizeof *v);
+        if (v == NULL) return err_set(L->err, QR_E_INTERNAL, "out of memory");
+        e->v = v;
+        e->cap = nc;
+    }
+    char *copy = strdup(msg);
+    if (copy == NULL) return err_set(L->err, QR_E_INTERNAL, "out of memory");
+    e->v[e->n++] = (model_error){line, col, copy};
+    return -1;
+}
+
+static int fail_at(loader *L, int line, int col, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int fail_at(loader *L, int line, int col, const char *fmt, ...)
+{
+    char msg[700];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return report_at(L, line, col, msg);
+}
 
 static int fail(loader *L, const doc_node *n, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -33,7 +71,88 @@ static int fail(loader *L, const doc_node *n, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return err_validation(L->err, "%s:%d:%d: %s", L->path, n ? n->line : 1, n ? n->col : 1, msg);
+    return report_at(L, n ? n->line : 1, n ? n->col : 1, msg);
+}
+
+/* Edit distance between a and b, ignoring case (at most 64 characters of each). */
+static size_t distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 64 || lb > 64) return 99;
+    size_t row[65];
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t up = row[j];
+            int same = tolower((unsigned char)a[i - 1]) == tolower((unsigned char)b[j - 1]);
+            size_t best = diag + (same ? 0 : 1);
+            if (up + 1 < best) best = up + 1;
+            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[lb];
+}
+
+/* " (did you mean 'X'?)" for the candidate nearest to word, or "" when none is near enough:
+ * within one edit for short words, two up to eight characters, three beyond. name(ctx, i)
+ * gives candidate i of n (NULL to skip it). Returns static storage for one message. */
+static const char *hint(const char *word, const char *(*name)(const void *, size_t),
+                        const void *ctx, size_t n)
+{
+    static char buf[160];
+    size_t len = strlen(word), limit = len <= 4 ? 1 : len <= 8 ? 2 : 3, best = limit + 1;
+    const char *pick = NULL;
+    for (size_t i = 0; i < n; i++) {
+        const char *c = name(ctx, i);
+        if (c == NULL || strcmp(c, word) == 0) continue;
+        size_t d = distance(word, c);
+        if (d < best) best = d, pick = c;
+    }
+    if (pick == NULL) return "";
+    snprintf(buf, sizeof buf, " (did you mean '%.100s'?)", pick);
+    return buf;
+}
+
+static const char *name_in_list(const void *ctx, size_t i)
+{
+    return ((const char *const *)ctx)[i];
+}
+static const char *name_of_entity(const void *ctx, size_t i)
+{
+    return ((const qr_model *)ctx)->entities[i].name;
+}
+static const char *name_of_table(const void *ctx, size_t i)
+{
+    return ((const qr_model *)ctx)->tables[i].name;
+}
+static const char *name_of_attr(const void *ctx, size_t i)
+{
+    return ((const m_entity *)ctx)->attrs[i].name;
+}
+static const char *name_of_index(const void *ctx, size_t i)
+{
+    return ((const m_table *)ctx)->idx[i].name;
+}
+
+static const char *list_hint(const char *word, const char *const *list)
+{
+    size_t n = 0;
+    while (list[n])
+        n++;
+    return hint(word, name_in_list, list, n);
+}
+static const char *entity_hint(const loader *L, const char *word)
+{
+    return hint(word, name_of_entity, L->m, L->m->nentities);
+}
+static const char *attr_hint(const m_entity *e, const char *word)
+{
+    return hint(word, name_of_attr, e, e->nattrs);
 }
 
 static m_pos pos_of(const doc_node *n)
@@ -49,24 +168,29 @@ static void *alloc(loader *L, size_t n)
     return p;
 }
 
-/* Fails on any key of map not in allowed (a NULL-terminated list). */
-static int only_fields(loader *L, const doc_node *map, const char *what, const char *const *allowed)
+/* Reports every key of map not in allowed (a NULL-terminated list); the known ones are
+ * still read. */
+static void only_fields(loader *L, const doc_node *map, const char *what,
+                        const char *const *allowed)
 {
     for (size_t i = 0; i < map->n; i++) {
         const char *k = map->keys[i]->str;
         int ok = 0;
         for (const char *const *a = allowed; *a; a++)
             if (strcmp(*a, k) == 0) ok = 1;
-        if (!ok) {
-            char list[400] = "";
-            for (const char *const *a = allowed; *a; a++) {
-                strncat(list, *a, sizeof list - strlen(list) - 1);
-                if (a[1]) strncat(list, ", ", sizeof list - strlen(list) - 1);
-            }
-            return fail(L, map->keys[i], "unknown field '%s' in %s (allowed: %s)", k, what, list);
+        if (ok) continue;
+        const char *h = list_hint(k, allowed);
+        if (*h) {
+            fail(L, map->keys[i], "unknown field '%s' in %s%s", k, what, h);
+            continue;
         }
+        char list[400] = "";
+        for (const char *const *a = allowed; *a; a++) {
+            strncat(list, *a, sizeof list - strlen(list) - 1);
+            if (a[1]) strncat(list, ", ", sizeof list - strlen(list) - 1);
+        }
+        fail(L, map->keys[i], "unknown field '%s' in %s (allowed: %s)", k, what, list);
     }
-    return 0;
 }
 
 static int want(loader *L, const doc_node *n, doc_kind kind, const char *what)
@@ -214,7 +338,7 @@ static int load_keyattr(loader *L, const doc_node *n, const char *what, m_keyatt
     }
     if (want(L, n, DOC_MAP, what)) return -1;
     static const char *const f[] = {"name", "type", NULL};
-    if (only_fields(L, n, what, f)) return -1;
+    only_fields(L, n, what, f);
     if (need_str(L, n, "name", what, &k->name)) return -1;
     const char *t = NULL;
     if (get_str(L, n, "type", &t)) return -1;
@@ -228,6 +352,29 @@ static int load_keyattr(loader *L, const doc_node *n, const char *what, m_keyatt
         else
             return fail(L, doc_get(n, "type"), "key type must be S, N or B, not '%s'", t);
     }
+    return 0;
+}
+
+/* A GSI key: one attribute, or a list of up to four (a multi-attribute key, whose parts are
+ * attributes of the items themselves). */
+static int load_key_parts(loader *L, const m_index *ix, const doc_node *n, const char *what,
+                          m_keyattr *first, m_keyattr *parts, size_t *nparts)
+{
+    if (n->kind != DOC_SEQ) return load_keyattr(L, n, what, first);
+    if (n->n == 0 || n->n > QR_MODEL_MAX_KEY_PARTS)
+        return fail(L, n, "index %s: a multi-attribute %s has 1 to %d attributes, not %zu",
+                    ix->name, what, QR_MODEL_MAX_KEY_PARTS, n->n);
+    int bad = 0;
+    for (size_t i = 0; i < n->n; i++) {
+        bad |= load_keyattr(L, n->vals[i], what, &parts[i]);
+        for (size_t j = 0; j < i && !bad; j++)
+            if (parts[j].name && parts[i].name && strcmp(parts[j].name, parts[i].name) == 0)
+                bad |= fail(L, n->vals[i], "index %s names %s twice in its key", ix->name,
+                            parts[i].name);
+    }
+    if (bad) return -1;
+    *nparts = n->n;
+    *first = parts[0];
     return 0;
 }
 
@@ -256,28 +403,37 @@ static int load_index(loader *L, m_table *t, const doc_node *n, int local, m_ind
     static const char *const fg[] = {"name",          "partition_key",  "sort_key", "projection",
                                      "read_capacity", "write_capacity", NULL};
     static const char *const fl[] = {"name", "sort_key", "projection", NULL};
-    if (only_fields(L, n, what, local ? fl : fg)) return -1;
+    only_fields(L, n, what, local ? fl : fg);
     ix->pos = pos_of(n);
     ix->local = local;
     if (need_str(L, n, "name", what, &ix->name)) return -1;
     if (model_table_index(t, ix->name))
         return fail(L, doc_get(n, "name"), "table %s already has an index named %s", t->name,
                     ix->name);
+    int bad = 0;
     if (local) {
         ix->pk = t->pk;
     } else {
         doc_node *pk = doc_get(n, "partition_key");
-        if (pk == NULL) return fail(L, n, "index %s needs 'partition_key'", ix->name);
-        if (load_keyattr(L, pk, "'partition_key'", &ix->pk)) return -1;
+        if (pk == NULL)
+            bad |= fail(L, n, "index %s needs 'partition_key'", ix->name);
+        else
+            bad |=
+                load_key_parts(L, ix, pk, "'partition_key'", &ix->pk, ix->pk_parts, &ix->npk_parts);
     }
     doc_node *sk = doc_get(n, "sort_key");
-    if (local && sk == NULL) return fail(L, n, "local index %s needs 'sort_key'", ix->name);
-    if (sk && load_keyattr(L, sk, "'sort_key'", &ix->sk)) return -1;
-    if (load_projection(L, doc_get(n, "projection"), ix)) return -1;
-    if (get_num(L, n, "read_capacity", 'c', &ix->rcu) ||
-        get_num(L, n, "write_capacity", 'c', &ix->wcu))
-        return -1;
-    return 0;
+    if (local && sk == NULL) bad |= fail(L, n, "local index %s needs 'sort_key'", ix->name);
+    if (local && sk && sk->kind == DOC_SEQ)
+        bad |= fail(L, sk,
+                    "local index %s: only global indexes take multi-attribute keys; an LSI's "
+                    "sort key is one attribute",
+                    ix->name);
+    else if (sk)
+        bad |= load_key_parts(L, ix, sk, "'sort_key'", &ix->sk, ix->sk_parts, &ix->nsk_parts);
+    bad |= load_projection(L, doc_get(n, "projection"), ix);
+    bad |= get_num(L, n, "read_capacity", 'c', &ix->rcu);
+    bad |= get_num(L, n, "write_capacity", 'c', &ix->wcu);
+    return bad;
 }
 
 /* The 'cql' section of a table: clustering_order (a map of clustering column to asc or
@@ -289,7 +445,7 @@ static int load_cql(loader *L, m_table *t, const doc_node *n)
     if (want(L, n, DOC_MAP, "'cql'")) return -1;
     static const char *const f[] = {
         "clustering_order", "default_time_to_live", "indexes", "types", "source", NULL};
-    if (only_fields(L, n, "'cql'", f)) return -1;
+    only_fields(L, n, "'cql'", f);
     if ((t->cql = alloc(L, sizeof *t->cql)) == NULL) return -1;
     t->cql->pos = pos_of(n);
     if (t->nidx) return fail(L, n, "CQL table %s cannot have gsis or lsis", t->name);
@@ -342,27 +498,28 @@ static int check_cql_tables(loader *L, const doc_node *tables)
             for (size_t i = 0; i < e->sk.nseg && k < t->cql->norder; i++) {
                 if (!e->sk.seg[i].is_var) continue;
                 const m_order *o = &t->cql->order[k];
-                if (strcmp(e->sk.seg[i].text, o->column) != 0)
-                    return err_validation(L->err,
-                                          "%s:%d:%d: clustering_order of table %s names %s where "
-                                          "entity %s's sort key has %s",
-                                          L->path, o->pos.line, o->pos.col, t->name, o->column,
-                                          e->name, e->sk.seg[i].text);
+                if (strcmp(e->sk.seg[i].text, o->column) != 0) {
+                    fail_at(L, o->pos.line, o->pos.col,
+                            "clustering_order of table %s names %s where entity %s's sort key "
+                            "has %s",
+                            t->name, o->column, e->name, e->sk.seg[i].text);
+                    k = t->cql->norder;
+                    break;
+                }
                 k++;
             }
             if (k < t->cql->norder) {
                 const m_order *o = &t->cql->order[k];
-                return err_validation(L->err,
-                                      "%s:%d:%d: clustering_order of table %s names %s, which is "
-                                      "not a clustering column (a variable of entity %s's sk)",
-                                      L->path, o->pos.line, o->pos.col, t->name, o->column,
-                                      e->name);
+                fail_at(L, o->pos.line, o->pos.col,
+                        "clustering_order of table %s names %s, which is not a clustering column "
+                        "(a variable of entity %s's sk)",
+                        t->name, o->column, e->name);
             }
             for (size_t i = 0; i < t->cql->nindexes; i++)
                 if (model_entity_attr(e, t->cql->indexes[i]) == NULL)
-                    return fail(L, doc_get(cn, "indexes"),
-                                "table %s indexes '%s', which entity %s does not define", t->name,
-                                t->cql->indexes[i], e->name);
+                    fail(L, doc_get(cn, "indexes"),
+                         "table %s indexes '%s', which entity %s does not define%s", t->name,
+                         t->cql->indexes[i], e->name, attr_hint(e, t->cql->indexes[i]));
         }
     }
     return 0;
@@ -376,41 +533,83 @@ int model_clustering_order(const m_table *t, const char *col)
     return 0;
 }
 
+/* 'existing': true, or {lsis: [NAME, ...]}: the table exists with exactly these LSIs
+ * (LSIs are made with a table, never added later), each of which the model declares. */
+static int load_existing(loader *L, m_table *t, const doc_node *n)
+{
+    t->existing_pos = pos_of(n);
+    if (n->kind == DOC_SCALAR) {
+        if (!n->quoted && (strcmp(n->str, "true") == 0 || strcmp(n->str, "yes") == 0))
+            return t->existing = 1, 0;
+        if (!n->quoted && (strcmp(n->str, "false") == 0 || strcmp(n->str, "no") == 0)) return 0;
+        return fail(L, n, "'existing' must be true, false or {lsis: [...]}");
+    }
+    if (want(L, n, DOC_MAP, "'existing'")) return -1;
+    static const char *const f[] = {"lsis", NULL};
+    only_fields(L, n, "'existing'", f);
+    t->existing = 1;
+    doc_node *l = doc_get(n, "lsis");
+    if (l == NULL) return 0;
+    if (get_names(L, l, &t->existing_lsis, &t->nexisting_lsis)) return -1;
+    int bad = 0;
+    for (size_t i = 0; i < t->nexisting_lsis; i++) {
+        const m_index *ix = model_table_index(t, t->existing_lsis[i]);
+        if (ix == NULL || !ix->local)
+            bad |= fail(L, l->kind == DOC_SEQ ? l->vals[i] : l,
+                        "existing table %s was created with LSI '%s', which its 'lsis' do not "
+                        "declare (an LSI cannot be dropped: declare it)%s",
+                        t->name, t->existing_lsis[i],
+                        hint(t->existing_lsis[i], name_of_index, t, t->nidx));
+    }
+    return bad;
+}
+
 static int load_table(loader *L, const doc_node *name, const doc_node *n, m_table *t)
 {
-    if (want(L, n, DOC_MAP, "a table")) return -1;
-    static const char *const f[] = {
-        "partition_key", "sort_key", "billing", "read_capacity", "write_capacity",
-        "ttl",           "gsis",     "lsis",    "cql",           NULL};
-    if (only_fields(L, n, "a table", f)) return -1;
     t->name = name->str;
     t->pos = pos_of(name);
+    if (want(L, n, DOC_MAP, "a table")) return -1;
+    static const char *const f[] = {"partition_key",
+                                    "sort_key",
+                                    "billing",
+                                    "read_capacity",
+                                    "write_capacity",
+                                    "ttl",
+                                    "gsis",
+                                    "lsis",
+                                    "cql",
+                                    "existing",
+                                    NULL};
+    only_fields(L, n, "a table", f);
+    int bad = 0;
     doc_node *pk = doc_get(n, "partition_key");
-    if (pk == NULL) return fail(L, name, "table %s needs 'partition_key'", t->name);
-    if (load_keyattr(L, pk, "'partition_key'", &t->pk)) return -1;
+    if (pk == NULL)
+        bad |= fail(L, name, "table %s needs 'partition_key'", t->name);
+    else
+        bad |= load_keyattr(L, pk, "'partition_key'", &t->pk);
     doc_node *sk = doc_get(n, "sort_key");
-    if (sk && load_keyattr(L, sk, "'sort_key'", &t->sk)) return -1;
+    if (sk) bad |= load_keyattr(L, sk, "'sort_key'", &t->sk);
     const char *billing = NULL;
-    if (get_str(L, n, "billing", &billing)) return -1;
+    bad |= get_str(L, n, "billing", &billing);
     if (billing) {
         if (strcasecmp(billing, "on-demand") == 0 || strcasecmp(billing, "pay_per_request") == 0)
             t->provisioned = 0;
         else if (strcasecmp(billing, "provisioned") == 0)
             t->provisioned = 1;
         else
-            return fail(L, doc_get(n, "billing"),
+            bad |= fail(L, doc_get(n, "billing"),
                         "billing must be on-demand or provisioned, not '%s'", billing);
     }
-    if (get_num(L, n, "read_capacity", 'c', &t->rcu) ||
-        get_num(L, n, "write_capacity", 'c', &t->wcu))
-        return -1;
-    if (t->provisioned && (t->rcu <= 0 || t->wcu <= 0))
-        return fail(L, name, "provisioned table %s needs read_capacity and write_capacity",
-                    t->name);
-    if (get_str(L, n, "ttl", &t->ttl)) return -1;
+    int caps = get_num(L, n, "read_capacity", 'c', &t->rcu);
+    caps |= get_num(L, n, "write_capacity", 'c', &t->wcu);
+    bad |= caps;
+    if (!caps && t->provisioned && (t->rcu <= 0 || t->wcu <= 0))
+        bad |=
+            fail(L, name, "provisioned table %s needs read_capacity and write_capacity", t->name);
+    bad |= get_str(L, n, "ttl", &t->ttl);
     doc_node *g = doc_get(n, "gsis"), *l = doc_get(n, "lsis");
-    if (g && want(L, g, DOC_SEQ, "'gsis'")) return -1;
-    if (l && want(L, l, DOC_SEQ, "'lsis'")) return -1;
+    if (g && want(L, g, DOC_SEQ, "'gsis'")) g = NULL, bad = -1;
+    if (l && want(L, l, DOC_SEQ, "'lsis'")) l = NULL, bad = -1;
     size_t total = (g ? g->n : 0) + (l ? l->n : 0);
     if (total > QR_MODEL_MAX_INDEXES)
         return fail(L, g ? g : l,
@@ -419,14 +618,17 @@ static int load_table(loader *L, const doc_node *name, const doc_node *n, m_tabl
     t->idx = alloc(L, (total + 1) * sizeof *t->idx);
     if (t->idx == NULL) return -1;
     for (size_t i = 0; g && i < g->n; i++, t->nidx++)
-        if (load_index(L, t, g->vals[i], 0, &t->idx[t->nidx])) return -1;
+        bad |= load_index(L, t, g->vals[i], 0, &t->idx[t->nidx]);
     if (l && t->sk.name == NULL && l->n)
-        return fail(L, l, "table %s has no sort key, so it cannot have local indexes", t->name);
-    for (size_t i = 0; l && i < l->n; i++, t->nidx++)
-        if (load_index(L, t, l->vals[i], 1, &t->idx[t->nidx])) return -1;
+        bad |= fail(L, l, "table %s has no sort key, so it cannot have local indexes", t->name);
+    else
+        for (size_t i = 0; l && i < l->n; i++, t->nidx++)
+            bad |= load_index(L, t, l->vals[i], 1, &t->idx[t->nidx]);
     doc_node *c = doc_get(n, "cql");
-    if (c && load_cql(L, t, c)) return -1;
-    return 0;
+    if (c) bad |= load_cql(L, t, c);
+    doc_node *ex = doc_get(n, "existing");
+    if (ex) bad |= load_existing(L, t, ex);
+    return bad;
 }
 
 /* ---- attributes and templates ---- */
@@ -483,13 +685,27 @@ static int type_or_format(m_attr *a, const char *w)
     return -1;
 }
 
+static const char *format_or_type_name(const void *ctx, size_t i)
+{
+    (void)ctx;
+    size_t nf = sizeof formats / sizeof formats[0];
+    return i < nf ? formats[i].name : types[i - nf].name;
+}
+
+static const char *format_hint(const char *w)
+{
+    return hint(w, format_or_type_name, NULL,
+                sizeof formats / sizeof formats[0] + sizeof types / sizeof types[0]);
+}
+
 static int load_attr(loader *L, const doc_node *name, const doc_node *n, m_attr *a)
 {
     a->name = name->str;
     a->pos = pos_of(name);
     if (n->kind == DOC_SCALAR) {
         if (type_or_format(a, n->str))
-            return fail(L, n, "unknown attribute type or format '%s'", n->str);
+            return fail(L, n, "unknown attribute type or format '%s'%s", n->str,
+                        format_hint(n->str));
         if (a->format == MF_ENUM || a->format == MF_PADDED || a->format == MF_SHARD)
             return fail(L, n, "attribute %s: format %s needs the long form with its %s", a->name,
                         n->str,
@@ -502,42 +718,57 @@ static int load_attr(loader *L, const doc_node *name, const doc_node *n, m_attr 
     static const char *const f[] = {"type",    "format",      "width",    "pattern", "values",
                                     "shards",  "cardinality", "hottest",  "size",    "example",
                                     "copy_of", "copy_key",    "cql_type", "static",  NULL};
-    if (only_fields(L, n, "an attribute", f)) return -1;
+    only_fields(L, n, "an attribute", f);
+    int bad = 0;
     const char *t = NULL, *fm = NULL;
-    if (get_str(L, n, "format", &fm) || get_str(L, n, "type", &t)) return -1;
+    bad |= get_str(L, n, "format", &fm);
+    bad |= get_str(L, n, "type", &t);
     if (fm && type_or_format(a, fm))
-        return fail(L, doc_get(n, "format"), "unknown format '%s'", fm);
+        bad |= fail(L, doc_get(n, "format"), "unknown format '%s'%s", fm, format_hint(fm));
     if (t) {
         m_attr tmp = {0};
         if (type_or_format(&tmp, t) || tmp.format != MF_NONE)
-            return fail(L, doc_get(n, "type"), "unknown type '%s'", t);
-        a->type = tmp.type;
+            bad |= fail(L, doc_get(n, "type"), "unknown type '%s'%s", t, format_hint(t));
+        else
+            a->type = tmp.type;
     }
     double width = 0, shards = 0;
-    if (get_num(L, n, "width", 'c', &width) || get_num(L, n, "shards", 'c', &shards)) return -1;
-    if (width > 38) return fail(L, doc_get(n, "width"), "'width' is at most 38 digits");
-    if (shards > 100000) return fail(L, doc_get(n, "shards"), "'shards' is at most 100000");
-    a->width = (int)width;
-    a->shards = (int)shards;
-    if (get_str(L, n, "pattern", &a->pattern) || get_str(L, n, "example", &a->example) ||
-        get_str(L, n, "copy_of", &a->copy_of) || get_str(L, n, "cql_type", &a->cql_type) ||
-        get_bool(L, n, "static", &a->is_static))
-        return -1;
-    if (get_num(L, n, "cardinality", 'c', &a->cardinality) ||
-        get_num(L, n, "hottest", 'c', &a->hottest) || get_num(L, n, "size", 's', &a->size))
-        return -1;
+    bad |= get_num(L, n, "width", 'c', &width);
+    bad |= get_num(L, n, "shards", 'c', &shards);
+    if (width > 38) bad |= fail(L, doc_get(n, "width"), "'width' is at most 38 digits");
+    if (shards > 100000) bad |= fail(L, doc_get(n, "shards"), "'shards' is at most 100000");
+    a->width = width > 38 ? 0 : (int)width;
+    a->shards = shards > 100000 ? 0 : (int)shards;
+    bad |= get_str(L, n, "pattern", &a->pattern);
+    bad |= get_str(L, n, "example", &a->example);
+    bad |= get_str(L, n, "copy_of", &a->copy_of);
+    bad |= get_str(L, n, "cql_type", &a->cql_type);
+    bad |= get_bool(L, n, "static", &a->is_static);
+    bad |= get_num(L, n, "cardinality", 'c', &a->cardinality);
+    bad |= get_num(L, n, "hottest", 'c', &a->hottest);
+    bad |= get_num(L, n, "size", 's', &a->size);
     if (a->hottest > 1)
-        return fail(L, doc_get(n, "hottest"), "'hottest' is a share of traffic between 0 and 1");
+        bad |= fail(L, doc_get(n, "hottest"), "'hottest' is a share of traffic between 0 and 1");
+    if (doc_get(n, "size") && a->size <= 0 && !bad)
+        bad |= fail(L, doc_get(n, "size"),
+                    "attribute %s: 'size' must be more than 0 bytes (leave it out to use the "
+                    "format's typical size)",
+                    a->name);
+    if (doc_get(n, "cardinality") && a->cardinality <= 0 && !bad)
+        bad |= fail(L, doc_get(n, "cardinality"),
+                    "attribute %s: 'cardinality' must be at least 1 distinct value", a->name);
     doc_node *v = doc_get(n, "values");
-    if (v && get_names(L, v, &a->values, &a->nvalues)) return -1;
-    if (a->format == MF_ENUM && a->nvalues == 0)
-        return fail(L, n, "enum attribute %s needs 'values'", a->name);
+    if (v) bad |= get_names(L, v, &a->values, &a->nvalues);
+    if (a->format == MF_ENUM && a->nvalues == 0 && !v)
+        bad |= fail(L, n, "enum attribute %s needs 'values'", a->name);
+    else if (a->format == MF_ENUM && a->nvalues == 0 && !bad)
+        bad |= fail(L, v, "enum attribute %s: 'values' is empty", a->name);
     if (a->format == MF_PADDED && (a->width < 1 || a->width > 38))
-        return fail(L, n, "zero-padded attribute %s needs a 'width' from 1 to 38", a->name);
+        bad |= fail(L, n, "zero-padded attribute %s needs a 'width' from 1 to 38", a->name);
     if (a->format == MF_SHARD && a->shards < 2)
-        return fail(L, n, "shard attribute %s needs 'shards' of 2 or more", a->name);
+        bad |= fail(L, n, "shard attribute %s needs 'shards' of 2 or more", a->name);
     if (a->pattern && a->format != MF_DATE)
-        return fail(L, doc_get(n, "pattern"), "'pattern' applies to format date only");
+        bad |= fail(L, doc_get(n, "pattern"), "'pattern' applies to format date only");
     doc_node *ck = doc_get(n, "copy_key");
     if (ck) {
         if (a->copy_of == NULL)
@@ -551,7 +782,13 @@ static int load_attr(loader *L, const doc_node *name, const doc_node *n, m_attr 
                 (m_keymap){ck->keys[i]->str, ck->vals[i]->str, pos_of(ck->keys[i])};
         }
     }
-    return 0;
+    if (bad) {
+        /* what failed stays unusable: a later stage must not read a half-set format */
+        if (a->format == MF_ENUM && a->nvalues == 0) a->format = MF_NONE;
+        if (a->format == MF_PADDED && a->width < 1) a->format = MF_NONE;
+        if (a->format == MF_SHARD && a->shards < 2) a->format = MF_NONE;
+    }
+    return bad;
 }
 
 const m_attr *model_copy_key_attr(const m_entity *e, const m_attr *a, const char *var)
@@ -573,8 +810,11 @@ m_attr *model_entity_attr(const m_entity *e, const char *name)
 static int load_template(loader *L, m_entity *e, const doc_node *n, const char *what, m_template *t)
 {
     if (want(L, n, DOC_SCALAR, what)) return -1;
-    t->text = n->str;
     t->pos = pos_of(n);
+    if (n->str[0] == '\0')
+        return fail(L, n, "%s of entity %s is empty: a key template needs text or a {variable}",
+                    what, e->name);
+    t->text = n->str;
     size_t len = strlen(n->str), cap = 1;
     for (size_t i = 0; i < len; i++)
         cap += n->str[i] == '{' ? 2 : 0;
@@ -605,14 +845,14 @@ static int load_template(loader *L, m_entity *e, const doc_node *n, const char *
             return fail(L, n, "%s '%s': empty or nested variable", what, s);
         m_attr *a = model_entity_attr(e, var);
         if (a == NULL)
-            return err_validation(L->err,
-                                  "%s:%d:%d: template variable '%s' in %s of entity %s is not "
-                                  "defined by any of its attributes",
-                                  L->path, n->line, n->col + off + (int)i + 1, var, what, e->name);
+            return fail_at(L, n->line, n->col + off + (int)i + 1,
+                           "template variable '%s' in %s of entity %s is not defined by any of "
+                           "its attributes%s",
+                           var, what, e->name, attr_hint(e, var));
         if (t->nseg && t->seg[t->nseg - 1].is_var)
-            return err_validation(
-                L->err, "%s:%d:%d: %s '%s': variables {%s} and {%s} need a separator between them",
-                L->path, n->line, n->col + off + (int)i, what, s, t->seg[t->nseg - 1].text, var);
+            return fail_at(L, n->line, n->col + off + (int)i,
+                           "%s '%s': variables {%s} and {%s} need a separator between them", what,
+                           s, t->seg[t->nseg - 1].text, var);
         t->seg[t->nseg++] = (m_seg){1, var, a};
         i += vlen + 2;
     }
@@ -662,106 +902,260 @@ const m_entkey *model_entity_key(const m_entity *e, const m_index *ix)
     return NULL;
 }
 
+/* A key of type N holds a number: its template must be one number variable (or a number). */
+static int check_key_type(loader *L, const m_entity *e, const doc_node *n, const char *what,
+                          const m_template *t, const m_keyattr *k)
+{
+    if (k->type != 'N' || t->text == NULL) return 0;
+    if (t->nseg == 1 && t->seg[0].is_var && t->seg[0].attr->type == MT_NUMBER) return 0;
+    char *end;
+    if (t->nseg == 1 && !t->seg[0].is_var) {
+        errno = 0;
+        double v = strtod(t->seg[0].text, &end);
+        if (*end == '\0' && errno == 0 && isfinite(v)) return 0;
+    }
+    const char *var = NULL;
+    for (size_t i = 0; i < t->nseg && var == NULL; i++)
+        if (t->seg[i].is_var) var = t->seg[i].text;
+    const char *key = k->name ? k->name : "the key";
+    if (var)
+        return fail(L, n,
+                    "%s \"%s\" of entity %s writes text, but key %s is a number (type N): make "
+                    "it \"{%s}\" with %s of type number, or make %s type S",
+                    what, t->text, e->name, key, var, var, key);
+    return fail(L, n,
+                "%s \"%s\" of entity %s is not a number, but key %s is a number (type N): write "
+                "a number, or make %s type S",
+                what, t->text, e->name, key, key);
+}
+
+/* The template of a multi-attribute key: its parts as variables of e's attributes of the
+ * same names (", " between them, for people). Reports the parts e lacks or types wrongly at
+ * n (quiet when n is NULL: the entity is only tried). */
+static int key_parts_template(loader *L, m_entity *e, const m_index *ix, const m_keyattr *parts,
+                              size_t nparts, const doc_node *n, m_template *t)
+{
+    char text[600] = "";
+    t->seg = alloc(L, (2 * nparts + 1) * sizeof *t->seg);
+    if (t->seg == NULL) return -1;
+    int bad = 0;
+    for (size_t i = 0; i < nparts; i++) {
+        m_attr *a = model_entity_attr(e, parts[i].name);
+        if (a == NULL) {
+            bad = n ? fail(L, n,
+                           "entity %s has no attribute %s, part of the key of index %s "
+                           "(multi-attribute keys are the items' own attributes)%s",
+                           e->name, parts[i].name, ix->name, attr_hint(e, parts[i].name))
+                    : -1;
+            continue;
+        }
+        int numeric = a->type == MT_NUMBER,
+            scalar = a->type == MT_STRING || numeric || a->type == MT_BINARY;
+        if (!scalar || (parts[i].type == 'N') != numeric ||
+            (parts[i].type == 'B') != (a->type == MT_BINARY)) {
+            bad =
+                n ? fail(L, n, "attribute %s of entity %s is a %s, but index %s keys it as type %c",
+                         a->name, e->name, model_type_name(a->type), ix->name, parts[i].type)
+                  : -1;
+            continue;
+        }
+        if (t->nseg) t->seg[t->nseg++] = (m_seg){0, ", ", NULL};
+        t->seg[t->nseg++] = (m_seg){1, a->name, a};
+        snprintf(text + strlen(text), sizeof text - strlen(text), "%s{%s}", i ? ", " : "", a->name);
+    }
+    if (bad) return -1;
+    t->text = ck_arena_strdup(&L->m->arena, text);
+    if (n) t->pos = pos_of(n);
+    return t->text ? 0 : err_set(L->err, QR_E_INTERNAL, "out of memory");
+}
+
+static int load_index_keys(loader *L, m_entity *e, const doc_node *name, const doc_node *v,
+                           m_entkey *k)
+{
+    if (want(L, v, DOC_MAP, "index keys")) return -1;
+    static const char *const fk[] = {"pk", "sk", "when", NULL};
+    only_fields(L, v, "index keys", fk);
+    int bad = 0;
+    const m_index *ix = k->index;
+    doc_node *ipk = doc_get(v, "pk"), *isk = doc_get(v, "sk");
+    if (ix->local) {
+        if (ipk)
+            bad |= fail(L, ipk,
+                        "index %s is local: it shares the table's partition key, so give only "
+                        "'sk'",
+                        ix->name);
+    } else if (ix->npk_parts) {
+        if (ipk)
+            bad |= fail(L, ipk,
+                        "index %s has a multi-attribute partition key: its parts are the item's "
+                        "attributes, so give no 'pk'",
+                        ix->name);
+        else
+            bad |= key_parts_template(L, e, ix, ix->pk_parts, ix->npk_parts, name, &k->pk);
+    } else if (ipk == NULL) {
+        bad |= fail(L, v, "entity %s needs 'pk' for index %s", e->name, ix->name);
+    } else if (load_template(L, e, ipk, "index pk", &k->pk) == 0) {
+        bad |= check_key_type(L, e, ipk, "index pk", &k->pk, &ix->pk);
+    } else {
+        bad = -1;
+    }
+    if (ix->nsk_parts) {
+        if (isk)
+            bad |= fail(L, isk,
+                        "index %s has a multi-attribute sort key: its parts are the item's "
+                        "attributes, so give no 'sk'",
+                        ix->name);
+        else
+            bad |= key_parts_template(L, e, ix, ix->sk_parts, ix->nsk_parts, name, &k->sk);
+    } else if (isk && ix->sk.name == NULL)
+        bad |= fail(L, isk, "index %s has no sort key", ix->name);
+    else if (!isk && ix->sk.name)
+        bad |= fail(L, v, "entity %s needs 'sk' for index %s", e->name, ix->name);
+    else if (isk && load_template(L, e, isk, "index sk", &k->sk) == 0)
+        bad |= check_key_type(L, e, isk, "index sk", &k->sk, &ix->sk);
+    else if (isk)
+        bad = -1;
+    doc_node *w = doc_get(v, "when");
+    if (w) {
+        if (want(L, w, DOC_MAP, "'when'")) return -1;
+        if ((k->when = alloc(L, (w->n + 1) * sizeof *k->when)) == NULL) return -1;
+        for (size_t j = 0; j < w->n; j++) {
+            if (want(L, w->vals[j], DOC_SCALAR, "a 'when' value")) {
+                bad = -1;
+                continue;
+            }
+            if (model_entity_attr(e, w->keys[j]->str) == NULL) {
+                bad |= fail(L, w->keys[j], "'when' names '%s', which entity %s does not define%s",
+                            w->keys[j]->str, e->name, attr_hint(e, w->keys[j]->str));
+                continue;
+            }
+            k->when[k->nwhen++] = (m_given){w->keys[j]->str, w->vals[j]->str, pos_of(w->keys[j])};
+        }
+    }
+    return bad;
+}
+
 static int load_entity(loader *L, const doc_node *name, const doc_node *n, m_entity *e)
 {
+    e->name = name->str;
+    e->pos = pos_of(name);
     if (want(L, n, DOC_MAP, "an entity")) return -1;
     static const char *const f[] = {"table",      "pk",      "sk",        "indexes",
                                     "attributes", "count",   "item_size", "growth_per_day",
                                     "retention",  "counter", NULL};
-    if (only_fields(L, n, "an entity", f)) return -1;
-    e->name = name->str;
-    e->pos = pos_of(name);
+    only_fields(L, n, "an entity", f);
+    int bad = 0;
     const char *tname = NULL;
-    if (get_str(L, n, "table", &tname)) return -1;
-    if (tname == NULL) {
+    bad |= get_str(L, n, "table", &tname);
+    if (bad) {
+    } else if (tname == NULL) {
         if (L->m->ntables != 1)
-            return fail(L, name, "entity %s needs 'table' (the model has %zu tables)", e->name,
+            bad |= fail(L, name, "entity %s needs 'table' (the model has %zu tables)", e->name,
                         L->m->ntables);
-        e->table = &L->m->tables[0];
+        else
+            e->table = &L->m->tables[0];
     } else if ((e->table = model_table(L->m, tname)) == NULL) {
-        return fail(L, doc_get(n, "table"),
-                    "entity %s refers to table '%s', which the model does not define", e->name,
-                    tname);
+        bad |= fail(L, doc_get(n, "table"),
+                    "entity %s refers to table '%s', which the model does not define%s", e->name,
+                    tname, hint(tname, name_of_table, L->m, L->m->ntables));
     }
     doc_node *attrs = doc_get(n, "attributes");
+    if (attrs && want(L, attrs, DOC_MAP, "'attributes'")) attrs = NULL, bad = -1;
     if (attrs) {
-        if (want(L, attrs, DOC_MAP, "'attributes'")) return -1;
         e->attrs = alloc(L, (attrs->n + 1) * sizeof *e->attrs);
         if (e->attrs == NULL) return -1;
         for (size_t i = 0; i < attrs->n; i++, e->nattrs++)
-            if (load_attr(L, attrs->keys[i], attrs->vals[i], &e->attrs[i])) return -1;
+            bad |= load_attr(L, attrs->keys[i], attrs->vals[i], &e->attrs[i]);
+        if (OOM(L)) return -1;
     }
     doc_node *pk = doc_get(n, "pk"), *sk = doc_get(n, "sk");
     if (pk == NULL)
-        return fail(L, name, "entity %s needs 'pk', its partition key template", e->name);
-    if (load_template(L, e, pk, "pk", &e->pk)) return -1;
-    if (sk && e->table->sk.name == NULL)
-        return fail(L, sk, "entity %s has 'sk' but table %s has no sort key", e->name,
-                    e->table->name);
-    if (!sk && e->table->sk.name)
-        return fail(L, name, "entity %s needs 'sk': table %s has sort key %s", e->name,
+        bad |= fail(L, name, "entity %s needs 'pk', its partition key template", e->name);
+    else if (load_template(L, e, pk, "pk", &e->pk))
+        bad = -1;
+    else if (e->table)
+        bad |= check_key_type(L, e, pk, "pk", &e->pk, &e->table->pk);
+    if (e->table == NULL) {
+        if (sk && load_template(L, e, sk, "sk", &e->sk)) bad = -1;
+    } else if (sk && e->table->sk.name == NULL) {
+        bad |=
+            fail(L, sk, "entity %s has 'sk' but table %s has no sort key", e->name, e->table->name);
+    } else if (!sk && e->table->sk.name) {
+        bad |= fail(L, name, "entity %s needs 'sk': table %s has sort key %s", e->name,
                     e->table->name, e->table->sk.name);
-    if (sk && load_template(L, e, sk, "sk", &e->sk)) return -1;
+    } else if (sk && load_template(L, e, sk, "sk", &e->sk) == 0) {
+        bad |= check_key_type(L, e, sk, "sk", &e->sk, &e->table->sk);
+    } else if (sk) {
+        bad = -1;
+    }
     doc_node *ix = doc_get(n, "indexes");
-    if (ix) {
-        if (want(L, ix, DOC_MAP, "'indexes'")) return -1;
+    if (ix && want(L, ix, DOC_MAP, "'indexes'")) ix = NULL, bad = -1;
+    if (ix && e->table) {
         e->keys = alloc(L, (ix->n + 1) * sizeof *e->keys);
         if (e->keys == NULL) return -1;
         for (size_t i = 0; i < ix->n; i++) {
-            m_entkey *k = &e->keys[e->nkeys++];
+            m_entkey *k = &e->keys[e->nkeys];
             k->index = model_table_index(e->table, ix->keys[i]->str);
-            if (k->index == NULL)
-                return fail(L, ix->keys[i],
-                            "entity %s has keys for index '%s', which table %s does not define",
-                            e->name, ix->keys[i]->str, e->table->name);
-            doc_node *v = ix->vals[i];
-            if (want(L, v, DOC_MAP, "index keys")) return -1;
-            static const char *const fk[] = {"pk", "sk", "when", NULL};
-            if (only_fields(L, v, "index keys", fk)) return -1;
-            doc_node *ipk = doc_get(v, "pk"), *isk = doc_get(v, "sk");
-            if (k->index->local) {
-                if (ipk)
-                    return fail(
-                        L, ipk,
-                        "index %s is local: it shares the table's partition key, so give only 'sk'",
-                        k->index->name);
-            } else {
-                if (ipk == NULL)
-                    return fail(L, v, "entity %s needs 'pk' for index %s", e->name, k->index->name);
-                if (load_template(L, e, ipk, "index pk", &k->pk)) return -1;
+            if (k->index == NULL) {
+                bad |= fail(L, ix->keys[i],
+                            "entity %s has keys for index '%s', which table %s does not define%s",
+                            e->name, ix->keys[i]->str, e->table->name,
+                            hint(ix->keys[i]->str, name_of_index, e->table, e->table->nidx));
+                continue;
             }
-            if (isk && k->index->sk.name == NULL)
-                return fail(L, isk, "index %s has no sort key", k->index->name);
-            if (!isk && k->index->sk.name)
-                return fail(L, v, "entity %s needs 'sk' for index %s", e->name, k->index->name);
-            if (isk && load_template(L, e, isk, "index sk", &k->sk)) return -1;
-            doc_node *w = doc_get(v, "when");
-            if (w) {
-                if (want(L, w, DOC_MAP, "'when'")) return -1;
-                if ((k->when = alloc(L, (w->n + 1) * sizeof *k->when)) == NULL) return -1;
-                for (size_t j = 0; j < w->n; j++, k->nwhen++) {
-                    if (want(L, w->vals[j], DOC_SCALAR, "a 'when' value")) return -1;
-                    if (model_entity_attr(e, w->keys[j]->str) == NULL)
-                        return fail(L, w->keys[j],
-                                    "'when' names '%s', which entity %s does not define",
-                                    w->keys[j]->str, e->name);
-                    k->when[j] = (m_given){w->keys[j]->str, w->vals[j]->str, pos_of(w->keys[j])};
-                }
-            }
+            e->nkeys++;
+            bad |= load_index_keys(L, e, ix->keys[i], ix->vals[i], k);
+            if (OOM(L)) return -1;
         }
     }
-    if (get_num(L, n, "count", 'c', &e->count) || get_num(L, n, "item_size", 's', &e->item_size) ||
-        get_num(L, n, "growth_per_day", 'c', &e->growth_per_day) ||
-        get_num(L, n, "retention", 'd', &e->retention_days) ||
-        get_bool(L, n, "counter", &e->counter))
-        return -1;
-    if (e->table->cql && e->item_size > QR_MODEL_CQL_MAX_ROW)
-        return fail(L, doc_get(n, "item_size"),
+    /* an item with every attribute of a multi-attribute GSI key is in that index, listed
+     * or not (DynamoDB indexes it by those attributes) */
+    if (e->table && e->table->nidx) {
+        m_entkey *keys = alloc(L, (e->nkeys + e->table->nidx + 1) * sizeof *keys);
+        if (keys == NULL) return -1;
+        if (e->nkeys) memcpy(keys, e->keys, e->nkeys * sizeof *keys);
+        e->keys = keys;
+        for (size_t i = 0; i < e->table->nidx; i++) {
+            m_index *gx = &e->table->idx[i];
+            if (gx->local || gx->npk_parts == 0 || (gx->sk.name && gx->nsk_parts == 0) ||
+                model_entity_key(e, gx))
+                continue;
+            m_entkey *k = &e->keys[e->nkeys];
+            *k = (m_entkey){gx, {0}, {0}, NULL, 0};
+            if (key_parts_template(L, e, gx, gx->pk_parts, gx->npk_parts, NULL, &k->pk) == 0 &&
+                (gx->nsk_parts == 0 ||
+                 key_parts_template(L, e, gx, gx->sk_parts, gx->nsk_parts, NULL, &k->sk) == 0)) {
+                k->pk.pos = k->sk.pos = e->pos;
+                e->nkeys++;
+            }
+            if (OOM(L)) return -1;
+        }
+    }
+    bad |= get_num(L, n, "count", 'c', &e->count);
+    int size_bad = get_num(L, n, "item_size", 's', &e->item_size);
+    bad |= size_bad;
+    bad |= get_num(L, n, "growth_per_day", 'c', &e->growth_per_day);
+    doc_node *ret = doc_get(n, "retention");
+    int ret_bad = get_num(L, n, "retention", 'd', &e->retention_days);
+    bad |= ret_bad;
+    bad |= get_bool(L, n, "counter", &e->counter);
+    if (!size_bad && doc_get(n, "item_size") && e->item_size <= 0)
+        bad |=
+            fail(L, doc_get(n, "item_size"),
+                 "entity %s: item_size must be more than 0 bytes (leave it out for 1 KB)", e->name);
+    if (!ret_bad && ret && ret->kind == DOC_SCALAR && strcmp(ret->str, "forever") != 0 &&
+        e->retention_days <= 0)
+        bad |= fail(L, ret,
+                    "entity %s: a retention of 0 keeps nothing; give a duration (30d, 1y) or "
+                    "forever",
+                    e->name);
+    if (e->table && e->table->cql && e->item_size > QR_MODEL_CQL_MAX_ROW)
+        bad |= fail(L, doc_get(n, "item_size"),
                     "item_size exceeds Cassandra's largest write by default, 16 MB (half of "
                     "commitlog_segment_size)");
-    if (!e->table->cql && e->item_size > 409600)
-        return fail(L, doc_get(n, "item_size"), "item_size exceeds DynamoDB's 400 KB item limit");
-    return 0;
+    if (e->table && !e->table->cql && e->item_size > 409600)
+        bad |= fail(L, doc_get(n, "item_size"), "item_size exceeds DynamoDB's 400 KB item limit");
+    return bad;
 }
 
 int model_table_needs_stream(const qr_model *m, const m_table *t)
@@ -840,28 +1234,69 @@ static int has_attr_anywhere(const m_pattern *p, const char *name)
     return 0;
 }
 
+/* Resolves entity name en (node where) of pattern p; NULL (reported) when the model does
+ * not define it. */
+static m_entity *pattern_entity(loader *L, const m_pattern *p, const doc_node *where,
+                                const char *ename)
+{
+    m_entity *e = model_entity(L->m, ename);
+    if (e == NULL)
+        fail(L, where, "access pattern %s refers to entity '%s', which the model does not define%s",
+             p->name, ename, entity_hint(L, ename));
+    return e;
+}
+
+static const char *pattern_attr_hint(const m_pattern *p, const char *name)
+{
+    return attr_hint(p->entity, name);
+}
+
 static int load_pattern(loader *L, const doc_node *n, m_pattern *p)
 {
     if (want(L, n, DOC_MAP, "an access pattern")) return -1;
-    static const char *const f[] = {
-        "name",        "sentence",     "kind",     "entity",          "entities",
-        "given",       "sk_condition", "order_by", "direction",       "limit",
-        "result_size", "latency",      "rps",      "consistent",      "aggregate",
-        "index",       "statement",    "source",   "allow_filtering", "ttl",
-        "in",          "static_only",  NULL};
-    if (only_fields(L, n, "an access pattern", f)) return -1;
+    static const char *const f[] = {"name",
+                                    "sentence",
+                                    "kind",
+                                    "entity",
+                                    "entities",
+                                    "given",
+                                    "sk_condition",
+                                    "order_by",
+                                    "direction",
+                                    "limit",
+                                    "result_size",
+                                    "latency",
+                                    "rps",
+                                    "consistent",
+                                    "aggregate",
+                                    "index",
+                                    "statement",
+                                    "source",
+                                    "allow_filtering",
+                                    "ttl",
+                                    "in",
+                                    "static_only",
+                                    "sets",
+                                    NULL};
+    only_fields(L, n, "an access pattern", f);
     p->pos = pos_of(n);
     if (need_str(L, n, "name", "an access pattern", &p->name)) return -1;
-    if (get_str(L, n, "sentence", &p->sentence)) return -1;
+    int bad = get_str(L, n, "sentence", &p->sentence);
     const char *kind = NULL;
-    if (need_str(L, n, "kind", "an access pattern", &kind)) return -1;
-    size_t k = 0;
-    while (k < 6 && strcmp(kind_names[k], kind) != 0)
-        k++;
-    if (k == 6)
-        return fail(L, doc_get(n, "kind"),
-                    "kind must be get, query, put, update, delete or transaction, not '%s'", kind);
-    p->kind = (m_kind)k;
+    if (need_str(L, n, "kind", "an access pattern", &kind)) {
+        bad = -1;
+    } else {
+        size_t k = 0;
+        while (k < 6 && strcmp(kind_names[k], kind) != 0)
+            k++;
+        if (k == 6)
+            bad |= fail(L, doc_get(n, "kind"),
+                        "kind must be get, query, put, update, delete or transaction, not "
+                        "'%s'%s",
+                        kind, list_hint(kind, kind_names));
+        else
+            p->kind = (m_kind)k;
+    }
     const char *ename = NULL;
     doc_node *en = doc_get(n, "entity"), *ens = doc_get(n, "entities");
     const char **names = NULL;
@@ -879,126 +1314,165 @@ static int load_pattern(loader *L, const doc_node *n, m_pattern *p)
         names++;
         nnames--;
     }
-    if ((p->entity = model_entity(L->m, ename)) == NULL)
-        return fail(L, en,
-                    "access pattern %s refers to entity '%s', which the model does not define",
-                    p->name, ename);
+    p->entity = pattern_entity(L, p, en, ename);
     p->also = alloc(L, (nnames + 1) * sizeof *p->also);
     if (p->also == NULL) return -1;
     for (size_t i = 0; i < nnames; i++) {
-        m_entity *o = model_entity(L->m, names[i]);
         const doc_node *where = ens->kind == DOC_SEQ ? ens->vals[ens->n - nnames + i] : ens;
+        m_entity *o = pattern_entity(L, p, where, names[i]);
         if (o == NULL)
-            return fail(L, where,
-                        "access pattern %s refers to entity '%s', which the model does not define",
-                        p->name, names[i]);
-        if (o != p->entity) p->also[p->nalso++] = o;
+            bad = -1;
+        else if (o != p->entity)
+            p->also[p->nalso++] = o;
     }
+    /* what follows names the entity's attributes: an entity that did not load cannot say */
+    if (p->entity == NULL || p->entity->table == NULL) return -1;
     doc_node *g = doc_get(n, "given");
     if (g) {
         size_t cnt = g->kind == DOC_SCALAR ? 1 : g->n;
         p->given = alloc(L, (cnt + 1) * sizeof *p->given);
         if (p->given == NULL) return -1;
         for (size_t i = 0; i < cnt; i++) {
-            m_given *gv = &p->given[p->ngiven++];
+            m_given *gv = &p->given[p->ngiven];
             const doc_node *key = g->kind == DOC_SCALAR ? g
                                   : g->kind == DOC_MAP  ? g->keys[i]
                                                         : g->vals[i];
-            if (want(L, key, DOC_SCALAR, "a given attribute name")) return -1;
+            if (want(L, key, DOC_SCALAR, "a given attribute name")) {
+                bad = -1;
+                continue;
+            }
             gv->name = key->str;
             gv->pos = pos_of(key);
             if (g->kind == DOC_MAP) {
-                if (want(L, g->vals[i], DOC_SCALAR, "a given value")) return -1;
+                if (want(L, g->vals[i], DOC_SCALAR, "a given value")) {
+                    bad = -1;
+                    continue;
+                }
                 const doc_node *v = g->vals[i];
                 int null = !v->quoted && (strcmp(v->str, "null") == 0 || strcmp(v->str, "~") == 0 ||
                                           v->str[0] == '\0');
                 gv->value = null ? NULL : v->str; /* null: a request parameter, like a list entry */
             }
-            if (!has_attr_anywhere(p, gv->name))
-                return fail(L, key,
-                            "access pattern %s is given '%s', which entity %s does not define",
-                            p->name, gv->name, p->entity->name);
+            if (!has_attr_anywhere(p, gv->name)) {
+                bad |= fail(L, key,
+                            "access pattern %s is given '%s', which entity %s does not define%s",
+                            p->name, gv->name, p->entity->name, pattern_attr_hint(p, gv->name));
+                continue;
+            }
+            p->ngiven++;
         }
     }
     doc_node *c = doc_get(n, "sk_condition");
+    if (c && want(L, c, DOC_MAP, "'sk_condition'")) c = NULL, bad = -1;
     if (c) {
-        if (want(L, c, DOC_MAP, "'sk_condition'")) return -1;
         static const char *const fc[] = {"op", "attribute", NULL};
-        if (only_fields(L, c, "'sk_condition'", fc)) return -1;
-        if (need_str(L, c, "op", "'sk_condition'", &p->sk_op) ||
-            need_str(L, c, "attribute", "'sk_condition'", &p->sk_attr))
-            return -1;
+        only_fields(L, c, "'sk_condition'", fc);
         static const char *const ops[] = {"=",  "<",       "<=",          ">",
                                           ">=", "between", "begins_with", NULL};
+        const char *op = NULL, *attr = NULL;
+        int cbad = need_str(L, c, "op", "'sk_condition'", &op);
+        cbad |= need_str(L, c, "attribute", "'sk_condition'", &attr);
         int ok = 0;
-        for (const char *const *o = ops; *o; o++)
-            ok |= strcmp(*o, p->sk_op) == 0;
-        if (!ok)
-            return fail(
+        for (const char *const *o = ops; op && *o; o++)
+            ok |= strcmp(*o, op) == 0;
+        if (op && !ok)
+            cbad |= fail(
                 L, doc_get(c, "op"),
-                "sort-key condition must be =, <, <=, >, >=, between or begins_with, not '%s'",
-                p->sk_op);
-        if (!has_attr_anywhere(p, p->sk_attr))
-            return fail(L, doc_get(c, "attribute"),
-                        "sort-key condition on '%s', which entity %s does not define", p->sk_attr,
-                        p->entity->name);
+                "sort-key condition must be =, <, <=, >, >=, between or begins_with, not '%s'%s",
+                op, list_hint(op, ops));
+        if (attr && !has_attr_anywhere(p, attr))
+            cbad |= fail(L, doc_get(c, "attribute"),
+                         "sort-key condition on '%s', which entity %s does not define%s", attr,
+                         p->entity->name, pattern_attr_hint(p, attr));
+        if (cbad == 0) p->sk_op = op, p->sk_attr = attr;
+        bad |= cbad;
     }
-    if (get_str(L, n, "order_by", &p->order_by)) return -1;
-    if (p->order_by && !has_attr_anywhere(p, p->order_by))
-        return fail(L, doc_get(n, "order_by"), "order_by '%s' is not an attribute of entity %s",
-                    p->order_by, p->entity->name);
+    const char *order_by = NULL;
+    bad |= get_str(L, n, "order_by", &order_by);
+    if (order_by && !has_attr_anywhere(p, order_by))
+        bad |= fail(L, doc_get(n, "order_by"), "order_by '%s' is not an attribute of entity %s%s",
+                    order_by, p->entity->name, pattern_attr_hint(p, order_by));
+    else
+        p->order_by = order_by;
     const char *dir = NULL;
-    if (get_str(L, n, "direction", &dir)) return -1;
+    bad |= get_str(L, n, "direction", &dir);
     if (dir) {
         if (strcmp(dir, "asc") == 0 || strcmp(dir, "ascending") == 0)
             p->direction = 1;
         else if (strcmp(dir, "desc") == 0 || strcmp(dir, "descending") == 0)
             p->direction = -1;
         else
-            return fail(L, doc_get(n, "direction"), "direction must be asc or desc, not '%s'", dir);
+            bad |= fail(L, doc_get(n, "direction"), "direction must be asc or desc, not '%s'", dir);
     }
-    if (get_num(L, n, "limit", 'c', &p->limit) ||
-        get_num(L, n, "result_size", 'c', &p->result_size) ||
-        get_num(L, n, "latency", 't', &p->latency_ms) || get_num(L, n, "rps", 'c', &p->rps) ||
-        get_bool(L, n, "consistent", &p->consistent))
-        return -1;
-    if (get_str(L, n, "aggregate", &p->aggregate)) return -1;
-    if (p->aggregate && strcmp(p->aggregate, "count") && strcmp(p->aggregate, "sum") &&
-        strcmp(p->aggregate, "max") && strcmp(p->aggregate, "min") && strcmp(p->aggregate, "avg"))
-        return fail(L, doc_get(n, "aggregate"),
-                    "aggregate must be count, sum, max, min or avg, not '%s'", p->aggregate);
-    if (get_str(L, n, "statement", &p->statement) || get_str(L, n, "source", &p->source) ||
-        get_bool(L, n, "allow_filtering", &p->allow_filtering))
-        return -1;
-    if (get_bool(L, n, "static_only", &p->static_only)) return -1;
+    int limit_bad = get_num(L, n, "limit", 'c', &p->limit);
+    if (!limit_bad && doc_get(n, "limit") && p->limit < 1)
+        limit_bad = fail(L, doc_get(n, "limit"),
+                         "pattern %s: limit must be at least 1 (DynamoDB refuses Limit=0); leave "
+                         "it out for no limit",
+                         p->name);
+    bad |= limit_bad;
+    bad |= get_num(L, n, "result_size", 'c', &p->result_size);
+    bad |= get_num(L, n, "latency", 't', &p->latency_ms);
+    bad |= get_num(L, n, "rps", 'c', &p->rps);
+    bad |= get_bool(L, n, "consistent", &p->consistent);
+    const char *agg = NULL;
+    static const char *const aggs[] = {"count", "sum", "max", "min", "avg", NULL};
+    bad |= get_str(L, n, "aggregate", &agg);
+    if (agg && strcmp(agg, "count") && strcmp(agg, "sum") && strcmp(agg, "max") &&
+        strcmp(agg, "min") && strcmp(agg, "avg"))
+        bad |= fail(L, doc_get(n, "aggregate"),
+                    "aggregate must be count, sum, max, min or avg, not '%s'%s", agg,
+                    list_hint(agg, aggs));
+    else
+        p->aggregate = agg;
+    bad |= get_str(L, n, "statement", &p->statement);
+    bad |= get_str(L, n, "source", &p->source);
+    bad |= get_bool(L, n, "allow_filtering", &p->allow_filtering);
+    bad |= get_bool(L, n, "static_only", &p->static_only);
     if (p->static_only && p->kind != MK_UPDATE)
-        return fail(L, doc_get(n, "static_only"), "'static_only' applies to update patterns");
+        bad |= fail(L, doc_get(n, "static_only"), "'static_only' applies to update patterns");
     doc_node *in = doc_get(n, "in");
     if (in) {
         if (get_names(L, in, &p->in, &p->nin)) return -1;
         for (size_t i = 0; i < p->nin; i++) {
             int found = 0;
-            for (size_t g = 0; g < p->ngiven; g++)
-                found |= strcmp(p->given[g].name, p->in[i]) == 0;
+            for (size_t gi = 0; gi < p->ngiven; gi++)
+                found |= strcmp(p->given[gi].name, p->in[i]) == 0;
             if (!found)
-                return fail(L, in, "'in' names '%s', which the pattern is not given", p->in[i]);
+                bad |= fail(L, in, "'in' names '%s', which the pattern is not given", p->in[i]);
         }
     }
     doc_node *ttl = doc_get(n, "ttl");
     if (ttl) {
         if (p->kind != MK_PUT && p->kind != MK_UPDATE)
-            return fail(L, ttl, "'ttl' applies to put and update patterns (USING TTL)");
-        if (ttl->kind == DOC_SCALAR && strcmp(ttl->str, "request") == 0)
+            bad |= fail(L, ttl, "'ttl' applies to put and update patterns (USING TTL)");
+        else if (ttl->kind == DOC_SCALAR && strcmp(ttl->str, "request") == 0)
             p->ttl_request = 1;
-        else if (parse_quantity(L, ttl, 'd', &p->ttl_days))
-            return -1;
+        else
+            bad |= parse_quantity(L, ttl, 'd', &p->ttl_days);
     }
-    if (get_str(L, n, "index", &p->index)) return -1;
-    if (p->index && model_table_index(p->entity->table, p->index) == NULL)
-        return fail(L, doc_get(n, "index"),
-                    "access pattern %s names index '%s', which table %s does not define", p->name,
-                    p->index, p->entity->table->name);
-    return 0;
+    doc_node *sets = doc_get(n, "sets");
+    if (sets && p->kind != MK_UPDATE) {
+        bad |= fail(L, sets, "'sets' applies to update patterns (the attributes they change)");
+    } else if (sets && get_names(L, sets, &p->sets, &p->nsets) == 0) {
+        for (size_t i = 0; i < p->nsets; i++)
+            if (model_entity_attr(p->entity, p->sets[i]) == NULL)
+                bad |= fail(L, sets->kind == DOC_SEQ ? sets->vals[i] : sets,
+                            "pattern %s sets '%s', which entity %s does not define%s", p->name,
+                            p->sets[i], p->entity->name, pattern_attr_hint(p, p->sets[i]));
+    } else if (sets) {
+        bad = -1;
+    }
+    const char *index = NULL;
+    bad |= get_str(L, n, "index", &index);
+    if (index && model_table_index(p->entity->table, index) == NULL)
+        bad |= fail(L, doc_get(n, "index"),
+                    "access pattern %s names index '%s', which table %s does not define%s", p->name,
+                    index, p->entity->table->name,
+                    hint(index, name_of_index, p->entity->table, p->entity->table->nidx));
+    else
+        p->index = index;
+    return bad;
 }
 
 /* ---- denormalisation and aggregates ---- */
@@ -1016,8 +1490,9 @@ static int load_strategy(loader *L, const doc_node *map, m_strategy *s)
         if (strcmp(strategy_names[i], v) == 0) return *s = (m_strategy)i, 0;
     return fail(
         L, doc_get(map, "strategy"),
-        "strategy must be same-transaction, stream, background-job or accepted-staleness, not '%s'",
-        v);
+        "strategy must be same-transaction, stream, background-job or accepted-staleness, not "
+        "'%s'%s",
+        v, hint(v, name_in_list, strategy_names + 1, 4));
 }
 
 /* Checks that "Entity.attribute" names an existing attribute. */
@@ -1032,10 +1507,11 @@ static int check_ref(loader *L, const doc_node *n, const char *ref)
     ename[len] = '\0';
     m_entity *e = model_entity(L->m, ename);
     if (e == NULL)
-        return fail(L, n, "'%s' refers to entity '%s', which the model does not define", ref,
-                    ename);
+        return fail(L, n, "'%s' refers to entity '%s', which the model does not define%s", ref,
+                    ename, entity_hint(L, ename));
     if (model_entity_attr(e, dot + 1) == NULL)
-        return fail(L, n, "'%s': entity %s has no attribute '%s'", ref, ename, dot + 1);
+        return fail(L, n, "'%s': entity %s has no attribute '%s'%s", ref, ename, dot + 1,
+                    attr_hint(e, dot + 1));
     return 0;
 }
 
@@ -1050,15 +1526,17 @@ static int resolve_copies(loader *L, const doc_node *n, m_entity *e)
         if (a->copy_of == NULL) continue;
         doc_node *an = attrs ? doc_get(attrs, a->name) : NULL;
         doc_node *at = an && an->kind == DOC_MAP ? doc_get(an, "copy_of") : an;
-        if (check_ref(L, at, a->copy_of)) return -1;
+        if (check_ref(L, at, a->copy_of)) continue;
         const char *dot = strchr(a->copy_of, '.');
         char ename[256];
         snprintf(ename, sizeof ename, "%.*s", (int)(dot - a->copy_of), a->copy_of);
         a->copy_entity = model_entity(L->m, ename);
         a->copy_attr = model_entity_attr(a->copy_entity, dot + 1);
-        if (a->copy_entity == e)
-            return fail(L, at, "attribute %s.%s is a copy of its own entity's %s", e->name, a->name,
-                        a->copy_of);
+        if (a->copy_entity == e) {
+            fail(L, at, "attribute %s.%s is a copy of its own entity's %s", e->name, a->name,
+                 a->copy_of);
+            continue;
+        }
         for (size_t k = 0; k < a->ncopy_key; k++) {
             const m_keymap *km = &a->copy_key[k];
             const m_template *ts[2] = {&a->copy_entity->pk, &a->copy_entity->sk};
@@ -1068,12 +1546,11 @@ static int resolve_copies(loader *L, const doc_node *n, m_entity *e)
                     found |= ts[t]->seg[sg].is_var && strcmp(ts[t]->seg[sg].text, km->source) == 0;
             doc_node *kn = doc_get(doc_get(an, "copy_key"), km->source);
             if (!found)
-                return fail(L, kn,
-                            "copy_key names '%s', which is not a variable of %s's key templates",
-                            km->source, a->copy_entity->name);
-            if (model_entity_attr(e, km->copy) == NULL)
-                return fail(L, kn, "copy_key maps %s to '%s', which entity %s does not define",
-                            km->source, km->copy, e->name);
+                fail(L, kn, "copy_key names '%s', which is not a variable of %s's key templates",
+                     km->source, a->copy_entity->name);
+            else if (model_entity_attr(e, km->copy) == NULL)
+                fail(L, kn, "copy_key maps %s to '%s', which entity %s does not define%s",
+                     km->source, km->copy, e->name, attr_hint(e, km->copy));
         }
     }
     return 0;
@@ -1082,25 +1559,33 @@ static int resolve_copies(loader *L, const doc_node *n, m_entity *e)
 static int load_denorm(loader *L, const doc_node *n, m_denorm *d)
 {
     if (want(L, n, DOC_MAP, "a denormalised attribute")) return -1;
-    static const char *const f[] = {"source", "copies", "strategy", "staleness", NULL};
-    if (only_fields(L, n, "a denormalised attribute", f)) return -1;
+    static const char *const f[] = {"source", "copies", "strategy", "staleness", "fan_out", NULL};
+    only_fields(L, n, "a denormalised attribute", f);
     d->pos = pos_of(n);
     if (need_str(L, n, "source", "a denormalised attribute", &d->source)) return -1;
     if (check_ref(L, doc_get(n, "source"), d->source)) return -1;
     doc_node *c = doc_get(n, "copies");
     if (c == NULL) return fail(L, n, "denormalised %s needs 'copies'", d->source);
     if (get_names(L, c, &d->copies, &d->ncopies)) return -1;
+    int bad = 0;
     for (size_t i = 0; i < d->ncopies; i++)
-        if (check_ref(L, c->kind == DOC_SEQ ? c->vals[i] : c, d->copies[i])) return -1;
-    if (load_strategy(L, n, &d->strategy) || get_str(L, n, "staleness", &d->staleness)) return -1;
-    return 0;
+        bad |= check_ref(L, c->kind == DOC_SEQ ? c->vals[i] : c, d->copies[i]);
+    bad |= load_strategy(L, n, &d->strategy);
+    bad |= get_str(L, n, "staleness", &d->staleness);
+    int fan_bad = get_num(L, n, "fan_out", 'c', &d->fan_out);
+    if (!fan_bad && doc_get(n, "fan_out") && d->fan_out < 1)
+        fan_bad = fail(L, doc_get(n, "fan_out"),
+                       "denormalised %s: fan_out is the most copies one source item has, at "
+                       "least 1",
+                       d->source);
+    return bad | fan_bad;
 }
 
 static int load_aggregate(loader *L, const doc_node *n, m_aggregate *g)
 {
     if (want(L, n, DOC_MAP, "an aggregate")) return -1;
     static const char *const f[] = {"name", "of", "function", "counter", "strategy", NULL};
-    if (only_fields(L, n, "an aggregate", f)) return -1;
+    only_fields(L, n, "an aggregate", f);
     g->pos = pos_of(n);
     const char *of = NULL, *counter = NULL;
     if (need_str(L, n, "name", "an aggregate", &g->name) ||
@@ -1108,13 +1593,14 @@ static int load_aggregate(loader *L, const doc_node *n, m_aggregate *g)
         return -1;
     if ((g->of = model_entity(L->m, of)) == NULL)
         return fail(L, doc_get(n, "of"),
-                    "aggregate %s is of entity '%s', which the model does not define", g->name, of);
+                    "aggregate %s is of entity '%s', which the model does not define%s", g->name,
+                    of, entity_hint(L, of));
     g->function = "count";
     if (get_str(L, n, "function", &g->function) || get_str(L, n, "counter", &counter)) return -1;
     if (counter && (g->counter = model_entity(L->m, counter)) == NULL)
         return fail(L, doc_get(n, "counter"),
-                    "aggregate %s is kept in entity '%s', which the model does not define", g->name,
-                    counter);
+                    "aggregate %s is kept in entity '%s', which the model does not define%s",
+                    g->name, counter, entity_hint(L, counter));
     return load_strategy(L, n, &g->strategy);
 }
 
@@ -1126,49 +1612,50 @@ static int load_root(loader *L, const doc_node *root)
     static const char *const f[] = {
         "name",         "description", "tables", "entities", "access_patterns",
         "denormalised", "aggregates",  NULL};
-    if (only_fields(L, root, "the model", f)) return -1;
-    if (get_str(L, root, "name", &m->name) || get_str(L, root, "description", &m->description))
-        return -1;
+    only_fields(L, root, "the model", f);
+    get_str(L, root, "name", &m->name);
+    get_str(L, root, "description", &m->description);
     doc_node *t = doc_get(root, "tables"), *e = doc_get(root, "entities"),
              *p = doc_get(root, "access_patterns");
-    if (t == NULL) return fail(L, root, "the model needs 'tables'");
-    if (e == NULL) return fail(L, root, "the model needs 'entities'");
-    if (p == NULL) return fail(L, root, "the model needs 'access_patterns'");
-    if (want(L, t, DOC_MAP, "'tables'") || want(L, e, DOC_MAP, "'entities'") ||
-        want(L, p, DOC_SEQ, "'access_patterns'"))
-        return -1;
+    if (t == NULL) fail(L, root, "the model needs 'tables'");
+    if (e == NULL) fail(L, root, "the model needs 'entities'");
+    if (p == NULL) fail(L, root, "the model needs 'access_patterns'");
+    if (t && want(L, t, DOC_MAP, "'tables'")) t = NULL;
+    if (e && want(L, e, DOC_MAP, "'entities'")) e = NULL;
+    if (p && want(L, p, DOC_SEQ, "'access_patterns'")) p = NULL;
+    if (t == NULL || e == NULL) return -1; /* nothing below can be resolved */
     if ((m->tables = alloc(L, (t->n + 1) * sizeof *m->tables)) == NULL) return -1;
-    for (size_t i = 0; i < t->n; i++, m->ntables++)
-        if (load_table(L, t->keys[i], t->vals[i], &m->tables[i])) return -1;
+    for (size_t i = 0; i < t->n && !OOM(L); i++, m->ntables++)
+        load_table(L, t->keys[i], t->vals[i], &m->tables[i]);
     if ((m->entities = alloc(L, (e->n + 1) * sizeof *m->entities)) == NULL) return -1;
-    for (size_t i = 0; i < e->n; i++, m->nentities++)
-        if (load_entity(L, e->keys[i], e->vals[i], &m->entities[i])) return -1;
-    for (size_t i = 0; i < m->nentities; i++)
-        if (resolve_copies(L, e->vals[i], &m->entities[i])) return -1;
-    if (check_cql_tables(L, t)) return -1;
-    if ((m->patterns = alloc(L, (p->n + 1) * sizeof *m->patterns)) == NULL) return -1;
-    for (size_t i = 0; i < p->n; i++, m->npatterns++) {
-        if (load_pattern(L, p->vals[i], &m->patterns[i])) return -1;
-        for (size_t j = 0; j < i; j++)
-            if (strcmp(m->patterns[j].name, m->patterns[i].name) == 0)
-                return fail(L, p->vals[i], "access pattern name '%s' is used twice",
-                            m->patterns[i].name);
+    for (size_t i = 0; i < e->n && !OOM(L); i++, m->nentities++)
+        load_entity(L, e->keys[i], e->vals[i], &m->entities[i]);
+    for (size_t i = 0; i < m->nentities && !OOM(L); i++)
+        resolve_copies(L, e->vals[i], &m->entities[i]);
+    check_cql_tables(L, t);
+    if (p) {
+        if ((m->patterns = alloc(L, (p->n + 1) * sizeof *m->patterns)) == NULL) return -1;
+        for (size_t i = 0; i < p->n && !OOM(L); i++, m->npatterns++) {
+            load_pattern(L, p->vals[i], &m->patterns[i]);
+            for (size_t j = 0; j < i && m->patterns[i].name; j++)
+                if (m->patterns[j].name && strcmp(m->patterns[j].name, m->patterns[i].name) == 0)
+                    fail(L, p->vals[i], "access pattern name '%s' is used twice",
+                         m->patterns[i].name);
+        }
     }
     doc_node *d = doc_get(root, "denormalised");
-    if (d) {
-        if (want(L, d, DOC_SEQ, "'denormalised'")) return -1;
+    if (d && !want(L, d, DOC_SEQ, "'denormalised'")) {
         if ((m->denorms = alloc(L, (d->n + 1) * sizeof *m->denorms)) == NULL) return -1;
-        for (size_t i = 0; i < d->n; i++, m->ndenorms++)
-            if (load_denorm(L, d->vals[i], &m->denorms[i])) return -1;
+        for (size_t i = 0; i < d->n && !OOM(L); i++, m->ndenorms++)
+            load_denorm(L, d->vals[i], &m->denorms[i]);
     }
     doc_node *a = doc_get(root, "aggregates");
-    if (a) {
-        if (want(L, a, DOC_SEQ, "'aggregates'")) return -1;
+    if (a && !want(L, a, DOC_SEQ, "'aggregates'")) {
         if ((m->aggregates = alloc(L, (a->n + 1) * sizeof *m->aggregates)) == NULL) return -1;
-        for (size_t i = 0; i < a->n; i++, m->naggregates++)
-            if (load_aggregate(L, a->vals[i], &m->aggregates[i])) return -1;
+        for (size_t i = 0; i < a->n && !OOM(L); i++, m->naggregates++)
+            load_aggregate(L, a->vals[i], &m->aggregates[i]);
     }
-    return 0;
+    return OOM(L) || L->errs->n || L->errs->dropped ? -1 : 0;
 }
 
 static char *read_file(const char *path, size_t *len, qr_err *err)
@@ -1184,7 +1671,32 @@ static char *read_file(const char *path, size_t *len, qr_err *err)
     return NULL;
 }
 
-int model_load(const char *path, const char *text, size_t len, qr_model **out, qr_err *err)
+static int by_position(const void *a, const void *b)
+{
+    const model_error *x = a, *y = b;
+    if (x->line != y->line) return x->line < y->line ? -1 : 1;
+    if (x->col != y->col) return x->col < y->col ? -1 : 1;
+    return 0;
+}
+
+/* A parse error arrives as one "FILE:LINE:COL: message" in err: it becomes the list's entry. */
+static int parse_error(loader *L, qr_err *err)
+{
+    if (err->type == NULL || strcmp(err->type, QR_E_VALIDATION) != 0) return -1;
+    int line = 1, col = 1, used = 0;
+    size_t pl = strlen(L->path);
+    const char *msg = err->msg;
+    if (strncmp(msg, L->path, pl) == 0 && msg[pl] == ':' &&
+        sscanf(msg + pl, ":%d:%d: %n", &line, &col, &used) == 2 && used > 0)
+        msg += pl + (size_t)used;
+    char copy[QR_ERR_MSG_MAX];
+    snprintf(copy, sizeof copy, "%s", msg);
+    err_clear(err);
+    return report_at(L, line, col, copy);
+}
+
+int model_load_all(const char *path, const char *text, size_t len, qr_model **out,
+                   model_errors *errs, qr_err *err)
 {
     *out = NULL;
     char *owned = NULL;
@@ -1198,18 +1710,48 @@ int model_load(const char *path, const char *text, size_t len, qr_model **out, q
         return err_set(err, QR_E_INTERNAL, "out of memory");
     }
     m->path = ck_arena_strdup(&m->arena, path);
-    loader L = {m, m->path, err};
+    loader L = {m, m->path, err, errs};
     doc_node *root;
     int rc = m->path ? doc_parse(&m->arena, m->path, text, len, &root, err)
                      : err_set(err, QR_E_INTERNAL, "out of memory");
-    if (rc == 0) rc = load_root(&L, root);
+    if (rc && m->path)
+        parse_error(&L, err);
+    else if (rc == 0)
+        rc = load_root(&L, root);
     free(owned);
     if (rc) {
+        qsort(errs->v, errs->n, sizeof *errs->v, by_position);
+        if (err->type == NULL && errs->n) {
+            size_t more = errs->n - 1 + errs->dropped;
+            char tail[64] = "";
+            if (more)
+                snprintf(tail, sizeof tail, " (and %zu more error%s)", more, more == 1 ? "" : "s");
+            err_validation(err, "%s:%d:%d: %s%s", path, errs->v[0].line, errs->v[0].col,
+                           errs->v[0].message, tail);
+        } else if (err->type == NULL) {
+            err_set(err, QR_E_INTERNAL, "the model could not be loaded");
+        }
         model_free(m);
         return -1;
     }
     *out = m;
     return 0;
+}
+
+int model_load(const char *path, const char *text, size_t len, qr_model **out, qr_err *err)
+{
+    model_errors errs = {0};
+    int rc = model_load_all(path, text, len, out, &errs, err);
+    model_errors_free(&errs);
+    return rc;
+}
+
+void model_errors_free(model_errors *e)
+{
+    for (size_t i = 0; i < e->n; i++)
+        free(e->v[i].message);
+    free(e->v);
+    *e = (model_errors){0};
 }
 
 void model_free(qr_model *m)

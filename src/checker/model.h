@@ -89,10 +89,17 @@ typedef struct m_keyattr {
     char type;        /* 'S', 'N' or 'B' */
 } m_keyattr;
 
+/* DynamoDB's limit on the attributes of one multi-attribute GSI key (partition or sort). */
+#define QR_MODEL_MAX_KEY_PARTS 4
+
 typedef struct m_index {
     const char *name;
-    int local; /* LSI (shares the table's partition key) */
-    m_keyattr pk, sk;
+    int local;        /* LSI (shares the table's partition key) */
+    m_keyattr pk, sk; /* a multi-attribute key: its first attribute */
+    /* A multi-attribute GSI key (partition_key or sort_key given as a list): the item's own
+     * attributes, in key order; npk_parts and nsk_parts are 0 for a one-attribute key. */
+    m_keyattr pk_parts[QR_MODEL_MAX_KEY_PARTS], sk_parts[QR_MODEL_MAX_KEY_PARTS];
+    size_t npk_parts, nsk_parts;
     m_projection projection;
     const char **include; /* MP_INCLUDE attributes */
     size_t ninclude;
@@ -131,7 +138,11 @@ typedef struct m_table {
     const char *ttl; /* TTL attribute name, or NULL */
     m_index *idx;    /* GSIs then LSIs */
     size_t nidx;
-    m_cql *cql; /* a CQL table (the 'cql' section), or NULL */
+    m_cql *cql;                 /* a CQL table (the 'cql' section), or NULL */
+    int existing;               /* the table exists already ('existing'): only GSIs can be added */
+    const char **existing_lsis; /* the LSIs it was created with */
+    size_t nexisting_lsis;
+    m_pos existing_pos;
     m_pos pos;
 } m_table;
 
@@ -193,8 +204,10 @@ typedef struct m_pattern {
     int static_only;       /* an update that sets only STATIC columns (one per partition) */
     const char **in;       /* given attributes the request lists several values of (CQL IN) */
     size_t nin;
-    double ttl_days; /* a write's USING TTL (0: none) */
-    int ttl_request; /* USING TTL ?: the request gives the TTL */
+    double ttl_days;   /* a write's USING TTL (0: none) */
+    int ttl_request;   /* USING TTL ?: the request gives the TTL */
+    const char **sets; /* update: the attributes it changes (NULL: not said) */
+    size_t nsets;
     m_pos pos;
 } m_pattern;
 
@@ -206,6 +219,7 @@ typedef struct m_denorm {
     size_t ncopies;
     m_strategy strategy;
     const char *staleness; /* accepted staleness, e.g. "1h" */
+    double fan_out;        /* the most copies one source item has (0: estimated) */
     m_pos pos;
 } m_denorm;
 
@@ -244,6 +258,25 @@ typedef struct qr_model {
  * "FILE:LINE:COL: message". */
 int model_load(const char *path, const char *text, size_t len, qr_model **out, qr_err *err);
 void model_free(qr_model *m);
+
+/* One error of a model file, at its line and column (message without the position). */
+typedef struct model_error {
+    int line, col;
+    char *message;
+} model_error;
+/* Every error of one model file, in file order (the first 200; dropped counts the rest). */
+typedef struct model_errors {
+    model_error *v;
+    size_t n, cap, dropped;
+} model_errors;
+
+/* model_load, reporting every error of the file, as a compiler does: each field,
+ * attribute, entity and pattern is checked even after another failed. On failure errs
+ * holds them (empty when the file could not be read; err says why) and err the first, as
+ * model_load sets it. The caller frees errs with model_errors_free, on success too. */
+int model_load_all(const char *path, const char *text, size_t len, qr_model **out,
+                   model_errors *errs, qr_err *err);
+void model_errors_free(model_errors *e);
 
 /* Lookups by name; NULL when absent. */
 m_table *model_table(const qr_model *m, const char *name);

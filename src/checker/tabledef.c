@@ -25,14 +25,17 @@ static void add_attrdef(json_t *defs, const m_keyattr *k)
                                           type_str(k->type)));
 }
 
-static json_t *key_schema(const m_keyattr *pk, const m_keyattr *sk)
+/* One element per key attribute: the HASH ones, then the RANGE ones (a multi-attribute GSI
+ * key lists up to four of each, in key order). */
+static json_t *key_schema(const m_keyattr *pk, size_t npk, const m_keyattr *sk, size_t nsk)
 {
     json_t *ks = json_array();
-    json_array_append_new(ks,
-                          json_pack("{s:s, s:s}", "AttributeName", pk->name, "KeyType", "HASH"));
-    if (sk->name)
+    for (size_t i = 0; i < npk; i++)
         json_array_append_new(
-            ks, json_pack("{s:s, s:s}", "AttributeName", sk->name, "KeyType", "RANGE"));
+            ks, json_pack("{s:s, s:s}", "AttributeName", pk[i].name, "KeyType", "HASH"));
+    for (size_t i = 0; i < nsk && sk[i].name; i++)
+        json_array_append_new(
+            ks, json_pack("{s:s, s:s}", "AttributeName", sk[i].name, "KeyType", "RANGE"));
     return ks;
 }
 
@@ -53,12 +56,15 @@ json_t *model_export_create_table(const qr_model *m, const m_table *t)
     add_attrdef(defs, &t->pk);
     add_attrdef(defs, &t->sk);
     for (size_t i = 0; i < t->nidx; i++) {
-        add_attrdef(defs, &t->idx[i].pk);
-        add_attrdef(defs, &t->idx[i].sk);
+        const m_index *ix = &t->idx[i];
+        for (size_t k = 0; k < (ix->npk_parts ? ix->npk_parts : 1); k++)
+            add_attrdef(defs, ix->npk_parts ? &ix->pk_parts[k] : &ix->pk);
+        for (size_t k = 0; k < (ix->nsk_parts ? ix->nsk_parts : 1); k++)
+            add_attrdef(defs, ix->nsk_parts ? &ix->sk_parts[k] : &ix->sk);
     }
     json_object_set_new(req, "TableName", json_string(t->name));
     json_object_set_new(req, "AttributeDefinitions", defs);
-    json_object_set_new(req, "KeySchema", key_schema(&t->pk, &t->sk));
+    json_object_set_new(req, "KeySchema", key_schema(&t->pk, 1, &t->sk, 1));
     json_object_set_new(req, "BillingMode",
                         json_string(t->provisioned ? "PROVISIONED" : "PAY_PER_REQUEST"));
     if (t->provisioned)
@@ -68,7 +74,10 @@ json_t *model_export_create_table(const qr_model *m, const m_table *t)
         const m_index *ix = &t->idx[i];
         json_t *o = json_object(), *proj = json_object();
         json_object_set_new(o, "IndexName", json_string(ix->name));
-        json_object_set_new(o, "KeySchema", key_schema(&ix->pk, &ix->sk));
+        json_object_set_new(
+            o, "KeySchema",
+            key_schema(ix->npk_parts ? ix->pk_parts : &ix->pk, ix->npk_parts ? ix->npk_parts : 1,
+                       ix->nsk_parts ? ix->sk_parts : &ix->sk, ix->nsk_parts ? ix->nsk_parts : 1));
         json_object_set_new(proj, "ProjectionType",
                             json_string(ix->projection == MP_ALL         ? "ALL"
                                         : ix->projection == MP_KEYS_ONLY ? "KEYS_ONLY"

@@ -107,15 +107,57 @@ static int parse(int argc, char **argv, opts *o, int needs_file)
 /* Loads and checks the model (with the figures of an observe --json report in place of
  * its estimates, when observed is not NULL); prints load errors. Returns 0 with *m and *r
  * set. */
-static int load_and_check_observed(const char *file, const char *observed, qr_model **m,
+/* Prints every error of a model file that did not load: one "FILE:LINE:COL: message" line
+ * each on stderr, or, with json, {"file", "errors": [{line, column, message}], "summary"}
+ * on stdout. */
+static void print_load_errors(const char *file, const model_errors *errs, const qr_err *err,
+                              int json)
+{
+    if (json) {
+        json_t *root = json_object(), *list = json_array(), *sum = json_object();
+        json_object_set_new(root, "file", json_string(file));
+        for (size_t i = 0; i < errs->n; i++) {
+            json_t *o = json_object();
+            json_object_set_new(o, "line", json_integer(errs->v[i].line));
+            json_object_set_new(o, "column", json_integer(errs->v[i].col));
+            json_object_set_new(o, "message", json_string(errs->v[i].message));
+            json_array_append_new(list, o);
+        }
+        if (errs->n == 0) {
+            json_t *o = json_object();
+            json_object_set_new(o, "message", json_string(err->msg));
+            json_array_append_new(list, o);
+        }
+        json_object_set_new(root, "errors", list);
+        json_object_set_new(sum, "errors", json_integer((json_int_t)(errs->n ? errs->n : 1)));
+        json_object_set_new(sum, "loaded", json_false());
+        json_object_set_new(root, "summary", sum);
+        json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        fputc('\n', stdout);
+        json_decref(root);
+    }
+    if (errs->n == 0) {
+        fprintf(stderr, "%s\n", err->msg);
+        return;
+    }
+    for (size_t i = 0; i < errs->n; i++)
+        fprintf(stderr, "%s:%d:%d: %s\n", file, errs->v[i].line, errs->v[i].col,
+                errs->v[i].message);
+    if (errs->dropped) fprintf(stderr, "%s: %zu more errors not shown\n", file, errs->dropped);
+    if (errs->n + errs->dropped > 1)
+        fprintf(stderr, "%s: %zu errors\n", file, errs->n + errs->dropped);
+}
+
+static int load_and_check_observed(const char *file, const char *observed, int json, qr_model **m,
                                    ck_report **r)
 {
     qr_err err;
     err_init(&err);
-    if (model_load(file, NULL, 0, m, &err)) {
-        fprintf(stderr, "%s\n", err.msg);
-        return -1;
-    }
+    model_errors errs = {0};
+    int rc = model_load_all(file, NULL, 0, m, &errs, &err);
+    if (rc) print_load_errors(file, &errs, &err, json);
+    model_errors_free(&errs);
+    if (rc) return -1;
     if (observed) {
         json_error_t je;
         json_t *doc = json_load_file(observed, 0, &je);
@@ -141,7 +183,7 @@ static int load_and_check_observed(const char *file, const char *observed, qr_mo
 
 static int load_and_check(const char *file, qr_model **m, ck_report **r)
 {
-    return load_and_check_observed(file, NULL, m, r);
+    return load_and_check_observed(file, NULL, 0, m, r);
 }
 
 int cli_models_load(const char *const *paths)
@@ -339,7 +381,8 @@ int cli_model(int argc, char **argv)
     }
     qr_model *m;
     ck_report *r;
-    if (load_and_check_observed(o.file, strcmp(sub, "check") == 0 ? o.observed : NULL, &m, &r))
+    if (load_and_check_observed(o.file, strcmp(sub, "check") == 0 ? o.observed : NULL,
+                                o.json && strcmp(sub, "check") == 0, &m, &r))
         return 2;
     int rc = 0;
     if (strcmp(sub, "check") == 0)

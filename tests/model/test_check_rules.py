@@ -273,8 +273,15 @@ def test_under_provisioned_gsi(check):
     m["tables"]["App"].update({"billing": "provisioned", "read_capacity": 100, "write_capacity": 100,
                                "gsis": [{"name": "A", "partition_key": "APK", "write_capacity": 10, "read_capacity": 10}]})
     m["entities"]["Post"]["indexes"] = {"A": {"pk": "A#{userId}"}}
+    m["access_patterns"].append({"name": "posts-by-a", "kind": "query", "entity": "Post", "index": "A",
+                                 "given": ["userId"], "rps": 1})
     _, rep = check(m)
-    assert any("provisioned with 10 WCU" in f["message"] for f in findings(rep, "index-cost"))
+    assert not findings(rep, "provisioned-capacity")  # 5 WCU/s of writes fit the GSI's 10
+    m["access_patterns"][2]["rps"] = 50
+    status, rep = check(m)
+    (f,) = findings(rep, "provisioned-capacity")
+    assert status == 1 and f["severity"] == "error" and f["subject"] == "index A"
+    assert "provisioned with 10 WCU" in f["message"] and "back-pressure" in f["explanation"]
 
 
 def test_consistent_read_needs_lsi(check):
