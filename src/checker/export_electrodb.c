@@ -10,22 +10,6 @@
 
 #include "checker/output.h"
 
-/* A JavaScript string literal in double quotes. */
-static void js_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
-}
-
 /* An identifier for the entity's factory: its name with anything else than letters,
  * digits, _ and $ made _, and a leading digit prefixed. */
 static void js_ident(FILE *f, const char *s)
@@ -53,13 +37,13 @@ static int in_any_key(const m_entity *e, const m_attr *a)
 static void attribute(FILE *f, const m_entity *e, const m_attr *a)
 {
     fprintf(f, "      ");
-    js_string(f, a->name);
+    model_write_quoted(f, a->name);
     fprintf(f, ": { type: ");
     if (a->format == MF_ENUM && a->nvalues) {
         fprintf(f, "[");
         for (size_t i = 0; i < a->nvalues; i++) {
             if (i) fprintf(f, ", ");
-            js_string(f, a->values[i]);
+            model_write_quoted(f, a->values[i]);
         }
         fprintf(f, "]");
     } else {
@@ -79,7 +63,7 @@ static void attribute(FILE *f, const m_entity *e, const m_attr *a)
 static void key(FILE *f, const char *which, const char *field, char type, const m_template *t)
 {
     fprintf(f, "        %s: { field: ", which);
-    js_string(f, field);
+    model_write_quoted(f, field);
     fprintf(f, ", composite: [");
     size_t nvars = 0, nlit = 0;
     for (size_t i = 0; i < t->nseg; i++) {
@@ -88,7 +72,7 @@ static void key(FILE *f, const char *which, const char *field, char type, const 
             continue;
         }
         if (nvars++) fprintf(f, ", ");
-        js_string(f, t->seg[i].text);
+        model_write_quoted(f, t->seg[i].text);
     }
     fprintf(f, "], template: \"");
     for (size_t i = 0; i < t->nseg; i++) {
@@ -112,9 +96,9 @@ static void index_entry(FILE *f, const m_entity *e, const m_entkey *k)
     const m_table *t = e->table;
     const m_index *ix = k->index;
     fprintf(f, "      ");
-    js_string(f, ix->name);
+    model_write_quoted(f, ix->name);
     fprintf(f, ": {\n        index: ");
-    js_string(f, ix->name);
+    model_write_quoted(f, ix->name);
     fprintf(f, ",\n");
     /* what the index holds: ElectroDB needs it to read items without their entity markers */
     if (ix->projection == MP_KEYS_ONLY) {
@@ -127,7 +111,7 @@ static void index_entry(FILE *f, const m_entity *e, const m_entkey *k)
             for (size_t i = 0; i < e->nattrs; i++)
                 if (strcmp(e->attrs[i].name, ix->include[a]) == 0) {
                     if (n++) fprintf(f, ", ");
-                    js_string(f, ix->include[a]);
+                    model_write_quoted(f, ix->include[a]);
                 }
         fprintf(f, "],\n");
     }
@@ -136,9 +120,9 @@ static void index_entry(FILE *f, const m_entity *e, const m_entkey *k)
         fprintf(f, "        condition: (attr) =>");
         for (size_t w = 0; w < k->nwhen; w++) {
             fprintf(f, "%s String(attr[", w ? " &&" : "");
-            js_string(f, k->when[w].name);
+            model_write_quoted(f, k->when[w].name);
             fprintf(f, "]) === ");
-            js_string(f, k->when[w].value ? k->when[w].value : "");
+            model_write_quoted(f, k->when[w].value ? k->when[w].value : "");
         }
         fprintf(f, ",\n");
     }
@@ -171,11 +155,11 @@ int model_export_electrodb(const qr_model *m, FILE *f, qr_err *err)
         fprintf(f, "\nexport function ");
         js_ident(f, e->name);
         fprintf(f, "(client, table = ");
-        js_string(f, t->name);
+        model_write_quoted(f, t->name);
         fprintf(f, ") {\n  return new Entity({\n    model: { entity: ");
-        js_string(f, e->name);
+        model_write_quoted(f, e->name);
         fprintf(f, ", version: \"1\", service: ");
-        js_string(f, service);
+        model_write_quoted(f, service);
         fprintf(f, " },\n    attributes: {\n");
         for (size_t a = 0; a < e->nattrs; a++)
             attribute(f, e, &e->attrs[a]);
@@ -194,7 +178,7 @@ int model_export_electrodb(const qr_model *m, FILE *f, qr_err *err)
         const m_entity *e = &m->entities[i];
         if (e->table == NULL || e->table->cql || e->pk.text == NULL) continue;
         fprintf(f, "%s ", n++ ? "," : "");
-        js_string(f, e->name);
+        model_write_quoted(f, e->name);
         fprintf(f, ": ");
         js_ident(f, e->name);
     }

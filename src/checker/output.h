@@ -31,6 +31,10 @@ size_t model_cql_name(char *buf, size_t size, const char *name);
 int model_export_workbench(const qr_model *m, FILE *f, qr_err *err);
 int model_export_electrodb(const qr_model *m, FILE *f, qr_err *err);
 
+/* s in double quotes with \\, \" and control characters (\xNN) escaped: a YAML
+ * double-quoted scalar and a JavaScript string literal alike. */
+void model_write_quoted(FILE *f, const char *s);
+
 /* workbench.c: reads a NoSQL Workbench model (JSON at path) and writes the equivalent
  * model file (YAML) to f. */
 int model_import_workbench(const char *path, FILE *f, qr_err *err);

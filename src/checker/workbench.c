@@ -226,8 +226,7 @@ int model_export_workbench(const qr_model *m, FILE *f, qr_err *err)
 
 /* ---- import ---- */
 
-/* YAML double-quoted scalar. */
-static void yq(FILE *f, const char *s)
+void model_write_quoted(FILE *f, const char *s)
 {
     fputc('"', f);
     for (; *s; s++) {
@@ -343,7 +342,7 @@ static void key_yaml(FILE *f, const char *field, json_t *key, const char *indent
 {
     const char *name = str_of(key, "AttributeName"), *type = str_of(key, "AttributeType");
     fprintf(f, "%s%s: {name: ", indent, field);
-    yq(f, name ? name : "");
+    model_write_quoted(f, name ? name : "");
     fprintf(f, ", type: %s}\n",
             type && (strcmp(type, "N") == 0 || strcmp(type, "B") == 0) ? type : "S");
 }
@@ -369,7 +368,7 @@ static int import_table(json_t *tab, FILE *f, qr_err *err, json_t *entities_out)
         return err_validation(err,
                               "a DataModel table needs TableName and KeyAttributes.PartitionKey");
     fprintf(f, "  ");
-    yq(f, tname);
+    model_write_quoted(f, tname);
     fprintf(f, ":\n");
     key_yaml(f, "partition_key", pk, "    ");
     if (json_is_object(sk)) key_yaml(f, "sort_key", sk, "    ");
@@ -399,7 +398,7 @@ static int import_table(json_t *tab, FILE *f, qr_err *err, json_t *entities_out)
                     "a GlobalSecondaryIndexes entry of table %s needs IndexName and KeyAttributes",
                     tname);
             fprintf(f, "      - name: ");
-            yq(f, str_of(g, "IndexName"));
+            model_write_quoted(f, str_of(g, "IndexName"));
             fprintf(f, "\n");
             key_yaml(f, "partition_key", json_object_get(gk, "PartitionKey"), "        ");
             if (json_is_object(json_object_get(gk, "SortKey")))
@@ -416,7 +415,7 @@ static int import_table(json_t *tab, FILE *f, qr_err *err, json_t *entities_out)
                 {
                     if (!json_is_string(a)) continue;
                     if (k) fprintf(f, ", ");
-                    yq(f, json_string_value(a));
+                    model_write_quoted(f, json_string_value(a));
                 }
                 fprintf(f, "]\n");
             } else
@@ -460,15 +459,15 @@ static int import_entity(json_t *pair, FILE *f, qr_err *err)
     if (skn)
         facet_template(facet, str_of(alias, "SortKeyAlias"), skn, keynames, skt, sizeof skt, extra);
     fprintf(f, "  ");
-    yq(f, name);
+    model_write_quoted(f, name);
     fprintf(f, ":\n    table: ");
-    yq(f, tname);
+    model_write_quoted(f, tname);
     fprintf(f, "\n    pk: ");
-    yq(f, pkt);
+    model_write_quoted(f, pkt);
     fprintf(f, "\n");
     if (skn) {
         fprintf(f, "    sk: ");
-        yq(f, skt);
+        model_write_quoted(f, skt);
         fprintf(f, "\n");
     }
     /* index keys the facet writes */
@@ -485,13 +484,13 @@ static int import_entity(json_t *pair, FILE *f, qr_err *err)
         char t1[1024], t2[1024];
         facet_template(facet, NULL, a, keynames, t1, sizeof t1, extra);
         fprintf(f, "      ");
-        yq(f, str_of(g, "IndexName"));
+        model_write_quoted(f, str_of(g, "IndexName"));
         fprintf(f, ": {pk: ");
-        yq(f, t1);
+        model_write_quoted(f, t1);
         if (b) {
             facet_template(facet, NULL, b, keynames, t2, sizeof t2, extra);
             fprintf(f, ", sk: ");
-            yq(f, t2);
+            model_write_quoted(f, t2);
         }
         fprintf(f, "}\n");
     }
@@ -523,7 +522,7 @@ static int import_entity(json_t *pair, FILE *f, qr_err *err)
             av_text(json_object_get(item, an), buf, sizeof buf))
             fmt = guess_format(buf, &width);
         fprintf(f, "      ");
-        yq(f, an);
+        model_write_quoted(f, an);
         if (fmt && width)
             fprintf(f, ": {format: %s, width: %d}\n", fmt, width);
         else
@@ -556,13 +555,13 @@ int model_import_workbench(const char *path, FILE *f, qr_err *err)
                "quarry model check.\n");
     if (str_of(root, "ModelName")) {
         fprintf(f, "name: ");
-        yq(f, str_of(root, "ModelName"));
+        model_write_quoted(f, str_of(root, "ModelName"));
         fprintf(f, "\n");
     }
     const char *desc = str_of(json_object_get(root, "ModelMetadata"), "Description");
     if (desc && *desc) {
         fprintf(f, "description: ");
-        yq(f, desc);
+        model_write_quoted(f, desc);
         fprintf(f, "\n");
     }
     fprintf(f, "tables:\n");
