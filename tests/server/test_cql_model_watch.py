@@ -84,10 +84,16 @@ def test_declared_statements_count_against_their_patterns(watched):
                      "VALUES (?, ?, ?, ?)")
     for i in range(5):
         s.execute(send, [user, 1_700_000_000_000 + i, uuid.uuid4(), "m%d" % i])
+    # each statement of a BATCH is a write of its pattern
+    s.execute("BEGIN BATCH "
+              "INSERT INTO messages_by_user (user_id, sent_at, message_id, body) "
+              "VALUES (%s, 1, %s, 'b1'); "
+              "INSERT INTO messages_by_user (user_id, sent_at, message_id, body) "
+              "VALUES (%s, 2, %s, 'b2'); APPLY BATCH" % (user, uuid.uuid4(), user, uuid.uuid4()))
     recent = s.prepare("SELECT * FROM messages_by_user WHERE user_id = ? AND sent_at > ? LIMIT 20")
     assert len(list(s.execute(recent, [user, 1_700_000_000_001]))) == 3
     # the same shape written with literals, keyspace-qualified, is the same pattern
-    rows = s.execute("SELECT body FROM app.messages_by_user WHERE user_id = %s AND sent_at > 0"
+    rows = s.execute("SELECT body FROM app.messages_by_user WHERE user_id = %s AND sent_at > 2"
                      % user)
     assert len(list(rows)) == 5
     s.execute("INSERT INTO events_by_user (user_id, month, event_time, event_id, kind, payload) "
@@ -99,7 +105,7 @@ def test_declared_statements_count_against_their_patterns(watched):
     assert s.execute("SELECT total FROM order_counts_by_user WHERE user_id = %s"
                      % user).one().total == 3
 
-    assert pattern(srv, "send-message")["Observed"]["Requests"] == 5
+    assert pattern(srv, "send-message")["Observed"]["Requests"] == 7
     rm = pattern(srv, "recent-messages")["Observed"]
     assert rm["Requests"] == 2
     assert rm["ItemsReturned"] == 8 and rm["ItemsRead"] >= 8
