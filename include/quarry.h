@@ -93,6 +93,13 @@ typedef struct qr_options {
      * these states refuses UpdateTable and DeleteTable (ResourceInUseException), so
      * waiters and retry code run as against DynamoDB. 0: every change is ACTIVE at once. */
     int transient_ms;
+    /* Bytes of memory for the storage engine's caches and write buffers together: the
+     * memtables (two of a sixteenth each, at most 8 MB each), the cache of recently read
+     * items (an eighth) and RocksDB's block cache with the files' indexes and filters
+     * (the rest). The process's memory stays within it plus a constant for its code,
+     * threads and requests in flight (bench/README.md measures it). 0 means 256 MB; the
+     * least is 8 MB. Nothing is allocated up front: an idle database uses little of it. */
+    unsigned long long cache_size;
 } qr_options;
 
 #define QR_CAPACITY_ENFORCE 0

@@ -20,13 +20,15 @@ static int usage(FILE *f)
             "usage: quarry call [--data DIR] [--no-sync] [--gsi-lag-ms N] [--ttl-interval-ms N]\n"
             "                   [--lsi-collection-limit BYTES] [--capacity enforce|observe|off]\n"
             "                   [--capacity-split-seconds N] [--capacity-account-units N]\n"
-            "                   [--model FILE]... [--strict] OPERATION [JSON | -]\n"
+            "                   [--cache-size BYTES] [--model FILE]... [--strict]\n"
+            "                   OPERATION [JSON | -]\n"
             "       quarry call --help\n"
             "\n"
             "Runs one DynamoDB operation on the database in DIR (default ./data), in this\n"
             "process, and prints the response or DynamoDB's error document. The request is\n"
             "JSON, read from standard input when it is -, and {} when it is left out.\n"
-            "Exit status: 0 on success, 1 on an error response, 2 on a usage error.\n");
+            "Exit status: 0 on success, 1 on an error response, 2 on a usage error.\n"
+            "\n" CLI_CACHE_SIZE_HELP);
     return f == stdout ? 0 : 2;
 }
 
@@ -60,6 +62,8 @@ int cli_call(int argc, char **argv)
                  i + 1 < argc) {
             if (cli_capacity_option("quarry call", argv[i], argv[i + 1], &opts)) return 2;
             i++;
+        } else if (strcmp(argv[i], "--cache-size") == 0 && i + 1 < argc) {
+            if (cli_cache_size_option("quarry call", argv[++i], &opts)) return 2;
         } else {
             fprintf(stderr, "quarry call: unknown option '%s'\n", argv[i]);
             return 2;

@@ -27,6 +27,17 @@ int cli_wants_help(int argc, char **argv);
  * value and returns 0, or prints what is wrong (naming prog) and returns -1. */
 int cli_capacity_option(const char *prog, const char *flag, const char *value, qr_options *o);
 
+/* --cache-size BYTES (a number, or one with K, M or G after it: 64M), shared by serve and
+ * call: sets o->cache_size and returns 0, or prints what is wrong (naming prog) and returns
+ * -1. */
+int cli_cache_size_option(const char *prog, const char *value, qr_options *o);
+/* What --help says of --cache-size, for serve and call. */
+#define CLI_CACHE_SIZE_HELP                                                                        \
+    "  --cache-size BYTES    memory for the storage engine's caches and write buffers\n"           \
+    "                        together (K, M or G: 64M; default 256M, at least 8M): the\n"          \
+    "                        memtables, the item cache and RocksDB's block cache share it,\n"      \
+    "                        and the process stays within it plus a constant\n"
+
 /* --model FILE, repeatable, for serve and call: at most this many. */
 #define CLI_MAX_MODELS 16
 /* Loads each model file of paths (NULL-terminated) as `quarry model check` does,

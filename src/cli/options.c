@@ -1,7 +1,8 @@
 /* options.c — the engine options that more than one subcommand takes (serve, call): the
- * capacity mode, its clock, the split-for-heat delay and the account quota, read into
- * qr_options; and the --help every subcommand answers. Each subcommand parses the rest of
- * its own command line. */
+ * capacity mode, its clock, the split-for-heat delay and the account quota, and the cache
+ * size, read into qr_options; and the --help every subcommand answers. Each subcommand parses the
+ * rest of its own command line. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +52,32 @@ int cli_capacity_option(const char *prog, const char *flag, const char *value, q
             return 0;
         }
     fprintf(stderr, "%s: --capacity is enforce, observe or off, not '%s'\n", prog, value);
+    return -1;
+}
+
+int cli_cache_size_option(const char *prog, const char *value, qr_options *o)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(value, &end, 10);
+    unsigned shift = 0;
+    if (*end == 'K' || *end == 'k')
+        shift = 10;
+    else if (*end == 'M' || *end == 'm')
+        shift = 20;
+    else if (*end == 'G' || *end == 'g')
+        shift = 30;
+    if (shift) end++;
+    /* At least 8 MB, at most 1 TB. */
+    if (errno == 0 && value[0] >= '0' && value[0] <= '9' && *end == '\0' && v <= (1ull << 40) &&
+        (v << shift) >= (8ull << 20) && (v << shift) <= (1ull << 40)) {
+        o->cache_size = v << shift;
+        return 0;
+    }
+    fprintf(stderr,
+            "%s: --cache-size wants a number of bytes from 8M to 1024G (K, M or G may follow "
+            "it), not '%s'\n",
+            prog, value);
     return -1;
 }
 

@@ -66,6 +66,7 @@ static void usage(FILE *f)
         "                    [--model FILE]... [--strict] [--s3-root DIR] [--in-memory]\n"
         "                    [--allow-host NAME]... [--cors-origin ORIGIN]...\n"
         "                    [--delay-transient-states] [--transient-ms N]\n"
+        "                    [--cache-size BYTES]\n"
         "       quarry serve --help\n"
         "                    [--cql HOST:PORT] [--cql-credentials FILE] [--cql-max-frame BYTES]\n"
         "\n"
@@ -90,7 +91,7 @@ static void usage(FILE *f)
         "                        (the Host header) as well as to loopback names (repeatable)\n"
         "  --cors-origin ORIGIN  without --credentials, let browser pages of ORIGIN\n"
         "                        (http[s]://host[:port]) call the server, besides its own\n"
-        "                        and loopback pages on its port (repeatable)\n"
+        "                        and loopback pages on its port (repeatable)\n" CLI_CACHE_SIZE_HELP
         "  --log-level LEVEL     info logs every request, warn only errors (default info)\n"
         "  --no-sync             acknowledge writes before they are fsync'd\n"
         "  --loops N             HTTP event loop threads (default 2 per CPU)\n"
@@ -283,6 +284,8 @@ int cli_serve(int argc, char **argv)
                    strcmp(a, "--capacity-split-seconds") == 0 ||
                    strcmp(a, "--capacity-account-units") == 0) {
             if (cli_capacity_option("quarry serve", a, argv[++i], &opts)) return 2;
+        } else if (strcmp(a, "--cache-size") == 0) {
+            if (cli_cache_size_option("quarry serve", argv[++i], &opts)) return 2;
         } else if (strcmp(a, "--lsi-collection-limit") == 0) {
             char *end;
             errno = 0;

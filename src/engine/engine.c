@@ -182,8 +182,11 @@ int engine_open(const char *dir, const qr_options *opts, qr_db **out, char **err
     db->pitr_seq = (uint64_t)(engine_now_seconds() * 1e6);
     if (opts) db->opts = *opts;
     db->clock_base = 1e6; /* where a manual capacity clock starts */
-    if (store_open(dir, db->opts.no_sync, db->opts.read_only, db->opts.in_memory, &db->st,
-                   errmsg)) {
+    store_config sc = {.no_sync = db->opts.no_sync,
+                       .read_only = db->opts.read_only,
+                       .in_memory = db->opts.in_memory,
+                       .cache_bytes = (size_t)db->opts.cache_size};
+    if (store_open(dir, &sc, &db->st, errmsg)) {
         free(db);
         return QR_ERR;
     }
@@ -640,6 +643,9 @@ int catalog_delete(qr_db *db, table *t, qr_err *err)
     pitr_stage_drop(b, t->id);
     int rc = store_write(db->st, b, err);
     store_batch_free(b);
+    /* The range deletion hides the items at once; the compaction gives their space back
+     * and spares reads the deletion. */
+    if (rc == 0) store_compact_range(db->st, lo.data, lo.len, hi.data, hi.len);
     buf_free(&k);
     buf_free(&lo);
     buf_free(&hi);
@@ -672,6 +678,7 @@ int catalog_drop_index_entries(qr_db *db, const table *t, uint16_t id, qr_err *e
     pthread_mutex_lock(&db->gsi_lock);
     int rc = store_delete_range(db->st, lo.data, lo.len, hi.data, hi.len, err);
     pthread_mutex_unlock(&db->gsi_lock);
+    if (rc == 0) store_compact_range(db->st, lo.data, lo.len, hi.data, hi.len);
     buf_free(&lo);
     buf_free(&hi);
     if (rc == 0) hotkeys_forget(db, t->id, id);

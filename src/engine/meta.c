@@ -300,6 +300,7 @@ int meta_backup_drop(qr_db *db, uint32_t id, qr_err *err)
     backup_key(&lo, id, BACKUP_RECORD);
     backup_key(&hi, id, BACKUP_ITEM + 1);
     int rc = store_delete_range(db->st, lo.data, lo.len, hi.data, hi.len, err);
+    if (rc == 0) store_compact_range(db->st, lo.data, lo.len, hi.data, hi.len);
     buf_free(&lo);
     buf_free(&hi);
     return rc;

@@ -2,8 +2,9 @@
  *
  * h2o event loops share one listening socket and deal new connections among themselves.
  * Calls that may wait for a disk sync run on worker threads, so that writes waiting
- * together share one group commit, and come back to the loop as h2o messages. Nothing
- * here parses a protocol's bytes or frames its answers. */
+ * together share one group commit, and come back to the loop as h2o messages; a worker is
+ * made when a call finds none free, and ends after a while without calls, so an idle
+ * server holds none. Nothing here parses a protocol's bytes or frames its answers. */
 #include "server/core.h"
 #include "server/server.h"
 
@@ -23,6 +24,16 @@
 
 /* How long core_stop waits for connections to close once it has shut them down. */
 #define STOP_GRACE_MS 2000
+/* A worker with no call for this long ends. */
+#define WORKER_IDLE_SECONDS 30
+
+/* A worker thread's place in the pool. */
+typedef struct worker {
+    struct core *c;
+    pthread_t thread;
+    int state; /* under pool_mu: WORKER_FREE, _RUNNING, or _ENDED (to be joined) */
+} worker;
+enum { WORKER_FREE, WORKER_RUNNING, WORKER_ENDED };
 
 struct core {
     core_config cfg;
@@ -43,9 +54,10 @@ struct core {
     pthread_cond_t ready_cv;
     int go; /* every loop is built (or the start failed): loops may run */
 
-    /* The worker pool (only when writes are offloaded). */
-    pthread_t *workers;
-    unsigned n_workers;
+    /* The worker pool (only when writes are offloaded): cfg.workers places, n_workers of
+     * them running, idle_workers of those waiting for a call, queued calls not yet taken. */
+    worker *workers;
+    unsigned n_workers, idle_workers, queued;
     pthread_mutex_t pool_mu;
     pthread_cond_t pool_cv;
     struct core_job *queue_head, *queue_tail;
@@ -155,17 +167,46 @@ long core_elapsed_us(const struct timespec *start)
 
 /* ---- the worker pool ---- */
 
-static void pool_push(core *c, core_job *j)
+static void *worker_main(void *arg);
+
+/* Under pool_mu: starts a worker in a free place, if there is one; 0, or -1 if none could
+ * be started (the calls queued wait for a running worker). */
+static int worker_add(core *c)
+{
+    for (unsigned i = 0; i < c->cfg.workers; i++) {
+        worker *w = &c->workers[i];
+        if (w->state == WORKER_RUNNING) continue;
+        if (w->state == WORKER_ENDED) pthread_join(w->thread, NULL); /* it has let go of pool_mu */
+        w->state = WORKER_FREE;
+        w->c = c;
+        if (pthread_create(&w->thread, NULL, worker_main, w) != 0) return -1;
+        w->state = WORKER_RUNNING;
+        c->n_workers++;
+        return 0;
+    }
+    return -1;
+}
+
+/* Queues j; a worker is started for it unless one is free to take it. Returns -1, with
+ * nothing queued, when no worker runs and none can be started. */
+static int pool_push(core *c, core_job *j)
 {
     pthread_mutex_lock(&c->pool_mu);
+    if (c->pool_stopping || (c->queued >= c->idle_workers && c->n_workers < c->cfg.workers &&
+                             worker_add(c) != 0 && c->n_workers == 0)) {
+        pthread_mutex_unlock(&c->pool_mu);
+        return -1;
+    }
     j->next = NULL;
     if (c->queue_tail)
         c->queue_tail->next = j;
     else
         c->queue_head = j;
     c->queue_tail = j;
+    c->queued++;
     pthread_cond_signal(&c->pool_cv);
     pthread_mutex_unlock(&c->pool_mu);
+    return 0;
 }
 
 static void result_free(core_result *r)
@@ -247,18 +288,31 @@ static void job_answer(core_job *j)
     free(j);
 }
 
-/* Runs queued calls until told to stop and the queue is empty. */
+/* Runs queued calls until told to stop and the queue is empty, or until it has waited
+ * WORKER_IDLE_SECONDS for one. */
 static void *worker_main(void *arg)
 {
-    core *c = arg;
+    worker *w = arg;
+    core *c = w->c;
     for (;;) {
         pthread_mutex_lock(&c->pool_mu);
-        while (c->queue_head == NULL && !c->pool_stopping)
-            pthread_cond_wait(&c->pool_cv, &c->pool_mu);
+        int timed_out = 0;
+        c->idle_workers++;
+        while (c->queue_head == NULL && !c->pool_stopping && !timed_out) {
+            struct timespec until;
+            clock_gettime(CLOCK_REALTIME, &until);
+            until.tv_sec += WORKER_IDLE_SECONDS;
+            timed_out = pthread_cond_timedwait(&c->pool_cv, &c->pool_mu, &until) == ETIMEDOUT;
+        }
+        c->idle_workers--;
         core_job *j = c->queue_head;
         if (j) {
             c->queue_head = j->next;
             if (c->queue_head == NULL) c->queue_tail = NULL;
+            c->queued--;
+        } else {
+            w->state = WORKER_ENDED; /* joined by the next worker_add, or by pool_stop */
+            c->n_workers--;
         }
         pthread_mutex_unlock(&c->pool_mu);
         if (j == NULL) return NULL;
@@ -294,12 +348,15 @@ int core_call_start(core_loop *l, core_call *c)
     c->turn_link = (h2o_linklist_t){NULL, NULL};
     c->result = (core_result){0};
     c->after_write = 0;
-    if (l->c->n_workers && call_writes(l->c->cfg.db, c)) {
+    if (l->c->workers && call_writes(l->c->cfg.db, c)) {
         core_job *j = job_new(l, c);
         if (j == NULL) return -1;
+        if (pool_push(l->c, j) != 0) {
+            free(j);
+            return -1;
+        }
         c->job = j;
         l->pending_jobs++;
-        pool_push(l->c, j);
         return 0;
     }
     call_run(l->c->cfg.db, c->kind, c->op, c->body, c->len, c->region, &c->cql, &c->result);
@@ -737,8 +794,13 @@ static void pool_stop(core *c)
     c->pool_stopping = 1;
     pthread_cond_broadcast(&c->pool_cv);
     pthread_mutex_unlock(&c->pool_mu);
-    for (unsigned i = 0; i < c->n_workers; i++)
-        pthread_join(c->workers[i], NULL);
+    /* No worker starts now (pool_push refuses), so a place only goes from running to ended. */
+    for (unsigned i = 0; i < c->cfg.workers; i++) {
+        pthread_mutex_lock(&c->pool_mu);
+        int started = c->workers[i].state != WORKER_FREE;
+        pthread_mutex_unlock(&c->pool_mu);
+        if (started) pthread_join(c->workers[i].thread, NULL);
+    }
     free(c->workers);
     c->workers = NULL;
 }
@@ -853,13 +915,6 @@ int core_start(const core_config *cfg, const core_protocol *proto, core **out, c
             core_free(c);
             return -1;
         }
-        for (; c->n_workers < c->cfg.workers; c->n_workers++)
-            if (pthread_create(&c->workers[c->n_workers], NULL, worker_main, c) != 0) {
-                snprintf(errbuf, errlen, "cannot start a worker thread: %s", strerror(errno));
-                pool_stop(c);
-                core_free(c);
-                return -1;
-            }
     }
     int failed = 0;
     for (unsigned i = 0; i < c->n_loops && !failed; i++) {

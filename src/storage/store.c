@@ -16,12 +16,24 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <time.h>
 #include <unistd.h>
 
 /* The largest value the row cache keeps. */
 #define ROW_MAX_VALUE 2048
-/* The memtable's size; RocksDB preallocates each new WAL in blocks of 1.1 times it. */
+/* The largest memtable (the budget's sixteenth, up to this); RocksDB preallocates each new
+ * WAL in blocks of 1.1 times it. */
 #define MEMTABLE_BYTES (8u << 20)
+/* Of the budget, what the row cache takes: an eighth. */
+#define ROW_SHARE 8
+/* RocksDB's compact-on-deletion collector marks a file for compaction when some
+ * DELETE_WINDOW consecutive entries of it hold DELETE_DENSE deletes. */
+#define DELETE_WINDOW 1024
+#define DELETE_DENSE 512
+/* A flush for deletes comes at most once a second; an idle maintenance thread ends after
+ * MAINT_IDLE_SECONDS. */
+#define DELETE_FLUSH_GAP_MS 1000
+#define MAINT_IDLE_SECONDS 10
 /* What an open writes besides the WAL's first block and what recovery turns into tables:
  * a new MANIFEST and OPTIONS file, and quarry's catalogue and history records. */
 #define OPEN_SLACK_BYTES (1u << 20)
@@ -46,6 +58,17 @@ struct store {
      * seen a record still in the buffer (see settle_read). */
     _Atomic uint64_t wal_begun, wal_appended, wal_flushed;
     rowcache *rows; /* recently read values, for reads without a snapshot */
+    /* Background maintenance (store_open): flushes asked for by deletes and compactions
+     * of ranges, on one thread made on demand; under maint_mu. */
+    pthread_mutex_t maint_mu;
+    pthread_cond_t maint_cv; /* work queued, work done, the thread gone */
+    pthread_t maint_thread;
+    int maint_running;  /* a thread is there and will look at the queue */
+    int maint_joinable; /* a thread was made and not yet joined */
+    int maint_stop, maint_busy, flush_wanted;
+    struct range_job *ranges; /* to compact, oldest first */
+    long last_delete_flush_ms;
+    _Atomic uint64_t deletes; /* point deletes written since the last flush asked for */
     /* The first error of a WAL flush. RocksDB's writer refuses every later flush with
      * "Seen error", which names no cause; those report this one instead. */
     _Atomic(char *) wal_error;
@@ -81,7 +104,8 @@ typedef struct hook_list {
 
 struct store_batch {
     rocksdb_writebatch_t *wb;
-    mark_list marks; /* each key written, for the row cache */
+    uint32_t deletes; /* point deletes in wb */
+    mark_list marks;  /* each key written, for the row cache */
     hook_list hooks;
     int written; /* by its last write, for the hooks */
 };
@@ -93,7 +117,7 @@ static __thread struct staged {
     store *s;
     char *rep;
     size_t len, cap;
-    uint32_t count;
+    uint32_t count, deletes;
     mark_list marks;
     hook_list hooks;
 } tl_staged;
@@ -101,6 +125,7 @@ static __thread struct staged {
  * reports it: the writes it lost may have been answered by then. */
 static __thread char *tl_commit_error;
 static void commit_staged(int flush, char **e);
+static void note_deletes(store *s, uint32_t n);
 
 struct store_iter {
     rocksdb_iterator_t *it;
@@ -322,14 +347,28 @@ static char *lock_holder(const char *dir)
     return msg;
 }
 
-int store_open(const char *dir, int no_sync, int read_only, int in_memory, store **out,
-               char **errmsg)
+/* How cfg's budget is shared (store_config): the memtable's size, the row cache's and
+ * the block cache's. */
+static void share_budget(const store_config *cfg, size_t *memtable, size_t *rows, size_t *blocks)
 {
+    size_t budget = cfg->cache_bytes ? cfg->cache_bytes : STORE_DEFAULT_CACHE;
+    if (budget < STORE_MIN_CACHE) budget = STORE_MIN_CACHE;
+    *memtable = budget / 16 < MEMTABLE_BYTES ? budget / 16 : MEMTABLE_BYTES;
+    *rows = budget / ROW_SHARE;
+    *blocks = budget - 2 * *memtable - *rows;
+}
+
+int store_open(const char *dir, const store_config *cfg, store **out, char **errmsg)
+{
+    int no_sync = cfg->no_sync, read_only = cfg->read_only, in_memory = cfg->in_memory;
+    size_t memtable, row_bytes, block_bytes;
+    share_budget(cfg, &memtable, &row_bytes, &block_bytes);
     if (!read_only && !in_memory && check_space(dir, errmsg)) return -1;
     store *s = calloc(1, sizeof *s);
     /* Items read again and again skip RocksDB's lookup (a skiplist search through the
-     * memtable, then the files): 64k keys of values up to 2 KB, 32 MB at most. */
-    if (s) s->rows = rowcache_new(1 << 16, ROW_MAX_VALUE, 32 << 20);
+     * memtable, then the files): 64k keys of values up to 2 KB, the budget's share at
+     * most. */
+    if (s) s->rows = rowcache_new(1 << 16, ROW_MAX_VALUE, row_bytes);
     if (s) s->dir = strdup(dir);
     if (s == NULL || s->rows == NULL || s->dir == NULL) {
         if (s) rowcache_free(s->rows);
@@ -355,11 +394,17 @@ int store_open(const char *dir, int no_sync, int read_only, int in_memory, store
     }
     rocksdb_options_increase_parallelism(s->opts, 2);
     rocksdb_options_set_max_background_jobs(s->opts, 2);
-    /* An 8 MB memtable, not RocksDB's 64 MB. Under load, inserting into the memtable is a
-     * skiplist search that misses the CPU's caches level after level, and the smaller the
-     * skiplist the fewer misses. The price is that recent data leaves the memtable for the
-     * files sooner, where reading it (a Query's range) costs more. */
-    rocksdb_options_set_write_buffer_size(s->opts, MEMTABLE_BYTES);
+    /* An 8 MB memtable at most, not RocksDB's 64 MB. Under load, inserting into the
+     * memtable is a skiplist search that misses the CPU's caches level after level, and
+     * the smaller the skiplist the fewer misses. The price is that recent data leaves the
+     * memtable for the files sooner, where reading it (a Query's range) costs more. Two of
+     * them at most (the one filling and the one being flushed): past that writes wait. */
+    rocksdb_options_set_write_buffer_size(s->opts, memtable);
+    rocksdb_options_set_max_write_buffer_number(s->opts, 2);
+    rocksdb_options_set_db_write_buffer_size(s->opts, 2 * memtable);
+    /* Files where deletes crowd together are compacted soon, which drops the deletes
+     * (and what they delete) instead of leaving them for reads to step over. */
+    rocksdb_options_add_compact_on_deletion_collector_factory(s->opts, DELETE_WINDOW, DELETE_DENSE);
     rocksdb_options_set_compression(s->opts, rocksdb_lz4_compression);
     /* RocksDB's own LOG stays empty. Its writer ignores the error of a write that fails,
      * and the next line it writes to the same file trips an assertion in
@@ -392,13 +437,15 @@ int store_open(const char *dir, int no_sync, int read_only, int in_memory, store
     pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ADAPTIVE_NP);
     pthread_mutex_init(&s->write_mu, &ma);
     pthread_mutexattr_destroy(&ma);
+    pthread_mutex_init(&s->maint_mu, NULL);
+    pthread_cond_init(&s->maint_cv, NULL);
     /* A bloom filter of whole keys over the memtable (5% of its size): writes read the
      * current item first, and for a new item the filter answers "absent" without the
      * skiplist search. */
     rocksdb_options_set_memtable_prefix_bloom_size_ratio(s->opts, 0.05);
     rocksdb_options_set_memtable_whole_key_filtering(s->opts, 1);
     s->topts = rocksdb_block_based_options_create();
-    s->cache = rocksdb_cache_create_lru(256 << 20);
+    s->cache = rocksdb_cache_create_lru(block_bytes);
     rocksdb_block_based_options_set_block_cache(s->topts, s->cache);
     s->filter = rocksdb_filterpolicy_create_bloom_full(10);
     rocksdb_block_based_options_set_filter_policy(s->topts, s->filter);
@@ -431,6 +478,199 @@ int store_open(const char *dir, int no_sync, int read_only, int in_memory, store
     }
     *out = s;
     return 0;
+}
+
+/* ---- background maintenance: flushes asked for by deletes, compactions of ranges ---- */
+
+struct range_job {
+    struct range_job *next;
+    size_t bl, el;
+    char *begin, *end;
+};
+
+static long mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
+}
+
+/* Under maint_mu: waits on maint_cv until ms (CLOCK_REALTIME, as pthread_cond_timedwait). */
+static int maint_wait_ms(store *s, long ms)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += ms / 1000;
+    ts.tv_nsec += (ms % 1000) * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    return pthread_cond_timedwait(&s->maint_cv, &s->maint_mu, &ts);
+}
+
+/* Flushes the memtable, so that the deletes in it reach a file that the compact-on-deletion
+ * collector can mark. Errors are RocksDB's to report at the next write. */
+static void flush_memtable(store *s)
+{
+    rocksdb_flushoptions_t *fo = rocksdb_flushoptions_create();
+    rocksdb_flushoptions_set_wait(fo, 1);
+    char *e = NULL;
+    rocksdb_flush(s->db, fo, &e);
+    free(e);
+    rocksdb_flushoptions_destroy(fo);
+}
+
+/* Compacts [begin, end) without keeping RocksDB's own compactions waiting meanwhile;
+ * store_close cancels it. */
+static void compact(store *s, const struct range_job *j)
+{
+    rocksdb_compactoptions_t *co = rocksdb_compactoptions_create();
+    rocksdb_compactoptions_set_exclusive_manual_compaction(co, 0);
+    rocksdb_compact_range_opt(s->db, co, j->begin, j->bl, j->end, j->el);
+    rocksdb_compactoptions_destroy(co);
+}
+
+static void *maint_main(void *arg)
+{
+    store *s = arg;
+    pthread_mutex_lock(&s->maint_mu);
+    for (;;) {
+        if (s->maint_stop) break;
+        if (s->flush_wanted) {
+            long wait = s->last_delete_flush_ms + DELETE_FLUSH_GAP_MS - mono_ms();
+            if (wait > 0 && s->last_delete_flush_ms) {
+                maint_wait_ms(s, wait);
+                continue;
+            }
+            s->flush_wanted = 0;
+            s->maint_busy = 1;
+            pthread_mutex_unlock(&s->maint_mu);
+            flush_memtable(s);
+            pthread_mutex_lock(&s->maint_mu);
+            s->last_delete_flush_ms = mono_ms();
+            s->maint_busy = 0;
+            pthread_cond_broadcast(&s->maint_cv);
+            continue;
+        }
+        struct range_job *j = s->ranges;
+        if (j) {
+            s->ranges = j->next;
+            s->maint_busy = 1;
+            pthread_mutex_unlock(&s->maint_mu);
+            compact(s, j);
+            free(j->begin);
+            free(j->end);
+            free(j);
+            pthread_mutex_lock(&s->maint_mu);
+            s->maint_busy = 0;
+            pthread_cond_broadcast(&s->maint_cv);
+            continue;
+        }
+        if (maint_wait_ms(s, MAINT_IDLE_SECONDS * 1000L) != 0 && !s->flush_wanted &&
+            s->ranges == NULL)
+            break; /* idle: made again when there is work */
+    }
+    s->maint_running = 0;
+    pthread_cond_broadcast(&s->maint_cv);
+    pthread_mutex_unlock(&s->maint_mu);
+    return NULL;
+}
+
+/* Under maint_mu: makes sure a thread will look at what was just queued. -1 if none can
+ * be made (the work stays queued for the next request, or is dropped at the close). */
+static int maint_wake(store *s)
+{
+    if (s->maint_running) {
+        pthread_cond_broadcast(&s->maint_cv);
+        return 0;
+    }
+    if (s->maint_joinable) pthread_join(s->maint_thread, NULL); /* it has ended, or is ending */
+    s->maint_joinable = 0;
+    if (pthread_create(&s->maint_thread, NULL, maint_main, s) != 0) return -1;
+    s->maint_running = s->maint_joinable = 1;
+    return 0;
+}
+
+/* After n point deletes were written: once STORE_DELETE_FLUSH have gathered, a flush. */
+static void note_deletes(store *s, uint32_t n)
+{
+    if (n == 0) return;
+    if (atomic_fetch_add(&s->deletes, n) + n < STORE_DELETE_FLUSH) return;
+    if (atomic_exchange(&s->deletes, 0) < STORE_DELETE_FLUSH) return; /* another took it */
+    pthread_mutex_lock(&s->maint_mu);
+    if (!s->maint_stop) {
+        s->flush_wanted = 1;
+        maint_wake(s);
+    }
+    pthread_mutex_unlock(&s->maint_mu);
+}
+
+int store_compact_range(store *s, const void *begin, size_t bl, const void *end, size_t el)
+{
+    struct range_job *j = calloc(1, sizeof *j);
+    if (j) j->begin = malloc(bl ? bl : 1);
+    if (j) j->end = malloc(el ? el : 1);
+    if (j == NULL || j->begin == NULL || j->end == NULL) {
+        if (j) free(j->begin);
+        free(j);
+        return -1;
+    }
+    memcpy(j->begin, begin, bl);
+    memcpy(j->end, end, el);
+    j->bl = bl;
+    j->el = el;
+    pthread_mutex_lock(&s->maint_mu);
+    struct range_job **at = &s->ranges;
+    while (*at)
+        at = &(*at)->next;
+    *at = j;
+    int rc = s->maint_stop ? -1 : maint_wake(s);
+    pthread_mutex_unlock(&s->maint_mu);
+    return rc;
+}
+
+int store_settle(store *s)
+{
+    pthread_mutex_lock(&s->maint_mu);
+    while (s->maint_running && (s->flush_wanted || s->ranges || s->maint_busy))
+        pthread_cond_wait(&s->maint_cv, &s->maint_mu);
+    pthread_mutex_unlock(&s->maint_mu);
+    /* Then what RocksDB itself scheduled: the flushes and the compactions of marked files. */
+    static const char *const busy[] = {
+        "rocksdb.num-running-flushes", "rocksdb.num-running-compactions",
+        "rocksdb.compaction-pending", "rocksdb.mem-table-flush-pending"};
+    for (int tries = 0; tries < 6000; tries++) {
+        int any = 0;
+        for (size_t i = 0; i < sizeof busy / sizeof *busy; i++) {
+            uint64_t v = 0;
+            if (rocksdb_property_int(s->db, busy[i], &v) == 0 && v) any = 1;
+        }
+        if (!any) return 0;
+        usleep(10000);
+    }
+    return -1;
+}
+
+/* Stops the maintenance thread, cancelling a compaction it runs, and drops what is queued
+ * (RocksDB compacts it in time). */
+static void maint_stop(store *s)
+{
+    pthread_mutex_lock(&s->maint_mu);
+    s->maint_stop = 1;
+    int joinable = s->maint_joinable;
+    if (s->maint_running && s->db) rocksdb_disable_manual_compaction(s->db);
+    pthread_cond_broadcast(&s->maint_cv);
+    pthread_mutex_unlock(&s->maint_mu);
+    if (joinable) pthread_join(s->maint_thread, NULL);
+    s->maint_joinable = 0;
+    while (s->ranges) {
+        struct range_job *j = s->ranges;
+        s->ranges = j->next;
+        free(j->begin);
+        free(j->end);
+        free(j);
+    }
 }
 
 /* What store_close reports of a WAL write that failed (said): that nothing acknowledged
@@ -470,6 +710,7 @@ int store_close(store *s, char **errmsg)
     int rc = first || e ? -1 : 0;
     char *said = rc ? describe(first ? first : e) : NULL;
     free(e);
+    maint_stop(s);
     if (s->db) rocksdb_close(s->db);
     rocksdb_writeoptions_destroy(s->wopts);
     rocksdb_writeoptions_destroy(s->wopts_nosync);
@@ -480,6 +721,8 @@ int store_close(store *s, char **errmsg)
     rocksdb_cache_destroy(s->cache);
     rowcache_free(s->rows);
     pthread_mutex_destroy(&s->write_mu);
+    pthread_mutex_destroy(&s->maint_mu);
+    pthread_cond_destroy(&s->maint_cv);
     if (rc && errmsg) *errmsg = close_message(s->dir, said ? said : "a write failed");
     free(said);
     free(atomic_load(&s->wal_error));
@@ -674,6 +917,7 @@ void store_batch_put_cached(store_batch *b, const void *k, size_t kl, const void
 void store_batch_delete(store_batch *b, const void *k, size_t kl)
 {
     rocksdb_writebatch_delete(b->wb, k, kl);
+    b->deletes++;
     marks_add(&b->marks, rowcache_hash(k, kl), NULL);
 }
 
@@ -695,6 +939,7 @@ void store_batch_clear(store_batch *b)
     rocksdb_writebatch_clear(b->wb);
     marks_clear(&b->marks);
     b->written = 0;
+    b->deletes = 0;
 }
 
 void store_batch_free(store_batch *b)
@@ -747,9 +992,11 @@ static void commit_staged(int flush, char **e)
     pthread_mutex_unlock(&s->write_mu);
     rocksdb_writebatch_destroy(wb);
     if (*e) note_commit_error(*e);
+    if (written) note_deletes(s, st->deletes);
     st->s = NULL;
     st->len = 0;
     st->count = 0;
+    st->deletes = 0;
     if (st->cap > STAGED_KEEP) {
         free(st->rep);
         st->rep = NULL;
@@ -841,6 +1088,8 @@ static int stage(store *s, store_batch *b)
     memcpy(st->rep + st->len, rep + 12, n - 12);
     st->len += n - 12;
     st->count += (uint32_t)rocksdb_writebatch_count(b->wb);
+    st->deletes += b->deletes;
+    b->deletes = 0;
     st->s = s;
     rowcache_write_begin(s->rows, b->marks.at, b->marks.n, 0);
     marks_move(&st->marks, &b->marks);
@@ -866,6 +1115,7 @@ static int write_with(store *s, rocksdb_writeoptions_t *wo, store_batch *b, qr_e
     if (s->one_writer) pthread_mutex_unlock(&s->write_mu);
     rowcache_write_end(s->rows, b->marks.at, b->marks.n, b->marks.all, e == NULL);
     b->written = e == NULL;
+    if (e == NULL) note_deletes(s, b->deletes);
     if (e == NULL && s->manual_flush) {
         if (!tl_defer)
             flush_wal(s, &e);

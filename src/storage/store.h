@@ -14,13 +14,47 @@ typedef struct store_batch store_batch;
 typedef struct store_iter store_iter;
 typedef struct store_snapshot store_snapshot;
 
-/* Opens or creates the store in dir, creating dir's missing parents too; read_only: opens
- * what exists, without taking its lock (another process may hold it), as it is at the open,
- * and refuses every write; in_memory: in RocksDB's in-memory environment, where dir only
- * names it and nothing reaches a file. On failure returns -1 and sets *errmsg (malloc'd),
- * which, when another process holds dir, names that process. */
-int store_open(const char *dir, int no_sync, int read_only, int in_memory, store **out,
-               char **errmsg);
+/* The memory budget when none is given: 256 MB. */
+#define STORE_DEFAULT_CACHE ((size_t)256 << 20)
+/* The smallest budget store_open accepts: 8 MB. */
+#define STORE_MIN_CACHE ((size_t)8 << 20)
+
+typedef struct store_config {
+    int no_sync;   /* writes are acknowledged before the WAL is fsync'd */
+    int read_only; /* opens what exists, without taking its lock (another process may
+                      hold it), as it is at the open, and refuses every write */
+    int in_memory; /* in RocksDB's in-memory environment: dir only names it, nothing
+                      reaches a file */
+    /* One budget, in bytes, for what the store keeps in memory: the memtables (two of
+     * cache_bytes / 16, at most 8 MB each), the row cache (cache_bytes / 8) and RocksDB's
+     * block cache (the rest, which also holds the files' index and filter blocks). 0:
+     * STORE_DEFAULT_CACHE; less than STORE_MIN_CACHE counts as that. */
+    size_t cache_bytes;
+} store_config;
+
+/* Opens or creates the store in dir as cfg says, creating dir's missing parents too. On
+ * failure returns -1 and sets *errmsg (malloc'd), which, when another process holds dir,
+ * names that process.
+ *
+ * Deletes are kept from piling up as tombstones that reads step over: a range that a
+ * range deletion emptied (store_compact_range) is compacted in the background, and once
+ * STORE_DELETE_FLUSH point deletes have reached the memtable it is flushed, so that
+ * RocksDB's compact-on-deletion collector marks the files dense with deletes and its
+ * compactions drop them. That work runs on one thread, made when there is some to do
+ * and gone after a while without. */
+int store_open(const char *dir, const store_config *cfg, store **out, char **errmsg);
+
+/* The point deletes that make the store flush its memtable (see store_open). */
+#define STORE_DELETE_FLUSH 4096
+
+/* Compacts [begin, end) in the background: for a range emptied by a range deletion (a
+ * dropped table or index), so that its space comes back and reads no longer meet the
+ * deletion. Returns at once; -1 if out of memory (nothing is lost: the range is compacted
+ * by RocksDB in time). */
+int store_compact_range(store *s, const void *begin, size_t bl, const void *end, size_t el);
+/* Waits until the background work asked so far (flushes and compactions) is done. For
+ * tests and benchmarks; 0, or -1 when the store is read-only. */
+int store_settle(store *s);
 /* Closes the store, first writing what this thread staged and handing the WAL to the
  * operating system. Returns 0, or -1 when a write to the WAL failed while it was open (a
  * full disk, say: what failed was never acknowledged) or that last write did, and sets

@@ -290,7 +290,8 @@ static void test_no_stale_reads(const char *dir, int no_sync)
 {
     run r = {0};
     char *msg = NULL;
-    CHECK(store_open(dir, no_sync, 0, 0, &r.s, &msg) == 0, "open: %s", msg ? msg : "");
+    store_config sc = {.no_sync = no_sync};
+    CHECK(store_open(dir, &sc, &r.s, &msg) == 0, "open: %s", msg ? msg : "");
     if (r.s == NULL) return;
     pthread_t th[WRITERS + READERS];
     worker ws[WRITERS + READERS];
