@@ -1219,7 +1219,8 @@ double model_attr_size(const m_attr *a)
 
 /* ---- access patterns ---- */
 
-static const char *const kind_names[] = {"get", "query", "put", "update", "delete", "transaction"};
+static const char *const kind_names[] = {"get",    "query",       "put", "update",
+                                         "delete", "transaction", NULL};
 
 const char *model_kind_name(m_kind k)
 {
