@@ -45,7 +45,7 @@ static int add(ck_report *r, ck_severity sev, const char *rule, const char *subj
 
 static const m_given *given(const m_pattern *p, const char *name)
 {
-    for (size_t i = 0; i < p->ngiven; i++)
+    for (size_t i = 0; p && i < p->ngiven; i++)
         if (strcmp(p->given[i].name, name) == 0) return &p->given[i];
     return NULL;
 }
@@ -2716,6 +2716,101 @@ static int rule_cql_ttl(ck_report *r)
                   e->table->name, e->table->name)))
             return -1;
     }
+    return 0;
+}
+
+/* ---- money ---- */
+
+double check_cost_on_demand(const model_prices *p, double read_units, double write_units)
+{
+    return p->hours_per_month * 3600 *
+           (read_units * p->read_per_million + write_units * p->write_per_million) / 1e6;
+}
+
+double check_cost_provisioned(const model_prices *p, double read_units, double write_units)
+{
+    return p->hours_per_month * (read_units * p->rcu_hour + write_units * p->wcu_hour);
+}
+
+/* DynamoDB bills 100 bytes of overhead with every stored item, in tables and indexes. */
+#define CK_ITEM_OVERHEAD 100.0
+
+static void cost_add(ck_cost *c, const model_prices *p, double rcu, double wcu, double bytes)
+{
+    c->read_units += rcu;
+    c->write_units += wcu;
+    c->on_demand += check_cost_on_demand(p, rcu, wcu);
+    c->provisioned += check_cost_provisioned(p, rcu, wcu);
+    c->storage_gb += bytes / 1073741824.0;
+    c->storage += bytes / 1073741824.0 * p->storage_gb_month;
+}
+
+static void cost_sum(ck_cost *into, const ck_cost *c)
+{
+    into->read_units += c->read_units;
+    into->write_units += c->write_units;
+    into->on_demand += c->on_demand;
+    into->provisioned += c->provisioned;
+    into->storage_gb += c->storage_gb;
+    into->storage += c->storage;
+}
+
+int check_price(ck_report *r, const model_prices *pr)
+{
+    const qr_model *m = r->model;
+    ck_money *mo = ck_arena_alloc(&r->arena, sizeof *mo);
+    if (mo == NULL) return -1;
+    mo->prices = *pr;
+    mo->patterns = ck_arena_alloc(&r->arena, (r->nplans + 1) * sizeof *mo->patterns);
+    mo->tables = ck_arena_alloc(&r->arena, (m->ntables + 1) * sizeof *mo->tables);
+    if (mo->patterns == NULL || mo->tables == NULL) return -1;
+    for (size_t ti = 0; ti < m->ntables; ti++) {
+        mo->tables[ti].idx = ck_arena_alloc(&r->arena, (m->tables[ti].nidx + 1) * sizeof(ck_cost));
+        if (mo->tables[ti].idx == NULL) return -1;
+    }
+    /* reads: on the path that serves them */
+    for (size_t i = 0; i < r->nplans; i++) {
+        const ck_plan *pl = &r->plans[i];
+        const m_pattern *p = pl->pattern;
+        if (!pl->served || !is_read(p->kind) || p->rps <= 0 || pl->path.table->cql) continue;
+        ck_table_cost *tc = &mo->tables[pl->path.table - m->tables];
+        double rcu = plan_read_load(pl);
+        cost_add(pl->path.index ? &tc->idx[pl->path.index - pl->path.table->idx] : &tc->base, pr,
+                 rcu, 0, 0);
+        cost_add(&mo->patterns[i], pr, rcu, 0, 0);
+        mo->priced = 1;
+    }
+    /* writes: every path of every entity written; items: every path at the entity's count */
+    for (size_t ei = 0; ei < m->nentities; ei++) {
+        const m_entity *e = &m->entities[ei];
+        if (e->table->cql) continue;
+        ck_table_cost *tc = &mo->tables[e->table - m->tables];
+        ck_path paths[1 + QR_MODEL_MAX_INDEXES];
+        size_t np = check_paths(e, paths);
+        for (size_t k = 0; k < np; k++) {
+            ck_cost *c = paths[k].index ? &tc->idx[paths[k].index - e->table->idx] : &tc->base;
+            double items = e->count * (paths[k].index ? sparse_share(NULL, e, &paths[k]) : 1);
+            double size = paths[k].index ? projected_size(e, &paths[k]) : model_item_size(e);
+            cost_add(c, pr, 0, 0, items * (size + CK_ITEM_OVERHEAD));
+            if (e->count > 0) mo->priced = 1;
+            for (size_t i = 0; i < r->nplans; i++) {
+                const m_pattern *p = r->plans[i].pattern;
+                if (p->rps <= 0 || !writes_entity(p, e)) continue;
+                double wcu = p->rps * pattern_write_units(p, e, &paths[k]);
+                cost_add(c, pr, 0, wcu, 0);
+                cost_add(&mo->patterns[i], pr, 0, wcu, 0);
+                mo->priced = 1;
+            }
+        }
+    }
+    for (size_t ti = 0; ti < m->ntables; ti++) {
+        ck_table_cost *tc = &mo->tables[ti];
+        cost_sum(&tc->total, &tc->base);
+        for (size_t i = 0; i < m->tables[ti].nidx; i++)
+            cost_sum(&tc->total, &tc->idx[i]);
+        cost_sum(&mo->total, &tc->total);
+    }
+    r->money = mo;
     return 0;
 }
 

@@ -40,6 +40,45 @@ typedef struct ck_plan {
     const char *text;          /* the whole plan as one line for people */
 } ck_plan;
 
+/* A price table (share/quarry/prices.yaml's form: docs/model.md). */
+typedef struct model_prices {
+    double read_per_million, write_per_million; /* on demand, per million request units */
+    double rcu_hour, wcu_hour;                  /* provisioned, per capacity unit and hour */
+    double storage_gb_month;                    /* per GB stored a month */
+    double hours_per_month;
+    char region[64];
+    char source[256]; /* where the prices come from, and as of when */
+    char date[32];
+    char path[512];
+} model_prices;
+
+/* Read and write units per second and what they cost a month: on demand (request units)
+ * and provisioned (capacity for that average load, no headroom); storage apart, the same
+ * in both modes. */
+typedef struct ck_cost {
+    double read_units, write_units; /* per second */
+    double on_demand, provisioned;  /* a month, storage not included */
+    double storage_gb, storage;     /* GB stored and its monthly price */
+} ck_cost;
+
+typedef struct ck_table_cost {
+    ck_cost base;  /* the table's own writes, reads and items */
+    ck_cost *idx;  /* one per index of the table, in its order */
+    ck_cost total; /* base and every index */
+} ck_table_cost;
+
+typedef struct ck_money {
+    model_prices prices;
+    ck_cost *patterns;     /* one per plan (reads, or writes of every path they touch) */
+    ck_table_cost *tables; /* one per model table; CQL tables stay zero */
+    ck_cost total;
+    int priced; /* some pattern declares an rps or some entity a count */
+} ck_money;
+
+/* The monthly price of units per second at prices p. */
+double check_cost_on_demand(const model_prices *p, double read_units, double write_units);
+double check_cost_provisioned(const model_prices *p, double read_units, double write_units);
+
 typedef struct ck_report {
     ck_arena arena;        /* owns plans, findings and their strings */
     const qr_model *model; /* borrowed */
@@ -48,6 +87,7 @@ typedef struct ck_report {
     ck_finding *findings;
     size_t nfindings, cap;
     int errors, warnings, notes;
+    ck_money *money; /* set by check_price, else NULL */
 } ck_report;
 
 /* Plans every access pattern (the table or index and the exact DynamoDB operation that
@@ -59,6 +99,11 @@ typedef struct ck_report {
  * severity error do not make this fail; only running out of memory does). */
 int check_run(const qr_model *m, ck_report **out, qr_err *err);
 void check_free(ck_report *r);
+
+/* Prices r's model at p: each pattern, each table and index (their writes and reads at the
+ * declared rates, their items at the declared counts), into r->money. DynamoDB tables
+ * only. Returns 0, or -1 when memory runs out. */
+int check_price(ck_report *r, const model_prices *p);
 
 /* The entity's paths: the base table first, then each index it has keys for. Returns the
  * count (at most 1 + e->nkeys) written to out. */

@@ -1294,7 +1294,7 @@ static int load_pattern(loader *L, const doc_node *n, m_pattern *p)
             bad |= fail(L, doc_get(n, "kind"),
                         "kind must be get, query, put, update, delete or transaction, not "
                         "'%s'%s",
-                        kind, list_hint(kind, kind_names));
+                        kind, hint(kind, name_in_list, kind_names, 6));
         else
             p->kind = (m_kind)k;
     }

@@ -50,9 +50,16 @@ int model_prices_load(const char *path, model_prices *out, qr_err *err)
         out->rcu_hour = scalar_number(root, "provisioned.rcu_hour", &ok);
         out->wcu_hour = scalar_number(root, "provisioned.wcu_hour", &ok);
         out->hours_per_month = scalar_number(root, "hours_per_month", &ok);
-        const doc_node *region = doc_get(root, "region");
-        snprintf(out->region, sizeof out->region, "%s",
-                 region && region->kind == DOC_SCALAR ? region->str : "");
+        int has_storage = 1;
+        out->storage_gb_month = scalar_number(root, "storage.gb_month", &has_storage);
+        if (!has_storage) out->storage_gb_month = 0;
+        const char *const names[] = {"region", "source", "date"};
+        char *const dest[] = {out->region, out->source, out->date};
+        const size_t sizes[] = {sizeof out->region, sizeof out->source, sizeof out->date};
+        for (int i = 0; i < 3; i++) {
+            const doc_node *v = doc_get(root, names[i]);
+            snprintf(dest[i], sizes[i], "%s", v && v->kind == DOC_SCALAR ? v->str : "");
+        }
         snprintf(out->path, sizeof out->path, "%s", path);
         if (!ok)
             rc = err_set(err, QR_E_VALIDATION,
@@ -74,12 +81,8 @@ static double num(const json_t *o, const char *key)
 /* Monthly costs of rate requests a second each using read and write units. */
 static json_t *costs(const model_prices *pr, double rate, double read, double write)
 {
-    double seconds = pr->hours_per_month * 3600;
-    double on_demand =
-        rate * seconds * (read * pr->read_per_million + write * pr->write_per_million) / 1e6;
-    double provisioned =
-        pr->hours_per_month * (rate * read * pr->rcu_hour + rate * write * pr->wcu_hour);
-    return json_pack("{s:f,s:f}", "OnDemand", on_demand, "Provisioned", provisioned);
+    return json_pack("{s:f,s:f}", "OnDemand", check_cost_on_demand(pr, rate * read, rate * write),
+                     "Provisioned", check_cost_provisioned(pr, rate * read, rate * write));
 }
 
 /* The largest declared `hottest` share among the partition-key variables of the

@@ -14,6 +14,11 @@
 /* report.c: the check report for people (ANSI colours when color is set) or as JSON
  * (a new reference the caller decrefs; NULL when memory runs out). */
 void model_report_text(const ck_report *r, FILE *f, int color);
+/* The monthly costs of check_price (nothing when r->money is NULL), for check and render. */
+void model_money_text(const ck_report *r, FILE *f);
+/* The price table's file as reports name it: the shipped one as share/quarry/prices.yaml
+ * wherever it was found, another as given. */
+const char *model_prices_name(const model_prices *p);
 json_t *model_report_json(const ck_report *r);
 
 /* render.c: the single-table layout with example items and each index's view. */
@@ -57,14 +62,8 @@ json_t *model_export_create_table(const qr_model *m, const m_table *t);
  * DynamoDB API at endpoint, logging each step to log. */
 int model_apply(const qr_model *m, const char *endpoint, FILE *log, qr_err *err);
 
-/* observe.c: `quarry model observe`. A price table (share/quarry/prices.yaml's form). */
-typedef struct model_prices {
-    double read_per_million, write_per_million; /* on demand, per million request units */
-    double rcu_hour, wcu_hour;                  /* provisioned, per capacity unit and hour */
-    double hours_per_month;
-    char region[64];
-    char path[512];
-} model_prices;
+/* observe.c: `quarry model observe`, and the price table (model_prices, check.h) it and
+ * check_price use, read from share/quarry/prices.yaml's form. */
 int model_prices_load(const char *path, model_prices *out, qr_err *err);
 /* Reads QuarryDescribeModel (and, for each table, its hottest partition keys) from the
  * server at endpoint and sets the declared figures beside the observed ones, with monthly

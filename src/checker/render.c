@@ -140,4 +140,5 @@ void model_render_text(const ck_report *rc, FILE *f)
     fprintf(f, "Access patterns\n");
     for (size_t i = 0; i < r->nplans; i++)
         fprintf(f, "  %-28s %s\n", r->plans[i].pattern->name, r->plans[i].text);
+    model_money_text(r, f);
 }

@@ -56,6 +56,51 @@ static void html_rows(FILE *f, const qr_model *m, const char *pkn, const char *s
     fputs("</tbody></table>\n", f);
 }
 
+static void html_cost_row(FILE *f, const char *what, const char *name, const ck_cost *c)
+{
+    fputs("<tr><td>", f);
+    esc(f, what);
+    if (name) {
+        fputs(" ", f);
+        esc(f, name);
+    }
+    fprintf(f, "</td><td>%.1f</td><td>%.1f</td><td>%.2f</td><td>$%.2f</td><td>$%.2f</td></tr>\n",
+            c->write_units, c->read_units, c->storage_gb, c->on_demand + c->storage,
+            c->provisioned + c->storage);
+}
+
+/* The monthly costs of check_price, per table, index and pattern. */
+static void html_money(FILE *f, const ck_report *r)
+{
+    const ck_money *mo = r->money;
+    if (mo == NULL || !mo->priced) return;
+    fputs("<h2>Monthly cost</h2>\n<p>Prices of ", f);
+    esc(f, mo->prices.region[0] ? mo->prices.region : "an unnamed region");
+    if (mo->prices.date[0]) {
+        fputs(" as of ", f);
+        esc(f, mo->prices.date);
+    }
+    fputs(" (", f);
+    esc(f, model_prices_name(&mo->prices));
+    fputs("); storage included.</p>\n<table><thead><tr><th>what</th><th>WCU/s</th><th>RCU/s</th>"
+          "<th>GB stored</th><th>on demand</th><th>provisioned</th></tr></thead><tbody>\n",
+          f);
+    const qr_model *m = r->model;
+    for (size_t ti = 0; ti < m->ntables; ti++) {
+        const m_table *t = &m->tables[ti];
+        if (t->cql) continue;
+        html_cost_row(f, "table", t->name, &mo->tables[ti].total);
+        for (size_t i = 0; t->nidx && i < t->nidx; i++)
+            html_cost_row(f, t->idx[i].local ? "table's LSI" : "table's GSI", t->idx[i].name,
+                          &mo->tables[ti].idx[i]);
+    }
+    for (size_t i = 0; i < r->nplans; i++)
+        if (mo->patterns[i].read_units > 0 || mo->patterns[i].write_units > 0)
+            html_cost_row(f, "pattern", r->plans[i].pattern->name, &mo->patterns[i]);
+    html_cost_row(f, "total", NULL, &mo->total);
+    fputs("</tbody></table>\n", f);
+}
+
 void model_render_html(const ck_report *rc, FILE *f)
 {
     ck_report *r = (ck_report *)rc;
@@ -160,5 +205,7 @@ void model_render_html(const ck_report *rc, FILE *f)
         esc(f, pl->text);
         fputs("</td></tr>\n", f);
     }
-    fputs("</tbody></table>\n</body></html>\n", f);
+    fputs("</tbody></table>\n", f);
+    html_money(f, r);
+    fputs("</body></html>\n", f);
 }

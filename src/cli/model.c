@@ -14,8 +14,8 @@
 static int usage(FILE *f)
 {
     fprintf(f,
-            "usage: quarry model check FILE [--json]\n"
-            "       quarry model render FILE [--html]\n"
+            "usage: quarry model check FILE [--json] [--prices FILE]\n"
+            "       quarry model render FILE [--html] [--prices FILE]\n"
             "       quarry model export FILE --format "
             "cloudformation|terraform|cql|workbench|electrodb\n"
             "       quarry model apply FILE --endpoint URL [--force]\n"
@@ -215,6 +215,26 @@ static const char *prices_path(const opts *o, char *buf, size_t cap)
     return buf;
 }
 
+/* Monthly costs for check and render: a price table given with --prices must load; the
+ * default one missing only leaves the costs out (said on stderr). */
+static int price(const opts *o, ck_report *r)
+{
+    char buf[4200];
+    qr_err err;
+    err_init(&err);
+    model_prices prices;
+    if (model_prices_load(prices_path(o, buf, sizeof buf), &prices, &err)) {
+        fprintf(stderr, "quarry model: %s%s\n", err.msg, o->prices ? "" : "; costs left out");
+        err_clear(&err);
+        return o->prices ? -1 : 0;
+    }
+    if (check_price(r, &prices)) {
+        fprintf(stderr, "quarry model: out of memory pricing the model\n");
+        return -1;
+    }
+    return 0;
+}
+
 static int cmd_observe(const opts *o)
 {
     if (o->endpoint == NULL) {
@@ -385,6 +405,11 @@ int cli_model(int argc, char **argv)
                                 o.json && strcmp(sub, "check") == 0, &m, &r))
         return 2;
     int rc = 0;
+    if ((strcmp(sub, "check") == 0 || strcmp(sub, "render") == 0) && price(&o, r)) {
+        check_free(r);
+        model_free(m);
+        return 2;
+    }
     if (strcmp(sub, "check") == 0)
         rc = cmd_check(&o, m, r);
     else if (strcmp(sub, "render") == 0) {

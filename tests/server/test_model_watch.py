@@ -387,8 +387,9 @@ def test_same_transaction_copy_left_stale(start, tmp_path):
     """With the copies kept "same-transaction", a TransactWriteItems that renames a
     customer without rewriting the orders' customerName is a StaleCopy finding."""
     orders = os.path.join(os.path.dirname(MODEL), "..", "..", "..", "examples", "orders.yaml")
+    # fan_out: the copies one rename rewrites must fit one TransactWriteItems (model check)
     text = open(orders).read().replace("strategy: accepted-staleness\n    staleness: 1d",
-                                       "strategy: same-transaction")
+                                       "strategy: same-transaction\n    fan_out: 20")
     assert "strategy: same-transaction" in text
     model = tmp_path / "orders.yaml"
     model.write_text(text)
