@@ -21,9 +21,13 @@ void model_money_text(const ck_report *r, FILE *f);
 const char *model_prices_name(const model_prices *p);
 json_t *model_report_json(const ck_report *r);
 
-/* render.c: the single-table layout with example items and each index's view. */
+/* render.c: the single-table layout with example items and each index's view; the HTML
+ * page shows the check's findings too. */
 void model_render_text(const ck_report *r, FILE *f);
 void model_render_html(const ck_report *r, FILE *f);
+/* The HTML page of a model file that does not load: errs (in file order) listed, and each
+ * beside its line of the file at path. */
+void model_render_html_load_errors(const char *path, const model_errors *errs, FILE *f);
 
 /* export_*.c: table definitions. Return 0, or -1 with err set. */
 int model_export_cloudformation(const qr_model *m, FILE *f, qr_err *err);

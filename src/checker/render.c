@@ -2,18 +2,32 @@
  * draw it (partition key, sort key, item type, the patterns each item shape serves), with
  * example items generated from the key templates, then each index's view of them.
  *
- * This file builds the rows and writes them as text; render_html.c writes the same rows
- * as a page. The examples are illustrations made from the formats; they are not data. */
+ * This file builds the rows, places the check's findings on the model's elements and
+ * writes the rows as text; render_html.c writes the same rows and findings as a page. The
+ * examples are illustrations made from the formats; they are not data. */
 #include "checker/render.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+/* Two key values as DynamoDB orders them: numbers by value, strings and binaries by
+ * their bytes (UTF-8 order for strings). */
+static int key_cmp(const char *a, const char *b, char type)
+{
+    if (type == 'N') {
+        double x = strtod(a, NULL), y = strtod(b, NULL);
+        if (x != y) return x < y ? -1 : 1;
+    }
+    return strcmp(a, b);
+}
+
 static int row_cmp(const void *a, const void *b)
 {
     const row *x = a, *y = b;
-    int c = strcmp(x->pk, y->pk);
-    return c ? c : strcmp(x->sk, y->sk);
+    int c = key_cmp(x->pk, y->pk, x->pktype);
+    if (c == 0) c = key_cmp(x->sk, y->sk, x->sktype);
+    if (c == 0) c = strcmp(x->tpk, y->tpk); /* equal index keys: any order, but always one */
+    return c ? c : strcmp(x->tsk, y->tsk);
 }
 
 /* Names of the patterns that use entity e through index ix (NULL: the base table). */
@@ -33,13 +47,14 @@ static const char *serves(ck_report *r, const m_entity *e, const m_index *ix)
     return ck_arena_printf(&r->arena, "%s", buf[0] ? buf : "-");
 }
 
-/* The rows of table t (ix NULL) or of index ix, sorted as DynamoDB stores them. */
 row *render_collect(ck_report *r, const m_table *t, const m_index *ix, size_t *n)
 {
     const qr_model *m = r->model;
-    row *rows = calloc(m->nentities * RENDER_EXAMPLES + 1, sizeof *rows);
+    row *rows = calloc(m->nentities * RENDER_PARTITIONS * RENDER_EXAMPLES + 1, sizeof *rows);
     *n = 0;
     if (rows == NULL) return NULL;
+    const m_keyattr *pkk = ix ? (ix->local ? &t->pk : &ix->pk) : &t->pk;
+    const m_keyattr *skk = ix ? &ix->sk : &t->sk;
     for (size_t ei = 0; ei < m->nentities; ei++) {
         const m_entity *e = &m->entities[ei];
         if (e->table != t) continue;
@@ -48,21 +63,126 @@ row *render_collect(ck_report *r, const m_table *t, const m_index *ix, size_t *n
         const m_template *pk = ix ? (ix->local ? &e->pk : &k->pk) : &e->pk;
         const m_template *sk = ix ? &k->sk : &e->sk;
         const char *sv = serves(r, e, ix);
-        for (int v = 0; v < RENDER_EXAMPLES; v++) {
-            if (ix && !check_item_in_index(e, k, v)) continue;
-            row *w = &rows[*n];
-            check_item_key(e, pk, v, w->pk, RENDER_CELL);
-            if (sk->text) check_item_key(e, sk, v, w->sk, RENDER_CELL);
-            w->e = e;
-            w->serves = sv;
-            int dup = 0;
-            for (size_t i = 0; i < *n; i++)
-                dup |= strcmp(rows[i].pk, w->pk) == 0 && strcmp(rows[i].sk, w->sk) == 0;
-            if (!dup) (*n)++;
-        }
+        int items = model_template_is_constant(&e->sk) ? 1 : RENDER_EXAMPLES;
+        for (int part = 0; part < RENDER_PARTITIONS; part++)
+            for (int v = 0; v < items; v++) {
+                int ex = part * RENDER_EXAMPLES + v; /* distinct items across partitions */
+                if (ix && !check_partition_in_index(e, k, part, ex)) continue;
+                row *w = &rows[*n];
+                check_partition_key(e, &e->pk, part, ex, w->tpk, RENDER_CELL);
+                if (e->sk.text) check_partition_key(e, &e->sk, part, ex, w->tsk, RENDER_CELL);
+                int dup = 0; /* the same item (one table key) is one row */
+                for (size_t i = 0; i < *n && !dup; i++)
+                    dup = strcmp(rows[i].tpk, w->tpk) == 0 && strcmp(rows[i].tsk, w->tsk) == 0;
+                if (dup) {
+                    memset(w, 0, sizeof *w);
+                    continue;
+                }
+                check_partition_key(e, pk, part, ex, w->pk, RENDER_CELL);
+                if (sk->text) check_partition_key(e, sk, part, ex, w->sk, RENDER_CELL);
+                w->pktype = pkk->type ? pkk->type : 'S';
+                w->sktype = skk->type ? skk->type : 'S';
+                w->e = e;
+                w->part = part;
+                w->k = ex;
+                w->serves = sv;
+                (*n)++;
+            }
     }
     qsort(rows, *n, sizeof *rows, row_cmp);
     return rows;
+}
+
+int render_projects(const m_index *ix, const m_attr *a)
+{
+    if (ix == NULL || ix->projection == MP_ALL) return 1;
+    for (size_t i = 0; ix->projection == MP_INCLUDE && i < ix->ninclude; i++)
+        if (strcmp(ix->include[i], a->name) == 0) return 1;
+    return 0;
+}
+
+static int key_named(const m_keyattr *k, const m_keyattr *parts, size_t nparts, const char *name)
+{
+    if (k->name && strcmp(k->name, name) == 0) return 1;
+    for (size_t i = 0; i < nparts; i++)
+        if (parts[i].name && strcmp(parts[i].name, name) == 0) return 1;
+    return 0;
+}
+
+int render_is_key_attribute(const m_table *t, const char *name)
+{
+    if (key_named(&t->pk, NULL, 0, name) || key_named(&t->sk, NULL, 0, name)) return 1;
+    for (size_t i = 0; i < t->nidx; i++) {
+        const m_index *ix = &t->idx[i];
+        if (key_named(&ix->pk, ix->pk_parts, ix->npk_parts, name) ||
+            key_named(&ix->sk, ix->sk_parts, ix->nsk_parts, name))
+            return 1;
+    }
+    return 0;
+}
+
+/* ---- where findings belong ---- */
+
+static int pos_eq(m_pos a, m_pos b)
+{
+    return a.line == b.line && a.col == b.col;
+}
+
+static int pos_before(m_pos a, m_pos b)
+{
+    return a.line < b.line || (a.line == b.line && a.col <= b.col);
+}
+
+/* Considers element what starting at start for fd's position: an exact match wins, else
+ * the latest start before it. */
+static void consider(render_place *best, m_pos *best_pos, int *exact, m_pos fd, m_pos start,
+                     render_place_kind kind, const void *what)
+{
+    if (*exact || start.line <= 0) return;
+    if (pos_eq(start, fd)) {
+        *best = (render_place){kind, what};
+        *exact = 1;
+    } else if (pos_before(start, fd) && (best->kind == RP_MODEL || pos_before(*best_pos, start))) {
+        *best = (render_place){kind, what};
+        *best_pos = start;
+    }
+}
+
+render_place render_finding_place(const qr_model *m, const ck_finding *fd)
+{
+    render_place best = {RP_MODEL, NULL};
+    m_pos bp = {0, 0};
+    int exact = 0;
+    m_pos at = fd->pos;
+    if (at.line <= 0) return best;
+    for (size_t ti = 0; ti < m->ntables; ti++) {
+        const m_table *t = &m->tables[ti];
+        consider(&best, &bp, &exact, at, t->pos, RP_TABLE, t);
+        if (t->existing) consider(&best, &bp, &exact, at, t->existing_pos, RP_TABLE, t);
+        for (size_t i = 0; i < t->nidx; i++)
+            consider(&best, &bp, &exact, at, t->idx[i].pos, RP_INDEX, &t->idx[i]);
+    }
+    for (size_t ei = 0; ei < m->nentities; ei++) {
+        const m_entity *e = &m->entities[ei];
+        consider(&best, &bp, &exact, at, e->pos, RP_ENTITY, e);
+        /* the parts of an entity: exact matches only, they do not start elements */
+        int part = pos_eq(at, e->pk.pos) || pos_eq(at, e->sk.pos);
+        for (size_t a = 0; a < e->nattrs; a++)
+            part |= pos_eq(at, e->attrs[a].pos);
+        for (size_t k = 0; k < e->nkeys; k++)
+            part |= pos_eq(at, e->keys[k].pk.pos) || pos_eq(at, e->keys[k].sk.pos);
+        if (part && !exact) {
+            best = (render_place){RP_ENTITY, e};
+            exact = 1;
+        }
+    }
+    for (size_t i = 0; i < m->npatterns; i++)
+        consider(&best, &bp, &exact, at, m->patterns[i].pos, RP_PATTERN, &m->patterns[i]);
+    for (size_t i = 0; i < m->ndenorms; i++)
+        consider(&best, &bp, &exact, at, m->denorms[i].pos, RP_DENORM, &m->denorms[i]);
+    for (size_t i = 0; i < m->naggregates; i++)
+        consider(&best, &bp, &exact, at, m->aggregates[i].pos, RP_AGGREGATE, &m->aggregates[i]);
+    return best;
 }
 
 const char *render_projection_name(const m_index *ix)

@@ -26,7 +26,8 @@ static int usage(FILE *f)
             "       quarry model --help\n"
             "\n"
             "  check      the modelling checklist over the model's access patterns\n"
-            "  render     the model as text, or as an HTML page with --html\n"
+            "  render     the model as text, or as an HTML page with --html (the check's\n"
+            "             findings marked; for a model that does not load, its errors)\n"
             "  export     the tables as CloudFormation, Terraform, CQL or NoSQL Workbench\n"
             "  apply      create the model's tables on a server (--force: replace differing ones)\n"
             "  import     a NoSQL Workbench model as a model file, on standard output\n"
@@ -34,7 +35,8 @@ static int usage(FILE *f)
             "             with --prices FILE for the monthly cost\n"
             "  --json     the report as JSON\n"
             "Exit status: 0 when the model checks clean (warnings allowed), 1 when the check\n"
-            "finds errors or apply fails, 2 for usage errors and files that cannot be loaded.\n");
+            "finds errors or apply fails, 2 for usage errors and files that cannot be loaded;\n"
+            "render --html exits 0 whenever it writes the page.\n");
     return f == stdout ? 0 : 2;
 }
 
@@ -148,16 +150,22 @@ static void print_load_errors(const char *file, const model_errors *errs, const 
         fprintf(stderr, "%s: %zu errors\n", file, errs->n + errs->dropped);
 }
 
-static int load_and_check_observed(const char *file, const char *observed, int json, qr_model **m,
-                                   ck_report **r)
+/* Returns 1 instead when the file read but did not load and html is set: the page of its
+ * errors is on stdout then. */
+static int load_and_check_observed(const char *file, const char *observed, int json, int html,
+                                   qr_model **m, ck_report **r)
 {
     qr_err err;
     err_init(&err);
     model_errors errs = {0};
     int rc = model_load_all(file, NULL, 0, m, &errs, &err);
     if (rc) print_load_errors(file, &errs, &err, json);
+    if (rc && html && errs.n) {
+        model_render_html_load_errors(file, &errs, stdout);
+        rc = 1;
+    }
     model_errors_free(&errs);
-    if (rc) return -1;
+    if (rc) return rc > 0 ? 1 : -1;
     if (observed) {
         json_error_t je;
         json_t *doc = json_load_file(observed, 0, &je);
@@ -183,7 +191,7 @@ static int load_and_check_observed(const char *file, const char *observed, int j
 
 static int load_and_check(const char *file, qr_model **m, ck_report **r)
 {
-    return load_and_check_observed(file, NULL, 0, m, r);
+    return load_and_check_observed(file, NULL, 0, 0, m, r);
 }
 
 int cli_models_load(const char *const *paths)
@@ -401,9 +409,10 @@ int cli_model(int argc, char **argv)
     }
     qr_model *m;
     ck_report *r;
-    if (load_and_check_observed(o.file, strcmp(sub, "check") == 0 ? o.observed : NULL,
-                                o.json && strcmp(sub, "check") == 0, &m, &r))
-        return 2;
+    int loaded = load_and_check_observed(o.file, strcmp(sub, "check") == 0 ? o.observed : NULL,
+                                         o.json && strcmp(sub, "check") == 0,
+                                         o.html && strcmp(sub, "render") == 0, &m, &r);
+    if (loaded) return loaded > 0 && fflush(stdout) == 0 ? 0 : 2;
     int rc = 0;
     if ((strcmp(sub, "check") == 0 || strcmp(sub, "render") == 0) && price(&o, r)) {
         check_free(r);
