@@ -148,12 +148,12 @@ static void consider(render_place *best, m_pos *best_pos, int *exact, m_pos fd, 
     }
 }
 
-render_place render_finding_place(const qr_model *m, const ck_finding *fd)
+/* The element fd's position points at (see render_finding_place). */
+static render_place place_by_position(const qr_model *m, m_pos at)
 {
     render_place best = {RP_MODEL, NULL};
     m_pos bp = {0, 0};
     int exact = 0;
-    m_pos at = fd->pos;
     if (at.line <= 0) return best;
     for (size_t ti = 0; ti < m->ntables; ti++) {
         const m_table *t = &m->tables[ti];
@@ -183,6 +183,77 @@ render_place render_finding_place(const qr_model *m, const ck_finding *fd)
     for (size_t i = 0; i < m->naggregates; i++)
         consider(&best, &bp, &exact, at, m->aggregates[i].pos, RP_AGGREGATE, &m->aggregates[i]);
     return best;
+}
+
+/* The table of the element at pl, or NULL. */
+static const m_table *place_table(const qr_model *m, render_place pl)
+{
+    if (pl.kind == RP_TABLE) return pl.what;
+    if (pl.kind == RP_ENTITY) return ((const m_entity *)pl.what)->table;
+    if (pl.kind == RP_PATTERN) {
+        const m_entity *e = ((const m_pattern *)pl.what)->entity;
+        return e ? e->table : NULL;
+    }
+    for (size_t ti = 0; pl.kind == RP_INDEX && ti < m->ntables; ti++) {
+        const m_index *ix = pl.what;
+        if (ix >= m->tables[ti].idx && ix < m->tables[ti].idx + m->tables[ti].nidx)
+            return &m->tables[ti];
+    }
+    return NULL;
+}
+
+/* Whether subject starts with word and a space; *rest then points past them. */
+static int subject_is(const char *subject, const char *word, const char **rest)
+{
+    size_t n = strlen(word);
+    if (strncmp(subject, word, n) != 0 || subject[n] != ' ') return 0;
+    *rest = subject + n + 1;
+    return 1;
+}
+
+/* The first n bytes of s equal name, all of it. */
+static int names(const char *s, size_t n, const char *name)
+{
+    return name && strlen(name) == n && strncmp(s, name, n) == 0;
+}
+
+render_place render_finding_place(const qr_model *m, const ck_finding *fd)
+{
+    render_place by_pos = place_by_position(m, fd->pos);
+    const char *rest, *subject = fd->subject ? fd->subject : "";
+    size_t n;
+    if (subject_is(subject, "pattern", &rest)) {
+        for (size_t i = 0; i < m->npatterns; i++)
+            if (names(rest, strlen(rest), m->patterns[i].name))
+                return (render_place){RP_PATTERN, &m->patterns[i]};
+    } else if (subject_is(subject, "entity", &rest) || subject_is(subject, "attribute", &rest)) {
+        const char *end = strstr(rest, " on "), *dot = strchr(rest, '.');
+        n = end                        ? (size_t)(end - rest)
+            : dot && subject[0] == 'a' ? (size_t)(dot - rest)
+                                       : strlen(rest);
+        for (size_t i = 0; i < m->nentities; i++)
+            if (names(rest, n, m->entities[i].name))
+                return (render_place){RP_ENTITY, &m->entities[i]};
+    } else if (subject_is(subject, "table", &rest)) {
+        const m_table *t = model_table(m, rest);
+        if (t) return (render_place){RP_TABLE, t};
+    } else if (subject_is(subject, "index", &rest)) {
+        /* index names repeat across tables: the one of the table the position is in first */
+        const m_table *near = place_table(m, by_pos);
+        const m_index *ix = near ? model_table_index(near, rest) : NULL;
+        for (size_t ti = 0; ix == NULL && ti < m->ntables; ti++)
+            ix = model_table_index(&m->tables[ti], rest);
+        if (ix) return (render_place){RP_INDEX, ix};
+    } else if (subject_is(subject, "denormalised", &rest)) {
+        for (size_t i = 0; i < m->ndenorms; i++)
+            if (names(rest, strlen(rest), m->denorms[i].source))
+                return (render_place){RP_DENORM, &m->denorms[i]};
+    } else if (subject_is(subject, "aggregate", &rest)) {
+        for (size_t i = 0; i < m->naggregates; i++)
+            if (names(rest, strlen(rest), m->aggregates[i].name))
+                return (render_place){RP_AGGREGATE, &m->aggregates[i]};
+    }
+    return by_pos;
 }
 
 const char *render_projection_name(const m_index *ix)

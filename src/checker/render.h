@@ -34,9 +34,11 @@ int render_projects(const m_index *ix, const m_attr *a);
  * the key columns of the rendered rows, not the items' other attributes. */
 int render_is_key_attribute(const m_table *t, const char *name);
 
-/* What a finding is about, by its position in the model file: the element that starts
- * there (an attribute or key template counts as its entity), else the element that starts
- * last before it, else the model as a whole. */
+/* What a finding is about: the element its subject names ("pattern P", "entity E on GSI1
+ * of table T", "index I", "table T", "attribute E.a", "denormalised E.a", "aggregate A");
+ * else, by its position in the model file, the element that starts there (an attribute or
+ * key template counts as its entity), else the element that starts last before it, else
+ * the model as a whole. */
 typedef enum render_place_kind {
     RP_MODEL,
     RP_TABLE,

@@ -233,7 +233,7 @@ static void attr_span(FILE *f, const char *name, const char *value)
     esc(f, name);
     fputs("</i> ", f);
     esc(f, value);
-    fputs("</span>", f);
+    fputs("</span> ", f);
 }
 
 /* The attributes item w holds in table t (ix NULL) or index ix: an index holds the table's
@@ -288,7 +288,7 @@ static void html_rows(FILE *f, const page *pg, const m_table *t, const m_index *
         fputs("</td><td>", f);
         esc(f, rows[i].e->name);
         if (w >= 0)
-            fprintf(f, "<a class=\"mark %s\" href=\"#e%zu\">%s</a>", sev_class((ck_severity)w), ei,
+            fprintf(f, " <a class=\"mark %s\" href=\"#e%zu\">%s</a>", sev_class((ck_severity)w), ei,
                     check_severity_name((ck_severity)w));
         fputs("</td><td>", f);
         row_attributes(f, t, ix, &rows[i]);

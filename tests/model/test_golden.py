@@ -3,6 +3,7 @@ round trip. Regenerate the golden files after an intended change with
 QUARRY_UPDATE_GOLDEN=1 (then read the diff before committing it)."""
 import json
 import os
+import re
 
 import pytest
 
@@ -43,10 +44,14 @@ def test_json_outputs_parse(example):
 
 
 def test_html_is_self_contained():
-    html = run("model", "render", "examples/orders.yaml", "--html").stdout
+    html = run("model", "render", "examples/overloaded-broken.yaml", "--html").stdout
     assert html.startswith("<!DOCTYPE html>") and html.rstrip().endswith("</html>")
-    for needle in ("<script", "src=", "href=", "http://", "https://", "@import"):
+    for needle in ("<script", "src=", "http://", "https://", "@import", "url("):
         assert needle not in html
+    links = re.findall(r'href="([^"]*)"', html)
+    assert links and all(link.startswith("#") for link in links)  # links only within the page
+    ids = set(re.findall(r' id="([^"]*)"', html))
+    assert {link[1:] for link in links} <= ids
 
 
 def test_cloudformation_shape():
