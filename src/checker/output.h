@@ -25,8 +25,9 @@ json_t *model_report_json(const ck_report *r);
  * page shows the check's findings too. */
 void model_render_text(const ck_report *r, FILE *f);
 void model_render_html(const ck_report *r, FILE *f);
-/* The HTML page of a model file that does not load: errs (in file order) listed, and each
- * beside its line of the file at path. */
+/* The HTML page of a model file that does not load: errs (in file order) listed, the
+ * layout of the parts that load (model_load_partial), and each error beside its line of
+ * the file at path. */
 void model_render_html_load_errors(const char *path, const model_errors *errs, FILE *f);
 
 /* export_*.c: table definitions. Return 0, or -1 with err set. */

@@ -3,8 +3,8 @@
  * and every finding of the check (listed at the top and placed beside the table, index,
  * entity or pattern it concerns), the example items of each table and index with their
  * attributes, the item shapes with their sizes and rates, and the monthly costs. A model
- * that does not load gets a page of its errors beside the lines of the file. Every model
- * string is HTML-escaped. */
+ * that does not load gets a page of its errors beside the lines of the file, with the
+ * layout of the parts that load. Every model string is HTML-escaped. */
 #include "checker/render.h"
 #include "util/readfile.h"
 
@@ -91,7 +91,8 @@ static void put_size(FILE *f, double bytes)
 typedef struct page {
     ck_report *r;
     const qr_model *m;
-    render_place *place; /* one per finding */
+    render_place *place; /* one per finding shown */
+    size_t nfind;        /* the findings of r shown: all, or none for a model's parts */
 } page;
 
 static const char *sev_class(ck_severity s)
@@ -103,7 +104,7 @@ static const char *sev_class(ck_severity s)
 static int worst(const page *pg, render_place_kind kind, const void *what)
 {
     int w = -1;
-    for (size_t i = 0; i < pg->r->nfindings; i++)
+    for (size_t i = 0; i < pg->nfind; i++)
         if (pg->place[i].kind == kind && pg->place[i].what == what &&
             (int)pg->r->findings[i].severity > w)
             w = (int)pg->r->findings[i].severity;
@@ -129,7 +130,7 @@ static void finding_block(FILE *f, const page *pg, size_t i)
 static void findings_of(FILE *f, const page *pg, render_place_kind kind, const void *what)
 {
     for (int sev = CK_ERROR; sev >= CK_NOTE; sev--)
-        for (size_t i = 0; i < pg->r->nfindings; i++)
+        for (size_t i = 0; i < pg->nfind; i++)
             if (pg->place[i].kind == kind && pg->place[i].what == what &&
                 (int)pg->r->findings[i].severity == sev)
                 finding_block(f, pg, i);
@@ -641,7 +642,7 @@ void model_render_html(const ck_report *rc, FILE *f)
 {
     ck_report *r = (ck_report *)rc; /* only its arena is written to */
     const qr_model *m = r->model;
-    page pg = {r, m, calloc(r->nfindings + 1, sizeof *pg.place)};
+    page pg = {r, m, calloc(r->nfindings + 1, sizeof *pg.place), r->nfindings};
     if (pg.place == NULL) {
         fputs("<!DOCTYPE html>\n<p>out of memory</p>\n", f);
         return;
@@ -671,16 +672,44 @@ void model_render_html(const ck_report *rc, FILE *f)
 /* The largest model file load.c reads. */
 #define MAX_SOURCE ((size_t)16 << 20)
 
+/* The layout of the parts of a file that load (r, the check of them), and what was left
+ * out; the check's findings wait for the whole file. */
+static void html_parts(FILE *f, ck_report *r, const char *const *left_out, size_t nleft)
+{
+    page pg = {r, r->model, NULL, 0};
+    fputs("<h2>What loads</h2>\n<p>The layout of the parts of the file that load", f);
+    for (size_t i = 0; i < nleft; i++) {
+        fputs(i ? ", " : ", without ", f);
+        esc(f, left_out[i]);
+    }
+    fputs(". The check's findings come once the whole file loads.</p>\n", f);
+    for (size_t ti = 0; ti < r->model->ntables; ti++)
+        html_table(f, &pg, ti);
+    if (r->model->nentities) html_entities(f, &pg);
+    if (r->nplans) html_patterns(f, &pg);
+    html_copies(f, &pg);
+}
+
 void model_render_html_load_errors(const char *path, const model_errors *errs, FILE *f)
 {
     char *text = NULL;
     size_t len = 0;
     if (readfile_path(path, MAX_SOURCE, &text, &len)) text = NULL;
+    qr_err err;
+    err_init(&err);
+    qr_model *part = NULL;
+    const char **left_out = NULL;
+    size_t nleft = 0;
+    ck_report *pr = NULL;
+    if (model_load_partial(path, &part, &left_out, &nleft, &err) == 0 && check_run(part, &pr, &err))
+        pr = NULL;
+    err_clear(&err);
     page_head(f, path);
     size_t total = errs->n + errs->dropped;
     fprintf(f,
             "<section id=\"findings\">\n<p class=\"verdict fail\">The model does not load: "
-            "%zu error%s. Nothing below the file can be checked or laid out until %s fixed.</p>\n",
+            "%zu error%s, each marked under its line of the file below. <code>quarry model "
+            "check</code> judges the model once %s fixed.</p>\n",
             total, total == 1 ? "" : "s", total == 1 ? "it is" : "they are");
     fputs("<h2>Findings</h2>\n<table><thead><tr><th>severity</th><th>finding</th><th>line</th>"
           "</tr></thead><tbody>\n",
@@ -692,7 +721,9 @@ void model_render_html_load_errors(const char *path, const model_errors *errs, F
     }
     fputs("</tbody></table>\n", f);
     if (errs->dropped) fprintf(f, "<p>%zu more errors not shown.</p>\n", errs->dropped);
-    fputs("</section>\n<h2>The file</h2>\n", f);
+    fputs("</section>\n", f);
+    if (pr) html_parts(f, pr, left_out, nleft);
+    fputs("<h2>The file</h2>\n", f);
     if (text == NULL) {
         fputs("<p class=\"meta\">The file cannot be read back to show its lines.</p>\n", f);
     } else {
@@ -731,4 +762,6 @@ void model_render_html_load_errors(const char *path, const model_errors *errs, F
     }
     fputs("</body></html>\n", f);
     free(text);
+    check_free(pr);
+    model_free(part);
 }

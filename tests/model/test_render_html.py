@@ -199,6 +199,27 @@ def test_load_errors_render_each_under_its_line():
         assert text.index(row) < text.index(f'id="f{i}"')
 
 
+def test_load_errors_render_what_loads(tmp_path):
+    """One misspelt field in a pattern and one in an entity: the page lays out the rest."""
+    text = open(os.path.join(ROOT, "examples/orders.yaml")).read()
+    text = text.replace("    order_by: orderId", "    ordr_by: orderId")
+    text = text.replace("customerName: {type: string,", "customerName: {type: strin,")
+    path = tmp_path / "typo.yaml"
+    path.write_text(text)
+    page_text = render(str(path))
+    page = parse(page_text)
+    assert "The model does not load: 2 errors" in page_text
+    assert [b[1].split(" (line")[0] for b in page.blocks] == [
+        "error unknown type 'strin' (did you mean 'string'?)",
+        "error unknown field 'ordr_by' in an access pattern (did you mean 'order_by'?)"]
+    parts = page_text[page_text.index("<h2>What loads</h2>"):page_text.index("<h2>The file</h2>")]
+    assert "without entity Order, access pattern customer-orders," in parts
+    assert "denormalised copy Customer.name." in parts  # it names Order.customerName
+    rows = shop_rows(page_text, "Table Shop")
+    assert {r[2] for r in rows} == {"Customer", "OrderItem"}
+    assert '<tr id="p0"><td>get-customer</td>' in parts
+
+
 def test_unreadable_file_is_still_an_error():
     p = run("model", "render", "no/such/model.yaml", "--html")
     assert p.returncode == 2 and p.stdout == "" and "cannot open" in p.stderr
