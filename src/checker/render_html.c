@@ -726,6 +726,13 @@ void model_render_html_load_errors(const char *path, const model_errors *errs, F
     fputs("<h2>The file</h2>\n", f);
     if (text == NULL) {
         fputs("<p class=\"meta\">The file cannot be read back to show its lines.</p>\n", f);
+        for (size_t i = 0; i < errs->n; i++) {
+            fprintf(f, "<div class=\"finding error\" id=\"f%zu\"><span class=\"sev\">error</span> ",
+                    i);
+            esc(f, errs->v[i].message);
+            fprintf(f, " <small>(line %d, column %d)</small></div>\n", errs->v[i].line,
+                    errs->v[i].col);
+        }
     } else {
         /* each line of the file, each error under the line it is on (errs is in file order) */
         fputs("<table class=\"src\"><tbody>\n", f);
@@ -754,9 +761,13 @@ void model_render_html_load_errors(const char *path, const model_errors *errs, F
         }
         /* errors past the end of the file (an unexpected end) */
         for (; next < errs->n; next++) {
-            fprintf(f, "<tr><td></td><td><div class=\"finding error\" id=\"f%zu\">", next);
+            fprintf(f,
+                    "<tr><td></td><td><div class=\"finding error\" id=\"f%zu\">"
+                    "<span class=\"sev\">error</span> ",
+                    next);
             esc(f, errs->v[next].message);
-            fputs("</div></td></tr>\n", f);
+            fprintf(f, " <small>(line %d, column %d)</small></div></td></tr>\n", errs->v[next].line,
+                    errs->v[next].col);
         }
         fputs("</tbody></table>\n", f);
     }
