@@ -11,21 +11,41 @@
 #include <string.h>
 
 /* Two key values as DynamoDB orders them: numbers by value, strings and binaries by
- * their bytes (UTF-8 order for strings). */
-static int key_cmp(const char *a, const char *b, char type)
+ * their bytes (UTF-8 order for strings); a multi-attribute key part by part, each by its
+ * type (types holds one letter a part; the rendered parts are joined by ", "). */
+static int key_cmp(const char *a, const char *b, const char *types)
 {
-    if (type == 'N') {
-        double x = strtod(a, NULL), y = strtod(b, NULL);
-        if (x != y) return x < y ? -1 : 1;
+    for (; *types; types++) {
+        const char *ea = types[1] ? strstr(a, ", ") : NULL, *eb = types[1] ? strstr(b, ", ") : NULL;
+        size_t la = ea ? (size_t)(ea - a) : strlen(a), lb = eb ? (size_t)(eb - b) : strlen(b);
+        if (*types == 'N') {
+            double x = strtod(a, NULL), y = strtod(b, NULL);
+            if (x != y) return x < y ? -1 : 1;
+        }
+        int c = strncmp(a, b, la < lb ? la : lb);
+        if (c == 0 && la != lb) c = la < lb ? -1 : 1;
+        if (c || ea == NULL || eb == NULL) return c ? c : ea ? 1 : eb ? -1 : 0;
+        a = ea + 2;
+        b = eb + 2;
     }
     return strcmp(a, b);
+}
+
+/* The type letters of a key: one, or one per part of a multi-attribute key. */
+static void key_types(const m_keyattr *k, const m_keyattr *parts, size_t nparts, char *out)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < nparts && i < QR_MODEL_MAX_KEY_PARTS; i++)
+        out[n++] = parts[i].type ? parts[i].type : 'S';
+    if (n == 0) out[n++] = k->type ? k->type : 'S';
+    out[n] = '\0';
 }
 
 static int row_cmp(const void *a, const void *b)
 {
     const row *x = a, *y = b;
-    int c = key_cmp(x->pk, y->pk, x->pktype);
-    if (c == 0) c = key_cmp(x->sk, y->sk, x->sktype);
+    int c = key_cmp(x->pk, y->pk, x->pktypes);
+    if (c == 0) c = key_cmp(x->sk, y->sk, x->sktypes);
     if (c == 0) c = strcmp(x->tpk, y->tpk); /* equal index keys: any order, but always one */
     return c ? c : strcmp(x->tsk, y->tsk);
 }
@@ -53,8 +73,15 @@ row *render_collect(ck_report *r, const m_table *t, const m_index *ix, size_t *n
     row *rows = calloc(m->nentities * RENDER_PARTITIONS * RENDER_EXAMPLES + 1, sizeof *rows);
     *n = 0;
     if (rows == NULL) return NULL;
-    const m_keyattr *pkk = ix ? (ix->local ? &t->pk : &ix->pk) : &t->pk;
-    const m_keyattr *skk = ix ? &ix->sk : &t->sk;
+    char pkt[QR_MODEL_MAX_KEY_PARTS + 1], skt[QR_MODEL_MAX_KEY_PARTS + 1];
+    if (ix && !ix->local)
+        key_types(&ix->pk, ix->pk_parts, ix->npk_parts, pkt);
+    else
+        key_types(&t->pk, NULL, 0, pkt);
+    if (ix)
+        key_types(&ix->sk, ix->sk_parts, ix->nsk_parts, skt);
+    else
+        key_types(&t->sk, NULL, 0, skt);
     for (size_t ei = 0; ei < m->nentities; ei++) {
         const m_entity *e = &m->entities[ei];
         if (e->table != t) continue;
@@ -80,8 +107,8 @@ row *render_collect(ck_report *r, const m_table *t, const m_index *ix, size_t *n
                 }
                 check_partition_key(e, pk, part, ex, w->pk, RENDER_CELL);
                 if (sk->text) check_partition_key(e, sk, part, ex, w->sk, RENDER_CELL);
-                w->pktype = pkk->type ? pkk->type : 'S';
-                w->sktype = skk->type ? skk->type : 'S';
+                memcpy(w->pktypes, pkt, sizeof pkt);
+                memcpy(w->sktypes, skt, sizeof skt);
                 w->e = e;
                 w->part = part;
                 w->k = ex;
@@ -109,16 +136,11 @@ static int key_named(const m_keyattr *k, const m_keyattr *parts, size_t nparts, 
     return 0;
 }
 
-int render_is_key_attribute(const m_table *t, const char *name)
+int render_is_key_attribute(const m_table *t, const m_index *ix, const char *name)
 {
     if (key_named(&t->pk, NULL, 0, name) || key_named(&t->sk, NULL, 0, name)) return 1;
-    for (size_t i = 0; i < t->nidx; i++) {
-        const m_index *ix = &t->idx[i];
-        if (key_named(&ix->pk, ix->pk_parts, ix->npk_parts, name) ||
-            key_named(&ix->sk, ix->sk_parts, ix->nsk_parts, name))
-            return 1;
-    }
-    return 0;
+    return ix && (key_named(&ix->pk, ix->pk_parts, ix->npk_parts, name) ||
+                  key_named(&ix->sk, ix->sk_parts, ix->nsk_parts, name));
 }
 
 /* ---- where findings belong ---- */
@@ -263,6 +285,17 @@ const char *render_projection_name(const m_index *ix)
                                             : "keys and listed attributes";
 }
 
+/* A key's attribute name, or its parts' joined by " + " (in r's arena); NULL for none. */
+static const char *key_name(ck_report *r, const m_keyattr *k, const m_keyattr *parts, size_t nparts)
+{
+    if (nparts == 0) return k->name;
+    char buf[600] = "";
+    for (size_t i = 0; i < nparts; i++)
+        snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "%s%s", i ? " + " : "",
+                 parts[i].name);
+    return ck_arena_printf(&r->arena, "%s", buf);
+}
+
 static void text_rows(FILE *f, const char *pkn, const char *skn, const row *rows, size_t n)
 {
     int wp = (int)strlen(pkn), ws = skn ? (int)strlen(skn) : 0, wt = 9;
@@ -296,13 +329,16 @@ void model_render_text(const ck_report *rc, FILE *f)
         free(rows);
         for (size_t i = 0; i < t->nidx; i++) {
             const m_index *ix = &t->idx[i];
+            const char *pkn =
+                ix->local ? t->pk.name : key_name(r, &ix->pk, ix->pk_parts, ix->npk_parts);
+            const char *skn = key_name(r, &ix->sk, ix->sk_parts, ix->nsk_parts);
+            if (pkn == NULL) pkn = "";
             fprintf(f, "\n  %s %s  (partition key %s%s%s; projects %s)\n",
-                    ix->local ? "LSI" : "GSI", ix->name, ix->pk.name,
-                    ix->sk.name ? ", sort key " : "", ix->sk.name ? ix->sk.name : "",
-                    render_projection_name(ix));
+                    ix->local ? "LSI" : "GSI", ix->name, pkn, skn ? ", sort key " : "",
+                    skn ? skn : "", render_projection_name(ix));
             rows = render_collect(r, t, ix, &n);
             if (rows && n)
-                text_rows(f, ix->pk.name, ix->sk.name, rows, n);
+                text_rows(f, pkn, skn, rows, n);
             else if (rows)
                 fprintf(f, "  (no entity writes keys for this index)\n");
             free(rows);

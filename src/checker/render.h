@@ -13,9 +13,10 @@
 #define RENDER_CELL 256
 
 typedef struct row {
-    char pk[RENDER_CELL], sk[RENDER_CELL];   /* the keys of the table or index viewed */
-    char tpk[RENDER_CELL], tsk[RENDER_CELL]; /* the item's table keys */
-    char pktype, sktype;                     /* 'S', 'N' or 'B' of pk and sk */
+    char pk[RENDER_CELL], sk[RENDER_CELL];    /* the keys of the table or index viewed */
+    char tpk[RENDER_CELL], tsk[RENDER_CELL];  /* the item's table keys */
+    char pktypes[QR_MODEL_MAX_KEY_PARTS + 1]; /* 'S', 'N' or 'B' of pk (one a part) */
+    char sktypes[QR_MODEL_MAX_KEY_PARTS + 1]; /* the same of sk */
     const m_entity *e;
     int part, k;        /* the example item: check_partition_value's part and k */
     const char *serves; /* the patterns this item shape serves (in r's arena) */
@@ -30,9 +31,9 @@ row *render_collect(ck_report *r, const m_table *t, const m_index *ix, size_t *n
 const char *render_projection_name(const m_index *ix);
 /* True if index ix (NULL: the base table) holds attribute a of its items. */
 int render_projects(const m_index *ix, const m_attr *a);
-/* True if name is a key attribute of table t or of one of its indexes: those attributes are
- * the key columns of the rendered rows, not the items' other attributes. */
-int render_is_key_attribute(const m_table *t, const char *name);
+/* True if name is a key attribute of table t or of its index ix (NULL: none): the key
+ * columns of that view's rows, not among the items' other attributes there. */
+int render_is_key_attribute(const m_table *t, const m_index *ix, const char *name);
 
 /* What a finding is about: the element its subject names ("pattern P", "entity E on GSI1
  * of table T", "index I", "table T", "attribute E.a", "denormalised E.a", "aggregate A");

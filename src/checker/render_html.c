@@ -248,7 +248,7 @@ static void row_attributes(FILE *f, const m_table *t, const m_index *ix, const r
     const m_entity *e = w->e;
     for (size_t a = 0; a < e->nattrs; a++) {
         const m_attr *at = &e->attrs[a];
-        if (render_is_key_attribute(t, at->name) || !render_projects(ix, at)) continue;
+        if (render_is_key_attribute(t, ix, at->name) || !render_projects(ix, at)) continue;
         char v[RENDER_CELL];
         check_partition_value(e, at, w->part, w->k, v, sizeof v);
         attr_span(f, at->name, v);

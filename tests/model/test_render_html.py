@@ -312,3 +312,27 @@ def test_browser_shows_every_finding(tmp_path):
     dom.feed(p.stdout)
     assert len(dom.blocks) == len(report["findings"]) > 0
     assert {b[1].split(" ", 1)[0].lower() for b in dom.blocks} <= {"error", "warning", "note"}
+
+
+def test_multi_attribute_sort_key_orders_part_by_part(tmp_path):
+    """A GSI keyed [tournamentId] + [round (N), bracket]: one partition, rounds by value."""
+    m = {
+        "tables": {"Esports": {"partition_key": "PK", "sort_key": "SK", "gsis": [
+            {"name": "ByRound", "partition_key": ["tournamentId"],
+             "sort_key": [{"name": "round", "type": "N"}, "bracket"], "projection": "keys_only"}]}},
+        "entities": {"Match": {
+            "pk": "TOURNAMENT#{tournamentId}", "sk": "MATCH#{matchId}",
+            "attributes": {"tournamentId": "id", "matchId": "ulid", "round": "number",
+                           "bracket": {"format": "enum", "values": ["UPPER", "LOWER"]}}}},
+        "access_patterns": [{"name": "rounds", "kind": "query", "entity": "Match",
+                             "given": ["tournamentId"], "order_by": "round"}],
+    }
+    path = tmp_path / "model.json"
+    path.write_text(json.dumps(m))
+    rows = shop_rows(render(str(path)), "GSI ByRound")
+    for pk in {r[0] for r in rows}:
+        keys = [r[1].split(", ") for r in rows if r[0] == pk]
+        assert len(keys) == 2 and keys == sorted(keys, key=lambda k: (float(k[0]), k[1].encode())), keys
+    # the table holds the GSI's key attributes as the item's own
+    table = shop_rows(render(str(path)), "Table Esports")
+    assert all("round " in r[3] and "bracket " in r[3] for r in table)
