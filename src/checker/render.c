@@ -120,6 +120,40 @@ row *render_collect(ck_report *r, const m_table *t, const m_index *ix, size_t *n
     return rows;
 }
 
+/* Whether copy attribute a of example item (part, k) of e names example item (sp, sk) of
+ * its source: each variable of the source's key templates has the same value in both. */
+static int copy_names(const m_entity *e, const m_attr *a, int part, int k, int sp, int sk)
+{
+    const m_entity *src = a->copy_entity;
+    const m_template *keys[2] = {&src->pk, &src->sk};
+    for (int t = 0; t < 2; t++)
+        for (size_t i = 0; i < keys[t]->nseg; i++) {
+            const m_seg *s = &keys[t]->seg[i];
+            if (!s->is_var) continue;
+            const m_attr *mine = model_copy_key_attr(e, a, s->text);
+            if (mine == NULL) return 0;
+            char x[RENDER_CELL], y[RENDER_CELL];
+            check_partition_value(e, mine, part, k, x, sizeof x);
+            check_partition_value(src, s->attr, sp, sk, y, sizeof y);
+            if (strcmp(x, y) != 0) return 0;
+        }
+    return 1;
+}
+
+void render_value(const m_entity *e, const m_attr *a, int part, int k, char *buf, size_t size)
+{
+    check_partition_value(e, a, part, k, buf, size);
+    const m_entity *src = a->copy_entity;
+    if (src == NULL || a->copy_attr == NULL) return;
+    int items = model_template_is_constant(&src->sk) ? 1 : RENDER_EXAMPLES;
+    for (int sp = 0; sp < RENDER_PARTITIONS; sp++)
+        for (int v = 0; v < items; v++)
+            if (copy_names(e, a, part, k, sp, sp * RENDER_EXAMPLES + v)) {
+                check_partition_value(src, a->copy_attr, sp, sp * RENDER_EXAMPLES + v, buf, size);
+                return;
+            }
+}
+
 int render_projects(const m_index *ix, const m_attr *a)
 {
     if (ix == NULL || ix->projection == MP_ALL) return 1;

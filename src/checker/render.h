@@ -27,6 +27,10 @@ typedef struct row {
  * value, strings and binaries by bytes); *n gets their count. The caller frees the array
  * with free(); NULL when memory runs out. */
 row *render_collect(ck_report *r, const m_table *t, const m_index *ix, size_t *n);
+/* The value of attribute a in example item (part, k) of e, as check_partition_value
+ * gives it, but a denormalised copy holds its source's value in the example item of the
+ * source its key attributes name (when that item is one of the examples). */
+void render_value(const m_entity *e, const m_attr *a, int part, int k, char *buf, size_t size);
 /* "all attributes", "keys only" or "keys and listed attributes". */
 const char *render_projection_name(const m_index *ix);
 /* True if index ix (NULL: the base table) holds attribute a of its items. */

@@ -250,7 +250,7 @@ static void row_attributes(FILE *f, const m_table *t, const m_index *ix, const r
         const m_attr *at = &e->attrs[a];
         if (render_is_key_attribute(t, ix, at->name) || !render_projects(ix, at)) continue;
         char v[RENDER_CELL];
-        check_partition_value(e, at, w->part, w->k, v, sizeof v);
+        render_value(e, at, w->part, w->k, v, sizeof v);
         attr_span(f, at->name, v);
     }
 }
@@ -436,7 +436,7 @@ static void attr_line(FILE *f, const m_entity *e, const m_attr *a)
         esc(f, a->copy_of);
     }
     char v[RENDER_CELL];
-    check_item_value(e, a, 0, v, sizeof v);
+    render_value(e, a, 0, 0, v, sizeof v);
     fputs(", e.g. <code>", f);
     esc(f, v);
     fputs("</code>", f);

@@ -336,3 +336,13 @@ def test_multi_attribute_sort_key_orders_part_by_part(tmp_path):
     # the table holds the GSI's key attributes as the item's own
     table = shop_rows(render(str(path)), "Table Esports")
     assert all("round " in r[3] and "bracket " in r[3] for r in table)
+
+
+def test_denormalised_copy_holds_its_source_value():
+    """Order.customerName copies Customer.name: each order shows its customer's name."""
+    rows = shop_rows(render("examples/orders.yaml"), "Table Shop")
+    names = {r[0]: re.search(r"\bname (\S+ \S+)", r[3]).group(1) for r in rows if r[2] == "Customer"}
+    orders = [r for r in rows if r[2] == "Order"]
+    assert len(orders) == 4 and len(set(names.values())) == 2
+    for pk, _, _, attrs, _ in orders:
+        assert f"customerName {names[pk]}" in attrs
