@@ -41,10 +41,28 @@ static void key_types(const m_keyattr *k, const m_keyattr *parts, size_t nparts,
     out[n] = '\0';
 }
 
+/* Two rows of one entity of a CQL table as its clustering columns order them: each column
+ * by its type, in its CLUSTERING ORDER (DESC reverses it). */
+static int clustering_cmp(const row *x, const row *y)
+{
+    const m_entity *e = x->e;
+    for (size_t i = 0; i < e->sk.nseg; i++) {
+        const m_seg *s = &e->sk.seg[i];
+        if (!s->is_var) continue;
+        char u[RENDER_CELL], v[RENDER_CELL];
+        check_partition_value(e, s->attr, x->part, x->k, u, sizeof u);
+        check_partition_value(e, s->attr, y->part, y->k, v, sizeof v);
+        int c = key_cmp(u, v, s->attr->type == MT_NUMBER ? "N" : "S");
+        if (c) return model_clustering_order(e->table, s->text) < 0 ? -c : c;
+    }
+    return 0;
+}
+
 static int row_cmp(const void *a, const void *b)
 {
     const row *x = a, *y = b;
     int c = key_cmp(x->pk, y->pk, x->pktypes);
+    if (c == 0 && x->clustered && x->e == y->e) c = clustering_cmp(x, y);
     if (c == 0) c = key_cmp(x->sk, y->sk, x->sktypes);
     if (c == 0) c = strcmp(x->tpk, y->tpk); /* equal index keys: any order, but always one */
     return c ? c : strcmp(x->tsk, y->tsk);
@@ -110,6 +128,7 @@ row *render_collect(ck_report *r, const m_table *t, const m_index *ix, size_t *n
                 memcpy(w->pktypes, pkt, sizeof pkt);
                 memcpy(w->sktypes, skt, sizeof skt);
                 w->e = e;
+                w->clustered = t->cql && ix == NULL;
                 w->part = part;
                 w->k = ex;
                 w->serves = sv;

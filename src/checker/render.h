@@ -18,6 +18,7 @@ typedef struct row {
     char pktypes[QR_MODEL_MAX_KEY_PARTS + 1]; /* 'S', 'N' or 'B' of pk (one a part) */
     char sktypes[QR_MODEL_MAX_KEY_PARTS + 1]; /* the same of sk */
     const m_entity *e;
+    int clustered;      /* a CQL table's row: ordered by its clustering columns */
     int part, k;        /* the example item: check_partition_value's part and k */
     const char *serves; /* the patterns this item shape serves (in r's arena) */
 } row;

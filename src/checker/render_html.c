@@ -264,11 +264,12 @@ static void html_rows(FILE *f, const page *pg, const m_table *t, const m_index *
         key_header(f, &ix->pk, ix->pk_parts, ix->npk_parts);
     else
         esc(f, t->pk.name);
-    fputs("</th><th>", f);
-    if (ix)
+    int has_sk = ix ? ix->sk.name != NULL : t->sk.name != NULL;
+    if (has_sk) fputs("</th><th>", f);
+    if (ix && has_sk)
         key_header(f, &ix->sk, ix->sk_parts, ix->nsk_parts);
-    else
-        esc(f, t->sk.name ? t->sk.name : "");
+    else if (has_sk)
+        esc(f, t->sk.name);
     fputs("</th><th>item type</th><th>attributes</th><th>access patterns</th></tr></thead>"
           "<tbody>\n",
           f);
@@ -284,9 +285,12 @@ static void html_rows(FILE *f, const page *pg, const m_table *t, const m_index *
             esc(f, rows[i].pk);
             fputs("</td>", f);
         }
+        if (has_sk) {
+            fputs("<td>", f);
+            esc(f, rows[i].sk);
+            fputs("</td>", f);
+        }
         fputs("<td>", f);
-        esc(f, rows[i].sk);
-        fputs("</td><td>", f);
         esc(f, rows[i].e->name);
         if (w >= 0)
             fprintf(f, " <a class=\"mark %s\" href=\"#e%zu\">%s</a>", sev_class((ck_severity)w), ei,

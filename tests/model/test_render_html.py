@@ -346,3 +346,16 @@ def test_denormalised_copy_holds_its_source_value():
     assert len(orders) == 4 and len(set(names.values())) == 2
     for pk, _, _, attrs, _ in orders:
         assert f"customerName {names[pk]}" in attrs
+
+
+def test_cql_table_rows_follow_the_clustering_order():
+    """messages_by_user is CLUSTERING ORDER BY (sent_at DESC, message_id ASC)."""
+    text = render("tests/model/golden/cql-seeds.model.yaml")
+    rows = shop_rows(text, "Table app.messages_by_user")
+    for pk in {r[0] for r in rows}:
+        sent = [r[1].split("#")[0] for r in rows if r[0] == pk]
+        assert len(sent) == 2 and sent == sorted(sent, reverse=True), sent
+    # a table without a sort key has no sort-key column
+    page = parse(text)
+    counts = next(t for t in page.tables if t["heading"] == "Table app.order_counts_by_user")
+    assert counts["rows"][0] == ["$pk", "item type", "attributes", "access patterns"]
