@@ -320,6 +320,34 @@ static void key_meta(FILE *f, const char *what, const m_keyattr *k, const m_keya
     }
 }
 
+/* Links to the findings placed on an entity that are about its keys in table t (ix NULL)
+ * or index ix: subjects "entity E on table T" and "entity E on GSI I of table T". */
+static void view_links(FILE *f, const page *pg, const m_table *t, const m_index *ix)
+{
+    char view[600];
+    if (ix)
+        snprintf(view, sizeof view, " on %s %s of table %s", ix->local ? "LSI" : "GSI", ix->name,
+                 t->name);
+    else
+        snprintf(view, sizeof view, " on table %s", t->name);
+    size_t vl = strlen(view), shown = 0;
+    for (size_t i = 0; i < pg->nfind; i++) {
+        const ck_finding *fd = &pg->r->findings[i];
+        size_t sl = strlen(fd->subject);
+        if (sl <= vl || strcmp(fd->subject + sl - vl, view) != 0) continue;
+        fputs(shown++ ? ", " : "<p class=\"meta\">About the keys here: ", f);
+        fprintf(f, "<a class=\"mark %s\" href=\"#f%zu\">%s ", sev_class(fd->severity), i,
+                check_severity_name(fd->severity));
+        esc(f, fd->rule);
+        fputs("</a> (", f);
+        char *about = strndup(fd->subject, sl - vl);
+        if (about) esc(f, about);
+        free(about);
+        fputs(")", f);
+    }
+    if (shown) fputs("</p>\n", f);
+}
+
 static void html_table(FILE *f, const page *pg, size_t ti)
 {
     ck_report *r = pg->r;
@@ -341,6 +369,7 @@ static void html_table(FILE *f, const page *pg, size_t ti)
     if (t->cql) fputs("; a CQL table", f);
     fputs("</p>\n", f);
     findings_of(f, pg, RP_TABLE, t);
+    view_links(f, pg, t, NULL);
     size_t n;
     row *rows = render_collect(r, t, NULL, &n);
     if (rows) html_rows(f, pg, t, NULL, rows, n);
@@ -365,6 +394,7 @@ static void html_table(FILE *f, const page *pg, size_t ti)
             fprintf(f, "; provisioned %g RCU, %g WCU", ix->rcu, ix->wcu);
         fputs("</p>\n", f);
         findings_of(f, pg, RP_INDEX, ix);
+        view_links(f, pg, t, ix);
         rows = render_collect(r, t, ix, &n);
         if (rows && n)
             html_rows(f, pg, t, ix, rows, n);
