@@ -146,9 +146,11 @@ static void findings_row(FILE *f, const page *pg, render_place_kind kind, const 
     fputs("</td></tr>\n", f);
 }
 
+/* The id of the element at pl on the page. */
 static const char *place_id(const page *pg, render_place pl, char *buf, size_t size)
 {
     const qr_model *m = pg->m;
+    snprintf(buf, size, "findings"); /* the model as a whole: the list itself */
     switch (pl.kind) {
     case RP_TABLE:
         snprintf(buf, size, "t%zu", (size_t)((const m_table *)pl.what - m->tables));
@@ -173,7 +175,7 @@ static const char *place_id(const page *pg, render_place pl, char *buf, size_t s
         snprintf(buf, size, "g%zu", (size_t)((const m_aggregate *)pl.what - m->aggregates));
         break;
     default:
-        snprintf(buf, size, "findings");
+        break;
     }
     return buf;
 }
