@@ -19,6 +19,7 @@ OUTPUTS = {
     "cql": ["model", "export", "--format", "cql"],
     "workbench.json": ["model", "export", "--format", "workbench"],
     "electrodb.mjs": ["model", "export", "--format", "electrodb"],
+    "dynamodb-toolbox.mjs": ["model", "export", "--format", "dynamodb-toolbox"],
 }
 FIXED_DATE = {"SOURCE_DATE_EPOCH": "1767225600"}
 
