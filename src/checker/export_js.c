@@ -1,5 +1,6 @@
-/* export_js.c — the entity and key questions the JavaScript exporters share (export_js.h).
- * It only reads the model. */
+/* export_js.c — the entity and key questions the JavaScript exporters (ElectroDB,
+ * dynamodb-toolbox) share, declared in export_js.h. It only reads the model; the code each
+ * library needs is written by its own exporter. */
 #include "checker/export_js.h"
 
 int js_exports_entity(const m_entity *e)
