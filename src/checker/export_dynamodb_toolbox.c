@@ -134,6 +134,11 @@ static int claim(written *w, const m_entity *e, const char *name, const m_templa
                               "attribute %s of entity %s is also the key attribute that holds "
                               "\"%s\": dynamodb-toolbox cannot store both under one name",
                               name, e->name, t->text);
+    if (own && (type == 'N') != (own->type == MT_NUMBER))
+        return err_validation(err,
+                              "attribute %s of entity %s is a %s, but the key attribute of that "
+                              "name is a %s: dynamodb-toolbox stores one type under one name",
+                              name, e->name, model_type_name(own->type), key_type(type));
     if (type == 'B' && !own)
         return err_validation(err,
                               "key attribute %s of entity %s is binary: dynamodb-toolbox cannot "
