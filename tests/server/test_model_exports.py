@@ -5,7 +5,7 @@ hclwrite.Format that `terraform fmt` runs: the file must parse and come back unc
 its ElectroDB and dynamodb-toolbox entities run against `quarry serve` on the tables `model
 apply` made, the items they write compared with what the model's key templates say
 (node/electrodb_export.mjs, node/toolbox_export.mjs), and, through dynamodb-toolbox, every
-get, query and update pattern run as the check plans it; plus a provisioned model with every
+get, query, update and transaction pattern run as the check plans it; plus a provisioned model with every
 kind of index, TTL and a stream, and one with a multi-attribute GSI key."""
 import json
 import os
@@ -276,7 +276,7 @@ def plan_value(text, item, attrs, ktype):
 
 
 def toolbox_patterns(path, cases):
-    """The model's get, query and update patterns whose entities have cases, each with the
+    """The model's get, query, update and transaction patterns whose entities have cases, each with the
     partition and range of its planned key condition filled from its first entity's item
     (a < or <= bound just above it, so the item qualifies)."""
     m = yaml.safe_load(path.read_text())
@@ -290,7 +290,8 @@ def toolbox_patterns(path, cases):
         plan, names = plans[ap["name"]], ap.get("entities") or [ap.get("entity")]
         if not plan.get("served") or not all(n in by_entity for n in names):
             continue
-        kind = {"GetItem": "get", "Query": "query", "UpdateItem": "update"}.get(plan["operation"])
+        kind = {"GetItem": "get", "Query": "query", "UpdateItem": "update",
+                "TransactWriteItems": "transaction"}.get(plan["operation"])
         if kind is None:
             continue
         given = ap.get("given")

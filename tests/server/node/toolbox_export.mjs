@@ -7,12 +7,20 @@
 // not hold). Then each get and query pattern runs as dynamodb-toolbox's GetItemCommand or
 // QueryCommand and must return the items of its entities, and each update pattern as an
 // UpdateItemCommand of the key and the attributes it sets (moved to another value) must
-// leave the item and its index keys as the model says. Prints one line per failure; exits 1
+// leave the item and its index keys as the model says; a transaction puts its entities'
+// items in one TransactWriteItems. Prints one line per failure; exits 1
 // if there was any.
 import { pathToFileURL } from 'node:url';
 import { readFileSync } from 'node:fs';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
-import { GetItemCommand, PutItemCommand, QueryCommand, UpdateItemCommand } from 'dynamodb-toolbox';
+import {
+  GetItemCommand,
+  PutItemCommand,
+  PutTransaction,
+  QueryCommand,
+  UpdateItemCommand,
+  executeTransactWrite,
+} from 'dynamodb-toolbox';
 
 import { eventually, makeClient } from './common.mjs';
 
@@ -94,6 +102,11 @@ for (const p of patterns) {
       for (const c of wanted)
         if (!(found.Items ?? []).some((got) => isCase(got, c, p.partial)))
           fail(what, `${JSON.stringify(query)} does not return the ${c.entity} put (got ${JSON.stringify(found.Items)})`);
+    } else if (p.kind === 'transaction') {
+      // the items of its entities written together, each then where the model says
+      const wanted = p.entities.map(caseOf);
+      await executeTransactWrite(...wanted.map((c) => entities[c.entity].build(PutTransaction).item(c.item)));
+      for (const c of wanted) await checkRaw(c, what);
     } else if (p.kind === 'update') {
       // the key and the attributes it sets: index keys follow the attributes given
       await entities[p.entities[0]].build(UpdateItemCommand).item(p.input).send();
