@@ -832,6 +832,27 @@ static const char *kind_of_type(const char *type)
     return NULL;
 }
 
+/* The facet an access pattern added in Workbench stands on: the first of its table that
+ * holds the partition-key attribute of its GSI, else the table's first. */
+static const char *pattern_facet(json_t *tab, const char *index)
+{
+    json_t *facets = json_object_get(tab, "TableFacets");
+    const char *pk = NULL;
+    size_t i;
+    json_t *g;
+    json_array_foreach(json_object_get(tab, "GlobalSecondaryIndexes"), i, g)
+    {
+        const char *n = str_of(g, "IndexName");
+        if (index && n && strcmp(n, index) == 0)
+            pk = str_of(json_object_get(json_object_get(g, "KeyAttributes"), "PartitionKey"),
+                        "AttributeName");
+    }
+    json_t *fc;
+    json_array_foreach(facets, i, fc) if (pk && has_name(json_object_get(fc, "NonKeyAttributes"),
+                                                         NULL, pk)) return str_of(fc, "FacetName");
+    return str_of(json_array_get(facets, 0), "FacetName");
+}
+
 /* The Data Modeler's access patterns: each as its Quarry object says (with the name and
  * description Workbench shows), or, for one added in Workbench, its type as the kind on the
  * first facet of its table, the attributes the request gives left to be written down. */
@@ -869,7 +890,7 @@ static int import_patterns(json_t *root, json_t *dm, FILE *f, qr_err *err)
         json_t *tab;
         json_array_foreach(dm, k, tab) if (tname && str_of(tab, "TableName") &&
                                            strcmp(str_of(tab, "TableName"), tname) == 0) entity =
-            str_of(json_array_get(json_object_get(tab, "TableFacets"), 0), "FacetName");
+            pattern_facet(tab, str_of(ap, "IndexName"));
         if (kind == NULL || entity == NULL) {
             fprintf(f, "  # Workbench access pattern ");
             model_write_quoted(f, name);

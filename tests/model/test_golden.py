@@ -125,7 +125,7 @@ def test_workbench_access_patterns_are_workbench_s(tmp_path):
 
 def test_workbench_edits_are_imported(tmp_path):
     """A pattern renamed and described in Workbench keeps quarry's fields under its new name;
-    one added there comes in with its type as the kind, on its table's first facet."""
+    one added there comes in with its type as the kind, on the facet that writes its GSI."""
     doc = json.loads(run("model", "export", "examples/orders.yaml", "--format", "workbench").stdout)
     doc["AccessPatterns"][0].update(Name="customer-profile", Description="a customer's profile")
     doc["AccessPatterns"].append({"Name": "orders-by-status", "Description": "orders in a status",
@@ -140,7 +140,7 @@ def test_workbench_edits_are_imported(tmp_path):
     assert (first["name"], first["sentence"], first["given"]) == (
         "customer-profile", "a customer's profile", ["customerId"])
     assert m["access_patterns"][-1] == {"name": "orders-by-status", "sentence": "orders in a status",
-                                        "kind": "query", "entity": "Customer", "given": [],
+                                        "kind": "query", "entity": "Order", "given": [],
                                         "index": "GSI1"}
     assert "everything" not in [a["name"] for a in m["access_patterns"]]
     assert "# Workbench access pattern \"everything\" is left out: its type has no kind" in p.stdout
