@@ -456,6 +456,13 @@ static const char *multi_condition(ck_report *r, const m_pattern *p, const ck_pa
     return c;
 }
 
+char check_range_past(const m_template *sk, size_t range)
+{
+    if (range + 1 >= sk->nseg || sk->seg[range + 1].is_var) return 0;
+    unsigned char c = (unsigned char)sk->seg[range + 1].text[0];
+    return c && c < 127 ? (char)(c + 1) : 0;
+}
+
 static const char *key_condition(ck_report *r, const m_pattern *p, const ck_path *path,
                                  const match *mt)
 {
@@ -469,12 +476,14 @@ static const char *key_condition(ck_report *r, const m_pattern *p, const ck_path
     const char *prefix = template_head(r, sk, mt->prefix_nseg, p);
     if (p->sk_attr && mt->range && strcmp(mt->range->text, p->sk_attr) == 0) {
         const char *v = mt->range->text;
+        const char past[2] = {check_range_past(sk, mt->prefix_nseg), '\0'};
         if (strcmp(p->sk_op, "between") == 0)
-            return P("%s AND %s BETWEEN \"%s{%s:from}\" AND \"%s{%s:to}\"", pkc, skn, prefix, v,
-                     prefix, v);
+            return P("%s AND %s BETWEEN \"%s{%s:from}\" AND \"%s{%s:to}%s\"", pkc, skn, prefix, v,
+                     prefix, v, past);
         if (strcmp(p->sk_op, "begins_with") == 0)
             return P("%s AND begins_with(%s, \"%s{%s}\")", pkc, skn, prefix, v);
-        return P("%s AND %s %s \"%s{%s}\"", pkc, skn, p->sk_op, prefix, v);
+        int upper = strcmp(p->sk_op, ">") == 0 || strcmp(p->sk_op, "<=") == 0;
+        return P("%s AND %s %s \"%s{%s}%s\"", pkc, skn, p->sk_op, prefix, v, upper ? past : "");
     }
     if (prefix[0]) return P("%s AND begins_with(%s, \"%s\")", pkc, skn, prefix);
     return pkc;

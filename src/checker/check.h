@@ -119,6 +119,12 @@ void check_item_key(const m_entity *e, const m_template *t, int k, char *buf, si
 /* True if example item k of e carries the keys of index key ek (its 'when' holds). */
 int check_item_in_index(const m_entity *e, const m_entkey *ek, int k);
 
+/* A range on sort-key segment range of template sk that more segments follow
+ * ("MSG#{sentAt}#{id}"): the character after the separator that follows it ("$" after
+ * "#"), so "> t" and "<= t" bound the items at t as a whole ("MSG#t$" sorts after every
+ * "MSG#t#..."); 0 when the segment is the last. */
+char check_range_past(const m_template *sk, size_t range);
+
 /* Partitions DynamoDB allows per second, per partition. */
 #define CK_PARTITION_RCU 3000.0
 #define CK_PARTITION_WCU 1000.0
