@@ -119,11 +119,17 @@ void check_item_key(const m_entity *e, const m_template *t, int k, char *buf, si
 /* True if example item k of e carries the keys of index key ek (its 'when' holds). */
 int check_item_in_index(const m_entity *e, const m_entkey *ek, int k);
 
-/* A range on sort-key segment range of template sk that more segments follow
- * ("MSG#{sentAt}#{id}"): the character after the separator that follows it ("$" after
- * "#"), so "> t" and "<= t" bound the items at t as a whole ("MSG#t$" sorts after every
- * "MSG#t#..."); 0 when the segment is the last. */
-char check_range_past(const m_template *sk, size_t range);
+/* How a Query bounds the range op ("<", "<=", ">", ">=", "between", "begins_with") on
+ * segment range of sort-key template sk after its literal-and-given prefix, with values v1
+ * (and v2 for between): the operator it uses ("BETWEEN", "begins_with" or op) and its
+ * bound in lo (BETWEEN: lo and hi), each at most size bytes. Exact where the sort key
+ * allows: a bound on a segment more of the key follows ends with the character after the
+ * separator ("MSG#{t}$" sorts after every "MSG#{t}#..."), and a one-sided range gets the
+ * prefix as its other bound ("MSG$" above every "MSG#..."), so other entities' items
+ * sharing the partition stay out. */
+const char *check_range_bounds(const char *op, const m_template *sk, size_t range,
+                               const char *prefix, const char *v1, const char *v2, char *lo,
+                               char *hi, size_t size);
 
 /* Partitions DynamoDB allows per second, per partition. */
 #define CK_PARTITION_RCU 3000.0

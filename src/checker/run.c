@@ -955,13 +955,10 @@ static int run_read(run_ctx *c, const ck_plan *pl, run_result *res)
             if (next == NULL) {
                 add_cond(&kx, skname, type, "=", skv, NULL);
             } else if (next->is_var && cd.attr && strcmp(next->text, cd.attr) == 0) {
-                /* past the items at the bound when the sort key continues after it */
-                char v2[600], past[2] = {check_range_past(path->sk, skn), '\0'};
-                int upper = strcmp(cd.op, ">") == 0 || strcmp(cd.op, "<=") == 0;
-                tmp[0] = v2[0] = '\0';
-                appendf(tmp, sizeof tmp, "%s%s%s", skv, cd.v1.text, upper ? past : "");
-                appendf(v2, sizeof v2, "%s%s%s", skv, cd.v2.text, past);
-                add_cond(&kx, skname, type, cd.op, tmp, v2);
+                char v2[600];
+                const char *bop = check_range_bounds(cd.op, path->sk, skn, skv, cd.v1.text,
+                                                     cd.v2.text, tmp, v2, sizeof tmp);
+                add_cond(&kx, skname, type, strcmp(bop, "BETWEEN") == 0 ? "between" : bop, tmp, v2);
             } else if (skv[0]) {
                 add_cond(&kx, skname, type, "begins_with", skv, NULL);
             }
