@@ -81,6 +81,14 @@ static long shuffle(int n)
     return ((long)n * RUN_SEED + 17) % 101 + 101L * (n / 101);
 }
 
+/* A number of one, two or three digits by turns, so neighbouring items' numbers sort
+ * differently as text (9 after 10) than as numbers. */
+static long mixed_width(int n)
+{
+    long low = n % 3 == 0 ? 1 : n % 3 == 1 ? 10 : 100;
+    return low + shuffle(n) * 37 % (9 * low);
+}
+
 static unsigned long long mix(unsigned long long x)
 {
     x ^= x >> 33;
@@ -191,15 +199,15 @@ static void gen_value(const m_attr *a, int n, sval *v)
         v->rank = a->shards > 0 ? n % a->shards : 0;
         return;
     case MF_INTEGER:
-        snprintf(v->text, sizeof v->text, "%ld", sh * sh + 3);
-        v->rank = (double)(sh * sh + 3);
+        snprintf(v->text, sizeof v->text, "%ld", mixed_width(n));
+        v->rank = (double)mixed_width(n);
         return;
     default:
         break;
     }
     if (a->type == MT_NUMBER) {
-        snprintf(v->text, sizeof v->text, "%ld", sh * sh + 3);
-        v->rank = (double)(sh * sh + 3);
+        snprintf(v->text, sizeof v->text, "%ld", mixed_width(n));
+        v->rank = (double)mixed_width(n);
     } else if (a->type == MT_BOOLEAN) {
         snprintf(v->text, sizeof v->text, "%s", n % 2 ? "false" : "true");
         v->rank = n % 2;
