@@ -1480,8 +1480,8 @@ static const char *verdict_name(run_verdict v)
 
 void model_run_text(const run_report *run, FILE *f, int color)
 {
-    fprintf(f, "\nRun on sample data: %zu items of %zu entities (seed %d), in memory\n", run->items,
-            run->entities, RUN_SEED);
+    fprintf(f, "\nRun on sample data: %zu item%s of %zu entit%s (seed %d), in memory\n", run->items,
+            run->items == 1 ? "" : "s", run->entities, run->entities == 1 ? "y" : "ies", RUN_SEED);
     for (size_t i = 0; i < run->nresults; i++) {
         const run_result *x = &run->results[i];
         const char *tag = x->verdict == RUN_PASS   ? "pass"
