@@ -466,8 +466,8 @@ static char range_past(const m_template *sk, size_t range)
 }
 
 const char *check_range_bounds(const char *op, const m_template *sk, size_t range,
-                               const char *prefix, const char *v1, const char *v2, char *lo,
-                               char *hi, size_t size)
+                               const char *prefix, const char *v1, const char *v2, int for_people,
+                               char *lo, char *hi, size_t size)
 {
     char past[2] = {range_past(sk, range), '\0'}, succ[600];
     size_t pl = strlen(prefix);
@@ -488,11 +488,13 @@ const char *check_range_bounds(const char *op, const m_template *sk, size_t rang
     }
     if (strcmp(op, ">") == 0 || strcmp(op, ">=") == 0) {
         int gt = op[1] == '\0';
-        if (gt && !past[0]) { /* no exclusive lower bound but the value itself */
+        /* after the last segment the least string above the value is the value and U+0001 */
+        const char *above = past[0] ? past : for_people ? "\\u0001" : "\x01";
+        snprintf(lo, size, "%s%s%s", prefix, v1, gt ? above : "");
+        if (gt && !past[0] && !bounded) {
             snprintf(lo, size, "%s%s", prefix, v1);
             return ">";
         }
-        snprintf(lo, size, "%s%s%s", prefix, v1, gt ? past : "");
         if (!bounded) return op;
         snprintf(hi, size, "%s", succ);
         return "BETWEEN";
@@ -528,7 +530,7 @@ static const char *key_condition(ck_report *r, const m_pattern *p, const ck_path
         int between = strcmp(p->sk_op, "between") == 0;
         const char *op = check_range_bounds(p->sk_op, sk, mt->prefix_nseg, prefix,
                                             P(between ? "{%s:from}" : "{%s}", v), P("{%s:to}", v),
-                                            lo, hi, sizeof lo);
+                                            1, lo, hi, sizeof lo);
         if (strcmp(op, "BETWEEN") == 0)
             return P("%s AND %s BETWEEN \"%s\" AND \"%s\"", pkc, skn, lo, hi);
         if (strcmp(op, "begins_with") == 0)

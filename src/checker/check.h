@@ -126,10 +126,12 @@ int check_item_in_index(const m_entity *e, const m_entkey *ek, int k);
  * allows: a bound on a segment more of the key follows ends with the character after the
  * separator ("MSG#{t}$" sorts after every "MSG#{t}#..."), and a one-sided range gets the
  * prefix as its other bound ("MSG$" above every "MSG#..."), so other entities' items
- * sharing the partition stay out. */
+ * sharing the partition stay out; "> v" on the last segment starts at v and U+0001, written
+ * "\u0001" when for_people (a request gets the character). "< v" on the last segment stays
+ * one-sided: no string is the greatest below v. */
 const char *check_range_bounds(const char *op, const m_template *sk, size_t range,
-                               const char *prefix, const char *v1, const char *v2, char *lo,
-                               char *hi, size_t size);
+                               const char *prefix, const char *v1, const char *v2, int for_people,
+                               char *lo, char *hi, size_t size);
 
 /* Partitions DynamoDB allows per second, per partition. */
 #define CK_PARTITION_RCU 3000.0

@@ -40,6 +40,7 @@ typedef struct sample {
     int k;
     sval *vals; /* one per attribute of e */
     char pk[2 * RUN_TEXT + 256], sk[2 * RUN_TEXT + 256];
+    char name[4 * RUN_TEXT + 520]; /* "pk / sk" (the partition key alone without a sort key) */
     int deleted;
 } sample;
 
@@ -434,6 +435,7 @@ static int make_sample(run_ctx *c, const m_entity *e, int k, int per, sample *ou
     if (expand(&e->pk, out, out->pk, sizeof out->pk)) return -1;
     out->sk[0] = '\0';
     if (e->sk.text && expand(&e->sk, out, out->sk, sizeof out->sk)) return -1;
+    snprintf(out->name, sizeof out->name, "%s%s%s", out->pk, e->sk.text ? " / " : "", out->sk);
     return find_sample(c, e->table, out->pk, e->table->sk.name ? out->sk : NULL) ? 1 : 0;
 }
 
@@ -524,9 +526,8 @@ static int load(run_ctx *c, qr_err *err)
         json_decref(req);
         json_decref(resp);
         if (rc)
-            return err_set(err, QR_E_VALIDATION, "cannot load sample item %s / %s of %s: %s",
-                           c->s[i].pk, c->s[i].sk, c->s[i].e->name,
-                           rc > 0 ? error : "out of memory");
+            return err_set(err, QR_E_VALIDATION, "cannot load sample item %s of %s: %s",
+                           c->s[i].name, c->s[i].e->name, rc > 0 ? error : "out of memory");
         c->out->items++;
     }
     if (qr_wait_indexes(c->db, 10000) != QR_OK)
@@ -965,7 +966,7 @@ static int run_read(run_ctx *c, const ck_plan *pl, run_result *res)
             } else if (next->is_var && cd.attr && strcmp(next->text, cd.attr) == 0) {
                 char v2[600];
                 const char *bop = check_range_bounds(cd.op, path->sk, skn, skv, cd.v1.text,
-                                                     cd.v2.text, tmp, v2, sizeof tmp);
+                                                     cd.v2.text, 0, tmp, v2, sizeof tmp);
                 add_cond(&kx, skname, type, strcmp(bop, "BETWEEN") == 0 ? "between" : bop, tmp, v2);
             } else if (skv[0]) {
                 add_cond(&kx, skname, type, "begins_with", skv, NULL);
@@ -1045,6 +1046,7 @@ static int run_read(run_ctx *c, const ck_plan *pl, run_result *res)
         json_decref(resp);
     }
     if (shards > 1) {
+        nb--; /* every shard's items are the pattern's */
         /* the client's merge: by the sort key, in the pattern's direction, then the limit */
         const char *skname = ix ? ix->sk.name : t->sk.name;
         size_t n = json_array_size(items);
@@ -1099,10 +1101,10 @@ static int run_read(run_ctx *c, const ck_plan *pl, run_result *res)
     for (size_t i = 0; i < ng; i++)
         if (!entity_in(p, got[i]->e)) {
             set_fail(res, "entity",
-                     A("the key condition also returns %s items (%s / %s), which the pattern does "
+                     A("the key condition also returns %s items (%s), which the pattern does "
                        "not read: give %s a sort-key prefix of its own, or make the condition "
                        "longer",
-                       got[i]->e->name, got[i]->pk, got[i]->sk, got[i]->e->name));
+                       got[i]->e->name, got[i]->name, got[i]->e->name));
             break;
         }
     if (unknown)
@@ -1110,15 +1112,25 @@ static int run_read(run_ctx *c, const ck_plan *pl, run_result *res)
     /* items the values do not select */
     for (size_t i = 0; i < ng; i++)
         if (entity_in(p, got[i]->e) && !selected(p, got[i], b, nb, &cd)) {
+            const binding *off = NULL;
+            for (size_t k = 0; k < nb && off == NULL; k++) {
+                const sval *w = sample_val(got[i], b[k].name);
+                if (w && strcmp(w->text, b[k].value) != 0) off = &b[k];
+            }
             const sval *v = cd.attr ? sample_val(got[i], cd.attr) : NULL;
-            set_fail(res, "condition",
-                     v ? A("%s %s / %s came back, but its %s %s is not %s %s%s%s: the sort key "
-                           "does not compare %s as the model declares",
-                           got[i]->e->name, got[i]->pk, got[i]->sk, cd.attr, v->text, cd.op,
+            if (off)
+                set_fail(res, "condition",
+                         A("%s %s came back, but its %s is %s, not %s: the key condition does "
+                           "not select by %s alone",
+                           got[i]->e->name, got[i]->name, off->name,
+                           sample_val(got[i], off->name)->text, off->value, off->name));
+            else
+                set_fail(res, "condition",
+                         A("%s %s came back, but its %s %s is not %s %s%s%s: the sort key does not "
+                           "compare %s as the model declares",
+                           got[i]->e->name, got[i]->name, cd.attr, v ? v->text : "", cd.op,
                            cd.v1.text, strcmp(cd.op, "between") == 0 ? " and " : "",
-                           strcmp(cd.op, "between") == 0 ? cd.v2.text : "", cd.attr)
-                       : A("%s %s / %s came back, but it does not have the pattern's values",
-                           got[i]->e->name, got[i]->pk, got[i]->sk));
+                           strcmp(cd.op, "between") == 0 ? cd.v2.text : "", cd.attr));
             break;
         }
     if (limit > 0 && n > limit)
@@ -1129,12 +1141,12 @@ static int run_read(run_ctx *c, const ck_plan *pl, run_result *res)
         if (got[i]->e != e || !sample_val(got[i], order)) continue;
         if (prev && value_cmp(sample_val(prev, order), sample_val(got[i], order)) * dir > 0) {
             set_fail(res, "order",
-                     A("%s %s / %s (%s %s) came back before %s / %s (%s %s), against the "
+                     A("%s %s (%s %s) came back before %s (%s %s), against the "
                        "declared %s order by %s: the sort key does not sort it as the model "
                        "declares",
-                       e->name, prev->pk, prev->sk, order, sample_val(prev, order)->text,
-                       got[i]->pk, got[i]->sk, order, sample_val(got[i], order)->text,
-                       dir > 0 ? "ascending" : "descending", order));
+                       e->name, prev->name, order, sample_val(prev, order)->text, got[i]->name,
+                       order, sample_val(got[i], order)->text, dir > 0 ? "ascending" : "descending",
+                       order));
             break;
         }
         prev = got[i];
@@ -1153,8 +1165,8 @@ static int run_read(run_ctx *c, const ck_plan *pl, run_result *res)
             if (!found) left = &c->s[i];
         }
         set_fail(res, "missing",
-                 A("%zu of the %zu expected items came back; %s %s / %s is missing%s", hit, want,
-                   left ? left->e->name : "?", left ? left->pk : "", left ? left->sk : "",
+                 A("%zu of the %zu expected items came back; %s %s is missing%s", hit, want,
+                   left ? left->e->name : "", left ? left->name : "an item",
                    fx.text[0] ? " (the filter runs after Limit and the read)" : ""));
     } else if (order && limit > 0 && prev) {
         for (size_t i = 0; i < c->ns; i++) {
@@ -1165,9 +1177,9 @@ static int run_read(run_ctx *c, const ck_plan *pl, run_result *res)
                 found |= got[j] == s;
             if (!found && value_cmp(sample_val(s, order), sample_val(prev, order)) * dir < 0) {
                 set_fail(res, "order",
-                         A("%s %s / %s (%s %s) should be among the first %.0f by %s, but the "
+                         A("%s %s (%s %s) should be among the first %.0f by %s, but the "
                            "sort key put it later",
-                           e->name, s->pk, s->sk, order, sample_val(s, order)->text, limit, order));
+                           e->name, s->name, order, sample_val(s, order)->text, limit, order));
                 break;
             }
         }
@@ -1243,7 +1255,7 @@ static const char *read_back(run_ctx *c, const sample *s)
     if (rc) return rc > 0 ? error : "out of memory";
     const char *why = json_object_get(resp, "Item")
                           ? NULL
-                          : A("%s %s / %s is not there after the write", s->e->name, s->pk, s->sk);
+                          : A("%s %s is not there after the write", s->e->name, s->name);
     json_decref(resp);
     return why;
 }
@@ -1282,8 +1294,7 @@ static int run_write(run_ctx *c, const ck_plan *pl, run_result *res)
                           sample_item(made[i]), "ConditionExpression", "attribute_not_exists(#k)",
                           "ExpressionAttributeNames", "#k", ents[i]->table->pk.name);
             json_array_append_new(acts, p->kind == MK_PUT ? put : json_pack("{s:o}", "Put", put));
-            appendf(names, sizeof names, "%s%s %s / %s", i ? ", " : "", ents[i]->name, made[i]->pk,
-                    made[i]->sk);
+            appendf(names, sizeof names, "%s%s %s", i ? ", " : "", ents[i]->name, made[i]->name);
         }
         if (p->kind == MK_PUT) {
             req = json_incref(json_array_get(acts, 0));
@@ -1383,8 +1394,7 @@ static int run_write(run_ctx *c, const ck_plan *pl, run_result *res)
     }
     if (p->kind == MK_DELETE) an->deleted = 1;
     res->returned = res->expected = 1;
-    res->got =
-        A("%s %s / %s %s", e->name, an->pk, an->sk, p->kind == MK_UPDATE ? "updated" : "deleted");
+    res->got = A("%s %s %s", e->name, an->name, p->kind == MK_UPDATE ? "updated" : "deleted");
     res->verdict = RUN_PASS;
     return 0;
 }
