@@ -56,7 +56,9 @@ typedef struct run_ctx {
     qr_db *db;
     sample *s;
     size_t ns, cap;
-    int *count; /* items generated per entity, in model order */
+    int *count;               /* items generated per entity, in model order */
+    const char **table_error; /* per table: why the database refused it, or NULL */
+    const char **load_error;  /* per entity: why one of its samples was refused, or NULL */
 } run_ctx;
 
 #define A(...) ck_arena_printf(&c->out->arena, __VA_ARGS__)
@@ -502,6 +504,9 @@ static int call(run_ctx *c, const char *op, json_t *req, json_t **resp_body, con
     return *resp_body ? 0 : -1;
 }
 
+/* Creates the tables and stores the samples. A table the database refuses, or an item,
+ * is not an error of the run but of the patterns that need it (table_error, load_error);
+ * -1 only when memory runs out or the indexes do not catch up. */
 static int load(run_ctx *c, qr_err *err)
 {
     for (size_t i = 0; i < c->m->ntables; i++) {
@@ -513,21 +518,27 @@ static int load(run_ctx *c, qr_err *err)
         int rc = call(c, "CreateTable", req, &resp, &error);
         json_decref(req);
         json_decref(resp);
-        if (rc)
-            return err_set(err, QR_E_VALIDATION, "cannot create table %s for the run: %s", t->name,
-                           error ? error : "out of memory");
+        if (rc < 0) return err_set(err, QR_E_INTERNAL, "out of memory");
+        if (rc) c->table_error[i] = A("CreateTable of table %s was refused: %s", t->name, error);
     }
     for (size_t i = 0; i < c->ns; i++) {
-        json_t *item = sample_item(&c->s[i]), *resp;
-        const char *error;
-        if (item == NULL) return err_set(err, QR_E_INTERNAL, "out of memory");
-        json_t *req = json_pack("{s:s,s:o}", "TableName", c->s[i].e->table->name, "Item", item);
-        int rc = req ? call(c, "PutItem", req, &resp, &error) : -1;
+        const sample *s = &c->s[i];
+        size_t ti = (size_t)(s->e->table - c->m->tables), ei = (size_t)entity_index(c->m, s->e);
+        if (c->table_error[ti]) continue;
+        json_t *item = sample_item(s), *resp = NULL;
+        const char *error = "its index keys cannot be built";
+        json_t *req =
+            item ? json_pack("{s:s,s:o}", "TableName", s->e->table->name, "Item", item) : NULL;
+        int rc = req ? call(c, "PutItem", req, &resp, &error) : 1;
         json_decref(req);
         json_decref(resp);
-        if (rc)
-            return err_set(err, QR_E_VALIDATION, "cannot load sample item %s of %s: %s",
-                           c->s[i].name, c->s[i].e->name, rc > 0 ? error : "out of memory");
+        if (rc < 0) return err_set(err, QR_E_INTERNAL, "out of memory");
+        if (rc) {
+            if (c->load_error[ei] == NULL)
+                c->load_error[ei] =
+                    A("sample item %s of %s could not be stored: %s", s->name, s->e->name, error);
+            continue;
+        }
         c->out->items++;
     }
     if (qr_wait_indexes(c->db, 10000) != QR_OK)
@@ -1410,6 +1421,17 @@ static int run_plan(run_ctx *c, const ck_plan *pl, run_result *res)
         res->message = "a CQL table: its statements are not run";
         return 0;
     }
+    const char *why = c->table_error[p->entity->table - c->m->tables];
+    for (size_t i = 0; why == NULL && i <= p->nalso; i++) {
+        const m_entity *e = i ? p->also[i - 1] : p->entity;
+        why = c->load_error[entity_index(c->m, e)];
+    }
+    if (why) {
+        res->verdict = RUN_FAIL;
+        res->problem = c->table_error[p->entity->table - c->m->tables] ? "table" : "load";
+        res->message = why;
+        return 0;
+    }
     int read = p->kind == MK_GET || p->kind == MK_QUERY;
     int runnable = pl->path.table && pl->operation &&
                    (strcmp(pl->operation, "Query") == 0 || strcmp(pl->operation, "GetItem") == 0);
@@ -1430,7 +1452,10 @@ int model_run(const ck_report *r, run_report **out, qr_err *err)
     if (rep == NULL) return err_set(err, QR_E_INTERNAL, "out of memory");
     rep->results = ck_arena_alloc(&rep->arena, (r->nplans + 1) * sizeof *rep->results);
     c.count = calloc(r->model->nentities + 1, sizeof *c.count);
-    if (rep->results == NULL || c.count == NULL) goto oom;
+    c.table_error = calloc(r->model->ntables + 1, sizeof *c.table_error);
+    c.load_error = calloc(r->model->nentities + 1, sizeof *c.load_error);
+    if (rep->results == NULL || c.count == NULL || c.table_error == NULL || c.load_error == NULL)
+        goto oom;
     rep->nresults = r->nplans;
     if (generate(&c)) goto oom;
     qr_options o = {0};
@@ -1460,6 +1485,8 @@ int model_run(const ck_report *r, run_report **out, qr_err *err)
     qr_close(c.db);
     free(c.s);
     free(c.count);
+    free(c.table_error);
+    free(c.load_error);
     *out = rep;
     return 0;
 oom:
@@ -1468,6 +1495,8 @@ fail:
     if (c.db) qr_close(c.db);
     free(c.s);
     free(c.count);
+    free(c.table_error);
+    free(c.load_error);
     model_run_free(rep);
     return -1;
 }

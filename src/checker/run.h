@@ -19,7 +19,8 @@ typedef struct run_result {
     const m_pattern *pattern;
     run_verdict verdict;
     const char *problem; /* on RUN_FAIL: "entity", "condition", "order", "limit", "missing",
-                            "projection" or "write"; else NULL */
+                            "projection", "write", or "table" / "load" when the database
+                            refused the table or a sample item; else NULL */
     const char *ran;     /* what ran, with the sample values: "Query table T: PK = ..." */
     const char *got;     /* what came back: "4 items: 3 Order, 1 OrderItem" */
     const char *message; /* on RUN_FAIL what was wrong, on RUN_SKIPPED why; else NULL */
@@ -38,8 +39,9 @@ typedef struct run_report {
 
 /* Generates the sample items of r's model, loads them into an in-memory database with the
  * model's tables and indexes, runs each plan of r and compares. On success *out is a report
- * the caller frees with model_run_free (failing patterns do not make this fail); -1 with err
- * set when the database cannot be opened, a table cannot be created or memory runs out. */
+ * the caller frees with model_run_free (failing patterns, and tables or items the database
+ * refuses, do not make this fail); -1 with err set when the database cannot be opened or
+ * memory runs out. */
 int model_run(const ck_report *r, run_report **out, qr_err *err);
 void model_run_free(run_report *run);
 
