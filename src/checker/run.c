@@ -985,6 +985,7 @@ static int run_read(run_ctx *c, const ck_plan *pl, run_result *res)
         }
         json_object_set_new(req, "KeyConditionExpression", json_string(kx.text));
         /* filters: given values (and a condition) the key does not use */
+        fx.n = kx.n;
         for (size_t i = 0; i < nb; i++) {
             if (key_uses(path, p, skn, b[i].name)) continue;
             if (shard && strcmp(b[i].name, shard->name) == 0) continue;
@@ -1186,7 +1187,8 @@ static int run_read(run_ctx *c, const ck_plan *pl, run_result *res)
             int found = 0;
             for (size_t j = 0; j < ng; j++)
                 found |= got[j] == s;
-            if (!found && value_cmp(sample_val(s, order), sample_val(prev, order)) * dir < 0) {
+            if (!found && sample_val(s, order) &&
+                value_cmp(sample_val(s, order), sample_val(prev, order)) * dir < 0) {
                 set_fail(res, "order",
                          A("%s %s (%s %s) should be among the first %.0f by %s, but the "
                            "sort key put it later",

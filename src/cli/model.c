@@ -413,6 +413,10 @@ int cli_model(int argc, char **argv)
     opts o = {0};
     int import = strcmp(sub, "import") == 0;
     if (parse(argc - 1, argv + 1, &o, strcmp(sub, "observe") != 0 && !import)) return usage(stderr);
+    if (o.run && strcmp(sub, "check") != 0) {
+        fprintf(stderr, "quarry model: --run applies to check only\n");
+        return usage(stderr);
+    }
     if (import) return cmd_import(&o);
     if (strcmp(sub, "observe") == 0) return cmd_observe(&o);
     if (strcmp(sub, "check") && strcmp(sub, "render") && strcmp(sub, "export") &&
