@@ -10,6 +10,7 @@
 #include "checker/run.h"
 
 #include <math.h>
+#include <openssl/evp.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -341,9 +342,37 @@ static int in_index(const sample *s, const m_entkey *ek)
     return 1;
 }
 
+/* A binary value's bytes are its text, in base64 on the wire (OpenSSL's encoder). */
+static json_t *binary(const char *text)
+{
+    size_t n = strlen(text);
+    unsigned char *out = malloc(4 * (n / 3 + 1) + 1);
+    if (out == NULL) return NULL;
+    EVP_EncodeBlock(out, (const unsigned char *)text, (int)n);
+    json_t *v = json_pack("{s:s}", "B", (const char *)out);
+    free(out);
+    return v;
+}
+
 static json_t *typed(char type, const char *text)
 {
-    return json_pack("{s:s}", type == 'N' ? "N" : type == 'B' ? "B" : "S", text);
+    if (type == 'B') return binary(text);
+    return json_pack("{s:s}", type == 'N' ? "N" : "S", text);
+}
+
+/* The text of a returned key attribute (a binary one decoded) in buf, or NULL. */
+static const char *returned_key(const json_t *av, char *buf, size_t size)
+{
+    const char *b64 = json_string_value(json_object_get(av, "B"));
+    if (b64 == NULL) return keymatch_scalar(av);
+    size_t n = strlen(b64);
+    if (n % 4 || n / 4 * 3 >= size) return NULL;
+    int len = EVP_DecodeBlock((unsigned char *)buf, (const unsigned char *)b64, (int)n);
+    if (len < 0) return NULL;
+    while (n && b64[n - 1] == '=')
+        n--, len--;
+    buf[len] = '\0';
+    return buf;
 }
 
 /* An attribute's value as DynamoDB JSON. */
@@ -354,14 +383,8 @@ static json_t *attr_value(const m_attr *a, const sval *v)
         return json_pack("{s:s}", "N", v->text);
     case MT_BOOLEAN:
         return json_pack("{s:b}", "BOOL", strcmp(v->text, "true") == 0);
-    case MT_BINARY: {
-        static const char b64[] =
-            "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-        unsigned h = (unsigned)name_hash(v->text, 0);
-        char out[5] = {b64[(h >> 18) & 63], b64[(h >> 12) & 63], b64[(h >> 6) & 63], b64[h & 63],
-                       0};
-        return json_pack("{s:s}", "B", out);
-    }
+    case MT_BINARY:
+        return binary(v->text);
     case MT_MAP:
         return json_pack("{s:{s:{s:s}}}", "M", "value", "S", v->text);
     case MT_LIST:
@@ -1089,8 +1112,10 @@ static int run_read(run_ctx *c, const ck_plan *pl, run_result *res)
     }
     for (size_t i = 0; i < n; i++) {
         json_t *it = json_array_get(items, i);
-        const char *pk = keymatch_scalar(json_object_get(it, t->pk.name));
-        const char *sk = t->sk.name ? keymatch_scalar(json_object_get(it, t->sk.name)) : NULL;
+        char pkb[600], skb[600];
+        const char *pk = returned_key(json_object_get(it, t->pk.name), pkb, sizeof pkb);
+        const char *sk =
+            t->sk.name ? returned_key(json_object_get(it, t->sk.name), skb, sizeof skb) : NULL;
         sample *s = pk ? find_sample(c, t, pk, sk) : NULL;
         if (s == NULL) {
             unknown++;
@@ -1397,8 +1422,10 @@ static int run_write(run_ctx *c, const ck_plan *pl, run_result *res)
         return 0;
     }
     json_t *attrs = json_object_get(resp, "Attributes");
-    const char *pk = keymatch_scalar(json_object_get(attrs, t->pk.name));
-    const char *sk = t->sk.name ? keymatch_scalar(json_object_get(attrs, t->sk.name)) : NULL;
+    char pkb[600], skb[600];
+    const char *pk = returned_key(json_object_get(attrs, t->pk.name), pkb, sizeof pkb);
+    const char *sk =
+        t->sk.name ? returned_key(json_object_get(attrs, t->sk.name), skb, sizeof skb) : NULL;
     sample *s = pk ? find_sample(c, t, pk, sk) : NULL;
     json_decref(resp);
     if (s != an) {
