@@ -9,7 +9,6 @@
  * from check.c unchanged; CQL tables and patterns no plan serves are not run. */
 #include "checker/run.h"
 
-#include <math.h>
 #include <openssl/evp.h>
 #include <stdarg.h>
 #include <stdlib.h>
