@@ -446,7 +446,7 @@ static sample *find_sample(run_ctx *c, const m_table *t, const char *pk, const c
 }
 
 /* Makes item k of entity e (values only; not stored). Returns 0, 1 when its key repeats an
- * earlier sample's, -1 when memory runs out or its key cannot be built. */
+ * earlier sample's, 2 when its key is too long to build, -1 when memory runs out. */
 static int make_sample(run_ctx *c, const m_entity *e, int k, int per, sample *out)
 {
     out->e = e;
@@ -456,9 +456,10 @@ static int make_sample(run_ctx *c, const m_entity *e, int k, int per, sample *ou
     if (out->vals == NULL) return -1;
     for (size_t i = 0; i < e->nattrs; i++)
         gen_value(&e->attrs[i], value_index(c->m, e, &e->attrs[i], k, per), &out->vals[i]);
-    if (expand(&e->pk, out, out->pk, sizeof out->pk)) return -1;
     out->sk[0] = '\0';
-    if (e->sk.text && expand(&e->sk, out, out->sk, sizeof out->sk)) return -1;
+    if (expand(&e->pk, out, out->pk, sizeof out->pk) ||
+        (e->sk.text && expand(&e->sk, out, out->sk, sizeof out->sk)))
+        return 2;
     snprintf(out->name, sizeof out->name, "%s%s%s", out->pk, e->sk.text ? " / " : "", out->sk);
     return find_sample(c, e->table, out->pk, e->table->sk.name ? out->sk : NULL) ? 1 : 0;
 }
@@ -492,6 +493,9 @@ static int generate(run_ctx *c)
             }
             int rc = make_sample(c, e, k, per, &c->s[c->ns]);
             if (rc < 0) return -1;
+            if (rc == 2 && c->load_error[i] == NULL)
+                c->load_error[i] =
+                    A("the key of a sample item of %s is too long to build", e->name);
             if (rc == 0) c->ns++;
         }
         c->count[i] = n;
@@ -1265,19 +1269,30 @@ static sample *new_sample(run_ctx *c, const m_entity *e, int *dup)
 {
     int idx = entity_index(c->m, e);
     *dup = 0;
-    if (c->ns == c->cap) {
-        size_t cap = 2 * c->cap + 8;
-        sample *s = realloc(c->s, cap * sizeof *s);
-        if (s == NULL) return NULL;
-        c->s = s;
-        c->cap = cap;
-    }
+    if (c->ns == c->cap) return NULL; /* reserve_writes made room for every write */
     int rc = make_sample(c, e, c->count[idx]++, per_partition(e), &c->s[c->ns]);
     if (rc) {
-        *dup = rc > 0;
+        *dup = rc;
         return NULL;
     }
     return &c->s[c->ns++];
+}
+
+/* Room for the items every put and transaction writes, so the samples do not move while
+ * a write holds pointers to them. */
+static int reserve_writes(run_ctx *c)
+{
+    size_t need = c->ns + 1;
+    for (size_t i = 0; i < c->r->nplans; i++) {
+        const m_pattern *p = c->r->plans[i].pattern;
+        if (p->kind == MK_PUT || p->kind == MK_TRANSACTION) need += 1 + p->nalso;
+    }
+    if (need <= c->cap) return 0;
+    sample *s = realloc(c->s, need * sizeof *s);
+    if (s == NULL) return -1;
+    c->s = s;
+    c->cap = need;
+    return 0;
 }
 
 /* Reads s back by its key: 0 when it is there with its entity's attributes. */
@@ -1321,9 +1336,10 @@ static int run_write(run_ctx *c, const ck_plan *pl, run_result *res)
                 json_decref(acts);
                 if (!dup) return -1;
                 set_fail(res, "write",
-                         A("a new %s has the key of an item already stored: its key templates "
-                           "cannot tell the items apart",
-                           ents[i]->name));
+                         dup == 2 ? A("the key of a new %s is too long to build", ents[i]->name)
+                                  : A("a new %s has the key of an item already stored: its key "
+                                      "templates cannot tell the items apart",
+                                      ents[i]->name));
                 return 0;
             }
             json_t *put =
@@ -1497,6 +1513,7 @@ int model_run(const ck_report *r, run_report **out, qr_err *err)
         goto fail;
     }
     if (load(&c, err)) goto fail;
+    if (reserve_writes(&c)) goto oom;
     /* reads first, on the data as loaded; then the writes, in file order */
     for (int pass = 0; pass < 2; pass++)
         for (size_t i = 0; i < r->nplans; i++) {
