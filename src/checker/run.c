@@ -78,10 +78,12 @@ static void appendf(char *buf, size_t size, const char *fmt, ...)
 
 /* ---- sample values ---- */
 
-/* A fixed permutation of 0..100: item order is not value order. */
+/* A fixed permutation of 0..1008 (multiplied by 1009 over the golden ratio, offset by the
+ * seed): item order is not value order, nor is it correlated with the parity that picks
+ * two-valued attributes. */
 static long shuffle(int n)
 {
-    return ((long)n * RUN_SEED + 17) % 101 + 101L * (n / 101);
+    return ((long)n * 623 + RUN_SEED) % 1009 + 1009L * (n / 1009);
 }
 
 /* A number of one, two or three digits by turns, so neighbouring items' numbers sort

@@ -1,7 +1,7 @@
 """`quarry model check --run`: each access pattern's plan run on generated sample items in an
 in-memory database. tests/model/run/pass.yaml must pass every pattern; each
 tests/model/run/fail-KIND.yaml must fail at --run with that problem (order, condition,
-entity, projection). The report (stdout, then stderr) and exit status are golden files
+entity, projection, missing). The report (stdout, then stderr) and exit status are golden files
 (golden/run-NAME.check.txt); regenerate them with QUARRY_UPDATE_GOLDEN=1 and read the diff."""
 import json
 import os
@@ -56,7 +56,7 @@ def test_run_golden(name):
 
 def test_every_failure_kind_has_a_model():
     kinds = {n.split("fail-")[1] for n in CASES if n.startswith("fail-")}
-    assert kinds == {"order", "condition", "entity", "projection"}
+    assert kinds == {"order", "condition", "entity", "projection", "missing"}
     assert "pass" in CASES
 
 
