@@ -294,6 +294,41 @@ static int value_index(const qr_model *m, const m_entity *e, const m_attr *a, in
     return k;
 }
 
+/* A GSI partition key that is literal text then the variable named name alone: the text,
+ * or NULL when template t is not one. */
+static const char *lone_var_prefix(const m_template *t, const char *name)
+{
+    if (t->text == NULL || t->nseg == 0 || t->nseg > 2) return NULL;
+    const m_seg *last = &t->seg[t->nseg - 1];
+    if (!last->is_var || strcmp(last->text, name) != 0) return NULL;
+    if (t->nseg == 2 && t->seg[0].is_var) return NULL;
+    return t->nseg == 2 ? t->seg[0].text : "";
+}
+
+/* The attribute of another entity whose values free-text attribute a of e should take: the
+ * two write the same GSI with partition keys of the same literal text then one variable
+ * (an overloaded index without distinct prefixes), so a department named OPEN shares a
+ * partition with the OPEN orders, as it would in production. NULL when there is none. */
+static const m_attr *colliding_attr(const qr_model *m, const m_entity *e, const m_attr *a)
+{
+    if (a->type != MT_STRING || a->format != MF_NONE) return NULL;
+    for (size_t i = 0; i < e->nkeys; i++) {
+        const m_entkey *k = &e->keys[i];
+        const char *pre = k->index->local ? NULL : lone_var_prefix(&k->pk, a->name);
+        if (pre == NULL) continue;
+        for (size_t j = 0; j < m->nentities; j++) {
+            const m_entity *o = &m->entities[j];
+            const m_entkey *ok = o == e ? NULL : model_entity_key(o, k->index);
+            if (ok == NULL || ok->pk.text == NULL || ok->pk.nseg == 0) continue;
+            const m_seg *v = &ok->pk.seg[ok->pk.nseg - 1];
+            const char *opre = v->is_var ? lone_var_prefix(&ok->pk, v->text) : NULL;
+            const m_attr *oa = opre ? model_entity_attr(o, v->text) : NULL;
+            if (oa && strcmp(opre, pre) == 0 && oa->format == MF_ENUM) return oa;
+        }
+    }
+    return NULL;
+}
+
 static const sval *sample_val(const sample *s, const char *name)
 {
     const m_attr *a = model_entity_attr(s->e, name);
@@ -456,8 +491,10 @@ static int make_sample(run_ctx *c, const m_entity *e, int k, int per, sample *ou
     out->deleted = 0;
     out->vals = ck_arena_alloc(&c->out->arena, (e->nattrs + 1) * sizeof *out->vals);
     if (out->vals == NULL) return -1;
-    for (size_t i = 0; i < e->nattrs; i++)
-        gen_value(&e->attrs[i], value_index(c->m, e, &e->attrs[i], k, per), &out->vals[i]);
+    for (size_t i = 0; i < e->nattrs; i++) {
+        const m_attr *a = &e->attrs[i], *twin = colliding_attr(c->m, e, a);
+        gen_value(twin ? twin : a, value_index(c->m, e, a, k, per), &out->vals[i]);
+    }
     out->sk[0] = '\0';
     if (expand(&e->pk, out, out->pk, sizeof out->pk) ||
         (e->sk.text && expand(&e->sk, out, out->sk, sizeof out->sk)))
@@ -1143,10 +1180,15 @@ static int run_read(run_ctx *c, const ck_plan *pl, run_result *res)
     for (size_t i = 0; i < ng; i++)
         if (!entity_in(p, got[i]->e)) {
             set_fail(res, "entity",
-                     A("the key condition also returns %s items (%s), which the pattern does "
-                       "not read: give %s a sort-key prefix of its own, or make the condition "
-                       "longer",
-                       got[i]->e->name, got[i]->name, got[i]->e->name));
+                     strstr(kx.text, " AND ")
+                         ? A("the key condition also returns %s items (%s), which the pattern "
+                             "does not read: give %s a sort-key prefix of its own, or make the "
+                             "condition longer",
+                             got[i]->e->name, got[i]->name, got[i]->e->name)
+                         : A("the partition also holds %s items (%s), which the pattern does not "
+                             "read: give each entity's partition key a prefix of its own, or "
+                             "add a sort-key condition that only %s's items meet",
+                             got[i]->e->name, got[i]->name, e->name));
             break;
         }
     if (unknown)

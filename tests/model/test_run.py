@@ -123,3 +123,16 @@ def test_returns_names_attributes_of_the_entity(tmp_path):
     p = run("model", "check", str(tmp_path / "m.yaml"))
     assert p.returncode == 2
     assert "returns 'subjct', which entity Ticket does not define (did you mean 'subject'?)" in p.stderr
+
+
+def test_an_overloaded_index_without_prefixes_mixes_entities():
+    """overloaded-broken.yaml's GSI1 keys orders by "{status}" and employees by
+    "{department}": the run gives a department an order status's name, as production would,
+    and both patterns read the other entity's items."""
+    p, doc = run_json("examples/overloaded-broken.yaml")
+    assert p.returncode == 1
+    got = {r["name"]: (r["result"], r["problem"]) for r in doc["run"]["patterns"]}
+    assert got["orders-by-status"] == ("fail", "entity")
+    assert got["employees-by-department"] == ("fail", "entity")
+    _, good = run_json("examples/overloaded.yaml")
+    assert all(r["result"] == "pass" for r in good["run"]["patterns"])
