@@ -1550,6 +1550,7 @@ int model_run(const ck_report *r, run_report **out, qr_err *err)
     o.in_memory = 1;
     o.no_sync = 1;
     o.capacity = QR_CAPACITY_OFF;
+    o.ttl_interval_ms = 24 * 3600 * 1000; /* the samples' TTL times are past: keep them */
     char *msg = NULL;
     if (qr_open("/quarry-model-run", &o, &c.db, &msg) != QR_OK) {
         err_set(err, QR_E_INTERNAL, "cannot open the in-memory database: %s", msg ? msg : "");
