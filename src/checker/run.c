@@ -1439,6 +1439,8 @@ static int run_write(run_ctx *c, const ck_plan *pl, run_result *res)
         return -1;
     }
     const char *what = "";
+    size_t changed = (size_t)-1; /* the attribute the update changes, restored if refused */
+    sval before;
     if (p->kind == MK_UPDATE) {
         /* the attributes it sets (else the first that is in no key) to another value */
         const m_attr *a = NULL;
@@ -1453,18 +1455,57 @@ static int run_write(run_ctx *c, const ck_plan *pl, run_result *res)
                 continue;
             a = x;
         }
+        int same = 0; /* no attribute outside the keys: one set to what it holds */
+        for (size_t i = 0; i < e->nattrs && a == NULL; i++) {
+            const m_attr *x = &e->attrs[i];
+            if (strcmp(x->name, t->pk.name) && (t->sk.name == NULL || strcmp(x->name, t->sk.name)))
+                a = x, same = 1;
+        }
         if (a) {
-            sval nv;
-            gen_value(a, an->k + 1, &nv);
+            size_t ai = (size_t)(a - e->attrs);
+            sval nv = an->vals[ai];
+            if (!same) gen_value(a, an->k + 1, &nv);
+            char expr_text[1024] = "SET #a = :a", removes[512] = "", shown[512] = "",
+                 gone[512] = "";
+            json_t *values = json_pack("{s:o}", ":a", attr_value(a, &nv));
             json_object_set_new(names, "#a", json_string(a->name));
-            json_object_set_new(req, "UpdateExpression", json_string("SET #a = :a"));
-            json_object_set_new(req, "ExpressionAttributeValues",
-                                json_pack("{s:o}", ":a", attr_value(a, &nv)));
-            what = A(": SET %s", a->name);
-        } else {
-            json_object_set_new(names, "#k2", json_string(t->pk.name));
-            json_object_set_new(req, "UpdateExpression", json_string("SET #k2 = #k2"));
-            what = "";
+            /* the index keys built from it follow, as the application must write them: a
+             * sparse index's keys go when its 'when' stops holding */
+            changed = ai;
+            before = an->vals[ai];
+            an->vals[ai] = nv;
+            for (size_t k = 0; k < e->nkeys && !same; k++) {
+                const m_entkey *ek = &e->keys[k];
+                const m_index *ix = ek->index;
+                int uses = template_has(&ek->pk, a->name) || template_has(&ek->sk, a->name);
+                for (size_t w = 0; w < ek->nwhen; w++)
+                    uses |= strcmp(ek->when[w].name, a->name) == 0;
+                if (!uses || ix->npk_parts || ix->nsk_parts) continue;
+                const char *key_names[2] = {ix->local ? NULL : ix->pk.name, ix->sk.name};
+                const m_template *key_tpl[2] = {&ek->pk, &ek->sk};
+                char key_type[2] = {ix->pk.type, ix->sk.type};
+                for (int h = 0; h < 2; h++) {
+                    char buf[2 * RUN_TEXT + 256], nk[48], vk[48];
+                    if (key_names[h] == NULL || key_tpl[h]->text == NULL) continue;
+                    snprintf(nk, sizeof nk, "#x%zu%d", k, h);
+                    json_object_set_new(names, nk, json_string(key_names[h]));
+                    if (in_index(an, ek) && expand(key_tpl[h], an, buf, sizeof buf) == 0) {
+                        snprintf(vk, sizeof vk, ":x%zu%d", k, h);
+                        json_object_set_new(values, vk, typed(key_type[h], buf));
+                        appendf(expr_text, sizeof expr_text, ", %s = %s", nk, vk);
+                        appendf(shown, sizeof shown, ", %s", key_names[h]);
+                    } else {
+                        appendf(removes, sizeof removes, "%s%s", removes[0] ? ", " : " REMOVE ",
+                                nk);
+                        appendf(gone, sizeof gone, "%s%s", gone[0] ? ", " : " REMOVE ",
+                                key_names[h]);
+                    }
+                }
+            }
+            appendf(expr_text, sizeof expr_text, "%s", removes);
+            json_object_set_new(req, "UpdateExpression", json_string(expr_text));
+            json_object_set_new(req, "ExpressionAttributeValues", values);
+            what = A(": SET %s%s%s", a->name, shown, gone);
         }
     }
     json_object_set_new(req, "ExpressionAttributeNames", names);
@@ -1475,6 +1516,7 @@ static int run_write(run_ctx *c, const ck_plan *pl, run_result *res)
     res->request = json_incref(req);
     rc = call(c, p->kind == MK_UPDATE ? "UpdateItem" : "DeleteItem", req, &resp, &error);
     json_decref(req);
+    if (rc && changed != (size_t)-1) an->vals[changed] = before;
     if (rc < 0) return -1;
     if (rc > 0) {
         set_fail(res, "write", A("the write was refused: %s", error));

@@ -136,3 +136,42 @@ def test_an_overloaded_index_without_prefixes_mixes_entities():
     assert got["employees-by-department"] == ("fail", "entity")
     _, good = run_json("examples/overloaded.yaml")
     assert all(r["result"] == "pass" for r in good["run"]["patterns"])
+
+
+SPARSE = """
+tables:
+  Desk:
+    partition_key: PK
+    sort_key: SK
+    gsis: [{name: Open, partition_key: openPk, sort_key: openSk, projection: keys_only}]
+entities:
+  Ticket:
+    pk: "TICKET#{ticketId}"
+    sk: "META"
+    indexes:
+      Open: {pk: "OPEN", sk: "{openedAt}#{ticketId}", when: {status: %s}}
+    attributes:
+      ticketId: id
+      status: {format: enum, values: [CLOSED, OPEN]}
+      openedAt: timestamp
+access_patterns:
+  - {name: set-status, kind: update, entity: Ticket, given: [ticketId], sets: [status]}
+"""
+
+
+@pytest.mark.parametrize("when,verb", [("OPEN", "REMOVE"), ("CLOSED", "SET")])
+def test_an_update_keeps_a_sparse_index_as_its_when_says(tmp_path, when, verb):
+    """An update of the attribute a sparse index's 'when' names writes that index's keys as
+    the application must: set while the condition holds, removed when it stops holding."""
+    path = tmp_path / "m.yaml"
+    path.write_text(SPARSE % when)
+    p, doc = run_json(str(path))
+    (r,) = doc["run"]["patterns"]
+    assert r["result"] == "pass", r
+    names = r["request"]["ExpressionAttributeNames"]
+    assert {"openPk", "openSk"} <= set(names.values())
+    expr = r["request"]["UpdateExpression"]
+    if verb == "REMOVE":
+        assert " REMOVE " in expr and r["ran"].endswith("SET status REMOVE openPk, openSk")
+    else:
+        assert " REMOVE " not in expr and r["ran"].endswith("SET status, openPk, openSk")
