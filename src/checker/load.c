@@ -1712,8 +1712,10 @@ int model_load_all(const char *path, const char *text, size_t len, qr_model **ou
                      : err_set(err, QR_E_INTERNAL, "out of memory");
     if (rc && m->path)
         parse_error(&L, err);
-    else if (rc == 0)
+    else if (rc == 0) {
+        m->doc = root;
         rc = load_root(&L, root);
+    }
     free(owned);
     if (rc) {
         qsort(errs->v, errs->n, sizeof *errs->v, by_position);

@@ -237,6 +237,7 @@ typedef struct m_aggregate {
 typedef struct qr_model {
     ck_arena arena; /* owns everything below */
     const char *path;
+    const doc_node *doc; /* the file as parsed, before any meaning was given to it */
     const char *name;
     const char *description;
     m_table *tables;

@@ -1,8 +1,8 @@
 /* output.h — everything quarry derives from a checked model: the check report (text, JSON), the
  * rendered layout, table definitions for CloudFormation, Terraform, CQL and NoSQL Workbench,
- * ElectroDB entities, the Workbench importer, and apply. One file per format implements these;
- * none decides whether the model is good (check.c does), exits or parses arguments
- * (src/cli/model.c does). */
+ * ElectroDB and dynamodb-toolbox entities, the Workbench importer, and apply. One file per format
+ * implements these; none decides whether the model is good (check.c does), exits or parses
+ * arguments (src/cli/model.c does). */
 #ifndef QR_CHECKER_OUTPUT_H
 #define QR_CHECKER_OUTPUT_H
 
@@ -35,6 +35,9 @@ int model_export_cql(const ck_report *r, FILE *f, qr_err *err);
 size_t model_cql_name(char *buf, size_t size, const char *name);
 int model_export_workbench(const qr_model *m, FILE *f, qr_err *err);
 int model_export_electrodb(const qr_model *m, FILE *f, qr_err *err);
+/* export_dynamodb_toolbox.c: nothing is written when the model has what the library cannot
+ * express (err says what). */
+int model_export_dynamodb_toolbox(const qr_model *m, FILE *f, qr_err *err);
 
 /* s in double quotes with \\, \" and control characters (\xNN) escaped: a YAML
  * double-quoted scalar and a JavaScript string literal alike. */

@@ -18,7 +18,7 @@ static int usage(FILE *f)
             "usage: quarry model check FILE [--json] [--prices FILE] [--run]\n"
             "       quarry model render FILE [--html] [--prices FILE]\n"
             "       quarry model export FILE --format "
-            "cloudformation|terraform|cql|workbench|electrodb\n"
+            "cloudformation|terraform|cql|workbench|electrodb|dynamodb-toolbox\n"
             "       quarry model apply FILE --endpoint URL [--force]\n"
             "       quarry model import WORKBENCH.json [-o OUT.yaml]\n"
             "       quarry model import --cql SCHEMA.cql [--queries QUERIES.cql] [-o OUT.yaml]\n"
@@ -28,7 +28,8 @@ static int usage(FILE *f)
             "\n"
             "  check      the modelling checklist over the model's access patterns\n"
             "  render     the model as text, or as an HTML page with --html\n"
-            "  export     the tables as CloudFormation, Terraform, CQL or NoSQL Workbench\n"
+            "  export     the tables as CloudFormation, Terraform, CQL or NoSQL Workbench, or\n"
+            "             entities for ElectroDB or dynamodb-toolbox\n"
             "  apply      create the model's tables on a server (--force: replace differing ones)\n"
             "  import     a NoSQL Workbench model as a model file, on standard output\n"
             "  observe    declared against observed traffic of a server run with --model,\n"
@@ -313,7 +314,8 @@ static int cmd_export(const opts *o, qr_model *m, ck_report *r)
     int rc;
     if (o->format == NULL) {
         fprintf(stderr, "quarry model export: --format "
-                        "cloudformation|terraform|cql|workbench|electrodb is required\n");
+                        "cloudformation|terraform|cql|workbench|electrodb|dynamodb-toolbox is "
+                        "required\n");
         return 2;
     }
     if (strcmp(o->format, "cloudformation") == 0)
@@ -326,10 +328,12 @@ static int cmd_export(const opts *o, qr_model *m, ck_report *r)
         rc = model_export_workbench(m, stdout, &err);
     else if (strcmp(o->format, "electrodb") == 0)
         rc = model_export_electrodb(m, stdout, &err);
+    else if (strcmp(o->format, "dynamodb-toolbox") == 0)
+        rc = model_export_dynamodb_toolbox(m, stdout, &err);
     else {
         fprintf(stderr,
                 "quarry model export: unknown format '%s' (cloudformation, terraform, cql, "
-                "workbench, electrodb)\n",
+                "workbench, electrodb, dynamodb-toolbox)\n",
                 o->format);
         return 2;
     }

@@ -488,8 +488,8 @@ static int create_table(cql_run *r, const cql_stmt *s, cql_state *st)
     const char *const *clus = ct->has_pk ? ct->pk.clustering : NULL;
     size_t nclus = ct->has_pk ? ct->pk.nclustering : 0;
 
-    cql_arena arena;
-    cql_arena_init(&arena, 1 << 20);
+    arena arena;
+    arena_init(&arena, 1 << 20);
     cqltype_env env;
     cql_type_env(st, ks, &arena, &env);
     json_t *cols = json_array(), *opts = default_options();
@@ -634,7 +634,7 @@ done:
     free(types);
     json_decref(cols);
     json_decref(opts);
-    cql_arena_free(&arena);
+    arena_free(&arena);
     return rc;
 }
 
@@ -826,8 +826,8 @@ static int alter_table(cql_run *r, const cql_stmt *s, cql_state *st)
                                 s->name.name);
     json_t *cols = json_object_get(t, "columns");
     int rc = -1, changed = 0;
-    cql_arena arena;
-    cql_arena_init(&arena, 1 << 20);
+    arena arena;
+    arena_init(&arena, 1 << 20);
     switch (at->what) {
     case CQL_ALTER_ADD: {
         cqltype_env env;
@@ -954,7 +954,7 @@ static int alter_table(cql_run *r, const cql_stmt *s, cql_state *st)
     rc = commit_doc(c, st, next);
     if (rc == 0) rc = cql_schema_changed(c, "UPDATED", "TABLE", ks, s->name.name);
 done:
-    cql_arena_free(&arena);
+    arena_free(&arena);
     json_decref(next);
     return rc;
 }
@@ -964,8 +964,8 @@ done:
 static int type_used_by(cql_call *c, cql_state *st, const char *ks, const char *name, char *by,
                         size_t cap)
 {
-    cql_arena arena;
-    cql_arena_init(&arena, 1 << 20);
+    arena arena;
+    arena_init(&arena, 1 << 20);
     cqltype_env env;
     cql_type_env(st, ks, &arena, &env);
     json_t *kso = cql_schema_keyspace(st->schema, ks);
@@ -1008,7 +1008,7 @@ static int type_used_by(cql_call *c, cql_state *st, const char *ks, const char *
         }
     }
     (void)c;
-    cql_arena_free(&arena);
+    arena_free(&arena);
     return used;
 }
 
@@ -1032,8 +1032,8 @@ static int create_type(cql_run *r, const cql_stmt *s, cql_state *st)
             if (strcmp(cty->fields[i], cty->fields[j]) == 0)
                 return cql_fail(c, CQL_ERR_INVALID, "Duplicate field name '%s' in type '%s'",
                                 cty->fields[i], name);
-    cql_arena arena;
-    cql_arena_init(&arena, 1 << 20);
+    arena arena;
+    arena_init(&arena, 1 << 20);
     cqltype_env env;
     cql_type_env(st, ks, &arena, &env);
     json_t *fields = json_array(), *types = json_array();
@@ -1069,7 +1069,7 @@ static int create_type(cql_run *r, const cql_stmt *s, cql_state *st)
 done:
     json_decref(fields);
     json_decref(types);
-    cql_arena_free(&arena);
+    arena_free(&arena);
     return rc;
 }
 
@@ -1118,8 +1118,8 @@ static int alter_type(cql_run *r, const cql_stmt *s, cql_state *st)
         json_object_get(json_object_get(json_object_get(keyspaces_of(next), ks), "types"), name);
     json_t *fields = json_object_get(ty, "fields"), *types = json_object_get(ty, "types");
     int rc = -1;
-    cql_arena arena;
-    cql_arena_init(&arena, 1 << 20);
+    arena arena;
+    arena_init(&arena, 1 << 20);
     if (aty->what == CQL_ALTER_ADD) {
         size_t i;
         json_t *f;
@@ -1179,7 +1179,7 @@ static int alter_type(cql_run *r, const cql_stmt *s, cql_state *st)
     rc = commit_doc(c, st, next);
     if (rc == 0) rc = cql_schema_changed(c, "UPDATED", "TYPE", ks, name);
 done:
-    cql_arena_free(&arena);
+    arena_free(&arena);
     json_decref(next);
     return rc;
 }

@@ -981,7 +981,7 @@ int cql_system_tinfo(const char *ks, const char *name, cql_tinfo *t)
         if (strcmp(v->ks, ks) != 0 || strcmp(v->name, name) != 0) continue;
         t->system = 1;
         t->ncols = v->ncols;
-        t->cols = cql_arena_alloc(&t->arena, (v->ncols + 1) * sizeof *t->cols);
+        t->cols = arena_alloc(&t->arena, (v->ncols + 1) * sizeof *t->cols);
         if (t->cols == NULL) return 0;
         for (size_t k = 0; k < v->ncols; k++) {
             t->cols[k].name = v->cols[k].name;
