@@ -474,6 +474,63 @@ static const char *multi_condition(ck_report *r, const m_pattern *p, const ck_pa
     return c;
 }
 
+/* The character after the separator that follows sort-key segment range ("$" after "#"),
+ * 0 when the segment is the last. */
+static char range_past(const m_template *sk, size_t range)
+{
+    if (range + 1 >= sk->nseg || sk->seg[range + 1].is_var) return 0;
+    unsigned char c = (unsigned char)sk->seg[range + 1].text[0];
+    return c && c < 127 ? (char)(c + 1) : 0;
+}
+
+const char *check_range_bounds(const char *op, const m_template *sk, size_t range,
+                               const char *prefix, const char *v1, const char *v2, int for_people,
+                               char *lo, char *hi, size_t size)
+{
+    char past[2] = {range_past(sk, range), '\0'}, succ[600];
+    size_t pl = strlen(prefix);
+    int bounded = pl > 0 && pl < sizeof succ && (unsigned char)prefix[pl - 1] < 127;
+    if (bounded) {
+        memcpy(succ, prefix, pl + 1);
+        succ[pl - 1]++;
+    }
+    hi[0] = '\0';
+    if (strcmp(op, "between") == 0) {
+        snprintf(lo, size, "%s%s", prefix, v1);
+        snprintf(hi, size, "%s%s%s", prefix, v2, past);
+        return "BETWEEN";
+    }
+    if (strcmp(op, "begins_with") == 0) {
+        snprintf(lo, size, "%s%s", prefix, v1);
+        return "begins_with";
+    }
+    if (strcmp(op, ">") == 0 || strcmp(op, ">=") == 0) {
+        int gt = op[1] == '\0';
+        /* after the last segment the least string above the value is the value and U+0001 */
+        const char *above = past[0] ? past : for_people ? "\\u0001" : "\x01";
+        snprintf(lo, size, "%s%s%s", prefix, v1, gt ? above : "");
+        if (gt && !past[0] && !bounded) {
+            snprintf(lo, size, "%s%s", prefix, v1);
+            return ">";
+        }
+        if (!bounded) return op;
+        snprintf(hi, size, "%s", succ);
+        return "BETWEEN";
+    }
+    if (strcmp(op, "<") == 0) {
+        snprintf(lo, size, "%s%s", prefix, v1);
+        if (!past[0] || pl == 0) return "<";
+        snprintf(hi, size, "%s", lo);
+        snprintf(lo, size, "%s", prefix);
+        return "BETWEEN";
+    }
+    snprintf(lo, size, "%s%s%s", prefix, v1, past); /* <= */
+    if (pl == 0) return op;
+    snprintf(hi, size, "%s", lo);
+    snprintf(lo, size, "%s", prefix);
+    return "BETWEEN";
+}
+
 static const char *key_condition(ck_report *r, const m_pattern *p, const ck_path *path,
                                  const match *mt)
 {
@@ -487,12 +544,16 @@ static const char *key_condition(ck_report *r, const m_pattern *p, const ck_path
     const char *prefix = template_head(r, sk, mt->prefix_nseg, p);
     if (p->sk_attr && mt->range && strcmp(mt->range->text, p->sk_attr) == 0) {
         const char *v = mt->range->text;
-        if (strcmp(p->sk_op, "between") == 0)
-            return P("%s AND %s BETWEEN \"%s{%s:from}\" AND \"%s{%s:to}\"", pkc, skn, prefix, v,
-                     prefix, v);
-        if (strcmp(p->sk_op, "begins_with") == 0)
-            return P("%s AND begins_with(%s, \"%s{%s}\")", pkc, skn, prefix, v);
-        return P("%s AND %s %s \"%s{%s}\"", pkc, skn, p->sk_op, prefix, v);
+        char lo[700], hi[700];
+        int between = strcmp(p->sk_op, "between") == 0;
+        const char *op = check_range_bounds(p->sk_op, sk, mt->prefix_nseg, prefix,
+                                            P(between ? "{%s:from}" : "{%s}", v), P("{%s:to}", v),
+                                            1, lo, hi, sizeof lo);
+        if (strcmp(op, "BETWEEN") == 0)
+            return P("%s AND %s BETWEEN \"%s\" AND \"%s\"", pkc, skn, lo, hi);
+        if (strcmp(op, "begins_with") == 0)
+            return P("%s AND begins_with(%s, \"%s\")", pkc, skn, lo);
+        return P("%s AND %s %s \"%s\"", pkc, skn, op, lo);
     }
     if (prefix[0]) return P("%s AND begins_with(%s, \"%s\")", pkc, skn, prefix);
     return pkc;

@@ -129,6 +129,20 @@ void check_partition_key(const m_entity *e, const m_template *t, int part, int k
                          size_t size);
 int check_partition_in_index(const m_entity *e, const m_entkey *ek, int part, int k);
 
+/* How a Query bounds the range op ("<", "<=", ">", ">=", "between", "begins_with") on
+ * segment range of sort-key template sk after its literal-and-given prefix, with values v1
+ * (and v2 for between): the operator it uses ("BETWEEN", "begins_with" or op) and its
+ * bound in lo (BETWEEN: lo and hi), each at most size bytes. Exact where the sort key
+ * allows: a bound on a segment more of the key follows ends with the character after the
+ * separator ("MSG#{t}$" sorts after every "MSG#{t}#..."), and a one-sided range gets the
+ * prefix as its other bound ("MSG$" above every "MSG#..."), so other entities' items
+ * sharing the partition stay out; "> v" on the last segment starts at v and U+0001, written
+ * "\u0001" when for_people (a request gets the character). "< v" on the last segment stays
+ * one-sided: no string is the greatest below v. */
+const char *check_range_bounds(const char *op, const m_template *sk, size_t range,
+                               const char *prefix, const char *v1, const char *v2, int for_people,
+                               char *lo, char *hi, size_t size);
+
 /* Partitions DynamoDB allows per second, per partition. */
 #define CK_PARTITION_RCU 3000.0
 #define CK_PARTITION_WCU 1000.0

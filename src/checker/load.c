@@ -1255,30 +1255,12 @@ static const char *pattern_attr_hint(const m_pattern *p, const char *name)
 static int load_pattern(loader *L, const doc_node *n, m_pattern *p)
 {
     if (want(L, n, DOC_MAP, "an access pattern")) return -1;
-    static const char *const f[] = {"name",
-                                    "sentence",
-                                    "kind",
-                                    "entity",
-                                    "entities",
-                                    "given",
-                                    "sk_condition",
-                                    "order_by",
-                                    "direction",
-                                    "limit",
-                                    "result_size",
-                                    "latency",
-                                    "rps",
-                                    "consistent",
-                                    "aggregate",
-                                    "index",
-                                    "statement",
-                                    "source",
-                                    "allow_filtering",
-                                    "ttl",
-                                    "in",
-                                    "static_only",
-                                    "sets",
-                                    NULL};
+    static const char *const f[] = {
+        "name",        "sentence",     "kind",     "entity",          "entities",
+        "given",       "sk_condition", "order_by", "direction",       "limit",
+        "result_size", "latency",      "rps",      "consistent",      "aggregate",
+        "index",       "statement",    "source",   "allow_filtering", "ttl",
+        "in",          "static_only",  "sets",     "returns",         NULL};
     only_fields(L, n, "an access pattern", f);
     p->pos = pos_of(n);
     if (need_str(L, n, "name", "an access pattern", &p->name)) return -1;
@@ -1462,6 +1444,19 @@ static int load_pattern(loader *L, const doc_node *n, m_pattern *p)
                             "pattern %s sets '%s', which entity %s does not define%s", p->name,
                             p->sets[i], p->entity->name, pattern_attr_hint(p, p->sets[i]));
     } else if (sets) {
+        bad = -1;
+    }
+    doc_node *returns = doc_get(n, "returns");
+    if (returns && p->kind != MK_GET && p->kind != MK_QUERY) {
+        bad |= fail(L, returns,
+                    "'returns' applies to get and query patterns (the attributes they read)");
+    } else if (returns && get_names(L, returns, &p->returns, &p->nreturns) == 0) {
+        for (size_t i = 0; i < p->nreturns; i++)
+            if (model_entity_attr(p->entity, p->returns[i]) == NULL)
+                bad |= fail(L, returns->kind == DOC_SEQ ? returns->vals[i] : returns,
+                            "pattern %s returns '%s', which entity %s does not define%s", p->name,
+                            p->returns[i], p->entity->name, pattern_attr_hint(p, p->returns[i]));
+    } else if (returns) {
         bad = -1;
     }
     const char *index = NULL;

@@ -208,6 +208,8 @@ typedef struct m_pattern {
     int ttl_request;   /* USING TTL ?: the request gives the TTL */
     const char **sets; /* update: the attributes it changes (NULL: not said) */
     size_t nsets;
+    const char **returns; /* get, query: the attributes of its entity it reads (NULL: all) */
+    size_t nreturns;
     m_pos pos;
 } m_pattern;
 

@@ -9,12 +9,13 @@
 #include <unistd.h>
 
 #include "checker/output.h"
+#include "checker/run.h"
 #include "cli/cli.h"
 
 static int usage(FILE *f)
 {
     fprintf(f,
-            "usage: quarry model check FILE [--json] [--prices FILE]\n"
+            "usage: quarry model check FILE [--json] [--prices FILE] [--run]\n"
             "       quarry model render FILE [--html] [--prices FILE]\n"
             "       quarry model export FILE --format "
             "cloudformation|terraform|cql|workbench|electrodb|dynamodb-toolbox\n"
@@ -34,6 +35,9 @@ static int usage(FILE *f)
             "  import     a NoSQL Workbench model as a model file, on standard output\n"
             "  observe    declared against observed traffic of a server run with --model,\n"
             "             with --prices FILE for the monthly cost\n"
+            "  --run      check: also run every pattern's plan on generated sample items in\n"
+            "             an in-memory database and compare what comes back (entities,\n"
+            "             order, limit, attributes); a failing pattern is an error\n"
             "  --json     the report as JSON\n"
             "Exit status: 0 when the model checks clean (warnings allowed), 1 when the check\n"
             "finds errors or apply fails, 2 for usage errors and files that cannot be loaded;\n"
@@ -57,7 +61,7 @@ typedef struct opts {
     const char *cql;      /* import: the CQL schema */
     const char *queries;  /* import --cql: the application's CQL statements */
     const char *out;      /* import: the model file to write (else stdout) */
-    int json, html, force;
+    int json, html, force, run;
 } opts;
 
 static int parse(int argc, char **argv, opts *o, int needs_file)
@@ -70,6 +74,8 @@ static int parse(int argc, char **argv, opts *o, int needs_file)
             o->html = 1;
         else if (strcmp(a, "--force") == 0)
             o->force = 1;
+        else if (strcmp(a, "--run") == 0)
+            o->run = 1;
         else if (strcmp(a, "--format") == 0 && i + 1 < argc)
             o->format = argv[++i];
         else if (strncmp(a, "--format=", 9) == 0)
@@ -279,10 +285,22 @@ static int cmd_observe(const opts *o)
 static int cmd_check(const opts *o, qr_model *m, ck_report *r)
 {
     (void)m;
+    run_report *run = NULL;
+    if (o->run) {
+        qr_err err;
+        err_init(&err);
+        if (model_run(r, &run, &err)) {
+            fprintf(stderr, "quarry model check --run: %s\n", err.msg);
+            err_clear(&err);
+            return 2;
+        }
+    }
     if (o->json) {
         json_t *j = model_report_json(r);
+        if (j && run) json_object_set_new(j, "run", model_run_json(run));
         if (j == NULL || json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) != 0) {
             json_decref(j);
+            model_run_free(run);
             fprintf(stderr, "quarry model: cannot write the report\n");
             return 2;
         }
@@ -290,8 +308,11 @@ static int cmd_check(const opts *o, qr_model *m, ck_report *r)
         json_decref(j);
     } else {
         model_report_text(r, stdout, use_color(STDOUT_FILENO));
+        if (run) model_run_text(run, stdout, use_color(STDOUT_FILENO));
     }
-    return r->errors ? 1 : 0;
+    int failed = run && run->failed;
+    model_run_free(run);
+    return r->errors || failed ? 1 : 0;
 }
 
 static int cmd_export(const opts *o, qr_model *m, ck_report *r)
@@ -404,6 +425,10 @@ int cli_model(int argc, char **argv)
     opts o = {0};
     int import = strcmp(sub, "import") == 0;
     if (parse(argc - 1, argv + 1, &o, strcmp(sub, "observe") != 0 && !import)) return usage(stderr);
+    if (o.run && strcmp(sub, "check") != 0) {
+        fprintf(stderr, "quarry model: --run applies to check only\n");
+        return usage(stderr);
+    }
     if (import) return cmd_import(&o);
     if (strcmp(sub, "observe") == 0) return cmd_observe(&o);
     if (strcmp(sub, "check") && strcmp(sub, "render") && strcmp(sub, "export") &&

@@ -77,6 +77,18 @@ static int key_matches(const m_template *t, size_t nseg, const m_pattern *p, con
            wm_template(t, nseg, p, v->text, v->len, whole, NULL);
 }
 
+/* Whether v is the upper fence of a range on the first nseg segments of sort key t: that
+ * prefix with its last character's successor ("MSG$" above every "MSG#..."), the bound
+ * check_range_bounds plans a one-sided range with. */
+static int is_fence(const m_template *t, size_t nseg, const m_pattern *p, const wm_value *v)
+{
+    char buf[1024];
+    if (v->type != 'S' || v->len == 0 || v->len > sizeof buf) return 0;
+    memcpy(buf, v->text, v->len);
+    buf[v->len - 1]--;
+    return wm_template(t, nseg, p, buf, v->len, 1, NULL);
+}
+
 /* The sort-key part of wm_read_differs. */
 static int sk_differs(const wm_plan *plan, const wm_read *r)
 {
@@ -101,7 +113,8 @@ static int sk_differs(const wm_plan *plan, const wm_read *r)
         wm_sk want = strcmp(p->sk_op, "begins_with") == 0 ? WM_SK_BEGINS : WM_SK_RANGE;
         if (r->sk != want) return 1;
         return !key_matches(sk, plan->sk_given, p, &r->sk1, 0) ||
-               (r->sk2.type && !key_matches(sk, plan->sk_given, p, &r->sk2, 0));
+               (r->sk2.type && !key_matches(sk, plan->sk_given, p, &r->sk2, 0) &&
+                !is_fence(sk, plan->sk_given, p, &r->sk2));
     }
     if (plan->sk_given == 0) return r->sk != WM_SK_NONE;
     return r->sk != WM_SK_BEGINS || !key_matches(sk, plan->sk_given, p, &r->sk1, 0);

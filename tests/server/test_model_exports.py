@@ -278,7 +278,7 @@ def plan_value(text, item, attrs, ktype):
 def toolbox_patterns(path, cases):
     """The model's get, query, update and transaction patterns whose entities have cases, each with the
     partition and range of its planned key condition filled from its first entity's item
-    (a < or <= bound just above it, so the item qualifies)."""
+    (a < or <= bound just above it and a > bound just below, so the item qualifies)."""
     m = yaml.safe_load(path.read_text())
     p = subprocess.run([quarry_bin(), "model", "check", str(path), "--json"], capture_output=True,
                        text=True, timeout=60)
@@ -328,18 +328,23 @@ def toolbox_patterns(path, cases):
             types = dict(pk_parts + sk_parts)
             attrs = m["entities"][names[0]].get("attributes") or {}
             partition, ranges = {}, []
+            # a > bound just below the item (the plan bounds > past the items at the value)
+            below, sk_cond = dict(c["item"]), ap.get("sk_condition") or {}
+            if sk_cond.get("op") == ">":
+                v = below[sk_cond["attribute"]]
+                below[sk_cond["attribute"]] = v - 1 if isinstance(v, (int, float)) else str(v)[:-1]
             for cond in CONDITION.finditer(plan["key_condition"]):
                 g = cond.groupdict()
                 if g["bname"]:
                     ranges.append({"beginsWith": plan_value(g["prefix"], c["item"], attrs, "S")})
                 elif g["name"]:
                     ty = types[g["name"]]
-                    ranges.append({"between": [plan_value(g["lo"], c["item"], attrs, ty),
+                    ranges.append({"between": [plan_value(g["lo"], below, attrs, ty),
                                                plan_value(g["hi"], c["item"], attrs, ty)]})
                 elif g["cname"] in dict(pk_parts) and g["op"] == "=":
                     partition[g["cname"]] = plan_value(g["v"], c["item"], attrs, types[g["cname"]])
                 else:
-                    v = plan_value(g["v"], c["item"], attrs, types[g["cname"]])
+                    v = plan_value(g["v"], below, attrs, types[g["cname"]])
                     if g["op"] in ("<", "<="):
                         v = v + 1 if isinstance(v, (int, float)) else v + "\uffff"
                     ranges.append({OPS[g["op"]]: v})

@@ -67,7 +67,7 @@ export const entities = {
         "createdAt": string().optional(),
       }).and({
         "PK": string().key().hidden().link((i) => `THREAD#${i["threadId"]}`),
-        "SK": string().key().hidden().link((i) => `META`),
+        "SK": string().key().hidden().link((i) => `#META`),
       }),
     }),
   "Message": (table) =>
@@ -98,7 +98,7 @@ export const entities = {
         "joinedAt": string().optional(),
       }).and({
         "PK": string().key().hidden().link((i) => `THREAD#${i["threadId"]}`),
-        "SK": string().key().hidden().link((i) => `MEMBER#${i["userId"]}`),
+        "SK": string().key().hidden().link((i) => `#MEMBER#${i["userId"]}`),
       }),
     }),
 };

@@ -48,7 +48,7 @@ export function Thread(client, table = "Chat") {
     indexes: {
       primary: {
         pk: { field: "PK", composite: ["threadId"], template: "THREAD#${threadId}", casing: "none" },
-        sk: { field: "SK", composite: [], template: "META", casing: "none" },
+        sk: { field: "SK", composite: [], template: "#META", casing: "none" },
       },
     },
   }, { client, table });
@@ -85,7 +85,7 @@ export function Participant(client, table = "Chat") {
     indexes: {
       primary: {
         pk: { field: "PK", composite: ["threadId"], template: "THREAD#${threadId}", casing: "none" },
-        sk: { field: "SK", composite: ["userId"], template: "MEMBER#${userId}", casing: "none" },
+        sk: { field: "SK", composite: ["userId"], template: "#MEMBER#${userId}", casing: "none" },
       },
     },
   }, { client, table });

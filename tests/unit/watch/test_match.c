@@ -181,6 +181,45 @@ static void test_formats(void)
     CHECK_STR(why, "is the string \"10\", the model says a number");
 }
 
+/* A range the checker plans with both bounds (BETWEEN "MSG#{sentAt}$" AND "MSG$") is the
+ * pattern when the application sends it so, and a bound past another prefix is not. */
+static void test_fenced_range(void)
+{
+    static const char model[] =
+        "tables: {Chat: {partition_key: PK, sort_key: SK}}\n"
+        "entities:\n"
+        "  Message:\n"
+        "    pk: \"THREAD#{threadId}\"\n"
+        "    sk: \"MSG#{sentAt}#{messageId}\"\n"
+        "    attributes: {threadId: id, sentAt: timestamp, messageId: ulid}\n"
+        "access_patterns:\n"
+        "  - {name: since, kind: query, entity: Message, given: [threadId], "
+        "sk_condition: {op: \">\", attribute: sentAt}}\n";
+    qr_model *m = NULL;
+    ck_report *r = NULL;
+    qr_err err;
+    err_init(&err);
+    CHECK(model_load("fence.yaml", model, strlen(model), &m, &err) == 0, "load: %s", err.msg);
+    if (m == NULL) return;
+    CHECK(check_run(m, &r, &err) == 0, "check: %s", err.msg);
+    wm_plan since;
+    if (r && plan_of(r, "since", &since)) {
+        wm_read q = {.query = 1,
+                     .pk = S("THREAD#t1"),
+                     .sk = WM_SK_RANGE,
+                     .sk1 = S("MSG#2026-03-14T09:14:00Z$"),
+                     .sk2 = S("MSG$"),
+                     .forward = 1};
+        CHECK(wm_read_differs(&since, &q) == 0, "BETWEEN \"MSG#t$\" AND \"MSG$\" is since");
+        q.sk2 = (wm_value){0};
+        CHECK(wm_read_differs(&since, &q) == 0, "SK > \"MSG#t\" is since too");
+        q.sk2 = S("MSH");
+        CHECK(wm_read_differs(&since, &q) == WM_DIFF_SK, "a bound past MSG# is not");
+    }
+    check_free(r);
+    model_free(m);
+}
+
 int main(void)
 {
     qr_model *m = NULL;
@@ -194,6 +233,7 @@ int main(void)
     test_reads(m, r);
     test_entities(m);
     test_formats();
+    test_fenced_range();
     check_free(r);
     model_free(m);
     return check_report("test_match");
