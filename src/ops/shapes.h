@@ -1,0 +1,66 @@
+/* shapes.h — the input shapes of DynamoDB's operations as data (shapes_gen.c, generated from
+ * DynamoDB's service model by tools/gen_shapes.py) and the generic checker that walks a
+ * request against its operation's shape (shapes.c), as DynamoDB does before it runs the
+ * operation. The operations' own rules (expressions, keys, limits) stay in their handlers. */
+#ifndef QR_OPS_SHAPES_H
+#define QR_OPS_SHAPES_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "util/err.h"
+
+typedef enum shape_type {
+    SHAPE_STRUCTURE,
+    SHAPE_LIST,
+    SHAPE_MAP,
+    SHAPE_STRING,
+    SHAPE_INTEGER,
+    SHAPE_LONG,
+    SHAPE_DOUBLE,
+    SHAPE_BOOLEAN,
+    SHAPE_BLOB,
+    SHAPE_TIMESTAMP
+} shape_type;
+
+typedef struct shape shape;
+typedef struct shape_member {
+    const char *name; /* as the request spells it: "TableName" */
+    const shape *shape;
+    int required;
+} shape_member;
+
+struct shape {
+    shape_type type;
+    const char *name;            /* the model's name for the shape: "TableName" */
+    int has_min, has_max;        /* length of a string, size of a list or map, or a number's */
+    long long min, max;          /* range, as the model bounds them */
+    const char *pattern;         /* a string's regular expression, or NULL */
+    const char *const *enums;    /* a string's allowed values, NULL-terminated, or NULL */
+    const shape_member *members; /* a structure's, in the model's order */
+    size_t nmembers;
+    const shape *key;     /* a map's keys */
+    const shape *element; /* a list's elements, a map's values */
+};
+
+typedef struct shape_operation {
+    const char *name; /* "PutItem" */
+    const shape *input;
+} shape_operation;
+
+/* Every operation of the models, sorted by name. */
+extern const shape_operation shape_operations[];
+extern const size_t shape_noperations;
+
+/* The input shape of operation name, or NULL when the models have none. */
+const shape *shapes_input(const char *name);
+
+/* Checks that every member of req has the JSON type input says, reading req in order and
+ * stopping at the first that has not, as DynamoDB's reader does: then SerializationException
+ * with DynamoDB's message for what it found ("NUMBER_VALUE cannot be converted to String").
+ * A null member counts as absent, and members the shape does not know are left alone. What
+ * DynamoDB's reader converts it converts in req: a boolean's words ("TRUE") to a boolean,
+ * a number with a fraction to the integer below it where an integer is expected. */
+int shapes_check_types(const shape *input, json_t *req, qr_err *err);
+
+#endif
