@@ -214,7 +214,7 @@ static int call(qr_db *db, const struct operation *op, const char *operation, co
                  .len = len,
                  .tables = resp->tables,
                  .tables_cap = sizeof resp->tables,
-                 .input = op ? shapes_input(op->name) : NULL};
+                 .input = op ? shapes_operation(op->name) : NULL};
     buf_init(&c.out, 0);
     if (op == NULL) {
         err_set(&err, QR_E_UNKNOWN_OP, "An unknown operation was requested: %s",

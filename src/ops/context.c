@@ -44,7 +44,7 @@ int op_call_parse(op_call *c, qr_err *err)
     if (!json_is_object(c->req))
         return err_set(err, QR_E_SERIALIZATION, "The request body must be a JSON object");
     if (c->tables) ops_request_tables(c->req, c->tables, c->tables_cap);
-    return shapes_check_types(c->input, c->req, err);
+    return shapes_check(c->input, c->req, err);
 }
 
 int ops_refuse_owned_table(qr_db *db, const json_t *req, qr_err *err)

@@ -28,7 +28,7 @@ typedef struct op_call {
     size_t tables_cap;
     json_t *answer;
     buf out;
-    const struct shape *input; /* the operation's input shape (ops/shapes.h), which
+    const struct shape_operation *input; /* the operation's input shape (ops/shapes.h), which
                                   op_call_parse checks the request against; or NULL */
 } op_call;
 typedef int (*op_handler)(qr_db *db, op_call *c, qr_err *err);
