@@ -12,10 +12,10 @@ import sys
 
 MODELS = "/usr/lib/python3/dist-packages/botocore/data/%s/2012-08-10/service-2.json"
 HERE = os.path.dirname(os.path.abspath(__file__))
-TYPES = {"structure": "SHAPE_STRUCTURE", "list": "SHAPE_LIST", "map": "SHAPE_MAP",
-         "string": "SHAPE_STRING", "integer": "SHAPE_INTEGER", "long": "SHAPE_LONG",
-         "double": "SHAPE_DOUBLE", "boolean": "SHAPE_BOOLEAN", "blob": "SHAPE_BLOB",
-         "timestamp": "SHAPE_TIMESTAMP"}
+TYPES = {"structure": "WIRE_STRUCTURE", "list": "WIRE_LIST", "map": "WIRE_MAP",
+         "string": "WIRE_STRING", "integer": "WIRE_INTEGER", "long": "WIRE_LONG",
+         "double": "WIRE_DOUBLE", "boolean": "WIRE_BOOLEAN", "blob": "WIRE_BLOB",
+         "timestamp": "WIRE_TIMESTAMP"}
 
 
 def c_string(s):

@@ -543,9 +543,7 @@ static int apply_start_key(json_t *esk, table *t, range_read *r, const expr_key_
                            const expr_keycond_multi *kcm, qr_err *err)
 {
     if (esk == NULL || json_is_null(esk)) return 0;
-    if (!json_is_object(esk))
-        return err_set(err, QR_E_SERIALIZATION,
-                       "Unexpected value type for parameter ExclusiveStartKey: expected an object");
+    if (value_wire_check(esk, WIRE_MAP, 1, NULL, err)) return -1;
     buf k;
     buf_init(&k, 0);
     int rc = encode_start_key(t, r, esk, ks != NULL, &k, err);

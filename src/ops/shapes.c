@@ -3,13 +3,11 @@
  * messages, then the model's constraints, every one a request breaks reported together as
  * DynamoDB's ValidationException. It reads the shapes as data and knows no operation by
  * name; the operations' own rules and resources are their handlers'. */
-#include <math.h>
 #include <pthread.h>
 #include <regex.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "ops/ops.h"
 #include "ops/shapes.h"
@@ -29,97 +27,21 @@ const shape_operation *shapes_operation(const char *name)
     return NULL;
 }
 
-/* DynamoDB's messages for a value its reader did not expect where it stands. */
-#define OBJECT_NOT_EXPECTED "Start of structure or map found where not expected"
-#define LIST_NOT_EXPECTED "UnknownError"
-#define UNEXPECTED_FIELD "Unexpected field type"
-#define UNEXPECTED_VALUE "Unexpected value type in payload"
-#define NOT_BASE64 "only base-64-encoded strings are convertible to bytes"
-#define NOT_A_BOOLEAN_WORD "Unexpected token received from parser"
-
 /* Deeper than this the walk stops: DynamoDB's own nesting limit (32 levels of an
  * attribute value) is judged later, and the walk must not run out of stack. */
 #define MAX_DEPTH 256
 
-static int refuse(qr_err *err, const char *msg)
-{
-    return err_set(err, QR_E_SERIALIZATION, "%s", msg);
-}
-
-/* The reader's name for the token v is: "NUMBER_VALUE", "TRUE_VALUE", ... */
-static const char *token_name(const json_t *v)
-{
-    switch (json_typeof(v)) {
-    case JSON_INTEGER:
-        return "NUMBER_VALUE";
-    case JSON_REAL:
-        return "DECIMAL_VALUE";
-    case JSON_TRUE:
-        return "TRUE_VALUE";
-    case JSON_FALSE:
-        return "FALSE_VALUE";
-    default:
-        return "STRING_VALUE";
-    }
-}
-
-static int not_convertible(const json_t *v, const char *to, qr_err *err)
-{
-    return err_set(err, QR_E_SERIALIZATION, "%s cannot be converted to %s", token_name(v), to);
-}
-
-static int is_boolean_word(const char *s)
-{
-    return strcasecmp(s, "true") == 0 || strcasecmp(s, "false") == 0;
-}
-
-/* DynamoDB's reader converts what it accepts for a boolean or an integer: a boolean's
- * words ("TRUE", "false") and a number with a fraction (5.5 is 5). *fixed is then the
- * converted value (a new reference) for the caller to put in v's place. */
-static int check_scalar(const shape *s, const json_t *v, json_t **fixed, qr_err *err)
-{
-    if (json_is_object(v)) return refuse(err, OBJECT_NOT_EXPECTED);
-    if (json_is_array(v)) return refuse(err, LIST_NOT_EXPECTED);
-    switch (s->type) {
-    case SHAPE_STRING:
-        return json_is_string(v) ? 0 : not_convertible(v, "String", err);
-    case SHAPE_INTEGER:
-    case SHAPE_LONG:
-        if (!json_is_number(v))
-            return not_convertible(v, s->type == SHAPE_LONG ? "Long" : "Integer", err);
-        if (json_is_real(v)) *fixed = json_integer((json_int_t)floor(json_real_value(v)));
-        return 0;
-    case SHAPE_DOUBLE:
-        return json_is_number(v) ? 0 : not_convertible(v, "Double", err);
-    case SHAPE_TIMESTAMP:
-        return json_is_number(v) ? 0 : not_convertible(v, "Date", err);
-    case SHAPE_BLOB:
-        return json_is_string(v) ? 0 : refuse(err, NOT_BASE64);
-    case SHAPE_BOOLEAN:
-        if (json_is_string(v)) {
-            const char *word = json_string_value(v);
-            if (!is_boolean_word(word)) return refuse(err, NOT_A_BOOLEAN_WORD);
-            *fixed = json_boolean(strcasecmp(word, "true") == 0);
-            return 0;
-        }
-        return json_is_boolean(v) ? 0 : not_convertible(v, "Boolean", err);
-    default:
-        return 0;
-    }
-}
-
 /* Checks v against s; member says whether v is a structure's member (else an element of a
  * list or a value of a map), which changes what DynamoDB calls a misplaced container.
- * *fixed is what check_scalar converted v to, or left NULL. */
+ * *fixed is what the reader converted v to (value_wire_check), or left NULL. */
 static int check_value(const shape *s, json_t *v, int member, int depth, json_t **fixed,
                        qr_err *err)
 {
     json_t *f = NULL;
     if (json_is_null(v) || depth > MAX_DEPTH) return 0;
+    if (value_wire_check(v, s->type, member, fixed, err)) return -1;
     switch (s->type) {
-    case SHAPE_STRUCTURE:
-        if (json_is_array(v)) return refuse(err, LIST_NOT_EXPECTED);
-        if (!json_is_object(v)) return refuse(err, member ? UNEXPECTED_FIELD : UNEXPECTED_VALUE);
+    case WIRE_STRUCTURE: {
         const char *name;
         json_t *mv;
         json_object_foreach(v, name, mv)
@@ -133,18 +55,15 @@ static int check_value(const shape *s, json_t *v, int member, int depth, json_t 
                 }
         }
         return 0;
-    case SHAPE_LIST:
-        if (json_is_object(v)) return refuse(err, OBJECT_NOT_EXPECTED);
-        if (!json_is_array(v)) return refuse(err, member ? UNEXPECTED_FIELD : LIST_NOT_EXPECTED);
+    }
+    case WIRE_LIST:
         for (size_t i = 0; i < json_array_size(v); i++) {
             if (check_value(s->element, json_array_get(v, i), 0, depth + 1, &f, err)) return -1;
             if (f) json_array_set_new(v, i, f);
             f = NULL;
         }
         return 0;
-    case SHAPE_MAP:
-        if (json_is_array(v)) return refuse(err, LIST_NOT_EXPECTED);
-        if (!json_is_object(v)) return refuse(err, member ? UNEXPECTED_FIELD : LIST_NOT_EXPECTED);
+    case WIRE_MAP: {
         const char *key;
         json_t *ev;
         json_object_foreach(v, key, ev)
@@ -154,8 +73,9 @@ static int check_value(const shape *s, json_t *v, int member, int depth, json_t 
             f = NULL;
         }
         return 0;
+    }
     default:
-        return check_scalar(s, v, fixed, err);
+        return 0;
     }
 }
 
@@ -195,17 +115,52 @@ static int pattern_matches(const char *ere, const char *s)
                                                    thread-safe */
 }
 
-/* v as DynamoDB echoes it in "Value '…' at": a string as it is, a number as written, a
- * list or map as compact JSON. */
+/* Longer echoes are cut to ECHO_CUT characters and "...", so the constraint after them
+ * always fits the message. */
+#define ECHO_MAX 256
+#define ECHO_CUT 64
+
+/* The length of UTF-8 text as DynamoDB measures a string's length constraint: in UTF-16
+ * code units (a character beyond the BMP, 4 bytes in UTF-8, counts 2). */
+static size_t utf16_length(const char *s, size_t len)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if ((c & 0xc0) != 0x80) n += c >= 0xf0 ? 2 : 1;
+    }
+    return n;
+}
+
+/* Appends text, cut after ECHO_CUT characters (never inside one) when longer than
+ * ECHO_MAX bytes. */
+static void echo_text(buf *out, const char *text, size_t len)
+{
+    if (len <= ECHO_MAX) {
+        buf_append(out, text, len);
+        return;
+    }
+    size_t end = 0;
+    for (size_t chars = 0; end < len && chars <= ECHO_CUT; end++)
+        if (((unsigned char)text[end] & 0xc0) != 0x80 && chars++ == ECHO_CUT) break;
+    buf_append(out, text, end);
+    buf_puts(out, "...");
+}
+
+/* v as DynamoDB echoes it in "Value '…' at": a string as it is, a number as written, an
+ * empty list as [], a longer list or a map as compact JSON, or [...] when that is long. */
 static void render_value(const json_t *v, buf *out)
 {
     if (json_is_string(v)) {
-        buf_append(out, json_string_value(v), json_string_length(v));
+        echo_text(out, json_string_value(v), json_string_length(v));
     } else if (json_is_integer(v)) {
         buf_printf(out, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
     } else {
         char *text = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
-        if (text) buf_puts(out, text);
+        if (text && strlen(text) <= ECHO_MAX)
+            buf_puts(out, text);
+        else
+            buf_puts(out, json_is_array(v) ? "[...]" : "{...}");
         free(text);
     }
 }
@@ -303,10 +258,10 @@ static void judge(const shape *s, const json_t *v, const char *path, int depth, 
 {
     if (depth > MAX_DEPTH) return;
     switch (s->type) {
-    case SHAPE_STRUCTURE:
+    case WIRE_STRUCTURE:
         if (!s->handler_judges) judge_structure(s, v, path, depth, m);
         return;
-    case SHAPE_LIST:
+    case WIRE_LIST:
         if (!s->handler_judges) check_bounds(s, v, (long long)json_array_size(v), path, m);
         if (!s->element->constrained) return;
         for (size_t i = 0; i < json_array_size(v); i++) {
@@ -319,22 +274,23 @@ static void judge(const shape *s, const json_t *v, const char *path, int depth, 
             buf_free(&sub);
         }
         return;
-    case SHAPE_MAP:
+    case WIRE_MAP:
         if (!s->handler_judges) check_bounds(s, v, (long long)json_object_size(v), path, m);
         return; /* its keys and values are the operations' to judge */
-    case SHAPE_STRING:
+    case WIRE_STRING:
         if (s->handler_judges) return;
         if (s->enums) {
             check_enum(s, v, path, m);
             return;
         }
-        check_bounds(s, v, (long long)json_string_length(v), path, m);
+        check_bounds(s, v, (long long)utf16_length(json_string_value(v), json_string_length(v)),
+                     path, m);
         if (s->ere && !pattern_matches(s->ere, json_string_value(v)))
             violation(m, v, path, "Member must satisfy regular expression pattern: %s", s->pattern);
         return;
-    case SHAPE_INTEGER:
-    case SHAPE_LONG:
-    case SHAPE_DOUBLE:
+    case WIRE_INTEGER:
+    case WIRE_LONG:
+    case WIRE_DOUBLE:
         if (!s->handler_judges) check_number(s, v, path, m);
         return;
     default:

@@ -8,20 +8,10 @@
 #include <jansson.h>
 #include <stddef.h>
 
+#include "model/value.h"
 #include "util/err.h"
 
-typedef enum shape_type {
-    SHAPE_STRUCTURE,
-    SHAPE_LIST,
-    SHAPE_MAP,
-    SHAPE_STRING,
-    SHAPE_INTEGER,
-    SHAPE_LONG,
-    SHAPE_DOUBLE,
-    SHAPE_BOOLEAN,
-    SHAPE_BLOB,
-    SHAPE_TIMESTAMP
-} shape_type;
+/* A shape's type is one of the model's, as model/value.h names them (WIRE_STRING, ...). */
 
 typedef struct shape shape;
 typedef struct shape_member {
@@ -31,7 +21,7 @@ typedef struct shape_member {
 } shape_member;
 
 struct shape {
-    shape_type type;
+    wire_type type;
     const char *name;            /* the model's name for the shape: "TableName" */
     int has_min, has_max;        /* length of a string, size of a list or map, or a number's */
     long long min, max;          /* range, as the model bounds them */

@@ -251,16 +251,16 @@ static const shape T_StreamArn;
 static const shape T_TableName;
 
 static const char *const S_AttributeAction_enum[] = {"ADD", "PUT", "DELETE", NULL};
-static const shape S_AttributeAction = {.type = SHAPE_STRING, .name = "AttributeAction", .constrained = 1, .enums = S_AttributeAction_enum};
+static const shape S_AttributeAction = {.type = WIRE_STRING, .name = "AttributeAction", .constrained = 1, .enums = S_AttributeAction_enum};
 static const shape_member S_AttributeDefinition_members[] = {
     {"AttributeName", &S_KeySchemaAttributeName, 1},
     {"AttributeType", &S_ScalarAttributeType, 1},
 };
-static const shape S_AttributeDefinition = {.type = SHAPE_STRUCTURE, .name = "AttributeDefinition", .constrained = 1, .members = S_AttributeDefinition_members, .nmembers = 2};
-static const shape S_AttributeDefinitions = {.type = SHAPE_LIST, .name = "AttributeDefinitions", .constrained = 1, .element = &S_AttributeDefinition};
-static const shape S_AttributeName = {.type = SHAPE_STRING, .name = "AttributeName", .handler_judges = 1, .has_max = 1, .max = 65535LL};
-static const shape S_AttributeNameList = {.type = SHAPE_LIST, .name = "AttributeNameList", .constrained = 1, .has_min = 1, .min = 1LL, .element = &S_AttributeName};
-static const shape S_AttributeUpdates = {.type = SHAPE_MAP, .name = "AttributeUpdates", .key = &S_AttributeName, .element = &S_AttributeValueUpdate};
+static const shape S_AttributeDefinition = {.type = WIRE_STRUCTURE, .name = "AttributeDefinition", .constrained = 1, .members = S_AttributeDefinition_members, .nmembers = 2};
+static const shape S_AttributeDefinitions = {.type = WIRE_LIST, .name = "AttributeDefinitions", .constrained = 1, .element = &S_AttributeDefinition};
+static const shape S_AttributeName = {.type = WIRE_STRING, .name = "AttributeName", .handler_judges = 1, .has_max = 1, .max = 65535LL};
+static const shape S_AttributeNameList = {.type = WIRE_LIST, .name = "AttributeNameList", .constrained = 1, .has_min = 1, .min = 1LL, .element = &S_AttributeName};
+static const shape S_AttributeUpdates = {.type = WIRE_MAP, .name = "AttributeUpdates", .key = &S_AttributeName, .element = &S_AttributeValueUpdate};
 static const shape_member S_AttributeValue_members[] = {
     {"S", &S_StringAttributeValue, 0},
     {"N", &S_NumberAttributeValue, 0},
@@ -273,20 +273,20 @@ static const shape_member S_AttributeValue_members[] = {
     {"NULL", &S_NullAttributeValue, 0},
     {"BOOL", &S_BooleanAttributeValue, 0},
 };
-static const shape S_AttributeValue = {.type = SHAPE_STRUCTURE, .name = "AttributeValue", .members = S_AttributeValue_members, .nmembers = 10};
-static const shape S_AttributeValueList = {.type = SHAPE_LIST, .name = "AttributeValueList", .element = &S_AttributeValue};
+static const shape S_AttributeValue = {.type = WIRE_STRUCTURE, .name = "AttributeValue", .members = S_AttributeValue_members, .nmembers = 10};
+static const shape S_AttributeValueList = {.type = WIRE_LIST, .name = "AttributeValueList", .element = &S_AttributeValue};
 static const shape_member S_AttributeValueUpdate_members[] = {
     {"Value", &S_AttributeValue, 0},
     {"Action", &S_AttributeAction, 0},
 };
-static const shape S_AttributeValueUpdate = {.type = SHAPE_STRUCTURE, .name = "AttributeValueUpdate", .constrained = 1, .members = S_AttributeValueUpdate_members, .nmembers = 2};
-static const shape S_AutoScalingPolicyName = {.type = SHAPE_STRING, .name = "AutoScalingPolicyName", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 256LL};
+static const shape S_AttributeValueUpdate = {.type = WIRE_STRUCTURE, .name = "AttributeValueUpdate", .constrained = 1, .members = S_AttributeValueUpdate_members, .nmembers = 2};
+static const shape S_AutoScalingPolicyName = {.type = WIRE_STRING, .name = "AutoScalingPolicyName", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 256LL};
 static const shape_member S_AutoScalingPolicyUpdate_members[] = {
     {"PolicyName", &S_AutoScalingPolicyName, 0},
     {"TargetTrackingScalingPolicyConfiguration", &S_AutoScalingTargetTrackingScalingPolicyConfigurationUpdate, 1},
 };
-static const shape S_AutoScalingPolicyUpdate = {.type = SHAPE_STRUCTURE, .name = "AutoScalingPolicyUpdate", .constrained = 1, .members = S_AutoScalingPolicyUpdate_members, .nmembers = 2};
-static const shape S_AutoScalingRoleArn = {.type = SHAPE_STRING, .name = "AutoScalingRoleArn", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 1600LL};
+static const shape S_AutoScalingPolicyUpdate = {.type = WIRE_STRUCTURE, .name = "AutoScalingPolicyUpdate", .constrained = 1, .members = S_AutoScalingPolicyUpdate_members, .nmembers = 2};
+static const shape S_AutoScalingRoleArn = {.type = WIRE_STRING, .name = "AutoScalingRoleArn", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 1600LL};
 static const shape_member S_AutoScalingSettingsUpdate_members[] = {
     {"MinimumUnits", &S_PositiveLongObject, 0},
     {"MaximumUnits", &S_PositiveLongObject, 0},
@@ -294,58 +294,58 @@ static const shape_member S_AutoScalingSettingsUpdate_members[] = {
     {"AutoScalingRoleArn", &S_AutoScalingRoleArn, 0},
     {"ScalingPolicyUpdate", &S_AutoScalingPolicyUpdate, 0},
 };
-static const shape S_AutoScalingSettingsUpdate = {.type = SHAPE_STRUCTURE, .name = "AutoScalingSettingsUpdate", .constrained = 1, .members = S_AutoScalingSettingsUpdate_members, .nmembers = 5};
+static const shape S_AutoScalingSettingsUpdate = {.type = WIRE_STRUCTURE, .name = "AutoScalingSettingsUpdate", .constrained = 1, .members = S_AutoScalingSettingsUpdate_members, .nmembers = 5};
 static const shape_member S_AutoScalingTargetTrackingScalingPolicyConfigurationUpdate_members[] = {
     {"DisableScaleIn", &S_BooleanObject, 0},
     {"ScaleInCooldown", &S_IntegerObject, 0},
     {"ScaleOutCooldown", &S_IntegerObject, 0},
     {"TargetValue", &S_Double, 1},
 };
-static const shape S_AutoScalingTargetTrackingScalingPolicyConfigurationUpdate = {.type = SHAPE_STRUCTURE, .name = "AutoScalingTargetTrackingScalingPolicyConfigurationUpdate", .constrained = 1, .members = S_AutoScalingTargetTrackingScalingPolicyConfigurationUpdate_members, .nmembers = 4};
-static const shape S_BackupArn = {.type = SHAPE_STRING, .name = "BackupArn", .constrained = 1, .has_min = 1, .min = 37LL, .has_max = 1, .max = 1024LL};
-static const shape S_BackupName = {.type = SHAPE_STRING, .name = "BackupName", .constrained = 1, .has_min = 1, .min = 3LL, .has_max = 1, .max = 255LL, .pattern = "[a-zA-Z0-9_.-]+", .ere = "^([a-zA-Z0-9_.-]+)$"};
+static const shape S_AutoScalingTargetTrackingScalingPolicyConfigurationUpdate = {.type = WIRE_STRUCTURE, .name = "AutoScalingTargetTrackingScalingPolicyConfigurationUpdate", .constrained = 1, .members = S_AutoScalingTargetTrackingScalingPolicyConfigurationUpdate_members, .nmembers = 4};
+static const shape S_BackupArn = {.type = WIRE_STRING, .name = "BackupArn", .constrained = 1, .has_min = 1, .min = 37LL, .has_max = 1, .max = 1024LL};
+static const shape S_BackupName = {.type = WIRE_STRING, .name = "BackupName", .constrained = 1, .has_min = 1, .min = 3LL, .has_max = 1, .max = 255LL, .pattern = "[a-zA-Z0-9_.-]+", .ere = "^([a-zA-Z0-9_.-]+)$"};
 static const char *const S_BackupTypeFilter_enum[] = {"USER", "SYSTEM", "AWS_BACKUP", "ALL", NULL};
-static const shape S_BackupTypeFilter = {.type = SHAPE_STRING, .name = "BackupTypeFilter", .constrained = 1, .enums = S_BackupTypeFilter_enum};
-static const shape S_BackupsInputLimit = {.type = SHAPE_INTEGER, .name = "BackupsInputLimit", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 100LL};
+static const shape S_BackupTypeFilter = {.type = WIRE_STRING, .name = "BackupTypeFilter", .constrained = 1, .enums = S_BackupTypeFilter_enum};
+static const shape S_BackupsInputLimit = {.type = WIRE_INTEGER, .name = "BackupsInputLimit", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 100LL};
 static const shape_member S_BatchExecuteStatementInput_members[] = {
     {"Statements", &S_PartiQLBatchRequest, 1},
     {"ReturnConsumedCapacity", &S_ReturnConsumedCapacity, 0},
 };
-static const shape S_BatchExecuteStatementInput = {.type = SHAPE_STRUCTURE, .name = "BatchExecuteStatementInput", .constrained = 1, .members = S_BatchExecuteStatementInput_members, .nmembers = 2};
+static const shape S_BatchExecuteStatementInput = {.type = WIRE_STRUCTURE, .name = "BatchExecuteStatementInput", .constrained = 1, .members = S_BatchExecuteStatementInput_members, .nmembers = 2};
 static const shape_member S_BatchGetItemInput_members[] = {
     {"RequestItems", &S_BatchGetRequestMap, 1},
     {"ReturnConsumedCapacity", &S_ReturnConsumedCapacity, 0},
 };
-static const shape S_BatchGetItemInput = {.type = SHAPE_STRUCTURE, .name = "BatchGetItemInput", .constrained = 1, .members = S_BatchGetItemInput_members, .nmembers = 2};
-static const shape S_BatchGetRequestMap = {.type = SHAPE_MAP, .name = "BatchGetRequestMap", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 100LL, .key = &S_TableName, .element = &S_KeysAndAttributes};
+static const shape S_BatchGetItemInput = {.type = WIRE_STRUCTURE, .name = "BatchGetItemInput", .constrained = 1, .members = S_BatchGetItemInput_members, .nmembers = 2};
+static const shape S_BatchGetRequestMap = {.type = WIRE_MAP, .name = "BatchGetRequestMap", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 100LL, .key = &S_TableName, .element = &S_KeysAndAttributes};
 static const shape_member S_BatchStatementRequest_members[] = {
     {"Statement", &S_PartiQLStatement, 1},
     {"Parameters", &S_PreparedStatementParameters, 0},
     {"ConsistentRead", &S_ConsistentRead, 0},
 };
-static const shape S_BatchStatementRequest = {.type = SHAPE_STRUCTURE, .name = "BatchStatementRequest", .constrained = 1, .members = S_BatchStatementRequest_members, .nmembers = 3};
+static const shape S_BatchStatementRequest = {.type = WIRE_STRUCTURE, .name = "BatchStatementRequest", .constrained = 1, .members = S_BatchStatementRequest_members, .nmembers = 3};
 static const shape_member S_BatchWriteItemInput_members[] = {
     {"RequestItems", &S_BatchWriteItemRequestMap, 1},
     {"ReturnConsumedCapacity", &S_ReturnConsumedCapacity, 0},
     {"ReturnItemCollectionMetrics", &S_ReturnItemCollectionMetrics, 0},
 };
-static const shape S_BatchWriteItemInput = {.type = SHAPE_STRUCTURE, .name = "BatchWriteItemInput", .constrained = 1, .members = S_BatchWriteItemInput_members, .nmembers = 3};
-static const shape S_BatchWriteItemRequestMap = {.type = SHAPE_MAP, .name = "BatchWriteItemRequestMap", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 25LL, .key = &S_TableName, .element = &S_WriteRequests};
+static const shape S_BatchWriteItemInput = {.type = WIRE_STRUCTURE, .name = "BatchWriteItemInput", .constrained = 1, .members = S_BatchWriteItemInput_members, .nmembers = 3};
+static const shape S_BatchWriteItemRequestMap = {.type = WIRE_MAP, .name = "BatchWriteItemRequestMap", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 25LL, .key = &S_TableName, .element = &S_WriteRequests};
 static const char *const S_BillingMode_enum[] = {"PROVISIONED", "PAY_PER_REQUEST", NULL};
-static const shape S_BillingMode = {.type = SHAPE_STRING, .name = "BillingMode", .constrained = 1, .enums = S_BillingMode_enum};
-static const shape S_BinaryAttributeValue = {.type = SHAPE_BLOB, .name = "BinaryAttributeValue"};
-static const shape S_BinarySetAttributeValue = {.type = SHAPE_LIST, .name = "BinarySetAttributeValue", .element = &S_BinaryAttributeValue};
-static const shape S_BooleanAttributeValue = {.type = SHAPE_BOOLEAN, .name = "BooleanAttributeValue"};
-static const shape S_BooleanObject = {.type = SHAPE_BOOLEAN, .name = "BooleanObject"};
-static const shape S_ClientRequestToken = {.type = SHAPE_STRING, .name = "ClientRequestToken", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 36LL};
-static const shape S_ClientToken = {.type = SHAPE_STRING, .name = "ClientToken"};
+static const shape S_BillingMode = {.type = WIRE_STRING, .name = "BillingMode", .constrained = 1, .enums = S_BillingMode_enum};
+static const shape S_BinaryAttributeValue = {.type = WIRE_BLOB, .name = "BinaryAttributeValue"};
+static const shape S_BinarySetAttributeValue = {.type = WIRE_LIST, .name = "BinarySetAttributeValue", .element = &S_BinaryAttributeValue};
+static const shape S_BooleanAttributeValue = {.type = WIRE_BOOLEAN, .name = "BooleanAttributeValue"};
+static const shape S_BooleanObject = {.type = WIRE_BOOLEAN, .name = "BooleanObject"};
+static const shape S_ClientRequestToken = {.type = WIRE_STRING, .name = "ClientRequestToken", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 36LL};
+static const shape S_ClientToken = {.type = WIRE_STRING, .name = "ClientToken"};
 static const char *const S_ComparisonOperator_enum[] = {"EQ", "NE", "IN", "LE", "LT", "GE", "GT", "BETWEEN", "NOT_NULL", "NULL", "CONTAINS", "NOT_CONTAINS", "BEGINS_WITH", NULL};
-static const shape S_ComparisonOperator = {.type = SHAPE_STRING, .name = "ComparisonOperator", .constrained = 1, .enums = S_ComparisonOperator_enum};
+static const shape S_ComparisonOperator = {.type = WIRE_STRING, .name = "ComparisonOperator", .constrained = 1, .enums = S_ComparisonOperator_enum};
 static const shape_member S_Condition_members[] = {
     {"AttributeValueList", &S_AttributeValueList, 0},
     {"ComparisonOperator", &S_ComparisonOperator, 1},
 };
-static const shape S_Condition = {.type = SHAPE_STRUCTURE, .name = "Condition", .constrained = 1, .members = S_Condition_members, .nmembers = 2};
+static const shape S_Condition = {.type = WIRE_STRUCTURE, .name = "Condition", .constrained = 1, .members = S_Condition_members, .nmembers = 2};
 static const shape_member S_ConditionCheck_members[] = {
     {"Key", &S_Key, 1},
     {"TableName", &S_TableName, 1},
@@ -354,34 +354,34 @@ static const shape_member S_ConditionCheck_members[] = {
     {"ExpressionAttributeValues", &S_ExpressionAttributeValueMap, 0},
     {"ReturnValuesOnConditionCheckFailure", &S_ReturnValuesOnConditionCheckFailure, 0},
 };
-static const shape S_ConditionCheck = {.type = SHAPE_STRUCTURE, .name = "ConditionCheck", .constrained = 1, .members = S_ConditionCheck_members, .nmembers = 6};
-static const shape S_ConditionExpression = {.type = SHAPE_STRING, .name = "ConditionExpression"};
+static const shape S_ConditionCheck = {.type = WIRE_STRUCTURE, .name = "ConditionCheck", .constrained = 1, .members = S_ConditionCheck_members, .nmembers = 6};
+static const shape S_ConditionExpression = {.type = WIRE_STRING, .name = "ConditionExpression"};
 static const char *const S_ConditionalOperator_enum[] = {"AND", "OR", NULL};
-static const shape S_ConditionalOperator = {.type = SHAPE_STRING, .name = "ConditionalOperator", .constrained = 1, .enums = S_ConditionalOperator_enum};
-static const shape S_ConsistentRead = {.type = SHAPE_BOOLEAN, .name = "ConsistentRead"};
+static const shape S_ConditionalOperator = {.type = WIRE_STRING, .name = "ConditionalOperator", .constrained = 1, .enums = S_ConditionalOperator_enum};
+static const shape S_ConsistentRead = {.type = WIRE_BOOLEAN, .name = "ConsistentRead"};
 static const char *const S_ContributorInsightsAction_enum[] = {"ENABLE", "DISABLE", NULL};
-static const shape S_ContributorInsightsAction = {.type = SHAPE_STRING, .name = "ContributorInsightsAction", .constrained = 1, .enums = S_ContributorInsightsAction_enum};
+static const shape S_ContributorInsightsAction = {.type = WIRE_STRING, .name = "ContributorInsightsAction", .constrained = 1, .enums = S_ContributorInsightsAction_enum};
 static const shape_member S_CreateBackupInput_members[] = {
     {"TableName", &S_TableName, 1},
     {"BackupName", &S_BackupName, 1},
 };
-static const shape S_CreateBackupInput = {.type = SHAPE_STRUCTURE, .name = "CreateBackupInput", .constrained = 1, .members = S_CreateBackupInput_members, .nmembers = 2};
+static const shape S_CreateBackupInput = {.type = WIRE_STRUCTURE, .name = "CreateBackupInput", .constrained = 1, .members = S_CreateBackupInput_members, .nmembers = 2};
 static const shape_member S_CreateGlobalSecondaryIndexAction_members[] = {
     {"IndexName", &S_IndexName, 1},
     {"KeySchema", &S_KeySchema, 1},
     {"Projection", &S_Projection, 1},
     {"ProvisionedThroughput", &S_ProvisionedThroughput, 0},
 };
-static const shape S_CreateGlobalSecondaryIndexAction = {.type = SHAPE_STRUCTURE, .name = "CreateGlobalSecondaryIndexAction", .constrained = 1, .members = S_CreateGlobalSecondaryIndexAction_members, .nmembers = 4};
+static const shape S_CreateGlobalSecondaryIndexAction = {.type = WIRE_STRUCTURE, .name = "CreateGlobalSecondaryIndexAction", .constrained = 1, .members = S_CreateGlobalSecondaryIndexAction_members, .nmembers = 4};
 static const shape_member S_CreateGlobalTableInput_members[] = {
     {"GlobalTableName", &S_TableName, 1},
     {"ReplicationGroup", &S_ReplicaList, 1},
 };
-static const shape S_CreateGlobalTableInput = {.type = SHAPE_STRUCTURE, .name = "CreateGlobalTableInput", .constrained = 1, .members = S_CreateGlobalTableInput_members, .nmembers = 2};
+static const shape S_CreateGlobalTableInput = {.type = WIRE_STRUCTURE, .name = "CreateGlobalTableInput", .constrained = 1, .members = S_CreateGlobalTableInput_members, .nmembers = 2};
 static const shape_member S_CreateReplicaAction_members[] = {
     {"RegionName", &S_RegionName, 1},
 };
-static const shape S_CreateReplicaAction = {.type = SHAPE_STRUCTURE, .name = "CreateReplicaAction", .constrained = 1, .members = S_CreateReplicaAction_members, .nmembers = 1};
+static const shape S_CreateReplicaAction = {.type = WIRE_STRUCTURE, .name = "CreateReplicaAction", .constrained = 1, .members = S_CreateReplicaAction_members, .nmembers = 1};
 static const shape_member S_CreateReplicationGroupMemberAction_members[] = {
     {"RegionName", &S_RegionName, 1},
     {"KMSMasterKeyId", &S_KMSMasterKeyId, 0},
@@ -389,7 +389,7 @@ static const shape_member S_CreateReplicationGroupMemberAction_members[] = {
     {"GlobalSecondaryIndexes", &S_ReplicaGlobalSecondaryIndexList, 0},
     {"TableClassOverride", &S_TableClass, 0},
 };
-static const shape S_CreateReplicationGroupMemberAction = {.type = SHAPE_STRUCTURE, .name = "CreateReplicationGroupMemberAction", .constrained = 1, .members = S_CreateReplicationGroupMemberAction_members, .nmembers = 5};
+static const shape S_CreateReplicationGroupMemberAction = {.type = WIRE_STRUCTURE, .name = "CreateReplicationGroupMemberAction", .constrained = 1, .members = S_CreateReplicationGroupMemberAction_members, .nmembers = 5};
 static const shape_member S_CreateTableInput_members[] = {
     {"AttributeDefinitions", &S_AttributeDefinitions, 1},
     {"TableName", &S_TableName, 1},
@@ -403,16 +403,16 @@ static const shape_member S_CreateTableInput_members[] = {
     {"Tags", &S_TagList, 0},
     {"TableClass", &S_TableClass, 0},
 };
-static const shape S_CreateTableInput = {.type = SHAPE_STRUCTURE, .name = "CreateTableInput", .constrained = 1, .members = S_CreateTableInput_members, .nmembers = 11};
-static const shape S_CsvDelimiter = {.type = SHAPE_STRING, .name = "CsvDelimiter", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 1LL};
-static const shape S_CsvHeader = {.type = SHAPE_STRING, .name = "CsvHeader", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 65536LL};
-static const shape S_CsvHeaderList = {.type = SHAPE_LIST, .name = "CsvHeaderList", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 255LL, .element = &S_CsvHeader};
+static const shape S_CreateTableInput = {.type = WIRE_STRUCTURE, .name = "CreateTableInput", .constrained = 1, .members = S_CreateTableInput_members, .nmembers = 11};
+static const shape S_CsvDelimiter = {.type = WIRE_STRING, .name = "CsvDelimiter", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 1LL};
+static const shape S_CsvHeader = {.type = WIRE_STRING, .name = "CsvHeader", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 65536LL};
+static const shape S_CsvHeaderList = {.type = WIRE_LIST, .name = "CsvHeaderList", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 255LL, .element = &S_CsvHeader};
 static const shape_member S_CsvOptions_members[] = {
     {"Delimiter", &S_CsvDelimiter, 0},
     {"HeaderList", &S_CsvHeaderList, 0},
 };
-static const shape S_CsvOptions = {.type = SHAPE_STRUCTURE, .name = "CsvOptions", .constrained = 1, .members = S_CsvOptions_members, .nmembers = 2};
-static const shape S_Date = {.type = SHAPE_TIMESTAMP, .name = "Date"};
+static const shape S_CsvOptions = {.type = WIRE_STRUCTURE, .name = "CsvOptions", .constrained = 1, .members = S_CsvOptions_members, .nmembers = 2};
+static const shape S_Date = {.type = WIRE_TIMESTAMP, .name = "Date"};
 static const shape_member S_Delete_members[] = {
     {"Key", &S_Key, 1},
     {"TableName", &S_TableName, 1},
@@ -421,15 +421,15 @@ static const shape_member S_Delete_members[] = {
     {"ExpressionAttributeValues", &S_ExpressionAttributeValueMap, 0},
     {"ReturnValuesOnConditionCheckFailure", &S_ReturnValuesOnConditionCheckFailure, 0},
 };
-static const shape S_Delete = {.type = SHAPE_STRUCTURE, .name = "Delete", .constrained = 1, .members = S_Delete_members, .nmembers = 6};
+static const shape S_Delete = {.type = WIRE_STRUCTURE, .name = "Delete", .constrained = 1, .members = S_Delete_members, .nmembers = 6};
 static const shape_member S_DeleteBackupInput_members[] = {
     {"BackupArn", &S_BackupArn, 1},
 };
-static const shape S_DeleteBackupInput = {.type = SHAPE_STRUCTURE, .name = "DeleteBackupInput", .constrained = 1, .members = S_DeleteBackupInput_members, .nmembers = 1};
+static const shape S_DeleteBackupInput = {.type = WIRE_STRUCTURE, .name = "DeleteBackupInput", .constrained = 1, .members = S_DeleteBackupInput_members, .nmembers = 1};
 static const shape_member S_DeleteGlobalSecondaryIndexAction_members[] = {
     {"IndexName", &S_IndexName, 1},
 };
-static const shape S_DeleteGlobalSecondaryIndexAction = {.type = SHAPE_STRUCTURE, .name = "DeleteGlobalSecondaryIndexAction", .constrained = 1, .members = S_DeleteGlobalSecondaryIndexAction_members, .nmembers = 1};
+static const shape S_DeleteGlobalSecondaryIndexAction = {.type = WIRE_STRUCTURE, .name = "DeleteGlobalSecondaryIndexAction", .constrained = 1, .members = S_DeleteGlobalSecondaryIndexAction_members, .nmembers = 1};
 static const shape_member S_DeleteItemInput_members[] = {
     {"TableName", &S_TableName, 1},
     {"Key", &S_Key, 1},
@@ -442,71 +442,71 @@ static const shape_member S_DeleteItemInput_members[] = {
     {"ExpressionAttributeNames", &S_ExpressionAttributeNameMap, 0},
     {"ExpressionAttributeValues", &S_ExpressionAttributeValueMap, 0},
 };
-static const shape S_DeleteItemInput = {.type = SHAPE_STRUCTURE, .name = "DeleteItemInput", .constrained = 1, .members = S_DeleteItemInput_members, .nmembers = 10};
+static const shape S_DeleteItemInput = {.type = WIRE_STRUCTURE, .name = "DeleteItemInput", .constrained = 1, .members = S_DeleteItemInput_members, .nmembers = 10};
 static const shape_member S_DeleteReplicaAction_members[] = {
     {"RegionName", &S_RegionName, 1},
 };
-static const shape S_DeleteReplicaAction = {.type = SHAPE_STRUCTURE, .name = "DeleteReplicaAction", .constrained = 1, .members = S_DeleteReplicaAction_members, .nmembers = 1};
+static const shape S_DeleteReplicaAction = {.type = WIRE_STRUCTURE, .name = "DeleteReplicaAction", .constrained = 1, .members = S_DeleteReplicaAction_members, .nmembers = 1};
 static const shape_member S_DeleteReplicationGroupMemberAction_members[] = {
     {"RegionName", &S_RegionName, 1},
 };
-static const shape S_DeleteReplicationGroupMemberAction = {.type = SHAPE_STRUCTURE, .name = "DeleteReplicationGroupMemberAction", .constrained = 1, .members = S_DeleteReplicationGroupMemberAction_members, .nmembers = 1};
+static const shape S_DeleteReplicationGroupMemberAction = {.type = WIRE_STRUCTURE, .name = "DeleteReplicationGroupMemberAction", .constrained = 1, .members = S_DeleteReplicationGroupMemberAction_members, .nmembers = 1};
 static const shape_member S_DeleteRequest_members[] = {
     {"Key", &S_Key, 1},
 };
-static const shape S_DeleteRequest = {.type = SHAPE_STRUCTURE, .name = "DeleteRequest", .constrained = 1, .members = S_DeleteRequest_members, .nmembers = 1};
+static const shape S_DeleteRequest = {.type = WIRE_STRUCTURE, .name = "DeleteRequest", .constrained = 1, .members = S_DeleteRequest_members, .nmembers = 1};
 static const shape_member S_DeleteTableInput_members[] = {
     {"TableName", &S_TableName, 1},
 };
-static const shape S_DeleteTableInput = {.type = SHAPE_STRUCTURE, .name = "DeleteTableInput", .constrained = 1, .members = S_DeleteTableInput_members, .nmembers = 1};
+static const shape S_DeleteTableInput = {.type = WIRE_STRUCTURE, .name = "DeleteTableInput", .constrained = 1, .members = S_DeleteTableInput_members, .nmembers = 1};
 static const shape_member S_DescribeBackupInput_members[] = {
     {"BackupArn", &S_BackupArn, 1},
 };
-static const shape S_DescribeBackupInput = {.type = SHAPE_STRUCTURE, .name = "DescribeBackupInput", .constrained = 1, .members = S_DescribeBackupInput_members, .nmembers = 1};
+static const shape S_DescribeBackupInput = {.type = WIRE_STRUCTURE, .name = "DescribeBackupInput", .constrained = 1, .members = S_DescribeBackupInput_members, .nmembers = 1};
 static const shape_member S_DescribeContinuousBackupsInput_members[] = {
     {"TableName", &S_TableName, 1},
 };
-static const shape S_DescribeContinuousBackupsInput = {.type = SHAPE_STRUCTURE, .name = "DescribeContinuousBackupsInput", .constrained = 1, .members = S_DescribeContinuousBackupsInput_members, .nmembers = 1};
+static const shape S_DescribeContinuousBackupsInput = {.type = WIRE_STRUCTURE, .name = "DescribeContinuousBackupsInput", .constrained = 1, .members = S_DescribeContinuousBackupsInput_members, .nmembers = 1};
 static const shape_member S_DescribeContributorInsightsInput_members[] = {
     {"TableName", &S_TableName, 1},
     {"IndexName", &S_IndexName, 0},
 };
-static const shape S_DescribeContributorInsightsInput = {.type = SHAPE_STRUCTURE, .name = "DescribeContributorInsightsInput", .constrained = 1, .members = S_DescribeContributorInsightsInput_members, .nmembers = 2};
-static const shape S_DescribeEndpointsRequest = {.type = SHAPE_STRUCTURE, .name = "DescribeEndpointsRequest"};
+static const shape S_DescribeContributorInsightsInput = {.type = WIRE_STRUCTURE, .name = "DescribeContributorInsightsInput", .constrained = 1, .members = S_DescribeContributorInsightsInput_members, .nmembers = 2};
+static const shape S_DescribeEndpointsRequest = {.type = WIRE_STRUCTURE, .name = "DescribeEndpointsRequest"};
 static const shape_member S_DescribeExportInput_members[] = {
     {"ExportArn", &S_ExportArn, 1},
 };
-static const shape S_DescribeExportInput = {.type = SHAPE_STRUCTURE, .name = "DescribeExportInput", .constrained = 1, .members = S_DescribeExportInput_members, .nmembers = 1};
+static const shape S_DescribeExportInput = {.type = WIRE_STRUCTURE, .name = "DescribeExportInput", .constrained = 1, .members = S_DescribeExportInput_members, .nmembers = 1};
 static const shape_member S_DescribeGlobalTableInput_members[] = {
     {"GlobalTableName", &S_TableName, 1},
 };
-static const shape S_DescribeGlobalTableInput = {.type = SHAPE_STRUCTURE, .name = "DescribeGlobalTableInput", .constrained = 1, .members = S_DescribeGlobalTableInput_members, .nmembers = 1};
+static const shape S_DescribeGlobalTableInput = {.type = WIRE_STRUCTURE, .name = "DescribeGlobalTableInput", .constrained = 1, .members = S_DescribeGlobalTableInput_members, .nmembers = 1};
 static const shape_member S_DescribeGlobalTableSettingsInput_members[] = {
     {"GlobalTableName", &S_TableName, 1},
 };
-static const shape S_DescribeGlobalTableSettingsInput = {.type = SHAPE_STRUCTURE, .name = "DescribeGlobalTableSettingsInput", .constrained = 1, .members = S_DescribeGlobalTableSettingsInput_members, .nmembers = 1};
+static const shape S_DescribeGlobalTableSettingsInput = {.type = WIRE_STRUCTURE, .name = "DescribeGlobalTableSettingsInput", .constrained = 1, .members = S_DescribeGlobalTableSettingsInput_members, .nmembers = 1};
 static const shape_member S_DescribeImportInput_members[] = {
     {"ImportArn", &S_ImportArn, 1},
 };
-static const shape S_DescribeImportInput = {.type = SHAPE_STRUCTURE, .name = "DescribeImportInput", .constrained = 1, .members = S_DescribeImportInput_members, .nmembers = 1};
+static const shape S_DescribeImportInput = {.type = WIRE_STRUCTURE, .name = "DescribeImportInput", .constrained = 1, .members = S_DescribeImportInput_members, .nmembers = 1};
 static const shape_member S_DescribeKinesisStreamingDestinationInput_members[] = {
     {"TableName", &S_TableName, 1},
 };
-static const shape S_DescribeKinesisStreamingDestinationInput = {.type = SHAPE_STRUCTURE, .name = "DescribeKinesisStreamingDestinationInput", .constrained = 1, .members = S_DescribeKinesisStreamingDestinationInput_members, .nmembers = 1};
-static const shape S_DescribeLimitsInput = {.type = SHAPE_STRUCTURE, .name = "DescribeLimitsInput"};
+static const shape S_DescribeKinesisStreamingDestinationInput = {.type = WIRE_STRUCTURE, .name = "DescribeKinesisStreamingDestinationInput", .constrained = 1, .members = S_DescribeKinesisStreamingDestinationInput_members, .nmembers = 1};
+static const shape S_DescribeLimitsInput = {.type = WIRE_STRUCTURE, .name = "DescribeLimitsInput"};
 static const shape_member S_DescribeTableInput_members[] = {
     {"TableName", &S_TableName, 1},
 };
-static const shape S_DescribeTableInput = {.type = SHAPE_STRUCTURE, .name = "DescribeTableInput", .constrained = 1, .members = S_DescribeTableInput_members, .nmembers = 1};
+static const shape S_DescribeTableInput = {.type = WIRE_STRUCTURE, .name = "DescribeTableInput", .constrained = 1, .members = S_DescribeTableInput_members, .nmembers = 1};
 static const shape_member S_DescribeTableReplicaAutoScalingInput_members[] = {
     {"TableName", &S_TableName, 1},
 };
-static const shape S_DescribeTableReplicaAutoScalingInput = {.type = SHAPE_STRUCTURE, .name = "DescribeTableReplicaAutoScalingInput", .constrained = 1, .members = S_DescribeTableReplicaAutoScalingInput_members, .nmembers = 1};
+static const shape S_DescribeTableReplicaAutoScalingInput = {.type = WIRE_STRUCTURE, .name = "DescribeTableReplicaAutoScalingInput", .constrained = 1, .members = S_DescribeTableReplicaAutoScalingInput_members, .nmembers = 1};
 static const shape_member S_DescribeTimeToLiveInput_members[] = {
     {"TableName", &S_TableName, 1},
 };
-static const shape S_DescribeTimeToLiveInput = {.type = SHAPE_STRUCTURE, .name = "DescribeTimeToLiveInput", .constrained = 1, .members = S_DescribeTimeToLiveInput_members, .nmembers = 1};
-static const shape S_Double = {.type = SHAPE_DOUBLE, .name = "Double"};
+static const shape S_DescribeTimeToLiveInput = {.type = WIRE_STRUCTURE, .name = "DescribeTimeToLiveInput", .constrained = 1, .members = S_DescribeTimeToLiveInput_members, .nmembers = 1};
+static const shape S_Double = {.type = WIRE_DOUBLE, .name = "Double"};
 static const shape_member S_ExecuteStatementInput_members[] = {
     {"Statement", &S_PartiQLStatement, 1},
     {"Parameters", &S_PreparedStatementParameters, 0},
@@ -515,25 +515,25 @@ static const shape_member S_ExecuteStatementInput_members[] = {
     {"ReturnConsumedCapacity", &S_ReturnConsumedCapacity, 0},
     {"Limit", &S_PositiveIntegerObject, 0},
 };
-static const shape S_ExecuteStatementInput = {.type = SHAPE_STRUCTURE, .name = "ExecuteStatementInput", .constrained = 1, .members = S_ExecuteStatementInput_members, .nmembers = 6};
+static const shape S_ExecuteStatementInput = {.type = WIRE_STRUCTURE, .name = "ExecuteStatementInput", .constrained = 1, .members = S_ExecuteStatementInput_members, .nmembers = 6};
 static const shape_member S_ExecuteTransactionInput_members[] = {
     {"TransactStatements", &S_ParameterizedStatements, 1},
     {"ClientRequestToken", &S_ClientRequestToken, 0},
     {"ReturnConsumedCapacity", &S_ReturnConsumedCapacity, 0},
 };
-static const shape S_ExecuteTransactionInput = {.type = SHAPE_STRUCTURE, .name = "ExecuteTransactionInput", .constrained = 1, .members = S_ExecuteTransactionInput_members, .nmembers = 3};
-static const shape S_ExpectedAttributeMap = {.type = SHAPE_MAP, .name = "ExpectedAttributeMap", .key = &S_AttributeName, .element = &S_ExpectedAttributeValue};
+static const shape S_ExecuteTransactionInput = {.type = WIRE_STRUCTURE, .name = "ExecuteTransactionInput", .constrained = 1, .members = S_ExecuteTransactionInput_members, .nmembers = 3};
+static const shape S_ExpectedAttributeMap = {.type = WIRE_MAP, .name = "ExpectedAttributeMap", .key = &S_AttributeName, .element = &S_ExpectedAttributeValue};
 static const shape_member S_ExpectedAttributeValue_members[] = {
     {"Value", &S_AttributeValue, 0},
     {"Exists", &S_BooleanObject, 0},
     {"ComparisonOperator", &S_ComparisonOperator, 0},
     {"AttributeValueList", &S_AttributeValueList, 0},
 };
-static const shape S_ExpectedAttributeValue = {.type = SHAPE_STRUCTURE, .name = "ExpectedAttributeValue", .constrained = 1, .members = S_ExpectedAttributeValue_members, .nmembers = 4};
-static const shape S_ExportArn = {.type = SHAPE_STRING, .name = "ExportArn", .constrained = 1, .has_min = 1, .min = 37LL, .has_max = 1, .max = 1024LL};
+static const shape S_ExpectedAttributeValue = {.type = WIRE_STRUCTURE, .name = "ExpectedAttributeValue", .constrained = 1, .members = S_ExpectedAttributeValue_members, .nmembers = 4};
+static const shape S_ExportArn = {.type = WIRE_STRING, .name = "ExportArn", .constrained = 1, .has_min = 1, .min = 37LL, .has_max = 1, .max = 1024LL};
 static const char *const S_ExportFormat_enum[] = {"DYNAMODB_JSON", "ION", NULL};
-static const shape S_ExportFormat = {.type = SHAPE_STRING, .name = "ExportFormat", .constrained = 1, .enums = S_ExportFormat_enum};
-static const shape S_ExportNextToken = {.type = SHAPE_STRING, .name = "ExportNextToken"};
+static const shape S_ExportFormat = {.type = WIRE_STRING, .name = "ExportFormat", .constrained = 1, .enums = S_ExportFormat_enum};
+static const shape S_ExportNextToken = {.type = WIRE_STRING, .name = "ExportNextToken"};
 static const shape_member S_ExportTableToPointInTimeInput_members[] = {
     {"TableArn", &S_TableArn, 1},
     {"ExportTime", &S_ExportTime, 0},
@@ -545,20 +545,20 @@ static const shape_member S_ExportTableToPointInTimeInput_members[] = {
     {"S3SseKmsKeyId", &S_S3SseKmsKeyId, 0},
     {"ExportFormat", &S_ExportFormat, 0},
 };
-static const shape S_ExportTableToPointInTimeInput = {.type = SHAPE_STRUCTURE, .name = "ExportTableToPointInTimeInput", .constrained = 1, .members = S_ExportTableToPointInTimeInput_members, .nmembers = 9};
-static const shape S_ExportTime = {.type = SHAPE_TIMESTAMP, .name = "ExportTime"};
-static const shape S_ExpressionAttributeNameMap = {.type = SHAPE_MAP, .name = "ExpressionAttributeNameMap", .key = &S_ExpressionAttributeNameVariable, .element = &S_AttributeName};
-static const shape S_ExpressionAttributeNameVariable = {.type = SHAPE_STRING, .name = "ExpressionAttributeNameVariable"};
-static const shape S_ExpressionAttributeValueMap = {.type = SHAPE_MAP, .name = "ExpressionAttributeValueMap", .key = &S_ExpressionAttributeValueVariable, .element = &S_AttributeValue};
-static const shape S_ExpressionAttributeValueVariable = {.type = SHAPE_STRING, .name = "ExpressionAttributeValueVariable"};
-static const shape S_FilterConditionMap = {.type = SHAPE_MAP, .name = "FilterConditionMap", .key = &S_AttributeName, .element = &S_Condition};
+static const shape S_ExportTableToPointInTimeInput = {.type = WIRE_STRUCTURE, .name = "ExportTableToPointInTimeInput", .constrained = 1, .members = S_ExportTableToPointInTimeInput_members, .nmembers = 9};
+static const shape S_ExportTime = {.type = WIRE_TIMESTAMP, .name = "ExportTime"};
+static const shape S_ExpressionAttributeNameMap = {.type = WIRE_MAP, .name = "ExpressionAttributeNameMap", .key = &S_ExpressionAttributeNameVariable, .element = &S_AttributeName};
+static const shape S_ExpressionAttributeNameVariable = {.type = WIRE_STRING, .name = "ExpressionAttributeNameVariable"};
+static const shape S_ExpressionAttributeValueMap = {.type = WIRE_MAP, .name = "ExpressionAttributeValueMap", .key = &S_ExpressionAttributeValueVariable, .element = &S_AttributeValue};
+static const shape S_ExpressionAttributeValueVariable = {.type = WIRE_STRING, .name = "ExpressionAttributeValueVariable"};
+static const shape S_FilterConditionMap = {.type = WIRE_MAP, .name = "FilterConditionMap", .key = &S_AttributeName, .element = &S_Condition};
 static const shape_member S_Get_members[] = {
     {"Key", &S_Key, 1},
     {"TableName", &S_TableName, 1},
     {"ProjectionExpression", &S_ProjectionExpression, 0},
     {"ExpressionAttributeNames", &S_ExpressionAttributeNameMap, 0},
 };
-static const shape S_Get = {.type = SHAPE_STRUCTURE, .name = "Get", .constrained = 1, .members = S_Get_members, .nmembers = 4};
+static const shape S_Get = {.type = WIRE_STRUCTURE, .name = "Get", .constrained = 1, .members = S_Get_members, .nmembers = 4};
 static const shape_member S_GetItemInput_members[] = {
     {"TableName", &S_TableName, 1},
     {"Key", &S_Key, 1},
@@ -568,37 +568,37 @@ static const shape_member S_GetItemInput_members[] = {
     {"ProjectionExpression", &S_ProjectionExpression, 0},
     {"ExpressionAttributeNames", &S_ExpressionAttributeNameMap, 0},
 };
-static const shape S_GetItemInput = {.type = SHAPE_STRUCTURE, .name = "GetItemInput", .constrained = 1, .members = S_GetItemInput_members, .nmembers = 7};
+static const shape S_GetItemInput = {.type = WIRE_STRUCTURE, .name = "GetItemInput", .constrained = 1, .members = S_GetItemInput_members, .nmembers = 7};
 static const shape_member S_GlobalSecondaryIndex_members[] = {
     {"IndexName", &S_IndexName, 1},
     {"KeySchema", &S_KeySchema, 1},
     {"Projection", &S_Projection, 1},
     {"ProvisionedThroughput", &S_ProvisionedThroughput, 0},
 };
-static const shape S_GlobalSecondaryIndex = {.type = SHAPE_STRUCTURE, .name = "GlobalSecondaryIndex", .constrained = 1, .members = S_GlobalSecondaryIndex_members, .nmembers = 4};
+static const shape S_GlobalSecondaryIndex = {.type = WIRE_STRUCTURE, .name = "GlobalSecondaryIndex", .constrained = 1, .members = S_GlobalSecondaryIndex_members, .nmembers = 4};
 static const shape_member S_GlobalSecondaryIndexAutoScalingUpdate_members[] = {
     {"IndexName", &S_IndexName, 0},
     {"ProvisionedWriteCapacityAutoScalingUpdate", &S_AutoScalingSettingsUpdate, 0},
 };
-static const shape S_GlobalSecondaryIndexAutoScalingUpdate = {.type = SHAPE_STRUCTURE, .name = "GlobalSecondaryIndexAutoScalingUpdate", .constrained = 1, .members = S_GlobalSecondaryIndexAutoScalingUpdate_members, .nmembers = 2};
-static const shape S_GlobalSecondaryIndexAutoScalingUpdateList = {.type = SHAPE_LIST, .name = "GlobalSecondaryIndexAutoScalingUpdateList", .constrained = 1, .has_min = 1, .min = 1LL, .element = &S_GlobalSecondaryIndexAutoScalingUpdate};
-static const shape S_GlobalSecondaryIndexList = {.type = SHAPE_LIST, .name = "GlobalSecondaryIndexList", .constrained = 1, .element = &S_GlobalSecondaryIndex};
+static const shape S_GlobalSecondaryIndexAutoScalingUpdate = {.type = WIRE_STRUCTURE, .name = "GlobalSecondaryIndexAutoScalingUpdate", .constrained = 1, .members = S_GlobalSecondaryIndexAutoScalingUpdate_members, .nmembers = 2};
+static const shape S_GlobalSecondaryIndexAutoScalingUpdateList = {.type = WIRE_LIST, .name = "GlobalSecondaryIndexAutoScalingUpdateList", .constrained = 1, .has_min = 1, .min = 1LL, .element = &S_GlobalSecondaryIndexAutoScalingUpdate};
+static const shape S_GlobalSecondaryIndexList = {.type = WIRE_LIST, .name = "GlobalSecondaryIndexList", .constrained = 1, .element = &S_GlobalSecondaryIndex};
 static const shape_member S_GlobalSecondaryIndexUpdate_members[] = {
     {"Update", &S_UpdateGlobalSecondaryIndexAction, 0},
     {"Create", &S_CreateGlobalSecondaryIndexAction, 0},
     {"Delete", &S_DeleteGlobalSecondaryIndexAction, 0},
 };
-static const shape S_GlobalSecondaryIndexUpdate = {.type = SHAPE_STRUCTURE, .name = "GlobalSecondaryIndexUpdate", .constrained = 1, .members = S_GlobalSecondaryIndexUpdate_members, .nmembers = 3};
-static const shape S_GlobalSecondaryIndexUpdateList = {.type = SHAPE_LIST, .name = "GlobalSecondaryIndexUpdateList", .constrained = 1, .element = &S_GlobalSecondaryIndexUpdate};
+static const shape S_GlobalSecondaryIndexUpdate = {.type = WIRE_STRUCTURE, .name = "GlobalSecondaryIndexUpdate", .constrained = 1, .members = S_GlobalSecondaryIndexUpdate_members, .nmembers = 3};
+static const shape S_GlobalSecondaryIndexUpdateList = {.type = WIRE_LIST, .name = "GlobalSecondaryIndexUpdateList", .constrained = 1, .element = &S_GlobalSecondaryIndexUpdate};
 static const shape_member S_GlobalTableGlobalSecondaryIndexSettingsUpdate_members[] = {
     {"IndexName", &S_IndexName, 1},
     {"ProvisionedWriteCapacityUnits", &S_PositiveLongObject, 0},
     {"ProvisionedWriteCapacityAutoScalingSettingsUpdate", &S_AutoScalingSettingsUpdate, 0},
 };
-static const shape S_GlobalTableGlobalSecondaryIndexSettingsUpdate = {.type = SHAPE_STRUCTURE, .name = "GlobalTableGlobalSecondaryIndexSettingsUpdate", .constrained = 1, .members = S_GlobalTableGlobalSecondaryIndexSettingsUpdate_members, .nmembers = 3};
-static const shape S_GlobalTableGlobalSecondaryIndexSettingsUpdateList = {.type = SHAPE_LIST, .name = "GlobalTableGlobalSecondaryIndexSettingsUpdateList", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 20LL, .element = &S_GlobalTableGlobalSecondaryIndexSettingsUpdate};
-static const shape S_ImportArn = {.type = SHAPE_STRING, .name = "ImportArn", .constrained = 1, .has_min = 1, .min = 37LL, .has_max = 1, .max = 1024LL};
-static const shape S_ImportNextToken = {.type = SHAPE_STRING, .name = "ImportNextToken", .constrained = 1, .has_min = 1, .min = 112LL, .has_max = 1, .max = 1024LL, .pattern = "([0-9a-f]{16})+", .ere = "^(([0-9a-f]{16})+)$"};
+static const shape S_GlobalTableGlobalSecondaryIndexSettingsUpdate = {.type = WIRE_STRUCTURE, .name = "GlobalTableGlobalSecondaryIndexSettingsUpdate", .constrained = 1, .members = S_GlobalTableGlobalSecondaryIndexSettingsUpdate_members, .nmembers = 3};
+static const shape S_GlobalTableGlobalSecondaryIndexSettingsUpdateList = {.type = WIRE_LIST, .name = "GlobalTableGlobalSecondaryIndexSettingsUpdateList", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 20LL, .element = &S_GlobalTableGlobalSecondaryIndexSettingsUpdate};
+static const shape S_ImportArn = {.type = WIRE_STRING, .name = "ImportArn", .constrained = 1, .has_min = 1, .min = 37LL, .has_max = 1, .max = 1024LL};
+static const shape S_ImportNextToken = {.type = WIRE_STRING, .name = "ImportNextToken", .constrained = 1, .has_min = 1, .min = 112LL, .has_max = 1, .max = 1024LL, .pattern = "([0-9a-f]{16})+", .ere = "^(([0-9a-f]{16})+)$"};
 static const shape_member S_ImportTableInput_members[] = {
     {"ClientToken", &S_ClientToken, 0},
     {"S3BucketSource", &S_S3BucketSource, 1},
@@ -607,31 +607,31 @@ static const shape_member S_ImportTableInput_members[] = {
     {"InputCompressionType", &S_InputCompressionType, 0},
     {"TableCreationParameters", &S_TableCreationParameters, 1},
 };
-static const shape S_ImportTableInput = {.type = SHAPE_STRUCTURE, .name = "ImportTableInput", .constrained = 1, .members = S_ImportTableInput_members, .nmembers = 6};
-static const shape S_IndexName = {.type = SHAPE_STRING, .name = "IndexName", .constrained = 1, .has_min = 1, .min = 3LL, .has_max = 1, .max = 255LL, .pattern = "[a-zA-Z0-9_.-]+", .ere = "^([a-zA-Z0-9_.-]+)$"};
+static const shape S_ImportTableInput = {.type = WIRE_STRUCTURE, .name = "ImportTableInput", .constrained = 1, .members = S_ImportTableInput_members, .nmembers = 6};
+static const shape S_IndexName = {.type = WIRE_STRING, .name = "IndexName", .constrained = 1, .has_min = 1, .min = 3LL, .has_max = 1, .max = 255LL, .pattern = "[a-zA-Z0-9_.-]+", .ere = "^([a-zA-Z0-9_.-]+)$"};
 static const char *const S_InputCompressionType_enum[] = {"GZIP", "ZSTD", "NONE", NULL};
-static const shape S_InputCompressionType = {.type = SHAPE_STRING, .name = "InputCompressionType", .constrained = 1, .enums = S_InputCompressionType_enum};
+static const shape S_InputCompressionType = {.type = WIRE_STRING, .name = "InputCompressionType", .constrained = 1, .enums = S_InputCompressionType_enum};
 static const char *const S_InputFormat_enum[] = {"DYNAMODB_JSON", "ION", "CSV", NULL};
-static const shape S_InputFormat = {.type = SHAPE_STRING, .name = "InputFormat", .constrained = 1, .enums = S_InputFormat_enum};
+static const shape S_InputFormat = {.type = WIRE_STRING, .name = "InputFormat", .constrained = 1, .enums = S_InputFormat_enum};
 static const shape_member S_InputFormatOptions_members[] = {
     {"Csv", &S_CsvOptions, 0},
 };
-static const shape S_InputFormatOptions = {.type = SHAPE_STRUCTURE, .name = "InputFormatOptions", .constrained = 1, .members = S_InputFormatOptions_members, .nmembers = 1};
-static const shape S_IntegerObject = {.type = SHAPE_INTEGER, .name = "IntegerObject"};
-static const shape S_KMSMasterKeyId = {.type = SHAPE_STRING, .name = "KMSMasterKeyId"};
-static const shape S_Key = {.type = SHAPE_MAP, .name = "Key", .key = &S_AttributeName, .element = &S_AttributeValue};
-static const shape S_KeyConditions = {.type = SHAPE_MAP, .name = "KeyConditions", .key = &S_AttributeName, .element = &S_Condition};
-static const shape S_KeyExpression = {.type = SHAPE_STRING, .name = "KeyExpression"};
-static const shape S_KeyList = {.type = SHAPE_LIST, .name = "KeyList", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 100LL, .element = &S_Key};
-static const shape S_KeySchema = {.type = SHAPE_LIST, .name = "KeySchema", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 2LL, .element = &S_KeySchemaElement};
-static const shape S_KeySchemaAttributeName = {.type = SHAPE_STRING, .name = "KeySchemaAttributeName", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 255LL};
+static const shape S_InputFormatOptions = {.type = WIRE_STRUCTURE, .name = "InputFormatOptions", .constrained = 1, .members = S_InputFormatOptions_members, .nmembers = 1};
+static const shape S_IntegerObject = {.type = WIRE_INTEGER, .name = "IntegerObject"};
+static const shape S_KMSMasterKeyId = {.type = WIRE_STRING, .name = "KMSMasterKeyId"};
+static const shape S_Key = {.type = WIRE_MAP, .name = "Key", .key = &S_AttributeName, .element = &S_AttributeValue};
+static const shape S_KeyConditions = {.type = WIRE_MAP, .name = "KeyConditions", .key = &S_AttributeName, .element = &S_Condition};
+static const shape S_KeyExpression = {.type = WIRE_STRING, .name = "KeyExpression"};
+static const shape S_KeyList = {.type = WIRE_LIST, .name = "KeyList", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 100LL, .element = &S_Key};
+static const shape S_KeySchema = {.type = WIRE_LIST, .name = "KeySchema", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 2LL, .element = &S_KeySchemaElement};
+static const shape S_KeySchemaAttributeName = {.type = WIRE_STRING, .name = "KeySchemaAttributeName", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 255LL};
 static const shape_member S_KeySchemaElement_members[] = {
     {"AttributeName", &S_KeySchemaAttributeName, 1},
     {"KeyType", &S_KeyType, 1},
 };
-static const shape S_KeySchemaElement = {.type = SHAPE_STRUCTURE, .name = "KeySchemaElement", .constrained = 1, .members = S_KeySchemaElement_members, .nmembers = 2};
+static const shape S_KeySchemaElement = {.type = WIRE_STRUCTURE, .name = "KeySchemaElement", .constrained = 1, .members = S_KeySchemaElement_members, .nmembers = 2};
 static const char *const S_KeyType_enum[] = {"HASH", "RANGE", NULL};
-static const shape S_KeyType = {.type = SHAPE_STRING, .name = "KeyType", .constrained = 1, .enums = S_KeyType_enum};
+static const shape S_KeyType = {.type = WIRE_STRING, .name = "KeyType", .constrained = 1, .enums = S_KeyType_enum};
 static const shape_member S_KeysAndAttributes_members[] = {
     {"Keys", &S_KeyList, 1},
     {"AttributesToGet", &S_AttributeNameList, 0},
@@ -639,13 +639,13 @@ static const shape_member S_KeysAndAttributes_members[] = {
     {"ProjectionExpression", &S_ProjectionExpression, 0},
     {"ExpressionAttributeNames", &S_ExpressionAttributeNameMap, 0},
 };
-static const shape S_KeysAndAttributes = {.type = SHAPE_STRUCTURE, .name = "KeysAndAttributes", .constrained = 1, .members = S_KeysAndAttributes_members, .nmembers = 5};
+static const shape S_KeysAndAttributes = {.type = WIRE_STRUCTURE, .name = "KeysAndAttributes", .constrained = 1, .members = S_KeysAndAttributes_members, .nmembers = 5};
 static const shape_member S_KinesisStreamingDestinationInput_members[] = {
     {"TableName", &S_TableName, 1},
     {"StreamArn", &S_StreamArn, 1},
 };
-static const shape S_KinesisStreamingDestinationInput = {.type = SHAPE_STRUCTURE, .name = "KinesisStreamingDestinationInput", .constrained = 1, .members = S_KinesisStreamingDestinationInput_members, .nmembers = 2};
-static const shape S_ListAttributeValue = {.type = SHAPE_LIST, .name = "ListAttributeValue", .element = &S_AttributeValue};
+static const shape S_KinesisStreamingDestinationInput = {.type = WIRE_STRUCTURE, .name = "KinesisStreamingDestinationInput", .constrained = 1, .members = S_KinesisStreamingDestinationInput_members, .nmembers = 2};
+static const shape S_ListAttributeValue = {.type = WIRE_LIST, .name = "ListAttributeValue", .element = &S_AttributeValue};
 static const shape_member S_ListBackupsInput_members[] = {
     {"TableName", &S_TableName, 0},
     {"Limit", &S_BackupsInputLimit, 0},
@@ -654,92 +654,92 @@ static const shape_member S_ListBackupsInput_members[] = {
     {"ExclusiveStartBackupArn", &S_BackupArn, 0},
     {"BackupType", &S_BackupTypeFilter, 0},
 };
-static const shape S_ListBackupsInput = {.type = SHAPE_STRUCTURE, .name = "ListBackupsInput", .constrained = 1, .members = S_ListBackupsInput_members, .nmembers = 6};
+static const shape S_ListBackupsInput = {.type = WIRE_STRUCTURE, .name = "ListBackupsInput", .constrained = 1, .members = S_ListBackupsInput_members, .nmembers = 6};
 static const shape_member S_ListContributorInsightsInput_members[] = {
     {"TableName", &S_TableName, 0},
     {"NextToken", &S_NextTokenString, 0},
     {"MaxResults", &S_ListContributorInsightsLimit, 0},
 };
-static const shape S_ListContributorInsightsInput = {.type = SHAPE_STRUCTURE, .name = "ListContributorInsightsInput", .constrained = 1, .members = S_ListContributorInsightsInput_members, .nmembers = 3};
-static const shape S_ListContributorInsightsLimit = {.type = SHAPE_INTEGER, .name = "ListContributorInsightsLimit", .constrained = 1, .has_max = 1, .max = 100LL};
+static const shape S_ListContributorInsightsInput = {.type = WIRE_STRUCTURE, .name = "ListContributorInsightsInput", .constrained = 1, .members = S_ListContributorInsightsInput_members, .nmembers = 3};
+static const shape S_ListContributorInsightsLimit = {.type = WIRE_INTEGER, .name = "ListContributorInsightsLimit", .constrained = 1, .has_max = 1, .max = 100LL};
 static const shape_member S_ListExportsInput_members[] = {
     {"TableArn", &S_TableArn, 0},
     {"MaxResults", &S_ListExportsMaxLimit, 0},
     {"NextToken", &S_ExportNextToken, 0},
 };
-static const shape S_ListExportsInput = {.type = SHAPE_STRUCTURE, .name = "ListExportsInput", .constrained = 1, .members = S_ListExportsInput_members, .nmembers = 3};
-static const shape S_ListExportsMaxLimit = {.type = SHAPE_INTEGER, .name = "ListExportsMaxLimit", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 25LL};
+static const shape S_ListExportsInput = {.type = WIRE_STRUCTURE, .name = "ListExportsInput", .constrained = 1, .members = S_ListExportsInput_members, .nmembers = 3};
+static const shape S_ListExportsMaxLimit = {.type = WIRE_INTEGER, .name = "ListExportsMaxLimit", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 25LL};
 static const shape_member S_ListGlobalTablesInput_members[] = {
     {"ExclusiveStartGlobalTableName", &S_TableName, 0},
     {"Limit", &S_PositiveIntegerObject, 0},
     {"RegionName", &S_RegionName, 0},
 };
-static const shape S_ListGlobalTablesInput = {.type = SHAPE_STRUCTURE, .name = "ListGlobalTablesInput", .constrained = 1, .members = S_ListGlobalTablesInput_members, .nmembers = 3};
+static const shape S_ListGlobalTablesInput = {.type = WIRE_STRUCTURE, .name = "ListGlobalTablesInput", .constrained = 1, .members = S_ListGlobalTablesInput_members, .nmembers = 3};
 static const shape_member S_ListImportsInput_members[] = {
     {"TableArn", &S_TableArn, 0},
     {"PageSize", &S_ListImportsMaxLimit, 0},
     {"NextToken", &S_ImportNextToken, 0},
 };
-static const shape S_ListImportsInput = {.type = SHAPE_STRUCTURE, .name = "ListImportsInput", .constrained = 1, .members = S_ListImportsInput_members, .nmembers = 3};
-static const shape S_ListImportsMaxLimit = {.type = SHAPE_INTEGER, .name = "ListImportsMaxLimit", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 25LL};
+static const shape S_ListImportsInput = {.type = WIRE_STRUCTURE, .name = "ListImportsInput", .constrained = 1, .members = S_ListImportsInput_members, .nmembers = 3};
+static const shape S_ListImportsMaxLimit = {.type = WIRE_INTEGER, .name = "ListImportsMaxLimit", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 25LL};
 static const shape_member S_ListTablesInput_members[] = {
     {"ExclusiveStartTableName", &S_TableName, 0},
     {"Limit", &S_ListTablesInputLimit, 0},
 };
-static const shape S_ListTablesInput = {.type = SHAPE_STRUCTURE, .name = "ListTablesInput", .constrained = 1, .members = S_ListTablesInput_members, .nmembers = 2};
-static const shape S_ListTablesInputLimit = {.type = SHAPE_INTEGER, .name = "ListTablesInputLimit", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 100LL};
+static const shape S_ListTablesInput = {.type = WIRE_STRUCTURE, .name = "ListTablesInput", .constrained = 1, .members = S_ListTablesInput_members, .nmembers = 2};
+static const shape S_ListTablesInputLimit = {.type = WIRE_INTEGER, .name = "ListTablesInputLimit", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 100LL};
 static const shape_member S_ListTagsOfResourceInput_members[] = {
     {"ResourceArn", &S_ResourceArnString, 1},
     {"NextToken", &S_NextTokenString, 0},
 };
-static const shape S_ListTagsOfResourceInput = {.type = SHAPE_STRUCTURE, .name = "ListTagsOfResourceInput", .constrained = 1, .members = S_ListTagsOfResourceInput_members, .nmembers = 2};
+static const shape S_ListTagsOfResourceInput = {.type = WIRE_STRUCTURE, .name = "ListTagsOfResourceInput", .constrained = 1, .members = S_ListTagsOfResourceInput_members, .nmembers = 2};
 static const shape_member S_LocalSecondaryIndex_members[] = {
     {"IndexName", &S_IndexName, 1},
     {"KeySchema", &S_KeySchema, 1},
     {"Projection", &S_Projection, 1},
 };
-static const shape S_LocalSecondaryIndex = {.type = SHAPE_STRUCTURE, .name = "LocalSecondaryIndex", .constrained = 1, .members = S_LocalSecondaryIndex_members, .nmembers = 3};
-static const shape S_LocalSecondaryIndexList = {.type = SHAPE_LIST, .name = "LocalSecondaryIndexList", .constrained = 1, .element = &S_LocalSecondaryIndex};
-static const shape S_MapAttributeValue = {.type = SHAPE_MAP, .name = "MapAttributeValue", .key = &S_AttributeName, .element = &S_AttributeValue};
-static const shape S_NextTokenString = {.type = SHAPE_STRING, .name = "NextTokenString"};
-static const shape S_NonKeyAttributeName = {.type = SHAPE_STRING, .name = "NonKeyAttributeName", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 255LL};
-static const shape S_NonKeyAttributeNameList = {.type = SHAPE_LIST, .name = "NonKeyAttributeNameList", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 20LL, .element = &S_NonKeyAttributeName};
-static const shape S_NullAttributeValue = {.type = SHAPE_BOOLEAN, .name = "NullAttributeValue"};
-static const shape S_NumberAttributeValue = {.type = SHAPE_STRING, .name = "NumberAttributeValue"};
-static const shape S_NumberSetAttributeValue = {.type = SHAPE_LIST, .name = "NumberSetAttributeValue", .element = &S_NumberAttributeValue};
+static const shape S_LocalSecondaryIndex = {.type = WIRE_STRUCTURE, .name = "LocalSecondaryIndex", .constrained = 1, .members = S_LocalSecondaryIndex_members, .nmembers = 3};
+static const shape S_LocalSecondaryIndexList = {.type = WIRE_LIST, .name = "LocalSecondaryIndexList", .constrained = 1, .element = &S_LocalSecondaryIndex};
+static const shape S_MapAttributeValue = {.type = WIRE_MAP, .name = "MapAttributeValue", .key = &S_AttributeName, .element = &S_AttributeValue};
+static const shape S_NextTokenString = {.type = WIRE_STRING, .name = "NextTokenString"};
+static const shape S_NonKeyAttributeName = {.type = WIRE_STRING, .name = "NonKeyAttributeName", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 255LL};
+static const shape S_NonKeyAttributeNameList = {.type = WIRE_LIST, .name = "NonKeyAttributeNameList", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 20LL, .element = &S_NonKeyAttributeName};
+static const shape S_NullAttributeValue = {.type = WIRE_BOOLEAN, .name = "NullAttributeValue"};
+static const shape S_NumberAttributeValue = {.type = WIRE_STRING, .name = "NumberAttributeValue"};
+static const shape S_NumberSetAttributeValue = {.type = WIRE_LIST, .name = "NumberSetAttributeValue", .element = &S_NumberAttributeValue};
 static const shape_member S_ParameterizedStatement_members[] = {
     {"Statement", &S_PartiQLStatement, 1},
     {"Parameters", &S_PreparedStatementParameters, 0},
 };
-static const shape S_ParameterizedStatement = {.type = SHAPE_STRUCTURE, .name = "ParameterizedStatement", .constrained = 1, .members = S_ParameterizedStatement_members, .nmembers = 2};
-static const shape S_ParameterizedStatements = {.type = SHAPE_LIST, .name = "ParameterizedStatements", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 100LL, .element = &S_ParameterizedStatement};
-static const shape S_PartiQLBatchRequest = {.type = SHAPE_LIST, .name = "PartiQLBatchRequest", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 25LL, .element = &S_BatchStatementRequest};
-static const shape S_PartiQLNextToken = {.type = SHAPE_STRING, .name = "PartiQLNextToken", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 32768LL};
-static const shape S_PartiQLStatement = {.type = SHAPE_STRING, .name = "PartiQLStatement", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 8192LL};
+static const shape S_ParameterizedStatement = {.type = WIRE_STRUCTURE, .name = "ParameterizedStatement", .constrained = 1, .members = S_ParameterizedStatement_members, .nmembers = 2};
+static const shape S_ParameterizedStatements = {.type = WIRE_LIST, .name = "ParameterizedStatements", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 100LL, .element = &S_ParameterizedStatement};
+static const shape S_PartiQLBatchRequest = {.type = WIRE_LIST, .name = "PartiQLBatchRequest", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 25LL, .element = &S_BatchStatementRequest};
+static const shape S_PartiQLNextToken = {.type = WIRE_STRING, .name = "PartiQLNextToken", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 32768LL};
+static const shape S_PartiQLStatement = {.type = WIRE_STRING, .name = "PartiQLStatement", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 8192LL};
 static const shape_member S_PointInTimeRecoverySpecification_members[] = {
     {"PointInTimeRecoveryEnabled", &S_BooleanObject, 1},
 };
-static const shape S_PointInTimeRecoverySpecification = {.type = SHAPE_STRUCTURE, .name = "PointInTimeRecoverySpecification", .constrained = 1, .members = S_PointInTimeRecoverySpecification_members, .nmembers = 1};
-static const shape S_PositiveIntegerObject = {.type = SHAPE_INTEGER, .name = "PositiveIntegerObject", .constrained = 1, .has_min = 1, .min = 1LL};
-static const shape S_PositiveLongObject = {.type = SHAPE_LONG, .name = "PositiveLongObject", .constrained = 1, .has_min = 1, .min = 1LL};
-static const shape S_PreparedStatementParameters = {.type = SHAPE_LIST, .name = "PreparedStatementParameters", .constrained = 1, .has_min = 1, .min = 1LL, .element = &S_AttributeValue};
+static const shape S_PointInTimeRecoverySpecification = {.type = WIRE_STRUCTURE, .name = "PointInTimeRecoverySpecification", .constrained = 1, .members = S_PointInTimeRecoverySpecification_members, .nmembers = 1};
+static const shape S_PositiveIntegerObject = {.type = WIRE_INTEGER, .name = "PositiveIntegerObject", .constrained = 1, .has_min = 1, .min = 1LL};
+static const shape S_PositiveLongObject = {.type = WIRE_LONG, .name = "PositiveLongObject", .constrained = 1, .has_min = 1, .min = 1LL};
+static const shape S_PreparedStatementParameters = {.type = WIRE_LIST, .name = "PreparedStatementParameters", .constrained = 1, .has_min = 1, .min = 1LL, .element = &S_AttributeValue};
 static const shape_member S_Projection_members[] = {
     {"ProjectionType", &S_ProjectionType, 0},
     {"NonKeyAttributes", &S_NonKeyAttributeNameList, 0},
 };
-static const shape S_Projection = {.type = SHAPE_STRUCTURE, .name = "Projection", .constrained = 1, .members = S_Projection_members, .nmembers = 2};
-static const shape S_ProjectionExpression = {.type = SHAPE_STRING, .name = "ProjectionExpression"};
+static const shape S_Projection = {.type = WIRE_STRUCTURE, .name = "Projection", .constrained = 1, .members = S_Projection_members, .nmembers = 2};
+static const shape S_ProjectionExpression = {.type = WIRE_STRING, .name = "ProjectionExpression"};
 static const char *const S_ProjectionType_enum[] = {"ALL", "KEYS_ONLY", "INCLUDE", NULL};
-static const shape S_ProjectionType = {.type = SHAPE_STRING, .name = "ProjectionType", .constrained = 1, .enums = S_ProjectionType_enum};
+static const shape S_ProjectionType = {.type = WIRE_STRING, .name = "ProjectionType", .constrained = 1, .enums = S_ProjectionType_enum};
 static const shape_member S_ProvisionedThroughput_members[] = {
     {"ReadCapacityUnits", &S_PositiveLongObject, 1},
     {"WriteCapacityUnits", &S_PositiveLongObject, 1},
 };
-static const shape S_ProvisionedThroughput = {.type = SHAPE_STRUCTURE, .name = "ProvisionedThroughput", .constrained = 1, .members = S_ProvisionedThroughput_members, .nmembers = 2};
+static const shape S_ProvisionedThroughput = {.type = WIRE_STRUCTURE, .name = "ProvisionedThroughput", .constrained = 1, .members = S_ProvisionedThroughput_members, .nmembers = 2};
 static const shape_member S_ProvisionedThroughputOverride_members[] = {
     {"ReadCapacityUnits", &S_PositiveLongObject, 0},
 };
-static const shape S_ProvisionedThroughputOverride = {.type = SHAPE_STRUCTURE, .name = "ProvisionedThroughputOverride", .constrained = 1, .members = S_ProvisionedThroughputOverride_members, .nmembers = 1};
+static const shape S_ProvisionedThroughputOverride = {.type = WIRE_STRUCTURE, .name = "ProvisionedThroughputOverride", .constrained = 1, .members = S_ProvisionedThroughputOverride_members, .nmembers = 1};
 static const shape_member S_Put_members[] = {
     {"Item", &S_PutItemInputAttributeMap, 1},
     {"TableName", &S_TableName, 1},
@@ -748,7 +748,7 @@ static const shape_member S_Put_members[] = {
     {"ExpressionAttributeValues", &S_ExpressionAttributeValueMap, 0},
     {"ReturnValuesOnConditionCheckFailure", &S_ReturnValuesOnConditionCheckFailure, 0},
 };
-static const shape S_Put = {.type = SHAPE_STRUCTURE, .name = "Put", .constrained = 1, .members = S_Put_members, .nmembers = 6};
+static const shape S_Put = {.type = WIRE_STRUCTURE, .name = "Put", .constrained = 1, .members = S_Put_members, .nmembers = 6};
 static const shape_member S_PutItemInput_members[] = {
     {"TableName", &S_TableName, 1},
     {"Item", &S_PutItemInputAttributeMap, 1},
@@ -761,12 +761,12 @@ static const shape_member S_PutItemInput_members[] = {
     {"ExpressionAttributeNames", &S_ExpressionAttributeNameMap, 0},
     {"ExpressionAttributeValues", &S_ExpressionAttributeValueMap, 0},
 };
-static const shape S_PutItemInput = {.type = SHAPE_STRUCTURE, .name = "PutItemInput", .constrained = 1, .members = S_PutItemInput_members, .nmembers = 10};
-static const shape S_PutItemInputAttributeMap = {.type = SHAPE_MAP, .name = "PutItemInputAttributeMap", .key = &S_AttributeName, .element = &S_AttributeValue};
+static const shape S_PutItemInput = {.type = WIRE_STRUCTURE, .name = "PutItemInput", .constrained = 1, .members = S_PutItemInput_members, .nmembers = 10};
+static const shape S_PutItemInputAttributeMap = {.type = WIRE_MAP, .name = "PutItemInputAttributeMap", .key = &S_AttributeName, .element = &S_AttributeValue};
 static const shape_member S_PutRequest_members[] = {
     {"Item", &S_PutItemInputAttributeMap, 1},
 };
-static const shape S_PutRequest = {.type = SHAPE_STRUCTURE, .name = "PutRequest", .constrained = 1, .members = S_PutRequest_members, .nmembers = 1};
+static const shape S_PutRequest = {.type = WIRE_STRUCTURE, .name = "PutRequest", .constrained = 1, .members = S_PutRequest_members, .nmembers = 1};
 static const shape_member S_QueryInput_members[] = {
     {"TableName", &S_TableName, 1},
     {"IndexName", &S_IndexName, 0},
@@ -786,39 +786,39 @@ static const shape_member S_QueryInput_members[] = {
     {"ExpressionAttributeNames", &S_ExpressionAttributeNameMap, 0},
     {"ExpressionAttributeValues", &S_ExpressionAttributeValueMap, 0},
 };
-static const shape S_QueryInput = {.type = SHAPE_STRUCTURE, .name = "QueryInput", .constrained = 1, .members = S_QueryInput_members, .nmembers = 17};
-static const shape S_RegionName = {.type = SHAPE_STRING, .name = "RegionName"};
+static const shape S_QueryInput = {.type = WIRE_STRUCTURE, .name = "QueryInput", .constrained = 1, .members = S_QueryInput_members, .nmembers = 17};
+static const shape S_RegionName = {.type = WIRE_STRING, .name = "RegionName"};
 static const shape_member S_Replica_members[] = {
     {"RegionName", &S_RegionName, 0},
 };
-static const shape S_Replica = {.type = SHAPE_STRUCTURE, .name = "Replica", .members = S_Replica_members, .nmembers = 1};
+static const shape S_Replica = {.type = WIRE_STRUCTURE, .name = "Replica", .members = S_Replica_members, .nmembers = 1};
 static const shape_member S_ReplicaAutoScalingUpdate_members[] = {
     {"RegionName", &S_RegionName, 1},
     {"ReplicaGlobalSecondaryIndexUpdates", &S_ReplicaGlobalSecondaryIndexAutoScalingUpdateList, 0},
     {"ReplicaProvisionedReadCapacityAutoScalingUpdate", &S_AutoScalingSettingsUpdate, 0},
 };
-static const shape S_ReplicaAutoScalingUpdate = {.type = SHAPE_STRUCTURE, .name = "ReplicaAutoScalingUpdate", .constrained = 1, .members = S_ReplicaAutoScalingUpdate_members, .nmembers = 3};
-static const shape S_ReplicaAutoScalingUpdateList = {.type = SHAPE_LIST, .name = "ReplicaAutoScalingUpdateList", .constrained = 1, .has_min = 1, .min = 1LL, .element = &S_ReplicaAutoScalingUpdate};
+static const shape S_ReplicaAutoScalingUpdate = {.type = WIRE_STRUCTURE, .name = "ReplicaAutoScalingUpdate", .constrained = 1, .members = S_ReplicaAutoScalingUpdate_members, .nmembers = 3};
+static const shape S_ReplicaAutoScalingUpdateList = {.type = WIRE_LIST, .name = "ReplicaAutoScalingUpdateList", .constrained = 1, .has_min = 1, .min = 1LL, .element = &S_ReplicaAutoScalingUpdate};
 static const shape_member S_ReplicaGlobalSecondaryIndex_members[] = {
     {"IndexName", &S_IndexName, 1},
     {"ProvisionedThroughputOverride", &S_ProvisionedThroughputOverride, 0},
 };
-static const shape S_ReplicaGlobalSecondaryIndex = {.type = SHAPE_STRUCTURE, .name = "ReplicaGlobalSecondaryIndex", .constrained = 1, .members = S_ReplicaGlobalSecondaryIndex_members, .nmembers = 2};
+static const shape S_ReplicaGlobalSecondaryIndex = {.type = WIRE_STRUCTURE, .name = "ReplicaGlobalSecondaryIndex", .constrained = 1, .members = S_ReplicaGlobalSecondaryIndex_members, .nmembers = 2};
 static const shape_member S_ReplicaGlobalSecondaryIndexAutoScalingUpdate_members[] = {
     {"IndexName", &S_IndexName, 0},
     {"ProvisionedReadCapacityAutoScalingUpdate", &S_AutoScalingSettingsUpdate, 0},
 };
-static const shape S_ReplicaGlobalSecondaryIndexAutoScalingUpdate = {.type = SHAPE_STRUCTURE, .name = "ReplicaGlobalSecondaryIndexAutoScalingUpdate", .constrained = 1, .members = S_ReplicaGlobalSecondaryIndexAutoScalingUpdate_members, .nmembers = 2};
-static const shape S_ReplicaGlobalSecondaryIndexAutoScalingUpdateList = {.type = SHAPE_LIST, .name = "ReplicaGlobalSecondaryIndexAutoScalingUpdateList", .constrained = 1, .element = &S_ReplicaGlobalSecondaryIndexAutoScalingUpdate};
-static const shape S_ReplicaGlobalSecondaryIndexList = {.type = SHAPE_LIST, .name = "ReplicaGlobalSecondaryIndexList", .constrained = 1, .has_min = 1, .min = 1LL, .element = &S_ReplicaGlobalSecondaryIndex};
+static const shape S_ReplicaGlobalSecondaryIndexAutoScalingUpdate = {.type = WIRE_STRUCTURE, .name = "ReplicaGlobalSecondaryIndexAutoScalingUpdate", .constrained = 1, .members = S_ReplicaGlobalSecondaryIndexAutoScalingUpdate_members, .nmembers = 2};
+static const shape S_ReplicaGlobalSecondaryIndexAutoScalingUpdateList = {.type = WIRE_LIST, .name = "ReplicaGlobalSecondaryIndexAutoScalingUpdateList", .constrained = 1, .element = &S_ReplicaGlobalSecondaryIndexAutoScalingUpdate};
+static const shape S_ReplicaGlobalSecondaryIndexList = {.type = WIRE_LIST, .name = "ReplicaGlobalSecondaryIndexList", .constrained = 1, .has_min = 1, .min = 1LL, .element = &S_ReplicaGlobalSecondaryIndex};
 static const shape_member S_ReplicaGlobalSecondaryIndexSettingsUpdate_members[] = {
     {"IndexName", &S_IndexName, 1},
     {"ProvisionedReadCapacityUnits", &S_PositiveLongObject, 0},
     {"ProvisionedReadCapacityAutoScalingSettingsUpdate", &S_AutoScalingSettingsUpdate, 0},
 };
-static const shape S_ReplicaGlobalSecondaryIndexSettingsUpdate = {.type = SHAPE_STRUCTURE, .name = "ReplicaGlobalSecondaryIndexSettingsUpdate", .constrained = 1, .members = S_ReplicaGlobalSecondaryIndexSettingsUpdate_members, .nmembers = 3};
-static const shape S_ReplicaGlobalSecondaryIndexSettingsUpdateList = {.type = SHAPE_LIST, .name = "ReplicaGlobalSecondaryIndexSettingsUpdateList", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 20LL, .element = &S_ReplicaGlobalSecondaryIndexSettingsUpdate};
-static const shape S_ReplicaList = {.type = SHAPE_LIST, .name = "ReplicaList", .element = &S_Replica};
+static const shape S_ReplicaGlobalSecondaryIndexSettingsUpdate = {.type = WIRE_STRUCTURE, .name = "ReplicaGlobalSecondaryIndexSettingsUpdate", .constrained = 1, .members = S_ReplicaGlobalSecondaryIndexSettingsUpdate_members, .nmembers = 3};
+static const shape S_ReplicaGlobalSecondaryIndexSettingsUpdateList = {.type = WIRE_LIST, .name = "ReplicaGlobalSecondaryIndexSettingsUpdateList", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 20LL, .element = &S_ReplicaGlobalSecondaryIndexSettingsUpdate};
+static const shape S_ReplicaList = {.type = WIRE_LIST, .name = "ReplicaList", .element = &S_Replica};
 static const shape_member S_ReplicaSettingsUpdate_members[] = {
     {"RegionName", &S_RegionName, 1},
     {"ReplicaProvisionedReadCapacityUnits", &S_PositiveLongObject, 0},
@@ -826,22 +826,22 @@ static const shape_member S_ReplicaSettingsUpdate_members[] = {
     {"ReplicaGlobalSecondaryIndexSettingsUpdate", &S_ReplicaGlobalSecondaryIndexSettingsUpdateList, 0},
     {"ReplicaTableClass", &S_TableClass, 0},
 };
-static const shape S_ReplicaSettingsUpdate = {.type = SHAPE_STRUCTURE, .name = "ReplicaSettingsUpdate", .constrained = 1, .members = S_ReplicaSettingsUpdate_members, .nmembers = 5};
-static const shape S_ReplicaSettingsUpdateList = {.type = SHAPE_LIST, .name = "ReplicaSettingsUpdateList", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 50LL, .element = &S_ReplicaSettingsUpdate};
+static const shape S_ReplicaSettingsUpdate = {.type = WIRE_STRUCTURE, .name = "ReplicaSettingsUpdate", .constrained = 1, .members = S_ReplicaSettingsUpdate_members, .nmembers = 5};
+static const shape S_ReplicaSettingsUpdateList = {.type = WIRE_LIST, .name = "ReplicaSettingsUpdateList", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 50LL, .element = &S_ReplicaSettingsUpdate};
 static const shape_member S_ReplicaUpdate_members[] = {
     {"Create", &S_CreateReplicaAction, 0},
     {"Delete", &S_DeleteReplicaAction, 0},
 };
-static const shape S_ReplicaUpdate = {.type = SHAPE_STRUCTURE, .name = "ReplicaUpdate", .constrained = 1, .members = S_ReplicaUpdate_members, .nmembers = 2};
-static const shape S_ReplicaUpdateList = {.type = SHAPE_LIST, .name = "ReplicaUpdateList", .constrained = 1, .element = &S_ReplicaUpdate};
+static const shape S_ReplicaUpdate = {.type = WIRE_STRUCTURE, .name = "ReplicaUpdate", .constrained = 1, .members = S_ReplicaUpdate_members, .nmembers = 2};
+static const shape S_ReplicaUpdateList = {.type = WIRE_LIST, .name = "ReplicaUpdateList", .constrained = 1, .element = &S_ReplicaUpdate};
 static const shape_member S_ReplicationGroupUpdate_members[] = {
     {"Create", &S_CreateReplicationGroupMemberAction, 0},
     {"Update", &S_UpdateReplicationGroupMemberAction, 0},
     {"Delete", &S_DeleteReplicationGroupMemberAction, 0},
 };
-static const shape S_ReplicationGroupUpdate = {.type = SHAPE_STRUCTURE, .name = "ReplicationGroupUpdate", .constrained = 1, .members = S_ReplicationGroupUpdate_members, .nmembers = 3};
-static const shape S_ReplicationGroupUpdateList = {.type = SHAPE_LIST, .name = "ReplicationGroupUpdateList", .constrained = 1, .has_min = 1, .min = 1LL, .element = &S_ReplicationGroupUpdate};
-static const shape S_ResourceArnString = {.type = SHAPE_STRING, .name = "ResourceArnString", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 1283LL};
+static const shape S_ReplicationGroupUpdate = {.type = WIRE_STRUCTURE, .name = "ReplicationGroupUpdate", .constrained = 1, .members = S_ReplicationGroupUpdate_members, .nmembers = 3};
+static const shape S_ReplicationGroupUpdateList = {.type = WIRE_LIST, .name = "ReplicationGroupUpdateList", .constrained = 1, .has_min = 1, .min = 1LL, .element = &S_ReplicationGroupUpdate};
+static const shape S_ResourceArnString = {.type = WIRE_STRING, .name = "ResourceArnString", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 1283LL};
 static const shape_member S_RestoreTableFromBackupInput_members[] = {
     {"TargetTableName", &S_TableName, 1},
     {"BackupArn", &S_BackupArn, 1},
@@ -851,7 +851,7 @@ static const shape_member S_RestoreTableFromBackupInput_members[] = {
     {"ProvisionedThroughputOverride", &S_ProvisionedThroughput, 0},
     {"SSESpecificationOverride", &S_SSESpecification, 0},
 };
-static const shape S_RestoreTableFromBackupInput = {.type = SHAPE_STRUCTURE, .name = "RestoreTableFromBackupInput", .constrained = 1, .members = S_RestoreTableFromBackupInput_members, .nmembers = 7};
+static const shape S_RestoreTableFromBackupInput = {.type = WIRE_STRUCTURE, .name = "RestoreTableFromBackupInput", .constrained = 1, .members = S_RestoreTableFromBackupInput_members, .nmembers = 7};
 static const shape_member S_RestoreTableToPointInTimeInput_members[] = {
     {"SourceTableArn", &S_TableArn, 0},
     {"SourceTableName", &S_TableName, 0},
@@ -864,38 +864,38 @@ static const shape_member S_RestoreTableToPointInTimeInput_members[] = {
     {"ProvisionedThroughputOverride", &S_ProvisionedThroughput, 0},
     {"SSESpecificationOverride", &S_SSESpecification, 0},
 };
-static const shape S_RestoreTableToPointInTimeInput = {.type = SHAPE_STRUCTURE, .name = "RestoreTableToPointInTimeInput", .constrained = 1, .members = S_RestoreTableToPointInTimeInput_members, .nmembers = 10};
+static const shape S_RestoreTableToPointInTimeInput = {.type = WIRE_STRUCTURE, .name = "RestoreTableToPointInTimeInput", .constrained = 1, .members = S_RestoreTableToPointInTimeInput_members, .nmembers = 10};
 static const char *const S_ReturnConsumedCapacity_enum[] = {"INDEXES", "TOTAL", "NONE", NULL};
-static const shape S_ReturnConsumedCapacity = {.type = SHAPE_STRING, .name = "ReturnConsumedCapacity", .constrained = 1, .enums = S_ReturnConsumedCapacity_enum};
+static const shape S_ReturnConsumedCapacity = {.type = WIRE_STRING, .name = "ReturnConsumedCapacity", .constrained = 1, .enums = S_ReturnConsumedCapacity_enum};
 static const char *const S_ReturnItemCollectionMetrics_enum[] = {"SIZE", "NONE", NULL};
-static const shape S_ReturnItemCollectionMetrics = {.type = SHAPE_STRING, .name = "ReturnItemCollectionMetrics", .constrained = 1, .enums = S_ReturnItemCollectionMetrics_enum};
+static const shape S_ReturnItemCollectionMetrics = {.type = WIRE_STRING, .name = "ReturnItemCollectionMetrics", .constrained = 1, .enums = S_ReturnItemCollectionMetrics_enum};
 static const char *const S_ReturnValue_enum[] = {"NONE", "ALL_OLD", "UPDATED_OLD", "ALL_NEW", "UPDATED_NEW", NULL};
-static const shape S_ReturnValue = {.type = SHAPE_STRING, .name = "ReturnValue", .constrained = 1, .enums = S_ReturnValue_enum};
+static const shape S_ReturnValue = {.type = WIRE_STRING, .name = "ReturnValue", .constrained = 1, .enums = S_ReturnValue_enum};
 static const char *const S_ReturnValuesOnConditionCheckFailure_enum[] = {"ALL_OLD", "NONE", NULL};
-static const shape S_ReturnValuesOnConditionCheckFailure = {.type = SHAPE_STRING, .name = "ReturnValuesOnConditionCheckFailure", .constrained = 1, .enums = S_ReturnValuesOnConditionCheckFailure_enum};
-static const shape S_S3Bucket = {.type = SHAPE_STRING, .name = "S3Bucket", .constrained = 1, .has_max = 1, .max = 255LL};
-static const shape S_S3BucketOwner = {.type = SHAPE_STRING, .name = "S3BucketOwner", .constrained = 1, .pattern = "[0-9]{12}", .ere = "^([0-9]{12})$"};
+static const shape S_ReturnValuesOnConditionCheckFailure = {.type = WIRE_STRING, .name = "ReturnValuesOnConditionCheckFailure", .constrained = 1, .enums = S_ReturnValuesOnConditionCheckFailure_enum};
+static const shape S_S3Bucket = {.type = WIRE_STRING, .name = "S3Bucket", .constrained = 1, .has_max = 1, .max = 255LL};
+static const shape S_S3BucketOwner = {.type = WIRE_STRING, .name = "S3BucketOwner", .constrained = 1, .pattern = "[0-9]{12}", .ere = "^([0-9]{12})$"};
 static const shape_member S_S3BucketSource_members[] = {
     {"S3BucketOwner", &S_S3BucketOwner, 0},
     {"S3Bucket", &S_S3Bucket, 1},
     {"S3KeyPrefix", &S_S3Prefix, 0},
 };
-static const shape S_S3BucketSource = {.type = SHAPE_STRUCTURE, .name = "S3BucketSource", .constrained = 1, .members = S_S3BucketSource_members, .nmembers = 3};
-static const shape S_S3Prefix = {.type = SHAPE_STRING, .name = "S3Prefix", .constrained = 1, .has_max = 1, .max = 1024LL};
+static const shape S_S3BucketSource = {.type = WIRE_STRUCTURE, .name = "S3BucketSource", .constrained = 1, .members = S_S3BucketSource_members, .nmembers = 3};
+static const shape S_S3Prefix = {.type = WIRE_STRING, .name = "S3Prefix", .constrained = 1, .has_max = 1, .max = 1024LL};
 static const char *const S_S3SseAlgorithm_enum[] = {"AES256", "KMS", NULL};
-static const shape S_S3SseAlgorithm = {.type = SHAPE_STRING, .name = "S3SseAlgorithm", .constrained = 1, .enums = S_S3SseAlgorithm_enum};
-static const shape S_S3SseKmsKeyId = {.type = SHAPE_STRING, .name = "S3SseKmsKeyId", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 2048LL};
-static const shape S_SSEEnabled = {.type = SHAPE_BOOLEAN, .name = "SSEEnabled"};
+static const shape S_S3SseAlgorithm = {.type = WIRE_STRING, .name = "S3SseAlgorithm", .constrained = 1, .enums = S_S3SseAlgorithm_enum};
+static const shape S_S3SseKmsKeyId = {.type = WIRE_STRING, .name = "S3SseKmsKeyId", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 2048LL};
+static const shape S_SSEEnabled = {.type = WIRE_BOOLEAN, .name = "SSEEnabled"};
 static const shape_member S_SSESpecification_members[] = {
     {"Enabled", &S_SSEEnabled, 0},
     {"SSEType", &S_SSEType, 0},
     {"KMSMasterKeyId", &S_KMSMasterKeyId, 0},
 };
-static const shape S_SSESpecification = {.type = SHAPE_STRUCTURE, .name = "SSESpecification", .constrained = 1, .members = S_SSESpecification_members, .nmembers = 3};
+static const shape S_SSESpecification = {.type = WIRE_STRUCTURE, .name = "SSESpecification", .constrained = 1, .members = S_SSESpecification_members, .nmembers = 3};
 static const char *const S_SSEType_enum[] = {"AES256", "KMS", NULL};
-static const shape S_SSEType = {.type = SHAPE_STRING, .name = "SSEType", .constrained = 1, .enums = S_SSEType_enum};
+static const shape S_SSEType = {.type = WIRE_STRING, .name = "SSEType", .constrained = 1, .enums = S_SSEType_enum};
 static const char *const S_ScalarAttributeType_enum[] = {"S", "N", "B", NULL};
-static const shape S_ScalarAttributeType = {.type = SHAPE_STRING, .name = "ScalarAttributeType", .constrained = 1, .enums = S_ScalarAttributeType_enum};
+static const shape S_ScalarAttributeType = {.type = WIRE_STRING, .name = "ScalarAttributeType", .constrained = 1, .enums = S_ScalarAttributeType_enum};
 static const shape_member S_ScanInput_members[] = {
     {"TableName", &S_TableName, 1},
     {"IndexName", &S_IndexName, 0},
@@ -914,25 +914,25 @@ static const shape_member S_ScanInput_members[] = {
     {"ExpressionAttributeValues", &S_ExpressionAttributeValueMap, 0},
     {"ConsistentRead", &S_ConsistentRead, 0},
 };
-static const shape S_ScanInput = {.type = SHAPE_STRUCTURE, .name = "ScanInput", .constrained = 1, .members = S_ScanInput_members, .nmembers = 16};
-static const shape S_ScanSegment = {.type = SHAPE_INTEGER, .name = "ScanSegment", .constrained = 1, .has_min = 1, .min = 0LL, .has_max = 1, .max = 999999LL};
-static const shape S_ScanTotalSegments = {.type = SHAPE_INTEGER, .name = "ScanTotalSegments", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 1000000LL};
+static const shape S_ScanInput = {.type = WIRE_STRUCTURE, .name = "ScanInput", .constrained = 1, .members = S_ScanInput_members, .nmembers = 16};
+static const shape S_ScanSegment = {.type = WIRE_INTEGER, .name = "ScanSegment", .constrained = 1, .has_min = 1, .min = 0LL, .has_max = 1, .max = 999999LL};
+static const shape S_ScanTotalSegments = {.type = WIRE_INTEGER, .name = "ScanTotalSegments", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 1000000LL};
 static const char *const S_Select_enum[] = {"ALL_ATTRIBUTES", "ALL_PROJECTED_ATTRIBUTES", "SPECIFIC_ATTRIBUTES", "COUNT", NULL};
-static const shape S_Select = {.type = SHAPE_STRING, .name = "Select", .constrained = 1, .enums = S_Select_enum};
-static const shape S_StreamArn = {.type = SHAPE_STRING, .name = "StreamArn", .constrained = 1, .has_min = 1, .min = 37LL, .has_max = 1, .max = 1024LL};
-static const shape S_StreamEnabled = {.type = SHAPE_BOOLEAN, .name = "StreamEnabled"};
+static const shape S_Select = {.type = WIRE_STRING, .name = "Select", .constrained = 1, .enums = S_Select_enum};
+static const shape S_StreamArn = {.type = WIRE_STRING, .name = "StreamArn", .constrained = 1, .has_min = 1, .min = 37LL, .has_max = 1, .max = 1024LL};
+static const shape S_StreamEnabled = {.type = WIRE_BOOLEAN, .name = "StreamEnabled"};
 static const shape_member S_StreamSpecification_members[] = {
     {"StreamEnabled", &S_StreamEnabled, 1},
     {"StreamViewType", &S_StreamViewType, 0},
 };
-static const shape S_StreamSpecification = {.type = SHAPE_STRUCTURE, .name = "StreamSpecification", .constrained = 1, .members = S_StreamSpecification_members, .nmembers = 2};
+static const shape S_StreamSpecification = {.type = WIRE_STRUCTURE, .name = "StreamSpecification", .constrained = 1, .members = S_StreamSpecification_members, .nmembers = 2};
 static const char *const S_StreamViewType_enum[] = {"NEW_IMAGE", "OLD_IMAGE", "NEW_AND_OLD_IMAGES", "KEYS_ONLY", NULL};
-static const shape S_StreamViewType = {.type = SHAPE_STRING, .name = "StreamViewType", .constrained = 1, .enums = S_StreamViewType_enum};
-static const shape S_StringAttributeValue = {.type = SHAPE_STRING, .name = "StringAttributeValue"};
-static const shape S_StringSetAttributeValue = {.type = SHAPE_LIST, .name = "StringSetAttributeValue", .element = &S_StringAttributeValue};
-static const shape S_TableArn = {.type = SHAPE_STRING, .name = "TableArn"};
+static const shape S_StreamViewType = {.type = WIRE_STRING, .name = "StreamViewType", .constrained = 1, .enums = S_StreamViewType_enum};
+static const shape S_StringAttributeValue = {.type = WIRE_STRING, .name = "StringAttributeValue"};
+static const shape S_StringSetAttributeValue = {.type = WIRE_LIST, .name = "StringSetAttributeValue", .element = &S_StringAttributeValue};
+static const shape S_TableArn = {.type = WIRE_STRING, .name = "TableArn"};
 static const char *const S_TableClass_enum[] = {"STANDARD", "STANDARD_INFREQUENT_ACCESS", NULL};
-static const shape S_TableClass = {.type = SHAPE_STRING, .name = "TableClass", .constrained = 1, .enums = S_TableClass_enum};
+static const shape S_TableClass = {.type = WIRE_STRING, .name = "TableClass", .constrained = 1, .enums = S_TableClass_enum};
 static const shape_member S_TableCreationParameters_members[] = {
     {"TableName", &S_TableName, 1},
     {"AttributeDefinitions", &S_AttributeDefinitions, 1},
@@ -942,61 +942,61 @@ static const shape_member S_TableCreationParameters_members[] = {
     {"SSESpecification", &S_SSESpecification, 0},
     {"GlobalSecondaryIndexes", &S_GlobalSecondaryIndexList, 0},
 };
-static const shape S_TableCreationParameters = {.type = SHAPE_STRUCTURE, .name = "TableCreationParameters", .constrained = 1, .members = S_TableCreationParameters_members, .nmembers = 7};
-static const shape S_TableName = {.type = SHAPE_STRING, .name = "TableName", .handler_judges = 1, .has_min = 1, .min = 3LL, .has_max = 1, .max = 255LL, .pattern = "[a-zA-Z0-9_.-]+", .ere = "^([a-zA-Z0-9_.-]+)$"};
+static const shape S_TableCreationParameters = {.type = WIRE_STRUCTURE, .name = "TableCreationParameters", .constrained = 1, .members = S_TableCreationParameters_members, .nmembers = 7};
+static const shape S_TableName = {.type = WIRE_STRING, .name = "TableName", .handler_judges = 1, .has_min = 1, .min = 3LL, .has_max = 1, .max = 255LL, .pattern = "[a-zA-Z0-9_.-]+", .ere = "^([a-zA-Z0-9_.-]+)$"};
 static const shape_member S_Tag_members[] = {
     {"Key", &S_TagKeyString, 1},
     {"Value", &S_TagValueString, 1},
 };
-static const shape S_Tag = {.type = SHAPE_STRUCTURE, .name = "Tag", .constrained = 1, .members = S_Tag_members, .nmembers = 2};
-static const shape S_TagKeyList = {.type = SHAPE_LIST, .name = "TagKeyList", .constrained = 1, .element = &S_TagKeyString};
-static const shape S_TagKeyString = {.type = SHAPE_STRING, .name = "TagKeyString", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 128LL};
-static const shape S_TagList = {.type = SHAPE_LIST, .name = "TagList", .constrained = 1, .element = &S_Tag};
+static const shape S_Tag = {.type = WIRE_STRUCTURE, .name = "Tag", .constrained = 1, .members = S_Tag_members, .nmembers = 2};
+static const shape S_TagKeyList = {.type = WIRE_LIST, .name = "TagKeyList", .constrained = 1, .element = &S_TagKeyString};
+static const shape S_TagKeyString = {.type = WIRE_STRING, .name = "TagKeyString", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 128LL};
+static const shape S_TagList = {.type = WIRE_LIST, .name = "TagList", .constrained = 1, .element = &S_Tag};
 static const shape_member S_TagResourceInput_members[] = {
     {"ResourceArn", &S_ResourceArnString, 1},
     {"Tags", &S_TagList, 1},
 };
-static const shape S_TagResourceInput = {.type = SHAPE_STRUCTURE, .name = "TagResourceInput", .constrained = 1, .members = S_TagResourceInput_members, .nmembers = 2};
-static const shape S_TagValueString = {.type = SHAPE_STRING, .name = "TagValueString", .constrained = 1, .has_min = 1, .min = 0LL, .has_max = 1, .max = 256LL};
-static const shape S_TimeRangeLowerBound = {.type = SHAPE_TIMESTAMP, .name = "TimeRangeLowerBound"};
-static const shape S_TimeRangeUpperBound = {.type = SHAPE_TIMESTAMP, .name = "TimeRangeUpperBound"};
-static const shape S_TimeToLiveAttributeName = {.type = SHAPE_STRING, .name = "TimeToLiveAttributeName", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 255LL};
-static const shape S_TimeToLiveEnabled = {.type = SHAPE_BOOLEAN, .name = "TimeToLiveEnabled"};
+static const shape S_TagResourceInput = {.type = WIRE_STRUCTURE, .name = "TagResourceInput", .constrained = 1, .members = S_TagResourceInput_members, .nmembers = 2};
+static const shape S_TagValueString = {.type = WIRE_STRING, .name = "TagValueString", .constrained = 1, .has_min = 1, .min = 0LL, .has_max = 1, .max = 256LL};
+static const shape S_TimeRangeLowerBound = {.type = WIRE_TIMESTAMP, .name = "TimeRangeLowerBound"};
+static const shape S_TimeRangeUpperBound = {.type = WIRE_TIMESTAMP, .name = "TimeRangeUpperBound"};
+static const shape S_TimeToLiveAttributeName = {.type = WIRE_STRING, .name = "TimeToLiveAttributeName", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 255LL};
+static const shape S_TimeToLiveEnabled = {.type = WIRE_BOOLEAN, .name = "TimeToLiveEnabled"};
 static const shape_member S_TimeToLiveSpecification_members[] = {
     {"Enabled", &S_TimeToLiveEnabled, 1},
     {"AttributeName", &S_TimeToLiveAttributeName, 1},
 };
-static const shape S_TimeToLiveSpecification = {.type = SHAPE_STRUCTURE, .name = "TimeToLiveSpecification", .constrained = 1, .members = S_TimeToLiveSpecification_members, .nmembers = 2};
+static const shape S_TimeToLiveSpecification = {.type = WIRE_STRUCTURE, .name = "TimeToLiveSpecification", .constrained = 1, .members = S_TimeToLiveSpecification_members, .nmembers = 2};
 static const shape_member S_TransactGetItem_members[] = {
     {"Get", &S_Get, 1},
 };
-static const shape S_TransactGetItem = {.type = SHAPE_STRUCTURE, .name = "TransactGetItem", .constrained = 1, .members = S_TransactGetItem_members, .nmembers = 1};
-static const shape S_TransactGetItemList = {.type = SHAPE_LIST, .name = "TransactGetItemList", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 100LL, .element = &S_TransactGetItem};
+static const shape S_TransactGetItem = {.type = WIRE_STRUCTURE, .name = "TransactGetItem", .constrained = 1, .members = S_TransactGetItem_members, .nmembers = 1};
+static const shape S_TransactGetItemList = {.type = WIRE_LIST, .name = "TransactGetItemList", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 100LL, .element = &S_TransactGetItem};
 static const shape_member S_TransactGetItemsInput_members[] = {
     {"TransactItems", &S_TransactGetItemList, 1},
     {"ReturnConsumedCapacity", &S_ReturnConsumedCapacity, 0},
 };
-static const shape S_TransactGetItemsInput = {.type = SHAPE_STRUCTURE, .name = "TransactGetItemsInput", .constrained = 1, .members = S_TransactGetItemsInput_members, .nmembers = 2};
+static const shape S_TransactGetItemsInput = {.type = WIRE_STRUCTURE, .name = "TransactGetItemsInput", .constrained = 1, .members = S_TransactGetItemsInput_members, .nmembers = 2};
 static const shape_member S_TransactWriteItem_members[] = {
     {"ConditionCheck", &S_ConditionCheck, 0},
     {"Put", &S_Put, 0},
     {"Delete", &S_Delete, 0},
     {"Update", &S_Update, 0},
 };
-static const shape S_TransactWriteItem = {.type = SHAPE_STRUCTURE, .name = "TransactWriteItem", .constrained = 1, .members = S_TransactWriteItem_members, .nmembers = 4};
-static const shape S_TransactWriteItemList = {.type = SHAPE_LIST, .name = "TransactWriteItemList", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 100LL, .element = &S_TransactWriteItem};
+static const shape S_TransactWriteItem = {.type = WIRE_STRUCTURE, .name = "TransactWriteItem", .constrained = 1, .members = S_TransactWriteItem_members, .nmembers = 4};
+static const shape S_TransactWriteItemList = {.type = WIRE_LIST, .name = "TransactWriteItemList", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 100LL, .element = &S_TransactWriteItem};
 static const shape_member S_TransactWriteItemsInput_members[] = {
     {"TransactItems", &S_TransactWriteItemList, 1},
     {"ReturnConsumedCapacity", &S_ReturnConsumedCapacity, 0},
     {"ReturnItemCollectionMetrics", &S_ReturnItemCollectionMetrics, 0},
     {"ClientRequestToken", &S_ClientRequestToken, 0},
 };
-static const shape S_TransactWriteItemsInput = {.type = SHAPE_STRUCTURE, .name = "TransactWriteItemsInput", .constrained = 1, .members = S_TransactWriteItemsInput_members, .nmembers = 4};
+static const shape S_TransactWriteItemsInput = {.type = WIRE_STRUCTURE, .name = "TransactWriteItemsInput", .constrained = 1, .members = S_TransactWriteItemsInput_members, .nmembers = 4};
 static const shape_member S_UntagResourceInput_members[] = {
     {"ResourceArn", &S_ResourceArnString, 1},
     {"TagKeys", &S_TagKeyList, 1},
 };
-static const shape S_UntagResourceInput = {.type = SHAPE_STRUCTURE, .name = "UntagResourceInput", .constrained = 1, .members = S_UntagResourceInput_members, .nmembers = 2};
+static const shape S_UntagResourceInput = {.type = WIRE_STRUCTURE, .name = "UntagResourceInput", .constrained = 1, .members = S_UntagResourceInput_members, .nmembers = 2};
 static const shape_member S_Update_members[] = {
     {"Key", &S_Key, 1},
     {"UpdateExpression", &S_UpdateExpression, 1},
@@ -1006,29 +1006,29 @@ static const shape_member S_Update_members[] = {
     {"ExpressionAttributeValues", &S_ExpressionAttributeValueMap, 0},
     {"ReturnValuesOnConditionCheckFailure", &S_ReturnValuesOnConditionCheckFailure, 0},
 };
-static const shape S_Update = {.type = SHAPE_STRUCTURE, .name = "Update", .constrained = 1, .members = S_Update_members, .nmembers = 7};
+static const shape S_Update = {.type = WIRE_STRUCTURE, .name = "Update", .constrained = 1, .members = S_Update_members, .nmembers = 7};
 static const shape_member S_UpdateContinuousBackupsInput_members[] = {
     {"TableName", &S_TableName, 1},
     {"PointInTimeRecoverySpecification", &S_PointInTimeRecoverySpecification, 1},
 };
-static const shape S_UpdateContinuousBackupsInput = {.type = SHAPE_STRUCTURE, .name = "UpdateContinuousBackupsInput", .constrained = 1, .members = S_UpdateContinuousBackupsInput_members, .nmembers = 2};
+static const shape S_UpdateContinuousBackupsInput = {.type = WIRE_STRUCTURE, .name = "UpdateContinuousBackupsInput", .constrained = 1, .members = S_UpdateContinuousBackupsInput_members, .nmembers = 2};
 static const shape_member S_UpdateContributorInsightsInput_members[] = {
     {"TableName", &S_TableName, 1},
     {"IndexName", &S_IndexName, 0},
     {"ContributorInsightsAction", &S_ContributorInsightsAction, 1},
 };
-static const shape S_UpdateContributorInsightsInput = {.type = SHAPE_STRUCTURE, .name = "UpdateContributorInsightsInput", .constrained = 1, .members = S_UpdateContributorInsightsInput_members, .nmembers = 3};
-static const shape S_UpdateExpression = {.type = SHAPE_STRING, .name = "UpdateExpression"};
+static const shape S_UpdateContributorInsightsInput = {.type = WIRE_STRUCTURE, .name = "UpdateContributorInsightsInput", .constrained = 1, .members = S_UpdateContributorInsightsInput_members, .nmembers = 3};
+static const shape S_UpdateExpression = {.type = WIRE_STRING, .name = "UpdateExpression"};
 static const shape_member S_UpdateGlobalSecondaryIndexAction_members[] = {
     {"IndexName", &S_IndexName, 1},
     {"ProvisionedThroughput", &S_ProvisionedThroughput, 1},
 };
-static const shape S_UpdateGlobalSecondaryIndexAction = {.type = SHAPE_STRUCTURE, .name = "UpdateGlobalSecondaryIndexAction", .constrained = 1, .members = S_UpdateGlobalSecondaryIndexAction_members, .nmembers = 2};
+static const shape S_UpdateGlobalSecondaryIndexAction = {.type = WIRE_STRUCTURE, .name = "UpdateGlobalSecondaryIndexAction", .constrained = 1, .members = S_UpdateGlobalSecondaryIndexAction_members, .nmembers = 2};
 static const shape_member S_UpdateGlobalTableInput_members[] = {
     {"GlobalTableName", &S_TableName, 1},
     {"ReplicaUpdates", &S_ReplicaUpdateList, 1},
 };
-static const shape S_UpdateGlobalTableInput = {.type = SHAPE_STRUCTURE, .name = "UpdateGlobalTableInput", .constrained = 1, .members = S_UpdateGlobalTableInput_members, .nmembers = 2};
+static const shape S_UpdateGlobalTableInput = {.type = WIRE_STRUCTURE, .name = "UpdateGlobalTableInput", .constrained = 1, .members = S_UpdateGlobalTableInput_members, .nmembers = 2};
 static const shape_member S_UpdateGlobalTableSettingsInput_members[] = {
     {"GlobalTableName", &S_TableName, 1},
     {"GlobalTableBillingMode", &S_BillingMode, 0},
@@ -1037,7 +1037,7 @@ static const shape_member S_UpdateGlobalTableSettingsInput_members[] = {
     {"GlobalTableGlobalSecondaryIndexSettingsUpdate", &S_GlobalTableGlobalSecondaryIndexSettingsUpdateList, 0},
     {"ReplicaSettingsUpdate", &S_ReplicaSettingsUpdateList, 0},
 };
-static const shape S_UpdateGlobalTableSettingsInput = {.type = SHAPE_STRUCTURE, .name = "UpdateGlobalTableSettingsInput", .constrained = 1, .members = S_UpdateGlobalTableSettingsInput_members, .nmembers = 6};
+static const shape S_UpdateGlobalTableSettingsInput = {.type = WIRE_STRUCTURE, .name = "UpdateGlobalTableSettingsInput", .constrained = 1, .members = S_UpdateGlobalTableSettingsInput_members, .nmembers = 6};
 static const shape_member S_UpdateItemInput_members[] = {
     {"TableName", &S_TableName, 1},
     {"Key", &S_Key, 1},
@@ -1052,7 +1052,7 @@ static const shape_member S_UpdateItemInput_members[] = {
     {"ExpressionAttributeNames", &S_ExpressionAttributeNameMap, 0},
     {"ExpressionAttributeValues", &S_ExpressionAttributeValueMap, 0},
 };
-static const shape S_UpdateItemInput = {.type = SHAPE_STRUCTURE, .name = "UpdateItemInput", .constrained = 1, .members = S_UpdateItemInput_members, .nmembers = 12};
+static const shape S_UpdateItemInput = {.type = WIRE_STRUCTURE, .name = "UpdateItemInput", .constrained = 1, .members = S_UpdateItemInput_members, .nmembers = 12};
 static const shape_member S_UpdateReplicationGroupMemberAction_members[] = {
     {"RegionName", &S_RegionName, 1},
     {"KMSMasterKeyId", &S_KMSMasterKeyId, 0},
@@ -1060,7 +1060,7 @@ static const shape_member S_UpdateReplicationGroupMemberAction_members[] = {
     {"GlobalSecondaryIndexes", &S_ReplicaGlobalSecondaryIndexList, 0},
     {"TableClassOverride", &S_TableClass, 0},
 };
-static const shape S_UpdateReplicationGroupMemberAction = {.type = SHAPE_STRUCTURE, .name = "UpdateReplicationGroupMemberAction", .constrained = 1, .members = S_UpdateReplicationGroupMemberAction_members, .nmembers = 5};
+static const shape S_UpdateReplicationGroupMemberAction = {.type = WIRE_STRUCTURE, .name = "UpdateReplicationGroupMemberAction", .constrained = 1, .members = S_UpdateReplicationGroupMemberAction_members, .nmembers = 5};
 static const shape_member S_UpdateTableInput_members[] = {
     {"AttributeDefinitions", &S_AttributeDefinitions, 0},
     {"TableName", &S_TableName, 1},
@@ -1072,57 +1072,57 @@ static const shape_member S_UpdateTableInput_members[] = {
     {"ReplicaUpdates", &S_ReplicationGroupUpdateList, 0},
     {"TableClass", &S_TableClass, 0},
 };
-static const shape S_UpdateTableInput = {.type = SHAPE_STRUCTURE, .name = "UpdateTableInput", .constrained = 1, .members = S_UpdateTableInput_members, .nmembers = 9};
+static const shape S_UpdateTableInput = {.type = WIRE_STRUCTURE, .name = "UpdateTableInput", .constrained = 1, .members = S_UpdateTableInput_members, .nmembers = 9};
 static const shape_member S_UpdateTableReplicaAutoScalingInput_members[] = {
     {"GlobalSecondaryIndexUpdates", &S_GlobalSecondaryIndexAutoScalingUpdateList, 0},
     {"TableName", &S_TableName, 1},
     {"ProvisionedWriteCapacityAutoScalingUpdate", &S_AutoScalingSettingsUpdate, 0},
     {"ReplicaUpdates", &S_ReplicaAutoScalingUpdateList, 0},
 };
-static const shape S_UpdateTableReplicaAutoScalingInput = {.type = SHAPE_STRUCTURE, .name = "UpdateTableReplicaAutoScalingInput", .constrained = 1, .members = S_UpdateTableReplicaAutoScalingInput_members, .nmembers = 4};
+static const shape S_UpdateTableReplicaAutoScalingInput = {.type = WIRE_STRUCTURE, .name = "UpdateTableReplicaAutoScalingInput", .constrained = 1, .members = S_UpdateTableReplicaAutoScalingInput_members, .nmembers = 4};
 static const shape_member S_UpdateTimeToLiveInput_members[] = {
     {"TableName", &S_TableName, 1},
     {"TimeToLiveSpecification", &S_TimeToLiveSpecification, 1},
 };
-static const shape S_UpdateTimeToLiveInput = {.type = SHAPE_STRUCTURE, .name = "UpdateTimeToLiveInput", .constrained = 1, .members = S_UpdateTimeToLiveInput_members, .nmembers = 2};
+static const shape S_UpdateTimeToLiveInput = {.type = WIRE_STRUCTURE, .name = "UpdateTimeToLiveInput", .constrained = 1, .members = S_UpdateTimeToLiveInput_members, .nmembers = 2};
 static const shape_member S_WriteRequest_members[] = {
     {"PutRequest", &S_PutRequest, 0},
     {"DeleteRequest", &S_DeleteRequest, 0},
 };
-static const shape S_WriteRequest = {.type = SHAPE_STRUCTURE, .name = "WriteRequest", .constrained = 1, .members = S_WriteRequest_members, .nmembers = 2};
-static const shape S_WriteRequests = {.type = SHAPE_LIST, .name = "WriteRequests", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 25LL, .element = &S_WriteRequest};
+static const shape S_WriteRequest = {.type = WIRE_STRUCTURE, .name = "WriteRequest", .constrained = 1, .members = S_WriteRequest_members, .nmembers = 2};
+static const shape S_WriteRequests = {.type = WIRE_LIST, .name = "WriteRequests", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 25LL, .element = &S_WriteRequest};
 static const shape_member T_DescribeStreamInput_members[] = {
     {"StreamArn", &T_StreamArn, 1},
     {"Limit", &T_PositiveIntegerObject, 0},
     {"ExclusiveStartShardId", &T_ShardId, 0},
 };
-static const shape T_DescribeStreamInput = {.type = SHAPE_STRUCTURE, .name = "DescribeStreamInput", .constrained = 1, .members = T_DescribeStreamInput_members, .nmembers = 3};
+static const shape T_DescribeStreamInput = {.type = WIRE_STRUCTURE, .name = "DescribeStreamInput", .constrained = 1, .members = T_DescribeStreamInput_members, .nmembers = 3};
 static const shape_member T_GetRecordsInput_members[] = {
     {"ShardIterator", &T_ShardIterator, 1},
     {"Limit", &T_PositiveIntegerObject, 0},
 };
-static const shape T_GetRecordsInput = {.type = SHAPE_STRUCTURE, .name = "GetRecordsInput", .constrained = 1, .members = T_GetRecordsInput_members, .nmembers = 2};
+static const shape T_GetRecordsInput = {.type = WIRE_STRUCTURE, .name = "GetRecordsInput", .constrained = 1, .members = T_GetRecordsInput_members, .nmembers = 2};
 static const shape_member T_GetShardIteratorInput_members[] = {
     {"StreamArn", &T_StreamArn, 1},
     {"ShardId", &T_ShardId, 1},
     {"ShardIteratorType", &T_ShardIteratorType, 1},
     {"SequenceNumber", &T_SequenceNumber, 0},
 };
-static const shape T_GetShardIteratorInput = {.type = SHAPE_STRUCTURE, .name = "GetShardIteratorInput", .constrained = 1, .members = T_GetShardIteratorInput_members, .nmembers = 4};
+static const shape T_GetShardIteratorInput = {.type = WIRE_STRUCTURE, .name = "GetShardIteratorInput", .constrained = 1, .members = T_GetShardIteratorInput_members, .nmembers = 4};
 static const shape_member T_ListStreamsInput_members[] = {
     {"TableName", &T_TableName, 0},
     {"Limit", &T_PositiveIntegerObject, 0},
     {"ExclusiveStartStreamArn", &T_StreamArn, 0},
 };
-static const shape T_ListStreamsInput = {.type = SHAPE_STRUCTURE, .name = "ListStreamsInput", .constrained = 1, .members = T_ListStreamsInput_members, .nmembers = 3};
-static const shape T_PositiveIntegerObject = {.type = SHAPE_INTEGER, .name = "PositiveIntegerObject", .constrained = 1, .has_min = 1, .min = 1LL};
-static const shape T_SequenceNumber = {.type = SHAPE_STRING, .name = "SequenceNumber", .constrained = 1, .has_min = 1, .min = 21LL, .has_max = 1, .max = 40LL};
-static const shape T_ShardId = {.type = SHAPE_STRING, .name = "ShardId", .constrained = 1, .has_min = 1, .min = 28LL, .has_max = 1, .max = 65LL};
-static const shape T_ShardIterator = {.type = SHAPE_STRING, .name = "ShardIterator", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 2048LL};
+static const shape T_ListStreamsInput = {.type = WIRE_STRUCTURE, .name = "ListStreamsInput", .constrained = 1, .members = T_ListStreamsInput_members, .nmembers = 3};
+static const shape T_PositiveIntegerObject = {.type = WIRE_INTEGER, .name = "PositiveIntegerObject", .constrained = 1, .has_min = 1, .min = 1LL};
+static const shape T_SequenceNumber = {.type = WIRE_STRING, .name = "SequenceNumber", .constrained = 1, .has_min = 1, .min = 21LL, .has_max = 1, .max = 40LL};
+static const shape T_ShardId = {.type = WIRE_STRING, .name = "ShardId", .constrained = 1, .has_min = 1, .min = 28LL, .has_max = 1, .max = 65LL};
+static const shape T_ShardIterator = {.type = WIRE_STRING, .name = "ShardIterator", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 2048LL};
 static const char *const T_ShardIteratorType_enum[] = {"TRIM_HORIZON", "LATEST", "AT_SEQUENCE_NUMBER", "AFTER_SEQUENCE_NUMBER", NULL};
-static const shape T_ShardIteratorType = {.type = SHAPE_STRING, .name = "ShardIteratorType", .constrained = 1, .enums = T_ShardIteratorType_enum};
-static const shape T_StreamArn = {.type = SHAPE_STRING, .name = "StreamArn", .constrained = 1, .has_min = 1, .min = 37LL, .has_max = 1, .max = 1024LL};
-static const shape T_TableName = {.type = SHAPE_STRING, .name = "TableName", .constrained = 1, .has_min = 1, .min = 3LL, .has_max = 1, .max = 255LL, .pattern = "[a-zA-Z0-9_.-]+", .ere = "^([a-zA-Z0-9_.-]+)$"};
+static const shape T_ShardIteratorType = {.type = WIRE_STRING, .name = "ShardIteratorType", .constrained = 1, .enums = T_ShardIteratorType_enum};
+static const shape T_StreamArn = {.type = WIRE_STRING, .name = "StreamArn", .constrained = 1, .has_min = 1, .min = 37LL, .has_max = 1, .max = 1024LL};
+static const shape T_TableName = {.type = WIRE_STRING, .name = "TableName", .constrained = 1, .has_min = 1, .min = 3LL, .has_max = 1, .max = 255LL, .pattern = "[a-zA-Z0-9_.-]+", .ere = "^([a-zA-Z0-9_.-]+)$"};
 
 const shape_operation shape_operations[] = {
     {"BatchExecuteStatement", &S_BatchExecuteStatementInput, 1},

@@ -76,7 +76,7 @@ static void test_validation(void)
     expect_invalid("{\"N\":\"12345678901234567890123456789012345678901\"}",
                    "38 significant digits");
     expect_invalid("{\"B\":\"abc\"}", "Base64");
-    expect_invalid("{\"S\":5}", "S must be a string");
+    expect_invalid("{\"S\":5}", "NUMBER_VALUE cannot be converted to String");
     /* Nesting: 32 levels are allowed, 33 are not. */
     char deep[1024] = "{\"S\":\"x\"}", tmp[1100];
     for (int i = 1; i < 32; i++) {
