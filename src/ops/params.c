@@ -12,11 +12,7 @@
 
 int param_null(const char *field, qr_err *err)
 {
-    return err_validation(
-        err,
-        "1 validation error detected: Value null at '%s' failed to satisfy constraint: "
-        "Member must not be null",
-        field);
+    return err_not_null(err, "%s", field);
 }
 
 const char *param_field(const char *key, char *out, size_t cap)

@@ -246,7 +246,7 @@ static void judge_structure(const shape *s, const json_t *v, const char *path, i
         buf_init(&sub, 0);
         member_path(&sub, path, mem->name);
         if (mv == NULL)
-            violation(m, NULL, sub.data, "Member must not be null");
+            violation(m, NULL, sub.data, QR_MSG_NOT_NULL);
         else
             judge(mem->shape, mv, sub.data, depth + 1, m);
         buf_free(&sub);

@@ -130,11 +130,7 @@ static void txn_free(qr_db *db, txn *tx)
 
 static int null_at(qr_err *err, const char *prefix, const char *member)
 {
-    return err_validation(
-        err,
-        "1 validation error detected: Value null at '%s%s%s' failed to satisfy constraint: "
-        "Member must not be null",
-        prefix, *member ? "." : "", member);
+    return err_not_null(err, "%s%s%s", prefix, *member ? "." : "", member);
 }
 
 /* The TransactItems list: present, 1 to 100 entries. */

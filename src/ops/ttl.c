@@ -79,12 +79,10 @@ int op_update_time_to_live(qr_db *db, op_call *c, qr_err *err)
     member_errors m;
     char msg[1100];
     member_errors_init(&m);
-    if (!json_is_string(attr))
-        member_errors_add(
-            &m,
-            "Value null at 'timeToLiveSpecification.attributeName' failed to satisfy constraint: "
-            "Member must not be null");
-    else if (json_string_length(attr) < 1 || json_string_length(attr) > 255) {
+    if (!json_is_string(attr)) {
+        err_not_null_text(msg, sizeof msg, "timeToLiveSpecification.attributeName");
+        member_errors_add(&m, msg);
+    } else if (json_string_length(attr) < 1 || json_string_length(attr) > 255) {
         snprintf(msg, sizeof msg,
                  "Value '%.900s' at 'timeToLiveSpecification.attributeName' failed to satisfy "
                  "constraint: Member must have length %s",
