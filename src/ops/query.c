@@ -230,9 +230,10 @@ static int check_read_constraints(json_t *req, int is_query, qr_err *err)
         param_enum(req, "Select", select_modes, NULL, &s, err) ||
         read_count(req, "Limit", is_query, 1, 0x7fffffffLL, &n, &present, err))
         return -1;
-    /* An index name that is no name is refused before the table is looked for. */
-    static const char *const index_name[] = {"IndexName", NULL};
-    if (shapes_judge_members(is_query ? "Query" : "Scan", req, index_name, err)) return -1;
+    /* An index name that is no name, or an empty AttributesToGet, is refused before the
+     * table is looked for. */
+    static const char *const judged[] = {"IndexName", "AttributesToGet", NULL};
+    if (shapes_judge_members(is_query ? "Query" : "Scan", req, judged, err)) return -1;
     if (is_query) return 0;
     if (read_count(req, "Segment", 0, 0, 999999, &n, &present, err) ||
         param_int(req, "TotalSegments", 1, 1000000, &n, &present, err))
