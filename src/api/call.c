@@ -11,6 +11,7 @@
 #include "model/layer.h"
 #include "model/value.h"
 #include "ops/ops.h"
+#include "ops/shapes.h"
 #include "partiql/api.h"
 #include "util/jsonread.h"
 #include "watch/watch.h"
@@ -209,8 +210,11 @@ static int call(qr_db *db, const struct operation *op, const char *operation, co
     qr_err err;
     err_init(&err);
     memset(resp, 0, sizeof *resp);
-    op_call c = {
-        .text = request, .len = len, .tables = resp->tables, .tables_cap = sizeof resp->tables};
+    op_call c = {.text = request,
+                 .len = len,
+                 .tables = resp->tables,
+                 .tables_cap = sizeof resp->tables,
+                 .input = op ? shapes_operation(op->name) : NULL};
     buf_init(&c.out, 0);
     if (op == NULL) {
         err_set(&err, QR_E_UNKNOWN_OP, "An unknown operation was requested: %s",

@@ -118,10 +118,7 @@ void index_definition_names(json_t *defs, char *out, size_t cap)
 
 static int check_name(json_t *name, qr_err *err)
 {
-    if (!json_is_string(name))
-        return err_validation(
-            err, "1 validation error detected: Value null at 'indexName' failed to satisfy "
-                 "constraint: Member must not be null");
+    if (!json_is_string(name)) return err_not_null(err, "indexName");
     const char *s = json_string_value(name);
     size_t n = json_string_length(name);
     if (n < 3 || n > 255)
@@ -147,10 +144,7 @@ static int check_projection(json_t *def, const char *where, json_t *key_names, s
                             qr_err *err)
 {
     json_t *proj = json_object_get(def, "Projection");
-    if (!json_is_object(proj))
-        return err_validation(
-            err, "1 validation error detected: Value null at 'projection' failed to satisfy "
-                 "constraint: Member must not be null");
+    if (!json_is_object(proj)) return err_not_null(err, "projection");
     json_t *type = json_object_get(proj, "ProjectionType"),
            *nka = json_object_get(proj, "NonKeyAttributes");
     if (type == NULL || json_is_null(type))
@@ -229,10 +223,7 @@ static int check_index_keys(json_t *def, json_t *defs, int global, const char *t
 {
     const char *name = json_string_value(json_object_get(def, "IndexName"));
     json_t *ks = json_object_get(def, "KeySchema");
-    if (!json_is_array(ks) || json_array_size(ks) == 0)
-        return err_validation(
-            err, "1 validation error detected: Value null at 'keySchema' failed to satisfy "
-                 "constraint: Member must not be null");
+    if (!json_is_array(ks) || json_array_size(ks) == 0) return err_not_null(err, "keySchema");
     size_t max = global ? 2 * QR_MAX_KEY_ATTRS : 2;
     if (json_array_size(ks) > max)
         return err_validation(
@@ -247,11 +238,7 @@ static int check_index_keys(json_t *def, json_t *defs, int global, const char *t
     {
         json_t *an = json_object_get(k, "AttributeName"), *kt = json_object_get(k, "KeyType");
         if (!json_is_string(an) || !json_is_string(kt))
-            return err_validation(
-                err,
-                "1 validation error detected: Value null at 'keySchema.%zu.member' failed to "
-                "satisfy constraint: Member must not be null",
-                i + 1);
+            return err_not_null(err, "keySchema.%zu.member", i + 1);
         const char *role = json_string_value(kt);
         int hash = strcmp(role, "HASH") == 0;
         if (!hash && strcmp(role, "RANGE"))
@@ -459,9 +446,7 @@ int index_check_definitions(json_t *req, qr_err *err)
         {
             json_t *name = json_object_get(def, "IndexName");
             if (!json_is_object(def) || check_name(name, err)) {
-                rc = err_validation(
-                    err, "1 validation error detected: Value null at 'indexName' failed to satisfy "
-                         "constraint: Member must not be null");
+                rc = err_not_null(err, "indexName");
                 break;
             }
             if (json_object_get(seen, json_string_value(name))) {

@@ -324,10 +324,7 @@ static int filter_one(const char *which, const char *attr, json_t *cond, legacy_
                               attr);
     if (co == NULL) {
         snprintf(where, sizeof where, "%s.%s.member.comparisonOperator", lw, attr);
-        return err_validation(err,
-                              "1 validation error detected: Value null at '%s' failed to satisfy "
-                              "constraint: Member must not be null",
-                              where);
+        return err_not_null(err, "%s", where);
     }
     const char *name = json_string_value(co);
     *op = op_from_name(name);

@@ -9,7 +9,9 @@
 #include <limits.h>
 #include <openssl/evp.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
+#include <strings.h>
 
 static const char *const type_names[] = {"",  "S", "N",  "B",  "BOOL", "NULL",
                                          "M", "L", "SS", "NS", "BS"};
@@ -114,11 +116,98 @@ json_t *value_from_number(const qr_num *n)
     return json_pack("{s:s%}", "N", text, len);
 }
 
+/* DynamoDB's reader's messages for a value it did not expect where it stands. */
+#define OBJECT_NOT_EXPECTED "Start of structure or map found where not expected"
+#define LIST_NOT_EXPECTED "UnknownError"
+#define UNEXPECTED_FIELD "Unexpected field type"
+#define UNEXPECTED_VALUE "Unexpected value type in payload"
+
+/* The reader's name for the token v is. */
+static const char *token_name(const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_INTEGER:
+        return "NUMBER_VALUE";
+    case JSON_REAL:
+        return "DECIMAL_VALUE";
+    case JSON_TRUE:
+        return "TRUE_VALUE";
+    case JSON_FALSE:
+        return "FALSE_VALUE";
+    default:
+        return "STRING_VALUE";
+    }
+}
+
+static int wire_refuse(qr_err *err, const char *msg)
+{
+    return err_set(err, QR_E_SERIALIZATION, "%s", msg);
+}
+
+static int not_convertible(const json_t *v, const char *to, qr_err *err)
+{
+    return err_set(err, QR_E_SERIALIZATION, "%s cannot be converted to %s", token_name(v), to);
+}
+
+int value_wire_check(const json_t *v, wire_type want, int member, json_t **fixed, qr_err *err)
+{
+    switch (want) {
+    case WIRE_STRUCTURE:
+        if (json_is_array(v)) return wire_refuse(err, LIST_NOT_EXPECTED);
+        if (!json_is_object(v))
+            return wire_refuse(err, member ? UNEXPECTED_FIELD : UNEXPECTED_VALUE);
+        return 0;
+    case WIRE_LIST:
+        if (json_is_object(v)) return wire_refuse(err, OBJECT_NOT_EXPECTED);
+        if (!json_is_array(v))
+            return wire_refuse(err, member ? UNEXPECTED_FIELD : LIST_NOT_EXPECTED);
+        return 0;
+    case WIRE_MAP:
+        if (json_is_array(v)) return wire_refuse(err, LIST_NOT_EXPECTED);
+        if (!json_is_object(v))
+            return wire_refuse(err, member ? UNEXPECTED_FIELD : LIST_NOT_EXPECTED);
+        return 0;
+    default:
+        break;
+    }
+    if (json_is_object(v)) return wire_refuse(err, OBJECT_NOT_EXPECTED);
+    if (json_is_array(v)) return wire_refuse(err, LIST_NOT_EXPECTED);
+    switch (want) {
+    case WIRE_STRING:
+        return json_is_string(v) ? 0 : not_convertible(v, "String", err);
+    case WIRE_INTEGER:
+    case WIRE_LONG:
+        if (!json_is_number(v))
+            return not_convertible(v, want == WIRE_LONG ? "Long" : "Integer", err);
+        if (json_is_real(v) && fixed) *fixed = json_integer((json_int_t)floor(json_real_value(v)));
+        return 0;
+    case WIRE_DOUBLE:
+        return json_is_number(v) ? 0 : not_convertible(v, "Double", err);
+    case WIRE_TIMESTAMP:
+        return json_is_number(v) ? 0 : not_convertible(v, "Date", err);
+    case WIRE_BLOB:
+        return json_is_string(v)
+                   ? 0
+                   : wire_refuse(err, "only base-64-encoded strings are convertible to bytes");
+    case WIRE_BOOLEAN:
+        if (json_is_string(v)) {
+            const char *word = json_string_value(v);
+            int yes = strcasecmp(word, "true") == 0;
+            if (!yes && strcasecmp(word, "false") != 0)
+                return wire_refuse(err, "Unexpected token received from parser");
+            if (fixed) *fixed = json_boolean(yes);
+            return 0;
+        }
+        return json_is_boolean(v) ? 0 : not_convertible(v, "Boolean", err);
+    default:
+        return 0;
+    }
+}
+
 /* Parses and rewrites one number string in canonical form. */
 static int normalise_number(json_t *str, qr_err *err)
 {
-    if (!json_is_string(str))
-        return err_set(err, QR_E_SERIALIZATION, "NUMBER_VALUE must be a string");
+    if (value_wire_check(str, WIRE_STRING, 1, NULL, err)) return -1;
     qr_num n;
     if (num_parse(json_string_value(str), json_string_length(str), &n, err)) return -1;
     char text[NUM_FMT_MAX];
@@ -327,9 +416,7 @@ static int validate_set(json_t *arr, qr_type t, qr_err *err)
 {
     static const char *const set_words[] = {
         [QR_T_SS] = "string", [QR_T_NS] = "number", [QR_T_BS] = "binary"};
-    if (!json_is_array(arr))
-        return err_set(err, QR_E_SERIALIZATION,
-                       "Unexpected value type in payload: %s must be a list", value_type_name(t));
+    if (value_wire_check(arr, WIRE_LIST, 1, NULL, err)) return -1;
     if (json_array_size(arr) == 0) {
         /* DynamoDB words the binary case differently from the other two. */
         if (t == QR_T_BS)
@@ -343,10 +430,7 @@ static int validate_set(json_t *arr, qr_type t, qr_err *err)
     json_t *el;
     json_array_foreach(arr, i, el)
     {
-        if (!json_is_string(el))
-            return err_set(err, QR_E_SERIALIZATION,
-                           "Unexpected value type in payload: %s elements must be strings",
-                           value_type_name(t));
+        if (value_wire_check(el, t == QR_T_BS ? WIRE_BLOB : WIRE_STRING, 0, NULL, err)) return -1;
         if (t == QR_T_NS && normalise_number(el, err)) return -1;
         if (t == QR_T_BS) {
             unsigned char *d;
@@ -367,13 +451,20 @@ static int validate_set(json_t *arr, qr_type t, qr_err *err)
     return 0;
 }
 
+/* The boolean member type ("BOOL", "NULL") of av, a boolean's word read as DynamoDB's
+ * reader reads it. */
+static int read_boolean(json_t *av, const char *type, qr_err *err)
+{
+    json_t *fixed = NULL;
+    if (value_wire_check(json_object_get(av, type), WIRE_BOOLEAN, 1, &fixed, err)) return -1;
+    if (fixed) json_object_set_new(av, type, fixed);
+    return 0;
+}
+
 /* value_validate with the deepest nesting allowed as a parameter. */
 static int validate(json_t *av, int depth, int limit, const char *what, qr_err *err)
 {
-    if (!json_is_object(av))
-        return err_set(
-            err, QR_E_SERIALIZATION,
-            "Unexpected value type in payload for %s: an AttributeValue must be an object", what);
+    if (value_wire_check(av, WIRE_STRUCTURE, 0, NULL, err)) return -1;
     if (json_object_size(av) == 0)
         return err_validation(err, "Supplied AttributeValue is empty, must contain exactly one of "
                                    "the supported datatypes");
@@ -388,16 +479,11 @@ static int validate(json_t *av, int depth, int limit, const char *what, qr_err *
     json_t *p = value_payload(av);
     switch (t) {
     case QR_T_S:
-        if (!json_is_string(p))
-            return err_set(err, QR_E_SERIALIZATION,
-                           "Unexpected value type in payload: S must be a string");
-        return 0;
+        return value_wire_check(p, WIRE_STRING, 1, NULL, err);
     case QR_T_N:
         return normalise_number(p, err);
     case QR_T_B: {
-        if (!json_is_string(p))
-            return err_set(err, QR_E_SERIALIZATION,
-                           "Unexpected value type in payload: B must be a string");
+        if (value_wire_check(p, WIRE_BLOB, 1, NULL, err)) return -1;
         unsigned char *d;
         size_t len;
         if (value_binary(p, &d, &len))
@@ -408,22 +494,15 @@ static int validate(json_t *av, int depth, int limit, const char *what, qr_err *
         return 0;
     }
     case QR_T_BOOL:
-        if (!json_is_boolean(p))
-            return err_set(err, QR_E_SERIALIZATION,
-                           "Unexpected value type in payload: BOOL must be a boolean");
-        return 0;
+        return read_boolean(av, "BOOL", err);
     case QR_T_NULL:
-        if (!json_is_boolean(p))
-            return err_set(err, QR_E_SERIALIZATION,
-                           "Unexpected value type in payload: NULL must be a boolean");
-        if (!json_is_true(p))
+        if (read_boolean(av, "NULL", err)) return -1;
+        if (!json_is_true(value_payload(av)))
             return err_validation(err, "One or more parameter values were invalid: Null attribute "
                                        "value types must have the value of true");
         return 0;
     case QR_T_M: {
-        if (!json_is_object(p))
-            return err_set(err, QR_E_SERIALIZATION,
-                           "Unexpected value type in payload: M must be an object");
+        if (value_wire_check(p, WIRE_MAP, 1, NULL, err)) return -1;
         const char *k;
         json_t *v;
         json_object_foreach(p, k, v)
@@ -433,9 +512,7 @@ static int validate(json_t *av, int depth, int limit, const char *what, qr_err *
         return 0;
     }
     case QR_T_L: {
-        if (!json_is_array(p))
-            return err_set(err, QR_E_SERIALIZATION,
-                           "Unexpected value type in payload: L must be a list");
+        if (value_wire_check(p, WIRE_LIST, 1, NULL, err)) return -1;
         size_t i;
         json_t *v;
         json_array_foreach(p, i, v)

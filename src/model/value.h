@@ -58,6 +58,28 @@ qr_type value_type_from_name(const char *name);
 /* The payload of an AttributeValue: the string, array, object or boolean inside it. */
 json_t *value_payload(const json_t *av);
 
+/* The types of DynamoDB's service model, as its request reader reads JSON. */
+typedef enum wire_type {
+    WIRE_STRUCTURE,
+    WIRE_LIST,
+    WIRE_MAP,
+    WIRE_STRING,
+    WIRE_INTEGER,
+    WIRE_LONG,
+    WIRE_DOUBLE,
+    WIRE_BOOLEAN,
+    WIRE_BLOB,
+    WIRE_TIMESTAMP
+} wire_type;
+/* Whether JSON value v (not null) reads as want: 0, or -1 with DynamoDB's
+ * SerializationException for what its reader found ("NUMBER_VALUE cannot be converted to
+ * String", "Start of structure or map found where not expected", ...). member says whether
+ * v is a structure's member (else a list's element or a map's value), which changes what
+ * a misplaced container is called. What the reader converts, a boolean's words ("TRUE")
+ * and a number with a fraction where an integer is, sets *fixed (when fixed is not NULL)
+ * to the converted value, a new reference for the caller to put in v's place. The one
+ * place these messages are worded. */
+int value_wire_check(const json_t *v, wire_type want, int member, json_t **fixed, qr_err *err);
 /* Validates an AttributeValue in place and normalises its numbers (and number sets) to
  * DynamoDB's canonical text. depth is the nesting depth of av (1 for a top-level
  * attribute). what names the place for messages (e.g. the attribute name). */

@@ -582,10 +582,7 @@ static int check_override_shapes(json_t *req, qr_err *err)
             return err_set(err, QR_E_SERIALIZATION, "%s must be a number", units[i]);
         }
         if (v == NULL || json_is_null(v))
-            snprintf(msg, sizeof msg,
-                     "Value null at 'provisionedThroughputOverride.%s' failed to satisfy "
-                     "constraint: Member must not be null",
-                     unit_fields[i]);
+            err_not_null_text(msg, sizeof msg, "provisionedThroughputOverride.%s", unit_fields[i]);
         else if (json_integer_value(v) < 1)
             snprintf(msg, sizeof msg,
                      "Value '%lld' at 'provisionedThroughputOverride.%s' failed to satisfy "

@@ -193,11 +193,7 @@ int op_batch_get_item(qr_db *db, op_call *c, qr_err *err)
         json_t *keys;
         if (param_array(spec, "Keys", &keys, err)) goto done;
         if (keys == NULL) {
-            err_validation(err,
-                           "1 validation error detected: Value null at "
-                           "'requestItems.%s.member.keys' failed to "
-                           "satisfy constraint: Member must not be null",
-                           name);
+            err_not_null(err, "requestItems.%s.member.keys", name);
             goto done;
         }
         if (json_array_size(keys) == 0) {
@@ -374,21 +370,12 @@ static int check_key_types(const table *t, json_t *item, qr_err *err)
 static int parse_write(batch_table *b, json_t *wr, batch_write *w, qr_err *err)
 {
     if (!json_is_object(wr) || json_object_size(wr) != 1)
-        return err_validation(
-            err,
-            "1 validation error detected: Value null at 'requestItems.%s.member.writeRequest' "
-            "failed to satisfy constraint: Member must not be null",
-            b->name);
+        return err_not_null(err, "requestItems.%s.member.writeRequest", b->name);
     json_t *put = json_object_get(wr, "PutRequest"), *del = json_object_get(wr, "DeleteRequest");
     if (put) {
         json_t *item = json_object_get(put, "Item");
         if (!json_is_object(item))
-            return err_validation(
-                err,
-                "1 validation error detected: Value null at "
-                "'requestItems.%s.member.putRequest.item' failed to satisfy constraint: "
-                "Member must not be null",
-                b->name);
+            return err_not_null(err, "requestItems.%s.member.putRequest.item", b->name);
         if (check_key_types(b->t, item, err) || key_check_item(b->t, item, err) ||
             item_validate(item, err))
             return -1;
@@ -398,20 +385,11 @@ static int parse_write(batch_table *b, json_t *wr, batch_write *w, qr_err *err)
     if (del) {
         json_t *key = json_object_get(del, "Key");
         if (!json_is_object(key))
-            return err_validation(
-                err,
-                "1 validation error detected: Value null at "
-                "'requestItems.%s.member.deleteRequest.key' failed to satisfy constraint: "
-                "Member must not be null",
-                b->name);
+            return err_not_null(err, "requestItems.%s.member.deleteRequest.key", b->name);
         if (key_check_key(b->t, key, err)) return -1;
         return key_item(w->key, b->t, key, err);
     }
-    return err_validation(
-        err,
-        "1 validation error detected: Value null at 'requestItems.%s.member.writeRequest' "
-        "failed to satisfy constraint: Member must not be null",
-        b->name);
+    return err_not_null(err, "requestItems.%s.member.writeRequest", b->name);
 }
 
 /* ---- BatchWriteItem's echo of its request ----

@@ -8,6 +8,7 @@
 
 #include "model/value.h"
 #include "ops/ops.h"
+#include "ops/shapes.h"
 #include "util/jsonread.h"
 
 /* The context of the call this thread is running, for what handlers ask of it. */
@@ -43,7 +44,7 @@ int op_call_parse(op_call *c, qr_err *err)
     if (!json_is_object(c->req))
         return err_set(err, QR_E_SERIALIZATION, "The request body must be a JSON object");
     if (c->tables) ops_request_tables(c->req, c->tables, c->tables_cap);
-    return 0;
+    return shapes_check(c->input, c->req, err);
 }
 
 int ops_refuse_owned_table(qr_db *db, const json_t *req, qr_err *err)

@@ -462,8 +462,9 @@ static int missing_key_errors(qr_db *db, json_t *req, qr_err *err)
     if (param_enum(req, "ConditionalOperator", operators, NULL, &s, &e))
         member_errors_add(&m, e.msg);
     err_clear(&e);
-    member_errors_add(&m,
-                      "Value null at 'key' failed to satisfy constraint: Member must not be null");
+    char key_null[128];
+    err_not_null_text(key_null, sizeof key_null, "key");
+    member_errors_add(&m, key_null);
     return member_errors_finish(&m, err);
 }
 

@@ -28,10 +28,13 @@ typedef struct op_call {
     size_t tables_cap;
     json_t *answer;
     buf out;
+    const struct shape_operation *input; /* the operation's input shape (ops/shapes.h), which
+                                  op_call_parse checks the request against; or NULL */
 } op_call;
 typedef int (*op_handler)(qr_db *db, op_call *c, qr_err *err);
-/* Parses c's text into c->req (a JSON object) and notes its table names; -1 with
- * DynamoDB's SerializationException when it is not one. */
+/* Parses c's text into c->req (a JSON object), notes its table names and checks its
+ * members' types against c->input; -1 with DynamoDB's SerializationException when it is
+ * not an object or a member is not of its type. */
 int op_call_parse(op_call *c, qr_err *err);
 /* Lets go of what a call holds: its parsed request and its answer. */
 void op_call_done(op_call *c);

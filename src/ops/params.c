@@ -4,17 +4,15 @@
  * value outside its constraints as "1 validation error detected: Value 'x' at 'field'
  * failed to satisfy constraint: Member must …", naming the field in lowerCamel case. */
 #include <ctype.h>
+#include <math.h>
 #include <string.h>
 
+#include "model/value.h"
 #include "ops/ops.h"
 
 int param_null(const char *field, qr_err *err)
 {
-    return err_validation(
-        err,
-        "1 validation error detected: Value null at '%s' failed to satisfy constraint: "
-        "Member must not be null",
-        field);
+    return err_not_null(err, "%s", field);
 }
 
 const char *param_field(const char *key, char *out, size_t cap)
@@ -27,10 +25,13 @@ const char *param_field(const char *key, char *out, size_t cap)
     return out;
 }
 
-static int wrong_type(const char *key, const char *want, qr_err *err)
+/* A parameter of the wrong JSON type, worded as DynamoDB's reader words it (the request
+ * checker has refused it already where the operation's shape names it). */
+static int wrong_type(const json_t *v, wire_type want, qr_err *err)
 {
-    return err_set(err, QR_E_SERIALIZATION, "Unexpected value type for parameter %s: expected %s",
-                   key, want);
+    if (value_wire_check(v, want, 1, NULL, err) == 0)
+        err_set(err, QR_E_SERIALIZATION, "Unexpected field type");
+    return -1;
 }
 
 /* Whether the parameter field takes a table's ARN as well as its name: a TableName
@@ -79,7 +80,7 @@ static int resolve_arn(json_t *v, const char *field, int *arn, qr_err *err)
 static int check_table_name(json_t *v, const char *field, size_t min, qr_err *err)
 {
     if (v == NULL) return param_null(field, err);
-    if (!json_is_string(v)) return wrong_type(field, "a string", err);
+    if (!json_is_string(v)) return wrong_type(v, WIRE_STRING, err);
     if (takes_arn(field)) {
         if (json_string_length(v) > 1024)
             return err_validation(
@@ -145,7 +146,7 @@ int param_optional_table_name(json_t *req, const char **out, qr_err *err)
     json_t *v = json_object_get(req, "TableName");
     *out = NULL;
     if (v == NULL || json_is_null(v)) return 0;
-    if (!json_is_string(v)) return wrong_type("TableName", "a string", err);
+    if (!json_is_string(v)) return wrong_type(v, WIRE_STRING, err);
     /* The check rewrites an ARN to the name it ends in, so the text is read after it. */
     if (param_check_table_name(v, "tableName", err)) return -1;
     *out = json_string_value(v);
@@ -157,7 +158,7 @@ int param_string(json_t *req, const char *key, const char **out, qr_err *err)
     json_t *v = json_object_get(req, key);
     *out = NULL;
     if (v == NULL || json_is_null(v)) return 0;
-    if (!json_is_string(v)) return wrong_type(key, "a string", err);
+    if (!json_is_string(v)) return wrong_type(v, WIRE_STRING, err);
     *out = json_string_value(v);
     return 0;
 }
@@ -190,8 +191,10 @@ int param_bool(json_t *req, const char *key, int dflt, int *out, qr_err *err)
     json_t *v = json_object_get(req, key);
     *out = dflt;
     if (v == NULL || json_is_null(v)) return 0;
-    if (!json_is_boolean(v)) return wrong_type(key, "a boolean", err);
-    *out = json_is_true(v);
+    json_t *fixed = NULL;
+    if (value_wire_check(v, WIRE_BOOLEAN, 1, &fixed, err)) return -1;
+    *out = fixed ? json_is_true(fixed) : json_is_true(v);
+    json_decref(fixed);
     return 0;
 }
 
@@ -201,8 +204,8 @@ int param_int(json_t *req, const char *key, long long min, long long max, long l
     json_t *v = json_object_get(req, key);
     *present = 0;
     if (v == NULL || json_is_null(v)) return 0;
-    if (!json_is_integer(v)) return wrong_type(key, "an integer", err);
-    long long n = json_integer_value(v);
+    if (!json_is_number(v)) return wrong_type(v, WIRE_LONG, err);
+    long long n = json_is_integer(v) ? json_integer_value(v) : (long long)floor(json_real_value(v));
     char field[64];
     if (n < min)
         return err_validation(
@@ -226,7 +229,7 @@ int param_object(json_t *req, const char *key, json_t **out, qr_err *err)
     json_t *v = json_object_get(req, key);
     *out = NULL;
     if (v == NULL || json_is_null(v)) return 0;
-    if (!json_is_object(v)) return wrong_type(key, "an object", err);
+    if (!json_is_object(v)) return wrong_type(v, WIRE_STRUCTURE, err);
     *out = v;
     return 0;
 }
@@ -236,7 +239,7 @@ int param_array(json_t *req, const char *key, json_t **out, qr_err *err)
     json_t *v = json_object_get(req, key);
     *out = NULL;
     if (v == NULL || json_is_null(v)) return 0;
-    if (!json_is_array(v)) return wrong_type(key, "a list", err);
+    if (!json_is_array(v)) return wrong_type(v, WIRE_LIST, err);
     *out = v;
     return 0;
 }

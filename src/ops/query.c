@@ -10,6 +10,7 @@
 #include "model/keycodec.h"
 #include "model/value.h"
 #include "ops/ops.h"
+#include "ops/shapes.h"
 #include "util/jsonread.h"
 
 #define PAGE_BYTES (1024 * 1024)
@@ -229,6 +230,10 @@ static int check_read_constraints(json_t *req, int is_query, qr_err *err)
         param_enum(req, "Select", select_modes, NULL, &s, err) ||
         read_count(req, "Limit", is_query, 1, 0x7fffffffLL, &n, &present, err))
         return -1;
+    /* An index name that is no name, or an empty AttributesToGet, is refused before the
+     * table is looked for. */
+    static const char *const judged[] = {"IndexName", "AttributesToGet", NULL};
+    if (shapes_judge_members(is_query ? "Query" : "Scan", req, judged, err)) return -1;
     if (is_query) return 0;
     if (read_count(req, "Segment", 0, 0, 999999, &n, &present, err) ||
         param_int(req, "TotalSegments", 1, 1000000, &n, &present, err))
@@ -539,9 +544,7 @@ static int apply_start_key(json_t *esk, table *t, range_read *r, const expr_key_
                            const expr_keycond_multi *kcm, qr_err *err)
 {
     if (esk == NULL || json_is_null(esk)) return 0;
-    if (!json_is_object(esk))
-        return err_set(err, QR_E_SERIALIZATION,
-                       "Unexpected value type for parameter ExclusiveStartKey: expected an object");
+    if (value_wire_check(esk, WIRE_MAP, 1, NULL, err)) return -1;
     buf k;
     buf_init(&k, 0);
     int rc = encode_start_key(t, r, esk, ks != NULL, &k, err);

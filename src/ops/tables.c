@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "ops/ops.h"
+#include "ops/shapes.h"
 #include "ops/warm.h"
 
 #define MAX_PROVISIONED 40000000000LL
@@ -45,6 +46,21 @@ static json_t *new_uuid(void)
     return json_string(s);
 }
 
+/* Both members first and second of element pos (1-based) of list left out, as DynamoDB
+ * reports them: together, in that order. */
+static int both_null(qr_err *err, const char *list, size_t pos, const char *first,
+                     const char *second)
+{
+    member_errors m;
+    char text[256];
+    member_errors_init(&m);
+    err_not_null_text(text, sizeof text, "%s.%zu.member.%s", list, pos, first);
+    member_errors_add(&m, text);
+    err_not_null_text(text, sizeof text, "%s.%zu.member.%s", list, pos, second);
+    member_errors_add(&m, text);
+    return member_errors_finish(&m, err);
+}
+
 /* Checks AttributeDefinitions: a list of {AttributeName, AttributeType S|N|B}, no name
  * twice. */
 static int check_attribute_definitions(json_t *defs, qr_err *err)
@@ -59,19 +75,9 @@ static int check_attribute_definitions(json_t *defs, qr_err *err)
                *type = json_object_get(d, "AttributeType");
         int no_name = !json_is_string(name), no_type = !json_is_string(type);
         if (no_name && no_type)
-            return err_validation(
-                err,
-                "2 validation errors detected: Value null at 'attributeDefinitions.%zu.member."
-                "attributeType' failed to satisfy constraint: Member must not be null; Value "
-                "null at 'attributeDefinitions.%zu.member.attributeName' failed to satisfy "
-                "constraint: Member must not be null",
-                i + 1, i + 1);
+            return both_null(err, "attributeDefinitions", i + 1, "attributeType", "attributeName");
         if (no_name || json_string_length(name) == 0)
-            return err_validation(
-                err,
-                "1 validation error detected: Value null at 'attributeDefinitions.%zu.member."
-                "attributeName' failed to satisfy constraint: Member must not be null",
-                i + 1);
+            return err_not_null(err, "attributeDefinitions.%zu.member.attributeName", i + 1);
         /* Every definition names a key of the table or of an index: at most 255 bytes. */
         if (json_string_length(name) > 255)
             return err_validation(
@@ -81,11 +87,7 @@ static int check_attribute_definitions(json_t *defs, qr_err *err)
                 "Member must have length less than or equal to 255",
                 json_string_value(name), i + 1);
         if (no_type)
-            return err_validation(
-                err,
-                "1 validation error detected: Value null at 'attributeDefinitions.%zu.member."
-                "attributeType' failed to satisfy constraint: Member must not be null",
-                i + 1);
+            return err_not_null(err, "attributeDefinitions.%zu.member.attributeType", i + 1);
         const char *ts = json_string_value(type);
         if (strcmp(ts, "S") && strcmp(ts, "N") && strcmp(ts, "B"))
             return err_validation(
@@ -150,31 +152,16 @@ static int check_key_schema(json_t *defs, json_t *ks, qr_err *err)
     {
         json_t *name = json_object_get(k, "AttributeName"), *type = json_object_get(k, "KeyType");
         if (!json_is_string(name) && !json_is_string(type))
-            return err_validation(
-                err,
-                "2 validation errors detected: Value null at 'keySchema.%zu.member.attributeName' "
-                "failed to satisfy constraint: Member must not be null; Value null at "
-                "'keySchema.%zu.member.keyType' failed to satisfy constraint: Member must not be "
-                "null",
-                i + 1, i + 1);
+            return both_null(err, "keySchema", i + 1, "attributeName", "keyType");
         if (!json_is_string(name))
-            return err_validation(
-                err,
-                "1 validation error detected: Value null at 'keySchema.%zu.member.attributeName' "
-                "failed to satisfy constraint: Member must not be null",
-                i + 1);
+            return err_not_null(err, "keySchema.%zu.member.attributeName", i + 1);
         if (json_string_length(name) > 255)
             return err_validation(
                 err,
                 "1 validation error detected: Value '%s' at 'keySchema.%zu.member.attributeName' "
                 "failed to satisfy constraint: Member must have length less than or equal to 255",
                 json_string_value(name), i + 1);
-        if (!json_is_string(type))
-            return err_validation(
-                err,
-                "1 validation error detected: Value null at 'keySchema.%zu.member.keyType' "
-                "failed to satisfy constraint: Member must not be null",
-                i + 1);
+        if (!json_is_string(type)) return err_not_null(err, "keySchema.%zu.member.keyType", i + 1);
         const char *ts = json_string_value(type);
         if (strcmp(ts, "HASH") && strcmp(ts, "RANGE"))
             return err_validation(
@@ -1139,14 +1126,10 @@ static int apply_gsi_change(table_change *c, const char *action, json_t *spec, s
     size_t pos;
     json_t *existing = name ? find_gsi(desc, name, &pos) : NULL;
     if (name == NULL)
-        return err_validation(
-            err,
-            "1 validation error detected: Value null at 'globalSecondaryIndexUpdates.%zu.member."
-            "%s.indexName' failed to satisfy constraint: Member must not be null",
-            pos1,
-            strcmp(action, "Create") == 0   ? "create"
-            : strcmp(action, "Delete") == 0 ? "delete"
-                                            : "update");
+        return err_not_null(err, "globalSecondaryIndexUpdates.%zu.member.%s.indexName", pos1,
+                            strcmp(action, "Create") == 0   ? "create"
+                            : strcmp(action, "Delete") == 0 ? "delete"
+                                                            : "update");
     if (strcmp(action, "Create") == 0) {
         json_t *defs = json_object_get(desc, "AttributeDefinitions"),
                *more = json_object_get(c->req, "AttributeDefinitions");
@@ -1678,6 +1661,8 @@ int op_update_table(qr_db *db, op_call *c, qr_err *err)
     }
     json_t *defs = json_object_get(req, "AttributeDefinitions"),
            *pt = json_object_get(req, "ProvisionedThroughput");
+    static const char *const billing_mode[] = {"BillingMode", NULL};
+    if (shapes_judge_members("UpdateTable", req, billing_mode, err)) goto done;
     if (defs && !json_is_null(defs) && check_attribute_definitions(defs, err)) goto done;
     long long r, w;
     if (json_is_object(pt) && read_throughput(pt, "provisionedThroughput", &r, &w, err)) goto done;

@@ -130,11 +130,7 @@ static void txn_free(qr_db *db, txn *tx)
 
 static int null_at(qr_err *err, const char *prefix, const char *member)
 {
-    return err_validation(
-        err,
-        "1 validation error detected: Value null at '%s%s%s' failed to satisfy constraint: "
-        "Member must not be null",
-        prefix, *member ? "." : "", member);
+    return err_not_null(err, "%s%s%s", prefix, *member ? "." : "", member);
 }
 
 /* The TransactItems list: present, 1 to 100 entries. */
@@ -261,10 +257,7 @@ static int parse_action(qr_db *db, json_t *entry, size_t idx, size_t n, int is_g
     char prefix[96];
     json_t *spec = NULL;
     const char *field = "get";
-    if (!json_is_object(entry))
-        return err_set(err, QR_E_SERIALIZATION,
-                       "Unexpected value type for parameter TransactItems member: "
-                       "expected an object");
+    if (value_wire_check(entry, WIRE_STRUCTURE, 0, NULL, err)) return -1;
     if (is_get) {
         m->kind = TRANSACT_GET;
         spec = json_object_get(entry, "Get");
@@ -286,9 +279,7 @@ static int parse_action(qr_db *db, json_t *entry, size_t idx, size_t n, int is_g
             return err_validation(
                 err, "TransactItems can only contain one of Check, Put, Update or Delete");
     }
-    if (!json_is_object(spec))
-        return err_set(err, QR_E_SERIALIZATION,
-                       "Unexpected value type for parameter %s: expected an object", field);
+    if (value_wire_check(spec, WIRE_STRUCTURE, 1, NULL, err)) return -1;
     snprintf(prefix, sizeof prefix, "transactItems.%zu.member.%s", idx + 1, field);
 
     char name_field[128];

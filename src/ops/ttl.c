@@ -6,6 +6,7 @@
  * followed by an hour in which the setting cannot change again. */
 #include <string.h>
 
+#include "model/value.h"
 #include "ops/ops.h"
 
 /* How long a TTL change takes to settle, during which another change is refused. */
@@ -70,22 +71,18 @@ int op_update_time_to_live(qr_db *db, op_call *c, qr_err *err)
     json_t *enabled = json_object_get(spec, "Enabled"),
            *attr = json_object_get(spec, "AttributeName");
     /* A value of the wrong JSON type cannot be read at all: SerializationException. */
-    if (enabled && !json_is_null(enabled) && !json_is_boolean(enabled))
-        return err_set(err, QR_E_SERIALIZATION,
-                       "Unexpected value type for parameter Enabled: expected a boolean");
-    if (attr && !json_is_null(attr) && !json_is_string(attr))
-        return err_set(err, QR_E_SERIALIZATION,
-                       "Unexpected value type for parameter AttributeName: expected a string");
+    if (enabled && !json_is_null(enabled) && !json_is_boolean(enabled) &&
+        value_wire_check(enabled, WIRE_BOOLEAN, 1, NULL, err))
+        return -1;
+    if (attr && !json_is_null(attr) && value_wire_check(attr, WIRE_STRING, 1, NULL, err)) return -1;
     /* Every member that breaks its constraint is reported, the attribute name first. */
     member_errors m;
     char msg[1100];
     member_errors_init(&m);
-    if (!json_is_string(attr))
-        member_errors_add(
-            &m,
-            "Value null at 'timeToLiveSpecification.attributeName' failed to satisfy constraint: "
-            "Member must not be null");
-    else if (json_string_length(attr) < 1 || json_string_length(attr) > 255) {
+    if (!json_is_string(attr)) {
+        err_not_null_text(msg, sizeof msg, "timeToLiveSpecification.attributeName");
+        member_errors_add(&m, msg);
+    } else if (json_string_length(attr) < 1 || json_string_length(attr) > 255) {
         snprintf(msg, sizeof msg,
                  "Value '%.900s' at 'timeToLiveSpecification.attributeName' failed to satisfy "
                  "constraint: Member must have length %s",

@@ -613,10 +613,7 @@ int op_batch_execute_statement(qr_db *db, op_call *c, qr_err *err)
         const char *text, *on_failure;
         size_t len;
         int consistent;
-        if (!json_is_object(e)) {
-            err_set(err, QR_E_SERIALIZATION, "Start of structure or map found where not expected");
-            goto done;
-        }
+        if (value_wire_check(e, WIRE_STRUCTURE, 0, NULL, err)) goto done;
         snprintf(field, sizeof field, "statements.%zu.member.", i + 1);
         if (statement_params(e, field, &text, &len, &params, err) ||
             param_bool(e, "ConsistentRead", 0, &consistent, err) ||
@@ -841,10 +838,7 @@ int op_execute_transaction(qr_db *db, op_call *c, qr_err *err)
         char field[64];
         const char *text, *on_failure;
         size_t len;
-        if (!json_is_object(e)) {
-            err_set(err, QR_E_SERIALIZATION, "Start of structure or map found where not expected");
-            goto done;
-        }
+        if (value_wire_check(e, WIRE_STRUCTURE, 0, NULL, err)) goto done;
         snprintf(field, sizeof field, "transactStatements.%zu.member.", i + 1);
         int bad = statement_params(e, field, &text, &len, &params, err) ||
                   param_enum(e, "ReturnValuesOnConditionCheckFailure", on_failure_modes, NULL,

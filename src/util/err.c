@@ -70,6 +70,33 @@ int err_validation(qr_err *e, const char *fmt, ...)
     return -1;
 }
 
+static void not_null_text(char *out, size_t cap, const char *path_fmt, va_list ap)
+{
+    char path[512];
+    vsnprintf(path, sizeof path, path_fmt, ap);
+    snprintf(out, cap, "Value null at '%s' failed to satisfy constraint: %s", path,
+             QR_MSG_NOT_NULL);
+}
+
+int err_not_null_text(char *out, size_t cap, const char *path_fmt, ...)
+{
+    va_list ap;
+    va_start(ap, path_fmt);
+    not_null_text(out, cap, path_fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+int err_not_null(qr_err *e, const char *path_fmt, ...)
+{
+    char text[640];
+    va_list ap;
+    va_start(ap, path_fmt);
+    not_null_text(text, sizeof text, path_fmt, ap);
+    va_end(ap);
+    return err_validation(e, "1 validation error detected: %s", text);
+}
+
 void err_clear(qr_err *e)
 {
     if (e->item) json_decref((json_t *)e->item);

@@ -46,6 +46,18 @@ int err_set(qr_err *e, const char *type, const char *fmt, ...)
 /* Shorthand for a ValidationException. Returns -1. */
 int err_validation(qr_err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* DynamoDB's words for a required member left out, the one place they are spelled: the
+ * constraint after "failed to satisfy constraint: ". */
+#define QR_MSG_NOT_NULL "Member must not be null"
+
+/* "Value null at 'PATH' failed to satisfy constraint: Member must not be null", the
+ * text of one validation error; PATH is path_fmt formatted (the lowerCamel member path,
+ * "requestItems.T.member.keys"). err_not_null_text writes it to out; err_not_null sets
+ * e's ValidationException to it as the request's one error. Both return -1. */
+int err_not_null_text(char *out, size_t cap, const char *path_fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+int err_not_null(qr_err *e, const char *path_fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* 1 when e is one of the errors of a throttled request (capacity exceeded). */
 int err_is_throttling(const qr_err *e);
 

@@ -245,8 +245,11 @@ def test_update_table_checks_new_attribute_definitions(q):
     """Found by fuzzing: UpdateTable's AttributeDefinitions get CreateTable's checks."""
     q.create("Flat", ("id", "N"), None)
     create = {"Create": gsi("ByC", "c", projection="KEYS_ONLY")}
+    # A definition that is no structure cannot be read at all (DynamoDB's reader).
+    e = q.error("UpdateTable", {"TableName": "Flat", "AttributeDefinitions": [5],
+                                "GlobalSecondaryIndexUpdates": [create]})
+    assert (e.type, e.message) == ("SerializationException", "Unexpected value type in payload")
     for defs_, text in (([{"AttributeName": "c", "AttributeType": "X"}], "enum value set"),
-                        ([5], "attributeName"),
                         ([{"AttributeType": "N"}], "attributeName"),
                         ([{"AttributeName": "c"}], "attributeType")):
         e = q.error("UpdateTable", {"TableName": "Flat", "AttributeDefinitions": defs_,

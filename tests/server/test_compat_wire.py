@@ -201,7 +201,7 @@ def test_errors_carry_the_namespace_dynamodb_gives_their_type(signed_server):
     assert_error(signed_raw(signed_server, PUT, '{"TableName": "tab", "Item": {"k": {"N": "1"}}}'),
                  400, VALIDATE + "ValidationException", "Type mismatch")
     assert_error(signed_raw(signed_server, LIST, '{"Limit": "ten"}'), 400,
-                 SERVICE + "SerializationException", "Limit")
+                 SERVICE + "SerializationException", "STRING_VALUE cannot be converted to Integer")
     assert_error(signed_raw(signed_server, "DynamoDB_20120810.DescribeTable", '{"TableName": "none"}'),
                  400, DYNAMODB + "ResourceNotFoundException")
     # An error document with more than a message keeps it all.

@@ -5,6 +5,7 @@
  * maps 3 bytes plus 1 byte per element, sets the sum of their elements, and every
  * attribute name counted in its item. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "model/value.h"
@@ -76,7 +77,7 @@ static void test_validation(void)
     expect_invalid("{\"N\":\"12345678901234567890123456789012345678901\"}",
                    "38 significant digits");
     expect_invalid("{\"B\":\"abc\"}", "Base64");
-    expect_invalid("{\"S\":5}", "S must be a string");
+    expect_invalid("{\"S\":5}", "NUMBER_VALUE cannot be converted to String");
     /* Nesting: 32 levels are allowed, 33 are not. */
     char deep[1024] = "{\"S\":\"x\"}", tmp[1100];
     for (int i = 1; i < 32; i++) {
@@ -195,9 +196,52 @@ static void test_compare_and_equal(void)
     json_decref(y);
 }
 
+/* What DynamoDB's request reader answers for text where it expects want ("" when it
+ * reads it), and what it converts the value to (*fixed, "" when unchanged). */
+static void expect_wire(const char *text, wire_type want, int member, const char *msg,
+                        const char *converted)
+{
+    qr_err e;
+    err_init(&e);
+    json_t *v = json_loads(text, JSON_DECODE_ANY, NULL), *fixed = NULL;
+    int rc = value_wire_check(v, want, member, &fixed, &e);
+    const char *got = rc ? e.msg : "";
+    CHECK(strcmp(got, msg) == 0, "%s: got \"%s\", want \"%s\"", text, got, msg);
+    CHECK(rc == 0 || strcmp(e.type, QR_E_SERIALIZATION) == 0, "%s: %s", text, e.type);
+    char *f = fixed ? json_dumps(fixed, JSON_ENCODE_ANY) : NULL;
+    CHECK(strcmp(f ? f : "", converted) == 0, "%s: converted to %s", text, f ? f : "nothing");
+    free(f);
+    json_decref(fixed);
+    json_decref(v);
+}
+
+static void test_wire_types(void)
+{
+    expect_wire("5", WIRE_STRING, 1, "NUMBER_VALUE cannot be converted to String", "");
+    expect_wire("5.5", WIRE_STRING, 1, "DECIMAL_VALUE cannot be converted to String", "");
+    expect_wire("true", WIRE_STRING, 1, "TRUE_VALUE cannot be converted to String", "");
+    expect_wire("{}", WIRE_STRING, 1, "Start of structure or map found where not expected", "");
+    expect_wire("[]", WIRE_STRING, 1, "UnknownError", "");
+    expect_wire("\"5\"", WIRE_INTEGER, 1, "STRING_VALUE cannot be converted to Integer", "");
+    expect_wire("\"5\"", WIRE_TIMESTAMP, 1, "STRING_VALUE cannot be converted to Date", "");
+    expect_wire("5.7", WIRE_LONG, 1, "", "5");
+    expect_wire("\"TRUE\"", WIRE_BOOLEAN, 1, "", "true");
+    expect_wire("\"yes\"", WIRE_BOOLEAN, 1, "Unexpected token received from parser", "");
+    expect_wire("0", WIRE_BOOLEAN, 1, "NUMBER_VALUE cannot be converted to Boolean", "");
+    expect_wire("5", WIRE_BLOB, 1, "only base-64-encoded strings are convertible to bytes", "");
+    expect_wire("\"a\"", WIRE_STRUCTURE, 1, "Unexpected field type", "");
+    expect_wire("\"a\"", WIRE_STRUCTURE, 0, "Unexpected value type in payload", "");
+    expect_wire("[]", WIRE_STRUCTURE, 1, "UnknownError", "");
+    expect_wire("{}", WIRE_LIST, 1, "Start of structure or map found where not expected", "");
+    expect_wire("5", WIRE_LIST, 0, "UnknownError", "");
+    expect_wire("5", WIRE_MAP, 1, "Unexpected field type", "");
+    expect_wire("{}", WIRE_MAP, 1, "", "");
+}
+
 int main(void)
 {
     test_validation();
+    test_wire_types();
     test_sizes();
     test_compare_and_equal();
     if (check_failures) {

@@ -1,0 +1,333 @@
+/* shapes.c — the generic checker of a request against its operation's input shape
+ * (shapes.h): the JSON type of every member, with DynamoDB's SerializationException
+ * messages, then the model's constraints, every one a request breaks reported together as
+ * DynamoDB's ValidationException. It reads the shapes as data and knows no operation by
+ * name; the operations' own rules and resources are their handlers'. */
+#include <pthread.h>
+#include <regex.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops/ops.h"
+#include "ops/shapes.h"
+
+const shape_operation *shapes_operation(const char *name)
+{
+    size_t lo = 0, hi = shape_noperations;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(name, shape_operations[mid].name);
+        if (c == 0) return &shape_operations[mid];
+        if (c < 0)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return NULL;
+}
+
+/* Deeper than this the walk stops: DynamoDB's own nesting limit (32 levels of an
+ * attribute value) is judged later, and the walk must not run out of stack. */
+#define MAX_DEPTH 256
+
+/* Checks v against s; member says whether v is a structure's member (else an element of a
+ * list or a value of a map), which changes what DynamoDB calls a misplaced container.
+ * *fixed is what the reader converted v to (value_wire_check), or left NULL. */
+static int check_value(const shape *s, json_t *v, int member, int depth, json_t **fixed,
+                       qr_err *err)
+{
+    json_t *f = NULL;
+    if (json_is_null(v) || depth > MAX_DEPTH) return 0;
+    if (value_wire_check(v, s->type, member, fixed, err)) return -1;
+    switch (s->type) {
+    case WIRE_STRUCTURE: {
+        const char *name;
+        json_t *mv;
+        json_object_foreach(v, name, mv)
+        {
+            for (size_t i = 0; i < s->nmembers; i++)
+                if (strcmp(s->members[i].name, name) == 0) {
+                    if (check_value(s->members[i].shape, mv, 1, depth + 1, &f, err)) return -1;
+                    if (f) json_object_set_new(v, name, f); /* in place: the walk goes on */
+                    f = NULL;
+                    break;
+                }
+        }
+        return 0;
+    }
+    case WIRE_LIST:
+        for (size_t i = 0; i < json_array_size(v); i++) {
+            if (check_value(s->element, json_array_get(v, i), 0, depth + 1, &f, err)) return -1;
+            if (f) json_array_set_new(v, i, f);
+            f = NULL;
+        }
+        return 0;
+    case WIRE_MAP: {
+        const char *key;
+        json_t *ev;
+        json_object_foreach(v, key, ev)
+        {
+            if (check_value(s->element, ev, 0, depth + 1, &f, err)) return -1;
+            if (f) json_object_set_new(v, key, f);
+            f = NULL;
+        }
+        return 0;
+    }
+    default:
+        return 0;
+    }
+}
+
+int shapes_check_types(const shape *input, json_t *req, qr_err *err)
+{
+    json_t *top = NULL; /* never set: req is an object */
+    return input ? check_value(input, req, 1, 0, &top, err) : 0;
+}
+
+/* ---- constraints ---- */
+
+/* The compiled ere of each shape that has one, compiled on first use. */
+typedef struct compiled_pattern {
+    const char *ere;
+    regex_t re;
+    int ok;
+} compiled_pattern;
+static compiled_pattern patterns[32];
+static size_t npatterns;
+static pthread_mutex_t patterns_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* 1 when s matches ere, 0 when not; 1 too when ere cannot be compiled (nothing judged). */
+static int pattern_matches(const char *ere, const char *s)
+{
+    pthread_mutex_lock(&patterns_lock);
+    compiled_pattern *p = NULL;
+    for (size_t i = 0; i < npatterns && !p; i++)
+        if (patterns[i].ere == ere) p = &patterns[i];
+    if (p == NULL && npatterns < sizeof patterns / sizeof patterns[0]) {
+        p = &patterns[npatterns++];
+        p->ere = ere;
+        p->ok = regcomp(&p->re, ere, REG_EXTENDED | REG_NOSUB) == 0;
+    }
+    pthread_mutex_unlock(&patterns_lock);
+    if (p == NULL || !p->ok) return 1;
+    return regexec(&p->re, s, 0, NULL, 0) == 0; /* regexec on a compiled regex_t is
+                                                   thread-safe */
+}
+
+/* Longer echoes are cut to ECHO_CUT characters and "...", so the constraint after them
+ * always fits the message. */
+#define ECHO_MAX 256
+#define ECHO_CUT 64
+
+/* The length of UTF-8 text as DynamoDB measures a string's length constraint: in UTF-16
+ * code units (a character beyond the BMP, 4 bytes in UTF-8, counts 2). */
+static size_t utf16_length(const char *s, size_t len)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if ((c & 0xc0) != 0x80) n += c >= 0xf0 ? 2 : 1;
+    }
+    return n;
+}
+
+/* Appends text, cut after ECHO_CUT characters (never inside one) when longer than
+ * ECHO_MAX bytes. */
+static void echo_text(buf *out, const char *text, size_t len)
+{
+    if (len <= ECHO_MAX) {
+        buf_append(out, text, len);
+        return;
+    }
+    size_t end = 0;
+    for (size_t chars = 0; end < len && chars <= ECHO_CUT; end++)
+        if (((unsigned char)text[end] & 0xc0) != 0x80 && chars++ == ECHO_CUT) break;
+    buf_append(out, text, end);
+    buf_puts(out, "...");
+}
+
+/* v as DynamoDB echoes it in "Value '…' at": a string as it is, a number as written, an
+ * empty list as [], a longer list or a map as compact JSON, or [...] when that is long. */
+static void render_value(const json_t *v, buf *out)
+{
+    if (json_is_string(v)) {
+        echo_text(out, json_string_value(v), json_string_length(v));
+    } else if (json_is_integer(v)) {
+        buf_printf(out, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+    } else {
+        char *text = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+        if (text && strlen(text) <= ECHO_MAX)
+            buf_puts(out, text);
+        else
+            buf_puts(out, json_is_array(v) ? "[...]" : "{...}");
+        free(text);
+    }
+}
+
+static void violation(member_errors *m, const json_t *v, const char *path, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void violation(member_errors *m, const json_t *v, const char *path, const char *fmt, ...)
+{
+    buf msg;
+    buf_init(&msg, 0);
+    if (v == NULL) {
+        buf_puts(&msg, "Value null");
+    } else {
+        buf_puts(&msg, "Value '");
+        render_value(v, &msg);
+        buf_puts(&msg, "'");
+    }
+    buf_printf(&msg, " at '%s' failed to satisfy constraint: ", path);
+    char constraint[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(constraint, sizeof constraint, fmt, ap);
+    va_end(ap);
+    buf_puts(&msg, constraint);
+    member_errors_add(m, msg.data);
+    buf_free(&msg);
+}
+
+/* A size or length against the shape's bounds. */
+static void check_bounds(const shape *s, const json_t *v, long long n, const char *path,
+                         member_errors *m)
+{
+    if (s->has_min && n < s->min)
+        violation(m, v, path, "Member must have length greater than or equal to %lld", s->min);
+    if (s->has_max && n > s->max)
+        violation(m, v, path, "Member must have length less than or equal to %lld", s->max);
+}
+
+static void check_enum(const shape *s, const json_t *v, const char *path, member_errors *m)
+{
+    const char *value = json_string_value(v);
+    for (size_t i = 0; s->enums[i]; i++)
+        if (strcmp(value, s->enums[i]) == 0) return;
+    buf set;
+    buf_init(&set, 0);
+    for (size_t i = 0; s->enums[i]; i++)
+        buf_printf(&set, "%s%s", i ? ", " : "", s->enums[i]);
+    violation(m, v, path, "Member must satisfy enum value set: [%s]", set.data);
+    buf_free(&set);
+}
+
+static void check_number(const shape *s, const json_t *v, const char *path, member_errors *m)
+{
+    double n = json_number_value(v);
+    if (s->has_min && n < (double)s->min)
+        violation(m, v, path, "Member must have value greater than or equal to %lld", s->min);
+    if (s->has_max && n > (double)s->max)
+        violation(m, v, path, "Member must have value less than or equal to %lld", s->max);
+}
+
+/* The path of member name below path, lowerCamel as DynamoDB names it: "keySchema",
+ * "provisionedThroughput.readCapacityUnits". */
+static void member_path(buf *out, const char *path, const char *name)
+{
+    char field[128];
+    if (*path) buf_printf(out, "%s.", path);
+    buf_puts(out, param_field(name, field, sizeof field));
+}
+
+static void judge(const shape *s, const json_t *v, const char *path, int depth, member_errors *m);
+
+static void judge_structure(const shape *s, const json_t *v, const char *path, int depth,
+                            member_errors *m)
+{
+    for (size_t i = 0; i < s->nmembers; i++) {
+        const shape_member *mem = &s->members[i];
+        json_t *mv = json_object_get(v, mem->name);
+        if (json_is_null(mv)) mv = NULL;
+        if (mv == NULL && !mem->required) continue;
+        if (mv && !mem->shape->constrained) continue;
+        buf sub;
+        buf_init(&sub, 0);
+        member_path(&sub, path, mem->name);
+        if (mv == NULL)
+            violation(m, NULL, sub.data, QR_MSG_NOT_NULL);
+        else
+            judge(mem->shape, mv, sub.data, depth + 1, m);
+        buf_free(&sub);
+    }
+}
+
+/* Adds to m every constraint v breaks of shape s (its type already checked), below path. */
+static void judge(const shape *s, const json_t *v, const char *path, int depth, member_errors *m)
+{
+    if (depth > MAX_DEPTH) return;
+    switch (s->type) {
+    case WIRE_STRUCTURE:
+        if (!s->handler_judges) judge_structure(s, v, path, depth, m);
+        return;
+    case WIRE_LIST:
+        if (!s->handler_judges) check_bounds(s, v, (long long)json_array_size(v), path, m);
+        if (!s->element->constrained) return;
+        for (size_t i = 0; i < json_array_size(v); i++) {
+            json_t *ev = json_array_get(v, i);
+            if (json_is_null(ev)) continue;
+            buf sub;
+            buf_init(&sub, 0);
+            buf_printf(&sub, "%s.%zu.member", path, i + 1);
+            judge(s->element, ev, sub.data, depth + 1, m);
+            buf_free(&sub);
+        }
+        return;
+    case WIRE_MAP:
+        if (!s->handler_judges) check_bounds(s, v, (long long)json_object_size(v), path, m);
+        return; /* its keys and values are the operations' to judge */
+    case WIRE_STRING:
+        if (s->handler_judges) return;
+        if (s->enums) {
+            check_enum(s, v, path, m);
+            return;
+        }
+        check_bounds(s, v, (long long)utf16_length(json_string_value(v), json_string_length(v)),
+                     path, m);
+        if (s->ere && !pattern_matches(s->ere, json_string_value(v)))
+            violation(m, v, path, "Member must satisfy regular expression pattern: %s", s->pattern);
+        return;
+    case WIRE_INTEGER:
+    case WIRE_LONG:
+    case WIRE_DOUBLE:
+        if (!s->handler_judges) check_number(s, v, path, m);
+        return;
+    default:
+        return;
+    }
+}
+
+int shapes_check_constraints(const shape *input, const json_t *req, qr_err *err)
+{
+    if (input == NULL || !input->constrained) return 0;
+    member_errors m;
+    member_errors_init(&m);
+    judge(input, req, "", 0, &m);
+    return member_errors_finish(&m, err);
+}
+
+int shapes_check(const shape_operation *op, json_t *req, qr_err *err)
+{
+    if (op == NULL) return 0;
+    if (shapes_check_types(op->input, req, err)) return -1;
+    return op->constraints ? shapes_check_constraints(op->input, req, err) : 0;
+}
+
+int shapes_judge_members(const char *operation, const json_t *req, const char *const *members,
+                         qr_err *err)
+{
+    const shape_operation *op = shapes_operation(operation);
+    if (op == NULL) return 0;
+    member_errors m;
+    member_errors_init(&m);
+    for (size_t k = 0; members[k]; k++)
+        for (size_t i = 0; i < op->input->nmembers; i++) {
+            const shape_member *mem = &op->input->members[i];
+            json_t *mv = json_object_get(req, mem->name);
+            if (strcmp(mem->name, members[k]) != 0 || mv == NULL || json_is_null(mv)) continue;
+            char path[128];
+            judge(mem->shape, mv, param_field(mem->name, path, sizeof path), 1, &m);
+        }
+    return member_errors_finish(&m, err);
+}

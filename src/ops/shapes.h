@@ -1,0 +1,80 @@
+/* shapes.h — the input shapes of DynamoDB's operations as data (shapes_gen.c, generated from
+ * DynamoDB's service model by tools/gen_shapes.py) and the generic checker that walks a
+ * request against its operation's shape (shapes.c), as DynamoDB does before it runs the
+ * operation. The operations' own rules (expressions, keys, limits) stay in their handlers. */
+#ifndef QR_OPS_SHAPES_H
+#define QR_OPS_SHAPES_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "model/value.h"
+#include "util/err.h"
+
+/* A shape's type is one of the model's, as model/value.h names them (WIRE_STRING, ...). */
+
+typedef struct shape shape;
+typedef struct shape_member {
+    const char *name; /* as the request spells it: "TableName" */
+    const shape *shape;
+    int required;
+} shape_member;
+
+struct shape {
+    wire_type type;
+    const char *name;            /* the model's name for the shape: "TableName" */
+    int has_min, has_max;        /* length of a string, size of a list or map, or a number's */
+    long long min, max;          /* range, as the model bounds them */
+    int constrained;             /* it or a shape below it has constraints to judge */
+    int handler_judges;          /* its constraints are judged by the operations, with DynamoDB's
+                                    messages for them (tools/shapes_overrides.json) */
+    const char *pattern;         /* a string's regular expression as DynamoDB names it, or NULL */
+    const char *ere;             /* the same as an anchored POSIX extended expression */
+    const char *const *enums;    /* a string's allowed values, NULL-terminated, or NULL */
+    const shape_member *members; /* a structure's, in the model's order */
+    size_t nmembers;
+    const shape *key;     /* a map's keys */
+    const shape *element; /* a list's elements, a map's values */
+};
+
+typedef struct shape_operation {
+    const char *name; /* "PutItem" */
+    const shape *input;
+    int constraints; /* its constraints are judged here; else by its handler, with the
+                        messages and order DynamoDB gives that operation */
+} shape_operation;
+
+/* Every operation of the models, sorted by name. */
+extern const shape_operation shape_operations[];
+extern const size_t shape_noperations;
+
+/* The shape of operation name's input, or NULL when the models have none. */
+const shape_operation *shapes_operation(const char *name);
+
+/* Checks req, the request of operation op (NULL: nothing is checked): its types
+ * (shapes_check_types), then, if op's constraints are judged here, its constraints
+ * (shapes_check_constraints). */
+int shapes_check(const shape_operation *op, json_t *req, qr_err *err);
+
+/* Checks that every member of req has the JSON type input says, reading req in order and
+ * stopping at the first that has not, as DynamoDB's reader does: then SerializationException
+ * with DynamoDB's message for what it found ("NUMBER_VALUE cannot be converted to String").
+ * A null member counts as absent, and members the shape does not know are left alone. What
+ * DynamoDB's reader converts it converts in req: a boolean's words ("TRUE") to a boolean,
+ * a number with a fraction to the integer below it where an integer is expected. */
+int shapes_check_types(const shape *input, json_t *req, qr_err *err);
+
+/* Checks req (its types checked) against the constraints of input: required members,
+ * lengths, patterns, enum values, numeric ranges, list and map sizes, reporting all it
+ * breaks in one ValidationException, "N validation errors detected: Value '…' at '…'
+ * failed to satisfy constraint: …; …". Shapes marked handler_judges are skipped. */
+int shapes_check_constraints(const shape *input, const json_t *req, qr_err *err);
+
+/* For handlers that judge their operation's members themselves, in the order DynamoDB
+ * gives: judges only the listed members (NULL-terminated) of req against operation's input
+ * shape, as shapes_check_constraints would, and sets err to what they break (-1), or
+ * returns 0. */
+int shapes_judge_members(const char *operation, const json_t *req, const char *const *members,
+                         qr_err *err);
+
+#endif
