@@ -259,8 +259,11 @@ static void send_response(server *s, h2o_req_t *req, const exchange *x, int stat
     buf_free(&packed);
 }
 
-static void send_error(server *s, h2o_req_t *req, const exchange *x, int status, const char *ctype,
-                       const char *op, const char *type, const char *message)
+/* The error document of type with message as its text (NULL: none, as DynamoDB answers
+ * a body that is no JSON and an unknown target); why is what the log line says. */
+static void send_error_doc(server *s, h2o_req_t *req, const exchange *x, int status,
+                           const char *ctype, const char *op, const char *type, const char *message,
+                           const char *why)
 {
     buf b;
     buf_init(&b, 0);
@@ -269,8 +272,14 @@ static void send_error(server *s, h2o_req_t *req, const exchange *x, int status,
         h2o_send_error_500(req, "Internal Server Error", "out of memory", 0);
         return;
     }
-    send_response(s, req, x, status, ctype, b.data, b.len, op, type, message);
+    send_response(s, req, x, status, ctype, b.data, b.len, op, type, why);
     buf_free(&b);
+}
+
+static void send_error(server *s, h2o_req_t *req, const exchange *x, int status, const char *ctype,
+                       const char *op, const char *type, const char *message)
+{
+    send_error_doc(s, req, x, status, ctype, op, type, message, message);
 }
 
 /* The engine's answer to a call (or a 500 when it gave none). */
@@ -783,14 +792,16 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
     err_init(&e);
     int auth_failed = authenticate(s, req, sent, sent_len, &e) != 0;
     if (op == NULL || auth_failed) {
-        /* DynamoDB judges the JSON first, then the target, then the signature. */
+        /* DynamoDB judges the JSON first, then the target, then the signature; the first
+         * two are answered with no text. */
         char why[200];
         if (x.len && !wire_json_valid(x.body, x.len, why, sizeof why)) {
             char msg[256];
             snprintf(msg, sizeof msg, "Malformed JSON: %s", why);
-            send_error(s, req, &x, 400, ctype, op, QR_E_SERIALIZATION, msg);
+            send_error_doc(s, req, &x, 400, ctype, op, QR_E_SERIALIZATION, NULL, msg);
         } else if (op == NULL) {
-            send_error(s, req, &x, 400, ctype, NULL, QR_E_UNKNOWN_OP, WIRE_UNKNOWN_OP_MESSAGE);
+            send_error_doc(s, req, &x, 400, ctype, NULL, QR_E_UNKNOWN_OP, NULL,
+                           WIRE_UNKNOWN_OP_MESSAGE);
         } else {
             send_error(s, req, &x, err_http_status(e.type), ctype, op, e.type, e.msg);
         }
