@@ -810,7 +810,13 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
     /* The region the client signed for is the one it believes it reached. */
     char region[64] = "";
     const h2o_iovec_t *authz = find_header(req, H2O_STRLIT("authorization"));
-    if (authz) sigv4_credential_region(authz->base, authz->len, region, sizeof region);
+    const char *query = memchr(req->input.path.base, '?', req->input.path.len);
+    if (authz)
+        sigv4_credential_region(authz->base, authz->len, region, sizeof region);
+    else if (query)
+        sigv4_presigned_region(query + 1,
+                               req->input.path.len - (size_t)(query + 1 - req->input.path.base),
+                               region, sizeof region);
 
     http_call *hc = h2o_mem_alloc_shared(&req->pool, sizeof *hc, call_dispose);
     *hc = (http_call){.call = {.op = op,
