@@ -36,6 +36,9 @@
  * this many bodies' worth of bytes were read and dropped (see core_linger_on_close), so
  * that the client can finish sending and read the answer instead of a reset. */
 #define LINGER_BODIES 2
+/* DynamoDB answers a request whose request line and headers pass 16 KB with 400 Bad
+ * Request, before reading its signature (recorded by Alternator's suite against it). */
+#define MAX_HEAD_BYTES (16 << 10)
 
 struct server {
     server_config cfg;
@@ -608,9 +611,10 @@ static size_t raw_head(h2o_req_t *req, const char **head)
     return framing_head_len(start, sock->input->size);
 }
 
-/* Refuses a request whose framing or header syntax is not beyond doubt (framing.h): 400,
- * and the connection closed after it, so that no byte after the request is read as
- * another. Nothing of the request runs. Returns 1 if it refused. */
+/* Refuses a request whose header block passes MAX_HEAD_BYTES or whose framing or header
+ * syntax is not beyond doubt (framing.h): 400, and the connection closed after it, so
+ * that no byte after the request is read as another. Nothing of the request runs.
+ * Returns 1 if it refused. */
 static int refuse_ambiguous(server *s, h2o_req_t *req, const exchange *x)
 {
     const char *head = NULL;
@@ -618,6 +622,11 @@ static int refuse_ambiguous(server *s, h2o_req_t *req, const exchange *x)
     char why[200];
     if (len == 0)
         snprintf(why, sizeof why, "the request's header block could not be checked");
+    else if (len > MAX_HEAD_BYTES)
+        snprintf(why, sizeof why,
+                 "the request line and headers take %zu bytes; at most %d are read, as DynamoDB "
+                 "reads them",
+                 len, MAX_HEAD_BYTES);
     else if (framing_check(head, len, why, sizeof why) == 0)
         return 0;
     char body[256];

@@ -189,3 +189,48 @@ def test_each_error_spells_its_message_member_as_dynamodb_does(signed_server):
     # A request sent as application/json is answered as application/json.
     d = doc("DescribeTable", {"TableName": "Gone"}, content_type="application/json")
     assert d["__type"] == DYNAMODB + "ResourceNotFoundException"
+
+
+# ---- the size of the request line and headers ----
+
+def head_exchange(port, data):
+    import socket
+    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+    try:
+        s.sendall(data)
+        s.shutdown(socket.SHUT_WR)
+        out = b""
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                return out
+            out += chunk
+    finally:
+        s.close()
+
+
+def test_a_request_line_and_headers_past_16_kb_are_a_bad_request(signed_server):
+    # DynamoDB reads at most 16 KB of request line and headers and answers more with 400
+    # Bad Request before it looks at the signature (recorded by Alternator's suite).
+    host = "127.0.0.1:%d" % signed_server.port
+    base = ("Host: %s\r\nContent-Type: application/x-amz-json-1.0\r\nX-Amz-Target: %s\r\n"
+            "Authorization: AWS4-HMAC-SHA256 Credential=%s/20200101/us-east-1/dynamodb/aws4_request, "
+            "SignedHeaders=host, Signature=0\r\nX-Amz-Date: 20200101T000000Z\r\n"
+            "Content-Length: 2\r\n" % (host, LIST, KEYS["default"][0]))
+
+    def answer(path, extra):
+        head = "POST %s HTTP/1.1\r\n%s%s\r\n" % (path, base, extra)
+        out = head_exchange(signed_server.port, head.encode() + b"{}")
+        status = int(out.split(b" ", 2)[1])
+        return status, len(head), out.partition(b"\r\n\r\n")[2]
+
+    for path, extra in [("/" + "x" * 17000, ""), ("/", "X-Big: %s\r\n" % ("a" * 17000)),
+                        ("/", "".join("X-H%d: %s\r\n" % (i, "v" * 300) for i in range(60)))]:
+        status, size, body = answer(path, extra)
+        assert size > 16384
+        assert status == 400 and b"InvalidSignatureException" not in body, body
+        assert body == ("Bad Request: the request line and headers take %d bytes; at most 16384 are "
+                        "read, as DynamoDB reads them\n" % size).encode()
+    # Just under the limit the request is read, and judged on its (stale) signature.
+    status, size, body = answer("/", "X-Big: %s\r\n" % ("a" * (16384 - len(base) - 40)))
+    assert size <= 16384 and status == 400 and b"InvalidSignatureException" in body, (size, body)
