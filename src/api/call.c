@@ -128,23 +128,24 @@ int qr_operation_writes(const char *name)
     return op == NULL || !op->reads;
 }
 
-/* The member that carries an error's text: "message" for most of DynamoDB's errors,
- * "Message" for the three whose shapes name it so in DynamoDB's service model, which is
- * the only spelling some SDKs read (the AWS SDK for Go v2's ErrorMessage()). */
-static const char *message_member(const char *type)
+/* Whether DynamoDB answers this failure with a bare {"__type": ...}: it does so for a
+ * body that is not JSON at all (the document then names no more than the error). */
+static int bare_error(const qr_err *err, const char *request, size_t len)
 {
-    static const char *const capitalised[] = {QR_E_TXN_CANCELED, QR_E_IDEMPOTENT,
-                                              QR_E_TXN_IN_PROGRESS, NULL};
-    for (int i = 0; capitalised[i]; i++)
-        if (strcmp(type, capitalised[i]) == 0) return "Message";
-    return "message";
+    if (strcmp(err->type, QR_E_SERIALIZATION) != 0) return 0;
+    json_t *doc = request ? json_loadb(request, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL) : NULL;
+    json_decref(doc);
+    return doc == NULL;
 }
 
-static void fill_error(qr_response *resp, qr_err *err)
+static void fill_error(qr_response *resp, qr_err *err, const char *request, size_t len)
 {
     char type[128];
     snprintf(type, sizeof type, "%s%s", err_namespace(err->type), err->type);
-    json_t *body = json_pack("{s:s,s:s}", "__type", type, message_member(err->type), err->msg);
+    json_t *body =
+        bare_error(err, request, len)
+            ? json_pack("{s:s}", "__type", type)
+            : json_pack("{s:s,s:s}", "__type", type, err_message_member(err->type), err->msg);
     /* An attached object with CancellationReasons (TransactionCanceledException) adds its
      * keys to the body, message included, as it may exceed err->msg, and one with
      * ThrottlingReasons (a throttled request) its reasons; else it is the Item. */
@@ -237,7 +238,7 @@ static int call(qr_db *db, const struct operation *op, const char *operation, co
     return QR_OK;
 fail:
     op_call_done(&c);
-    fill_error(resp, &err);
+    fill_error(resp, &err, request, len);
     err_clear(&err);
     return QR_ERR;
 }

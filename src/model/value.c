@@ -12,6 +12,7 @@
 #include <math.h>
 #include <string.h>
 #include <strings.h>
+#include <yajl/yajl_parse.h>
 
 static const char *const type_names[] = {"",  "S", "N",  "B",  "BOOL", "NULL",
                                          "M", "L", "SS", "NS", "BS"};
@@ -905,4 +906,220 @@ size_t item_size(const json_t *item)
     json_t *v;
     json_object_foreach((json_t *)item, k, v) size += strlen(k) + value_size(v);
     return size;
+}
+
+/* ---- what an item counts toward a page, read from its stored text ----
+ * YAJL's callbacks walk the text (no values are built: a Scan counts every item it reads).
+ * Each open map or list is a frame that sums what its members count. */
+
+#define PAGE_DEPTH 80 /* an item nests at most 32 levels, two JSON levels each */
+
+typedef enum page_frame {
+    PF_ATTRS, /* the item or an M's map: attribute names, each with a value */
+    PF_VALUE, /* an AttributeValue: {"TYPE": payload} */
+    PF_LIST,  /* an L's array of AttributeValues */
+    PF_SET    /* an SS, NS or BS array */
+} page_frame;
+
+typedef struct page_level {
+    page_frame kind;
+    size_t sum;   /* what the members counted so far; a value's own count once it is read */
+    size_t n;     /* members (a set's) */
+    char type;    /* PF_VALUE: 'S', 'N', 'B', 'L', 'M', 'b' (BOOL) or '0' (NULL) */
+    int set;      /* PF_VALUE: an SS, NS or BS of type */
+    int is_range; /* PF_VALUE: the item's sort key, counted plain */
+} page_level;
+
+typedef struct page_scan {
+    page_level f[PAGE_DEPTH];
+    int depth;
+    const char *range_key;
+    int next_is_range; /* the attribute name just read is the sort key */
+    size_t range;      /* the sort key's plain size */
+    size_t total;      /* the item's attributes, once the item closes */
+} page_scan;
+
+static size_t base64_len(size_t n, const unsigned char *p)
+{
+    if (n < 4) return 0;
+    return n / 4 * 3 - (p[n - 1] == '=') - (p[n - 2] == '=');
+}
+
+/* The plain size of a scalar's text (S, N or B). */
+static size_t scalar_size(char type, const unsigned char *s, size_t n)
+{
+    if (type == 'B') return base64_len(n, s);
+    if (type != 'N') return n;
+    qr_num num;
+    qr_err e;
+    err_init(&e);
+    return num_parse((const char *)s, n, &num, &e) ? n : num_size(&num);
+}
+
+/* A value of the frame below the top has closed, counting c: add it to its container. */
+static void page_add(page_scan *ps, size_t c)
+{
+    if (ps->depth == 0) return;
+    page_level *up = &ps->f[ps->depth - 1];
+    up->sum += up->kind == PF_LIST ? 1 + c : c + (ps->depth == 1 ? 1 : 2);
+}
+
+static int page_open(page_scan *ps, page_frame kind)
+{
+    if (ps->depth == PAGE_DEPTH) return 0;
+    ps->f[ps->depth] = (page_level){.kind = kind};
+    ps->f[ps->depth].is_range = kind == PF_VALUE && ps->depth == 1 && ps->next_is_range;
+    ps->depth++;
+    return 1;
+}
+
+static int page_start_map(void *ctx)
+{
+    page_scan *ps = ctx;
+    if (ps->depth == 0) return page_open(ps, PF_ATTRS);
+    page_frame k = ps->f[ps->depth - 1].kind;
+    if (k == PF_ATTRS || k == PF_LIST) return page_open(ps, PF_VALUE);
+    return page_open(ps, PF_ATTRS); /* an M's payload */
+}
+
+static int page_map_key(void *ctx, const unsigned char *key, size_t n)
+{
+    page_scan *ps = ctx;
+    page_level *top = &ps->f[ps->depth - 1];
+    if (top->kind == PF_VALUE) {
+        top->type = n == 4 && memcmp(key, "BOOL", 4) == 0   ? 'b'
+                    : n == 4 && memcmp(key, "NULL", 4) == 0 ? '0'
+                    : n == 1 || n == 2                      ? (char)key[0]
+                                                            : '?';
+        top->set = n == 2; /* SS, NS, BS */
+    } else if (ps->depth == 1) {
+        ps->next_is_range =
+            ps->range_key && strlen(ps->range_key) == n && memcmp(ps->range_key, key, n) == 0;
+    }
+    return 1;
+}
+
+static int page_end_map(void *ctx)
+{
+    page_scan *ps = ctx;
+    page_level *top = &ps->f[--ps->depth];
+    if (top->kind == PF_ATTRS && ps->depth == 0) {
+        ps->total = top->sum;
+        return 1;
+    }
+    if (top->kind == PF_ATTRS) { /* an M's payload: the value frame below takes it */
+        ps->f[ps->depth - 1].sum = 3 + top->sum;
+        return 1;
+    }
+    /* An AttributeValue closes: its sum is its framed size (the payload set it). */
+    if (top->is_range) {
+        ps->range = top->sum;
+        return 1;
+    }
+    page_add(ps, top->sum);
+    return 1;
+}
+
+static int page_start_array(void *ctx)
+{
+    page_scan *ps = ctx;
+    const page_level *v = &ps->f[ps->depth - 1];
+    return page_open(ps, v->set ? PF_SET : PF_LIST);
+}
+
+static int page_end_array(void *ctx)
+{
+    page_scan *ps = ctx;
+    page_level *top = &ps->f[--ps->depth];
+    ps->f[ps->depth - 1].sum = top->kind == PF_LIST ? 3 + top->sum : top->sum + top->n + 1;
+    return 1;
+}
+
+static int page_string(void *ctx, const unsigned char *s, size_t n)
+{
+    page_scan *ps = ctx;
+    page_level *top = &ps->f[ps->depth - 1];
+    if (top->kind == PF_SET) {
+        top->sum += scalar_size(ps->f[ps->depth - 2].type, s, n);
+        top->n++;
+        return 1;
+    }
+    size_t plain = scalar_size(top->type, s, n);
+    if (top->is_range)
+        top->sum = plain;
+    else if (top->type == 'S')
+        top->sum = plain + (plain < 128 ? 1 : plain < 16384 ? 2 : 3);
+    else
+        top->sum = plain + 1;
+    return 1;
+}
+
+static int page_boolean(void *ctx, int v)
+{
+    (void)v;
+    page_scan *ps = ctx;
+    page_level *top = &ps->f[ps->depth - 1];
+    top->sum = top->type == 'b';
+    return 1;
+}
+
+static const yajl_callbacks page_callbacks = {
+    .yajl_boolean = page_boolean,
+    .yajl_string = page_string,
+    .yajl_start_map = page_start_map,
+    .yajl_map_key = page_map_key,
+    .yajl_end_map = page_end_map,
+    .yajl_start_array = page_start_array,
+    .yajl_end_array = page_end_array,
+};
+
+struct item_pager {
+    page_scan ps;
+    yajl_handle yajl; /* reads one item after another (yajl_allow_multiple_values) */
+};
+
+static yajl_handle pager_handle(item_pager *p)
+{
+    yajl_handle h = yajl_alloc(&page_callbacks, NULL, &p->ps);
+    if (h) {
+        yajl_config(h, yajl_dont_validate_strings, 1); /* stored text is valid UTF-8 */
+        yajl_config(h, yajl_allow_multiple_values, 1);
+    }
+    return h;
+}
+
+item_pager *item_pager_open(const char *range_key)
+{
+    item_pager *p = calloc(1, sizeof *p);
+    if (p == NULL) return NULL;
+    p->ps.range_key = range_key;
+    p->yajl = pager_handle(p);
+    if (p->yajl == NULL) {
+        free(p);
+        return NULL;
+    }
+    return p;
+}
+
+size_t item_pager_size(item_pager *p, const char *json, size_t len)
+{
+    page_scan *ps = &p->ps;
+    ps->depth = 0;
+    ps->total = ps->range = 0;
+    ps->next_is_range = 0;
+    if (yajl_parse(p->yajl, (const unsigned char *)json, len) != yajl_status_ok || ps->depth) {
+        /* Never for a stored item: its text then stands for it, and a fresh reader
+         * takes the next one. */
+        yajl_free(p->yajl);
+        p->yajl = pager_handle(p);
+        return len;
+    }
+    return 2 + ps->total + (1 + (1 + ps->total) / 3072) * (18 + ps->range);
+}
+
+void item_pager_close(item_pager *p)
+{
+    if (p == NULL) return;
+    if (p->yajl) yajl_free(p->yajl);
+    free(p);
 }

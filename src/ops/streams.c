@@ -145,15 +145,38 @@ int op_describe_stream(qr_db *db, op_call *c, qr_err *err)
                    &after_whole, err) ||
         param_object(req, "ShardFilter", &filter, err))
         return -1;
-    static const char *const filters[] = {"CHILD_SHARDS", NULL};
-    const char *ftype;
-    if (filter && param_enum(filter, "Type", filters, NULL, &ftype, err)) return -1;
+    /* ShardFilter {Type: CHILD_SHARDS, ShardId} asks for the children of a shard of the
+     * stream: both members, in their constraints, then a shard that is there. */
+    const char *ftype = NULL, *parent = NULL;
+    int parent_whole = 1;
+    if (filter) {
+        if (param_string(filter, "Type", &ftype, err) ||
+            text_param(filter, "ShardId", "shardFilter.shardId", 28, 65, &parent, &parent_whole,
+                       err))
+            return -1;
+        if (ftype && strcmp(ftype, "CHILD_SHARDS") != 0)
+            return err_validation(
+                err,
+                "1 validation error detected: Value '%s' at 'shardFilter.type' failed to satisfy "
+                "constraint: Member must satisfy enum value set: [CHILD_SHARDS]",
+                ftype);
+        if (ftype == NULL)
+            return err_validation(err, "ShardFilter must have a Type: CHILD_SHARDS is the one "
+                                       "filter DescribeStream knows");
+        if (parent == NULL)
+            return err_validation(err, "ShardFilter of Type CHILD_SHARDS must name the ShardId "
+                                       "whose child shards it lists");
+    }
     if (find_stream(db, req, "StreamArn", "streamArn", &d, err)) return -1;
     char id[96], seq[32];
     shard_id(d, id, sizeof id);
+    if (parent && (!parent_whole || strcmp(parent, id) != 0)) {
+        json_decref(d);
+        return err_set(err, QR_E_NOT_FOUND, "Requested resource not found: Shard does not exist");
+    }
     json_t *shards = json_array();
     /* Shards are listed in the order of their ids, after ExclusiveStartShardId; the one
-     * shard is nobody's child (ShardFilter CHILD_SHARDS asks for children). */
+     * shard is nobody's child, so CHILD_SHARDS lists none. */
     if ((after == NULL || strcmp(after, id) < 0) && filter == NULL) {
         json_t *range = json_pack("{s:s}", "StartingSequenceNumber",
                                   sequence_text(field_u64(d, "Start"), seq, sizeof seq));

@@ -36,6 +36,9 @@
  * this many bodies' worth of bytes were read and dropped (see core_linger_on_close), so
  * that the client can finish sending and read the answer instead of a reset. */
 #define LINGER_BODIES 2
+/* DynamoDB answers a request whose request line and headers pass 16 KB with 400 Bad
+ * Request, before reading its signature (recorded by Alternator's suite against it). */
+#define MAX_HEAD_BYTES (16 << 10)
 
 struct server {
     server_config cfg;
@@ -259,8 +262,11 @@ static void send_response(server *s, h2o_req_t *req, const exchange *x, int stat
     buf_free(&packed);
 }
 
-static void send_error(server *s, h2o_req_t *req, const exchange *x, int status, const char *ctype,
-                       const char *op, const char *type, const char *message)
+/* The error document of type with message as its text (NULL: none, as DynamoDB answers
+ * a body that is no JSON and an unknown target); why is what the log line says. */
+static void send_error_doc(server *s, h2o_req_t *req, const exchange *x, int status,
+                           const char *ctype, const char *op, const char *type, const char *message,
+                           const char *why)
 {
     buf b;
     buf_init(&b, 0);
@@ -269,8 +275,14 @@ static void send_error(server *s, h2o_req_t *req, const exchange *x, int status,
         h2o_send_error_500(req, "Internal Server Error", "out of memory", 0);
         return;
     }
-    send_response(s, req, x, status, ctype, b.data, b.len, op, type, message);
+    send_response(s, req, x, status, ctype, b.data, b.len, op, type, why);
     buf_free(&b);
+}
+
+static void send_error(server *s, h2o_req_t *req, const exchange *x, int status, const char *ctype,
+                       const char *op, const char *type, const char *message)
+{
+    send_error_doc(s, req, x, status, ctype, op, type, message, message);
 }
 
 /* The engine's answer to a call (or a 500 when it gave none). */
@@ -599,9 +611,10 @@ static size_t raw_head(h2o_req_t *req, const char **head)
     return framing_head_len(start, sock->input->size);
 }
 
-/* Refuses a request whose framing or header syntax is not beyond doubt (framing.h): 400,
- * and the connection closed after it, so that no byte after the request is read as
- * another. Nothing of the request runs. Returns 1 if it refused. */
+/* Refuses a request whose header block passes MAX_HEAD_BYTES or whose framing or header
+ * syntax is not beyond doubt (framing.h): 400, and the connection closed after it, so
+ * that no byte after the request is read as another. Nothing of the request runs.
+ * Returns 1 if it refused. */
 static int refuse_ambiguous(server *s, h2o_req_t *req, const exchange *x)
 {
     const char *head = NULL;
@@ -609,6 +622,11 @@ static int refuse_ambiguous(server *s, h2o_req_t *req, const exchange *x)
     char why[200];
     if (len == 0)
         snprintf(why, sizeof why, "the request's header block could not be checked");
+    else if (len > MAX_HEAD_BYTES)
+        snprintf(why, sizeof why,
+                 "the request line and headers take %zu bytes; at most %d are read, as DynamoDB "
+                 "reads them",
+                 len, MAX_HEAD_BYTES);
     else if (framing_check(head, len, why, sizeof why) == 0)
         return 0;
     char body[256];
@@ -783,14 +801,16 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
     err_init(&e);
     int auth_failed = authenticate(s, req, sent, sent_len, &e) != 0;
     if (op == NULL || auth_failed) {
-        /* DynamoDB judges the JSON first, then the target, then the signature. */
+        /* DynamoDB judges the JSON first, then the target, then the signature; the first
+         * two are answered with no text. */
         char why[200];
         if (x.len && !wire_json_valid(x.body, x.len, why, sizeof why)) {
             char msg[256];
             snprintf(msg, sizeof msg, "Malformed JSON: %s", why);
-            send_error(s, req, &x, 400, ctype, op, QR_E_SERIALIZATION, msg);
+            send_error_doc(s, req, &x, 400, ctype, op, QR_E_SERIALIZATION, NULL, msg);
         } else if (op == NULL) {
-            send_error(s, req, &x, 400, ctype, NULL, QR_E_UNKNOWN_OP, WIRE_UNKNOWN_OP_MESSAGE);
+            send_error_doc(s, req, &x, 400, ctype, NULL, QR_E_UNKNOWN_OP, NULL,
+                           WIRE_UNKNOWN_OP_MESSAGE);
         } else {
             send_error(s, req, &x, err_http_status(e.type), ctype, op, e.type, e.msg);
         }
@@ -799,7 +819,13 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
     /* The region the client signed for is the one it believes it reached. */
     char region[64] = "";
     const h2o_iovec_t *authz = find_header(req, H2O_STRLIT("authorization"));
-    if (authz) sigv4_credential_region(authz->base, authz->len, region, sizeof region);
+    const char *query = memchr(req->input.path.base, '?', req->input.path.len);
+    if (authz)
+        sigv4_credential_region(authz->base, authz->len, region, sizeof region);
+    else if (query)
+        sigv4_presigned_region(query + 1,
+                               req->input.path.len - (size_t)(query + 1 - req->input.path.base),
+                               region, sizeof region);
 
     http_call *hc = h2o_mem_alloc_shared(&req->pool, sizeof *hc, call_dispose);
     *hc = (http_call){.call = {.op = op,

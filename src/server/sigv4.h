@@ -1,6 +1,6 @@
-/* sigv4.h — verifying AWS Signature Version 4 on requests, and the keys it checks against. It
- * does not speak HTTP, read files other than the credentials file, or support presigned
- * (query-string) authentication. */
+/* sigv4.h — verifying AWS Signature Version 4 on requests, signed in their Authorization
+ * header or presigned in their query string, and the keys it checks against. It does not
+ * speak HTTP or read files other than the credentials file. */
 #ifndef QR_SIGV4_H
 #define QR_SIGV4_H
 
@@ -72,6 +72,14 @@ void sigv4_keyring_free(sigv4_keyring *kr);
  * key (HMAC-SHA256 and SHA-256 from libcrypto) and answers with DynamoDB's own errors and
  * messages.
  *
+ * A request with no Authorization header whose query string carries X-Amz-Algorithm,
+ * X-Amz-Credential, X-Amz-Signature or X-Amz-SignedHeaders is presigned: those, with
+ * X-Amz-Date, must all be there (once each); X-Amz-Expires (1 to 604800 seconds) bounds
+ * how long after X-Amz-Date it is good (without it, SIGV4_MAX_SKEW_SECONDS does); its
+ * X-Amz-Security-Token may be in the query or a header; the canonical request holds the
+ * query without X-Amz-Signature and, as for any request, the SHA-256 of the body. The
+ * checks after reading the parameters are the header's.
+ *
  * Checks the request's Authorization header, in DynamoDB's order: one header, present,
  * each of its parameters known and given once, complete, date well formed and within
  * SIGV4_MAX_SKEW_SECONDS of now, Host and every X-Amz-* header present signed,
@@ -88,6 +96,10 @@ int sigv4_verify(const sigv4_request *req, const sigv4_keyring *keys, const char
  * ("… Credential=AKID/20261130/us-east-1/dynamodb/aws4_request, …") into out (cap bytes,
  * NUL-terminated). Returns 0, or -1 (out empty) when the header names no region. */
 int sigv4_credential_region(const char *authorization, size_t len, char *out, size_t cap);
+
+/* The region of a presigned request's X-Amz-Credential in its raw query string (len bytes,
+ * without the '?'), as sigv4_credential_region reads a header's. */
+int sigv4_presigned_region(const char *query, size_t len, char *out, size_t cap);
 
 /* The pieces of the computation, exposed for tests. */
 /* The canonical request for req given the SignedHeaders list and the payload's hash. */

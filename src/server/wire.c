@@ -106,7 +106,7 @@ int wire_error_body(buf *out, const char *type, const char *msg)
         /* The message may quote the request cut to fit, possibly inside a character. */
         char *text = strdup(msg);
         if (text) err_utf8_repair(text);
-        rc = text ? json_object_set_new(o, "message", json_string(text)) : -1;
+        rc = text ? json_object_set_new(o, err_message_member(type), json_string(text)) : -1;
         free(text);
     }
     char *text = rc == 0 ? json_dumps(o, JSON_COMPACT) : NULL;

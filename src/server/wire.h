@@ -39,7 +39,9 @@ uint32_t wire_crc32(const void *data, size_t len);
 void wire_request_id(char out[53]);
 
 /* The error document for type (a short name such as "SerializationException") with
- * DynamoDB's namespace prefix; msg may be NULL for a document with no message. */
+ * DynamoDB's namespace prefix and the text in the member DynamoDB spells for it
+ * (err_message_member); msg may be NULL for a document with no message, as DynamoDB
+ * answers a body that is not JSON and a target that names no operation. */
 int wire_error_body(buf *out, const char *type, const char *msg);
 
 /* Content codings of request and response bodies (RFC 9110's "gzip" and "deflate",

@@ -149,3 +149,13 @@ const char *err_namespace(const char *type)
         if (strcmp(type, service[i]) == 0) return "com.amazon.coral.service#";
     return "com.amazonaws.dynamodb.v20120810#";
 }
+
+const char *err_message_member(const char *type)
+{
+    static const char *const capitalised[] = {QR_E_SERIALIZATION, "AccessDeniedException",
+                                              QR_E_TXN_CANCELED, QR_E_IDEMPOTENT,
+                                              QR_E_TXN_IN_PROGRESS};
+    for (size_t i = 0; type && i < sizeof capitalised / sizeof capitalised[0]; i++)
+        if (strcmp(type, capitalised[i]) == 0) return "Message";
+    return "message";
+}

@@ -82,4 +82,11 @@ int err_http_status(const char *type);
  * "com.amazonaws.dynamodb.v20120810#". */
 const char *err_namespace(const char *type);
 
+/* The member of an error document that carries its text, as DynamoDB spells it for type:
+ * "Message" for SerializationException and AccessDeniedException (Coral's own) and for
+ * the three errors whose shapes name it so in DynamoDB's service model
+ * (TransactionCanceledException, IdempotentParameterMismatchException,
+ * TransactionInProgressException); "message" for every other. */
+const char *err_message_member(const char *type);
+
 #endif

@@ -1,10 +1,11 @@
 """Which member carries an error's text: "message" for most of DynamoDB's errors, but
 "Message" for TransactionCanceledException, IdempotentParameterMismatchException and
-TransactionInProgressException, as DynamoDB's service model names them and as DynamoDB
-sends them. boto3 reads either spelling; the AWS SDK for Go v2 reads only the model's, so
-an error with the other spelling reached Go programs with an empty ErrorMessage().
-IdempotentParameterMismatchException needs one process for both calls: it is checked in
-tests/server/test_error_message_idempotent.py."""
+TransactionInProgressException, as DynamoDB's service model names them, and for Coral's
+own SerializationException and AccessDeniedException, as DynamoDB sends them. boto3 reads
+either spelling; the AWS SDK for Go v2 reads only the model's, so an error with the other
+spelling reached Go programs with an empty ErrorMessage(). A body that is no JSON at all
+gets the type alone. IdempotentParameterMismatchException needs one process for both
+calls: it is checked in tests/server/test_error_message_idempotent.py."""
 import pytest
 
 T = "ErrMember"
@@ -46,3 +47,14 @@ def test_other_errors_keep_message(t):
     assert "Message" not in e.body and e.body["message"] == "The conditional request failed"
     e = t.error("GetItem", {"TableName": "NoSuchTable", "Key": {"pk": {"S": "a"}}})
     assert e.type == "ResourceNotFoundException" and "Message" not in e.body and e.body["message"]
+
+
+def test_serialization_errors_say_Message_or_nothing(q):
+    # A member of the wrong type: Coral's SerializationException carries "Message".
+    e = q.error("DescribeTable", {"TableName": 5})
+    assert e.type == "SerializationException"
+    assert "message" not in e.body and e.body["Message"]
+    # A body that is no JSON at all: the type alone, as DynamoDB answers it.
+    for text in ["hi", "", '{"TableName": "x"']:
+        rc, body = q.raw("DescribeTable", text)
+        assert (rc, body) == (1, {"__type": "com.amazon.coral.service#SerializationException"}), text

@@ -112,9 +112,9 @@ def test_a_foreign_host_is_refused_without_credentials(server):
         assert status == 400, (host, doc)
         assert doc["__type"].endswith("#AccessDeniedException")
         name = host.rsplit(":", 1)[0] if host.count(":") == 1 else host
-        assert "not a loopback name or address" in doc["message"]
-        assert "DNS rebinding" in doc["message"]
-        assert "--allow-host %s " % name in doc["message"], doc["message"]
+        assert "not a loopback name or address" in doc["Message"]
+        assert "DNS rebinding" in doc["Message"]
+        assert "--allow-host %s " % name in doc["Message"], doc["Message"]
     assert tables(server) == []  # nothing ran
     for host in ("localhost:%d" % server.port, "127.0.0.1:%d" % server.port,
                  "[::1]:%d" % server.port, "app.localhost:%d" % server.port):
@@ -139,7 +139,7 @@ def test_a_foreign_origin_is_refused_without_credentials(server):
         status, headers, doc = call(server, CREATE, TABLE, origin=origin)
         assert status == 400, (origin, doc)
         assert doc["__type"].endswith("#AccessDeniedException")
-        assert "--cors-origin %s " % origin in doc["message"], doc["message"]
+        assert "--cors-origin %s " % origin in doc["Message"], doc["Message"]
         assert "access-control-allow-origin" not in headers
         asked = {"Origin": origin, "Access-Control-Request-Method": "POST",
                  "Access-Control-Request-Headers": "authorization, x-amz-target"}

@@ -11,7 +11,7 @@ import time
 import pytest
 from botocore.exceptions import ClientError
 
-from conftest import KEYS, REGION, boto3_client
+from conftest import KEYS, REGION, boto3_client, raw
 
 VIEW_TYPES = ["KEYS_ONLY", "NEW_IMAGE", "OLD_IMAGE", "NEW_AND_OLD_IMAGES"]
 RANGE_SCHEMA = [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}]
@@ -390,6 +390,43 @@ def test_describe_stream_shard_paging(ddb, streams):
     assert "LastEvaluatedShardId" not in after_last["StreamDescription"]
     for bad in (0, -1):
         assert error_of(streams.describe_stream, StreamArn=arn, Limit=bad)[0] == "ValidationException"
+
+
+def test_describe_stream_shard_filter(server, ddb, streams):
+    # ShardFilter came to DescribeStream in July 2025, after the botocore Debian ships: the
+    # requests go raw. CHILD_SHARDS lists a shard's children; the one shard has none.
+    arn = make_table(ddb, "filtered", "KEYS_ONLY")["LatestStreamArn"]
+    shard = describe(streams, arn)["Shards"][0]["ShardId"]
+
+    def call(shard_filter):
+        return raw(server.url, "DynamoDBStreams_20120810.DescribeStream",
+                   {"StreamArn": arn, "ShardFilter": shard_filter})
+
+    r = call({"Type": "CHILD_SHARDS", "ShardId": shard})
+    assert r.status == 200, r.body
+    assert r.json()["StreamDescription"]["Shards"] == []
+    assert r.json()["StreamDescription"]["StreamArn"] == arn
+    validate = "com.amazon.coral.validate#ValidationException"
+    for shard_filter, message in [
+            ({"Type": "PARENT_SHARDS", "ShardId": shard},
+             "1 validation error detected: Value 'PARENT_SHARDS' at 'shardFilter.type' failed to "
+             "satisfy constraint: Member must satisfy enum value set: [CHILD_SHARDS]"),
+            ({"Type": "CHILD_SHARDS", "ShardId": "shardId-short"},
+             "1 validation error detected: Value 'shardId-short' at 'shardFilter.shardId' failed to "
+             "satisfy constraint: Member must have length greater than or equal to 28"),
+            ({"ShardId": shard},
+             "ShardFilter must have a Type: CHILD_SHARDS is the one filter DescribeStream knows"),
+            ({"Type": "CHILD_SHARDS"},
+             "ShardFilter of Type CHILD_SHARDS must name the ShardId whose child shards it lists")]:
+        r = call(shard_filter)
+        assert (r.status, r.json()) == (400, {"__type": validate, "message": message}), shard_filter
+    # A shard the stream does not have is not found, as GetShardIterator answers it.
+    r = call({"Type": "CHILD_SHARDS", "ShardId": "shardId-00000000000000000000-ffffffff"})
+    assert (r.status, r.json()) == (400, {
+        "__type": "com.amazonaws.dynamodb.v20120810#ResourceNotFoundException",
+        "message": "Requested resource not found: Shard does not exist"})
+    r = call([])
+    assert r.status == 400 and r.json()["__type"] == "com.amazon.coral.service#SerializationException"
 
 
 # ---- records ----

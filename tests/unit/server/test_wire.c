@@ -56,10 +56,10 @@ static void test_error_body(void)
     buf_init(&b, 0);
     CHECK_THAT(wire_error_body(&b, "SerializationException", "bad \"json\"\n") == 0);
     CHECK_STR(b.data, "{\"__type\":\"com.amazon.coral.service#SerializationException\","
-                      "\"message\":\"bad \\\"json\\\"\\n\"}");
+                      "\"Message\":\"bad \\\"json\\\"\\n\"}");
     json_t *doc = json_loadb(b.data, b.len, 0, NULL);
     CHECK_THAT(doc != NULL);
-    CHECK_STR(json_string_value(json_object_get(doc, "message")), "bad \"json\"\n");
+    CHECK_STR(json_string_value(json_object_get(doc, "Message")), "bad \"json\"\n");
     json_decref(doc);
     buf_reset(&b);
     CHECK_THAT(wire_error_body(&b, "ResourceNotFoundException", NULL) == 0);
@@ -68,6 +68,13 @@ static void test_error_body(void)
     buf_reset(&b);
     CHECK_THAT(wire_error_body(&b, "ValidationException", "x") == 0);
     CHECK_THAT(strstr(b.data, "com.amazon.coral.validate#ValidationException") != NULL);
+    CHECK_THAT(strstr(b.data, "\"message\":\"x\"") != NULL);
+    /* Serialization and access errors say "Message", as three of the model's shapes do. */
+    CHECK_STR(err_message_member("SerializationException"), "Message");
+    CHECK_STR(err_message_member("AccessDeniedException"), "Message");
+    CHECK_STR(err_message_member("TransactionCanceledException"), "Message");
+    CHECK_STR(err_message_member("UnrecognizedClientException"), "message");
+    CHECK_STR(err_message_member("ResourceNotFoundException"), "message");
     CHECK_STR(err_namespace("UnrecognizedClientException"), "com.amazon.coral.service#");
     CHECK_STR(err_namespace("InvalidSignatureException"), "com.amazon.coral.service#");
     CHECK_STR(err_namespace("UnknownOperationException"), "com.amazon.coral.service#");
