@@ -140,17 +140,5 @@ int value_dump(buf *out, const json_t *v);
 size_t value_size(const json_t *av);
 /* DynamoDB's size of an item: attribute name lengths plus value sizes. */
 size_t item_size(const json_t *item);
-/* What items count toward the 1 MB a Query or Scan page reads, as DynamoDB counts them
- * (not item_size: their stored form): each attribute name counts 1 byte, each value its
- * size plus the bytes that frame it (a string 1 to 3 for its length, a set one per member
- * and one, a list or map 3 and 1 or 2 per element), the table's sort key its plain size
- * once per 3 KB of the rest, and 20 bytes more per 3 KB. Fitted to DynamoDB's page
- * boundaries, which fall within one byte of it. A pager reads one item's stored JSON
- * text after another: item_pager_open (range_key: the table's sort key, NULL for none;
- * borrowed until item_pager_close; NULL when out of memory), item_pager_size per item. */
-typedef struct item_pager item_pager;
-item_pager *item_pager_open(const char *range_key);
-size_t item_pager_size(item_pager *p, const char *json, size_t len);
-void item_pager_close(item_pager *p);
 
 #endif

@@ -74,8 +74,7 @@ static int read_base(qr_db *db, table *t, const json_t *entry, int consistent, j
 static int range_run(qr_db *db, table *t, range_read *r, buf *out, size_t *bytes,
                      double *fetch_units, qr_err *err)
 {
-    size_t count = 0, scanned = 0, read_bytes = 0, page_bytes = 0;
-    item_pager *pager = item_pager_open(table_sk(t)->name);
+    size_t count = 0, scanned = 0, read_bytes = 0;
     double fetched = 0;
     int stopped = 0, rc = 0;
     buf last;
@@ -83,7 +82,7 @@ static int range_run(qr_db *db, table *t, range_read *r, buf *out, size_t *bytes
     buf_puts(out, r->count_only ? "{" : "{\"Items\":[");
     range_cursor *c =
         cursor_open(db, t, r->index, &r->lower, &r->upper, r->forward, r->consistent, NULL);
-    if (c == NULL || pager == NULL) rc = err_set(err, QR_E_INTERNAL, "out of memory");
+    if (c == NULL) rc = err_set(err, QR_E_INTERNAL, "out of memory");
     while (rc == 0) {
         size_t jlen, size;
         const char *json;
@@ -94,9 +93,6 @@ static int range_run(qr_db *db, table *t, range_read *r, buf *out, size_t *bytes
         }
         scanned++;
         read_bytes += size;
-        /* The page's 1 MB counts what was read (the index entry, for an index) as
-         * DynamoDB counts it, which is not its item_size (item_page_size). */
-        page_bytes += item_pager_size(pager, json, jlen);
         json_t *item = NULL;
         int keep = 1;
         if (r->filter || r->fetch_base || (r->projection && !r->count_only)) {
@@ -146,13 +142,12 @@ static int range_run(qr_db *db, table *t, range_read *r, buf *out, size_t *bytes
         json_decref(item);
         buf_reset(&last);
         buf_append(&last, json, jlen);
-        if ((r->limit && (long long)scanned >= r->limit) || page_bytes >= PAGE_BYTES) {
+        if ((r->limit && (long long)scanned >= r->limit) || read_bytes >= PAGE_BYTES) {
             stopped = 1;
             break;
         }
     }
     cursor_close(c);
-    item_pager_close(pager);
     if (rc == 0) {
         buf_printf(out, "%s\"Count\":%zu,\"ScannedCount\":%zu", r->count_only ? "" : "],", count,
                    scanned);
