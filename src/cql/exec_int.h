@@ -163,18 +163,27 @@ void cql_prepared_free_all(cql_state *st);
 struct cqlfn_fn;
 #define CQL_FNSEL_MAX_ARGS 8
 typedef struct cql_fnsel {
-    int kind; /* 'f' function, 't' token, 'c' cast */
+    int kind; /* 'f' function, 't' token, 'c' cast, 'u' field of a UDT, 'k' a typed term */
     const struct cqlfn_fn *fn;
     const struct cql_ctype *ret;
     size_t nargs;
-    const cql_tcol *argcol[CQL_FNSEL_MAX_ARGS]; /* a column, or NULL for a constant: */
-    const cql_expr *argexpr[CQL_FNSEL_MAX_ARGS];
+    size_t field;                                       /* 'u': the field's position in its type */
+    const cql_tcol *argcol[CQL_FNSEL_MAX_ARGS];         /* a column, or NULL for: */
+    const struct cql_fnsel *argsel[CQL_FNSEL_MAX_ARGS]; /* a nested selector, or NULL for */
+    const cql_expr *argexpr[CQL_FNSEL_MAX_ARGS];        /* a constant term ('k': the hint) */
     const struct cql_ctype *argtype[CQL_FNSEL_MAX_ARGS];
 } cql_fnsel;
-/* Resolves e (a CQL_E_FUNCTION or CQL_E_CAST selector) against t: 0, or -1 with the error
- * set. *name gets the column name Cassandra gives it (malloc'd). */
+/* Resolves the computed selector e (a function call, CAST, field selection a.f or typed
+ * term (int)1; arguments may nest) against t (exec_selector.c): 0, or -1 with the error
+ * set. Nested selectors live in t's arena. *name gets the column name Cassandra gives it
+ * ("system.totimestamp(system.now())", "addr.zip", "(int)1"; malloc'd). */
 int cql_fnsel_resolve(cql_call *c, const cql_tinfo *t, const cql_expr *e, cql_fnsel *out,
                       char **name);
+/* f's value for a row whose column i has the value vals[i] when has[i] (both indexed like
+ * t->cols; unused when f reads no column): CQLVAL_OK with the bytes appended to out,
+ * CQLVAL_NULL, or CQLVAL_ERROR with the call's error set. */
+int cql_fnsel_value(cql_run *r, const cql_tinfo *t, const cql_fnsel *f, const buf *vals,
+                    const int8_t *has, buf *out);
 
 /* The columns a SELECT answers with (names and types) into rs's metadata. 0, or -1 with
  * the call's error set. */

@@ -318,68 +318,11 @@ static size_t col_index(const qctx *q, const cql_tcol *c)
     return c ? (size_t)(c - q->t->cols) : 0;
 }
 
-/* A function selector's value for the loaded row: CQLVAL_OK with out, CQLVAL_NULL, or
- * CQLVAL_ERROR with the error set. */
+/* A function selector's value for the loaded row (cql_fnsel_value). */
 static int fn_value(qctx *q, const cql_fnsel *f, buf *out)
 {
-    cql_call *c = q->r->call;
-    if (f->kind == 't') {
-        cql_value v[64];
-        for (size_t i = 0; i < f->nargs; i++) {
-            size_t ci = col_index(q, f->argcol[i]);
-            if (!q->has[ci]) return CQLVAL_NULL;
-            v[f->argcol[i]->pos].p = (const uint8_t *)q->vals[ci].data;
-            v[f->argcol[i]->pos].len = (int32_t)q->vals[ci].len;
-        }
-        buf pk;
-        buf_init(&pk, 0);
-        if (cql_pk_serialize(q->t, v, &pk) != 0) {
-            buf_free(&pk);
-            cql_fail(c, CQL_ERR_INVALID, "The partition key is too large");
-            return CQLVAL_ERROR;
-        }
-        uint8_t b[8];
-        cqlkey_token_bytes(cqlkey_token((const uint8_t *)pk.data, pk.len), b);
-        buf_free(&pk);
-        buf_append(out, b, 8);
-        return CQLVAL_OK;
-    }
-    cql_parse_error perr;
-    memset(&perr, 0, sizeof perr);
-    if (f->kind == 'c') {
-        size_t ci = col_index(q, f->argcol[0]);
-        if (!q->has[ci]) return CQLVAL_NULL;
-        int rc = cqlfn_cast(f->argtype[0], f->ret, (const uint8_t *)q->vals[ci].data,
-                            q->vals[ci].len, out, &perr);
-        if (rc == CQLVAL_ERROR) cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
-        return rc;
-    }
-    cql_value args[CQL_FNSEL_MAX_ARGS];
-    buf consts[CQL_FNSEL_MAX_ARGS];
-    int rc = CQLVAL_OK;
-    for (size_t i = 0; i < f->nargs; i++) {
-        buf_init(&consts[i], 0);
-        if (f->argcol[i]) {
-            size_t ci = col_index(q, f->argcol[i]);
-            args[i].p = (const uint8_t *)q->vals[ci].data;
-            args[i].len = q->has[ci] ? (int32_t)q->vals[ci].len : CQL_NULL;
-            continue;
-        }
-        int t = cql_term(q->r, f->argtype[i], "argument", f->argexpr[i], &consts[i]);
-        if (t == CQLVAL_ERROR) rc = CQLVAL_ERROR;
-        args[i].p = (const uint8_t *)consts[i].data;
-        args[i].len = t == CQLVAL_OK ? (int32_t)consts[i].len : CQL_NULL;
-    }
-    if (rc == CQLVAL_OK) {
-        rc = cqlfn_call(f->fn, f->argtype, args, f->nargs, f->ret, out, &perr);
-        if (rc == CQLVAL_ERROR) cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
-    }
-    for (size_t i = 0; i < f->nargs; i++)
-        buf_free(&consts[i]);
-    return rc;
+    return cql_fnsel_value(q->r, q->t, f, q->vals, q->has, out);
 }
-
-static int fn_value(qctx *q, const cql_fnsel *f, buf *out);
 
 /* A row against the filters: 1 kept, 0 not, -1 error. */
 static int row_filtered(qctx *q)
