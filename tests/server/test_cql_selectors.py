@@ -79,6 +79,28 @@ def test_udt_field_selection_refusals(session):
         s.execute("SELECT x.zip FROM t")
 
 
+def test_functions_of_constants_on_system_local(session):
+    s = session
+    before = datetime.datetime.utcnow().replace(microsecond=0) - datetime.timedelta(seconds=1)
+    rs = s.execute("SELECT now(), toTimestamp(now()), uuid(), (int)1, (text)'foo', "
+                   "toUnixTimestamp(now()) AS ms, key FROM system.local")
+    assert rs.column_names == ["system.now()", "system.totimestamp(system.now())",
+                               "system.uuid()", "(int)1", "(text)'foo'", "ms", "key"]
+    assert types_of(rs) == ["timeuuid", "timestamp", "uuid", "int", "varchar", "bigint",
+                            "varchar"]
+    row = rs.one()
+    assert isinstance(row[0], uuid.UUID) and row[0].version == 1
+    assert before <= row[1] <= datetime.datetime.utcnow() + datetime.timedelta(seconds=1)
+    assert isinstance(row[2], uuid.UUID) and row[2].version == 4
+    assert row[3:5] == (1, "foo")
+    assert abs(row[5] - time.time() * 1000) < 5000
+    assert row[6] == "local"
+    # each call answers a new timeuuid
+    a = s.execute("SELECT now() FROM system.local").one()[0]
+    b = s.execute("SELECT now() FROM system.local").one()[0]
+    assert a != b and b.time > a.time
+
+
 def test_nested_calls_and_typed_terms_on_a_table(session):
     s = session
     s.execute("INSERT INTO t (k) VALUES (1)")
@@ -94,8 +116,8 @@ def test_nested_calls_and_typed_terms_on_a_table(session):
 
 def test_untyped_terms_are_refused_as_cassandra_does(session):
     with pytest.raises(InvalidRequest, match="Cannot infer type for term 1 in selection clause"):
-        session.execute("SELECT 1 FROM t")
+        session.execute("SELECT 1 FROM system.local")
     with pytest.raises(InvalidRequest, match="Unknown function"):
-        session.execute("SELECT nosuch() FROM t")
+        session.execute("SELECT nosuch() FROM system.local")
     with pytest.raises(InvalidRequest, match="Invalid number of arguments"):
-        session.execute("SELECT now(1) FROM t")
+        session.execute("SELECT now(1) FROM system.local")
