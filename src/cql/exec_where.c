@@ -460,11 +460,21 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
                 return cql_fail(c, CQL_ERR_INVALID,
                                 "Slice restrictions are not supported on the clustering columns "
                                 "in UPDATE statements");
-            if (!in_order && mode == CQL_KEYS_SELECT && !allow_filtering &&
+            /* a DELETE never filters: it deletes ranges of rows, and what is not one is
+             * refused as Cassandra refuses it */
+            if (!in_order && (mode == CQL_KEYS_DELETE || !allow_filtering) &&
                 (size_t)cols[0]->pos > prefix) {
                 const cql_tcol *gap = NULL;
                 for (size_t j = 0; j < t->ncols; j++)
                     if (t->cols[j].kind == 'c' && t->cols[j].pos == (int)prefix) gap = &t->cols[j];
+                int gap_sliced = 0;
+                for (size_t j = 0; j < nslices && gap; j++)
+                    gap_sliced |= cql_tinfo_col(t, slices[j]->columns[0]) == gap;
+                if (!gap_sliced)
+                    return cql_fail(c, CQL_ERR_INVALID,
+                                    "PRIMARY KEY column \"%s\" cannot be restricted as preceding "
+                                    "column \"%s\" is not restricted",
+                                    cols[0]->name, gap ? gap->name : "?");
                 return cql_fail(c, CQL_ERR_INVALID,
                                 "Clustering column \"%s\" cannot be restricted (preceding column "
                                 "\"%s\" is restricted by a non-EQ relation)",
@@ -507,10 +517,6 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
         k->slice = k->has_lo = k->has_hi = 0;
     }
     if (k->slice && slice_ranges(r, t, prefix, k) != 0) return -1;
-    if (mode == CQL_KEYS_DELETE && cql_slice_count(k) > 1)
-        return cql_fail(c, CQL_ERR_INVALID,
-                        "A DELETE of a multi-column slice over clustering columns of mixed order "
-                        "(several ranges of rows) is not answered here: delete each range");
     /* an = on an indexed column reads the index instead of every partition */
     if (mode == CQL_KEYS_SELECT && !k->partitions && !k->token) {
         for (size_t f = 0; f < k->nfilters && !k->index; f++) {

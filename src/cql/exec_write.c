@@ -932,6 +932,25 @@ static int conditional(const wctx *w)
     return s->if_exists || s->u.del.nconds;
 }
 
+/* A conditional statement writes one row: IN on the partition key or on a clustering
+ * column is refused, as Cassandra refuses it (even IN of one value). 0, or -1 with the
+ * error set. */
+static int conditional_in(wctx *w, const cql_where *where, const char *what)
+{
+    if (!conditional(w)) return 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < where->n; i++) {
+            const cql_relation *rel = &where->rels[i];
+            if (rel->op != CQL_OP_IN || rel->kind == CQL_REL_TOKEN) continue;
+            const cql_tcol *col = cql_tinfo_col(w->t, rel->columns[0]);
+            if (col == NULL || col->kind != (pass == 0 ? 'p' : 'c')) continue;
+            return cql_fail(w->r->call, CQL_ERR_INVALID,
+                            "IN on the %s is not supported with conditional %s",
+                            pass == 0 ? "partition key" : "clustering key columns", what);
+        }
+    return 0;
+}
+
 static const cql_relation *conds_of(const wctx *w, size_t *n)
 {
     if (w->s->kind == CQL_UPDATE) {
@@ -1002,9 +1021,6 @@ static int plan_assign(wctx *w)
     if (w->t->nck == 0) statics = 0;
     w->rows = rows;
     if (targets(w, k, statics, rows) != 0) return -1;
-    if (conditional(w) && w->nidx > (size_t)(statics + rows))
-        return cql_fail(c, CQL_ERR_INVALID,
-                        "IN on the partition key is not supported with conditional updates");
     return 0;
 }
 
@@ -1219,7 +1235,7 @@ static int plan_update(wctx *w)
             rc = cql_where_keys(w->r, w->t, &up->where, CQL_KEYS_DELETE, 0, &w->k);
         }
     }
-    if (rc) return -1;
+    if (rc || conditional_in(w, &up->where, "updates") != 0) return -1;
     size_t n = up->nset;
     w->nassign = n;
     w->cols = calloc(n + 1, sizeof *w->cols);
@@ -1320,13 +1336,17 @@ static int del_ck(void *arg, const buf *const *ckv)
         witem *it = target(w, &d->pk, &prefix, 0, d->pkv, ckv);
         rc = it ? 0 : -1;
     } else if (rc == 0) {
-        buf lo, hi;
-        buf_init(&lo, 0);
-        buf_init(&hi, 0);
-        cql_slice_bytes(&prefix, k, &lo, &hi);
-        rc = range_items(w, &d->pk, &lo, &hi, 0);
-        buf_free(&lo);
-        buf_free(&hi);
+        /* each range of the slice (several over clustering columns of mixed orders) */
+        size_t n = cql_slice_count(k);
+        for (size_t i = 0; rc == 0 && i < n; i++) {
+            buf lo, hi;
+            buf_init(&lo, 0);
+            buf_init(&hi, 0);
+            cql_slice_range(&prefix, k, i, &lo, &hi);
+            rc = range_items(w, &d->pk, &lo, &hi, 0);
+            buf_free(&lo);
+            buf_free(&hi);
+        }
     }
     buf_free(&prefix);
     return rc;
@@ -1388,6 +1408,7 @@ static int plan_delete(wctx *w)
         return -1;
     }
     w->has_keys = 1;
+    if (conditional_in(w, &del->where, "deletions") != 0) return -1;
     if (conditional(w) && (w->k.ck_eq < w->t->nck || w->k.slice) && del->ncols == 0)
         return cql_fail(c, CQL_ERR_INVALID,
                         "DELETE statements must restrict all PRIMARY KEY columns with equality "
@@ -1397,9 +1418,6 @@ static int plan_delete(wctx *w)
     int rc = cql_each_combination(w->k.pk, w->t->npk, del_pk, &d);
     buf_free(&d.pk);
     if (rc) return -1;
-    if (conditional(w) && w->nidx > 2)
-        return cql_fail(c, CQL_ERR_INVALID,
-                        "IN on the partition key is not supported with conditional deletions");
     return 0;
 }
 
