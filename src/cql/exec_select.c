@@ -20,6 +20,7 @@
 #include "cqlwire/cql_value.h"
 #include "engine/engine.h"
 #include "model/keycodec.h"
+#include "model/value.h"
 #include "util/jsonread.h"
 
 /* ---- byte bounds ---- */
@@ -138,12 +139,14 @@ typedef struct qctx {
     uint32_t part_index;
     int64_t emitted_total;
     int64_t emitted_part;
-    buf last_key; /* engine key of the last item read */
-    buf cur_pk;   /* the serialized partition key of the last item read */
-    int resume;   /* paging_state given */
-    int full;     /* the page is full */
-    int ended;    /* the last row emitted was a partition's static row alone */
-    size_t nread; /* items read, for the model watch */
+    buf last_key;  /* engine key of the last item read */
+    buf cur_pk;    /* the serialized partition key of the last item read */
+    int resume;    /* paging_state given */
+    int full;      /* the page is full */
+    int ended;     /* the last row emitted was a partition's static row alone */
+    size_t nread;  /* items read, for the model watch */
+    int metered;   /* the watch wants the bytes read: */
+    size_t nbytes; /* the sizes of the items read since the last charge */
     /* the current partition */
     json_t *static_item;
     int static_used;
@@ -672,6 +675,7 @@ static int done(qctx *q)
 static int take(qctx *q, json_t *item, const char *key, size_t key_len, const buf *pk)
 {
     q->nread++;
+    if (q->metered) q->nbytes += item_size(item);
     buf_reset(&q->last_key);
     buf_append(&q->last_key, key, key_len);
     if (pk == NULL) {
@@ -1283,7 +1287,10 @@ int cql_exec_select(cql_run *r, const cql_stmt *s, const cql_tinfo *t)
     q.et = cql_engine_table(c, t);
     if (q.et == NULL) goto end;
     cql_watched watched;
-    if (cql_watch_select(c, q.et, s, t, &q.k, q.reversed, q.aggregate, &watched) != 0) goto end;
+    if (cql_watch_select(c, q.et, s, t, &q.k, q.reversed, q.aggregate,
+                         r->params ? r->params->consistency : CQL_CL_ONE, &watched) != 0)
+        goto end;
+    q.metered = cql_watch_on(&watched);
     if (t->view) {
         rc = read_mview(&q);
     } else if (q.k.partitions) {
@@ -1306,6 +1313,9 @@ int cql_exec_select(cql_run *r, const cql_stmt *s, const cql_tinfo *t)
             int resumed = q.resume && i == first;
             rc = read_partition(&q, &parts.pk[i], &pre, resumed ? &q.last_key : NULL,
                                 resumed ? q.emitted_part : 0);
+            /* each partition named is a read of its own, as a GetItem or Query is */
+            cql_watch_read_bytes(&watched, q.nbytes);
+            q.nbytes = 0;
             if (rc > 0) break;
         }
     } else if (q.k.index) {
@@ -1340,6 +1350,7 @@ int cql_exec_select(cql_run *r, const cql_stmt *s, const cql_tinfo *t)
         buf_free(&upper);
     }
     if (rc < 0) goto end;
+    if (!q.k.partitions || t->view) cql_watch_read_bytes(&watched, q.nbytes);
     cql_watch_select_done(&watched, q.nread, q.out.nrows);
     rc = -1;
     if (q.aggregate) {
