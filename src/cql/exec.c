@@ -646,12 +646,25 @@ static int tinfo_build(cql_call *c, cql_state *st, const char *ks, const char *n
     }
     const char *iname;
     json_t *iv;
+    size_t nidx = json_object_size(json_object_get(def, "indexes"));
+    t->indexes = nidx ? cql_arena_alloc(&t->arena, nidx * sizeof *t->indexes) : NULL;
     json_object_foreach(json_object_get(def, "indexes"), iname, iv)
     {
         const char *target = json_string_value(json_object_get(iv, "target"));
-        for (size_t k = 0; target && k < t->ncols; k++)
-            if (strcmp(t->cols[k].name, target) == 0)
-                t->cols[k].index = cql_arena_strndup(&t->arena, iname, strlen(iname));
+        char column[CQL_NAME_MAX];
+        int kind;
+        if (target == NULL) continue;
+        cql_index_target_parse(target, &kind, column, sizeof column);
+        for (size_t k = 0; k < t->ncols; k++) {
+            if (strcmp(t->cols[k].name, column) != 0) continue;
+            const char *kept = cql_arena_strndup(&t->arena, iname, strlen(iname));
+            if (kind == CQL_INDEX_SIMPLE) {
+                t->cols[k].index = kept;
+            } else if (t->indexes) {
+                t->indexes[t->nindexes++] =
+                    (cql_tindex){.name = kept, .col = &t->cols[k], .kind = kind};
+            }
+        }
     }
     return rc;
 }

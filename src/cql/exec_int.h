@@ -101,6 +101,14 @@ typedef struct cql_tcol {
     int64_t dropped_at; /* a column of this name was dropped then: older cells are gone */
 } cql_tcol;
 
+/* An index on a collection (values(c), keys(m), entries(m)) or a frozen collection
+ * (full(f)): a multi-valued global index of the engine table (exec_index.c). */
+typedef struct cql_tindex {
+    const char *name;
+    const cql_tcol *col;
+    int kind; /* CQL_INDEX_KEYS, CQL_INDEX_VALUES, CQL_INDEX_ENTRIES or CQL_INDEX_FULL */
+} cql_tindex;
+
 typedef struct cql_tinfo {
     char ks[CQL_NAME_MAX], name[CQL_NAME_MAX];
     char engine[CQL_NAME_MAX]; /* the table whose engine table holds the rows (a view's base) */
@@ -110,6 +118,8 @@ typedef struct cql_tinfo {
     size_t ncols, npk, nck;
     int counter;
     int64_t default_ttl; /* seconds */
+    cql_tindex *indexes; /* the indexes on collections and frozen collections */
+    size_t nindexes;
     cql_arena arena;     /* a system table's columns; a statement's own allocations */
     cql_tshared *shared; /* the database's description cols point into, or NULL */
 } cql_tinfo;
@@ -290,6 +300,27 @@ int cql_term(cql_run *r, const struct cql_ctype *type, const char *receiver, con
 /* An int or bigint term (LIMIT, USING TTL): 0 with *v, or -1 with the error set. */
 int cql_int_term(cql_run *r, const cql_expr *e, int64_t *v, const char *what);
 
+/* ---- indexes on collections (exec_index.c) ---- */
+/* An index's target as the schema keeps it ("values(tags)", or a column alone for a plain
+ * index): its kind (CQL_INDEX_SIMPLE for a plain one) and column. 0. */
+int cql_index_target_parse(const char *target, int *kind, char *column, size_t cap);
+/* "keys", "values", "entries" or "full" ("" for CQL_INDEX_SIMPLE). */
+const char *cql_index_kind_name(int kind);
+/* The item attribute an index on a collection keys: "$i:" and its name. */
+void cql_index_attr(const char *index, char *out, size_t cap);
+/* Sets (or, with nothing to index, removes) the attribute of each of t's indexes on
+ * collections in item from the row's live cells. 0, or -1 for a value that cannot be
+ * read. */
+int cql_row_index(json_t *item, const cql_tinfo *t, int64_t now_s);
+/* The index of t that serves rel (CONTAINS for values(), CONTAINS KEY for keys(),
+ * c[k] = v for entries(), = for full()), or NULL. */
+const cql_tindex *cql_index_serving(const cql_tinfo *t, const cql_relation *rel);
+/* The engine index key rel looks up in ix (a new {"B"}), or NULL with the error set. */
+json_t *cql_index_lookup(cql_run *r, const cql_tindex *ix, const cql_relation *rel);
+/* Writes the attributes of t's indexes on collections into every stored row of t (after
+ * CREATE INDEX made one), a hundred rows to a transaction. 0, or -1 with the error set. */
+int cql_index_rows(cql_call *c, const cql_tinfo *t);
+
 /* ---- WHERE against the primary key (exec_where.c) ---- */
 typedef struct cql_vlist {
     buf *v; /* values (bytes) */
@@ -310,6 +341,7 @@ typedef struct cql_keys {
     int64_t token_lo, token_hi;
     const cql_tcol *index; /* read through this column's index (its = stays a filter) */
     const cql_relation *index_rel;
+    const cql_tindex *cindex;     /* the index on a collection it is, or NULL (a plain one) */
     const cql_relation **filters; /* what each row is checked against */
     size_t nfilters;
     int needs_filtering;

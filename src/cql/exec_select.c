@@ -327,6 +327,41 @@ static int fn_value(qctx *q, const cql_fnsel *f, buf *out)
     return cql_fnsel_value(q->r, q->t, f, q->vals, q->has, out);
 }
 
+/* m[key] op value against the map v: 1 when its entry of that key has such a value, 0
+ * when not, -1 with the error set. */
+static int entry_matches(qctx *q, const cql_tcol *col, const cql_relation *rel, const uint8_t *v,
+                         size_t vlen)
+{
+    const cql_ctype *type = col->type;
+    if (type->wire.id != CQL_TYPE_MAP)
+        return cql_fail(q->r->call, CQL_ERR_INVALID, "Column %s cannot be used as a map",
+                        col->name);
+    buf key, want;
+    buf_init(&key, 0);
+    buf_init(&want, 0);
+    int rc = cql_term(q->r, type->args[0], col->name, rel->key, &key);
+    if (rc == CQLVAL_OK) rc = cql_term(q->r, type->args[1], col->name, rel->value, &want);
+    int ok = rc == CQLVAL_ERROR ? -1 : 0;
+    cql_elements e;
+    uint32_t n;
+    if (rc == CQLVAL_OK && cql_collection_open(&e, v, vlen, 1, &n) == 0) {
+        const uint8_t *k, *val;
+        int32_t klen, valen;
+        while (cql_element_next(&e, &k, &klen) == 1 && cql_element_next(&e, &val, &valen) == 1) {
+            if (klen < 0 || cqlval_compare(type->args[0], k, (size_t)klen,
+                                           (const uint8_t *)key.data, key.len) != 0)
+                continue;
+            ok = valen >= 0 &&
+                 cql_compare_op(rel->op, cqlval_compare(type->args[1], val, (size_t)valen,
+                                                        (const uint8_t *)want.data, want.len));
+            break;
+        }
+    }
+    buf_free(&key);
+    buf_free(&want);
+    return ok;
+}
+
 /* A row against the filters: 1 kept, 0 not, -1 error. */
 static int row_filtered(qctx *q)
 {
@@ -363,7 +398,10 @@ static int row_filtered(qctx *q)
         size_t vlen = q->vals[ci].len;
         const cql_ctype *type = col->type;
         int ok = 0;
-        if (rel->op == CQL_OP_CONTAINS || rel->op == CQL_OP_CONTAINS_KEY) {
+        if (rel->kind == CQL_REL_ELEMENT) {
+            ok = entry_matches(q, col, rel, v, vlen);
+            if (ok < 0) return -1;
+        } else if (rel->op == CQL_OP_CONTAINS || rel->op == CQL_OP_CONTAINS_KEY) {
             int map = type->wire.id == CQL_TYPE_MAP;
             const cql_ctype *et = rel->op == CQL_OP_CONTAINS_KEY ? type->args[0]
                                   : map                          ? type->args[1]
@@ -861,25 +899,33 @@ static int read_index(qctx *q)
 {
     cql_call *c = q->r->call;
     const cql_tcol *col = q->k.index;
+    const char *iname = q->k.cindex ? q->k.cindex->name : col->index;
     char ixname[CQL_NAME_MAX + 8];
-    cql_index_engine_name(col->index, ixname, sizeof ixname);
+    cql_index_engine_name(iname, ixname, sizeof ixname);
     const qr_index *ix = table_index(q->et, ixname);
-    if (ix == NULL)
-        return cql_fail(c, CQL_ERR_SERVER, "the index %s has no engine index", col->index);
-    if (ix->creating)
+    if (ix == NULL && q->k.cindex == NULL)
+        return cql_fail(c, CQL_ERR_SERVER, "the index %s has no engine index", iname);
+    if (ix == NULL || ix->creating) /* an index on a collection: its rows being indexed */
         return cql_fail(c, CQL_ERR_READ_FAILURE, "The secondary index %s is still being built",
-                        col->index);
-    buf v;
-    buf_init(&v, 0);
-    int rc = cql_term(q->r, col->type, col->name, q->k.index_rel->value, &v);
-    if (rc != CQLVAL_OK) {
+                        iname);
+    json_t *av;
+    int rc;
+    if (q->k.cindex) {
+        /* an index on a collection: the key of the element, key or entry looked for */
+        if ((av = cql_index_lookup(q->r, q->k.cindex, q->k.index_rel)) == NULL) return -1;
+    } else {
+        buf v;
+        buf_init(&v, 0);
+        rc = cql_term(q->r, col->type, col->name, q->k.index_rel->value, &v);
+        if (rc != CQLVAL_OK) {
+            buf_free(&v);
+            return rc == CQLVAL_ERROR ? -1
+                                      : cql_fail(c, CQL_ERR_INVALID,
+                                                 "Unsupported null value for column %s", col->name);
+        }
+        av = cqlval_to_item(col->type, (const uint8_t *)v.data, v.len);
         buf_free(&v);
-        return rc == CQLVAL_ERROR ? -1
-                                  : cql_fail(c, CQL_ERR_INVALID,
-                                             "Unsupported null value for column %s", col->name);
     }
-    json_t *av = cqlval_to_item(col->type, (const uint8_t *)v.data, v.len);
-    buf_free(&v);
     qr_err err;
     err_init(&err);
     buf lower, upper, key, skip_to;
@@ -909,7 +955,7 @@ static int read_index(qctx *q)
         buf_reset(&key);
         if (entry == NULL || key_item(&key, q->et, entry, &err) != 0) {
             json_decref(entry);
-            rc = cql_fail(c, CQL_ERR_SERVER, "an index entry of %s cannot be read", col->index);
+            rc = cql_fail(c, CQL_ERR_SERVER, "an index entry of %s cannot be read", iname);
             break;
         }
         json_decref(entry);

@@ -527,6 +527,14 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
                 k->index = col;
                 k->index_rel = rel;
             }
+            /* CONTAINS, CONTAINS KEY, c[k] = v or = on a frozen collection with an index
+             * on the collection that serves it */
+            const cql_tindex *ix = k->index ? NULL : cql_index_serving(t, rel);
+            if (ix) {
+                k->index = ix->col;
+                k->index_rel = rel;
+                k->cindex = ix;
+            }
         }
         if (k->index) k->needs_filtering = k->nfilters > 1;
     }

@@ -729,6 +729,8 @@ static int finish(wset *set, cql_call *c, int64_t now_s, item_txn *x)
         if (!cql_row_live(it->item, it->t, now_s)) {
             rc = txn_delete(x, i, &err);
         } else {
+            if (it->t->nindexes && cql_row_index(it->item, it->t, now_s) != 0)
+                return cql_fail(c, CQL_ERR_SERVER, "a row of %s cannot be indexed", it->t->name);
             cql_row_seal(it->item, it->t);
             size_t size = item_size(it->item);
             if (size > MAX_ITEM_BYTES)
