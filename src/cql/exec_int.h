@@ -331,9 +331,11 @@ typedef struct cql_keys {
     int partitions; /* every partition key column restricted by = or IN */
     cql_vlist *pk;  /* per partition key column (when partitions) */
     size_t npk_cols;
-    cql_vlist *ck; /* per clustering column; the first ck_eq are set */
+    cql_vlist *ck; /* per clustering column; the first ck_eq are set, but for: */
     size_t nck_cols, ck_eq;
-    int slice; /* a range after the prefix: */
+    size_t tin_at, tin_n; /* (c1, c2) IN ((..), ..): tin_n columns from tin_at, whose */
+    cql_vlist tin;        /* tuples are tin's values, tin_n each, one after another */
+    int slice;            /* a range after the prefix: */
     int has_lo, has_hi, lo_incl, hi_incl;
     cql_vlist lo, hi;     /* its bounds' values, in value order (> and >=; < and <=) */
     cqlkey_ranges ranges; /* the bytes of $ck after the prefix the slice selects */
@@ -357,6 +359,11 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
                    int allow_filtering, cql_keys *k);
 void cql_keys_free(cql_keys *k);
 const char *cql_filtering_message(void);
+/* Calls fn for each clustering prefix of the first n columns k restricts by = and IN:
+ * cql_each_combination of their lists, with a multi-column IN's tuples as the values of
+ * its columns together. */
+int cql_each_prefix(const cql_keys *k, size_t n, int (*fn)(void *arg, const buf *const *vals),
+                    void *arg);
 /* Calls fn for each combination of one value of each list (the last list fastest);
  * stops at fn's first non-zero answer and returns it. */
 int cql_each_combination(const cql_vlist *lists, size_t n,

@@ -1350,7 +1350,7 @@ int cql_exec_select(cql_run *r, const cql_stmt *s, const cql_tinfo *t)
             goto end;
         }
         pre.nck = q.k.ck_eq;
-        if (cql_each_combination(q.k.ck, q.k.ck_eq, add_prefix, &pre) != 0) goto end;
+        if (cql_each_prefix(&q.k, q.k.ck_eq, add_prefix, &pre) != 0) goto end;
         qsort(pre.p, pre.n, sizeof *pre.p, cmp_buf);
         rc = 0;
         size_t first = q.resume ? q.part_index : 0;

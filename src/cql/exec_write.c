@@ -779,7 +779,7 @@ static int add_pk(void *arg, const buf *const *pkv)
     if (p->statics && target(p->w, &p->pk, NULL, 1, pkv, NULL) == NULL) return -1;
     if (!p->rows) return 0;
     if (p->w->t->nck == 0) return target(p->w, &p->pk, NULL, 0, pkv, NULL) ? 0 : -1;
-    return cql_each_combination(p->k->ck, p->nck, add_ck, p);
+    return cql_each_prefix(p->k, p->nck, add_ck, p);
 }
 
 /* The items of the rows the keys name: for each partition, the static row when statics
@@ -1387,7 +1387,7 @@ static int del_pk(void *arg, const buf *const *pkv)
         buf_free(&none);
         return rc;
     }
-    return cql_each_combination(d->k->ck, d->k->ck_eq, del_ck, d);
+    return cql_each_prefix(d->k, d->k->ck_eq, del_ck, d);
 }
 
 static int plan_delete(wctx *w)

@@ -92,3 +92,73 @@ def test_refused_deletes_leave_every_row(session, stmt, message):
         s.execute(stmt)
     assert message in str(e.value)
     assert left(s, "up") == sorted(GRID)
+
+
+# ---- multi-column IN on clustering columns ----
+
+@pytest.fixture
+def deep(session):
+    s = session
+    s.execute("CREATE TABLE deep (p int, a int, b int, c int, v int, PRIMARY KEY (p, a, b, c)) "
+              "WITH CLUSTERING ORDER BY (a ASC, b DESC, c ASC)")
+    ins = s.prepare("INSERT INTO deep (p, a, b, c, v) VALUES (?, ?, ?, ?, 0)")
+    for p in (1, 2):
+        for a, b, c in itertools.product(range(3), range(3), range(2)):
+            s.execute(ins, (p, a, b, c))
+    return s
+
+
+def deep_rows(s, p=1, where=""):
+    return sorted((r.a, r.b, r.c) for r in s.execute(
+        "SELECT a, b, c FROM deep WHERE p = %d %s" % (p, where)))
+
+
+ALL3 = sorted(itertools.product(range(3), range(3), range(2)))
+
+
+def test_multi_column_in_selects_updates_and_deletes(deep):
+    s = deep
+    # SELECT: the tuples' rows, in clustering order, with a later slice too
+    rows = [(r.a, r.b, r.c) for r in s.execute(
+        "SELECT a, b, c FROM deep WHERE p = 1 AND (a, b) IN ((2, 1), (0, 2), (0, 0), (9, 9))")]
+    assert rows == [(0, 2, 0), (0, 2, 1), (0, 0, 0), (0, 0, 1), (2, 1, 0), (2, 1, 1)]
+    assert deep_rows(s, where="AND a = 1 AND (b, c) IN ((2, 1), (0, 0))") == [(1, 0, 0),
+                                                                              (1, 2, 1)]
+    assert deep_rows(s, where="AND (a, b) IN ((1, 1), (2, 2)) AND c > 0") == [(1, 1, 1),
+                                                                              (2, 2, 1)]
+    p = s.prepare("SELECT a, b, c FROM deep WHERE p = ? AND (a, b, c) IN ((?, ?, ?), (?, ?, ?))")
+    assert sorted(tuple(r) for r in s.execute(p, (1, 0, 0, 0, 2, 2, 1))) == [(0, 0, 0),
+                                                                              (2, 2, 1)]
+    # UPDATE: every row a tuple names
+    s.execute("UPDATE deep SET v = 7 WHERE p = 1 AND (a, b, c) IN ((1, 1, 1), (2, 0, 0))")
+    assert sorted((r.a, r.b, r.c) for r in s.execute("SELECT a, b, c, v FROM deep WHERE p = 1")
+                  if r.v == 7) == [(1, 1, 1), (2, 0, 0)]
+    # DELETE: the rows of each tuple's prefix, in both partitions of an IN
+    s.execute("DELETE FROM deep WHERE p IN (1, 2) AND (a, b) IN ((0, 1), (2, 2))")
+    want = [x for x in ALL3 if x[:2] not in ((0, 1), (2, 2))]
+    assert deep_rows(s) == want and deep_rows(s, p=2) == want
+    s.execute("DELETE FROM deep WHERE p = 1 AND a = 1 AND (b, c) IN ((1, 0), (0, 1))")
+    want = [x for x in want if x not in ((1, 1, 0), (1, 0, 1))]
+    assert deep_rows(s) == want
+
+
+@pytest.mark.parametrize("stmt, message", [
+    ("DELETE FROM deep WHERE p = 1 AND (b, c) IN ((1, 1))",
+     'PRIMARY KEY column "b" cannot be restricted as preceding column "a" is not restricted'),
+    ("DELETE FROM deep WHERE p = 1 AND (a, c) IN ((1, 1))",
+     "Clustering columns must appear in the PRIMARY KEY order in multi-column relations: "
+     "(a, c) IN"),
+    ("DELETE FROM deep WHERE p = 1 AND (a, b) IN ((1, 1)) AND a = 1",
+     "a cannot be restricted by more than one relation if it includes"),
+    ("DELETE FROM deep WHERE p = 1 AND (a, b) IN ((1, 1), (1))",
+     "Expected 2 elements in value tuple, but got 1"),
+    ("UPDATE deep SET v = 1 WHERE p = 1 AND (a, b) IN ((1, 1))",
+     "Some clustering keys are missing: c"),
+    ("UPDATE deep SET v = 1 WHERE p = 1 AND (a, b, c) IN ((1, 1, 1)) IF v = 0",
+     "IN on the clustering key columns is not supported with conditional updates"),
+])
+def test_multi_column_in_refusals(deep, stmt, message):
+    with pytest.raises(InvalidRequest) as e:
+        deep.execute(stmt)
+    assert message in str(e.value)
+    assert deep_rows(deep) == ALL3
