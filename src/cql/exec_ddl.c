@@ -795,6 +795,29 @@ static int truncate_table(cql_run *r, const cql_stmt *s, cql_state *st)
     return answer_void(c);
 }
 
+/* The names of t's indexes on column (plain or on the collection) into out, joined by
+ * ", ": how many there are. */
+static size_t indexes_on(json_t *t, const char *column, char *out, size_t cap)
+{
+    size_t n = 0, used = 0;
+    out[0] = '\0';
+    const char *name;
+    json_t *iv;
+    json_object_foreach(json_object_get(t, "indexes"), name, iv)
+    {
+        char col[CQL_NAME_MAX];
+        int kind;
+        const char *target = json_string_value(json_object_get(iv, "target"));
+        if (target == NULL) continue;
+        cql_index_target_parse(target, &kind, col, sizeof col);
+        if (strcmp(col, column) != 0) continue;
+        used +=
+            (size_t)snprintf(out + used, used < cap ? cap - used : 0, "%s%s", n ? ", " : "", name);
+        n++;
+    }
+    return n;
+}
+
 static json_t *find_column(json_t *t, const char *name, size_t *at)
 {
     size_t i;
@@ -892,6 +915,13 @@ static int alter_table(cql_run *r, const cql_stmt *s, cql_state *st)
             }
             if (is_key(col)) {
                 cql_fail(c, CQL_ERR_INVALID, "Cannot drop PRIMARY KEY column %s", at->names[k]);
+                goto done;
+            }
+            char dependent[512];
+            if (indexes_on(t, at->names[k], dependent, sizeof dependent)) {
+                cql_fail(c, CQL_ERR_INVALID,
+                         "Cannot drop column %s because it has dependent secondary indexes (%s)",
+                         at->names[k], dependent);
                 goto done;
             }
             json_t *dropped = json_object_get(t, "dropped");

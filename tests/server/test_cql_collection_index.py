@@ -205,3 +205,21 @@ def test_verify_finds_every_entry(cql):
     assert out.returncode == 0, out.stdout + out.stderr
     # tags: a, b / b, c, q: five entries; m: x=1, y=2 / y=1: three
     assert "cql.c_tags_idx" in out.stdout and "cql.me" in out.stdout, out.stdout
+
+
+def test_an_indexed_column_is_not_dropped(cql):
+    _, s = cql
+    s.execute("CREATE INDEX ON c (tags)")
+    s.execute("CREATE INDEX me ON c (entries(m))")
+    s.execute("CREATE INDEX mk ON c (keys(m))")
+    with pytest.raises(InvalidRequest, match=r"Cannot drop column tags because it has dependent "
+                                             r"secondary indexes \(c_tags_idx\)"):
+        s.execute("ALTER TABLE c DROP tags")
+    with pytest.raises(InvalidRequest, match=r"Cannot drop column m because it has dependent "
+                                             r"secondary indexes \((me, mk|mk, me)\)"):
+        s.execute("ALTER TABLE c DROP m")
+    s.execute("DROP INDEX c_tags_idx")
+    s.execute("ALTER TABLE c DROP tags")
+    assert "tags" not in [r.column_name for r in s.execute(
+        "SELECT column_name FROM system_schema.columns WHERE keyspace_name = 'ci' "
+        "AND table_name = 'c'")]
