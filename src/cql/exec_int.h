@@ -173,7 +173,8 @@ void cql_prepared_free_all(cql_state *st);
 struct cqlfn_fn;
 #define CQL_FNSEL_MAX_ARGS 8
 typedef struct cql_fnsel {
-    int kind; /* 'f' function, 't' token, 'c' cast, 'u' field of a UDT, 'k' a typed term */
+    int kind; /* 'f' function, 't' token, 'c' cast, 'u' field of a UDT, 'k' a typed term,
+                 'e' element and 's' slice of a set or map (keys: argexpr[1], [2]) */
     const struct cqlfn_fn *fn;
     const struct cql_ctype *ret;
     size_t nargs;

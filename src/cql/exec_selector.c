@@ -1,6 +1,7 @@
 /* exec_selector.c — SELECT's computed selectors (exec_int.h's cql_fnsel): function calls,
  * nested ones included (toTimestamp(now())), CAST, token(), the field of a user-defined
- * type (addr.zip, frozen or not), and typed terms ((int)1); each resolved against a table
+ * type (addr.zip, frozen or not), the element or slice of a set or map (m['k'],
+ * m['a'..'c']), and typed terms ((int)1); each resolved against a table
  * into its result type and the column name Cassandra gives it, then evaluated on one row's
  * column values.
  *
@@ -24,7 +25,7 @@ static int resolve(cql_call *c, const cql_tinfo *t, const cql_expr *e, cql_fnsel
 static int is_computed(const cql_expr *e)
 {
     return e->kind == CQL_E_FUNCTION || e->kind == CQL_E_CAST || e->kind == CQL_E_FIELD ||
-           e->kind == CQL_E_HINT;
+           e->kind == CQL_E_HINT || e->kind == CQL_E_ELEMENT || e->kind == CQL_E_SLICE;
 }
 
 static int oom(cql_call *c)
@@ -218,6 +219,47 @@ static int resolve_field(cql_call *c, const cql_tinfo *t, const cql_expr *e, cql
     return rc;
 }
 
+/* c[k] and c[lo..hi] of a set or map (frozen or not): its element (a map's value, a
+ * set's element when present) or the sub-collection whose keys lie within the bounds,
+ * named c['k'] and c['a'..'c'] as Cassandra names them. */
+static int resolve_element(cql_call *c, const cql_tinfo *t, const cql_expr *e, cql_fnsel *out,
+                           buf *name)
+{
+    int slice = e->kind == CQL_E_SLICE;
+    size_t at = name->len;
+    if (e->items[0]->kind != CQL_E_COLUMN && !is_computed(e->items[0]))
+        return cql_fail(c, CQL_ERR_INVALID, "Invalid element selection: not a column");
+    if (resolve_arg(c, t, e->items[0], out, 0, name) != 0) return -1;
+    const cql_ctype *ct = out->argtype[0];
+    char what[256];
+    snprintf(what, sizeof what, "%.*s", (int)(name->len - at), name->data + at);
+    int id = ct ? ct->wire.id : 0;
+    if (id == CQL_TYPE_LIST)
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "%s selection is only allowed on sets and maps, but %s is a list",
+                        slice ? "Slice" : "Element", what);
+    if (id != CQL_TYPE_SET && id != CQL_TYPE_MAP) {
+        buf tn;
+        buf_init(&tn, 0);
+        if (ct) cqltype_name(ct, &tn);
+        int rc = cql_fail(c, CQL_ERR_INVALID,
+                          "Invalid %s selection: %s is of type %.*s is not a collection",
+                          slice ? "slice" : "element", what, (int)tn.len, tn.data ? tn.data : "");
+        buf_free(&tn);
+        return rc;
+    }
+    out->kind = slice ? 's' : 'e';
+    out->nargs = 1;
+    out->argexpr[1] = e->items[1];
+    out->argexpr[2] = slice ? e->items[2] : NULL;
+    out->ret = slice ? ct : id == CQL_TYPE_MAP ? ct->args[1] : ct->args[0];
+    if (put_str(name, "[") != 0 || (e->items[1] && put_printed(name, e->items[1]) != 0) ||
+        (slice && put_str(name, "..") != 0) ||
+        (slice && e->items[2] && put_printed(name, e->items[2]) != 0) || put_str(name, "]") != 0)
+        return oom(c);
+    return 0;
+}
+
 /* (type) term: the term as a value of type, named "(type)term" as Cassandra names it. */
 static int resolve_hint(cql_call *c, const cql_tinfo *t, const cql_expr *e, cql_fnsel *out,
                         buf *name)
@@ -253,6 +295,9 @@ static int resolve(cql_call *c, const cql_tinfo *t, const cql_expr *e, cql_fnsel
         return resolve_field(c, t, e, out, name);
     case CQL_E_HINT:
         return resolve_hint(c, t, e, out, name);
+    case CQL_E_ELEMENT:
+    case CQL_E_SLICE:
+        return resolve_element(c, t, e, out, name);
     case CQL_E_FUNCTION:
         if (strcmp(e->fn.name, "token") == 0 &&
             (e->fn.ks == NULL || strcmp(e->fn.ks, "system") == 0))
@@ -263,8 +308,8 @@ static int resolve(cql_call *c, const cql_tinfo *t, const cql_expr *e, cql_fnsel
     }
     char *printed = cql_print_expr(e);
     int rc;
-    if (e->kind == CQL_E_COLUMN || e->kind == CQL_E_ELEMENT || e->kind == CQL_E_SLICE ||
-        e->kind == CQL_E_TUPLE || e->kind == CQL_E_BINARY || e->kind == CQL_E_NEGATE)
+    if (e->kind == CQL_E_COLUMN || e->kind == CQL_E_TUPLE || e->kind == CQL_E_BINARY ||
+        e->kind == CQL_E_NEGATE)
         rc = cql_fail(c, CQL_ERR_INVALID, "Unsupported selector %s on %s.%s",
                       printed ? printed : "?", t->ks, t->name);
     else
@@ -314,6 +359,79 @@ static int udt_field(const uint8_t *v, size_t len, size_t k, buf *out)
         }
         if (n > 0) pos += (size_t)n;
     }
+}
+
+/* c[k] or c[lo..hi] of the set or map v (type ct) into out: CQLVAL_OK, CQLVAL_NULL (no
+ * such element), or CQLVAL_ERROR with the error set. */
+static int element_value(cql_run *r, const cql_fnsel *f, const cql_ctype *ct, const uint8_t *v,
+                         size_t len, buf *out)
+{
+    int map = ct->wire.id == CQL_TYPE_MAP, slice = f->kind == 's';
+    const cql_ctype *kt = ct->args[0];
+    buf lo, hi;
+    buf_init(&lo, 0);
+    buf_init(&hi, 0);
+    int rc = CQLVAL_OK;
+    if (f->argexpr[1]) rc = cql_term(r, kt, "[selection]", f->argexpr[1], &lo);
+    if (rc == CQLVAL_OK && slice && f->argexpr[2])
+        rc = cql_term(r, kt, "[selection]", f->argexpr[2], &hi);
+    if (rc != CQLVAL_OK) {
+        buf_free(&lo);
+        buf_free(&hi);
+        if (rc == CQLVAL_ERROR) return rc;
+        cql_fail(r->call, CQL_ERR_INVALID, "Invalid null value for a selection's %s",
+                 map ? "key" : "element");
+        return CQLVAL_ERROR;
+    }
+    cql_elements e;
+    uint32_t n;
+    buf sub; /* a slice's elements */
+    buf_init(&sub, 0);
+    uint32_t kept = 0;
+    rc = CQLVAL_NULL;
+    if (cql_collection_open(&e, v, len, map, &n) == 0) {
+        const uint8_t *k, *val = NULL;
+        int32_t klen, vlen = 0;
+        while (cql_element_next(&e, &k, &klen) == 1 &&
+               (!map || cql_element_next(&e, &val, &vlen) == 1)) {
+            if (klen < 0) continue;
+            int past_lo = !f->argexpr[1] || cqlval_compare(kt, k, (size_t)klen,
+                                                           (const uint8_t *)lo.data, lo.len) >= 0;
+            if (!slice) {
+                if (f->argexpr[1] &&
+                    cqlval_compare(kt, k, (size_t)klen, (const uint8_t *)lo.data, lo.len) == 0) {
+                    const uint8_t *p = map ? val : k;
+                    int32_t plen = map ? vlen : klen;
+                    if (plen >= 0) buf_append(out, p, (size_t)plen);
+                    rc = plen >= 0 ? CQLVAL_OK : CQLVAL_NULL;
+                    break;
+                }
+                continue;
+            }
+            int before_hi = !f->argexpr[2] || cqlval_compare(kt, k, (size_t)klen,
+                                                             (const uint8_t *)hi.data, hi.len) <= 0;
+            if (!past_lo || !before_hi) continue;
+            buf_put_be32(&sub, (uint32_t)klen);
+            buf_append(&sub, k, (size_t)klen);
+            if (map) {
+                buf_put_be32(&sub, (uint32_t)vlen);
+                if (vlen > 0) buf_append(&sub, val, (size_t)vlen);
+            }
+            kept++;
+        }
+    }
+    if (slice) {
+        /* an empty slice is null, as an empty collection is */
+        if (kept) {
+            buf_put_be32(out, kept);
+            buf_append(out, sub.data, sub.len);
+        }
+        rc = kept ? CQLVAL_OK : CQLVAL_NULL;
+    }
+    buf_free(&sub);
+    buf_free(&lo);
+    buf_free(&hi);
+    return rc;
 }
 
 int cql_fnsel_value(cql_run *r, const cql_tinfo *t, const cql_fnsel *f, const buf *vals,
@@ -366,7 +484,11 @@ int cql_fnsel_value(cql_run *r, const cql_tinfo *t, const cql_fnsel *f, const bu
     }
     cql_parse_error perr;
     memset(&perr, 0, sizeof perr);
-    if (rc == CQLVAL_OK && f->kind == 'u') {
+    if (rc == CQLVAL_OK && (f->kind == 'e' || f->kind == 's')) {
+        rc = args[0].len < 0
+                 ? CQLVAL_NULL
+                 : element_value(r, f, f->argtype[0], args[0].p, (size_t)args[0].len, out);
+    } else if (rc == CQLVAL_OK && f->kind == 'u') {
         rc = args[0].len < 0 ? CQLVAL_NULL
                              : udt_field(args[0].p, (size_t)args[0].len, f->field, out);
         if (rc == CQLVAL_ERROR)

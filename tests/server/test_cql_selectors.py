@@ -121,3 +121,32 @@ def test_untyped_terms_are_refused_as_cassandra_does(session):
         session.execute("SELECT nosuch() FROM system.local")
     with pytest.raises(InvalidRequest, match="Invalid number of arguments"):
         session.execute("SELECT now(1) FROM system.local")
+
+
+def test_elements_and_slices_of_sets_and_maps(session):
+    s = session
+    s.execute("CREATE TABLE e (k int PRIMARY KEY, m map<text, int>, st set<int>, l list<int>, "
+              "fm frozen<map<int, text>>)")
+    s.execute("INSERT INTO e (k, m, st, l, fm) VALUES (1, {'a': 1, 'b': 2, 'c': 3, 'd': 4}, "
+              "{1, 5, 9}, [1], {1: 'x', 2: 'y'})")
+    s.execute("INSERT INTO e (k) VALUES (2)")
+    rs = s.execute("SELECT k, m['b'], m['z'], st[5], st[6], fm[2] FROM e WHERE k = 1")
+    assert rs.column_names == ["k", "m['b']", "m['z']", "st[5]", "st[6]", "fm[2]"]
+    assert types_of(rs) == ["int", "int", "int", "int", "int", "varchar"]
+    assert list(rs.one()) == [1, 2, None, 5, None, "y"]
+    assert list(s.execute("SELECT m['b'], fm[1] FROM e WHERE k = 2").one()) == [None, None]
+    rs = s.execute("SELECT m['b'..'c'], m[..'b'], m['c'..], st[2..9], m['x'..'y'] FROM e "
+                   "WHERE k = 1")
+    assert rs.column_names == ["m['b'..'c']", "m[..'b']", "m['c'..]", "st[2..9]",
+                               "m['x'..'y']"]
+    row = rs.one()
+    assert dict(row[0]) == {"b": 2, "c": 3} and dict(row[1]) == {"a": 1, "b": 2}
+    assert dict(row[2]) == {"c": 3, "d": 4} and sorted(row[3]) == [5, 9] and row[4] is None
+    p = s.prepare("SELECT m[?] FROM e WHERE k = ?")
+    assert s.execute(p, ("d", 1)).one()[0] == 4
+    with pytest.raises(InvalidRequest, match="Element selection is only allowed on sets and "
+                                             "maps, but l is a list"):
+        s.execute("SELECT l[0] FROM e")
+    with pytest.raises(InvalidRequest, match="Invalid element selection: k is of type int is "
+                                             "not a collection"):
+        s.execute("SELECT k[0] FROM e")
