@@ -175,14 +175,15 @@ static int same_path(const ck_path *a, const ck_path *b)
 
 void check_example_value(const m_attr *a, int n, char *buf, size_t size)
 {
-    static const int nums[] = {42, 7, 1337};
-    static const int days[] = {14, 9, 21};
-    static const char *const uuids[] = {"3f2a9c1e-7b4d-4e2a-9c1f-5d8e2b7a6c40",
-                                        "a71c02d9-1e5b-4f3a-8d26-0b9e4c7f1a53",
-                                        "5e9b7d13-c2a8-4b61-a0f4-9d3e8c2b1f77"};
+    static const int nums[] = {42, 7, 1337, 256};
+    static const int days[] = {14, 9, 21, 3};
+    static const int months[] = {3, 2, 1, 4};
+    static const char *const uuids[] = {
+        "3f2a9c1e-7b4d-4e2a-9c1f-5d8e2b7a6c40", "a71c02d9-1e5b-4f3a-8d26-0b9e4c7f1a53",
+        "5e9b7d13-c2a8-4b61-a0f4-9d3e8c2b1f77", "c04d8e2f-6a1b-4c93-b7e5-2f8a1d9c3e06"};
     static const char *const ulids[] = {"01HV6Z3K8Q2M7N4P5R6S7T8V9W", "01HV6Z3M1A2B3C4D5E6F7G8H9J",
-                                        "01HV6Z3P9K8J7H6G5F4E3D2C1B"};
-    int k = n % 3;
+                                        "01HV6Z3P9K8J7H6G5F4E3D2C1B", "01HV6Z3R4T5V6W7X8Y9Z0A1B2C"};
+    int k = n % 4;
     if (a->example && n == 0) {
         snprintf(buf, size, "%s", a->example);
         return;
@@ -192,7 +193,7 @@ void check_example_value(const m_attr *a, int n, char *buf, size_t size)
         snprintf(buf, size, "2026-03-%02dT09:%02d:00Z", days[k], 14 + k * 7);
         return;
     case MF_MONTH:
-        snprintf(buf, size, "2026-%02d", 3 - k);
+        snprintf(buf, size, "2026-%02d", months[k]);
         return;
     case MF_YEAR:
         snprintf(buf, size, "%d", 2026 - k);
@@ -263,37 +264,54 @@ void check_example_value(const m_attr *a, int n, char *buf, size_t size)
     }
 }
 
-void check_item_value(const m_entity *e, const m_attr *a, int k, char *buf, size_t size)
+void check_partition_value(const m_entity *e, const m_attr *a, int part, int k, char *buf,
+                           size_t size)
 {
     int in_pk = 0;
     for (size_t i = 0; i < e->pk.nseg; i++)
         in_pk |= e->pk.seg[i].is_var && e->pk.seg[i].attr == a;
-    check_example_value(a, in_pk ? 0 : k, buf, size);
+    check_example_value(a, in_pk ? part : k, buf, size);
 }
 
-void check_item_key(const m_entity *e, const m_template *t, int k, char *buf, size_t size)
+void check_partition_key(const m_entity *e, const m_template *t, int part, int k, char *buf,
+                         size_t size)
 {
     size_t o = 0;
     buf[0] = '\0';
     for (size_t i = 0; i < t->nseg && o + 1 < size; i++) {
         char v[256];
         if (t->seg[i].is_var)
-            check_item_value(e, t->seg[i].attr, k, v, sizeof v);
+            check_partition_value(e, t->seg[i].attr, part, k, v, sizeof v);
         else
             snprintf(v, sizeof v, "%s", t->seg[i].text);
         o += (size_t)snprintf(buf + o, size - o, "%s", v);
     }
 }
 
-int check_item_in_index(const m_entity *e, const m_entkey *ek, int k)
+int check_partition_in_index(const m_entity *e, const m_entkey *ek, int part, int k)
 {
     for (size_t i = 0; i < ek->nwhen; i++) {
         const m_attr *a = model_entity_attr(e, ek->when[i].name);
         char v[256];
-        check_item_value(e, a, k, v, sizeof v);
+        check_partition_value(e, a, part, k, v, sizeof v);
         if (strcmp(v, ek->when[i].value) != 0) return 0;
     }
     return 1;
+}
+
+void check_item_value(const m_entity *e, const m_attr *a, int k, char *buf, size_t size)
+{
+    check_partition_value(e, a, 0, k, buf, size);
+}
+
+void check_item_key(const m_entity *e, const m_template *t, int k, char *buf, size_t size)
+{
+    check_partition_key(e, t, 0, k, buf, size);
+}
+
+int check_item_in_index(const m_entity *e, const m_entkey *ek, int k)
+{
+    return check_partition_in_index(e, ek, 0, k);
 }
 
 /* ---- planning ---- */

@@ -109,7 +109,8 @@ int check_price(ck_report *r, const model_prices *p);
  * count (at most 1 + e->nkeys) written to out. */
 size_t check_paths(const m_entity *e, ck_path *out);
 
-/* Writes an example value for attribute a (variant n picks different examples) into buf. */
+/* Writes an example value for attribute a into buf: variants n 0 to 3 differ (an enum's
+ * and a shard's as far as they have values), then they repeat. */
 void check_example_value(const m_attr *a, int n, char *buf, size_t size);
 /* The value of attribute a in example item k of entity e: attributes of the partition key
  * keep example 0, so the examples of one entity share an item collection. */
@@ -118,6 +119,15 @@ void check_item_value(const m_entity *e, const m_attr *a, int k, char *buf, size
 void check_item_key(const m_entity *e, const m_template *t, int k, char *buf, size_t size);
 /* True if example item k of e carries the keys of index key ek (its 'when' holds). */
 int check_item_in_index(const m_entity *e, const m_entkey *ek, int k);
+
+/* The same for example item k of partition part: attributes of e's partition key take
+ * example part (so the entities sharing a key template share the partition), the others
+ * example k. Part 0 gives the items of check_item_value and its siblings. */
+void check_partition_value(const m_entity *e, const m_attr *a, int part, int k, char *buf,
+                           size_t size);
+void check_partition_key(const m_entity *e, const m_template *t, int part, int k, char *buf,
+                         size_t size);
+int check_partition_in_index(const m_entity *e, const m_entkey *ek, int part, int k);
 
 /* Partitions DynamoDB allows per second, per partition. */
 #define CK_PARTITION_RCU 3000.0

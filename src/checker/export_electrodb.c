@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "checker/export_js.h"
 #include "checker/output.h"
 
 /* An identifier for the entity's factory: its name with anything else than letters,
@@ -17,21 +18,6 @@ static void js_ident(FILE *f, const char *s)
     if (isdigit((unsigned char)*s)) fputc('_', f);
     for (; *s; s++)
         fputc(isalnum((unsigned char)*s) || *s == '_' || *s == '$' ? *s : '_', f);
-}
-
-static int in_template(const m_template *t, const m_attr *a)
-{
-    for (size_t i = 0; i < t->nseg; i++)
-        if (t->seg[i].is_var && t->seg[i].attr == a) return 1;
-    return 0;
-}
-
-static int in_any_key(const m_entity *e, const m_attr *a)
-{
-    if (in_template(&e->pk, a) || in_template(&e->sk, a)) return 1;
-    for (size_t k = 0; k < e->nkeys; k++)
-        if (in_template(&e->keys[k].pk, a) || in_template(&e->keys[k].sk, a)) return 1;
-    return 0;
 }
 
 static void attribute(FILE *f, const m_entity *e, const m_attr *a)
@@ -53,7 +39,7 @@ static void attribute(FILE *f, const m_entity *e, const m_attr *a)
                 : a->type == MT_BOOLEAN ? "boolean"
                                         : "any");
     }
-    if (in_any_key(e, a)) fprintf(f, ", required: true");
+    if (js_in_any_key(e, a)) fprintf(f, ", required: true");
     if (a->format == MF_PADDED && a->width > 0)
         fprintf(f, ", padding: { length: %d, char: \"0\" }", a->width);
     fprintf(f, " },\n");
@@ -151,7 +137,7 @@ int model_export_electrodb(const qr_model *m, FILE *f, qr_err *err)
     for (size_t i = 0; i < m->nentities; i++) {
         const m_entity *e = &m->entities[i];
         const m_table *t = e->table;
-        if (t == NULL || t->cql || e->pk.text == NULL) continue;
+        if (!js_exports_entity(e)) continue;
         fprintf(f, "\nexport function ");
         js_ident(f, e->name);
         fprintf(f, "(client, table = ");
@@ -176,7 +162,7 @@ int model_export_electrodb(const qr_model *m, FILE *f, qr_err *err)
     size_t n = 0;
     for (size_t i = 0; i < m->nentities; i++) {
         const m_entity *e = &m->entities[i];
-        if (e->table == NULL || e->table->cql || e->pk.text == NULL) continue;
+        if (!js_exports_entity(e)) continue;
         fprintf(f, "%s ", n++ ? "," : "");
         model_write_quoted(f, e->name);
         fprintf(f, ": ");

@@ -1717,8 +1717,10 @@ int model_load_all(const char *path, const char *text, size_t len, qr_model **ou
                      : err_set(err, QR_E_INTERNAL, "out of memory");
     if (rc && m->path)
         parse_error(&L, err);
-    else if (rc == 0)
+    else if (rc == 0) {
+        m->doc = root;
         rc = load_root(&L, root);
+    }
     free(owned);
     if (rc) {
         qsort(errs->v, errs->n, sizeof *errs->v, by_position);
@@ -1737,6 +1739,176 @@ int model_load_all(const char *path, const char *text, size_t len, qr_model **ou
     }
     *out = m;
     return 0;
+}
+
+/* ---- what loads of a file that does not ---- */
+
+/* One element of the file model_load_partial can leave out: an entry of a section (a
+ * table, entity, access pattern, copy or aggregate) or a section. */
+typedef struct part_entry {
+    m_pos start, end; /* the entry's text: from start up to (not including) end */
+    doc_node *parent; /* the section (or the root) holding it */
+    size_t index;     /* its place there */
+} part_entry;
+
+static int pos_lt(m_pos a, m_pos b)
+{
+    return a.line < b.line || (a.line == b.line && a.col < b.col);
+}
+
+static m_pos child_pos(const doc_node *parent, size_t i)
+{
+    const doc_node *n = parent->kind == DOC_MAP ? parent->keys[i] : parent->vals[i];
+    return (m_pos){n->line, n->col};
+}
+
+/* The entry of root that text position at lies in: the section's entry when it lies in
+ * one, else the section itself. False when it lies before every section. */
+static int entry_at(doc_node *root, m_pos at, part_entry *out)
+{
+    const m_pos far = {1 << 30, 0};
+    for (size_t i = 0; root->kind == DOC_MAP && i < root->n; i++) {
+        m_pos start = child_pos(root, i), end = i + 1 < root->n ? child_pos(root, i + 1) : far;
+        if (pos_lt(at, start) || !pos_lt(at, end)) continue;
+        *out = (part_entry){start, end, root, i};
+        doc_node *sec = root->vals[i];
+        if (sec->kind == DOC_SCALAR) return 1;
+        for (size_t j = 0; j < sec->n; j++) {
+            m_pos cs = child_pos(sec, j), ce = j + 1 < sec->n ? child_pos(sec, j + 1) : end;
+            if (!pos_lt(at, cs) && pos_lt(at, ce)) *out = (part_entry){cs, ce, sec, j};
+        }
+        return 1;
+    }
+    return 0;
+}
+
+/* "table Shop", "access pattern get-order", "'description'": the entry as people name it. */
+static const char *entry_name(ck_arena *a, doc_node *root, const part_entry *e)
+{
+    if (e->parent == root) return ck_arena_printf(a, "'%s'", root->keys[e->index]->str);
+    const char *section = "";
+    for (size_t i = 0; i < root->n; i++)
+        if (root->vals[i] == e->parent) section = root->keys[i]->str;
+    static const char *const kinds[][2] = {{"tables", "table"},
+                                           {"entities", "entity"},
+                                           {"access_patterns", "access pattern"},
+                                           {"denormalised", "denormalised copy"},
+                                           {"aggregates", "aggregate"}};
+    const char *kind = section;
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if (strcmp(section, kinds[i][0]) == 0) kind = kinds[i][1];
+    if (e->parent->kind == DOC_MAP)
+        return ck_arena_printf(a, "%s %s", kind, e->parent->keys[e->index]->str);
+    const doc_node *item = e->parent->vals[e->index], *name = NULL;
+    if (item->kind == DOC_MAP) name = doc_get(item, "name");
+    if (name == NULL && item->kind == DOC_MAP) name = doc_get(item, "source");
+    if (name && name->kind == DOC_SCALAR) return ck_arena_printf(a, "%s %s", kind, name->str);
+    return ck_arena_printf(a, "%s %zu (line %d)", kind, e->index + 1, e->start.line);
+}
+
+/* Drops from root every entry that starts at one of the n positions in drop. */
+static void prune(doc_node *root, const m_pos *drop, size_t n)
+{
+    doc_node *secs[64];
+    size_t ns = 0;
+    for (size_t i = 0; root->kind == DOC_MAP && i < root->n && ns < 64; i++)
+        if (root->vals[i]->kind != DOC_SCALAR) secs[ns++] = root->vals[i];
+    secs[ns++] = root;
+    for (size_t s = 0; s < ns; s++) {
+        doc_node *p = secs[s];
+        size_t w = 0;
+        for (size_t i = 0; i < p->n; i++) {
+            m_pos at = child_pos(p, i);
+            int gone = 0;
+            for (size_t d = 0; d < n && !gone; d++)
+                gone = drop[d].line == at.line && drop[d].col == at.col;
+            if (gone) continue;
+            if (p->kind == DOC_MAP) p->keys[w] = p->keys[i];
+            p->vals[w++] = p->vals[i];
+        }
+        p->n = w;
+    }
+}
+
+#define PARTIAL_ROUNDS 32
+#define PARTIAL_DROPS 256
+
+int model_load_partial(const char *path, qr_model **out, const char ***left_out, size_t *nleft,
+                       qr_err *err)
+{
+    *out = NULL;
+    *left_out = NULL;
+    *nleft = 0;
+    size_t len;
+    char *text = read_file(path, &len, err);
+    if (text == NULL) return -1;
+    m_pos drop[PARTIAL_DROPS];
+    char *names[PARTIAL_DROPS];
+    size_t ndrop = 0;
+    int rc = -1;
+    for (int round = 0; round < PARTIAL_ROUNDS; round++) {
+        qr_model *m = calloc(1, sizeof *m);
+        if (m == NULL) break;
+        m->path = ck_arena_strdup(&m->arena, path);
+        model_errors errs = {0};
+        loader L = {m, m->path, err, &errs};
+        doc_node *root = NULL;
+        if (m->path == NULL || doc_parse(&m->arena, m->path, text, len, &root, err) ||
+            root->kind != DOC_MAP) {
+            err_clear(err);
+            model_free(m);
+            break; /* a file that does not parse has no parts */
+        }
+        /* the entries of the errors, found in the whole file before it is pruned */
+        part_entry entries[PARTIAL_DROPS];
+        size_t nentries = 0;
+        prune(root, drop, ndrop);
+        int loaded = load_root(&L, root) == 0;
+        if (OOM(&L)) {
+            model_errors_free(&errs);
+            model_free(m);
+            break;
+        }
+        if (loaded) {
+            const char **list = ck_arena_alloc(&m->arena, (ndrop + 1) * sizeof *list);
+            for (size_t i = 0; list && i < ndrop; i++)
+                list[i] = ck_arena_strdup(&m->arena, names[i]);
+            model_errors_free(&errs);
+            if (list == NULL) {
+                model_free(m);
+                break;
+            }
+            *out = m;
+            *left_out = list;
+            *nleft = ndrop;
+            rc = 0;
+            break;
+        }
+        /* the pruned tree's entries no longer hold the dropped ones: map each error to the
+         * entry it lies in (positions are the file's, pruned or not) */
+        for (size_t i = 0; i < errs.n && nentries < PARTIAL_DROPS; i++) {
+            part_entry e;
+            if (entry_at(root, (m_pos){errs.v[i].line, errs.v[i].col}, &e)) entries[nentries++] = e;
+        }
+        size_t before = ndrop;
+        for (size_t i = 0; i < nentries && ndrop < PARTIAL_DROPS; i++) {
+            int known = 0;
+            for (size_t d = 0; d < ndrop && !known; d++)
+                known =
+                    drop[d].line == entries[i].start.line && drop[d].col == entries[i].start.col;
+            if (known) continue;
+            const char *name = entry_name(&m->arena, root, &entries[i]);
+            if ((names[ndrop] = name ? strdup(name) : NULL) == NULL) break;
+            drop[ndrop++] = entries[i].start;
+        }
+        model_errors_free(&errs);
+        model_free(m);
+        if (ndrop == before) break; /* errors outside every entry: nothing more can go */
+    }
+    for (size_t i = 0; i < ndrop; i++)
+        free(names[i]);
+    free(text);
+    return rc;
 }
 
 int model_load(const char *path, const char *text, size_t len, qr_model **out, qr_err *err)

@@ -235,6 +235,7 @@ typedef struct m_aggregate {
 typedef struct qr_model {
     ck_arena arena; /* owns everything below */
     const char *path;
+    const doc_node *doc; /* the file as parsed, before any meaning was given to it */
     const char *name;
     const char *description;
     m_table *tables;
@@ -277,6 +278,14 @@ typedef struct model_errors {
 int model_load_all(const char *path, const char *text, size_t len, qr_model **out,
                    model_errors *errs, qr_err *err);
 void model_errors_free(model_errors *e);
+/* The parts of a model file that load when the whole does not: the file at path with every
+ * table, entity, access pattern, denormalised copy or aggregate that has an error left out
+ * (and then each that names one left out), as a model whose references all resolve. On
+ * success *out is that model (free with model_free) and *left_out its *nleft names of
+ * what was left out ("entity Order", in its arena). -1 when the file does not parse or
+ * nothing would load; err says why when the file cannot be read or memory runs out. */
+int model_load_partial(const char *path, qr_model **out, const char ***left_out, size_t *nleft,
+                       qr_err *err);
 
 /* Lookups by name; NULL when absent. */
 m_table *model_table(const qr_model *m, const char *name);

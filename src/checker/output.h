@@ -1,8 +1,8 @@
 /* output.h — everything quarry derives from a checked model: the check report (text, JSON), the
  * rendered layout, table definitions for CloudFormation, Terraform, CQL and NoSQL Workbench,
- * ElectroDB entities, the Workbench importer, and apply. One file per format implements these;
- * none decides whether the model is good (check.c does), exits or parses arguments
- * (src/cli/model.c does). */
+ * ElectroDB and dynamodb-toolbox entities, the Workbench importer, and apply. One file per format
+ * implements these; none decides whether the model is good (check.c does), exits or parses
+ * arguments (src/cli/model.c does). */
 #ifndef QR_CHECKER_OUTPUT_H
 #define QR_CHECKER_OUTPUT_H
 
@@ -21,9 +21,14 @@ void model_money_text(const ck_report *r, FILE *f);
 const char *model_prices_name(const model_prices *p);
 json_t *model_report_json(const ck_report *r);
 
-/* render.c: the single-table layout with example items and each index's view. */
+/* render.c: the single-table layout with example items and each index's view; the HTML
+ * page shows the check's findings too. */
 void model_render_text(const ck_report *r, FILE *f);
 void model_render_html(const ck_report *r, FILE *f);
+/* The HTML page of a model file that does not load: errs (in file order) listed, the
+ * layout of the parts that load (model_load_partial), and each error beside its line of
+ * the file at path. */
+void model_render_html_load_errors(const char *path, const model_errors *errs, FILE *f);
 
 /* export_*.c: table definitions. Return 0, or -1 with err set. */
 int model_export_cloudformation(const qr_model *m, FILE *f, qr_err *err);
@@ -35,6 +40,9 @@ int model_export_cql(const ck_report *r, FILE *f, qr_err *err);
 size_t model_cql_name(char *buf, size_t size, const char *name);
 int model_export_workbench(const qr_model *m, FILE *f, qr_err *err);
 int model_export_electrodb(const qr_model *m, FILE *f, qr_err *err);
+/* export_dynamodb_toolbox.c: nothing is written when the model has what the library cannot
+ * express (err says what). */
+int model_export_dynamodb_toolbox(const qr_model *m, FILE *f, qr_err *err);
 
 /* s in double quotes with \\, \" and control characters (\xNN) escaped: a YAML
  * double-quoted scalar and a JavaScript string literal alike. */

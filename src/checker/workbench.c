@@ -1,14 +1,26 @@
-/* workbench.c — NoSQL Workbench for DynamoDB data models: export and import. Access
- * patterns are not part of Workbench's format, so an imported model has none until they are
- * written down. */
+/* workbench.c — NoSQL Workbench for DynamoDB data models: export and import. Workbench's own
+ * fields carry what it has (tables, GSIs, facets, attribute types, sample-data formats and,
+ * since Workbench 3.20, access patterns); what it has no field for (key templates, formats,
+ * counts, sizes, rates, LSIs, denormalised copies) travels beside them in "Quarry" objects
+ * holding the model file's own text for that element, which Workbench passes over. Import
+ * reads those back, so a model survives export and import; an element Workbench added is
+ * inferred from its fields alone. */
 #include "checker/output.h"
 
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #define EXAMPLES 2
+
+static int all_digits(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!isdigit((unsigned char)s[i])) return 0;
+    return 1;
+}
 
 static const char *av_type(const m_attr *a)
 {
@@ -113,6 +125,127 @@ static json_t *example_item(const m_entity *e, int k)
     return item;
 }
 
+/* A model file's node as JSON, so that writing it back as YAML (yaml_value) and parsing it
+ * again gives the same JSON: plain true/false become booleans, plain null, ~ and empty
+ * become null, plain decimal integers become integers, everything else is a string. */
+static json_t *doc_json(const doc_node *n)
+{
+    if (n == NULL) return json_null();
+    if (n->kind == DOC_MAP) {
+        json_t *o = json_object();
+        for (size_t i = 0; i < n->n; i++)
+            if (n->keys[i]->kind == DOC_SCALAR)
+                json_object_set_new(o, n->keys[i]->str, doc_json(n->vals[i]));
+        return o;
+    }
+    if (n->kind == DOC_SEQ) {
+        json_t *a = json_array();
+        for (size_t i = 0; i < n->n; i++)
+            json_array_append_new(a, doc_json(n->vals[i]));
+        return a;
+    }
+    const char *s = n->str;
+    if (!n->quoted) {
+        if (strcmp(s, "true") == 0) return json_true();
+        if (strcmp(s, "false") == 0) return json_false();
+        if (*s == '\0' || strcmp(s, "null") == 0 || strcmp(s, "~") == 0) return json_null();
+        const char *d = s + (*s == '-');
+        size_t len = strlen(d);
+        if (len && len <= 15 && (len == 1 || d[0] != '0') && all_digits(d, len))
+            return json_integer(strtoll(s, NULL, 10));
+    }
+    return json_string(s);
+}
+
+/* The model file's node for the element named name under the root's field (a map of
+ * names), or NULL. */
+static const doc_node *doc_named(const qr_model *m, const char *field, const char *name)
+{
+    return m->doc ? doc_get(doc_get(m->doc, field), name) : NULL;
+}
+
+/* The node of pattern i: the access_patterns entry of that name, else the i-th one. */
+static const doc_node *doc_pattern(const qr_model *m, size_t i)
+{
+    const doc_node *seq = m->doc ? doc_get(m->doc, "access_patterns") : NULL;
+    if (seq == NULL || seq->kind != DOC_SEQ) return NULL;
+    for (size_t k = 0; k < seq->n; k++) {
+        const doc_node *nm = doc_get(seq->vals[k], "name");
+        if (nm && nm->kind == DOC_SCALAR && strcmp(nm->str, m->patterns[i].name) == 0)
+            return seq->vals[k];
+    }
+    return i < seq->n ? seq->vals[i] : NULL;
+}
+
+/* The model file's top-level fields that no Workbench element holds. */
+static json_t *doc_rest(const qr_model *m)
+{
+    static const char *const held[] = {"name",     "description",     "tables",
+                                       "entities", "access_patterns", NULL};
+    json_t *o = json_object();
+    if (m->doc == NULL || m->doc->kind != DOC_MAP) return o;
+    for (size_t i = 0; i < m->doc->n; i++) {
+        const char *k = m->doc->keys[i]->str;
+        int skip = 0;
+        for (size_t h = 0; held[h]; h++)
+            skip |= strcmp(k, held[h]) == 0;
+        if (!skip) json_object_set_new(o, k, doc_json(m->doc->vals[i]));
+    }
+    return o;
+}
+
+/* Workbench's access-pattern types (Scan, Query, GetItem, PutItem, UpdateItem, DeleteItem):
+ * a transaction, which it has no type for, is listed as the PutItem it starts with. */
+static const char *wb_type(m_kind k)
+{
+    switch (k) {
+    case MK_GET:
+        return "GetItem";
+    case MK_QUERY:
+        return "Query";
+    case MK_UPDATE:
+        return "UpdateItem";
+    case MK_DELETE:
+        return "DeleteItem";
+    default:
+        return "PutItem";
+    }
+}
+
+/* The Data Modeler's access patterns: name, description, type and the table or GSI it
+ * runs against, with the pattern as the model file says it. */
+static json_t *access_patterns(const qr_model *m)
+{
+    json_t *list = json_array();
+    for (size_t i = 0; i < m->npatterns; i++) {
+        const m_pattern *p = &m->patterns[i];
+        json_t *ap = json_object();
+        json_object_set_new(ap, "Name", json_string(p->name));
+        json_object_set_new(ap, "Description", json_string(p->sentence ? p->sentence : ""));
+        json_object_set_new(ap, "Type", json_string(wb_type(p->kind)));
+        if (p->entity && p->entity->table)
+            json_object_set_new(ap, "TableName", json_string(p->entity->table->name));
+        const m_index *ix = p->index && p->entity && p->entity->table
+                                ? model_table_index(p->entity->table, p->index)
+                                : NULL;
+        if (ix && !ix->local) json_object_set_new(ap, "IndexName", json_string(ix->name));
+        const doc_node *n = doc_pattern(m, i);
+        if (n) json_object_set_new(ap, "Quarry", doc_json(n));
+        json_array_append_new(list, ap);
+    }
+    return list;
+}
+
+/* Workbench's sample-data format of an attribute ([category, format], as its
+ * SampleDataFormats holds them), for the formats whose Workbench name is known. */
+static json_t *sample_format(const m_attr *a)
+{
+    if (a->format == MF_TIMESTAMP) return json_pack("[s, s]", "date", "ISO 8601 date and time");
+    if (a->type == MT_STRING && a->format == MF_NONE)
+        return json_pack("[s, s]", "dataTypes", "String");
+    return NULL;
+}
+
 /* Writes the Workbench JSON (ModelName, ModelMetadata, DataModel with one entry per table:
  * KeyAttributes, NonKeyAttributes, TableFacets, GlobalSecondaryIndexes, TableData,
  * BillingMode). Each entity becomes a facet whose key aliases are its key templates, with
@@ -179,12 +312,14 @@ int model_export_workbench(const qr_model *m, FILE *f, qr_err *err)
                 json_array_append(data, item);
                 json_array_append_new(fdata, item);
             }
-            json_t *alias = json_pack("{s:s}", "PartitionKeyAlias", e->pk.text);
+            json_t *alias = json_pack("{s:s}", "PartitionKeyAlias", e->pk.text ? e->pk.text : "");
             if (e->sk.text) json_object_set_new(alias, "SortKeyAlias", json_string(e->sk.text));
-            json_array_append_new(facets,
-                                  json_pack("{s:s, s:o, s:o, s:o, s:{s:{}}}", "FacetName", e->name,
-                                            "KeyAttributeAlias", alias, "TableData", fdata,
-                                            "NonKeyAttributes", fattrs, "DataAccess", "MySql"));
+            json_t *facet = json_pack("{s:s, s:o, s:o, s:o, s:{s:{}}}", "FacetName", e->name,
+                                      "KeyAttributeAlias", alias, "TableData", fdata,
+                                      "NonKeyAttributes", fattrs, "DataAccess", "MySql");
+            const doc_node *en = doc_named(m, "entities", e->name);
+            if (en) json_object_set_new(facet, "Quarry", doc_json(en));
+            json_array_append_new(facets, facet);
         }
         for (size_t i = 0; i < t->nidx; i++) {
             const m_index *ix = &t->idx[i];
@@ -208,6 +343,14 @@ int model_export_workbench(const qr_model *m, FILE *f, qr_err *err)
         json_object_set_new(tab, "GlobalSecondaryIndexes", gsis);
         json_object_set_new(tab, "TableData", data);
         json_object_set_new(tab, "DataAccess", json_pack("{s:{}}", "MySql"));
+        json_t *formats = json_object();
+        for (size_t ei = 0; ei < m->nentities; ei++)
+            for (size_t i = 0; m->entities[ei].table == t && i < m->entities[ei].nattrs; i++) {
+                const m_attr *a = &m->entities[ei].attrs[i];
+                json_t *sf = json_object_get(formats, a->name) ? NULL : sample_format(a);
+                if (sf) json_object_set_new(formats, a->name, sf);
+            }
+        json_object_set_new(tab, "SampleDataFormats", formats);
         json_object_set_new(tab, "BillingMode",
                             json_string(t->provisioned ? "PROVISIONED" : "PAY_PER_REQUEST"));
         if (t->provisioned)
@@ -215,9 +358,13 @@ int model_export_workbench(const qr_model *m, FILE *f, qr_err *err)
                                 json_pack("{s:{s:I, s:I}}", "ProvisionedThroughput",
                                           "ReadCapacityUnits", (json_int_t)t->rcu,
                                           "WriteCapacityUnits", (json_int_t)t->wcu));
+        const doc_node *tn = doc_named(m, "tables", t->name);
+        if (tn) json_object_set_new(tab, "Quarry", doc_json(tn));
         json_array_append_new(dm, tab);
     }
     json_object_set_new(root, "DataModel", dm);
+    json_object_set_new(root, "AccessPatterns", access_patterns(m));
+    json_object_set_new(root, "Quarry", doc_rest(m));
     int rc = json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     fputc('\n', f);
     json_decref(root);
@@ -241,17 +388,137 @@ void model_write_quoted(FILE *f, const char *s)
     fputc('"', f);
 }
 
+/* ---- writing a "Quarry" object back as the model file's YAML ---- */
+
+/* True when s, written without quotes, reads back as the same string: a word of letters,
+ * digits and _ . - that is no number, boolean or null in any YAML reader. */
+static int plain_ok(const char *s)
+{
+    static const char *const words[] = {"true", "false", "yes", "no", "null",
+                                        "on",   "off",   "y",   "n",  NULL};
+    if (!isalnum((unsigned char)*s) && *s != '_') return 0;
+    for (const char *c = s; *c; c++)
+        if (!isalnum((unsigned char)*c) && *c != '_' && *c != '.' && *c != '-') return 0;
+    for (size_t i = 0; words[i]; i++)
+        if (strcasecmp(s, words[i]) == 0) return 0;
+    const char *d = s + (*s == '-');
+    return !all_digits(d, strlen(d));
+}
+
+static void yaml_key(FILE *f, const char *k)
+{
+    if (plain_ok(k))
+        fputs(k, f);
+    else
+        model_write_quoted(f, k);
+}
+
+/* A scalar as doc_json made it. yes and no stay plain, so a boolean written that way stays
+ * one (as strings they read the same either way). */
+static void yaml_scalar(FILE *f, json_t *v)
+{
+    if (json_is_string(v)) {
+        const char *s = json_string_value(v);
+        if (plain_ok(s) || strcmp(s, "yes") == 0 || strcmp(s, "no") == 0)
+            fputs(s, f);
+        else
+            model_write_quoted(f, s);
+    } else if (json_is_integer(v)) {
+        fprintf(f, "%lld", (long long)json_integer_value(v));
+    } else if (json_is_real(v)) {
+        fprintf(f, "%.17g", json_real_value(v));
+    } else if (json_is_true(v) || json_is_false(v)) {
+        fputs(json_is_true(v) ? "true" : "false", f);
+    } else {
+        fputs("null", f);
+    }
+}
+
+static int all_scalars(json_t *a)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(a, i, v) if (json_is_object(v) || json_is_array(v)) return 0;
+    return 1;
+}
+
+static void yaml_map(FILE *f, json_t *o, int indent, int first_inline);
+
+/* The value after "key:", then the line's end. */
+static void yaml_value(FILE *f, json_t *v, int indent)
+{
+    if (json_is_object(v) && json_object_size(v)) {
+        fputc('\n', f);
+        yaml_map(f, v, indent, 0);
+    } else if (json_is_object(v)) {
+        fputs(" {}\n", f);
+    } else if (json_is_array(v) && all_scalars(v)) {
+        fputs(" [", f);
+        size_t i;
+        json_t *x;
+        json_array_foreach(v, i, x)
+        {
+            if (i) fputs(", ", f);
+            yaml_scalar(f, x);
+        }
+        fputs("]\n", f);
+    } else if (json_is_array(v)) {
+        fputc('\n', f);
+        size_t i;
+        json_t *x;
+        json_array_foreach(v, i, x)
+        {
+            fprintf(f, "%*s-", indent, "");
+            if (json_is_object(x) && json_object_size(x)) {
+                fputc(' ', f);
+                yaml_map(f, x, indent + 2, 1);
+            } else if (json_is_object(x) || json_is_array(x)) {
+                /* an empty map, or a list in a list: JSON is YAML's flow style */
+                char *flow = json_dumps(x, JSON_COMPACT | JSON_PRESERVE_ORDER);
+                fprintf(f, " %s\n", flow ? flow : "null");
+                free(flow);
+            } else {
+                fputc(' ', f);
+                yaml_scalar(f, x);
+                fputc('\n', f);
+            }
+        }
+    } else {
+        fputc(' ', f);
+        yaml_scalar(f, v);
+        fputc('\n', f);
+    }
+}
+
+/* A map's pairs, indent spaces in (the first without them when it follows "- "). */
+static void yaml_map(FILE *f, json_t *o, int indent, int first_inline)
+{
+    const char *k;
+    json_t *v;
+    int first = 1;
+    json_object_foreach(o, k, v)
+    {
+        if (!(first && first_inline)) fprintf(f, "%*s", indent, "");
+        first = 0;
+        yaml_key(f, k);
+        fputc(':', f);
+        yaml_value(f, v, indent + 2);
+    }
+}
+
+/* "  NAME:" and the element's fields from its Quarry object. */
+static void yaml_element(FILE *f, const char *name, json_t *fields)
+{
+    fputs("  ", f);
+    yaml_key(f, name);
+    fputc(':', f);
+    yaml_value(f, fields, 4);
+}
+
 static const char *str_of(json_t *o, const char *key)
 {
     json_t *v = json_object_get(o, key);
     return json_is_string(v) ? json_string_value(v) : NULL;
-}
-
-static int all_digits(const char *s, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (!isdigit((unsigned char)s[i])) return 0;
-    return 1;
 }
 
 /* Guesses a model format from an example value. */
@@ -367,6 +634,15 @@ static int import_table(json_t *tab, FILE *f, qr_err *err, json_t *entities_out)
     if (tname == NULL || !json_is_object(pk) || str_of(pk, "AttributeName") == NULL)
         return err_validation(err,
                               "a DataModel table needs TableName and KeyAttributes.PartitionKey");
+    size_t i;
+    json_t *fc;
+    json_array_foreach(json_object_get(tab, "TableFacets"), i, fc)
+        json_array_append_new(entities_out, json_pack("{s:O, s:O}", "facet", fc, "table", tab));
+    json_t *carried = json_object_get(tab, "Quarry");
+    if (json_is_object(carried)) {
+        yaml_element(f, tname, carried);
+        return 0;
+    }
     fprintf(f, "  ");
     model_write_quoted(f, tname);
     fprintf(f, ":\n");
@@ -386,7 +662,6 @@ static int import_table(json_t *tab, FILE *f, qr_err *err, json_t *entities_out)
     json_t *gsis = json_object_get(tab, "GlobalSecondaryIndexes");
     if (json_array_size(gsis)) {
         fprintf(f, "    gsis:\n");
-        size_t i;
         json_t *g;
         json_array_foreach(gsis, i, g)
         {
@@ -422,19 +697,24 @@ static int import_table(json_t *tab, FILE *f, qr_err *err, json_t *entities_out)
                 fprintf(f, "        projection: all\n");
         }
     }
-    /* remember the facets to write as entities after all tables */
-    size_t i;
-    json_t *fc;
-    json_array_foreach(json_object_get(tab, "TableFacets"), i, fc)
-        json_array_append_new(entities_out, json_pack("{s:O, s:O}", "facet", fc, "table", tab));
     return 0;
 }
 
-static int import_entity(json_t *pair, FILE *f, qr_err *err)
+static int import_entity(json_t *pair, size_t ntables, FILE *f, qr_err *err)
 {
     json_t *facet = json_object_get(pair, "facet"), *tab = json_object_get(pair, "table");
     const char *name = str_of(facet, "FacetName"), *tname = str_of(tab, "TableName");
     if (name == NULL) return err_validation(err, "a facet of table %s has no FacetName", tname);
+    json_t *carried = json_object_get(facet, "Quarry");
+    if (json_is_object(carried)) {
+        /* its table named when the one-table model it came from has gained another */
+        json_t *fields = json_deep_copy(carried);
+        if (ntables > 1 && json_object_get(fields, "table") == NULL)
+            json_object_set_new(fields, "table", json_string(tname));
+        yaml_element(f, name, fields);
+        json_decref(fields);
+        return 0;
+    }
     json_t *ka = json_object_get(tab, "KeyAttributes");
     const char *pkn = str_of(json_object_get(ka, "PartitionKey"), "AttributeName");
     const char *skn = str_of(json_object_get(ka, "SortKey"), "AttributeName");
@@ -521,6 +801,11 @@ static int import_entity(json_t *pair, FILE *f, qr_err *err)
         if (item && strcmp(word, "string") == 0 &&
             av_text(json_object_get(item, an), buf, sizeof buf))
             fmt = guess_format(buf, &width);
+        /* Workbench's sample-data format, when it names one a model file has */
+        json_t *sf = json_object_get(json_object_get(tab, "SampleDataFormats"), an);
+        if (json_is_string(json_array_get(sf, 1)) &&
+            strcmp(json_string_value(json_array_get(sf, 1)), "ISO 8601 date and time") == 0)
+            fmt = "timestamp", width = 0;
         fprintf(f, "      ");
         model_write_quoted(f, an);
         if (fmt && width)
@@ -536,9 +821,106 @@ static int import_entity(json_t *pair, FILE *f, qr_err *err)
     return 0;
 }
 
-/* Reads such a file back into a model file: facets become entities, and key templates are
- * recovered from the aliases, or inferred from a facet's example items when the aliases are
- * plain names. */
+/* A kind for one of Workbench's access-pattern types, or NULL (Scan has none). */
+static const char *kind_of_type(const char *type)
+{
+    static const char *const map[][2] = {{"GetItem", "get"},       {"Query", "query"},
+                                         {"PutItem", "put"},       {"UpdateItem", "update"},
+                                         {"DeleteItem", "delete"}, {NULL, NULL}};
+    for (size_t i = 0; type && map[i][0]; i++)
+        if (strcmp(type, map[i][0]) == 0) return map[i][1];
+    return NULL;
+}
+
+/* The facet an access pattern added in Workbench stands on: the first of its table that
+ * holds the partition-key attribute of its GSI, else the table's first. */
+static const char *pattern_facet(json_t *tab, const char *index)
+{
+    json_t *facets = json_object_get(tab, "TableFacets");
+    const char *pk = NULL;
+    size_t i;
+    json_t *g;
+    json_array_foreach(json_object_get(tab, "GlobalSecondaryIndexes"), i, g)
+    {
+        const char *n = str_of(g, "IndexName");
+        if (index && n && strcmp(n, index) == 0)
+            pk = str_of(json_object_get(json_object_get(g, "KeyAttributes"), "PartitionKey"),
+                        "AttributeName");
+    }
+    json_t *fc;
+    json_array_foreach(facets, i, fc) if (pk && has_name(json_object_get(fc, "NonKeyAttributes"),
+                                                         NULL, pk)) return str_of(fc, "FacetName");
+    return str_of(json_array_get(facets, 0), "FacetName");
+}
+
+/* The Data Modeler's access patterns: each as its Quarry object says (with the name and
+ * description Workbench shows), or, for one added in Workbench, its type as the kind on the
+ * first facet of its table, the attributes the request gives left to be written down. */
+static int import_patterns(json_t *root, json_t *dm, FILE *f, qr_err *err)
+{
+    json_t *aps = json_object_get(root, "AccessPatterns");
+    if (!json_is_array(aps) || json_array_size(aps) == 0) {
+        fprintf(f, "access_patterns: []\n");
+        return 0;
+    }
+    fprintf(f, "access_patterns:\n");
+    size_t i;
+    json_t *ap;
+    json_array_foreach(aps, i, ap)
+    {
+        const char *name = str_of(ap, "Name"), *desc = str_of(ap, "Description");
+        if (name == NULL) return err_validation(err, "access pattern %zu has no Name", i + 1);
+        json_t *carried = json_object_get(ap, "Quarry");
+        if (json_is_object(carried)) {
+            json_t *fields = json_deep_copy(carried);
+            if (!json_equal(json_object_get(fields, "name"), json_object_get(ap, "Name")))
+                json_object_set_new(fields, "name", json_string(name));
+            if (desc && *desc &&
+                !json_equal(json_object_get(fields, "sentence"),
+                            json_object_get(ap, "Description")))
+                json_object_set_new(fields, "sentence", json_string(desc));
+            fputs("  - ", f);
+            yaml_map(f, fields, 4, 1);
+            json_decref(fields);
+            continue;
+        }
+        const char *kind = kind_of_type(str_of(ap, "Type")), *tname = str_of(ap, "TableName");
+        const char *entity = NULL;
+        size_t k;
+        json_t *tab;
+        json_array_foreach(dm, k, tab) if (tname && str_of(tab, "TableName") &&
+                                           strcmp(str_of(tab, "TableName"), tname) == 0) entity =
+            pattern_facet(tab, str_of(ap, "IndexName"));
+        if (kind == NULL || entity == NULL) {
+            fprintf(f, "  # Workbench access pattern ");
+            model_write_quoted(f, name);
+            fprintf(f, " is left out: %s\n",
+                    kind ? "its table has no facet to stand for the entity"
+                         : "its type has no kind in a model file");
+            continue;
+        }
+        fprintf(f, "  # from Workbench: write down the attributes its request gives\n  - name: ");
+        model_write_quoted(f, name);
+        if (desc && *desc) {
+            fprintf(f, "\n    sentence: ");
+            model_write_quoted(f, desc);
+        }
+        fprintf(f, "\n    kind: %s\n    entity: ", kind);
+        model_write_quoted(f, entity);
+        fprintf(f, "\n    given: []\n");
+        if (str_of(ap, "IndexName")) {
+            fprintf(f, "    index: ");
+            model_write_quoted(f, str_of(ap, "IndexName"));
+            fprintf(f, "\n");
+        }
+    }
+    return 0;
+}
+
+/* Reads such a file back into a model file: each table, facet (as an entity) and access
+ * pattern from its Quarry object when it has one; else facets' key templates are recovered
+ * from the aliases, or inferred from a facet's example items when the aliases are plain
+ * names. */
 int model_import_workbench(const char *path, FILE *f, qr_err *err)
 {
     json_error_t je;
@@ -551,8 +933,6 @@ int model_import_workbench(const char *path, FILE *f, qr_err *err)
         goto done;
     }
     fprintf(f, "# Imported from NoSQL Workbench model %s by quarry model import.\n", path);
-    fprintf(f, "# Workbench has no access patterns: list them under access_patterns, then run "
-               "quarry model check.\n");
     if (str_of(root, "ModelName")) {
         fprintf(f, "name: ");
         model_write_quoted(f, str_of(root, "ModelName"));
@@ -571,8 +951,11 @@ int model_import_workbench(const char *path, FILE *f, qr_err *err)
     fprintf(f, "entities:\n");
     if (json_array_size(ents) == 0) fprintf(f, "  {}\n");
     json_t *pair;
-    json_array_foreach(ents, i, pair) if (import_entity(pair, f, err)) goto done;
-    fprintf(f, "access_patterns: []\n");
+    json_array_foreach(ents, i,
+                       pair) if (import_entity(pair, json_array_size(dm), f, err)) goto done;
+    if (import_patterns(root, dm, f, err)) goto done;
+    json_t *rest = json_object_get(root, "Quarry");
+    if (json_is_object(rest)) yaml_map(f, rest, 0, 0);
     rc = 0;
 done:
     json_decref(ents);

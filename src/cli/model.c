@@ -17,7 +17,7 @@ static int usage(FILE *f)
             "usage: quarry model check FILE [--json] [--prices FILE]\n"
             "       quarry model render FILE [--html] [--prices FILE]\n"
             "       quarry model export FILE --format "
-            "cloudformation|terraform|cql|workbench|electrodb\n"
+            "cloudformation|terraform|cql|workbench|electrodb|dynamodb-toolbox\n"
             "       quarry model apply FILE --endpoint URL [--force]\n"
             "       quarry model import WORKBENCH.json [-o OUT.yaml]\n"
             "       quarry model import --cql SCHEMA.cql [--queries QUERIES.cql] [-o OUT.yaml]\n"
@@ -26,15 +26,18 @@ static int usage(FILE *f)
             "       quarry model --help\n"
             "\n"
             "  check      the modelling checklist over the model's access patterns\n"
-            "  render     the model as text, or as an HTML page with --html\n"
-            "  export     the tables as CloudFormation, Terraform, CQL or NoSQL Workbench\n"
+            "  render     the model as text, or as an HTML page with --html (the check's\n"
+            "             findings marked; for a model that does not load, its errors)\n"
+            "  export     the tables as CloudFormation, Terraform, CQL or NoSQL Workbench, or\n"
+            "             entities for ElectroDB or dynamodb-toolbox\n"
             "  apply      create the model's tables on a server (--force: replace differing ones)\n"
             "  import     a NoSQL Workbench model as a model file, on standard output\n"
             "  observe    declared against observed traffic of a server run with --model,\n"
             "             with --prices FILE for the monthly cost\n"
             "  --json     the report as JSON\n"
             "Exit status: 0 when the model checks clean (warnings allowed), 1 when the check\n"
-            "finds errors or apply fails, 2 for usage errors and files that cannot be loaded.\n");
+            "finds errors or apply fails, 2 for usage errors and files that cannot be loaded;\n"
+            "render --html exits 0 whenever it writes the page.\n");
     return f == stdout ? 0 : 2;
 }
 
@@ -148,16 +151,22 @@ static void print_load_errors(const char *file, const model_errors *errs, const 
         fprintf(stderr, "%s: %zu errors\n", file, errs->n + errs->dropped);
 }
 
-static int load_and_check_observed(const char *file, const char *observed, int json, qr_model **m,
-                                   ck_report **r)
+/* Returns 1 instead when the file read but did not load and html is set: the page of its
+ * errors is on stdout then. */
+static int load_and_check_observed(const char *file, const char *observed, int json, int html,
+                                   qr_model **m, ck_report **r)
 {
     qr_err err;
     err_init(&err);
     model_errors errs = {0};
     int rc = model_load_all(file, NULL, 0, m, &errs, &err);
     if (rc) print_load_errors(file, &errs, &err, json);
+    if (rc && html && errs.n) {
+        model_render_html_load_errors(file, &errs, stdout);
+        rc = 1;
+    }
     model_errors_free(&errs);
-    if (rc) return -1;
+    if (rc) return rc > 0 ? 1 : -1;
     if (observed) {
         json_error_t je;
         json_t *doc = json_load_file(observed, 0, &je);
@@ -183,7 +192,7 @@ static int load_and_check_observed(const char *file, const char *observed, int j
 
 static int load_and_check(const char *file, qr_model **m, ck_report **r)
 {
-    return load_and_check_observed(file, NULL, 0, m, r);
+    return load_and_check_observed(file, NULL, 0, 0, m, r);
 }
 
 int cli_models_load(const char *const *paths)
@@ -292,7 +301,8 @@ static int cmd_export(const opts *o, qr_model *m, ck_report *r)
     int rc;
     if (o->format == NULL) {
         fprintf(stderr, "quarry model export: --format "
-                        "cloudformation|terraform|cql|workbench|electrodb is required\n");
+                        "cloudformation|terraform|cql|workbench|electrodb|dynamodb-toolbox is "
+                        "required\n");
         return 2;
     }
     if (strcmp(o->format, "cloudformation") == 0)
@@ -305,10 +315,12 @@ static int cmd_export(const opts *o, qr_model *m, ck_report *r)
         rc = model_export_workbench(m, stdout, &err);
     else if (strcmp(o->format, "electrodb") == 0)
         rc = model_export_electrodb(m, stdout, &err);
+    else if (strcmp(o->format, "dynamodb-toolbox") == 0)
+        rc = model_export_dynamodb_toolbox(m, stdout, &err);
     else {
         fprintf(stderr,
                 "quarry model export: unknown format '%s' (cloudformation, terraform, cql, "
-                "workbench, electrodb)\n",
+                "workbench, electrodb, dynamodb-toolbox)\n",
                 o->format);
         return 2;
     }
@@ -401,9 +413,10 @@ int cli_model(int argc, char **argv)
     }
     qr_model *m;
     ck_report *r;
-    if (load_and_check_observed(o.file, strcmp(sub, "check") == 0 ? o.observed : NULL,
-                                o.json && strcmp(sub, "check") == 0, &m, &r))
-        return 2;
+    int loaded = load_and_check_observed(o.file, strcmp(sub, "check") == 0 ? o.observed : NULL,
+                                         o.json && strcmp(sub, "check") == 0,
+                                         o.html && strcmp(sub, "render") == 0, &m, &r);
+    if (loaded) return loaded > 0 && fflush(stdout) == 0 ? 0 : 2;
     int rc = 0;
     if ((strcmp(sub, "check") == 0 || strcmp(sub, "render") == 0) && price(&o, r)) {
         check_free(r);

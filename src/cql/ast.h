@@ -11,20 +11,7 @@
 #include <stddef.h>
 
 #include "cqlwire/cql_frame.h" /* the error codes (cql_error_code) */
-
-/* ---- arena: one free for a whole parse ---- */
-typedef struct cql_arena_block cql_arena_block;
-typedef struct cql_arena {
-    cql_arena_block *head;
-    size_t total; /* bytes allocated so far, for the cap */
-    size_t max;   /* most bytes it may allocate (0: no cap) */
-} cql_arena;
-
-void cql_arena_init(cql_arena *a, size_t max);
-/* Zeroed memory that lives until cql_arena_free; NULL when out of memory or past the cap. */
-void *cql_arena_alloc(cql_arena *a, size_t n);
-char *cql_arena_strndup(cql_arena *a, const char *s, size_t n);
-void cql_arena_free(cql_arena *a);
+#include "util/arena.h"
 
 /* ---- names ---- */
 
@@ -446,7 +433,7 @@ int cql_error_record(cql_parse_error *err, int code, const char *fmt, ...)
 
 /* A parsed statement or script. */
 typedef struct cql_parsed {
-    cql_arena arena;
+    arena arena;
     cql_stmt **stmts;
     size_t nstmts;
     cql_bind *binds; /* for cql_parse: the statement's markers; for a script: none */

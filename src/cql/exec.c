@@ -121,7 +121,7 @@ cql_state *cql_state_of(cql_call *c)
 
 typedef struct udt_ctx {
     cql_state *st;
-    cql_arena *a;
+    arena *a;
     int depth;
 } udt_ctx;
 
@@ -132,10 +132,10 @@ static const cql_ctype *udt_lookup(void *ctx, const char *ks, const char *name)
     if (ty == NULL || u->depth > 16) return NULL;
     json_t *fields = json_object_get(ty, "fields"), *types = json_object_get(ty, "types");
     size_t n = json_array_size(fields);
-    cql_ctype *t = cql_arena_alloc(u->a, sizeof *t);
-    const cql_ctype **args = cql_arena_alloc(u->a, (n + 1) * sizeof *args);
-    const cql_type **params = cql_arena_alloc(u->a, (n + 1) * sizeof *params);
-    const char **names = cql_arena_alloc(u->a, (n + 1) * sizeof *names);
+    cql_ctype *t = arena_alloc(u->a, sizeof *t);
+    const cql_ctype **args = arena_alloc(u->a, (n + 1) * sizeof *args);
+    const cql_type **params = arena_alloc(u->a, (n + 1) * sizeof *params);
+    const char **names = arena_alloc(u->a, (n + 1) * sizeof *names);
     if (t == NULL || args == NULL || params == NULL || names == NULL) return NULL;
     cqltype_env env = {.keyspace = ks, .udt = udt_lookup, .ctx = u};
     u->depth++;
@@ -148,13 +148,13 @@ static const cql_ctype *udt_lookup(void *ctx, const char *ks, const char *name)
             return NULL;
         }
         params[i] = &args[i]->wire;
-        names[i] = cql_arena_strndup(u->a, json_string_value(json_array_get(fields, i)),
-                                     strlen(json_string_value(json_array_get(fields, i))));
+        names[i] = arena_strndup(u->a, json_string_value(json_array_get(fields, i)),
+                                 strlen(json_string_value(json_array_get(fields, i))));
     }
     u->depth--;
     t->wire.id = CQL_TYPE_UDT;
-    t->wire.name = cql_arena_strndup(u->a, name, strlen(name));
-    t->wire.keyspace = cql_arena_strndup(u->a, ks, strlen(ks));
+    t->wire.name = arena_strndup(u->a, name, strlen(name));
+    t->wire.keyspace = arena_strndup(u->a, ks, strlen(ks));
     t->wire.params = params;
     t->wire.field_names = names;
     t->wire.n = (uint16_t)n;
@@ -163,9 +163,9 @@ static const cql_ctype *udt_lookup(void *ctx, const char *ks, const char *name)
     return t;
 }
 
-void cql_type_env(cql_state *st, const char *ks, cql_arena *a, cqltype_env *env)
+void cql_type_env(cql_state *st, const char *ks, arena *a, cqltype_env *env)
 {
-    udt_ctx *u = cql_arena_alloc(a, sizeof *u);
+    udt_ctx *u = arena_alloc(a, sizeof *u);
     if (u) {
         u->st = st;
         u->a = a;
@@ -248,13 +248,13 @@ int cql_term(cql_run *r, const cql_ctype *type, const char *receiver, const cql_
     cql_parse_error perr;
     memset(&perr, 0, sizeof perr);
     /* function calls, casts and hints by func.h, bind markers here */
-    cql_arena arena;
-    cql_arena_init(&arena, 1 << 20);
+    arena arena;
+    arena_init(&arena, 1 << 20);
     cqltype_env types = {.keyspace = r->call->keyspace, .udt = NULL, .ctx = NULL};
     cqlfn_env env = {.binds = {.fn = term_hook, .ctx = r}, .arena = &arena, .types = &types};
     cqlval_terms terms = {.fn = cqlfn_term, .ctx = &env};
     int rc = cqlval_from_term(type, receiver, e, &terms, out, &perr);
-    cql_arena_free(&arena);
+    arena_free(&arena);
     if (rc == CQLVAL_ERROR)
         cql_fail(r->call, perr.code ? (cql_error_code)perr.code : CQL_ERR_INVALID, "%s", perr.msg);
     return rc;
@@ -576,7 +576,7 @@ struct cql_tshared {
 static void tshared_release(cql_tshared *sh)
 {
     if (sh == NULL || __atomic_sub_fetch(&sh->refs, 1, __ATOMIC_ACQ_REL) != 0) return;
-    cql_arena_free(&sh->t.arena);
+    arena_free(&sh->t.arena);
     free(sh);
 }
 
@@ -609,7 +609,7 @@ static int tinfo_build(cql_call *c, cql_state *st, const char *ks, const char *n
     if (def == NULL) return cql_fail(c, CQL_ERR_INVALID, "table %s does not exist", name);
     json_t *cols = json_object_get(def, "columns");
     t->ncols = json_array_size(cols);
-    t->cols = cql_arena_alloc(&t->arena, (t->ncols + 1) * sizeof *t->cols);
+    t->cols = arena_alloc(&t->arena, (t->ncols + 1) * sizeof *t->cols);
     t->counter = json_is_true(json_object_get(def, "counter"));
     t->default_ttl = json_integer_value(
         json_object_get(json_object_get(def, "options"), "default_time_to_live"));
@@ -623,7 +623,7 @@ static int tinfo_build(cql_call *c, cql_state *st, const char *ks, const char *n
         const char *n = json_string_value(json_object_get(col, "name"));
         const char *ty = json_string_value(json_object_get(col, "type"));
         const char *kind = json_string_value(json_object_get(col, "kind"));
-        tc->name = cql_arena_strndup(&t->arena, n, strlen(n));
+        tc->name = arena_strndup(&t->arena, n, strlen(n));
         cql_parse_error perr;
         memset(&perr, 0, sizeof perr);
         if (cqltype_parse(&t->arena, ty, strlen(ty), &env, &tc->type, &perr) != 0) {
@@ -647,7 +647,7 @@ static int tinfo_build(cql_call *c, cql_state *st, const char *ks, const char *n
     const char *iname;
     json_t *iv;
     size_t nidx = json_object_size(json_object_get(def, "indexes"));
-    t->indexes = nidx ? cql_arena_alloc(&t->arena, nidx * sizeof *t->indexes) : NULL;
+    t->indexes = nidx ? arena_alloc(&t->arena, nidx * sizeof *t->indexes) : NULL;
     json_object_foreach(json_object_get(def, "indexes"), iname, iv)
     {
         const char *target = json_string_value(json_object_get(iv, "target"));
@@ -657,7 +657,7 @@ static int tinfo_build(cql_call *c, cql_state *st, const char *ks, const char *n
         cql_index_target_parse(target, &kind, column, sizeof column);
         for (size_t k = 0; k < t->ncols; k++) {
             if (strcmp(t->cols[k].name, column) != 0) continue;
-            const char *kept = cql_arena_strndup(&t->arena, iname, strlen(iname));
+            const char *kept = arena_strndup(&t->arena, iname, strlen(iname));
             if (kind == CQL_INDEX_SIMPLE) {
                 t->cols[k].index = kept;
             } else if (t->indexes) {
@@ -692,7 +692,7 @@ static cql_tshared *tinfo_shared(cql_call *c, cql_state *st, const char *ks, con
         return NULL;
     }
     sh->refs = 1;
-    cql_arena_init(&sh->t.arena, 0);
+    arena_init(&sh->t.arena, 0);
     snprintf(sh->t.ks, sizeof sh->t.ks, "%s", ks);
     snprintf(sh->t.name, sizeof sh->t.name, "%s", name);
     if (tinfo_build(c, st, ks, name, &sh->t) != 0) {
@@ -714,7 +714,7 @@ static cql_tshared *tinfo_shared(cql_call *c, cql_state *st, const char *ks, con
 int cql_tinfo_load(cql_call *c, const char *ks, const char *name, cql_tinfo *t)
 {
     memset(t, 0, sizeof *t);
-    cql_arena_init(&t->arena, 0);
+    arena_init(&t->arena, 0);
     snprintf(t->ks, sizeof t->ks, "%s", ks);
     snprintf(t->name, sizeof t->name, "%s", name);
     if (cql_system_tinfo(ks, name, t)) return 0;
@@ -727,14 +727,14 @@ int cql_tinfo_load(cql_call *c, const char *ks, const char *name, cql_tinfo *t)
     pthread_mutex_unlock(&st->lock);
     if (sh == NULL) return -1;
     *t = sh->t;
-    cql_arena_init(&t->arena, 0);
+    arena_init(&t->arena, 0);
     t->shared = sh;
     return 0;
 }
 
 void cql_tinfo_free(cql_tinfo *t)
 {
-    cql_arena_free(&t->arena);
+    arena_free(&t->arena);
     tshared_release(t->shared);
     t->shared = NULL;
 }
@@ -819,8 +819,8 @@ int cql_select_metadata(cql_call *c, const cql_stmt *s, const cql_tinfo *t, cql_
                 buf nb;
                 buf_init(&nb, 0);
                 cqlagg_column_name(ak, col ? col->name : NULL, &nb);
-                name = cql_arena_strndup((cql_arena *)&t->arena, nb.data ? nb.data : "count",
-                                         nb.len ? nb.len : 5);
+                name = arena_strndup((arena *)&t->arena, nb.data ? nb.data : "count",
+                                     nb.len ? nb.len : 5);
                 buf_free(&nb);
             }
         } else {
@@ -829,13 +829,12 @@ int cql_select_metadata(cql_call *c, const cql_stmt *s, const cql_tinfo *t, cql_
             if (cql_fnsel_resolve(c, t, e, &f, &fnname) != 0) return -1;
             type = &f.ret->wire;
             if (name == NULL && fnname)
-                name = cql_arena_strndup((cql_arena *)&t->arena, fnname, strlen(fnname));
+                name = arena_strndup((arena *)&t->arena, fnname, strlen(fnname));
             free(fnname);
         }
         if (name == NULL) {
             printed = cql_print_expr(e);
-            name =
-                printed ? cql_arena_strndup((cql_arena *)&t->arena, printed, strlen(printed)) : "?";
+            name = printed ? arena_strndup((arena *)&t->arena, printed, strlen(printed)) : "?";
             free(printed);
             for (char *q = (char *)name; *q; q++)
                 *q = (char)tolower((unsigned char)*q);

@@ -489,8 +489,8 @@ static int create_table(cql_run *r, const cql_stmt *s, cql_state *st)
     const char *const *clus = ct->has_pk ? ct->pk.clustering : NULL;
     size_t nclus = ct->has_pk ? ct->pk.nclustering : 0;
 
-    cql_arena arena;
-    cql_arena_init(&arena, 1 << 20);
+    arena arena;
+    arena_init(&arena, 1 << 20);
     cqltype_env env;
     cql_type_env(st, ks, &arena, &env);
     json_t *cols = json_array(), *opts = default_options();
@@ -635,7 +635,7 @@ done:
     free(types);
     json_decref(cols);
     json_decref(opts);
-    cql_arena_free(&arena);
+    arena_free(&arena);
     return rc;
 }
 
@@ -850,8 +850,8 @@ static int alter_table(cql_run *r, const cql_stmt *s, cql_state *st)
                                 s->name.name);
     json_t *cols = json_object_get(t, "columns");
     int rc = -1, changed = 0;
-    cql_arena arena;
-    cql_arena_init(&arena, 1 << 20);
+    arena arena;
+    arena_init(&arena, 1 << 20);
     switch (at->what) {
     case CQL_ALTER_ADD: {
         cqltype_env env;
@@ -985,7 +985,7 @@ static int alter_table(cql_run *r, const cql_stmt *s, cql_state *st)
     rc = commit_doc(c, st, next);
     if (rc == 0) rc = cql_schema_changed(c, "UPDATED", "TABLE", ks, s->name.name);
 done:
-    cql_arena_free(&arena);
+    arena_free(&arena);
     json_decref(next);
     return rc;
 }
@@ -995,8 +995,8 @@ done:
 static int type_used_by(cql_call *c, cql_state *st, const char *ks, const char *name, char *by,
                         size_t cap)
 {
-    cql_arena arena;
-    cql_arena_init(&arena, 1 << 20);
+    arena arena;
+    arena_init(&arena, 1 << 20);
     cqltype_env env;
     cql_type_env(st, ks, &arena, &env);
     json_t *kso = cql_schema_keyspace(st->schema, ks);
@@ -1039,7 +1039,7 @@ static int type_used_by(cql_call *c, cql_state *st, const char *ks, const char *
         }
     }
     (void)c;
-    cql_arena_free(&arena);
+    arena_free(&arena);
     return used;
 }
 
@@ -1063,8 +1063,8 @@ static int create_type(cql_run *r, const cql_stmt *s, cql_state *st)
             if (strcmp(cty->fields[i], cty->fields[j]) == 0)
                 return cql_fail(c, CQL_ERR_INVALID, "Duplicate field name '%s' in type '%s'",
                                 cty->fields[i], name);
-    cql_arena arena;
-    cql_arena_init(&arena, 1 << 20);
+    arena arena;
+    arena_init(&arena, 1 << 20);
     cqltype_env env;
     cql_type_env(st, ks, &arena, &env);
     json_t *fields = json_array(), *types = json_array();
@@ -1100,7 +1100,7 @@ static int create_type(cql_run *r, const cql_stmt *s, cql_state *st)
 done:
     json_decref(fields);
     json_decref(types);
-    cql_arena_free(&arena);
+    arena_free(&arena);
     return rc;
 }
 
@@ -1149,8 +1149,8 @@ static int alter_type(cql_run *r, const cql_stmt *s, cql_state *st)
         json_object_get(json_object_get(json_object_get(keyspaces_of(next), ks), "types"), name);
     json_t *fields = json_object_get(ty, "fields"), *types = json_object_get(ty, "types");
     int rc = -1;
-    cql_arena arena;
-    cql_arena_init(&arena, 1 << 20);
+    arena arena;
+    arena_init(&arena, 1 << 20);
     if (aty->what == CQL_ALTER_ADD) {
         size_t i;
         json_t *f;
@@ -1210,7 +1210,7 @@ static int alter_type(cql_run *r, const cql_stmt *s, cql_state *st)
     rc = commit_doc(c, st, next);
     if (rc == 0) rc = cql_schema_changed(c, "UPDATED", "TYPE", ks, name);
 done:
-    cql_arena_free(&arena);
+    arena_free(&arena);
     json_decref(next);
     return rc;
 }
@@ -1369,8 +1369,8 @@ static int create_index(cql_run *r, const cql_stmt *s, cql_state *st, int *rows_
                         s->name.name);
     const char *type = json_string_value(json_object_get(col, "type"));
     const char *kind = json_string_value(json_object_get(col, "kind"));
-    cql_arena arena;
-    cql_arena_init(&arena, 0);
+    arena arena;
+    arena_init(&arena, 0);
     cqltype_env env;
     cql_type_env(st, ks, &arena, &env);
     const cql_ctype *ty = NULL;
@@ -1380,7 +1380,7 @@ static int create_index(cql_run *r, const cql_stmt *s, cql_state *st, int *rows_
     int rc = cqltype_parse(&arena, type, strlen(type), &env, &ty, &perr) != 0
                  ? cql_fail(c, CQL_ERR_SERVER, "the stored type of %s cannot be read", tg->column)
                  : check_index_target(c, tg->column, ty, &target_kind);
-    cql_arena_free(&arena);
+    arena_free(&arena);
     if (rc) return -1;
     char kt = target_kind == CQL_INDEX_SIMPLE ? index_key_type(type) : 'B';
     if (kt == 0)

@@ -426,7 +426,7 @@ static char *system_table_cql(const char *ks, const char *name)
 {
     cql_tinfo t;
     memset(&t, 0, sizeof t);
-    cql_arena_init(&t.arena, 0);
+    arena_init(&t.arena, 0);
     if (!cql_system_tinfo(ks, name, &t)) {
         cql_tinfo_free(&t);
         return NULL;

@@ -46,7 +46,7 @@ cql_state *cql_state_of(cql_call *c);
 
 /* A type environment for keyspace ks whose user types are read from st's schema (the
  * caller holds st's lock while env is used); trees are allocated from a. */
-void cql_type_env(cql_state *st, const char *ks, cql_arena *a, struct cqltype_env *env);
+void cql_type_env(cql_state *st, const char *ks, arena *a, struct cqltype_env *env);
 
 /* The values bound to a statement's markers, positional or named. */
 typedef struct cql_binds {
@@ -120,7 +120,7 @@ typedef struct cql_tinfo {
     int64_t default_ttl; /* seconds */
     cql_tindex *indexes; /* the indexes on collections and frozen collections */
     size_t nindexes;
-    cql_arena arena;     /* a system table's columns; a statement's own allocations */
+    arena arena;         /* a system table's columns; a statement's own allocations */
     cql_tshared *shared; /* the database's description cols point into, or NULL */
 } cql_tinfo;
 

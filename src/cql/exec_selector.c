@@ -66,7 +66,7 @@ static int resolve_arg(cql_call *c, const cql_tinfo *t, const cql_expr *a, cql_f
         return put_str(name, col->name) == 0 ? 0 : oom(c);
     }
     if (is_computed(a)) {
-        cql_fnsel *sub = cql_arena_alloc((cql_arena *)&t->arena, sizeof *sub);
+        cql_fnsel *sub = arena_alloc((arena *)&t->arena, sizeof *sub);
         if (sub == NULL) return oom(c);
         if (resolve(c, t, a, sub, name) != 0) return -1;
         out->argsel[i] = sub;
@@ -91,7 +91,7 @@ static int resolve_cast(cql_call *c, const cql_tinfo *t, const cql_expr *e, cql_
     memset(&perr, 0, sizeof perr);
     cqltype_env env = {.keyspace = t->ks};
     const cql_ctype *to;
-    if (cqltype_resolve((cql_arena *)&t->arena, e->type, &env, &to, &perr) != 0)
+    if (cqltype_resolve((arena *)&t->arena, e->type, &env, &to, &perr) != 0)
         return cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
     char what[256];
     snprintf(what, sizeof what, "%.*s", (int)(name->len - argat), name->data + argat);
@@ -273,7 +273,7 @@ static int resolve_hint(cql_call *c, const cql_tinfo *t, const cql_expr *e, cql_
     memset(&perr, 0, sizeof perr);
     cqltype_env env = {.keyspace = t->ks};
     const cql_ctype *to;
-    if (cqltype_resolve((cql_arena *)&t->arena, e->type, &env, &to, &perr) != 0)
+    if (cqltype_resolve((arena *)&t->arena, e->type, &env, &to, &perr) != 0)
         return cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
     out->kind = 'k';
     out->ret = to;

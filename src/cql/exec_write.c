@@ -1501,7 +1501,7 @@ int cql_exec_write(cql_run *r, const cql_stmt *s)
     memset(&set, 0, sizeof set);
     cql_tinfo t;
     memset(&t, 0, sizeof t);
-    cql_arena_init(&t.arena, 0);
+    arena_init(&t.arena, 0);
     wctx w;
     uint64_t watched = watch_begin_write(c->db);
     int rc = stmt_plan(&w, r, s, &t, &set);
@@ -1549,7 +1549,7 @@ int cql_exec_write_batch(cql_run *const *runs, const cql_stmt *const *stmts, siz
     const char *conn = c->keyspace;
     uint64_t watched = watch_begin_write(c->db);
     for (size_t i = 0; rc == 0 && i < n; i++) {
-        cql_arena_init(&ts[i].arena, 0);
+        arena_init(&ts[i].arena, 0);
         c->keyspace = runs[i]->keyspace ? runs[i]->keyspace : conn;
         rc = stmt_plan(&ws[i], runs[i], stmts[i], &ts[i], &set);
         c->keyspace = conn;

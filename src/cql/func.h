@@ -96,7 +96,7 @@ int cqlfn_cast(const cql_ctype *from, const cql_ctype *to, const uint8_t *v, siz
  * CAST and hints are resolved (with types, for user types). */
 typedef struct cqlfn_env {
     cqlval_terms binds;
-    cql_arena *arena;
+    arena *arena;
     const cqltype_env *types;
 } cqlfn_env;
 

@@ -99,7 +99,7 @@ static int is_hex(int c)
 typedef struct lexer {
     const char *s;
     size_t n;
-    cql_arena *ar;
+    arena *ar;
     lexed *out;
     size_t cap;
     int line;
@@ -142,7 +142,7 @@ static int push(lexer *lx, tok_kind kind, size_t off, size_t len, const char *te
         o->toks = t;
         lx->cap = cap;
     }
-    char *copy = cql_arena_strndup(lx->ar, text, text_len);
+    char *copy = arena_strndup(lx->ar, text, text_len);
     if (copy == NULL) return -1;
     token *t = &o->toks[o->n++];
     memset(t, 0, sizeof *t);
@@ -374,7 +374,7 @@ static size_t match_quoted(const char *s, size_t n, size_t i, char q, char *out,
     return j + 1 - i;
 }
 
-int cql_lex(const char *s, size_t n, cql_arena *ar, lexed *out)
+int cql_lex(const char *s, size_t n, arena *ar, lexed *out)
 {
     memset(out, 0, sizeof *out);
     lexer lx = {s, n, ar, out, 0, 1, 0};

@@ -204,7 +204,7 @@ typedef struct lexed {
 
 /* Reads text; returns 0, or -1 only when out of memory. A character it cannot read sets
  * failed and ends the tokens there. */
-int cql_lex(const char *text, size_t len, cql_arena *ar, lexed *out);
+int cql_lex(const char *text, size_t len, arena *ar, lexed *out);
 void cql_lexed_free(lexed *l);
 
 /* The keyword a word spells (any case), KW_NONE if none. */

@@ -26,7 +26,7 @@ typedef struct parser {
     size_t nreal;
     size_t at;      /* index into real of the token at hand */
     size_t fetched; /* the furthest raw token looked at: ANTLR's stream size less one */
-    cql_arena *ar;
+    arena *ar;
     cql_parse_error *err;
     int failed;
     int spec; /* > 0 while trying an alternative: errors are not written */
@@ -446,7 +446,7 @@ static void leave(parser *p)
 
 static void *alloc(parser *p, size_t n)
 {
-    void *m = cql_arena_alloc(p->ar, n);
+    void *m = arena_alloc(p->ar, n);
     if (m == NULL) oom(p);
     return m;
 }
@@ -482,7 +482,7 @@ static const char *ident_value(parser *p, const token *t)
 {
     if (t->kind == TK_QUOTED) return t->text;
     if (t->kind == TK_EMPTY_QUOTED) return "";
-    char *s = cql_arena_strndup(p->ar, t->text, t->text_len);
+    char *s = arena_strndup(p->ar, t->text, t->text_len);
     if (s == NULL) {
         oom(p);
         return NULL;
@@ -2429,7 +2429,7 @@ static int setup(parser *p, const char *text, size_t len, cql_parsed *out, cql_p
     p->srclen = len;
     p->err = err;
     /* a tree is at most a few dozen bytes per byte of text */
-    cql_arena_init(&out->arena, 64 * len + ((size_t)1 << 20));
+    arena_init(&out->arena, 64 * len + ((size_t)1 << 20));
     p->ar = &out->arena;
     if (cql_lex(text, len, p->ar, &p->lx)) goto oom;
     p->real = malloc(p->lx.n * sizeof *p->real);
@@ -2449,7 +2449,7 @@ static int finish(parser *p, cql_parsed *out, int ok)
 {
     if (ok && lexer_error_first(p)) ok = 0;
     if (ok && p->nbinds) {
-        out->binds = cql_arena_alloc(p->ar, p->nbinds * sizeof *out->binds);
+        out->binds = arena_alloc(p->ar, p->nbinds * sizeof *out->binds);
         if (out->binds == NULL) {
             oom(p);
             ok = 0;
@@ -2518,7 +2518,7 @@ int cql_parse_script(const char *text, size_t len, cql_parsed *out, cql_parse_er
 
 void cql_parsed_free(cql_parsed *p)
 {
-    cql_arena_free(&p->arena);
+    arena_free(&p->arena);
     p->stmts = NULL;
     p->nstmts = 0;
     p->binds = NULL;

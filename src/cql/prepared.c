@@ -143,8 +143,8 @@ static void set_marker(marks *k, const cql_expr *e, const char *name, const cql_
  * tinfo's arena. */
 static const cql_type *list_of(marks *k, const cql_type *elem)
 {
-    cql_type *t = cql_arena_alloc(&k->t->arena, sizeof *t);
-    const cql_type **params = cql_arena_alloc(&k->t->arena, sizeof *params);
+    cql_type *t = arena_alloc(&k->t->arena, sizeof *t);
+    const cql_type **params = arena_alloc(&k->t->arena, sizeof *params);
     if (t == NULL || params == NULL) return elem;
     params[0] = elem;
     t->id = CQL_TYPE_LIST;
@@ -374,7 +374,7 @@ int cql_exec_prepare(cql_call *c, const cql_prepare *p)
     int rc = -1;
     cql_tinfo t;
     memset(&t, 0, sizeof t);
-    cql_arena_init(&t.arena, 0);
+    arena_init(&t.arena, 0);
     cql_markers m;
     memset(&m, 0, sizeof m);
     cql_rows result;

@@ -860,16 +860,15 @@ static int vtab_select(cql_run *r, const vtab *v, const cql_stmt *s)
                     vals = calloc(v->ncols, sizeof *vals);
                     has = calloc(v->ncols, 1);
                     if (computed == NULL || vals == NULL || has == NULL) goto oom;
-                    cql_arena_init(&vt.arena, 0);
+                    arena_init(&vt.arena, 0);
                     snprintf(vt.ks, sizeof vt.ks, "%s", v->ks);
                     snprintf(vt.name, sizeof vt.name, "%s", v->name);
                     cql_system_tinfo(v->ks, v->name, &vt);
                 }
                 if (cql_fnsel_resolve(c, &vt, e, &computed[i], &fname) != 0) goto done;
-                const char *cname = sel->sel[i].alias
-                                        ? sel->sel[i].alias
-                                        : cql_arena_strndup(&vt.arena, fname ? fname : "",
-                                                            fname ? strlen(fname) : 0);
+                const char *cname = sel->sel[i].alias ? sel->sel[i].alias
+                                                      : arena_strndup(&vt.arena, fname ? fname : "",
+                                                                      fname ? strlen(fname) : 0);
                 free(fname);
                 if (cname == NULL || cql_rows_column(&out, cname, &computed[i].ret->wire) != 0)
                     goto oom;
@@ -994,7 +993,7 @@ done:
     free(nwanted);
     free(rel_col);
     free(pick);
-    if (computed) cql_arena_free(&vt.arena);
+    if (computed) arena_free(&vt.arena);
     free(computed);
     free(vals);
     free(has);
@@ -1027,7 +1026,7 @@ int cql_system_tinfo(const char *ks, const char *name, cql_tinfo *t)
         if (strcmp(v->ks, ks) != 0 || strcmp(v->name, name) != 0) continue;
         t->system = 1;
         t->ncols = v->ncols;
-        t->cols = cql_arena_alloc(&t->arena, (v->ncols + 1) * sizeof *t->cols);
+        t->cols = arena_alloc(&t->arena, (v->ncols + 1) * sizeof *t->cols);
         if (t->cols == NULL) return 0;
         for (size_t k = 0; k < v->ncols; k++) {
             t->cols[k].name = v->cols[k].name;

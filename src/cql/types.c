@@ -167,15 +167,15 @@ static const cql_type_expr *unwrap(const cql_type_expr *t, int *frozen)
     return t;
 }
 
-static cql_ctype *new_node(cql_arena *a, uint16_t id, size_t n)
+static cql_ctype *new_node(arena *a, uint16_t id, size_t n)
 {
-    cql_ctype *c = cql_arena_alloc(a, sizeof *c);
+    cql_ctype *c = arena_alloc(a, sizeof *c);
     if (!c) return NULL;
     c->wire.id = id;
     c->wire.n = (uint16_t)n;
     if (n) {
-        const cql_type **params = cql_arena_alloc(a, n * sizeof *params);
-        const cql_ctype **args = cql_arena_alloc(a, n * sizeof *args);
+        const cql_type **params = arena_alloc(a, n * sizeof *params);
+        const cql_ctype **args = arena_alloc(a, n * sizeof *args);
         if (!params || !args) return NULL;
         c->wire.params = params;
         c->args = args;
@@ -189,9 +189,9 @@ static void set_arg(cql_ctype *c, size_t i, const cql_ctype *arg)
     ((const cql_ctype **)c->args)[i] = arg;
 }
 
-static const cql_ctype *copy_frozen(cql_arena *a, const cql_ctype *t, int freeze);
+static const cql_ctype *copy_frozen(arena *a, const cql_ctype *t, int freeze);
 
-static int resolve(cql_arena *a, const cql_type_expr *te, int frozen, const cqltype_env *env,
+static int resolve(arena *a, const cql_type_expr *te, int frozen, const cqltype_env *env,
                    const cql_ctype **out, cql_parse_error *err)
 {
     int wrapped;
@@ -220,7 +220,7 @@ static int resolve(cql_arena *a, const cql_type_expr *te, int frozen, const cqlt
             return 0;
         }
         cql_ctype *c = new_node(a, CQL_TYPE_CUSTOM, 0);
-        if (!c || !(c->wire.name = cql_arena_strndup(a, t->name, strlen(t->name))))
+        if (!c || !(c->wire.name = arena_strndup(a, t->name, strlen(t->name))))
             return no_memory(err);
         *out = c;
         return 0;
@@ -311,7 +311,7 @@ static int resolve(cql_arena *a, const cql_type_expr *te, int frozen, const cqlt
     return cql_error_record(err, CQL_ERR_INVALID, "Unknown type");
 }
 
-int cqltype_resolve(cql_arena *a, const cql_type_expr *te, const cqltype_env *env,
+int cqltype_resolve(arena *a, const cql_type_expr *te, const cqltype_env *env,
                     const cql_ctype **out, cql_parse_error *err)
 {
     return resolve(a, te, 0, env, out, err);
@@ -319,16 +319,16 @@ int cqltype_resolve(cql_arena *a, const cql_type_expr *te, const cqltype_env *en
 
 /* ---- copies ---- */
 
-static const char *dup(cql_arena *a, const char *s, int *bad)
+static const char *dup(arena *a, const char *s, int *bad)
 {
     if (!s) return NULL;
-    char *d = cql_arena_strndup(a, s, strlen(s));
+    char *d = arena_strndup(a, s, strlen(s));
     if (!d) *bad = 1;
     return d;
 }
 
 /* A deep copy of t; freeze: every nested collection and UDT frozen in the copy. */
-static const cql_ctype *copy_frozen(cql_arena *a, const cql_ctype *t, int freeze)
+static const cql_ctype *copy_frozen(arena *a, const cql_ctype *t, int freeze)
 {
     const cql_ctype *n = cqltype_native(t->wire.id);
     if (n) return n;
@@ -339,7 +339,7 @@ static const cql_ctype *copy_frozen(cql_arena *a, const cql_ctype *t, int freeze
     c->wire.name = dup(a, t->wire.name, &bad);
     c->wire.keyspace = dup(a, t->wire.keyspace, &bad);
     if (t->wire.field_names && t->wire.n) {
-        const char **names = cql_arena_alloc(a, t->wire.n * sizeof *names);
+        const char **names = arena_alloc(a, t->wire.n * sizeof *names);
         if (!names) return NULL;
         for (uint16_t i = 0; i < t->wire.n; i++)
             names[i] = dup(a, t->wire.field_names[i], &bad);
@@ -356,7 +356,7 @@ static const cql_ctype *copy_frozen(cql_arena *a, const cql_ctype *t, int freeze
     return c;
 }
 
-const cql_ctype *cqltype_copy(cql_arena *a, const cql_ctype *t)
+const cql_ctype *cqltype_copy(arena *a, const cql_ctype *t)
 {
     return copy_frozen(a, t, 0);
 }
@@ -508,7 +508,7 @@ int cqltype_name(const cql_ctype *t, buf *out)
 
 typedef struct scan {
     const char *start, *p, *end;
-    cql_arena *a;
+    arena *a;
     cql_parse_error *err;
     int depth;
 } scan;
@@ -562,7 +562,7 @@ static char *word(scan *s, int *quoted)
             }
             buf_putc(&b, (uint8_t)*s->p++);
         }
-        char *w = cql_arena_strndup(s->a, b.data ? b.data : "", b.len);
+        char *w = arena_strndup(s->a, b.data ? b.data : "", b.len);
         buf_free(&b);
         *quoted = 1;
         return w;
@@ -572,7 +572,7 @@ static char *word(scan *s, int *quoted)
                              (*s->p >= '0' && *s->p <= '9') || *s->p == '_'))
         s->p++;
     if (s->p == start) return NULL;
-    char *w = cql_arena_strndup(s->a, start, (size_t)(s->p - start));
+    char *w = arena_strndup(s->a, start, (size_t)(s->p - start));
     for (char *c = w; w && *c; c++)
         if (*c >= 'A' && *c <= 'Z') *c = (char)(*c - 'A' + 'a');
     return w;
@@ -588,7 +588,7 @@ static int parse_expr(scan *s, cql_type_expr **out)
 {
     if (++s->depth > CQL_TYPE_MAX_DEPTH)
         return cql_error_record(s->err, CQL_ERR_SYNTAX, "Invalid type string: nested too deep");
-    cql_type_expr *t = cql_arena_alloc(s->a, sizeof *t);
+    cql_type_expr *t = arena_alloc(s->a, sizeof *t);
     if (!t) return no_memory(s->err);
     skip_space(s);
     if (s->p < s->end && *s->p == '\'') {
@@ -597,7 +597,7 @@ static int parse_expr(scan *s, cql_type_expr **out)
             s->p++;
         if (s->p >= s->end) return syntax(s, "unterminated custom type");
         t->kind = CQL_TE_CUSTOM;
-        t->name = cql_arena_strndup(s->a, start, (size_t)(s->p - start));
+        t->name = arena_strndup(s->a, start, (size_t)(s->p - start));
         s->p++;
         *out = t;
         s->depth--;
@@ -636,7 +636,7 @@ static int parse_expr(scan *s, cql_type_expr **out)
                                     shapes[i].name, shapes[i].nargs, n);
         t->kind = shapes[i].kind;
         t->nargs = n;
-        t->args = cql_arena_alloc(s->a, n * sizeof *t->args);
+        t->args = arena_alloc(s->a, n * sizeof *t->args);
         if (!t->args) return no_memory(s->err);
         memcpy(t->args, args, n * sizeof *args);
         *out = t;
@@ -662,7 +662,7 @@ static int parse_expr(scan *s, cql_type_expr **out)
     return 0;
 }
 
-int cqltype_parse(cql_arena *a, const char *text, size_t len, const cqltype_env *env,
+int cqltype_parse(arena *a, const char *text, size_t len, const cqltype_env *env,
                   const cql_ctype **out, cql_parse_error *err)
 {
     scan s = {text, text, text + len, a, err, 0};

@@ -56,14 +56,14 @@ const cql_ctype *cqltype_native(uint16_t id);
  * "Statement on keyspace a cannot refer to a user type in keyspace b; ...", or
  * CQL_ERR_SERVER when a is full. A type nested in a frozen one is frozen, as Cassandra
  * freezes it; tuple components are frozen too. */
-int cqltype_resolve(cql_arena *a, const cql_type_expr *te, const cqltype_env *env,
+int cqltype_resolve(arena *a, const cql_type_expr *te, const cqltype_env *env,
                     const cql_ctype **out, cql_parse_error *err);
 
 /* Parses a type string as system_schema writes it (what cqltype_name writes; also
  * 'varchar', quoted names and spaces anywhere) into a tree from a. UDT names are looked
  * up in env->keyspace. 0, or -1 with err: CQL_ERR_SYNTAX for text that is not a type,
  * CQL_ERR_INVALID as cqltype_resolve for a type Cassandra refuses. */
-int cqltype_parse(cql_arena *a, const char *text, size_t len, const cqltype_env *env,
+int cqltype_parse(arena *a, const char *text, size_t len, const cqltype_env *env,
                   const cql_ctype **out, cql_parse_error *err);
 
 /* Appends t's name as system_schema.columns.type writes it: "text", "frozen<list<int>>",
@@ -72,7 +72,7 @@ int cqltype_parse(cql_arena *a, const char *text, size_t len, const cqltype_env 
 int cqltype_name(const cql_ctype *t, buf *out);
 
 /* A deep copy of t in a (NULL when a is full): for a schema that outlives the parse. */
-const cql_ctype *cqltype_copy(cql_arena *a, const cql_ctype *t);
+const cql_ctype *cqltype_copy(arena *a, const cql_ctype *t);
 
 /* 1 when a and b are the same type (frozen-ness included), 0 otherwise. */
 int cqltype_equal(const cql_ctype *a, const cql_ctype *b);

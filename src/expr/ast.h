@@ -11,23 +11,8 @@
 #include <stddef.h>
 
 #include "expr/expr.h"
+#include "util/arena.h"
 #include "util/err.h"
-
-/* ---- arena ---- */
-typedef struct arena_block arena_block;
-typedef struct arena {
-    arena_block *head;
-    json_t **refs; /* AttributeValues held (one reference each) */
-    size_t nrefs, caprefs;
-} arena;
-
-void arena_init(arena *a);
-/* Zeroed memory that lives until arena_free; NULL when out of memory. */
-void *arena_alloc(arena *a, size_t n);
-char *arena_strndup(arena *a, const char *s, size_t n);
-/* Takes a new reference to v, released by arena_free. Returns v (NULL on failure). */
-json_t *arena_keep(arena *a, json_t *v);
-void arena_free(arena *a);
 
 /* ---- lexer ---- */
 typedef enum tok_kind {

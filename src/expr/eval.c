@@ -281,7 +281,7 @@ int expr_parse_condition(expr_ctx *cx, const char *which, const char *text, expr
 {
     expr_cond *c = malloc(sizeof *c);
     if (c == NULL) return err_set(cx->err, QR_E_INTERNAL, "out of memory");
-    arena_init(&c->ar);
+    arena_init(&c->ar, 0);
     if (parse_condition(cx, which, text, &c->ar, &c->root)) {
         expr_cond_free(c);
         return -1;

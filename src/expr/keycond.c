@@ -285,7 +285,7 @@ int expr_parse_key_condition_multi(expr_ctx *cx, const char *text, const expr_ke
     key_parts kp = {.n = 0, .prefix = cx->bare ? "" : PREFIX};
     int rc = -1;
     memset(out, 0, sizeof *out);
-    arena_init(&ar);
+    arena_init(&ar, 0);
     if (parse_condition(cx, "KeyConditionExpression", text, &ar, &root) == 0 &&
         collect(root, &kp, cx->err) == 0)
         rc = keycond_finish(kp.p, kp.n, schema, kp.prefix, out, cx->err);

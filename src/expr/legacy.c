@@ -196,7 +196,7 @@ static int conditional_operator(const char *op, int * or, qr_err *err)
 static expr_cond *new_cond(void)
 {
     expr_cond *c = calloc(1, sizeof *c);
-    if (c) arena_init(&c->ar);
+    if (c) arena_init(&c->ar, 0);
     return c;
 }
 
@@ -377,7 +377,7 @@ int expr_from_attribute_updates(json_t *updates, expr_update **out, qr_err *err)
     if (!json_is_object(updates)) return err_validation(err, "AttributeUpdates must be a map");
     expr_update *u = calloc(1, sizeof *u);
     if (u == NULL) return oom(err);
-    arena_init(&u->ar);
+    arena_init(&u->ar, 0);
     u->legacy = 1;
     size_t n = json_object_size(updates);
     u->acts = arena_alloc(&u->ar, (n ? n : 1) * sizeof *u->acts);
@@ -458,7 +458,7 @@ int expr_from_attributes_to_get(json_t *names, expr_proj **out, qr_err *err)
     }
     expr_proj *p = calloc(1, sizeof *p);
     if (p == NULL) return oom(err);
-    arena_init(&p->ar);
+    arena_init(&p->ar, 0);
     p->paths = arena_alloc(&p->ar, (n ? n : 1) * sizeof *p->paths);
     if (p->paths == NULL) goto nomem;
     for (size_t i = 0; i < n; i++) {

@@ -110,7 +110,7 @@ int expr_parse_projection(expr_ctx *cx, const char *text, expr_proj **out)
 {
     expr_proj *p = calloc(1, sizeof *p);
     if (p == NULL) return err_set(cx->err, QR_E_INTERNAL, "out of memory");
-    arena_init(&p->ar);
+    arena_init(&p->ar, 0);
     if (parse_projection(cx, text, &p->ar, &p->paths, &p->npaths)) {
         expr_proj_free(p);
         return -1;

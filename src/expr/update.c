@@ -423,7 +423,7 @@ int expr_parse_update(expr_ctx *cx, const char *text, expr_update **out)
 {
     expr_update *u = calloc(1, sizeof *u);
     if (u == NULL) return err_set(cx->err, QR_E_INTERNAL, "out of memory");
-    arena_init(&u->ar);
+    arena_init(&u->ar, 0);
     if (parse_update(cx, text, &u->ar, &u->acts, &u->nacts)) {
         expr_update_free(u);
         return -1;
@@ -520,7 +520,7 @@ expr_proj *expr_update_projection(const expr_update *u)
 {
     expr_proj *p = calloc(1, sizeof *p);
     if (p == NULL) return NULL;
-    arena_init(&p->ar);
+    arena_init(&p->ar, 0);
     p->paths = arena_alloc(&p->ar, (size_t)(u->nacts ? u->nacts : 1) * sizeof *p->paths);
     if (p->paths == NULL) goto nomem;
     for (int i = 0; i < u->nacts; i++) {

@@ -17,13 +17,13 @@
 #define NOW 1700000000
 #define GC_GRACE 864000
 
-static cql_arena arena;
+static arena test_arena;
 
 static cql_tcol column(const char *name, const char *type)
 {
     cql_parse_error err = {0};
     const cql_ctype *t = NULL;
-    CHECK(cqltype_parse(&arena, type, strlen(type), NULL, &t, &err) == 0, "type %s: %s", type,
+    CHECK(cqltype_parse(&test_arena, type, strlen(type), NULL, &t, &err) == 0, "type %s: %s", type,
           err.msg);
     cql_tcol c = {.name = name, .type = t, .kind = 'r', .pos = -1, .dropped_at = INT64_MIN};
     return c;
@@ -230,12 +230,12 @@ static void test_stored_whole(void)
 
 int main(void)
 {
-    cql_arena_init(&arena, 0);
+    arena_init(&test_arena, 0);
     test_last_write_wins_per_element();
     test_deleting_the_collection();
     test_list_places();
     test_expiry();
     test_stored_whole();
-    cql_arena_free(&arena);
+    arena_free(&test_arena);
     return check_report("test_cqlexec_cells");
 }

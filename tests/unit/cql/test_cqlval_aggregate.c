@@ -15,13 +15,13 @@
 
 #include "check.h"
 
-static cql_arena arena;
+static arena test_arena;
 
 static const cql_ctype *type_of(const char *s)
 {
     cql_parse_error err = {0};
     const cql_ctype *t = NULL;
-    CHECK(cqltype_parse(&arena, s, strlen(s), NULL, &t, &err) == 0, "type %s: %s", s, err.msg);
+    CHECK(cqltype_parse(&test_arena, s, strlen(s), NULL, &t, &err) == 0, "type %s: %s", s, err.msg);
     return t;
 }
 
@@ -204,9 +204,9 @@ static void test_refusals(void)
 
 int main(void)
 {
-    cql_arena_init(&arena, 0);
+    arena_init(&test_arena, 0);
     test_cases();
     test_refusals();
-    cql_arena_free(&arena);
+    arena_free(&test_arena);
     return check_report("test_cqlval_aggregate");
 }

@@ -18,13 +18,13 @@
 
 #include "check.h"
 
-static cql_arena arena;
+static arena test_arena;
 
 static const cql_ctype *type_of(const char *s)
 {
     cql_parse_error err = {0};
     const cql_ctype *t = NULL;
-    CHECK(cqltype_parse(&arena, s, strlen(s), NULL, &t, &err) == 0, "type %s: %s", s, err.msg);
+    CHECK(cqltype_parse(&test_arena, s, strlen(s), NULL, &t, &err) == 0, "type %s: %s", s, err.msg);
     return t;
 }
 
@@ -55,7 +55,7 @@ static int eval(const cql_ctype *t, const char *lit, buf *out, cql_parse_error *
         snprintf(err->msg, sizeof err->msg, "parse: %.900s", perr.msg);
         return CQLVAL_ERROR;
     }
-    cqlfn_env env = {{binds, NULL}, &arena, NULL};
+    cqlfn_env env = {{binds, NULL}, &test_arena, NULL};
     cqlval_terms terms = {cqlfn_term, &env};
     int r = cqlval_from_term(t, "v", p.stmts[0]->u.insert.values[0], &terms, out, err);
     cql_parsed_free(&p);
@@ -348,7 +348,7 @@ static void test_cast(void)
     cql_parsed p;
     CHECK(cql_parse(stmt, strlen(stmt), &p, &err) == 0, "parse cast: %s", err.msg);
     if (p.nstmts) {
-        cqlfn_env env = {{NULL, NULL}, &arena, NULL};
+        cqlfn_env env = {{NULL, NULL}, &test_arena, NULL};
         CHECK(cqlfn_term(&env, type_of("text"), "v", p.stmts[0]->u.select.sel[0].expr, &v, &err) ==
                       CQLVAL_OK &&
                   v.len == 1 && v.data[0] == '5',
@@ -392,12 +392,12 @@ static void test_resolve(void)
 
 int main(void)
 {
-    cql_arena_init(&arena, 0);
+    arena_init(&test_arena, 0);
     test_terms();
     test_clock();
     test_monotonic();
     test_cast();
     test_resolve();
-    cql_arena_free(&arena);
+    arena_free(&test_arena);
     return check_report("test_cqlval_func");
 }

@@ -333,8 +333,8 @@ static void test_order(void)
                                         "frozen<map<int, blob>>",
                                         "frozen<tuple<int, text, frozen<list<bigint>>>>",
                                         "frozen<list<frozen<tuple<varint, double>>>>"};
-    cql_arena a;
-    cql_arena_init(&a, 0);
+    arena a;
+    arena_init(&a, 0);
     for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ti++) {
         cql_parse_error err = {0};
         const cql_ctype *t = NULL;
@@ -424,7 +424,7 @@ static void test_order(void)
             CHECK(r == 0 && pos == 5, "one int and more");
     }
     buf_free(&b);
-    cql_arena_free(&a);
+    arena_free(&a);
 }
 
 /* ---- ranges over a table of rows (a int ASC, b text DESC) ---- */

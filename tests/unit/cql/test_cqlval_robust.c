@@ -29,7 +29,7 @@ static uint64_t rnd(void)
     return rng;
 }
 
-static cql_arena arena;
+static arena test_arena;
 
 static const char *const types[] = {"int",
                                     "bigint",
@@ -217,8 +217,8 @@ static void test_values(void)
     for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ti++) {
         cql_parse_error err = {0};
         const cql_ctype *t = NULL;
-        CHECK(cqltype_parse(&arena, types[ti], strlen(types[ti]), NULL, &t, &err) == 0, "%s: %s",
-              types[ti], err.msg);
+        CHECK(cqltype_parse(&test_arena, types[ti], strlen(types[ti]), NULL, &t, &err) == 0,
+              "%s: %s", types[ti], err.msg);
         if (!t) continue;
         for (int i = 0; i < 1500; i++) {
             buf v;
@@ -236,7 +236,7 @@ static void test_keys(void)
     cql_parse_error err = {0};
     const cql_ctype *t = NULL;
     const char *kt = "frozen<tuple<text, frozen<list<decimal>>, varint, uuid>>";
-    cqltype_parse(&arena, kt, strlen(kt), NULL, &t, &err);
+    cqltype_parse(&test_arena, kt, strlen(kt), NULL, &t, &err);
     CHECK(t != NULL, "key type: %s", err.msg);
     if (!t) return;
     for (int i = 0; i < 20000; i++) {
@@ -271,16 +271,16 @@ static void test_text(void)
             s[c] = rnd() % 8 ? alphabet[rnd() % (sizeof alphabet - 1)] : (char)rnd();
         cql_parse_error err = {0};
         const cql_ctype *t = NULL;
-        cql_arena a;
-        cql_arena_init(&a, 1 << 20);
+        arena a;
+        arena_init(&a, 1 << 20);
         if (cqltype_parse(&a, s, n, NULL, &t, &err) != 0)
             CHECK(err.msg[0], "a refused type says why");
-        cql_arena_free(&a);
+        arena_free(&a);
         memset(&err, 0, sizeof err);
         json_t *j = cqlval_json_parse(s, n, &err);
         if (j) {
             const cql_ctype *m = NULL;
-            cql_arena_init(&a, 0);
+            arena_init(&a, 0);
             const char *mt = "map<int, frozen<list<decimal>>>";
             cqltype_parse(&a, mt, strlen(mt), NULL, &m, &err);
             buf v;
@@ -291,7 +291,7 @@ static void test_text(void)
                       "JSON made a valid value");
             }
             buf_free(&v);
-            cql_arena_free(&a);
+            arena_free(&a);
             json_decref(j);
         } else {
             CHECK(err.msg[0], "refused JSON says why");
@@ -321,7 +321,7 @@ static void test_items(void)
     for (size_t ti = 0; ti < sizeof targets / sizeof targets[0]; ti++) {
         const cql_ctype *t = NULL;
         cql_parse_error err = {0};
-        cqltype_parse(&arena, targets[ti], strlen(targets[ti]), NULL, &t, &err);
+        cqltype_parse(&test_arena, targets[ti], strlen(targets[ti]), NULL, &t, &err);
         if (!t) continue;
         for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
             json_t *j = json_loads(shapes[si], JSON_DECODE_ANY, NULL);
@@ -392,7 +392,7 @@ static void test_literals(void)
     const cql_ctype *ts[16];
     for (size_t i = 0; i < 16; i++) {
         cql_parse_error err = {0};
-        cqltype_parse(&arena, types_[i], strlen(types_[i]), NULL, &ts[i], &err);
+        cqltype_parse(&test_arena, types_[i], strlen(types_[i]), NULL, &ts[i], &err);
     }
     for (int it = 0; it < 6000; it++) {
         char lit[512] = "";
@@ -425,7 +425,7 @@ static void test_literals(void)
             buf v;
             buf_init(&v, 0);
             cql_parse_error err = {0};
-            cqlfn_env env = {{NULL, NULL}, &arena, NULL};
+            cqlfn_env env = {{NULL, NULL}, &test_arena, NULL};
             cqlval_terms terms = {cqlfn_term, &env};
             int r = cqlval_from_term(ts[ti], "v", p.stmts[0]->u.insert.values[0], &terms, &v, &err);
             if (r == CQLVAL_OK) {
@@ -443,12 +443,12 @@ static void test_literals(void)
 
 int main(void)
 {
-    cql_arena_init(&arena, 0);
+    arena_init(&test_arena, 0);
     test_values();
     test_keys();
     test_text();
     test_items();
     test_literals();
-    cql_arena_free(&arena);
+    arena_free(&test_arena);
     return check_report("test_cqlval_robust");
 }

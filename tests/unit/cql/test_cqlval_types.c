@@ -10,7 +10,7 @@
 
 #include "check.h"
 
-static cql_arena defs;
+static arena defs;
 static const cql_ctype *address, *pair;
 
 /* The lookup the tests give: ks.address (street text, tags set<text>) and ks."Pair". */
@@ -27,9 +27,9 @@ static const cql_ctype *lookup(void *ctx, const char *ks, const char *name)
 static const cql_ctype *make_udt(const char *name, const char *const *fields,
                                  const char *const *types, int n)
 {
-    cql_ctype *u = cql_arena_alloc(&defs, sizeof *u);
-    const cql_type **params = cql_arena_alloc(&defs, (size_t)n * sizeof *params);
-    const cql_ctype **args = cql_arena_alloc(&defs, (size_t)n * sizeof *args);
+    cql_ctype *u = arena_alloc(&defs, sizeof *u);
+    const cql_type **params = arena_alloc(&defs, (size_t)n * sizeof *params);
+    const cql_ctype **args = arena_alloc(&defs, (size_t)n * sizeof *args);
     u->wire.id = CQL_TYPE_UDT;
     u->wire.name = name;
     u->wire.keyspace = "ks";
@@ -62,9 +62,9 @@ static const char *resolve(const char *type, const cql_ctype **out)
         snprintf(result, sizeof result, "parse: %s", perr.msg);
         return result;
     }
-    static cql_arena a;
-    cql_arena_free(&a);
-    cql_arena_init(&a, 0);
+    static arena a;
+    arena_free(&a);
+    arena_init(&a, 0);
     cqltype_env env = {"ks", lookup, NULL};
     cql_parse_error err = {0};
     const cql_ctype *t = NULL;
@@ -233,8 +233,8 @@ static void test_parse_errors(void)
     static const char *const bad[] = {
         "",        "list<",      "list<int", "map<int>",      "frozen",
         "int int", "list<int>>", "tuple<>",  "'unterminated", "map<int,>"};
-    cql_arena a;
-    cql_arena_init(&a, 0);
+    arena a;
+    arena_init(&a, 0);
     cqltype_env env = {"ks", lookup, NULL};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         cql_parse_error err = {0};
@@ -263,7 +263,7 @@ static void test_parse_errors(void)
     CHECK(cqltype_parse(&a, "'com.example.MyType'", 20, &env, &t, &err) == 0 &&
               t->wire.id == CQL_TYPE_CUSTOM && strcmp(t->wire.name, "com.example.MyType") == 0,
           "custom: %s", err.msg);
-    cql_arena_free(&a);
+    arena_free(&a);
 }
 
 static void test_udt_fields(void)
@@ -298,7 +298,7 @@ static void test_udt_fields(void)
 
 int main(void)
 {
-    cql_arena_init(&defs, 0);
+    arena_init(&defs, 0);
     static const char *const addr_fields[] = {"street", "tags"};
     static const char *const addr_types[] = {"text", "set<text>"};
     address = make_udt("address", addr_fields, addr_types, 2);
@@ -310,6 +310,6 @@ int main(void)
     test_checks();
     test_parse_errors();
     test_udt_fields();
-    cql_arena_free(&defs);
+    arena_free(&defs);
     return check_report("test_cqlval_types");
 }

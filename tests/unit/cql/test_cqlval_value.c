@@ -14,7 +14,7 @@
 
 #include "check.h"
 
-static cql_arena arena;
+static arena test_arena;
 
 static const cql_ctype *udt_point;
 
@@ -31,7 +31,7 @@ static const cql_ctype *type_of(const char *s)
 {
     cql_parse_error err = {0};
     const cql_ctype *t = NULL;
-    if (cqltype_parse(&arena, s, strlen(s), &env, &t, &err) != 0) {
+    if (cqltype_parse(&test_arena, s, strlen(s), &env, &t, &err) != 0) {
         CHECK(0, "type %s: %s", s, err.msg);
         return NULL;
     }
@@ -813,9 +813,9 @@ static void test_canonical(void)
 
 int main(void)
 {
-    cql_arena_init(&arena, 0);
+    arena_init(&test_arena, 0);
     static const char *const fields[] = {"x", "y"};
-    cql_ctype *u = cql_arena_alloc(&arena, sizeof *u);
+    cql_ctype *u = arena_alloc(&test_arena, sizeof *u);
     static const cql_type *params[2];
     static const cql_ctype *args[2];
     args[0] = args[1] = cqltype_native(CQL_TYPE_INT);
@@ -839,6 +839,6 @@ int main(void)
     test_json_object();
     test_item_shape();
     test_canonical();
-    cql_arena_free(&arena);
+    arena_free(&test_arena);
     return check_report("test_cqlval_value");
 }

@@ -1,8 +1,6 @@
-/* arena.c — the one-free memory of a parsed expression (see ast.h).
- *
- * Blocks are chained and freed together; AttributeValues the tree refers to are held by
- * one reference each and released with the blocks. There is no per-node free. */
-#include "expr/ast.h"
+/* arena.c — memory freed all at once (see arena.h). Blocks start small, for the short
+ * expressions of most requests, and double up to a limit, for long CQL batches. */
+#include "util/arena.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -13,27 +11,34 @@ struct arena_block {
     _Alignas(max_align_t) unsigned char data[];
 };
 
-#define ARENA_BLOCK 4096
+#define ARENA_FIRST_BLOCK 4096
+#define ARENA_MAX_BLOCK 65536
 
-void arena_init(arena *a)
+void arena_init(arena *a, size_t max)
 {
     memset(a, 0, sizeof *a);
+    a->max = max;
 }
 
 void *arena_alloc(arena *a, size_t n)
 {
     size_t align = _Alignof(max_align_t);
+    if (n > ((size_t)1 << 40)) return NULL;
     n = (n + align - 1) / align * align;
     if (n == 0) n = align;
     arena_block *b = a->head;
     if (b == NULL || b->cap - b->used < n) {
-        size_t cap = n > ARENA_BLOCK ? n : ARENA_BLOCK;
+        size_t cap = b == NULL ? ARENA_FIRST_BLOCK : b->cap * 2;
+        if (cap > ARENA_MAX_BLOCK) cap = ARENA_MAX_BLOCK;
+        if (cap < n) cap = n;
+        if (a->max && a->total + cap > a->max) return NULL;
         b = malloc(sizeof *b + cap);
         if (b == NULL) return NULL;
         b->used = 0;
         b->cap = cap;
         b->next = a->head;
         a->head = b;
+        a->total += cap;
     }
     void *p = b->data + b->used;
     b->used += n;
@@ -45,7 +50,7 @@ char *arena_strndup(arena *a, const char *s, size_t n)
 {
     char *p = arena_alloc(a, n + 1);
     if (p == NULL) return NULL;
-    memcpy(p, s, n);
+    if (n) memcpy(p, s, n);
     p[n] = '\0';
     return p;
 }
@@ -75,5 +80,5 @@ void arena_free(arena *a)
     for (size_t i = 0; i < a->nrefs; i++)
         json_decref(a->refs[i]);
     free(a->refs);
-    arena_init(a);
+    arena_init(a, a->max);
 }
