@@ -646,12 +646,25 @@ static int tinfo_build(cql_call *c, cql_state *st, const char *ks, const char *n
     }
     const char *iname;
     json_t *iv;
+    size_t nidx = json_object_size(json_object_get(def, "indexes"));
+    t->indexes = nidx ? arena_alloc(&t->arena, nidx * sizeof *t->indexes) : NULL;
     json_object_foreach(json_object_get(def, "indexes"), iname, iv)
     {
         const char *target = json_string_value(json_object_get(iv, "target"));
-        for (size_t k = 0; target && k < t->ncols; k++)
-            if (strcmp(t->cols[k].name, target) == 0)
-                t->cols[k].index = arena_strndup(&t->arena, iname, strlen(iname));
+        char column[CQL_NAME_MAX];
+        int kind;
+        if (target == NULL) continue;
+        cql_index_target_parse(target, &kind, column, sizeof column);
+        for (size_t k = 0; k < t->ncols; k++) {
+            if (strcmp(t->cols[k].name, column) != 0) continue;
+            const char *kept = arena_strndup(&t->arena, iname, strlen(iname));
+            if (kind == CQL_INDEX_SIMPLE) {
+                t->cols[k].index = kept;
+            } else if (t->indexes) {
+                t->indexes[t->nindexes++] =
+                    (cql_tindex){.name = kept, .col = &t->cols[k], .kind = kind};
+            }
+        }
     }
     return rc;
 }
@@ -735,125 +748,6 @@ const cql_tcol *cql_tinfo_col(const cql_tinfo *t, const char *name)
 
 /* ---- what a SELECT answers with ---- */
 
-int cql_fnsel_resolve(cql_call *c, const cql_tinfo *t, const cql_expr *e, cql_fnsel *out,
-                      char **name)
-{
-    memset(out, 0, sizeof *out);
-    *name = NULL;
-    char *printed = cql_print_expr(e);
-    if (printed)
-        for (char *q = printed; *q; q++)
-            *q = (char)tolower((unsigned char)*q);
-    if (e->kind == CQL_E_CAST) {
-        const cql_expr *a = e->nitems ? e->items[0] : NULL;
-        const cql_tcol *col = a && a->kind == CQL_E_COLUMN ? cql_tinfo_col(t, a->text) : NULL;
-        cql_parse_error perr;
-        memset(&perr, 0, sizeof perr);
-        const cql_ctype *to;
-        cqltype_env env = {.keyspace = t->ks};
-        if (col == NULL || col->type == NULL) {
-            free(printed);
-            return cql_fail(c, CQL_ERR_INVALID, "CAST takes a column of %s.%s", t->ks, t->name);
-        }
-        if (cqltype_resolve((arena *)&t->arena, e->type, &env, &to, &perr) != 0 ||
-            cqlfn_cast_check(col->type, to, &perr) != 0) {
-            free(printed);
-            return cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
-        }
-        out->kind = 'c';
-        out->ret = to;
-        out->nargs = 1;
-        out->argcol[0] = col;
-        out->argtype[0] = col->type;
-        *name = printed;
-        return 0;
-    }
-    if (strcmp(e->fn.name, "token") == 0 && (e->fn.ks == NULL || strcmp(e->fn.ks, "system") == 0)) {
-        if (e->nitems != t->npk) {
-            free(printed);
-            return cql_fail(c, CQL_ERR_INVALID,
-                            "Invalid number of arguments in call to function system.token: %zu "
-                            "required but %zu provided",
-                            t->npk, e->nitems);
-        }
-        for (size_t i = 0; i < e->nitems; i++) {
-            const cql_tcol *col =
-                e->items[i]->kind == CQL_E_COLUMN ? cql_tinfo_col(t, e->items[i]->text) : NULL;
-            if (col == NULL || col->kind != 'p' || col->pos != (int)i) {
-                free(printed);
-                return cql_fail(c, CQL_ERR_INVALID,
-                                "The token function arguments must be the partition key "
-                                "columns in order");
-            }
-            out->argcol[i] = col;
-        }
-        out->kind = 't';
-        out->ret = cqltype_native(CQL_TYPE_BIGINT);
-        out->nargs = e->nitems;
-        if (printed) {
-            size_t n = strlen(printed) + 8;
-            *name = malloc(n);
-            if (*name) snprintf(*name, n, "system.%s", printed);
-            free(printed);
-        }
-        return 0;
-    }
-    if (e->nitems > CQL_FNSEL_MAX_ARGS) {
-        free(printed);
-        return cql_fail(c, CQL_ERR_INVALID, "Too many arguments in call to function %s",
-                        e->fn.name);
-    }
-    const cql_ctype *types[CQL_FNSEL_MAX_ARGS];
-    const cql_expr *exprs[CQL_FNSEL_MAX_ARGS];
-    for (size_t i = 0; i < e->nitems; i++) {
-        const cql_expr *a = e->items[i];
-        const cql_tcol *col = a->kind == CQL_E_COLUMN ? cql_tinfo_col(t, a->text) : NULL;
-        if (a->kind == CQL_E_COLUMN && col == NULL) {
-            free(printed);
-            return cql_fail(c, CQL_ERR_INVALID, "Undefined column name %s in table %s.%s", a->text,
-                            t->ks, t->name);
-        }
-        if (a->kind == CQL_E_FUNCTION || a->kind == CQL_E_CAST) {
-            free(printed);
-            return cql_fail(c, CQL_ERR_INVALID,
-                            "Nested function calls in a selection are not answered here: %s",
-                            e->fn.name);
-        }
-        out->argcol[i] = col;
-        out->argexpr[i] = a;
-        types[i] = col ? col->type : NULL;
-        exprs[i] = a;
-    }
-    char fname[160];
-    snprintf(fname, sizeof fname, "%s%s%s", e->fn.ks ? e->fn.ks : "", e->fn.ks ? "." : "",
-             e->fn.name);
-    cql_parse_error perr;
-    memset(&perr, 0, sizeof perr);
-    out->fn = cqlfn_resolve(fname, types, exprs, e->nitems, NULL, &perr);
-    if (out->fn == NULL) {
-        free(printed);
-        return cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
-    }
-    out->kind = 'f';
-    out->nargs = e->nitems;
-    out->ret = cqlfn_return_type(out->fn, NULL);
-    for (size_t i = 0; i < e->nitems; i++)
-        out->argtype[i] = cqlfn_arg_type(out->fn, i, types[i]);
-    /* Cassandra names the column after the function's full name */
-    const char *full = cqlfn_name(out->fn);
-    const char *paren = printed ? strchr(printed, '(') : NULL;
-    if (paren && full) {
-        size_t n = strlen(full) + strlen(paren) + 1;
-        *name = malloc(n);
-        if (*name) snprintf(*name, n, "%s%s", full, paren);
-        free(printed);
-    } else {
-        *name = printed;
-    }
-    if (out->ret == NULL) return cql_fail(c, CQL_ERR_INVALID, "%s has no result type here", fname);
-    return 0;
-}
-
 static const cql_type t_bigint = {.id = CQL_TYPE_BIGINT}, t_int = {.id = CQL_TYPE_INT};
 
 int cql_select_metadata(cql_call *c, const cql_stmt *s, const cql_tinfo *t, cql_rows *rs)
@@ -929,7 +823,7 @@ int cql_select_metadata(cql_call *c, const cql_stmt *s, const cql_tinfo *t, cql_
                                      nb.len ? nb.len : 5);
                 buf_free(&nb);
             }
-        } else if (e->kind == CQL_E_FUNCTION || e->kind == CQL_E_CAST) {
+        } else {
             cql_fnsel f;
             char *fnname = NULL;
             if (cql_fnsel_resolve(c, t, e, &f, &fnname) != 0) return -1;
@@ -937,12 +831,6 @@ int cql_select_metadata(cql_call *c, const cql_stmt *s, const cql_tinfo *t, cql_
             if (name == NULL && fnname)
                 name = arena_strndup((arena *)&t->arena, fnname, strlen(fnname));
             free(fnname);
-        } else {
-            printed = cql_print_expr(e);
-            int rc = cql_fail(c, CQL_ERR_INVALID, "Unsupported selector %s on %s.%s",
-                              printed ? printed : "?", t->ks, t->name);
-            free(printed);
-            return rc;
         }
         if (name == NULL) {
             printed = cql_print_expr(e);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cql/exec_int.h"
 #include "cql/types.h"
@@ -794,6 +795,29 @@ static int truncate_table(cql_run *r, const cql_stmt *s, cql_state *st)
     return answer_void(c);
 }
 
+/* The names of t's indexes on column (plain or on the collection) into out, joined by
+ * ", ": how many there are. */
+static size_t indexes_on(json_t *t, const char *column, char *out, size_t cap)
+{
+    size_t n = 0, used = 0;
+    out[0] = '\0';
+    const char *name;
+    json_t *iv;
+    json_object_foreach(json_object_get(t, "indexes"), name, iv)
+    {
+        char col[CQL_NAME_MAX];
+        int kind;
+        const char *target = json_string_value(json_object_get(iv, "target"));
+        if (target == NULL) continue;
+        cql_index_target_parse(target, &kind, col, sizeof col);
+        if (strcmp(col, column) != 0) continue;
+        used +=
+            (size_t)snprintf(out + used, used < cap ? cap - used : 0, "%s%s", n ? ", " : "", name);
+        n++;
+    }
+    return n;
+}
+
 static json_t *find_column(json_t *t, const char *name, size_t *at)
 {
     size_t i;
@@ -891,6 +915,13 @@ static int alter_table(cql_run *r, const cql_stmt *s, cql_state *st)
             }
             if (is_key(col)) {
                 cql_fail(c, CQL_ERR_INVALID, "Cannot drop PRIMARY KEY column %s", at->names[k]);
+                goto done;
+            }
+            char dependent[512];
+            if (indexes_on(t, at->names[k], dependent, sizeof dependent)) {
+                cql_fail(c, CQL_ERR_INVALID,
+                         "Cannot drop column %s because it has dependent secondary indexes (%s)",
+                         at->names[k], dependent);
                 goto done;
             }
             json_t *dropped = json_object_get(t, "dropped");
@@ -1247,7 +1278,75 @@ static int engine_index(cql_call *c, const char *ks, const char *table, const ch
     return 0;
 }
 
-static int create_index(cql_run *r, const cql_stmt *s, cql_state *st)
+/* 1 when ks.table's engine table has the global index of CQL index name. */
+static int engine_index_exists(cql_call *c, const char *ks, const char *table, const char *name)
+{
+    char full[2 * CQL_NAME_MAX + 2], ixname[CQL_NAME_MAX + 8];
+    snprintf(full, sizeof full, "%s.%s", ks, table);
+    cql_index_engine_name(name, ixname, sizeof ixname);
+    struct table *et = catalog_get(c->db, full);
+    int found = et && table_index(et, ixname) != NULL;
+    if (et) catalog_release(c->db, et);
+    return found;
+}
+
+/* Waits, a minute at most, until no global index of ks.table's engine table is being
+ * built: the engine builds one at a time per table, as DynamoDB does, where Cassandra
+ * takes CREATE INDEX statements back to back. */
+static void await_index_builds(cql_call *c, const char *ks, const char *table)
+{
+    char full[2 * CQL_NAME_MAX + 2];
+    snprintf(full, sizeof full, "%s.%s", ks, table);
+    for (int waited_ms = 0; waited_ms < 60000; waited_ms += 10) {
+        struct table *et = catalog_get(c->db, full);
+        int busy = 0;
+        for (size_t i = 0; et && i < table_index_count(et); i++)
+            busy |= table_indexes(et)[i].creating;
+        if (et) catalog_release(c->db, et);
+        if (!busy) return;
+        struct timespec ten_ms = {0, 10 * 1000 * 1000};
+        nanosleep(&ten_ms, NULL);
+    }
+}
+
+/* Checks a target of CREATE INDEX on column name of type ty as Cassandra does, with its
+ * messages; *kind becomes the kind the index has (a plain target on a collection indexes
+ * its values). 0, or -1 with the error set. */
+static int check_index_target(cql_call *c, const char *name, const cql_ctype *ty, int *kind)
+{
+    int collection = cqltype_is_collection(ty);
+    int frozen_collection = collection && ty->frozen;
+    if (*kind == CQL_INDEX_SIMPLE && collection) *kind = CQL_INDEX_VALUES;
+    if (cqltype_has_duration(ty))
+        return cql_fail(c, CQL_ERR_INVALID, "%s",
+                        collection ? "Secondary indexes are not supported on collections "
+                                     "containing durations"
+                                   : "Secondary indexes are not supported on duration columns");
+    if (frozen_collection && *kind != CQL_INDEX_FULL)
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "Cannot create %s() index on frozen column %s. Frozen collections are "
+                        "immutable and must be fully indexed by using the 'full(%s)' modifier",
+                        cql_index_kind_name(*kind), name, name);
+    if (!frozen_collection && *kind == CQL_INDEX_FULL)
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "full() indexes can only be created on frozen collections");
+    if (!collection && *kind != CQL_INDEX_SIMPLE)
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "Cannot create %s() index on %s. Non-collection columns only support "
+                        "simple indexes",
+                        cql_index_kind_name(*kind), name);
+    if ((*kind == CQL_INDEX_KEYS || *kind == CQL_INDEX_ENTRIES) &&
+        (ty->wire.id != CQL_TYPE_MAP || ty->frozen))
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "Cannot create index on %s of column %s with non-map type",
+                        cql_index_kind_name(*kind), name);
+    if (ty->wire.id == CQL_TYPE_UDT && !ty->frozen)
+        return cql_fail(c, CQL_ERR_INVALID, "Cannot create index on non-frozen UDT column %s",
+                        name);
+    return 0;
+}
+
+static int create_index(cql_run *r, const cql_stmt *s, cql_state *st, int *rows_to_index)
 {
     cql_call *c = r->call;
     const cql_create_index *ci = &s->u.create_index;
@@ -1255,6 +1354,7 @@ static int create_index(cql_run *r, const cql_stmt *s, cql_state *st)
     int voided;
     cql_stmt named = *s;
     named.if_exists = 0;
+    *rows_to_index = 0;
     json_t *t = table_for(c, st, &named, &ks, &voided, 0);
     if (t == NULL) return -1;
     if (ci->custom || ci->using_class)
@@ -1268,12 +1368,25 @@ static int create_index(cql_run *r, const cql_stmt *s, cql_state *st)
         return cql_fail(c, CQL_ERR_INVALID, "Column %s not found in table %s.%s", tg->column, ks,
                         s->name.name);
     const char *type = json_string_value(json_object_get(col, "type"));
-    char kt = index_key_type(type);
     const char *kind = json_string_value(json_object_get(col, "kind"));
-    if (tg->kind != CQL_INDEX_SIMPLE || kt == 0)
+    arena arena;
+    arena_init(&arena, 0);
+    cqltype_env env;
+    cql_type_env(st, ks, &arena, &env);
+    const cql_ctype *ty = NULL;
+    cql_parse_error perr;
+    memset(&perr, 0, sizeof perr);
+    int target_kind = (int)tg->kind;
+    int rc = cqltype_parse(&arena, type, strlen(type), &env, &ty, &perr) != 0
+                 ? cql_fail(c, CQL_ERR_SERVER, "the stored type of %s cannot be read", tg->column)
+                 : check_index_target(c, tg->column, ty, &target_kind);
+    arena_free(&arena);
+    if (rc) return -1;
+    char kt = target_kind == CQL_INDEX_SIMPLE ? index_key_type(type) : 'B';
+    if (kt == 0)
         return cql_fail(c, CQL_ERR_INVALID,
                         "Cannot create a secondary index on %s of type %s here: indexes key "
-                        "columns of text, number, blob, uuid and time types",
+                        "columns of text, number, blob, uuid and time types, and collections",
                         tg->column, type);
     if (strcmp(kind, "partition_key") == 0 || strcmp(kind, "clustering") == 0)
         return cql_fail(c, CQL_ERR_INVALID,
@@ -1285,6 +1398,12 @@ static int create_index(cql_run *r, const cql_stmt *s, cql_state *st)
         snprintf(name, sizeof name, "%s", ci->index);
     else
         snprintf(name, sizeof name, "%s_%s_idx", s->name.name, tg->column);
+    /* the target as system_schema.indexes gives it: values(tags), or the column */
+    char target[CQL_NAME_MAX + 16];
+    if (target_kind == CQL_INDEX_SIMPLE)
+        snprintf(target, sizeof target, "%s", tg->column);
+    else
+        snprintf(target, sizeof target, "%s(%s)", cql_index_kind_name(target_kind), tg->column);
     json_t *kso = cql_schema_keyspace(st->schema, ks);
     if (index_table(kso, name)) {
         if (s->if_not_exists) return answer_void(c);
@@ -1295,25 +1414,66 @@ static int create_index(cql_run *r, const cql_stmt *s, cql_state *st)
     json_t *iv;
     json_object_foreach(idxs, other, iv)
     {
-        if (strcmp(json_string_value(json_object_get(iv, "target")), tg->column) == 0) {
+        if (strcmp(json_string_value(json_object_get(iv, "target")), target) == 0) {
             if (s->if_not_exists) return answer_void(c);
             return cql_fail(c, CQL_ERR_INVALID, "Index %s is a duplicate of existing index %s",
                             name, other);
         }
     }
-    char attr[CQL_NAME_MAX + 2];
-    cql_cell_attr(tg->column, attr, sizeof attr);
-    if (engine_index(c, ks, s->name.name, name, attr, kt, 1) != 0) return -1;
+    /* A plain index keys the column's own attribute. An index on a collection keys an
+     * attribute each write makes from the collection: the schema names the index first,
+     * so writes make it, and the engine index follows once the stored rows have it
+     * (index_stored_rows, after this statement). */
+    if (target_kind == CQL_INDEX_SIMPLE) {
+        char attr[CQL_NAME_MAX + 2];
+        cql_cell_attr(tg->column, attr, sizeof attr);
+        if (engine_index(c, ks, s->name.name, name, attr, kt, 1) != 0) return -1;
+    }
     json_t *next = json_deep_copy(st->schema->doc);
     json_t *nt = json_object_get(json_object_get(json_object_get(keyspaces_of(next), ks), "tables"),
                                  s->name.name);
     json_t *ni = json_object_get(nt, "indexes");
     if (ni == NULL) json_object_set_new(nt, "indexes", ni = json_object());
-    json_object_set_new(ni, name,
-                        json_pack("{s:s,s:s}", "target", tg->column, "kind", "COMPOSITES"));
-    int rc = commit_doc(c, st, next);
+    json_object_set_new(ni, name, json_pack("{s:s,s:s}", "target", target, "kind", "COMPOSITES"));
+    rc = commit_doc(c, st, next);
     json_decref(next);
+    *rows_to_index = rc == 0 && target_kind != CQL_INDEX_SIMPLE;
     return rc ? rc : cql_schema_changed(c, "UPDATED", "TABLE", ks, s->name.name);
+}
+
+/* After CREATE INDEX on a collection committed its schema (the state's lock let go):
+ * the stored rows get the index's attribute, then the engine index is made over them;
+ * reads refuse the index as being built until it is. */
+static int index_stored_rows(cql_call *c, const cql_stmt *s, cql_state *st)
+{
+    const char *ks = cql_keyspace_of(c, &s->name);
+    if (ks == NULL) return -1;
+    const cql_create_index *ci = &s->u.create_index;
+    char name[CQL_NAME_MAX];
+    if (ci->index)
+        snprintf(name, sizeof name, "%s", ci->index);
+    else
+        snprintf(name, sizeof name, "%s_%s_idx", s->name.name, ci->targets[0].column);
+    cql_tinfo t;
+    int rc = cql_tinfo_load(c, ks, s->name.name, &t);
+    if (rc == 0) rc = cql_index_rows(c, &t);
+    cql_tinfo_free(&t);
+    if (rc) return -1;
+    char attr[CQL_NAME_MAX + 4];
+    cql_index_attr(name, attr, sizeof attr);
+    await_index_builds(c, ks, s->name.name);
+    pthread_mutex_lock(&st->lock);
+    rc = engine_index(c, ks, s->name.name, name, attr, 'B', 1);
+    pthread_mutex_unlock(&st->lock);
+    if (rc) return rc;
+    /* A write that began before the schema named the index, and committed after its row
+     * was indexed, wrote the row without the attribute: once the engine index is built,
+     * a second pass writes what such rows lack (through the index now). */
+    await_index_builds(c, ks, s->name.name);
+    rc = cql_tinfo_load(c, ks, s->name.name, &t);
+    if (rc == 0) rc = cql_index_rows(c, &t);
+    cql_tinfo_free(&t);
+    return rc;
 }
 
 static int drop_index(cql_run *r, const cql_stmt *s, cql_state *st)
@@ -1329,7 +1489,10 @@ static int drop_index(cql_run *r, const cql_stmt *s, cql_state *st)
     }
     char tname[CQL_NAME_MAX];
     snprintf(tname, sizeof tname, "%s", table);
-    if (engine_index(c, ks, tname, s->name.name, NULL, 0, 0) != 0) return -1;
+    /* an index on a collection has no engine index until its rows are indexed */
+    if (engine_index_exists(c, ks, tname, s->name.name) &&
+        engine_index(c, ks, tname, s->name.name, NULL, 0, 0) != 0)
+        return -1;
     json_t *next = json_deep_copy(st->schema->doc);
     json_object_del(
         json_object_get(
@@ -1561,8 +1724,15 @@ int cql_exec_ddl(cql_run *r, const cql_stmt *s)
     cql_call *c = r->call;
     cql_state *st = cql_state_of(c);
     if (st == NULL) return -1;
+    /* an index or a view is a global index of an engine table: one is built at a time */
+    const cql_qname *indexed = s->kind == CQL_CREATE_INDEX  ? &s->name
+                               : s->kind == CQL_CREATE_VIEW ? &s->u.create_view.base
+                                                            : NULL;
+    const char *indexed_ks = indexed ? cql_keyspace_of(c, indexed) : NULL;
+    if (indexed && indexed_ks == NULL) return -1;
+    if (indexed) await_index_builds(c, indexed_ks, indexed->name);
     pthread_mutex_lock(&st->lock);
-    int rc;
+    int rc, rows_to_index = 0;
     switch (s->kind) {
     case CQL_CREATE_KEYSPACE:
         rc = create_keyspace(r, s, st);
@@ -1595,7 +1765,7 @@ int cql_exec_ddl(cql_run *r, const cql_stmt *s)
         rc = drop_type(r, s, st);
         break;
     case CQL_CREATE_INDEX:
-        rc = create_index(r, s, st);
+        rc = create_index(r, s, st, &rows_to_index);
         break;
     case CQL_DROP_INDEX:
         rc = drop_index(r, s, st);
@@ -1612,5 +1782,6 @@ int cql_exec_ddl(cql_run *r, const cql_stmt *s)
         break;
     }
     pthread_mutex_unlock(&st->lock);
+    if (rc == 0 && rows_to_index) rc = index_stored_rows(c, s, st);
     return rc;
 }

@@ -362,8 +362,17 @@ static char *index_cql(const char *ks, const char *table, const char *name, json
     buf_puts(&b, " ON ");
     put_qualified(&b, ks, table);
     buf_puts(&b, " (");
-    put_name(&b, json_string_value(json_object_get(ix, "target")));
-    buf_puts(&b, ");");
+    /* values(tags): the kind, then the column's name as CQL writes it */
+    char column[CQL_NAME_MAX];
+    int kind;
+    cql_index_target_parse(json_string_value(json_object_get(ix, "target")), &kind, column,
+                           sizeof column);
+    if (kind != CQL_INDEX_SIMPLE) {
+        buf_puts(&b, cql_index_kind_name(kind));
+        buf_puts(&b, "(");
+    }
+    put_name(&b, column);
+    buf_puts(&b, kind != CQL_INDEX_SIMPLE ? "));" : ");");
     return finish(&b);
 }
 

@@ -101,6 +101,14 @@ typedef struct cql_tcol {
     int64_t dropped_at; /* a column of this name was dropped then: older cells are gone */
 } cql_tcol;
 
+/* An index on a collection (values(c), keys(m), entries(m)) or a frozen collection
+ * (full(f)): a multi-valued global index of the engine table (exec_index.c). */
+typedef struct cql_tindex {
+    const char *name;
+    const cql_tcol *col;
+    int kind; /* CQL_INDEX_KEYS, CQL_INDEX_VALUES, CQL_INDEX_ENTRIES or CQL_INDEX_FULL */
+} cql_tindex;
+
 typedef struct cql_tinfo {
     char ks[CQL_NAME_MAX], name[CQL_NAME_MAX];
     char engine[CQL_NAME_MAX]; /* the table whose engine table holds the rows (a view's base) */
@@ -110,6 +118,8 @@ typedef struct cql_tinfo {
     size_t ncols, npk, nck;
     int counter;
     int64_t default_ttl; /* seconds */
+    cql_tindex *indexes; /* the indexes on collections and frozen collections */
+    size_t nindexes;
     arena arena;         /* a system table's columns; a statement's own allocations */
     cql_tshared *shared; /* the database's description cols point into, or NULL */
 } cql_tinfo;
@@ -163,18 +173,28 @@ void cql_prepared_free_all(cql_state *st);
 struct cqlfn_fn;
 #define CQL_FNSEL_MAX_ARGS 8
 typedef struct cql_fnsel {
-    int kind; /* 'f' function, 't' token, 'c' cast */
+    int kind; /* 'f' function, 't' token, 'c' cast, 'u' field of a UDT, 'k' a typed term,
+                 'e' element and 's' slice of a set or map (keys: argexpr[1], [2]) */
     const struct cqlfn_fn *fn;
     const struct cql_ctype *ret;
     size_t nargs;
-    const cql_tcol *argcol[CQL_FNSEL_MAX_ARGS]; /* a column, or NULL for a constant: */
-    const cql_expr *argexpr[CQL_FNSEL_MAX_ARGS];
+    size_t field;                                       /* 'u': the field's position in its type */
+    const cql_tcol *argcol[CQL_FNSEL_MAX_ARGS];         /* a column, or NULL for: */
+    const struct cql_fnsel *argsel[CQL_FNSEL_MAX_ARGS]; /* a nested selector, or NULL for */
+    const cql_expr *argexpr[CQL_FNSEL_MAX_ARGS];        /* a constant term ('k': the hint) */
     const struct cql_ctype *argtype[CQL_FNSEL_MAX_ARGS];
 } cql_fnsel;
-/* Resolves e (a CQL_E_FUNCTION or CQL_E_CAST selector) against t: 0, or -1 with the error
- * set. *name gets the column name Cassandra gives it (malloc'd). */
+/* Resolves the computed selector e (a function call, CAST, field selection a.f or typed
+ * term (int)1; arguments may nest) against t (exec_selector.c): 0, or -1 with the error
+ * set. Nested selectors live in t's arena. *name gets the column name Cassandra gives it
+ * ("system.totimestamp(system.now())", "addr.zip", "(int)1"; malloc'd). */
 int cql_fnsel_resolve(cql_call *c, const cql_tinfo *t, const cql_expr *e, cql_fnsel *out,
                       char **name);
+/* f's value for a row whose column i has the value vals[i] when has[i] (both indexed like
+ * t->cols; unused when f reads no column): CQLVAL_OK with the bytes appended to out,
+ * CQLVAL_NULL, or CQLVAL_ERROR with the call's error set. */
+int cql_fnsel_value(cql_run *r, const cql_tinfo *t, const cql_fnsel *f, const buf *vals,
+                    const int8_t *has, buf *out);
 
 /* The columns a SELECT answers with (names and types) into rs's metadata. 0, or -1 with
  * the call's error set. */
@@ -281,6 +301,27 @@ int cql_term(cql_run *r, const struct cql_ctype *type, const char *receiver, con
 /* An int or bigint term (LIMIT, USING TTL): 0 with *v, or -1 with the error set. */
 int cql_int_term(cql_run *r, const cql_expr *e, int64_t *v, const char *what);
 
+/* ---- indexes on collections (exec_index.c) ---- */
+/* An index's target as the schema keeps it ("values(tags)", or a column alone for a plain
+ * index): its kind (CQL_INDEX_SIMPLE for a plain one) and column. 0. */
+int cql_index_target_parse(const char *target, int *kind, char *column, size_t cap);
+/* "keys", "values", "entries" or "full" ("" for CQL_INDEX_SIMPLE). */
+const char *cql_index_kind_name(int kind);
+/* The item attribute an index on a collection keys: "$i:" and its name. */
+void cql_index_attr(const char *index, char *out, size_t cap);
+/* Sets (or, with nothing to index, removes) the attribute of each of t's indexes on
+ * collections in item from the row's live cells. 0, or -1 for a value that cannot be
+ * read. */
+int cql_row_index(json_t *item, const cql_tinfo *t, int64_t now_s);
+/* The index of t that serves rel (CONTAINS for values(), CONTAINS KEY for keys(),
+ * c[k] = v for entries(), = for full()), or NULL. */
+const cql_tindex *cql_index_serving(const cql_tinfo *t, const cql_relation *rel);
+/* The engine index key rel looks up in ix (a new {"B"}), or NULL with the error set. */
+json_t *cql_index_lookup(cql_run *r, const cql_tindex *ix, const cql_relation *rel);
+/* Writes the attributes of t's indexes on collections into every stored row of t (after
+ * CREATE INDEX made one), a hundred rows to a transaction. 0, or -1 with the error set. */
+int cql_index_rows(cql_call *c, const cql_tinfo *t);
+
 /* ---- WHERE against the primary key (exec_where.c) ---- */
 typedef struct cql_vlist {
     buf *v; /* values (bytes) */
@@ -291,9 +332,11 @@ typedef struct cql_keys {
     int partitions; /* every partition key column restricted by = or IN */
     cql_vlist *pk;  /* per partition key column (when partitions) */
     size_t npk_cols;
-    cql_vlist *ck; /* per clustering column; the first ck_eq are set */
+    cql_vlist *ck; /* per clustering column; the first ck_eq are set, but for: */
     size_t nck_cols, ck_eq;
-    int slice; /* a range after the prefix: */
+    size_t tin_at, tin_n; /* (c1, c2) IN ((..), ..): tin_n columns from tin_at, whose */
+    cql_vlist tin;        /* tuples are tin's values, tin_n each, one after another */
+    int slice;            /* a range after the prefix: */
     int has_lo, has_hi, lo_incl, hi_incl;
     cql_vlist lo, hi;     /* its bounds' values, in value order (> and >=; < and <=) */
     cqlkey_ranges ranges; /* the bytes of $ck after the prefix the slice selects */
@@ -301,6 +344,7 @@ typedef struct cql_keys {
     int64_t token_lo, token_hi;
     const cql_tcol *index; /* read through this column's index (its = stays a filter) */
     const cql_relation *index_rel;
+    const cql_tindex *cindex;     /* the index on a collection it is, or NULL (a plain one) */
     const cql_relation **filters; /* what each row is checked against */
     size_t nfilters;
     int needs_filtering;
@@ -316,6 +360,11 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
                    int allow_filtering, cql_keys *k);
 void cql_keys_free(cql_keys *k);
 const char *cql_filtering_message(void);
+/* Calls fn for each clustering prefix of the first n columns k restricts by = and IN:
+ * cql_each_combination of their lists, with a multi-column IN's tuples as the values of
+ * its columns together. */
+int cql_each_prefix(const cql_keys *k, size_t n, int (*fn)(void *arg, const buf *const *vals),
+                    void *arg);
 /* Calls fn for each combination of one value of each list (the last list fastest);
  * stops at fn's first non-zero answer and returns it. */
 int cql_each_combination(const cql_vlist *lists, size_t n,

@@ -20,6 +20,7 @@
 #include "cqlwire/cql_value.h"
 #include "engine/engine.h"
 #include "model/keycodec.h"
+#include "model/value.h"
 #include "util/jsonread.h"
 
 /* ---- byte bounds ---- */
@@ -138,12 +139,14 @@ typedef struct qctx {
     uint32_t part_index;
     int64_t emitted_total;
     int64_t emitted_part;
-    buf last_key; /* engine key of the last item read */
-    buf cur_pk;   /* the serialized partition key of the last item read */
-    int resume;   /* paging_state given */
-    int full;     /* the page is full */
-    int ended;    /* the last row emitted was a partition's static row alone */
-    size_t nread; /* items read, for the model watch */
+    buf last_key;  /* engine key of the last item read */
+    buf cur_pk;    /* the serialized partition key of the last item read */
+    int resume;    /* paging_state given */
+    int full;      /* the page is full */
+    int ended;     /* the last row emitted was a partition's static row alone */
+    size_t nread;  /* items read, for the model watch */
+    int metered;   /* the watch wants the bytes read: */
+    size_t nbytes; /* the sizes of the items read since the last charge */
     /* the current partition */
     json_t *static_item;
     int static_used;
@@ -318,68 +321,46 @@ static size_t col_index(const qctx *q, const cql_tcol *c)
     return c ? (size_t)(c - q->t->cols) : 0;
 }
 
-/* A function selector's value for the loaded row: CQLVAL_OK with out, CQLVAL_NULL, or
- * CQLVAL_ERROR with the error set. */
+/* A function selector's value for the loaded row (cql_fnsel_value). */
 static int fn_value(qctx *q, const cql_fnsel *f, buf *out)
 {
-    cql_call *c = q->r->call;
-    if (f->kind == 't') {
-        cql_value v[64];
-        for (size_t i = 0; i < f->nargs; i++) {
-            size_t ci = col_index(q, f->argcol[i]);
-            if (!q->has[ci]) return CQLVAL_NULL;
-            v[f->argcol[i]->pos].p = (const uint8_t *)q->vals[ci].data;
-            v[f->argcol[i]->pos].len = (int32_t)q->vals[ci].len;
-        }
-        buf pk;
-        buf_init(&pk, 0);
-        if (cql_pk_serialize(q->t, v, &pk) != 0) {
-            buf_free(&pk);
-            cql_fail(c, CQL_ERR_INVALID, "The partition key is too large");
-            return CQLVAL_ERROR;
-        }
-        uint8_t b[8];
-        cqlkey_token_bytes(cqlkey_token((const uint8_t *)pk.data, pk.len), b);
-        buf_free(&pk);
-        buf_append(out, b, 8);
-        return CQLVAL_OK;
-    }
-    cql_parse_error perr;
-    memset(&perr, 0, sizeof perr);
-    if (f->kind == 'c') {
-        size_t ci = col_index(q, f->argcol[0]);
-        if (!q->has[ci]) return CQLVAL_NULL;
-        int rc = cqlfn_cast(f->argtype[0], f->ret, (const uint8_t *)q->vals[ci].data,
-                            q->vals[ci].len, out, &perr);
-        if (rc == CQLVAL_ERROR) cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
-        return rc;
-    }
-    cql_value args[CQL_FNSEL_MAX_ARGS];
-    buf consts[CQL_FNSEL_MAX_ARGS];
-    int rc = CQLVAL_OK;
-    for (size_t i = 0; i < f->nargs; i++) {
-        buf_init(&consts[i], 0);
-        if (f->argcol[i]) {
-            size_t ci = col_index(q, f->argcol[i]);
-            args[i].p = (const uint8_t *)q->vals[ci].data;
-            args[i].len = q->has[ci] ? (int32_t)q->vals[ci].len : CQL_NULL;
-            continue;
-        }
-        int t = cql_term(q->r, f->argtype[i], "argument", f->argexpr[i], &consts[i]);
-        if (t == CQLVAL_ERROR) rc = CQLVAL_ERROR;
-        args[i].p = (const uint8_t *)consts[i].data;
-        args[i].len = t == CQLVAL_OK ? (int32_t)consts[i].len : CQL_NULL;
-    }
-    if (rc == CQLVAL_OK) {
-        rc = cqlfn_call(f->fn, f->argtype, args, f->nargs, f->ret, out, &perr);
-        if (rc == CQLVAL_ERROR) cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
-    }
-    for (size_t i = 0; i < f->nargs; i++)
-        buf_free(&consts[i]);
-    return rc;
+    return cql_fnsel_value(q->r, q->t, f, q->vals, q->has, out);
 }
 
-static int fn_value(qctx *q, const cql_fnsel *f, buf *out);
+/* m[key] op value against the map v: 1 when its entry of that key has such a value, 0
+ * when not, -1 with the error set. */
+static int entry_matches(qctx *q, const cql_tcol *col, const cql_relation *rel, const uint8_t *v,
+                         size_t vlen)
+{
+    const cql_ctype *type = col->type;
+    if (type->wire.id != CQL_TYPE_MAP)
+        return cql_fail(q->r->call, CQL_ERR_INVALID, "Column %s cannot be used as a map",
+                        col->name);
+    buf key, want;
+    buf_init(&key, 0);
+    buf_init(&want, 0);
+    int rc = cql_term(q->r, type->args[0], col->name, rel->key, &key);
+    if (rc == CQLVAL_OK) rc = cql_term(q->r, type->args[1], col->name, rel->value, &want);
+    int ok = rc == CQLVAL_ERROR ? -1 : 0;
+    cql_elements e;
+    uint32_t n;
+    if (rc == CQLVAL_OK && cql_collection_open(&e, v, vlen, 1, &n) == 0) {
+        const uint8_t *k, *val;
+        int32_t klen, valen;
+        while (cql_element_next(&e, &k, &klen) == 1 && cql_element_next(&e, &val, &valen) == 1) {
+            if (klen < 0 || cqlval_compare(type->args[0], k, (size_t)klen,
+                                           (const uint8_t *)key.data, key.len) != 0)
+                continue;
+            ok = valen >= 0 &&
+                 cql_compare_op(rel->op, cqlval_compare(type->args[1], val, (size_t)valen,
+                                                        (const uint8_t *)want.data, want.len));
+            break;
+        }
+    }
+    buf_free(&key);
+    buf_free(&want);
+    return ok;
+}
 
 /* A row against the filters: 1 kept, 0 not, -1 error. */
 static int row_filtered(qctx *q)
@@ -417,7 +398,10 @@ static int row_filtered(qctx *q)
         size_t vlen = q->vals[ci].len;
         const cql_ctype *type = col->type;
         int ok = 0;
-        if (rel->op == CQL_OP_CONTAINS || rel->op == CQL_OP_CONTAINS_KEY) {
+        if (rel->kind == CQL_REL_ELEMENT) {
+            ok = entry_matches(q, col, rel, v, vlen);
+            if (ok < 0) return -1;
+        } else if (rel->op == CQL_OP_CONTAINS || rel->op == CQL_OP_CONTAINS_KEY) {
             int map = type->wire.id == CQL_TYPE_MAP;
             const cql_ctype *et = rel->op == CQL_OP_CONTAINS_KEY ? type->args[0]
                                   : map                          ? type->args[1]
@@ -729,6 +713,7 @@ static int done(qctx *q)
 static int take(qctx *q, json_t *item, const char *key, size_t key_len, const buf *pk)
 {
     q->nread++;
+    if (q->metered) q->nbytes += item_size(item);
     buf_reset(&q->last_key);
     buf_append(&q->last_key, key, key_len);
     if (pk == NULL) {
@@ -914,25 +899,33 @@ static int read_index(qctx *q)
 {
     cql_call *c = q->r->call;
     const cql_tcol *col = q->k.index;
+    const char *iname = q->k.cindex ? q->k.cindex->name : col->index;
     char ixname[CQL_NAME_MAX + 8];
-    cql_index_engine_name(col->index, ixname, sizeof ixname);
+    cql_index_engine_name(iname, ixname, sizeof ixname);
     const qr_index *ix = table_index(q->et, ixname);
-    if (ix == NULL)
-        return cql_fail(c, CQL_ERR_SERVER, "the index %s has no engine index", col->index);
-    if (ix->creating)
+    if (ix == NULL && q->k.cindex == NULL)
+        return cql_fail(c, CQL_ERR_SERVER, "the index %s has no engine index", iname);
+    if (ix == NULL || ix->creating) /* an index on a collection: its rows being indexed */
         return cql_fail(c, CQL_ERR_READ_FAILURE, "The secondary index %s is still being built",
-                        col->index);
-    buf v;
-    buf_init(&v, 0);
-    int rc = cql_term(q->r, col->type, col->name, q->k.index_rel->value, &v);
-    if (rc != CQLVAL_OK) {
+                        iname);
+    json_t *av;
+    int rc;
+    if (q->k.cindex) {
+        /* an index on a collection: the key of the element, key or entry looked for */
+        if ((av = cql_index_lookup(q->r, q->k.cindex, q->k.index_rel)) == NULL) return -1;
+    } else {
+        buf v;
+        buf_init(&v, 0);
+        rc = cql_term(q->r, col->type, col->name, q->k.index_rel->value, &v);
+        if (rc != CQLVAL_OK) {
+            buf_free(&v);
+            return rc == CQLVAL_ERROR ? -1
+                                      : cql_fail(c, CQL_ERR_INVALID,
+                                                 "Unsupported null value for column %s", col->name);
+        }
+        av = cqlval_to_item(col->type, (const uint8_t *)v.data, v.len);
         buf_free(&v);
-        return rc == CQLVAL_ERROR ? -1
-                                  : cql_fail(c, CQL_ERR_INVALID,
-                                             "Unsupported null value for column %s", col->name);
     }
-    json_t *av = cqlval_to_item(col->type, (const uint8_t *)v.data, v.len);
-    buf_free(&v);
     qr_err err;
     err_init(&err);
     buf lower, upper, key, skip_to;
@@ -962,7 +955,7 @@ static int read_index(qctx *q)
         buf_reset(&key);
         if (entry == NULL || key_item(&key, q->et, entry, &err) != 0) {
             json_decref(entry);
-            rc = cql_fail(c, CQL_ERR_SERVER, "an index entry of %s cannot be read", col->index);
+            rc = cql_fail(c, CQL_ERR_SERVER, "an index entry of %s cannot be read", iname);
             break;
         }
         json_decref(entry);
@@ -1340,7 +1333,10 @@ int cql_exec_select(cql_run *r, const cql_stmt *s, const cql_tinfo *t)
     q.et = cql_engine_table(c, t);
     if (q.et == NULL) goto end;
     cql_watched watched;
-    if (cql_watch_select(c, q.et, s, t, &q.k, q.reversed, q.aggregate, &watched) != 0) goto end;
+    if (cql_watch_select(c, q.et, s, t, &q.k, q.reversed, q.aggregate,
+                         r->params ? r->params->consistency : CQL_CL_ONE, &watched) != 0)
+        goto end;
+    q.metered = cql_watch_on(&watched);
     if (t->view) {
         rc = read_mview(&q);
     } else if (q.k.partitions) {
@@ -1354,7 +1350,7 @@ int cql_exec_select(cql_run *r, const cql_stmt *s, const cql_tinfo *t)
             goto end;
         }
         pre.nck = q.k.ck_eq;
-        if (cql_each_combination(q.k.ck, q.k.ck_eq, add_prefix, &pre) != 0) goto end;
+        if (cql_each_prefix(&q.k, q.k.ck_eq, add_prefix, &pre) != 0) goto end;
         qsort(pre.p, pre.n, sizeof *pre.p, cmp_buf);
         rc = 0;
         size_t first = q.resume ? q.part_index : 0;
@@ -1363,6 +1359,9 @@ int cql_exec_select(cql_run *r, const cql_stmt *s, const cql_tinfo *t)
             int resumed = q.resume && i == first;
             rc = read_partition(&q, &parts.pk[i], &pre, resumed ? &q.last_key : NULL,
                                 resumed ? q.emitted_part : 0);
+            /* each partition named is a read of its own, as a GetItem or Query is */
+            cql_watch_read_bytes(&watched, q.nbytes);
+            q.nbytes = 0;
             if (rc > 0) break;
         }
     } else if (q.k.index) {
@@ -1397,6 +1396,7 @@ int cql_exec_select(cql_run *r, const cql_stmt *s, const cql_tinfo *t)
         buf_free(&upper);
     }
     if (rc < 0) goto end;
+    if (!q.k.partitions || t->view) cql_watch_read_bytes(&watched, q.nbytes);
     cql_watch_select_done(&watched, q.nread, q.out.nrows);
     rc = -1;
     if (q.aggregate) {

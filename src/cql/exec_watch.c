@@ -1,10 +1,14 @@
 /* exec_watch.c — the executor's reports to the model watch: a statement's WHERE read into
  * the columns it names and its range, as `quarry model import --cql` reads a query into a
  * pattern's given and sk_condition, with how cql_where_keys resolved it (one partition
- * per value, a secondary index, filtering). The matching, the counts and the findings
- * are the watch's; with no model loaded each call returns after one load and a branch. */
+ * per value, a secondary index, filtering), and what it read in DynamoDB's read units
+ * (meter_read_units) at the strength of its consistency level. A view's read is one of
+ * the view's own model table, or of the base through the view's index. The matching, the
+ * counts and the findings are the watch's; with no model loaded each call returns after
+ * one load and a branch. */
 #include "cql/exec_watch.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "engine/engine.h"
@@ -74,15 +78,31 @@ static void watched_init(cql_watched *w, const cql_stmt *s, const char *verb)
     w->q.text_arg = s;
 }
 
+/* ANY, ONE and LOCAL_ONE read one replica: DynamoDB's eventually consistent read. */
+static int strong_level(uint16_t consistency)
+{
+    return consistency != CQL_CL_ANY && consistency != CQL_CL_ONE &&
+           consistency != CQL_CL_LOCAL_ONE;
+}
+
 int cql_watch_select(cql_call *c, table *et, const cql_stmt *s, const cql_tinfo *t,
-                     const cql_keys *k, int reversed, int aggregate, cql_watched *w)
+                     const cql_keys *k, int reversed, int aggregate, uint16_t consistency,
+                     cql_watched *w)
 {
     watched_init(w, s, "SELECT");
-    if (engine_model_state(c->db) == NULL || t->view) return 0;
+    w->consistent = strong_level(consistency);
+    if (engine_model_state(c->db) == NULL) return 0;
     read_where(w, s, t);
     w->q.partitions = k->partitions;
     w->q.filtering = k->needs_filtering;
     w->q.index = k->index ? k->index->name : NULL;
+    if (t->view) {
+        snprintf(w->view, sizeof w->view, "%s.%s", t->ks, t->name);
+        if (watch_has_table(c->db, w->view))
+            w->q.table = w->view;
+        else
+            w->q.index = t->name; /* the base's index the view's rows are */
+    }
     w->q.reversed = reversed;
     w->q.aggregate = aggregate;
     qr_err err;
@@ -93,9 +113,14 @@ int cql_watch_select(cql_call *c, table *et, const cql_stmt *s, const cql_tinfo 
     return -1;
 }
 
+void cql_watch_read_bytes(cql_watched *w, size_t bytes)
+{
+    if (cql_watch_on(w)) w->units += meter_read_units(bytes, w->consistent);
+}
+
 void cql_watch_select_done(cql_watched *w, size_t read, size_t returned)
 {
-    watch_read_done(&w->req, read, returned, 0);
+    watch_read_done(&w->req, read, returned, w->units);
 }
 
 void cql_watch_write(cql_call *c, const table *et, const cql_stmt *s, const cql_tinfo *t,

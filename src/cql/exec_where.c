@@ -98,6 +98,7 @@ void cql_keys_free(cql_keys *k)
     free(k->ck);
     vlist_free(&k->lo);
     vlist_free(&k->hi);
+    vlist_free(&k->tin);
     cqlkey_ranges_free(&k->ranges);
     free(k->filters);
     memset(k, 0, sizeof *k);
@@ -198,6 +199,59 @@ static const char *joined(const cql_tinfo *t, char kind, const int *restricted, 
                                  c->name);
     }
     return out;
+}
+
+/* (c1, c2) IN ((1, 2), (3, 4)): consecutive clustering columns, each restricted by nothing
+ * else, whose tuples become k's tin. 0, or -1 with the error set. */
+static int tuple_in(cql_run *r, const cql_tinfo *t, const cql_relation *rel, cql_keys *k,
+                    int *ck_eq)
+{
+    cql_call *c = r->call;
+    const cql_tcol *cols[64];
+    if (rel->ncolumns > 64) return cql_fail(c, CQL_ERR_INVALID, "Too many columns in a tuple");
+    for (size_t j = 0; j < rel->ncolumns; j++) {
+        cols[j] = cql_tinfo_col(t, rel->columns[j]);
+        if (ck_eq[cols[j]->pos] || k->tin_n)
+            return cql_fail(c, CQL_ERR_INVALID,
+                            "%s cannot be restricted by more than one relation if it includes a "
+                            "IN",
+                            cols[j]->name);
+    }
+    for (size_t j = 1; j < rel->ncolumns; j++)
+        if (cols[j]->pos != cols[0]->pos + (int)j) {
+            char names[512];
+            size_t used = 0;
+            for (size_t i = 0; i < rel->ncolumns; i++)
+                used +=
+                    (size_t)snprintf(names + used, used < sizeof names ? sizeof names - used : 0,
+                                     "%s%s", i ? ", " : "", rel->columns[i]);
+            return cql_fail(c, CQL_ERR_INVALID,
+                            "Clustering columns must appear in the PRIMARY KEY order in "
+                            "multi-column relations: (%s) IN (...)",
+                            names);
+        }
+    if (rel->values == NULL)
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "A multi-column IN restriction takes its tuples listed, not as one "
+                        "bound list: (%s, ...) IN ((?, ?), ...)",
+                        rel->columns[0]);
+    for (size_t i = 0; i < rel->nvalues; i++) {
+        const cql_expr *v = rel->values[i];
+        if (v == NULL || v->kind != CQL_E_TUPLE)
+            return cql_fail(c, CQL_ERR_INVALID,
+                            "A multi-column IN restriction takes tuple literals, with a marker "
+                            "for each column: (?, ?)");
+        if (v->nitems != rel->ncolumns)
+            return cql_fail(c, CQL_ERR_INVALID, "Expected %zu elements in value tuple, but got %zu",
+                            rel->ncolumns, v->nitems);
+        for (size_t j = 0; j < rel->ncolumns; j++)
+            if (vlist_add(r, cols[j], v->items[j], &k->tin) != 0) return -1;
+    }
+    k->tin_at = (size_t)cols[0]->pos;
+    k->tin_n = rel->ncolumns;
+    for (size_t j = 0; j < rel->ncolumns; j++)
+        ck_eq[cols[j]->pos] = 1;
+    return 0;
 }
 
 int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
@@ -308,10 +362,10 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
                 }
                 continue;
             }
-            if (rel->op == CQL_OP_IN)
-                return cql_fail(c, CQL_ERR_INVALID,
-                                "Multi-column IN restrictions are not answered here: restrict "
-                                "each column");
+            if (rel->op == CQL_OP_IN) {
+                if (tuple_in(r, t, rel, k, ck_eq) != 0) return -1;
+                continue;
+            }
             if (nslices < 64) slices[nslices++] = rel;
             continue;
         }
@@ -397,6 +451,18 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
     while (prefix < t->nck && ck_eq[prefix])
         prefix++;
     k->ck_eq = prefix;
+    if (k->tin_n && k->tin_at + k->tin_n > prefix) {
+        /* a multi-column IN past a gap: it cannot be read as prefixes, nor filtered */
+        const cql_tcol *gap = NULL, *col = NULL;
+        for (size_t j = 0; j < t->ncols; j++) {
+            if (t->cols[j].kind == 'c' && t->cols[j].pos == (int)prefix) gap = &t->cols[j];
+            if (t->cols[j].kind == 'c' && t->cols[j].pos == (int)k->tin_at) col = &t->cols[j];
+        }
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "PRIMARY KEY column \"%s\" cannot be restricted as preceding column "
+                        "\"%s\" is not restricted",
+                        col ? col->name : "?", gap ? gap->name : "?");
+    }
     for (size_t i = prefix; i < t->nck; i++) {
         if (!ck_eq[i]) continue;
         /* an equality past a gap filters (SELECT with ALLOW FILTERING only) */
@@ -460,11 +526,21 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
                 return cql_fail(c, CQL_ERR_INVALID,
                                 "Slice restrictions are not supported on the clustering columns "
                                 "in UPDATE statements");
-            if (!in_order && mode == CQL_KEYS_SELECT && !allow_filtering &&
+            /* a DELETE never filters: it deletes ranges of rows, and what is not one is
+             * refused as Cassandra refuses it */
+            if (!in_order && (mode == CQL_KEYS_DELETE || !allow_filtering) &&
                 (size_t)cols[0]->pos > prefix) {
                 const cql_tcol *gap = NULL;
                 for (size_t j = 0; j < t->ncols; j++)
                     if (t->cols[j].kind == 'c' && t->cols[j].pos == (int)prefix) gap = &t->cols[j];
+                int gap_sliced = 0;
+                for (size_t j = 0; j < nslices && gap; j++)
+                    gap_sliced |= cql_tinfo_col(t, slices[j]->columns[0]) == gap;
+                if (!gap_sliced)
+                    return cql_fail(c, CQL_ERR_INVALID,
+                                    "PRIMARY KEY column \"%s\" cannot be restricted as preceding "
+                                    "column \"%s\" is not restricted",
+                                    cols[0]->name, gap ? gap->name : "?");
                 return cql_fail(c, CQL_ERR_INVALID,
                                 "Clustering column \"%s\" cannot be restricted (preceding column "
                                 "\"%s\" is restricted by a non-EQ relation)",
@@ -507,10 +583,6 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
         k->slice = k->has_lo = k->has_hi = 0;
     }
     if (k->slice && slice_ranges(r, t, prefix, k) != 0) return -1;
-    if (mode == CQL_KEYS_DELETE && cql_slice_count(k) > 1)
-        return cql_fail(c, CQL_ERR_INVALID,
-                        "A DELETE of a multi-column slice over clustering columns of mixed order "
-                        "(several ranges of rows) is not answered here: delete each range");
     /* an = on an indexed column reads the index instead of every partition */
     if (mode == CQL_KEYS_SELECT && !k->partitions && !k->token) {
         for (size_t f = 0; f < k->nfilters && !k->index; f++) {
@@ -520,6 +592,14 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
             if (col && col->index && rel->op == CQL_OP_EQ) {
                 k->index = col;
                 k->index_rel = rel;
+            }
+            /* CONTAINS, CONTAINS KEY, c[k] = v or = on a frozen collection with an index
+             * on the collection that serves it */
+            const cql_tindex *ix = k->index ? NULL : cql_index_serving(t, rel);
+            if (ix) {
+                k->index = ix->col;
+                k->index_rel = rel;
+                k->cindex = ix;
             }
         }
         if (k->index) k->needs_filtering = k->nfilters > 1;
@@ -532,11 +612,45 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
         combos *= k->pk[i].n ? k->pk[i].n : 1;
     for (size_t i = 0; i < prefix; i++)
         combos *= k->ck[i].n ? k->ck[i].n : 1;
+    if (k->tin_n && k->tin_at < prefix) combos *= k->tin.n / k->tin_n;
     if (combos > MAX_COMBINATIONS)
         return cql_fail(c, CQL_ERR_INVALID,
                         "The cartesian product of the IN restrictions (%zu) is larger than %d",
                         combos, MAX_COMBINATIONS);
     return 0;
+}
+
+int cql_each_prefix(const cql_keys *k, size_t n, int (*fn)(void *arg, const buf *const *vals),
+                    void *arg)
+{
+    if (k->tin_n == 0 || k->tin_at >= n) return cql_each_combination(k->ck, n, fn, arg);
+    size_t rows = k->tin.n / k->tin_n, end = k->tin_at + k->tin_n;
+    if (n > 64 || rows == 0) return 0;
+    for (size_t i = 0; i < n; i++)
+        if ((i < k->tin_at || i >= end) && k->ck[i].n == 0) return 0;
+    /* an odometer over the columns, the tuple's columns one wheel */
+    size_t idx[64] = {0};
+    const buf *vals[64];
+    for (;;) {
+        for (size_t i = 0; i < n; i++)
+            vals[i] = i < k->tin_at || i >= end
+                          ? &k->ck[i].v[idx[i]]
+                          : &k->tin.v[idx[k->tin_at] * k->tin_n + (i - k->tin_at)];
+        int rc = fn(arg, vals);
+        if (rc) return rc;
+        size_t i = n;
+        for (;;) {
+            if (i == 0) return 0;
+            i--;
+            if (i >= k->tin_at && i < end) {
+                if (i != k->tin_at) continue; /* the wheel turns at its first column */
+                if (++idx[i] < rows) break;
+            } else if (++idx[i] < k->ck[i].n) {
+                break;
+            }
+            idx[i] = 0;
+        }
+    }
 }
 
 /* Calls fn for each combination of the lists, in order (the last list fastest). */

@@ -729,6 +729,8 @@ static int finish(wset *set, cql_call *c, int64_t now_s, item_txn *x)
         if (!cql_row_live(it->item, it->t, now_s)) {
             rc = txn_delete(x, i, &err);
         } else {
+            if (it->t->nindexes && cql_row_index(it->item, it->t, now_s) != 0)
+                return cql_fail(c, CQL_ERR_SERVER, "a row of %s cannot be indexed", it->t->name);
             cql_row_seal(it->item, it->t);
             size_t size = item_size(it->item);
             if (size > MAX_ITEM_BYTES)
@@ -777,7 +779,7 @@ static int add_pk(void *arg, const buf *const *pkv)
     if (p->statics && target(p->w, &p->pk, NULL, 1, pkv, NULL) == NULL) return -1;
     if (!p->rows) return 0;
     if (p->w->t->nck == 0) return target(p->w, &p->pk, NULL, 0, pkv, NULL) ? 0 : -1;
-    return cql_each_combination(p->k->ck, p->nck, add_ck, p);
+    return cql_each_prefix(p->k, p->nck, add_ck, p);
 }
 
 /* The items of the rows the keys name: for each partition, the static row when statics
@@ -932,6 +934,25 @@ static int conditional(const wctx *w)
     return s->if_exists || s->u.del.nconds;
 }
 
+/* A conditional statement writes one row: IN on the partition key or on a clustering
+ * column is refused, as Cassandra refuses it (even IN of one value). 0, or -1 with the
+ * error set. */
+static int conditional_in(wctx *w, const cql_where *where, const char *what)
+{
+    if (!conditional(w)) return 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < where->n; i++) {
+            const cql_relation *rel = &where->rels[i];
+            if (rel->op != CQL_OP_IN || rel->kind == CQL_REL_TOKEN) continue;
+            const cql_tcol *col = cql_tinfo_col(w->t, rel->columns[0]);
+            if (col == NULL || col->kind != (pass == 0 ? 'p' : 'c')) continue;
+            return cql_fail(w->r->call, CQL_ERR_INVALID,
+                            "IN on the %s is not supported with conditional %s",
+                            pass == 0 ? "partition key" : "clustering key columns", what);
+        }
+    return 0;
+}
+
 static const cql_relation *conds_of(const wctx *w, size_t *n)
 {
     if (w->s->kind == CQL_UPDATE) {
@@ -1002,9 +1023,6 @@ static int plan_assign(wctx *w)
     if (w->t->nck == 0) statics = 0;
     w->rows = rows;
     if (targets(w, k, statics, rows) != 0) return -1;
-    if (conditional(w) && w->nidx > (size_t)(statics + rows))
-        return cql_fail(c, CQL_ERR_INVALID,
-                        "IN on the partition key is not supported with conditional updates");
     return 0;
 }
 
@@ -1219,7 +1237,7 @@ static int plan_update(wctx *w)
             rc = cql_where_keys(w->r, w->t, &up->where, CQL_KEYS_DELETE, 0, &w->k);
         }
     }
-    if (rc) return -1;
+    if (rc || conditional_in(w, &up->where, "updates") != 0) return -1;
     size_t n = up->nset;
     w->nassign = n;
     w->cols = calloc(n + 1, sizeof *w->cols);
@@ -1320,13 +1338,17 @@ static int del_ck(void *arg, const buf *const *ckv)
         witem *it = target(w, &d->pk, &prefix, 0, d->pkv, ckv);
         rc = it ? 0 : -1;
     } else if (rc == 0) {
-        buf lo, hi;
-        buf_init(&lo, 0);
-        buf_init(&hi, 0);
-        cql_slice_bytes(&prefix, k, &lo, &hi);
-        rc = range_items(w, &d->pk, &lo, &hi, 0);
-        buf_free(&lo);
-        buf_free(&hi);
+        /* each range of the slice (several over clustering columns of mixed orders) */
+        size_t n = cql_slice_count(k);
+        for (size_t i = 0; rc == 0 && i < n; i++) {
+            buf lo, hi;
+            buf_init(&lo, 0);
+            buf_init(&hi, 0);
+            cql_slice_range(&prefix, k, i, &lo, &hi);
+            rc = range_items(w, &d->pk, &lo, &hi, 0);
+            buf_free(&lo);
+            buf_free(&hi);
+        }
     }
     buf_free(&prefix);
     return rc;
@@ -1365,7 +1387,7 @@ static int del_pk(void *arg, const buf *const *pkv)
         buf_free(&none);
         return rc;
     }
-    return cql_each_combination(d->k->ck, d->k->ck_eq, del_ck, d);
+    return cql_each_prefix(d->k, d->k->ck_eq, del_ck, d);
 }
 
 static int plan_delete(wctx *w)
@@ -1388,6 +1410,7 @@ static int plan_delete(wctx *w)
         return -1;
     }
     w->has_keys = 1;
+    if (conditional_in(w, &del->where, "deletions") != 0) return -1;
     if (conditional(w) && (w->k.ck_eq < w->t->nck || w->k.slice) && del->ncols == 0)
         return cql_fail(c, CQL_ERR_INVALID,
                         "DELETE statements must restrict all PRIMARY KEY columns with equality "
@@ -1397,9 +1420,6 @@ static int plan_delete(wctx *w)
     int rc = cql_each_combination(w->k.pk, w->t->npk, del_pk, &d);
     buf_free(&d.pk);
     if (rc) return -1;
-    if (conditional(w) && w->nidx > 2)
-        return cql_fail(c, CQL_ERR_INVALID,
-                        "IN on the partition key is not supported with conditional deletions");
     return 0;
 }
 

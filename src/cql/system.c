@@ -3,14 +3,16 @@
  * peers), and the system_schema tables made from the schema document (schema.h).
  *
  * Each is a virtual table: its columns, in Cassandra's order, and a function that makes
- * its rows; a SELECT of one takes columns, equality and IN restrictions on any column
- * and LIMIT. It reads no engine table. */
+ * its rows; a SELECT of one takes columns, selectors computed from constants (now(),
+ * toTimestamp(now()), (int)1), equality and IN restrictions on any column and LIMIT. It
+ * reads no engine table. */
 #include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cql/exec_int.h"
+#include "cql/value.h"
 #include "cqlwire/cql_value.h"
 
 /* ---- the types of system columns ---- */
@@ -830,6 +832,11 @@ static int vtab_select(cql_run *r, const vtab *v, const cql_stmt *s)
     int8_t *wanted_null = NULL;
     vrow row = {0};
     int64_t limit = -1;
+    cql_fnsel *computed = NULL; /* per selector, for those that are not a column */
+    cql_tinfo vt;               /* the table, for resolving them */
+    buf *vals = NULL;           /* a row's columns, viewing its values */
+    int8_t *has = NULL;
+    memset(&vt, 0, sizeof vt);
 
     if (sel->json || sel->distinct || sel->ngroup || sel->norder) {
         cql_fail(c, CQL_ERR_INVALID, "%s.%s answers plain selections only", v->ks, v->name);
@@ -845,11 +852,27 @@ static int vtab_select(cql_run *r, const vtab *v, const cql_stmt *s)
         } else {
             const cql_expr *e = sel->sel[i].expr;
             if (e->kind != CQL_E_COLUMN) {
-                char *text = cql_print_expr(e);
-                cql_fail(c, CQL_ERR_INVALID, "%s.%s answers columns only, not %s", v->ks, v->name,
-                         text ? text : "this selector");
-                free(text);
-                goto done;
+                /* a computed selector: now(), toTimestamp(now()), (int)1, ... */
+                char *fname = NULL;
+                pick[i] = -1;
+                if (computed == NULL) {
+                    computed = calloc(npick, sizeof *computed);
+                    vals = calloc(v->ncols, sizeof *vals);
+                    has = calloc(v->ncols, 1);
+                    if (computed == NULL || vals == NULL || has == NULL) goto oom;
+                    arena_init(&vt.arena, 0);
+                    snprintf(vt.ks, sizeof vt.ks, "%s", v->ks);
+                    snprintf(vt.name, sizeof vt.name, "%s", v->name);
+                    cql_system_tinfo(v->ks, v->name, &vt);
+                }
+                if (cql_fnsel_resolve(c, &vt, e, &computed[i], &fname) != 0) goto done;
+                const char *cname = sel->sel[i].alias ? sel->sel[i].alias
+                                                      : arena_strndup(&vt.arena, fname ? fname : "",
+                                                                      fname ? strlen(fname) : 0);
+                free(fname);
+                if (cname == NULL || cql_rows_column(&out, cname, &computed[i].ret->wire) != 0)
+                    goto oom;
+                continue;
             }
             pick[i] = find_col(v, e->text);
             if (pick[i] < 0) {
@@ -935,8 +958,26 @@ static int vtab_select(cql_run *r, const vtab *v, const cql_stmt *s)
         if (rd.err[0]) break;
         if (!row_matches(&row, rel_col, &sel->where, wanted, nwanted, wanted_null)) continue;
         if (limit >= 0 && (int64_t)out.nrows >= limit) break;
-        for (size_t i = 0; i < npick; i++)
-            if (cql_rows_put(&out, row.p[pick[i]], row.len[pick[i]]) != 0) goto oom;
+        for (size_t i = 0; computed && i < v->ncols; i++) {
+            vals[i].data = (char *)row.p[i];
+            vals[i].len = row.len[i] < 0 ? 0 : (size_t)row.len[i];
+            has[i] = row.len[i] >= 0;
+        }
+        for (size_t i = 0; i < npick; i++) {
+            if (pick[i] >= 0) {
+                if (cql_rows_put(&out, row.p[pick[i]], row.len[pick[i]]) != 0) goto oom;
+                continue;
+            }
+            buf val;
+            buf_init(&val, 0);
+            int got = cql_fnsel_value(r, &vt, &computed[i], vals, has, &val);
+            int put = got == CQLVAL_ERROR ? 0
+                                          : cql_rows_put(&out, val.data ? val.data : "",
+                                                         got == CQLVAL_OK ? (int32_t)val.len : -1);
+            buf_free(&val);
+            if (got == CQLVAL_ERROR) goto done;
+            if (put != 0) goto oom;
+        }
         out.nrows++;
     }
     rc = cql_rows_write(&out, c, NULL, 0);
@@ -952,6 +993,10 @@ done:
     free(nwanted);
     free(rel_col);
     free(pick);
+    if (computed) arena_free(&vt.arena);
+    free(computed);
+    free(vals);
+    free(has);
     free(row.p);
     free(row.len);
     cql_rows_free(&all);

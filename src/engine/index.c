@@ -538,6 +538,57 @@ int index_entry_key(const table *t, const qr_index *ix, const json_t *item, buf 
     return 1;
 }
 
+/* The elements of item's multi-valued key attribute of ix (a JSON array), or NULL. */
+static const json_t *multi_elements(const table *t, const qr_index *ix, const json_t *item,
+                                    char *elem_type)
+{
+    if (t->owner == NULL || !ix->global || ix->npk != 1 || ix->nsk != 0 || item == NULL)
+        return NULL;
+    const char set[3] = {ix->pk_type[0], 'S', 0};
+    const json_t *els = json_object_get(json_object_get(item, ix->pk[0]), set);
+    elem_type[0] = ix->pk_type[0];
+    elem_type[1] = 0;
+    return json_is_array(els) ? els : NULL;
+}
+
+int index_item_multi(const table *t, const qr_index *ix, const json_t *item)
+{
+    char type[2];
+    return multi_elements(t, ix, item, type) != NULL;
+}
+
+int index_each_entry(const table *t, const qr_index *ix, const json_t *item, index_entry_fn fn,
+                     void *arg, qr_err *err)
+{
+    buf key;
+    buf_init(&key, 0);
+    char type[2];
+    const json_t *els = multi_elements(t, ix, item, type);
+    int rc = 0;
+    if (els == NULL) {
+        int got = index_entry_key(t, ix, item, &key, err);
+        rc = got < 0 ? -1 : got ? fn(arg, &key, item) : 0;
+        buf_free(&key);
+        return rc;
+    }
+    /* each element: the item as it would be with the attribute holding it alone */
+    json_t *one = json_copy((json_t *)item);
+    if (one == NULL) return err_set(err, QR_E_INTERNAL, "out of memory");
+    size_t i;
+    json_t *el;
+    json_array_foreach((json_t *)els, i, el)
+    {
+        json_object_set_new(one, ix->pk[0], json_pack("{s:O}", type, el));
+        buf_reset(&key);
+        int got = index_entry_key(t, ix, one, &key, err);
+        rc = got < 0 ? -1 : got ? fn(arg, &key, one) : 0;
+        if (rc) break;
+    }
+    json_decref(one);
+    buf_free(&key);
+    return rc;
+}
+
 json_t *index_project(const table *t, const qr_index *ix, const json_t *item)
 {
     if (ix->projection == QR_PROJ_ALL) return json_incref((json_t *)item);
@@ -578,6 +629,32 @@ int index_check_item(const table *t, const json_t *item, qr_err *err)
             char type = k < ix->npk ? ix->pk_type[k] : ix->sk_type[k - ix->npk];
             json_t *v = json_object_get(item, name);
             if (v == NULL) continue;
+            char et[2];
+            const json_t *els = multi_elements(t, ix, item, et);
+            if (els) {
+                /* each element as a key of its own */
+                size_t e;
+                json_t *el;
+                json_array_foreach((json_t *)els, e, el)
+                {
+                    json_t *one = json_pack("{s:O}", et, el);
+                    size_t size = value_size(one);
+                    json_decref(one);
+                    if (type != 'N' && size == 0)
+                        return err_validation(
+                            err,
+                            "One or more parameter values are not valid. A value specified for "
+                            "a secondary index key is not supported. The AttributeValue for a "
+                            "key attribute cannot contain an empty %s value. IndexName: %s, "
+                            "IndexKey: %s",
+                            type == 'S' ? "string" : "binary", ix->name, name);
+                    if (size > QR_MAX_PK_SIZE)
+                        return err_validation(
+                            err, "One or more parameter values were invalid: Size of hashkey has "
+                                 "exceeded the maximum size limit of2048 bytes");
+                }
+                continue;
+            }
             const char *actual = value_type_name(value_type(v));
             if (strlen(actual) != 1 || actual[0] != type)
                 return err_validation(
@@ -650,6 +727,87 @@ static void log_op(buf *rec, char op, const buf *key, const buf *val)
     }
 }
 
+/* The entries of one item in a multi-valued index: their keys and stored values. */
+typedef struct entry_list {
+    const table *t;
+    const qr_index *ix;
+    int with_values;
+    buf *keys, *vals;
+    size_t n, cap;
+} entry_list;
+
+static int collect_entry(void *arg, const buf *key, const json_t *entry_item)
+{
+    entry_list *l = arg;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 8;
+        buf *k = realloc(l->keys, cap * sizeof *k),
+            *v = k ? realloc(l->vals, cap * sizeof *v) : NULL;
+        if (k) l->keys = k;
+        if (v == NULL) return -1;
+        l->vals = v;
+        l->cap = cap;
+    }
+    buf_init(&l->keys[l->n], 0);
+    buf_init(&l->vals[l->n], 0);
+    buf_append(&l->keys[l->n], key->data, key->len);
+    int rc = 0;
+    if (l->with_values) {
+        json_t *p = index_project(l->t, l->ix, entry_item);
+        rc = p ? item_encode(p, &l->vals[l->n]) : -1;
+        json_decref(p);
+    }
+    l->n++;
+    return rc;
+}
+
+static void entry_list_free(entry_list *l)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        buf_free(&l->keys[i]);
+        buf_free(&l->vals[i]);
+    }
+    free(l->keys);
+    free(l->vals);
+}
+
+static int has_key(const entry_list *l, const buf *key)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (l->keys[i].len == key->len && memcmp(l->keys[i].data, key->data, key->len) == 0)
+            return 1;
+    return 0;
+}
+
+/* Logs the work of one write in a multi-valued global index: the entries of elements gone
+ * deleted, those of new elements put (every entry when the projection holds more than
+ * the keys). 1 when something was logged, 0 when nothing, -1 on error. */
+static int stage_multi(const table *t, const qr_index *ix, const json_t *old_item,
+                       const json_t *new_item, buf *rec, qr_err *err)
+{
+    entry_list before = {t, ix, 0, NULL, NULL, 0, 0}, after = {t, ix, 1, NULL, NULL, 0, 0};
+    int rc = old_item ? index_each_entry(t, ix, old_item, collect_entry, &before, err) : 0;
+    if (rc == 0 && new_item) rc = index_each_entry(t, ix, new_item, collect_entry, &after, err);
+    int logged = 0;
+    if (rc == 0) {
+        for (size_t i = 0; i < before.n; i++)
+            if (!has_key(&after, &before.keys[i])) {
+                log_op(rec, 'D', &before.keys[i], NULL);
+                logged = 1;
+            }
+        for (size_t i = 0; i < after.n; i++)
+            if (ix->projection != QR_PROJ_KEYS_ONLY || !has_key(&before, &after.keys[i])) {
+                log_op(rec, 'P', &after.keys[i], &after.vals[i]);
+                logged = 1;
+            }
+    } else if (err->type == NULL) {
+        err_set(err, QR_E_INTERNAL, "out of memory");
+    }
+    entry_list_free(&before);
+    entry_list_free(&after);
+    return rc ? -1 : logged;
+}
+
 int index_stage(qr_db *db, table *t, store_batch *b, const json_t *old_item, const json_t *new_item,
                 const buf *new_stored, qr_err *err)
 {
@@ -670,6 +828,13 @@ int index_stage(qr_db *db, table *t, store_batch *b, const json_t *old_item, con
     buf_put_be64(&rec, (uint64_t)tv.tv_sec * 1000000u + (uint64_t)tv.tv_usec);
     for (size_t i = 0; i < t->nindexes && rc == 0; i++) {
         const qr_index *ix = &t->indexes[i];
+        if (ix->global &&
+            (index_item_multi(t, ix, old_item) || index_item_multi(t, ix, new_item))) {
+            int got = stage_multi(t, ix, old_item, new_item, &rec, err);
+            if (got < 0) rc = -1;
+            logged |= got > 0;
+            continue;
+        }
         buf_reset(&ok);
         buf_reset(&nk);
         buf_reset(&val);

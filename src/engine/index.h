@@ -57,6 +57,18 @@ void index_definition_names(json_t *defs, char *out, size_t cap);
  * lacks an index key attribute (sparse), -1 on error. */
 int index_entry_key(const struct table *t, const qr_index *ix, const json_t *item, buf *out,
                     qr_err *err);
+/* A global index of a CQL table keyed by one hash attribute and no range may be
+ * multi-valued: an item whose attribute holds a set of the key's type (SS for S, NS for
+ * N, BS for B) has one entry per element, each the entry the item would have with the
+ * attribute holding that element alone (the CQL front end's indexes on collections).
+ * Calls fn with each entry's key and that item until fn answers non-zero; returns fn's
+ * answer, 0 when done (or the item has no entry), or -1 on error. A scalar attribute
+ * gives index_entry_key's one entry. */
+typedef int (*index_entry_fn)(void *arg, const buf *key, const json_t *entry_item);
+int index_each_entry(const struct table *t, const qr_index *ix, const json_t *item,
+                     index_entry_fn fn, void *arg, qr_err *err);
+/* 1 when item holds a set in ix's multi-valued key attribute. */
+int index_item_multi(const struct table *t, const qr_index *ix, const json_t *item);
 /* The projection of item stored in index ix (a new item). */
 json_t *index_project(const struct table *t, const qr_index *ix, const json_t *item);
 /* Checks that item's index key attributes, where present, have the index's types and

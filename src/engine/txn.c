@@ -248,6 +248,56 @@ static int64_t stored_size(const char *v, size_t len)
     return item_stored(v, len, &json, &jlen, &size) == 0 ? (int64_t)size : -1;
 }
 
+typedef struct fill_ctx {
+    item_txn *x;
+    txn_slot *s;
+    const qr_index *ix;
+    qr_err *err;
+} fill_ctx;
+
+/* Stages one entry of the filled item (its first is the one reported and charged). */
+static int fill_entry(void *arg, const buf *ek, const json_t *entry_item)
+{
+    fill_ctx *f = arg;
+    item_txn *x = f->x;
+    txn_slot *s = f->s;
+    qr_err *err = f->err;
+    buf val;
+    buf_init(&val, 0);
+    json_t *entry = index_project(s->t, f->ix, entry_item);
+    size_t size = item_size(entry);
+    int rc = item_encode_sized(entry, size, &val)
+                 ? err_set(err, QR_E_INTERNAL, "cannot encode the entry")
+                 : 0;
+    json_decref(entry);
+    if (rc == 0 && x->b == NULL && (x->b = store_batch_new()) == NULL)
+        rc = err_set(err, QR_E_INTERNAL, "out of memory");
+    if (rc) goto out;
+    if (!x->gsi_locked) {
+        pthread_mutex_lock(&x->db->gsi_lock);
+        x->gsi_locked = 1;
+    }
+    char *old;
+    size_t old_len;
+    int had = item_read_raw_before_write(x->db, ek, &old, &old_len, err);
+    if (had < 0) {
+        rc = -1;
+        goto out;
+    }
+    int64_t before = had ? stored_size(old, old_len) : -1;
+    if (had) free(old);
+    store_batch_put(x->b, ek->data, ek->len, val.data, val.len);
+    if (s->filled == NULL) {
+        s->entry_before = before;
+        s->filled = f->ix;
+        s->entry_partition = key_partition_hash(ek->data, ek->len);
+        s->new_size = size;
+    }
+out:
+    buf_free(&val);
+    return rc < 0 ? -1 : 0;
+}
+
 int txn_fill(item_txn *x, size_t i, const qr_index *ix, qr_err *err)
 {
     txn_slot *s = &x->slots[i];
@@ -260,41 +310,10 @@ int txn_fill(item_txn *x, size_t i, const qr_index *ix, qr_err *err)
     const json_t *item;
     int found = txn_read(x, i, &item, err);
     if (found <= 0) return found;
-    buf ek, val;
-    buf_init(&ek, 0);
-    buf_init(&val, 0);
-    int rc = index_entry_key(s->t, ix, item, &ek, err);
-    if (rc <= 0) goto out; /* no entry: the item lacks a key attribute of the index */
-    json_t *entry = index_project(s->t, ix, item);
-    size_t size = item_size(entry);
-    rc = item_encode_sized(entry, size, &val)
-             ? err_set(err, QR_E_INTERNAL, "cannot encode the entry")
-             : 0;
-    json_decref(entry);
-    if (rc == 0 && x->b == NULL && (x->b = store_batch_new()) == NULL)
-        rc = err_set(err, QR_E_INTERNAL, "out of memory");
-    if (rc) goto out;
-    if (!x->gsi_locked) {
-        pthread_mutex_lock(&x->db->gsi_lock);
-        x->gsi_locked = 1;
-    }
-    char *old;
-    size_t old_len;
-    int had = item_read_raw_before_write(x->db, &ek, &old, &old_len, err);
-    if (had < 0) {
-        rc = -1;
-        goto out;
-    }
-    s->entry_before = had ? stored_size(old, old_len) : -1;
-    if (had) free(old);
-    store_batch_put(x->b, ek.data, ek.len, val.data, val.len);
-    s->filled = ix;
-    s->entry_partition = key_partition_hash(ek.data, ek.len);
-    s->new_size = size;
-out:
-    buf_free(&ek);
-    buf_free(&val);
-    return rc < 0 ? -1 : 0;
+    fill_ctx f = {x, s, ix, err};
+    /* no entry when the item lacks a key attribute of the index; one per element of a
+     * multi-valued index's set */
+    return index_each_entry(s->t, ix, item, fill_entry, &f, err) < 0 ? -1 : 0;
 }
 
 uint64_t key_partition_hash(const char *key, size_t len)

@@ -109,6 +109,24 @@ static size_t verify_table_stats(qr_db *db, table *t, buf *report)
     return check_stats(t, 0, "", items, bytes, report);
 }
 
+typedef struct want_ctx {
+    const table *t;
+    const qr_index *ix;
+    diff_set *want;
+    buf *val;
+} want_ctx;
+
+/* Adds one entry a base item should have (a multi-valued index's item has several). */
+static int want_entry(void *arg, const buf *key, const json_t *entry_item)
+{
+    want_ctx *w = arg;
+    json_t *p = index_project(w->t, w->ix, entry_item);
+    buf_reset(w->val);
+    item_encode(p, w->val);
+    json_decref(p);
+    return diff_set_add(w->want, key->data, key->len, w->val->data, w->val->len) != 0;
+}
+
 /* After the propagation log drains, the index's expected entries are computed from the base
  * table, sorted, and compared in one merge pass with the entries actually stored. Missing,
  * stale and differing entries are each reported with the item's key.
@@ -140,14 +158,9 @@ static size_t verify_index(qr_db *db, table *t, qr_index *ix, buf *report)
         const char *v = store_iter_value(it, &vl);
         json_t *item = item_decode(v, vl);
         if (item == NULL) continue;
-        buf_reset(&ek);
-        if (index_entry_key(t, ix, item, &ek, &e) == 1) {
-            json_t *p = index_project(t, ix, item);
-            buf_reset(&val);
-            item_encode(p, &val);
-            json_decref(p);
-            oom = diff_set_add(&want, ek.data, ek.len, val.data, val.len) != 0;
-        }
+        want_ctx wc = {t, ix, &want, &val};
+        oom = index_each_entry(t, ix, item, want_entry, &wc, &e) != 0;
+        err_clear(&e);
         json_decref(item);
         if ((++seen & 1023) == 0) progress_update(&meter, seen, progress_now());
     }

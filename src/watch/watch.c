@@ -578,6 +578,12 @@ static w_table *watched_table(qr_db *db, const table *t, watch_req *r)
     return tab;
 }
 
+int watch_has_table(qr_db *db, const char *name)
+{
+    watch *w = engine_model_state(db);
+    return w && find_table(w, name) != NULL;
+}
+
 static void mark_used(w_table *tab, const char *index)
 {
     int slot = index_slot(tab, index);
@@ -1245,7 +1251,15 @@ static void cql_shape(const w_table *tab, const watch_cql *q, char *buf, size_t 
 
 int watch_cql_read(qr_db *db, table *t, const watch_cql *q, watch_req *r, qr_err *err)
 {
-    w_table *tab = watched_table(db, t, r);
+    w_table *tab;
+    if (q->table) {
+        init_req(r);
+        watch *mw = engine_model_state(db);
+        tab = mw ? find_table(mw, q->table) : NULL;
+        if (tab) r->w = mw, r->tab = tab;
+    } else {
+        tab = watched_table(db, t, r);
+    }
     if (tab == NULL) return 0;
     watch *w = r->w;
     r->cql = q;

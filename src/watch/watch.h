@@ -55,6 +55,8 @@ typedef struct watch_cql {
     const char *index; /* read through the secondary index on this column, or NULL */
     int reversed;      /* read against the clustering order (ORDER BY its reverse) */
     int aggregate;     /* aggregates or GROUP BY */
+    const char *table; /* the model's table the read is of when not t's (a materialized
+                          view's "ks.view", whose rows are an index of t), or NULL */
     /* the statement's text, asked for only when a finding keeps it: malloc'd, or NULL */
     char *(*text)(const void *arg);
     const void *text_arg;
@@ -88,6 +90,9 @@ int watch_scan(qr_db *db, table *t, const char *index, int filter, int consisten
  * finding naming the statement. 0 to go on, -1 with ValidationException in err when
  * --strict refuses it. r is always set. */
 int watch_cql_read(qr_db *db, table *t, const watch_cql *q, watch_req *r, qr_err *err);
+/* 1 when db's model declares a table named name (a materialized view declared as a table
+ * of its own), 0 otherwise or with no model. */
+int watch_has_table(qr_db *db, const char *name);
 /* After a CQL INSERT, UPDATE or DELETE of table t committed (start from
  * watch_begin_write): counted for the put, update or delete pattern of the table's entity
  * whose WHERE names the same columns (an INSERT: the entity's put pattern). */

@@ -232,3 +232,90 @@ def test_hot_key_report_shows_cql_partitions(watched):
     assert "most accessed partition keys" in out.stdout
     assert any(ln.strip().startswith(b64(hot)) and "%" in ln for ln in out.stdout.splitlines()), \
         out.stdout
+
+
+def read_units(srv, name):
+    return pattern(srv, name)["Observed"]["ReadUnits"]
+
+
+def test_selects_are_metered_in_read_units_by_consistency(watched):
+    """A SELECT's partition costs what a Query of it does: the bytes of its rows in 4 KB
+    units, rounded up, half at ONE and LOCAL_ONE (eventually consistent)."""
+    from cassandra import ConsistencyLevel
+    from cassandra.query import SimpleStatement
+    srv, s = watched()
+    user = uuid.uuid4()
+    body = "x" * 4000
+    send = s.prepare("INSERT INTO messages_by_user (user_id, sent_at, message_id, body) "
+                     "VALUES (?, ?, ?, ?)")
+    for i in range(4):
+        s.execute(send, [user, 1000 + i, uuid.uuid4(), body])
+    recent = "SELECT * FROM messages_by_user WHERE user_id = %s AND sent_at > 0 LIMIT 20" % user
+    assert read_units(srv, "recent-messages") == 0
+    s.execute(SimpleStatement(recent, consistency_level=ConsistencyLevel.QUORUM))
+    strong = read_units(srv, "recent-messages")
+    # four rows of 4000-byte bodies, each with at most 1 KB of keys and cell metadata
+    assert strong == int(strong) and 4 <= strong <= 5
+    for level in (ConsistencyLevel.ONE, ConsistencyLevel.LOCAL_ONE):
+        s.execute(SimpleStatement(recent, consistency_level=level))
+    assert read_units(srv, "recent-messages") == 2 * strong
+    for level in (ConsistencyLevel.ALL, ConsistencyLevel.LOCAL_QUORUM):
+        s.execute(SimpleStatement(recent, consistency_level=level))
+    assert read_units(srv, "recent-messages") == 4 * strong
+    # a partition holding nothing still costs a unit, as a Query finding nothing does
+    empty = uuid.uuid4()
+    s.execute(SimpleStatement("SELECT total FROM order_counts_by_user WHERE user_id = %s"
+                              % empty, consistency_level=ConsistencyLevel.QUORUM))
+    s.execute(SimpleStatement("SELECT total FROM order_counts_by_user WHERE user_id = %s"
+                              % empty, consistency_level=ConsistencyLevel.ONE))
+    assert read_units(srv, "order-count") == 1.5
+
+
+@pytest.fixture
+def spread(start, tmp_path):
+    """A server watching the spread model (a secondary index and a view), its schema
+    created over CQL."""
+    out = tmp_path / "spread.yaml"
+    r = subprocess.run([quarry_bin(), "model", "import", "--cql", os.path.join(CQL, "spread.cql"),
+                        "--queries", os.path.join(CQL, "spread.queries.cql"), "-o", str(out)],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    srv = start("--cql", "127.0.0.1:0", "--model", str(out))
+    cluster = Cluster(["127.0.0.1"], port=cql_port(srv), protocol_version=4,
+                      load_balancing_policy=RoundRobinPolicy(), connect_timeout=10,
+                      control_connection_timeout=10)
+    s = cluster.connect()
+    s.execute("CREATE KEYSPACE shop WITH replication = "
+              "{'class': 'SimpleStrategy', 'replication_factor': 1}")
+    for stmt in script(os.path.join(CQL, "spread.cql")):
+        s.execute(stmt)
+    yield srv, s
+    cluster.shutdown()
+
+
+def test_view_reads_and_in_partitions_are_watched_and_metered(spread):
+    from cassandra import ConsistencyLevel
+    from cassandra.query import SimpleStatement
+    srv, s = spread
+    users = [uuid.uuid4() for _ in range(3)]
+    put = s.prepare("INSERT INTO shop.orders_by_user (user_id, created_at, order_id, status) "
+                    "VALUES (?, ?, ?, 'PENDING')")
+    for i, u in enumerate(users[:2]):
+        s.execute(put, [u, 1000 + i, uuid.uuid4()])
+    # the view's rows are written asynchronously, as Cassandra's are
+    view = SimpleStatement("SELECT * FROM shop.orders_by_status WHERE status = 'PENDING' "
+                           "LIMIT 50", consistency_level=ConsistencyLevel.QUORUM)
+    deadline = time.time() + 10
+    while len(list(s.execute(view))) < 2 and time.time() < deadline:
+        time.sleep(0.05)
+    observed = pattern(srv, "pending-by-view")["Observed"]
+    assert observed["Requests"] >= 1 and observed["ItemsReturned"] >= 2
+    assert observed["ReadUnits"] == observed["Requests"]  # two small rows: a unit a read
+    assert [f for f in findings(srv, "UndeclaredPattern") if "orders_by_status" in f["Message"]] \
+        == []
+    # IN names three partitions: three reads, each at least a unit (one holds nothing)
+    s.execute(SimpleStatement("SELECT * FROM shop.orders_by_user WHERE user_id IN (%s)"
+                              % ", ".join(map(str, users)),
+                              consistency_level=ConsistencyLevel.ONE))
+    some = pattern(srv, "some-users-orders")["Observed"]
+    assert some["Requests"] == 1 and some["ReadUnits"] == 1.5

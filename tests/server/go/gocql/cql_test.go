@@ -1,10 +1,11 @@
 // Package gocqltest runs gocql (Debian's golang-github-gocql-gocql-dev) against `quarry serve
 // --cql`: a session that discovers the one node through system.local and system.peers, queries
 // on protocol v4 with and without LZ4, many queries at once on the session's connections, a
-// table written and read back page by page, and PasswordAuthenticator with a good and a bad
-// password. tests/server/test_cql_gocql.py builds it
-// and runs it with QUARRY_CQL_HOST and QUARRY_CQL_PORT set, and QUARRY_CQL_USER and
-// QUARRY_CQL_PASSWORD when the server has --cql-credentials.
+// table written and read back page by page, computed selectors (now() on system.local, a UDT's
+// fields), an index on a set, and PasswordAuthenticator with a good and a bad password.
+// tests/server/test_cql_gocql.py builds it and runs it with QUARRY_CQL_HOST and
+// QUARRY_CQL_PORT set, and QUARRY_CQL_USER and QUARRY_CQL_PASSWORD when the server has
+// --cql-credentials.
 package gocqltest
 
 import (
@@ -157,5 +158,75 @@ func TestWriteAndReadBackInPages(t *testing.T) {
 	}
 	if n != 120 {
 		t.Fatalf("read back %d rows, not 120", n)
+	}
+}
+
+func TestComputedSelectorsAndCollectionIndexes(t *testing.T) {
+	s, err := cluster(t).CreateSession()
+	if err != nil {
+		t.Fatalf("CreateSession: %v", err)
+	}
+	defer s.Close()
+	// the server's clock, as tools read it
+	var now time.Time
+	var id gocql.UUID
+	if err := s.Query("SELECT toTimestamp(now()), now() FROM system.local").Scan(&now,
+		&id); err != nil {
+		t.Fatalf("SELECT now() FROM system.local: %v", err)
+	}
+	if d := time.Since(now); d < -5*time.Second || d > 5*time.Second || id.Version() != 1 {
+		t.Fatalf("toTimestamp(now()) %v, now() %v", now, id)
+	}
+	ks := fmt.Sprintf("gs_%d", time.Now().UnixNano()%1000000)
+	for _, stmt := range []string{
+		"CREATE KEYSPACE " + ks + " WITH replication = {'class': 'SimpleStrategy', " +
+			"'replication_factor': 1}",
+		"CREATE TYPE " + ks + ".addr (street text, zip int)",
+		"CREATE TABLE " + ks + ".people (id int PRIMARY KEY, home frozen<addr>, work addr, " +
+			"tags set<text>)",
+		"CREATE INDEX ON " + ks + ".people (tags)",
+		"INSERT INTO " + ks + ".people (id, home, work, tags) VALUES (1, {street: 'Elm', " +
+			"zip: 5}, {street: 'Oak', zip: 6}, {'a', 'b'})",
+	} {
+		if err := s.Query(stmt).Exec(); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	// a UDT field of a frozen and a non-frozen column, by the name Cassandra gives it
+	iter := s.Query("SELECT home.zip, work.street FROM " + ks + ".people WHERE id = 1").Iter()
+	cols := iter.Columns()
+	var zip int
+	var street string
+	if !iter.Scan(&zip, &street) {
+		t.Fatalf("no row: %v", iter.Close())
+	}
+	if err := iter.Close(); err != nil {
+		t.Fatalf("SELECT home.zip: %v", err)
+	}
+	if len(cols) != 2 || cols[0].Name != "home.zip" || cols[1].Name != "work.street" ||
+		zip != 5 || street != "Oak" {
+		t.Fatalf("columns %+v, values %d %q", cols, zip, street)
+	}
+	// the index on the set answers CONTAINS, once built
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var got int
+		err := s.Query("SELECT id FROM "+ks+".people WHERE tags CONTAINS ?", "b").Scan(&got)
+		if err == nil && got == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("SELECT ... CONTAINS 'b': %d, %v", got, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// the index's target as the schema tables give it
+	var options map[string]string
+	if err := s.Query("SELECT options FROM system_schema.indexes WHERE keyspace_name = ? AND "+
+		"table_name = 'people' AND index_name = 'people_tags_idx'", ks).Scan(&options); err != nil {
+		t.Fatalf("SELECT FROM system_schema.indexes: %v", err)
+	}
+	if options["target"] != "values(tags)" {
+		t.Fatalf("index options %v", options)
 	}
 }
