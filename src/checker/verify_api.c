@@ -88,17 +88,58 @@ static int add_entry(diff_set *s, json_t *key, json_t *val)
     return rc;
 }
 
+/* The entry index x should hold of item, if any. */
+static int want_entry(table_check *tc, index_def *x, json_t *item)
+{
+    json_t *k = entry_key(tc, x, item);
+    if (k == NULL) return 0;
+    json_t *p = project(x, item);
+    int rc = add_entry(&x->want, k, p);
+    json_decref(k);
+    json_decref(p);
+    return rc;
+}
+
+/* The elements of item's set under the one key attribute of global index x, or NULL. A
+ * DynamoDB table cannot hold a set there (the write is refused), so only a CQL table's
+ * index on a collection does: it holds one entry per element, the item as it would be
+ * with the attribute holding that element alone. */
+static const json_t *key_set(const table_check *tc, const index_def *x, const json_t *item,
+                             char *set_type)
+{
+    const char *type = json_string_value(json_object_get(tc->types, x->keys[0]));
+    if (!x->global || x->nown != 1 || type == NULL || strlen(type) != 1) return NULL;
+    set_type[0] = type[0];
+    set_type[1] = 'S';
+    set_type[2] = 0;
+    const json_t *els = json_object_get(json_object_get(item, x->keys[0]), set_type);
+    return json_is_array(els) ? els : NULL;
+}
+
 static int each_base_item(void *arg, json_t *item)
 {
     table_check *tc = arg;
     for (size_t i = 0; i < tc->nix; i++) {
         index_def *x = &tc->ix[i];
-        json_t *k = entry_key(tc, x, item);
-        if (k == NULL) continue;
-        json_t *p = project(x, item);
-        int rc = add_entry(&x->want, k, p);
-        json_decref(k);
-        json_decref(p);
+        char set_type[3];
+        const json_t *els = key_set(tc, x, item, set_type);
+        if (els == NULL) {
+            if (want_entry(tc, x, item)) return -1;
+            continue;
+        }
+        json_t *one = json_copy(item);
+        if (one == NULL) return -1;
+        size_t e;
+        json_t *el;
+        int rc = 0;
+        json_array_foreach((json_t *)els, e, el)
+        {
+            set_type[1] = 0;
+            json_object_set_new(one, x->keys[0], json_pack("{s:O}", set_type, el));
+            set_type[1] = 'S';
+            if ((rc = want_entry(tc, x, one)) != 0) break;
+        }
+        json_decref(one);
         if (rc) return -1;
     }
     progress_update(&tc->meter, ++tc->items, progress_now());

@@ -205,6 +205,13 @@ def test_verify_finds_every_entry(cql):
     assert out.returncode == 0, out.stdout + out.stderr
     # tags: a, b / b, c, q: five entries; m: x=1, y=2 / y=1: three
     assert "cql.c_tags_idx" in out.stdout and "cql.me" in out.stdout, out.stdout
+    # through the API too: the entries a row's collection calls for, one per element
+    out = subprocess.run([quarry_bin(), "verify", "--endpoint", srv.url, "ci.c"],
+                         capture_output=True, text=True, timeout=120,
+                         env=dict(os.environ, AWS_ACCESS_KEY_ID="local",
+                                  AWS_SECRET_ACCESS_KEY="local", AWS_REGION="us-east-1"))
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "0 differences" in out.stdout, out.stdout
 
 
 def test_an_indexed_column_is_not_dropped(cql):
