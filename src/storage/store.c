@@ -450,17 +450,6 @@ int store_open(const char *dir, const store_config *cfg, store **out, char **err
     s->filter = rocksdb_filterpolicy_create_bloom_full(10);
     rocksdb_block_based_options_set_filter_policy(s->topts, s->filter);
     rocksdb_block_based_options_set_cache_index_and_filter_blocks(s->topts, 1);
-    /* The index and the filter of a file are cut into 4 KB partitions, cached like data
-     * blocks, under a small top level kept in the cache: whole, they are ~1 MB a 64 MB
-     * file, and at 10^7 items random point reads evicted and read them again, a
-     * millisecond each (bench/scale: GetItem p50 20 us, p90 1.1 ms, against 9.6 us
-     * and 11.5 us with them outside the cache, where --cache-size would not bound them). */
-    rocksdb_block_based_options_set_index_type(
-        s->topts, rocksdb_block_based_table_index_type_two_level_index_search);
-    rocksdb_block_based_options_set_partition_filters(s->topts, 1);
-    rocksdb_block_based_options_set_metadata_block_size(s->topts, 4096);
-    rocksdb_block_based_options_set_pin_top_level_index_and_filter(s->topts, 1);
-    rocksdb_block_based_options_set_cache_index_and_filter_blocks_with_high_priority(s->topts, 1);
     rocksdb_options_set_block_based_table_factory(s->opts, s->topts);
     s->wopts = rocksdb_writeoptions_create();
     rocksdb_writeoptions_set_sync(s->wopts, no_sync ? 0 : 1);
