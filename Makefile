@@ -40,12 +40,14 @@ OPT      := -O2 -g
 SERVER_ALLOC := -ljemalloc
 endif
 
-PKGS     := rocksdb jansson yajl libh2o-evloop libssl libcrypto yaml-0.1 libxxhash libcurl zlib liblz4 libzstd
+PKGS     := rocksdb jansson yajl libh2o-evloop libssl libcrypto yaml-0.1 libxxhash zlib liblz4 libzstd
+# Compiled against, not linked: the checker's client loads libcurl when it first calls out.
+LOADED   := libcurl
 # -fPIC: the same objects make libquarry.a and libquarry.so (in the quarry binary the linker
 # still binds every call and thread-local directly); -fno-semantic-interposition keeps gcc
 # inlining a file's own global functions, as without -fPIC.
 CFLAGS   += -std=c11 -D_GNU_SOURCE -fPIC -fno-semantic-interposition -Wall -Wextra -Werror $(OPT) $(SANFLAGS) -MMD -MP \
-            -Iinclude -Isrc $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+            -Iinclude -Isrc $(shell pkg-config --cflags $(PKGS) $(LOADED) 2>/dev/null)
 LDLIBS   += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
 LDFLAGS  += $(SANFLAGS)
 
@@ -186,7 +188,7 @@ FUZZ_CC     ?= clang
 FUZZ_BUILD  ?= build-fuzz
 FUZZ_SAN    := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g -O1
 FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Iinclude -Isrc \
-               $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+               $(shell pkg-config --cflags $(PKGS) $(LOADED) 2>/dev/null)
 FUZZ_OBJ    := $(LIB_SRC:%.c=$(FUZZ_BUILD)/%.o)
 FUZZ_BIN    := $(patsubst tests/fuzz/%.c,$(FUZZ_BUILD)/%,$(sort $(wildcard tests/fuzz/fuzz_*.c)))
 

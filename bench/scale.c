@@ -715,7 +715,7 @@ static int mixed(const char *dir, long n, double seconds)
     qr_db *db = q_open(dir, 0);
     long rss0 = status_kb("VmRSS"), peak = rss0;
     double t0 = now(), next = t0;
-    long calls[4] = {0};
+    long calls[5] = {0};
     char req[1200];
     while (now() - t0 < seconds) {
         long i = (long)(rng() % (uint64_t)n);
@@ -727,12 +727,19 @@ static int mixed(const char *dir, long n, double seconds)
                                i / PARTITION, i % PARTITION);
             free(q_call(db, "GetItem", req, (size_t)len));
             calls[0]++;
-        } else if (kind < 80) { /* PutItem over an existing item */
+        } else if (kind < 75) { /* PutItem over an existing item, or one deleted */
             int len = snprintf(req, sizeof req, "{\"TableName\":\"big\",\"Item\":");
             len += item_json(req + len, sizeof req - len, i);
             len += snprintf(req + len, sizeof req - len, "}");
             free(q_call(db, "PutItem", req, (size_t)len));
             calls[1]++;
+        } else if (kind < 80) { /* DeleteItem */
+            int len = snprintf(req, sizeof req,
+                               "{\"TableName\":\"big\",\"Key\":{\"pk\":{\"S\":\"p%08ld\"},\"sk\":{"
+                               "\"S\":\"s%06ld\"}}}",
+                               i / PARTITION, i % PARTITION);
+            free(q_call(db, "DeleteItem", req, (size_t)len));
+            calls[4]++;
         } else if (kind < 98) { /* Query(50) */
             char pk[32];
             double took;
@@ -757,11 +764,13 @@ static int mixed(const char *dir, long n, double seconds)
     unsigned long long budget = cache_size ? cache_size : 256ull << 20;
     printf("\n### Mixed load for %.0f s over %ld items, --cache-size %llu MB\n\n", seconds, n,
            budget >> 20);
-    printf("%ld GetItem, %ld PutItem, %ld Query(50), %ld Scan pages of 1000; RSS at the open "
+    printf("%ld GetItem, %ld PutItem, %ld DeleteItem, %ld Query(50), %ld Scan pages of 1000; "
+           "RSS at the open "
            "%.1f MB, peak %.1f MB (sampled every 0.5 s; VmHWM %.1f MB): peak − budget = %.1f "
            "MB\n",
-           calls[0], calls[1], calls[2], calls[3], (double)rss0 / 1024, (double)peak / 1024,
-           (double)status_kb("VmHWM") / 1024, (double)peak / 1024 - (double)(budget >> 20));
+           calls[0], calls[1], calls[4], calls[2], calls[3], (double)rss0 / 1024,
+           (double)peak / 1024, (double)status_kb("VmHWM") / 1024,
+           (double)peak / 1024 - (double)(budget >> 20));
     return 0;
 }
 

@@ -168,13 +168,19 @@ def report(path):
     for op, name in (("get", "GetItem"), ("put", "PutItem"), ("query", "Query(50)")):
         ratio("%s --no-sync, --model / without" % name, ("quarry-model", op),
               ("quarry-nosync", op), ">= 0.95")
+    for op, name in (("get", "GetItem"), ("put", "PutItem"), ("query", "Query(50)")):
+        ratio("%s --no-sync, this build / BASELINE" % name, ("quarry-nosync", op),
+              ("quarry-baseline", op), ">= 0.95")
     ratio("PutItem quarry durable / dynalite on disk", ("quarry", "put"), ("dynalite-disk", "put"), ">= 2x")
     ratio("Query(50) quarry / dynalite on disk", ("quarry", "query"), ("dynalite-disk", "query"), ">= 10x")
     ratio("Query(50) quarry / dynalite in memory", ("quarry", "query"), ("dynalite-mem", "query"), ">= 10x")
     # Server CPU per request: steadier than requests/s on a shared machine.
     for label, a, b in [("GetItem server CPU per request, quarry / nginx", ("quarry", "get"), ("nginx", "get")),
                         ("PutItem --no-sync CPU per request, quarry / nginx", ("quarry-nosync", "put"),
-                         ("nginx", "put"))]:
+                         ("nginx", "put"))] + [
+            ("%s --no-sync CPU per request, this build / BASELINE" % name, ("quarry-nosync", op),
+             ("quarry-baseline", op)) for op, name in (("get", "GetItem"), ("put", "PutItem"),
+                                                       ("query", "Query(50)"))]:
         if a in res and b in res and res[b][4] > 0:
             print("%-50s %7.2f  (%.1f us against %.1f us)" % (label, res[a][4] / res[b][4], res[a][4], res[b][4]))
     if ("quarry", "get") in res:

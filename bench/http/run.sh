@@ -11,6 +11,8 @@
 #   bench/http/run.sh                   (ROUNDS=3, DURATION=6 seconds per measurement)
 #   ONLY=model bench/http/run.sh        only quarry --no-sync with and without --model
 #                                       (bench/http/model.yaml): what request matching costs
+#   ONLY=baseline BASELINE=BIN bench/http/run.sh   only quarry --no-sync, this build's
+#                                       binary against BIN (another build), round by round
 #
 # By default quarry runs with --pin-loops and nginx's workers are pinned the same way
 # (worker_cpu_affinity auto); PIN=0 runs both unpinned.
@@ -23,7 +25,11 @@ DURATION=${DURATION:-6}
 WARMUP=${WARMUP:-2}
 QUARRY_THREADS=${QUARRY_THREADS:-}
 QUARRY_LOOPS=${QUARRY_LOOPS:-}
-ONLY=${ONLY:-}  # "model": only the --model comparison
+ONLY=${ONLY:-}  # "model": only the --model comparison; "baseline": only against $BASELINE
+BASELINE=${BASELINE:-}
+if [ "$ONLY" = baseline ] && [ ! -x "$BASELINE" ]; then
+    echo "run.sh: ONLY=baseline wants BASELINE=path of another quarry binary"; exit 1
+fi
 PIN=${PIN:-1}   # quarry --pin-loops, and nginx's workers pinned alike (worker_cpu_affinity auto)
 PY=python3
 /usr/bin/python3 -c 'import boto3' 2>/dev/null && PY=/usr/bin/python3
@@ -72,7 +78,7 @@ start_quarry() { # name, extra options
     [ -n "$QUARRY_LOOPS" ] && threads+=(--loops "$QUARRY_LOOPS")
     [ "$PIN" = 1 ] && threads+=(--pin-loops)
     rm -f "$TMP/$name.out"   # an earlier round's banner would name a port no longer served
-    "$QUARRY" serve --listen 127.0.0.1:0 --data "$TMP/r$ROUND-$name" --credentials "$TMP/credentials" \
+    "${SERVE_BIN:-$QUARRY}" serve --listen 127.0.0.1:0 --data "$TMP/r$ROUND-$name" --credentials "$TMP/credentials" \
         --log-level warn "${threads[@]}" "$@" >"$TMP/$name.out" 2>"$TMP/$name.log" &
     PID=$!
     for _ in $(seq 200); do
@@ -160,7 +166,14 @@ echo "round $ROUND of $ROUNDS"
 # (Query(50) at 30,000/s reads 45,000 units a second of one table) are past what one
 # DynamoDB table may serve, so these servers run without capacity metering, and
 # quarry-metered below measures what metering costs.
-if [ "$ONLY" != model ]; then
+if [ "$ONLY" = baseline ]; then
+SERVE_BIN=$BASELINE start_quarry quarry-baseline --no-sync --capacity off
+"$PY" "$HERE/gen.py" load "$URL"
+for op in get query put; do measure quarry-baseline "$op"; done
+stop
+fi
+
+if [ "$ONLY" != model ] && [ "$ONLY" != baseline ]; then
 start_quarry quarry --capacity off
 "$PY" "$HERE/gen.py" load "$URL"
 for op in health get query put; do measure quarry "$op"; done
@@ -172,6 +185,7 @@ start_quarry quarry-nosync --no-sync --capacity off
 for op in get query put; do measure quarry-nosync "$op"; done
 stop
 
+if [ "$ONLY" != baseline ]; then
 # The same server matching every request to bench/http/model.yaml's access patterns.
 start_quarry quarry-model --no-sync --capacity off --model "$HERE/model.yaml"
 "$PY" "$HERE/gen.py" load "$URL"
@@ -181,8 +195,9 @@ if grep -q 'finding=' "$TMP/quarry-model.log"; then
     grep 'finding=' "$TMP/quarry-model.log" | head -3
 fi
 stop
+fi
 
-if [ "$ONLY" != model ]; then
+if [ "$ONLY" != model ] && [ "$ONLY" != baseline ]; then
 # The same server metering and enforcing capacity (the default), with the account quota
 # lifted so that the on-demand table's ramp, not the quota, sets its limit.
 start_quarry quarry-metered --no-sync --capacity enforce --capacity-account-units 0

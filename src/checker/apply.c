@@ -4,7 +4,6 @@
 #include "checker/client.h"
 #include "checker/output.h"
 
-#include <curl/curl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -232,13 +231,10 @@ int model_apply(const qr_model *m, const char *endpoint, FILE *log, qr_err *err)
 {
     if (strncmp(endpoint, "http://", 7) != 0 && strncmp(endpoint, "https://", 8) != 0)
         return err_validation(err, "endpoint '%s' must be an http:// or https:// URL", endpoint);
-    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
-        return err_set(err, QR_E_INTERNAL, "cannot start libcurl");
     client c;
     int rc = client_init(&c, endpoint, err);
     for (size_t i = 0; rc == 0 && i < m->ntables; i++)
         rc = apply_table(&c, m, &m->tables[i], log, err);
     client_free(&c);
-    curl_global_cleanup();
     return rc;
 }

@@ -19,7 +19,8 @@ typedef struct client {
 } client;
 
 /* Sets c up for endpoint (borrowed; an http:// or https:// URL): -1 with err set when no
- * credentials are found or libcurl cannot start. curl_global_init is the caller's. */
+ * credentials are found or libcurl cannot be loaded or started. The first call loads
+ * libcurl and runs curl_global_init, once for the process; any thread may make it. */
 int client_init(client *c, const char *endpoint, qr_err *err);
 void client_free(client *c);
 /* Calls operation op with body (a JSON object, borrowed). On success *out is the

@@ -173,8 +173,6 @@ int model_observe(const char *endpoint, const qr_model *m, const model_prices *p
                   qr_err *err)
 {
     *out = NULL;
-    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
-        return err_set(err, QR_E_INTERNAL, "libcurl could not start");
     client cl;
     int rc = -1;
     json_t *d = NULL, *req = json_object();
@@ -230,7 +228,6 @@ done:
 out_global:
     json_decref(req);
     json_decref(d);
-    curl_global_cleanup();
     return rc;
 }
 

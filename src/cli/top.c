@@ -227,17 +227,12 @@ int cli_top(int argc, char **argv)
     }
     o.table = rest > 0 ? args[0] : NULL;
     o.index = rest > 1 ? args[1] : NULL;
-    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-        fprintf(stderr, "quarry top: cannot start libcurl\n");
-        return 1;
-    }
     client cl;
     qr_err err;
     err_init(&err);
     if (client_init(&cl, endpoint, &err)) {
         fprintf(stderr, "quarry top: %s\n", err.msg);
         err_clear(&err);
-        curl_global_cleanup();
         return 1;
     }
     int rc = 0, tty = isatty(STDOUT_FILENO);
@@ -250,6 +245,5 @@ int cli_top(int argc, char **argv)
         nanosleep(&ts, NULL);
     }
     client_free(&cl);
-    curl_global_cleanup();
     return rc;
 }

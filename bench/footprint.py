@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""footprint.py — an idle `quarry serve`'s cost, measured from outside the process.
+
+Starts `quarry serve` with its defaults on a fresh data directory and a free loopback port,
+sends a signed ListTables every millisecond until one is answered (the time from the exec to
+that answer is the start time), lets the server idle, then reads VmRSS, VmHWM and Threads
+from /proc/PID/status and the threads' names. Not a load benchmark: bench/http is that.
+
+    bench/footprint.py [--quarry build/quarry] [--idle SECONDS] [--runs N] [-- SERVE-OPTIONS...]
+"""
+import argparse
+import collections
+import datetime
+import hashlib
+import hmac
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def signed_list_tables(host):
+    """The bytes of one ListTables request, SigV4-signed with an arbitrary key (a server
+    without --credentials on loopback accepts any)."""
+    body = b"{}"
+    amz_date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    day = amz_date[:8]
+    headers = {"content-type": "application/x-amz-json-1.0", "host": host,
+               "x-amz-date": amz_date, "x-amz-target": "DynamoDB_20120810.ListTables"}
+    names = sorted(headers)
+    canonical = "\n".join(["POST", "/", "", "".join("%s:%s\n" % (n, headers[n]) for n in names),
+                           ";".join(names), hashlib.sha256(body).hexdigest()])
+    scope = "%s/us-east-1/dynamodb/aws4_request" % day
+    sts = "\n".join(["AWS4-HMAC-SHA256", amz_date, scope,
+                     hashlib.sha256(canonical.encode()).hexdigest()])
+    k = ("AWS4" + "footprint").encode()
+    for part in (day, "us-east-1", "dynamodb", "aws4_request"):
+        k = hmac.new(k, part.encode(), hashlib.sha256).digest()
+    sig = hmac.new(k, sts.encode(), hashlib.sha256).hexdigest()
+    headers["authorization"] = ("AWS4-HMAC-SHA256 Credential=footprint/%s, SignedHeaders=%s, "
+                                "Signature=%s" % (scope, ";".join(names), sig))
+    headers["content-length"] = str(len(body))
+    head = "POST / HTTP/1.1\r\n" + "".join("%s: %s\r\n" % kv for kv in headers.items()) + "\r\n"
+    return head.encode() + body
+
+
+def answered(port, request):
+    """True once the server answers request with a 200 whose body names TableNames."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1) as s:
+            s.sendall(request)
+            data = b""
+            while b"TableNames" not in data:
+                chunk = s.recv(4096)
+                if not chunk:
+                    break
+                data += chunk
+            return data.startswith(b"HTTP/1.1 200") and b"TableNames" in data
+    except OSError:
+        return False
+
+
+def status(pid):
+    fields = {}
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            key, _, value = line.partition(":")
+            fields[key] = value.strip()
+    return fields
+
+
+def rollup(pid):
+    """PSS and the private (unshared) memory of pid in kB: VmRSS counts the pages of shared
+    libraries that other processes map too, these do not."""
+    fields = {}
+    with open("/proc/%d/smaps_rollup" % pid) as f:
+        for line in f:
+            key, _, value = line.partition(":")
+            if value.strip().endswith("kB"):
+                fields[key] = int(value.split()[0])
+    return fields["Pss"], fields["Private_Clean"] + fields["Private_Dirty"], fields["Anonymous"]
+
+
+def thread_names(pid):
+    names = collections.Counter()
+    for tid in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/comm" % (pid, tid)) as f:
+                names[f.read().strip()] += 1
+        except OSError:
+            pass
+    return names
+
+
+def one_run(quarry, idle, extra):
+    data = tempfile.mkdtemp(prefix="quarry-footprint-")
+    port = free_port()
+    request = signed_list_tables("127.0.0.1:%d" % port)
+    t0 = time.monotonic()
+    proc = subprocess.Popen([quarry, "serve", "--listen", "127.0.0.1:%d" % port,
+                             "--data", os.path.join(data, "db")] + extra,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        while not answered(port, request):
+            if proc.poll() is not None:
+                sys.exit("footprint: quarry serve exited with %d before answering" % proc.returncode)
+            if time.monotonic() - t0 > 10:
+                sys.exit("footprint: no answer within 10 s")
+            time.sleep(0.001)
+        start_ms = (time.monotonic() - t0) * 1000
+        at_start = status(proc.pid)
+        time.sleep(idle)
+        idle_status = status(proc.pid)
+        names = thread_names(proc.pid)
+        return start_ms, at_start, idle_status, rollup(proc.pid), names
+    finally:
+        proc.terminate()
+        proc.wait()
+        shutil.rmtree(data, ignore_errors=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quarry", default=os.path.join(os.path.dirname(__file__), "..", "build", "quarry"))
+    ap.add_argument("--idle", type=float, default=5.0, help="seconds to idle before reading RSS")
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("serve_options", nargs="*", help="after --: extra options for quarry serve")
+    args = ap.parse_args()
+    starts, rss, pss, private, threads = [], [], [], [], []
+    for i in range(args.runs):
+        start_ms, at_start, idle_status, (p, u, anon), names = one_run(
+            args.quarry, args.idle, args.serve_options)
+        starts.append(start_ms)
+        rss.append(int(idle_status["VmRSS"].split()[0]))
+        pss.append(p)
+        private.append(u)
+        threads.append(int(idle_status["Threads"]))
+        print("run %d: first ListTables answered %.1f ms after the exec; RSS then %s, after %.0f s "
+              "idle %s (peak %s; PSS %d kB, private %d kB, anonymous %d kB), %s threads: %s" % (
+                  i + 1, start_ms, at_start["VmRSS"], args.idle, idle_status["VmRSS"],
+                  idle_status["VmHWM"], p, u, anon, idle_status["Threads"],
+                  ", ".join("%s×%d" % kv if kv[1] > 1 else kv[0] for kv in sorted(names.items()))))
+    print("median of %d: start %.1f ms (max %.1f), idle RSS %.1f MB (max %.1f), PSS %.1f MB, "
+          "private %.1f MB, %d threads" % (
+              args.runs, statistics.median(starts), max(starts), statistics.median(rss) / 1024,
+              max(rss) / 1024, statistics.median(pss) / 1024, statistics.median(private) / 1024,
+              statistics.median(threads)))
+
+
+if __name__ == "__main__":
+    main()
