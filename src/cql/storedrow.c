@@ -171,35 +171,26 @@ static size_t unescape(const char *s, size_t n, char *out)
     return k;
 }
 
-/* The text of string token t, decoded when escaped (some text has a backslash), into r's
- * text: 0 with *at and *len, or -1. */
-static int token_text(cql_srow *r, const char *json, const jsmntok_t *t, int escaped, uint32_t *at,
-                      uint32_t *len)
+/* String token t of the row's text (a copy of the text read, in r->text): decoded in
+ * place when escaped (some string of the text has a backslash) and ended by a NUL where
+ * its closing quote was. *at and *len its place and length. */
+static void token_text(cql_srow *r, const jsmntok_t *t, int escaped, uint32_t *at, uint32_t *len)
 {
-    const char *s = json + t->start;
+    char *s = r->text.data + t->start;
     size_t n = (size_t)(t->end - t->start);
-    int64_t off = text_put(r, s, n);
-    if (off < 0) return -1;
-    *at = (uint32_t)off;
+    if (escaped && memchr(s, '\\', n)) n = unescape(s, n, s);
+    s[n] = '\0';
+    *at = (uint32_t)t->start;
     *len = (uint32_t)n;
-    if (escaped && memchr(s, '\\', n)) {
-        char *o = r->text.data + off;
-        size_t k = unescape(s, n, o);
-        o[k] = '\0';
-        r->text.len = (size_t)off + k + 1;
-        *len = (uint32_t)k;
-    }
-    return 0;
 }
 
 /* The nodes of the value at token *i and everything in it, *i moved past them: 0, or -1
  * when the tokens are not such a value. */
-static int from_tokens(builder *b, const char *json, int escaped, const jsmntok_t *tok,
-                       unsigned ntok, unsigned *i)
+static int from_tokens(builder *b, int escaped, const jsmntok_t *tok, unsigned ntok, unsigned *i)
 {
     if (*i >= ntok) return -1;
     const jsmntok_t *t = &tok[(*i)++];
-    const char *s = json + t->start;
+    const char *s = b->r->text.data + t->start;
     size_t n = (size_t)(t->end - t->start);
     switch (t->type) {
     case JSMN_OBJECT:
@@ -209,29 +200,30 @@ static int from_tokens(builder *b, const char *json, int escaped, const jsmntok_
         for (int m = 0; m < t->size; m++) {
             if (obj) {
                 if (*i >= ntok || tok[*i].type != JSMN_STRING) return -1;
-                if (token_text(b->r, json, &tok[(*i)++], escaped, &b->key, &b->klen)) return -1;
+                token_text(b->r, &tok[(*i)++], escaped, &b->key, &b->klen);
             }
-            if (from_tokens(b, json, escaped, tok, ntok, i)) return -1;
+            if (from_tokens(b, escaped, tok, ntok, i)) return -1;
         }
         return close_container(b);
     }
     case JSMN_STRING: {
         int64_t at = node_add(b, CQL_SN_STRING);
         if (at < 0) return -1;
-        cql_snode *nd = &b->r->nodes[at];
-        uint32_t str, len;
-        if (token_text(b->r, json, t, escaped, &str, &len)) return -1;
-        nd = &b->r->nodes[at];
-        nd->str = str;
-        nd->slen = len;
+        token_text(b->r, t, escaped, &b->r->nodes[at].str, &b->r->nodes[at].slen);
         return 0;
     }
     case JSMN_PRIMITIVE:
         if (n == 4 && memcmp(s, "true", 4) == 0) return scalar(b, CQL_SN_TRUE, NULL, 0);
         if (n == 5 && memcmp(s, "false", 5) == 0) return scalar(b, CQL_SN_FALSE, NULL, 0);
         if (n == 4 && memcmp(s, "null", 4) == 0) return scalar(b, CQL_SN_NULL, NULL, 0);
-        if (n && (s[0] == '-' || (s[0] >= '0' && s[0] <= '9')))
-            return scalar(b, CQL_SN_NUMBER, s, n);
+        if (n && (s[0] == '-' || (s[0] >= '0' && s[0] <= '9'))) {
+            int64_t at = node_add(b, CQL_SN_NUMBER);
+            if (at < 0) return -1;
+            b->r->text.data[t->end] = '\0'; /* the delimiter after it, no longer needed */
+            b->r->nodes[at].str = (uint32_t)t->start;
+            b->r->nodes[at].slen = (uint32_t)n;
+            return 0;
+        }
         return -1;
     default:
         return -1;
@@ -278,9 +270,11 @@ static int parse_tokens(cql_srow *r, const char *json, size_t len)
     const jsmntok_t *tok = r->toks;
     if (tok[0].type != JSMN_OBJECT || !json_only_space_after(json, len, (size_t)tok[0].end))
         return -1;
+    /* the nodes' text is a copy of the text, strings decoded and ended in place */
+    if (buf_append(&r->text, json, len) != 0) return -1;
     builder b = {.r = r};
     unsigned i = 0;
-    if (from_tokens(&b, json, backslash != NULL, tok, (unsigned)ntok, &i) || i != (unsigned)ntok ||
+    if (from_tokens(&b, backslash != NULL, tok, (unsigned)ntok, &i) || i != (unsigned)ntok ||
         b.depth != 0)
         return -1;
     return 0;
@@ -358,15 +352,14 @@ uint32_t cql_srow_member(const cql_srow *r, uint32_t obj, const char *key, size_
 {
     if (obj >= r->n || r->nodes[obj].kind != CQL_SN_OBJECT) return CQL_SNONE;
     uint32_t found = CQL_SNONE, end = r->nodes[obj].end;
-    for (uint32_t i = obj + 1; i < end; i = r->nodes[i].end)
-        if (r->nodes[i].klen == klen && memcmp(r->text.data + r->nodes[i].key, key, klen) == 0)
+    const char *text = r->text.data;
+    for (uint32_t i = obj + 1; i < end; i = r->nodes[i].end) {
+        const cql_snode *m = &r->nodes[i];
+        if (m->klen == klen &&
+            (klen == 0 || (text[m->key] == key[0] && memcmp(text + m->key, key, klen) == 0)))
             found = i;
+    }
     return found;
-}
-
-uint32_t cql_srow_get(const cql_srow *r, uint32_t obj, const char *key)
-{
-    return cql_srow_member(r, obj, key, strlen(key));
 }
 
 uint32_t cql_srow_at(const cql_srow *r, uint32_t at, uint32_t i)

@@ -9,6 +9,7 @@
 #include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "util/buf.h"
 
@@ -59,7 +60,10 @@ int cql_srow_from_json(cql_srow *r, const json_t *v);
  * jansson keeps. CQL_SNONE when obj is no object or has none. */
 uint32_t cql_srow_member(const cql_srow *r, uint32_t obj, const char *key, size_t klen);
 /* As cql_srow_member with a NUL-terminated key. */
-uint32_t cql_srow_get(const cql_srow *r, uint32_t obj, const char *key);
+static inline uint32_t cql_srow_get(const cql_srow *r, uint32_t obj, const char *key)
+{
+    return cql_srow_member(r, obj, key, strlen(key));
+}
 /* The i-th member of object or array node at (CQL_SNONE past its end). */
 uint32_t cql_srow_at(const cql_srow *r, uint32_t at, uint32_t i);
 
