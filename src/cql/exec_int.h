@@ -14,6 +14,7 @@
 #include "cql/exec.h"
 #include "cql/keyenc.h"
 #include "cql/schema.h"
+#include "cql/storedrow.h"
 
 /* How a CQL table is kept in its engine table (the contract's storage mapping): the
  * partition key's serialized form and the clustering key's order-preserving form as two
@@ -222,7 +223,6 @@ void cql_cell_attr(const char *name, char *out, size_t cap);
 void cql_index_engine_name(const char *name, char *out, size_t cap);
 int64_t cql_cell_ts(json_t *item, const char *col);  /* INT64_MIN: never written */
 int64_t cql_cell_exp(json_t *item, const char *col); /* 0: no expiry */
-int cql_cell_live(json_t *item, const char *col, int64_t now_s);
 /* Writes a cell (len < 0: deletes it) at timestamp ts, expiring at exp_s (0: never), if
  * ts is not older than the cell's: 1 written, 0 older, -1 out of memory. */
 int cql_cell_write(json_t *item, const cql_tcol *col, const uint8_t *p, int32_t len, int64_t ts,
@@ -287,9 +287,22 @@ long cql_coll_value(const cql_coll *c, int64_t now_s, buf *out);
  * by now_s become tombstones, tombstones older than gc_grace are dropped. 0, or -1 out of
  * memory. */
 int cql_coll_store(json_t *item, cql_coll *c, int64_t now_s);
+/* 1 when the row has a live marker or a visible regular or static cell. */
 int cql_row_live(json_t *item, const cql_tinfo *t, int64_t now_s);
 /* Sets the item's expiry for the TTL sweeper from its marker and cells. */
 void cql_row_seal(json_t *item, const cql_tinfo *t);
+
+/* The same readers on a stored row read without a jansson tree (storedrow.h): the
+ * statements that only read go through these; the jansson forms above convert the item
+ * and call them. */
+int64_t cql_srow_cell_ts(const cql_srow *r, const char *col);  /* INT64_MIN: never written */
+int64_t cql_srow_cell_exp(const cql_srow *r, const char *col); /* 0: no expiry */
+int cql_srow_cell_read(const cql_srow *r, const cql_tcol *col, int64_t now_s, buf *out);
+int cql_srow_row_live(const cql_srow *r, const cql_tinfo *t, int64_t now_s);
+int cql_srow_coll_load(const cql_srow *r, const cql_tcol *col, cql_coll *c);
+/* The bytes of the {"B": base64} at node av appended to out: 0, or -1 when it is none. */
+int cql_srow_unb64(const cql_srow *r, uint32_t av, buf *out);
+
 /* The engine table of t (a reference: catalog_release), NULL with the error set. */
 struct table *cql_engine_table(cql_call *c, const cql_tinfo *t);
 

@@ -100,7 +100,12 @@ json_t *cql_row_new(const buf *pk, const buf *ck)
  * starts with '$' (the executor's own attributes start with one). */
 void cql_cell_attr(const char *name, char *out, size_t cap)
 {
-    snprintf(out, cap, "%s%s", name[0] == '$' ? "$" : "", name);
+    size_t extra = name[0] == '$', n = strlen(name);
+    if (cap == 0) return;
+    if (extra + n >= cap) n = cap - 1 - extra;
+    out[0] = '$';
+    memcpy(out + extra, name, n);
+    out[extra + n] = '\0';
 }
 
 static json_t *meta_map(json_t *item, const char *which, int make)
@@ -136,15 +141,6 @@ int64_t cql_cell_exp(json_t *item, const char *col)
 {
     json_t *e = json_object_get(meta_map(item, "$exp", 0), col);
     return e ? num_of(e) : 0;
-}
-
-int cql_cell_live(json_t *item, const char *col, int64_t now_s)
-{
-    char attr[CQL_NAME_MAX + 2];
-    cql_cell_attr(col, attr, sizeof attr);
-    if (json_object_get(item, attr) == NULL) return 0;
-    int64_t e = cql_cell_exp(item, col);
-    return e == 0 || e > now_s;
 }
 
 static int coll_write(json_t *item, const cql_tcol *col, const uint8_t *p, int32_t len, int64_t ts,
@@ -194,44 +190,128 @@ static int each_el_time(json_t *item, const cql_tcol *col,
     return 0;
 }
 
-typedef struct visible_at {
-    int64_t now_s, dropped_at;
-} visible_at;
+/* ---- reading a stored row (storedrow.h) ---- */
 
-static int el_visible(void *arg, int64_t ts, int64_t exp)
+/* The attribute node of column name (see cql_cell_attr), or CQL_SNONE. */
+static uint32_t srow_cell(const cql_srow *r, const char *name)
 {
-    const visible_at *v = arg;
-    return (exp == 0 || exp > v->now_s) && ts > v->dropped_at;
+    if (name[0] != '$') return cql_srow_get(r, 0, name);
+    char attr[CQL_NAME_MAX + 2];
+    cql_cell_attr(name, attr, sizeof attr);
+    return cql_srow_get(r, 0, attr);
+}
+
+/* The value of a {"N": ...} node, 0 for anything else. */
+static int64_t srow_num(const cql_srow *r, uint32_t av)
+{
+    size_t len;
+    const char *s = cql_srow_str(r, cql_srow_get(r, av, "N"), &len);
+    return s ? strtoll(s, NULL, 10) : 0;
+}
+
+/* Column col's member of the row's map which ({"M": {col: ...}}), or CQL_SNONE. */
+static uint32_t srow_meta(const cql_srow *r, const char *which, const char *col)
+{
+    return cql_srow_get(r, cql_srow_get(r, cql_srow_get(r, 0, which), "M"), col);
+}
+
+int64_t cql_srow_cell_ts(const cql_srow *r, const char *col)
+{
+    uint32_t t = srow_meta(r, "$ts", col);
+    return t != CQL_SNONE ? srow_num(r, t) : INT64_MIN;
+}
+
+int64_t cql_srow_cell_exp(const cql_srow *r, const char *col)
+{
+    uint32_t e = srow_meta(r, "$exp", col);
+    return e != CQL_SNONE ? srow_num(r, e) : 0;
+}
+
+int cql_srow_unb64(const cql_srow *r, uint32_t av, buf *out)
+{
+    size_t len;
+    const char *s = cql_srow_str(r, cql_srow_get(r, av, "B"), &len);
+    if (s == NULL || buf_reserve(out, len / 4 * 3 + 1) != 0) return -1;
+    size_t n;
+    if (value_base64_decode(s, len, (unsigned char *)out->data + out->len, &n) != 0) return -1;
+    out->len += n;
+    out->data[out->len] = '\0';
+    return 0;
+}
+
+/* Whether an element of a non-frozen collection with times ts and exp is visible: 1, or
+ * 0 (expired, or older than a drop of the column's name). */
+static int el_visible(const cql_tcol *col, int64_t ts, int64_t exp, int64_t now_s)
+{
+    return (exp == 0 || exp > now_s) && ts > col->dropped_at;
 }
 
 /* A live cell not older than a drop of its column's name. */
-static int cell_visible(json_t *item, const cql_tcol *col, int64_t now_s)
+static int srow_cell_visible(const cql_srow *r, const cql_tcol *col, uint32_t av, int64_t now_s)
 {
-    char attr[CQL_NAME_MAX + 2];
-    cql_cell_attr(col->name, attr, sizeof attr);
-    visible_at at = {now_s, col->dropped_at};
-    int per_el = json_object_get(item, attr) ? each_el_time(item, col, el_visible, &at) : 0;
-    if (per_el >= 0) return per_el;
-    if (!cql_cell_live(item, col->name, now_s)) return 0;
+    if (av == CQL_SNONE) return 0;
+    uint32_t m =
+        cql_coll_col(col) ? cql_srow_get(r, srow_meta(r, "$el", col->name), "M") : CQL_SNONE;
+    if (m != CQL_SNONE) {
+        /* a non-frozen collection: visible while one of its elements is */
+        uint32_t t = cql_srow_get(r, cql_srow_get(r, m, "t"), "L"),
+                 e = cql_srow_get(r, cql_srow_get(r, m, "e"), "L");
+        uint32_t nt = cql_srow_is(r, t, CQL_SN_ARRAY) ? cql_srow_node(r, t)->n : 0;
+        uint32_t ne = cql_srow_is(r, e, CQL_SN_ARRAY) ? cql_srow_node(r, e)->n : 0;
+        uint32_t ti = nt ? t + 1 : CQL_SNONE, ei = ne ? e + 1 : CQL_SNONE;
+        for (uint32_t i = 0; i < nt; i++) {
+            int64_t exp = i < ne ? srow_num(r, ei) : 0;
+            if (el_visible(col, srow_num(r, ti), exp, now_s)) return 1;
+            ti = cql_srow_node(r, ti)->end;
+            if (i + 1 < ne) ei = cql_srow_node(r, ei)->end;
+        }
+        return 0;
+    }
+    int64_t exp = cql_srow_cell_exp(r, col->name);
+    if (exp != 0 && exp <= now_s) return 0;
     return col->dropped_at == INT64_MIN || col->kind == 'p' || col->kind == 'c' ||
-           cql_cell_ts(item, col->name) > col->dropped_at;
+           cql_srow_cell_ts(r, col->name) > col->dropped_at;
 }
 
-int cql_cell_read(json_t *item, const cql_tcol *col, int64_t now_s, buf *out)
+int cql_srow_cell_read(const cql_srow *r, const cql_tcol *col, int64_t now_s, buf *out)
 {
-    if (!cell_visible(item, col, now_s)) return 0;
+    uint32_t av = srow_cell(r, col->name);
+    if (!srow_cell_visible(r, col, av, now_s)) return 0;
     if (cql_coll_col(col)) {
         cql_coll c;
-        long n = cql_coll_load(item, col, &c) == 0 ? cql_coll_value(&c, now_s, out) : -1;
+        long n = cql_srow_coll_load(r, col, &c) == 0 ? cql_coll_value(&c, now_s, out) : -1;
         cql_coll_free(&c);
         return n < 0 ? -1 : n > 0;
     }
-    char attr[CQL_NAME_MAX + 2];
-    cql_cell_attr(col->name, attr, sizeof attr);
     cql_parse_error perr;
     memset(&perr, 0, sizeof perr);
-    if (cqlval_from_item(col->type, json_object_get(item, attr), out, &perr) != 0) return -1;
+    if (cqlval_from_stored(col->type, r, av, out, &perr) != 0) return -1;
     return 1;
+}
+
+int cql_srow_row_live(const cql_srow *r, const cql_tinfo *t, int64_t now_s)
+{
+    uint32_t mark = cql_srow_get(r, 0, "$row");
+    if (mark != CQL_SNONE) {
+        uint32_t e = cql_srow_get(r, 0, "$rowexp");
+        if (e == CQL_SNONE || srow_num(r, e) > now_s) return 1;
+    }
+    for (size_t i = 0; i < t->ncols; i++)
+        if ((t->cols[i].kind == 'r' || t->cols[i].kind == 's') &&
+            srow_cell_visible(r, &t->cols[i], srow_cell(r, t->cols[i].name), now_s))
+            return 1;
+    return 0;
+}
+
+/* As the cql_srow_ readers, of a jansson item (converted first: the rules are written
+ * once, on the stored form). */
+int cql_cell_read(json_t *item, const cql_tcol *col, int64_t now_s, buf *out)
+{
+    cql_srow r;
+    cql_srow_init(&r);
+    int rc = cql_srow_from_json(&r, item) == 0 ? cql_srow_cell_read(&r, col, now_s, out) : -1;
+    cql_srow_free(&r);
+    return rc;
 }
 
 void cql_row_mark(json_t *item, int64_t ts, int64_t exp_s)
@@ -247,16 +327,11 @@ void cql_row_mark(json_t *item, int64_t ts, int64_t exp_s)
 
 int cql_row_live(json_t *item, const cql_tinfo *t, int64_t now_s)
 {
-    json_t *mark = json_object_get(item, "$row");
-    if (mark) {
-        json_t *e = json_object_get(item, "$rowexp");
-        if (e == NULL || num_of(e) > now_s) return 1;
-    }
-    for (size_t i = 0; i < t->ncols; i++)
-        if ((t->cols[i].kind == 'r' || t->cols[i].kind == 's') &&
-            cell_visible(item, &t->cols[i], now_s))
-            return 1;
-    return 0;
+    cql_srow r;
+    cql_srow_init(&r);
+    int rc = cql_srow_from_json(&r, item) == 0 ? cql_srow_row_live(&r, t, now_s) : 0;
+    cql_srow_free(&r);
+    return rc;
 }
 
 typedef struct last_exp {
@@ -482,9 +557,38 @@ int cql_coll_each(const uint8_t *p, size_t len, int list, int map, cql_coll_fn f
 
 /* Reading a stored collection's elements: their times from the lists beside them, or
  * the cell's own for a collection stored whole (before elements had times). */
+typedef struct srow_list {
+    uint32_t list, next; /* the list node and its next element (CQL_SNONE: none left) */
+} srow_list;
+
+/* The list of meta's member name ({"L": [...]}). */
+static srow_list meta_list(const cql_srow *r, uint32_t meta, const char *name)
+{
+    uint32_t l = cql_srow_get(r, cql_srow_get(r, meta, name), "L");
+    srow_list out = {CQL_SNONE, CQL_SNONE};
+    if (cql_srow_is(r, l, CQL_SN_ARRAY)) {
+        out.list = l;
+        out.next = cql_srow_node(r, l)->n ? l + 1 : CQL_SNONE;
+    }
+    return out;
+}
+
+/* The list's next element (CQL_SNONE past its end), and the list moved past it. */
+static uint32_t list_take(const cql_srow *r, srow_list *l)
+{
+    uint32_t el = l->next;
+    if (el != CQL_SNONE) {
+        uint32_t after = cql_srow_node(r, el)->end;
+        l->next = after < cql_srow_node(r, l->list)->end ? after : CQL_SNONE;
+    }
+    return el;
+}
+
 typedef struct loading {
     cql_coll *c;
-    json_t *t, *e, *k; /* the lists, or NULL */
+    const cql_srow *r;
+    int lists; /* the elements' times are in t, e (and k) */
+    srow_list t, e, k;
     int64_t ts, exp;
 } loading;
 
@@ -494,29 +598,31 @@ static int load_live(void *arg, const uint8_t *k, uint32_t klen, const uint8_t *
     cql_coll *c = l->c;
     size_t i = c->n;
     cql_coll_el el = {.lkey = (int64_t)i, .ts = l->ts, .exp = l->exp, .klen = klen, .vlen = vlen};
-    if (l->t) {
-        json_t *t = json_array_get(l->t, i), *x = json_array_get(l->e, i);
-        json_t *lk = c->list ? json_array_get(l->k, i) : NULL;
-        if (t == NULL || x == NULL || (c->list && lk == NULL)) return -1;
-        el.ts = num_of(t);
-        el.exp = num_of(x);
-        if (lk) el.lkey = num_of(lk);
+    if (l->lists) {
+        uint32_t t = list_take(l->r, &l->t), x = list_take(l->r, &l->e);
+        uint32_t lk = c->list ? list_take(l->r, &l->k) : CQL_SNONE;
+        if (t == CQL_SNONE || x == CQL_SNONE || (c->list && lk == CQL_SNONE)) return -1;
+        el.ts = srow_num(l->r, t);
+        el.exp = srow_num(l->r, x);
+        if (lk != CQL_SNONE) el.lkey = srow_num(l->r, lk);
     }
     if (coll_bytes(c, k, klen, &el.koff) || coll_bytes(c, v, vlen, &el.voff)) return -1;
     return coll_insert(c, c->n, &el);
 }
 
-static int load_tombstone(cql_coll *c, const json_t *x)
+static int load_tombstone(cql_coll *c, const cql_srow *r, uint32_t x)
 {
-    json_t *parts = json_object_get(x, "L");
-    if (json_array_size(parts) != 3) return -1;
-    cql_coll_el el = {
-        .dead = 1, .ts = num_of(json_array_get(parts, 1)), .exp = num_of(json_array_get(parts, 2))};
+    uint32_t parts = cql_srow_get(r, x, "L");
+    if (!cql_srow_is(r, parts, CQL_SN_ARRAY) || cql_srow_node(r, parts)->n != 3) return -1;
+    uint32_t key = cql_srow_at(r, parts, 0);
+    cql_coll_el el = {.dead = 1,
+                      .ts = srow_num(r, cql_srow_at(r, parts, 1)),
+                      .exp = srow_num(r, cql_srow_at(r, parts, 2))};
     buf k;
     buf_init(&k, 0);
     if (c->list)
-        el.lkey = num_of(json_array_get(parts, 0));
-    else if (cql_unb64(json_array_get(parts, 0), &k) != 0) {
+        el.lkey = srow_num(r, key);
+    else if (cql_srow_unb64(r, key, &k) != 0) {
         buf_free(&k);
         return -1;
     }
@@ -529,7 +635,7 @@ static int load_tombstone(cql_coll *c, const json_t *x)
     return rc ? -1 : 0;
 }
 
-int cql_coll_load(json_t *item, const cql_tcol *col, cql_coll *c)
+int cql_srow_coll_load(const cql_srow *r, const cql_tcol *col, cql_coll *c)
 {
     memset(c, 0, sizeof *c);
     buf_init(&c->bytes, 0);
@@ -537,34 +643,51 @@ int cql_coll_load(json_t *item, const cql_tcol *col, cql_coll *c)
     c->list = col->type->wire.id == CQL_TYPE_LIST;
     c->map = col->type->wire.id == CQL_TYPE_MAP;
     c->deleted = INT64_MIN;
-    json_t *meta = coll_meta(item, col->name);
-    char attr[CQL_NAME_MAX + 2];
-    cql_cell_attr(col->name, attr, sizeof attr);
-    json_t *av = json_object_get(item, attr);
-    if (json_object_get(meta, "d"))
-        c->deleted = num_of(json_object_get(meta, "d"));
-    else if (meta == NULL && av == NULL)
-        c->deleted = cql_cell_ts(item, col->name); /* stored whole, and deleted */
+    uint32_t meta = srow_meta(r, "$el", col->name);
+    meta = cql_srow_get(r, meta, "M");
+    uint32_t av = srow_cell(r, col->name);
+    uint32_t d = cql_srow_get(r, meta, "d");
+    if (d != CQL_SNONE)
+        c->deleted = srow_num(r, d);
+    else if (meta == CQL_SNONE && av == CQL_SNONE)
+        c->deleted = cql_srow_cell_ts(r, col->name); /* stored whole, and deleted */
     int rc = 0;
-    if (av) {
+    if (av != CQL_SNONE) {
         buf wire;
         buf_init(&wire, 0);
         cql_parse_error perr;
         memset(&perr, 0, sizeof perr);
         loading l = {.c = c,
-                     .t = json_object_get(json_object_get(meta, "t"), "L"),
-                     .e = json_object_get(json_object_get(meta, "e"), "L"),
-                     .k = json_object_get(json_object_get(meta, "k"), "L"),
-                     .ts = cql_cell_ts(item, col->name),
-                     .exp = cql_cell_exp(item, col->name)};
-        rc = cqlval_from_item(col->type, av, &wire, &perr) ||
+                     .r = r,
+                     .t = meta_list(r, meta, "t"),
+                     .e = meta_list(r, meta, "e"),
+                     .k = meta_list(r, meta, "k"),
+                     .ts = cql_srow_cell_ts(r, col->name),
+                     .exp = cql_srow_cell_exp(r, col->name)};
+        l.lists = l.t.list != CQL_SNONE;
+        rc = cqlval_from_stored(col->type, r, av, &wire, &perr) ||
              cql_coll_each((const uint8_t *)wire.data, wire.len, c->list, c->map, load_live, &l);
         buf_free(&wire);
     }
-    json_t *x = json_object_get(json_object_get(meta, "x"), "L");
-    for (size_t i = 0; rc == 0 && i < json_array_size(x); i++)
-        rc = load_tombstone(c, json_array_get(x, i));
+    srow_list x = meta_list(r, meta, "x");
+    for (uint32_t el = list_take(r, &x); rc == 0 && el != CQL_SNONE; el = list_take(r, &x))
+        rc = load_tombstone(c, r, el);
     return rc ? -1 : 0;
+}
+
+int cql_coll_load(json_t *item, const cql_tcol *col, cql_coll *c)
+{
+    cql_srow r;
+    cql_srow_init(&r);
+    int rc = cql_srow_from_json(&r, item);
+    if (rc == 0) {
+        rc = cql_srow_coll_load(&r, col, c);
+    } else {
+        memset(c, 0, sizeof *c);
+        buf_init(&c->bytes, 0);
+    }
+    cql_srow_free(&r);
+    return rc;
 }
 
 int cql_coll_store(json_t *item, cql_coll *c, int64_t now_s)

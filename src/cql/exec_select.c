@@ -148,7 +148,9 @@ typedef struct qctx {
     int metered;   /* the watch wants the bytes read: */
     size_t nbytes; /* the sizes of the items read since the last charge */
     /* the current partition */
-    json_t *static_item;
+    cql_srow row;        /* the row being read (its memory kept from row to row) */
+    cql_srow static_row; /* the partition's static row, when has_static */
+    int has_static;
     int static_used;
     buf *vals; /* per column */
     int8_t *has;
@@ -299,15 +301,23 @@ static void row_clear(qctx *q)
     }
 }
 
+/* The stored row a column's cells are read from: the partition's static row for a static
+ * column, else item (NULL: none). */
+static const cql_srow *row_of(const qctx *q, const cql_tcol *c, const cql_srow *item)
+{
+    if (c->kind == 's') return q->has_static ? &q->static_row : NULL;
+    return item;
+}
+
 /* Reads the columns of item (and the partition's static row) into q->vals. */
-static int row_load(qctx *q, json_t *item)
+static int row_load(qctx *q, const cql_srow *item)
 {
     row_clear(q);
     for (size_t i = 0; i < q->t->ncols; i++) {
         const cql_tcol *c = &q->t->cols[i];
-        json_t *from = c->kind == 's' ? q->static_item : item;
+        const cql_srow *from = row_of(q, c, item);
         if (from == NULL) continue;
-        int got = cql_cell_read(from, c, q->now_s, &q->vals[i]);
+        int got = cql_srow_cell_read(from, c, q->now_s, &q->vals[i]);
         if (got < 0)
             return cql_fail(q->r->call, CQL_ERR_SERVER, "a stored value of %s cannot be read",
                             c->name);
@@ -553,7 +563,7 @@ static int json_row(qctx *q)
     return 0;
 }
 
-static int put_selectors(qctx *q, json_t *item, cql_rows *dst);
+static int put_selectors(qctx *q, const cql_srow *item, cql_rows *dst);
 
 /* Ends the open group: one row of its first row's plain values and its aggregates. */
 static int group_flush(qctx *q)
@@ -595,7 +605,7 @@ static int group_flush(qctx *q)
 
 /* Feeds the loaded row to the aggregates, opening a group when its GROUP BY values
  * change. */
-static int group_add(qctx *q, json_t *item)
+static int group_add(qctx *q, const cql_srow *item)
 {
     buf key;
     buf_init(&key, 0);
@@ -634,7 +644,7 @@ static int group_add(qctx *q, json_t *item)
     return rc;
 }
 
-static int row_emit(qctx *q, json_t *item)
+static int row_emit(qctx *q, const cql_srow *item)
 {
     if (q->aggregate) return group_add(q, item);
     cql_rows *dst = q->q->json ? &q->jrow : &q->out;
@@ -644,7 +654,7 @@ static int row_emit(qctx *q, json_t *item)
 }
 
 /* Appends the loaded row's selector values (aggregates as null) to dst. */
-static int put_selectors(qctx *q, json_t *item, cql_rows *dst)
+static int put_selectors(qctx *q, const cql_srow *item, cql_rows *dst)
 {
     int rc = 0;
     for (size_t i = 0; i < q->nsel && rc == 0; i++) {
@@ -666,7 +676,7 @@ static int put_selectors(qctx *q, json_t *item, cql_rows *dst)
             continue;
         }
         size_t ci = col_index(q, x->col);
-        json_t *from = x->col->kind == 's' ? q->static_item : item;
+        const cql_srow *from = row_of(q, x->col, item);
         if (x->kind == SEL_COLUMN) {
             rc = cql_rows_put(dst, q->vals[ci].data ? q->vals[ci].data : "",
                               q->has[ci] ? (int32_t)q->vals[ci].len : -1);
@@ -675,11 +685,11 @@ static int put_selectors(qctx *q, json_t *item, cql_rows *dst)
                 rc = cql_rows_put(dst, NULL, -1);
             } else {
                 uint8_t b[8];
-                cql_bigint_encode(cql_cell_ts(from, x->col->name), b);
+                cql_bigint_encode(cql_srow_cell_ts(from, x->col->name), b);
                 rc = cql_rows_put(dst, b, 8);
             }
         } else {
-            int64_t e = q->has[ci] && from ? cql_cell_exp(from, x->col->name) : 0;
+            int64_t e = q->has[ci] && from ? cql_srow_cell_exp(from, x->col->name) : 0;
             if (e == 0) {
                 rc = cql_rows_put(dst, NULL, -1);
             } else {
@@ -710,26 +720,30 @@ static int done(qctx *q)
 
 /* One item read: a row of the partition, or its static row; pk its serialized partition
  * key when the caller knows it (NULL: read from the item). 1 stop, 0 go on, -1 error. */
-static int take(qctx *q, json_t *item, const char *key, size_t key_len, const buf *pk)
+static int take(qctx *q, cql_srow *item, size_t size, const char *key, size_t key_len,
+                const buf *pk)
 {
     q->nread++;
-    if (q->metered) q->nbytes += item_size(item);
+    if (q->metered) q->nbytes += size;
     buf_reset(&q->last_key);
     buf_append(&q->last_key, key, key_len);
     if (pk == NULL) {
         buf_reset(&q->cur_pk);
-        cql_unb64(json_object_get(item, CQL_PK_ATTR), &q->cur_pk);
+        cql_srow_unb64(item, cql_srow_get(item, 0, CQL_PK_ATTR), &q->cur_pk);
     } else if (!cql_same_bytes(pk->data, pk->len, q->cur_pk.data, q->cur_pk.len)) {
         buf_reset(&q->cur_pk);
         buf_append(&q->cur_pk, pk->data, pk->len);
     }
-    const char *ck = json_string_value(json_object_get(json_object_get(item, CQL_CK_ATTR), "B"));
+    size_t cklen;
+    const char *ck =
+        cql_srow_str(item, cql_srow_get(item, cql_srow_get(item, 0, CQL_CK_ATTR), "B"), &cklen);
     if (ck && strcmp(ck, CK_STATIC_B64) == 0) {
-        json_decref(q->static_item);
-        q->static_item = json_incref(item);
+        /* kept; the next row is read into the memory of the static row before */
+        cql_srow_swap(&q->static_row, item);
+        q->has_static = 1;
         return 0;
     }
-    if (!cql_row_live(item, q->t, q->now_s)) return 0;
+    if (!cql_srow_row_live(item, q->t, q->now_s)) return 0;
     if (q->ppl >= 0 && q->emitted_part >= q->ppl) return 0;
     if (row_load(q, item) != 0) return -1;
     int keep = row_filtered(q);
@@ -751,20 +765,21 @@ static int take(qctx *q, json_t *item, const char *key, size_t key_len, const bu
  * the query restricts no clustering column. */
 static int static_only(qctx *q)
 {
-    if (q->static_item == NULL || q->static_used || q->k.ck_eq || q->k.slice) return 0;
-    if (!cql_row_live(q->static_item, q->t, q->now_s)) return 0;
+    if (!q->has_static || q->static_used || q->k.ck_eq || q->k.slice) return 0;
+    if (!cql_srow_row_live(&q->static_row, q->t, q->now_s)) return 0;
     if (row_load(q, NULL) != 0) return -1;
     /* key columns come from the static row */
     for (size_t i = 0; i < q->t->ncols; i++)
         if (q->t->cols[i].kind == 'p') {
             buf_reset(&q->vals[i]);
-            q->has[i] = cql_cell_read(q->static_item, &q->t->cols[i], q->now_s, &q->vals[i]) == 1;
+            q->has[i] =
+                cql_srow_cell_read(&q->static_row, &q->t->cols[i], q->now_s, &q->vals[i]) == 1;
         }
     int keep = row_filtered(q);
     if (keep <= 0) return keep;
     q->static_used = 1;
     q->ended = 1;
-    if (row_emit(q, q->static_item) != 0) return -1;
+    if (row_emit(q, &q->static_row) != 0) return -1;
     q->emitted_total++;
     q->emitted_part++;
     return done(q);
@@ -772,13 +787,27 @@ static int static_only(qctx *q)
 
 static void new_partition(qctx *q)
 {
-    json_decref(q->static_item);
-    q->static_item = NULL;
+    q->has_static = 0;
     q->static_used = 0;
     q->emitted_part = 0;
 }
 
-/* The partition's static row into q->static_item (none: NULL). */
+/* Reads item_get's answer for key into r: 1 read, 0 none, -1 with the call's error set. */
+static int row_get(qctx *q, const buf *key, int consistent, cql_srow *r, size_t *size)
+{
+    qr_err err;
+    err_init(&err);
+    stored_item si;
+    int got = item_get(q->r->call->db, q->et, NULL, key, consistent, &si, &err);
+    if (got < 0) return cql_fail_engine(q->r->call, CQL_ERR_SERVER, &err);
+    if (got == 1 && size) *size = si.size;
+    if (got == 1 && cql_srow_parse(r, si.json, si.len) != 0)
+        got = cql_fail(q->r->call, CQL_ERR_SERVER, "a stored row cannot be read");
+    stored_item_free(&si);
+    return got;
+}
+
+/* The partition's static row into q->static_row (has_static: whether there is one). */
 static int load_static(qctx *q, const buf *pk)
 {
     int has_static = 0;
@@ -793,11 +822,9 @@ static int load_static(qctx *q, const buf *pk)
     buf_putc(&ck, CQL_CK_STATIC);
     int rc = 0;
     if (cql_row_key(q->et, pk, &ck, &key, &err) == 0) {
-        json_t *item = NULL;
-        int got = item_get_parsed(q->r->call->db, q->et, NULL, &key, 1, &item, &err);
-        json_decref(q->static_item);
-        q->static_item = got == 1 ? item : NULL;
-        if (got < 0) rc = cql_fail_engine(q->r->call, CQL_ERR_SERVER, &err);
+        int got = row_get(q, &key, 1, &q->static_row, NULL);
+        q->has_static = got == 1;
+        if (got < 0) rc = -1;
     }
     buf_free(&ck);
     buf_free(&key);
@@ -825,8 +852,7 @@ static int read_range(qctx *q, const buf *lower, const buf *upper, int forward, 
     }
     while (rc == 0 && (got = cursor_next(cur, &json, &len, &size, &err)) == 1) {
         key = cursor_key(cur, &key_len);
-        json_t *item = json_read(json, len, JSON_ALLOW_NUL, NULL);
-        if (item == NULL) {
+        if (cql_srow_parse(&q->row, json, len) != 0) {
             rc = cql_fail(q->r->call, CQL_ERR_SERVER, "a stored row cannot be read");
             break;
         }
@@ -835,18 +861,14 @@ static int read_range(qctx *q, const buf *lower, const buf *upper, int forward, 
             if (!cql_same_bytes(part.data, part.len, key, pl)) {
                 if (part.len) {
                     rc = static_only(q);
-                    if (rc) {
-                        json_decref(item);
-                        break;
-                    }
+                    if (rc) break;
                 }
                 new_partition(q);
                 buf_reset(&part);
                 buf_append(&part, key, pl);
             }
         }
-        rc = take(q, item, key, key_len, pk);
-        json_decref(item);
+        rc = take(q, &q->row, size, key, key_len, pk);
     }
     if (rc == 0 && got < 0) rc = cql_fail_engine(q->r->call, CQL_ERR_SERVER, &err);
     if (rc == 0 && scan && part.len) rc = static_only(q);
@@ -871,20 +893,22 @@ static int read_row(qctx *q, const buf *pk, const buf *ck, const buf *after)
     err_init(&err);
     buf key;
     buf_init(&key, 0);
-    json_t *item = NULL;
     int rc = cql_row_key(q->et, pk, ck, &key, &err) == 0 ? 0 : -1;
-    if (rc == 0 && after && after->len) {
-        int past = q->reversed ? cmp_buf(&key, after) < 0 : cmp_buf(&key, after) > 0;
-        if (!past) goto out;
-    }
-    int got = rc == 0 ? item_get_parsed(q->r->call->db, q->et, NULL, &key, 1, &item, &err) : -1;
-    if (got < 0) {
+    if (rc != 0) {
         rc = cql_fail_engine(q->r->call, CQL_ERR_SERVER, &err);
         goto out;
     }
-    if (got == 1) rc = take(q, item, key.data, key.len, pk);
+    if (after && after->len) {
+        int past = q->reversed ? cmp_buf(&key, after) < 0 : cmp_buf(&key, after) > 0;
+        if (!past) goto out;
+    }
+    size_t size = 0;
+    int got = row_get(q, &key, 1, &q->row, &size);
+    if (got < 0)
+        rc = -1;
+    else if (got == 1)
+        rc = take(q, &q->row, size, key.data, key.len, pk);
 out:
-    json_decref(item);
     buf_free(&key);
     return rc;
 }
@@ -963,24 +987,23 @@ static int read_index(qctx *q)
             if (cql_same_bytes(key.data, key.len, skip_to.data, skip_to.len)) skipping = 0;
             continue;
         }
-        json_t *item = NULL;
-        int found = item_get_parsed(c->db, q->et, NULL, &key, 0, &item, &err);
+        size_t row_size = 0;
+        int found = row_get(q, &key, 0, &q->row, &row_size);
         if (found < 0) {
-            rc = cql_fail_engine(c, CQL_ERR_SERVER, &err);
+            rc = -1;
             break;
         }
         if (found == 0) continue; /* deleted since the entry was written */
         buf pk;
         buf_init(&pk, 0);
-        cql_unb64(json_object_get(item, CQL_PK_ATTR), &pk);
+        cql_srow_unb64(&q->row, cql_srow_get(&q->row, 0, CQL_PK_ATTR), &pk);
         if (!cql_same_bytes(pk.data, pk.len, q->cur_pk.data, q->cur_pk.len)) {
             new_partition(q);
             q->static_used = 1;
             rc = load_static(q, &pk);
         }
         buf_free(&pk);
-        if (rc == 0) rc = take(q, item, key.data, key.len, NULL);
-        json_decref(item);
+        if (rc == 0) rc = take(q, &q->row, row_size, key.data, key.len, NULL);
     }
     if (rc == 0 && got < 0) rc = cql_fail_engine(c, CQL_ERR_SERVER, &err);
     cursor_close(cur);
@@ -1027,7 +1050,9 @@ static int view_range(vparts *v, const buf *lower, const buf *upper)
             json_decref(item);
             continue;
         }
-        rc = take(q, item, key.data, key.len, NULL);
+        rc = cql_srow_from_json(&q->row, item) == 0
+                 ? take(q, &q->row, item_size(item), key.data, key.len, NULL)
+                 : cql_fail(c, CQL_ERR_SERVER, "out of memory");
         json_decref(item);
     }
     if (rc == 0 && got < 0) rc = cql_fail_engine(c, CQL_ERR_SERVER, &err);
@@ -1296,6 +1321,8 @@ int cql_exec_select(cql_run *r, const cql_stmt *s, const cql_tinfo *t)
     cql_rows_init(&q.jrow, t->ks, t->name);
     cql_rows_init(&q.grow, t->ks, t->name);
     buf_init(&q.group_key, 0);
+    cql_srow_init(&q.row);
+    cql_srow_init(&q.static_row);
     plist parts = {0};
     prefixes pre = {.t = t};
     int rc = -1;
@@ -1425,7 +1452,8 @@ end:
     for (size_t i = 0; q.sels && i < q.nsel; i++)
         if (q.sels[i].agg_on) cqlagg_free(&q.sels[i].agg);
     free(q.sels);
-    json_decref(q.static_item);
+    cql_srow_free(&q.row);
+    cql_srow_free(&q.static_row);
     buf_free(&q.last_key);
     buf_free(&q.cur_pk);
     cql_keys_free(&q.k);

@@ -2965,40 +2965,39 @@ static int not_stored(const cql_ctype *t, cql_parse_error *err)
     return -1;
 }
 
-static int from_item(const cql_ctype *t, const json_t *a, buf *out, cql_parse_error *err,
-                     int depth);
+static int from_stored(const cql_ctype *t, const cql_srow *r, uint32_t a, buf *out,
+                       cql_parse_error *err, int depth);
 
-static int item_element_put(const cql_ctype *t, const json_t *a, buf *out, cql_parse_error *err,
-                            int depth)
+static int item_element_put(const cql_ctype *t, const cql_srow *r, uint32_t a, buf *out,
+                            cql_parse_error *err, int depth)
 {
-    if (json_object_get(a, "NULL")) return cql_element_put(out, NULL, -1);
+    if (cql_srow_get(r, a, "NULL") != CQL_SNONE) return cql_element_put(out, NULL, -1);
     size_t at = out->len;
     uint8_t zero[4] = {0};
     if (buf_append(out, zero, 4)) return -1;
-    if (from_item(t, a, out, err, depth + 1)) return -1;
+    if (from_stored(t, r, a, out, err, depth + 1)) return -1;
     cql_int_encode((int32_t)(out->len - at - 4), (uint8_t *)out->data + at);
     return 0;
 }
 
-static int from_item(const cql_ctype *t, const json_t *a, buf *out, cql_parse_error *err, int depth)
+static int from_stored(const cql_ctype *t, const cql_srow *r, uint32_t a, buf *out,
+                       cql_parse_error *err, int depth)
 {
     uint16_t id = id_of(t);
-    if (depth > CQL_TYPE_MAX_DEPTH || !json_is_object(a) || json_object_size(a) != 1)
-        return not_stored(t, err);
-    const char *kind = json_object_iter_key(json_object_iter((json_t *)a));
-    const json_t *x = json_object_iter_value(json_object_iter((json_t *)a));
+    const char *kind;
+    uint32_t x = depth > CQL_TYPE_MAX_DEPTH ? CQL_SNONE : cql_srow_tagged(r, a, &kind);
+    if (x == CQL_SNONE) return not_stored(t, err);
     cql_parse_error inner = {0};
+    size_t len = 0;
+    const char *s = cql_srow_str(r, x, &len);
     if (strcmp(kind, "B") == 0) {
-        if (!json_is_string(x) || base64_decode(json_string_value(x), json_string_length(x), out))
-            return not_stored(t, err);
+        if (s == NULL || base64_decode(s, len, out)) return not_stored(t, err);
         return 0;
     }
     if (strcmp(kind, "BOOL") == 0 && id == CQL_TYPE_BOOLEAN)
-        return buf_putc(out, json_is_true(x)) ? -1 : 0;
+        return buf_putc(out, cql_srow_is(r, x, CQL_SN_TRUE)) ? -1 : 0;
     if (strcmp(kind, "S") == 0 || strcmp(kind, "N") == 0) {
-        if (!json_is_string(x)) return not_stored(t, err);
-        const char *s = json_string_value(x);
-        size_t len = json_string_length(x);
+        if (s == NULL) return not_stored(t, err);
         uint8_t b[8];
         switch (id) {
         case CQL_TYPE_TIMESTAMP:
@@ -3026,45 +3025,46 @@ static int from_item(const cql_ctype *t, const json_t *a, buf *out, cql_parse_er
         if (cqlval_from_text(t, s, len, out, &inner) != CQLVAL_OK) return not_stored(t, err);
         return 0;
     }
-    if (strcmp(kind, "L") == 0 && json_is_array(x)) {
-        size_t n = json_array_size(x);
+    uint32_t n = cql_srow_node(r, x)->n;
+    if (strcmp(kind, "L") == 0 && cql_srow_is(r, x, CQL_SN_ARRAY)) {
         if (id == CQL_TYPE_TUPLE) {
             if (n > t->wire.n) return not_stored(t, err);
-            for (size_t i = 0; i < n; i++)
-                if (item_element_put(t->args[i], json_array_get(x, i), out, err, depth)) return -1;
+            uint32_t el = x + 1;
+            for (uint32_t i = 0; i < n; i++, el = cql_srow_node(r, el)->end)
+                if (item_element_put(t->args[i], r, el, out, err, depth)) return -1;
             return 0;
         }
         if (id != CQL_TYPE_LIST && id != CQL_TYPE_SET && id != CQL_TYPE_MAP)
             return not_stored(t, err);
         size_t at = cql_collection_begin(out);
         if (at == (size_t)-1) return -1;
-        for (size_t i = 0; i < n; i++) {
-            const json_t *el = json_array_get(x, i);
+        uint32_t el = x + 1;
+        for (uint32_t i = 0; i < n; i++, el = cql_srow_node(r, el)->end) {
             if (id == CQL_TYPE_MAP) {
-                const json_t *pair = json_object_get(el, "L");
-                if (json_array_size(pair) != 2 ||
-                    item_element_put(t->args[0], json_array_get(pair, 0), out, err, depth) ||
-                    item_element_put(t->args[1], json_array_get(pair, 1), out, err, depth))
+                uint32_t pair = cql_srow_get(r, el, "L");
+                if (!cql_srow_is(r, pair, CQL_SN_ARRAY) || cql_srow_node(r, pair)->n != 2 ||
+                    item_element_put(t->args[0], r, pair + 1, out, err, depth) ||
+                    item_element_put(t->args[1], r, cql_srow_node(r, pair + 1)->end, out, err,
+                                     depth))
                     return not_stored(t, err);
-            } else if (item_element_put(t->args[0], el, out, err, depth)) {
+            } else if (item_element_put(t->args[0], r, el, out, err, depth)) {
                 return -1;
             }
         }
-        cql_collection_end(out, at, (uint32_t)n);
+        cql_collection_end(out, at, n);
         return 0;
     }
-    if (strcmp(kind, "M") == 0 && json_is_object(x)) {
-        const char *k;
-        json_t *v;
+    if (strcmp(kind, "M") == 0 && cql_srow_is(r, x, CQL_SN_OBJECT)) {
         if (id == CQL_TYPE_UDT) {
             uint16_t last = 0;
             for (uint16_t f = 0; f < t->wire.n; f++)
-                if (json_object_get(x, t->wire.field_names[f])) last = (uint16_t)(f + 1);
-            if (json_object_size(x) > last) return not_stored(t, err);
+                if (cql_srow_get(r, x, t->wire.field_names[f]) != CQL_SNONE)
+                    last = (uint16_t)(f + 1);
+            if (n > last) return not_stored(t, err);
             for (uint16_t f = 0; f < last; f++) {
-                const json_t *fv = json_object_get(x, t->wire.field_names[f]);
-                if (!fv) return not_stored(t, err);
-                if (item_element_put(t->args[f], fv, out, err, depth)) return -1;
+                uint32_t fv = cql_srow_get(r, x, t->wire.field_names[f]);
+                if (fv == CQL_SNONE) return not_stored(t, err);
+                if (item_element_put(t->args[f], r, fv, out, err, depth)) return -1;
             }
             return 0;
         }
@@ -3073,23 +3073,48 @@ static int from_item(const cql_ctype *t, const json_t *a, buf *out, cql_parse_er
         buf_init(&raw, out->max);
         size_t at = cql_collection_begin(&raw);
         int rc = at == (size_t)-1;
-        json_object_foreach((json_t *)x, k, v)
-        {
-            if (rc) break;
+        uint32_t v = x + 1;
+        for (uint32_t i = 0; i < n && !rc; i++, v = cql_srow_node(r, v)->end) {
+            size_t klen;
+            const char *k = cql_srow_key(r, v, &klen);
             size_t kat = raw.len;
             uint8_t zero[4] = {0};
             rc = buf_append(&raw, zero, 4) ||
-                 cqlval_from_text(t->args[0], k, strlen(k), &raw, &inner) != CQLVAL_OK;
+                 cqlval_from_text(t->args[0], k, klen, &raw, &inner) != CQLVAL_OK;
             if (!rc) cql_int_encode((int32_t)(raw.len - kat - 4), (uint8_t *)raw.data + kat);
-            rc = rc || item_element_put(t->args[1], v, &raw, err, depth);
+            rc = rc || item_element_put(t->args[1], r, v, &raw, err, depth);
         }
-        if (!rc) cql_collection_end(&raw, at, (uint32_t)json_object_size(x));
+        if (!rc) cql_collection_end(&raw, at, n);
         /* keys come back in the map's order */
         rc = rc || cqlval_canonical(t, (const uint8_t *)raw.data, raw.len, out);
         buf_free(&raw);
         return rc ? not_stored(t, err) : 0;
     }
     return not_stored(t, err);
+}
+
+/* from_stored of a jansson AttributeValue (NULL: none). */
+static int from_item(const cql_ctype *t, const json_t *a, buf *out, cql_parse_error *err, int depth)
+{
+    cql_srow r;
+    cql_srow_init(&r);
+    int rc = a && json_is_object(a) && cql_srow_from_json(&r, a) == 0
+                 ? from_stored(t, &r, 0, out, err, depth)
+                 : not_stored(t, err);
+    cql_srow_free(&r);
+    return rc;
+}
+
+int cqlval_from_stored(const cql_ctype *t, const cql_srow *r, uint32_t av, buf *out,
+                       cql_parse_error *err)
+{
+    size_t start = out->len;
+    int rc = from_stored(t, r, av, out, err, 0);
+    if (rc) {
+        out->len = start;
+        not_stored(t, err);
+    }
+    return rc ? -1 : 0;
 }
 
 int cqlval_from_item(const cql_ctype *t, const json_t *a, buf *out, cql_parse_error *err)

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "cql/ast.h"
+#include "cql/storedrow.h"
 #include "cql/types.h"
 #include "cqlwire/cql_codec.h"
 #include "util/buf.h"
@@ -149,5 +150,8 @@ json_t *cqlval_to_item(const cql_ctype *t, const uint8_t *p, size_t len);
  * stored as {"M"} comes back in key order: store canonical values, cqlval_canonical).
  * 0, or -1 with err (CQL_ERR_SERVER) when av is not a stored form of t. */
 int cqlval_from_item(const cql_ctype *t, const json_t *av, buf *out, cql_parse_error *err);
+/* As cqlval_from_item, of the AttributeValue at node av of a stored row (storedrow.h). */
+int cqlval_from_stored(const cql_ctype *t, const cql_srow *r, uint32_t av, buf *out,
+                       cql_parse_error *err);
 
 #endif

@@ -62,6 +62,26 @@ json_t *value_payload(const json_t *av)
 
 /* ---- base64 ---- */
 
+int value_base64_decode(const char *s, size_t n, unsigned char *out, size_t *len)
+{
+    *len = 0;
+    if (n % 4 != 0) return -1;
+    if (n == 0) return 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        int ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                 c == '+' || c == '/' || (c == '=' && i >= n - 2);
+        if (!ok || (c != '=' && i > 0 && s[i - 1] == '=')) return -1;
+    }
+    int got = EVP_DecodeBlock(out, (const unsigned char *)s, (int)n);
+    if (got < 0) return -1;
+    size_t m = (size_t)got;
+    if (s[n - 1] == '=') m--;
+    if (s[n - 2] == '=') m--;
+    *len = m;
+    return 0;
+}
+
 int value_binary(const json_t *av, unsigned char **out, size_t *len)
 {
     const json_t *p = json_is_string(av) ? av : value_payload(av);
@@ -72,29 +92,11 @@ int value_binary(const json_t *av, unsigned char **out, size_t *len)
     if (s == NULL || n % 4 != 0) return -1;
     unsigned char *d = malloc(n / 4 * 3 + 1);
     if (d == NULL) return -1;
-    if (n == 0) {
-        *out = d;
-        return 0;
-    }
-    for (size_t i = 0; i < n; i++) {
-        char c = s[i];
-        int ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-                 c == '+' || c == '/' || (c == '=' && i >= n - 2);
-        if (!ok || (c != '=' && i > 0 && s[i - 1] == '=')) {
-            free(d);
-            return -1;
-        }
-    }
-    int got = EVP_DecodeBlock(d, (const unsigned char *)s, (int)n);
-    if (got < 0) {
+    if (value_base64_decode(s, n, d, len) != 0) {
         free(d);
         return -1;
     }
-    size_t m = (size_t)got;
-    if (s[n - 1] == '=') m--;
-    if (s[n - 2] == '=') m--;
     *out = d;
-    *len = m;
     return 0;
 }
 

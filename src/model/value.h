@@ -127,6 +127,9 @@ json_t *value_from_number(const qr_num *n);
 /* Decodes a B value's base64 payload into out (malloc'd; caller frees). Returns -1 on
  * bad base64. */
 int value_binary(const json_t *av, unsigned char **out, size_t *len);
+/* The bytes of base64 text s (n bytes, padded as DynamoDB's B values are) into out, which
+ * has room for n / 4 * 3 bytes; *len their count. 0, or -1 when s is not such text. */
+int value_base64_decode(const char *s, size_t n, unsigned char *out, size_t *len);
 
 /* Appends v as compact JSON: exactly the bytes jansson's json_dumpb(v, JSON_COMPACT |
  * JSON_ENCODE_ANY) writes. Objects, arrays, booleans, null and strings of printable ASCII
