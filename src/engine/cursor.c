@@ -21,6 +21,7 @@ struct range_cursor {
     int in_partition; /* the bounds lie in one partition, of hash a.partition */
     buf lower;        /* then the lower bound, for a refusal's report */
     size_t bytes;     /* read so far, charged at cursor_close */
+    size_t page;      /* what the item last returned counts toward a page */
     int by_item;      /* each item's partition is charged as it is read (a Scan, or a
                          Query of a partition key split by sort key) */
     double charged;   /* what by_item has charged so far */
@@ -145,6 +146,7 @@ int cursor_next(range_cursor *c, const char **json, size_t *len, size_t *size, q
         const char *v = store_iter_value(c->it, &vl);
         if (item_stored(v, vl, json, len, size)) continue; /* not an item: passed over */
         c->bytes += *size;
+        c->page = item_stored_page(v, vl);
         if (engine_watched(c->db) || c->metered) {
             size_t kl;
             const char *k = store_iter_key(c->it, &kl);
@@ -175,6 +177,11 @@ void cursor_set_system(range_cursor *c)
 const char *cursor_key(const range_cursor *c, size_t *len)
 {
     return store_iter_key(c->it, len);
+}
+
+size_t cursor_page_size(const range_cursor *c)
+{
+    return c->page;
 }
 
 void cursor_close(range_cursor *c)

@@ -14,7 +14,9 @@
 
 #define CATALOG_PREFIX "\0C"
 #define CATALOG_PREFIX_LEN 2
-#define ITEM_FORMAT_JSON 2
+#define ITEM_FORMAT_JSON 2  /* size, then the JSON text: as written before page sizes were */
+#define ITEM_FORMAT_PAGED 3 /* size, page size, then the JSON text */
+#define ITEM_HEADER_JSON_LEN 5
 
 /* ---- open and close ---- */
 
@@ -867,16 +869,17 @@ int key_check_item(const table *t, json_t *item, qr_err *err)
 
 /* ---- items ---- */
 
-int item_encode(const json_t *item, buf *out)
+int item_encode(const table *t, const json_t *item, buf *out)
 {
-    return item_encode_sized(item, item_size(item), out);
+    return item_encode_sized(item, item_size(item), item_page_size(item, t->sk.name), out);
 }
 
-int item_encode_sized(const json_t *item, size_t size, buf *out)
+int item_encode_sized(const json_t *item, size_t size, size_t page, buf *out)
 {
     size_t start = out->len;
-    if (buf_putc(out, ITEM_FORMAT_JSON) || buf_put_be32(out, (uint32_t)size) ||
-        !(json_is_object(item) || json_is_array(item)) || value_dump(out, item)) {
+    if (buf_putc(out, ITEM_FORMAT_PAGED) || buf_put_be32(out, (uint32_t)size) ||
+        buf_put_be32(out, (uint32_t)page) || !(json_is_object(item) || json_is_array(item)) ||
+        value_dump(out, item)) {
         out->len = start;
         if (out->data) out->data[start] = '\0';
         return -1;
@@ -886,22 +889,41 @@ int item_encode_sized(const json_t *item, size_t size, buf *out)
 
 int item_encode_open(buf *out)
 {
-    return buf_putc(out, ITEM_FORMAT_JSON) || buf_put_be32(out, 0);
+    return buf_putc(out, ITEM_FORMAT_PAGED) || buf_put_be32(out, 0) || buf_put_be32(out, 0);
 }
 
-void item_encode_close(buf *out, size_t start, size_t size)
+void item_encode_close(buf *out, size_t start, size_t size, size_t page)
 {
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 4; i++) {
         out->data[start + 1 + i] = (char)(size >> (24 - 8 * i));
+        out->data[start + 5 + i] = (char)(page >> (24 - 8 * i));
+    }
+}
+
+/* The header's length for a stored form's format byte, 0 if it is none. */
+static size_t header_len(const char *v, size_t len)
+{
+    size_t n = len == 0                    ? 0
+               : v[0] == ITEM_FORMAT_PAGED ? ITEM_HEADER_LEN
+               : v[0] == ITEM_FORMAT_JSON  ? ITEM_HEADER_JSON_LEN
+                                           : 0;
+    return len < n ? 0 : n;
 }
 
 int item_stored(const char *v, size_t len, const char **json, size_t *json_len, size_t *size)
 {
-    if (len < ITEM_HEADER_LEN || v[0] != ITEM_FORMAT_JSON) return -1;
+    size_t h = header_len(v, len);
+    if (h == 0) return -1;
     *size = be32_read(v + 1);
-    *json = v + ITEM_HEADER_LEN;
-    *json_len = len - ITEM_HEADER_LEN;
+    *json = v + h;
+    *json_len = len - h;
     return 0;
+}
+
+size_t item_stored_page(const char *v, size_t len)
+{
+    size_t h = header_len(v, len);
+    return h == ITEM_HEADER_LEN ? be32_read(v + 5) : h ? be32_read(v + 1) : 0;
 }
 
 json_t *item_decode(const char *v, size_t len)
@@ -915,7 +937,7 @@ json_t *item_decode(const char *v, size_t len)
 /* Checks what a read of an item found. */
 static int item_found(int rc, char **val, size_t len, qr_err *err)
 {
-    if (rc == 1 && len < ITEM_HEADER_LEN) {
+    if (rc == 1 && len < ITEM_HEADER_JSON_LEN) {
         free(*val);
         *val = NULL;
         return err_set(err, QR_E_INTERNAL, "stored item is corrupt");

@@ -149,23 +149,30 @@ void engine_progress_sink(void *db, const char *line, int last);
 int64_t table_item_count(qr_db *db, table *t);
 
 /* ---- the stored form of items ----
- * A format byte, the item's DynamoDB size (4 bytes BE), then its JSON wire form, so
- * reads can bill and page by size and copy the JSON into responses without parsing. */
-#define ITEM_HEADER_LEN 5
-/* Serialises an item into out (the stored form); the second for an item whose
- * item_size the caller has already computed. */
-int item_encode(const json_t *item, buf *out);
-int item_encode_sized(const json_t *item, size_t size, buf *out);
+ * A format byte, the item's DynamoDB size (4 bytes BE), what it counts toward a Query or
+ * Scan page (item_page_size under its table's sort key, 4 bytes BE), then its JSON wire
+ * form, so reads can bill and page by size and copy the JSON into responses without
+ * parsing. An item stored before the page size was (an older format byte, no page size)
+ * reads as ever, its item_size standing for its page size. */
+#define ITEM_HEADER_LEN 9
+/* Serialises an item of t (an item or one of its index entries) into out (the stored
+ * form); the second for an item whose item_size and item_page_size the caller has
+ * already computed. */
+int item_encode(const table *t, const json_t *item, buf *out);
+int item_encode_sized(const json_t *item, size_t size, size_t page, buf *out);
 /* An item written as compact JSON text straight into its stored form: item_encode_open
- * appends the header (at out->len before the call: start) with the size left open, the
- * caller appends the item's text, and item_encode_close sets its item_size. */
+ * appends the header (at out->len before the call: start) with the sizes left open, the
+ * caller appends the item's text, and item_encode_close sets its item_size and
+ * item_page_size. */
 int item_encode_open(buf *out);
-void item_encode_close(buf *out, size_t start, size_t size);
+void item_encode_close(buf *out, size_t start, size_t size, size_t page);
 /* Parses a stored item. */
 json_t *item_decode(const char *v, size_t len);
 /* The JSON text and DynamoDB size of a stored item, without parsing it. Returns -1 if
  * the bytes are not a stored item. */
 int item_stored(const char *v, size_t len, const char **json, size_t *json_len, size_t *size);
+/* What a stored item (one item_stored takes) counts toward a Query or Scan page. */
+size_t item_stored_page(const char *v, size_t len);
 
 /* ---- the hook: every access of items, in one place ----
  * Each committed write of an item or an index entry, and each item a cursor or a point
@@ -317,6 +324,9 @@ int cursor_next(range_cursor *c, const char **json, size_t *len, size_t *size, q
 /* The stored key (key_item's form) of the item cursor_next last returned: borrowed, valid
  * as that item's JSON is. */
 const char *cursor_key(const range_cursor *c, size_t *len);
+/* What the item cursor_next last returned counts toward a Query or Scan page
+ * (item_page_size, as it was stored). */
+size_t cursor_page_size(const range_cursor *c);
 void cursor_close(range_cursor *c);
 
 /* ---- item collections (tables with local secondary indexes) ---- */

@@ -754,7 +754,7 @@ static int collect_entry(void *arg, const buf *key, const json_t *entry_item)
     int rc = 0;
     if (l->with_values) {
         json_t *p = index_project(l->t, l->ix, entry_item);
-        rc = p ? item_encode(p, &l->vals[l->n]) : -1;
+        rc = p ? item_encode(l->t, p, &l->vals[l->n]) : -1;
         json_decref(p);
     }
     l->n++;
@@ -854,7 +854,7 @@ int index_stage(qr_db *db, table *t, store_batch *b, const json_t *old_item, con
                 new_size = (int64_t)be32_read(new_stored->data + 1); /* the stored form's size */
         } else if (has_new) {
             json_t *p = index_project(t, ix, new_item);
-            rc = item_encode(p, &val);
+            rc = item_encode(t, p, &val);
             if (!ix->global) new_size = (int64_t)item_size(p);
             json_decref(p);
         }

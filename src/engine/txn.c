@@ -218,7 +218,7 @@ int txn_put(item_txn *x, size_t i, const json_t *item, size_t size, qr_err *err)
 {
     buf val;
     buf_init(&val, 0);
-    int rc = item_encode_sized(item, size, &val)
+    int rc = item_encode_sized(item, size, item_page_size(item, x->slots[i].t->sk.name), &val)
                  ? err_set(err, QR_E_INTERNAL, "cannot encode the item")
                  : stage(x, i, item, &val, size, err);
     buf_free(&val);
@@ -266,7 +266,7 @@ static int fill_entry(void *arg, const buf *ek, const json_t *entry_item)
     buf_init(&val, 0);
     json_t *entry = index_project(s->t, f->ix, entry_item);
     size_t size = item_size(entry);
-    int rc = item_encode_sized(entry, size, &val)
+    int rc = item_encode_sized(entry, size, item_page_size(entry, s->t->sk.name), &val)
                  ? err_set(err, QR_E_INTERNAL, "cannot encode the entry")
                  : 0;
     json_decref(entry);

@@ -122,7 +122,7 @@ static int want_entry(void *arg, const buf *key, const json_t *entry_item)
     want_ctx *w = arg;
     json_t *p = index_project(w->t, w->ix, entry_item);
     buf_reset(w->val);
-    item_encode(p, w->val);
+    item_encode(w->t, p, w->val);
     json_decref(p);
     return diff_set_add(w->want, key->data, key->len, w->val->data, w->val->len) != 0;
 }

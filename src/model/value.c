@@ -908,3 +908,61 @@ size_t item_size(const json_t *item)
     json_object_foreach((json_t *)item, k, v) size += strlen(k) + value_size(v);
     return size;
 }
+
+/* ---- what an item counts toward a Query or Scan page ---- */
+
+size_t scalar_page_size(qr_type type, size_t size)
+{
+    if (type != QR_T_S) return size + 1;
+    return size + (size < 128 ? 1 : size < 16384 ? 2 : 3);
+}
+
+/* A value's count inside the item: its size and the bytes that frame it. */
+static size_t value_page_size(const json_t *av)
+{
+    json_t *p = value_payload(av), *v;
+    size_t size, i;
+    const char *k;
+    switch (value_type(av)) {
+    case QR_T_S:
+    case QR_T_N:
+    case QR_T_B:
+        return scalar_page_size(value_type(av), value_size(av));
+    case QR_T_SS:
+    case QR_T_NS:
+    case QR_T_BS:
+        return value_size(av) + json_array_size(p) + 1;
+    case QR_T_BOOL:
+        return 1;
+    case QR_T_M:
+        size = 3;
+        json_object_foreach(p, k, v) size += 2 + value_page_size(v);
+        return size;
+    case QR_T_L:
+        size = 3;
+        json_array_foreach(p, i, v) size += 1 + value_page_size(v);
+        return size;
+    default: /* NULL */
+        return 0;
+    }
+}
+
+size_t item_page_size(const json_t *item, const char *range_key)
+{
+    size_t rest = 0, range = 0;
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)item, k, v)
+    {
+        if (range_key && strcmp(k, range_key) == 0)
+            range = value_size(v);
+        else
+            rest += 1 + value_page_size(v);
+    }
+    return item_page_total(rest, range);
+}
+
+size_t item_page_total(size_t rest, size_t range)
+{
+    return 2 + rest + (1 + (1 + rest) / 3072) * (18 + range);
+}

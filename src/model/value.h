@@ -143,5 +143,18 @@ int value_dump(buf *out, const json_t *v);
 size_t value_size(const json_t *av);
 /* DynamoDB's size of an item: attribute name lengths plus value sizes. */
 size_t item_size(const json_t *item);
+/* What an item counts toward the 1 MB a Query or Scan page reads, as DynamoDB counts it
+ * (not its item_size): each attribute name 1 byte, each value its size and the bytes that
+ * frame it (a string 1 to 3 for its length, a number or binary 1, a set one per member and
+ * one, a list 3 and 1 per element, a map 3 and 2 per member, NULL nothing), and per 3 KB
+ * of that, the table's sort key (range_key, NULL for none) at its plain size and 18 bytes
+ * more; 2 bytes per item besides. Fitted to DynamoDB's page boundaries, which fall within
+ * one byte of it. Computed when an item is written and stored with it. */
+size_t item_page_size(const json_t *item, const char *range_key);
+/* The same total from its parts: rest, what the attributes other than the sort key count
+ * (1 + the value's count each), and range, the sort key's plain size (0 for none). */
+size_t item_page_total(size_t rest, size_t range);
+/* What an S, N or B value of DynamoDB size size counts, in the item's rest. */
+size_t scalar_page_size(qr_type type, size_t size);
 
 #endif

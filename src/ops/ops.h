@@ -92,6 +92,7 @@ typedef struct plain_attr {
     const char *name, *text;
     size_t name_len, text_len;
     int number;
+    size_t size; /* the value's DynamoDB size */
 } plain_attr;
 typedef struct plain_request {
     table *t;       /* the table it names */

@@ -138,6 +138,7 @@ static int on_string(void *ctx, const unsigned char *str, size_t n)
     a->text_len = n;
     f->next = VALUE_END;
     if (!a->number) {
+        a->size = n;
         f->size += n;
         return buf_append(f->stored, "{\"S\":", 5) == 0 && put_string(f->stored, s, n) == 0;
     }
@@ -147,7 +148,8 @@ static int on_string(void *ctx, const unsigned char *str, size_t n)
     if (num_parse(s, n, &num, &err)) return 0;
     char canonical[NUM_FMT_MAX];
     size_t clen = num_format(&num, canonical);
-    f->size += num_size(&num);
+    a->size = num_size(&num);
+    f->size += a->size;
     return buf_append(f->stored, "{\"N\":", 5) == 0 && put_string(f->stored, canonical, clen) == 0;
 }
 
@@ -259,6 +261,22 @@ static json_t *key_attrs(const plain_request *d, const table *t)
     return keys;
 }
 
+/* What the item counts toward a Query or Scan page of t: item_page_size, from its
+ * attributes (strings and numbers only). */
+static size_t plain_page_size(const plain_request *d, const table *t)
+{
+    const char *sk = table_sk(t)->name;
+    size_t rest = 0, range = 0, skl = sk ? strlen(sk) : 0;
+    for (size_t i = 0; i < d->nattrs; i++) {
+        const plain_attr *a = &d->attrs[i];
+        if (sk && a->name_len == skl && memcmp(a->name, sk, skl) == 0)
+            range = a->size;
+        else
+            rest += 1 + scalar_page_size(a->number ? QR_T_N : QR_T_S, a->size);
+    }
+    return item_page_total(rest, range);
+}
+
 /* Plain: TableName (of an existing table) and Item or Key, and for GetItem ConsistentRead,
  * each once and nothing else; every attribute a string or a number of ASCII text without
  * escapes, its name too, no name twice, each number one num_parse takes; an Item's key
@@ -280,10 +298,10 @@ int plain_decode(qr_db *db, plain_kind kind, const char *text, size_t len, plain
                 item_encode_open(&d->stored) == 0 && read_request(&f) &&
                 plain_table_name(f.table, f.table_len) && f.size <= QR_MAX_ITEM_SIZE;
     if (plain) {
-        item_encode_close(&d->stored, 0, f.size);
         memcpy(d->table, f.table, f.table_len);
         d->table[f.table_len] = '\0';
         d->t = ops_table_get(db, d->table);
+        if (d->t) item_encode_close(&d->stored, 0, f.size, plain_page_size(d, d->t));
         d->key = d->t ? key_attrs(d, d->t) : NULL;
         qr_err quiet;
         err_init(&quiet);

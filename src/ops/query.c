@@ -74,7 +74,7 @@ static int read_base(qr_db *db, table *t, const json_t *entry, int consistent, j
 static int range_run(qr_db *db, table *t, range_read *r, buf *out, size_t *bytes,
                      double *fetch_units, qr_err *err)
 {
-    size_t count = 0, scanned = 0, read_bytes = 0;
+    size_t count = 0, scanned = 0, read_bytes = 0, page_bytes = 0;
     double fetched = 0;
     int stopped = 0, rc = 0;
     buf last;
@@ -93,6 +93,9 @@ static int range_run(qr_db *db, table *t, range_read *r, buf *out, size_t *bytes
         }
         scanned++;
         read_bytes += size;
+        /* The page's 1 MB counts what was read (the entry, for an index) as DynamoDB
+         * counts it, which is not its item_size (item_page_size). */
+        page_bytes += cursor_page_size(c);
         json_t *item = NULL;
         int keep = 1;
         if (r->filter || r->fetch_base || (r->projection && !r->count_only)) {
@@ -142,7 +145,7 @@ static int range_run(qr_db *db, table *t, range_read *r, buf *out, size_t *bytes
         json_decref(item);
         buf_reset(&last);
         buf_append(&last, json, jlen);
-        if ((r->limit && (long long)scanned >= r->limit) || read_bytes >= PAGE_BYTES) {
+        if ((r->limit && (long long)scanned >= r->limit) || page_bytes >= PAGE_BYTES) {
             stopped = 1;
             break;
         }
