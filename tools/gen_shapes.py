@@ -125,6 +125,8 @@ def main():
             fields.append(".has_max = 1, .max = %dLL" % s["max"])
         if ere(s) is not None:
             fields.append(".pattern = %s, .ere = %s" % (c_string(s["pattern"]), c_string(ere(s))))
+        if s.get("pattern_first"):
+            fields.append(".pattern_first = 1")
         if "enum" in s:
             w("static const char *const %s_enum[] = {%s, NULL};" %
               (sid, ", ".join(c_string(e) for e in s["enum"])))

@@ -222,6 +222,12 @@ static void check_number(const shape *s, const json_t *v, const char *path, memb
         violation(m, v, path, "Member must have value less than or equal to %lld", s->max);
 }
 
+static void check_pattern(const shape *s, const json_t *v, const char *path, member_errors *m)
+{
+    if (s->ere && !pattern_matches(s->ere, json_string_value(v)))
+        violation(m, v, path, "Member must satisfy regular expression pattern: %s", s->pattern);
+}
+
 /* The path of member name below path, lowerCamel as DynamoDB names it: "keySchema",
  * "provisionedThroughput.readCapacityUnits". */
 static void member_path(buf *out, const char *path, const char *name)
@@ -283,10 +289,10 @@ static void judge(const shape *s, const json_t *v, const char *path, int depth, 
             check_enum(s, v, path, m);
             return;
         }
+        if (s->pattern_first) check_pattern(s, v, path, m);
         check_bounds(s, v, (long long)utf16_length(json_string_value(v), json_string_length(v)),
                      path, m);
-        if (s->ere && !pattern_matches(s->ere, json_string_value(v)))
-            violation(m, v, path, "Member must satisfy regular expression pattern: %s", s->pattern);
+        if (!s->pattern_first) check_pattern(s, v, path, m);
         return;
     case WIRE_INTEGER:
     case WIRE_LONG:

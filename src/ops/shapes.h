@@ -30,6 +30,8 @@ struct shape {
                                     messages for them (tools/shapes_overrides.json) */
     const char *pattern;         /* a string's regular expression as DynamoDB names it, or NULL */
     const char *ere;             /* the same as an anchored POSIX extended expression */
+    int pattern_first;           /* its pattern is reported before its length, as DynamoDB
+                                    does for some names (tools/shapes_overrides.json) */
     const char *const *enums;    /* a string's allowed values, NULL-terminated, or NULL */
     const shape_member *members; /* a structure's, in the model's order */
     size_t nmembers;

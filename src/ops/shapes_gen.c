@@ -303,7 +303,7 @@ static const shape_member S_AutoScalingTargetTrackingScalingPolicyConfigurationU
 };
 static const shape S_AutoScalingTargetTrackingScalingPolicyConfigurationUpdate = {.type = WIRE_STRUCTURE, .name = "AutoScalingTargetTrackingScalingPolicyConfigurationUpdate", .constrained = 1, .members = S_AutoScalingTargetTrackingScalingPolicyConfigurationUpdate_members, .nmembers = 4};
 static const shape S_BackupArn = {.type = WIRE_STRING, .name = "BackupArn", .constrained = 1, .has_min = 1, .min = 37LL, .has_max = 1, .max = 1024LL};
-static const shape S_BackupName = {.type = WIRE_STRING, .name = "BackupName", .constrained = 1, .has_min = 1, .min = 3LL, .has_max = 1, .max = 255LL, .pattern = "[a-zA-Z0-9_.-]+", .ere = "^([a-zA-Z0-9_.-]+)$"};
+static const shape S_BackupName = {.type = WIRE_STRING, .name = "BackupName", .constrained = 1, .has_min = 1, .min = 3LL, .has_max = 1, .max = 255LL, .pattern = "[a-zA-Z0-9_.-]+", .ere = "^([a-zA-Z0-9_.-]+)$", .pattern_first = 1};
 static const char *const S_BackupTypeFilter_enum[] = {"USER", "SYSTEM", "AWS_BACKUP", "ALL", NULL};
 static const shape S_BackupTypeFilter = {.type = WIRE_STRING, .name = "BackupTypeFilter", .constrained = 1, .enums = S_BackupTypeFilter_enum};
 static const shape S_BackupsInputLimit = {.type = WIRE_INTEGER, .name = "BackupsInputLimit", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 100LL};
@@ -356,7 +356,7 @@ static const shape_member S_ConditionCheck_members[] = {
 };
 static const shape S_ConditionCheck = {.type = WIRE_STRUCTURE, .name = "ConditionCheck", .constrained = 1, .members = S_ConditionCheck_members, .nmembers = 6};
 static const shape S_ConditionExpression = {.type = WIRE_STRING, .name = "ConditionExpression"};
-static const char *const S_ConditionalOperator_enum[] = {"AND", "OR", NULL};
+static const char *const S_ConditionalOperator_enum[] = {"OR", "AND", NULL};
 static const shape S_ConditionalOperator = {.type = WIRE_STRING, .name = "ConditionalOperator", .constrained = 1, .enums = S_ConditionalOperator_enum};
 static const shape S_ConsistentRead = {.type = WIRE_BOOLEAN, .name = "ConsistentRead"};
 static const char *const S_ContributorInsightsAction_enum[] = {"ENABLE", "DISABLE", NULL};
@@ -1128,7 +1128,7 @@ const shape_operation shape_operations[] = {
     {"BatchExecuteStatement", &S_BatchExecuteStatementInput, 1},
     {"BatchGetItem", &S_BatchGetItemInput, 0},
     {"BatchWriteItem", &S_BatchWriteItemInput, 0},
-    {"CreateBackup", &S_CreateBackupInput, 0},
+    {"CreateBackup", &S_CreateBackupInput, 1},
     {"CreateGlobalTable", &S_CreateGlobalTableInput, 1},
     {"CreateTable", &S_CreateTableInput, 0},
     {"DeleteBackup", &S_DeleteBackupInput, 1},
@@ -1163,7 +1163,7 @@ const shape_operation shape_operations[] = {
     {"ListGlobalTables", &S_ListGlobalTablesInput, 1},
     {"ListImports", &S_ListImportsInput, 1},
     {"ListStreams", &T_ListStreamsInput, 1},
-    {"ListTables", &S_ListTablesInput, 0},
+    {"ListTables", &S_ListTablesInput, 1},
     {"ListTagsOfResource", &S_ListTagsOfResourceInput, 1},
     {"PutItem", &S_PutItemInput, 0},
     {"Query", &S_QueryInput, 0},
