@@ -18,6 +18,10 @@ typedef struct shape_member {
     const char *name; /* as the request spells it: "TableName" */
     const shape *shape;
     int required;
+    const char *length_message; /* or NULL; else a length outside the shape's bounds is
+                                   answered with this alone, once the walk finds nothing
+                                   else, and the member is judged by nothing else
+                                   (tools/shapes_overrides.json, length_messages) */
 } shape_member;
 
 struct shape {
