@@ -966,8 +966,8 @@ static const shape S_TimeRangeUpperBound = {.type = WIRE_TIMESTAMP, .name = "Tim
 static const shape S_TimeToLiveAttributeName = {.type = WIRE_STRING, .name = "TimeToLiveAttributeName", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 255LL};
 static const shape S_TimeToLiveEnabled = {.type = WIRE_BOOLEAN, .name = "TimeToLiveEnabled"};
 static const shape_member S_TimeToLiveSpecification_members[] = {
-    {"Enabled", &S_TimeToLiveEnabled, 1, NULL},
     {"AttributeName", &S_TimeToLiveAttributeName, 1, NULL},
+    {"Enabled", &S_TimeToLiveEnabled, 1, NULL},
 };
 static const shape S_TimeToLiveSpecification = {.type = WIRE_STRUCTURE, .name = "TimeToLiveSpecification", .constrained = 1, .members = S_TimeToLiveSpecification_members, .nmembers = 2};
 static const shape_member S_TransactGetItem_members[] = {
@@ -1185,7 +1185,7 @@ const shape_operation shape_operations[] = {
     {"UpdateItem", &S_UpdateItemInput, 0},
     {"UpdateTable", &S_UpdateTableInput, 0},
     {"UpdateTableReplicaAutoScaling", &S_UpdateTableReplicaAutoScalingInput, 1},
-    {"UpdateTimeToLive", &S_UpdateTimeToLiveInput, 0},
+    {"UpdateTimeToLive", &S_UpdateTimeToLiveInput, 1},
 };
 const size_t shape_noperations = sizeof shape_operations / sizeof shape_operations[0];
 /* clang-format on */
