@@ -704,6 +704,13 @@ static int drop_table(cql_run *r, const cql_stmt *s, cql_state *st)
     return rc ? rc : cql_schema_changed(c, "DROPPED", "TABLE", ks, s->name.name);
 }
 
+static int delete_row(void *arg, item_txn *x, size_t i, json_t **keep, qr_err *err)
+{
+    (void)arg;
+    (void)keep;
+    return txn_delete(x, i, err);
+}
+
 /* Deletes every item of ks.name, a hundred to a transaction, so its secondary indexes and
  * views follow as they follow any delete. */
 static int delete_all(cql_call *c, const char *ks, const char *name)
@@ -714,52 +721,8 @@ static int delete_all(cql_call *c, const char *ks, const char *name)
     if (t == NULL) return cql_fail(c, CQL_ERR_SERVER, "the rows of %s cannot be found", name);
     qr_err err;
     err_init(&err);
-    buf lower, upper;
-    buf_init(&lower, 0);
-    buf_init(&upper, 0);
-    key_table_prefix(&lower, t, 0);
-    buf_append(&upper, lower.data, lower.len);
-    buf_prefix_successor(&upper);
-    enum { CHUNK = 100 };
-    buf keys[CHUNK];
-    table *tables[CHUNK];
-    for (size_t i = 0; i < CHUNK; i++) {
-        buf_init(&keys[i], 0);
-        tables[i] = t;
-    }
-    int rc = 0;
-    for (;;) {
-        size_t n = 0;
-        range_cursor *cur = cursor_open(c->db, t, NULL, &lower, &upper, 1, 1, NULL);
-        const char *json;
-        size_t len, size;
-        int got;
-        while (n < CHUNK && (got = cursor_next(cur, &json, &len, &size, &err)) == 1) {
-            json_t *item = json_loadb(json, len, 0, NULL);
-            buf_reset(&keys[n]);
-            if (item && key_item(&keys[n], t, item, &err) == 0) n++;
-            json_decref(item);
-        }
-        cursor_close(cur);
-        if (n == 0) break;
-        item_txn *x = NULL;
-        rc = txn_begin(c->db, (n == 1 ? TXN_ITEM : TXN_BATCH) | TXN_OWNER, n, tables, keys, &x,
-                       &err);
-        for (size_t i = 0; rc == 0 && i < n; i++)
-            rc = txn_delete(x, i, &err);
-        if (rc == 0) rc = txn_commit(x, &err);
-        txn_end(x);
-        if (rc) break;
-        buf_reset(&lower);
-        buf_append(&lower, keys[n - 1].data, keys[n - 1].len);
-        buf_putc(&lower, 0);
-    }
-    for (size_t i = 0; i < CHUNK; i++)
-        buf_free(&keys[i]);
-    buf_free(&lower);
-    buf_free(&upper);
-    catalog_release_after_writes(t);
-    if (rc) return cql_fail(c, CQL_ERR_TRUNCATE, "TRUNCATE of %s failed: %s", name, err.msg);
+    if (cql_each_row_in_transactions(c, t, delete_row, NULL, &err) != 0)
+        return cql_fail(c, CQL_ERR_TRUNCATE, "TRUNCATE of %s failed: %s", name, err.msg);
     return 0;
 }
 

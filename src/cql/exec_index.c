@@ -249,73 +249,32 @@ const cql_tindex *cql_index_serving(const cql_tinfo *t, const cql_relation *rel)
     return NULL;
 }
 
+/* cql_index_rows' step: row i read again in the transaction, its index attributes written. */
+typedef struct index_walk {
+    const cql_tinfo *t;
+    int64_t now_s;
+} index_walk;
+
+static int index_row(void *arg, item_txn *x, size_t i, json_t **keep, qr_err *err)
+{
+    index_walk *w = arg;
+    const json_t *cur_item = NULL;
+    int got = txn_read(x, i, &cur_item, err);
+    if (got != 1) return got < 0 ? -1 : 0;
+    *keep = json_deep_copy(cur_item);
+    if (*keep == NULL || cql_row_index(*keep, w->t, w->now_s) != 0)
+        return err_set(err, QR_E_INTERNAL, "a row of %s cannot be indexed", w->t->name);
+    return json_equal(*keep, cur_item) ? 0 : txn_put(x, i, *keep, item_size(*keep), err);
+}
+
 int cql_index_rows(cql_call *c, const cql_tinfo *t)
 {
     table *et = cql_engine_table(c, t);
     if (et == NULL) return -1;
     qr_err err;
     err_init(&err);
-    buf lower, upper;
-    buf_init(&lower, 0);
-    buf_init(&upper, 0);
-    key_table_prefix(&lower, et, 0);
-    buf_append(&upper, lower.data, lower.len);
-    buf_prefix_successor(&upper);
-    enum { CHUNK = 100 };
-    buf keys[CHUNK];
-    table *tables[CHUNK];
-    for (size_t i = 0; i < CHUNK; i++) {
-        buf_init(&keys[i], 0);
-        tables[i] = et;
-    }
-    int64_t now_s = (int64_t)time(NULL);
-    int rc = 0;
-    for (;;) {
-        size_t n = 0;
-        range_cursor *cur = cursor_open(c->db, et, NULL, &lower, &upper, 1, 1, NULL);
-        const char *json;
-        size_t len, size;
-        while (n < CHUNK && cursor_next(cur, &json, &len, &size, &err) == 1) {
-            json_t *item = json_loadb(json, len, 0, NULL);
-            buf_reset(&keys[n]);
-            if (item && key_item(&keys[n], et, item, &err) == 0) n++;
-            json_decref(item);
-        }
-        cursor_close(cur);
-        if (n == 0) break;
-        /* each row read again in the transaction, its index attributes written */
-        item_txn *x = NULL;
-        json_t *made[CHUNK] = {0}; /* kept until the transaction ends */
-        rc = txn_begin(c->db, (n == 1 ? TXN_ITEM : TXN_BATCH) | TXN_OWNER, n, tables, keys, &x,
-                       &err);
-        for (size_t i = 0; rc == 0 && i < n; i++) {
-            const json_t *cur_item = NULL;
-            int got = txn_read(x, i, &cur_item, &err);
-            if (got < 0) rc = -1;
-            if (got != 1) continue;
-            made[i] = json_deep_copy(cur_item);
-            if (made[i] == NULL || cql_row_index(made[i], t, now_s) != 0) {
-                rc = err_set(&err, QR_E_INTERNAL, "a row of %s cannot be indexed", t->name);
-                break;
-            }
-            if (!json_equal(made[i], cur_item))
-                rc = txn_put(x, i, made[i], item_size(made[i]), &err);
-        }
-        if (rc == 0) rc = txn_commit(x, &err);
-        txn_end(x);
-        for (size_t i = 0; i < n; i++)
-            json_decref(made[i]);
-        if (rc) break;
-        buf_reset(&lower);
-        buf_append(&lower, keys[n - 1].data, keys[n - 1].len);
-        buf_putc(&lower, 0);
-    }
-    for (size_t i = 0; i < CHUNK; i++)
-        buf_free(&keys[i]);
-    buf_free(&lower);
-    buf_free(&upper);
-    catalog_release_after_writes(et);
-    if (rc)
+    index_walk w = {t, (int64_t)time(NULL)};
+    if (cql_each_row_in_transactions(c, et, index_row, &w, &err) != 0)
         return cql_fail(c, CQL_ERR_SERVER, "the rows of %s cannot be indexed: %s", t->name,
                         err.msg);
     return 0;

@@ -203,6 +203,7 @@ int cql_select_metadata(cql_call *c, const cql_stmt *s, const cql_tinfo *t, cql_
 
 /* ---- rows in engine items (exec_row.c) ---- */
 struct table;
+struct item_txn;
 json_t *cql_b64(const void *p, size_t len); /* a new {"B": base64} */
 int cql_unb64(const json_t *av, buf *out);
 int64_t cql_now_us(void);
@@ -334,6 +335,16 @@ json_t *cql_index_lookup(cql_run *r, const cql_tindex *ix, const cql_relation *r
 /* Writes the attributes of t's indexes on collections into every stored row of t (after
  * CREATE INDEX made one), a hundred rows to a transaction. 0, or -1 with the error set. */
 int cql_index_rows(cql_call *c, const cql_tinfo *t);
+
+/* One step of cql_each_row_in_transactions: row i of transaction x (txn_read it, then
+ * txn_put or txn_delete). A value given to txn_put is left in *keep, released after the
+ * commit. 0, or -1 with err set. */
+typedef int (*cql_txn_row_fn)(void *arg, struct item_txn *x, size_t i, json_t **keep, qr_err *err);
+/* Walks every row of engine table et in key order, a hundred rows to an owner's item
+ * transaction, calling fn on each; rows written meanwhile are locked per chunk. 0, or -1
+ * with err set. */
+int cql_each_row_in_transactions(cql_call *c, struct table *et, cql_txn_row_fn fn, void *arg,
+                                 qr_err *err);
 
 /* ---- WHERE against the primary key (exec_where.c) ---- */
 typedef struct cql_vlist {

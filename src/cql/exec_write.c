@@ -1597,3 +1597,55 @@ int cql_exec_write_batch(cql_run *const *runs, const cql_stmt *const *stmts, siz
     free(ws);
     return rc;
 }
+
+int cql_each_row_in_transactions(cql_call *c, table *et, cql_txn_row_fn fn, void *arg, qr_err *err)
+{
+    buf lower, upper;
+    buf_init(&lower, 0);
+    buf_init(&upper, 0);
+    key_table_prefix(&lower, et, 0);
+    buf_append(&upper, lower.data, lower.len);
+    buf_prefix_successor(&upper);
+    enum { CHUNK = 100 };
+    buf keys[CHUNK];
+    table *tables[CHUNK];
+    for (size_t i = 0; i < CHUNK; i++) {
+        buf_init(&keys[i], 0);
+        tables[i] = et;
+    }
+    int rc = 0;
+    for (;;) {
+        size_t n = 0;
+        range_cursor *cur = cursor_open(c->db, et, NULL, &lower, &upper, 1, 1, NULL);
+        const char *json;
+        size_t len, size;
+        while (n < CHUNK && cursor_next(cur, &json, &len, &size, err) == 1) {
+            json_t *item = json_loadb(json, len, 0, NULL);
+            buf_reset(&keys[n]);
+            if (item && key_item(&keys[n], et, item, err) == 0) n++;
+            json_decref(item);
+        }
+        cursor_close(cur);
+        if (n == 0) break;
+        item_txn *x = NULL;
+        rc =
+            txn_begin(c->db, (n == 1 ? TXN_ITEM : TXN_BATCH) | TXN_OWNER, n, tables, keys, &x, err);
+        json_t *keep[CHUNK] = {0}; /* what fn gave txn_put, until the transaction ends */
+        for (size_t i = 0; rc == 0 && i < n; i++)
+            rc = fn(arg, x, i, &keep[i], err);
+        if (rc == 0) rc = txn_commit(x, err);
+        txn_end(x);
+        for (size_t i = 0; i < n; i++)
+            json_decref(keep[i]);
+        if (rc) break;
+        buf_reset(&lower);
+        buf_append(&lower, keys[n - 1].data, keys[n - 1].len);
+        buf_putc(&lower, 0);
+    }
+    for (size_t i = 0; i < CHUNK; i++)
+        buf_free(&keys[i]);
+    buf_free(&lower);
+    buf_free(&upper);
+    catalog_release_after_writes(et);
+    return rc;
+}

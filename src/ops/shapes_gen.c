@@ -1168,7 +1168,7 @@ const shape_operation shape_operations[] = {
     {"ListImports", &S_ListImportsInput, 1},
     {"ListStreams", &T_ListStreamsInput, 1},
     {"ListTables", &S_ListTablesInput, 1},
-    {"ListTagsOfResource", &S_ListTagsOfResourceInput, 1},
+    {"ListTagsOfResource", &S_ListTagsOfResourceInput, 0},
     {"PutItem", &S_PutItemInput, 0},
     {"Query", &S_QueryInput, 0},
     {"RestoreTableFromBackup", &S_RestoreTableFromBackupInput, 0},

@@ -230,3 +230,16 @@ def test_an_indexed_column_is_not_dropped(cql):
     assert "tags" not in [r.column_name for r in s.execute(
         "SELECT column_name FROM system_schema.columns WHERE keyspace_name = 'ci' "
         "AND table_name = 'c'")]
+
+
+def test_truncate_empties_an_indexed_table_and_its_index(cql):
+    _, s = cql
+    for k in range(250):  # past one transaction of a hundred rows
+        s.execute("INSERT INTO c (k, tags) VALUES (%s, {'t'})", (k,))
+    s.execute("CREATE INDEX ON c (tags)")
+    assert len(keys(s, "SELECT k FROM c WHERE tags CONTAINS 't'")) == 250
+    s.execute("TRUNCATE c")
+    assert list(s.execute("SELECT k FROM c")) == []
+    assert settle(s, "SELECT k FROM c WHERE tags CONTAINS 't'", []) == []
+    s.execute("INSERT INTO c (k, tags) VALUES (7, {'t'})")
+    assert settle(s, "SELECT k FROM c WHERE tags CONTAINS 't'", [7]) == [7]
