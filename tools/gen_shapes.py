@@ -39,12 +39,16 @@ def load():
         shapes[(service, name)]["handler_judges"] = True
     for key, change in overrides["shapes"].items():
         service, name = key.split("/")
-        shape = shapes[(service, name)]
+        shape = shapes.setdefault((service, name), {})
         for field, value in change.items():
             if value is None:
                 shape.pop(field, None)
             else:
                 shape[field] = value
+    for key, members in overrides.get("length_messages", {}).items():
+        service, name = key.split("/")
+        for member, text in members.items():
+            shapes[(service, name)]["members"][member]["length_message"] = text
     return ops, shapes, set(overrides.get("handler_judges_operations", []))
 
 
@@ -125,6 +129,8 @@ def main():
             fields.append(".has_max = 1, .max = %dLL" % s["max"])
         if ere(s) is not None:
             fields.append(".pattern = %s, .ere = %s" % (c_string(s["pattern"]), c_string(ere(s))))
+        if s.get("pattern_first"):
+            fields.append(".pattern_first = 1")
         if "enum" in s:
             w("static const char *const %s_enum[] = {%s, NULL};" %
               (sid, ", ".join(c_string(e) for e in s["enum"])))
@@ -133,8 +139,10 @@ def main():
             required = set(s.get("required", []))
             w("static const shape_member %s_members[] = {" % sid)
             for mname, m in s["members"].items():
-                w("    {%s, &%s, %d}," % (c_string(mname), ident(service, m["shape"]),
-                                        mname in required))
+                text = m.get("length_message")
+                w("    {%s, &%s, %d, %s}," % (c_string(mname), ident(service, m["shape"]),
+                                          mname in required,
+                                          c_string(text) if text else "NULL"))
             w("};")
             fields.append(".members = %s_members, .nmembers = %d" % (sid, len(s["members"])))
         if s["type"] == "list":

@@ -218,33 +218,8 @@ int op_create_backup(qr_db *db, op_call *c, qr_err *err)
 {
     json_t *req = c->req;
     const char *name;
+    /* BackupName's presence, length and pattern are judged by the shape checker. */
     if (param_string(req, "BackupName", &name, err)) return -1;
-    if (name == NULL) return param_null("backupName", err);
-    size_t n = strlen(name);
-    int chars = n > 0;
-    for (size_t i = 0; i < n; i++)
-        chars =
-            chars && ((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= 'A' && name[i] <= 'Z') ||
-                      (name[i] >= '0' && name[i] <= '9') || strchr("_.-", name[i]));
-    /* Both constraints are reported when both fail, the pattern first, as DynamoDB does. */
-    member_errors m;
-    char msg[900];
-    member_errors_init(&m);
-    if (!chars) {
-        snprintf(msg, sizeof msg,
-                 "Value '%.700s' at 'backupName' failed to satisfy constraint: Member must satisfy "
-                 "regular expression pattern: [a-zA-Z0-9_.-]+",
-                 name);
-        member_errors_add(&m, msg);
-    }
-    if (n < 3 || n > 255) {
-        snprintf(msg, sizeof msg,
-                 "Value '%.700s' at 'backupName' failed to satisfy constraint: Member must have "
-                 "length %s",
-                 name, n < 3 ? "greater than or equal to 3" : "less than or equal to 255");
-        member_errors_add(&m, msg);
-    }
-    if (member_errors_finish(&m, err)) return -1;
     json_t *tname = json_object_get(req, "TableName");
     if (param_check_table_name(tname, "tableName", err)) return -1;
     table *t = catalog_get(db, json_string_value(tname));

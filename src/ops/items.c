@@ -113,6 +113,8 @@ static int read_write_params(json_t *req, int allow_updated, write_params *p, qr
     if (param_enum(req, "ReturnValuesOnConditionCheckFailure", on_failure_modes, "NONE",
                    &p->on_failure, err))
         return -1;
+    /* An operator outside its enum is a constraint, judged before the table is looked up. */
+    if (param_enum(req, "ConditionalOperator", operators, NULL, &op, err)) return -1;
     if (!allow_updated && strcmp(p->return_values, "NONE") && strcmp(p->return_values, "ALL_OLD"))
         return err_validation(err, "%sReturnValues can only be ALL_OLD or NONE",
                               read_the_older_way(req) ? "" : "1 validation error detected: ");

@@ -233,10 +233,14 @@ static int check_read_constraints(json_t *req, int is_query, qr_err *err)
         param_enum(req, "Select", select_modes, NULL, &s, err) ||
         read_count(req, "Limit", is_query, 1, 0x7fffffffLL, &n, &present, err))
         return -1;
-    /* An index name that is no name, or an empty AttributesToGet, is refused before the
-     * table is looked for. */
+    /* An index name that is no name, an empty AttributesToGet, or (in Query) an operator
+     * outside its enum, is refused before the table is looked for. */
     static const char *const judged[] = {"IndexName", "AttributesToGet", NULL};
-    if (shapes_judge_members(is_query ? "Query" : "Scan", req, judged, err)) return -1;
+    static const char *const judged_query[] = {"IndexName", "AttributesToGet",
+                                               "ConditionalOperator", NULL};
+    if (shapes_judge_members(is_query ? "Query" : "Scan", req, is_query ? judged_query : judged,
+                             err))
+        return -1;
     if (is_query) return 0;
     if (read_count(req, "Segment", 0, 0, 999999, &n, &present, err) ||
         param_int(req, "TotalSegments", 1, 1000000, &n, &present, err))

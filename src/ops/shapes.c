@@ -222,6 +222,12 @@ static void check_number(const shape *s, const json_t *v, const char *path, memb
         violation(m, v, path, "Member must have value less than or equal to %lld", s->max);
 }
 
+static void check_pattern(const shape *s, const json_t *v, const char *path, member_errors *m)
+{
+    if (s->ere && !pattern_matches(s->ere, json_string_value(v)))
+        violation(m, v, path, "Member must satisfy regular expression pattern: %s", s->pattern);
+}
+
 /* The path of member name below path, lowerCamel as DynamoDB names it: "keySchema",
  * "provisionedThroughput.readCapacityUnits". */
 static void member_path(buf *out, const char *path, const char *name)
@@ -241,7 +247,7 @@ static void judge_structure(const shape *s, const json_t *v, const char *path, i
         json_t *mv = json_object_get(v, mem->name);
         if (json_is_null(mv)) mv = NULL;
         if (mv == NULL && !mem->required) continue;
-        if (mv && !mem->shape->constrained) continue;
+        if (mv && (!mem->shape->constrained || mem->length_message)) continue;
         buf sub;
         buf_init(&sub, 0);
         member_path(&sub, path, mem->name);
@@ -283,10 +289,10 @@ static void judge(const shape *s, const json_t *v, const char *path, int depth, 
             check_enum(s, v, path, m);
             return;
         }
+        if (s->pattern_first) check_pattern(s, v, path, m);
         check_bounds(s, v, (long long)utf16_length(json_string_value(v), json_string_length(v)),
                      path, m);
-        if (s->ere && !pattern_matches(s->ere, json_string_value(v)))
-            violation(m, v, path, "Member must satisfy regular expression pattern: %s", s->pattern);
+        if (!s->pattern_first) check_pattern(s, v, path, m);
         return;
     case WIRE_INTEGER:
     case WIRE_LONG:
@@ -298,13 +304,30 @@ static void judge(const shape *s, const json_t *v, const char *path, int depth, 
     }
 }
 
+/* The first member of req whose length breaks its bounds and that has a message of its own
+ * for that: then err is set to that message alone (-1). */
+static int judge_length_messages(const shape *input, const json_t *req, qr_err *err)
+{
+    for (size_t i = 0; i < input->nmembers; i++) {
+        const shape_member *mem = &input->members[i];
+        const json_t *v = json_object_get(req, mem->name);
+        if (mem->length_message == NULL || !json_is_string(v)) continue;
+        const shape *s = mem->shape;
+        long long n = (long long)utf16_length(json_string_value(v), json_string_length(v));
+        if ((s->has_min && n < s->min) || (s->has_max && n > s->max))
+            return err_validation(err, "%s", mem->length_message);
+    }
+    return 0;
+}
+
 int shapes_check_constraints(const shape *input, const json_t *req, qr_err *err)
 {
     if (input == NULL || !input->constrained) return 0;
     member_errors m;
     member_errors_init(&m);
     judge(input, req, "", 0, &m);
-    return member_errors_finish(&m, err);
+    if (member_errors_finish(&m, err)) return -1;
+    return input->type == WIRE_STRUCTURE ? judge_length_messages(input, req, err) : 0;
 }
 
 int shapes_check(const shape_operation *op, json_t *req, qr_err *err)

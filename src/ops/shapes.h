@@ -18,6 +18,10 @@ typedef struct shape_member {
     const char *name; /* as the request spells it: "TableName" */
     const shape *shape;
     int required;
+    const char *length_message; /* or NULL; else a length outside the shape's bounds is
+                                   answered with this alone, once the walk finds nothing
+                                   else, and the member is judged by nothing else
+                                   (tools/shapes_overrides.json, length_messages) */
 } shape_member;
 
 struct shape {
@@ -30,6 +34,8 @@ struct shape {
                                     messages for them (tools/shapes_overrides.json) */
     const char *pattern;         /* a string's regular expression as DynamoDB names it, or NULL */
     const char *ere;             /* the same as an anchored POSIX extended expression */
+    int pattern_first;           /* its pattern is reported before its length, as DynamoDB
+                                    does for some names (tools/shapes_overrides.json) */
     const char *const *enums;    /* a string's allowed values, NULL-terminated, or NULL */
     const shape_member *members; /* a structure's, in the model's order */
     size_t nmembers;

@@ -42,6 +42,7 @@ static const shape S_ConditionExpression;
 static const shape S_ConditionalOperator;
 static const shape S_ConsistentRead;
 static const shape S_ContributorInsightsAction;
+static const shape S_ContributorInsightsMode;
 static const shape S_CreateBackupInput;
 static const shape S_CreateGlobalSecondaryIndexAction;
 static const shape S_CreateGlobalTableInput;
@@ -253,8 +254,8 @@ static const shape T_TableName;
 static const char *const S_AttributeAction_enum[] = {"ADD", "PUT", "DELETE", NULL};
 static const shape S_AttributeAction = {.type = WIRE_STRING, .name = "AttributeAction", .constrained = 1, .enums = S_AttributeAction_enum};
 static const shape_member S_AttributeDefinition_members[] = {
-    {"AttributeName", &S_KeySchemaAttributeName, 1},
-    {"AttributeType", &S_ScalarAttributeType, 1},
+    {"AttributeName", &S_KeySchemaAttributeName, 1, NULL},
+    {"AttributeType", &S_ScalarAttributeType, 1, NULL},
 };
 static const shape S_AttributeDefinition = {.type = WIRE_STRUCTURE, .name = "AttributeDefinition", .constrained = 1, .members = S_AttributeDefinition_members, .nmembers = 2};
 static const shape S_AttributeDefinitions = {.type = WIRE_LIST, .name = "AttributeDefinitions", .constrained = 1, .element = &S_AttributeDefinition};
@@ -262,72 +263,72 @@ static const shape S_AttributeName = {.type = WIRE_STRING, .name = "AttributeNam
 static const shape S_AttributeNameList = {.type = WIRE_LIST, .name = "AttributeNameList", .constrained = 1, .has_min = 1, .min = 1LL, .element = &S_AttributeName};
 static const shape S_AttributeUpdates = {.type = WIRE_MAP, .name = "AttributeUpdates", .key = &S_AttributeName, .element = &S_AttributeValueUpdate};
 static const shape_member S_AttributeValue_members[] = {
-    {"S", &S_StringAttributeValue, 0},
-    {"N", &S_NumberAttributeValue, 0},
-    {"B", &S_BinaryAttributeValue, 0},
-    {"SS", &S_StringSetAttributeValue, 0},
-    {"NS", &S_NumberSetAttributeValue, 0},
-    {"BS", &S_BinarySetAttributeValue, 0},
-    {"M", &S_MapAttributeValue, 0},
-    {"L", &S_ListAttributeValue, 0},
-    {"NULL", &S_NullAttributeValue, 0},
-    {"BOOL", &S_BooleanAttributeValue, 0},
+    {"S", &S_StringAttributeValue, 0, NULL},
+    {"N", &S_NumberAttributeValue, 0, NULL},
+    {"B", &S_BinaryAttributeValue, 0, NULL},
+    {"SS", &S_StringSetAttributeValue, 0, NULL},
+    {"NS", &S_NumberSetAttributeValue, 0, NULL},
+    {"BS", &S_BinarySetAttributeValue, 0, NULL},
+    {"M", &S_MapAttributeValue, 0, NULL},
+    {"L", &S_ListAttributeValue, 0, NULL},
+    {"NULL", &S_NullAttributeValue, 0, NULL},
+    {"BOOL", &S_BooleanAttributeValue, 0, NULL},
 };
 static const shape S_AttributeValue = {.type = WIRE_STRUCTURE, .name = "AttributeValue", .members = S_AttributeValue_members, .nmembers = 10};
 static const shape S_AttributeValueList = {.type = WIRE_LIST, .name = "AttributeValueList", .element = &S_AttributeValue};
 static const shape_member S_AttributeValueUpdate_members[] = {
-    {"Value", &S_AttributeValue, 0},
-    {"Action", &S_AttributeAction, 0},
+    {"Value", &S_AttributeValue, 0, NULL},
+    {"Action", &S_AttributeAction, 0, NULL},
 };
 static const shape S_AttributeValueUpdate = {.type = WIRE_STRUCTURE, .name = "AttributeValueUpdate", .constrained = 1, .members = S_AttributeValueUpdate_members, .nmembers = 2};
 static const shape S_AutoScalingPolicyName = {.type = WIRE_STRING, .name = "AutoScalingPolicyName", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 256LL};
 static const shape_member S_AutoScalingPolicyUpdate_members[] = {
-    {"PolicyName", &S_AutoScalingPolicyName, 0},
-    {"TargetTrackingScalingPolicyConfiguration", &S_AutoScalingTargetTrackingScalingPolicyConfigurationUpdate, 1},
+    {"PolicyName", &S_AutoScalingPolicyName, 0, NULL},
+    {"TargetTrackingScalingPolicyConfiguration", &S_AutoScalingTargetTrackingScalingPolicyConfigurationUpdate, 1, NULL},
 };
 static const shape S_AutoScalingPolicyUpdate = {.type = WIRE_STRUCTURE, .name = "AutoScalingPolicyUpdate", .constrained = 1, .members = S_AutoScalingPolicyUpdate_members, .nmembers = 2};
 static const shape S_AutoScalingRoleArn = {.type = WIRE_STRING, .name = "AutoScalingRoleArn", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 1600LL};
 static const shape_member S_AutoScalingSettingsUpdate_members[] = {
-    {"MinimumUnits", &S_PositiveLongObject, 0},
-    {"MaximumUnits", &S_PositiveLongObject, 0},
-    {"AutoScalingDisabled", &S_BooleanObject, 0},
-    {"AutoScalingRoleArn", &S_AutoScalingRoleArn, 0},
-    {"ScalingPolicyUpdate", &S_AutoScalingPolicyUpdate, 0},
+    {"MinimumUnits", &S_PositiveLongObject, 0, NULL},
+    {"MaximumUnits", &S_PositiveLongObject, 0, NULL},
+    {"AutoScalingDisabled", &S_BooleanObject, 0, NULL},
+    {"AutoScalingRoleArn", &S_AutoScalingRoleArn, 0, NULL},
+    {"ScalingPolicyUpdate", &S_AutoScalingPolicyUpdate, 0, NULL},
 };
 static const shape S_AutoScalingSettingsUpdate = {.type = WIRE_STRUCTURE, .name = "AutoScalingSettingsUpdate", .constrained = 1, .members = S_AutoScalingSettingsUpdate_members, .nmembers = 5};
 static const shape_member S_AutoScalingTargetTrackingScalingPolicyConfigurationUpdate_members[] = {
-    {"DisableScaleIn", &S_BooleanObject, 0},
-    {"ScaleInCooldown", &S_IntegerObject, 0},
-    {"ScaleOutCooldown", &S_IntegerObject, 0},
-    {"TargetValue", &S_Double, 1},
+    {"DisableScaleIn", &S_BooleanObject, 0, NULL},
+    {"ScaleInCooldown", &S_IntegerObject, 0, NULL},
+    {"ScaleOutCooldown", &S_IntegerObject, 0, NULL},
+    {"TargetValue", &S_Double, 1, NULL},
 };
 static const shape S_AutoScalingTargetTrackingScalingPolicyConfigurationUpdate = {.type = WIRE_STRUCTURE, .name = "AutoScalingTargetTrackingScalingPolicyConfigurationUpdate", .constrained = 1, .members = S_AutoScalingTargetTrackingScalingPolicyConfigurationUpdate_members, .nmembers = 4};
 static const shape S_BackupArn = {.type = WIRE_STRING, .name = "BackupArn", .constrained = 1, .has_min = 1, .min = 37LL, .has_max = 1, .max = 1024LL};
-static const shape S_BackupName = {.type = WIRE_STRING, .name = "BackupName", .constrained = 1, .has_min = 1, .min = 3LL, .has_max = 1, .max = 255LL, .pattern = "[a-zA-Z0-9_.-]+", .ere = "^([a-zA-Z0-9_.-]+)$"};
+static const shape S_BackupName = {.type = WIRE_STRING, .name = "BackupName", .constrained = 1, .has_min = 1, .min = 3LL, .has_max = 1, .max = 255LL, .pattern = "[a-zA-Z0-9_.-]+", .ere = "^([a-zA-Z0-9_.-]+)$", .pattern_first = 1};
 static const char *const S_BackupTypeFilter_enum[] = {"USER", "SYSTEM", "AWS_BACKUP", "ALL", NULL};
 static const shape S_BackupTypeFilter = {.type = WIRE_STRING, .name = "BackupTypeFilter", .constrained = 1, .enums = S_BackupTypeFilter_enum};
 static const shape S_BackupsInputLimit = {.type = WIRE_INTEGER, .name = "BackupsInputLimit", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 100LL};
 static const shape_member S_BatchExecuteStatementInput_members[] = {
-    {"Statements", &S_PartiQLBatchRequest, 1},
-    {"ReturnConsumedCapacity", &S_ReturnConsumedCapacity, 0},
+    {"Statements", &S_PartiQLBatchRequest, 1, NULL},
+    {"ReturnConsumedCapacity", &S_ReturnConsumedCapacity, 0, NULL},
 };
 static const shape S_BatchExecuteStatementInput = {.type = WIRE_STRUCTURE, .name = "BatchExecuteStatementInput", .constrained = 1, .members = S_BatchExecuteStatementInput_members, .nmembers = 2};
 static const shape_member S_BatchGetItemInput_members[] = {
-    {"RequestItems", &S_BatchGetRequestMap, 1},
-    {"ReturnConsumedCapacity", &S_ReturnConsumedCapacity, 0},
+    {"RequestItems", &S_BatchGetRequestMap, 1, NULL},
+    {"ReturnConsumedCapacity", &S_ReturnConsumedCapacity, 0, NULL},
 };
 static const shape S_BatchGetItemInput = {.type = WIRE_STRUCTURE, .name = "BatchGetItemInput", .constrained = 1, .members = S_BatchGetItemInput_members, .nmembers = 2};
 static const shape S_BatchGetRequestMap = {.type = WIRE_MAP, .name = "BatchGetRequestMap", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 100LL, .key = &S_TableName, .element = &S_KeysAndAttributes};
 static const shape_member S_BatchStatementRequest_members[] = {
-    {"Statement", &S_PartiQLStatement, 1},
-    {"Parameters", &S_PreparedStatementParameters, 0},
-    {"ConsistentRead", &S_ConsistentRead, 0},
+    {"Statement", &S_PartiQLStatement, 1, NULL},
+    {"Parameters", &S_PreparedStatementParameters, 0, NULL},
+    {"ConsistentRead", &S_ConsistentRead, 0, NULL},
 };
 static const shape S_BatchStatementRequest = {.type = WIRE_STRUCTURE, .name = "BatchStatementRequest", .constrained = 1, .members = S_BatchStatementRequest_members, .nmembers = 3};
 static const shape_member S_BatchWriteItemInput_members[] = {
-    {"RequestItems", &S_BatchWriteItemRequestMap, 1},
-    {"ReturnConsumedCapacity", &S_ReturnConsumedCapacity, 0},
-    {"ReturnItemCollectionMetrics", &S_ReturnItemCollectionMetrics, 0},
+    {"RequestItems", &S_BatchWriteItemRequestMap, 1, NULL},
+    {"ReturnConsumedCapacity", &S_ReturnConsumedCapacity, 0, NULL},
+    {"ReturnItemCollectionMetrics", &S_ReturnItemCollectionMetrics, 0, NULL},
 };
 static const shape S_BatchWriteItemInput = {.type = WIRE_STRUCTURE, .name = "BatchWriteItemInput", .constrained = 1, .members = S_BatchWriteItemInput_members, .nmembers = 3};
 static const shape S_BatchWriteItemRequestMap = {.type = WIRE_MAP, .name = "BatchWriteItemRequestMap", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 25LL, .key = &S_TableName, .element = &S_WriteRequests};
@@ -342,192 +343,194 @@ static const shape S_ClientToken = {.type = WIRE_STRING, .name = "ClientToken"};
 static const char *const S_ComparisonOperator_enum[] = {"EQ", "NE", "IN", "LE", "LT", "GE", "GT", "BETWEEN", "NOT_NULL", "NULL", "CONTAINS", "NOT_CONTAINS", "BEGINS_WITH", NULL};
 static const shape S_ComparisonOperator = {.type = WIRE_STRING, .name = "ComparisonOperator", .constrained = 1, .enums = S_ComparisonOperator_enum};
 static const shape_member S_Condition_members[] = {
-    {"AttributeValueList", &S_AttributeValueList, 0},
-    {"ComparisonOperator", &S_ComparisonOperator, 1},
+    {"AttributeValueList", &S_AttributeValueList, 0, NULL},
+    {"ComparisonOperator", &S_ComparisonOperator, 1, NULL},
 };
 static const shape S_Condition = {.type = WIRE_STRUCTURE, .name = "Condition", .constrained = 1, .members = S_Condition_members, .nmembers = 2};
 static const shape_member S_ConditionCheck_members[] = {
-    {"Key", &S_Key, 1},
-    {"TableName", &S_TableName, 1},
-    {"ConditionExpression", &S_ConditionExpression, 1},
-    {"ExpressionAttributeNames", &S_ExpressionAttributeNameMap, 0},
-    {"ExpressionAttributeValues", &S_ExpressionAttributeValueMap, 0},
-    {"ReturnValuesOnConditionCheckFailure", &S_ReturnValuesOnConditionCheckFailure, 0},
+    {"Key", &S_Key, 1, NULL},
+    {"TableName", &S_TableName, 1, NULL},
+    {"ConditionExpression", &S_ConditionExpression, 1, NULL},
+    {"ExpressionAttributeNames", &S_ExpressionAttributeNameMap, 0, NULL},
+    {"ExpressionAttributeValues", &S_ExpressionAttributeValueMap, 0, NULL},
+    {"ReturnValuesOnConditionCheckFailure", &S_ReturnValuesOnConditionCheckFailure, 0, NULL},
 };
 static const shape S_ConditionCheck = {.type = WIRE_STRUCTURE, .name = "ConditionCheck", .constrained = 1, .members = S_ConditionCheck_members, .nmembers = 6};
 static const shape S_ConditionExpression = {.type = WIRE_STRING, .name = "ConditionExpression"};
-static const char *const S_ConditionalOperator_enum[] = {"AND", "OR", NULL};
+static const char *const S_ConditionalOperator_enum[] = {"OR", "AND", NULL};
 static const shape S_ConditionalOperator = {.type = WIRE_STRING, .name = "ConditionalOperator", .constrained = 1, .enums = S_ConditionalOperator_enum};
 static const shape S_ConsistentRead = {.type = WIRE_BOOLEAN, .name = "ConsistentRead"};
 static const char *const S_ContributorInsightsAction_enum[] = {"ENABLE", "DISABLE", NULL};
 static const shape S_ContributorInsightsAction = {.type = WIRE_STRING, .name = "ContributorInsightsAction", .constrained = 1, .enums = S_ContributorInsightsAction_enum};
+static const char *const S_ContributorInsightsMode_enum[] = {"THROTTLED_KEYS", "ACCESSED_AND_THROTTLED_KEYS", NULL};
+static const shape S_ContributorInsightsMode = {.type = WIRE_STRING, .name = "ContributorInsightsMode", .constrained = 1, .enums = S_ContributorInsightsMode_enum};
 static const shape_member S_CreateBackupInput_members[] = {
-    {"TableName", &S_TableName, 1},
-    {"BackupName", &S_BackupName, 1},
+    {"TableName", &S_TableName, 1, NULL},
+    {"BackupName", &S_BackupName, 1, NULL},
 };
 static const shape S_CreateBackupInput = {.type = WIRE_STRUCTURE, .name = "CreateBackupInput", .constrained = 1, .members = S_CreateBackupInput_members, .nmembers = 2};
 static const shape_member S_CreateGlobalSecondaryIndexAction_members[] = {
-    {"IndexName", &S_IndexName, 1},
-    {"KeySchema", &S_KeySchema, 1},
-    {"Projection", &S_Projection, 1},
-    {"ProvisionedThroughput", &S_ProvisionedThroughput, 0},
+    {"IndexName", &S_IndexName, 1, NULL},
+    {"KeySchema", &S_KeySchema, 1, NULL},
+    {"Projection", &S_Projection, 1, NULL},
+    {"ProvisionedThroughput", &S_ProvisionedThroughput, 0, NULL},
 };
 static const shape S_CreateGlobalSecondaryIndexAction = {.type = WIRE_STRUCTURE, .name = "CreateGlobalSecondaryIndexAction", .constrained = 1, .members = S_CreateGlobalSecondaryIndexAction_members, .nmembers = 4};
 static const shape_member S_CreateGlobalTableInput_members[] = {
-    {"GlobalTableName", &S_TableName, 1},
-    {"ReplicationGroup", &S_ReplicaList, 1},
+    {"GlobalTableName", &S_TableName, 1, NULL},
+    {"ReplicationGroup", &S_ReplicaList, 1, NULL},
 };
 static const shape S_CreateGlobalTableInput = {.type = WIRE_STRUCTURE, .name = "CreateGlobalTableInput", .constrained = 1, .members = S_CreateGlobalTableInput_members, .nmembers = 2};
 static const shape_member S_CreateReplicaAction_members[] = {
-    {"RegionName", &S_RegionName, 1},
+    {"RegionName", &S_RegionName, 1, NULL},
 };
 static const shape S_CreateReplicaAction = {.type = WIRE_STRUCTURE, .name = "CreateReplicaAction", .constrained = 1, .members = S_CreateReplicaAction_members, .nmembers = 1};
 static const shape_member S_CreateReplicationGroupMemberAction_members[] = {
-    {"RegionName", &S_RegionName, 1},
-    {"KMSMasterKeyId", &S_KMSMasterKeyId, 0},
-    {"ProvisionedThroughputOverride", &S_ProvisionedThroughputOverride, 0},
-    {"GlobalSecondaryIndexes", &S_ReplicaGlobalSecondaryIndexList, 0},
-    {"TableClassOverride", &S_TableClass, 0},
+    {"RegionName", &S_RegionName, 1, NULL},
+    {"KMSMasterKeyId", &S_KMSMasterKeyId, 0, NULL},
+    {"ProvisionedThroughputOverride", &S_ProvisionedThroughputOverride, 0, NULL},
+    {"GlobalSecondaryIndexes", &S_ReplicaGlobalSecondaryIndexList, 0, NULL},
+    {"TableClassOverride", &S_TableClass, 0, NULL},
 };
 static const shape S_CreateReplicationGroupMemberAction = {.type = WIRE_STRUCTURE, .name = "CreateReplicationGroupMemberAction", .constrained = 1, .members = S_CreateReplicationGroupMemberAction_members, .nmembers = 5};
 static const shape_member S_CreateTableInput_members[] = {
-    {"AttributeDefinitions", &S_AttributeDefinitions, 1},
-    {"TableName", &S_TableName, 1},
-    {"KeySchema", &S_KeySchema, 1},
-    {"LocalSecondaryIndexes", &S_LocalSecondaryIndexList, 0},
-    {"GlobalSecondaryIndexes", &S_GlobalSecondaryIndexList, 0},
-    {"BillingMode", &S_BillingMode, 0},
-    {"ProvisionedThroughput", &S_ProvisionedThroughput, 0},
-    {"StreamSpecification", &S_StreamSpecification, 0},
-    {"SSESpecification", &S_SSESpecification, 0},
-    {"Tags", &S_TagList, 0},
-    {"TableClass", &S_TableClass, 0},
+    {"AttributeDefinitions", &S_AttributeDefinitions, 1, NULL},
+    {"TableName", &S_TableName, 1, NULL},
+    {"KeySchema", &S_KeySchema, 1, NULL},
+    {"LocalSecondaryIndexes", &S_LocalSecondaryIndexList, 0, NULL},
+    {"GlobalSecondaryIndexes", &S_GlobalSecondaryIndexList, 0, NULL},
+    {"BillingMode", &S_BillingMode, 0, NULL},
+    {"ProvisionedThroughput", &S_ProvisionedThroughput, 0, NULL},
+    {"StreamSpecification", &S_StreamSpecification, 0, NULL},
+    {"SSESpecification", &S_SSESpecification, 0, NULL},
+    {"Tags", &S_TagList, 0, NULL},
+    {"TableClass", &S_TableClass, 0, NULL},
 };
 static const shape S_CreateTableInput = {.type = WIRE_STRUCTURE, .name = "CreateTableInput", .constrained = 1, .members = S_CreateTableInput_members, .nmembers = 11};
 static const shape S_CsvDelimiter = {.type = WIRE_STRING, .name = "CsvDelimiter", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 1LL};
 static const shape S_CsvHeader = {.type = WIRE_STRING, .name = "CsvHeader", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 65536LL};
 static const shape S_CsvHeaderList = {.type = WIRE_LIST, .name = "CsvHeaderList", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 255LL, .element = &S_CsvHeader};
 static const shape_member S_CsvOptions_members[] = {
-    {"Delimiter", &S_CsvDelimiter, 0},
-    {"HeaderList", &S_CsvHeaderList, 0},
+    {"Delimiter", &S_CsvDelimiter, 0, NULL},
+    {"HeaderList", &S_CsvHeaderList, 0, NULL},
 };
 static const shape S_CsvOptions = {.type = WIRE_STRUCTURE, .name = "CsvOptions", .constrained = 1, .members = S_CsvOptions_members, .nmembers = 2};
 static const shape S_Date = {.type = WIRE_TIMESTAMP, .name = "Date"};
 static const shape_member S_Delete_members[] = {
-    {"Key", &S_Key, 1},
-    {"TableName", &S_TableName, 1},
-    {"ConditionExpression", &S_ConditionExpression, 0},
-    {"ExpressionAttributeNames", &S_ExpressionAttributeNameMap, 0},
-    {"ExpressionAttributeValues", &S_ExpressionAttributeValueMap, 0},
-    {"ReturnValuesOnConditionCheckFailure", &S_ReturnValuesOnConditionCheckFailure, 0},
+    {"Key", &S_Key, 1, NULL},
+    {"TableName", &S_TableName, 1, NULL},
+    {"ConditionExpression", &S_ConditionExpression, 0, NULL},
+    {"ExpressionAttributeNames", &S_ExpressionAttributeNameMap, 0, NULL},
+    {"ExpressionAttributeValues", &S_ExpressionAttributeValueMap, 0, NULL},
+    {"ReturnValuesOnConditionCheckFailure", &S_ReturnValuesOnConditionCheckFailure, 0, NULL},
 };
 static const shape S_Delete = {.type = WIRE_STRUCTURE, .name = "Delete", .constrained = 1, .members = S_Delete_members, .nmembers = 6};
 static const shape_member S_DeleteBackupInput_members[] = {
-    {"BackupArn", &S_BackupArn, 1},
+    {"BackupArn", &S_BackupArn, 1, NULL},
 };
 static const shape S_DeleteBackupInput = {.type = WIRE_STRUCTURE, .name = "DeleteBackupInput", .constrained = 1, .members = S_DeleteBackupInput_members, .nmembers = 1};
 static const shape_member S_DeleteGlobalSecondaryIndexAction_members[] = {
-    {"IndexName", &S_IndexName, 1},
+    {"IndexName", &S_IndexName, 1, NULL},
 };
 static const shape S_DeleteGlobalSecondaryIndexAction = {.type = WIRE_STRUCTURE, .name = "DeleteGlobalSecondaryIndexAction", .constrained = 1, .members = S_DeleteGlobalSecondaryIndexAction_members, .nmembers = 1};
 static const shape_member S_DeleteItemInput_members[] = {
-    {"TableName", &S_TableName, 1},
-    {"Key", &S_Key, 1},
-    {"Expected", &S_ExpectedAttributeMap, 0},
-    {"ConditionalOperator", &S_ConditionalOperator, 0},
-    {"ReturnValues", &S_ReturnValue, 0},
-    {"ReturnConsumedCapacity", &S_ReturnConsumedCapacity, 0},
-    {"ReturnItemCollectionMetrics", &S_ReturnItemCollectionMetrics, 0},
-    {"ConditionExpression", &S_ConditionExpression, 0},
-    {"ExpressionAttributeNames", &S_ExpressionAttributeNameMap, 0},
-    {"ExpressionAttributeValues", &S_ExpressionAttributeValueMap, 0},
+    {"TableName", &S_TableName, 1, NULL},
+    {"Key", &S_Key, 1, NULL},
+    {"Expected", &S_ExpectedAttributeMap, 0, NULL},
+    {"ConditionalOperator", &S_ConditionalOperator, 0, NULL},
+    {"ReturnValues", &S_ReturnValue, 0, NULL},
+    {"ReturnConsumedCapacity", &S_ReturnConsumedCapacity, 0, NULL},
+    {"ReturnItemCollectionMetrics", &S_ReturnItemCollectionMetrics, 0, NULL},
+    {"ConditionExpression", &S_ConditionExpression, 0, NULL},
+    {"ExpressionAttributeNames", &S_ExpressionAttributeNameMap, 0, NULL},
+    {"ExpressionAttributeValues", &S_ExpressionAttributeValueMap, 0, NULL},
 };
 static const shape S_DeleteItemInput = {.type = WIRE_STRUCTURE, .name = "DeleteItemInput", .constrained = 1, .members = S_DeleteItemInput_members, .nmembers = 10};
 static const shape_member S_DeleteReplicaAction_members[] = {
-    {"RegionName", &S_RegionName, 1},
+    {"RegionName", &S_RegionName, 1, NULL},
 };
 static const shape S_DeleteReplicaAction = {.type = WIRE_STRUCTURE, .name = "DeleteReplicaAction", .constrained = 1, .members = S_DeleteReplicaAction_members, .nmembers = 1};
 static const shape_member S_DeleteReplicationGroupMemberAction_members[] = {
-    {"RegionName", &S_RegionName, 1},
+    {"RegionName", &S_RegionName, 1, NULL},
 };
 static const shape S_DeleteReplicationGroupMemberAction = {.type = WIRE_STRUCTURE, .name = "DeleteReplicationGroupMemberAction", .constrained = 1, .members = S_DeleteReplicationGroupMemberAction_members, .nmembers = 1};
 static const shape_member S_DeleteRequest_members[] = {
-    {"Key", &S_Key, 1},
+    {"Key", &S_Key, 1, NULL},
 };
 static const shape S_DeleteRequest = {.type = WIRE_STRUCTURE, .name = "DeleteRequest", .constrained = 1, .members = S_DeleteRequest_members, .nmembers = 1};
 static const shape_member S_DeleteTableInput_members[] = {
-    {"TableName", &S_TableName, 1},
+    {"TableName", &S_TableName, 1, NULL},
 };
 static const shape S_DeleteTableInput = {.type = WIRE_STRUCTURE, .name = "DeleteTableInput", .constrained = 1, .members = S_DeleteTableInput_members, .nmembers = 1};
 static const shape_member S_DescribeBackupInput_members[] = {
-    {"BackupArn", &S_BackupArn, 1},
+    {"BackupArn", &S_BackupArn, 1, NULL},
 };
 static const shape S_DescribeBackupInput = {.type = WIRE_STRUCTURE, .name = "DescribeBackupInput", .constrained = 1, .members = S_DescribeBackupInput_members, .nmembers = 1};
 static const shape_member S_DescribeContinuousBackupsInput_members[] = {
-    {"TableName", &S_TableName, 1},
+    {"TableName", &S_TableName, 1, NULL},
 };
 static const shape S_DescribeContinuousBackupsInput = {.type = WIRE_STRUCTURE, .name = "DescribeContinuousBackupsInput", .constrained = 1, .members = S_DescribeContinuousBackupsInput_members, .nmembers = 1};
 static const shape_member S_DescribeContributorInsightsInput_members[] = {
-    {"TableName", &S_TableName, 1},
-    {"IndexName", &S_IndexName, 0},
+    {"TableName", &S_TableName, 1, NULL},
+    {"IndexName", &S_IndexName, 0, "IndexName must be at least 3 characters long and at most 255 characters long"},
 };
 static const shape S_DescribeContributorInsightsInput = {.type = WIRE_STRUCTURE, .name = "DescribeContributorInsightsInput", .constrained = 1, .members = S_DescribeContributorInsightsInput_members, .nmembers = 2};
 static const shape S_DescribeEndpointsRequest = {.type = WIRE_STRUCTURE, .name = "DescribeEndpointsRequest"};
 static const shape_member S_DescribeExportInput_members[] = {
-    {"ExportArn", &S_ExportArn, 1},
+    {"ExportArn", &S_ExportArn, 1, NULL},
 };
 static const shape S_DescribeExportInput = {.type = WIRE_STRUCTURE, .name = "DescribeExportInput", .constrained = 1, .members = S_DescribeExportInput_members, .nmembers = 1};
 static const shape_member S_DescribeGlobalTableInput_members[] = {
-    {"GlobalTableName", &S_TableName, 1},
+    {"GlobalTableName", &S_TableName, 1, NULL},
 };
 static const shape S_DescribeGlobalTableInput = {.type = WIRE_STRUCTURE, .name = "DescribeGlobalTableInput", .constrained = 1, .members = S_DescribeGlobalTableInput_members, .nmembers = 1};
 static const shape_member S_DescribeGlobalTableSettingsInput_members[] = {
-    {"GlobalTableName", &S_TableName, 1},
+    {"GlobalTableName", &S_TableName, 1, NULL},
 };
 static const shape S_DescribeGlobalTableSettingsInput = {.type = WIRE_STRUCTURE, .name = "DescribeGlobalTableSettingsInput", .constrained = 1, .members = S_DescribeGlobalTableSettingsInput_members, .nmembers = 1};
 static const shape_member S_DescribeImportInput_members[] = {
-    {"ImportArn", &S_ImportArn, 1},
+    {"ImportArn", &S_ImportArn, 1, NULL},
 };
 static const shape S_DescribeImportInput = {.type = WIRE_STRUCTURE, .name = "DescribeImportInput", .constrained = 1, .members = S_DescribeImportInput_members, .nmembers = 1};
 static const shape_member S_DescribeKinesisStreamingDestinationInput_members[] = {
-    {"TableName", &S_TableName, 1},
+    {"TableName", &S_TableName, 1, NULL},
 };
 static const shape S_DescribeKinesisStreamingDestinationInput = {.type = WIRE_STRUCTURE, .name = "DescribeKinesisStreamingDestinationInput", .constrained = 1, .members = S_DescribeKinesisStreamingDestinationInput_members, .nmembers = 1};
 static const shape S_DescribeLimitsInput = {.type = WIRE_STRUCTURE, .name = "DescribeLimitsInput"};
 static const shape_member S_DescribeTableInput_members[] = {
-    {"TableName", &S_TableName, 1},
+    {"TableName", &S_TableName, 1, NULL},
 };
 static const shape S_DescribeTableInput = {.type = WIRE_STRUCTURE, .name = "DescribeTableInput", .constrained = 1, .members = S_DescribeTableInput_members, .nmembers = 1};
 static const shape_member S_DescribeTableReplicaAutoScalingInput_members[] = {
-    {"TableName", &S_TableName, 1},
+    {"TableName", &S_TableName, 1, NULL},
 };
 static const shape S_DescribeTableReplicaAutoScalingInput = {.type = WIRE_STRUCTURE, .name = "DescribeTableReplicaAutoScalingInput", .constrained = 1, .members = S_DescribeTableReplicaAutoScalingInput_members, .nmembers = 1};
 static const shape_member S_DescribeTimeToLiveInput_members[] = {
-    {"TableName", &S_TableName, 1},
+    {"TableName", &S_TableName, 1, NULL},
 };
 static const shape S_DescribeTimeToLiveInput = {.type = WIRE_STRUCTURE, .name = "DescribeTimeToLiveInput", .constrained = 1, .members = S_DescribeTimeToLiveInput_members, .nmembers = 1};
 static const shape S_Double = {.type = WIRE_DOUBLE, .name = "Double"};
 static const shape_member S_ExecuteStatementInput_members[] = {
-    {"Statement", &S_PartiQLStatement, 1},
-    {"Parameters", &S_PreparedStatementParameters, 0},
-    {"ConsistentRead", &S_ConsistentRead, 0},
-    {"NextToken", &S_PartiQLNextToken, 0},
-    {"ReturnConsumedCapacity", &S_ReturnConsumedCapacity, 0},
-    {"Limit", &S_PositiveIntegerObject, 0},
+    {"Statement", &S_PartiQLStatement, 1, NULL},
+    {"Parameters", &S_PreparedStatementParameters, 0, NULL},
+    {"ConsistentRead", &S_ConsistentRead, 0, NULL},
+    {"NextToken", &S_PartiQLNextToken, 0, NULL},
+    {"ReturnConsumedCapacity", &S_ReturnConsumedCapacity, 0, NULL},
+    {"Limit", &S_PositiveIntegerObject, 0, NULL},
 };
 static const shape S_ExecuteStatementInput = {.type = WIRE_STRUCTURE, .name = "ExecuteStatementInput", .constrained = 1, .members = S_ExecuteStatementInput_members, .nmembers = 6};
 static const shape_member S_ExecuteTransactionInput_members[] = {
-    {"TransactStatements", &S_ParameterizedStatements, 1},
-    {"ClientRequestToken", &S_ClientRequestToken, 0},
-    {"ReturnConsumedCapacity", &S_ReturnConsumedCapacity, 0},
+    {"TransactStatements", &S_ParameterizedStatements, 1, NULL},
+    {"ClientRequestToken", &S_ClientRequestToken, 0, NULL},
+    {"ReturnConsumedCapacity", &S_ReturnConsumedCapacity, 0, NULL},
 };
 static const shape S_ExecuteTransactionInput = {.type = WIRE_STRUCTURE, .name = "ExecuteTransactionInput", .constrained = 1, .members = S_ExecuteTransactionInput_members, .nmembers = 3};
 static const shape S_ExpectedAttributeMap = {.type = WIRE_MAP, .name = "ExpectedAttributeMap", .key = &S_AttributeName, .element = &S_ExpectedAttributeValue};
 static const shape_member S_ExpectedAttributeValue_members[] = {
-    {"Value", &S_AttributeValue, 0},
-    {"Exists", &S_BooleanObject, 0},
-    {"ComparisonOperator", &S_ComparisonOperator, 0},
-    {"AttributeValueList", &S_AttributeValueList, 0},
+    {"Value", &S_AttributeValue, 0, NULL},
+    {"Exists", &S_BooleanObject, 0, NULL},
+    {"ComparisonOperator", &S_ComparisonOperator, 0, NULL},
+    {"AttributeValueList", &S_AttributeValueList, 0, NULL},
 };
 static const shape S_ExpectedAttributeValue = {.type = WIRE_STRUCTURE, .name = "ExpectedAttributeValue", .constrained = 1, .members = S_ExpectedAttributeValue_members, .nmembers = 4};
 static const shape S_ExportArn = {.type = WIRE_STRING, .name = "ExportArn", .constrained = 1, .has_min = 1, .min = 37LL, .has_max = 1, .max = 1024LL};
@@ -535,15 +538,15 @@ static const char *const S_ExportFormat_enum[] = {"DYNAMODB_JSON", "ION", NULL};
 static const shape S_ExportFormat = {.type = WIRE_STRING, .name = "ExportFormat", .constrained = 1, .enums = S_ExportFormat_enum};
 static const shape S_ExportNextToken = {.type = WIRE_STRING, .name = "ExportNextToken"};
 static const shape_member S_ExportTableToPointInTimeInput_members[] = {
-    {"TableArn", &S_TableArn, 1},
-    {"ExportTime", &S_ExportTime, 0},
-    {"ClientToken", &S_ClientToken, 0},
-    {"S3Bucket", &S_S3Bucket, 1},
-    {"S3BucketOwner", &S_S3BucketOwner, 0},
-    {"S3Prefix", &S_S3Prefix, 0},
-    {"S3SseAlgorithm", &S_S3SseAlgorithm, 0},
-    {"S3SseKmsKeyId", &S_S3SseKmsKeyId, 0},
-    {"ExportFormat", &S_ExportFormat, 0},
+    {"TableArn", &S_TableArn, 1, NULL},
+    {"ExportTime", &S_ExportTime, 0, NULL},
+    {"ClientToken", &S_ClientToken, 0, NULL},
+    {"S3Bucket", &S_S3Bucket, 1, NULL},
+    {"S3BucketOwner", &S_S3BucketOwner, 0, NULL},
+    {"S3Prefix", &S_S3Prefix, 0, NULL},
+    {"S3SseAlgorithm", &S_S3SseAlgorithm, 0, NULL},
+    {"S3SseKmsKeyId", &S_S3SseKmsKeyId, 0, NULL},
+    {"ExportFormat", &S_ExportFormat, 0, NULL},
 };
 static const shape S_ExportTableToPointInTimeInput = {.type = WIRE_STRUCTURE, .name = "ExportTableToPointInTimeInput", .constrained = 1, .members = S_ExportTableToPointInTimeInput_members, .nmembers = 9};
 static const shape S_ExportTime = {.type = WIRE_TIMESTAMP, .name = "ExportTime"};
@@ -553,59 +556,59 @@ static const shape S_ExpressionAttributeValueMap = {.type = WIRE_MAP, .name = "E
 static const shape S_ExpressionAttributeValueVariable = {.type = WIRE_STRING, .name = "ExpressionAttributeValueVariable"};
 static const shape S_FilterConditionMap = {.type = WIRE_MAP, .name = "FilterConditionMap", .key = &S_AttributeName, .element = &S_Condition};
 static const shape_member S_Get_members[] = {
-    {"Key", &S_Key, 1},
-    {"TableName", &S_TableName, 1},
-    {"ProjectionExpression", &S_ProjectionExpression, 0},
-    {"ExpressionAttributeNames", &S_ExpressionAttributeNameMap, 0},
+    {"Key", &S_Key, 1, NULL},
+    {"TableName", &S_TableName, 1, NULL},
+    {"ProjectionExpression", &S_ProjectionExpression, 0, NULL},
+    {"ExpressionAttributeNames", &S_ExpressionAttributeNameMap, 0, NULL},
 };
 static const shape S_Get = {.type = WIRE_STRUCTURE, .name = "Get", .constrained = 1, .members = S_Get_members, .nmembers = 4};
 static const shape_member S_GetItemInput_members[] = {
-    {"TableName", &S_TableName, 1},
-    {"Key", &S_Key, 1},
-    {"AttributesToGet", &S_AttributeNameList, 0},
-    {"ConsistentRead", &S_ConsistentRead, 0},
-    {"ReturnConsumedCapacity", &S_ReturnConsumedCapacity, 0},
-    {"ProjectionExpression", &S_ProjectionExpression, 0},
-    {"ExpressionAttributeNames", &S_ExpressionAttributeNameMap, 0},
+    {"TableName", &S_TableName, 1, NULL},
+    {"Key", &S_Key, 1, NULL},
+    {"AttributesToGet", &S_AttributeNameList, 0, NULL},
+    {"ConsistentRead", &S_ConsistentRead, 0, NULL},
+    {"ReturnConsumedCapacity", &S_ReturnConsumedCapacity, 0, NULL},
+    {"ProjectionExpression", &S_ProjectionExpression, 0, NULL},
+    {"ExpressionAttributeNames", &S_ExpressionAttributeNameMap, 0, NULL},
 };
 static const shape S_GetItemInput = {.type = WIRE_STRUCTURE, .name = "GetItemInput", .constrained = 1, .members = S_GetItemInput_members, .nmembers = 7};
 static const shape_member S_GlobalSecondaryIndex_members[] = {
-    {"IndexName", &S_IndexName, 1},
-    {"KeySchema", &S_KeySchema, 1},
-    {"Projection", &S_Projection, 1},
-    {"ProvisionedThroughput", &S_ProvisionedThroughput, 0},
+    {"IndexName", &S_IndexName, 1, NULL},
+    {"KeySchema", &S_KeySchema, 1, NULL},
+    {"Projection", &S_Projection, 1, NULL},
+    {"ProvisionedThroughput", &S_ProvisionedThroughput, 0, NULL},
 };
 static const shape S_GlobalSecondaryIndex = {.type = WIRE_STRUCTURE, .name = "GlobalSecondaryIndex", .constrained = 1, .members = S_GlobalSecondaryIndex_members, .nmembers = 4};
 static const shape_member S_GlobalSecondaryIndexAutoScalingUpdate_members[] = {
-    {"IndexName", &S_IndexName, 0},
-    {"ProvisionedWriteCapacityAutoScalingUpdate", &S_AutoScalingSettingsUpdate, 0},
+    {"IndexName", &S_IndexName, 0, NULL},
+    {"ProvisionedWriteCapacityAutoScalingUpdate", &S_AutoScalingSettingsUpdate, 0, NULL},
 };
 static const shape S_GlobalSecondaryIndexAutoScalingUpdate = {.type = WIRE_STRUCTURE, .name = "GlobalSecondaryIndexAutoScalingUpdate", .constrained = 1, .members = S_GlobalSecondaryIndexAutoScalingUpdate_members, .nmembers = 2};
 static const shape S_GlobalSecondaryIndexAutoScalingUpdateList = {.type = WIRE_LIST, .name = "GlobalSecondaryIndexAutoScalingUpdateList", .constrained = 1, .has_min = 1, .min = 1LL, .element = &S_GlobalSecondaryIndexAutoScalingUpdate};
 static const shape S_GlobalSecondaryIndexList = {.type = WIRE_LIST, .name = "GlobalSecondaryIndexList", .constrained = 1, .element = &S_GlobalSecondaryIndex};
 static const shape_member S_GlobalSecondaryIndexUpdate_members[] = {
-    {"Update", &S_UpdateGlobalSecondaryIndexAction, 0},
-    {"Create", &S_CreateGlobalSecondaryIndexAction, 0},
-    {"Delete", &S_DeleteGlobalSecondaryIndexAction, 0},
+    {"Update", &S_UpdateGlobalSecondaryIndexAction, 0, NULL},
+    {"Create", &S_CreateGlobalSecondaryIndexAction, 0, NULL},
+    {"Delete", &S_DeleteGlobalSecondaryIndexAction, 0, NULL},
 };
 static const shape S_GlobalSecondaryIndexUpdate = {.type = WIRE_STRUCTURE, .name = "GlobalSecondaryIndexUpdate", .constrained = 1, .members = S_GlobalSecondaryIndexUpdate_members, .nmembers = 3};
 static const shape S_GlobalSecondaryIndexUpdateList = {.type = WIRE_LIST, .name = "GlobalSecondaryIndexUpdateList", .constrained = 1, .element = &S_GlobalSecondaryIndexUpdate};
 static const shape_member S_GlobalTableGlobalSecondaryIndexSettingsUpdate_members[] = {
-    {"IndexName", &S_IndexName, 1},
-    {"ProvisionedWriteCapacityUnits", &S_PositiveLongObject, 0},
-    {"ProvisionedWriteCapacityAutoScalingSettingsUpdate", &S_AutoScalingSettingsUpdate, 0},
+    {"IndexName", &S_IndexName, 1, NULL},
+    {"ProvisionedWriteCapacityUnits", &S_PositiveLongObject, 0, NULL},
+    {"ProvisionedWriteCapacityAutoScalingSettingsUpdate", &S_AutoScalingSettingsUpdate, 0, NULL},
 };
 static const shape S_GlobalTableGlobalSecondaryIndexSettingsUpdate = {.type = WIRE_STRUCTURE, .name = "GlobalTableGlobalSecondaryIndexSettingsUpdate", .constrained = 1, .members = S_GlobalTableGlobalSecondaryIndexSettingsUpdate_members, .nmembers = 3};
 static const shape S_GlobalTableGlobalSecondaryIndexSettingsUpdateList = {.type = WIRE_LIST, .name = "GlobalTableGlobalSecondaryIndexSettingsUpdateList", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 20LL, .element = &S_GlobalTableGlobalSecondaryIndexSettingsUpdate};
 static const shape S_ImportArn = {.type = WIRE_STRING, .name = "ImportArn", .constrained = 1, .has_min = 1, .min = 37LL, .has_max = 1, .max = 1024LL};
 static const shape S_ImportNextToken = {.type = WIRE_STRING, .name = "ImportNextToken", .constrained = 1, .has_min = 1, .min = 112LL, .has_max = 1, .max = 1024LL, .pattern = "([0-9a-f]{16})+", .ere = "^(([0-9a-f]{16})+)$"};
 static const shape_member S_ImportTableInput_members[] = {
-    {"ClientToken", &S_ClientToken, 0},
-    {"S3BucketSource", &S_S3BucketSource, 1},
-    {"InputFormat", &S_InputFormat, 1},
-    {"InputFormatOptions", &S_InputFormatOptions, 0},
-    {"InputCompressionType", &S_InputCompressionType, 0},
-    {"TableCreationParameters", &S_TableCreationParameters, 1},
+    {"ClientToken", &S_ClientToken, 0, NULL},
+    {"S3BucketSource", &S_S3BucketSource, 1, NULL},
+    {"InputFormat", &S_InputFormat, 1, NULL},
+    {"InputFormatOptions", &S_InputFormatOptions, 0, NULL},
+    {"InputCompressionType", &S_InputCompressionType, 0, NULL},
+    {"TableCreationParameters", &S_TableCreationParameters, 1, NULL},
 };
 static const shape S_ImportTableInput = {.type = WIRE_STRUCTURE, .name = "ImportTableInput", .constrained = 1, .members = S_ImportTableInput_members, .nmembers = 6};
 static const shape S_IndexName = {.type = WIRE_STRING, .name = "IndexName", .constrained = 1, .has_min = 1, .min = 3LL, .has_max = 1, .max = 255LL, .pattern = "[a-zA-Z0-9_.-]+", .ere = "^([a-zA-Z0-9_.-]+)$"};
@@ -614,7 +617,7 @@ static const shape S_InputCompressionType = {.type = WIRE_STRING, .name = "Input
 static const char *const S_InputFormat_enum[] = {"DYNAMODB_JSON", "ION", "CSV", NULL};
 static const shape S_InputFormat = {.type = WIRE_STRING, .name = "InputFormat", .constrained = 1, .enums = S_InputFormat_enum};
 static const shape_member S_InputFormatOptions_members[] = {
-    {"Csv", &S_CsvOptions, 0},
+    {"Csv", &S_CsvOptions, 0, NULL},
 };
 static const shape S_InputFormatOptions = {.type = WIRE_STRUCTURE, .name = "InputFormatOptions", .constrained = 1, .members = S_InputFormatOptions_members, .nmembers = 1};
 static const shape S_IntegerObject = {.type = WIRE_INTEGER, .name = "IntegerObject"};
@@ -626,77 +629,77 @@ static const shape S_KeyList = {.type = WIRE_LIST, .name = "KeyList", .constrain
 static const shape S_KeySchema = {.type = WIRE_LIST, .name = "KeySchema", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 2LL, .element = &S_KeySchemaElement};
 static const shape S_KeySchemaAttributeName = {.type = WIRE_STRING, .name = "KeySchemaAttributeName", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 255LL};
 static const shape_member S_KeySchemaElement_members[] = {
-    {"AttributeName", &S_KeySchemaAttributeName, 1},
-    {"KeyType", &S_KeyType, 1},
+    {"AttributeName", &S_KeySchemaAttributeName, 1, NULL},
+    {"KeyType", &S_KeyType, 1, NULL},
 };
 static const shape S_KeySchemaElement = {.type = WIRE_STRUCTURE, .name = "KeySchemaElement", .constrained = 1, .members = S_KeySchemaElement_members, .nmembers = 2};
 static const char *const S_KeyType_enum[] = {"HASH", "RANGE", NULL};
 static const shape S_KeyType = {.type = WIRE_STRING, .name = "KeyType", .constrained = 1, .enums = S_KeyType_enum};
 static const shape_member S_KeysAndAttributes_members[] = {
-    {"Keys", &S_KeyList, 1},
-    {"AttributesToGet", &S_AttributeNameList, 0},
-    {"ConsistentRead", &S_ConsistentRead, 0},
-    {"ProjectionExpression", &S_ProjectionExpression, 0},
-    {"ExpressionAttributeNames", &S_ExpressionAttributeNameMap, 0},
+    {"Keys", &S_KeyList, 1, NULL},
+    {"AttributesToGet", &S_AttributeNameList, 0, NULL},
+    {"ConsistentRead", &S_ConsistentRead, 0, NULL},
+    {"ProjectionExpression", &S_ProjectionExpression, 0, NULL},
+    {"ExpressionAttributeNames", &S_ExpressionAttributeNameMap, 0, NULL},
 };
 static const shape S_KeysAndAttributes = {.type = WIRE_STRUCTURE, .name = "KeysAndAttributes", .constrained = 1, .members = S_KeysAndAttributes_members, .nmembers = 5};
 static const shape_member S_KinesisStreamingDestinationInput_members[] = {
-    {"TableName", &S_TableName, 1},
-    {"StreamArn", &S_StreamArn, 1},
+    {"TableName", &S_TableName, 1, NULL},
+    {"StreamArn", &S_StreamArn, 1, NULL},
 };
 static const shape S_KinesisStreamingDestinationInput = {.type = WIRE_STRUCTURE, .name = "KinesisStreamingDestinationInput", .constrained = 1, .members = S_KinesisStreamingDestinationInput_members, .nmembers = 2};
 static const shape S_ListAttributeValue = {.type = WIRE_LIST, .name = "ListAttributeValue", .element = &S_AttributeValue};
 static const shape_member S_ListBackupsInput_members[] = {
-    {"TableName", &S_TableName, 0},
-    {"Limit", &S_BackupsInputLimit, 0},
-    {"TimeRangeLowerBound", &S_TimeRangeLowerBound, 0},
-    {"TimeRangeUpperBound", &S_TimeRangeUpperBound, 0},
-    {"ExclusiveStartBackupArn", &S_BackupArn, 0},
-    {"BackupType", &S_BackupTypeFilter, 0},
+    {"TableName", &S_TableName, 0, NULL},
+    {"Limit", &S_BackupsInputLimit, 0, NULL},
+    {"TimeRangeLowerBound", &S_TimeRangeLowerBound, 0, NULL},
+    {"TimeRangeUpperBound", &S_TimeRangeUpperBound, 0, NULL},
+    {"ExclusiveStartBackupArn", &S_BackupArn, 0, NULL},
+    {"BackupType", &S_BackupTypeFilter, 0, NULL},
 };
 static const shape S_ListBackupsInput = {.type = WIRE_STRUCTURE, .name = "ListBackupsInput", .constrained = 1, .members = S_ListBackupsInput_members, .nmembers = 6};
 static const shape_member S_ListContributorInsightsInput_members[] = {
-    {"TableName", &S_TableName, 0},
-    {"NextToken", &S_NextTokenString, 0},
-    {"MaxResults", &S_ListContributorInsightsLimit, 0},
+    {"TableName", &S_TableName, 0, NULL},
+    {"NextToken", &S_NextTokenString, 0, NULL},
+    {"MaxResults", &S_ListContributorInsightsLimit, 0, NULL},
 };
 static const shape S_ListContributorInsightsInput = {.type = WIRE_STRUCTURE, .name = "ListContributorInsightsInput", .constrained = 1, .members = S_ListContributorInsightsInput_members, .nmembers = 3};
 static const shape S_ListContributorInsightsLimit = {.type = WIRE_INTEGER, .name = "ListContributorInsightsLimit", .constrained = 1, .has_max = 1, .max = 100LL};
 static const shape_member S_ListExportsInput_members[] = {
-    {"TableArn", &S_TableArn, 0},
-    {"MaxResults", &S_ListExportsMaxLimit, 0},
-    {"NextToken", &S_ExportNextToken, 0},
+    {"TableArn", &S_TableArn, 0, NULL},
+    {"MaxResults", &S_ListExportsMaxLimit, 0, NULL},
+    {"NextToken", &S_ExportNextToken, 0, NULL},
 };
 static const shape S_ListExportsInput = {.type = WIRE_STRUCTURE, .name = "ListExportsInput", .constrained = 1, .members = S_ListExportsInput_members, .nmembers = 3};
 static const shape S_ListExportsMaxLimit = {.type = WIRE_INTEGER, .name = "ListExportsMaxLimit", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 25LL};
 static const shape_member S_ListGlobalTablesInput_members[] = {
-    {"ExclusiveStartGlobalTableName", &S_TableName, 0},
-    {"Limit", &S_PositiveIntegerObject, 0},
-    {"RegionName", &S_RegionName, 0},
+    {"ExclusiveStartGlobalTableName", &S_TableName, 0, NULL},
+    {"Limit", &S_PositiveIntegerObject, 0, NULL},
+    {"RegionName", &S_RegionName, 0, NULL},
 };
 static const shape S_ListGlobalTablesInput = {.type = WIRE_STRUCTURE, .name = "ListGlobalTablesInput", .constrained = 1, .members = S_ListGlobalTablesInput_members, .nmembers = 3};
 static const shape_member S_ListImportsInput_members[] = {
-    {"TableArn", &S_TableArn, 0},
-    {"PageSize", &S_ListImportsMaxLimit, 0},
-    {"NextToken", &S_ImportNextToken, 0},
+    {"TableArn", &S_TableArn, 0, NULL},
+    {"PageSize", &S_ListImportsMaxLimit, 0, NULL},
+    {"NextToken", &S_ImportNextToken, 0, NULL},
 };
 static const shape S_ListImportsInput = {.type = WIRE_STRUCTURE, .name = "ListImportsInput", .constrained = 1, .members = S_ListImportsInput_members, .nmembers = 3};
 static const shape S_ListImportsMaxLimit = {.type = WIRE_INTEGER, .name = "ListImportsMaxLimit", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 25LL};
 static const shape_member S_ListTablesInput_members[] = {
-    {"ExclusiveStartTableName", &S_TableName, 0},
-    {"Limit", &S_ListTablesInputLimit, 0},
+    {"ExclusiveStartTableName", &S_TableName, 0, NULL},
+    {"Limit", &S_ListTablesInputLimit, 0, NULL},
 };
 static const shape S_ListTablesInput = {.type = WIRE_STRUCTURE, .name = "ListTablesInput", .constrained = 1, .members = S_ListTablesInput_members, .nmembers = 2};
 static const shape S_ListTablesInputLimit = {.type = WIRE_INTEGER, .name = "ListTablesInputLimit", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 100LL};
 static const shape_member S_ListTagsOfResourceInput_members[] = {
-    {"ResourceArn", &S_ResourceArnString, 1},
-    {"NextToken", &S_NextTokenString, 0},
+    {"ResourceArn", &S_ResourceArnString, 1, NULL},
+    {"NextToken", &S_NextTokenString, 0, NULL},
 };
 static const shape S_ListTagsOfResourceInput = {.type = WIRE_STRUCTURE, .name = "ListTagsOfResourceInput", .constrained = 1, .members = S_ListTagsOfResourceInput_members, .nmembers = 2};
 static const shape_member S_LocalSecondaryIndex_members[] = {
-    {"IndexName", &S_IndexName, 1},
-    {"KeySchema", &S_KeySchema, 1},
-    {"Projection", &S_Projection, 1},
+    {"IndexName", &S_IndexName, 1, NULL},
+    {"KeySchema", &S_KeySchema, 1, NULL},
+    {"Projection", &S_Projection, 1, NULL},
 };
 static const shape S_LocalSecondaryIndex = {.type = WIRE_STRUCTURE, .name = "LocalSecondaryIndex", .constrained = 1, .members = S_LocalSecondaryIndex_members, .nmembers = 3};
 static const shape S_LocalSecondaryIndexList = {.type = WIRE_LIST, .name = "LocalSecondaryIndexList", .constrained = 1, .element = &S_LocalSecondaryIndex};
@@ -708,8 +711,8 @@ static const shape S_NullAttributeValue = {.type = WIRE_BOOLEAN, .name = "NullAt
 static const shape S_NumberAttributeValue = {.type = WIRE_STRING, .name = "NumberAttributeValue"};
 static const shape S_NumberSetAttributeValue = {.type = WIRE_LIST, .name = "NumberSetAttributeValue", .element = &S_NumberAttributeValue};
 static const shape_member S_ParameterizedStatement_members[] = {
-    {"Statement", &S_PartiQLStatement, 1},
-    {"Parameters", &S_PreparedStatementParameters, 0},
+    {"Statement", &S_PartiQLStatement, 1, NULL},
+    {"Parameters", &S_PreparedStatementParameters, 0, NULL},
 };
 static const shape S_ParameterizedStatement = {.type = WIRE_STRUCTURE, .name = "ParameterizedStatement", .constrained = 1, .members = S_ParameterizedStatement_members, .nmembers = 2};
 static const shape S_ParameterizedStatements = {.type = WIRE_LIST, .name = "ParameterizedStatements", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 100LL, .element = &S_ParameterizedStatement};
@@ -717,152 +720,152 @@ static const shape S_PartiQLBatchRequest = {.type = WIRE_LIST, .name = "PartiQLB
 static const shape S_PartiQLNextToken = {.type = WIRE_STRING, .name = "PartiQLNextToken", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 32768LL};
 static const shape S_PartiQLStatement = {.type = WIRE_STRING, .name = "PartiQLStatement", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 8192LL};
 static const shape_member S_PointInTimeRecoverySpecification_members[] = {
-    {"PointInTimeRecoveryEnabled", &S_BooleanObject, 1},
+    {"PointInTimeRecoveryEnabled", &S_BooleanObject, 1, NULL},
 };
 static const shape S_PointInTimeRecoverySpecification = {.type = WIRE_STRUCTURE, .name = "PointInTimeRecoverySpecification", .constrained = 1, .members = S_PointInTimeRecoverySpecification_members, .nmembers = 1};
 static const shape S_PositiveIntegerObject = {.type = WIRE_INTEGER, .name = "PositiveIntegerObject", .constrained = 1, .has_min = 1, .min = 1LL};
 static const shape S_PositiveLongObject = {.type = WIRE_LONG, .name = "PositiveLongObject", .constrained = 1, .has_min = 1, .min = 1LL};
 static const shape S_PreparedStatementParameters = {.type = WIRE_LIST, .name = "PreparedStatementParameters", .constrained = 1, .has_min = 1, .min = 1LL, .element = &S_AttributeValue};
 static const shape_member S_Projection_members[] = {
-    {"ProjectionType", &S_ProjectionType, 0},
-    {"NonKeyAttributes", &S_NonKeyAttributeNameList, 0},
+    {"ProjectionType", &S_ProjectionType, 0, NULL},
+    {"NonKeyAttributes", &S_NonKeyAttributeNameList, 0, NULL},
 };
 static const shape S_Projection = {.type = WIRE_STRUCTURE, .name = "Projection", .constrained = 1, .members = S_Projection_members, .nmembers = 2};
 static const shape S_ProjectionExpression = {.type = WIRE_STRING, .name = "ProjectionExpression"};
 static const char *const S_ProjectionType_enum[] = {"ALL", "KEYS_ONLY", "INCLUDE", NULL};
 static const shape S_ProjectionType = {.type = WIRE_STRING, .name = "ProjectionType", .constrained = 1, .enums = S_ProjectionType_enum};
 static const shape_member S_ProvisionedThroughput_members[] = {
-    {"ReadCapacityUnits", &S_PositiveLongObject, 1},
-    {"WriteCapacityUnits", &S_PositiveLongObject, 1},
+    {"ReadCapacityUnits", &S_PositiveLongObject, 1, NULL},
+    {"WriteCapacityUnits", &S_PositiveLongObject, 1, NULL},
 };
 static const shape S_ProvisionedThroughput = {.type = WIRE_STRUCTURE, .name = "ProvisionedThroughput", .constrained = 1, .members = S_ProvisionedThroughput_members, .nmembers = 2};
 static const shape_member S_ProvisionedThroughputOverride_members[] = {
-    {"ReadCapacityUnits", &S_PositiveLongObject, 0},
+    {"ReadCapacityUnits", &S_PositiveLongObject, 0, NULL},
 };
 static const shape S_ProvisionedThroughputOverride = {.type = WIRE_STRUCTURE, .name = "ProvisionedThroughputOverride", .constrained = 1, .members = S_ProvisionedThroughputOverride_members, .nmembers = 1};
 static const shape_member S_Put_members[] = {
-    {"Item", &S_PutItemInputAttributeMap, 1},
-    {"TableName", &S_TableName, 1},
-    {"ConditionExpression", &S_ConditionExpression, 0},
-    {"ExpressionAttributeNames", &S_ExpressionAttributeNameMap, 0},
-    {"ExpressionAttributeValues", &S_ExpressionAttributeValueMap, 0},
-    {"ReturnValuesOnConditionCheckFailure", &S_ReturnValuesOnConditionCheckFailure, 0},
+    {"Item", &S_PutItemInputAttributeMap, 1, NULL},
+    {"TableName", &S_TableName, 1, NULL},
+    {"ConditionExpression", &S_ConditionExpression, 0, NULL},
+    {"ExpressionAttributeNames", &S_ExpressionAttributeNameMap, 0, NULL},
+    {"ExpressionAttributeValues", &S_ExpressionAttributeValueMap, 0, NULL},
+    {"ReturnValuesOnConditionCheckFailure", &S_ReturnValuesOnConditionCheckFailure, 0, NULL},
 };
 static const shape S_Put = {.type = WIRE_STRUCTURE, .name = "Put", .constrained = 1, .members = S_Put_members, .nmembers = 6};
 static const shape_member S_PutItemInput_members[] = {
-    {"TableName", &S_TableName, 1},
-    {"Item", &S_PutItemInputAttributeMap, 1},
-    {"Expected", &S_ExpectedAttributeMap, 0},
-    {"ReturnValues", &S_ReturnValue, 0},
-    {"ReturnConsumedCapacity", &S_ReturnConsumedCapacity, 0},
-    {"ReturnItemCollectionMetrics", &S_ReturnItemCollectionMetrics, 0},
-    {"ConditionalOperator", &S_ConditionalOperator, 0},
-    {"ConditionExpression", &S_ConditionExpression, 0},
-    {"ExpressionAttributeNames", &S_ExpressionAttributeNameMap, 0},
-    {"ExpressionAttributeValues", &S_ExpressionAttributeValueMap, 0},
+    {"TableName", &S_TableName, 1, NULL},
+    {"Item", &S_PutItemInputAttributeMap, 1, NULL},
+    {"Expected", &S_ExpectedAttributeMap, 0, NULL},
+    {"ReturnValues", &S_ReturnValue, 0, NULL},
+    {"ReturnConsumedCapacity", &S_ReturnConsumedCapacity, 0, NULL},
+    {"ReturnItemCollectionMetrics", &S_ReturnItemCollectionMetrics, 0, NULL},
+    {"ConditionalOperator", &S_ConditionalOperator, 0, NULL},
+    {"ConditionExpression", &S_ConditionExpression, 0, NULL},
+    {"ExpressionAttributeNames", &S_ExpressionAttributeNameMap, 0, NULL},
+    {"ExpressionAttributeValues", &S_ExpressionAttributeValueMap, 0, NULL},
 };
 static const shape S_PutItemInput = {.type = WIRE_STRUCTURE, .name = "PutItemInput", .constrained = 1, .members = S_PutItemInput_members, .nmembers = 10};
 static const shape S_PutItemInputAttributeMap = {.type = WIRE_MAP, .name = "PutItemInputAttributeMap", .key = &S_AttributeName, .element = &S_AttributeValue};
 static const shape_member S_PutRequest_members[] = {
-    {"Item", &S_PutItemInputAttributeMap, 1},
+    {"Item", &S_PutItemInputAttributeMap, 1, NULL},
 };
 static const shape S_PutRequest = {.type = WIRE_STRUCTURE, .name = "PutRequest", .constrained = 1, .members = S_PutRequest_members, .nmembers = 1};
 static const shape_member S_QueryInput_members[] = {
-    {"TableName", &S_TableName, 1},
-    {"IndexName", &S_IndexName, 0},
-    {"Select", &S_Select, 0},
-    {"AttributesToGet", &S_AttributeNameList, 0},
-    {"Limit", &S_PositiveIntegerObject, 0},
-    {"ConsistentRead", &S_ConsistentRead, 0},
-    {"KeyConditions", &S_KeyConditions, 0},
-    {"QueryFilter", &S_FilterConditionMap, 0},
-    {"ConditionalOperator", &S_ConditionalOperator, 0},
-    {"ScanIndexForward", &S_BooleanObject, 0},
-    {"ExclusiveStartKey", &S_Key, 0},
-    {"ReturnConsumedCapacity", &S_ReturnConsumedCapacity, 0},
-    {"ProjectionExpression", &S_ProjectionExpression, 0},
-    {"FilterExpression", &S_ConditionExpression, 0},
-    {"KeyConditionExpression", &S_KeyExpression, 0},
-    {"ExpressionAttributeNames", &S_ExpressionAttributeNameMap, 0},
-    {"ExpressionAttributeValues", &S_ExpressionAttributeValueMap, 0},
+    {"TableName", &S_TableName, 1, NULL},
+    {"IndexName", &S_IndexName, 0, NULL},
+    {"Select", &S_Select, 0, NULL},
+    {"AttributesToGet", &S_AttributeNameList, 0, NULL},
+    {"Limit", &S_PositiveIntegerObject, 0, NULL},
+    {"ConsistentRead", &S_ConsistentRead, 0, NULL},
+    {"KeyConditions", &S_KeyConditions, 0, NULL},
+    {"QueryFilter", &S_FilterConditionMap, 0, NULL},
+    {"ConditionalOperator", &S_ConditionalOperator, 0, NULL},
+    {"ScanIndexForward", &S_BooleanObject, 0, NULL},
+    {"ExclusiveStartKey", &S_Key, 0, NULL},
+    {"ReturnConsumedCapacity", &S_ReturnConsumedCapacity, 0, NULL},
+    {"ProjectionExpression", &S_ProjectionExpression, 0, NULL},
+    {"FilterExpression", &S_ConditionExpression, 0, NULL},
+    {"KeyConditionExpression", &S_KeyExpression, 0, NULL},
+    {"ExpressionAttributeNames", &S_ExpressionAttributeNameMap, 0, NULL},
+    {"ExpressionAttributeValues", &S_ExpressionAttributeValueMap, 0, NULL},
 };
 static const shape S_QueryInput = {.type = WIRE_STRUCTURE, .name = "QueryInput", .constrained = 1, .members = S_QueryInput_members, .nmembers = 17};
 static const shape S_RegionName = {.type = WIRE_STRING, .name = "RegionName"};
 static const shape_member S_Replica_members[] = {
-    {"RegionName", &S_RegionName, 0},
+    {"RegionName", &S_RegionName, 0, NULL},
 };
 static const shape S_Replica = {.type = WIRE_STRUCTURE, .name = "Replica", .members = S_Replica_members, .nmembers = 1};
 static const shape_member S_ReplicaAutoScalingUpdate_members[] = {
-    {"RegionName", &S_RegionName, 1},
-    {"ReplicaGlobalSecondaryIndexUpdates", &S_ReplicaGlobalSecondaryIndexAutoScalingUpdateList, 0},
-    {"ReplicaProvisionedReadCapacityAutoScalingUpdate", &S_AutoScalingSettingsUpdate, 0},
+    {"RegionName", &S_RegionName, 1, NULL},
+    {"ReplicaGlobalSecondaryIndexUpdates", &S_ReplicaGlobalSecondaryIndexAutoScalingUpdateList, 0, NULL},
+    {"ReplicaProvisionedReadCapacityAutoScalingUpdate", &S_AutoScalingSettingsUpdate, 0, NULL},
 };
 static const shape S_ReplicaAutoScalingUpdate = {.type = WIRE_STRUCTURE, .name = "ReplicaAutoScalingUpdate", .constrained = 1, .members = S_ReplicaAutoScalingUpdate_members, .nmembers = 3};
 static const shape S_ReplicaAutoScalingUpdateList = {.type = WIRE_LIST, .name = "ReplicaAutoScalingUpdateList", .constrained = 1, .has_min = 1, .min = 1LL, .element = &S_ReplicaAutoScalingUpdate};
 static const shape_member S_ReplicaGlobalSecondaryIndex_members[] = {
-    {"IndexName", &S_IndexName, 1},
-    {"ProvisionedThroughputOverride", &S_ProvisionedThroughputOverride, 0},
+    {"IndexName", &S_IndexName, 1, NULL},
+    {"ProvisionedThroughputOverride", &S_ProvisionedThroughputOverride, 0, NULL},
 };
 static const shape S_ReplicaGlobalSecondaryIndex = {.type = WIRE_STRUCTURE, .name = "ReplicaGlobalSecondaryIndex", .constrained = 1, .members = S_ReplicaGlobalSecondaryIndex_members, .nmembers = 2};
 static const shape_member S_ReplicaGlobalSecondaryIndexAutoScalingUpdate_members[] = {
-    {"IndexName", &S_IndexName, 0},
-    {"ProvisionedReadCapacityAutoScalingUpdate", &S_AutoScalingSettingsUpdate, 0},
+    {"IndexName", &S_IndexName, 0, NULL},
+    {"ProvisionedReadCapacityAutoScalingUpdate", &S_AutoScalingSettingsUpdate, 0, NULL},
 };
 static const shape S_ReplicaGlobalSecondaryIndexAutoScalingUpdate = {.type = WIRE_STRUCTURE, .name = "ReplicaGlobalSecondaryIndexAutoScalingUpdate", .constrained = 1, .members = S_ReplicaGlobalSecondaryIndexAutoScalingUpdate_members, .nmembers = 2};
 static const shape S_ReplicaGlobalSecondaryIndexAutoScalingUpdateList = {.type = WIRE_LIST, .name = "ReplicaGlobalSecondaryIndexAutoScalingUpdateList", .constrained = 1, .element = &S_ReplicaGlobalSecondaryIndexAutoScalingUpdate};
 static const shape S_ReplicaGlobalSecondaryIndexList = {.type = WIRE_LIST, .name = "ReplicaGlobalSecondaryIndexList", .constrained = 1, .has_min = 1, .min = 1LL, .element = &S_ReplicaGlobalSecondaryIndex};
 static const shape_member S_ReplicaGlobalSecondaryIndexSettingsUpdate_members[] = {
-    {"IndexName", &S_IndexName, 1},
-    {"ProvisionedReadCapacityUnits", &S_PositiveLongObject, 0},
-    {"ProvisionedReadCapacityAutoScalingSettingsUpdate", &S_AutoScalingSettingsUpdate, 0},
+    {"IndexName", &S_IndexName, 1, NULL},
+    {"ProvisionedReadCapacityUnits", &S_PositiveLongObject, 0, NULL},
+    {"ProvisionedReadCapacityAutoScalingSettingsUpdate", &S_AutoScalingSettingsUpdate, 0, NULL},
 };
 static const shape S_ReplicaGlobalSecondaryIndexSettingsUpdate = {.type = WIRE_STRUCTURE, .name = "ReplicaGlobalSecondaryIndexSettingsUpdate", .constrained = 1, .members = S_ReplicaGlobalSecondaryIndexSettingsUpdate_members, .nmembers = 3};
 static const shape S_ReplicaGlobalSecondaryIndexSettingsUpdateList = {.type = WIRE_LIST, .name = "ReplicaGlobalSecondaryIndexSettingsUpdateList", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 20LL, .element = &S_ReplicaGlobalSecondaryIndexSettingsUpdate};
 static const shape S_ReplicaList = {.type = WIRE_LIST, .name = "ReplicaList", .element = &S_Replica};
 static const shape_member S_ReplicaSettingsUpdate_members[] = {
-    {"RegionName", &S_RegionName, 1},
-    {"ReplicaProvisionedReadCapacityUnits", &S_PositiveLongObject, 0},
-    {"ReplicaProvisionedReadCapacityAutoScalingSettingsUpdate", &S_AutoScalingSettingsUpdate, 0},
-    {"ReplicaGlobalSecondaryIndexSettingsUpdate", &S_ReplicaGlobalSecondaryIndexSettingsUpdateList, 0},
-    {"ReplicaTableClass", &S_TableClass, 0},
+    {"RegionName", &S_RegionName, 1, NULL},
+    {"ReplicaProvisionedReadCapacityUnits", &S_PositiveLongObject, 0, NULL},
+    {"ReplicaProvisionedReadCapacityAutoScalingSettingsUpdate", &S_AutoScalingSettingsUpdate, 0, NULL},
+    {"ReplicaGlobalSecondaryIndexSettingsUpdate", &S_ReplicaGlobalSecondaryIndexSettingsUpdateList, 0, NULL},
+    {"ReplicaTableClass", &S_TableClass, 0, NULL},
 };
 static const shape S_ReplicaSettingsUpdate = {.type = WIRE_STRUCTURE, .name = "ReplicaSettingsUpdate", .constrained = 1, .members = S_ReplicaSettingsUpdate_members, .nmembers = 5};
 static const shape S_ReplicaSettingsUpdateList = {.type = WIRE_LIST, .name = "ReplicaSettingsUpdateList", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 50LL, .element = &S_ReplicaSettingsUpdate};
 static const shape_member S_ReplicaUpdate_members[] = {
-    {"Create", &S_CreateReplicaAction, 0},
-    {"Delete", &S_DeleteReplicaAction, 0},
+    {"Create", &S_CreateReplicaAction, 0, NULL},
+    {"Delete", &S_DeleteReplicaAction, 0, NULL},
 };
 static const shape S_ReplicaUpdate = {.type = WIRE_STRUCTURE, .name = "ReplicaUpdate", .constrained = 1, .members = S_ReplicaUpdate_members, .nmembers = 2};
 static const shape S_ReplicaUpdateList = {.type = WIRE_LIST, .name = "ReplicaUpdateList", .constrained = 1, .element = &S_ReplicaUpdate};
 static const shape_member S_ReplicationGroupUpdate_members[] = {
-    {"Create", &S_CreateReplicationGroupMemberAction, 0},
-    {"Update", &S_UpdateReplicationGroupMemberAction, 0},
-    {"Delete", &S_DeleteReplicationGroupMemberAction, 0},
+    {"Create", &S_CreateReplicationGroupMemberAction, 0, NULL},
+    {"Update", &S_UpdateReplicationGroupMemberAction, 0, NULL},
+    {"Delete", &S_DeleteReplicationGroupMemberAction, 0, NULL},
 };
 static const shape S_ReplicationGroupUpdate = {.type = WIRE_STRUCTURE, .name = "ReplicationGroupUpdate", .constrained = 1, .members = S_ReplicationGroupUpdate_members, .nmembers = 3};
 static const shape S_ReplicationGroupUpdateList = {.type = WIRE_LIST, .name = "ReplicationGroupUpdateList", .constrained = 1, .has_min = 1, .min = 1LL, .element = &S_ReplicationGroupUpdate};
 static const shape S_ResourceArnString = {.type = WIRE_STRING, .name = "ResourceArnString", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 1283LL};
 static const shape_member S_RestoreTableFromBackupInput_members[] = {
-    {"TargetTableName", &S_TableName, 1},
-    {"BackupArn", &S_BackupArn, 1},
-    {"BillingModeOverride", &S_BillingMode, 0},
-    {"GlobalSecondaryIndexOverride", &S_GlobalSecondaryIndexList, 0},
-    {"LocalSecondaryIndexOverride", &S_LocalSecondaryIndexList, 0},
-    {"ProvisionedThroughputOverride", &S_ProvisionedThroughput, 0},
-    {"SSESpecificationOverride", &S_SSESpecification, 0},
+    {"TargetTableName", &S_TableName, 1, NULL},
+    {"BackupArn", &S_BackupArn, 1, NULL},
+    {"BillingModeOverride", &S_BillingMode, 0, NULL},
+    {"GlobalSecondaryIndexOverride", &S_GlobalSecondaryIndexList, 0, NULL},
+    {"LocalSecondaryIndexOverride", &S_LocalSecondaryIndexList, 0, NULL},
+    {"ProvisionedThroughputOverride", &S_ProvisionedThroughput, 0, NULL},
+    {"SSESpecificationOverride", &S_SSESpecification, 0, NULL},
 };
 static const shape S_RestoreTableFromBackupInput = {.type = WIRE_STRUCTURE, .name = "RestoreTableFromBackupInput", .constrained = 1, .members = S_RestoreTableFromBackupInput_members, .nmembers = 7};
 static const shape_member S_RestoreTableToPointInTimeInput_members[] = {
-    {"SourceTableArn", &S_TableArn, 0},
-    {"SourceTableName", &S_TableName, 0},
-    {"TargetTableName", &S_TableName, 1},
-    {"UseLatestRestorableTime", &S_BooleanObject, 0},
-    {"RestoreDateTime", &S_Date, 0},
-    {"BillingModeOverride", &S_BillingMode, 0},
-    {"GlobalSecondaryIndexOverride", &S_GlobalSecondaryIndexList, 0},
-    {"LocalSecondaryIndexOverride", &S_LocalSecondaryIndexList, 0},
-    {"ProvisionedThroughputOverride", &S_ProvisionedThroughput, 0},
-    {"SSESpecificationOverride", &S_SSESpecification, 0},
+    {"SourceTableArn", &S_TableArn, 0, NULL},
+    {"SourceTableName", &S_TableName, 0, NULL},
+    {"TargetTableName", &S_TableName, 1, NULL},
+    {"UseLatestRestorableTime", &S_BooleanObject, 0, NULL},
+    {"RestoreDateTime", &S_Date, 0, NULL},
+    {"BillingModeOverride", &S_BillingMode, 0, NULL},
+    {"GlobalSecondaryIndexOverride", &S_GlobalSecondaryIndexList, 0, NULL},
+    {"LocalSecondaryIndexOverride", &S_LocalSecondaryIndexList, 0, NULL},
+    {"ProvisionedThroughputOverride", &S_ProvisionedThroughput, 0, NULL},
+    {"SSESpecificationOverride", &S_SSESpecification, 0, NULL},
 };
 static const shape S_RestoreTableToPointInTimeInput = {.type = WIRE_STRUCTURE, .name = "RestoreTableToPointInTimeInput", .constrained = 1, .members = S_RestoreTableToPointInTimeInput_members, .nmembers = 10};
 static const char *const S_ReturnConsumedCapacity_enum[] = {"INDEXES", "TOTAL", "NONE", NULL};
@@ -876,9 +879,9 @@ static const shape S_ReturnValuesOnConditionCheckFailure = {.type = WIRE_STRING,
 static const shape S_S3Bucket = {.type = WIRE_STRING, .name = "S3Bucket", .constrained = 1, .has_max = 1, .max = 255LL};
 static const shape S_S3BucketOwner = {.type = WIRE_STRING, .name = "S3BucketOwner", .constrained = 1, .pattern = "[0-9]{12}", .ere = "^([0-9]{12})$"};
 static const shape_member S_S3BucketSource_members[] = {
-    {"S3BucketOwner", &S_S3BucketOwner, 0},
-    {"S3Bucket", &S_S3Bucket, 1},
-    {"S3KeyPrefix", &S_S3Prefix, 0},
+    {"S3BucketOwner", &S_S3BucketOwner, 0, NULL},
+    {"S3Bucket", &S_S3Bucket, 1, NULL},
+    {"S3KeyPrefix", &S_S3Prefix, 0, NULL},
 };
 static const shape S_S3BucketSource = {.type = WIRE_STRUCTURE, .name = "S3BucketSource", .constrained = 1, .members = S_S3BucketSource_members, .nmembers = 3};
 static const shape S_S3Prefix = {.type = WIRE_STRING, .name = "S3Prefix", .constrained = 1, .has_max = 1, .max = 1024LL};
@@ -887,9 +890,9 @@ static const shape S_S3SseAlgorithm = {.type = WIRE_STRING, .name = "S3SseAlgori
 static const shape S_S3SseKmsKeyId = {.type = WIRE_STRING, .name = "S3SseKmsKeyId", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 2048LL};
 static const shape S_SSEEnabled = {.type = WIRE_BOOLEAN, .name = "SSEEnabled"};
 static const shape_member S_SSESpecification_members[] = {
-    {"Enabled", &S_SSEEnabled, 0},
-    {"SSEType", &S_SSEType, 0},
-    {"KMSMasterKeyId", &S_KMSMasterKeyId, 0},
+    {"Enabled", &S_SSEEnabled, 0, NULL},
+    {"SSEType", &S_SSEType, 0, NULL},
+    {"KMSMasterKeyId", &S_KMSMasterKeyId, 0, NULL},
 };
 static const shape S_SSESpecification = {.type = WIRE_STRUCTURE, .name = "SSESpecification", .constrained = 1, .members = S_SSESpecification_members, .nmembers = 3};
 static const char *const S_SSEType_enum[] = {"AES256", "KMS", NULL};
@@ -897,22 +900,22 @@ static const shape S_SSEType = {.type = WIRE_STRING, .name = "SSEType", .constra
 static const char *const S_ScalarAttributeType_enum[] = {"S", "N", "B", NULL};
 static const shape S_ScalarAttributeType = {.type = WIRE_STRING, .name = "ScalarAttributeType", .constrained = 1, .enums = S_ScalarAttributeType_enum};
 static const shape_member S_ScanInput_members[] = {
-    {"TableName", &S_TableName, 1},
-    {"IndexName", &S_IndexName, 0},
-    {"AttributesToGet", &S_AttributeNameList, 0},
-    {"Limit", &S_PositiveIntegerObject, 0},
-    {"Select", &S_Select, 0},
-    {"ScanFilter", &S_FilterConditionMap, 0},
-    {"ConditionalOperator", &S_ConditionalOperator, 0},
-    {"ExclusiveStartKey", &S_Key, 0},
-    {"ReturnConsumedCapacity", &S_ReturnConsumedCapacity, 0},
-    {"TotalSegments", &S_ScanTotalSegments, 0},
-    {"Segment", &S_ScanSegment, 0},
-    {"ProjectionExpression", &S_ProjectionExpression, 0},
-    {"FilterExpression", &S_ConditionExpression, 0},
-    {"ExpressionAttributeNames", &S_ExpressionAttributeNameMap, 0},
-    {"ExpressionAttributeValues", &S_ExpressionAttributeValueMap, 0},
-    {"ConsistentRead", &S_ConsistentRead, 0},
+    {"TableName", &S_TableName, 1, NULL},
+    {"IndexName", &S_IndexName, 0, NULL},
+    {"AttributesToGet", &S_AttributeNameList, 0, NULL},
+    {"Limit", &S_PositiveIntegerObject, 0, NULL},
+    {"Select", &S_Select, 0, NULL},
+    {"ScanFilter", &S_FilterConditionMap, 0, NULL},
+    {"ConditionalOperator", &S_ConditionalOperator, 0, NULL},
+    {"ExclusiveStartKey", &S_Key, 0, NULL},
+    {"ReturnConsumedCapacity", &S_ReturnConsumedCapacity, 0, NULL},
+    {"TotalSegments", &S_ScanTotalSegments, 0, NULL},
+    {"Segment", &S_ScanSegment, 0, NULL},
+    {"ProjectionExpression", &S_ProjectionExpression, 0, NULL},
+    {"FilterExpression", &S_ConditionExpression, 0, NULL},
+    {"ExpressionAttributeNames", &S_ExpressionAttributeNameMap, 0, NULL},
+    {"ExpressionAttributeValues", &S_ExpressionAttributeValueMap, 0, NULL},
+    {"ConsistentRead", &S_ConsistentRead, 0, NULL},
 };
 static const shape S_ScanInput = {.type = WIRE_STRUCTURE, .name = "ScanInput", .constrained = 1, .members = S_ScanInput_members, .nmembers = 16};
 static const shape S_ScanSegment = {.type = WIRE_INTEGER, .name = "ScanSegment", .constrained = 1, .has_min = 1, .min = 0LL, .has_max = 1, .max = 999999LL};
@@ -922,8 +925,8 @@ static const shape S_Select = {.type = WIRE_STRING, .name = "Select", .constrain
 static const shape S_StreamArn = {.type = WIRE_STRING, .name = "StreamArn", .constrained = 1, .has_min = 1, .min = 37LL, .has_max = 1, .max = 1024LL};
 static const shape S_StreamEnabled = {.type = WIRE_BOOLEAN, .name = "StreamEnabled"};
 static const shape_member S_StreamSpecification_members[] = {
-    {"StreamEnabled", &S_StreamEnabled, 1},
-    {"StreamViewType", &S_StreamViewType, 0},
+    {"StreamEnabled", &S_StreamEnabled, 1, NULL},
+    {"StreamViewType", &S_StreamViewType, 0, NULL},
 };
 static const shape S_StreamSpecification = {.type = WIRE_STRUCTURE, .name = "StreamSpecification", .constrained = 1, .members = S_StreamSpecification_members, .nmembers = 2};
 static const char *const S_StreamViewType_enum[] = {"NEW_IMAGE", "OLD_IMAGE", "NEW_AND_OLD_IMAGES", "KEYS_ONLY", NULL};
@@ -934,27 +937,27 @@ static const shape S_TableArn = {.type = WIRE_STRING, .name = "TableArn"};
 static const char *const S_TableClass_enum[] = {"STANDARD", "STANDARD_INFREQUENT_ACCESS", NULL};
 static const shape S_TableClass = {.type = WIRE_STRING, .name = "TableClass", .constrained = 1, .enums = S_TableClass_enum};
 static const shape_member S_TableCreationParameters_members[] = {
-    {"TableName", &S_TableName, 1},
-    {"AttributeDefinitions", &S_AttributeDefinitions, 1},
-    {"KeySchema", &S_KeySchema, 1},
-    {"BillingMode", &S_BillingMode, 0},
-    {"ProvisionedThroughput", &S_ProvisionedThroughput, 0},
-    {"SSESpecification", &S_SSESpecification, 0},
-    {"GlobalSecondaryIndexes", &S_GlobalSecondaryIndexList, 0},
+    {"TableName", &S_TableName, 1, NULL},
+    {"AttributeDefinitions", &S_AttributeDefinitions, 1, NULL},
+    {"KeySchema", &S_KeySchema, 1, NULL},
+    {"BillingMode", &S_BillingMode, 0, NULL},
+    {"ProvisionedThroughput", &S_ProvisionedThroughput, 0, NULL},
+    {"SSESpecification", &S_SSESpecification, 0, NULL},
+    {"GlobalSecondaryIndexes", &S_GlobalSecondaryIndexList, 0, NULL},
 };
 static const shape S_TableCreationParameters = {.type = WIRE_STRUCTURE, .name = "TableCreationParameters", .constrained = 1, .members = S_TableCreationParameters_members, .nmembers = 7};
 static const shape S_TableName = {.type = WIRE_STRING, .name = "TableName", .handler_judges = 1, .has_min = 1, .min = 3LL, .has_max = 1, .max = 255LL, .pattern = "[a-zA-Z0-9_.-]+", .ere = "^([a-zA-Z0-9_.-]+)$"};
 static const shape_member S_Tag_members[] = {
-    {"Key", &S_TagKeyString, 1},
-    {"Value", &S_TagValueString, 1},
+    {"Key", &S_TagKeyString, 1, NULL},
+    {"Value", &S_TagValueString, 1, NULL},
 };
 static const shape S_Tag = {.type = WIRE_STRUCTURE, .name = "Tag", .constrained = 1, .members = S_Tag_members, .nmembers = 2};
 static const shape S_TagKeyList = {.type = WIRE_LIST, .name = "TagKeyList", .constrained = 1, .element = &S_TagKeyString};
 static const shape S_TagKeyString = {.type = WIRE_STRING, .name = "TagKeyString", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 128LL};
 static const shape S_TagList = {.type = WIRE_LIST, .name = "TagList", .constrained = 1, .element = &S_Tag};
 static const shape_member S_TagResourceInput_members[] = {
-    {"ResourceArn", &S_ResourceArnString, 1},
-    {"Tags", &S_TagList, 1},
+    {"ResourceArn", &S_ResourceArnString, 1, NULL},
+    {"Tags", &S_TagList, 1, NULL},
 };
 static const shape S_TagResourceInput = {.type = WIRE_STRUCTURE, .name = "TagResourceInput", .constrained = 1, .members = S_TagResourceInput_members, .nmembers = 2};
 static const shape S_TagValueString = {.type = WIRE_STRING, .name = "TagValueString", .constrained = 1, .has_min = 1, .min = 0LL, .has_max = 1, .max = 256LL};
@@ -963,156 +966,157 @@ static const shape S_TimeRangeUpperBound = {.type = WIRE_TIMESTAMP, .name = "Tim
 static const shape S_TimeToLiveAttributeName = {.type = WIRE_STRING, .name = "TimeToLiveAttributeName", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 255LL};
 static const shape S_TimeToLiveEnabled = {.type = WIRE_BOOLEAN, .name = "TimeToLiveEnabled"};
 static const shape_member S_TimeToLiveSpecification_members[] = {
-    {"Enabled", &S_TimeToLiveEnabled, 1},
-    {"AttributeName", &S_TimeToLiveAttributeName, 1},
+    {"AttributeName", &S_TimeToLiveAttributeName, 1, NULL},
+    {"Enabled", &S_TimeToLiveEnabled, 1, NULL},
 };
 static const shape S_TimeToLiveSpecification = {.type = WIRE_STRUCTURE, .name = "TimeToLiveSpecification", .constrained = 1, .members = S_TimeToLiveSpecification_members, .nmembers = 2};
 static const shape_member S_TransactGetItem_members[] = {
-    {"Get", &S_Get, 1},
+    {"Get", &S_Get, 1, NULL},
 };
 static const shape S_TransactGetItem = {.type = WIRE_STRUCTURE, .name = "TransactGetItem", .constrained = 1, .members = S_TransactGetItem_members, .nmembers = 1};
 static const shape S_TransactGetItemList = {.type = WIRE_LIST, .name = "TransactGetItemList", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 100LL, .element = &S_TransactGetItem};
 static const shape_member S_TransactGetItemsInput_members[] = {
-    {"TransactItems", &S_TransactGetItemList, 1},
-    {"ReturnConsumedCapacity", &S_ReturnConsumedCapacity, 0},
+    {"TransactItems", &S_TransactGetItemList, 1, NULL},
+    {"ReturnConsumedCapacity", &S_ReturnConsumedCapacity, 0, NULL},
 };
 static const shape S_TransactGetItemsInput = {.type = WIRE_STRUCTURE, .name = "TransactGetItemsInput", .constrained = 1, .members = S_TransactGetItemsInput_members, .nmembers = 2};
 static const shape_member S_TransactWriteItem_members[] = {
-    {"ConditionCheck", &S_ConditionCheck, 0},
-    {"Put", &S_Put, 0},
-    {"Delete", &S_Delete, 0},
-    {"Update", &S_Update, 0},
+    {"ConditionCheck", &S_ConditionCheck, 0, NULL},
+    {"Put", &S_Put, 0, NULL},
+    {"Delete", &S_Delete, 0, NULL},
+    {"Update", &S_Update, 0, NULL},
 };
 static const shape S_TransactWriteItem = {.type = WIRE_STRUCTURE, .name = "TransactWriteItem", .constrained = 1, .members = S_TransactWriteItem_members, .nmembers = 4};
 static const shape S_TransactWriteItemList = {.type = WIRE_LIST, .name = "TransactWriteItemList", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 100LL, .element = &S_TransactWriteItem};
 static const shape_member S_TransactWriteItemsInput_members[] = {
-    {"TransactItems", &S_TransactWriteItemList, 1},
-    {"ReturnConsumedCapacity", &S_ReturnConsumedCapacity, 0},
-    {"ReturnItemCollectionMetrics", &S_ReturnItemCollectionMetrics, 0},
-    {"ClientRequestToken", &S_ClientRequestToken, 0},
+    {"TransactItems", &S_TransactWriteItemList, 1, NULL},
+    {"ReturnConsumedCapacity", &S_ReturnConsumedCapacity, 0, NULL},
+    {"ReturnItemCollectionMetrics", &S_ReturnItemCollectionMetrics, 0, NULL},
+    {"ClientRequestToken", &S_ClientRequestToken, 0, NULL},
 };
 static const shape S_TransactWriteItemsInput = {.type = WIRE_STRUCTURE, .name = "TransactWriteItemsInput", .constrained = 1, .members = S_TransactWriteItemsInput_members, .nmembers = 4};
 static const shape_member S_UntagResourceInput_members[] = {
-    {"ResourceArn", &S_ResourceArnString, 1},
-    {"TagKeys", &S_TagKeyList, 1},
+    {"ResourceArn", &S_ResourceArnString, 1, NULL},
+    {"TagKeys", &S_TagKeyList, 1, NULL},
 };
 static const shape S_UntagResourceInput = {.type = WIRE_STRUCTURE, .name = "UntagResourceInput", .constrained = 1, .members = S_UntagResourceInput_members, .nmembers = 2};
 static const shape_member S_Update_members[] = {
-    {"Key", &S_Key, 1},
-    {"UpdateExpression", &S_UpdateExpression, 1},
-    {"TableName", &S_TableName, 1},
-    {"ConditionExpression", &S_ConditionExpression, 0},
-    {"ExpressionAttributeNames", &S_ExpressionAttributeNameMap, 0},
-    {"ExpressionAttributeValues", &S_ExpressionAttributeValueMap, 0},
-    {"ReturnValuesOnConditionCheckFailure", &S_ReturnValuesOnConditionCheckFailure, 0},
+    {"Key", &S_Key, 1, NULL},
+    {"UpdateExpression", &S_UpdateExpression, 1, NULL},
+    {"TableName", &S_TableName, 1, NULL},
+    {"ConditionExpression", &S_ConditionExpression, 0, NULL},
+    {"ExpressionAttributeNames", &S_ExpressionAttributeNameMap, 0, NULL},
+    {"ExpressionAttributeValues", &S_ExpressionAttributeValueMap, 0, NULL},
+    {"ReturnValuesOnConditionCheckFailure", &S_ReturnValuesOnConditionCheckFailure, 0, NULL},
 };
 static const shape S_Update = {.type = WIRE_STRUCTURE, .name = "Update", .constrained = 1, .members = S_Update_members, .nmembers = 7};
 static const shape_member S_UpdateContinuousBackupsInput_members[] = {
-    {"TableName", &S_TableName, 1},
-    {"PointInTimeRecoverySpecification", &S_PointInTimeRecoverySpecification, 1},
+    {"TableName", &S_TableName, 1, NULL},
+    {"PointInTimeRecoverySpecification", &S_PointInTimeRecoverySpecification, 1, NULL},
 };
 static const shape S_UpdateContinuousBackupsInput = {.type = WIRE_STRUCTURE, .name = "UpdateContinuousBackupsInput", .constrained = 1, .members = S_UpdateContinuousBackupsInput_members, .nmembers = 2};
 static const shape_member S_UpdateContributorInsightsInput_members[] = {
-    {"TableName", &S_TableName, 1},
-    {"IndexName", &S_IndexName, 0},
-    {"ContributorInsightsAction", &S_ContributorInsightsAction, 1},
+    {"TableName", &S_TableName, 1, NULL},
+    {"IndexName", &S_IndexName, 0, "IndexName must be at least 3 characters long and at most 255 characters long"},
+    {"ContributorInsightsAction", &S_ContributorInsightsAction, 1, NULL},
+    {"ContributorInsightsMode", &S_ContributorInsightsMode, 0, NULL},
 };
-static const shape S_UpdateContributorInsightsInput = {.type = WIRE_STRUCTURE, .name = "UpdateContributorInsightsInput", .constrained = 1, .members = S_UpdateContributorInsightsInput_members, .nmembers = 3};
+static const shape S_UpdateContributorInsightsInput = {.type = WIRE_STRUCTURE, .name = "UpdateContributorInsightsInput", .constrained = 1, .members = S_UpdateContributorInsightsInput_members, .nmembers = 4};
 static const shape S_UpdateExpression = {.type = WIRE_STRING, .name = "UpdateExpression"};
 static const shape_member S_UpdateGlobalSecondaryIndexAction_members[] = {
-    {"IndexName", &S_IndexName, 1},
-    {"ProvisionedThroughput", &S_ProvisionedThroughput, 1},
+    {"IndexName", &S_IndexName, 1, NULL},
+    {"ProvisionedThroughput", &S_ProvisionedThroughput, 1, NULL},
 };
 static const shape S_UpdateGlobalSecondaryIndexAction = {.type = WIRE_STRUCTURE, .name = "UpdateGlobalSecondaryIndexAction", .constrained = 1, .members = S_UpdateGlobalSecondaryIndexAction_members, .nmembers = 2};
 static const shape_member S_UpdateGlobalTableInput_members[] = {
-    {"GlobalTableName", &S_TableName, 1},
-    {"ReplicaUpdates", &S_ReplicaUpdateList, 1},
+    {"GlobalTableName", &S_TableName, 1, NULL},
+    {"ReplicaUpdates", &S_ReplicaUpdateList, 1, NULL},
 };
 static const shape S_UpdateGlobalTableInput = {.type = WIRE_STRUCTURE, .name = "UpdateGlobalTableInput", .constrained = 1, .members = S_UpdateGlobalTableInput_members, .nmembers = 2};
 static const shape_member S_UpdateGlobalTableSettingsInput_members[] = {
-    {"GlobalTableName", &S_TableName, 1},
-    {"GlobalTableBillingMode", &S_BillingMode, 0},
-    {"GlobalTableProvisionedWriteCapacityUnits", &S_PositiveLongObject, 0},
-    {"GlobalTableProvisionedWriteCapacityAutoScalingSettingsUpdate", &S_AutoScalingSettingsUpdate, 0},
-    {"GlobalTableGlobalSecondaryIndexSettingsUpdate", &S_GlobalTableGlobalSecondaryIndexSettingsUpdateList, 0},
-    {"ReplicaSettingsUpdate", &S_ReplicaSettingsUpdateList, 0},
+    {"GlobalTableName", &S_TableName, 1, NULL},
+    {"GlobalTableBillingMode", &S_BillingMode, 0, NULL},
+    {"GlobalTableProvisionedWriteCapacityUnits", &S_PositiveLongObject, 0, NULL},
+    {"GlobalTableProvisionedWriteCapacityAutoScalingSettingsUpdate", &S_AutoScalingSettingsUpdate, 0, NULL},
+    {"GlobalTableGlobalSecondaryIndexSettingsUpdate", &S_GlobalTableGlobalSecondaryIndexSettingsUpdateList, 0, NULL},
+    {"ReplicaSettingsUpdate", &S_ReplicaSettingsUpdateList, 0, NULL},
 };
 static const shape S_UpdateGlobalTableSettingsInput = {.type = WIRE_STRUCTURE, .name = "UpdateGlobalTableSettingsInput", .constrained = 1, .members = S_UpdateGlobalTableSettingsInput_members, .nmembers = 6};
 static const shape_member S_UpdateItemInput_members[] = {
-    {"TableName", &S_TableName, 1},
-    {"Key", &S_Key, 1},
-    {"AttributeUpdates", &S_AttributeUpdates, 0},
-    {"Expected", &S_ExpectedAttributeMap, 0},
-    {"ConditionalOperator", &S_ConditionalOperator, 0},
-    {"ReturnValues", &S_ReturnValue, 0},
-    {"ReturnConsumedCapacity", &S_ReturnConsumedCapacity, 0},
-    {"ReturnItemCollectionMetrics", &S_ReturnItemCollectionMetrics, 0},
-    {"UpdateExpression", &S_UpdateExpression, 0},
-    {"ConditionExpression", &S_ConditionExpression, 0},
-    {"ExpressionAttributeNames", &S_ExpressionAttributeNameMap, 0},
-    {"ExpressionAttributeValues", &S_ExpressionAttributeValueMap, 0},
+    {"TableName", &S_TableName, 1, NULL},
+    {"Key", &S_Key, 1, NULL},
+    {"AttributeUpdates", &S_AttributeUpdates, 0, NULL},
+    {"Expected", &S_ExpectedAttributeMap, 0, NULL},
+    {"ConditionalOperator", &S_ConditionalOperator, 0, NULL},
+    {"ReturnValues", &S_ReturnValue, 0, NULL},
+    {"ReturnConsumedCapacity", &S_ReturnConsumedCapacity, 0, NULL},
+    {"ReturnItemCollectionMetrics", &S_ReturnItemCollectionMetrics, 0, NULL},
+    {"UpdateExpression", &S_UpdateExpression, 0, NULL},
+    {"ConditionExpression", &S_ConditionExpression, 0, NULL},
+    {"ExpressionAttributeNames", &S_ExpressionAttributeNameMap, 0, NULL},
+    {"ExpressionAttributeValues", &S_ExpressionAttributeValueMap, 0, NULL},
 };
 static const shape S_UpdateItemInput = {.type = WIRE_STRUCTURE, .name = "UpdateItemInput", .constrained = 1, .members = S_UpdateItemInput_members, .nmembers = 12};
 static const shape_member S_UpdateReplicationGroupMemberAction_members[] = {
-    {"RegionName", &S_RegionName, 1},
-    {"KMSMasterKeyId", &S_KMSMasterKeyId, 0},
-    {"ProvisionedThroughputOverride", &S_ProvisionedThroughputOverride, 0},
-    {"GlobalSecondaryIndexes", &S_ReplicaGlobalSecondaryIndexList, 0},
-    {"TableClassOverride", &S_TableClass, 0},
+    {"RegionName", &S_RegionName, 1, NULL},
+    {"KMSMasterKeyId", &S_KMSMasterKeyId, 0, NULL},
+    {"ProvisionedThroughputOverride", &S_ProvisionedThroughputOverride, 0, NULL},
+    {"GlobalSecondaryIndexes", &S_ReplicaGlobalSecondaryIndexList, 0, NULL},
+    {"TableClassOverride", &S_TableClass, 0, NULL},
 };
 static const shape S_UpdateReplicationGroupMemberAction = {.type = WIRE_STRUCTURE, .name = "UpdateReplicationGroupMemberAction", .constrained = 1, .members = S_UpdateReplicationGroupMemberAction_members, .nmembers = 5};
 static const shape_member S_UpdateTableInput_members[] = {
-    {"AttributeDefinitions", &S_AttributeDefinitions, 0},
-    {"TableName", &S_TableName, 1},
-    {"BillingMode", &S_BillingMode, 0},
-    {"ProvisionedThroughput", &S_ProvisionedThroughput, 0},
-    {"GlobalSecondaryIndexUpdates", &S_GlobalSecondaryIndexUpdateList, 0},
-    {"StreamSpecification", &S_StreamSpecification, 0},
-    {"SSESpecification", &S_SSESpecification, 0},
-    {"ReplicaUpdates", &S_ReplicationGroupUpdateList, 0},
-    {"TableClass", &S_TableClass, 0},
+    {"AttributeDefinitions", &S_AttributeDefinitions, 0, NULL},
+    {"TableName", &S_TableName, 1, NULL},
+    {"BillingMode", &S_BillingMode, 0, NULL},
+    {"ProvisionedThroughput", &S_ProvisionedThroughput, 0, NULL},
+    {"GlobalSecondaryIndexUpdates", &S_GlobalSecondaryIndexUpdateList, 0, NULL},
+    {"StreamSpecification", &S_StreamSpecification, 0, NULL},
+    {"SSESpecification", &S_SSESpecification, 0, NULL},
+    {"ReplicaUpdates", &S_ReplicationGroupUpdateList, 0, NULL},
+    {"TableClass", &S_TableClass, 0, NULL},
 };
 static const shape S_UpdateTableInput = {.type = WIRE_STRUCTURE, .name = "UpdateTableInput", .constrained = 1, .members = S_UpdateTableInput_members, .nmembers = 9};
 static const shape_member S_UpdateTableReplicaAutoScalingInput_members[] = {
-    {"GlobalSecondaryIndexUpdates", &S_GlobalSecondaryIndexAutoScalingUpdateList, 0},
-    {"TableName", &S_TableName, 1},
-    {"ProvisionedWriteCapacityAutoScalingUpdate", &S_AutoScalingSettingsUpdate, 0},
-    {"ReplicaUpdates", &S_ReplicaAutoScalingUpdateList, 0},
+    {"GlobalSecondaryIndexUpdates", &S_GlobalSecondaryIndexAutoScalingUpdateList, 0, NULL},
+    {"TableName", &S_TableName, 1, NULL},
+    {"ProvisionedWriteCapacityAutoScalingUpdate", &S_AutoScalingSettingsUpdate, 0, NULL},
+    {"ReplicaUpdates", &S_ReplicaAutoScalingUpdateList, 0, NULL},
 };
 static const shape S_UpdateTableReplicaAutoScalingInput = {.type = WIRE_STRUCTURE, .name = "UpdateTableReplicaAutoScalingInput", .constrained = 1, .members = S_UpdateTableReplicaAutoScalingInput_members, .nmembers = 4};
 static const shape_member S_UpdateTimeToLiveInput_members[] = {
-    {"TableName", &S_TableName, 1},
-    {"TimeToLiveSpecification", &S_TimeToLiveSpecification, 1},
+    {"TableName", &S_TableName, 1, NULL},
+    {"TimeToLiveSpecification", &S_TimeToLiveSpecification, 1, NULL},
 };
 static const shape S_UpdateTimeToLiveInput = {.type = WIRE_STRUCTURE, .name = "UpdateTimeToLiveInput", .constrained = 1, .members = S_UpdateTimeToLiveInput_members, .nmembers = 2};
 static const shape_member S_WriteRequest_members[] = {
-    {"PutRequest", &S_PutRequest, 0},
-    {"DeleteRequest", &S_DeleteRequest, 0},
+    {"PutRequest", &S_PutRequest, 0, NULL},
+    {"DeleteRequest", &S_DeleteRequest, 0, NULL},
 };
 static const shape S_WriteRequest = {.type = WIRE_STRUCTURE, .name = "WriteRequest", .constrained = 1, .members = S_WriteRequest_members, .nmembers = 2};
 static const shape S_WriteRequests = {.type = WIRE_LIST, .name = "WriteRequests", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 25LL, .element = &S_WriteRequest};
 static const shape_member T_DescribeStreamInput_members[] = {
-    {"StreamArn", &T_StreamArn, 1},
-    {"Limit", &T_PositiveIntegerObject, 0},
-    {"ExclusiveStartShardId", &T_ShardId, 0},
+    {"StreamArn", &T_StreamArn, 1, NULL},
+    {"Limit", &T_PositiveIntegerObject, 0, NULL},
+    {"ExclusiveStartShardId", &T_ShardId, 0, NULL},
 };
 static const shape T_DescribeStreamInput = {.type = WIRE_STRUCTURE, .name = "DescribeStreamInput", .constrained = 1, .members = T_DescribeStreamInput_members, .nmembers = 3};
 static const shape_member T_GetRecordsInput_members[] = {
-    {"ShardIterator", &T_ShardIterator, 1},
-    {"Limit", &T_PositiveIntegerObject, 0},
+    {"ShardIterator", &T_ShardIterator, 1, NULL},
+    {"Limit", &T_PositiveIntegerObject, 0, NULL},
 };
 static const shape T_GetRecordsInput = {.type = WIRE_STRUCTURE, .name = "GetRecordsInput", .constrained = 1, .members = T_GetRecordsInput_members, .nmembers = 2};
 static const shape_member T_GetShardIteratorInput_members[] = {
-    {"StreamArn", &T_StreamArn, 1},
-    {"ShardId", &T_ShardId, 1},
-    {"ShardIteratorType", &T_ShardIteratorType, 1},
-    {"SequenceNumber", &T_SequenceNumber, 0},
+    {"StreamArn", &T_StreamArn, 1, NULL},
+    {"ShardId", &T_ShardId, 1, NULL},
+    {"ShardIteratorType", &T_ShardIteratorType, 1, NULL},
+    {"SequenceNumber", &T_SequenceNumber, 0, NULL},
 };
 static const shape T_GetShardIteratorInput = {.type = WIRE_STRUCTURE, .name = "GetShardIteratorInput", .constrained = 1, .members = T_GetShardIteratorInput_members, .nmembers = 4};
 static const shape_member T_ListStreamsInput_members[] = {
-    {"TableName", &T_TableName, 0},
-    {"Limit", &T_PositiveIntegerObject, 0},
-    {"ExclusiveStartStreamArn", &T_StreamArn, 0},
+    {"TableName", &T_TableName, 0, NULL},
+    {"Limit", &T_PositiveIntegerObject, 0, NULL},
+    {"ExclusiveStartStreamArn", &T_StreamArn, 0, NULL},
 };
 static const shape T_ListStreamsInput = {.type = WIRE_STRUCTURE, .name = "ListStreamsInput", .constrained = 1, .members = T_ListStreamsInput_members, .nmembers = 3};
 static const shape T_PositiveIntegerObject = {.type = WIRE_INTEGER, .name = "PositiveIntegerObject", .constrained = 1, .has_min = 1, .min = 1LL};
@@ -1128,7 +1132,7 @@ const shape_operation shape_operations[] = {
     {"BatchExecuteStatement", &S_BatchExecuteStatementInput, 1},
     {"BatchGetItem", &S_BatchGetItemInput, 0},
     {"BatchWriteItem", &S_BatchWriteItemInput, 0},
-    {"CreateBackup", &S_CreateBackupInput, 0},
+    {"CreateBackup", &S_CreateBackupInput, 1},
     {"CreateGlobalTable", &S_CreateGlobalTableInput, 1},
     {"CreateTable", &S_CreateTableInput, 0},
     {"DeleteBackup", &S_DeleteBackupInput, 1},
@@ -1136,7 +1140,7 @@ const shape_operation shape_operations[] = {
     {"DeleteTable", &S_DeleteTableInput, 1},
     {"DescribeBackup", &S_DescribeBackupInput, 0},
     {"DescribeContinuousBackups", &S_DescribeContinuousBackupsInput, 1},
-    {"DescribeContributorInsights", &S_DescribeContributorInsightsInput, 0},
+    {"DescribeContributorInsights", &S_DescribeContributorInsightsInput, 1},
     {"DescribeEndpoints", &S_DescribeEndpointsRequest, 1},
     {"DescribeExport", &S_DescribeExportInput, 1},
     {"DescribeGlobalTable", &S_DescribeGlobalTableInput, 1},
@@ -1163,7 +1167,7 @@ const shape_operation shape_operations[] = {
     {"ListGlobalTables", &S_ListGlobalTablesInput, 1},
     {"ListImports", &S_ListImportsInput, 1},
     {"ListStreams", &T_ListStreamsInput, 1},
-    {"ListTables", &S_ListTablesInput, 0},
+    {"ListTables", &S_ListTablesInput, 1},
     {"ListTagsOfResource", &S_ListTagsOfResourceInput, 0},
     {"PutItem", &S_PutItemInput, 0},
     {"Query", &S_QueryInput, 0},
@@ -1175,13 +1179,13 @@ const shape_operation shape_operations[] = {
     {"TransactWriteItems", &S_TransactWriteItemsInput, 0},
     {"UntagResource", &S_UntagResourceInput, 0},
     {"UpdateContinuousBackups", &S_UpdateContinuousBackupsInput, 1},
-    {"UpdateContributorInsights", &S_UpdateContributorInsightsInput, 0},
+    {"UpdateContributorInsights", &S_UpdateContributorInsightsInput, 1},
     {"UpdateGlobalTable", &S_UpdateGlobalTableInput, 1},
     {"UpdateGlobalTableSettings", &S_UpdateGlobalTableSettingsInput, 1},
     {"UpdateItem", &S_UpdateItemInput, 0},
     {"UpdateTable", &S_UpdateTableInput, 0},
     {"UpdateTableReplicaAutoScaling", &S_UpdateTableReplicaAutoScalingInput, 1},
-    {"UpdateTimeToLive", &S_UpdateTimeToLiveInput, 0},
+    {"UpdateTimeToLive", &S_UpdateTimeToLiveInput, 1},
 };
 const size_t shape_noperations = sizeof shape_operations / sizeof shape_operations[0];
 /* clang-format on */

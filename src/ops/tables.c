@@ -938,11 +938,10 @@ int op_describe_table(qr_db *db, op_call *c, qr_err *err)
 int op_list_tables(qr_db *db, op_call *c, qr_err *err)
 {
     json_t *req = c->req;
-    long long limit = 100;
-    int has_limit;
+    /* Limit's type and range are judged by the shape checker (op_call_parse). */
+    json_t *lv = json_object_get(req, "Limit");
+    long long limit = json_is_integer(lv) ? json_integer_value(lv) : 100;
     const char *start;
-    if (param_int(req, "Limit", 1, 100, &limit, &has_limit, err)) return -1;
-    if (!has_limit) limit = 100;
     json_t *esn = json_object_get(req, "ExclusiveStartTableName");
     if (esn && param_check_table_name(esn, "exclusiveStartTableName", err)) return -1;
     if (param_string(req, "ExclusiveStartTableName", &start, err)) return -1;

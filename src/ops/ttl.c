@@ -64,39 +64,11 @@ static int apply_ttl(json_t *desc, json_t *ids, void *arg, qr_err *err)
 int op_update_time_to_live(qr_db *db, op_call *c, qr_err *err)
 {
     json_t *req = c->req;
-    /* The request's shape is judged before the table is looked up, as DynamoDB does. */
-    json_t *spec;
-    if (param_object(req, "TimeToLiveSpecification", &spec, err)) return -1;
-    if (spec == NULL) return param_null("timeToLiveSpecification", err);
+    /* The specification's members, their types and constraints, are judged by the shape
+     * checker before the table is looked up, as DynamoDB does. */
+    json_t *spec = json_object_get(req, "TimeToLiveSpecification");
     json_t *enabled = json_object_get(spec, "Enabled"),
            *attr = json_object_get(spec, "AttributeName");
-    /* A value of the wrong JSON type cannot be read at all: SerializationException. */
-    if (enabled && !json_is_null(enabled) && !json_is_boolean(enabled) &&
-        value_wire_check(enabled, WIRE_BOOLEAN, 1, NULL, err))
-        return -1;
-    if (attr && !json_is_null(attr) && value_wire_check(attr, WIRE_STRING, 1, NULL, err)) return -1;
-    /* Every member that breaks its constraint is reported, the attribute name first. */
-    member_errors m;
-    char msg[1100];
-    member_errors_init(&m);
-    if (!json_is_string(attr)) {
-        err_not_null_text(msg, sizeof msg, "timeToLiveSpecification.attributeName");
-        member_errors_add(&m, msg);
-    } else if (json_string_length(attr) < 1 || json_string_length(attr) > 255) {
-        snprintf(msg, sizeof msg,
-                 "Value '%.900s' at 'timeToLiveSpecification.attributeName' failed to satisfy "
-                 "constraint: Member must have length %s",
-                 json_string_value(attr),
-                 json_string_length(attr) < 1 ? "greater than or equal to 1"
-                                              : "less than or equal to 255");
-        member_errors_add(&m, msg);
-    }
-    if (!json_is_boolean(enabled))
-        member_errors_add(
-            &m,
-            "Value null at 'timeToLiveSpecification.enabled' failed to satisfy constraint: Member "
-            "must not be null");
-    if (member_errors_finish(&m, err)) return -1;
     table *t;
     if (find_table(db, req, &t, err)) return -1;
     char name[256];
