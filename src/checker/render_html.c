@@ -111,6 +111,14 @@ static int worst(const page *pg, render_place_kind kind, const void *what)
     return w;
 }
 
+/* Opens a table row with id prefix and n, marked by the severity w of its findings
+ * (none when w < 0), and its first cell. */
+static void open_marked_row(FILE *f, char prefix, size_t n, int w)
+{
+    fprintf(f, "<tr id=\"%c%zu\"%s%s%s><td>", prefix, n, w >= 0 ? " class=\"" : "",
+            w >= 0 ? sev_class((ck_severity)w) : "", w >= 0 ? "\"" : "");
+}
+
 static void finding_block(FILE *f, const page *pg, size_t i)
 {
     const ck_finding *fd = &pg->r->findings[i];
@@ -534,9 +542,7 @@ static void html_patterns(FILE *f, const page *pg)
         const ck_plan *pl = &r->plans[i];
         const m_pattern *p = pl->pattern;
         int w = worst(pg, RP_PATTERN, p);
-        fprintf(f, "<tr id=\"p%zu\"%s%s%s><td>", (size_t)(p - pg->m->patterns),
-                w >= 0 ? " class=\"" : "", w >= 0 ? sev_class((ck_severity)w) : "",
-                w >= 0 ? "\"" : "");
+        open_marked_row(f, 'p', (size_t)(p - pg->m->patterns), w);
         esc(f, p->name);
         fputs("</td><td>", f);
         esc(f, p->sentence ? p->sentence : "");
@@ -575,8 +581,7 @@ static void html_copies(FILE *f, const page *pg)
         for (size_t i = 0; i < m->ndenorms; i++) {
             const m_denorm *d = &m->denorms[i];
             int w = worst(pg, RP_DENORM, d);
-            fprintf(f, "<tr id=\"d%zu\"%s%s%s><td>", i, w >= 0 ? " class=\"" : "",
-                    w >= 0 ? sev_class((ck_severity)w) : "", w >= 0 ? "\"" : "");
+            open_marked_row(f, 'd', i, w);
             esc(f, d->source);
             fputs("</td><td>", f);
             for (size_t c = 0; c < d->ncopies; c++) {
@@ -602,8 +607,7 @@ static void html_copies(FILE *f, const page *pg)
         for (size_t i = 0; i < m->naggregates; i++) {
             const m_aggregate *g = &m->aggregates[i];
             int w = worst(pg, RP_AGGREGATE, g);
-            fprintf(f, "<tr id=\"g%zu\"%s%s%s><td>", i, w >= 0 ? " class=\"" : "",
-                    w >= 0 ? sev_class((ck_severity)w) : "", w >= 0 ? "\"" : "");
+            open_marked_row(f, 'g', i, w);
             esc(f, g->name);
             fputs("</td><td>", f);
             if (g->function) {

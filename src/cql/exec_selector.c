@@ -76,6 +76,19 @@ static int resolve_arg(cql_call *c, const cql_tinfo *t, const cql_expr *a, cql_f
     return put_printed(name, a) == 0 ? 0 : oom(c);
 }
 
+/* The type e names (a CAST's target or a type hint's), resolved in t's keyspace; NULL when
+ * it names none, the call failed with Cassandra's message. */
+static const cql_ctype *hint_type(cql_call *c, const cql_tinfo *t, const cql_expr *e)
+{
+    cql_parse_error perr;
+    memset(&perr, 0, sizeof perr);
+    cqltype_env env = {.keyspace = t->ks};
+    const cql_ctype *to;
+    if (cqltype_resolve((arena *)&t->arena, e->type, &env, &to, &perr) == 0) return to;
+    cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
+    return NULL;
+}
+
 static int resolve_cast(cql_call *c, const cql_tinfo *t, const cql_expr *e, cql_fnsel *out,
                         buf *name)
 {
@@ -89,10 +102,8 @@ static int resolve_cast(cql_call *c, const cql_tinfo *t, const cql_expr *e, cql_
     if (resolve_arg(c, t, a, out, 0, name) != 0) return -1;
     cql_parse_error perr;
     memset(&perr, 0, sizeof perr);
-    cqltype_env env = {.keyspace = t->ks};
-    const cql_ctype *to;
-    if (cqltype_resolve((arena *)&t->arena, e->type, &env, &to, &perr) != 0)
-        return cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
+    const cql_ctype *to = hint_type(c, t, e);
+    if (to == NULL) return -1;
     char what[256];
     snprintf(what, sizeof what, "%.*s", (int)(name->len - argat), name->data + argat);
     if (cqlfn_cast_check_as(out->argtype[0], to, what, &perr) != 0)
@@ -269,12 +280,8 @@ static int resolve_hint(cql_call *c, const cql_tinfo *t, const cql_expr *e, cql_
         return cql_fail(c, CQL_ERR_INVALID,
                         "A type hint applies to a term, not to %s: use CAST(%s AS type)",
                         a && a->text ? a->text : "a selector", a && a->text ? a->text : "x");
-    cql_parse_error perr;
-    memset(&perr, 0, sizeof perr);
-    cqltype_env env = {.keyspace = t->ks};
-    const cql_ctype *to;
-    if (cqltype_resolve((arena *)&t->arena, e->type, &env, &to, &perr) != 0)
-        return cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
+    const cql_ctype *to = hint_type(c, t, e);
+    if (to == NULL) return -1;
     out->kind = 'k';
     out->ret = to;
     out->nargs = 1;
