@@ -559,6 +559,23 @@ static const char *key_condition(ck_report *r, const m_pattern *p, const ck_path
     return pkc;
 }
 
+void check_prefix_narrow(char *common, const char *head)
+{
+    size_t c = 0;
+    while (common[c] && head[c] == common[c])
+        c++;
+    common[c] = '\0';
+}
+
+size_t check_prefix_cut(char *common)
+{
+    size_t len = strlen(common);
+    while (len && common[len - 1] != '#' && common[len - 1] != '}')
+        len--;
+    common[len] = '\0';
+    return len;
+}
+
 /* A Query reading several entity types of one item collection: the partition key and the
  * sort-key prefix all their given parts share. */
 static const char *collection_condition(ck_report *r, const m_pattern *p, const ck_path *path)
@@ -575,19 +592,11 @@ static const char *collection_condition(ck_report *r, const m_pattern *p, const 
         for (size_t k = 0; k < n; k++) {
             if (!same_path(&op[k], path)) continue;
             match om = match_path(r, p, &op[k]);
-            const char *head = op[k].sk->text ? template_head(r, op[k].sk, om.prefix_nseg, p) : "";
-            size_t c = 0;
-            while (common[c] && head[c] == common[c])
-                c++;
-            common[c] = '\0';
+            check_prefix_narrow(
+                common, op[k].sk->text ? template_head(r, op[k].sk, om.prefix_nseg, p) : "");
         }
     }
-    /* cut back to a component boundary: "ME" from META and MEMBER# is no prefix */
-    size_t len = strlen(common);
-    while (len && common[len - 1] != '#' && common[len - 1] != '}')
-        len--;
-    common[len] = '\0';
-    if (len == 0) return pkc;
+    if (check_prefix_cut(common) == 0) return pkc;
     return P("%s AND begins_with(%s, \"%s\")", pkc, sk_name(path), common);
 }
 

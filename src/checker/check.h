@@ -143,6 +143,12 @@ const char *check_range_bounds(const char *op, const m_template *sk, size_t rang
                                const char *prefix, const char *v1, const char *v2, int for_people,
                                char *lo, char *hi, size_t size);
 
+/* The sort-key prefix an item collection's entities share: common is cut to the part it
+ * has in common with head; check_prefix_cut then cuts it back to a component boundary
+ * ("ME" from META and MEMBER# is no prefix) and returns its length. */
+void check_prefix_narrow(char *common, const char *head);
+size_t check_prefix_cut(char *common);
+
 /* Partitions DynamoDB allows per second, per partition. */
 #define CK_PARTITION_RCU 3000.0
 #define CK_PARTITION_WCU 1000.0

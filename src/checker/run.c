@@ -1020,16 +1020,10 @@ static int run_read(run_ctx *c, const ck_plan *pl, run_result *res)
                     char head[600] = "";
                     if (op_[k].sk->text)
                         template_text(op_[k].sk, eq_prefix(p, op_[k].sk, b, nb), head, sizeof head);
-                    size_t m = 0;
-                    while (common[m] && head[m] == common[m])
-                        m++;
-                    common[m] = '\0';
+                    check_prefix_narrow(common, head);
                 }
             }
-            size_t len = strlen(common);
-            while (len && common[len - 1] != '#' && common[len - 1] != '}')
-                len--;
-            common[len] = '\0';
+            check_prefix_cut(common);
             substitute(common, b, nb, skv, sizeof skv);
             if (skv[0])
                 add_cond(&kx, skname, ix ? ix->sk.type : t->sk.type, "begins_with", skv, NULL);
