@@ -5,6 +5,7 @@ without ALLOW FILTERING and answering the rows Cassandra 4 answers as the rows c
 Cassandra's refusals of the targets it refuses, the targets as system_schema and DESCRIBE
 show them, and `quarry verify` finding the index entries the rows call for. Not indexes on
 plain columns (test_cql_server.py)."""
+import base64
 import os
 import subprocess
 import time
@@ -15,7 +16,7 @@ pytest.importorskip("cassandra", reason="python3-cassandra is not installed")
 
 from cassandra import InvalidRequest, ReadFailure  # noqa: E402
 
-from conftest import quarry_bin  # noqa: E402
+from conftest import boto3_client, quarry_bin, raw  # noqa: E402
 
 FILTERING = "ALLOW FILTERING"
 
@@ -243,3 +244,52 @@ def test_truncate_empties_an_indexed_table_and_its_index(cql):
     assert settle(s, "SELECT k FROM c WHERE tags CONTAINS 't'", []) == []
     s.execute("INSERT INTO c (k, tags) VALUES (7, {'t'})")
     assert settle(s, "SELECT k FROM c WHERE tags CONTAINS 't'", [7]) == [7]
+
+
+def metered_writes(srv, **labels):
+    """The write units the server's /metrics counts for the labels."""
+    from test_metrics import families, fetch, value
+    status, _, body = fetch(srv)
+    assert status == 200
+    return value(families(body), "quarry_consumed_write_capacity_units",
+                 "quarry_consumed_write_capacity_units_total", **labels) or 0
+
+
+def test_collection_index_entries_are_charged_and_reported(cql):
+    """Each element's entry is a write of the index, as a GSI entry is over the HTTP API:
+    charged a write unit (of 1 KB) and reported, so the hot-key report of the index sees
+    the element written most."""
+    srv, s = cql
+    s.execute("CREATE INDEX ON c (tags)")
+    table = "ci.c"
+    ddb = boto3_client(srv.url)
+    ddb.update_contributor_insights(TableName=table, IndexName="cql.c_tags_idx",
+                                    ContributorInsightsAction="ENABLE")
+    base = metered_writes(srv, table=table, index="cql.c_tags_idx")
+    s.execute("INSERT INTO c (k, tags) VALUES (1, {'a', 'b', 'c'})")  # three entries put
+    assert settle(s, "SELECT k FROM c WHERE tags CONTAINS 'b'", [1]) == [1]
+    assert metered_writes(srv, table=table, index="cql.c_tags_idx") == base + 3
+    s.execute("UPDATE c SET tags = tags - {'a'} WHERE k = 1")  # one out
+    assert metered_writes(srv, table=table, index="cql.c_tags_idx") == base + 4
+    s.execute("UPDATE c SET tags = tags + {'hot'} WHERE k = 1")  # one in
+    assert metered_writes(srv, table=table, index="cql.c_tags_idx") == base + 5
+    s.execute("UPDATE c SET l = [1] WHERE k = 1")  # the index's entries do not change
+    assert metered_writes(srv, table=table, index="cql.c_tags_idx") == base + 5
+    for k in range(2, 12):
+        s.execute("INSERT INTO c (k, tags) VALUES (%s, {'hot'})", (k,))
+    assert metered_writes(srv, table=table, index="cql.c_tags_idx") == base + 15
+    s.execute("DELETE FROM c WHERE k = 1")  # b, c and hot deleted
+    assert metered_writes(srv, table=table, index="cql.c_tags_idx") == base + 18
+
+    rules = ddb.describe_contributor_insights(
+        TableName=table, IndexName="cql.c_tags_idx")["ContributorInsightsRuleList"]
+    pkc = next(n for n in rules if "-PKC-" in n)
+    now = int(time.time())
+    r = raw(srv.url, "DynamoDB_20120810.GetInsightRuleReport",
+            {"RuleName": pkc, "StartTime": now - 600, "EndTime": now + 60, "Period": 60,
+             "MaxContributorCount": 3})
+    assert r.status == 200, r.body
+    counts = {c["Keys"][0]: c["ApproximateAggregateValue"] for c in r.json()["Contributors"]}
+    # the key of 'hot' in the index: 0x01 and the element's bytes, base64
+    hot = base64.b64encode(b"\x01hot").decode()
+    assert max(counts, key=counts.get) == hot and counts[hot] == 12, counts
