@@ -363,8 +363,8 @@ const char *cql_index_kind_name(int kind);
 /* The item attribute an index on a collection keys: "$i:" and its name. */
 void cql_index_attr(const char *index, char *out, size_t cap);
 /* Sets (or, with nothing to index, removes) the attribute of each of t's indexes on
- * collections in item from the row's live cells. 0, or -1 for a value that cannot be
- * read. */
+ * collections in item from the row's live cells, and removes those of indexes t no longer
+ * has. 0, or -1 for a value that cannot be read. */
 int cql_row_index(json_t *item, const cql_tinfo *t, int64_t now_s);
 /* The index of t that serves rel (CONTAINS for values(), CONTAINS KEY for keys(),
  * c[k] = v for entries(), = for full()), or NULL. */
@@ -372,7 +372,8 @@ const cql_tindex *cql_index_serving(const cql_tinfo *t, const cql_relation *rel)
 /* The engine index key rel looks up in ix (a new {"B"}), or NULL with the error set. */
 json_t *cql_index_lookup(cql_run *r, const cql_tindex *ix, const cql_relation *rel);
 /* Writes the attributes of t's indexes on collections into every stored row of t (after
- * CREATE INDEX made one), a hundred rows to a transaction. 0, or -1 with the error set. */
+ * CREATE INDEX made one) and removes those of indexes t no longer has (after DROP INDEX),
+ * a hundred rows to a transaction. 0, or -1 with the error set. */
 int cql_index_rows(cql_call *c, const cql_tinfo *t);
 
 /* One step of cql_each_row_in_transactions: row i of transaction x (txn_read it, then

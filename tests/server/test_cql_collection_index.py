@@ -293,3 +293,32 @@ def test_collection_index_entries_are_charged_and_reported(cql):
     # the key of 'hot' in the index: 0x01 and the element's bytes, base64
     hot = base64.b64encode(b"\x01hot").decode()
     assert max(counts, key=counts.get) == hot and counts[hot] == 12, counts
+
+
+def index_attrs(srv, table):
+    """The $i: attributes the stored rows of table hold, seen through the HTTP API."""
+    ddb = boto3_client(srv.url)
+    items = ddb.scan(TableName=table, ConsistentRead=True)["Items"]
+    return sorted(a for item in items for a in item if a.startswith("$i:"))
+
+
+def test_drop_index_leaves_nothing_in_the_rows(cql):
+    """A dropped index leaves no trace a Cassandra user could meet: its attribute goes from
+    every stored row (which a row's size, and so its read units, would otherwise count),
+    and a row written later carries none."""
+    srv, s = cql
+    fill(s)
+    s.execute("CREATE INDEX ON c (tags)")
+    s.execute("CREATE INDEX mk ON c (keys(m))")
+    assert keys(s, "SELECT k FROM c WHERE tags CONTAINS 'b'") == [1, 2]
+    assert keys(s, "SELECT k FROM c WHERE m CONTAINS KEY 'y'") == [1, 2]
+    assert index_attrs(srv, "ci.c") == ["$i:c_tags_idx"] * 2 + ["$i:mk"] * 2
+    s.execute("DROP INDEX c_tags_idx")
+    assert index_attrs(srv, "ci.c") == ["$i:mk"] * 2
+    s.execute("INSERT INTO c (k, tags, m) VALUES (4, {'d'}, {'z': 1})")
+    assert index_attrs(srv, "ci.c") == ["$i:mk"] * 3
+    assert keys(s, "SELECT k FROM c WHERE m CONTAINS KEY 'z'") == [4]
+    # the same name again indexes the rows anew
+    s.execute("CREATE INDEX c_tags_idx ON c (tags)")
+    assert keys(s, "SELECT k FROM c WHERE tags CONTAINS 'd'") == [4]
+    assert index_attrs(srv, "ci.c").count("$i:c_tags_idx") == 3
