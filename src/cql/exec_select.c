@@ -839,7 +839,8 @@ static int row_get(qctx *q, const buf *key, int consistent, cql_srow *r, size_t 
     return got;
 }
 
-/* The partition's static row into q->static_row (has_static: whether there is one). */
+/* The partition's static row into q->static_row (has_static: whether there is one),
+ * counted as an item the statement read, as take counts the others. */
 static int load_static(qctx *q, const buf *pk)
 {
     int has_static = 0;
@@ -854,9 +855,14 @@ static int load_static(qctx *q, const buf *pk)
     buf_putc(&ck, CQL_CK_STATIC);
     int rc = 0;
     if (cql_row_key(q->et, pk, &ck, &key, &err) == 0) {
-        int got = row_get(q, &key, 1, &q->static_row, NULL);
+        size_t size = 0;
+        int got = row_get(q, &key, 1, &q->static_row, &size);
         q->has_static = got == 1;
         if (got < 0) rc = -1;
+        if (got == 1) {
+            q->nread++;
+            if (q->metered) q->nbytes += size;
+        }
     }
     buf_free(&ck);
     buf_free(&key);
