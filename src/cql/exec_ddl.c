@@ -1273,9 +1273,11 @@ static void await_index_builds(cql_call *c, const char *ks, const char *table)
 }
 
 /* Checks a target of CREATE INDEX on column name of type ty as Cassandra does, with its
- * messages; *kind becomes the kind the index has (a plain target on a collection indexes
- * its values). 0, or -1 with the error set. */
-static int check_index_target(cql_call *c, const char *name, const cql_ctype *ty, int *kind)
+ * messages, in its order; only_pk: the column is the table's only partition key column.
+ * *kind becomes the kind the index has (a plain target on a collection indexes its
+ * values). 0, or -1 with the error set. */
+static int check_index_target(cql_call *c, const char *name, const cql_ctype *ty, int only_pk,
+                              int *kind)
 {
     int collection = cqltype_is_collection(ty);
     int frozen_collection = collection && ty->frozen;
@@ -1285,6 +1287,9 @@ static int check_index_target(cql_call *c, const char *name, const cql_ctype *ty
                         collection ? "Secondary indexes are not supported on collections "
                                      "containing durations"
                                    : "Secondary indexes are not supported on duration columns");
+    if (only_pk)
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "Cannot create secondary index on the only partition key column %s", name);
     if (frozen_collection && *kind != CQL_INDEX_FULL)
         return cql_fail(c, CQL_ERR_INVALID,
                         "Cannot create %s() index on frozen column %s. Frozen collections are "
@@ -1332,6 +1337,12 @@ static int create_index(cql_run *r, const cql_stmt *s, cql_state *st, int *rows_
                         s->name.name);
     const char *type = json_string_value(json_object_get(col, "type"));
     const char *kind = json_string_value(json_object_get(col, "kind"));
+    size_t npk = 0, i;
+    json_t *key_col;
+    json_array_foreach(json_object_get(t, "columns"), i, key_col)
+    {
+        npk += strcmp(json_string_value(json_object_get(key_col, "kind")), "partition_key") == 0;
+    }
     arena arena;
     arena_init(&arena, 0);
     cqltype_env env;
@@ -1342,7 +1353,8 @@ static int create_index(cql_run *r, const cql_stmt *s, cql_state *st, int *rows_
     int target_kind = (int)tg->kind;
     int rc = cqltype_parse(&arena, type, strlen(type), &env, &ty, &perr) != 0
                  ? cql_fail(c, CQL_ERR_SERVER, "the stored type of %s cannot be read", tg->column)
-                 : check_index_target(c, tg->column, ty, &target_kind);
+                 : check_index_target(c, tg->column, ty,
+                                      strcmp(kind, "partition_key") == 0 && npk == 1, &target_kind);
     arena_free(&arena);
     if (rc) return -1;
     char kt = target_kind == CQL_INDEX_SIMPLE ? index_key_type(type) : 'B';

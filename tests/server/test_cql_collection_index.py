@@ -157,12 +157,27 @@ def test_the_index_follows_the_rows(cql):
                               "collections are immutable and must be fully indexed by using "
                               "the 'full(f)' modifier"),
     ("CREATE INDEX ON c (keys(f))", "Cannot create keys() index on frozen column f."),
+    ("CREATE INDEX ON c (k)", "Cannot create secondary index on the only partition key "
+                              "column k"),
 ])
 def test_targets_cassandra_refuses(cql, stmt, message):
     _, s = cql
     with pytest.raises(InvalidRequest) as e:
         s.execute(stmt)
     assert message in str(e.value)
+
+
+def test_the_only_partition_key_column_is_refused_first(cql):
+    """Cassandra checks that the column is not the table's only partition key column before
+    it looks at the target's kind."""
+    _, s = cql
+    s.execute("CREATE TABLE fk (a frozen<map<int, text>> PRIMARY KEY, b frozen<map<int, text>>)")
+    for target in ("full(a)", "keys(a)", "a"):
+        with pytest.raises(InvalidRequest, match="Cannot create secondary index on the only "
+                                                 "partition key column a"):
+            s.execute("CREATE INDEX ON fk (%s)" % target)
+    with pytest.raises(InvalidRequest, match="Cannot create keys\\(\\) index on frozen column b"):
+        s.execute("CREATE INDEX ON fk (keys(b))")
 
 
 def test_schema_shows_the_targets_and_drop_index(cql):
