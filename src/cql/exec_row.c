@@ -429,7 +429,9 @@ int cql_srow_cell_read(const cql_srow *r, const cql_tcol *col, int64_t now_s, bu
 {
     uint32_t av = srow_cell(r, col);
     if (!srow_cell_visible(r, col, av, now_s)) return 0;
+    /* a cell the map passed over is never read (cql_rowmap_want) */
     assert(cql_srow_node(r, av)->kind != CQL_SN_SKIPPED);
+    if (cql_srow_node(r, av)->kind == CQL_SN_SKIPPED) return -1;
     if (cql_coll_col(col)) {
         cql_coll c;
         long n = cql_srow_coll_load(r, col, &c) == 0 ? cql_coll_value(&c, now_s, out) : -1;
