@@ -1273,9 +1273,11 @@ static void await_index_builds(cql_call *c, const char *ks, const char *table)
 }
 
 /* Checks a target of CREATE INDEX on column name of type ty as Cassandra does, with its
- * messages; *kind becomes the kind the index has (a plain target on a collection indexes
- * its values). 0, or -1 with the error set. */
-static int check_index_target(cql_call *c, const char *name, const cql_ctype *ty, int *kind)
+ * messages, in its order; only_pk: the column is the table's only partition key column.
+ * *kind becomes the kind the index has (a plain target on a collection indexes its
+ * values). 0, or -1 with the error set. */
+static int check_index_target(cql_call *c, const char *name, const cql_ctype *ty, int only_pk,
+                              int *kind)
 {
     int collection = cqltype_is_collection(ty);
     int frozen_collection = collection && ty->frozen;
@@ -1285,6 +1287,9 @@ static int check_index_target(cql_call *c, const char *name, const cql_ctype *ty
                         collection ? "Secondary indexes are not supported on collections "
                                      "containing durations"
                                    : "Secondary indexes are not supported on duration columns");
+    if (only_pk)
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "Cannot create secondary index on the only partition key column %s", name);
     if (frozen_collection && *kind != CQL_INDEX_FULL)
         return cql_fail(c, CQL_ERR_INVALID,
                         "Cannot create %s() index on frozen column %s. Frozen collections are "
@@ -1332,6 +1337,12 @@ static int create_index(cql_run *r, const cql_stmt *s, cql_state *st, int *rows_
                         s->name.name);
     const char *type = json_string_value(json_object_get(col, "type"));
     const char *kind = json_string_value(json_object_get(col, "kind"));
+    size_t npk = 0, i;
+    json_t *key_col;
+    json_array_foreach(json_object_get(t, "columns"), i, key_col)
+    {
+        npk += strcmp(json_string_value(json_object_get(key_col, "kind")), "partition_key") == 0;
+    }
     arena arena;
     arena_init(&arena, 0);
     cqltype_env env;
@@ -1342,7 +1353,8 @@ static int create_index(cql_run *r, const cql_stmt *s, cql_state *st, int *rows_
     int target_kind = (int)tg->kind;
     int rc = cqltype_parse(&arena, type, strlen(type), &env, &ty, &perr) != 0
                  ? cql_fail(c, CQL_ERR_SERVER, "the stored type of %s cannot be read", tg->column)
-                 : check_index_target(c, tg->column, ty, &target_kind);
+                 : check_index_target(c, tg->column, ty,
+                                      strcmp(kind, "partition_key") == 0 && npk == 1, &target_kind);
     arena_free(&arena);
     if (rc) return -1;
     char kt = target_kind == CQL_INDEX_SIMPLE ? index_key_type(type) : 'B';
@@ -1439,7 +1451,9 @@ static int index_stored_rows(cql_call *c, const cql_stmt *s, cql_state *st)
     return rc;
 }
 
-static int drop_index(cql_run *r, const cql_stmt *s, cql_state *st)
+/* Drops the index; *unindexed names its table when the index was on a collection, whose
+ * rows then hold its attribute until unindex_stored_rows removes it. */
+static int drop_index(cql_run *r, const cql_stmt *s, cql_state *st, char *unindexed)
 {
     cql_call *c = r->call;
     const char *ks = cql_keyspace_of(c, &s->name);
@@ -1452,6 +1466,13 @@ static int drop_index(cql_run *r, const cql_stmt *s, cql_state *st)
     }
     char tname[CQL_NAME_MAX];
     snprintf(tname, sizeof tname, "%s", table);
+    json_t *iv = json_object_get(
+        json_object_get(json_object_get(json_object_get(kso, "tables"), tname), "indexes"),
+        s->name.name);
+    int kind = CQL_INDEX_SIMPLE;
+    char column[CQL_NAME_MAX];
+    const char *target = json_string_value(json_object_get(iv, "target"));
+    if (target) cql_index_target_parse(target, &kind, column, sizeof column);
     /* an index on a collection has no engine index until its rows are indexed */
     if (engine_index_exists(c, ks, tname, s->name.name) &&
         engine_index(c, ks, tname, s->name.name, NULL, 0, 0) != 0)
@@ -1465,7 +1486,22 @@ static int drop_index(cql_run *r, const cql_stmt *s, cql_state *st)
         s->name.name);
     int rc = commit_doc(c, st, next);
     json_decref(next);
+    if (rc == 0 && kind != CQL_INDEX_SIMPLE) snprintf(unindexed, CQL_NAME_MAX, "%s", tname);
     return rc ? rc : cql_schema_changed(c, "UPDATED", "TABLE", ks, tname);
+}
+
+/* After DROP INDEX of an index on a collection committed its schema (the state's lock let
+ * go): the stored rows of table lose the index's attribute, which no read sees and no
+ * size should count. */
+static int unindex_stored_rows(cql_call *c, const cql_stmt *s, const char *table)
+{
+    const char *ks = cql_keyspace_of(c, &s->name);
+    if (ks == NULL) return -1;
+    cql_tinfo t;
+    int rc = cql_tinfo_load(c, ks, table, &t);
+    if (rc == 0) rc = cql_index_rows(c, &t);
+    cql_tinfo_free(&t);
+    return rc;
 }
 
 /* ---- materialized views: global indexes of the base's engine table ---- */
@@ -1696,6 +1732,7 @@ int cql_exec_ddl(cql_run *r, const cql_stmt *s)
     if (indexed) await_index_builds(c, indexed_ks, indexed->name);
     pthread_mutex_lock(&st->lock);
     int rc, rows_to_index = 0;
+    char unindexed[CQL_NAME_MAX] = "";
     switch (s->kind) {
     case CQL_CREATE_KEYSPACE:
         rc = create_keyspace(r, s, st);
@@ -1731,7 +1768,7 @@ int cql_exec_ddl(cql_run *r, const cql_stmt *s)
         rc = create_index(r, s, st, &rows_to_index);
         break;
     case CQL_DROP_INDEX:
-        rc = drop_index(r, s, st);
+        rc = drop_index(r, s, st, unindexed);
         break;
     case CQL_CREATE_VIEW:
         rc = create_view(r, s, st);
@@ -1746,5 +1783,6 @@ int cql_exec_ddl(cql_run *r, const cql_stmt *s)
     }
     pthread_mutex_unlock(&st->lock);
     if (rc == 0 && rows_to_index) rc = index_stored_rows(c, s, st);
+    if (rc == 0 && unindexed[0]) rc = unindex_stored_rows(c, s, unindexed);
     return rc;
 }

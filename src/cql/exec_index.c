@@ -163,6 +163,17 @@ int cql_row_index(json_t *item, const cql_tinfo *t, int64_t now_s)
         if (json_array_size(set) == 0) json_decref(set);
     }
     buf_free(&v);
+    /* the attributes of indexes dropped since the row was written go with its next write */
+    const char *name;
+    json_t *val, *tmp;
+    json_object_foreach_safe(item, tmp, name, val)
+    {
+        if (strncmp(name, "$i:", 3) != 0) continue;
+        size_t i = 0;
+        while (i < t->nindexes && strcmp(t->indexes[i].name, name + 3) != 0)
+            i++;
+        if (i == t->nindexes) json_object_del(item, name);
+    }
     return rc;
 }
 
@@ -249,7 +260,8 @@ const cql_tindex *cql_index_serving(const cql_tinfo *t, const cql_relation *rel)
     return NULL;
 }
 
-/* cql_index_rows' step: row i read again in the transaction, its index attributes written. */
+/* cql_index_rows' step: row i read again in the transaction, its index attributes written
+ * (and those of dropped indexes removed). */
 typedef struct index_walk {
     const cql_tinfo *t;
     int64_t now_s;

@@ -293,12 +293,51 @@ int cql_row_live(json_t *item, const cql_tinfo *t, int64_t now_s);
 /* Sets the item's expiry for the TTL sweeper from its marker and cells. */
 void cql_row_seal(json_t *item, const cql_tinfo *t);
 
-/* The same readers on a stored row read without a jansson tree (storedrow.h): the
- * statements that only read go through these; the jansson forms above convert the item
- * and call them. */
-int64_t cql_srow_cell_ts(const cql_srow *r, const char *col);  /* INT64_MIN: never written */
-int64_t cql_srow_cell_exp(const cql_srow *r, const char *col); /* 0: no expiry */
+/* What the members of a table's stored rows hold, by name: each column's cell attribute,
+ * the keys ($pk, $ck), the row's marker and the cells' times. A row is read against it
+ * (cql_row_parse): each member of its top object is mapped to what it holds in the one
+ * pass that reads it, and a member nothing asks for is passed over unread; the readers
+ * below then find a column's cell and times by the column, without looking names up. */
+typedef struct cql_rowname {
+    const char *name; /* NULL: a free place */
+    uint32_t len, slot;
+} cql_rowname;
+typedef struct cql_rowmap {
+    const cql_tcol *cols; /* the table's columns (cols[i] is column i of every reader) */
+    size_t ncols;
+    cql_rowname *members;  /* top-level member names, hashed */
+    cql_rowname *colnames; /* column names (the keys of the $ts, $exp and $el maps) */
+    uint32_t mask;         /* both tables' size - 1 */
+    uint32_t nslot;
+    uint8_t *want; /* per slot: the member's value is read */
+    char *text;    /* the member names */
+} cql_rowmap;
+/* A map of the ncols columns at cols (borrowed; they outlive m) with every cell read.
+ * 0, or -1 out of memory (m then holds nothing to free). */
+int cql_rowmap_init(cql_rowmap *m, const cql_tcol *cols, size_t ncols);
+/* Reads only the cells of the columns i with cells[i] set (the others' members are
+ * seen, for a row's liveness, but not read), and the cells' write times only when times
+ * is set or something else needs them (a dropped column, a non-frozen collection). */
+void cql_rowmap_want(cql_rowmap *m, const uint8_t *cells, int times);
+/* Whether rows read against m have column i's cell read. */
+int cql_rowmap_reads(const cql_rowmap *m, size_t i);
+void cql_rowmap_free(cql_rowmap *m);
+/* A stored row's text, or a jansson item, read into r against m (which must outlive r's
+ * use): 0, or -1 when it is not an object or out of memory. */
+int cql_row_parse(cql_srow *r, const cql_rowmap *m, const char *json, size_t len);
+int cql_row_from_json(cql_srow *r, const cql_rowmap *m, const json_t *item);
+/* The nodes of the row's $pk and $ck attributes (CQL_SNONE: none). */
+uint32_t cql_srow_pk(const cql_srow *r);
+uint32_t cql_srow_ck(const cql_srow *r);
+
+/* The same readers on a stored row read without a jansson tree (storedrow.h), read with
+ * cql_row_parse; col must be one of its map's columns, and one whose cell was read for
+ * cql_srow_cell_read and cql_srow_coll_load. The statements that only read go through
+ * these; the jansson forms above convert the item and call them. */
+int64_t cql_srow_cell_ts(const cql_srow *r, const cql_tcol *col);  /* INT64_MIN: never written */
+int64_t cql_srow_cell_exp(const cql_srow *r, const cql_tcol *col); /* 0: no expiry */
 int cql_srow_cell_read(const cql_srow *r, const cql_tcol *col, int64_t now_s, buf *out);
+/* t's columns are the map's. */
 int cql_srow_row_live(const cql_srow *r, const cql_tinfo *t, int64_t now_s);
 int cql_srow_coll_load(const cql_srow *r, const cql_tcol *col, cql_coll *c);
 /* The bytes of the {"B": base64} at node av appended to out: 0, or -1 when it is none. */
@@ -324,8 +363,8 @@ const char *cql_index_kind_name(int kind);
 /* The item attribute an index on a collection keys: "$i:" and its name. */
 void cql_index_attr(const char *index, char *out, size_t cap);
 /* Sets (or, with nothing to index, removes) the attribute of each of t's indexes on
- * collections in item from the row's live cells. 0, or -1 for a value that cannot be
- * read. */
+ * collections in item from the row's live cells, and removes those of indexes t no longer
+ * has. 0, or -1 for a value that cannot be read. */
 int cql_row_index(json_t *item, const cql_tinfo *t, int64_t now_s);
 /* The index of t that serves rel (CONTAINS for values(), CONTAINS KEY for keys(),
  * c[k] = v for entries(), = for full()), or NULL. */
@@ -333,7 +372,8 @@ const cql_tindex *cql_index_serving(const cql_tinfo *t, const cql_relation *rel)
 /* The engine index key rel looks up in ix (a new {"B"}), or NULL with the error set. */
 json_t *cql_index_lookup(cql_run *r, const cql_tindex *ix, const cql_relation *rel);
 /* Writes the attributes of t's indexes on collections into every stored row of t (after
- * CREATE INDEX made one), a hundred rows to a transaction. 0, or -1 with the error set. */
+ * CREATE INDEX made one) and removes those of indexes t no longer has (after DROP INDEX),
+ * a hundred rows to a transaction. 0, or -1 with the error set. */
 int cql_index_rows(cql_call *c, const cql_tinfo *t);
 
 /* One step of cql_each_row_in_transactions: row i of transaction x (txn_read it, then

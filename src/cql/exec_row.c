@@ -11,11 +11,13 @@
  *
  * It reads and changes one item at a time; which items a statement touches is
  * exec_write.c's and exec_select.c's. */
+#include <assert.h>
 #include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
+#include <xxhash.h>
 
 #include "cql/exec_int.h"
 #include "cql/keyenc.h"
@@ -192,13 +194,169 @@ static int each_el_time(json_t *item, const cql_tcol *col,
 
 /* ---- reading a stored row (storedrow.h) ---- */
 
-/* The attribute node of column name (see cql_cell_attr), or CQL_SNONE. */
-static uint32_t srow_cell(const cql_srow *r, const char *name)
+/* The slots of a row read against a map: the row's own members, then per column its
+ * cell and its members of the $ts, $exp and $el maps. */
+enum { SLOT_PK, SLOT_CK, SLOT_TS, SLOT_EXP, SLOT_EL, SLOT_ROW, SLOT_ROWEXP, SLOT_FIXED };
+enum { CS_CELL, CS_TS, CS_EXP, CS_EL, CS_N };
+#define COL_SLOT(ci, which) (SLOT_FIXED + (uint32_t)(ci)*CS_N + (uint32_t)(which))
+
+static const char *const fixed_members[SLOT_FIXED] = {
+    [SLOT_PK] = CQL_PK_ATTR, [SLOT_CK] = CQL_CK_ATTR, [SLOT_TS] = "$ts",        [SLOT_EXP] = "$exp",
+    [SLOT_EL] = "$el",       [SLOT_ROW] = "$row",     [SLOT_ROWEXP] = "$rowexp"};
+
+static uint32_t name_hash(const char *s, size_t n)
 {
-    if (name[0] != '$') return cql_srow_get(r, 0, name);
-    char attr[CQL_NAME_MAX + 2];
-    cql_cell_attr(name, attr, sizeof attr);
-    return cql_srow_get(r, 0, attr);
+    return (uint32_t)XXH3_64bits(s, n);
+}
+
+/* The slot of name in tab (mask + 1 places), or CQL_SNONE. */
+static uint32_t names_find(const cql_rowname *tab, uint32_t mask, const char *s, size_t n)
+{
+    for (uint32_t h = name_hash(s, n) & mask;; h = (h + 1) & mask) {
+        const cql_rowname *e = &tab[h];
+        if (e->name == NULL) return CQL_SNONE;
+        if (e->len == n && memcmp(e->name, s, n) == 0) return e->slot;
+    }
+}
+
+static void names_put(cql_rowname *tab, uint32_t mask, const char *s, uint32_t slot)
+{
+    size_t n = strlen(s);
+    uint32_t h = name_hash(s, n) & mask;
+    while (tab[h].name != NULL && !(tab[h].len == n && memcmp(tab[h].name, s, n) == 0))
+        h = (h + 1) & mask;
+    tab[h] = (cql_rowname){.name = s, .len = (uint32_t)n, .slot = slot};
+}
+
+int cql_rowmap_init(cql_rowmap *m, const cql_tcol *cols, size_t ncols)
+{
+    memset(m, 0, sizeof *m);
+    if (ncols > (UINT32_MAX - SLOT_FIXED) / CS_N / 4) return -1;
+    m->cols = cols;
+    m->ncols = ncols;
+    m->nslot = COL_SLOT(ncols, 0);
+    uint32_t places = 16;
+    while (places < 2 * (ncols + SLOT_FIXED))
+        places *= 2;
+    m->mask = places - 1;
+    m->members = calloc(places, sizeof *m->members);
+    m->colnames = calloc(places, sizeof *m->colnames);
+    m->want = malloc(m->nslot);
+    m->text = malloc(ncols * (CQL_NAME_MAX + 2) + 1);
+    if (!m->members || !m->colnames || !m->want || !m->text) {
+        cql_rowmap_free(m);
+        return -1;
+    }
+    for (uint32_t i = 0; i < SLOT_FIXED; i++)
+        names_put(m->members, m->mask, fixed_members[i], i);
+    char *at = m->text;
+    for (size_t i = 0; i < ncols; i++) {
+        cql_cell_attr(cols[i].name, at, CQL_NAME_MAX + 2);
+        names_put(m->members, m->mask, at, COL_SLOT(i, CS_CELL));
+        names_put(m->colnames, m->mask, cols[i].name, (uint32_t)i);
+        at += strlen(at) + 1;
+    }
+    memset(m->want, 1, m->nslot);
+    return 0;
+}
+
+void cql_rowmap_want(cql_rowmap *m, const uint8_t *cells, int times)
+{
+    for (size_t i = 0; i < m->ncols; i++) {
+        const cql_tcol *c = &m->cols[i];
+        m->want[COL_SLOT(i, CS_CELL)] = cells[i] != 0;
+        if (c->dropped_at != INT64_MIN || (cells[i] && c->type && cql_coll_col(c))) times = 1;
+    }
+    m->want[SLOT_TS] = times != 0;
+}
+
+int cql_rowmap_reads(const cql_rowmap *m, size_t i)
+{
+    return i < m->ncols && m->want[COL_SLOT(i, CS_CELL)];
+}
+
+void cql_rowmap_free(cql_rowmap *m)
+{
+    free(m->members);
+    free(m->colnames);
+    free(m->want);
+    free(m->text);
+    memset(m, 0, sizeof *m);
+}
+
+static int pick_member(const void *arg, cql_srow *r, const char *key, size_t klen, uint32_t node)
+{
+    const cql_rowmap *m = arg;
+    uint32_t slot = names_find(m->members, m->mask, key, klen);
+    if (slot == CQL_SNONE) return 0; /* no column's: an index's, or a dropped column's */
+    r->slot[slot] = node;
+    return m->want[slot];
+}
+
+/* The members of the $ts, $exp and $el maps ({"M": {column: ...}}) into their columns'
+ * slots. */
+static void resolve_times(cql_srow *r, const cql_rowmap *m)
+{
+    static const uint8_t which[] = {[SLOT_TS] = CS_TS, [SLOT_EXP] = CS_EXP, [SLOT_EL] = CS_EL};
+    for (uint32_t s = SLOT_TS; s <= SLOT_EL; s++) {
+        const char *tag;
+        uint32_t map = cql_srow_tagged(r, r->slot[s], &tag);
+        if (map == CQL_SNONE || strcmp(tag, "M") != 0 || !cql_srow_is(r, map, CQL_SN_OBJECT))
+            continue;
+        uint32_t end = cql_srow_node(r, map)->end;
+        for (uint32_t i = map + 1; i < end; i = cql_srow_node(r, i)->end) {
+            size_t klen;
+            const char *k = cql_srow_key(r, i, &klen);
+            uint32_t ci = names_find(m->colnames, m->mask, k, klen);
+            if (ci != CQL_SNONE) r->slot[COL_SLOT(ci, which[s])] = i;
+        }
+    }
+}
+
+static cql_srow_picker picker_of(const cql_rowmap *m)
+{
+    return (cql_srow_picker){.pick = pick_member, .arg = m, .nslot = m->nslot, .map = m};
+}
+
+int cql_row_parse(cql_srow *r, const cql_rowmap *m, const char *json, size_t len)
+{
+    cql_srow_picker p = picker_of(m);
+    if (cql_srow_parse_picked(r, json, len, &p) != 0) return -1;
+    resolve_times(r, m);
+    return 0;
+}
+
+int cql_row_from_json(cql_srow *r, const cql_rowmap *m, const json_t *item)
+{
+    cql_srow_picker p = picker_of(m);
+    if (!json_is_object(item) || cql_srow_from_json_picked(r, item, &p) != 0) return -1;
+    resolve_times(r, m);
+    return 0;
+}
+
+uint32_t cql_srow_pk(const cql_srow *r)
+{
+    return r->map ? r->slot[SLOT_PK] : CQL_SNONE;
+}
+
+uint32_t cql_srow_ck(const cql_srow *r)
+{
+    return r->map ? r->slot[SLOT_CK] : CQL_SNONE;
+}
+
+/* Column col's slot which (CS_*) in row r: its node, or CQL_SNONE. */
+static uint32_t col_slot(const cql_srow *r, const cql_tcol *col, int which)
+{
+    const cql_rowmap *m = r->map;
+    assert(m && col >= m->cols && col < m->cols + m->ncols);
+    if (m == NULL || col < m->cols || col >= m->cols + m->ncols) return CQL_SNONE;
+    return r->slot[COL_SLOT(col - m->cols, which)];
+}
+
+/* The attribute node of column col (see cql_cell_attr), or CQL_SNONE. */
+static uint32_t srow_cell(const cql_srow *r, const cql_tcol *col)
+{
+    return col_slot(r, col, CS_CELL);
 }
 
 /* The value of a {"N": ...} node, 0 for anything else. */
@@ -209,21 +367,16 @@ static int64_t srow_num(const cql_srow *r, uint32_t av)
     return s ? strtoll(s, NULL, 10) : 0;
 }
 
-/* Column col's member of the row's map which ({"M": {col: ...}}), or CQL_SNONE. */
-static uint32_t srow_meta(const cql_srow *r, const char *which, const char *col)
+int64_t cql_srow_cell_ts(const cql_srow *r, const cql_tcol *col)
 {
-    return cql_srow_get(r, cql_srow_get(r, cql_srow_get(r, 0, which), "M"), col);
-}
-
-int64_t cql_srow_cell_ts(const cql_srow *r, const char *col)
-{
-    uint32_t t = srow_meta(r, "$ts", col);
+    assert(r->map && r->map->want[SLOT_TS]);
+    uint32_t t = col_slot(r, col, CS_TS);
     return t != CQL_SNONE ? srow_num(r, t) : INT64_MIN;
 }
 
-int64_t cql_srow_cell_exp(const cql_srow *r, const char *col)
+int64_t cql_srow_cell_exp(const cql_srow *r, const cql_tcol *col)
 {
-    uint32_t e = srow_meta(r, "$exp", col);
+    uint32_t e = col_slot(r, col, CS_EXP);
     return e != CQL_SNONE ? srow_num(r, e) : 0;
 }
 
@@ -250,8 +403,7 @@ static int el_visible(const cql_tcol *col, int64_t ts, int64_t exp, int64_t now_
 static int srow_cell_visible(const cql_srow *r, const cql_tcol *col, uint32_t av, int64_t now_s)
 {
     if (av == CQL_SNONE) return 0;
-    uint32_t m =
-        cql_coll_col(col) ? cql_srow_get(r, srow_meta(r, "$el", col->name), "M") : CQL_SNONE;
+    uint32_t m = cql_coll_col(col) ? cql_srow_get(r, col_slot(r, col, CS_EL), "M") : CQL_SNONE;
     if (m != CQL_SNONE) {
         /* a non-frozen collection: visible while one of its elements is */
         uint32_t t = cql_srow_get(r, cql_srow_get(r, m, "t"), "L"),
@@ -267,16 +419,19 @@ static int srow_cell_visible(const cql_srow *r, const cql_tcol *col, uint32_t av
         }
         return 0;
     }
-    int64_t exp = cql_srow_cell_exp(r, col->name);
+    int64_t exp = cql_srow_cell_exp(r, col);
     if (exp != 0 && exp <= now_s) return 0;
     return col->dropped_at == INT64_MIN || col->kind == 'p' || col->kind == 'c' ||
-           cql_srow_cell_ts(r, col->name) > col->dropped_at;
+           cql_srow_cell_ts(r, col) > col->dropped_at;
 }
 
 int cql_srow_cell_read(const cql_srow *r, const cql_tcol *col, int64_t now_s, buf *out)
 {
-    uint32_t av = srow_cell(r, col->name);
+    uint32_t av = srow_cell(r, col);
     if (!srow_cell_visible(r, col, av, now_s)) return 0;
+    /* a cell the map passed over is never read (cql_rowmap_want) */
+    assert(cql_srow_node(r, av)->kind != CQL_SN_SKIPPED);
+    if (cql_srow_node(r, av)->kind == CQL_SN_SKIPPED) return -1;
     if (cql_coll_col(col)) {
         cql_coll c;
         long n = cql_srow_coll_load(r, col, &c) == 0 ? cql_coll_value(&c, now_s, out) : -1;
@@ -291,14 +446,18 @@ int cql_srow_cell_read(const cql_srow *r, const cql_tcol *col, int64_t now_s, bu
 
 int cql_srow_row_live(const cql_srow *r, const cql_tinfo *t, int64_t now_s)
 {
-    uint32_t mark = cql_srow_get(r, 0, "$row");
+    assert(r->map && r->map->cols == t->cols);
+    (void)t;
+    if (r->map == NULL) return 0;
+    uint32_t mark = r->slot[SLOT_ROW];
     if (mark != CQL_SNONE) {
-        uint32_t e = cql_srow_get(r, 0, "$rowexp");
+        uint32_t e = r->slot[SLOT_ROWEXP];
         if (e == CQL_SNONE || srow_num(r, e) > now_s) return 1;
     }
-    for (size_t i = 0; i < t->ncols; i++)
-        if ((t->cols[i].kind == 'r' || t->cols[i].kind == 's') &&
-            srow_cell_visible(r, &t->cols[i], srow_cell(r, t->cols[i].name), now_s))
+    const cql_rowmap *m = r->map;
+    for (size_t i = 0; i < m->ncols; i++)
+        if ((m->cols[i].kind == 'r' || m->cols[i].kind == 's') &&
+            srow_cell_visible(r, &m->cols[i], srow_cell(r, &m->cols[i]), now_s))
             return 1;
     return 0;
 }
@@ -307,10 +466,13 @@ int cql_srow_row_live(const cql_srow *r, const cql_tinfo *t, int64_t now_s)
  * once, on the stored form). */
 int cql_cell_read(json_t *item, const cql_tcol *col, int64_t now_s, buf *out)
 {
+    cql_rowmap m;
+    if (cql_rowmap_init(&m, col, 1) != 0) return -1;
     cql_srow r;
     cql_srow_init(&r);
-    int rc = cql_srow_from_json(&r, item) == 0 ? cql_srow_cell_read(&r, col, now_s, out) : -1;
+    int rc = cql_row_from_json(&r, &m, item) == 0 ? cql_srow_cell_read(&r, col, now_s, out) : -1;
     cql_srow_free(&r);
+    cql_rowmap_free(&m);
     return rc;
 }
 
@@ -327,10 +489,13 @@ void cql_row_mark(json_t *item, int64_t ts, int64_t exp_s)
 
 int cql_row_live(json_t *item, const cql_tinfo *t, int64_t now_s)
 {
+    cql_rowmap m;
+    if (cql_rowmap_init(&m, t->cols, t->ncols) != 0) return 0;
     cql_srow r;
     cql_srow_init(&r);
-    int rc = cql_srow_from_json(&r, item) == 0 ? cql_srow_row_live(&r, t, now_s) : 0;
+    int rc = cql_row_from_json(&r, &m, item) == 0 ? cql_srow_row_live(&r, t, now_s) : 0;
     cql_srow_free(&r);
+    cql_rowmap_free(&m);
     return rc;
 }
 
@@ -643,14 +808,13 @@ int cql_srow_coll_load(const cql_srow *r, const cql_tcol *col, cql_coll *c)
     c->list = col->type->wire.id == CQL_TYPE_LIST;
     c->map = col->type->wire.id == CQL_TYPE_MAP;
     c->deleted = INT64_MIN;
-    uint32_t meta = srow_meta(r, "$el", col->name);
-    meta = cql_srow_get(r, meta, "M");
-    uint32_t av = srow_cell(r, col->name);
+    uint32_t meta = cql_srow_get(r, col_slot(r, col, CS_EL), "M");
+    uint32_t av = srow_cell(r, col);
     uint32_t d = cql_srow_get(r, meta, "d");
     if (d != CQL_SNONE)
         c->deleted = srow_num(r, d);
     else if (meta == CQL_SNONE && av == CQL_SNONE)
-        c->deleted = cql_srow_cell_ts(r, col->name); /* stored whole, and deleted */
+        c->deleted = cql_srow_cell_ts(r, col); /* stored whole, and deleted */
     int rc = 0;
     if (av != CQL_SNONE) {
         buf wire;
@@ -662,8 +826,8 @@ int cql_srow_coll_load(const cql_srow *r, const cql_tcol *col, cql_coll *c)
                      .t = meta_list(r, meta, "t"),
                      .e = meta_list(r, meta, "e"),
                      .k = meta_list(r, meta, "k"),
-                     .ts = cql_srow_cell_ts(r, col->name),
-                     .exp = cql_srow_cell_exp(r, col->name)};
+                     .ts = cql_srow_cell_ts(r, col),
+                     .exp = cql_srow_cell_exp(r, col)};
         l.lists = l.t.list != CQL_SNONE;
         rc = cqlval_from_stored(col->type, r, av, &wire, &perr) ||
              cql_coll_each((const uint8_t *)wire.data, wire.len, c->list, c->map, load_live, &l);
@@ -677,9 +841,11 @@ int cql_srow_coll_load(const cql_srow *r, const cql_tcol *col, cql_coll *c)
 
 int cql_coll_load(json_t *item, const cql_tcol *col, cql_coll *c)
 {
+    cql_rowmap m;
     cql_srow r;
     cql_srow_init(&r);
-    int rc = cql_srow_from_json(&r, item);
+    int rc = cql_rowmap_init(&m, col, 1);
+    if (rc == 0) rc = cql_row_from_json(&r, &m, item);
     if (rc == 0) {
         rc = cql_srow_coll_load(&r, col, c);
     } else {
@@ -687,6 +853,7 @@ int cql_coll_load(json_t *item, const cql_tcol *col, cql_coll *c)
         buf_init(&c->bytes, 0);
     }
     cql_srow_free(&r);
+    cql_rowmap_free(&m);
     return rc;
 }
 

@@ -148,6 +148,7 @@ typedef struct qctx {
     int metered;   /* the watch wants the bytes read: */
     size_t nbytes; /* the sizes of the items read since the last charge */
     /* the current partition */
+    cql_rowmap map;      /* what the rows' members hold, and which of them are read */
     cql_srow row;        /* the row being read (its memory kept from row to row) */
     cql_srow static_row; /* the partition's static row, when has_static */
     int has_static;
@@ -309,12 +310,49 @@ static const cql_srow *row_of(const qctx *q, const cql_tcol *c, const cql_srow *
     return item;
 }
 
-/* Reads the columns of item (and the partition's static row) into q->vals. */
+static size_t col_index(const qctx *q, const cql_tcol *c)
+{
+    return c ? (size_t)(c - q->t->cols) : 0;
+}
+
+/* The columns the statement reads (keys, selected, filtered) into the map's choice, and
+ * whether it asks for write times. 0, or -1 with the call's error set. */
+static int plan_reads(qctx *q)
+{
+    const cql_tinfo *t = q->t;
+    if (cql_rowmap_init(&q->map, t->cols, t->ncols) != 0)
+        return cql_fail(q->r->call, CQL_ERR_SERVER, "out of memory");
+    uint8_t *cells = calloc(t->ncols + 1, 1);
+    if (cells == NULL) return cql_fail(q->r->call, CQL_ERR_SERVER, "out of memory");
+    int times = 0;
+    for (size_t i = 0; i < t->ncols; i++)
+        cells[i] = t->cols[i].kind == 'p' || t->cols[i].kind == 'c';
+    for (size_t i = 0; i < q->nsel; i++) {
+        const selitem *x = &q->sels[i];
+        if (x->kind == SEL_FN) memset(cells, 1, t->ncols); /* its arguments: any column */
+        if (x->col) cells[col_index(q, x->col)] = 1;
+        times |= x->kind == SEL_WRITETIME;
+    }
+    for (size_t f = 0; f < q->k.nfilters; f++) {
+        const cql_relation *rel = q->k.filters[f];
+        for (size_t k = 0; k < rel->ncolumns; k++) {
+            const cql_tcol *col = col_named(t, rel->columns[k]);
+            if (col) cells[col_index(q, col)] = 1;
+        }
+    }
+    cql_rowmap_want(&q->map, cells, times);
+    free(cells);
+    return 0;
+}
+
+/* Reads the columns the statement reads of item (and the partition's static row) into
+ * q->vals. */
 static int row_load(qctx *q, const cql_srow *item)
 {
     row_clear(q);
     for (size_t i = 0; i < q->t->ncols; i++) {
         const cql_tcol *c = &q->t->cols[i];
+        if (!cql_rowmap_reads(&q->map, i)) continue;
         const cql_srow *from = row_of(q, c, item);
         if (from == NULL) continue;
         int got = cql_srow_cell_read(from, c, q->now_s, &q->vals[i]);
@@ -324,11 +362,6 @@ static int row_load(qctx *q, const cql_srow *item)
         q->has[i] = got == 1;
     }
     return 0;
-}
-
-static size_t col_index(const qctx *q, const cql_tcol *c)
-{
-    return c ? (size_t)(c - q->t->cols) : 0;
 }
 
 /* A function selector's value for the loaded row (cql_fnsel_value). */
@@ -685,11 +718,11 @@ static int put_selectors(qctx *q, const cql_srow *item, cql_rows *dst)
                 rc = cql_rows_put(dst, NULL, -1);
             } else {
                 uint8_t b[8];
-                cql_bigint_encode(cql_srow_cell_ts(from, x->col->name), b);
+                cql_bigint_encode(cql_srow_cell_ts(from, x->col), b);
                 rc = cql_rows_put(dst, b, 8);
             }
         } else {
-            int64_t e = q->has[ci] && from ? cql_srow_cell_exp(from, x->col->name) : 0;
+            int64_t e = q->has[ci] && from ? cql_srow_cell_exp(from, x->col) : 0;
             if (e == 0) {
                 rc = cql_rows_put(dst, NULL, -1);
             } else {
@@ -729,14 +762,13 @@ static int take(qctx *q, cql_srow *item, size_t size, const char *key, size_t ke
     buf_append(&q->last_key, key, key_len);
     if (pk == NULL) {
         buf_reset(&q->cur_pk);
-        cql_srow_unb64(item, cql_srow_get(item, 0, CQL_PK_ATTR), &q->cur_pk);
+        cql_srow_unb64(item, cql_srow_pk(item), &q->cur_pk);
     } else if (!cql_same_bytes(pk->data, pk->len, q->cur_pk.data, q->cur_pk.len)) {
         buf_reset(&q->cur_pk);
         buf_append(&q->cur_pk, pk->data, pk->len);
     }
     size_t cklen;
-    const char *ck =
-        cql_srow_str(item, cql_srow_get(item, cql_srow_get(item, 0, CQL_CK_ATTR), "B"), &cklen);
+    const char *ck = cql_srow_str(item, cql_srow_get(item, cql_srow_ck(item), "B"), &cklen);
     if (ck && strcmp(ck, CK_STATIC_B64) == 0) {
         /* kept; the next row is read into the memory of the static row before */
         cql_srow_swap(&q->static_row, item);
@@ -770,7 +802,7 @@ static int static_only(qctx *q)
     if (row_load(q, NULL) != 0) return -1;
     /* key columns come from the static row */
     for (size_t i = 0; i < q->t->ncols; i++)
-        if (q->t->cols[i].kind == 'p') {
+        if (q->t->cols[i].kind == 'p') { /* read by every statement (plan_reads) */
             buf_reset(&q->vals[i]);
             q->has[i] =
                 cql_srow_cell_read(&q->static_row, &q->t->cols[i], q->now_s, &q->vals[i]) == 1;
@@ -801,13 +833,14 @@ static int row_get(qctx *q, const buf *key, int consistent, cql_srow *r, size_t 
     int got = item_get(q->r->call->db, q->et, NULL, key, consistent, &si, &err);
     if (got < 0) return cql_fail_engine(q->r->call, CQL_ERR_SERVER, &err);
     if (got == 1 && size) *size = si.size;
-    if (got == 1 && cql_srow_parse(r, si.json, si.len) != 0)
+    if (got == 1 && cql_row_parse(r, &q->map, si.json, si.len) != 0)
         got = cql_fail(q->r->call, CQL_ERR_SERVER, "a stored row cannot be read");
     stored_item_free(&si);
     return got;
 }
 
-/* The partition's static row into q->static_row (has_static: whether there is one). */
+/* The partition's static row into q->static_row (has_static: whether there is one),
+ * counted as an item the statement read, as take counts the others. */
 static int load_static(qctx *q, const buf *pk)
 {
     int has_static = 0;
@@ -822,9 +855,14 @@ static int load_static(qctx *q, const buf *pk)
     buf_putc(&ck, CQL_CK_STATIC);
     int rc = 0;
     if (cql_row_key(q->et, pk, &ck, &key, &err) == 0) {
-        int got = row_get(q, &key, 1, &q->static_row, NULL);
+        size_t size = 0;
+        int got = row_get(q, &key, 1, &q->static_row, &size);
         q->has_static = got == 1;
         if (got < 0) rc = -1;
+        if (got == 1) {
+            q->nread++;
+            if (q->metered) q->nbytes += size;
+        }
     }
     buf_free(&ck);
     buf_free(&key);
@@ -852,7 +890,7 @@ static int read_range(qctx *q, const buf *lower, const buf *upper, int forward, 
     }
     while (rc == 0 && (got = cursor_next(cur, &json, &len, &size, &err)) == 1) {
         key = cursor_key(cur, &key_len);
-        if (cql_srow_parse(&q->row, json, len) != 0) {
+        if (cql_row_parse(&q->row, &q->map, json, len) != 0) {
             rc = cql_fail(q->r->call, CQL_ERR_SERVER, "a stored row cannot be read");
             break;
         }
@@ -996,7 +1034,7 @@ static int read_index(qctx *q)
         if (found == 0) continue; /* deleted since the entry was written */
         buf pk;
         buf_init(&pk, 0);
-        cql_srow_unb64(&q->row, cql_srow_get(&q->row, 0, CQL_PK_ATTR), &pk);
+        cql_srow_unb64(&q->row, cql_srow_pk(&q->row), &pk);
         if (!cql_same_bytes(pk.data, pk.len, q->cur_pk.data, q->cur_pk.len)) {
             new_partition(q);
             q->static_used = 1;
@@ -1050,7 +1088,7 @@ static int view_range(vparts *v, const buf *lower, const buf *upper)
             json_decref(item);
             continue;
         }
-        rc = cql_srow_from_json(&q->row, item) == 0
+        rc = cql_row_from_json(&q->row, &q->map, item) == 0
                  ? take(q, &q->row, item_size(item), key.data, key.len, NULL)
                  : cql_fail(c, CQL_ERR_SERVER, "out of memory");
         json_decref(item);
@@ -1336,7 +1374,7 @@ int cql_exec_select(cql_run *r, const cql_stmt *s, const cql_tinfo *t)
         buf_init(&q.vals[i], 0);
     if (cql_where_keys(r, t, &sel->where, CQL_KEYS_SELECT, sel->allow_filtering, &q.k) != 0)
         goto end;
-    if (plan_selection(&q) != 0 || plan_order(&q) != 0) goto end;
+    if (plan_selection(&q) != 0 || plan_order(&q) != 0 || plan_reads(&q) != 0) goto end;
     if (sel->limit) {
         if (cql_int_term(r, sel->limit, &q.limit, "[limit]") != 0) goto end;
         if (q.limit <= 0) {
@@ -1454,6 +1492,7 @@ end:
     free(q.sels);
     cql_srow_free(&q.row);
     cql_srow_free(&q.static_row);
+    cql_rowmap_free(&q.map);
     buf_free(&q.last_key);
     buf_free(&q.cur_pk);
     cql_keys_free(&q.k);

@@ -32,6 +32,7 @@ void cql_srow_free(cql_srow *r)
 {
     free(r->nodes);
     free(r->toks);
+    free(r->slot);
     buf_free(&r->text);
     cql_srow_init(r);
 }
@@ -47,6 +48,23 @@ static void srow_reset(cql_srow *r)
 {
     r->n = 0;
     buf_reset(&r->text);
+    for (uint32_t i = 0; i < r->nslot; i++)
+        r->slot[i] = CQL_SNONE;
+}
+
+/* r's slots made p's (all CQL_SNONE), or none when p is NULL: 0, or -1. */
+static int slots_for(cql_srow *r, const cql_srow_picker *p)
+{
+    uint32_t n = p ? p->nslot : 0;
+    if (n > r->slot_cap) {
+        uint32_t *slot = realloc(r->slot, (size_t)n * sizeof *slot);
+        if (slot == NULL) return -1;
+        r->slot = slot;
+        r->slot_cap = n;
+    }
+    r->nslot = n;
+    r->map = p ? p->map : NULL;
+    return 0;
 }
 
 /* Appends s (n bytes) and a NUL to r's text: its offset, or -1. */
@@ -67,8 +85,17 @@ typedef struct builder {
     cql_srow *r;
     uint32_t open[SROW_DEPTH]; /* the containers not yet closed */
     int depth;
-    uint32_t key, klen; /* the key of the member that comes next */
+    uint32_t key, klen;          /* the key of the member that comes next */
+    const cql_srow_picker *pick; /* the top object's members to read, or NULL: all */
 } builder;
+
+/* Whether the member of the top object that comes next is read (its node will be the
+ * next one added). */
+static int picked(builder *b)
+{
+    if (b->pick == NULL || b->depth != 1) return 1;
+    return b->pick->pick(b->pick->arg, b->r, b->r->text.data + b->key, b->klen, b->r->n);
+}
 
 /* A new node of kind under the innermost open container: its index, or -1. */
 static int64_t node_add(builder *b, uint8_t kind)
@@ -201,6 +228,14 @@ static int from_tokens(builder *b, int escaped, const jsmntok_t *tok, unsigned n
             if (obj) {
                 if (*i >= ntok || tok[*i].type != JSMN_STRING) return -1;
                 token_text(b->r, &tok[(*i)++], escaped, &b->key, &b->klen);
+                if (*i < ntok && !picked(b)) {
+                    /* the value's tokens are those that start before it ends */
+                    int end = tok[(*i)++].end;
+                    while (*i < ntok && tok[*i].start < end)
+                        (*i)++;
+                    if (node_add(b, CQL_SN_SKIPPED) < 0) return -1;
+                    continue;
+                }
             }
             if (from_tokens(b, escaped, tok, ntok, i)) return -1;
         }
@@ -260,7 +295,7 @@ static int has_unicode_escape(const char *at, const char *end)
  * it has a \u escape (jansson decodes those). jsmn does not check UTF-8 or refuse
  * control characters in strings as jansson does: rows are the engine's own text, and a
  * value's bytes are checked when it is decoded (value.c). */
-static int parse_tokens(cql_srow *r, const char *json, size_t len)
+static int parse_tokens(cql_srow *r, const char *json, size_t len, const cql_srow_picker *pick)
 {
     if (len == 0 || len > INT_MAX / 2) return -1;
     const char *backslash = memchr(json, '\\', len);
@@ -272,7 +307,7 @@ static int parse_tokens(cql_srow *r, const char *json, size_t len)
         return -1;
     /* the nodes' text is a copy of the text, strings decoded and ended in place */
     if (buf_append(&r->text, json, len) != 0) return -1;
-    builder b = {.r = r};
+    builder b = {.r = r, .pick = pick};
     unsigned i = 0;
     if (from_tokens(&b, backslash != NULL, tok, (unsigned)ntok, &i) || i != (unsigned)ntok ||
         b.depth != 0)
@@ -280,15 +315,21 @@ static int parse_tokens(cql_srow *r, const char *json, size_t len)
     return 0;
 }
 
-int cql_srow_parse(cql_srow *r, const char *json, size_t len)
+int cql_srow_parse_picked(cql_srow *r, const char *json, size_t len, const cql_srow_picker *p)
 {
+    if (slots_for(r, p) != 0) return -1;
     srow_reset(r);
-    if (parse_tokens(r, json, len) == 0) return 0;
+    if (parse_tokens(r, json, len, p) == 0) return 0;
     srow_reset(r);
     json_t *v = len ? json_read(json, len, JSON_ALLOW_NUL, NULL) : NULL;
-    int rc = json_is_object(v) ? cql_srow_from_json(r, v) : -1;
+    int rc = json_is_object(v) ? cql_srow_from_json_picked(r, v, p) : -1;
     json_decref(v);
     return rc;
+}
+
+int cql_srow_parse(cql_srow *r, const char *json, size_t len)
+{
+    return cql_srow_parse_picked(r, json, len, NULL);
 }
 
 /* ---- from jansson ---- */
@@ -303,7 +344,12 @@ static int walk(builder *b, const json_t *v)
         json_t *m;
         json_object_foreach((json_t *)v, k, m)
         {
-            if (set_key(b, k, strlen(k)) || walk(b, m)) return -1;
+            if (set_key(b, k, strlen(k))) return -1;
+            if (!picked(b)) {
+                if (node_add(b, CQL_SN_SKIPPED) < 0) return -1;
+            } else if (walk(b, m)) {
+                return -1;
+            }
         }
         return close_container(b);
     }
@@ -330,10 +376,11 @@ static int walk(builder *b, const json_t *v)
     }
 }
 
-int cql_srow_from_json(cql_srow *r, const json_t *v)
+int cql_srow_from_json_picked(cql_srow *r, const json_t *v, const cql_srow_picker *p)
 {
+    if (slots_for(r, p) != 0) return -1;
     srow_reset(r);
-    builder b = {.r = r};
+    builder b = {.r = r, .pick = p};
     int rc;
     if (json_is_object(v)) {
         rc = walk(&b, v);
@@ -344,6 +391,11 @@ int cql_srow_from_json(cql_srow *r, const json_t *v)
     }
     if (rc) srow_reset(r);
     return rc ? -1 : 0;
+}
+
+int cql_srow_from_json(cql_srow *r, const json_t *v)
+{
+    return cql_srow_from_json_picked(r, v, NULL);
 }
 
 /* ---- reading ---- */

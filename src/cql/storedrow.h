@@ -20,7 +20,8 @@ typedef enum cql_snode_kind {
     CQL_SN_NUMBER,
     CQL_SN_STRING,
     CQL_SN_OBJECT,
-    CQL_SN_ARRAY
+    CQL_SN_ARRAY,
+    CQL_SN_SKIPPED /* a member of the top object whose value was not read (cql_srow_picker) */
 } cql_snode_kind;
 
 /* One JSON value. Node 0 is the top value; a container's members follow it in order, the
@@ -42,7 +43,21 @@ typedef struct cql_srow {
     buf text;   /* the keys and strings (each followed by a NUL) */
     void *toks; /* the tokenizer's tokens of the last text read */
     unsigned ntok_cap;
+    uint32_t *slot; /* nodes recorded by the picker of the last read (CQL_SNONE: none) */
+    uint32_t nslot, slot_cap;
+    const struct cql_rowmap *map; /* what the slots mean (exec_row.c), NULL when unpicked */
 } cql_srow;
+
+/* Chooses, for each member of the top object as a row is read, whether its value is read:
+ * pick answers 1 (read it) or 0 (leave it out: the member keeps a node of kind
+ * CQL_SN_SKIPPED, with nothing under it), and may record node, the member's index, in
+ * r->slot. The slots (nslot of them) are CQL_SNONE before each read. */
+typedef struct cql_srow_picker {
+    int (*pick)(const void *arg, cql_srow *r, const char *key, size_t klen, uint32_t node);
+    const void *arg;
+    uint32_t nslot;
+    const struct cql_rowmap *map; /* kept in r->map */
+} cql_srow_picker;
 
 void cql_srow_init(cql_srow *r);
 void cql_srow_free(cql_srow *r);
@@ -55,6 +70,9 @@ void cql_srow_swap(cql_srow *a, cql_srow *b);
 int cql_srow_parse(cql_srow *r, const char *json, size_t len);
 /* Reads a jansson value into r, replacing what r held: 0, or -1 (out of memory). */
 int cql_srow_from_json(cql_srow *r, const json_t *v);
+/* As cql_srow_parse and cql_srow_from_json, the top object's members chosen by p. */
+int cql_srow_parse_picked(cql_srow *r, const char *json, size_t len, const cql_srow_picker *p);
+int cql_srow_from_json_picked(cql_srow *r, const json_t *v, const cql_srow_picker *p);
 
 /* The member of object node obj named key (klen bytes); of several so named, the last, as
  * jansson keeps. CQL_SNONE when obj is no object or has none. */

@@ -500,6 +500,11 @@ int cql_utf8_valid(const uint8_t *p, size_t len)
 {
     size_t i = 0;
     while (i < len) {
+        /* ASCII eight bytes at a time */
+        uint64_t w;
+        while (len - i >= 8 && (memcpy(&w, p + i, 8), (w & 0x8080808080808080ull) == 0))
+            i += 8;
+        if (i == len) break;
         uint8_t c = p[i];
         if (c < 0x80) {
             i++;

@@ -222,6 +222,23 @@ int capacity_admit_read(qr_db *db, const table *t, const qr_index *ix, int in_pa
     return admit(db, t, ix, 0, in_partition, hash, key, capacity_now(db), err);
 }
 
+/* The admission of a multi-valued index's entry writes, at each entry's partition. */
+typedef struct entry_admit {
+    qr_db *db;
+    const table *t;
+    const qr_index *ix;
+    double now;
+    qr_err *err;
+} entry_admit;
+
+static int admit_entry(void *arg, const buf *key, size_t bytes, int put)
+{
+    entry_admit *a = arg;
+    (void)bytes, (void)put;
+    return admit(a->db, a->t, a->ix, 1, 1, key_partition_hash(key->data, key->len), key, a->now,
+                 a->err);
+}
+
 int capacity_admit_write(qr_db *db, const table *t, const buf *key, const json_t *old_item,
                          const json_t *new_item, qr_err *err)
 {
@@ -237,6 +254,11 @@ int capacity_admit_write(qr_db *db, const table *t, const buf *key, const json_t
         const qr_index *ix = &t->indexes[j];
         int writes = 0;
         if (!ix->global) continue;
+        if (index_item_multi(t, ix, old_item) || index_item_multi(t, ix, new_item)) {
+            entry_admit a = {db, t, ix, now, err};
+            rc = index_multi_writes(t, ix, old_item, new_item, admit_entry, &a, err) ? -1 : 0;
+            continue;
+        }
         index_write_bytes(t, ix, old_item, new_item, &writes);
         if (writes == 0) continue;
         const json_t *items[2] = {old_item, new_item};

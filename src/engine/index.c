@@ -733,6 +733,7 @@ typedef struct entry_list {
     const qr_index *ix;
     int with_values;
     buf *keys, *vals;
+    size_t *sizes; /* with_values: each entry's item_size */
     size_t n, cap;
 } entry_list;
 
@@ -746,15 +747,20 @@ static int collect_entry(void *arg, const buf *key, const json_t *entry_item)
         if (k) l->keys = k;
         if (v == NULL) return -1;
         l->vals = v;
+        size_t *sz = realloc(l->sizes, cap * sizeof *sz);
+        if (sz == NULL) return -1;
+        l->sizes = sz;
         l->cap = cap;
     }
     buf_init(&l->keys[l->n], 0);
     buf_init(&l->vals[l->n], 0);
     buf_append(&l->keys[l->n], key->data, key->len);
     int rc = 0;
+    l->sizes[l->n] = 0;
     if (l->with_values) {
         json_t *p = index_project(l->t, l->ix, entry_item);
         rc = p ? item_encode(l->t, p, &l->vals[l->n]) : -1;
+        if (p) l->sizes[l->n] = item_size(p);
         json_decref(p);
     }
     l->n++;
@@ -769,14 +775,39 @@ static void entry_list_free(entry_list *l)
     }
     free(l->keys);
     free(l->vals);
+    free(l->sizes);
 }
 
-static int has_key(const entry_list *l, const buf *key)
+/* Index of key in l, or -1. */
+static long find_key(const entry_list *l, const buf *key)
 {
     for (size_t i = 0; i < l->n; i++)
         if (l->keys[i].len == key->len && memcmp(l->keys[i].data, key->data, key->len) == 0)
-            return 1;
-    return 0;
+            return (long)i;
+    return -1;
+}
+
+int index_multi_writes(const table *t, const qr_index *ix, const json_t *old_item,
+                       const json_t *new_item, index_write_fn fn, void *arg, qr_err *err)
+{
+    entry_list before = {t, ix, 1, NULL, NULL, NULL, 0, 0},
+               after = {t, ix, 1, NULL, NULL, NULL, 0, 0};
+    int rc = old_item ? index_each_entry(t, ix, old_item, collect_entry, &before, err) : 0;
+    if (rc == 0 && new_item) rc = index_each_entry(t, ix, new_item, collect_entry, &after, err);
+    if (rc != 0 && err->type == NULL) err_set(err, QR_E_INTERNAL, "out of memory");
+    for (size_t i = 0; rc == 0 && i < before.n; i++)
+        if (find_key(&after, &before.keys[i]) < 0)
+            rc = fn(arg, &before.keys[i], before.sizes[i], 0);
+    for (size_t i = 0; rc == 0 && i < after.n; i++) {
+        long was = find_key(&before, &after.keys[i]);
+        /* an entry stays unwritten unless what it stores changes */
+        if (was < 0 || before.vals[was].len != after.vals[i].len ||
+            memcmp(before.vals[was].data, after.vals[i].data, after.vals[i].len) != 0)
+            rc = fn(arg, &after.keys[i], after.sizes[i], 1);
+    }
+    entry_list_free(&before);
+    entry_list_free(&after);
+    return rc;
 }
 
 /* Logs the work of one write in a multi-valued global index: the entries of elements gone
@@ -785,18 +816,19 @@ static int has_key(const entry_list *l, const buf *key)
 static int stage_multi(const table *t, const qr_index *ix, const json_t *old_item,
                        const json_t *new_item, buf *rec, qr_err *err)
 {
-    entry_list before = {t, ix, 0, NULL, NULL, 0, 0}, after = {t, ix, 1, NULL, NULL, 0, 0};
+    entry_list before = {t, ix, 0, NULL, NULL, NULL, 0, 0},
+               after = {t, ix, 1, NULL, NULL, NULL, 0, 0};
     int rc = old_item ? index_each_entry(t, ix, old_item, collect_entry, &before, err) : 0;
     if (rc == 0 && new_item) rc = index_each_entry(t, ix, new_item, collect_entry, &after, err);
     int logged = 0;
     if (rc == 0) {
         for (size_t i = 0; i < before.n; i++)
-            if (!has_key(&after, &before.keys[i])) {
+            if (find_key(&after, &before.keys[i]) < 0) {
                 log_op(rec, 'D', &before.keys[i], NULL);
                 logged = 1;
             }
         for (size_t i = 0; i < after.n; i++)
-            if (ix->projection != QR_PROJ_KEYS_ONLY || !has_key(&before, &after.keys[i])) {
+            if (ix->projection != QR_PROJ_KEYS_ONLY || find_key(&before, &after.keys[i]) < 0) {
                 log_op(rec, 'P', &after.keys[i], &after.vals[i]);
                 logged = 1;
             }

@@ -69,6 +69,14 @@ int index_each_entry(const struct table *t, const qr_index *ix, const json_t *it
                      index_entry_fn fn, void *arg, qr_err *err);
 /* 1 when item holds a set in ix's multi-valued key attribute. */
 int index_item_multi(const struct table *t, const qr_index *ix, const json_t *item);
+/* The entry writes one base write (old -> new, either NULL) makes in the multi-valued
+ * index ix, each passed to fn with the entry's key, its size (item_size of what the entry
+ * stores) and put (1) or delete (0): the entries of elements gone deleted, those of new
+ * elements put, and those kept put again only when what they store changes. Stops at
+ * fn's first non-zero answer and returns it; 0 when done, -1 on error. */
+typedef int (*index_write_fn)(void *arg, const buf *key, size_t bytes, int put);
+int index_multi_writes(const struct table *t, const qr_index *ix, const json_t *old_item,
+                       const json_t *new_item, index_write_fn fn, void *arg, qr_err *err);
 /* The projection of item stored in index ix (a new item). */
 json_t *index_project(const struct table *t, const qr_index *ix, const json_t *item);
 /* Checks that item's index key attributes, where present, have the index's types and

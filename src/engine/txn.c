@@ -345,8 +345,29 @@ static void report_write(item_txn *x, const txn_slot *s, const qr_index *ix, con
     capacity_charge(x->db, s->t, ix, 1, a->key, a->key_len, units);
 }
 
+/* One entry write of a multi-valued index, reported and charged as report_write does. */
+typedef struct entry_report {
+    item_txn *x;
+    const txn_slot *s;
+    const qr_index *ix;
+    engine_access a;
+} entry_report;
+
+static int report_entry(void *arg, const buf *key, size_t bytes, int put)
+{
+    entry_report *r = arg;
+    (void)put;
+    r->a.partition = key_partition_hash(key->data, key->len);
+    r->a.bytes = bytes;
+    r->a.key = key->data;
+    r->a.key_len = key->len;
+    report_write(r->x, r->s, r->ix, &r->a);
+    return 0;
+}
+
 /* Reports the index entries one written item changes: the entry put, and the entry
- * removed when the item leaves the index or its entry moves to another key. */
+ * removed when the item leaves the index or its entry moves to another key; in a
+ * multi-valued index, each element's entry so changed. */
 static void report_index_writes(item_txn *x, const txn_slot *s, engine_access a)
 {
     buf ok, nk;
@@ -354,6 +375,15 @@ static void report_index_writes(item_txn *x, const txn_slot *s, engine_access a)
     buf_init(&nk, 0);
     for (size_t j = 0; j < s->t->nindexes; j++) {
         const qr_index *ix = &s->t->indexes[j];
+        if (index_item_multi(s->t, ix, s->old) || index_item_multi(s->t, ix, s->new_item)) {
+            entry_report r = {x, s, ix, a};
+            r.a.index = ix->name;
+            qr_err e;
+            err_init(&e);
+            index_multi_writes(s->t, ix, s->old, s->new_item, report_entry, &r, &e);
+            err_clear(&e);
+            continue;
+        }
         int writes = 0;
         index_write_bytes(s->t, ix, s->old, s->new_item, &writes);
         if (writes == 0) continue;

@@ -5,6 +5,7 @@ without ALLOW FILTERING and answering the rows Cassandra 4 answers as the rows c
 Cassandra's refusals of the targets it refuses, the targets as system_schema and DESCRIBE
 show them, and `quarry verify` finding the index entries the rows call for. Not indexes on
 plain columns (test_cql_server.py)."""
+import base64
 import os
 import subprocess
 import time
@@ -15,7 +16,7 @@ pytest.importorskip("cassandra", reason="python3-cassandra is not installed")
 
 from cassandra import InvalidRequest, ReadFailure  # noqa: E402
 
-from conftest import quarry_bin  # noqa: E402
+from conftest import boto3_client, quarry_bin, raw  # noqa: E402
 
 FILTERING = "ALLOW FILTERING"
 
@@ -156,12 +157,27 @@ def test_the_index_follows_the_rows(cql):
                               "collections are immutable and must be fully indexed by using "
                               "the 'full(f)' modifier"),
     ("CREATE INDEX ON c (keys(f))", "Cannot create keys() index on frozen column f."),
+    ("CREATE INDEX ON c (k)", "Cannot create secondary index on the only partition key "
+                              "column k"),
 ])
 def test_targets_cassandra_refuses(cql, stmt, message):
     _, s = cql
     with pytest.raises(InvalidRequest) as e:
         s.execute(stmt)
     assert message in str(e.value)
+
+
+def test_the_only_partition_key_column_is_refused_first(cql):
+    """Cassandra checks that the column is not the table's only partition key column before
+    it looks at the target's kind."""
+    _, s = cql
+    s.execute("CREATE TABLE fk (a frozen<map<int, text>> PRIMARY KEY, b frozen<map<int, text>>)")
+    for target in ("full(a)", "keys(a)", "a"):
+        with pytest.raises(InvalidRequest, match="Cannot create secondary index on the only "
+                                                 "partition key column a"):
+            s.execute("CREATE INDEX ON fk (%s)" % target)
+    with pytest.raises(InvalidRequest, match="Cannot create keys\\(\\) index on frozen column b"):
+        s.execute("CREATE INDEX ON fk (keys(b))")
 
 
 def test_schema_shows_the_targets_and_drop_index(cql):
@@ -243,3 +259,82 @@ def test_truncate_empties_an_indexed_table_and_its_index(cql):
     assert settle(s, "SELECT k FROM c WHERE tags CONTAINS 't'", []) == []
     s.execute("INSERT INTO c (k, tags) VALUES (7, {'t'})")
     assert settle(s, "SELECT k FROM c WHERE tags CONTAINS 't'", [7]) == [7]
+
+
+def metered_writes(srv, **labels):
+    """The write units the server's /metrics counts for the labels."""
+    from test_metrics import families, fetch, value
+    status, _, body = fetch(srv)
+    assert status == 200
+    return value(families(body), "quarry_consumed_write_capacity_units",
+                 "quarry_consumed_write_capacity_units_total", **labels) or 0
+
+
+def test_collection_index_entries_are_charged_and_reported(cql):
+    """Each element's entry is a write of the index, as a GSI entry is over the HTTP API:
+    charged a write unit (of 1 KB) and reported, so the hot-key report of the index sees
+    the element written most."""
+    srv, s = cql
+    s.execute("CREATE INDEX ON c (tags)")
+    table = "ci.c"
+    ddb = boto3_client(srv.url)
+    ddb.update_contributor_insights(TableName=table, IndexName="cql.c_tags_idx",
+                                    ContributorInsightsAction="ENABLE")
+    base = metered_writes(srv, table=table, index="cql.c_tags_idx")
+    s.execute("INSERT INTO c (k, tags) VALUES (1, {'a', 'b', 'c'})")  # three entries put
+    assert settle(s, "SELECT k FROM c WHERE tags CONTAINS 'b'", [1]) == [1]
+    assert metered_writes(srv, table=table, index="cql.c_tags_idx") == base + 3
+    s.execute("UPDATE c SET tags = tags - {'a'} WHERE k = 1")  # one out
+    assert metered_writes(srv, table=table, index="cql.c_tags_idx") == base + 4
+    s.execute("UPDATE c SET tags = tags + {'hot'} WHERE k = 1")  # one in
+    assert metered_writes(srv, table=table, index="cql.c_tags_idx") == base + 5
+    s.execute("UPDATE c SET l = [1] WHERE k = 1")  # the index's entries do not change
+    assert metered_writes(srv, table=table, index="cql.c_tags_idx") == base + 5
+    for k in range(2, 12):
+        s.execute("INSERT INTO c (k, tags) VALUES (%s, {'hot'})", (k,))
+    assert metered_writes(srv, table=table, index="cql.c_tags_idx") == base + 15
+    s.execute("DELETE FROM c WHERE k = 1")  # b, c and hot deleted
+    assert metered_writes(srv, table=table, index="cql.c_tags_idx") == base + 18
+
+    rules = ddb.describe_contributor_insights(
+        TableName=table, IndexName="cql.c_tags_idx")["ContributorInsightsRuleList"]
+    pkc = next(n for n in rules if "-PKC-" in n)
+    now = int(time.time())
+    r = raw(srv.url, "DynamoDB_20120810.GetInsightRuleReport",
+            {"RuleName": pkc, "StartTime": now - 600, "EndTime": now + 60, "Period": 60,
+             "MaxContributorCount": 3})
+    assert r.status == 200, r.body
+    counts = {c["Keys"][0]: c["ApproximateAggregateValue"] for c in r.json()["Contributors"]}
+    # the key of 'hot' in the index: 0x01 and the element's bytes, base64
+    hot = base64.b64encode(b"\x01hot").decode()
+    # twelve writes of its entry (a read of 'b' while the index settles counts for 'b')
+    assert counts.get(hot) == 12, counts
+
+
+def index_attrs(srv, table):
+    """The $i: attributes the stored rows of table hold, seen through the HTTP API."""
+    ddb = boto3_client(srv.url)
+    items = ddb.scan(TableName=table, ConsistentRead=True)["Items"]
+    return sorted(a for item in items for a in item if a.startswith("$i:"))
+
+
+def test_drop_index_leaves_nothing_in_the_rows(cql):
+    """A dropped index leaves no trace a Cassandra user could meet: its attribute goes from
+    every stored row (which a row's size, and so its read units, would otherwise count),
+    and a row written later carries none."""
+    srv, s = cql
+    fill(s)
+    s.execute("CREATE INDEX ON c (tags)")
+    s.execute("CREATE INDEX mk ON c (keys(m))")
+    assert keys(s, "SELECT k FROM c WHERE tags CONTAINS 'b'") == [1, 2]
+    assert keys(s, "SELECT k FROM c WHERE m CONTAINS KEY 'y'") == [1, 2]
+    assert index_attrs(srv, "ci.c") == ["$i:c_tags_idx"] * 2 + ["$i:mk"] * 2
+    s.execute("DROP INDEX c_tags_idx")
+    assert index_attrs(srv, "ci.c") == ["$i:mk"] * 2
+    s.execute("INSERT INTO c (k, tags, m) VALUES (4, {'d'}, {'z': 1})")
+    assert index_attrs(srv, "ci.c") == ["$i:mk"] * 3
+    assert keys(s, "SELECT k FROM c WHERE m CONTAINS KEY 'z'") == [4]
+    # the same name again indexes the rows anew
+    s.execute("CREATE INDEX c_tags_idx ON c (tags)")
+    assert keys(s, "SELECT k FROM c WHERE tags CONTAINS 'd'") == [4]
+    assert index_attrs(srv, "ci.c").count("$i:c_tags_idx") == 3

@@ -319,3 +319,69 @@ def test_view_reads_and_in_partitions_are_watched_and_metered(spread):
                               consistency_level=ConsistencyLevel.ONE))
     some = pattern(srv, "some-users-orders")["Observed"]
     assert some["Requests"] == 1 and some["ReadUnits"] == 1.5
+
+
+STATIC_SCHEMA = """
+CREATE TABLE shop.carts (
+    user_id uuid,
+    item_id int,
+    qty int,
+    owner text STATIC,
+    PRIMARY KEY ((user_id), item_id)
+);
+"""
+STATIC_QUERIES = """
+-- name: cart
+SELECT * FROM shop.carts WHERE user_id = ?;
+
+-- name: cart-item
+SELECT * FROM shop.carts WHERE user_id = ? AND item_id = ?;
+"""
+
+
+def test_static_row_reads_are_metered(start, tmp_path):
+    """A partition's static row is a row the read reads, as any other: its bytes count in
+    the partition's read units, whether the rows answered come with it or not."""
+    from cassandra import ConsistencyLevel
+    from cassandra.query import SimpleStatement
+    (tmp_path / "s.cql").write_text(STATIC_SCHEMA)
+    (tmp_path / "q.cql").write_text(STATIC_QUERIES)
+    out = tmp_path / "s.yaml"
+    r = subprocess.run([quarry_bin(), "model", "import", "--cql", str(tmp_path / "s.cql"),
+                        "--queries", str(tmp_path / "q.cql"), "-o", str(out)],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    srv = start("--cql", "127.0.0.1:0", "--model", str(out))
+    cluster = Cluster(["127.0.0.1"], port=cql_port(srv), protocol_version=4,
+                      load_balancing_policy=RoundRobinPolicy(), connect_timeout=10,
+                      control_connection_timeout=10)
+    try:
+        s = cluster.connect()
+        s.execute("CREATE KEYSPACE shop WITH replication = "
+                  "{'class': 'SimpleStrategy', 'replication_factor': 1}")
+        for stmt in script(str(tmp_path / "s.cql")):
+            s.execute(stmt)
+        user, alone = uuid.uuid4(), uuid.uuid4()
+        # a static cell of 6000 bytes, two rows of a few bytes
+        s.execute("INSERT INTO shop.carts (user_id, item_id, qty, owner) VALUES (%s, 1, 1, %s)",
+                  (user, "o" * 6000))
+        s.execute("INSERT INTO shop.carts (user_id, item_id, qty) VALUES (%s, 2, 1)", (user,))
+        # a partition of its static row alone
+        s.execute("UPDATE shop.carts SET owner = %s WHERE user_id = %s", ("o" * 6000, alone))
+        quorum = ConsistencyLevel.QUORUM
+
+        def units_of(pattern_name, stmt):
+            before = pattern(srv, pattern_name)["Observed"]["ReadUnits"]
+            s.execute(SimpleStatement(stmt, consistency_level=quorum))
+            return pattern(srv, pattern_name)["Observed"]["ReadUnits"] - before
+
+        # 6000 bytes of the static row and the two rows: two 4 KB units
+        assert units_of("cart", "SELECT * FROM shop.carts WHERE user_id = %s" % user) == 2
+        assert units_of("cart", "SELECT * FROM shop.carts WHERE user_id = %s" % alone) == 2
+        assert units_of("cart-item", "SELECT * FROM shop.carts WHERE user_id = %s "
+                                     "AND item_id = 2" % user) == 2
+        # the static row is an item read: three in the first partition, one in the second
+        observed = pattern(srv, "cart")["Observed"]
+        assert observed["Requests"] == 2 and observed["ItemsRead"] == 4, observed
+    finally:
+        cluster.shutdown()

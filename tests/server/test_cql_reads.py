@@ -6,6 +6,7 @@ order), and unrestricted scans and token() ranges in the Murmur3 token order of 
 partition keys. Not the statements' other behaviour (test_cql_server.py, test_cql_driver.py)."""
 import itertools
 import struct
+import time
 
 import pytest
 
@@ -233,3 +234,72 @@ def test_token_ranges_of_a_composite_key(spread):
                                % (hi, lo))) == []
     assert spread.execute("SELECT COUNT(*) FROM q WHERE token(a, b) = %d" % tokens[7]).one()[0] \
         == 3
+
+
+# ---- a selection reads only the cells it names ----
+# Rows are read against the table's columns, and the cells no selector, filter or key
+# asks for are passed over; what Cassandra answers must not change with the selection.
+
+@pytest.fixture
+def narrow(session):
+    session.execute("CREATE TABLE n (pk int, ck int, a text, b int, l list<int>, "
+                    "m map<text, int>, s int STATIC, PRIMARY KEY (pk, ck))")
+    return session
+
+
+def test_row_alive_through_an_unselected_cell(narrow):
+    s = narrow
+    # UPDATE leaves no row marker: the row lives by its cell b alone
+    s.execute("UPDATE n SET b = 7 WHERE pk = 1 AND ck = 1")
+    s.execute("UPDATE n SET l = l + [1, 2] WHERE pk = 1 AND ck = 2")
+    s.execute("UPDATE n USING TTL 1 SET a = 'gone' WHERE pk = 1 AND ck = 3")
+    # (the row of ck 3 may have expired already on a loaded machine)
+    assert [tuple(r) for r in s.execute("SELECT ck FROM n WHERE pk = 1")][:2] == [(1,), (2,)]
+    time.sleep(2.1)
+    assert [tuple(r) for r in s.execute("SELECT ck FROM n WHERE pk = 1")] == [(1,), (2,)]
+    assert [tuple(r) for r in s.execute("SELECT pk, ck, a FROM n WHERE pk = 1")] == \
+        [(1, 1, None), (1, 2, None)]
+    s.execute("DELETE b FROM n WHERE pk = 1 AND ck = 1")
+    s.execute("DELETE l FROM n WHERE pk = 1 AND ck = 2")
+    assert list(s.execute("SELECT ck FROM n WHERE pk = 1")) == []
+
+
+def test_writetime_ttl_and_filters_of_other_columns(narrow):
+    s = narrow
+    s.execute("INSERT INTO n (pk, ck, a, b) VALUES (2, 1, 'x', 10) USING TIMESTAMP 1000")
+    s.execute("INSERT INTO n (pk, ck, a, b) VALUES (2, 2, 'y', 20) USING TIMESTAMP 2000 "
+              "AND TTL 600")
+    rows = list(s.execute("SELECT ck, writetime(a), ttl(b) FROM n WHERE pk = 2"))
+    assert [(r[0], r[1]) for r in rows] == [(1, 1000), (2, 2000)]
+    assert rows[0][2] is None and 590 <= rows[1][2] <= 600
+    # the filtered column b is not selected
+    assert [tuple(r) for r in s.execute(
+        "SELECT a FROM n WHERE pk = 2 AND b > 15 ALLOW FILTERING")] == [("y",)]
+    # a function of an unselected column, and count of one
+    assert [tuple(r) for r in s.execute("SELECT ck, blobasint(intasblob(b)) FROM n "
+                                        "WHERE pk = 2")] == [(1, 10), (2, 20)]
+    assert s.execute("SELECT count(a) FROM n WHERE pk = 2").one()[0] == 2
+
+
+def test_static_and_collections_selected_apart(narrow):
+    s = narrow
+    s.execute("INSERT INTO n (pk, ck, a, s) VALUES (3, 1, 'r', 5)")
+    s.execute("UPDATE n SET m = m + {'k': 1}, l = [4] WHERE pk = 3 AND ck = 2")
+    assert [tuple(r) for r in s.execute("SELECT ck, s FROM n WHERE pk = 3")] == \
+        [(1, 5), (2, 5)]
+    assert [tuple(r) for r in s.execute("SELECT m FROM n WHERE pk = 3")] == \
+        [(None,), ({"k": 1},)]
+    assert [tuple(r) for r in s.execute("SELECT ck, l FROM n WHERE pk = 3 AND ck = 2")] == \
+        [(2, [4])]
+    assert s.execute("SELECT DISTINCT pk, s FROM n WHERE pk = 3").one() == (3, 5)
+
+
+def test_dropped_and_readded_column_stays_dropped(narrow):
+    s = narrow
+    s.execute("INSERT INTO n (pk, ck, a, b) VALUES (4, 1, 'old', 1)")
+    s.execute("ALTER TABLE n DROP b")
+    s.execute("ALTER TABLE n ADD b int")
+    assert [tuple(r) for r in s.execute("SELECT ck, b FROM n WHERE pk = 4")] == [(1, None)]
+    assert [tuple(r) for r in s.execute("SELECT ck, a FROM n WHERE pk = 4")] == [(1, "old")]
+    s.execute("INSERT INTO n (pk, ck, b) VALUES (4, 1, 2)")
+    assert [tuple(r) for r in s.execute("SELECT b FROM n WHERE pk = 4")] == [(2,)]

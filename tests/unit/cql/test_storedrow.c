@@ -89,6 +89,56 @@ static int agree(cql_srow *r, const char *text, size_t len)
     return object;
 }
 
+/* A picker for the tests: reads the members whose key does not start with 's', and
+ * records each member's node in the slot of its key's length (up to 7). */
+static int pick_test(const void *arg, cql_srow *r, const char *key, size_t klen, uint32_t node)
+{
+    (void)arg;
+    if (klen < r->nslot) r->slot[klen] = node;
+    return klen == 0 || key[0] != 's';
+}
+
+/* Reads text with the picker, from the text and from jansson's value: each member of
+ * jansson's object is read the same, or passed over, as the picker chose, and the slots
+ * hold the last member of each length. */
+static void agree_picked(cql_srow *r, const char *text, size_t len)
+{
+    json_t *v = json_loadb(text, len, JSON_ALLOW_NUL, NULL);
+    if (!json_is_object(v)) {
+        json_decref(v);
+        return;
+    }
+    const cql_srow_picker p = {.pick = pick_test, .nslot = 8};
+    for (int from = 0; from < 2; from++) {
+        int rc =
+            from ? cql_srow_from_json_picked(r, v, &p) : cql_srow_parse_picked(r, text, len, &p);
+        CHECK(rc == 0, "picked read of %.*s (%s)", (int)len, text, from ? "jansson" : "text");
+        if (rc != 0) continue;
+        CHECK(r->nslot == 8, "the picker's slots");
+        uint32_t last[8];
+        for (int k = 0; k < 8; k++)
+            last[k] = CQL_SNONE;
+        const cql_snode *top = cql_srow_node(r, 0);
+        for (uint32_t m = 1; m < top->end; m = cql_srow_node(r, m)->end) {
+            size_t klen;
+            const char *k = cql_srow_key(r, m, &klen);
+            if (klen < 8) last[klen] = m;
+            json_t *jm = json_object_getn(v, k, klen);
+            if (cql_srow_member(r, 0, k, klen) != m) continue; /* a duplicate, overridden */
+            if (klen && k[0] == 's')
+                CHECK(cql_srow_node(r, m)->kind == CQL_SN_SKIPPED &&
+                          cql_srow_node(r, m)->end == m + 1,
+                      "%.*s: member %s passed over", (int)len, text, k);
+            else
+                CHECK(same(jm, r, m), "%.*s: member %s read as jansson reads it", (int)len, text,
+                      k);
+        }
+        for (int k = 0; k < 8; k++)
+            CHECK(r->slot[k] == last[k], "%.*s: slot %d", (int)len, text, k);
+    }
+    json_decref(v);
+}
+
 static const char *const cases[] = {
     "{}",
     " {\"a\" : {\"S\" : \"x\"} } \n",
@@ -105,6 +155,10 @@ static const char *const cases[] = {
     "{\"a\":\"\\\\u0041 is not an escape\"}",
     "{\"deep\":[[[[[[[[[[[[[[[[{\"a\":[[[[[[[[\"b\"]]]]]]]]}]]]]]]]]]]]]]]]]}",
     "{\"utf8\":\"\xc3\xa9\xe2\x82\xac\"}",
+    "{\"skip\":{\"M\":{\"a\":[1,{\"b\":\"}]\\\"\"}]}},\"keep\":{\"S\":\"x\"},\"s\":\"str\",\"sn\":"
+    "5,"
+    "\"st\":[],\"last\":{\"N\":\"1\"}}",
+    "{\"sv\":\"caf\\u00e9\",\"kv\":[\"\\u0041\"]}",
 };
 
 static const char *const refused[] = {
@@ -127,6 +181,8 @@ int main(void)
     cql_srow_init(&r);
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
         CHECK(agree(&r, cases[i], strlen(cases[i])), "case %zu is an object to jansson", i);
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        agree_picked(&r, cases[i], strlen(cases[i]));
     for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
         json_t *v = json_loadb(refused[i], strlen(refused[i]), 0, NULL);
         CHECK(!json_is_object(v), "jansson reads no object from %s", refused[i]);
@@ -186,6 +242,7 @@ int main(void)
             if (n == 0) break;
         }
         objects += (size_t)agree(&r, text, n);
+        agree_picked(&r, text, n);
     }
     CHECK(objects > 100, "some mutations are still objects (%zu)", objects);
     cql_srow_free(&r);

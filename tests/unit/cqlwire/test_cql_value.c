@@ -287,6 +287,17 @@ static void test_text(void)
     CHECK_THAT(!cql_utf8_valid((const uint8_t *)"\xc0\xaf", 2));         /* overlong */
     CHECK_THAT(!cql_utf8_valid((const uint8_t *)"\xed\xa0\x80", 3));     /* surrogate */
     CHECK_THAT(!cql_utf8_valid((const uint8_t *)"\xf4\x90\x80\x80", 4)); /* past U+10FFFF */
+    /* a character, or a bad byte, at every place of an ASCII run read by words */
+    for (size_t at = 0; at + 2 <= 26; at++) {
+        uint8_t run[26];
+        memset(run, 'a', sizeof run);
+        run[at] = 0xc3, run[at + 1] = 0xa9;
+        CHECK(cql_utf8_valid(run, sizeof run), "e-acute at %zu of an ASCII run", at);
+        run[at] = 0xff;
+        CHECK(!cql_utf8_valid(run, sizeof run), "a bad byte at %zu of an ASCII run", at);
+        run[at] = 0xc3;
+        CHECK(!cql_utf8_valid(run, at + 1), "cut short after %zu ASCII bytes", at);
+    }
     CHECK_THAT(!cql_utf8_valid((const uint8_t *)"\x80", 1));
     CHECK_THAT(cql_utf8_valid((const uint8_t *)"", 0));
     CHECK_THAT(cql_ascii_valid((const uint8_t *)"abc\x7f", 4));
