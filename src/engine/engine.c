@@ -266,9 +266,9 @@ int qr_shutdown(qr_db *db, char **errmsg)
     store_commit_staged(NULL);
     meta_jobs_wait(db); /* exports and imports finish first: they read and write items */
     /* Leave no index work behind for the next process when it can be done now. */
-    if (db->worker_running && db->opts.gsi_lag_ms == 0) propagate_drain(db, 10000);
+    if (db->prop_ready && db->opts.gsi_lag_ms == 0) propagate_drain(db, 10000);
     expire_stop(db);
-    if (db->worker_running) propagate_stop(db);
+    if (db->prop_ready) propagate_stop(db);
     for (size_t i = 0; i < db->ntables; i++)
         table_free(db->tables[i]);
     free(db->tables);
@@ -560,6 +560,7 @@ int catalog_create(qr_db *db, json_t *desc, table **out, qr_err *err)
     db->ntables++;
     t->refs = 2; /* the catalog's and the caller's */
     pthread_mutex_unlock(&db->catalog_lock);
+    expire_need(db); /* a table may have items to expire, stream records to trim */
     *out = t;
     return 0;
 }

@@ -392,7 +392,9 @@ int store_open(const char *dir, const store_config *cfg, store **out, char **err
         free(s);
         return -1;
     }
-    rocksdb_options_increase_parallelism(s->opts, 2);
+    /* One flush and one compaction at a time, each in a thread of its own RocksDB pool;
+     * the compaction pool gets a second thread when quarry first asks for a compaction
+     * of its own (store_compact_range), which then runs beside RocksDB's. */
     rocksdb_options_set_max_background_jobs(s->opts, 2);
     /* An 8 MB memtable at most, not RocksDB's 64 MB. Under load, inserting into the
      * memtable is a skiplist search that misses the CPU's caches level after level, and
@@ -606,8 +608,20 @@ static void note_deletes(store *s, uint32_t n)
     pthread_mutex_unlock(&s->maint_mu);
 }
 
+/* A second thread in RocksDB's compaction pool (of the process's default environment,
+ * which the in-memory one shares), so that quarry's compactions of ranges do not hold
+ * RocksDB's own compactions up. */
+static void add_compaction_thread(void)
+{
+    rocksdb_env_t *env = rocksdb_create_default_env();
+    rocksdb_env_set_background_threads(env, 2);
+    rocksdb_env_destroy(env); /* the handle only: the default environment stays */
+}
+
 int store_compact_range(store *s, const void *begin, size_t bl, const void *end, size_t el)
 {
+    static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
+    pthread_once(&pool_once, add_compaction_thread);
     struct range_job *j = calloc(1, sizeof *j);
     if (j) j->begin = malloc(bl ? bl : 1);
     if (j) j->end = malloc(el ? el : 1);
