@@ -266,9 +266,9 @@ int qr_shutdown(qr_db *db, char **errmsg)
     store_commit_staged(NULL);
     meta_jobs_wait(db); /* exports and imports finish first: they read and write items */
     /* Leave no index work behind for the next process when it can be done now. */
-    if (db->worker_running && db->opts.gsi_lag_ms == 0) propagate_drain(db, 10000);
+    if (db->prop_ready && db->opts.gsi_lag_ms == 0) propagate_drain(db, 10000);
     expire_stop(db);
-    if (db->worker_running) propagate_stop(db);
+    if (db->prop_ready) propagate_stop(db);
     for (size_t i = 0; i < db->ntables; i++)
         table_free(db->tables[i]);
     free(db->tables);
@@ -560,6 +560,7 @@ int catalog_create(qr_db *db, json_t *desc, table **out, qr_err *err)
     db->ntables++;
     t->refs = 2; /* the catalog's and the caller's */
     pthread_mutex_unlock(&db->catalog_lock);
+    expire_need(db); /* a table may have items to expire, stream records to trim */
     *out = t;
     return 0;
 }
@@ -1094,10 +1095,48 @@ typedef struct stats_head {
     uint64_t lowest_seq; /* of the log records staged (when logged > 0) */
     size_t n;            /* index changes */
 } stats_head;
+/* Most writes change a handful of figures (the table's and its local indexes'), which
+ * the thread's inline array holds; a thread whose batch needs more gets a STAGED_MAX
+ * array, kept until the thread ends. (A thread's zero-filled TLS is written when the
+ * thread starts, so a STAGED_MAX array inline would cost every thread 16 KB.) */
+#define STAGED_INLINE 16
 static _Thread_local struct {
     stats_head h;
-    staged s[STAGED_MAX];
+    staged *s; /* inline, or the thread's large array; NULL until the first use */
+    size_t cap;
+    staged inline_s[STAGED_INLINE];
 } notes;
+
+static pthread_key_t large_notes_key;
+static int large_notes_key_ok;
+
+static void make_large_notes_key(void)
+{
+    large_notes_key_ok = pthread_key_create(&large_notes_key, free) == 0;
+}
+
+/* Room for one more figure in notes.s; -1 if STAGED_MAX are there, or if memory for
+ * more runs out. */
+static int notes_room(void)
+{
+    if (notes.s == NULL) {
+        notes.s = notes.inline_s;
+        notes.cap = STAGED_INLINE;
+    }
+    if (notes.h.n < notes.cap) return 0;
+    if (notes.cap == STAGED_MAX) return -1;
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, make_large_notes_key);
+    staged *large = large_notes_key_ok ? malloc(STAGED_MAX * sizeof *large) : NULL;
+    if (large == NULL || pthread_setspecific(large_notes_key, large) != 0) {
+        free(large);
+        return -1;
+    }
+    memcpy(large, notes.s, notes.h.n * sizeof *large);
+    notes.s = large;
+    notes.cap = STAGED_MAX;
+    return 0;
+}
 
 static range_stats *stats_find(table *t, uint16_t id)
 {
@@ -1171,9 +1210,11 @@ int stats_stage_index(table *t, uint16_t id, int64_t items, int64_t bytes, qr_er
             notes.s[i].bytes += bytes;
             return 0;
         }
-    if (notes.h.n == STAGED_MAX)
-        return err_set(err, QR_E_INTERNAL, "one write changes more than %d index figures",
-                       STAGED_MAX);
+    if (notes_room())
+        return notes.cap == STAGED_MAX
+                   ? err_set(err, QR_E_INTERNAL, "one write changes more than %d index figures",
+                             STAGED_MAX)
+                   : err_set(err, QR_E_INTERNAL, "out of memory");
     notes.s[notes.h.n++] = (staged){t, id, items, bytes};
     return 0;
 }
@@ -1238,7 +1279,7 @@ void table_stats_adjust_after_commit(table *t, int64_t items, int64_t bytes)
         return;
     }
     *l = (late_stats){.t = t, .items = items, .bytes = bytes, .h = notes.h};
-    memcpy(l->s, notes.s, notes.h.n * sizeof *l->s);
+    if (notes.h.n) memcpy(l->s, notes.s, notes.h.n * sizeof *l->s);
     notes.h.n = 0;
     notes.h.logged = 0;
     store_after_commit(stats_apply_late, l, 0);

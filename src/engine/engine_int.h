@@ -104,7 +104,8 @@ struct qr_db {
     } inflight[4096];
     size_t ninflight;
     pthread_t worker;
-    int worker_running;
+    int worker_running; /* started on first need; guarded by prop_lock */
+    int prop_ready;     /* propagate_start ran: the locks exist (open and close only) */
     pthread_mutex_t prop_lock;
     pthread_cond_t prop_wake;
     int prop_stop, prop_kicked;
@@ -117,11 +118,13 @@ struct qr_db {
      * the entries it replaces until its statistics are adjusted, and by a count of a
      * global index while it takes its snapshot. */
     pthread_mutex_t gsi_lock;
-    uint32_t lag_us[1024]; /* propagation lag of the most recent records (ring) */
-    uint64_t lag_count;    /* records ever applied; guarded by prop_lock */
-    pthread_t expirer;     /* the TTL sweeper (expire.c) */
-    int expirer_running;
-    pthread_t backfills[64];         /* index backfill threads not yet joined (prop_lock) */
+    uint32_t lag_us[1024];      /* propagation lag of the most recent records (ring) */
+    uint64_t lag_count;         /* records ever applied; guarded by prop_lock */
+    pthread_t expirer;          /* the TTL sweeper (expire.c) */
+    int expirer_running;        /* guarded by prop_lock */
+    int expire_ready;           /* expire_start ran: expire_wake exists (open and close only) */
+    pthread_cond_t expire_wake; /* expire_stop's signal to the sweeper (prop_lock) */
+    pthread_t backfills[64];    /* index backfill threads not yet joined (prop_lock) */
     unsigned char backfill_done[64]; /* set by a backfill thread as its last act */
     size_t nbackfills;
     /* Item collection sizes of tables with local indexes (collection.c). */
@@ -306,6 +309,8 @@ void collection_forget_all(qr_db *db);
 
 /* ---- TTL expiry (expire.c) ---- */
 int expire_start(qr_db *db);
+/* Makes sure the sweeper runs (once there is a table); -1 if it cannot be started. */
+int expire_need(qr_db *db);
 void expire_stop(qr_db *db);
 /* One sweep over every table with TTL enabled; returns the items deleted. */
 size_t expire_sweep(qr_db *db);

@@ -1,5 +1,7 @@
 /* expire.c — Time to Live: a sweeper thread deletes items whose expiry time has passed.
- * Each deletion goes through the ordinary write path, so indexes follow. */
+ * Each deletion goes through the ordinary write path, so indexes follow. The thread starts
+ * with the first table (at the open, or when one is created). */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,33 +139,68 @@ size_t expire_sweep(qr_db *db)
     return deleted;
 }
 
-/* Visits every table with TTL enabled every ttl_interval_ms. */
+/* Visits every table with TTL enabled every ttl_interval_ms, sleeping in between until
+ * the next sweep is due or expire_stop wakes it. */
 static void *expirer_main(void *arg)
 {
     qr_db *db = arg;
-    int interval = db->opts.ttl_interval_ms > 0 ? db->opts.ttl_interval_ms : 60000;
+    long interval = db->opts.ttl_interval_ms > 0 ? db->opts.ttl_interval_ms : 60000;
+    pthread_mutex_lock(&db->prop_lock);
     for (;;) {
-        for (int waited = 0; waited < interval; waited += 50) {
-            if (stopping(db)) return NULL;
-            usleep(50000);
+        struct timespec due;
+        clock_gettime(CLOCK_MONOTONIC, &due);
+        due.tv_sec += interval / 1000;
+        due.tv_nsec += (interval % 1000) * 1000000L;
+        if (due.tv_nsec >= 1000000000L) {
+            due.tv_sec++;
+            due.tv_nsec -= 1000000000L;
         }
+        while (!db->prop_stop &&
+               pthread_cond_timedwait(&db->expire_wake, &db->prop_lock, &due) != ETIMEDOUT)
+            ;
+        if (db->prop_stop) break;
+        pthread_mutex_unlock(&db->prop_lock);
         expire_sweep(db);
+        pthread_mutex_lock(&db->prop_lock);
     }
+    pthread_mutex_unlock(&db->prop_lock);
+    return NULL;
 }
 
 int expire_start(qr_db *db)
 {
-    if (pthread_create(&db->expirer, NULL, expirer_main, db) != 0) return -1;
-    db->expirer_running = 1;
-    return 0;
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&db->expire_wake, &ca);
+    pthread_condattr_destroy(&ca);
+    db->expire_ready = 1;
+    return db->ntables ? expire_need(db) : 0;
+}
+
+int expire_need(qr_db *db)
+{
+    if (!db->expire_ready) return 0; /* read-only: nothing is swept */
+    int rc = 0;
+    pthread_mutex_lock(&db->prop_lock);
+    if (!db->expirer_running && !db->prop_stop) {
+        rc = pthread_create(&db->expirer, NULL, expirer_main, db) == 0 ? 0 : -1;
+        db->expirer_running = rc == 0;
+    }
+    pthread_mutex_unlock(&db->prop_lock);
+    return rc;
 }
 
 void expire_stop(qr_db *db)
 {
-    if (!db->expirer_running) return;
+    if (!db->expire_ready) return;
     pthread_mutex_lock(&db->prop_lock);
     db->prop_stop = 1;
+    pthread_cond_broadcast(&db->expire_wake);
+    int running = db->expirer_running; /* none starts once prop_stop is set */
     pthread_mutex_unlock(&db->prop_lock);
-    pthread_join(db->expirer, NULL);
+    if (running) pthread_join(db->expirer, NULL);
     db->expirer_running = 0;
+    pthread_cond_destroy(&db->expire_wake);
+    db->expire_ready = 0;
 }

@@ -26,9 +26,23 @@ static uint64_t now_us(void)
     return (uint64_t)tv.tv_sec * 1000000u + (uint64_t)tv.tv_usec;
 }
 
+static void *worker_main(void *arg);
+
+/* Under prop_lock: starts the worker unless it runs (or the database is closing). It is
+ * started by the first record numbered or committed, so a database whose writes never
+ * touch a global index has no worker thread. A record is numbered (and so the worker
+ * started) before it commits, and the commit takes prop_lock after that, so the worker
+ * sees every record. */
+static void worker_need_locked(qr_db *db)
+{
+    if (db->worker_running || db->prop_stop) return;
+    if (pthread_create(&db->worker, NULL, worker_main, db) == 0) db->worker_running = 1;
+}
+
 uint64_t propagate_next_seq(qr_db *db)
 {
     pthread_mutex_lock(&db->prop_lock);
+    worker_need_locked(db);
     uint64_t seq = db->log_seq++;
     size_t cap = sizeof db->inflight / sizeof db->inflight[0];
     if (db->ninflight == cap) { /* drop the oldest note; the full scan covers it */
@@ -347,8 +361,13 @@ int propagate_start(qr_db *db)
         if (kl == QR_LOG_PREFIX_LEN + 8) db->log_seq = be64_read(k + QR_LOG_PREFIX_LEN) + 1;
     }
     store_iter_free(it);
-    if (pthread_create(&db->worker, NULL, worker_main, db) != 0) return -1;
-    db->worker_running = 1;
+    db->prop_ready = 1;
+    /* Records a previous run left are applied now; otherwise the first write that logs
+     * one starts the worker (worker_need_locked). */
+    if (db->log_pending > 0) {
+        if (pthread_create(&db->worker, NULL, worker_main, db) != 0) return -1;
+        db->worker_running = 1;
+    }
     return 0;
 }
 
@@ -361,8 +380,12 @@ void propagate_stop(qr_db *db)
     for (size_t i = 0; i < db->nbackfills; i++)
         pthread_join(db->backfills[i], NULL);
     db->nbackfills = 0;
-    if (db->worker_running) pthread_join(db->worker, NULL);
+    pthread_mutex_lock(&db->prop_lock);
+    int running = db->worker_running; /* none starts once prop_stop is set */
+    pthread_mutex_unlock(&db->prop_lock);
+    if (running) pthread_join(db->worker, NULL);
     db->worker_running = 0;
+    db->prop_ready = 0;
     pthread_mutex_destroy(&db->prop_lock);
     pthread_mutex_destroy(&db->gsi_lock);
     pthread_cond_destroy(&db->prop_wake);
@@ -379,6 +402,7 @@ void propagate_committed(qr_db *db, uint64_t lowest)
      * again at once, and wake an idle worker, so that a lone write's index entries
      * follow its acknowledgement by one pass, not by a poll interval. */
     db->prop_kicked = 1;
+    worker_need_locked(db);
     if (__atomic_load_n(&db->prop_idle, __ATOMIC_RELAXED)) pthread_cond_signal(&db->prop_wake);
     pthread_mutex_unlock(&db->prop_lock);
 }

@@ -4,7 +4,7 @@
  * DescribeTable serves it with the current status and statistics filled in. Tables are
  * ready as soon as CreateTable returns: its response says CREATING, as DynamoDB's does,
  * and the next DescribeTable says ACTIVE. */
-#include <openssl/rand.h>
+#include <sys/random.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -36,7 +36,7 @@ double ops_now_seconds(void)
 static json_t *new_uuid(void)
 {
     unsigned char b[16];
-    if (RAND_bytes(b, sizeof b) != 1) memset(b, 0x5a, sizeof b);
+    if (getrandom(b, sizeof b, 0) != (ssize_t)sizeof b) memset(b, 0x5a, sizeof b);
     b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);
     b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
     char s[37];

@@ -1,11 +1,11 @@
 /* sigv4.c — AWS Signature Version 4 verification (see sigv4.h), following AWS's published
- * algorithm. Crypto is libcrypto's; the signing key is cached per thread. */
+ * algorithm. SHA-256 and HMAC are nettle's; the signing key is cached per thread. */
 #include "server/sigv4.h"
 
 #include <ctype.h>
-#include <openssl/core_names.h>
+#include <nettle/hmac.h>
+#include <nettle/sha2.h>
 #include <openssl/crypto.h>
-#include <openssl/evp.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,27 +14,26 @@
 #define ALGORITHM "AWS4-HMAC-SHA256"
 #define TERMINATOR "aws4_request"
 
-/* ---- libcrypto ---- */
+/* ---- hashing ----
+ *
+ * nettle rather than libcrypto: libcrypto 3's first fetch of an algorithm loads its
+ * configuration and registers every algorithm of its providers, which grows an idle
+ * server by about 2 MB at its first signed request; nettle's functions are plain code
+ * over caller-held state (with the CPU's SHA extensions where it has them). */
 
 static pthread_once_t crypto_once = PTHREAD_ONCE_INIT;
-static EVP_MAC *hmac_alg;
-static EVP_MD *sha256_alg;
 static pthread_key_t ctx_key;
 static int ctx_key_ok;
 
 #define SCRATCH_BUFS 7
 #define SCRATCH_KEEP (16 << 10) /* a working buffer grown past this is not kept */
 
-/* Each thread keeps its HMAC and digest contexts: setting one up costs libcrypto more
- * than the hashing of a small request. It also keeps an HMAC context keyed with the last
- * signing key (whose padded key blocks are then hashed once, not per request) and
- * sigv4_verify's working buffers. All are freed when the thread ends. */
+/* Each thread keeps an HMAC state keyed with the last signing key (whose padded key
+ * blocks are then hashed once, not per request) and sigv4_verify's working buffers.
+ * Both are freed when the thread ends. */
 typedef struct crypto_ctx {
-    EVP_MAC_CTX *mac;
-    EVP_MD_CTX *md;
-    int mac_ready; /* the digest parameter has been set */
-    EVP_MAC_CTX *keyed;
-    int keyed_ready; /* keyed holds the digest parameter and keyed_key */
+    struct hmac_sha256_ctx keyed;
+    int keyed_ready; /* keyed holds keyed_key */
     unsigned char keyed_key[32];
     buf scratch[SCRATCH_BUFS];
 } crypto_ctx;
@@ -43,9 +42,7 @@ static void ctx_free(void *p)
 {
     crypto_ctx *c = p;
     if (c == NULL) return;
-    EVP_MAC_CTX_free(c->mac);
-    EVP_MAC_CTX_free(c->keyed);
-    EVP_MD_CTX_free(c->md);
+    OPENSSL_cleanse(&c->keyed, sizeof c->keyed);
     OPENSSL_cleanse(c->keyed_key, sizeof c->keyed_key);
     for (int i = 0; i < SCRATCH_BUFS; i++)
         buf_free(&c->scratch[i]);
@@ -54,72 +51,55 @@ static void ctx_free(void *p)
 
 static void crypto_init(void)
 {
-    hmac_alg = EVP_MAC_fetch(NULL, "HMAC", NULL);
-    sha256_alg = EVP_MD_fetch(NULL, "SHA256", NULL);
     ctx_key_ok = pthread_key_create(&ctx_key, ctx_free) == 0;
 }
 
-/* This thread's contexts, or NULL (then callers make one-off contexts). */
+/* This thread's state, or NULL (then callers use one-off state). */
 static crypto_ctx *thread_ctx(void)
 {
     pthread_once(&crypto_once, crypto_init);
-    if (!ctx_key_ok || hmac_alg == NULL || sha256_alg == NULL) return NULL;
+    if (!ctx_key_ok) return NULL;
     crypto_ctx *c = pthread_getspecific(ctx_key);
     if (c) return c;
     c = calloc(1, sizeof *c);
     if (c == NULL) return NULL;
-    c->mac = EVP_MAC_CTX_new(hmac_alg);
-    c->keyed = EVP_MAC_CTX_new(hmac_alg);
-    c->md = EVP_MD_CTX_new();
     for (int i = 0; i < SCRATCH_BUFS; i++)
         buf_init(&c->scratch[i], 0);
-    if (c->mac == NULL || c->keyed == NULL || c->md == NULL ||
-        pthread_setspecific(ctx_key, c) != 0) {
+    if (pthread_setspecific(ctx_key, c) != 0) {
         ctx_free(c);
         return NULL;
     }
     return c;
 }
 
-static int hmac_sha256(const void *key, size_t klen, const void *data, size_t n,
+static void mac_sha256(const void *key, size_t klen, const void *data, size_t n,
                        unsigned char out[32])
 {
-    crypto_ctx *tc = thread_ctx();
-    if (hmac_alg == NULL) return -1;
-    EVP_MAC_CTX *ctx = tc ? tc->mac : EVP_MAC_CTX_new(hmac_alg);
-    if (ctx == NULL) return -1;
-    char digest[] = "SHA256";
-    OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
-                           OSSL_PARAM_construct_end()};
-    size_t outl = 0;
-    int ok = EVP_MAC_init(ctx, key, klen, tc && tc->mac_ready ? NULL : params) &&
-             EVP_MAC_update(ctx, data, n) && EVP_MAC_final(ctx, out, &outl, 32) && outl == 32;
-    if (tc)
-        tc->mac_ready = ok;
-    else
-        EVP_MAC_CTX_free(ctx);
-    return ok ? 0 : -1;
+    struct hmac_sha256_ctx c;
+    hmac_sha256_set_key(&c, klen, key);
+    hmac_sha256_update(&c, n, data);
+    hmac_sha256_digest(&c, SHA256_DIGEST_SIZE, out);
+    OPENSSL_cleanse(&c, sizeof c);
 }
 
-/* HMAC-SHA256 with a 32-byte key through the thread's keyed context: when the key is the
- * one it already holds, EVP_MAC_init without a key restarts from the hashed pads. */
-static int hmac_sha256_key32(const unsigned char key[32], const void *data, size_t n,
+/* HMAC-SHA256 with a 32-byte key through the thread's keyed state: when the key is the
+ * one it already holds, the state's hashed pads are used again (nettle's digest leaves
+ * the state ready for the next message under the same key). */
+static void mac_sha256_key32(const unsigned char key[32], const void *data, size_t n,
                              unsigned char out[32])
 {
     crypto_ctx *tc = thread_ctx();
-    if (tc == NULL) return hmac_sha256(key, 32, data, n, out);
-    int same = tc->keyed_ready && CRYPTO_memcmp(tc->keyed_key, key, 32) == 0;
-    char digest[] = "SHA256";
-    OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
-                           OSSL_PARAM_construct_end()};
-    size_t outl = 0;
-    int ok = EVP_MAC_init(tc->keyed, same ? NULL : key, same ? 0 : 32,
-                          tc->keyed_ready ? NULL : params) &&
-             EVP_MAC_update(tc->keyed, data, n) && EVP_MAC_final(tc->keyed, out, &outl, 32) &&
-             outl == 32;
-    tc->keyed_ready = ok;
-    if (ok && !same) memcpy(tc->keyed_key, key, 32);
-    return ok ? 0 : -1;
+    if (tc == NULL) {
+        mac_sha256(key, 32, data, n, out);
+        return;
+    }
+    if (!tc->keyed_ready || CRYPTO_memcmp(tc->keyed_key, key, 32) != 0) {
+        hmac_sha256_set_key(&tc->keyed, 32, key);
+        memcpy(tc->keyed_key, key, 32);
+        tc->keyed_ready = 1;
+    }
+    hmac_sha256_update(&tc->keyed, n, data);
+    hmac_sha256_digest(&tc->keyed, SHA256_DIGEST_SIZE, out);
 }
 
 static void to_hex(const unsigned char *p, size_t n, char *hex)
@@ -134,25 +114,12 @@ static void to_hex(const unsigned char *p, size_t n, char *hex)
 
 void sigv4_sha256_hex(const void *data, size_t len, char hex[65])
 {
-    crypto_ctx *tc = thread_ctx();
-    unsigned char md[32];
-    unsigned int mdl = 0;
-    int ok;
-    if (sha256_alg == NULL)
-        ok = 0;
-    else if (tc)
-        ok = EVP_DigestInit_ex2(tc->md, sha256_alg, NULL) && EVP_DigestUpdate(tc->md, data, len) &&
-             EVP_DigestFinal_ex(tc->md, md, &mdl);
-    else
-        ok = EVP_Digest(data, len, md, &mdl, sha256_alg, NULL);
-    if (!ok || mdl != 32) {
-        /* Only reachable if libcrypto cannot provide SHA-256; a hash that matches nothing
-         * makes every signature check fail rather than pass. */
-        memset(hex, '0', 64);
-        hex[64] = '\0';
-        return;
-    }
-    to_hex(md, 32, hex);
+    struct sha256_ctx c;
+    unsigned char md[SHA256_DIGEST_SIZE];
+    sha256_init(&c);
+    sha256_update(&c, len, data);
+    sha256_digest(&c, sizeof md, md);
+    to_hex(md, sizeof md, hex);
 }
 
 /* The signing key of the last secret/date/region/service this thread used. It changes
@@ -189,10 +156,10 @@ static int signing_key(const char *secret, const char *date, const char *region,
     int rc = -1;
     unsigned char a[32], b[32];
     if (buf_puts(&k, "AWS4") || buf_puts(&k, secret)) goto done;
-    if (hmac_sha256(k.data, k.len, date, strlen(date), a)) goto done;
-    if (hmac_sha256(a, 32, region, strlen(region), b)) goto done;
-    if (hmac_sha256(b, 32, service, strlen(service), a)) goto done;
-    if (hmac_sha256(a, 32, TERMINATOR, strlen(TERMINATOR), key)) goto done;
+    mac_sha256(k.data, k.len, date, strlen(date), a);
+    mac_sha256(a, 32, region, strlen(region), b);
+    mac_sha256(b, 32, service, strlen(service), a);
+    mac_sha256(a, 32, TERMINATOR, strlen(TERMINATOR), key);
     rc = 0;
     if (cacheable) {
         strcpy(c->secret, secret);
@@ -215,9 +182,8 @@ int sigv4_sign(const char *secret, const char *date, const char *region, const c
 {
     unsigned char key[32], sig[32];
     if (signing_key(secret, date, region, service, key)) return -1;
-    int rc = hmac_sha256_key32(key, string_to_sign, sts_len, sig);
+    mac_sha256_key32(key, string_to_sign, sts_len, sig);
     OPENSSL_cleanse(key, sizeof key);
-    if (rc) return -1;
     to_hex(sig, 32, hex);
     return 0;
 }
