@@ -630,26 +630,30 @@ int store_compact_range(store *s, const void *begin, size_t bl, const void *end,
     return rc;
 }
 
-int store_settle(store *s)
+int store_settle(store *s, int timeout_ms)
 {
+    long until = mono_ms() + timeout_ms;
     pthread_mutex_lock(&s->maint_mu);
-    while (s->maint_running && (s->flush_wanted || s->ranges || s->maint_busy))
-        pthread_cond_wait(&s->maint_cv, &s->maint_mu);
+    while (s->maint_running && (s->flush_wanted || s->ranges || s->maint_busy)) {
+        long left = until - mono_ms();
+        if (left <= 0) break;
+        maint_wait_ms(s, left < 100 ? left : 100);
+    }
     pthread_mutex_unlock(&s->maint_mu);
     /* Then what RocksDB itself scheduled: the flushes and the compactions of marked files. */
     static const char *const busy[] = {
         "rocksdb.num-running-flushes", "rocksdb.num-running-compactions",
         "rocksdb.compaction-pending", "rocksdb.mem-table-flush-pending"};
-    for (int tries = 0; tries < 6000; tries++) {
+    for (;;) {
         int any = 0;
         for (size_t i = 0; i < sizeof busy / sizeof *busy; i++) {
             uint64_t v = 0;
             if (rocksdb_property_int(s->db, busy[i], &v) == 0 && v) any = 1;
         }
         if (!any) return 0;
+        if (mono_ms() >= until) return -1;
         usleep(10000);
     }
-    return -1;
 }
 
 /* Stops the maintenance thread, cancelling a compaction it runs, and drops what is queued
