@@ -37,8 +37,8 @@
 /* The block cache is split into shards of at least this (and at most 64 shards). An entry
  * larger than what is left of its shard is dropped as soon as its last reader lets go of
  * it, and a file's index and filter are single blocks of about 2.5% and 1% of its data
- * (1.5 and 0.7 MB for RocksDB's 64 MB files): in RocksDB's default shards of 512 KB and
- * up, they were read from the file again by nearly every read. */
+ * (up to 3.2 and 1.3 MB in RocksDB's files of 64 to 128 MB): in RocksDB's default shards
+ * of 512 KB and up, they were read from the file again by nearly every read. */
 #define CACHE_SHARD_MIN ((size_t)16 << 20)
 /* What an open writes besides the WAL's first block and what recovery turns into tables:
  * a new MANIFEST and OPTIONS file, and quarry's catalogue and history records. */
