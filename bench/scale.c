@@ -7,7 +7,7 @@
  * item at a time, and the same expiring through TTL) and a long mixed load that checks RSS
  * against --cache-size. Not a throughput benchmark of the server: bench/http is that.
  *
- *   build/bench/scale [N ...] [--mixed SECONDS] [--cache-size BYTES] [--dir DIR]
+ *   build/bench/scale [N ...] [--mixed SECONDS] [--cache-size BYTES] [--dir DIR] [--keep]
  * N defaults to 10000 1000000; 10000000 needs ~5 GB of disk (both stores) and long. */
 #include <rocksdb/c.h>
 #include <stdint.h>
@@ -323,16 +323,20 @@ typedef struct raw {
 static raw raw_open(const char *dir)
 {
     raw r;
+    /* The memtables and the block cache quarry's budget gives (qr_options.cache_size):
+     * two memtables of a sixteenth (8 MB at most), an eighth for quarry's row cache, which
+     * raw RocksDB has not, and the rest. */
+    size_t budget = cache_size ? (size_t)cache_size : (size_t)256 << 20;
+    size_t memtable = budget / 16 < (8u << 20) ? budget / 16 : (8u << 20);
     r.o = rocksdb_options_create();
     rocksdb_options_set_create_if_missing(r.o, 1);
     rocksdb_options_increase_parallelism(r.o, 2);
     rocksdb_options_set_max_background_jobs(r.o, 2);
-    rocksdb_options_set_write_buffer_size(r.o, 8 << 20);
+    rocksdb_options_set_write_buffer_size(r.o, memtable);
+    rocksdb_options_set_max_write_buffer_number(r.o, 2);
     rocksdb_options_set_compression(r.o, rocksdb_lz4_compression);
     r.t = rocksdb_block_based_options_create();
-    /* The block cache quarry's budget leaves: three quarters of it, less the memtables. */
-    size_t budget = cache_size ? (size_t)cache_size : (size_t)256 << 20;
-    r.cache = rocksdb_cache_create_lru(budget - budget / 8 - (16u << 20));
+    r.cache = rocksdb_cache_create_lru(budget - budget / 8 - 2 * memtable);
     rocksdb_block_based_options_set_block_cache(r.t, r.cache);
     rocksdb_block_based_options_set_filter_policy(r.t, rocksdb_filterpolicy_create_bloom_full(10));
     rocksdb_block_based_options_set_cache_index_and_filter_blocks(r.t, 1);
@@ -356,6 +360,25 @@ static void raw_close(raw *r)
     rocksdb_options_destroy(r->o);
     rocksdb_block_based_options_destroy(r->t);
     rocksdb_cache_destroy(r->cache);
+}
+
+/* Waits until raw RocksDB has no flush or compaction running or owed, as
+ * qr_wait_compactions does for quarry's; the seconds it took. */
+static double raw_settle(raw *r)
+{
+    static const char *const busy[] = {
+        "rocksdb.num-running-flushes", "rocksdb.num-running-compactions",
+        "rocksdb.compaction-pending", "rocksdb.mem-table-flush-pending"};
+    double t0 = now();
+    for (;;) {
+        int any = 0;
+        for (size_t i = 0; i < sizeof busy / sizeof *busy; i++) {
+            uint64_t v = 0;
+            if (rocksdb_property_int(r->db, busy[i], &v) == 0 && v) any = 1;
+        }
+        if (!any) return now() - t0;
+        usleep(10000);
+    }
 }
 
 static double raw_load(raw *r, long n)
@@ -474,6 +497,19 @@ static void print_lat(const char *what, lat q, lat r, const char *goal)
     printf("| %s p99 | %.1f µs | %.1f µs | %.2f× | |\n", what, q.p99, r.p99, q.p99 / r.p99);
 }
 
+/* Waits for quarry's compactions after a load; the seconds it took. */
+static double q_settle(qr_db *db)
+{
+    double t0 = now();
+    if (qr_wait_compactions(db, 3 * 3600 * 1000) != QR_OK) {
+        fprintf(stderr, "compactions still ran after 3 hours\n");
+        exit(1);
+    }
+    return now() - t0;
+}
+
+static int keep; /* --keep: leave the data directories */
+
 static void run_size(const char *base, long n)
 {
     char qdir[700], rdir[700];
@@ -486,6 +522,7 @@ static void run_size(const char *base, long n)
     double q_put = q_load(db, n);
     qr_close(db);
     db = q_open(qdir, 0); /* reads then meet the files, as in a steady state */
+    double q_wait = q_settle(db);
     rng_state = 42;
     q_gets(db, n, gets / 4); /* warm up as much as the raw side does */
     q_queries(db, n, QUERY_SAMPLES / 4, 1);
@@ -505,6 +542,7 @@ static void run_size(const char *base, long n)
     double r_put = raw_load(&r, n);
     raw_close(&r);
     r = raw_open(rdir);
+    double r_wait = raw_settle(&r);
     rng_state = 42;
     raw_gets(&r, n, gets / 4);
     raw_queries(&r, n, QUERY_SAMPLES / 4, 1);
@@ -522,6 +560,8 @@ static void run_size(const char *base, long n)
     printf("| load (BatchWriteItem of %d / write batch) | %.0f items/s | %.0f items/s | %.2f× "
            "| |\n",
            BATCH, q_put, r_put, q_put / r_put);
+    printf("| compactions after the load and reopen, waited for | %.1f s | %.1f s | | |\n", q_wait,
+           r_wait);
     print_lat("GetItem", q_get, r_get, n >= 10000000 ? "≤ 2× at 10^7" : "");
     print_lat("Query(50) forward", q_fwd, r_fwd, n >= 10000000 ? "≤ 2× at 10^7" : "");
     print_lat("Query(50) backward", q_back, r_back, n >= 10000000 ? "≤ 2× at 10^7" : "");
@@ -533,7 +573,7 @@ static void run_size(const char *base, long n)
     printf("| process RSS after quarry's reads (peak) | %.1f MB (%.1f MB) | | | |\n",
            (double)q_rss / 1024, (double)q_hwm / 1024);
     fflush(stdout);
-    rm_rf(rdir);
+    if (!keep) rm_rf(rdir);
 }
 
 /* ---- tombstones ---- */
@@ -791,11 +831,14 @@ int main(int argc, char **argv)
             cache_size = strtoull(argv[++i], NULL, 10);
         else if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc)
             where = argv[++i];
+        else if (strcmp(argv[i], "--keep") == 0)
+            keep = 1;
         else if (argv[i][0] >= '1' && argv[i][0] <= '9' && nsizes < 8)
             sizes[nsizes++] = atol(argv[i]);
         else {
             fprintf(stderr,
-                    "usage: scale [N ...] [--mixed SECONDS] [--cache-size BYTES] [--dir DIR]\n");
+                    "usage: scale [N ...] [--mixed SECONDS] [--cache-size BYTES] [--dir DIR] "
+                    "[--keep]\n");
             return 2;
         }
     }
@@ -828,6 +871,9 @@ int main(int argc, char **argv)
         int status = 0;
         waitpid(pid, &status, 0);
     }
-    rm_rf(base);
+    if (keep)
+        printf("\nthe data directories are kept in %s\n", base);
+    else
+        rm_rf(base);
     return 0;
 }

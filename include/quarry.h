@@ -187,6 +187,13 @@ void qr_response_free(qr_response *resp);
  * timeout_ms passes. Returns QR_OK once drained, QR_ERR on timeout. */
 int qr_wait_indexes(qr_db *db, int timeout_ms);
 
+/* Waits until the storage engine's background work is done: the flushes of its write
+ * buffers and the compactions RocksDB runs or still owes (after a large load, those can
+ * run for minutes), and the flushes and compactions that deletes asked for. For
+ * benchmarks and tests that measure reads of a settled database. Returns QR_OK once
+ * nothing is running or owed, QR_ERR if something still was after timeout_ms. */
+int qr_wait_compactions(qr_db *db, int timeout_ms);
+
 /* Checks that every secondary index of table (every table when NULL) holds exactly the
  * projection of its base items, after draining pending updates, and that the item counts
  * and sizes DescribeTable reports (kept in memory, when known) match what is stored.

@@ -252,6 +252,11 @@ const char *qr_flush_error(void)
     return tl_flush_error;
 }
 
+int qr_wait_compactions(qr_db *db, int timeout_ms)
+{
+    return store_settle(db->st, timeout_ms) == 0 ? QR_OK : QR_ERR;
+}
+
 void qr_close(qr_db *db)
 {
     qr_shutdown(db, NULL);

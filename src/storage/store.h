@@ -52,9 +52,11 @@ int store_open(const char *dir, const store_config *cfg, store **out, char **err
  * deletion. Returns at once; -1 if out of memory (nothing is lost: the range is compacted
  * by RocksDB in time). */
 int store_compact_range(store *s, const void *begin, size_t bl, const void *end, size_t el);
-/* Waits until the background work asked so far (flushes and compactions) is done. For
- * tests and benchmarks; 0, or -1 when the store is read-only. */
-int store_settle(store *s);
+/* Waits until the background work is done: what store_open's maintenance was asked so far
+ * (flushes and range compactions for deletes), then RocksDB's own flushes and the
+ * compactions it runs or still owes. For tests and benchmarks that measure a settled
+ * store. 0, or -1 if work was still running after timeout_ms. */
+int store_settle(store *s, int timeout_ms);
 /* Closes the store, first writing what this thread staged and handing the WAL to the
  * operating system. Returns 0, or -1 when a write to the WAL failed while it was open (a
  * full disk, say: what failed was never acknowledged) or that last write did, and sets

@@ -1,0 +1,28 @@
+-- mixed.lua — wrk script for bench/memory.py: replays the pre-signed requests of any
+-- operations that memory.py wrote to $QUARRY_BENCH_REQUESTS, one picked at random per
+-- request (the mix is in the file), and prints one RESULT line as common.lua does.
+local rows = dofile(os.getenv("QUARRY_BENCH_REQUESTS"))
+local formatted = {}
+
+function init(args)
+   math.randomseed(os.time() + tonumber(tostring({}):sub(8), 16))
+   for i, r in ipairs(rows) do
+      formatted[i] = wrk.format("POST", "/", {
+         ["Content-Type"] = "application/x-amz-json-1.0",
+         ["X-Amz-Target"] = r.target,
+         ["X-Amz-Date"] = r.date,
+         ["Authorization"] = r.auth,
+      }, r.body)
+   end
+end
+
+function request()
+   return formatted[math.random(#formatted)]
+end
+
+function done(summary, latency, requests)
+   local e = summary.errors
+   io.write(string.format("RESULT %.1f %.3f %d %d\n",
+      summary.requests / (summary.duration / 1e6), latency:percentile(99) / 1000,
+      e.status, e.connect + e.read + e.write + e.timeout))
+end

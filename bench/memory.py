@@ -1,0 +1,233 @@
+#!/usr/bin/env python3
+"""memory.py — a `quarry serve --cache-size` process's RSS under a heavy mixed load, read
+from outside the process, against the budget (the issue's bound: RSS within --cache-size
+plus a stated constant under any load).
+
+Starts `quarry serve --no-sync --capacity off --cache-size BYTES` on a free loopback port,
+loads N items of ~200 bytes (partitions of 100, as bench/scale's) unless --data names a
+folder that holds them (bench/scale --keep leaves one: its table "big"), then runs wrk with
+CONNS connections replaying a mix of pre-signed requests (by default 55% GetItem, 20%
+PutItem over existing items, 5% DeleteItem, 18% Query(50), 2% Scan pages of 1000) and
+samples VmRSS every 0.5 s (--mix page=N adds Scan pages of DynamoDB's full 1 MB). Not a throughput benchmark: bench/http is that.
+
+    bench/memory.py [--quarry build/quarry] [--items N] [--cache-size BYTES]
+                    [--seconds S] [--conns C] [--mix get=55,put=20,...] [--data DIR]
+"""
+import argparse
+import datetime
+import http.client
+import json
+import os
+import random
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "http"))
+import gen  # noqa: E402  (SigV4 signing, the request file's Lua format)
+
+PARTITION = 100
+TABLE = "big"
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def status_kb(pid, field):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    return -1
+
+
+def item(i, rnd):
+    data = "".join(rnd.choice("abcdefghijklmnopqrstuvwxyz012345") for _ in range(96))
+    data += ("the quick brown fox jumps over the lazy dog; pack my box with five dozen liquor "
+             "jugs")[:80]
+    return {"pk": {"S": "p%08d" % (i // PARTITION)}, "sk": {"S": "s%06d" % (i % PARTITION)},
+            "data": {"S": data}}
+
+
+def key(i):
+    return {"pk": {"S": "p%08d" % (i // PARTITION)}, "sk": {"S": "s%06d" % (i % PARTITION)}}
+
+
+class Client:
+    def __init__(self, port):
+        self.host = "127.0.0.1:%d" % port
+        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+
+    def call(self, op, body):
+        text = json.dumps(body, separators=(",", ":"))
+        target = "DynamoDB_20120810." + op
+        amz_date, auth = gen.sign(self.host, target, text,
+                                  datetime.datetime.now(datetime.timezone.utc))
+        self.conn.request("POST", "/", text, {
+            "Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": target,
+            "X-Amz-Date": amz_date, "Authorization": auth})
+        r = self.conn.getresponse()
+        doc = json.loads(r.read())
+        if r.status != 200:
+            raise SystemExit("%s failed: %s" % (op, doc))
+        return doc
+
+
+def load(port, n, threads=4):
+    Client(port).call("CreateTable", {
+        "TableName": TABLE, "BillingMode": "PAY_PER_REQUEST",
+        "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"},
+                                 {"AttributeName": "sk", "AttributeType": "S"}],
+        "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"},
+                      {"AttributeName": "sk", "KeyType": "RANGE"}]})
+
+    def part(t):
+        c, rnd = Client(port), random.Random(t)
+        for start in range(t * 25, n, threads * 25):
+            req = {TABLE: [{"PutRequest": {"Item": item(i, rnd)}}
+                           for i in range(start, min(start + 25, n))]}
+            while req:
+                req = c.call("BatchWriteItem", {"RequestItems": req}).get("UnprocessedItems")
+
+    ts = [threading.Thread(target=part, args=(t,)) for t in range(threads)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+
+
+MIX = "get=55,put=20,delete=5,query=18,scan=2"
+# scan: a Scan page of 1000 items (~250 KB); page: a Scan page without a Limit (1 MB).
+KINDS = ("get", "put", "delete", "query", "scan", "page")
+
+
+def parse_mix(text):
+    """"get=55,put=20,..." as a list of (kind, weight)."""
+    mix = []
+    for part in text.split(","):
+        kind, _, weight = part.partition("=")
+        if kind not in KINDS or not weight.isdigit():
+            raise SystemExit("--mix: %r is not KIND=WEIGHT (KIND: %s)" % (part, ", ".join(KINDS)))
+        mix.append((kind, int(weight)))
+    return mix
+
+
+def mixed_requests(port, n, mix, count, out):
+    """count signed requests of the mix over items 0..n-1, in gen.py's Lua format."""
+    host = "127.0.0.1:%d" % port
+    when = datetime.datetime.now(datetime.timezone.utc)
+    rnd = random.Random(42)
+    kinds = [k for k, _ in mix]
+    weights = [w for _, w in mix]
+    with open(out, "w") as f:
+        f.write("return {\n")
+        for _ in range(count):
+            i, kind = rnd.randrange(n), rnd.choices(kinds, weights)[0]
+            if kind == "get":
+                op, body = "GetItem", {"TableName": TABLE, "Key": key(i)}
+            elif kind == "put":
+                op, body = "PutItem", {"TableName": TABLE, "Item": item(i, rnd)}
+            elif kind == "delete":
+                op, body = "DeleteItem", {"TableName": TABLE, "Key": key(i)}
+            elif kind == "query":
+                op, body = "Query", {"TableName": TABLE, "KeyConditionExpression": "pk = :p",
+                                     "Limit": 50, "ScanIndexForward": rnd.random() < 0.5,
+                                     "ExpressionAttributeValues": {
+                                         ":p": {"S": "p%08d" % (i // PARTITION)}}}
+            elif kind == "scan":
+                op, body = "Scan", {"TableName": TABLE, "Limit": 1000,
+                                    "ExclusiveStartKey": key(i)}
+            else:
+                op, body = "Scan", {"TableName": TABLE, "ExclusiveStartKey": key(i)}
+            text = json.dumps(body, separators=(",", ":"))
+            target = "DynamoDB_20120810." + op
+            amz_date, auth = gen.sign(host, target, text, when)
+            f.write("{target=%s,body=%s,date=%s,auth=%s},\n" % tuple(
+                gen.lua_string(s) for s in (target, text, amz_date, auth)))
+        f.write("}\n")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quarry", default=os.path.join(HERE, "..", "build", "quarry"))
+    ap.add_argument("--items", type=int, default=1000000)
+    ap.add_argument("--cache-size", type=int, default=64 << 20)
+    ap.add_argument("--seconds", type=float, default=300)
+    ap.add_argument("--conns", type=int, default=64)
+    ap.add_argument("--mix", default=MIX, help="weights of the requests (default %s)" % MIX)
+    ap.add_argument("--data", help="a folder holding table big (used as it is, and changed)")
+    args = ap.parse_args()
+    mix = parse_mix(args.mix)
+    tmp = tempfile.mkdtemp(prefix="quarry-memory-")
+    data = args.data or os.path.join(tmp, "data")
+    port = free_port()
+    proc = subprocess.Popen([args.quarry, "serve", "--listen", "127.0.0.1:%d" % port, "--data",
+                             data, "--no-sync", "--capacity", "off", "--cache-size",
+                             str(args.cache_size), "--log-level", "warn"],
+                            stdout=subprocess.DEVNULL, stderr=open(os.path.join(tmp, "log"), "w"))
+    try:
+        for _ in range(200):
+            try:
+                Client(port).call("ListTables", {})
+                break
+            except (OSError, http.client.HTTPException):
+                time.sleep(0.05)
+        rss_start = status_kb(proc.pid, "VmRSS")
+        t0 = time.time()
+        if TABLE not in Client(port).call("ListTables", {}).get("TableNames", []):
+            load(port, args.items)
+        loaded = time.time() - t0
+        rss_loaded, hwm_loaded = status_kb(proc.pid, "VmRSS"), status_kb(proc.pid, "VmHWM")
+        reqs = os.path.join(tmp, "mixed.lua")
+        mixed_requests(port, args.items, mix, 20000, reqs)
+        env = dict(os.environ, QUARRY_BENCH_REQUESTS=reqs)
+        wrk = subprocess.Popen(["wrk", "-t2", "-c%d" % args.conns, "-d%ds" % args.seconds,
+                                "-s", os.path.join(HERE, "http", "mixed.lua"),
+                                "http://127.0.0.1:%d/" % port],
+                               stdout=subprocess.PIPE, text=True, env=env)
+        peak, threads, samples = 0, 0, []
+        while wrk.poll() is None:
+            rss = status_kb(proc.pid, "VmRSS")
+            samples.append(rss)
+            peak = max(peak, rss)
+            threads = max(threads, status_kb(proc.pid, "Threads"))
+            time.sleep(0.5)
+        result = [l for l in wrk.stdout.read().splitlines() if l.startswith("RESULT")]
+        rss_end, hwm = status_kb(proc.pid, "VmRSS"), status_kb(proc.pid, "VmHWM")
+    finally:
+        proc.terminate()
+        proc.wait()
+        shutil.rmtree(tmp, ignore_errors=True)
+    mb = lambda kb: kb / 1024.0
+    budget = args.cache_size / 1048576.0
+    rps, p99, non2xx, errors = (result[0].split()[1:] if result else ["?"] * 4)
+    print("## bench/memory.py: quarry serve --cache-size %.0f MB, %d items, wrk -t2 -c%d, %.0f s"
+          ", mix %s" % (budget, args.items, args.conns, args.seconds, args.mix))
+    print()
+    print("| measure | MB |\n|---|---:|")
+    print("| VmRSS after the start | %.1f |" % mb(rss_start))
+    print("| VmRSS after the load (%s, %.0f s; peak %.1f) | %.1f |" % (
+        "loaded" if not args.data else "reused %s" % args.data, loaded, mb(hwm_loaded),
+        mb(rss_loaded)))
+    print("| VmRSS during the mixed load: median of %d samples | %.1f |" % (
+        len(samples), mb(sorted(samples)[len(samples) // 2]) if samples else 0))
+    print("| VmRSS during the mixed load: peak (VmHWM %.1f) | %.1f |" % (mb(hwm), mb(peak)))
+    print("| VmRSS at the end | %.1f |" % mb(rss_end))
+    print("| peak − budget | %.1f |" % (mb(peak) - budget))
+    print()
+    print("mixed load: %s requests/s, p99 %s ms, %s non-2xx, %s socket errors; at most %d threads"
+          % (rps, p99, non2xx, errors, threads))
+
+
+if __name__ == "__main__":
+    main()
