@@ -187,7 +187,7 @@ int op_restore_table_to_point_in_time(qr_db *db, op_call *c, qr_err *err)
 {
     json_t *req = c->req;
     json_t *target;
-    if (restore_target(req, &target, err)) return -1;
+    if (restore_check_request(req, &target, err)) return -1;
     json_t *by_name = json_object_get(req, "SourceTableName"),
            *by_arn = json_object_get(req, "SourceTableArn");
     if ((by_name == NULL) == (by_arn == NULL))
@@ -196,8 +196,6 @@ int op_restore_table_to_point_in_time(qr_db *db, op_call *c, qr_err *err)
     int latest_asked;
     json_t *at = json_object_get(req, "RestoreDateTime");
     if (param_bool(req, "UseLatestRestorableTime", 0, &latest_asked, err)) return -1;
-    if (at && !json_is_null(at) && !json_is_number(at))
-        return err_set(err, QR_E_SERIALIZATION, "RestoreDateTime must be a timestamp");
     int at_given = at != NULL && !json_is_null(at);
     if (latest_asked == at_given)
         return err_validation(

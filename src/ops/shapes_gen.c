@@ -133,6 +133,7 @@ static const shape S_ListTablesInputLimit;
 static const shape S_ListTagsOfResourceInput;
 static const shape S_LocalSecondaryIndex;
 static const shape S_LocalSecondaryIndexList;
+static const shape S_LongObject;
 static const shape S_MapAttributeValue;
 static const shape S_NextTokenString;
 static const shape S_NonKeyAttributeName;
@@ -140,6 +141,7 @@ static const shape S_NonKeyAttributeNameList;
 static const shape S_NullAttributeValue;
 static const shape S_NumberAttributeValue;
 static const shape S_NumberSetAttributeValue;
+static const shape S_OnDemandThroughput;
 static const shape S_ParameterizedStatement;
 static const shape S_ParameterizedStatements;
 static const shape S_PartiQLBatchRequest;
@@ -426,7 +428,7 @@ static const shape_member S_Delete_members[] = {
 };
 static const shape S_Delete = {.type = WIRE_STRUCTURE, .name = "Delete", .constrained = 1, .members = S_Delete_members, .nmembers = 6};
 static const shape_member S_DeleteBackupInput_members[] = {
-    {"BackupArn", &S_BackupArn, 1, NULL},
+    {"BackupArn", &S_BackupArn, 1, "Invalid Backup ARN"},
 };
 static const shape S_DeleteBackupInput = {.type = WIRE_STRUCTURE, .name = "DeleteBackupInput", .constrained = 1, .members = S_DeleteBackupInput_members, .nmembers = 1};
 static const shape_member S_DeleteGlobalSecondaryIndexAction_members[] = {
@@ -463,7 +465,7 @@ static const shape_member S_DeleteTableInput_members[] = {
 };
 static const shape S_DeleteTableInput = {.type = WIRE_STRUCTURE, .name = "DeleteTableInput", .constrained = 1, .members = S_DeleteTableInput_members, .nmembers = 1};
 static const shape_member S_DescribeBackupInput_members[] = {
-    {"BackupArn", &S_BackupArn, 1, NULL},
+    {"BackupArn", &S_BackupArn, 1, "Invalid Backup ARN"},
 };
 static const shape S_DescribeBackupInput = {.type = WIRE_STRUCTURE, .name = "DescribeBackupInput", .constrained = 1, .members = S_DescribeBackupInput_members, .nmembers = 1};
 static const shape_member S_DescribeContinuousBackupsInput_members[] = {
@@ -703,6 +705,7 @@ static const shape_member S_LocalSecondaryIndex_members[] = {
 };
 static const shape S_LocalSecondaryIndex = {.type = WIRE_STRUCTURE, .name = "LocalSecondaryIndex", .constrained = 1, .members = S_LocalSecondaryIndex_members, .nmembers = 3};
 static const shape S_LocalSecondaryIndexList = {.type = WIRE_LIST, .name = "LocalSecondaryIndexList", .constrained = 1, .element = &S_LocalSecondaryIndex};
+static const shape S_LongObject = {.type = WIRE_LONG, .name = "LongObject"};
 static const shape S_MapAttributeValue = {.type = WIRE_MAP, .name = "MapAttributeValue", .key = &S_AttributeName, .element = &S_AttributeValue};
 static const shape S_NextTokenString = {.type = WIRE_STRING, .name = "NextTokenString"};
 static const shape S_NonKeyAttributeName = {.type = WIRE_STRING, .name = "NonKeyAttributeName", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 255LL};
@@ -710,6 +713,11 @@ static const shape S_NonKeyAttributeNameList = {.type = WIRE_LIST, .name = "NonK
 static const shape S_NullAttributeValue = {.type = WIRE_BOOLEAN, .name = "NullAttributeValue"};
 static const shape S_NumberAttributeValue = {.type = WIRE_STRING, .name = "NumberAttributeValue"};
 static const shape S_NumberSetAttributeValue = {.type = WIRE_LIST, .name = "NumberSetAttributeValue", .element = &S_NumberAttributeValue};
+static const shape_member S_OnDemandThroughput_members[] = {
+    {"MaxReadRequestUnits", &S_LongObject, 0, NULL},
+    {"MaxWriteRequestUnits", &S_LongObject, 0, NULL},
+};
+static const shape S_OnDemandThroughput = {.type = WIRE_STRUCTURE, .name = "OnDemandThroughput", .members = S_OnDemandThroughput_members, .nmembers = 2};
 static const shape_member S_ParameterizedStatement_members[] = {
     {"Statement", &S_PartiQLStatement, 1, NULL},
     {"Parameters", &S_PreparedStatementParameters, 0, NULL},
@@ -735,8 +743,8 @@ static const shape S_ProjectionExpression = {.type = WIRE_STRING, .name = "Proje
 static const char *const S_ProjectionType_enum[] = {"ALL", "KEYS_ONLY", "INCLUDE", NULL};
 static const shape S_ProjectionType = {.type = WIRE_STRING, .name = "ProjectionType", .constrained = 1, .enums = S_ProjectionType_enum};
 static const shape_member S_ProvisionedThroughput_members[] = {
-    {"ReadCapacityUnits", &S_PositiveLongObject, 1, NULL},
     {"WriteCapacityUnits", &S_PositiveLongObject, 1, NULL},
+    {"ReadCapacityUnits", &S_PositiveLongObject, 1, NULL},
 };
 static const shape S_ProvisionedThroughput = {.type = WIRE_STRUCTURE, .name = "ProvisionedThroughput", .constrained = 1, .members = S_ProvisionedThroughput_members, .nmembers = 2};
 static const shape_member S_ProvisionedThroughputOverride_members[] = {
@@ -846,19 +854,20 @@ static const shape S_ReplicationGroupUpdate = {.type = WIRE_STRUCTURE, .name = "
 static const shape S_ReplicationGroupUpdateList = {.type = WIRE_LIST, .name = "ReplicationGroupUpdateList", .constrained = 1, .has_min = 1, .min = 1LL, .element = &S_ReplicationGroupUpdate};
 static const shape S_ResourceArnString = {.type = WIRE_STRING, .name = "ResourceArnString", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 1283LL};
 static const shape_member S_RestoreTableFromBackupInput_members[] = {
-    {"TargetTableName", &S_TableName, 1, NULL},
-    {"BackupArn", &S_BackupArn, 1, NULL},
+    {"TargetTableName", &S_TableName, 1, "TableName must be at least 3 characters long and at most 255 characters long"},
+    {"BackupArn", &S_BackupArn, 1, "Invalid Backup ARN"},
     {"BillingModeOverride", &S_BillingMode, 0, NULL},
     {"GlobalSecondaryIndexOverride", &S_GlobalSecondaryIndexList, 0, NULL},
     {"LocalSecondaryIndexOverride", &S_LocalSecondaryIndexList, 0, NULL},
     {"ProvisionedThroughputOverride", &S_ProvisionedThroughput, 0, NULL},
     {"SSESpecificationOverride", &S_SSESpecification, 0, NULL},
+    {"OnDemandThroughputOverride", &S_OnDemandThroughput, 0, NULL},
 };
-static const shape S_RestoreTableFromBackupInput = {.type = WIRE_STRUCTURE, .name = "RestoreTableFromBackupInput", .constrained = 1, .members = S_RestoreTableFromBackupInput_members, .nmembers = 7};
+static const shape S_RestoreTableFromBackupInput = {.type = WIRE_STRUCTURE, .name = "RestoreTableFromBackupInput", .constrained = 1, .members = S_RestoreTableFromBackupInput_members, .nmembers = 8};
 static const shape_member S_RestoreTableToPointInTimeInput_members[] = {
     {"SourceTableArn", &S_TableArn, 0, NULL},
     {"SourceTableName", &S_TableName, 0, NULL},
-    {"TargetTableName", &S_TableName, 1, NULL},
+    {"TargetTableName", &S_TableName, 1, "TableName must be at least 3 characters long and at most 255 characters long"},
     {"UseLatestRestorableTime", &S_BooleanObject, 0, NULL},
     {"RestoreDateTime", &S_Date, 0, NULL},
     {"BillingModeOverride", &S_BillingMode, 0, NULL},
@@ -866,8 +875,9 @@ static const shape_member S_RestoreTableToPointInTimeInput_members[] = {
     {"LocalSecondaryIndexOverride", &S_LocalSecondaryIndexList, 0, NULL},
     {"ProvisionedThroughputOverride", &S_ProvisionedThroughput, 0, NULL},
     {"SSESpecificationOverride", &S_SSESpecification, 0, NULL},
+    {"OnDemandThroughputOverride", &S_OnDemandThroughput, 0, NULL},
 };
-static const shape S_RestoreTableToPointInTimeInput = {.type = WIRE_STRUCTURE, .name = "RestoreTableToPointInTimeInput", .constrained = 1, .members = S_RestoreTableToPointInTimeInput_members, .nmembers = 10};
+static const shape S_RestoreTableToPointInTimeInput = {.type = WIRE_STRUCTURE, .name = "RestoreTableToPointInTimeInput", .constrained = 1, .members = S_RestoreTableToPointInTimeInput_members, .nmembers = 11};
 static const char *const S_ReturnConsumedCapacity_enum[] = {"INDEXES", "TOTAL", "NONE", NULL};
 static const shape S_ReturnConsumedCapacity = {.type = WIRE_STRING, .name = "ReturnConsumedCapacity", .constrained = 1, .enums = S_ReturnConsumedCapacity_enum};
 static const char *const S_ReturnItemCollectionMetrics_enum[] = {"SIZE", "NONE", NULL};
@@ -1138,7 +1148,7 @@ const shape_operation shape_operations[] = {
     {"DeleteBackup", &S_DeleteBackupInput, 1},
     {"DeleteItem", &S_DeleteItemInput, 0},
     {"DeleteTable", &S_DeleteTableInput, 1},
-    {"DescribeBackup", &S_DescribeBackupInput, 0},
+    {"DescribeBackup", &S_DescribeBackupInput, 1},
     {"DescribeContinuousBackups", &S_DescribeContinuousBackupsInput, 1},
     {"DescribeContributorInsights", &S_DescribeContributorInsightsInput, 1},
     {"DescribeEndpoints", &S_DescribeEndpointsRequest, 1},
@@ -1171,8 +1181,8 @@ const shape_operation shape_operations[] = {
     {"ListTagsOfResource", &S_ListTagsOfResourceInput, 0},
     {"PutItem", &S_PutItemInput, 0},
     {"Query", &S_QueryInput, 0},
-    {"RestoreTableFromBackup", &S_RestoreTableFromBackupInput, 0},
-    {"RestoreTableToPointInTime", &S_RestoreTableToPointInTimeInput, 0},
+    {"RestoreTableFromBackup", &S_RestoreTableFromBackupInput, 1},
+    {"RestoreTableToPointInTime", &S_RestoreTableToPointInTimeInput, 1},
     {"Scan", &S_ScanInput, 0},
     {"TagResource", &S_TagResourceInput, 0},
     {"TransactGetItems", &S_TransactGetItemsInput, 1},
