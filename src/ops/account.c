@@ -144,18 +144,16 @@ int account_check_tags(json_t *tags, qr_err *err)
         if (v && !json_is_string(v))
             return err_set(err, QR_E_SERIALIZATION, "Tag values must be strings");
         if (k == NULL) return err_validation(err, "The Tag Key provided is invalid, Key: null");
-        if (json_string_length(k) == 0 || chars(k) > 128)
-            return err_validation(
-                err,
-                "1 validation error detected: Value '%s' at 'tags.%zu.member.key' failed to "
-                "satisfy constraint: Member must have length between 1 and 128",
-                json_string_value(k), i + 1);
-        if (v && chars(v) > 256)
-            return err_validation(
-                err,
-                "1 validation error detected: Value '%s' at 'tags.%zu.member.value' failed to "
-                "satisfy constraint: Member must have length less than or equal to 256",
-                json_string_value(v), i + 1);
+        char path[64];
+        if (json_string_length(k) == 0 || chars(k) > 128) {
+            snprintf(path, sizeof path, "tags.%zu.member.key", i + 1);
+            return err_violation(err, json_string_value(k), path, QR_MSG_LENGTH_BETWEEN, 1LL,
+                                 128LL);
+        }
+        if (v && chars(v) > 256) {
+            snprintf(path, sizeof path, "tags.%zu.member.value", i + 1);
+            return err_violation(err, json_string_value(v), path, QR_MSG_LENGTH_AT_MOST, 256LL);
+        }
     }
     /* Then what DynamoDB itself checks: characters, the reserved prefix, repeats, count. */
     json_array_foreach(tags, i, t)
@@ -232,12 +230,11 @@ static int change_tags(qr_db *db, json_t *req, const char *key, int adding, json
             const char *key = json_string_value(k);
             if (json_string_length(k) == 0)
                 return err_validation(err, "The Tag Key provided is invalid, Key: ");
-            if (chars(k) > 128)
-                return err_validation(
-                    err,
-                    "1 validation error detected: Value '%s' at 'tagKeys.%zu.member' failed to "
-                    "satisfy constraint: Member must have length between 1 and 128",
-                    key, i + 1);
+            if (chars(k) > 128) {
+                char path[64];
+                snprintf(path, sizeof path, "tagKeys.%zu.member", i + 1);
+                return err_violation(err, key, path, QR_MSG_LENGTH_BETWEEN, 1LL, 128LL);
+            }
             if (!tag_text_ok(key, json_string_length(k)))
                 return err_validation(err, "The Tag Key provided is invalid, Key: %s", key);
         }

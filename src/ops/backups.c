@@ -94,14 +94,13 @@ int op_update_continuous_backups(qr_db *db, op_call *c, qr_err *err)
         return err_set(err, QR_E_SERIALIZATION, "RecoveryPeriodInDays must be an integer");
     pitr_change change = {json_is_true(enabled),
                           days && json_is_integer(days) ? json_integer_value(days) : 35, NULL};
-    if (change.days < 1 || change.days > 35)
-        return err_validation(
-            err,
-            "1 validation error detected: Value '%lld' at "
-            "'pointInTimeRecoverySpecification.recoveryPeriodInDays' failed to satisfy "
-            "constraint: Member must have value %s",
-            (long long)change.days,
-            change.days < 1 ? "greater than or equal to 1" : "less than or equal to 35");
+    if (change.days < 1 || change.days > 35) {
+        char shown[32];
+        snprintf(shown, sizeof shown, "%lld", (long long)change.days);
+        return err_violation(err, shown, "pointInTimeRecoverySpecification.recoveryPeriodInDays",
+                             change.days < 1 ? QR_MSG_VALUE_AT_LEAST : QR_MSG_VALUE_AT_MOST,
+                             change.days < 1 ? 1LL : 35LL);
+    }
     /* The period belongs to an enabled recovery; disabling forgets it. */
     if (!change.enable && json_is_integer(days))
         return err_validation(
