@@ -131,18 +131,21 @@ static int tag_text_ok(const char *s, size_t len)
     return ok;
 }
 
+/* A tag's Key or Value, NULL when absent or null (as DynamoDB's reader takes a null). */
+static json_t *tag_member(const json_t *tag, const char *name)
+{
+    json_t *v = json_object_get(tag, name);
+    return json_is_null(v) ? NULL : v;
+}
+
 int account_check_tags(json_t *tags, qr_err *err)
 {
-    if (!json_is_array(tags)) return err_set(err, QR_E_SERIALIZATION, "Tags must be a list");
     size_t i;
     json_t *t;
+    /* The members' types are the shape checker's. */
     json_array_foreach(tags, i, t)
     {
-        json_t *k = json_object_get(t, "Key"), *v = json_object_get(t, "Value");
-        if (k && !json_is_string(k))
-            return err_set(err, QR_E_SERIALIZATION, "Tag keys must be strings");
-        if (v && !json_is_string(v))
-            return err_set(err, QR_E_SERIALIZATION, "Tag values must be strings");
+        json_t *k = tag_member(t, "Key"), *v = tag_member(t, "Value");
         if (k == NULL) return err_validation(err, "The Tag Key provided is invalid, Key: null");
         char path[64];
         if (json_string_length(k) == 0 || chars(k) > 128) {
@@ -158,8 +161,8 @@ int account_check_tags(json_t *tags, qr_err *err)
     /* Then what DynamoDB itself checks: characters, the reserved prefix, repeats, count. */
     json_array_foreach(tags, i, t)
     {
-        const char *k = json_string_value(json_object_get(t, "Key")),
-                   *v = json_string_value(json_object_get(t, "Value"));
+        const char *k = json_string_value(tag_member(t, "Key")),
+                   *v = json_string_value(tag_member(t, "Value"));
         if (!tag_text_ok(k, strlen(k)))
             return err_validation(err, "The Tag Key provided is invalid, Key: %s", k);
         if (v == NULL || !tag_text_ok(v, strlen(v)))
