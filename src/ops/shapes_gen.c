@@ -239,6 +239,7 @@ static const shape S_UpdateReplicationGroupMemberAction;
 static const shape S_UpdateTableInput;
 static const shape S_UpdateTableReplicaAutoScalingInput;
 static const shape S_UpdateTimeToLiveInput;
+static const shape S_WarmThroughput;
 static const shape S_WriteRequest;
 static const shape S_WriteRequests;
 static const shape T_DescribeStreamInput;
@@ -376,8 +377,10 @@ static const shape_member S_CreateGlobalSecondaryIndexAction_members[] = {
     {"KeySchema", &S_KeySchema, 1, NULL},
     {"Projection", &S_Projection, 1, NULL},
     {"ProvisionedThroughput", &S_ProvisionedThroughput, 0, NULL},
+    {"OnDemandThroughput", &S_OnDemandThroughput, 0, NULL},
+    {"WarmThroughput", &S_WarmThroughput, 0, NULL},
 };
-static const shape S_CreateGlobalSecondaryIndexAction = {.type = WIRE_STRUCTURE, .name = "CreateGlobalSecondaryIndexAction", .constrained = 1, .members = S_CreateGlobalSecondaryIndexAction_members, .nmembers = 4};
+static const shape S_CreateGlobalSecondaryIndexAction = {.type = WIRE_STRUCTURE, .name = "CreateGlobalSecondaryIndexAction", .constrained = 1, .members = S_CreateGlobalSecondaryIndexAction_members, .nmembers = 6};
 static const shape_member S_CreateGlobalTableInput_members[] = {
     {"GlobalTableName", &S_TableName, 1, NULL},
     {"ReplicationGroup", &S_ReplicaList, 1, NULL},
@@ -407,8 +410,10 @@ static const shape_member S_CreateTableInput_members[] = {
     {"SSESpecification", &S_SSESpecification, 0, NULL},
     {"Tags", &S_TagList, 0, NULL},
     {"TableClass", &S_TableClass, 0, NULL},
+    {"OnDemandThroughput", &S_OnDemandThroughput, 0, NULL},
+    {"WarmThroughput", &S_WarmThroughput, 0, NULL},
 };
-static const shape S_CreateTableInput = {.type = WIRE_STRUCTURE, .name = "CreateTableInput", .constrained = 1, .members = S_CreateTableInput_members, .nmembers = 11};
+static const shape S_CreateTableInput = {.type = WIRE_STRUCTURE, .name = "CreateTableInput", .constrained = 1, .members = S_CreateTableInput_members, .nmembers = 13};
 static const shape S_CsvDelimiter = {.type = WIRE_STRING, .name = "CsvDelimiter", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 1LL};
 static const shape S_CsvHeader = {.type = WIRE_STRING, .name = "CsvHeader", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 65536LL};
 static const shape S_CsvHeaderList = {.type = WIRE_LIST, .name = "CsvHeaderList", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 255LL, .element = &S_CsvHeader};
@@ -579,8 +584,10 @@ static const shape_member S_GlobalSecondaryIndex_members[] = {
     {"KeySchema", &S_KeySchema, 1, NULL},
     {"Projection", &S_Projection, 1, NULL},
     {"ProvisionedThroughput", &S_ProvisionedThroughput, 0, NULL},
+    {"OnDemandThroughput", &S_OnDemandThroughput, 0, NULL},
+    {"WarmThroughput", &S_WarmThroughput, 0, NULL},
 };
-static const shape S_GlobalSecondaryIndex = {.type = WIRE_STRUCTURE, .name = "GlobalSecondaryIndex", .constrained = 1, .members = S_GlobalSecondaryIndex_members, .nmembers = 4};
+static const shape S_GlobalSecondaryIndex = {.type = WIRE_STRUCTURE, .name = "GlobalSecondaryIndex", .constrained = 1, .members = S_GlobalSecondaryIndex_members, .nmembers = 6};
 static const shape_member S_GlobalSecondaryIndexAutoScalingUpdate_members[] = {
     {"IndexName", &S_IndexName, 0, NULL},
     {"ProvisionedWriteCapacityAutoScalingUpdate", &S_AutoScalingSettingsUpdate, 0, NULL},
@@ -1036,8 +1043,10 @@ static const shape S_UpdateExpression = {.type = WIRE_STRING, .name = "UpdateExp
 static const shape_member S_UpdateGlobalSecondaryIndexAction_members[] = {
     {"IndexName", &S_IndexName, 1, NULL},
     {"ProvisionedThroughput", &S_ProvisionedThroughput, 1, NULL},
+    {"OnDemandThroughput", &S_OnDemandThroughput, 0, NULL},
+    {"WarmThroughput", &S_WarmThroughput, 0, NULL},
 };
-static const shape S_UpdateGlobalSecondaryIndexAction = {.type = WIRE_STRUCTURE, .name = "UpdateGlobalSecondaryIndexAction", .constrained = 1, .members = S_UpdateGlobalSecondaryIndexAction_members, .nmembers = 2};
+static const shape S_UpdateGlobalSecondaryIndexAction = {.type = WIRE_STRUCTURE, .name = "UpdateGlobalSecondaryIndexAction", .constrained = 1, .members = S_UpdateGlobalSecondaryIndexAction_members, .nmembers = 4};
 static const shape_member S_UpdateGlobalTableInput_members[] = {
     {"GlobalTableName", &S_TableName, 1, NULL},
     {"ReplicaUpdates", &S_ReplicaUpdateList, 1, NULL},
@@ -1085,8 +1094,10 @@ static const shape_member S_UpdateTableInput_members[] = {
     {"SSESpecification", &S_SSESpecification, 0, NULL},
     {"ReplicaUpdates", &S_ReplicationGroupUpdateList, 0, NULL},
     {"TableClass", &S_TableClass, 0, NULL},
+    {"OnDemandThroughput", &S_OnDemandThroughput, 0, NULL},
+    {"WarmThroughput", &S_WarmThroughput, 0, NULL},
 };
-static const shape S_UpdateTableInput = {.type = WIRE_STRUCTURE, .name = "UpdateTableInput", .constrained = 1, .members = S_UpdateTableInput_members, .nmembers = 9};
+static const shape S_UpdateTableInput = {.type = WIRE_STRUCTURE, .name = "UpdateTableInput", .constrained = 1, .members = S_UpdateTableInput_members, .nmembers = 11};
 static const shape_member S_UpdateTableReplicaAutoScalingInput_members[] = {
     {"GlobalSecondaryIndexUpdates", &S_GlobalSecondaryIndexAutoScalingUpdateList, 0, NULL},
     {"TableName", &S_TableName, 1, NULL},
@@ -1099,6 +1110,11 @@ static const shape_member S_UpdateTimeToLiveInput_members[] = {
     {"TimeToLiveSpecification", &S_TimeToLiveSpecification, 1, NULL},
 };
 static const shape S_UpdateTimeToLiveInput = {.type = WIRE_STRUCTURE, .name = "UpdateTimeToLiveInput", .constrained = 1, .members = S_UpdateTimeToLiveInput_members, .nmembers = 2};
+static const shape_member S_WarmThroughput_members[] = {
+    {"ReadUnitsPerSecond", &S_LongObject, 0, NULL},
+    {"WriteUnitsPerSecond", &S_LongObject, 0, NULL},
+};
+static const shape S_WarmThroughput = {.type = WIRE_STRUCTURE, .name = "WarmThroughput", .members = S_WarmThroughput_members, .nmembers = 2};
 static const shape_member S_WriteRequest_members[] = {
     {"PutRequest", &S_PutRequest, 0, NULL},
     {"DeleteRequest", &S_DeleteRequest, 0, NULL},
