@@ -45,6 +45,9 @@ def load():
                 shape.pop(field, None)
             else:
                 shape[field] = value
+    for key, members in overrides.get("added_members", {}).items():
+        service, name = key.split("/")
+        shapes[(service, name)]["members"].update(members)
     for key, members in overrides.get("length_messages", {}).items():
         service, name = key.split("/")
         for member, text in members.items():

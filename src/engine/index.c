@@ -121,12 +121,8 @@ static int check_name(json_t *name, qr_err *err)
     if (!json_is_string(name)) return err_not_null(err, "indexName");
     const char *s = json_string_value(name);
     size_t n = json_string_length(name);
-    if (n < 3 || n > 255)
-        return err_validation(
-            err,
-            "1 validation error detected: Value '%s' at 'indexName' failed to satisfy "
-            "constraint: Member must have length %s",
-            s, n < 3 ? "greater than or equal to 3" : "less than or equal to 255");
+    if (n < 3) return err_violation(err, s, "indexName", QR_MSG_LENGTH_AT_LEAST, 3LL);
+    if (n > 255) return err_violation(err, s, "indexName", QR_MSG_LENGTH_AT_MOST, 255LL);
     for (size_t i = 0; i < n; i++)
         if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
               (s[i] >= '0' && s[i] <= '9') || s[i] == '_' || s[i] == '-' || s[i] == '.'))
@@ -154,19 +150,14 @@ static int check_projection(json_t *def, const char *where, json_t *key_names, s
         return err_set(err, QR_E_SERIALIZATION, "ProjectionType must be a string");
     const char *ts = json_string_value(type);
     if (strcmp(ts, "ALL") && strcmp(ts, "KEYS_ONLY") && strcmp(ts, "INCLUDE"))
-        return err_validation(
-            err,
-            "1 validation error detected: Value '%s' at 'projection.projectionType' failed to "
-            "satisfy constraint: Member must satisfy enum value set: [ALL, INCLUDE, KEYS_ONLY]",
-            ts);
+        return err_violation(err, ts, "projection.projectionType", QR_MSG_ENUM,
+                             "ALL, INCLUDE, KEYS_ONLY");
     if (strcmp(ts, "INCLUDE") == 0) {
-        if (json_is_array(nka) && json_array_size(nka) == 0)
-            return err_validation(
-                err,
-                "1 validation error detected: Value '[]' at '%s.projection.nonKeyAttributes' "
-                "failed to satisfy constraint: Member must have length greater than or equal "
-                "to 1",
-                where);
+        if (json_is_array(nka) && json_array_size(nka) == 0) {
+            char path[160];
+            snprintf(path, sizeof path, "%s.projection.nonKeyAttributes", where);
+            return err_violation(err, "[]", path, QR_MSG_LENGTH_AT_LEAST, 1LL);
+        }
         if (!json_is_array(nka))
             return err_validation(
                 err, "One or more parameter values were invalid: ProjectionType is INCLUDE, but "
@@ -178,13 +169,10 @@ static int check_projection(json_t *def, const char *where, json_t *key_names, s
             if (!json_is_string(a))
                 return err_set(err, QR_E_SERIALIZATION, "NonKeyAttributes must be strings");
             if (json_string_length(a) < 1 || json_string_length(a) > 255)
-                return err_validation(
-                    err,
-                    "1 validation error detected: Value '%s' at 'projection.nonKeyAttributes' "
-                    "failed to satisfy constraint: Member must satisfy constraint: [Member must "
-                    "have length less than or equal to 255, Member must have length greater "
-                    "than or equal to 1]",
-                    json_string_value(a));
+                return err_violation(
+                    err, json_string_value(a), "projection.nonKeyAttributes",
+                    QR_MSG_EVERY_MEMBER(QR_MSG_LENGTH_AT_MOST QR_MSG_AND QR_MSG_LENGTH_AT_LEAST),
+                    255LL, 1LL);
             for (j = 0; j < i; j++)
                 if (json_equal(json_array_get(nka, j), a))
                     return err_validation(
@@ -225,12 +213,11 @@ static int check_index_keys(json_t *def, json_t *defs, int global, const char *t
     json_t *ks = json_object_get(def, "KeySchema");
     if (!json_is_array(ks) || json_array_size(ks) == 0) return err_not_null(err, "keySchema");
     size_t max = global ? 2 * QR_MAX_KEY_ATTRS : 2;
-    if (json_array_size(ks) > max)
-        return err_validation(
-            err,
-            "1 validation error detected: Value at '%s.keySchema' failed to satisfy "
-            "constraint: Member must have length less than or equal to %zu",
-            name, max);
+    if (json_array_size(ks) > max) {
+        char path[160];
+        snprintf(path, sizeof path, "%s.keySchema", name);
+        return err_violation(err, err_value_unshown, path, QR_MSG_LENGTH_AT_MOST, (long long)max);
+    }
     size_t i;
     json_t *k;
     int nhash = 0, nrange = 0;
@@ -241,12 +228,11 @@ static int check_index_keys(json_t *def, json_t *defs, int global, const char *t
             return err_not_null(err, "keySchema.%zu.member", i + 1);
         const char *role = json_string_value(kt);
         int hash = strcmp(role, "HASH") == 0;
-        if (!hash && strcmp(role, "RANGE"))
-            return err_validation(
-                err,
-                "1 validation error detected: Value '%s' at 'keySchema.%zu.member.keyType' "
-                "failed to satisfy constraint: Member must satisfy enum value set: [HASH, RANGE]",
-                role, i + 1);
+        if (!hash && strcmp(role, "RANGE")) {
+            char path[64];
+            snprintf(path, sizeof path, "keySchema.%zu.member.keyType", i + 1);
+            return err_violation(err, role, path, QR_MSG_ENUM, "HASH, RANGE");
+        }
         if (i == 0 && !hash)
             return err_validation(
                 err, "Invalid KeySchema: The first KeySchemaElement is not a HASH key type");
@@ -272,13 +258,11 @@ static int check_index_keys(json_t *def, json_t *defs, int global, const char *t
                            : err_validation(err, "The KeySchema contains multiple key attributes "
                                                  "with the same name");
         /* The name's length is part of the request's shape, judged before its meaning. */
-        if (json_string_length(an) > 255)
-            return err_validation(
-                err,
-                "1 validation error detected: Value '%s' at '%s.keySchema.%zu.member."
-                "attributeName' failed to satisfy constraint: Member must have length less "
-                "than or equal to 255",
-                json_string_value(an), where, i + 1);
+        if (json_string_length(an) > 255) {
+            char path[192];
+            snprintf(path, sizeof path, "%s.keySchema.%zu.member.attributeName", where, i + 1);
+            return err_violation(err, json_string_value(an), path, QR_MSG_LENGTH_AT_MOST, 255LL);
+        }
         if (!attr_type(defs, json_string_value(an))) {
             char names[512];
             index_definition_names(defs, names, sizeof names);
@@ -340,18 +324,22 @@ static int index_name_errors(json_t *gsis, json_t *lsis, qr_err *err)
             if (!json_is_string(name)) continue; /* a missing name is reported in its turn */
             const char *s = json_string_value(name);
             size_t n = json_string_length(name);
-            const char *rule = n < 3     ? "have length greater than or equal to 3"
-                               : n > 255 ? "have length less than or equal to 255"
-                                         : NULL;
-            for (size_t c = 0; rule == NULL && c < n; c++)
-                if (!(isalnum((unsigned char)s[c]) || s[c] == '_' || s[c] == '-' || s[c] == '.'))
-                    rule = "satisfy regular expression pattern: [a-zA-Z0-9_.-]+";
-            if (rule == NULL) continue;
-            buf_printf(&list,
-                       "%sValue '%s' at '%s.%zu.member.indexName' failed to satisfy constraint: "
-                       "Member must %s",
-                       count++ ? "; " : "", s,
-                       global ? "globalSecondaryIndexes" : "localSecondaryIndexes", i + 1, rule);
+            int bad_char = 0;
+            for (size_t c = 0; c < n && !bad_char; c++)
+                bad_char =
+                    !(isalnum((unsigned char)s[c]) || s[c] == '_' || s[c] == '-' || s[c] == '.');
+            char path[96], text[QR_ERR_MSG_MAX];
+            snprintf(path, sizeof path, "%s.%zu.member.indexName",
+                     global ? "globalSecondaryIndexes" : "localSecondaryIndexes", i + 1);
+            if (n < 3)
+                err_violation_text(text, sizeof text, s, path, QR_MSG_LENGTH_AT_LEAST, 3LL);
+            else if (n > 255)
+                err_violation_text(text, sizeof text, s, path, QR_MSG_LENGTH_AT_MOST, 255LL);
+            else if (bad_char)
+                err_violation_text(text, sizeof text, s, path, QR_MSG_PATTERN, "[a-zA-Z0-9_.-]+");
+            else
+                continue;
+            buf_printf(&list, "%s%s", count++ ? "; " : "", text);
         }
     }
     if (count)

@@ -53,10 +53,7 @@ static legacy_op op_from_name(const char *s)
 
 static int enum_error(qr_err *err, const char *value, const char *where, const char *set)
 {
-    return err_validation(err,
-                          "1 validation error detected: Value '%s' at '%s' failed to satisfy "
-                          "constraint: Member must satisfy enum value set: [%s]",
-                          value, where, set);
+    return err_violation(err, value, where, QR_MSG_ENUM, set);
 }
 
 #define OP_SET                                                                                     \
@@ -438,10 +435,7 @@ int expr_from_attributes_to_get(json_t *names, expr_proj **out, qr_err *err)
 {
     if (!json_is_array(names)) return err_validation(err, "AttributesToGet must be a list");
     size_t n = json_array_size(names);
-    if (n == 0)
-        return err_validation(
-            err, "1 validation error detected: Value '[]' at 'attributesToGet' failed to "
-                 "satisfy constraint: Member must have length greater than or equal to 1");
+    if (n == 0) return err_violation(err, "[]", "attributesToGet", QR_MSG_LENGTH_AT_LEAST, 1LL);
     for (size_t i = 0; i < n; i++) {
         const char *a = json_string_value(json_array_get(names, i));
         if (a == NULL) return err_validation(err, "AttributesToGet must hold strings");

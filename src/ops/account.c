@@ -131,37 +131,38 @@ static int tag_text_ok(const char *s, size_t len)
     return ok;
 }
 
+/* A tag's Key or Value, NULL when absent or null (as DynamoDB's reader takes a null). */
+static json_t *tag_member(const json_t *tag, const char *name)
+{
+    json_t *v = json_object_get(tag, name);
+    return json_is_null(v) ? NULL : v;
+}
+
 int account_check_tags(json_t *tags, qr_err *err)
 {
-    if (!json_is_array(tags)) return err_set(err, QR_E_SERIALIZATION, "Tags must be a list");
     size_t i;
     json_t *t;
+    /* The members' types are the shape checker's. */
     json_array_foreach(tags, i, t)
     {
-        json_t *k = json_object_get(t, "Key"), *v = json_object_get(t, "Value");
-        if (k && !json_is_string(k))
-            return err_set(err, QR_E_SERIALIZATION, "Tag keys must be strings");
-        if (v && !json_is_string(v))
-            return err_set(err, QR_E_SERIALIZATION, "Tag values must be strings");
+        json_t *k = tag_member(t, "Key"), *v = tag_member(t, "Value");
         if (k == NULL) return err_validation(err, "The Tag Key provided is invalid, Key: null");
-        if (json_string_length(k) == 0 || chars(k) > 128)
-            return err_validation(
-                err,
-                "1 validation error detected: Value '%s' at 'tags.%zu.member.key' failed to "
-                "satisfy constraint: Member must have length between 1 and 128",
-                json_string_value(k), i + 1);
-        if (v && chars(v) > 256)
-            return err_validation(
-                err,
-                "1 validation error detected: Value '%s' at 'tags.%zu.member.value' failed to "
-                "satisfy constraint: Member must have length less than or equal to 256",
-                json_string_value(v), i + 1);
+        char path[64];
+        if (json_string_length(k) == 0 || chars(k) > 128) {
+            snprintf(path, sizeof path, "tags.%zu.member.key", i + 1);
+            return err_violation(err, json_string_value(k), path, QR_MSG_LENGTH_BETWEEN, 1LL,
+                                 128LL);
+        }
+        if (v && chars(v) > 256) {
+            snprintf(path, sizeof path, "tags.%zu.member.value", i + 1);
+            return err_violation(err, json_string_value(v), path, QR_MSG_LENGTH_AT_MOST, 256LL);
+        }
     }
     /* Then what DynamoDB itself checks: characters, the reserved prefix, repeats, count. */
     json_array_foreach(tags, i, t)
     {
-        const char *k = json_string_value(json_object_get(t, "Key")),
-                   *v = json_string_value(json_object_get(t, "Value"));
+        const char *k = json_string_value(tag_member(t, "Key")),
+                   *v = json_string_value(tag_member(t, "Value"));
         if (!tag_text_ok(k, strlen(k)))
             return err_validation(err, "The Tag Key provided is invalid, Key: %s", k);
         if (v == NULL || !tag_text_ok(v, strlen(v)))
@@ -232,12 +233,11 @@ static int change_tags(qr_db *db, json_t *req, const char *key, int adding, json
             const char *key = json_string_value(k);
             if (json_string_length(k) == 0)
                 return err_validation(err, "The Tag Key provided is invalid, Key: ");
-            if (chars(k) > 128)
-                return err_validation(
-                    err,
-                    "1 validation error detected: Value '%s' at 'tagKeys.%zu.member' failed to "
-                    "satisfy constraint: Member must have length between 1 and 128",
-                    key, i + 1);
+            if (chars(k) > 128) {
+                char path[64];
+                snprintf(path, sizeof path, "tagKeys.%zu.member", i + 1);
+                return err_violation(err, key, path, QR_MSG_LENGTH_BETWEEN, 1LL, 128LL);
+            }
             if (!tag_text_ok(key, json_string_length(k)))
                 return err_validation(err, "The Tag Key provided is invalid, Key: %s", key);
         }

@@ -21,19 +21,11 @@
 #define RESTORE_BATCH_ITEMS 100
 
 /* The backup id an ARN "arn:aws:dynamodb:REGION:ACCOUNT:table/NAME/backup/MS-ID" names
- * (0 if none), and, in *a, its parts. Checks what DynamoDB checks, in its words: a
- * backup's identity is its account, table name and id (the region is not looked at). */
-static int backup_arn(const char *arn, const char *field, arn_parts *a, uint32_t *id, qr_err *err)
+ * (0 if none), and, in *a, its parts. Checks what DynamoDB checks after the shape checker
+ * has judged the ARN's length, in its words: a backup's identity is its account, table
+ * name and id (the region is not looked at). */
+static int backup_arn(const char *arn, arn_parts *a, uint32_t *id, qr_err *err)
 {
-    size_t n = strlen(arn);
-    if (n == 0 && strcmp(field, "backupArn") == 0)
-        return err_validation(err, "Invalid Backup ARN"); /* DynamoDB's text */
-    if (n < 37 || n > 1024)
-        return err_validation(
-            err,
-            "1 validation error detected: Value '%s' at '%s' failed to satisfy "
-            "constraint: Member must have length %s",
-            arn, field, n < 37 ? "greater than or equal to 37" : "less than or equal to 1024");
     if (arn_split(arn, a) || a->table == NULL || a->sub == NULL ||
         !arn_is(a->sub, a->sub_len, "backup") || a->sub_name == NULL)
         return err_validation(err, "Invalid Backup ARN");
@@ -59,12 +51,10 @@ static int backup_arn(const char *arn, const char *field, arn_parts *a, uint32_t
 /* The record a BackupArn names (required parameter), or BackupNotFoundException. */
 static int find(qr_db *db, json_t *req, json_t **rec, uint32_t *id, qr_err *err)
 {
-    const char *arn;
+    const char *arn = json_string_value(json_object_get(req, "BackupArn")); /* required */
     arn_parts a;
     *rec = NULL;
-    if (param_string(req, "BackupArn", &arn, err)) return -1;
-    if (arn == NULL) return param_null("backupArn", err);
-    if (backup_arn(arn, "backupArn", &a, id, err)) return -1;
+    if (backup_arn(arn, &a, id, err)) return -1;
     if (*id && meta_backup_get(db, *id, rec, err) < 0) return -1;
     /* The same table and backup id, whatever the region says. */
     const char *stored =
@@ -321,7 +311,7 @@ int op_list_backups(qr_db *db, op_call *c, qr_err *err)
     uint32_t after = 0;
     if (start) {
         arn_parts a;
-        if (backup_arn(start, "exclusiveStartBackupArn", &a, &after, err)) return -1;
+        if (backup_arn(start, &a, &after, err)) return -1;
     }
     uint32_t last = meta_backup_id_peek(db), id = after;
     json_t *summaries = json_array(), *rec;
@@ -533,48 +523,15 @@ static int check_overrides(json_t *req, const json_t *rec, qr_err *err)
     return 0;
 }
 
-/* The overrides' own shapes, judged before the backup is looked up, in DynamoDB's words:
- * the billing mode's enum, both capacity units of a throughput override (write first),
- * and on-demand limits of -1 (none) or at least 1. */
-static int check_override_shapes(json_t *req, qr_err *err)
+/* The on-demand override's limits, judged before the backup is looked up, in DynamoDB's
+ * words: each -1 (none) or at least 1. */
+static int check_on_demand_override(const json_t *req, qr_err *err)
 {
-    static const char *const modes[] = {"PROVISIONED", "PAY_PER_REQUEST", NULL};
-    const char *mode;
-    json_t *pt, *odt;
-    if (param_enum(req, "BillingModeOverride", modes, NULL, &mode, err) ||
-        param_object(req, "ProvisionedThroughputOverride", &pt, err) ||
-        param_object(req, "OnDemandThroughputOverride", &odt, err))
-        return -1;
-    static const char *const units[] = {"WriteCapacityUnits", "ReadCapacityUnits"};
-    static const char *const unit_fields[] = {"writeCapacityUnits", "readCapacityUnits"};
-    member_errors m;
-    char msg[300];
-    member_errors_init(&m);
-    for (int i = 0; pt && i < 2; i++) {
-        json_t *v = json_object_get(pt, units[i]);
-        if (v && !json_is_null(v) && !json_is_integer(v)) {
-            buf_free(&m.list);
-            return err_set(err, QR_E_SERIALIZATION, "%s must be a number", units[i]);
-        }
-        if (v == NULL || json_is_null(v))
-            err_not_null_text(msg, sizeof msg, "provisionedThroughputOverride.%s", unit_fields[i]);
-        else if (json_integer_value(v) < 1)
-            snprintf(msg, sizeof msg,
-                     "Value '%lld' at 'provisionedThroughputOverride.%s' failed to satisfy "
-                     "constraint: Member must have value greater than or equal to 1",
-                     (long long)json_integer_value(v), unit_fields[i]);
-        else
-            continue;
-        member_errors_add(&m, msg);
-    }
-    if (member_errors_finish(&m, err)) return -1;
     static const char *const limits[] = {"MaxReadRequestUnits", "MaxWriteRequestUnits"};
+    const json_t *odt = json_object_get(req, "OnDemandThroughputOverride");
     for (int i = 0; odt && i < 2; i++) {
         json_t *v = json_object_get(odt, limits[i]);
-        if (v == NULL || json_is_null(v)) continue;
-        if (!json_is_integer(v))
-            return err_set(err, QR_E_SERIALIZATION, "%s must be a number", limits[i]);
-        if (json_integer_value(v) < 1 && json_integer_value(v) != -1)
+        if (json_is_integer(v) && json_integer_value(v) < 1 && json_integer_value(v) != -1)
             return err_validation(
                 err,
                 "Invalid Request: Requested %s for OnDemandThroughput is outside of valid "
@@ -596,23 +553,18 @@ void restore_abandon(qr_db *db, const char *name)
     err_clear(&ignored);
 }
 
-int restore_target(const json_t *req, json_t **target, qr_err *err)
+int restore_check_request(const json_t *req, json_t **target, qr_err *err)
 {
-    *target = json_object_get(req, "TargetTableName");
-    if (*target == NULL) return param_null("targetTableName", err);
-    /* The restore's own text for a target name of the wrong length. */
-    if (json_is_string(*target) &&
-        (json_string_length(*target) < 3 || json_string_length(*target) > 255))
-        return err_validation(
-            err, "TableName must be at least 3 characters long and at most 255 characters long");
-    return param_check_table_name(*target, "targetTableName", err);
+    *target = json_object_get(req, "TargetTableName"); /* required, its length judged */
+    return param_check_table_name(*target, "targetTableName", err) ||
+           check_on_demand_override(req, err);
 }
 
 int op_restore_table_from_backup(qr_db *db, op_call *c, qr_err *err)
 {
     json_t *req = c->req;
     json_t *target;
-    if (restore_target(req, &target, err) || check_override_shapes(req, err)) return -1;
+    if (restore_check_request(req, &target, err)) return -1;
     json_t *rec;
     uint32_t id;
     if (find(db, req, &rec, &id, err)) return -1;

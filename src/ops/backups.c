@@ -94,14 +94,13 @@ int op_update_continuous_backups(qr_db *db, op_call *c, qr_err *err)
         return err_set(err, QR_E_SERIALIZATION, "RecoveryPeriodInDays must be an integer");
     pitr_change change = {json_is_true(enabled),
                           days && json_is_integer(days) ? json_integer_value(days) : 35, NULL};
-    if (change.days < 1 || change.days > 35)
-        return err_validation(
-            err,
-            "1 validation error detected: Value '%lld' at "
-            "'pointInTimeRecoverySpecification.recoveryPeriodInDays' failed to satisfy "
-            "constraint: Member must have value %s",
-            (long long)change.days,
-            change.days < 1 ? "greater than or equal to 1" : "less than or equal to 35");
+    if (change.days < 1 || change.days > 35) {
+        char shown[32];
+        snprintf(shown, sizeof shown, "%lld", (long long)change.days);
+        return err_violation(err, shown, "pointInTimeRecoverySpecification.recoveryPeriodInDays",
+                             change.days < 1 ? QR_MSG_VALUE_AT_LEAST : QR_MSG_VALUE_AT_MOST,
+                             change.days < 1 ? 1LL : 35LL);
+    }
     /* The period belongs to an enabled recovery; disabling forgets it. */
     if (!change.enable && json_is_integer(days))
         return err_validation(
@@ -187,7 +186,7 @@ int op_restore_table_to_point_in_time(qr_db *db, op_call *c, qr_err *err)
 {
     json_t *req = c->req;
     json_t *target;
-    if (restore_target(req, &target, err)) return -1;
+    if (restore_check_request(req, &target, err)) return -1;
     json_t *by_name = json_object_get(req, "SourceTableName"),
            *by_arn = json_object_get(req, "SourceTableArn");
     if ((by_name == NULL) == (by_arn == NULL))
@@ -196,8 +195,6 @@ int op_restore_table_to_point_in_time(qr_db *db, op_call *c, qr_err *err)
     int latest_asked;
     json_t *at = json_object_get(req, "RestoreDateTime");
     if (param_bool(req, "UseLatestRestorableTime", 0, &latest_asked, err)) return -1;
-    if (at && !json_is_null(at) && !json_is_number(at))
-        return err_set(err, QR_E_SERIALIZATION, "RestoreDateTime must be a timestamp");
     int at_given = at != NULL && !json_is_null(at);
     if (latest_asked == at_given)
         return err_validation(

@@ -25,9 +25,7 @@ static int request_items(json_t *req, const char *op, json_t **out, qr_err *err)
     if (json_object_size(*out) == 0 && strcmp(op, "BatchWriteItem") == 0)
         return err_validation(err, "The requestItems parameter is required for BatchWriteItem");
     if (json_object_size(*out) == 0)
-        return err_validation(
-            err, "1 validation error detected: Value at 'RequestItems' failed to satisfy "
-                 "constraint: Member must have length greater than or equal to 1");
+        return err_violation(err, err_value_unshown, "RequestItems", QR_MSG_LENGTH_AT_LEAST, 1LL);
     return 0;
 }
 
@@ -37,6 +35,24 @@ static int check_key_name(json_t *nm, qr_err *err)
 {
     int arn = strncmp(json_string_value(nm), "arn:", 4) == 0;
     return param_check_table_name(nm, arn ? "tableName" : "requestItems.key", err);
+}
+
+/* RequestItems refused for a key that is no table name, the map (as shown) echoed. */
+static int table_names_error(const char *shown, qr_err *err)
+{
+    return err_violation(
+        err, shown, "requestItems",
+        QR_MSG_MAP_KEYS(
+            QR_MSG_LENGTH_AT_MOST QR_MSG_AND QR_MSG_LENGTH_AT_LEAST QR_MSG_AND QR_MSG_PATTERN),
+        255LL, 3LL, "[a-zA-Z0-9_.-]+");
+}
+
+/* BatchWriteItem's RequestItems refused for a table's list of writes, the entry shown. */
+static int write_list_error(const char *shown, qr_err *err)
+{
+    return err_violation(err, shown, "requestItems",
+                         QR_MSG_MAP_VALUE(QR_MSG_LENGTH_AT_MOST QR_MSG_AND QR_MSG_LENGTH_AT_LEAST),
+                         (long long)BATCH_WRITE_MAX, 1LL);
 }
 
 /* DynamoDB judges the table names of RequestItems together, as the map's keys, and
@@ -62,14 +78,9 @@ static int check_table_names(json_t *items, qr_err *err)
             err_set(err, e.type, "%s", e.msg);
             return -1;
         }
-        char *dump = json_dumps(items, JSON_COMPACT);
-        err_validation(
-            err,
-            "1 validation error detected: Value '%.600s' at 'requestItems' failed to satisfy "
-            "constraint: Map keys must satisfy constraint: [Member must have length less than or "
-            "equal to 255, Member must have length greater than or equal to 3, Member must satisfy "
-            "regular expression pattern: [a-zA-Z0-9_.-]+]",
-            dump ? dump : "");
+        char *dump = json_dumps(items, JSON_COMPACT), shown[601];
+        snprintf(shown, sizeof shown, "%s", dump ? dump : "");
+        table_names_error(shown, err);
         free(dump);
         return -1;
     }
@@ -196,22 +207,17 @@ int op_batch_get_item(qr_db *db, op_call *c, qr_err *err)
             err_not_null(err, "requestItems.%s.member.keys", name);
             goto done;
         }
+        char path[320];
+        snprintf(path, sizeof path, "RequestItems.%s.member.Keys", name);
         if (json_array_size(keys) == 0) {
-            err_validation(
-                err,
-                "1 validation error detected: Value at 'RequestItems.%s.member.Keys' failed to "
-                "satisfy constraint: Member must have length greater than or equal to 1",
-                name);
+            err_violation(err, err_value_unshown, path, QR_MSG_LENGTH_AT_LEAST, 1LL);
             goto done;
         }
         if (json_array_size(keys) > BATCH_GET_MAX) {
             /* One table over the limit breaks its list's constraint; only a total spread
              * over several tables gets the "Too many items" text. */
-            err_validation(
-                err,
-                "1 validation error detected: Value at 'RequestItems.%s.member.Keys' failed to "
-                "satisfy constraint: Member must have length less than or equal to %d",
-                name, BATCH_GET_MAX);
+            err_violation(err, err_value_unshown, path, QR_MSG_LENGTH_AT_MOST,
+                          (long long)BATCH_GET_MAX);
             goto done;
         }
         total += json_array_size(keys);
@@ -492,15 +498,9 @@ static void map_keys_error(json_t *items, qr_err *err)
     }
     buf_putc(&b, '}');
     err_clear(err);
-    err_validation(err,
-                   "1 validation error detected: Value '%.700s' at 'requestItems' failed to "
-                   "satisfy constraint: "
-                   "Map keys must satisfy constraint: [Member must have length less than or equal "
-                   "to 255, Member "
-                   "must have length greater than or equal to 3, Member must satisfy regular "
-                   "expression pattern: "
-                   "[a-zA-Z0-9_.-]+]",
-                   b.data ? b.data : "");
+    char shown[701];
+    snprintf(shown, sizeof shown, "%s", b.data ? b.data : "");
+    table_names_error(shown, err);
     buf_free(&b);
 }
 
@@ -541,24 +541,17 @@ int op_batch_write_item(qr_db *db, op_call *c, qr_err *err)
         json_decref(nm);
         if (!json_is_array(list) || json_array_size(list) == 0) {
             /* the map's value constraint, as for a list over 25 */
-            err_validation(
-                err,
-                "1 validation error detected: Value '{%s=[]}' at 'requestItems' failed to satisfy "
-                "constraint: Map value must satisfy constraint: [Member must have length less than "
-                "or equal to 25, Member must have length greater than or equal to 1]",
-                name);
+            char shown[QR_ERR_MSG_MAX];
+            snprintf(shown, sizeof shown, "{%s=[]}", name);
+            write_list_error(shown, err);
             goto done;
         }
         if (json_array_size(list) > BATCH_WRITE_MAX) {
             /* One table over the limit breaks the map's value constraint; only a total
              * spread over several tables gets the "Too many items" text. */
-            err_validation(
-                err,
-                "1 validation error detected: Value '{%s=[%zu write requests]}' at 'requestItems' "
-                "failed to satisfy constraint: Map value must satisfy constraint: [Member must "
-                "have length less than or equal to 25, Member must have length greater than or "
-                "equal to 1]",
-                name, json_array_size(list));
+            char shown[QR_ERR_MSG_MAX];
+            snprintf(shown, sizeof shown, "{%s=[%zu write requests]}", name, json_array_size(list));
+            write_list_error(shown, err);
             goto done;
         }
         total += json_array_size(list);

@@ -28,10 +28,9 @@ typedef struct write_params {
     const char *metrics;
 } write_params;
 
-/* ReturnValues refused among other refused members, in DynamoDB's generic words. */
-#define RV_AMONG_OTHERS                                                                            \
-    "Failed to satisfy constraint: Member must satisfy enum value set: [ALL_OLD, UPDATED_OLD, "    \
-    "ALL_NEW, UPDATE_NEW, NONE]"
+/* ReturnValues refused among other refused members, in DynamoDB's generic words (its
+ * values listed as DynamoDB lists them there). */
+#define RV_AMONG_OTHERS_SET "ALL_OLD, UPDATED_OLD, ALL_NEW, UPDATE_NEW, NONE"
 
 /* PutItem and DeleteItem judge ReturnConsumedCapacity, ReturnValues and
  * ReturnItemCollectionMetrics together and report every one that fails in one message,
@@ -63,8 +62,10 @@ static int judge_write_enums(json_t *req, write_params *p, qr_err *err)
     } else if (bad > 1) {
         member_errors m;
         member_errors_init(&m);
+        char among[160];
+        snprintf(among, sizeof among, QR_MSG_UNPLACED QR_MSG_ENUM, RV_AMONG_OTHERS_SET);
         for (int i = 0; i < 3; i++)
-            if (e[i].type) member_errors_add(&m, i == 1 ? RV_AMONG_OTHERS : e[i].msg);
+            if (e[i].type) member_errors_add(&m, i == 1 ? among : e[i].msg);
         member_errors_finish(&m, err);
     }
     for (int i = 0; i < 3; i++)
@@ -484,7 +485,8 @@ static int update_enums_both_bad(json_t *req, qr_err *err)
     err_clear(&a);
     err_clear(&b);
     if (!bad_rv || !bad_rcc) return 0;
-    return err_validation(err, "1 validation error detected: " RV_AMONG_OTHERS);
+    return err_validation(err, "1 validation error detected: " QR_MSG_UNPLACED QR_MSG_ENUM,
+                          RV_AMONG_OTHERS_SET);
 }
 
 int item_check_key(const table *t, json_t *key, qr_err *err)

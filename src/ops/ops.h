@@ -233,9 +233,10 @@ int backup_deleted_table(qr_db *db, table *t, qr_err *err);
 /* Deletes the table a restore was making, when the restore failed: no half-restored
  * table is left behind. */
 void restore_abandon(qr_db *db, const char *name);
-/* Checks a restore's TargetTableName: 0 with *target borrowed from req, or -1 with err set
- * as DynamoDB answers a missing or malformed one. */
-int restore_target(const json_t *req, json_t **target, qr_err *err);
+/* Checks a restore's own rules on its members, after the shape checker and before anything
+ * is looked up: the characters of TargetTableName and the on-demand override's limits. 0
+ * with *target borrowed from req, or -1 with err set in DynamoDB's words. */
+int restore_check_request(const json_t *req, json_t **target, qr_err *err);
 /* export.c: ExportTableToPointInTime into a folder standing for S3 (s3dir.h) */
 int op_export_table_to_point_in_time(qr_db *db, op_call *c, qr_err *err);
 int op_describe_export(qr_db *db, op_call *c, qr_err *err);

@@ -44,6 +44,16 @@ static int takes_arn(const char *field)
            (n > 10 && strcmp(field + n - 10, ".tableName") == 0);
 }
 
+/* The pattern a table name must match, as DynamoDB names it. */
+#define TABLE_NAME_PATTERN "[a-zA-Z0-9_.-]+"
+
+/* s as a table name's messages echo it: its first 700 bytes. Returns out. */
+static const char *echo(char *out, size_t cap, const char *s)
+{
+    snprintf(out, cap < 701 ? cap : 701, "%s", s);
+    return out;
+}
+
 /* A table's ARN given for its name, "arn:aws:dynamodb:REGION:ACCOUNT:table/NAME": when it
  * names a table of this account, in quarry's region or the call's own, v becomes NAME
  * (DynamoDB answers with the bare name, and names it when the table is missing). *arn is
@@ -57,11 +67,7 @@ static int resolve_arn(json_t *v, const char *field, int *arn, qr_err *err)
     if (arn_split(s, &a) || !arn_is(a.partition, a.partition_len, "aws") ||
         !arn_is(a.service, a.service_len, "dynamodb") || a.table == NULL || a.sub ||
         a.table_len == 0 || a.table[a.table_len] != '\0')
-        return err_validation(
-            err,
-            "1 validation error detected: Value '%s' at '%s' failed to satisfy constraint: "
-            "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+",
-            s, field);
+        return err_violation(err, s, field, QR_MSG_PATTERN, TABLE_NAME_PATTERN);
     if (!arn_is(a.region, a.region_len, "ddblocal") &&
         !arn_is(a.region, a.region_len, ops_request_region()))
         return err_validation(err, "1 validation error detected: Invalid AWS region in '%s'", s);
@@ -79,15 +85,13 @@ static int resolve_arn(json_t *v, const char *field, int *arn, qr_err *err)
  * so the caller reads the bare name from it. */
 static int check_table_name(json_t *v, const char *field, size_t min, qr_err *err)
 {
+    char shown[701];
     if (v == NULL) return param_null(field, err);
     if (!json_is_string(v)) return wrong_type(v, WIRE_STRING, err);
     if (takes_arn(field)) {
         if (json_string_length(v) > 1024)
-            return err_validation(
-                err,
-                "1 validation error detected: Value '%.700s' at '%s' failed to satisfy "
-                "constraint: Member must have length less than or equal to 1024",
-                json_string_value(v), field);
+            return err_violation(err, echo(shown, sizeof shown, json_string_value(v)), field,
+                                 QR_MSG_LENGTH_AT_MOST, 1024LL);
         int arn;
         if (resolve_arn(v, field, &arn, err)) return -1;
         if (arn) min = 3; /* an ARN names a table, and tables have names of 3 or more characters */
@@ -96,25 +100,18 @@ static int check_table_name(json_t *v, const char *field, size_t min, qr_err *er
     size_t n = json_string_length(v);
     char length[900] = "", pattern[900] = "";
     if (n < min)
-        snprintf(length, sizeof length,
-                 "Value '%s' at '%s' failed to satisfy constraint: Member must have length "
-                 "greater than or equal to %zu",
-                 s, field, min);
+        err_violation_text(length, sizeof length, s, field, QR_MSG_LENGTH_AT_LEAST, (long long)min);
     if (n > 255)
-        snprintf(length, sizeof length,
-                 "Value '%.700s' at '%s' failed to satisfy constraint: Member must have "
-                 "length less than or equal to 255",
-                 s, field);
+        err_violation_text(length, sizeof length, echo(shown, sizeof shown, s), field,
+                           QR_MSG_LENGTH_AT_MOST, 255LL);
     int bad_char = n == 0 && min > 1; /* the pattern asks for one character or more */
     for (size_t i = 0; i < n && !bad_char; i++) {
         char c = s[i];
         bad_char = !(isalnum((unsigned char)c) || c == '_' || c == '-' || c == '.');
     }
     if (bad_char)
-        snprintf(pattern, sizeof pattern,
-                 "Value '%.700s' at '%s' failed to satisfy constraint: Member must satisfy "
-                 "regular expression pattern: [a-zA-Z0-9_.-]+",
-                 s, field);
+        err_violation_text(pattern, sizeof pattern, echo(shown, sizeof shown, s), field,
+                           QR_MSG_PATTERN, TABLE_NAME_PATTERN);
     member_errors m;
     member_errors_init(&m);
     int pattern_first = strcmp(field, "exclusiveStartTableName") == 0;
@@ -175,15 +172,9 @@ int param_enum(json_t *req, const char *key, const char *const *allowed, const c
             *out = allowed[i];
             return 0;
         }
-    char field[64], set[256] = "";
-    size_t used = 0;
-    for (size_t i = 0; allowed[i]; i++)
-        used += (size_t)snprintf(set + used, sizeof set - used, "%s%s", i ? ", " : "", allowed[i]);
-    return err_validation(
-        err,
-        "1 validation error detected: Value '%s' at '%s' failed to satisfy constraint: "
-        "Member must satisfy enum value set: [%s]",
-        s, param_field(key, field, sizeof field), set);
+    char field[64], set[256];
+    return err_violation(err, s, param_field(key, field, sizeof field), QR_MSG_ENUM,
+                         err_enum_list(set, sizeof set, allowed));
 }
 
 int param_bool(json_t *req, const char *key, int dflt, int *out, qr_err *err)
@@ -206,19 +197,14 @@ int param_int(json_t *req, const char *key, long long min, long long max, long l
     if (v == NULL || json_is_null(v)) return 0;
     if (!json_is_number(v)) return wrong_type(v, WIRE_LONG, err);
     long long n = json_is_integer(v) ? json_integer_value(v) : (long long)floor(json_real_value(v));
-    char field[64];
+    char field[64], shown[32];
+    snprintf(shown, sizeof shown, "%lld", n);
     if (n < min)
-        return err_validation(
-            err,
-            "1 validation error detected: Value '%lld' at '%s' failed to satisfy constraint: "
-            "Member must have value greater than or equal to %lld",
-            n, param_field(key, field, sizeof field), min);
+        return err_violation(err, shown, param_field(key, field, sizeof field),
+                             QR_MSG_VALUE_AT_LEAST, min);
     if (n > max)
-        return err_validation(
-            err,
-            "1 validation error detected: Value '%lld' at '%s' failed to satisfy constraint: "
-            "Member must have value less than or equal to %lld",
-            n, param_field(key, field, sizeof field), max);
+        return err_violation(err, shown, param_field(key, field, sizeof field),
+                             QR_MSG_VALUE_AT_MOST, max);
     *out = n;
     *present = 1;
     return 0;

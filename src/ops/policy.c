@@ -21,11 +21,7 @@ static int arn_table(qr_db *db, json_t *req, table **out, char *sub, size_t cap,
     if (arn == NULL) return param_null("resourceArn", err);
     size_t n = strlen(arn);
     if (n < 1 || n > 1283)
-        return err_validation(
-            err,
-            "1 validation error detected: Value '%s' at 'resourceArn' failed to satisfy "
-            "constraint: Member must have length between 1 and 1283",
-            arn);
+        return err_violation(err, arn, "resourceArn", QR_MSG_LENGTH_BETWEEN, 1LL, 1283LL);
     arn_parts a;
     if (arn_split_resource(arn, &a, err)) return -1;
     if (a.sub && (!arn_is(a.sub, a.sub_len, "stream") || a.sub_name == NULL || *a.sub_name == '\0'))

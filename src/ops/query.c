@@ -207,17 +207,11 @@ static int read_count(json_t *req, const char *key, int is_query, long long min,
 {
     json_t *v = json_object_get(req, key);
     if (json_is_integer(v) && json_integer_value(v) < min) {
-        if (is_query)
-            return err_validation(
-                err,
-                "1 validation error detected: Value at '%s' failed to satisfy constraint: "
-                "Member must have value greater than or equal to %lld",
-                key, min);
-        return err_validation(
-            err,
-            "1 validation error detected: Value '%lld' at '%c%s' failed to satisfy "
-            "constraint: Member must have value greater than or equal to %lld",
-            (long long)json_integer_value(v), key[0] - 'A' + 'a', key + 1, min);
+        if (is_query) return err_violation(err, err_value_unshown, key, QR_MSG_VALUE_AT_LEAST, min);
+        char shown[32], field[64];
+        snprintf(shown, sizeof shown, "%lld", (long long)json_integer_value(v));
+        return err_violation(err, shown, param_field(key, field, sizeof field),
+                             QR_MSG_VALUE_AT_LEAST, min);
     }
     return param_int(req, key, min, max, out, present, err);
 }
@@ -778,8 +772,7 @@ static int query_filter_operator(json_t *req, qr_err *err)
         return 0;
     for (size_t i = 0; select_modes[i]; i++)
         if (strcmp(json_string_value(select), select_modes[i]) == 0) return 0;
-    return err_validation(
-        err, "Failed to satisfy constraint: Member must satisfy enum value set: [ALL, OR]");
+    return err_validation(err, QR_MSG_UNPLACED QR_MSG_ENUM, "ALL, OR");
 }
 
 /* DynamoDB checks the operand types of a KeyConditionExpression before it looks for the

@@ -170,34 +170,26 @@ static void violation(member_errors *m, const json_t *v, const char *path, const
 
 static void violation(member_errors *m, const json_t *v, const char *path, const char *fmt, ...)
 {
-    buf msg;
-    buf_init(&msg, 0);
-    if (v == NULL) {
-        buf_puts(&msg, "Value null");
-    } else {
-        buf_puts(&msg, "Value '");
-        render_value(v, &msg);
-        buf_puts(&msg, "'");
-    }
-    buf_printf(&msg, " at '%s' failed to satisfy constraint: ", path);
-    char constraint[512];
+    buf value;
+    buf_init(&value, 0);
+    if (v) render_value(v, &value);
+    char constraint[512], text[QR_ERR_MSG_MAX];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(constraint, sizeof constraint, fmt, ap);
     va_end(ap);
-    buf_puts(&msg, constraint);
-    member_errors_add(m, msg.data);
-    buf_free(&msg);
+    err_violation_text(text, sizeof text, v ? (value.data ? value.data : "") : NULL, path, "%s",
+                       constraint);
+    member_errors_add(m, text);
+    buf_free(&value);
 }
 
 /* A size or length against the shape's bounds. */
 static void check_bounds(const shape *s, const json_t *v, long long n, const char *path,
                          member_errors *m)
 {
-    if (s->has_min && n < s->min)
-        violation(m, v, path, "Member must have length greater than or equal to %lld", s->min);
-    if (s->has_max && n > s->max)
-        violation(m, v, path, "Member must have length less than or equal to %lld", s->max);
+    if (s->has_min && n < s->min) violation(m, v, path, QR_MSG_LENGTH_AT_LEAST, s->min);
+    if (s->has_max && n > s->max) violation(m, v, path, QR_MSG_LENGTH_AT_MOST, s->max);
 }
 
 static void check_enum(const shape *s, const json_t *v, const char *path, member_errors *m)
@@ -205,27 +197,21 @@ static void check_enum(const shape *s, const json_t *v, const char *path, member
     const char *value = json_string_value(v);
     for (size_t i = 0; s->enums[i]; i++)
         if (strcmp(value, s->enums[i]) == 0) return;
-    buf set;
-    buf_init(&set, 0);
-    for (size_t i = 0; s->enums[i]; i++)
-        buf_printf(&set, "%s%s", i ? ", " : "", s->enums[i]);
-    violation(m, v, path, "Member must satisfy enum value set: [%s]", set.data);
-    buf_free(&set);
+    char set[400];
+    violation(m, v, path, QR_MSG_ENUM, err_enum_list(set, sizeof set, s->enums));
 }
 
 static void check_number(const shape *s, const json_t *v, const char *path, member_errors *m)
 {
     double n = json_number_value(v);
-    if (s->has_min && n < (double)s->min)
-        violation(m, v, path, "Member must have value greater than or equal to %lld", s->min);
-    if (s->has_max && n > (double)s->max)
-        violation(m, v, path, "Member must have value less than or equal to %lld", s->max);
+    if (s->has_min && n < (double)s->min) violation(m, v, path, QR_MSG_VALUE_AT_LEAST, s->min);
+    if (s->has_max && n > (double)s->max) violation(m, v, path, QR_MSG_VALUE_AT_MOST, s->max);
 }
 
 static void check_pattern(const shape *s, const json_t *v, const char *path, member_errors *m)
 {
     if (s->ere && !pattern_matches(s->ere, json_string_value(v)))
-        violation(m, v, path, "Member must satisfy regular expression pattern: %s", s->pattern);
+        violation(m, v, path, QR_MSG_PATTERN, s->pattern);
 }
 
 /* The path of member name below path, lowerCamel as DynamoDB names it: "keySchema",

@@ -133,6 +133,7 @@ static const shape S_ListTablesInputLimit;
 static const shape S_ListTagsOfResourceInput;
 static const shape S_LocalSecondaryIndex;
 static const shape S_LocalSecondaryIndexList;
+static const shape S_LongObject;
 static const shape S_MapAttributeValue;
 static const shape S_NextTokenString;
 static const shape S_NonKeyAttributeName;
@@ -140,6 +141,7 @@ static const shape S_NonKeyAttributeNameList;
 static const shape S_NullAttributeValue;
 static const shape S_NumberAttributeValue;
 static const shape S_NumberSetAttributeValue;
+static const shape S_OnDemandThroughput;
 static const shape S_ParameterizedStatement;
 static const shape S_ParameterizedStatements;
 static const shape S_PartiQLBatchRequest;
@@ -237,6 +239,7 @@ static const shape S_UpdateReplicationGroupMemberAction;
 static const shape S_UpdateTableInput;
 static const shape S_UpdateTableReplicaAutoScalingInput;
 static const shape S_UpdateTimeToLiveInput;
+static const shape S_WarmThroughput;
 static const shape S_WriteRequest;
 static const shape S_WriteRequests;
 static const shape T_DescribeStreamInput;
@@ -374,8 +377,10 @@ static const shape_member S_CreateGlobalSecondaryIndexAction_members[] = {
     {"KeySchema", &S_KeySchema, 1, NULL},
     {"Projection", &S_Projection, 1, NULL},
     {"ProvisionedThroughput", &S_ProvisionedThroughput, 0, NULL},
+    {"OnDemandThroughput", &S_OnDemandThroughput, 0, NULL},
+    {"WarmThroughput", &S_WarmThroughput, 0, NULL},
 };
-static const shape S_CreateGlobalSecondaryIndexAction = {.type = WIRE_STRUCTURE, .name = "CreateGlobalSecondaryIndexAction", .constrained = 1, .members = S_CreateGlobalSecondaryIndexAction_members, .nmembers = 4};
+static const shape S_CreateGlobalSecondaryIndexAction = {.type = WIRE_STRUCTURE, .name = "CreateGlobalSecondaryIndexAction", .constrained = 1, .members = S_CreateGlobalSecondaryIndexAction_members, .nmembers = 6};
 static const shape_member S_CreateGlobalTableInput_members[] = {
     {"GlobalTableName", &S_TableName, 1, NULL},
     {"ReplicationGroup", &S_ReplicaList, 1, NULL},
@@ -405,8 +410,10 @@ static const shape_member S_CreateTableInput_members[] = {
     {"SSESpecification", &S_SSESpecification, 0, NULL},
     {"Tags", &S_TagList, 0, NULL},
     {"TableClass", &S_TableClass, 0, NULL},
+    {"OnDemandThroughput", &S_OnDemandThroughput, 0, NULL},
+    {"WarmThroughput", &S_WarmThroughput, 0, NULL},
 };
-static const shape S_CreateTableInput = {.type = WIRE_STRUCTURE, .name = "CreateTableInput", .constrained = 1, .members = S_CreateTableInput_members, .nmembers = 11};
+static const shape S_CreateTableInput = {.type = WIRE_STRUCTURE, .name = "CreateTableInput", .constrained = 1, .members = S_CreateTableInput_members, .nmembers = 13};
 static const shape S_CsvDelimiter = {.type = WIRE_STRING, .name = "CsvDelimiter", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 1LL};
 static const shape S_CsvHeader = {.type = WIRE_STRING, .name = "CsvHeader", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 65536LL};
 static const shape S_CsvHeaderList = {.type = WIRE_LIST, .name = "CsvHeaderList", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 255LL, .element = &S_CsvHeader};
@@ -426,7 +433,7 @@ static const shape_member S_Delete_members[] = {
 };
 static const shape S_Delete = {.type = WIRE_STRUCTURE, .name = "Delete", .constrained = 1, .members = S_Delete_members, .nmembers = 6};
 static const shape_member S_DeleteBackupInput_members[] = {
-    {"BackupArn", &S_BackupArn, 1, NULL},
+    {"BackupArn", &S_BackupArn, 1, "Invalid Backup ARN"},
 };
 static const shape S_DeleteBackupInput = {.type = WIRE_STRUCTURE, .name = "DeleteBackupInput", .constrained = 1, .members = S_DeleteBackupInput_members, .nmembers = 1};
 static const shape_member S_DeleteGlobalSecondaryIndexAction_members[] = {
@@ -463,7 +470,7 @@ static const shape_member S_DeleteTableInput_members[] = {
 };
 static const shape S_DeleteTableInput = {.type = WIRE_STRUCTURE, .name = "DeleteTableInput", .constrained = 1, .members = S_DeleteTableInput_members, .nmembers = 1};
 static const shape_member S_DescribeBackupInput_members[] = {
-    {"BackupArn", &S_BackupArn, 1, NULL},
+    {"BackupArn", &S_BackupArn, 1, "Invalid Backup ARN"},
 };
 static const shape S_DescribeBackupInput = {.type = WIRE_STRUCTURE, .name = "DescribeBackupInput", .constrained = 1, .members = S_DescribeBackupInput_members, .nmembers = 1};
 static const shape_member S_DescribeContinuousBackupsInput_members[] = {
@@ -577,8 +584,10 @@ static const shape_member S_GlobalSecondaryIndex_members[] = {
     {"KeySchema", &S_KeySchema, 1, NULL},
     {"Projection", &S_Projection, 1, NULL},
     {"ProvisionedThroughput", &S_ProvisionedThroughput, 0, NULL},
+    {"OnDemandThroughput", &S_OnDemandThroughput, 0, NULL},
+    {"WarmThroughput", &S_WarmThroughput, 0, NULL},
 };
-static const shape S_GlobalSecondaryIndex = {.type = WIRE_STRUCTURE, .name = "GlobalSecondaryIndex", .constrained = 1, .members = S_GlobalSecondaryIndex_members, .nmembers = 4};
+static const shape S_GlobalSecondaryIndex = {.type = WIRE_STRUCTURE, .name = "GlobalSecondaryIndex", .constrained = 1, .members = S_GlobalSecondaryIndex_members, .nmembers = 6};
 static const shape_member S_GlobalSecondaryIndexAutoScalingUpdate_members[] = {
     {"IndexName", &S_IndexName, 0, NULL},
     {"ProvisionedWriteCapacityAutoScalingUpdate", &S_AutoScalingSettingsUpdate, 0, NULL},
@@ -703,6 +712,7 @@ static const shape_member S_LocalSecondaryIndex_members[] = {
 };
 static const shape S_LocalSecondaryIndex = {.type = WIRE_STRUCTURE, .name = "LocalSecondaryIndex", .constrained = 1, .members = S_LocalSecondaryIndex_members, .nmembers = 3};
 static const shape S_LocalSecondaryIndexList = {.type = WIRE_LIST, .name = "LocalSecondaryIndexList", .constrained = 1, .element = &S_LocalSecondaryIndex};
+static const shape S_LongObject = {.type = WIRE_LONG, .name = "LongObject"};
 static const shape S_MapAttributeValue = {.type = WIRE_MAP, .name = "MapAttributeValue", .key = &S_AttributeName, .element = &S_AttributeValue};
 static const shape S_NextTokenString = {.type = WIRE_STRING, .name = "NextTokenString"};
 static const shape S_NonKeyAttributeName = {.type = WIRE_STRING, .name = "NonKeyAttributeName", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 255LL};
@@ -710,6 +720,11 @@ static const shape S_NonKeyAttributeNameList = {.type = WIRE_LIST, .name = "NonK
 static const shape S_NullAttributeValue = {.type = WIRE_BOOLEAN, .name = "NullAttributeValue"};
 static const shape S_NumberAttributeValue = {.type = WIRE_STRING, .name = "NumberAttributeValue"};
 static const shape S_NumberSetAttributeValue = {.type = WIRE_LIST, .name = "NumberSetAttributeValue", .element = &S_NumberAttributeValue};
+static const shape_member S_OnDemandThroughput_members[] = {
+    {"MaxReadRequestUnits", &S_LongObject, 0, NULL},
+    {"MaxWriteRequestUnits", &S_LongObject, 0, NULL},
+};
+static const shape S_OnDemandThroughput = {.type = WIRE_STRUCTURE, .name = "OnDemandThroughput", .members = S_OnDemandThroughput_members, .nmembers = 2};
 static const shape_member S_ParameterizedStatement_members[] = {
     {"Statement", &S_PartiQLStatement, 1, NULL},
     {"Parameters", &S_PreparedStatementParameters, 0, NULL},
@@ -735,8 +750,8 @@ static const shape S_ProjectionExpression = {.type = WIRE_STRING, .name = "Proje
 static const char *const S_ProjectionType_enum[] = {"ALL", "KEYS_ONLY", "INCLUDE", NULL};
 static const shape S_ProjectionType = {.type = WIRE_STRING, .name = "ProjectionType", .constrained = 1, .enums = S_ProjectionType_enum};
 static const shape_member S_ProvisionedThroughput_members[] = {
-    {"ReadCapacityUnits", &S_PositiveLongObject, 1, NULL},
     {"WriteCapacityUnits", &S_PositiveLongObject, 1, NULL},
+    {"ReadCapacityUnits", &S_PositiveLongObject, 1, NULL},
 };
 static const shape S_ProvisionedThroughput = {.type = WIRE_STRUCTURE, .name = "ProvisionedThroughput", .constrained = 1, .members = S_ProvisionedThroughput_members, .nmembers = 2};
 static const shape_member S_ProvisionedThroughputOverride_members[] = {
@@ -846,19 +861,20 @@ static const shape S_ReplicationGroupUpdate = {.type = WIRE_STRUCTURE, .name = "
 static const shape S_ReplicationGroupUpdateList = {.type = WIRE_LIST, .name = "ReplicationGroupUpdateList", .constrained = 1, .has_min = 1, .min = 1LL, .element = &S_ReplicationGroupUpdate};
 static const shape S_ResourceArnString = {.type = WIRE_STRING, .name = "ResourceArnString", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 1283LL};
 static const shape_member S_RestoreTableFromBackupInput_members[] = {
-    {"TargetTableName", &S_TableName, 1, NULL},
-    {"BackupArn", &S_BackupArn, 1, NULL},
+    {"TargetTableName", &S_TableName, 1, "TableName must be at least 3 characters long and at most 255 characters long"},
+    {"BackupArn", &S_BackupArn, 1, "Invalid Backup ARN"},
     {"BillingModeOverride", &S_BillingMode, 0, NULL},
     {"GlobalSecondaryIndexOverride", &S_GlobalSecondaryIndexList, 0, NULL},
     {"LocalSecondaryIndexOverride", &S_LocalSecondaryIndexList, 0, NULL},
     {"ProvisionedThroughputOverride", &S_ProvisionedThroughput, 0, NULL},
     {"SSESpecificationOverride", &S_SSESpecification, 0, NULL},
+    {"OnDemandThroughputOverride", &S_OnDemandThroughput, 0, NULL},
 };
-static const shape S_RestoreTableFromBackupInput = {.type = WIRE_STRUCTURE, .name = "RestoreTableFromBackupInput", .constrained = 1, .members = S_RestoreTableFromBackupInput_members, .nmembers = 7};
+static const shape S_RestoreTableFromBackupInput = {.type = WIRE_STRUCTURE, .name = "RestoreTableFromBackupInput", .constrained = 1, .members = S_RestoreTableFromBackupInput_members, .nmembers = 8};
 static const shape_member S_RestoreTableToPointInTimeInput_members[] = {
     {"SourceTableArn", &S_TableArn, 0, NULL},
     {"SourceTableName", &S_TableName, 0, NULL},
-    {"TargetTableName", &S_TableName, 1, NULL},
+    {"TargetTableName", &S_TableName, 1, "TableName must be at least 3 characters long and at most 255 characters long"},
     {"UseLatestRestorableTime", &S_BooleanObject, 0, NULL},
     {"RestoreDateTime", &S_Date, 0, NULL},
     {"BillingModeOverride", &S_BillingMode, 0, NULL},
@@ -866,8 +882,9 @@ static const shape_member S_RestoreTableToPointInTimeInput_members[] = {
     {"LocalSecondaryIndexOverride", &S_LocalSecondaryIndexList, 0, NULL},
     {"ProvisionedThroughputOverride", &S_ProvisionedThroughput, 0, NULL},
     {"SSESpecificationOverride", &S_SSESpecification, 0, NULL},
+    {"OnDemandThroughputOverride", &S_OnDemandThroughput, 0, NULL},
 };
-static const shape S_RestoreTableToPointInTimeInput = {.type = WIRE_STRUCTURE, .name = "RestoreTableToPointInTimeInput", .constrained = 1, .members = S_RestoreTableToPointInTimeInput_members, .nmembers = 10};
+static const shape S_RestoreTableToPointInTimeInput = {.type = WIRE_STRUCTURE, .name = "RestoreTableToPointInTimeInput", .constrained = 1, .members = S_RestoreTableToPointInTimeInput_members, .nmembers = 11};
 static const char *const S_ReturnConsumedCapacity_enum[] = {"INDEXES", "TOTAL", "NONE", NULL};
 static const shape S_ReturnConsumedCapacity = {.type = WIRE_STRING, .name = "ReturnConsumedCapacity", .constrained = 1, .enums = S_ReturnConsumedCapacity_enum};
 static const char *const S_ReturnItemCollectionMetrics_enum[] = {"SIZE", "NONE", NULL};
@@ -1026,8 +1043,10 @@ static const shape S_UpdateExpression = {.type = WIRE_STRING, .name = "UpdateExp
 static const shape_member S_UpdateGlobalSecondaryIndexAction_members[] = {
     {"IndexName", &S_IndexName, 1, NULL},
     {"ProvisionedThroughput", &S_ProvisionedThroughput, 1, NULL},
+    {"OnDemandThroughput", &S_OnDemandThroughput, 0, NULL},
+    {"WarmThroughput", &S_WarmThroughput, 0, NULL},
 };
-static const shape S_UpdateGlobalSecondaryIndexAction = {.type = WIRE_STRUCTURE, .name = "UpdateGlobalSecondaryIndexAction", .constrained = 1, .members = S_UpdateGlobalSecondaryIndexAction_members, .nmembers = 2};
+static const shape S_UpdateGlobalSecondaryIndexAction = {.type = WIRE_STRUCTURE, .name = "UpdateGlobalSecondaryIndexAction", .constrained = 1, .members = S_UpdateGlobalSecondaryIndexAction_members, .nmembers = 4};
 static const shape_member S_UpdateGlobalTableInput_members[] = {
     {"GlobalTableName", &S_TableName, 1, NULL},
     {"ReplicaUpdates", &S_ReplicaUpdateList, 1, NULL},
@@ -1075,8 +1094,10 @@ static const shape_member S_UpdateTableInput_members[] = {
     {"SSESpecification", &S_SSESpecification, 0, NULL},
     {"ReplicaUpdates", &S_ReplicationGroupUpdateList, 0, NULL},
     {"TableClass", &S_TableClass, 0, NULL},
+    {"OnDemandThroughput", &S_OnDemandThroughput, 0, NULL},
+    {"WarmThroughput", &S_WarmThroughput, 0, NULL},
 };
-static const shape S_UpdateTableInput = {.type = WIRE_STRUCTURE, .name = "UpdateTableInput", .constrained = 1, .members = S_UpdateTableInput_members, .nmembers = 9};
+static const shape S_UpdateTableInput = {.type = WIRE_STRUCTURE, .name = "UpdateTableInput", .constrained = 1, .members = S_UpdateTableInput_members, .nmembers = 11};
 static const shape_member S_UpdateTableReplicaAutoScalingInput_members[] = {
     {"GlobalSecondaryIndexUpdates", &S_GlobalSecondaryIndexAutoScalingUpdateList, 0, NULL},
     {"TableName", &S_TableName, 1, NULL},
@@ -1089,6 +1110,11 @@ static const shape_member S_UpdateTimeToLiveInput_members[] = {
     {"TimeToLiveSpecification", &S_TimeToLiveSpecification, 1, NULL},
 };
 static const shape S_UpdateTimeToLiveInput = {.type = WIRE_STRUCTURE, .name = "UpdateTimeToLiveInput", .constrained = 1, .members = S_UpdateTimeToLiveInput_members, .nmembers = 2};
+static const shape_member S_WarmThroughput_members[] = {
+    {"ReadUnitsPerSecond", &S_LongObject, 0, NULL},
+    {"WriteUnitsPerSecond", &S_LongObject, 0, NULL},
+};
+static const shape S_WarmThroughput = {.type = WIRE_STRUCTURE, .name = "WarmThroughput", .members = S_WarmThroughput_members, .nmembers = 2};
 static const shape_member S_WriteRequest_members[] = {
     {"PutRequest", &S_PutRequest, 0, NULL},
     {"DeleteRequest", &S_DeleteRequest, 0, NULL},
@@ -1138,7 +1164,7 @@ const shape_operation shape_operations[] = {
     {"DeleteBackup", &S_DeleteBackupInput, 1},
     {"DeleteItem", &S_DeleteItemInput, 0},
     {"DeleteTable", &S_DeleteTableInput, 1},
-    {"DescribeBackup", &S_DescribeBackupInput, 0},
+    {"DescribeBackup", &S_DescribeBackupInput, 1},
     {"DescribeContinuousBackups", &S_DescribeContinuousBackupsInput, 1},
     {"DescribeContributorInsights", &S_DescribeContributorInsightsInput, 1},
     {"DescribeEndpoints", &S_DescribeEndpointsRequest, 1},
@@ -1171,8 +1197,8 @@ const shape_operation shape_operations[] = {
     {"ListTagsOfResource", &S_ListTagsOfResourceInput, 0},
     {"PutItem", &S_PutItemInput, 0},
     {"Query", &S_QueryInput, 0},
-    {"RestoreTableFromBackup", &S_RestoreTableFromBackupInput, 0},
-    {"RestoreTableToPointInTime", &S_RestoreTableToPointInTimeInput, 0},
+    {"RestoreTableFromBackup", &S_RestoreTableFromBackupInput, 1},
+    {"RestoreTableToPointInTime", &S_RestoreTableToPointInTimeInput, 1},
     {"Scan", &S_ScanInput, 0},
     {"TagResource", &S_TagResourceInput, 0},
     {"TransactGetItems", &S_TransactGetItemsInput, 1},

@@ -25,13 +25,8 @@ static int text_param(json_t *req, const char *key, const char *field, size_t mi
     if (*out == NULL) return 0;
     size_t n = json_string_length(json_object_get(req, key));
     *whole = strlen(*out) == n;
-    if (n < min || n > max)
-        return err_validation(
-            err,
-            "1 validation error detected: Value '%s' at '%s' failed to satisfy constraint: "
-            "Member must have length %s %zu",
-            *out, field, n < min ? "greater than or equal to" : "less than or equal to",
-            n < min ? min : max);
+    if (n < min) return err_violation(err, *out, field, QR_MSG_LENGTH_AT_LEAST, (long long)min);
+    if (n > max) return err_violation(err, *out, field, QR_MSG_LENGTH_AT_MOST, (long long)max);
     return 0;
 }
 
@@ -155,11 +150,7 @@ int op_describe_stream(qr_db *db, op_call *c, qr_err *err)
                        err))
             return -1;
         if (ftype && strcmp(ftype, "CHILD_SHARDS") != 0)
-            return err_validation(
-                err,
-                "1 validation error detected: Value '%s' at 'shardFilter.type' failed to satisfy "
-                "constraint: Member must satisfy enum value set: [CHILD_SHARDS]",
-                ftype);
+            return err_violation(err, ftype, "shardFilter.type", QR_MSG_ENUM, "CHILD_SHARDS");
         if (ftype == NULL)
             return err_validation(err, "ShardFilter must have a Type: CHILD_SHARDS is the one "
                                        "filter DescribeStream knows");

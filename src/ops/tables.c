@@ -79,23 +79,18 @@ static int check_attribute_definitions(json_t *defs, qr_err *err)
         if (no_name || json_string_length(name) == 0)
             return err_not_null(err, "attributeDefinitions.%zu.member.attributeName", i + 1);
         /* Every definition names a key of the table or of an index: at most 255 bytes. */
-        if (json_string_length(name) > 255)
-            return err_validation(
-                err,
-                "1 validation error detected: Value '%s' at "
-                "'attributeDefinitions.%zu.member.attributeName' failed to satisfy constraint: "
-                "Member must have length less than or equal to 255",
-                json_string_value(name), i + 1);
+        char path[96];
+        if (json_string_length(name) > 255) {
+            snprintf(path, sizeof path, "attributeDefinitions.%zu.member.attributeName", i + 1);
+            return err_violation(err, json_string_value(name), path, QR_MSG_LENGTH_AT_MOST, 255LL);
+        }
         if (no_type)
             return err_not_null(err, "attributeDefinitions.%zu.member.attributeType", i + 1);
         const char *ts = json_string_value(type);
-        if (strcmp(ts, "S") && strcmp(ts, "N") && strcmp(ts, "B"))
-            return err_validation(
-                err,
-                "1 validation error detected: Value '%s' at "
-                "'attributeDefinitions.%zu.member.attributeType' failed to satisfy constraint: "
-                "Member must satisfy enum value set: [B, N, S]",
-                ts, i + 1);
+        if (strcmp(ts, "S") && strcmp(ts, "N") && strcmp(ts, "B")) {
+            snprintf(path, sizeof path, "attributeDefinitions.%zu.member.attributeType", i + 1);
+            return err_violation(err, ts, path, QR_MSG_ENUM, "B, N, S");
+        }
         for (j = 0; j < i; j++)
             if (json_equal(json_object_get(json_array_get(defs, j), "AttributeName"), name))
                 return err_validation(err, "Attribute Name is duplicated: %s",
@@ -120,10 +115,7 @@ static int check_key_schema(json_t *defs, json_t *ks, qr_err *err)
     if (!json_is_array(defs) || !json_is_array(ks))
         return err_set(err, QR_E_SERIALIZATION, "KeySchema and AttributeDefinitions must be lists");
     size_t nks = json_array_size(ks);
-    if (nks == 0)
-        return err_validation(
-            err, "1 validation error detected: Value '[]' at 'keySchema' failed to satisfy "
-                 "constraint: Member must have length greater than or equal to 1");
+    if (nks == 0) return err_violation(err, "[]", "keySchema", QR_MSG_LENGTH_AT_LEAST, 1LL);
     if (nks > 2) {
         /* DynamoDB echoes the elements as its Java objects print themselves. */
         char list[700] = "";
@@ -139,11 +131,9 @@ static int check_key_schema(json_t *defs, json_t *ks, qr_err *err)
                                      i ? ", " : "", member_text(k, "AttributeName"),
                                      member_text(k, "KeyType"));
         }
-        return err_validation(
-            err,
-            "1 validation error detected: Value '[%s]' at 'keySchema' failed to satisfy "
-            "constraint: Member must have length less than or equal to 2",
-            list);
+        char shown[704];
+        snprintf(shown, sizeof shown, "[%s]", list);
+        return err_violation(err, shown, "keySchema", QR_MSG_LENGTH_AT_MOST, 2LL);
     }
     if (check_attribute_definitions(defs, err)) return -1;
     size_t i, j;
@@ -155,20 +145,17 @@ static int check_key_schema(json_t *defs, json_t *ks, qr_err *err)
             return both_null(err, "keySchema", i + 1, "attributeName", "keyType");
         if (!json_is_string(name))
             return err_not_null(err, "keySchema.%zu.member.attributeName", i + 1);
-        if (json_string_length(name) > 255)
-            return err_validation(
-                err,
-                "1 validation error detected: Value '%s' at 'keySchema.%zu.member.attributeName' "
-                "failed to satisfy constraint: Member must have length less than or equal to 255",
-                json_string_value(name), i + 1);
+        char path[64];
+        if (json_string_length(name) > 255) {
+            snprintf(path, sizeof path, "keySchema.%zu.member.attributeName", i + 1);
+            return err_violation(err, json_string_value(name), path, QR_MSG_LENGTH_AT_MOST, 255LL);
+        }
         if (!json_is_string(type)) return err_not_null(err, "keySchema.%zu.member.keyType", i + 1);
         const char *ts = json_string_value(type);
-        if (strcmp(ts, "HASH") && strcmp(ts, "RANGE"))
-            return err_validation(
-                err,
-                "1 validation error detected: Value '%s' at 'keySchema.%zu.member.keyType' "
-                "failed to satisfy constraint: Member must satisfy enum value set: [HASH, RANGE]",
-                ts, i + 1);
+        if (strcmp(ts, "HASH") && strcmp(ts, "RANGE")) {
+            snprintf(path, sizeof path, "keySchema.%zu.member.keyType", i + 1);
+            return err_violation(err, ts, path, QR_MSG_ENUM, "HASH, RANGE");
+        }
         if (i == 0 && strcmp(ts, "HASH"))
             return err_validation(
                 err, "Invalid KeySchema: The first KeySchemaElement is not a HASH key type");
@@ -216,16 +203,14 @@ static int read_throughput(json_t *pt, const char *field, long long *rcu, long l
             return err_set(err, QR_E_SERIALIZATION,
                            "ProvisionedThroughput values must be integers");
         *out[i] = json_integer_value(v);
+        char path[160], shown[32];
+        snprintf(path, sizeof path, "%s.%s", field, names[i]);
+        snprintf(shown, sizeof shown, "%lld", *out[i]);
         if (v == NULL || json_is_null(v))
-            snprintf(found[n++], sizeof found[0],
-                     "Value null at '%s.%s' failed to satisfy constraint: Member must "
-                     "not be null",
-                     field, names[i]);
+            err_violation_text(found[n++], sizeof found[0], NULL, path, QR_MSG_NOT_NULL);
         else if (*out[i] < 1)
-            snprintf(found[n++], sizeof found[0],
-                     "Value '%lld' at '%s.%s' failed to satisfy constraint: Member "
-                     "must have value greater than or equal to 1",
-                     *out[i], field, names[i]);
+            err_violation_text(found[n++], sizeof found[0], shown, path, QR_MSG_VALUE_AT_LEAST,
+                               1LL);
     }
     if (n == 1) return err_validation(err, "1 validation error detected: %s", found[0]);
     if (n == 2)
@@ -407,12 +392,8 @@ static int apply_stream_spec(qr_db *db, json_t *req, json_t *desc, int creating,
     for (size_t i = 0; type && i < 4; i++)
         known |= strcmp(type, types[i]) == 0;
     if (type && !known) /* the enum is judged before anything else */
-        return err_validation(
-            err,
-            "1 validation error detected: Value '%s' at 'streamSpecification.streamViewType' "
-            "failed to satisfy constraint: Member must satisfy enum value set: [OLD_IMAGE, "
-            "KEYS_ONLY, NEW_AND_OLD_IMAGES, NEW_IMAGE]",
-            type);
+        return err_violation(err, type, "streamSpecification.streamViewType", QR_MSG_ENUM,
+                             "OLD_IMAGE, KEYS_ONLY, NEW_AND_OLD_IMAGES, NEW_IMAGE");
     if (json_is_false(enabled)) {
         /* DynamoDB's messages call the view type UpdateViewType. */
         if (type)
@@ -459,16 +440,10 @@ static int apply_sse(json_t *req, json_t *desc, int creating, qr_err *err)
     if (param_string(sse, "SSEType", &type, err) || param_string(sse, "KMSMasterKeyId", &key, err))
         return -1;
     if (key && key[0] == '\0')
-        return err_validation(
-            err,
-            "1 validation error detected: Value '' at 'sSESpecification.kMSMasterKeyId' failed "
-            "to satisfy constraint: Member must have length greater than or equal to 1");
+        return err_violation(err, "", "sSESpecification.kMSMasterKeyId", QR_MSG_LENGTH_AT_LEAST,
+                             1LL);
     if (type && strcmp(type, "AES256") && strcmp(type, "KMS"))
-        return err_validation(
-            err,
-            "1 validation error detected: Value '%s' at 'sSESpecification.sSEType' failed "
-            "to satisfy constraint: Member must satisfy enum value set: [AES256, KMS]",
-            type);
+        return err_violation(err, type, "sSESpecification.sSEType", QR_MSG_ENUM, "AES256, KMS");
     /* SSEType KMS alone asks for KMS encryption; Enabled false asks for the AWS owned key. */
     int on = json_is_true(enabled) ||
              ((enabled == NULL || json_is_null(enabled)) && type && strcmp(type, "KMS") == 0);
@@ -554,12 +529,10 @@ static int apply_on_demand(json_t *holder, json_t *target, int creating, int pro
     if (odt == NULL || json_object_size(odt) == 0) return 0;
     static const char *const members[] = {"MaxReadRequestUnits", "MaxWriteRequestUnits"};
     static const char pre[] = "One or more parameter values were invalid: ";
-    int given[2];
+    int given[2]; /* (their types are the shape checker's) */
     for (int i = 0; i < 2; i++) {
         json_t *v = json_object_get(odt, members[i]);
         given[i] = v != NULL && !json_is_null(v);
-        if (given[i] && !json_is_integer(v))
-            return err_set(err, QR_E_SERIALIZATION, "%s must be a number", members[i]);
     }
     for (int i = 0; i < 2; i++) {
         if (!given[i] || !provisioned) continue;
@@ -1244,12 +1217,8 @@ static int apply_gsi_change(table_change *c, const char *action, json_t *spec, s
                 "WarmThroughput",
                 name);
     } else if (!has_pt && !has_warm) {
-        return err_validation(
-            err,
-            "1 validation error detected: Value null at 'globalSecondaryIndexUpdates.%zu."
-            "member.update.provisionedThroughput' failed to satisfy constraint: Member must "
-            "not be null",
-            pos1);
+        return err_not_null(
+            err, "globalSecondaryIndexUpdates.%zu.member.update.provisionedThroughput", pos1);
     }
     if (has_pt) {
         if (json_object_get(pt, "ReadCapacityUnits") == NULL ||

@@ -139,15 +139,10 @@ static int transact_items(json_t *req, json_t **out, qr_err *err)
     if (param_array(req, "TransactItems", out, err)) return -1;
     if (*out == NULL) return null_at(err, "transactItems", "");
     if (json_array_size(*out) == 0)
-        return err_validation(
-            err, "1 validation error detected: Value '[]' at 'transactItems' failed to satisfy "
-                 "constraint: Member must have length greater than or equal to 1");
+        return err_violation(err, "[]", "transactItems", QR_MSG_LENGTH_AT_LEAST, 1LL);
     if (json_array_size(*out) > TXN_MAX_ACTIONS)
-        return err_validation(
-            err,
-            "1 validation error detected: Value '[...]' at 'transactItems' failed to satisfy "
-            "constraint: Member must have length less than or equal to %d",
-            TXN_MAX_ACTIONS);
+        return err_violation(err, "[...]", "transactItems", QR_MSG_LENGTH_AT_MOST,
+                             (long long)TXN_MAX_ACTIONS);
     return 0;
 }
 
@@ -686,14 +681,11 @@ static json_t *collection_list(qr_db *db, const transact_member *m, size_t n)
 static void token_error(const char *token, member_errors *m)
 {
     if (token == NULL || (*token && strlen(token) <= TOKEN_MAX_LEN)) return;
-    qr_err e;
-    err_init(&e);
-    err_validation(&e,
-                   "Value '%s' at 'clientRequestToken' failed to satisfy constraint: Member must "
-                   "have length %s",
-                   token, *token ? "less than or equal to 36" : "greater than or equal to 1");
-    member_errors_add(m, e.msg);
-    err_clear(&e);
+    char text[QR_ERR_MSG_MAX];
+    err_violation_text(text, sizeof text, token, "clientRequestToken",
+                       *token ? QR_MSG_LENGTH_AT_MOST : QR_MSG_LENGTH_AT_LEAST,
+                       *token ? (long long)TOKEN_MAX_LEN : 1LL);
+    member_errors_add(m, text);
 }
 
 static int write_member_errors(json_t *req, const char *token, qr_err *err)

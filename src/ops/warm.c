@@ -71,24 +71,20 @@ void warm_follow_capacity(json_t *desc)
 int warm_apply(json_t *spec, json_t *target, int creating, int provisioned, const char *index,
                const char *field, qr_err *err)
 {
-    if (spec == NULL || json_is_null(spec)) return 0;
-    if (!json_is_object(spec))
-        return err_set(err, QR_E_SERIALIZATION, "WarmThroughput must be an object");
+    if (spec == NULL || json_is_null(spec)) return 0; /* its types are the shape checker's */
     json_int_t want[2];
     int given[2];
     for (int i = 0; i < 2; i++) {
         json_t *v = json_object_get(spec, units[i]);
         given[i] = v != NULL && !json_is_null(v);
         if (!given[i]) continue;
-        if (!json_is_integer(v))
-            return err_set(err, QR_E_SERIALIZATION, "%s must be a number", units[i]);
         want[i] = json_integer_value(v);
-        if (want[i] < 1 && creating)
-            return err_validation(
-                err,
-                "1 validation error detected: Value '%lld' at '%s.%s' failed to satisfy "
-                "constraint: Member must have value greater than or equal to 1",
-                (long long)want[i], field, fields[i]);
+        if (want[i] < 1 && creating) {
+            char shown[32], path[160];
+            snprintf(shown, sizeof shown, "%lld", (long long)want[i]);
+            snprintf(path, sizeof path, "%s.%s", field, fields[i]);
+            return err_violation(err, shown, path, QR_MSG_VALUE_AT_LEAST, 1LL);
+        }
     }
     char what[300];
     if (index)

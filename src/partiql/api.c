@@ -393,21 +393,18 @@ static int statement_params(json_t *obj, const char *field, const char **text, s
         char shown[72];
         snprintf(shown, sizeof shown, "%.64s", *text);
         err_utf8_repair(shown);
-        return err_validation(
-            err,
-            "1 validation error detected: Value '%s%s' at '%s' failed to satisfy constraint: "
-            "Member must have length %s",
-            shown, chars > 64 ? "..." : "", where,
-            chars ? "less than or equal to 8192" : "greater than or equal to 1");
+        if (chars > 64) strcat(shown, "...");
+        return err_violation(err, shown, where,
+                             chars ? QR_MSG_LENGTH_AT_MOST : QR_MSG_LENGTH_AT_LEAST,
+                             chars ? (long long)STATEMENT_MAX : 1LL);
     }
     if (param_array(obj, "Parameters", &p, err)) return -1;
     if (p == NULL) return 0;
-    if (json_array_size(p) == 0)
-        return err_validation(
-            err,
-            "1 validation error detected: Value '[]' at '%sparameters' failed to satisfy "
-            "constraint: Member must have length greater than or equal to 1",
-            field);
+    if (json_array_size(p) == 0) {
+        char path[96];
+        snprintf(path, sizeof path, "%sparameters", field);
+        return err_violation(err, "[]", path, QR_MSG_LENGTH_AT_LEAST, 1LL);
+    }
     *params = json_deep_copy(p);
     return *params ? 0 : err_set(err, QR_E_INTERNAL, "out of memory");
 }
@@ -601,11 +598,9 @@ int op_batch_execute_statement(qr_db *db, op_call *c, qr_err *err)
     if (list == NULL) return param_null("statements", err);
     n = json_array_size(list);
     if (n == 0 || n > BATCH_MAX)
-        return err_validation(
-            err,
-            "1 validation error detected: Value at 'statements' failed to satisfy constraint: "
-            "Member must have length %s",
-            n ? "less than or equal to 25" : "greater than or equal to 1");
+        return err_violation(err, err_value_unshown, "statements",
+                             n ? QR_MSG_LENGTH_AT_MOST : QR_MSG_LENGTH_AT_LEAST,
+                             n ? (long long)BATCH_MAX : 1LL);
     if (param_enum(req, "ReturnConsumedCapacity", capacity_modes, NULL, &capacity, err)) return -1;
     for (size_t i = 0; i < n; i++) {
         json_t *e = json_array_get(list, i), *params = NULL;
@@ -827,11 +822,9 @@ int op_execute_transaction(qr_db *db, op_call *c, qr_err *err)
     if (list == NULL) return param_null("transactStatements", err);
     n = json_array_size(list);
     if (n == 0 || n > TXN_MAX)
-        return err_validation(
-            err,
-            "1 validation error detected: Value at 'transactStatements' failed to satisfy "
-            "constraint: Member must have length %s",
-            n ? "less than or equal to 100" : "greater than or equal to 1");
+        return err_violation(err, err_value_unshown, "transactStatements",
+                             n ? QR_MSG_LENGTH_AT_MOST : QR_MSG_LENGTH_AT_LEAST,
+                             n ? (long long)TXN_MAX : 1LL);
     if (param_enum(req, "ReturnConsumedCapacity", capacity_modes, NULL, &capacity, err)) return -1;
     for (size_t i = 0; i < n; i++) {
         json_t *e = json_array_get(list, i), *params = NULL;

@@ -70,12 +70,59 @@ int err_validation(qr_err *e, const char *fmt, ...)
     return -1;
 }
 
+const char *err_enum_list(char *out, size_t cap, const char *const *set)
+{
+    size_t used = 0;
+    if (cap) out[0] = '\0';
+    for (size_t i = 0; set[i] && used < cap; i++) {
+        int n = snprintf(out + used, cap - used, "%s%s", i ? ", " : "", set[i]);
+        if (n < 0) break;
+        used += (size_t)n;
+    }
+    return out;
+}
+
+const char err_value_unshown[] = "";
+
+static void violation_text(char *out, size_t cap, const char *value, const char *path,
+                           const char *constraint_fmt, va_list ap)
+{
+    char constraint[512];
+    vsnprintf(constraint, sizeof constraint, constraint_fmt, ap);
+    if (value == err_value_unshown)
+        snprintf(out, cap, "Value at '%s' failed to satisfy constraint: %s", path, constraint);
+    else if (value)
+        snprintf(out, cap, "Value '%s' at '%s' failed to satisfy constraint: %s", value, path,
+                 constraint);
+    else
+        snprintf(out, cap, "Value null at '%s' failed to satisfy constraint: %s", path, constraint);
+}
+
+int err_violation_text(char *out, size_t cap, const char *value, const char *path,
+                       const char *constraint_fmt, ...)
+{
+    va_list ap;
+    va_start(ap, constraint_fmt);
+    violation_text(out, cap, value, path, constraint_fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+int err_violation(qr_err *e, const char *value, const char *path, const char *constraint_fmt, ...)
+{
+    char text[QR_ERR_MSG_MAX];
+    va_list ap;
+    va_start(ap, constraint_fmt);
+    violation_text(text, sizeof text, value, path, constraint_fmt, ap);
+    va_end(ap);
+    return err_validation(e, "1 validation error detected: %s", text);
+}
+
 static void not_null_text(char *out, size_t cap, const char *path_fmt, va_list ap)
 {
     char path[512];
     vsnprintf(path, sizeof path, path_fmt, ap);
-    snprintf(out, cap, "Value null at '%s' failed to satisfy constraint: %s", path,
-             QR_MSG_NOT_NULL);
+    err_violation_text(out, cap, NULL, path, QR_MSG_NOT_NULL);
 }
 
 int err_not_null_text(char *out, size_t cap, const char *path_fmt, ...)

@@ -46,9 +46,43 @@ int err_set(qr_err *e, const char *type, const char *fmt, ...)
 /* Shorthand for a ValidationException. Returns -1. */
 int err_validation(qr_err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* DynamoDB's words for a required member left out, the one place they are spelled: the
- * constraint after "failed to satisfy constraint: ". */
+/* DynamoDB's words for the constraints a member breaks, the one place each is spelled:
+ * the text after "failed to satisfy constraint: ". The bounds are long longs; the enum's
+ * set is its values listed by err_enum_list. */
 #define QR_MSG_NOT_NULL "Member must not be null"
+#define QR_MSG_LENGTH_AT_LEAST "Member must have length greater than or equal to %lld"
+#define QR_MSG_LENGTH_AT_MOST "Member must have length less than or equal to %lld"
+#define QR_MSG_VALUE_AT_LEAST "Member must have value greater than or equal to %lld"
+#define QR_MSG_VALUE_AT_MOST "Member must have value less than or equal to %lld"
+#define QR_MSG_ENUM "Member must satisfy enum value set: [%s]"
+#define QR_MSG_PATTERN "Member must satisfy regular expression pattern: %s"
+#define QR_MSG_LENGTH_BETWEEN "Member must have length between %lld and %lld"
+/* A constraint reported without the member's value or path, as DynamoDB reports some
+ * among others: QR_MSG_UNPLACED then the constraint. */
+#define QR_MSG_UNPLACED "Failed to satisfy constraint: "
+/* Constraints on every element of a list, the keys of a map or its values: the brackets
+ * hold the element's constraints (QR_MSG_* texts joined by QR_MSG_AND, in the order
+ * DynamoDB lists them). */
+#define QR_MSG_AND ", "
+#define QR_MSG_EVERY_MEMBER(constraints) "Member must satisfy constraint: [" constraints "]"
+#define QR_MSG_MAP_KEYS(constraints) "Map keys must satisfy constraint: [" constraints "]"
+#define QR_MSG_MAP_VALUE(constraints) "Map value must satisfy constraint: [" constraints "]"
+
+/* The values of set (NULL-terminated) as DynamoDB lists them in QR_MSG_ENUM, "A, B, C",
+ * written to out (cut to cap bytes). Returns out. */
+const char *err_enum_list(char *out, size_t cap, const char *const *set);
+
+/* One validation error's text, "Value 'VALUE' at 'PATH' failed to satisfy constraint: "
+ * and the constraint (constraint_fmt formatted: a QR_MSG_* text), written to out (cut to
+ * cap bytes); VALUE is the member as DynamoDB echoes it, NULL for "Value null at", or
+ * err_value_unshown for "Value at" (DynamoDB shows no value for some members).
+ * err_violation sets e's ValidationException to it as the request's one error ("1
+ * validation error detected: ..."). Both return -1. */
+extern const char err_value_unshown[];
+int err_violation_text(char *out, size_t cap, const char *value, const char *path,
+                       const char *constraint_fmt, ...) __attribute__((format(printf, 5, 6)));
+int err_violation(qr_err *e, const char *value, const char *path, const char *constraint_fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 /* "Value null at 'PATH' failed to satisfy constraint: Member must not be null", the
  * text of one validation error; PATH is path_fmt formatted (the lowerCamel member path,
