@@ -460,8 +460,8 @@ static int run_batch_stmt(cql_run *r, const cql_stmt *s)
         rp[i] = &runs[i];
     }
     if (rc == 0)
-        rc = cql_exec_write_batch(rp, (const cql_stmt *const *)b->stmts, b->nstmts, b->type == 2,
-                                  b->type == 0);
+        rc = cql_exec_write_batch(r->call, rp, (const cql_stmt *const *)b->stmts, b->nstmts,
+                                  b->type == 2, b->type == 0);
     free(runs);
     free(rp);
     return rc;
@@ -521,7 +521,7 @@ int cql_exec_batch(cql_call *c, const cql_batch *b)
         stmts[i] = s;
     }
     if (rc == 0)
-        rc = cql_exec_write_batch(rp, stmts, b->n, b->type == CQL_BATCH_COUNTER,
+        rc = cql_exec_write_batch(c, rp, stmts, b->n, b->type == CQL_BATCH_COUNTER,
                                   b->type == CQL_BATCH_LOGGED);
     for (size_t i = 0; plans && i < b->n; i++)
         cql_plan_release(plans[i]);

@@ -412,7 +412,7 @@ int cql_compare_op(cql_op op, int cmp);
 int cql_exec_write(cql_run *r, const cql_stmt *s);
 /* The statements of a BATCH (INSERT, UPDATE, DELETE), each with its run, in one item
  * transaction: all applied or none; with conditions, all on one partition. */
-int cql_exec_write_batch(cql_run *const *runs, const cql_stmt *const *stmts, size_t n,
+int cql_exec_write_batch(cql_call *c, cql_run *const *runs, const cql_stmt *const *stmts, size_t n,
                          int counter_batch, int logged);
 int cql_exec_select(cql_run *r, const cql_stmt *s, const cql_tinfo *t);
 

@@ -1534,12 +1534,11 @@ out:
 
 /* ---- BATCH ---- */
 
-int cql_exec_write_batch(cql_run *const *runs, const cql_stmt *const *stmts, size_t n,
+int cql_exec_write_batch(cql_call *c, cql_run *const *runs, const cql_stmt *const *stmts, size_t n,
                          int counter_batch, int logged)
 {
     (void)logged;
-    if (n == 0) return answer_void(runs[0]->call);
-    cql_call *c = runs[0]->call;
+    if (n == 0) return answer_void(c);
     wset set;
     memset(&set, 0, sizeof set);
     cql_tinfo *ts = calloc(n, sizeof *ts);
