@@ -260,7 +260,7 @@ int cql_term(cql_run *r, const cql_ctype *type, const char *receiver, const cql_
     return rc;
 }
 
-int cql_int_term(cql_run *r, const cql_expr *e, int64_t *v, const char *what)
+int cql_int_term_opt(cql_run *r, const cql_expr *e, int64_t *v, const char *what)
 {
     buf b;
     buf_init(&b, 0);
@@ -273,13 +273,17 @@ int cql_int_term(cql_run *r, const cql_expr *e, int64_t *v, const char *what)
     } else if (rc == CQLVAL_OK && b.len == 8) {
         cql_bigint_decode((const uint8_t *)b.data, 8, v);
     } else if (rc == CQLVAL_OK) {
-        rc = CQLVAL_ERROR;
-        cql_fail(r->call, CQL_ERR_INVALID, "Invalid %s value", what);
-    } else if (rc != CQLVAL_ERROR) {
-        rc = CQLVAL_ERROR;
-        cql_fail(r->call, CQL_ERR_INVALID, "Invalid null value of %s", what);
+        rc = cql_fail(r->call, CQL_ERR_INVALID, "Invalid %s value", what);
     }
     buf_free(&b);
+    return rc;
+}
+
+int cql_int_term(cql_run *r, const cql_expr *e, int64_t *v, const char *what)
+{
+    int rc = cql_int_term_opt(r, e, v, what);
+    if (rc == CQLVAL_NULL || rc == CQLVAL_UNSET)
+        rc = cql_fail(r->call, CQL_ERR_INVALID, "Invalid null value of %s", what);
     return rc == CQLVAL_OK ? 0 : -1;
 }
 

@@ -314,6 +314,9 @@ int cql_term(cql_run *r, const struct cql_ctype *type, const char *receiver, con
              buf *out);
 /* An int or bigint term (LIMIT, USING TTL): 0 with *v, or -1 with the error set. */
 int cql_int_term(cql_run *r, const cql_expr *e, int64_t *v, const char *what);
+/* The same, where a null or unset value has a meaning (USING TTL ?, USING TIMESTAMP ?): a
+ * CQLVAL_* code, with *v for CQLVAL_OK and the error set for CQLVAL_ERROR. */
+int cql_int_term_opt(cql_run *r, const cql_expr *e, int64_t *v, const char *what);
 
 /* ---- indexes on collections (exec_index.c) ---- */
 /* An index's target as the schema keeps it ("values(tags)", or a column alone for a plain

@@ -25,6 +25,10 @@ static void vlist_free(cql_vlist *l)
     l->n = 0;
 }
 
+/* A key column's value is at most this long, as Cassandra's keys' lengths are unsigned
+ * shorts. */
+#define KEY_PART_MAX 65535
+
 /* Appends the value of term e for col to l (null refused). */
 static int vlist_add(cql_run *r, const cql_tcol *col, const cql_expr *e, cql_vlist *l)
 {
@@ -42,21 +46,27 @@ static int vlist_add(cql_run *r, const cql_tcol *col, const cql_expr *e, cql_vli
         return cql_fail(r->call, CQL_ERR_INVALID, "Invalid %s value for column %s",
                         rc == CQLVAL_NULL ? "null" : "unset", col->name);
     }
+    if (l->v[l->n].len > KEY_PART_MAX) {
+        size_t len = l->v[l->n].len;
+        buf_free(&l->v[l->n]);
+        return cql_fail(r->call, CQL_ERR_INVALID, "Key length of %zu is longer than maximum of %d",
+                        len, KEY_PART_MAX);
+    }
     l->n++;
     return 0;
 }
 
-/* The values of an IN: listed terms, or one bound list. */
+/* The values of an IN: listed terms (none for IN ()), or one bound list. */
 static int vlist_in(cql_run *r, const cql_tcol *col, const cql_relation *rel, cql_vlist *l)
 {
-    if (rel->values) {
+    if (rel->value == NULL) {
         for (size_t i = 0; i < rel->nvalues; i++)
             if (vlist_add(r, col, rel->values[i], l) != 0) return -1;
         return 0;
     }
     /* IN ?: a list of the column's type */
     cql_value v;
-    if (rel->value == NULL || cql_bound(r, rel->value, &v) != 1) return -1;
+    if (cql_bound(r, rel->value, &v) != 1) return -1;
     if (v.len < 0)
         return cql_fail(r->call, CQL_ERR_INVALID, "Invalid null value for IN restriction");
     cql_elements e;
@@ -78,6 +88,12 @@ static int vlist_in(cql_run *r, const cql_tcol *col, const cql_relation *rel, cq
             buf_free(&l->v[l->n]);
             return cql_fail(r->call, CQL_ERR_INVALID, "Invalid IN value for %s: %s", col->name,
                             len < 0 ? "null" : perr.msg);
+        }
+        if (len > KEY_PART_MAX) {
+            buf_free(&l->v[l->n]);
+            return cql_fail(r->call, CQL_ERR_INVALID,
+                            "Key length of %d is longer than maximum of %d", (int)len,
+                            KEY_PART_MAX);
         }
         buf_append(&l->v[l->n], p, (size_t)len);
         l->n++;

@@ -242,7 +242,13 @@ static int usings(wctx *w, const cql_using *u, size_t n, int ttl_allowed)
     int64_t ttl = t->default_ttl;
     for (size_t i = 0; i < n; i++) {
         int64_t v;
-        if (cql_int_term(w->r, u[i].value, &v, u[i].ttl ? "[ttl]" : "[timestamp]") != 0) return -1;
+        int got = cql_int_term_opt(w->r, u[i].value, &v, u[i].ttl ? "[ttl]" : "[timestamp]");
+        if (got == CQLVAL_ERROR) return -1;
+        /* as Cassandra: an unset TTL or timestamp is the default, a null TTL is none */
+        if (got == CQLVAL_UNSET) continue;
+        if (got == CQLVAL_NULL && !u[i].ttl)
+            return cql_fail(w->r->call, CQL_ERR_INVALID, "Invalid null value of timestamp");
+        if (got == CQLVAL_NULL) v = 0;
         if (u[i].ttl) {
             if (!ttl_allowed)
                 return cql_fail(w->r->call, CQL_ERR_INVALID, "A TTL cannot be set on a DELETE");
@@ -580,6 +586,52 @@ int cql_compare_op(cql_op op, int cmp)
     }
 }
 
+/* 1 when the current value (has: whether the cell is set) stands in relation op to v
+ * (vlen < 0: null, which equals null only). */
+static int cond_match(const cql_ctype *type, int has, const buf *cur, cql_op op, const uint8_t *v,
+                      int32_t vlen)
+{
+    if (vlen < 0 || !has) {
+        int both = vlen < 0 && !has;
+        return op == CQL_OP_EQ ? both : op == CQL_OP_NEQ ? !both : 0;
+    }
+    int cmp = cqlval_compare(type, (const uint8_t *)cur->data, cur->len, v, (size_t)vlen);
+    return cql_compare_op(op, cmp);
+}
+
+/* 1 when the current value is one of the elements of the list bound to IN ?, 0 when not,
+ * -1 with the error set. */
+static int cond_in_bound(wctx *w, const cql_relation *rel, const cql_tcol *col,
+                         const cql_ctype *type, int has, const buf *cur)
+{
+    cql_value v;
+    if (cql_bound(w->r, rel->value, &v) != 1) return -1;
+    if (v.len == CQL_UNSET)
+        return cql_fail(w->r->call, CQL_ERR_INVALID, "Invalid 'unset' value in condition");
+    if (v.len < 0)
+        return cql_fail(w->r->call, CQL_ERR_INVALID, "Invalid null list in IN condition");
+    cql_elements e;
+    uint32_t n;
+    if (cql_collection_open(&e, v.p, (size_t)v.len, 0, &n) != 0)
+        return cql_fail(w->r->call, CQL_ERR_INVALID, "Invalid list value for IN condition on %s",
+                        col->name);
+    const uint8_t *p;
+    int32_t len;
+    int got;
+    while ((got = cql_element_next(&e, &p, &len)) == 1) {
+        cql_parse_error perr;
+        memset(&perr, 0, sizeof perr);
+        if (len >= 0 && cqlval_validate(type, p, (size_t)len, &perr) != 0)
+            return cql_fail(w->r->call, CQL_ERR_INVALID, "Invalid IN value for %s: %s", col->name,
+                            perr.msg);
+        if (cond_match(type, has, cur, CQL_OP_EQ, p, len)) return 1;
+    }
+    if (got < 0)
+        return cql_fail(w->r->call, CQL_ERR_INVALID, "Invalid list value for IN condition on %s",
+                        col->name);
+    return 0;
+}
+
 /* Evaluates the IF conditions on item (NULL when the row does not exist): 1, 0, -1. */
 static int conditions_hold(wctx *w, json_t *item, const cql_relation *conds, size_t n)
 {
@@ -597,29 +649,32 @@ static int conditions_hold(wctx *w, json_t *item, const cql_relation *conds, siz
         const cql_ctype *type;
         int has = cond_value(w, item, rel, col, &cur, &type);
         int ok = 0;
-        const cql_expr *const *terms = rel->op == CQL_OP_IN && rel->values
-                                           ? (const cql_expr *const *)rel->values
-                                           : (const cql_expr *const *)&rel->value;
-        size_t nterms = rel->op == CQL_OP_IN && rel->values ? rel->nvalues : 1;
+        if (rel->op == CQL_OP_IN && rel->value) {
+            ok = cond_in_bound(w, rel, col, type, has, &cur);
+            if (ok < 0) {
+                buf_free(&cur);
+                return -1;
+            }
+        }
+        /* an IN list of terms (empty for IN ()), or the one term of another operator */
+        int listed = rel->op == CQL_OP_IN;
+        const cql_expr *const *terms =
+            listed ? (const cql_expr *const *)rel->values : (const cql_expr *const *)&rel->value;
+        size_t nterms = listed ? (rel->value ? 0 : rel->nvalues) : 1;
         for (size_t j = 0; j < nterms && !ok; j++) {
             buf v;
             buf_init(&v, 0);
             int rc = cql_term(w->r, type, col->name, terms[j], &v);
+            if (rc == CQLVAL_UNSET)
+                rc = cql_fail(w->r->call, CQL_ERR_INVALID, "Invalid 'unset' value in condition");
             if (rc == CQLVAL_ERROR) {
                 buf_free(&v);
                 buf_free(&cur);
                 return -1;
             }
-            cql_op op = rel->op == CQL_OP_IN ? CQL_OP_EQ : rel->op;
-            if (rc != CQLVAL_OK || !has) {
-                /* null compares equal to null only */
-                int both = rc != CQLVAL_OK && !has;
-                ok = op == CQL_OP_EQ ? both : op == CQL_OP_NEQ ? !both : 0;
-            } else {
-                int cmp = cqlval_compare(type, (const uint8_t *)cur.data, cur.len,
-                                         (const uint8_t *)v.data, v.len);
-                ok = cql_compare_op(op, cmp);
-            }
+            cql_op op = listed ? CQL_OP_EQ : rel->op;
+            ok = cond_match(type, has, &cur, op, (const uint8_t *)v.data,
+                            rc == CQLVAL_OK ? (int32_t)v.len : -1);
             buf_free(&v);
         }
         buf_free(&cur);
@@ -1009,7 +1064,9 @@ static int plan_assign(wctx *w)
         else
             rows = 1;
     }
-    if (w->insert || (!statics && !rows)) rows = 1;
+    /* an INSERT writes its row, unless it sets only static columns and names no
+     * clustering column (then it writes the partition's static row alone) */
+    if ((w->insert && !(statics && !rows && k->ck_eq == 0)) || (!statics && !rows)) rows = 1;
     if (w->t->nck && k->ck_eq < w->t->nck && rows) {
         char names[256] = "";
         size_t used = 0;

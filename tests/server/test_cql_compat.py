@@ -63,3 +63,75 @@ def test_an_empty_batch_is_a_no_op(cql):
     for kind in ("", "UNLOGGED ", "COUNTER "):
         assert list(cql.execute("BEGIN %sBATCH APPLY BATCH" % kind)) == []
     assert cql.execute("SELECT key FROM system.local").one().key == "local"
+
+
+def test_condition_in_lists(cql, table):
+    t = table("(k int PRIMARY KEY, v int, w text)")
+    cql.execute("INSERT INTO %s (k, v, w) VALUES (0, 2, 'a')" % t)
+    upd = "UPDATE %s SET w = 'b' WHERE k = 0 IF v IN " % t
+    # an empty list holds no value: not applied, with the current value
+    assert list(cql.execute(upd + "()").one()) == [False, 2]
+    # a bound list (the driver sends a None element as an empty value)
+    assert cql.execute(cql.prepare(upd + "?"), [[7, 8]]).one()[0] is False
+    assert cql.execute(cql.prepare(upd + "?"), [[1, None, 2]]).one()[0] is True
+    cql.execute("UPDATE %s SET v = null WHERE k = 0" % t)
+    # null equals null only
+    assert cql.execute(upd + "(5, null)").one()[0] is True
+    assert cql.execute(cql.prepare(upd + "(?, ?)"), [5, None]).one()[0] is True
+    assert list(cql.execute(upd + "(5, 6)")) == [(False, None)]
+
+
+def test_an_unset_value_in_a_condition_is_refused(cql, table):
+    from cassandra.query import UNSET_VALUE
+    t = table("(k int PRIMARY KEY, v int)")
+    for op in ("=", "<", "!="):
+        refused(cql, "Invalid 'unset' value in condition",
+                "UPDATE %s SET v = 3 WHERE k = 0 IF v %s ?" % (t, op), UNSET_VALUE)
+    assert list(cql.execute("SELECT * FROM %s" % t)) == []
+
+
+def test_an_empty_in_selects_and_writes_nothing(cql, table):
+    t = table("(k int, c int, v int, PRIMARY KEY (k, c))")
+    cql.execute("INSERT INTO %s (k, c, v) VALUES (0, 1, 1)" % t)
+    assert list(cql.execute("SELECT * FROM %s WHERE k IN ()" % t)) == []
+    assert list(cql.execute("SELECT * FROM %s WHERE k = 0 AND c IN ()" % t)) == []
+    cql.execute("UPDATE %s SET v = 5 WHERE k = 0 AND c IN ()" % t)
+    cql.execute("DELETE FROM %s WHERE k IN () AND c = 1" % t)
+    assert [tuple(r) for r in cql.execute("SELECT * FROM %s" % t)] == [(0, 1, 1)]
+    refused(cql, "IN on the clustering key columns is not supported with conditional updates",
+            "UPDATE %s SET v = 1 WHERE k = 0 AND c IN () IF EXISTS" % t)
+
+
+def test_unset_and_null_ttl_and_timestamp(cql, table):
+    from cassandra.query import UNSET_VALUE
+    t = table("(k int PRIMARY KEY, v int) WITH default_time_to_live = 600")
+    ins = cql.prepare("INSERT INTO %s (k, v) VALUES (?, ?) USING TTL ?" % t)
+    cql.execute(ins, [1, 1, UNSET_VALUE])  # the table's default
+    cql.execute(ins, [2, 2, None])         # no TTL at all
+    cql.execute(ins, [3, 3, 0])            # no TTL at all
+    ttls = {r.k: r.ttl_v for r in cql.execute("SELECT k, ttl(v) FROM %s" % t)}
+    assert 590 <= ttls[1] <= 600 and ttls[2] is None and ttls[3] is None
+    stamp = cql.prepare("INSERT INTO %s (k, v) VALUES (?, ?) USING TIMESTAMP ?" % t)
+    cql.execute(stamp, [4, 4, UNSET_VALUE])  # now
+    assert cql.execute("SELECT v FROM %s WHERE k = 4" % t).one().v == 4
+    refused(cql, "Invalid null value of timestamp",
+            "INSERT INTO %s (k, v) VALUES (?, ?) USING TIMESTAMP ?" % t, 5, 5, None)
+
+
+def test_an_insert_of_static_columns_alone_needs_no_clustering_key(cql, table):
+    t = table("(p int, c int, v int, s text static, PRIMARY KEY (p, c))")
+    cql.execute("INSERT INTO %s (p, s) VALUES (1, 'one')" % t)
+    assert [tuple(r) for r in cql.execute("SELECT * FROM %s" % t)] == [(1, None, 'one', None)]
+    cql.execute("INSERT INTO %s (p, c, v) VALUES (1, 0, 0)" % t)
+    assert [tuple(r) for r in cql.execute("SELECT * FROM %s" % t)] == [(1, 0, 'one', 0)]
+    # a regular column still needs the whole primary key
+    refused(cql, "Some clustering keys are missing: c",
+            "INSERT INTO %s (p, s, v) VALUES (2, 'two', 2)" % t)
+
+
+def test_a_key_part_longer_than_64k_is_refused(cql, table):
+    t = table("(a text, b text, PRIMARY KEY (a, b))")
+    big = "x" * (65 * 1024)
+    for stmt in ("INSERT INTO %s (a, b) VALUES (?, 'b')", "INSERT INTO %s (a, b) VALUES ('a', ?)",
+                 "SELECT * FROM %s WHERE a = ?"):
+        refused(cql, "Key length of 66560 is longer than maximum of 65535", stmt % t, big)
