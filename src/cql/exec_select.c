@@ -1181,6 +1181,21 @@ typedef struct prefixes {
     size_t nck;
 } prefixes;
 
+/* Drops the repeats of a sorted list of prefixes: a clustering value named twice in an IN
+ * selects its rows once, as in Cassandra. */
+static void unique_prefixes(prefixes *pre)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < pre->n; i++) {
+        if (kept && cmp_buf(&pre->p[kept - 1], &pre->p[i]) == 0) {
+            buf_free(&pre->p[i]);
+            continue;
+        }
+        pre->p[kept++] = pre->p[i];
+    }
+    pre->n = kept;
+}
+
 static int add_prefix(void *arg, const buf *const *vals)
 {
     prefixes *l = arg;
@@ -1303,6 +1318,22 @@ static int paging_read(qctx *q, const cql_value *ps)
     return 0;
 }
 
+/* A LIMIT or PER PARTITION LIMIT term into *v, left as it is (none) when the statement
+ * has none or binds it unset: 0, or -1 with Cassandra's error. */
+static int limit_of(cql_run *r, const cql_expr *e, const char *clause, int64_t *v)
+{
+    if (e == NULL) return 0;
+    int64_t n;
+    int got = cql_int_term_opt(r, e, &n, "[limit]");
+    if (got == CQLVAL_ERROR) return -1;
+    if (got == CQLVAL_UNSET) return 0;
+    if (got == CQLVAL_NULL)
+        return cql_fail(r->call, CQL_ERR_INVALID, "Invalid null value of %s", clause);
+    if (n <= 0) return cql_fail(r->call, CQL_ERR_INVALID, "%s must be strictly positive", clause);
+    *v = n;
+    return 0;
+}
+
 int cql_exec_select(cql_run *r, const cql_stmt *s, const cql_tinfo *t)
 {
     cql_call *c = r->call;
@@ -1337,21 +1368,17 @@ int cql_exec_select(cql_run *r, const cql_stmt *s, const cql_tinfo *t)
     if (cql_where_keys(r, t, &sel->where, CQL_KEYS_SELECT, sel->allow_filtering, &q.k) != 0)
         goto end;
     if (plan_selection(&q) != 0 || plan_order(&q) != 0) goto end;
-    if (sel->limit) {
-        if (cql_int_term(r, sel->limit, &q.limit, "[limit]") != 0) goto end;
-        if (q.limit <= 0) {
-            cql_fail(c, CQL_ERR_INVALID, "LIMIT must be strictly positive");
-            goto end;
-        }
+    if (sel->per_partition_limit && sel->distinct) {
+        cql_fail(c, CQL_ERR_INVALID,
+                 "PER PARTITION LIMIT is not allowed with SELECT DISTINCT queries");
+        goto end;
     }
-    if (sel->per_partition_limit) {
-        if (cql_int_term(r, sel->per_partition_limit, &q.ppl, "[per_partition_limit]") != 0)
-            goto end;
-        if (q.ppl <= 0) {
-            cql_fail(c, CQL_ERR_INVALID, "PER PARTITION LIMIT must be strictly positive");
-            goto end;
-        }
+    if (sel->per_partition_limit && q.aggregate && sel->ngroup == 0) {
+        cql_fail(c, CQL_ERR_INVALID, "PER PARTITION LIMIT is not allowed with aggregate queries.");
+        goto end;
     }
+    if (limit_of(r, sel->limit, "LIMIT", &q.limit) != 0) goto end;
+    if (limit_of(r, sel->per_partition_limit, "PER PARTITION LIMIT", &q.ppl) != 0) goto end;
     if (sel->distinct) q.ppl = 1;
     if (r->params && r->params->page_size > 0) q.page = r->params->page_size;
     if (r->params && r->params->paging_state.len >= 0 && !q.aggregate &&
@@ -1379,6 +1406,7 @@ int cql_exec_select(cql_run *r, const cql_stmt *s, const cql_tinfo *t)
         pre.nck = q.k.ck_eq;
         if (cql_each_prefix(&q.k, q.k.ck_eq, add_prefix, &pre) != 0) goto end;
         qsort(pre.p, pre.n, sizeof *pre.p, cmp_buf);
+        unique_prefixes(&pre);
         rc = 0;
         size_t first = q.resume ? q.part_index : 0;
         for (size_t i = first; rc == 0 && i < parts.n; i++) {

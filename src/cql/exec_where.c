@@ -270,6 +270,36 @@ static int tuple_in(cql_run *r, const cql_tinfo *t, const cql_relation *rel, cql
     return 0;
 }
 
+/* The relations a SELECT refuses whatever the rest of its WHERE clause, as Cassandra does:
+ * IS NOT NULL (a view's definition only), and the comparisons of a whole non-frozen
+ * collection. 0, or -1 with the error set. */
+static int refused_relation(cql_call *c, const cql_relation *rel, const cql_tcol *col)
+{
+    if (rel->op == CQL_OP_IS_NOT_NULL)
+        return cql_fail(c, CQL_ERR_INVALID, "Unsupported restriction: %s IS NOT NULL", col->name);
+    if (rel->kind != CQL_REL_COLUMN || col->type == NULL || col->type->frozen) return 0;
+    int id = col->type->wire.id;
+    if (id != CQL_TYPE_LIST && id != CQL_TYPE_SET && id != CQL_TYPE_MAP) return 0;
+    static const char *const ops[] = {[CQL_OP_EQ] = "=", [CQL_OP_LT] = "<",   [CQL_OP_LTE] = "<=",
+                                      [CQL_OP_GT] = ">", [CQL_OP_GTE] = ">=", [CQL_OP_IN] = "IN"};
+    if (rel->op == CQL_OP_NEQ) {
+        char *v = rel->value ? cql_print_expr(rel->value) : NULL;
+        int rc = cql_fail(c, CQL_ERR_INVALID, "Unsupported \"!=\" relation: %s != %s", col->name,
+                          v ? v : "?");
+        free(v);
+        return rc;
+    }
+    if ((size_t)rel->op >= sizeof ops / sizeof *ops || ops[rel->op] == NULL) return 0;
+    buf name;
+    buf_init(&name, 0);
+    cqltype_name(col->type, &name);
+    int rc = cql_fail(c, CQL_ERR_INVALID,
+                      "Collection column '%s' (%.*s) cannot be restricted by a '%s' relation",
+                      col->name, (int)name.len, name.data ? name.data : "", ops[rel->op]);
+    buf_free(&name);
+    return rc;
+}
+
 int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
                    int allow_filtering, cql_keys *k)
 {
@@ -389,6 +419,7 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
         if (col == NULL)
             return cql_fail(c, CQL_ERR_INVALID, "Undefined column name %s in table %s.%s",
                             rel->columns[0], t->ks, t->name);
+        if (mode == CQL_KEYS_SELECT && refused_relation(c, rel, col) != 0) return -1;
         int eq = rel->op == CQL_OP_EQ || rel->op == CQL_OP_IN;
         if (rel->kind == CQL_REL_COLUMN && col->kind == 'p' && eq) {
             if (pk_set[col->pos])

@@ -135,3 +135,50 @@ def test_a_key_part_longer_than_64k_is_refused(cql, table):
     for stmt in ("INSERT INTO %s (a, b) VALUES (?, 'b')", "INSERT INTO %s (a, b) VALUES ('a', ?)",
                  "SELECT * FROM %s WHERE a = ?"):
         refused(cql, "Key length of 66560 is longer than maximum of 65535", stmt % t, big)
+
+
+def test_per_partition_limit_with_distinct_or_aggregates(cql, table):
+    t = table("(a int, b int, c int, PRIMARY KEY (a, b))")
+    for i in range(3):
+        for j in range(3):
+            cql.execute("INSERT INTO %s (a, b, c) VALUES (%d, %d, %d)" % (t, i, j, j))
+    refused(cql, "PER PARTITION LIMIT is not allowed with SELECT DISTINCT queries",
+            "SELECT DISTINCT a FROM %s PER PARTITION LIMIT ?" % t, 2)
+    refused(cql, "PER PARTITION LIMIT is not allowed with aggregate queries.",
+            "SELECT COUNT(*) FROM %s PER PARTITION LIMIT ?" % t, 2)
+    # with GROUP BY it limits the groups of each partition
+    rows = cql.execute("SELECT a, b, count(*) FROM %s GROUP BY a, b PER PARTITION LIMIT 1" % t)
+    assert sorted(tuple(r) for r in rows) == [(0, 0, 1), (1, 0, 1), (2, 0, 1)]
+    refused(cql, "LIMIT must be strictly positive", "SELECT * FROM %s LIMIT ?" % t, 0)
+    refused(cql, "LIMIT must be strictly positive",
+            "SELECT * FROM %s PER PARTITION LIMIT ?" % t, -1)
+    refused(cql, "Invalid null value of LIMIT", "SELECT * FROM %s LIMIT ?" % t, None)
+
+
+def test_a_clustering_value_named_twice_in_in_selects_once(cql, table):
+    t = table("(a text, b int, c int, d int, PRIMARY KEY (a, b, c))")
+    cql.execute("INSERT INTO %s (a, b, c, d) VALUES ('x', 2, 6, 2)" % t)
+    cql.execute("INSERT INTO %s (a, b, c, d) VALUES ('x', 3, 7, 3)" % t)
+    got = cql.execute(cql.prepare("SELECT c, d FROM %s WHERE a = 'x' AND c IN (?, ?) "
+                                  "AND b IN (?, ?, ?)" % t), [7, 6, 3, 2, 3])
+    assert [tuple(r) for r in got] == [(6, 2), (7, 3)]
+
+
+def test_relations_a_select_refuses_before_filtering(cql, table):
+    t = table("(a int PRIMARY KEY, s set<int>, l list<int>, m map<int, int>, f frozen<set<int>>, "
+              "c int)")
+    for col, typ, val in (("s", "set<int>", {0}), ("l", "list<int>", [0]),
+                          ("m", "map<int, int>", {0: 0})):
+        for op in ("=", ">", ">=", "<", "<="):
+            refused(cql, "Collection column '%s' (%s) cannot be restricted by a '%s' relation"
+                    % (col, typ, op), "SELECT * FROM %s WHERE c = 0 AND %s %s ? ALLOW FILTERING"
+                    % (t, col, op), val)
+    refused(cql, "Collection column 's' (set<int>) cannot be restricted by a 'IN' relation",
+            "SELECT * FROM %s WHERE s IN (?) ALLOW FILTERING" % t, {0})
+    refused(cql, 'Unsupported "!=" relation: s != {1, 2}',
+            "SELECT * FROM %s WHERE s != {1, 2} ALLOW FILTERING" % t)
+    refused(cql, "Unsupported restriction: c IS NOT NULL",
+            "SELECT * FROM %s WHERE c IS NOT NULL ALLOW FILTERING" % t)
+    # a frozen collection compares as a whole
+    cql.execute("INSERT INTO %s (a, f, c) VALUES (1, {1, 2}, 0)" % t)
+    assert [r.a for r in cql.execute("SELECT a FROM %s WHERE f = {1, 2} ALLOW FILTERING" % t)] == [1]
