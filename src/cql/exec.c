@@ -801,32 +801,33 @@ int cql_select_metadata(cql_call *c, const cql_stmt *s, const cql_tinfo *t, cql_
                                 cqltype_is_collection(col->type) ? "collection" : "UDT", col->name);
             type = e->fn.name[0] == 'w' ? &t_bigint : &t_int;
         } else if (e->kind == CQL_E_FUNCTION &&
-                   cqlagg_lookup(e->fn.name, e->star,
-                                 e->nitems == 1 && e->items[0]->kind != CQL_E_COLUMN, &ak)) {
+                   cqlagg_lookup(e->fn.name, e->star, cql_agg_literal_arg(e), &ak)) {
             const cql_tcol *col = NULL;
-            if (ak != CQLAGG_COUNT_ROWS) {
-                col = e->nitems == 1 && e->items[0]->kind == CQL_E_COLUMN
-                          ? cql_tinfo_col(t, e->items[0]->text)
-                          : NULL;
-                if (col == NULL)
-                    return cql_fail(c, CQL_ERR_INVALID, "%s takes one column of %s.%s", e->fn.name,
-                                    t->ks, t->name);
-            }
+            const cql_ctype *argtype = NULL;
+            char *argname = NULL;
+            cql_fnsel f;
+            int cellfn;
+            if (ak != CQLAGG_COUNT_ROWS &&
+                cql_agg_arg(c, t, e, &col, &cellfn, &f, &argtype, &argname) != 0)
+                return -1;
             cqlagg a;
             cql_parse_error perr;
             memset(&perr, 0, sizeof perr);
-            if (cqlagg_init(&a, ak, col ? col->type : NULL, &perr) != 0)
+            if (cqlagg_init(&a, ak, argtype, &perr) != 0) {
+                free(argname);
                 return cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
+            }
             type = &a.result->wire;
             cqlagg_free(&a);
             if (name == NULL) {
                 buf nb;
                 buf_init(&nb, 0);
-                cqlagg_column_name(ak, col ? col->name : NULL, &nb);
+                cqlagg_column_name(ak, argname, &nb);
                 name = arena_strndup((arena *)&t->arena, nb.data ? nb.data : "count",
                                      nb.len ? nb.len : 5);
                 buf_free(&nb);
             }
+            free(argname);
         } else {
             cql_fnsel f;
             char *fnname = NULL;

@@ -197,6 +197,20 @@ int cql_fnsel_resolve(cql_call *c, const cql_tinfo *t, const cql_expr *e, cql_fn
 int cql_fnsel_value(cql_run *r, const cql_tinfo *t, const cql_fnsel *f, const buf *vals,
                     const int8_t *has, buf *out);
 
+/* 1 when an aggregate's only argument is a literal (COUNT(1) counts rows), not a column
+ * or a computed selector. */
+static inline int cql_agg_literal_arg(const cql_expr *e)
+{
+    return e->nitems == 1 && e->items[0]->kind <= CQL_E_NULL;
+}
+
+/* The argument of aggregate call e (not COUNT(*)): a column, *col; writetime(col) or
+ * ttl(col), *col with *cellfn 'w' or 't' (else 0); or a computed selector resolved into
+ * *fn (exec_selector.c). *type is its type and *name (malloc'd) what the result column's
+ * name holds ("b", "writetime(b)", "cast(b as double)"). 0, or -1 with the error set. */
+int cql_agg_arg(cql_call *c, const cql_tinfo *t, const cql_expr *e, const cql_tcol **col,
+                int *cellfn, cql_fnsel *fn, const struct cql_ctype **type, char **name);
+
 /* The columns a SELECT answers with (names and types) into rs's metadata. 0, or -1 with
  * the call's error set. */
 int cql_select_metadata(cql_call *c, const cql_stmt *s, const cql_tinfo *t, cql_rows *rs);

@@ -111,6 +111,8 @@ typedef struct selitem {
     cql_fnsel fn;        /* SEL_FN */
     cqlagg agg;          /* SEL_COUNT: any aggregate */
     int agg_on;
+    int agg_fn;   /* the aggregate's argument is the computed selector fn */
+    int agg_cell; /* 'w', 't': its argument is writetime(col) or ttl(col) */
 } selitem;
 
 typedef struct qctx {
@@ -191,20 +193,19 @@ static int plan_selection(qctx *q)
             x->col = col_named(q->t, e->text);
             plain++;
         } else if (e->kind == CQL_E_FUNCTION &&
-                   cqlagg_lookup(e->fn.name, e->star,
-                                 e->nitems == 1 && e->items[0]->kind != CQL_E_COLUMN, &ak)) {
+                   cqlagg_lookup(e->fn.name, e->star, cql_agg_literal_arg(e), &ak)) {
             x->kind = SEL_COUNT;
+            const cql_ctype *argtype = NULL;
             if (ak != CQLAGG_COUNT_ROWS) {
-                if (e->nitems != 1 || e->items[0]->kind != CQL_E_COLUMN)
-                    return cql_fail(c, CQL_ERR_INVALID, "%s takes one column", e->fn.name);
-                x->col = col_named(q->t, e->items[0]->text);
-                if (x->col == NULL)
-                    return cql_fail(c, CQL_ERR_INVALID, "Undefined column name %s in table %s.%s",
-                                    e->items[0]->text, q->t->ks, q->t->name);
+                char *argname = NULL;
+                int rc = cql_agg_arg(c, q->t, e, &x->col, &x->agg_cell, &x->fn, &argtype, &argname);
+                free(argname);
+                if (rc != 0) return -1;
+                x->agg_fn = x->col == NULL;
             }
             cql_parse_error perr;
             memset(&perr, 0, sizeof perr);
-            if (cqlagg_init(&x->agg, ak, x->col ? x->col->type : NULL, &perr) != 0)
+            if (cqlagg_init(&x->agg, ak, argtype, &perr) != 0)
                 return cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
             x->agg_on = 1;
             counts++;
@@ -603,6 +604,24 @@ static int group_flush(qctx *q)
     return q->q->json ? json_row(q) : 0;
 }
 
+/* writetime(col) (which 'w') or ttl(col) ('t') of the loaded row into b: its length, or -1
+ * for null (no cell, or no TTL). */
+static int32_t cell_meta(qctx *q, const cql_tcol *col, const cql_srow *item, int which,
+                         uint8_t b[8])
+{
+    size_t ci = col_index(q, col);
+    const cql_srow *from = row_of(q, col, item);
+    if (!q->has[ci] || from == NULL) return -1;
+    if (which == 'w') {
+        cql_bigint_encode(cql_srow_cell_ts(from, col->name), b);
+        return 8;
+    }
+    int64_t e = cql_srow_cell_exp(from, col->name);
+    if (e == 0) return -1;
+    cql_int_encode((int32_t)(e - q->now_s), b);
+    return 4;
+}
+
 /* Feeds the loaded row to the aggregates, opening a group when its GROUP BY values
  * change. */
 static int group_add(qctx *q, const cql_srow *item)
@@ -634,6 +653,25 @@ static int group_add(qctx *q, const cql_srow *item)
         if (!x->agg_on) continue;
         cql_parse_error perr;
         memset(&perr, 0, sizeof perr);
+        if (x->agg_fn) {
+            buf v;
+            buf_init(&v, 0);
+            int got = fn_value(q, &x->fn, &v);
+            if (got == CQLVAL_ERROR) rc = -1;
+            if (got != CQLVAL_ERROR &&
+                cqlagg_add(&x->agg, (const uint8_t *)(v.data ? v.data : ""),
+                           got == CQLVAL_OK ? (int32_t)v.len : CQL_NULL, &perr) != 0)
+                rc = cql_fail(q->r->call, (cql_error_code)perr.code, "%s", perr.msg);
+            buf_free(&v);
+            continue;
+        }
+        if (x->agg_cell) {
+            uint8_t b[8];
+            int32_t len = cell_meta(q, x->col, item, x->agg_cell, b);
+            if (cqlagg_add(&x->agg, b, len < 0 ? CQL_NULL : len, &perr) != 0)
+                rc = cql_fail(q->r->call, (cql_error_code)perr.code, "%s", perr.msg);
+            continue;
+        }
         size_t ci = col_index(q, x->col);
         int has = x->col == NULL || q->has[ci];
         if (cqlagg_add(&x->agg,
@@ -676,27 +714,13 @@ static int put_selectors(qctx *q, const cql_srow *item, cql_rows *dst)
             continue;
         }
         size_t ci = col_index(q, x->col);
-        const cql_srow *from = row_of(q, x->col, item);
         if (x->kind == SEL_COLUMN) {
             rc = cql_rows_put(dst, q->vals[ci].data ? q->vals[ci].data : "",
                               q->has[ci] ? (int32_t)q->vals[ci].len : -1);
-        } else if (x->kind == SEL_WRITETIME) {
-            if (!q->has[ci] || from == NULL) {
-                rc = cql_rows_put(dst, NULL, -1);
-            } else {
-                uint8_t b[8];
-                cql_bigint_encode(cql_srow_cell_ts(from, x->col->name), b);
-                rc = cql_rows_put(dst, b, 8);
-            }
         } else {
-            int64_t e = q->has[ci] && from ? cql_srow_cell_exp(from, x->col->name) : 0;
-            if (e == 0) {
-                rc = cql_rows_put(dst, NULL, -1);
-            } else {
-                uint8_t b[4];
-                cql_int_encode((int32_t)(e - q->now_s), b);
-                rc = cql_rows_put(dst, b, 4);
-            }
+            uint8_t b[8];
+            int32_t len = cell_meta(q, x->col, item, x->kind == SEL_WRITETIME ? 'w' : 't', b);
+            rc = cql_rows_put(dst, len < 0 ? NULL : b, len);
         }
     }
     if (rc) return cql_fail(q->r->call, CQL_ERR_SERVER, "the result is too large to answer");

@@ -182,3 +182,21 @@ def test_relations_a_select_refuses_before_filtering(cql, table):
     # a frozen collection compares as a whole
     cql.execute("INSERT INTO %s (a, f, c) VALUES (1, {1, 2}, 0)" % t)
     assert [r.a for r in cql.execute("SELECT a FROM %s WHERE f = {1, 2} ALLOW FILTERING" % t)] == [1]
+
+
+def test_aggregates_of_computed_selectors(cql, table):
+    t = table("(a int, b int, c int, PRIMARY KEY (a, b))")
+    for b in (1, 2, 3, 5):
+        cql.execute("INSERT INTO %s (a, b, c) VALUES (1, %d, %d) USING TIMESTAMP %d"
+                    % (t, b, b * 10, 1000 + b))
+    cql.execute("INSERT INTO %s (a, b) VALUES (1, 9)" % t)
+    rs = cql.execute("SELECT avg(cast(b AS double)), max(blobAsInt(intAsBlob(b))), "
+                     "count(cast(c AS text)), min(writetime(c)), count(ttl(c)) FROM %s" % t)
+    assert rs.column_names == ["system.avg(cast(b as double))",
+                               "system.max(system.blobasint(system.intasblob(b)))",
+                               "system.count(cast(c as text))", "system.min(writetime(c))",
+                               "system.count(ttl(c))"]
+    assert list(rs.one()) == [4.0, 9, 4, 1001, 0]
+    refused(cql, "aggregate functions cannot be used as arguments of aggregate functions",
+            "SELECT max(sum(c)) FROM %s" % t)
+
