@@ -419,6 +419,19 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
         if (col == NULL)
             return cql_fail(c, CQL_ERR_INVALID, "Undefined column name %s in table %s.%s",
                             rel->columns[0], t->ks, t->name);
+        if (rel->op == CQL_OP_CONTAINS || rel->op == CQL_OP_CONTAINS_KEY) {
+            int id = col->type ? col->type->wire.id : 0;
+            int key = rel->op == CQL_OP_CONTAINS_KEY;
+            if (key ? id != CQL_TYPE_MAP
+                    : id != CQL_TYPE_LIST && id != CQL_TYPE_SET && id != CQL_TYPE_MAP)
+                return cql_fail(c, CQL_ERR_INVALID, "Cannot use %s on non-%s column %s",
+                                key ? "CONTAINS KEY" : "CONTAINS", key ? "map" : "collection",
+                                col->name);
+            if (mode != CQL_KEYS_SELECT)
+                return cql_fail(c, CQL_ERR_INVALID, "Cannot use %s relations in %s statements",
+                                key ? "CONTAINS KEY" : "CONTAINS",
+                                mode == CQL_KEYS_DELETE ? "DELETE" : "UPDATE");
+        }
         if (mode == CQL_KEYS_SELECT && refused_relation(c, rel, col) != 0) return -1;
         int eq = rel->op == CQL_OP_EQ || rel->op == CQL_OP_IN;
         if (rel->kind == CQL_REL_COLUMN && col->kind == 'p' && eq) {

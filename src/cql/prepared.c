@@ -344,6 +344,62 @@ void cql_markers_free(cql_markers *m)
 
 /* ---- PREPARE and EXECUTE ---- */
 
+static int undefined(cql_call *c, const cql_tinfo *t, const char *name)
+{
+    return cql_fail(c, CQL_ERR_INVALID, "Undefined column name %s in table %s.%s", name, t->ks,
+                    t->name);
+}
+
+/* The columns a WHERE clause or IF conditions name exist; a token() restriction is for a
+ * SELECT only (what, "UPDATE" or "DELETE", names the statement when it is not). */
+static int check_relations(cql_call *c, const cql_tinfo *t, const cql_relation *rels, size_t n,
+                           const char *what)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (rels[i].kind == CQL_REL_TOKEN && what)
+            return cql_fail(c, CQL_ERR_INVALID,
+                            "The token function cannot be used in WHERE clauses for %s statements",
+                            what);
+        for (size_t j = 0; j < rels[i].ncolumns; j++)
+            if (cql_tinfo_col(t, rels[i].columns[j]) == NULL)
+                return undefined(c, t, rels[i].columns[j]);
+    }
+    return 0;
+}
+
+/* What PREPARE refuses as Cassandra does, before any value is bound: a column the table
+ * does not have, and token() in an UPDATE or DELETE. 0, or -1 with the error set. */
+static int check_columns(cql_call *c, const cql_stmt *s, const cql_tinfo *t)
+{
+    switch (s->kind) {
+    case CQL_SELECT:
+        return check_relations(c, t, s->u.select.where.rels, s->u.select.where.n, NULL);
+    case CQL_INSERT:
+        for (size_t i = 0; i < s->u.insert.ncolumns; i++)
+            if (cql_tinfo_col(t, s->u.insert.columns[i]) == NULL)
+                return undefined(c, t, s->u.insert.columns[i]);
+        return 0;
+    case CQL_UPDATE: {
+        const cql_update *up = &s->u.update;
+        for (size_t i = 0; i < up->nset; i++)
+            if (cql_tinfo_col(t, up->set[i].column) == NULL)
+                return undefined(c, t, up->set[i].column);
+        if (check_relations(c, t, up->where.rels, up->where.n, "UPDATE") != 0) return -1;
+        return check_relations(c, t, up->conds, up->nconds, "UPDATE");
+    }
+    case CQL_DELETE: {
+        const cql_delete *d = &s->u.del;
+        for (size_t i = 0; i < d->ncols; i++)
+            if (cql_tinfo_col(t, d->cols[i].column) == NULL)
+                return undefined(c, t, d->cols[i].column);
+        if (check_relations(c, t, d->where.rels, d->where.n, "DELETE") != 0) return -1;
+        return check_relations(c, t, d->conds, d->nconds, "DELETE");
+    }
+    default:
+        return 0;
+    }
+}
+
 /* The table a statement reads or writes, NULL for the others. */
 static const cql_qname *stmt_table(const cql_stmt *s)
 {
@@ -387,6 +443,7 @@ int cql_exec_prepare(cql_call *c, const cql_prepare *p)
     if (tn) {
         const char *tks = cql_keyspace_of(c, tn);
         if (tks == NULL || cql_tinfo_load(c, tks, tn->name, &t) != 0) goto done;
+        if (check_columns(c, s, &t) != 0) goto done;
         if (cql_markers_of(c, s, parsed, &t, &m) != 0) goto done;
         if (s->kind == CQL_SELECT && cql_select_metadata(c, s, &t, &result) != 0) goto done;
     } else if (parsed->nbinds) {

@@ -200,3 +200,36 @@ def test_aggregates_of_computed_selectors(cql, table):
     refused(cql, "aggregate functions cannot be used as arguments of aggregate functions",
             "SELECT max(sum(c)) FROM %s" % t)
 
+
+
+def test_prepare_refuses_unknown_columns_and_token_in_writes(cql, table):
+    t = table("(p int, c int, v int, PRIMARY KEY (p, c))")
+    for stmt, name in (("SELECT * FROM %s WHERE p = ? AND nope = ?", "nope"),
+                       ("INSERT INTO %s (p, c, nope) VALUES (?, ?, ?)", "nope"),
+                       ("UPDATE %s SET nope = ? WHERE p = ? AND c = ?", "nope"),
+                       ("UPDATE %s SET v = ? WHERE p = ? AND c = ? IF nope = ?", "nope"),
+                       ("DELETE nope FROM %s WHERE p = ? AND c = ?", "nope"),
+                       ("DELETE FROM %s WHERE p1 = ? AND c = ?", "p1")):
+        with pytest.raises(InvalidRequest) as e:
+            cql.prepare(stmt % t)
+        assert "Undefined column name %s in table compat.%s" % (name, t) in str(e.value)
+    for kind, stmt in (("DELETE", "DELETE FROM %s WHERE token(p) = token(?)"),
+                       ("UPDATE", "UPDATE %s SET v = 1 WHERE token(p) = ? AND c = 1")):
+        with pytest.raises(InvalidRequest) as e:
+            cql.prepare(stmt % t)
+        assert "The token function cannot be used in WHERE clauses for %s statements" % kind \
+            in str(e.value)
+
+
+def test_contains_in_writes_and_on_scalars(cql, table):
+    t = table("(a int, b frozen<map<int, int>>, c int, PRIMARY KEY (a, b))")
+    cql.execute("INSERT INTO %s (a, b, c) VALUES (1, {1: 1}, 3)" % t)
+    refused(cql, "Cannot use CONTAINS relations in DELETE statements",
+            "DELETE FROM %s WHERE a = 1 AND b CONTAINS 1" % t)
+    refused(cql, "Cannot use CONTAINS KEY relations in DELETE statements",
+            "DELETE FROM %s WHERE a = 1 AND b CONTAINS KEY 1" % t)
+    refused(cql, "Cannot use CONTAINS on non-collection column a",
+            "DELETE FROM %s WHERE a CONTAINS 1" % t)
+    refused(cql, "Cannot use CONTAINS KEY on non-map column c",
+            "SELECT * FROM %s WHERE c CONTAINS KEY 1 ALLOW FILTERING" % t)
+    assert [r.c for r in cql.execute("SELECT c FROM %s" % t)] == [3]
