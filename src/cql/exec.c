@@ -70,6 +70,14 @@ int cql_call_error_body(const cql_call *c, buf *out)
         e.keyspace = c->err_keyspace;
         e.name = c->err_name;
     }
+    if (e.code == CQL_ERR_FUNCTION_FAILURE) {
+        /* fromJson(text) is the one native function that fails as it executes */
+        static const char *const args[] = {"text"};
+        e.keyspace = "system";
+        e.name = "fromjson";
+        e.arg_types = args;
+        e.n_arg_types = 1;
+    }
     if (e.code == CQL_ERR_UNPREPARED) {
         e.id = c->err_id;
         e.id_len = c->err_id_len;

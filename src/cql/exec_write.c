@@ -673,6 +673,15 @@ static int conditions_hold(wctx *w, json_t *item, const cql_relation *conds, siz
                 return -1;
             }
             cql_op op = listed ? CQL_OP_EQ : rel->op;
+            if (rc == CQLVAL_NULL && op != CQL_OP_EQ && op != CQL_OP_NEQ) {
+                static const char *const ops[] = {
+                    [CQL_OP_LT] = "<", [CQL_OP_LTE] = "<=", [CQL_OP_GT] = ">", [CQL_OP_GTE] = ">="};
+                buf_free(&v);
+                buf_free(&cur);
+                return cql_fail(w->r->call, CQL_ERR_INVALID,
+                                "Invalid comparison with null for operator \"%s\"",
+                                (size_t)op < sizeof ops / sizeof *ops && ops[op] ? ops[op] : "?");
+            }
             ok = cond_match(type, has, &cur, op, (const uint8_t *)v.data,
                             rc == CQLVAL_OK ? (int32_t)v.len : -1);
             buf_free(&v);
@@ -1121,14 +1130,12 @@ static int json_columns(wctx *w, const cql_insert *in, cql_insert *out)
                        : cql_fail(c, CQL_ERR_INVALID, "Got null for INSERT JSON values");
         }
     }
-    json_error_t jerr;
-    json_t *map = json_loadb(text.data ? text.data : "", text.len, JSON_DECODE_ANY, &jerr);
+    /* numbers keep their text: a varint past 64 bits, a decimal's scale */
+    cql_parse_error perr;
+    memset(&perr, 0, sizeof perr);
+    json_t *map = cqlval_json_object(text.data ? text.data : "", text.len, &perr);
     buf_free(&text);
-    if (!json_is_object(map)) {
-        json_decref(map);
-        return cql_fail(c, CQL_ERR_INVALID, "Could not decode JSON string as a map: %s",
-                        jerr.text[0] ? jerr.text : "not an object");
-    }
+    if (map == NULL) return cql_fail(c, CQL_ERR_INVALID, "%s", perr.msg);
     size_t n = w->t->ncols;
     w->jbytes = calloc(n + 1, sizeof *w->jbytes);
     w->jexprs = calloc(n + 1, sizeof *w->jexprs);
@@ -1160,12 +1167,12 @@ static int json_columns(wctx *w, const cql_insert *in, cql_insert *out)
         }
         size_t i = w->nj;
         buf_init(&w->jbytes[i], 0);
-        cql_parse_error perr;
         memset(&perr, 0, sizeof perr);
         int got = cqlval_from_json(col->type, col->name, v, &w->jbytes[i], &perr);
         if (got == CQLVAL_ERROR) {
             buf_free(&w->jbytes[i]);
-            rc = cql_fail(c, CQL_ERR_INVALID, "%s", perr.msg);
+            rc = cql_fail(c, CQL_ERR_INVALID, "Error decoding JSON value for %s: %s", col->name,
+                          perr.msg);
             break;
         }
         w->jcols[i] = col->name;

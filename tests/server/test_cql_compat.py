@@ -233,3 +233,37 @@ def test_contains_in_writes_and_on_scalars(cql, table):
     refused(cql, "Cannot use CONTAINS KEY on non-map column c",
             "SELECT * FROM %s WHERE c CONTAINS KEY 1 ALLOW FILTERING" % t)
     assert [r.c for r in cql.execute("SELECT c FROM %s" % t)] == [3]
+
+
+def test_from_json_of_a_bad_text_is_a_function_failure(cql, table):
+    from cassandra.protocol import FunctionFailure
+    t = table("(k int PRIMARY KEY, a ascii, b bigint)")
+    ins = "INSERT INTO %s (k, %s) VALUES (?, fromJson(?))"
+    for col, text in (("a", "\u038e\u0394"), ("a", "123"), ("b", "9223372036854775808"),
+                      ("b", "123.456"), ("b", '"abc"'), ("b", '["abc"]')):
+        with pytest.raises(FunctionFailure) as e:
+            cql.execute(cql.prepare(ins % (t, col)), [0, text])
+        assert e.value.keyspace == "system" and e.value.function == "fromjson"
+        assert e.value.arg_types == ["text"]
+    cql.execute(cql.prepare(ins % (t, "b")), [0, '"123123123123"'])
+    assert cql.execute("SELECT b FROM %s WHERE k = 0" % t).one().b == 123123123123
+
+
+def test_insert_json_numbers_keep_their_digits(cql, table):
+    from decimal import Decimal
+    t = table("(k int PRIMARY KEY, v varint, d decimal, i int)")
+    cql.execute(cql.prepare("INSERT INTO %s JSON ?" % t),
+                ['{"k": 1, "v": 123456789012345678901234567890, "d": 3.250}'])
+    row = cql.execute("SELECT v, d FROM %s WHERE k = 1" % t).one()
+    assert row.v == 123456789012345678901234567890 and row.d == Decimal("3.250")
+    refused(cql, "Error decoding JSON value for i: Unable to make int from 'abc'",
+            "INSERT INTO %s JSON ?" % t, '{"k": 2, "i": "abc"}')
+
+
+def test_a_condition_comparing_with_null(cql, table):
+    t = table("(k int PRIMARY KEY, v int)")
+    cql.execute("INSERT INTO %s (k, v) VALUES (0, 1)" % t)
+    for op in ("<", "<=", ">", ">="):
+        refused(cql, 'Invalid comparison with null for operator "%s"' % op,
+                "UPDATE %s SET v = 2 WHERE k = 0 IF v %s null" % (t, op))
+    assert list(cql.execute("UPDATE %s SET v = 2 WHERE k = 0 IF v != null" % t)) == [(True,)]
