@@ -407,6 +407,9 @@ static int coll_element(wctx *w, cql_coll *c, const buf *key, const buf *v)
     size_t live = 0, at = c->n;
     for (size_t i = 0; i < c->n; i++)
         if (cql_coll_el_live(c, i, w->now_s) && live++ == (size_t)idx) at = i;
+    if (live == 0)
+        return cql_fail(w->r->call, CQL_ERR_INVALID, "Attempted to %s a list which is null",
+                        v ? "set an element on" : "delete an element from");
     if (idx < 0 || at == c->n)
         return cql_fail(w->r->call, CQL_ERR_INVALID,
                         "List index %d out of bound, list has size %zu", idx, live);
@@ -445,8 +448,12 @@ static int coll_assign(wctx *w, json_t *item, const cql_tcol *col, cql_assign_ki
         const cql_ctype *kt = list ? cqltype_native(CQL_TYPE_INT) : t->args[0];
         int krc = cql_term(w->r, kt, col->name, key, &kb);
         if (krc != CQLVAL_OK) {
-            if (krc != CQLVAL_ERROR)
-                cql_fail(call, CQL_ERR_INVALID, "Invalid null value for %s key", col->name);
+            const char *which = krc == CQLVAL_UNSET ? "unset" : "null";
+            if (krc != CQLVAL_ERROR && list)
+                cql_fail(call, CQL_ERR_INVALID, "Invalid %s value for list index", which);
+            else if (krc != CQLVAL_ERROR)
+                cql_fail(call, CQL_ERR_INVALID, "Invalid %s %s", which,
+                         map ? "map key" : "set element");
             goto done;
         }
         vt = map ? t->args[1] : t->args[0];
@@ -899,13 +906,24 @@ static int assign(wctx *w, json_t *item, const cql_tcol *col, cql_assign_kind ki
     if (cql_coll_col(col) && kind != CQL_SET_VALUE)
         return coll_assign(w, item, col, kind, value, key);
     if (kind != CQL_SET_VALUE) {
-        if (kind == CQL_SET_ELEMENT && cqltype_is_collection(t))
-            return cql_fail(c, CQL_ERR_INVALID,
-                            "Invalid operation (%s[...] = ...) for frozen collection column %s",
-                            col->name, col->name);
-        return cql_fail(c, CQL_ERR_INVALID,
-                        "Invalid operation (%s = %s %c ...) for non counter column %s", col->name,
-                        col->name, kind == CQL_SET_SUB ? '-' : '+', col->name);
+        char *l = key ? cql_print_expr(key) : NULL, *r = value ? cql_print_expr(value) : NULL;
+        const char *lv = l ? l : "?", *rv = r ? r : "?";
+        char text[512];
+        if (kind == CQL_SET_ELEMENT)
+            snprintf(text, sizeof text, "%s[%s] = %s", col->name, lv, rv);
+        else if (kind == CQL_SET_PREPEND)
+            snprintf(text, sizeof text, "%s = %s + %s", col->name, rv, col->name);
+        else
+            snprintf(text, sizeof text, "%s = %s %c %s", col->name, col->name,
+                     kind == CQL_SET_SUB ? '-' : '+', rv);
+        free(l);
+        free(r);
+        const char *what = cqltype_is_collection(t)  ? "frozen collection"
+                           : kind == CQL_SET_ELEMENT ? "non collection"
+                           : kind == CQL_SET_PREPEND ? "non list"
+                                                     : "non counter";
+        return cql_fail(c, CQL_ERR_INVALID, "Invalid operation (%s) for %s column %s", text, what,
+                        col->name);
     }
     buf v;
     buf_init(&v, 0);

@@ -267,3 +267,31 @@ def test_a_condition_comparing_with_null(cql, table):
         refused(cql, 'Invalid comparison with null for operator "%s"' % op,
                 "UPDATE %s SET v = 2 WHERE k = 0 IF v %s null" % (t, op))
     assert list(cql.execute("UPDATE %s SET v = 2 WHERE k = 0 IF v != null" % t)) == [(True,)]
+
+
+def test_collection_operation_errors_name_the_operation(cql, table):
+    from cassandra.query import UNSET_VALUE
+    t = table("(k int PRIMARY KEY, l list<int>, m map<text, int>, fl frozen<list<int>>, v int)")
+    cql.execute("INSERT INTO %s (k, l, fl) VALUES (0, [1, 2], [1])" % t)
+    for stmt, msg in (
+            ("UPDATE %s SET l[5] = 3 WHERE k = 0", "List index 5 out of bound, list has size 2"),
+            ("UPDATE %s SET l[0] = 3 WHERE k = 1",
+             "Attempted to set an element on a list which is null"),
+            ("DELETE l[0] FROM %s WHERE k = 1",
+             "Attempted to delete an element from a list which is null"),
+            ("UPDATE %s SET fl[0] = 3 WHERE k = 0",
+             "Invalid operation (fl[0] = 3) for frozen collection column fl"),
+            ("UPDATE %s SET fl = fl + [3] WHERE k = 0",
+             "Invalid operation (fl = fl + [3]) for frozen collection column fl"),
+            ("UPDATE %s SET fl = [3] + fl WHERE k = 0",
+             "Invalid operation (fl = [3] + fl) for frozen collection column fl"),
+            ("UPDATE %s SET v = v + 1 WHERE k = 0",
+             "Invalid operation (v = v + 1) for non counter column v"),
+            ("UPDATE %s SET v[0] = 1 WHERE k = 0",
+             "Invalid operation (v[0] = 1) for non collection column v")):
+        refused(cql, msg, stmt % t)
+    refused(cql, "Invalid unset map key", "UPDATE %s SET m[?] = 3 WHERE k = 0" % t, UNSET_VALUE)
+    refused(cql, "Invalid null map key", "UPDATE %s SET m[?] = 3 WHERE k = 0" % t, None)
+    refused(cql, "Invalid null value for list index", "UPDATE %s SET l[?] = 3 WHERE k = 0" % t,
+            None)
+    assert list(cql.execute("SELECT l, fl, v FROM %s WHERE k = 0" % t)) == [([1, 2], [1], None)]
