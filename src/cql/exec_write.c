@@ -32,6 +32,7 @@ typedef struct witem {
     json_t *item;     /* the new state (owned) */
     json_t *keycells; /* the key columns' attributes for a new item (owned), or NULL */
     int existed;      /* a live row was there */
+    int written;      /* a statement changes it (else it is only read, for conditions) */
 } witem;
 
 /* The items of one request (one statement, or a BATCH's), locked together. */
@@ -59,6 +60,9 @@ typedef struct wctx {
     int insert, rows;
     cql_keys k;
     int has_keys;
+    /* a conditional statement's partition static row (an index in set), read for the
+     * conditions and the [applied] answer; -1 when there is none to read */
+    long static_at;
     /* INSERT JSON: the values read from the JSON as bound values of made-up markers */
     cql_run jrun;
     cql_values jvalues;
@@ -117,6 +121,7 @@ static int own(wctx *w, size_t at)
         w->idxcap = cap;
     }
     w->idx[w->nidx++] = at;
+    w->set->items[at].written = 1;
     return 0;
 }
 
@@ -639,8 +644,9 @@ static int cond_in_bound(wctx *w, const cql_relation *rel, const cql_tcol *col,
     return 0;
 }
 
-/* Evaluates the IF conditions on item (NULL when the row does not exist): 1, 0, -1. */
-static int conditions_hold(wctx *w, json_t *item, const cql_relation *conds, size_t n)
+/* Evaluates the IF conditions on item (NULL when the row does not exist), static columns
+ * on stat (the partition's static row, NULL when it does not exist): 1, 0, -1. */
+static int conditions_hold(wctx *w, json_t *item, json_t *stat, const cql_relation *conds, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         const cql_relation *rel = &conds[i];
@@ -654,7 +660,7 @@ static int conditions_hold(wctx *w, json_t *item, const cql_relation *conds, siz
         buf cur;
         buf_init(&cur, 0);
         const cql_ctype *type;
-        int has = cond_value(w, item, rel, col, &cur, &type);
+        int has = cond_value(w, col->kind == 's' ? stat : item, rel, col, &cur, &type);
         int ok = 0;
         if (rel->op == CQL_OP_IN && rel->value) {
             ok = cond_in_bound(w, rel, col, type, has, &cur);
@@ -699,10 +705,13 @@ static int conditions_hold(wctx *w, json_t *item, const cql_relation *conds, siz
     return 1;
 }
 
-/* The [applied] answer: true alone, or false with the current values of cols (all of
- * the table's for IF NOT EXISTS). */
-static int answer_applied(wctx *w, int applied, json_t *item, const cql_relation *conds,
-                          size_t nconds, int all_columns)
+/* The [applied] answer: true alone, or false with the current values of the columns the
+ * conditions name (regular ones, then static ones, as Cassandra orders them), or of all
+ * the table's for IF NOT EXISTS; item is the row (NULL when it does not exist), stat the
+ * partition's static row (NULL when none). Nothing but false when neither exists, or
+ * when only the static row does and no condition reads it. */
+static int answer_applied(wctx *w, int applied, json_t *item, json_t *stat,
+                          const cql_relation *conds, size_t nconds, int all_columns)
 {
     static const cql_type t_bool = {.id = CQL_TYPE_BOOLEAN};
     cql_rows rs;
@@ -710,14 +719,22 @@ static int answer_applied(wctx *w, int applied, json_t *item, const cql_relation
     int rc = cql_rows_column(&rs, "[applied]", &t_bool);
     const cql_tcol *cols[256];
     size_t n = 0;
-    if (!applied && item) {
-        for (size_t i = 0; i < w->t->ncols && n < 256; i++) {
-            const cql_tcol *c = &w->t->cols[i];
-            int want = all_columns;
-            for (size_t j = 0; j < nconds && !want; j++)
-                want = strcmp(conds[j].columns[0], c->name) == 0;
-            if (want) cols[n++] = c;
-        }
+    if (!applied && all_columns && item) {
+        for (size_t i = 0; i < w->t->ncols && n < 256; i++)
+            cols[n++] = &w->t->cols[i];
+    } else if (!applied && !all_columns) {
+        int reads_static = 0;
+        for (int pass = 0; pass < 2; pass++)
+            for (size_t j = 0; j < nconds && n < 256; j++) {
+                const cql_tcol *c = cql_tinfo_col(w->t, conds[j].columns[0]);
+                if (c == NULL || (c->kind == 's') != pass) continue;
+                int seen = 0;
+                for (size_t k = 0; k < n && !seen; k++)
+                    seen = cols[k] == c;
+                if (!seen) cols[n++] = c;
+                reads_static |= pass;
+            }
+        if (!item && !(stat && reads_static)) n = 0;
     }
     for (size_t i = 0; i < n && rc == 0; i++)
         rc = cql_rows_column(&rs, cols[i]->name, cols[i]->wire);
@@ -726,7 +743,8 @@ static int answer_applied(wctx *w, int applied, json_t *item, const cql_relation
     for (size_t i = 0; i < n && rc == 0; i++) {
         buf v;
         buf_init(&v, 0);
-        int got = cql_cell_read(item, cols[i], w->now_s, &v);
+        json_t *from = cols[i]->kind == 's' && stat ? stat : item;
+        int got = from ? cql_cell_read(from, cols[i], w->now_s, &v) : 0;
         rc = cql_rows_put(&rs, v.data ? v.data : "", got == 1 ? (int32_t)v.len : -1);
         buf_free(&v);
     }
@@ -797,6 +815,7 @@ static int finish(wset *set, cql_call *c, int64_t now_s, item_txn *x)
     for (size_t i = 0; i < set->n; i++) {
         witem *it = &set->items[i];
         int rc;
+        if (!it->written) continue;
         if (!cql_row_live(it->item, it->t, now_s)) {
             rc = txn_delete(x, i, &err);
         } else {
@@ -1049,6 +1068,21 @@ static const cql_relation *conds_of(const wctx *w, size_t *n)
     return NULL;
 }
 
+/* The partition's static row a conditional statement reads (its own, or the one read
+ * for it), NULL when the table has none. */
+static witem *static_item(wctx *w)
+{
+    if (w->static_at >= 0) return &w->set->items[w->static_at];
+    for (size_t j = 0; j < w->nidx; j++)
+        if (W_ITEM(w, j)->is_static) return W_ITEM(w, j);
+    return NULL;
+}
+
+static json_t *live_item(const witem *it)
+{
+    return it && it->existed ? it->item : NULL;
+}
+
 /* 1 when the statement's conditions hold (or it has none), 0 when not, -1 error. */
 static int check(wctx *w)
 {
@@ -1059,7 +1093,7 @@ static int check(wctx *w)
     if (w->s->if_exists) return exists;
     size_t n;
     const cql_relation *conds = conds_of(w, &n);
-    return conditions_hold(w, exists ? m->item : NULL, conds, n);
+    return conditions_hold(w, exists ? m->item : NULL, live_item(static_item(w)), conds, n);
 }
 
 static int answer_not_applied(wctx *w)
@@ -1067,8 +1101,36 @@ static int answer_not_applied(wctx *w)
     witem *m = main_item(w);
     size_t n;
     const cql_relation *conds = conds_of(w, &n);
-    return answer_applied(w, 0, m && m->existed ? m->item : NULL, conds, n,
-                          w->s->kind == CQL_INSERT);
+    return answer_applied(w, 0, m && m->existed ? m->item : NULL, live_item(static_item(w)), conds,
+                          n, w->s->kind == CQL_INSERT);
+}
+
+/* A conditional statement on a table with static columns also reads its partition's
+ * static row, under the same lock, without writing it: conditions on static columns and
+ * the [applied] answer take their values from it. 0, or -1 with the error set. */
+static int plan_static_read(wctx *w)
+{
+    w->static_at = -1;
+    int statics = 0;
+    for (size_t i = 0; i < w->t->ncols; i++)
+        statics |= w->t->cols[i].kind == 's';
+    if (!conditional(w) || !statics || w->nidx == 0 || static_item(w)) return 0;
+    const buf *pkv[64];
+    for (size_t i = 0; i < w->t->npk && i < 64; i++) {
+        if (w->k.pk[i].n != 1) return 0; /* conditions name one partition */
+        pkv[i] = &w->k.pk[i].v[0];
+    }
+    buf pk;
+    buf_init(&pk, 0);
+    buf_append(&pk, W_ITEM(w, 0)->pk.data, W_ITEM(w, 0)->pk.len);
+    size_t had = w->set->n, owned = w->nidx;
+    witem *st = target(w, &pk, NULL, 1, pkv, NULL);
+    buf_free(&pk);
+    if (st == NULL) return -1;
+    if (w->set->n > had) st->written = 0;
+    w->static_at = (long)(st - w->set->items);
+    w->nidx = owned;
+    return 0;
 }
 
 /* INSERT and UPDATE: the assignments' checks and the items. */
@@ -1551,18 +1613,23 @@ static int stmt_plan(wctx *w, cql_run *r, const cql_stmt *s, cql_tinfo *t, wset 
     if (t->view) return cql_fail(c, CQL_ERR_INVALID, "Cannot directly modify a materialized view");
     w->et = cql_engine_table(c, t);
     if (w->et == NULL) return -1;
+    int rc;
     switch (s->kind) {
     case CQL_INSERT:
-        return plan_insert(w);
+        rc = plan_insert(w);
+        break;
     case CQL_UPDATE:
-        return plan_update(w);
+        rc = plan_update(w);
+        break;
     case CQL_DELETE:
-        return plan_delete(w);
+        rc = plan_delete(w);
+        break;
     default:
         return cql_fail(c, CQL_ERR_INVALID,
                         "Invalid statement in batch: only UPDATE, INSERT and DELETE statements "
                         "are allowed.");
     }
+    return rc == 0 ? plan_static_read(w) : rc;
 }
 
 static int stmt_apply(wctx *w)
@@ -1590,7 +1657,7 @@ int cql_exec_write(cql_run *r, const cql_stmt *s)
     item_txn *x = NULL;
     if (rc == 0 && set.n == 0) {
         /* nothing to change (a range with no rows) */
-        rc = conditional(&w) ? answer_applied(&w, 0, NULL, NULL, 0, 0) : answer_void(c);
+        rc = conditional(&w) ? answer_applied(&w, 0, NULL, NULL, NULL, 0, 0) : answer_void(c);
         goto out;
     }
     if (rc == 0) rc = begin(&set, c, w.now_s, &x);
@@ -1605,7 +1672,8 @@ int cql_exec_write(cql_run *r, const cql_stmt *s)
     if (rc == 0) rc = stmt_apply(&w);
     if (rc == 0) rc = finish(&set, c, w.now_s, x);
     if (rc == 0) cql_watch_write(c, w.et, s, &t, watched);
-    if (rc == 0) rc = conditional(&w) ? answer_applied(&w, 1, NULL, NULL, 0, 0) : answer_void(c);
+    if (rc == 0)
+        rc = conditional(&w) ? answer_applied(&w, 1, NULL, NULL, NULL, 0, 0) : answer_void(c);
 out:
     txn_end(x);
     wctx_free(&w);
@@ -1666,7 +1734,8 @@ int cql_exec_write_batch(cql_call *c, cql_run *const *runs, const cql_stmt *cons
         if (rc == 0 && set.n) rc = finish(&set, c, ws[0].now_s, x);
         for (size_t i = 0; rc == 0 && i < n; i++)
             cql_watch_write(c, ws[i].et, stmts[i], &ts[i], watched);
-        if (rc == 0) rc = conds ? answer_applied(&ws[0], 1, NULL, NULL, 0, 0) : answer_void(c);
+        if (rc == 0)
+            rc = conds ? answer_applied(&ws[0], 1, NULL, NULL, NULL, 0, 0) : answer_void(c);
     }
     txn_end(x);
     for (size_t i = 0; i < planned; i++)

@@ -295,3 +295,31 @@ def test_collection_operation_errors_name_the_operation(cql, table):
     refused(cql, "Invalid null value for list index", "UPDATE %s SET l[?] = 3 WHERE k = 0" % t,
             None)
     assert list(cql.execute("SELECT l, fl, v FROM %s WHERE k = 0" % t)) == [([1, 2], [1], None)]
+
+
+def test_conditions_on_static_columns_read_the_static_row(cql, table):
+    t = table("(k text, s text static, i int, v text, PRIMARY KEY (k, i))")
+    cql.execute("INSERT INTO %s (k, s, i, v) VALUES ('k', 's', 0, 'v')" % t)
+    cql.execute("DELETE FROM %s WHERE k = 'k' AND i = 0" % t)
+    # the row is gone, the static row is not: a condition on s sees it
+    delete = "DELETE v FROM %s WHERE k = 'k' AND i = 0 IF " % t
+    assert list(cql.execute(delete + "s = 'z'")) == [(False, "s")]
+    assert list(cql.execute(delete + "v = 'z'")) == [(False,)]
+    assert [tuple(r) for r in cql.execute(delete + "v = 'z' AND s = 'z'")] == [(False, None, "s")]
+    cql.execute("INSERT INTO %s (k, i, v) VALUES ('k', 1, 'one')" % t)
+    upd = "UPDATE %s SET v = ? WHERE k = 'k' AND i = 1 IF " % t
+    assert list(cql.execute(cql.prepare(upd + "s = 's'"), ["uno"])) == [(True,)]
+    assert [tuple(r) for r in cql.execute(cql.prepare(upd + "s = 'q' AND v = 'uno'"), ["x"])] \
+        == [(False, "uno", "s")]
+    assert [tuple(r) for r in cql.execute(
+        "INSERT INTO %s (k, i, v) VALUES ('k', 1, 'z') IF NOT EXISTS" % t)] \
+        == [(False, "k", 1, "s", "uno")]
+    # a batch conditioned on the static row, writing it too
+    assert list(cql.execute("BEGIN BATCH UPDATE %s SET v = 'b' WHERE k = 'k' AND i = 1 IF s = 's'; "
+                            "UPDATE %s SET s = 'u' WHERE k = 'k'; APPLY BATCH" % (t, t))) \
+        == [(True,)]
+    assert [tuple(r) for r in cql.execute("SELECT * FROM %s" % t)] == [("k", 1, "u", "b")]
+    # reading a missing partition's static row for a condition writes nothing
+    assert list(cql.execute("UPDATE %s SET v = 'c' WHERE k = 'new' AND i = 1 IF s = 'x'" % t)) \
+        == [(False,)]
+    assert list(cql.execute("SELECT * FROM %s WHERE k = 'new'" % t)) == []
