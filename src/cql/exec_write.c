@@ -1684,6 +1684,19 @@ out:
 
 /* ---- BATCH ---- */
 
+/* The one partition statement w names, serialized into out: 0, or -1 when it names
+ * several (IN on the partition key). */
+static int stmt_partition(const wctx *w, buf *out)
+{
+    const buf *pkv[64];
+    if (w->t->npk > 64) return -1;
+    for (size_t i = 0; i < w->t->npk; i++) {
+        if (w->k.pk == NULL || w->k.pk[i].n != 1) return -1;
+        pkv[i] = &w->k.pk[i].v[0];
+    }
+    return pk_of(w->t, pkv, out) == 0 ? 0 : -1;
+}
+
 int cql_exec_write_batch(cql_call *c, cql_run *const *runs, const cql_stmt *const *stmts, size_t n,
                          int counter_batch, int logged)
 {
@@ -1710,13 +1723,24 @@ int cql_exec_write_batch(cql_call *c, cql_run *const *runs, const cql_stmt *cons
                                         : "Counter mutations are only allowed in COUNTER batches");
         if (conditional(&ws[i])) conds++;
     }
-    /* conditions: one partition of one table, as Cassandra requires */
-    for (size_t i = 1; rc == 0 && conds && i < n; i++)
-        if (ws[i].et != ws[0].et || ws[i].nidx == 0 || ws[0].nidx == 0 ||
-            !cql_same_bytes(W_ITEM(&ws[i], 0)->pk.data, W_ITEM(&ws[i], 0)->pk.len,
-                            W_ITEM(&ws[0], 0)->pk.data, W_ITEM(&ws[0], 0)->pk.len))
+    /* conditions: one partition of one table, as Cassandra requires (a statement may
+     * name rows that are not there: its keys say its partition) */
+    buf pk0, pki;
+    buf_init(&pk0, 0);
+    buf_init(&pki, 0);
+    if (rc == 0 && conds && stmt_partition(&ws[0], &pk0) != 0)
+        rc = cql_fail(c, CQL_ERR_INVALID,
+                      "Batch with conditions cannot span multiple partitions (you cannot use IN "
+                      "on the partition key)");
+    for (size_t i = 1; rc == 0 && conds && i < n; i++) {
+        buf_reset(&pki);
+        if (ws[i].et != ws[0].et || stmt_partition(&ws[i], &pki) != 0 ||
+            !cql_same_bytes(pki.data, pki.len, pk0.data, pk0.len))
             rc = cql_fail(c, CQL_ERR_INVALID,
                           "Batch with conditions cannot span multiple tables or partitions");
+    }
+    buf_free(&pk0);
+    buf_free(&pki);
     item_txn *x = NULL;
     if (rc == 0 && set.n) rc = begin(&set, c, ws[0].now_s, &x);
     int held = 1;

@@ -342,6 +342,38 @@ void cql_markers_free(cql_markers *m)
     memset(m, 0, sizeof *m);
 }
 
+/* The markers of a BATCH statement's text: each inner statement's against its own table
+ * (ts[i], loaded here; the caller frees them), the batch's USING TIMESTAMP, and text for
+ * any other. A batch names no one partition: no partition key indexes. 0, or -1 with the
+ * error set. */
+static int check_columns(cql_call *c, const cql_stmt *s, const cql_tinfo *t);
+static int batch_markers(cql_call *c, const cql_batch_stmt *b, const cql_parsed *p, cql_tinfo *ts,
+                         cql_markers *m)
+{
+    memset(m, 0, sizeof *m);
+    m->n = p->nbinds;
+    m->cols = calloc(m->n + 1, sizeof *m->cols);
+    m->pk = calloc(1, sizeof *m->pk);
+    if (m->cols == NULL || m->pk == NULL) return cql_fail(c, CQL_ERR_SERVER, "out of memory");
+    for (size_t i = 0; i < b->nstmts; i++) {
+        const cql_stmt *s = b->stmts[i];
+        const char *ks = cql_keyspace_of(c, &s->name);
+        if (ks == NULL || cql_tinfo_load(c, ks, s->name.name, &ts[i]) != 0) return -1;
+        if (check_columns(c, s, &ts[i]) != 0) return -1;
+        marks k = {.c = c, .p = p, .t = &ts[i], .m = m};
+        stmt_markers(&k, s);
+        if (i == 0) using_markers(&k, b->using, b->nusing);
+    }
+    for (size_t i = 0; i < m->n; i++) {
+        if (m->cols[i].type) continue;
+        m->cols[i].keyspace = b->nstmts ? ts[0].ks : "system";
+        m->cols[i].table = b->nstmts ? ts[0].name : "local";
+        m->cols[i].name = p->binds[i].name ? p->binds[i].name : "?";
+        m->cols[i].type = &t_text;
+    }
+    return 0;
+}
+
 /* ---- PREPARE and EXECUTE ---- */
 
 static int undefined(cql_call *c, const cql_tinfo *t, const char *name)
@@ -436,11 +468,19 @@ int cql_exec_prepare(cql_call *c, const cql_prepare *p)
     cql_rows result;
     cql_rows_init(&result, NULL, NULL);
     const cql_qname *tn = stmt_table(s);
+    cql_tinfo *bts = NULL; /* a BATCH's tables, one per statement */
+    size_t nbts = 0;
     if (s->kind == CQL_BATCH) {
-        cql_fail(c, CQL_ERR_INVALID, "Cannot prepare a BATCH statement; send a BATCH message");
-        goto done;
-    }
-    if (tn) {
+        nbts = s->u.batch.nstmts;
+        bts = calloc(nbts + 1, sizeof *bts);
+        if (bts == NULL) {
+            cql_fail(c, CQL_ERR_SERVER, "out of memory");
+            goto done;
+        }
+        for (size_t i = 0; i < nbts; i++)
+            arena_init(&bts[i].arena, 0);
+        if (batch_markers(c, &s->u.batch, parsed, bts, &m) != 0) goto done;
+    } else if (tn) {
         const char *tks = cql_keyspace_of(c, tn);
         if (tks == NULL || cql_tinfo_load(c, tks, tn->name, &t) != 0) goto done;
         if (check_columns(c, s, &t) != 0) goto done;
@@ -495,6 +535,9 @@ done:
     cql_rows_free(&result);
     cql_markers_free(&m);
     cql_tinfo_free(&t);
+    for (size_t i = 0; i < nbts; i++)
+        cql_tinfo_free(&bts[i]);
+    free(bts);
     cql_plan_release(plan);
     return rc;
 }

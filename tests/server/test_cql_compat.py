@@ -323,3 +323,35 @@ def test_conditions_on_static_columns_read_the_static_row(cql, table):
     assert list(cql.execute("UPDATE %s SET v = 'c' WHERE k = 'new' AND i = 1 IF s = 'x'" % t)) \
         == [(False,)]
     assert list(cql.execute("SELECT * FROM %s WHERE k = 'new'" % t)) == []
+
+
+def test_a_batch_text_can_be_prepared(cql, table):
+    from cassandra.query import UNSET_VALUE
+    a = table("(k int PRIMARY KEY, s text, i int)")
+    b = table("(k int PRIMARY KEY, v int)")
+    ps = cql.prepare("BEGIN BATCH USING TIMESTAMP ? INSERT INTO %s (k, s, i) VALUES (?, 'x', 7); "
+                     "UPDATE %s SET s = ?, i = ? WHERE k = 1; UPDATE %s SET v = ? WHERE k = ?; "
+                     "APPLY BATCH" % (a, a, b))
+    assert [c.name for c in ps.column_metadata] == ["[timestamp]", "k", "s", "i", "v", "k"]
+    assert [c.table_name for c in ps.column_metadata][1:] == [a, a, a, b, b]
+    cql.execute(ps, [1000, 1, None, UNSET_VALUE, 5, 2])
+    assert [tuple(r) for r in cql.execute("SELECT k, s, i, writetime(i) FROM %s" % a)] \
+        == [(1, None, 7, 1000)]
+    assert [tuple(r) for r in cql.execute("SELECT * FROM %s" % b)] == [(2, 5)]
+    with pytest.raises(InvalidRequest) as e:
+        cql.prepare("BEGIN BATCH UPDATE %s SET nope = ? WHERE k = 1; APPLY BATCH" % b)
+    assert "Undefined column name nope" in str(e.value)
+
+
+def test_a_conditional_batch_may_delete_a_range_with_no_rows(cql, table):
+    t = table("(id int, c1 int, c2 int, v int, PRIMARY KEY (id, c1, c2))")
+    cql.execute("INSERT INTO %s (id, c1, c2, v) VALUES (1, 1, 1, 22)" % t)
+    got = cql.execute("BEGIN BATCH DELETE FROM %s WHERE id = 1 AND c1 = 2; "
+                      "UPDATE %s SET v = 23 WHERE id = 1 AND c1 = 1 AND c2 = 1 IF v = 22; "
+                      "APPLY BATCH" % (t, t))
+    assert list(got) == [(True,)]
+    assert [tuple(r) for r in cql.execute("SELECT * FROM %s" % t)] == [(1, 1, 1, 23)]
+    refused(cql, "Batch with conditions cannot span multiple tables or partitions",
+            "BEGIN BATCH DELETE FROM %s WHERE id = 2 AND c1 = 2; "
+            "UPDATE %s SET v = 1 WHERE id = 1 AND c1 = 1 AND c2 = 1 IF v = 23; APPLY BATCH"
+            % (t, t))
