@@ -271,12 +271,18 @@ static int tuple_in(cql_run *r, const cql_tinfo *t, const cql_relation *rel, cql
 }
 
 /* The relations a SELECT refuses whatever the rest of its WHERE clause, as Cassandra does:
- * IS NOT NULL (a view's definition only), and the comparisons of a whole non-frozen
- * collection. 0, or -1 with the error set. */
+ * IS NOT NULL (a view's definition only), a slice of a duration (durations do not order),
+ * and the comparisons of a whole non-frozen collection. 0, or -1 with the error set. */
 static int refused_relation(cql_call *c, const cql_relation *rel, const cql_tcol *col)
 {
     if (rel->op == CQL_OP_IS_NOT_NULL)
         return cql_fail(c, CQL_ERR_INVALID, "Unsupported restriction: %s IS NOT NULL", col->name);
+    int slice = rel->op == CQL_OP_LT || rel->op == CQL_OP_LTE || rel->op == CQL_OP_GT ||
+                rel->op == CQL_OP_GTE;
+    if (slice && rel->kind == CQL_REL_COLUMN && col->type &&
+        col->type->wire.id == CQL_TYPE_DURATION)
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "Slice restrictions are not supported on duration columns");
     if (rel->kind != CQL_REL_COLUMN || col->type == NULL || col->type->frozen) return 0;
     int id = col->type->wire.id;
     if (id != CQL_TYPE_LIST && id != CQL_TYPE_SET && id != CQL_TYPE_MAP) return 0;

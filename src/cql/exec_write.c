@@ -1361,11 +1361,33 @@ static int plan_insert_columns(wctx *w, const cql_insert *in)
     return plan_assign(w);
 }
 
+/* 1 when where restricts a clustering column (alone or in a tuple). */
+static int restricts_clustering(const cql_tinfo *t, const cql_where *where)
+{
+    for (size_t i = 0; i < where->n; i++)
+        for (size_t j = 0; j < where->rels[i].ncolumns; j++) {
+            const cql_tcol *col = cql_tinfo_col(t, where->rels[i].columns[j]);
+            if (col && col->kind == 'c' && where->rels[i].kind != CQL_REL_TOKEN) return 1;
+        }
+    return 0;
+}
+
 static int plan_update(wctx *w)
 {
     const cql_update *up = &w->s->u.update;
     cql_call *c = w->r->call;
     if (usings(w, up->using, up->nusing, 1) != 0) return -1;
+    /* a statement that sets only static columns names no row: Cassandra refuses one that
+     * restricts a clustering column, as a sign of a mistake */
+    int statics_only = up->nset > 0 && w->t->nck > 0;
+    for (size_t i = 0; i < up->nset; i++) {
+        const cql_tcol *col = cql_tinfo_col(w->t, up->set[i].column);
+        statics_only &= col && col->kind == 's';
+    }
+    if (statics_only && restricts_clustering(w->t, &up->where))
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "Invalid restrictions on clustering columns since the UPDATE statement "
+                        "modifies only static columns");
     int rc = cql_where_keys(w->r, w->t, &up->where, CQL_KEYS_UPDATE, 0, &w->k);
     w->has_keys = 1;
     /* a statement that sets only static columns needs no clustering key */
@@ -1549,6 +1571,13 @@ static int plan_delete(wctx *w)
                             "Invalid identifier %s for deletion (should not be a PRIMARY KEY part)",
                             col->name);
     }
+    int only_static = del->ncols > 0;
+    for (size_t i = 0; i < del->ncols; i++)
+        only_static &= cql_tinfo_col(w->t, del->cols[i].column)->kind == 's';
+    if (only_static && restricts_clustering(w->t, &del->where))
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "Invalid restrictions on clustering columns since the DELETE statement "
+                        "modifies only static columns");
     if (cql_where_keys(w->r, w->t, &del->where, CQL_KEYS_DELETE, 0, &w->k) != 0) {
         w->has_keys = 1;
         return -1;
@@ -1558,7 +1587,8 @@ static int plan_delete(wctx *w)
     if (conditional(w) && (w->k.ck_eq < w->t->nck || w->k.slice) && del->ncols == 0)
         return cql_fail(c, CQL_ERR_INVALID,
                         "DELETE statements must restrict all PRIMARY KEY columns with equality "
-                        "relations in order to use IF conditions");
+                        "relations in order to %s",
+                        w->k.slice ? "use IF conditions" : "delete non static columns");
     delctx d = {.w = w, .k = &w->k, .cells = del->ncols > 0};
     buf_init(&d.pk, 0);
     int rc = cql_each_combination(w->k.pk, w->t->npk, del_pk, &d);

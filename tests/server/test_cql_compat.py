@@ -355,3 +355,24 @@ def test_a_conditional_batch_may_delete_a_range_with_no_rows(cql, table):
             "BEGIN BATCH DELETE FROM %s WHERE id = 2 AND c1 = 2; "
             "UPDATE %s SET v = 1 WHERE id = 1 AND c1 = 1 AND c2 = 1 IF v = 23; APPLY BATCH"
             % (t, t))
+
+
+def test_writes_of_static_columns_alone_name_no_clustering_column(cql, table):
+    t = table("(k int, p int, s int static, v int, PRIMARY KEY (k, p))")
+    for stmt, kind in (("UPDATE %s SET s = 1 WHERE k = 0 AND p = 1", "UPDATE"),
+                       ("UPDATE %s SET s = 1 WHERE k = 0 AND p > 1", "UPDATE"),
+                       ("DELETE s FROM %s WHERE k = 0 AND p = 1", "DELETE")):
+        refused(cql, "Invalid restrictions on clustering columns since the %s statement modifies "
+                "only static columns" % kind, stmt % t)
+    refused(cql, "DELETE statements must restrict all PRIMARY KEY columns with equality relations "
+            "in order to delete non static columns", "DELETE FROM %s WHERE k = 0 IF EXISTS" % t)
+    cql.execute("UPDATE %s SET s = 1 WHERE k = 0" % t)
+    cql.execute("UPDATE %s SET s = 2, v = 3 WHERE k = 0 AND p = 1" % t)
+    cql.execute("DELETE s FROM %s WHERE k = 0" % t)
+    assert [tuple(r) for r in cql.execute("SELECT * FROM %s" % t)] == [(0, 1, None, 3)]
+
+
+def test_a_slice_of_a_duration_is_refused(cql, table):
+    t = table("(k int PRIMARY KEY, d duration)")
+    refused(cql, "Slice restrictions are not supported on duration columns",
+            "SELECT * FROM %s WHERE d > 1h ALLOW FILTERING" % t)
