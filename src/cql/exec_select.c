@@ -163,6 +163,15 @@ static const cql_tcol *col_named(const cql_tinfo *t, const char *name)
     return cql_tinfo_col(t, name);
 }
 
+/* 1 when key column at (partition key columns first, then the clustering ones) is
+ * restricted to one value by the WHERE clause. */
+static int key_fixed(const qctx *q, size_t at)
+{
+    if (at < q->t->npk) return q->k.partitions && q->k.pk[at].n == 1;
+    at -= q->t->npk;
+    return at < q->k.ck_eq && q->k.ck[at].n == 1;
+}
+
 static int plan_selection(qctx *q)
 {
     cql_call *c = q->r->call;
@@ -226,25 +235,45 @@ static int plan_selection(qctx *q)
     q->aggregate = counts > 0 || sel->ngroup > 0;
     /* GROUP BY: a prefix of the primary key, in its order */
     if (sel->ngroup > 64) return cql_fail(c, CQL_ERR_INVALID, "Too many GROUP BY columns");
+    /* key columns restricted by one value may be left out: their value is the same in
+     * every group */
+    size_t at = 0, nkey = q->t->npk + q->t->nck;
     for (size_t i = 0; i < sel->ngroup; i++) {
         const cql_expr *g = sel->group_by[i];
         const cql_tcol *col = g->kind == CQL_E_COLUMN ? col_named(q->t, g->text) : NULL;
         if (col == NULL)
             return cql_fail(c, CQL_ERR_INVALID, "Undefined column name %s in table %s.%s",
                             g->kind == CQL_E_COLUMN ? g->text : "?", q->t->ks, q->t->name);
-        size_t want_pos = i < q->t->npk ? i : i - q->t->npk;
-        char want_kind = i < q->t->npk ? 'p' : 'c';
-        if (col->kind != want_kind || col->pos != (int)want_pos)
+        if (col->kind != 'p' && col->kind != 'c')
+            return cql_fail(c, CQL_ERR_INVALID,
+                            "Group by is currently only supported on the columns of the PRIMARY "
+                            "KEY, got %s",
+                            col->name);
+        size_t want = col->kind == 'p' ? (size_t)col->pos : q->t->npk + (size_t)col->pos;
+        while (at < want && at < nkey && key_fixed(q, at))
+            at++;
+        if (at != want)
             return cql_fail(c, CQL_ERR_INVALID,
                             "Group by currently only support groups of columns following their "
                             "declared order in the PRIMARY KEY");
+        at++;
         q->group[i] = col;
     }
     q->ngroup = sel->ngroup;
 
     if (sel->distinct) {
+        for (size_t i = 0; i < q->ngroup; i++)
+            if (q->group[i]->kind == 'c')
+                return cql_fail(c, CQL_ERR_INVALID,
+                                "Grouping on clustering columns is not allowed for SELECT DISTINCT "
+                                "queries");
         for (size_t i = 0; i < n; i++) {
             const cql_tcol *col = q->sels[i].col;
+            /* an aggregate of the distinct partitions (COUNT(*), or of a key or static
+             * column) */
+            if (q->sels[i].kind == SEL_COUNT && !q->sels[i].agg_fn && !q->sels[i].agg_cell &&
+                (col == NULL || col->kind == 'p' || col->kind == 's'))
+                continue;
             if (q->sels[i].kind != SEL_COLUMN || (col->kind != 'p' && col->kind != 's'))
                 return cql_fail(c, CQL_ERR_INVALID,
                                 "SELECT DISTINCT queries must only request partition key columns "
@@ -445,7 +474,7 @@ static int row_filtered(qctx *q)
                                                ? (const cql_expr *const *)rel->values
                                                : (const cql_expr *const *)&rel->value;
             size_t nterms = rel->op == CQL_OP_IN && rel->values ? rel->nvalues : 1;
-            if (rel->op == CQL_OP_IN && !rel->values) {
+            if (rel->op == CQL_OP_IN && !rel->values && rel->value) { /* IN ?, not IN () */
                 cql_value lv;
                 if (cql_bound(q->r, rel->value, &lv) != 1) return -1;
                 cql_elements e;

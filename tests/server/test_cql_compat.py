@@ -376,3 +376,29 @@ def test_a_slice_of_a_duration_is_refused(cql, table):
     t = table("(k int PRIMARY KEY, d duration)")
     refused(cql, "Slice restrictions are not supported on duration columns",
             "SELECT * FROM %s WHERE d > 1h ALLOW FILTERING" % t)
+
+
+def test_group_by_leaves_out_key_columns_fixed_by_the_where_clause(cql, table):
+    t = table("(a int, b int, c int, d int, e int, PRIMARY KEY (a, b, c, d))")
+    for r in ((1, 2, 1, 3, 6), (1, 2, 2, 6, 12), (1, 4, 2, 12, 24), (1, 4, 2, 6, 12),
+              (2, 2, 3, 3, 6)):
+        cql.execute("INSERT INTO %s (a, b, c, d, e) VALUES (%d, %d, %d, %d, %d)" % ((t,) + r))
+    sel = "SELECT a, b, e, count(b), max(e) FROM %s WHERE " % t
+    assert [tuple(r) for r in cql.execute(sel + "a = 1 GROUP BY b, c")] == \
+        [(1, 2, 6, 1, 6), (1, 2, 12, 1, 12), (1, 4, 12, 2, 24)]
+    assert [tuple(r) for r in cql.execute(sel + "a = 1 AND b = 2 GROUP BY c")] == \
+        [(1, 2, 6, 1, 6), (1, 2, 12, 1, 12)]
+    assert [tuple(r) for r in cql.execute(sel + "a = 1 AND b = 2 GROUP BY a, c")] == \
+        [(1, 2, 6, 1, 6), (1, 2, 12, 1, 12)]
+    refused(cql, "Group by currently only support groups of columns following their declared "
+            "order in the PRIMARY KEY", "SELECT a, b FROM %s GROUP BY b" % t)
+    refused(cql, "Group by currently only support groups of columns following their declared "
+            "order in the PRIMARY KEY", sel + "a IN (1, 2) GROUP BY b")
+    refused(cql, "Group by is currently only supported on the columns of the PRIMARY KEY, got e",
+            "SELECT a, e FROM %s GROUP BY a, e" % t)
+    assert [tuple(r) for r in cql.execute("SELECT DISTINCT a, count(a) FROM %s GROUP BY a" % t)] \
+        == [(1, 1), (2, 1)]
+    refused(cql, "Grouping on clustering columns is not allowed for SELECT DISTINCT queries",
+            "SELECT DISTINCT a, count(a) FROM %s GROUP BY a, b" % t)
+    # an empty IN filters everything out
+    assert list(cql.execute(sel + "b IN () GROUP BY a, b ALLOW FILTERING")) == []
