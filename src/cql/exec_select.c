@@ -141,14 +141,15 @@ typedef struct qctx {
     uint32_t part_index;
     int64_t emitted_total;
     int64_t emitted_part;
-    buf last_key;  /* engine key of the last item read */
-    buf cur_pk;    /* the serialized partition key of the last item read */
-    int resume;    /* paging_state given */
-    int full;      /* the page is full */
-    int ended;     /* the last row emitted was a partition's static row alone */
-    size_t nread;  /* items read, for the model watch */
-    int metered;   /* the watch wants the bytes read: */
-    size_t nbytes; /* the sizes of the items read since the last charge */
+    int64_t groups_part; /* GROUP BY: the groups opened in the current partition */
+    buf last_key;        /* engine key of the last item read */
+    buf cur_pk;          /* the serialized partition key of the last item read */
+    int resume;          /* paging_state given */
+    int full;            /* the page is full */
+    int ended;           /* the last row emitted was a partition's static row alone */
+    size_t nread;        /* items read, for the model watch */
+    int metered;         /* the watch wants the bytes read: */
+    size_t nbytes;       /* the sizes of the items read since the last charge */
     /* the current partition */
     cql_srow row;        /* the row being read (its memory kept from row to row) */
     cql_srow static_row; /* the partition's static row, when has_static */
@@ -670,6 +671,11 @@ static int group_add(qctx *q, const cql_srow *item)
             buf_free(&key);
             return 1;
         }
+        if (q->ppl >= 0 && q->ngroup && q->groups_part >= q->ppl) {
+            buf_free(&key);
+            return 0; /* the partition has its groups: its other rows are skipped */
+        }
+        q->groups_part++;
         q->in_group = 1;
         buf_reset(&q->group_key);
         buf_append(&q->group_key, key.data, key.len);
@@ -797,7 +803,8 @@ static int take(qctx *q, cql_srow *item, size_t size, const char *key, size_t ke
         return 0;
     }
     if (!cql_srow_row_live(item, q->t, q->now_s)) return 0;
-    if (q->ppl >= 0 && q->emitted_part >= q->ppl) return 0;
+    /* with GROUP BY, PER PARTITION LIMIT counts groups (group_add) */
+    if (q->ppl >= 0 && q->ngroup == 0 && q->emitted_part >= q->ppl) return 0;
     if (row_load(q, item) != 0) return -1;
     int keep = row_filtered(q);
     if (keep < 0) return -1;
@@ -843,6 +850,7 @@ static void new_partition(qctx *q)
     q->has_static = 0;
     q->static_used = 0;
     q->emitted_part = 0;
+    q->groups_part = 0;
 }
 
 /* Reads item_get's answer for key into r: 1 read, 0 none, -1 with the call's error set. */

@@ -402,3 +402,21 @@ def test_group_by_leaves_out_key_columns_fixed_by_the_where_clause(cql, table):
             "SELECT DISTINCT a, count(a) FROM %s GROUP BY a, b" % t)
     # an empty IN filters everything out
     assert list(cql.execute(sel + "b IN () GROUP BY a, b ALLOW FILTERING")) == []
+
+
+def test_per_partition_limit_with_group_by_counts_groups(cql, table):
+    t = table("(a int, b int, c int, e int, PRIMARY KEY (a, b, c))")
+    for r in ((1, 2, 1, 6), (1, 2, 2, 12), (1, 4, 2, 24), (1, 4, 3, 12), (2, 2, 3, 6),
+              (2, 4, 3, 12)):
+        cql.execute("INSERT INTO %s (a, b, c, e) VALUES (%d, %d, %d, %d)" % ((t,) + r))
+    def q(stmt):
+        return sorted(tuple(r) for r in cql.execute(stmt % t))
+    assert q("SELECT a, b, count(*), max(e) FROM %s GROUP BY a, b PER PARTITION LIMIT 1") == \
+        [(1, 2, 2, 12), (2, 2, 1, 6)]
+    assert q("SELECT a, count(*), max(e) FROM %s GROUP BY a PER PARTITION LIMIT 1") == \
+        [(1, 4, 24), (2, 2, 12)]
+    assert q("SELECT a, b, c FROM %s WHERE a = 1 GROUP BY a, b PER PARTITION LIMIT 1") == \
+        [(1, 2, 1)]
+    assert [tuple(r) for r in cql.execute(
+        "SELECT a, b, count(*) FROM %s WHERE a = 1 GROUP BY a, b ORDER BY b DESC "
+        "PER PARTITION LIMIT 1" % t)] == [(1, 4, 2)]
