@@ -391,6 +391,9 @@ typedef struct cql_keys {
     int needs_filtering;
 } cql_keys;
 
+/* 1 when e is token(v1, ...) of npk values: the right side of token(k) = token(1). */
+int cql_token_call(const cql_expr *e, size_t npk);
+
 #define CQL_KEYS_SELECT 0
 #define CQL_KEYS_UPDATE 1
 #define CQL_KEYS_DELETE 2

@@ -8,8 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cql/exec_int.h"
+#include "cql/keyenc.h"
 #include "cql/types.h"
 #include "cql/value.h"
 #include "cqlwire/cql_value.h"
@@ -270,6 +272,44 @@ static int tuple_in(cql_run *r, const cql_tinfo *t, const cql_relation *rel, cql
     return 0;
 }
 
+int cql_token_call(const cql_expr *e, size_t npk)
+{
+    return e && e->kind == CQL_E_FUNCTION && e->nitems == npk &&
+           (e->fn.ks == NULL || strcmp(e->fn.ks, "system") == 0) &&
+           strcasecmp(e->fn.name, "token") == 0;
+}
+
+/* token(v1, ...) on the right of a token restriction: the token of the partition key of
+ * those values (each typed as its key column). A CQLVAL_* code. */
+static int token_of(cql_run *r, const cql_tinfo *t, const cql_expr *e, int64_t *tok)
+{
+    buf vals[64];
+    cql_value v[64];
+    size_t n = t->npk < 64 ? t->npk : 64, done = 0;
+    int rc = CQLVAL_OK;
+    for (; done < n && rc == CQLVAL_OK; done++) {
+        const cql_tcol *col = NULL;
+        for (size_t j = 0; j < t->ncols; j++)
+            if (t->cols[j].kind == 'p' && t->cols[j].pos == (int)done) col = &t->cols[j];
+        buf_init(&vals[done], 0);
+        rc = col ? cql_term(r, col->type, col->name, e->items[done], &vals[done]) : CQLVAL_ERROR;
+        v[done].p = (const uint8_t *)vals[done].data;
+        v[done].len = (int32_t)vals[done].len;
+    }
+    if (rc == CQLVAL_OK) {
+        buf key;
+        buf_init(&key, 0);
+        if (cql_pk_serialize(t, v, &key) != 0)
+            rc = cql_fail(r->call, CQL_ERR_INVALID, "The partition key is too large");
+        else
+            *tok = cqlkey_token((const uint8_t *)(key.data ? key.data : ""), key.len);
+        buf_free(&key);
+    }
+    for (size_t i = 0; i < done; i++)
+        buf_free(&vals[i]);
+    return rc;
+}
+
 /* The relations a SELECT refuses whatever the rest of its WHERE clause, as Cassandra does:
  * IS NOT NULL (a view's definition only), a slice of a duration (durations do not order),
  * and the comparisons of a whole non-frozen collection. 0, or -1 with the error set. */
@@ -340,10 +380,16 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
             }
             buf v;
             buf_init(&v, 0);
-            int rc =
-                cql_term(r, cqltype_native(CQL_TYPE_BIGINT), "partition key token", rel->value, &v);
             int64_t tok = 0;
-            if (rc == CQLVAL_OK && v.len == 8) cql_bigint_decode((const uint8_t *)v.data, 8, &tok);
+            int rc;
+            if (cql_token_call(rel->value, t->npk)) {
+                rc = token_of(r, t, rel->value, &tok);
+            } else {
+                rc = cql_term(r, cqltype_native(CQL_TYPE_BIGINT), "partition key token", rel->value,
+                              &v);
+                if (rc == CQLVAL_OK && v.len == 8)
+                    cql_bigint_decode((const uint8_t *)v.data, 8, &tok);
+            }
             buf_free(&v);
             if (rc != CQLVAL_OK) {
                 if (rc != CQLVAL_ERROR)
@@ -491,7 +537,9 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
         npk_any += pk_set[i] != 0;
     }
     k->partitions = npk_eq == t->npk;
-    if (k->token && npk_any)
+    /* a token range beside the whole partition key (a = 1 AND token(a) > ...) filters the
+     * partitions named; beside a part of it, it is refused */
+    if (k->token && npk_any && !k->partitions)
         return cql_fail(c, CQL_ERR_INVALID,
                         "Columns of the partition key cannot be restricted by both a normal "
                         "relation and a token relation");

@@ -178,7 +178,16 @@ static void where_markers(marks *k, const cql_where *w)
     for (size_t i = 0; i < w->n; i++) {
         const cql_relation *r = &w->rels[i];
         if (r->kind == CQL_REL_TOKEN) {
-            set_marker(k, r->value, "partition key token", &t_bigint);
+            if (cql_token_call(r->value, k->t->npk)) {
+                /* token(?, ...): each marker a partition key column */
+                for (size_t j = 0; j < k->t->ncols; j++) {
+                    const cql_tcol *col = &k->t->cols[j];
+                    if (col->kind == 'p' && (size_t)col->pos < r->value->nitems)
+                        term_markers(k, r->value->items[col->pos], col->name, col->wire);
+                }
+            } else {
+                set_marker(k, r->value, "partition key token", &t_bigint);
+            }
             continue;
         }
         if (r->kind == CQL_REL_TUPLE) {

@@ -420,3 +420,22 @@ def test_per_partition_limit_with_group_by_counts_groups(cql, table):
     assert [tuple(r) for r in cql.execute(
         "SELECT a, b, count(*) FROM %s WHERE a = 1 GROUP BY a, b ORDER BY b DESC "
         "PER PARTITION LIMIT 1" % t)] == [(1, 4, 2)]
+
+
+def test_token_of_values_on_the_right_of_a_token_restriction(cql, table):
+    t = table("(a int, b text, c int, PRIMARY KEY ((a, b), c))")
+    for i in range(5):
+        cql.execute("INSERT INTO %s (a, b, c) VALUES (%d, 'x', 0)" % (t, i))
+    tokens = {r.a: r[1] for r in cql.execute("SELECT a, token(a, b) FROM %s" % t)}
+    assert [r.a for r in cql.execute("SELECT a FROM %s WHERE token(a, b) = token(3, 'x')" % t)] \
+        == [3]
+    ps = cql.prepare("SELECT a FROM %s WHERE token(a, b) > token(?, ?)" % t)
+    assert sorted(r.a for r in cql.execute(ps, [2, "x"])) == \
+        sorted(a for a, tok in tokens.items() if tok > tokens[2])
+    # beside the whole partition key, a token restriction filters the partitions named
+    assert [r.a for r in cql.execute(
+        "SELECT a FROM %s WHERE a = 1 AND b = 'x' AND token(a, b) = token(1, 'x')" % t)] == [1]
+    assert list(cql.execute(
+        "SELECT a FROM %s WHERE a = 1 AND b = 'x' AND token(a, b) > token(1, 'x')" % t)) == []
+    refused(cql, "Columns of the partition key cannot be restricted by both a normal relation and "
+            "a token relation", "SELECT a FROM %s WHERE a = 1 AND token(a, b) > 0" % t)
