@@ -936,7 +936,14 @@ int cqlfn_term(void *ctx, const cql_ctype *t, const char *receiver, const cql_ex
         at[i] = vals.len;
         r = cqlval_from_term(argt[i], an, e->items[i], &self, &vals, err);
         lens[i] = r == CQLVAL_OK ? (int32_t)(vals.len - at[i]) : CQL_NULL;
-        if (r == CQLVAL_NULL || r == CQLVAL_UNSET) r = CQLVAL_OK;
+        if (r == CQLVAL_UNSET) {
+            const char *dot = strrchr(f->full, '.');
+            r = cql_error_record(err, CQL_ERR_INVALID,
+                                 "Invalid unset value for argument in call to function %s",
+                                 dot ? dot + 1 : f->full);
+            break;
+        }
+        if (r == CQLVAL_NULL) r = CQLVAL_OK;
     }
     if (r == CQLVAL_OK) {
         cql_value args[8];

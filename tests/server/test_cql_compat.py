@@ -439,3 +439,14 @@ def test_token_of_values_on_the_right_of_a_token_restriction(cql, table):
         "SELECT a FROM %s WHERE a = 1 AND b = 'x' AND token(a, b) > token(1, 'x')" % t)) == []
     refused(cql, "Columns of the partition key cannot be restricted by both a normal relation and "
             "a token relation", "SELECT a FROM %s WHERE a = 1 AND token(a, b) > 0" % t)
+
+
+def test_an_unset_function_argument_is_refused(cql, table):
+    from cassandra.query import UNSET_VALUE
+    t = table("(k int PRIMARY KEY, v int)")
+    for stmt in ("SELECT * FROM %s WHERE k = blobAsInt(?)",
+                 "INSERT INTO %s (k, v) VALUES (1, blobAsInt(?))"):
+        refused(cql, "Invalid unset value for argument in call to function blobasint", stmt % t,
+                UNSET_VALUE)
+    cql.execute(cql.prepare("INSERT INTO %s (k, v) VALUES (1, blobAsInt(?))" % t), [None])
+    assert list(cql.execute("SELECT v FROM %s WHERE k = 1" % t)) == [(None,)]
