@@ -422,7 +422,8 @@ typedef struct cql_bind {
 #define CQL_ERR_MSG_MAX 1024
 
 typedef struct cql_parse_error {
-    int code; /* 0 while no error, else CQL_ERR_SYNTAX, CQL_ERR_INVALID or CQL_ERR_SERVER */
+    int code; /* 0 while no error, else CQL_ERR_SYNTAX, CQL_ERR_INVALID, CQL_ERR_SERVER, or
+                 CQL_ERR_FUNCTION_FAILURE (fromJson of a bad text) */
     char msg[CQL_ERR_MSG_MAX];
 } cql_parse_error;
 

@@ -70,6 +70,14 @@ int cql_call_error_body(const cql_call *c, buf *out)
         e.keyspace = c->err_keyspace;
         e.name = c->err_name;
     }
+    if (e.code == CQL_ERR_FUNCTION_FAILURE) {
+        /* fromJson(text) is the one native function that fails as it executes */
+        static const char *const args[] = {"text"};
+        e.keyspace = "system";
+        e.name = "fromjson";
+        e.arg_types = args;
+        e.n_arg_types = 1;
+    }
     if (e.code == CQL_ERR_UNPREPARED) {
         e.id = c->err_id;
         e.id_len = c->err_id_len;
@@ -260,7 +268,7 @@ int cql_term(cql_run *r, const cql_ctype *type, const char *receiver, const cql_
     return rc;
 }
 
-int cql_int_term(cql_run *r, const cql_expr *e, int64_t *v, const char *what)
+int cql_int_term_opt(cql_run *r, const cql_expr *e, int64_t *v, const char *what)
 {
     buf b;
     buf_init(&b, 0);
@@ -273,13 +281,17 @@ int cql_int_term(cql_run *r, const cql_expr *e, int64_t *v, const char *what)
     } else if (rc == CQLVAL_OK && b.len == 8) {
         cql_bigint_decode((const uint8_t *)b.data, 8, v);
     } else if (rc == CQLVAL_OK) {
-        rc = CQLVAL_ERROR;
-        cql_fail(r->call, CQL_ERR_INVALID, "Invalid %s value", what);
-    } else if (rc != CQLVAL_ERROR) {
-        rc = CQLVAL_ERROR;
-        cql_fail(r->call, CQL_ERR_INVALID, "Invalid null value of %s", what);
+        rc = cql_fail(r->call, CQL_ERR_INVALID, "Invalid %s value", what);
     }
     buf_free(&b);
+    return rc;
+}
+
+int cql_int_term(cql_run *r, const cql_expr *e, int64_t *v, const char *what)
+{
+    int rc = cql_int_term_opt(r, e, v, what);
+    if (rc == CQLVAL_NULL || rc == CQLVAL_UNSET)
+        rc = cql_fail(r->call, CQL_ERR_INVALID, "Invalid null value of %s", what);
     return rc == CQLVAL_OK ? 0 : -1;
 }
 
@@ -460,8 +472,8 @@ static int run_batch_stmt(cql_run *r, const cql_stmt *s)
         rp[i] = &runs[i];
     }
     if (rc == 0)
-        rc = cql_exec_write_batch(rp, (const cql_stmt *const *)b->stmts, b->nstmts, b->type == 2,
-                                  b->type == 0);
+        rc = cql_exec_write_batch(r->call, rp, (const cql_stmt *const *)b->stmts, b->nstmts,
+                                  b->type == 2, b->type == 0);
     free(runs);
     free(rp);
     return rc;
@@ -521,7 +533,7 @@ int cql_exec_batch(cql_call *c, const cql_batch *b)
         stmts[i] = s;
     }
     if (rc == 0)
-        rc = cql_exec_write_batch(rp, stmts, b->n, b->type == CQL_BATCH_COUNTER,
+        rc = cql_exec_write_batch(c, rp, stmts, b->n, b->type == CQL_BATCH_COUNTER,
                                   b->type == CQL_BATCH_LOGGED);
     for (size_t i = 0; plans && i < b->n; i++)
         cql_plan_release(plans[i]);
@@ -797,32 +809,33 @@ int cql_select_metadata(cql_call *c, const cql_stmt *s, const cql_tinfo *t, cql_
                                 cqltype_is_collection(col->type) ? "collection" : "UDT", col->name);
             type = e->fn.name[0] == 'w' ? &t_bigint : &t_int;
         } else if (e->kind == CQL_E_FUNCTION &&
-                   cqlagg_lookup(e->fn.name, e->star,
-                                 e->nitems == 1 && e->items[0]->kind != CQL_E_COLUMN, &ak)) {
+                   cqlagg_lookup(e->fn.name, e->star, cql_agg_literal_arg(e), &ak)) {
             const cql_tcol *col = NULL;
-            if (ak != CQLAGG_COUNT_ROWS) {
-                col = e->nitems == 1 && e->items[0]->kind == CQL_E_COLUMN
-                          ? cql_tinfo_col(t, e->items[0]->text)
-                          : NULL;
-                if (col == NULL)
-                    return cql_fail(c, CQL_ERR_INVALID, "%s takes one column of %s.%s", e->fn.name,
-                                    t->ks, t->name);
-            }
+            const cql_ctype *argtype = NULL;
+            char *argname = NULL;
+            cql_fnsel f;
+            int cellfn;
+            if (ak != CQLAGG_COUNT_ROWS &&
+                cql_agg_arg(c, t, e, &col, &cellfn, &f, &argtype, &argname) != 0)
+                return -1;
             cqlagg a;
             cql_parse_error perr;
             memset(&perr, 0, sizeof perr);
-            if (cqlagg_init(&a, ak, col ? col->type : NULL, &perr) != 0)
+            if (cqlagg_init(&a, ak, argtype, &perr) != 0) {
+                free(argname);
                 return cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
+            }
             type = &a.result->wire;
             cqlagg_free(&a);
             if (name == NULL) {
                 buf nb;
                 buf_init(&nb, 0);
-                cqlagg_column_name(ak, col ? col->name : NULL, &nb);
+                cqlagg_column_name(ak, argname, &nb);
                 name = arena_strndup((arena *)&t->arena, nb.data ? nb.data : "count",
                                      nb.len ? nb.len : 5);
                 buf_free(&nb);
             }
+            free(argname);
         } else {
             cql_fnsel f;
             char *fnname = NULL;

@@ -197,6 +197,20 @@ int cql_fnsel_resolve(cql_call *c, const cql_tinfo *t, const cql_expr *e, cql_fn
 int cql_fnsel_value(cql_run *r, const cql_tinfo *t, const cql_fnsel *f, const buf *vals,
                     const int8_t *has, buf *out);
 
+/* 1 when an aggregate's only argument is a literal (COUNT(1) counts rows), not a column
+ * or a computed selector. */
+static inline int cql_agg_literal_arg(const cql_expr *e)
+{
+    return e->nitems == 1 && e->items[0]->kind <= CQL_E_NULL;
+}
+
+/* The argument of aggregate call e (not COUNT(*)): a column, *col; writetime(col) or
+ * ttl(col), *col with *cellfn 'w' or 't' (else 0); or a computed selector resolved into
+ * *fn (exec_selector.c). *type is its type and *name (malloc'd) what the result column's
+ * name holds ("b", "writetime(b)", "cast(b as double)"). 0, or -1 with the error set. */
+int cql_agg_arg(cql_call *c, const cql_tinfo *t, const cql_expr *e, const cql_tcol **col,
+                int *cellfn, cql_fnsel *fn, const struct cql_ctype **type, char **name);
+
 /* The columns a SELECT answers with (names and types) into rs's metadata. 0, or -1 with
  * the call's error set. */
 int cql_select_metadata(cql_call *c, const cql_stmt *s, const cql_tinfo *t, cql_rows *rs);
@@ -353,6 +367,9 @@ int cql_term(cql_run *r, const struct cql_ctype *type, const char *receiver, con
              buf *out);
 /* An int or bigint term (LIMIT, USING TTL): 0 with *v, or -1 with the error set. */
 int cql_int_term(cql_run *r, const cql_expr *e, int64_t *v, const char *what);
+/* The same, where a null or unset value has a meaning (USING TTL ?, USING TIMESTAMP ?): a
+ * CQLVAL_* code, with *v for CQLVAL_OK and the error set for CQLVAL_ERROR. */
+int cql_int_term_opt(cql_run *r, const cql_expr *e, int64_t *v, const char *what);
 
 /* ---- indexes on collections (exec_index.c) ---- */
 /* An index's target as the schema keeps it ("values(tags)", or a column alone for a plain
@@ -414,6 +431,9 @@ typedef struct cql_keys {
     int needs_filtering;
 } cql_keys;
 
+/* 1 when e is token(v1, ...) of npk values: the right side of token(k) = token(1). */
+int cql_token_call(const cql_expr *e, size_t npk);
+
 #define CQL_KEYS_SELECT 0
 #define CQL_KEYS_UPDATE 1
 #define CQL_KEYS_DELETE 2
@@ -452,7 +472,7 @@ int cql_compare_op(cql_op op, int cmp);
 int cql_exec_write(cql_run *r, const cql_stmt *s);
 /* The statements of a BATCH (INSERT, UPDATE, DELETE), each with its run, in one item
  * transaction: all applied or none; with conditions, all on one partition. */
-int cql_exec_write_batch(cql_run *const *runs, const cql_stmt *const *stmts, size_t n,
+int cql_exec_write_batch(cql_call *c, cql_run *const *runs, const cql_stmt *const *stmts, size_t n,
                          int counter_batch, int logged);
 int cql_exec_select(cql_run *r, const cql_stmt *s, const cql_tinfo *t);
 

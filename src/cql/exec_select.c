@@ -111,6 +111,8 @@ typedef struct selitem {
     cql_fnsel fn;        /* SEL_FN */
     cqlagg agg;          /* SEL_COUNT: any aggregate */
     int agg_on;
+    int agg_fn;   /* the aggregate's argument is the computed selector fn */
+    int agg_cell; /* 'w', 't': its argument is writetime(col) or ttl(col) */
 } selitem;
 
 typedef struct qctx {
@@ -139,14 +141,15 @@ typedef struct qctx {
     uint32_t part_index;
     int64_t emitted_total;
     int64_t emitted_part;
-    buf last_key;  /* engine key of the last item read */
-    buf cur_pk;    /* the serialized partition key of the last item read */
-    int resume;    /* paging_state given */
-    int full;      /* the page is full */
-    int ended;     /* the last row emitted was a partition's static row alone */
-    size_t nread;  /* items read, for the model watch */
-    int metered;   /* the watch wants the bytes read: */
-    size_t nbytes; /* the sizes of the items read since the last charge */
+    int64_t groups_part; /* GROUP BY: the groups opened in the current partition */
+    buf last_key;        /* engine key of the last item read */
+    buf cur_pk;          /* the serialized partition key of the last item read */
+    int resume;          /* paging_state given */
+    int full;            /* the page is full */
+    int ended;           /* the last row emitted was a partition's static row alone */
+    size_t nread;        /* items read, for the model watch */
+    int metered;         /* the watch wants the bytes read: */
+    size_t nbytes;       /* the sizes of the items read since the last charge */
     /* the current partition */
     cql_rowmap map;      /* what the rows' members hold, and which of them are read */
     cql_srow row;        /* the row being read (its memory kept from row to row) */
@@ -160,6 +163,15 @@ typedef struct qctx {
 static const cql_tcol *col_named(const cql_tinfo *t, const char *name)
 {
     return cql_tinfo_col(t, name);
+}
+
+/* 1 when key column at (partition key columns first, then the clustering ones) is
+ * restricted to one value by the WHERE clause. */
+static int key_fixed(const qctx *q, size_t at)
+{
+    if (at < q->t->npk) return q->k.partitions && q->k.pk[at].n == 1;
+    at -= q->t->npk;
+    return at < q->k.ck_eq && q->k.ck[at].n == 1;
 }
 
 static int plan_selection(qctx *q)
@@ -192,20 +204,19 @@ static int plan_selection(qctx *q)
             x->col = col_named(q->t, e->text);
             plain++;
         } else if (e->kind == CQL_E_FUNCTION &&
-                   cqlagg_lookup(e->fn.name, e->star,
-                                 e->nitems == 1 && e->items[0]->kind != CQL_E_COLUMN, &ak)) {
+                   cqlagg_lookup(e->fn.name, e->star, cql_agg_literal_arg(e), &ak)) {
             x->kind = SEL_COUNT;
+            const cql_ctype *argtype = NULL;
             if (ak != CQLAGG_COUNT_ROWS) {
-                if (e->nitems != 1 || e->items[0]->kind != CQL_E_COLUMN)
-                    return cql_fail(c, CQL_ERR_INVALID, "%s takes one column", e->fn.name);
-                x->col = col_named(q->t, e->items[0]->text);
-                if (x->col == NULL)
-                    return cql_fail(c, CQL_ERR_INVALID, "Undefined column name %s in table %s.%s",
-                                    e->items[0]->text, q->t->ks, q->t->name);
+                char *argname = NULL;
+                int rc = cql_agg_arg(c, q->t, e, &x->col, &x->agg_cell, &x->fn, &argtype, &argname);
+                free(argname);
+                if (rc != 0) return -1;
+                x->agg_fn = x->col == NULL;
             }
             cql_parse_error perr;
             memset(&perr, 0, sizeof perr);
-            if (cqlagg_init(&x->agg, ak, x->col ? x->col->type : NULL, &perr) != 0)
+            if (cqlagg_init(&x->agg, ak, argtype, &perr) != 0)
                 return cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
             x->agg_on = 1;
             counts++;
@@ -226,25 +237,45 @@ static int plan_selection(qctx *q)
     q->aggregate = counts > 0 || sel->ngroup > 0;
     /* GROUP BY: a prefix of the primary key, in its order */
     if (sel->ngroup > 64) return cql_fail(c, CQL_ERR_INVALID, "Too many GROUP BY columns");
+    /* key columns restricted by one value may be left out: their value is the same in
+     * every group */
+    size_t at = 0, nkey = q->t->npk + q->t->nck;
     for (size_t i = 0; i < sel->ngroup; i++) {
         const cql_expr *g = sel->group_by[i];
         const cql_tcol *col = g->kind == CQL_E_COLUMN ? col_named(q->t, g->text) : NULL;
         if (col == NULL)
             return cql_fail(c, CQL_ERR_INVALID, "Undefined column name %s in table %s.%s",
                             g->kind == CQL_E_COLUMN ? g->text : "?", q->t->ks, q->t->name);
-        size_t want_pos = i < q->t->npk ? i : i - q->t->npk;
-        char want_kind = i < q->t->npk ? 'p' : 'c';
-        if (col->kind != want_kind || col->pos != (int)want_pos)
+        if (col->kind != 'p' && col->kind != 'c')
+            return cql_fail(c, CQL_ERR_INVALID,
+                            "Group by is currently only supported on the columns of the PRIMARY "
+                            "KEY, got %s",
+                            col->name);
+        size_t want = col->kind == 'p' ? (size_t)col->pos : q->t->npk + (size_t)col->pos;
+        while (at < want && at < nkey && key_fixed(q, at))
+            at++;
+        if (at != want)
             return cql_fail(c, CQL_ERR_INVALID,
                             "Group by currently only support groups of columns following their "
                             "declared order in the PRIMARY KEY");
+        at++;
         q->group[i] = col;
     }
     q->ngroup = sel->ngroup;
 
     if (sel->distinct) {
+        for (size_t i = 0; i < q->ngroup; i++)
+            if (q->group[i]->kind == 'c')
+                return cql_fail(c, CQL_ERR_INVALID,
+                                "Grouping on clustering columns is not allowed for SELECT DISTINCT "
+                                "queries");
         for (size_t i = 0; i < n; i++) {
             const cql_tcol *col = q->sels[i].col;
+            /* an aggregate of the distinct partitions (COUNT(*), or of a key or static
+             * column) */
+            if (q->sels[i].kind == SEL_COUNT && !q->sels[i].agg_fn && !q->sels[i].agg_cell &&
+                (col == NULL || col->kind == 'p' || col->kind == 's'))
+                continue;
             if (q->sels[i].kind != SEL_COLUMN || (col->kind != 'p' && col->kind != 's'))
                 return cql_fail(c, CQL_ERR_INVALID,
                                 "SELECT DISTINCT queries must only request partition key columns "
@@ -329,9 +360,10 @@ static int plan_reads(qctx *q)
         cells[i] = t->cols[i].kind == 'p' || t->cols[i].kind == 'c';
     for (size_t i = 0; i < q->nsel; i++) {
         const selitem *x = &q->sels[i];
-        if (x->kind == SEL_FN) memset(cells, 1, t->ncols); /* its arguments: any column */
+        if (x->kind == SEL_FN || x->agg_fn) /* its arguments: any column */
+            memset(cells, 1, t->ncols);
         if (x->col) cells[col_index(q, x->col)] = 1;
-        times |= x->kind == SEL_WRITETIME;
+        times |= x->kind == SEL_WRITETIME || x->agg_cell == 'w';
     }
     for (size_t f = 0; f < q->k.nfilters; f++) {
         const cql_relation *rel = q->k.filters[f];
@@ -477,7 +509,7 @@ static int row_filtered(qctx *q)
                                                ? (const cql_expr *const *)rel->values
                                                : (const cql_expr *const *)&rel->value;
             size_t nterms = rel->op == CQL_OP_IN && rel->values ? rel->nvalues : 1;
-            if (rel->op == CQL_OP_IN && !rel->values) {
+            if (rel->op == CQL_OP_IN && !rel->values && rel->value) { /* IN ?, not IN () */
                 cql_value lv;
                 if (cql_bound(q->r, rel->value, &lv) != 1) return -1;
                 cql_elements e;
@@ -636,6 +668,24 @@ static int group_flush(qctx *q)
     return q->q->json ? json_row(q) : 0;
 }
 
+/* writetime(col) (which 'w') or ttl(col) ('t') of the loaded row into b: its length, or -1
+ * for null (no cell, or no TTL). */
+static int32_t cell_meta(qctx *q, const cql_tcol *col, const cql_srow *item, int which,
+                         uint8_t b[8])
+{
+    size_t ci = col_index(q, col);
+    const cql_srow *from = row_of(q, col, item);
+    if (!q->has[ci] || from == NULL) return -1;
+    if (which == 'w') {
+        cql_bigint_encode(cql_srow_cell_ts(from, col), b);
+        return 8;
+    }
+    int64_t e = cql_srow_cell_exp(from, col);
+    if (e == 0) return -1;
+    cql_int_encode((int32_t)(e - q->now_s), b);
+    return 4;
+}
+
 /* Feeds the loaded row to the aggregates, opening a group when its GROUP BY values
  * change. */
 static int group_add(qctx *q, const cql_srow *item)
@@ -655,6 +705,11 @@ static int group_add(qctx *q, const cql_srow *item)
             buf_free(&key);
             return 1;
         }
+        if (q->ppl >= 0 && q->ngroup && q->groups_part >= q->ppl) {
+            buf_free(&key);
+            return 0; /* the partition has its groups: its other rows are skipped */
+        }
+        q->groups_part++;
         q->in_group = 1;
         buf_reset(&q->group_key);
         buf_append(&q->group_key, key.data, key.len);
@@ -667,6 +722,25 @@ static int group_add(qctx *q, const cql_srow *item)
         if (!x->agg_on) continue;
         cql_parse_error perr;
         memset(&perr, 0, sizeof perr);
+        if (x->agg_fn) {
+            buf v;
+            buf_init(&v, 0);
+            int got = fn_value(q, &x->fn, &v);
+            if (got == CQLVAL_ERROR) rc = -1;
+            if (got != CQLVAL_ERROR &&
+                cqlagg_add(&x->agg, (const uint8_t *)(v.data ? v.data : ""),
+                           got == CQLVAL_OK ? (int32_t)v.len : CQL_NULL, &perr) != 0)
+                rc = cql_fail(q->r->call, (cql_error_code)perr.code, "%s", perr.msg);
+            buf_free(&v);
+            continue;
+        }
+        if (x->agg_cell) {
+            uint8_t b[8];
+            int32_t len = cell_meta(q, x->col, item, x->agg_cell, b);
+            if (cqlagg_add(&x->agg, b, len < 0 ? CQL_NULL : len, &perr) != 0)
+                rc = cql_fail(q->r->call, (cql_error_code)perr.code, "%s", perr.msg);
+            continue;
+        }
         size_t ci = col_index(q, x->col);
         int has = x->col == NULL || q->has[ci];
         if (cqlagg_add(&x->agg,
@@ -709,27 +783,13 @@ static int put_selectors(qctx *q, const cql_srow *item, cql_rows *dst)
             continue;
         }
         size_t ci = col_index(q, x->col);
-        const cql_srow *from = row_of(q, x->col, item);
         if (x->kind == SEL_COLUMN) {
             rc = cql_rows_put(dst, q->vals[ci].data ? q->vals[ci].data : "",
                               q->has[ci] ? (int32_t)q->vals[ci].len : -1);
-        } else if (x->kind == SEL_WRITETIME) {
-            if (!q->has[ci] || from == NULL) {
-                rc = cql_rows_put(dst, NULL, -1);
-            } else {
-                uint8_t b[8];
-                cql_bigint_encode(cql_srow_cell_ts(from, x->col), b);
-                rc = cql_rows_put(dst, b, 8);
-            }
         } else {
-            int64_t e = q->has[ci] && from ? cql_srow_cell_exp(from, x->col) : 0;
-            if (e == 0) {
-                rc = cql_rows_put(dst, NULL, -1);
-            } else {
-                uint8_t b[4];
-                cql_int_encode((int32_t)(e - q->now_s), b);
-                rc = cql_rows_put(dst, b, 4);
-            }
+            uint8_t b[8];
+            int32_t len = cell_meta(q, x->col, item, x->kind == SEL_WRITETIME ? 'w' : 't', b);
+            rc = cql_rows_put(dst, len < 0 ? NULL : b, len);
         }
     }
     if (rc) return cql_fail(q->r->call, CQL_ERR_SERVER, "the result is too large to answer");
@@ -776,7 +836,8 @@ static int take(qctx *q, cql_srow *item, size_t size, const char *key, size_t ke
         return 0;
     }
     if (!cql_srow_row_live(item, q->t, q->now_s)) return 0;
-    if (q->ppl >= 0 && q->emitted_part >= q->ppl) return 0;
+    /* with GROUP BY, PER PARTITION LIMIT counts groups (group_add) */
+    if (q->ppl >= 0 && q->ngroup == 0 && q->emitted_part >= q->ppl) return 0;
     if (row_load(q, item) != 0) return -1;
     int keep = row_filtered(q);
     if (keep < 0) return -1;
@@ -822,6 +883,7 @@ static void new_partition(qctx *q)
     q->has_static = 0;
     q->static_used = 0;
     q->emitted_part = 0;
+    q->groups_part = 0;
 }
 
 /* Reads item_get's answer for key into r: 1 read, 0 none, -1 with the call's error set. */
@@ -1219,6 +1281,21 @@ typedef struct prefixes {
     size_t nck;
 } prefixes;
 
+/* Drops the repeats of a sorted list of prefixes: a clustering value named twice in an IN
+ * selects its rows once, as in Cassandra. */
+static void unique_prefixes(prefixes *pre)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < pre->n; i++) {
+        if (kept && cmp_buf(&pre->p[kept - 1], &pre->p[i]) == 0) {
+            buf_free(&pre->p[i]);
+            continue;
+        }
+        pre->p[kept++] = pre->p[i];
+    }
+    pre->n = kept;
+}
+
 static int add_prefix(void *arg, const buf *const *vals)
 {
     prefixes *l = arg;
@@ -1341,6 +1418,22 @@ static int paging_read(qctx *q, const cql_value *ps)
     return 0;
 }
 
+/* A LIMIT or PER PARTITION LIMIT term into *v, left as it is (none) when the statement
+ * has none or binds it unset: 0, or -1 with Cassandra's error. */
+static int limit_of(cql_run *r, const cql_expr *e, const char *clause, int64_t *v)
+{
+    if (e == NULL) return 0;
+    int64_t n;
+    int got = cql_int_term_opt(r, e, &n, "[limit]");
+    if (got == CQLVAL_ERROR) return -1;
+    if (got == CQLVAL_UNSET) return 0;
+    if (got == CQLVAL_NULL)
+        return cql_fail(r->call, CQL_ERR_INVALID, "Invalid null value of %s", clause);
+    if (n <= 0) return cql_fail(r->call, CQL_ERR_INVALID, "%s must be strictly positive", clause);
+    *v = n;
+    return 0;
+}
+
 int cql_exec_select(cql_run *r, const cql_stmt *s, const cql_tinfo *t)
 {
     cql_call *c = r->call;
@@ -1375,21 +1468,17 @@ int cql_exec_select(cql_run *r, const cql_stmt *s, const cql_tinfo *t)
     if (cql_where_keys(r, t, &sel->where, CQL_KEYS_SELECT, sel->allow_filtering, &q.k) != 0)
         goto end;
     if (plan_selection(&q) != 0 || plan_order(&q) != 0 || plan_reads(&q) != 0) goto end;
-    if (sel->limit) {
-        if (cql_int_term(r, sel->limit, &q.limit, "[limit]") != 0) goto end;
-        if (q.limit <= 0) {
-            cql_fail(c, CQL_ERR_INVALID, "LIMIT must be strictly positive");
-            goto end;
-        }
+    if (sel->per_partition_limit && sel->distinct) {
+        cql_fail(c, CQL_ERR_INVALID,
+                 "PER PARTITION LIMIT is not allowed with SELECT DISTINCT queries");
+        goto end;
     }
-    if (sel->per_partition_limit) {
-        if (cql_int_term(r, sel->per_partition_limit, &q.ppl, "[per_partition_limit]") != 0)
-            goto end;
-        if (q.ppl <= 0) {
-            cql_fail(c, CQL_ERR_INVALID, "PER PARTITION LIMIT must be strictly positive");
-            goto end;
-        }
+    if (sel->per_partition_limit && q.aggregate && sel->ngroup == 0) {
+        cql_fail(c, CQL_ERR_INVALID, "PER PARTITION LIMIT is not allowed with aggregate queries.");
+        goto end;
     }
+    if (limit_of(r, sel->limit, "LIMIT", &q.limit) != 0) goto end;
+    if (limit_of(r, sel->per_partition_limit, "PER PARTITION LIMIT", &q.ppl) != 0) goto end;
     if (sel->distinct) q.ppl = 1;
     if (r->params && r->params->page_size > 0) q.page = r->params->page_size;
     if (r->params && r->params->paging_state.len >= 0 && !q.aggregate &&
@@ -1417,6 +1506,7 @@ int cql_exec_select(cql_run *r, const cql_stmt *s, const cql_tinfo *t)
         pre.nck = q.k.ck_eq;
         if (cql_each_prefix(&q.k, q.k.ck_eq, add_prefix, &pre) != 0) goto end;
         qsort(pre.p, pre.n, sizeof *pre.p, cmp_buf);
+        unique_prefixes(&pre);
         rc = 0;
         size_t first = q.resume ? q.part_index : 0;
         for (size_t i = first; rc == 0 && i < parts.n; i++) {

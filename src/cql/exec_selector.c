@@ -3,14 +3,17 @@
  * type (addr.zip, frozen or not), the element or slice of a set or map (m['k'],
  * m['a'..'c']), and typed terms ((int)1); each resolved against a table
  * into its result type and the column name Cassandra gives it, then evaluated on one row's
- * column values.
+ * column values; and the argument of an aggregate (a column, writetime()/ttl() of one, or
+ * a computed selector).
  *
- * Not plain columns, writetime()/ttl() or aggregates: the SELECT executor reads those. */
+ * Not plain columns, writetime()/ttl() or the aggregates themselves: the SELECT executor
+ * reads and folds those. */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cql/aggregate.h"
 #include "cql/exec_int.h"
 #include "cql/func.h"
 #include "cql/keyenc.h"
@@ -513,4 +516,54 @@ int cql_fnsel_value(cql_run *r, const cql_tinfo *t, const cql_fnsel *f, const bu
     for (size_t i = 0; i < f->nargs; i++)
         buf_free(&own[i]);
     return rc;
+}
+
+int cql_agg_arg(cql_call *c, const cql_tinfo *t, const cql_expr *e, const cql_tcol **col,
+                int *cellfn, cql_fnsel *fn, const cql_ctype **type, char **name)
+{
+    *col = NULL;
+    *cellfn = 0;
+    *name = NULL;
+    if (e->nitems != 1)
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "Invalid number of arguments in call to function %s: 1 "
+                        "required but %zu provided",
+                        e->fn.name, e->nitems);
+    const cql_expr *arg = e->items[0];
+    cqlagg_kind inner;
+    if (arg->kind == CQL_E_FUNCTION &&
+        cqlagg_lookup(arg->fn.name, arg->star, cql_agg_literal_arg(arg), &inner))
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "aggregate functions cannot be used as arguments of aggregate functions");
+    if (arg->kind == CQL_E_COLUMN) {
+        *col = cql_tinfo_col(t, arg->text);
+        if (*col == NULL)
+            return cql_fail(c, CQL_ERR_INVALID, "Undefined column name %s in table %s.%s",
+                            arg->text, t->ks, t->name);
+        *type = (*col)->type;
+        *name = strdup((*col)->name);
+        return *name ? 0 : cql_fail(c, CQL_ERR_SERVER, "out of memory");
+    }
+    if (arg->kind == CQL_E_FUNCTION && arg->fn.ks == NULL && arg->nitems == 1 &&
+        arg->items[0]->kind == CQL_E_COLUMN &&
+        (strcmp(arg->fn.name, "writetime") == 0 || strcmp(arg->fn.name, "ttl") == 0)) {
+        *col = cql_tinfo_col(t, arg->items[0]->text);
+        if (*col == NULL)
+            return cql_fail(c, CQL_ERR_INVALID, "Undefined column name %s in table %s.%s",
+                            arg->items[0]->text, t->ks, t->name);
+        if ((*col)->kind == 'p' || (*col)->kind == 'c')
+            return cql_fail(c, CQL_ERR_INVALID,
+                            "Cannot use selection function %s on PRIMARY KEY part %s", arg->fn.name,
+                            (*col)->name);
+        *cellfn = arg->fn.name[0];
+        *type = cqltype_native(*cellfn == 'w' ? CQL_TYPE_BIGINT : CQL_TYPE_INT);
+        size_t len = strlen(arg->fn.name) + strlen((*col)->name) + 3;
+        *name = malloc(len);
+        if (*name == NULL) return cql_fail(c, CQL_ERR_SERVER, "out of memory");
+        snprintf(*name, len, "%s(%s)", arg->fn.name, (*col)->name);
+        return 0;
+    }
+    if (cql_fnsel_resolve(c, t, arg, fn, name) != 0) return -1;
+    *type = fn->ret;
+    return 0;
 }

@@ -8,8 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cql/exec_int.h"
+#include "cql/keyenc.h"
 #include "cql/types.h"
 #include "cql/value.h"
 #include "cqlwire/cql_value.h"
@@ -24,6 +26,10 @@ static void vlist_free(cql_vlist *l)
     l->v = NULL;
     l->n = 0;
 }
+
+/* A key column's value is at most this long, as Cassandra's keys' lengths are unsigned
+ * shorts. */
+#define KEY_PART_MAX 65535
 
 /* Appends the value of term e for col to l (null refused). */
 static int vlist_add(cql_run *r, const cql_tcol *col, const cql_expr *e, cql_vlist *l)
@@ -42,21 +48,27 @@ static int vlist_add(cql_run *r, const cql_tcol *col, const cql_expr *e, cql_vli
         return cql_fail(r->call, CQL_ERR_INVALID, "Invalid %s value for column %s",
                         rc == CQLVAL_NULL ? "null" : "unset", col->name);
     }
+    if (l->v[l->n].len > KEY_PART_MAX) {
+        size_t len = l->v[l->n].len;
+        buf_free(&l->v[l->n]);
+        return cql_fail(r->call, CQL_ERR_INVALID, "Key length of %zu is longer than maximum of %d",
+                        len, KEY_PART_MAX);
+    }
     l->n++;
     return 0;
 }
 
-/* The values of an IN: listed terms, or one bound list. */
+/* The values of an IN: listed terms (none for IN ()), or one bound list. */
 static int vlist_in(cql_run *r, const cql_tcol *col, const cql_relation *rel, cql_vlist *l)
 {
-    if (rel->values) {
+    if (rel->value == NULL) {
         for (size_t i = 0; i < rel->nvalues; i++)
             if (vlist_add(r, col, rel->values[i], l) != 0) return -1;
         return 0;
     }
     /* IN ?: a list of the column's type */
     cql_value v;
-    if (rel->value == NULL || cql_bound(r, rel->value, &v) != 1) return -1;
+    if (cql_bound(r, rel->value, &v) != 1) return -1;
     if (v.len < 0)
         return cql_fail(r->call, CQL_ERR_INVALID, "Invalid null value for IN restriction");
     cql_elements e;
@@ -78,6 +90,12 @@ static int vlist_in(cql_run *r, const cql_tcol *col, const cql_relation *rel, cq
             buf_free(&l->v[l->n]);
             return cql_fail(r->call, CQL_ERR_INVALID, "Invalid IN value for %s: %s", col->name,
                             len < 0 ? "null" : perr.msg);
+        }
+        if (len > KEY_PART_MAX) {
+            buf_free(&l->v[l->n]);
+            return cql_fail(r->call, CQL_ERR_INVALID,
+                            "Key length of %d is longer than maximum of %d", (int)len,
+                            KEY_PART_MAX);
         }
         buf_append(&l->v[l->n], p, (size_t)len);
         l->n++;
@@ -254,6 +272,80 @@ static int tuple_in(cql_run *r, const cql_tinfo *t, const cql_relation *rel, cql
     return 0;
 }
 
+int cql_token_call(const cql_expr *e, size_t npk)
+{
+    return e && e->kind == CQL_E_FUNCTION && e->nitems == npk &&
+           (e->fn.ks == NULL || strcmp(e->fn.ks, "system") == 0) &&
+           strcasecmp(e->fn.name, "token") == 0;
+}
+
+/* token(v1, ...) on the right of a token restriction: the token of the partition key of
+ * those values (each typed as its key column). A CQLVAL_* code. */
+static int token_of(cql_run *r, const cql_tinfo *t, const cql_expr *e, int64_t *tok)
+{
+    buf vals[64];
+    cql_value v[64];
+    size_t n = t->npk < 64 ? t->npk : 64, done = 0;
+    int rc = CQLVAL_OK;
+    for (; done < n && rc == CQLVAL_OK; done++) {
+        const cql_tcol *col = NULL;
+        for (size_t j = 0; j < t->ncols; j++)
+            if (t->cols[j].kind == 'p' && t->cols[j].pos == (int)done) col = &t->cols[j];
+        buf_init(&vals[done], 0);
+        rc = col ? cql_term(r, col->type, col->name, e->items[done], &vals[done]) : CQLVAL_ERROR;
+        v[done].p = (const uint8_t *)vals[done].data;
+        v[done].len = (int32_t)vals[done].len;
+    }
+    if (rc == CQLVAL_OK) {
+        buf key;
+        buf_init(&key, 0);
+        if (cql_pk_serialize(t, v, &key) != 0)
+            rc = cql_fail(r->call, CQL_ERR_INVALID, "The partition key is too large");
+        else
+            *tok = cqlkey_token((const uint8_t *)(key.data ? key.data : ""), key.len);
+        buf_free(&key);
+    }
+    for (size_t i = 0; i < done; i++)
+        buf_free(&vals[i]);
+    return rc;
+}
+
+/* The relations a SELECT refuses whatever the rest of its WHERE clause, as Cassandra does:
+ * IS NOT NULL (a view's definition only), a slice of a duration (durations do not order),
+ * and the comparisons of a whole non-frozen collection. 0, or -1 with the error set. */
+static int refused_relation(cql_call *c, const cql_relation *rel, const cql_tcol *col)
+{
+    if (rel->op == CQL_OP_IS_NOT_NULL)
+        return cql_fail(c, CQL_ERR_INVALID, "Unsupported restriction: %s IS NOT NULL", col->name);
+    int slice = rel->op == CQL_OP_LT || rel->op == CQL_OP_LTE || rel->op == CQL_OP_GT ||
+                rel->op == CQL_OP_GTE;
+    if (slice && rel->kind == CQL_REL_COLUMN && col->type &&
+        col->type->wire.id == CQL_TYPE_DURATION)
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "Slice restrictions are not supported on duration columns");
+    if (rel->kind != CQL_REL_COLUMN || col->type == NULL || col->type->frozen) return 0;
+    int id = col->type->wire.id;
+    if (id != CQL_TYPE_LIST && id != CQL_TYPE_SET && id != CQL_TYPE_MAP) return 0;
+    static const char *const ops[] = {[CQL_OP_EQ] = "=", [CQL_OP_LT] = "<",   [CQL_OP_LTE] = "<=",
+                                      [CQL_OP_GT] = ">", [CQL_OP_GTE] = ">=", [CQL_OP_IN] = "IN"};
+    if (rel->op == CQL_OP_NEQ) {
+        char *v = rel->value ? cql_print_expr(rel->value) : NULL;
+        int rc = cql_fail(c, CQL_ERR_INVALID, "Unsupported \"!=\" relation: %s != %s", col->name,
+                          v ? v : "?");
+        free(v);
+        return rc;
+    }
+    if ((size_t)rel->op >= sizeof ops / sizeof *ops || ops[rel->op] == NULL) return 0;
+    buf name;
+    buf_init(&name, 0);
+    cqltype_name(col->type, &name);
+    int rc = cql_fail(c, CQL_ERR_INVALID,
+                      "Collection column '%s' (%.*s) cannot be restricted by a '%s' relation",
+                      col->name, (int)name.len, name.data ? name.data : "", ops[rel->op]);
+    buf_free(&name);
+    return rc;
+}
+
 int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
                    int allow_filtering, cql_keys *k)
 {
@@ -288,10 +380,16 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
             }
             buf v;
             buf_init(&v, 0);
-            int rc =
-                cql_term(r, cqltype_native(CQL_TYPE_BIGINT), "partition key token", rel->value, &v);
             int64_t tok = 0;
-            if (rc == CQLVAL_OK && v.len == 8) cql_bigint_decode((const uint8_t *)v.data, 8, &tok);
+            int rc;
+            if (cql_token_call(rel->value, t->npk)) {
+                rc = token_of(r, t, rel->value, &tok);
+            } else {
+                rc = cql_term(r, cqltype_native(CQL_TYPE_BIGINT), "partition key token", rel->value,
+                              &v);
+                if (rc == CQLVAL_OK && v.len == 8)
+                    cql_bigint_decode((const uint8_t *)v.data, 8, &tok);
+            }
             buf_free(&v);
             if (rc != CQLVAL_OK) {
                 if (rc != CQLVAL_ERROR)
@@ -373,6 +471,20 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
         if (col == NULL)
             return cql_fail(c, CQL_ERR_INVALID, "Undefined column name %s in table %s.%s",
                             rel->columns[0], t->ks, t->name);
+        if (rel->op == CQL_OP_CONTAINS || rel->op == CQL_OP_CONTAINS_KEY) {
+            int id = col->type ? col->type->wire.id : 0;
+            int key = rel->op == CQL_OP_CONTAINS_KEY;
+            if (key ? id != CQL_TYPE_MAP
+                    : id != CQL_TYPE_LIST && id != CQL_TYPE_SET && id != CQL_TYPE_MAP)
+                return cql_fail(c, CQL_ERR_INVALID, "Cannot use %s on non-%s column %s",
+                                key ? "CONTAINS KEY" : "CONTAINS", key ? "map" : "collection",
+                                col->name);
+            if (mode != CQL_KEYS_SELECT)
+                return cql_fail(c, CQL_ERR_INVALID, "Cannot use %s relations in %s statements",
+                                key ? "CONTAINS KEY" : "CONTAINS",
+                                mode == CQL_KEYS_DELETE ? "DELETE" : "UPDATE");
+        }
+        if (mode == CQL_KEYS_SELECT && refused_relation(c, rel, col) != 0) return -1;
         int eq = rel->op == CQL_OP_EQ || rel->op == CQL_OP_IN;
         if (rel->kind == CQL_REL_COLUMN && col->kind == 'p' && eq) {
             if (pk_set[col->pos])
@@ -425,7 +537,9 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
         npk_any += pk_set[i] != 0;
     }
     k->partitions = npk_eq == t->npk;
-    if (k->token && npk_any)
+    /* a token range beside the whole partition key (a = 1 AND token(a) > ...) filters the
+     * partitions named; beside a part of it, it is refused */
+    if (k->token && npk_any && !k->partitions)
         return cql_fail(c, CQL_ERR_INVALID,
                         "Columns of the partition key cannot be restricted by both a normal "
                         "relation and a token relation");

@@ -32,6 +32,7 @@ typedef struct witem {
     json_t *item;     /* the new state (owned) */
     json_t *keycells; /* the key columns' attributes for a new item (owned), or NULL */
     int existed;      /* a live row was there */
+    int written;      /* a statement changes it (else it is only read, for conditions) */
 } witem;
 
 /* The items of one request (one statement, or a BATCH's), locked together. */
@@ -59,6 +60,9 @@ typedef struct wctx {
     int insert, rows;
     cql_keys k;
     int has_keys;
+    /* a conditional statement's partition static row (an index in set), read for the
+     * conditions and the [applied] answer; -1 when there is none to read */
+    long static_at;
     /* INSERT JSON: the values read from the JSON as bound values of made-up markers */
     cql_run jrun;
     cql_values jvalues;
@@ -117,6 +121,7 @@ static int own(wctx *w, size_t at)
         w->idxcap = cap;
     }
     w->idx[w->nidx++] = at;
+    w->set->items[at].written = 1;
     return 0;
 }
 
@@ -242,7 +247,13 @@ static int usings(wctx *w, const cql_using *u, size_t n, int ttl_allowed)
     int64_t ttl = t->default_ttl;
     for (size_t i = 0; i < n; i++) {
         int64_t v;
-        if (cql_int_term(w->r, u[i].value, &v, u[i].ttl ? "[ttl]" : "[timestamp]") != 0) return -1;
+        int got = cql_int_term_opt(w->r, u[i].value, &v, u[i].ttl ? "[ttl]" : "[timestamp]");
+        if (got == CQLVAL_ERROR) return -1;
+        /* as Cassandra: an unset TTL or timestamp is the default, a null TTL is none */
+        if (got == CQLVAL_UNSET) continue;
+        if (got == CQLVAL_NULL && !u[i].ttl)
+            return cql_fail(w->r->call, CQL_ERR_INVALID, "Invalid null value of timestamp");
+        if (got == CQLVAL_NULL) v = 0;
         if (u[i].ttl) {
             if (!ttl_allowed)
                 return cql_fail(w->r->call, CQL_ERR_INVALID, "A TTL cannot be set on a DELETE");
@@ -401,6 +412,9 @@ static int coll_element(wctx *w, cql_coll *c, const buf *key, const buf *v)
     size_t live = 0, at = c->n;
     for (size_t i = 0; i < c->n; i++)
         if (cql_coll_el_live(c, i, w->now_s) && live++ == (size_t)idx) at = i;
+    if (live == 0)
+        return cql_fail(w->r->call, CQL_ERR_INVALID, "Attempted to %s a list which is null",
+                        v ? "set an element on" : "delete an element from");
     if (idx < 0 || at == c->n)
         return cql_fail(w->r->call, CQL_ERR_INVALID,
                         "List index %d out of bound, list has size %zu", idx, live);
@@ -439,8 +453,12 @@ static int coll_assign(wctx *w, json_t *item, const cql_tcol *col, cql_assign_ki
         const cql_ctype *kt = list ? cqltype_native(CQL_TYPE_INT) : t->args[0];
         int krc = cql_term(w->r, kt, col->name, key, &kb);
         if (krc != CQLVAL_OK) {
-            if (krc != CQLVAL_ERROR)
-                cql_fail(call, CQL_ERR_INVALID, "Invalid null value for %s key", col->name);
+            const char *which = krc == CQLVAL_UNSET ? "unset" : "null";
+            if (krc != CQLVAL_ERROR && list)
+                cql_fail(call, CQL_ERR_INVALID, "Invalid %s value for list index", which);
+            else if (krc != CQLVAL_ERROR)
+                cql_fail(call, CQL_ERR_INVALID, "Invalid %s %s", which,
+                         map ? "map key" : "set element");
             goto done;
         }
         vt = map ? t->args[1] : t->args[0];
@@ -580,8 +598,55 @@ int cql_compare_op(cql_op op, int cmp)
     }
 }
 
-/* Evaluates the IF conditions on item (NULL when the row does not exist): 1, 0, -1. */
-static int conditions_hold(wctx *w, json_t *item, const cql_relation *conds, size_t n)
+/* 1 when the current value (has: whether the cell is set) stands in relation op to v
+ * (vlen < 0: null, which equals null only). */
+static int cond_match(const cql_ctype *type, int has, const buf *cur, cql_op op, const uint8_t *v,
+                      int32_t vlen)
+{
+    if (vlen < 0 || !has) {
+        int both = vlen < 0 && !has;
+        return op == CQL_OP_EQ ? both : op == CQL_OP_NEQ ? !both : 0;
+    }
+    int cmp = cqlval_compare(type, (const uint8_t *)cur->data, cur->len, v, (size_t)vlen);
+    return cql_compare_op(op, cmp);
+}
+
+/* 1 when the current value is one of the elements of the list bound to IN ?, 0 when not,
+ * -1 with the error set. */
+static int cond_in_bound(wctx *w, const cql_relation *rel, const cql_tcol *col,
+                         const cql_ctype *type, int has, const buf *cur)
+{
+    cql_value v;
+    if (cql_bound(w->r, rel->value, &v) != 1) return -1;
+    if (v.len == CQL_UNSET)
+        return cql_fail(w->r->call, CQL_ERR_INVALID, "Invalid 'unset' value in condition");
+    if (v.len < 0)
+        return cql_fail(w->r->call, CQL_ERR_INVALID, "Invalid null list in IN condition");
+    cql_elements e;
+    uint32_t n;
+    if (cql_collection_open(&e, v.p, (size_t)v.len, 0, &n) != 0)
+        return cql_fail(w->r->call, CQL_ERR_INVALID, "Invalid list value for IN condition on %s",
+                        col->name);
+    const uint8_t *p;
+    int32_t len;
+    int got;
+    while ((got = cql_element_next(&e, &p, &len)) == 1) {
+        cql_parse_error perr;
+        memset(&perr, 0, sizeof perr);
+        if (len >= 0 && cqlval_validate(type, p, (size_t)len, &perr) != 0)
+            return cql_fail(w->r->call, CQL_ERR_INVALID, "Invalid IN value for %s: %s", col->name,
+                            perr.msg);
+        if (cond_match(type, has, cur, CQL_OP_EQ, p, len)) return 1;
+    }
+    if (got < 0)
+        return cql_fail(w->r->call, CQL_ERR_INVALID, "Invalid list value for IN condition on %s",
+                        col->name);
+    return 0;
+}
+
+/* Evaluates the IF conditions on item (NULL when the row does not exist), static columns
+ * on stat (the partition's static row, NULL when it does not exist): 1, 0, -1. */
+static int conditions_hold(wctx *w, json_t *item, json_t *stat, const cql_relation *conds, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         const cql_relation *rel = &conds[i];
@@ -595,31 +660,43 @@ static int conditions_hold(wctx *w, json_t *item, const cql_relation *conds, siz
         buf cur;
         buf_init(&cur, 0);
         const cql_ctype *type;
-        int has = cond_value(w, item, rel, col, &cur, &type);
+        int has = cond_value(w, col->kind == 's' ? stat : item, rel, col, &cur, &type);
         int ok = 0;
-        const cql_expr *const *terms = rel->op == CQL_OP_IN && rel->values
-                                           ? (const cql_expr *const *)rel->values
-                                           : (const cql_expr *const *)&rel->value;
-        size_t nterms = rel->op == CQL_OP_IN && rel->values ? rel->nvalues : 1;
+        if (rel->op == CQL_OP_IN && rel->value) {
+            ok = cond_in_bound(w, rel, col, type, has, &cur);
+            if (ok < 0) {
+                buf_free(&cur);
+                return -1;
+            }
+        }
+        /* an IN list of terms (empty for IN ()), or the one term of another operator */
+        int listed = rel->op == CQL_OP_IN;
+        const cql_expr *const *terms =
+            listed ? (const cql_expr *const *)rel->values : (const cql_expr *const *)&rel->value;
+        size_t nterms = listed ? (rel->value ? 0 : rel->nvalues) : 1;
         for (size_t j = 0; j < nterms && !ok; j++) {
             buf v;
             buf_init(&v, 0);
             int rc = cql_term(w->r, type, col->name, terms[j], &v);
+            if (rc == CQLVAL_UNSET)
+                rc = cql_fail(w->r->call, CQL_ERR_INVALID, "Invalid 'unset' value in condition");
             if (rc == CQLVAL_ERROR) {
                 buf_free(&v);
                 buf_free(&cur);
                 return -1;
             }
-            cql_op op = rel->op == CQL_OP_IN ? CQL_OP_EQ : rel->op;
-            if (rc != CQLVAL_OK || !has) {
-                /* null compares equal to null only */
-                int both = rc != CQLVAL_OK && !has;
-                ok = op == CQL_OP_EQ ? both : op == CQL_OP_NEQ ? !both : 0;
-            } else {
-                int cmp = cqlval_compare(type, (const uint8_t *)cur.data, cur.len,
-                                         (const uint8_t *)v.data, v.len);
-                ok = cql_compare_op(op, cmp);
+            cql_op op = listed ? CQL_OP_EQ : rel->op;
+            if (rc == CQLVAL_NULL && op != CQL_OP_EQ && op != CQL_OP_NEQ) {
+                static const char *const ops[] = {
+                    [CQL_OP_LT] = "<", [CQL_OP_LTE] = "<=", [CQL_OP_GT] = ">", [CQL_OP_GTE] = ">="};
+                buf_free(&v);
+                buf_free(&cur);
+                return cql_fail(w->r->call, CQL_ERR_INVALID,
+                                "Invalid comparison with null for operator \"%s\"",
+                                (size_t)op < sizeof ops / sizeof *ops && ops[op] ? ops[op] : "?");
             }
+            ok = cond_match(type, has, &cur, op, (const uint8_t *)v.data,
+                            rc == CQLVAL_OK ? (int32_t)v.len : -1);
             buf_free(&v);
         }
         buf_free(&cur);
@@ -628,10 +705,13 @@ static int conditions_hold(wctx *w, json_t *item, const cql_relation *conds, siz
     return 1;
 }
 
-/* The [applied] answer: true alone, or false with the current values of cols (all of
- * the table's for IF NOT EXISTS). */
-static int answer_applied(wctx *w, int applied, json_t *item, const cql_relation *conds,
-                          size_t nconds, int all_columns)
+/* The [applied] answer: true alone, or false with the current values of the columns the
+ * conditions name (regular ones, then static ones, as Cassandra orders them), or of all
+ * the table's for IF NOT EXISTS; item is the row (NULL when it does not exist), stat the
+ * partition's static row (NULL when none). Nothing but false when neither exists, or
+ * when only the static row does and no condition reads it. */
+static int answer_applied(wctx *w, int applied, json_t *item, json_t *stat,
+                          const cql_relation *conds, size_t nconds, int all_columns)
 {
     static const cql_type t_bool = {.id = CQL_TYPE_BOOLEAN};
     cql_rows rs;
@@ -639,14 +719,22 @@ static int answer_applied(wctx *w, int applied, json_t *item, const cql_relation
     int rc = cql_rows_column(&rs, "[applied]", &t_bool);
     const cql_tcol *cols[256];
     size_t n = 0;
-    if (!applied && item) {
-        for (size_t i = 0; i < w->t->ncols && n < 256; i++) {
-            const cql_tcol *c = &w->t->cols[i];
-            int want = all_columns;
-            for (size_t j = 0; j < nconds && !want; j++)
-                want = strcmp(conds[j].columns[0], c->name) == 0;
-            if (want) cols[n++] = c;
-        }
+    if (!applied && all_columns && item) {
+        for (size_t i = 0; i < w->t->ncols && n < 256; i++)
+            cols[n++] = &w->t->cols[i];
+    } else if (!applied && !all_columns) {
+        int reads_static = 0;
+        for (int pass = 0; pass < 2; pass++)
+            for (size_t j = 0; j < nconds && n < 256; j++) {
+                const cql_tcol *c = cql_tinfo_col(w->t, conds[j].columns[0]);
+                if (c == NULL || (c->kind == 's') != pass) continue;
+                int seen = 0;
+                for (size_t k = 0; k < n && !seen; k++)
+                    seen = cols[k] == c;
+                if (!seen) cols[n++] = c;
+                reads_static |= pass;
+            }
+        if (!item && !(stat && reads_static)) n = 0;
     }
     for (size_t i = 0; i < n && rc == 0; i++)
         rc = cql_rows_column(&rs, cols[i]->name, cols[i]->wire);
@@ -655,7 +743,8 @@ static int answer_applied(wctx *w, int applied, json_t *item, const cql_relation
     for (size_t i = 0; i < n && rc == 0; i++) {
         buf v;
         buf_init(&v, 0);
-        int got = cql_cell_read(item, cols[i], w->now_s, &v);
+        json_t *from = cols[i]->kind == 's' && stat ? stat : item;
+        int got = from ? cql_cell_read(from, cols[i], w->now_s, &v) : 0;
         rc = cql_rows_put(&rs, v.data ? v.data : "", got == 1 ? (int32_t)v.len : -1);
         buf_free(&v);
     }
@@ -726,6 +815,7 @@ static int finish(wset *set, cql_call *c, int64_t now_s, item_txn *x)
     for (size_t i = 0; i < set->n; i++) {
         witem *it = &set->items[i];
         int rc;
+        if (!it->written) continue;
         if (!cql_row_live(it->item, it->t, now_s)) {
             rc = txn_delete(x, i, &err);
         } else {
@@ -835,13 +925,24 @@ static int assign(wctx *w, json_t *item, const cql_tcol *col, cql_assign_kind ki
     if (cql_coll_col(col) && kind != CQL_SET_VALUE)
         return coll_assign(w, item, col, kind, value, key);
     if (kind != CQL_SET_VALUE) {
-        if (kind == CQL_SET_ELEMENT && cqltype_is_collection(t))
-            return cql_fail(c, CQL_ERR_INVALID,
-                            "Invalid operation (%s[...] = ...) for frozen collection column %s",
-                            col->name, col->name);
-        return cql_fail(c, CQL_ERR_INVALID,
-                        "Invalid operation (%s = %s %c ...) for non counter column %s", col->name,
-                        col->name, kind == CQL_SET_SUB ? '-' : '+', col->name);
+        char *l = key ? cql_print_expr(key) : NULL, *r = value ? cql_print_expr(value) : NULL;
+        const char *lv = l ? l : "?", *rv = r ? r : "?";
+        char text[512];
+        if (kind == CQL_SET_ELEMENT)
+            snprintf(text, sizeof text, "%s[%s] = %s", col->name, lv, rv);
+        else if (kind == CQL_SET_PREPEND)
+            snprintf(text, sizeof text, "%s = %s + %s", col->name, rv, col->name);
+        else
+            snprintf(text, sizeof text, "%s = %s %c %s", col->name, col->name,
+                     kind == CQL_SET_SUB ? '-' : '+', rv);
+        free(l);
+        free(r);
+        const char *what = cqltype_is_collection(t)  ? "frozen collection"
+                           : kind == CQL_SET_ELEMENT ? "non collection"
+                           : kind == CQL_SET_PREPEND ? "non list"
+                                                     : "non counter";
+        return cql_fail(c, CQL_ERR_INVALID, "Invalid operation (%s) for %s column %s", text, what,
+                        col->name);
     }
     buf v;
     buf_init(&v, 0);
@@ -967,6 +1068,21 @@ static const cql_relation *conds_of(const wctx *w, size_t *n)
     return NULL;
 }
 
+/* The partition's static row a conditional statement reads (its own, or the one read
+ * for it), NULL when the table has none. */
+static witem *static_item(wctx *w)
+{
+    if (w->static_at >= 0) return &w->set->items[w->static_at];
+    for (size_t j = 0; j < w->nidx; j++)
+        if (W_ITEM(w, j)->is_static) return W_ITEM(w, j);
+    return NULL;
+}
+
+static json_t *live_item(const witem *it)
+{
+    return it && it->existed ? it->item : NULL;
+}
+
 /* 1 when the statement's conditions hold (or it has none), 0 when not, -1 error. */
 static int check(wctx *w)
 {
@@ -977,7 +1093,7 @@ static int check(wctx *w)
     if (w->s->if_exists) return exists;
     size_t n;
     const cql_relation *conds = conds_of(w, &n);
-    return conditions_hold(w, exists ? m->item : NULL, conds, n);
+    return conditions_hold(w, exists ? m->item : NULL, live_item(static_item(w)), conds, n);
 }
 
 static int answer_not_applied(wctx *w)
@@ -985,8 +1101,36 @@ static int answer_not_applied(wctx *w)
     witem *m = main_item(w);
     size_t n;
     const cql_relation *conds = conds_of(w, &n);
-    return answer_applied(w, 0, m && m->existed ? m->item : NULL, conds, n,
-                          w->s->kind == CQL_INSERT);
+    return answer_applied(w, 0, m && m->existed ? m->item : NULL, live_item(static_item(w)), conds,
+                          n, w->s->kind == CQL_INSERT);
+}
+
+/* A conditional statement on a table with static columns also reads its partition's
+ * static row, under the same lock, without writing it: conditions on static columns and
+ * the [applied] answer take their values from it. 0, or -1 with the error set. */
+static int plan_static_read(wctx *w)
+{
+    w->static_at = -1;
+    int statics = 0;
+    for (size_t i = 0; i < w->t->ncols; i++)
+        statics |= w->t->cols[i].kind == 's';
+    if (!conditional(w) || !statics || w->nidx == 0 || static_item(w)) return 0;
+    const buf *pkv[64];
+    for (size_t i = 0; i < w->t->npk && i < 64; i++) {
+        if (w->k.pk[i].n != 1) return 0; /* conditions name one partition */
+        pkv[i] = &w->k.pk[i].v[0];
+    }
+    buf pk;
+    buf_init(&pk, 0);
+    buf_append(&pk, W_ITEM(w, 0)->pk.data, W_ITEM(w, 0)->pk.len);
+    size_t had = w->set->n, owned = w->nidx;
+    witem *st = target(w, &pk, NULL, 1, pkv, NULL);
+    buf_free(&pk);
+    if (st == NULL) return -1;
+    if (w->set->n > had) st->written = 0;
+    w->static_at = (long)(st - w->set->items);
+    w->nidx = owned;
+    return 0;
 }
 
 /* INSERT and UPDATE: the assignments' checks and the items. */
@@ -1009,7 +1153,9 @@ static int plan_assign(wctx *w)
         else
             rows = 1;
     }
-    if (w->insert || (!statics && !rows)) rows = 1;
+    /* an INSERT writes its row, unless it sets only static columns and names no
+     * clustering column (then it writes the partition's static row alone) */
+    if ((w->insert && !(statics && !rows && k->ck_eq == 0)) || (!statics && !rows)) rows = 1;
     if (w->t->nck && k->ck_eq < w->t->nck && rows) {
         char names[256] = "";
         size_t used = 0;
@@ -1064,14 +1210,12 @@ static int json_columns(wctx *w, const cql_insert *in, cql_insert *out)
                        : cql_fail(c, CQL_ERR_INVALID, "Got null for INSERT JSON values");
         }
     }
-    json_error_t jerr;
-    json_t *map = json_loadb(text.data ? text.data : "", text.len, JSON_DECODE_ANY, &jerr);
+    /* numbers keep their text: a varint past 64 bits, a decimal's scale */
+    cql_parse_error perr;
+    memset(&perr, 0, sizeof perr);
+    json_t *map = cqlval_json_object(text.data ? text.data : "", text.len, &perr);
     buf_free(&text);
-    if (!json_is_object(map)) {
-        json_decref(map);
-        return cql_fail(c, CQL_ERR_INVALID, "Could not decode JSON string as a map: %s",
-                        jerr.text[0] ? jerr.text : "not an object");
-    }
+    if (map == NULL) return cql_fail(c, CQL_ERR_INVALID, "%s", perr.msg);
     size_t n = w->t->ncols;
     w->jbytes = calloc(n + 1, sizeof *w->jbytes);
     w->jexprs = calloc(n + 1, sizeof *w->jexprs);
@@ -1103,12 +1247,12 @@ static int json_columns(wctx *w, const cql_insert *in, cql_insert *out)
         }
         size_t i = w->nj;
         buf_init(&w->jbytes[i], 0);
-        cql_parse_error perr;
         memset(&perr, 0, sizeof perr);
         int got = cqlval_from_json(col->type, col->name, v, &w->jbytes[i], &perr);
         if (got == CQLVAL_ERROR) {
             buf_free(&w->jbytes[i]);
-            rc = cql_fail(c, CQL_ERR_INVALID, "%s", perr.msg);
+            rc = cql_fail(c, CQL_ERR_INVALID, "Error decoding JSON value for %s: %s", col->name,
+                          perr.msg);
             break;
         }
         w->jcols[i] = col->name;
@@ -1217,11 +1361,33 @@ static int plan_insert_columns(wctx *w, const cql_insert *in)
     return plan_assign(w);
 }
 
+/* 1 when where restricts a clustering column (alone or in a tuple). */
+static int restricts_clustering(const cql_tinfo *t, const cql_where *where)
+{
+    for (size_t i = 0; i < where->n; i++)
+        for (size_t j = 0; j < where->rels[i].ncolumns; j++) {
+            const cql_tcol *col = cql_tinfo_col(t, where->rels[i].columns[j]);
+            if (col && col->kind == 'c' && where->rels[i].kind != CQL_REL_TOKEN) return 1;
+        }
+    return 0;
+}
+
 static int plan_update(wctx *w)
 {
     const cql_update *up = &w->s->u.update;
     cql_call *c = w->r->call;
     if (usings(w, up->using, up->nusing, 1) != 0) return -1;
+    /* a statement that sets only static columns names no row: Cassandra refuses one that
+     * restricts a clustering column, as a sign of a mistake */
+    int statics_only = up->nset > 0 && w->t->nck > 0;
+    for (size_t i = 0; i < up->nset; i++) {
+        const cql_tcol *col = cql_tinfo_col(w->t, up->set[i].column);
+        statics_only &= col && col->kind == 's';
+    }
+    if (statics_only && restricts_clustering(w->t, &up->where))
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "Invalid restrictions on clustering columns since the UPDATE statement "
+                        "modifies only static columns");
     int rc = cql_where_keys(w->r, w->t, &up->where, CQL_KEYS_UPDATE, 0, &w->k);
     w->has_keys = 1;
     /* a statement that sets only static columns needs no clustering key */
@@ -1405,6 +1571,13 @@ static int plan_delete(wctx *w)
                             "Invalid identifier %s for deletion (should not be a PRIMARY KEY part)",
                             col->name);
     }
+    int only_static = del->ncols > 0;
+    for (size_t i = 0; i < del->ncols; i++)
+        only_static &= cql_tinfo_col(w->t, del->cols[i].column)->kind == 's';
+    if (only_static && restricts_clustering(w->t, &del->where))
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "Invalid restrictions on clustering columns since the DELETE statement "
+                        "modifies only static columns");
     if (cql_where_keys(w->r, w->t, &del->where, CQL_KEYS_DELETE, 0, &w->k) != 0) {
         w->has_keys = 1;
         return -1;
@@ -1414,7 +1587,8 @@ static int plan_delete(wctx *w)
     if (conditional(w) && (w->k.ck_eq < w->t->nck || w->k.slice) && del->ncols == 0)
         return cql_fail(c, CQL_ERR_INVALID,
                         "DELETE statements must restrict all PRIMARY KEY columns with equality "
-                        "relations in order to use IF conditions");
+                        "relations in order to %s",
+                        w->k.slice ? "use IF conditions" : "delete non static columns");
     delctx d = {.w = w, .k = &w->k, .cells = del->ncols > 0};
     buf_init(&d.pk, 0);
     int rc = cql_each_combination(w->k.pk, w->t->npk, del_pk, &d);
@@ -1469,18 +1643,23 @@ static int stmt_plan(wctx *w, cql_run *r, const cql_stmt *s, cql_tinfo *t, wset 
     if (t->view) return cql_fail(c, CQL_ERR_INVALID, "Cannot directly modify a materialized view");
     w->et = cql_engine_table(c, t);
     if (w->et == NULL) return -1;
+    int rc;
     switch (s->kind) {
     case CQL_INSERT:
-        return plan_insert(w);
+        rc = plan_insert(w);
+        break;
     case CQL_UPDATE:
-        return plan_update(w);
+        rc = plan_update(w);
+        break;
     case CQL_DELETE:
-        return plan_delete(w);
+        rc = plan_delete(w);
+        break;
     default:
         return cql_fail(c, CQL_ERR_INVALID,
                         "Invalid statement in batch: only UPDATE, INSERT and DELETE statements "
                         "are allowed.");
     }
+    return rc == 0 ? plan_static_read(w) : rc;
 }
 
 static int stmt_apply(wctx *w)
@@ -1508,7 +1687,7 @@ int cql_exec_write(cql_run *r, const cql_stmt *s)
     item_txn *x = NULL;
     if (rc == 0 && set.n == 0) {
         /* nothing to change (a range with no rows) */
-        rc = conditional(&w) ? answer_applied(&w, 0, NULL, NULL, 0, 0) : answer_void(c);
+        rc = conditional(&w) ? answer_applied(&w, 0, NULL, NULL, NULL, 0, 0) : answer_void(c);
         goto out;
     }
     if (rc == 0) rc = begin(&set, c, w.now_s, &x);
@@ -1523,7 +1702,8 @@ int cql_exec_write(cql_run *r, const cql_stmt *s)
     if (rc == 0) rc = stmt_apply(&w);
     if (rc == 0) rc = finish(&set, c, w.now_s, x);
     if (rc == 0) cql_watch_write(c, w.et, s, &t, watched);
-    if (rc == 0) rc = conditional(&w) ? answer_applied(&w, 1, NULL, NULL, 0, 0) : answer_void(c);
+    if (rc == 0)
+        rc = conditional(&w) ? answer_applied(&w, 1, NULL, NULL, NULL, 0, 0) : answer_void(c);
 out:
     txn_end(x);
     wctx_free(&w);
@@ -1534,12 +1714,24 @@ out:
 
 /* ---- BATCH ---- */
 
-int cql_exec_write_batch(cql_run *const *runs, const cql_stmt *const *stmts, size_t n,
+/* The one partition statement w names, serialized into out: 0, or -1 when it names
+ * several (IN on the partition key). */
+static int stmt_partition(const wctx *w, buf *out)
+{
+    const buf *pkv[64];
+    if (w->t->npk > 64) return -1;
+    for (size_t i = 0; i < w->t->npk; i++) {
+        if (w->k.pk == NULL || w->k.pk[i].n != 1) return -1;
+        pkv[i] = &w->k.pk[i].v[0];
+    }
+    return pk_of(w->t, pkv, out) == 0 ? 0 : -1;
+}
+
+int cql_exec_write_batch(cql_call *c, cql_run *const *runs, const cql_stmt *const *stmts, size_t n,
                          int counter_batch, int logged)
 {
     (void)logged;
-    if (n == 0) return answer_void(runs[0]->call);
-    cql_call *c = runs[0]->call;
+    if (n == 0) return answer_void(c);
     wset set;
     memset(&set, 0, sizeof set);
     cql_tinfo *ts = calloc(n, sizeof *ts);
@@ -1561,13 +1753,24 @@ int cql_exec_write_batch(cql_run *const *runs, const cql_stmt *const *stmts, siz
                                         : "Counter mutations are only allowed in COUNTER batches");
         if (conditional(&ws[i])) conds++;
     }
-    /* conditions: one partition of one table, as Cassandra requires */
-    for (size_t i = 1; rc == 0 && conds && i < n; i++)
-        if (ws[i].et != ws[0].et || ws[i].nidx == 0 || ws[0].nidx == 0 ||
-            !cql_same_bytes(W_ITEM(&ws[i], 0)->pk.data, W_ITEM(&ws[i], 0)->pk.len,
-                            W_ITEM(&ws[0], 0)->pk.data, W_ITEM(&ws[0], 0)->pk.len))
+    /* conditions: one partition of one table, as Cassandra requires (a statement may
+     * name rows that are not there: its keys say its partition) */
+    buf pk0, pki;
+    buf_init(&pk0, 0);
+    buf_init(&pki, 0);
+    if (rc == 0 && conds && stmt_partition(&ws[0], &pk0) != 0)
+        rc = cql_fail(c, CQL_ERR_INVALID,
+                      "Batch with conditions cannot span multiple partitions (you cannot use IN "
+                      "on the partition key)");
+    for (size_t i = 1; rc == 0 && conds && i < n; i++) {
+        buf_reset(&pki);
+        if (ws[i].et != ws[0].et || stmt_partition(&ws[i], &pki) != 0 ||
+            !cql_same_bytes(pki.data, pki.len, pk0.data, pk0.len))
             rc = cql_fail(c, CQL_ERR_INVALID,
                           "Batch with conditions cannot span multiple tables or partitions");
+    }
+    buf_free(&pk0);
+    buf_free(&pki);
     item_txn *x = NULL;
     if (rc == 0 && set.n) rc = begin(&set, c, ws[0].now_s, &x);
     int held = 1;
@@ -1585,7 +1788,8 @@ int cql_exec_write_batch(cql_run *const *runs, const cql_stmt *const *stmts, siz
         if (rc == 0 && set.n) rc = finish(&set, c, ws[0].now_s, x);
         for (size_t i = 0; rc == 0 && i < n; i++)
             cql_watch_write(c, ws[i].et, stmts[i], &ts[i], watched);
-        if (rc == 0) rc = conds ? answer_applied(&ws[0], 1, NULL, NULL, 0, 0) : answer_void(c);
+        if (rc == 0)
+            rc = conds ? answer_applied(&ws[0], 1, NULL, NULL, NULL, 0, 0) : answer_void(c);
     }
     txn_end(x);
     for (size_t i = 0; i < planned; i++)

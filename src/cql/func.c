@@ -487,10 +487,13 @@ int cqlfn_call(const cqlfn_fn *f, const cql_ctype *const *types, const cql_value
                                     "In call to function %s, the argument is malformed", f->full);
         break;
     case K_FROM_JSON: {
+        /* a text that is not JSON of the receiver's type fails the function's execution:
+         * Cassandra's FunctionFailure, not Invalid */
         json_t *j = cqlval_json_parse((const char *)p, len, err);
-        if (!j) return CQLVAL_ERROR;
-        int r = cqlval_from_json(ret, "fromJson", j, out, err);
+        int r = j ? cqlval_from_json(ret, "fromJson", j, out, err) : CQLVAL_ERROR;
         json_decref(j);
+        if (r == CQLVAL_ERROR && err && err->code == CQL_ERR_INVALID)
+            err->code = CQL_ERR_FUNCTION_FAILURE;
         return r;
     }
     }
@@ -933,7 +936,14 @@ int cqlfn_term(void *ctx, const cql_ctype *t, const char *receiver, const cql_ex
         at[i] = vals.len;
         r = cqlval_from_term(argt[i], an, e->items[i], &self, &vals, err);
         lens[i] = r == CQLVAL_OK ? (int32_t)(vals.len - at[i]) : CQL_NULL;
-        if (r == CQLVAL_NULL || r == CQLVAL_UNSET) r = CQLVAL_OK;
+        if (r == CQLVAL_UNSET) {
+            const char *dot = strrchr(f->full, '.');
+            r = cql_error_record(err, CQL_ERR_INVALID,
+                                 "Invalid unset value for argument in call to function %s",
+                                 dot ? dot + 1 : f->full);
+            break;
+        }
+        if (r == CQLVAL_NULL) r = CQLVAL_OK;
     }
     if (r == CQLVAL_OK) {
         cql_value args[8];

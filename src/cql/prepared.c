@@ -178,7 +178,16 @@ static void where_markers(marks *k, const cql_where *w)
     for (size_t i = 0; i < w->n; i++) {
         const cql_relation *r = &w->rels[i];
         if (r->kind == CQL_REL_TOKEN) {
-            set_marker(k, r->value, "partition key token", &t_bigint);
+            if (cql_token_call(r->value, k->t->npk)) {
+                /* token(?, ...): each marker a partition key column */
+                for (size_t j = 0; j < k->t->ncols; j++) {
+                    const cql_tcol *col = &k->t->cols[j];
+                    if (col->kind == 'p' && (size_t)col->pos < r->value->nitems)
+                        term_markers(k, r->value->items[col->pos], col->name, col->wire);
+                }
+            } else {
+                set_marker(k, r->value, "partition key token", &t_bigint);
+            }
             continue;
         }
         if (r->kind == CQL_REL_TUPLE) {
@@ -342,7 +351,95 @@ void cql_markers_free(cql_markers *m)
     memset(m, 0, sizeof *m);
 }
 
+/* The markers of a BATCH statement's text: each inner statement's against its own table
+ * (ts[i], loaded here; the caller frees them), the batch's USING TIMESTAMP, and text for
+ * any other. A batch names no one partition: no partition key indexes. 0, or -1 with the
+ * error set. */
+static int check_columns(cql_call *c, const cql_stmt *s, const cql_tinfo *t);
+static int batch_markers(cql_call *c, const cql_batch_stmt *b, const cql_parsed *p, cql_tinfo *ts,
+                         cql_markers *m)
+{
+    memset(m, 0, sizeof *m);
+    m->n = p->nbinds;
+    m->cols = calloc(m->n + 1, sizeof *m->cols);
+    m->pk = calloc(1, sizeof *m->pk);
+    if (m->cols == NULL || m->pk == NULL) return cql_fail(c, CQL_ERR_SERVER, "out of memory");
+    for (size_t i = 0; i < b->nstmts; i++) {
+        const cql_stmt *s = b->stmts[i];
+        const char *ks = cql_keyspace_of(c, &s->name);
+        if (ks == NULL || cql_tinfo_load(c, ks, s->name.name, &ts[i]) != 0) return -1;
+        if (check_columns(c, s, &ts[i]) != 0) return -1;
+        marks k = {.c = c, .p = p, .t = &ts[i], .m = m};
+        stmt_markers(&k, s);
+        if (i == 0) using_markers(&k, b->using, b->nusing);
+    }
+    for (size_t i = 0; i < m->n; i++) {
+        if (m->cols[i].type) continue;
+        m->cols[i].keyspace = b->nstmts ? ts[0].ks : "system";
+        m->cols[i].table = b->nstmts ? ts[0].name : "local";
+        m->cols[i].name = p->binds[i].name ? p->binds[i].name : "?";
+        m->cols[i].type = &t_text;
+    }
+    return 0;
+}
+
 /* ---- PREPARE and EXECUTE ---- */
+
+static int undefined(cql_call *c, const cql_tinfo *t, const char *name)
+{
+    return cql_fail(c, CQL_ERR_INVALID, "Undefined column name %s in table %s.%s", name, t->ks,
+                    t->name);
+}
+
+/* The columns a WHERE clause or IF conditions name exist; a token() restriction is for a
+ * SELECT only (what, "UPDATE" or "DELETE", names the statement when it is not). */
+static int check_relations(cql_call *c, const cql_tinfo *t, const cql_relation *rels, size_t n,
+                           const char *what)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (rels[i].kind == CQL_REL_TOKEN && what)
+            return cql_fail(c, CQL_ERR_INVALID,
+                            "The token function cannot be used in WHERE clauses for %s statements",
+                            what);
+        for (size_t j = 0; j < rels[i].ncolumns; j++)
+            if (cql_tinfo_col(t, rels[i].columns[j]) == NULL)
+                return undefined(c, t, rels[i].columns[j]);
+    }
+    return 0;
+}
+
+/* What PREPARE refuses as Cassandra does, before any value is bound: a column the table
+ * does not have, and token() in an UPDATE or DELETE. 0, or -1 with the error set. */
+static int check_columns(cql_call *c, const cql_stmt *s, const cql_tinfo *t)
+{
+    switch (s->kind) {
+    case CQL_SELECT:
+        return check_relations(c, t, s->u.select.where.rels, s->u.select.where.n, NULL);
+    case CQL_INSERT:
+        for (size_t i = 0; i < s->u.insert.ncolumns; i++)
+            if (cql_tinfo_col(t, s->u.insert.columns[i]) == NULL)
+                return undefined(c, t, s->u.insert.columns[i]);
+        return 0;
+    case CQL_UPDATE: {
+        const cql_update *up = &s->u.update;
+        for (size_t i = 0; i < up->nset; i++)
+            if (cql_tinfo_col(t, up->set[i].column) == NULL)
+                return undefined(c, t, up->set[i].column);
+        if (check_relations(c, t, up->where.rels, up->where.n, "UPDATE") != 0) return -1;
+        return check_relations(c, t, up->conds, up->nconds, "UPDATE");
+    }
+    case CQL_DELETE: {
+        const cql_delete *d = &s->u.del;
+        for (size_t i = 0; i < d->ncols; i++)
+            if (cql_tinfo_col(t, d->cols[i].column) == NULL)
+                return undefined(c, t, d->cols[i].column);
+        if (check_relations(c, t, d->where.rels, d->where.n, "DELETE") != 0) return -1;
+        return check_relations(c, t, d->conds, d->nconds, "DELETE");
+    }
+    default:
+        return 0;
+    }
+}
 
 /* The table a statement reads or writes, NULL for the others. */
 static const cql_qname *stmt_table(const cql_stmt *s)
@@ -380,13 +477,22 @@ int cql_exec_prepare(cql_call *c, const cql_prepare *p)
     cql_rows result;
     cql_rows_init(&result, NULL, NULL);
     const cql_qname *tn = stmt_table(s);
+    cql_tinfo *bts = NULL; /* a BATCH's tables, one per statement */
+    size_t nbts = 0;
     if (s->kind == CQL_BATCH) {
-        cql_fail(c, CQL_ERR_INVALID, "Cannot prepare a BATCH statement; send a BATCH message");
-        goto done;
-    }
-    if (tn) {
+        nbts = s->u.batch.nstmts;
+        bts = calloc(nbts + 1, sizeof *bts);
+        if (bts == NULL) {
+            cql_fail(c, CQL_ERR_SERVER, "out of memory");
+            goto done;
+        }
+        for (size_t i = 0; i < nbts; i++)
+            arena_init(&bts[i].arena, 0);
+        if (batch_markers(c, &s->u.batch, parsed, bts, &m) != 0) goto done;
+    } else if (tn) {
         const char *tks = cql_keyspace_of(c, tn);
         if (tks == NULL || cql_tinfo_load(c, tks, tn->name, &t) != 0) goto done;
+        if (check_columns(c, s, &t) != 0) goto done;
         if (cql_markers_of(c, s, parsed, &t, &m) != 0) goto done;
         if (s->kind == CQL_SELECT && cql_select_metadata(c, s, &t, &result) != 0) goto done;
     } else if (parsed->nbinds) {
@@ -438,6 +544,9 @@ done:
     cql_rows_free(&result);
     cql_markers_free(&m);
     cql_tinfo_free(&t);
+    for (size_t i = 0; i < nbts; i++)
+        cql_tinfo_free(&bts[i]);
+    free(bts);
     cql_plan_release(plan);
     return rc;
 }

@@ -901,8 +901,8 @@ static int vtab_select(cql_run *r, const vtab *v, const cql_stmt *s)
                      v->ks, v->name);
             goto done;
         }
-        nwanted[i] = rel->op == CQL_OP_IN && rel->values ? rel->nvalues : 1;
-        if (rel->op == CQL_OP_IN && !rel->values) {
+        nwanted[i] = rel->op == CQL_OP_IN ? rel->nvalues : 1; /* none for IN () */
+        if (rel->op == CQL_OP_IN && !rel->values && rel->value) {
             cql_fail(c, CQL_ERR_INVALID, "%s.%s takes IN with listed values", v->ks, v->name);
             goto done;
         }

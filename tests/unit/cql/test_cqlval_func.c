@@ -63,7 +63,8 @@ static int eval(const cql_ctype *t, const char *lit, buf *out, cql_parse_error *
 }
 
 typedef struct fcase {
-    const char *type, *term, *want; /* want: the value's CQL literal, "null", or "!" message */
+    const char *type, *term, *want; /* want: the value's CQL literal, "null", "!" message
+                                       (Invalid) or "~" message (FunctionFailure) */
 } fcase;
 
 static const fcase fcases[] = {
@@ -114,8 +115,8 @@ static const fcase fcases[] = {
      "!Invalid call to function system.blobasint, none of its type signatures match (known type "
      "signatures: system.blobasint : (blob) -> int)"},
     {"list<int>", "fromJson('[1, ')",
-     "!Could not decode JSON string '[1, ': unexpected end of input at character 4"},
-    {"list<int>", "fromJson('{\"a\": 1}')", "!Expected a list, but got a LinkedHashMap: {\"a\":1}"},
+     "~Could not decode JSON string '[1, ': unexpected end of input at character 4"},
+    {"list<int>", "fromJson('{\"a\": 1}')", "~Expected a list, but got a LinkedHashMap: {\"a\":1}"},
     {"int", "(text)?", "!Cannot assign value of type text to v of type int"},
 };
 
@@ -129,9 +130,9 @@ static void test_terms(void)
         buf_init(&v, 0);
         cql_parse_error err = {0};
         int r = eval(t, c->term, &v, &err);
-        if (c->want[0] == '!') {
-            CHECK(r == CQLVAL_ERROR && err.code == CQL_ERR_INVALID, "%s should fail (%d)", c->term,
-                  r);
+        if (c->want[0] == '!' || c->want[0] == '~') {
+            int code = c->want[0] == '!' ? CQL_ERR_INVALID : CQL_ERR_FUNCTION_FAILURE;
+            CHECK(r == CQLVAL_ERROR && err.code == code, "%s should fail (%d)", c->term, r);
             CHECK_STR(err.msg, c->want + 1);
         } else if (strcmp(c->want, "null") == 0) {
             CHECK(r == CQLVAL_NULL, "%s should be null (%d %s)", c->term, r, err.msg);
