@@ -86,9 +86,48 @@ static const char *const strategies[] = {"SimpleStrategy", "NetworkTopologyStrat
                                          "OldNetworkTopologyStrategy"};
 #define STRATEGY_PREFIX "org.apache.cassandra.locator."
 
+/* The one data centre system.local names. */
+#define LOCAL_DATACENTER "datacenter1"
+
+/* Cassandra's checks on a strategy's options: SimpleStrategy takes replication_factor,
+ * NetworkTopologyStrategy that or a factor per known data centre; each factor a
+ * non-negative integer. Returns 1 with a ConfigurationException set. */
+static int replication_options_invalid(cql_call *c, json_t *m, const char *strategy,
+                                       const char *ksname)
+{
+    int simple = strcmp(strategy, "SimpleStrategy") == 0;
+    int nts = strcmp(strategy, "NetworkTopologyStrategy") == 0;
+    const char *key;
+    json_t *v;
+    json_object_foreach(m, key, v)
+    {
+        if (strcmp(key, "class") == 0) continue;
+        int factor_key =
+            strcmp(key, "replication_factor") == 0 || (nts && strcmp(key, LOCAL_DATACENTER) == 0);
+        if ((simple || nts) && !factor_key) {
+            cql_fail(c, CQL_ERR_CONFIG,
+                     "Unrecognized strategy option {%s} passed to %s for keyspace %s", key,
+                     strategy, ksname);
+            return 1;
+        }
+        if (!factor_key) continue;
+        const char *text = json_string_value(v);
+        char *end = NULL;
+        long n = text ? strtol(text, &end, 10) : -1;
+        if (text == NULL || end == text || *end != '\0' || n < 0 || n > 2147483647) {
+            cql_fail(c, CQL_ERR_CONFIG,
+                     "Replication factor must be non-negative integer; found: %s",
+                     text ? text : "(none)");
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* Reads WITH replication = {...} AND durable_writes = b into ks (an object), Cassandra's
  * checks on the way. creating: replication is mandatory. */
-static int keyspace_props(cql_call *c, const cql_props *p, json_t *ks, int creating)
+static int keyspace_props(cql_call *c, const cql_props *p, const char *ksname, json_t *ks,
+                          int creating)
 {
     int has_repl = 0;
     for (size_t i = 0; i < p->n; i++) {
@@ -121,6 +160,10 @@ static int keyspace_props(cql_call *c, const cql_props *p, json_t *ks, int creat
                 json_decref(m);
                 return cql_fail(c, CQL_ERR_CONFIG,
                                 "SimpleStrategy requires a replication_factor strategy option.");
+            }
+            if (replication_options_invalid(c, m, shortname, ksname)) {
+                json_decref(m);
+                return -1;
             }
             char full[256];
             snprintf(full, sizeof full, "%s%s", STRATEGY_PREFIX, shortname);
@@ -181,7 +224,7 @@ static int create_keyspace(cql_run *r, const cql_stmt *s, cql_state *st)
         return cql_fail(c, CQL_ERR_ALREADY_EXISTS, "Cannot add existing keyspace \"%s\"", name);
     }
     json_t *ks = json_pack("{s:b, s:{}, s:{}}", "durable_writes", 1, "tables", "types");
-    if (keyspace_props(c, &s->u.keyspace.props, ks, 1) != 0) {
+    if (keyspace_props(c, &s->u.keyspace.props, name, ks, 1) != 0) {
         json_decref(ks);
         return -1;
     }
@@ -204,7 +247,7 @@ static int alter_keyspace(cql_run *r, const cql_stmt *s, cql_state *st)
     }
     json_t *next = json_deep_copy(st->schema->doc);
     json_t *ks = json_object_get(keyspaces_of(next), name);
-    int rc = keyspace_props(c, &s->u.keyspace.props, ks, 0);
+    int rc = keyspace_props(c, &s->u.keyspace.props, name, ks, 0);
     if (rc == 0) rc = commit_doc(c, st, next);
     json_decref(next);
     return rc ? rc : cql_schema_changed(c, "UPDATED", "KEYSPACE", name, NULL);
@@ -299,6 +342,107 @@ static json_t *default_options(void)
     return o;
 }
 
+/* Cassandra's range checks on the numeric options (TableParams.validate), as
+ * ConfigurationException. Returns 1 with the call's error set. */
+static int numeric_option_out_of_range(cql_call *c, const table_opt *o, double d, const char *text)
+{
+    /* the smallest false-positive chance a bloom filter of 20 buckets per key reaches */
+    const double min_fp_chance = 6.71e-05;
+    if (strcmp(o->name, "bloom_filter_fp_chance") == 0 && (d <= min_fp_chance || d > 1.0)) {
+        cql_fail(c, CQL_ERR_CONFIG,
+                 "bloom_filter_fp_chance must be larger than %g and less than or equal to 1.0 "
+                 "(got %s)",
+                 min_fp_chance, text);
+        return 1;
+    }
+    if (strcmp(o->name, "crc_check_chance") == 0 && (d < 0.0 || d > 1.0)) {
+        cql_fail(c, CQL_ERR_CONFIG, "crc_check_chance should be between 0.0 and 1.0");
+        return 1;
+    }
+    if (o->kind == 'i' && d < 0) {
+        cql_fail(c, CQL_ERR_CONFIG, "%s must be greater than or equal to 0 (got %s)", o->name,
+                 text);
+        return 1;
+    }
+    if (strcmp(o->name, "min_index_interval") == 0 && d < 1) {
+        cql_fail(c, CQL_ERR_CONFIG, "min_index_interval must be greater than or equal to 1");
+        return 1;
+    }
+    return 0;
+}
+
+static const char *const compaction_classes[] = {
+    "SizeTieredCompactionStrategy", "LeveledCompactionStrategy", "TimeWindowCompactionStrategy",
+    "DateTieredCompactionStrategy", "UnifiedCompactionStrategy"};
+static const char *const compressor_classes[] = {
+    "LZ4Compressor", "SnappyCompressor", "DeflateCompressor", "ZstdCompressor", "NoopCompressor"};
+
+/* Expands a short class name (or checks a full one) against Cassandra's package and list;
+ * writes the full name to out. Returns 0 if it names a known class. */
+static int resolve_class(const char *name, const char *package, const char *const *known,
+                         size_t nknown, char *out, size_t outlen)
+{
+    size_t plen = strlen(package);
+    const char *shortname = strncmp(name, package, plen) == 0 ? name + plen : name;
+    snprintf(out, outlen, "%s%s", strchr(shortname, '.') ? "" : package, shortname);
+    for (size_t i = 0; i < nknown; i++)
+        if (strcmp(shortname, known[i]) == 0) return 0;
+    return -1;
+}
+
+/* compaction = {...} and compression = {...} as Cassandra stores them: the class named in
+ * full, compaction's thresholds defaulted; a missing or unknown class is refused. */
+static int normalise_map_option(cql_call *c, const char *option, json_t *m)
+{
+    int compaction = strcmp(option, "compaction") == 0;
+    if (!compaction && strcmp(option, "compression") != 0) return 0;
+    json_t *cls = json_object_get(m, "class");
+    if (!compaction && cls == NULL) cls = json_object_get(m, "sstable_compression");
+    if (!compaction && cls == NULL) {
+        json_t *enabled = json_object_get(m, "enabled");
+        if (json_object_size(m) == 0 ||
+            (enabled && strcasecmp(json_string_value(enabled), "false") == 0))
+            return 0;
+    }
+    if (cls == NULL)
+        return cql_fail(c, CQL_ERR_CONFIG, "Missing sub-option 'class' for the '%s' option.",
+                        option);
+    char full[256];
+    const char *name = json_string_value(cls);
+    if (compaction) {
+        if (resolve_class(name, "org.apache.cassandra.db.compaction.", compaction_classes,
+                          sizeof compaction_classes / sizeof compaction_classes[0], full,
+                          sizeof full) != 0)
+            return cql_fail(c, CQL_ERR_CONFIG, "Unable to find compaction strategy class '%s'",
+                            full);
+        json_object_set_new(m, "class", json_string(full));
+        if (json_object_get(m, "min_threshold") == NULL)
+            json_object_set_new(m, "min_threshold", json_string("4"));
+        if (json_object_get(m, "max_threshold") == NULL)
+            json_object_set_new(m, "max_threshold", json_string("32"));
+        return 0;
+    }
+    if (resolve_class(name, "org.apache.cassandra.io.compress.", compressor_classes,
+                      sizeof compressor_classes / sizeof compressor_classes[0], full,
+                      sizeof full) != 0)
+        return cql_fail(c, CQL_ERR_CONFIG, "Could not create Compression for type %s", full);
+    json_object_del(m, "sstable_compression");
+    json_object_set_new(m, "class", json_string(full));
+    json_t *chunk = json_object_get(m, "chunk_length_in_kb");
+    if (chunk) {
+        char *end = NULL;
+        long kb = strtol(json_string_value(chunk), &end, 10);
+        if (end == json_string_value(chunk) || *end != '\0' || kb <= 0)
+            return cql_fail(c, CQL_ERR_CONFIG, "Invalid value for chunk_length_in_kb: %s",
+                            json_string_value(chunk));
+        if ((kb & (kb - 1)) != 0)
+            return cql_fail(c, CQL_ERR_CONFIG, "chunk_length_in_kb must be a power of 2");
+    } else {
+        json_object_set_new(m, "chunk_length_in_kb", json_string("16"));
+    }
+    return 0;
+}
+
 /* Applies WITH properties to opts (an object holding every option). */
 static int table_props(cql_call *c, const cql_props *p, json_t *opts)
 {
@@ -310,7 +454,8 @@ static int table_props(cql_call *c, const cql_props *p, json_t *opts)
         if (o == NULL) {
             /* options Cassandra 4 still accepts and ignores */
             if (strcmp(pr->name, "read_repair_chance") == 0 ||
-                strcmp(pr->name, "dclocal_read_repair_chance") == 0 || strcmp(pr->name, "id") == 0)
+                strcmp(pr->name, "dclocal_read_repair_chance") == 0 ||
+                strcmp(pr->name, "id") == 0 || strcmp(pr->name, "extensions") == 0)
                 continue;
             return cql_fail(c, CQL_ERR_SYNTAX, "Unknown property '%s'", pr->name);
         }
@@ -321,14 +466,19 @@ static int table_props(cql_call *c, const cql_props *p, json_t *opts)
             if (v == NULL)
                 return cql_fail(c, CQL_ERR_SYNTAX,
                                 "Invalid value for property '%s'. It should be a map.", o->name);
+            if (normalise_map_option(c, o->name, v) != 0) {
+                json_decref(v);
+                return -1;
+            }
         } else if (o->kind == 'n' || o->kind == 'i') {
             char *end = NULL;
             double d = e->text ? strtod(e->text, &end) : 0;
             if (e->text == NULL || end == e->text || *end != '\0' ||
-                (o->kind == 'i' && (d != (double)(long long)d || d < 0 || d > 2147483647)))
+                (o->kind == 'i' && (d != (double)(long long)d || d > 2147483647)))
                 return cql_fail(c, CQL_ERR_SYNTAX, "Invalid %s value for '%s': %s",
                                 o->kind == 'i' ? "integer" : "double", o->name,
                                 e->text ? e->text : "(map)");
+            if (numeric_option_out_of_range(c, o, d, e->text)) return -1;
             v = o->kind == 'i' ? json_integer((json_int_t)d) : json_real(d);
         } else if (o->kind == 'b') {
             if (e->text == NULL || (strcasecmp(e->text, "true") && strcasecmp(e->text, "false")))
@@ -801,6 +951,33 @@ static int is_key(json_t *col)
     return strcmp(k, "partition_key") == 0 || strcmp(k, "clustering") == 0;
 }
 
+/* Cassandra refuses to add back a dropped column with another type or kind: cells written
+ * before the drop would be read with the wrong codec. Sets the call's error and returns 1. */
+static int readd_conflicts(cql_call *c, json_t *t, const char *name, const char *type,
+                           int is_static)
+{
+    json_t *was = json_object_get(json_object_get(t, "dropped"), name);
+    if (was == NULL) return 0;
+    const char *old_type = json_string_value(json_object_get(was, "type"));
+    const char *old_kind = json_string_value(json_object_get(was, "kind"));
+    if (old_type && strcmp(old_type, type) != 0) {
+        cql_fail(c, CQL_ERR_INVALID,
+                 "Cannot re-add previously dropped column '%s' of type %s, incompatible with "
+                 "previous type %s",
+                 name, type, old_type);
+        return 1;
+    }
+    int was_static = old_kind && strcmp(old_kind, "static") == 0;
+    if (old_kind && was_static != is_static) {
+        cql_fail(c, CQL_ERR_INVALID,
+                 "Cannot re-add previously dropped column '%s' of kind %s, incompatible with "
+                 "previous kind %s",
+                 name, is_static ? "STATIC" : "REGULAR", was_static ? "STATIC" : "REGULAR");
+        return 1;
+    }
+    return 0;
+}
+
 static int alter_table(cql_run *r, const cql_stmt *s, cql_state *st)
 {
     cql_call *c = r->call;
@@ -842,7 +1019,8 @@ static int alter_table(cql_run *r, const cql_stmt *s, cql_state *st)
             }
             if (d->is_static && !clustered) {
                 cql_fail(c, CQL_ERR_INVALID,
-                         "Static columns are not allowed in COMPACT STORAGE tables");
+                         "Static columns are only useful (and thus allowed) if the table has at "
+                         "least one clustering column");
                 goto done;
             }
             if (json_is_true(json_object_get(t, "counter")) != (cqltype_has_counter(ty) != 0)) {
@@ -855,6 +1033,10 @@ static int alter_table(cql_run *r, const cql_stmt *s, cql_state *st)
             }
             char *tn = type_name_of(c, ty);
             if (tn == NULL) goto done;
+            if (readd_conflicts(c, t, d->name, tn, d->is_static)) {
+                free(tn);
+                goto done;
+            }
             json_array_append_new(cols, json_pack("{s:s,s:s,s:s,s:i,s:s}", "name", d->name, "type",
                                                   tn, "kind", d->is_static ? "static" : "regular",
                                                   "position", -1, "order", "none"));
