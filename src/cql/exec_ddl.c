@@ -1278,6 +1278,22 @@ static int drop_type(cql_run *r, const cql_stmt *s, cql_state *st)
     return rc ? rc : cql_schema_changed(c, "DROPPED", "TYPE", ks, name);
 }
 
+/* A key for a new field of a type whose fields were renamed: its name, unless a renamed
+ * field's values are stored under it, then the name with a numbered suffix. */
+static json_t *unused_stored_name(json_t *stored, const char *name)
+{
+    char key[300];
+    snprintf(key, sizeof key, "%s", name);
+    for (int n = 1;; n++) {
+        int used = 0;
+        size_t i;
+        json_t *k;
+        json_array_foreach(stored, i, k) used |= strcmp(json_string_value(k), key) == 0;
+        if (!used) return json_string(key);
+        snprintf(key, sizeof key, "%s~%d", name, n);
+    }
+}
+
 static int alter_type(cql_run *r, const cql_stmt *s, cql_state *st)
 {
     cql_call *c = r->call;
@@ -1327,6 +1343,8 @@ static int alter_type(cql_run *r, const cql_stmt *s, cql_state *st)
         json_array_append_new(fields, json_string(aty->fields[0]));
         json_array_append_new(types, json_string(tn));
         free(tn);
+        json_t *stored = json_object_get(ty, "stored");
+        if (stored) json_array_append_new(stored, unused_stored_name(stored, aty->fields[0]));
     } else if (aty->what == CQL_ALTER_RENAME) {
         for (size_t k = 0; k < aty->nfields; k++) {
             size_t i, found = (size_t)-1;
@@ -1346,6 +1364,9 @@ static int alter_type(cql_run *r, const cql_stmt *s, cql_state *st)
                          ks, name);
                 goto done;
             }
+            /* the values stay under the name they were written with */
+            if (json_object_get(ty, "stored") == NULL)
+                json_object_set_new(ty, "stored", json_deep_copy(fields));
             json_array_set_new(fields, found, json_string(aty->to[k]));
         }
     } else {

@@ -2910,7 +2910,7 @@ static json_t *to_item(const cql_ctype *t, const uint8_t *p, size_t len, int dep
                 break;
             }
             json_t *x = item_element(t->args[i], v, vlen, depth);
-            ok = x && json_object_set_new(m, t->wire.field_names[i], x) == 0;
+            ok = x && json_object_set_new(m, cqltype_stored_name(t, i), x) == 0;
         }
         r = ok ? av("M", m) : NULL;
         if (!ok) json_decref(m);
@@ -3058,11 +3058,11 @@ static int from_stored(const cql_ctype *t, const cql_srow *r, uint32_t a, buf *o
         if (id == CQL_TYPE_UDT) {
             uint16_t last = 0;
             for (uint16_t f = 0; f < t->wire.n; f++)
-                if (cql_srow_get(r, x, t->wire.field_names[f]) != CQL_SNONE)
+                if (cql_srow_get(r, x, cqltype_stored_name(t, f)) != CQL_SNONE)
                     last = (uint16_t)(f + 1);
             if (n > last) return not_stored(t, err);
             for (uint16_t f = 0; f < last; f++) {
-                uint32_t fv = cql_srow_get(r, x, t->wire.field_names[f]);
+                uint32_t fv = cql_srow_get(r, x, cqltype_stored_name(t, f));
                 if (fv == CQL_SNONE) return not_stored(t, err);
                 if (item_element_put(t->args[f], r, fv, out, err, depth)) return -1;
             }
