@@ -551,6 +551,22 @@ static void sort_columns(json_t *cols)
     free(rest);
 }
 
+/* Cassandra's refusal of a table or view name: too long, or empty or with characters
+ * other than letters, digits and '_'. */
+static int bad_table_name(cql_call *c, const char *ks, const char *name)
+{
+    size_t n = strlen(name);
+    if (n > 48)
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "Table name is too long, it needs to fit 48 characters (got table name "
+                        "of %zu chars for %s.%s)",
+                        n, ks, name);
+    return cql_fail(c, CQL_ERR_INVALID,
+                    "%s.%s: Table name must not be empty or not contain "
+                    "non-alphanumeric-underscore characters (got \"%s\")",
+                    ks, name, name);
+}
+
 /* The engine table of a CQL table: "ks.t", a binary partition key (its partitions in
  * token order) and, with clustering columns, a binary sort key. */
 static int create_engine_table(cql_call *c, const char *ks, const char *name, int clustered)
@@ -608,11 +624,7 @@ static int create_table(cql_run *r, const cql_stmt *s, cql_state *st)
         return cql_fail(c, CQL_ERR_ALREADY_EXISTS,
                         "Cannot add already existing table \"%s\" to keyspace \"%s\"", name, ks);
     }
-    if (!name_valid(name))
-        return cql_fail(c, CQL_ERR_INVALID,
-                        "Table name must not be empty, more than 48 characters long, or contain "
-                        "non-alphanumeric-underscore characters (got \"%s\")",
-                        name);
+    if (!name_valid(name)) return bad_table_name(c, ks, name);
     for (size_t i = 0; i < ct->ncols; i++)
         for (size_t j = 0; j < i; j++)
             if (strcmp(ct->cols[i].name, ct->cols[j].name) == 0)
@@ -792,7 +804,7 @@ done:
 /* The table a statement names, for ALTER, DROP and TRUNCATE: NULL (error set, or Void for
  * IF EXISTS in *voided) when there is none. */
 static json_t *table_for(cql_call *c, cql_state *st, const cql_stmt *s, const char **ks_out,
-                         int *voided, int truncate)
+                         int *voided, int truncate, const char *on_view)
 {
     *voided = 0;
     const char *ks = cql_keyspace_of(c, &s->name);
@@ -815,6 +827,12 @@ static json_t *table_for(cql_call *c, cql_state *st, const cql_stmt *s, const ch
         return NULL;
     }
     json_t *t = cql_schema_table(st->schema, ks, s->name.name);
+    if (t == NULL && on_view &&
+        json_object_get(json_object_get(cql_schema_keyspace(st->schema, ks), "views"),
+                        s->name.name)) {
+        cql_fail(c, CQL_ERR_INVALID, "%s", on_view);
+        return NULL;
+    }
     if (t == NULL) {
         if (s->if_exists) {
             *voided = 1;
@@ -834,7 +852,10 @@ static int drop_table(cql_run *r, const cql_stmt *s, cql_state *st)
     cql_call *c = r->call;
     const char *ks = NULL;
     int voided;
-    if (table_for(c, st, s, &ks, &voided, 0) == NULL) return voided ? 0 : -1;
+    if (table_for(c, st, s, &ks, &voided, 0,
+                  "Cannot use DROP TABLE on a materialized view. Please use DROP MATERIALIZED "
+                  "VIEW instead.") == NULL)
+        return voided ? 0 : -1;
     const char *vname;
     json_t *v;
     json_object_foreach(json_object_get(cql_schema_keyspace(st->schema, ks), "views"), vname, v)
@@ -881,7 +902,9 @@ static int truncate_table(cql_run *r, const cql_stmt *s, cql_state *st)
     cql_call *c = r->call;
     const char *ks = NULL;
     int voided;
-    json_t *t = table_for(c, st, s, &ks, &voided, 1);
+    json_t *t = table_for(c, st, s, &ks, &voided, 1,
+                          "Cannot TRUNCATE materialized view directly; must truncate base table "
+                          "instead");
     if (t == NULL) return voided ? 0 : -1;
     int indexed = json_object_size(json_object_get(t, "indexes")) > 0;
     const char *vname;
@@ -984,7 +1007,10 @@ static int alter_table(cql_run *r, const cql_stmt *s, cql_state *st)
     const cql_alter_table *at = &s->u.alter_table;
     const char *ks = NULL;
     int voided;
-    if (table_for(c, st, s, &ks, &voided, 0) == NULL) return voided ? 0 : -1;
+    if (table_for(c, st, s, &ks, &voided, 0,
+                  "Cannot use ALTER TABLE on a materialized view; use ALTER MATERIALIZED VIEW "
+                  "instead") == NULL)
+        return voided ? 0 : -1;
     json_t *next = json_deep_copy(st->schema->doc);
     json_t *t = json_object_get(json_object_get(json_object_get(keyspaces_of(next), ks), "tables"),
                                 s->name.name);
@@ -1278,6 +1304,18 @@ static int drop_type(cql_run *r, const cql_stmt *s, cql_state *st)
     return rc ? rc : cql_schema_changed(c, "DROPPED", "TYPE", ks, name);
 }
 
+/* Whether t is, or holds at any depth, the user type ks.name. */
+static int type_refers_to(const cql_ctype *t, const char *ks, const char *name)
+{
+    if (t->wire.id == CQL_TYPE_UDT && t->wire.name && t->wire.keyspace &&
+        strcmp(t->wire.name, name) == 0 && strcmp(t->wire.keyspace, ks) == 0)
+        return 1;
+    if (cqltype_native(t->wire.id)) return 0;
+    for (uint16_t i = 0; i < t->wire.n; i++)
+        if (t->args && t->args[i] && type_refers_to(t->args[i], ks, name)) return 1;
+    return 0;
+}
+
 /* A key for a new field of a type whose fields were renamed: its name, unless a renamed
  * field's values are stored under it, then the name with a numbered suffix. */
 static json_t *unused_stored_name(json_t *stored, const char *name)
@@ -1336,6 +1374,15 @@ static int alter_type(cql_run *r, const cql_stmt *s, cql_state *st)
         memset(&perr, 0, sizeof perr);
         if (cqltype_resolve(&arena, aty->type, &env, &t, &perr) != 0) {
             cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
+            goto done;
+        }
+        if (type_refers_to(t, ks, name)) {
+            char *tn = type_name_of(c, t);
+            cql_fail(c, CQL_ERR_INVALID,
+                     "Cannot add new field %s of type %s to user type %s.%s as it would create "
+                     "a circular reference",
+                     aty->fields[0], tn ? tn : "?", ks, name);
+            free(tn);
             goto done;
         }
         char *tn = type_name_of(c, t);
@@ -1526,7 +1573,8 @@ static int create_index(cql_run *r, const cql_stmt *s, cql_state *st, int *rows_
     cql_stmt named = *s;
     named.if_exists = 0;
     *rows_to_index = 0;
-    json_t *t = table_for(c, st, &named, &ks, &voided, 0);
+    json_t *t = table_for(c, st, &named, &ks, &voided, 0,
+                          "Secondary indexes are not supported on materialized views");
     if (t == NULL) return -1;
     if (ci->custom || ci->using_class)
         return cql_fail(c, CQL_ERR_INVALID, "Custom indexes are not supported here: %s",
@@ -1730,11 +1778,7 @@ static int create_view(cql_run *r, const cql_stmt *s, cql_state *st)
         return cql_fail(c, CQL_ERR_ALREADY_EXISTS,
                         "Cannot add already existing table \"%s\" to keyspace \"%s\"", name, ks);
     }
-    if (!name_valid(name))
-        return cql_fail(c, CQL_ERR_INVALID,
-                        "Table name must not be empty, more than 48 characters long, or contain "
-                        "non-alphanumeric-underscore characters (got \"%s\")",
-                        name);
+    if (!name_valid(name)) return bad_table_name(c, ks, name);
     json_t *base = json_object_get(json_object_get(kso, "tables"), cv->base.name);
     if (base == NULL) return cql_fail(c, CQL_ERR_INVALID, "table %s does not exist", cv->base.name);
     if (json_is_true(json_object_get(base, "counter")))

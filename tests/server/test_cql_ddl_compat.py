@@ -150,3 +150,42 @@ def test_duration_literals_past_32_bits_name_the_part(session):
             "Unable to convert '99999999999999999999d' to a duration")
     session.execute("INSERT INTO t (k, d) VALUES (1, 2147483647d)")
     assert session.execute("SELECT d FROM t WHERE k = 1").one().d.days == 2147483647
+
+
+def test_a_type_may_not_come_to_hold_itself(session):
+    session.execute("CREATE TYPE inner_t (a int)")
+    session.execute("CREATE TYPE outer_t (i frozen<inner_t>)")
+    refused(session, "ALTER TYPE inner_t ADD back frozen<outer_t>", InvalidRequest,
+            "Cannot add new field back of type frozen<outer_t> to user type dd.inner_t as it "
+            "would create a circular reference")
+    refused(session, "ALTER TYPE inner_t ADD many list<frozen<outer_t>>", InvalidRequest,
+            "as it would create a circular reference")
+    session.execute("ALTER TYPE inner_t ADD b text")
+    row = session.execute("SELECT field_names FROM system_schema.types "
+                          "WHERE keyspace_name = 'dd' AND type_name = 'inner_t'").one()
+    assert list(row.field_names) == ["a", "b"]
+
+
+def test_table_statements_on_a_view_point_to_the_view_statements(session):
+    session.execute("CREATE TABLE base (k int PRIMARY KEY, v int)")
+    session.execute("CREATE MATERIALIZED VIEW by_v AS SELECT * FROM base "
+                    "WHERE v IS NOT NULL AND k IS NOT NULL PRIMARY KEY (v, k)")
+    refused(session, "ALTER TABLE by_v ADD x int", InvalidRequest,
+            "Cannot use ALTER TABLE on a materialized view; use ALTER MATERIALIZED VIEW")
+    refused(session, "DROP TABLE by_v", InvalidRequest,
+            "Cannot use DROP TABLE on a materialized view. Please use DROP MATERIALIZED VIEW")
+    refused(session, "TRUNCATE by_v", InvalidRequest,
+            "Cannot TRUNCATE materialized view directly; must truncate base table instead")
+    refused(session, "CREATE INDEX ON by_v (k)", InvalidRequest,
+            "Secondary indexes are not supported on materialized views")
+    session.execute("DROP MATERIALIZED VIEW by_v")
+    session.execute("DROP TABLE base")
+
+
+@pytest.mark.parametrize("name", ['"d-3"', '"    "'])
+def test_table_names_outside_the_alphabet_are_refused(session, name):
+    refused(session, "CREATE TABLE %s (k int PRIMARY KEY)" % name, InvalidRequest,
+            'dd.%s: Table name must not be empty or not contain non-alphanumeric-underscore '
+            'characters (got "%s")' % (name.strip('"'), name.strip('"')))
+    refused(session, "CREATE TABLE %s (k int PRIMARY KEY)" % ("t" * 49), InvalidRequest,
+            "Table name is too long, it needs to fit 48 characters")
