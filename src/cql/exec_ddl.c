@@ -165,6 +165,13 @@ static int keyspace_props(cql_call *c, const cql_props *p, const char *ksname, j
                 json_decref(m);
                 return -1;
             }
+            /* NetworkTopologyStrategy spreads replication_factor over the data centres */
+            json_t *rf = json_object_get(m, "replication_factor");
+            if (strcmp(shortname, "NetworkTopologyStrategy") == 0 && rf) {
+                if (json_object_get(m, LOCAL_DATACENTER) == NULL)
+                    json_object_set(m, LOCAL_DATACENTER, rf);
+                json_object_del(m, "replication_factor");
+            }
             char full[256];
             snprintf(full, sizeof full, "%s%s", STRATEGY_PREFIX, shortname);
             json_object_set_new(m, "class", json_string(full));

@@ -189,3 +189,15 @@ def test_table_names_outside_the_alphabet_are_refused(session, name):
             'characters (got "%s")' % (name.strip('"'), name.strip('"')))
     refused(session, "CREATE TABLE %s (k int PRIMARY KEY)" % ("t" * 49), InvalidRequest,
             "Table name is too long, it needs to fit 48 characters")
+
+
+def test_network_topology_spreads_the_replication_factor(session):
+    session.execute("CREATE KEYSPACE spread WITH replication = "
+                    "{'class': 'NetworkTopologyStrategy', 'replication_factor': 3}")
+    ks = session.execute("SELECT replication FROM system_schema.keyspaces "
+                         "WHERE keyspace_name = 'spread'").one()
+    assert dict(ks.replication) == {
+        "class": "org.apache.cassandra.locator.NetworkTopologyStrategy", "datacenter1": "3"}
+    refused(session, "CREATE KEYSPACE upper WITH replication = "
+            "{'class': 'NetworkTopologyStrategy', 'Replication_factor': 1}",
+            ConfigurationException, "Unrecognized strategy option {Replication_factor}")
