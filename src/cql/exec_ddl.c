@@ -707,10 +707,32 @@ static int create_table(cql_run *r, const cql_stmt *s, cql_state *st)
     }
     /* CLUSTERING ORDER BY: clustering columns, in their order */
     const cql_table_opts *to = &ct->opts;
-    if (to->norder > nclus) {
-        cql_fail(c, CQL_ERR_INVALID,
-                 "Only clustering columns can be defined in CLUSTERING ORDER directive");
-        goto done;
+    {
+        char others[512] = "";
+        size_t used = 0;
+        for (size_t n = 0; n < to->norder; n++) {
+            const char *col = to->clustering_order[n].column;
+            int clustering = 0;
+            for (size_t m = 0; m < nclus; m++)
+                clustering |= strcmp(col, clus[m]) == 0;
+            for (size_t m = 0; m < n; m++)
+                if (strcmp(col, to->clustering_order[m].column) == 0) {
+                    cql_fail(c, CQL_ERR_INVALID,
+                             "Duplicate column '%s' in CLUSTERING ORDER BY clause for table '%s'",
+                             col, name);
+                    goto done;
+                }
+            if (!clustering && used < sizeof others)
+                used += (size_t)snprintf(others + used, sizeof others - used, "%s%s",
+                                         used ? ", " : "", col);
+        }
+        if (used) {
+            cql_fail(c, CQL_ERR_INVALID,
+                     "Only clustering key columns can be defined in CLUSTERING ORDER directive: "
+                     "[%s]",
+                     others);
+            goto done;
+        }
     }
     for (size_t n = 0; n < to->norder; n++) {
         if (strcmp(to->clustering_order[n].column, clus[n]) != 0) {

@@ -201,3 +201,19 @@ def test_network_topology_spreads_the_replication_factor(session):
     refused(session, "CREATE KEYSPACE upper WITH replication = "
             "{'class': 'NetworkTopologyStrategy', 'Replication_factor': 1}",
             ConfigurationException, "Unrecognized strategy option {Replication_factor}")
+
+
+@pytest.mark.parametrize("order,fragment", [
+    ("v ASC", "Only clustering key columns can be defined in CLUSTERING ORDER directive: [v]"),
+    ("c1 ASC, c2 DESC, p DESC",
+     "Only clustering key columns can be defined in CLUSTERING ORDER directive: [p]"),
+    ("c1 ASC, c1 DESC", "Duplicate column 'c1' in CLUSTERING ORDER BY clause"),
+    ("c2 ASC", "Missing CLUSTERING ORDER for column c1"),
+    ("c2 ASC, c1 DESC", "The order of columns in the CLUSTERING ORDER directive must match that "
+                        "of the clustering columns"),
+])
+def test_clustering_order_names_only_clustering_columns(session, order, fragment):
+    refused(session, "CREATE TABLE t (p int, c1 int, c2 int, v int, PRIMARY KEY (p, c1, c2)) "
+            "WITH CLUSTERING ORDER BY (%s)" % order, InvalidRequest, fragment)
+    session.execute("CREATE TABLE t (p int, c1 int, c2 int, v int, PRIMARY KEY (p, c1, c2)) "
+                    "WITH CLUSTERING ORDER BY (c1 DESC)")
