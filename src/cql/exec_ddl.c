@@ -1281,6 +1281,10 @@ static int create_type(cql_run *r, const cql_stmt *s, cql_state *st)
             cql_fail(c, CQL_ERR_INVALID, "Cannot create type %s that references itself", name);
             goto done;
         }
+        if (ty->wire.id == CQL_TYPE_UDT && cqltype_is_multicell(ty)) {
+            cql_fail(c, CQL_ERR_INVALID, "A user type cannot contain non-frozen UDTs");
+            goto done;
+        }
         if (cqltype_has_counter(ty)) {
             cql_fail(c, CQL_ERR_INVALID, "A user type cannot contain counters");
             goto done;
@@ -1331,18 +1335,6 @@ static int drop_type(cql_run *r, const cql_stmt *s, cql_state *st)
     int rc = commit_doc(c, st, next);
     json_decref(next);
     return rc ? rc : cql_schema_changed(c, "DROPPED", "TYPE", ks, name);
-}
-
-/* Whether t is, or holds at any depth, the user type ks.name. */
-static int type_refers_to(const cql_ctype *t, const char *ks, const char *name)
-{
-    if (t->wire.id == CQL_TYPE_UDT && t->wire.name && t->wire.keyspace &&
-        strcmp(t->wire.name, name) == 0 && strcmp(t->wire.keyspace, ks) == 0)
-        return 1;
-    if (cqltype_native(t->wire.id)) return 0;
-    for (uint16_t i = 0; i < t->wire.n; i++)
-        if (t->args && t->args[i] && type_refers_to(t->args[i], ks, name)) return 1;
-    return 0;
 }
 
 /* A key for a new field of a type whose fields were renamed: its name, unless a renamed
@@ -1405,7 +1397,11 @@ static int alter_type(cql_run *r, const cql_stmt *s, cql_state *st)
             cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
             goto done;
         }
-        if (type_refers_to(t, ks, name)) {
+        if (t->wire.id == CQL_TYPE_UDT && cqltype_is_multicell(t)) {
+            cql_fail(c, CQL_ERR_INVALID, "A user type cannot contain non-frozen UDTs");
+            goto done;
+        }
+        if (cqltype_uses_udt(t, ks, name)) {
             char *tn = type_name_of(c, t);
             cql_fail(c, CQL_ERR_INVALID,
                      "Cannot add new field %s of type %s to user type %s.%s as it would create "

@@ -217,3 +217,13 @@ def test_clustering_order_names_only_clustering_columns(session, order, fragment
             "WITH CLUSTERING ORDER BY (%s)" % order, InvalidRequest, fragment)
     session.execute("CREATE TABLE t (p int, c1 int, c2 int, v int, PRIMARY KEY (p, c1, c2)) "
                     "WITH CLUSTERING ORDER BY (c1 DESC)")
+
+
+def test_a_type_holds_other_types_only_frozen(session):
+    session.execute("CREATE TYPE part (a int)")
+    refused(session, "CREATE TYPE whole (p part)", InvalidRequest,
+            "A user type cannot contain non-frozen UDTs")
+    session.execute("CREATE TYPE whole (p frozen<part>, tags list<text>)")
+    refused(session, "ALTER TYPE whole ADD q part", InvalidRequest,
+            "A user type cannot contain non-frozen UDTs")
+    session.execute("ALTER TYPE whole ADD q frozen<part>")
