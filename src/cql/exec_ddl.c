@@ -397,10 +397,44 @@ static int resolve_class(const char *name, const char *package, const char *cons
     return -1;
 }
 
+/* caching = {'keys': ALL|NONE, 'rows_per_partition': ALL|NONE|n}, Cassandra's checks. */
+static int caching_invalid(cql_call *c, json_t *m)
+{
+    const char *key;
+    json_t *v;
+    json_object_foreach(m, key, v)
+    {
+        const char *text = json_string_value(v) ? json_string_value(v) : "";
+        int all_none = strcasecmp(text, "ALL") == 0 || strcasecmp(text, "NONE") == 0;
+        if (strcmp(key, "keys") == 0) {
+            if (!all_none)
+                return cql_fail(c, CQL_ERR_CONFIG,
+                                "Invalid value '%s' for caching sub-option 'keys': only 'ALL' and "
+                                "'NONE' are supported",
+                                text);
+        } else if (strcmp(key, "rows_per_partition") == 0) {
+            char *end = NULL;
+            long n = strtol(text, &end, 10);
+            if (!all_none && (end == text || *end != '\0' || n <= 0))
+                return cql_fail(c, CQL_ERR_CONFIG,
+                                "Invalid value '%s' for caching sub-option 'rows_per_partition': "
+                                "only 'ALL', 'NONE' or a positive integer are supported",
+                                text);
+        } else {
+            return cql_fail(c, CQL_ERR_CONFIG,
+                            "Invalid caching sub-options [%s]: only 'keys' and "
+                            "'rows_per_partition' are allowed",
+                            key);
+        }
+    }
+    return 0;
+}
+
 /* compaction = {...} and compression = {...} as Cassandra stores them: the class named in
  * full, compaction's thresholds defaulted; a missing or unknown class is refused. */
 static int normalise_map_option(cql_call *c, const char *option, json_t *m)
 {
+    if (strcmp(option, "caching") == 0) return caching_invalid(c, m);
     int compaction = strcmp(option, "compaction") == 0;
     if (!compaction && strcmp(option, "compression") != 0) return 0;
     json_t *cls = json_object_get(m, "class");
@@ -505,6 +539,20 @@ static int table_props(cql_call *c, const cql_props *p, json_t *opts)
         }
         json_object_set_new(opts, o->name, v);
     }
+    return 0;
+}
+
+/* Cassandra stores a non-frozen UDT field by field and cannot split a field further:
+ * such a column may not have a non-frozen collection field. Returns 1 with the error set. */
+static int udt_nests_multicell(cql_call *c, const cql_ctype *t)
+{
+    if (t->wire.id != CQL_TYPE_UDT || !cqltype_is_multicell(t)) return 0;
+    for (uint16_t i = 0; i < t->wire.n; i++)
+        if (t->args[i]->wire.id != CQL_TYPE_UDT && cqltype_is_multicell(t->args[i])) {
+            cql_fail(c, CQL_ERR_INVALID,
+                     "Non-frozen UDTs with nested non-frozen collections are not supported");
+            return 1;
+        }
     return 0;
 }
 
@@ -677,6 +725,7 @@ static int create_table(cql_run *r, const cql_stmt *s, cql_state *st)
             cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
             goto done;
         }
+        if (udt_nests_multicell(c, types[i])) goto done;
     }
     /* key columns: known, once each, of a type a key may have, not static */
     for (size_t k = 0; k < npart + nclus; k++) {
@@ -1072,6 +1121,7 @@ static int alter_table(cql_run *r, const cql_stmt *s, cql_state *st)
                 cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
                 goto done;
             }
+            if (udt_nests_multicell(c, ty)) goto done;
             if (d->is_static && !clustered) {
                 cql_fail(c, CQL_ERR_INVALID,
                          "Static columns are only useful (and thus allowed) if the table has at "

@@ -227,3 +227,27 @@ def test_a_type_holds_other_types_only_frozen(session):
     refused(session, "ALTER TYPE whole ADD q part", InvalidRequest,
             "A user type cannot contain non-frozen UDTs")
     session.execute("ALTER TYPE whole ADD q frozen<part>")
+
+
+def test_a_non_frozen_type_column_holds_no_non_frozen_collection(session):
+    session.execute("CREATE TYPE tagged (name text, tags list<text>)")
+    refused(session, "CREATE TABLE t (k int PRIMARY KEY, v tagged)", InvalidRequest,
+            "Non-frozen UDTs with nested non-frozen collections are not supported")
+    session.execute("CREATE TABLE t (k int PRIMARY KEY, v frozen<tagged>)")
+    refused(session, "ALTER TABLE t ADD w tagged", InvalidRequest,
+            "Non-frozen UDTs with nested non-frozen collections are not supported")
+
+
+@pytest.mark.parametrize("caching,fragment", [
+    ("{'keys': 'SOME'}", "Invalid value 'SOME' for caching sub-option 'keys'"),
+    ("{'rows_per_partition': 'many'}",
+     "Invalid value 'many' for caching sub-option 'rows_per_partition'"),
+    ("{'rows_per_partition': '0'}",
+     "Invalid value '0' for caching sub-option 'rows_per_partition'"),
+    ("{'colour': 'red'}", "Invalid caching sub-options [colour]"),
+])
+def test_caching_sub_options_are_checked(session, caching, fragment):
+    refused(session, "CREATE TABLE t (k int PRIMARY KEY) WITH caching = " + caching,
+            ConfigurationException, fragment)
+    session.execute("CREATE TABLE t (k int PRIMARY KEY) WITH caching = "
+                    "{'keys': 'none', 'rows_per_partition': '10'}")
