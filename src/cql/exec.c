@@ -139,12 +139,16 @@ static const cql_ctype *udt_lookup(void *ctx, const char *ks, const char *name)
     json_t *ty = cql_schema_type(u->st->schema, ks, name);
     if (ty == NULL || u->depth > 16) return NULL;
     json_t *fields = json_object_get(ty, "fields"), *types = json_object_get(ty, "types");
+    json_t *stored = json_object_get(ty, "stored");
     size_t n = json_array_size(fields);
+    if (stored && json_array_size(stored) != n) return NULL;
     cql_ctype *t = arena_alloc(u->a, sizeof *t);
     const cql_ctype **args = arena_alloc(u->a, (n + 1) * sizeof *args);
     const cql_type **params = arena_alloc(u->a, (n + 1) * sizeof *params);
     const char **names = arena_alloc(u->a, (n + 1) * sizeof *names);
-    if (t == NULL || args == NULL || params == NULL || names == NULL) return NULL;
+    const char **keys = stored ? arena_alloc(u->a, (n + 1) * sizeof *keys) : NULL;
+    if (t == NULL || args == NULL || params == NULL || names == NULL || (stored && !keys))
+        return NULL;
     cqltype_env env = {.keyspace = ks, .udt = udt_lookup, .ctx = u};
     u->depth++;
     for (size_t i = 0; i < n; i++) {
@@ -158,6 +162,10 @@ static const cql_ctype *udt_lookup(void *ctx, const char *ks, const char *name)
         params[i] = &args[i]->wire;
         names[i] = arena_strndup(u->a, json_string_value(json_array_get(fields, i)),
                                  strlen(json_string_value(json_array_get(fields, i))));
+        if (keys) {
+            const char *k = json_string_value(json_array_get(stored, i));
+            keys[i] = k ? arena_strndup(u->a, k, strlen(k)) : names[i];
+        }
     }
     u->depth--;
     t->wire.id = CQL_TYPE_UDT;
@@ -168,6 +176,7 @@ static const cql_ctype *udt_lookup(void *ctx, const char *ks, const char *name)
     t->wire.n = (uint16_t)n;
     t->args = args;
     t->frozen = 0;
+    t->stored_names = keys;
     return t;
 }
 

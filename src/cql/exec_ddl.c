@@ -86,9 +86,48 @@ static const char *const strategies[] = {"SimpleStrategy", "NetworkTopologyStrat
                                          "OldNetworkTopologyStrategy"};
 #define STRATEGY_PREFIX "org.apache.cassandra.locator."
 
+/* The one data centre system.local names. */
+#define LOCAL_DATACENTER "datacenter1"
+
+/* Cassandra's checks on a strategy's options: SimpleStrategy takes replication_factor,
+ * NetworkTopologyStrategy that or a factor per known data centre; each factor a
+ * non-negative integer. Returns 1 with a ConfigurationException set. */
+static int replication_options_invalid(cql_call *c, json_t *m, const char *strategy,
+                                       const char *ksname)
+{
+    int simple = strcmp(strategy, "SimpleStrategy") == 0;
+    int nts = strcmp(strategy, "NetworkTopologyStrategy") == 0;
+    const char *key;
+    json_t *v;
+    json_object_foreach(m, key, v)
+    {
+        if (strcmp(key, "class") == 0) continue;
+        int factor_key =
+            strcmp(key, "replication_factor") == 0 || (nts && strcmp(key, LOCAL_DATACENTER) == 0);
+        if ((simple || nts) && !factor_key) {
+            cql_fail(c, CQL_ERR_CONFIG,
+                     "Unrecognized strategy option {%s} passed to %s for keyspace %s", key,
+                     strategy, ksname);
+            return 1;
+        }
+        if (!factor_key) continue;
+        const char *text = json_string_value(v);
+        char *end = NULL;
+        long n = text ? strtol(text, &end, 10) : -1;
+        if (text == NULL || end == text || *end != '\0' || n < 0 || n > 2147483647) {
+            cql_fail(c, CQL_ERR_CONFIG,
+                     "Replication factor must be non-negative integer; found: %s",
+                     text ? text : "(none)");
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* Reads WITH replication = {...} AND durable_writes = b into ks (an object), Cassandra's
  * checks on the way. creating: replication is mandatory. */
-static int keyspace_props(cql_call *c, const cql_props *p, json_t *ks, int creating)
+static int keyspace_props(cql_call *c, const cql_props *p, const char *ksname, json_t *ks,
+                          int creating)
 {
     int has_repl = 0;
     for (size_t i = 0; i < p->n; i++) {
@@ -121,6 +160,17 @@ static int keyspace_props(cql_call *c, const cql_props *p, json_t *ks, int creat
                 json_decref(m);
                 return cql_fail(c, CQL_ERR_CONFIG,
                                 "SimpleStrategy requires a replication_factor strategy option.");
+            }
+            if (replication_options_invalid(c, m, shortname, ksname)) {
+                json_decref(m);
+                return -1;
+            }
+            /* NetworkTopologyStrategy spreads replication_factor over the data centres */
+            json_t *rf = json_object_get(m, "replication_factor");
+            if (strcmp(shortname, "NetworkTopologyStrategy") == 0 && rf) {
+                if (json_object_get(m, LOCAL_DATACENTER) == NULL)
+                    json_object_set(m, LOCAL_DATACENTER, rf);
+                json_object_del(m, "replication_factor");
             }
             char full[256];
             snprintf(full, sizeof full, "%s%s", STRATEGY_PREFIX, shortname);
@@ -181,7 +231,7 @@ static int create_keyspace(cql_run *r, const cql_stmt *s, cql_state *st)
         return cql_fail(c, CQL_ERR_ALREADY_EXISTS, "Cannot add existing keyspace \"%s\"", name);
     }
     json_t *ks = json_pack("{s:b, s:{}, s:{}}", "durable_writes", 1, "tables", "types");
-    if (keyspace_props(c, &s->u.keyspace.props, ks, 1) != 0) {
+    if (keyspace_props(c, &s->u.keyspace.props, name, ks, 1) != 0) {
         json_decref(ks);
         return -1;
     }
@@ -204,7 +254,7 @@ static int alter_keyspace(cql_run *r, const cql_stmt *s, cql_state *st)
     }
     json_t *next = json_deep_copy(st->schema->doc);
     json_t *ks = json_object_get(keyspaces_of(next), name);
-    int rc = keyspace_props(c, &s->u.keyspace.props, ks, 0);
+    int rc = keyspace_props(c, &s->u.keyspace.props, name, ks, 0);
     if (rc == 0) rc = commit_doc(c, st, next);
     json_decref(next);
     return rc ? rc : cql_schema_changed(c, "UPDATED", "KEYSPACE", name, NULL);
@@ -299,6 +349,141 @@ static json_t *default_options(void)
     return o;
 }
 
+/* Cassandra's range checks on the numeric options (TableParams.validate), as
+ * ConfigurationException. Returns 1 with the call's error set. */
+static int numeric_option_out_of_range(cql_call *c, const table_opt *o, double d, const char *text)
+{
+    /* the smallest false-positive chance a bloom filter of 20 buckets per key reaches */
+    const double min_fp_chance = 6.71e-05;
+    if (strcmp(o->name, "bloom_filter_fp_chance") == 0 && (d <= min_fp_chance || d > 1.0)) {
+        cql_fail(c, CQL_ERR_CONFIG,
+                 "bloom_filter_fp_chance must be larger than %g and less than or equal to 1.0 "
+                 "(got %s)",
+                 min_fp_chance, text);
+        return 1;
+    }
+    if (strcmp(o->name, "crc_check_chance") == 0 && (d < 0.0 || d > 1.0)) {
+        cql_fail(c, CQL_ERR_CONFIG, "crc_check_chance should be between 0.0 and 1.0");
+        return 1;
+    }
+    if (o->kind == 'i' && d < 0) {
+        cql_fail(c, CQL_ERR_CONFIG, "%s must be greater than or equal to 0 (got %s)", o->name,
+                 text);
+        return 1;
+    }
+    if (strcmp(o->name, "min_index_interval") == 0 && d < 1) {
+        cql_fail(c, CQL_ERR_CONFIG, "min_index_interval must be greater than or equal to 1");
+        return 1;
+    }
+    return 0;
+}
+
+static const char *const compaction_classes[] = {
+    "SizeTieredCompactionStrategy", "LeveledCompactionStrategy", "TimeWindowCompactionStrategy",
+    "DateTieredCompactionStrategy", "UnifiedCompactionStrategy"};
+static const char *const compressor_classes[] = {
+    "LZ4Compressor", "SnappyCompressor", "DeflateCompressor", "ZstdCompressor", "NoopCompressor"};
+
+/* Expands a short class name (or checks a full one) against Cassandra's package and list;
+ * writes the full name to out. Returns 0 if it names a known class. */
+static int resolve_class(const char *name, const char *package, const char *const *known,
+                         size_t nknown, char *out, size_t outlen)
+{
+    size_t plen = strlen(package);
+    const char *shortname = strncmp(name, package, plen) == 0 ? name + plen : name;
+    snprintf(out, outlen, "%s%s", strchr(shortname, '.') ? "" : package, shortname);
+    for (size_t i = 0; i < nknown; i++)
+        if (strcmp(shortname, known[i]) == 0) return 0;
+    return -1;
+}
+
+/* caching = {'keys': ALL|NONE, 'rows_per_partition': ALL|NONE|n}, Cassandra's checks. */
+static int caching_invalid(cql_call *c, json_t *m)
+{
+    const char *key;
+    json_t *v;
+    json_object_foreach(m, key, v)
+    {
+        const char *text = json_string_value(v) ? json_string_value(v) : "";
+        int all_none = strcasecmp(text, "ALL") == 0 || strcasecmp(text, "NONE") == 0;
+        if (strcmp(key, "keys") == 0) {
+            if (!all_none)
+                return cql_fail(c, CQL_ERR_CONFIG,
+                                "Invalid value '%s' for caching sub-option 'keys': only 'ALL' and "
+                                "'NONE' are supported",
+                                text);
+        } else if (strcmp(key, "rows_per_partition") == 0) {
+            char *end = NULL;
+            long n = strtol(text, &end, 10);
+            if (!all_none && (end == text || *end != '\0' || n <= 0))
+                return cql_fail(c, CQL_ERR_CONFIG,
+                                "Invalid value '%s' for caching sub-option 'rows_per_partition': "
+                                "only 'ALL', 'NONE' or a positive integer are supported",
+                                text);
+        } else {
+            return cql_fail(c, CQL_ERR_CONFIG,
+                            "Invalid caching sub-options [%s]: only 'keys' and "
+                            "'rows_per_partition' are allowed",
+                            key);
+        }
+    }
+    return 0;
+}
+
+/* compaction = {...} and compression = {...} as Cassandra stores them: the class named in
+ * full, compaction's thresholds defaulted; a missing or unknown class is refused. */
+static int normalise_map_option(cql_call *c, const char *option, json_t *m)
+{
+    if (strcmp(option, "caching") == 0) return caching_invalid(c, m);
+    int compaction = strcmp(option, "compaction") == 0;
+    if (!compaction && strcmp(option, "compression") != 0) return 0;
+    json_t *cls = json_object_get(m, "class");
+    if (!compaction && cls == NULL) cls = json_object_get(m, "sstable_compression");
+    if (!compaction && cls == NULL) {
+        json_t *enabled = json_object_get(m, "enabled");
+        if (json_object_size(m) == 0 ||
+            (enabled && strcasecmp(json_string_value(enabled), "false") == 0))
+            return 0;
+    }
+    if (cls == NULL)
+        return cql_fail(c, CQL_ERR_CONFIG, "Missing sub-option 'class' for the '%s' option.",
+                        option);
+    char full[256];
+    const char *name = json_string_value(cls);
+    if (compaction) {
+        if (resolve_class(name, "org.apache.cassandra.db.compaction.", compaction_classes,
+                          sizeof compaction_classes / sizeof compaction_classes[0], full,
+                          sizeof full) != 0)
+            return cql_fail(c, CQL_ERR_CONFIG, "Unable to find compaction strategy class '%s'",
+                            full);
+        json_object_set_new(m, "class", json_string(full));
+        if (json_object_get(m, "min_threshold") == NULL)
+            json_object_set_new(m, "min_threshold", json_string("4"));
+        if (json_object_get(m, "max_threshold") == NULL)
+            json_object_set_new(m, "max_threshold", json_string("32"));
+        return 0;
+    }
+    if (resolve_class(name, "org.apache.cassandra.io.compress.", compressor_classes,
+                      sizeof compressor_classes / sizeof compressor_classes[0], full,
+                      sizeof full) != 0)
+        return cql_fail(c, CQL_ERR_CONFIG, "Could not create Compression for type %s", full);
+    json_object_del(m, "sstable_compression");
+    json_object_set_new(m, "class", json_string(full));
+    json_t *chunk = json_object_get(m, "chunk_length_in_kb");
+    if (chunk) {
+        char *end = NULL;
+        long kb = strtol(json_string_value(chunk), &end, 10);
+        if (end == json_string_value(chunk) || *end != '\0' || kb <= 0)
+            return cql_fail(c, CQL_ERR_CONFIG, "Invalid value for chunk_length_in_kb: %s",
+                            json_string_value(chunk));
+        if ((kb & (kb - 1)) != 0)
+            return cql_fail(c, CQL_ERR_CONFIG, "chunk_length_in_kb must be a power of 2");
+    } else {
+        json_object_set_new(m, "chunk_length_in_kb", json_string("16"));
+    }
+    return 0;
+}
+
 /* Applies WITH properties to opts (an object holding every option). */
 static int table_props(cql_call *c, const cql_props *p, json_t *opts)
 {
@@ -310,7 +495,8 @@ static int table_props(cql_call *c, const cql_props *p, json_t *opts)
         if (o == NULL) {
             /* options Cassandra 4 still accepts and ignores */
             if (strcmp(pr->name, "read_repair_chance") == 0 ||
-                strcmp(pr->name, "dclocal_read_repair_chance") == 0 || strcmp(pr->name, "id") == 0)
+                strcmp(pr->name, "dclocal_read_repair_chance") == 0 ||
+                strcmp(pr->name, "id") == 0 || strcmp(pr->name, "extensions") == 0)
                 continue;
             return cql_fail(c, CQL_ERR_SYNTAX, "Unknown property '%s'", pr->name);
         }
@@ -321,14 +507,19 @@ static int table_props(cql_call *c, const cql_props *p, json_t *opts)
             if (v == NULL)
                 return cql_fail(c, CQL_ERR_SYNTAX,
                                 "Invalid value for property '%s'. It should be a map.", o->name);
+            if (normalise_map_option(c, o->name, v) != 0) {
+                json_decref(v);
+                return -1;
+            }
         } else if (o->kind == 'n' || o->kind == 'i') {
             char *end = NULL;
             double d = e->text ? strtod(e->text, &end) : 0;
             if (e->text == NULL || end == e->text || *end != '\0' ||
-                (o->kind == 'i' && (d != (double)(long long)d || d < 0 || d > 2147483647)))
+                (o->kind == 'i' && (d != (double)(long long)d || d > 2147483647)))
                 return cql_fail(c, CQL_ERR_SYNTAX, "Invalid %s value for '%s': %s",
                                 o->kind == 'i' ? "integer" : "double", o->name,
                                 e->text ? e->text : "(map)");
+            if (numeric_option_out_of_range(c, o, d, e->text)) return -1;
             v = o->kind == 'i' ? json_integer((json_int_t)d) : json_real(d);
         } else if (o->kind == 'b') {
             if (e->text == NULL || (strcasecmp(e->text, "true") && strcasecmp(e->text, "false")))
@@ -348,6 +539,20 @@ static int table_props(cql_call *c, const cql_props *p, json_t *opts)
         }
         json_object_set_new(opts, o->name, v);
     }
+    return 0;
+}
+
+/* Cassandra stores a non-frozen UDT field by field and cannot split a field further:
+ * such a column may not have a non-frozen collection field. Returns 1 with the error set. */
+static int udt_nests_multicell(cql_call *c, const cql_ctype *t)
+{
+    if (t->wire.id != CQL_TYPE_UDT || !cqltype_is_multicell(t)) return 0;
+    for (uint16_t i = 0; i < t->wire.n; i++)
+        if (t->args[i]->wire.id != CQL_TYPE_UDT && cqltype_is_multicell(t->args[i])) {
+            cql_fail(c, CQL_ERR_INVALID,
+                     "Non-frozen UDTs with nested non-frozen collections are not supported");
+            return 1;
+        }
     return 0;
 }
 
@@ -399,6 +604,22 @@ static void sort_columns(json_t *cols)
     for (size_t i = first; i < n; i++)
         json_array_set_new(cols, i, rest[i - first]);
     free(rest);
+}
+
+/* Cassandra's refusal of a table or view name: too long, or empty or with characters
+ * other than letters, digits and '_'. */
+static int bad_table_name(cql_call *c, const char *ks, const char *name)
+{
+    size_t n = strlen(name);
+    if (n > 48)
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "Table name is too long, it needs to fit 48 characters (got table name "
+                        "of %zu chars for %s.%s)",
+                        n, ks, name);
+    return cql_fail(c, CQL_ERR_INVALID,
+                    "%s.%s: Table name must not be empty or not contain "
+                    "non-alphanumeric-underscore characters (got \"%s\")",
+                    ks, name, name);
 }
 
 /* The engine table of a CQL table: "ks.t", a binary partition key (its partitions in
@@ -458,11 +679,7 @@ static int create_table(cql_run *r, const cql_stmt *s, cql_state *st)
         return cql_fail(c, CQL_ERR_ALREADY_EXISTS,
                         "Cannot add already existing table \"%s\" to keyspace \"%s\"", name, ks);
     }
-    if (!name_valid(name))
-        return cql_fail(c, CQL_ERR_INVALID,
-                        "Table name must not be empty, more than 48 characters long, or contain "
-                        "non-alphanumeric-underscore characters (got \"%s\")",
-                        name);
+    if (!name_valid(name)) return bad_table_name(c, ks, name);
     for (size_t i = 0; i < ct->ncols; i++)
         for (size_t j = 0; j < i; j++)
             if (strcmp(ct->cols[i].name, ct->cols[j].name) == 0)
@@ -508,6 +725,7 @@ static int create_table(cql_run *r, const cql_stmt *s, cql_state *st)
             cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
             goto done;
         }
+        if (udt_nests_multicell(c, types[i])) goto done;
     }
     /* key columns: known, once each, of a type a key may have, not static */
     for (size_t k = 0; k < npart + nclus; k++) {
@@ -538,10 +756,32 @@ static int create_table(cql_run *r, const cql_stmt *s, cql_state *st)
     }
     /* CLUSTERING ORDER BY: clustering columns, in their order */
     const cql_table_opts *to = &ct->opts;
-    if (to->norder > nclus) {
-        cql_fail(c, CQL_ERR_INVALID,
-                 "Only clustering columns can be defined in CLUSTERING ORDER directive");
-        goto done;
+    {
+        char others[512] = "";
+        size_t used = 0;
+        for (size_t n = 0; n < to->norder; n++) {
+            const char *col = to->clustering_order[n].column;
+            int clustering = 0;
+            for (size_t m = 0; m < nclus; m++)
+                clustering |= strcmp(col, clus[m]) == 0;
+            for (size_t m = 0; m < n; m++)
+                if (strcmp(col, to->clustering_order[m].column) == 0) {
+                    cql_fail(c, CQL_ERR_INVALID,
+                             "Duplicate column '%s' in CLUSTERING ORDER BY clause for table '%s'",
+                             col, name);
+                    goto done;
+                }
+            if (!clustering && used < sizeof others)
+                used += (size_t)snprintf(others + used, sizeof others - used, "%s%s",
+                                         used ? ", " : "", col);
+        }
+        if (used) {
+            cql_fail(c, CQL_ERR_INVALID,
+                     "Only clustering key columns can be defined in CLUSTERING ORDER directive: "
+                     "[%s]",
+                     others);
+            goto done;
+        }
     }
     for (size_t n = 0; n < to->norder; n++) {
         if (strcmp(to->clustering_order[n].column, clus[n]) != 0) {
@@ -642,7 +882,7 @@ done:
 /* The table a statement names, for ALTER, DROP and TRUNCATE: NULL (error set, or Void for
  * IF EXISTS in *voided) when there is none. */
 static json_t *table_for(cql_call *c, cql_state *st, const cql_stmt *s, const char **ks_out,
-                         int *voided, int truncate)
+                         int *voided, int truncate, const char *on_view)
 {
     *voided = 0;
     const char *ks = cql_keyspace_of(c, &s->name);
@@ -665,6 +905,12 @@ static json_t *table_for(cql_call *c, cql_state *st, const cql_stmt *s, const ch
         return NULL;
     }
     json_t *t = cql_schema_table(st->schema, ks, s->name.name);
+    if (t == NULL && on_view &&
+        json_object_get(json_object_get(cql_schema_keyspace(st->schema, ks), "views"),
+                        s->name.name)) {
+        cql_fail(c, CQL_ERR_INVALID, "%s", on_view);
+        return NULL;
+    }
     if (t == NULL) {
         if (s->if_exists) {
             *voided = 1;
@@ -684,7 +930,10 @@ static int drop_table(cql_run *r, const cql_stmt *s, cql_state *st)
     cql_call *c = r->call;
     const char *ks = NULL;
     int voided;
-    if (table_for(c, st, s, &ks, &voided, 0) == NULL) return voided ? 0 : -1;
+    if (table_for(c, st, s, &ks, &voided, 0,
+                  "Cannot use DROP TABLE on a materialized view. Please use DROP MATERIALIZED "
+                  "VIEW instead.") == NULL)
+        return voided ? 0 : -1;
     const char *vname;
     json_t *v;
     json_object_foreach(json_object_get(cql_schema_keyspace(st->schema, ks), "views"), vname, v)
@@ -731,7 +980,9 @@ static int truncate_table(cql_run *r, const cql_stmt *s, cql_state *st)
     cql_call *c = r->call;
     const char *ks = NULL;
     int voided;
-    json_t *t = table_for(c, st, s, &ks, &voided, 1);
+    json_t *t = table_for(c, st, s, &ks, &voided, 1,
+                          "Cannot TRUNCATE materialized view directly; must truncate base table "
+                          "instead");
     if (t == NULL) return voided ? 0 : -1;
     int indexed = json_object_size(json_object_get(t, "indexes")) > 0;
     const char *vname;
@@ -801,13 +1052,43 @@ static int is_key(json_t *col)
     return strcmp(k, "partition_key") == 0 || strcmp(k, "clustering") == 0;
 }
 
+/* Cassandra refuses to add back a dropped column with another type or kind: cells written
+ * before the drop would be read with the wrong codec. Sets the call's error and returns 1. */
+static int readd_conflicts(cql_call *c, json_t *t, const char *name, const char *type,
+                           int is_static)
+{
+    json_t *was = json_object_get(json_object_get(t, "dropped"), name);
+    if (was == NULL) return 0;
+    const char *old_type = json_string_value(json_object_get(was, "type"));
+    const char *old_kind = json_string_value(json_object_get(was, "kind"));
+    if (old_type && strcmp(old_type, type) != 0) {
+        cql_fail(c, CQL_ERR_INVALID,
+                 "Cannot re-add previously dropped column '%s' of type %s, incompatible with "
+                 "previous type %s",
+                 name, type, old_type);
+        return 1;
+    }
+    int was_static = old_kind && strcmp(old_kind, "static") == 0;
+    if (old_kind && was_static != is_static) {
+        cql_fail(c, CQL_ERR_INVALID,
+                 "Cannot re-add previously dropped column '%s' of kind %s, incompatible with "
+                 "previous kind %s",
+                 name, is_static ? "STATIC" : "REGULAR", was_static ? "STATIC" : "REGULAR");
+        return 1;
+    }
+    return 0;
+}
+
 static int alter_table(cql_run *r, const cql_stmt *s, cql_state *st)
 {
     cql_call *c = r->call;
     const cql_alter_table *at = &s->u.alter_table;
     const char *ks = NULL;
     int voided;
-    if (table_for(c, st, s, &ks, &voided, 0) == NULL) return voided ? 0 : -1;
+    if (table_for(c, st, s, &ks, &voided, 0,
+                  "Cannot use ALTER TABLE on a materialized view; use ALTER MATERIALIZED VIEW "
+                  "instead") == NULL)
+        return voided ? 0 : -1;
     json_t *next = json_deep_copy(st->schema->doc);
     json_t *t = json_object_get(json_object_get(json_object_get(keyspaces_of(next), ks), "tables"),
                                 s->name.name);
@@ -840,9 +1121,11 @@ static int alter_table(cql_run *r, const cql_stmt *s, cql_state *st)
                 cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
                 goto done;
             }
+            if (udt_nests_multicell(c, ty)) goto done;
             if (d->is_static && !clustered) {
                 cql_fail(c, CQL_ERR_INVALID,
-                         "Static columns are not allowed in COMPACT STORAGE tables");
+                         "Static columns are only useful (and thus allowed) if the table has at "
+                         "least one clustering column");
                 goto done;
             }
             if (json_is_true(json_object_get(t, "counter")) != (cqltype_has_counter(ty) != 0)) {
@@ -855,6 +1138,10 @@ static int alter_table(cql_run *r, const cql_stmt *s, cql_state *st)
             }
             char *tn = type_name_of(c, ty);
             if (tn == NULL) goto done;
+            if (readd_conflicts(c, t, d->name, tn, d->is_static)) {
+                free(tn);
+                goto done;
+            }
             json_array_append_new(cols, json_pack("{s:s,s:s,s:s,s:i,s:s}", "name", d->name, "type",
                                                   tn, "kind", d->is_static ? "static" : "regular",
                                                   "position", -1, "order", "none"));
@@ -1044,6 +1331,10 @@ static int create_type(cql_run *r, const cql_stmt *s, cql_state *st)
             cql_fail(c, CQL_ERR_INVALID, "Cannot create type %s that references itself", name);
             goto done;
         }
+        if (ty->wire.id == CQL_TYPE_UDT && cqltype_is_multicell(ty)) {
+            cql_fail(c, CQL_ERR_INVALID, "A user type cannot contain non-frozen UDTs");
+            goto done;
+        }
         if (cqltype_has_counter(ty)) {
             cql_fail(c, CQL_ERR_INVALID, "A user type cannot contain counters");
             goto done;
@@ -1096,6 +1387,22 @@ static int drop_type(cql_run *r, const cql_stmt *s, cql_state *st)
     return rc ? rc : cql_schema_changed(c, "DROPPED", "TYPE", ks, name);
 }
 
+/* A key for a new field of a type whose fields were renamed: its name, unless a renamed
+ * field's values are stored under it, then the name with a numbered suffix. */
+static json_t *unused_stored_name(json_t *stored, const char *name)
+{
+    char key[300];
+    snprintf(key, sizeof key, "%s", name);
+    for (int n = 1;; n++) {
+        int used = 0;
+        size_t i;
+        json_t *k;
+        json_array_foreach(stored, i, k) used |= strcmp(json_string_value(k), key) == 0;
+        if (!used) return json_string(key);
+        snprintf(key, sizeof key, "%s~%d", name, n);
+    }
+}
+
 static int alter_type(cql_run *r, const cql_stmt *s, cql_state *st)
 {
     cql_call *c = r->call;
@@ -1140,11 +1447,26 @@ static int alter_type(cql_run *r, const cql_stmt *s, cql_state *st)
             cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
             goto done;
         }
+        if (t->wire.id == CQL_TYPE_UDT && cqltype_is_multicell(t)) {
+            cql_fail(c, CQL_ERR_INVALID, "A user type cannot contain non-frozen UDTs");
+            goto done;
+        }
+        if (cqltype_uses_udt(t, ks, name)) {
+            char *tn = type_name_of(c, t);
+            cql_fail(c, CQL_ERR_INVALID,
+                     "Cannot add new field %s of type %s to user type %s.%s as it would create "
+                     "a circular reference",
+                     aty->fields[0], tn ? tn : "?", ks, name);
+            free(tn);
+            goto done;
+        }
         char *tn = type_name_of(c, t);
         if (tn == NULL) goto done;
         json_array_append_new(fields, json_string(aty->fields[0]));
         json_array_append_new(types, json_string(tn));
         free(tn);
+        json_t *stored = json_object_get(ty, "stored");
+        if (stored) json_array_append_new(stored, unused_stored_name(stored, aty->fields[0]));
     } else if (aty->what == CQL_ALTER_RENAME) {
         for (size_t k = 0; k < aty->nfields; k++) {
             size_t i, found = (size_t)-1;
@@ -1164,6 +1486,9 @@ static int alter_type(cql_run *r, const cql_stmt *s, cql_state *st)
                          ks, name);
                 goto done;
             }
+            /* the values stay under the name they were written with */
+            if (json_object_get(ty, "stored") == NULL)
+                json_object_set_new(ty, "stored", json_deep_copy(fields));
             json_array_set_new(fields, found, json_string(aty->to[k]));
         }
     } else {
@@ -1323,7 +1648,8 @@ static int create_index(cql_run *r, const cql_stmt *s, cql_state *st, int *rows_
     cql_stmt named = *s;
     named.if_exists = 0;
     *rows_to_index = 0;
-    json_t *t = table_for(c, st, &named, &ks, &voided, 0);
+    json_t *t = table_for(c, st, &named, &ks, &voided, 0,
+                          "Secondary indexes are not supported on materialized views");
     if (t == NULL) return -1;
     if (ci->custom || ci->using_class)
         return cql_fail(c, CQL_ERR_INVALID, "Custom indexes are not supported here: %s",
@@ -1527,11 +1853,7 @@ static int create_view(cql_run *r, const cql_stmt *s, cql_state *st)
         return cql_fail(c, CQL_ERR_ALREADY_EXISTS,
                         "Cannot add already existing table \"%s\" to keyspace \"%s\"", name, ks);
     }
-    if (!name_valid(name))
-        return cql_fail(c, CQL_ERR_INVALID,
-                        "Table name must not be empty, more than 48 characters long, or contain "
-                        "non-alphanumeric-underscore characters (got \"%s\")",
-                        name);
+    if (!name_valid(name)) return bad_table_name(c, ks, name);
     json_t *base = json_object_get(json_object_get(kso, "tables"), cv->base.name);
     if (base == NULL) return cql_fail(c, CQL_ERR_INVALID, "table %s does not exist", cv->base.name);
     if (json_is_true(json_object_get(base, "counter")))

@@ -13,7 +13,7 @@
 
 #define NATIVE(id)                                                                                 \
     {                                                                                              \
-        {(id), NULL, NULL, NULL, NULL, 0}, NULL, 0                                                 \
+        {(id), NULL, NULL, NULL, NULL, 0}, NULL, 0, NULL                                           \
     }
 static const cql_ctype natives[] = {
     NATIVE(CQL_TYPE_ASCII),     NATIVE(CQL_TYPE_BIGINT),   NATIVE(CQL_TYPE_BLOB),
@@ -345,6 +345,13 @@ static const cql_ctype *copy_frozen(arena *a, const cql_ctype *t, int freeze)
             names[i] = dup(a, t->wire.field_names[i], &bad);
         c->wire.field_names = names;
     }
+    if (t->stored_names && t->wire.n) {
+        const char **stored = arena_alloc(a, t->wire.n * sizeof *stored);
+        if (!stored) return NULL;
+        for (uint16_t i = 0; i < t->wire.n; i++)
+            stored[i] = dup(a, t->stored_names[i], &bad);
+        c->stored_names = stored;
+    }
     if (bad) return NULL;
     /* what a collection or tuple holds is frozen; a UDT's fields are when it is */
     int inner = t->wire.id == CQL_TYPE_UDT ? c->frozen : 1;
@@ -354,6 +361,11 @@ static const cql_ctype *copy_frozen(arena *a, const cql_ctype *t, int freeze)
         set_arg(c, i, sub);
     }
     return c;
+}
+
+const char *cqltype_stored_name(const cql_ctype *t, uint16_t i)
+{
+    return t->stored_names ? t->stored_names[i] : t->wire.field_names[i];
 }
 
 const cql_ctype *cqltype_copy(arena *a, const cql_ctype *t)

@@ -27,7 +27,13 @@ struct cql_ctype {
     const cql_ctype *const *args;
     int frozen; /* 1: a frozen collection or UDT, or a tuple (always frozen); 0: a native
                    type or a multi-cell (non-frozen) collection or UDT */
+    /* UDT: the keys its fields are stored under, which stay when ALTER TYPE renames a
+     * field (NULL: the field names) */
+    const char *const *stored_names;
 };
+
+/* The key field i of UDT t is stored under. */
+const char *cqltype_stored_name(const cql_ctype *t, uint16_t i);
 
 /* The definition of user type ks.name: a cql_ctype of id CQL_TYPE_UDT with its fields
  * (frozen or not does not matter), or NULL when there is none. It is copied, so it need

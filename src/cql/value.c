@@ -123,7 +123,9 @@ static int digits(cursor *c, int min, int max, int64_t *v)
     int n = 0;
     int64_t r = 0;
     while (c->p < c->end && isdigit((unsigned char)*c->p) && n < max) {
-        r = r * 10 + (*c->p++ - '0');
+        int digit = *c->p++ - '0';
+        if (r > (INT64_MAX - digit) / 10) return -1;
+        r = r * 10 + digit;
         n++;
     }
     if (n < min) return -1;
@@ -346,6 +348,7 @@ static int base64_decode(const char *s, size_t len, buf *out)
 
 typedef struct duration {
     int64_t months, days, nanos;
+    const char *too_many; /* after a failed parse: "months" or "days" when one overflowed */
 } duration;
 
 static int dur_add(duration *d, int64_t n, const char *unit, size_t ulen)
@@ -353,14 +356,16 @@ static int dur_add(duration *d, int64_t n, const char *unit, size_t ulen)
 #define U(s) (ulen == strlen(s) && strncasecmp(unit, s, ulen) == 0)
     const int64_t NS_H = 3600000000000LL;
     if (U("y")) {
-        if (n > INT32_MAX / 12) return -1;
+        if (n > INT32_MAX / 12) return d->too_many = "months", -1;
         d->months += n * 12;
     } else if (U("mo")) {
+        if (n > INT32_MAX) return d->too_many = "months", -1;
         d->months += n;
     } else if (U("w")) {
-        if (n > INT32_MAX / 7) return -1;
+        if (n > INT32_MAX / 7) return d->too_many = "days", -1;
         d->days += n * 7;
     } else if (U("d")) {
+        if (n > INT32_MAX) return d->too_many = "days", -1;
         d->days += n;
     } else if (U("h")) {
         if (n > INT64_MAX / NS_H) return -1;
@@ -383,7 +388,9 @@ static int dur_add(duration *d, int64_t n, const char *unit, size_t ulen)
         return -1;
     }
 #undef U
-    if (d->months > INT32_MAX || d->days > INT32_MAX || d->nanos < 0) return -1;
+    if (d->months > INT32_MAX) return d->too_many = "months", -1;
+    if (d->days > INT32_MAX) return d->too_many = "days", -1;
+    if (d->nanos < 0) return -1;
     return 0;
 }
 
@@ -417,7 +424,7 @@ static int parse_duration(const char *s, size_t len, duration *d)
                     continue;
                 }
                 int64_t n;
-                if (digits(&c, 1, 18, &n) || c.p == c.end) return -1;
+                if (digits(&c, 1, 19, &n) || c.p == c.end) return -1;
                 char u = (char)toupper((unsigned char)*c.p++);
                 const char *unit = !in_time ? (u == 'Y'   ? "y"
                                                : u == 'M' ? "mo"
@@ -435,7 +442,7 @@ static int parse_duration(const char *s, size_t len, duration *d)
     } else {
         while (c.p < c.end) {
             int64_t n;
-            if (digits(&c, 1, 18, &n)) return -1;
+            if (digits(&c, 1, 19, &n)) return -1;
             const char *u = c.p;
             while (c.p < c.end && !isdigit((unsigned char)*c.p))
                 c.p++;
@@ -448,6 +455,18 @@ static int parse_duration(const char *s, size_t len, duration *d)
         d->nanos = -d->nanos;
     }
     return 0;
+}
+
+/* Cassandra's message for a duration text that failed to parse into d. */
+static int duration_error(cql_parse_error *err, const char *s, size_t len, const duration *d)
+{
+    if (d->too_many)
+        return cql_error_record(err, CQL_ERR_INVALID,
+                                "Invalid duration. The total number of %s must be less or equal "
+                                "to %d",
+                                d->too_many, INT32_MAX);
+    return cql_error_record(err, CQL_ERR_INVALID, "Unable to convert '%.*s' to a duration",
+                            (int)len, s);
 }
 
 static int64_t dur_part(buf *out, int64_t v, int64_t unit, const char *name)
@@ -873,9 +892,7 @@ int cqlval_from_text(const cql_ctype *t, const char *s, size_t len, buf *out, cq
     }
     case CQL_TYPE_DURATION: {
         duration d;
-        if (parse_duration(s, len, &d))
-            return cql_error_record(err, CQL_ERR_INVALID, "Unable to convert '%.*s' to a duration",
-                                    (int)len, s);
+        if (parse_duration(s, len, &d)) return duration_error(err, s, len, &d);
         rc = cql_duration_encode((int32_t)d.months, (int32_t)d.days, d.nanos, out);
         break;
     }
@@ -1057,9 +1074,7 @@ static int constant(const cql_ctype *t, const char *receiver, const cql_expr *e,
     if (e->kind == CQL_E_BOOLEAN) return buf_putc(out, strcmp(s, "true") == 0) ? full(err) : 0;
     if (e->kind == CQL_E_DURATION || (id == CQL_TYPE_DURATION && e->kind == CQL_E_INTEGER)) {
         duration d;
-        if (parse_duration(s, strlen(s), &d))
-            return cql_error_record(err, CQL_ERR_INVALID, "Unable to convert '%s' to a duration",
-                                    s);
+        if (parse_duration(s, strlen(s), &d)) return duration_error(err, s, strlen(s), &d);
         if (id != CQL_TYPE_DURATION)
             return cql_error_record(err, CQL_ERR_INVALID, "Invalid DURATION constant (%s)", s);
         return cql_duration_encode((int32_t)d.months, (int32_t)d.days, d.nanos, out) ? full(err)
@@ -2910,7 +2925,7 @@ static json_t *to_item(const cql_ctype *t, const uint8_t *p, size_t len, int dep
                 break;
             }
             json_t *x = item_element(t->args[i], v, vlen, depth);
-            ok = x && json_object_set_new(m, t->wire.field_names[i], x) == 0;
+            ok = x && json_object_set_new(m, cqltype_stored_name(t, i), x) == 0;
         }
         r = ok ? av("M", m) : NULL;
         if (!ok) json_decref(m);
@@ -3058,11 +3073,11 @@ static int from_stored(const cql_ctype *t, const cql_srow *r, uint32_t a, buf *o
         if (id == CQL_TYPE_UDT) {
             uint16_t last = 0;
             for (uint16_t f = 0; f < t->wire.n; f++)
-                if (cql_srow_get(r, x, t->wire.field_names[f]) != CQL_SNONE)
+                if (cql_srow_get(r, x, cqltype_stored_name(t, f)) != CQL_SNONE)
                     last = (uint16_t)(f + 1);
             if (n > last) return not_stored(t, err);
             for (uint16_t f = 0; f < last; f++) {
-                uint32_t fv = cql_srow_get(r, x, t->wire.field_names[f]);
+                uint32_t fv = cql_srow_get(r, x, cqltype_stored_name(t, f));
                 if (fv == CQL_SNONE) return not_stored(t, err);
                 if (item_element_put(t->args[f], r, fv, out, err, depth)) return -1;
             }

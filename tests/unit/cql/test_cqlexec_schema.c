@@ -279,7 +279,8 @@ static void test_tables(qr_db *db)
 static void test_types(qr_db *db)
 {
     tresult r;
-    CHECK_THAT(tquery(db, "ks", "CREATE TYPE address (street text, zip int, tags list<text>)", NULL,
+    CHECK_THAT(tquery(db, "ks",
+                      "CREATE TYPE address (street text, zip int, tags frozen<list<text>>)", NULL,
                       &r) == QR_OK);
     CHECK_STR(r.change, "CREATED");
     CHECK_STR(r.target, "TYPE");
@@ -289,6 +290,10 @@ static void test_types(qr_db *db)
           "A user type with name 'address' already exists");
     CHECK_THAT(ok(db, "ks", "CREATE TYPE IF NOT EXISTS address (a int)") == CQL_RESULT_VOID);
     ok(db, "ks", "ALTER TYPE address ADD country text");
+    ok(db, "ks", "CREATE TYPE tagged (tags list<text>)");
+    fails(db, "ks", "CREATE TABLE bad (id int PRIMARY KEY, t tagged)", CQL_ERR_INVALID,
+          "Non-frozen UDTs with nested non-frozen collections are not supported");
+    ok(db, "ks", "DROP TYPE tagged");
     ok(db, "ks", "CREATE TABLE people (id int PRIMARY KEY, home frozen<address>, work address)");
     CHECK_THAT(tquery(db, NULL,
                       "SELECT * FROM system_schema.types WHERE keyspace_name = 'ks' AND "
