@@ -222,23 +222,61 @@ static void add_preflight_headers(h2o_req_t *req)
     }
 }
 
-/* Sends body with DynamoDB's headers; h2o copies it, so it may be freed afterwards. */
+/* How send_response holds a body while h2o sends it: one in static memory is sent where it
+ * is, one the caller allocated (malloc) is taken and freed when h2o disposes of the request
+ * (after its last byte went out), and any other is copied into the request's pool. A page
+ * is so held once, not copied, for as long as a slow client takes to read it. */
+typedef enum body_hold { BODY_COPY, BODY_STATIC, BODY_TAKEN } body_hold;
+
+static void free_taken_body(void *slot)
+{
+    free(*(char **)slot);
+}
+
+/* Ties data (malloc'd) to the request's pool: freed when h2o clears the pool. */
+static void keep_until_disposed(h2o_req_t *req, char *data)
+{
+    char **slot = h2o_mem_alloc_shared(&req->pool, sizeof *slot, free_taken_body);
+    *slot = data;
+}
+
+/* h2o_send_inline's answer, with the body sent from where it is (the pool or static
+ * memory, alive until the request is disposed of). A HEAD answer sends no body. */
+static void send_body(h2o_req_t *req, const char *body, size_t len)
+{
+    static h2o_generator_t whole = {NULL, NULL};
+    h2o_start_response(req, &whole);
+    if (h2o_memis(req->input.method.base, req->input.method.len, H2O_STRLIT("HEAD"))) {
+        h2o_send(req, NULL, 0, H2O_SEND_STATE_FINAL);
+        return;
+    }
+    h2o_iovec_t v = h2o_iovec_init(body, len);
+    h2o_send(req, &v, 1, H2O_SEND_STATE_FINAL);
+}
+
+/* Sends body with DynamoDB's headers, holding it as hold says (BODY_TAKEN: body is the
+ * caller's malloc'd memory, freed here or with the request). */
 static void send_response(server *s, h2o_req_t *req, const exchange *x, int status,
-                          const char *ctype, const char *body, size_t len, const char *op,
-                          const char *error, const char *message)
+                          const char *ctype, const char *body, size_t len, body_hold hold,
+                          const char *op, const char *error, const char *message)
 {
     /* Like DynamoDB, bodies from 4 KB on go compressed to a client that accepts it; the
-     * checksum is then of the compressed bytes. */
-    buf packed;
-    buf_init(&packed, 0);
+     * checksum is then of the compressed bytes. The plain body is freed once the log line
+     * (whose message may point into it) is written. */
+    char *plain_taken = hold == BODY_TAKEN ? (char *)body : NULL;
     const char *coding = NULL;
     if (len >= WIRE_COMPRESS_MIN) {
         const h2o_iovec_t *ae = last_header(req, H2O_STRLIT("accept-encoding"));
         wire_coding c = ae ? wire_accept_coding(ae->base, ae->len) : WIRE_IDENTITY;
+        buf packed;
+        buf_init(&packed, 0);
         if (c != WIRE_IDENTITY && wire_encode(c, body, len, &packed) == 0) {
             coding = c == WIRE_GZIP ? "gzip" : "deflate";
             body = packed.data;
             len = packed.len;
+            hold = BODY_TAKEN;
+        } else {
+            buf_free(&packed);
         }
     }
     req->res.status = status;
@@ -258,8 +296,12 @@ static void send_response(server *s, h2o_req_t *req, const exchange *x, int stat
     /* Once draining, every answer asks its client to go elsewhere. */
     if (core_draining(s->core)) req->http1_is_persistent = 0;
     log_request(s, x, op, status, error, message, id);
-    h2o_send_inline(req, body, len);
-    buf_free(&packed);
+    if (hold == BODY_TAKEN && body != plain_taken) free(plain_taken);
+    if (hold == BODY_TAKEN)
+        keep_until_disposed(req, (char *)body);
+    else if (hold == BODY_COPY)
+        body = h2o_strdup(&req->pool, body, len).base;
+    send_body(req, body, len);
 }
 
 /* The error document of type with message as its text (NULL: none, as DynamoDB answers
@@ -275,8 +317,7 @@ static void send_error_doc(server *s, h2o_req_t *req, const exchange *x, int sta
         h2o_send_error_500(req, "Internal Server Error", "out of memory", 0);
         return;
     }
-    send_response(s, req, x, status, ctype, b.data, b.len, op, type, why);
-    buf_free(&b);
+    send_response(s, req, x, status, ctype, b.data, b.len, BODY_TAKEN, op, type, why);
 }
 
 static void send_error(server *s, h2o_req_t *req, const exchange *x, int status, const char *ctype,
@@ -285,9 +326,10 @@ static void send_error(server *s, h2o_req_t *req, const exchange *x, int status,
     send_error_doc(s, req, x, status, ctype, op, type, message, message);
 }
 
-/* The engine's answer to a call (or a 500 when it gave none). */
+/* The engine's answer to a call (or a 500 when it gave none); its body is taken from resp
+ * (resp->body is left NULL). */
 static void send_call_response(server *s, h2o_req_t *req, const exchange *x, const char *ctype,
-                               const char *op, const qr_response *resp)
+                               const char *op, qr_response *resp)
 {
     if (resp->body == NULL) {
         send_error(s, req, x, 500, ctype, op, QR_E_INTERNAL, "the engine returned no response");
@@ -305,13 +347,16 @@ static void send_call_response(server *s, h2o_req_t *req, const exchange *x, con
     buf_init(&at, 0);
     const h2o_iovec_t *host = &req->input.authority;
     if (status == 200 && wire_empty_success(op)) {
-        send_response(s, req, &called, status, ctype, "", 0, op, NULL, NULL);
+        send_response(s, req, &called, status, ctype, "", 0, BODY_STATIC, op, NULL, NULL);
     } else if (status == 200 && strcmp(op, "DescribeEndpoints") == 0 && host->len &&
                wire_endpoints_at(resp->body, resp->len, host->base, host->len, &at) == 0) {
-        send_response(s, req, &called, status, ctype, at.data, at.len, op, NULL, NULL);
+        send_response(s, req, &called, status, ctype, at.data, at.len, BODY_TAKEN, op, NULL, NULL);
+        buf_init(&at, 0);
     } else {
-        send_response(s, req, &called, status, ctype, resp->body, resp->len, op, resp->error_type,
-                      message);
+        char *body = resp->body;
+        resp->body = NULL;
+        send_response(s, req, &called, status, ctype, body, resp->len, BODY_TAKEN, op,
+                      resp->error_type, message);
     }
     buf_free(&at);
 }
@@ -564,8 +609,8 @@ static void send_metrics(server *s, h2o_req_t *req, const exchange *x)
                    "the metrics could not be gathered");
         return;
     }
-    send_response(s, req, x, 200, METRICS_CONTENT_TYPE, text, len, "metrics", NULL, NULL);
-    free(text);
+    send_response(s, req, x, 200, METRICS_CONTENT_TYPE, text, len, BODY_TAKEN, "metrics", NULL,
+                  NULL);
 }
 
 /* ---- GET /console ---- */
@@ -591,7 +636,8 @@ static void send_console(server *s, h2o_req_t *req, const exchange *x, const con
         h2o_add_header_by_str(&req->pool, &req->res.headers, console_headers[i].lower,
                               strlen(console_headers[i].lower), 0, console_headers[i].name,
                               console_headers[i].value, strlen(console_headers[i].value));
-    send_response(s, req, x, 200, f->content_type, f->data, f->len, "console", NULL, NULL);
+    send_response(s, req, x, 200, f->content_type, f->data, f->len, BODY_STATIC, "console", NULL,
+                  NULL);
 }
 
 /* ---- the request handler ---- */
@@ -633,7 +679,8 @@ static int refuse_ambiguous(server *s, h2o_req_t *req, const exchange *x)
     int n = snprintf(body, sizeof body, "Bad Request: %s\n", why);
     req->http1_is_persistent = 0;
     linger_keep(s, req);
-    send_response(s, req, x, 400, "text/plain", body, (size_t)n, "http", "BadRequest", why);
+    send_response(s, req, x, 400, "text/plain", body, (size_t)n, BODY_COPY, "http", "BadRequest",
+                  why);
     return 1;
 }
 
@@ -717,7 +764,8 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
         char body[sizeof HEALTH_PREFIX + 256];
         int n = hlen ? snprintf(body, sizeof body, HEALTH_PREFIX "%.*s\n", (int)hlen, host->base)
                      : snprintf(body, sizeof body, HEALTH_PREFIX "quarry\n");
-        send_response(s, req, &x, 200, "text/plain", body, (size_t)n, "health", NULL, NULL);
+        send_response(s, req, &x, 200, "text/plain", body, (size_t)n, BODY_COPY, "health", NULL,
+                      NULL);
         return 0;
     }
     if (is_get && is_metrics_path(req)) {
@@ -737,7 +785,7 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
     if (h2o_memis(method->base, method->len, H2O_STRLIT("OPTIONS")) &&
         find_header(req, H2O_STRLIT("origin"))) {
         add_preflight_headers(req);
-        send_response(s, req, &x, 200, "text/plain", "", 0, "preflight", NULL, NULL);
+        send_response(s, req, &x, 200, "text/plain", "", 0, BODY_STATIC, "preflight", NULL, NULL);
         return 0;
     }
 
@@ -746,8 +794,8 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
     if (!is_post || (x.len > 0 && ctype == NULL)) {
         char m[16];
         snprintf(m, sizeof m, "%.*s", (int)method->len, method->base);
-        send_response(s, req, &x, 404, "text/xml", UNKNOWN_OP_XML, strlen(UNKNOWN_OP_XML), m,
-                      QR_E_UNKNOWN_OP, "not a POST of DynamoDB JSON");
+        send_response(s, req, &x, 404, "text/xml", UNKNOWN_OP_XML, strlen(UNKNOWN_OP_XML),
+                      BODY_STATIC, m, QR_E_UNKNOWN_OP, "not a POST of DynamoDB JSON");
         return 0;
     }
     if (ctype == NULL) ctype = WIRE_JSON_CONTENT_TYPE;

@@ -1,6 +1,8 @@
 """The HTTP layer of `quarry serve`: health check, DynamoDB's response headers, keep-alive,
 the errors the layer answers itself (bad JSON, unknown operation, wrong method or content
-type, oversized bodies), start-up refusals and a clean drain on SIGTERM."""
+type, oversized bodies), full 1 MB pages read slowly (plain and gzip), HEAD, start-up
+refusals and a clean drain on SIGTERM."""
+import datetime
 import http.client
 import json
 import os
@@ -11,7 +13,7 @@ import sys
 import time
 import zlib
 
-from conftest import launch, raw
+from conftest import launch, raw, sign
 
 LIST = "DynamoDB_20120810.ListTables"
 
@@ -373,3 +375,96 @@ def test_pinned_loops_keep_to_the_cpus_allowed(tmp_path):
     finally:
         p.send_signal(signal.SIGTERM)
         assert p.wait(timeout=30) == 0
+
+
+def _fill_a_page(server):
+    """A table of 300 items of 4 KB: a Scan of it fills DynamoDB's 1 MB page."""
+    assert raw(server.url, "DynamoDB_20120810.CreateTable", {
+        "TableName": "pages", "BillingMode": "PAY_PER_REQUEST",
+        "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
+        "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}]}).status == 200
+    for b in range(12):
+        puts = [{"PutRequest": {"Item": {"pk": {"S": "k%04d" % (b * 25 + i)},
+                                         "v": {"S": chr(97 + i) * 4000}}}} for i in range(25)]
+        r = raw(server.url, "DynamoDB_20120810.BatchWriteItem", {"RequestItems": {"pages": puts}})
+        assert r.status == 200 and r.json()["UnprocessedItems"] == {}
+
+
+def _request_bytes(port, method, target, body, extra=()):
+    h = {"Content-Type": "application/x-amz-json-1.0"}
+    if target:
+        h["X-Amz-Target"] = target
+        h = sign(h, body, "127.0.0.1:%d" % port, "local", "local",
+                 datetime.datetime.now(datetime.timezone.utc))
+    else:
+        h["Host"] = "127.0.0.1:%d" % port
+    lines = ["%s / HTTP/1.1" % method] + ["%s: %s" % kv for kv in h.items()] + list(extra)
+    lines.append("Content-Length: %d" % len(body))
+    return ("\r\n".join(lines) + "\r\n\r\n").encode() + body
+
+
+def _read_reply(sock, slowly, head=False):
+    """One HTTP/1.1 reply off sock: (status, headers, body), read in 16 KB steps with a
+    pause between them when slowly."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(4096)
+        assert chunk, "connection closed mid-headers"
+        data += chunk
+    top, rest = data.split(b"\r\n\r\n", 1)
+    lines = top.decode().split("\r\n")
+    status = int(lines[0].split()[1])
+    headers = {k.lower(): v.strip() for k, v in (l.split(":", 1) for l in lines[1:])}
+    want = 0 if head else int(headers["content-length"])
+    body = rest
+    while len(body) < want:
+        if slowly:
+            time.sleep(0.01)
+        chunk = sock.recv(min(16384, want - len(body)))
+        assert chunk, "connection closed mid-body"
+        body += chunk
+    assert len(body) == want
+    return status, headers, body
+
+
+def test_full_pages_read_slowly_arrive_whole_on_kept_connections(server):
+    """Two clients read 1 MB Scan pages slowly at once, then the same pages gzip'd and a
+    HEAD, each on its own kept connection: every byte arrives, checksummed."""
+    _fill_a_page(server)
+    scan = json.dumps({"TableName": "pages"}).encode()
+    socks = []
+    for _ in range(2):
+        s = socket.socket()
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        s.settimeout(30)
+        s.connect(("127.0.0.1", server.port))
+        socks.append(s)
+    for s in socks:
+        s.sendall(_request_bytes(server.port, "POST", "DynamoDB_20120810.Scan", scan))
+    plain = []
+    for s in socks:
+        status, headers, body = _read_reply(s, slowly=True)
+        assert status == 200 and "content-encoding" not in headers
+        assert int(headers["x-amz-crc32"]) == zlib.crc32(body)
+        page = json.loads(body)
+        assert 200 < page["Count"] < 300 and "LastEvaluatedKey" in page
+        assert len(body) > 800_000
+        plain.append(body)
+    assert plain[0] == plain[1]
+    for s in socks:
+        s.sendall(_request_bytes(server.port, "POST", "DynamoDB_20120810.Scan", scan,
+                                 ["Accept-Encoding: gzip"]))
+    for s in socks:
+        status, headers, body = _read_reply(s, slowly=True)
+        assert status == 200 and headers["content-encoding"] == "gzip"
+        assert int(headers["x-amz-crc32"]) == zlib.crc32(body)
+        assert zlib.decompress(body, 16 + zlib.MAX_WBITS) == plain[0]
+    for s in socks:
+        s.sendall(_request_bytes(server.port, "HEAD", None, b""))
+        status, headers, body = _read_reply(s, slowly=False, head=True)
+        assert status == 200 and body == b""
+        assert int(headers["content-length"]) == len(b"healthy: 127.0.0.1:%d\n" % server.port)
+        s.sendall(_request_bytes(server.port, "POST", LIST, b"{}"))
+        status, headers, body = _read_reply(s, slowly=False)
+        assert status == 200 and json.loads(body) == {"TableNames": ["pages"]}
+        s.close()
