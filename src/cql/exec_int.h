@@ -221,8 +221,10 @@ struct item_txn;
 json_t *cql_b64(const void *p, size_t len); /* a new {"B": base64} */
 int cql_unb64(const json_t *av, buf *out);
 int64_t cql_now_us(void);
-/* The partition key's serialized form (Cassandra's composite form for several columns). */
-int cql_pk_serialize(const cql_tinfo *t, const cql_value *vals, buf *out);
+/* The partition key's serialized form (Cassandra's composite form for several columns);
+ * -1 with the call c (unless NULL) failed in Cassandra's words for a null, empty or
+ * oversized key. */
+int cql_pk_serialize(cql_call *c, const cql_tinfo *t, const cql_value *vals, buf *out);
 /* Appends one clustering component in its order-preserving form. */
 int cql_ck_append(buf *out, const cql_tcol *col, const uint8_t *p, size_t len);
 #define CQL_CK_ROW 0x01    /* the first byte of a clustering row's $ck */

@@ -59,7 +59,7 @@ int64_t cql_now_us(void)
 
 /* ---- keys ---- */
 
-int cql_pk_serialize(const cql_tinfo *t, const cql_value *vals, buf *out)
+int cql_pk_serialize(cql_call *c, const cql_tinfo *t, const cql_value *vals, buf *out)
 {
     const char *names[64];
     size_t n = 0;
@@ -67,7 +67,9 @@ int cql_pk_serialize(const cql_tinfo *t, const cql_value *vals, buf *out)
         if (t->cols[i].kind == 'p') names[t->cols[i].pos] = t->cols[i].name, n++;
     cql_parse_error perr;
     memset(&perr, 0, sizeof perr);
-    return cqlkey_partition(out, vals, names, t->npk, &perr);
+    if (cqlkey_partition(out, vals, names, t->npk, &perr) == 0) return 0;
+    if (c == NULL) return -1;
+    return cql_fail(c, perr.code ? (cql_error_code)perr.code : CQL_ERR_INVALID, "%s", perr.msg);
 }
 
 int cql_ck_append(buf *out, const cql_tcol *col, const uint8_t *p, size_t len)

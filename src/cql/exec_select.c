@@ -1255,9 +1255,9 @@ static int add_part(void *arg, const buf *const *vals)
         v[i].p = (const uint8_t *)vals[i]->data;
         v[i].len = (int32_t)vals[i]->len;
     }
-    if (cql_pk_serialize(q->t, v, &pk) != 0) {
+    if (cql_pk_serialize(q->r->call, q->t, v, &pk) != 0) {
         buf_free(&pk);
-        return cql_fail(q->r->call, CQL_ERR_INVALID, "The partition key is too large");
+        return -1;
     }
     for (size_t i = 0; i < l->n; i++)
         if (cql_same_bytes(l->pk[i].data, l->pk[i].len, pk.data, pk.len)) {

@@ -459,9 +459,8 @@ int cql_fnsel_value(cql_run *r, const cql_tinfo *t, const cql_fnsel *f, const bu
         }
         buf pk;
         buf_init(&pk, 0);
-        if (cql_pk_serialize(t, v, &pk) != 0) {
+        if (cql_pk_serialize(c, t, v, &pk) != 0) {
             buf_free(&pk);
-            cql_fail(c, CQL_ERR_INVALID, "The partition key is too large");
             return CQLVAL_ERROR;
         }
         uint8_t b[8];

@@ -299,8 +299,8 @@ static int token_of(cql_run *r, const cql_tinfo *t, const cql_expr *e, int64_t *
     if (rc == CQLVAL_OK) {
         buf key;
         buf_init(&key, 0);
-        if (cql_pk_serialize(t, v, &key) != 0)
-            rc = cql_fail(r->call, CQL_ERR_INVALID, "The partition key is too large");
+        if (cql_pk_serialize(r->call, t, v, &key) != 0)
+            rc = -1;
         else
             *tok = cqlkey_token((const uint8_t *)(key.data ? key.data : ""), key.len);
         buf_free(&key);

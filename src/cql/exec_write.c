@@ -196,14 +196,14 @@ static witem *target(wctx *w, const buf *pk, const buf *ck, int is_static, const
 /* ---- the values of the primary key ---- */
 
 /* The serialized partition key of one combination of partition key values. */
-static int pk_of(const cql_tinfo *t, const buf *const *vals, buf *out)
+static int pk_of(cql_call *c, const cql_tinfo *t, const buf *const *vals, buf *out)
 {
     cql_value v[64];
     for (size_t i = 0; i < t->npk; i++) {
         v[i].p = (const uint8_t *)vals[i]->data;
         v[i].len = (int32_t)vals[i]->len;
     }
-    return cql_pk_serialize(t, v, out);
+    return cql_pk_serialize(c, t, v, out);
 }
 
 static const cql_tcol *key_col(const cql_tinfo *t, char kind, size_t pos)
@@ -863,8 +863,7 @@ static int add_pk(void *arg, const buf *const *pkv)
 {
     pkcombo *p = arg;
     buf_reset(&p->pk);
-    if (pk_of(p->w->t, pkv, &p->pk) != 0)
-        return cql_fail(p->w->r->call, CQL_ERR_INVALID, "The partition key is too large");
+    if (pk_of(p->w->r->call, p->w->t, pkv, &p->pk) != 0) return -1;
     p->pkv = pkv;
     if (p->statics && target(p->w, &p->pk, NULL, 1, pkv, NULL) == NULL) return -1;
     if (!p->rows) return 0;
@@ -1525,8 +1524,7 @@ static int del_pk(void *arg, const buf *const *pkv)
     delctx *d = arg;
     wctx *w = d->w;
     buf_reset(&d->pk);
-    if (pk_of(w->t, pkv, &d->pk) != 0)
-        return cql_fail(w->r->call, CQL_ERR_INVALID, "The partition key is too large");
+    if (pk_of(w->r->call, w->t, pkv, &d->pk) != 0) return -1;
     d->pkv = pkv;
     if (w->t->nck == 0) return target(w, &d->pk, NULL, 0, pkv, NULL) ? 0 : -1;
     if (d->cells) {
@@ -1724,7 +1722,7 @@ static int stmt_partition(const wctx *w, buf *out)
         if (w->k.pk == NULL || w->k.pk[i].n != 1) return -1;
         pkv[i] = &w->k.pk[i].v[0];
     }
-    return pk_of(w->t, pkv, out) == 0 ? 0 : -1;
+    return pk_of(NULL, w->t, pkv, out) == 0 ? 0 : -1;
 }
 
 int cql_exec_write_batch(cql_call *c, cql_run *const *runs, const cql_stmt *const *stmts, size_t n,

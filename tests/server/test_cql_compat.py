@@ -453,3 +453,18 @@ def test_an_unset_function_argument_is_refused(cql, table):
                 UNSET_VALUE)
     cql.execute(cql.prepare("INSERT INTO %s (k, v) VALUES (1, blobAsInt(?))" % t), [None])
     assert list(cql.execute("SELECT v FROM %s WHERE k = 1" % t)) == [(None,)]
+
+
+def test_an_empty_partition_key_is_refused_by_name(cql, table):
+    t = table("(k text PRIMARY KEY, v int)")
+    c = table("(k text, c int, v int, PRIMARY KEY (k, c))")
+    refused(cql, "Key may not be empty", "INSERT INTO %s (k, v) VALUES ('', 1)" % t)
+    refused(cql, "Key may not be empty", "INSERT INTO %s (k, v) VALUES (?, ?)" % t, "", 1)
+    refused(cql, "Key may not be empty", "UPDATE %s SET v = 1 WHERE k = ''" % t)
+    refused(cql, "Key may not be empty", "DELETE FROM %s WHERE k = ''" % c)
+    refused(cql, "Key may not be empty", "SELECT * FROM %s WHERE k = ''" % t)
+    # a composite key may have an empty part
+    p = table("(a text, b int, v int, PRIMARY KEY ((a, b)))")
+    cql.execute("INSERT INTO %s (a, b, v) VALUES ('', 1, 2)" % p)
+    assert [tuple(r) for r in cql.execute("SELECT * FROM %s WHERE a = '' AND b = 1" % p)] \
+        == [("", 1, 2)]
