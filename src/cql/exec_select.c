@@ -1505,7 +1505,7 @@ int cql_exec_select(cql_run *r, const cql_stmt *s, const cql_tinfo *t)
         }
         pre.nck = q.k.ck_eq;
         if (cql_each_prefix(&q.k, q.k.ck_eq, add_prefix, &pre) != 0) goto end;
-        qsort(pre.p, pre.n, sizeof *pre.p, cmp_buf);
+        if (pre.n > 1) qsort(pre.p, pre.n, sizeof *pre.p, cmp_buf);
         unique_prefixes(&pre);
         rc = 0;
         size_t first = q.resume ? q.part_index : 0;
