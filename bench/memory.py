@@ -190,7 +190,8 @@ def main():
         rss_loaded, hwm_loaded = status_kb(proc.pid, "VmRSS"), status_kb(proc.pid, "VmHWM")
         reqs = os.path.join(tmp, "mixed.lua")
         mixed_requests(port, args.items, mix, 20000, reqs)
-        env = dict(os.environ, QUARRY_BENCH_REQUESTS=reqs)
+        env = dict(os.environ, QUARRY_BENCH_REQUESTS=reqs,
+                   QUARRY_BENCH_DIR=os.path.join(HERE, "http"))
         wrk = subprocess.Popen(["wrk", "-t2", "-c%d" % args.conns, "-d%ds" % args.seconds,
                                 "-s", os.path.join(HERE, "http", "mixed.lua"),
                                 "http://127.0.0.1:%d/" % port],

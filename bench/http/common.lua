@@ -1,10 +1,11 @@
--- common.lua — shared by put.lua, get.lua and query.lua (which set `operation`): replays the pre-signed requests
--- that gen.py wrote to $QUARRY_BENCH_REQUESTS, one picked at random per request, and
--- prints one RESULT line (requests/s, p99 latency in ms, non-2xx answers, socket errors).
+-- common.lua — shared by put.lua, get.lua and query.lua (which set `operation`) and
+-- mixed.lua (which sets none: any operations): replays the pre-signed requests that
+-- gen.py or memory.py wrote to $QUARRY_BENCH_REQUESTS, one picked at random per request,
+-- and prints one RESULT line (requests/s, p99 latency in ms, non-2xx answers, socket errors).
 local rows = dofile(os.getenv("QUARRY_BENCH_REQUESTS"))
 local formatted = {}
 for _, r in ipairs(rows) do
-   if r.target ~= "DynamoDB_20120810." .. operation then
+   if operation and r.target ~= "DynamoDB_20120810." .. operation then
       error("requests file holds " .. r.target .. ", not " .. operation)
    end
 end
