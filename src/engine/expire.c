@@ -10,6 +10,7 @@
 
 #include "engine/engine_int.h"
 #include "model/value.h"
+#include "util/deadline.h"
 
 #define SWEEP_CHUNK 256
 #define FIVE_YEARS (5LL * 365 * 86400)
@@ -147,14 +148,7 @@ static void *expirer_main(void *arg)
     long interval = db->opts.ttl_interval_ms > 0 ? db->opts.ttl_interval_ms : 60000;
     pthread_mutex_lock(&db->prop_lock);
     for (;;) {
-        struct timespec due;
-        clock_gettime(CLOCK_MONOTONIC, &due);
-        due.tv_sec += interval / 1000;
-        due.tv_nsec += (interval % 1000) * 1000000L;
-        if (due.tv_nsec >= 1000000000L) {
-            due.tv_sec++;
-            due.tv_nsec -= 1000000000L;
-        }
+        struct timespec due = deadline_after_ms(CLOCK_MONOTONIC, interval);
         while (!db->prop_stop &&
                pthread_cond_timedwait(&db->expire_wake, &db->prop_lock, &due) != ETIMEDOUT)
             ;

@@ -4,6 +4,7 @@
 #include "storage/store.h"
 
 #include "storage/rowcache.h"
+#include "util/deadline.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -522,14 +523,7 @@ static long mono_ms(void)
 /* Under maint_mu: waits on maint_cv until ms (CLOCK_REALTIME, as pthread_cond_timedwait). */
 static int maint_wait_ms(store *s, long ms)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_sec += ms / 1000;
-    ts.tv_nsec += (ms % 1000) * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000L;
-    }
+    struct timespec ts = deadline_after_ms(CLOCK_REALTIME, ms);
     return pthread_cond_timedwait(&s->maint_cv, &s->maint_mu, &ts);
 }
 
