@@ -14,6 +14,19 @@
 
 /* ---- small helpers ---- */
 
+size_t check_id_stem(const char *name, char *stem, size_t size)
+{
+    snprintf(stem, size, "%s", name);
+    size_t l = strlen(stem);
+    if (l > 2 && (strcmp(stem + l - 2, "Id") == 0 || strcmp(stem + l - 2, "ID") == 0))
+        stem[l - 2] = '\0';
+    else if (l > 3 && strcmp(stem + l - 3, "_id") == 0)
+        stem[l - 3] = '\0';
+    for (char *c = stem; *c; c++)
+        if (*c >= 'A' && *c <= 'Z') *c = (char)(*c - 'A' + 'a');
+    return l;
+}
+
 const char *check_severity_name(ck_severity s)
 {
     return s == CK_ERROR ? "error" : s == CK_WARNING ? "warning" : "note";
@@ -249,14 +262,7 @@ void check_example_value(const m_attr *a, int n, char *buf, size_t size)
     else {
         /* userId -> user-101: readable ids that differ per example */
         char stem[64];
-        snprintf(stem, sizeof stem, "%s", a->name);
-        size_t l = strlen(stem);
-        if (l > 2 && (strcmp(stem + l - 2, "Id") == 0 || strcmp(stem + l - 2, "ID") == 0))
-            stem[l - 2] = '\0';
-        else if (l > 3 && strcmp(stem + l - 3, "_id") == 0)
-            stem[l - 3] = '\0';
-        for (char *c = stem; *c; c++)
-            if (*c >= 'A' && *c <= 'Z') *c = (char)(*c - 'A' + 'a');
+        size_t l = check_id_stem(a->name, stem, sizeof stem);
         if (a->format == MF_ID || stem[0] == '\0' || strlen(stem) != l)
             snprintf(buf, size, "%s-%d", stem[0] ? stem : "id", 101 + k);
         else

@@ -143,6 +143,11 @@ const char *check_range_bounds(const char *op, const m_template *sk, size_t rang
                                const char *prefix, const char *v1, const char *v2, int for_people,
                                char *lo, char *hi, size_t size);
 
+/* An id attribute's name as the stem of its example values (userId, user_id -> "user"):
+ * the name copied into stem (size bytes), an Id/ID/_id suffix cut, lower-cased. Returns
+ * the copy's length before the cut, so a caller can tell whether a suffix was cut. */
+size_t check_id_stem(const char *name, char *stem, size_t size);
+
 /* The sort-key prefix an item collection's entities share: common is cut to the part it
  * has in common with head; check_prefix_cut then cuts it back to a component boundary
  * ("ME" from META and MEMBER# is no prefix) and returns its length. */

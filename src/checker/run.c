@@ -219,14 +219,7 @@ static void gen_value(const m_attr *a, int n, sval *v)
     } else if (a->format == MF_ID) {
         /* userId -> user-101 */
         char stem[64];
-        snprintf(stem, sizeof stem, "%s", a->name);
-        size_t l = strlen(stem);
-        if (l > 2 && (strcmp(stem + l - 2, "Id") == 0 || strcmp(stem + l - 2, "ID") == 0))
-            stem[l - 2] = '\0';
-        else if (l > 3 && strcmp(stem + l - 3, "_id") == 0)
-            stem[l - 3] = '\0';
-        for (char *ch = stem; *ch; ch++)
-            if (*ch >= 'A' && *ch <= 'Z') *ch = (char)(*ch - 'A' + 'a');
+        check_id_stem(a->name, stem, sizeof stem);
         snprintf(v->text, sizeof v->text, "%s-%d", stem[0] ? stem : "id", 101 + n);
         v->ranked = 0;
     } else {
