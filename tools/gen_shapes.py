@@ -52,6 +52,17 @@ def load():
         service, name = key.split("/")
         for member, text in members.items():
             shapes[(service, name)]["members"][member]["length_message"] = text
+    for key, order in overrides.get("judged_alone", {}).items():
+        service, name = key.split("/")
+        for part in ("before", "after"):
+            if part in order:
+                shapes[(service, name)]["alone_" + part] = order[part]
+    for key, members in overrides.get("unshown_values", {}).items():
+        service, name = key.split("/")
+        shapes[(service, name)]["unshown"] = members
+    for key, joints in overrides.get("joint_messages", {}).items():
+        service, name = key.split("/")
+        shapes[(service, name)]["joints"] = joints
     return ops, shapes, set(overrides.get("handler_judges_operations", []))
 
 
@@ -62,6 +73,18 @@ def ere(s):
     if p is None or "\\" in p:
         return None
     return "^(" + p.lstrip("^").rstrip("$") + ")$"
+
+
+def write_joints(w, sid, joints):
+    """A structure's joint messages (shape_joint), each with its NULL-terminated members."""
+    for i, j in enumerate(joints):
+        w("static const char *const %s_joint%d[] = {%s, NULL};" %
+          (sid, i, ", ".join(c_string(b) for b in j["broken"])))
+    w("static const shape_joint %s_joints[] = {" % sid)
+    for i, j in enumerate(joints):
+        (beside, least), = j["beside"].items()
+        w("    {%s_joint%d, %s, %d, %s}," % (sid, i, c_string(beside), least, c_string(j["message"])))
+    w("};")
 
 
 def ident(service, name):
@@ -148,6 +171,16 @@ def main():
                                           c_string(text) if text else "NULL"))
             w("};")
             fields.append(".members = %s_members, .nmembers = %d" % (sid, len(s["members"])))
+        for part in ("alone_before", "alone_after", "unshown"):
+            if s.get(part):
+                for mname in s[part]:
+                    assert mname in s["members"], (name, part, mname)
+                w("static const char *const %s_%s[] = {%s, NULL};" %
+                  (sid, part, ", ".join(c_string(mname) for mname in s[part])))
+                fields.append(".%s = %s_%s" % (part, sid, part))
+        if s.get("joints"):
+            write_joints(w, sid, s["joints"])
+            fields.append(".joints = %s_joints, .njoints = %d" % (sid, len(s["joints"])))
         if s["type"] == "list":
             fields.append(".element = &%s" % ident(service, s["member"]["shape"]))
         if s["type"] == "map":

@@ -10,15 +10,9 @@
 #include "model/keycodec.h"
 #include "model/value.h"
 #include "ops/ops.h"
-#include "ops/shapes.h"
 #include "util/jsonread.h"
 
 #define PAGE_BYTES (1024 * 1024)
-
-static const char *const capacity_modes[] = {"INDEXES", "TOTAL", "NONE", NULL};
-/* In the order DynamoDB lists them when it refuses another value. */
-static const char *const select_modes[] = {"SPECIFIC_ATTRIBUTES", "COUNT", "ALL_ATTRIBUTES",
-                                           "ALL_PROJECTED_ATTRIBUTES", NULL};
 
 typedef struct range_read {
     buf lower, upper; /* [lower, upper) */
@@ -197,49 +191,20 @@ static void finish_response(buf *out, const char *capacity, const table *t, cons
 
 static int asks_beyond(const table *t, const qr_index *ix, const expr_proj *p);
 
-/* Reads the parameters Query and Scan share (is_query: which of the two reads them). */
-/* Reads Limit or Segment as param_int does, but says what DynamoDB says of a value
- * under the minimum. Query names the member as the request does and echoes no value;
- * most regions still answer Scan in the older form, which echoes the value and names
- * the member in camel case (of 33 regions recorded in October 2026, 28). */
-static int read_count(json_t *req, const char *key, int is_query, long long min, long long max,
-                      long long *out, int *present, qr_err *err)
+/* The text of member key of req, or dflt when it has none (its shape checked already). */
+static const char *member_text(const json_t *req, const char *key, const char *dflt)
 {
-    json_t *v = json_object_get(req, key);
-    if (json_is_integer(v) && json_integer_value(v) < min) {
-        if (is_query) return err_violation(err, err_value_unshown, key, QR_MSG_VALUE_AT_LEAST, min);
-        char shown[32], field[64];
-        snprintf(shown, sizeof shown, "%lld", (long long)json_integer_value(v));
-        return err_violation(err, shown, param_field(key, field, sizeof field),
-                             QR_MSG_VALUE_AT_LEAST, min);
-    }
-    return param_int(req, key, min, max, out, present, err);
+    const char *s = json_string_value(json_object_get(req, key));
+    return s ? s : dflt;
 }
 
-/* The constraints of Query's and Scan's own parameters, which DynamoDB judges before it
- * looks for the table (read_common and op_scan read the values themselves later). */
-static int check_read_constraints(json_t *req, int is_query, qr_err *err)
+/* The integer member key of req, and whether it has one (its shape checked already). */
+static int member_count(const json_t *req, const char *key, long long *out)
 {
-    const char *s;
-    long long n;
-    int present;
-    if (param_enum(req, "ReturnConsumedCapacity", capacity_modes, "NONE", &s, err) ||
-        param_enum(req, "Select", select_modes, NULL, &s, err) ||
-        read_count(req, "Limit", is_query, 1, 0x7fffffffLL, &n, &present, err))
-        return -1;
-    /* An index name that is no name, an empty AttributesToGet, or (in Query) an operator
-     * outside its enum, is refused before the table is looked for. */
-    static const char *const judged[] = {"IndexName", "AttributesToGet", NULL};
-    static const char *const judged_query[] = {"IndexName", "AttributesToGet",
-                                               "ConditionalOperator", NULL};
-    if (shapes_judge_members(is_query ? "Query" : "Scan", req, is_query ? judged_query : judged,
-                             err))
-        return -1;
-    if (is_query) return 0;
-    if (read_count(req, "Segment", 0, 0, 999999, &n, &present, err) ||
-        param_int(req, "TotalSegments", 1, 1000000, &n, &present, err))
-        return -1;
-    return 0;
+    json_t *v = json_object_get(req, key);
+    if (!json_is_integer(v)) return 0;
+    *out = json_integer_value(v);
+    return 1;
 }
 
 int query_index(const table *t, const char *name, int consistent, const qr_index **out, qr_err *err)
@@ -264,17 +229,13 @@ int query_index(const table *t, const char *name, int consistent, const qr_index
 static int read_common(json_t *req, table *t, query_request *q, req_exprs *x, int is_query,
                        qr_err *err)
 {
-    const char *select, *index;
-    int has_limit;
     q->t = t;
-    if (param_enum(req, "ReturnConsumedCapacity", capacity_modes, "NONE", &q->capacity, err))
-        return -1;
-    if (read_count(req, "Limit", is_query, 1, 0x7fffffffLL, &q->limit, &has_limit, err)) return -1;
-    if (!has_limit) q->limit = 0;
+    q->capacity = member_text(req, "ReturnConsumedCapacity", "NONE");
+    if (!member_count(req, "Limit", &q->limit)) q->limit = 0;
     if (param_bool(req, "ConsistentRead", 0, &q->consistent, err)) return -1;
-    if (param_string(req, "IndexName", &index, err)) return -1;
+    const char *index = member_text(req, "IndexName", NULL);
     if (query_index(t, index, q->consistent, &q->index, err)) return -1;
-    if (param_enum(req, "Select", select_modes, NULL, &select, err)) return -1;
+    const char *select = member_text(req, "Select", NULL);
     int projecting =
         json_object_get(req, "ProjectionExpression") || json_object_get(req, "AttributesToGet");
     /* A projection beside ALL_PROJECTED_ATTRIBUTES is refused before the missing index
@@ -756,25 +717,6 @@ void query_key_schema(const table *t, const qr_index *ix, expr_key_schema *ks)
     }
 }
 
-/* A ConditionalOperator outside its enum beside two or more QueryFilter conditions and
- * a Select outside its own is Query's first refusal, bare, in one generic enum form, with
- * the Select error not joined to it (eu-west-2 and us-east-1, October 2026, by the public
- * conformance suite); alone, the operator is named as any enum member is. */
-static int query_filter_operator(json_t *req, qr_err *err)
-{
-    json_t *op = json_object_get(req, "ConditionalOperator"),
-           *filter = json_object_get(req, "QueryFilter");
-    json_t *select = json_object_get(req, "Select");
-    if (!json_is_string(op) || !json_is_object(filter) || json_object_size(filter) < 2 ||
-        !json_is_string(select))
-        return 0;
-    if (strcmp(json_string_value(op), "AND") == 0 || strcmp(json_string_value(op), "OR") == 0)
-        return 0;
-    for (size_t i = 0; select_modes[i]; i++)
-        if (strcmp(json_string_value(select), select_modes[i]) == 0) return 0;
-    return err_validation(err, QR_MSG_UNPLACED QR_MSG_ENUM, "ALL, OR");
-}
-
 /* DynamoDB checks the operand types of a KeyConditionExpression before it looks for the
  * table (recorded by the public conformance suite, eu-west-2, October 2026): when the
  * table is missing (err says so), an operand of the wrong type is reported instead. */
@@ -832,7 +774,6 @@ int op_query(qr_db *db, op_call *c, qr_err *err)
     expr_key_schema ks;
     query_request q = {0};
     int rc = -1;
-    if (query_filter_operator(req, err) || check_read_constraints(req, 1, err)) goto done;
     if (param_table(db, req, "TableName", &t, err)) {
         key_condition_operands_first(req, err);
         goto done;
@@ -940,16 +881,15 @@ int op_scan(qr_db *db, op_call *c, qr_err *err)
     req_exprs x = {0};
     query_request q = {0};
     long long segment = 0, total = 1;
-    int has_segment, has_total, rc = -1;
-    if (check_read_constraints(req, 0, err)) goto done;
+    int rc = -1;
     if (scan_filter_too_deep(req, err)) goto done;
     if (param_table(db, req, "TableName", &t, err)) goto done;
     if (exprs_parse(&x, req, EXPRS_FILTER | EXPRS_PROJECTION, err) ||
         check_value_nesting(req, err) || exprs_finish(&x))
         goto done;
     if (read_common(req, t, &q, &x, 0, err)) goto done;
-    if (read_count(req, "Segment", 0, 0, 999999, &segment, &has_segment, err)) goto done;
-    if (param_int(req, "TotalSegments", 1, 1000000, &total, &has_total, err)) goto done;
+    int has_segment = member_count(req, "Segment", &segment),
+        has_total = member_count(req, "TotalSegments", &total);
     if (has_segment != has_total) {
         err_validation(err, has_segment ? "The TotalSegments parameter is required but was not "
                                           "present in the request when Segment parameter is present"

@@ -224,6 +224,16 @@ static void member_path(buf *out, const char *path, const char *name)
 }
 
 static void judge(const shape *s, const json_t *v, const char *path, int depth, member_errors *m);
+static void judge_unshown(const shape_member *mem, const json_t *v, const char *path, int depth,
+                          member_errors *m);
+
+/* Whether name is one of names (NULL-terminated, or NULL). */
+static int listed(const char *const *names, const char *name)
+{
+    for (size_t i = 0; names && names[i]; i++)
+        if (strcmp(names[i], name) == 0) return 1;
+    return 0;
+}
 
 static void judge_structure(const shape *s, const json_t *v, const char *path, int depth,
                             member_errors *m)
@@ -232,6 +242,8 @@ static void judge_structure(const shape *s, const json_t *v, const char *path, i
         const shape_member *mem = &s->members[i];
         json_t *mv = json_object_get(v, mem->name);
         if (json_is_null(mv)) mv = NULL;
+        if (listed(s->alone_before, mem->name) || listed(s->alone_after, mem->name))
+            continue; /* judge_alone's */
         if (mv == NULL && !mem->required) continue;
         if (mv && (!mem->shape->constrained || mem->length_message)) continue;
         buf sub;
@@ -239,6 +251,8 @@ static void judge_structure(const shape *s, const json_t *v, const char *path, i
         member_path(&sub, path, mem->name);
         if (mv == NULL)
             violation(m, NULL, sub.data, QR_MSG_NOT_NULL);
+        else if (listed(s->unshown, mem->name))
+            judge_unshown(mem, mv, path, depth + 1, m);
         else
             judge(mem->shape, mv, sub.data, depth + 1, m);
         buf_free(&sub);
@@ -306,14 +320,111 @@ static int judge_length_messages(const shape *input, const json_t *req, qr_err *
     return 0;
 }
 
+/* Member mem's own bounds, in DynamoDB's newer wording: "Value at 'Limit' failed to satisfy
+ * constraint: …", below path as the request spells it; then the rest of its shape as judge
+ * judges it, below that path. */
+static void judge_unshown(const shape_member *mem, const json_t *v, const char *path, int depth,
+                          member_errors *m)
+{
+    const shape *s = mem->shape;
+    int number = s->type == WIRE_INTEGER || s->type == WIRE_LONG || s->type == WIRE_DOUBLE;
+    double n = number ? json_number_value(v)
+               : json_is_string(v)
+                   ? (double)utf16_length(json_string_value(v), json_string_length(v))
+               : json_is_object(v) ? (double)json_object_size(v)
+                                   : (double)json_array_size(v);
+    buf spelled;
+    buf_init(&spelled, 0);
+    buf_printf(&spelled, "%s%s%s", path, *path ? "." : "", mem->name);
+    char text[QR_ERR_MSG_MAX];
+    if (s->has_min && n < (double)s->min) {
+        err_violation_text(text, sizeof text, err_value_unshown, spelled.data,
+                           number ? QR_MSG_VALUE_AT_LEAST : QR_MSG_LENGTH_AT_LEAST, s->min);
+        member_errors_add(m, text);
+    }
+    if (s->has_max && n > (double)s->max) {
+        err_violation_text(text, sizeof text, err_value_unshown, spelled.data,
+                           number ? QR_MSG_VALUE_AT_MOST : QR_MSG_LENGTH_AT_MOST, s->max);
+        member_errors_add(m, text);
+    }
+    shape rest = *s;
+    rest.has_min = rest.has_max = 0;
+    judge(&rest, v, spelled.data, depth, m);
+    buf_free(&spelled);
+}
+
+/* Whether member name of input, in req, breaks any constraint of its shape. */
+static int member_breaks(const shape *input, const json_t *req, const char *name)
+{
+    for (size_t i = 0; i < input->nmembers; i++) {
+        const shape_member *mem = &input->members[i];
+        if (strcmp(mem->name, name) != 0) continue;
+        const json_t *mv = json_object_get(req, name);
+        if (mv == NULL || json_is_null(mv)) return mem->required;
+        member_errors m;
+        member_errors_init(&m);
+        judge(mem->shape, mv, "", 1, &m);
+        int broken = m.count > 0;
+        buf_free(&m.list);
+        return broken;
+    }
+    return 0;
+}
+
+/* The first of input's joint messages whose members all break their constraints beside
+ * enough entries of its other member: err set to that message, bare (-1). */
+static int judge_joints(const shape *input, const json_t *req, qr_err *err)
+{
+    for (size_t j = 0; j < input->njoints; j++) {
+        const shape_joint *jt = &input->joints[j];
+        const json_t *beside = json_object_get(req, jt->beside);
+        size_t n = json_is_object(beside) ? json_object_size(beside) : json_array_size(beside);
+        int all = n >= jt->beside_min;
+        for (size_t k = 0; all && jt->broken[k]; k++)
+            all = member_breaks(input, req, jt->broken[k]);
+        if (all) return err_validation(err, "%s", jt->message);
+    }
+    return 0;
+}
+
+/* The members of input named by alone, judged each by itself in that order: err set to what
+ * the first that breaks a constraint breaks (-1). */
+static int judge_alone(const shape *input, const json_t *req, const char *const *alone, qr_err *err)
+{
+    for (size_t k = 0; alone && alone[k]; k++)
+        for (size_t i = 0; i < input->nmembers; i++) {
+            const shape_member *mem = &input->members[i];
+            const json_t *mv = json_object_get(req, mem->name);
+            if (json_is_null(mv)) mv = NULL;
+            if (strcmp(mem->name, alone[k]) != 0 || (mv == NULL && !mem->required)) continue;
+            member_errors m;
+            member_errors_init(&m);
+            char path[128];
+            param_field(mem->name, path, sizeof path);
+            if (mv == NULL)
+                violation(&m, NULL, path, QR_MSG_NOT_NULL);
+            else if (listed(input->unshown, mem->name))
+                judge_unshown(mem, mv, "", 1, &m);
+            else
+                judge(mem->shape, mv, path, 1, &m);
+            if (member_errors_finish(&m, err)) return -1;
+        }
+    return 0;
+}
+
 int shapes_check_constraints(const shape *input, const json_t *req, qr_err *err)
 {
     if (input == NULL || !input->constrained) return 0;
+    int structure = input->type == WIRE_STRUCTURE;
+    if (structure &&
+        (judge_joints(input, req, err) || judge_alone(input, req, input->alone_before, err)))
+        return -1;
     member_errors m;
     member_errors_init(&m);
     judge(input, req, "", 0, &m);
     if (member_errors_finish(&m, err)) return -1;
-    return input->type == WIRE_STRUCTURE ? judge_length_messages(input, req, err) : 0;
+    if (structure && judge_alone(input, req, input->alone_after, err)) return -1;
+    return structure ? judge_length_messages(input, req, err) : 0;
 }
 
 int shapes_check(const shape_operation *op, json_t *req, qr_err *err)

@@ -24,6 +24,16 @@ typedef struct shape_member {
                                    (tools/shapes_overrides.json, length_messages) */
 } shape_member;
 
+/* A message DynamoDB answers, bare and alone, when every member of broken (NULL-terminated)
+ * breaks a constraint while member beside holds at least beside_min entries
+ * (tools/shapes_overrides.json, joint_messages). */
+typedef struct shape_joint {
+    const char *const *broken;
+    const char *beside;
+    size_t beside_min;
+    const char *message;
+} shape_joint;
+
 struct shape {
     wire_type type;
     const char *name;            /* the model's name for the shape: "TableName" */
@@ -41,6 +51,15 @@ struct shape {
     size_t nmembers;
     const shape *key;     /* a map's keys */
     const shape *element; /* a list's elements, a map's values */
+    /* Members of an operation's input judged each by itself, the first that breaks a
+     * constraint answered alone: before the rest, or after once the rest break nothing
+     * (NULL-terminated, or NULL; tools/shapes_overrides.json, judged_alone). */
+    const char *const *alone_before, *const *alone_after;
+    /* Members whose own bounds' violations show no value and name the member as the
+     * request spells it, "Value at 'Limit' …" (NULL-terminated, or NULL; unshown_values). */
+    const char *const *unshown;
+    const shape_joint *joints; /* a structure's joint messages, judged before all else */
+    size_t njoints;
 };
 
 typedef struct shape_operation {

@@ -804,7 +804,13 @@ static const shape_member S_QueryInput_members[] = {
     {"ExpressionAttributeNames", &S_ExpressionAttributeNameMap, 0, NULL},
     {"ExpressionAttributeValues", &S_ExpressionAttributeValueMap, 0, NULL},
 };
-static const shape S_QueryInput = {.type = WIRE_STRUCTURE, .name = "QueryInput", .constrained = 1, .members = S_QueryInput_members, .nmembers = 17};
+static const char *const S_QueryInput_alone_before[] = {"ReturnConsumedCapacity", "Select", "Limit", NULL};
+static const char *const S_QueryInput_unshown[] = {"Limit", NULL};
+static const char *const S_QueryInput_joint0[] = {"ConditionalOperator", "Select", NULL};
+static const shape_joint S_QueryInput_joints[] = {
+    {S_QueryInput_joint0, "QueryFilter", 2, "Failed to satisfy constraint: Member must satisfy enum value set: [ALL, OR]"},
+};
+static const shape S_QueryInput = {.type = WIRE_STRUCTURE, .name = "QueryInput", .constrained = 1, .members = S_QueryInput_members, .nmembers = 17, .alone_before = S_QueryInput_alone_before, .unshown = S_QueryInput_unshown, .joints = S_QueryInput_joints, .njoints = 1};
 static const shape S_RegionName = {.type = WIRE_STRING, .name = "RegionName"};
 static const shape_member S_Replica_members[] = {
     {"RegionName", &S_RegionName, 0, NULL},
@@ -934,10 +940,12 @@ static const shape_member S_ScanInput_members[] = {
     {"ExpressionAttributeValues", &S_ExpressionAttributeValueMap, 0, NULL},
     {"ConsistentRead", &S_ConsistentRead, 0, NULL},
 };
-static const shape S_ScanInput = {.type = WIRE_STRUCTURE, .name = "ScanInput", .constrained = 1, .members = S_ScanInput_members, .nmembers = 16};
+static const char *const S_ScanInput_alone_before[] = {"ReturnConsumedCapacity", "Select", "Limit", NULL};
+static const char *const S_ScanInput_alone_after[] = {"Segment", "TotalSegments", NULL};
+static const shape S_ScanInput = {.type = WIRE_STRUCTURE, .name = "ScanInput", .constrained = 1, .members = S_ScanInput_members, .nmembers = 16, .alone_before = S_ScanInput_alone_before, .alone_after = S_ScanInput_alone_after};
 static const shape S_ScanSegment = {.type = WIRE_INTEGER, .name = "ScanSegment", .constrained = 1, .has_min = 1, .min = 0LL, .has_max = 1, .max = 999999LL};
 static const shape S_ScanTotalSegments = {.type = WIRE_INTEGER, .name = "ScanTotalSegments", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 1000000LL};
-static const char *const S_Select_enum[] = {"ALL_ATTRIBUTES", "ALL_PROJECTED_ATTRIBUTES", "SPECIFIC_ATTRIBUTES", "COUNT", NULL};
+static const char *const S_Select_enum[] = {"SPECIFIC_ATTRIBUTES", "COUNT", "ALL_ATTRIBUTES", "ALL_PROJECTED_ATTRIBUTES", NULL};
 static const shape S_Select = {.type = WIRE_STRING, .name = "Select", .constrained = 1, .enums = S_Select_enum};
 static const shape S_StreamArn = {.type = WIRE_STRING, .name = "StreamArn", .constrained = 1, .has_min = 1, .min = 37LL, .has_max = 1, .max = 1024LL};
 static const shape S_StreamEnabled = {.type = WIRE_BOOLEAN, .name = "StreamEnabled"};
@@ -1196,10 +1204,10 @@ const shape_operation shape_operations[] = {
     {"ListTables", &S_ListTablesInput, 1},
     {"ListTagsOfResource", &S_ListTagsOfResourceInput, 0},
     {"PutItem", &S_PutItemInput, 0},
-    {"Query", &S_QueryInput, 0},
+    {"Query", &S_QueryInput, 1},
     {"RestoreTableFromBackup", &S_RestoreTableFromBackupInput, 1},
     {"RestoreTableToPointInTime", &S_RestoreTableToPointInTimeInput, 1},
-    {"Scan", &S_ScanInput, 0},
+    {"Scan", &S_ScanInput, 1},
     {"TagResource", &S_TagResourceInput, 0},
     {"TransactGetItems", &S_TransactGetItemsInput, 1},
     {"TransactWriteItems", &S_TransactWriteItemsInput, 0},
