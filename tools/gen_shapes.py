@@ -60,6 +60,12 @@ def load():
     for key, members in overrides.get("unshown_values", {}).items():
         service, name = key.split("/")
         shapes[(service, name)]["unshown"] = members
+    for key, entries in overrides.get("map_entries", {}).items():
+        service, name = key.split("/")
+        shapes[(service, name)]["map_entries"] = entries
+    for key, fields in overrides.get("java_fields", {}).items():
+        service, name = key.split("/")
+        shapes[(service, name)]["java_fields"] = fields
     for key, joints in overrides.get("joint_messages", {}).items():
         service, name = key.split("/")
         shapes[(service, name)]["joints"] = joints
@@ -114,7 +120,7 @@ def main():
 
     def is_constrained(key, seen=()):
         """Whether the constraint walk has anything to judge in shape key or below it (the
-        values of maps are left to the operations)."""
+        keys and values of maps are left to the operations unless map_entries names them)."""
         if key in constrained:
             return constrained[key]
         if key in seen:
@@ -127,6 +133,10 @@ def main():
                     for m in s.get("members", {}).values())
         if s["type"] == "list":
             below = below or is_constrained((key[0], s["member"]["shape"]), seen + (key,))
+        if s["type"] == "map" and s.get("map_entries"):  # its keys and values judged too
+            k = shapes[(key[0], s["key"]["shape"])]
+            below = below or any(f in k for f in ("min", "max", "pattern")) or is_constrained(
+                (key[0], s["value"]["shape"]), seen + (key,))
         if not seen:
             constrained[key] = own or below
         return own or below
@@ -178,6 +188,15 @@ def main():
                 w("static const char *const %s_%s[] = {%s, NULL};" %
                   (sid, part, ", ".join(c_string(mname) for mname in s[part])))
                 fields.append(".%s = %s_%s" % (part, sid, part))
+        if s.get("java_fields"):
+            w("static const char *const %s_java_fields[] = {%s, NULL};" %
+              (sid, ", ".join(c_string(f) for f in s["java_fields"])))
+            fields.append(".java_fields = %s_java_fields" % sid)
+        if s.get("map_entries"):
+            entries = s["map_entries"]
+            fields.append(".map_echo = SHAPE_ECHO_%s" % entries["echo"].upper())
+            if entries.get("arn_keys"):
+                fields.append(".arn_keys = 1")
         if s.get("joints"):
             write_joints(w, sid, s["joints"])
             fields.append(".joints = %s_joints, .njoints = %d" % (sid, len(s["joints"])))

@@ -12,79 +12,20 @@
 #define BATCH_WRITE_MAX 25
 #define BATCH_RESPONSE_MAX (16u * 1024 * 1024)
 
-static const char *const capacity_modes[] = {"INDEXES", "TOTAL", "NONE", NULL};
-static const char *const metrics_modes[] = {"SIZE", "NONE", NULL};
-
-/* An empty map: BatchGetItem answers with the framework's constraint message in nearly
- * every region, while BatchWriteItem still gives its own sentence in most (28 of 33 in
- * October 2026). */
-static int request_items(json_t *req, const char *op, json_t **out, qr_err *err)
+/* A RequestItems key (its shape checked already) given as a table's ARN becomes the table's
+ * name, or err says why the ARN names no table of this account and region. DynamoDB takes
+ * both and answers under the key given. */
+static int resolve_key(json_t *nm, qr_err *err)
 {
-    if (param_object(req, "RequestItems", out, err)) return -1;
-    if (*out == NULL) return param_null("requestItems", err);
-    if (json_object_size(*out) == 0 && strcmp(op, "BatchWriteItem") == 0)
-        return err_validation(err, "The requestItems parameter is required for BatchWriteItem");
-    if (json_object_size(*out) == 0)
-        return err_violation(err, err_value_unshown, "RequestItems", QR_MSG_LENGTH_AT_LEAST, 1LL);
-    return 0;
+    if (strncmp(json_string_value(nm), "arn:", 4) != 0) return 0;
+    return param_check_table_name(nm, "tableName", err);
 }
 
-/* Checks a RequestItems key: a table's name, or its ARN (DynamoDB takes both and answers
- * under the key given); nm becomes the table's name. */
-static int check_key_name(json_t *nm, qr_err *err)
+/* The text of member key of req, or dflt when it has none (its shape checked already). */
+static const char *member_text(const json_t *req, const char *key, const char *dflt)
 {
-    int arn = strncmp(json_string_value(nm), "arn:", 4) == 0;
-    return param_check_table_name(nm, arn ? "tableName" : "requestItems.key", err);
-}
-
-/* RequestItems refused for a key that is no table name, the map (as shown) echoed. */
-static int table_names_error(const char *shown, qr_err *err)
-{
-    return err_violation(
-        err, shown, "requestItems",
-        QR_MSG_MAP_KEYS(
-            QR_MSG_LENGTH_AT_MOST QR_MSG_AND QR_MSG_LENGTH_AT_LEAST QR_MSG_AND QR_MSG_PATTERN),
-        255LL, 3LL, "[a-zA-Z0-9_.-]+");
-}
-
-/* BatchWriteItem's RequestItems refused for a table's list of writes, the entry shown. */
-static int write_list_error(const char *shown, qr_err *err)
-{
-    return err_violation(err, shown, "requestItems",
-                         QR_MSG_MAP_VALUE(QR_MSG_LENGTH_AT_MOST QR_MSG_AND QR_MSG_LENGTH_AT_LEAST),
-                         (long long)BATCH_WRITE_MAX, 1LL);
-}
-
-/* DynamoDB judges the table names of RequestItems together, as the map's keys, and
- * echoes the whole map (as JSON) when one breaks the rules. */
-static int check_table_names(json_t *items, qr_err *err)
-{
-    const char *name;
-    json_t *spec;
-    json_object_foreach(items, name, spec)
-    {
-        qr_err e;
-        err_init(&e);
-        json_t *nm = json_string(name);
-        int bad = check_key_name(nm, &e);
-        json_decref(nm);
-        if (!bad) continue;
-        if (strncmp(name, "arn:", 4) == 0) { /* an ARN's own error names it */
-            err_set(err, e.type, "%s", e.msg);
-            return -1;
-        }
-        if (strcmp(e.type, QR_E_VALIDATION) !=
-            0) { /* not a string: the serialization error stands */
-            err_set(err, e.type, "%s", e.msg);
-            return -1;
-        }
-        char *dump = json_dumps(items, JSON_COMPACT), shown[601];
-        snprintf(shown, sizeof shown, "%s", dump ? dump : "");
-        table_names_error(shown, err);
-        free(dump);
-        return -1;
-    }
-    return 0;
+    const char *s = json_string_value(json_object_get(req, key));
+    return s ? s : dflt;
 }
 
 /* DynamoDB refuses a BatchGetItem that projects with ProjectionExpression for one table
@@ -137,46 +78,12 @@ static int duplicate_key(buf *enc, size_t i)
     return 0;
 }
 
-/* The batch operations judge their members together and report every one that breaks
- * its constraint in one message: BatchGetItem its table names then ReturnConsumedCapacity,
- * BatchWriteItem ReturnConsumedCapacity then ReturnItemCollectionMetrics (a bad table
- * name there gives way to the enums). Recorded in us-east-1 and eu-west-2, October 2026. */
-static int judge_members(json_t *req, json_t *items, int is_get, qr_err *err)
-{
-    member_errors m;
-    member_errors_init(&m);
-    const char *s;
-    qr_err e;
-    err_init(&e);
-    if (is_get && check_table_names(items, &e)) {
-        if (strcmp(e.type, QR_E_VALIDATION) != 0) {
-            err_set(err, e.type, "%s", e.msg);
-            err_clear(&e);
-            buf_free(&m.list);
-            return -1;
-        }
-        member_errors_add(&m, e.msg);
-    }
-    err_clear(&e);
-    if (param_enum(req, "ReturnConsumedCapacity", capacity_modes, "NONE", &s, &e))
-        member_errors_add(&m, e.msg);
-    err_clear(&e);
-    if (!is_get && param_enum(req, "ReturnItemCollectionMetrics", metrics_modes, "NONE", &s, &e))
-        member_errors_add(&m, e.msg);
-    err_clear(&e);
-    return member_errors_finish(&m, err);
-}
-
 /* Reads each key and returns what does not fit in the 16 MB response as UnprocessedKeys. */
 int op_batch_get_item(qr_db *db, op_call *c, qr_err *err)
 {
     json_t *req = c->req;
-    json_t *items;
-    const char *capacity;
-    if (request_items(req, "BatchGetItem", &items, err) || judge_members(req, items, 1, err))
-        return -1;
-    if (param_enum(req, "ReturnConsumedCapacity", capacity_modes, "NONE", &capacity, err))
-        return -1;
+    json_t *items = json_object_get(req, "RequestItems");
+    const char *capacity = member_text(req, "ReturnConsumedCapacity", "NONE");
     size_t ntables = json_object_size(items), n = 0, total = 0;
     batch_table *bt = calloc(ntables, sizeof *bt);
     buf *enc = NULL;
@@ -184,42 +91,22 @@ int op_batch_get_item(qr_db *db, op_call *c, qr_err *err)
     int rc = -1;
     const char *name;
     json_t *spec;
-    if (check_table_names(items, err) || check_projection_styles(items, err)) goto done;
+    if (check_projection_styles(items, err)) goto done;
     json_object_foreach(items, name, spec)
     {
         batch_table *b = &bt[n++];
         b->name = name;
         b->spec = spec;
         json_t *nm = json_string(name);
-        if (check_key_name(nm, err)) {
+        if (resolve_key(nm, err)) {
             json_decref(nm);
             goto done;
         }
         b->t = ops_table_get(db, json_string_value(nm));
         json_decref(nm);
-        if (!json_is_object(spec)) {
-            err_set(err, QR_E_SERIALIZATION, "RequestItems values must be objects");
-            goto done;
-        }
-        json_t *keys;
-        if (param_array(spec, "Keys", &keys, err)) goto done;
-        if (keys == NULL) {
-            err_not_null(err, "requestItems.%s.member.keys", name);
-            goto done;
-        }
-        char path[320];
-        snprintf(path, sizeof path, "RequestItems.%s.member.Keys", name);
-        if (json_array_size(keys) == 0) {
-            err_violation(err, err_value_unshown, path, QR_MSG_LENGTH_AT_LEAST, 1LL);
-            goto done;
-        }
-        if (json_array_size(keys) > BATCH_GET_MAX) {
-            /* One table over the limit breaks its list's constraint; only a total spread
-             * over several tables gets the "Too many items" text. */
-            err_violation(err, err_value_unshown, path, QR_MSG_LENGTH_AT_MOST,
-                          (long long)BATCH_GET_MAX);
-            goto done;
-        }
+        /* One table's list over the limit breaks its shape (judged already); only a total
+         * spread over several tables gets the "Too many items" text. */
+        json_t *keys = json_object_get(spec, "Keys");
         total += json_array_size(keys);
         if (total > BATCH_GET_MAX) {
             err_validation(err, "Too many items requested for the BatchGetItem call");
@@ -398,126 +285,15 @@ static int parse_write(batch_table *b, json_t *wr, batch_write *w, qr_err *err)
     return err_not_null(err, "requestItems.%s.member.writeRequest", b->name);
 }
 
-/* ---- BatchWriteItem's echo of its request ----
- * A table name that breaks the map's key constraint gets the whole RequestItems echoed
- * as the service's Java objects print themselves (the form eu-west-2 gives, recorded by
- * a public conformance suite in September 2026). */
-
-static void java_value(buf *b, json_t *av);
-
-static void java_values(buf *b, json_t *map)
-{
-    const char *k;
-    json_t *v;
-    int first = 1;
-    buf_putc(b, '{');
-    json_object_foreach(map, k, v)
-    {
-        buf_printf(b, "%s%s=", first ? "" : ", ", k);
-        java_value(b, v);
-        first = 0;
-    }
-    buf_putc(b, '}');
-}
-
-static void java_value(buf *b, json_t *av)
-{
-    static const char *const fields[][2] = {
-        {"S", "s"},      {"N", "n"},     {"B", "b"},         {"", "iNT"},
-        {"", "dECIMAL"}, {"", "dOUBLE"}, {"SS", "sS"},       {"NS", "nS"},
-        {"BS", "bS"},    {"", "iNTSET"}, {"", "dECIMALSET"}, {"", "dOUBLESET"},
-        {"M", "m"},      {"L", "l"},     {"NULL", "nULL"},   {"BOOL", "bOOL"}};
-    buf_puts(b, "AttributeValue(");
-    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
-        json_t *v = fields[i][0][0] ? json_object_get(av, fields[i][0]) : NULL;
-        buf_printf(b, "%s%s=", i ? ", " : "", fields[i][1]);
-        if (v == NULL) {
-            buf_puts(b, "null");
-        } else if (json_is_string(v)) {
-            buf_puts(b, json_string_value(v));
-        } else if (json_is_boolean(v)) {
-            buf_puts(b, json_is_true(v) ? "true" : "false");
-        } else if (json_is_object(v)) {
-            java_values(b, v);
-        } else if (json_is_array(v)) {
-            size_t j;
-            json_t *e;
-            buf_putc(b, '[');
-            json_array_foreach(v, j, e)
-            {
-                if (j) buf_puts(b, ", ");
-                if (json_is_string(e))
-                    buf_puts(b, json_string_value(e));
-                else
-                    java_value(b, e);
-            }
-            buf_putc(b, ']');
-        }
-    }
-    buf_putc(b, ')');
-}
-
-/* A PutRequest or DeleteRequest as Java prints it (its one member, field, between open
- * and close), or null if the write request has none. */
-static void java_request(buf *b, json_t *request, const char *field, const char *open,
-                         const char *close)
-{
-    if (request == NULL) {
-        buf_puts(b, "null");
-        return;
-    }
-    buf_puts(b, open);
-    java_values(b, json_object_get(request, field));
-    buf_puts(b, close);
-}
-
-static void map_keys_error(json_t *items, qr_err *err)
-{
-    buf b;
-    buf_init(&b, 0);
-    const char *name;
-    json_t *list, *wr;
-    size_t i;
-    int first = 1;
-    buf_putc(&b, '{');
-    json_object_foreach(items, name, list)
-    {
-        buf_printf(&b, "%s%s=[", first ? "" : ", ", name);
-        json_array_foreach(list, i, wr)
-        {
-            buf_printf(&b, "%sWriteRequest(putRequest=", i ? ", " : "");
-            java_request(&b, json_object_get(wr, "PutRequest"), "Item",
-                         "PutRequest(item=", ", workloadProfileName=null)");
-            buf_puts(&b, ", deleteRequest=");
-            java_request(&b, json_object_get(wr, "DeleteRequest"), "Key",
-                         "DeleteRequest(key=", ")");
-            buf_putc(&b, ')');
-        }
-        buf_putc(&b, ']');
-        first = 0;
-    }
-    buf_putc(&b, '}');
-    err_clear(err);
-    char shown[701];
-    snprintf(shown, sizeof shown, "%s", b.data ? b.data : "");
-    table_names_error(shown, err);
-    buf_free(&b);
-}
-
 /* Runs all the puts and deletes as one engine item transaction (TXN_BATCH): it locks the items
  * in stripe order, so two batches cannot deadlock, and writes them in one durable batch: one
  * WAL sync for up to 25 writes. */
 int op_batch_write_item(qr_db *db, op_call *c, qr_err *err)
 {
     json_t *req = c->req;
-    json_t *items;
-    const char *capacity, *metrics;
-    if (request_items(req, "BatchWriteItem", &items, err) || judge_members(req, items, 0, err))
-        return -1;
-    if (param_enum(req, "ReturnConsumedCapacity", capacity_modes, "NONE", &capacity, err))
-        return -1;
-    if (param_enum(req, "ReturnItemCollectionMetrics", metrics_modes, "NONE", &metrics, err))
-        return -1;
+    json_t *items = json_object_get(req, "RequestItems");
+    const char *capacity = member_text(req, "ReturnConsumedCapacity", "NONE"),
+               *metrics = member_text(req, "ReturnItemCollectionMetrics", "NONE");
     size_t ntables = json_object_size(items), n = 0, nw = 0, total = 0;
     batch_table *bt = calloc(ntables, sizeof *bt);
     batch_write *w = calloc(BATCH_WRITE_MAX, sizeof *w);
@@ -531,29 +307,14 @@ int op_batch_write_item(qr_db *db, op_call *c, qr_err *err)
         batch_table *b = &bt[n++];
         b->name = name;
         json_t *nm = json_string(name);
-        if (check_key_name(nm, err)) {
+        if (resolve_key(nm, err)) {
             json_decref(nm);
-            if (strncmp(name, "arn:", 4) != 0 && strcmp(err->type, QR_E_VALIDATION) == 0)
-                map_keys_error(items, err);
             goto done;
         }
         b->t = ops_table_get(db, json_string_value(nm));
         json_decref(nm);
-        if (!json_is_array(list) || json_array_size(list) == 0) {
-            /* the map's value constraint, as for a list over 25 */
-            char shown[QR_ERR_MSG_MAX];
-            snprintf(shown, sizeof shown, "{%s=[]}", name);
-            write_list_error(shown, err);
-            goto done;
-        }
-        if (json_array_size(list) > BATCH_WRITE_MAX) {
-            /* One table over the limit breaks the map's value constraint; only a total
-             * spread over several tables gets the "Too many items" text. */
-            char shown[QR_ERR_MSG_MAX];
-            snprintf(shown, sizeof shown, "{%s=[%zu write requests]}", name, json_array_size(list));
-            write_list_error(shown, err);
-            goto done;
-        }
+        /* One table's list over the limit breaks the map's value constraint (judged
+         * already); only a total spread over several tables gets the "Too many items" text. */
         total += json_array_size(list);
         if (total > BATCH_WRITE_MAX) {
             err_validation(err, "Too many items requested for the BatchWriteItem call");

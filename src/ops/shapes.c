@@ -227,6 +227,9 @@ static void judge(const shape *s, const json_t *v, const char *path, int depth, 
 static void judge_unshown(const shape_member *mem, const json_t *v, const char *path, int depth,
                           member_errors *m);
 
+static void judge_map_entries(const shape *s, const json_t *v, const char *path,
+                              const char *spelled, int depth, member_errors *m);
+
 /* Whether name is one of names (NULL-terminated, or NULL). */
 static int listed(const char *const *names, const char *name)
 {
@@ -282,7 +285,8 @@ static void judge(const shape *s, const json_t *v, const char *path, int depth, 
         return;
     case WIRE_MAP:
         if (!s->handler_judges) check_bounds(s, v, (long long)json_object_size(v), path, m);
-        return; /* its keys and values are the operations' to judge */
+        if (s->map_echo) judge_map_entries(s, v, path, path, depth, m);
+        return; /* else its keys and values are the operations' to judge */
     case WIRE_STRING:
         if (s->handler_judges) return;
         if (s->enums) {
@@ -305,14 +309,22 @@ static void judge(const shape *s, const json_t *v, const char *path, int depth, 
 }
 
 /* The first member of req whose length breaks its bounds and that has a message of its own
- * for that: then err is set to that message alone (-1). */
+ * for that (a map or list: only one under its minimum): then err is set to that message
+ * alone (-1). */
 static int judge_length_messages(const shape *input, const json_t *req, qr_err *err)
 {
     for (size_t i = 0; i < input->nmembers; i++) {
         const shape_member *mem = &input->members[i];
         const json_t *v = json_object_get(req, mem->name);
-        if (mem->length_message == NULL || !json_is_string(v)) continue;
+        if (mem->length_message == NULL || v == NULL) continue;
         const shape *s = mem->shape;
+        if (json_is_object(v) || json_is_array(v)) { /* worded so only when under its minimum */
+            size_t size = json_is_object(v) ? json_object_size(v) : json_array_size(v);
+            if (s->has_min && (long long)size < s->min)
+                return err_validation(err, "%s", mem->length_message);
+            continue;
+        }
+        if (!json_is_string(v)) continue;
         long long n = (long long)utf16_length(json_string_value(v), json_string_length(v));
         if ((s->has_min && n < s->min) || (s->has_max && n > s->max))
             return err_validation(err, "%s", mem->length_message);
@@ -347,10 +359,183 @@ static void judge_unshown(const shape_member *mem, const json_t *v, const char *
                            number ? QR_MSG_VALUE_AT_MOST : QR_MSG_LENGTH_AT_MOST, s->max);
         member_errors_add(m, text);
     }
-    shape rest = *s;
-    rest.has_min = rest.has_max = 0;
-    judge(&rest, v, spelled.data, depth, m);
+    if (s->type == WIRE_MAP && s->map_echo) { /* the map's own forms name it the older way */
+        buf sub;
+        buf_init(&sub, 0);
+        member_path(&sub, path, mem->name);
+        judge_map_entries(s, v, sub.data, spelled.data, depth, m);
+        buf_free(&sub);
+    } else {
+        shape rest = *s;
+        rest.has_min = rest.has_max = 0;
+        judge(&rest, v, spelled.data, depth, m);
+    }
     buf_free(&spelled);
+}
+
+/* ---- a map's keys and values ---- */
+
+/* v of shape s as DynamoDB's Java objects print themselves: a structure as
+ * Name(field=value, ...) with every field its class has (null when absent), a map as
+ * {key=value, ...}, a list as [a, b], text bare. */
+static void render_java(const shape *s, const json_t *v, buf *out)
+{
+    if (v == NULL || json_is_null(v)) {
+        buf_puts(out, "null");
+        return;
+    }
+    switch (s->type) {
+    case WIRE_STRUCTURE: {
+        buf_printf(out, "%s(", s->name);
+        size_t n = 0;
+        for (; s->java_fields ? s->java_fields[n] != NULL : n < s->nmembers; n++) {
+            const char *field = s->java_fields ? s->java_fields[n] : s->members[n].name;
+            char lower[128];
+            buf_printf(out, "%s%s=", n ? ", " : "", param_field(field, lower, sizeof lower));
+            const shape_member *mem = NULL;
+            for (size_t i = 0; i < s->nmembers && !mem; i++)
+                if (strcmp(s->members[i].name, field) == 0) mem = &s->members[i];
+            if (mem)
+                render_java(mem->shape, json_object_get(v, field), out);
+            else
+                buf_puts(out, "null");
+        }
+        buf_putc(out, ')');
+        return;
+    }
+    case WIRE_MAP: {
+        const char *key;
+        json_t *ev;
+        int first = 1;
+        buf_putc(out, '{');
+        json_object_foreach((json_t *)v, key, ev)
+        {
+            buf_printf(out, "%s%s=", first ? "" : ", ", key);
+            render_java(s->element, ev, out);
+            first = 0;
+        }
+        buf_putc(out, '}');
+        return;
+    }
+    case WIRE_LIST:
+        buf_putc(out, '[');
+        for (size_t i = 0; i < json_array_size(v); i++) {
+            if (i) buf_puts(out, ", ");
+            render_java(s->element, json_array_get(v, i), out);
+        }
+        buf_putc(out, ']');
+        return;
+    default:
+        if (json_is_string(v))
+            buf_puts(out, json_string_value(v));
+        else if (json_is_boolean(v))
+            buf_puts(out, json_is_true(v) ? "true" : "false");
+        else
+            render_value(v, out);
+        return;
+    }
+}
+
+/* How much of a map's echo its messages show: DynamoDB echoes it whole, which would leave
+ * no room for the constraint after it. */
+#define MAP_ECHO_JSON_MAX 600
+#define MAP_ECHO_JAVA_MAX 700
+#define MAP_ECHO_SHARED_MAX 200 /* each of two violations of one map, to fit one message */
+
+/* The constraints of s as DynamoDB lists them for a map's keys or values: its maximum
+ * length, its minimum, its pattern, joined by QR_MSG_AND. */
+static void list_constraints(const shape *s, buf *out)
+{
+    char text[256];
+    const char *sep = "";
+    if (s->has_max) {
+        snprintf(text, sizeof text, QR_MSG_LENGTH_AT_MOST, s->max);
+        buf_printf(out, "%s%s", sep, text);
+        sep = QR_MSG_AND;
+    }
+    if (s->has_min) {
+        snprintf(text, sizeof text, QR_MSG_LENGTH_AT_LEAST, s->min);
+        buf_printf(out, "%s%s", sep, text);
+        sep = QR_MSG_AND;
+    }
+    if (s->pattern) buf_printf(out, "%s" QR_MSG_PATTERN, sep, s->pattern);
+}
+
+/* Whether text, or a value's size (a list's or map's), breaks s's bounds or pattern. */
+static int breaks_own(const shape *s, const json_t *v)
+{
+    long long n = json_is_string(v)
+                      ? (long long)utf16_length(json_string_value(v), json_string_length(v))
+                  : json_is_object(v) ? (long long)json_object_size(v)
+                                      : (long long)json_array_size(v);
+    if ((s->has_min && n < s->min) || (s->has_max && n > s->max)) return 1;
+    return json_is_string(v) && s->ere && !pattern_matches(s->ere, json_string_value(v));
+}
+
+/* One violation of the whole map v at path, of form ("Map keys ..." or "Map value ...")
+ * over the constraints of shape of, the map echoed as s says (shared: in the room two such
+ * violations of one map each have in one message). */
+static void map_violation(const shape *s, const json_t *v, const char *path, const char *form,
+                          const shape *of, int shared, member_errors *m)
+{
+    buf echo, constraints;
+    buf_init(&echo, 0);
+    buf_init(&constraints, 0);
+    size_t cap = MAP_ECHO_JSON_MAX;
+    if (s->map_echo == SHAPE_ECHO_JAVA) {
+        render_java(s, v, &echo);
+        cap = MAP_ECHO_JAVA_MAX;
+    } else {
+        char *text = json_dumps(v, JSON_COMPACT);
+        if (text) buf_puts(&echo, text);
+        free(text);
+    }
+    if (shared) cap = MAP_ECHO_SHARED_MAX;
+    list_constraints(of, &constraints);
+    char shown[MAP_ECHO_JAVA_MAX + 1], text[QR_ERR_MSG_MAX];
+    snprintf(shown, cap + 1 < sizeof shown ? cap + 1 : sizeof shown, "%s",
+             echo.data ? echo.data : "");
+    err_violation_text(text, sizeof text, shown, path, "%s: [%s]", form,
+                       constraints.data ? constraints.data : "");
+    member_errors_add(m, text);
+    buf_free(&echo);
+    buf_free(&constraints);
+}
+
+/* The keys and values of map v (shape s) below path: one violation for the keys that break
+ * the key shape, one for the values that break the value shape's own bounds, then each
+ * value that is a structure below "<spelled>.<key>.member" (spelled: path as the request
+ * spells it, where the map's member is named so). */
+static void judge_map_entries(const shape *s, const json_t *v, const char *path,
+                              const char *spelled, int depth, member_errors *m)
+{
+    const char *key;
+    json_t *ev;
+    int bad_key = 0, bad_value = 0;
+    json_object_foreach((json_t *)v, key, ev)
+    {
+        json_t *k = json_string(key);
+        if (k && !(s->arn_keys && strncmp(key, "arn:", 4) == 0) && breaks_own(s->key, k))
+            bad_key = 1;
+        json_decref(k);
+        if (s->element->type != WIRE_STRUCTURE && breaks_own(s->element, ev))
+            bad_value = 1; /* a null value counts as an empty one */
+    }
+    int both = bad_key && bad_value;
+    if (bad_key) map_violation(s, v, path, "Map keys must satisfy constraint", s->key, both, m);
+    if (bad_value)
+        map_violation(s, v, path, "Map value must satisfy constraint", s->element, both, m);
+    if (s->element->type != WIRE_STRUCTURE || !s->element->constrained) return;
+    json_t *empty = json_object(); /* what a null value is judged as */
+    json_object_foreach((json_t *)v, key, ev)
+    {
+        buf sub;
+        buf_init(&sub, 0);
+        buf_printf(&sub, "%s.%s.member", spelled, key);
+        judge(s->element, json_is_null(ev) ? empty : ev, sub.data, depth + 1, m);
+        buf_free(&sub);
+    }
+    json_decref(empty);
 }
 
 /* Whether member name of input, in req, breaks any constraint of its shape. */
@@ -423,8 +608,11 @@ int shapes_check_constraints(const shape *input, const json_t *req, qr_err *err)
     member_errors_init(&m);
     judge(input, req, "", 0, &m);
     if (member_errors_finish(&m, err)) return -1;
-    if (structure && judge_alone(input, req, input->alone_after, err)) return -1;
-    return structure ? judge_length_messages(input, req, err) : 0;
+    if (!structure) return 0;
+    return judge_length_messages(input, req, err) ||
+                   judge_alone(input, req, input->alone_after, err)
+               ? -1
+               : 0;
 }
 
 int shapes_check(const shape_operation *op, json_t *req, qr_err *err)

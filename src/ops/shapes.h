@@ -60,6 +60,16 @@ struct shape {
     const char *const *unshown;
     const shape_joint *joints; /* a structure's joint messages, judged before all else */
     size_t njoints;
+    /* A map whose keys and values the walk judges (else they are the operations'), in
+     * DynamoDB's forms for them: "Map keys must satisfy constraint: [...]" and "Map value
+     * must satisfy constraint: [...]" at the map, which they echo as map_echo says; a value
+     * that is a structure is judged below "<map>.<key>.member". Keys that are ARNs
+     * ("arn:…") are the operations' when arn_keys is set (map_entries). */
+    enum { SHAPE_ECHO_NONE, SHAPE_ECHO_JSON, SHAPE_ECHO_JAVA } map_echo;
+    int arn_keys;
+    /* The fields a structure's echo as Java prints it lists, in order, members or not
+     * (NULL-terminated; NULL: its members; java_fields). */
+    const char *const *java_fields;
 };
 
 typedef struct shape_operation {
@@ -92,7 +102,10 @@ int shapes_check_types(const shape *input, json_t *req, qr_err *err);
 /* Checks req (its types checked) against the constraints of input: required members,
  * lengths, patterns, enum values, numeric ranges, list and map sizes, reporting all it
  * breaks in one ValidationException, "N validation errors detected: Value '…' at '…'
- * failed to satisfy constraint: …; …". Shapes marked handler_judges are skipped. */
+ * failed to satisfy constraint: …; …". Shapes marked handler_judges are skipped. In order:
+ * input's joint messages, its members judged alone before the rest, the rest together, its
+ * members' own length messages, then its members judged alone after the rest; the first of
+ * these that finds anything answers. */
 int shapes_check_constraints(const shape *input, const json_t *req, qr_err *err);
 
 /* For handlers that judge their operation's members themselves, in the order DynamoDB

@@ -277,7 +277,8 @@ static const shape_member S_AttributeValue_members[] = {
     {"NULL", &S_NullAttributeValue, 0, NULL},
     {"BOOL", &S_BooleanAttributeValue, 0, NULL},
 };
-static const shape S_AttributeValue = {.type = WIRE_STRUCTURE, .name = "AttributeValue", .members = S_AttributeValue_members, .nmembers = 10};
+static const char *const S_AttributeValue_java_fields[] = {"S", "N", "B", "INT", "DECIMAL", "DOUBLE", "SS", "NS", "BS", "INTSET", "DECIMALSET", "DOUBLESET", "M", "L", "NULL", "BOOL", NULL};
+static const shape S_AttributeValue = {.type = WIRE_STRUCTURE, .name = "AttributeValue", .members = S_AttributeValue_members, .nmembers = 10, .java_fields = S_AttributeValue_java_fields};
 static const shape S_AttributeValueList = {.type = WIRE_LIST, .name = "AttributeValueList", .element = &S_AttributeValue};
 static const shape_member S_AttributeValueUpdate_members[] = {
     {"Value", &S_AttributeValue, 0, NULL},
@@ -320,8 +321,9 @@ static const shape_member S_BatchGetItemInput_members[] = {
     {"RequestItems", &S_BatchGetRequestMap, 1, NULL},
     {"ReturnConsumedCapacity", &S_ReturnConsumedCapacity, 0, NULL},
 };
-static const shape S_BatchGetItemInput = {.type = WIRE_STRUCTURE, .name = "BatchGetItemInput", .constrained = 1, .members = S_BatchGetItemInput_members, .nmembers = 2};
-static const shape S_BatchGetRequestMap = {.type = WIRE_MAP, .name = "BatchGetRequestMap", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 100LL, .key = &S_TableName, .element = &S_KeysAndAttributes};
+static const char *const S_BatchGetItemInput_unshown[] = {"RequestItems", NULL};
+static const shape S_BatchGetItemInput = {.type = WIRE_STRUCTURE, .name = "BatchGetItemInput", .constrained = 1, .members = S_BatchGetItemInput_members, .nmembers = 2, .unshown = S_BatchGetItemInput_unshown};
+static const shape S_BatchGetRequestMap = {.type = WIRE_MAP, .name = "BatchGetRequestMap", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 100LL, .map_echo = SHAPE_ECHO_JSON, .arn_keys = 1, .key = &S_TableName, .element = &S_KeysAndAttributes};
 static const shape_member S_BatchStatementRequest_members[] = {
     {"Statement", &S_PartiQLStatement, 1, NULL},
     {"Parameters", &S_PreparedStatementParameters, 0, NULL},
@@ -329,12 +331,13 @@ static const shape_member S_BatchStatementRequest_members[] = {
 };
 static const shape S_BatchStatementRequest = {.type = WIRE_STRUCTURE, .name = "BatchStatementRequest", .constrained = 1, .members = S_BatchStatementRequest_members, .nmembers = 3};
 static const shape_member S_BatchWriteItemInput_members[] = {
-    {"RequestItems", &S_BatchWriteItemRequestMap, 1, NULL},
+    {"RequestItems", &S_BatchWriteItemRequestMap, 1, "The requestItems parameter is required for BatchWriteItem"},
     {"ReturnConsumedCapacity", &S_ReturnConsumedCapacity, 0, NULL},
     {"ReturnItemCollectionMetrics", &S_ReturnItemCollectionMetrics, 0, NULL},
 };
-static const shape S_BatchWriteItemInput = {.type = WIRE_STRUCTURE, .name = "BatchWriteItemInput", .constrained = 1, .members = S_BatchWriteItemInput_members, .nmembers = 3};
-static const shape S_BatchWriteItemRequestMap = {.type = WIRE_MAP, .name = "BatchWriteItemRequestMap", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 25LL, .key = &S_TableName, .element = &S_WriteRequests};
+static const char *const S_BatchWriteItemInput_alone_after[] = {"RequestItems", NULL};
+static const shape S_BatchWriteItemInput = {.type = WIRE_STRUCTURE, .name = "BatchWriteItemInput", .constrained = 1, .members = S_BatchWriteItemInput_members, .nmembers = 3, .alone_after = S_BatchWriteItemInput_alone_after};
+static const shape S_BatchWriteItemRequestMap = {.type = WIRE_MAP, .name = "BatchWriteItemRequestMap", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 25LL, .map_echo = SHAPE_ECHO_JAVA, .arn_keys = 1, .key = &S_TableName, .element = &S_WriteRequests};
 static const char *const S_BillingMode_enum[] = {"PROVISIONED", "PAY_PER_REQUEST", NULL};
 static const shape S_BillingMode = {.type = WIRE_STRING, .name = "BillingMode", .constrained = 1, .enums = S_BillingMode_enum};
 static const shape S_BinaryAttributeValue = {.type = WIRE_BLOB, .name = "BinaryAttributeValue"};
@@ -651,7 +654,8 @@ static const shape_member S_KeysAndAttributes_members[] = {
     {"ProjectionExpression", &S_ProjectionExpression, 0, NULL},
     {"ExpressionAttributeNames", &S_ExpressionAttributeNameMap, 0, NULL},
 };
-static const shape S_KeysAndAttributes = {.type = WIRE_STRUCTURE, .name = "KeysAndAttributes", .constrained = 1, .members = S_KeysAndAttributes_members, .nmembers = 5};
+static const char *const S_KeysAndAttributes_unshown[] = {"Keys", NULL};
+static const shape S_KeysAndAttributes = {.type = WIRE_STRUCTURE, .name = "KeysAndAttributes", .constrained = 1, .members = S_KeysAndAttributes_members, .nmembers = 5, .unshown = S_KeysAndAttributes_unshown};
 static const shape_member S_KinesisStreamingDestinationInput_members[] = {
     {"TableName", &S_TableName, 1, NULL},
     {"StreamArn", &S_StreamArn, 1, NULL},
@@ -784,7 +788,8 @@ static const shape S_PutItemInputAttributeMap = {.type = WIRE_MAP, .name = "PutI
 static const shape_member S_PutRequest_members[] = {
     {"Item", &S_PutItemInputAttributeMap, 1, NULL},
 };
-static const shape S_PutRequest = {.type = WIRE_STRUCTURE, .name = "PutRequest", .constrained = 1, .members = S_PutRequest_members, .nmembers = 1};
+static const char *const S_PutRequest_java_fields[] = {"Item", "WorkloadProfileName", NULL};
+static const shape S_PutRequest = {.type = WIRE_STRUCTURE, .name = "PutRequest", .constrained = 1, .members = S_PutRequest_members, .nmembers = 1, .java_fields = S_PutRequest_java_fields};
 static const shape_member S_QueryInput_members[] = {
     {"TableName", &S_TableName, 1, NULL},
     {"IndexName", &S_IndexName, 0, NULL},
@@ -1164,8 +1169,8 @@ static const shape T_TableName = {.type = WIRE_STRING, .name = "TableName", .con
 
 const shape_operation shape_operations[] = {
     {"BatchExecuteStatement", &S_BatchExecuteStatementInput, 1},
-    {"BatchGetItem", &S_BatchGetItemInput, 0},
-    {"BatchWriteItem", &S_BatchWriteItemInput, 0},
+    {"BatchGetItem", &S_BatchGetItemInput, 1},
+    {"BatchWriteItem", &S_BatchWriteItemInput, 1},
     {"CreateBackup", &S_CreateBackupInput, 1},
     {"CreateGlobalTable", &S_CreateGlobalTableInput, 1},
     {"CreateTable", &S_CreateTableInput, 0},
