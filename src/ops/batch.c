@@ -21,13 +21,6 @@ static int resolve_key(json_t *nm, qr_err *err)
     return param_check_table_name(nm, "tableName", err);
 }
 
-/* The text of member key of req, or dflt when it has none (its shape checked already). */
-static const char *member_text(const json_t *req, const char *key, const char *dflt)
-{
-    const char *s = json_string_value(json_object_get(req, key));
-    return s ? s : dflt;
-}
-
 /* DynamoDB refuses a BatchGetItem that projects with ProjectionExpression for one table
  * and with AttributesToGet for another, as it refuses both in one table's entry. */
 static int check_projection_styles(json_t *items, qr_err *err)
@@ -83,7 +76,7 @@ int op_batch_get_item(qr_db *db, op_call *c, qr_err *err)
 {
     json_t *req = c->req;
     json_t *items = json_object_get(req, "RequestItems");
-    const char *capacity = member_text(req, "ReturnConsumedCapacity", "NONE");
+    const char *capacity = param_text(req, "ReturnConsumedCapacity", "NONE");
     size_t ntables = json_object_size(items), n = 0, total = 0;
     batch_table *bt = calloc(ntables, sizeof *bt);
     buf *enc = NULL;
@@ -292,8 +285,8 @@ int op_batch_write_item(qr_db *db, op_call *c, qr_err *err)
 {
     json_t *req = c->req;
     json_t *items = json_object_get(req, "RequestItems");
-    const char *capacity = member_text(req, "ReturnConsumedCapacity", "NONE"),
-               *metrics = member_text(req, "ReturnItemCollectionMetrics", "NONE");
+    const char *capacity = param_text(req, "ReturnConsumedCapacity", "NONE"),
+               *metrics = param_text(req, "ReturnItemCollectionMetrics", "NONE");
     size_t ntables = json_object_size(items), n = 0, nw = 0, total = 0;
     batch_table *bt = calloc(ntables, sizeof *bt);
     batch_write *w = calloc(BATCH_WRITE_MAX, sizeof *w);

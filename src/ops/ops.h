@@ -333,6 +333,9 @@ int param_optional_table_name(json_t *req, const char **out, qr_err *err);
 /* Optional string parameter; *out is NULL when absent. SerializationException if not a
  * string. */
 int param_string(json_t *req, const char *key, const char **out, qr_err *err);
+/* The text of member key of req, or dflt when it has none: for members the shape checker
+ * has judged already (ops/shapes.h), which need no checking again. */
+const char *param_text(const json_t *req, const char *key, const char *dflt);
 /* Optional enum parameter; *out is dflt when absent. allowed is NULL-terminated. */
 int param_enum(json_t *req, const char *key, const char *const *allowed, const char *dflt,
                const char **out, qr_err *err);

@@ -160,6 +160,12 @@ int param_string(json_t *req, const char *key, const char **out, qr_err *err)
     return 0;
 }
 
+const char *param_text(const json_t *req, const char *key, const char *dflt)
+{
+    const char *s = json_string_value(json_object_get(req, key));
+    return s ? s : dflt;
+}
+
 int param_enum(json_t *req, const char *key, const char *const *allowed, const char *dflt,
                const char **out, qr_err *err)
 {

@@ -191,13 +191,6 @@ static void finish_response(buf *out, const char *capacity, const table *t, cons
 
 static int asks_beyond(const table *t, const qr_index *ix, const expr_proj *p);
 
-/* The text of member key of req, or dflt when it has none (its shape checked already). */
-static const char *member_text(const json_t *req, const char *key, const char *dflt)
-{
-    const char *s = json_string_value(json_object_get(req, key));
-    return s ? s : dflt;
-}
-
 /* The integer member key of req, and whether it has one (its shape checked already). */
 static int member_count(const json_t *req, const char *key, long long *out)
 {
@@ -230,12 +223,12 @@ static int read_common(json_t *req, table *t, query_request *q, req_exprs *x, in
                        qr_err *err)
 {
     q->t = t;
-    q->capacity = member_text(req, "ReturnConsumedCapacity", "NONE");
+    q->capacity = param_text(req, "ReturnConsumedCapacity", "NONE");
     if (!member_count(req, "Limit", &q->limit)) q->limit = 0;
     if (param_bool(req, "ConsistentRead", 0, &q->consistent, err)) return -1;
-    const char *index = member_text(req, "IndexName", NULL);
+    const char *index = param_text(req, "IndexName", NULL);
     if (query_index(t, index, q->consistent, &q->index, err)) return -1;
-    const char *select = member_text(req, "Select", NULL);
+    const char *select = param_text(req, "Select", NULL);
     int projecting =
         json_object_get(req, "ProjectionExpression") || json_object_get(req, "AttributesToGet");
     /* A projection beside ALL_PROJECTED_ATTRIBUTES is refused before the missing index
