@@ -503,9 +503,9 @@ static void map_violation(const shape *s, const json_t *v, const char *path, con
 }
 
 /* The keys and values of map v (shape s) below path: one violation for the keys that break
- * the key shape, one for the values that break the value shape's own bounds, then each
- * value that is a structure below "<spelled>.<key>.member" (spelled: path as the request
- * spells it, where the map's member is named so). */
+ * the key shape, one for the values that break the value shape's own bounds, then what each
+ * value holds below "<spelled>.<key>.member" (spelled: path as the request spells it, where
+ * the map's member is named so): a structure's members, a list's elements. */
 static void judge_map_entries(const shape *s, const json_t *v, const char *path,
                               const char *spelled, int depth, member_errors *m)
 {
@@ -525,14 +525,18 @@ static void judge_map_entries(const shape *s, const json_t *v, const char *path,
     if (bad_key) map_violation(s, v, path, "Map keys must satisfy constraint", s->key, both, m);
     if (bad_value)
         map_violation(s, v, path, "Map value must satisfy constraint", s->element, both, m);
-    if (s->element->type != WIRE_STRUCTURE || !s->element->constrained) return;
-    json_t *empty = json_object(); /* what a null value is judged as */
+    if (!s->element->constrained) return;
+    /* What a value holds, below it; its own bounds were judged above, in the map's form. */
+    shape below = *s->element;
+    below.has_min = below.has_max = 0;
+    json_t *empty = json_object(); /* what a null structure is judged as */
     json_object_foreach((json_t *)v, key, ev)
     {
+        if (json_is_null(ev) && below.type != WIRE_STRUCTURE) continue;
         buf sub;
         buf_init(&sub, 0);
         buf_printf(&sub, "%s.%s.member", spelled, key);
-        judge(s->element, json_is_null(ev) ? empty : ev, sub.data, depth + 1, m);
+        judge(&below, json_is_null(ev) ? empty : ev, sub.data, depth + 1, m);
         buf_free(&sub);
     }
     json_decref(empty);
