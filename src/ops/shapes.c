@@ -375,11 +375,19 @@ static void judge_unshown(const shape_member *mem, const json_t *v, const char *
 
 /* ---- a map's keys and values ---- */
 
+/* How much of a map's echo its messages show: DynamoDB echoes it whole, which would leave
+ * no room for the constraint after it. */
+#define MAP_ECHO_JSON_MAX 600
+#define MAP_ECHO_JAVA_MAX 700
+#define MAP_ECHO_SHARED_MAX 200 /* each of two violations of one map, to fit one message */
+
 /* v of shape s as DynamoDB's Java objects print themselves: a structure as
  * Name(field=value, ...) with every field its class has (null when absent), a map as
- * {key=value, ...}, a list as [a, b], text bare. */
+ * {key=value, ...}, a list as [a, b], text bare. It stops once out holds more than the
+ * echo shows. */
 static void render_java(const shape *s, const json_t *v, buf *out)
 {
+    if (out->len > MAP_ECHO_JAVA_MAX) return;
     if (v == NULL || json_is_null(v)) {
         buf_puts(out, "null");
         return;
@@ -435,12 +443,6 @@ static void render_java(const shape *s, const json_t *v, buf *out)
         return;
     }
 }
-
-/* How much of a map's echo its messages show: DynamoDB echoes it whole, which would leave
- * no room for the constraint after it. */
-#define MAP_ECHO_JSON_MAX 600
-#define MAP_ECHO_JAVA_MAX 700
-#define MAP_ECHO_SHARED_MAX 200 /* each of two violations of one map, to fit one message */
 
 /* The constraints of s as DynamoDB lists them for a map's keys or values: its maximum
  * length, its minimum, its pattern, joined by QR_MSG_AND. */
