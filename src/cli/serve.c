@@ -19,6 +19,7 @@
 #include "server/origin.h"
 #include "server/cql.h"
 #include "server/server.h"
+#include "util/residency.h"
 
 #define DRAIN_SECONDS 30
 /* Descriptors kept for what is not a client connection: RocksDB's files, the listener,
@@ -484,6 +485,12 @@ int cli_serve(int argc, char **argv)
                    cql_host, cql_server_port(cql), cql_host, cql_server_port(cql));
     }
     fflush(stdout);
+    /* The code and read-only data the start ran through (RocksDB's static initializers
+     * and its open, the loader's tables) are not needed again: their pages go back to the
+     * page cache, and the server keeps mapped what serving touches, mapped again at its
+     * first use (bench/footprint.py). A refusal leaves them mapped, which costs nothing
+     * else. */
+    (void)residency_release_readonly(NULL);
 
     int sig = 0;
     while (sigwait(&stop_set, &sig) != 0) {
