@@ -95,7 +95,9 @@ static void usage(FILE *f)
         "                        and loopback pages on its port (repeatable)\n" CLI_CACHE_SIZE_HELP
         "  --log-level LEVEL     info logs every request, warn only errors (default info)\n"
         "  --no-sync             acknowledge writes before they are fsync'd\n"
-        "  --loops N             HTTP event loop threads (default 2 per CPU)\n"
+        "  --loops N             HTTP event loop threads at most (default 2 per CPU): one\n"
+        "                        starts with the server, the others as connections come\n"
+        "                        while every running loop serves some\n"
         "  --pin-loops           run each event loop on one CPU, and serve each connection\n"
         "                        on a loop of the CPU its packets arrive on: more requests\n"
         "                        per second under load, when quarry need not share its CPUs\n"
