@@ -1,10 +1,9 @@
 /* residency.h — hands back the pages of code and read-only data that a process's start
- * touched, so that what stays mapped is what it runs afterwards.
- *
- * Only segments of the loaded objects that are never written (code, read-only data, the
- * loader's tables) are released: their pages are the files' own, clean, and stay in the
- * page cache; the next use maps them again (a minor fault). Writable segments, RELRO
- * inside them, the vDSO, the heap and the stacks are left alone. */
+ * touched, so that what stays mapped is what it runs afterwards. Only the loaded objects'
+ * segments that are never written are released (code, read-only data, the loader's
+ * tables): their pages are the files' own, clean, and stay in the page cache, and the next
+ * use maps them again (a minor fault). Writable segments, RELRO inside them, the vDSO, the
+ * heap and the stacks are left alone. */
 #ifndef QR_RESIDENCY_H
 #define QR_RESIDENCY_H
 
