@@ -370,9 +370,12 @@ def test_loops_start_when_connections_need_them(start):
     srv = start("--loops", "3")
     assert "3 event loops" in srv.banner
     idle = _threads(srv.proc.pid)
+    fds = len(os.listdir("/proc/%d/fd" % srv.proc.pid))
     for _ in range(5):  # one at a time: the first loop serves each
         assert raw(srv.url, LIST, {}).status == 200
-        time.sleep(0.1)  # for the server to see the close before the next connection
+        deadline = time.monotonic() + 10  # until the server has closed its end
+        while len(os.listdir("/proc/%d/fd" % srv.proc.pid)) > fds and time.monotonic() < deadline:
+            time.sleep(0.005)
     assert _threads(srv.proc.pid) == idle
     conns = []
     for n in range(5):
