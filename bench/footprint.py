@@ -4,9 +4,15 @@
 Starts `quarry serve` with its defaults on a fresh data directory and a free loopback port,
 sends a signed ListTables every millisecond until one is answered (the time from the exec to
 that answer is the start time), lets the server idle, then reads VmRSS, VmHWM and Threads
-from /proc/PID/status and the threads' names. Not a load benchmark: bench/http is that.
+from /proc/PID/status and the threads' names; then sends one more ListTables and reads VmRSS
+again after half a second (the first answer may come before the server has handed back its
+start-up pages, the second comes after). With --used, it then makes a table and calls it
+(100 PutItem, 20 GetItem and 20 Query, a Scan, through boto3), idles again and reads RSS,
+anonymous memory and threads once more: what the server keeps at rest after use. Not a load
+benchmark: bench/http is that.
 
-    bench/footprint.py [--quarry build/quarry] [--idle SECONDS] [--runs N] [-- SERVE-OPTIONS...]
+    bench/footprint.py [--quarry build/quarry] [--idle SECONDS] [--runs N] [--used]
+                       [-- SERVE-OPTIONS...]
 """
 import argparse
 import collections
@@ -104,7 +110,27 @@ def thread_names(pid):
     return names
 
 
-def one_run(quarry, idle, extra):
+def use(port):
+    """A table, 100 PutItem, 20 GetItem and 20 Query(10), a Scan."""
+    import boto3
+    d = boto3.client("dynamodb", endpoint_url="http://127.0.0.1:%d" % port, region_name="us-east-1",
+                     aws_access_key_id="footprint", aws_secret_access_key="footprint")
+    d.create_table(TableName="used", BillingMode="PAY_PER_REQUEST",
+                   KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"},
+                              {"AttributeName": "sk", "KeyType": "RANGE"}],
+                   AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"},
+                                         {"AttributeName": "sk", "AttributeType": "N"}])
+    for i in range(100):
+        d.put_item(TableName="used", Item={"pk": {"S": "p%d" % (i % 5)}, "sk": {"N": str(i)},
+                                           "v": {"S": "x" * 100}})
+    for i in range(20):
+        d.get_item(TableName="used", Key={"pk": {"S": "p1"}, "sk": {"N": str(i)}})
+        d.query(TableName="used", KeyConditionExpression="pk = :p", Limit=10,
+                ExpressionAttributeValues={":p": {"S": "p2"}})
+    d.scan(TableName="used")
+
+
+def one_run(quarry, idle, extra, used):
     data = tempfile.mkdtemp(prefix="quarry-footprint-")
     port = free_port()
     request = signed_list_tables("127.0.0.1:%d" % port)
@@ -124,7 +150,18 @@ def one_run(quarry, idle, extra):
         time.sleep(idle)
         idle_status = status(proc.pid)
         names = thread_names(proc.pid)
-        return start_ms, at_start, idle_status, rollup(proc.pid), names
+        idle_rollup = rollup(proc.pid)
+        if not answered(port, request):
+            sys.exit("footprint: the second ListTables was not answered")
+        time.sleep(0.5)
+        second = int(status(proc.pid)["VmRSS"].split()[0])
+        after_use = None
+        if used:
+            use(port)
+            time.sleep(idle)
+            after_use = (int(status(proc.pid)["VmRSS"].split()[0]), rollup(proc.pid)[2],
+                         int(status(proc.pid)["Threads"]))
+        return start_ms, at_start, idle_status, idle_rollup, names, second, after_use
     finally:
         proc.terminate()
         proc.wait()
@@ -136,27 +173,37 @@ def main():
     ap.add_argument("--quarry", default=os.path.join(os.path.dirname(__file__), "..", "build", "quarry"))
     ap.add_argument("--idle", type=float, default=5.0, help="seconds to idle before reading RSS")
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--used", action="store_true", help="also measure the server idle after a round of calls")
     ap.add_argument("serve_options", nargs="*", help="after --: extra options for quarry serve")
     args = ap.parse_args()
-    starts, rss, pss, private, threads = [], [], [], [], []
+    starts, rss, pss, private, threads, seconds, used = [], [], [], [], [], [], []
     for i in range(args.runs):
-        start_ms, at_start, idle_status, (p, u, anon), names = one_run(
-            args.quarry, args.idle, args.serve_options)
+        start_ms, at_start, idle_status, (p, u, anon), names, second, after_use = one_run(
+            args.quarry, args.idle, args.serve_options, args.used)
         starts.append(start_ms)
+        seconds.append(second)
         rss.append(int(idle_status["VmRSS"].split()[0]))
         pss.append(p)
         private.append(u)
         threads.append(int(idle_status["Threads"]))
         print("run %d: first ListTables answered %.1f ms after the exec; RSS then %s, after %.0f s "
-              "idle %s (peak %s; PSS %d kB, private %d kB, anonymous %d kB), %s threads: %s" % (
+              "idle %s (peak %s; PSS %d kB, private %d kB, anonymous %d kB), %s threads: %s; "
+              "after one more ListTables %d kB" % (
                   i + 1, start_ms, at_start["VmRSS"], args.idle, idle_status["VmRSS"],
                   idle_status["VmHWM"], p, u, anon, idle_status["Threads"],
-                  ", ".join("%s×%d" % kv if kv[1] > 1 else kv[0] for kv in sorted(names.items()))))
+                  ", ".join("%s×%d" % kv if kv[1] > 1 else kv[0] for kv in sorted(names.items())),
+                  second))
+        if after_use:
+            used.append(after_use[0])
+            print("       idle %.0f s after 100 PutItem, 20 GetItem and Query, a Scan: RSS %d kB "
+                  "(anonymous %d kB), %d threads" % ((args.idle,) + after_use))
     print("median of %d: start %.1f ms (max %.1f), idle RSS %.1f MB (max %.1f), PSS %.1f MB, "
-          "private %.1f MB, %d threads" % (
+          "private %.1f MB, %d threads; after one more ListTables %.1f MB (max %.1f)" % (
               args.runs, statistics.median(starts), max(starts), statistics.median(rss) / 1024,
               max(rss) / 1024, statistics.median(pss) / 1024, statistics.median(private) / 1024,
-              statistics.median(threads)))
+              statistics.median(threads), statistics.median(seconds) / 1024, max(seconds) / 1024))
+    if used:
+        print("after use: idle RSS %.1f MB (max %.1f)" % (statistics.median(used) / 1024, max(used) / 1024))
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@
 #include "server/origin.h"
 #include "server/cql.h"
 #include "server/server.h"
+#include "util/residency.h"
 
 #define DRAIN_SECONDS 30
 /* Descriptors kept for what is not a client connection: RocksDB's files, the listener,
@@ -94,7 +95,9 @@ static void usage(FILE *f)
         "                        and loopback pages on its port (repeatable)\n" CLI_CACHE_SIZE_HELP
         "  --log-level LEVEL     info logs every request, warn only errors (default info)\n"
         "  --no-sync             acknowledge writes before they are fsync'd\n"
-        "  --loops N             HTTP event loop threads (default 2 per CPU)\n"
+        "  --loops N             HTTP event loop threads at most (default 2 per CPU): one\n"
+        "                        starts with the server, the others as connections come\n"
+        "                        while every running loop serves some\n"
         "  --pin-loops           run each event loop on one CPU, and serve each connection\n"
         "                        on a loop of the CPU its packets arrive on: more requests\n"
         "                        per second under load, when quarry need not share its CPUs\n"
@@ -484,6 +487,12 @@ int cli_serve(int argc, char **argv)
                    cql_host, cql_server_port(cql), cql_host, cql_server_port(cql));
     }
     fflush(stdout);
+    /* The code and read-only data the start ran through (RocksDB's static initializers
+     * and its open, the loader's tables) are not needed again: their pages go back to the
+     * page cache, and the server keeps mapped what serving touches, mapped again at its
+     * first use (bench/footprint.py). A refusal leaves them mapped, which costs nothing
+     * else. */
+    (void)residency_release_readonly(NULL);
 
     int sig = 0;
     while (sigwait(&stop_set, &sig) != 0) {

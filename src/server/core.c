@@ -4,7 +4,9 @@
  * Calls that may wait for a disk sync run on worker threads, so that writes waiting
  * together share one group commit, and come back to the loop as h2o messages; a worker is
  * made when a call finds none free, and ends after a while without calls, so an idle
- * server holds none. Nothing here parses a protocol's bytes or frames its answers. */
+ * server holds none. Likewise the loops: one starts with the server, the others when
+ * connections come while the running ones all serve some. Nothing here parses a
+ * protocol's bytes or frames its answers. */
 #include "server/core.h"
 #include "server/server.h"
 
@@ -50,9 +52,10 @@ struct core {
     int *cpu_slot; /* CPU number -> its index in pin_cpus, or -1 (CPU_SETSIZE of them) */
     atomic_int draining;
     atomic_uint drain_acks;   /* loops that have stopped accepting */
-    pthread_mutex_t ready_mu; /* loops report to core_start when built */
+    pthread_mutex_t ready_mu; /* loops' starts, and their reports once built */
     pthread_cond_t ready_cv;
-    int go; /* every loop is built (or the start failed): loops may run */
+    int go;        /* the first loop is built (or the start failed): loops may run */
+    int no_starts; /* under ready_mu: draining, no loop starts any more */
 
     /* The worker pool (only when writes are offloaded): cfg.workers places, n_workers of
      * them running, idle_workers of those waiting for a call, queued calls not yet taken. */
@@ -70,7 +73,9 @@ struct core_loop {
     core *c;
     void *proto_state; /* the protocol's loop_state_size bytes */
     pthread_t thread;
-    int ready; /* 0 until its thread has run: 1 once it built the loop, -1 if that failed */
+    atomic_int started; /* its thread was created (set under ready_mu) */
+    atomic_int ready; /* 0 until its thread has run: 1 once it built the loop, -1 if that failed */
+    h2o_linklist_t parked; /* under ready_mu: handoffs that came before it was built */
     h2o_evloop_t *ev;
     h2o_multithread_queue_t *queue;
     h2o_socket_t *listener;
@@ -535,7 +540,11 @@ static void on_handoffs(h2o_multithread_receiver_t *receiver, h2o_linklist_t *me
     }
 }
 
-/* The loop a new connection goes to: in turn over all loops or, with pinned loops, over
+/* The loop a new connection goes to. A running loop that serves no connection takes it (the
+ * accepting one first), else a loop not started yet, so that a server with few clients
+ * keeps to the loops it has and one with many starts them all; once all run, it goes in
+ * turn over all loops or, with pinned loops (which start as connections arrive on their
+ * CPUs), over
  * those pinned to the CPU the connection's packets arrive on (SO_INCOMING_CPU; for a
  * client on this machine, the CPU its thread ran on). The connection is then served
  * where its client runs, and a client thread and the loops it talks to take turns on one
@@ -546,9 +555,17 @@ static void on_handoffs(h2o_multithread_receiver_t *receiver, h2o_linklist_t *me
  * large enough not to divert connections while a client's threads are still connecting. */
 #define STEER_SLACK 8
 
-static core_loop *loop_for(core *c, int fd)
+static core_loop *loop_for(core *c, core_loop *here, int fd)
 {
     unsigned turn = atomic_fetch_add(&c->next_loop, 1);
+    if (c->cpu_slot == NULL) {
+        if (atomic_load(&here->serving) == 0) return here;
+        for (unsigned i = 0; i < c->n_loops; i++)
+            if (atomic_load(&c->loops[i].ready) > 0 && atomic_load(&c->loops[i].serving) == 0)
+                return &c->loops[i];
+        for (unsigned i = 0; i < c->n_loops; i++)
+            if (!atomic_load(&c->loops[i].started)) return &c->loops[i];
+    }
     core_loop *target = &c->loops[turn % c->n_loops];
     int cpu = -1;
     socklen_t len = sizeof cpu;
@@ -571,6 +588,29 @@ static core_loop *loop_for(core *c, int fd)
     return target;
 }
 
+static int loop_spawn(core *c, core_loop *l);
+
+/* Sends h, a connection accepted for target, to it; a loop not started yet is started,
+ * and one not built yet gets it once built. Returns -1 if target cannot be started (the
+ * server drains, or the thread could not be made): h is then the caller's. */
+static int hand_off(core *c, core_loop *target, handoff *h)
+{
+    if (atomic_load(&target->ready) <= 0) {
+        int rc = 0, parked = 0;
+        pthread_mutex_lock(&c->ready_mu);
+        if (atomic_load(&target->ready) < 0 || loop_spawn(c, target) != 0) {
+            rc = -1;
+        } else if (atomic_load(&target->ready) == 0) {
+            h2o_linklist_insert(&target->parked, &h->msg.link); /* the loop may free h now */
+            parked = 1;
+        }
+        pthread_mutex_unlock(&c->ready_mu);
+        if (rc != 0 || parked) return rc;
+    }
+    h2o_multithread_send_message(&target->incoming, &h->msg);
+    return 0;
+}
+
 /* Every loop watches the listening socket; whichever wakes accepts what is waiting and
  * deals the connections round robin, so that each loop serves its share (left to the
  * kernel, 32 connections could split 28 to 4 and leave a CPU idle). */
@@ -590,17 +630,20 @@ static void on_accept(h2o_socket_t *listener, const char *err)
         }
         int one = 1;
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-        core_loop *target = loop_for(c, fd);
+        core_loop *target = loop_for(c, l, fd);
         handoff *h = target == l ? NULL : calloc(1, sizeof *h);
-        if (h == NULL) target = l; /* served here, also when the handoff cannot be made */
-        atomic_fetch_add(&target->serving, 1);
-        if (h == NULL) {
-            adopt(l, fd);
-            continue;
+        if (h) {
+            h->fd = fd;
+            atomic_fetch_add(&target->serving, 1);
+            atomic_fetch_add(&target->handoffs, 1);
+            if (hand_off(c, target, h) == 0) continue;
+            atomic_fetch_sub(&target->handoffs, 1);
+            atomic_fetch_sub(&target->serving, 1);
+            free(h);
         }
-        h->fd = fd;
-        atomic_fetch_add(&target->handoffs, 1);
-        h2o_multithread_send_message(&target->incoming, &h->msg);
+        /* Served here, also when the handoff cannot be made. */
+        atomic_fetch_add(&l->serving, 1);
+        adopt(l, fd);
     }
 }
 
@@ -747,10 +790,13 @@ static void loop_dispose(core_loop *l)
     l->ev = NULL;
 }
 
-static void loop_report(core_loop *l, int ready)
+/* Says the loop is built (ready 1) or could not be (-1), and moves the connections handed
+ * to it meanwhile into *parked. */
+static void loop_report(core_loop *l, int ready, h2o_linklist_t *parked)
 {
     pthread_mutex_lock(&l->c->ready_mu);
-    l->ready = ready;
+    atomic_store(&l->ready, ready);
+    h2o_linklist_insert_list(parked, &l->parked);
     pthread_cond_broadcast(&l->c->ready_cv);
     pthread_mutex_unlock(&l->c->ready_mu);
 }
@@ -758,16 +804,31 @@ static void loop_report(core_loop *l, int ready)
 static void *loop_main(void *arg)
 {
     core_loop *l = arg;
+    h2o_linklist_t parked;
+    h2o_linklist_init_anchor(&parked);
     if (loop_init(l)) {
-        loop_report(l, -1);
+        loop_report(l, -1, &parked);
+        if (l != &l->c->loops[0]) /* the first one's failure is core_start's to report */
+            core_log("an event loop could not be built: %s; its connections are closed",
+                     strerror(errno));
+        while (!h2o_linklist_is_empty(&parked)) { /* closed unanswered */
+            handoff *h = H2O_STRUCT_FROM_MEMBER(handoff, msg.link, parked.next);
+            h2o_linklist_unlink(&h->msg.link);
+            close(h->fd);
+            atomic_fetch_sub(&l->serving, 1);
+            atomic_fetch_sub(&l->c->connections, 1);
+            atomic_fetch_sub(&l->handoffs, 1);
+            free(h);
+        }
         return NULL;
     }
-    loop_report(l, 1);
-    /* A loop may hand connections to any other, so none runs before all are built. */
+    loop_report(l, 1, &parked);
+    /* The first loop waits until core_start has handed the core out. */
     pthread_mutex_lock(&l->c->ready_mu);
     while (!l->c->go)
         pthread_cond_wait(&l->c->ready_cv, &l->c->ready_mu);
     pthread_mutex_unlock(&l->c->ready_mu);
+    on_handoffs(&l->incoming, &parked);
     qr_defer_flushes(1); /* answer_turn ends each turn */
     long stop_deadline = 0;
     for (;;) {
@@ -847,6 +908,27 @@ static int plan_pins(core *c, char *errbuf, size_t errlen)
     return 0;
 }
 
+/* Under ready_mu: starts l's thread unless it was; pinned to its CPU with pin_loops (a
+ * thread would otherwise take the affinity of the loop that starts it). 0, or an errno. */
+static int loop_spawn(core *c, core_loop *l)
+{
+    if (atomic_load(&l->started)) return 0;
+    if (c->no_starts) return EAGAIN;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    int rc = 0;
+    if (c->pin_cpus) {
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(c->pin_cpus[(unsigned)(l - c->loops) % c->n_pin_cpus], &one);
+        rc = pthread_attr_setaffinity_np(&attr, sizeof one, &one);
+    }
+    if (rc == 0) rc = pthread_create(&l->thread, &attr, loop_main, l);
+    pthread_attr_destroy(&attr);
+    if (rc == 0) atomic_store(&l->started, 1);
+    return rc;
+}
+
 int core_start(const core_config *cfg, const core_protocol *proto, core **out, char *errbuf,
                size_t errlen)
 {
@@ -894,6 +976,9 @@ int core_start(const core_config *cfg, const core_protocol *proto, core **out, c
     }
     for (unsigned i = 0; i < c->n_loops; i++) {
         c->loops[i].c = c;
+        atomic_init(&c->loops[i].ready, 0);
+        atomic_init(&c->loops[i].started, 0);
+        h2o_linklist_init_anchor(&c->loops[i].parked);
         atomic_init(&c->loops[i].in_flight, 0);
         atomic_init(&c->loops[i].handoffs, 0);
         atomic_init(&c->loops[i].serving, 0);
@@ -916,36 +1001,23 @@ int core_start(const core_config *cfg, const core_protocol *proto, core **out, c
             return -1;
         }
     }
+    /* The first loop now; the others when connections need them (hand_off). */
     int failed = 0;
-    for (unsigned i = 0; i < c->n_loops && !failed; i++) {
-        pthread_attr_t attr;
-        pthread_attr_init(&attr);
-        int rc = 0;
-        if (c->pin_cpus) {
-            cpu_set_t one;
-            CPU_ZERO(&one);
-            CPU_SET(c->pin_cpus[i % c->n_pin_cpus], &one);
-            rc = pthread_attr_setaffinity_np(&attr, sizeof one, &one);
-        }
-        if (rc == 0) rc = pthread_create(&c->loops[i].thread, &attr, loop_main, &c->loops[i]);
-        pthread_attr_destroy(&attr);
-        if (rc != 0) {
-            if (c->pin_cpus)
-                snprintf(errbuf, errlen, "cannot start an event loop thread on CPU %d: %s",
-                         c->pin_cpus[i % c->n_pin_cpus], strerror(rc));
-            else
-                snprintf(errbuf, errlen, "cannot start an event loop thread: %s", strerror(rc));
-            failed = 1;
-            break;
-        }
-        pthread_mutex_lock(&c->ready_mu);
-        while (c->loops[i].ready == 0)
-            pthread_cond_wait(&c->ready_cv, &c->ready_mu);
-        pthread_mutex_unlock(&c->ready_mu);
-        if (c->loops[i].ready < 0) {
-            snprintf(errbuf, errlen, "cannot duplicate the listening socket: %s", strerror(errno));
-            failed = 1;
-        }
+    pthread_mutex_lock(&c->ready_mu);
+    int rc = loop_spawn(c, &c->loops[0]);
+    while (rc == 0 && atomic_load(&c->loops[0].ready) == 0)
+        pthread_cond_wait(&c->ready_cv, &c->ready_mu);
+    pthread_mutex_unlock(&c->ready_mu);
+    if (rc != 0) {
+        if (c->pin_cpus)
+            snprintf(errbuf, errlen, "cannot start an event loop thread on CPU %d: %s",
+                     c->pin_cpus[0], strerror(rc));
+        else
+            snprintf(errbuf, errlen, "cannot start an event loop thread: %s", strerror(rc));
+        failed = 1;
+    } else if (atomic_load(&c->loops[0].ready) < 0) {
+        snprintf(errbuf, errlen, "cannot duplicate the listening socket: %s", strerror(errno));
+        failed = 1;
     }
     /* The core is handed out before the loops go, under the lock they wait on: the
      * protocol keeps it where the loops read it (a caller's *out may be its own state). */
@@ -979,9 +1051,16 @@ int core_draining(const core *c)
 void core_drain(core *c)
 {
     if (atomic_exchange(&c->draining, 1)) return;
+    /* No loop starts from now on; those started are waited for until built. */
+    pthread_mutex_lock(&c->ready_mu);
+    c->no_starts = 1;
+    for (unsigned i = 0; i < c->n_loops; i++)
+        while (atomic_load(&c->loops[i].started) && atomic_load(&c->loops[i].ready) == 0)
+            pthread_cond_wait(&c->ready_cv, &c->ready_mu);
+    pthread_mutex_unlock(&c->ready_mu);
     unsigned started = 0;
     for (unsigned i = 0; i < c->n_loops; i++) {
-        if (c->loops[i].ready <= 0) continue;
+        if (atomic_load(&c->loops[i].ready) <= 0) continue;
         started++;
         h2o_multithread_send_message(&c->loops[i].control, &c->loops[i].drain_msg);
     }
@@ -1013,9 +1092,9 @@ void core_stop(core *c)
      * still turning. */
     pool_stop(c);
     for (unsigned i = 0; i < c->n_loops; i++)
-        if (c->loops[i].ready > 0)
+        if (atomic_load(&c->loops[i].ready) > 0)
             h2o_multithread_send_message(&c->loops[i].control, &c->loops[i].stop_msg);
     for (unsigned i = 0; i < c->n_loops; i++)
-        if (c->loops[i].ready) pthread_join(c->loops[i].thread, NULL); /* ran, so joinable */
+        if (atomic_load(&c->loops[i].started)) pthread_join(c->loops[i].thread, NULL);
     core_free(c);
 }

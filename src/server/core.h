@@ -50,7 +50,7 @@ typedef struct core_config {
     qr_db *db;                   /* borrowed; runs every call */
     const struct sockaddr *addr; /* where to listen (copied) */
     socklen_t addr_len;
-    unsigned loops;           /* event loop threads; 0 means 1 */
+    unsigned loops;           /* event loop threads at most; 0 means 1 (see core_start) */
     int pin_loops;            /* pin loop i to the i-th CPU this process may use (modulo their
                                  number), and give each connection to a loop on the CPU its
                                  packets arrive on */
@@ -59,7 +59,9 @@ typedef struct core_config {
     unsigned max_connections; /* open connections at once; more are refused; 0 means 1 */
 } core_config;
 
-/* Binds, listens and starts the event loops and workers; proto must outlive the core.
+/* Binds, listens and starts the first event loop; proto must outlive the core. The other
+ * loops start when a connection comes while every running loop serves some (with
+ * pin_loops, when one is steered to them), the workers when calls find none free.
  * *out is set before any loop serves, so the protocol's hooks may read it where it was
  * stored. Returns 0, or -1 with a message (e.g. the address is in use) in errbuf. */
 int core_start(const core_config *cfg, const core_protocol *proto, core **out, char *errbuf,

@@ -436,6 +436,11 @@ int store_open(const char *dir, const store_config *cfg, store **out, char **err
      * refused, and then its shutdown lines, abort the process. quarry reports RocksDB's
      * errors itself, from the statuses its calls return. */
     rocksdb_options_set_info_log_level(s->opts, 6 /* NUM_INFO_LOG_LEVELS: none */);
+    /* Nor does RocksDB dump its statistics into it every 10 minutes: the dump walks the
+     * block cache to count its entries and formats every counter, on an idle server too,
+     * for lines the LOG drops. No statistics object is kept to persist either. */
+    rocksdb_options_set_stats_dump_period_sec(s->opts, 0);
+    rocksdb_options_set_stats_persist_period_sec(s->opts, 0);
     /* Writers waiting for the write group's leader block instead of spinning with
      * sched_yield: on a 2-CPU machine the spinning takes the CPU the leader and the other
      * requests need. */

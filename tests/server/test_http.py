@@ -346,9 +346,8 @@ def test_pinned_loops_run_one_per_cpu_and_serve(start):
     srv = start("--pin-loops", "--loops", "3")
     assert "3 event loops pinned to CPUs" in srv.banner
     allowed = sorted(os.sched_getaffinity(srv.proc.pid))
-    if len(allowed) > 1:  # on one CPU every thread is pinned anyway
-        assert _single_cpu_threads(srv.proc.pid) == sorted(allowed[i % len(allowed)] for i in range(3))
-    # Connections opened from every CPU are served, whichever loop they land on.
+    # Connections opened from every CPU are served, whichever loop they land on; the loops
+    # start as connections arrive on their CPUs.
     for cpu in allowed[:4]:
         code = ("import os, sys; sys.path.insert(0, %r); os.sched_setaffinity(0, {%d}); from conftest import raw; "
                 "print(sum(raw(%r, %r, {}).status == 200 for _ in range(20)))"
@@ -356,6 +355,53 @@ def test_pinned_loops_run_one_per_cpu_and_serve(start):
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                              timeout=60)
         assert out.stdout.strip() == "20", out.stderr
+    if len(allowed) > 1:  # on one CPU every thread is pinned anyway
+        assert _single_cpu_threads(srv.proc.pid) == sorted(allowed[i % len(allowed)] for i in range(3))
+
+
+def _threads(pid):
+    return len(os.listdir("/proc/%d/task" % pid))
+
+
+def test_loops_start_when_connections_need_them(start):
+    """One event loop runs at start; another starts when a connection comes while every
+    running loop serves one, up to --loops; connections one after another keep to the
+    first loop."""
+    srv = start("--loops", "3")
+    assert "3 event loops" in srv.banner
+    idle = _threads(srv.proc.pid)
+    fds = len(os.listdir("/proc/%d/fd" % srv.proc.pid))
+    for _ in range(5):  # one at a time: the first loop serves each
+        assert raw(srv.url, LIST, {}).status == 200
+        deadline = time.monotonic() + 10  # until the server has closed its end
+        while len(os.listdir("/proc/%d/fd" % srv.proc.pid)) > fds and time.monotonic() < deadline:
+            time.sleep(0.005)
+    assert _threads(srv.proc.pid) == idle
+    conns = []
+    for n in range(5):
+        c = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=30)
+        assert raw(srv.url, LIST, {}, conn=c).status == 200
+        conns.append(c)
+        assert _threads(srv.proc.pid) == idle + min(n, 2), "after %d open connections" % (n + 1)
+    # Every connection, on whichever loop, goes on serving.
+    for c in conns:
+        assert raw(srv.url, LIST, {}, conn=c).status == 200
+        c.close()
+    assert raw(srv.url, LIST, {}).status == 200
+    assert srv.stop() == 0
+
+
+def test_loops_started_late_drain_cleanly(start):
+    """Loops started by connections drain with the first on SIGTERM: their idle
+    connections are closed and the server exits 0."""
+    srv = start("--loops", "4")
+    conns = [http.client.HTTPConnection("127.0.0.1", srv.port, timeout=30) for _ in range(6)]
+    for c in conns:
+        assert raw(srv.url, LIST, {}, conn=c).status == 200
+    srv.proc.send_signal(signal.SIGTERM)
+    assert srv.proc.wait(timeout=30) == 0
+    for c in conns:
+        c.close()
 
 
 def test_pinned_loops_keep_to_the_cpus_allowed(tmp_path):
