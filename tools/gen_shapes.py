@@ -52,12 +52,24 @@ def load():
         service, name = key.split("/")
         for member, text in members.items():
             shapes[(service, name)]["members"][member]["length_message"] = text
+    for kind in ("absent_messages", "enum_messages"):
+        for key, members in overrides.get(kind, {}).items():
+            service, name = key.split("/")
+            for member, text in members.items():
+                shapes[(service, name)]["members"][member][kind[:-1]] = text
+    for key, members in overrides.get("member_shapes", {}).items():
+        service, name = key.split("/")
+        for member, target in members.items():
+            shapes[(service, name)]["members"][member]["shape"] = target
     return ops, shapes, set(overrides.get("handler_judges_operations", []))
 
 
 def ere(s):
     """A shape's pattern as an anchored POSIX extended expression, or None when it uses
-    what POSIX does not have (\\p{...}, \\u escapes): such patterns are not judged."""
+    what POSIX does not have (\\p{...}, \\u escapes): such patterns are not judged. An
+    override may give the expression itself (ere) where the live service matches more."""
+    if "ere" in s:
+        return s["ere"]
     p = s.get("pattern")
     if p is None or "\\" in p:
         return None
@@ -148,6 +160,16 @@ def main():
                                           c_string(text) if text else "NULL"))
             w("};")
             fields.append(".members = %s_members, .nmembers = %d" % (sid, len(s["members"])))
+            messages = [(mname, kind, m[field]) for mname, m in s["members"].items()
+                        for field, kind in (("absent_message", "SHAPE_MESSAGE_ABSENT"),
+                                            ("enum_message", "SHAPE_MESSAGE_ENUM"))
+                        if field in m]
+            if messages:
+                w("static const shape_message %s_messages[] = {" % sid)
+                for mname, kind, text in messages:
+                    w("    {%s, %s, %s}," % (c_string(mname), kind, c_string(text)))
+                w("};")
+                fields.append(".messages = %s_messages, .nmessages = %d" % (sid, len(messages)))
         if s["type"] == "list":
             fields.append(".element = &%s" % ident(service, s["member"]["shape"]))
         if s["type"] == "map":

@@ -24,6 +24,17 @@ typedef struct shape_member {
                                    (tools/shapes_overrides.json, length_messages) */
 } shape_member;
 
+/* What DynamoDB answers, alone, for one member of a structure instead of the model's
+ * constraint (tools/shapes_overrides.json): ABSENT, the member left out or null, before
+ * anything else is judged (absent_messages); ENUM, a value outside the member's enum, once
+ * the walk finds nothing else, the member then judged by nothing else (enum_messages). */
+typedef enum shape_message_kind { SHAPE_MESSAGE_ABSENT, SHAPE_MESSAGE_ENUM } shape_message_kind;
+typedef struct shape_message {
+    const char *member; /* as the request spells it */
+    shape_message_kind kind;
+    const char *text;
+} shape_message;
+
 struct shape {
     wire_type type;
     const char *name;            /* the model's name for the shape: "TableName" */
@@ -39,6 +50,8 @@ struct shape {
     const char *const *enums;    /* a string's allowed values, NULL-terminated, or NULL */
     const shape_member *members; /* a structure's, in the model's order */
     size_t nmembers;
+    const shape_message *messages; /* a structure's members' own messages, or NULL */
+    size_t nmessages;
     const shape *key;     /* a map's keys */
     const shape *element; /* a list's elements, a map's values */
 };
