@@ -106,6 +106,7 @@ static const shape S_ImportNextToken;
 static const shape S_ImportTableInput;
 static const shape S_IndexKeySchema;
 static const shape S_IndexName;
+static const shape S_IndexThroughputUpdate;
 static const shape S_InputCompressionType;
 static const shape S_InputFormat;
 static const shape S_InputFormatOptions;
@@ -629,6 +630,11 @@ static const shape_member S_ImportTableInput_members[] = {
 static const shape S_ImportTableInput = {.type = WIRE_STRUCTURE, .name = "ImportTableInput", .constrained = 1, .members = S_ImportTableInput_members, .nmembers = 6};
 static const shape S_IndexKeySchema = {.type = WIRE_LIST, .name = "IndexKeySchema", .constrained = 1, .element = &S_KeySchemaElement};
 static const shape S_IndexName = {.type = WIRE_STRING, .name = "IndexName", .constrained = 1, .has_min = 1, .min = 3LL, .has_max = 1, .max = 255LL, .pattern = "[a-zA-Z0-9_.-]+", .ere = "^([a-zA-Z0-9_.-]+)$"};
+static const shape_member S_IndexThroughputUpdate_members[] = {
+    {"WriteCapacityUnits", &S_PositiveLongObject, 0, NULL},
+    {"ReadCapacityUnits", &S_PositiveLongObject, 0, NULL},
+};
+static const shape S_IndexThroughputUpdate = {.type = WIRE_STRUCTURE, .name = "IndexThroughputUpdate", .constrained = 1, .members = S_IndexThroughputUpdate_members, .nmembers = 2};
 static const char *const S_InputCompressionType_enum[] = {"GZIP", "ZSTD", "NONE", NULL};
 static const shape S_InputCompressionType = {.type = WIRE_STRING, .name = "InputCompressionType", .constrained = 1, .enums = S_InputCompressionType_enum};
 static const char *const S_InputFormat_enum[] = {"DYNAMODB_JSON", "ION", "CSV", NULL};
@@ -1059,7 +1065,7 @@ static const shape S_UpdateContributorInsightsInput = {.type = WIRE_STRUCTURE, .
 static const shape S_UpdateExpression = {.type = WIRE_STRING, .name = "UpdateExpression"};
 static const shape_member S_UpdateGlobalSecondaryIndexAction_members[] = {
     {"IndexName", &S_IndexName, 1, NULL},
-    {"ProvisionedThroughput", &S_ProvisionedThroughput, 1, NULL},
+    {"ProvisionedThroughput", &S_IndexThroughputUpdate, 0, NULL},
     {"OnDemandThroughput", &S_OnDemandThroughput, 0, NULL},
     {"WarmThroughput", &S_WarmThroughput, 0, NULL},
 };
@@ -1229,7 +1235,7 @@ const shape_operation shape_operations[] = {
     {"UpdateGlobalTable", &S_UpdateGlobalTableInput, 1},
     {"UpdateGlobalTableSettings", &S_UpdateGlobalTableSettingsInput, 1},
     {"UpdateItem", &S_UpdateItemInput, 0},
-    {"UpdateTable", &S_UpdateTableInput, 0},
+    {"UpdateTable", &S_UpdateTableInput, 1},
     {"UpdateTableReplicaAutoScaling", &S_UpdateTableReplicaAutoScalingInput, 1},
     {"UpdateTimeToLive", &S_UpdateTimeToLiveInput, 1},
 };

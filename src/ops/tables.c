@@ -10,7 +10,6 @@
 #include <time.h>
 
 #include "ops/ops.h"
-#include "ops/shapes.h"
 #include "ops/warm.h"
 
 #define MAX_PROVISIONED 40000000000LL
@@ -1629,8 +1628,6 @@ int op_update_table(qr_db *db, op_call *c, qr_err *err)
     }
     json_t *defs = json_object_get(req, "AttributeDefinitions"),
            *pt = json_object_get(req, "ProvisionedThroughput");
-    static const char *const billing_mode[] = {"BillingMode", NULL};
-    if (shapes_judge_members("UpdateTable", req, billing_mode, err)) goto done;
     if (defs && !json_is_null(defs) && check_attribute_definitions(defs, err)) goto done;
     long long r, w;
     if (json_is_object(pt) && read_throughput(pt, "provisionedThroughput", &r, &w, err)) goto done;
