@@ -1027,9 +1027,9 @@ static const shape S_TransactWriteItem = {.type = WIRE_STRUCTURE, .name = "Trans
 static const shape S_TransactWriteItemList = {.type = WIRE_LIST, .name = "TransactWriteItemList", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 100LL, .element = &S_TransactWriteItem};
 static const shape_member S_TransactWriteItemsInput_members[] = {
     {"TransactItems", &S_TransactWriteItemList, 1, NULL},
+    {"ClientRequestToken", &S_ClientRequestToken, 0, NULL},
     {"ReturnConsumedCapacity", &S_ReturnConsumedCapacity, 0, NULL},
     {"ReturnItemCollectionMetrics", &S_ReturnItemCollectionMetrics, 0, NULL},
-    {"ClientRequestToken", &S_ClientRequestToken, 0, NULL},
 };
 static const shape S_TransactWriteItemsInput = {.type = WIRE_STRUCTURE, .name = "TransactWriteItemsInput", .constrained = 1, .members = S_TransactWriteItemsInput_members, .nmembers = 4};
 static const shape_member S_UntagResourceInput_members[] = {
@@ -1228,7 +1228,7 @@ const shape_operation shape_operations[] = {
     {"Scan", &S_ScanInput, 0},
     {"TagResource", &S_TagResourceInput, 1},
     {"TransactGetItems", &S_TransactGetItemsInput, 1},
-    {"TransactWriteItems", &S_TransactWriteItemsInput, 0},
+    {"TransactWriteItems", &S_TransactWriteItemsInput, 1},
     {"UntagResource", &S_UntagResourceInput, 1},
     {"UpdateContinuousBackups", &S_UpdateContinuousBackupsInput, 1},
     {"UpdateContributorInsights", &S_UpdateContributorInsightsInput, 1},
