@@ -52,7 +52,7 @@ def load():
         service, name = key.split("/")
         for member, text in members.items():
             shapes[(service, name)]["members"][member]["length_message"] = text
-    for kind in ("absent_messages", "enum_messages"):
+    for kind in ("absent_messages", "enum_messages", "empty_messages", "among_messages"):
         for key, members in overrides.get(kind, {}).items():
             service, name = key.split("/")
             for member, text in members.items():
@@ -162,7 +162,9 @@ def main():
             fields.append(".members = %s_members, .nmembers = %d" % (sid, len(s["members"])))
             messages = [(mname, kind, m[field]) for mname, m in s["members"].items()
                         for field, kind in (("absent_message", "SHAPE_MESSAGE_ABSENT"),
-                                            ("enum_message", "SHAPE_MESSAGE_ENUM"))
+                                            ("enum_message", "SHAPE_MESSAGE_ENUM"),
+                                            ("empty_message", "SHAPE_MESSAGE_EMPTY"),
+                                            ("among_message", "SHAPE_MESSAGE_AMONG"))
                         if field in m]
             if messages:
                 w("static const shape_message %s_messages[] = {" % sid)

@@ -126,7 +126,7 @@ static int check_projection(json_t *def, json_t *key_names, size_t *projected, q
     if (type == NULL || json_is_null(type))
         return err_validation(
             err, "One or more parameter values were invalid: Unknown ProjectionType: null");
-    const char *ts = json_string_value(type);
+    const char *ts = json_is_string(type) ? json_string_value(type) : "";
     if (strcmp(ts, "INCLUDE") == 0) {
         if (!json_is_array(nka))
             return err_validation(
@@ -189,7 +189,8 @@ static int check_index_keys(json_t *def, json_t *defs, int global, const char *t
     {
         /* (an element's members are the shape checker's to judge) */
         json_t *an = json_object_get(k, "AttributeName");
-        int hash = strcmp(json_string_value(json_object_get(k, "KeyType")), "HASH") == 0;
+        const char *role = json_string_value(json_object_get(k, "KeyType"));
+        int hash = role && strcmp(role, "HASH") == 0;
         if (i == 0 && !hash)
             return err_validation(
                 err, "Invalid KeySchema: The first KeySchemaElement is not a HASH key type");

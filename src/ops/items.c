@@ -301,24 +301,12 @@ int op_put_item(qr_db *db, op_call *c, qr_err *err)
     write_params p;
     json_t *item;
     int rc = -1;
-    /* An empty table name stops PutItem before anything else is judged, and is named
-     * without an echo of the value (31 of 33 regions in October 2026; the other two
-     * still add the ReturnValues error beside it). */
-    json_t *name = json_object_get(req, "TableName");
-    if (json_is_string(name) && json_string_length(name) == 0) {
-        err_validation(err, "1 validation error detected: Value at 'TableName' failed to satisfy "
-                            "constraint: Member "
-                            "must have length greater than or equal to 1");
-        goto done;
-    }
-    /* DynamoDB judges the parameters' own constraints before it looks for the table. */
+    /* The members' constraints are the shape checker's (an empty table name, judged before
+     * all else, and ReturnValues among others have their own words there); what is left
+     * before the table is looked for is the operation's rules. */
     if (read_write_params(req, 0, &p, err)) goto done;
     if (param_table(db, req, "TableName", &t, err)) goto done;
     if (param_object(req, "Item", &item, err)) goto done;
-    if (item == NULL) {
-        param_null("item", err);
-        goto done;
-    }
     size_t size;
     if (item_check_put(t, item, &size, err)) goto done;
     if (parse_write_exprs(&x, req, EXPRS_CONDITION, err)) goto done;

@@ -373,17 +373,48 @@ static int judge_length_messages(const shape *input, const json_t *req, qr_err *
     return 0;
 }
 
-/* The first member of req left out (or null) that has a message of its own for that: then
- * err is set to that message alone (-1). */
+/* The first member of req left out (or null), or given as "", that has a message of its
+ * own for that: then err is set to that message alone (-1). */
 static int judge_absent_messages(const shape *input, const json_t *req, qr_err *err)
 {
     for (size_t i = 0; i < input->nmessages; i++) {
         const shape_message *mm = &input->messages[i];
         const json_t *v = json_object_get(req, mm->member);
-        if (mm->kind == SHAPE_MESSAGE_ABSENT && (v == NULL || json_is_null(v)))
+        if ((mm->kind == SHAPE_MESSAGE_ABSENT && (v == NULL || json_is_null(v))) ||
+            (mm->kind == SHAPE_MESSAGE_EMPTY && json_is_string(v) && json_string_length(v) == 0))
             return err_validation(err, "%s", mm->text);
     }
     return 0;
+}
+
+/* Where m reports several violations, each member of input with an AMONG message has its
+ * own violations' texts in m (one, as such members have) replaced by that message. */
+static void word_among_others(const shape *input, const json_t *req, member_errors *m)
+{
+    for (size_t i = 0; i < input->nmessages && m->count > 1; i++) {
+        const shape_message *mm = &input->messages[i];
+        const shape_member *mem = NULL;
+        for (size_t k = 0; k < input->nmembers && mem == NULL; k++)
+            if (strcmp(input->members[k].name, mm->member) == 0) mem = &input->members[k];
+        const json_t *v = json_object_get(req, mm->member);
+        if (mm->kind != SHAPE_MESSAGE_AMONG || mem == NULL || v == NULL || json_is_null(v))
+            continue;
+        member_errors own;
+        member_errors_init(&own);
+        char path[128];
+        judge(mem->shape, v, param_field(mem->name, path, sizeof path), 1, &own);
+        char *at = own.count == 1 ? strstr(m->list.data, own.list.data) : NULL;
+        if (at) {
+            buf out;
+            buf_init(&out, 0);
+            buf_append(&out, m->list.data, (size_t)(at - m->list.data));
+            buf_puts(&out, mm->text);
+            buf_puts(&out, at + own.list.len);
+            buf_free(&m->list);
+            m->list = out;
+        }
+        buf_free(&own.list);
+    }
 }
 
 /* The first member of req outside its enum that has a message of its own for that: then
@@ -410,6 +441,7 @@ int shapes_check_constraints(const shape *input, const json_t *req, qr_err *err)
     member_errors m;
     member_errors_init(&m);
     judge(input, req, "", 0, &m);
+    if (input->type == WIRE_STRUCTURE) word_among_others(input, req, &m);
     if (member_errors_finish(&m, err)) return -1;
     if (input->type != WIRE_STRUCTURE) return 0;
     return judge_length_messages(input, req, err) || judge_enum_messages(input, req, err) ? -1 : 0;

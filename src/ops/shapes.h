@@ -24,11 +24,18 @@ typedef struct shape_member {
                                    (tools/shapes_overrides.json, length_messages) */
 } shape_member;
 
-/* What DynamoDB answers, alone, for one member of a structure instead of the model's
- * constraint (tools/shapes_overrides.json): ABSENT, the member left out or null, before
- * anything else is judged (absent_messages); ENUM, a value outside the member's enum, once
- * the walk finds nothing else, the member then judged by nothing else (enum_messages). */
-typedef enum shape_message_kind { SHAPE_MESSAGE_ABSENT, SHAPE_MESSAGE_ENUM } shape_message_kind;
+/* What DynamoDB answers for one member of a structure instead of the model's words
+ * (tools/shapes_overrides.json). Alone: ABSENT, the member left out or null, before anything
+ * else is judged (absent_messages); EMPTY, the member given as "", the same (empty_messages);
+ * ENUM, a value outside the member's enum, once the walk finds nothing else, the member then
+ * judged by nothing else (enum_messages). AMONG: the member's violation worded so (without
+ * its value or place) when others are reported with it (among_messages). */
+typedef enum shape_message_kind {
+    SHAPE_MESSAGE_ABSENT,
+    SHAPE_MESSAGE_ENUM,
+    SHAPE_MESSAGE_EMPTY,
+    SHAPE_MESSAGE_AMONG
+} shape_message_kind;
 typedef struct shape_message {
     const char *member; /* as the request spells it */
     shape_message_kind kind;

@@ -788,15 +788,19 @@ static const shape_member S_PutItemInput_members[] = {
     {"TableName", &S_TableName, 1, NULL},
     {"Item", &S_PutItemInputAttributeMap, 1, NULL},
     {"Expected", &S_ExpectedAttributeMap, 0, NULL},
-    {"ReturnValues", &S_ReturnValue, 0, NULL},
     {"ReturnConsumedCapacity", &S_ReturnConsumedCapacity, 0, NULL},
+    {"ReturnValues", &S_ReturnValue, 0, NULL},
     {"ReturnItemCollectionMetrics", &S_ReturnItemCollectionMetrics, 0, NULL},
     {"ConditionalOperator", &S_ConditionalOperator, 0, NULL},
     {"ConditionExpression", &S_ConditionExpression, 0, NULL},
     {"ExpressionAttributeNames", &S_ExpressionAttributeNameMap, 0, NULL},
     {"ExpressionAttributeValues", &S_ExpressionAttributeValueMap, 0, NULL},
 };
-static const shape S_PutItemInput = {.type = WIRE_STRUCTURE, .name = "PutItemInput", .constrained = 1, .members = S_PutItemInput_members, .nmembers = 10};
+static const shape_message S_PutItemInput_messages[] = {
+    {"TableName", SHAPE_MESSAGE_EMPTY, "1 validation error detected: Value at 'TableName' failed to satisfy constraint: Member must have length greater than or equal to 1"},
+    {"ReturnValues", SHAPE_MESSAGE_AMONG, "Failed to satisfy constraint: Member must satisfy enum value set: [ALL_OLD, UPDATED_OLD, ALL_NEW, UPDATE_NEW, NONE]"},
+};
+static const shape S_PutItemInput = {.type = WIRE_STRUCTURE, .name = "PutItemInput", .constrained = 1, .members = S_PutItemInput_members, .nmembers = 10, .messages = S_PutItemInput_messages, .nmessages = 2};
 static const shape S_PutItemInputAttributeMap = {.type = WIRE_MAP, .name = "PutItemInputAttributeMap", .key = &S_AttributeName, .element = &S_AttributeValue};
 static const shape_member S_PutRequest_members[] = {
     {"Item", &S_PutItemInputAttributeMap, 1, NULL},
@@ -905,7 +909,7 @@ static const char *const S_ReturnConsumedCapacity_enum[] = {"INDEXES", "TOTAL", 
 static const shape S_ReturnConsumedCapacity = {.type = WIRE_STRING, .name = "ReturnConsumedCapacity", .constrained = 1, .enums = S_ReturnConsumedCapacity_enum};
 static const char *const S_ReturnItemCollectionMetrics_enum[] = {"SIZE", "NONE", NULL};
 static const shape S_ReturnItemCollectionMetrics = {.type = WIRE_STRING, .name = "ReturnItemCollectionMetrics", .constrained = 1, .enums = S_ReturnItemCollectionMetrics_enum};
-static const char *const S_ReturnValue_enum[] = {"NONE", "ALL_OLD", "UPDATED_OLD", "ALL_NEW", "UPDATED_NEW", NULL};
+static const char *const S_ReturnValue_enum[] = {"ALL_NEW", "UPDATED_OLD", "ALL_OLD", "NONE", "UPDATED_NEW", NULL};
 static const shape S_ReturnValue = {.type = WIRE_STRING, .name = "ReturnValue", .constrained = 1, .enums = S_ReturnValue_enum};
 static const char *const S_ReturnValuesOnConditionCheckFailure_enum[] = {"ALL_OLD", "NONE", NULL};
 static const shape S_ReturnValuesOnConditionCheckFailure = {.type = WIRE_STRING, .name = "ReturnValuesOnConditionCheckFailure", .constrained = 1, .enums = S_ReturnValuesOnConditionCheckFailure_enum};
@@ -1221,7 +1225,7 @@ const shape_operation shape_operations[] = {
     {"ListStreams", &T_ListStreamsInput, 1},
     {"ListTables", &S_ListTablesInput, 1},
     {"ListTagsOfResource", &S_ListTagsOfResourceInput, 1},
-    {"PutItem", &S_PutItemInput, 0},
+    {"PutItem", &S_PutItemInput, 1},
     {"Query", &S_QueryInput, 0},
     {"RestoreTableFromBackup", &S_RestoreTableFromBackupInput, 1},
     {"RestoreTableToPointInTime", &S_RestoreTableToPointInTimeInput, 1},

@@ -74,6 +74,7 @@ static int check_key_schema(json_t *defs, json_t *ks, qr_err *err)
     {
         json_t *name = json_object_get(k, "AttributeName");
         const char *ts = json_string_value(json_object_get(k, "KeyType"));
+        if (ts == NULL) ts = ""; /* (a request made here, by op_run, is not shape-checked) */
         if (i == 0 && strcmp(ts, "HASH"))
             return err_validation(
                 err, "Invalid KeySchema: The first KeySchemaElement is not a HASH key type");
