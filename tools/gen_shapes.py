@@ -91,7 +91,7 @@ def main():
         s = shapes[(service, name)]
         for m in s.get("members", {}).values():
             reach(service, m["shape"])
-        for part in ("member", "key", "value"):
+        for part in ("member", "key", "value", "absent_variant"):
             if part in s:
                 reach(service, s[part]["shape"])
         order.append((service, name))
@@ -146,6 +146,11 @@ def main():
             fields.append(".pattern = %s, .ere = %s" % (c_string(s["pattern"]), c_string(ere(s))))
         if s.get("pattern_first"):
             fields.append(".pattern_first = 1")
+        if s.get("one_member_at_a_time"):
+            fields.append(".one_member_at_a_time = 1")
+        if "absent_variant" in s:
+            fields.append(".variant_member = %s, .variant = &%s" % (
+                c_string(s["absent_variant"]["member"]), ident(service, s["absent_variant"]["shape"])))
         if "enum" in s:
             w("static const char *const %s_enum[] = {%s, NULL};" %
               (sid, ", ".join(c_string(e) for e in s["enum"])))

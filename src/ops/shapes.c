@@ -434,14 +434,58 @@ static int judge_enum_messages(const shape *input, const json_t *req, qr_err *er
     return 0;
 }
 
+/* The violations of the first member of input (in its order) that has any, into m; worded
+ * by the member's AMONG message when a later member has some too. */
+static void judge_first_member(const shape *input, const json_t *req, member_errors *m)
+{
+    const shape_member *first = NULL;
+    for (size_t i = 0; i < input->nmembers; i++) {
+        shape one = *input;
+        one.members = &input->members[i];
+        one.nmembers = 1;
+        member_errors own;
+        member_errors_init(&own);
+        judge_structure(&one, req, "", 0, &own);
+        if (own.count && first == NULL) {
+            buf_free(&m->list);
+            *m = own;
+            first = &input->members[i];
+            continue;
+        }
+        buf_free(&own.list);
+        if (own.count == 0) continue;
+        const char *among = member_message(input, first->name, SHAPE_MESSAGE_AMONG);
+        if (among) {
+            buf_free(&m->list);
+            member_errors_init(m);
+            member_errors_add(m, among);
+        }
+        return;
+    }
+}
+
+/* The structure req is judged against: input, or its variant when the member that selects
+ * it is left out. */
+static const shape *judged_shape(const shape *input, const json_t *req)
+{
+    if (input->type != WIRE_STRUCTURE || input->variant == NULL) return input;
+    const json_t *v = json_object_get(req, input->variant_member);
+    return v == NULL || json_is_null(v) ? input->variant : input;
+}
+
 int shapes_check_constraints(const shape *input, const json_t *req, qr_err *err)
 {
     if (input == NULL || !input->constrained) return 0;
+    input = judged_shape(input, req);
     if (input->type == WIRE_STRUCTURE && judge_absent_messages(input, req, err)) return -1;
     member_errors m;
     member_errors_init(&m);
-    judge(input, req, "", 0, &m);
-    if (input->type == WIRE_STRUCTURE) word_among_others(input, req, &m);
+    if (input->one_member_at_a_time) {
+        judge_first_member(input, req, &m);
+    } else {
+        judge(input, req, "", 0, &m);
+        if (input->type == WIRE_STRUCTURE) word_among_others(input, req, &m);
+    }
     if (member_errors_finish(&m, err)) return -1;
     if (input->type != WIRE_STRUCTURE) return 0;
     return judge_length_messages(input, req, err) || judge_enum_messages(input, req, err) ? -1 : 0;

@@ -59,8 +59,13 @@ struct shape {
     size_t nmembers;
     const shape_message *messages; /* a structure's members' own messages, or NULL */
     size_t nmessages;
-    const shape *key;     /* a map's keys */
-    const shape *element; /* a list's elements, a map's values */
+    int one_member_at_a_time;   /* a request's violations are those of its first member (in
+                                   the structure's order) that has any (AMONG words then
+                                   apply when later members have some too) */
+    const char *variant_member; /* when this member of a request is left out (or null), */
+    const shape *variant;       /* the request is judged against this structure instead */
+    const shape *key;           /* a map's keys */
+    const shape *element;       /* a list's elements, a map's values */
 };
 
 typedef struct shape_operation {

@@ -111,6 +111,7 @@ static const shape S_InputCompressionType;
 static const shape S_InputFormat;
 static const shape S_InputFormatOptions;
 static const shape S_IntegerObject;
+static const shape S_ItemTableName;
 static const shape S_KMSMasterKeyId;
 static const shape S_Key;
 static const shape S_KeyConditions;
@@ -120,6 +121,7 @@ static const shape S_KeySchema;
 static const shape S_KeySchemaAttributeName;
 static const shape S_KeySchemaElement;
 static const shape S_KeyType;
+static const shape S_KeyedWriteWithoutKey;
 static const shape S_KeysAndAttributes;
 static const shape S_KinesisStreamingDestinationInput;
 static const shape S_ListAttributeValue;
@@ -449,18 +451,21 @@ static const shape_member S_DeleteGlobalSecondaryIndexAction_members[] = {
 };
 static const shape S_DeleteGlobalSecondaryIndexAction = {.type = WIRE_STRUCTURE, .name = "DeleteGlobalSecondaryIndexAction", .constrained = 1, .members = S_DeleteGlobalSecondaryIndexAction_members, .nmembers = 1};
 static const shape_member S_DeleteItemInput_members[] = {
+    {"ReturnConsumedCapacity", &S_ReturnConsumedCapacity, 0, NULL},
+    {"ReturnValues", &S_ReturnValue, 0, NULL},
+    {"ReturnItemCollectionMetrics", &S_ReturnItemCollectionMetrics, 0, NULL},
+    {"ConditionalOperator", &S_ConditionalOperator, 0, NULL},
     {"TableName", &S_TableName, 1, NULL},
     {"Key", &S_Key, 1, NULL},
     {"Expected", &S_ExpectedAttributeMap, 0, NULL},
-    {"ConditionalOperator", &S_ConditionalOperator, 0, NULL},
-    {"ReturnValues", &S_ReturnValue, 0, NULL},
-    {"ReturnConsumedCapacity", &S_ReturnConsumedCapacity, 0, NULL},
-    {"ReturnItemCollectionMetrics", &S_ReturnItemCollectionMetrics, 0, NULL},
     {"ConditionExpression", &S_ConditionExpression, 0, NULL},
     {"ExpressionAttributeNames", &S_ExpressionAttributeNameMap, 0, NULL},
     {"ExpressionAttributeValues", &S_ExpressionAttributeValueMap, 0, NULL},
 };
-static const shape S_DeleteItemInput = {.type = WIRE_STRUCTURE, .name = "DeleteItemInput", .constrained = 1, .members = S_DeleteItemInput_members, .nmembers = 10};
+static const shape_message S_DeleteItemInput_messages[] = {
+    {"ReturnValues", SHAPE_MESSAGE_AMONG, "Failed to satisfy constraint: Member must satisfy enum value set: [ALL_OLD, UPDATED_OLD, ALL_NEW, UPDATE_NEW, NONE]"},
+};
+static const shape S_DeleteItemInput = {.type = WIRE_STRUCTURE, .name = "DeleteItemInput", .constrained = 1, .variant_member = "Key", .variant = &S_KeyedWriteWithoutKey, .members = S_DeleteItemInput_members, .nmembers = 10, .messages = S_DeleteItemInput_messages, .nmessages = 1};
 static const shape_member S_DeleteReplicaAction_members[] = {
     {"RegionName", &S_RegionName, 1, NULL},
 };
@@ -644,6 +649,7 @@ static const shape_member S_InputFormatOptions_members[] = {
 };
 static const shape S_InputFormatOptions = {.type = WIRE_STRUCTURE, .name = "InputFormatOptions", .constrained = 1, .members = S_InputFormatOptions_members, .nmembers = 1};
 static const shape S_IntegerObject = {.type = WIRE_INTEGER, .name = "IntegerObject"};
+static const shape S_ItemTableName = {.type = WIRE_STRING, .name = "ItemTableName", .constrained = 1, .has_min = 1, .min = 1LL, .pattern = "[a-zA-Z0-9_.-]+", .ere = "^([a-zA-Z0-9_.-]*|arn:.*)$"};
 static const shape S_KMSMasterKeyId = {.type = WIRE_STRING, .name = "KMSMasterKeyId", .constrained = 1, .has_min = 1, .min = 1LL};
 static const shape S_Key = {.type = WIRE_MAP, .name = "Key", .key = &S_AttributeName, .element = &S_AttributeValue};
 static const shape S_KeyConditions = {.type = WIRE_MAP, .name = "KeyConditions", .key = &S_AttributeName, .element = &S_Condition};
@@ -658,6 +664,14 @@ static const shape_member S_KeySchemaElement_members[] = {
 static const shape S_KeySchemaElement = {.type = WIRE_STRUCTURE, .name = "KeySchemaElement", .constrained = 1, .members = S_KeySchemaElement_members, .nmembers = 2};
 static const char *const S_KeyType_enum[] = {"HASH", "RANGE", NULL};
 static const shape S_KeyType = {.type = WIRE_STRING, .name = "KeyType", .constrained = 1, .enums = S_KeyType_enum};
+static const shape_member S_KeyedWriteWithoutKey_members[] = {
+    {"ReturnConsumedCapacity", &S_ReturnConsumedCapacity, 0, NULL},
+    {"TableName", &S_ItemTableName, 1, NULL},
+    {"ReturnValues", &S_ReturnValue, 0, NULL},
+    {"ConditionalOperator", &S_ConditionalOperator, 0, NULL},
+    {"Key", &S_Key, 1, NULL},
+};
+static const shape S_KeyedWriteWithoutKey = {.type = WIRE_STRUCTURE, .name = "KeyedWriteWithoutKey", .constrained = 1, .members = S_KeyedWriteWithoutKey_members, .nmembers = 5};
 static const shape_member S_KeysAndAttributes_members[] = {
     {"Keys", &S_KeyList, 1, NULL},
     {"AttributesToGet", &S_AttributeNameList, 0, NULL},
@@ -1089,20 +1103,23 @@ static const shape_member S_UpdateGlobalTableSettingsInput_members[] = {
 };
 static const shape S_UpdateGlobalTableSettingsInput = {.type = WIRE_STRUCTURE, .name = "UpdateGlobalTableSettingsInput", .constrained = 1, .members = S_UpdateGlobalTableSettingsInput_members, .nmembers = 6};
 static const shape_member S_UpdateItemInput_members[] = {
+    {"ReturnValues", &S_ReturnValue, 0, NULL},
+    {"ReturnConsumedCapacity", &S_ReturnConsumedCapacity, 0, NULL},
+    {"ReturnItemCollectionMetrics", &S_ReturnItemCollectionMetrics, 0, NULL},
+    {"ConditionalOperator", &S_ConditionalOperator, 0, NULL},
     {"TableName", &S_TableName, 1, NULL},
     {"Key", &S_Key, 1, NULL},
     {"AttributeUpdates", &S_AttributeUpdates, 0, NULL},
     {"Expected", &S_ExpectedAttributeMap, 0, NULL},
-    {"ConditionalOperator", &S_ConditionalOperator, 0, NULL},
-    {"ReturnValues", &S_ReturnValue, 0, NULL},
-    {"ReturnConsumedCapacity", &S_ReturnConsumedCapacity, 0, NULL},
-    {"ReturnItemCollectionMetrics", &S_ReturnItemCollectionMetrics, 0, NULL},
     {"UpdateExpression", &S_UpdateExpression, 0, NULL},
     {"ConditionExpression", &S_ConditionExpression, 0, NULL},
     {"ExpressionAttributeNames", &S_ExpressionAttributeNameMap, 0, NULL},
     {"ExpressionAttributeValues", &S_ExpressionAttributeValueMap, 0, NULL},
 };
-static const shape S_UpdateItemInput = {.type = WIRE_STRUCTURE, .name = "UpdateItemInput", .constrained = 1, .members = S_UpdateItemInput_members, .nmembers = 12};
+static const shape_message S_UpdateItemInput_messages[] = {
+    {"ReturnValues", SHAPE_MESSAGE_AMONG, "Failed to satisfy constraint: Member must satisfy enum value set: [ALL_OLD, UPDATED_OLD, ALL_NEW, UPDATE_NEW, NONE]"},
+};
+static const shape S_UpdateItemInput = {.type = WIRE_STRUCTURE, .name = "UpdateItemInput", .constrained = 1, .one_member_at_a_time = 1, .variant_member = "Key", .variant = &S_KeyedWriteWithoutKey, .members = S_UpdateItemInput_members, .nmembers = 12, .messages = S_UpdateItemInput_messages, .nmessages = 1};
 static const shape_member S_UpdateReplicationGroupMemberAction_members[] = {
     {"RegionName", &S_RegionName, 1, NULL},
     {"KMSMasterKeyId", &S_KMSMasterKeyId, 0, NULL},
@@ -1192,7 +1209,7 @@ const shape_operation shape_operations[] = {
     {"CreateGlobalTable", &S_CreateGlobalTableInput, 1},
     {"CreateTable", &S_CreateTableInput, 1},
     {"DeleteBackup", &S_DeleteBackupInput, 1},
-    {"DeleteItem", &S_DeleteItemInput, 0},
+    {"DeleteItem", &S_DeleteItemInput, 1},
     {"DeleteTable", &S_DeleteTableInput, 1},
     {"DescribeBackup", &S_DescribeBackupInput, 1},
     {"DescribeContinuousBackups", &S_DescribeContinuousBackupsInput, 1},
@@ -1238,7 +1255,7 @@ const shape_operation shape_operations[] = {
     {"UpdateContributorInsights", &S_UpdateContributorInsightsInput, 1},
     {"UpdateGlobalTable", &S_UpdateGlobalTableInput, 1},
     {"UpdateGlobalTableSettings", &S_UpdateGlobalTableSettingsInput, 1},
-    {"UpdateItem", &S_UpdateItemInput, 0},
+    {"UpdateItem", &S_UpdateItemInput, 1},
     {"UpdateTable", &S_UpdateTableInput, 1},
     {"UpdateTableReplicaAutoScaling", &S_UpdateTableReplicaAutoScalingInput, 1},
     {"UpdateTimeToLive", &S_UpdateTimeToLiveInput, 1},
