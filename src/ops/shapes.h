@@ -98,7 +98,9 @@ int shapes_check_types(const shape *input, json_t *req, qr_err *err);
 /* Checks req (its types checked) against the constraints of input: required members,
  * lengths, patterns, enum values, numeric ranges, list and map sizes, reporting all it
  * breaks in one ValidationException, "N validation errors detected: Value '…' at '…'
- * failed to satisfy constraint: …; …". Shapes marked handler_judges are skipped. */
+ * failed to satisfy constraint: …; …". Shapes marked handler_judges are skipped. Where
+ * input says so, req is judged against its variant (variant_member left out), one member at
+ * a time, and with its members' own messages (shape_message). */
 int shapes_check_constraints(const shape *input, const json_t *req, qr_err *err);
 
 /* For handlers that judge their operation's members themselves, in the order DynamoDB
