@@ -69,12 +69,24 @@ def load():
     for key, joints in overrides.get("joint_messages", {}).items():
         service, name = key.split("/")
         shapes[(service, name)]["joints"] = joints
+    for kind in ("absent_messages", "enum_messages", "empty_messages", "among_messages"):
+        for key, members in overrides.get(kind, {}).items():
+            service, name = key.split("/")
+            for member, text in members.items():
+                shapes[(service, name)]["members"][member][kind[:-1]] = text
+    for key, members in overrides.get("member_shapes", {}).items():
+        service, name = key.split("/")
+        for member, target in members.items():
+            shapes[(service, name)]["members"][member]["shape"] = target
     return ops, shapes, set(overrides.get("handler_judges_operations", []))
 
 
 def ere(s):
     """A shape's pattern as an anchored POSIX extended expression, or None when it uses
-    what POSIX does not have (\\p{...}, \\u escapes): such patterns are not judged."""
+    what POSIX does not have (\\p{...}, \\u escapes): such patterns are not judged. An
+    override may give the expression itself (ere) where the live service matches more."""
+    if "ere" in s:
+        return s["ere"]
     p = s.get("pattern")
     if p is None or "\\" in p:
         return None
@@ -108,7 +120,7 @@ def main():
         s = shapes[(service, name)]
         for m in s.get("members", {}).values():
             reach(service, m["shape"])
-        for part in ("member", "key", "value"):
+        for part in ("member", "key", "value", "absent_variant"):
             if part in s:
                 reach(service, s[part]["shape"])
         order.append((service, name))
@@ -167,6 +179,11 @@ def main():
             fields.append(".pattern = %s, .ere = %s" % (c_string(s["pattern"]), c_string(ere(s))))
         if s.get("pattern_first"):
             fields.append(".pattern_first = 1")
+        if s.get("one_member_at_a_time"):
+            fields.append(".one_member_at_a_time = 1")
+        if "absent_variant" in s:
+            fields.append(".variant_member = %s, .variant = &%s" % (
+                c_string(s["absent_variant"]["member"]), ident(service, s["absent_variant"]["shape"])))
         if "enum" in s:
             w("static const char *const %s_enum[] = {%s, NULL};" %
               (sid, ", ".join(c_string(e) for e in s["enum"])))
@@ -181,6 +198,18 @@ def main():
                                           c_string(text) if text else "NULL"))
             w("};")
             fields.append(".members = %s_members, .nmembers = %d" % (sid, len(s["members"])))
+            messages = [(mname, kind, m[field]) for mname, m in s["members"].items()
+                        for field, kind in (("absent_message", "SHAPE_MESSAGE_ABSENT"),
+                                            ("enum_message", "SHAPE_MESSAGE_ENUM"),
+                                            ("empty_message", "SHAPE_MESSAGE_EMPTY"),
+                                            ("among_message", "SHAPE_MESSAGE_AMONG"))
+                        if field in m]
+            if messages:
+                w("static const shape_message %s_messages[] = {" % sid)
+                for mname, kind, text in messages:
+                    w("    {%s, %s, %s}," % (c_string(mname), kind, c_string(text)))
+                w("};")
+                fields.append(".messages = %s_messages, .nmessages = %d" % (sid, len(messages)))
         for part in ("alone_before", "alone_after", "unshown"):
             if s.get(part):
                 for mname in s[part]:

@@ -116,48 +116,18 @@ void index_definition_names(json_t *defs, char *out, size_t cap)
     }
 }
 
-static int check_name(json_t *name, qr_err *err)
-{
-    if (!json_is_string(name)) return err_not_null(err, "indexName");
-    const char *s = json_string_value(name);
-    size_t n = json_string_length(name);
-    if (n < 3) return err_violation(err, s, "indexName", QR_MSG_LENGTH_AT_LEAST, 3LL);
-    if (n > 255) return err_violation(err, s, "indexName", QR_MSG_LENGTH_AT_MOST, 255LL);
-    for (size_t i = 0; i < n; i++)
-        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
-              (s[i] >= '0' && s[i] <= '9') || s[i] == '_' || s[i] == '-' || s[i] == '.'))
-            return err_validation(
-                err,
-                "1 validation error detected: Value '%s' at 'indexName' failed to satisfy "
-                "constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+",
-                s);
-    return 0;
-}
-
-/* Checks an index's Projection; where names the index's place in the request for shape
- * errors ("globalSecondaryIndexes.2.member"). */
-static int check_projection(json_t *def, const char *where, json_t *key_names, size_t *projected,
-                            qr_err *err)
+/* Checks an index's Projection against the rules (its members' constraints are the
+ * shape checker's). */
+static int check_projection(json_t *def, json_t *key_names, size_t *projected, qr_err *err)
 {
     json_t *proj = json_object_get(def, "Projection");
-    if (!json_is_object(proj)) return err_not_null(err, "projection");
     json_t *type = json_object_get(proj, "ProjectionType"),
            *nka = json_object_get(proj, "NonKeyAttributes");
     if (type == NULL || json_is_null(type))
         return err_validation(
             err, "One or more parameter values were invalid: Unknown ProjectionType: null");
-    if (!json_is_string(type))
-        return err_set(err, QR_E_SERIALIZATION, "ProjectionType must be a string");
-    const char *ts = json_string_value(type);
-    if (strcmp(ts, "ALL") && strcmp(ts, "KEYS_ONLY") && strcmp(ts, "INCLUDE"))
-        return err_violation(err, ts, "projection.projectionType", QR_MSG_ENUM,
-                             "ALL, INCLUDE, KEYS_ONLY");
+    const char *ts = json_is_string(type) ? json_string_value(type) : "";
     if (strcmp(ts, "INCLUDE") == 0) {
-        if (json_is_array(nka) && json_array_size(nka) == 0) {
-            char path[160];
-            snprintf(path, sizeof path, "%s.projection.nonKeyAttributes", where);
-            return err_violation(err, "[]", path, QR_MSG_LENGTH_AT_LEAST, 1LL);
-        }
         if (!json_is_array(nka))
             return err_validation(
                 err, "One or more parameter values were invalid: ProjectionType is INCLUDE, but "
@@ -166,13 +136,6 @@ static int check_projection(json_t *def, const char *where, json_t *key_names, s
         json_t *a;
         json_array_foreach(nka, i, a)
         {
-            if (!json_is_string(a))
-                return err_set(err, QR_E_SERIALIZATION, "NonKeyAttributes must be strings");
-            if (json_string_length(a) < 1 || json_string_length(a) > 255)
-                return err_violation(
-                    err, json_string_value(a), "projection.nonKeyAttributes",
-                    QR_MSG_EVERY_MEMBER(QR_MSG_LENGTH_AT_MOST QR_MSG_AND QR_MSG_LENGTH_AT_LEAST),
-                    255LL, 1LL);
             for (j = 0; j < i; j++)
                 if (json_equal(json_array_get(nka, j), a))
                     return err_validation(
@@ -204,10 +167,11 @@ static int check_projection(json_t *def, const char *where, json_t *key_names, s
     return 0;
 }
 
-/* Checks an index's KeySchema; fills key_names with its attribute names. where names the
- * index's place in the request for shape errors ("globalSecondaryIndexes.2.member"). */
+/* Checks an index's KeySchema against the rules and the definitions: its size, in
+ * DynamoDB's words for an index (an index may have several key attributes of each kind);
+ * fills key_names with its attribute names. */
 static int check_index_keys(json_t *def, json_t *defs, int global, const char *table_pk,
-                            const char *where, json_t *key_names, qr_err *err)
+                            json_t *key_names, qr_err *err)
 {
     const char *name = json_string_value(json_object_get(def, "IndexName"));
     json_t *ks = json_object_get(def, "KeySchema");
@@ -223,16 +187,10 @@ static int check_index_keys(json_t *def, json_t *defs, int global, const char *t
     int nhash = 0, nrange = 0;
     json_array_foreach(ks, i, k)
     {
-        json_t *an = json_object_get(k, "AttributeName"), *kt = json_object_get(k, "KeyType");
-        if (!json_is_string(an) || !json_is_string(kt))
-            return err_not_null(err, "keySchema.%zu.member", i + 1);
-        const char *role = json_string_value(kt);
-        int hash = strcmp(role, "HASH") == 0;
-        if (!hash && strcmp(role, "RANGE")) {
-            char path[64];
-            snprintf(path, sizeof path, "keySchema.%zu.member.keyType", i + 1);
-            return err_violation(err, role, path, QR_MSG_ENUM, "HASH, RANGE");
-        }
+        /* (an element's members are the shape checker's to judge) */
+        json_t *an = json_object_get(k, "AttributeName");
+        const char *role = json_string_value(json_object_get(k, "KeyType"));
+        int hash = role && strcmp(role, "HASH") == 0;
         if (i == 0 && !hash)
             return err_validation(
                 err, "Invalid KeySchema: The first KeySchemaElement is not a HASH key type");
@@ -257,12 +215,6 @@ static int check_index_keys(json_t *def, json_t *defs, int global, const char *t
                                                  "the same name")
                            : err_validation(err, "The KeySchema contains multiple key attributes "
                                                  "with the same name");
-        /* The name's length is part of the request's shape, judged before its meaning. */
-        if (json_string_length(an) > 255) {
-            char path[192];
-            snprintf(path, sizeof path, "%s.keySchema.%zu.member.attributeName", where, i + 1);
-            return err_violation(err, json_string_value(an), path, QR_MSG_LENGTH_AT_MOST, 255LL);
-        }
         if (!attr_type(defs, json_string_value(an))) {
             char names[512];
             index_definition_names(defs, names, sizeof names);
@@ -297,56 +249,11 @@ static int check_index_keys(json_t *def, json_t *defs, int global, const char *t
 int index_check_gsi(json_t *gsi, json_t *defs, qr_err *err)
 {
     size_t projected = 0;
-    if (check_name(json_object_get(gsi, "IndexName"), err)) return -1;
     json_t *names = json_array();
-    int rc = check_index_keys(gsi, defs, 1, NULL, "globalSecondaryIndexUpdates.1.member.create",
-                              names, err) ||
-             check_projection(gsi, "globalSecondaryIndexUpdates.1.member.create", names, &projected,
-                              err);
+    int rc = check_index_keys(gsi, defs, 1, NULL, names, err) ||
+             check_projection(gsi, names, &projected, err);
     json_decref(names);
     return rc ? -1 : 0;
-}
-
-/* CreateTable judges the names of all its indexes together, global indexes first, and
- * reports every name too short, too long or of other characters in one message, each at
- * its place in the request (recorded in eu-west-2 and us-east-1, October 2026). */
-static int index_name_errors(json_t *gsis, json_t *lsis, qr_err *err)
-{
-    buf list;
-    buf_init(&list, 0);
-    int count = 0;
-    for (int global = 1; global >= 0; global--) {
-        size_t i;
-        json_t *def;
-        json_array_foreach(global ? gsis : lsis, i, def)
-        {
-            json_t *name = json_object_get(def, "IndexName");
-            if (!json_is_string(name)) continue; /* a missing name is reported in its turn */
-            const char *s = json_string_value(name);
-            size_t n = json_string_length(name);
-            int bad_char = 0;
-            for (size_t c = 0; c < n && !bad_char; c++)
-                bad_char =
-                    !(isalnum((unsigned char)s[c]) || s[c] == '_' || s[c] == '-' || s[c] == '.');
-            char path[96], text[QR_ERR_MSG_MAX];
-            snprintf(path, sizeof path, "%s.%zu.member.indexName",
-                     global ? "globalSecondaryIndexes" : "localSecondaryIndexes", i + 1);
-            if (n < 3)
-                err_violation_text(text, sizeof text, s, path, QR_MSG_LENGTH_AT_LEAST, 3LL);
-            else if (n > 255)
-                err_violation_text(text, sizeof text, s, path, QR_MSG_LENGTH_AT_MOST, 255LL);
-            else if (bad_char)
-                err_violation_text(text, sizeof text, s, path, QR_MSG_PATTERN, "[a-zA-Z0-9_.-]+");
-            else
-                continue;
-            buf_printf(&list, "%s%s", count++ ? "; " : "", text);
-        }
-    }
-    if (count)
-        err_validation(err, "%d validation error%s detected: %s", count, count > 1 ? "s" : "",
-                       list.data);
-    buf_free(&list);
-    return count ? -1 : 0;
 }
 
 /* With indexes, DynamoDB answers an unused definition by listing the definitions and
@@ -396,10 +303,6 @@ int index_check_definitions(json_t *req, qr_err *err)
     const char *pk = json_string_value(json_object_get(json_array_get(ks, 0), "AttributeName"));
     int has_sk = json_array_size(ks) == 2;
     size_t projected = 0;
-    if (lsis && !json_is_array(lsis))
-        return err_set(err, QR_E_SERIALIZATION, "LocalSecondaryIndexes must be a list");
-    if (gsis && !json_is_array(gsis))
-        return err_set(err, QR_E_SERIALIZATION, "GlobalSecondaryIndexes must be a list");
     if (lsis && json_array_size(lsis) == 0)
         return err_validation(
             err,
@@ -424,7 +327,6 @@ int index_check_definitions(json_t *req, qr_err *err)
         return err_validation(
             err, "One or more parameter values were invalid: Table KeySchema does not have a range "
                  "key, which is required when specifying a LocalSecondaryIndex");
-    if (index_name_errors(gsis, lsis, err)) return -1;
     json_t *seen = json_object();
     int rc = 0;
     for (int global = 0; global < 2 && rc == 0; global++) {
@@ -432,11 +334,7 @@ int index_check_definitions(json_t *req, qr_err *err)
         json_t *def;
         json_array_foreach(global ? gsis : lsis, i, def)
         {
-            json_t *name = json_object_get(def, "IndexName");
-            if (!json_is_object(def) || check_name(name, err)) {
-                rc = err_not_null(err, "indexName");
-                break;
-            }
+            json_t *name = json_object_get(def, "IndexName"); /* (judged by the shape checker) */
             if (json_object_get(seen, json_string_value(name))) {
                 rc = err_validation(
                     err, "One or more parameter values were invalid: Duplicate index name: %s",
@@ -445,11 +343,8 @@ int index_check_definitions(json_t *req, qr_err *err)
             }
             json_object_set_new(seen, json_string_value(name), json_true());
             json_t *names = json_array();
-            char where[64];
-            snprintf(where, sizeof where, "%s.%zu.member",
-                     global ? "globalSecondaryIndexes" : "localSecondaryIndexes", i + 1);
-            rc = check_index_keys(def, defs, global, pk, where, names, err) ||
-                 check_projection(def, where, names, &projected, err);
+            rc = check_index_keys(def, defs, global, pk, names, err) ||
+                 check_projection(def, names, &projected, err);
             json_decref(names);
             if (rc) break;
         }

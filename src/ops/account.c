@@ -44,9 +44,8 @@ int op_describe_limits(qr_db *db, op_call *c, qr_err *err)
  * refused as IAM refuses it, since no table of that account lives here. */
 static int arn_table(json_t *req, const char *op, char *name, size_t cap, qr_err *err)
 {
-    const char *arn;
+    const char *arn; /* (its presence is the shape checker's: "Invalid TableArn") */
     if (param_string(req, "ResourceArn", &arn, err)) return -1;
-    if (arn == NULL) return err_validation(err, "Invalid TableArn");
     arn_parts a;
     if (arn_split_resource(arn, &a, err)) return -1;
     if (a.sub && arn_is(a.sub, a.sub_len, "index"))
@@ -214,10 +213,8 @@ static int change_tags(qr_db *db, json_t *req, const char *key, int adding, json
                        qr_err *err)
 {
     char name[256];
-    json_t *list;
-    if (json_object_get(req, "ResourceArn") == NULL) return err_validation(err, "Invalid TableArn");
+    json_t *list; /* (present: the shape checker has judged the members' presence) */
     if (param_array(req, key, &list, err)) return -1;
-    if (list == NULL) return param_null(adding ? "tags" : "tagKeys", err);
     if (arn_table(req, adding ? "TagResource" : "UntagResource", name, sizeof name, err)) return -1;
     if (adding && json_array_size(list) == 0)
         return err_validation(err, "Atleast one Tag needs to be provided as Input.");
@@ -228,8 +225,6 @@ static int change_tags(qr_db *db, json_t *req, const char *key, int adding, json
         json_t *k;
         json_array_foreach(list, i, k)
         {
-            if (!json_is_string(k))
-                return err_set(err, QR_E_SERIALIZATION, "Tag keys must be strings");
             const char *key = json_string_value(k);
             if (json_string_length(k) == 0)
                 return err_validation(err, "The Tag Key provided is invalid, Key: ");

@@ -28,55 +28,9 @@ typedef struct write_params {
     const char *metrics;
 } write_params;
 
-/* ReturnValues refused among other refused members, in DynamoDB's generic words (its
- * values listed as DynamoDB lists them there). */
-#define RV_AMONG_OTHERS_SET "ALL_OLD, UPDATED_OLD, ALL_NEW, UPDATE_NEW, NONE"
-
-/* PutItem and DeleteItem judge ReturnConsumedCapacity, ReturnValues and
- * ReturnItemCollectionMetrics together and report every one that fails in one message,
- * in that order; a bad ReturnValues among others is worded generically, alone it is
- * named (recorded in eu-west-2, us-east-1, ap-southeast-2 and eu-central-1, September
- * 2026). An error of another kind (a member of the wrong JSON type) is reported alone. */
-static int judge_write_enums(json_t *req, write_params *p, qr_err *err)
-{
-    static const char *const keys[] = {"ReturnConsumedCapacity", "ReturnValues",
-                                       "ReturnItemCollectionMetrics"};
-    const char *const *sets[] = {capacity_modes, return_values, metrics_modes};
-    const char **outs[] = {&p->capacity, &p->return_values, &p->metrics};
-    qr_err e[3];
-    int bad = 0;
-    for (int i = 0; i < 3; i++) {
-        err_init(&e[i]);
-        if (param_enum(req, keys[i], sets[i], "NONE", outs[i], &e[i]) == 0) continue;
-        if (strcmp(e[i].type, QR_E_VALIDATION) != 0) {
-            err_set(err, e[i].type, "%s", e[i].msg);
-            for (int j = 0; j <= i; j++)
-                err_clear(&e[j]);
-            return -1;
-        }
-        bad++;
-    }
-    if (bad == 1) {
-        for (int i = 0; i < 3; i++)
-            if (e[i].type) err_set(err, e[i].type, "%s", e[i].msg);
-    } else if (bad > 1) {
-        member_errors m;
-        member_errors_init(&m);
-        char among[160];
-        snprintf(among, sizeof among, QR_MSG_UNPLACED QR_MSG_ENUM, RV_AMONG_OTHERS_SET);
-        for (int i = 0; i < 3; i++)
-            if (e[i].type) member_errors_add(&m, i == 1 ? among : e[i].msg);
-        member_errors_finish(&m, err);
-    }
-    for (int i = 0; i < 3; i++)
-        err_clear(&e[i]);
-    return bad ? -1 : 0;
-}
-
 /* True if the request carries a value nested past QR_DEEP_READ_LEVELS: DynamoDB's
  * single-item writes then read it in an older way (measured in us-east-1 and eu-west-2,
- * October 2026), which checks ConditionalOperator and ReturnValues in older words before
- * anything else. */
+ * October 2026), which words the ReturnValues rule without its envelope. */
 static int read_the_older_way(json_t *req)
 {
     static const char *const holders[] = {"Item", "Key", "ExpressionAttributeValues"};
@@ -95,27 +49,18 @@ static int read_the_older_way(json_t *req)
     return most > QR_DEEP_READ_LEVELS;
 }
 
+/* Reads the Return* members (their enums, and ConditionalOperator's, are the shape
+ * checker's, in the order and words DynamoDB gives each operation) and checks what a
+ * write may return. */
 static int read_write_params(json_t *req, int allow_updated, write_params *p, qr_err *err)
 {
-    static const char *const operators[] = {"OR", "AND", NULL};
-    const char *op;
-    /* (the walk over every value happens only where its answer can matter) */
-    if (json_object_get(req, "ConditionalOperator") && read_the_older_way(req) &&
-        param_enum(req, "ConditionalOperator", operators, NULL, &op, err))
-        return -1;
-    if (allow_updated
-            ? param_enum(req, "ReturnValues", return_values, "NONE", &p->return_values, err) ||
-                  param_enum(req, "ReturnConsumedCapacity", capacity_modes, "NONE", &p->capacity,
-                             err) ||
-                  param_enum(req, "ReturnItemCollectionMetrics", metrics_modes, "NONE", &p->metrics,
-                             err)
-            : judge_write_enums(req, p, err))
-        return -1;
-    if (param_enum(req, "ReturnValuesOnConditionCheckFailure", on_failure_modes, "NONE",
+    if (param_enum(req, "ReturnValues", return_values, "NONE", &p->return_values, err) ||
+        param_enum(req, "ReturnConsumedCapacity", capacity_modes, "NONE", &p->capacity, err) ||
+        param_enum(req, "ReturnItemCollectionMetrics", metrics_modes, "NONE", &p->metrics, err) ||
+        param_enum(req, "ReturnValuesOnConditionCheckFailure", on_failure_modes, "NONE",
                    &p->on_failure, err))
         return -1;
-    /* An operator outside its enum is a constraint, judged before the table is looked up. */
-    if (param_enum(req, "ConditionalOperator", operators, NULL, &op, err)) return -1;
+    /* Far too deep a request is read the older way, which words this without the envelope. */
     if (!allow_updated && strcmp(p->return_values, "NONE") && strcmp(p->return_values, "ALL_OLD"))
         return err_validation(err, "%sReturnValues can only be ALL_OLD or NONE",
                               read_the_older_way(req) ? "" : "1 validation error detected: ");
@@ -301,24 +246,12 @@ int op_put_item(qr_db *db, op_call *c, qr_err *err)
     write_params p;
     json_t *item;
     int rc = -1;
-    /* An empty table name stops PutItem before anything else is judged, and is named
-     * without an echo of the value (31 of 33 regions in October 2026; the other two
-     * still add the ReturnValues error beside it). */
-    json_t *name = json_object_get(req, "TableName");
-    if (json_is_string(name) && json_string_length(name) == 0) {
-        err_validation(err, "1 validation error detected: Value at 'TableName' failed to satisfy "
-                            "constraint: Member "
-                            "must have length greater than or equal to 1");
-        goto done;
-    }
-    /* DynamoDB judges the parameters' own constraints before it looks for the table. */
+    /* The members' constraints are the shape checker's (an empty table name, judged before
+     * all else, and ReturnValues among others have their own words there); what is left
+     * before the table is looked for is the operation's rules. */
     if (read_write_params(req, 0, &p, err)) goto done;
     if (param_table(db, req, "TableName", &t, err)) goto done;
     if (param_object(req, "Item", &item, err)) goto done;
-    if (item == NULL) {
-        param_null("item", err);
-        goto done;
-    }
     size_t size;
     if (item_check_put(t, item, &size, err)) goto done;
     if (parse_write_exprs(&x, req, EXPRS_CONDITION, err)) goto done;
@@ -437,58 +370,6 @@ typedef struct keyed_write {
     json_t *keyv; /* the request's Key (borrowed) */
 } keyed_write;
 
-/* A keyed write without its Key: DynamoDB judges the request's members together and
- * reports every one that breaks its constraints in one message, in the order
- * returnConsumedCapacity, tableName, returnValues, conditionalOperator, key. Recorded
- * alike in eu-west-2 and us-east-1 (October 2026). Returns 0 when Key is present. */
-static int missing_key_errors(qr_db *db, json_t *req, qr_err *err)
-{
-    json_t *keyv = json_object_get(req, "Key");
-    if (keyv && !json_is_null(keyv)) return 0;
-    member_errors m;
-    member_errors_init(&m);
-    const char *s;
-    qr_err e;
-    err_init(&e);
-    if (param_enum(req, "ReturnConsumedCapacity", capacity_modes, "NONE", &s, &e))
-        member_errors_add(&m, e.msg);
-    err_clear(&e);
-    table *t = NULL;
-    if (param_table(db, req, "TableName", &t, &e) && strcmp(e.type, QR_E_VALIDATION) == 0)
-        member_errors_add(&m, e.msg);
-    if (t) catalog_release(db, t);
-    err_clear(&e);
-    if (param_enum(req, "ReturnValues", return_values, "NONE", &s, &e))
-        member_errors_add(&m, e.msg);
-    err_clear(&e);
-    static const char *const operators[] = {"OR", "AND", NULL};
-    if (param_enum(req, "ConditionalOperator", operators, NULL, &s, &e))
-        member_errors_add(&m, e.msg);
-    err_clear(&e);
-    char key_null[128];
-    err_not_null_text(key_null, sizeof key_null, "key");
-    member_errors_add(&m, key_null);
-    return member_errors_finish(&m, err);
-}
-
-/* UpdateItem with both ReturnValues and ReturnConsumedCapacity outside their enums:
- * most regions (31 of 33 in October 2026) stop at the first and answer one generic
- * enum error, in these words and with this list, where older regions named both. */
-static int update_enums_both_bad(json_t *req, qr_err *err)
-{
-    const char *s;
-    qr_err a, b;
-    err_init(&a);
-    err_init(&b);
-    int bad_rv = param_enum(req, "ReturnValues", return_values, "NONE", &s, &a) != 0;
-    int bad_rcc = param_enum(req, "ReturnConsumedCapacity", capacity_modes, "NONE", &s, &b) != 0;
-    err_clear(&a);
-    err_clear(&b);
-    if (!bad_rv || !bad_rcc) return 0;
-    return err_validation(err, "1 validation error detected: " QR_MSG_UNPLACED QR_MSG_ENUM,
-                          RV_AMONG_OTHERS_SET);
-}
-
 int item_check_key(const table *t, json_t *key, qr_err *err)
 {
     if (key_check_key(t, key, err)) return value_error_is_malformed(err) ? envelope(err) : -1;
@@ -500,8 +381,6 @@ static int keyed_begin(qr_db *db, json_t *req, int allow_updated, int expression
                        qr_err *err)
 {
     memset(w, 0, sizeof *w);
-    if (missing_key_errors(db, req, err)) return -1;
-    if (allow_updated && update_enums_both_bad(req, err)) return -1;
     if (read_write_params(req, allow_updated, &w->p, err))
         return -1; /* before the table, as in PutItem */
     if (param_table(db, req, "TableName", &w->t, err)) return -1;

@@ -184,6 +184,59 @@ static void violation(member_errors *m, const json_t *v, const char *path, const
     buf_free(&value);
 }
 
+/* A structure as DynamoDB's Java objects print themselves, "Name(member=value, ...)": its
+ * members in the shape's order, absent ones null, lists "[a, b]". */
+static void render_object(const shape *s, const json_t *v, buf *out, int depth)
+{
+    if (s->type == WIRE_LIST && json_is_array(v) && depth < 8) {
+        buf_putc(out, '[');
+        for (size_t i = 0; i < json_array_size(v); i++) {
+            if (i) buf_puts(out, ", ");
+            render_object(s->element, json_array_get(v, i), out, depth + 1);
+        }
+        buf_putc(out, ']');
+    } else if (s->type == WIRE_STRUCTURE && json_is_object(v) && depth < 8) {
+        buf_printf(out, "%s(", s->name);
+        for (size_t i = 0; i < s->nmembers; i++) {
+            char field[128];
+            buf_printf(out, "%s%s=", i ? ", " : "",
+                       param_field(s->members[i].name, field, sizeof field));
+            render_object(s->members[i].shape, json_object_get(v, s->members[i].name), out,
+                          depth + 1);
+        }
+        buf_putc(out, ')');
+    } else if (v == NULL || json_is_null(v)) {
+        buf_puts(out, "null");
+    } else if (json_is_string(v)) {
+        buf_append(out, json_string_value(v), json_string_length(v));
+    } else {
+        render_value(v, out);
+    }
+}
+
+/* A list of structures against its bounds, echoed as DynamoDB echoes such a list: its
+ * elements as Java objects (render_object), or [...] when that is long. */
+static void check_list_of_structures(const shape *s, const json_t *v, const char *path,
+                                     member_errors *m)
+{
+    long long n = (long long)json_array_size(v);
+    if (!(s->has_min && n < s->min) && !(s->has_max && n > s->max)) return;
+    buf echo;
+    buf_init(&echo, 0);
+    render_object(s, v, &echo, 0);
+    const char *shown = echo.len <= ECHO_MAX ? echo.data : "[...]";
+    char text[QR_ERR_MSG_MAX];
+    if (s->has_min && n < s->min) {
+        err_violation_text(text, sizeof text, shown, path, QR_MSG_LENGTH_AT_LEAST, s->min);
+        member_errors_add(m, text);
+    }
+    if (s->has_max && n > s->max) {
+        err_violation_text(text, sizeof text, shown, path, QR_MSG_LENGTH_AT_MOST, s->max);
+        member_errors_add(m, text);
+    }
+    buf_free(&echo);
+}
+
 /* A size or length against the shape's bounds. */
 static void check_bounds(const shape *s, const json_t *v, long long n, const char *path,
                          member_errors *m)
@@ -238,6 +291,15 @@ static int listed(const char *const *names, const char *name)
     return 0;
 }
 
+/* Structure s's own message of kind for its member name, or NULL. */
+static const char *member_message(const shape *s, const char *name, shape_message_kind kind)
+{
+    for (size_t i = 0; i < s->nmessages; i++)
+        if (s->messages[i].kind == kind && strcmp(s->messages[i].member, name) == 0)
+            return s->messages[i].text;
+    return NULL;
+}
+
 static void judge_structure(const shape *s, const json_t *v, const char *path, int depth,
                             member_errors *m)
 {
@@ -248,7 +310,9 @@ static void judge_structure(const shape *s, const json_t *v, const char *path, i
         if (listed(s->alone_before, mem->name) || listed(s->alone_after, mem->name))
             continue; /* judge_alone's */
         if (mv == NULL && !mem->required) continue;
-        if (mv && (!mem->shape->constrained || mem->length_message)) continue;
+        if (mv && (!mem->shape->constrained || mem->length_message ||
+                   member_message(s, mem->name, SHAPE_MESSAGE_ENUM)))
+            continue;
         buf sub;
         buf_init(&sub, 0);
         member_path(&sub, path, mem->name);
@@ -271,7 +335,10 @@ static void judge(const shape *s, const json_t *v, const char *path, int depth, 
         if (!s->handler_judges) judge_structure(s, v, path, depth, m);
         return;
     case WIRE_LIST:
-        if (!s->handler_judges) check_bounds(s, v, (long long)json_array_size(v), path, m);
+        if (!s->handler_judges && s->element->type == WIRE_STRUCTURE)
+            check_list_of_structures(s, v, path, m);
+        else if (!s->handler_judges)
+            check_bounds(s, v, (long long)json_array_size(v), path, m);
         if (!s->element->constrained) return;
         for (size_t i = 0; i < json_array_size(v); i++) {
             json_t *ev = json_array_get(v, i);
@@ -562,6 +629,67 @@ static int member_breaks(const shape *input, const json_t *req, const char *name
     return 0;
 }
 
+/* The first member of req left out (or null), or given as "", that has a message of its
+ * own for that: then err is set to that message alone (-1). */
+static int judge_absent_messages(const shape *input, const json_t *req, qr_err *err)
+{
+    for (size_t i = 0; i < input->nmessages; i++) {
+        const shape_message *mm = &input->messages[i];
+        const json_t *v = json_object_get(req, mm->member);
+        if ((mm->kind == SHAPE_MESSAGE_ABSENT && (v == NULL || json_is_null(v))) ||
+            (mm->kind == SHAPE_MESSAGE_EMPTY && json_is_string(v) && json_string_length(v) == 0))
+            return err_validation(err, "%s", mm->text);
+    }
+    return 0;
+}
+
+/* Where m reports several violations, each member of input with an AMONG message has its
+ * own violations' texts in m (one, as such members have) replaced by that message. */
+static void word_among_others(const shape *input, const json_t *req, member_errors *m)
+{
+    for (size_t i = 0; i < input->nmessages && m->count > 1; i++) {
+        const shape_message *mm = &input->messages[i];
+        const shape_member *mem = NULL;
+        for (size_t k = 0; k < input->nmembers && mem == NULL; k++)
+            if (strcmp(input->members[k].name, mm->member) == 0) mem = &input->members[k];
+        const json_t *v = json_object_get(req, mm->member);
+        if (mm->kind != SHAPE_MESSAGE_AMONG || mem == NULL || v == NULL || json_is_null(v))
+            continue;
+        member_errors own;
+        member_errors_init(&own);
+        char path[128];
+        judge(mem->shape, v, param_field(mem->name, path, sizeof path), 1, &own);
+        char *at = own.count == 1 ? strstr(m->list.data, own.list.data) : NULL;
+        if (at) {
+            buf out;
+            buf_init(&out, 0);
+            buf_append(&out, m->list.data, (size_t)(at - m->list.data));
+            buf_puts(&out, mm->text);
+            buf_puts(&out, at + own.list.len);
+            buf_free(&m->list);
+            m->list = out;
+        }
+        buf_free(&own.list);
+    }
+}
+
+/* The first member of req outside its enum that has a message of its own for that: then
+ * err is set to that message alone (-1). */
+static int judge_enum_messages(const shape *input, const json_t *req, qr_err *err)
+{
+    for (size_t i = 0; i < input->nmembers; i++) {
+        const shape_member *mem = &input->members[i];
+        const json_t *v = json_object_get(req, mem->name);
+        const char *text = member_message(input, mem->name, SHAPE_MESSAGE_ENUM);
+        if (text == NULL || !json_is_string(v) || mem->shape->enums == NULL) continue;
+        size_t k = 0;
+        while (mem->shape->enums[k] && strcmp(mem->shape->enums[k], json_string_value(v)))
+            k++;
+        if (mem->shape->enums[k] == NULL) return err_validation(err, "%s", text);
+    }
+    return 0;
+}
+
 /* The first of input's joint messages whose members all break their constraints beside
  * enough entries of its other member: err set to that message, bare (-1). */
 static int judge_joints(const shape *input, const json_t *req, qr_err *err)
@@ -603,19 +731,64 @@ static int judge_alone(const shape *input, const json_t *req, const char *const 
     return 0;
 }
 
+/* The violations of the first member of input (in its order) that has any, into m; worded
+ * by the member's AMONG message when a later member has some too. */
+static void judge_first_member(const shape *input, const json_t *req, member_errors *m)
+{
+    const shape_member *first = NULL;
+    for (size_t i = 0; i < input->nmembers; i++) {
+        shape one = *input;
+        one.members = &input->members[i];
+        one.nmembers = 1;
+        member_errors own;
+        member_errors_init(&own);
+        judge_structure(&one, req, "", 0, &own);
+        if (own.count && first == NULL) {
+            buf_free(&m->list);
+            *m = own;
+            first = &input->members[i];
+            continue;
+        }
+        buf_free(&own.list);
+        if (own.count == 0) continue;
+        const char *among = member_message(input, first->name, SHAPE_MESSAGE_AMONG);
+        if (among) {
+            buf_free(&m->list);
+            member_errors_init(m);
+            member_errors_add(m, among);
+        }
+        return;
+    }
+}
+
+/* The structure req is judged against: input, or its variant when the member that selects
+ * it is left out. */
+static const shape *judged_shape(const shape *input, const json_t *req)
+{
+    if (input->type != WIRE_STRUCTURE || input->variant == NULL) return input;
+    const json_t *v = json_object_get(req, input->variant_member);
+    return v == NULL || json_is_null(v) ? input->variant : input;
+}
+
 int shapes_check_constraints(const shape *input, const json_t *req, qr_err *err)
 {
     if (input == NULL || !input->constrained) return 0;
+    input = judged_shape(input, req);
     int structure = input->type == WIRE_STRUCTURE;
-    if (structure &&
-        (judge_joints(input, req, err) || judge_alone(input, req, input->alone_before, err)))
+    if (structure && (judge_absent_messages(input, req, err) || judge_joints(input, req, err) ||
+                      judge_alone(input, req, input->alone_before, err)))
         return -1;
     member_errors m;
     member_errors_init(&m);
-    judge(input, req, "", 0, &m);
+    if (input->one_member_at_a_time) {
+        judge_first_member(input, req, &m);
+    } else {
+        judge(input, req, "", 0, &m);
+        if (input->type == WIRE_STRUCTURE) word_among_others(input, req, &m);
+    }
     if (member_errors_finish(&m, err)) return -1;
     if (!structure) return 0;
-    return judge_length_messages(input, req, err) ||
+    return judge_length_messages(input, req, err) || judge_enum_messages(input, req, err) ||
                    judge_alone(input, req, input->alone_after, err)
                ? -1
                : 0;

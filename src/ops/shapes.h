@@ -34,6 +34,24 @@ typedef struct shape_joint {
     const char *message;
 } shape_joint;
 
+/* What DynamoDB answers for one member of a structure instead of the model's words
+ * (tools/shapes_overrides.json). Alone: ABSENT, the member left out or null, before anything
+ * else is judged (absent_messages); EMPTY, the member given as "", the same (empty_messages);
+ * ENUM, a value outside the member's enum, once the walk finds nothing else, the member then
+ * judged by nothing else (enum_messages). AMONG: the member's violation worded so (without
+ * its value or place) when others are reported with it (among_messages). */
+typedef enum shape_message_kind {
+    SHAPE_MESSAGE_ABSENT,
+    SHAPE_MESSAGE_ENUM,
+    SHAPE_MESSAGE_EMPTY,
+    SHAPE_MESSAGE_AMONG
+} shape_message_kind;
+typedef struct shape_message {
+    const char *member; /* as the request spells it */
+    shape_message_kind kind;
+    const char *text;
+} shape_message;
+
 struct shape {
     wire_type type;
     const char *name;            /* the model's name for the shape: "TableName" */
@@ -49,8 +67,15 @@ struct shape {
     const char *const *enums;    /* a string's allowed values, NULL-terminated, or NULL */
     const shape_member *members; /* a structure's, in the model's order */
     size_t nmembers;
-    const shape *key;     /* a map's keys */
-    const shape *element; /* a list's elements, a map's values */
+    const shape_message *messages; /* a structure's members' own messages, or NULL */
+    size_t nmessages;
+    int one_member_at_a_time;   /* a request's violations are those of its first member (in
+                                   the structure's order) that has any (AMONG words then
+                                   apply when later members have some too) */
+    const char *variant_member; /* when this member of a request is left out (or null), */
+    const shape *variant;       /* the request is judged against this structure instead */
+    const shape *key;           /* a map's keys */
+    const shape *element;       /* a list's elements, a map's values */
     /* Members of an operation's input judged each by itself, the first that breaks a
      * constraint answered alone: before the rest, or after once the rest break nothing
      * (NULL-terminated, or NULL; tools/shapes_overrides.json, judged_alone). */
@@ -102,10 +127,12 @@ int shapes_check_types(const shape *input, json_t *req, qr_err *err);
 /* Checks req (its types checked) against the constraints of input: required members,
  * lengths, patterns, enum values, numeric ranges, list and map sizes, reporting all it
  * breaks in one ValidationException, "N validation errors detected: Value '…' at '…'
- * failed to satisfy constraint: …; …". Shapes marked handler_judges are skipped. In order:
- * input's joint messages, its members judged alone before the rest, the rest together, its
- * members' own length messages, then its members judged alone after the rest; the first of
- * these that finds anything answers. */
+ * failed to satisfy constraint: …; …". Shapes marked handler_judges are skipped. req is
+ * judged against input's variant when variant_member is left out. In order: its members'
+ * own absent and empty messages, its joint messages, its members judged alone before the
+ * rest, the rest together (or one member at a time; AMONG words where others are listed),
+ * its members' own length and enum messages, then its members judged alone after the rest;
+ * the first of these that finds anything answers. */
 int shapes_check_constraints(const shape *input, const json_t *req, qr_err *err);
 
 /* For handlers that judge their operation's members themselves, in the order DynamoDB

@@ -49,6 +49,7 @@ static const shape S_CreateGlobalTableInput;
 static const shape S_CreateReplicaAction;
 static const shape S_CreateReplicationGroupMemberAction;
 static const shape S_CreateTableInput;
+static const shape S_CreateTableName;
 static const shape S_CsvDelimiter;
 static const shape S_CsvHeader;
 static const shape S_CsvHeaderList;
@@ -103,11 +104,14 @@ static const shape S_GlobalTableGlobalSecondaryIndexSettingsUpdateList;
 static const shape S_ImportArn;
 static const shape S_ImportNextToken;
 static const shape S_ImportTableInput;
+static const shape S_IndexKeySchema;
 static const shape S_IndexName;
+static const shape S_IndexThroughputUpdate;
 static const shape S_InputCompressionType;
 static const shape S_InputFormat;
 static const shape S_InputFormatOptions;
 static const shape S_IntegerObject;
+static const shape S_ItemTableName;
 static const shape S_KMSMasterKeyId;
 static const shape S_Key;
 static const shape S_KeyConditions;
@@ -117,6 +121,7 @@ static const shape S_KeySchema;
 static const shape S_KeySchemaAttributeName;
 static const shape S_KeySchemaElement;
 static const shape S_KeyType;
+static const shape S_KeyedWriteWithoutKey;
 static const shape S_KeysAndAttributes;
 static const shape S_KinesisStreamingDestinationInput;
 static const shape S_ListAttributeValue;
@@ -178,7 +183,6 @@ static const shape S_ReplicaUpdate;
 static const shape S_ReplicaUpdateList;
 static const shape S_ReplicationGroupUpdate;
 static const shape S_ReplicationGroupUpdateList;
-static const shape S_ResourceArnString;
 static const shape S_RestoreTableFromBackupInput;
 static const shape S_RestoreTableToPointInTimeInput;
 static const shape S_ReturnConsumedCapacity;
@@ -213,6 +217,7 @@ static const shape S_Tag;
 static const shape S_TagKeyList;
 static const shape S_TagKeyString;
 static const shape S_TagList;
+static const shape S_TagResourceArnString;
 static const shape S_TagResourceInput;
 static const shape S_TagValueString;
 static const shape S_TimeRangeLowerBound;
@@ -257,8 +262,8 @@ static const shape T_TableName;
 static const char *const S_AttributeAction_enum[] = {"ADD", "PUT", "DELETE", NULL};
 static const shape S_AttributeAction = {.type = WIRE_STRING, .name = "AttributeAction", .constrained = 1, .enums = S_AttributeAction_enum};
 static const shape_member S_AttributeDefinition_members[] = {
-    {"AttributeName", &S_KeySchemaAttributeName, 1, NULL},
     {"AttributeType", &S_ScalarAttributeType, 1, NULL},
+    {"AttributeName", &S_KeySchemaAttributeName, 1, NULL},
 };
 static const shape S_AttributeDefinition = {.type = WIRE_STRUCTURE, .name = "AttributeDefinition", .constrained = 1, .members = S_AttributeDefinition_members, .nmembers = 2};
 static const shape S_AttributeDefinitions = {.type = WIRE_LIST, .name = "AttributeDefinitions", .constrained = 1, .element = &S_AttributeDefinition};
@@ -377,7 +382,7 @@ static const shape_member S_CreateBackupInput_members[] = {
 static const shape S_CreateBackupInput = {.type = WIRE_STRUCTURE, .name = "CreateBackupInput", .constrained = 1, .members = S_CreateBackupInput_members, .nmembers = 2};
 static const shape_member S_CreateGlobalSecondaryIndexAction_members[] = {
     {"IndexName", &S_IndexName, 1, NULL},
-    {"KeySchema", &S_KeySchema, 1, NULL},
+    {"KeySchema", &S_IndexKeySchema, 1, NULL},
     {"Projection", &S_Projection, 1, NULL},
     {"ProvisionedThroughput", &S_ProvisionedThroughput, 0, NULL},
     {"OnDemandThroughput", &S_OnDemandThroughput, 0, NULL},
@@ -403,10 +408,10 @@ static const shape_member S_CreateReplicationGroupMemberAction_members[] = {
 static const shape S_CreateReplicationGroupMemberAction = {.type = WIRE_STRUCTURE, .name = "CreateReplicationGroupMemberAction", .constrained = 1, .members = S_CreateReplicationGroupMemberAction_members, .nmembers = 5};
 static const shape_member S_CreateTableInput_members[] = {
     {"AttributeDefinitions", &S_AttributeDefinitions, 1, NULL},
-    {"TableName", &S_TableName, 1, NULL},
+    {"TableName", &S_CreateTableName, 1, NULL},
     {"KeySchema", &S_KeySchema, 1, NULL},
-    {"LocalSecondaryIndexes", &S_LocalSecondaryIndexList, 0, NULL},
     {"GlobalSecondaryIndexes", &S_GlobalSecondaryIndexList, 0, NULL},
+    {"LocalSecondaryIndexes", &S_LocalSecondaryIndexList, 0, NULL},
     {"BillingMode", &S_BillingMode, 0, NULL},
     {"ProvisionedThroughput", &S_ProvisionedThroughput, 0, NULL},
     {"StreamSpecification", &S_StreamSpecification, 0, NULL},
@@ -416,7 +421,12 @@ static const shape_member S_CreateTableInput_members[] = {
     {"OnDemandThroughput", &S_OnDemandThroughput, 0, NULL},
     {"WarmThroughput", &S_WarmThroughput, 0, NULL},
 };
-static const shape S_CreateTableInput = {.type = WIRE_STRUCTURE, .name = "CreateTableInput", .constrained = 1, .members = S_CreateTableInput_members, .nmembers = 13};
+static const shape_message S_CreateTableInput_messages[] = {
+    {"TableName", SHAPE_MESSAGE_ABSENT, "The parameter 'TableName' is required but was not present in the request"},
+    {"TableClass", SHAPE_MESSAGE_ENUM, "Invalid table-class parameter provided. Please try again with a valid table-class value: [STANDARD, STANDARD_INFREQUENT_ACCESS]."},
+};
+static const shape S_CreateTableInput = {.type = WIRE_STRUCTURE, .name = "CreateTableInput", .constrained = 1, .members = S_CreateTableInput_members, .nmembers = 13, .messages = S_CreateTableInput_messages, .nmessages = 2};
+static const shape S_CreateTableName = {.type = WIRE_STRING, .name = "CreateTableName", .constrained = 1, .has_min = 1, .min = 3LL, .pattern = "[a-zA-Z0-9_.-]+", .ere = "^([a-zA-Z0-9_.-]+|arn:.*)$"};
 static const shape S_CsvDelimiter = {.type = WIRE_STRING, .name = "CsvDelimiter", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 1LL};
 static const shape S_CsvHeader = {.type = WIRE_STRING, .name = "CsvHeader", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 65536LL};
 static const shape S_CsvHeaderList = {.type = WIRE_LIST, .name = "CsvHeaderList", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 255LL, .element = &S_CsvHeader};
@@ -444,18 +454,21 @@ static const shape_member S_DeleteGlobalSecondaryIndexAction_members[] = {
 };
 static const shape S_DeleteGlobalSecondaryIndexAction = {.type = WIRE_STRUCTURE, .name = "DeleteGlobalSecondaryIndexAction", .constrained = 1, .members = S_DeleteGlobalSecondaryIndexAction_members, .nmembers = 1};
 static const shape_member S_DeleteItemInput_members[] = {
+    {"ReturnConsumedCapacity", &S_ReturnConsumedCapacity, 0, NULL},
+    {"ReturnValues", &S_ReturnValue, 0, NULL},
+    {"ReturnItemCollectionMetrics", &S_ReturnItemCollectionMetrics, 0, NULL},
+    {"ConditionalOperator", &S_ConditionalOperator, 0, NULL},
     {"TableName", &S_TableName, 1, NULL},
     {"Key", &S_Key, 1, NULL},
     {"Expected", &S_ExpectedAttributeMap, 0, NULL},
-    {"ConditionalOperator", &S_ConditionalOperator, 0, NULL},
-    {"ReturnValues", &S_ReturnValue, 0, NULL},
-    {"ReturnConsumedCapacity", &S_ReturnConsumedCapacity, 0, NULL},
-    {"ReturnItemCollectionMetrics", &S_ReturnItemCollectionMetrics, 0, NULL},
     {"ConditionExpression", &S_ConditionExpression, 0, NULL},
     {"ExpressionAttributeNames", &S_ExpressionAttributeNameMap, 0, NULL},
     {"ExpressionAttributeValues", &S_ExpressionAttributeValueMap, 0, NULL},
 };
-static const shape S_DeleteItemInput = {.type = WIRE_STRUCTURE, .name = "DeleteItemInput", .constrained = 1, .members = S_DeleteItemInput_members, .nmembers = 10};
+static const shape_message S_DeleteItemInput_messages[] = {
+    {"ReturnValues", SHAPE_MESSAGE_AMONG, "Failed to satisfy constraint: Member must satisfy enum value set: [ALL_OLD, UPDATED_OLD, ALL_NEW, UPDATE_NEW, NONE]"},
+};
+static const shape S_DeleteItemInput = {.type = WIRE_STRUCTURE, .name = "DeleteItemInput", .constrained = 1, .variant_member = "Key", .variant = &S_KeyedWriteWithoutKey, .members = S_DeleteItemInput_members, .nmembers = 10, .messages = S_DeleteItemInput_messages, .nmessages = 1};
 static const shape_member S_DeleteReplicaAction_members[] = {
     {"RegionName", &S_RegionName, 1, NULL},
 };
@@ -584,7 +597,7 @@ static const shape_member S_GetItemInput_members[] = {
 static const shape S_GetItemInput = {.type = WIRE_STRUCTURE, .name = "GetItemInput", .constrained = 1, .members = S_GetItemInput_members, .nmembers = 7};
 static const shape_member S_GlobalSecondaryIndex_members[] = {
     {"IndexName", &S_IndexName, 1, NULL},
-    {"KeySchema", &S_KeySchema, 1, NULL},
+    {"KeySchema", &S_IndexKeySchema, 1, NULL},
     {"Projection", &S_Projection, 1, NULL},
     {"ProvisionedThroughput", &S_ProvisionedThroughput, 0, NULL},
     {"OnDemandThroughput", &S_OnDemandThroughput, 0, NULL},
@@ -623,7 +636,13 @@ static const shape_member S_ImportTableInput_members[] = {
     {"TableCreationParameters", &S_TableCreationParameters, 1, NULL},
 };
 static const shape S_ImportTableInput = {.type = WIRE_STRUCTURE, .name = "ImportTableInput", .constrained = 1, .members = S_ImportTableInput_members, .nmembers = 6};
+static const shape S_IndexKeySchema = {.type = WIRE_LIST, .name = "IndexKeySchema", .constrained = 1, .element = &S_KeySchemaElement};
 static const shape S_IndexName = {.type = WIRE_STRING, .name = "IndexName", .constrained = 1, .has_min = 1, .min = 3LL, .has_max = 1, .max = 255LL, .pattern = "[a-zA-Z0-9_.-]+", .ere = "^([a-zA-Z0-9_.-]+)$"};
+static const shape_member S_IndexThroughputUpdate_members[] = {
+    {"WriteCapacityUnits", &S_PositiveLongObject, 0, NULL},
+    {"ReadCapacityUnits", &S_PositiveLongObject, 0, NULL},
+};
+static const shape S_IndexThroughputUpdate = {.type = WIRE_STRUCTURE, .name = "IndexThroughputUpdate", .constrained = 1, .members = S_IndexThroughputUpdate_members, .nmembers = 2};
 static const char *const S_InputCompressionType_enum[] = {"GZIP", "ZSTD", "NONE", NULL};
 static const shape S_InputCompressionType = {.type = WIRE_STRING, .name = "InputCompressionType", .constrained = 1, .enums = S_InputCompressionType_enum};
 static const char *const S_InputFormat_enum[] = {"DYNAMODB_JSON", "ION", "CSV", NULL};
@@ -633,7 +652,8 @@ static const shape_member S_InputFormatOptions_members[] = {
 };
 static const shape S_InputFormatOptions = {.type = WIRE_STRUCTURE, .name = "InputFormatOptions", .constrained = 1, .members = S_InputFormatOptions_members, .nmembers = 1};
 static const shape S_IntegerObject = {.type = WIRE_INTEGER, .name = "IntegerObject"};
-static const shape S_KMSMasterKeyId = {.type = WIRE_STRING, .name = "KMSMasterKeyId"};
+static const shape S_ItemTableName = {.type = WIRE_STRING, .name = "ItemTableName", .constrained = 1, .has_min = 1, .min = 1LL, .pattern = "[a-zA-Z0-9_.-]+", .ere = "^([a-zA-Z0-9_.-]*|arn:.*)$"};
+static const shape S_KMSMasterKeyId = {.type = WIRE_STRING, .name = "KMSMasterKeyId", .constrained = 1, .has_min = 1, .min = 1LL};
 static const shape S_Key = {.type = WIRE_MAP, .name = "Key", .key = &S_AttributeName, .element = &S_AttributeValue};
 static const shape S_KeyConditions = {.type = WIRE_MAP, .name = "KeyConditions", .key = &S_AttributeName, .element = &S_Condition};
 static const shape S_KeyExpression = {.type = WIRE_STRING, .name = "KeyExpression"};
@@ -647,6 +667,14 @@ static const shape_member S_KeySchemaElement_members[] = {
 static const shape S_KeySchemaElement = {.type = WIRE_STRUCTURE, .name = "KeySchemaElement", .constrained = 1, .members = S_KeySchemaElement_members, .nmembers = 2};
 static const char *const S_KeyType_enum[] = {"HASH", "RANGE", NULL};
 static const shape S_KeyType = {.type = WIRE_STRING, .name = "KeyType", .constrained = 1, .enums = S_KeyType_enum};
+static const shape_member S_KeyedWriteWithoutKey_members[] = {
+    {"ReturnConsumedCapacity", &S_ReturnConsumedCapacity, 0, NULL},
+    {"TableName", &S_ItemTableName, 1, NULL},
+    {"ReturnValues", &S_ReturnValue, 0, NULL},
+    {"ConditionalOperator", &S_ConditionalOperator, 0, NULL},
+    {"Key", &S_Key, 1, NULL},
+};
+static const shape S_KeyedWriteWithoutKey = {.type = WIRE_STRUCTURE, .name = "KeyedWriteWithoutKey", .constrained = 1, .members = S_KeyedWriteWithoutKey_members, .nmembers = 5};
 static const shape_member S_KeysAndAttributes_members[] = {
     {"Keys", &S_KeyList, 1, NULL},
     {"AttributesToGet", &S_AttributeNameList, 0, NULL},
@@ -705,13 +733,16 @@ static const shape_member S_ListTablesInput_members[] = {
 static const shape S_ListTablesInput = {.type = WIRE_STRUCTURE, .name = "ListTablesInput", .constrained = 1, .members = S_ListTablesInput_members, .nmembers = 2};
 static const shape S_ListTablesInputLimit = {.type = WIRE_INTEGER, .name = "ListTablesInputLimit", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 100LL};
 static const shape_member S_ListTagsOfResourceInput_members[] = {
-    {"ResourceArn", &S_ResourceArnString, 1, NULL},
+    {"ResourceArn", &S_TagResourceArnString, 1, NULL},
     {"NextToken", &S_NextTokenString, 0, NULL},
 };
-static const shape S_ListTagsOfResourceInput = {.type = WIRE_STRUCTURE, .name = "ListTagsOfResourceInput", .constrained = 1, .members = S_ListTagsOfResourceInput_members, .nmembers = 2};
+static const shape_message S_ListTagsOfResourceInput_messages[] = {
+    {"ResourceArn", SHAPE_MESSAGE_ABSENT, "Invalid TableArn"},
+};
+static const shape S_ListTagsOfResourceInput = {.type = WIRE_STRUCTURE, .name = "ListTagsOfResourceInput", .constrained = 1, .members = S_ListTagsOfResourceInput_members, .nmembers = 2, .messages = S_ListTagsOfResourceInput_messages, .nmessages = 1};
 static const shape_member S_LocalSecondaryIndex_members[] = {
     {"IndexName", &S_IndexName, 1, NULL},
-    {"KeySchema", &S_KeySchema, 1, NULL},
+    {"KeySchema", &S_IndexKeySchema, 1, NULL},
     {"Projection", &S_Projection, 1, NULL},
 };
 static const shape S_LocalSecondaryIndex = {.type = WIRE_STRUCTURE, .name = "LocalSecondaryIndex", .constrained = 1, .members = S_LocalSecondaryIndex_members, .nmembers = 3};
@@ -720,7 +751,7 @@ static const shape S_LongObject = {.type = WIRE_LONG, .name = "LongObject"};
 static const shape S_MapAttributeValue = {.type = WIRE_MAP, .name = "MapAttributeValue", .key = &S_AttributeName, .element = &S_AttributeValue};
 static const shape S_NextTokenString = {.type = WIRE_STRING, .name = "NextTokenString"};
 static const shape S_NonKeyAttributeName = {.type = WIRE_STRING, .name = "NonKeyAttributeName", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 255LL};
-static const shape S_NonKeyAttributeNameList = {.type = WIRE_LIST, .name = "NonKeyAttributeNameList", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 20LL, .element = &S_NonKeyAttributeName};
+static const shape S_NonKeyAttributeNameList = {.type = WIRE_LIST, .name = "NonKeyAttributeNameList", .constrained = 1, .has_min = 1, .min = 1LL, .element = &S_NonKeyAttributeName};
 static const shape S_NullAttributeValue = {.type = WIRE_BOOLEAN, .name = "NullAttributeValue"};
 static const shape S_NumberAttributeValue = {.type = WIRE_STRING, .name = "NumberAttributeValue"};
 static const shape S_NumberSetAttributeValue = {.type = WIRE_LIST, .name = "NumberSetAttributeValue", .element = &S_NumberAttributeValue};
@@ -751,7 +782,7 @@ static const shape_member S_Projection_members[] = {
 };
 static const shape S_Projection = {.type = WIRE_STRUCTURE, .name = "Projection", .constrained = 1, .members = S_Projection_members, .nmembers = 2};
 static const shape S_ProjectionExpression = {.type = WIRE_STRING, .name = "ProjectionExpression"};
-static const char *const S_ProjectionType_enum[] = {"ALL", "KEYS_ONLY", "INCLUDE", NULL};
+static const char *const S_ProjectionType_enum[] = {"ALL", "INCLUDE", "KEYS_ONLY", NULL};
 static const shape S_ProjectionType = {.type = WIRE_STRING, .name = "ProjectionType", .constrained = 1, .enums = S_ProjectionType_enum};
 static const shape_member S_ProvisionedThroughput_members[] = {
     {"WriteCapacityUnits", &S_PositiveLongObject, 1, NULL},
@@ -775,15 +806,19 @@ static const shape_member S_PutItemInput_members[] = {
     {"TableName", &S_TableName, 1, NULL},
     {"Item", &S_PutItemInputAttributeMap, 1, NULL},
     {"Expected", &S_ExpectedAttributeMap, 0, NULL},
-    {"ReturnValues", &S_ReturnValue, 0, NULL},
     {"ReturnConsumedCapacity", &S_ReturnConsumedCapacity, 0, NULL},
+    {"ReturnValues", &S_ReturnValue, 0, NULL},
     {"ReturnItemCollectionMetrics", &S_ReturnItemCollectionMetrics, 0, NULL},
     {"ConditionalOperator", &S_ConditionalOperator, 0, NULL},
     {"ConditionExpression", &S_ConditionExpression, 0, NULL},
     {"ExpressionAttributeNames", &S_ExpressionAttributeNameMap, 0, NULL},
     {"ExpressionAttributeValues", &S_ExpressionAttributeValueMap, 0, NULL},
 };
-static const shape S_PutItemInput = {.type = WIRE_STRUCTURE, .name = "PutItemInput", .constrained = 1, .members = S_PutItemInput_members, .nmembers = 10};
+static const shape_message S_PutItemInput_messages[] = {
+    {"TableName", SHAPE_MESSAGE_EMPTY, "1 validation error detected: Value at 'TableName' failed to satisfy constraint: Member must have length greater than or equal to 1"},
+    {"ReturnValues", SHAPE_MESSAGE_AMONG, "Failed to satisfy constraint: Member must satisfy enum value set: [ALL_OLD, UPDATED_OLD, ALL_NEW, UPDATE_NEW, NONE]"},
+};
+static const shape S_PutItemInput = {.type = WIRE_STRUCTURE, .name = "PutItemInput", .constrained = 1, .members = S_PutItemInput_members, .nmembers = 10, .messages = S_PutItemInput_messages, .nmessages = 2};
 static const shape S_PutItemInputAttributeMap = {.type = WIRE_MAP, .name = "PutItemInputAttributeMap", .key = &S_AttributeName, .element = &S_AttributeValue};
 static const shape_member S_PutRequest_members[] = {
     {"Item", &S_PutItemInputAttributeMap, 1, NULL},
@@ -870,7 +905,6 @@ static const shape_member S_ReplicationGroupUpdate_members[] = {
 };
 static const shape S_ReplicationGroupUpdate = {.type = WIRE_STRUCTURE, .name = "ReplicationGroupUpdate", .constrained = 1, .members = S_ReplicationGroupUpdate_members, .nmembers = 3};
 static const shape S_ReplicationGroupUpdateList = {.type = WIRE_LIST, .name = "ReplicationGroupUpdateList", .constrained = 1, .has_min = 1, .min = 1LL, .element = &S_ReplicationGroupUpdate};
-static const shape S_ResourceArnString = {.type = WIRE_STRING, .name = "ResourceArnString", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 1283LL};
 static const shape_member S_RestoreTableFromBackupInput_members[] = {
     {"TargetTableName", &S_TableName, 1, "TableName must be at least 3 characters long and at most 255 characters long"},
     {"BackupArn", &S_BackupArn, 1, "Invalid Backup ARN"},
@@ -900,7 +934,7 @@ static const char *const S_ReturnConsumedCapacity_enum[] = {"INDEXES", "TOTAL", 
 static const shape S_ReturnConsumedCapacity = {.type = WIRE_STRING, .name = "ReturnConsumedCapacity", .constrained = 1, .enums = S_ReturnConsumedCapacity_enum};
 static const char *const S_ReturnItemCollectionMetrics_enum[] = {"SIZE", "NONE", NULL};
 static const shape S_ReturnItemCollectionMetrics = {.type = WIRE_STRING, .name = "ReturnItemCollectionMetrics", .constrained = 1, .enums = S_ReturnItemCollectionMetrics_enum};
-static const char *const S_ReturnValue_enum[] = {"NONE", "ALL_OLD", "UPDATED_OLD", "ALL_NEW", "UPDATED_NEW", NULL};
+static const char *const S_ReturnValue_enum[] = {"ALL_NEW", "UPDATED_OLD", "ALL_OLD", "NONE", "UPDATED_NEW", NULL};
 static const shape S_ReturnValue = {.type = WIRE_STRING, .name = "ReturnValue", .constrained = 1, .enums = S_ReturnValue_enum};
 static const char *const S_ReturnValuesOnConditionCheckFailure_enum[] = {"ALL_OLD", "NONE", NULL};
 static const shape S_ReturnValuesOnConditionCheckFailure = {.type = WIRE_STRING, .name = "ReturnValuesOnConditionCheckFailure", .constrained = 1, .enums = S_ReturnValuesOnConditionCheckFailure_enum};
@@ -925,7 +959,7 @@ static const shape_member S_SSESpecification_members[] = {
 static const shape S_SSESpecification = {.type = WIRE_STRUCTURE, .name = "SSESpecification", .constrained = 1, .members = S_SSESpecification_members, .nmembers = 3};
 static const char *const S_SSEType_enum[] = {"AES256", "KMS", NULL};
 static const shape S_SSEType = {.type = WIRE_STRING, .name = "SSEType", .constrained = 1, .enums = S_SSEType_enum};
-static const char *const S_ScalarAttributeType_enum[] = {"S", "N", "B", NULL};
+static const char *const S_ScalarAttributeType_enum[] = {"B", "N", "S", NULL};
 static const shape S_ScalarAttributeType = {.type = WIRE_STRING, .name = "ScalarAttributeType", .constrained = 1, .enums = S_ScalarAttributeType_enum};
 static const shape_member S_ScanInput_members[] = {
     {"TableName", &S_TableName, 1, NULL},
@@ -959,7 +993,7 @@ static const shape_member S_StreamSpecification_members[] = {
     {"StreamViewType", &S_StreamViewType, 0, NULL},
 };
 static const shape S_StreamSpecification = {.type = WIRE_STRUCTURE, .name = "StreamSpecification", .constrained = 1, .members = S_StreamSpecification_members, .nmembers = 2};
-static const char *const S_StreamViewType_enum[] = {"NEW_IMAGE", "OLD_IMAGE", "NEW_AND_OLD_IMAGES", "KEYS_ONLY", NULL};
+static const char *const S_StreamViewType_enum[] = {"OLD_IMAGE", "KEYS_ONLY", "NEW_AND_OLD_IMAGES", "NEW_IMAGE", NULL};
 static const shape S_StreamViewType = {.type = WIRE_STRING, .name = "StreamViewType", .constrained = 1, .enums = S_StreamViewType_enum};
 static const shape S_StringAttributeValue = {.type = WIRE_STRING, .name = "StringAttributeValue"};
 static const shape S_StringSetAttributeValue = {.type = WIRE_LIST, .name = "StringSetAttributeValue", .element = &S_StringAttributeValue};
@@ -981,15 +1015,19 @@ static const shape_member S_Tag_members[] = {
     {"Key", &S_TagKeyString, 1, NULL},
     {"Value", &S_TagValueString, 1, NULL},
 };
-static const shape S_Tag = {.type = WIRE_STRUCTURE, .name = "Tag", .constrained = 1, .members = S_Tag_members, .nmembers = 2};
-static const shape S_TagKeyList = {.type = WIRE_LIST, .name = "TagKeyList", .constrained = 1, .element = &S_TagKeyString};
-static const shape S_TagKeyString = {.type = WIRE_STRING, .name = "TagKeyString", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 128LL};
+static const shape S_Tag = {.type = WIRE_STRUCTURE, .name = "Tag", .constrained = 1, .handler_judges = 1, .members = S_Tag_members, .nmembers = 2};
+static const shape S_TagKeyList = {.type = WIRE_LIST, .name = "TagKeyList", .element = &S_TagKeyString};
+static const shape S_TagKeyString = {.type = WIRE_STRING, .name = "TagKeyString", .handler_judges = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 128LL};
 static const shape S_TagList = {.type = WIRE_LIST, .name = "TagList", .constrained = 1, .element = &S_Tag};
+static const shape S_TagResourceArnString = {.type = WIRE_STRING, .name = "TagResourceArnString"};
 static const shape_member S_TagResourceInput_members[] = {
-    {"ResourceArn", &S_ResourceArnString, 1, NULL},
+    {"ResourceArn", &S_TagResourceArnString, 1, NULL},
     {"Tags", &S_TagList, 1, NULL},
 };
-static const shape S_TagResourceInput = {.type = WIRE_STRUCTURE, .name = "TagResourceInput", .constrained = 1, .members = S_TagResourceInput_members, .nmembers = 2};
+static const shape_message S_TagResourceInput_messages[] = {
+    {"ResourceArn", SHAPE_MESSAGE_ABSENT, "Invalid TableArn"},
+};
+static const shape S_TagResourceInput = {.type = WIRE_STRUCTURE, .name = "TagResourceInput", .constrained = 1, .members = S_TagResourceInput_members, .nmembers = 2, .messages = S_TagResourceInput_messages, .nmessages = 1};
 static const shape S_TagValueString = {.type = WIRE_STRING, .name = "TagValueString", .constrained = 1, .has_min = 1, .min = 0LL, .has_max = 1, .max = 256LL};
 static const shape S_TimeRangeLowerBound = {.type = WIRE_TIMESTAMP, .name = "TimeRangeLowerBound"};
 static const shape S_TimeRangeUpperBound = {.type = WIRE_TIMESTAMP, .name = "TimeRangeUpperBound"};
@@ -1020,16 +1058,19 @@ static const shape S_TransactWriteItem = {.type = WIRE_STRUCTURE, .name = "Trans
 static const shape S_TransactWriteItemList = {.type = WIRE_LIST, .name = "TransactWriteItemList", .constrained = 1, .has_min = 1, .min = 1LL, .has_max = 1, .max = 100LL, .element = &S_TransactWriteItem};
 static const shape_member S_TransactWriteItemsInput_members[] = {
     {"TransactItems", &S_TransactWriteItemList, 1, NULL},
+    {"ClientRequestToken", &S_ClientRequestToken, 0, NULL},
     {"ReturnConsumedCapacity", &S_ReturnConsumedCapacity, 0, NULL},
     {"ReturnItemCollectionMetrics", &S_ReturnItemCollectionMetrics, 0, NULL},
-    {"ClientRequestToken", &S_ClientRequestToken, 0, NULL},
 };
 static const shape S_TransactWriteItemsInput = {.type = WIRE_STRUCTURE, .name = "TransactWriteItemsInput", .constrained = 1, .members = S_TransactWriteItemsInput_members, .nmembers = 4};
 static const shape_member S_UntagResourceInput_members[] = {
-    {"ResourceArn", &S_ResourceArnString, 1, NULL},
+    {"ResourceArn", &S_TagResourceArnString, 1, NULL},
     {"TagKeys", &S_TagKeyList, 1, NULL},
 };
-static const shape S_UntagResourceInput = {.type = WIRE_STRUCTURE, .name = "UntagResourceInput", .constrained = 1, .members = S_UntagResourceInput_members, .nmembers = 2};
+static const shape_message S_UntagResourceInput_messages[] = {
+    {"ResourceArn", SHAPE_MESSAGE_ABSENT, "Invalid TableArn"},
+};
+static const shape S_UntagResourceInput = {.type = WIRE_STRUCTURE, .name = "UntagResourceInput", .constrained = 1, .members = S_UntagResourceInput_members, .nmembers = 2, .messages = S_UntagResourceInput_messages, .nmessages = 1};
 static const shape_member S_Update_members[] = {
     {"Key", &S_Key, 1, NULL},
     {"UpdateExpression", &S_UpdateExpression, 1, NULL},
@@ -1055,7 +1096,7 @@ static const shape S_UpdateContributorInsightsInput = {.type = WIRE_STRUCTURE, .
 static const shape S_UpdateExpression = {.type = WIRE_STRING, .name = "UpdateExpression"};
 static const shape_member S_UpdateGlobalSecondaryIndexAction_members[] = {
     {"IndexName", &S_IndexName, 1, NULL},
-    {"ProvisionedThroughput", &S_ProvisionedThroughput, 1, NULL},
+    {"ProvisionedThroughput", &S_IndexThroughputUpdate, 0, NULL},
     {"OnDemandThroughput", &S_OnDemandThroughput, 0, NULL},
     {"WarmThroughput", &S_WarmThroughput, 0, NULL},
 };
@@ -1075,20 +1116,23 @@ static const shape_member S_UpdateGlobalTableSettingsInput_members[] = {
 };
 static const shape S_UpdateGlobalTableSettingsInput = {.type = WIRE_STRUCTURE, .name = "UpdateGlobalTableSettingsInput", .constrained = 1, .members = S_UpdateGlobalTableSettingsInput_members, .nmembers = 6};
 static const shape_member S_UpdateItemInput_members[] = {
+    {"ReturnValues", &S_ReturnValue, 0, NULL},
+    {"ReturnConsumedCapacity", &S_ReturnConsumedCapacity, 0, NULL},
+    {"ReturnItemCollectionMetrics", &S_ReturnItemCollectionMetrics, 0, NULL},
+    {"ConditionalOperator", &S_ConditionalOperator, 0, NULL},
     {"TableName", &S_TableName, 1, NULL},
     {"Key", &S_Key, 1, NULL},
     {"AttributeUpdates", &S_AttributeUpdates, 0, NULL},
     {"Expected", &S_ExpectedAttributeMap, 0, NULL},
-    {"ConditionalOperator", &S_ConditionalOperator, 0, NULL},
-    {"ReturnValues", &S_ReturnValue, 0, NULL},
-    {"ReturnConsumedCapacity", &S_ReturnConsumedCapacity, 0, NULL},
-    {"ReturnItemCollectionMetrics", &S_ReturnItemCollectionMetrics, 0, NULL},
     {"UpdateExpression", &S_UpdateExpression, 0, NULL},
     {"ConditionExpression", &S_ConditionExpression, 0, NULL},
     {"ExpressionAttributeNames", &S_ExpressionAttributeNameMap, 0, NULL},
     {"ExpressionAttributeValues", &S_ExpressionAttributeValueMap, 0, NULL},
 };
-static const shape S_UpdateItemInput = {.type = WIRE_STRUCTURE, .name = "UpdateItemInput", .constrained = 1, .members = S_UpdateItemInput_members, .nmembers = 12};
+static const shape_message S_UpdateItemInput_messages[] = {
+    {"ReturnValues", SHAPE_MESSAGE_AMONG, "Failed to satisfy constraint: Member must satisfy enum value set: [ALL_OLD, UPDATED_OLD, ALL_NEW, UPDATE_NEW, NONE]"},
+};
+static const shape S_UpdateItemInput = {.type = WIRE_STRUCTURE, .name = "UpdateItemInput", .constrained = 1, .one_member_at_a_time = 1, .variant_member = "Key", .variant = &S_KeyedWriteWithoutKey, .members = S_UpdateItemInput_members, .nmembers = 12, .messages = S_UpdateItemInput_messages, .nmessages = 1};
 static const shape_member S_UpdateReplicationGroupMemberAction_members[] = {
     {"RegionName", &S_RegionName, 1, NULL},
     {"KMSMasterKeyId", &S_KMSMasterKeyId, 0, NULL},
@@ -1110,7 +1154,10 @@ static const shape_member S_UpdateTableInput_members[] = {
     {"OnDemandThroughput", &S_OnDemandThroughput, 0, NULL},
     {"WarmThroughput", &S_WarmThroughput, 0, NULL},
 };
-static const shape S_UpdateTableInput = {.type = WIRE_STRUCTURE, .name = "UpdateTableInput", .constrained = 1, .members = S_UpdateTableInput_members, .nmembers = 11};
+static const shape_message S_UpdateTableInput_messages[] = {
+    {"TableClass", SHAPE_MESSAGE_ENUM, "Invalid table-class parameter provided. Please try again with a valid table-class value: [STANDARD, STANDARD_INFREQUENT_ACCESS]."},
+};
+static const shape S_UpdateTableInput = {.type = WIRE_STRUCTURE, .name = "UpdateTableInput", .constrained = 1, .members = S_UpdateTableInput_members, .nmembers = 11, .messages = S_UpdateTableInput_messages, .nmessages = 1};
 static const shape_member S_UpdateTableReplicaAutoScalingInput_members[] = {
     {"GlobalSecondaryIndexUpdates", &S_GlobalSecondaryIndexAutoScalingUpdateList, 0, NULL},
     {"TableName", &S_TableName, 1, NULL},
@@ -1173,9 +1220,9 @@ const shape_operation shape_operations[] = {
     {"BatchWriteItem", &S_BatchWriteItemInput, 1},
     {"CreateBackup", &S_CreateBackupInput, 1},
     {"CreateGlobalTable", &S_CreateGlobalTableInput, 1},
-    {"CreateTable", &S_CreateTableInput, 0},
+    {"CreateTable", &S_CreateTableInput, 1},
     {"DeleteBackup", &S_DeleteBackupInput, 1},
-    {"DeleteItem", &S_DeleteItemInput, 0},
+    {"DeleteItem", &S_DeleteItemInput, 1},
     {"DeleteTable", &S_DeleteTableInput, 1},
     {"DescribeBackup", &S_DescribeBackupInput, 1},
     {"DescribeContinuousBackups", &S_DescribeContinuousBackupsInput, 1},
@@ -1207,22 +1254,22 @@ const shape_operation shape_operations[] = {
     {"ListImports", &S_ListImportsInput, 1},
     {"ListStreams", &T_ListStreamsInput, 1},
     {"ListTables", &S_ListTablesInput, 1},
-    {"ListTagsOfResource", &S_ListTagsOfResourceInput, 0},
-    {"PutItem", &S_PutItemInput, 0},
+    {"ListTagsOfResource", &S_ListTagsOfResourceInput, 1},
+    {"PutItem", &S_PutItemInput, 1},
     {"Query", &S_QueryInput, 1},
     {"RestoreTableFromBackup", &S_RestoreTableFromBackupInput, 1},
     {"RestoreTableToPointInTime", &S_RestoreTableToPointInTimeInput, 1},
     {"Scan", &S_ScanInput, 1},
-    {"TagResource", &S_TagResourceInput, 0},
+    {"TagResource", &S_TagResourceInput, 1},
     {"TransactGetItems", &S_TransactGetItemsInput, 1},
-    {"TransactWriteItems", &S_TransactWriteItemsInput, 0},
-    {"UntagResource", &S_UntagResourceInput, 0},
+    {"TransactWriteItems", &S_TransactWriteItemsInput, 1},
+    {"UntagResource", &S_UntagResourceInput, 1},
     {"UpdateContinuousBackups", &S_UpdateContinuousBackupsInput, 1},
     {"UpdateContributorInsights", &S_UpdateContributorInsightsInput, 1},
     {"UpdateGlobalTable", &S_UpdateGlobalTableInput, 1},
     {"UpdateGlobalTableSettings", &S_UpdateGlobalTableSettingsInput, 1},
-    {"UpdateItem", &S_UpdateItemInput, 0},
-    {"UpdateTable", &S_UpdateTableInput, 0},
+    {"UpdateItem", &S_UpdateItemInput, 1},
+    {"UpdateTable", &S_UpdateTableInput, 1},
     {"UpdateTableReplicaAutoScaling", &S_UpdateTableReplicaAutoScalingInput, 1},
     {"UpdateTimeToLive", &S_UpdateTimeToLiveInput, 1},
 };

@@ -10,7 +10,6 @@
 #include <time.h>
 
 #include "ops/ops.h"
-#include "ops/shapes.h"
 #include "ops/warm.h"
 
 #define MAX_PROVISIONED 40000000000LL
@@ -46,51 +45,15 @@ static json_t *new_uuid(void)
     return json_string(s);
 }
 
-/* Both members first and second of element pos (1-based) of list left out, as DynamoDB
- * reports them: together, in that order. */
-static int both_null(qr_err *err, const char *list, size_t pos, const char *first,
-                     const char *second)
-{
-    member_errors m;
-    char text[256];
-    member_errors_init(&m);
-    err_not_null_text(text, sizeof text, "%s.%zu.member.%s", list, pos, first);
-    member_errors_add(&m, text);
-    err_not_null_text(text, sizeof text, "%s.%zu.member.%s", list, pos, second);
-    member_errors_add(&m, text);
-    return member_errors_finish(&m, err);
-}
-
-/* Checks AttributeDefinitions: a list of {AttributeName, AttributeType S|N|B}, no name
- * twice. */
+/* Checks that AttributeDefinitions names no attribute twice (each definition's members
+ * are the shape checker's). */
 static int check_attribute_definitions(json_t *defs, qr_err *err)
 {
-    if (!json_is_array(defs))
-        return err_set(err, QR_E_SERIALIZATION, "AttributeDefinitions must be a list");
     size_t i, j;
     json_t *d;
     json_array_foreach(defs, i, d)
     {
-        json_t *name = json_object_get(d, "AttributeName"),
-               *type = json_object_get(d, "AttributeType");
-        int no_name = !json_is_string(name), no_type = !json_is_string(type);
-        if (no_name && no_type)
-            return both_null(err, "attributeDefinitions", i + 1, "attributeType", "attributeName");
-        if (no_name || json_string_length(name) == 0)
-            return err_not_null(err, "attributeDefinitions.%zu.member.attributeName", i + 1);
-        /* Every definition names a key of the table or of an index: at most 255 bytes. */
-        char path[96];
-        if (json_string_length(name) > 255) {
-            snprintf(path, sizeof path, "attributeDefinitions.%zu.member.attributeName", i + 1);
-            return err_violation(err, json_string_value(name), path, QR_MSG_LENGTH_AT_MOST, 255LL);
-        }
-        if (no_type)
-            return err_not_null(err, "attributeDefinitions.%zu.member.attributeType", i + 1);
-        const char *ts = json_string_value(type);
-        if (strcmp(ts, "S") && strcmp(ts, "N") && strcmp(ts, "B")) {
-            snprintf(path, sizeof path, "attributeDefinitions.%zu.member.attributeType", i + 1);
-            return err_violation(err, ts, path, QR_MSG_ENUM, "B, N, S");
-        }
+        json_t *name = json_object_get(d, "AttributeName");
         for (j = 0; j < i; j++)
             if (json_equal(json_object_get(json_array_get(defs, j), "AttributeName"), name))
                 return err_validation(err, "Attribute Name is duplicated: %s",
@@ -99,63 +62,19 @@ static int check_attribute_definitions(json_t *defs, qr_err *err)
     return 0;
 }
 
-/* A string member's text for a message, "null" if it is absent or not a string. */
-static const char *member_text(json_t *obj, const char *key)
-{
-    const char *s = json_string_value(json_object_get(obj, key));
-    return s ? s : "null";
-}
-
-/* Checks AttributeDefinitions and KeySchema; returns the pk/sk names through the
- * schema itself (the caller copies both arrays into the description). */
+/* Checks AttributeDefinitions and KeySchema against each other (their members, and the
+ * key schema's size, are the shape checker's); returns the pk/sk names through the schema
+ * itself (the caller copies both arrays into the description). */
 static int check_key_schema(json_t *defs, json_t *ks, qr_err *err)
 {
-    if (defs == NULL) return param_null("attributeDefinitions", err);
-    if (ks == NULL) return param_null("keySchema", err);
-    if (!json_is_array(defs) || !json_is_array(ks))
-        return err_set(err, QR_E_SERIALIZATION, "KeySchema and AttributeDefinitions must be lists");
-    size_t nks = json_array_size(ks);
-    if (nks == 0) return err_violation(err, "[]", "keySchema", QR_MSG_LENGTH_AT_LEAST, 1LL);
-    if (nks > 2) {
-        /* DynamoDB echoes the elements as its Java objects print themselves. */
-        char list[700] = "";
-        size_t used = 0;
-        size_t i;
-        json_t *k;
-        json_array_foreach(ks, i, k)
-        {
-            if (used >= sizeof list) break;
-            used += (size_t)snprintf(list + used, sizeof list - used,
-                                     "%sKeySchemaElement(attributeName=%s, "
-                                     "keyType=%s)",
-                                     i ? ", " : "", member_text(k, "AttributeName"),
-                                     member_text(k, "KeyType"));
-        }
-        char shown[704];
-        snprintf(shown, sizeof shown, "[%s]", list);
-        return err_violation(err, shown, "keySchema", QR_MSG_LENGTH_AT_MOST, 2LL);
-    }
     if (check_attribute_definitions(defs, err)) return -1;
     size_t i, j;
     json_t *d, *k;
     json_array_foreach(ks, i, k)
     {
-        json_t *name = json_object_get(k, "AttributeName"), *type = json_object_get(k, "KeyType");
-        if (!json_is_string(name) && !json_is_string(type))
-            return both_null(err, "keySchema", i + 1, "attributeName", "keyType");
-        if (!json_is_string(name))
-            return err_not_null(err, "keySchema.%zu.member.attributeName", i + 1);
-        char path[64];
-        if (json_string_length(name) > 255) {
-            snprintf(path, sizeof path, "keySchema.%zu.member.attributeName", i + 1);
-            return err_violation(err, json_string_value(name), path, QR_MSG_LENGTH_AT_MOST, 255LL);
-        }
-        if (!json_is_string(type)) return err_not_null(err, "keySchema.%zu.member.keyType", i + 1);
-        const char *ts = json_string_value(type);
-        if (strcmp(ts, "HASH") && strcmp(ts, "RANGE")) {
-            snprintf(path, sizeof path, "keySchema.%zu.member.keyType", i + 1);
-            return err_violation(err, ts, path, QR_MSG_ENUM, "HASH, RANGE");
-        }
+        json_t *name = json_object_get(k, "AttributeName");
+        const char *ts = json_string_value(json_object_get(k, "KeyType"));
+        if (ts == NULL) ts = ""; /* (a request made here, by op_run, is not shape-checked) */
         if (i == 0 && strcmp(ts, "HASH"))
             return err_validation(
                 err, "Invalid KeySchema: The first KeySchemaElement is not a HASH key type");
@@ -184,14 +103,13 @@ static int check_key_schema(json_t *defs, json_t *ks, qr_err *err)
     return 0;
 }
 
-/* Reads a ProvisionedThroughput object: both units, integers from 1 to the account
- * limit. field names it in messages ("provisionedThroughput"). DynamoDB names every
- * member that fails its constraint, the write units first. */
+/* Reads a ProvisionedThroughput object: both units, up to the account limit (their types
+ * and minimum are the shape checker's). field names it in messages
+ * ("provisionedThroughput"): an index update's capacity without either unit is refused
+ * here, naming both, the write units first. */
 static int read_throughput(json_t *pt, const char *field, long long *rcu, long long *wcu,
                            qr_err *err)
 {
-    if (!json_is_object(pt))
-        return err_set(err, QR_E_SERIALIZATION, "ProvisionedThroughput must be an object");
     static const char *const members[2] = {"WriteCapacityUnits", "ReadCapacityUnits"};
     static const char *const names[2] = {"writeCapacityUnits", "readCapacityUnits"};
     long long *out[2] = {wcu, rcu};
@@ -199,18 +117,11 @@ static int read_throughput(json_t *pt, const char *field, long long *rcu, long l
     int n = 0;
     for (int i = 0; i < 2; i++) {
         json_t *v = json_object_get(pt, members[i]);
-        if (v != NULL && !json_is_null(v) && !json_is_integer(v))
-            return err_set(err, QR_E_SERIALIZATION,
-                           "ProvisionedThroughput values must be integers");
         *out[i] = json_integer_value(v);
-        char path[160], shown[32];
+        char path[160];
         snprintf(path, sizeof path, "%s.%s", field, names[i]);
-        snprintf(shown, sizeof shown, "%lld", *out[i]);
         if (v == NULL || json_is_null(v))
             err_violation_text(found[n++], sizeof found[0], NULL, path, QR_MSG_NOT_NULL);
-        else if (*out[i] < 1)
-            err_violation_text(found[n++], sizeof found[0], shown, path, QR_MSG_VALUE_AT_LEAST,
-                               1LL);
     }
     if (n == 1) return err_validation(err, "1 validation error detected: %s", found[0]);
     if (n == 2)
@@ -375,25 +286,11 @@ static int apply_stream_spec(qr_db *db, json_t *req, json_t *desc, int creating,
     json_t *ss;
     if (param_object(req, "StreamSpecification", &ss, err)) return -1;
     if (ss == NULL) return 0;
+    /* (StreamEnabled's presence and the view type's enum are the shape checker's) */
     json_t *enabled = json_object_get(ss, "StreamEnabled");
-    if (enabled == NULL || json_is_null(enabled))
-        return param_null("streamSpecification.streamEnabled", err);
-    if (!json_is_boolean(enabled))
-        return err_set(err, QR_E_SERIALIZATION, "StreamEnabled must be a boolean");
-    json_t *view = json_object_get(ss, "StreamViewType");
-    if (view && !json_is_null(view) && !json_is_string(view))
-        return err_set(err, QR_E_SERIALIZATION, "StreamViewType must be a string");
     const char *name = json_string_value(json_object_get(desc, "TableName"));
     int has = json_object_get(desc, QR_STREAM_FIELD) != NULL;
-    const char *type = json_string_value(view);
-    static const char *const types[] = {"NEW_IMAGE", "OLD_IMAGE", "NEW_AND_OLD_IMAGES",
-                                        "KEYS_ONLY"};
-    int known = 0;
-    for (size_t i = 0; type && i < 4; i++)
-        known |= strcmp(type, types[i]) == 0;
-    if (type && !known) /* the enum is judged before anything else */
-        return err_violation(err, type, "streamSpecification.streamViewType", QR_MSG_ENUM,
-                             "OLD_IMAGE, KEYS_ONLY, NEW_AND_OLD_IMAGES, NEW_IMAGE");
+    const char *type = json_string_value(json_object_get(ss, "StreamViewType"));
     if (json_is_false(enabled)) {
         /* DynamoDB's messages call the view type UpdateViewType. */
         if (type)
@@ -433,17 +330,10 @@ static int apply_sse(json_t *req, json_t *desc, int creating, qr_err *err)
     json_t *sse;
     if (param_object(req, "SSESpecification", &sse, err)) return -1;
     if (sse == NULL) return 0;
-    const char *type, *key;
+    const char *type, *key; /* (their constraints are the shape checker's) */
     json_t *enabled = json_object_get(sse, "Enabled");
-    if (enabled && !json_is_null(enabled) && !json_is_boolean(enabled))
-        return err_set(err, QR_E_SERIALIZATION, "Enabled must be a boolean");
     if (param_string(sse, "SSEType", &type, err) || param_string(sse, "KMSMasterKeyId", &key, err))
         return -1;
-    if (key && key[0] == '\0')
-        return err_violation(err, "", "sSESpecification.kMSMasterKeyId", QR_MSG_LENGTH_AT_LEAST,
-                             1LL);
-    if (type && strcmp(type, "AES256") && strcmp(type, "KMS"))
-        return err_violation(err, type, "sSESpecification.sSEType", QR_MSG_ENUM, "AES256, KMS");
     /* SSEType KMS alone asks for KMS encryption; Enabled false asks for the AWS owned key. */
     int on = json_is_true(enabled) ||
              ((enabled == NULL || json_is_null(enabled)) && type && strcmp(type, "KMS") == 0);
@@ -480,11 +370,7 @@ static int apply_table_class(json_t *req, json_t *desc, int creating, double now
 {
     const char *cls;
     if (param_string(req, "TableClass", &cls, err)) return -1;
-    if (cls == NULL) return 0;
-    if (strcmp(cls, "STANDARD") && strcmp(cls, "STANDARD_INFREQUENT_ACCESS"))
-        return err_validation(
-            err, "Invalid table-class parameter provided. Please try again with a valid "
-                 "table-class value: [STANDARD, STANDARD_INFREQUENT_ACCESS].");
+    if (cls == NULL) return 0; /* (its enum is the shape checker's, in DynamoDB's words) */
     /* STANDARD on a table that never had a class changes nothing. */
     if (!creating && strcmp(cls, "STANDARD") == 0 &&
         json_object_get(desc, "TableClassSummary") == NULL)
@@ -765,9 +651,6 @@ int op_create_table(qr_db *db, op_call *c, qr_err *err)
 {
     json_t *req = c->req;
     json_t *name = json_object_get(req, "TableName");
-    if (name == NULL || json_is_null(name))
-        return err_validation(
-            err, "The parameter 'TableName' is required but was not present in the request");
     if (param_check_table_name(name, "tableName", err)) return -1;
     json_t *defs = json_object_get(req, "AttributeDefinitions"),
            *ks = json_object_get(req, "KeySchema");
@@ -1629,8 +1512,6 @@ int op_update_table(qr_db *db, op_call *c, qr_err *err)
     }
     json_t *defs = json_object_get(req, "AttributeDefinitions"),
            *pt = json_object_get(req, "ProvisionedThroughput");
-    static const char *const billing_mode[] = {"BillingMode", NULL};
-    if (shapes_judge_members("UpdateTable", req, billing_mode, err)) goto done;
     if (defs && !json_is_null(defs) && check_attribute_definitions(defs, err)) goto done;
     long long r, w;
     if (json_is_object(pt) && read_throughput(pt, "provisionedThroughput", &r, &w, err)) goto done;
