@@ -1,0 +1,182 @@
+"""How `quarry serve --cql` answers SELECTs whose result Cassandra 4 computes after reading:
+rows of several partitions named by an IN merged in ORDER BY's order (and refused when
+paged), arithmetic in terms and selectors, and selectors over aggregate results, each
+checked through the Python driver (Debian python3-cassandra) against what Cassandra
+answers. One server serves the module; each test works in its own table. Not the reads'
+key ranges (test_cql_reads.py) nor the functions' own values (test_cql_selectors.py)."""
+import itertools
+
+import pytest
+
+pytest.importorskip("cassandra", reason="python3-cassandra is not installed")
+
+from cassandra import InvalidRequest  # noqa: E402
+from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile  # noqa: E402
+from cassandra.policies import RoundRobinPolicy  # noqa: E402
+from cassandra.query import SimpleStatement  # noqa: E402
+
+from conftest import Server, launch  # noqa: E402
+from cql_raw import cql_port  # noqa: E402
+
+_names = itertools.count()
+
+
+@pytest.fixture(scope="module")
+def cql(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("query")
+    srv = launch(tmp / "data", tmp / "server.log", "--cql", "127.0.0.1:0")
+    assert isinstance(srv, Server), (tmp / "server.log").read_text()
+    profile = ExecutionProfile(load_balancing_policy=RoundRobinPolicy())
+    cluster = Cluster(["127.0.0.1"], port=cql_port(srv), protocol_version=4,
+                      execution_profiles={EXEC_PROFILE_DEFAULT: profile}, connect_timeout=10,
+                      control_connection_timeout=10)
+    session = cluster.connect()
+    session.execute("CREATE KEYSPACE q WITH replication = "
+                    "{'class': 'SimpleStrategy', 'replication_factor': 1}")
+    session.set_keyspace("q")
+    yield session
+    cluster.shutdown()
+    assert srv.stop() == 0, srv.log()
+
+
+@pytest.fixture
+def table(cql):
+    """table(schema) -> a new table's name in keyspace q."""
+    def _table(schema):
+        name = "t%d" % next(_names)
+        cql.execute("CREATE TABLE %s %s" % (name, schema))
+        return name
+    return _table
+
+
+def unpaged(cql, stmt, *args):
+    """The rows of stmt run without paging (prepared when given bind values), as tuples."""
+    if args:
+        prepared = cql.prepare(stmt)
+        prepared.fetch_size = None
+        return [tuple(r) for r in cql.execute(prepared, args)]
+    return [tuple(r) for r in cql.execute(SimpleStatement(stmt, fetch_size=None))]
+
+
+def refused(cql, fragment, stmt, *args, fetch_size=None):
+    with pytest.raises(InvalidRequest) as e:
+        if args:
+            prepared = cql.prepare(stmt)
+            prepared.fetch_size = fetch_size
+            cql.execute(prepared, args)
+        else:
+            cql.execute(SimpleStatement(stmt, fetch_size=fetch_size))
+    assert fragment in str(e.value), str(e.value)
+
+
+# ---- IN on the partition key with ORDER BY ----
+
+PAGED_IN = "Cannot page queries with both ORDER BY and a IN restriction on the partition key"
+
+
+@pytest.fixture
+def scattered(cql, table):
+    """Three partitions whose clustering values interleave: p holds c in {p, p+3, p+6}
+    (so c = 0..8 over all), d = -c, v = 10 * p + c."""
+    t = table("(p int, c int, d int, v int, PRIMARY KEY (p, c, d))")
+    for p in range(3):
+        for c in (p, p + 3, p + 6):
+            cql.execute("INSERT INTO %s (p, c, d, v) VALUES (%d, %d, %d, %d)"
+                        % (t, p, c, -c, 10 * p + c))
+    return t
+
+
+def test_rows_of_an_in_are_merged_in_clustering_order(cql, scattered):
+    t = scattered
+    up = unpaged(cql, "SELECT p, c FROM %s WHERE p IN (2, 0, 1) ORDER BY c" % t)
+    assert [c for _, c in up] == list(range(9))
+    assert [p for p, _ in up] == [c % 3 for c in range(9)]
+    down = unpaged(cql, "SELECT p, c FROM %s WHERE p IN (0, 1, 2) ORDER BY c DESC" % t)
+    assert down == up[::-1]
+    # both ordering columns, in the same direction
+    assert unpaged(cql, "SELECT c FROM %s WHERE p IN (0, 1, 2) ORDER BY c DESC, d DESC"
+                   % t) == [(c,) for c in range(8, -1, -1)]
+    # the ordering column need not be selected; a prepared IN ? sorts too
+    assert unpaged(cql, "SELECT v FROM %s WHERE p IN ? ORDER BY c" % t, [1, 2]) == \
+        [(11,), (22,), (14,), (25,), (17,), (28,)]
+
+
+def test_limit_cuts_the_merged_rows(cql, scattered):
+    t = scattered
+    assert unpaged(cql, "SELECT c FROM %s WHERE p IN (0, 1, 2) ORDER BY c LIMIT 4" % t) == \
+        [(0,), (1,), (2,), (3,)]
+    assert unpaged(cql, "SELECT c FROM %s WHERE p IN (0, 1, 2) ORDER BY c DESC LIMIT 2"
+                   % t) == [(8,), (7,)]
+    # PER PARTITION LIMIT still picks each partition's first rows, before the merge
+    assert unpaged(cql, "SELECT c FROM %s WHERE p IN (0, 1, 2) ORDER BY c DESC "
+                   "PER PARTITION LIMIT 1" % t) == [(8,), (7,), (6,)]
+    assert unpaged(cql, "SELECT JSON c FROM %s WHERE p IN (0, 1) ORDER BY c LIMIT 3" % t) == \
+        [('{"c": 0}',), ('{"c": 1}',), ('{"c": 3}',)]
+
+
+def test_ties_keep_partition_order_and_nulls_sort_first(cql, table):
+    t = table("(a int, b int, c int, s int static, PRIMARY KEY (a, b, c))")
+    for a, b, c in ((1, 1, 1), (1, 1, 2), (2, 1, 0), (2, 2, 1)):
+        cql.execute("INSERT INTO %s (a, b, c) VALUES (%d, %d, %d)" % (t, a, b, c))
+    cql.execute("UPDATE %s SET s = 3 WHERE a = 3" % t)  # a partition of only a static row
+    # ORDER BY b alone: rows of equal b stay in their partitions' key order
+    assert unpaged(cql, "SELECT a, b, c, s FROM %s WHERE a IN (3, 2, 1) ORDER BY b" % t) == \
+        [(3, None, None, 3), (1, 1, 1, None), (1, 1, 2, None), (2, 1, 0, None),
+         (2, 2, 1, None)]
+    assert unpaged(cql, "SELECT a, b, c, s FROM %s WHERE a IN (1, 2, 3) "
+                   "ORDER BY b DESC, c DESC" % t) == \
+        [(2, 2, 1, None), (1, 1, 2, None), (1, 1, 1, None), (2, 1, 0, None), (3, None, None, 3)]
+
+
+def test_descending_clustering_and_composite_partition_keys(cql, table):
+    t = table("(k1 int, k2 int, c int, PRIMARY KEY ((k1, k2), c)) "
+              "WITH CLUSTERING ORDER BY (c DESC)")
+    for k2, c in ((1, 1), (1, 2), (1, 13), (2, 10), (2, 11)):
+        cql.execute("INSERT INTO %s (k1, k2, c) VALUES (1, %d, %d)" % (t, k2, c))
+    asc = unpaged(cql, "SELECT k2, c FROM %s WHERE k1 = 1 AND k2 IN (1, 2) ORDER BY c" % t)
+    assert asc == [(1, 1), (1, 2), (2, 10), (2, 11), (1, 13)]
+    assert unpaged(cql, "SELECT k2, c FROM %s WHERE k2 IN (2, 1) AND k1 = 1 ORDER BY c DESC"
+                   % t) == asc[::-1]
+
+
+def test_group_by_rows_are_merged_too(cql, scattered):
+    t = scattered
+    assert unpaged(cql, "SELECT p, c, count(*) FROM %s WHERE p IN (0, 1) GROUP BY p, c "
+                   "ORDER BY c DESC LIMIT 3" % t) == [(1, 7, 1), (0, 6, 1), (1, 4, 1)]
+    assert unpaged(cql, "SELECT count(*) FROM %s WHERE p IN (0, 1, 2) ORDER BY c" % t) == [(9,)]
+
+
+def test_paging_an_in_with_order_by_is_refused(cql, scattered):
+    t = scattered
+    refused(cql, PAGED_IN, "SELECT * FROM %s WHERE p IN (0, 1) ORDER BY c" % t, fetch_size=100)
+    refused(cql, PAGED_IN, "SELECT * FROM %s WHERE p IN ? ORDER BY c" % t, [0], fetch_size=5)
+    # an IN of one value is an =: it pages
+    rows = cql.execute(SimpleStatement("SELECT c FROM %s WHERE p IN (1) ORDER BY c DESC" % t,
+                                       fetch_size=2))
+    assert [r.c for r in rows] == [7, 4, 1]
+    # without ORDER BY the partitions come one after another, each in clustering order
+    rows = cql.execute(SimpleStatement("SELECT p, c FROM %s WHERE p IN (2, 0)" % t,
+                                       fetch_size=2))
+    assert [tuple(r) for r in rows] == [(0, 0), (0, 3), (0, 6), (2, 2), (2, 5), (2, 8)]
+
+
+def test_order_by_skips_columns_restricted_to_one_value(cql, table):
+    t = table("(a int, b int, c int, d int, PRIMARY KEY (a, b, c))")
+    for b, c in itertools.product(range(2), range(3)):
+        cql.execute("INSERT INTO %s (a, b, c, d) VALUES (0, %d, %d, %d)" % (t, b, c, 3 * b + c))
+    assert unpaged(cql, "SELECT d FROM %s WHERE a = 0 AND b = 1 ORDER BY c DESC" % t) == \
+        [(5,), (4,), (3,)]
+    assert unpaged(cql, "SELECT d FROM %s WHERE a = 0 AND b IN (0) ORDER BY c DESC" % t) == \
+        [(2,), (1,), (0,)]
+    assert unpaged(cql, "SELECT d FROM %s WHERE a = 0 AND (b, c) = (1, 1) ORDER BY c" % t) == \
+        [(4,)]
+    assert unpaged(cql, "SELECT d FROM %s WHERE a = 0 AND b IN (0, 1) AND c = 2 ORDER BY b DESC"
+                   % t) == [(5,), (2,)]
+    following = "Order by currently only supports the ordering of columns following"
+    refused(cql, following, "SELECT d FROM %s WHERE a = 0 AND b IN (0, 1) ORDER BY c" % t)
+    refused(cql, following, "SELECT d FROM %s WHERE a = 0 AND b IN ? ORDER BY c" % t, [0])
+    refused(cql, following, "SELECT d FROM %s WHERE a = 0 AND b < 1 ORDER BY c" % t)
+    refused(cql, "clustered columns of the PRIMARY KEY, got d",
+            "SELECT d FROM %s WHERE a = 0 ORDER BY b ASC, c ASC, d ASC" % t)
+    refused(cql, "Unsupported order by relation",
+            "SELECT d FROM %s WHERE a = 0 ORDER BY b ASC, c DESC" % t)
