@@ -175,7 +175,8 @@ struct cqlfn_fn;
 #define CQL_FNSEL_MAX_ARGS 8
 typedef struct cql_fnsel {
     int kind; /* 'f' function, 't' token, 'c' cast, 'u' field of a UDT, 'k' a typed term,
-                 'e' element and 's' slice of a set or map (keys: argexpr[1], [2]) */
+                 'e' element and 's' slice of a set or map (keys: argexpr[1], [2]), 'o' an
+                 arithmetic operation, 'h' a selector under a type hint */
     const struct cqlfn_fn *fn;
     const struct cql_ctype *ret;
     size_t nargs;
@@ -184,6 +185,7 @@ typedef struct cql_fnsel {
     const struct cql_fnsel *argsel[CQL_FNSEL_MAX_ARGS]; /* a nested selector, or NULL for */
     const cql_expr *argexpr[CQL_FNSEL_MAX_ARGS];        /* a constant term ('k': the hint) */
     const struct cql_ctype *argtype[CQL_FNSEL_MAX_ARGS];
+    const struct cqlarith_op *arith; /* 'o', an operation: its overload (arith.h) */
 } cql_fnsel;
 /* Resolves the computed selector e (a function call, CAST, field selection a.f or typed
  * term (int)1; arguments may nest) against t (exec_selector.c): 0, or -1 with the error

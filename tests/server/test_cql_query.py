@@ -180,3 +180,131 @@ def test_order_by_skips_columns_restricted_to_one_value(cql, table):
             "SELECT d FROM %s WHERE a = 0 ORDER BY b ASC, c ASC, d ASC" % t)
     refused(cql, "Unsupported order by relation",
             "SELECT d FROM %s WHERE a = 0 ORDER BY b ASC, c DESC" % t)
+
+
+# ---- arithmetic (Cassandra 4's operators) ----
+
+from decimal import Decimal  # noqa: E402
+
+from cassandra.protocol import FunctionFailure  # noqa: E402
+from cassandra.util import Date  # noqa: E402
+
+
+@pytest.fixture
+def numbers(cql, table):
+    """One row holding each numeric type: a tinyint 1, b smallint 2, c int 3, d bigint 4,
+    e float 5.5, f double 6.5, g varint 7, h decimal 8.5."""
+    t = table("(a tinyint, b smallint, c int, d bigint, e float, f double, g varint, "
+              "h decimal, PRIMARY KEY (a, b))")
+    cql.execute("INSERT INTO %s (a, b, c, d, e, f, g, h) VALUES (1, 2, 3, 4, 5.5, 6.5, 7, 8.5)"
+                % t)
+    return t
+
+
+def one(cql, stmt, *args):
+    rows = unpaged(cql, stmt, *args)
+    assert len(rows) == 1, rows
+    return rows[0]
+
+
+def test_operations_take_the_wider_type(cql, numbers):
+    t = numbers
+    # integers stay integers of the wider width; a float with a 64-bit integer is a double;
+    # varint or decimal with a floating type is a decimal
+    row = one(cql, "SELECT a + b, b * c, c - d, d + e, e + a, f + g, g + e, h + a FROM %s" % t)
+    assert row == (3, 6, -1, 9.5, 6.5, 13.5, Decimal("12.5"), Decimal("9.5"))
+    kinds = cql.execute("SELECT a + a, c + d, e + e, d + e, g + g, g + f FROM %s" % t)
+    assert [type(v) for v in kinds.one()] == [int, int, float, float, int, Decimal]
+    assert kinds.column_names == ["a + a", "c + d", "e + e", "d + e", "g + g", "g + f"]
+    # integer division truncates, % keeps the dividend's sign
+    assert one(cql, "SELECT d / b, c / b, -c %% b, c %% -b, g / b, -g %% b FROM %s" % t) == \
+        (2, 1, -1, 1, 3, -1)
+    assert one(cql, "SELECT e / b, f %% b, e %% c FROM %s" % t) == (2.75, 0.5, 2.5)
+
+
+def test_decimal_division_keeps_32_digits(cql, numbers):
+    t = numbers
+    a3, b = one(cql, "SELECT h / c, h / b FROM %s" % t)
+    assert a3 == Decimal("2.83333333333333333333333333333333") and b == Decimal("4.25")
+    assert one(cql, "SELECT h * b, h %% c, h - h FROM %s" % t) == \
+        (Decimal("17.0"), Decimal("2.5"), Decimal("0.0"))
+    assert one(cql, "SELECT (decimal) 10000 / g FROM %s" % t) == \
+        (Decimal("1428.57142857142857142857142857142857"),)
+
+
+def test_fixed_width_integers_wrap(cql, numbers):
+    t = numbers
+    assert one(cql, "SELECT a + (tinyint) 127, b + (smallint) 32767, c + 2147483647 FROM %s"
+               % t) == (-128, -32767, -2147483646)
+
+
+def test_precedence_parentheses_and_negation(cql, table):
+    t = table("(a int, b int, c int, d int, PRIMARY KEY (a, b))")
+    cql.execute("INSERT INTO %s (a, b, c, d) VALUES (2, 5, 25, 4)" % t)
+    rs = cql.execute("SELECT a - c / b + d, (c - b) / a + d, -(c - a) %% d / a + d, "
+                     "(int)((c - a) %% d / (a + d)) AS r FROM %s" % t)
+    assert rs.column_names == ["a - c / b + d", "(c - b) / a + d", "-(c - a) % d / a + d", "r"]
+    assert tuple(rs.one()) == (1, 14, 3, 0)
+
+
+def test_operations_in_where_insert_and_update(cql, table):
+    t = table("(pk int, c1 tinyint, c2 smallint, v double, w decimal, PRIMARY KEY (pk, c1, c2))")
+    cql.execute("INSERT INTO %s (pk, c1, c2, v, w) VALUES (1 + 1, 2, 1 * (1 + 1), 10 %% 4, "
+                "8.5 / 2)" % t)
+    assert unpaged(cql, "SELECT v, w FROM %s WHERE pk = 2 AND c1 = 1 + 1 AND c2 = 4 - 2" % t) == \
+        [(2.0, Decimal("4.25"))]
+    # the receiver types the marker: a tinyint here
+    assert unpaged(cql, "SELECT v FROM %s WHERE pk = 2 AND c1 = 1 + ?" % t, 1) == [(2.0,)]
+    assert unpaged(cql, "SELECT v FROM %s WHERE pk = (int) ? / 2 - 8" % t, 20) == [(2.0,)]
+    cql.execute("UPDATE %s SET v = -(5 - 2.5), w = (decimal) 1 / 3 WHERE pk = 2 AND c1 = 2 "
+                "AND c2 = 2" % t)
+    assert unpaged(cql, "SELECT v, w FROM %s WHERE pk = 2" % t) == \
+        [(-2.5, Decimal("0.33333333333333333333333333333333"))]
+    cql.execute("UPDATE %s SET v = 1.5 / 0 WHERE pk = 2 AND c1 = 2 AND c2 = 2" % t)
+    assert unpaged(cql, "SELECT v FROM %s WHERE pk = 2" % t) == [(float("inf"),)]
+
+
+def test_operations_on_timestamps_and_dates(cql, table):
+    t = table("(pk int, ts timestamp, d date, PRIMARY KEY (pk, ts))")
+    for m in (10, 12, 14, 21):
+        cql.execute("INSERT INTO %s (pk, ts, d) VALUES (1, '2016-09-27 16:%02d:00+0000', "
+                    "'2016-10-04' - 1mo5d)" % (t, m))
+    import datetime
+    since = datetime.datetime(2016, 9, 27, 16, 20)
+    assert [r[0].minute for r in unpaged(
+        cql, "SELECT ts FROM %s WHERE pk = 1 AND ts > ? - 9m" % t, since)] == [12, 14, 21]
+    assert unpaged(cql, "SELECT ts - 10m, d + 2d FROM %s WHERE pk = 1 LIMIT 1" % t) == \
+        [(datetime.datetime(2016, 9, 27, 16, 0), Date("2016-09-01"))]
+    with pytest.raises(FunctionFailure) as e:
+        unpaged(cql, "SELECT ts FROM %s WHERE pk = 1 AND ts > ? - 10us" % t, since)
+    assert "the operation 'timestamp - duration' failed: The duration must have a " \
+        "millisecond precision. Was: 10us" in str(e.value)
+    with pytest.raises(FunctionFailure) as e:
+        unpaged(cql, "SELECT d - 3h FROM %s WHERE pk = 1" % t)
+    assert "The duration must have a day precision. Was: 3h" in str(e.value)
+
+
+def test_operation_errors_in_cassandras_words(cql, numbers, table):
+    t = numbers
+    refused(cql, "Ambiguous '+' operation with args ? and 1: use type hint to disambiguate, "
+            "example '(int) ?'", "SELECT a FROM %s WHERE a = 1 AND b = ? + 1" % t, 1)
+    refused(cql, "Ambiguous '+' operation with args 1 and ?", "SELECT 1 + ? FROM %s" % t, 1)
+    assert one(cql, "SELECT 100 + 50, (int) ? * 2 FROM %s" % t, 21) == (150, 42)
+    u = table("(k int PRIMARY KEY, b boolean, s text)")
+    cql.execute("INSERT INTO %s (k, b, s) VALUES (1, true, 'x')" % u)
+    refused(cql, "the '+' operation is not supported between k and b",
+            "SELECT k + b FROM %s" % u)
+    refused(cql, "the '/' operation is not supported between NaN and b",
+            "SELECT NaN / b FROM %s" % u)
+    for stmt, msg in (("SELECT a / (tinyint) 0 FROM %s", "'tinyint / tinyint' failed: / by zero"),
+                      ("SELECT c %% (int) 0 FROM %s", "'int % int' failed: / by zero"),
+                      ("SELECT g / (tinyint) 0 FROM %s",
+                       "'varint / tinyint' failed: BigInteger divide by zero"),
+                      ("SELECT h + NaN FROM %s",
+                       "'decimal + double' failed: A NaN cannot be converted into a decimal")):
+        with pytest.raises(FunctionFailure) as e:
+            unpaged(cql, stmt % t)
+        assert "the operation " + msg in str(e.value), str(e.value)
+    # a null operand makes a null result
+    cql.execute("UPDATE %s SET d = null WHERE a = 1 AND b = 2" % t)
+    assert one(cql, "SELECT a + d, d * h, -d FROM %s" % t) == (None, None, None)
