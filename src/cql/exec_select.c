@@ -112,8 +112,10 @@ typedef struct selitem {
     cql_fnsel fn;        /* SEL_FN */
     cqlagg agg;          /* SEL_COUNT: any aggregate */
     int agg_on;
-    int agg_fn;   /* the aggregate's argument is the computed selector fn */
-    int agg_cell; /* 'w', 't': its argument is writetime(col) or ttl(col) */
+    int agg_fn;           /* the aggregate's argument is the computed selector fn */
+    int agg_cell;         /* 'w', 't': its argument is writetime(col) or ttl(col) */
+    cql_fnagg *nested[8]; /* SEL_FN over aggregates (max(b) + 1): them */
+    size_t nnested;
 } selitem;
 
 typedef struct qctx {
@@ -245,9 +247,24 @@ static int plan_selection(qctx *q)
         } else {
             char *name = NULL;
             if (cql_fnsel_resolve(c, q->t, e, &x->fn, &name) != 0) return -1;
-            free(name);
             x->kind = SEL_FN;
-            plain++;
+            int columns = 0;
+            size_t nested = cql_fnsel_aggregates(&x->fn, x->nested, 8, &columns);
+            if (nested > 8 || (nested && columns)) {
+                int rc = cql_fail(c, CQL_ERR_INVALID,
+                                  nested > 8 ? "Too many aggregates in the selector %s"
+                                             : "The selector %s reads columns both inside and "
+                                               "outside aggregates",
+                                  name);
+                free(name);
+                return rc;
+            }
+            free(name);
+            x->nnested = nested;
+            if (nested)
+                counts++;
+            else
+                plain++;
         }
     }
     (void)plain;
@@ -796,6 +813,18 @@ static int group_flush(qctx *q)
         cql_value v = {NULL, CQL_NULL};
         if (q->grow.nrows) cql_read_bytes(&rd, "a value", &v);
         selitem *x = &q->sels[i];
+        if (x->nnested) {
+            buf out;
+            buf_init(&out, 0);
+            int got = fn_value(q, &x->fn, &out);
+            rc = got == CQLVAL_ERROR ? -1
+                                     : cql_rows_put(dst, out.data ? out.data : "",
+                                                    got == CQLVAL_OK ? (int32_t)out.len : -1);
+            buf_free(&out);
+            for (size_t k = 0; k < x->nnested; k++)
+                cqlagg_reset(&x->nested[k]->state);
+            continue;
+        }
         if (!x->agg_on) {
             rc = cql_rows_put(dst, v.p ? v.p : (const uint8_t *)"", v.len);
             continue;
@@ -842,6 +871,41 @@ static int32_t cell_meta(qctx *q, const cql_tcol *col, const cql_srow *item, int
 
 /* Feeds the loaded row to the aggregates, opening a group when its GROUP BY values
  * change. */
+/* Adds the loaded row's argument of an aggregate to its state: the computed selector fn
+ * when given, else writetime or ttl of col (cellfn 'w', 't'), else col (NULL: the row). */
+static int agg_feed(qctx *q, const cql_srow *item, cqlagg *agg, const cql_tcol *col, int cellfn,
+                    const cql_fnsel *fn)
+{
+    cql_parse_error perr;
+    memset(&perr, 0, sizeof perr);
+    int rc = 0;
+    if (fn) {
+        buf v;
+        buf_init(&v, 0);
+        int got = fn_value(q, fn, &v);
+        if (got == CQLVAL_ERROR) rc = -1;
+        if (got != CQLVAL_ERROR &&
+            cqlagg_add(agg, (const uint8_t *)(v.data ? v.data : ""),
+                       got == CQLVAL_OK ? (int32_t)v.len : CQL_NULL, &perr) != 0)
+            rc = cql_fail(q->r->call, (cql_error_code)perr.code, "%s", perr.msg);
+        buf_free(&v);
+        return rc;
+    }
+    if (cellfn) {
+        uint8_t b[8];
+        int32_t len = cell_meta(q, col, item, cellfn, b);
+        if (cqlagg_add(agg, b, len < 0 ? CQL_NULL : len, &perr) != 0)
+            rc = cql_fail(q->r->call, (cql_error_code)perr.code, "%s", perr.msg);
+        return rc;
+    }
+    size_t ci = col_index(q, col);
+    int has = col == NULL || q->has[ci];
+    if (cqlagg_add(agg, has && col ? (const uint8_t *)q->vals[ci].data : (const uint8_t *)"",
+                   has ? (col ? (int32_t)q->vals[ci].len : 0) : CQL_NULL, &perr) != 0)
+        rc = cql_fail(q->r->call, (cql_error_code)perr.code, "%s", perr.msg);
+    return rc;
+}
+
 static int group_add(qctx *q, const cql_srow *item)
 {
     buf key;
@@ -874,34 +938,12 @@ static int group_add(qctx *q, const cql_srow *item)
     buf_free(&key);
     for (size_t i = 0; rc == 0 && i < q->nsel; i++) {
         selitem *x = &q->sels[i];
-        if (!x->agg_on) continue;
-        cql_parse_error perr;
-        memset(&perr, 0, sizeof perr);
-        if (x->agg_fn) {
-            buf v;
-            buf_init(&v, 0);
-            int got = fn_value(q, &x->fn, &v);
-            if (got == CQLVAL_ERROR) rc = -1;
-            if (got != CQLVAL_ERROR &&
-                cqlagg_add(&x->agg, (const uint8_t *)(v.data ? v.data : ""),
-                           got == CQLVAL_OK ? (int32_t)v.len : CQL_NULL, &perr) != 0)
-                rc = cql_fail(q->r->call, (cql_error_code)perr.code, "%s", perr.msg);
-            buf_free(&v);
-            continue;
+        for (size_t k = 0; rc == 0 && k < x->nnested; k++) {
+            cql_fnagg *a = x->nested[k];
+            rc = agg_feed(q, item, &a->state, a->col, a->cellfn, a->on_fn ? &a->fn : NULL);
         }
-        if (x->agg_cell) {
-            uint8_t b[8];
-            int32_t len = cell_meta(q, x->col, item, x->agg_cell, b);
-            if (cqlagg_add(&x->agg, b, len < 0 ? CQL_NULL : len, &perr) != 0)
-                rc = cql_fail(q->r->call, (cql_error_code)perr.code, "%s", perr.msg);
-            continue;
-        }
-        size_t ci = col_index(q, x->col);
-        int has = x->col == NULL || q->has[ci];
-        if (cqlagg_add(&x->agg,
-                       has && x->col ? (const uint8_t *)q->vals[ci].data : (const uint8_t *)"",
-                       has ? (x->col ? (int32_t)q->vals[ci].len : 0) : CQL_NULL, &perr) != 0)
-            rc = cql_fail(q->r->call, (cql_error_code)perr.code, "%s", perr.msg);
+        if (x->agg_on && rc == 0)
+            rc = agg_feed(q, item, &x->agg, x->col, x->agg_cell, x->agg_fn ? &x->fn : NULL);
     }
     return rc;
 }
@@ -929,7 +971,7 @@ static int put_selectors(qctx *q, const cql_srow *item, cql_rows *dst)
     int rc = 0;
     for (size_t i = 0; i < q->nsel && rc == 0; i++) {
         const selitem *x = &q->sels[i];
-        if (x->agg_on) {
+        if (x->agg_on || x->nnested) {
             rc = cql_rows_put(dst, NULL, -1);
             continue;
         }
@@ -1765,8 +1807,11 @@ end:
             buf_free(&q.vals[i]);
     free(q.vals);
     free(q.has);
-    for (size_t i = 0; q.sels && i < q.nsel; i++)
+    for (size_t i = 0; q.sels && i < q.nsel; i++) {
         if (q.sels[i].agg_on) cqlagg_free(&q.sels[i].agg);
+        for (size_t k = 0; k < q.sels[i].nnested; k++)
+            cqlagg_free(&q.sels[i].nested[k]->state);
+    }
     free(q.sels);
     cql_srow_free(&q.row);
     cql_srow_free(&q.static_row);

@@ -1,11 +1,11 @@
 /* exec_selector.c — SELECT's computed selectors (exec_int.h's cql_fnsel): function calls,
  * nested ones included (toTimestamp(now())), CAST, token(), the field of a user-defined
  * type (addr.zip, frozen or not), the element or slice of a set or map (m['k'],
- * m['a'..'c']), typed terms ((int)1) and arithmetic ((c - b) / a, -d); each resolved
- * against a table
- * into its result type and the column name Cassandra gives it, then evaluated on one row's
- * column values; and the argument of an aggregate (a column, writetime()/ttl() of one, or
- * a computed selector).
+ * m['a'..'c']), typed terms ((int)1), arithmetic ((c - b) / a, -d) and aggregates under
+ * them (cast(count(*) AS int)); each resolved against a table into its result type and
+ * the column name Cassandra gives it, then evaluated on one row's column values (or a
+ * group's aggregate states); and the argument of an aggregate (a column,
+ * writetime()/ttl() of one, or a computed selector).
  *
  * Not plain columns, writetime()/ttl() or the aggregates themselves: the SELECT executor
  * reads and folds those. */
@@ -28,6 +28,8 @@
 static int resolve(cql_call *c, const cql_tinfo *t, const cql_expr *e, cql_fnsel *out, buf *name);
 static int resolve_operand(cql_call *c, const cql_tinfo *t, const cql_expr *a, cql_fnsel *out,
                            size_t i, buf *name);
+static int resolve_aggregate(cql_call *c, const cql_tinfo *t, const cql_expr *e, cqlagg_kind ak,
+                             cql_fnsel *out, buf *name);
 
 /* A selector in parentheses (the parser's tuple of one). */
 static int parenthesised(const cql_expr *e)
@@ -398,6 +400,53 @@ static int resolve_operation(cql_call *c, const cql_tinfo *t, const cql_expr *e,
     return rc;
 }
 
+/* An aggregate under a computed selector: its state, named as its own column would be. */
+static int resolve_aggregate(cql_call *c, const cql_tinfo *t, const cql_expr *e, cqlagg_kind ak,
+                             cql_fnsel *out, buf *name)
+{
+    cql_fnagg *a = arena_alloc((arena *)&t->arena, sizeof *a);
+    if (a == NULL) return oom(c);
+    memset(a, 0, sizeof *a);
+    const cql_ctype *argtype = NULL;
+    char *argname = NULL;
+    if (ak != CQLAGG_COUNT_ROWS) {
+        if (cql_agg_arg(c, t, e, &a->col, &a->cellfn, &a->fn, &argtype, &argname) != 0) {
+            free(argname);
+            return -1;
+        }
+        a->on_fn = a->col == NULL;
+    }
+    cql_parse_error perr;
+    memset(&perr, 0, sizeof perr);
+    int rc = cqlagg_init(&a->state, ak, argtype, &perr) != 0
+                 ? cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg)
+             : cqlagg_column_name(ak, argname, name) != 0 ? oom(c)
+                                                          : 0;
+    free(argname);
+    if (rc != 0) return rc;
+    out->kind = 'a';
+    out->agg = a;
+    out->ret = a->state.result;
+    return 0;
+}
+
+size_t cql_fnsel_aggregates(const cql_fnsel *f, cql_fnagg **out, size_t max, int *plain)
+{
+    if (f->kind == 'a') {
+        if (max) out[0] = f->agg;
+        return 1;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < f->nargs && i < CQL_FNSEL_MAX_ARGS; i++) {
+        if (f->argcol[i]) *plain = 1;
+        if (f->argsel[i])
+            n += cql_fnsel_aggregates(f->argsel[i], out + (n < max ? n : max),
+                                      n < max ? max - n : 0, plain);
+    }
+    if (f->kind == 't' && f->nargs) *plain = 1;
+    return n;
+}
+
 static int resolve(cql_call *c, const cql_tinfo *t, const cql_expr *e, cql_fnsel *out, buf *name)
 {
     memset(out, 0, sizeof *out);
@@ -418,7 +467,12 @@ static int resolve(cql_call *c, const cql_tinfo *t, const cql_expr *e, cql_fnsel
     case CQL_E_ELEMENT:
     case CQL_E_SLICE:
         return resolve_element(c, t, e, out, name);
-    case CQL_E_FUNCTION:
+    case CQL_E_FUNCTION: {
+        cqlagg_kind ak;
+        if ((e->fn.ks == NULL || strcmp(e->fn.ks, "system") == 0) &&
+            cqlagg_lookup(e->fn.name, e->star, cql_agg_literal_arg(e), &ak))
+            return resolve_aggregate(c, t, e, ak, out, name);
+    }
         if (strcmp(e->fn.name, "token") == 0 &&
             (e->fn.ks == NULL || strcmp(e->fn.ks, "system") == 0))
             return resolve_token(c, t, e, out, name);
@@ -558,6 +612,13 @@ int cql_fnsel_value(cql_run *r, const cql_tinfo *t, const cql_fnsel *f, const bu
 {
     cql_call *c = r->call;
     if (f->kind == 'k') return cql_term(r, f->ret, "[selection]", f->argexpr[0], out);
+    if (f->kind == 'a') {
+        cql_parse_error perr;
+        memset(&perr, 0, sizeof perr);
+        int got = cqlagg_result(&f->agg->state, out, &perr);
+        if (got == CQLVAL_ERROR) cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
+        return got;
+    }
     if (f->kind == 't') {
         cql_value v[64];
         for (size_t i = 0; i < f->nargs; i++) {

@@ -308,3 +308,24 @@ def test_operation_errors_in_cassandras_words(cql, numbers, table):
     # a null operand makes a null result
     cql.execute("UPDATE %s SET d = null WHERE a = 1 AND b = 2" % t)
     assert one(cql, "SELECT a + d, d * h, -d FROM %s" % t) == (None, None, None)
+
+
+# ---- selectors over aggregates ----
+
+def test_functions_and_operations_over_aggregates(cql, table):
+    t = table("(a int, b int, c double, PRIMARY KEY (a, b))")
+    for b in range(4):
+        cql.execute("INSERT INTO %s (a, b, c) VALUES (1, %d, %d.5)" % (t, b, b))
+    rs = cql.execute("SELECT cast(count(*) AS int), max(b) * 2, max(b) - min(b), "
+                     "toJson(sum(b)), cast(avg(c) AS text) FROM %s WHERE a = 1" % t)
+    assert tuple(rs.one()) == (4, 6, 3, "6", "2.0")
+    assert rs.column_names[:2] == ["cast(count as int)", "system.max(b) * 2"]
+    # over no row: the aggregates' own answers for none
+    assert one(cql, "SELECT cast(count(*) AS int), max(b) + 1 FROM %s WHERE a = 2" % t) == \
+        (0, None)
+    # one answer per group
+    cql.execute("INSERT INTO %s (a, b, c) VALUES (2, 0, 1)" % t)
+    assert unpaged(cql, "SELECT a, count(*) * 10 FROM %s WHERE a IN (1, 2) GROUP BY a" % t) == \
+        [(1, 40), (2, 10)]
+    refused(cql, "aggregate functions cannot be used as arguments of aggregate functions",
+            "SELECT max(count(*)) + 1 FROM %s" % t)
