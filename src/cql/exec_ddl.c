@@ -372,7 +372,8 @@ static int numeric_option_out_of_range(cql_call *c, const table_opt *o, double d
         return 1;
     }
     if (strcmp(o->name, "min_index_interval") == 0 && d < 1) {
-        cql_fail(c, CQL_ERR_CONFIG, "min_index_interval must be greater than or equal to 1");
+        cql_fail(c, CQL_ERR_CONFIG,
+                 "min_index_interval must be greater than or equal to 1 (got %s)", text);
         return 1;
     }
     return 0;
@@ -484,19 +485,42 @@ static int normalise_map_option(cql_call *c, const char *option, json_t *m)
     return 0;
 }
 
-/* Applies WITH properties to opts (an object holding every option). */
-static int table_props(cql_call *c, const cql_props *p, json_t *opts)
+/* 1 when s is a UUID's text (8-4-4-4-12 hex digits). */
+static int uuid_text(const char *s)
+{
+    if (s == NULL || strlen(s) != 36) return 0;
+    for (size_t i = 0; i < 36; i++) {
+        int dash = i == 8 || i == 13 || i == 18 || i == 23;
+        if (dash ? s[i] != '-' : !isxdigit((unsigned char)s[i])) return 0;
+    }
+    return 1;
+}
+
+/* Applies WITH properties to opts (an object holding every option). id: where a CREATE
+ * keeps the table id WITH id = names (lower case), NULL for an ALTER, which cannot. */
+static int table_props(cql_call *c, const cql_props *p, json_t *opts, char id[37])
 {
     for (size_t i = 0; i < p->n; i++) {
         const cql_property *pr = &p->items[i];
         const table_opt *o = NULL;
         for (size_t k = 0; k < NTABLE_OPTS; k++)
             if (strcmp(table_opts[k].name, pr->name) == 0) o = &table_opts[k];
+        if (o == NULL && strcmp(pr->name, "id") == 0) {
+            if (id == NULL) return cql_fail(c, CQL_ERR_CONFIG, "Cannot alter table id.");
+            const char *text = pr->value ? pr->value->text : NULL;
+            if ((pr->value->kind != CQL_E_STRING && pr->value->kind != CQL_E_UUID) ||
+                !uuid_text(text))
+                return cql_fail(c, CQL_ERR_CONFIG, "Invalid table id");
+            for (size_t k = 0; k < 36; k++)
+                id[k] = (char)tolower((unsigned char)text[k]);
+            id[36] = '\0';
+            continue;
+        }
         if (o == NULL) {
             /* options Cassandra 4 still accepts and ignores */
             if (strcmp(pr->name, "read_repair_chance") == 0 ||
                 strcmp(pr->name, "dclocal_read_repair_chance") == 0 ||
-                strcmp(pr->name, "id") == 0 || strcmp(pr->name, "extensions") == 0)
+                strcmp(pr->name, "extensions") == 0)
                 continue;
             return cql_fail(c, CQL_ERR_SYNTAX, "Unknown property '%s'", pr->name);
         }
@@ -539,6 +563,13 @@ static int table_props(cql_call *c, const cql_props *p, json_t *opts)
         }
         json_object_set_new(opts, o->name, v);
     }
+    json_int_t lo = json_integer_value(json_object_get(opts, "min_index_interval"));
+    json_int_t hi = json_integer_value(json_object_get(opts, "max_index_interval"));
+    if (hi < lo)
+        return cql_fail(c, CQL_ERR_CONFIG,
+                        "max_index_interval must be greater than or equal to min_index_interval "
+                        "(%lld) (got %lld)",
+                        (long long)lo, (long long)hi);
     return 0;
 }
 
@@ -846,13 +877,13 @@ static int create_table(cql_run *r, const cql_stmt *s, cql_state *st)
     }
     (void)first_regular;
     sort_columns(cols);
-    if (table_props(c, &to->props, opts) != 0) goto done;
+    char id[37];
+    cql_uuid_random(id);
+    if (table_props(c, &to->props, opts, id) != 0) goto done;
     if (counters && json_integer_value(json_object_get(opts, "default_time_to_live")) > 0) {
         cql_fail(c, CQL_ERR_INVALID, "Cannot set default_time_to_live on a table with counters");
         goto done;
     }
-    char id[37];
-    cql_uuid_random(id);
     json_t *tdef = json_pack("{s:s, s:O, s:O, s:b}", "id", id, "columns", cols, "options", opts,
                              "counter", counters > 0);
     /* the engine table first: a schema that names a table always has its rows' table */
@@ -1210,7 +1241,7 @@ static int alter_table(cql_run *r, const cql_stmt *s, cql_state *st)
         }
         break;
     case CQL_ALTER_WITH:
-        if (table_props(c, &at->props, json_object_get(t, "options")) != 0) goto done;
+        if (table_props(c, &at->props, json_object_get(t, "options"), NULL) != 0) goto done;
         if (json_is_true(json_object_get(t, "counter")) &&
             json_integer_value(
                 json_object_get(json_object_get(t, "options"), "default_time_to_live")) > 0) {
@@ -1956,7 +1987,9 @@ static int create_view(cql_run *r, const cql_stmt *s, cql_state *st)
     }
     sort_columns(cols);
     json_t *opts = default_options();
-    if (table_props(c, &cv->opts.props, opts) != 0) {
+    char id[37];
+    cql_uuid_random(id);
+    if (table_props(c, &cv->opts.props, opts, id) != 0) {
         json_decref(cols);
         json_decref(opts);
         return -1;
@@ -1995,8 +2028,6 @@ static int create_view(cql_run *r, const cql_stmt *s, cql_state *st)
         json_decref(opts);
         return cql_fail(c, CQL_ERR_INVALID, "The view %s cannot be made: %s", name, err.msg);
     }
-    char id[37];
-    cql_uuid_random(id);
     buf where;
     buf_init(&where, 0);
     for (size_t w = 0; w < cv->where.n; w++)

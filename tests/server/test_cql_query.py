@@ -329,3 +329,32 @@ def test_functions_and_operations_over_aggregates(cql, table):
         [(1, 40), (2, 10)]
     refused(cql, "aggregate functions cannot be used as arguments of aggregate functions",
             "SELECT max(count(*)) + 1 FROM %s" % t)
+
+
+# ---- table options ----
+
+def test_create_table_with_an_id_keeps_it(cql):
+    from cassandra.protocol import ConfigurationException
+    tid = "5a1c395e-b41f-11e5-9f22-ba0be0483c18"
+    cql.execute("CREATE TABLE with_id (k int PRIMARY KEY, v int) WITH id = %s" % tid)
+    row = cql.execute("SELECT id FROM system_schema.tables WHERE keyspace_name = 'q' "
+                      "AND table_name = 'with_id'").one()
+    assert str(row.id) == tid
+    with pytest.raises(ConfigurationException) as e:
+        cql.execute("ALTER TABLE with_id WITH id = %s" % tid)
+    assert "Cannot alter table id." in str(e.value)
+    with pytest.raises(ConfigurationException) as e:
+        cql.execute("CREATE TABLE bad_id (k int PRIMARY KEY) WITH id = 'not-a-uuid'")
+    assert "Invalid table id" in str(e.value)
+
+
+def test_index_intervals_checked_as_cassandra_does(cql):
+    from cassandra.protocol import ConfigurationException
+    for opts, msg in (("min_index_interval = 0",
+                       "min_index_interval must be greater than or equal to 1 (got 0)"),
+                      ("min_index_interval = 256 AND max_index_interval = 128",
+                       "max_index_interval must be greater than or equal to min_index_interval "
+                       "(256) (got 128)")):
+        with pytest.raises(ConfigurationException) as e:
+            cql.execute("CREATE TABLE intervals (k int PRIMARY KEY) WITH " + opts)
+        assert msg in str(e.value), str(e.value)
