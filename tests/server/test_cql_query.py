@@ -358,3 +358,26 @@ def test_index_intervals_checked_as_cassandra_does(cql):
         with pytest.raises(ConfigurationException) as e:
             cql.execute("CREATE TABLE intervals (k int PRIMARY KEY) WITH " + opts)
         assert msg in str(e.value), str(e.value)
+
+
+def test_speculative_retry_policies_read_and_shown_as_cassandra_does(cql):
+    from cassandra.protocol import ConfigurationException
+    shown = {"'99PERCENTILE'": "99p", "'99.5p'": "99.5p", "'50MS'": "50ms",
+             "'always'": "ALWAYS", "'none'": "NEVER", "'min(99p, 50ms)'": "MIN(99p,50ms)",
+             "'MAX(10ms,90p)'": "MAX(90p,10ms)"}
+    for i, (given, kept) in enumerate(shown.items()):
+        cql.execute("CREATE TABLE retry%d (k int PRIMARY KEY) WITH speculative_retry = %s"
+                    % (i, given))
+        row = cql.execute("SELECT speculative_retry FROM system_schema.tables WHERE "
+                          "keyspace_name = 'q' AND table_name = 'retry%d'" % i).one()
+        assert row.speculative_retry == kept, given
+    for given, msg in (("'sometimes'", "Invalid value sometimes for option 'speculative_retry'"),
+                       ("'100p'", "Invalid value 100p for PERCENTILE option 'speculative_retry': "
+                        "must be between (0.0 and 100.0)"),
+                       ("'MIN(10ms,20ms)'", "Invalid value MIN(10ms,20ms) for option "
+                        "'speculative_retry': MIN()/MAX() arguments should be of different "
+                        "types, but both are of type FIXED")):
+        with pytest.raises(ConfigurationException) as e:
+            cql.execute("CREATE TABLE retry_bad (k int PRIMARY KEY) WITH speculative_retry = "
+                        + given)
+        assert msg in str(e.value), str(e.value)
