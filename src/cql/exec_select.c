@@ -316,10 +316,33 @@ static int plan_selection(qctx *q)
                                 "and/or static columns (not %s)",
                                 col ? col->name : "an aggregate");
         }
-        if (q->k.ck_eq || q->k.slice)
+        /* restrictions on the partition key and static columns only, filtered or not */
+        int other = q->k.ck_eq || q->k.slice;
+        for (size_t i = 0; i < sel->where.n && !other; i++) {
+            const cql_relation *rel = &sel->where.rels[i];
+            if (rel->kind == CQL_REL_TOKEN) continue;
+            for (size_t k = 0; k < rel->ncolumns; k++) {
+                const cql_tcol *col = col_named(q->t, rel->columns[k]);
+                other |= col && col->kind != 'p' && col->kind != 's';
+            }
+        }
+        if (other)
             return cql_fail(c, CQL_ERR_INVALID,
                             "SELECT DISTINCT with WHERE clause only supports restriction by "
                             "partition key and/or static columns.");
+        /* over a range of partitions every partition key column is selected (unless they
+         * are counted) */
+        for (size_t i = 0; !q->k.partitions && !q->aggregate && i < q->t->ncols; i++) {
+            const cql_tcol *pc = &q->t->cols[i];
+            int selected = pc->kind != 'p';
+            for (size_t j = 0; j < n && !selected; j++)
+                selected = q->sels[j].kind == SEL_COLUMN && q->sels[j].col == pc;
+            if (!selected)
+                return cql_fail(c, CQL_ERR_INVALID,
+                                "SELECT DISTINCT queries must request all the partition key "
+                                "columns (missing %s)",
+                                pc->name);
+        }
     }
     return 0;
 }

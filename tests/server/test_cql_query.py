@@ -381,3 +381,27 @@ def test_speculative_retry_policies_read_and_shown_as_cassandra_does(cql):
             cql.execute("CREATE TABLE retry_bad (k int PRIMARY KEY) WITH speculative_retry = "
                         + given)
         assert msg in str(e.value), str(e.value)
+
+
+# ---- DISTINCT ----
+
+def test_distinct_restrictions_and_selection(cql, table):
+    t = table("(p0 int, p1 int, c int, s int static, v int, PRIMARY KEY ((p0, p1), c))")
+    for i in range(3):
+        for c in range(2):
+            cql.execute("INSERT INTO %s (p0, p1, c, s, v) VALUES (%d, %d, %d, %d, %d)"
+                        % (t, i, i, c, 10 * i, c))
+    assert sorted(unpaged(cql, "SELECT DISTINCT p0, p1 FROM %s" % t)) == \
+        [(0, 0), (1, 1), (2, 2)]
+    # a range of partitions names them by every key column
+    refused(cql, "SELECT DISTINCT queries must request all the partition key columns "
+            "(missing p1)", "SELECT DISTINCT p0 FROM %s" % t)
+    # one partition named: its key columns need not all be selected
+    assert unpaged(cql, "SELECT DISTINCT s FROM %s WHERE p0 = 1 AND p1 = 1" % t) == [(10,)]
+    # static columns may filter; clustering and regular columns may not, even filtered
+    assert unpaged(cql, "SELECT DISTINCT p0, p1, s FROM %s WHERE s = 20 ALLOW FILTERING"
+                   % t) == [(2, 2, 20)]
+    only = "SELECT DISTINCT with WHERE clause only supports restriction by partition key " \
+        "and/or static columns."
+    refused(cql, only, "SELECT DISTINCT p0, p1 FROM %s WHERE c >= 1 ALLOW FILTERING" % t)
+    refused(cql, only, "SELECT DISTINCT p0, p1 FROM %s WHERE v = 1 ALLOW FILTERING" % t)
