@@ -295,6 +295,9 @@ static int plan_selection(qctx *q)
         at++;
         q->group[i] = col;
     }
+    if (sel->ngroup && at < q->t->npk)
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "Group by is not supported on only a part of the partition key");
     q->ngroup = sel->ngroup;
 
     if (sel->distinct) {
