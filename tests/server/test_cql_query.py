@@ -405,3 +405,15 @@ def test_distinct_restrictions_and_selection(cql, table):
         "and/or static columns."
     refused(cql, only, "SELECT DISTINCT p0, p1 FROM %s WHERE c >= 1 ALLOW FILTERING" % t)
     refused(cql, only, "SELECT DISTINCT p0, p1 FROM %s WHERE v = 1 ALLOW FILTERING" % t)
+
+
+def test_group_by_needs_the_whole_partition_key(cql, table):
+    t = table("(a int, b int, c int, d int, PRIMARY KEY ((a, b), c))")
+    for c in range(3):
+        cql.execute("INSERT INTO %s (a, b, c, d) VALUES (1, 2, %d, %d)" % (t, c, 10 * c))
+    refused(cql, "Group by is not supported on only a part of the partition key",
+            "SELECT a, max(d) FROM %s GROUP BY a" % t)
+    assert unpaged(cql, "SELECT a, b, max(d) FROM %s GROUP BY a, b" % t) == [(1, 2, 20)]
+    # the partition key restricted to one partition may be left out
+    assert unpaged(cql, "SELECT c, d FROM %s WHERE a = 1 AND b = 2 GROUP BY c LIMIT 2" % t) == \
+        [(0, 0), (1, 10)]
