@@ -417,3 +417,19 @@ def test_group_by_needs_the_whole_partition_key(cql, table):
     # the partition key restricted to one partition may be left out
     assert unpaged(cql, "SELECT c, d FROM %s WHERE a = 1 AND b = 2 GROUP BY c LIMIT 2" % t) == \
         [(0, 0), (1, 10)]
+
+
+# ---- restrictions that cannot merge ----
+
+def test_a_column_restricted_twice_is_refused_in_cassandras_words(cql, table):
+    t = table("(a text, b int, c int, d int, PRIMARY KEY (a, b, c))")
+    cql.execute("INSERT INTO %s (a, b, c, d) VALUES ('x', 1, 5, 1)" % t)
+    refused(cql, 'Column "c" cannot be restricted by both an equality and an inequality relation',
+            "SELECT * FROM %s WHERE a = 'x' AND b = 1 AND c > 1 AND c = 5" % t)
+    refused(cql, "c cannot be restricted by more than one relation if it includes an Equal",
+            "SELECT * FROM %s WHERE a = 'x' AND b = 1 AND c = 5 AND c > 1" % t)
+    refused(cql, "b cannot be restricted by more than one relation if it includes a IN",
+            "SELECT * FROM %s WHERE a = 'x' AND b IN (1, 2) AND b > 0" % t)
+    refused(cql, "Invalid null value for column b",
+            "SELECT * FROM %s WHERE a = ? AND b IN ?" % t, "x", None)
+    assert unpaged(cql, "SELECT d FROM %s WHERE a = 'x' AND b = 1 AND c >= 5" % t) == [(1,)]
