@@ -171,6 +171,10 @@ typedef struct qctx {
     buf group_order; /* GROUP BY: the open group's first row's ordering values */
     struct answered *answered;
     size_t nanswered, answered_cap;
+    /* a selector over aggregates reading a column too: the open group's first row */
+    int first_row;
+    buf *first_vals;
+    int8_t *first_has;
 } qctx;
 
 /* A row of the answer and where its ordering values are, for post-query ordering. */
@@ -250,17 +254,16 @@ static int plan_selection(qctx *q)
             x->kind = SEL_FN;
             int columns = 0;
             size_t nested = cql_fnsel_aggregates(&x->fn, x->nested, 8, &columns);
-            if (nested > 8 || (nested && columns)) {
-                int rc = cql_fail(c, CQL_ERR_INVALID,
-                                  nested > 8 ? "Too many aggregates in the selector %s"
-                                             : "The selector %s reads columns both inside and "
-                                               "outside aggregates",
-                                  name);
+            if (nested > 8) {
+                int rc =
+                    cql_fail(c, CQL_ERR_INVALID, "Too many aggregates in the selector %s", name);
                 free(name);
                 return rc;
             }
             free(name);
             x->nnested = nested;
+            /* a column beside aggregates (a + max(b)) has its group's first row's value */
+            q->first_row |= nested && columns;
             if (nested)
                 counts++;
             else
@@ -842,7 +845,9 @@ static int group_flush(qctx *q)
         if (x->nnested) {
             buf out;
             buf_init(&out, 0);
-            int got = fn_value(q, &x->fn, &out);
+            int got = q->first_row
+                          ? cql_fnsel_value(q->r, q->t, &x->fn, q->first_vals, q->first_has, &out)
+                          : fn_value(q, &x->fn, &out);
             rc = got == CQLVAL_ERROR ? -1
                                      : cql_rows_put(dst, out.data ? out.data : "",
                                                     got == CQLVAL_OK ? (int32_t)out.len : -1);
@@ -956,6 +961,11 @@ static int group_add(qctx *q, const cql_srow *item)
         q->groups_part++;
         q->in_group = 1;
         if (q->post_order) order_values(q, &q->group_order);
+        for (size_t i = 0; q->first_row && i < q->t->ncols; i++) {
+            buf_reset(&q->first_vals[i]);
+            buf_append(&q->first_vals[i], q->vals[i].data, q->vals[i].len);
+            q->first_has[i] = q->has[i];
+        }
         buf_reset(&q->group_key);
         buf_append(&q->group_key, key.data, key.len);
         rc = put_selectors(q, item, &q->grow);
@@ -1719,6 +1729,16 @@ int cql_exec_select(cql_run *r, const cql_stmt *s, const cql_tinfo *t)
     if (cql_where_keys(r, t, &sel->where, CQL_KEYS_SELECT, sel->allow_filtering, &q.k) != 0)
         goto end;
     if (plan_selection(&q) != 0 || plan_order(&q) != 0 || plan_reads(&q) != 0) goto end;
+    if (q.first_row) {
+        q.first_vals = calloc(t->ncols + 1, sizeof *q.first_vals);
+        q.first_has = calloc(t->ncols + 1, 1);
+        if (q.first_vals == NULL || q.first_has == NULL) {
+            cql_fail(c, CQL_ERR_SERVER, "out of memory");
+            goto end;
+        }
+        for (size_t i = 0; i < t->ncols; i++)
+            buf_init(&q.first_vals[i], 0);
+    }
     if (q.k.partitions) sort_partition_values(&q);
     if (sel->per_partition_limit && sel->distinct) {
         cql_fail(c, CQL_ERR_INVALID,
@@ -1833,6 +1853,11 @@ end:
             buf_free(&q.vals[i]);
     free(q.vals);
     free(q.has);
+    if (q.first_vals)
+        for (size_t i = 0; i < t->ncols; i++)
+            buf_free(&q.first_vals[i]);
+    free(q.first_vals);
+    free(q.first_has);
     for (size_t i = 0; q.sels && i < q.nsel; i++) {
         if (q.sels[i].agg_on) cqlagg_free(&q.sels[i].agg);
         for (size_t k = 0; k < q.sels[i].nnested; k++)

@@ -329,6 +329,10 @@ def test_functions_and_operations_over_aggregates(cql, table):
         [(1, 40), (2, 10)]
     refused(cql, "aggregate functions cannot be used as arguments of aggregate functions",
             "SELECT max(count(*)) + 1 FROM %s" % t)
+    # a column beside an aggregate takes the group's first row's value, as alone it does
+    assert unpaged(cql, "SELECT b + max(b), b FROM %s WHERE a = 1" % t) == [(3, 0)]
+    assert unpaged(cql, "SELECT a * 100 + count(*) FROM %s WHERE a IN (1, 2) GROUP BY a"
+                   % t) == [(104,), (201,)]
 
 
 # ---- table options ----
