@@ -658,10 +658,9 @@ int cqlarith_apply(const cqlarith_op *o, const uint8_t *l, int32_t llen, const u
         rc = temporal(o, l, ll, r, rl, out, err);
     } else if (o->ret == CQL_TYPE_FLOAT) {
         uint8_t b[4];
+        /* the operands as floats; a double result of floats rounds to the float result */
         float v = (float)floating(o->op, (float)as_double(o->left, l, ll),
                                   o->op == 'n' ? 0 : (float)as_double(o->right, r, rl));
-        if (o->op == '%') /* Java's float remainder is computed in float */
-            v = fmodf((float)as_double(o->left, l, ll), (float)as_double(o->right, r, rl));
         cql_float_encode(v, b);
         rc = buf_append(out, b, 4) ? CQLVAL_ERROR : CQLVAL_OK;
     } else if (o->ret == CQL_TYPE_DOUBLE) {
