@@ -177,6 +177,32 @@ static void term_markers(marks *k, const cql_expr *e, const char *name, const cq
             term_markers(k, e->items[0], name, &h->wire);
         return;
     }
+    if (e->kind == CQL_E_FUNCTION && !e->star && e->nitems <= 8) {
+        /* a call's markers take its overload's argument types (one it resolves to without
+         * them: the statement says the rest when it runs) */
+        char fname[2 * CQL_NAME_MAX + 2];
+        snprintf(fname, sizeof fname, "%s%s%s", e->fn.ks ? e->fn.ks : "", e->fn.ks ? "." : "",
+                 e->fn.name);
+        cql_parse_error perr = {0};
+        const cql_ctype *known[8] = {0};
+        for (size_t i = 0; i < e->nitems; i++) /* a hinted argument has its type */
+            if (e->items[i]->kind == CQL_E_HINT &&
+                cqltype_resolve(&k->t->arena, e->items[i]->type, &types, &known[i], &perr) != 0)
+                known[i] = NULL;
+        memset(&perr, 0, sizeof perr);
+        const cqlfn_fn *f =
+            cqlfn_resolve(fname, known, (const cql_expr *const *)e->items, e->nitems, NULL, &perr);
+        for (size_t i = 0; i < e->nitems; i++) {
+            const cql_ctype *at = f ? cqlfn_arg_type(f, i, NULL) : NULL;
+            /* named as Cassandra names a call's argument: arg0(system.blobasint) */
+            const char *fn = f ? cqlfn_name(f) : fname;
+            size_t len = strlen(fn) + 24;
+            char *an = arena_alloc(&k->t->arena, len);
+            if (an) snprintf(an, len, "arg%zu(%s)", i, fn);
+            term_markers(k, e->items[i], an ? an : name, at ? &at->wire : NULL);
+        }
+        return;
+    }
     if (e->kind == CQL_E_BINARY || e->kind == CQL_E_NEGATE) {
         /* an operation's markers take the types of the overload it resolves to */
         cqlarith_op o;

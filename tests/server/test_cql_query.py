@@ -437,3 +437,15 @@ def test_a_column_restricted_twice_is_refused_in_cassandras_words(cql, table):
     refused(cql, "Invalid null value for column b",
             "SELECT * FROM %s WHERE a = ? AND b IN ?" % t, "x", None)
     assert unpaged(cql, "SELECT d FROM %s WHERE a = 'x' AND b = 1 AND c >= 5" % t) == [(1,)]
+
+
+# ---- prepared markers inside calls ----
+
+def test_markers_in_function_calls_take_the_argument_types(cql, table):
+    import datetime
+    t = table("(k int PRIMARY KEY, t timestamp, b blob)")
+    cql.execute(cql.prepare("INSERT INTO %s (k, t, b) VALUES (blobAsInt(?), "
+                            "toTimestamp((date) ?), intAsBlob(?))" % t),
+                [b"\x00\x00\x00\x01", datetime.date(2020, 1, 2), 7])
+    rows = unpaged(cql, "SELECT k, t, b FROM %s WHERE k = blobAsInt(?)" % t, b"\x00\x00\x00\x01")
+    assert rows == [(1, datetime.datetime(2020, 1, 2), b"\x00\x00\x00\x07")]
