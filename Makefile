@@ -46,11 +46,11 @@ OPT      := -O2 -g
 # position-independent (ASLR); non-PIE would save another 0.6 MB. libh2o-evloop has no .a
 # in Debian and brings libssl and libcrypto; glibc stays shared (dlopen of libcurl).
 SERVER_LIBS := -Wl,--gc-sections -Wl,-Bstatic -lrocksdb -lsnappy -lbz2 -ljemalloc -ljansson \
-               -lyajl_s -lyaml -lxxhash -lz -llz4 -lzstd -lnettle -lstdc++ -Wl,-Bdynamic \
+               -lyajl_s -lyaml -lxxhash -lz -llz4 -lzstd -lnettle -lgmp -lstdc++ -Wl,-Bdynamic \
                -lh2o-evloop -lssl -lcrypto -lpthread -lm -ldl
 endif
 
-PKGS     := rocksdb jansson yajl libh2o-evloop libssl libcrypto nettle yaml-0.1 libxxhash zlib liblz4 libzstd
+PKGS     := rocksdb jansson yajl libh2o-evloop libssl libcrypto nettle yaml-0.1 libxxhash zlib liblz4 libzstd gmp
 # Compiled against, not linked: the checker's client loads libcurl when it first calls out.
 LOADED   := libcurl
 # -fPIC: the same objects make libquarry.a and libquarry.so (in the quarry binary the linker
@@ -81,7 +81,7 @@ endif
 
 # Debian packages the build, the tests and the benchmarks need.
 DEB_PKGS := gcc g++ make pkg-config librocksdb-dev libh2o-evloop-dev libjansson-dev libyajl-dev libjsmn-dev libssl-dev nettle-dev \
-            libxxhash-dev libyaml-dev libcurl4-openssl-dev zlib1g-dev liblz4-dev libzstd-dev libjemalloc-dev clang-format python3 python3-pytest python3-boto3 python3-prometheus-client python3-cassandra python3-lz4 zstd awscli \
+            libxxhash-dev libgmp-dev libyaml-dev libcurl4-openssl-dev zlib1g-dev liblz4-dev libzstd-dev libjemalloc-dev clang-format python3 python3-pytest python3-boto3 python3-prometheus-client python3-cassandra python3-lz4 zstd awscli \
             wrk nginx-light golang-go golang-github-aws-aws-sdk-go-v2-dev golang-github-aws-aws-sdk-go-dev golang-github-gocql-gocql-dev \
             golang-github-hashicorp-hcl-v2-dev \
             chromium

@@ -5,6 +5,7 @@
  *
  * Rows are exec_write.c's and exec_select.c's; this file never reads or writes them. */
 #include <ctype.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -372,7 +373,8 @@ static int numeric_option_out_of_range(cql_call *c, const table_opt *o, double d
         return 1;
     }
     if (strcmp(o->name, "min_index_interval") == 0 && d < 1) {
-        cql_fail(c, CQL_ERR_CONFIG, "min_index_interval must be greater than or equal to 1");
+        cql_fail(c, CQL_ERR_CONFIG,
+                 "min_index_interval must be greater than or equal to 1 (got %s)", text);
         return 1;
     }
     return 0;
@@ -484,19 +486,157 @@ static int normalise_map_option(cql_call *c, const char *option, json_t *m)
     return 0;
 }
 
-/* Applies WITH properties to opts (an object holding every option). */
-static int table_props(cql_call *c, const cql_props *p, json_t *opts)
+/* ---- speculative_retry and additional_write_policy ---- */
+
+/* A number as those policies write it ([0-9.]+, read as a Java double): 0 and *v, or -1. */
+static int policy_number(const char *s, size_t len, double *v)
+{
+    char text[64];
+    if (len == 0 || len >= sizeof text || strspn(s, "0123456789.") < len) return -1;
+    memcpy(text, s, len);
+    text[len] = '\0';
+    char *end = NULL;
+    *v = strtod(text, &end);
+    return *end == '\0' ? 0 : -1;
+}
+
+/* Java's DecimalFormat("#.####") of v (HALF_EVEN at the fourth decimal). */
+static void four_decimals(double v, char *out, size_t cap)
+{
+    double scaled = nearbyint(v * 10000.0); /* the default rounding is to even */
+    snprintf(out, cap, "%.4f", scaled / 10000.0);
+    char *dot = strchr(out, '.');
+    if (dot == NULL) return;
+    char *end = out + strlen(out) - 1;
+    while (end > dot && *end == '0')
+        *end-- = '\0';
+    if (end == dot) *end = '\0';
+}
+
+/* One policy (ALWAYS, NEVER or NONE, Np / Npercentile, Nms) as Cassandra prints it, into
+ * out: its kind ('a', 'n', 'p', 'f'), 0 when the text is none of them, 'x' for a number
+ * that does not read, 'r' for a percentile outside (0, 100). */
+static int simple_policy(const char *s, size_t len, char *out, size_t cap)
+{
+    double v;
+    if (len == 6 && strncasecmp(s, "ALWAYS", 6) == 0) {
+        snprintf(out, cap, "ALWAYS");
+        return 'a';
+    }
+    if ((len == 5 && strncasecmp(s, "NEVER", 5) == 0) ||
+        (len == 4 && strncasecmp(s, "NONE", 4) == 0)) {
+        snprintf(out, cap, "NEVER");
+        return 'n';
+    }
+    size_t digits = strspn(s, "0123456789.");
+    if (digits > len) digits = len;
+    const char *unit = s + digits;
+    size_t ulen = len - digits;
+    int pct = (ulen == 1 && strncasecmp(unit, "p", 1) == 0) ||
+              (ulen == 10 && strncasecmp(unit, "percentile", 10) == 0);
+    int ms = ulen == 2 && strncasecmp(unit, "ms", 2) == 0;
+    if (!digits || (!pct && !ms)) return 0;
+    if (policy_number(s, digits, &v) != 0) return 'x';
+    if (ms) {
+        snprintf(out, cap, "%dms", (int)v);
+        return 'f';
+    }
+    if (v <= 0.0 || v >= 100.0) return 'r';
+    char num[64];
+    four_decimals(v, num, sizeof num);
+    snprintf(out, cap, "%sp", num);
+    return 'p';
+}
+
+/* [0-9.]+[a-z]+: the shape of a MIN()/MAX() argument. */
+static int hybrid_arg(const char *s, size_t len)
+{
+    size_t d = strspn(s, "0123456789.");
+    if (d == 0 || d >= len) return 0;
+    for (size_t i = d; i < len; i++)
+        if (!isalpha((unsigned char)s[i])) return 0;
+    return 1;
+}
+
+/* A speculative retry policy checked and written as Cassandra stores it ("99p", "10ms",
+ * "MIN(99p,10ms)", "ALWAYS", "NEVER") into out: 0, or -1 with its ConfigurationException. */
+static int retry_policy(cql_call *c, const char *text, char *out, size_t cap)
+{
+    size_t len = strlen(text);
+    int k = simple_policy(text, len, out, cap);
+    if (k == 'r')
+        return cql_fail(c, CQL_ERR_CONFIG,
+                        "Invalid value %s for PERCENTILE option 'speculative_retry': must be "
+                        "between (0.0 and 100.0)",
+                        text);
+    if (k && k != 'x') return 0;
+    /* MIN(a, b) / MAX(a, b): one percentile and one fixed delay */
+    const char *comma = len > 5 ? memchr(text + 4, ',', len - 5) : NULL;
+    if (k == 0 && comma &&
+        (strncasecmp(text, "MIN(", 4) == 0 || strncasecmp(text, "MAX(", 4) == 0) &&
+        text[len - 1] == ')') {
+        const char *a = text + 4, *ae = comma, *b = comma + 1, *be = text + len - 1;
+        while (ae > a && isspace((unsigned char)ae[-1]))
+            ae--;
+        while (b < be && isspace((unsigned char)*b))
+            b++;
+        if (hybrid_arg(a, (size_t)(ae - a)) && hybrid_arg(b, (size_t)(be - b))) {
+            char pa[64], pb[64];
+            int ka = simple_policy(a, (size_t)(ae - a), pa, sizeof pa);
+            int kb = simple_policy(b, (size_t)(be - b), pb, sizeof pb);
+            int ok_a = ka == 'p' || ka == 'f', ok_b = kb == 'p' || kb == 'f';
+            if (ok_a && ok_b && ka == kb)
+                return cql_fail(c, CQL_ERR_CONFIG,
+                                "Invalid value %s for option 'speculative_retry': MIN()/MAX() "
+                                "arguments should be of different types, but both are of type %s",
+                                text, ka == 'p' ? "PERCENTILE" : "FIXED");
+            if (ok_a && ok_b) {
+                snprintf(out, cap, "%c%c%c(%s,%s)", toupper((unsigned char)text[0]),
+                         toupper((unsigned char)text[1]), toupper((unsigned char)text[2]),
+                         ka == 'p' ? pa : pb, ka == 'p' ? pb : pa);
+                return 0;
+            }
+        }
+    }
+    return cql_fail(c, CQL_ERR_CONFIG, "Invalid value %s for option 'speculative_retry'", text);
+}
+
+/* 1 when s is a UUID's text (8-4-4-4-12 hex digits). */
+static int uuid_text(const char *s)
+{
+    if (s == NULL || strlen(s) != 36) return 0;
+    for (size_t i = 0; i < 36; i++) {
+        int dash = i == 8 || i == 13 || i == 18 || i == 23;
+        if (dash ? s[i] != '-' : !isxdigit((unsigned char)s[i])) return 0;
+    }
+    return 1;
+}
+
+/* Applies WITH properties to opts (an object holding every option). id: where a CREATE
+ * keeps the table id WITH id = names (lower case), NULL for an ALTER, which cannot. */
+static int table_props(cql_call *c, const cql_props *p, json_t *opts, char id[37])
 {
     for (size_t i = 0; i < p->n; i++) {
         const cql_property *pr = &p->items[i];
         const table_opt *o = NULL;
         for (size_t k = 0; k < NTABLE_OPTS; k++)
             if (strcmp(table_opts[k].name, pr->name) == 0) o = &table_opts[k];
+        if (o == NULL && strcmp(pr->name, "id") == 0) {
+            if (id == NULL) return cql_fail(c, CQL_ERR_CONFIG, "Cannot alter table id.");
+            const char *text = pr->value ? pr->value->text : NULL;
+            if ((pr->value->kind != CQL_E_STRING && pr->value->kind != CQL_E_UUID) ||
+                !uuid_text(text))
+                return cql_fail(c, CQL_ERR_CONFIG, "Invalid table id");
+            for (size_t k = 0; k < 36; k++)
+                id[k] = (char)tolower((unsigned char)text[k]);
+            id[36] = '\0';
+            continue;
+        }
         if (o == NULL) {
             /* options Cassandra 4 still accepts and ignores */
             if (strcmp(pr->name, "read_repair_chance") == 0 ||
                 strcmp(pr->name, "dclocal_read_repair_chance") == 0 ||
-                strcmp(pr->name, "id") == 0 || strcmp(pr->name, "extensions") == 0)
+                strcmp(pr->name, "extensions") == 0)
                 continue;
             return cql_fail(c, CQL_ERR_SYNTAX, "Unknown property '%s'", pr->name);
         }
@@ -528,7 +668,14 @@ static int table_props(cql_call *c, const cql_props *p, json_t *opts)
         } else {
             if (e->text == NULL)
                 return cql_fail(c, CQL_ERR_SYNTAX, "Invalid value for '%s'", o->name);
-            v = json_string(e->text);
+            char policy[160];
+            if (strcmp(o->name, "speculative_retry") == 0 ||
+                strcmp(o->name, "additional_write_policy") == 0) {
+                if (retry_policy(c, e->text, policy, sizeof policy) != 0) return -1;
+                v = json_string(policy);
+            } else {
+                v = json_string(e->text);
+            }
         }
         if (strcmp(o->name, "default_time_to_live") == 0 &&
             json_integer_value(v) > 20 * 365 * 86400LL) {
@@ -539,6 +686,13 @@ static int table_props(cql_call *c, const cql_props *p, json_t *opts)
         }
         json_object_set_new(opts, o->name, v);
     }
+    json_int_t lo = json_integer_value(json_object_get(opts, "min_index_interval"));
+    json_int_t hi = json_integer_value(json_object_get(opts, "max_index_interval"));
+    if (hi < lo)
+        return cql_fail(c, CQL_ERR_CONFIG,
+                        "max_index_interval must be greater than or equal to min_index_interval "
+                        "(%lld) (got %lld)",
+                        (long long)lo, (long long)hi);
     return 0;
 }
 
@@ -846,13 +1000,13 @@ static int create_table(cql_run *r, const cql_stmt *s, cql_state *st)
     }
     (void)first_regular;
     sort_columns(cols);
-    if (table_props(c, &to->props, opts) != 0) goto done;
+    char id[37];
+    cql_uuid_random(id);
+    if (table_props(c, &to->props, opts, id) != 0) goto done;
     if (counters && json_integer_value(json_object_get(opts, "default_time_to_live")) > 0) {
         cql_fail(c, CQL_ERR_INVALID, "Cannot set default_time_to_live on a table with counters");
         goto done;
     }
-    char id[37];
-    cql_uuid_random(id);
     json_t *tdef = json_pack("{s:s, s:O, s:O, s:b}", "id", id, "columns", cols, "options", opts,
                              "counter", counters > 0);
     /* the engine table first: a schema that names a table always has its rows' table */
@@ -1210,7 +1364,7 @@ static int alter_table(cql_run *r, const cql_stmt *s, cql_state *st)
         }
         break;
     case CQL_ALTER_WITH:
-        if (table_props(c, &at->props, json_object_get(t, "options")) != 0) goto done;
+        if (table_props(c, &at->props, json_object_get(t, "options"), NULL) != 0) goto done;
         if (json_is_true(json_object_get(t, "counter")) &&
             json_integer_value(
                 json_object_get(json_object_get(t, "options"), "default_time_to_live")) > 0) {
@@ -1956,7 +2110,9 @@ static int create_view(cql_run *r, const cql_stmt *s, cql_state *st)
     }
     sort_columns(cols);
     json_t *opts = default_options();
-    if (table_props(c, &cv->opts.props, opts) != 0) {
+    char id[37];
+    cql_uuid_random(id);
+    if (table_props(c, &cv->opts.props, opts, id) != 0) {
         json_decref(cols);
         json_decref(opts);
         return -1;
@@ -1995,8 +2151,6 @@ static int create_view(cql_run *r, const cql_stmt *s, cql_state *st)
         json_decref(opts);
         return cql_fail(c, CQL_ERR_INVALID, "The view %s cannot be made: %s", name, err.msg);
     }
-    char id[37];
-    cql_uuid_random(id);
     buf where;
     buf_init(&where, 0);
     for (size_t w = 0; w < cv->where.n; w++)

@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <string.h>
 
+#include "cql/aggregate.h"
 #include "cql/ast.h"
 #include "cql/exec.h"
 #include "cql/keyenc.h"
@@ -175,7 +176,9 @@ struct cqlfn_fn;
 #define CQL_FNSEL_MAX_ARGS 8
 typedef struct cql_fnsel {
     int kind; /* 'f' function, 't' token, 'c' cast, 'u' field of a UDT, 'k' a typed term,
-                 'e' element and 's' slice of a set or map (keys: argexpr[1], [2]) */
+                 'e' element and 's' slice of a set or map (keys: argexpr[1], [2]), 'o' an
+                 arithmetic operation, 'h' a selector under a type hint, 'a' an aggregate's
+                 result */
     const struct cqlfn_fn *fn;
     const struct cql_ctype *ret;
     size_t nargs;
@@ -184,7 +187,23 @@ typedef struct cql_fnsel {
     const struct cql_fnsel *argsel[CQL_FNSEL_MAX_ARGS]; /* a nested selector, or NULL for */
     const cql_expr *argexpr[CQL_FNSEL_MAX_ARGS];        /* a constant term ('k': the hint) */
     const struct cql_ctype *argtype[CQL_FNSEL_MAX_ARGS];
+    const struct cqlarith_op *arith; /* 'o', an operation: its overload (arith.h) */
+    struct cql_fnagg *agg;           /* 'a', an aggregate */
 } cql_fnsel;
+
+/* An aggregate inside a computed selector (cast(count(*) AS int), max(b) + 1): its running
+ * state, which the SELECT executor feeds and resets, and its argument as cql_agg_arg gives
+ * it. A selector with one answers the aggregate's result for each group. */
+typedef struct cql_fnagg {
+    cqlagg state;
+    const cql_tcol *col; /* the argument column; NULL for COUNT(*) or with: */
+    int cellfn;          /* 'w', 't': the argument is writetime(col) or ttl(col) */
+    int on_fn;           /* the argument is the computed selector fn */
+    cql_fnsel fn;
+} cql_fnagg;
+/* The aggregates inside f into out (at most max): how many there are. *plain is set when
+ * f also reads a column outside them. */
+size_t cql_fnsel_aggregates(const cql_fnsel *f, cql_fnagg **out, size_t max, int *plain);
 /* Resolves the computed selector e (a function call, CAST, field selection a.f or typed
  * term (int)1; arguments may nest) against t (exec_selector.c): 0, or -1 with the error
  * set. Nested selectors live in t's arena. *name gets the column name Cassandra gives it

@@ -3,7 +3,8 @@
  * clustering prefix and slice, forward or backward for ORDER BY; static columns joined to
  * their partition's rows; rows filtered when ALLOW FILTERING let the query through; the
  * selection (columns, aliases, writetime(), ttl(), COUNT), DISTINCT, PER PARTITION LIMIT,
- * LIMIT, and result paging with an opaque paging_state.
+ * LIMIT, the rows of an IN's partitions sorted together for ORDER BY, and result paging
+ * with an opaque paging_state.
  *
  * Reads use cursor_open and item_get only; the item layout is exec_row.c's. */
 #include <stdio.h>
@@ -111,8 +112,10 @@ typedef struct selitem {
     cql_fnsel fn;        /* SEL_FN */
     cqlagg agg;          /* SEL_COUNT: any aggregate */
     int agg_on;
-    int agg_fn;   /* the aggregate's argument is the computed selector fn */
-    int agg_cell; /* 'w', 't': its argument is writetime(col) or ttl(col) */
+    int agg_fn;           /* the aggregate's argument is the computed selector fn */
+    int agg_cell;         /* 'w', 't': its argument is writetime(col) or ttl(col) */
+    cql_fnagg *nested[8]; /* SEL_FN over aggregates (max(b) + 1): them */
+    size_t nnested;
 } selitem;
 
 typedef struct qctx {
@@ -158,7 +161,27 @@ typedef struct qctx {
     int static_used;
     buf *vals; /* per column */
     int8_t *has;
+    /* post-query ordering (IN on the partition key with ORDER BY): every row is gathered,
+     * then sorted by the ordering columns' values and cut to the LIMIT */
+    int post_order;
+    int64_t post_limit;            /* the LIMIT, applied after the sort (-1: none) */
+    const cql_tcol *order_col[64]; /* the ORDER BY columns */
+    size_t norder_col;
+    buf order_keys;  /* each answered row's ordering values (order_values), one after another */
+    buf group_order; /* GROUP BY: the open group's first row's ordering values */
+    struct answered *answered;
+    size_t nanswered, answered_cap;
+    /* a selector over aggregates reading a column too: the open group's first row */
+    int first_row;
+    buf *first_vals;
+    int8_t *first_has;
 } qctx;
+
+/* A row of the answer and where its ordering values are, for post-query ordering. */
+typedef struct answered {
+    size_t at, len; /* its bytes in the answer's rows */
+    size_t key_at;  /* its ordering values in order_keys */
+} answered;
 
 static const cql_tcol *col_named(const cql_tinfo *t, const char *name)
 {
@@ -228,9 +251,23 @@ static int plan_selection(qctx *q)
         } else {
             char *name = NULL;
             if (cql_fnsel_resolve(c, q->t, e, &x->fn, &name) != 0) return -1;
-            free(name);
             x->kind = SEL_FN;
-            plain++;
+            int columns = 0;
+            size_t nested = cql_fnsel_aggregates(&x->fn, x->nested, 8, &columns);
+            if (nested > 8) {
+                int rc =
+                    cql_fail(c, CQL_ERR_INVALID, "Too many aggregates in the selector %s", name);
+                free(name);
+                return rc;
+            }
+            free(name);
+            x->nnested = nested;
+            /* a column beside aggregates (a + max(b)) has its group's first row's value */
+            q->first_row |= nested && columns;
+            if (nested)
+                counts++;
+            else
+                plain++;
         }
     }
     (void)plain;
@@ -261,6 +298,9 @@ static int plan_selection(qctx *q)
         at++;
         q->group[i] = col;
     }
+    if (sel->ngroup && at < q->t->npk)
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "Group by is not supported on only a part of the partition key");
     q->ngroup = sel->ngroup;
 
     if (sel->distinct) {
@@ -282,14 +322,78 @@ static int plan_selection(qctx *q)
                                 "and/or static columns (not %s)",
                                 col ? col->name : "an aggregate");
         }
-        if (q->k.ck_eq || q->k.slice)
+        /* restrictions on the partition key and static columns only, filtered or not */
+        int other = q->k.ck_eq || q->k.slice;
+        for (size_t i = 0; i < sel->where.n && !other; i++) {
+            const cql_relation *rel = &sel->where.rels[i];
+            if (rel->kind == CQL_REL_TOKEN) continue;
+            for (size_t k = 0; k < rel->ncolumns; k++) {
+                const cql_tcol *col = col_named(q->t, rel->columns[k]);
+                other |= col && col->kind != 'p' && col->kind != 's';
+            }
+        }
+        if (other)
             return cql_fail(c, CQL_ERR_INVALID,
                             "SELECT DISTINCT with WHERE clause only supports restriction by "
                             "partition key and/or static columns.");
+        /* over a range of partitions every partition key column is selected (unless they
+         * are counted) */
+        for (size_t i = 0; !q->k.partitions && !q->aggregate && i < q->t->ncols; i++) {
+            const cql_tcol *pc = &q->t->cols[i];
+            int selected = pc->kind != 'p';
+            for (size_t j = 0; j < n && !selected; j++)
+                selected = q->sels[j].kind == SEL_COLUMN && q->sels[j].col == pc;
+            if (!selected)
+                return cql_fail(c, CQL_ERR_INVALID,
+                                "SELECT DISTINCT queries must request all the partition key "
+                                "columns (missing %s)",
+                                pc->name);
+        }
     }
     return 0;
 }
 
+/* 1 when rel restricts col to one value as Cassandra reads it: by =, or by an IN of one
+ * listed value (an IN with a marker names any number of values). */
+static int restricts_to_one(const qctx *q, const cql_relation *rel, const cql_tcol *col)
+{
+    if (rel->kind != CQL_REL_COLUMN && rel->kind != CQL_REL_TUPLE) return 0;
+    int names = 0;
+    for (size_t k = 0; k < rel->ncolumns; k++)
+        names |= col_named(q->t, rel->columns[k]) == col;
+    if (!names) return 0;
+    return rel->op == CQL_OP_EQ || (rel->op == CQL_OP_IN && rel->values && rel->nvalues == 1);
+}
+
+static int restricted_by_eq(const qctx *q, const cql_tcol *col)
+{
+    for (size_t i = 0; i < q->q->where.n; i++)
+        if (restricts_to_one(q, &q->q->where.rels[i], col)) return 1;
+    return 0;
+}
+
+/* 1 when the partition key is restricted by an IN: a marker, or other than one value. */
+static int key_in(const qctx *q)
+{
+    for (size_t i = 0; i < q->q->where.n; i++) {
+        const cql_relation *rel = &q->q->where.rels[i];
+        const cql_tcol *col = rel->kind == CQL_REL_COLUMN ? col_named(q->t, rel->columns[0]) : NULL;
+        if (col && col->kind == 'p' && rel->op == CQL_OP_IN && !restricts_to_one(q, rel, col))
+            return 1;
+    }
+    return 0;
+}
+
+static const cql_tcol *clustering_col(const cql_tinfo *t, int pos)
+{
+    for (size_t i = 0; i < t->ncols; i++)
+        if (t->cols[i].kind == 'c' && t->cols[i].pos == pos) return &t->cols[i];
+    return NULL;
+}
+
+/* ORDER BY: clustering columns in their declared order (skipping those restricted to one
+ * value), all in the declared directions or all reversed. With an IN on the partition key
+ * the rows of the partitions are sorted together afterwards, as Cassandra does. */
 static int plan_order(qctx *q)
 {
     cql_call *c = q->r->call;
@@ -299,7 +403,9 @@ static int plan_order(qctx *q)
         return cql_fail(c, CQL_ERR_INVALID,
                         "ORDER BY is only supported when the partition key is restricted by an EQ "
                         "or an IN.");
-    int rev = -1;
+    if (sel->norder > sizeof q->order_col / sizeof q->order_col[0])
+        return cql_fail(c, CQL_ERR_INVALID, "Too many ORDER BY columns");
+    int next = 0;
     for (size_t i = 0; i < sel->norder; i++) {
         const cql_tcol *col = col_named(q->t, sel->order[i].column);
         if (col == NULL)
@@ -310,16 +416,25 @@ static int plan_order(qctx *q)
                             "Order by is currently only supported on the clustered columns of the "
                             "PRIMARY KEY, got %s",
                             col->name);
-        if (col->pos != (int)i)
+        for (; next < col->pos; next++)
+            if (!restricted_by_eq(q, clustering_col(q->t, next))) break;
+        if (next != col->pos)
             return cql_fail(c, CQL_ERR_INVALID,
                             "Order by currently only supports the ordering of columns following "
                             "their declared order in the PRIMARY KEY");
-        int r = sel->order[i].desc != col->desc;
+        next++;
+        q->order_col[i] = col;
+    }
+    q->norder_col = sel->norder;
+    int rev = -1;
+    for (size_t i = 0; i < sel->norder; i++) {
+        int r = sel->order[i].desc != q->order_col[i]->desc;
         if (rev >= 0 && r != rev)
             return cql_fail(c, CQL_ERR_INVALID, "Unsupported order by relation");
         rev = r;
     }
     q->reversed = rev > 0;
+    q->post_order = key_in(q);
     return 0;
 }
 
@@ -630,12 +745,96 @@ static int json_row(qctx *q)
 
 static int put_selectors(qctx *q, const cql_srow *item, cql_rows *dst);
 
+/* ---- post-query ordering ---- */
+
+/* The loaded row's values of the ORDER BY columns into out: for each, its length (all ones
+ * for null) and bytes. */
+static void order_values(const qctx *q, buf *out)
+{
+    buf_reset(out);
+    for (size_t i = 0; i < q->norder_col; i++) {
+        size_t ci = col_index(q, q->order_col[i]);
+        buf_put_be32(out, q->has[ci] ? (uint32_t)q->vals[ci].len : UINT32_MAX);
+        if (q->has[ci]) buf_append(out, q->vals[ci].data, q->vals[ci].len);
+    }
+}
+
+/* Notes the row just appended to the answer from at, and its ordering values. */
+static int order_note(qctx *q, size_t at, const buf *values)
+{
+    if (q->nanswered == q->answered_cap) {
+        size_t cap = q->answered_cap ? q->answered_cap * 2 : 64;
+        answered *n = realloc(q->answered, cap * sizeof *n);
+        if (n == NULL) return cql_fail(q->r->call, CQL_ERR_SERVER, "out of memory");
+        q->answered = n;
+        q->answered_cap = cap;
+    }
+    answered *a = &q->answered[q->nanswered++];
+    a->at = at;
+    a->len = q->out.data.len - at;
+    a->key_at = q->order_keys.len;
+    if (values->len)
+        buf_append(&q->order_keys, values->data, values->len);
+    else /* an aggregate over no row */
+        for (size_t i = 0; i < q->norder_col; i++)
+            buf_put_be32(&q->order_keys, UINT32_MAX);
+    return 0;
+}
+
+/* Cassandra's comparison of two rows' ordering values: each column by its declared order
+ * with null first, the whole reversed when the query reads backwards; ties keep the order
+ * the rows were read in. */
+static int answered_cmp(const void *pa, const void *pb, void *ctx)
+{
+    const qctx *q = ctx;
+    const answered *a = pa, *b = pb;
+    const uint8_t *ka = (const uint8_t *)q->order_keys.data + a->key_at;
+    const uint8_t *kb = (const uint8_t *)q->order_keys.data + b->key_at;
+    int c = 0;
+    for (size_t i = 0; c == 0 && i < q->norder_col; i++) {
+        uint32_t la = be32_read(ka), lb = be32_read(kb);
+        ka += 4;
+        kb += 4;
+        if (la == UINT32_MAX || lb == UINT32_MAX) {
+            c = (lb == UINT32_MAX) - (la == UINT32_MAX);
+        } else {
+            c = cqlval_compare(q->order_col[i]->type, ka, la, kb, lb);
+            if (q->order_col[i]->desc) c = -c;
+        }
+        if (la != UINT32_MAX) ka += la;
+        if (lb != UINT32_MAX) kb += lb;
+    }
+    if (q->reversed) c = -c;
+    if (c == 0) c = (a->at > b->at) - (a->at < b->at);
+    return c;
+}
+
+/* Sorts the answer's rows by their ordering values and keeps the first post_limit. */
+static int order_answer(qctx *q)
+{
+    if (q->nanswered > 1) qsort_r(q->answered, q->nanswered, sizeof *q->answered, answered_cmp, q);
+    size_t keep = q->nanswered;
+    if (q->post_limit >= 0 && (uint64_t)q->post_limit < keep) keep = (size_t)q->post_limit;
+    buf sorted;
+    buf_init(&sorted, 0);
+    for (size_t i = 0; i < keep; i++)
+        if (buf_append(&sorted, q->out.data.data + q->answered[i].at, q->answered[i].len) != 0) {
+            buf_free(&sorted);
+            return cql_fail(q->r->call, CQL_ERR_SERVER, "out of memory");
+        }
+    buf_free(&q->out.data);
+    q->out.data = sorted;
+    q->out.nrows = (uint32_t)keep;
+    return 0;
+}
+
 /* Ends the open group: one row of its first row's plain values and its aggregates. */
 static int group_flush(qctx *q)
 {
     if (!q->in_group) return 0;
     q->in_group = 0;
     cql_rows *dst = q->q->json ? &q->jrow : &q->out;
+    size_t at = q->out.data.len;
     cql_reader rd;
     cql_reader_init(&rd, q->grow.data.data, q->grow.data.len, NULL);
     int rc = 0;
@@ -643,6 +842,20 @@ static int group_flush(qctx *q)
         cql_value v = {NULL, CQL_NULL};
         if (q->grow.nrows) cql_read_bytes(&rd, "a value", &v);
         selitem *x = &q->sels[i];
+        if (x->nnested) {
+            buf out;
+            buf_init(&out, 0);
+            int got = q->first_row
+                          ? cql_fnsel_value(q->r, q->t, &x->fn, q->first_vals, q->first_has, &out)
+                          : fn_value(q, &x->fn, &out);
+            rc = got == CQLVAL_ERROR ? -1
+                                     : cql_rows_put(dst, out.data ? out.data : "",
+                                                    got == CQLVAL_OK ? (int32_t)out.len : -1);
+            buf_free(&out);
+            for (size_t k = 0; k < x->nnested; k++)
+                cqlagg_reset(&x->nested[k]->state);
+            continue;
+        }
         if (!x->agg_on) {
             rc = cql_rows_put(dst, v.p ? v.p : (const uint8_t *)"", v.len);
             continue;
@@ -665,7 +878,8 @@ static int group_flush(qctx *q)
     if (rc) return q->r->call->failed ? -1 : cql_fail(q->r->call, CQL_ERR_SERVER, "out of memory");
     dst->nrows++;
     q->groups++;
-    return q->q->json ? json_row(q) : 0;
+    if (q->q->json && json_row(q) != 0) return -1;
+    return q->post_order ? order_note(q, at, &q->group_order) : 0;
 }
 
 /* writetime(col) (which 'w') or ttl(col) ('t') of the loaded row into b: its length, or -1
@@ -688,6 +902,41 @@ static int32_t cell_meta(qctx *q, const cql_tcol *col, const cql_srow *item, int
 
 /* Feeds the loaded row to the aggregates, opening a group when its GROUP BY values
  * change. */
+/* Adds the loaded row's argument of an aggregate to its state: the computed selector fn
+ * when given, else writetime or ttl of col (cellfn 'w', 't'), else col (NULL: the row). */
+static int agg_feed(qctx *q, const cql_srow *item, cqlagg *agg, const cql_tcol *col, int cellfn,
+                    const cql_fnsel *fn)
+{
+    cql_parse_error perr;
+    memset(&perr, 0, sizeof perr);
+    int rc = 0;
+    if (fn) {
+        buf v;
+        buf_init(&v, 0);
+        int got = fn_value(q, fn, &v);
+        if (got == CQLVAL_ERROR) rc = -1;
+        if (got != CQLVAL_ERROR &&
+            cqlagg_add(agg, (const uint8_t *)(v.data ? v.data : ""),
+                       got == CQLVAL_OK ? (int32_t)v.len : CQL_NULL, &perr) != 0)
+            rc = cql_fail(q->r->call, (cql_error_code)perr.code, "%s", perr.msg);
+        buf_free(&v);
+        return rc;
+    }
+    if (cellfn) {
+        uint8_t b[8];
+        int32_t len = cell_meta(q, col, item, cellfn, b);
+        if (cqlagg_add(agg, b, len < 0 ? CQL_NULL : len, &perr) != 0)
+            rc = cql_fail(q->r->call, (cql_error_code)perr.code, "%s", perr.msg);
+        return rc;
+    }
+    size_t ci = col_index(q, col);
+    int has = col == NULL || q->has[ci];
+    if (cqlagg_add(agg, has && col ? (const uint8_t *)q->vals[ci].data : (const uint8_t *)"",
+                   has ? (col ? (int32_t)q->vals[ci].len : 0) : CQL_NULL, &perr) != 0)
+        rc = cql_fail(q->r->call, (cql_error_code)perr.code, "%s", perr.msg);
+    return rc;
+}
+
 static int group_add(qctx *q, const cql_srow *item)
 {
     buf key;
@@ -711,6 +960,12 @@ static int group_add(qctx *q, const cql_srow *item)
         }
         q->groups_part++;
         q->in_group = 1;
+        if (q->post_order) order_values(q, &q->group_order);
+        for (size_t i = 0; q->first_row && i < q->t->ncols; i++) {
+            buf_reset(&q->first_vals[i]);
+            buf_append(&q->first_vals[i], q->vals[i].data, q->vals[i].len);
+            q->first_has[i] = q->has[i];
+        }
         buf_reset(&q->group_key);
         buf_append(&q->group_key, key.data, key.len);
         rc = put_selectors(q, item, &q->grow);
@@ -719,34 +974,12 @@ static int group_add(qctx *q, const cql_srow *item)
     buf_free(&key);
     for (size_t i = 0; rc == 0 && i < q->nsel; i++) {
         selitem *x = &q->sels[i];
-        if (!x->agg_on) continue;
-        cql_parse_error perr;
-        memset(&perr, 0, sizeof perr);
-        if (x->agg_fn) {
-            buf v;
-            buf_init(&v, 0);
-            int got = fn_value(q, &x->fn, &v);
-            if (got == CQLVAL_ERROR) rc = -1;
-            if (got != CQLVAL_ERROR &&
-                cqlagg_add(&x->agg, (const uint8_t *)(v.data ? v.data : ""),
-                           got == CQLVAL_OK ? (int32_t)v.len : CQL_NULL, &perr) != 0)
-                rc = cql_fail(q->r->call, (cql_error_code)perr.code, "%s", perr.msg);
-            buf_free(&v);
-            continue;
+        for (size_t k = 0; rc == 0 && k < x->nnested; k++) {
+            cql_fnagg *a = x->nested[k];
+            rc = agg_feed(q, item, &a->state, a->col, a->cellfn, a->on_fn ? &a->fn : NULL);
         }
-        if (x->agg_cell) {
-            uint8_t b[8];
-            int32_t len = cell_meta(q, x->col, item, x->agg_cell, b);
-            if (cqlagg_add(&x->agg, b, len < 0 ? CQL_NULL : len, &perr) != 0)
-                rc = cql_fail(q->r->call, (cql_error_code)perr.code, "%s", perr.msg);
-            continue;
-        }
-        size_t ci = col_index(q, x->col);
-        int has = x->col == NULL || q->has[ci];
-        if (cqlagg_add(&x->agg,
-                       has && x->col ? (const uint8_t *)q->vals[ci].data : (const uint8_t *)"",
-                       has ? (x->col ? (int32_t)q->vals[ci].len : 0) : CQL_NULL, &perr) != 0)
-            rc = cql_fail(q->r->call, (cql_error_code)perr.code, "%s", perr.msg);
+        if (x->agg_on && rc == 0)
+            rc = agg_feed(q, item, &x->agg, x->col, x->agg_cell, x->agg_fn ? &x->fn : NULL);
     }
     return rc;
 }
@@ -755,9 +988,17 @@ static int row_emit(qctx *q, const cql_srow *item)
 {
     if (q->aggregate) return group_add(q, item);
     cql_rows *dst = q->q->json ? &q->jrow : &q->out;
+    size_t at = q->out.data.len;
     if (put_selectors(q, item, dst) != 0) return -1;
     dst->nrows++;
-    return q->q->json ? json_row(q) : 0;
+    if (q->q->json && json_row(q) != 0) return -1;
+    if (!q->post_order) return 0;
+    buf values;
+    buf_init(&values, 0);
+    order_values(q, &values);
+    int rc = order_note(q, at, &values);
+    buf_free(&values);
+    return rc;
 }
 
 /* Appends the loaded row's selector values (aggregates as null) to dst. */
@@ -766,7 +1007,7 @@ static int put_selectors(qctx *q, const cql_srow *item, cql_rows *dst)
     int rc = 0;
     for (size_t i = 0; i < q->nsel && rc == 0; i++) {
         const selitem *x = &q->sels[i];
-        if (x->agg_on) {
+        if (x->agg_on || x->nnested) {
             rc = cql_rows_put(dst, NULL, -1);
             continue;
         }
@@ -1239,6 +1480,24 @@ static int read_mview(qctx *q)
 
 /* ---- partitions ---- */
 
+static int value_cmp(const void *a, const void *b, void *ctx)
+{
+    const buf *x = a, *y = b;
+    return cqlval_compare(ctx, (const uint8_t *)x->data, x->len, (const uint8_t *)y->data, y->len);
+}
+
+/* Puts each partition key column's values in its type's order: Cassandra reads the
+ * partitions an IN names in the order of their keys, whatever the order written. */
+static void sort_partition_values(qctx *q)
+{
+    for (size_t i = 0; i < q->t->ncols; i++) {
+        const cql_tcol *col = &q->t->cols[i];
+        if (col->kind != 'p' || (size_t)col->pos >= q->k.npk_cols) continue;
+        cql_vlist *l = &q->k.pk[col->pos];
+        if (l->n > 1) qsort_r(l->v, l->n, sizeof *l->v, value_cmp, (void *)col->type);
+    }
+}
+
 typedef struct plist {
     buf *pk;
     size_t n;
@@ -1452,6 +1711,8 @@ int cql_exec_select(cql_run *r, const cql_stmt *s, const cql_tinfo *t)
     cql_rows_init(&q.jrow, t->ks, t->name);
     cql_rows_init(&q.grow, t->ks, t->name);
     buf_init(&q.group_key, 0);
+    buf_init(&q.order_keys, 0);
+    buf_init(&q.group_order, 0);
     cql_srow_init(&q.row);
     cql_srow_init(&q.static_row);
     plist parts = {0};
@@ -1468,6 +1729,17 @@ int cql_exec_select(cql_run *r, const cql_stmt *s, const cql_tinfo *t)
     if (cql_where_keys(r, t, &sel->where, CQL_KEYS_SELECT, sel->allow_filtering, &q.k) != 0)
         goto end;
     if (plan_selection(&q) != 0 || plan_order(&q) != 0 || plan_reads(&q) != 0) goto end;
+    if (q.first_row) {
+        q.first_vals = calloc(t->ncols + 1, sizeof *q.first_vals);
+        q.first_has = calloc(t->ncols + 1, 1);
+        if (q.first_vals == NULL || q.first_has == NULL) {
+            cql_fail(c, CQL_ERR_SERVER, "out of memory");
+            goto end;
+        }
+        for (size_t i = 0; i < t->ncols; i++)
+            buf_init(&q.first_vals[i], 0);
+    }
+    if (q.k.partitions) sort_partition_values(&q);
     if (sel->per_partition_limit && sel->distinct) {
         cql_fail(c, CQL_ERR_INVALID,
                  "PER PARTITION LIMIT is not allowed with SELECT DISTINCT queries");
@@ -1481,6 +1753,16 @@ int cql_exec_select(cql_run *r, const cql_stmt *s, const cql_tinfo *t)
     if (limit_of(r, sel->per_partition_limit, "PER PARTITION LIMIT", &q.ppl) != 0) goto end;
     if (sel->distinct) q.ppl = 1;
     if (r->params && r->params->page_size > 0) q.page = r->params->page_size;
+    if (q.post_order && q.page > 0) {
+        cql_fail(c, CQL_ERR_INVALID,
+                 "Cannot page queries with both ORDER BY and a IN restriction on the partition "
+                 "key; you must either remove the ORDER BY or the IN and sort client side, or "
+                 "disable paging for this query");
+        goto end;
+    }
+    /* the rows of every partition are read, sorted, then cut */
+    q.post_limit = q.post_order ? q.limit : -1;
+    if (q.post_order) q.limit = -1;
     if (r->params && r->params->paging_state.len >= 0 && !q.aggregate &&
         paging_read(&q, &r->params->paging_state) != 0)
         goto end;
@@ -1496,13 +1778,6 @@ int cql_exec_select(cql_run *r, const cql_stmt *s, const cql_tinfo *t)
     } else if (q.k.partitions) {
         void *arg[2] = {&q, &parts};
         if (cql_each_combination(q.k.pk, t->npk, add_part, arg) != 0) goto end;
-        if (parts.n > 1 && sel->norder && q.page > 0) {
-            cql_fail(c, CQL_ERR_INVALID,
-                     "Cannot page queries with both ORDER BY and a IN restriction on the partition "
-                     "key; you must either remove the ORDER BY or the IN and sort client side, or "
-                     "disable paging for this query");
-            goto end;
-        }
         pre.nck = q.k.ck_eq;
         if (cql_each_prefix(&q.k, q.k.ck_eq, add_prefix, &pre) != 0) goto end;
         if (pre.n > 1) qsort(pre.p, pre.n, sizeof *pre.p, cmp_buf);
@@ -1559,6 +1834,7 @@ int cql_exec_select(cql_run *r, const cql_stmt *s, const cql_tinfo *t)
         if (!q.in_group && q.groups == 0 && q.ngroup == 0) q.in_group = 1;
         if (group_flush(&q) != 0) goto end;
     }
+    if (q.post_order && order_answer(&q) != 0) goto end;
     buf ps;
     buf_init(&ps, 0);
     int more = q.full && !(q.limit >= 0 && q.emitted_total >= q.limit);
@@ -1577,8 +1853,16 @@ end:
             buf_free(&q.vals[i]);
     free(q.vals);
     free(q.has);
-    for (size_t i = 0; q.sels && i < q.nsel; i++)
+    if (q.first_vals)
+        for (size_t i = 0; i < t->ncols; i++)
+            buf_free(&q.first_vals[i]);
+    free(q.first_vals);
+    free(q.first_has);
+    for (size_t i = 0; q.sels && i < q.nsel; i++) {
         if (q.sels[i].agg_on) cqlagg_free(&q.sels[i].agg);
+        for (size_t k = 0; k < q.sels[i].nnested; k++)
+            cqlagg_free(&q.sels[i].nested[k]->state);
+    }
     free(q.sels);
     cql_srow_free(&q.row);
     cql_srow_free(&q.static_row);
@@ -1590,6 +1874,9 @@ end:
     cql_rows_free(&q.jrow);
     cql_rows_free(&q.grow);
     buf_free(&q.group_key);
+    buf_free(&q.order_keys);
+    buf_free(&q.group_order);
+    free(q.answered);
 
     if (q.et) catalog_release(c->db, q.et);
     return rc;

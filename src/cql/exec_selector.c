@@ -1,10 +1,11 @@
 /* exec_selector.c — SELECT's computed selectors (exec_int.h's cql_fnsel): function calls,
  * nested ones included (toTimestamp(now())), CAST, token(), the field of a user-defined
  * type (addr.zip, frozen or not), the element or slice of a set or map (m['k'],
- * m['a'..'c']), and typed terms ((int)1); each resolved against a table
- * into its result type and the column name Cassandra gives it, then evaluated on one row's
- * column values; and the argument of an aggregate (a column, writetime()/ttl() of one, or
- * a computed selector).
+ * m['a'..'c']), typed terms ((int)1), arithmetic ((c - b) / a, -d) and aggregates under
+ * them (cast(count(*) AS int)); each resolved against a table into its result type and
+ * the column name Cassandra gives it, then evaluated on one row's column values (or a
+ * group's aggregate states); and the argument of an aggregate (a column,
+ * writetime()/ttl() of one, or a computed selector).
  *
  * Not plain columns, writetime()/ttl() or the aggregates themselves: the SELECT executor
  * reads and folds those. */
@@ -14,6 +15,7 @@
 #include <string.h>
 
 #include "cql/aggregate.h"
+#include "cql/arith.h"
 #include "cql/exec_int.h"
 #include "cql/func.h"
 #include "cql/keyenc.h"
@@ -24,11 +26,24 @@
 /* ---- resolution ---- */
 
 static int resolve(cql_call *c, const cql_tinfo *t, const cql_expr *e, cql_fnsel *out, buf *name);
+static int resolve_operand(cql_call *c, const cql_tinfo *t, const cql_expr *a, cql_fnsel *out,
+                           size_t i, buf *name);
+static int resolve_aggregate(cql_call *c, const cql_tinfo *t, const cql_expr *e, cqlagg_kind ak,
+                             cql_fnsel *out, buf *name);
+
+/* A selector in parentheses (the parser's tuple of one). */
+static int parenthesised(const cql_expr *e)
+{
+    return e->kind == CQL_E_TUPLE && e->nitems == 1;
+}
 
 static int is_computed(const cql_expr *e)
 {
+    while (parenthesised(e))
+        e = e->items[0];
     return e->kind == CQL_E_FUNCTION || e->kind == CQL_E_CAST || e->kind == CQL_E_FIELD ||
-           e->kind == CQL_E_HINT || e->kind == CQL_E_ELEMENT || e->kind == CQL_E_SLICE;
+           e->kind == CQL_E_HINT || e->kind == CQL_E_ELEMENT || e->kind == CQL_E_SLICE ||
+           e->kind == CQL_E_BINARY || e->kind == CQL_E_NEGATE;
 }
 
 static int oom(cql_call *c)
@@ -54,6 +69,20 @@ static int put_printed(buf *b, const cql_expr *e)
  * selector, or a constant term (type left NULL). Its column name goes to name. */
 static int resolve_arg(cql_call *c, const cql_tinfo *t, const cql_expr *a, cql_fnsel *out, size_t i,
                        buf *name)
+{
+    size_t parens = 0;
+    for (; parenthesised(a) && a->items[0]->kind != CQL_E_BIND; parens++) {
+        if (put_str(name, "(") != 0) return oom(c);
+        a = a->items[0];
+    }
+    int rc = resolve_operand(c, t, a, out, i, name);
+    for (; rc == 0 && parens; parens--)
+        if (put_str(name, ")") != 0) rc = oom(c);
+    return rc;
+}
+
+static int resolve_operand(cql_call *c, const cql_tinfo *t, const cql_expr *a, cql_fnsel *out,
+                           size_t i, buf *name)
 {
     out->argexpr[i] = a;
     if (a->kind == CQL_E_COLUMN) {
@@ -279,12 +308,30 @@ static int resolve_hint(cql_call *c, const cql_tinfo *t, const cql_expr *e, cql_
                         buf *name)
 {
     const cql_expr *a = e->nitems ? e->items[0] : NULL;
-    if (a == NULL || a->kind == CQL_E_COLUMN || is_computed(a))
-        return cql_fail(c, CQL_ERR_INVALID,
-                        "A type hint applies to a term, not to %s: use CAST(%s AS type)",
-                        a && a->text ? a->text : "a selector", a && a->text ? a->text : "x");
+    if (a == NULL) return cql_fail(c, CQL_ERR_INVALID, "A type hint needs a term");
     const cql_ctype *to = hint_type(c, t, e);
     if (to == NULL) return -1;
+    if (a->kind == CQL_E_COLUMN || is_computed(a)) {
+        /* over a selector the hint names the type it has: nothing is converted */
+        if (put_str(name, "(") != 0 || cqltype_name(to, name) != 0 || put_str(name, ")") != 0)
+            return oom(c);
+        size_t at = name->len;
+        if (resolve_arg(c, t, a, out, 0, name) != 0) return -1;
+        if (!cqlfn_compatible(to, out->argtype[0])) {
+            buf tn;
+            buf_init(&tn, 0);
+            cqltype_name(out->argtype[0], &tn);
+            int rc = cql_fail(c, CQL_ERR_INVALID, "Cannot assign value of type %.*s to %.*s",
+                              (int)tn.len, tn.data ? tn.data : "", (int)(name->len - at),
+                              name->data + at);
+            buf_free(&tn);
+            return rc;
+        }
+        out->kind = 'h';
+        out->ret = to;
+        out->nargs = 1;
+        return 0;
+    }
     out->kind = 'k';
     out->ret = to;
     out->nargs = 1;
@@ -295,10 +342,122 @@ static int resolve_hint(cql_call *c, const cql_tinfo *t, const cql_expr *e, cql_
     return 0;
 }
 
+/* How well operand i of an operation fits a parameter of native type id: by its type
+ * when it has one (a column, a computed selector), else as a term. */
+static int operand_fit(void *ctx, size_t i, uint16_t id)
+{
+    const cql_fnsel *f = ctx;
+    const cql_ctype *pt = cqltype_native(id);
+    if (f->argtype[i]) return cqlfn_compatible(pt, f->argtype[i]);
+    return cqlval_assignable(pt, f->argexpr[i]);
+}
+
+/* a op b and -a over columns, computed selectors and terms, named as written
+ * ("a + 1", "(c - b) / a"). */
+static int resolve_operation(cql_call *c, const cql_tinfo *t, const cql_expr *e, cql_fnsel *out,
+                             buf *name)
+{
+    size_t n = e->kind == CQL_E_NEGATE ? 1 : 2;
+    if (e->nitems != n) return cql_fail(c, CQL_ERR_INVALID, "Malformed operation");
+    buf texts[2];
+    buf_init(&texts[0], 0);
+    buf_init(&texts[1], 0);
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        rc = resolve_arg(c, t, e->items[i], out, i, &texts[i]);
+        if (rc == 0 && buf_append(&texts[i], "", 1) != 0) rc = oom(c);
+    }
+    cqlarith_op *o = rc == 0 ? arena_alloc((arena *)&t->arena, sizeof *o) : NULL;
+    if (rc == 0 && o == NULL) rc = oom(c);
+    if (rc == 0) {
+        int markers[2] = {out->argexpr[0]->kind == CQL_E_BIND,
+                          n > 1 && out->argexpr[1]->kind == CQL_E_BIND};
+        const char *shown[2] = {texts[0].data, n > 1 ? texts[1].data : ""};
+        cql_parse_error perr;
+        memset(&perr, 0, sizeof perr);
+        char op = n == 1 ? 'n' : e->op;
+        if (cqlarith_resolve(op, n, operand_fit, out, markers, shown, 0, o, &perr) != 0)
+            rc = cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
+    }
+    if (rc == 0) {
+        out->kind = 'o';
+        out->arith = o;
+        out->nargs = n;
+        out->ret = cqltype_native(o->ret);
+        out->argtype[0] = cqltype_native(o->left);
+        if (n > 1) out->argtype[1] = cqltype_native(o->right);
+        if (n == 1)
+            rc = put_str(name, "-") || put_str(name, texts[0].data) ? oom(c) : 0;
+        else
+            rc = put_str(name, texts[0].data) || put_str(name, " ") ||
+                         put_str(name, cqlarith_symbol(e->op)) || put_str(name, " ") ||
+                         put_str(name, texts[1].data)
+                     ? oom(c)
+                     : 0;
+    }
+    buf_free(&texts[0]);
+    buf_free(&texts[1]);
+    return rc;
+}
+
+/* An aggregate under a computed selector: its state, named as its own column would be. */
+static int resolve_aggregate(cql_call *c, const cql_tinfo *t, const cql_expr *e, cqlagg_kind ak,
+                             cql_fnsel *out, buf *name)
+{
+    cql_fnagg *a = arena_alloc((arena *)&t->arena, sizeof *a);
+    if (a == NULL) return oom(c);
+    memset(a, 0, sizeof *a);
+    const cql_ctype *argtype = NULL;
+    char *argname = NULL;
+    if (ak != CQLAGG_COUNT_ROWS) {
+        if (cql_agg_arg(c, t, e, &a->col, &a->cellfn, &a->fn, &argtype, &argname) != 0) {
+            free(argname);
+            return -1;
+        }
+        a->on_fn = a->col == NULL;
+    }
+    cql_parse_error perr;
+    memset(&perr, 0, sizeof perr);
+    int rc = cqlagg_init(&a->state, ak, argtype, &perr) != 0
+                 ? cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg)
+             : cqlagg_column_name(ak, argname, name) != 0 ? oom(c)
+                                                          : 0;
+    free(argname);
+    if (rc != 0) return rc;
+    out->kind = 'a';
+    out->agg = a;
+    out->ret = a->state.result;
+    return 0;
+}
+
+size_t cql_fnsel_aggregates(const cql_fnsel *f, cql_fnagg **out, size_t max, int *plain)
+{
+    if (f->kind == 'a') {
+        if (max) out[0] = f->agg;
+        return 1;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < f->nargs && i < CQL_FNSEL_MAX_ARGS; i++) {
+        if (f->argcol[i]) *plain = 1;
+        if (f->argsel[i])
+            n += cql_fnsel_aggregates(f->argsel[i], out + (n < max ? n : max),
+                                      n < max ? max - n : 0, plain);
+    }
+    if (f->kind == 't' && f->nargs) *plain = 1;
+    return n;
+}
+
 static int resolve(cql_call *c, const cql_tinfo *t, const cql_expr *e, cql_fnsel *out, buf *name)
 {
     memset(out, 0, sizeof *out);
+    if (parenthesised(e) && is_computed(e->items[0])) {
+        if (put_str(name, "(") != 0 || resolve(c, t, e->items[0], out, name) != 0) return -1;
+        return put_str(name, ")") == 0 ? 0 : oom(c);
+    }
     switch (e->kind) {
+    case CQL_E_BINARY:
+    case CQL_E_NEGATE:
+        return resolve_operation(c, t, e, out, name);
     case CQL_E_CAST:
         return resolve_cast(c, t, e, out, name);
     case CQL_E_FIELD:
@@ -308,7 +467,12 @@ static int resolve(cql_call *c, const cql_tinfo *t, const cql_expr *e, cql_fnsel
     case CQL_E_ELEMENT:
     case CQL_E_SLICE:
         return resolve_element(c, t, e, out, name);
-    case CQL_E_FUNCTION:
+    case CQL_E_FUNCTION: {
+        cqlagg_kind ak;
+        if ((e->fn.ks == NULL || strcmp(e->fn.ks, "system") == 0) &&
+            cqlagg_lookup(e->fn.name, e->star, cql_agg_literal_arg(e), &ak))
+            return resolve_aggregate(c, t, e, ak, out, name);
+    }
         if (strcmp(e->fn.name, "token") == 0 &&
             (e->fn.ks == NULL || strcmp(e->fn.ks, "system") == 0))
             return resolve_token(c, t, e, out, name);
@@ -318,8 +482,7 @@ static int resolve(cql_call *c, const cql_tinfo *t, const cql_expr *e, cql_fnsel
     }
     char *printed = cql_print_expr(e);
     int rc;
-    if (e->kind == CQL_E_COLUMN || e->kind == CQL_E_TUPLE || e->kind == CQL_E_BINARY ||
-        e->kind == CQL_E_NEGATE)
+    if (e->kind == CQL_E_COLUMN || e->kind == CQL_E_TUPLE)
         rc = cql_fail(c, CQL_ERR_INVALID, "Unsupported selector %s on %s.%s",
                       printed ? printed : "?", t->ks, t->name);
     else
@@ -449,6 +612,13 @@ int cql_fnsel_value(cql_run *r, const cql_tinfo *t, const cql_fnsel *f, const bu
 {
     cql_call *c = r->call;
     if (f->kind == 'k') return cql_term(r, f->ret, "[selection]", f->argexpr[0], out);
+    if (f->kind == 'a') {
+        cql_parse_error perr;
+        memset(&perr, 0, sizeof perr);
+        int got = cqlagg_result(&f->agg->state, out, &perr);
+        if (got == CQLVAL_ERROR) cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
+        return got;
+    }
     if (f->kind == 't') {
         cql_value v[64];
         for (size_t i = 0; i < f->nargs; i++) {
@@ -503,6 +673,14 @@ int cql_fnsel_value(cql_run *r, const cql_tinfo *t, const cql_fnsel *f, const bu
         if (rc == CQLVAL_ERROR)
             cql_fail(c, CQL_ERR_SERVER, "a stored value of user type %s cannot be read",
                      f->argtype[0]->wire.name ? f->argtype[0]->wire.name : "?");
+    } else if (rc == CQLVAL_OK && f->kind == 'h') {
+        rc = args[0].len < 0                                   ? CQLVAL_NULL
+             : buf_append(out, args[0].p, (size_t)args[0].len) ? oom(c)
+                                                               : CQLVAL_OK;
+    } else if (rc == CQLVAL_OK && f->kind == 'o') {
+        rc = cqlarith_apply(f->arith, args[0].p, args[0].len, f->nargs > 1 ? args[1].p : NULL,
+                            f->nargs > 1 ? args[1].len : CQL_NULL, out, &perr);
+        if (rc == CQLVAL_ERROR) cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
     } else if (rc == CQLVAL_OK && f->kind == 'c') {
         rc = args[0].len < 0
                  ? CQLVAL_NULL

@@ -70,7 +70,7 @@ static int vlist_in(cql_run *r, const cql_tcol *col, const cql_relation *rel, cq
     cql_value v;
     if (cql_bound(r, rel->value, &v) != 1) return -1;
     if (v.len < 0)
-        return cql_fail(r->call, CQL_ERR_INVALID, "Invalid null value for IN restriction");
+        return cql_fail(r->call, CQL_ERR_INVALID, "Invalid null value for column %s", col->name);
     cql_elements e;
     uint32_t n;
     if (cql_collection_open(&e, v.p, (size_t)v.len, 0, &n) != 0)
@@ -504,6 +504,13 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
                                 "%s cannot be restricted by more than one relation if it includes "
                                 "an Equal",
                                 col->name);
+            for (size_t j = 0; j < nslices; j++) /* a slice of it came first */
+                if (slices[j]->kind == CQL_REL_COLUMN &&
+                    cql_tinfo_col(t, slices[j]->columns[0]) == col)
+                    return cql_fail(c, CQL_ERR_INVALID,
+                                    "Column \"%s\" cannot be restricted by both an equality and an "
+                                    "inequality relation",
+                                    col->name);
             int rc = rel->op == CQL_OP_IN ? vlist_in(r, col, rel, &k->ck[col->pos])
                                           : vlist_add(r, col, rel->value, &k->ck[col->pos]);
             if (rc) return -1;
@@ -513,6 +520,16 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
         if (rel->kind == CQL_REL_COLUMN && col->kind == 'c' &&
             (rel->op == CQL_OP_LT || rel->op == CQL_OP_LTE || rel->op == CQL_OP_GT ||
              rel->op == CQL_OP_GTE)) {
+            if (ck_eq[col->pos]) { /* an = or IN of it came first */
+                int in = 0;
+                for (size_t j = 0; j < i; j++)
+                    in |= w->rels[j].kind == CQL_REL_COLUMN && w->rels[j].op == CQL_OP_IN &&
+                          cql_tinfo_col(t, w->rels[j].columns[0]) == col;
+                return cql_fail(c, CQL_ERR_INVALID,
+                                "%s cannot be restricted by more than one relation if it includes "
+                                "%s",
+                                col->name, in ? "a IN" : "an Equal");
+            }
             if (nslices < 64) slices[nslices++] = rel;
             continue;
         }

@@ -15,6 +15,7 @@
 #include <sys/random.h>
 #include <time.h>
 
+#include "cql/arith.h"
 #include "cqlwire/cql_value.h"
 
 static const char *tname(const cql_ctype *t, char *s, size_t n)
@@ -251,6 +252,11 @@ static int compatible(const cql_ctype *to, const cql_ctype *from)
                                  f == CQL_TYPE_SMALLINT || f == CQL_TYPE_TINYINT))
         return 1;
     return 0;
+}
+
+int cqlfn_compatible(const cql_ctype *to, const cql_ctype *from)
+{
+    return compatible(to, from);
 }
 
 /* How well argument i (type or term) matches overload f: 2 exact, 1 weak, 0 not. */
@@ -830,11 +836,17 @@ static const cql_ctype *term_type(const cqlfn_env *env, const cql_expr *e, cql_p
  * receiver; NULL for other terms. */
 static const cql_ctype *term_type(const cqlfn_env *env, const cql_expr *e, cql_parse_error *err)
 {
+    if (e->kind == CQL_E_TUPLE && e->nitems == 1) return term_type(env, e->items[0], err);
     if ((e->kind == CQL_E_CAST || e->kind == CQL_E_HINT) && e->type && env->arena) {
         const cql_ctype *t = NULL;
         cql_parse_error inner = {0};
         if (cqltype_resolve(env->arena, e->type, env->types, &t, &inner) == 0) return t;
         return NULL;
+    }
+    if (e->kind == CQL_E_BINARY || e->kind == CQL_E_NEGATE) {
+        cqlarith_op o;
+        cql_parse_error inner = {0};
+        return cqlfn_operation(env, e, 0, &o, &inner) == 0 ? cqltype_native(o.ret) : NULL;
     }
     if (e->kind != CQL_E_FUNCTION || e->star) return NULL;
     const cql_ctype *types[8] = {0};
@@ -847,6 +859,111 @@ static const cql_ctype *term_type(const cqlfn_env *env, const cql_expr *e, cql_p
     cql_parse_error inner = {0};
     const cqlfn_fn *f = cqlfn_resolve(e->fn.name, types, exprs, e->nitems, NULL, &inner);
     return f ? cqlfn_return_type(f, NULL) : NULL;
+}
+
+/* ---- operations ---- */
+
+typedef struct operands {
+    const cqlfn_env *env;
+    const cql_expr *const *items;
+} operands;
+
+/* How well term e fits a parameter of native type id (arith.h's cqlarith_fit): a marker
+ * weakly, a nested operation by the result it resolves to for that parameter (weakly when
+ * it resolves to none: its own error comes when it is evaluated), a cast, hint or call by
+ * its result type, a constant by its assignability. */
+static int term_fit(void *ctx, size_t i, uint16_t id)
+{
+    const operands *ops = ctx;
+    const cql_expr *e = ops->items[i];
+    while (e->kind == CQL_E_TUPLE && e->nitems == 1) /* (term) */
+        e = e->items[0];
+    const cql_ctype *pt = cqltype_native(id);
+    if (e->kind == CQL_E_BIND) return 1;
+    cql_parse_error inner = {0};
+    if (e->kind == CQL_E_BINARY || e->kind == CQL_E_NEGATE) {
+        cqlarith_op o;
+        if (cqlfn_operation(ops->env, e, id, &o, &inner) != 0) return 1;
+        return o.ret == id ? 2 : compatible(pt, cqltype_native(o.ret)) ? 1 : 0;
+    }
+    const cql_ctype *known = term_type(ops->env, e, &inner);
+    if (known) return compatible(pt, known);
+    return cqlval_assignable(pt, e);
+}
+
+int cqlfn_operation(const cqlfn_env *env, const cql_expr *e, uint16_t receiver, cqlarith_op *out,
+                    cql_parse_error *err)
+{
+    size_t n = e->kind == CQL_E_NEGATE ? 1 : 2;
+    if (e->nitems != n) return cql_error_record(err, CQL_ERR_INVALID, "Malformed operation");
+    operands ops = {env, (const cql_expr *const *)e->items};
+    int markers[2] = {0, 0};
+    char *texts[2] = {NULL, NULL};
+    for (size_t i = 0; i < n; i++) {
+        markers[i] = e->items[i]->kind == CQL_E_BIND;
+        texts[i] = cql_print_expr(e->items[i]);
+    }
+    const char *shown[2] = {texts[0] ? texts[0] : "?", texts[1] ? texts[1] : "?"};
+    int rc = cqlarith_resolve(e->kind == CQL_E_NEGATE ? 'n' : e->op, n, term_fit, &ops, markers,
+                              shown, receiver, out, err);
+    free(texts[0]);
+    free(texts[1]);
+    return rc;
+}
+
+/* The name Cassandra gives an operation's function in messages. */
+static const char *operation_name(char op)
+{
+    switch (op) {
+    case '+':
+        return "_add";
+    case '-':
+        return "_substract";
+    case '*':
+        return "_multiply";
+    case '/':
+        return "_divide";
+    case '%':
+        return "_modulo";
+    default:
+        return "_negate";
+    }
+}
+
+/* An operation where a value of type t is expected: its overload, its operands as values
+ * of the overload's types, then the computation. */
+static int operation_term(const cqlfn_env *env, const cql_ctype *t, const char *receiver,
+                          const cql_expr *e, buf *out, cql_parse_error *err)
+{
+    cqlarith_op o;
+    uint16_t want = t->wire.id == CQL_TYPE_CUSTOM ? 0 : t->wire.id;
+    if (cqlfn_operation(env, e, want, &o, err) != 0) return CQLVAL_ERROR;
+    cqlval_terms self = {cqlfn_term, (void *)env};
+    buf v[2];
+    int32_t len[2] = {CQL_NULL, CQL_NULL};
+    int r = CQLVAL_OK;
+    size_t n = e->kind == CQL_E_NEGATE ? 1 : 2;
+    for (size_t i = 0; i < 2; i++)
+        buf_init(&v[i], out->max);
+    for (size_t i = 0; i < n && r == CQLVAL_OK; i++) {
+        char an[300];
+        snprintf(an, sizeof an, "arg%zu(%s)", i, operation_name(o.op));
+        r = cqlval_from_term(cqltype_native(i ? o.right : o.left), an, e->items[i], &self, &v[i],
+                             err);
+        if (r == CQLVAL_UNSET)
+            r = cql_error_record(err, CQL_ERR_INVALID,
+                                 "Invalid unset value for argument in call to function %s",
+                                 operation_name(o.op));
+        if (r == CQLVAL_OK) len[i] = (int32_t)v[i].len;
+        if (r == CQLVAL_NULL) r = CQLVAL_OK;
+    }
+    (void)receiver;
+    if (r == CQLVAL_OK)
+        r = cqlarith_apply(&o, (const uint8_t *)v[0].data, len[0], (const uint8_t *)v[1].data,
+                           len[1], out, err);
+    buf_free(&v[0]);
+    buf_free(&v[1]);
+    return r;
 }
 
 int cqlfn_term(void *ctx, const cql_ctype *t, const char *receiver, const cql_expr *e, buf *out,
@@ -887,6 +1004,8 @@ int cqlfn_term(void *ctx, const cql_ctype *t, const char *receiver, const cql_ex
         buf_free(&v);
         return r;
     }
+    if (e->kind == CQL_E_BINARY || e->kind == CQL_E_NEGATE)
+        return operation_term(env, t, receiver, e, out, err);
     if (e->kind != CQL_E_FUNCTION) {
         if (env->binds.fn) return env->binds.fn(env->binds.ctx, t, receiver, e, out, err);
         return cql_error_record(

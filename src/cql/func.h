@@ -108,4 +108,14 @@ typedef struct cqlfn_env {
 int cqlfn_term(void *env, const cql_ctype *t, const char *receiver, const cql_expr *e, buf *out,
                cql_parse_error *err);
 
+/* The overload of the operation e (CQL_E_BINARY, or CQL_E_NEGATE of a term that is not a
+ * literal) for a receiver of native type receiver (0: none known), its operands typed as
+ * cqlfn_term types them (arith.h's cqlarith_resolve). 0, or -1 with err Invalid. */
+struct cqlarith_op;
+int cqlfn_operation(const cqlfn_env *env, const cql_expr *e, uint16_t receiver,
+                    struct cqlarith_op *out, cql_parse_error *err);
+/* Whether a value of type from may stand where type to is expected (Cassandra's
+ * isValueCompatibleWith for native types): 2 the same type, 1 compatible, 0 not. */
+int cqlfn_compatible(const cql_ctype *to, const cql_ctype *from);
+
 #endif

@@ -10,7 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cql/arith.h"
 #include "cql/exec_int.h"
+#include "cql/func.h"
 #include "cql/types.h"
 #include "engine/engine.h"
 
@@ -162,6 +164,60 @@ static void term_markers(marks *k, const cql_expr *e, const char *name, const cq
         set_marker(k, e, name, type);
         return;
     }
+    if (e->kind == CQL_E_TUPLE && e->nitems == 1 && type && type->id != CQL_TYPE_TUPLE) {
+        term_markers(k, e->items[0], name, type); /* (term) */
+        return;
+    }
+    cqltype_env types = {.keyspace = k->t->ks};
+    cqlfn_env env = {.arena = &k->t->arena, .types = &types};
+    if (e->kind == CQL_E_HINT && e->nitems == 1) {
+        const cql_ctype *h = NULL;
+        cql_parse_error perr = {0};
+        if (cqltype_resolve(&k->t->arena, e->type, &types, &h, &perr) == 0)
+            term_markers(k, e->items[0], name, &h->wire);
+        return;
+    }
+    if (e->kind == CQL_E_FUNCTION && !e->star && e->nitems <= 8) {
+        /* a call's markers take its overload's argument types (one it resolves to without
+         * them: the statement says the rest when it runs) */
+        char fname[2 * CQL_NAME_MAX + 2];
+        snprintf(fname, sizeof fname, "%s%s%s", e->fn.ks ? e->fn.ks : "", e->fn.ks ? "." : "",
+                 e->fn.name);
+        cql_parse_error perr = {0};
+        const cql_ctype *known[8] = {0};
+        for (size_t i = 0; i < e->nitems; i++) /* a hinted argument has its type */
+            if (e->items[i]->kind == CQL_E_HINT &&
+                cqltype_resolve(&k->t->arena, e->items[i]->type, &types, &known[i], &perr) != 0)
+                known[i] = NULL;
+        memset(&perr, 0, sizeof perr);
+        const cqlfn_fn *f =
+            cqlfn_resolve(fname, known, (const cql_expr *const *)e->items, e->nitems, NULL, &perr);
+        for (size_t i = 0; i < e->nitems; i++) {
+            const cql_ctype *at = f ? cqlfn_arg_type(f, i, NULL) : NULL;
+            /* named as Cassandra names a call's argument: arg0(system.blobasint) */
+            const char *fn = f ? cqlfn_name(f) : fname;
+            size_t len = strlen(fn) + 24;
+            char *an = arena_alloc(&k->t->arena, len);
+            if (an) snprintf(an, len, "arg%zu(%s)", i, fn);
+            term_markers(k, e->items[i], an ? an : name, at ? &at->wire : NULL);
+        }
+        return;
+    }
+    if (e->kind == CQL_E_BINARY || e->kind == CQL_E_NEGATE) {
+        /* an operation's markers take the types of the overload it resolves to */
+        cqlarith_op o;
+        cql_parse_error perr = {0};
+        uint16_t want = type && cqltype_native(type->id) ? type->id : 0;
+        if (cqlfn_operation(&env, e, want, &o, &perr) != 0) {
+            /* refused as PREPARE refuses it, when the receiver is known */
+            if (want) cql_fail(k->c, (cql_error_code)perr.code, "%s", perr.msg);
+            return;
+        }
+        for (size_t i = 0; i < e->nitems && i < 2; i++)
+            term_markers(k, e->items[i], i ? "arg1" : "arg0",
+                         &cqltype_native(i ? o.right : o.left)->wire);
+        return;
+    }
     if ((e->kind == CQL_E_LIST || e->kind == CQL_E_SET) && type && type->n >= 1)
         for (size_t i = 0; i < e->nitems; i++)
             term_markers(k, e->items[i], name, type->params[0]);
@@ -240,10 +296,24 @@ static void using_markers(marks *k, const cql_using *u, size_t n)
                    u[i].ttl ? &t_int : &t_bigint);
 }
 
+/* Markers in a selector: those a type hint types ((int) ?). */
+static void selector_markers(marks *k, const cql_expr *e, int depth)
+{
+    if (e == NULL || depth > CQL_TYPE_MAX_DEPTH) return;
+    if (e->kind == CQL_E_HINT) {
+        term_markers(k, e, "[selection]", NULL);
+        return;
+    }
+    for (size_t i = 0; i < e->nitems; i++)
+        selector_markers(k, e->items[i], depth + 1);
+}
+
 static void stmt_markers(marks *k, const cql_stmt *s)
 {
     switch (s->kind) {
     case CQL_SELECT:
+        for (size_t i = 0; i < s->u.select.nsel; i++)
+            selector_markers(k, s->u.select.sel[i].expr, 0);
         where_markers(k, &s->u.select.where);
         set_marker(k, s->u.select.limit, "[limit]", &t_int);
         set_marker(k, s->u.select.per_partition_limit, "[per_partition_limit]", &t_int);
@@ -323,6 +393,7 @@ int cql_markers_of(cql_call *c, const cql_stmt *s, const cql_parsed *p, cql_tinf
     for (size_t i = 0; i < 64; i++)
         k.pk_marker[i] = -1;
     stmt_markers(&k, s);
+    if (c->failed) return -1;
     for (size_t i = 0; i < m->n; i++) {
         if (m->cols[i].type == NULL) {
             /* a marker whose receiver this statement does not say (an unknown column is
@@ -371,6 +442,7 @@ static int batch_markers(cql_call *c, const cql_batch_stmt *b, const cql_parsed 
         if (check_columns(c, s, &ts[i]) != 0) return -1;
         marks k = {.c = c, .p = p, .t = &ts[i], .m = m};
         stmt_markers(&k, s);
+        if (c->failed) return -1;
         if (i == 0) using_markers(&k, b->using, b->nusing);
     }
     for (size_t i = 0; i < m->n; i++) {

@@ -1096,6 +1096,7 @@ int cqlval_assignable(const cql_ctype *t, const cql_expr *e)
     case CQL_E_MAP:
         return id == CQL_TYPE_MAP;
     case CQL_E_TUPLE:
+        if (id != CQL_TYPE_TUPLE && e->nitems == 1) return cqlval_assignable(t, e->items[0]);
         return id == CQL_TYPE_TUPLE;
     case CQL_E_UDT:
         return id == CQL_TYPE_UDT;
@@ -1268,6 +1269,9 @@ static int term(const cql_ctype *t, const char *receiver, const cql_expr *e,
         return rc ? full(err) : CQLVAL_OK;
     }
     case CQL_E_TUPLE: {
+        /* one term in parentheses reads as a tuple only where a tuple is expected */
+        if (id != CQL_TYPE_TUPLE && e->nitems == 1)
+            return term(t, receiver, e->items[0], terms, out, err, depth + 1);
         if (id != CQL_TYPE_TUPLE)
             return cql_error_record(err, CQL_ERR_INVALID,
                                     "Invalid tuple type literal for %s of type %s", receiver,
