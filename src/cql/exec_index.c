@@ -37,22 +37,57 @@ const char *cql_index_kind_name(int kind)
     return kind > CQL_INDEX_SIMPLE && kind <= CQL_INDEX_FULL ? kind_names[kind] : "";
 }
 
+/* A target's column as Cassandra writes it (a name in double quotes exact, "" read as ")
+ * from p[0..n) into column. */
+static void target_column(const char *p, size_t n, char *column, size_t cap)
+{
+    if (n < 2 || p[0] != '"' || p[n - 1] != '"') {
+        snprintf(column, cap, "%.*s", (int)n, p);
+        return;
+    }
+    size_t o = 0;
+    for (size_t i = 1; i + 1 < n && o + 1 < cap; i++) {
+        column[o++] = p[i];
+        if (p[i] == '"' && i + 2 < n && p[i + 1] == '"') i++;
+    }
+    column[o] = '\0';
+}
+
 int cql_index_target_parse(const char *target, int *kind, char *column, size_t cap)
 {
     *kind = CQL_INDEX_SIMPLE;
     const char *open = strchr(target, '(');
     size_t n = strlen(target);
-    if (open && n > 0 && target[n - 1] == ')') {
+    if (target[0] != '"' && open && n > 0 && target[n - 1] == ')') {
         for (int k = CQL_INDEX_KEYS; k <= CQL_INDEX_FULL; k++)
             if (strlen(kind_names[k]) == (size_t)(open - target) &&
                 strncmp(target, kind_names[k], (size_t)(open - target)) == 0) {
                 *kind = k;
-                snprintf(column, cap, "%.*s", (int)(n - (size_t)(open - target) - 2), open + 1);
+                target_column(open + 1, n - (size_t)(open - target) - 2, column, cap);
                 return 0;
             }
     }
-    snprintf(column, cap, "%s", target);
+    target_column(target, n, column, cap);
     return 0;
+}
+
+int cql_index_target_format(int kind, const char *column, char *out, size_t cap)
+{
+    buf b;
+    buf_init(&b, 0);
+    int rc = 0;
+    if (kind != CQL_INDEX_SIMPLE) {
+        buf_puts(&b, kind_names[kind]);
+        buf_putc(&b, '(');
+    }
+    rc |= cql_print_name(&b, column);
+    if (kind != CQL_INDEX_SIMPLE) buf_putc(&b, ')');
+    if (rc == 0 && b.len < cap)
+        snprintf(out, cap, "%.*s", (int)b.len, b.data);
+    else
+        rc = -1;
+    buf_free(&b);
+    return rc;
 }
 
 void cql_index_attr(const char *index, char *out, size_t cap)

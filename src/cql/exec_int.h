@@ -377,6 +377,10 @@ int cql_int_term_opt(cql_run *r, const cql_expr *e, int64_t *v, const char *what
 /* An index's target as the schema keeps it ("values(tags)", or a column alone for a plain
  * index): its kind (CQL_INDEX_SIMPLE for a plain one) and column. 0. */
 int cql_index_target_parse(const char *target, int *kind, char *column, size_t cap);
+/* The target of an index of kind on column as the schema keeps it and system_schema shows
+ * it, Cassandra's form: the column's name as CQL writes it ("values(tags)", "\"Ab\""). 0, or
+ * -1 when it does not fit cap. */
+int cql_index_target_format(int kind, const char *column, char *out, size_t cap);
 /* "keys", "values", "entries" or "full" ("" for CQL_INDEX_SIMPLE). */
 const char *cql_index_kind_name(int kind);
 /* The item attribute an index on a collection keys: "$i:" and its name. */
