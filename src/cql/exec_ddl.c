@@ -970,7 +970,7 @@ static int delete_all(cql_call *c, const char *ks, const char *name)
     if (t == NULL) return cql_fail(c, CQL_ERR_SERVER, "the rows of %s cannot be found", name);
     qr_err err;
     err_init(&err);
-    if (cql_each_row_in_transactions(c, t, delete_row, NULL, &err) != 0)
+    if (cql_each_row_in_transactions(c, t, delete_row, NULL, 0, &err) != 0)
         return cql_fail(c, CQL_ERR_TRUNCATE, "TRUNCATE of %s failed: %s", name, err.msg);
     return 0;
 }

@@ -321,7 +321,7 @@ int cql_index_rows(cql_call *c, const cql_tinfo *t)
     qr_err err;
     err_init(&err);
     index_walk w = {t, (int64_t)time(NULL)};
-    if (cql_each_row_in_transactions(c, et, index_row, &w, &err) != 0)
+    if (cql_each_row_in_transactions(c, et, index_row, &w, 1, &err) != 0)
         return cql_fail(c, CQL_ERR_SERVER, "the rows of %s cannot be indexed: %s", t->name,
                         err.msg);
     return 0;

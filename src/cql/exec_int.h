@@ -404,10 +404,14 @@ int cql_index_rows(cql_call *c, const cql_tinfo *t);
  * commit. 0, or -1 with err set. */
 typedef int (*cql_txn_row_fn)(void *arg, struct item_txn *x, size_t i, json_t **keep, qr_err *err);
 /* Walks every row of engine table et in key order, a hundred rows to an owner's item
- * transaction, calling fn on each; rows written meanwhile are locked per chunk. 0, or -1
+ * transaction, calling fn on each; rows written meanwhile are locked per chunk.
+ * maintenance: the writes are the schema's upkeep (an index's attribute written into the
+ * rows or taken out of them), the engine's own work (TXN_SYSTEM), which spends none of
+ * the table's capacity and is no traffic of its keys, as a DynamoDB index backfill spends
+ * none of its table's; else they are the statement's writes, charged as such. 0, or -1
  * with err set. */
 int cql_each_row_in_transactions(cql_call *c, struct table *et, cql_txn_row_fn fn, void *arg,
-                                 qr_err *err);
+                                 int maintenance, qr_err *err);
 
 /* ---- WHERE against the primary key (exec_where.c) ---- */
 typedef struct cql_vlist {
