@@ -1039,7 +1039,7 @@ static int entry_key_of(const qctx *q, const qr_index *ix, const json_t *av, con
 }
 
 /* The rows whose indexed column equals the index relation's value: the entries of the
- * engine's global index (eventually consistent, as Cassandra's index reads are not), each
+ * engine's global index, caught up with the writes before the read, each
  * row read from the table and checked again by the filters. An index on a static column
  * has an entry per partition, whose rows are all read. A page resumes past the entry of
  * the last row it answered (or, for a static column, inside that row's partition), found
@@ -1120,6 +1120,9 @@ static int read_index(qctx *q)
         buf_free(&from);
     }
     json_decref(av);
+    /* Cassandra's index reads see every write acknowledged before them: the engine's
+     * global index is let catch up first (a second at most, then it is read as it is) */
+    propagate_catch_up(c->db, 1000);
     range_cursor *cur = cursor_open(c->db, q->et, ix, &lower, &upper, 1, 0, NULL);
     const char *json;
     size_t len, size;

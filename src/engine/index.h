@@ -95,6 +95,11 @@ size_t index_write_bytes(const struct table *t, const qr_index *ix, const json_t
  *
  * Waits until the log is empty (or timeout_ms passes); returns 0 if drained. */
 int propagate_drain(struct qr_db *db, int timeout_ms);
+/* Waits until the global index work of every write committed before the call has been
+ * applied (read-your-writes for a front end whose index reads promise it), timeout_ms at
+ * most, and not at all while a lag is injected (--gsi-lag-ms keeps its lag). Writes still
+ * uncommitted when it is called may be waited for too. 0, or -1 when it timed out. */
+int propagate_catch_up(struct qr_db *db, int timeout_ms);
 /* Records pending (kept as a count) and the age in milliseconds of the oldest one (one
  * seek). */
 void propagate_lag(struct qr_db *db, uint64_t *pending, double *oldest_ms);
