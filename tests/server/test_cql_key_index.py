@@ -236,6 +236,19 @@ def test_schema_describe_drop_and_verify(cql):
     assert got == {"readings_seq_idx": ("COMPOSITES", {"target": "seq"}),
                    "by_day": ("COMPOSITES", {"target": "day"}),
                    "readings_site_idx": ("COMPOSITES", {"target": "site"})}
+    # the indexes built, as Cassandra's IndexInfo lists them (its table_name is the keyspace)
+    want = [("ki", "by_day"), ("ki", "readings_seq_idx"), ("ki", "readings_site_idx")]
+    deadline = time.time() + 10
+    while True:  # an index is listed once its backfill is done
+        built = sorted((r.table_name, r.index_name) for r in s.execute(
+            'SELECT table_name, index_name FROM system."IndexInfo"'))
+        if built == want or time.time() > deadline:
+            break
+        time.sleep(0.05)
+    assert built == want
+    assert [r.index_name for r in s.execute(
+        "SELECT index_name FROM system.\"IndexInfo\" WHERE table_name = 'ki' "
+        "AND index_name = 'by_day'")] == ["by_day"]
     described = "\n".join(r[3] for r in s.execute("DESCRIBE TABLE ki.readings"))
     assert "CREATE INDEX by_day ON ki.readings (day);" in described
     assert "CREATE INDEX readings_seq_idx ON ki.readings (seq);" in described
@@ -261,6 +274,8 @@ def test_schema_describe_drop_and_verify(cql):
         s.execute("SELECT at FROM readings WHERE seq = 1")
     assert [r.index_name for r in s.execute(
         "SELECT index_name FROM system_schema.indexes WHERE keyspace_name = 'ki'")] == \
+        ["readings_site_idx"]
+    assert [r.index_name for r in s.execute('SELECT index_name FROM system."IndexInfo"')] == \
         ["readings_site_idx"]
     with pytest.raises(InvalidRequest, match="Index 'ki.by_day' doesn't exist"):
         s.execute("DROP INDEX ki.by_day")
