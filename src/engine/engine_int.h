@@ -217,6 +217,9 @@ uint64_t propagate_log_records(qr_db *db);
 const qr_index *table_index_by_id(const table *t, uint16_t id);
 /* Appends the key prefix of partition pk_value of index index_id of t to out. */
 int key_partition(buf *out, const table *t, uint16_t index_id, const json_t *pk_value, qr_err *err);
+/* Appends the 8 bytes that place partition pk_value of t, a table in token order, by its
+ * token (what key_partition puts after the prefix for the base table). */
+int key_append_token(buf *out, const table *t, const json_t *pk_value, qr_err *err);
 
 /* catalog_get by table id. */
 table *catalog_get_by_id(qr_db *db, uint32_t id);

@@ -521,7 +521,10 @@ int index_entry_key(const table *t, const qr_index *ix, const json_t *item, buf 
     if (key_partition_tuple(out, t, ix->id, pks, ix->npk, err)) return -1;
     for (int i = 0; i < ix->nsk; i++)
         if (keycodec_append(out, json_object_get(item, ix->sk[i]), 0, err)) return -1;
-    if (keycodec_append(out, json_object_get(item, t->pk.name), 0, err)) return -1;
+    /* a table in token order keeps its order within a global index's key too */
+    const json_t *pk = json_object_get(item, t->pk.name);
+    if (t->token_order && ix->global && key_append_token(out, t, pk, err)) return -1;
+    if (keycodec_append(out, pk, 0, err)) return -1;
     if (t->sk.name && keycodec_append(out, json_object_get(item, t->sk.name), 0, err)) return -1;
     return 1;
 }

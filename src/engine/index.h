@@ -50,8 +50,11 @@ void index_definition_names(json_t *defs, char *out, size_t cap);
  *
  *     't' | table id | index id | hash(index pk) | index pk | index sk | base pk | base sk
  *
- * and holds the projection of the base item in the stored item form. An item without every
- * index key attribute has no entry (a sparse index).
+ * and holds the projection of the base item in the stored item form; in a global index of
+ * a table in token order (table_token_order) the base pk's token (8 bytes, ordered as
+ * the base table orders them) goes before the base pk, so the entries of one index key
+ * follow the base table's order, as the rows of a Cassandra index read do. An item
+ * without every index key attribute has no entry (a sparse index).
  *
  * The entry key of item in index ix of table t; returns 1 if the item has one, 0 if it
  * lacks an index key attribute (sparse), -1 on error. */

@@ -392,3 +392,27 @@ def test_an_index_read_sees_the_writes_before_it(cql):
                                                              else []), i
         assert [r.k for r in s.execute(by_c, (i % 7,))] == [1], i
         assert [r.k for r in s.execute(by_tag, (i,))] == [1], i
+
+
+def test_index_reads_answer_in_the_tables_token_order(cql):
+    """Partitions come in token order from a scan, and the rows an index finds come in the
+    same order (then clustering order), as Cassandra's do; token() restrictions beside the
+    index take their part of that order without ALLOW FILTERING."""
+    _, s = cql
+    s.execute("CREATE TABLE spread (p int, c int, v int, PRIMARY KEY (p, c))")
+    s.execute("CREATE INDEX ON spread (v)")
+    s.execute("CREATE INDEX ON spread (c)")
+    ins = s.prepare("INSERT INTO spread (p, c, v) VALUES (?, ?, 1)")
+    for p in range(30):
+        for c in (2, 1):
+            s.execute(ins, (p, c))
+    scan = [tuple(r) for r in s.execute("SELECT token(p), p, c FROM spread")]
+    assert [t for t, _, _ in scan] == sorted(t for t, _, _ in scan)
+    assert [tuple(r) for r in s.execute("SELECT token(p), p, c FROM spread WHERE v = 1")] == \
+        scan
+    assert [tuple(r) for r in s.execute("SELECT token(p), p, c FROM spread WHERE c = 2")] == \
+        [r for r in scan if r[2] == 2]
+    middle = scan[20][0]
+    assert [tuple(r) for r in s.execute(
+        "SELECT token(p), p, c FROM spread WHERE v = 1 AND token(p) > %s", (middle,))] == \
+        [r for r in scan if r[0] > middle]

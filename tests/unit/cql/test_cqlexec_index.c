@@ -124,7 +124,7 @@ int main(void)
     CHECK(r.kind == CQL_RESULT_VOID, "IF NOT EXISTS");
     tresult_free(&r);
     CHECK_THAT(tquery(db, "ks", "CREATE INDEX ON users (nope)", NULL, &r) == QR_ERR);
-    CHECK_STR(r.msg, "Column nope not found in table ks.users");
+    CHECK_STR(r.msg, "Undefined column name nope in table ks.users");
     tresult_free(&r);
     CHECK_THAT(tquery(db, "ks", "CREATE INDEX ON users (ok)", NULL, &r) == QR_ERR);
     CHECK(r.err_code == CQL_ERR_INVALID, "a boolean: %s", r.msg);
