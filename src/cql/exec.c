@@ -679,6 +679,9 @@ static int tinfo_build(cql_call *c, cql_state *st, const char *ks, const char *n
         for (size_t k = 0; k < t->ncols; k++) {
             if (strcmp(t->cols[k].name, column) != 0) continue;
             const char *kept = arena_strndup(&t->arena, iname, strlen(iname));
+            /* a plain index of a type no key type holds keys the value's bytes, as
+             * full() does a frozen collection's */
+            if (kind == CQL_INDEX_SIMPLE && json_object_get(iv, "keyed")) kind = CQL_INDEX_FULL;
             if (kind == CQL_INDEX_SIMPLE) {
                 t->cols[k].index = kept;
             } else if (t->indexes) {

@@ -1506,7 +1506,7 @@ done:
 /* ---- secondary indexes: global indexes of the engine table ---- */
 
 /* The DynamoDB type a column's stored values have (value.h's cqlval_to_item), when one
- * key type holds all of them; 0 for a type an index cannot key. */
+ * key type holds all of them; 0 for a type keyed by its bytes instead. */
 static char index_key_type(const char *type)
 {
     static const char *const strings[] = {"ascii", "text",      "varchar", "uuid", "timeuuid",
@@ -1718,12 +1718,12 @@ static int create_index(cql_run *r, const cql_stmt *s, cql_state *st, char *made
                                       strcmp(kind, "partition_key") == 0 && npk == 1, &target_kind);
     arena_free(&arena);
     if (rc) return -1;
+    /* A column of a type no engine key type holds (floats, booleans, decimals, varints,
+     * tuples, frozen UDTs) is keyed as a frozen collection is: by its value's bytes, in an
+     * attribute each write makes (keyed "bytes"). */
     char kt = target_kind == CQL_INDEX_SIMPLE ? index_key_type(type) : 'B';
-    if (kt == 0)
-        return cql_fail(c, CQL_ERR_INVALID,
-                        "Cannot create a secondary index on %s of type %s here: indexes key "
-                        "columns of text, number, blob, uuid and time types, and collections",
-                        tg->column, type);
+    int by_bytes = kt == 0;
+    if (by_bytes) kt = 'B';
     char name[CQL_NAME_MAX];
     if (ci->index) {
         /* Cassandra's names of indexes are word characters */
@@ -1767,7 +1767,7 @@ static int create_index(cql_run *r, const cql_stmt *s, cql_state *st, char *made
      * a collection keys an attribute each write makes from the collection: the schema
      * names the index first, so writes make it, and the engine index follows once the
      * stored rows have it (index_stored_rows, after this statement). */
-    if (target_kind == CQL_INDEX_SIMPLE) {
+    if (target_kind == CQL_INDEX_SIMPLE && !by_bytes) {
         char attr[CQL_NAME_MAX + 2];
         cql_cell_attr(tg->column, attr, sizeof attr);
         if (engine_index(c, ks, s->name.name, name, attr, kt, 1) != 0) return -1;
@@ -1777,10 +1777,13 @@ static int create_index(cql_run *r, const cql_stmt *s, cql_state *st, char *made
                                  s->name.name);
     json_t *ni = json_object_get(nt, "indexes");
     if (ni == NULL) json_object_set_new(nt, "indexes", ni = json_object());
-    json_object_set_new(ni, name, json_pack("{s:s,s:s}", "target", target, "kind", "COMPOSITES"));
+    json_t *iv_new = json_pack("{s:s,s:s}", "target", target, "kind", "COMPOSITES");
+    if (by_bytes) json_object_set_new(iv_new, "keyed", json_string("bytes"));
+    json_object_set_new(ni, name, iv_new);
     rc = commit_doc(c, st, next);
     json_decref(next);
-    if (rc == 0 && target_kind != CQL_INDEX_SIMPLE) snprintf(made, CQL_NAME_MAX, "%s", name);
+    if (rc == 0 && (target_kind != CQL_INDEX_SIMPLE || by_bytes))
+        snprintf(made, CQL_NAME_MAX, "%s", name);
     return rc ? rc : cql_schema_changed(c, "UPDATED", "TABLE", ks, s->name.name);
 }
 
@@ -1835,6 +1838,7 @@ static int drop_index(cql_run *r, const cql_stmt *s, cql_state *st, char *uninde
     char column[CQL_NAME_MAX];
     const char *target = json_string_value(json_object_get(iv, "target"));
     if (target) cql_index_target_parse(target, &kind, column, sizeof column);
+    int keyed_by_bytes = json_object_get(iv, "keyed") != NULL;
     /* an index on a collection has no engine index until its rows are indexed */
     if (engine_index_exists(c, ks, tname, s->name.name) &&
         engine_index(c, ks, tname, s->name.name, NULL, 0, 0) != 0)
@@ -1848,7 +1852,8 @@ static int drop_index(cql_run *r, const cql_stmt *s, cql_state *st, char *uninde
         s->name.name);
     int rc = commit_doc(c, st, next);
     json_decref(next);
-    if (rc == 0 && kind != CQL_INDEX_SIMPLE) snprintf(unindexed, CQL_NAME_MAX, "%s", tname);
+    if (rc == 0 && (kind != CQL_INDEX_SIMPLE || keyed_by_bytes))
+        snprintf(unindexed, CQL_NAME_MAX, "%s", tname);
     return rc ? rc : cql_schema_changed(c, "UPDATED", "TABLE", ks, tname);
 }
 

@@ -1,11 +1,13 @@
 /* exec_index.c — secondary indexes on collections and frozen collections: values(c),
- * keys(m), entries(m) and full(f). Each such index is a multi-valued global index of the
+ * keys(m), entries(m) and full(f), and plain indexes on a type no engine key type holds
+ * (a float, boolean, tuple..., keyed by its bytes as full() is). Each such index is a
+ * multi-valued global index of the
  * engine table (engine/index.h) on an attribute of the row's item that holds, as a binary
  * set, one key per element the index serves; this file makes that attribute at every
  * write of a row, makes the key a restriction looks up, and writes the attribute into the
  * rows already stored when the index is created.
  *
- * Not the indexes on plain columns (the column's own attribute is their key) and not the
+ * Not the other plain indexes (the column's own attribute is their key) and not the
  * reads (exec_select.c): an index only narrows what is read, the restriction still
  * filters every row it gives. */
 #include <stdio.h>

@@ -103,7 +103,8 @@ typedef struct cql_tcol {
 } cql_tcol;
 
 /* An index on a collection (values(c), keys(m), entries(m)) or a frozen collection
- * (full(f)): a multi-valued global index of the engine table (exec_index.c). */
+ * (full(f)), or a plain one on a type no engine key type holds (kind CQL_INDEX_FULL: its
+ * value's bytes): a multi-valued global index of the engine table (exec_index.c). */
 typedef struct cql_tindex {
     const char *name;
     const cql_tcol *col;

@@ -346,15 +346,16 @@ static int refused_relation(cql_call *c, const cql_relation *rel, const cql_tcol
     return rc;
 }
 
-/* 1 when w restricts clustering column pos of t by an = (not IN) on a column with an index
- * of its own, which serves it. */
+/* 1 when w restricts clustering column pos of t by an = (not IN) that an index of the
+ * column serves. */
 static int indexed_eq(const cql_tinfo *t, const cql_where *w, size_t pos)
 {
     for (size_t i = 0; i < w->n; i++) {
         const cql_relation *rel = &w->rels[i];
         const cql_tcol *col =
             rel->kind == CQL_REL_COLUMN ? cql_tinfo_col(t, rel->columns[0]) : NULL;
-        if (col && col->kind == 'c' && col->pos == (int)pos && col->index && rel->op == CQL_OP_EQ)
+        if (col && col->kind == 'c' && col->pos == (int)pos && rel->op == CQL_OP_EQ &&
+            (col->index || cql_index_serving(t, rel)))
             return 1;
     }
     return 0;

@@ -416,3 +416,42 @@ def test_index_reads_answer_in_the_tables_token_order(cql):
     assert [tuple(r) for r in s.execute(
         "SELECT token(p), p, c FROM spread WHERE v = 1 AND token(p) > %s", (middle,))] == \
         [r for r in scan if r[0] > middle]
+
+
+def test_columns_of_any_type_are_indexed(cql):
+    """Cassandra indexes a column of any type but counter and duration: floats, booleans,
+    decimals, varints, tuples and frozen UDTs too, whether regular, static or clustering,
+    each found by its value."""
+    _, s = cql
+    s.execute("CREATE TYPE point (x int, y int)")
+    s.execute("CREATE TABLE odd (k int, c1 int, c2 double, on_ boolean static, f float, "
+              "d decimal, n varint, t tuple<int, text>, pt frozen<point>, "
+              "PRIMARY KEY (k, c1, c2))")
+    for col in ("c2", "on_", "f", "d", "n", "t", "pt"):
+        s.execute("CREATE INDEX ON odd (%s)" % col)
+    s.execute("INSERT INTO odd (k, c1, c2, on_, f, d, n, t, pt) VALUES "
+              "(1, 1, 0.5, true, 1.5, 2.25, 123456789012345678901234567890, (1, 'a'), "
+              "{x: 1, y: 2})")
+    s.execute("INSERT INTO odd (k, c1, c2, f, t) VALUES (1, 2, 0.75, 1.5, (2, 'b'))")
+    s.execute("INSERT INTO odd (k, c1, c2, on_, f) VALUES (2, 1, 0.5, false, 2.5)")
+    keys = "SELECT k, c1 FROM odd WHERE "
+    assert rows(s, keys + "c2 = 0.5") == [(1, 1), (2, 1)]
+    assert rows(s, keys + "on_ = true") == [(1, 1), (1, 2)]
+    assert rows(s, keys + "f = 1.5") == [(1, 1), (1, 2)]
+    assert rows(s, keys + "d = 2.25") == [(1, 1)]
+    assert rows(s, keys + "n = 123456789012345678901234567890") == [(1, 1)]
+    assert rows(s, keys + "t = (2, 'b')") == [(1, 2)]
+    assert rows(s, keys + "pt = {x: 1, y: 2}") == [(1, 1)]
+    assert rows(s, keys + "pt = {x: 2, y: 1}") == []
+    s.execute("UPDATE odd SET f = 9.5 WHERE k = 1 AND c1 = 1 AND c2 = 0.5")
+    assert rows(s, keys + "f = 1.5") == [(1, 2)]
+    assert rows(s, keys + "f = 9.5") == [(1, 1)]
+    s.execute("DELETE FROM odd WHERE k = 1 AND c1 = 2")
+    assert rows(s, keys + "t = (2, 'b')") == []
+    s.execute("DROP INDEX odd_f_idx")
+    with pytest.raises(InvalidRequest, match=FILTERING):
+        s.execute(keys + "f = 9.5")
+    with pytest.raises(InvalidRequest, match="Secondary indexes are not supported on "
+                                             "duration columns"):
+        s.execute("CREATE TABLE lasting (k int PRIMARY KEY, d duration)")
+        s.execute("CREATE INDEX ON lasting (d)")

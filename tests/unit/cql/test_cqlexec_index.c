@@ -126,9 +126,9 @@ int main(void)
     CHECK_THAT(tquery(db, "ks", "CREATE INDEX ON users (nope)", NULL, &r) == QR_ERR);
     CHECK_STR(r.msg, "Undefined column name nope in table ks.users");
     tresult_free(&r);
-    CHECK_THAT(tquery(db, "ks", "CREATE INDEX ON users (ok)", NULL, &r) == QR_ERR);
-    CHECK(r.err_code == CQL_ERR_INVALID, "a boolean: %s", r.msg);
-    tresult_free(&r);
+    /* a boolean has no engine key type: it is keyed by its value's bytes */
+    ok("CREATE INDEX ON users (ok)");
+    ok("DROP INDEX users_ok_idx");
 
     ok("DROP INDEX ag");
     CHECK_THAT(tquery(db, "ks", "DROP INDEX ag", NULL, &r) == QR_ERR);
