@@ -1050,6 +1050,10 @@ static int read_index(qctx *q)
     const cql_tcol *col = q->k.index;
     const char *iname = q->k.cindex ? q->k.cindex->name : col->index;
     int partitions = col->kind == 's';
+    /* an index on a partition key column has entries for static rows too: a partition
+     * with no rows answers its static row alone, as a scan does */
+    int pk_index = q->k.cindex == NULL && col->kind == 'p';
+    int in_part = 0;
     char ixname[CQL_NAME_MAX + 8];
     cql_index_engine_name(iname, ixname, sizeof ixname);
     const qr_index *ix = table_index(q->et, ixname);
@@ -1153,9 +1157,11 @@ static int read_index(qctx *q)
         }
         if (found == 0) continue; /* deleted since the entry was written */
         if (!cql_same_bytes(pk.data, pk.len, q->cur_pk.data, q->cur_pk.len)) {
+            if (pk_index && in_part && (rc = static_only(q)) != 0) break;
             new_partition(q);
-            q->static_used = 1;
+            q->static_used = !pk_index;
             rc = load_static(q, &pk);
+            in_part = 1;
         }
         if (rc == 0) rc = take(q, &q->row, row_size, key.data, key.len, NULL);
         /* a page resumes past this entry */
@@ -1165,6 +1171,7 @@ static int read_index(qctx *q)
         buf_append(&q->last_key, ek, ekl);
     }
     if (rc == 0 && got < 0) rc = cql_fail_engine(c, CQL_ERR_SERVER, &err);
+    if (rc == 0 && pk_index && in_part) rc = static_only(q);
     cursor_close(cur);
     buf_free(&lower);
     buf_free(&upper);

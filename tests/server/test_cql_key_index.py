@@ -455,3 +455,20 @@ def test_columns_of_any_type_are_indexed(cql):
                                              "duration columns"):
         s.execute("CREATE TABLE lasting (k int PRIMARY KEY, d duration)")
         s.execute("CREATE INDEX ON lasting (d)")
+
+
+def test_a_partition_key_index_answers_partitions_with_only_a_static_row(cql):
+    """A partition holding its static row alone is one row of a scan, its clustering
+    columns null; an index on a partition key column answers it too."""
+    _, s = cql
+    s.execute("CREATE INDEX ON readings (day)")
+    s.execute("INSERT INTO readings (sensor, day, at, seq, site, value) "
+              "VALUES ('a', 5, 1, 1, 'n', 1)")
+    s.execute("INSERT INTO readings (sensor, day, site) VALUES ('b', 5, 'm')")
+    s.execute("INSERT INTO readings (sensor, day, at, seq, value) VALUES ('c', 5, 2, 2, 2)")
+    q = "SELECT sensor, at, site, value FROM readings WHERE day = 5"
+    want = [("a", 1, "n", 1), ("b", None, "m", None), ("c", 2, None, 2)]
+    assert rows(s, q) == want
+    assert sorted(r for p in pages(s, q, 1) for r in p) == want
+    s.execute("DELETE site FROM readings WHERE sensor = 'b' AND day = 5")
+    assert rows(s, q) == [("a", 1, "n", 1), ("c", 2, None, 2)]
