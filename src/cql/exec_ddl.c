@@ -1608,10 +1608,11 @@ static int check_index_target(cql_call *c, const char *name, const cql_ctype *ty
     int frozen_collection = collection && ty->frozen;
     if (*kind == CQL_INDEX_SIMPLE && collection) *kind = CQL_INDEX_VALUES;
     if (cqltype_has_duration(ty))
-        return cql_fail(c, CQL_ERR_INVALID, "%s",
-                        collection ? "Secondary indexes are not supported on collections "
-                                     "containing durations"
-                                   : "Secondary indexes are not supported on duration columns");
+        return cql_fail(c, CQL_ERR_INVALID, "Secondary indexes are not supported on %s",
+                        collection                      ? "collections containing durations"
+                        : ty->wire.id == CQL_TYPE_TUPLE ? "tuples containing durations"
+                        : ty->wire.id == CQL_TYPE_UDT   ? "UDTs containing durations"
+                                                        : "duration columns");
     if (only_pk)
         return cql_fail(c, CQL_ERR_INVALID,
                         "Cannot create secondary index on the only partition key column %s", name);
@@ -1719,10 +1720,14 @@ static int create_index(cql_run *r, const cql_stmt *s, cql_state *st, char *made
     arena_free(&arena);
     if (rc) return -1;
     /* A column of a type no engine key type holds (floats, booleans, decimals, varints,
-     * tuples, frozen UDTs) is keyed as a frozen collection is: by its value's bytes, in an
-     * attribute each write makes (keyed "bytes"). */
+     * tuples, frozen UDTs), or whose values may be empty or longer than an engine key
+     * (text, ascii, blob: Cassandra indexes '' and values up to 64 KB), is keyed as a
+     * frozen collection is: by its value's bytes (hashed past a length), in an attribute
+     * each write makes (keyed "bytes"). */
     char kt = target_kind == CQL_INDEX_SIMPLE ? index_key_type(type) : 'B';
-    int by_bytes = kt == 0;
+    int by_bytes = target_kind == CQL_INDEX_SIMPLE &&
+                   (kt == 0 || strcmp(type, "text") == 0 || strcmp(type, "varchar") == 0 ||
+                    strcmp(type, "ascii") == 0 || strcmp(type, "blob") == 0);
     if (by_bytes) kt = 'B';
     char name[CQL_NAME_MAX];
     if (ci->index) {

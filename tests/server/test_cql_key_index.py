@@ -472,3 +472,41 @@ def test_a_partition_key_index_answers_partitions_with_only_a_static_row(cql):
     assert sorted(r for p in pages(s, q, 1) for r in p) == want
     s.execute("DELETE site FROM readings WHERE sensor = 'b' AND day = 5")
     assert rows(s, q) == [("a", 1, "n", 1), ("c", 2, None, 2)]
+
+
+def test_empty_and_long_values_are_indexed(cql):
+    """'' and a value longer than an engine key are values like any other to Cassandra's
+    index on a text or blob column: the write goes through and the value is found."""
+    _, s = cql
+    s.execute("CREATE TABLE words (k int, c text, w text, b blob, PRIMARY KEY (k, c))")
+    for col in ("c", "w", "b"):
+        s.execute("CREATE INDEX ON words (%s)" % col)
+    long = "y" * 5000
+    ins = s.prepare("INSERT INTO words (k, c, w, b) VALUES (?, ?, ?, ?)")
+    s.execute(ins, (1, "", "", b""))
+    s.execute(ins, (2, "x", long, b"\x00" * 3000))
+    s.execute(ins, (3, "", "z", b"z"))
+    assert rows(s, "SELECT k FROM words WHERE w = ''") == [(1,)]
+    assert rows(s, "SELECT k FROM words WHERE c = ''") == [(1,), (3,)]
+    assert rows(s, "SELECT k FROM words WHERE b = 0x") == [(1,)]
+    by_w = s.prepare("SELECT k FROM words WHERE w = ?")
+    assert [r.k for r in s.execute(by_w, (long,))] == [2]
+    assert [r.k for r in s.execute(by_w, (long[:-1],))] == []
+    by_b = s.prepare("SELECT k FROM words WHERE b = ?")
+    assert [r.k for r in s.execute(by_b, (b"\x00" * 3000,))] == [2]
+
+
+def test_a_write_the_engine_refuses_is_a_write_failure_drivers_read(cql):
+    """A WRITE_FAILURE carries the write's type by name; the driver reads the error (here
+    an empty string as a view's key, which the engine's index keys refuse) and the
+    connection stays usable."""
+    from cassandra import WriteFailure
+    _, s = cql
+    s.execute("CREATE TABLE named (k int PRIMARY KEY, v text)")
+    s.execute("CREATE MATERIALIZED VIEW named_by_v AS SELECT * FROM named "
+              "WHERE v IS NOT NULL AND k IS NOT NULL PRIMARY KEY (v, k)")
+    with pytest.raises(WriteFailure) as e:
+        s.execute("INSERT INTO named (k, v) VALUES (1, '')")
+    assert "empty string" in str(e.value)
+    s.execute("INSERT INTO named (k, v) VALUES (2, 'two')")
+    assert rows(s, "SELECT k FROM named") == [(2,)]
