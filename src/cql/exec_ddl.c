@@ -1198,6 +1198,15 @@ static int alter_table(cql_run *r, const cql_stmt *s, cql_state *st)
                          at->names[k]);
                 goto done;
             }
+            /* an index keys the column by its name */
+            char dependent[512];
+            if (indexes_on(t, at->names[k], dependent, sizeof dependent)) {
+                cql_fail(c, CQL_ERR_INVALID,
+                         "Can't rename column %s because it has dependent secondary indexes "
+                         "(%s)",
+                         at->names[k], dependent);
+                goto done;
+            }
             if (find_column(t, at->to[k], NULL)) {
                 cql_fail(c, CQL_ERR_INVALID,
                          "Cannot rename column %s to %s in table '%s'; another column with that "

@@ -510,3 +510,16 @@ def test_a_write_the_engine_refuses_is_a_write_failure_drivers_read(cql):
     assert "empty string" in str(e.value)
     s.execute("INSERT INTO named (k, v) VALUES (2, 'two')")
     assert rows(s, "SELECT k FROM named") == [(2,)]
+
+
+def test_an_indexed_key_column_is_not_renamed(cql):
+    _, s = cql
+    s.execute("CREATE INDEX seqs ON readings (seq)")
+    with pytest.raises(InvalidRequest, match=r"Can't rename column seq because it has "
+                                             r"dependent secondary indexes \(seqs\)"):
+        s.execute("ALTER TABLE readings RENAME seq TO n")
+    s.execute("DROP INDEX seqs")
+    s.execute("ALTER TABLE readings RENAME seq TO n")
+    s.execute("CREATE INDEX ON readings (n)")
+    s.execute("INSERT INTO readings (sensor, day, at, n) VALUES ('a', 1, 1, 4)")
+    assert rows(s, "SELECT sensor FROM readings WHERE n = 4") == [("a",)]
