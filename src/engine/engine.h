@@ -79,6 +79,12 @@ int table_refuse_owned(const table *t, qr_err *err);
  * range. Every other table (all DynamoDB tables) keeps the hash order. */
 #define QR_PARTITION_ORDER_FIELD "QuarryPartitionOrder"
 #define QR_PARTITION_ORDER_TOKEN "Murmur3Token"
+/* A global index made on such a table holds {QR_INDEX_ORDER_FIELD:
+ * QR_PARTITION_ORDER_TOKEN} in its description (given when it is made, never changed,
+ * stripped from DescribeTable): its entries of one index key follow the table's token
+ * order (engine/index.h). An index made by a build before this field has none, and keeps
+ * the order its stored entries have. */
+#define QR_INDEX_ORDER_FIELD "QuarryEntryOrder"
 /* 1 when t's partitions are in token order. */
 int table_token_order(const table *t);
 

@@ -25,6 +25,7 @@ typedef struct qr_index {
     int projection;  /* QR_PROJ_* */
     json_t *include; /* INCLUDE's NonKeyAttributes (owned array), or NULL */
     int creating;    /* backfilling; not yet readable */
+    int token_order; /* its entries of one key follow the base table's token order */
 } qr_index;
 
 #define QR_MAX_GSI 20
@@ -50,11 +51,12 @@ void index_definition_names(json_t *defs, char *out, size_t cap);
  *
  *     't' | table id | index id | hash(index pk) | index pk | index sk | base pk | base sk
  *
- * and holds the projection of the base item in the stored item form; in a global index of
- * a table in token order (table_token_order) the base pk's token (8 bytes, ordered as
- * the base table orders them) goes before the base pk, so the entries of one index key
- * follow the base table's order, as the rows of a Cassandra index read do. An item
- * without every index key attribute has no entry (a sparse index).
+ * and holds the projection of the base item in the stored item form; in an index with
+ * token_order (a global index made on a table in token order: its description holds
+ * QR_INDEX_ORDER_FIELD, engine.h) the base pk's token (8 bytes, ordered as the base
+ * table orders them) goes before the base pk, so the entries of one index key follow the
+ * base table's order, as the rows of a Cassandra index read do. An item without every
+ * index key attribute has no entry (a sparse index).
  *
  * The entry key of item in index ix of table t; returns 1 if the item has one, 0 if it
  * lacks an index key attribute (sparse), -1 on error. */
