@@ -317,6 +317,21 @@ static int refused_relation(cql_call *c, const cql_relation *rel, const cql_tcol
 {
     if (rel->op == CQL_OP_IS_NOT_NULL)
         return cql_fail(c, CQL_ERR_INVALID, "Unsupported restriction: %s IS NOT NULL", col->name);
+    /* c[k] = v: only the entries of a map that is not frozen, in Cassandra's order */
+    if (rel->kind == CQL_REL_ELEMENT && rel->op == CQL_OP_EQ && col->type) {
+        int id = col->type->wire.id;
+        if (id == CQL_TYPE_LIST)
+            return cql_fail(c, CQL_ERR_INVALID,
+                            "Indexes on list entries (%s[index] = value) are not supported.",
+                            col->name);
+        if (id != CQL_TYPE_MAP)
+            return cql_fail(c, CQL_ERR_INVALID, "Column %s cannot be used as a map", col->name);
+        if (col->type->frozen)
+            return cql_fail(c, CQL_ERR_INVALID,
+                            "Map-entry equality predicates on frozen map column %s are not "
+                            "supported",
+                            col->name);
+    }
     int slice = rel->op == CQL_OP_LT || rel->op == CQL_OP_LTE || rel->op == CQL_OP_GT ||
                 rel->op == CQL_OP_GTE;
     if (slice && rel->kind == CQL_REL_COLUMN && col->type &&

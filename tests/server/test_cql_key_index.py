@@ -528,3 +528,22 @@ def test_an_indexed_key_column_is_not_renamed(cql):
     s.execute("CREATE INDEX ON readings (n)")
     s.execute("INSERT INTO readings (sensor, day, at, n) VALUES ('a', 1, 1, 4)")
     assert rows(s, "SELECT sensor FROM readings WHERE n = 4") == [("a",)]
+
+
+@pytest.mark.parametrize("where, message", [
+    ("fm['a'] = 'b'", "Map-entry equality predicates on frozen map column fm are not supported"),
+    ("l[0] = 1", "Indexes on list entries (l[index] = value) are not supported."),
+    ("v[0] = 1", "Column v cannot be used as a map"),
+])
+def test_entry_restrictions_cassandra_refuses(cql, where, message):
+    """c[k] = v restricts the entries of a map that is not frozen; on a frozen map (even
+    one with a full() index), a list or a scalar, Cassandra refuses it, ALLOW FILTERING or
+    not, in these words."""
+    _, s = cql
+    s.execute("CREATE TABLE ents (k int PRIMARY KEY, fm frozen<map<text, text>>, "
+              "l list<int>, v int)")
+    s.execute("CREATE INDEX ON ents (full(fm))")
+    for suffix in ("", " ALLOW FILTERING"):
+        with pytest.raises(InvalidRequest) as e:
+            s.execute("SELECT k FROM ents WHERE " + where + suffix)
+        assert message in str(e.value)
