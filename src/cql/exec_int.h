@@ -407,10 +407,10 @@ typedef int (*cql_txn_row_fn)(void *arg, struct item_txn *x, size_t i, json_t **
 /* Walks every row of engine table et in key order, a hundred rows to an owner's item
  * transaction, calling fn on each; rows written meanwhile are locked per chunk.
  * maintenance: the writes are the schema's upkeep (an index's attribute written into the
- * rows or taken out of them), the engine's own work (TXN_SYSTEM), which spends none of
- * the table's capacity and is no traffic of its keys, as a DynamoDB index backfill spends
- * none of its table's; else they are the statement's writes, charged as such. 0, or -1
- * with err set. */
+ * rows or taken out of them), the engine's own work (TXN_SYSTEM, and a system cursor),
+ * whose reads and writes spend none of the table's capacity and are no traffic of its
+ * keys, as a DynamoDB index backfill spends none of its table's; else they are the
+ * statement's, charged as such. 0, or -1 with err set. */
 int cql_each_row_in_transactions(cql_call *c, struct table *et, cql_txn_row_fn fn, void *arg,
                                  int maintenance, qr_err *err);
 

@@ -1820,6 +1820,7 @@ int cql_each_row_in_transactions(cql_call *c, table *et, cql_txn_row_fn fn, void
     for (;;) {
         size_t n = 0;
         range_cursor *cur = cursor_open(c->db, et, NULL, &lower, &upper, 1, 1, NULL);
+        if (maintenance) cursor_set_system(cur);
         const char *json;
         size_t len, size;
         while (n < CHUNK && cursor_next(cur, &json, &len, &size, err) == 1) {

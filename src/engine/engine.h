@@ -323,6 +323,9 @@ void stored_item_free(stored_item *s);
 typedef struct range_cursor range_cursor;
 range_cursor *cursor_open(qr_db *db, const table *t, const qr_index *ix, const buf *lower,
                           const buf *upper, int forward, int consistent, const read_view *v);
+/* Marks c's reads as the engine's own work (system, to the hook), which costs no one
+ * capacity: an index's backfill, a front end's upkeep of its schema. */
+void cursor_set_system(range_cursor *c);
 /* Steps to the next item: returns 1 with *json, *len and *size set (borrowed, valid until
  * the next step or cursor_close), 0 at the end of the range, -1 with err set on a storage
  * error. */

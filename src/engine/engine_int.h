@@ -257,8 +257,6 @@ uint64_t key_partition_hash(const char *key, size_t len);
  * The backfill of a global index (propagate.c) finds the base items with a range cursor
  * and writes their entries with an item transaction, as any writer does, so that the
  * hook hears of it as the engine's own work. */
-/* Marks what cursor c reports to the hook as the engine's own reads (system). */
-void cursor_set_system(range_cursor *c);
 /* In a TXN_BATCH transaction, stages the entry that item i, as it is now, has in global
  * index ix of its table: written to the index itself, not through the propagation log.
  * An item that is gone or lacks a key attribute of ix stages nothing. A transaction that
