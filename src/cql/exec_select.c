@@ -1039,11 +1039,11 @@ static int entry_key_of(const qctx *q, const qr_index *ix, const json_t *av, con
 }
 
 /* The rows whose indexed column equals the index relation's value: the entries of the
- * engine's global index, caught up with the writes before the read, each
- * row read from the table and checked again by the filters. An index on a static column
- * has an entry per partition, whose rows are all read. A page resumes past the entry of
- * the last row it answered (or, for a static column, inside that row's partition), found
- * by its key, so rows deleted meanwhile do not lose the place. */
+ * engine's global index, caught up with the writes before the read, each row read from
+ * the table and checked again by the filters. An index on a static column has an entry
+ * per partition, whose rows are all read. A page resumes past the entry of the last row
+ * it answered (or, for a static column, inside that row's partition), found by its key,
+ * so rows deleted meanwhile do not lose the place. */
 static int read_index(qctx *q)
 {
     cql_call *c = q->r->call;
