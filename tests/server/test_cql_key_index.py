@@ -1,12 +1,13 @@
-"""Secondary indexes on a table's key and static columns through the Python driver (Debian
-python3-cassandra) against `quarry serve --cql`: CREATE INDEX on a clustering column, on one
-column of a composite partition key and on a static column, each serving `col = ?` without
-ALLOW FILTERING as Cassandra 4 does, answering the rows Cassandra answers as they are
-updated, deleted (a row, a range of rows, a partition) and expire, page by page; the
-indexes as system_schema shows them, DROP INDEX, `quarry verify` on such tables; the names
-CREATE INDEX gives and the refusals it makes in Cassandra's words; and an index's backfill
-spending none of its table's write capacity. Not indexes on collections
-(test_cql_collection_index.py)."""
+"""Secondary indexes on a table's key and static columns, and on columns of any type,
+through the Python driver (Debian python3-cassandra) against `quarry serve --cql`: CREATE
+INDEX on a clustering column, on one column of a composite partition key and on a static
+column, each serving `col = ?` without ALLOW FILTERING as Cassandra 4 does, answering the
+rows Cassandra answers, in its token order, as they are updated, deleted (a row, a range of
+rows, a partition) and expire, page by page, and right after each write; floats, tuples,
+'' and long texts as indexed values; the indexes as system_schema and system."IndexInfo"
+show them, DROP INDEX, `quarry verify` on such tables; the names CREATE INDEX gives and the
+refusals it and SELECT make in Cassandra's words; and an index's build spending none of its
+table's capacity. Not indexes on collections (test_cql_collection_index.py)."""
 import os
 import subprocess
 import time
@@ -50,8 +51,8 @@ def rows(s, query, *args):
 
 
 def settle(s, query, want, *args):
-    """Index entries follow the rows asynchronously (global indexes propagate): waits until
-    the query answers want, then returns what it answers."""
+    """Waits until the query answers want (an index being built over rows already stored,
+    a row expiring), then returns what it answers."""
     deadline = time.time() + 10
     got = rows(s, query, *args)
     while got != want and time.time() < deadline:
