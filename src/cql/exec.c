@@ -82,6 +82,14 @@ int cql_call_error_body(const cql_call *c, buf *out)
         e.id = c->err_id;
         e.id_len = c->err_id_len;
     }
+    if (e.code == CQL_ERR_WRITE_FAILURE || e.code == CQL_ERR_WRITE_TIMEOUT ||
+        e.code == CQL_ERR_READ_FAILURE || e.code == CQL_ERR_READ_TIMEOUT) {
+        /* one node: the one replica the request needed, which did not answer it; drivers
+         * read the write's type by name, so it must be one of the spec's */
+        e.consistency = CQL_CL_ONE;
+        e.block_for = 1;
+        e.write_type = "SIMPLE";
+    }
     return cql_write_error(out, c->version, &e);
 }
 
@@ -679,6 +687,9 @@ static int tinfo_build(cql_call *c, cql_state *st, const char *ks, const char *n
         for (size_t k = 0; k < t->ncols; k++) {
             if (strcmp(t->cols[k].name, column) != 0) continue;
             const char *kept = arena_strndup(&t->arena, iname, strlen(iname));
+            /* a plain index of a type no key type holds keys the value's bytes, as
+             * full() does a frozen collection's */
+            if (kind == CQL_INDEX_SIMPLE && json_object_get(iv, "keyed")) kind = CQL_INDEX_FULL;
             if (kind == CQL_INDEX_SIMPLE) {
                 t->cols[k].index = kept;
             } else if (t->indexes) {

@@ -1124,7 +1124,7 @@ static int delete_all(cql_call *c, const char *ks, const char *name)
     if (t == NULL) return cql_fail(c, CQL_ERR_SERVER, "the rows of %s cannot be found", name);
     qr_err err;
     err_init(&err);
-    if (cql_each_row_in_transactions(c, t, delete_row, NULL, &err) != 0)
+    if (cql_each_row_in_transactions(c, t, delete_row, NULL, 0, &err) != 0)
         return cql_fail(c, CQL_ERR_TRUNCATE, "TRUNCATE of %s failed: %s", name, err.msg);
     return 0;
 }
@@ -1350,6 +1350,15 @@ static int alter_table(cql_run *r, const cql_stmt *s, cql_state *st)
             if (!is_key(col)) {
                 cql_fail(c, CQL_ERR_INVALID, "Cannot rename non PRIMARY KEY column %s",
                          at->names[k]);
+                goto done;
+            }
+            /* an index keys the column by its name */
+            char dependent[512];
+            if (indexes_on(t, at->names[k], dependent, sizeof dependent)) {
+                cql_fail(c, CQL_ERR_INVALID,
+                         "Can't rename column %s because it has dependent secondary indexes "
+                         "(%s)",
+                         at->names[k], dependent);
                 goto done;
             }
             if (find_column(t, at->to[k], NULL)) {
@@ -1660,7 +1669,7 @@ done:
 /* ---- secondary indexes: global indexes of the engine table ---- */
 
 /* The DynamoDB type a column's stored values have (value.h's cqlval_to_item), when one
- * key type holds all of them; 0 for a type an index cannot key. */
+ * key type holds all of them; 0 for a type keyed by its bytes instead. */
 static char index_key_type(const char *type)
 {
     static const char *const strings[] = {"ascii", "text",      "varchar", "uuid", "timeuuid",
@@ -1762,10 +1771,11 @@ static int check_index_target(cql_call *c, const char *name, const cql_ctype *ty
     int frozen_collection = collection && ty->frozen;
     if (*kind == CQL_INDEX_SIMPLE && collection) *kind = CQL_INDEX_VALUES;
     if (cqltype_has_duration(ty))
-        return cql_fail(c, CQL_ERR_INVALID, "%s",
-                        collection ? "Secondary indexes are not supported on collections "
-                                     "containing durations"
-                                   : "Secondary indexes are not supported on duration columns");
+        return cql_fail(c, CQL_ERR_INVALID, "Secondary indexes are not supported on %s",
+                        collection                      ? "collections containing durations"
+                        : ty->wire.id == CQL_TYPE_TUPLE ? "tuples containing durations"
+                        : ty->wire.id == CQL_TYPE_UDT   ? "UDTs containing durations"
+                                                        : "duration columns");
     if (only_pk)
         return cql_fail(c, CQL_ERR_INVALID,
                         "Cannot create secondary index on the only partition key column %s", name);
@@ -1793,7 +1803,35 @@ static int check_index_target(cql_call *c, const char *name, const cql_ctype *ty
     return 0;
 }
 
-static int create_index(cql_run *r, const cql_stmt *s, cql_state *st, int *rows_to_index)
+/* The name Cassandra gives an index made without one: table_column_idx without the
+ * characters that are not word characters, and _1, _2, ... after it when the keyspace has
+ * an index of that name. 0, or -1 with the error set when it does not fit. */
+static int default_index_name(cql_call *c, json_t *kso, const char *table, const char *column,
+                              char *out, size_t cap)
+{
+    char base[3 * CQL_NAME_MAX + 8];
+    size_t n = 0;
+    const char *parts[3] = {table, column, "idx"};
+    for (size_t p = 0; p < 3; p++) {
+        if (p) base[n++] = '_';
+        for (const char *q = parts[p]; *q && n + 1 < sizeof base; q++)
+            if (*q == '_' || (*q >= '0' && *q <= '9') || (*q >= 'a' && *q <= 'z') ||
+                (*q >= 'A' && *q <= 'Z'))
+                base[n++] = *q;
+    }
+    base[n] = '\0';
+    int fits = snprintf(out, cap, "%s", base) < (int)cap;
+    for (unsigned i = 1; fits && index_table(kso, out); i++)
+        fits = snprintf(out, cap, "%s_%u", base, i) < (int)cap;
+    if (!fits)
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "Index name %s is longer than the %d characters an index name may have "
+                        "here: name the index",
+                        base, (int)cap - 1);
+    return 0;
+}
+
+static int create_index(cql_run *r, const cql_stmt *s, cql_state *st, char *made)
 {
     cql_call *c = r->call;
     const cql_create_index *ci = &s->u.create_index;
@@ -1801,10 +1839,17 @@ static int create_index(cql_run *r, const cql_stmt *s, cql_state *st, int *rows_
     int voided;
     cql_stmt named = *s;
     named.if_exists = 0;
-    *rows_to_index = 0;
+    made[0] = '\0';
     json_t *t = table_for(c, st, &named, &ks, &voided, 0,
-                          "Secondary indexes are not supported on materialized views");
+                          "Secondary indexes on materialized views aren't supported");
     if (t == NULL) return -1;
+    json_t *kso = cql_schema_keyspace(st->schema, ks);
+    if (ci->index && index_table(kso, ci->index)) {
+        if (s->if_not_exists) return answer_void(c);
+        return cql_fail(c, CQL_ERR_INVALID, "Index '%s' already exists", ci->index);
+    }
+    if (json_is_true(json_object_get(t, "counter")))
+        return cql_fail(c, CQL_ERR_INVALID, "Secondary indexes on counter tables aren't supported");
     if (ci->custom || ci->using_class)
         return cql_fail(c, CQL_ERR_INVALID, "Custom indexes are not supported here: %s",
                         ci->using_class ? ci->using_class : "CUSTOM");
@@ -1813,8 +1858,8 @@ static int create_index(cql_run *r, const cql_stmt *s, cql_state *st, int *rows_
     const cql_index_target *tg = &ci->targets[0];
     json_t *col = find_column(t, tg->column, NULL);
     if (col == NULL)
-        return cql_fail(c, CQL_ERR_INVALID, "Column %s not found in table %s.%s", tg->column, ks,
-                        s->name.name);
+        return cql_fail(c, CQL_ERR_INVALID, "Undefined column name %s in table %s.%s", tg->column,
+                        ks, s->name.name);
     const char *type = json_string_value(json_object_get(col, "type"));
     const char *kind = json_string_value(json_object_get(col, "kind"));
     size_t npk = 0, i;
@@ -1837,49 +1882,60 @@ static int create_index(cql_run *r, const cql_stmt *s, cql_state *st, int *rows_
                                       strcmp(kind, "partition_key") == 0 && npk == 1, &target_kind);
     arena_free(&arena);
     if (rc) return -1;
+    /* A column of a type no engine key type holds (floats, booleans, decimals, varints,
+     * tuples, frozen UDTs), or whose values may be empty or longer than an engine key
+     * (text, ascii, blob: Cassandra indexes '' and values up to 64 KB), is keyed as a
+     * frozen collection is: by its value's bytes (hashed past a length), in an attribute
+     * each write makes (keyed "bytes"). */
     char kt = target_kind == CQL_INDEX_SIMPLE ? index_key_type(type) : 'B';
-    if (kt == 0)
-        return cql_fail(c, CQL_ERR_INVALID,
-                        "Cannot create a secondary index on %s of type %s here: indexes key "
-                        "columns of text, number, blob, uuid and time types, and collections",
-                        tg->column, type);
-    if (strcmp(kind, "partition_key") == 0 || strcmp(kind, "clustering") == 0)
-        return cql_fail(c, CQL_ERR_INVALID,
-                        "Cannot create a secondary index on PRIMARY KEY column %s here: restrict "
-                        "it in the WHERE clause",
-                        tg->column);
+    int by_bytes = target_kind == CQL_INDEX_SIMPLE &&
+                   (kt == 0 || strcmp(type, "text") == 0 || strcmp(type, "varchar") == 0 ||
+                    strcmp(type, "ascii") == 0 || strcmp(type, "blob") == 0);
+    if (by_bytes) kt = 'B';
     char name[CQL_NAME_MAX];
-    if (ci->index)
+    if (ci->index) {
+        /* Cassandra's names of indexes are word characters */
+        size_t n = strlen(ci->index);
+        int word = n > 0;
+        for (const char *q = ci->index; *q; q++)
+            word &= *q == '_' || (*q >= '0' && *q <= '9') || (*q >= 'a' && *q <= 'z') ||
+                    (*q >= 'A' && *q <= 'Z');
+        if (!word) return cql_fail(c, CQL_ERR_CONFIG, "Illegal index name %s", ci->index);
+        if (n >= sizeof name)
+            return cql_fail(c, CQL_ERR_INVALID,
+                            "Index name %.*s... is longer than the %d characters an index name "
+                            "may have here",
+                            24, ci->index, (int)sizeof name - 1);
         snprintf(name, sizeof name, "%s", ci->index);
-    else
-        snprintf(name, sizeof name, "%s_%s_idx", s->name.name, tg->column);
-    /* the target as system_schema.indexes gives it: values(tags), or the column */
-    char target[CQL_NAME_MAX + 16];
-    if (target_kind == CQL_INDEX_SIMPLE)
-        snprintf(target, sizeof target, "%s", tg->column);
-    else
-        snprintf(target, sizeof target, "%s(%s)", cql_index_kind_name(target_kind), tg->column);
-    json_t *kso = cql_schema_keyspace(st->schema, ks);
-    if (index_table(kso, name)) {
-        if (s->if_not_exists) return answer_void(c);
-        return cql_fail(c, CQL_ERR_INVALID, "Index '%s' already exists", name);
+    } else if (default_index_name(c, kso, s->name.name, tg->column, name, sizeof name) != 0) {
+        return -1;
     }
-    json_t *idxs = json_object_get(t, "indexes");
+    /* the target as system_schema.indexes gives it: values(tags), or the column */
+    char target[2 * CQL_NAME_MAX + 16];
+    if (cql_index_target_format(target_kind, tg->column, target, sizeof target) != 0)
+        return cql_fail(c, CQL_ERR_SERVER, "the target of index %s cannot be written", name);
+    /* an index on the same target, whatever its name, is a duplicate */
     const char *other;
     json_t *iv;
-    json_object_foreach(idxs, other, iv)
+    json_object_foreach(json_object_get(t, "indexes"), other, iv)
     {
-        if (strcmp(json_string_value(json_object_get(iv, "target")), target) == 0) {
+        char ocol[CQL_NAME_MAX];
+        int okind;
+        const char *otarget = json_string_value(json_object_get(iv, "target"));
+        if (otarget == NULL) continue;
+        cql_index_target_parse(otarget, &okind, ocol, sizeof ocol);
+        if (okind == target_kind && strcmp(ocol, tg->column) == 0) {
             if (s->if_not_exists) return answer_void(c);
             return cql_fail(c, CQL_ERR_INVALID, "Index %s is a duplicate of existing index %s",
                             name, other);
         }
     }
-    /* A plain index keys the column's own attribute. An index on a collection keys an
-     * attribute each write makes from the collection: the schema names the index first,
-     * so writes make it, and the engine index follows once the stored rows have it
-     * (index_stored_rows, after this statement). */
-    if (target_kind == CQL_INDEX_SIMPLE) {
+    /* A plain index (on a regular, static, clustering or partition key column: every row
+     * holds the key columns' attributes too) keys the column's own attribute. An index on
+     * a collection keys an attribute each write makes from the collection: the schema
+     * names the index first, so writes make it, and the engine index follows once the
+     * stored rows have it (index_stored_rows, after this statement). */
+    if (target_kind == CQL_INDEX_SIMPLE && !by_bytes) {
         char attr[CQL_NAME_MAX + 2];
         cql_cell_attr(tg->column, attr, sizeof attr);
         if (engine_index(c, ks, s->name.name, name, attr, kt, 1) != 0) return -1;
@@ -1889,26 +1945,23 @@ static int create_index(cql_run *r, const cql_stmt *s, cql_state *st, int *rows_
                                  s->name.name);
     json_t *ni = json_object_get(nt, "indexes");
     if (ni == NULL) json_object_set_new(nt, "indexes", ni = json_object());
-    json_object_set_new(ni, name, json_pack("{s:s,s:s}", "target", target, "kind", "COMPOSITES"));
+    json_t *iv_new = json_pack("{s:s,s:s}", "target", target, "kind", "COMPOSITES");
+    if (by_bytes) json_object_set_new(iv_new, "keyed", json_string("bytes"));
+    json_object_set_new(ni, name, iv_new);
     rc = commit_doc(c, st, next);
     json_decref(next);
-    *rows_to_index = rc == 0 && target_kind != CQL_INDEX_SIMPLE;
+    if (rc == 0 && (target_kind != CQL_INDEX_SIMPLE || by_bytes))
+        snprintf(made, CQL_NAME_MAX, "%s", name);
     return rc ? rc : cql_schema_changed(c, "UPDATED", "TABLE", ks, s->name.name);
 }
 
 /* After CREATE INDEX on a collection committed its schema (the state's lock let go):
  * the stored rows get the index's attribute, then the engine index is made over them;
  * reads refuse the index as being built until it is. */
-static int index_stored_rows(cql_call *c, const cql_stmt *s, cql_state *st)
+static int index_stored_rows(cql_call *c, const cql_stmt *s, cql_state *st, const char *name)
 {
     const char *ks = cql_keyspace_of(c, &s->name);
     if (ks == NULL) return -1;
-    const cql_create_index *ci = &s->u.create_index;
-    char name[CQL_NAME_MAX];
-    if (ci->index)
-        snprintf(name, sizeof name, "%s", ci->index);
-    else
-        snprintf(name, sizeof name, "%s_%s_idx", s->name.name, ci->targets[0].column);
     cql_tinfo t;
     int rc = cql_tinfo_load(c, ks, s->name.name, &t);
     if (rc == 0) rc = cql_index_rows(c, &t);
@@ -1953,6 +2006,7 @@ static int drop_index(cql_run *r, const cql_stmt *s, cql_state *st, char *uninde
     char column[CQL_NAME_MAX];
     const char *target = json_string_value(json_object_get(iv, "target"));
     if (target) cql_index_target_parse(target, &kind, column, sizeof column);
+    int keyed_by_bytes = json_object_get(iv, "keyed") != NULL;
     /* an index on a collection has no engine index until its rows are indexed */
     if (engine_index_exists(c, ks, tname, s->name.name) &&
         engine_index(c, ks, tname, s->name.name, NULL, 0, 0) != 0)
@@ -1966,7 +2020,8 @@ static int drop_index(cql_run *r, const cql_stmt *s, cql_state *st, char *uninde
         s->name.name);
     int rc = commit_doc(c, st, next);
     json_decref(next);
-    if (rc == 0 && kind != CQL_INDEX_SIMPLE) snprintf(unindexed, CQL_NAME_MAX, "%s", tname);
+    if (rc == 0 && (kind != CQL_INDEX_SIMPLE || keyed_by_bytes))
+        snprintf(unindexed, CQL_NAME_MAX, "%s", tname);
     return rc ? rc : cql_schema_changed(c, "UPDATED", "TABLE", ks, tname);
 }
 
@@ -2207,8 +2262,8 @@ int cql_exec_ddl(cql_run *r, const cql_stmt *s)
     if (indexed && indexed_ks == NULL) return -1;
     if (indexed) await_index_builds(c, indexed_ks, indexed->name);
     pthread_mutex_lock(&st->lock);
-    int rc, rows_to_index = 0;
-    char unindexed[CQL_NAME_MAX] = "";
+    int rc;
+    char unindexed[CQL_NAME_MAX] = "", to_index[CQL_NAME_MAX] = "";
     switch (s->kind) {
     case CQL_CREATE_KEYSPACE:
         rc = create_keyspace(r, s, st);
@@ -2241,7 +2296,7 @@ int cql_exec_ddl(cql_run *r, const cql_stmt *s)
         rc = drop_type(r, s, st);
         break;
     case CQL_CREATE_INDEX:
-        rc = create_index(r, s, st, &rows_to_index);
+        rc = create_index(r, s, st, to_index);
         break;
     case CQL_DROP_INDEX:
         rc = drop_index(r, s, st, unindexed);
@@ -2258,7 +2313,7 @@ int cql_exec_ddl(cql_run *r, const cql_stmt *s)
         break;
     }
     pthread_mutex_unlock(&st->lock);
-    if (rc == 0 && rows_to_index) rc = index_stored_rows(c, s, st);
+    if (rc == 0 && to_index[0]) rc = index_stored_rows(c, s, st, to_index);
     if (rc == 0 && unindexed[0]) rc = unindex_stored_rows(c, s, unindexed);
     return rc;
 }

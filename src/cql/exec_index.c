@@ -1,11 +1,13 @@
 /* exec_index.c — secondary indexes on collections and frozen collections: values(c),
- * keys(m), entries(m) and full(f). Each such index is a multi-valued global index of the
+ * keys(m), entries(m) and full(f), and plain indexes on a type no engine key type holds
+ * (a float, boolean, tuple..., keyed by its bytes as full() is). Each such index is a
+ * multi-valued global index of the
  * engine table (engine/index.h) on an attribute of the row's item that holds, as a binary
  * set, one key per element the index serves; this file makes that attribute at every
  * write of a row, makes the key a restriction looks up, and writes the attribute into the
  * rows already stored when the index is created.
  *
- * Not the indexes on plain columns (the column's own attribute is their key) and not the
+ * Not the other plain indexes (the column's own attribute is their key) and not the
  * reads (exec_select.c): an index only narrows what is read, the restriction still
  * filters every row it gives. */
 #include <stdio.h>
@@ -37,22 +39,57 @@ const char *cql_index_kind_name(int kind)
     return kind > CQL_INDEX_SIMPLE && kind <= CQL_INDEX_FULL ? kind_names[kind] : "";
 }
 
+/* A target's column as Cassandra writes it (a name in double quotes exact, "" read as ")
+ * from p[0..n) into column. */
+static void target_column(const char *p, size_t n, char *column, size_t cap)
+{
+    if (n < 2 || p[0] != '"' || p[n - 1] != '"') {
+        snprintf(column, cap, "%.*s", (int)n, p);
+        return;
+    }
+    size_t o = 0;
+    for (size_t i = 1; i + 1 < n && o + 1 < cap; i++) {
+        column[o++] = p[i];
+        if (p[i] == '"' && i + 2 < n && p[i + 1] == '"') i++;
+    }
+    column[o] = '\0';
+}
+
 int cql_index_target_parse(const char *target, int *kind, char *column, size_t cap)
 {
     *kind = CQL_INDEX_SIMPLE;
     const char *open = strchr(target, '(');
     size_t n = strlen(target);
-    if (open && n > 0 && target[n - 1] == ')') {
+    if (target[0] != '"' && open && n > 0 && target[n - 1] == ')') {
         for (int k = CQL_INDEX_KEYS; k <= CQL_INDEX_FULL; k++)
             if (strlen(kind_names[k]) == (size_t)(open - target) &&
                 strncmp(target, kind_names[k], (size_t)(open - target)) == 0) {
                 *kind = k;
-                snprintf(column, cap, "%.*s", (int)(n - (size_t)(open - target) - 2), open + 1);
+                target_column(open + 1, n - (size_t)(open - target) - 2, column, cap);
                 return 0;
             }
     }
-    snprintf(column, cap, "%s", target);
+    target_column(target, n, column, cap);
     return 0;
+}
+
+int cql_index_target_format(int kind, const char *column, char *out, size_t cap)
+{
+    buf b;
+    buf_init(&b, 0);
+    int rc = 0;
+    if (kind != CQL_INDEX_SIMPLE) {
+        buf_puts(&b, kind_names[kind]);
+        buf_putc(&b, '(');
+    }
+    rc |= cql_print_name(&b, column);
+    if (kind != CQL_INDEX_SIMPLE) buf_putc(&b, ')');
+    if (rc == 0 && b.len < cap)
+        snprintf(out, cap, "%.*s", (int)b.len, b.data);
+    else
+        rc = -1;
+    buf_free(&b);
+    return rc;
 }
 
 void cql_index_attr(const char *index, char *out, size_t cap)
@@ -286,7 +323,7 @@ int cql_index_rows(cql_call *c, const cql_tinfo *t)
     qr_err err;
     err_init(&err);
     index_walk w = {t, (int64_t)time(NULL)};
-    if (cql_each_row_in_transactions(c, et, index_row, &w, &err) != 0)
+    if (cql_each_row_in_transactions(c, et, index_row, &w, 1, &err) != 0)
         return cql_fail(c, CQL_ERR_SERVER, "the rows of %s cannot be indexed: %s", t->name,
                         err.msg);
     return 0;

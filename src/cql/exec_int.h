@@ -104,7 +104,8 @@ typedef struct cql_tcol {
 } cql_tcol;
 
 /* An index on a collection (values(c), keys(m), entries(m)) or a frozen collection
- * (full(f)): a multi-valued global index of the engine table (exec_index.c). */
+ * (full(f)), or a plain one on a type no engine key type holds (kind CQL_INDEX_FULL: its
+ * value's bytes): a multi-valued global index of the engine table (exec_index.c). */
 typedef struct cql_tindex {
     const char *name;
     const cql_tcol *col;
@@ -396,6 +397,10 @@ int cql_int_term_opt(cql_run *r, const cql_expr *e, int64_t *v, const char *what
 /* An index's target as the schema keeps it ("values(tags)", or a column alone for a plain
  * index): its kind (CQL_INDEX_SIMPLE for a plain one) and column. 0. */
 int cql_index_target_parse(const char *target, int *kind, char *column, size_t cap);
+/* The target of an index of kind on column as the schema keeps it and system_schema shows
+ * it, Cassandra's form: the column's name as CQL writes it ("values(tags)", "\"Ab\""). 0, or
+ * -1 when it does not fit cap. */
+int cql_index_target_format(int kind, const char *column, char *out, size_t cap);
 /* "keys", "values", "entries" or "full" ("" for CQL_INDEX_SIMPLE). */
 const char *cql_index_kind_name(int kind);
 /* The item attribute an index on a collection keys: "$i:" and its name. */
@@ -419,10 +424,14 @@ int cql_index_rows(cql_call *c, const cql_tinfo *t);
  * commit. 0, or -1 with err set. */
 typedef int (*cql_txn_row_fn)(void *arg, struct item_txn *x, size_t i, json_t **keep, qr_err *err);
 /* Walks every row of engine table et in key order, a hundred rows to an owner's item
- * transaction, calling fn on each; rows written meanwhile are locked per chunk. 0, or -1
- * with err set. */
+ * transaction, calling fn on each; rows written meanwhile are locked per chunk.
+ * maintenance: the writes are the schema's upkeep (an index's attribute written into the
+ * rows or taken out of them), the engine's own work (TXN_SYSTEM, and a system cursor),
+ * whose reads and writes spend none of the table's capacity and are no traffic of its
+ * keys, as a DynamoDB index backfill spends none of its table's; else they are the
+ * statement's, charged as such. 0, or -1 with err set. */
 int cql_each_row_in_transactions(cql_call *c, struct table *et, cql_txn_row_fn fn, void *arg,
-                                 qr_err *err);
+                                 int maintenance, qr_err *err);
 
 /* ---- WHERE against the primary key (exec_where.c) ---- */
 typedef struct cql_vlist {

@@ -1256,15 +1256,45 @@ out:
 
 /* ---- reads through a secondary index ---- */
 
+static int read_whole_partition(qctx *q, const buf *pk, const buf *after, int64_t carried);
+
+/* The key of index ix's entry for the row (pk, ck) whose indexed attribute holds av: where
+ * a page that ended at that row resumes. 0, or -1 with err set. */
+static int entry_key_of(const qctx *q, const qr_index *ix, const json_t *av, const buf *pk,
+                        const buf *ck, buf *out, qr_err *err)
+{
+    json_t *item = json_object();
+    json_t *pkav = cql_b64(pk->data, pk->len);
+    json_t *ckav = ck ? cql_b64(ck->data, ck->len) : NULL;
+    int rc = -1;
+    if (item && pkav && (ck == NULL || ckav)) {
+        json_object_set(item, ix->pk[0], (json_t *)av);
+        json_object_set(item, CQL_PK_ATTR, pkav);
+        if (ckav) json_object_set(item, CQL_CK_ATTR, ckav);
+        rc = index_entry_key(q->et, ix, item, out, err) == 1 ? 0 : -1;
+    }
+    json_decref(item);
+    json_decref(pkav);
+    json_decref(ckav);
+    return rc;
+}
+
 /* The rows whose indexed column equals the index relation's value: the entries of the
- * engine's global index (eventually consistent, as Cassandra's index reads are not), each
- * row read from the table and checked again by the filters. A page resumes after the
- * last row it answered. */
+ * engine's global index, caught up with the writes before the read, each row read from
+ * the table and checked again by the filters. An index on a static column has an entry
+ * per partition, whose rows are all read. A page resumes past the entry of the last row
+ * it answered (or, for a static column, inside that row's partition), found by its key,
+ * so rows deleted meanwhile do not lose the place. */
 static int read_index(qctx *q)
 {
     cql_call *c = q->r->call;
     const cql_tcol *col = q->k.index;
     const char *iname = q->k.cindex ? q->k.cindex->name : col->index;
+    int partitions = col->kind == 's';
+    /* an index on a partition key column has entries for static rows too: a partition
+     * with no rows answers its static row alone, as a scan does */
+    int pk_index = q->k.cindex == NULL && col->kind == 'p';
+    int in_part = 0;
     char ixname[CQL_NAME_MAX + 8];
     cql_index_engine_name(iname, ixname, sizeof ixname);
     const qr_index *ix = table_index(q->et, ixname);
@@ -1293,23 +1323,51 @@ static int read_index(qctx *q)
     }
     qr_err err;
     err_init(&err);
-    buf lower, upper, key, skip_to;
+    buf lower, upper, key, after, pk;
     buf_init(&lower, 0);
     buf_init(&upper, 0);
     buf_init(&key, 0);
-    buf_init(&skip_to, 0);
+    buf_init(&after, 0);
+    buf_init(&pk, 0);
     const json_t *vals[1] = {av};
     rc = av ? key_partition_tuple(&lower, q->et, ix->id, vals, 1, &err) : -1;
-    json_decref(av);
     if (rc != 0) {
+        json_decref(av);
         buf_free(&lower);
         return cql_fail(c, CQL_ERR_INVALID, "%s",
                         err.msg[0] ? err.msg : "the value cannot be indexed");
     }
     buf_append(&upper, lower.data, lower.len);
     buf_prefix_successor(&upper);
-    int skipping = q->resume && q->last_key.len;
-    if (skipping) buf_append(&skip_to, q->last_key.data, q->last_key.len);
+    int64_t carried = 0;
+    if (q->resume && q->last_key.len) {
+        buf from;
+        buf_init(&from, 0);
+        if (partitions) {
+            /* the last row's partition is read on from its row */
+            buf ck;
+            buf_init(&ck, 0);
+            buf_putc(&ck, CQL_CK_STATIC);
+            if (entry_key_of(q, ix, av, &q->cur_pk, &ck, &from, &err) == 0) {
+                buf_append(&after, q->last_key.data, q->last_key.len);
+                carried = q->emitted_part;
+            }
+            buf_free(&ck);
+        } else {
+            /* the last page's last key is its entry's */
+            buf_append(&from, q->last_key.data, q->last_key.len);
+            buf_putc(&from, 0);
+        }
+        if (from.len && cmp_buf(&from, &lower) > 0 && cmp_buf(&from, &upper) < 0) {
+            buf_reset(&lower);
+            buf_append(&lower, from.data, from.len);
+        }
+        buf_free(&from);
+    }
+    json_decref(av);
+    /* Cassandra's index reads see every write acknowledged before them: the engine's
+     * global index is let catch up first (a second at most, then it is read as it is) */
+    propagate_catch_up(c->db, 1000);
     range_cursor *cur = cursor_open(c->db, q->et, ix, &lower, &upper, 1, 0, NULL);
     const char *json;
     size_t len, size;
@@ -1318,14 +1376,18 @@ static int read_index(qctx *q)
     while (rc == 0 && (got = cursor_next(cur, &json, &len, &size, &err)) == 1) {
         json_t *entry = json_read(json, len, JSON_ALLOW_NUL, NULL);
         buf_reset(&key);
-        if (entry == NULL || key_item(&key, q->et, entry, &err) != 0) {
+        buf_reset(&pk);
+        if (entry == NULL || key_item(&key, q->et, entry, &err) != 0 ||
+            cql_unb64(json_object_get(entry, CQL_PK_ATTR), &pk) != 0) {
             json_decref(entry);
             rc = cql_fail(c, CQL_ERR_SERVER, "an index entry of %s cannot be read", iname);
             break;
         }
         json_decref(entry);
-        if (skipping) {
-            if (cql_same_bytes(key.data, key.len, skip_to.data, skip_to.len)) skipping = 0;
+        if (partitions) {
+            rc = read_whole_partition(q, &pk, after.len ? &after : NULL, carried);
+            buf_reset(&after);
+            carried = 0;
             continue;
         }
         size_t row_size = 0;
@@ -1335,23 +1397,28 @@ static int read_index(qctx *q)
             break;
         }
         if (found == 0) continue; /* deleted since the entry was written */
-        buf pk;
-        buf_init(&pk, 0);
-        cql_srow_unb64(&q->row, cql_srow_pk(&q->row), &pk);
         if (!cql_same_bytes(pk.data, pk.len, q->cur_pk.data, q->cur_pk.len)) {
+            if (pk_index && in_part && (rc = static_only(q)) != 0) break;
             new_partition(q);
-            q->static_used = 1;
+            q->static_used = !pk_index;
             rc = load_static(q, &pk);
+            in_part = 1;
         }
-        buf_free(&pk);
         if (rc == 0) rc = take(q, &q->row, row_size, key.data, key.len, NULL);
+        /* a page resumes past this entry */
+        size_t ekl;
+        const char *ek = cursor_key(cur, &ekl);
+        buf_reset(&q->last_key);
+        buf_append(&q->last_key, ek, ekl);
     }
     if (rc == 0 && got < 0) rc = cql_fail_engine(c, CQL_ERR_SERVER, &err);
+    if (rc == 0 && pk_index && in_part) rc = static_only(q);
     cursor_close(cur);
     buf_free(&lower);
     buf_free(&upper);
     buf_free(&key);
-    buf_free(&skip_to);
+    buf_free(&after);
+    buf_free(&pk);
     return rc < 0 ? -1 : rc;
 }
 
@@ -1641,6 +1708,19 @@ out:
     buf_free(&lo);
     buf_free(&hi);
     return rc < 0 ? -1 : rc;
+}
+
+/* Reads every row of partition pk (read_partition with no clustering restriction), for
+ * an index on a static column. */
+static int read_whole_partition(qctx *q, const buf *pk, const buf *after, int64_t carried)
+{
+    buf all;
+    buf_init(&all, 0);
+    buf_putc(&all, CQL_CK_ROW);
+    prefixes pre = {&all, 1, q->t, 0};
+    int rc = read_partition(q, pk, &pre, after, carried);
+    buf_free(&all);
+    return rc;
 }
 
 /* ---- paging state: version, partition index, rows so far, rows of the partition, the

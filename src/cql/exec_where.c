@@ -317,6 +317,21 @@ static int refused_relation(cql_call *c, const cql_relation *rel, const cql_tcol
 {
     if (rel->op == CQL_OP_IS_NOT_NULL)
         return cql_fail(c, CQL_ERR_INVALID, "Unsupported restriction: %s IS NOT NULL", col->name);
+    /* c[k] = v: only the entries of a map that is not frozen, in Cassandra's order */
+    if (rel->kind == CQL_REL_ELEMENT && rel->op == CQL_OP_EQ && col->type) {
+        int id = col->type->wire.id;
+        if (id == CQL_TYPE_LIST)
+            return cql_fail(c, CQL_ERR_INVALID,
+                            "Indexes on list entries (%s[index] = value) are not supported.",
+                            col->name);
+        if (id != CQL_TYPE_MAP)
+            return cql_fail(c, CQL_ERR_INVALID, "Column %s cannot be used as a map", col->name);
+        if (col->type->frozen)
+            return cql_fail(c, CQL_ERR_INVALID,
+                            "Map-entry equality predicates on frozen map column %s are not "
+                            "supported",
+                            col->name);
+    }
     int slice = rel->op == CQL_OP_LT || rel->op == CQL_OP_LTE || rel->op == CQL_OP_GT ||
                 rel->op == CQL_OP_GTE;
     if (slice && rel->kind == CQL_REL_COLUMN && col->type &&
@@ -344,6 +359,21 @@ static int refused_relation(cql_call *c, const cql_relation *rel, const cql_tcol
                       col->name, (int)name.len, name.data ? name.data : "", ops[rel->op]);
     buf_free(&name);
     return rc;
+}
+
+/* 1 when w restricts clustering column pos of t by an = (not IN) that an index of the
+ * column serves. */
+static int indexed_eq(const cql_tinfo *t, const cql_where *w, size_t pos)
+{
+    for (size_t i = 0; i < w->n; i++) {
+        const cql_relation *rel = &w->rels[i];
+        const cql_tcol *col =
+            rel->kind == CQL_REL_COLUMN ? cql_tinfo_col(t, rel->columns[0]) : NULL;
+        if (col && col->kind == 'c' && col->pos == (int)pos && rel->op == CQL_OP_EQ &&
+            (col->index || cql_index_serving(t, rel)))
+            return 1;
+    }
+    return 0;
 }
 
 int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
@@ -596,8 +626,9 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
     }
     for (size_t i = prefix; i < t->nck; i++) {
         if (!ck_eq[i]) continue;
-        /* an equality past a gap filters (SELECT with ALLOW FILTERING only) */
-        if (mode != CQL_KEYS_SELECT || !allow_filtering) {
+        /* an equality past a gap filters (SELECT with ALLOW FILTERING only, or with an index
+         * on the column to read it) */
+        if (mode != CQL_KEYS_SELECT || (!allow_filtering && !indexed_eq(t, w, i))) {
             const cql_tcol *gap = NULL, *col = NULL;
             for (size_t j = 0; j < t->ncols; j++) {
                 if (t->cols[j].kind == 'c' && t->cols[j].pos == (int)prefix) gap = &t->cols[j];
@@ -714,26 +745,38 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
         k->slice = k->has_lo = k->has_hi = 0;
     }
     if (k->slice && slice_ranges(r, t, prefix, k) != 0) return -1;
-    /* an = on an indexed column reads the index instead of every partition */
-    if (mode == CQL_KEYS_SELECT && !k->partitions && !k->token) {
-        for (size_t f = 0; f < k->nfilters && !k->index; f++) {
+    /* an = on an indexed column reads the index instead of every partition; with the
+     * partitions named, they are read and the one restriction an index serves filters
+     * their rows, as Cassandra needs no ALLOW FILTERING for it either */
+    if (mode == CQL_KEYS_SELECT) {
+        const cql_tcol *icol = NULL;
+        const cql_relation *irel = NULL;
+        const cql_tindex *cix = NULL;
+        for (size_t f = 0; f < k->nfilters && !icol; f++) {
             const cql_relation *rel = k->filters[f];
             const cql_tcol *col =
                 rel->kind == CQL_REL_COLUMN ? cql_tinfo_col(t, rel->columns[0]) : NULL;
             if (col && col->index && rel->op == CQL_OP_EQ) {
-                k->index = col;
-                k->index_rel = rel;
+                icol = col;
+                irel = rel;
             }
             /* CONTAINS, CONTAINS KEY, c[k] = v or = on a frozen collection with an index
              * on the collection that serves it */
-            const cql_tindex *ix = k->index ? NULL : cql_index_serving(t, rel);
+            const cql_tindex *ix = icol ? NULL : cql_index_serving(t, rel);
             if (ix) {
-                k->index = ix->col;
-                k->index_rel = rel;
-                k->cindex = ix;
+                icol = ix->col;
+                irel = rel;
+                cix = ix;
             }
         }
-        if (k->index) k->needs_filtering = k->nfilters > 1;
+        if (icol) {
+            k->needs_filtering = k->nfilters > 1;
+            if (!k->partitions && !t->view) {
+                k->index = icol;
+                k->index_rel = irel;
+                k->cindex = cix;
+            }
+        }
     }
     if (k->needs_filtering && mode == CQL_KEYS_SELECT && !allow_filtering)
         return cql_fail(c, CQL_ERR_INVALID, "%s", FILTERING);

@@ -1800,7 +1800,8 @@ int cql_exec_write_batch(cql_call *c, cql_run *const *runs, const cql_stmt *cons
     return rc;
 }
 
-int cql_each_row_in_transactions(cql_call *c, table *et, cql_txn_row_fn fn, void *arg, qr_err *err)
+int cql_each_row_in_transactions(cql_call *c, table *et, cql_txn_row_fn fn, void *arg,
+                                 int maintenance, qr_err *err)
 {
     buf lower, upper;
     buf_init(&lower, 0);
@@ -1819,6 +1820,7 @@ int cql_each_row_in_transactions(cql_call *c, table *et, cql_txn_row_fn fn, void
     for (;;) {
         size_t n = 0;
         range_cursor *cur = cursor_open(c->db, et, NULL, &lower, &upper, 1, 1, NULL);
+        if (maintenance) cursor_set_system(cur);
         const char *json;
         size_t len, size;
         while (n < CHUNK && cursor_next(cur, &json, &len, &size, err) == 1) {
@@ -1830,8 +1832,8 @@ int cql_each_row_in_transactions(cql_call *c, table *et, cql_txn_row_fn fn, void
         cursor_close(cur);
         if (n == 0) break;
         item_txn *x = NULL;
-        rc =
-            txn_begin(c->db, (n == 1 ? TXN_ITEM : TXN_BATCH) | TXN_OWNER, n, tables, keys, &x, err);
+        int kind = (n == 1 ? TXN_ITEM : TXN_BATCH) | TXN_OWNER | (maintenance ? TXN_SYSTEM : 0);
+        rc = txn_begin(c->db, kind, n, tables, keys, &x, err);
         json_t *keep[CHUNK] = {0}; /* what fn gave txn_put, until the transaction ends */
         for (size_t i = 0; rc == 0 && i < n; i++)
             rc = fn(arg, x, i, &keep[i], err);

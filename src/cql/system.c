@@ -1,6 +1,7 @@
 /* system.c — the tables drivers read to connect and to learn the schema, answered as a
  * single-node Cassandra 4.1 would: system.local, system.peers and system.peers_v2 (no
- * peers), and the system_schema tables made from the schema document (schema.h).
+ * peers), system."IndexInfo" (the secondary indexes built, as the engine's catalog has
+ * them), and the system_schema tables made from the schema document (schema.h).
  *
  * Each is a virtual table: its columns, in Cassandra's order, and a function that makes
  * its rows; a SELECT of one takes columns, selectors computed from constants (now(),
@@ -14,6 +15,7 @@
 #include "cql/exec_int.h"
 #include "cql/value.h"
 #include "cqlwire/cql_value.h"
+#include "engine/engine.h"
 
 /* ---- the types of system columns ---- */
 #define T(id_)                                                                                     \
@@ -612,6 +614,46 @@ static const vcol views_cols[] = {
     {"speculative_retry", &t_text},
     {"where_clause", &t_text},
 };
+/* system."IndexInfo": a row per secondary index whose engine index is built, its
+ * table_name the keyspace's name (as Cassandra's is), its value null. */
+static const vcol index_info_cols[] = {
+    {"table_name", &t_text}, {"index_name", &t_text}, {"value", &t_blob}};
+static int fill_index_info(cql_run *r, const vtab *v, cql_rows *rs)
+{
+    (void)v;
+    cql_state *st = cql_state_of(r->call);
+    if (st == NULL) return -1;
+    int rc = 0;
+    pthread_mutex_lock(&st->lock);
+    const char *ksname, *tname, *iname;
+    json_t *ks, *t, *iv;
+    json_object_foreach(json_object_get(st->schema->doc, "keyspaces"), ksname, ks)
+    {
+        json_object_foreach(json_object_get(ks, "tables"), tname, t)
+        {
+            json_t *indexes = json_object_get(t, "indexes");
+            if (json_object_size(indexes) == 0) continue;
+            char full[2 * CQL_NAME_MAX + 2];
+            snprintf(full, sizeof full, "%s.%s", ksname, tname);
+            struct table *et = catalog_get(r->call->db, full);
+            json_object_foreach(indexes, iname, iv)
+            {
+                char ixname[CQL_NAME_MAX + 8];
+                cql_index_engine_name(iname, ixname, sizeof ixname);
+                const qr_index *ix = et ? table_index(et, ixname) : NULL;
+                if (ix == NULL || ix->creating) continue;
+                rc |= put_text(rs, ksname);
+                rc |= put_text(rs, iname);
+                rc |= cql_rows_put(rs, NULL, -1);
+                rs->nrows++;
+            }
+            if (et) catalog_release(r->call->db, et);
+        }
+    }
+    pthread_mutex_unlock(&st->lock);
+    return rc ? cql_fail(r->call, CQL_ERR_SERVER, "out of memory") : 0;
+}
+
 static int fill_views(cql_run *r, const vtab *v, cql_rows *rs)
 {
     cql_state *st = cql_state_of(r->call);
@@ -680,6 +722,7 @@ static const vtab vtabs[] = {
     VTAB("system", "local", local_cols, fill_local),
     VTAB("system", "peers", peers_cols, fill_none),
     VTAB("system", "peers_v2", peers_v2_cols, fill_none),
+    VTAB("system", "IndexInfo", index_info_cols, fill_index_info),
     VTAB("system_schema", "keyspaces", keyspaces_cols, fill_keyspaces),
     VTAB("system_schema", "tables", tables_cols, fill_tables),
     VTAB("system_schema", "columns", columns_cols, fill_columns),

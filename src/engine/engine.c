@@ -758,6 +758,17 @@ int key_partition_tuple(buf *out, const table *t, uint16_t index_id, const json_
     return 0;
 }
 
+int key_append_token(buf *out, const table *t, const json_t *pk_value, qr_err *err)
+{
+    unsigned char *raw = NULL;
+    size_t rl = 0;
+    if (value_binary(pk_value, &raw, &rl) != 0)
+        return err_validation(err, "The partition key of %s must be binary", t->name);
+    int rc = buf_put_be64(out, token_placement(murmur3_token(raw, rl)));
+    free(raw);
+    return rc ? err_set(err, QR_E_INTERNAL, "out of memory") : 0;
+}
+
 int table_token_order(const table *t)
 {
     return t->token_order;

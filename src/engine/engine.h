@@ -79,6 +79,12 @@ int table_refuse_owned(const table *t, qr_err *err);
  * range. Every other table (all DynamoDB tables) keeps the hash order. */
 #define QR_PARTITION_ORDER_FIELD "QuarryPartitionOrder"
 #define QR_PARTITION_ORDER_TOKEN "Murmur3Token"
+/* A global index made on such a table holds {QR_INDEX_ORDER_FIELD:
+ * QR_PARTITION_ORDER_TOKEN} in its description (given when it is made, never changed,
+ * stripped from DescribeTable): its entries of one index key follow the table's token
+ * order (engine/index.h). An index made by a build before this field has none, and keeps
+ * the order its stored entries have. */
+#define QR_INDEX_ORDER_FIELD "QuarryEntryOrder"
 /* 1 when t's partitions are in token order. */
 int table_token_order(const table *t);
 
@@ -317,6 +323,9 @@ void stored_item_free(stored_item *s);
 typedef struct range_cursor range_cursor;
 range_cursor *cursor_open(qr_db *db, const table *t, const qr_index *ix, const buf *lower,
                           const buf *upper, int forward, int consistent, const read_view *v);
+/* Marks c's reads as the engine's own work (system, to the hook), which costs no one
+ * capacity: an index's backfill, a front end's upkeep of its schema. */
+void cursor_set_system(range_cursor *c);
 /* Steps to the next item: returns 1 with *json, *len and *size set (borrowed, valid until
  * the next step or cursor_close), 0 at the end of the range, -1 with err set on a storage
  * error. */

@@ -217,6 +217,9 @@ uint64_t propagate_log_records(qr_db *db);
 const qr_index *table_index_by_id(const table *t, uint16_t id);
 /* Appends the key prefix of partition pk_value of index index_id of t to out. */
 int key_partition(buf *out, const table *t, uint16_t index_id, const json_t *pk_value, qr_err *err);
+/* Appends the 8 bytes that place partition pk_value of t, a table in token order, by its
+ * token (what key_partition puts after the prefix for the base table). */
+int key_append_token(buf *out, const table *t, const json_t *pk_value, qr_err *err);
 
 /* catalog_get by table id. */
 table *catalog_get_by_id(qr_db *db, uint32_t id);
@@ -254,8 +257,6 @@ uint64_t key_partition_hash(const char *key, size_t len);
  * The backfill of a global index (propagate.c) finds the base items with a range cursor
  * and writes their entries with an item transaction, as any writer does, so that the
  * hook hears of it as the engine's own work. */
-/* Marks what cursor c reports to the hook as the engine's own reads (system). */
-void cursor_set_system(range_cursor *c);
 /* In a TXN_BATCH transaction, stages the entry that item i, as it is now, has in global
  * index ix of its table: written to the index itself, not through the propagation log.
  * An item that is gone or lacks a key attribute of ix stages nothing. A transaction that

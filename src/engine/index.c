@@ -58,6 +58,8 @@ static void index_from_json(qr_index *ix, json_t *def, json_t *defs, int global,
                                                             : QR_PROJ_KEYS_ONLY;
     if (ix->projection == QR_PROJ_INCLUDE)
         ix->include = json_incref(json_object_get(proj, "NonKeyAttributes"));
+    const char *order = json_string_value(json_object_get(def, QR_INDEX_ORDER_FIELD));
+    ix->token_order = global && order && strcmp(order, QR_PARTITION_ORDER_TOKEN) == 0;
     ix->creating =
         json_is_true(json_object_get(def, "Backfilling")) ||
         (json_object_get(def, "IndexStatus") &&
@@ -416,7 +418,10 @@ int index_entry_key(const table *t, const qr_index *ix, const json_t *item, buf 
     if (key_partition_tuple(out, t, ix->id, pks, ix->npk, err)) return -1;
     for (int i = 0; i < ix->nsk; i++)
         if (keycodec_append(out, json_object_get(item, ix->sk[i]), 0, err)) return -1;
-    if (keycodec_append(out, json_object_get(item, t->pk.name), 0, err)) return -1;
+    /* a table in token order keeps its order within a global index's key too */
+    const json_t *pk = json_object_get(item, t->pk.name);
+    if (ix->token_order && key_append_token(out, t, pk, err)) return -1;
+    if (keycodec_append(out, pk, 0, err)) return -1;
     if (t->sk.name && keycodec_append(out, json_object_get(item, t->sk.name), 0, err)) return -1;
     return 1;
 }

@@ -25,6 +25,7 @@ typedef struct qr_index {
     int projection;  /* QR_PROJ_* */
     json_t *include; /* INCLUDE's NonKeyAttributes (owned array), or NULL */
     int creating;    /* backfilling; not yet readable */
+    int token_order; /* its entries of one key follow the base table's token order */
 } qr_index;
 
 #define QR_MAX_GSI 20
@@ -50,7 +51,11 @@ void index_definition_names(json_t *defs, char *out, size_t cap);
  *
  *     't' | table id | index id | hash(index pk) | index pk | index sk | base pk | base sk
  *
- * and holds the projection of the base item in the stored item form. An item without every
+ * and holds the projection of the base item in the stored item form; in an index with
+ * token_order (a global index made on a table in token order: its description holds
+ * QR_INDEX_ORDER_FIELD, engine.h) the base pk's token (8 bytes, ordered as the base
+ * table orders them) goes before the base pk, so the entries of one index key follow the
+ * base table's order, as the rows of a Cassandra index read do. An item without every
  * index key attribute has no entry (a sparse index).
  *
  * The entry key of item in index ix of table t; returns 1 if the item has one, 0 if it
@@ -95,6 +100,11 @@ size_t index_write_bytes(const struct table *t, const qr_index *ix, const json_t
  *
  * Waits until the log is empty (or timeout_ms passes); returns 0 if drained. */
 int propagate_drain(struct qr_db *db, int timeout_ms);
+/* Waits until the global index work of every write committed before the call has been
+ * applied (read-your-writes for a front end whose index reads promise it), timeout_ms at
+ * most, and not at all while a lag is injected (--gsi-lag-ms keeps its lag). Writes still
+ * uncommitted when it is called may be waited for too. 0, or -1 when it timed out. */
+int propagate_catch_up(struct qr_db *db, int timeout_ms);
 /* Records pending (kept as a count) and the age in milliseconds of the oldest one (one
  * seek). */
 void propagate_lag(struct qr_db *db, uint64_t *pending, double *oldest_ms);

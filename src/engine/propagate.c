@@ -81,6 +81,16 @@ static void applied_locked(qr_db *db, uint64_t seq)
         }
 }
 
+/* Marks the records of a flushed batch applied. */
+static void applied_all(qr_db *db, const uint64_t *seqs, size_t *n)
+{
+    pthread_mutex_lock(&db->prop_lock);
+    for (size_t i = 0; i < *n; i++)
+        applied_locked(db, seqs[i]);
+    pthread_mutex_unlock(&db->prop_lock);
+    *n = 0;
+}
+
 /* True if the index entry key belongs to an index that still exists. */
 static int index_alive(qr_db *db, const char *key, size_t len)
 {
@@ -255,6 +265,9 @@ static size_t apply_pass(qr_db *db, uint64_t *wait_us)
     store_iter *it = store_iter_new(db->st, NULL, lower.data, lower.len, "\0M", 2);
     buf_free(&lower);
     apply_batch ab = {.b = store_batch_new(), .touched = json_object()};
+    /* the records of the batch being built: applied once its writes are visible */
+    uint64_t done[APPLY_BATCH];
+    size_t ndone = 0;
     pthread_mutex_lock(&db->gsi_lock);
     for (store_iter_first(it); store_iter_valid(it); store_iter_next(it)) {
         size_t kl, vl;
@@ -275,17 +288,19 @@ static size_t apply_pass(qr_db *db, uint64_t *wait_us)
             db->lag_us[db->lag_count++ % 1024] =
                 now > at ? (uint32_t)(now - at > 0xffffffffu ? 0xffffffffu : now - at) : 0;
         }
-        if (kl == QR_LOG_PREFIX_LEN + 8) applied_locked(db, be64_read(k + QR_LOG_PREFIX_LEN));
         pthread_mutex_unlock(&db->prop_lock);
+        if (kl == QR_LOG_PREFIX_LEN + 8) done[ndone++] = be64_read(k + QR_LOG_PREFIX_LEN);
         applied++;
         if (ab.records == APPLY_BATCH) {
             apply_flush(db, &ab);
+            applied_all(db, done, &ndone);
             /* Let a backfill or a count in between batches. */
             pthread_mutex_unlock(&db->gsi_lock);
             pthread_mutex_lock(&db->gsi_lock);
         }
     }
     apply_flush(db, &ab);
+    applied_all(db, done, &ndone);
     pthread_mutex_unlock(&db->gsi_lock);
     store_batch_free(ab.b);
     json_decref(ab.touched);
@@ -513,6 +528,30 @@ int propagate_drain(qr_db *db, int timeout_ms)
         if (now_us() > deadline) return -1;
         propagate_kick(db);
         usleep(2000);
+    }
+}
+
+int propagate_catch_up(qr_db *db, int timeout_ms)
+{
+    if (!db->prop_ready || db->opts.gsi_lag_ms) return 0;
+    store_commit_staged(NULL);
+    pthread_mutex_lock(&db->prop_lock);
+    uint64_t upto = db->log_seq;
+    pthread_mutex_unlock(&db->prop_lock);
+    uint64_t deadline = now_us() + (uint64_t)timeout_ms * 1000u;
+    for (;;) {
+        /* a record is noted from its numbering until it is applied; a note older than
+         * INFLIGHT_US is an abandoned write's */
+        uint64_t now = now_us();
+        int waiting = 0;
+        pthread_mutex_lock(&db->prop_lock);
+        for (size_t i = 0; i < db->ninflight && !waiting; i++)
+            waiting = db->inflight[i].seq < upto && now - db->inflight[i].at_us <= INFLIGHT_US;
+        pthread_mutex_unlock(&db->prop_lock);
+        if (!waiting) return 0;
+        if (now > deadline) return -1;
+        propagate_kick(db);
+        usleep(200);
     }
 }
 

@@ -750,7 +750,10 @@ static json_t *describe_copy(qr_db *db, table *t, json_t *desc)
     size_t i;
     json_t *g;
     json_array_foreach(json_object_get(desc, "GlobalSecondaryIndexes"), i, g)
+    {
         forget_old_decreases(json_object_get(g, "ProvisionedThroughput"), now);
+        json_object_del(g, QR_INDEX_ORDER_FIELD);
+    }
     warm_describe(desc);
     meter_totals mt;
     if (table_capacity(t, NULL, db, &mt) == 0)
@@ -1045,6 +1048,9 @@ static int apply_gsi_change(table_change *c, const char *action, json_t *spec, s
         if (d2 == NULL) return -1;
         json_object_set_new(d2, "IndexStatus", json_string("CREATING"));
         json_object_set_new(d2, "Backfilling", json_true());
+        const char *order = json_string_value(json_object_get(desc, QR_PARTITION_ORDER_FIELD));
+        if (order && strcmp(order, QR_PARTITION_ORDER_TOKEN) == 0)
+            json_object_set_new(d2, QR_INDEX_ORDER_FIELD, json_string(order));
         transient_mark_index(c->db, d2);
         if (gsis == NULL) json_object_set_new(desc, "GlobalSecondaryIndexes", gsis = json_array());
         json_array_append_new(gsis, d2);
