@@ -440,8 +440,9 @@ int cql_srow_cell_read(const cql_srow *r, const cql_tcol *col, int64_t now_s, bu
         cql_coll_free(&c);
         return n < 0 ? -1 : n > 0;
     }
-    cql_parse_error perr;
-    memset(&perr, 0, sizeof perr);
+    cql_parse_error perr; /* unread: only its emptiness counts, not 1 KB of zeros a cell */
+    perr.code = 0;
+    perr.msg[0] = '\0';
     if (cqlval_from_stored(col->type, r, av, out, &perr) != 0) return -1;
     return 1;
 }
