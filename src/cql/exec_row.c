@@ -17,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
-#include <xxhash.h>
 
 #include "cql/exec_int.h"
 #include "cql/keyenc.h"
@@ -206,9 +205,14 @@ static const char *const fixed_members[SLOT_FIXED] = {
     [SLOT_PK] = CQL_PK_ATTR, [SLOT_CK] = CQL_CK_ATTR, [SLOT_TS] = "$ts",        [SLOT_EXP] = "$exp",
     [SLOT_EL] = "$el",       [SLOT_ROW] = "$row",     [SLOT_ROWEXP] = "$rowexp"};
 
-static uint32_t name_hash(const char *s, size_t n)
+/* FNV-1a: names are a few bytes, looked up eight or so times a row, where a call to a
+ * general hash costs more than the loop. */
+static inline uint32_t name_hash(const char *s, size_t n)
 {
-    return (uint32_t)XXH3_64bits(s, n);
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (uint8_t)s[i]) * 16777619u;
+    return h;
 }
 
 /* The slot of name in tab (mask + 1 places), or CQL_SNONE. */
