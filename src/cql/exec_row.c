@@ -158,7 +158,7 @@ int cql_cell_write(json_t *item, const cql_tcol *col, const uint8_t *p, int32_t 
     cql_cell_attr(col->name, attr, sizeof attr);
     if (len < 0) {
         json_object_del(item, attr);
-        json_object_del(meta_map(item, "$exp", 1), col->name);
+        json_object_del(meta_map(item, "$exp", 0), col->name);
         /* the deletion's time stays, so that an older write cannot bring the cell back */
         json_object_set_new(meta_map(item, "$ts", 1), col->name, num(ts));
         return 1;
@@ -169,8 +169,8 @@ int cql_cell_write(json_t *item, const cql_tcol *col, const uint8_t *p, int32_t 
     json_object_set_new(meta_map(item, "$ts", 1), col->name, num(ts));
     if (exp_s > 0)
         json_object_set_new(meta_map(item, "$exp", 1), col->name, num(exp_s));
-    else
-        json_object_del(meta_map(item, "$exp", 1), col->name);
+    else /* not made to delete from: it would stay, empty, in every row without a TTL */
+        json_object_del(meta_map(item, "$exp", 0), col->name);
     return 1;
 }
 
