@@ -17,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
-#include <xxhash.h>
 
 #include "cql/exec_int.h"
 #include "cql/keyenc.h"
@@ -159,7 +158,7 @@ int cql_cell_write(json_t *item, const cql_tcol *col, const uint8_t *p, int32_t 
     cql_cell_attr(col->name, attr, sizeof attr);
     if (len < 0) {
         json_object_del(item, attr);
-        json_object_del(meta_map(item, "$exp", 1), col->name);
+        json_object_del(meta_map(item, "$exp", 0), col->name);
         /* the deletion's time stays, so that an older write cannot bring the cell back */
         json_object_set_new(meta_map(item, "$ts", 1), col->name, num(ts));
         return 1;
@@ -170,8 +169,8 @@ int cql_cell_write(json_t *item, const cql_tcol *col, const uint8_t *p, int32_t 
     json_object_set_new(meta_map(item, "$ts", 1), col->name, num(ts));
     if (exp_s > 0)
         json_object_set_new(meta_map(item, "$exp", 1), col->name, num(exp_s));
-    else
-        json_object_del(meta_map(item, "$exp", 1), col->name);
+    else /* not made to delete from: it would stay, empty, in every row without a TTL */
+        json_object_del(meta_map(item, "$exp", 0), col->name);
     return 1;
 }
 
@@ -206,9 +205,14 @@ static const char *const fixed_members[SLOT_FIXED] = {
     [SLOT_PK] = CQL_PK_ATTR, [SLOT_CK] = CQL_CK_ATTR, [SLOT_TS] = "$ts",        [SLOT_EXP] = "$exp",
     [SLOT_EL] = "$el",       [SLOT_ROW] = "$row",     [SLOT_ROWEXP] = "$rowexp"};
 
-static uint32_t name_hash(const char *s, size_t n)
+/* FNV-1a: names are a few bytes, looked up eight or so times a row, where a call to a
+ * general hash costs more than the loop. */
+static inline uint32_t name_hash(const char *s, size_t n)
 {
-    return (uint32_t)XXH3_64bits(s, n);
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (uint8_t)s[i]) * 16777619u;
+    return h;
 }
 
 /* The slot of name in tab (mask + 1 places), or CQL_SNONE. */
@@ -440,8 +444,9 @@ int cql_srow_cell_read(const cql_srow *r, const cql_tcol *col, int64_t now_s, bu
         cql_coll_free(&c);
         return n < 0 ? -1 : n > 0;
     }
-    cql_parse_error perr;
-    memset(&perr, 0, sizeof perr);
+    cql_parse_error perr; /* unread: only its emptiness counts, not 1 KB of zeros a cell */
+    perr.code = 0;
+    perr.msg[0] = '\0';
     if (cqlval_from_stored(col->type, r, av, out, &perr) != 0) return -1;
     return 1;
 }

@@ -97,20 +97,29 @@ static int picked(builder *b)
     return b->pick->pick(b->pick->arg, b->r, b->r->text.data + b->key, b->klen, b->r->n);
 }
 
+/* Room for n nodes in r->nodes: 0, or -1. */
+static int nodes_room(cql_srow *r, uint32_t n)
+{
+    if (n <= r->cap) return 0;
+    uint32_t cap = r->cap ? r->cap : 64;
+    while (cap < n) {
+        if (cap > UINT32_MAX / 2) return -1;
+        cap *= 2;
+    }
+    cql_snode *nodes = realloc(r->nodes, (size_t)cap * sizeof *nodes);
+    if (nodes == NULL) return -1;
+    r->nodes = nodes;
+    r->cap = cap;
+    return 0;
+}
+
 /* A new node of kind under the innermost open container: its index, or -1. */
 static int64_t node_add(builder *b, uint8_t kind)
 {
     cql_srow *r = b->r;
     if (r->n == 0 && kind != CQL_SN_OBJECT) return -1; /* the top value is an object */
     if (r->n > 0 && b->depth == 0) return -1;          /* one top value */
-    if (r->n == r->cap) {
-        uint32_t cap = r->cap ? r->cap * 2 : 64;
-        if (cap < r->cap || cap == UINT32_MAX) return -1;
-        cql_snode *nodes = realloc(r->nodes, (size_t)cap * sizeof *nodes);
-        if (nodes == NULL) return -1;
-        r->nodes = nodes;
-        r->cap = cap;
-    }
+    if (r->n == UINT32_MAX || nodes_room(r, r->n + 1) != 0) return -1;
     uint32_t i = r->n++;
     cql_snode *nd = &r->nodes[i];
     memset(nd, 0, sizeof *nd);
@@ -201,7 +210,8 @@ static size_t unescape(const char *s, size_t n, char *out)
 /* String token t of the row's text (a copy of the text read, in r->text): decoded in
  * place when escaped (some string of the text has a backslash) and ended by a NUL where
  * its closing quote was. *at and *len its place and length. */
-static void token_text(cql_srow *r, const jsmntok_t *t, int escaped, uint32_t *at, uint32_t *len)
+static inline void token_text(cql_srow *r, const jsmntok_t *t, int escaped, uint32_t *at,
+                              uint32_t *len)
 {
     char *s = r->text.data + t->start;
     size_t n = (size_t)(t->end - t->start);
@@ -211,58 +221,97 @@ static void token_text(cql_srow *r, const jsmntok_t *t, int escaped, uint32_t *a
     *len = (uint32_t)n;
 }
 
-/* The nodes of the value at token *i and everything in it, *i moved past them: 0, or -1
- * when the tokens are not such a value. */
-static int from_tokens(builder *b, int escaped, const jsmntok_t *tok, unsigned ntok, unsigned *i)
+/* A container open in the walk of the tokens: its node, and its members still to come. */
+typedef struct open_container {
+    uint32_t node;
+    int left;
+} open_container;
+
+/* The nodes of jsmn's tokens (tok[0] an object, the text's copy in r->text), the top
+ * object's members chosen by pick: 0, or -1 when the tokens are not one such value. A
+ * walk with its state in locals: r->nodes has room for ntok nodes (a node takes at least
+ * one token), so nothing here allocates, and the text's stores (strings ended in place)
+ * are the only ones through char pointers. */
+static int from_tokens(cql_srow *r, int escaped, const jsmntok_t *tok, unsigned ntok,
+                       const cql_srow_picker *pick)
 {
-    if (*i >= ntok) return -1;
-    const jsmntok_t *t = &tok[(*i)++];
-    const char *s = b->r->text.data + t->start;
-    size_t n = (size_t)(t->end - t->start);
-    switch (t->type) {
-    case JSMN_OBJECT:
-    case JSMN_ARRAY: {
-        int obj = t->type == JSMN_OBJECT;
-        if (node_add(b, obj ? CQL_SN_OBJECT : CQL_SN_ARRAY) < 0) return -1;
-        for (int m = 0; m < t->size; m++) {
-            if (obj) {
-                if (*i >= ntok || tok[*i].type != JSMN_STRING) return -1;
-                token_text(b->r, &tok[(*i)++], escaped, &b->key, &b->klen);
-                if (*i < ntok && !picked(b)) {
+    open_container open[SROW_DEPTH];
+    cql_snode *nodes = r->nodes;
+    char *text = r->text.data;
+    uint32_t n = 0;
+    nodes[n] = (cql_snode){.kind = CQL_SN_OBJECT, .end = 1};
+    open[0] = (open_container){.node = n++, .left = tok[0].size};
+    int depth = 1;
+    unsigned i = 1;
+    while (depth > 0) {
+        open_container *top = &open[depth - 1];
+        cql_snode *parent = &nodes[top->node];
+        if (top->left == 0) {
+            parent->end = n;
+            depth--;
+            continue;
+        }
+        top->left--;
+        parent->n++;
+        uint32_t key = 0, klen = 0;
+        if (parent->kind == CQL_SN_OBJECT) {
+            if (i >= ntok || tok[i].type != JSMN_STRING) return -1;
+            token_text(r, &tok[i++], escaped, &key, &klen);
+            if (depth == 1 && pick && i < ntok) {
+                r->n = n; /* the picker may look at the nodes so far */
+                if (!pick->pick(pick->arg, r, text + key, klen, n)) {
                     /* the value's tokens are those that start before it ends */
-                    int end = tok[(*i)++].end;
-                    while (*i < ntok && tok[*i].start < end)
-                        (*i)++;
-                    if (node_add(b, CQL_SN_SKIPPED) < 0) return -1;
+                    int vend = tok[i++].end;
+                    while (i < ntok && tok[i].start < vend)
+                        i++;
+                    nodes[n] =
+                        (cql_snode){.key = key, .klen = klen, .kind = CQL_SN_SKIPPED, .end = n + 1};
+                    n++;
                     continue;
                 }
             }
-            if (from_tokens(b, escaped, tok, ntok, i)) return -1;
         }
-        return close_container(b);
-    }
-    case JSMN_STRING: {
-        int64_t at = node_add(b, CQL_SN_STRING);
-        if (at < 0) return -1;
-        token_text(b->r, t, escaped, &b->r->nodes[at].str, &b->r->nodes[at].slen);
-        return 0;
-    }
-    case JSMN_PRIMITIVE:
-        if (n == 4 && memcmp(s, "true", 4) == 0) return scalar(b, CQL_SN_TRUE, NULL, 0);
-        if (n == 5 && memcmp(s, "false", 5) == 0) return scalar(b, CQL_SN_FALSE, NULL, 0);
-        if (n == 4 && memcmp(s, "null", 4) == 0) return scalar(b, CQL_SN_NULL, NULL, 0);
-        if (n && (s[0] == '-' || (s[0] >= '0' && s[0] <= '9'))) {
-            int64_t at = node_add(b, CQL_SN_NUMBER);
-            if (at < 0) return -1;
-            b->r->text.data[t->end] = '\0'; /* the delimiter after it, no longer needed */
-            b->r->nodes[at].str = (uint32_t)t->start;
-            b->r->nodes[at].slen = (uint32_t)n;
-            return 0;
+        if (i >= ntok) return -1;
+        const jsmntok_t *t = &tok[i++];
+        cql_snode *nd = &nodes[n];
+        *nd = (cql_snode){.key = key, .klen = klen, .end = n + 1};
+        switch (t->type) {
+        case JSMN_OBJECT:
+        case JSMN_ARRAY:
+            if (depth == SROW_DEPTH) return -1;
+            nd->kind = t->type == JSMN_OBJECT ? CQL_SN_OBJECT : CQL_SN_ARRAY;
+            open[depth++] = (open_container){.node = n, .left = t->size};
+            break;
+        case JSMN_STRING:
+            nd->kind = CQL_SN_STRING;
+            token_text(r, t, escaped, &nd->str, &nd->slen);
+            break;
+        case JSMN_PRIMITIVE: {
+            const char *v = text + t->start;
+            size_t len = (size_t)(t->end - t->start);
+            if (len == 4 && memcmp(v, "true", 4) == 0) {
+                nd->kind = CQL_SN_TRUE;
+            } else if (len == 5 && memcmp(v, "false", 5) == 0) {
+                nd->kind = CQL_SN_FALSE;
+            } else if (len == 4 && memcmp(v, "null", 4) == 0) {
+                nd->kind = CQL_SN_NULL;
+            } else if (len && (v[0] == '-' || (v[0] >= '0' && v[0] <= '9'))) {
+                nd->kind = CQL_SN_NUMBER;
+                text[t->end] = '\0'; /* the delimiter after it, no longer needed */
+                nd->str = (uint32_t)t->start;
+                nd->slen = (uint32_t)len;
+            } else {
+                return -1;
+            }
+            break;
         }
-        return -1;
-    default:
-        return -1;
+        default:
+            return -1;
+        }
+        n++;
     }
+    r->n = n;
+    return i == ntok ? 0 : -1;
 }
 
 /* jsmn's tokens of the text into r's token array: their count, or a negative jsmn error. */
@@ -306,13 +355,8 @@ static int parse_tokens(cql_srow *r, const char *json, size_t len, const cql_sro
     if (tok[0].type != JSMN_OBJECT || !json_only_space_after(json, len, (size_t)tok[0].end))
         return -1;
     /* the nodes' text is a copy of the text, strings decoded and ended in place */
-    if (buf_append(&r->text, json, len) != 0) return -1;
-    builder b = {.r = r, .pick = pick};
-    unsigned i = 0;
-    if (from_tokens(&b, backslash != NULL, tok, (unsigned)ntok, &i) || i != (unsigned)ntok ||
-        b.depth != 0)
-        return -1;
-    return 0;
+    if (buf_append(&r->text, json, len) != 0 || nodes_room(r, (uint32_t)ntok) != 0) return -1;
+    return from_tokens(r, backslash != NULL, tok, (unsigned)ntok, pick);
 }
 
 int cql_srow_parse_picked(cql_srow *r, const char *json, size_t len, const cql_srow_picker *p)

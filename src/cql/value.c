@@ -3006,7 +3006,9 @@ static int from_stored(const cql_ctype *t, const cql_srow *r, uint32_t a, buf *o
     const char *kind;
     uint32_t x = depth > CQL_TYPE_MAX_DEPTH ? CQL_SNONE : cql_srow_tagged(r, a, &kind);
     if (x == CQL_SNONE) return not_stored(t, err);
-    cql_parse_error inner = {0};
+    cql_parse_error inner; /* empty, as cql_error_record reads it, without 1 KB of zeros */
+    inner.code = 0;
+    inner.msg[0] = '\0';
     size_t len = 0;
     const char *s = cql_srow_str(r, x, &len);
     if (strcmp(kind, "B") == 0) {

@@ -536,8 +536,14 @@ int cql_put_string_list(buf *out, const char *const *items, uint16_t n)
 int cql_put_bytes(buf *out, const void *p, int32_t len)
 {
     if (len < 0) return cql_put_int(out, CQL_NULL);
-    if (cql_put_int(out, len)) return -1;
-    return buf_append(out, p, (size_t)len);
+    /* one reservation for the length and the bytes: a row's cells are written this way */
+    if (buf_reserve(out, 4 + (size_t)len)) return -1;
+    uint8_t *at = (uint8_t *)out->data + out->len;
+    cql_int_encode(len, at);
+    if (len) memcpy(at + 4, p, (size_t)len);
+    out->len += 4 + (size_t)len;
+    out->data[out->len] = '\0';
+    return 0;
 }
 
 int cql_put_value(buf *out, const void *p, int32_t len)
