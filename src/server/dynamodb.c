@@ -78,9 +78,10 @@ typedef struct exchange {
 } exchange;
 
 /* A request's call of the engine, in the request's memory pool: when h2o disposes of the
- * request (its client gone), the core drops its answer. From when it may start (the
- * budget, budget.h) until it is disposed of, it is charged its request body, and from
- * when the call ran until its answer is handed to h2o, the answer too. */
+ * request (its client gone), the core drops its answer. From when it starts (the budget,
+ * budget.h) until it is disposed of, it is charged its request body and, once the call
+ * has built it, its answer (as built: a compressed answer is smaller), so that one
+ * charge and one release cover the exchange. */
 typedef struct http_call {
     core_call call;
     server *s;
@@ -235,8 +236,10 @@ static void add_preflight_headers(h2o_req_t *req)
 /* How send_response holds a body while h2o sends it: one in static memory is sent where it
  * is, one the caller allocated (malloc) is taken and freed when h2o disposes of the request
  * (after its last byte went out), and any other is copied into the request's pool. A page
- * is so held once, not copied, for as long as a slow client takes to read it. */
-typedef enum body_hold { BODY_COPY, BODY_STATIC, BODY_TAKEN } body_hold;
+ * is so held once, not copied, for as long as a slow client takes to read it. A taken
+ * body is charged to the budget, unless BODY_CHARGED says its call's charge covers it
+ * (http_call). */
+typedef enum body_hold { BODY_COPY, BODY_STATIC, BODY_TAKEN, BODY_CHARGED } body_hold;
 
 /* A taken body while h2o sends it: charged to the server's budget, and watched by a
  * timer that cuts the connection if its client has not taken the whole answer within
@@ -272,15 +275,15 @@ static void on_send_stalled(h2o_timeout_entry_t *entry)
     if (sock) shutdown(h2o_socket_get_fd(sock), SHUT_RDWR);
 }
 
-/* Ties data (malloc'd, len bytes) to the request's pool, charged to the budget and timed
- * as held_body says: freed when h2o clears the pool. */
-static void keep_until_disposed(h2o_req_t *req, char *data, size_t len)
+/* Ties data (malloc'd) to the request's pool, charged to the budget (charge bytes) and
+ * timed as held_body says: freed when h2o clears the pool. */
+static void keep_until_disposed(h2o_req_t *req, char *data, size_t charge)
 {
     http_loop *l = H2O_STRUCT_FROM_MEMBER(http_loop, ctx, req->conn->ctx);
     held_body *h = h2o_mem_alloc_shared(&req->pool, sizeof *h, free_taken_body);
     *h = (held_body){.data = data, .loop = l, .req = req};
     h->stalled.cb = on_send_stalled;
-    budget_charge(&l->budget, &h->charge, len);
+    budget_charge(&l->budget, &h->charge, charge);
     if (l->s->cfg.timeout_seconds) h2o_timeout_link(l->ctx.loop, &l->send_timeout, &h->stalled);
 }
 
@@ -298,12 +301,14 @@ static void send_body(h2o_req_t *req, const char *body, size_t len)
     h2o_send(req, &v, 1, H2O_SEND_STATE_FINAL);
 }
 
-/* Sends body with DynamoDB's headers, holding it as hold says (BODY_TAKEN: body is the
- * caller's malloc'd memory, freed here or with the request). */
+/* Sends body with DynamoDB's headers, holding it as hold says (BODY_TAKEN, BODY_CHARGED:
+ * body is the caller's malloc'd memory, freed here or with the request). */
 static void send_response(server *s, h2o_req_t *req, const exchange *x, int status,
                           const char *ctype, const char *body, size_t len, body_hold hold,
                           const char *op, const char *error, const char *message)
 {
+    int charged = hold == BODY_CHARGED;
+    if (charged) hold = BODY_TAKEN;
     /* Like DynamoDB, bodies from 4 KB on go compressed to a client that accepts it; the
      * checksum is then of the compressed bytes. The plain body is freed once the log line
      * (whose message may point into it) is written. */
@@ -342,7 +347,7 @@ static void send_response(server *s, h2o_req_t *req, const exchange *x, int stat
     log_request(s, x, op, status, error, message, id);
     if (hold == BODY_TAKEN && body != plain_taken) free(plain_taken);
     if (hold == BODY_TAKEN)
-        keep_until_disposed(req, (char *)body, len);
+        keep_until_disposed(req, (char *)body, charged ? 0 : len);
     else if (hold == BODY_COPY)
         body = h2o_strdup(&req->pool, body, len).base;
     send_body(req, body, len);
@@ -371,7 +376,7 @@ static void send_error(server *s, h2o_req_t *req, const exchange *x, int status,
 }
 
 /* The engine's answer to a call (or a 500 when it gave none); its body is taken from resp
- * (resp->body is left NULL). */
+ * (resp->body is left NULL), already charged to the budget as the call's. */
 static void send_call_response(server *s, h2o_req_t *req, const exchange *x, const char *ctype,
                                const char *op, qr_response *resp)
 {
@@ -394,12 +399,13 @@ static void send_call_response(server *s, h2o_req_t *req, const exchange *x, con
         send_response(s, req, &called, status, ctype, "", 0, BODY_STATIC, op, NULL, NULL);
     } else if (status == 200 && strcmp(op, "DescribeEndpoints") == 0 && host->len &&
                wire_endpoints_at(resp->body, resp->len, host->base, host->len, &at) == 0) {
-        send_response(s, req, &called, status, ctype, at.data, at.len, BODY_TAKEN, op, NULL, NULL);
+        send_response(s, req, &called, status, ctype, at.data, at.len, BODY_CHARGED, op, NULL,
+                      NULL);
         buf_init(&at, 0);
     } else {
         char *body = resp->body;
         resp->body = NULL;
-        send_response(s, req, &called, status, ctype, body, resp->len, BODY_TAKEN, op,
+        send_response(s, req, &called, status, ctype, body, resp->len, BODY_CHARGED, op,
                       resp->error_type, message);
     }
     buf_free(&at);
@@ -604,8 +610,8 @@ static const char *json_content_type(const h2o_iovec_t *v)
 static void on_call_answer(core_call *c, core_result *r, int unflushed)
 {
     http_call *hc = H2O_STRUCT_FROM_MEMBER(http_call, call, c);
-    /* The answer is charged from here on as the body h2o sends (held_body). */
-    budget_charge(&hc->loop->budget, &hc->charge, hc->x.len);
+    /* A worker's answer is charged as it arrives (one built on the loop already is). */
+    budget_charge(&hc->loop->budget, &hc->charge, hc->x.len + r->resp.len);
     if (unflushed) {
         char msg[600];
         snprintf(msg, sizeof msg, "the write-ahead log could not be written: %s", qr_flush_error());
@@ -628,7 +634,6 @@ static void call_dispose(void *p)
  * at once, so that the loop's next request of the turn is judged with it counted. */
 static void start_call(http_call *hc)
 {
-    budget_charge(&hc->loop->budget, &hc->charge, hc->x.len);
     if (core_call_start(hc->loop->core, &hc->call)) {
         send_error(hc->s, hc->req, &hc->x, 500, hc->ctype, hc->call.op, QR_E_INTERNAL,
                    "out of memory queueing the request");
