@@ -80,7 +80,7 @@ typedef struct exchange {
 /* A request's call of the engine, in the request's memory pool: when h2o disposes of the
  * request (its client gone), the core drops its answer. From when it starts (the budget,
  * budget.h) until it is disposed of, it is charged its request body and, once the call
- * has built it, its answer (as built: a compressed answer is smaller), so that one
+ * has built it, its answer at the size it was built (compressed, it holds less): one
  * charge and one release cover the exchange. */
 typedef struct http_call {
     core_call call;
@@ -247,7 +247,7 @@ typedef enum body_hold { BODY_COPY, BODY_STATIC, BODY_TAKEN, BODY_CHARGED } body
  * stops reading holds its share for that long at most. */
 typedef struct held_body {
     char *data;
-    size_t charge;
+    size_t len, charge;
     http_loop *loop;
     h2o_req_t *req;
     h2o_timeout_entry_t stalled;
@@ -269,19 +269,19 @@ static void on_send_stalled(h2o_timeout_entry_t *entry)
     if (h->loop->s->cfg.log_level <= SERVER_LOG_WARN)
         core_log("warn http status=%d error=SendTimeout message=\"the client took not all of "
                  "a %zu-byte answer within %u s: connection closed\"",
-                 h->req->res.status, h->charge, h->loop->s->cfg.timeout_seconds);
+                 h->req->res.status, h->len, h->loop->s->cfg.timeout_seconds);
     /* h2o's pending write then fails, and h2o closes the connection and disposes of the
      * request, which frees the body. */
     if (sock) shutdown(h2o_socket_get_fd(sock), SHUT_RDWR);
 }
 
-/* Ties data (malloc'd) to the request's pool, charged to the budget (charge bytes) and
- * timed as held_body says: freed when h2o clears the pool. */
-static void keep_until_disposed(h2o_req_t *req, char *data, size_t charge)
+/* Ties data (malloc'd, len bytes) to the request's pool, charged to the budget (charge
+ * bytes) and timed as held_body says: freed when h2o clears the pool. */
+static void keep_until_disposed(h2o_req_t *req, char *data, size_t len, size_t charge)
 {
     http_loop *l = H2O_STRUCT_FROM_MEMBER(http_loop, ctx, req->conn->ctx);
     held_body *h = h2o_mem_alloc_shared(&req->pool, sizeof *h, free_taken_body);
-    *h = (held_body){.data = data, .loop = l, .req = req};
+    *h = (held_body){.data = data, .len = len, .loop = l, .req = req};
     h->stalled.cb = on_send_stalled;
     budget_charge(&l->budget, &h->charge, charge);
     if (l->s->cfg.timeout_seconds) h2o_timeout_link(l->ctx.loop, &l->send_timeout, &h->stalled);
@@ -347,7 +347,7 @@ static void send_response(server *s, h2o_req_t *req, const exchange *x, int stat
     log_request(s, x, op, status, error, message, id);
     if (hold == BODY_TAKEN && body != plain_taken) free(plain_taken);
     if (hold == BODY_TAKEN)
-        keep_until_disposed(req, (char *)body, charged ? 0 : len);
+        keep_until_disposed(req, (char *)body, len, charged ? 0 : len);
     else if (hold == BODY_COPY)
         body = h2o_strdup(&req->pool, body, len).base;
     send_body(req, body, len);
