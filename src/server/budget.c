@@ -1,11 +1,9 @@
-/* budget.c — the server-wide budget of bytes held by exchanges (budget.h).
- *
- * A call starts while less than the limit is held, so one larger than the whole limit
- * still starts once the others are gone. Calls that may not start queue on their own
- * loop; a charge that brings the total under the limit sends a message to each loop with
- * calls waiting, which then starts its oldest while there is room. The fast path is one
- * load to admit and one atomic add per charge: the queues are only touched when the
- * budget is spent. */
+/* budget.c — the server-wide budget of bytes held by exchanges (budget.h). A call starts
+ * while less than the limit is held, so one larger than the whole limit still starts once
+ * the others are gone. Calls that may not start queue on their loop; a charge that brings
+ * the total under the limit sends each loop with calls waiting a message, and that loop
+ * starts its oldest while there is room. The fast path is an atomic load to admit and an
+ * atomic add per charge: the queues are touched only when the budget is spent. */
 #include "server/budget.h"
 
 #include <stdlib.h>
