@@ -8,10 +8,12 @@ loads N items of ~200 bytes (partitions of 100, as bench/scale's) unless --data 
 folder that holds them (bench/scale --keep leaves one: its table "big"), then runs wrk with
 CONNS connections replaying a mix of pre-signed requests (by default 55% GetItem, 20%
 PutItem over existing items, 5% DeleteItem, 18% Query(50), 2% Scan pages of 1000) and
-samples VmRSS every 0.5 s (--mix page=N adds Scan pages of DynamoDB's full 1 MB). Not a throughput benchmark: bench/http is that.
+samples VmRSS every 0.5 s (--mix page=N adds Scan pages of DynamoDB's full 1 MB; --mix
+pages is page=100, many connections of nothing but full pages, the load that the server's
+exchange budget bounds). Not a throughput benchmark: bench/http is that.
 
     bench/memory.py [--quarry build/quarry] [--items N] [--cache-size BYTES]
-                    [--seconds S] [--conns C] [--mix get=55,put=20,...] [--data DIR]
+                    [--seconds S] [--conns C] [--mix get=55,put=20,...|pages] [--data DIR]
 """
 import argparse
 import datetime
@@ -107,12 +109,15 @@ def load(port, n, threads=4):
 
 
 MIX = "get=55,put=20,delete=5,query=18,scan=2"
+# Named mixes: --mix NAME.
+MIXES = {"pages": "page=100"}
 # scan: a Scan page of 1000 items (~250 KB); page: a Scan page without a Limit (1 MB).
 KINDS = ("get", "put", "delete", "query", "scan", "page")
 
 
 def parse_mix(text):
-    """"get=55,put=20,..." as a list of (kind, weight)."""
+    """"get=55,put=20,..." (or a name of MIXES) as a list of (kind, weight)."""
+    text = MIXES.get(text, text)
     mix = []
     for part in text.split(","):
         kind, _, weight = part.partition("=")
@@ -164,7 +169,8 @@ def main():
     ap.add_argument("--cache-size", type=int, default=64 << 20)
     ap.add_argument("--seconds", type=float, default=300)
     ap.add_argument("--conns", type=int, default=64)
-    ap.add_argument("--mix", default=MIX, help="weights of the requests (default %s)" % MIX)
+    ap.add_argument("--mix", default=MIX, help="weights of the requests (default %s), or one "
+                    "of %s" % (MIX, ", ".join(MIXES)))
     ap.add_argument("--data", help="a folder holding table big (used as it is, and changed)")
     args = ap.parse_args()
     mix = parse_mix(args.mix)

@@ -36,9 +36,7 @@ int cli_cache_size_option(const char *prog, const char *value, qr_options *o);
     "  --cache-size BYTES    memory for the storage engine's caches and write buffers\n"           \
     "                        together (K, M or G: 64M; default 256M, at least 8M): the\n"          \
     "                        memtables, the item cache and RocksDB's block cache share it,\n"      \
-    "                        and the process stays within it plus about 64 MB, and\n"              \
-    "                        about 1.2 MB for each 1 MB Scan or Query page it is sending\n"        \
-    "                        (the page's JSON, held once until its last byte is out)\n"
+    "                        and the process stays within it plus about 64 MB\n"
 
 /* --model FILE, repeatable, for serve and call: at most this many. */
 #define CLI_MAX_MODELS 16

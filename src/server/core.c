@@ -372,6 +372,11 @@ int core_call_start(core_loop *l, core_call *c)
     return 0;
 }
 
+size_t core_call_held(const core_call *c)
+{
+    return c->job ? 0 : c->result.resp.len + c->result.cql.len;
+}
+
 void core_call_cancel(core_call *c)
 {
     if (h2o_linklist_is_linked(&c->turn_link)) h2o_linklist_unlink(&c->turn_link);

@@ -136,6 +136,10 @@ struct core_call {
  * or -1 (out of memory) when nothing ran and no answer will come. */
 int core_call_start(core_loop *l, core_call *c);
 
+/* Bytes of the answer the core holds for c until it delivers it: the body a call run on
+ * the loop has made; 0 for a call on a worker (its answer is the worker's until it comes). */
+size_t core_call_held(const core_call *c);
+
 /* The requester went away: c's answer, if still to come, is dropped and c is the core's
  * no more (a worker running it works on its own copies and its answer is freed unread).
  * Safe to call after the answer was delivered. */

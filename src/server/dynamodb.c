@@ -20,6 +20,7 @@
 #include "server/core.h" /* and h2o.h, which h2o/http1.h needs first */
 #include <h2o/http1.h>
 
+#include "server/budget.h"
 #include "server/console.h"
 #include "server/framing.h"
 #include "server/origin.h"
@@ -48,6 +49,7 @@ struct server {
     h2o_globalconf_t h2o;
     core_protocol proto;
     core *core;
+    budget budget; /* SERVER_EXCHANGE_BUDGET, over all loops */
 };
 
 /* What h2o keeps for the protocol on one of the core's loops. */
@@ -56,6 +58,8 @@ typedef struct http_loop {
     core_loop *core;
     h2o_context_t ctx;
     h2o_accept_ctx_t accept;
+    budget_loop budget;
+    h2o_timeout_t send_timeout; /* the server's timeout: an answer not taken by then is cut */
 } http_loop;
 
 /* The handler h2o calls, with the server it belongs to. */
@@ -74,13 +78,20 @@ typedef struct exchange {
 } exchange;
 
 /* A request's call of the engine, in the request's memory pool: when h2o disposes of the
- * request (its client gone), the core drops its answer. */
+ * request (its client gone), the core drops its answer. From when it starts (the budget,
+ * budget.h) until it is disposed of, it is charged its request body and, once the call
+ * has built it, its answer at the size it was built (compressed, it holds less): one
+ * charge and one release cover the exchange. */
 typedef struct http_call {
     core_call call;
     server *s;
+    http_loop *loop;
     h2o_req_t *req;
     exchange x;
     const char *ctype;
+    char region[64];
+    budget_wait wait;
+    size_t charge;
 } http_call;
 
 static void linger_keep(server *s, h2o_req_t *req);
@@ -225,19 +236,55 @@ static void add_preflight_headers(h2o_req_t *req)
 /* How send_response holds a body while h2o sends it: one in static memory is sent where it
  * is, one the caller allocated (malloc) is taken and freed when h2o disposes of the request
  * (after its last byte went out), and any other is copied into the request's pool. A page
- * is so held once, not copied, for as long as a slow client takes to read it. */
-typedef enum body_hold { BODY_COPY, BODY_STATIC, BODY_TAKEN } body_hold;
+ * is so held once, not copied, for as long as a slow client takes to read it. A taken
+ * body is charged to the budget, unless BODY_CHARGED says its call's charge covers it
+ * (http_call). */
+typedef enum body_hold { BODY_COPY, BODY_STATIC, BODY_TAKEN, BODY_CHARGED } body_hold;
 
-static void free_taken_body(void *slot)
+/* A taken body while h2o sends it: charged to the server's budget, and watched by a
+ * timer that cuts the connection if its client has not taken the whole answer within
+ * the server's timeout (h2o's HTTP/1 times out reads, not writes), so that a client that
+ * stops reading holds its share for that long at most. */
+typedef struct held_body {
+    char *data;
+    size_t len, charge;
+    http_loop *loop;
+    h2o_req_t *req;
+    h2o_timeout_entry_t stalled;
+} held_body;
+
+static void free_taken_body(void *p)
 {
-    free(*(char **)slot);
+    held_body *h = p;
+    if (h2o_timeout_is_linked(&h->stalled)) h2o_timeout_unlink(&h->stalled);
+    free(h->data);
+    budget_charge(&h->loop->budget, &h->charge, 0);
 }
 
-/* Ties data (malloc'd) to the request's pool: freed when h2o clears the pool. */
-static void keep_until_disposed(h2o_req_t *req, char *data)
+static void on_send_stalled(h2o_timeout_entry_t *entry)
 {
-    char **slot = h2o_mem_alloc_shared(&req->pool, sizeof *slot, free_taken_body);
-    *slot = data;
+    held_body *h = H2O_STRUCT_FROM_MEMBER(held_body, stalled, entry);
+    h2o_conn_t *conn = h->req->conn;
+    h2o_socket_t *sock = conn->callbacks->get_socket ? conn->callbacks->get_socket(conn) : NULL;
+    if (h->loop->s->cfg.log_level <= SERVER_LOG_WARN)
+        core_log("warn http status=%d error=SendTimeout message=\"the client took not all of "
+                 "a %zu-byte answer within %u s: connection closed\"",
+                 h->req->res.status, h->len, h->loop->s->cfg.timeout_seconds);
+    /* h2o's pending write then fails, and h2o closes the connection and disposes of the
+     * request, which frees the body. */
+    if (sock) shutdown(h2o_socket_get_fd(sock), SHUT_RDWR);
+}
+
+/* Ties data (malloc'd, len bytes) to the request's pool, charged to the budget (charge
+ * bytes) and timed as held_body says: freed when h2o clears the pool. */
+static void keep_until_disposed(h2o_req_t *req, char *data, size_t len, size_t charge)
+{
+    http_loop *l = H2O_STRUCT_FROM_MEMBER(http_loop, ctx, req->conn->ctx);
+    held_body *h = h2o_mem_alloc_shared(&req->pool, sizeof *h, free_taken_body);
+    *h = (held_body){.data = data, .len = len, .loop = l, .req = req};
+    h->stalled.cb = on_send_stalled;
+    budget_charge(&l->budget, &h->charge, charge);
+    if (l->s->cfg.timeout_seconds) h2o_timeout_link(l->ctx.loop, &l->send_timeout, &h->stalled);
 }
 
 /* h2o_send_inline's answer, with the body sent from where it is (the pool or static
@@ -254,12 +301,14 @@ static void send_body(h2o_req_t *req, const char *body, size_t len)
     h2o_send(req, &v, 1, H2O_SEND_STATE_FINAL);
 }
 
-/* Sends body with DynamoDB's headers, holding it as hold says (BODY_TAKEN: body is the
- * caller's malloc'd memory, freed here or with the request). */
+/* Sends body with DynamoDB's headers, holding it as hold says (BODY_TAKEN, BODY_CHARGED:
+ * body is the caller's malloc'd memory, freed here or with the request). */
 static void send_response(server *s, h2o_req_t *req, const exchange *x, int status,
                           const char *ctype, const char *body, size_t len, body_hold hold,
                           const char *op, const char *error, const char *message)
 {
+    int charged = hold == BODY_CHARGED;
+    if (charged) hold = BODY_TAKEN;
     /* Like DynamoDB, bodies from 4 KB on go compressed to a client that accepts it; the
      * checksum is then of the compressed bytes. The plain body is freed once the log line
      * (whose message may point into it) is written. */
@@ -298,7 +347,7 @@ static void send_response(server *s, h2o_req_t *req, const exchange *x, int stat
     log_request(s, x, op, status, error, message, id);
     if (hold == BODY_TAKEN && body != plain_taken) free(plain_taken);
     if (hold == BODY_TAKEN)
-        keep_until_disposed(req, (char *)body);
+        keep_until_disposed(req, (char *)body, len, charged ? 0 : len);
     else if (hold == BODY_COPY)
         body = h2o_strdup(&req->pool, body, len).base;
     send_body(req, body, len);
@@ -327,7 +376,7 @@ static void send_error(server *s, h2o_req_t *req, const exchange *x, int status,
 }
 
 /* The engine's answer to a call (or a 500 when it gave none); its body is taken from resp
- * (resp->body is left NULL). */
+ * (resp->body is left NULL), already charged to the budget as the call's. */
 static void send_call_response(server *s, h2o_req_t *req, const exchange *x, const char *ctype,
                                const char *op, qr_response *resp)
 {
@@ -350,12 +399,13 @@ static void send_call_response(server *s, h2o_req_t *req, const exchange *x, con
         send_response(s, req, &called, status, ctype, "", 0, BODY_STATIC, op, NULL, NULL);
     } else if (status == 200 && strcmp(op, "DescribeEndpoints") == 0 && host->len &&
                wire_endpoints_at(resp->body, resp->len, host->base, host->len, &at) == 0) {
-        send_response(s, req, &called, status, ctype, at.data, at.len, BODY_TAKEN, op, NULL, NULL);
+        send_response(s, req, &called, status, ctype, at.data, at.len, BODY_CHARGED, op, NULL,
+                      NULL);
         buf_init(&at, 0);
     } else {
         char *body = resp->body;
         resp->body = NULL;
-        send_response(s, req, &called, status, ctype, body, resp->len, BODY_TAKEN, op,
+        send_response(s, req, &called, status, ctype, body, resp->len, BODY_CHARGED, op,
                       resp->error_type, message);
     }
     buf_free(&at);
@@ -560,6 +610,8 @@ static const char *json_content_type(const h2o_iovec_t *v)
 static void on_call_answer(core_call *c, core_result *r, int unflushed)
 {
     http_call *hc = H2O_STRUCT_FROM_MEMBER(http_call, call, c);
+    /* A worker's answer is charged as it arrives (one built on the loop already is). */
+    budget_charge(&hc->loop->budget, &hc->charge, hc->x.len + r->resp.len);
     if (unflushed) {
         char msg[600];
         snprintf(msg, sizeof msg, "the write-ahead log could not be written: %s", qr_flush_error());
@@ -571,7 +623,28 @@ static void on_call_answer(core_call *c, core_result *r, int unflushed)
 
 static void call_dispose(void *p)
 {
-    core_call_cancel(&((http_call *)p)->call);
+    http_call *hc = p;
+    budget_cancel(&hc->loop->budget, &hc->wait);
+    core_call_cancel(&hc->call);
+    budget_charge(&hc->loop->budget, &hc->charge, 0);
+}
+
+/* Runs hc's call, which the budget let start. A call run on the loop has built its answer
+ * when core_call_start returns, and the core holds it until the turn ends: it is charged
+ * at once, so that the loop's next request of the turn is judged with it counted. */
+static void start_call(http_call *hc)
+{
+    if (core_call_start(hc->loop->core, &hc->call)) {
+        send_error(hc->s, hc->req, &hc->x, 500, hc->ctype, hc->call.op, QR_E_INTERNAL,
+                   "out of memory queueing the request");
+        return;
+    }
+    budget_charge(&hc->loop->budget, &hc->charge, hc->x.len + core_call_held(&hc->call));
+}
+
+static void on_budget_admit(budget_wait *w)
+{
+    start_call(H2O_STRUCT_FROM_MEMBER(http_call, wait, w));
 }
 
 /* ---- GET /metrics ---- */
@@ -584,6 +657,25 @@ static int is_metrics_path(const h2o_req_t *req)
     const char *q = memchr(path, '?', len);
     if (q) len = (size_t)(q - path);
     return h2o_memis(path, len, H2O_STRLIT(METRICS_PATH));
+}
+
+/* The server's own gauges after the database's: the exchange budget (budget.h). */
+static int append_budget_metrics(server *s, buf *out)
+{
+    return buf_printf(out,
+                      "# HELP quarry_http_exchange_bytes Bytes the HTTP exchanges under way "
+                      "hold: answers built and not yet sent, and their calls' request bodies.\n"
+                      "# TYPE quarry_http_exchange_bytes gauge\n"
+                      "quarry_http_exchange_bytes %zu\n"
+                      "# HELP quarry_http_exchange_budget_bytes What the exchanges may hold "
+                      "before further calls wait.\n"
+                      "# TYPE quarry_http_exchange_budget_bytes gauge\n"
+                      "quarry_http_exchange_budget_bytes %zu\n"
+                      "# HELP quarry_http_calls_waiting Calls waiting for the exchanges "
+                      "under way to release bytes of the budget.\n"
+                      "# TYPE quarry_http_calls_waiting gauge\n"
+                      "quarry_http_calls_waiting %u\n",
+                      budget_held(&s->budget), s->budget.limit, budget_waiting(&s->budget));
 }
 
 /* The database's metrics (qr_metrics), to a request authenticated as the API's are: by
@@ -604,11 +696,18 @@ static void send_metrics(server *s, h2o_req_t *req, const exchange *x)
     }
     char *text = NULL;
     size_t len = 0;
-    if (qr_metrics(s->db, &text, &len) != QR_OK) {
+    buf all;
+    buf_init(&all, 0);
+    int failed = qr_metrics(s->db, &text, &len) != QR_OK || buf_append(&all, text, len) ||
+                 append_budget_metrics(s, &all);
+    free(text);
+    if (failed) {
+        buf_free(&all);
         send_error(s, req, x, 500, WIRE_JSON_CONTENT_TYPE, "metrics", QR_E_INTERNAL,
                    "the metrics could not be gathered");
         return;
     }
+    text = buf_detach(&all, &len);
     send_response(s, req, x, 200, METRICS_CONTENT_TYPE, text, len, BODY_TAKEN, "metrics", NULL,
                   NULL);
 }
@@ -875,18 +974,18 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
                                req->input.path.len - (size_t)(query + 1 - req->input.path.base),
                                region, sizeof region);
 
+    /* The call may wait for the budget: what it needs lives in the request's pool. */
     http_call *hc = h2o_mem_alloc_shared(&req->pool, sizeof *hc, call_dispose);
-    *hc = (http_call){.call = {.op = op,
-                               .body = x.body,
-                               .len = x.len,
-                               .region = region,
-                               .answer = on_call_answer},
+    *hc = (http_call){.call = {.op = op, .body = x.body, .len = x.len, .answer = on_call_answer},
                       .s = s,
+                      .loop = l,
                       .req = req,
                       .x = x,
-                      .ctype = ctype};
-    if (core_call_start(l->core, &hc->call))
-        send_error(s, req, &x, 500, ctype, op, QR_E_INTERNAL, "out of memory queueing the request");
+                      .ctype = ctype,
+                      .wait = {.admit = on_budget_admit}};
+    snprintf(hc->region, sizeof hc->region, "%s", region);
+    hc->call.region = hc->region;
+    if (budget_admit(&l->budget, &hc->wait)) start_call(hc);
     return 0;
 }
 
@@ -913,6 +1012,8 @@ static void http_loop_open(core_loop *cl, void *state, void *arg)
     h2o_context_init(&l->ctx, core_loop_evloop(cl), &l->s->h2o);
     l->accept.ctx = &l->ctx;
     l->accept.hosts = l->s->h2o.hosts;
+    budget_loop_open(&l->s->budget, &l->budget, l->ctx.queue);
+    h2o_timeout_init(l->ctx.loop, &l->send_timeout, (uint64_t)l->s->cfg.timeout_seconds * 1000);
 }
 
 static void http_serve(void *state, h2o_socket_t *sock)
@@ -949,6 +1050,8 @@ static void http_loop_close(void *state)
      * wants gone; quarry serves no HTTP/2, so nothing waits on it. */
     if (h2o_timeout_is_linked(&l->ctx.http2._graceful_shutdown_timeout))
         h2o_timeout_unlink(&l->ctx.http2._graceful_shutdown_timeout);
+    budget_loop_close(&l->budget);
+    h2o_timeout_dispose(l->ctx.loop, &l->send_timeout);
     h2o_context_dispose(&l->ctx);
 }
 
@@ -957,6 +1060,7 @@ static void http_loop_close(void *state)
 static void server_free(server *s)
 {
     h2o_config_dispose(&s->h2o);
+    budget_dispose(&s->budget);
     free(s);
 }
 
@@ -973,6 +1077,11 @@ int server_start(qr_db *db, const server_config *cfg, server **out, char *errbuf
     if (s->cfg.max_body == 0) s->cfg.max_body = SERVER_MAX_BODY;
     s->ops = qr_operations();
     s->stream_ops = qr_stream_operations();
+    if (budget_init(&s->budget, SERVER_EXCHANGE_BUDGET, cfg->loops ? cfg->loops : 1)) {
+        snprintf(errbuf, errlen, "out of memory");
+        free(s);
+        return -1;
+    }
 
     h2o_config_init(&s->h2o);
     s->h2o.server_name = h2o_iovec_init(H2O_STRLIT("quarry"));

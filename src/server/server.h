@@ -13,6 +13,13 @@
 /* DynamoDB's limit on the size of one HTTP request body. */
 #define SERVER_MAX_BODY ((size_t)16 << 20)
 
+/* What the exchanges under way may hold together: the answers built and not yet sent
+ * and the request bodies of their calls. A call starts only while less is held; others
+ * wait (in order, on their event loop) for sends to complete. So one larger than this
+ * still goes out, alone, and the memory answers hold does not grow with the number of
+ * connections: it passes this by at most what the calls already started build. */
+#define SERVER_EXCHANGE_BUDGET ((size_t)16 << 20)
+
 typedef enum server_log_level {
     SERVER_LOG_DEBUG,
     SERVER_LOG_INFO,  /* one line per request */
@@ -49,7 +56,8 @@ typedef struct server_config {
     unsigned workers;         /* threads for calls that may wait for a sync; 0 runs every
                                  call on its event loop (right when writes are not synced) */
     unsigned max_connections; /* open connections at once; more are refused */
-    unsigned timeout_seconds; /* an idle connection is closed after this */
+    unsigned timeout_seconds; /* an idle connection is closed after this, and one whose
+                                 client has not taken a whole answer by then is cut */
     size_t max_body;          /* bytes; 0 means SERVER_MAX_BODY */
     server_log_level log_level;
     const sigv4_keyring *keys; /* borrowed; NULL accepts any access key */
