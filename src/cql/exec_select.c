@@ -24,6 +24,9 @@
 #include "model/value.h"
 #include "util/jsonread.h"
 
+/* How long an index read waits for the index to take the writes acknowledged before it. */
+#define INDEX_CATCH_UP_MS 5000
+
 /* ---- byte bounds ---- */
 
 /* The escaped form the engine keeps a binary sort key in, without its terminator: raw
@@ -1366,8 +1369,9 @@ static int read_index(qctx *q)
     }
     json_decref(av);
     /* Cassandra's index reads see every write acknowledged before them: the engine's
-     * global index is let catch up first (a second at most, then it is read as it is) */
-    propagate_catch_up(c->db, 1000);
+     * global index is let catch up first (INDEX_CATCH_UP_MS at most, then it is read as
+     * it is: a worker that far behind is stuck or buried, and the read must still end) */
+    propagate_catch_up(c->db, INDEX_CATCH_UP_MS);
     range_cursor *cur = cursor_open(c->db, q->et, ix, &lower, &upper, 1, 0, NULL);
     const char *json;
     size_t len, size;
