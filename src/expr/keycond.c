@@ -135,8 +135,8 @@ static int begins_with_number(const char *prefix, qr_err *err)
 
 static int type_mismatch(qr_err *err)
 {
-    return err_validation(err, "One or more parameter values were invalid: Condition parameter "
-                               "type does not match schema type");
+    return err_validation(err, QR_MSG_INVALID_PARAMETER "Condition parameter "
+                                                        "type does not match schema type");
 }
 
 /* Index of name in names[0..n), or -1. */

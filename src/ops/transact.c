@@ -276,7 +276,7 @@ static int parse_action(qr_db *db, json_t *entry, size_t idx, size_t n, int is_g
     json_t *name = json_object_get(spec, "TableName");
     if (param_check_table_name(name, name_field, err)) return -1;
     if ((m->t = ops_table_get(db, json_string_value(name))) == NULL)
-        return err_set(err, QR_E_NOT_FOUND, "Requested resource not found");
+        return err_set(err, QR_E_NOT_FOUND, QR_MSG_NOT_FOUND);
     if (param_enum(spec, "ReturnValuesOnConditionCheckFailure", on_failure_modes, "NONE",
                    &m->on_failure, err))
         return -1;
@@ -488,7 +488,7 @@ static int evaluate(item_txn *x, size_t i, transact_member *a, json_t *reasons, 
             int applied = a->old ? expr_update_apply(a->update, a->new_item, &e)
                                  : expr_update_apply_missing(a->update, a->new_item, &e);
             if (applied == 0 && item_size(a->new_item) > QR_MAX_ITEM_SIZE)
-                err_validation(&e, "Item size to update has exceeded the maximum allowed size");
+                err_validation(&e, QR_MSG_UPDATE_TOO_LARGE);
             /* A value the update wrote may bring a map key over the name limit, as in UpdateItem.
              */
             if (applied == 0 && e.type == NULL) item_check_names(a->new_item, &e);
@@ -525,8 +525,7 @@ static int cancel(json_t *reasons, qr_err *err)
 {
     buf msg;
     buf_init(&msg, 0);
-    buf_puts(&msg,
-             "Transaction cancelled, please refer cancellation reasons for specific reasons [");
+    buf_puts(&msg, QR_MSG_TXN_CANCELED "[");
     size_t i;
     json_t *r;
     json_array_foreach(reasons, i, r)
