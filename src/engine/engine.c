@@ -847,11 +847,7 @@ static int check_key_value(const key_attr *ka, json_t *v, int is_sort, int in_it
     }
     size_t size = value_size(v);
     if (size == 0 && actual != 'N')
-        return err_validation(
-            err,
-            "One or more parameter values are not valid. The AttributeValue for a key attribute "
-            "cannot contain an empty %s value. Key: %s",
-            actual == 'S' ? "string" : "binary", ka->name);
+        return err_validation(err, QR_MSG_EMPTY_KEY, actual == 'S' ? "string" : "binary", ka->name);
     if (!is_sort && size > QR_MAX_PK_SIZE)
         return err_validation(err, QR_MSG_INVALID_PARAMETER
                               "Size of hashkey has "

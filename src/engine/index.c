@@ -522,13 +522,8 @@ int index_check_item(const table *t, const json_t *item, qr_err *err)
                     size_t size = value_size(one);
                     json_decref(one);
                     if (type != 'N' && size == 0)
-                        return err_validation(
-                            err,
-                            "One or more parameter values are not valid. A value specified for "
-                            "a secondary index key is not supported. The AttributeValue for a "
-                            "key attribute cannot contain an empty %s value. IndexName: %s, "
-                            "IndexKey: %s",
-                            type == 'S' ? "string" : "binary", ix->name, name);
+                        return err_validation(err, QR_MSG_EMPTY_INDEX_KEY,
+                                              type == 'S' ? "string" : "binary", ix->name, name);
                     if (size > QR_MAX_PK_SIZE)
                         return err_validation(err, QR_MSG_INVALID_PARAMETER
                                               "Size of hashkey has "
@@ -544,12 +539,8 @@ int index_check_item(const table *t, const json_t *item, qr_err *err)
                                       "Expected: %c Actual: %s IndexName: %s",
                                       name, type, actual, ix->name);
             if (type != 'N' && value_size(v) == 0)
-                return err_validation(
-                    err,
-                    "One or more parameter values are not valid. A value specified for a "
-                    "secondary index key is not supported. The AttributeValue for a key "
-                    "attribute cannot contain an empty %s value. IndexName: %s, IndexKey: %s",
-                    type == 'S' ? "string" : "binary", ix->name, name);
+                return err_validation(err, QR_MSG_EMPTY_INDEX_KEY,
+                                      type == 'S' ? "string" : "binary", ix->name, name);
             if (k < ix->npk && value_size(v) > QR_MAX_PK_SIZE)
                 return err_validation(err, QR_MSG_INVALID_PARAMETER
                                       "Size of hashkey has exceeded "

@@ -36,10 +36,9 @@ static int check_projection_styles(json_t *items, qr_err *err)
         legacy |= atg != NULL && !json_is_null(atg);
     }
     if (expression && legacy)
-        return err_validation(
-            err, "Can not use both expression and non-expression parameters in the same request: "
-                 "Non-expression parameters: {AttributesToGet} Expression parameters: "
-                 "{ProjectionExpression}");
+        return err_validation(err, QR_MSG_MIXED_EXPRESSIONS
+                              "Non-expression parameters: {AttributesToGet} Expression parameters: "
+                              "{ProjectionExpression}");
     return 0;
 }
 

@@ -97,11 +97,8 @@ static int parse_write_exprs(req_exprs *x, json_t *req, int allowed, qr_err *err
             int levels = value_nesting(v);
             /* far past the limit, the older reading names the value's key, bare */
             if (levels > QR_DEEP_READ_LEVELS + 1)
-                return err_validation(
-                    err,
-                    "ExpressionAttributeValues contains invalid value: " QR_MSG_TOO_DEEP
-                    " for key %s",
-                    k);
+                return err_validation(err, QR_MSG_INVALID_VALUE "" QR_MSG_TOO_DEEP " for key %s",
+                                      k);
             if (levels > QR_MAX_DEPTH)
                 return err_validation(err, "1 validation error detected: " QR_MSG_TOO_DEEP);
         }
@@ -515,20 +512,12 @@ int items_update(qr_db *db, const item_request *r, json_t **answer, qr_err *err)
     }
     /* An update that leaves an index key empty is told so in the update's own words. */
     if (item && index_check_item(r->t, item, err)) {
-        static const char empty[] =
-            "One or more parameter values are not valid. A value specified for a secondary "
-            "index key is not supported. The AttributeValue for a key attribute cannot "
-            "contain an empty ";
+        static const char empty[] = QR_MSG_EMPTY_INDEX_KEY_START;
         if (strncmp(err->msg, empty, sizeof empty - 1) == 0) {
             const char *kind =
                 strncmp(err->msg + sizeof empty - 1, "binary", 6) == 0 ? "binary" : "string";
             err_clear(err);
-            err_validation(
-                err,
-                "One or more parameter values are not valid. The update expression attempted to "
-                "update a secondary index key to a value that is not supported. The AttributeValue "
-                "for a key attribute cannot contain an empty %s value.",
-                kind);
+            err_validation(err, QR_MSG_EMPTY_INDEX_UPDATE, kind);
         }
         goto done;
     }

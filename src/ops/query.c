@@ -387,11 +387,10 @@ static int check_value_nesting(json_t *req, qr_err *err)
     json_object_foreach(json_object_get(req, "ExpressionAttributeValues"), k, v)
     {
         if (value_nesting(v) > QR_MAX_DEPTH)
-            return err_validation(
-                err,
-                "ExpressionAttributeValues contains invalid value: Nesting Levels have "
-                "exceeded supported limits for key %s",
-                k);
+            return err_validation(err,
+                                  QR_MSG_INVALID_VALUE "Nesting Levels have "
+                                                       "exceeded supported limits for key %s",
+                                  k);
     }
     return 0;
 }

@@ -163,18 +163,13 @@ static int has_key_attributes(const table *t, const json_t *v)
  * ValidationException of the whole request, where other bad key values cancel it. */
 static int empty_key_value(const qr_err *err)
 {
-    static const char empty[] =
-        "One or more parameter values are not valid. The AttributeValue for a key "
-        "attribute cannot contain an empty";
+    static const char empty[] = QR_MSG_EMPTY_KEY_START;
     return strncmp(err->msg, empty, sizeof empty - 1) == 0;
 }
 
 static int empty_index_value(const qr_err *err)
 {
-    static const char empty[] =
-        "One or more parameter values are not valid. A value specified for a secondary "
-        "index key is not supported. The AttributeValue for a key attribute cannot "
-        "contain an empty ";
+    static const char empty[] = QR_MSG_EMPTY_INDEX_KEY_START;
     return strncmp(err->msg, empty, sizeof empty - 1) == 0;
 }
 
@@ -362,10 +357,7 @@ static int precheck_write_action(json_t *entry, qr_err *err)
     json_object_foreach(json_object_get(spec, "ExpressionAttributeValues"), k, v)
     {
         if (value_nesting(v) > QR_MAX_DEPTH + 1)
-            return err_validation(
-                err,
-                "ExpressionAttributeValues contains invalid value: " QR_MSG_TOO_DEEP " for key %s",
-                k);
+            return err_validation(err, QR_MSG_INVALID_VALUE "" QR_MSG_TOO_DEEP " for key %s", k);
     }
     return 0;
 }
@@ -464,12 +456,8 @@ static int check_updated_index_keys(const transact_member *a, qr_err *e, qr_err 
 {
     if (a->new_item == NULL || index_check_item(a->t, a->new_item, e) == 0) return 0;
     if (!empty_index_value(e)) return -1;
-    err_validation(
-        fatal,
-        "One or more parameter values are not valid. The update expression attempted to update "
-        "a secondary index key to a value that is not supported. The AttributeValue for a key "
-        "attribute cannot contain an empty %s value.",
-        strstr(e->msg, "empty binary") ? "binary" : "string");
+    err_validation(fatal, QR_MSG_EMPTY_INDEX_UPDATE,
+                   strstr(e->msg, "empty binary") ? "binary" : "string");
     err_clear(e);
     return -2;
 }

@@ -87,6 +87,26 @@ int err_validation(qr_err *e, const char *fmt, ...) __attribute__((format(printf
 #define QR_MSG_DUPLICATE_KEYS "Provided list of item keys contains duplicates"
 /* The start of a refusal of a parameter's value; the problem follows it. */
 #define QR_MSG_INVALID_PARAMETER "One or more parameter values were invalid: "
+/* A key attribute's or an index key's empty S or B value (the START texts are what the
+ * messages begin with): "string" or "binary", then the key's name; an index's name then
+ * its key's. An update that would empty an index key is told so in its own words. */
+#define QR_MSG_NOT_VALID "One or more parameter values are not valid. "
+#define QR_MSG_EMPTY_KEY_START                                                                     \
+    QR_MSG_NOT_VALID "The AttributeValue for a key attribute cannot contain an empty "
+#define QR_MSG_EMPTY_KEY QR_MSG_EMPTY_KEY_START "%s value. Key: %s"
+#define QR_MSG_EMPTY_INDEX_KEY_START                                                               \
+    QR_MSG_NOT_VALID "A value specified for a secondary index key is not supported. The "          \
+                     "AttributeValue for a key attribute cannot contain an empty "
+#define QR_MSG_EMPTY_INDEX_KEY QR_MSG_EMPTY_INDEX_KEY_START "%s value. IndexName: %s, IndexKey: %s"
+#define QR_MSG_EMPTY_INDEX_UPDATE                                                                  \
+    QR_MSG_NOT_VALID "The update expression attempted to update a secondary index key to a "       \
+                     "value that is not supported. The AttributeValue for a key attribute "        \
+                     "cannot contain an empty %s value."
+/* The start of a refusal of an ExpressionAttributeValues member; the problem follows. */
+#define QR_MSG_INVALID_VALUE "ExpressionAttributeValues contains invalid value: "
+/* The start of a refusal of a request that mixes expressions with legacy parameters. */
+#define QR_MSG_MIXED_EXPRESSIONS                                                                   \
+    "Can not use both expression and non-expression parameters in the same request: "
 /* A cancelled transaction: the text then "[" and its reasons' codes joined by ", ", "]". */
 #define QR_MSG_TXN_CANCELED                                                                        \
     "Transaction cancelled, please refer cancellation reasons for specific reasons "
