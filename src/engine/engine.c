@@ -523,7 +523,7 @@ int catalog_create(qr_db *db, json_t *desc, table **out, qr_err *err)
     if (found) {
         pthread_mutex_unlock(&db->catalog_lock);
         pthread_rwlock_unlock(&db->schema_lock);
-        err_set(err, QR_E_IN_USE, "Table already exists: %s", name); /* name lives in desc */
+        err_set(err, QR_E_IN_USE, QR_MSG_TABLE_EXISTS, name); /* name lives in desc */
         json_decref(desc);
         return -1;
     }
@@ -596,7 +596,7 @@ int catalog_change_schema(qr_db *db, const char *name, schema_change_fn change, 
     pthread_mutex_lock(&db->catalog_lock);
     size_t slot = find_slot(db, name, &found);
     if (!found) {
-        err_set(err, QR_E_NOT_FOUND, "Requested resource not found: Table: %s not found", name);
+        err_set(err, QR_E_NOT_FOUND, QR_MSG_TABLE_NOT_FOUND, name);
         goto out;
     }
     table *t = db->tables[slot];
@@ -633,8 +633,7 @@ int catalog_delete(qr_db *db, table *t, qr_err *err)
     size_t slot = find_slot(db, t->name, &found);
     if (!found || db->tables[slot] != t) {
         pthread_mutex_unlock(&db->catalog_lock);
-        return err_set(err, QR_E_NOT_FOUND, "Requested resource not found: Table: %s not found",
-                       t->name);
+        return err_set(err, QR_E_NOT_FOUND, QR_MSG_TABLE_NOT_FOUND, t->name);
     }
     buf k, lo, hi;
     buf_init(&k, 0);
@@ -831,10 +830,9 @@ static int check_key_value(const key_attr *ka, json_t *v, int is_sort, int in_it
 {
     if (v == NULL) {
         if (in_item)
-            return err_validation(
-                err, "One or more parameter values were invalid: Missing the key %s in the item",
-                ka->name);
-        return err_validation(err, "The provided key element does not match the schema");
+            return err_validation(err, QR_MSG_INVALID_PARAMETER "Missing the key %s in the item",
+                                  ka->name);
+        return err_validation(err, QR_MSG_KEY_SCHEMA);
     }
     if (value_validate(v, 1, ka->name, err)) return -1;
     qr_type t = value_type(v);
@@ -842,34 +840,30 @@ static int check_key_value(const key_attr *ka, json_t *v, int is_sort, int in_it
     if (actual != ka->type) {
         if (in_item)
             return err_validation(err,
-                                  "One or more parameter values were invalid: Type mismatch for "
-                                  "key %s expected: %c actual: %s",
+                                  QR_MSG_INVALID_PARAMETER "Type mismatch for "
+                                                           "key %s expected: %c actual: %s",
                                   ka->name, ka->type, value_type_name(t));
-        return err_validation(err, "The provided key element does not match the schema");
+        return err_validation(err, QR_MSG_KEY_SCHEMA);
     }
     size_t size = value_size(v);
     if (size == 0 && actual != 'N')
-        return err_validation(
-            err,
-            "One or more parameter values are not valid. The AttributeValue for a key attribute "
-            "cannot contain an empty %s value. Key: %s",
-            actual == 'S' ? "string" : "binary", ka->name);
+        return err_validation(err, QR_MSG_EMPTY_KEY, actual == 'S' ? "string" : "binary", ka->name);
     if (!is_sort && size > QR_MAX_PK_SIZE)
-        return err_validation(err, "One or more parameter values were invalid: Size of hashkey has "
-                                   "exceeded the maximum size limit of2048 bytes");
+        return err_validation(err, QR_MSG_INVALID_PARAMETER
+                              "Size of hashkey has "
+                              "exceeded the maximum size limit of2048 bytes");
     if (is_sort && size > QR_MAX_SK_SIZE)
-        return err_validation(err, "One or more parameter values were invalid: Aggregated size of "
-                                   "all range keys has exceeded the size limit of 1024 bytes");
+        return err_validation(err, QR_MSG_INVALID_PARAMETER
+                              "Aggregated size of "
+                              "all range keys has exceeded the size limit of 1024 bytes");
     return 0;
 }
 
 int key_check_key(const table *t, json_t *key, qr_err *err)
 {
-    if (!json_is_object(key))
-        return err_validation(err, "The provided key element does not match the schema");
+    if (!json_is_object(key)) return err_validation(err, QR_MSG_KEY_SCHEMA);
     size_t want = t->sk.name ? 2 : 1;
-    if (json_object_size(key) != want)
-        return err_validation(err, "The provided key element does not match the schema");
+    if (json_object_size(key) != want) return err_validation(err, QR_MSG_KEY_SCHEMA);
     if (check_key_value(&t->pk, json_object_get(key, t->pk.name), 0, 0, err)) return -1;
     if (t->sk.name && check_key_value(&t->sk, json_object_get(key, t->sk.name), 1, 0, err))
         return -1;

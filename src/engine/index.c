@@ -126,25 +126,23 @@ static int check_projection(json_t *def, json_t *key_names, size_t *projected, q
     json_t *type = json_object_get(proj, "ProjectionType"),
            *nka = json_object_get(proj, "NonKeyAttributes");
     if (type == NULL || json_is_null(type))
-        return err_validation(
-            err, "One or more parameter values were invalid: Unknown ProjectionType: null");
+        return err_validation(err, QR_MSG_INVALID_PARAMETER "Unknown ProjectionType: null");
     const char *ts = json_is_string(type) ? json_string_value(type) : "";
     if (strcmp(ts, "INCLUDE") == 0) {
         if (!json_is_array(nka))
-            return err_validation(
-                err, "One or more parameter values were invalid: ProjectionType is INCLUDE, but "
-                     "NonKeyAttributes is not specified");
+            return err_validation(err,
+                                  QR_MSG_INVALID_PARAMETER "ProjectionType is INCLUDE, but "
+                                                           "NonKeyAttributes is not specified");
         size_t i, j;
         json_t *a;
         json_array_foreach(nka, i, a)
         {
             for (j = 0; j < i; j++)
                 if (json_equal(json_array_get(nka, j), a))
-                    return err_validation(
-                        err,
-                        "One or more parameter values were invalid: Duplicate element in "
-                        "NonKeyAttributes: %s",
-                        json_string_value(a));
+                    return err_validation(err,
+                                          QR_MSG_INVALID_PARAMETER "Duplicate element in "
+                                                                   "NonKeyAttributes: %s",
+                                          json_string_value(a));
         }
         /* Key attributes may be listed; they are projected anyway and count for nothing. */
         json_array_foreach(nka, i, a)
@@ -156,15 +154,15 @@ static int check_projection(json_t *def, json_t *key_names, size_t *projected, q
         if (*projected > QR_MAX_PROJECTED)
             return err_validation(
                 err,
-                "One or more parameter values were invalid: Number of projected attributes "
+                QR_MSG_INVALID_PARAMETER
+                "Number of projected attributes "
                 "in all indexes exceeds limit of %d, number of projected attributes:%zu",
                 QR_MAX_PROJECTED, *projected);
     } else if (nka && json_array_size(nka) > 0) {
-        return err_validation(
-            err,
-            "One or more parameter values were invalid: ProjectionType is %s, but "
-            "NonKeyAttributes is specified",
-            ts);
+        return err_validation(err,
+                              QR_MSG_INVALID_PARAMETER "ProjectionType is %s, but "
+                                                       "NonKeyAttributes is specified",
+                              ts);
     }
     return 0;
 }
@@ -197,15 +195,14 @@ static int check_index_keys(json_t *def, json_t *defs, int global, const char *t
             return err_validation(
                 err, "Invalid KeySchema: The first KeySchemaElement is not a HASH key type");
         if (hash && nrange)
-            return err_validation(
-                err, "One or more parameter values were invalid: All HASH key attributes must "
-                     "precede RANGE key attributes in the KeySchema");
+            return err_validation(err, QR_MSG_INVALID_PARAMETER
+                                  "All HASH key attributes must "
+                                  "precede RANGE key attributes in the KeySchema");
         if (hash ? ++nhash > QR_MAX_KEY_ATTRS : ++nrange > QR_MAX_KEY_ATTRS)
-            return err_validation(
-                err,
-                "One or more parameter values were invalid: The KeySchema exceeds the maximum "
-                "allowed number of %s key attributes",
-                hash ? "HASH" : "RANGE");
+            return err_validation(err,
+                                  QR_MSG_INVALID_PARAMETER "The KeySchema exceeds the maximum "
+                                                           "allowed number of %s key attributes",
+                                  hash ? "HASH" : "RANGE");
         if (!global && i == 1 && hash)
             return err_validation(
                 err, "Invalid KeySchema: The second KeySchemaElement is not a RANGE key type");
@@ -222,7 +219,8 @@ static int check_index_keys(json_t *def, json_t *defs, int global, const char *t
             index_definition_names(defs, names, sizeof names);
             return err_validation(
                 err,
-                "One or more parameter values were invalid: Some index key attributes are "
+                QR_MSG_INVALID_PARAMETER
+                "Some index key attributes are "
                 "not defined in AttributeDefinitions. Keys: [%s], AttributeDefinitions: [%s]",
                 json_string_value(an), names);
         }
@@ -230,16 +228,16 @@ static int check_index_keys(json_t *def, json_t *defs, int global, const char *t
     }
     if (!global) {
         if (json_array_size(ks) != 2)
-            return err_validation(
-                err,
-                "One or more parameter values were invalid: Index KeySchema does not have a "
-                "range key for index: %s",
-                name);
+            return err_validation(err,
+                                  QR_MSG_INVALID_PARAMETER "Index KeySchema does not have a "
+                                                           "range key for index: %s",
+                                  name);
         if (strcmp(json_string_value(json_object_get(json_array_get(ks, 0), "AttributeName")),
                    table_pk))
             return err_validation(
                 err,
-                "One or more parameter values were invalid: Index KeySchema does not have the "
+                QR_MSG_INVALID_PARAMETER
+                "Index KeySchema does not have the "
                 "same leading hash key as table KeySchema for index: %s. index hash key: %s, "
                 "table hash key: %s",
                 name, json_string_value(json_object_get(json_array_get(ks, 0), "AttributeName")),
@@ -285,11 +283,10 @@ static int unused_definitions(json_t *defs, json_t *ks, json_t *gsis, json_t *ls
         }
         json_decref(one);
     }
-    err_validation(
-        err,
-        "One or more parameter values were invalid: Some AttributeDefinitions are not used. "
-        "AttributeDefinitions: [%s], keys used: [%s]",
-        given.data ? given.data : "", used.data ? used.data : "");
+    err_validation(err,
+                   QR_MSG_INVALID_PARAMETER "Some AttributeDefinitions are not used. "
+                                            "AttributeDefinitions: [%s], keys used: [%s]",
+                   given.data ? given.data : "", used.data ? used.data : "");
     json_decref(seen);
     buf_free(&given);
     buf_free(&used);
@@ -306,29 +303,25 @@ int index_check_definitions(json_t *req, qr_err *err)
     int has_sk = json_array_size(ks) == 2;
     size_t projected = 0;
     if (lsis && json_array_size(lsis) == 0)
-        return err_validation(
-            err,
-            "One or more parameter values were invalid: List of LocalSecondaryIndexes is empty");
+        return err_validation(err,
+                              QR_MSG_INVALID_PARAMETER "List of LocalSecondaryIndexes is empty");
     if (gsis && json_array_size(gsis) == 0)
-        return err_validation(
-            err,
-            "One or more parameter values were invalid: List of GlobalSecondaryIndexes is empty");
+        return err_validation(err,
+                              QR_MSG_INVALID_PARAMETER "List of GlobalSecondaryIndexes is empty");
     if (json_array_size(lsis) > QR_MAX_LSI)
-        return err_validation(
-            err,
-            "One or more parameter values were invalid: Number of LocalSecondaryIndexes "
-            "exceeds per-table limit of %d",
-            QR_MAX_LSI);
+        return err_validation(err,
+                              QR_MSG_INVALID_PARAMETER "Number of LocalSecondaryIndexes "
+                                                       "exceeds per-table limit of %d",
+                              QR_MAX_LSI);
     if (json_array_size(gsis) > QR_MAX_GSI)
-        return err_validation(
-            err,
-            "One or more parameter values were invalid: GlobalSecondaryIndex count exceeds "
-            "the per-table limit of %d",
-            QR_MAX_GSI);
+        return err_validation(err,
+                              QR_MSG_INVALID_PARAMETER "GlobalSecondaryIndex count exceeds "
+                                                       "the per-table limit of %d",
+                              QR_MAX_GSI);
     if (lsis && !has_sk)
-        return err_validation(
-            err, "One or more parameter values were invalid: Table KeySchema does not have a range "
-                 "key, which is required when specifying a LocalSecondaryIndex");
+        return err_validation(err, QR_MSG_INVALID_PARAMETER
+                              "Table KeySchema does not have a range "
+                              "key, which is required when specifying a LocalSecondaryIndex");
     json_t *seen = json_object();
     int rc = 0;
     for (int global = 0; global < 2 && rc == 0; global++) {
@@ -338,9 +331,8 @@ int index_check_definitions(json_t *req, qr_err *err)
         {
             json_t *name = json_object_get(def, "IndexName"); /* (judged by the shape checker) */
             if (json_object_get(seen, json_string_value(name))) {
-                rc = err_validation(
-                    err, "One or more parameter values were invalid: Duplicate index name: %s",
-                    json_string_value(name));
+                rc = err_validation(err, QR_MSG_INVALID_PARAMETER "Duplicate index name: %s",
+                                    json_string_value(name));
                 break;
             }
             json_object_set_new(seen, json_string_value(name), json_true());
@@ -373,8 +365,9 @@ int index_check_definitions(json_t *req, qr_err *err)
         if (!used && (gsis || lsis)) return unused_definitions(defs, ks, gsis, lsis, err);
         if (!used)
             return err_validation(
-                err, "One or more parameter values were invalid: Number of attributes in KeySchema "
-                     "does not exactly match number of attributes defined in AttributeDefinitions");
+                err, QR_MSG_INVALID_PARAMETER
+                "Number of attributes in KeySchema "
+                "does not exactly match number of attributes defined in AttributeDefinitions");
     }
     return 0;
 }
@@ -529,42 +522,33 @@ int index_check_item(const table *t, const json_t *item, qr_err *err)
                     size_t size = value_size(one);
                     json_decref(one);
                     if (type != 'N' && size == 0)
-                        return err_validation(
-                            err,
-                            "One or more parameter values are not valid. A value specified for "
-                            "a secondary index key is not supported. The AttributeValue for a "
-                            "key attribute cannot contain an empty %s value. IndexName: %s, "
-                            "IndexKey: %s",
-                            type == 'S' ? "string" : "binary", ix->name, name);
+                        return err_validation(err, QR_MSG_EMPTY_INDEX_KEY,
+                                              type == 'S' ? "string" : "binary", ix->name, name);
                     if (size > QR_MAX_PK_SIZE)
-                        return err_validation(
-                            err, "One or more parameter values were invalid: Size of hashkey has "
-                                 "exceeded the maximum size limit of2048 bytes");
+                        return err_validation(err, QR_MSG_INVALID_PARAMETER
+                                              "Size of hashkey has "
+                                              "exceeded the maximum size limit of2048 bytes");
                 }
                 continue;
             }
             const char *actual = value_type_name(value_type(v));
             if (strlen(actual) != 1 || actual[0] != type)
-                return err_validation(
-                    err,
-                    "One or more parameter values were invalid: Type mismatch for Index Key %s "
-                    "Expected: %c Actual: %s IndexName: %s",
-                    name, type, actual, ix->name);
+                return err_validation(err,
+                                      QR_MSG_INVALID_PARAMETER
+                                      "Type mismatch for Index Key %s "
+                                      "Expected: %c Actual: %s IndexName: %s",
+                                      name, type, actual, ix->name);
             if (type != 'N' && value_size(v) == 0)
-                return err_validation(
-                    err,
-                    "One or more parameter values are not valid. A value specified for a "
-                    "secondary index key is not supported. The AttributeValue for a key "
-                    "attribute cannot contain an empty %s value. IndexName: %s, IndexKey: %s",
-                    type == 'S' ? "string" : "binary", ix->name, name);
+                return err_validation(err, QR_MSG_EMPTY_INDEX_KEY,
+                                      type == 'S' ? "string" : "binary", ix->name, name);
             if (k < ix->npk && value_size(v) > QR_MAX_PK_SIZE)
-                return err_validation(
-                    err, "One or more parameter values were invalid: Size of hashkey has exceeded "
-                         "the maximum size limit of2048 bytes");
+                return err_validation(err, QR_MSG_INVALID_PARAMETER
+                                      "Size of hashkey has exceeded "
+                                      "the maximum size limit of2048 bytes");
             if (k >= ix->npk && (sort_bytes += value_size(v)) > QR_MAX_SK_SIZE)
-                return err_validation(
-                    err, "One or more parameter values were invalid: Aggregated size of all range "
-                         "keys has exceeded the size limit of 1024 bytes");
+                return err_validation(err, QR_MSG_INVALID_PARAMETER
+                                      "Aggregated size of all range "
+                                      "keys has exceeded the size limit of 1024 bytes");
         }
     }
     return 0;

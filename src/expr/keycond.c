@@ -118,11 +118,7 @@ static int missed(qr_err *err, const char *name)
 static int empty_key(const json_t *v, char t, const char *name, qr_err *err)
 {
     if (t == 'N' || value_size(v) != 0) return 0;
-    return err_validation(
-        err,
-        "One or more parameter values are not valid. The AttributeValue for a key "
-        "attribute cannot contain an empty %s value. Key: %s",
-        t == 'S' ? "string" : "binary", name);
+    return err_validation(err, QR_MSG_EMPTY_KEY, t == 'S' ? "string" : "binary", name);
 }
 
 static int begins_with_number(const char *prefix, qr_err *err)
@@ -135,8 +131,8 @@ static int begins_with_number(const char *prefix, qr_err *err)
 
 static int type_mismatch(qr_err *err)
 {
-    return err_validation(err, "One or more parameter values were invalid: Condition parameter "
-                               "type does not match schema type");
+    return err_validation(err, QR_MSG_INVALID_PARAMETER "Condition parameter "
+                                                        "type does not match schema type");
 }
 
 /* Index of name in names[0..n), or -1. */

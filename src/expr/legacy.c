@@ -12,7 +12,7 @@
 
 #include "model/value.h"
 
-#define INVALID "One or more parameter values were invalid: "
+#define INVALID QR_MSG_INVALID_PARAMETER
 
 /* A legacy parameter names attributes directly; the item limit on names applies. */
 static int check_name(const char *attr, qr_err *err)

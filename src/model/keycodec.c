@@ -92,15 +92,13 @@ int keycodec_append(buf *out, const json_t *av, int desc, qr_err *err)
     switch (t) {
     case QR_T_S:
         if (!json_is_string(p))
-            return err_validation(
-                err, "One or more parameter values were invalid: S key value must be a string");
+            return err_validation(err, QR_MSG_INVALID_PARAMETER "S key value must be a string");
         if (append_bytes(out, (const uint8_t *)json_string_value(p), json_string_length(p), desc))
             return too_large(err);
         return 0;
     case QR_T_N: {
         if (!json_is_string(p))
-            return err_validation(
-                err, "One or more parameter values were invalid: N key value must be a string");
+            return err_validation(err, QR_MSG_INVALID_PARAMETER "N key value must be a string");
         qr_num n;
         if (num_parse(json_string_value(p), json_string_length(p), &n, err)) return -1;
         if (num_key_encode(&n, desc, out)) return too_large(err);
@@ -110,16 +108,15 @@ int keycodec_append(buf *out, const json_t *av, int desc, qr_err *err)
         unsigned char *bytes;
         size_t len;
         if (value_binary(av, &bytes, &len))
-            return err_validation(
-                err, "One or more parameter values were invalid: B key value is not valid base64");
+            return err_validation(err, QR_MSG_INVALID_PARAMETER "B key value is not valid base64");
         int rc = append_bytes(out, bytes, len, desc);
         free(bytes);
         if (rc) return too_large(err);
         return 0;
     }
     default:
-        return err_validation(err, "One or more parameter values were invalid: "
-                                   "Key attributes must be scalars of type S, N or B");
+        return err_validation(err, QR_MSG_INVALID_PARAMETER
+                              "Key attributes must be scalars of type S, N or B");
     }
 }
 

@@ -391,8 +391,9 @@ static int duplicates_error(json_t *arr, qr_type t, qr_err *err)
     int older = value_layer_now() == VALUE_LAYER_OLDER;
     if (t == QR_T_NS) /* no members named, in either layer */
         return older ? err_validation(err, "Input collection contains duplicates")
-                     : err_validation(err, "One or more parameter values were invalid: Input "
-                                           "collection contains duplicates.");
+                     : err_validation(err,
+                                      QR_MSG_INVALID_PARAMETER "Input "
+                                                               "collection contains duplicates.");
     buf b;
     buf_init(&b, 0);
     if (older)
@@ -402,14 +403,12 @@ static int duplicates_error(json_t *arr, qr_type t, qr_err *err)
     const char *desc = b.data ? b.data : "";
     if (t == QR_T_BS) /* sic: DynamoDB puts no space before "of" */
         err_validation(err,
-                       "One or more parameter values were invalid: Input collection [%s]of type BS "
-                       "contains duplicates.",
+                       QR_MSG_INVALID_PARAMETER "Input collection [%s]of type BS "
+                                                "contains duplicates.",
                        desc);
     else
-        err_validation(
-            err,
-            "One or more parameter values were invalid: Input collection [%s] contains duplicates.",
-            desc);
+        err_validation(err, QR_MSG_INVALID_PARAMETER "Input collection [%s] contains duplicates.",
+                       desc);
     buf_free(&b);
     return -1;
 }
@@ -422,11 +421,9 @@ static int validate_set(json_t *arr, qr_type t, qr_err *err)
     if (json_array_size(arr) == 0) {
         /* DynamoDB words the binary case differently from the other two. */
         if (t == QR_T_BS)
-            return err_validation(
-                err, "One or more parameter values were invalid: Binary sets should not be empty");
-        return err_validation(
-            err, "One or more parameter values were invalid: An %s set  may not be empty",
-            set_words[t]);
+            return err_validation(err, QR_MSG_INVALID_PARAMETER "Binary sets should not be empty");
+        return err_validation(err, QR_MSG_INVALID_PARAMETER "An %s set  may not be empty",
+                              set_words[t]);
     }
     size_t i;
     json_t *el;
@@ -500,8 +497,9 @@ static int validate(json_t *av, int depth, int limit, const char *what, qr_err *
     case QR_T_NULL:
         if (read_boolean(av, "NULL", err)) return -1;
         if (!json_is_true(value_payload(av)))
-            return err_validation(err, "One or more parameter values were invalid: Null attribute "
-                                       "value types must have the value of true");
+            return err_validation(err, QR_MSG_INVALID_PARAMETER
+                                  "Null attribute "
+                                  "value types must have the value of true");
         return 0;
     case QR_T_M: {
         if (value_wire_check(p, WIRE_MAP, 1, NULL, err)) return -1;
@@ -545,14 +543,13 @@ int value_validate_any_depth(json_t *av, const char *what, qr_err *err)
 
 int value_error_is_malformed(const qr_err *e)
 {
-    static const char *const starts[] = {
-        "The parameter cannot be converted to a numeric value",
-        "Number overflow.",
-        "Number underflow.",
-        "Attempting to store more than 38 significant digits",
-        "Input collection contains duplicates",
-        "One or more parameter values were invalid: Input collection ",
-        NULL};
+    static const char *const starts[] = {"The parameter cannot be converted to a numeric value",
+                                         "Number overflow.",
+                                         "Number underflow.",
+                                         "Attempting to store more than 38 significant digits",
+                                         "Input collection contains duplicates",
+                                         QR_MSG_INVALID_PARAMETER "Input collection ",
+                                         NULL};
     if (e->type == NULL || strcmp(e->type, QR_E_VALIDATION) != 0) return 0;
     for (int i = 0; starts[i]; i++)
         if (strncmp(e->msg, starts[i], strlen(starts[i])) == 0) return 1;
@@ -633,15 +630,15 @@ int item_validate_size(json_t *item, size_t *size, qr_err *err)
     json_object_foreach(item, k, v)
     {
         if (k[0] == '\0')
-            return err_validation(err, "One or more parameter values were invalid: An "
-                                       "AttributeValue may not contain an empty attribute name");
+            return err_validation(err, QR_MSG_INVALID_PARAMETER
+                                  "An "
+                                  "AttributeValue may not contain an empty attribute name");
         if (strlen(k) > QR_MAX_NAME_SIZE) return err_validation(err, QR_MSG_NAME_TOO_LARGE);
         if (value_validate(v, 1, k, err)) return -1;
         if (!nested_names_fit(v)) return err_validation(err, QR_MSG_NAME_TOO_LARGE);
     }
     *size = item_size(item);
-    if (*size > QR_MAX_ITEM_SIZE)
-        return err_validation(err, "Item size has exceeded the maximum allowed size");
+    if (*size > QR_MAX_ITEM_SIZE) return err_validation(err, QR_MSG_ITEM_TOO_LARGE);
     return 0;
 }
 

@@ -49,11 +49,11 @@ static int arn_table(json_t *req, const char *op, char *name, size_t cap, qr_err
     arn_parts a;
     if (arn_split_resource(arn, &a, err)) return -1;
     if (a.sub && arn_is(a.sub, a.sub_len, "index"))
-        return err_validation(
-            err,
-            "One or more parameter values were invalid: Invalid resource arn provided, only "
-            "table or stream is accepted. Provided resource arn: %s",
-            arn);
+        return err_validation(err,
+                              QR_MSG_INVALID_PARAMETER
+                              "Invalid resource arn provided, only "
+                              "table or stream is accepted. Provided resource arn: %s",
+                              arn);
     int digits = a.account_len > 0;
     for (size_t i = 0; i < a.account_len; i++)
         digits = digits && a.account[i] >= '0' && a.account[i] <= '9';
@@ -243,8 +243,7 @@ static int change_tags(qr_db *db, json_t *req, const char *key, int adding, json
     if (adding && account_check_tags(list, err)) return -1;
     table *t = catalog_get(db, name);
     if (t == NULL)
-        return err_set(err, QR_E_NOT_FOUND,
-                       "Requested resource not found: ResourceArn: %s not found",
+        return err_set(err, QR_E_NOT_FOUND, QR_MSG_ARN_NOT_FOUND,
                        json_string_value(json_object_get(req, "ResourceArn")));
     catalog_release(db, t); /* a schema change must not hold a table */
     tag_change c = {adding ? list : NULL, adding ? NULL : list};
@@ -272,8 +271,7 @@ int op_list_tags_of_resource(qr_db *db, op_call *c, qr_err *err)
     if (arn_table(req, "ListTagsOfResource", name, sizeof name, err)) return -1;
     table *t = catalog_get(db, name);
     if (t == NULL)
-        return err_set(err, QR_E_NOT_FOUND,
-                       "Requested resource not found: ResourceArn: %s not found",
+        return err_set(err, QR_E_NOT_FOUND, QR_MSG_ARN_NOT_FOUND,
                        json_string_value(json_object_get(req, "ResourceArn")));
     json_t *list = json_array();
     json_t *tags = table_desc_member(t, TAGS_FIELD);

@@ -303,9 +303,8 @@ int op_list_backups(qr_db *db, op_call *c, qr_err *err)
         return err_set(err, QR_E_SERIALIZATION,
                        "TimeRangeLowerBound and TimeRangeUpperBound must be timestamps");
     if (lower && upper && json_number_value(lower) > json_number_value(upper))
-        return err_validation(
-            err, "One or more parameter values were invalid: Time range lower bound must be less "
-                 "than or equal to upper bound");
+        return err_validation(err, QR_MSG_INVALID_PARAMETER "Time range lower bound must be less "
+                                                            "than or equal to upper bound");
     /* ExclusiveStartBackupArn is a position: listing resumes after its backup, which need
      * not exist any more. */
     uint32_t after = 0;
@@ -408,7 +407,7 @@ static int restore_chunk(qr_db *db, table *t, size_t n, json_t *const *items, co
 static int restore_items(qr_db *db, uint32_t id, const char *name, uint64_t total, qr_err *err)
 {
     table *t = catalog_get(db, name);
-    if (t == NULL) return err_set(err, QR_E_NOT_FOUND, "Requested resource not found");
+    if (t == NULL) return err_set(err, QR_E_NOT_FOUND, QR_MSG_NOT_FOUND);
     meta_backup_items *it = meta_backup_items_open(db, id);
     json_t *items[RESTORE_BATCH_ITEMS];
     size_t sizes[RESTORE_BATCH_ITEMS];
@@ -573,7 +572,7 @@ int op_restore_table_from_backup(qr_db *db, op_call *c, qr_err *err)
     if (existing) {
         catalog_release(db, existing);
         json_decref(rec);
-        return err_set(err, "TableAlreadyExistsException", "Table already exists: %s", name);
+        return err_set(err, "TableAlreadyExistsException", QR_MSG_TABLE_EXISTS, name);
     }
     if (check_overrides(req, rec, err)) {
         json_decref(rec);

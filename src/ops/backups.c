@@ -153,7 +153,7 @@ static int roll_back(qr_db *db, uint32_t source_id, const char *name, double whe
     table *t = catalog_get(db, name);
     if (t == NULL) {
         json_decref(changes);
-        return err_set(err, QR_E_NOT_FOUND, "Requested resource not found");
+        return err_set(err, QR_E_NOT_FOUND, QR_MSG_NOT_FOUND);
     }
     const char *k;
     json_t *rec;
@@ -236,8 +236,7 @@ int op_restore_table_to_point_in_time(qr_db *db, op_call *c, qr_err *err)
     table *existing = catalog_get(db, json_string_value(target));
     if (existing) {
         catalog_release(db, existing);
-        err_set(err, "TableAlreadyExistsException", "Table already exists: %s",
-                json_string_value(target));
+        err_set(err, "TableAlreadyExistsException", QR_MSG_TABLE_EXISTS, json_string_value(target));
         goto done;
     }
     /* The table now, as an on-demand backup, restored with the request's overrides. */

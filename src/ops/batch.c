@@ -36,10 +36,9 @@ static int check_projection_styles(json_t *items, qr_err *err)
         legacy |= atg != NULL && !json_is_null(atg);
     }
     if (expression && legacy)
-        return err_validation(
-            err, "Can not use both expression and non-expression parameters in the same request: "
-                 "Non-expression parameters: {AttributesToGet} Expression parameters: "
-                 "{ProjectionExpression}");
+        return err_validation(err, QR_MSG_MIXED_EXPRESSIONS
+                              "Non-expression parameters: {AttributesToGet} Expression parameters: "
+                              "{ProjectionExpression}");
     return 0;
 }
 
@@ -106,7 +105,7 @@ int op_batch_get_item(qr_db *db, op_call *c, qr_err *err)
             goto done;
         }
         if (b->t == NULL) {
-            err_set(err, QR_E_NOT_FOUND, "Requested resource not found");
+            err_set(err, QR_E_NOT_FOUND, QR_MSG_NOT_FOUND);
             goto done;
         }
         if (param_bool(spec, "ConsistentRead", 0, &b->consistent, err)) goto done;
@@ -121,7 +120,7 @@ int op_batch_get_item(qr_db *db, op_call *c, qr_err *err)
             nenc++;
             if (key_check_key(b->t, k, err) || key_item(&enc[nenc - 1], b->t, k, err)) goto done;
             if (duplicate_key(enc + base, nenc - 1 - base)) {
-                err_validation(err, "Provided list of item keys contains duplicates");
+                err_validation(err, QR_MSG_DUPLICATE_KEYS);
                 goto done;
             }
         }
@@ -242,13 +241,12 @@ static int check_key_types(const table *t, json_t *item, qr_err *err)
     const key_attr *keys[2] = {table_pk(t), table_sk(t)->name ? table_sk(t) : NULL};
     for (int i = 0; i < 2 && keys[i]; i++) {
         json_t *v = json_object_get(item, keys[i]->name);
-        if (v == NULL)
-            return err_validation(err, "The provided key element does not match the schema");
+        if (v == NULL) return err_validation(err, QR_MSG_KEY_SCHEMA);
         if (!json_is_object(v) || json_object_size(v) != 1) continue;
         qr_type ty = value_type(v);
         char actual = ty == QR_T_S ? 'S' : ty == QR_T_N ? 'N' : ty == QR_T_B ? 'B' : '?';
         if (ty != QR_T_NONE && actual != keys[i]->type)
-            return err_validation(err, "The provided key element does not match the schema");
+            return err_validation(err, QR_MSG_KEY_SCHEMA);
     }
     return 0;
 }
@@ -314,7 +312,7 @@ int op_batch_write_item(qr_db *db, op_call *c, qr_err *err)
             goto done;
         }
         if (b->t == NULL) {
-            err_set(err, QR_E_NOT_FOUND, "Requested resource not found");
+            err_set(err, QR_E_NOT_FOUND, QR_MSG_NOT_FOUND);
             goto done;
         }
         size_t i;
@@ -331,7 +329,7 @@ int op_batch_write_item(qr_db *db, op_call *c, qr_err *err)
             for (size_t j = 0; j + 1 < nw; j++)
                 if (keys[j].len == x->key->len &&
                     memcmp(keys[j].data, x->key->data, x->key->len) == 0) {
-                    err_validation(err, "Provided list of item keys contains duplicates");
+                    err_validation(err, QR_MSG_DUPLICATE_KEYS);
                     goto done;
                 }
         }

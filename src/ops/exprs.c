@@ -53,11 +53,10 @@ static int check_mixing(json_t *req, int allowed, qr_err *err)
                 list_add(legacy, sizeof legacy, &ln, ", ", l[j]);
     }
     if (ln && mn)
-        return err_validation(
-            err,
-            "Can not use both expression and non-expression parameters in the same request: "
-            "Non-expression parameters: {%s} Expression parameters: {%s}",
-            legacy, modern);
+        return err_validation(err,
+                              QR_MSG_MIXED_EXPRESSIONS
+                              "Non-expression parameters: {%s} Expression parameters: {%s}",
+                              legacy, modern);
     return 0;
 }
 
@@ -164,9 +163,7 @@ static int check_names_values(json_t *names, json_t *values, qr_err *err)
             if (value_validate_any_depth(v, k, &inner)) {
                 if (strcmp(inner.type, QR_E_VALIDATION) == 0 &&
                     value_layer_now() == VALUE_LAYER_OLDER)
-                    return err_validation(
-                        err, "ExpressionAttributeValues contains invalid value: %s for key %s",
-                        inner.msg, k);
+                    return err_validation(err, QR_MSG_INVALID_VALUE "%s for key %s", inner.msg, k);
                 return err_set(err, inner.type, "%s", inner.msg);
             }
         }

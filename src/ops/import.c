@@ -747,7 +747,7 @@ int op_import_table(qr_db *db, op_call *c, qr_err *err)
     table *existing = catalog_get(db, r->table);
     if (existing) {
         catalog_release(db, existing);
-        err_set(err, QR_E_IN_USE, "Table already exists: %s", r->table);
+        err_set(err, QR_E_IN_USE, QR_MSG_TABLE_EXISTS, r->table);
         goto done;
     }
     char table_arn[600];

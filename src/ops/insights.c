@@ -26,14 +26,11 @@ static int target(qr_db *db, json_t *req, table **t, const char **index, qr_err 
     json_t *name = json_object_get(req, "TableName");
     if (param_check_table_name(name, "tableName", err)) return -1;
     if ((*t = catalog_get(db, json_string_value(name))) == NULL)
-        return err_set(err, QR_E_NOT_FOUND, "Requested resource not found: Table: %s not found",
-                       json_string_value(name));
+        return err_set(err, QR_E_NOT_FOUND, QR_MSG_TABLE_NOT_FOUND, json_string_value(name));
     if (*index) {
         const qr_index *ix = table_index(*t, *index);
         if (ix == NULL || !ix->global) {
-            err_set(err, QR_E_NOT_FOUND,
-                    "Requested resource not found: Index: %s not found for table: %s", *index,
-                    table_name(*t));
+            err_set(err, QR_E_NOT_FOUND, QR_MSG_INDEX_NOT_FOUND, *index, table_name(*t));
             catalog_release(db, *t);
             return -1;
         }
@@ -227,8 +224,7 @@ int op_list_contributor_insights(qr_db *db, op_call *c, qr_err *err)
         catalog_release(db, named);
     else if (table_name && json_array_size(all) == 0) {
         json_decref(all);
-        return err_set(err, QR_E_NOT_FOUND, "Requested resource not found: Table: %s not found",
-                       table_name);
+        return err_set(err, QR_E_NOT_FOUND, QR_MSG_TABLE_NOT_FOUND, table_name);
     }
     /* Pages go in table order; NextToken is the position of the first summary not given. */
     size_t first = 0;
@@ -550,9 +546,7 @@ int op_quarry_large_item_collections(qr_db *db, op_call *c, qr_err *err)
     if (given_items && !given_bytes) min_bytes = 0;
     const qr_index *ix = index ? table_index(t, index) : NULL;
     if (index && ix == NULL) {
-        err_set(err, QR_E_NOT_FOUND,
-                "Requested resource not found: Index: %s not found for table: %s", index,
-                table_name(t));
+        err_set(err, QR_E_NOT_FOUND, QR_MSG_INDEX_NOT_FOUND, index, table_name(t));
         catalog_release(db, t);
         return -1;
     }

@@ -97,11 +97,8 @@ static int parse_write_exprs(req_exprs *x, json_t *req, int allowed, qr_err *err
             int levels = value_nesting(v);
             /* far past the limit, the older reading names the value's key, bare */
             if (levels > QR_DEEP_READ_LEVELS + 1)
-                return err_validation(
-                    err,
-                    "ExpressionAttributeValues contains invalid value: " QR_MSG_TOO_DEEP
-                    " for key %s",
-                    k);
+                return err_validation(err, QR_MSG_INVALID_VALUE "" QR_MSG_TOO_DEEP " for key %s",
+                                      k);
             if (levels > QR_MAX_DEPTH)
                 return err_validation(err, "1 validation error detected: " QR_MSG_TOO_DEEP);
         }
@@ -224,8 +221,7 @@ int item_check_put(const table *t, json_t *item, size_t *size, qr_err *err)
     if (key_check_item(t, item, err) == 0 && item_validate_size(item, size, err) == 0) return 0;
     /* PutItem reports a NULL that is not true (every region) and a name too long
      * (measured in September 2026) inside the envelope. */
-    static const char null_false[] =
-        "One or more parameter values were invalid: Null attribute value types";
+    static const char null_false[] = QR_MSG_INVALID_PARAMETER "Null attribute value types";
     if (strncmp(err->msg, null_false, sizeof null_false - 1) == 0 ||
         strcmp(err->msg, QR_MSG_NAME_TOO_LARGE) == 0 || value_error_is_malformed(err) ||
         (strcmp(err->msg, QR_MSG_TOO_DEEP) == 0 && value_nesting_most(item) <= QR_DEEP_READ_LEVELS))
@@ -468,11 +464,10 @@ int item_update_check_keys(const table *t, const expr_update *u, qr_err *err)
         const char *s = json_string_value(n);
         if (strcmp(s, table_pk(t)->name) == 0 ||
             (table_sk(t)->name && strcmp(s, table_sk(t)->name) == 0)) {
-            rc = err_validation(
-                err,
-                "One or more parameter values were invalid: Cannot update attribute %s. "
-                "This attribute is part of the key",
-                s);
+            rc = err_validation(err,
+                                QR_MSG_INVALID_PARAMETER "Cannot update attribute %s. "
+                                                         "This attribute is part of the key",
+                                s);
             break;
         }
     }
@@ -493,7 +488,7 @@ int items_update(qr_db *db, const item_request *r, json_t **answer, qr_err *err)
      * the request writes, leaving out the key and what it leaves alone, and judge that
      * before the condition. A transaction or PartiQL measures only the finished item. */
     if (r->measure_update && r->update && expr_update_request_size(r->update) > QR_MAX_ITEM_SIZE) {
-        err_validation(err, "Item size to update has exceeded the maximum allowed size");
+        err_validation(err, QR_MSG_UPDATE_TOO_LARGE);
         goto done;
     }
     uint64_t watched = watch_begin_write(db);
@@ -503,7 +498,7 @@ int items_update(qr_db *db, const item_request *r, json_t **answer, qr_err *err)
                           : expr_update_apply_missing(r->update, item, err)))
         goto done;
     if (item_size(item) > QR_MAX_ITEM_SIZE) {
-        err_validation(err, "Item size to update has exceeded the maximum allowed size");
+        err_validation(err, QR_MSG_UPDATE_TOO_LARGE);
         goto done;
     }
     /* A value the update wrote may bring a map key over the name limit (SET a = :m). */
@@ -517,20 +512,12 @@ int items_update(qr_db *db, const item_request *r, json_t **answer, qr_err *err)
     }
     /* An update that leaves an index key empty is told so in the update's own words. */
     if (item && index_check_item(r->t, item, err)) {
-        static const char empty[] =
-            "One or more parameter values are not valid. A value specified for a secondary "
-            "index key is not supported. The AttributeValue for a key attribute cannot "
-            "contain an empty ";
+        static const char empty[] = QR_MSG_EMPTY_INDEX_KEY_START;
         if (strncmp(err->msg, empty, sizeof empty - 1) == 0) {
             const char *kind =
                 strncmp(err->msg + sizeof empty - 1, "binary", 6) == 0 ? "binary" : "string";
             err_clear(err);
-            err_validation(
-                err,
-                "One or more parameter values are not valid. The update expression attempted to "
-                "update a secondary index key to a value that is not supported. The AttributeValue "
-                "for a key attribute cannot contain an empty %s value.",
-                kind);
+            err_validation(err, QR_MSG_EMPTY_INDEX_UPDATE, kind);
         }
         goto done;
     }

@@ -134,7 +134,7 @@ int param_table(qr_db *db, json_t *req, const char *key, table **out, qr_err *er
      * CreateTable allows names no table. */
     if (check_table_name(v, param_field(key, field, sizeof field), 1, err)) return -1;
     *out = ops_table_get(db, json_string_value(v));
-    if (*out == NULL) return err_set(err, QR_E_NOT_FOUND, "Requested resource not found");
+    if (*out == NULL) return err_set(err, QR_E_NOT_FOUND, QR_MSG_NOT_FOUND);
     return 0;
 }
 

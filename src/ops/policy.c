@@ -25,15 +25,14 @@ static int arn_table(qr_db *db, json_t *req, table **out, char *sub, size_t cap,
     arn_parts a;
     if (arn_split_resource(arn, &a, err)) return -1;
     if (a.sub && (!arn_is(a.sub, a.sub_len, "stream") || a.sub_name == NULL || *a.sub_name == '\0'))
-        return err_validation(
-            err,
-            "One or more parameter values were invalid: Invalid resource arn provided, only "
-            "table or stream is accepted. Provided resource arn: %s",
-            arn);
+        return err_validation(err,
+                              QR_MSG_INVALID_PARAMETER
+                              "Invalid resource arn provided, only "
+                              "table or stream is accepted. Provided resource arn: %s",
+                              arn);
     if (!arn_is(a.partition, a.partition_len, "aws") || a.region_len == 0 || a.table_len == 0 ||
         a.table_len > 255)
-        return err_validation(
-            err, "One or more parameter values were invalid: Invalid resource Arn: %s", arn);
+        return err_validation(err, QR_MSG_INVALID_PARAMETER "Invalid resource Arn: %s", arn);
     if (!arn_is(a.account, a.account_len, QR_ACCOUNT))
         return err_validation(
             err, "This action is only supported by accounts that match the resource owner\u2019s "
@@ -42,8 +41,7 @@ static int arn_table(qr_db *db, json_t *req, table **out, char *sub, size_t cap,
     memcpy(name, a.table, a.table_len);
     name[a.table_len] = '\0';
     if ((*out = catalog_get(db, name)) == NULL)
-        return err_set(err, QR_E_NOT_FOUND, "Requested resource not found: Table: %s not found",
-                       name);
+        return err_set(err, QR_E_NOT_FOUND, QR_MSG_TABLE_NOT_FOUND, name);
     sub[0] = '\0';
     if (a.sub) {
         json_t *d = stream_find(db, arn);
@@ -51,8 +49,8 @@ static int arn_table(qr_db *db, json_t *req, table **out, char *sub, size_t cap,
         if (d == NULL) {
             catalog_release(db, *out);
             return err_set(err, QR_E_NOT_FOUND,
-                           "Requested resource not found: Stream: %s not found for Table: %s",
-                           a.sub_name, name);
+                           QR_MSG_NOT_FOUND ": Stream: %s not found for Table: %s", a.sub_name,
+                           name);
         }
         snprintf(sub, cap, "stream/%s", a.sub_name);
     }
@@ -129,23 +127,20 @@ static int same_document(const char *a, const char *b)
 static int check_policy(const char *policy, qr_err *err)
 {
     if (strlen(policy) > MAX_POLICY_BYTES)
-        return err_validation(
-            err,
-            "One or more parameter values were invalid: Maximum policy size of %d bytes "
-            "exceeded",
-            MAX_POLICY_BYTES);
+        return err_validation(err,
+                              QR_MSG_INVALID_PARAMETER "Maximum policy size of %d bytes "
+                                                       "exceeded",
+                              MAX_POLICY_BYTES);
     json_t *doc = json_loads(policy, JSON_REJECT_DUPLICATES, NULL);
     json_t *st = json_object_get(doc, "Statement");
     int rc = 0;
     if (!json_is_object(doc))
-        rc = err_validation(
-            err, "One or more parameter values were invalid: Invalid policy document: This policy "
-                 "contains invalid Json");
+        rc = err_validation(err, QR_MSG_INVALID_PARAMETER "Invalid policy document: This policy "
+                                                          "contains invalid Json");
     else if (st == NULL || (json_is_array(st) && json_array_size(st) == 0) ||
              !(json_is_array(st) || json_is_object(st)))
-        rc = err_validation(
-            err, "One or more parameter values were invalid: Invalid policy document: Could not "
-                 "parse the policy: Statement is empty!");
+        rc = err_validation(err, QR_MSG_INVALID_PARAMETER "Invalid policy document: Could not "
+                                                          "parse the policy: Statement is empty!");
     json_decref(doc);
     return rc;
 }

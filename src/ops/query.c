@@ -258,7 +258,8 @@ static int read_common(json_t *req, table *t, query_request *q, req_exprs *x, in
         strcmp(select, "ALL_ATTRIBUTES") == 0)
         return err_validation(
             err,
-            "One or more parameter values were invalid: Select type ALL_ATTRIBUTES is not "
+            QR_MSG_INVALID_PARAMETER
+            "Select type ALL_ATTRIBUTES is not "
             "supported for global secondary index %s because its projection type is not ALL",
             q->index->name);
     q->start_key = json_object_get(req, "ExclusiveStartKey");
@@ -347,10 +348,8 @@ static int refuse_unprojected(const table *t, const qr_index *ix, json_t *names,
             buf_init(&list, 0);
             for (size_t i = 0; i < nmissing; i++)
                 buf_printf(&list, "%s%s", i ? ", " : "", json_string_value(missing[i]));
-            rc = err_validation(
-                err,
-                "One or more parameter values were invalid: %s index %s does not project %s[%s]",
-                kind, ix->name, what, list.data);
+            rc = err_validation(err, QR_MSG_INVALID_PARAMETER "%s index %s does not project %s[%s]",
+                                kind, ix->name, what, list.data);
             buf_free(&list);
         }
     }
@@ -388,11 +387,10 @@ static int check_value_nesting(json_t *req, qr_err *err)
     json_object_foreach(json_object_get(req, "ExpressionAttributeValues"), k, v)
     {
         if (value_nesting(v) > QR_MAX_DEPTH)
-            return err_validation(
-                err,
-                "ExpressionAttributeValues contains invalid value: Nesting Levels have "
-                "exceeded supported limits for key %s",
-                k);
+            return err_validation(err,
+                                  QR_MSG_INVALID_VALUE "Nesting Levels have "
+                                                       "exceeded supported limits for key %s",
+                                  k);
     }
     return 0;
 }
@@ -567,9 +565,8 @@ static int check_key_sizes(const expr_keycond_multi *kc, int npk, qr_err *err)
 {
     for (int i = 0; i < npk; i++)
         if (kc->pk_values[i] && value_size(kc->pk_values[i]) > QR_MAX_PK_SIZE)
-            return err_validation(
-                err, "One or more parameter values were invalid: Size of hashkey has exceeded the "
-                     "maximum size limit of2048 bytes");
+            return err_validation(err, QR_MSG_INVALID_PARAMETER "Size of hashkey has exceeded the "
+                                                                "maximum size limit of2048 bytes");
     const json_t *sk[EXPR_KEY_MAX_ATTRS + 2];
     int n = 0;
     for (int i = 0; i < kc->nsk_eq; i++)
@@ -578,9 +575,9 @@ static int check_key_sizes(const expr_keycond_multi *kc, int npk, qr_err *err)
     sk[n++] = kc->last_v2;
     for (int i = 0; i < n; i++)
         if (sk[i] && value_size(sk[i]) > QR_MAX_SK_SIZE)
-            return err_validation(
-                err, "One or more parameter values were invalid: Aggregated size of all range keys "
-                     "has exceeded the size limit of 1024 bytes");
+            return err_validation(err, QR_MSG_INVALID_PARAMETER
+                                  "Aggregated size of all range keys "
+                                  "has exceeded the size limit of 1024 bytes");
     return 0;
 }
 

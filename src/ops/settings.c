@@ -51,14 +51,12 @@ int arn_is(const char *field, size_t len, const char *want)
 int arn_split_resource(const char *arn, arn_parts *a, qr_err *err)
 {
     if (strncmp(arn, "arn:", 4) != 0)
-        return err_validation(
-            err, "One or more parameter values were invalid: ARNs must start with 'arn:': %s", arn);
+        return err_validation(err, QR_MSG_INVALID_PARAMETER "ARNs must start with 'arn:': %s", arn);
     if (arn_split(arn, a) || !arn_is(a->service, a->service_len, "dynamodb") || a->table == NULL ||
         (a->sub && !arn_is(a->sub, a->sub_len, "index") && !arn_is(a->sub, a->sub_len, "stream")))
-        return err_validation(
-            err,
-            "One or more parameter values were invalid: Provided Arn is not a DynamoDB "
-            "resource arn: %s",
-            arn);
+        return err_validation(err,
+                              QR_MSG_INVALID_PARAMETER "Provided Arn is not a DynamoDB "
+                                                       "resource arn: %s",
+                              arn);
     return 0;
 }

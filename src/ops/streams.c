@@ -49,8 +49,7 @@ static int find_stream(qr_db *db, json_t *req, const char *key, const char *fiel
     if (arn == NULL) return param_null(field, err);
     if (check_stream_arn(arn, err)) return -1;
     if (!whole || (*out = stream_find(db, arn)) == NULL)
-        return err_set(err, QR_E_NOT_FOUND, "Requested resource not found: Stream: %s not found",
-                       arn);
+        return err_set(err, QR_E_NOT_FOUND, QR_MSG_STREAM_NOT_FOUND, arn);
     return 0;
 }
 
@@ -100,8 +99,7 @@ int op_list_streams(qr_db *db, op_call *c, qr_err *err)
                                                  start) == 0) first = i + 1;
         if (first == SIZE_MAX) {
             json_decref(all);
-            return err_set(err, QR_E_NOT_FOUND,
-                           "Requested resource not found: Stream: %s not found", start);
+            return err_set(err, QR_E_NOT_FOUND, QR_MSG_STREAM_NOT_FOUND, start);
         }
     }
     json_t *streams = json_array();
@@ -163,7 +161,7 @@ int op_describe_stream(qr_db *db, op_call *c, qr_err *err)
     shard_id(d, id, sizeof id);
     if (parent && (!parent_whole || strcmp(parent, id) != 0)) {
         json_decref(d);
-        return err_set(err, QR_E_NOT_FOUND, "Requested resource not found: Shard does not exist");
+        return err_set(err, QR_E_NOT_FOUND, QR_MSG_SHARD_NOT_FOUND);
     }
     json_t *shards = json_array();
     /* Shards are listed in the order of their ids, after ExclusiveStartShardId; the one
@@ -246,8 +244,8 @@ static int read_iterator(qr_db *db, const char *it, json_t **stream, uint64_t *p
     free(arn);
     if (!ok) return err_validation(err, "Invalid ShardIterator");
     if (d == NULL || field_u64(d, "Id") != id)
-        return err_set(err, QR_E_NOT_FOUND, "Requested resource not found: Stream: %.*s not found",
-                       (int)alen, it);
+        return err_set(err, QR_E_NOT_FOUND, QR_MSG_NOT_FOUND ": Stream: %.*s not found", (int)alen,
+                       it);
     if ((uint64_t)ops_now_seconds() > expires) {
         json_decref(d);
         return err_set(err, "ExpiredIteratorException",
@@ -298,7 +296,7 @@ int op_get_shard_iterator(qr_db *db, op_call *c, qr_err *err)
     shard_id(d, id, sizeof id);
     int rc = -1;
     if (!shard_whole || strcmp(shard, id) != 0) {
-        err_set(err, QR_E_NOT_FOUND, "Requested resource not found: Shard does not exist");
+        err_set(err, QR_E_NOT_FOUND, QR_MSG_SHARD_NOT_FOUND);
         goto done;
     }
     uint64_t start = field_u64(d, "Start"), end = is_closed(d) ? field_u64(d, "End") : UINT64_MAX;

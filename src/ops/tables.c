@@ -95,7 +95,8 @@ static int check_key_schema(json_t *defs, json_t *ks, qr_err *err)
             index_definition_names(defs, names, sizeof names);
             return err_validation(
                 err,
-                "One or more parameter values were invalid: Some index key attributes are not "
+                QR_MSG_INVALID_PARAMETER
+                "Some index key attributes are not "
                 "defined in AttributeDefinitions. Keys: [%s], AttributeDefinitions: [%s]",
                 json_string_value(name), names);
         }
@@ -208,21 +209,23 @@ static int apply_billing(json_t *req, json_t *desc, int creating, double now, qr
     if (strcmp(mode, "PROVISIONED") == 0) {
         if (pt == NULL && creating)
             return err_validation(
-                err, "One or more parameter values were invalid: ReadCapacityUnits and "
-                     "WriteCapacityUnits must both be specified when BillingMode is PROVISIONED");
+                err, QR_MSG_INVALID_PARAMETER
+                "ReadCapacityUnits and "
+                "WriteCapacityUnits must both be specified when BillingMode is PROVISIONED");
         /* Even on a provisioned table, BillingMode=PROVISIONED comes with its capacity. */
         if (pt == NULL && (asked || strcmp(current, "PROVISIONED") != 0))
-            return err_validation(
-                err, "One or more parameter values were invalid: ProvisionedThroughput must be "
-                     "specified when BillingMode is PROVISIONED");
+            return err_validation(err, QR_MSG_INVALID_PARAMETER
+                                  "ProvisionedThroughput must be "
+                                  "specified when BillingMode is PROVISIONED");
     } else if (pt && !creating && asked && strcmp(current, "PROVISIONED") == 0) {
-        return err_validation(
-            err, "One or more parameter values were invalid: ProvisionedThroughput cannot be "
-                 "specified when BillingMode is PAY_PER_REQUEST");
+        return err_validation(err, QR_MSG_INVALID_PARAMETER
+                              "ProvisionedThroughput cannot be "
+                              "specified when BillingMode is PAY_PER_REQUEST");
     } else if (pt) {
         return err_validation(
-            err, "One or more parameter values were invalid: Neither ReadCapacityUnits nor "
-                 "WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST");
+            err, QR_MSG_INVALID_PARAMETER
+            "Neither ReadCapacityUnits nor "
+            "WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST");
     }
     if (pt && check_table_quota(rcu, wcu, err)) return -1;
     json_t *thr = json_object_get(desc, "ProvisionedThroughput");
@@ -295,10 +298,12 @@ static int apply_stream_spec(qr_db *db, json_t *req, json_t *desc, int creating,
         /* DynamoDB's messages call the view type UpdateViewType. */
         if (type)
             return err_validation(
-                err, creating ? "One or more parameter values were invalid: Table is being created "
-                                "with a stream disabled, UpdateViewType should not be specified"
-                              : "One or more parameter values were invalid: If stream is being "
-                                "disabled, then UpdateViewType must not be specified");
+                err, creating ? QR_MSG_INVALID_PARAMETER
+                         "Table is being created "
+                         "with a stream disabled, UpdateViewType should not be specified"
+                              : QR_MSG_INVALID_PARAMETER
+                         "If stream is being "
+                         "disabled, then UpdateViewType must not be specified");
         if (!creating && !has)
             return err_validation(err, "Table has no stream to disable: TableName: %s", name);
         json_object_del(desc, QR_STREAM_FIELD);
@@ -307,11 +312,10 @@ static int apply_stream_spec(qr_db *db, json_t *req, json_t *desc, int creating,
     }
     if (type == NULL)
         return err_validation(
-            err, creating
-                     ? "One or more parameter values were invalid: Table is being created with "
-                       "a stream enabled, UpdateViewType is required"
-                     : "One or more parameter values were invalid: If stream is being enabled "
-                       "then UpdateViewType is required");
+            err, creating ? QR_MSG_INVALID_PARAMETER "Table is being created with "
+                                                     "a stream enabled, UpdateViewType is required"
+                          : QR_MSG_INVALID_PARAMETER "If stream is being enabled "
+                                                     "then UpdateViewType is required");
     if (has) return err_validation(err, "Table already has an enabled stream: TableName: %s", name);
     json_object_set_new(desc, "StreamSpecification",
                         json_pack("{s:b,s:s}", "StreamEnabled", 1, "StreamViewType", type));
@@ -326,7 +330,7 @@ static int apply_stream_spec(qr_db *db, json_t *req, json_t *desc, int creating,
  * on again for a table that has it already. */
 static int apply_sse(json_t *req, json_t *desc, int creating, qr_err *err)
 {
-    static const char pre[] = "One or more parameter values were invalid: ";
+    static const char pre[] = QR_MSG_INVALID_PARAMETER;
     json_t *sse;
     if (param_object(req, "SSESpecification", &sse, err)) return -1;
     if (sse == NULL) return 0;
@@ -414,7 +418,7 @@ static int apply_on_demand(json_t *holder, json_t *target, int creating, int pro
     if (param_object(holder, "OnDemandThroughput", &odt, err)) return -1;
     if (odt == NULL || json_object_size(odt) == 0) return 0;
     static const char *const members[] = {"MaxReadRequestUnits", "MaxWriteRequestUnits"};
-    static const char pre[] = "One or more parameter values were invalid: ";
+    static const char pre[] = QR_MSG_INVALID_PARAMETER;
     int given[2]; /* (their types are the shape checker's) */
     for (int i = 0; i < 2; i++) {
         json_t *v = json_object_get(odt, members[i]);
@@ -502,24 +506,24 @@ static json_t *index_description(json_t *def, const char *table_arn, int global,
         /* CreateTable and UpdateTable word these two differently. */
         if (provisioned && pt == NULL) {
             json_decref(d);
-            err_validation(
-                err,
-                "One or more parameter values were invalid: ProvisionedThroughput %s for index: %s",
-                creating ? "is not specified" : "must be specified", name);
+            err_validation(err, QR_MSG_INVALID_PARAMETER "ProvisionedThroughput %s for index: %s",
+                           creating ? "is not specified" : "must be specified", name);
             return NULL;
         }
         if (!provisioned && pt) {
             json_decref(d);
             if (creating)
                 err_validation(err,
-                               "One or more parameter values were invalid: ProvisionedThroughput "
+                               QR_MSG_INVALID_PARAMETER
+                               "ProvisionedThroughput "
                                "should not be "
                                "specified for index: %s when BillingMode is PAY_PER_REQUEST",
                                name);
             else
                 err_validation(
                     err,
-                    "One or more parameter values were invalid: Neither ReadCapacityUnits nor "
+                    QR_MSG_INVALID_PARAMETER
+                    "Neither ReadCapacityUnits nor "
                     "WriteCapacityUnits can be specified for index: %s when BillingMode is "
                     "PAY_PER_REQUEST",
                     name);
@@ -777,7 +781,7 @@ static json_t *describe(qr_db *db, table *t)
 
 static int table_not_found(json_t *req, qr_err *err)
 {
-    return err_set(err, QR_E_NOT_FOUND, "Requested resource not found: Table: %s not found",
+    return err_set(err, QR_E_NOT_FOUND, QR_MSG_TABLE_NOT_FOUND,
                    json_string_value(json_object_get(req, "TableName")));
 }
 
@@ -992,11 +996,10 @@ static int apply_gsi_change(table_change *c, const char *action, json_t *spec, s
         json_t *defs = json_object_get(desc, "AttributeDefinitions"),
                *more = json_object_get(c->req, "AttributeDefinitions");
         if (more == NULL || json_is_null(more))
-            return err_validation(
-                err,
-                "One or more parameter values were invalid: AttributeDefinitions is not "
-                "specified for index: %s",
-                name);
+            return err_validation(err,
+                                  QR_MSG_INVALID_PARAMETER "AttributeDefinitions is not "
+                                                           "specified for index: %s",
+                                  name);
         if (more && check_attribute_definitions(more, err)) return -1;
         /* The new index's key attributes are defined by this request's AttributeDefinitions,
          * even those the table already knows; definitions the index does not use are ignored. */
@@ -1019,7 +1022,8 @@ static int apply_gsi_change(table_change *c, const char *action, json_t *spec, s
                                     json_object_get(d, "AttributeType")))
                         rc = err_validation(
                             err,
-                            "One or more parameter values were invalid: Attributes cannot be "
+                            QR_MSG_INVALID_PARAMETER
+                            "Attributes cannot be "
                             "redefined. Please check that your attribute has the same type as "
                             "previously defined. Attribute: %s, existing type: %s, new type: %s",
                             json_string_value(an),
@@ -1072,8 +1076,8 @@ static int apply_gsi_change(table_change *c, const char *action, json_t *spec, s
         return 0;
     }
     if (existing == NULL)
-        return err_set(err, QR_E_NOT_FOUND, "Requested resource not found: Index %s for table %s",
-                       name, json_string_value(json_object_get(desc, "TableName")));
+        return err_set(err, QR_E_NOT_FOUND, QR_MSG_INDEX_UPDATE_NOT_FOUND, name,
+                       json_string_value(json_object_get(desc, "TableName")));
     if (strcmp(action, "Delete") == 0) {
         c->index_id = (uint16_t)json_integer_value(json_object_get(ids, name));
         json_int_t next = json_integer_value(json_object_get(ids, ""));
@@ -1093,15 +1097,16 @@ static int apply_gsi_change(table_change *c, const char *action, json_t *spec, s
         has_odt = json_object_size(odt) > 0;
     if (!is_provisioned(desc)) {
         if (has_pt)
-            return err_validation(
-                err,
-                "One or more parameter values were invalid: ProvisionedThroughput should not "
-                "be specified for index: %s when BillingMode is PAY_PER_REQUEST",
-                name);
+            return err_validation(err,
+                                  QR_MSG_INVALID_PARAMETER
+                                  "ProvisionedThroughput should not "
+                                  "be specified for index: %s when BillingMode is PAY_PER_REQUEST",
+                                  name);
         if (!has_warm && !has_odt)
             return err_validation(
                 err,
-                "One or more parameter values were invalid: The only Updates for index: %s "
+                QR_MSG_INVALID_PARAMETER
+                "The only Updates for index: %s "
                 "when TableThroughputMode is PAY_PER_REQUEST can be to OnDemandThroughput, "
                 "WarmThroughput",
                 name);
@@ -1112,11 +1117,11 @@ static int apply_gsi_change(table_change *c, const char *action, json_t *spec, s
     if (has_pt) {
         if (json_object_get(pt, "ReadCapacityUnits") == NULL ||
             json_object_get(pt, "WriteCapacityUnits") == NULL)
-            return err_validation(
-                err,
-                "One or more parameter values were invalid: Both ReadCapacityUnits and "
-                "WriteCapacityUnits must be specified for index: %s",
-                name);
+            return err_validation(err,
+                                  QR_MSG_INVALID_PARAMETER
+                                  "Both ReadCapacityUnits and "
+                                  "WriteCapacityUnits must be specified for index: %s",
+                                  name);
         long long r, w;
         if (read_throughput(pt, "globalSecondaryIndexUpdates.member.update.provisionedThroughput",
                             &r, &w, err))
@@ -1203,11 +1208,10 @@ static int apply_table_change(json_t *desc, json_t *ids, void *arg, qr_err *err)
         {
             if (json_integer_value(json_object_get(json_object_get(g, "ProvisionedThroughput"),
                                                    "ReadCapacityUnits")) < 1)
-                return err_validation(
-                    err,
-                    "One or more parameter values were invalid: ProvisionedThroughput must be "
-                    "specified for index: %s",
-                    json_string_value(json_object_get(g, "IndexName")));
+                return err_validation(err,
+                                      QR_MSG_INVALID_PARAMETER "ProvisionedThroughput must be "
+                                                               "specified for index: %s",
+                                      json_string_value(json_object_get(g, "IndexName")));
         }
     /* The answer shows this change, not a later one another request made meanwhile. */
     json_decref(c->result);
@@ -1220,7 +1224,7 @@ static int apply_table_change(json_t *desc, json_t *ids, void *arg, qr_err *err)
  * deleted. Notes the list and its Create or Delete in c. */
 static int read_gsi_update(json_t *req, qr_db *db, table_change *c, qr_err *err)
 {
-    static const char pre[] = "One or more parameter values were invalid: ";
+    static const char pre[] = QR_MSG_INVALID_PARAMETER;
     json_t *updates = json_object_get(req, "GlobalSecondaryIndexUpdates");
     if (updates == NULL || json_is_null(updates)) return 0;
     if (!json_is_array(updates))
@@ -1346,7 +1350,7 @@ static int check_combination(json_t *req, const char *action, qr_err *err)
     }
     int pt = changes(req, "ProvisionedThroughput"), stream = changes(req, "StreamSpecification");
     int index_ddl = action && strcmp(action, "Update") != 0;
-    static const char pre[] = "One or more parameter values were invalid: ";
+    static const char pre[] = QR_MSG_INVALID_PARAMETER;
     if (changes(req, "SSESpecification") && n > 1)
         return err_validation(
             err, "%sServer-Side Encryption modification must be the only operation in the request",
@@ -1543,7 +1547,7 @@ int op_update_table(qr_db *db, op_call *c, qr_err *err)
         backfill_start(db, name, json_string_value(json_object_get(change.spec, "IndexName")));
     t = catalog_get(db, name);
     if (t == NULL) {
-        err_set(err, QR_E_NOT_FOUND, "Requested resource not found: Table: %s not found", name);
+        err_set(err, QR_E_NOT_FOUND, QR_MSG_TABLE_NOT_FOUND, name);
         goto done;
     }
     if (to_on_demand) {

@@ -163,18 +163,13 @@ static int has_key_attributes(const table *t, const json_t *v)
  * ValidationException of the whole request, where other bad key values cancel it. */
 static int empty_key_value(const qr_err *err)
 {
-    static const char empty[] =
-        "One or more parameter values are not valid. The AttributeValue for a key "
-        "attribute cannot contain an empty";
+    static const char empty[] = QR_MSG_EMPTY_KEY_START;
     return strncmp(err->msg, empty, sizeof empty - 1) == 0;
 }
 
 static int empty_index_value(const qr_err *err)
 {
-    static const char empty[] =
-        "One or more parameter values are not valid. A value specified for a secondary "
-        "index key is not supported. The AttributeValue for a key attribute cannot "
-        "contain an empty ";
+    static const char empty[] = QR_MSG_EMPTY_INDEX_KEY_START;
     return strncmp(err->msg, empty, sizeof empty - 1) == 0;
 }
 
@@ -276,7 +271,7 @@ static int parse_action(qr_db *db, json_t *entry, size_t idx, size_t n, int is_g
     json_t *name = json_object_get(spec, "TableName");
     if (param_check_table_name(name, name_field, err)) return -1;
     if ((m->t = ops_table_get(db, json_string_value(name))) == NULL)
-        return err_set(err, QR_E_NOT_FOUND, "Requested resource not found");
+        return err_set(err, QR_E_NOT_FOUND, QR_MSG_NOT_FOUND);
     if (param_enum(spec, "ReturnValuesOnConditionCheckFailure", on_failure_modes, "NONE",
                    &m->on_failure, err))
         return -1;
@@ -362,10 +357,7 @@ static int precheck_write_action(json_t *entry, qr_err *err)
     json_object_foreach(json_object_get(spec, "ExpressionAttributeValues"), k, v)
     {
         if (value_nesting(v) > QR_MAX_DEPTH + 1)
-            return err_validation(
-                err,
-                "ExpressionAttributeValues contains invalid value: " QR_MSG_TOO_DEEP " for key %s",
-                k);
+            return err_validation(err, QR_MSG_INVALID_VALUE "" QR_MSG_TOO_DEEP " for key %s", k);
     }
     return 0;
 }
@@ -464,12 +456,8 @@ static int check_updated_index_keys(const transact_member *a, qr_err *e, qr_err 
 {
     if (a->new_item == NULL || index_check_item(a->t, a->new_item, e) == 0) return 0;
     if (!empty_index_value(e)) return -1;
-    err_validation(
-        fatal,
-        "One or more parameter values are not valid. The update expression attempted to update "
-        "a secondary index key to a value that is not supported. The AttributeValue for a key "
-        "attribute cannot contain an empty %s value.",
-        strstr(e->msg, "empty binary") ? "binary" : "string");
+    err_validation(fatal, QR_MSG_EMPTY_INDEX_UPDATE,
+                   strstr(e->msg, "empty binary") ? "binary" : "string");
     err_clear(e);
     return -2;
 }
@@ -488,7 +476,7 @@ static int evaluate(item_txn *x, size_t i, transact_member *a, json_t *reasons, 
             int applied = a->old ? expr_update_apply(a->update, a->new_item, &e)
                                  : expr_update_apply_missing(a->update, a->new_item, &e);
             if (applied == 0 && item_size(a->new_item) > QR_MAX_ITEM_SIZE)
-                err_validation(&e, "Item size to update has exceeded the maximum allowed size");
+                err_validation(&e, QR_MSG_UPDATE_TOO_LARGE);
             /* A value the update wrote may bring a map key over the name limit, as in UpdateItem.
              */
             if (applied == 0 && e.type == NULL) item_check_names(a->new_item, &e);
@@ -525,8 +513,7 @@ static int cancel(json_t *reasons, qr_err *err)
 {
     buf msg;
     buf_init(&msg, 0);
-    buf_puts(&msg,
-             "Transaction cancelled, please refer cancellation reasons for specific reasons [");
+    buf_puts(&msg, QR_MSG_TXN_CANCELED "[");
     size_t i;
     json_t *r;
     json_array_foreach(reasons, i, r)

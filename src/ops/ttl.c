@@ -18,8 +18,7 @@ static int find_table(qr_db *db, json_t *req, table **t, qr_err *err)
     json_t *name = json_object_get(req, "TableName");
     if (param_check_table_name(name, "tableName", err)) return -1;
     if ((*t = catalog_get(db, json_string_value(name))) == NULL)
-        return err_set(err, QR_E_NOT_FOUND, "Requested resource not found: Table: %s not found",
-                       json_string_value(name));
+        return err_set(err, QR_E_NOT_FOUND, QR_MSG_TABLE_NOT_FOUND, json_string_value(name));
     return 0;
 }
 

@@ -93,11 +93,11 @@ int warm_apply(json_t *spec, json_t *target, int creating, int provisioned, cons
         snprintf(what, sizeof what, "table");
     if (!given[0] && !given[1] && creating) return 0;
     if (!given[0] && !given[1])
-        return err_validation(
-            err,
-            "One or more parameter values were invalid: WarmThroughput must have at least one "
-            "of ReadUnitsPerSecond or WriteUnitsPerSecond specified%s%s",
-            index ? " for index: " : "", index ? index : "");
+        return err_validation(err,
+                              QR_MSG_INVALID_PARAMETER
+                              "WarmThroughput must have at least one "
+                              "of ReadUnitsPerSecond or WriteUnitsPerSecond specified%s%s",
+                              index ? " for index: " : "", index ? index : "");
     json_t *w = warm_of(target, provisioned);
     for (int i = 0; i < 2; i++) {
         if (!given[i]) continue;
@@ -106,19 +106,21 @@ int warm_apply(json_t *spec, json_t *target, int creating, int provisioned, cons
         if (!creating)
             return err_validation(
                 err,
-                "One or more parameter values were invalid: Requested %s for WarmThroughput "
+                QR_MSG_INVALID_PARAMETER
+                "Requested %s for WarmThroughput "
                 "for %s is lower than current WarmThroughput, decreasing WarmThroughput is "
                 "not supported",
                 units[i], what);
         if (provisioned)
-            return err_validation(
-                err,
-                "One or more parameter values were invalid: Requested %s for WarmThroughput "
-                "for %s is lower than %s of ProvisionedThroughput",
-                units[i], what, capacities[i]);
+            return err_validation(err,
+                                  QR_MSG_INVALID_PARAMETER
+                                  "Requested %s for WarmThroughput "
+                                  "for %s is lower than %s of ProvisionedThroughput",
+                                  units[i], what, capacities[i]);
         return err_validation(
             err,
-            "One or more parameter values were invalid: Requested %s for WarmThroughput for "
+            QR_MSG_INVALID_PARAMETER
+            "Requested %s for WarmThroughput for "
             "%s is lower than initial throughput for OnDemand. See: https://docs.aws.amazon.com/"
             "amazondynamodb/latest/developerguide/on-demand-capacity-mode.html"
             "#on-demand-capacity-mode-initial",

@@ -447,9 +447,7 @@ static int number_param(const char *n, qr_err *err)
  * that cannot be read, as DynamoDB reports them for PartiQL parameters. */
 static int param_scan(const json_t *v, int depth, qr_err *err)
 {
-    if (depth > QR_MAX_DEPTH)
-        return err_validation(err, "Nesting Levels have exceeded supported limits: Attributes in "
-                                   "the item have nested levels beyond supported limit");
+    if (depth > QR_MAX_DEPTH) return err_validation(err, QR_MSG_TOO_DEEP);
     const json_t *p = value_payload(v), *c;
     const char *k;
     size_t i;
@@ -691,8 +689,7 @@ static void rename_duplicates(pq_stmt **sts, size_t n, qr_err *err)
     if (reasons == NULL) return;
     buf msg;
     buf_init(&msg, 0);
-    buf_puts(&msg,
-             "Transaction cancelled, please refer cancellation reasons for specific reasons [");
+    buf_puts(&msg, QR_MSG_TXN_CANCELED "[");
     for (size_t i = 0; i < json_array_size(reasons); i++) {
         json_t *r = json_array_get(reasons, i);
         const char *code = json_string_value(json_object_get(r, "Code"));
@@ -731,8 +728,7 @@ static int txn_reads(qr_db *db, pq_stmt **sts, size_t n, const char *capacity, j
             goto done;
         }
         char missing[256];
-        snprintf(missing, sizeof missing, "Validation failed in TransactStatements[%zu]: %s", i,
-                 MSG_TXN_KEY);
+        snprintf(missing, sizeof missing, QR_MSG_TXN_STATEMENT_INVALID, i, MSG_TXN_KEY);
         if (plan_key_read(db, sts[i], missing, 0, &plans[i], err)) goto done;
     }
     if (pq_exec_transact_get(db, plans, n, capacity, items, &out, err)) goto done;

@@ -355,7 +355,7 @@ void pq_page_free(pq_page *p)
 static int plan_table(qr_db *db, const pq_plan *p, table **out, qr_err *err)
 {
     *out = ops_table_get(db, p->schema.table);
-    return *out ? 0 : err_set(err, QR_E_NOT_FOUND, "Requested resource not found");
+    return *out ? 0 : err_set(err, QR_E_NOT_FOUND, QR_MSG_NOT_FOUND);
 }
 
 /* A write plan's condition and update, parsed, with the names and values they read. */

@@ -331,7 +331,7 @@ static json_t *string_av(parser *p, const token *t)
 static json_t *take_param(parser *p)
 {
     if (p->nparam >= json_array_size(p->params)) {
-        err_validation(p->err, "Number of parameters in request and statement don't match.");
+        err_validation(p->err, QR_MSG_PQ_PARAM_COUNT);
         return NULL;
     }
     return json_deep_copy(json_array_get(p->params, p->nparam++));
@@ -370,8 +370,8 @@ static int set_unique(parser *p, const char *type, json_t *members)
                    json_string_value(value_payload(json_array_get(members, i))));
     int rc =
         err_validation(p->err,
-                       "One or more parameter values were invalid: Input collection [%.600s]%s "
-                       "contains duplicates.",
+                       QR_MSG_INVALID_PARAMETER "Input collection [%.600s]%s "
+                                                "contains duplicates.",
                        shown.data ? shown.data : "", strcmp(type, "BS") == 0 ? "of type BS" : "");
     buf_free(&shown);
     return rc;
@@ -1480,9 +1480,7 @@ static int parse_update(parser *p, pq_stmt *s)
     if (parse_table(p, s, 1) || no_alias(p) || parse_actions(p, s))
         return -1; /* (an index is refused when translated) */
     if (!accept_kw(p, "WHERE")) {
-        if (peek(p)->kind == T_EOF)
-            return err_validation(
-                p->err, "Where clause does not contain a mandatory equality on all key attributes");
+        if (peek(p)->kind == T_EOF) return err_validation(p->err, QR_MSG_PQ_KEY_EQUALITY);
         return unexpected(p, "SET, REMOVE or WHERE");
     }
     return parse_where(p, s);
@@ -1499,8 +1497,7 @@ static int parse_from_update(parser *p, pq_stmt *s)
         if (peek(p)->kind != T_EOF && parse_actions(p, s)) return -1;
         accept_punct(p, ";");
         if (peek(p)->kind != T_EOF) return leftover(p);
-        return err_validation(
-            p->err, "Where clause does not contain a mandatory equality on all key attributes");
+        return err_validation(p->err, QR_MSG_PQ_KEY_EQUALITY);
     }
     return parse_where(p, s) || parse_actions(p, s) ? -1 : 0;
 }
@@ -1603,9 +1600,7 @@ static int parse_statement(parser *p, pq_stmt *s)
         if (expect_kw(p, "FROM") || parse_table(p, s, 1) || no_alias(p)) return -1;
         if (!accept_kw(p, "WHERE")) {
             if (peek(p)->kind == T_EOF || is_kw(peek(p), "RETURNING"))
-                return err_validation(
-                    p->err,
-                    "Where clause does not contain a mandatory equality on all key attributes");
+                return err_validation(p->err, QR_MSG_PQ_KEY_EQUALITY);
             return unexpected(p, "WHERE");
         }
         if (parse_where(p, s)) return -1;
@@ -1623,7 +1618,7 @@ static int parse_statement(parser *p, pq_stmt *s)
         return leftover(p);
     }
     if (p->nparam != json_array_size(p->params))
-        return err_validation(p->err, "Number of parameters in request and statement don't match.");
+        return err_validation(p->err, QR_MSG_PQ_PARAM_COUNT);
     return 0;
 }
 

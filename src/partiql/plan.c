@@ -13,9 +13,6 @@
 
 #define IN_KEYS_MAX 50 /* partition key values in one IN (non-key IN takes 100) */
 
-static const char MSG_KEY[] =
-    "Where clause does not contain a mandatory equality on all key attributes";
-
 static int out_of_memory(qr_err *err)
 {
     return err_set(err, QR_E_INTERNAL, "out of memory");
@@ -23,7 +20,7 @@ static int out_of_memory(qr_err *err)
 
 int pq_refuse_in_transaction(qr_err *err, size_t i, const char *why)
 {
-    return err_validation(err, "Validation failed in TransactStatements[%zu]: %s", i, why);
+    return err_validation(err, QR_MSG_TXN_STATEMENT_INVALID, i, why);
 }
 
 void pq_plan_free(pq_plan *p)
@@ -309,7 +306,8 @@ static int check_projected(const pq_schema *s, const pq_stmt *st, int query, qr_
     if (query) unprojected(s, st->where, seen, &b);
     if (b.len) {
         rc = err_validation(err,
-                            "One or more parameter values were invalid: Secondary index %s does "
+                            QR_MSG_INVALID_PARAMETER
+                            "Secondary index %s does "
                             "not project one or more filter attributes: [%.400s]",
                             s->index, b.data);
     } else if (s->global) {
@@ -317,8 +315,8 @@ static int check_projected(const pq_schema *s, const pq_stmt *st, int query, qr_
             unprojected(s, st->proj[i], seen, &b);
         if (b.len)
             rc = err_validation(err,
-                                "One or more parameter values were invalid: Global secondary index "
-                                "%s does not project [%.400s]",
+                                QR_MSG_INVALID_PARAMETER "Global secondary index "
+                                                         "%s does not project [%.400s]",
                                 s->index, b.data);
     }
     buf_free(&b);
@@ -543,7 +541,8 @@ int pq_plan_write(const pq_stmt *st, pq_schema *schema, size_t i, pq_plan *p, qr
         p->item_test = PQ_ITEM_ABSENT;
         return 0;
     }
-    if (key_of(&p->schema, st->where, MSG_KEY, &p->key, &p->conditions, err)) goto fail;
+    if (key_of(&p->schema, st->where, QR_MSG_PQ_KEY_EQUALITY, &p->key, &p->conditions, err))
+        goto fail;
     if (st->kind == PQ_EXISTS && p->conditions.n == 0) {
         pq_refuse_in_transaction(
             err, i, "EXISTS() must contain a single item read with additional condition");

@@ -68,6 +68,54 @@ int err_validation(qr_err *e, const char *fmt, ...) __attribute__((format(printf
 #define QR_MSG_MAP_KEYS(constraints) "Map keys must satisfy constraint: [" constraints "]"
 #define QR_MSG_MAP_VALUE(constraints) "Map value must satisfy constraint: [" constraints "]"
 
+/* DynamoDB's texts for the mistakes several operations (and their batch, transaction and
+ * PartiQL forms) report, the one place each is spelled. A "%s" is the name the text
+ * carries (table, stream, resource ARN; an index then its table). */
+#define QR_MSG_NOT_FOUND "Requested resource not found"
+#define QR_MSG_TABLE_NOT_FOUND QR_MSG_NOT_FOUND ": Table: %s not found"
+#define QR_MSG_STREAM_NOT_FOUND QR_MSG_NOT_FOUND ": Stream: %s not found"
+#define QR_MSG_SHARD_NOT_FOUND QR_MSG_NOT_FOUND ": Shard does not exist"
+#define QR_MSG_ARN_NOT_FOUND QR_MSG_NOT_FOUND ": ResourceArn: %s not found"
+#define QR_MSG_INDEX_NOT_FOUND QR_MSG_NOT_FOUND ": Index: %s not found for table: %s"
+/* UpdateTable's words for an index update naming no index of the table, which DynamoDB
+ * spells unlike the other operations' QR_MSG_INDEX_NOT_FOUND. */
+#define QR_MSG_INDEX_UPDATE_NOT_FOUND QR_MSG_NOT_FOUND ": Index %s for table %s"
+#define QR_MSG_TABLE_EXISTS "Table already exists: %s"
+#define QR_MSG_KEY_SCHEMA "The provided key element does not match the schema"
+#define QR_MSG_ITEM_TOO_LARGE "Item size has exceeded the maximum allowed size"
+#define QR_MSG_UPDATE_TOO_LARGE "Item size to update has exceeded the maximum allowed size"
+#define QR_MSG_DUPLICATE_KEYS "Provided list of item keys contains duplicates"
+/* The start of a refusal of a parameter's value; the problem follows it. */
+#define QR_MSG_INVALID_PARAMETER "One or more parameter values were invalid: "
+/* A key attribute's or an index key's empty S or B value (the START texts are what the
+ * messages begin with): "string" or "binary", then the key's name; an index's name then
+ * its key's. An update that would empty an index key is told so in its own words. */
+#define QR_MSG_NOT_VALID "One or more parameter values are not valid. "
+#define QR_MSG_EMPTY_KEY_START                                                                     \
+    QR_MSG_NOT_VALID "The AttributeValue for a key attribute cannot contain an empty "
+#define QR_MSG_EMPTY_KEY QR_MSG_EMPTY_KEY_START "%s value. Key: %s"
+#define QR_MSG_EMPTY_INDEX_KEY_START                                                               \
+    QR_MSG_NOT_VALID "A value specified for a secondary index key is not supported. The "          \
+                     "AttributeValue for a key attribute cannot contain an empty "
+#define QR_MSG_EMPTY_INDEX_KEY QR_MSG_EMPTY_INDEX_KEY_START "%s value. IndexName: %s, IndexKey: %s"
+#define QR_MSG_EMPTY_INDEX_UPDATE                                                                  \
+    QR_MSG_NOT_VALID "The update expression attempted to update a secondary index key to a "       \
+                     "value that is not supported. The AttributeValue for a key attribute "        \
+                     "cannot contain an empty %s value."
+/* The start of a refusal of an ExpressionAttributeValues member; the problem follows. */
+#define QR_MSG_INVALID_VALUE "ExpressionAttributeValues contains invalid value: "
+/* The start of a refusal of a request that mixes expressions with legacy parameters. */
+#define QR_MSG_MIXED_EXPRESSIONS                                                                   \
+    "Can not use both expression and non-expression parameters in the same request: "
+/* A cancelled transaction: the text then "[" and its reasons' codes joined by ", ", "]". */
+#define QR_MSG_TXN_CANCELED                                                                        \
+    "Transaction cancelled, please refer cancellation reasons for specific reasons "
+/* A PartiQL transaction's statement refused: its index (from 0) then why. */
+#define QR_MSG_TXN_STATEMENT_INVALID "Validation failed in TransactStatements[%zu]: %s"
+#define QR_MSG_PQ_KEY_EQUALITY                                                                     \
+    "Where clause does not contain a mandatory equality on all key attributes"
+#define QR_MSG_PQ_PARAM_COUNT "Number of parameters in request and statement don't match."
+
 /* The values of set (NULL-terminated) as DynamoDB lists them in QR_MSG_ENUM, "A, B, C",
  * written to out (cut to cap bytes). Returns out. */
 const char *err_enum_list(char *out, size_t cap, const char *const *set);
