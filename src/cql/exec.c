@@ -653,6 +653,8 @@ static int tinfo_build(cql_call *c, cql_state *st, const char *ks, const char *n
         const char *ty = json_string_value(json_object_get(col, "type"));
         const char *kind = json_string_value(json_object_get(col, "kind"));
         tc->name = arena_strndup(&t->arena, n, strlen(n));
+        const char *stored = json_string_value(json_object_get(col, "attr"));
+        tc->attr = stored ? arena_strndup(&t->arena, stored, strlen(stored)) : tc->name;
         cql_parse_error perr;
         memset(&perr, 0, sizeof perr);
         if (cqltype_parse(&t->arena, ty, strlen(ty), &env, &tc->type, &perr) != 0) {

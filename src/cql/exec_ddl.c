@@ -1200,6 +1200,26 @@ static json_t *find_column(json_t *t, const char *name, size_t *at)
     return NULL;
 }
 
+/* The name column col's cells are stored under: the name it was created with, kept by a
+ * rename so that stored rows stay valid. */
+static const char *stored_name(const json_t *col)
+{
+    const char *attr = json_string_value(json_object_get(col, "attr"));
+    return attr ? attr : json_string_value(json_object_get(col, "name"));
+}
+
+/* The column whose cells are stored under name, or NULL. */
+static json_t *column_stored_as(json_t *t, const char *name)
+{
+    size_t i;
+    json_t *col;
+    json_array_foreach(json_object_get(t, "columns"), i, col)
+    {
+        if (strcmp(stored_name(col), name) == 0) return col;
+    }
+    return NULL;
+}
+
 static int is_key(json_t *col)
 {
     const char *k = json_string_value(json_object_get(col, "kind"));
@@ -1290,6 +1310,14 @@ static int alter_table(cql_run *r, const cql_stmt *s, cql_state *st)
                          d->name);
                 goto done;
             }
+            json_t *holder = column_stored_as(t, d->name);
+            if (holder != NULL) {
+                cql_fail(c, CQL_ERR_INVALID,
+                         "Cannot add column %s to table %s: its stored rows keep column %s's "
+                         "values under that name (it was renamed)",
+                         d->name, s->name.name, json_string_value(json_object_get(holder, "name")));
+                goto done;
+            }
             char *tn = type_name_of(c, ty);
             if (tn == NULL) goto done;
             if (readd_conflicts(c, t, d->name, tn, d->is_static)) {
@@ -1368,6 +1396,17 @@ static int alter_table(cql_run *r, const cql_stmt *s, cql_state *st)
                          at->names[k], at->to[k], s->name.name);
                 goto done;
             }
+            json_t *holder = column_stored_as(t, at->to[k]);
+            if (holder != NULL && holder != col) {
+                cql_fail(c, CQL_ERR_INVALID,
+                         "Cannot rename column %s to %s in table '%s': the stored rows keep "
+                         "column %s's values under that name",
+                         at->names[k], at->to[k], s->name.name,
+                         json_string_value(json_object_get(holder, "name")));
+                goto done;
+            }
+            if (json_object_get(col, "attr") == NULL)
+                json_object_set_new(col, "attr", json_string(at->names[k]));
             json_object_set_new(col, "name", json_string(at->to[k]));
             changed = 1;
         }
@@ -1937,7 +1976,8 @@ static int create_index(cql_run *r, const cql_stmt *s, cql_state *st, char *made
      * stored rows have it (index_stored_rows, after this statement). */
     if (target_kind == CQL_INDEX_SIMPLE && !by_bytes) {
         char attr[CQL_NAME_MAX + 2];
-        cql_cell_attr(tg->column, attr, sizeof attr);
+        const json_t *tcol = find_column(t, tg->column, NULL);
+        cql_cell_attr(tcol ? stored_name(tcol) : tg->column, attr, sizeof attr);
         if (engine_index(c, ks, s->name.name, name, attr, kt, 1) != 0) return -1;
     }
     json_t *next = json_deep_copy(st->schema->doc);
@@ -2180,7 +2220,8 @@ static int create_view(cql_run *r, const cql_stmt *s, cql_state *st)
     for (size_t k = 0; k < nkey; k++) {
         const char *kc = k < pk->npartition ? pk->partition[k] : pk->clustering[k - pk->npartition];
         char attr[CQL_NAME_MAX + 2];
-        cql_cell_attr(kc, attr, sizeof attr);
+        const json_t *kcol = find_column(base, kc, NULL);
+        cql_cell_attr(kcol ? stored_name(kcol) : kc, attr, sizeof attr);
         char t[2] = {
             index_key_type(json_string_value(json_object_get(find_column(base, kc, NULL), "type"))),
             0};
