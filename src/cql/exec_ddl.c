@@ -876,7 +876,7 @@ static int create_table(cql_run *r, const cql_stmt *s, cql_state *st)
         cql_parse_error perr;
         memset(&perr, 0, sizeof perr);
         if (cqltype_resolve(&arena, ct->cols[i].type, &env, &types[i], &perr) != 0) {
-            cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
+            cql_fail_parsed(c, &perr);
             goto done;
         }
         if (udt_nests_multicell(c, types[i])) goto done;
@@ -899,7 +899,7 @@ static int create_table(cql_run *r, const cql_stmt *s, cql_state *st)
         cql_parse_error perr;
         memset(&perr, 0, sizeof perr);
         if (cqltype_check_primary_key(types[i], kc, &perr) != 0) {
-            cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
+            cql_fail_parsed(c, &perr);
             goto done;
         }
         if (ct->cols[i].is_static) {
@@ -1292,7 +1292,7 @@ static int alter_table(cql_run *r, const cql_stmt *s, cql_state *st)
             cql_parse_error perr;
             memset(&perr, 0, sizeof perr);
             if (cqltype_resolve(&arena, d->type, &env, &ty, &perr) != 0) {
-                cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
+                cql_fail_parsed(c, &perr);
                 goto done;
             }
             if (udt_nests_multicell(c, ty)) goto done;
@@ -1526,7 +1526,7 @@ static int create_type(cql_run *r, const cql_stmt *s, cql_state *st)
         cql_parse_error perr;
         memset(&perr, 0, sizeof perr);
         if (cqltype_resolve(&arena, cty->types[i], &env, &ty, &perr) != 0) {
-            cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
+            cql_fail_parsed(c, &perr);
             goto done;
         }
         if (cqltype_uses_udt(ty, ks, name)) {
@@ -1646,7 +1646,7 @@ static int alter_type(cql_run *r, const cql_stmt *s, cql_state *st)
         cql_parse_error perr;
         memset(&perr, 0, sizeof perr);
         if (cqltype_resolve(&arena, aty->type, &env, &t, &perr) != 0) {
-            cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
+            cql_fail_parsed(c, &perr);
             goto done;
         }
         if (t->wire.id == CQL_TYPE_UDT && cqltype_is_multicell(t)) {

@@ -67,7 +67,7 @@ cql_plan *cql_plan_parse(cql_call *c, const char *text, size_t len)
     memset(&perr, 0, sizeof perr);
     if (cql_parse(text, len, &p->parsed, &perr) != 0) {
         free(p);
-        cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
+        cql_fail_parsed(c, &perr);
         return NULL;
     }
     return p;
@@ -214,7 +214,7 @@ static void term_markers(marks *k, const cql_expr *e, const char *name, const cq
         if (f == NULL && refused_at_prepare(e)) {
             /* Cassandra picks the overload as it prepares: a marker it cannot type is an
              * ambiguous call, refused then */
-            cql_fail(k->c, (cql_error_code)perr.code, "%s", perr.msg);
+            cql_fail_parsed(k->c, &perr);
             return;
         }
         for (size_t i = 0; i < e->nitems; i++) {
@@ -235,7 +235,7 @@ static void term_markers(marks *k, const cql_expr *e, const char *name, const cq
         uint16_t want = type && cqltype_native(type->id) ? type->id : 0;
         if (cqlfn_operation(&env, e, want, &o, &perr) != 0) {
             /* refused as PREPARE refuses it, when the receiver is known */
-            if (want) cql_fail(k->c, (cql_error_code)perr.code, "%s", perr.msg);
+            if (want) cql_fail_parsed(k->c, &perr);
             return;
         }
         for (size_t i = 0; i < e->nitems && i < 2; i++)
