@@ -1253,6 +1253,42 @@ static int readd_conflicts(cql_call *c, json_t *t, const char *name, const char 
     return 0;
 }
 
+/* Renames column from to to in the views of table base, as Cassandra does: each view's
+ * column keeps its stored name, and its IS NOT NULL restriction follows the rename. */
+static void rename_in_views(json_t *views, const char *base, const char *from, const char *to)
+{
+    const char *vname;
+    json_t *v;
+    json_object_foreach(views, vname, v)
+    {
+        if (strcmp(json_string_value(json_object_get(v, "base")), base) != 0) continue;
+        json_t *col = find_column(v, from, NULL);
+        if (col == NULL) continue;
+        if (json_object_get(col, "attr") == NULL)
+            json_object_set_new(col, "attr", json_string(stored_name(col)));
+        json_object_set_new(col, "name", json_string(to));
+        /* the restriction as the view was made with it: "a IS NOT NULL AND b IS NOT NULL" */
+        const char *where = json_string_value(json_object_get(v, "where"));
+        buf out;
+        buf_init(&out, 0);
+        for (const char *p = where ? where : ""; *p;) {
+            const char *end = strstr(p, " AND ");
+            size_t len = end ? (size_t)(end - p) : strlen(p);
+            size_t flen = strlen(from);
+            int renamed = len == flen + 12 && strncmp(p, from, flen) == 0 &&
+                          strncmp(p + flen, " IS NOT NULL", 12) == 0;
+            buf_printf(&out, "%s", out.len ? " AND " : "");
+            if (renamed)
+                buf_printf(&out, "%s IS NOT NULL", to);
+            else
+                buf_append(&out, p, len);
+            p = end ? end + 5 : p + len;
+        }
+        json_object_set_new(v, "where", json_string(out.data ? out.data : ""));
+        buf_free(&out);
+    }
+}
+
 static int alter_table(cql_run *r, const cql_stmt *s, cql_state *st)
 {
     cql_call *c = r->call;
@@ -1408,6 +1444,8 @@ static int alter_table(cql_run *r, const cql_stmt *s, cql_state *st)
             if (json_object_get(col, "attr") == NULL)
                 json_object_set_new(col, "attr", json_string(at->names[k]));
             json_object_set_new(col, "name", json_string(at->to[k]));
+            rename_in_views(json_object_get(json_object_get(keyspaces_of(next), ks), "views"),
+                            s->name.name, at->names[k], at->to[k]);
             changed = 1;
         }
         break;
