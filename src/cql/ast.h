@@ -420,12 +420,23 @@ typedef struct cql_bind {
 } cql_bind;
 
 #define CQL_ERR_MSG_MAX 1024
+#define CQL_ERR_FN_MAX 64
+#define CQL_ERR_FN_ARGS 2
 
 typedef struct cql_parse_error {
     int code; /* 0 while no error, else CQL_ERR_SYNTAX, CQL_ERR_INVALID, CQL_ERR_SERVER, or
                  CQL_ERR_FUNCTION_FAILURE (fromJson of a bad text) */
     char msg[CQL_ERR_MSG_MAX];
+    /* CQL_ERR_FUNCTION_FAILURE: the native function that failed and its argument types */
+    char fn_name[CQL_ERR_FN_MAX];
+    char fn_args[CQL_ERR_FN_ARGS][CQL_ERR_FN_MAX];
+    unsigned fn_nargs;
 } cql_parse_error;
+
+/* Names the function whose failure err records (a CQL_ERR_FUNCTION_FAILURE): name in
+ * keyspace system, with n argument types (at most CQL_ERR_FN_ARGS). */
+void cql_error_function(cql_parse_error *err, const char *name, const char *const *args,
+                        unsigned n);
 
 /* Records a failure in err, unless one is recorded already (the first error wins), and
  * returns -1: how the front end's modules report Cassandra's errors. err may be NULL. */

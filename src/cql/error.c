@@ -16,3 +16,12 @@ int cql_error_record(cql_parse_error *err, int code, const char *fmt, ...)
     va_end(ap);
     return -1;
 }
+
+void cql_error_function(cql_parse_error *err, const char *name, const char *const *args, unsigned n)
+{
+    if (err == NULL) return;
+    snprintf(err->fn_name, sizeof err->fn_name, "%s", name);
+    err->fn_nargs = n < CQL_ERR_FN_ARGS ? n : CQL_ERR_FN_ARGS;
+    for (unsigned i = 0; i < err->fn_nargs; i++)
+        snprintf(err->fn_args[i], sizeof err->fn_args[i], "%s", args[i]);
+}

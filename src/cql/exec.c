@@ -53,6 +53,19 @@ int cql_fail(cql_call *c, cql_error_code code, const char *fmt, ...)
     return -1;
 }
 
+int cql_fail_parsed(cql_call *c, const cql_parse_error *perr)
+{
+    if (c->failed) return -1;
+    if (perr->code == CQL_ERR_FUNCTION_FAILURE) {
+        snprintf(c->err_fn, sizeof c->err_fn, "%s", perr->fn_name);
+        c->err_fn_nargs = 0;
+        for (unsigned i = 0; i < perr->fn_nargs && i < 2; i++)
+            snprintf(c->err_fn_args[c->err_fn_nargs++], sizeof c->err_fn_args[0], "%s",
+                     perr->fn_args[i]);
+    }
+    return cql_fail(c, (cql_error_code)perr->code, "%s", perr->msg);
+}
+
 int cql_fail_engine(cql_call *c, cql_error_code code, qr_err *err)
 {
     cql_fail(c, err_is_throttling(err) ? CQL_ERR_OVERLOADED : code, "%s", err->msg);
@@ -70,13 +83,14 @@ int cql_call_error_body(const cql_call *c, buf *out)
         e.keyspace = c->err_keyspace;
         e.name = c->err_name;
     }
+    const char *fn_args[2];
     if (e.code == CQL_ERR_FUNCTION_FAILURE) {
-        /* fromJson(text) is the one native function that fails as it executes */
-        static const char *const args[] = {"text"};
         e.keyspace = "system";
-        e.name = "fromjson";
-        e.arg_types = args;
-        e.n_arg_types = 1;
+        e.name = c->err_fn;
+        for (unsigned i = 0; i < c->err_fn_nargs && i < 2; i++)
+            fn_args[i] = c->err_fn_args[i];
+        e.arg_types = fn_args;
+        e.n_arg_types = c->err_fn_nargs;
     }
     if (e.code == CQL_ERR_UNPREPARED) {
         e.id = c->err_id;
@@ -280,8 +294,10 @@ int cql_term(cql_run *r, const cql_ctype *type, const char *receiver, const cql_
     cqlval_terms terms = {.fn = cqlfn_term, .ctx = &env};
     int rc = cqlval_from_term(type, receiver, e, &terms, out, &perr);
     arena_free(&arena);
-    if (rc == CQLVAL_ERROR)
-        cql_fail(r->call, perr.code ? (cql_error_code)perr.code : CQL_ERR_INVALID, "%s", perr.msg);
+    if (rc == CQLVAL_ERROR) {
+        if (!perr.code) perr.code = CQL_ERR_INVALID;
+        cql_fail_parsed(r->call, &perr);
+    }
     return rc;
 }
 
@@ -448,8 +464,7 @@ int cql_exec_query(cql_call *c, const cql_query *q)
     cql_parsed parsed;
     cql_parse_error perr;
     memset(&perr, 0, sizeof perr);
-    if (cql_parse(q->query.p, q->query.len, &parsed, &perr) != 0)
-        return cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
+    if (cql_parse(q->query.p, q->query.len, &parsed, &perr) != 0) return cql_fail_parsed(c, &perr);
     int rc = run_parsed(c, &parsed, &q->params);
     cql_parsed_free(&parsed);
     return rc;
@@ -653,6 +668,8 @@ static int tinfo_build(cql_call *c, cql_state *st, const char *ks, const char *n
         const char *ty = json_string_value(json_object_get(col, "type"));
         const char *kind = json_string_value(json_object_get(col, "kind"));
         tc->name = arena_strndup(&t->arena, n, strlen(n));
+        const char *stored = json_string_value(json_object_get(col, "attr"));
+        tc->attr = stored ? arena_strndup(&t->arena, stored, strlen(stored)) : tc->name;
         cql_parse_error perr;
         memset(&perr, 0, sizeof perr);
         if (cqltype_parse(&t->arena, ty, strlen(ty), &env, &tc->type, &perr) != 0) {
@@ -843,7 +860,7 @@ int cql_select_metadata(cql_call *c, const cql_stmt *s, const cql_tinfo *t, cql_
             memset(&perr, 0, sizeof perr);
             if (cqlagg_init(&a, ak, argtype, &perr) != 0) {
                 free(argname);
-                return cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
+                return cql_fail_parsed(c, &perr);
             }
             type = &a.result->wire;
             cqlagg_free(&a);

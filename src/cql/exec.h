@@ -33,7 +33,9 @@ typedef struct cql_call {
     cql_error_code code;
     char msg[1024];
     char err_keyspace[CQL_NAME_MAX], err_name[CQL_NAME_MAX]; /* ALREADY_EXISTS */
-    uint8_t err_id[16];                                      /* UNPREPARED */
+    char err_fn[64], err_fn_args[2][64]; /* FUNCTION_FAILURE: the function, its types */
+    unsigned err_fn_nargs;
+    uint8_t err_id[16]; /* UNPREPARED */
     size_t err_id_len;
 } cql_call;
 
@@ -42,6 +44,10 @@ void cql_call_free(cql_call *c);
 /* Records the call's error (the first one wins) and returns -1. */
 int cql_fail(cql_call *c, cql_error_code code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* Records perr, an error of the front end's modules, as the call's error (the first one
+ * wins), with the function that failed for a FUNCTION_FAILURE; returns -1. */
+struct cql_parse_error;
+int cql_fail_parsed(cql_call *c, const struct cql_parse_error *perr);
 /* Records an engine refusal held in err as the call's error: a throttled read or write (the
  * table's capacity, as DynamoDB meters it) is Cassandra's Overloaded, which drivers retry;
  * any other is code. Frees what err holds (a throttled access's reasons). Returns -1. */

@@ -876,7 +876,7 @@ static int create_table(cql_run *r, const cql_stmt *s, cql_state *st)
         cql_parse_error perr;
         memset(&perr, 0, sizeof perr);
         if (cqltype_resolve(&arena, ct->cols[i].type, &env, &types[i], &perr) != 0) {
-            cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
+            cql_fail_parsed(c, &perr);
             goto done;
         }
         if (udt_nests_multicell(c, types[i])) goto done;
@@ -899,7 +899,7 @@ static int create_table(cql_run *r, const cql_stmt *s, cql_state *st)
         cql_parse_error perr;
         memset(&perr, 0, sizeof perr);
         if (cqltype_check_primary_key(types[i], kc, &perr) != 0) {
-            cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
+            cql_fail_parsed(c, &perr);
             goto done;
         }
         if (ct->cols[i].is_static) {
@@ -1200,6 +1200,26 @@ static json_t *find_column(json_t *t, const char *name, size_t *at)
     return NULL;
 }
 
+/* The name column col's cells are stored under: the name it was created with, kept by a
+ * rename so that stored rows stay valid. */
+static const char *stored_name(const json_t *col)
+{
+    const char *attr = json_string_value(json_object_get(col, "attr"));
+    return attr ? attr : json_string_value(json_object_get(col, "name"));
+}
+
+/* The column whose cells are stored under name, or NULL. */
+static json_t *column_stored_as(json_t *t, const char *name)
+{
+    size_t i;
+    json_t *col;
+    json_array_foreach(json_object_get(t, "columns"), i, col)
+    {
+        if (strcmp(stored_name(col), name) == 0) return col;
+    }
+    return NULL;
+}
+
 static int is_key(json_t *col)
 {
     const char *k = json_string_value(json_object_get(col, "kind"));
@@ -1231,6 +1251,42 @@ static int readd_conflicts(cql_call *c, json_t *t, const char *name, const char 
         return 1;
     }
     return 0;
+}
+
+/* Renames column from to to in the views of table base, as Cassandra does: each view's
+ * column keeps its stored name, and its IS NOT NULL restriction follows the rename. */
+static void rename_in_views(json_t *views, const char *base, const char *from, const char *to)
+{
+    const char *vname;
+    json_t *v;
+    json_object_foreach(views, vname, v)
+    {
+        if (strcmp(json_string_value(json_object_get(v, "base")), base) != 0) continue;
+        json_t *col = find_column(v, from, NULL);
+        if (col == NULL) continue;
+        if (json_object_get(col, "attr") == NULL)
+            json_object_set_new(col, "attr", json_string(stored_name(col)));
+        json_object_set_new(col, "name", json_string(to));
+        /* the restriction as the view was made with it: "a IS NOT NULL AND b IS NOT NULL" */
+        const char *where = json_string_value(json_object_get(v, "where"));
+        buf out;
+        buf_init(&out, 0);
+        for (const char *p = where ? where : ""; *p;) {
+            const char *end = strstr(p, " AND ");
+            size_t len = end ? (size_t)(end - p) : strlen(p);
+            size_t flen = strlen(from);
+            int renamed = len == flen + 12 && strncmp(p, from, flen) == 0 &&
+                          strncmp(p + flen, " IS NOT NULL", 12) == 0;
+            buf_printf(&out, "%s", out.len ? " AND " : "");
+            if (renamed)
+                buf_printf(&out, "%s IS NOT NULL", to);
+            else
+                buf_append(&out, p, len);
+            p = end ? end + 5 : p + len;
+        }
+        json_object_set_new(v, "where", json_string(out.data ? out.data : ""));
+        buf_free(&out);
+    }
 }
 
 static int alter_table(cql_run *r, const cql_stmt *s, cql_state *st)
@@ -1272,7 +1328,7 @@ static int alter_table(cql_run *r, const cql_stmt *s, cql_state *st)
             cql_parse_error perr;
             memset(&perr, 0, sizeof perr);
             if (cqltype_resolve(&arena, d->type, &env, &ty, &perr) != 0) {
-                cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
+                cql_fail_parsed(c, &perr);
                 goto done;
             }
             if (udt_nests_multicell(c, ty)) goto done;
@@ -1288,6 +1344,14 @@ static int alter_table(cql_run *r, const cql_stmt *s, cql_state *st)
                              ? "Cannot add a non counter column (%s) in a counter table"
                              : "Cannot add a counter column (%s) in a non counter table",
                          d->name);
+                goto done;
+            }
+            json_t *holder = column_stored_as(t, d->name);
+            if (holder != NULL) {
+                cql_fail(c, CQL_ERR_INVALID,
+                         "Cannot add column %s to table %s: its stored rows keep column %s's "
+                         "values under that name (it was renamed)",
+                         d->name, s->name.name, json_string_value(json_object_get(holder, "name")));
                 goto done;
             }
             char *tn = type_name_of(c, ty);
@@ -1368,7 +1432,20 @@ static int alter_table(cql_run *r, const cql_stmt *s, cql_state *st)
                          at->names[k], at->to[k], s->name.name);
                 goto done;
             }
+            json_t *holder = column_stored_as(t, at->to[k]);
+            if (holder != NULL && holder != col) {
+                cql_fail(c, CQL_ERR_INVALID,
+                         "Cannot rename column %s to %s in table '%s': the stored rows keep "
+                         "column %s's values under that name",
+                         at->names[k], at->to[k], s->name.name,
+                         json_string_value(json_object_get(holder, "name")));
+                goto done;
+            }
+            if (json_object_get(col, "attr") == NULL)
+                json_object_set_new(col, "attr", json_string(at->names[k]));
             json_object_set_new(col, "name", json_string(at->to[k]));
+            rename_in_views(json_object_get(json_object_get(keyspaces_of(next), ks), "views"),
+                            s->name.name, at->names[k], at->to[k]);
             changed = 1;
         }
         break;
@@ -1487,7 +1564,7 @@ static int create_type(cql_run *r, const cql_stmt *s, cql_state *st)
         cql_parse_error perr;
         memset(&perr, 0, sizeof perr);
         if (cqltype_resolve(&arena, cty->types[i], &env, &ty, &perr) != 0) {
-            cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
+            cql_fail_parsed(c, &perr);
             goto done;
         }
         if (cqltype_uses_udt(ty, ks, name)) {
@@ -1607,7 +1684,7 @@ static int alter_type(cql_run *r, const cql_stmt *s, cql_state *st)
         cql_parse_error perr;
         memset(&perr, 0, sizeof perr);
         if (cqltype_resolve(&arena, aty->type, &env, &t, &perr) != 0) {
-            cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
+            cql_fail_parsed(c, &perr);
             goto done;
         }
         if (t->wire.id == CQL_TYPE_UDT && cqltype_is_multicell(t)) {
@@ -1937,7 +2014,8 @@ static int create_index(cql_run *r, const cql_stmt *s, cql_state *st, char *made
      * stored rows have it (index_stored_rows, after this statement). */
     if (target_kind == CQL_INDEX_SIMPLE && !by_bytes) {
         char attr[CQL_NAME_MAX + 2];
-        cql_cell_attr(tg->column, attr, sizeof attr);
+        const json_t *tcol = find_column(t, tg->column, NULL);
+        cql_cell_attr(tcol ? stored_name(tcol) : tg->column, attr, sizeof attr);
         if (engine_index(c, ks, s->name.name, name, attr, kt, 1) != 0) return -1;
     }
     json_t *next = json_deep_copy(st->schema->doc);
@@ -2180,7 +2258,8 @@ static int create_view(cql_run *r, const cql_stmt *s, cql_state *st)
     for (size_t k = 0; k < nkey; k++) {
         const char *kc = k < pk->npartition ? pk->partition[k] : pk->clustering[k - pk->npartition];
         char attr[CQL_NAME_MAX + 2];
-        cql_cell_attr(kc, attr, sizeof attr);
+        const json_t *kcol = find_column(base, kc, NULL);
+        cql_cell_attr(kcol ? stored_name(kcol) : kc, attr, sizeof attr);
         char t[2] = {
             index_key_type(json_string_value(json_object_get(find_column(base, kc, NULL), "type"))),
             0};

@@ -94,6 +94,7 @@ int cql_rows_write(const cql_rows *rs, cql_call *c, const uint8_t *paging_state,
 /* ---- a table as statements see it ---- */
 typedef struct cql_tcol {
     const char *name;
+    const char *attr; /* the name its cells are stored under: the name it was created with */
     const struct cql_ctype *type; /* NULL for a system table's column */
     const cql_type *wire;
     char kind;          /* 'p' partition key, 'c' clustering, 's' static, 'r' regular */

@@ -257,9 +257,10 @@ int cql_rowmap_init(cql_rowmap *m, const cql_tcol *cols, size_t ncols)
         names_put(m->members, m->mask, fixed_members[i], i);
     char *at = m->text;
     for (size_t i = 0; i < ncols; i++) {
-        cql_cell_attr(cols[i].name, at, CQL_NAME_MAX + 2);
+        const char *stored = cols[i].attr ? cols[i].attr : cols[i].name;
+        cql_cell_attr(stored, at, CQL_NAME_MAX + 2);
         names_put(m->members, m->mask, at, COL_SLOT(i, CS_CELL));
-        names_put(m->colnames, m->mask, cols[i].name, (uint32_t)i);
+        names_put(m->colnames, m->mask, stored, (uint32_t)i);
         at += strlen(at) + 1;
     }
     memset(m->want, 1, m->nslot);

@@ -242,8 +242,7 @@ static int plan_selection(qctx *q)
             }
             cql_parse_error perr;
             memset(&perr, 0, sizeof perr);
-            if (cqlagg_init(&x->agg, ak, argtype, &perr) != 0)
-                return cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
+            if (cqlagg_init(&x->agg, ak, argtype, &perr) != 0) return cql_fail_parsed(c, &perr);
             x->agg_on = 1;
             counts++;
         } else if (e->kind == CQL_E_FUNCTION && e->fn.ks == NULL &&
@@ -869,7 +868,7 @@ static int group_flush(qctx *q)
         memset(&perr, 0, sizeof perr);
         int got = cqlagg_result(&x->agg, &out, &perr);
         if (got == CQLVAL_ERROR)
-            rc = cql_fail(q->r->call, (cql_error_code)perr.code, "%s", perr.msg);
+            rc = cql_fail_parsed(q->r->call, &perr);
         else
             rc = cql_rows_put(dst, out.data ? out.data : "",
                               got == CQLVAL_OK ? (int32_t)out.len : -1);
@@ -921,7 +920,7 @@ static int agg_feed(qctx *q, const cql_srow *item, cqlagg *agg, const cql_tcol *
         if (got != CQLVAL_ERROR &&
             cqlagg_add(agg, (const uint8_t *)(v.data ? v.data : ""),
                        got == CQLVAL_OK ? (int32_t)v.len : CQL_NULL, &perr) != 0)
-            rc = cql_fail(q->r->call, (cql_error_code)perr.code, "%s", perr.msg);
+            rc = cql_fail_parsed(q->r->call, &perr);
         buf_free(&v);
         return rc;
     }
@@ -929,14 +928,14 @@ static int agg_feed(qctx *q, const cql_srow *item, cqlagg *agg, const cql_tcol *
         uint8_t b[8];
         int32_t len = cell_meta(q, col, item, cellfn, b);
         if (cqlagg_add(agg, b, len < 0 ? CQL_NULL : len, &perr) != 0)
-            rc = cql_fail(q->r->call, (cql_error_code)perr.code, "%s", perr.msg);
+            rc = cql_fail_parsed(q->r->call, &perr);
         return rc;
     }
     size_t ci = col_index(q, col);
     int has = col == NULL || q->has[ci];
     if (cqlagg_add(agg, has && col ? (const uint8_t *)q->vals[ci].data : (const uint8_t *)"",
                    has ? (col ? (int32_t)q->vals[ci].len : 0) : CQL_NULL, &perr) != 0)
-        rc = cql_fail(q->r->call, (cql_error_code)perr.code, "%s", perr.msg);
+        rc = cql_fail_parsed(q->r->call, &perr);
     return rc;
 }
 

@@ -117,7 +117,7 @@ static const cql_ctype *hint_type(cql_call *c, const cql_tinfo *t, const cql_exp
     cqltype_env env = {.keyspace = t->ks};
     const cql_ctype *to;
     if (cqltype_resolve((arena *)&t->arena, e->type, &env, &to, &perr) == 0) return to;
-    cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
+    cql_fail_parsed(c, &perr);
     return NULL;
 }
 
@@ -139,7 +139,7 @@ static int resolve_cast(cql_call *c, const cql_tinfo *t, const cql_expr *e, cql_
     char what[256];
     snprintf(what, sizeof what, "%.*s", (int)(name->len - argat), name->data + argat);
     if (cqlfn_cast_check_as(out->argtype[0], to, what, &perr) != 0)
-        return cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
+        return cql_fail_parsed(c, &perr);
     out->kind = 'c';
     out->ret = to;
     out->nargs = 1;
@@ -202,7 +202,7 @@ static int resolve_function(cql_call *c, const cql_tinfo *t, const cql_expr *e, 
         types[i] = out->argtype[i];
     out->fn = cqlfn_resolve(fname, types, out->argexpr, e->nitems, NULL, &perr);
     if (out->fn == NULL) {
-        cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
+        cql_fail_parsed(c, &perr);
         goto done;
     }
     out->kind = 'f';
@@ -377,7 +377,7 @@ static int resolve_operation(cql_call *c, const cql_tinfo *t, const cql_expr *e,
         memset(&perr, 0, sizeof perr);
         char op = n == 1 ? 'n' : e->op;
         if (cqlarith_resolve(op, n, operand_fit, out, markers, shown, 0, o, &perr) != 0)
-            rc = cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
+            rc = cql_fail_parsed(c, &perr);
     }
     if (rc == 0) {
         out->kind = 'o';
@@ -418,10 +418,9 @@ static int resolve_aggregate(cql_call *c, const cql_tinfo *t, const cql_expr *e,
     }
     cql_parse_error perr;
     memset(&perr, 0, sizeof perr);
-    int rc = cqlagg_init(&a->state, ak, argtype, &perr) != 0
-                 ? cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg)
-             : cqlagg_column_name(ak, argname, name) != 0 ? oom(c)
-                                                          : 0;
+    int rc = cqlagg_init(&a->state, ak, argtype, &perr) != 0 ? cql_fail_parsed(c, &perr)
+             : cqlagg_column_name(ak, argname, name) != 0    ? oom(c)
+                                                             : 0;
     free(argname);
     if (rc != 0) return rc;
     out->kind = 'a';
@@ -616,7 +615,7 @@ int cql_fnsel_value(cql_run *r, const cql_tinfo *t, const cql_fnsel *f, const bu
         cql_parse_error perr;
         memset(&perr, 0, sizeof perr);
         int got = cqlagg_result(&f->agg->state, out, &perr);
-        if (got == CQLVAL_ERROR) cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
+        if (got == CQLVAL_ERROR) cql_fail_parsed(c, &perr);
         return got;
     }
     if (f->kind == 't') {
@@ -680,15 +679,15 @@ int cql_fnsel_value(cql_run *r, const cql_tinfo *t, const cql_fnsel *f, const bu
     } else if (rc == CQLVAL_OK && f->kind == 'o') {
         rc = cqlarith_apply(f->arith, args[0].p, args[0].len, f->nargs > 1 ? args[1].p : NULL,
                             f->nargs > 1 ? args[1].len : CQL_NULL, out, &perr);
-        if (rc == CQLVAL_ERROR) cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
+        if (rc == CQLVAL_ERROR) cql_fail_parsed(c, &perr);
     } else if (rc == CQLVAL_OK && f->kind == 'c') {
         rc = args[0].len < 0
                  ? CQLVAL_NULL
                  : cqlfn_cast(f->argtype[0], f->ret, args[0].p, (size_t)args[0].len, out, &perr);
-        if (rc == CQLVAL_ERROR) cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
+        if (rc == CQLVAL_ERROR) cql_fail_parsed(c, &perr);
     } else if (rc == CQLVAL_OK) {
         rc = cqlfn_call(f->fn, f->argtype, args, f->nargs, f->ret, out, &perr);
-        if (rc == CQLVAL_ERROR) cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
+        if (rc == CQLVAL_ERROR) cql_fail_parsed(c, &perr);
     }
     for (size_t i = 0; i < f->nargs; i++)
         buf_free(&own[i]);

@@ -233,7 +233,7 @@ static int key_cells(const cql_tinfo *t, json_t *item, const buf *const *pkv, co
         json_t *av = cqlval_to_item(c->type, (const uint8_t *)v->data, v->len);
         if (av == NULL) return -1;
         char attr[CQL_NAME_MAX + 2];
-        cql_cell_attr(c->name, attr, sizeof attr);
+        cql_cell_attr(c->attr ? c->attr : c->name, attr, sizeof attr);
         json_object_set_new(item, attr, av);
     }
     return 0;

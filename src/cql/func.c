@@ -498,8 +498,11 @@ int cqlfn_call(const cqlfn_fn *f, const cql_ctype *const *types, const cql_value
         json_t *j = cqlval_json_parse((const char *)p, len, err);
         int r = j ? cqlval_from_json(ret, "fromJson", j, out, err) : CQLVAL_ERROR;
         json_decref(j);
-        if (r == CQLVAL_ERROR && err && err->code == CQL_ERR_INVALID)
+        if (r == CQLVAL_ERROR && err && err->code == CQL_ERR_INVALID) {
+            static const char *const text[] = {"text"};
             err->code = CQL_ERR_FUNCTION_FAILURE;
+            cql_error_function(err, f->name, text, 1);
+        }
         return r;
     }
     }

@@ -67,7 +67,7 @@ cql_plan *cql_plan_parse(cql_call *c, const char *text, size_t len)
     memset(&perr, 0, sizeof perr);
     if (cql_parse(text, len, &p->parsed, &perr) != 0) {
         free(p);
-        cql_fail(c, (cql_error_code)perr.code, "%s", perr.msg);
+        cql_fail_parsed(c, &perr);
         return NULL;
     }
     return p;
@@ -157,6 +157,25 @@ static const cql_type *list_of(marks *k, const cql_type *elem)
 
 /* Markers inside a term: the term itself, or the items of a collection or tuple literal
  * whose element types follow from type. */
+/* Whether call e failing to resolve without its markers' types is its error at PREPARE:
+ * it has a marker, and its other arguments are plain literals or type hints, whose types
+ * the resolver had (a nested call's, a collection's or a column's it had not). fromJson takes its
+ * type from the receiver, which is not known here. */
+static int refused_at_prepare(const cql_expr *e)
+{
+    const char *name = strncmp(e->fn.name, "system.", 7) == 0 ? e->fn.name + 7 : e->fn.name;
+    if (strcmp(name, "fromjson") == 0) return 0;
+    int markers = 0;
+    for (size_t i = 0; i < e->nitems; i++) {
+        cql_expr_kind kind = e->items[i]->kind;
+        if (kind == CQL_E_BIND)
+            markers++;
+        else if (kind > CQL_E_NULL && kind != CQL_E_HINT)
+            return 0;
+    }
+    return markers > 0;
+}
+
 static void term_markers(marks *k, const cql_expr *e, const char *name, const cql_type *type)
 {
     if (e == NULL) return;
@@ -192,6 +211,12 @@ static void term_markers(marks *k, const cql_expr *e, const char *name, const cq
         memset(&perr, 0, sizeof perr);
         const cqlfn_fn *f =
             cqlfn_resolve(fname, known, (const cql_expr *const *)e->items, e->nitems, NULL, &perr);
+        if (f == NULL && refused_at_prepare(e)) {
+            /* Cassandra picks the overload as it prepares: a marker it cannot type is an
+             * ambiguous call, refused then */
+            cql_fail_parsed(k->c, &perr);
+            return;
+        }
         for (size_t i = 0; i < e->nitems; i++) {
             const cql_ctype *at = f ? cqlfn_arg_type(f, i, NULL) : NULL;
             /* named as Cassandra names a call's argument: arg0(system.blobasint) */
@@ -210,7 +235,7 @@ static void term_markers(marks *k, const cql_expr *e, const char *name, const cq
         uint16_t want = type && cqltype_native(type->id) ? type->id : 0;
         if (cqlfn_operation(&env, e, want, &o, &perr) != 0) {
             /* refused as PREPARE refuses it, when the receiver is known */
-            if (want) cql_fail(k->c, (cql_error_code)perr.code, "%s", perr.msg);
+            if (want) cql_fail_parsed(k->c, &perr);
             return;
         }
         for (size_t i = 0; i < e->nitems && i < 2; i++)
