@@ -442,8 +442,7 @@ static int64_t add_to_ms(int64_t ms, int64_t months, int64_t days, int64_t add_m
 
 /* ---- computation ---- */
 
-/* The native function Cassandra runs for operation op. */
-static const char *operation_function(int op)
+const char *cqlarith_function(char op)
 {
     switch (op) {
     case '+':
@@ -466,7 +465,7 @@ static int failed(cql_parse_error *err, const cqlarith_op *o, const char *why)
     const char *ln = cql_type_name(o->left);
     const char *args[2] = {ln, o->op == 'n' ? NULL : cql_type_name(o->right)};
     if (err && !err->code && !err->msg[0])
-        cql_error_function(err, operation_function(o->op), args, o->op == 'n' ? 1 : 2);
+        cql_error_function(err, cqlarith_function(o->op), args, o->op == 'n' ? 1 : 2);
     if (o->op == 'n')
         return cql_error_record(err, CQL_ERR_FUNCTION_FAILURE, "the operation '-%s' failed: %s", ln,
                                 why);

@@ -47,5 +47,8 @@ int cqlarith_apply(const cqlarith_op *o, const uint8_t *l, int32_t llen, const u
 
 /* The operator of an operation's overload for messages: "+", ..., "-" for negation. */
 const char *cqlarith_symbol(char op);
+/* The native function Cassandra runs for operation op and names in its messages: "_add",
+ * "_substract", ... ('n': "_negate"). */
+const char *cqlarith_function(char op);
 
 #endif

@@ -914,25 +914,6 @@ int cqlfn_operation(const cqlfn_env *env, const cql_expr *e, uint16_t receiver, 
     return rc;
 }
 
-/* The name Cassandra gives an operation's function in messages. */
-static const char *operation_name(char op)
-{
-    switch (op) {
-    case '+':
-        return "_add";
-    case '-':
-        return "_substract";
-    case '*':
-        return "_multiply";
-    case '/':
-        return "_divide";
-    case '%':
-        return "_modulo";
-    default:
-        return "_negate";
-    }
-}
-
 /* An operation where a value of type t is expected: its overload, its operands as values
  * of the overload's types, then the computation. */
 static int operation_term(const cqlfn_env *env, const cql_ctype *t, const char *receiver,
@@ -950,13 +931,13 @@ static int operation_term(const cqlfn_env *env, const cql_ctype *t, const char *
         buf_init(&v[i], out->max);
     for (size_t i = 0; i < n && r == CQLVAL_OK; i++) {
         char an[300];
-        snprintf(an, sizeof an, "arg%zu(%s)", i, operation_name(o.op));
+        snprintf(an, sizeof an, "arg%zu(%s)", i, cqlarith_function(o.op));
         r = cqlval_from_term(cqltype_native(i ? o.right : o.left), an, e->items[i], &self, &v[i],
                              err);
         if (r == CQLVAL_UNSET)
             r = cql_error_record(err, CQL_ERR_INVALID,
                                  "Invalid unset value for argument in call to function %s",
-                                 operation_name(o.op));
+                                 cqlarith_function(o.op));
         if (r == CQLVAL_OK) len[i] = (int32_t)v[i].len;
         if (r == CQLVAL_NULL) r = CQLVAL_OK;
     }
