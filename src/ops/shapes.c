@@ -800,21 +800,3 @@ int shapes_check(const shape_operation *op, json_t *req, qr_err *err)
     if (shapes_check_types(op->input, req, err)) return -1;
     return op->constraints ? shapes_check_constraints(op->input, req, err) : 0;
 }
-
-int shapes_judge_members(const char *operation, const json_t *req, const char *const *members,
-                         qr_err *err)
-{
-    const shape_operation *op = shapes_operation(operation);
-    if (op == NULL) return 0;
-    member_errors m;
-    member_errors_init(&m);
-    for (size_t k = 0; members[k]; k++)
-        for (size_t i = 0; i < op->input->nmembers; i++) {
-            const shape_member *mem = &op->input->members[i];
-            json_t *mv = json_object_get(req, mem->name);
-            if (strcmp(mem->name, members[k]) != 0 || mv == NULL || json_is_null(mv)) continue;
-            char path[128];
-            judge(mem->shape, mv, param_field(mem->name, path, sizeof path), 1, &m);
-        }
-    return member_errors_finish(&m, err);
-}

@@ -135,11 +135,4 @@ int shapes_check_types(const shape *input, json_t *req, qr_err *err);
  * the first of these that finds anything answers. */
 int shapes_check_constraints(const shape *input, const json_t *req, qr_err *err);
 
-/* For handlers that judge their operation's members themselves, in the order DynamoDB
- * gives: judges only the listed members (NULL-terminated) of req against operation's input
- * shape, as shapes_check_constraints would, and sets err to what they break (-1), or
- * returns 0. */
-int shapes_judge_members(const char *operation, const json_t *req, const char *const *members,
-                         qr_err *err);
-
 #endif
