@@ -105,6 +105,7 @@ typedef struct conn {
     h2o_socket_t *sock;
     int linger_fd; /* a duplicate of the socket kept past its close, or -1 */
     size_t linger_limit;
+    void *proto_data; /* core_conn_attach */
 } conn;
 
 /* A closed connection whose unread bytes are still being read and dropped. */
@@ -495,8 +496,19 @@ static void on_conn_close(void *data)
     l->n_conns--;
     atomic_fetch_sub(&l->serving, 1);
     atomic_fetch_sub(&l->c->connections, 1);
+    if (c->proto_data && l->c->proto->closed) l->c->proto->closed(l->proto_state, c->proto_data);
     if (c->linger_fd >= 0) linger_start(l, c->linger_fd, c->linger_limit);
     free(c);
+}
+
+void core_conn_attach(h2o_socket_t *sock, void *data)
+{
+    ((conn *)sock->on_close.data)->proto_data = data;
+}
+
+void *core_conn_data(h2o_socket_t *sock)
+{
+    return ((conn *)sock->on_close.data)->proto_data;
 }
 
 /* A connection accepted by one loop for another. */
@@ -846,6 +858,7 @@ static void *loop_main(void *arg)
         }
         h2o_evloop_run(l->ev, l->draining || l->stopping ? 10 : INT32_MAX);
         answer_turn(l);
+        if (l->c->proto->turn_end) l->c->proto->turn_end(l->proto_state);
         if (l->draining) recount_in_flight(l);
     }
     qr_defer_flushes(0); /* answer_turn left nothing staged; this frees the thread's buffers */

@@ -44,6 +44,10 @@ typedef struct core_protocol {
     /* Undoes loop_open, once the loop's connections are gone and before its event loop is
      * destroyed. */
     void (*loop_close)(void *state);
+    /* Optional: a connection the protocol attached data to (core_conn_attach) is closing. */
+    void (*closed)(void *state, void *data);
+    /* Optional: the loop's turn is over (its answers delivered); it polls next. */
+    void (*turn_end)(void *state);
 } core_protocol;
 
 typedef struct core_config {
@@ -154,6 +158,11 @@ void core_call_cancel(core_call *c);
  * close; a second call for the connection, or one while its loop already lingers
  * CORE_LINGER_MAX_PER_LOOP connections, does nothing. */
 void core_linger_on_close(h2o_socket_t *sock, size_t drop_limit);
+
+/* The protocol's data for sock, a connection the core accepted, handed to
+ * core_protocol.closed when it closes; core_conn_data returns it (NULL before). */
+void core_conn_attach(h2o_socket_t *sock, void *data);
+void *core_conn_data(h2o_socket_t *sock);
 
 /* ---- logging ---- */
 

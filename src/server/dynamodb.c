@@ -20,6 +20,7 @@
 #include "server/core.h" /* and h2o.h, which h2o/http1.h needs first */
 #include <h2o/http1.h>
 
+#include "server/bodybound.h"
 #include "server/budget.h"
 #include "server/console.h"
 #include "server/framing.h"
@@ -49,7 +50,8 @@ struct server {
     h2o_globalconf_t h2o;
     core_protocol proto;
     core *core;
-    budget budget; /* SERVER_EXCHANGE_BUDGET, over all loops */
+    budget budget;    /* SERVER_EXCHANGE_BUDGET, over all loops */
+    bodybound bodies; /* SERVER_BODY_BOUND, over all loops */
 };
 
 /* What h2o keeps for the protocol on one of the core's loops. */
@@ -59,6 +61,7 @@ typedef struct http_loop {
     h2o_context_t ctx;
     h2o_accept_ctx_t accept;
     budget_loop budget;
+    bodybound_loop bodies;
     h2o_timeout_t send_timeout; /* the server's timeout: an answer not taken by then is cut */
 } http_loop;
 
@@ -659,9 +662,29 @@ static int is_metrics_path(const h2o_req_t *req)
     return h2o_memis(path, len, H2O_STRLIT(METRICS_PATH));
 }
 
-/* The server's own gauges after the database's: the exchange budget (budget.h). */
+/* The server's own gauges after the database's: the exchange budget (budget.h) and the
+ * bound on requests' bytes (bodybound.h). */
 static int append_budget_metrics(server *s, buf *out)
 {
+    int rc = buf_printf(
+        out,
+        "# HELP quarry_http_request_body_bytes Bytes the connections' input buffers hold "
+        "for requests arriving or not yet answered.\n"
+        "# TYPE quarry_http_request_body_bytes gauge\n"
+        "quarry_http_request_body_bytes %zu\n"
+        "# HELP quarry_http_request_body_peak_bytes The most they have held at once.\n"
+        "# TYPE quarry_http_request_body_peak_bytes gauge\n"
+        "quarry_http_request_body_peak_bytes %zu\n"
+        "# HELP quarry_http_request_body_bound_bytes What they may hold before connections "
+        "whose requests are arriving are read no further.\n"
+        "# TYPE quarry_http_request_body_bound_bytes gauge\n"
+        "quarry_http_request_body_bound_bytes %zu\n"
+        "# HELP quarry_http_reads_paused Connections not read until bytes are freed.\n"
+        "# TYPE quarry_http_reads_paused gauge\n"
+        "quarry_http_reads_paused %u\n",
+        bodybound_held(&s->bodies), bodybound_peak(&s->bodies), s->bodies.limit,
+        bodybound_paused(&s->bodies));
+    if (rc) return rc;
     return buf_printf(out,
                       "# HELP quarry_http_exchange_bytes Bytes the HTTP exchanges under way "
                       "hold: answers built and not yet sent, and their calls' request bodies.\n"
@@ -1013,17 +1036,39 @@ static void http_loop_open(core_loop *cl, void *state, void *arg)
     l->accept.ctx = &l->ctx;
     l->accept.hosts = l->s->h2o.hosts;
     budget_loop_open(&l->s->budget, &l->budget, l->ctx.queue);
+    bodybound_loop_open(&l->s->bodies, &l->bodies, l->ctx.queue);
     h2o_timeout_init(l->ctx.loop, &l->send_timeout, (uint64_t)l->s->cfg.timeout_seconds * 1000);
 }
 
 static void http_serve(void *state, h2o_socket_t *sock)
 {
-    h2o_accept(&((http_loop *)state)->accept, sock);
+    http_loop *l = state;
+    h2o_accept(&l->accept, sock);
+    bodybound_conn *c = bodybound_watch(&l->bodies, sock);
+    if (c)
+        core_conn_attach(sock, c);
+    else /* out of memory: h2o sees the end of the stream and closes it */
+        shutdown(h2o_socket_get_fd(sock), SHUT_RDWR);
 }
 
+static void http_closed(void *state, void *data)
+{
+    (void)state;
+    bodybound_closed(data);
+}
+
+static void http_turn_end(void *state)
+{
+    bodybound_turn_end(&((http_loop *)state)->bodies);
+}
+
+/* Connections paused for the bound read again: those still to close are to see the end
+ * of their streams (core_stop shuts them down). */
 static void http_drain(void *state)
 {
-    h2o_context_request_shutdown(&((http_loop *)state)->ctx);
+    http_loop *l = state;
+    h2o_context_request_shutdown(&l->ctx);
+    bodybound_resume_all(&l->bodies);
 }
 
 static int count_started(h2o_req_t *req, void *data)
@@ -1051,6 +1096,7 @@ static void http_loop_close(void *state)
     if (h2o_timeout_is_linked(&l->ctx.http2._graceful_shutdown_timeout))
         h2o_timeout_unlink(&l->ctx.http2._graceful_shutdown_timeout);
     budget_loop_close(&l->budget);
+    bodybound_loop_close(&l->bodies);
     h2o_timeout_dispose(l->ctx.loop, &l->send_timeout);
     h2o_context_dispose(&l->ctx);
 }
@@ -1061,6 +1107,7 @@ static void server_free(server *s)
 {
     h2o_config_dispose(&s->h2o);
     budget_dispose(&s->budget);
+    bodybound_dispose(&s->bodies);
     free(s);
 }
 
@@ -1079,6 +1126,12 @@ int server_start(qr_db *db, const server_config *cfg, server **out, char *errbuf
     s->stream_ops = qr_stream_operations();
     if (budget_init(&s->budget, SERVER_EXCHANGE_BUDGET, cfg->loops ? cfg->loops : 1)) {
         snprintf(errbuf, errlen, "out of memory");
+        free(s);
+        return -1;
+    }
+    if (bodybound_init(&s->bodies, SERVER_BODY_BOUND, cfg->loops ? cfg->loops : 1)) {
+        snprintf(errbuf, errlen, "out of memory");
+        budget_dispose(&s->budget);
         free(s);
         return -1;
     }
@@ -1106,7 +1159,9 @@ int server_start(qr_db *db, const server_config *cfg, server **out, char *errbuf
                                .serve = http_serve,
                                .drain = http_drain,
                                .in_flight = http_in_flight,
-                               .loop_close = http_loop_close};
+                               .loop_close = http_loop_close,
+                               .closed = http_closed,
+                               .turn_end = http_turn_end};
     core_config cc = {.db = db,
                       .addr = cfg->addr,
                       .addr_len = cfg->addr_len,
