@@ -12,8 +12,13 @@ samples VmRSS every 0.5 s (--mix page=N adds Scan pages of DynamoDB's full 1 MB;
 pages is page=100, many connections of nothing but full pages, the load that the server's
 exchange budget bounds). Not a throughput benchmark: bench/http is that.
 
+--bodies C instead sends large request bodies and loads nothing: C connections at once, each
+a PutItem padded with JSON whitespace to --body-mb MB, --rounds times over, while VmRSS is
+sampled every 20 ms (the load that the server's bound on request bytes being read bounds).
+
     bench/memory.py [--quarry build/quarry] [--items N] [--cache-size BYTES]
                     [--seconds S] [--conns C] [--mix get=55,put=20,...|pages] [--data DIR]
+    bench/memory.py --bodies C [--body-mb MB] [--rounds R] [--quarry ...] [--cache-size ...]
 """
 import argparse
 import datetime
@@ -162,6 +167,94 @@ def mixed_requests(port, n, mix, count, out):
         f.write("}\n")
 
 
+def body_request(port, i, size):
+    """A signed PutItem of a small item, padded with JSON whitespace to size bytes."""
+    head = '{"TableName":"%s",' % TABLE
+    tail = '"Item":{"pk":{"S":"b%04d"},"sk":{"S":"s"}}}' % i
+    text = head + " " * (size - len(head) - len(tail)) + tail
+    target = "DynamoDB_20120810.PutItem"
+    host = "127.0.0.1:%d" % port
+    amz_date, auth = gen.sign(host, target, text, datetime.datetime.now(datetime.timezone.utc))
+    return ("POST / HTTP/1.1\r\nHost: %s\r\nContent-Type: application/x-amz-json-1.0\r\n"
+            "X-Amz-Target: %s\r\nX-Amz-Date: %s\r\nAuthorization: %s\r\n"
+            "Content-Length: %d\r\n\r\n" % (host, target, amz_date, auth, len(text))
+            ).encode() + text.encode()
+
+
+def send_body(port, data, statuses, i):
+    """Sends one request on a fresh connection and records its answer's status."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=300)
+    try:
+        s.sendall(data)
+        reply = b""
+        while b"\r\n" not in reply:
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            reply += chunk
+        statuses[i] = int(reply.split()[1]) if reply else 0
+    except OSError:
+        statuses[i] = 0
+    finally:
+        s.close()
+
+
+def big_bodies(args):
+    """The --bodies mode: peak VmRSS while C connections send large bodies at once."""
+    tmp = tempfile.mkdtemp(prefix="quarry-memory-")
+    port = free_port()
+    proc = subprocess.Popen([args.quarry, "serve", "--listen", "127.0.0.1:%d" % port, "--data",
+                             os.path.join(tmp, "data"), "--no-sync", "--capacity", "off",
+                             "--cache-size", str(args.cache_size), "--log-level", "warn"],
+                            stdout=subprocess.DEVNULL, stderr=open(os.path.join(tmp, "log"), "w"))
+    size = int(args.body_mb * 1048576)
+    try:
+        for _ in range(200):
+            try:
+                Client(port).call("ListTables", {})
+                break
+            except (OSError, http.client.HTTPException):
+                time.sleep(0.05)
+        Client(port).call("CreateTable", {
+            "TableName": TABLE, "BillingMode": "PAY_PER_REQUEST",
+            "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"},
+                                     {"AttributeName": "sk", "AttributeType": "S"}],
+            "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"},
+                          {"AttributeName": "sk", "KeyType": "RANGE"}]})
+        rss_start = status_kb(proc.pid, "VmRSS")
+        data = [body_request(port, i, size) for i in range(args.bodies)]
+        peak, ok, took = 0, 0, 0.0
+        for _ in range(args.rounds):
+            statuses = [0] * args.bodies
+            ts = [threading.Thread(target=send_body, args=(port, data[i], statuses, i))
+                  for i in range(args.bodies)]
+            t0 = time.time()
+            for t in ts:
+                t.start()
+            while any(t.is_alive() for t in ts):
+                peak = max(peak, status_kb(proc.pid, "VmRSS"))
+                time.sleep(0.02)
+            took += time.time() - t0
+            ok += statuses.count(200)
+        rss_end = status_kb(proc.pid, "VmRSS")
+    finally:
+        proc.terminate()
+        proc.wait()
+        shutil.rmtree(tmp, ignore_errors=True)
+    mb = lambda kb: kb / 1024.0
+    print("## bench/memory.py --bodies %d: quarry serve --cache-size %.0f MB, %d connections at "
+          "once each sending a %.0f MB PutItem body, %d rounds" % (
+              args.bodies, args.cache_size / 1048576.0, args.bodies, args.body_mb, args.rounds))
+    print()
+    print("| measure | MB |\n|---|---:|")
+    print("| VmRSS after the start | %.1f |" % mb(rss_start))
+    print("| VmRSS while the bodies arrive: peak | %.1f |" % mb(peak))
+    print("| peak − start | %.1f |" % (mb(peak) - mb(rss_start)))
+    print("| VmRSS at the end | %.1f |" % mb(rss_end))
+    print()
+    print("%d of %d requests answered 200, %.1f s in all" % (ok, args.bodies * args.rounds, took))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quarry", default=os.path.join(HERE, "..", "build", "quarry"))
@@ -172,7 +265,14 @@ def main():
     ap.add_argument("--mix", default=MIX, help="weights of the requests (default %s), or one "
                     "of %s" % (MIX, ", ".join(MIXES)))
     ap.add_argument("--data", help="a folder holding table big (used as it is, and changed)")
+    ap.add_argument("--bodies", type=int, help="send large bodies on this many connections "
+                    "at once instead of the mixed load")
+    ap.add_argument("--body-mb", type=float, default=12)
+    ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
+    if args.bodies:
+        big_bodies(args)
+        return
     mix = parse_mix(args.mix)
     tmp = tempfile.mkdtemp(prefix="quarry-memory-")
     data = args.data or os.path.join(tmp, "data")

@@ -10,6 +10,7 @@
 
 #include <stdlib.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 
 int bodybound_may_read(size_t held, size_t limit, size_t charge)
 {
@@ -255,6 +256,8 @@ bodybound_conn *bodybound_watch(bodybound_loop *bl, h2o_socket_t *sock)
     if (c == NULL) return NULL;
     c->bl = bl;
     c->sock = sock;
+    int rcvbuf = BODYBOUND_RCVBUF;
+    setsockopt(h2o_socket_get_fd(sock), SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
     rewatch(c);
     return c;
 }

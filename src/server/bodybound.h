@@ -20,6 +20,12 @@
  * body arrive in separate reads is served even while big bodies fill the bound. */
 #define BODYBOUND_SMALL ((size_t)64 << 10)
 
+/* The receive buffer of a watched socket (SO_RCVBUF; the kernel doubles it). h2o reads
+ * all the kernel holds at once, and more while the client keeps pace: a read brings at
+ * most about twice the buffer, so that a connection is judged after at most that much.
+ * It also caps the TCP window: a client uploads at most this much per round trip. */
+#define BODYBOUND_RCVBUF (256 << 10)
+
 typedef struct bodybound_loop bodybound_loop;
 
 /* The server's bound; its fields are the module's. */
