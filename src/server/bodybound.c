@@ -94,6 +94,7 @@ static void set_charge(bodybound_conn *c, size_t bytes)
         h2o_linklist_unlink(&c->hold_link);
     int big = bytes >= BODYBOUND_SMALL;
     int stopped_moving = 0;
+    if (!big) c->ticket = 0; /* its request is answered, or never was big */
     if (big != c->big) {
         c->big = big;
         if (!c->paused && big) atomic_fetch_add(&b->moving, 1);
@@ -132,7 +133,13 @@ static int pause_conn(bodybound_conn *c)
     rewatch(c); /* resumed with the module's callback, which calls the protocol's */
     h2o_socket_read_stop(c->sock);
     c->paused = 1;
-    h2o_linklist_insert(&bl->paused, &c->pause_link);
+    /* Behind those paused before it: a request resumed and paused again goes on first. */
+    if (c->ticket == 0) c->ticket = ++bl->tickets;
+    h2o_linklist_t *at = bl->paused.next;
+    while (at != &bl->paused &&
+           H2O_STRUCT_FROM_MEMBER(bodybound_conn, pause_link, at)->ticket < c->ticket)
+        at = at->next;
+    h2o_linklist_insert(at, &c->pause_link);
     atomic_fetch_add(&bl->n_paused, 1);
     atomic_fetch_add(&b->paused, 1);
     /* Bytes freed after the look at the total and before the count above woke no one:
@@ -227,6 +234,7 @@ void bodybound_loop_open(bodybound *b, bodybound_loop *bl, h2o_multithread_queue
     h2o_linklist_init_anchor(&bl->paused);
     atomic_init(&bl->n_paused, 0);
     atomic_init(&bl->wake_sent, 0);
+    bl->tickets = 0;
     bl->wake_msg = (h2o_multithread_message_t){{NULL, NULL}};
     h2o_multithread_register_receiver(queue, &bl->wake, on_wake);
     pthread_mutex_lock(&b->mu);

@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #ifndef H2O_USE_LIBUV
 #define H2O_USE_LIBUV 0
@@ -40,12 +41,14 @@ typedef struct bodybound {
     unsigned n_loops, cap;
 } bodybound;
 
-/* One event loop's part: the connections holding bytes, and those paused, oldest first.
+/* One event loop's part: the connections holding bytes, and those paused, in the order
+ * they were first paused (one resumed and paused again keeps its place).
  * Only the loop's thread touches it, except for the atomics and the receiver. */
 struct bodybound_loop {
     bodybound *b;
     h2o_linklist_t holding; /* bodybound_conn.hold_link */
-    h2o_linklist_t paused;  /* bodybound_conn.pause_link */
+    h2o_linklist_t paused;  /* bodybound_conn.pause_link, by ticket */
+    uint64_t tickets;       /* handed out */
     atomic_uint n_paused;
     atomic_int wake_sent;
     h2o_multithread_receiver_t wake;
@@ -63,6 +66,8 @@ typedef struct bodybound_conn {
     int in_read;        /* inside the protocol's read callback */
     int closed;         /* the socket closed during that callback */
     int precharged;     /* resumed, and charged what the kernel held for it, until read */
+    uint64_t ticket;    /* its place among the loop's paused, from its first pause until its
+                           request is answered (0: none) */
     h2o_linklist_t hold_link, pause_link;
 } bodybound_conn;
 
