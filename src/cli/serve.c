@@ -95,7 +95,11 @@ static void usage(FILE *f)
         "                        and loopback pages on its port (repeatable)\n" CLI_CACHE_SIZE_HELP
         "                        under any load: answers being sent and their requests'\n"
         "                        bodies take 16 MB of it, and a call waits for sends to\n"
-        "                        complete while they hold more\n"
+        "                        complete while they hold more; requests being read take\n"
+        "                        another 16 MB: past it, connections whose bodies are still\n"
+        "                        arriving are read no further until bytes are freed (one\n"
+        "                        body always reads on, and a connection starting one brings\n"
+        "                        up to 1 MB before it is judged)\n"
         "  --log-level LEVEL     info logs every request, warn only errors (default info)\n"
         "  --no-sync             acknowledge writes before they are fsync'd\n"
         "  --loops N             HTTP event loop threads at most (default 2 per CPU): one\n"

@@ -24,13 +24,13 @@
  * bodies, from the first byte read until the request is answered (a body being run counts
  * here and in the budget above). Past it, a connection whose request is still arriving and
  * holds 64 KB or more is read no further, so that its client waits on TCP's flow control,
- * until bytes are freed; paused connections resume oldest first on each loop. One request
- * is always let read its whole body, so one larger than this completes, alone. What is
- * held passes the bound by at most that body (max_body) and, per connection starting a
- * request while the bound is full, one read of what its socket had received. A paused
- * connection is still cut by h2o's request timeout (timeout_seconds from the request's
- * start): its client sees the connection closed before any answer, and nothing of the
- * request ran. */
+ * until bytes are freed; paused connections resume on each loop in the order they were
+ * first paused. One request always reads on, so one larger than this completes, alone.
+ * What is held passes the bound by at most that request (max_body) and, per connection
+ * that starts a request while the bound is full, one read: about 1 MB at most, since each
+ * connection's receive buffer is 256 KB (bodybound.h). A paused connection is still cut by
+ * h2o's request timeout (timeout_seconds from the start of its request): its client sees
+ * the connection closed before any answer, and nothing of its request has run. */
 #define SERVER_BODY_BOUND ((size_t)16 << 20)
 
 typedef enum server_log_level {
