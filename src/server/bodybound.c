@@ -158,7 +158,8 @@ static void unpause(bodybound_conn *c)
 }
 
 /* Reads c again. What the kernel holds for it arrives with its next read: it is charged
- * now, so that the next resume is judged with it counted. */
+ * now (a receive buffer's worth at least, what a read may bring), so that the next resume
+ * is judged with it counted. */
 static void resume_conn(bodybound_conn *c)
 {
     bodybound *b = c->bl->b;
@@ -168,10 +169,10 @@ static void resume_conn(bodybound_conn *c)
      * request is arriving; if it did, it reads already). */
     if (h2o_socket_is_reading(c->sock)) return;
     int pending = 0;
-    if (ioctl(h2o_socket_get_fd(c->sock), FIONREAD, &pending) == 0 && pending > 0) {
-        c->precharged = 1;
-        set_charge(c, c->charge + (size_t)pending);
-    }
+    if (ioctl(h2o_socket_get_fd(c->sock), FIONREAD, &pending) != 0 || pending < BODYBOUND_RCVBUF)
+        pending = BODYBOUND_RCVBUF;
+    c->precharged = 1;
+    set_charge(c, c->charge + (size_t)pending);
     h2o_socket_read_start(c->sock, on_read);
 }
 

@@ -189,13 +189,16 @@ def test_many_big_bodies_stay_within_the_bound(start):
     assert g["quarry_http_request_body_bytes"] < BIG, g
     assert g["quarry_http_reads_paused"] == 0, g
     assert g["quarry_http_request_body_bound_bytes"] == BOUND, g
-    # Without the bound, 16 bodies of 12 MB held 192 MB at once.
+    # Without the bound, 16 bodies of 12 MB held 192 MB at once. (AddressSanitizer keeps
+    # freed memory in quarantine: its RSS says nothing of what the server holds.)
     grown_mb = (peak_rss - base) / 1024
+    with open("/proc/%d/maps" % srv.proc.pid) as f:
+        sanitized = "libasan" in f.read()
     print("RSS %d kB -> peak %d kB (+%.0f MB); bodies held at most %d bytes; %d paused at "
           "most; small requests %.0f ms at most" % (
               base, peak_rss, grown_mb, g["quarry_http_request_body_peak_bytes"], paused_seen,
               max(small_ms)))
-    assert grown_mb < 96, "RSS grew by %.0f MB (from %d kB to %d kB)" % (grown_mb, base, peak_rss)
+    assert sanitized or grown_mb < 96, "RSS grew by %.0f MB (from %d kB to %d kB)" % (grown_mb, base, peak_rss)
 
 
 def test_bodies_larger_than_the_bound_complete(start):
