@@ -29,8 +29,9 @@
  * What is held passes the bound by at most that request (max_body) and, per connection
  * that starts a request while the bound is full, one read: about 1 MB at most, since each
  * connection's receive buffer is 256 KB (bodybound.h). A paused connection is still cut by
- * h2o's request timeout (timeout_seconds from the start of its request): its client sees
- * the connection closed before any answer, and nothing of its request has run. */
+ * h2o's request timeout (timeout_seconds from when the connection began to wait for the
+ * request, whether or not bytes arrive): its client sees the connection closed, or reset,
+ * before any answer to that request, and nothing of it has run. */
 #define SERVER_BODY_BOUND ((size_t)16 << 20)
 
 typedef enum server_log_level {
