@@ -40,9 +40,7 @@ typedef struct cql_snode {
 typedef struct cql_srow {
     cql_snode *nodes;
     uint32_t n, cap;
-    buf text;   /* the keys and strings (each followed by a NUL) */
-    void *toks; /* the tokenizer's tokens of the last text read */
-    unsigned ntok_cap;
+    buf text;       /* the keys and strings (each followed by a NUL) */
     uint32_t *slot; /* nodes recorded by the picker of the last read (CQL_SNONE: none) */
     uint32_t nslot, slot_cap;
     const struct cql_rowmap *map; /* what the slots mean (exec_row.c), NULL when unpicked */
