@@ -191,7 +191,7 @@ static inline unsigned first_byte(uint64_t flags)
  * NULL when it has none, a control character, a \u escape (left to jansson) or another
  * escape JSON has not. *escaped is set when it has an escape. Eight bytes at a time until
  * one might stop the scan. */
-static const char *string_end(const char *p, const char *end, int *escaped)
+static inline const char *string_end(const char *p, const char *end, int *escaped)
 {
     for (;;) {
         while (end - p >= 8) {
@@ -287,19 +287,57 @@ static const char *number_end(const char *p, const char *end)
     return p;
 }
 
-/* A container open in the reading of the text: its node (CQL_SNONE inside a member
- * passed over), whether it is an object, and its members so far. */
+/* A container open in the reading of the text: its node, whether it is an object, and
+ * its members so far. */
 typedef struct open_container {
     uint32_t node, count;
     int object;
 } open_container;
 
+/* The end of the value starting at p, passed over unread: a string to its closing quote,
+ * a container to the bracket that balances it (its strings whole, its grammar not
+ * checked further), anything else to the delimiter after it. NULL when it has no end. */
+static const char *value_skip(const char *p, const char *end)
+{
+    int esc = 0;
+    if (*p == '"') {
+        const char *q = string_end(p + 1, end, &esc);
+        return q ? q + 1 : NULL;
+    }
+    if (*p != '{' && *p != '[') {
+        const char *start = p;
+        while (p < end && *p != ',' && *p != '}' && *p != ']' && *p != ' ' && *p != '\n' &&
+               *p != '\t' && *p != '\r')
+            p++;
+        return p > start ? p : NULL;
+    }
+    size_t depth = 0;
+    for (; p < end; p++) {
+        switch (*p) {
+        case '"':
+            p = string_end(p + 1, end, &esc);
+            if (p == NULL) return NULL;
+            break;
+        case '{':
+        case '[':
+            depth++;
+            break;
+        case '}':
+        case ']':
+            if (--depth == 0) return p + 1;
+            break;
+        default:
+            break;
+        }
+    }
+    return NULL;
+}
+
 /* The row's text (src, len bytes, copied to r->text) read straight into nodes, the top
  * object's members chosen by pick: 0, or -1 when it is not one object as JSON has it, or
  * it holds what this reader leaves to jansson (\u escapes, nesting deeper than
  * SROW_DEPTH). It reads src and writes only the copy: strings decoded in place and ended
- * by a NUL where their closing quote was, numbers where the delimiter after them was.
- * A member passed over is read as closely, without nodes. */
+ * by a NUL where their closing quote was, numbers where the delimiter after them was. */
 static int from_text(cql_srow *r, const char *src, size_t len, const cql_srow_picker *pick)
 {
     open_container open[SROW_DEPTH];
@@ -311,18 +349,15 @@ static int from_text(cql_srow *r, const char *src, size_t len, const cql_srow_pi
     uint32_t n = 0;
     nodes[n] = (cql_snode){.kind = CQL_SN_OBJECT};
     open[0] = (open_container){.node = n++, .object = 1};
-    int depth = 1, skipping = 0;
+    int depth = 1;
     while (depth > 0) {
         open_container *top = &open[depth - 1];
-        if (depth == 1) skipping = 0;
         p = skip_space(p, end);
         if (p == end) return -1;
         if (*p == (top->object ? '}' : ']')) {
             p++;
-            if (top->node != CQL_SNONE) {
-                nodes[top->node].n = top->count;
-                nodes[top->node].end = n;
-            }
+            nodes[top->node].n = top->count;
+            nodes[top->node].end = n;
             depth--;
             continue;
         }
@@ -339,10 +374,8 @@ static int from_text(cql_srow *r, const char *src, size_t len, const cql_srow_pi
             if (q == NULL) return -1;
             key = (uint32_t)(p + 1 - src);
             klen = (uint32_t)(q - p - 1);
-            if (!skipping) {
-                if (esc) klen = (uint32_t)unescape(src + key, klen, text + key);
-                text[key + klen] = '\0';
-            }
+            if (esc) klen = (uint32_t)unescape(src + key, klen, text + key);
+            text[key + klen] = '\0';
             p = skip_space(q + 1, end);
             if (p == end || *p != ':') return -1;
             p = skip_space(p + 1, end);
@@ -355,7 +388,9 @@ static int from_text(cql_srow *r, const char *src, size_t len, const cql_srow_pi
                     nodes[n] =
                         (cql_snode){.key = key, .klen = klen, .kind = CQL_SN_SKIPPED, .end = n + 1};
                     n++;
-                    skipping = 1;
+                    p = value_skip(p, end);
+                    if (p == NULL) return -1;
+                    continue;
                 }
             }
         }
@@ -364,10 +399,6 @@ static int from_text(cql_srow *r, const char *src, size_t len, const cql_srow_pi
         if (c == '{' || c == '[') {
             if (depth == SROW_DEPTH) return -1;
             p++;
-            if (skipping) {
-                open[depth++] = (open_container){.node = CQL_SNONE, .object = c == '{'};
-                continue;
-            }
             nd.kind = c == '{' ? CQL_SN_OBJECT : CQL_SN_ARRAY;
             open[depth++] = (open_container){.node = n, .object = c == '{'};
         } else if (c == '"') {
@@ -378,7 +409,6 @@ static int from_text(cql_srow *r, const char *src, size_t len, const cql_srow_pi
             nd.str = (uint32_t)(p + 1 - src);
             nd.slen = (uint32_t)(q - p - 1);
             p = q + 1;
-            if (skipping) continue;
             if (esc) nd.slen = (uint32_t)unescape(src + nd.str, nd.slen, text + nd.str);
             text[nd.str + nd.slen] = '\0';
         } else if (c == '-' || is_digit(c)) {
@@ -388,7 +418,6 @@ static int from_text(cql_srow *r, const char *src, size_t len, const cql_srow_pi
             nd.str = (uint32_t)(p - src);
             nd.slen = (uint32_t)(q - p);
             p = q;
-            if (skipping) continue;
             text[nd.str + nd.slen] = '\0'; /* the delimiter's place in the copy */
         } else if (end - p >= 4 && memcmp(p, "true", 4) == 0) {
             nd.kind = CQL_SN_TRUE;
@@ -402,7 +431,6 @@ static int from_text(cql_srow *r, const char *src, size_t len, const cql_srow_pi
         } else {
             return -1;
         }
-        if (skipping) continue;
         if (n == r->cap) {
             if (nodes_room(r, n + 1) != 0) return -1;
             nodes = r->nodes;
