@@ -11,6 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "util/jsonread.h"
 
@@ -189,11 +192,27 @@ static inline unsigned first_byte(uint64_t flags)
 
 /* The closing quote of the string whose text starts at p (after its opening quote), or
  * NULL when it has none, a control character, a \u escape (left to jansson) or another
- * escape JSON has not. *escaped is set when it has an escape. Eight bytes at a time until
- * one might stop the scan. */
+ * escape JSON has not. *escaped is set when it has an escape. Sixteen bytes at a time
+ * with SSE2, then eight, until one might stop the scan. */
 static inline const char *string_end(const char *p, const char *end, int *escaped)
 {
     for (;;) {
+#ifdef __SSE2__
+        const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\'),
+                      below_space = _mm_set1_epi8(0x1f);
+        while (end - p >= 16) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+            __m128i hit =
+                _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)),
+                             _mm_cmpeq_epi8(_mm_min_epu8(v, below_space), v)); /* v <= 0x1f */
+            unsigned stops = (unsigned)_mm_movemask_epi8(hit);
+            if (stops) {
+                p += __builtin_ctz(stops);
+                goto stopped;
+            }
+            p += 16;
+        }
+#endif
         while (end - p >= 8) {
             uint64_t w;
             memcpy(&w, p, 8);
@@ -205,6 +224,9 @@ static inline const char *string_end(const char *p, const char *end, int *escape
             }
             p += 8;
         }
+#ifdef __SSE2__
+    stopped:
+#endif
         if (p == end) return NULL;
         unsigned char c = (unsigned char)*p;
         if (c == '"') return p;
@@ -253,9 +275,11 @@ static size_t unescape(const char *s, size_t n, char *out)
     return k;
 }
 
+/* p past white space. Compact text has none: one comparison finds that. */
 static inline const char *skip_space(const char *p, const char *end)
 {
-    while (p < end && (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r'))
+    while (p < end && (unsigned char)*p <= ' ' &&
+           (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r'))
         p++;
     return p;
 }
