@@ -205,14 +205,20 @@ static const char *const fixed_members[SLOT_FIXED] = {
     [SLOT_PK] = CQL_PK_ATTR, [SLOT_CK] = CQL_CK_ATTR, [SLOT_TS] = "$ts",        [SLOT_EXP] = "$exp",
     [SLOT_EL] = "$el",       [SLOT_ROW] = "$row",     [SLOT_ROWEXP] = "$rowexp"};
 
-/* FNV-1a: names are a few bytes, looked up eight or so times a row, where a call to a
- * general hash costs more than the loop. */
+/* Names are a few bytes, looked up eight or so times a row: hashed by their first and
+ * last eight bytes (all of a name up to sixteen), multiplied in, rather than byte by byte. */
 static inline uint32_t name_hash(const char *s, size_t n)
 {
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (uint8_t)s[i]) * 16777619u;
-    return h;
+    uint64_t a = 0, b = 0;
+    if (n >= 8) {
+        memcpy(&a, s, 8);
+        memcpy(&b, s + n - 8, 8);
+    } else {
+        for (size_t i = 0; i < n; i++)
+            a = a << 8 | (uint8_t)s[i];
+    }
+    uint64_t h = (a * 0x9e3779b97f4a7c15ull) ^ (b * 0xc2b2ae3d27d4eb4full) ^ n;
+    return (uint32_t)(h >> 32) ^ (uint32_t)h;
 }
 
 /* The slot of name in tab (mask + 1 places), or CQL_SNONE. */

@@ -46,8 +46,7 @@ static void srow_reset(cql_srow *r)
 {
     r->n = 0;
     buf_reset(&r->text);
-    for (uint32_t i = 0; i < r->nslot; i++)
-        r->slot[i] = CQL_SNONE;
+    memset(r->slot, 0xff, (size_t)r->nslot * sizeof *r->slot); /* CQL_SNONE each */
 }
 
 /* r's slots made p's (all CQL_SNONE), or none when p is NULL: 0, or -1. */
@@ -311,6 +310,31 @@ static const char *number_end(const char *p, const char *end)
     return p;
 }
 
+/* The object at *p when it is a string under one key written compactly, as stored
+ * AttributeValues are ({"S":"text"}): 1, with *nd the member's string node and *p past
+ * the object; 0 (*p unmoved) for any other value, which the general reading takes. */
+static inline int tagged_string(cql_srow *r, const char *src, const char *end, const char **at,
+                                cql_snode *nd)
+{
+    const char *p = *at;
+    int kesc = 0, vesc = 0;
+    if (end - p < 7 || p[1] != '"') return 0;
+    const char *kq = string_end(p + 2, end, &kesc);
+    if (kq == NULL || end - kq < 4 || kq[1] != ':' || kq[2] != '"') return 0;
+    const char *vq = string_end(kq + 3, end, &vesc);
+    if (vq == NULL || vq + 1 == end || vq[1] != '}') return 0;
+    char *text = r->text.data;
+    uint32_t key = (uint32_t)(p + 2 - src), klen = (uint32_t)(kq - p - 2);
+    uint32_t str = (uint32_t)(kq + 3 - src), slen = (uint32_t)(vq - kq - 3);
+    if (kesc) klen = (uint32_t)unescape(src + key, klen, text + key);
+    if (vesc) slen = (uint32_t)unescape(src + str, slen, text + str);
+    text[key + klen] = '\0';
+    text[str + slen] = '\0';
+    *nd = (cql_snode){.key = key, .klen = klen, .str = str, .slen = slen, .kind = CQL_SN_STRING};
+    *at = vq + 2;
+    return 1;
+}
+
 /* A container open in the reading of the text: its node, whether it is an object, and
  * its members so far. */
 typedef struct open_container {
@@ -420,6 +444,19 @@ static int from_text(cql_srow *r, const char *src, size_t len, const cql_srow_pi
         }
         cql_snode nd = {.key = key, .klen = klen, .end = n + 1};
         char c = *p;
+        if (c == '{' && tagged_string(r, src, end, &p, &nd)) {
+            /* an AttributeValue such as {"S":"text"}: its member's node follows */
+            if (r->cap - n < 2) {
+                if (nodes_room(r, n + 2) != 0) return -1;
+                nodes = r->nodes;
+            }
+            nodes[n] =
+                (cql_snode){.key = key, .klen = klen, .n = 1, .end = n + 2, .kind = CQL_SN_OBJECT};
+            nd.end = n + 2;
+            nodes[n + 1] = nd;
+            n += 2;
+            continue;
+        }
         if (c == '{' || c == '[') {
             if (depth == SROW_DEPTH) return -1;
             p++;
