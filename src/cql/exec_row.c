@@ -206,16 +206,23 @@ static const char *const fixed_members[SLOT_FIXED] = {
     [SLOT_EL] = "$el",       [SLOT_ROW] = "$row",     [SLOT_ROWEXP] = "$rowexp"};
 
 /* Names are a few bytes, looked up eight or so times a row: hashed by their first and
- * last eight bytes (all of a name up to sixteen), multiplied in, rather than byte by byte. */
+ * last eight bytes (four for shorter names; all of a name up to sixteen), multiplied in,
+ * rather than byte by byte. */
 static inline uint32_t name_hash(const char *s, size_t n)
 {
     uint64_t a = 0, b = 0;
     if (n >= 8) {
         memcpy(&a, s, 8);
         memcpy(&b, s + n - 8, 8);
-    } else {
-        for (size_t i = 0; i < n; i++)
-            a = a << 8 | (uint8_t)s[i];
+    } else if (n >= 4) {
+        uint32_t x, y;
+        memcpy(&x, s, 4);
+        memcpy(&y, s + n - 4, 4);
+        a = x;
+        b = y;
+    } else if (n > 0) {
+        a = (uint64_t)(uint8_t)s[0] | (uint64_t)(uint8_t)s[n / 2] << 8 |
+            (uint64_t)(uint8_t)s[n - 1] << 16;
     }
     uint64_t h = (a * 0x9e3779b97f4a7c15ull) ^ (b * 0xc2b2ae3d27d4eb4full) ^ n;
     return (uint32_t)(h >> 32) ^ (uint32_t)h;
