@@ -228,14 +228,27 @@ static inline uint32_t name_hash(const char *s, size_t n)
     return (uint32_t)(h >> 32) ^ (uint32_t)h;
 }
 
-/* The slot of name in tab (mask + 1 places), or CQL_SNONE. */
-static uint32_t names_find(const cql_rowname *tab, uint32_t mask, const char *s, size_t n)
+/* Whether tab's place at holds name s (n bytes). */
+static inline int names_at(const cql_rowname *tab, uint32_t at, const char *s, size_t n)
+{
+    const cql_rowname *e = &tab[at];
+    return e->name != NULL && e->len == n && memcmp(e->name, s, n) == 0;
+}
+
+/* The place of name in tab (mask + 1 places), or CQL_SNONE. */
+static uint32_t names_place(const cql_rowname *tab, uint32_t mask, const char *s, size_t n)
 {
     for (uint32_t h = name_hash(s, n) & mask;; h = (h + 1) & mask) {
-        const cql_rowname *e = &tab[h];
-        if (e->name == NULL) return CQL_SNONE;
-        if (e->len == n && memcmp(e->name, s, n) == 0) return e->slot;
+        if (tab[h].name == NULL) return CQL_SNONE;
+        if (names_at(tab, h, s, n)) return h;
     }
+}
+
+/* The slot of name in tab, or CQL_SNONE. */
+static uint32_t names_find(const cql_rowname *tab, uint32_t mask, const char *s, size_t n)
+{
+    uint32_t at = names_place(tab, mask, s, n);
+    return at == CQL_SNONE ? CQL_SNONE : tab[at].slot;
 }
 
 static void names_put(cql_rowname *tab, uint32_t mask, const char *s, uint32_t slot)
@@ -307,8 +320,16 @@ void cql_rowmap_free(cql_rowmap *m)
 static int pick_member(const void *arg, cql_srow *r, const char *key, size_t klen, uint32_t node)
 {
     const cql_rowmap *m = arg;
-    uint32_t slot = names_find(m->members, m->mask, key, klen);
-    if (slot == CQL_SNONE) return 0; /* no column's: an index's, or a dropped column's */
+    /* the rows of a table have their members in one order, mostly: the place the member
+     * in this place had in the last row is tried first */
+    uint32_t *hint = r->member < CQL_SROW_HINTS ? &r->hint[r->member] : NULL;
+    uint32_t at = hint ? *hint : CQL_SNONE;
+    if (at > m->mask || !names_at(m->members, at, key, klen)) {
+        at = names_place(m->members, m->mask, key, klen);
+        if (hint) *hint = at;
+        if (at == CQL_SNONE) return 0; /* no column's: an index's, or a dropped column's */
+    }
+    uint32_t slot = m->members[at].slot;
     r->slot[slot] = node;
     return m->want[slot];
 }

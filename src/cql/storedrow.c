@@ -91,6 +91,7 @@ typedef struct builder {
 static int picked(builder *b)
 {
     if (b->pick == NULL || b->depth != 1) return 1;
+    b->r->member = b->r->nodes[b->open[0]].n;
     return b->pick->pick(b->pick->arg, b->r, b->r->text.data + b->key, b->klen, b->r->n);
 }
 
@@ -432,6 +433,7 @@ static int from_text(cql_srow *r, const char *src, size_t len, const cql_srow_pi
                 if (n == r->cap && nodes_room(r, n + 1) != 0) return -1;
                 nodes = r->nodes;
                 r->n = n; /* the picker may look at the nodes so far */
+                r->member = top->count - 1;
                 if (!pick->pick(pick->arg, r, text + key, klen, n)) {
                     nodes[n] =
                         (cql_snode){.key = key, .klen = klen, .kind = CQL_SN_SKIPPED, .end = n + 1};
