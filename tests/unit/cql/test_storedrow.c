@@ -163,8 +163,11 @@ static const char *const cases[] = {
     "{\"long\":\"0123456789abcdef0123456789abcdef\",\"0123456789abcdefg\":1}",
     "{\"esc\":\"0123456789abcdef\\\"0123456\\\\89abcdef\\n\"}",
     "{\"e7\":\"0123456\\tabc\",\"e15\":\"0123456789abcde\\\"\",\"e16\":\"0123456789abcdef\\/\"}",
-    "{\"hi\":\"\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xe2\x82\xac\xe2\x82\xac\"}",
-    "{\"skipme\":{\"M\":{\"0123456789abcdef0123\":{\"S\":\"}}]]0123456789abcdef\\\"{{\"}}},\"k\":2}",
+    "{\"hi\":"
+    "\"\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xe2\x82\xac\xe2\x82"
+    "\xac\"}",
+    "{\"skipme\":{\"M\":{\"0123456789abcdef0123\":{\"S\":\"}}]]0123456789abcdef\\\"{{\"}}},\"k\":"
+    "2}",
 };
 
 static const char *const refused[] = {
@@ -179,7 +182,8 @@ static const char *const refused[] = {
     "{1:2}",
     "{\"a\":tru}",
     "{\"a\":\"unterminated}",
-    "{\"a\":\"0123456789abcdef0123456789\x01" "abc\"}",
+    "{\"a\":\"0123456789abcdef0123456789\x01"
+    "abc\"}",
     "{\"a\":\"0123456789abc\x1f\"}",
     "{\"a\":\"0123456789abcdef0123456789abcdef",
     "{\"a\":\"0123456789abcdef\\x\"}",
