@@ -46,7 +46,7 @@ static void srow_reset(cql_srow *r)
 {
     r->n = 0;
     buf_reset(&r->text);
-    memset(r->slot, 0xff, (size_t)r->nslot * sizeof *r->slot); /* CQL_SNONE each */
+    if (r->nslot) memset(r->slot, 0xff, (size_t)r->nslot * sizeof *r->slot); /* CQL_SNONE */
 }
 
 /* r's slots made p's (all CQL_SNONE), or none when p is NULL: 0, or -1. */
