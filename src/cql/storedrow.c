@@ -1,8 +1,8 @@
 /* storedrow.c — stored rows as flat nodes: the engine's item text read in one pass
- * straight into nodes (strings found eight bytes at a time, members nothing asks for
- * passed over without nodes), allocating only when the kept arrays must grow; text with a
- * \u escape is read by jansson and its value walked into the same form. Lookups scan an
- * object's members; rows have a few dozen at most.
+ * straight into nodes (strings found sixteen bytes at a time, members nothing asks for
+ * passed over by their brackets), allocating only when the kept arrays must grow; text
+ * with a \u escape is read by jansson and its value walked into the same form. Lookups
+ * scan an object's members; rows have a few dozen at most.
  *
  * Not a general JSON reader: the top value must be an object, numbers are kept as text. */
 #include "cql/storedrow.h"
