@@ -1,9 +1,10 @@
 /* test_storedrow.c — stored rows read into flat nodes (cql/storedrow.h) against jansson.
  *
- * Every text jansson reads as an object must be read, into the same value: by jsmn's
- * tokens, or by jansson when jsmn declines it. Texts are hand-picked edge cases (escapes,
- * \u escapes, nesting, numbers, white space) and mutations of a stored row; whatever
- * jansson refuses must give an answer, never a crash (run under ASan). */
+ * Every text jansson reads as an object must be read, into the same value: by the row
+ * reader's own pass, or by jansson when that pass declines it. Texts are hand-picked edge
+ * cases (escapes, \u escapes, nesting, numbers, white space, strings longer than the
+ * scan's widths) and mutations of a stored row; whatever jansson refuses must give an
+ * answer, never a crash (run under ASan). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
