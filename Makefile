@@ -80,7 +80,7 @@ $(error tests under tests/unit/ share a name, and so a binary: $(TEST_DUP))
 endif
 
 # Debian packages the build, the tests and the benchmarks need.
-DEB_PKGS := gcc g++ make pkg-config librocksdb-dev libh2o-evloop-dev libjansson-dev libyajl-dev libjsmn-dev libssl-dev nettle-dev \
+DEB_PKGS := gcc g++ make pkg-config librocksdb-dev libh2o-evloop-dev libjansson-dev libyajl-dev libssl-dev nettle-dev \
             libxxhash-dev libgmp-dev libyaml-dev libcurl4-openssl-dev zlib1g-dev liblz4-dev libzstd-dev libjemalloc-dev clang-format python3 python3-pytest python3-boto3 python3-prometheus-client python3-cassandra python3-lz4 zstd awscli \
             wrk nginx-light golang-go golang-github-aws-aws-sdk-go-v2-dev golang-github-aws-aws-sdk-go-dev golang-github-gocql-gocql-dev \
             golang-github-hashicorp-hcl-v2-dev \

@@ -1,7 +1,8 @@
-/* storedrow.c — stored rows as flat nodes: jsmn (Debian's libjsmn-dev, a tokenizer that
- * allocates nothing) splits the text into tokens kept in the row, which become its nodes;
- * text jsmn does not take, or with a \u escape, is read by jansson and its value walked
- * into the same form. Lookups scan an object's members; rows have a few dozen at most.
+/* storedrow.c — stored rows as flat nodes: the engine's item text read in one pass
+ * straight into nodes (strings found sixteen bytes at a time, members nothing asks for
+ * passed over by their brackets), allocating only when the kept arrays must grow; text
+ * with a \u escape is read by jansson and its value walked into the same form. Lookups
+ * scan an object's members; rows have a few dozen at most.
  *
  * Not a general JSON reader: the top value must be an object, numbers are kept as text. */
 #include "cql/storedrow.h"
@@ -10,11 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define JSMN_STATIC
-#define JSMN_STRICT
-#define JSMN_PARENT_LINKS
-#include <jsmn.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "util/jsonread.h"
 
@@ -31,7 +30,6 @@ void cql_srow_init(cql_srow *r)
 void cql_srow_free(cql_srow *r)
 {
     free(r->nodes);
-    free(r->toks);
     free(r->slot);
     buf_free(&r->text);
     cql_srow_init(r);
@@ -48,8 +46,7 @@ static void srow_reset(cql_srow *r)
 {
     r->n = 0;
     buf_reset(&r->text);
-    for (uint32_t i = 0; i < r->nslot; i++)
-        r->slot[i] = CQL_SNONE;
+    if (r->nslot) memset(r->slot, 0xff, (size_t)r->nslot * sizeof *r->slot); /* CQL_SNONE */
 }
 
 /* r's slots made p's (all CQL_SNONE), or none when p is NULL: 0, or -1. */
@@ -94,6 +91,7 @@ typedef struct builder {
 static int picked(builder *b)
 {
     if (b->pick == NULL || b->depth != 1) return 1;
+    b->r->member = b->r->nodes[b->open[0]].n;
     return b->pick->pick(b->pick->arg, b->r, b->r->text.data + b->key, b->klen, b->r->n);
 }
 
@@ -173,8 +171,78 @@ static int set_key(builder *b, const char *s, size_t n)
 
 /* ---- from text ---- */
 
-/* JSON string text (between its quotes; escapes as jsmn lets them through, \u excepted)
- * decoded in place into out (n bytes at most): the decoded length. */
+/* Whether any of the eight bytes of w is a quote, a backslash or a control character:
+ * the bytes a string's scan stops at. */
+static inline uint64_t string_stops(uint64_t w)
+{
+    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+    uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\');
+    return (((q - ones) & ~q) | ((b - ones) & ~b) | (w - ones * 0x20)) & ~w & highs;
+}
+
+/* The place of the first flagged byte (its high bit set) of a word loaded from memory. */
+static inline unsigned first_byte(uint64_t flags)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    return (unsigned)__builtin_ctzll(flags) / 8;
+#else
+    return (unsigned)__builtin_clzll(flags) / 8;
+#endif
+}
+
+/* The closing quote of the string whose text starts at p (after its opening quote), or
+ * NULL when it has none, a control character, a \u escape (left to jansson) or another
+ * escape JSON has not. *escaped is set when it has an escape. Sixteen bytes at a time
+ * with SSE2, then eight, until one might stop the scan. */
+static inline const char *string_end(const char *p, const char *end, int *escaped)
+{
+    for (;;) {
+#ifdef __SSE2__
+        const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\'),
+                      below_space = _mm_set1_epi8(0x1f);
+        while (end - p >= 16) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+            __m128i hit =
+                _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)),
+                             _mm_cmpeq_epi8(_mm_min_epu8(v, below_space), v)); /* v <= 0x1f */
+            unsigned stops = (unsigned)_mm_movemask_epi8(hit);
+            if (stops) {
+                p += __builtin_ctz(stops);
+                goto stopped;
+            }
+            p += 16;
+        }
+#endif
+        while (end - p >= 8) {
+            uint64_t w;
+            memcpy(&w, p, 8);
+            uint64_t stops = string_stops(w);
+            if (stops) {
+                /* the lowest flag is exact (those above it may not be) */
+                p += first_byte(stops);
+                break;
+            }
+            p += 8;
+        }
+#ifdef __SSE2__
+    stopped:
+#endif
+        if (p == end) return NULL;
+        unsigned char c = (unsigned char)*p;
+        if (c == '"') return p;
+        if (c < 0x20) return NULL;
+        if (c == '\\') {
+            if (end - p < 2 || !strchr("\"\\/bfnrt", p[1]) || p[1] == '\0') return NULL;
+            *escaped = 1;
+            p += 2;
+        } else {
+            p++;
+        }
+    }
+}
+
+/* JSON string text (between its quotes, its escapes checked by string_end) decoded into
+ * out (n bytes at most, out may be s): the decoded length. */
 static size_t unescape(const char *s, size_t n, char *out)
 {
     size_t k = 0;
@@ -207,163 +275,251 @@ static size_t unescape(const char *s, size_t n, char *out)
     return k;
 }
 
-/* String token t of the row's text (a copy of the text read, in r->text): decoded in
- * place when escaped (some string of the text has a backslash) and ended by a NUL where
- * its closing quote was. *at and *len its place and length. */
-static inline void token_text(cql_srow *r, const jsmntok_t *t, int escaped, uint32_t *at,
-                              uint32_t *len)
+/* p past white space. Compact text has none: one comparison finds that. */
+static inline const char *skip_space(const char *p, const char *end)
 {
-    char *s = r->text.data + t->start;
-    size_t n = (size_t)(t->end - t->start);
-    if (escaped && memchr(s, '\\', n)) n = unescape(s, n, s);
-    s[n] = '\0';
-    *at = (uint32_t)t->start;
-    *len = (uint32_t)n;
+    while (p < end && (unsigned char)*p <= ' ' &&
+           (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r'))
+        p++;
+    return p;
 }
 
-/* A container open in the walk of the tokens: its node, and its members still to come. */
+static inline int is_digit(char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+/* The end of the JSON number starting at p, or NULL when none starts there. */
+static const char *number_end(const char *p, const char *end)
+{
+    if (p < end && *p == '-') p++;
+    if (p == end || !is_digit(*p)) return NULL;
+    if (*p++ != '0')
+        while (p < end && is_digit(*p))
+            p++;
+    if (p < end && *p == '.') {
+        if (++p == end || !is_digit(*p)) return NULL;
+        while (p < end && is_digit(*p))
+            p++;
+    }
+    if (p < end && (*p == 'e' || *p == 'E')) {
+        if (++p < end && (*p == '+' || *p == '-')) p++;
+        if (p == end || !is_digit(*p)) return NULL;
+        while (p < end && is_digit(*p))
+            p++;
+    }
+    return p;
+}
+
+/* The object at *p when it is a string under one key written compactly, as stored
+ * AttributeValues are ({"S":"text"}): 1, with *nd the member's string node and *p past
+ * the object; 0 (*p unmoved) for any other value, which the general reading takes. */
+static inline int tagged_string(cql_srow *r, const char *src, const char *end, const char **at,
+                                cql_snode *nd)
+{
+    const char *p = *at;
+    int kesc = 0, vesc = 0;
+    if (end - p < 7 || p[1] != '"') return 0;
+    const char *kq = string_end(p + 2, end, &kesc);
+    if (kq == NULL || end - kq < 4 || kq[1] != ':' || kq[2] != '"') return 0;
+    const char *vq = string_end(kq + 3, end, &vesc);
+    if (vq == NULL || vq + 1 == end || vq[1] != '}') return 0;
+    char *text = r->text.data;
+    uint32_t key = (uint32_t)(p + 2 - src), klen = (uint32_t)(kq - p - 2);
+    uint32_t str = (uint32_t)(kq + 3 - src), slen = (uint32_t)(vq - kq - 3);
+    if (kesc) klen = (uint32_t)unescape(src + key, klen, text + key);
+    if (vesc) slen = (uint32_t)unescape(src + str, slen, text + str);
+    text[key + klen] = '\0';
+    text[str + slen] = '\0';
+    *nd = (cql_snode){.key = key, .klen = klen, .str = str, .slen = slen, .kind = CQL_SN_STRING};
+    *at = vq + 2;
+    return 1;
+}
+
+/* A container open in the reading of the text: its node, whether it is an object, and
+ * its members so far. */
 typedef struct open_container {
-    uint32_t node;
-    int left;
+    uint32_t node, count;
+    int object;
 } open_container;
 
-/* The nodes of jsmn's tokens (tok[0] an object, the text's copy in r->text), the top
- * object's members chosen by pick: 0, or -1 when the tokens are not one such value. A
- * walk with its state in locals: r->nodes has room for ntok nodes (a node takes at least
- * one token), so nothing here allocates, and the text's stores (strings ended in place)
- * are the only ones through char pointers. */
-static int from_tokens(cql_srow *r, int escaped, const jsmntok_t *tok, unsigned ntok,
-                       const cql_srow_picker *pick)
+/* The end of the value starting at p, passed over unread: a string to its closing quote,
+ * a container to the bracket that balances it (its strings whole, its grammar not
+ * checked further), anything else to the delimiter after it. NULL when it has no end. */
+static const char *value_skip(const char *p, const char *end)
+{
+    int esc = 0;
+    if (*p == '"') {
+        const char *q = string_end(p + 1, end, &esc);
+        return q ? q + 1 : NULL;
+    }
+    if (*p != '{' && *p != '[') {
+        const char *start = p;
+        while (p < end && *p != ',' && *p != '}' && *p != ']' && *p != ' ' && *p != '\n' &&
+               *p != '\t' && *p != '\r')
+            p++;
+        return p > start ? p : NULL;
+    }
+    size_t depth = 0;
+    for (; p < end; p++) {
+        switch (*p) {
+        case '"':
+            p = string_end(p + 1, end, &esc);
+            if (p == NULL) return NULL;
+            break;
+        case '{':
+        case '[':
+            depth++;
+            break;
+        case '}':
+        case ']':
+            if (--depth == 0) return p + 1;
+            break;
+        default:
+            break;
+        }
+    }
+    return NULL;
+}
+
+/* The row's text (src, len bytes, copied to r->text) read straight into nodes, the top
+ * object's members chosen by pick: 0, or -1 when it is not one object as JSON has it, or
+ * it holds what this reader leaves to jansson (\u escapes, nesting deeper than
+ * SROW_DEPTH). It reads src and writes only the copy: strings decoded in place and ended
+ * by a NUL where their closing quote was, numbers where the delimiter after them was. */
+static int from_text(cql_srow *r, const char *src, size_t len, const cql_srow_picker *pick)
 {
     open_container open[SROW_DEPTH];
-    cql_snode *nodes = r->nodes;
     char *text = r->text.data;
+    const char *p = skip_space(src, src + len), *end = src + len;
+    if (p == end || *p++ != '{') return -1;
+    if (nodes_room(r, 16) != 0) return -1;
+    cql_snode *nodes = r->nodes;
     uint32_t n = 0;
-    nodes[n] = (cql_snode){.kind = CQL_SN_OBJECT, .end = 1};
-    open[0] = (open_container){.node = n++, .left = tok[0].size};
+    nodes[n] = (cql_snode){.kind = CQL_SN_OBJECT};
+    open[0] = (open_container){.node = n++, .object = 1};
     int depth = 1;
-    unsigned i = 1;
     while (depth > 0) {
         open_container *top = &open[depth - 1];
-        cql_snode *parent = &nodes[top->node];
-        if (top->left == 0) {
-            parent->end = n;
+        p = skip_space(p, end);
+        if (p == end) return -1;
+        if (*p == (top->object ? '}' : ']')) {
+            p++;
+            nodes[top->node].n = top->count;
+            nodes[top->node].end = n;
             depth--;
             continue;
         }
-        top->left--;
-        parent->n++;
+        if (top->count > 0) {
+            if (*p != ',') return -1;
+            p = skip_space(p + 1, end);
+            if (p == end) return -1;
+        }
+        top->count++;
         uint32_t key = 0, klen = 0;
-        if (parent->kind == CQL_SN_OBJECT) {
-            if (i >= ntok || tok[i].type != JSMN_STRING) return -1;
-            token_text(r, &tok[i++], escaped, &key, &klen);
-            if (depth == 1 && pick && i < ntok) {
+        if (top->object) {
+            int esc = 0;
+            const char *q = *p == '"' ? string_end(p + 1, end, &esc) : NULL;
+            if (q == NULL) return -1;
+            key = (uint32_t)(p + 1 - src);
+            klen = (uint32_t)(q - p - 1);
+            if (esc) klen = (uint32_t)unescape(src + key, klen, text + key);
+            text[key + klen] = '\0';
+            p = skip_space(q + 1, end);
+            if (p == end || *p != ':') return -1;
+            p = skip_space(p + 1, end);
+            if (p == end) return -1;
+            if (depth == 1 && pick) {
+                if (n == r->cap && nodes_room(r, n + 1) != 0) return -1;
+                nodes = r->nodes;
                 r->n = n; /* the picker may look at the nodes so far */
+                r->member = top->count - 1;
                 if (!pick->pick(pick->arg, r, text + key, klen, n)) {
-                    /* the value's tokens are those that start before it ends */
-                    int vend = tok[i++].end;
-                    while (i < ntok && tok[i].start < vend)
-                        i++;
                     nodes[n] =
                         (cql_snode){.key = key, .klen = klen, .kind = CQL_SN_SKIPPED, .end = n + 1};
                     n++;
+                    p = value_skip(p, end);
+                    if (p == NULL) return -1;
                     continue;
                 }
             }
         }
-        if (i >= ntok) return -1;
-        const jsmntok_t *t = &tok[i++];
-        cql_snode *nd = &nodes[n];
-        *nd = (cql_snode){.key = key, .klen = klen, .end = n + 1};
-        switch (t->type) {
-        case JSMN_OBJECT:
-        case JSMN_ARRAY:
-            if (depth == SROW_DEPTH) return -1;
-            nd->kind = t->type == JSMN_OBJECT ? CQL_SN_OBJECT : CQL_SN_ARRAY;
-            open[depth++] = (open_container){.node = n, .left = t->size};
-            break;
-        case JSMN_STRING:
-            nd->kind = CQL_SN_STRING;
-            token_text(r, t, escaped, &nd->str, &nd->slen);
-            break;
-        case JSMN_PRIMITIVE: {
-            const char *v = text + t->start;
-            size_t len = (size_t)(t->end - t->start);
-            if (len == 4 && memcmp(v, "true", 4) == 0) {
-                nd->kind = CQL_SN_TRUE;
-            } else if (len == 5 && memcmp(v, "false", 5) == 0) {
-                nd->kind = CQL_SN_FALSE;
-            } else if (len == 4 && memcmp(v, "null", 4) == 0) {
-                nd->kind = CQL_SN_NULL;
-            } else if (len && (v[0] == '-' || (v[0] >= '0' && v[0] <= '9'))) {
-                nd->kind = CQL_SN_NUMBER;
-                text[t->end] = '\0'; /* the delimiter after it, no longer needed */
-                nd->str = (uint32_t)t->start;
-                nd->slen = (uint32_t)len;
-            } else {
-                return -1;
+        cql_snode nd = {.key = key, .klen = klen, .end = n + 1};
+        char c = *p;
+        if (c == '{' && tagged_string(r, src, end, &p, &nd)) {
+            /* an AttributeValue such as {"S":"text"}: its member's node follows */
+            if (r->cap - n < 2) {
+                if (nodes_room(r, n + 2) != 0) return -1;
+                nodes = r->nodes;
             }
-            break;
+            nodes[n] =
+                (cql_snode){.key = key, .klen = klen, .n = 1, .end = n + 2, .kind = CQL_SN_OBJECT};
+            nd.end = n + 2;
+            nodes[n + 1] = nd;
+            n += 2;
+            continue;
         }
-        default:
+        if (c == '{' || c == '[') {
+            if (depth == SROW_DEPTH) return -1;
+            p++;
+            nd.kind = c == '{' ? CQL_SN_OBJECT : CQL_SN_ARRAY;
+            open[depth++] = (open_container){.node = n, .object = c == '{'};
+        } else if (c == '"') {
+            int esc = 0;
+            const char *q = string_end(p + 1, end, &esc);
+            if (q == NULL) return -1;
+            nd.kind = CQL_SN_STRING;
+            nd.str = (uint32_t)(p + 1 - src);
+            nd.slen = (uint32_t)(q - p - 1);
+            p = q + 1;
+            if (esc) nd.slen = (uint32_t)unescape(src + nd.str, nd.slen, text + nd.str);
+            text[nd.str + nd.slen] = '\0';
+        } else if (c == '-' || is_digit(c)) {
+            const char *q = number_end(p, end);
+            if (q == NULL) return -1;
+            nd.kind = CQL_SN_NUMBER;
+            nd.str = (uint32_t)(p - src);
+            nd.slen = (uint32_t)(q - p);
+            p = q;
+            text[nd.str + nd.slen] = '\0'; /* the delimiter's place in the copy */
+        } else if (end - p >= 4 && memcmp(p, "true", 4) == 0) {
+            nd.kind = CQL_SN_TRUE;
+            p += 4;
+        } else if (end - p >= 5 && memcmp(p, "false", 5) == 0) {
+            nd.kind = CQL_SN_FALSE;
+            p += 5;
+        } else if (end - p >= 4 && memcmp(p, "null", 4) == 0) {
+            nd.kind = CQL_SN_NULL;
+            p += 4;
+        } else {
             return -1;
         }
-        n++;
+        if (n == r->cap) {
+            if (nodes_room(r, n + 1) != 0) return -1;
+            nodes = r->nodes;
+        }
+        nodes[n++] = nd;
     }
     r->n = n;
-    return i == ntok ? 0 : -1;
+    return skip_space(p, end) == end ? 0 : -1;
 }
 
-/* jsmn's tokens of the text into r's token array: their count, or a negative jsmn error. */
-static int tokenize(cql_srow *r, const char *json, size_t len)
+/* The text read by from_text: 0, or -1 when it leaves it to jansson. UTF-8 is not
+ * checked here: rows are the engine's own text, and a value's bytes are checked when it
+ * is decoded (value.c). */
+static int parse_text(cql_srow *r, const char *json, size_t len, const cql_srow_picker *pick)
 {
-    jsmn_parser p;
-    jsmn_init(&p);
-    for (;;) {
-        int got = r->ntok_cap ? jsmn_parse(&p, json, len, r->toks, r->ntok_cap) : JSMN_ERROR_NOMEM;
-        if (got != JSMN_ERROR_NOMEM) return got;
-        if (r->ntok_cap > UINT_MAX / 4) return JSMN_ERROR_NOMEM;
-        unsigned cap = r->ntok_cap ? r->ntok_cap * 2 : 128;
-        void *toks = realloc(r->toks, (size_t)cap * sizeof(jsmntok_t));
-        if (toks == NULL) return JSMN_ERROR_NOMEM;
-        r->toks = toks;
-        r->ntok_cap = cap;
-    }
-}
-
-/* Whether text has a \u escape (or what looks like one after an escaped backslash),
- * looking from the first backslash, at. */
-static int has_unicode_escape(const char *at, const char *end)
-{
-    for (const char *p = at; p && p + 1 < end; p = memchr(p + 1, '\\', (size_t)(end - p - 1)))
-        if (p[1] == 'u') return 1;
-    return 0;
-}
-
-/* The text through jsmn: 0, or -1 when jsmn does not take it as exactly one object, or
- * it has a \u escape (jansson decodes those). jsmn does not check UTF-8 or refuse
- * control characters in strings as jansson does: rows are the engine's own text, and a
- * value's bytes are checked when it is decoded (value.c). */
-static int parse_tokens(cql_srow *r, const char *json, size_t len, const cql_srow_picker *pick)
-{
-    if (len == 0 || len > INT_MAX / 2) return -1;
-    const char *backslash = memchr(json, '\\', len);
-    if (backslash && has_unicode_escape(backslash, json + len)) return -1;
-    int ntok = tokenize(r, json, len);
-    if (ntok <= 0) return -1;
-    const jsmntok_t *tok = r->toks;
-    if (tok[0].type != JSMN_OBJECT || !json_only_space_after(json, len, (size_t)tok[0].end))
-        return -1;
+    if (len == 0 || len > UINT32_MAX / 2) return -1;
     /* the nodes' text is a copy of the text, strings decoded and ended in place */
-    if (buf_append(&r->text, json, len) != 0 || nodes_room(r, (uint32_t)ntok) != 0) return -1;
-    return from_tokens(r, backslash != NULL, tok, (unsigned)ntok, pick);
+    if (buf_append(&r->text, json, len) != 0) return -1;
+    return from_text(r, json, len, pick);
 }
 
 int cql_srow_parse_picked(cql_srow *r, const char *json, size_t len, const cql_srow_picker *p)
 {
     if (slots_for(r, p) != 0) return -1;
     srow_reset(r);
-    if (parse_tokens(r, json, len, p) == 0) return 0;
+    if (parse_text(r, json, len, p) == 0) return 0;
     srow_reset(r);
     json_t *v = len ? json_read(json, len, JSON_ALLOW_NUL, NULL) : NULL;
     int rc = json_is_object(v) ? cql_srow_from_json_picked(r, v, p) : -1;

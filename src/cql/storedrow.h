@@ -37,15 +37,20 @@ typedef struct cql_snode {
 /* "No such node", from lookups. */
 #define CQL_SNONE UINT32_MAX
 
+/* Places of the top object's members for which a picker keeps a hint (cql_srow.hint). */
+#define CQL_SROW_HINTS 16
+
 typedef struct cql_srow {
     cql_snode *nodes;
     uint32_t n, cap;
-    buf text;   /* the keys and strings (each followed by a NUL) */
-    void *toks; /* the tokenizer's tokens of the last text read */
-    unsigned ntok_cap;
+    buf text;       /* the keys and strings (each followed by a NUL) */
     uint32_t *slot; /* nodes recorded by the picker of the last read (CQL_SNONE: none) */
     uint32_t nslot, slot_cap;
     const struct cql_rowmap *map; /* what the slots mean (exec_row.c), NULL when unpicked */
+    uint32_t member; /* for the picker: the place among the top object's members of the one
+                      * being picked (0 the first) */
+    uint32_t hint[CQL_SROW_HINTS]; /* the picker's own, kept from row to row: what it found
+                                    * for the member in each of the first places */
 } cql_srow;
 
 /* Chooses, for each member of the top object as a row is read, whether its value is read:

@@ -536,10 +536,17 @@ int cql_put_string_list(buf *out, const char *const *items, uint16_t n)
 int cql_put_bytes(buf *out, const void *p, int32_t len)
 {
     if (len < 0) return cql_put_int(out, CQL_NULL);
-    /* one reservation for the length and the bytes: a row's cells are written this way */
-    if (buf_reserve(out, 4 + (size_t)len)) return -1;
+    /* one reservation for the length and the bytes, made only when the room is short: a
+     * row's cells are written this way */
+    size_t need = 4 + (size_t)len;
+    int room = need < out->cap - out->len && need <= out->max - out->len;
+    if (!room && buf_reserve(out, need)) return -1;
     uint8_t *at = (uint8_t *)out->data + out->len;
-    cql_int_encode(len, at);
+    uint32_t n = (uint32_t)len;
+    at[0] = (uint8_t)(n >> 24);
+    at[1] = (uint8_t)(n >> 16);
+    at[2] = (uint8_t)(n >> 8);
+    at[3] = (uint8_t)n;
     if (len) memcpy(at + 4, p, (size_t)len);
     out->len += 4 + (size_t)len;
     out->data[out->len] = '\0';

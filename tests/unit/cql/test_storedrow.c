@@ -1,9 +1,10 @@
 /* test_storedrow.c — stored rows read into flat nodes (cql/storedrow.h) against jansson.
  *
- * Every text jansson reads as an object must be read, into the same value: by jsmn's
- * tokens, or by jansson when jsmn declines it. Texts are hand-picked edge cases (escapes,
- * \u escapes, nesting, numbers, white space) and mutations of a stored row; whatever
- * jansson refuses must give an answer, never a crash (run under ASan). */
+ * Every text jansson reads as an object must be read, into the same value: by the row
+ * reader's own pass, or by jansson when that pass declines it. Texts are hand-picked edge
+ * cases (escapes, \u escapes, nesting, numbers, white space, strings longer than the
+ * scan's widths) and mutations of a stored row; whatever jansson refuses must give an
+ * answer, never a crash (run under ASan). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,6 +160,15 @@ static const char *const cases[] = {
     "5,"
     "\"st\":[],\"last\":{\"N\":\"1\"}}",
     "{\"sv\":\"caf\\u00e9\",\"kv\":[\"\\u0041\"]}",
+    /* strings longer than the scan's 16 and 8 bytes, what stops it at every place */
+    "{\"long\":\"0123456789abcdef0123456789abcdef\",\"0123456789abcdefg\":1}",
+    "{\"esc\":\"0123456789abcdef\\\"0123456\\\\89abcdef\\n\"}",
+    "{\"e7\":\"0123456\\tabc\",\"e15\":\"0123456789abcde\\\"\",\"e16\":\"0123456789abcdef\\/\"}",
+    "{\"hi\":"
+    "\"\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xe2\x82\xac\xe2\x82"
+    "\xac\"}",
+    "{\"skipme\":{\"M\":{\"0123456789abcdef0123\":{\"S\":\"}}]]0123456789abcdef\\\"{{\"}}},\"k\":"
+    "2}",
 };
 
 static const char *const refused[] = {
@@ -173,6 +183,11 @@ static const char *const refused[] = {
     "{1:2}",
     "{\"a\":tru}",
     "{\"a\":\"unterminated}",
+    "{\"a\":\"0123456789abcdef0123456789\x01"
+    "abc\"}",
+    "{\"a\":\"0123456789abc\x1f\"}",
+    "{\"a\":\"0123456789abcdef0123456789abcdef",
+    "{\"a\":\"0123456789abcdef\\x\"}",
 };
 
 int main(void)
