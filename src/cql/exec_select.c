@@ -338,13 +338,14 @@ static int plan_selection(qctx *q)
             return cql_fail(c, CQL_ERR_INVALID,
                             "SELECT DISTINCT with WHERE clause only supports restriction by "
                             "partition key and/or static columns.");
-        /* over a range of partitions every partition key column is selected (unless they
-         * are counted) */
-        for (size_t i = 0; !q->k.partitions && !q->aggregate && i < q->t->ncols; i++) {
+        /* over a range of partitions every partition key column is selected, or is an
+         * aggregate's argument (Cassandra counts the columns any selector reads) */
+        for (size_t i = 0; !q->k.partitions && i < q->t->ncols; i++) {
             const cql_tcol *pc = &q->t->cols[i];
             int selected = pc->kind != 'p';
             for (size_t j = 0; j < n && !selected; j++)
-                selected = q->sels[j].kind == SEL_COLUMN && q->sels[j].col == pc;
+                selected = q->sels[j].col == pc &&
+                           (q->sels[j].kind == SEL_COLUMN || q->sels[j].kind == SEL_COUNT);
             if (!selected)
                 return cql_fail(c, CQL_ERR_INVALID,
                                 "SELECT DISTINCT queries must request all the partition key "
@@ -1771,7 +1772,8 @@ static int limit_of(cql_run *r, const cql_expr *e, const char *clause, int64_t *
     if (got == CQLVAL_UNSET) return 0;
     if (got == CQLVAL_NULL)
         return cql_fail(r->call, CQL_ERR_INVALID, "Invalid null value of %s", clause);
-    if (n <= 0) return cql_fail(r->call, CQL_ERR_INVALID, "%s must be strictly positive", clause);
+    /* Cassandra words both limits' refusal alike */
+    if (n <= 0) return cql_fail(r->call, CQL_ERR_INVALID, "LIMIT must be strictly positive");
     *v = n;
     return 0;
 }

@@ -233,7 +233,7 @@ static int key_cells(const cql_tinfo *t, json_t *item, const buf *const *pkv, co
         json_t *av = cqlval_to_item(c->type, (const uint8_t *)v->data, v->len);
         if (av == NULL) return -1;
         char attr[CQL_NAME_MAX + 2];
-        cql_cell_attr(c->attr ? c->attr : c->name, attr, sizeof attr);
+        cql_cell_attr(cql_col_stored(c), attr, sizeof attr);
         json_object_set_new(item, attr, av);
     }
     return 0;
@@ -916,7 +916,7 @@ static int assign(wctx *w, json_t *item, const cql_tcol *col, cql_assign_kind ki
         uint8_t b[8];
         cql_bigint_encode(kind == CQL_SET_ADD ? cur + delta : cur - delta, b);
         /* counters add up whatever the timestamps */
-        json_object_del(json_object_get(json_object_get(item, "$ts"), "M"), col->name);
+        json_object_del(json_object_get(json_object_get(item, "$ts"), "M"), cql_col_stored(col));
         return cql_cell_write(item, col, b, 8, w->ts, 0) < 0
                    ? cql_fail(c, CQL_ERR_SERVER, "out of memory")
                    : 0;
@@ -1439,7 +1439,8 @@ static void delete_row(wctx *w, json_t *item)
     for (size_t i = 0; i < w->t->ncols; i++) {
         const cql_tcol *c = &w->t->cols[i];
         if (c->kind == 'p' || c->kind == 'c') continue;
-        if (cql_cell_ts(item, c->name) <= w->ts) cql_cell_write(item, c, NULL, -1, w->ts, 0);
+        if (cql_cell_ts(item, cql_col_stored(c)) <= w->ts)
+            cql_cell_write(item, c, NULL, -1, w->ts, 0);
     }
 }
 

@@ -321,11 +321,20 @@ static void using_markers(marks *k, const cql_using *u, size_t n)
                    u[i].ttl ? &t_int : &t_bigint);
 }
 
-/* Markers in a selector: those a type hint types ((int) ?). */
+/* Whether a marker is among e's arguments (not deeper). */
+static int has_marker_arg(const cql_expr *e)
+{
+    for (size_t i = 0; i < e->nitems; i++)
+        if (e->items[i]->kind == CQL_E_BIND) return 1;
+    return 0;
+}
+
+/* Markers in a selector: those a type hint types ((int) ?), and those a function call's
+ * overload types (intAsBlob(?): an int, named arg0(system.intasblob)). */
 static void selector_markers(marks *k, const cql_expr *e, int depth)
 {
     if (e == NULL || depth > CQL_TYPE_MAX_DEPTH) return;
-    if (e->kind == CQL_E_HINT) {
+    if (e->kind == CQL_E_HINT || (e->kind == CQL_E_FUNCTION && has_marker_arg(e))) {
         term_markers(k, e, "[selection]", NULL);
         return;
     }

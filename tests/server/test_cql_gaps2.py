@@ -1,0 +1,219 @@
+"""Cassandra 4 behaviours of `quarry serve --cql` that a Cassandra-targeted suite (such as
+ScyllaDB's cqlpy, which runs against Cassandra too) checks, through the Python driver
+(Debian python3-cassandra): SELECT DISTINCT with aggregates, the limits' refusals, views
+keyed by empty text, columns added or renamed onto names stored rows still use, markers
+inside function calls at PREPARE, and many indexes on one table. One server serves the
+module; each test works in its own table. Not the protocol framing (test_cql_wire.py)."""
+import itertools
+import time
+
+import pytest
+
+pytest.importorskip("cassandra", reason="python3-cassandra is not installed")
+
+from cassandra import InvalidRequest  # noqa: E402
+from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile  # noqa: E402
+from cassandra.policies import RoundRobinPolicy  # noqa: E402
+
+from conftest import Server, launch  # noqa: E402
+from cql_raw import cql_port  # noqa: E402
+
+_names = itertools.count()
+
+
+@pytest.fixture(scope="module")
+def cql(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("gaps2")
+    srv = launch(tmp / "data", tmp / "server.log", "--cql", "127.0.0.1:0")
+    assert isinstance(srv, Server), (tmp / "server.log").read_text()
+    profile = ExecutionProfile(load_balancing_policy=RoundRobinPolicy())
+    cluster = Cluster(["127.0.0.1"], port=cql_port(srv), protocol_version=4,
+                      execution_profiles={EXEC_PROFILE_DEFAULT: profile}, connect_timeout=10,
+                      control_connection_timeout=10)
+    session = cluster.connect()
+    session.execute("CREATE KEYSPACE gaps WITH replication = "
+                    "{'class': 'SimpleStrategy', 'replication_factor': 1}")
+    session.set_keyspace("gaps")
+    yield session
+    cluster.shutdown()
+    assert srv.stop() == 0, srv.log()
+
+
+@pytest.fixture
+def table(cql):
+    """table(schema) -> a new table's name in keyspace gaps."""
+    def _table(schema):
+        name = "t%d" % next(_names)
+        cql.execute("CREATE TABLE %s %s" % (name, schema))
+        return name
+    return _table
+
+
+def refused(cql, fragment, stmt, *args):
+    """Runs stmt (prepared when given bind values) and asserts Cassandra's error for it."""
+    with pytest.raises(InvalidRequest) as e:
+        cql.execute(cql.prepare(stmt) if args else stmt, args or None)
+    assert fragment in str(e.value), str(e.value)
+
+
+def rows(cql, stmt, *args):
+    return [tuple(r) for r in cql.execute(stmt, args or None)]
+
+
+def eventually(fn, want, seconds=10):
+    deadline = time.time() + seconds
+    got = fn()
+    while got != want and time.time() < deadline:
+        time.sleep(0.05)
+        got = fn()
+    return got
+
+
+# ---- SELECT DISTINCT with aggregates ----
+
+def test_distinct_aggregates_over_a_range_need_every_partition_key_column(cql, table):
+    t = table("(k int, c int, v int, s int static, PRIMARY KEY (k, c))")
+    for k in (1, 2, 3):
+        cql.execute("INSERT INTO %s (k, c, v, s) VALUES (%d, 1, 1, %d)" % (t, k, 10 * k))
+        cql.execute("INSERT INTO %s (k, c, v) VALUES (%d, 2, 2)" % (t, k))
+    # Cassandra counts the columns the selectors read: count(*) reads none
+    refused(cql, "SELECT DISTINCT queries must request all the partition key columns "
+            "(missing k)", "SELECT DISTINCT count(*) FROM %s" % t)
+    refused(cql, "SELECT DISTINCT queries must request all the partition key columns "
+            "(missing k)", "SELECT DISTINCT max(s) FROM %s" % t)
+    # an aggregate of the partition key reads it: one row per partition counted
+    assert rows(cql, "SELECT DISTINCT count(k) FROM %s" % t) == [(3,)]
+    assert rows(cql, "SELECT DISTINCT k, max(s) FROM %s" % t)[0][1] == 30
+    # within named partitions no key column need be selected
+    assert rows(cql, "SELECT DISTINCT count(*) FROM %s WHERE k IN (1, 2)" % t) == [(2,)]
+    assert rows(cql, "SELECT DISTINCT max(s) FROM %s WHERE k = 2" % t) == [(20,)]
+    refused(cql, "SELECT DISTINCT queries must only request partition key columns and/or "
+            "static columns (not v)", "SELECT DISTINCT k, max(v) FROM %s" % t)
+
+
+def test_distinct_with_a_composite_partition_key(cql, table):
+    t = table("(a int, b int, c int, PRIMARY KEY ((a, b), c))")
+    cql.execute("INSERT INTO %s (a, b, c) VALUES (1, 1, 1)" % t)
+    cql.execute("INSERT INTO %s (a, b, c) VALUES (1, 1, 2)" % t)
+    cql.execute("INSERT INTO %s (a, b, c) VALUES (1, 2, 1)" % t)
+    refused(cql, "SELECT DISTINCT queries must request all the partition key columns "
+            "(missing b)", "SELECT DISTINCT a FROM %s" % t)
+    assert sorted(rows(cql, "SELECT DISTINCT a, b FROM %s" % t)) == [(1, 1), (1, 2)]
+    refused(cql, "PER PARTITION LIMIT is not allowed with SELECT DISTINCT queries",
+            "SELECT DISTINCT a, b FROM %s PER PARTITION LIMIT 1" % t)
+    refused(cql, "Grouping on clustering columns is not allowed for SELECT DISTINCT queries",
+            "SELECT DISTINCT a, b FROM %s WHERE a = 1 AND b = 1 GROUP BY a, b, c" % t)
+
+
+# ---- the limits ----
+
+def test_limits_must_be_strictly_positive_in_cassandras_words(cql, table):
+    t = table("(k int, c int, PRIMARY KEY (k, c))")
+    for stmt in ("SELECT * FROM %s LIMIT ?", "SELECT * FROM %s PER PARTITION LIMIT ?"):
+        for n in (0, -1):
+            with pytest.raises(InvalidRequest) as e:
+                cql.execute(cql.prepare(stmt % t), [n])
+            # Cassandra's getLimit words LIMIT and PER PARTITION LIMIT alike
+            assert e.value.args[0].endswith('message="LIMIT must be strictly positive"'), \
+                str(e.value)
+    refused(cql, "LIMIT must be strictly positive", "SELECT * FROM %s PER PARTITION LIMIT 0" % t)
+
+
+def test_per_partition_limit_with_a_limit_and_paging(cql, table):
+    t = table("(p int, c int, PRIMARY KEY (p, c))")
+    ins = cql.prepare("INSERT INTO %s (p, c) VALUES (?, ?)" % t)
+    for i in range(3):
+        for j in range(3):
+            cql.execute(ins, [i, j])
+    everything = rows(cql, "SELECT p, c FROM %s" % t)
+    two_each = [r for i, r in enumerate(everything) if i % 3 != 2]
+    assert rows(cql, "SELECT p, c FROM %s PER PARTITION LIMIT 2" % t) == two_each
+    for limit in (1, 2, 3, 5, 20):
+        s = cql.prepare("SELECT p, c FROM %s PER PARTITION LIMIT 2 LIMIT %d" % (t, limit))
+        for page in (0, 1, 2):
+            s.fetch_size = page or None
+            assert [tuple(r) for r in cql.execute(s)] == two_each[:limit]
+    refused(cql, "PER PARTITION LIMIT is not allowed with aggregate queries.",
+            "SELECT count(*) FROM %s PER PARTITION LIMIT 1" % t)
+
+
+# ---- ADD and RENAME onto names stored rows use ----
+
+def test_a_column_added_under_a_renamed_key_columns_old_name(cql, table):
+    t = table("(k int, c int, c2 int, v int, PRIMARY KEY (k, c, c2))")
+    cql.execute("INSERT INTO %s (k, c, c2, v) VALUES (1, 5, 6, 7)" % t)
+    cql.execute("ALTER TABLE %s RENAME c TO at" % t)
+    # Cassandra allows it: the old name is free
+    cql.execute("ALTER TABLE %s ADD c int" % t)
+    assert rows(cql, "SELECT k, at, c2, c, v FROM %s" % t) == [(1, 5, 6, None, 7)]
+    cql.execute("UPDATE %s SET c = 9 WHERE k = 1 AND at = 5 AND c2 = 6" % t)
+    cql.execute("INSERT INTO %s (k, at, c2, c, v) VALUES (2, 1, 1, 3, 4)" % t)
+    assert sorted(rows(cql, "SELECT k, at, c2, c, v FROM %s" % t)) == [(1, 5, 6, 9, 7),
+                                                                       (2, 1, 1, 3, 4)]
+    assert rows(cql, "SELECT at FROM %s WHERE k = 1 AND at = 5" % t) == [(5,)]
+    # the new column is a column like any other: deleted, given a TTL, indexed
+    cql.execute("DELETE c FROM %s WHERE k = 2 AND at = 1 AND c2 = 1" % t)
+    assert rows(cql, "SELECT c, v FROM %s WHERE k = 2" % t) == [(None, 4)]
+    cql.execute("UPDATE %s USING TTL 1000 SET c = 11 WHERE k = 2 AND at = 1 AND c2 = 1" % t)
+    ttl = rows(cql, "SELECT ttl(c) FROM %s WHERE k = 2" % t)[0][0]
+    assert 990 <= ttl <= 1000
+    cql.execute("CREATE INDEX ON %s (c)" % t)
+    assert eventually(lambda: rows(cql, "SELECT k FROM %s WHERE c = 9" % t), [(1,)]) == [(1,)]
+
+
+def test_a_key_column_renamed_onto_another_columns_old_name(cql, table):
+    t = table("(k int, c int, c2 int, v int, PRIMARY KEY (k, c, c2))")
+    cql.execute("INSERT INTO %s (k, c, c2, v) VALUES (1, 5, 6, 7)" % t)
+    cql.execute("ALTER TABLE %s RENAME c TO at" % t)
+    cql.execute("ALTER TABLE %s RENAME c2 TO c" % t)
+    assert rows(cql, "SELECT k, at, c, v FROM %s" % t) == [(1, 5, 6, 7)]
+    assert rows(cql, "SELECT v FROM %s WHERE k = 1 AND at = 5 AND c = 6" % t) == [(7,)]
+    cql.execute("INSERT INTO %s (k, at, c, v) VALUES (1, 5, 8, 9)" % t)
+    assert rows(cql, "SELECT c FROM %s WHERE k = 1 AND at = 5 AND c > 6" % t) == [(8,)]
+    # and a new column under the second one's old name
+    cql.execute("ALTER TABLE %s ADD c2 text" % t)
+    cql.execute("UPDATE %s SET c2 = 'x' WHERE k = 1 AND at = 5 AND c = 6" % t)
+    assert rows(cql, "SELECT at, c, c2, v FROM %s WHERE k = 1" % t) == [(5, 6, "x", 7),
+                                                                        (5, 8, None, 9)]
+    # dropped and added again, its old cells stay gone
+    cql.execute("ALTER TABLE %s DROP c2" % t)
+    cql.execute("ALTER TABLE %s ADD c2 text" % t)
+    assert rows(cql, "SELECT c2 FROM %s WHERE k = 1" % t) == [(None,), (None,)]
+    cql.execute("UPDATE %s SET c2 = 'y' WHERE k = 1 AND at = 5 AND c = 8" % t)
+    assert rows(cql, "SELECT c2 FROM %s WHERE k = 1" % t) == [(None,), ("y",)]
+    refused(cql, "Cannot rename column at to c in table '%s'; another column with that name "
+            "already exists" % t, "ALTER TABLE %s RENAME at TO c" % t)
+
+
+# ---- markers in function calls ----
+
+def marker_types(stmt):
+    return [(c.name, c.type.cql_parameterized_type()) for c in stmt.column_metadata]
+
+
+def test_markers_in_nested_calls_take_the_argument_types(cql, table):
+    t = table("(k int PRIMARY KEY, ts timestamp, b blob, v bigint)")
+    s = cql.prepare("SELECT k FROM %s WHERE k = blobAsInt(intAsBlob(?))" % t)
+    assert marker_types(s) == [("arg0(system.intasblob)", "int")]
+    cql.execute("INSERT INTO %s (k, v) VALUES (4, 40)" % t)
+    assert [tuple(r) for r in cql.execute(s, [4])] == [(4,)]
+    s = cql.prepare("INSERT INTO %s (k, v) VALUES (?, blobAsBigint(bigintAsBlob(?)))" % t)
+    assert marker_types(s) == [("k", "int"), ("arg0(system.bigintasblob)", "bigint")]
+    cql.execute(s, [5, 50])
+    assert rows(cql, "SELECT v FROM %s WHERE k = 5" % t) == [(50,)]
+    s = cql.prepare("INSERT INTO %s (k, ts) VALUES (?, toTimestamp((date)?))" % t)
+    assert marker_types(s) == [("k", "int"), ("arg0(system.totimestamp)", "date")]
+    # two overloads take one marker: Cassandra refuses the call as it prepares
+    with pytest.raises(InvalidRequest, match="Ambiguous call to function system.totimestamp"):
+        cql.prepare("INSERT INTO %s (k, ts) VALUES (?, toTimestamp(?))" % t)
+
+
+def test_markers_in_selector_calls_take_the_argument_types(cql, table):
+    t = table("(k int PRIMARY KEY, v int)")
+    cql.execute("INSERT INTO %s (k, v) VALUES (1, 2)" % t)
+    s = cql.prepare("SELECT intAsBlob(?) FROM %s WHERE k = ?" % t)
+    assert marker_types(s) == [("arg0(system.intasblob)", "int"), ("k", "int")]
+    assert [tuple(r) for r in cql.execute(s, [5, 1])] == [(b"\x00\x00\x00\x05",)]
+    s = cql.prepare("SELECT k, blobAsInt(intAsBlob(?)) FROM %s WHERE k = ?" % t)
+    assert marker_types(s) == [("arg0(system.intasblob)", "int"), ("k", "int")]
+    assert [tuple(r) for r in cql.execute(s, [7, 1])] == [(1, 7)]
