@@ -497,8 +497,8 @@ static int by_index_name(const void *a, const void *b)
 int index_check_item(const table *t, const json_t *item, qr_err *err)
 {
     /* DynamoDB names, of the indexes an item's value breaks, the first by name. */
-    const qr_index *order[QR_MAX_GSI + QR_MAX_LSI];
-    size_t n = t->nindexes < QR_MAX_GSI + QR_MAX_LSI ? t->nindexes : QR_MAX_GSI + QR_MAX_LSI;
+    const qr_index *order[QR_MAX_INDEXES];
+    size_t n = t->nindexes < QR_MAX_INDEXES ? t->nindexes : QR_MAX_INDEXES;
     for (size_t i = 0; i < n; i++)
         order[i] = &t->indexes[i];
     qsort(order, n, sizeof order[0], by_index_name);

@@ -217,3 +217,27 @@ def test_markers_in_selector_calls_take_the_argument_types(cql, table):
     s = cql.prepare("SELECT k, blobAsInt(intAsBlob(?)) FROM %s WHERE k = ?" % t)
     assert marker_types(s) == [("arg0(system.intasblob)", "int"), ("k", "int")]
     assert [tuple(r) for r in cql.execute(s, [7, 1])] == [(1, 7)]
+
+
+# ---- many indexes on one table ----
+
+def test_a_table_takes_more_indexes_than_dynamodbs_twenty(cql, table):
+    n = 30
+    t = table("(k int PRIMARY KEY, %s)" % ", ".join("v%d int" % i for i in range(n)))
+    for i in range(n):
+        cql.execute("CREATE INDEX %s_v%d ON %s (v%d)" % (t, i, t, i))
+    cql.execute("CREATE MATERIALIZED VIEW %s_mv AS SELECT * FROM %s WHERE v29 IS NOT NULL AND "
+                "k IS NOT NULL PRIMARY KEY (v29, k)" % (t, t))
+    cql.execute("INSERT INTO %s (k, %s) VALUES (1, %s)" % (
+        t, ", ".join("v%d" % i for i in range(n)), ", ".join(str(10 * i) for i in range(n))))
+    for i in (0, 19, 20, 29):
+        assert eventually(lambda: rows(cql, "SELECT k FROM %s WHERE v%d = %d" % (t, i, 10 * i)),
+                          [(1,)]) == [(1,)]
+    assert eventually(lambda: rows(cql, "SELECT k FROM %s_mv WHERE v29 = 290" % t),
+                      [(1,)]) == [(1,)]
+    names = rows(cql, "SELECT index_name FROM system_schema.indexes WHERE keyspace_name = "
+                 "'gaps' AND table_name = '%s'" % t)
+    assert len(names) == n
+    cql.execute("DROP INDEX %s_v25" % t)
+    refused(cql, "Cannot execute this query as it might involve data filtering",
+            "SELECT k FROM %s WHERE v25 = 250" % t)
