@@ -1853,6 +1853,13 @@ int cql_exec_select(cql_run *r, const cql_stmt *s, const cql_tinfo *t)
         goto end;
     q.et = cql_engine_table(c, t);
     if (q.et == NULL) goto end;
+    /* a view's rows may have the empty text as their partition key (its base's rows may
+     * hold it), but it names no partition a read can ask for, as in a table */
+    for (size_t i = 0; t->view && t->npk == 1 && q.k.partitions && i < q.k.pk[0].n; i++)
+        if (q.k.pk[0].v[i].len == 0) {
+            cql_fail(c, CQL_ERR_INVALID, "Key may not be empty");
+            goto end;
+        }
     cql_watched watched;
     if (cql_watch_select(c, q.et, s, t, &q.k, q.reversed, q.aggregate,
                          r->params ? r->params->consistency : CQL_CL_ONE, &watched) != 0)

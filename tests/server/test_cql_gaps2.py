@@ -137,6 +137,42 @@ def test_per_partition_limit_with_a_limit_and_paging(cql, table):
             "SELECT count(*) FROM %s PER PARTITION LIMIT 1" % t)
 
 
+# ---- views keyed by the empty text ----
+
+def test_a_view_keys_rows_by_an_empty_clustering_text(cql, table):
+    t = table("(k text, c text, v int, PRIMARY KEY (k, c))")
+    cql.execute("CREATE MATERIALIZED VIEW %s_mv AS SELECT * FROM %s WHERE k IS NOT NULL AND "
+                "c IS NOT NULL PRIMARY KEY (c, k)" % (t, t))
+    cql.execute("INSERT INTO %s (k, c, v) VALUES ('a', '', 1)" % t)
+    cql.execute("INSERT INTO %s (k, c, v) VALUES ('a', 'x', 2)" % t)
+    # a partition key of '' is refused in the base table already
+    refused(cql, "Key may not be empty", "INSERT INTO %s (k, c, v) VALUES ('', 'x', 3)" % t)
+    assert rows(cql, "SELECT * FROM %s WHERE k = 'a'" % t) == [("a", "", 1), ("a", "x", 2)]
+    assert eventually(lambda: sorted(rows(cql, "SELECT c, k, v FROM %s_mv" % t)),
+                      [("", "a", 1), ("x", "a", 2)]) == [("", "a", 1), ("x", "a", 2)]
+    assert rows(cql, "SELECT v FROM %s_mv WHERE c = 'x'" % t) == [(2,)]
+    # the view's partition of '' holds the row, but no read names it
+    refused(cql, "Key may not be empty", "SELECT * FROM %s_mv WHERE c = ''" % t)
+
+
+def test_a_view_keys_rows_by_an_empty_regular_text(cql, table):
+    t = table("(p int, v text, PRIMARY KEY (p))")
+    cql.execute("CREATE MATERIALIZED VIEW %s_mv AS SELECT * FROM %s WHERE v IS NOT NULL AND "
+                "p IS NOT NULL PRIMARY KEY (v, p)" % (t, t))
+    cql.execute("INSERT INTO %s (p, v) VALUES (123, '')" % t)
+    cql.execute("INSERT INTO %s (p, v) VALUES (124, 'z')" % t)
+    want = [("", 123), ("z", 124)]
+    assert eventually(lambda: sorted(rows(cql, "SELECT v, p FROM %s_mv" % t)), want) == want
+    # an update moves the row out of the empty partition, a delete removes it
+    cql.execute("UPDATE %s SET v = 'y' WHERE p = 123" % t)
+    want = [("y", 123), ("z", 124)]
+    assert eventually(lambda: sorted(rows(cql, "SELECT v, p FROM %s_mv" % t)), want) == want
+    cql.execute("UPDATE %s SET v = '' WHERE p = 124" % t)
+    cql.execute("DELETE FROM %s WHERE p = 123" % t)
+    assert eventually(lambda: rows(cql, "SELECT v, p FROM %s_mv" % t), [("", 124)]) == \
+        [("", 124)]
+
+
 # ---- ADD and RENAME onto names stored rows use ----
 
 def test_a_column_added_under_a_renamed_key_columns_old_name(cql, table):
