@@ -131,6 +131,28 @@ static int add_filter(cql_keys *k, const cql_relation *rel)
     return 0;
 }
 
+/* Whether every comparison a filter makes has a value: a null or unset one is refused
+ * before any row is read, as Cassandra refuses it (a counter's null in its own words,
+ * which cql_term gives). 0, or -1 with the error set. */
+static int filter_values_given(cql_run *r, const cql_tinfo *t, const cql_keys *k)
+{
+    for (size_t f = 0; f < k->nfilters; f++) {
+        const cql_relation *rel = k->filters[f];
+        if (rel->kind != CQL_REL_COLUMN || rel->op > CQL_OP_NEQ || rel->value == NULL) continue;
+        const cql_tcol *col = cql_tinfo_col(t, rel->columns[0]);
+        if (col == NULL || col->type == NULL) continue;
+        buf v;
+        buf_init(&v, 0);
+        int rc = cql_term(r, col->type, col->name, rel->value, &v);
+        buf_free(&v);
+        if (rc == CQLVAL_ERROR) return -1;
+        if (rc != CQLVAL_OK)
+            return cql_fail(r->call, CQL_ERR_INVALID, "Unsupported %s value for column %s",
+                            rc == CQLVAL_NULL ? "null" : "unset", col->name);
+    }
+    return 0;
+}
+
 static const char *FILTERING =
     "Cannot execute this query as it might involve data filtering and thus may have "
     "unpredictable performance. If you want to execute this query despite the performance "
@@ -780,6 +802,7 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
     }
     if (k->needs_filtering && mode == CQL_KEYS_SELECT && !allow_filtering)
         return cql_fail(c, CQL_ERR_INVALID, "%s", FILTERING);
+    if (mode == CQL_KEYS_SELECT && filter_values_given(r, t, k) != 0) return -1;
     /* how many reads the IN lists make */
     size_t combos = 1;
     for (size_t i = 0; k->partitions && i < t->npk; i++)

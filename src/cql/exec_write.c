@@ -241,6 +241,8 @@ static int key_cells(const cql_tinfo *t, json_t *item, const buf *const *pkv, co
 
 /* ---- USING ---- */
 
+static int conditional(const wctx *w);
+
 static int usings(wctx *w, const cql_using *u, size_t n, int ttl_allowed)
 {
     const cql_tinfo *t = w->t;
@@ -272,6 +274,9 @@ static int usings(wctx *w, const cql_using *u, size_t n, int ttl_allowed)
             if (t->counter)
                 return cql_fail(w->r->call, CQL_ERR_INVALID,
                                 "Cannot provide custom timestamp for counter updates");
+            if (conditional(w))
+                return cql_fail(w->r->call, CQL_ERR_INVALID,
+                                "Cannot provide custom timestamp for conditional updates");
             w->ts = v;
         }
     }
@@ -1729,7 +1734,6 @@ static int stmt_partition(const wctx *w, buf *out)
 int cql_exec_write_batch(cql_call *c, cql_run *const *runs, const cql_stmt *const *stmts, size_t n,
                          int counter_batch, int logged)
 {
-    (void)logged;
     if (n == 0) return answer_void(c);
     wset set;
     memset(&set, 0, sizeof set);
@@ -1746,10 +1750,17 @@ int cql_exec_write_batch(cql_call *c, cql_run *const *runs, const cql_stmt *cons
         c->keyspace = conn;
         planned = i + 1;
         if (rc) break;
-        if (ts[i].counter != counter_batch)
+        /* Cassandra's BatchStatement rules: counters in COUNTER or UNLOGGED batches, not
+         * beside other writes */
+        if (counter_batch && !ts[i].counter)
             rc = cql_fail(c, CQL_ERR_INVALID,
-                          counter_batch ? "Only counter mutations are allowed in COUNTER batches"
-                                        : "Counter mutations are only allowed in COUNTER batches");
+                          "Cannot include non-counter statement in a counter batch");
+        else if (logged && ts[i].counter)
+            rc = cql_fail(c, CQL_ERR_INVALID,
+                          "Cannot include a counter statement in a logged batch");
+        else if (i > 0 && ts[i].counter != ts[0].counter)
+            rc = cql_fail(c, CQL_ERR_INVALID,
+                          "Counter and non-counter mutations cannot exist in the same batch");
         if (conditional(&ws[i])) conds++;
     }
     /* conditions: one partition of one table, as Cassandra requires (a statement may

@@ -277,3 +277,68 @@ def test_a_table_takes_more_indexes_than_dynamodbs_twenty(cql, table):
     cql.execute("DROP INDEX %s_v25" % t)
     refused(cql, "Cannot execute this query as it might involve data filtering",
             "SELECT k FROM %s WHERE v25 = 250" % t)
+
+
+# ---- batches and counters ----
+
+def test_counter_batches_follow_cassandras_batch_rules(cql, table):
+    t = table("(userid int, url text, total counter, PRIMARY KEY (userid, url))")
+    plain = table("(k int PRIMARY KEY, v int)")
+    inc = "UPDATE %s SET total = total + 1 WHERE userid = 1 AND url = 'a'; " % t
+    # an unlogged batch takes counter updates, each one applied
+    cql.execute("BEGIN UNLOGGED BATCH " + inc * 3 + "APPLY BATCH")
+    cql.execute("BEGIN COUNTER BATCH " + inc + "APPLY BATCH")
+    assert rows(cql, "SELECT total FROM %s WHERE userid = 1 AND url = 'a'" % t) == [(4,)]
+    refused(cql, "Cannot include a counter statement in a logged batch",
+            "BEGIN BATCH " + inc + "APPLY BATCH")
+    refused(cql, "Cannot include non-counter statement in a counter batch",
+            "BEGIN COUNTER BATCH INSERT INTO %s (k, v) VALUES (1, 1); APPLY BATCH" % plain)
+    refused(cql, "Counter and non-counter mutations cannot exist in the same batch",
+            "BEGIN UNLOGGED BATCH " + inc + "INSERT INTO %s (k, v) VALUES (1, 1); APPLY BATCH"
+            % plain)
+    refused(cql, "Cannot provide custom timestamp for counter BATCH",
+            "BEGIN COUNTER BATCH USING TIMESTAMP 5 " + inc + "APPLY BATCH")
+    assert rows(cql, "SELECT total FROM %s WHERE userid = 1 AND url = 'a'" % t) == [(4,)]
+    assert rows(cql, "SELECT * FROM %s" % plain) == []
+
+
+def test_batch_using_clauses_in_cassandras_words(cql, table):
+    t = table("(k int PRIMARY KEY, v int)")
+    refused(cql, "Global TTL on the BATCH statement is not supported.",
+            "BEGIN BATCH USING TTL 5 INSERT INTO %s (k, v) VALUES (1, 1); APPLY BATCH" % t)
+    refused(cql, "Timestamp must be set either on BATCH or individual statements",
+            "BEGIN BATCH USING TIMESTAMP 5 INSERT INTO %s (k, v) VALUES (1, 1) USING TIMESTAMP "
+            "6; APPLY BATCH" % t)
+    refused(cql, "Cannot provide custom timestamp for conditional BATCH",
+            "BEGIN BATCH USING TIMESTAMP 5 INSERT INTO %s (k, v) VALUES (1, 1) IF NOT EXISTS; "
+            "APPLY BATCH" % t)
+    refused(cql, "Cannot provide custom timestamp for conditional updates",
+            "INSERT INTO %s (k, v) VALUES (1, 1) IF NOT EXISTS USING TIMESTAMP 5" % t)
+    refused(cql, "Cannot provide custom timestamp for conditional updates",
+            "UPDATE %s USING TIMESTAMP 5 SET v = 2 WHERE k = 1 IF v = 1" % t)
+    assert rows(cql, "SELECT * FROM %s" % t) == []
+    cql.execute("BEGIN BATCH USING TIMESTAMP 5 INSERT INTO %s (k, v) VALUES (1, 1); APPLY BATCH"
+                % t)
+    assert rows(cql, "SELECT writetime(v) FROM %s WHERE k = 1" % t) == [(5,)]
+
+
+# ---- filtering on null ----
+
+def test_filtering_on_null_is_refused_before_any_row_is_read(cql, table):
+    t = table("(k int PRIMARY KEY, v int)")
+    c = table("(k int PRIMARY KEY, a counter, b counter)")
+    # with no rows at all, as with some
+    for stmt in ("SELECT * FROM %s WHERE v = null ALLOW FILTERING",
+                 "SELECT * FROM %s WHERE v > null ALLOW FILTERING",
+                 "SELECT * FROM %s WHERE v != null ALLOW FILTERING"):
+        refused(cql, "Unsupported null value for column v", stmt % t)
+    refused(cql, "Unsupported null value for column v",
+            "SELECT * FROM %s WHERE v = ? ALLOW FILTERING" % t, None)
+    refused(cql, "Cannot execute this query as it might involve data filtering",
+            "SELECT * FROM %s WHERE v = null" % t)
+    cql.execute("UPDATE %s SET a = a + 1 WHERE k = 1" % c)
+    refused(cql, "Invalid null value for counter increment/decrement",
+            "SELECT * FROM %s WHERE b = null ALLOW FILTERING" % c)
+    assert rows(cql, cql.prepare("SELECT * FROM %s WHERE a > ? ALLOW FILTERING" % c), 0) == \
+        [(1, 1, None)]
+    assert rows(cql, cql.prepare("SELECT * FROM %s WHERE b = ? ALLOW FILTERING" % c), 1) == []
