@@ -131,24 +131,48 @@ static int add_filter(cql_keys *k, const cql_relation *rel)
     return 0;
 }
 
-/* Whether every comparison a filter makes has a value: a null or unset one is refused
- * before any row is read, as Cassandra refuses it (a counter's null in its own words,
- * which cql_term gives). 0, or -1 with the error set. */
+/* A filter's term for receiver (named as Cassandra names it) checked: 0 when it has a
+ * value of the receiver's type, else -1 with Cassandra's error ("Unsupported null map key
+ * for column m" when what is "map key"). */
+static int filter_term_given(cql_run *r, const struct cql_ctype *type, const char *receiver,
+                             const cql_expr *e, const char *what, const char *column)
+{
+    buf v;
+    buf_init(&v, 0);
+    int rc = cql_term(r, type, receiver, e, &v);
+    buf_free(&v);
+    if (rc == CQLVAL_ERROR) return -1;
+    if (rc == CQLVAL_OK) return 0;
+    return cql_fail(r->call, CQL_ERR_INVALID, "Unsupported %s %s for column %s",
+                    rc == CQLVAL_NULL ? "null" : "unset", what, column);
+}
+
+/* Whether every comparison a filter makes has a value: a null or unset one, or one of
+ * another type, is refused before any row is read, as Cassandra refuses it (a counter's
+ * null in its own words, which cql_term gives). 0, or -1 with the error set. */
 static int filter_values_given(cql_run *r, const cql_tinfo *t, const cql_keys *k)
 {
     for (size_t f = 0; f < k->nfilters; f++) {
         const cql_relation *rel = k->filters[f];
-        if (rel->kind != CQL_REL_COLUMN || rel->op > CQL_OP_NEQ || rel->value == NULL) continue;
         const cql_tcol *col = cql_tinfo_col(t, rel->columns[0]);
-        if (col == NULL || col->type == NULL) continue;
-        buf v;
-        buf_init(&v, 0);
-        int rc = cql_term(r, col->type, col->name, rel->value, &v);
-        buf_free(&v);
-        if (rc == CQLVAL_ERROR) return -1;
-        if (rc != CQLVAL_OK)
-            return cql_fail(r->call, CQL_ERR_INVALID, "Unsupported %s value for column %s",
-                            rc == CQLVAL_NULL ? "null" : "unset", col->name);
+        if (col == NULL || col->type == NULL || rel->op > CQL_OP_NEQ || rel->value == NULL)
+            continue;
+        if (rel->kind == CQL_REL_COLUMN) {
+            if (filter_term_given(r, col->type, col->name, rel->value, "value", col->name) != 0)
+                return -1;
+            continue;
+        }
+        /* m[key] = value on a map */
+        if (rel->kind != CQL_REL_ELEMENT || col->type->wire.id != CQL_TYPE_MAP ||
+            col->type->wire.n < 2 || rel->key == NULL)
+            continue;
+        char receiver[CQL_NAME_MAX + 8];
+        snprintf(receiver, sizeof receiver, "key(%s)", col->name);
+        if (filter_term_given(r, col->type->args[0], receiver, rel->key, "map key", col->name))
+            return -1;
+        snprintf(receiver, sizeof receiver, "value(%s)", col->name);
+        if (filter_term_given(r, col->type->args[1], receiver, rel->value, "map value", col->name))
+            return -1;
     }
     return 0;
 }
@@ -332,6 +356,28 @@ static int token_of(cql_run *r, const cql_tinfo *t, const cql_expr *e, int64_t *
     return rc;
 }
 
+/* A WHERE clause's != relation, which Cassandra 4 has no restriction for: refused, in its
+ * words, with the relation as written (token(k) != 0, (a, b) != (1, 2), m['x'] != 1). */
+static int unsupported_neq(cql_call *c, const cql_relation *rel)
+{
+    buf lhs;
+    buf_init(&lhs, 0);
+    int tuple = rel->kind == CQL_REL_TOKEN || rel->kind == CQL_REL_TUPLE;
+    buf_printf(&lhs, "%s", rel->kind == CQL_REL_TOKEN ? "token(" : tuple ? "(" : "");
+    for (size_t j = 0; j < rel->ncolumns; j++)
+        buf_printf(&lhs, "%s%s", j ? ", " : "", rel->columns[j]);
+    if (tuple) buf_printf(&lhs, ")");
+    char *key = rel->kind == CQL_REL_ELEMENT && rel->key ? cql_print_expr(rel->key) : NULL;
+    if (key) buf_printf(&lhs, "[%s]", key);
+    char *v = rel->value ? cql_print_expr(rel->value) : NULL;
+    int rc = cql_fail(c, CQL_ERR_INVALID, "Unsupported \"!=\" relation: %s != %s",
+                      lhs.data ? lhs.data : "", v ? v : "?");
+    free(key);
+    free(v);
+    buf_free(&lhs);
+    return rc;
+}
+
 /* The relations a SELECT refuses whatever the rest of its WHERE clause, as Cassandra does:
  * IS NOT NULL (a view's definition only), a slice of a duration (durations do not order),
  * and the comparisons of a whole non-frozen collection. 0, or -1 with the error set. */
@@ -416,6 +462,7 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
     size_t nslices = 0;
     for (size_t i = 0; i < w->n; i++) {
         const cql_relation *rel = &w->rels[i];
+        if (rel->op == CQL_OP_NEQ) return unsupported_neq(c, rel);
         if (rel->kind == CQL_REL_TOKEN) {
             if (mode != CQL_KEYS_SELECT)
                 return cql_fail(c, CQL_ERR_INVALID,
