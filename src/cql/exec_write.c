@@ -1100,13 +1100,59 @@ static int check(wctx *w)
     return conditions_hold(w, exists ? m->item : NULL, live_item(static_item(w)), conds, n);
 }
 
+/* Whether partition pk of the statement's table has a live row or static row: 1, 0, or -1
+ * with the error set. */
+static int partition_live(wctx *w, const buf *pk)
+{
+    qr_err err;
+    err_init(&err);
+    buf lower, upper, none;
+    buf_init(&lower, 0);
+    buf_init(&upper, 0);
+    buf_init(&none, 0);
+    if (cql_partition_bounds(w->et, pk, &none, &none, 1, &lower, &upper, &err) != 0) {
+        buf_free(&lower);
+        buf_free(&upper);
+        return cql_fail_engine(w->r->call, CQL_ERR_SERVER, &err);
+    }
+    range_cursor *cur = cursor_open(w->r->call->db, w->et, NULL, &lower, &upper, 1, 1, NULL);
+    const char *json;
+    size_t len, size;
+    int got, live = 0;
+    while (!live && (got = cursor_next(cur, &json, &len, &size, &err)) == 1) {
+        json_t *item = json_loadb(json, len, 0, NULL);
+        live = item && cql_row_live(item, w->t, w->now_s);
+        json_decref(item);
+    }
+    cursor_close(cur);
+    buf_free(&lower);
+    buf_free(&upper);
+    if (!live && got < 0) return cql_fail_engine(w->r->call, CQL_ERR_SERVER, &err);
+    return live;
+}
+
 static int answer_not_applied(wctx *w)
 {
     witem *m = main_item(w);
     size_t n;
     const cql_relation *conds = conds_of(w, &n);
-    return answer_applied(w, 0, m && m->existed ? m->item : NULL, live_item(static_item(w)), conds,
-                          n, w->s->kind == CQL_INSERT);
+    json_t *stat = live_item(static_item(w)), *none = NULL;
+    /* conditions on static columns only read the partition, as Cassandra's do: when it has
+     * rows, their (null) values answer beside [applied] */
+    int statics_only = n > 0 && !w->s->if_exists;
+    for (size_t i = 0; i < n && statics_only; i++) {
+        const cql_tcol *c = cql_tinfo_col(w->t, conds[i].columns[0]);
+        statics_only = c && c->kind == 's';
+    }
+    if (statics_only && stat == NULL && m) {
+        int live = partition_live(w, &m->pk);
+        if (live < 0) return -1;
+        if (live) stat = none = json_object();
+    }
+    int rc = answer_applied(w, 0, m && m->existed ? m->item : NULL, stat, conds, n,
+                            w->s->kind == CQL_INSERT);
+    json_decref(none);
+    return rc;
 }
 
 /* A conditional statement on a table with static columns also reads its partition's
@@ -1588,11 +1634,21 @@ static int plan_delete(wctx *w)
     }
     w->has_keys = 1;
     if (conditional_in(w, &del->where, "deletions") != 0) return -1;
-    if (conditional(w) && (w->k.ck_eq < w->t->nck || w->k.slice) && del->ncols == 0)
-        return cql_fail(c, CQL_ERR_INVALID,
-                        "DELETE statements must restrict all PRIMARY KEY columns with equality "
-                        "relations in order to %s",
-                        w->k.slice ? "use IF conditions" : "delete non static columns");
+    /* a conditional deletion names one row, unless it deletes static columns only under
+     * conditions on static columns only (Cassandra's DeleteStatement) */
+    if (conditional(w) && (w->k.ck_eq < w->t->nck || w->k.slice)) {
+        int regular_conds = 0;
+        for (size_t i = 0; i < del->nconds; i++) {
+            const cql_tcol *col = cql_tinfo_col(w->t, del->conds[i].columns[0]);
+            regular_conds |= col && col->kind != 's';
+        }
+        if (!only_static || regular_conds)
+            return cql_fail(c, CQL_ERR_INVALID,
+                            "DELETE statements must restrict all PRIMARY KEY columns with "
+                            "equality relations in order to %s",
+                            !only_static ? "delete non static columns"
+                                         : "use IF condition on non static columns");
+    }
     delctx d = {.w = w, .k = &w->k, .cells = del->ncols > 0};
     buf_init(&d.pk, 0);
     int rc = cql_each_combination(w->k.pk, w->t->npk, del_pk, &d);

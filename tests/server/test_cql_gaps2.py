@@ -378,3 +378,39 @@ def test_not_equal_relations_are_refused_in_where_clauses(cql, table):
     # a condition may say !=
     assert rows(cql, "UPDATE %s SET b = 2 WHERE a = 1 AND c = 1 IF b != 3" % t) == [(True,)]
     assert rows(cql, "SELECT b FROM %s WHERE a = 1" % t) == [(2,)]
+
+
+# ---- lightweight transactions ----
+
+def test_static_conditions_answer_with_the_partitions_nulls(cql, table):
+    t = table("(a int, b int, s int static, d int, PRIMARY KEY (a, b))")
+    cql.execute("INSERT INTO %s (a, b) VALUES (3, 1)" % t)
+    # the partition has rows, so its (null) static value answers beside [applied]
+    assert rows(cql, cql.prepare("UPDATE %s SET s = 30 WHERE a = 3 IF s IN ?" % t),
+                [10, 20, 30]) == [(False, None)]
+    assert rows(cql, "UPDATE %s SET s = 30 WHERE a = 3 IF s = 10" % t) == [(False, None)]
+    assert rows(cql, "UPDATE %s SET d = 1 WHERE a = 3 AND b = 2 IF s = 10" % t) == [(False, None)]
+    # no partition: [applied] alone
+    assert rows(cql, "UPDATE %s SET s = 30 WHERE a = 4 IF s = 10" % t) == [(False,)]
+    # a condition on a regular column reads the row named
+    assert rows(cql, "UPDATE %s SET d = 1 WHERE a = 3 AND b = 2 IF d = 10" % t) == [(False,)]
+    assert rows(cql, "UPDATE %s SET s = 5 WHERE a = 3 IF s = null" % t) == [(True,)]
+    assert rows(cql, "UPDATE %s SET s = 6 WHERE a = 3 IF s = 4" % t) == [(False, 5)]
+    assert rows(cql, "SELECT a, b, s FROM %s" % t) == [(3, 1, 5)]
+
+
+def test_conditional_deletions_name_a_row_in_cassandras_words(cql, table):
+    t = table("(k text, s text static, i int, v text, PRIMARY KEY (k, i))")
+    cql.execute("INSERT INTO %s (k, s, i, v) VALUES ('k', 's', 0, 'v')" % t)
+    for stmt in ("DELETE FROM %s WHERE k = 'k' IF EXISTS",
+                 "DELETE FROM %s WHERE k = 'k' AND i > 0 IF EXISTS",
+                 "DELETE FROM %s WHERE k = 'k' AND i > 0 IF v = 'foo'",
+                 "DELETE v FROM %s WHERE k = 'k' IF v = 'foo'"):
+        refused(cql, "DELETE statements must restrict all PRIMARY KEY columns with equality "
+                "relations in order to delete non static columns", stmt % t)
+    refused(cql, "DELETE statements must restrict all PRIMARY KEY columns with equality "
+            "relations in order to use IF condition on non static columns",
+            "DELETE s FROM %s WHERE k = 'k' IF v = 'foo'" % t)
+    assert rows(cql, "DELETE s FROM %s WHERE k = 'k' IF s = 'z'" % t) == [(False, "s")]
+    assert rows(cql, "DELETE s FROM %s WHERE k = 'k' IF s = 's'" % t) == [(True,)]
+    assert rows(cql, "SELECT * FROM %s" % t) == [("k", 0, None, "v")]
