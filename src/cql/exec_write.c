@@ -1100,9 +1100,9 @@ static int check(wctx *w)
     return conditions_hold(w, exists ? m->item : NULL, live_item(static_item(w)), conds, n);
 }
 
-/* Whether partition pk of the statement's table has a live row or static row: 1, 0, or -1
- * with the error set. */
-static int partition_live(wctx *w, const buf *pk)
+/* Whether partition pk of the statement's table has a live row or static row: 1 (the
+ * first such item, owned, in *first when first is given), 0, or -1 with the error set. */
+static int partition_live(wctx *w, const buf *pk, json_t **first)
 {
     qr_err err;
     err_init(&err);
@@ -1122,7 +1122,10 @@ static int partition_live(wctx *w, const buf *pk)
     while (!live && (got = cursor_next(cur, &json, &len, &size, &err)) == 1) {
         json_t *item = json_loadb(json, len, 0, NULL);
         live = item && cql_row_live(item, w->t, w->now_s);
-        json_decref(item);
+        if (live && first)
+            *first = item;
+        else
+            json_decref(item);
     }
     cursor_close(cur);
     buf_free(&lower);
@@ -1145,7 +1148,7 @@ static int answer_not_applied(wctx *w)
         statics_only = c && c->kind == 's';
     }
     if (statics_only && stat == NULL && m) {
-        int live = partition_live(w, &m->pk);
+        int live = partition_live(w, &m->pk, NULL);
         if (live < 0) return -1;
         if (live) stat = none = json_object();
     }
@@ -1181,6 +1184,117 @@ static int plan_static_read(wctx *w)
     w->static_at = (long)(st - w->set->items);
     w->nidx = owned;
     return 0;
+}
+
+static int cmp_ck(const void *a, const void *b)
+{
+    const witem *x = *(const witem *const *)a, *y = *(const witem *const *)b;
+    size_t n = x->ck.len < y->ck.len ? x->ck.len : y->ck.len;
+    int c = n ? memcmp(x->ck.data, y->ck.data, n) : 0;
+    return c ? c : (x->ck.len > y->ck.len) - (x->ck.len < y->ck.len);
+}
+
+/* A batch whose conditions failed answers as Cassandra's does: [applied] false beside
+ * the primary key and the conditions' columns (every column when a statement says IF
+ * EXISTS or IF NOT EXISTS), one row per row the conditions read that exists, in
+ * clustering order (conditions on static columns only read the partition's first row). */
+static int answer_batch_not_applied(wctx *ws, size_t n)
+{
+    wctx *w0 = NULL;
+    for (size_t i = 0; i < n && !w0; i++)
+        if (conditional(&ws[i])) w0 = &ws[i];
+    if (w0 == NULL) return answer_applied(&ws[0], 0, NULL, NULL, NULL, 0, 0);
+    const cql_tinfo *t = w0->t;
+    static const cql_type t_bool = {.id = CQL_TYPE_BOOLEAN};
+    const cql_tcol *cols[256];
+    size_t nc = 0;
+    int wildcard = 0, statics_only = 1;
+    for (size_t i = 0; i < n; i++) {
+        if (!conditional(&ws[i])) continue;
+        if (ws[i].s->if_exists || ws[i].s->if_not_exists) wildcard = 1;
+        size_t nn;
+        const cql_relation *conds = conds_of(&ws[i], &nn);
+        for (size_t j = 0; j < nn; j++) {
+            const cql_tcol *c = cql_tinfo_col(t, conds[j].columns[0]);
+            statics_only &= c != NULL && c->kind == 's';
+        }
+    }
+    if (wildcard) {
+        statics_only = 0;
+        for (size_t i = 0; i < t->ncols && nc < 256; i++)
+            cols[nc++] = &t->cols[i];
+    } else {
+        for (int kind = 0; kind < 2; kind++)
+            for (size_t pos = 0; pos < (kind ? t->nck : t->npk); pos++)
+                for (size_t i = 0; i < t->ncols && nc < 256; i++)
+                    if (t->cols[i].kind == (kind ? 'c' : 'p') && t->cols[i].pos == (int)pos)
+                        cols[nc++] = &t->cols[i];
+        for (size_t i = 0; i < n; i++) {
+            if (!conditional(&ws[i])) continue;
+            size_t nn;
+            const cql_relation *conds = conds_of(&ws[i], &nn);
+            for (int pass = 0; pass < 2; pass++)
+                for (size_t j = 0; j < nn && nc < 256; j++) {
+                    const cql_tcol *c = cql_tinfo_col(t, conds[j].columns[0]);
+                    if (c == NULL || (c->kind == 's') != pass) continue;
+                    int seen = 0;
+                    for (size_t k = 0; k < nc && !seen; k++)
+                        seen = cols[k] == c;
+                    if (!seen) cols[nc++] = c;
+                }
+        }
+    }
+    /* the rows read */
+    json_t *stat = NULL, *first = NULL;
+    const witem *found[64];
+    size_t nrows = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!conditional(&ws[i])) continue;
+        if (stat == NULL) stat = live_item(static_item(&ws[i]));
+        witem *m = main_item(&ws[i]);
+        if (statics_only || m == NULL || m->is_static || !m->existed) continue;
+        int seen = 0;
+        for (size_t k = 0; k < nrows && !seen; k++)
+            seen = found[k] == m;
+        if (!seen && nrows < 64) found[nrows++] = m;
+    }
+    if (nrows > 1) qsort(found, nrows, sizeof *found, cmp_ck);
+    json_t *items[64];
+    for (size_t k = 0; k < nrows; k++)
+        items[k] = found[k]->item;
+    if (statics_only) {
+        witem *m = main_item(w0);
+        int live = m ? partition_live(w0, &m->pk, &first) : 0;
+        if (live < 0) return -1;
+        if (live) items[nrows++] = first;
+    }
+    cql_rows rs;
+    cql_rows_init(&rs, t->ks, t->name);
+    int rc = cql_rows_column(&rs, "[applied]", &t_bool);
+    for (size_t i = 0; nrows && i < nc && rc == 0; i++)
+        rc = cql_rows_column(&rs, cols[i]->name, cols[i]->wire);
+    uint8_t no = 0;
+    for (size_t r = 0; rc == 0 && r < (nrows ? nrows : 1); r++) {
+        rc = cql_rows_put(&rs, &no, 1);
+        for (size_t i = 0; nrows && i < nc && rc == 0; i++) {
+            buf v;
+            buf_init(&v, 0);
+            json_t *from = cols[i]->kind == 's' ? stat : items[r];
+            int got = from ? cql_cell_read(from, cols[i], w0->now_s, &v) : 0;
+            rc = cql_rows_put(&rs, v.data ? v.data : "", got == 1 ? (int32_t)v.len : -1);
+            buf_free(&v);
+        }
+        rs.nrows++;
+    }
+    json_decref(first);
+    if (rc == 0) {
+        buf_reset(&w0->r->call->body);
+        rc = cql_rows_write(&rs, w0->r->call, NULL, 0);
+    } else {
+        cql_fail(w0->r->call, CQL_ERR_SERVER, "out of memory");
+    }
+    cql_rows_free(&rs);
+    return rc;
 }
 
 /* INSERT and UPDATE: the assignments' checks and the items. */
@@ -1843,11 +1957,9 @@ int cql_exec_write_batch(cql_call *c, cql_run *const *runs, const cql_stmt *cons
     for (size_t i = 0; rc == 0 && i < n && set.n; i++) {
         int h = check(&ws[i]);
         if (h < 0) rc = -1;
-        if (h == 0 && held) {
-            held = 0;
-            rc = answer_not_applied(&ws[i]);
-        }
+        if (h == 0) held = 0;
     }
+    if (rc == 0 && !held) rc = answer_batch_not_applied(ws, n);
     if (rc == 0 && held) {
         for (size_t i = 0; rc == 0 && i < n; i++)
             rc = stmt_apply(&ws[i]);

@@ -414,3 +414,30 @@ def test_conditional_deletions_name_a_row_in_cassandras_words(cql, table):
     assert rows(cql, "DELETE s FROM %s WHERE k = 'k' IF s = 'z'" % t) == [(False, "s")]
     assert rows(cql, "DELETE s FROM %s WHERE k = 'k' IF s = 's'" % t) == [(True,)]
     assert rows(cql, "SELECT * FROM %s" % t) == [("k", 0, None, "v")]
+
+
+def test_a_failed_conditional_batch_answers_each_row_it_read(cql, table):
+    t = table("(k int, c int, v int, PRIMARY KEY (k, c))")
+    cql.execute("INSERT INTO %s (k, c, v) VALUES (5, 1, 1)" % t)
+    cql.execute("INSERT INTO %s (k, c, v) VALUES (5, 2, 1)" % t)
+    upd = "UPDATE %s SET v = %%d WHERE k = 5 AND c = %%d IF v = %%d; " % t
+    # the primary key beside the conditions' columns, a row per existing row, in order
+    assert rows(cql, "BEGIN BATCH " + upd % (2, 2, 7) + upd % (3, 1, 5) + "APPLY BATCH") == \
+        [(False, 5, 1, 1), (False, 5, 2, 1)]
+    assert rows(cql, "BEGIN BATCH " + upd % (2, 1, 1) + upd % (3, 3, 5) + "APPLY BATCH") == \
+        [(False, 5, 1, 1)]
+    # IF NOT EXISTS: every column
+    ins = "INSERT INTO %s (k, c, v) VALUES (5, %%d, 9) IF NOT EXISTS; " % t
+    assert rows(cql, "BEGIN BATCH " + ins % 1 + ins % 2 + "APPLY BATCH") == \
+        [(False, 5, 1, 1), (False, 5, 2, 1)]
+    assert rows(cql, "BEGIN BATCH " + ins % 3 + upd % (3, 2, 5) + "APPLY BATCH") == \
+        [(False, 5, 2, 1)]
+    assert rows(cql, "SELECT c, v FROM %s WHERE k = 5" % t) == [(1, 1), (2, 1)]
+    # static conditions read the partition's first row
+    s = table("(a int, b int, s int static, d text, PRIMARY KEY (a, b))")
+    cql.execute("INSERT INTO %s (a, b) VALUES (3, 3)" % s)
+    batch = ("BEGIN BATCH INSERT INTO %s (a, b, s, d) VALUES (%%d, 3, 40, 'a'); UPDATE %s SET "
+             "s = 30 WHERE a = %%d IF s > 5; APPLY BATCH" % (s, s))
+    assert rows(cql, batch % (3, 3)) == [(False, 3, 3, None)]
+    assert rows(cql, batch % (9, 9)) == [(False,)]
+    assert rows(cql, "SELECT * FROM %s" % s) == [(3, 3, None, None)]
