@@ -281,19 +281,7 @@ static int tuple_in(cql_run *r, const cql_tinfo *t, const cql_relation *rel, cql
                             "IN",
                             cols[j]->name);
     }
-    for (size_t j = 1; j < rel->ncolumns; j++)
-        if (cols[j]->pos != cols[0]->pos + (int)j) {
-            char names[512];
-            size_t used = 0;
-            for (size_t i = 0; i < rel->ncolumns; i++)
-                used +=
-                    (size_t)snprintf(names + used, used < sizeof names ? sizeof names - used : 0,
-                                     "%s%s", i ? ", " : "", rel->columns[i]);
-            return cql_fail(c, CQL_ERR_INVALID,
-                            "Clustering columns must appear in the PRIMARY KEY order in "
-                            "multi-column relations: (%s) IN (...)",
-                            names);
-        }
+    /* the columns follow the clustering order (cql_where_keys checked it) */
     if (rel->values == NULL)
         return cql_fail(c, CQL_ERR_INVALID,
                         "A multi-column IN restriction takes its tuples listed, not as one "
@@ -353,6 +341,41 @@ static int token_of(cql_run *r, const cql_tinfo *t, const cql_expr *e, int64_t *
     }
     for (size_t i = 0; i < done; i++)
         buf_free(&vals[i]);
+    return rc;
+}
+
+/* A multi-column relation whose columns are not the clustering columns in their order
+ * (or name one twice, when twice is set): refused with the relation as written, as
+ * Cassandra refuses it. */
+static int out_of_order(cql_call *c, const cql_relation *rel, const char *twice)
+{
+    static const char *const ops[] = {
+        [CQL_OP_EQ] = "=",   [CQL_OP_LT] = "<",   [CQL_OP_LTE] = "<=", [CQL_OP_GT] = ">",
+        [CQL_OP_GTE] = ">=", [CQL_OP_NEQ] = "!=", [CQL_OP_IN] = "IN"};
+    buf text;
+    buf_init(&text, 0);
+    buf_printf(&text, "(");
+    for (size_t j = 0; j < rel->ncolumns; j++)
+        buf_printf(&text, "%s%s", j ? ", " : "", rel->columns[j]);
+    const char *op =
+        (size_t)rel->op < sizeof ops / sizeof *ops && ops[rel->op] ? ops[rel->op] : "?";
+    buf_printf(&text, ") %s ", op);
+    for (size_t v = 0; rel->values && v < rel->nvalues; v++) {
+        char *one = cql_print_expr(rel->values[v]);
+        buf_printf(&text, "%s%s%s", v ? ", " : "(", one ? one : "?",
+                   v + 1 == rel->nvalues ? ")" : "");
+        free(one);
+    }
+    char *value = rel->values ? NULL : rel->value ? cql_print_expr(rel->value) : NULL;
+    if (!rel->values) buf_printf(&text, "%s", value ? value : "?");
+    free(value);
+    int rc = twice ? cql_fail(c, CQL_ERR_INVALID, "Column \"%s\" appeared twice in a relation: %s",
+                              twice, text.data ? text.data : "")
+                   : cql_fail(c, CQL_ERR_INVALID,
+                              "Clustering columns must appear in the PRIMARY KEY order in "
+                              "multi-column relations: %s",
+                              text.data ? text.data : "");
+    buf_free(&text);
     return rc;
 }
 
@@ -540,6 +563,11 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
                                     "Multi-column relations can only be applied to clustering "
                                     "columns but was applied to: %s",
                                     col->name);
+                const cql_tcol *first = cql_tinfo_col(t, rel->columns[0]);
+                for (size_t d = 0; d < j; d++)
+                    if (strcmp(rel->columns[d], rel->columns[j]) == 0)
+                        return out_of_order(c, rel, col->name);
+                if (j > 0 && col->pos != first->pos + (int)j) return out_of_order(c, rel, NULL);
             }
             if (rel->op == CQL_OP_EQ) {
                 const cql_expr *v = rel->value;
@@ -706,6 +734,14 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
             if (mode == CQL_KEYS_UPDATE || mode == CQL_KEYS_INSERT)
                 return cql_fail(c, CQL_ERR_INVALID, "Some clustering keys are missing: %s",
                                 gap ? gap->name : "?");
+            int gap_sliced = 0;
+            for (size_t j = 0; j < nslices && gap; j++)
+                gap_sliced |= cql_tinfo_col(t, slices[j]->columns[0]) == gap;
+            if (gap_sliced)
+                return cql_fail(c, CQL_ERR_INVALID,
+                                "Clustering column \"%s\" cannot be restricted (preceding column "
+                                "\"%s\" is restricted by a non-EQ relation)",
+                                col ? col->name : "?", gap->name);
             return cql_fail(c, CQL_ERR_INVALID,
                             "PRIMARY KEY column \"%s\" cannot be restricted as preceding column "
                             "\"%s\" is not restricted",

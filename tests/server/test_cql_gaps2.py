@@ -441,3 +441,27 @@ def test_a_failed_conditional_batch_answers_each_row_it_read(cql, table):
     assert rows(cql, batch % (3, 3)) == [(False, 3, 3, None)]
     assert rows(cql, batch % (9, 9)) == [(False,)]
     assert rows(cql, "SELECT * FROM %s" % s) == [(3, 3, None, None)]
+
+
+# ---- clustering restrictions ----
+
+def test_clustering_restriction_refusals_in_cassandras_words(cql, table):
+    t = table("(a int, c int, d int, e int, PRIMARY KEY (a, c, d, e))")
+    refused(cql, 'Clustering column "d" cannot be restricted (preceding column "c" is '
+            'restricted by a non-EQ relation)', "SELECT * FROM %s WHERE a = 1 AND c > 1 AND d = 1"
+            % t)
+    refused(cql, 'Clustering column "d" cannot be restricted (preceding column "c" is '
+            'restricted by a non-EQ relation)', "SELECT * FROM %s WHERE a = 1 AND d = 1 AND c > 1"
+            % t)
+    refused(cql, 'PRIMARY KEY column "d" cannot be restricted as preceding column "c" is not '
+            'restricted', "SELECT * FROM %s WHERE a = 1 AND d = 1" % t)
+    for where in ("(d, c) > (1, 1)", "(c, e) = (1, 1)", "(d, c) IN ((1, 1), (2, 2))"):
+        refused(cql, "Clustering columns must appear in the PRIMARY KEY order in multi-column "
+                "relations: " + where, "SELECT * FROM %s WHERE a = 1 AND %s" % (t, where))
+    refused(cql, 'Column "c" appeared twice in a relation: (c, c) > (1, 1)',
+            "SELECT * FROM %s WHERE a = 1 AND (c, c) > (1, 1)" % t)
+    cql.execute("INSERT INTO %s (a, c, d, e) VALUES (1, 2, 3, 4)" % t)
+    assert rows(cql, "SELECT e FROM %s WHERE a = 1 AND (c, d) > (1, 1) AND (c, d) < (5, 5)"
+                % t) == [(4,)]
+    assert rows(cql, "SELECT e FROM %s WHERE a = 1 AND c > 1 AND d = 3 ALLOW FILTERING" % t) == \
+        [(4,)]
