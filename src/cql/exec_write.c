@@ -1901,6 +1901,53 @@ static int stmt_partition(const wctx *w, buf *out)
     return pk_of(NULL, w->t, pkv, out) == 0 ? 0 : -1;
 }
 
+/* Cassandra's batch_size_fail_threshold_in_kb default: a batch over several partitions
+ * whose writes hold more data than this is refused. */
+#define BATCH_FAIL_BYTES (50 * 1024)
+
+/* The bytes of data a term writes: a constant's text, a bound value, a collection's or
+ * call's items. */
+static size_t term_bytes(cql_run *r, const cql_expr *e, int depth)
+{
+    if (e == NULL || depth > CQL_TYPE_MAX_DEPTH) return 0;
+    if (e->kind == CQL_E_BIND) {
+        cql_value v;
+        return cql_bound(r, e, &v) == 1 && v.len > 0 ? (size_t)v.len : 0;
+    }
+    size_t n = e->kind != CQL_E_FUNCTION && e->text ? strlen(e->text) : 0;
+    for (size_t i = 0; i < e->nitems; i++)
+        n += term_bytes(r, e->items[i], depth + 1);
+    return n;
+}
+
+/* The bytes of data statement s of run r writes, as Cassandra's batch size counts them
+ * (its values; keys are small beside them). */
+static size_t stmt_bytes(cql_run *r, const cql_stmt *s)
+{
+    size_t n = 0;
+    if (s->kind == CQL_INSERT) {
+        n += term_bytes(r, s->u.insert.json, 0);
+        for (size_t i = 0; i < s->u.insert.nvalues; i++)
+            n += term_bytes(r, s->u.insert.values[i], 0);
+    } else if (s->kind == CQL_UPDATE) {
+        for (size_t i = 0; i < s->u.update.nset; i++)
+            n += term_bytes(r, s->u.update.set[i].key, 0) +
+                 term_bytes(r, s->u.update.set[i].value, 0);
+    }
+    return n;
+}
+
+/* Whether the set's items are in more than one partition. */
+static int spans_partitions(const wset *set)
+{
+    for (size_t i = 1; i < set->n; i++)
+        if (set->items[i].et != set->items[0].et ||
+            !cql_same_bytes(set->items[i].pk.data, set->items[i].pk.len, set->items[0].pk.data,
+                            set->items[0].pk.len))
+            return 1;
+    return 0;
+}
+
 int cql_exec_write_batch(cql_call *c, cql_run *const *runs, const cql_stmt *const *stmts, size_t n,
                          int counter_batch, int logged)
 {
@@ -1951,6 +1998,13 @@ int cql_exec_write_batch(cql_call *c, cql_run *const *runs, const cql_stmt *cons
     }
     buf_free(&pk0);
     buf_free(&pki);
+    /* Cassandra's verifyBatchSize: only a batch over several partitions is measured */
+    if (rc == 0 && !conds && spans_partitions(&set)) {
+        size_t bytes = 0;
+        for (size_t i = 0; i < n; i++)
+            bytes += stmt_bytes(runs[i], stmts[i]);
+        if (bytes > BATCH_FAIL_BYTES) rc = cql_fail(c, CQL_ERR_INVALID, "Batch too large");
+    }
     item_txn *x = NULL;
     if (rc == 0 && set.n) rc = begin(&set, c, ws[0].now_s, &x);
     int held = 1;

@@ -465,3 +465,31 @@ def test_clustering_restriction_refusals_in_cassandras_words(cql, table):
                 % t) == [(4,)]
     assert rows(cql, "SELECT e FROM %s WHERE a = 1 AND c > 1 AND d = 3 ALLOW FILTERING" % t) == \
         [(4,)]
+
+
+def test_a_batch_over_partitions_past_cassandras_size_threshold_is_refused(cql, table):
+    from cassandra.query import BatchStatement
+    t = table("(k int, c int, v text, PRIMARY KEY (k, c))")
+    kb = "x" * 1024
+    # Cassandra's default batch_size_fail_threshold_in_kb is 50
+    big = "BEGIN BATCH " + " ".join(
+        "INSERT INTO %s (k, c, v) VALUES (%d, 0, '%s');" % (t, i, kb) for i in range(60)) + \
+        " APPLY BATCH"
+    refused(cql, "Batch too large", big)
+    assert rows(cql, "SELECT count(*) FROM %s" % t) == [(0,)]
+    ins = cql.prepare("INSERT INTO %s (k, c, v) VALUES (?, ?, ?)" % t)
+    batch = BatchStatement()
+    for i in range(60):
+        batch.add(ins, (i, 0, kb))
+    with pytest.raises(InvalidRequest, match="Batch too large"):
+        cql.execute(batch)
+    # one partition is not measured, nor is a batch under the threshold
+    batch = BatchStatement()
+    for i in range(60):
+        batch.add(ins, (1, i, kb))
+    cql.execute(batch)
+    batch = BatchStatement()
+    for i in range(40):
+        batch.add(ins, (100 + i, 0, kb))
+    cql.execute(batch)
+    assert rows(cql, "SELECT count(*) FROM %s" % t) == [(100,)]
