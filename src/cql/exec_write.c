@@ -683,6 +683,11 @@ static int conditions_hold(wctx *w, json_t *item, json_t *stat, const cql_relati
             buf v;
             buf_init(&v, 0);
             int rc = cql_term(w->r, type, col->name, terms[j], &v);
+            /* an unset value of an IN list is left out, as Cassandra leaves it */
+            if (rc == CQLVAL_UNSET && listed) {
+                buf_free(&v);
+                continue;
+            }
             if (rc == CQLVAL_UNSET)
                 rc = cql_fail(w->r->call, CQL_ERR_INVALID, "Invalid 'unset' value in condition");
             if (rc == CQLVAL_ERROR) {

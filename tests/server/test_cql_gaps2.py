@@ -493,3 +493,15 @@ def test_a_batch_over_partitions_past_cassandras_size_threshold_is_refused(cql, 
         batch.add(ins, (100 + i, 0, kb))
     cql.execute(batch)
     assert rows(cql, "SELECT count(*) FROM %s" % t) == [(100,)]
+
+
+def test_an_unset_value_in_a_condition_in_list_is_left_out(cql, table):
+    from cassandra.query import UNSET_VALUE
+    t = table("(k int PRIMARY KEY, v1 int, v2 text)")
+    cql.execute("INSERT INTO %s (k, v1, v2) VALUES (0, 2, 'foo')" % t)
+    upd = cql.prepare("UPDATE %s SET v2 = 'bar' WHERE k = 0 IF v1 IN (?, ?)" % t)
+    assert rows(cql, upd, UNSET_VALUE, 1) == [(False, 2)]
+    assert rows(cql, upd, UNSET_VALUE, 2) == [(True,)]
+    refused(cql, "Invalid 'unset' value in condition",
+            "UPDATE %s SET v2 = 'x' WHERE k = 0 IF v1 = ?" % t, UNSET_VALUE)
+    assert rows(cql, "SELECT v2 FROM %s WHERE k = 0" % t) == [("bar",)]
