@@ -533,10 +533,62 @@ static int64_t counter_value(json_t *item, const cql_tcol *col, int64_t now_s)
 /* ---- conditions (lightweight transactions) ---- */
 
 /* The value of a condition's left side in the current item: 1 with bytes, 0 null. */
+/* The index of UDT field name in type, or -1. */
+static int udt_field(const cql_ctype *type, const char *name)
+{
+    for (uint16_t i = 0; i < type->wire.n; i++)
+        if (type->wire.field_names && strcmp(type->wire.field_names[i], name) == 0) return i;
+    return -1;
+}
+
+/* The type a condition's right side is read as: the column's, an element's, or a UDT
+ * field's (u.f). 0, or -1 with Cassandra's error. */
+static int cond_type(wctx *w, const cql_relation *rel, const cql_tcol *col, const cql_ctype **type)
+{
+    *type = col->type;
+    if (rel->kind == CQL_REL_ELEMENT && col->type && col->type->wire.n >= 1)
+        *type = col->type->wire.id == CQL_TYPE_MAP && col->type->wire.n >= 2 ? col->type->args[1]
+                                                                             : col->type->args[0];
+    if (rel->kind != CQL_REL_FIELD) return 0;
+    if (col->type == NULL || col->type->wire.id != CQL_TYPE_UDT)
+        return cql_fail(w->r->call, CQL_ERR_INVALID,
+                        "Invalid field selection: %s is not a user type", col->name);
+    int fi = udt_field(col->type, rel->field);
+    if (fi < 0)
+        return cql_fail(w->r->call, CQL_ERR_INVALID, "Unknown field %s for column %s", rel->field,
+                        col->name);
+    *type = col->type->args[fi];
+    return 0;
+}
+
+/* A UDT value's field fi into out: 1, or 0 when the value has it null or not at all. */
+static int udt_field_value(const buf *whole, int fi, buf *out)
+{
+    const uint8_t *p = (const uint8_t *)whole->data;
+    size_t left = whole->len;
+    for (int i = 0; left >= 4; i++) {
+        int32_t len =
+            (int32_t)((uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]);
+        p += 4;
+        left -= 4;
+        if (len > 0 && (size_t)len > left) return 0;
+        if (i == fi) {
+            if (len < 0) return 0;
+            buf_append(out, p, (size_t)len);
+            return 1;
+        }
+        if (len > 0) {
+            p += len;
+            left -= (size_t)len;
+        }
+    }
+    return 0;
+}
+
 static int cond_value(wctx *w, json_t *item, const cql_relation *rel, const cql_tcol *col, buf *out,
                       const cql_ctype **type)
 {
-    *type = col->type;
+    if (cond_type(w, rel, col, type) != 0) return -1;
     if (item == NULL) return 0;
     buf whole;
     buf_init(&whole, 0);
@@ -544,6 +596,11 @@ static int cond_value(wctx *w, json_t *item, const cql_relation *rel, const cql_
     if (got != 1) {
         buf_free(&whole);
         return 0;
+    }
+    if (rel->kind == CQL_REL_FIELD) {
+        int has = udt_field_value(&whole, udt_field(col->type, rel->field), out);
+        buf_free(&whole);
+        return has;
     }
     if (rel->kind != CQL_REL_ELEMENT) {
         buf_append(out, whole.data, whole.len);
@@ -666,6 +723,10 @@ static int conditions_hold(wctx *w, json_t *item, json_t *stat, const cql_relati
         buf_init(&cur, 0);
         const cql_ctype *type;
         int has = cond_value(w, col->kind == 's' ? stat : item, rel, col, &cur, &type);
+        if (has < 0) {
+            buf_free(&cur);
+            return -1;
+        }
         int ok = 0;
         if (rel->op == CQL_OP_IN && rel->value) {
             ok = cond_in_bound(w, rel, col, type, has, &cur);

@@ -505,3 +505,26 @@ def test_an_unset_value_in_a_condition_in_list_is_left_out(cql, table):
     refused(cql, "Invalid 'unset' value in condition",
             "UPDATE %s SET v2 = 'x' WHERE k = 0 IF v1 = ?" % t, UNSET_VALUE)
     assert rows(cql, "SELECT v2 FROM %s WHERE k = 0" % t) == [("bar",)]
+
+
+def test_conditions_on_user_type_fields(cql, table):
+    cql.execute("CREATE TYPE IF NOT EXISTS addr2 (street text, zip int)")
+    t = table("(k int PRIMARY KEY, a addr2, fa frozen<addr2>, m map<text, int>, v int)")
+    cql.execute("INSERT INTO %s (k, a, fa, m) VALUES (1, {street: 'x', zip: 1}, {street: 'y'}, "
+                "{'a': 1})" % t)
+    res = cql.execute("UPDATE %s SET v = 1 WHERE k = 1 IF a.zip = 5" % t).one()
+    assert res[0] is False and (res.a.street, res.a.zip) == ("x", 1)
+    assert rows(cql, "UPDATE %s SET v = 1 WHERE k = 1 IF a.street = 'x'" % t) == [(True,)]
+    assert rows(cql, "UPDATE %s SET v = 2 WHERE k = 1 IF fa.street = 'y' AND fa.zip = null"
+                % t) == [(True,)]
+    assert rows(cql, "UPDATE %s SET v = 3 WHERE k = 1 IF a.street IN ('q', 'x')" % t) == [(True,)]
+    s = cql.prepare("UPDATE %s SET v = ? WHERE k = 1 IF a.zip = ?" % t)
+    assert [(c.name, c.type.cql_parameterized_type()) for c in s.column_metadata] == \
+        [("v", "int"), ("a.zip", "int")]
+    assert cql.execute(s, [4, 1]).one()[0] is True
+    refused(cql, "Unknown field nope for column a",
+            "UPDATE %s SET v = 3 WHERE k = 1 IF a.nope = 1" % t)
+    # a missing row: the element's or field's type still reads the value
+    assert rows(cql, "UPDATE %s SET v = 4 WHERE k = 2 IF m['a'] = 1" % t) == [(False,)]
+    assert rows(cql, "UPDATE %s SET v = 4 WHERE k = 2 IF a.zip = 1" % t) == [(False,)]
+    assert rows(cql, "SELECT v FROM %s WHERE k = 1" % t) == [(4,)]
