@@ -382,11 +382,22 @@ int cql_rows_write(const cql_rows *rs, cql_call *c, const uint8_t *paging_state,
 
 /* ---- statements ---- */
 
+/* A write's timestamp when the client gives none: the time in microseconds, and never one
+ * handed out before (as Cassandra's ClientState makes them), so that two writes of the
+ * same cell are ordered by their arrival even within a microsecond or when the clock
+ * steps back, and equal timestamps (reconciled by value) come only from clients. */
 static int64_t now_us(void)
 {
+    static int64_t last;
     struct timeval tv;
     gettimeofday(&tv, NULL);
-    return (int64_t)tv.tv_sec * 1000000 + tv.tv_usec;
+    int64_t now = (int64_t)tv.tv_sec * 1000000 + tv.tv_usec;
+    int64_t seen = __atomic_load_n(&last, __ATOMIC_RELAXED), next;
+    do {
+        next = seen >= now ? seen + 1 : now;
+    } while (
+        !__atomic_compare_exchange_n(&last, &seen, next, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+    return next;
 }
 
 static int run_use(cql_run *r, const cql_stmt *s)

@@ -149,14 +149,38 @@ int64_t cql_cell_exp(json_t *item, const char *col)
 static int coll_write(json_t *item, const cql_tcol *col, const uint8_t *p, int32_t len, int64_t ts,
                       int64_t exp_s);
 
+/* Whether a live write of value p (len bytes) loses to the cell already in item at the same
+ * timestamp, as Cassandra reconciles a tie: a tombstone wins, else the greater value (its
+ * bytes compared as Java's ByteBuffer does, signed). */
+static int loses_tie(json_t *item, const cql_tcol *col, const char *attr, const uint8_t *p,
+                     int32_t len)
+{
+    if (json_object_get(item, attr) == NULL) return 1; /* deleted at that time */
+    buf cur;
+    buf_init(&cur, 0);
+    int got = cql_cell_read(item, col, INT64_MIN, &cur);
+    int loses = 0;
+    if (got == 1) {
+        size_t n = cur.len < (size_t)len ? cur.len : (size_t)len;
+        int c = 0;
+        for (size_t i = 0; i < n && c == 0; i++)
+            c = (int8_t)p[i] - (int8_t)cur.data[i];
+        loses = c < 0 || (c == 0 && (size_t)len <= cur.len);
+    }
+    buf_free(&cur);
+    return loses;
+}
+
 int cql_cell_write(json_t *item, const cql_tcol *col, const uint8_t *p, int32_t len, int64_t ts,
                    int64_t exp_s)
 {
     if (cql_coll_col(col)) return coll_write(item, col, p, len, ts, exp_s);
     const char *stored = cql_col_stored(col);
-    if (ts < cql_cell_ts(item, stored)) return 0; /* an older write loses */
+    int64_t had = cql_cell_ts(item, stored);
+    if (ts < had) return 0; /* an older write loses */
     char attr[CQL_NAME_MAX + 2];
     cql_cell_attr(stored, attr, sizeof attr);
+    if (ts == had && len >= 0 && loses_tie(item, col, attr, p, len)) return 0;
     if (len < 0) {
         json_object_del(item, attr);
         json_object_del(meta_map(item, "$exp", 0), stored);

@@ -528,3 +528,28 @@ def test_conditions_on_user_type_fields(cql, table):
     assert rows(cql, "UPDATE %s SET v = 4 WHERE k = 2 IF m['a'] = 1" % t) == [(False,)]
     assert rows(cql, "UPDATE %s SET v = 4 WHERE k = 2 IF a.zip = 1" % t) == [(False,)]
     assert rows(cql, "SELECT v FROM %s WHERE k = 1" % t) == [(4,)]
+
+
+# ---- timestamps ----
+
+def test_cells_written_at_the_same_timestamp_reconcile_as_cassandras(cql, table):
+    t = table("(k int, c int, v int, s int static, w text, PRIMARY KEY (k, c))")
+    cql.execute("INSERT INTO %s (k, c, v) VALUES (1, 1, 1) USING TIMESTAMP 1000" % t)
+    upd = "UPDATE %s USING TIMESTAMP 1000 SET v = %%s WHERE k = 1 AND c = 1" % t
+    for value, want in (("0", 1), ("7", 7), ("-1", 7), ("null", None), ("9", None)):
+        # the greater value wins a tie, a tombstone wins over any
+        cql.execute(upd % value)
+        assert rows(cql, "SELECT v FROM %s WHERE k = 1" % t) == [(want,)], value
+    # a batch's statements share a timestamp: the greater value wins, whatever the order
+    ins = "INSERT INTO %s (k, c, s, w) VALUES (%%d, %%d, %%d, 'a'); " % t
+    cql.execute("BEGIN BATCH " + ins % (4, 4, 4) + "UPDATE %s SET s = 3 WHERE k = 4; APPLY BATCH"
+                % t)
+    cql.execute("BEGIN BATCH " + ins % (5, 5, 5) + "UPDATE %s SET s = 6 WHERE k = 5; APPLY BATCH"
+                % t)
+    assert rows(cql, "SELECT k, s FROM %s WHERE k IN (4, 5)" % t) == [(4, 4), (5, 6)]
+    # the server's own timestamps are distinct: the later write wins
+    for value in (5, 3, 4, 1):
+        cql.execute("UPDATE %s SET v = %d WHERE k = 6 AND c = 1" % (t, value))
+    assert rows(cql, "SELECT v FROM %s WHERE k = 6" % t) == [(1,)]
+    stamps = [r[0] for r in cql.execute("SELECT writetime(v) FROM %s WHERE k = 6" % t)]
+    assert len(stamps) == 1 and stamps[0] > 1000
