@@ -382,11 +382,22 @@ int cql_rows_write(const cql_rows *rs, cql_call *c, const uint8_t *paging_state,
 
 /* ---- statements ---- */
 
+/* A write's timestamp when the client gives none: the time in microseconds, and never one
+ * handed out before (as Cassandra's ClientState makes them), so that two writes of the
+ * same cell are ordered by their arrival even within a microsecond or when the clock
+ * steps back, and equal timestamps (reconciled by value) come only from clients. */
 static int64_t now_us(void)
 {
+    static int64_t last;
     struct timeval tv;
     gettimeofday(&tv, NULL);
-    return (int64_t)tv.tv_sec * 1000000 + tv.tv_usec;
+    int64_t now = (int64_t)tv.tv_sec * 1000000 + tv.tv_usec;
+    int64_t seen = __atomic_load_n(&last, __ATOMIC_RELAXED), next;
+    do {
+        next = seen >= now ? seen + 1 : now;
+    } while (
+        !__atomic_compare_exchange_n(&last, &seen, next, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+    return next;
 }
 
 static int run_use(cql_run *r, const cql_stmt *s)
@@ -482,8 +493,31 @@ int cql_exec_execute(cql_call *c, const cql_execute *e)
     return rc;
 }
 
+/* Whether a statement of a batch gives its own USING TIMESTAMP, and whether it has
+ * conditions (IF ...). */
+static int stmt_sets_timestamp(const cql_stmt *s)
+{
+    const cql_using *u = s->kind == CQL_INSERT   ? s->u.insert.using
+                         : s->kind == CQL_UPDATE ? s->u.update.using
+                         : s->kind == CQL_DELETE ? s->u.del.using
+                                                 : NULL;
+    size_t n = s->kind == CQL_INSERT   ? s->u.insert.nusing
+               : s->kind == CQL_UPDATE ? s->u.update.nusing
+               : s->kind == CQL_DELETE ? s->u.del.nusing
+                                       : 0;
+    for (size_t i = 0; u && i < n; i++)
+        if (!u[i].ttl) return 1;
+    return 0;
+}
+
+static int stmt_conditional(const cql_stmt *s)
+{
+    return s->if_exists || s->if_not_exists || (s->kind == CQL_UPDATE && s->u.update.nconds) ||
+           (s->kind == CQL_DELETE && s->u.del.nconds);
+}
+
 /* A BATCH statement of CQL text (BEGIN BATCH ... APPLY BATCH): its statements share the
- * text's bound values. */
+ * text's bound values. Its USING is checked as Cassandra's BatchStatement checks it. */
 static int run_batch_stmt(cql_run *r, const cql_stmt *s)
 {
     const cql_batch_stmt *b = &s->u.batch;
@@ -493,10 +527,26 @@ static int run_batch_stmt(cql_run *r, const cql_stmt *s)
     int64_t ts = r->timestamp;
     for (size_t i = 0; rc == 0 && i < b->nusing; i++) {
         if (b->using[i].ttl) {
-            rc = cql_fail(r->call, CQL_ERR_INVALID, "A TTL cannot be set on a BATCH");
-        } else {
-            rc = cql_int_term(r, b->using[i].value, &ts, "[timestamp]");
+            rc = cql_fail(r->call, CQL_ERR_INVALID,
+                          "Global TTL on the BATCH statement is not supported.");
+            break;
         }
+        int conditional = 0, both = 0;
+        for (size_t k = 0; k < b->nstmts; k++) {
+            conditional |= stmt_conditional(b->stmts[k]);
+            both |= stmt_sets_timestamp(b->stmts[k]);
+        }
+        if (conditional)
+            rc = cql_fail(r->call, CQL_ERR_INVALID,
+                          "Cannot provide custom timestamp for conditional BATCH");
+        else if (b->type == 2)
+            rc = cql_fail(r->call, CQL_ERR_INVALID,
+                          "Cannot provide custom timestamp for counter BATCH");
+        else if (both)
+            rc = cql_fail(r->call, CQL_ERR_INVALID,
+                          "Timestamp must be set either on BATCH or individual statements");
+        else
+            rc = cql_int_term(r, b->using[i].value, &ts, "[timestamp]");
     }
     for (size_t i = 0; rc == 0 && i < b->nstmts; i++) {
         runs[i] = *r;

@@ -1220,6 +1220,40 @@ static json_t *column_stored_as(json_t *t, const char *name)
     return NULL;
 }
 
+/* Whether the cells of a column of t, live or dropped, are stored under name. */
+static int stored_name_taken(json_t *t, const char *name)
+{
+    if (column_stored_as(t, name)) return 1;
+    const char *dname;
+    json_t *was;
+    json_object_foreach(json_object_get(t, "dropped"), dname, was)
+    {
+        const char *attr = json_string_value(json_object_get(was, "attr"));
+        if (strcmp(attr ? attr : dname, name) == 0) return 1;
+    }
+    return 0;
+}
+
+/* The name a column added to t as name stores its cells under, into out: its own name,
+ * or the one it had when it was dropped, unless the cells of another column are stored
+ * under that name (a key column renamed away from it); then the name with "#" and the
+ * first number no column's cells hold. 0, or -1 when no such name fits. */
+static int stored_name_for_new(json_t *t, const char *name, char *out, size_t cap)
+{
+    json_t *was = json_object_get(json_object_get(t, "dropped"), name);
+    const char *before = json_string_value(json_object_get(was, "attr"));
+    const char *want = before ? before : name;
+    if (!column_stored_as(t, want)) {
+        snprintf(out, cap, "%s", want);
+        return 0;
+    }
+    for (unsigned n = 1; n < 10000; n++) {
+        if ((size_t)snprintf(out, cap, "%s#%u", name, n) >= cap) return -1;
+        if (!stored_name_taken(t, out)) return 0;
+    }
+    return -1;
+}
+
 static int is_key(json_t *col)
 {
     const char *k = json_string_value(json_object_get(col, "kind"));
@@ -1346,12 +1380,12 @@ static int alter_table(cql_run *r, const cql_stmt *s, cql_state *st)
                          d->name);
                 goto done;
             }
-            json_t *holder = column_stored_as(t, d->name);
-            if (holder != NULL) {
+            char stored[CQL_NAME_MAX];
+            if (stored_name_for_new(t, d->name, stored, sizeof stored) != 0) {
                 cql_fail(c, CQL_ERR_INVALID,
-                         "Cannot add column %s to table %s: its stored rows keep column %s's "
-                         "values under that name (it was renamed)",
-                         d->name, s->name.name, json_string_value(json_object_get(holder, "name")));
+                         "Cannot add column %s to table %s: no name is free to store its cells "
+                         "under",
+                         d->name, s->name.name);
                 goto done;
             }
             char *tn = type_name_of(c, ty);
@@ -1360,9 +1394,12 @@ static int alter_table(cql_run *r, const cql_stmt *s, cql_state *st)
                 free(tn);
                 goto done;
             }
-            json_array_append_new(cols, json_pack("{s:s,s:s,s:s,s:i,s:s}", "name", d->name, "type",
-                                                  tn, "kind", d->is_static ? "static" : "regular",
-                                                  "position", -1, "order", "none"));
+            json_t *added =
+                json_pack("{s:s,s:s,s:s,s:i,s:s}", "name", d->name, "type", tn, "kind",
+                          d->is_static ? "static" : "regular", "position", -1, "order", "none");
+            if (strcmp(stored, d->name) != 0)
+                json_object_set_new(added, "attr", json_string(stored));
+            json_array_append_new(cols, added);
             free(tn);
             /* a column added again after a drop starts with no cells: the drop's time
              * stays in "dropped", and cells written before it stay hidden */
@@ -1394,10 +1431,13 @@ static int alter_table(cql_run *r, const cql_stmt *s, cql_state *st)
             }
             json_t *dropped = json_object_get(t, "dropped");
             if (dropped == NULL) json_object_set_new(t, "dropped", dropped = json_object());
-            json_object_set_new(dropped, at->names[k],
-                                json_pack("{s:I,s:O,s:O}", "time", (json_int_t)(r->timestamp),
-                                          "type", json_object_get(col, "type"), "kind",
-                                          json_object_get(col, "kind")));
+            json_t *gone =
+                json_pack("{s:I,s:O,s:O}", "time", (json_int_t)(r->timestamp), "type",
+                          json_object_get(col, "type"), "kind", json_object_get(col, "kind"));
+            /* its cells stay where they were stored, hidden by the drop's time */
+            if (strcmp(stored_name(col), at->names[k]) != 0)
+                json_object_set_new(gone, "attr", json_string(stored_name(col)));
+            json_object_set_new(dropped, at->names[k], gone);
             json_array_remove(cols, idx);
             changed = 1;
         }
@@ -1432,15 +1472,7 @@ static int alter_table(cql_run *r, const cql_stmt *s, cql_state *st)
                          at->names[k], at->to[k], s->name.name);
                 goto done;
             }
-            json_t *holder = column_stored_as(t, at->to[k]);
-            if (holder != NULL && holder != col) {
-                cql_fail(c, CQL_ERR_INVALID,
-                         "Cannot rename column %s to %s in table '%s': the stored rows keep "
-                         "column %s's values under that name",
-                         at->names[k], at->to[k], s->name.name,
-                         json_string_value(json_object_get(holder, "name")));
-                goto done;
-            }
+            /* the cells keep their stored name, whichever name the column now has */
             if (json_object_get(col, "attr") == NULL)
                 json_object_set_new(col, "attr", json_string(at->names[k]));
             json_object_set_new(col, "name", json_string(at->to[k]));

@@ -94,7 +94,8 @@ int cql_rows_write(const cql_rows *rs, cql_call *c, const uint8_t *paging_state,
 /* ---- a table as statements see it ---- */
 typedef struct cql_tcol {
     const char *name;
-    const char *attr; /* the name its cells are stored under: the name it was created with */
+    const char *attr; /* the name its cells are stored under: the name it was created with,
+                       * or one given when another column's cells hold that name */
     const struct cql_ctype *type; /* NULL for a system table's column */
     const cql_type *wire;
     char kind;          /* 'p' partition key, 'c' clustering, 's' static, 'r' regular */
@@ -103,6 +104,12 @@ typedef struct cql_tcol {
     const char *index;  /* the secondary index on the column, or NULL */
     int64_t dropped_at; /* a column of this name was dropped then: older cells are gone */
 } cql_tcol;
+
+/* The name col's cells and their times are stored under in a row's item. */
+static inline const char *cql_col_stored(const cql_tcol *col)
+{
+    return col->attr ? col->attr : col->name;
+}
 
 /* An index on a collection (values(c), keys(m), entries(m)) or a frozen collection
  * (full(f)), or a plain one on a type no engine key type holds (kind CQL_INDEX_FULL: its

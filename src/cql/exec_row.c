@@ -149,28 +149,53 @@ int64_t cql_cell_exp(json_t *item, const char *col)
 static int coll_write(json_t *item, const cql_tcol *col, const uint8_t *p, int32_t len, int64_t ts,
                       int64_t exp_s);
 
+/* Whether a live write of value p (len bytes) loses to the cell already in item at the same
+ * timestamp, as Cassandra reconciles a tie: a tombstone wins, else the greater value (its
+ * bytes compared as Java's ByteBuffer does, signed). */
+static int loses_tie(json_t *item, const cql_tcol *col, const char *attr, const uint8_t *p,
+                     int32_t len)
+{
+    if (json_object_get(item, attr) == NULL) return 1; /* deleted at that time */
+    buf cur;
+    buf_init(&cur, 0);
+    int got = cql_cell_read(item, col, INT64_MIN, &cur);
+    int loses = 0;
+    if (got == 1) {
+        size_t n = cur.len < (size_t)len ? cur.len : (size_t)len;
+        int c = 0;
+        for (size_t i = 0; i < n && c == 0; i++)
+            c = (int8_t)p[i] - (int8_t)cur.data[i];
+        loses = c < 0 || (c == 0 && (size_t)len <= cur.len);
+    }
+    buf_free(&cur);
+    return loses;
+}
+
 int cql_cell_write(json_t *item, const cql_tcol *col, const uint8_t *p, int32_t len, int64_t ts,
                    int64_t exp_s)
 {
     if (cql_coll_col(col)) return coll_write(item, col, p, len, ts, exp_s);
-    if (ts < cql_cell_ts(item, col->name)) return 0; /* an older write loses */
+    const char *stored = cql_col_stored(col);
+    int64_t had = cql_cell_ts(item, stored);
+    if (ts < had) return 0; /* an older write loses */
     char attr[CQL_NAME_MAX + 2];
-    cql_cell_attr(col->name, attr, sizeof attr);
+    cql_cell_attr(stored, attr, sizeof attr);
+    if (ts == had && len >= 0 && loses_tie(item, col, attr, p, len)) return 0;
     if (len < 0) {
         json_object_del(item, attr);
-        json_object_del(meta_map(item, "$exp", 0), col->name);
+        json_object_del(meta_map(item, "$exp", 0), stored);
         /* the deletion's time stays, so that an older write cannot bring the cell back */
-        json_object_set_new(meta_map(item, "$ts", 1), col->name, num(ts));
+        json_object_set_new(meta_map(item, "$ts", 1), stored, num(ts));
         return 1;
     }
     json_t *av = col->type ? cqlval_to_item(col->type, p, (size_t)len) : NULL;
     if (av == NULL) return -1;
     json_object_set_new(item, attr, av);
-    json_object_set_new(meta_map(item, "$ts", 1), col->name, num(ts));
+    json_object_set_new(meta_map(item, "$ts", 1), stored, num(ts));
     if (exp_s > 0)
-        json_object_set_new(meta_map(item, "$exp", 1), col->name, num(exp_s));
+        json_object_set_new(meta_map(item, "$exp", 1), stored, num(exp_s));
     else /* not made to delete from: it would stay, empty, in every row without a TTL */
-        json_object_del(meta_map(item, "$exp", 0), col->name);
+        json_object_del(meta_map(item, "$exp", 0), stored);
     return 1;
 }
 
@@ -182,7 +207,7 @@ static json_t *coll_meta(json_t *item, const char *col);
 static int each_el_time(json_t *item, const cql_tcol *col,
                         int (*fn)(void *arg, int64_t ts, int64_t exp), void *arg)
 {
-    json_t *m = cql_coll_col(col) ? coll_meta(item, col->name) : NULL;
+    json_t *m = cql_coll_col(col) ? coll_meta(item, cql_col_stored(col)) : NULL;
     if (m == NULL) return -1;
     json_t *t = json_object_get(json_object_get(m, "t"), "L"),
            *e = json_object_get(json_object_get(m, "e"), "L");
@@ -283,7 +308,7 @@ int cql_rowmap_init(cql_rowmap *m, const cql_tcol *cols, size_t ncols)
         names_put(m->members, m->mask, fixed_members[i], i);
     char *at = m->text;
     for (size_t i = 0; i < ncols; i++) {
-        const char *stored = cols[i].attr ? cols[i].attr : cols[i].name;
+        const char *stored = cql_col_stored(&cols[i]);
         cql_cell_attr(stored, at, CQL_NAME_MAX + 2);
         names_put(m->members, m->mask, at, COL_SLOT(i, CS_CELL));
         names_put(m->colnames, m->mask, stored, (uint32_t)i);
@@ -572,7 +597,7 @@ void cql_row_seal(json_t *item, const cql_tinfo *t)
         const cql_tcol *c = &t->cols[i];
         if (c->kind != 'r' && c->kind != 's') continue;
         char attr[CQL_NAME_MAX + 2];
-        cql_cell_attr(c->name, attr, sizeof attr);
+        cql_cell_attr(cql_col_stored(c), attr, sizeof attr);
         if (json_object_get(item, attr) == NULL) continue;
         last_exp l = {last, 0};
         if (each_el_time(item, c, el_expiry, &l) >= 0) {
@@ -580,7 +605,7 @@ void cql_row_seal(json_t *item, const cql_tinfo *t)
             last = l.last;
             continue;
         }
-        int64_t e = cql_cell_exp(item, c->name);
+        int64_t e = cql_cell_exp(item, cql_col_stored(c));
         if (e == 0)
             forever = 1;
         else if (e > last)
@@ -912,7 +937,8 @@ int cql_coll_store(json_t *item, cql_coll *c, int64_t now_s)
     }
     c->n = kept;
     char attr[CQL_NAME_MAX + 2];
-    cql_cell_attr(c->col->name, attr, sizeof attr);
+    const char *stored = cql_col_stored(c->col);
+    cql_cell_attr(stored, attr, sizeof attr);
     json_t *t = json_array(), *e = json_array(), *k = json_array(), *x = json_array();
     buf wire;
     buf_init(&wire, 0);
@@ -960,15 +986,15 @@ int cql_coll_store(json_t *item, cql_coll *c, int64_t now_s)
         json_decref(x);
     if (c->deleted != INT64_MIN) json_object_set_new(meta, "d", num(c->deleted));
     /* the cell's own times are the elements' now */
-    json_object_del(meta_map(item, "$ts", 0), c->col->name);
-    json_object_del(meta_map(item, "$exp", 0), c->col->name);
+    json_object_del(meta_map(item, "$ts", 0), stored);
+    json_object_del(meta_map(item, "$exp", 0), stored);
     if (json_object_size(meta)) {
-        json_object_set_new(meta_map(item, "$el", 1), c->col->name, json_pack("{s:o}", "M", meta));
+        json_object_set_new(meta_map(item, "$el", 1), stored, json_pack("{s:o}", "M", meta));
         return 0;
     }
     json_decref(meta);
     json_t *all = meta_map(item, "$el", 0);
-    json_object_del(all, c->col->name);
+    json_object_del(all, stored);
     if (all && json_object_size(all) == 0) json_object_del(item, "$el");
     return 0;
 }

@@ -338,13 +338,14 @@ static int plan_selection(qctx *q)
             return cql_fail(c, CQL_ERR_INVALID,
                             "SELECT DISTINCT with WHERE clause only supports restriction by "
                             "partition key and/or static columns.");
-        /* over a range of partitions every partition key column is selected (unless they
-         * are counted) */
-        for (size_t i = 0; !q->k.partitions && !q->aggregate && i < q->t->ncols; i++) {
+        /* over a range of partitions every partition key column is selected, or is an
+         * aggregate's argument (Cassandra counts the columns any selector reads) */
+        for (size_t i = 0; !q->k.partitions && i < q->t->ncols; i++) {
             const cql_tcol *pc = &q->t->cols[i];
             int selected = pc->kind != 'p';
             for (size_t j = 0; j < n && !selected; j++)
-                selected = q->sels[j].kind == SEL_COLUMN && q->sels[j].col == pc;
+                selected = q->sels[j].col == pc &&
+                           (q->sels[j].kind == SEL_COLUMN || q->sels[j].kind == SEL_COUNT);
             if (!selected)
                 return cql_fail(c, CQL_ERR_INVALID,
                                 "SELECT DISTINCT queries must request all the partition key "
@@ -1771,7 +1772,8 @@ static int limit_of(cql_run *r, const cql_expr *e, const char *clause, int64_t *
     if (got == CQLVAL_UNSET) return 0;
     if (got == CQLVAL_NULL)
         return cql_fail(r->call, CQL_ERR_INVALID, "Invalid null value of %s", clause);
-    if (n <= 0) return cql_fail(r->call, CQL_ERR_INVALID, "%s must be strictly positive", clause);
+    /* Cassandra words both limits' refusal alike */
+    if (n <= 0) return cql_fail(r->call, CQL_ERR_INVALID, "LIMIT must be strictly positive");
     *v = n;
     return 0;
 }
@@ -1851,6 +1853,13 @@ int cql_exec_select(cql_run *r, const cql_stmt *s, const cql_tinfo *t)
         goto end;
     q.et = cql_engine_table(c, t);
     if (q.et == NULL) goto end;
+    /* a view's rows may have the empty text as their partition key (its base's rows may
+     * hold it), but it names no partition a read can ask for, as in a table */
+    for (size_t i = 0; t->view && t->npk == 1 && q.k.partitions && i < q.k.pk[0].n; i++)
+        if (q.k.pk[0].v[i].len == 0) {
+            cql_fail(c, CQL_ERR_INVALID, "Key may not be empty");
+            goto end;
+        }
     cql_watched watched;
     if (cql_watch_select(c, q.et, s, t, &q.k, q.reversed, q.aggregate,
                          r->params ? r->params->consistency : CQL_CL_ONE, &watched) != 0)

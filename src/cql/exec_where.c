@@ -131,6 +131,52 @@ static int add_filter(cql_keys *k, const cql_relation *rel)
     return 0;
 }
 
+/* A filter's term for receiver (named as Cassandra names it) checked: 0 when it has a
+ * value of the receiver's type, else -1 with Cassandra's error ("Unsupported null map key
+ * for column m" when what is "map key"). */
+static int filter_term_given(cql_run *r, const struct cql_ctype *type, const char *receiver,
+                             const cql_expr *e, const char *what, const char *column)
+{
+    buf v;
+    buf_init(&v, 0);
+    int rc = cql_term(r, type, receiver, e, &v);
+    buf_free(&v);
+    if (rc == CQLVAL_ERROR) return -1;
+    if (rc == CQLVAL_OK) return 0;
+    return cql_fail(r->call, CQL_ERR_INVALID, "Unsupported %s %s for column %s",
+                    rc == CQLVAL_NULL ? "null" : "unset", what, column);
+}
+
+/* Whether every comparison a filter makes has a value: a null or unset one, or one of
+ * another type, is refused before any row is read, as Cassandra refuses it (a counter's
+ * null in its own words, which cql_term gives). 0, or -1 with the error set. */
+static int filter_values_given(cql_run *r, const cql_tinfo *t, const cql_keys *k)
+{
+    for (size_t f = 0; f < k->nfilters; f++) {
+        const cql_relation *rel = k->filters[f];
+        const cql_tcol *col = cql_tinfo_col(t, rel->columns[0]);
+        if (col == NULL || col->type == NULL || rel->op > CQL_OP_NEQ || rel->value == NULL)
+            continue;
+        if (rel->kind == CQL_REL_COLUMN) {
+            if (filter_term_given(r, col->type, col->name, rel->value, "value", col->name) != 0)
+                return -1;
+            continue;
+        }
+        /* m[key] = value on a map */
+        if (rel->kind != CQL_REL_ELEMENT || col->type->wire.id != CQL_TYPE_MAP ||
+            col->type->wire.n < 2 || rel->key == NULL)
+            continue;
+        char receiver[CQL_NAME_MAX + 8];
+        snprintf(receiver, sizeof receiver, "key(%s)", col->name);
+        if (filter_term_given(r, col->type->args[0], receiver, rel->key, "map key", col->name))
+            return -1;
+        snprintf(receiver, sizeof receiver, "value(%s)", col->name);
+        if (filter_term_given(r, col->type->args[1], receiver, rel->value, "map value", col->name))
+            return -1;
+    }
+    return 0;
+}
+
 static const char *FILTERING =
     "Cannot execute this query as it might involve data filtering and thus may have "
     "unpredictable performance. If you want to execute this query despite the performance "
@@ -235,19 +281,7 @@ static int tuple_in(cql_run *r, const cql_tinfo *t, const cql_relation *rel, cql
                             "IN",
                             cols[j]->name);
     }
-    for (size_t j = 1; j < rel->ncolumns; j++)
-        if (cols[j]->pos != cols[0]->pos + (int)j) {
-            char names[512];
-            size_t used = 0;
-            for (size_t i = 0; i < rel->ncolumns; i++)
-                used +=
-                    (size_t)snprintf(names + used, used < sizeof names ? sizeof names - used : 0,
-                                     "%s%s", i ? ", " : "", rel->columns[i]);
-            return cql_fail(c, CQL_ERR_INVALID,
-                            "Clustering columns must appear in the PRIMARY KEY order in "
-                            "multi-column relations: (%s) IN (...)",
-                            names);
-        }
+    /* the columns follow the clustering order (cql_where_keys checked it) */
     if (rel->values == NULL)
         return cql_fail(c, CQL_ERR_INVALID,
                         "A multi-column IN restriction takes its tuples listed, not as one "
@@ -307,6 +341,63 @@ static int token_of(cql_run *r, const cql_tinfo *t, const cql_expr *e, int64_t *
     }
     for (size_t i = 0; i < done; i++)
         buf_free(&vals[i]);
+    return rc;
+}
+
+/* A multi-column relation whose columns are not the clustering columns in their order
+ * (or name one twice, when twice is set): refused with the relation as written, as
+ * Cassandra refuses it. */
+static int out_of_order(cql_call *c, const cql_relation *rel, const char *twice)
+{
+    static const char *const ops[] = {
+        [CQL_OP_EQ] = "=",   [CQL_OP_LT] = "<",   [CQL_OP_LTE] = "<=", [CQL_OP_GT] = ">",
+        [CQL_OP_GTE] = ">=", [CQL_OP_NEQ] = "!=", [CQL_OP_IN] = "IN"};
+    buf text;
+    buf_init(&text, 0);
+    buf_printf(&text, "(");
+    for (size_t j = 0; j < rel->ncolumns; j++)
+        buf_printf(&text, "%s%s", j ? ", " : "", rel->columns[j]);
+    const char *op =
+        (size_t)rel->op < sizeof ops / sizeof *ops && ops[rel->op] ? ops[rel->op] : "?";
+    buf_printf(&text, ") %s ", op);
+    for (size_t v = 0; rel->values && v < rel->nvalues; v++) {
+        char *one = cql_print_expr(rel->values[v]);
+        buf_printf(&text, "%s%s%s", v ? ", " : "(", one ? one : "?",
+                   v + 1 == rel->nvalues ? ")" : "");
+        free(one);
+    }
+    char *value = rel->values ? NULL : rel->value ? cql_print_expr(rel->value) : NULL;
+    if (!rel->values) buf_printf(&text, "%s", value ? value : "?");
+    free(value);
+    int rc = twice ? cql_fail(c, CQL_ERR_INVALID, "Column \"%s\" appeared twice in a relation: %s",
+                              twice, text.data ? text.data : "")
+                   : cql_fail(c, CQL_ERR_INVALID,
+                              "Clustering columns must appear in the PRIMARY KEY order in "
+                              "multi-column relations: %s",
+                              text.data ? text.data : "");
+    buf_free(&text);
+    return rc;
+}
+
+/* A WHERE clause's != relation, which Cassandra 4 has no restriction for: refused, in its
+ * words, with the relation as written (token(k) != 0, (a, b) != (1, 2), m['x'] != 1). */
+static int unsupported_neq(cql_call *c, const cql_relation *rel)
+{
+    buf lhs;
+    buf_init(&lhs, 0);
+    int tuple = rel->kind == CQL_REL_TOKEN || rel->kind == CQL_REL_TUPLE;
+    buf_printf(&lhs, "%s", rel->kind == CQL_REL_TOKEN ? "token(" : tuple ? "(" : "");
+    for (size_t j = 0; j < rel->ncolumns; j++)
+        buf_printf(&lhs, "%s%s", j ? ", " : "", rel->columns[j]);
+    if (tuple) buf_printf(&lhs, ")");
+    char *key = rel->kind == CQL_REL_ELEMENT && rel->key ? cql_print_expr(rel->key) : NULL;
+    if (key) buf_printf(&lhs, "[%s]", key);
+    char *v = rel->value ? cql_print_expr(rel->value) : NULL;
+    int rc = cql_fail(c, CQL_ERR_INVALID, "Unsupported \"!=\" relation: %s != %s",
+                      lhs.data ? lhs.data : "", v ? v : "?");
+    free(key);
+    free(v);
+    buf_free(&lhs);
     return rc;
 }
 
@@ -394,6 +485,7 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
     size_t nslices = 0;
     for (size_t i = 0; i < w->n; i++) {
         const cql_relation *rel = &w->rels[i];
+        if (rel->op == CQL_OP_NEQ) return unsupported_neq(c, rel);
         if (rel->kind == CQL_REL_TOKEN) {
             if (mode != CQL_KEYS_SELECT)
                 return cql_fail(c, CQL_ERR_INVALID,
@@ -471,6 +563,11 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
                                     "Multi-column relations can only be applied to clustering "
                                     "columns but was applied to: %s",
                                     col->name);
+                const cql_tcol *first = cql_tinfo_col(t, rel->columns[0]);
+                for (size_t d = 0; d < j; d++)
+                    if (strcmp(rel->columns[d], rel->columns[j]) == 0)
+                        return out_of_order(c, rel, col->name);
+                if (j > 0 && col->pos != first->pos + (int)j) return out_of_order(c, rel, NULL);
             }
             if (rel->op == CQL_OP_EQ) {
                 const cql_expr *v = rel->value;
@@ -637,6 +734,14 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
             if (mode == CQL_KEYS_UPDATE || mode == CQL_KEYS_INSERT)
                 return cql_fail(c, CQL_ERR_INVALID, "Some clustering keys are missing: %s",
                                 gap ? gap->name : "?");
+            int gap_sliced = 0;
+            for (size_t j = 0; j < nslices && gap; j++)
+                gap_sliced |= cql_tinfo_col(t, slices[j]->columns[0]) == gap;
+            if (gap_sliced)
+                return cql_fail(c, CQL_ERR_INVALID,
+                                "Clustering column \"%s\" cannot be restricted (preceding column "
+                                "\"%s\" is restricted by a non-EQ relation)",
+                                col ? col->name : "?", gap->name);
             return cql_fail(c, CQL_ERR_INVALID,
                             "PRIMARY KEY column \"%s\" cannot be restricted as preceding column "
                             "\"%s\" is not restricted",
@@ -780,6 +885,7 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
     }
     if (k->needs_filtering && mode == CQL_KEYS_SELECT && !allow_filtering)
         return cql_fail(c, CQL_ERR_INVALID, "%s", FILTERING);
+    if (mode == CQL_KEYS_SELECT && filter_values_given(r, t, k) != 0) return -1;
     /* how many reads the IN lists make */
     size_t combos = 1;
     for (size_t i = 0; k->partitions && i < t->npk; i++)

@@ -233,13 +233,15 @@ static int key_cells(const cql_tinfo *t, json_t *item, const buf *const *pkv, co
         json_t *av = cqlval_to_item(c->type, (const uint8_t *)v->data, v->len);
         if (av == NULL) return -1;
         char attr[CQL_NAME_MAX + 2];
-        cql_cell_attr(c->attr ? c->attr : c->name, attr, sizeof attr);
+        cql_cell_attr(cql_col_stored(c), attr, sizeof attr);
         json_object_set_new(item, attr, av);
     }
     return 0;
 }
 
 /* ---- USING ---- */
+
+static int conditional(const wctx *w);
 
 static int usings(wctx *w, const cql_using *u, size_t n, int ttl_allowed)
 {
@@ -272,6 +274,9 @@ static int usings(wctx *w, const cql_using *u, size_t n, int ttl_allowed)
             if (t->counter)
                 return cql_fail(w->r->call, CQL_ERR_INVALID,
                                 "Cannot provide custom timestamp for counter updates");
+            if (conditional(w))
+                return cql_fail(w->r->call, CQL_ERR_INVALID,
+                                "Cannot provide custom timestamp for conditional updates");
             w->ts = v;
         }
     }
@@ -528,10 +533,62 @@ static int64_t counter_value(json_t *item, const cql_tcol *col, int64_t now_s)
 /* ---- conditions (lightweight transactions) ---- */
 
 /* The value of a condition's left side in the current item: 1 with bytes, 0 null. */
+/* The index of UDT field name in type, or -1. */
+static int udt_field(const cql_ctype *type, const char *name)
+{
+    for (uint16_t i = 0; i < type->wire.n; i++)
+        if (type->wire.field_names && strcmp(type->wire.field_names[i], name) == 0) return i;
+    return -1;
+}
+
+/* The type a condition's right side is read as: the column's, an element's, or a UDT
+ * field's (u.f). 0, or -1 with Cassandra's error. */
+static int cond_type(wctx *w, const cql_relation *rel, const cql_tcol *col, const cql_ctype **type)
+{
+    *type = col->type;
+    if (rel->kind == CQL_REL_ELEMENT && col->type && col->type->wire.n >= 1)
+        *type = col->type->wire.id == CQL_TYPE_MAP && col->type->wire.n >= 2 ? col->type->args[1]
+                                                                             : col->type->args[0];
+    if (rel->kind != CQL_REL_FIELD) return 0;
+    if (col->type == NULL || col->type->wire.id != CQL_TYPE_UDT)
+        return cql_fail(w->r->call, CQL_ERR_INVALID,
+                        "Invalid field selection: %s is not a user type", col->name);
+    int fi = udt_field(col->type, rel->field);
+    if (fi < 0)
+        return cql_fail(w->r->call, CQL_ERR_INVALID, "Unknown field %s for column %s", rel->field,
+                        col->name);
+    *type = col->type->args[fi];
+    return 0;
+}
+
+/* A UDT value's field fi into out: 1, or 0 when the value has it null or not at all. */
+static int udt_field_value(const buf *whole, int fi, buf *out)
+{
+    const uint8_t *p = (const uint8_t *)whole->data;
+    size_t left = whole->len;
+    for (int i = 0; left >= 4; i++) {
+        int32_t len =
+            (int32_t)((uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]);
+        p += 4;
+        left -= 4;
+        if (len > 0 && (size_t)len > left) return 0;
+        if (i == fi) {
+            if (len < 0) return 0;
+            buf_append(out, p, (size_t)len);
+            return 1;
+        }
+        if (len > 0) {
+            p += len;
+            left -= (size_t)len;
+        }
+    }
+    return 0;
+}
+
 static int cond_value(wctx *w, json_t *item, const cql_relation *rel, const cql_tcol *col, buf *out,
                       const cql_ctype **type)
 {
-    *type = col->type;
+    if (cond_type(w, rel, col, type) != 0) return -1;
     if (item == NULL) return 0;
     buf whole;
     buf_init(&whole, 0);
@@ -539,6 +596,11 @@ static int cond_value(wctx *w, json_t *item, const cql_relation *rel, const cql_
     if (got != 1) {
         buf_free(&whole);
         return 0;
+    }
+    if (rel->kind == CQL_REL_FIELD) {
+        int has = udt_field_value(&whole, udt_field(col->type, rel->field), out);
+        buf_free(&whole);
+        return has;
     }
     if (rel->kind != CQL_REL_ELEMENT) {
         buf_append(out, whole.data, whole.len);
@@ -661,6 +723,10 @@ static int conditions_hold(wctx *w, json_t *item, json_t *stat, const cql_relati
         buf_init(&cur, 0);
         const cql_ctype *type;
         int has = cond_value(w, col->kind == 's' ? stat : item, rel, col, &cur, &type);
+        if (has < 0) {
+            buf_free(&cur);
+            return -1;
+        }
         int ok = 0;
         if (rel->op == CQL_OP_IN && rel->value) {
             ok = cond_in_bound(w, rel, col, type, has, &cur);
@@ -678,6 +744,11 @@ static int conditions_hold(wctx *w, json_t *item, json_t *stat, const cql_relati
             buf v;
             buf_init(&v, 0);
             int rc = cql_term(w->r, type, col->name, terms[j], &v);
+            /* an unset value of an IN list is left out, as Cassandra leaves it */
+            if (rc == CQLVAL_UNSET && listed) {
+                buf_free(&v);
+                continue;
+            }
             if (rc == CQLVAL_UNSET)
                 rc = cql_fail(w->r->call, CQL_ERR_INVALID, "Invalid 'unset' value in condition");
             if (rc == CQLVAL_ERROR) {
@@ -916,7 +987,7 @@ static int assign(wctx *w, json_t *item, const cql_tcol *col, cql_assign_kind ki
         uint8_t b[8];
         cql_bigint_encode(kind == CQL_SET_ADD ? cur + delta : cur - delta, b);
         /* counters add up whatever the timestamps */
-        json_object_del(json_object_get(json_object_get(item, "$ts"), "M"), col->name);
+        json_object_del(json_object_get(json_object_get(item, "$ts"), "M"), cql_col_stored(col));
         return cql_cell_write(item, col, b, 8, w->ts, 0) < 0
                    ? cql_fail(c, CQL_ERR_SERVER, "out of memory")
                    : 0;
@@ -1095,13 +1166,62 @@ static int check(wctx *w)
     return conditions_hold(w, exists ? m->item : NULL, live_item(static_item(w)), conds, n);
 }
 
+/* Whether partition pk of the statement's table has a live row or static row: 1 (the
+ * first such item, owned, in *first when first is given), 0, or -1 with the error set. */
+static int partition_live(wctx *w, const buf *pk, json_t **first)
+{
+    qr_err err;
+    err_init(&err);
+    buf lower, upper, none;
+    buf_init(&lower, 0);
+    buf_init(&upper, 0);
+    buf_init(&none, 0);
+    if (cql_partition_bounds(w->et, pk, &none, &none, 1, &lower, &upper, &err) != 0) {
+        buf_free(&lower);
+        buf_free(&upper);
+        return cql_fail_engine(w->r->call, CQL_ERR_SERVER, &err);
+    }
+    range_cursor *cur = cursor_open(w->r->call->db, w->et, NULL, &lower, &upper, 1, 1, NULL);
+    const char *json;
+    size_t len, size;
+    int got, live = 0;
+    while (!live && (got = cursor_next(cur, &json, &len, &size, &err)) == 1) {
+        json_t *item = json_loadb(json, len, 0, NULL);
+        live = item && cql_row_live(item, w->t, w->now_s);
+        if (live && first)
+            *first = item;
+        else
+            json_decref(item);
+    }
+    cursor_close(cur);
+    buf_free(&lower);
+    buf_free(&upper);
+    if (!live && got < 0) return cql_fail_engine(w->r->call, CQL_ERR_SERVER, &err);
+    return live;
+}
+
 static int answer_not_applied(wctx *w)
 {
     witem *m = main_item(w);
     size_t n;
     const cql_relation *conds = conds_of(w, &n);
-    return answer_applied(w, 0, m && m->existed ? m->item : NULL, live_item(static_item(w)), conds,
-                          n, w->s->kind == CQL_INSERT);
+    json_t *stat = live_item(static_item(w)), *none = NULL;
+    /* conditions on static columns only read the partition, as Cassandra's do: when it has
+     * rows, their (null) values answer beside [applied] */
+    int statics_only = n > 0 && !w->s->if_exists;
+    for (size_t i = 0; i < n && statics_only; i++) {
+        const cql_tcol *c = cql_tinfo_col(w->t, conds[i].columns[0]);
+        statics_only = c && c->kind == 's';
+    }
+    if (statics_only && stat == NULL && m) {
+        int live = partition_live(w, &m->pk, NULL);
+        if (live < 0) return -1;
+        if (live) stat = none = json_object();
+    }
+    int rc = answer_applied(w, 0, m && m->existed ? m->item : NULL, stat, conds, n,
+                            w->s->kind == CQL_INSERT);
+    json_decref(none);
+    return rc;
 }
 
 /* A conditional statement on a table with static columns also reads its partition's
@@ -1130,6 +1250,117 @@ static int plan_static_read(wctx *w)
     w->static_at = (long)(st - w->set->items);
     w->nidx = owned;
     return 0;
+}
+
+static int cmp_ck(const void *a, const void *b)
+{
+    const witem *x = *(const witem *const *)a, *y = *(const witem *const *)b;
+    size_t n = x->ck.len < y->ck.len ? x->ck.len : y->ck.len;
+    int c = n ? memcmp(x->ck.data, y->ck.data, n) : 0;
+    return c ? c : (x->ck.len > y->ck.len) - (x->ck.len < y->ck.len);
+}
+
+/* A batch whose conditions failed answers as Cassandra's does: [applied] false beside
+ * the primary key and the conditions' columns (every column when a statement says IF
+ * EXISTS or IF NOT EXISTS), one row per row the conditions read that exists, in
+ * clustering order (conditions on static columns only read the partition's first row). */
+static int answer_batch_not_applied(wctx *ws, size_t n)
+{
+    wctx *w0 = NULL;
+    for (size_t i = 0; i < n && !w0; i++)
+        if (conditional(&ws[i])) w0 = &ws[i];
+    if (w0 == NULL) return answer_applied(&ws[0], 0, NULL, NULL, NULL, 0, 0);
+    const cql_tinfo *t = w0->t;
+    static const cql_type t_bool = {.id = CQL_TYPE_BOOLEAN};
+    const cql_tcol *cols[256];
+    size_t nc = 0;
+    int wildcard = 0, statics_only = 1;
+    for (size_t i = 0; i < n; i++) {
+        if (!conditional(&ws[i])) continue;
+        if (ws[i].s->if_exists || ws[i].s->if_not_exists) wildcard = 1;
+        size_t nn;
+        const cql_relation *conds = conds_of(&ws[i], &nn);
+        for (size_t j = 0; j < nn; j++) {
+            const cql_tcol *c = cql_tinfo_col(t, conds[j].columns[0]);
+            statics_only &= c != NULL && c->kind == 's';
+        }
+    }
+    if (wildcard) {
+        statics_only = 0;
+        for (size_t i = 0; i < t->ncols && nc < 256; i++)
+            cols[nc++] = &t->cols[i];
+    } else {
+        for (int kind = 0; kind < 2; kind++)
+            for (size_t pos = 0; pos < (kind ? t->nck : t->npk); pos++)
+                for (size_t i = 0; i < t->ncols && nc < 256; i++)
+                    if (t->cols[i].kind == (kind ? 'c' : 'p') && t->cols[i].pos == (int)pos)
+                        cols[nc++] = &t->cols[i];
+        for (size_t i = 0; i < n; i++) {
+            if (!conditional(&ws[i])) continue;
+            size_t nn;
+            const cql_relation *conds = conds_of(&ws[i], &nn);
+            for (int pass = 0; pass < 2; pass++)
+                for (size_t j = 0; j < nn && nc < 256; j++) {
+                    const cql_tcol *c = cql_tinfo_col(t, conds[j].columns[0]);
+                    if (c == NULL || (c->kind == 's') != pass) continue;
+                    int seen = 0;
+                    for (size_t k = 0; k < nc && !seen; k++)
+                        seen = cols[k] == c;
+                    if (!seen) cols[nc++] = c;
+                }
+        }
+    }
+    /* the rows read */
+    json_t *stat = NULL, *first = NULL;
+    const witem *found[64];
+    size_t nrows = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!conditional(&ws[i])) continue;
+        if (stat == NULL) stat = live_item(static_item(&ws[i]));
+        witem *m = main_item(&ws[i]);
+        if (statics_only || m == NULL || m->is_static || !m->existed) continue;
+        int seen = 0;
+        for (size_t k = 0; k < nrows && !seen; k++)
+            seen = found[k] == m;
+        if (!seen && nrows < 64) found[nrows++] = m;
+    }
+    if (nrows > 1) qsort(found, nrows, sizeof *found, cmp_ck);
+    json_t *items[64];
+    for (size_t k = 0; k < nrows; k++)
+        items[k] = found[k]->item;
+    if (statics_only) {
+        witem *m = main_item(w0);
+        int live = m ? partition_live(w0, &m->pk, &first) : 0;
+        if (live < 0) return -1;
+        if (live) items[nrows++] = first;
+    }
+    cql_rows rs;
+    cql_rows_init(&rs, t->ks, t->name);
+    int rc = cql_rows_column(&rs, "[applied]", &t_bool);
+    for (size_t i = 0; nrows && i < nc && rc == 0; i++)
+        rc = cql_rows_column(&rs, cols[i]->name, cols[i]->wire);
+    uint8_t no = 0;
+    for (size_t r = 0; rc == 0 && r < (nrows ? nrows : 1); r++) {
+        rc = cql_rows_put(&rs, &no, 1);
+        for (size_t i = 0; nrows && i < nc && rc == 0; i++) {
+            buf v;
+            buf_init(&v, 0);
+            json_t *from = cols[i]->kind == 's' ? stat : items[r];
+            int got = from ? cql_cell_read(from, cols[i], w0->now_s, &v) : 0;
+            rc = cql_rows_put(&rs, v.data ? v.data : "", got == 1 ? (int32_t)v.len : -1);
+            buf_free(&v);
+        }
+        rs.nrows++;
+    }
+    json_decref(first);
+    if (rc == 0) {
+        buf_reset(&w0->r->call->body);
+        rc = cql_rows_write(&rs, w0->r->call, NULL, 0);
+    } else {
+        cql_fail(w0->r->call, CQL_ERR_SERVER, "out of memory");
+    }
+    cql_rows_free(&rs);
+    return rc;
 }
 
 /* INSERT and UPDATE: the assignments' checks and the items. */
@@ -1439,7 +1670,8 @@ static void delete_row(wctx *w, json_t *item)
     for (size_t i = 0; i < w->t->ncols; i++) {
         const cql_tcol *c = &w->t->cols[i];
         if (c->kind == 'p' || c->kind == 'c') continue;
-        if (cql_cell_ts(item, c->name) <= w->ts) cql_cell_write(item, c, NULL, -1, w->ts, 0);
+        if (cql_cell_ts(item, cql_col_stored(c)) <= w->ts)
+            cql_cell_write(item, c, NULL, -1, w->ts, 0);
     }
 }
 
@@ -1582,11 +1814,21 @@ static int plan_delete(wctx *w)
     }
     w->has_keys = 1;
     if (conditional_in(w, &del->where, "deletions") != 0) return -1;
-    if (conditional(w) && (w->k.ck_eq < w->t->nck || w->k.slice) && del->ncols == 0)
-        return cql_fail(c, CQL_ERR_INVALID,
-                        "DELETE statements must restrict all PRIMARY KEY columns with equality "
-                        "relations in order to %s",
-                        w->k.slice ? "use IF conditions" : "delete non static columns");
+    /* a conditional deletion names one row, unless it deletes static columns only under
+     * conditions on static columns only (Cassandra's DeleteStatement) */
+    if (conditional(w) && (w->k.ck_eq < w->t->nck || w->k.slice)) {
+        int regular_conds = 0;
+        for (size_t i = 0; i < del->nconds; i++) {
+            const cql_tcol *col = cql_tinfo_col(w->t, del->conds[i].columns[0]);
+            regular_conds |= col && col->kind != 's';
+        }
+        if (!only_static || regular_conds)
+            return cql_fail(c, CQL_ERR_INVALID,
+                            "DELETE statements must restrict all PRIMARY KEY columns with "
+                            "equality relations in order to %s",
+                            !only_static ? "delete non static columns"
+                                         : "use IF condition on non static columns");
+    }
     delctx d = {.w = w, .k = &w->k, .cells = del->ncols > 0};
     buf_init(&d.pk, 0);
     int rc = cql_each_combination(w->k.pk, w->t->npk, del_pk, &d);
@@ -1725,10 +1967,56 @@ static int stmt_partition(const wctx *w, buf *out)
     return pk_of(NULL, w->t, pkv, out) == 0 ? 0 : -1;
 }
 
+/* Cassandra's batch_size_fail_threshold_in_kb default: a batch over several partitions
+ * whose writes hold more data than this is refused. */
+#define BATCH_FAIL_BYTES (50 * 1024)
+
+/* The bytes of data a term writes: a constant's text, a bound value, a collection's or
+ * call's items. */
+static size_t term_bytes(cql_run *r, const cql_expr *e, int depth)
+{
+    if (e == NULL || depth > CQL_TYPE_MAX_DEPTH) return 0;
+    if (e->kind == CQL_E_BIND) {
+        cql_value v;
+        return cql_bound(r, e, &v) == 1 && v.len > 0 ? (size_t)v.len : 0;
+    }
+    size_t n = e->kind != CQL_E_FUNCTION && e->text ? strlen(e->text) : 0;
+    for (size_t i = 0; i < e->nitems; i++)
+        n += term_bytes(r, e->items[i], depth + 1);
+    return n;
+}
+
+/* The bytes of data statement s of run r writes, as Cassandra's batch size counts them
+ * (its values; keys are small beside them). */
+static size_t stmt_bytes(cql_run *r, const cql_stmt *s)
+{
+    size_t n = 0;
+    if (s->kind == CQL_INSERT) {
+        n += term_bytes(r, s->u.insert.json, 0);
+        for (size_t i = 0; i < s->u.insert.nvalues; i++)
+            n += term_bytes(r, s->u.insert.values[i], 0);
+    } else if (s->kind == CQL_UPDATE) {
+        for (size_t i = 0; i < s->u.update.nset; i++)
+            n += term_bytes(r, s->u.update.set[i].key, 0) +
+                 term_bytes(r, s->u.update.set[i].value, 0);
+    }
+    return n;
+}
+
+/* Whether the set's items are in more than one partition. */
+static int spans_partitions(const wset *set)
+{
+    for (size_t i = 1; i < set->n; i++)
+        if (set->items[i].et != set->items[0].et ||
+            !cql_same_bytes(set->items[i].pk.data, set->items[i].pk.len, set->items[0].pk.data,
+                            set->items[0].pk.len))
+            return 1;
+    return 0;
+}
+
 int cql_exec_write_batch(cql_call *c, cql_run *const *runs, const cql_stmt *const *stmts, size_t n,
                          int counter_batch, int logged)
 {
-    (void)logged;
     if (n == 0) return answer_void(c);
     wset set;
     memset(&set, 0, sizeof set);
@@ -1745,10 +2033,17 @@ int cql_exec_write_batch(cql_call *c, cql_run *const *runs, const cql_stmt *cons
         c->keyspace = conn;
         planned = i + 1;
         if (rc) break;
-        if (ts[i].counter != counter_batch)
+        /* Cassandra's BatchStatement rules: counters in COUNTER or UNLOGGED batches, not
+         * beside other writes */
+        if (counter_batch && !ts[i].counter)
             rc = cql_fail(c, CQL_ERR_INVALID,
-                          counter_batch ? "Only counter mutations are allowed in COUNTER batches"
-                                        : "Counter mutations are only allowed in COUNTER batches");
+                          "Cannot include non-counter statement in a counter batch");
+        else if (logged && ts[i].counter)
+            rc = cql_fail(c, CQL_ERR_INVALID,
+                          "Cannot include a counter statement in a logged batch");
+        else if (i > 0 && ts[i].counter != ts[0].counter)
+            rc = cql_fail(c, CQL_ERR_INVALID,
+                          "Counter and non-counter mutations cannot exist in the same batch");
         if (conditional(&ws[i])) conds++;
     }
     /* conditions: one partition of one table, as Cassandra requires (a statement may
@@ -1769,17 +2064,22 @@ int cql_exec_write_batch(cql_call *c, cql_run *const *runs, const cql_stmt *cons
     }
     buf_free(&pk0);
     buf_free(&pki);
+    /* Cassandra's verifyBatchSize: only a batch over several partitions is measured */
+    if (rc == 0 && !conds && spans_partitions(&set)) {
+        size_t bytes = 0;
+        for (size_t i = 0; i < n; i++)
+            bytes += stmt_bytes(runs[i], stmts[i]);
+        if (bytes > BATCH_FAIL_BYTES) rc = cql_fail(c, CQL_ERR_INVALID, "Batch too large");
+    }
     item_txn *x = NULL;
     if (rc == 0 && set.n) rc = begin(&set, c, ws[0].now_s, &x);
     int held = 1;
     for (size_t i = 0; rc == 0 && i < n && set.n; i++) {
         int h = check(&ws[i]);
         if (h < 0) rc = -1;
-        if (h == 0 && held) {
-            held = 0;
-            rc = answer_not_applied(&ws[i]);
-        }
+        if (h == 0) held = 0;
     }
+    if (rc == 0 && !held) rc = answer_batch_not_applied(ws, n);
     if (rc == 0 && held) {
         for (size_t i = 0; rc == 0 && i < n; i++)
             rc = stmt_apply(&ws[i]);

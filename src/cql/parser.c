@@ -554,10 +554,12 @@ static int parse_type_name(parser *p, cql_qname *q)
     if (t->kind == TK_WORD && t->kw == KW_NONE) {
         static const char *const reserved_types[] = {"byte",     "complex", "enum",      "date",
                                                      "interval", "macaddr", "bitstring", NULL};
+        /* an unquoted name is read in lower case: Byte is byte */
         for (int i = 0; reserved_types[i]; i++)
             if (strlen(reserved_types[i]) == t->text_len &&
-                strncmp(reserved_types[i], t->text, t->text_len) == 0) {
-                fail_plain(p, CQL_ERR_SYNTAX, "Invalid (reserved) user type name %s", t->text);
+                strncasecmp(reserved_types[i], t->text, t->text_len) == 0) {
+                fail_plain(p, CQL_ERR_SYNTAX, "Invalid (reserved) user type name %s",
+                           reserved_types[i]);
                 return -1;
             }
     }

@@ -290,6 +290,19 @@ static void where_markers(marks *k, const cql_where *w)
         const cql_tcol *col = cql_tinfo_col(k->t, r->columns[0]);
         if (col == NULL) continue;
         const cql_type *type = col->wire;
+        const char *name = col->name;
+        if (r->kind == CQL_REL_FIELD && type->id == CQL_TYPE_UDT && r->field) {
+            /* IF u.f = ?: the field's type, named u.f */
+            for (uint16_t f = 0; f < type->n; f++)
+                if (type->field_names && strcmp(type->field_names[f], r->field) == 0) {
+                    size_t len = strlen(col->name) + strlen(r->field) + 2;
+                    char *shown = arena_alloc(&k->t->arena, len);
+                    if (shown) snprintf(shown, len, "%s.%s", col->name, r->field);
+                    name = shown ? shown : col->name;
+                    type = type->params[f];
+                    break;
+                }
+        }
         if (r->kind == CQL_REL_ELEMENT && type->id == CQL_TYPE_MAP) {
             term_markers(k, r->key, col->name, type->params[0]);
             type = type->params[1];
@@ -301,12 +314,12 @@ static void where_markers(marks *k, const cql_where *w)
         if (r->op == CQL_OP_IN) {
             if (r->values) {
                 for (size_t v = 0; v < r->nvalues; v++)
-                    term_markers(k, r->values[v], col->name, type);
+                    term_markers(k, r->values[v], name, type);
             } else {
-                set_marker(k, r->value, col->name, list_of(k, type));
+                set_marker(k, r->value, name, list_of(k, type));
             }
         } else {
-            term_markers(k, r->value, col->name, type);
+            term_markers(k, r->value, name, type);
             if (r->op == CQL_OP_EQ && col->kind == 'p' && col->pos < 64 && r->value &&
                 r->value->kind == CQL_E_BIND)
                 k->pk_marker[col->pos] = r->value->bind;
@@ -321,11 +334,20 @@ static void using_markers(marks *k, const cql_using *u, size_t n)
                    u[i].ttl ? &t_int : &t_bigint);
 }
 
-/* Markers in a selector: those a type hint types ((int) ?). */
+/* Whether a marker is among e's arguments (not deeper). */
+static int has_marker_arg(const cql_expr *e)
+{
+    for (size_t i = 0; i < e->nitems; i++)
+        if (e->items[i]->kind == CQL_E_BIND) return 1;
+    return 0;
+}
+
+/* Markers in a selector: those a type hint types ((int) ?), and those a function call's
+ * overload types (intAsBlob(?): an int, named arg0(system.intasblob)). */
 static void selector_markers(marks *k, const cql_expr *e, int depth)
 {
     if (e == NULL || depth > CQL_TYPE_MAX_DEPTH) return;
-    if (e->kind == CQL_E_HINT) {
+    if (e->kind == CQL_E_HINT || (e->kind == CQL_E_FUNCTION && has_marker_arg(e))) {
         term_markers(k, e, "[selection]", NULL);
         return;
     }

@@ -382,18 +382,26 @@ static json_t *key_value(const json_t *item, const char *name, char type)
     return strlen(actual) == 1 && actual[0] == type ? v : NULL;
 }
 
+/* Whether an empty string or binary is a key value of t's indexes: not in DynamoDB's
+ * tables, but in a CQL table's, whose views and indexes Cassandra keys by any value,
+ * the empty text and blob included. */
+static int empty_keys_allowed(const table *t)
+{
+    return t->owner != NULL;
+}
+
 /* Whether an item's index key values fit DynamoDB's key rules: no empty string or
- * binary, at most 2048 bytes for each partition attribute and 1024 for the sort
- * attributes together. Writes are refused otherwise (index_check_item); an item stored
- * before the index existed is left out of it. */
-static int key_values_fit(const qr_index *ix, const json_t *item)
+ * binary (unless t allows them), at most 2048 bytes for each partition attribute and
+ * 1024 for the sort attributes together. Writes are refused otherwise
+ * (index_check_item); an item stored before the index existed is left out of it. */
+static int key_values_fit(const table *t, const qr_index *ix, const json_t *item)
 {
     size_t sort_bytes = 0;
     for (int k = 0; k < ix->npk + ix->nsk; k++) {
         const char *name = k < ix->npk ? ix->pk[k] : ix->sk[k - ix->npk];
         char type = k < ix->npk ? ix->pk_type[k] : ix->sk_type[k - ix->npk];
         size_t size = value_size(json_object_get(item, name));
-        if (type != 'N' && size == 0) return 0;
+        if (type != 'N' && size == 0 && !empty_keys_allowed(t)) return 0;
         if (k < ix->npk && size > QR_MAX_PK_SIZE) return 0;
         if (k >= ix->npk) sort_bytes += size;
     }
@@ -407,7 +415,7 @@ int index_entry_key(const table *t, const qr_index *ix, const json_t *item, buf 
         if ((pks[i] = key_value(item, ix->pk[i], ix->pk_type[i])) == NULL) return 0;
     for (int i = 0; i < ix->nsk; i++)
         if (key_value(item, ix->sk[i], ix->sk_type[i]) == NULL) return 0;
-    if (!key_values_fit(ix, item)) return 0;
+    if (!key_values_fit(t, ix, item)) return 0;
     if (key_partition_tuple(out, t, ix->id, pks, ix->npk, err)) return -1;
     for (int i = 0; i < ix->nsk; i++)
         if (keycodec_append(out, json_object_get(item, ix->sk[i]), 0, err)) return -1;
@@ -497,8 +505,8 @@ static int by_index_name(const void *a, const void *b)
 int index_check_item(const table *t, const json_t *item, qr_err *err)
 {
     /* DynamoDB names, of the indexes an item's value breaks, the first by name. */
-    const qr_index *order[QR_MAX_GSI + QR_MAX_LSI];
-    size_t n = t->nindexes < QR_MAX_GSI + QR_MAX_LSI ? t->nindexes : QR_MAX_GSI + QR_MAX_LSI;
+    const qr_index *order[QR_MAX_INDEXES];
+    size_t n = t->nindexes < QR_MAX_INDEXES ? t->nindexes : QR_MAX_INDEXES;
     for (size_t i = 0; i < n; i++)
         order[i] = &t->indexes[i];
     qsort(order, n, sizeof order[0], by_index_name);
@@ -521,7 +529,7 @@ int index_check_item(const table *t, const json_t *item, qr_err *err)
                     json_t *one = json_pack("{s:O}", et, el);
                     size_t size = value_size(one);
                     json_decref(one);
-                    if (type != 'N' && size == 0)
+                    if (type != 'N' && size == 0 && !empty_keys_allowed(t))
                         return err_validation(err, QR_MSG_EMPTY_INDEX_KEY,
                                               type == 'S' ? "string" : "binary", ix->name, name);
                     if (size > QR_MAX_PK_SIZE)
@@ -538,7 +546,7 @@ int index_check_item(const table *t, const json_t *item, qr_err *err)
                                       "Type mismatch for Index Key %s "
                                       "Expected: %c Actual: %s IndexName: %s",
                                       name, type, actual, ix->name);
-            if (type != 'N' && value_size(v) == 0)
+            if (type != 'N' && value_size(v) == 0 && !empty_keys_allowed(t))
                 return err_validation(err, QR_MSG_EMPTY_INDEX_KEY,
                                       type == 'S' ? "string" : "binary", ix->name, name);
             if (k < ix->npk && value_size(v) > QR_MAX_PK_SIZE)

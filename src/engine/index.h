@@ -30,6 +30,9 @@ typedef struct qr_index {
 
 #define QR_MAX_GSI 20
 #define QR_MAX_LSI 5
+/* The engine's own bound on a table's indexes: a CQL table's (Cassandra sets no limit on
+ * secondary indexes and views); DynamoDB's tables keep QR_MAX_GSI and QR_MAX_LSI. */
+#define QR_MAX_INDEXES 256
 #define QR_MAX_PROJECTED 100
 #define QR_MAX_KEY_ATTRS 4
 

@@ -50,7 +50,7 @@ typedef struct batch_table {
     req_exprs x;
     int consistent;
     double units;
-    double index_units[QR_MAX_GSI + QR_MAX_LSI]; /* a BatchWriteItem's, per index of t */
+    double index_units[QR_MAX_INDEXES]; /* a BatchWriteItem's, per index of t */
 } batch_table;
 
 static void tables_free(qr_db *db, batch_table *bt, size_t n)
@@ -401,9 +401,9 @@ int op_batch_write_item(qr_db *db, op_call *c, qr_err *err)
         size_t os = o ? item_size(o) : 0, ns = nv ? item_size(nv) : 0;
         w[i].bt->units += meter_write_units(os > ns ? os : ns);
         if (strcmp(capacity, "NONE") == 0) continue; /* index units are only ever reported */
-        double idx[QR_MAX_GSI + QR_MAX_LSI] = {0};
+        double idx[QR_MAX_INDEXES] = {0};
         capacity_index_writes(w[i].bt->t, o, nv, idx);
-        for (size_t k = 0; k < table_index_count(w[i].bt->t) && k < QR_MAX_GSI + QR_MAX_LSI; k++)
+        for (size_t k = 0; k < table_index_count(w[i].bt->t) && k < QR_MAX_INDEXES; k++)
             w[i].bt->index_units[k] += idx[k];
     }
     c->answer = json_pack("{s:o}", "UnprocessedItems", unprocessed);

@@ -122,7 +122,7 @@ static void report_write_capacity(json_t *resp, const char *mode, const table *t
                                   const json_t *old_item, const json_t *new_item)
 {
     if (strcmp(mode, "NONE") == 0) return;
-    double idx[QR_MAX_GSI + QR_MAX_LSI] = {0};
+    double idx[QR_MAX_INDEXES] = {0};
     capacity_index_writes(t, old_item, new_item, idx);
     json_object_set_new(resp, "ConsumedCapacity", capacity_object_indexed(mode, t, units, idx, 1));
 }

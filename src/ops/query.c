@@ -177,7 +177,7 @@ static int range_run(qr_db *db, table *t, range_read *r, buf *out, size_t *bytes
 static void finish_response(buf *out, const char *capacity, const table *t, const qr_index *ix,
                             size_t bytes, double fetch_units, int consistent)
 {
-    double units = meter_read_units(bytes, consistent), idx[QR_MAX_GSI + QR_MAX_LSI] = {0};
+    double units = meter_read_units(bytes, consistent), idx[QR_MAX_INDEXES] = {0};
     if (ix) idx[ix - table_indexes(t)] = units;
     json_t *cc = ix ? capacity_object_indexed(capacity, t, fetch_units, idx, 0)
                     : capacity_object(capacity, table_name(t), units, 0);

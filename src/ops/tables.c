@@ -1042,11 +1042,14 @@ static int apply_gsi_change(table_change *c, const char *action, json_t *spec, s
         }
         if (existing)
             return err_validation(err, "Attempting to create an index which already exists");
-        if (json_array_size(gsis) >= QR_MAX_GSI)
+        /* DynamoDB's limit; a CQL table's indexes (Cassandra's have none) only the engine's */
+        int cql = json_object_get(desc, QR_CQL_TABLE_FIELD) != NULL;
+        size_t cap = cql ? QR_MAX_INDEXES - QR_MAX_LSI : QR_MAX_GSI;
+        if (json_array_size(gsis) >= cap)
             return err_set(err, QR_E_LIMIT,
                            "Subscriber limit exceeded: Number of global secondary indexes exceeds "
-                           "per-table limit of %d",
-                           QR_MAX_GSI);
+                           "per-table limit of %zu",
+                           cap);
         json_t *d2 = index_description(spec, json_string_value(json_object_get(desc, "TableArn")),
                                        1, is_provisioned(desc), 0, err);
         if (d2 == NULL) return -1;

@@ -330,6 +330,7 @@ static const err_case err_cases[] = {
      SYN},
     {"CREATE KEYSPACE k WITH replication = {f(1): 'x'}", "Invalid property name: f(1)", SYN},
     {"CREATE TYPE byte (a int)", "Invalid (reserved) user type name byte", SYN},
+    {"CREATE TYPE Byte (a int)", "Invalid (reserved) user type name byte", SYN},
     /* statements quarry does not run */
     {"GRANT SELECT ON t TO r",
      "GRANT statements are not supported by quarry (roles, permissions, functions, aggregates "

@@ -117,10 +117,17 @@ int main(void)
     CHECK(n == 5, "counter batch: %lld", (long long)n);
     tresult_free(&r);
     CHECK_THAT(batch(CQL_BATCH_LOGGED, counts, 1, &r) == QR_ERR);
-    CHECK_STR(r.msg, "Counter mutations are only allowed in COUNTER batches");
+    CHECK_STR(r.msg, "Cannot include a counter statement in a logged batch");
     tresult_free(&r);
     CHECK_THAT(batch(CQL_BATCH_COUNTER, logged, 1, &r) == QR_ERR);
-    CHECK_STR(r.msg, "Only counter mutations are allowed in COUNTER batches");
+    CHECK_STR(r.msg, "Cannot include non-counter statement in a counter batch");
+    tresult_free(&r);
+    /* an unlogged batch takes counters, but not beside other writes */
+    CHECK_THAT(batch(CQL_BATCH_UNLOGGED, counts, 3, &r) == QR_OK);
+    tresult_free(&r);
+    tbatch_stmt mixed[] = {counts[0], logged[0]};
+    CHECK_THAT(batch(CQL_BATCH_UNLOGGED, mixed, 2, &r) == QR_ERR);
+    CHECK_STR(r.msg, "Counter and non-counter mutations cannot exist in the same batch");
     tresult_free(&r);
 
     /* conditions on one partition */
