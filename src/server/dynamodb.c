@@ -1077,7 +1077,7 @@ int server_start(qr_db *db, const server_config *cfg, server **out, char *errbuf
     if (s->cfg.max_body == 0) s->cfg.max_body = SERVER_MAX_BODY;
     s->ops = qr_operations();
     s->stream_ops = qr_stream_operations();
-    if (budget_init(&s->budget, SERVER_EXCHANGE_BUDGET, cfg->loops ? cfg->loops : 1)) {
+    if (budget_init(&s->budget, SERVER_EXCHANGE_BUDGET)) {
         snprintf(errbuf, errlen, "out of memory");
         free(s);
         return -1;
