@@ -663,15 +663,17 @@ static int is_metrics_path(const h2o_req_t *req)
 static int append_budget_metrics(server *s, buf *out)
 {
     return buf_printf(out,
-                      "# HELP quarry_http_exchange_bytes Bytes the HTTP exchanges under way "
-                      "hold: answers built and not yet sent, and their calls' request bodies.\n"
+                      "# HELP quarry_http_exchange_bytes Bytes the exchanges under way hold: "
+                      "HTTP answers built and not yet sent and their calls' request bodies, "
+                      "and CQL answers not yet written to their sockets.\n"
                       "# TYPE quarry_http_exchange_bytes gauge\n"
                       "quarry_http_exchange_bytes %zu\n"
                       "# HELP quarry_http_exchange_budget_bytes What the exchanges may hold "
                       "before further calls wait.\n"
                       "# TYPE quarry_http_exchange_budget_bytes gauge\n"
                       "quarry_http_exchange_budget_bytes %zu\n"
-                      "# HELP quarry_http_calls_waiting Calls waiting for the exchanges "
+                      "# HELP quarry_http_calls_waiting Calls (HTTP requests, and CQL connections "
+                      "whose next request waits) waiting for the exchanges "
                       "under way to release bytes of the budget.\n"
                       "# TYPE quarry_http_calls_waiting gauge\n"
                       "quarry_http_calls_waiting %u\n",
@@ -1062,6 +1064,11 @@ static void server_free(server *s)
     h2o_config_dispose(&s->h2o);
     budget_dispose(&s->budget);
     free(s);
+}
+
+struct budget *server_exchange_budget(server *s)
+{
+    return &s->budget;
 }
 
 int server_start(qr_db *db, const server_config *cfg, server **out, char *errbuf, size_t errlen)

@@ -82,6 +82,9 @@ typedef struct server server;
  * Binds, listens and starts the event loops and workers. db is borrowed and must outlive the
  * server. Returns 0, or -1 with a message (e.g. the address is in use) in errbuf. */
 int server_start(qr_db *db, const server_config *cfg, server **out, char *errbuf, size_t errlen);
+/* The server's exchange budget (budget.h), which the loops of another listener (CQL's)
+ * may charge too; it lives until server_stop. */
+struct budget *server_exchange_budget(server *s);
 
 /* The port actually bound (useful when the configuration asked for port 0). */
 unsigned server_port(const server *s);
