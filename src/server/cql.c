@@ -7,8 +7,8 @@
  * and role. Schema changes are sent as EVENTs on stream -1 to the registered connections of
  * every loop. Answers not yet written to their sockets are charged to the server's exchange
  * budget (budget.h), and a connection reads its next request only while the budget allows;
- * a client that takes none of an answer for the server's timeout is cut. What a statement means is
- * qr_cql_call's; no CQL is read here. */
+ * a client that takes nothing of an answer for the server's timeout is cut. What a statement
+ * means is qr_cql_call's; no CQL is read here. */
 #include "server/cql.h"
 
 #include <pthread.h>
@@ -813,7 +813,7 @@ static unsigned cql_in_flight(void *state)
     unsigned n = 0;
     for (h2o_linklist_t *p = l->conns.next; p != &l->conns; p = p->next) {
         cql_conn *c = H2O_STRUCT_FROM_MEMBER(cql_conn, link, p);
-        n += c->in_flight + (c->writing || c->sending.len || c->out.len ? 1 : 0);
+        n += c->in_flight + (c->writing || c->out.len ? 1 : 0);
     }
     return n;
 }
