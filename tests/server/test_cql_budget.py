@@ -123,6 +123,14 @@ def rss_kb(srv, field="VmRSS"):
     raise AssertionError("no " + field)
 
 
+def sanitized(srv):
+    """Whether the server runs with a sanitizer's runtime, whose quarantine of freed memory
+    and shadow pages make its RSS no measure of what it holds."""
+    with open("/proc/%d/maps" % srv.proc.pid) as f:
+        maps = f.read()
+    return "libasan" in maps or "libtsan" in maps
+
+
 def run_clients(srv, n, rounds, want, sample=None):
     """n raw connections, each asking for the page rounds times in a row; returns the
     errors. sample, if given, is called every 20 ms until they are done."""
@@ -192,8 +200,9 @@ def test_many_connections_of_full_pages_stay_within_the_budget(start):
     assert peak["held"] <= BUDGET + 2 * (len(want) + (64 << 10)), peak
     # Loosely: the budget, a page being built beside it on each of the two loops (the
     # engine's answer and its envelope), and allocator slack; 32 pages would be 160 MB.
-    assert (peak["rss"] - rss_before) * 1024 < BUDGET + 6 * len(want) + (32 << 20), (
-        peak, rss_before)
+    if not sanitized(srv):
+        assert (peak["rss"] - rss_before) * 1024 < BUDGET + 6 * len(want) + (32 << 20), (
+            peak, rss_before)
     g = settled(srv)
     assert g["quarry_http_exchange_budget_bytes"] == BUDGET
 
