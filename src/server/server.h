@@ -57,7 +57,7 @@ typedef struct server_config {
                                  call on its event loop (right when writes are not synced) */
     unsigned max_connections; /* open connections at once; more are refused */
     unsigned timeout_seconds; /* an idle connection is closed after this, and one whose
-                                 client has not taken a whole answer by then is cut */
+                                 client takes nothing of an answer for as long is cut */
     size_t max_body;          /* bytes; 0 means SERVER_MAX_BODY */
     server_log_level log_level;
     const sigv4_keyring *keys; /* borrowed; NULL accepts any access key */
