@@ -10,7 +10,10 @@ CONNS connections replaying a mix of pre-signed requests (by default 55% GetItem
 PutItem over existing items, 5% DeleteItem, 18% Query(50), 2% Scan pages of 1000) and
 samples VmRSS every 0.5 s (--mix page=N adds Scan pages of DynamoDB's full 1 MB; --mix
 pages is page=100, many connections of nothing but full pages, the load that the server's
-exchange budget bounds). Not a throughput benchmark: bench/http is that.
+exchange budget bounds). With --cql, the load is instead CONNS raw CQL connections (native
+protocol v4, `--cql` listener) each asking in a loop for a whole partition of 50 rows of
+100 KB, a result page of some 5 MB: the same budget bounds what their answers hold. Not a
+throughput benchmark: bench/http is that.
 
 --bodies C instead sends large request bodies and loads nothing: C connections at once, each
 a PutItem padded with JSON whitespace to --body-mb MB, --rounds times over, while VmRSS is
@@ -19,6 +22,8 @@ sampled every 20 ms (the load that the server's bound on request bytes being rea
     bench/memory.py [--quarry build/quarry] [--items N] [--cache-size BYTES]
                     [--seconds S] [--conns C] [--mix get=55,put=20,...|pages] [--data DIR]
     bench/memory.py --bodies C [--body-mb MB] [--rounds R] [--quarry ...] [--cache-size ...]
+    bench/memory.py --cql [--quarry build/quarry] [--cache-size BYTES] [--seconds S]
+                    [--conns C]
 """
 import argparse
 import datetime
@@ -28,6 +33,7 @@ import os
 import random
 import shutil
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -255,6 +261,145 @@ def big_bodies(args):
     print("%d of %d requests answered 200, %.1f s in all" % (ok, args.bodies * args.rounds, took))
 
 
+CQL_PARTITIONS = 4
+CQL_ROWS = 50
+CQL_ROW_BYTES = 100 * 1024
+
+
+def cql_load(port):
+    """CQL_PARTITIONS partitions of CQL_ROWS rows of CQL_ROW_BYTES, through the Python
+    driver."""
+    from cassandra.cluster import Cluster
+    from cassandra.policies import RoundRobinPolicy
+    cluster = Cluster(["127.0.0.1"], port=port, protocol_version=4,
+                      load_balancing_policy=RoundRobinPolicy())
+    try:
+        s = cluster.connect()
+        s.execute("CREATE KEYSPACE IF NOT EXISTS bench WITH replication = "
+                  "{'class': 'SimpleStrategy', 'replication_factor': 1}")
+        s.execute("CREATE TABLE IF NOT EXISTS bench.pages (pk int, ck int, v blob, "
+                  "PRIMARY KEY (pk, ck))")
+        ins = s.prepare("INSERT INTO bench.pages (pk, ck, v) VALUES (?, ?, ?)")
+        for pk in range(CQL_PARTITIONS):
+            for ck in range(CQL_ROWS):
+                s.execute(ins, (pk, ck, bytes([ck]) * CQL_ROW_BYTES))
+    finally:
+        cluster.shutdown()
+
+
+def cql_envelope(stream, opcode, body):
+    return struct.pack(">BBhBi", 4, 0, stream, opcode, len(body)) + body
+
+
+def cql_string(s, width=">H"):
+    b = s.encode()
+    return struct.pack(width, len(b)) + b
+
+
+def cql_read(sock, n):
+    out = bytearray(n)
+    view, got = memoryview(out), 0
+    while got < n:
+        k = sock.recv_into(view[got:], n - got)
+        if k == 0:
+            raise EOFError("the server closed the connection")
+        got += k
+    return out
+
+
+def cql_pages(port, conns, seconds):
+    """conns raw v4 connections asking for whole partitions until seconds pass: (answers,
+    bytes, errors)."""
+    stop = time.time() + seconds
+    totals = {"answers": 0, "bytes": 0, "errors": 0}
+    lock = threading.Lock()
+
+    def client(n):
+        try:
+            s = socket.create_connection(("127.0.0.1", port), timeout=120)
+            s.sendall(cql_envelope(0, 0x01, struct.pack(">H", 1) + cql_string("CQL_VERSION") +
+                                   cql_string("3.0.0")))
+            ready = cql_read(s, 9)  # READY, with no body
+            cql_read(s, struct.unpack(">i", ready[5:9])[0])
+            i = 0
+            while time.time() < stop:
+                q = "SELECT * FROM bench.pages WHERE pk = %d" % ((n + i) % CQL_PARTITIONS)
+                s.sendall(cql_envelope(1, 0x07, cql_string(q, ">i") + struct.pack(">HB", 1, 0)))
+                head = cql_read(s, 9)
+                body = cql_read(s, struct.unpack(">i", head[5:9])[0])
+                if head[4] != 0x08:
+                    raise SystemExit("CQL error: %r" % bytes(body[:200]))
+                with lock:
+                    totals["answers"] += 1
+                    totals["bytes"] += len(body)
+                i += 1
+            s.close()
+        except (OSError, EOFError):
+            with lock:
+                totals["errors"] += 1
+
+    ts = [threading.Thread(target=client, args=(n,)) for n in range(conns)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    return totals
+
+
+def cql_main(args):
+    tmp = tempfile.mkdtemp(prefix="quarry-memory-")
+    port, cport = free_port(), free_port()
+    proc = subprocess.Popen([args.quarry, "serve", "--listen", "127.0.0.1:%d" % port, "--data",
+                             os.path.join(tmp, "data"), "--no-sync", "--capacity", "off",
+                             "--cache-size", str(args.cache_size), "--log-level", "warn",
+                             "--cql", "127.0.0.1:%d" % cport],
+                            stdout=subprocess.DEVNULL, stderr=open(os.path.join(tmp, "log"), "w"))
+    try:
+        for _ in range(200):
+            try:
+                socket.create_connection(("127.0.0.1", cport), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        rss_start = status_kb(proc.pid, "VmRSS")
+        cql_load(cport)
+        rss_loaded = status_kb(proc.pid, "VmRSS")
+        result = {}
+        load = threading.Thread(target=lambda: result.update(
+            cql_pages(cport, args.conns, args.seconds)))
+        load.start()
+        peak, samples = 0, []
+        while load.is_alive():
+            rss = status_kb(proc.pid, "VmRSS")
+            samples.append(rss)
+            peak = max(peak, rss)
+            time.sleep(0.25)
+        load.join()
+        rss_end, hwm = status_kb(proc.pid, "VmRSS"), status_kb(proc.pid, "VmHWM")
+    finally:
+        proc.terminate()
+        proc.wait()
+        shutil.rmtree(tmp, ignore_errors=True)
+    mb = lambda kb: kb / 1024.0  # noqa: E731
+    budget = args.cache_size / 1048576.0
+    print("## bench/memory.py --cql: quarry serve --cache-size %.0f MB, %d CQL connections of "
+          "%d-row pages of %d KB rows, %.0f s" % (budget, args.conns, CQL_ROWS,
+                                                  CQL_ROW_BYTES // 1024, args.seconds))
+    print()
+    print("| measure | MB |\n|---|---:|")
+    print("| VmRSS after the start | %.1f |" % mb(rss_start))
+    print("| VmRSS after the load | %.1f |" % mb(rss_loaded))
+    print("| VmRSS during the pages: median of %d samples | %.1f |" % (
+        len(samples), mb(sorted(samples)[len(samples) // 2]) if samples else 0))
+    print("| VmRSS during the pages: peak (VmHWM %.1f) | %.1f |" % (mb(hwm), mb(peak)))
+    print("| VmRSS at the end | %.1f |" % mb(rss_end))
+    print("| peak − budget | %.1f |" % (mb(peak) - budget))
+    print()
+    print("pages: %d answers, %.0f MB, %.1f answers/s; %d connections failed" % (
+        result["answers"], result["bytes"] / 1048576.0, result["answers"] / args.seconds,
+        result["errors"]))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quarry", default=os.path.join(HERE, "..", "build", "quarry"))
@@ -269,9 +414,14 @@ def main():
                     "at once instead of the mixed load")
     ap.add_argument("--body-mb", type=float, default=12)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--cql", action="store_true", help="CONNS CQL connections of 5 MB pages "
+                    "instead of the HTTP mix")
     args = ap.parse_args()
     if args.bodies:
         big_bodies(args)
+        return
+    if args.cql:
+        cql_main(args)
         return
     mix = parse_mix(args.mix)
     tmp = tempfile.mkdtemp(prefix="quarry-memory-")

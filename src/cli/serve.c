@@ -93,13 +93,13 @@ static void usage(FILE *f)
         "  --cors-origin ORIGIN  without --credentials, let browser pages of ORIGIN\n"
         "                        (http[s]://host[:port]) call the server, besides its own\n"
         "                        and loopback pages on its port (repeatable)\n" CLI_CACHE_SIZE_HELP
-        "                        under any load: answers being sent and their requests'\n"
-        "                        bodies take 16 MB of it, and a call waits for sends to\n"
-        "                        complete while they hold more; requests being read take\n"
-        "                        another 16 MB: past it, connections whose bodies are still\n"
-        "                        arriving are read no further until bytes are freed (one\n"
-        "                        body always reads on, and a connection starting one brings\n"
-        "                        up to 1 MB before it is judged)\n"
+        "                        under any load: answers being sent (HTTP's and CQL's)\n"
+        "                        and HTTP requests' bodies take 16 MB of it, and a call\n"
+        "                        waits for sends to complete while they hold more; requests\n"
+        "                        being read take another 16 MB: past it, connections whose\n"
+        "                        bodies are still arriving are read no further until bytes\n"
+        "                        are freed (one body always reads on, and a connection\n"
+        "                        starting one brings up to 1 MB before it is judged)\n"
         "  --log-level LEVEL     info logs every request, warn only errors (default info)\n"
         "  --no-sync             acknowledge writes before they are fsync'd\n"
         "  --loops N             HTTP event loop threads at most (default 2 per CPU): one\n"
@@ -114,8 +114,9 @@ static void usage(FILE *f)
         "                        event loops)\n"
         "  --max-connections N   open connections at once (default 10000); one past it is\n"
         "                        closed unanswered\n"
-        "  --timeout SECONDS     close idle connections after this (default 60), and cut\n"
-        "                        one whose client has not read a whole answer by then\n"
+        "  --timeout SECONDS     close idle HTTP connections after this (default 60), and\n"
+        "                        cut an HTTP or CQL connection whose client has read\n"
+        "                        nothing of an answer for as long\n"
         "  --gsi-lag-ms N        hold every global index update back at least N ms, to test an\n"
         "                        application against eventual consistency (default 0)\n"
         "  --ttl-interval-ms N   how often expired items are swept (default 60000)\n"
@@ -437,7 +438,9 @@ int cli_serve(int argc, char **argv)
                                 .max_connections = max_conn,
                                 .max_frame = cql_max_frame,
                                 .log_level = level,
-                                .credentials = cql_cred_path ? &roles : NULL};
+                                .timeout_seconds = timeout,
+                                .credentials = cql_cred_path ? &roles : NULL,
+                                .budget = server_exchange_budget(srv)};
         if (cql_server_start(db, &cc, &cql, err, sizeof err)) {
             fprintf(stderr, "quarry serve: CQL: %s\n", err);
             server_stop(srv);

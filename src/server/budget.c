@@ -6,38 +6,29 @@
  * atomic add per charge: the queues are touched only when the budget is spent. */
 #include "server/budget.h"
 
-#include <stdlib.h>
-
-int budget_init(budget *b, size_t limit, unsigned max_loops)
+int budget_init(budget *b, size_t limit)
 {
     b->limit = limit;
     atomic_init(&b->held, 0);
     atomic_init(&b->waiting, 0);
-    b->n_loops = 0;
-    b->cap = max_loops ? max_loops : 1;
-    b->loops = calloc(b->cap, sizeof *b->loops);
-    if (b->loops == NULL) return -1;
-    if (pthread_mutex_init(&b->mu, NULL)) {
-        free(b->loops);
-        b->loops = NULL;
-        return -1;
-    }
-    return 0;
+    h2o_linklist_init_anchor(&b->loops);
+    return pthread_mutex_init(&b->mu, NULL) ? -1 : 0;
 }
 
 void budget_dispose(budget *b)
 {
-    free(b->loops);
-    b->loops = NULL;
     pthread_mutex_destroy(&b->mu);
 }
 
 /* Starts the loop's oldest waiting calls while less than the limit is held; each start
- * charges what its call built before the next is judged. */
+ * charges what its call built before the next is judged. Only those that waited when it
+ * began: a call queued by an admit (its requester's next one, behind the others) waits
+ * for a wake of its own, so that this returns whatever the admits do. */
 static void admit_waiting(budget_loop *bl)
 {
     budget *b = bl->b;
-    while (!h2o_linklist_is_empty(&bl->waiting) && atomic_load(&b->held) < b->limit) {
+    unsigned turns = atomic_load(&bl->n_waiting);
+    while (turns-- && !h2o_linklist_is_empty(&bl->waiting) && atomic_load(&b->held) < b->limit) {
         budget_wait *w = H2O_STRUCT_FROM_MEMBER(budget_wait, link, bl->waiting.next);
         h2o_linklist_unlink(&w->link);
         atomic_fetch_sub(&bl->n_waiting, 1);
@@ -66,8 +57,8 @@ static void wake(budget_loop *bl)
 static void wake_all(budget *b)
 {
     pthread_mutex_lock(&b->mu);
-    for (unsigned i = 0; i < b->n_loops; i++)
-        wake(b->loops[i]);
+    for (h2o_linklist_t *n = b->loops.next; n != &b->loops; n = n->next)
+        wake(H2O_STRUCT_FROM_MEMBER(budget_loop, link, n));
     pthread_mutex_unlock(&b->mu);
 }
 
@@ -78,9 +69,10 @@ void budget_loop_open(budget *b, budget_loop *bl, h2o_multithread_queue_t *queue
     atomic_init(&bl->n_waiting, 0);
     atomic_init(&bl->wake_sent, 0);
     bl->wake_msg = (h2o_multithread_message_t){{NULL, NULL}};
+    bl->link = (h2o_linklist_t){NULL, NULL};
     h2o_multithread_register_receiver(queue, &bl->wake, on_wake);
     pthread_mutex_lock(&b->mu);
-    if (b->n_loops < b->cap) b->loops[b->n_loops++] = bl;
+    h2o_linklist_insert(&b->loops, &bl->link);
     pthread_mutex_unlock(&b->mu);
 }
 
@@ -89,11 +81,7 @@ void budget_loop_close(budget_loop *bl)
     budget *b = bl->b;
     if (b == NULL) return;
     pthread_mutex_lock(&b->mu);
-    for (unsigned i = 0; i < b->n_loops; i++)
-        if (b->loops[i] == bl) {
-            b->loops[i] = b->loops[--b->n_loops];
-            break;
-        }
+    h2o_linklist_unlink(&bl->link);
     pthread_mutex_unlock(&b->mu);
     /* No loop sends it a wake now; one sent before may still wait in the receiver's
      * list, which only this thread reads. */

@@ -21,11 +21,10 @@ typedef struct budget_loop budget_loop;
 /* The server's budget; its fields are the module's. */
 typedef struct budget {
     size_t limit;
-    atomic_size_t held;    /* charged over all loops */
-    atomic_uint waiting;   /* calls waiting, over all loops */
-    pthread_mutex_t mu;    /* guards loops */
-    budget_loop **loops;   /* those open, to wake */
-    unsigned n_loops, cap; /* cap: max_loops */
+    atomic_size_t held;   /* charged over all loops */
+    atomic_uint waiting;  /* calls waiting, over all loops */
+    pthread_mutex_t mu;   /* guards loops */
+    h2o_linklist_t loops; /* budget_loop.link: those open, to wake */
 } budget;
 
 /* A call waiting for the budget, in its requester's memory. */
@@ -38,6 +37,7 @@ typedef struct budget_wait {
  * Only the loop's thread touches it, except for the atomics and the receiver. */
 struct budget_loop {
     budget *b;
+    h2o_linklist_t link;    /* in b->loops, under b->mu */
     h2o_linklist_t waiting; /* budget_wait.link */
     atomic_uint n_waiting;
     atomic_int wake_sent; /* wake_msg is on its way */
@@ -45,21 +45,24 @@ struct budget_loop {
     h2o_multithread_message_t wake_msg;
 };
 
-/* limit: bytes (more than 0); max_loops: how many loops may take part at once. Returns 0,
- * or -1 if out of memory. */
-int budget_init(budget *b, size_t limit, unsigned max_loops);
+/* limit: bytes (more than 0). Any number of loops, of any listener, may take part. Returns
+ * 0, or -1 if its mutex could not be made. */
+int budget_init(budget *b, size_t limit);
 /* Once every loop is closed. */
 void budget_dispose(budget *b);
 
-/* On the loop's thread: bl takes part in b (one of at most max_loops), woken through
- * queue (the loop's message queue, which must outlive bl's part). */
+/* On the loop's thread: bl takes part in b, woken through queue (the loop's message queue,
+ * which must outlive bl's part). */
 void budget_loop_open(budget *b, budget_loop *bl, h2o_multithread_queue_t *queue);
 /* On the loop's thread, once it has no call waiting. */
 void budget_loop_close(budget_loop *bl);
 
 /* Whether a call may start now: 1 if less than the limit is held and none of the loop's
  * calls waits before it; else 0, and w is queued: w->admit is called on this loop when
- * the budget allows, unless budget_cancel comes first. Nothing is charged either way. */
+ * the budget allows, unless budget_cancel comes first. Nothing is charged either way.
+ * w->admit means the call starts: it must not ask budget_admit again for that call (it
+ * would queue behind the others anew). A wake admits at most the calls that waited when
+ * it came, so a w->admit that queues another call leaves it to a later wake. */
 int budget_admit(budget_loop *bl, budget_wait *w);
 
 /* Takes w out of the queue if it waits there (its requester is gone). */

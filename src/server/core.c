@@ -14,7 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
+#include <linux/tcp.h> /* TCP_NODELAY, and TCP_INFO's tcpi_bytes_acked */
 #include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -486,6 +486,16 @@ static void linger_end_all(core_loop *l)
 {
     while (!h2o_linklist_is_empty(&l->lingering))
         linger_end(H2O_STRUCT_FROM_MEMBER(lingerer, link, l->lingering.next));
+}
+
+uint64_t core_bytes_taken(h2o_socket_t *sock)
+{
+    struct tcp_info ti;
+    socklen_t len = sizeof ti;
+    if (getsockopt(h2o_socket_get_fd(sock), IPPROTO_TCP, TCP_INFO, &ti, &len) != 0 ||
+        len < offsetof(struct tcp_info, tcpi_bytes_acked) + sizeof ti.tcpi_bytes_acked)
+        return 0;
+    return ti.tcpi_bytes_acked;
 }
 
 static void on_conn_close(void *data)

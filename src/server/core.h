@@ -164,6 +164,12 @@ void core_linger_on_close(h2o_socket_t *sock, size_t drop_limit);
 void core_conn_attach(h2o_socket_t *sock, void *data);
 void *core_conn_data(h2o_socket_t *sock);
 
+/* Bytes written to sock that its peer has taken (acknowledged; TCP_INFO's
+ * tcpi_bytes_acked): it grows while a client reads what it is sent, and stands still when
+ * the client stops, so that a write's progress can be told from the socket. 0 if the
+ * kernel cannot say. */
+uint64_t core_bytes_taken(h2o_socket_t *sock);
+
 /* ---- logging ---- */
 
 /* One line on stderr, stamped with the UTC time, written with a single write(2) so that

@@ -5,22 +5,31 @@
  * from v5, segments once READY or AUTHENTICATE has gone, REGISTER for events, and many
  * streams in flight, each request a core call of qr_cql_call with the connection's keyspace
  * and role. Schema changes are sent as EVENTs on stream -1 to the registered connections of
- * every loop. What a statement means is qr_cql_call's; no CQL is read here. */
+ * every loop. Answers not yet written to their sockets are charged to the server's exchange
+ * budget (budget.h), and a connection reads its next request only while the budget allows;
+ * a client that takes nothing of an answer for the server's timeout is cut. What a statement
+ * means is qr_cql_call's; no CQL is read here. */
 #include "server/cql.h"
 
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 
 #include "cqlwire/cql_codec.h"
 #include "cqlwire/cql_frame.h"
+#include "server/budget.h"
 #include "server/core.h"
 #include "util/buf.h"
 
 /* The CQL version announced in SUPPORTED: Cassandra 4.1's. */
 #define CQL_LANGUAGE_VERSION "3.4.6"
+/* How often, in parts of the server's timeout, a write's progress is looked at. */
+#define CQL_TIMEOUT_CHECKS 4
+/* A buffer grown past this for a large answer is freed once it has served, not kept. */
+#define CQL_KEEP_BUFFER ((size_t)1 << 20)
 
 typedef struct cql_loop cql_loop;
 
@@ -47,7 +56,9 @@ struct cql_loop {
     core_loop *core;
     h2o_multithread_queue_t *queue; /* for events from the other loops */
     h2o_multithread_receiver_t events;
-    int open; /* events may be sent to it (under s->mu) */
+    budget_loop budget;
+    h2o_timeout_t write_check; /* a CQL_TIMEOUT_CHECKS-th of the server's timeout */
+    int open;                  /* events may be sent to it (under s->mu) */
     h2o_linklist_t conns;
     int draining;
 };
@@ -65,19 +76,26 @@ typedef struct cql_conn {
     int framed;      /* v5 segments, from the answer to STARTUP on */
     cql_v5_reader v5;
     cql_envelope_rules rules;
-    uint64_t drop;   /* bytes still to drop of a refused envelope (before v5) */
-    buf scratch;     /* a decompressed body */
-    buf envelope;    /* the answer being built */
-    buf stage;       /* v5: whole envelopes waiting to go as one segment */
-    buf out;         /* bytes to send after the write under way */
-    buf sending;     /* the bytes of the write under way */
-    int writing;     /* h2o_socket_write under way */
-    int reading;     /* h2o_socket_read_start in force */
-    int peer_gone;   /* the socket failed, the client closed or memory ran out: close as soon
-                        as no write is under way, cancelling the calls */
-    int close_after; /* read no more; close once the calls are answered and sent (a fatal
-                        error, draining) */
-    unsigned events; /* REGISTERed event types (CQL_EVENT_*) */
+    uint64_t drop;               /* bytes still to drop of a refused envelope (before v5) */
+    buf scratch;                 /* a decompressed body */
+    buf envelope;                /* the answer being built */
+    buf stage;                   /* v5: whole envelopes waiting to go as one segment */
+    buf out;                     /* bytes to send after the write under way */
+    buf sending;                 /* the bytes of the write under way */
+    h2o_timeout_entry_t stalled; /* linked while a write is under way */
+    uint64_t taken;              /* core_bytes_taken when last seen to grow, */
+    struct timespec progress_at; /* at this time */
+    size_t calls_held; /* answers the core holds for the calls in flight (core_call_held) */
+    size_t charge;     /* of the budget: stage, out, sending and calls_held, as last settled */
+    budget_wait wait;  /* linked while the next envelope waits for the budget */
+    int admitted;      /* the budget let the next envelope start (after a wait) */
+    int writing;       /* h2o_socket_write under way */
+    int reading;       /* h2o_socket_read_start in force */
+    int peer_gone;     /* the socket failed, the client closed or memory ran out: close as soon
+                          as no write is under way, cancelling the calls */
+    int close_after;   /* read no more; close once the calls are answered and sent (a fatal
+                          error, draining) */
+    unsigned events;   /* REGISTERed event types (CQL_EVENT_*) */
     char keyspace[64];
     char user[128]; /* "" while no role authenticated */
     unsigned in_flight;
@@ -91,6 +109,7 @@ typedef struct cql_call {
     cql_conn *conn;
     int16_t stream;
     uint8_t opcode;
+    size_t held; /* core_call_held once started: in c->conn's calls_held */
     struct timespec start;
 } cql_call;
 
@@ -121,6 +140,22 @@ static void log_request(const cql_conn *c, const cql_call *k, const unsigned cha
 
 static void on_write(h2o_socket_t *sock, const char *err);
 
+/* What the budget is charged for c: the answers it holds, built or being built. */
+static void conn_charge(cql_conn *c)
+{
+    budget_charge(&c->loop->budget, &c->charge,
+                  c->stage.len + c->out.len + c->sending.len + c->calls_held);
+}
+
+/* Marks now as the write's last progress, and looks again in a while. */
+static void watch_write(cql_conn *c)
+{
+    if (h2o_timeout_is_linked(&c->stalled)) h2o_timeout_unlink(&c->stalled);
+    c->taken = core_bytes_taken(c->sock);
+    clock_gettime(CLOCK_MONOTONIC, &c->progress_at);
+    h2o_timeout_link(core_loop_evloop(c->loop->core), &c->loop->write_check, &c->stalled);
+}
+
 /* Hands what is queued to the socket unless a write is under way. */
 static void conn_flush(cql_conn *c)
 {
@@ -138,6 +173,7 @@ static void conn_flush(cql_conn *c)
     c->out = t;
     buf_reset(&c->out);
     c->writing = 1;
+    if (c->loop->s->cfg.timeout_seconds) watch_write(c);
     h2o_iovec_t v = h2o_iovec_init(c->sending.data, c->sending.len);
     h2o_socket_write(c->sock, &v, 1, on_write);
 }
@@ -166,7 +202,11 @@ static int conn_queue_envelope(cql_conn *c)
         }
         if (rc == 0) rc = cql_segments_write(&c->out, e->data, e->len, c->lz4);
     }
-    buf_reset(e);
+    /* A large answer's memory is not kept for the connection's next small ones. */
+    if (e->cap > CQL_KEEP_BUFFER)
+        buf_free(e);
+    else
+        buf_reset(e);
     if (rc) c->peer_gone = 1;
     return rc;
 }
@@ -238,7 +278,8 @@ static int send_error(cql_conn *c, uint8_t version, int16_t stream, cql_error_co
 static int conn_can_take(const cql_conn *c)
 {
     return c->in_flight < CQL_MAX_IN_FLIGHT && c->out.len + c->sending.len < CQL_MAX_PENDING_OUT &&
-           !c->close_after && !c->peer_gone && !c->loop->draining;
+           !c->close_after && !c->peer_gone && !c->loop->draining &&
+           c->wait.link.next == NULL; /* not waiting for the budget */
 }
 
 /* ---- answers of calls ---- */
@@ -247,6 +288,7 @@ static void call_free(cql_call *k)
 {
     h2o_linklist_unlink(&k->link);
     k->conn->in_flight--;
+    k->conn->calls_held -= k->held;
     free(k);
 }
 
@@ -324,7 +366,12 @@ static void start_call(cql_conn *c, const cql_envelope *env, const uint8_t *body
         call_free(k);
         send_error(c, c->version, env->stream, CQL_ERR_OVERLOADED,
                    "out of memory queueing the request");
+        return;
     }
+    /* A call run on the loop has built its answer already: it is charged now, before
+     * the budget judges the next request. */
+    k->held = core_call_held(&k->call);
+    c->calls_held += k->held;
 }
 
 /* ---- the handshake and the server's own messages ---- */
@@ -498,6 +545,11 @@ static void conn_process(cql_conn *c)
             continue;
         }
         if (!has_input(c)) break;
+        /* Once the handshake is done (its answers are small), whatever the envelope asks
+         * may build an answer: it waits while the budget is spent, and the connection reads
+         * nothing more until on_budget_admit lets this envelope start. */
+        if (c->state == CONN_READY && !c->admitted && !budget_admit(&c->loop->budget, &c->wait))
+            break;
         const uint8_t *p = (const uint8_t *)(*in)->bytes;
         cql_envelope env;
         cql_frame_error fe;
@@ -520,12 +572,17 @@ static void conn_process(cql_conn *c)
                 h2o_buffer_consume(in, n);
                 c->drop = fe.skip - n;
             }
-            if (!on_frame_error(c, &fe)) break;
+            c->admitted = 0;
+            int go_on = on_frame_error(c, &fe);
+            conn_charge(c);
+            if (!go_on) break;
             continue;
         }
         /* The envelope lives in the input (or the v5 reader) until it is consumed. */
+        c->admitted = 0;
         on_envelope(c, &env);
         h2o_buffer_consume(in, used);
+        conn_charge(c);
     }
 }
 
@@ -540,8 +597,9 @@ static void on_write(h2o_socket_t *sock, const char *err)
 {
     cql_conn *c = sock->data;
     c->writing = 0;
+    if (h2o_timeout_is_linked(&c->stalled)) h2o_timeout_unlink(&c->stalled);
     /* A large answer's memory is not kept for the connection's next small ones. */
-    if (c->sending.cap > ((size_t)1 << 20))
+    if (c->sending.cap > CQL_KEEP_BUFFER)
         buf_free(&c->sending);
     else
         buf_reset(&c->sending);
@@ -549,10 +607,36 @@ static void on_write(h2o_socket_t *sock, const char *err)
     conn_settle(c);
 }
 
+/* A write under way, looked at again: a client that took some of it since the last look
+ * is given the timeout anew; one that took nothing for the whole timeout reads nothing,
+ * and is cut, so that what it holds goes back to the budget (the write then fails and
+ * closes the connection). */
+static void on_write_check(h2o_timeout_entry_t *entry)
+{
+    cql_conn *c = H2O_STRUCT_FROM_MEMBER(cql_conn, stalled, entry);
+    unsigned timeout = c->loop->s->cfg.timeout_seconds;
+    if (core_bytes_taken(c->sock) != c->taken) {
+        watch_write(c);
+        return;
+    }
+    if (core_elapsed_us(&c->progress_at) < (long)timeout * 1000000L) {
+        h2o_timeout_link(core_loop_evloop(c->loop->core), &c->loop->write_check, &c->stalled);
+        return;
+    }
+    if (c->loop->s->cfg.log_level <= SERVER_LOG_WARN)
+        core_log("warn CQL error=WriteTimeout message=\"the client took nothing of a %zu-byte "
+                 "write for %u s: connection closed\"",
+                 c->sending.len, timeout);
+    c->peer_gone = 1;
+    shutdown(h2o_socket_get_fd(c->sock), SHUT_RDWR);
+}
+
 /* ---- connections ---- */
 
 static void conn_destroy(cql_conn *c)
 {
+    if (h2o_timeout_is_linked(&c->stalled)) h2o_timeout_unlink(&c->stalled);
+    budget_cancel(&c->loop->budget, &c->wait);
     while (!h2o_linklist_is_empty(&c->calls)) {
         cql_call *k = H2O_STRUCT_FROM_MEMBER(cql_call, link, c->calls.next);
         core_call_cancel(&k->call);
@@ -566,9 +650,20 @@ static void conn_destroy(cql_conn *c)
     buf_free(&c->stage);
     buf_free(&c->out);
     buf_free(&c->sending);
+    budget_charge(&c->loop->budget, &c->charge, 0);
     h2o_socket_t *sock = c->sock;
     free(c);
     h2o_socket_close(sock);
+}
+
+/* Whether c's socket is to be read: while it may take requests, and while its next one
+ * waits for the budget, up to an envelope's worth of input more, so that a client that
+ * goes away meanwhile is seen and its request dropped. */
+static int conn_wants_read(const cql_conn *c)
+{
+    if (conn_can_take(c)) return 1;
+    return c->wait.link.next != NULL && !c->peer_gone && !c->close_after &&
+           c->sock->input->size < c->rules.max_envelope;
 }
 
 /* The one place a connection moves on, at the end of every callback that touched it:
@@ -578,9 +673,10 @@ static int conn_settle(cql_conn *c)
 {
     if (conn_can_take(c) && has_input(c)) conn_process(c);
     conn_flush(c);
+    conn_charge(c);
     if (c->writing) {
         /* A socket whose write is under way is closed when it ends (on_write). */
-        if (c->reading && !conn_can_take(c)) {
+        if (c->reading && !conn_wants_read(c)) {
             c->reading = 0;
             h2o_socket_read_stop(c->sock);
         }
@@ -590,7 +686,7 @@ static int conn_settle(cql_conn *c)
         conn_destroy(c);
         return 1;
     }
-    int take = conn_can_take(c);
+    int take = conn_wants_read(c);
     if (take && !c->reading) {
         c->reading = 1;
         h2o_socket_read_start(c->sock, on_read);
@@ -599,6 +695,14 @@ static int conn_settle(cql_conn *c)
         h2o_socket_read_stop(c->sock);
     }
     return 0;
+}
+
+/* The envelope that waited may start; the connection reads on from it. */
+static void on_budget_admit(budget_wait *w)
+{
+    cql_conn *c = H2O_STRUCT_FROM_MEMBER(cql_conn, wait, w);
+    c->admitted = 1;
+    conn_settle(c);
 }
 
 static void cql_serve(void *state, h2o_socket_t *sock)
@@ -612,6 +716,8 @@ static void cql_serve(void *state, h2o_socket_t *sock)
     size_t max = l->s->cfg.max_frame;
     c->loop = l;
     c->sock = sock;
+    c->wait.admit = on_budget_admit;
+    c->stalled.cb = on_write_check;
     c->rules = (cql_envelope_rules){.max_envelope = max, .responses = 0, .version = 0};
     buf_init(&c->scratch, max);
     buf_init(&c->envelope, (size_t)256 << 20);
@@ -680,6 +786,9 @@ static void cql_loop_open(core_loop *cl, void *state, void *arg)
     h2o_linklist_init_anchor(&l->conns);
     l->queue = h2o_multithread_create_queue(core_loop_evloop(cl));
     h2o_multithread_register_receiver(l->queue, &l->events, on_events);
+    budget_loop_open(l->s->cfg.budget, &l->budget, l->queue);
+    h2o_timeout_init(core_loop_evloop(cl), &l->write_check,
+                     (uint64_t)l->s->cfg.timeout_seconds * 1000 / CQL_TIMEOUT_CHECKS);
     pthread_mutex_lock(&l->s->mu);
     l->s->loops[l->s->n_loops++] = l;
     l->open = 1;
@@ -722,6 +831,8 @@ static void cql_loop_close(void *state)
         free(e);
     }
     h2o_multithread_unregister_receiver(l->queue, &l->events);
+    budget_loop_close(&l->budget);
+    h2o_timeout_dispose(core_loop_evloop(l->core), &l->write_check);
     h2o_multithread_destroy_queue(l->queue);
 }
 

@@ -62,6 +62,11 @@ typedef struct cql_server_config {
     size_t max_frame;         /* bytes an envelope may take; 0 means CQL_DEFAULT_MAX_FRAME */
     server_log_level log_level;
     const cql_credentials *credentials; /* borrowed; NULL: no authentication (READY) */
+    unsigned timeout_seconds; /* a write the client takes nothing of for this long cuts the
+                                 connection; 0: none */
+    struct budget *budget;    /* borrowed (the DynamoDB server's: server_exchange_budget),
+                                 outliving the listener; charged the answers not yet written to
+                                 their sockets (budget.h) */
 } cql_server_config;
 
 typedef struct cql_server cql_server;

@@ -62,7 +62,7 @@ typedef struct http_loop {
     h2o_accept_ctx_t accept;
     budget_loop budget;
     bodybound_loop bodies;
-    h2o_timeout_t send_timeout; /* the server's timeout: an answer not taken by then is cut */
+    h2o_timeout_t send_check; /* a SEND_CHECKS-th of the server's timeout (held_body) */
 } http_loop;
 
 /* The handler h2o calls, with the server it belongs to. */
@@ -245,15 +245,20 @@ static void add_preflight_headers(h2o_req_t *req)
 typedef enum body_hold { BODY_COPY, BODY_STATIC, BODY_TAKEN, BODY_CHARGED } body_hold;
 
 /* A taken body while h2o sends it: charged to the server's budget, and watched by a
- * timer that cuts the connection if its client has not taken the whole answer within
- * the server's timeout (h2o's HTTP/1 times out reads, not writes), so that a client that
- * stops reading holds its share for that long at most. */
+ * timer that cuts the connection if its client takes nothing of the answer for the
+ * server's timeout (h2o's HTTP/1 times out reads, not writes, and tells of no progress
+ * within a write: the kernel's count of the bytes the client took does), so that a client
+ * that stops reading holds its share for that long at most, and a slow one that reads on
+ * is not cut. */
+#define SEND_CHECKS 4
 typedef struct held_body {
     char *data;
     size_t len, charge;
     http_loop *loop;
     h2o_req_t *req;
     h2o_timeout_entry_t stalled;
+    uint64_t taken;              /* core_bytes_taken when last seen to grow, */
+    struct timespec progress_at; /* at this time */
 } held_body;
 
 static void free_taken_body(void *p)
@@ -264,15 +269,32 @@ static void free_taken_body(void *p)
     budget_charge(&h->loop->budget, &h->charge, 0);
 }
 
+/* Marks now as the send's last progress, and looks again in a while. */
+static void watch_send(held_body *h, h2o_socket_t *sock)
+{
+    h->taken = sock ? core_bytes_taken(sock) : 0;
+    clock_gettime(CLOCK_MONOTONIC, &h->progress_at);
+    h2o_timeout_link(h->loop->ctx.loop, &h->loop->send_check, &h->stalled);
+}
+
 static void on_send_stalled(h2o_timeout_entry_t *entry)
 {
     held_body *h = H2O_STRUCT_FROM_MEMBER(held_body, stalled, entry);
     h2o_conn_t *conn = h->req->conn;
     h2o_socket_t *sock = conn->callbacks->get_socket ? conn->callbacks->get_socket(conn) : NULL;
+    unsigned timeout = h->loop->s->cfg.timeout_seconds;
+    if (sock && core_bytes_taken(sock) != h->taken) {
+        watch_send(h, sock);
+        return;
+    }
+    if (core_elapsed_us(&h->progress_at) < (long)timeout * 1000000L) {
+        h2o_timeout_link(h->loop->ctx.loop, &h->loop->send_check, &h->stalled);
+        return;
+    }
     if (h->loop->s->cfg.log_level <= SERVER_LOG_WARN)
-        core_log("warn http status=%d error=SendTimeout message=\"the client took not all of "
-                 "a %zu-byte answer within %u s: connection closed\"",
-                 h->req->res.status, h->len, h->loop->s->cfg.timeout_seconds);
+        core_log("warn http status=%d error=SendTimeout message=\"the client took nothing of "
+                 "a %zu-byte answer for %u s: connection closed\"",
+                 h->req->res.status, h->len, timeout);
     /* h2o's pending write then fails, and h2o closes the connection and disposes of the
      * request, which frees the body. */
     if (sock) shutdown(h2o_socket_get_fd(sock), SHUT_RDWR);
@@ -287,7 +309,10 @@ static void keep_until_disposed(h2o_req_t *req, char *data, size_t len, size_t c
     *h = (held_body){.data = data, .len = len, .loop = l, .req = req};
     h->stalled.cb = on_send_stalled;
     budget_charge(&l->budget, &h->charge, charge);
-    if (l->s->cfg.timeout_seconds) h2o_timeout_link(l->ctx.loop, &l->send_timeout, &h->stalled);
+    if (l->s->cfg.timeout_seconds) {
+        h2o_conn_t *conn = req->conn;
+        watch_send(h, conn->callbacks->get_socket ? conn->callbacks->get_socket(conn) : NULL);
+    }
 }
 
 /* h2o_send_inline's answer, with the body sent from where it is (the pool or static
@@ -686,15 +711,17 @@ static int append_budget_metrics(server *s, buf *out)
         bodybound_paused(&s->bodies));
     if (rc) return rc;
     return buf_printf(out,
-                      "# HELP quarry_http_exchange_bytes Bytes the HTTP exchanges under way "
-                      "hold: answers built and not yet sent, and their calls' request bodies.\n"
+                      "# HELP quarry_http_exchange_bytes Bytes the exchanges under way hold: "
+                      "HTTP answers built and not yet sent and their calls' request bodies, "
+                      "and CQL answers not yet written to their sockets.\n"
                       "# TYPE quarry_http_exchange_bytes gauge\n"
                       "quarry_http_exchange_bytes %zu\n"
                       "# HELP quarry_http_exchange_budget_bytes What the exchanges may hold "
                       "before further calls wait.\n"
                       "# TYPE quarry_http_exchange_budget_bytes gauge\n"
                       "quarry_http_exchange_budget_bytes %zu\n"
-                      "# HELP quarry_http_calls_waiting Calls waiting for the exchanges "
+                      "# HELP quarry_http_calls_waiting Calls (HTTP requests, and CQL connections "
+                      "whose next request waits) waiting for the exchanges "
                       "under way to release bytes of the budget.\n"
                       "# TYPE quarry_http_calls_waiting gauge\n"
                       "quarry_http_calls_waiting %u\n",
@@ -1037,7 +1064,8 @@ static void http_loop_open(core_loop *cl, void *state, void *arg)
     l->accept.hosts = l->s->h2o.hosts;
     budget_loop_open(&l->s->budget, &l->budget, l->ctx.queue);
     bodybound_loop_open(&l->s->bodies, &l->bodies, l->ctx.queue);
-    h2o_timeout_init(l->ctx.loop, &l->send_timeout, (uint64_t)l->s->cfg.timeout_seconds * 1000);
+    h2o_timeout_init(l->ctx.loop, &l->send_check,
+                     (uint64_t)l->s->cfg.timeout_seconds * 1000 / SEND_CHECKS);
 }
 
 static void http_serve(void *state, h2o_socket_t *sock)
@@ -1097,7 +1125,7 @@ static void http_loop_close(void *state)
         h2o_timeout_unlink(&l->ctx.http2._graceful_shutdown_timeout);
     budget_loop_close(&l->budget);
     bodybound_loop_close(&l->bodies);
-    h2o_timeout_dispose(l->ctx.loop, &l->send_timeout);
+    h2o_timeout_dispose(l->ctx.loop, &l->send_check);
     h2o_context_dispose(&l->ctx);
 }
 
@@ -1109,6 +1137,11 @@ static void server_free(server *s)
     budget_dispose(&s->budget);
     bodybound_dispose(&s->bodies);
     free(s);
+}
+
+struct budget *server_exchange_budget(server *s)
+{
+    return &s->budget;
 }
 
 int server_start(qr_db *db, const server_config *cfg, server **out, char *errbuf, size_t errlen)
@@ -1124,7 +1157,7 @@ int server_start(qr_db *db, const server_config *cfg, server **out, char *errbuf
     if (s->cfg.max_body == 0) s->cfg.max_body = SERVER_MAX_BODY;
     s->ops = qr_operations();
     s->stream_ops = qr_stream_operations();
-    if (budget_init(&s->budget, SERVER_EXCHANGE_BUDGET, cfg->loops ? cfg->loops : 1)) {
+    if (budget_init(&s->budget, SERVER_EXCHANGE_BUDGET)) {
         snprintf(errbuf, errlen, "out of memory");
         free(s);
         return -1;

@@ -71,7 +71,7 @@ typedef struct server_config {
                                  call on its event loop (right when writes are not synced) */
     unsigned max_connections; /* open connections at once; more are refused */
     unsigned timeout_seconds; /* an idle connection is closed after this, and one whose
-                                 client has not taken a whole answer by then is cut */
+                                 client takes nothing of an answer for as long is cut */
     size_t max_body;          /* bytes; 0 means SERVER_MAX_BODY */
     server_log_level log_level;
     const sigv4_keyring *keys; /* borrowed; NULL accepts any access key */
@@ -96,6 +96,9 @@ typedef struct server server;
  * Binds, listens and starts the event loops and workers. db is borrowed and must outlive the
  * server. Returns 0, or -1 with a message (e.g. the address is in use) in errbuf. */
 int server_start(qr_db *db, const server_config *cfg, server **out, char *errbuf, size_t errlen);
+/* The server's exchange budget (budget.h), which the loops of another listener (CQL's)
+ * may charge too; it lives until server_stop. */
+struct budget *server_exchange_budget(server *s);
 
 /* The port actually bound (useful when the configuration asked for port 0). */
 unsigned server_port(const server *s);

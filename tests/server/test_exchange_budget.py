@@ -281,3 +281,33 @@ def test_an_answer_larger_than_the_budget_goes_out_alone(start):
         t.join(60)
     assert not errors, errors
     assert len(answers) == 2 and min(answers) > BUDGET
+
+
+def test_a_slow_reader_that_reads_on_is_not_cut(start):
+    """--timeout 2 cuts a client that takes nothing for 2 s, not one that takes its 5-6 MB
+    answer slowly (in some 9 s) but steadily: the timeout is of progress, not of the whole
+    answer."""
+    srv = start("--no-sync", "--timeout", "2")
+    load_pages(srv.url)
+    want = scan_page(srv.url).body
+    u = urllib.parse.urlsplit(srv.url)
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 64 << 10)
+    s.settimeout(30)
+    s.connect((u.hostname, u.port))
+    # Uncompressed: the answer as large as it was built.
+    s.sendall(request_bytes(srv.url, "Scan", {"TableName": TABLE}))
+    t0 = time.monotonic()
+    data = b""
+    while True:
+        chunk = s.recv(32 << 10)
+        assert chunk, "the server closed the connection after %d bytes" % len(data)
+        data += chunk
+        head, sep, body = data.partition(b"\r\n\r\n")
+        if sep and len(body) >= len(want):
+            break
+        time.sleep(0.05)
+    s.close()
+    assert body == want
+    assert time.monotonic() - t0 > 4
+    assert "error=SendTimeout" not in srv.log()

@@ -1,8 +1,9 @@
 /* test_budget.c — the exchange budget on two loops' parts sharing one event loop: calls
  * start while less than the limit is held (one larger than it too, when nothing is),
  * queue in order once it is spent, start again as charges fall under it (woken by the
- * loops' messages, one call per fall while each start refills it), and a cancelled
- * waiter never starts. */
+ * loops' messages, one call per fall while each start refills it), a cancelled waiter
+ * never starts, and an admit that queues its requester's next call ends the loop's turn
+ * instead of admitting it over and over. */
 #include "check.h"
 #include "server/budget.h"
 
@@ -39,6 +40,21 @@ static int try_start(call *c)
     return 1;
 }
 
+/* A requester that, once started, asks for its next call at once (a CQL connection with
+ * requests pipelined): it queues behind the others, until it has started three. */
+typedef struct requester {
+    budget_wait wait;
+    budget_loop *loop;
+    int starts;
+} requester;
+
+static void on_admit_ask_again(budget_wait *w)
+{
+    requester *r = H2O_STRUCT_FROM_MEMBER(requester, wait, w);
+    while (++r->starts < 3 && budget_admit(r->loop, &r->wait)) {
+    }
+}
+
 static void turn(h2o_evloop_t *ev)
 {
     for (int i = 0; i < 5; i++)
@@ -50,7 +66,7 @@ int main(void)
     h2o_evloop_t *ev = h2o_evloop_create();
     h2o_multithread_queue_t *queue = h2o_multithread_create_queue(ev);
     budget b;
-    CHECK(budget_init(&b, 100, 2) == 0, "init");
+    CHECK(budget_init(&b, 100) == 0, "init");
     budget_loop one, two;
     budget_loop_open(&b, &one, queue);
     budget_loop_open(&b, &two, queue);
@@ -103,6 +119,19 @@ int main(void)
     budget_charge(&one, &w3.charge, 0);
     budget_charge(late.loop, &late.charge, 0);
     CHECK(budget_held(&b) == 0, "held %zu at the end", budget_held(&b));
+
+    /* Two requesters that ask again from their admits: each wake starts each once (else
+     * this would never return), and a wake of its own starts each one's next. */
+    call hold = {.loop = &one, .builds = 100};
+    CHECK(try_start(&hold), "a call holds the whole budget");
+    requester r1 = {.wait.admit = on_admit_ask_again, .loop = &one};
+    requester r2 = {.wait.admit = on_admit_ask_again, .loop = &one};
+    CHECK(!budget_admit(&one, &r1.wait) && !budget_admit(&one, &r2.wait), "requesters wait");
+    budget_charge(&one, &hold.charge, 0);
+    turn(ev);
+    CHECK(r1.starts == 3 && r2.starts == 3, "each started its three: %d and %d", r1.starts,
+          r2.starts);
+    CHECK(budget_waiting(&b) == 0, "waiting %u", budget_waiting(&b));
 
     budget_loop_close(&one);
     budget_loop_close(&two);
