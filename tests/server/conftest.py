@@ -183,7 +183,8 @@ def cql_server(start, tmp_path):
 def shared_cql(tmp_path_factory):
     """One `quarry serve --cql` for the whole run (a CqlServer), for modules that work only in
     keyspaces of names no other module uses and read nothing server-wide (metrics, the log,
-    every keyspace); each opens its own session on it and shuts that session's cluster."""
+    every keyspace); each opens its own session on it and shuts that session's cluster
+    (shared_keyspace does both for a test)."""
     from cqlserver import CqlServer
     tmp = tmp_path_factory.mktemp("shared_cql")
     srv = launch(tmp / "data", tmp / "server.log", "--cql", "127.0.0.1:0")
@@ -192,6 +193,28 @@ def shared_cql(tmp_path_factory):
     yield cql
     code = cql.stop()
     assert code == 0, "quarry serve exited %s; log:\n%s" % (code, srv.log())
+
+
+@pytest.fixture
+def shared_keyspace(shared_cql):
+    """A factory: shared_keyspace(name, **session_kw) -> a Session of the test's own on the
+    run's shared server, in keyspace name, created for it. After the test every keyspace
+    created while it ran is dropped and the session's cluster shut, so the next test finds
+    none of them. For tests that read nothing server-wide and start no server of their own."""
+    from cqlserver import keyspaces, use_new_keyspace
+    made = []
+
+    def _shared_keyspace(name, **kw):
+        s = shared_cql.session(**kw)
+        made.append((s, keyspaces(s)))
+        use_new_keyspace(s, name)
+        return s
+
+    yield _shared_keyspace
+    for s, before in made:
+        for name in sorted(keyspaces(s) - before):
+            s.execute('DROP KEYSPACE "%s"' % name.replace('"', '""'))
+        s.cluster.shutdown()
 
 
 def npm_install(folder):

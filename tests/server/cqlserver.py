@@ -8,6 +8,18 @@ import re
 SIMPLE = "{'class': 'SimpleStrategy', 'replication_factor': 1}"
 
 
+def keyspaces(session):
+    """The names of the keyspaces the server holds, the system ones too."""
+    return {r.keyspace_name for r in session.execute(
+        "SELECT keyspace_name FROM system_schema.keyspaces")}
+
+
+def use_new_keyspace(session, keyspace, replication=SIMPLE):
+    """Creates keyspace with replication and makes it the session's."""
+    session.execute("CREATE KEYSPACE %s WITH replication = %s" % (keyspace, replication))
+    session.set_keyspace(keyspace)
+
+
 class CqlServer:
     def __init__(self, server):
         self.server = server
@@ -46,8 +58,7 @@ class CqlServer:
         is created with replication and made the session's. kw goes to cluster()."""
         s = self.cluster(**kw).connect()
         if keyspace is not None:
-            s.execute("CREATE KEYSPACE %s WITH replication = %s" % (keyspace, replication))
-            s.set_keyspace(keyspace)
+            use_new_keyspace(s, keyspace, replication)
         return s
 
     def close(self):

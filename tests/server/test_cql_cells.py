@@ -18,12 +18,11 @@ from conftest import boto3_client  # noqa: E402
 
 
 @pytest.fixture
-def cql(cql_server):
-    srv = cql_server()
-    session = srv.session(keyspace="ks")
+def cql(shared_cql, shared_keyspace):
+    session = shared_keyspace("ks")
     session.execute("CREATE TABLE t (k int PRIMARY KEY, m map<text, int>, s set<text>, "
                     "l list<text>, fm frozen<map<text, int>>, v int)")
-    session.srv = srv
+    session.srv = shared_cql
     return session
 
 

@@ -13,8 +13,8 @@ from cassandra.protocol import ConfigurationException  # noqa: E402
 
 
 @pytest.fixture
-def session(cql_server):
-    return cql_server().session(keyspace="dd")
+def session(shared_keyspace):
+    return shared_keyspace("dd")
 
 
 def refused(s, statement, error, fragment):

@@ -13,8 +13,8 @@ from cassandra.protocol import FunctionFailure  # noqa: E402
 
 
 @pytest.fixture
-def s(cql_server):
-    session = cql_server().session(keyspace="ff")
+def s(shared_keyspace):
+    session = shared_keyspace("ff")
     session.execute("CREATE TABLE t (k int, ts timestamp, a int, b tinyint, j bigint, "
                     "PRIMARY KEY (k, ts))")
     session.execute("INSERT INTO t (k, ts, a, b) VALUES (1, '2020-01-01', 7, 3)")

@@ -16,8 +16,8 @@ TO_TIMESTAMP = ("Ambiguous call to function system.totimestamp (can be matched b
 
 
 @pytest.fixture
-def s(cql_server):
-    session = cql_server().session(keyspace="pc")
+def s(shared_keyspace):
+    session = shared_keyspace("pc")
     session.execute("CREATE TABLE t (k timestamp PRIMARY KEY, v bigint)")
     return session
 

@@ -18,8 +18,8 @@ from cassandra.query import SimpleStatement  # noqa: E402
 
 
 @pytest.fixture
-def session(cql_server):
-    return cql_server().session(keyspace="r")
+def session(shared_keyspace):
+    return shared_keyspace("r")
 
 
 # ---- multi-column slices over mixed clustering orders ----

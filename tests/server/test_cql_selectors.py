@@ -15,8 +15,8 @@ from cassandra import InvalidRequest  # noqa: E402
 
 
 @pytest.fixture
-def session(cql_server):
-    s = cql_server().session(keyspace="sel")
+def session(shared_keyspace):
+    s = shared_keyspace("sel")
     s.execute("CREATE TYPE addr (street text, zip int, tags frozen<set<text>>)")
     s.execute("CREATE TABLE t (k int PRIMARY KEY, a addr, f frozen<addr>)")
     return s
