@@ -157,25 +157,64 @@ def signed_server(start, credentials_file):
 
 
 @pytest.fixture
-def cql_session(start):
-    """A server started with --cql and a Python driver session on it (protocol v4, no
-    keyspace), closed after the test: cql_session() -> (Server, Session)."""
-    from cassandra.cluster import Cluster
-    from cassandra.policies import RoundRobinPolicy
-    from cql_raw import cql_port
-    clusters = []
+def cql_server(start, tmp_path):
+    """A factory: cql_server(*args, roles=None, listen="127.0.0.1:0", **start_kw) -> CqlServer
+    (cqlserver.py): `quarry serve --cql LISTEN` and args, started by `start` (data=...
+    and its other keywords too), with --cql-credentials naming a file of roles (their text)
+    when given. After the test its driver clusters are shut, then `start` stops it."""
+    from cqlserver import CqlServer
+    made = []
 
-    def _session(*args):
-        srv = start("--cql", "127.0.0.1:0", *args)
-        cluster = Cluster(["127.0.0.1"], port=cql_port(srv), protocol_version=4,
-                          load_balancing_policy=RoundRobinPolicy(), connect_timeout=10,
-                          control_connection_timeout=10)
-        clusters.append(cluster)
-        return srv, cluster.connect()
+    def _cql_server(*args, roles=None, listen="127.0.0.1:0", **kw):
+        if roles is not None:
+            path = tmp_path / ("roles%d" % len(made))
+            path.write_text(roles)
+            args += ("--cql-credentials", str(path))
+        srv = CqlServer(start("--cql", listen, *args, **kw))
+        made.append(srv)
+        return srv
 
-    yield _session
-    for c in clusters:
-        c.shutdown()
+    yield _cql_server
+    for srv in made:
+        srv.close()
+
+
+@pytest.fixture(scope="session")
+def shared_cql(tmp_path_factory):
+    """One `quarry serve --cql` for the whole run (a CqlServer), for modules that work only in
+    keyspaces of names no other module uses and read nothing server-wide (metrics, the log,
+    every keyspace); each opens its own session on it and shuts that session's cluster
+    (shared_keyspace does both for a test)."""
+    from cqlserver import CqlServer
+    tmp = tmp_path_factory.mktemp("shared_cql")
+    srv = launch(tmp / "data", tmp / "server.log", "--cql", "127.0.0.1:0")
+    assert isinstance(srv, Server), (tmp / "server.log").read_text()
+    cql = CqlServer(srv)
+    yield cql
+    code = cql.stop()
+    assert code == 0, "quarry serve exited %s; log:\n%s" % (code, srv.log())
+
+
+@pytest.fixture
+def shared_keyspace(shared_cql):
+    """A factory: shared_keyspace(name, **session_kw) -> a Session of the test's own on the
+    run's shared server, in keyspace name, created for it. After the test every keyspace
+    created while it ran is dropped and the session's cluster shut, so the next test finds
+    none of them. For tests that read nothing server-wide and start no server of their own."""
+    from cqlserver import keyspaces, use_new_keyspace
+    made = []
+
+    def _shared_keyspace(name, **kw):
+        s = shared_cql.session(**kw)
+        made.append((s, keyspaces(s)))
+        use_new_keyspace(s, name)
+        return s
+
+    yield _shared_keyspace
+    for s, before in made:
+        for name in sorted(keyspaces(s) - before):
+            s.execute('DROP KEYSPACE "%s"' % name.replace('"', '""'))
+        s.cluster.shutdown()
 
 
 def npm_install(folder):

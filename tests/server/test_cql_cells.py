@@ -18,14 +18,11 @@ from conftest import boto3_client  # noqa: E402
 
 
 @pytest.fixture
-def cql(cql_session):
-    srv, session = cql_session()
-    session.execute("CREATE KEYSPACE ks WITH replication = "
-                    "{'class': 'SimpleStrategy', 'replication_factor': 1}")
-    session.set_keyspace("ks")
+def cql(shared_cql, shared_keyspace):
+    session = shared_keyspace("ks")
     session.execute("CREATE TABLE t (k int PRIMARY KEY, m map<text, int>, s set<text>, "
                     "l list<text>, fm frozen<map<text, int>>, v int)")
-    session.srv = srv
+    session.srv = shared_cql
     return session
 
 

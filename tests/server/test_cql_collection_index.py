@@ -22,11 +22,9 @@ FILTERING = "ALLOW FILTERING"
 
 
 @pytest.fixture
-def cql(cql_session):
-    srv, s = cql_session()
-    s.execute("CREATE KEYSPACE ci WITH replication = "
-              "{'class': 'SimpleStrategy', 'replication_factor': 1}")
-    s.set_keyspace("ci")
+def cql(cql_server):
+    srv = cql_server()
+    s = srv.session(keyspace="ci")
     s.execute("CREATE TABLE c (k int PRIMARY KEY, tags set<text>, l list<int>, "
               "m map<text, int>, f frozen<list<int>>, big set<text>)")
     return srv, s
@@ -264,7 +262,7 @@ def test_truncate_empties_an_indexed_table_and_its_index(cql):
 def metered_writes(srv, **labels):
     """The write units the server's /metrics counts for the labels."""
     from test_metrics import families, fetch, value
-    status, _, body = fetch(srv)
+    status, _, body = fetch(srv.server)
     assert status == 200
     return value(families(body), "quarry_consumed_write_capacity_units",
                  "quarry_consumed_write_capacity_units_total", **labels) or 0

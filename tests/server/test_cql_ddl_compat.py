@@ -11,15 +11,10 @@ pytest.importorskip("cassandra", reason="python3-cassandra is not installed")
 from cassandra import InvalidRequest  # noqa: E402
 from cassandra.protocol import ConfigurationException  # noqa: E402
 
-SIMPLE = "{'class': 'SimpleStrategy', 'replication_factor': 1}"
-
 
 @pytest.fixture
-def session(cql_session):
-    _, s = cql_session()
-    s.execute("CREATE KEYSPACE dd WITH replication = " + SIMPLE)
-    s.set_keyspace("dd")
-    return s
+def session(shared_keyspace):
+    return shared_keyspace("dd")
 
 
 def refused(s, statement, error, fragment):

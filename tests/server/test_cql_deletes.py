@@ -16,11 +16,8 @@ GRID = list(itertools.product(range(4), range(4)))
 
 
 @pytest.fixture
-def session(cql_session):
-    _, s = cql_session()
-    s.execute("CREATE KEYSPACE dl WITH replication = "
-              "{'class': 'SimpleStrategy', 'replication_factor': 1}")
-    s.set_keyspace("dl")
+def session(shared_keyspace):
+    s = shared_keyspace("dl")
     for name, order in (("up", "a ASC, b ASC"), ("mixed", "a ASC, b DESC")):
         s.execute("CREATE TABLE %s (p int, a int, b int, v int, PRIMARY KEY (p, a, b)) "
                   "WITH CLUSTERING ORDER BY (%s)" % (name, order))

@@ -9,11 +9,7 @@ import pytest
 pytest.importorskip("cassandra", reason="python3-cassandra is not installed")
 
 from cassandra import InvalidRequest  # noqa: E402
-from cassandra.cluster import Cluster  # noqa: E402
-from cassandra.policies import RoundRobinPolicy  # noqa: E402
 from cassandra.query import SimpleStatement  # noqa: E402
-
-from cql_raw import cql_port  # noqa: E402
 
 SCHEMA = [
     "CREATE KEYSPACE {ks} WITH replication = {{'class': 'SimpleStrategy', 'replication_factor': 1}}",
@@ -33,15 +29,11 @@ SCHEMA = [
 
 
 @pytest.fixture
-def session(start):
-    srv = start("--cql", "127.0.0.1:0")
-    cluster = Cluster(["127.0.0.1"], port=cql_port(srv), load_balancing_policy=RoundRobinPolicy(),
-                      connect_timeout=10, control_connection_timeout=10)
-    s = cluster.connect()
+def session(cql_server):
+    s = cql_server().session(protocol_version=None)
     for stmt in SCHEMA:
         s.execute(stmt.format(ks="shop"))
-    yield cluster, s
-    cluster.shutdown()
+    return s.cluster, s
 
 
 def rows(s, text, fetch_size=None):

@@ -10,34 +10,9 @@ pytest.importorskip("lz4", reason="python3-lz4 is not installed")
 
 from cassandra import AuthenticationFailed  # noqa: E402
 from cassandra.auth import PlainTextAuthProvider  # noqa: E402
-from cassandra.cluster import Cluster, NoHostAvailable  # noqa: E402
-from cassandra.policies import RoundRobinPolicy  # noqa: E402
-
-from cql_raw import cql_port  # noqa: E402
+from cassandra.cluster import NoHostAvailable  # noqa: E402
 
 ROLES = "app:app pass\n"
-
-
-@pytest.fixture
-def roles(tmp_path):
-    path = tmp_path / "roles"
-    path.write_text(ROLES)
-    return path
-
-
-@pytest.fixture
-def clusters():
-    made = []
-
-    def _cluster(port, **kw):
-        c = Cluster(["127.0.0.1"], port=port, load_balancing_policy=RoundRobinPolicy(),
-                    connect_timeout=10, control_connection_timeout=10, **kw)
-        made.append(c)
-        return c
-
-    yield _cluster
-    for c in made:
-        c.shutdown()
 
 
 CASES = [(4, False, False), (4, True, True), (5, False, True), (5, True, False)]
@@ -45,11 +20,10 @@ IDS = ["v4", "v4-lz4-auth", "v5-auth", "v5-lz4"]
 
 
 @pytest.mark.parametrize("version,lz4,auth", CASES, ids=IDS)
-def test_connect_discover_and_follow_ddl(start, roles, clusters, version, lz4, auth):
-    args = ["--cql", "127.0.0.1:0"] + (["--cql-credentials", str(roles)] if auth else [])
-    port = cql_port(start(*args))
+def test_connect_discover_and_follow_ddl(cql_server, version, lz4, auth):
+    srv = cql_server(roles=ROLES if auth else None)
     kw = {"auth_provider": PlainTextAuthProvider("app", "app pass")} if auth else {}
-    cluster = clusters(port, protocol_version=version, compression=lz4, **kw)
+    cluster = srv.cluster(protocol_version=version, compression=lz4, **kw)
     session = cluster.connect()
     assert cluster.protocol_version == version
     local = session.execute("SELECT release_version, cql_version FROM system.local").one()
@@ -74,10 +48,8 @@ def test_connect_discover_and_follow_ddl(start, roles, clusters, version, lz4, a
     assert session.execute(prepared, ["local"]).one().release_version == local.release_version
 
 
-def test_a_wrong_password_is_refused(start, roles, clusters):
-    port = cql_port(start("--cql", "127.0.0.1:0", "--cql-credentials", str(roles)))
-    cluster = clusters(port, protocol_version=4,
-                       auth_provider=PlainTextAuthProvider("app", "wrong"))
+def test_a_wrong_password_is_refused(cql_server):
+    cluster = cql_server(roles=ROLES).cluster(auth_provider=PlainTextAuthProvider("app", "wrong"))
     with pytest.raises(NoHostAvailable) as e:
         cluster.connect()
     (err,) = e.value.errors.values()
@@ -85,9 +57,8 @@ def test_a_wrong_password_is_refused(start, roles, clusters):
     assert "Provided username app and/or password are incorrect" in str(err)
 
 
-def test_no_credentials_against_an_authenticating_server(start, roles, clusters):
-    port = cql_port(start("--cql", "127.0.0.1:0", "--cql-credentials", str(roles)))
-    cluster = clusters(port, protocol_version=5)
+def test_no_credentials_against_an_authenticating_server(cql_server):
+    cluster = cql_server(roles=ROLES).cluster(protocol_version=5)
     with pytest.raises(NoHostAvailable) as e:
         cluster.connect()
     (err,) = e.value.errors.values()
@@ -96,13 +67,12 @@ def test_no_credentials_against_an_authenticating_server(start, roles, clusters)
 
 
 @pytest.mark.parametrize("version", [4, 5])
-def test_statements_through_the_driver(start, clusters, version):
+def test_statements_through_the_driver(cql_server, version):
     """Prepared writes sent concurrently on many streams, a paged read of all of them in the
     table's clustering order, a batch, and a keyspace set on the session."""
     from cassandra.concurrent import execute_concurrent_with_args
     from cassandra.query import BatchStatement, SimpleStatement
-    port = cql_port(start("--cql", "127.0.0.1:0"))
-    session = clusters(port, protocol_version=version, compression=True).connect()
+    session = cql_server().session(protocol_version=version, compression=True)
     session.execute("CREATE KEYSPACE chat WITH replication = "
                     "{'class': 'SimpleStrategy', 'replication_factor': 1}")
     session.execute("CREATE TABLE chat.messages (room text, seq int, body text, "

@@ -14,11 +14,7 @@ import pytest
 
 pytest.importorskip("cassandra", reason="python3-cassandra is not installed")
 
-from cassandra.cluster import Cluster  # noqa: E402
-from cassandra.policies import RoundRobinPolicy  # noqa: E402
-
-from conftest import launch, quarry_bin  # noqa: E402
-from cql_raw import cql_port  # noqa: E402
+from conftest import quarry_bin  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 MODELS = sorted(glob.glob(os.path.join(ROOT, "examples", "*.yaml"))
@@ -116,17 +112,10 @@ def declared_tables(stmts):
 
 
 @pytest.fixture(scope="module")
-def session(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("exports")
-    srv = launch(tmp / "data", tmp / "server.log", "--cql", "127.0.0.1:0")
-    cluster = Cluster(["127.0.0.1"], port=cql_port(srv), protocol_version=4,
-                      load_balancing_policy=RoundRobinPolicy(), connect_timeout=10,
-                      control_connection_timeout=10)
-    try:
-        yield cluster.connect()
-    finally:
-        cluster.shutdown()
-        assert srv.stop() == 0, srv.log()
+def session(shared_cql):
+    s = shared_cql.session()
+    yield s
+    s.cluster.shutdown()
 
 
 def created(session, cql):

@@ -11,14 +11,10 @@ pytest.importorskip("cassandra", reason="python3-cassandra is not installed")
 
 from cassandra.protocol import FunctionFailure  # noqa: E402
 
-SIMPLE = "{'class': 'SimpleStrategy', 'replication_factor': 1}"
-
 
 @pytest.fixture
-def s(cql_session):
-    _, session = cql_session()
-    session.execute("CREATE KEYSPACE ff WITH replication = " + SIMPLE)
-    session.set_keyspace("ff")
+def s(shared_keyspace):
+    session = shared_keyspace("ff")
     session.execute("CREATE TABLE t (k int, ts timestamp, a int, b tinyint, j bigint, "
                     "PRIMARY KEY (k, ts))")
     session.execute("INSERT INTO t (k, ts, a, b) VALUES (1, '2020-01-01', 7, 3)")

@@ -8,7 +8,6 @@ import subprocess
 
 import pytest
 
-from cql_raw import cql_port
 from test_go import GO_DIR, GOCODE, go_env, go_work  # noqa: F401 (go_work is a fixture)
 
 GOCQL = GOCODE / "src/github.com/gocql/gocql"
@@ -32,8 +31,7 @@ def names():
 
 
 def run(binary, srv, extra_env, expect_skip=()):
-    env = dict(os.environ, QUARRY_CQL_HOST="127.0.0.1", QUARRY_CQL_PORT=str(cql_port(srv)),
-               **extra_env)
+    env = dict(os.environ, QUARRY_CQL_HOST=srv.host, QUARRY_CQL_PORT=str(srv.port), **extra_env)
     p = subprocess.run([str(binary), "-test.v", "-test.count=1", "-test.timeout=120s"],
                        cwd=GO_DIR / "gocql", env=env, capture_output=True, text=True, timeout=180)
     report = "%s\n%s\nserver log:\n%s" % (p.stdout[-8000:], p.stderr[-3000:], srv.log()[-3000:])
@@ -44,13 +42,10 @@ def run(binary, srv, extra_env, expect_skip=()):
     assert passed == sorted(set(names()) - set(expect_skip)), report
 
 
-def test_gocql_without_authentication(gocql_binary, start):
-    srv = start("--cql", "127.0.0.1:0")
-    run(gocql_binary, srv, {}, expect_skip=["TestWrongPasswordIsRefused"])
+def test_gocql_without_authentication(gocql_binary, cql_server):
+    run(gocql_binary, cql_server(), {}, expect_skip=["TestWrongPasswordIsRefused"])
 
 
-def test_gocql_with_password_authentication(gocql_binary, start, tmp_path):
-    roles = tmp_path / "roles"
-    roles.write_text(ROLES)
-    srv = start("--cql", "127.0.0.1:0", "--cql-credentials", str(roles))
-    run(gocql_binary, srv, {"QUARRY_CQL_USER": "carol", "QUARRY_CQL_PASSWORD": "s3cret pass"})
+def test_gocql_with_password_authentication(gocql_binary, cql_server):
+    run(gocql_binary, cql_server(roles=ROLES),
+        {"QUARRY_CQL_USER": "carol", "QUARRY_CQL_PASSWORD": "s3cret pass"})

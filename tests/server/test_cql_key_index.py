@@ -26,11 +26,9 @@ FILTERING = "ALLOW FILTERING"
 
 
 @pytest.fixture
-def cql(cql_session):
-    srv, s = cql_session()
-    s.execute("CREATE KEYSPACE ki WITH replication = "
-              "{'class': 'SimpleStrategy', 'replication_factor': 1}")
-    s.set_keyspace("ki")
+def cql(cql_server):
+    srv = cql_server()
+    s = srv.session(keyspace="ki")
     # readings of a sensor, bucketed by day, newest first
     s.execute("CREATE TABLE readings (sensor text, day int, at int, seq int, site text static, "
               "value int, PRIMARY KEY ((sensor, day), at, seq)) "
@@ -343,7 +341,7 @@ def test_names_and_refusals(cql):
 def metered(srv, what="write", **labels):
     """The write (or read) units /metrics counts for the labels."""
     from test_metrics import families, fetch, value
-    status, _, body = fetch(srv)
+    status, _, body = fetch(srv.server)
     assert status == 200
     return value(families(body), "quarry_consumed_%s_capacity_units" % what,
                  "quarry_consumed_%s_capacity_units_total" % what, **labels) or 0

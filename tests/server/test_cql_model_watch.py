@@ -15,11 +15,9 @@ import pytest
 pytest.importorskip("cassandra", reason="python3-cassandra is not installed")
 
 from cassandra import InvalidRequest  # noqa: E402
-from cassandra.cluster import Cluster  # noqa: E402
-from cassandra.policies import RoundRobinPolicy  # noqa: E402
 
 from conftest import boto3_client, quarry_bin, raw  # noqa: E402
-from cql_raw import cql_port  # noqa: E402
+from cqlserver import SIMPLE  # noqa: E402
 
 CQL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "model", "cql")
 TARGET = "DynamoDB_20120810."
@@ -32,35 +30,32 @@ def script(path):
     return [s.strip() for s in text.split(";") if s.strip()]
 
 
-@pytest.fixture
-def seeds_model(tmp_path):
-    out = tmp_path / "seeds.yaml"
-    r = subprocess.run([quarry_bin(), "model", "import", "--cql", os.path.join(CQL, "seeds.cql"),
-                        "--queries", os.path.join(CQL, "seeds_queries.cql"), "-o", str(out)],
-                       capture_output=True, text=True, timeout=60)
+def model_of(schema, queries, out):
+    """out, the model `quarry model import --cql` writes for schema and its queries."""
+    r = subprocess.run([quarry_bin(), "model", "import", "--cql", str(schema), "--queries",
+                        str(queries), "-o", str(out)], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     return out
 
 
+def watching(cql_server, model, schema, *extra, keyspace=None):
+    """A server watching model and a session on it, schema's statements run on it (after
+    creating keyspace, when named): (CqlServer, Session)."""
+    srv = cql_server("--model", str(model), *extra)
+    s = srv.session()
+    if keyspace:
+        s.execute("CREATE KEYSPACE %s WITH replication = %s" % (keyspace, SIMPLE))
+    for stmt in script(schema):
+        s.execute(stmt)
+    return srv, s
+
+
 @pytest.fixture
-def watched(start, seeds_model):
-    """A server watching the seeds' model, with their schema created over CQL."""
-    made = []
-
-    def _watched(*extra):
-        srv = start("--cql", "127.0.0.1:0", "--model", str(seeds_model), *extra)
-        cluster = Cluster(["127.0.0.1"], port=cql_port(srv), protocol_version=4,
-                          load_balancing_policy=RoundRobinPolicy(), connect_timeout=10,
-                          control_connection_timeout=10)
-        made.append(cluster)
-        session = cluster.connect()
-        for stmt in script(os.path.join(CQL, "seeds.cql")):
-            session.execute(stmt)
-        return srv, session
-
-    yield _watched
-    for c in made:
-        c.shutdown()
+def watched(cql_server, tmp_path):
+    """watched(*args): a server watching the seeds' model, with their schema created over CQL."""
+    seeds = os.path.join(CQL, "seeds.cql")
+    model = model_of(seeds, os.path.join(CQL, "seeds_queries.cql"), tmp_path / "seeds.yaml")
+    return lambda *extra: watching(cql_server, model, seeds, *extra)
 
 
 def describe(srv):
@@ -272,25 +267,12 @@ def test_selects_are_metered_in_read_units_by_consistency(watched):
 
 
 @pytest.fixture
-def spread(start, tmp_path):
+def spread(cql_server, tmp_path):
     """A server watching the spread model (a secondary index and a view), its schema
     created over CQL."""
-    out = tmp_path / "spread.yaml"
-    r = subprocess.run([quarry_bin(), "model", "import", "--cql", os.path.join(CQL, "spread.cql"),
-                        "--queries", os.path.join(CQL, "spread.queries.cql"), "-o", str(out)],
-                       capture_output=True, text=True, timeout=60)
-    assert r.returncode == 0, r.stderr
-    srv = start("--cql", "127.0.0.1:0", "--model", str(out))
-    cluster = Cluster(["127.0.0.1"], port=cql_port(srv), protocol_version=4,
-                      load_balancing_policy=RoundRobinPolicy(), connect_timeout=10,
-                      control_connection_timeout=10)
-    s = cluster.connect()
-    s.execute("CREATE KEYSPACE shop WITH replication = "
-              "{'class': 'SimpleStrategy', 'replication_factor': 1}")
-    for stmt in script(os.path.join(CQL, "spread.cql")):
-        s.execute(stmt)
-    yield srv, s
-    cluster.shutdown()
+    schema = os.path.join(CQL, "spread.cql")
+    model = model_of(schema, os.path.join(CQL, "spread.queries.cql"), tmp_path / "spread.yaml")
+    return watching(cql_server, model, schema, keyspace="shop")
 
 
 def test_view_reads_and_in_partitions_are_watched_and_metered(spread):
@@ -339,49 +321,34 @@ SELECT * FROM shop.carts WHERE user_id = ? AND item_id = ?;
 """
 
 
-def test_static_row_reads_are_metered(start, tmp_path):
+def test_static_row_reads_are_metered(cql_server, tmp_path):
     """A partition's static row is a row the read reads, as any other: its bytes count in
     the partition's read units, whether the rows answered come with it or not."""
     from cassandra import ConsistencyLevel
     from cassandra.query import SimpleStatement
     (tmp_path / "s.cql").write_text(STATIC_SCHEMA)
     (tmp_path / "q.cql").write_text(STATIC_QUERIES)
-    out = tmp_path / "s.yaml"
-    r = subprocess.run([quarry_bin(), "model", "import", "--cql", str(tmp_path / "s.cql"),
-                        "--queries", str(tmp_path / "q.cql"), "-o", str(out)],
-                       capture_output=True, text=True, timeout=60)
-    assert r.returncode == 0, r.stderr
-    srv = start("--cql", "127.0.0.1:0", "--model", str(out))
-    cluster = Cluster(["127.0.0.1"], port=cql_port(srv), protocol_version=4,
-                      load_balancing_policy=RoundRobinPolicy(), connect_timeout=10,
-                      control_connection_timeout=10)
-    try:
-        s = cluster.connect()
-        s.execute("CREATE KEYSPACE shop WITH replication = "
-                  "{'class': 'SimpleStrategy', 'replication_factor': 1}")
-        for stmt in script(str(tmp_path / "s.cql")):
-            s.execute(stmt)
-        user, alone = uuid.uuid4(), uuid.uuid4()
-        # a static cell of 6000 bytes, two rows of a few bytes
-        s.execute("INSERT INTO shop.carts (user_id, item_id, qty, owner) VALUES (%s, 1, 1, %s)",
-                  (user, "o" * 6000))
-        s.execute("INSERT INTO shop.carts (user_id, item_id, qty) VALUES (%s, 2, 1)", (user,))
-        # a partition of its static row alone
-        s.execute("UPDATE shop.carts SET owner = %s WHERE user_id = %s", ("o" * 6000, alone))
-        quorum = ConsistencyLevel.QUORUM
+    model = model_of(tmp_path / "s.cql", tmp_path / "q.cql", tmp_path / "s.yaml")
+    srv, s = watching(cql_server, model, tmp_path / "s.cql", keyspace="shop")
+    user, alone = uuid.uuid4(), uuid.uuid4()
+    # a static cell of 6000 bytes, two rows of a few bytes
+    s.execute("INSERT INTO shop.carts (user_id, item_id, qty, owner) VALUES (%s, 1, 1, %s)",
+              (user, "o" * 6000))
+    s.execute("INSERT INTO shop.carts (user_id, item_id, qty) VALUES (%s, 2, 1)", (user,))
+    # a partition of its static row alone
+    s.execute("UPDATE shop.carts SET owner = %s WHERE user_id = %s", ("o" * 6000, alone))
+    quorum = ConsistencyLevel.QUORUM
 
-        def units_of(pattern_name, stmt):
-            before = pattern(srv, pattern_name)["Observed"]["ReadUnits"]
-            s.execute(SimpleStatement(stmt, consistency_level=quorum))
-            return pattern(srv, pattern_name)["Observed"]["ReadUnits"] - before
+    def units_of(pattern_name, stmt):
+        before = pattern(srv, pattern_name)["Observed"]["ReadUnits"]
+        s.execute(SimpleStatement(stmt, consistency_level=quorum))
+        return pattern(srv, pattern_name)["Observed"]["ReadUnits"] - before
 
-        # 6000 bytes of the static row and the two rows: two 4 KB units
-        assert units_of("cart", "SELECT * FROM shop.carts WHERE user_id = %s" % user) == 2
-        assert units_of("cart", "SELECT * FROM shop.carts WHERE user_id = %s" % alone) == 2
-        assert units_of("cart-item", "SELECT * FROM shop.carts WHERE user_id = %s "
-                                     "AND item_id = 2" % user) == 2
-        # the static row is an item read: three in the first partition, one in the second
-        observed = pattern(srv, "cart")["Observed"]
-        assert observed["Requests"] == 2 and observed["ItemsRead"] == 4, observed
-    finally:
-        cluster.shutdown()
+    # 6000 bytes of the static row and the two rows: two 4 KB units
+    assert units_of("cart", "SELECT * FROM shop.carts WHERE user_id = %s" % user) == 2
+    assert units_of("cart", "SELECT * FROM shop.carts WHERE user_id = %s" % alone) == 2
+    assert units_of("cart-item", "SELECT * FROM shop.carts WHERE user_id = %s "
+                                 "AND item_id = 2" % user) == 2
+    # the static row is an item read: three in the first partition, one in the second
+    observed = pattern(srv, "cart")["Observed"]
+    assert observed["Requests"] == 2 and observed["ItemsRead"] == 4, observed

@@ -18,8 +18,9 @@ KEY = {"$pk": {"B": b"\x00"}, "$ck": {"B": b"\x01"}}
 
 
 @pytest.fixture
-def both(cql_session):
-    srv, session = cql_session()
+def both(cql_server):
+    srv = cql_server()
+    session = srv.session()
     session.execute("CREATE KEYSPACE shop WITH replication = "
                     "{'class': 'SimpleStrategy', 'replication_factor': 1}")
     session.execute("CREATE TABLE shop.orders (customer text, n int, total int, "

@@ -11,16 +11,13 @@ pytest.importorskip("cassandra", reason="python3-cassandra is not installed")
 
 from cassandra import InvalidRequest  # noqa: E402
 
-SIMPLE = "{'class': 'SimpleStrategy', 'replication_factor': 1}"
 TO_TIMESTAMP = ("Ambiguous call to function system.totimestamp (can be matched by following "
                 "signatures: ")
 
 
 @pytest.fixture
-def s(cql_session):
-    _, session = cql_session()
-    session.execute("CREATE KEYSPACE pc WITH replication = " + SIMPLE)
-    session.set_keyspace("pc")
+def s(shared_keyspace):
+    session = shared_keyspace("pc")
     session.execute("CREATE TABLE t (k timestamp PRIMARY KEY, v bigint)")
     return session
 

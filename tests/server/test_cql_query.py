@@ -2,8 +2,9 @@
 rows of several partitions named by an IN merged in ORDER BY's order (and refused when
 paged), arithmetic in terms and selectors, and selectors over aggregate results, each
 checked through the Python driver (Debian python3-cassandra) against what Cassandra
-answers. One server serves the module; each test works in its own table. Not the reads'
-key ranges (test_cql_reads.py) nor the functions' own values (test_cql_selectors.py)."""
+answers. The run's shared server serves the module, in keyspace q; each test works in its
+own table. Not the reads' key ranges (test_cql_reads.py) nor the functions' own values
+(test_cql_selectors.py)."""
 import itertools
 
 import pytest
@@ -11,32 +12,16 @@ import pytest
 pytest.importorskip("cassandra", reason="python3-cassandra is not installed")
 
 from cassandra import InvalidRequest  # noqa: E402
-from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile  # noqa: E402
-from cassandra.policies import RoundRobinPolicy  # noqa: E402
 from cassandra.query import SimpleStatement  # noqa: E402
-
-from conftest import Server, launch  # noqa: E402
-from cql_raw import cql_port  # noqa: E402
 
 _names = itertools.count()
 
 
 @pytest.fixture(scope="module")
-def cql(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("query")
-    srv = launch(tmp / "data", tmp / "server.log", "--cql", "127.0.0.1:0")
-    assert isinstance(srv, Server), (tmp / "server.log").read_text()
-    profile = ExecutionProfile(load_balancing_policy=RoundRobinPolicy())
-    cluster = Cluster(["127.0.0.1"], port=cql_port(srv), protocol_version=4,
-                      execution_profiles={EXEC_PROFILE_DEFAULT: profile}, connect_timeout=10,
-                      control_connection_timeout=10)
-    session = cluster.connect()
-    session.execute("CREATE KEYSPACE q WITH replication = "
-                    "{'class': 'SimpleStrategy', 'replication_factor': 1}")
-    session.set_keyspace("q")
+def cql(shared_cql):
+    session = shared_cql.session(keyspace="q")
     yield session
-    cluster.shutdown()
-    assert srv.stop() == 0, srv.log()
+    session.cluster.shutdown()
 
 
 @pytest.fixture

@@ -12,27 +12,14 @@ import pytest
 
 pytest.importorskip("cassandra", reason="python3-cassandra is not installed")
 
-from cassandra.cluster import Cluster  # noqa: E402
 from cassandra.concurrent import execute_concurrent_with_args  # noqa: E402
 from cassandra.metadata import Murmur3Token  # noqa: E402
-from cassandra.policies import RoundRobinPolicy  # noqa: E402
 from cassandra.query import SimpleStatement  # noqa: E402
-
-from cql_raw import cql_port  # noqa: E402
 
 
 @pytest.fixture
-def session(start):
-    port = cql_port(start("--cql", "127.0.0.1:0"))
-    cluster = Cluster(["127.0.0.1"], port=port, protocol_version=4,
-                      load_balancing_policy=RoundRobinPolicy(), connect_timeout=10,
-                      control_connection_timeout=10)
-    s = cluster.connect()
-    s.execute("CREATE KEYSPACE r WITH replication = "
-              "{'class': 'SimpleStrategy', 'replication_factor': 1}")
-    s.set_keyspace("r")
-    yield s
-    cluster.shutdown()
+def session(shared_keyspace):
+    return shared_keyspace("r")
 
 
 # ---- multi-column slices over mixed clustering orders ----

@@ -10,18 +10,6 @@ pytest.importorskip("cassandra", reason="python3-cassandra is not installed")
 
 from cassandra import InvalidRequest  # noqa: E402
 
-SIMPLE = "{'class': 'SimpleStrategy', 'replication_factor': 1}"
-
-
-def connect(srv):
-    from cassandra.cluster import Cluster
-    from cassandra.policies import RoundRobinPolicy
-    from cql_raw import cql_port
-    cluster = Cluster(["127.0.0.1"], port=cql_port(srv), protocol_version=4,
-                      load_balancing_policy=RoundRobinPolicy(), connect_timeout=10,
-                      control_connection_timeout=10)
-    return cluster, cluster.connect()
-
 
 def rows(s, query, *args):
     return [tuple(r) for r in s.execute(query, args)]
@@ -35,12 +23,10 @@ def check_renamed(s):
     assert rows(s, "SELECT n FROM t WHERE p = 2 AND day = 1") == [("z",)]
 
 
-def test_renamed_key_columns_keep_their_rows_across_a_restart(start, tmp_path):
+def test_renamed_key_columns_keep_their_rows_across_a_restart(cql_server, tmp_path):
     data = tmp_path / "kept"
-    srv = start("--cql", "127.0.0.1:0", data=data)
-    cluster, s = connect(srv)
-    s.execute("CREATE KEYSPACE rn WITH replication = " + SIMPLE)
-    s.set_keyspace("rn")
+    srv = cql_server(data=data)
+    s = srv.session(keyspace="rn")
     s.execute("CREATE TABLE t (k int, d int, v text, PRIMARY KEY (k, d))")
     for k, d, v in [(1, 1, "a"), (1, 2, "b"), (2, 1, "z")]:
         s.execute("INSERT INTO t (k, d, v) VALUES (%s, %s, %s)", (k, d, v))
@@ -58,24 +44,20 @@ def test_renamed_key_columns_keep_their_rows_across_a_restart(start, tmp_path):
     # the old names are no longer the columns'
     with pytest.raises(InvalidRequest, match="Undefined column name d"):
         s.execute("SELECT d FROM t")
-    cluster.shutdown()
     assert srv.stop() == 0, srv.log()
 
-    srv = start("--cql", "127.0.0.1:0", data=data)
-    cluster, s = connect(srv)
+    srv = cql_server(data=data)
+    s = srv.session()
     s.set_keyspace("rn")
     check_renamed(s)
     # renamed back, the column is the same one
     s.execute("ALTER TABLE t RENAME day TO d")
     assert rows(s, "SELECT d FROM t WHERE p = 1 AND d < 3") == [(1,), (2,)]
-    cluster.shutdown()
     assert srv.stop() == 0, srv.log()
 
 
-def test_a_new_column_cannot_take_a_renamed_columns_stored_name(cql_session):
-    _, s = cql_session()
-    s.execute("CREATE KEYSPACE rn WITH replication = " + SIMPLE)
-    s.set_keyspace("rn")
+def test_a_new_column_cannot_take_a_renamed_columns_stored_name(cql_server):
+    s = cql_server().session(keyspace="rn")
     s.execute("CREATE TABLE t (k int, c int, c2 int, v int, PRIMARY KEY (k, c, c2))")
     s.execute("INSERT INTO t (k, c, c2, v) VALUES (1, 5, 6, 7)")
     s.execute("ALTER TABLE t RENAME c TO at")
@@ -86,10 +68,8 @@ def test_a_new_column_cannot_take_a_renamed_columns_stored_name(cql_session):
     assert rows(s, "SELECT k, at, c2, v FROM t") == [(1, 5, 6, 7)]
 
 
-def test_views_and_indexes_follow_a_renamed_key_column(cql_session):
-    _, s = cql_session()
-    s.execute("CREATE KEYSPACE rn WITH replication = " + SIMPLE)
-    s.set_keyspace("rn")
+def test_views_and_indexes_follow_a_renamed_key_column(cql_server):
+    s = cql_server().session(keyspace="rn")
     s.execute("CREATE TABLE t (k int, c int, v int, PRIMARY KEY (k, c))")
     for k, c, v in [(1, 1, 10), (1, 2, 20), (2, 1, 30)]:
         s.execute("INSERT INTO t (k, c, v) VALUES (%s, %s, %s)", (k, c, v))

@@ -15,11 +15,8 @@ from cassandra import InvalidRequest  # noqa: E402
 
 
 @pytest.fixture
-def session(cql_session):
-    _, s = cql_session()
-    s.execute("CREATE KEYSPACE sel WITH replication = "
-              "{'class': 'SimpleStrategy', 'replication_factor': 1}")
-    s.set_keyspace("sel")
+def session(shared_keyspace):
+    s = shared_keyspace("sel")
     s.execute("CREATE TYPE addr (street text, zip int, tags frozen<set<text>>)")
     s.execute("CREATE TABLE t (k int PRIMARY KEY, a addr, f frozen<addr>)")
     return s

@@ -25,7 +25,7 @@ from cassandra.protocol import (AuthenticateMessage, AuthResponseMessage, BatchM
                                 StartupMessage, SupportedMessage)
 
 from conftest import launch, quarry_bin  # noqa: E402
-from cql_raw import Raw, cql_port, header  # noqa: E402
+from cql_raw import Raw, header  # noqa: E402
 
 PROTOCOL_ERROR = 0x000A
 AUTH_ERROR = 0x0100
@@ -35,22 +35,13 @@ ROLES = "# roles of the CQL tests\nalice:wonder land\n\nbob:builder\n"
 
 
 @pytest.fixture
-def cql(start):
-    srv = start("--cql", "127.0.0.1:0")
-    return cql_port(srv)
+def cql(cql_server):
+    return cql_server().port
 
 
 @pytest.fixture
-def roles(tmp_path):
-    path = tmp_path / "roles"
-    path.write_text(ROLES)
-    return path
-
-
-@pytest.fixture
-def cql_auth(start, roles):
-    srv = start("--cql", "127.0.0.1:0", "--cql-credentials", str(roles))
-    return cql_port(srv)
+def cql_auth(cql_server):
+    return cql_server(roles=ROLES).port
 
 
 def ready(port, version=4, compression=None):
@@ -216,9 +207,8 @@ def test_unknown_opcodes_and_responses_are_refused_and_skipped(cql, version):
 
 
 @pytest.mark.parametrize("version", [4, 5])
-def test_an_oversized_envelope_is_refused_and_skipped(start, version):
-    srv = start("--cql", "127.0.0.1:0", "--cql-max-frame", "4096")
-    c = ready(cql_port(srv), version)
+def test_an_oversized_envelope_is_refused_and_skipped(cql_server, version):
+    c = ready(cql_server("--cql-max-frame", "4096").port, version)
     big = "SELECT * FROM system.local WHERE k = '" + "x" * 20000 + "'"
     c.send(QueryMessage(big, ConsistencyLevel.ONE), 21)
     env, msg = c.recv()
@@ -231,9 +221,8 @@ def test_an_oversized_envelope_is_refused_and_skipped(start, version):
     assert env.stream == 22 and isinstance(msg, ResultMessage)
 
 
-def test_an_oversized_header_is_answered_before_its_body_arrives(start):
-    srv = start("--cql", "127.0.0.1:0", "--cql-max-frame", "4096")
-    c = ready(cql_port(srv), 4)
+def test_an_oversized_header_is_answered_before_its_body_arrives(cql_server):
+    c = ready(cql_server("--cql-max-frame", "4096").port, 4)
     c.sock.sendall(header(4, 0, 5, 0x07, 200 << 20))  # 200 MiB announced, none sent
     env, msg = c.recv()
     assert env.stream == 5 and msg.message.startswith("Request is too big")
@@ -299,9 +288,8 @@ def test_random_bytes_are_answered_or_cut_and_others_served_on(cql, version, sta
 
 @pytest.mark.parametrize("version,sync", [(4, True), (5, True), (5, False)],
                          ids=["v4", "v5", "v5-no-sync"])
-def test_thousands_of_streams_in_flight_are_each_answered_once(start, version, sync):
-    srv = start("--cql", "127.0.0.1:0", *([] if sync else ["--no-sync"]))
-    c = ready(cql_port(srv), version, "lz4")
+def test_thousands_of_streams_in_flight_are_each_answered_once(cql_server, version, sync):
+    c = ready(cql_server(*([] if sync else ["--no-sync"])).port, version, "lz4")
     n = 3000  # past the per-connection cap: the server stops reading, then reads on
     wire = b"".join(c.encode(QueryMessage(LOCAL, ConsistencyLevel.ONE), s) for s in range(n))
     sender = threading.Thread(target=c.send_bytes, args=(wire,))
@@ -316,12 +304,11 @@ def test_thousands_of_streams_in_flight_are_each_answered_once(start, version, s
 
 
 @pytest.mark.parametrize("sync", [True, False], ids=["workers", "no-sync"])
-def test_clients_that_leave_while_workers_run_their_requests(start, sync):
+def test_clients_that_leave_while_workers_run_their_requests(cql_server, sync):
     """A BATCH may write, so a durable server runs it on a worker; a client that sends many and
     goes at once leaves them running there, cancelled, and the server serves on. Without sync
     they run on the loop, their answers due at the end of the turn."""
-    srv = start("--cql", "127.0.0.1:0", *([] if sync else ["--no-sync"]))
-    port = cql_port(srv)
+    port = cql_server(*([] if sync else ["--no-sync"])).port
     c = ready(port, 4)
     query(c, "CREATE KEYSPACE gone WITH replication = {'class': 'SimpleStrategy', "
              "'replication_factor': 1}")
@@ -464,23 +451,23 @@ def test_use_sets_the_connections_keyspace(cql):
 
 # ---- shutdown ----
 
-def test_sigterm_closes_idle_connections_and_exits_cleanly(start):
-    srv = start("--cql", "127.0.0.1:0")
-    c = ready(cql_port(srv), 4)
-    framed = ready(cql_port(srv), 5)
+def test_sigterm_closes_idle_connections_and_exits_cleanly(cql_server):
+    srv = cql_server()
+    c = ready(srv.port, 4)
+    framed = ready(srv.port, 5)
     srv.proc.send_signal(15)
     assert c.closed(timeout=10)
     assert framed.closed(timeout=10)
     assert srv.proc.wait(timeout=30) == 0
     with pytest.raises(OSError):
-        socket.create_connection(("127.0.0.1", cql_port(srv)), timeout=2).recv(1)
+        socket.create_connection((srv.host, srv.port), timeout=2).recv(1)
 
 
-def test_sigterm_answers_what_was_read_then_closes(start):
+def test_sigterm_answers_what_was_read_then_closes(cql_server):
     """Requests already read when the drain begins are run and answered; then the connection
     closes and the server exits 0."""
-    srv = start("--cql", "127.0.0.1:0")
-    c = ready(cql_port(srv), 4)
+    srv = cql_server()
+    c = ready(srv.port, 4)
     query(c, "CREATE KEYSPACE d WITH replication = {'class': 'SimpleStrategy', "
              "'replication_factor': 1}")
     query(c, "CREATE TABLE d.t (k int PRIMARY KEY, v int)", 2)
@@ -499,13 +486,12 @@ def test_sigterm_answers_what_was_read_then_closes(start):
     assert srv.proc.wait(timeout=30) == 0
 
 
-def test_an_ipv6_loopback_listener(start):
+def test_an_ipv6_loopback_listener(cql_server):
     if not socket.has_ipv6:
         pytest.skip("no IPv6")
-    srv = start("--cql", "[::1]:0")
-    port = cql_port(srv)
-    assert "cqlsh ::1 %d" % port in srv.banner
-    c = Raw(port, 5, host="::1")
+    srv = cql_server(listen="[::1]:0")
+    assert "cqlsh ::1 %d" % srv.port in srv.banner
+    c = Raw(srv.port, 5, host="::1")
     c.send(OptionsMessage(), 1)
     env, msg = c.recv()
     assert env.stream == 1 and isinstance(msg, SupportedMessage)
@@ -513,9 +499,9 @@ def test_an_ipv6_loopback_listener(start):
     assert isinstance(query(c, LOCAL, 2)[1], ResultMessage)
 
 
-def test_the_banner_says_how_to_connect(start, roles):
-    srv = start("--cql", "127.0.0.1:0")
-    assert "cqlsh 127.0.0.1 %d" % cql_port(srv) in srv.banner
-    srv = start("--cql", "127.0.0.1:0", "--cql-credentials", str(roles))
-    assert "cqlsh 127.0.0.1 %d -u alice -p PASSWORD" % cql_port(srv) in srv.banner
+def test_the_banner_says_how_to_connect(cql_server):
+    srv = cql_server()
+    assert "cqlsh 127.0.0.1 %d" % srv.port in srv.banner
+    srv = cql_server(roles=ROLES)
+    assert "cqlsh 127.0.0.1 %d -u alice -p PASSWORD" % srv.port in srv.banner
     assert quarry_bin()
