@@ -711,7 +711,9 @@ void key_table_prefix(buf *out, const table *t, uint16_t index_id)
     buf_put_be16(out, index_id);
 }
 
-#define KEY_ENCODED_MAX (4 * 4096)
+/* Room for one value of Cassandra's largest partition key, 65535 bytes, with every byte
+ * escaped (keycodec writes a zero byte as two), and its end mark. */
+#define KEY_ENCODED_MAX (2 * 65535 + 2)
 
 /* The placement bytes of a token: its sign bit flipped, so that unsigned byte order is
  * the tokens' order. */

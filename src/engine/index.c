@@ -390,10 +390,38 @@ static int empty_keys_allowed(const table *t)
     return t->owner != NULL;
 }
 
-/* Whether an item's index key values fit DynamoDB's key rules: no empty string or
- * binary (unless t allows them), at most 2048 bytes for each partition attribute and
- * 1024 for the sort attributes together. Writes are refused otherwise
- * (index_check_item); an item stored before the index existed is left out of it. */
+/* The largest key value of t's indexes: DynamoDB's 2048 bytes for a partition attribute
+ * (and 1024 for the sort attributes together), or, in a CQL table, Cassandra's 65535
+ * bytes for each key column, partition or clustering alike. */
+#define OWNED_KEY_PART_MAX 65535
+static size_t partition_value_max(const table *t)
+{
+    return t->owner ? OWNED_KEY_PART_MAX : QR_MAX_PK_SIZE;
+}
+
+/* Whether sort values of size bytes, sort_bytes with those before, fit t's indexes. */
+static int sort_value_fits(const table *t, size_t size, size_t sort_bytes)
+{
+    return t->owner ? size <= OWNED_KEY_PART_MAX : sort_bytes <= QR_MAX_SK_SIZE;
+}
+
+/* The refusal of a key value over partition_value_max or sort_value_fits. */
+static int key_value_too_large(const table *t, int sort, size_t size, qr_err *err)
+{
+    if (t->owner)
+        return err_validation(err, "Key length of %zu is longer than maximum of %d", size,
+                              OWNED_KEY_PART_MAX);
+    if (sort)
+        return err_validation(err, QR_MSG_INVALID_PARAMETER
+                              "Aggregated size of all range "
+                              "keys has exceeded the size limit of 1024 bytes");
+    return err_validation(err, QR_MSG_INVALID_PARAMETER
+                          "Size of hashkey has exceeded the maximum size limit of2048 bytes");
+}
+
+/* Whether an item's index key values fit the key rules: no empty string or binary
+ * (unless t allows them), sizes within partition_value_max and sort_value_fits. Writes are refused
+ * otherwise (index_check_item); an item stored before the index existed is left out of it. */
 static int key_values_fit(const table *t, const qr_index *ix, const json_t *item)
 {
     size_t sort_bytes = 0;
@@ -402,10 +430,10 @@ static int key_values_fit(const table *t, const qr_index *ix, const json_t *item
         char type = k < ix->npk ? ix->pk_type[k] : ix->sk_type[k - ix->npk];
         size_t size = value_size(json_object_get(item, name));
         if (type != 'N' && size == 0 && !empty_keys_allowed(t)) return 0;
-        if (k < ix->npk && size > QR_MAX_PK_SIZE) return 0;
-        if (k >= ix->npk) sort_bytes += size;
+        if (k < ix->npk && size > partition_value_max(t)) return 0;
+        if (k >= ix->npk && !sort_value_fits(t, size, sort_bytes += size)) return 0;
     }
-    return sort_bytes <= QR_MAX_SK_SIZE;
+    return 1;
 }
 
 int index_entry_key(const table *t, const qr_index *ix, const json_t *item, buf *out, qr_err *err)
@@ -532,10 +560,7 @@ int index_check_item(const table *t, const json_t *item, qr_err *err)
                     if (type != 'N' && size == 0 && !empty_keys_allowed(t))
                         return err_validation(err, QR_MSG_EMPTY_INDEX_KEY,
                                               type == 'S' ? "string" : "binary", ix->name, name);
-                    if (size > QR_MAX_PK_SIZE)
-                        return err_validation(err, QR_MSG_INVALID_PARAMETER
-                                              "Size of hashkey has "
-                                              "exceeded the maximum size limit of2048 bytes");
+                    if (size > partition_value_max(t)) return key_value_too_large(t, 0, size, err);
                 }
                 continue;
             }
@@ -549,14 +574,11 @@ int index_check_item(const table *t, const json_t *item, qr_err *err)
             if (type != 'N' && value_size(v) == 0 && !empty_keys_allowed(t))
                 return err_validation(err, QR_MSG_EMPTY_INDEX_KEY,
                                       type == 'S' ? "string" : "binary", ix->name, name);
-            if (k < ix->npk && value_size(v) > QR_MAX_PK_SIZE)
-                return err_validation(err, QR_MSG_INVALID_PARAMETER
-                                      "Size of hashkey has exceeded "
-                                      "the maximum size limit of2048 bytes");
-            if (k >= ix->npk && (sort_bytes += value_size(v)) > QR_MAX_SK_SIZE)
-                return err_validation(err, QR_MSG_INVALID_PARAMETER
-                                      "Aggregated size of all range "
-                                      "keys has exceeded the size limit of 1024 bytes");
+            size_t size = value_size(v);
+            if (k < ix->npk && size > partition_value_max(t))
+                return key_value_too_large(t, 0, size, err);
+            if (k >= ix->npk && !sort_value_fits(t, size, sort_bytes += size))
+                return key_value_too_large(t, 1, size, err);
         }
     }
     return 0;
