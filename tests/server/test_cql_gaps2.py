@@ -3,7 +3,7 @@ ScyllaDB's cqlpy, which runs against Cassandra too) checks, through the Python d
 (Debian python3-cassandra): SELECT DISTINCT with aggregates, the limits' refusals, views
 keyed by empty text, columns added or renamed onto names stored rows still use, markers
 inside function calls at PREPARE, and many indexes on one table. One server serves the
-module; each test works in its own table. Not the protocol framing (test_cql_wire.py)."""
+run (shared_cql); each test works in its own table. Not the protocol framing (test_cql_wire.py)."""
 import itertools
 import time
 
@@ -12,31 +12,15 @@ import pytest
 pytest.importorskip("cassandra", reason="python3-cassandra is not installed")
 
 from cassandra import InvalidRequest, ReadFailure  # noqa: E402
-from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile  # noqa: E402
-from cassandra.policies import RoundRobinPolicy  # noqa: E402
-
-from conftest import Server, launch  # noqa: E402
-from cql_raw import cql_port  # noqa: E402
 
 _names = itertools.count()
 
 
 @pytest.fixture(scope="module")
-def cql(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("gaps2")
-    srv = launch(tmp / "data", tmp / "server.log", "--cql", "127.0.0.1:0")
-    assert isinstance(srv, Server), (tmp / "server.log").read_text()
-    profile = ExecutionProfile(load_balancing_policy=RoundRobinPolicy())
-    cluster = Cluster(["127.0.0.1"], port=cql_port(srv), protocol_version=4,
-                      execution_profiles={EXEC_PROFILE_DEFAULT: profile}, connect_timeout=10,
-                      control_connection_timeout=10)
-    session = cluster.connect()
-    session.execute("CREATE KEYSPACE gaps WITH replication = "
-                    "{'class': 'SimpleStrategy', 'replication_factor': 1}")
-    session.set_keyspace("gaps")
+def cql(shared_cql):
+    session = shared_cql.session(keyspace="gaps")
     yield session
-    cluster.shutdown()
-    assert srv.stop() == 0, srv.log()
+    session.cluster.shutdown()
 
 
 @pytest.fixture
@@ -553,3 +537,21 @@ def test_cells_written_at_the_same_timestamp_reconcile_as_cassandras(cql, table)
     assert rows(cql, "SELECT v FROM %s WHERE k = 6" % t) == [(1,)]
     stamps = [r[0] for r in cql.execute("SELECT writetime(v) FROM %s WHERE k = 6" % t)]
     assert len(stamps) == 1 and stamps[0] > 1000
+
+
+def test_keys_as_long_as_cassandras(cql, table):
+    """A partition key value may take Cassandra's 65535 bytes, zero bytes and all, and a
+    view keyed by a regular column the same; one byte more is refused in Cassandra's
+    words."""
+    t = table("(k blob PRIMARY KEY, v text)")
+    cql.execute("CREATE MATERIALIZED VIEW %s_by_v AS SELECT * FROM %s WHERE v IS NOT NULL "
+                "AND k IS NOT NULL PRIMARY KEY (v, k)" % (t, t))
+    longest = b"\x00" * 65535
+    cql.execute(cql.prepare("INSERT INTO %s (k, v) VALUES (?, ?)" % t), (longest, "y" * 65535))
+    assert rows(cql, "SELECT v FROM %s WHERE k = %%s" % t, longest) == [("y" * 65535,)]
+    refused(cql, "Key length of 65536 is longer than maximum of 65535",
+            "INSERT INTO %s (k, v) VALUES (?, 'a')" % t, longest + b"\x00")
+    deadline = time.time() + 10
+    while rows(cql, "SELECT k FROM %s_by_v" % t) != [(longest,)] and time.time() < deadline:
+        time.sleep(0.05)
+    assert rows(cql, "SELECT k FROM %s_by_v WHERE v = %%s" % t, "y" * 65535) == [(longest,)]

@@ -56,18 +56,6 @@ def test_renamed_key_columns_keep_their_rows_across_a_restart(cql_server, tmp_pa
     assert srv.stop() == 0, srv.log()
 
 
-def test_a_new_column_cannot_take_a_renamed_columns_stored_name(cql_server):
-    s = cql_server().session(keyspace="rn")
-    s.execute("CREATE TABLE t (k int, c int, c2 int, v int, PRIMARY KEY (k, c, c2))")
-    s.execute("INSERT INTO t (k, c, c2, v) VALUES (1, 5, 6, 7)")
-    s.execute("ALTER TABLE t RENAME c TO at")
-    with pytest.raises(InvalidRequest, match="Cannot add column c .*renamed"):
-        s.execute("ALTER TABLE t ADD c int")
-    with pytest.raises(InvalidRequest, match="Cannot rename column c2 to c .*values"):
-        s.execute("ALTER TABLE t RENAME c2 TO c")
-    assert rows(s, "SELECT k, at, c2, v FROM t") == [(1, 5, 6, 7)]
-
-
 def test_views_and_indexes_follow_a_renamed_key_column(cql_server):
     s = cql_server().session(keyspace="rn")
     s.execute("CREATE TABLE t (k int, c int, v int, PRIMARY KEY (k, c))")
