@@ -1762,8 +1762,9 @@ static int paging_read(qctx *q, const cql_value *ps)
 }
 
 /* A LIMIT or PER PARTITION LIMIT term into *v, left as it is (none) when the statement
- * has none or binds it unset: 0, or -1 with Cassandra's error. */
-static int limit_of(cql_run *r, const cql_expr *e, const char *clause, int64_t *v)
+ * has none or binds it unset: 0, or -1 with Cassandra's error, which words both limits'
+ * refusals alike. */
+static int limit_of(cql_run *r, const cql_expr *e, int64_t *v)
 {
     if (e == NULL) return 0;
     int64_t n;
@@ -1771,8 +1772,7 @@ static int limit_of(cql_run *r, const cql_expr *e, const char *clause, int64_t *
     if (got == CQLVAL_ERROR) return -1;
     if (got == CQLVAL_UNSET) return 0;
     if (got == CQLVAL_NULL)
-        return cql_fail(r->call, CQL_ERR_INVALID, "Invalid null value of %s", clause);
-    /* Cassandra words both limits' refusal alike */
+        return cql_fail(r->call, CQL_ERR_INVALID, "Invalid null value of limit");
     if (n <= 0) return cql_fail(r->call, CQL_ERR_INVALID, "LIMIT must be strictly positive");
     *v = n;
     return 0;
@@ -1834,8 +1834,8 @@ int cql_exec_select(cql_run *r, const cql_stmt *s, const cql_tinfo *t)
         cql_fail(c, CQL_ERR_INVALID, "PER PARTITION LIMIT is not allowed with aggregate queries.");
         goto end;
     }
-    if (limit_of(r, sel->limit, "LIMIT", &q.limit) != 0) goto end;
-    if (limit_of(r, sel->per_partition_limit, "PER PARTITION LIMIT", &q.ppl) != 0) goto end;
+    if (limit_of(r, sel->limit, &q.limit) != 0) goto end;
+    if (limit_of(r, sel->per_partition_limit, &q.ppl) != 0) goto end;
     if (sel->distinct) q.ppl = 1;
     if (r->params && r->params->page_size > 0) q.page = r->params->page_size;
     if (q.post_order && q.page > 0) {

@@ -137,7 +137,8 @@ def test_per_partition_limit_with_distinct_or_aggregates(cql, table):
     refused(cql, "LIMIT must be strictly positive", "SELECT * FROM %s LIMIT ?" % t, 0)
     refused(cql, "LIMIT must be strictly positive",
             "SELECT * FROM %s PER PARTITION LIMIT ?" % t, -1)
-    refused(cql, "Invalid null value of LIMIT", "SELECT * FROM %s LIMIT ?" % t, None)
+    refused(cql, "Invalid null value of limit", "SELECT * FROM %s LIMIT ?" % t, None)
+    refused(cql, "Invalid null value of limit", "SELECT * FROM %s PER PARTITION LIMIT ?" % t, None)
 
 
 def test_a_clustering_value_named_twice_in_in_selects_once(cql, table):
