@@ -239,6 +239,9 @@ typedef struct qr_cql_response {
     unsigned char *event; /* after a schema change: the SCHEMA_CHANGE EVENT body for the
                              connections REGISTERed for it (owned), or NULL */
     size_t event_len;
+    char **warnings; /* a RESULT's client warnings, each NUL-terminated (the array and
+                        its strings owned), or NULL; the server sends them in v4 and v5 */
+    size_t n_warnings;
 } qr_cql_response;
 
 /* Runs one request. Always fills *resp (an ERROR body with the spec's code and

@@ -85,6 +85,12 @@ int qr_cql_call(qr_db *db, const qr_cql_request *req, qr_cql_response *resp)
         resp->body = (unsigned char *)buf_detach(&c.body, &resp->len);
         snprintf(resp->keyspace, sizeof resp->keyspace, "%s", c.new_keyspace);
         if (c.has_event) resp->event = (unsigned char *)buf_detach(&c.event, &resp->event_len);
+        if (c.n_warnings && (resp->warnings = calloc(c.n_warnings, sizeof(char *)))) {
+            for (uint16_t i = 0; i < c.n_warnings; i++)
+                resp->warnings[i] = c.warnings[i];
+            resp->n_warnings = c.n_warnings;
+            c.n_warnings = 0;
+        }
     }
     cql_call_free(&c);
     cql_request_free(&r);
@@ -96,6 +102,11 @@ void qr_cql_response_free(qr_cql_response *resp)
     if (resp == NULL) return;
     free(resp->body);
     free(resp->event);
+    for (size_t i = 0; i < resp->n_warnings; i++)
+        free(resp->warnings[i]);
+    free(resp->warnings);
+    resp->warnings = NULL;
+    resp->n_warnings = 0;
     resp->body = NULL;
     resp->event = NULL;
     resp->len = resp->event_len = 0;

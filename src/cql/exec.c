@@ -39,6 +39,24 @@ void cql_call_free(cql_call *c)
 {
     buf_free(&c->body);
     buf_free(&c->event);
+    for (uint16_t i = 0; i < c->n_warnings; i++)
+        free(c->warnings[i]);
+    c->n_warnings = 0;
+}
+
+void cql_warn(cql_call *c, const char *fmt, ...)
+{
+    if (c->n_warnings >= CQL_CALL_MAX_WARNINGS) return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *s = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (s == NULL) return;
+    va_start(ap, fmt);
+    vsnprintf(s, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    c->warnings[c->n_warnings++] = s;
 }
 
 int cql_fail(cql_call *c, cql_error_code code, const char *fmt, ...)

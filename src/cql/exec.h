@@ -16,6 +16,9 @@
 
 #define CQL_NAME_MAX 64
 
+/* How many client warnings one answer carries at most (Cassandra's batch checks make two). */
+#define CQL_CALL_MAX_WARNINGS 4
+
 typedef struct cql_call {
     qr_db *db;
     uint8_t version;
@@ -27,6 +30,8 @@ typedef struct cql_call {
     char new_keyspace[CQL_NAME_MAX]; /* after a USE */
     buf event;                       /* a SCHEMA_CHANGE event body, when has_event */
     int has_event;
+    char *warnings[CQL_CALL_MAX_WARNINGS]; /* client warnings for the RESULT (owned) */
+    uint16_t n_warnings;
 
     /* the first error, when failed */
     int failed;
@@ -44,6 +49,9 @@ void cql_call_free(cql_call *c);
 /* Records the call's error (the first one wins) and returns -1. */
 int cql_fail(cql_call *c, cql_error_code code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* Adds a client warning to the call's answer (the native protocol's WARNING flag, v4 and
+ * later); past CQL_CALL_MAX_WARNINGS, or out of memory, it is dropped. */
+void cql_warn(cql_call *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Records perr, an error of the front end's modules, as the call's error (the first one
  * wins), with the function that failed for a FUNCTION_FAILURE; returns -1. */
 struct cql_parse_error;

@@ -1967,9 +1967,14 @@ static int stmt_partition(const wctx *w, buf *out)
     return pk_of(NULL, w->t, pkv, out) == 0 ? 0 : -1;
 }
 
-/* Cassandra's batch_size_fail_threshold_in_kb default: a batch over several partitions
- * whose writes hold more data than this is refused. */
+/* Cassandra's batch_size_warn_threshold_in_kb and batch_size_fail_threshold_in_kb
+ * defaults: a batch over several partitions whose writes hold more data than the first
+ * gets a client warning, more than the second is refused. */
+#define BATCH_WARN_BYTES (5 * 1024)
 #define BATCH_FAIL_BYTES (50 * 1024)
+/* Cassandra's unlogged_batch_across_partitions_warn_threshold default: an unlogged batch
+ * over more partitions than this gets a client warning. */
+#define UNLOGGED_BATCH_WARN_PARTITIONS 10
 
 /* The bytes of data a term writes: a constant's text, a bound value, a collection's or
  * call's items. */
@@ -2001,6 +2006,75 @@ static size_t stmt_bytes(cql_run *r, const cql_stmt *s)
                  term_bytes(r, s->u.update.set[i].value, 0);
     }
     return n;
+}
+
+/* Appends "[ks.a, ks.b]", the tables the statements write, each once, as Cassandra names
+ * a batch's tables in its warnings, and counts them in *count. 0, or -1 out of memory. */
+static int batch_tables(const wctx *ws, size_t n, buf *out, size_t *count)
+{
+    *count = 0;
+    int rc = buf_putc(out, '[');
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        size_t seen = 0;
+        while (seen < i && ws[seen].t != ws[i].t &&
+               (strcmp(ws[seen].t->ks, ws[i].t->ks) || strcmp(ws[seen].t->name, ws[i].t->name)))
+            seen++;
+        if (seen < i) continue;
+        if ((*count)++) rc = buf_append(out, ", ", 2);
+        if (rc == 0) rc = buf_printf(out, "%s.%s", ws[i].t->ks, ws[i].t->name);
+    }
+    if (rc == 0) rc = buf_putc(out, ']');
+    if (rc == 0) rc = buf_putc(out, '\0');
+    return rc;
+}
+
+/* How many partition keys the set's written items have, each counted once (Cassandra
+ * counts keys, whatever their table). */
+static size_t written_partitions(const wset *set)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < set->n; i++) {
+        if (!set->items[i].written) continue;
+        size_t j = 0;
+        while (j < i && !(set->items[j].written &&
+                          cql_same_bytes(set->items[j].pk.data, set->items[j].pk.len,
+                                         set->items[i].pk.data, set->items[i].pk.len)))
+            j++;
+        if (j == i) n++;
+    }
+    return n;
+}
+
+/* Cassandra's verifyBatchSize and verifyBatchType for a batch without conditions over
+ * several partitions: refused past the fail threshold, else client warnings for its size
+ * and, unlogged, for the partitions it covers. 0, or -1 with the call's error set. */
+static int check_batch_spread(cql_call *c, cql_run *const *runs, const cql_stmt *const *stmts,
+                              const wctx *ws, size_t n, const wset *set, int logged)
+{
+    size_t bytes = 0;
+    for (size_t i = 0; i < n; i++)
+        bytes += stmt_bytes(runs[i], stmts[i]);
+    if (bytes > BATCH_FAIL_BYTES) return cql_fail(c, CQL_ERR_INVALID, "Batch too large");
+    size_t parts = logged ? 0 : written_partitions(set);
+    if (bytes <= BATCH_WARN_BYTES && parts <= UNLOGGED_BATCH_WARN_PARTITIONS) return 0;
+    buf tables;
+    buf_init(&tables, 0);
+    size_t ntables;
+    if (batch_tables(ws, n, &tables, &ntables) != 0) {
+        buf_free(&tables);
+        return cql_fail(c, CQL_ERR_SERVER, "out of memory");
+    }
+    if (bytes > BATCH_WARN_BYTES)
+        cql_warn(c, "Batch for %s is of size %zu, exceeding specified threshold of %d by %zu.",
+                 (const char *)tables.data, bytes, BATCH_WARN_BYTES, bytes - BATCH_WARN_BYTES);
+    if (parts > UNLOGGED_BATCH_WARN_PARTITIONS)
+        cql_warn(c,
+                 "Unlogged batch covering %zu partitions detected against table%s %s. You "
+                 "should use a logged batch for atomicity, or asynchronous writes for "
+                 "performance.",
+                 parts, ntables == 1 ? "" : "s", (const char *)tables.data);
+    buf_free(&tables);
+    return 0;
 }
 
 /* Whether the set's items are in more than one partition. */
@@ -2064,13 +2138,9 @@ int cql_exec_write_batch(cql_call *c, cql_run *const *runs, const cql_stmt *cons
     }
     buf_free(&pk0);
     buf_free(&pki);
-    /* Cassandra's verifyBatchSize: only a batch over several partitions is measured */
-    if (rc == 0 && !conds && spans_partitions(&set)) {
-        size_t bytes = 0;
-        for (size_t i = 0; i < n; i++)
-            bytes += stmt_bytes(runs[i], stmts[i]);
-        if (bytes > BATCH_FAIL_BYTES) rc = cql_fail(c, CQL_ERR_INVALID, "Batch too large");
-    }
+    /* only a batch over several partitions is measured, as Cassandra's */
+    if (rc == 0 && !conds && spans_partitions(&set))
+        rc = check_batch_spread(c, runs, stmts, ws, n, &set, logged);
     item_txn *x = NULL;
     if (rc == 0 && set.n) rc = begin(&set, c, ws[0].now_s, &x);
     int held = 1;

@@ -217,12 +217,12 @@ static uint8_t answer_version(const cql_conn *c, uint8_t request_version)
     return c->version ? c->version : request_version;
 }
 
-/* Queues an envelope whose body is body[0..len). */
-static int send_body(cql_conn *c, uint8_t version, int16_t stream, uint8_t opcode, const void *body,
-                     size_t len)
+/* Queues an envelope whose body is body[0..len), after what x carries (NULL: nothing). */
+static int send_answer(cql_conn *c, uint8_t version, int16_t stream, uint8_t opcode,
+                       const cql_response_extras *x, const void *body, size_t len)
 {
     buf_reset(&c->envelope);
-    size_t start = cql_envelope_begin(&c->envelope, version, 0, stream, opcode);
+    size_t start = cql_response_begin(&c->envelope, version, stream, opcode, x);
     if (start == (size_t)-1 || buf_append(&c->envelope, body, len) ||
         cql_envelope_end(&c->envelope, start)) {
         buf_reset(&c->envelope);
@@ -238,6 +238,12 @@ static int send_body(cql_conn *c, uint8_t version, int16_t stream, uint8_t opcod
         return -1;
     }
     return conn_queue_envelope(c);
+}
+
+static int send_body(cql_conn *c, uint8_t version, int16_t stream, uint8_t opcode, const void *body,
+                     size_t len)
+{
+    return send_answer(c, version, stream, opcode, NULL, body, len);
 }
 
 /* An ERROR in the retired versions 1 and 2, whose header is 8 bytes with a one-byte
@@ -309,7 +315,10 @@ static void on_call_answer(core_call *cc, core_result *r, int unflushed)
         if (resp->keyspace[0]) snprintf(c->keyspace, sizeof c->keyspace, "%s", resp->keyspace);
         if (resp->event && resp->event_len)
             broadcast_event(c->loop->s, resp->event, resp->event_len);
-        send_body(c, v, k->stream, resp->opcode, resp->body, resp->len);
+        cql_response_extras x = {
+            .warnings = (const char *const *)resp->warnings,
+            .n_warnings = resp->n_warnings > UINT16_MAX ? UINT16_MAX : (uint16_t)resp->n_warnings};
+        send_answer(c, v, k->stream, resp->opcode, &x, resp->body, resp->len);
     }
     call_free(k);
     conn_settle(c);
