@@ -247,6 +247,9 @@ static int usings(wctx *w, const cql_using *u, size_t n, int ttl_allowed)
 {
     const cql_tinfo *t = w->t;
     int64_t ttl = t->default_ttl;
+    if (t->counter && conditional(w))
+        return cql_fail(w->r->call, CQL_ERR_INVALID,
+                        "Conditional updates are not supported on counter tables");
     for (size_t i = 0; i < n; i++) {
         int64_t v;
         int got = cql_int_term_opt(w->r, u[i].value, &v, u[i].ttl ? "[ttl]" : "[timestamp]");

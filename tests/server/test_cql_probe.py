@@ -1,0 +1,389 @@
+"""Cassandra 4 behaviours of `quarry serve --cql` in the areas ScyllaDB's cqlpy suite covers
+and runs against Cassandra too: JSON, TTL and writetime, static columns, paging, counters,
+user-defined types and tuples, collections. One server serves the run (shared_cql); each test
+works in its own table of keyspace probe. Not the protocol framing (test_cql_wire.py)."""
+import itertools
+import json
+import time
+
+import pytest
+
+pytest.importorskip("cassandra", reason="python3-cassandra is not installed")
+
+from cassandra import InvalidRequest  # noqa: E402
+from cassandra.protocol import FunctionFailure  # noqa: E402
+from cassandra.query import SimpleStatement  # noqa: E402
+
+_names = itertools.count()
+
+
+@pytest.fixture(scope="module")
+def cql(shared_cql):
+    session = shared_cql.session(keyspace="probe")
+    yield session
+    session.cluster.shutdown()
+
+
+@pytest.fixture
+def table(cql):
+    """table(schema) -> a new table's name in keyspace probe."""
+    def _table(schema):
+        name = "t%d" % next(_names)
+        cql.execute("CREATE TABLE %s %s" % (name, schema))
+        return name
+    return _table
+
+
+def rows(cql, stmt, *args):
+    return list(cql.execute(cql.prepare(stmt) if args else stmt, args or None))
+
+
+# ---- JSON
+def test_fromjson_failures(cql, table):
+    t = table("(p int PRIMARY KEY, v int, a ascii, bigv bigint)")
+    for bad in ["fromJson('dog')", "fromJson('\"dog\"')", "fromJson('1.2')", "fromJson('2147483648')"]:
+        with pytest.raises(FunctionFailure):
+            cql.execute("INSERT INTO %s (p, v) VALUES (1, %s)" % (t, bad))
+    with pytest.raises(FunctionFailure):
+        cql.execute("INSERT INTO %s (p, a) VALUES (1, fromJson('3'))" % t)
+    with pytest.raises(FunctionFailure):
+        cql.execute("INSERT INTO %s (p, bigv) VALUES (1, fromJson('9223372036854775808'))" % t)
+    stmt = cql.prepare("INSERT INTO %s (p, v) VALUES (?, fromJson(?))" % t)
+    with pytest.raises(FunctionFailure):
+        cql.execute(stmt, [1, 'dog'])
+
+
+def test_fromjson_values(cql, table):
+    t = table("(p int PRIMARY KEY, v int, b boolean, bigv bigint, mai map<ascii, int>)")
+    cql.execute("INSERT INTO %s (p, b) VALUES (1, fromJson('\"true\"'))" % t)
+    assert rows(cql, "SELECT p, b FROM %s WHERE p = 1" % t) == [(1, True)]
+    stmt = cql.prepare("INSERT INTO %s (p, b) VALUES (?, fromJson(?))" % t)
+    cql.execute(stmt, [1, '"fALSe"'])
+    assert rows(cql, "SELECT p, b FROM %s WHERE p = 1" % t) == [(1, False)]
+    cql.execute("INSERT INTO %s (p, v) VALUES (2, fromJson(null))" % t)
+    assert rows(cql, "SELECT p, v FROM %s WHERE p = 2" % t) == [(2, None)]
+    stmt = cql.prepare("INSERT INTO %s (p, v) VALUES (?, fromJson(?))" % t)
+    cql.execute(stmt, [3, None])
+    assert rows(cql, "SELECT p, v FROM %s WHERE p = 3" % t) == [(3, None)]
+    cql.execute(stmt, [4, '"17"'])
+    assert rows(cql, "SELECT v FROM %s WHERE p = 4" % t) == [(17,)]
+    cql.execute("INSERT INTO %s (p, mai) VALUES (5, fromJson('{\"a\": 1, \"b\": 2}'))" % t)
+    assert rows(cql, "SELECT mai FROM %s WHERE p = 5" % t) == [({'a': 1, 'b': 2},)]
+    stmt = cql.prepare("INSERT INTO %s (p, bigv) VALUES (?, fromJson(?))" % t)
+    cql.execute(stmt, [6, '9223372036854775807'])
+    assert rows(cql, "SELECT bigv FROM %s WHERE p = 6" % t) == [(9223372036854775807,)]
+
+
+def test_select_json(cql, table):
+    t = table("(p int PRIMARY KEY, v int, a ascii, b boolean, l list<text>, d double, "
+              "tup frozen<tuple<text, int>>, \"CaseSensitive\" int, ts timestamp, dec decimal)")
+    cql.execute("INSERT INTO %s (p, v, a, b, l, d, tup, \"CaseSensitive\", ts, dec) VALUES "
+                "(1, 2, 'x', true, ['a', 'b'], 1.5, ('t', 3), 7, '2020-01-01 00:00:00+0000', 1.25)" % t)
+    [r] = rows(cql, "SELECT JSON * FROM %s WHERE p = 1" % t)
+    got = json.loads(r[0])
+    assert got == {"p": 1, "v": 2, "a": "x", "b": True, "l": ["a", "b"], "d": 1.5,
+                   "tup": ["t", 3], "\"CaseSensitive\"": 7,
+                   "ts": "2020-01-01 00:00:00.000Z", "dec": 1.25}
+    [r] = rows(cql, "SELECT JSON p, v AS vee, toJson(a) FROM %s WHERE p = 1" % t)
+    assert json.loads(r[0]) == {"p": 1, "vee": 2, "\"system.tojson(a)\"": "\"x\""}
+    assert rows(cql, "SELECT toJson(l), toJson(tup) FROM %s WHERE p = 1" % t) == [('["a", "b"]', '["t", 3]')]
+    [r] = rows(cql, "SELECT JSON \"CaseSensitive\" FROM %s WHERE p = 1" % t)
+    assert json.loads(r[0]) == {"\"CaseSensitive\"": 7}
+
+
+def test_insert_json(cql, table):
+    t = table("(p int PRIMARY KEY, v int, l list<int>, m map<text, int>, s set<int>, \"Cs\" int)")
+    cql.execute("INSERT INTO %s JSON '{\"p\": 1, \"v\": 2, \"l\": [1, 2], \"m\": {\"a\": 1}, \"s\": [3, 1], \"\\\"Cs\\\"\": 5}'" % t)
+    assert rows(cql, "SELECT p, v, l, m, s, \"Cs\" FROM %s" % t) == [(1, 2, [1, 2], {'a': 1}, {1, 3}, 5)]
+    cql.execute("INSERT INTO %s JSON '{\"p\": 1}'" % t)
+    assert rows(cql, "SELECT p, v, l FROM %s" % t) == [(1, None, None)]
+    cql.execute("INSERT INTO %s (p, v) VALUES (2, 3)" % t)
+    cql.execute("INSERT INTO %s JSON '{\"p\": 2}' DEFAULT UNSET" % t)
+    assert rows(cql, "SELECT v FROM %s WHERE p = 2" % t) == [(3,)]
+    stmt = cql.prepare("INSERT INTO %s JSON ?" % t)
+    cql.execute(stmt, ['{"p": 3, "v": "4"}'])
+    assert rows(cql, "SELECT v FROM %s WHERE p = 3" % t) == [(4,)]
+    with pytest.raises(InvalidRequest):
+        cql.execute("INSERT INTO %s JSON '{\"p\": 4, \"nosuch\": 1}'" % t)
+    with pytest.raises(InvalidRequest):
+        cql.execute("INSERT INTO %s JSON '{\"v\": 1}'" % t)
+
+
+# ---- TTL / writetime
+def test_ttl_writetime(cql, table):
+    t = table("(p int PRIMARY KEY, v int, w int)")
+    cql.execute("INSERT INTO %s (p, v) VALUES (1, 2) USING TTL 1000 AND TIMESTAMP 12345" % t)
+    [(ttl, wt)] = rows(cql, "SELECT ttl(v), writetime(v) FROM %s WHERE p = 1" % t)
+    assert 990 < ttl <= 1000 and wt == 12345
+    assert rows(cql, "SELECT ttl(w), writetime(w) FROM %s WHERE p = 1" % t) == [(None, None)]
+    cql.execute("UPDATE %s USING TTL 0 SET v = 3 WHERE p = 1" % t)
+    assert rows(cql, "SELECT ttl(v) FROM %s WHERE p = 1" % t) == [(None,)]
+    with pytest.raises(InvalidRequest):
+        cql.execute("SELECT ttl(p) FROM %s" % t)
+    with pytest.raises(InvalidRequest):
+        cql.execute("INSERT INTO %s (p, v) VALUES (1, 2) USING TTL -1" % t)
+    with pytest.raises(InvalidRequest):
+        cql.execute("INSERT INTO %s (p, v) VALUES (1, 2) USING TTL 630720001" % t)
+    stmt = cql.prepare("INSERT INTO %s (p, v) VALUES (?, ?) USING TTL ?" % t)
+    cql.execute(stmt, [5, 5, 100])
+    [(ttl,)] = rows(cql, "SELECT ttl(v) FROM %s WHERE p = 5" % t)
+    assert 90 < ttl <= 100
+
+
+def test_ttl_expiry_and_default(cql, table):
+    t = table("(p int PRIMARY KEY, v int, w int) WITH default_time_to_live = 1000")
+    cql.execute("INSERT INTO %s (p, v) VALUES (1, 2)" % t)
+    [(ttl,)] = rows(cql, "SELECT ttl(v) FROM %s WHERE p = 1" % t)
+    assert 990 < ttl <= 1000
+    cql.execute("INSERT INTO %s (p, v) VALUES (2, 2) USING TTL 0" % t)
+    assert rows(cql, "SELECT ttl(v) FROM %s WHERE p = 2" % t) == [(None,)]
+    cql.execute("INSERT INTO %s (p, w) VALUES (3, 1) USING TTL 1" % t)
+    time.sleep(2.1)
+    assert rows(cql, "SELECT * FROM %s WHERE p = 3" % t) == []
+    cql.execute("ALTER TABLE %s WITH default_time_to_live = 0" % t)
+    cql.execute("INSERT INTO %s (p, v) VALUES (4, 2)" % t)
+    assert rows(cql, "SELECT ttl(v) FROM %s WHERE p = 4" % t) == [(None,)]
+
+
+def test_ttl_collections(cql, table):
+    t = table("(p int PRIMARY KEY, l list<int>, f frozen<list<int>>)")
+    cql.execute("INSERT INTO %s (p, f) VALUES (1, [1]) USING TTL 100" % t)
+    [(ttl,)] = rows(cql, "SELECT ttl(f) FROM %s WHERE p = 1" % t)
+    assert 90 < ttl <= 100
+    with pytest.raises(InvalidRequest):
+        cql.execute("SELECT ttl(l) FROM %s" % t)
+    with pytest.raises(InvalidRequest):
+        cql.execute("SELECT writetime(l) FROM %s" % t)
+
+
+# ---- static
+def test_static(cql, table):
+    t = table("(p int, c int, s int static, v int, PRIMARY KEY (p, c))")
+    cql.execute("INSERT INTO %s (p, s) VALUES (1, 10)" % t)
+    assert rows(cql, "SELECT * FROM %s WHERE p = 1" % t) == [(1, None, 10, None)]
+    cql.execute("INSERT INTO %s (p, c, v) VALUES (1, 1, 1)" % t)
+    cql.execute("INSERT INTO %s (p, c, v) VALUES (1, 2, 2)" % t)
+    assert rows(cql, "SELECT * FROM %s WHERE p = 1" % t) == [(1, 1, 10, 1), (1, 2, 10, 2)]
+    assert rows(cql, "SELECT DISTINCT p, s FROM %s" % t) == [(1, 10)]
+    assert rows(cql, "SELECT s FROM %s WHERE p = 1 AND c = 2" % t) == [(10,)]
+    cql.execute("UPDATE %s SET s = 11 WHERE p = 1" % t)
+    assert rows(cql, "SELECT s FROM %s WHERE p = 1 AND c = 1" % t) == [(11,)]
+    cql.execute("DELETE s FROM %s WHERE p = 1" % t)
+    assert rows(cql, "SELECT s FROM %s WHERE p = 1 LIMIT 1" % t) == [(None,)]
+    cql.execute("DELETE FROM %s WHERE p = 1 AND c = 1" % t)
+    cql.execute("DELETE FROM %s WHERE p = 1 AND c = 2" % t)
+    assert rows(cql, "SELECT * FROM %s WHERE p = 1" % t) == []
+    cql.execute("UPDATE %s SET s = 5 WHERE p = 2" % t)
+    assert rows(cql, "SELECT * FROM %s WHERE p = 2" % t) == [(2, None, 5, None)]
+    assert rows(cql, "SELECT * FROM %s WHERE p = 2 AND c = 1" % t) == []
+    with pytest.raises(InvalidRequest):
+        cql.execute("INSERT INTO %s (p, c, s) VALUES (3, null, 1)" % t)
+    with pytest.raises(InvalidRequest):
+        cql.execute("UPDATE %s SET v = 1 WHERE p = 3" % t)
+    with pytest.raises(InvalidRequest):
+        cql.execute("CREATE TABLE probe.nostatic (p int PRIMARY KEY, s int static)")
+
+
+def test_static_lwt(cql, table):
+    t = table("(p int, c int, s int static, v int, PRIMARY KEY (p, c))")
+    r = rows(cql, "UPDATE %s SET s = 1 WHERE p = 1 IF s = null" % t)
+    assert r[0][0] is True
+    r = rows(cql, "UPDATE %s SET s = 2 WHERE p = 1 IF s = 5" % t)
+    assert list(r[0]) == [False, 1]
+
+
+# ---- paging
+def test_paging(cql, table):
+    t = table("(p int, c int, v int, PRIMARY KEY (p, c))")
+    ins = cql.prepare("INSERT INTO %s (p, c, v) VALUES (?, ?, ?)" % t)
+    for p in range(3):
+        for c in range(10):
+            cql.execute(ins, [p, c, c % 3])
+    s = SimpleStatement("SELECT c FROM %s WHERE p = 1" % t, fetch_size=3)
+    assert [r[0] for r in cql.execute(s)] == list(range(10))
+    s = SimpleStatement("SELECT c FROM %s WHERE p = 1 LIMIT 7" % t, fetch_size=3)
+    assert [r[0] for r in cql.execute(s)] == list(range(7))
+    s = SimpleStatement("SELECT c FROM %s WHERE p = 1 AND v = 0 ALLOW FILTERING" % t, fetch_size=2)
+    assert [r[0] for r in cql.execute(s)] == [0, 3, 6, 9]
+    s = SimpleStatement("SELECT p, c FROM %s WHERE v = 1 LIMIT 5 ALLOW FILTERING" % t, fetch_size=2)
+    assert len(list(cql.execute(s))) == 5
+    s = SimpleStatement("SELECT p, c FROM %s PER PARTITION LIMIT 2" % t, fetch_size=3)
+    assert len(list(cql.execute(s))) == 6
+    s = SimpleStatement("SELECT count(*) FROM %s" % t, fetch_size=4)
+    assert list(cql.execute(s)) == [(30,)]
+    s = SimpleStatement("SELECT c FROM %s WHERE p = 1 ORDER BY c DESC" % t, fetch_size=4)
+    assert [r[0] for r in cql.execute(s)] == list(range(9, -1, -1))
+    s = SimpleStatement("SELECT DISTINCT p FROM %s" % t, fetch_size=1)
+    assert sorted(r[0] for r in cql.execute(s)) == [0, 1, 2]
+    s = SimpleStatement("SELECT c FROM %s WHERE p IN (0, 2) AND c < 2" % t, fetch_size=1)
+    assert [r[0] for r in cql.execute(s)] == [0, 1, 0, 1]
+    r = cql.execute(SimpleStatement("SELECT c FROM %s WHERE p = 1" % t, fetch_size=3))
+    assert len(r.current_rows) == 3 and r.has_more_pages
+
+
+# ---- counters
+def test_counters(cql, table):
+    t = table("(p int PRIMARY KEY, c counter, d counter)")
+    cql.execute("UPDATE %s SET c = c + 5 WHERE p = 1" % t)
+    cql.execute("UPDATE %s SET c = c - 2, d = d + 1 WHERE p = 1" % t)
+    assert rows(cql, "SELECT c, d FROM %s WHERE p = 1" % t) == [(3, 1)]
+    stmt = cql.prepare("UPDATE %s SET c = c + ? WHERE p = ?" % t)
+    cql.execute(stmt, [-10, 1])
+    assert rows(cql, "SELECT c FROM %s WHERE p = 1" % t) == [(-7,)]
+    cql.execute("UPDATE %s SET c = c + 0 WHERE p = 2" % t)
+    assert rows(cql, "SELECT c, d FROM %s WHERE p = 2" % t) == [(0, None)]
+    with pytest.raises(InvalidRequest):
+        cql.execute("INSERT INTO %s (p, c) VALUES (3, 1)" % t)
+    with pytest.raises(InvalidRequest):
+        cql.execute("UPDATE %s SET c = 1 WHERE p = 1" % t)
+    with pytest.raises(InvalidRequest):
+        cql.execute("UPDATE %s USING TTL 10 SET c = c + 1 WHERE p = 1" % t)
+    with pytest.raises(InvalidRequest):
+        cql.execute("CREATE TABLE probe.badcounter (p int PRIMARY KEY, c counter, v int)")
+    with pytest.raises(InvalidRequest, match="Conditional updates are not supported on counter tables"):
+        cql.execute("UPDATE %s SET c = c + 1 WHERE p = 1 IF EXISTS" % t)
+    with pytest.raises(InvalidRequest, match="Conditional updates are not supported on counter tables"):
+        cql.execute("DELETE FROM %s WHERE p = 1 IF c = 3" % t)
+    cql.execute("DELETE c FROM %s WHERE p = 1" % t)
+    assert rows(cql, "SELECT c, d FROM %s WHERE p = 1" % t) == [(None, 1)]
+    assert rows(cql, "SELECT sum(c) FROM %s" % t) == [(0,)]
+
+
+def test_counter_overflow_and_types(cql, table):
+    t = table("(p int PRIMARY KEY, c counter)")
+    cql.execute("UPDATE %s SET c = c + 9223372036854775807 WHERE p = 1" % t)
+    cql.execute("UPDATE %s SET c = c + 1 WHERE p = 1" % t)
+    assert rows(cql, "SELECT c FROM %s WHERE p = 1" % t) == [(-9223372036854775808,)]
+    assert rows(cql, "SELECT toJson(c) FROM %s WHERE p = 1" % t) == [("-9223372036854775808",)]
+
+
+# ---- UDT / tuple
+def test_udt(cql, table):
+    cql.execute("CREATE TYPE IF NOT EXISTS probe.u1 (a int, b text)")
+    t = table("(p int PRIMARY KEY, f frozen<u1>, n u1, tl tuple<int, text>)")
+    cql.execute("INSERT INTO %s (p, f, n) VALUES (1, {a: 1, b: 'x'}, {a: 2})" % t)
+    [(f, n)] = rows(cql, "SELECT f, n FROM %s WHERE p = 1" % t)
+    assert (f.a, f.b, n.a, n.b) == (1, 'x', 2, None)
+    cql.execute("UPDATE %s SET n.b = 'y' WHERE p = 1" % t)
+    [(nb, fa)] = rows(cql, "SELECT n.b, f.a FROM %s WHERE p = 1" % t)
+    assert (nb, fa) == ('y', 1)
+    with pytest.raises(InvalidRequest):
+        cql.execute("UPDATE %s SET f.a = 3 WHERE p = 1" % t)
+    cql.execute("DELETE n.a FROM %s WHERE p = 1" % t)
+    [(n,)] = rows(cql, "SELECT n FROM %s WHERE p = 1" % t)
+    assert (n.a, n.b) == (None, 'y')
+    cql.execute("INSERT INTO %s (p, tl) VALUES (2, (1, 'a'))" % t)
+    assert rows(cql, "SELECT tl FROM %s WHERE p = 2" % t) == [((1, 'a'),)]
+    cql.execute("INSERT INTO %s (p, tl) VALUES (3, (1, null))" % t)
+    assert rows(cql, "SELECT tl FROM %s WHERE p = 3" % t) == [((1, None),)]
+    with pytest.raises(InvalidRequest):
+        cql.execute("INSERT INTO %s (p, tl) VALUES (4, (1, 'a', 3))" % t)
+    with pytest.raises(InvalidRequest):
+        cql.execute("INSERT INTO %s (p, f) VALUES (4, {a: 1, c: 2})" % t)
+    [r] = rows(cql, "SELECT JSON f, tl FROM %s WHERE p = 1" % t)
+    assert json.loads(r[0]) == {"f": {"a": 1, "b": "x"}, "tl": None}
+    cql.execute("INSERT INTO %s JSON '{\"p\": 5, \"f\": {\"a\": 5, \"b\": \"q\"}, \"tl\": [6, \"r\"]}'" % t)
+    [(f, tl)] = rows(cql, "SELECT f, tl FROM %s WHERE p = 5" % t)
+    assert (f.a, f.b, tl) == (5, 'q', (6, 'r'))
+    with pytest.raises(InvalidRequest):
+        cql.execute("DROP TYPE probe.u1")
+
+
+def test_udt_alter(cql, table):
+    cql.execute("CREATE TYPE IF NOT EXISTS probe.u2 (a int)")
+    t = table("(p int PRIMARY KEY, f frozen<u2>)")
+    cql.execute("INSERT INTO %s (p, f) VALUES (1, {a: 1})" % t)
+    cql.execute("ALTER TYPE probe.u2 ADD b text")
+    [(f,)] = rows(cql, "SELECT f FROM %s WHERE p = 1" % t)
+    assert (f.a, f.b) == (1, None)
+    cql.execute("ALTER TYPE probe.u2 RENAME a TO aa")
+    [(aa,)] = rows(cql, "SELECT f.aa FROM %s WHERE p = 1" % t)
+    assert aa == 1
+
+
+# ---- collections
+def test_list_ops(cql, table):
+    t = table("(p int PRIMARY KEY, l list<int>)")
+    cql.execute("INSERT INTO %s (p, l) VALUES (1, [1, 2, 3])" % t)
+    cql.execute("UPDATE %s SET l = l + [4] WHERE p = 1" % t)
+    cql.execute("UPDATE %s SET l = [0] + l WHERE p = 1" % t)
+    assert rows(cql, "SELECT l FROM %s WHERE p = 1" % t) == [([0, 1, 2, 3, 4],)]
+    cql.execute("UPDATE %s SET l[1] = 10 WHERE p = 1" % t)
+    cql.execute("DELETE l[0] FROM %s WHERE p = 1" % t)
+    assert rows(cql, "SELECT l FROM %s WHERE p = 1" % t) == [([10, 2, 3, 4],)]
+    cql.execute("UPDATE %s SET l = l - [2, 4] WHERE p = 1" % t)
+    assert rows(cql, "SELECT l FROM %s WHERE p = 1" % t) == [([10, 3],)]
+    with pytest.raises(InvalidRequest):
+        cql.execute("UPDATE %s SET l[5] = 1 WHERE p = 1" % t)
+    with pytest.raises(InvalidRequest):
+        cql.execute("UPDATE %s SET l[0] = 1 WHERE p = 2" % t)
+    cql.execute("UPDATE %s SET l = l - [10, 3] WHERE p = 1" % t)
+    assert rows(cql, "SELECT l FROM %s WHERE p = 1" % t) == [(None,)]
+    cql.execute("UPDATE %s SET l = [] WHERE p = 1" % t)
+    assert rows(cql, "SELECT l FROM %s WHERE p = 1" % t) == [(None,)]
+    cql.execute("UPDATE %s SET l = l + [7] WHERE p = 3" % t)
+    assert rows(cql, "SELECT l FROM %s WHERE p = 3" % t) == [([7],)]
+    with pytest.raises(InvalidRequest):
+        cql.execute("INSERT INTO %s (p, l) VALUES (4, [1, null])" % t)
+    with pytest.raises(InvalidRequest, match="Element selection is only allowed on sets and maps"):
+        cql.execute("SELECT l[0] FROM %s WHERE p = 3" % t)
+
+
+def test_set_map_ops(cql, table):
+    t = table("(p int PRIMARY KEY, s set<text>, m map<int, text>)")
+    cql.execute("INSERT INTO %s (p, s, m) VALUES (1, {'b', 'a'}, {1: 'one'})" % t)
+    cql.execute("UPDATE %s SET s = s + {'c'}, m[2] = 'two' WHERE p = 1" % t)
+    cql.execute("UPDATE %s SET m = m + {3: 'three'} WHERE p = 1" % t)
+    assert rows(cql, "SELECT s, m FROM %s WHERE p = 1" % t) == [({'a', 'b', 'c'}, {1: 'one', 2: 'two', 3: 'three'})]
+    cql.execute("UPDATE %s SET s = s - {'a'}, m = m - {1} WHERE p = 1" % t)
+    cql.execute("DELETE m[2], s['c'] FROM %s WHERE p = 1" % t)
+    assert rows(cql, "SELECT s, m FROM %s WHERE p = 1" % t) == [({'b'}, {3: 'three'})]
+    assert rows(cql, "SELECT m[3], s['b'] FROM %s WHERE p = 1" % t) == [('three', 'b')]
+    assert rows(cql, "SELECT m[9] FROM %s WHERE p = 1" % t) == [(None,)]
+    cql.execute("UPDATE %s SET m[3] = null WHERE p = 1" % t)
+    assert rows(cql, "SELECT m FROM %s WHERE p = 1" % t) == [(None,)]
+    with pytest.raises(InvalidRequest):
+        cql.execute("UPDATE %s SET s = s + {null} WHERE p = 1" % t)
+    with pytest.raises(InvalidRequest):
+        cql.execute("INSERT INTO %s (p, m) VALUES (2, {null: 'x'})" % t)
+    cql.execute("UPDATE %s SET s = {} WHERE p = 1" % t)
+    assert rows(cql, "SELECT s FROM %s WHERE p = 1" % t) == [(None,)]
+    assert rows(cql, "SELECT m[1..3] FROM %s WHERE p = 1" % t) == [(None,)]
+
+
+def test_collection_slice_and_contains(cql, table):
+    t = table("(p int, c int, m map<int, text>, s set<int>, PRIMARY KEY (p, c))")
+    cql.execute("INSERT INTO %s (p, c, m, s) VALUES (1, 1, {1: 'a', 2: 'b', 3: 'c'}, {1, 5})" % t)
+    assert rows(cql, "SELECT m[2..3] FROM %s WHERE p = 1" % t) == [({2: 'b', 3: 'c'},)]
+    assert rows(cql, "SELECT m[..1] FROM %s WHERE p = 1" % t) == [({1: 'a'},)]
+    assert rows(cql, "SELECT c FROM %s WHERE s CONTAINS 5 ALLOW FILTERING" % t) == [(1,)]
+    assert rows(cql, "SELECT c FROM %s WHERE m CONTAINS KEY 3 ALLOW FILTERING" % t) == [(1,)]
+    assert rows(cql, "SELECT c FROM %s WHERE m CONTAINS 'b' ALLOW FILTERING" % t) == [(1,)]
+    assert rows(cql, "SELECT c FROM %s WHERE m[1] = 'a' ALLOW FILTERING" % t) == [(1,)]
+
+
+def test_frozen_collections(cql, table):
+    t = table("(p frozen<list<int>>, c frozen<set<int>>, m frozen<map<int, int>>, PRIMARY KEY (p, c))")
+    cql.execute("INSERT INTO %s (p, c, m) VALUES ([1, 2], {3, 1}, {1: 2})" % t)
+    assert rows(cql, "SELECT * FROM %s WHERE p = [1, 2]" % t) == [([1, 2], {1, 3}, {1: 2})]
+    assert rows(cql, "SELECT * FROM %s WHERE p = [1, 2] AND c = {1, 3}" % t) == [([1, 2], {1, 3}, {1: 2})]
+    with pytest.raises(InvalidRequest):
+        cql.execute("UPDATE %s SET m = m + {3: 4} WHERE p = [1, 2] AND c = {1, 3}" % t)
+    with pytest.raises(InvalidRequest):
+        cql.execute("UPDATE %s SET m[3] = 4 WHERE p = [1, 2] AND c = {1, 3}" % t)
+    with pytest.raises(InvalidRequest):
+        cql.execute("CREATE TABLE probe.badkey (p list<int> PRIMARY KEY)")
+    t2 = table("(p int PRIMARY KEY, f frozen<list<int>>, m frozen<map<text, int>>)")
+    cql.execute("INSERT INTO %s (p, f, m) VALUES (1, [], {})" % t2)
+    assert rows(cql, "SELECT f, m FROM %s WHERE p = 1" % t2) == [([], {})]
+    assert rows(cql, "SELECT p FROM %s WHERE f CONTAINS 1 ALLOW FILTERING" % t2) == []
+    assert rows(cql, "SELECT p FROM %s WHERE f = [] ALLOW FILTERING" % t2) == [(1,)]
+
+
+def test_nested_collections(cql, table):
+    t = table("(p int PRIMARY KEY, m map<text, frozen<list<int>>>, s set<frozen<map<int, int>>>)")
+    cql.execute("INSERT INTO %s (p, m, s) VALUES (1, {'a': [1, 2]}, {{1: 2}, {0: 0}})" % t)
+    [(m, s)] = rows(cql, "SELECT m, s FROM %s WHERE p = 1" % t)
+    assert m == {'a': [1, 2]} and sorted(tuple(x.items()) for x in s) == [((0, 0),), ((1, 2),)]
+    with pytest.raises(InvalidRequest):
+        cql.execute("CREATE TABLE probe.badnest (p int PRIMARY KEY, m map<int, list<int>>)")
