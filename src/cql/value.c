@@ -1181,6 +1181,20 @@ static int element(const cql_ctype *t, const char *receiver, const cql_expr *e,
     return CQLVAL_OK;
 }
 
+/* Whether tuple literal e could be assigned to t: a tuple type with at least as many
+ * components, each nested tuple literal fitting its component (Cassandra's
+ * Tuples.Literal.testAssignment, which tells a mismatch before any value is read). */
+static int tuple_literal_fits(const cql_ctype *t, const cql_expr *e, int depth)
+{
+    if (id_of(t) != CQL_TYPE_TUPLE) return e->nitems == 1;
+    if (e->nitems > t->wire.n || depth > CQL_TYPE_MAX_DEPTH) return 0;
+    for (size_t i = 0; i < e->nitems; i++)
+        if (e->items[i]->kind == CQL_E_TUPLE &&
+            !tuple_literal_fits(t->args[i], e->items[i], depth + 1))
+            return 0;
+    return 1;
+}
+
 static int term(const cql_ctype *t, const char *receiver, const cql_expr *e,
                 const cqlval_terms *terms, buf *out, cql_parse_error *err, int depth)
 {
@@ -1282,6 +1296,13 @@ static int term(const cql_ctype *t, const char *receiver, const cql_expr *e,
                 "Invalid tuple literal for %s: too many elements. Type %s expects %u but "
                 "got %zu",
                 receiver, tname(t), (unsigned)t->wire.n, e->nitems);
+        for (size_t i = 0; i < e->nitems; i++)
+            if (e->items[i]->kind == CQL_E_TUPLE &&
+                !tuple_literal_fits(t->args[i], e->items[i], depth + 1))
+                return cql_error_record(
+                    err, CQL_ERR_INVALID,
+                    "Invalid tuple literal for %s: component %zu is not of type %s", receiver, i,
+                    tname(t->args[i]));
         for (size_t i = 0; i < e->nitems; i++) {
             snprintf(sub, sizeof sub, "%s[%zu]", receiver, i);
             int r = element(t->args[i], sub, e->items[i], terms, out, err, depth, 1);
