@@ -387,3 +387,157 @@ def test_nested_collections(cql, table):
     assert m == {'a': [1, 2]} and sorted(tuple(x.items()) for x in s) == [((0, 0),), ((1, 2),)]
     with pytest.raises(InvalidRequest):
         cql.execute("CREATE TABLE probe.badnest (p int PRIMARY KEY, m map<int, list<int>>)")
+
+
+def test_counter_validation(cql, table):
+    for schema in ["(id bigint PRIMARY KEY, count counter, things set<text>)"]:
+        with pytest.raises(InvalidRequest, match="non counter"):
+            cql.execute("CREATE TABLE probe.cv%d %s" % (next(_names), schema))
+    for schema in ["(k int PRIMARY KEY, l list<counter>)", "(k int PRIMARY KEY, s set<counter>)",
+                   "(k int PRIMARY KEY, m map<text, counter>)"]:
+        with pytest.raises(InvalidRequest):
+            cql.execute("CREATE TABLE probe.cv%d %s" % (next(_names), schema))
+    with pytest.raises(InvalidRequest, match="counter type is not supported for PRIMARY KEY"):
+        cql.execute("CREATE TABLE probe.cv%d (a counter, b int, PRIMARY KEY (b, a)) "
+                    "WITH CLUSTERING ORDER BY (a desc)" % next(_names))
+
+
+def test_counter_unset_and_filtering(cql, table):
+    from cassandra.query import UNSET_VALUE
+    t = table("(k int PRIMARY KEY, c counter)")
+    cql.execute("UPDATE %s SET c = c + 1 WHERE k = 10" % t)
+    cql.execute(cql.prepare("UPDATE %s SET c = c + ? WHERE k = 10" % t), [UNSET_VALUE])
+    cql.execute(cql.prepare("UPDATE %s SET c = c - ? WHERE k = 10" % t), [UNSET_VALUE])
+    assert rows(cql, "SELECT c FROM %s WHERE k = 10" % t) == [(1,)]
+    t = table("(k int PRIMARY KEY, a counter, b counter)")
+    for i in range(10):
+        cql.execute(cql.prepare("UPDATE %s SET a = a + ? WHERE k = ?" % t), [i, i])
+    assert sorted(rows(cql, "SELECT k, a FROM %s WHERE a > ? ALLOW FILTERING" % t, 6)) == [(7, 7), (8, 8), (9, 9)]
+    assert sorted(rows(cql, "SELECT k FROM %s WHERE a <= ? ALLOW FILTERING" % t, 1)) == [(0,), (1,)]
+    assert rows(cql, "SELECT k FROM %s WHERE b = ? ALLOW FILTERING" % t, 1) == []
+    with pytest.raises(InvalidRequest, match="Invalid null value for counter increment/decrement"):
+        cql.execute("SELECT * FROM %s WHERE b = null ALLOW FILTERING" % t)
+
+
+def test_counter_batch(cql, table):
+    t = table("(userid int, url text, total counter, PRIMARY KEY (userid, url))")
+    u = "UPDATE %s SET total = total + 1 WHERE userid = 1 AND url = 'http://foo.com'; " % t
+    cql.execute("BEGIN UNLOGGED BATCH " + u * 3 + "APPLY BATCH")
+    assert rows(cql, "SELECT total FROM %s WHERE userid = 1" % t) == [(3,)]
+
+
+def test_static_columns_ported(cql, table):
+    t = table("(k int, p int, s int static, v int, PRIMARY KEY (k, p))")
+    cql.execute("INSERT INTO %s(k, s) VALUES (0, 42)" % t)
+    [(s, wt)] = rows(cql, "SELECT s, writetime(s) FROM %s WHERE k=0" % t)
+    assert s == 42 and wt > 0
+    cql.execute("INSERT INTO %s (k, p, s, v) VALUES (0, 0, 12, 0)" % t)
+    cql.execute("INSERT INTO %s (k, p, s, v) VALUES (0, 1, 24, 1)" % t)
+    assert rows(cql, "SELECT * FROM %s WHERE k=0 AND p IN (0, 1)" % t) == [(0, 0, 24, 0), (0, 1, 24, 1)]
+    assert rows(cql, "SELECT DISTINCT s FROM %s WHERE k=0" % t) == [(24,)]
+    assert rows(cql, "SELECT s FROM %s WHERE k=0" % t) == [(24,), (24,)]
+    assert rows(cql, "SELECT p, s FROM %s WHERE k=0 AND p=1" % t) == [(1, 24)]
+    cql.execute("DELETE FROM %s WHERE k=0 AND p=0" % t)
+    assert rows(cql, "SELECT * FROM %s" % t) == [(0, 1, 24, 1)]
+    cql.execute("DELETE s FROM %s WHERE k=0" % t)
+    assert rows(cql, "SELECT * FROM %s" % t) == [(0, 1, None, 1)]
+    cql.execute("ALTER TABLE %s ADD s2 int static" % t)
+    assert rows(cql, "SELECT * FROM %s" % t) == [(0, 1, None, None, 1)]
+    cql.execute("INSERT INTO %s (k, p, s2, v) VALUES(0, 2, 42, 2)" % t)
+    assert rows(cql, "SELECT * FROM %s" % t) == [(0, 1, None, 42, 1), (0, 2, None, 42, 2)]
+    cql.execute("ALTER TABLE %s DROP s2" % t)
+    assert rows(cql, "SELECT * FROM %s" % t) == [(0, 1, None, 1), (0, 2, None, 2)]
+
+
+def test_static_distinct_limit_index(cql, table):
+    t = table("(k int, p int, s int static, PRIMARY KEY (k, p))")
+    cql.execute("INSERT INTO %s (k, p) VALUES (1, 1)" % t)
+    cql.execute("INSERT INTO %s (k, p) VALUES (1, 2)" % t)
+    assert rows(cql, "SELECT DISTINCT k, s FROM %s" % t) == [(1, None)]
+    assert rows(cql, "SELECT DISTINCT s FROM %s WHERE k=1" % t) == [(None,)]
+    assert rows(cql, "SELECT DISTINCT s FROM %s WHERE k=2" % t) == []
+    with pytest.raises(InvalidRequest):
+        cql.execute("SELECT DISTINCT s FROM %s" % t)
+    t = table("(k int, s int static, v int, PRIMARY KEY (k, v))")
+    cql.execute("INSERT INTO %s (k, s) VALUES(0, 42)" % t)
+    for i in range(4):
+        cql.execute("INSERT INTO %s(k, v) VALUES(0, %d)" % (t, i))
+    assert rows(cql, "SELECT * FROM %s WHERE k = 0 LIMIT 2" % t) == [(0, 0, 42), (0, 1, 42)]
+    t = table("(pkey text, ckey text, value text, static_value text static, PRIMARY KEY (pkey, ckey))")
+    cql.execute("INSERT INTO %s (pkey, static_value) VALUES ('partition1', 'static value')" % t)
+    cql.execute("INSERT INTO %s (pkey, ckey, value) VALUES('partition1', '', 'value')" % t)
+    assert rows(cql, "SELECT * FROM %s" % t) == [("partition1", "", "static value", "value")]
+    t = table("(bar int, PRIMARY KEY (bar))")
+    with pytest.raises(InvalidRequest):
+        cql.execute("ALTER TABLE %s ADD bar2 text static" % t)
+    t = table("(k int, p int, s int static, v int, PRIMARY KEY (k, p))")
+    cql.execute("CREATE INDEX ON %s (v)" % t)
+    cql.execute("INSERT INTO %s (k, p, s, v) VALUES (0, 0, 42, 1)" % t)
+    cql.execute("INSERT INTO %s (k, p, v) VALUES (0, 1, 1)" % t)
+    cql.execute("INSERT INTO %s (k, p, v) VALUES (0, 2, 2)" % t)
+    deadline = time.time() + 10
+    while len(rows(cql, "SELECT p FROM %s WHERE v = 1" % t)) < 2 and time.time() < deadline:
+        time.sleep(0.1)
+    assert rows(cql, "SELECT * FROM %s WHERE v = 1" % t) == [(0, 0, 42, 1), (0, 1, 42, 1)]
+    assert rows(cql, "SELECT s FROM %s WHERE v = 1" % t) == [(42,), (42,)]
+
+
+def test_tuples_ported(cql, table):
+    import datetime
+    for vt in ["frozen<tuple<int, text, double>>", "tuple<int, text, double>"]:
+        t = table("(k int PRIMARY KEY, t %s)" % vt)
+        ins = cql.prepare("INSERT INTO %s (k, t) VALUES (?, ?)" % t)
+        cql.execute(ins, [2, (5, None, 3.4)])
+        assert rows(cql, "SELECT * FROM %s WHERE k=2" % t) == [(2, (5, None, 3.4))]
+        cql.execute(ins, [3, (5, "bar")])
+        assert rows(cql, "SELECT * FROM %s WHERE k=3" % t) == [(3, (5, "bar", None))]
+    t = table("(k int PRIMARY KEY, t frozen<tuple<int, tuple<text, double>>>)")
+    cql.execute(cql.prepare("INSERT INTO %s (k, t) VALUES (?, ?)" % t), [0, (3, ("foo", 3.4))])
+    assert rows(cql, "SELECT t FROM %s" % t) == [((3, ("foo", 3.4)),)]
+    t = table("(t frozen<tuple<int, text>> PRIMARY KEY)")
+    cql.execute(cql.prepare("INSERT INTO %s (t) VALUES (?)" % t), [(3, "foo")])
+    assert rows(cql, "SELECT * FROM %s" % t) == [((3, "foo"),)]
+    t = table("(k int, t frozen<tuple<int, text>>, PRIMARY KEY (k, t))")
+    ins = cql.prepare("INSERT INTO %s (k, t) VALUES (?, ?)" % t)
+    for v in [(5, "bar"), (3, "foo"), (6, "bar"), (5, "foo")]:
+        cql.execute(ins, [0, v])
+    assert [r[1] for r in rows(cql, "SELECT * FROM %s" % t)] == [(3, "foo"), (5, "bar"), (5, "foo"), (6, "bar")]
+    t = table("(k int PRIMARY KEY, t frozen<tuple<int, text, double>>)")
+    with pytest.raises(InvalidRequest, match="Invalid tuple literal for t: too many elements. "
+                       "Type frozen<tuple<int, text, double>> expects 3 but got 4"):
+        cql.execute("INSERT INTO %s (k, t) VALUES (0, (2, 'foo', 3.1, 'bar'))" % t)
+    t = table("(k int PRIMARY KEY, t frozen<tuple<int, tuple<int, text, double>>>)")
+    with pytest.raises(InvalidRequest, match="Invalid tuple literal for t: component 1 is not of type "
+                       "frozen<tuple<int, text, double>>"):
+        cql.execute("INSERT INTO %s (k, t) VALUES (0, (1, (1, '1', 1.0, 1)))" % t)
+    t = table("(id int, tdemo frozen<tuple<timestamp, varchar>>, primary key (id, tdemo)) "
+              "with clustering order by (tdemo desc)")
+    cql.execute("INSERT INTO %s (id, tdemo) VALUES (1, ('2017-02-03 03:05+0000','Europe'))" % t)
+    assert rows(cql, "SELECT tdemo FROM %s" % t) == [((datetime.datetime(2017, 2, 3, 3, 5, 0), "Europe"),)]
+    t = table("(k int, c1 int, c2 text, PRIMARY KEY (k, c1, c2))")
+    for c in "abc":
+        cql.execute("INSERT INTO %s (k, c1, c2) VALUES (0, 0, '%s')" % (t, c))
+    assert rows(cql, "SELECT * FROM %s WHERE k=0 AND (c1, c2) IN ((0, 'b'), (0, 'c'))" % t) == [(0, 0, "b"), (0, 0, "c")]
+
+
+def test_tuple_from_string(cql, table):
+    t = table("(k int, c int, t frozen<tuple<int, text>>, PRIMARY KEY (k, c))")
+    cql.execute("INSERT INTO %s (k, c, t) VALUES (0, 0, '0:0')" % t)
+    cql.execute("INSERT INTO %s (k, c, t) VALUES (0, 2, '1')" % t)
+    cql.execute("INSERT INTO %s (k, c, t) VALUES (0, 3, '1:1\\:1')" % t)
+    cql.execute("INSERT INTO %s (k, c, t) VALUES (0, 4, '@:1')" % t)
+    assert [r[2] for r in rows(cql, "SELECT * FROM %s" % t)] == [(0, "0"), (1, None), (1, "1:1"), (None, "1")]
+    with pytest.raises(InvalidRequest, match="Invalid tuple literal: too many elements. "
+                       "Type frozen<tuple<int, text>> expects 2 but got 3"):
+        cql.execute("INSERT INTO %s(k, c, t) VALUES (1, 0, '1:2:3')" % t)
+
+
+def test_tuple_from_string_components(cql, table):
+    t = table("(k int PRIMARY KEY, t frozen<tuple<int, text, frozen<tuple<int, int>>>>)")
+    cql.execute("INSERT INTO %s (k, t) VALUES (0, '1:a\\@b:2\\:3')" % t)
+    assert rows(cql, "SELECT t FROM %s" % t) == [((1, "a@b", (2, 3)),)]
+    with pytest.raises(InvalidRequest):
+        cql.execute("INSERT INTO %s (k, t) VALUES (1, 'x:a')" % t)
+    stmt = cql.prepare("INSERT INTO %s (k, t) VALUES (?, '5:q')" % t)
+    cql.execute(stmt, [2])
+    assert rows(cql, "SELECT t FROM %s WHERE k = 2" % t) == [((5, "q", None),)]
