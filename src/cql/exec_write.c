@@ -1037,13 +1037,21 @@ static int set_field(wctx *w, json_t *item, const cql_tcol *col, const char *fie
 {
     cql_call *c = w->r->call;
     const cql_ctype *t = col->type;
-    if (t->wire.id != CQL_TYPE_UDT)
-        return cql_fail(c, CQL_ERR_INVALID, "Invalid operation (%s.%s = ...) for non-UDT column %s",
-                        col->name, field, col->name);
-    if (!cqltype_is_multicell(t))
+    int udt = t->wire.id == CQL_TYPE_UDT, frozen = udt && !cqltype_is_multicell(t);
+    if (value == NULL && !udt)
         return cql_fail(c, CQL_ERR_INVALID,
-                        "Invalid operation (%s.%s = ...) for frozen UDT column %s", col->name,
-                        field, col->name);
+                        "Invalid field deletion operation for non-UDT column %s", col->name);
+    if (value == NULL && frozen)
+        return cql_fail(c, CQL_ERR_INVALID, "Frozen UDT column %s does not support field deletion",
+                        col->name);
+    if (!udt || frozen) {
+        char *text = cql_print_expr(value);
+        int rc = cql_fail(c, CQL_ERR_INVALID, "Invalid operation (%s.%s = %s) for %s column %s",
+                          col->name, field, text ? text : "?", udt ? "frozen UDT" : "non-UDT",
+                          col->name);
+        free(text);
+        return rc;
+    }
     size_t fi = t->wire.n;
     for (size_t i = 0; i < t->wire.n; i++)
         if (strcmp(t->wire.field_names[i], field) == 0) fi = i;

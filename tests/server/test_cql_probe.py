@@ -541,3 +541,91 @@ def test_tuple_from_string_components(cql, table):
     stmt = cql.prepare("INSERT INTO %s (k, t) VALUES (?, '5:q')" % t)
     cql.execute(stmt, [2])
     assert rows(cql, "SELECT t FROM %s WHERE k = 2" % t) == [((5, "q", None),)]
+
+
+def _udt(cql, fields):
+    name = "ut%d" % next(_names)
+    cql.execute("CREATE TYPE probe.%s %s" % (name, fields))
+    return name
+
+
+def test_udt_invalid_statements(cql, table):
+    ut = _udt(cql, "(a int)")
+    bad = [("Invalid non-frozen user-defined type.*for PRIMARY KEY.*k",
+            "(k %s PRIMARY KEY , v int)" % ut),
+           ("Invalid non-frozen user-defined type.*for PRIMARY KEY.*k2",
+            "(k1 int, k2 %s, v int, PRIMARY KEY (k1, k2))" % ut),
+           ("Non-frozen.*inside collections: list<probe.%s>|Non-frozen.*inside collections: list<%s>" % (ut, ut),
+            "(k int PRIMARY KEY, v list<%s>)" % ut),
+           ("Non-frozen.*inside collections: map<(probe.)?%s, int>" % ut,
+            "(k int PRIMARY KEY, v map<%s, int>)" % ut)]
+    for msg, schema in bad:
+        with pytest.raises(InvalidRequest, match=msg):
+            cql.execute("CREATE TABLE probe.wrong %s" % schema)
+    with pytest.raises(InvalidRequest, match="A user type cannot contain non-frozen"):
+        cql.execute("CREATE TYPE probe.wrong (a int, b %s)" % ut)
+    with pytest.raises(InvalidRequest, match="Statement on keyspace probe cannot refer to a user type in "
+                       "keyspace otherkeyspace; user types can only be used in the keyspace they are defined in"):
+        cql.execute("CREATE TABLE probe.wrong (k int PRIMARY KEY, v frozen<otherKeyspace.myType>)")
+    with pytest.raises(InvalidRequest, match="Unknown type probe.unknowntype"):
+        cql.execute("CREATE TABLE probe.wrong (k int PRIMARY KEY, v frozen<probe.unknownType>)")
+    t = table("(a int PRIMARY KEY, b frozen<%s>, c int)" % ut)
+    for msg, stmt in [("Frozen UDT column b does not support field deletion", "DELETE b.a FROM %s WHERE a = 0"),
+                      ("Invalid.*deletion operation for non-UDT column c", "DELETE c.a FROM %s WHERE a = 0"),
+                      (r"Invalid operation \(b.a = 0\) for frozen UDT column b", "UPDATE %s SET b.a = 0 WHERE a = 0"),
+                      (r"Invalid operation \(c.a = 0\) for non-UDT column c", "UPDATE %s SET c.a = 0 WHERE a = 0")]:
+        with pytest.raises(InvalidRequest, match=msg):
+            cql.execute(stmt % t)
+    t = table("(a int PRIMARY KEY, b %s, c int)" % ut)
+    for msg, stmt in [("UDT column b does not have a field named foo", "DELETE b.foo FROM %s WHERE a = 0"),
+                      ("UDT column b does not have a field named foo", "UPDATE %s SET b.foo = 0 WHERE a = 0"),
+                      ("Unknown field 'foo' in value of user defined type",
+                       "INSERT INTO %s (a, b, c) VALUES (0, {a: 0, foo: 0}, 0)")]:
+        with pytest.raises(InvalidRequest, match=msg):
+            cql.execute(stmt % t)
+    ut2 = _udt(cql, "(bar int, foo list<int>)")
+    with pytest.raises(InvalidRequest, match="Non-frozen UDTs with nested non-frozen collections are not supported"):
+        cql.execute("CREATE TABLE probe.wrong (k int PRIMARY KEY, v %s)" % ut2)
+
+
+def test_udt_nested_and_alter(cql, table):
+    ut1 = _udt(cql, "(a int, b int)")
+    ut2 = _udt(cql, "(j frozen<%s>, k int)" % ut1)
+    t = table("(x int PRIMARY KEY, y set<frozen<%s>>)" % ut2)
+    cql.execute("INSERT INTO %s (x, y) VALUES (1, { { k: 1 } })" % t)
+    t = table("(x int PRIMARY KEY, y list<frozen<%s>>)" % ut2)
+    cql.execute("INSERT INTO %s (x, y) VALUES (1, [ { k: 1 } ])" % t)
+    ut3 = _udt(cql, "(x double)")
+    t = table("(k int, v frozen<%s>, b boolean static, PRIMARY KEY (k,v))" % ut3)
+    cql.execute(cql.prepare("INSERT INTO %s(k, v) VALUES (?, {x:?})" % t), [1, -104.99251])
+    cql.execute(cql.prepare("UPDATE %s SET b = ? WHERE k = ?" % t), [True, 1])
+    assert rows(cql, "SELECT v.x FROM %s WHERE k = ? AND v = {x:?}" % t, 1, -104.99251) == [(-104.99251,)]
+    ut4 = _udt(cql, "(a int, b text)")
+    t = table("(k int PRIMARY KEY, v %s)" % ut4)
+    cql.execute("INSERT INTO %s (k, v) VALUES (0, {a: 1, b: 'abc'})" % t)
+    cql.execute("ALTER TYPE probe.%s RENAME b TO foo" % ut4)
+    assert rows(cql, "SELECT v.foo FROM %s" % t) == [("abc",)]
+    cql.execute("UPDATE %s SET v.foo = 'def' WHERE k = 0" % t)
+    cql.execute("ALTER TYPE probe.%s ADD c int" % ut4)
+    [(v,)] = rows(cql, "SELECT v FROM %s" % t)
+    assert (v.a, v.foo, v.c) == (1, "def", None)
+    assert rows(cql, "SELECT v.c FROM %s" % t) == [(None,)]
+    ut5 = _udt(cql, "(a int)")
+    t = table("(x int PRIMARY KEY, y map<text, frozen<%s>>)" % ut5)
+    cql.execute("INSERT INTO %s (x, y) VALUES(1, {'firstValue': {a: 1}})" % t)
+    cql.execute("ALTER TYPE probe.%s ADD b int" % ut5)
+    cql.execute("UPDATE %s SET y['secondValue'] = {a: 2, b: 2} WHERE x = 1" % t)
+    [(y,)] = rows(cql, "SELECT y FROM %s" % t)
+    assert {k: (u.a, u.b) for k, u in y.items()} == {"firstValue": (1, None), "secondValue": (2, 2)}
+
+
+def test_udt_unset(cql, table):
+    from cassandra.query import UNSET_VALUE
+    ut = _udt(cql, "(x int, y int)")
+    ut2 = _udt(cql, "(a frozen<%s>)" % ut)
+    t = table("(k int PRIMARY KEY, v frozen<%s>, z frozen<%s>)" % (ut, ut2))
+    with pytest.raises(InvalidRequest, match="unset"):
+        cql.execute(cql.prepare("INSERT INTO %s (k, v) VALUES (10, {x:?, y:?})" % t), [1, UNSET_VALUE])
+    with pytest.raises(InvalidRequest, match="unset"):
+        cql.execute(cql.prepare("INSERT INTO %s (k, v, z) VALUES (10, {x:?, y:?}, {a:{x: ?, y: ?}})" % t),
+                    [1, 1, 1, UNSET_VALUE])
