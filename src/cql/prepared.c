@@ -252,6 +252,16 @@ static void term_markers(marks *k, const cql_expr *e, const char *name, const cq
     if (e->kind == CQL_E_TUPLE && type && type->id == CQL_TYPE_TUPLE)
         for (size_t i = 0; i < e->nitems && i < type->n; i++)
             term_markers(k, e->items[i], name, type->params[i]);
+    if (e->kind == CQL_E_UDT && type && type->id == CQL_TYPE_UDT)
+        for (size_t i = 0; i < e->nitems; i++)
+            for (uint16_t f = 0; f < type->n; f++) {
+                if (strcmp(type->field_names[f], e->fields[i]) != 0) continue;
+                /* named as Cassandra names a field's receiver: v.x */
+                size_t len = strlen(name) + strlen(e->fields[i]) + 2;
+                char *fn = arena_alloc(&k->t->arena, len);
+                if (fn) snprintf(fn, len, "%s.%s", name, e->fields[i]);
+                term_markers(k, e->items[i], fn ? fn : name, type->params[f]);
+            }
 }
 
 static void where_markers(marks *k, const cql_where *w)

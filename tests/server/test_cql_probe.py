@@ -629,3 +629,15 @@ def test_udt_unset(cql, table):
     with pytest.raises(InvalidRequest, match="unset"):
         cql.execute(cql.prepare("INSERT INTO %s (k, v, z) VALUES (10, {x:?, y:?}, {a:{x: ?, y: ?}})" % t),
                     [1, 1, 1, UNSET_VALUE])
+
+
+def test_udt_literal_markers_typed(cql, table):
+    from cassandra import cqltypes
+    ut = _udt(cql, "(x double, y int)")
+    t = table("(k int PRIMARY KEY, v frozen<%s>)" % ut)
+    p = cql.prepare("INSERT INTO %s (k, v) VALUES (?, {x: ?, y: ?})" % t)
+    assert [(m.name, m.type) for m in p.column_metadata] == [
+        ("k", cqltypes.Int32Type), ("v.x", cqltypes.DoubleType), ("v.y", cqltypes.Int32Type)]
+    cql.execute(p, [1, 2.5, 3])
+    [(v,)] = rows(cql, "SELECT v FROM %s WHERE k = 1" % t)
+    assert (v.x, v.y) == (2.5, 3)
