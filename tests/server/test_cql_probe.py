@@ -641,3 +641,109 @@ def test_udt_literal_markers_typed(cql, table):
     cql.execute(p, [1, 2.5, 3])
     [(v,)] = rows(cql, "SELECT v FROM %s WHERE k = 1" % t)
     assert (v.x, v.y) == (2.5, 3)
+
+
+def _ex(cql, stmt, *args):
+    return cql.execute(cql.prepare(stmt), args) if args else cql.execute(stmt)
+
+
+def test_collections_ported(cql, table):
+    t = table("(k int PRIMARY KEY, m map<text, text>)")
+    _ex(cql, "INSERT INTO %s(k, m) VALUES (?, ?)" % t, 0, {"k1": "v1", "k2": "v2", "k3": "v3"})
+    _ex(cql, "UPDATE %s SET m = m - ? WHERE k = ?" % t, {"k2"}, 0)
+    _ex(cql, "UPDATE %s SET m = m + ?, m = m - ? WHERE k = ?" % t, {"k4": "v4"}, {"k3"}, 0)
+    assert rows(cql, "SELECT * FROM %s" % t) == [(0, {"k1": "v1", "k4": "v4"})]
+    t = table("(k int PRIMARY KEY, l list<text>, s set<text>, m map<text, text>)")
+    for stmt in ["UPDATE %s SET l = l + { 'a', 'b' } WHERE k = 0", "UPDATE %s SET l = l - { 'a', 'b' } WHERE k = 0",
+                 "UPDATE %s SET l = l + { 'a': 'b', 'c': 'd' } WHERE k = 0",
+                 "UPDATE %s SET s = s + [ 'a', 'b' ] WHERE k = 0", "UPDATE %s SET s = s - [ 'a', 'b' ] WHERE k = 0",
+                 "UPDATE %s SET s = s + { 'a': 'b', 'c': 'd'} WHERE k = 0",
+                 "UPDATE %s SET m = m + [ 'a', 'b' ] WHERE k = 0", "UPDATE %s SET m = m - [ 'a', 'b' ] WHERE k = 0",
+                 "UPDATE %s SET m = m + { 'a', 'b' } WHERE k = 0",
+                 "UPDATE %s SET m = m - { 'a': 'b', 'c': 'd' } WHERE k = 0"]:
+        with pytest.raises(InvalidRequest):
+            cql.execute(stmt % t)
+
+
+def test_sets_maps_lists_ported(cql, table):
+    t = table("(k int PRIMARY KEY, s set<text>)")
+    _ex(cql, "INSERT INTO %s(k, s) VALUES (0, ?)" % t, {"v1", "v2", "v3", "v4"})
+    _ex(cql, "DELETE s[?] FROM %s WHERE k = 0" % t, "v1")
+    _ex(cql, "UPDATE %s SET s = ? WHERE k = 0" % t, {"v6", "v5"})
+    _ex(cql, "UPDATE %s SET s = s + ? WHERE k = 0" % t, {"v7"})
+    _ex(cql, "UPDATE %s SET s = s - ? WHERE k = 0" % t, {"v6", "v5"})
+    _ex(cql, "UPDATE %s SET s += ? WHERE k = 0" % t, {"v5"})
+    _ex(cql, "UPDATE %s SET s += {'v6'} WHERE k = 0" % t)
+    assert rows(cql, "SELECT s FROM %s WHERE k = 0" % t) == [({"v5", "v6", "v7"},)]
+    _ex(cql, "UPDATE %s SET s -= ? WHERE k = 0" % t, {"v5"})
+    _ex(cql, "UPDATE %s SET s -= {'v6'} WHERE k = 0" % t)
+    assert rows(cql, "SELECT s FROM %s WHERE k = 0" % t) == [({"v7"},)]
+    _ex(cql, "DELETE s[?] FROM %s WHERE k = 0" % t, "v7")
+    _ex(cql, "DELETE s[?] FROM %s WHERE k = 0" % t, "v7")
+    assert rows(cql, "SELECT s FROM %s WHERE k = 0" % t) == [(None,)]
+    t = table("(k int PRIMARY KEY, m map<text, int>)")
+    with pytest.raises(InvalidRequest, match="map"):
+        cql.execute("UPDATE %s SET m = m + {1} WHERE k = 0;" % t)
+    with pytest.raises(InvalidRequest, match="map"):
+        cql.execute("UPDATE %s SET m = m - {'v1': 1} WHERE k = 0" % t)
+    _ex(cql, "INSERT INTO %s(k, m) VALUES (0, ?)" % t, {"v1": 1, "v2": 2})
+    _ex(cql, "UPDATE %s SET m[?] = ?, m[?] = ? WHERE k = 0" % t, "v3", 3, "v4", 4)
+    _ex(cql, "DELETE m[?] FROM %s WHERE k = 0" % t, "v1")
+    assert rows(cql, "SELECT m FROM %s WHERE k = 0" % t) == [({"v2": 2, "v3": 3, "v4": 4},)]
+    _ex(cql, "UPDATE %s SET m = ? WHERE k = 0" % t, {"v6": 6, "v5": 5})
+    _ex(cql, "UPDATE %s SET m += ? WHERE k = 0" % t, {"v7": 7})
+    _ex(cql, "UPDATE %s SET m -= ? WHERE k = 0" % t, {"v7"})
+    _ex(cql, "UPDATE %s SET m += {'v7': 7} WHERE k = 0" % t)
+    _ex(cql, "UPDATE %s SET m -= {'v7'} WHERE k = 0" % t)
+    assert rows(cql, "SELECT m FROM %s WHERE k = 0" % t) == [({"v5": 5, "v6": 6},)]
+    _ex(cql, "UPDATE %s SET m = {} WHERE k = 0" % t)
+    assert rows(cql, "SELECT m FROM %s WHERE k = 0" % t) == [(None,)]
+    t = table("(k int PRIMARY KEY, l list<text>)")
+    _ex(cql, "INSERT INTO %s(k, l) VALUES (0, ?)" % t, ["v1", "v2", "v3"])
+    _ex(cql, "DELETE l[?] FROM %s WHERE k = 0" % t, 1)
+    _ex(cql, "UPDATE %s SET l[?] = ? WHERE k = 0" % t, 1, "v4")
+    assert rows(cql, "SELECT l FROM %s WHERE k = 0" % t) == [(["v1", "v4"],)]
+    _ex(cql, "UPDATE %s SET l = ? WHERE k = 0" % t, ["v6", "v5"])
+    _ex(cql, "UPDATE %s SET l = l + ? WHERE k = 0" % t, ["v7", "v8"])
+    _ex(cql, "UPDATE %s SET l = ? + l WHERE k = 0" % t, ["v9"])
+    _ex(cql, "UPDATE %s SET l = l - ? WHERE k = 0" % t, ["v5", "v8"])
+    _ex(cql, "UPDATE %s SET l += ? WHERE k = 0" % t, ["v8"])
+    _ex(cql, "UPDATE %s SET l -= ? WHERE k = 0" % t, ["v6", "v8"])
+    assert rows(cql, "SELECT l FROM %s WHERE k = 0" % t) == [(["v9", "v7"],)]
+    _ex(cql, "DELETE l FROM %s WHERE k = 0" % t)
+    with pytest.raises(InvalidRequest, match="Attempted to delete an element from a list which is null"):
+        cql.execute("DELETE l[0] FROM %s WHERE k=0 " % t)
+    with pytest.raises(InvalidRequest, match="Attempted to set an element on a list which is null"):
+        _ex(cql, "UPDATE %s SET l[0] = ? WHERE k=0" % t, "v10")
+    _ex(cql, "UPDATE %s SET l = l + ? WHERE k = 0" % t, ["v1", "v2", "v1", "v2", "v1", "v2"])
+    _ex(cql, "UPDATE %s SET l = l - ? WHERE k=0" % t, ["v1", "v2"])
+    assert rows(cql, "SELECT l FROM %s WHERE k = 0" % t) == [(None,)]
+
+
+def test_collections_unset(cql, table):
+    from cassandra.query import UNSET_VALUE
+    t = table("(k int PRIMARY KEY, m map<text, text>)")
+    _ex(cql, "INSERT INTO %s (k, m) VALUES (10, ?)" % t, {"k": "v"})
+    _ex(cql, "INSERT INTO %s (k, m) VALUES (10, ?)" % t, UNSET_VALUE)
+    _ex(cql, "UPDATE %s SET m['k'] = ? WHERE k = 10" % t, UNSET_VALUE)
+    assert rows(cql, "SELECT m FROM %s WHERE k = 10" % t) == [({"k": "v"},)]
+    with pytest.raises(InvalidRequest, match="unset"):
+        _ex(cql, "UPDATE %s SET m[?] = 'foo' WHERE k = 10" % t, UNSET_VALUE)
+    with pytest.raises(InvalidRequest, match="unset"):
+        _ex(cql, "DELETE m[?] FROM %s WHERE k = 10" % t, UNSET_VALUE)
+    t = table("(k int PRIMARY KEY, l list<text>)")
+    _ex(cql, "INSERT INTO %s (k, l) VALUES (10, ?)" % t, ["foo", "foo"])
+    _ex(cql, "INSERT INTO %s (k, l) VALUES (10, ?)" % t, UNSET_VALUE)
+    _ex(cql, "UPDATE %s SET l[1] = ? WHERE k = 10" % t, UNSET_VALUE)
+    with pytest.raises(InvalidRequest, match="unset value"):
+        _ex(cql, "UPDATE %s SET l[?] = 'foo' WHERE k = 10" % t, UNSET_VALUE)
+    _ex(cql, "DELETE l[?] FROM %s WHERE k = 10" % t, UNSET_VALUE)
+    _ex(cql, "UPDATE %s SET l = l - ? WHERE k = 10" % t, UNSET_VALUE)
+    assert rows(cql, "SELECT l FROM %s WHERE k = 10" % t) == [(["foo", "foo"],)]
+    with pytest.raises(InvalidRequest, match="unset value"):
+        _ex(cql, "SELECT * FROM %s WHERE k IN ?" % t, UNSET_VALUE)
+    t = table("(k int PRIMARY KEY, s set<text>)")
+    _ex(cql, "INSERT INTO %s (k, s) VALUES (10, ?)" % t, {"bar", "baz", "foo"})
+    _ex(cql, "UPDATE %s SET s = s + ? WHERE k = 10" % t, UNSET_VALUE)
+    _ex(cql, "UPDATE %s SET s = s - ? WHERE k = 10" % t, UNSET_VALUE)
+    assert rows(cql, "SELECT s FROM %s WHERE k = 10" % t) == [({"bar", "baz", "foo"},)]
