@@ -460,6 +460,10 @@ static int coll_assign(wctx *w, json_t *item, const cql_tcol *col, cql_assign_ki
     if (kind == CQL_SET_ELEMENT) {
         const cql_ctype *kt = list ? cqltype_native(CQL_TYPE_INT) : t->args[0];
         int krc = cql_term(w->r, kt, col->name, key, &kb);
+        if (krc == CQLVAL_UNSET && list && value == NULL) {
+            rc = 0; /* DELETE l[unset]: nothing changes, as Lists.DiscarderByIndex does */
+            goto done;
+        }
         if (krc != CQLVAL_OK) {
             const char *which = krc == CQLVAL_UNSET ? "unset" : "null";
             if (krc != CQLVAL_ERROR && list)
