@@ -332,7 +332,12 @@ static void where_markers(marks *k, const cql_where *w)
                 for (size_t v = 0; v < r->nvalues; v++)
                     term_markers(k, r->values[v], name, type);
             } else {
-                set_marker(k, r->value, name, list_of(k, type));
+                /* IN ?: named as Cassandra names it, in(k), which a driver does not take
+                 * for the partition key column that routes the statement */
+                size_t len = strlen(name) + 5;
+                char *in = arena_alloc(&k->t->arena, len);
+                if (in) snprintf(in, len, "in(%s)", name);
+                set_marker(k, r->value, in ? in : name, list_of(k, type));
             }
         } else {
             term_markers(k, r->value, name, type);
