@@ -687,13 +687,14 @@ static const cql_ctype *sel_type(const selitem *x)
     }
 }
 
-/* A JSON object's key for a column name, as Cassandra writes it: quoted again when the
- * name is not a lower-case identifier. */
+/* A JSON object's key for a column name, as Cassandra's Selection.rowToJson writes it:
+ * wrapped in double quotes when lower-casing would change it (an upper-case letter), as is
+ * otherwise, so system.tojson(v) and cast(v as float) stay bare. */
 static void json_key(buf *out, const char *name)
 {
-    int plain = name[0] != '\0';
+    int plain = 1;
     for (const char *p = name; *p; p++)
-        plain &= (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_';
+        plain &= !(*p >= 'A' && *p <= 'Z');
     json_t *s = NULL;
     if (plain) {
         s = json_string(name);
@@ -701,10 +702,8 @@ static void json_key(buf *out, const char *name)
         buf q;
         buf_init(&q, 0);
         buf_putc(&q, '"');
-        for (const char *p = name; *p; p++) {
-            if (*p == '"') buf_putc(&q, '"');
+        for (const char *p = name; *p; p++)
             buf_putc(&q, (uint8_t)*p);
-        }
         buf_putc(&q, '"');
         s = json_string(q.data);
         buf_free(&q);

@@ -85,7 +85,7 @@ def test_select_json(cql, table):
                    "tup": ["t", 3], "\"CaseSensitive\"": 7,
                    "ts": "2020-01-01 00:00:00.000Z", "dec": 1.25}
     [r] = rows(cql, "SELECT JSON p, v AS vee, toJson(a) FROM %s WHERE p = 1" % t)
-    assert json.loads(r[0]) == {"p": 1, "vee": 2, "\"system.tojson(a)\"": "\"x\""}
+    assert json.loads(r[0]) == {"p": 1, "vee": 2, "system.tojson(a)": "\"x\""}
     assert rows(cql, "SELECT toJson(l), toJson(tup) FROM %s WHERE p = 1" % t) == [('["a", "b"]', '["t", 3]')]
     [r] = rows(cql, "SELECT JSON \"CaseSensitive\" FROM %s WHERE p = 1" % t)
     assert json.loads(r[0]) == {"\"CaseSensitive\"": 7}
@@ -747,3 +747,59 @@ def test_collections_unset(cql, table):
     _ex(cql, "UPDATE %s SET s = s + ? WHERE k = 10" % t, UNSET_VALUE)
     _ex(cql, "UPDATE %s SET s = s - ? WHERE k = 10" % t, UNSET_VALUE)
     assert rows(cql, "SELECT s FROM %s WHERE k = 10" % t) == [({"bar", "baz", "foo"},)]
+
+
+def test_select_json_names(cql, table):
+    t = table("(p int PRIMARY KEY, v int, bigv bigint, a ascii, \"CaseSensitive\" int)")
+    cql.execute("INSERT INTO %s (p, v, bigv, a, \"CaseSensitive\") VALUES (1, 17, 34, 'dog', 99) "
+                "USING TIMESTAMP 1234" % t)
+    cases = {
+        'v': '{"v": 17}',
+        'count(*)': '{"count": 1}',
+        'ttl(v)': '{"ttl(v)": null}',
+        'writetime(v)': '{"writetime(v)": 1234}',
+        'intAsBlob(v)': '{"system.intasblob(v)": "0x00000011"}',
+        'blobasInt(intAsBlob(v))': '{"system.blobasint(system.intasblob(v))": 17}',
+        'tojson(v)': '{"system.tojson(v)": "17"}',
+        'CAST(v AS FLOAT)': '{"cast(v as float)": 17.0}',
+        'v as hello': '{"hello": 17}',
+        'v as Hello': '{"hello": 17}',
+        'v as "Hello"': '{"\\"Hello\\"": 17}',
+        'v as "Hello World!"': '{"\\"Hello World!\\"": 17}',
+        'ttl(v) as hi': '{"hi": null}',
+        '"CaseSensitive"': '{"\\"CaseSensitive\\"": 99}',
+        '"CaseSensitive" as cs': '{"cs": 99}',
+        'v, p as xyz': '{"v": 17, "xyz": 1}',
+        'v, bigv as xyz, a': '{"v": 17, "xyz": 34, "a": "dog"}',
+    }
+    for sel, want in cases.items():
+        [(got,)] = rows(cql, "SELECT JSON %s FROM %s WHERE p = 1" % (sel, t))
+        assert json.loads(got) == json.loads(want), sel
+
+
+def test_tojson_formats(cql, table):
+    import datetime
+    t = table("(p int PRIMARY KEY, d double, t time, ts timestamp, tup frozen<tuple<text, int>>)")
+    stmt = cql.prepare("INSERT INTO %s (p, d, t, ts, tup) VALUES (?, ?, ?, ?, ?)" % t)
+    cql.execute(stmt, [1, 123123.123123, 123, datetime.datetime(2014, 1, 1, 12, 15, 45), ('hello', None)])
+    assert rows(cql, "SELECT toJson(d), toJson(t), toJson(ts) FROM %s WHERE p = 1" % t) == [
+        ("123123.123123", '"00:00:00.000000123"', '"2014-01-01 12:15:45.000Z"')]
+    assert rows(cql, "SELECT JSON tup FROM %s WHERE p = 1" % t) == [('{"tup": ["hello", null]}',)]
+    stmt = cql.prepare("INSERT INTO %s (p, ts) VALUES (?, fromJson(?))" % t)
+    for j in ['"2014-01-01 12:15:45.000Z"', '"2014-01-01T12:15:45.000Z"',
+              '"2014-01-01 12:15:45.000+0000"', '"2014-01-01 12:15:45+0000"']:
+        cql.execute(stmt, [2, j])
+        assert rows(cql, "SELECT ts FROM %s WHERE p = 2" % t) == [(datetime.datetime(2014, 1, 1, 12, 15, 45),)]
+
+
+def test_fromjson_map_keys(cql, table):
+    t = table("(p int PRIMARY KEY, im map<int, int>, bm map<blob, int>, boolm map<boolean, int>, "
+              "dm map<date, int>, inm map<inet, int>)")
+    with pytest.raises(FunctionFailure):
+        cql.execute("INSERT INTO %s (p, im) VALUES (1, fromJson('{17: 3}'))" % t)
+    cql.execute("INSERT INTO %s (p, im) VALUES (1, fromJson('{\"17\": 3}'))" % t)
+    cql.execute("INSERT INTO %s (p, bm) VALUES (1, fromJson('{\"0x12ab3e\": 3}'))" % t)
+    cql.execute("INSERT INTO %s (p, boolm) VALUES (1, fromJson('{\"true\": 3}'))" % t)
+    cql.execute("INSERT INTO %s (p, inm) VALUES (1, fromJson('{\"1.2.3.4\": 3}'))" % t)
+    assert rows(cql, "SELECT im, bm, boolm, inm FROM %s WHERE p = 1" % t) == [
+        ({17: 3}, {b'\x12\xab\x3e': 3}, {True: 3}, {'1.2.3.4': 3})]
