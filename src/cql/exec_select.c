@@ -200,6 +200,25 @@ static int key_fixed(const qctx *q, size_t at)
     return at < q->k.ck_eq && q->k.ck[at].n == 1;
 }
 
+/* The first column selector e reads that is neither a partition key nor a static column
+ * (NULL when none), and through *reads whether it reads column want. */
+static const cql_tcol *distinct_misfit(const cql_tinfo *t, const cql_expr *e, const cql_tcol *want,
+                                       int *reads, int depth)
+{
+    if (e == NULL || depth > CQL_TYPE_MAX_DEPTH) return NULL;
+    if (e->kind == CQL_E_COLUMN) {
+        const cql_tcol *col = col_named(t, e->text);
+        if (col && col == want) *reads = 1;
+        return col && col->kind != 'p' && col->kind != 's' ? col : NULL;
+    }
+    const cql_tcol *bad = NULL;
+    for (size_t i = 0; i < e->nitems; i++) {
+        const cql_tcol *b = distinct_misfit(t, e->items[i], want, reads, depth + 1);
+        if (bad == NULL) bad = b;
+    }
+    return bad;
+}
+
 static int plan_selection(qctx *q)
 {
     cql_call *c = q->r->call;
@@ -318,6 +337,12 @@ static int plan_selection(qctx *q)
             if (q->sels[i].kind == SEL_COUNT && !q->sels[i].agg_fn && !q->sels[i].agg_cell &&
                 (col == NULL || col->kind == 'p' || col->kind == 's'))
                 continue;
+            /* a function of partition key and static columns, such as token(k) */
+            int unused = 0;
+            if (q->sels[i].kind == SEL_FN && q->sels[i].nnested == 0 && sel->nsel) {
+                col = distinct_misfit(q->t, sel->sel[i].expr, NULL, &unused, 0);
+                if (col == NULL) continue;
+            }
             if (q->sels[i].kind != SEL_COLUMN || (col->kind != 'p' && col->kind != 's'))
                 return cql_fail(c, CQL_ERR_INVALID,
                                 "SELECT DISTINCT queries must only request partition key columns "
@@ -343,9 +368,12 @@ static int plan_selection(qctx *q)
         for (size_t i = 0; !q->k.partitions && i < q->t->ncols; i++) {
             const cql_tcol *pc = &q->t->cols[i];
             int selected = pc->kind != 'p';
-            for (size_t j = 0; j < n && !selected; j++)
+            for (size_t j = 0; j < n && !selected; j++) {
                 selected = q->sels[j].col == pc &&
                            (q->sels[j].kind == SEL_COLUMN || q->sels[j].kind == SEL_COUNT);
+                if (q->sels[j].kind == SEL_FN && sel->nsel)
+                    distinct_misfit(q->t, sel->sel[j].expr, pc, &selected, 0);
+            }
             if (!selected)
                 return cql_fail(c, CQL_ERR_INVALID,
                                 "SELECT DISTINCT queries must request all the partition key "

@@ -803,3 +803,50 @@ def test_fromjson_map_keys(cql, table):
     cql.execute("INSERT INTO %s (p, inm) VALUES (1, fromJson('{\"1.2.3.4\": 3}'))" % t)
     assert rows(cql, "SELECT im, bm, boolm, inm FROM %s WHERE p = 1" % t) == [
         ({17: 3}, {b'\x12\xab\x3e': 3}, {True: 3}, {'1.2.3.4': 3})]
+
+
+def test_writetime_ttl_simple(cql, table):
+    t = table("(pk int, ck int, v int, PRIMARY KEY(pk, ck))")
+    for col in ["pk", "ck"]:
+        for fn, shown in [("WRITETIME", "writetime"), ("TTL", "ttl")]:
+            with pytest.raises(InvalidRequest, match=r"Cannot use selection function %s on PRIMARY KEY part %s"
+                               % (shown, col)):
+                cql.execute("SELECT %s(%s) FROM %s" % (fn, col, t))
+    assert rows(cql, "SELECT WRITETIME(v) FROM %s" % t) == []
+    _ex(cql, "INSERT INTO %s (pk, ck, v) VALUES (1, 2, 3) USING TIMESTAMP ?" % t, 1)
+    assert rows(cql, "SELECT WRITETIME(v), TTL(v) FROM %s" % t) == [(1, None)]
+    _ex(cql, "UPDATE %s USING TIMESTAMP ? AND TTL ? SET v=8 WHERE pk=1 AND ck=2" % t, 2, 10000)
+    [(wt, ttl)] = rows(cql, "SELECT WRITETIME(v), TTL(v) FROM %s" % t)
+    assert wt == 2 and 9940 < ttl <= 10000
+    assert rows(cql, "SELECT pk, WRITETIME(v), v, ck FROM %s" % t) == [(1, 2, 8, 2)]
+    t = table("(k int PRIMARY KEY, v frozen<list<int>>)")
+    _ex(cql, "INSERT INTO %s (k) VALUES (1) USING TIMESTAMP ? AND TTL ?" % t, 1, 10000)
+    assert rows(cql, "SELECT WRITETIME(v), TTL(v) FROM %s" % t) == [(None, None)]
+    _ex(cql, "INSERT INTO %s (k, v) VALUES (1, []) USING TIMESTAMP ? AND TTL ?" % t, 1, 10000)
+    [(wt, ttl)] = rows(cql, "SELECT WRITETIME(v), TTL(v) FROM %s" % t)
+    assert wt == 1 and 9940 < ttl <= 10000
+    with pytest.raises(InvalidRequest, match="Element selection is only allowed on sets and maps, but v is a list"):
+        cql.execute("SELECT WRITETIME(v[1]) FROM %s" % t)
+    cql.execute("TRUNCATE TABLE %s" % t)
+    for k, v, ts in [(1, "[1, 2, 3]", 1), (2, "[1, 2]", 2), (4, "[]", 2), (5, "null", 2)]:
+        _ex(cql, "INSERT INTO %s (k, v) VALUES (%d, %s) USING TIMESTAMP ?" % (t, k, v), ts)
+    assert sorted(rows(cql, "SELECT k, WRITETIME(v) FROM %s" % t)) == [(1, 1), (2, 2), (4, 2), (5, None)]
+
+
+def test_distinct_token_paging_skips_expired(cql, table):
+    t = table("(id int, id2 int, id3 int, val text, PRIMARY KEY ((id, id2), id3))")
+    for i in range(110):
+        cql.execute("INSERT INTO %s (id, id2, id3, val) VALUES (%d, %d, %d, '%d') %s"
+                    % (t, i, i, i, i, "USING TTL 1" if i == 10 else ""))
+    time.sleep(2.1)
+    q = "SELECT DISTINCT token(id, id2), id, id2 FROM %s" % t
+    a = [r.id for r in cql.execute(SimpleStatement(q, fetch_size=100))]
+    b = [r.id for r in cql.execute(SimpleStatement(q, fetch_size=200))]
+    assert a == b and len(a) == 109 and 10 not in a
+    toks = [r[0] for r in cql.execute(SimpleStatement(q, fetch_size=7))]
+    assert toks == sorted(toks)
+    with pytest.raises(InvalidRequest, match=r"SELECT DISTINCT queries must only request partition key "
+                       r"columns and/or static columns \(not val\)"):
+        cql.execute("SELECT DISTINCT id, id2, textAsBlob(val) FROM %s" % t)
+    with pytest.raises(InvalidRequest, match=r"must request all the partition key columns \(missing id2\)"):
+        cql.execute("SELECT DISTINCT intAsBlob(id) FROM %s" % t)
