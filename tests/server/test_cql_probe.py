@@ -850,3 +850,42 @@ def test_distinct_token_paging_skips_expired(cql, table):
         cql.execute("SELECT DISTINCT id, id2, textAsBlob(val) FROM %s" % t)
     with pytest.raises(InvalidRequest, match=r"must request all the partition key columns \(missing id2\)"):
         cql.execute("SELECT DISTINCT intAsBlob(id) FROM %s" % t)
+
+
+@pytest.mark.parametrize("typ,vals", [
+    ("set<int>", [set(), {1, 2, 3}, {4, 5, 6}, {7, 8, 9}]),
+    ("list<int>", [[], [1, 2, 3], [4, 5, 6], [7, 8, 9]]),
+    ("map<int, int>", [{}, {1: 10, 2: 20, 3: 30}, {4: 40, 5: 50, 6: 60}, {7: 70, 8: 80, 9: 90}])])
+@pytest.mark.parametrize("order", ["ASC", "DESC"])
+def test_frozen_collection_keys(cql, table, typ, vals, order):
+    def norm(v):
+        if typ.startswith("set"):
+            return set(v or ())
+        return list(v or ()) if typ.startswith("list") else dict(v or {})
+
+    def canon(v):
+        return repr(sorted(v.items()) if isinstance(v, dict) else sorted(v))
+    v1, v2, v3, v4 = vals
+    t = table("(k frozen<%s> PRIMARY KEY, v int)" % typ)
+    for v in vals:
+        _ex(cql, "INSERT INTO %s (k, v) VALUES (?, ?)" % t, v, 0)
+    assert sorted(canon(norm(r[0])) for r in rows(cql, "SELECT k FROM %s" % t)) == sorted(canon(v) for v in vals)
+    assert [r[1] for r in rows(cql, "SELECT * FROM %s WHERE k=?" % t, v1)] == [0]
+    assert len(rows(cql, "SELECT * FROM %s WHERE k IN ?" % t, [v3, v1])) == 2
+    with pytest.raises(InvalidRequest):
+        cql.execute("INSERT INTO %s (k, v) VALUES (null, 0)" % t)
+    t = table("(a int, b frozen<%s>, c int, PRIMARY KEY (a,b)) WITH CLUSTERING ORDER BY (b %s)" % (typ, order))
+    for v in vals:
+        _ex(cql, "INSERT INTO %s (a, b, c) VALUES (?, ?, ?)" % t, 0, v, 0)
+    want = vals if order == "ASC" else vals[::-1]
+    assert [norm(r[0]) for r in rows(cql, "SELECT b FROM %s" % t)] == want
+    assert [norm(r[1]) for r in rows(cql, "SELECT * FROM %s LIMIT 2" % t)] == want[:2]
+    got = [norm(r[1]) for r in rows(cql, "SELECT * FROM %s WHERE a=? AND b IN ?" % t, 0, [v3, v1])]
+    assert got == ([v1, v3] if order == "ASC" else [v3, v1])
+    assert [norm(r[1]) for r in rows(cql, "SELECT * FROM %s WHERE a=? AND b > ?" % t, 0, v3)] == [v4]
+    got = [norm(r[1]) for r in rows(cql, "SELECT * FROM %s WHERE a=? AND b <= ?" % t, 0, v3)]
+    assert got == ([v1, v2, v3] if order == "ASC" else [v3, v2, v1])
+    assert [norm(r[1]) for r in rows(cql, "SELECT * FROM %s WHERE a=? AND b > ? AND b <= ?" % t, 0, v2, v3)] == [v3]
+    _ex(cql, "DELETE FROM %s WHERE a=? AND b=?" % t, 0, v1)
+    _ex(cql, "DELETE FROM %s WHERE a=? AND b=?" % t, 0, v3)
+    assert [norm(r[1]) for r in rows(cql, "SELECT * FROM %s" % t)] == ([v2, v4] if order == "ASC" else [v4, v2])
