@@ -889,3 +889,81 @@ def test_frozen_collection_keys(cql, table, typ, vals, order):
     _ex(cql, "DELETE FROM %s WHERE a=? AND b=?" % t, 0, v1)
     _ex(cql, "DELETE FROM %s WHERE a=? AND b=?" % t, 0, v3)
     assert [norm(r[1]) for r in rows(cql, "SELECT * FROM %s" % t)] == ([v2, v4] if order == "ASC" else [v4, v2])
+
+
+def test_insert_json_ported(cql, table):
+    t = table("(k int primary key, v int)")
+    ins = cql.prepare("INSERT INTO %s JSON ?" % t)
+    cql.execute(ins, ['{"v": 1, "k": 0}'])
+    assert rows(cql, "SELECT * FROM %s" % t) == [(0, 1)]
+    for msg, arg in [("JSON values map contains unrecognized column", '{"k": 0, "v": 0, "zzz": 0}'),
+                     ("Got null for INSERT JSON values", None), ("Got null for INSERT JSON values", "null"),
+                     ("Could not decode JSON string as a map", '"notamap"'),
+                     ("Could not decode JSON string as a map", "12.34"),
+                     ("Unable to make int from", '{"k": 0, "v": "notanint"}')]:
+        with pytest.raises(InvalidRequest, match=msg):
+            cql.execute(ins, [arg])
+    t = table("(k int primary key, v1 int, v2 int)")
+    cql.execute("INSERT INTO %s JSON '{\"k\": 1, \"v1\": 1, \"v2\": 1}'" % t)
+    _ex(cql, "INSERT INTO %s JSON ? DEFAULT UNSET" % t, '{"k": 1, "v1": null}')
+    assert rows(cql, "SELECT * FROM %s WHERE k=1" % t) == [(1, None, 1)]
+    _ex(cql, "INSERT INTO %s JSON ? DEFAULT NULL" % t, '{"k": 1}')
+    assert rows(cql, "SELECT * FROM %s WHERE k=1" % t) == [(1, None, None)]
+
+
+def test_json_case_sensitivity(cql, table):
+    t = table("(k int primary key, \"Foo\" int)")
+    for j in ['{"k": 0, "\\"Foo\\"": 0}', '{"K": 0, "\\"Foo\\"": 0}', '{"\\"k\\"": 0, "\\"Foo\\"": 0}']:
+        _ex(cql, "INSERT INTO %s JSON ?" % t, j)
+    assert rows(cql, "SELECT JSON * FROM %s" % t) == [('{"k": 0, "\\"Foo\\"": 0}',)]
+    assert rows(cql, "SELECT JSON k, \"Foo\" as foo FROM %s" % t) == [('{"k": 0, "foo": 0}',)]
+    assert rows(cql, "SELECT JSON k, \"Foo\" as \"Bar\" FROM %s" % t) == [('{"k": 0, "\\"Bar\\"": 0}',)]
+    for j in ['{"k": 0, "foo": 0}', '{"k": 0, "\\"foo\\"": 0}']:
+        with pytest.raises(InvalidRequest):
+            _ex(cql, "INSERT INTO %s JSON ?" % t, j)
+    ut = _udt(cql, "(a int, \"Foo\" int)")
+    t = table("(k int primary key, v frozen<%s>)" % ut)
+    for j in ['{"k": 0, "v": {"a": 0, "\\"Foo\\"": 0}}', '{"k": 0, "v": {"A": 0, "\\"Foo\\"": 0}}']:
+        _ex(cql, "INSERT INTO %s JSON ?" % t, j)
+        assert rows(cql, "SELECT JSON k, v FROM %s" % t) == [('{"k": 0, "v": {"a": 0, "\\"Foo\\"": 0}}',)]
+
+
+def test_json_non_native_map_keys(cql, table):
+    ut = _udt(cql, "(a int)")
+    cols = {"intmap": "map<int, boolean>", "booleanmap": "map<boolean, boolean>",
+            "doublemap": "map<double, boolean>", "decimalmap": "map<decimal, boolean>",
+            "tuplemap": "map<frozen<tuple<int, text>>, boolean>", "udtmap": "map<frozen<%s>, boolean>" % ut,
+            "setmap": "map<frozen<set<int>>, boolean>", "listmap": "map<frozen<list<int>>, boolean>",
+            "textsetmap": "map<frozen<set<text>>, boolean>", "frozensetmap": "frozen<map<set<int>, boolean>>"}
+    t = table("(k int PRIMARY KEY, %s)" % ", ".join("%s %s" % kv for kv in cols.items()))
+    cases = {"intmap": '{"0": true, "1": false}',
+             "booleanmap": '{"false": false, "true": true}',
+             "doublemap": '{"1.23": true, "4.56": false}',
+             "decimalmap": '{"1.23": true, "4.56": false}',
+             "tuplemap": '{"[0, \\"a\\"]": true, "[1, \\"b\\"]": false}',
+             "udtmap": '{"{\\"a\\": 0}": true, "{\\"a\\": 1}": false}',
+             "setmap": '{"[0, 1, 2]": true, "[3, 4, 5]": false}',
+             "listmap": '{"[0, 1, 2]": true, "[3, 4, 5]": false}',
+             "textsetmap": '{"[\\"0\\", \\"1\\"]": true, "[\\"3\\", \\"4\\"]": false}',
+             "frozensetmap": '{"[0, 1, 2]": true, "[3, 4, 5]": false}'}
+    for col, m in cases.items():
+        _ex(cql, "INSERT INTO %s JSON ?" % t, '{"k": 0, "%s": %s}' % (col, m))
+        assert rows(cql, "SELECT JSON k, %s FROM %s" % (col, t)) == [('{"k": 0, "%s": %s}' % (col, m),)], col
+
+
+def test_json_tuples_udts_alter_empty(cql, table):
+    ut = _udt(cql, "(a int, b frozen<set<int>>, c tuple<int, int>)")
+    t = table("(k int PRIMARY KEY, a frozen<%s>, b tuple<int, boolean>)" % ut)
+    _ex(cql, "INSERT INTO %s JSON ?" % t, '{"k": 0, "a": {"a": 0, "b": [1, 2, 3], "c": [0, 1]}, "b": [0, true]}')
+    assert rows(cql, "SELECT k, a.a, a.b, a.c, b FROM %s" % t) == [(0, 0, {1, 2, 3}, (0, 1), (0, True))]
+    _ex(cql, "INSERT INTO %s JSON ?" % t, '{"k": 0, "a": {"a": 0, "b": [1, 2, 3], "c": null}, "b": null}')
+    ut = _udt(cql, "(a int)")
+    t = table("(k int PRIMARY KEY, a frozen<%s>)" % ut)
+    _ex(cql, "INSERT INTO %s JSON ?" % t, '{"k": 0, "a": {"a": 0}}')
+    assert rows(cql, "SELECT JSON * FROM %s" % t) == [('{"k": 0, "a": {"a": 0}}',)]
+    cql.execute("ALTER TYPE probe.%s ADD b boolean" % ut)
+    assert rows(cql, "SELECT JSON * FROM %s" % t) == [('{"k": 0, "a": {"a": 0, "b": null}}',)]
+    t = table("(id INT, name TEXT, PRIMARY KEY(id))")
+    cql.execute("insert into %s(id, name) VALUES (2, '');" % t)
+    cql.execute("insert into %s(id, name) VALUES (3, null);" % t)
+    assert sorted(rows(cql, "SELECT JSON * FROM %s" % t)) == [('{"id": 2, "name": ""}',), ('{"id": 3, "name": null}',)]
