@@ -1617,6 +1617,18 @@ static int restricts_clustering(const cql_tinfo *t, const cql_where *where)
     return 0;
 }
 
+/* 1 when one of the IF conditions is on a column neither static nor of the key: then the
+ * statement applies to a row, not only to static columns (Cassandra's
+ * appliesOnlyToStaticColumns counts the conditions' columns too). */
+static int conditions_on_regular(const cql_tinfo *t, const cql_relation *conds, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const cql_tcol *col = cql_tinfo_col(t, conds[i].columns[0]);
+        if (col && col->kind == 'r') return 1;
+    }
+    return 0;
+}
+
 static int plan_update(wctx *w)
 {
     const cql_update *up = &w->s->u.update;
@@ -1786,7 +1798,10 @@ static int del_pk(void *arg, const buf *const *pkv)
                 rows = 1;
         }
         if (statics && target(w, &d->pk, NULL, 1, pkv, NULL) == NULL) return -1;
-        if (!rows) return 0;
+        /* static columns deleted under conditions on the row's columns: the row is read
+         * for them, and nothing of it is deleted */
+        if (!rows && !conditions_on_regular(w->t, del->conds, del->nconds)) return 0;
+        if (!rows) return cql_each_prefix(d->k, d->k->ck_eq, del_ck, d);
         if (d->k->ck_eq < w->t->nck || d->k->slice)
             return cql_fail(w->r->call, CQL_ERR_INVALID,
                             "Range deletions are not supported for specific columns");
@@ -1819,7 +1834,8 @@ static int plan_delete(wctx *w)
     int only_static = del->ncols > 0;
     for (size_t i = 0; i < del->ncols; i++)
         only_static &= cql_tinfo_col(w->t, del->cols[i].column)->kind == 's';
-    if (only_static && restricts_clustering(w->t, &del->where))
+    if (only_static && !conditions_on_regular(w->t, del->conds, del->nconds) &&
+        restricts_clustering(w->t, &del->where))
         return cql_fail(c, CQL_ERR_INVALID,
                         "Invalid restrictions on clustering columns since the DELETE statement "
                         "modifies only static columns");

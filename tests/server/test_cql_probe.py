@@ -967,3 +967,73 @@ def test_json_tuples_udts_alter_empty(cql, table):
     cql.execute("insert into %s(id, name) VALUES (2, '');" % t)
     cql.execute("insert into %s(id, name) VALUES (3, null);" % t)
     assert sorted(rows(cql, "SELECT JSON * FROM %s" % t)) == [('{"id": 2, "name": ""}',), ('{"id": 3, "name": null}',)]
+
+
+def test_counter_blob_functions(cql, table):
+    t1 = table("(p int PRIMARY KEY, i bigint, v int)")
+    t2 = table("(p int PRIMARY KEY, c counter)")
+    cql.execute("UPDATE %s SET i = 1000, v = 1000 WHERE p = 1" % t1)
+    cql.execute("UPDATE %s SET c = c + 1000 WHERE p = 1" % t2)
+    expected = b'\x00\x00\x00\x00\x00\x00\x03\xe8'
+    assert rows(cql, "SELECT bigintasblob(i) FROM %s WHERE p=1" % t1) == [(expected,)]
+    assert rows(cql, "SELECT counterasblob(c) FROM %s WHERE p=1" % t2) == [(expected,)]
+    with pytest.raises(InvalidRequest, match="counterasblob"):
+        cql.execute("SELECT counterasblob(i) FROM %s WHERE p=1" % t1)
+    assert rows(cql, "SELECT blobascounter(bigintasblob(i)) FROM %s WHERE p=1" % t1) == [(1000,)]
+    with pytest.raises(InvalidRequest, match="blobascounter"):
+        cql.execute("SELECT blobascounter(intasblob(v)) FROM %s WHERE p=1" % t1)
+
+
+def _lwt(cql, stmt, *args):
+    return [tuple(r) for r in _ex(cql, stmt, *args)]
+
+
+def test_static_columns_cas(cql, table):
+    t = table("(id int, k text, version int static, v text, PRIMARY KEY (id, k))")
+    cql.execute("INSERT INTO %s (id, k, v) VALUES (1, 'foo', 'foo')" % t)
+    assert _lwt(cql, "INSERT INTO %s (id, k, version) VALUES (1, 'foo', 1) IF NOT EXISTS" % t) == [
+        (False, 1, "foo", None, "foo")]
+    assert _lwt(cql, "INSERT INTO %s (id, version) VALUES (1, 1) IF NOT EXISTS" % t) == [(True,)]
+    assert rows(cql, "SELECT * FROM %s" % t) == [(1, "foo", 1, "foo")]
+    cql.execute("DELETE FROM %s WHERE id = 1" % t)
+    cql.execute("INSERT INTO %s(id, version) VALUES (0, 0)" % t)
+    assert _lwt(cql, "UPDATE %s SET v='foo', version=1 WHERE id=0 AND k='k1' IF version = ?" % t, 0) == [(True,)]
+    assert _lwt(cql, "UPDATE %s SET v='bar', version=1 WHERE id=0 AND k='k2' IF version = ?" % t, 0) == [(False, 1)]
+    assert _lwt(cql, "UPDATE %s SET v='bar', version=2 WHERE id=0 AND k='k2' IF version = ?" % t, 1) == [(True,)]
+    assert rows(cql, "SELECT * FROM %s" % t) == [(0, "k1", 2, "foo"), (0, "k2", 2, "bar")]
+    assert _lwt(cql, "UPDATE %s SET version=3 WHERE id=0 IF version=1; " % t) == [(False, 2)]
+
+
+def test_static_columns_cas_delete_update(cql, table):
+    t = table("(pk int, ck int, static_col int static, value int, PRIMARY KEY (pk, ck))")
+    for ck, v in [(1, 2), (3, 4), (5, 6), (7, 8)]:
+        _ex(cql, "INSERT INTO %s (pk, ck, value) VALUES (?, ?, ?)" % t, 1, ck, v)
+    _ex(cql, "INSERT INTO %s (pk, static_col) VALUES (?, ?)" % t, 1, 1)
+    assert _lwt(cql, "DELETE static_col FROM %s WHERE pk = ? IF static_col = ?" % t, 1, 2) == [(False, 1)]
+    assert _lwt(cql, "DELETE static_col FROM %s WHERE pk = ? IF static_col = ?" % t, 1, 1) == [(True,)]
+    assert [r[2] for r in rows(cql, "SELECT pk, ck, static_col, value FROM %s WHERE pk = 1" % t)] == [None] * 4
+    _ex(cql, "INSERT INTO %s (pk, static_col) VALUES (?, ?)" % t, 1, 1)
+    with pytest.raises(InvalidRequest):
+        _ex(cql, "DELETE static_col FROM %s WHERE ck = ? IF static_col = ?" % t, 1, 1)
+    with pytest.raises(InvalidRequest, match="Invalid restrictions on clustering columns since the DELETE "
+                       "statement modifies only static columns"):
+        _ex(cql, "DELETE static_col FROM %s WHERE pk = ? AND ck = ? IF static_col = ?" % t, 1, 1, 1)
+    for args in [(1, 1), (1, 2)]:
+        with pytest.raises(InvalidRequest, match="(?i)primary key"):
+            _ex(cql, "DELETE static_col, value FROM %s WHERE pk = ? IF static_col = ?" % t, *args)
+    with pytest.raises(InvalidRequest, match="(?i)primary key"):
+        _ex(cql, "DELETE static_col FROM %s WHERE pk = ? IF value = ? AND static_col = ?" % t, 1, 2, 1)
+    assert _lwt(cql, "DELETE value FROM %s WHERE pk = ? AND ck = ? IF value = ? AND static_col = ?" % t,
+                1, 1, 2, 2) == [(False, 2, 1)]
+    assert _lwt(cql, "DELETE value FROM %s WHERE pk = ? AND ck = ? IF value = ? AND static_col = ?" % t,
+                1, 1, 2, 1) == [(True,)]
+    assert _lwt(cql, "DELETE static_col FROM %s WHERE pk = ? AND ck = ? IF value = ?" % t, 1, 5, 10) == [(False, 6)]
+    assert _lwt(cql, "DELETE static_col FROM %s WHERE pk = ? AND ck = ? IF value = ?" % t, 1, 5, 6) == [(True,)]
+    assert rows(cql, "SELECT pk, ck, static_col, value FROM %s WHERE pk = 1" % t) == [
+        (1, 1, None, None), (1, 3, None, 4), (1, 5, None, 6), (1, 7, None, 8)]
+    assert _lwt(cql, "UPDATE %s SET static_col = ? WHERE pk = ? IF static_col = ?" % t, 3, 1, 2) == [(False, None)]
+    with pytest.raises(InvalidRequest, match="Invalid restrictions on clustering columns since the UPDATE "
+                       "statement modifies only static columns"):
+        _ex(cql, "UPDATE %s SET static_col = ? WHERE pk = ? AND ck = ? IF static_col = ?" % t, 3, 1, 1, 1)
+    with pytest.raises(InvalidRequest):
+        _ex(cql, "UPDATE %s SET static_col = ?, value = ? WHERE pk = ? IF static_col = ?" % t, 3, 1, 1, 2)
