@@ -200,6 +200,25 @@ static int key_fixed(const qctx *q, size_t at)
     return at < q->k.ck_eq && q->k.ck[at].n == 1;
 }
 
+/* The first column selector e reads that is neither a partition key nor a static column
+ * (NULL when none), and through *reads whether it reads column want. */
+static const cql_tcol *distinct_misfit(const cql_tinfo *t, const cql_expr *e, const cql_tcol *want,
+                                       int *reads, int depth)
+{
+    if (e == NULL || depth > CQL_TYPE_MAX_DEPTH) return NULL;
+    if (e->kind == CQL_E_COLUMN) {
+        const cql_tcol *col = col_named(t, e->text);
+        if (col && col == want) *reads = 1;
+        return col && col->kind != 'p' && col->kind != 's' ? col : NULL;
+    }
+    const cql_tcol *bad = NULL;
+    for (size_t i = 0; i < e->nitems; i++) {
+        const cql_tcol *b = distinct_misfit(t, e->items[i], want, reads, depth + 1);
+        if (bad == NULL) bad = b;
+    }
+    return bad;
+}
+
 static int plan_selection(qctx *q)
 {
     cql_call *c = q->r->call;
@@ -318,6 +337,12 @@ static int plan_selection(qctx *q)
             if (q->sels[i].kind == SEL_COUNT && !q->sels[i].agg_fn && !q->sels[i].agg_cell &&
                 (col == NULL || col->kind == 'p' || col->kind == 's'))
                 continue;
+            /* a function of partition key and static columns, such as token(k) */
+            int unused = 0;
+            if (q->sels[i].kind == SEL_FN && q->sels[i].nnested == 0 && sel->nsel) {
+                col = distinct_misfit(q->t, sel->sel[i].expr, NULL, &unused, 0);
+                if (col == NULL) continue;
+            }
             if (q->sels[i].kind != SEL_COLUMN || (col->kind != 'p' && col->kind != 's'))
                 return cql_fail(c, CQL_ERR_INVALID,
                                 "SELECT DISTINCT queries must only request partition key columns "
@@ -343,9 +368,12 @@ static int plan_selection(qctx *q)
         for (size_t i = 0; !q->k.partitions && i < q->t->ncols; i++) {
             const cql_tcol *pc = &q->t->cols[i];
             int selected = pc->kind != 'p';
-            for (size_t j = 0; j < n && !selected; j++)
+            for (size_t j = 0; j < n && !selected; j++) {
                 selected = q->sels[j].col == pc &&
                            (q->sels[j].kind == SEL_COLUMN || q->sels[j].kind == SEL_COUNT);
+                if (q->sels[j].kind == SEL_FN && sel->nsel)
+                    distinct_misfit(q->t, sel->sel[j].expr, pc, &selected, 0);
+            }
             if (!selected)
                 return cql_fail(c, CQL_ERR_INVALID,
                                 "SELECT DISTINCT queries must request all the partition key "
@@ -687,13 +715,14 @@ static const cql_ctype *sel_type(const selitem *x)
     }
 }
 
-/* A JSON object's key for a column name, as Cassandra writes it: quoted again when the
- * name is not a lower-case identifier. */
+/* A JSON object's key for a column name, as Cassandra's Selection.rowToJson writes it:
+ * wrapped in double quotes when lower-casing would change it (an upper-case letter), as is
+ * otherwise, so system.tojson(v) and cast(v as float) stay bare. */
 static void json_key(buf *out, const char *name)
 {
-    int plain = name[0] != '\0';
+    int plain = 1;
     for (const char *p = name; *p; p++)
-        plain &= (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_';
+        plain &= !(*p >= 'A' && *p <= 'Z');
     json_t *s = NULL;
     if (plain) {
         s = json_string(name);
@@ -701,10 +730,8 @@ static void json_key(buf *out, const char *name)
         buf q;
         buf_init(&q, 0);
         buf_putc(&q, '"');
-        for (const char *p = name; *p; p++) {
-            if (*p == '"') buf_putc(&q, '"');
+        for (const char *p = name; *p; p++)
             buf_putc(&q, (uint8_t)*p);
-        }
         buf_putc(&q, '"');
         s = json_string(q.data);
         buf_free(&q);

@@ -70,7 +70,8 @@ static int vlist_in(cql_run *r, const cql_tcol *col, const cql_relation *rel, cq
     cql_value v;
     if (cql_bound(r, rel->value, &v) != 1) return -1;
     if (v.len < 0)
-        return cql_fail(r->call, CQL_ERR_INVALID, "Invalid null value for column %s", col->name);
+        return cql_fail(r->call, CQL_ERR_INVALID, "Invalid %s value for column %s",
+                        v.len == CQL_UNSET ? "unset" : "null", col->name);
     cql_elements e;
     uint32_t n;
     if (cql_collection_open(&e, v.p, (size_t)v.len, 0, &n) != 0)

@@ -247,6 +247,9 @@ static int usings(wctx *w, const cql_using *u, size_t n, int ttl_allowed)
 {
     const cql_tinfo *t = w->t;
     int64_t ttl = t->default_ttl;
+    if (t->counter && conditional(w))
+        return cql_fail(w->r->call, CQL_ERR_INVALID,
+                        "Conditional updates are not supported on counter tables");
     for (size_t i = 0; i < n; i++) {
         int64_t v;
         int got = cql_int_term_opt(w->r, u[i].value, &v, u[i].ttl ? "[ttl]" : "[timestamp]");
@@ -457,6 +460,10 @@ static int coll_assign(wctx *w, json_t *item, const cql_tcol *col, cql_assign_ki
     if (kind == CQL_SET_ELEMENT) {
         const cql_ctype *kt = list ? cqltype_native(CQL_TYPE_INT) : t->args[0];
         int krc = cql_term(w->r, kt, col->name, key, &kb);
+        if (krc == CQLVAL_UNSET && list && value == NULL) {
+            rc = 0; /* DELETE l[unset]: nothing changes, as Lists.DiscarderByIndex does */
+            goto done;
+        }
         if (krc != CQLVAL_OK) {
             const char *which = krc == CQLVAL_UNSET ? "unset" : "null";
             if (krc != CQLVAL_ERROR && list)
@@ -1034,13 +1041,21 @@ static int set_field(wctx *w, json_t *item, const cql_tcol *col, const char *fie
 {
     cql_call *c = w->r->call;
     const cql_ctype *t = col->type;
-    if (t->wire.id != CQL_TYPE_UDT)
-        return cql_fail(c, CQL_ERR_INVALID, "Invalid operation (%s.%s = ...) for non-UDT column %s",
-                        col->name, field, col->name);
-    if (!cqltype_is_multicell(t))
+    int udt = t->wire.id == CQL_TYPE_UDT, frozen = udt && !cqltype_is_multicell(t);
+    if (value == NULL && !udt)
         return cql_fail(c, CQL_ERR_INVALID,
-                        "Invalid operation (%s.%s = ...) for frozen UDT column %s", col->name,
-                        field, col->name);
+                        "Invalid field deletion operation for non-UDT column %s", col->name);
+    if (value == NULL && frozen)
+        return cql_fail(c, CQL_ERR_INVALID, "Frozen UDT column %s does not support field deletion",
+                        col->name);
+    if (!udt || frozen) {
+        char *text = cql_print_expr(value);
+        int rc = cql_fail(c, CQL_ERR_INVALID, "Invalid operation (%s.%s = %s) for %s column %s",
+                          col->name, field, text ? text : "?", udt ? "frozen UDT" : "non-UDT",
+                          col->name);
+        free(text);
+        return rc;
+    }
     size_t fi = t->wire.n;
     for (size_t i = 0; i < t->wire.n; i++)
         if (strcmp(t->wire.field_names[i], field) == 0) fi = i;
@@ -1602,6 +1617,18 @@ static int restricts_clustering(const cql_tinfo *t, const cql_where *where)
     return 0;
 }
 
+/* 1 when one of the IF conditions is on a column neither static nor of the key: then the
+ * statement applies to a row, not only to static columns (Cassandra's
+ * appliesOnlyToStaticColumns counts the conditions' columns too). */
+static int conditions_on_regular(const cql_tinfo *t, const cql_relation *conds, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const cql_tcol *col = cql_tinfo_col(t, conds[i].columns[0]);
+        if (col && col->kind == 'r') return 1;
+    }
+    return 0;
+}
+
 static int plan_update(wctx *w)
 {
     const cql_update *up = &w->s->u.update;
@@ -1771,7 +1798,10 @@ static int del_pk(void *arg, const buf *const *pkv)
                 rows = 1;
         }
         if (statics && target(w, &d->pk, NULL, 1, pkv, NULL) == NULL) return -1;
-        if (!rows) return 0;
+        /* static columns deleted under conditions on the row's columns: the row is read
+         * for them, and nothing of it is deleted */
+        if (!rows && !conditions_on_regular(w->t, del->conds, del->nconds)) return 0;
+        if (!rows) return cql_each_prefix(d->k, d->k->ck_eq, del_ck, d);
         if (d->k->ck_eq < w->t->nck || d->k->slice)
             return cql_fail(w->r->call, CQL_ERR_INVALID,
                             "Range deletions are not supported for specific columns");
@@ -1804,7 +1834,8 @@ static int plan_delete(wctx *w)
     int only_static = del->ncols > 0;
     for (size_t i = 0; i < del->ncols; i++)
         only_static &= cql_tinfo_col(w->t, del->cols[i].column)->kind == 's';
-    if (only_static && restricts_clustering(w->t, &del->where))
+    if (only_static && !conditions_on_regular(w->t, del->conds, del->nconds) &&
+        restricts_clustering(w->t, &del->where))
         return cql_fail(c, CQL_ERR_INVALID,
                         "Invalid restrictions on clustering columns since the DELETE statement "
                         "modifies only static columns");

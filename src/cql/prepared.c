@@ -143,16 +143,22 @@ static void set_marker(marks *k, const cql_expr *e, const char *name, const cql_
 
 /* A collection type made for a marker (IN ?, a list of the column's type) from the
  * tinfo's arena. */
-static const cql_type *list_of(marks *k, const cql_type *elem)
+static const cql_type *collection_of(marks *k, uint16_t id, const cql_type *elem)
 {
     cql_type *t = arena_alloc(&k->t->arena, sizeof *t);
     const cql_type **params = arena_alloc(&k->t->arena, sizeof *params);
-    if (t == NULL || params == NULL) return elem;
+    if (t == NULL || params == NULL) return NULL;
     params[0] = elem;
-    t->id = CQL_TYPE_LIST;
+    t->id = id;
     t->params = params;
     t->n = 1;
     return t;
+}
+
+static const cql_type *list_of(marks *k, const cql_type *elem)
+{
+    const cql_type *t = collection_of(k, CQL_TYPE_LIST, elem);
+    return t ? t : elem;
 }
 
 /* Markers inside a term: the term itself, or the items of a collection or tuple literal
@@ -252,6 +258,16 @@ static void term_markers(marks *k, const cql_expr *e, const char *name, const cq
     if (e->kind == CQL_E_TUPLE && type && type->id == CQL_TYPE_TUPLE)
         for (size_t i = 0; i < e->nitems && i < type->n; i++)
             term_markers(k, e->items[i], name, type->params[i]);
+    if (e->kind == CQL_E_UDT && type && type->id == CQL_TYPE_UDT)
+        for (size_t i = 0; i < e->nitems; i++)
+            for (uint16_t f = 0; f < type->n; f++) {
+                if (strcmp(type->field_names[f], e->fields[i]) != 0) continue;
+                /* named as Cassandra names a field's receiver: v.x */
+                size_t len = strlen(name) + strlen(e->fields[i]) + 2;
+                char *fn = arena_alloc(&k->t->arena, len);
+                if (fn) snprintf(fn, len, "%s.%s", name, e->fields[i]);
+                term_markers(k, e->items[i], fn ? fn : name, type->params[f]);
+            }
 }
 
 static void where_markers(marks *k, const cql_where *w)
@@ -316,7 +332,12 @@ static void where_markers(marks *k, const cql_where *w)
                 for (size_t v = 0; v < r->nvalues; v++)
                     term_markers(k, r->values[v], name, type);
             } else {
-                set_marker(k, r->value, name, list_of(k, type));
+                /* IN ?: named as Cassandra names it, in(k), which a driver does not take
+                 * for the partition key column that routes the statement */
+                size_t len = strlen(name) + 5;
+                char *in = arena_alloc(&k->t->arena, len);
+                if (in) snprintf(in, len, "in(%s)", name);
+                set_marker(k, r->value, in ? in : name, list_of(k, type));
             }
         } else {
             term_markers(k, r->value, name, type);
@@ -396,7 +417,7 @@ static void stmt_markers(marks *k, const cql_stmt *s)
                 }
             } else if (a->kind == CQL_SET_SUB && type->id == CQL_TYPE_MAP) {
                 /* m = m - {keys}: a set of the key type */
-                type = NULL;
+                type = collection_of(k, CQL_TYPE_SET, type->params[0]);
             }
             if (type) term_markers(k, a->value, col->name, type);
         }
@@ -413,7 +434,9 @@ static void stmt_markers(marks *k, const cql_stmt *s)
             const cql_tcol *col = cql_tinfo_col(k->t, d->cols[i].column);
             if (col && d->cols[i].key)
                 term_markers(k, d->cols[i].key, col->name,
-                             col->wire->id == CQL_TYPE_MAP ? col->wire->params[0] : &t_int);
+                             col->wire->id == CQL_TYPE_MAP || col->wire->id == CQL_TYPE_SET
+                                 ? col->wire->params[0]
+                                 : &t_int);
         }
         using_markers(k, d->using, d->nusing);
         where_markers(k, &d->where);

@@ -1047,6 +1047,56 @@ static int is_constant(cql_expr_kind k)
            k == CQL_E_INFINITY;
 }
 
+/* Cassandra's TupleType.fromString: components split on each ':' not after a '\\', "@" for
+ * a null component, "\\:" and "\\@" read as ':' and '@', each component by its type's
+ * fromString; fewer components than the type has leave the rest unset, as a tuple literal
+ * does. */
+static int tuple_from_text(const cql_ctype *t, const char *s, size_t len, buf *out,
+                           cql_parse_error *err, int depth)
+{
+    size_t nparts = len ? 1 : 0;
+    for (size_t i = 0; i < len; i++)
+        if (s[i] == ':' && (i == 0 || s[i - 1] != '\\')) nparts++;
+    if (nparts > t->wire.n)
+        return cql_error_record(err, CQL_ERR_INVALID,
+                                "Invalid tuple literal: too many elements. Type %s expects %u "
+                                "but got %zu",
+                                tname(t), (unsigned)t->wire.n, nparts);
+    buf part, val;
+    buf_init(&part, len + 1);
+    buf_init(&val, out->max);
+    int rc = CQLVAL_OK;
+    size_t start = 0;
+    for (size_t k = 0; k < nparts && rc == CQLVAL_OK; k++) {
+        size_t end = start;
+        while (end < len && !(s[end] == ':' && (end == 0 || s[end - 1] != '\\')))
+            end++;
+        if (end - start == 1 && s[start] == '@') {
+            if (cql_element_put(out, NULL, -1)) rc = full(err);
+            start = end + 1;
+            continue;
+        }
+        part.len = val.len = 0;
+        for (size_t i = start; i < end && rc == CQLVAL_OK; i++) {
+            int escaped = s[i] == '\\' && i + 1 < end && (s[i + 1] == ':' || s[i + 1] == '@');
+            if (buf_putc(&part, escaped ? s[++i] : s[i])) rc = full(err);
+        }
+        const cql_ctype *ct = t->args[k];
+        if (rc == CQLVAL_OK && id_of(ct) == CQL_TYPE_TUPLE && depth < CQL_TYPE_MAX_DEPTH)
+            rc = tuple_from_text(ct, part.data ? part.data : "", part.len, &val, err, depth + 1);
+        else if (rc == CQLVAL_OK && (cqltype_native(id_of(ct)) || id_of(ct) == CQL_TYPE_CUSTOM))
+            rc = cqlval_from_text(ct, part.data ? part.data : "", part.len, &val, err);
+        else if (rc == CQLVAL_OK)
+            rc = cql_error_record(err, CQL_ERR_INVALID, "Invalid STRING constant (%.*s) for %s",
+                                  (int)len, s, tname(t));
+        if (rc == CQLVAL_OK && cql_element_put(out, val.data, (int32_t)val.len)) rc = full(err);
+        start = end + 1;
+    }
+    buf_free(&part);
+    buf_free(&val);
+    return rc;
+}
+
 static int constant(const cql_ctype *t, const char *receiver, const cql_expr *e, buf *out,
                     cql_parse_error *err)
 {
@@ -1058,6 +1108,8 @@ static int constant(const cql_ctype *t, const char *receiver, const cql_expr *e,
         s = text;
     }
     uint16_t id = id_of(t);
+    if (id == CQL_TYPE_TUPLE && e->kind == CQL_E_STRING)
+        return tuple_from_text(t, s, strlen(s), out, err, 0);
     int native = cqltype_native(id) != NULL || id == CQL_TYPE_CUSTOM;
     if (!native || !assignable(e->kind, id))
         return cql_error_record(err, CQL_ERR_INVALID,
@@ -1104,6 +1156,7 @@ int cqlval_assignable(const cql_ctype *t, const cql_expr *e)
         break;
     }
     if (!is_constant(e->kind)) return 1;
+    if (id == CQL_TYPE_TUPLE && e->kind == CQL_E_STRING) return 1;
     if (!cqltype_native(id) && id != CQL_TYPE_CUSTOM) return 0;
     if (!assignable(e->kind, id)) return 0;
     uint16_t preferred = 0;
@@ -1179,6 +1232,20 @@ static int element(const cql_ctype *t, const char *receiver, const cql_expr *e,
     }
     cql_int_encode((int32_t)(out->len - at - 4), (uint8_t *)out->data + at);
     return CQLVAL_OK;
+}
+
+/* Whether tuple literal e could be assigned to t: a tuple type with at least as many
+ * components, each nested tuple literal fitting its component (Cassandra's
+ * Tuples.Literal.testAssignment, which tells a mismatch before any value is read). */
+static int tuple_literal_fits(const cql_ctype *t, const cql_expr *e, int depth)
+{
+    if (id_of(t) != CQL_TYPE_TUPLE) return e->nitems == 1;
+    if (e->nitems > t->wire.n || depth > CQL_TYPE_MAX_DEPTH) return 0;
+    for (size_t i = 0; i < e->nitems; i++)
+        if (e->items[i]->kind == CQL_E_TUPLE &&
+            !tuple_literal_fits(t->args[i], e->items[i], depth + 1))
+            return 0;
+    return 1;
 }
 
 static int term(const cql_ctype *t, const char *receiver, const cql_expr *e,
@@ -1282,6 +1349,13 @@ static int term(const cql_ctype *t, const char *receiver, const cql_expr *e,
                 "Invalid tuple literal for %s: too many elements. Type %s expects %u but "
                 "got %zu",
                 receiver, tname(t), (unsigned)t->wire.n, e->nitems);
+        for (size_t i = 0; i < e->nitems; i++)
+            if (e->items[i]->kind == CQL_E_TUPLE &&
+                !tuple_literal_fits(t->args[i], e->items[i], depth + 1))
+                return cql_error_record(
+                    err, CQL_ERR_INVALID,
+                    "Invalid tuple literal for %s: component %zu is not of type %s", receiver, i,
+                    tname(t->args[i]));
         for (size_t i = 0; i < e->nitems; i++) {
             snprintf(sub, sizeof sub, "%s[%zu]", receiver, i);
             int r = element(t->args[i], sub, e->items[i], terms, out, err, depth, 1);
