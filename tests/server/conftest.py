@@ -10,6 +10,7 @@ import datetime
 import hashlib
 import hmac
 import http.client
+import itertools
 import json
 import os
 import re
@@ -215,6 +216,20 @@ def shared_keyspace(shared_cql):
         for name in sorted(keyspaces(s) - before):
             s.execute('DROP KEYSPACE "%s"' % name.replace('"', '""'))
         s.cluster.shutdown()
+
+
+@pytest.fixture
+def table(cql):
+    """table(schema) -> the name of a new table, made by schema, in the keyspace of the
+    test module's CQL session (its fixture `cql`)."""
+    def _table(schema):
+        name = "t%d" % next(_table_names)
+        cql.execute("CREATE TABLE %s %s" % (name, schema))
+        return name
+    return _table
+
+
+_table_names = itertools.count()
 
 
 def npm_install(folder):

@@ -4,7 +4,6 @@ edges (empty batches, conditions, validation of keys and values, filtering, limi
 checked through the Python driver (Debian python3-cassandra). The run's shared server serves
 the module, in keyspace compat; each test works in its own table. Not the protocol framing
 (test_cql_wire.py) nor metadata discovery (test_cql_driver.py)."""
-import itertools
 
 import pytest
 
@@ -12,8 +11,6 @@ pytest.importorskip("cassandra", reason="python3-cassandra is not installed")
 
 from cassandra import InvalidRequest  # noqa: E402
 from cassandra.auth import PlainTextAuthProvider  # noqa: E402
-
-_names = itertools.count()
 
 
 @pytest.fixture(scope="module")
@@ -24,16 +21,6 @@ def cql(shared_cql):
         auth_provider=PlainTextAuthProvider("cassandra", "cassandra"))
     yield session
     session.cluster.shutdown()
-
-
-@pytest.fixture
-def table(cql):
-    """table(schema) -> a new table's name in keyspace compat."""
-    def _table(schema):
-        name = "t%d" % next(_names)
-        cql.execute("CREATE TABLE %s %s" % (name, schema))
-        return name
-    return _table
 
 
 def refused(cql, fragment, stmt, *args, kind=InvalidRequest):
@@ -188,7 +175,6 @@ def test_aggregates_of_computed_selectors(cql, table):
     # each alone: the aggregate's argument is the only reader of its column
     assert cql.execute("SELECT sum(cast(c AS bigint)) FROM %s" % t).one()[0] == 110
     assert cql.execute("SELECT min(writetime(c)) FROM %s" % t).one()[0] == 1001
-
 
 
 def test_prepare_refuses_unknown_columns_and_token_in_writes(cql, table):

@@ -4,7 +4,6 @@ ScyllaDB's cqlpy, which runs against Cassandra too) checks, through the Python d
 keyed by empty text, columns added or renamed onto names stored rows still use, markers
 inside function calls at PREPARE, and many indexes on one table. One server serves the
 run (shared_cql); each test works in its own table. Not the protocol framing (test_cql_wire.py)."""
-import itertools
 import time
 
 import pytest
@@ -13,24 +12,12 @@ pytest.importorskip("cassandra", reason="python3-cassandra is not installed")
 
 from cassandra import InvalidRequest, ReadFailure  # noqa: E402
 
-_names = itertools.count()
-
 
 @pytest.fixture(scope="module")
 def cql(shared_cql):
     session = shared_cql.session(keyspace="gaps")
     yield session
     session.cluster.shutdown()
-
-
-@pytest.fixture
-def table(cql):
-    """table(schema) -> a new table's name in keyspace gaps."""
-    def _table(schema):
-        name = "t%d" % next(_names)
-        cql.execute("CREATE TABLE %s %s" % (name, schema))
-        return name
-    return _table
 
 
 def refused(cql, fragment, stmt, *args):

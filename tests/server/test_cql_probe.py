@@ -24,16 +24,6 @@ def cql(shared_cql):
     session.cluster.shutdown()
 
 
-@pytest.fixture
-def table(cql):
-    """table(schema) -> a new table's name in keyspace probe."""
-    def _table(schema):
-        name = "t%d" % next(_names)
-        cql.execute("CREATE TABLE %s %s" % (name, schema))
-        return name
-    return _table
-
-
 def rows(cql, stmt, *args):
     return list(cql.execute(cql.prepare(stmt) if args else stmt, args or None))
 

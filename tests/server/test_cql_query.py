@@ -14,24 +14,12 @@ pytest.importorskip("cassandra", reason="python3-cassandra is not installed")
 from cassandra import InvalidRequest  # noqa: E402
 from cassandra.query import SimpleStatement  # noqa: E402
 
-_names = itertools.count()
-
 
 @pytest.fixture(scope="module")
 def cql(shared_cql):
     session = shared_cql.session(keyspace="q")
     yield session
     session.cluster.shutdown()
-
-
-@pytest.fixture
-def table(cql):
-    """table(schema) -> a new table's name in keyspace q."""
-    def _table(schema):
-        name = "t%d" % next(_names)
-        cql.execute("CREATE TABLE %s %s" % (name, schema))
-        return name
-    return _table
 
 
 def unpaged(cql, stmt, *args):

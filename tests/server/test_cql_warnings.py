@@ -4,7 +4,6 @@ batch_size_warn_threshold (5 KiB) and an unlogged batch over more partitions tha
 unlogged_batch_across_partitions_warn_threshold (10), in the WARNING flag of protocol v4
 and v5 and never v3. Not the refusal past the fail threshold (test_cql_gaps2.py) nor the
 frame codec (test_cql_wire.py, tests/unit/cqlwire)."""
-import itertools
 
 import pytest
 
@@ -17,7 +16,6 @@ from cassandra.query import BatchStatement, BatchType  # noqa: E402
 from conftest import Server, launch  # noqa: E402
 from cql_raw import cql_port  # noqa: E402
 
-_names = itertools.count()
 KB = "x" * 1024
 
 
@@ -51,16 +49,6 @@ def cql(server):
     cluster, session = connect(server, 4)
     yield session
     cluster.shutdown()
-
-
-@pytest.fixture
-def table(cql):
-    """table(schema) -> a new table's name in keyspace warn."""
-    def _table(schema):
-        name = "t%d" % next(_names)
-        cql.execute("CREATE TABLE %s %s" % (name, schema))
-        return name
-    return _table
 
 
 def warnings_of(session, stmt, args=None):
