@@ -1153,6 +1153,18 @@ static const cql_relation *conds_of(const wctx *w, size_t *n)
     return NULL;
 }
 
+/* 1 when one of the IF conditions is on a column neither static nor of the key: then the
+ * statement applies to a row, not only to static columns (Cassandra's
+ * appliesOnlyToStaticColumns counts the conditions' columns too). */
+static int conditions_on_regular(const cql_tinfo *t, const cql_relation *conds, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const cql_tcol *col = cql_tinfo_col(t, conds[i].columns[0]);
+        if (col && col->kind == 'r') return 1;
+    }
+    return 0;
+}
+
 /* The partition's static row a conditional statement reads (its own, or the one read
  * for it), NULL when the table has none. */
 static witem *static_item(wctx *w)
@@ -1398,6 +1410,11 @@ static int plan_assign(wctx *w)
         else
             rows = 1;
     }
+    /* static columns set under conditions on the row's columns: the row is read for them,
+     * and none of its cells change */
+    size_t nconds;
+    const cql_relation *conds = conds_of(w, &nconds);
+    if (conditions_on_regular(w->t, conds, nconds)) rows = 1;
     /* an INSERT writes its row, unless it sets only static columns and names no
      * clustering column (then it writes the partition's static row alone) */
     if ((w->insert && !(statics && !rows && k->ck_eq == 0)) || (!statics && !rows)) rows = 1;
@@ -1617,18 +1634,6 @@ static int restricts_clustering(const cql_tinfo *t, const cql_where *where)
     return 0;
 }
 
-/* 1 when one of the IF conditions is on a column neither static nor of the key: then the
- * statement applies to a row, not only to static columns (Cassandra's
- * appliesOnlyToStaticColumns counts the conditions' columns too). */
-static int conditions_on_regular(const cql_tinfo *t, const cql_relation *conds, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        const cql_tcol *col = cql_tinfo_col(t, conds[i].columns[0]);
-        if (col && col->kind == 'r') return 1;
-    }
-    return 0;
-}
-
 static int plan_update(wctx *w)
 {
     const cql_update *up = &w->s->u.update;
@@ -1641,6 +1646,7 @@ static int plan_update(wctx *w)
         const cql_tcol *col = cql_tinfo_col(w->t, up->set[i].column);
         statics_only &= col && col->kind == 's';
     }
+    statics_only &= !conditions_on_regular(w->t, up->conds, up->nconds);
     if (statics_only && restricts_clustering(w->t, &up->where))
         return cql_fail(c, CQL_ERR_INVALID,
                         "Invalid restrictions on clustering columns since the UPDATE statement "
@@ -1648,17 +1654,10 @@ static int plan_update(wctx *w)
     int rc = cql_where_keys(w->r, w->t, &up->where, CQL_KEYS_UPDATE, 0, &w->k);
     w->has_keys = 1;
     /* a statement that sets only static columns needs no clustering key */
-    if (rc != 0 && w->t->nck) {
-        int only_static = up->nset > 0;
-        for (size_t i = 0; i < up->nset; i++) {
-            const cql_tcol *col = cql_tinfo_col(w->t, up->set[i].column);
-            only_static &= col && col->kind == 's';
-        }
-        if (only_static && strncmp(c->msg, "Some clustering keys are missing", 32) == 0) {
-            c->failed = 0;
-            cql_keys_free(&w->k);
-            rc = cql_where_keys(w->r, w->t, &up->where, CQL_KEYS_DELETE, 0, &w->k);
-        }
+    if (rc != 0 && statics_only && strncmp(c->msg, "Some clustering keys are missing", 32) == 0) {
+        c->failed = 0;
+        cql_keys_free(&w->k);
+        rc = cql_where_keys(w->r, w->t, &up->where, CQL_KEYS_DELETE, 0, &w->k);
     }
     if (rc || conditional_in(w, &up->where, "updates") != 0) return -1;
     size_t n = up->nset;
