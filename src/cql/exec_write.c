@@ -991,8 +991,11 @@ static int assign(wctx *w, json_t *item, const cql_tcol *col, cql_assign_kind ki
         int64_t delta = 0, cur = counter_value(item, col, w->now_s);
         cql_bigint_decode((const uint8_t *)d.data, d.len, &delta);
         buf_free(&d);
+        /* Cassandra's counters wrap around at 64 bits, as Java's longs do */
+        uint64_t sum =
+            kind == CQL_SET_ADD ? (uint64_t)cur + (uint64_t)delta : (uint64_t)cur - (uint64_t)delta;
         uint8_t b[8];
-        cql_bigint_encode(kind == CQL_SET_ADD ? cur + delta : cur - delta, b);
+        cql_bigint_encode((int64_t)sum, b);
         /* counters add up whatever the timestamps */
         json_object_del(json_object_get(json_object_get(item, "$ts"), "M"), cql_col_stored(col));
         return cql_cell_write(item, col, b, 8, w->ts, 0) < 0
