@@ -271,6 +271,12 @@ bodybound_conn *bodybound_watch(bodybound_loop *bl, h2o_socket_t *sock)
     return c;
 }
 
+void bodybound_read_start(bodybound_conn *c)
+{
+    if (c->paused || h2o_socket_is_reading(c->sock)) return;
+    h2o_socket_read_start(c->sock, on_read);
+}
+
 void bodybound_closed(bodybound_conn *c)
 {
     if (c == NULL) return;

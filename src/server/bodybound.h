@@ -98,6 +98,11 @@ void bodybound_loop_close(bodybound_loop *bl);
  * (core_protocol.closed). NULL if out of memory. */
 bodybound_conn *bodybound_watch(bodybound_loop *bl, h2o_socket_t *sock);
 
+/* For a protocol that starts and stops its own reads (CQL's): starts reading c's socket
+ * again, through the module's callback, unless the module has paused it (it starts it
+ * when it resumes it; the protocol then stops it again if it wants no more). */
+void bodybound_read_start(bodybound_conn *c);
+
 /* sock is closing: what it held is freed, and c with it (now, or once the read callback
  * it is closing in returns). */
 void bodybound_closed(bodybound_conn *c);
