@@ -122,10 +122,12 @@ def test_many_big_envelopes_stay_within_the_bound(start):
     assert peak <= BOUND + MAX_FRAME + N * (1 << 20) + (8 << 20), g
     assert g["quarry_http_request_body_bytes"] < BIG, g
     assert g["quarry_http_reads_paused"] == 0, g
-    # Without the bound, 16 envelopes of 12 MB were held at once: 192 MB.
+    # Without the bound, 16 envelopes of 12 MB were held at once: the RSS grew by 263 MB.
+    # With it, by 63 to 80 MB: the bound, the envelopes being handled (each query copied
+    # into its call) and allocator slack.
     grown_mb = (peak_rss - base) / 1024
     print("RSS %d kB -> peak %d kB (+%.0f MB); envelopes held at most %d bytes; %d paused "
           "at most; small queries %.0f ms at most" % (base, peak_rss, grown_mb, peak,
                                                        paused_seen, max(small_ms)))
-    assert sanitized(srv) or grown_mb < 96, "RSS grew by %.0f MB (from %d kB to %d kB)" % (
+    assert sanitized(srv) or grown_mb < 128, "RSS grew by %.0f MB (from %d kB to %d kB)" % (
         grown_mb, base, peak_rss)
