@@ -686,6 +686,10 @@ static int conn_wants_read(const cql_conn *c)
 static int conn_settle(cql_conn *c)
 {
     if (conn_can_take(c) && has_input(c)) conn_process(c);
+    /* v5: a large envelope gathered from segments, until it is whole. */
+    if (c->framed && c->bound)
+        bodybound_hold(c->bound,
+                       c->v5.need || c->v5.large.len < CQL_HEADER_LEN ? c->v5.large.len : 0);
     conn_flush(c);
     conn_charge(c);
     if (c->writing) {
