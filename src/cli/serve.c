@@ -440,7 +440,8 @@ int cli_serve(int argc, char **argv)
                                 .log_level = level,
                                 .timeout_seconds = timeout,
                                 .credentials = cql_cred_path ? &roles : NULL,
-                                .budget = server_exchange_budget(srv)};
+                                .budget = server_exchange_budget(srv),
+                                .bodies = server_body_bound(srv)};
         if (cql_server_start(db, &cc, &cql, err, sizeof err)) {
             fprintf(stderr, "quarry serve: CQL: %s\n", err);
             server_stop(srv);

@@ -219,7 +219,7 @@ static void on_read(h2o_socket_t *sock, const char *err)
     }
     rewatch(c);
     size_t before = atomic_load(&b->held);
-    set_charge(c, sock->input->size);
+    set_charge(c, sock->input->size + c->elsewhere);
     size_t held = atomic_load(&b->held);
     if (bodybound_may_read(held, b->limit, c->charge)) return;
     pause_conn(c);
@@ -271,6 +271,17 @@ bodybound_conn *bodybound_watch(bodybound_loop *bl, h2o_socket_t *sock)
     return c;
 }
 
+void bodybound_read_start(bodybound_conn *c)
+{
+    if (c->paused || h2o_socket_is_reading(c->sock)) return;
+    h2o_socket_read_start(c->sock, on_read);
+}
+
+void bodybound_hold(bodybound_conn *c, size_t bytes)
+{
+    c->elsewhere = bytes;
+}
+
 void bodybound_closed(bodybound_conn *c)
 {
     if (c == NULL) return;
@@ -292,7 +303,7 @@ void bodybound_turn_end(bodybound_loop *bl)
         bodybound_conn *c = H2O_STRUCT_FROM_MEMBER(bodybound_conn, hold_link, n);
         if (c->paused) continue;
         rewatch(c);
-        size_t bytes = c->sock->input->size;
+        size_t bytes = c->sock->input->size + c->elsewhere;
         if (c->precharged && bytes < c->charge) bytes = c->charge; /* its read is to come */
         set_charge(c, bytes);
     }

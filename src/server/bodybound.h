@@ -61,6 +61,7 @@ typedef struct bodybound_conn {
     h2o_socket_t *sock;
     h2o_socket_cb read; /* the protocol's read callback, which the module's calls */
     size_t charge;      /* what it holds now, as last seen */
+    size_t elsewhere;   /* held for its request outside sock->input (bodybound_hold) */
     int big;            /* charge >= BODYBOUND_SMALL: counted in moving unless paused */
     int paused;         /* read stopped by the module, to be started by it */
     int in_read;        /* inside the protocol's read callback */
@@ -97,6 +98,16 @@ void bodybound_loop_close(bodybound_loop *bl);
  * attaches it (core_conn_attach) and passes it to bodybound_closed when sock closes
  * (core_protocol.closed). NULL if out of memory. */
 bodybound_conn *bodybound_watch(bodybound_loop *bl, h2o_socket_t *sock);
+
+/* For a protocol that starts and stops its own reads (CQL's): starts reading c's socket
+ * again, through the module's callback, unless the module has paused it (it starts it
+ * when it resumes it; the protocol then stops it again if it wants no more). */
+void bodybound_read_start(bodybound_conn *c);
+
+/* For a protocol that moves a request's bytes out of sock->input before it is complete
+ * (CQL v5's large envelopes, gathered from segments): c holds bytes of it there too,
+ * charged with the input from the next read or end of turn on. */
+void bodybound_hold(bodybound_conn *c, size_t bytes);
 
 /* sock is closing: what it held is freed, and c with it (now, or once the read callback
  * it is closing in returns). */

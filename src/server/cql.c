@@ -7,6 +7,9 @@
  * and role. Schema changes are sent as EVENTs on stream -1 to the registered connections of
  * every loop. Answers not yet written to their sockets are charged to the server's exchange
  * budget (budget.h), and a connection reads its next request only while the budget allows;
+ * the bytes of envelopes arrived and not yet handled count against the server's bound on
+ * requests' bytes (bodybound.h), which stops reading a connection holding 64 KB or more of
+ * them while it is full;
  * a client that takes nothing of an answer for the server's timeout is cut. What a statement
  * means is qr_cql_call's; no CQL is read here. */
 #include "server/cql.h"
@@ -20,6 +23,7 @@
 
 #include "cqlwire/cql_codec.h"
 #include "cqlwire/cql_frame.h"
+#include "server/bodybound.h"
 #include "server/budget.h"
 #include "server/core.h"
 #include "util/buf.h"
@@ -57,6 +61,7 @@ struct cql_loop {
     h2o_multithread_queue_t *queue; /* for events from the other loops */
     h2o_multithread_receiver_t events;
     budget_loop budget;
+    bodybound_loop bodies;
     h2o_timeout_t write_check; /* a CQL_TIMEOUT_CHECKS-th of the server's timeout */
     int open;                  /* events may be sent to it (under s->mu) */
     h2o_linklist_t conns;
@@ -85,17 +90,17 @@ typedef struct cql_conn {
     h2o_timeout_entry_t stalled; /* linked while a write is under way */
     uint64_t taken;              /* core_bytes_taken when last seen to grow, */
     struct timespec progress_at; /* at this time */
-    size_t calls_held; /* answers the core holds for the calls in flight (core_call_held) */
-    size_t charge;     /* of the budget: stage, out, sending and calls_held, as last settled */
-    budget_wait wait;  /* linked while the next envelope waits for the budget */
-    int admitted;      /* the budget let the next envelope start (after a wait) */
-    int writing;       /* h2o_socket_write under way */
-    int reading;       /* h2o_socket_read_start in force */
-    int peer_gone;     /* the socket failed, the client closed or memory ran out: close as soon
-                          as no write is under way, cancelling the calls */
-    int close_after;   /* read no more; close once the calls are answered and sent (a fatal
-                          error, draining) */
-    unsigned events;   /* REGISTERed event types (CQL_EVENT_*) */
+    size_t calls_held;     /* answers the core holds for the calls in flight (core_call_held) */
+    size_t charge;         /* of the budget: stage, out, sending and calls_held, as last settled */
+    budget_wait wait;      /* linked while the next envelope waits for the budget */
+    int admitted;          /* the budget let the next envelope start (after a wait) */
+    int writing;           /* h2o_socket_write under way */
+    bodybound_conn *bound; /* its part of the bound on requests' bytes; NULL if out of memory */
+    int peer_gone;         /* the socket failed, the client closed or memory ran out: close as soon
+                              as no write is under way, cancelling the calls */
+    int close_after;       /* read no more; close once the calls are answered and sent (a fatal
+                              error, draining) */
+    unsigned events;       /* REGISTERed event types (CQL_EVENT_*) */
     char keyspace[64];
     char user[128]; /* "" while no role authenticated */
     unsigned in_flight;
@@ -651,7 +656,7 @@ static void conn_destroy(cql_conn *c)
         core_call_cancel(&k->call);
         call_free(k);
     }
-    if (c->reading) h2o_socket_read_stop(c->sock);
+    if (h2o_socket_is_reading(c->sock)) h2o_socket_read_stop(c->sock);
     h2o_linklist_unlink(&c->link);
     if (c->framed) cql_v5_reader_free(&c->v5);
     buf_free(&c->scratch);
@@ -681,28 +686,27 @@ static int conn_wants_read(const cql_conn *c)
 static int conn_settle(cql_conn *c)
 {
     if (conn_can_take(c) && has_input(c)) conn_process(c);
+    /* v5: a large envelope gathered from segments, until it is whole. */
+    if (c->framed && c->bound)
+        bodybound_hold(c->bound,
+                       c->v5.need || c->v5.large.len < CQL_HEADER_LEN ? c->v5.large.len : 0);
     conn_flush(c);
     conn_charge(c);
     if (c->writing) {
         /* A socket whose write is under way is closed when it ends (on_write). */
-        if (c->reading && !conn_wants_read(c)) {
-            c->reading = 0;
-            h2o_socket_read_stop(c->sock);
-        }
+        if (h2o_socket_is_reading(c->sock) && !conn_wants_read(c)) h2o_socket_read_stop(c->sock);
         return 0;
     }
     if (c->peer_gone || (c->close_after && c->in_flight == 0 && c->out.len == 0)) {
         conn_destroy(c);
         return 1;
     }
-    int take = conn_wants_read(c);
-    if (take && !c->reading) {
-        c->reading = 1;
-        h2o_socket_read_start(c->sock, on_read);
-    } else if (!take && c->reading) {
-        c->reading = 0;
+    /* Started through the bound, which leaves a connection it paused stopped until it
+     * resumes it; one it resumed that is not to be read is stopped after that read. */
+    if (conn_wants_read(c))
+        bodybound_read_start(c->bound);
+    else if (h2o_socket_is_reading(c->sock))
         h2o_socket_read_stop(c->sock);
-    }
     return 0;
 }
 
@@ -736,7 +740,25 @@ static void cql_serve(void *state, h2o_socket_t *sock)
     h2o_linklist_init_anchor(&c->calls);
     h2o_linklist_insert(&l->conns, &c->link);
     sock->data = c;
+    /* The bound watches a socket that reads: it takes on_read's place and calls it. */
+    h2o_socket_read_start(sock, on_read);
+    c->bound = bodybound_watch(&l->bodies, sock);
+    if (c->bound)
+        core_conn_attach(sock, c->bound);
+    else
+        c->peer_gone = 1; /* out of memory: closed at once */
     conn_settle(c);
+}
+
+static void cql_closed(void *state, void *data)
+{
+    (void)state;
+    bodybound_closed(data);
+}
+
+static void cql_turn_end(void *state)
+{
+    bodybound_turn_end(&((cql_loop *)state)->bodies);
 }
 
 /* ---- events ---- */
@@ -796,6 +818,7 @@ static void cql_loop_open(core_loop *cl, void *state, void *arg)
     l->queue = h2o_multithread_create_queue(core_loop_evloop(cl));
     h2o_multithread_register_receiver(l->queue, &l->events, on_events);
     budget_loop_open(l->s->cfg.budget, &l->budget, l->queue);
+    bodybound_loop_open(l->s->cfg.bodies, &l->bodies, l->queue);
     h2o_timeout_init(core_loop_evloop(cl), &l->write_check,
                      (uint64_t)l->s->cfg.timeout_seconds * 1000 / CQL_TIMEOUT_CHECKS);
     pthread_mutex_lock(&l->s->mu);
@@ -814,6 +837,8 @@ static void cql_drain(void *state)
         c->close_after = 1;
         conn_settle(c);
     }
+    /* Those paused for the bound are read again, to see the end of their streams. */
+    bodybound_resume_all(&l->bodies);
 }
 
 static unsigned cql_in_flight(void *state)
@@ -841,6 +866,7 @@ static void cql_loop_close(void *state)
     }
     h2o_multithread_unregister_receiver(l->queue, &l->events);
     budget_loop_close(&l->budget);
+    bodybound_loop_close(&l->bodies);
     h2o_timeout_dispose(core_loop_evloop(l->core), &l->write_check);
     h2o_multithread_destroy_queue(l->queue);
 }
@@ -879,6 +905,8 @@ int cql_server_start(qr_db *db, const cql_server_config *cfg, cql_server **out, 
                                .loop_open = cql_loop_open,
                                .serve = cql_serve,
                                .drain = cql_drain,
+                               .closed = cql_closed,
+                               .turn_end = cql_turn_end,
                                .in_flight = cql_in_flight,
                                .loop_close = cql_loop_close};
     core_config cc = {.db = db,

@@ -67,6 +67,10 @@ typedef struct cql_server_config {
     struct budget *budget;    /* borrowed (the DynamoDB server's: server_exchange_budget),
                                  outliving the listener; charged the answers not yet written to
                                  their sockets (budget.h) */
+    struct bodybound *bodies; /* borrowed (the DynamoDB server's: server_body_bound), outliving
+                                 the listener; charged the bytes of envelopes arrived and not
+                                 yet handled, and a connection holding 64 KB or more of them
+                                 is read no further while it is full (bodybound.h) */
 } cql_server_config;
 
 typedef struct cql_server cql_server;

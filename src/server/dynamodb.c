@@ -1144,6 +1144,11 @@ struct budget *server_exchange_budget(server *s)
     return &s->budget;
 }
 
+struct bodybound *server_body_bound(server *s)
+{
+    return &s->bodies;
+}
+
 int server_start(qr_db *db, const server_config *cfg, server **out, char *errbuf, size_t errlen)
 {
     *out = NULL;
@@ -1162,7 +1167,8 @@ int server_start(qr_db *db, const server_config *cfg, server **out, char *errbuf
         free(s);
         return -1;
     }
-    if (bodybound_init(&s->bodies, SERVER_BODY_BOUND, cfg->loops ? cfg->loops : 1)) {
+    /* Its loops, and as many of another listener's (server_body_bound). */
+    if (bodybound_init(&s->bodies, SERVER_BODY_BOUND, 2 * (cfg->loops ? cfg->loops : 1))) {
         snprintf(errbuf, errlen, "out of memory");
         budget_dispose(&s->budget);
         free(s);

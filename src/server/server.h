@@ -99,6 +99,10 @@ int server_start(qr_db *db, const server_config *cfg, server **out, char *errbuf
 /* The server's exchange budget (budget.h), which the loops of another listener (CQL's)
  * may charge too; it lives until server_stop. */
 struct budget *server_exchange_budget(server *s);
+/* The server's bound on requests' bytes (bodybound.h, SERVER_BODY_BOUND), which the loops
+ * of another listener (CQL's, with as many loops as the server's) may take part in too; it
+ * lives until server_stop. */
+struct bodybound *server_body_bound(server *s);
 
 /* The port actually bound (useful when the configuration asked for port 0). */
 unsigned server_port(const server *s);
