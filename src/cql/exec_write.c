@@ -783,6 +783,31 @@ static int conditions_hold(wctx *w, json_t *item, json_t *stat, const cql_relati
     return 1;
 }
 
+/* Puts col's cell of from (NULL, or no live cell: null) as the next value of an answer's
+ * row: 0, or -1 (out of memory). */
+static int put_cell(cql_rows *rs, json_t *from, const cql_tcol *col, int64_t now_s)
+{
+    buf v;
+    buf_init(&v, 0);
+    int got = from ? cql_cell_read(from, col, now_s, &v) : 0;
+    int rc = cql_rows_put(rs, v.data ? v.data : "", got == 1 ? (int32_t)v.len : -1);
+    buf_free(&v);
+    return rc;
+}
+
+/* Writes rs as the call's answer unless building it failed (rc), then frees it. */
+static int send_rows(cql_rows *rs, cql_call *call, int rc)
+{
+    if (rc == 0) {
+        buf_reset(&call->body);
+        rc = cql_rows_write(rs, call, NULL, 0);
+    } else {
+        cql_fail(call, CQL_ERR_SERVER, "out of memory");
+    }
+    cql_rows_free(rs);
+    return rc;
+}
+
 /* The [applied] answer: true alone, or false with the current values of the columns the
  * conditions name (regular ones, then static ones, as Cassandra orders them), or of all
  * the table's for IF NOT EXISTS; item is the row (NULL when it does not exist), stat the
@@ -818,23 +843,10 @@ static int answer_applied(wctx *w, int applied, json_t *item, json_t *stat,
         rc = cql_rows_column(&rs, cols[i]->name, cols[i]->wire);
     uint8_t b = (uint8_t)applied;
     rc |= cql_rows_put(&rs, &b, 1);
-    for (size_t i = 0; i < n && rc == 0; i++) {
-        buf v;
-        buf_init(&v, 0);
-        json_t *from = cols[i]->kind == 's' && stat ? stat : item;
-        int got = from ? cql_cell_read(from, cols[i], w->now_s, &v) : 0;
-        rc = cql_rows_put(&rs, v.data ? v.data : "", got == 1 ? (int32_t)v.len : -1);
-        buf_free(&v);
-    }
+    for (size_t i = 0; i < n && rc == 0; i++)
+        rc = put_cell(&rs, cols[i]->kind == 's' && stat ? stat : item, cols[i], w->now_s);
     rs.nrows = 1;
-    if (rc == 0) {
-        buf_reset(&w->r->call->body);
-        rc = cql_rows_write(&rs, w->r->call, NULL, 0);
-    } else {
-        cql_fail(w->r->call, CQL_ERR_SERVER, "out of memory");
-    }
-    cql_rows_free(&rs);
-    return rc;
+    return send_rows(&rs, w->r->call, rc);
 }
 
 /* ---- the transaction ---- */
@@ -1372,25 +1384,12 @@ static int answer_batch_not_applied(wctx *ws, size_t n)
     uint8_t no = 0;
     for (size_t r = 0; rc == 0 && r < (nrows ? nrows : 1); r++) {
         rc = cql_rows_put(&rs, &no, 1);
-        for (size_t i = 0; nrows && i < nc && rc == 0; i++) {
-            buf v;
-            buf_init(&v, 0);
-            json_t *from = cols[i]->kind == 's' ? stat : items[r];
-            int got = from ? cql_cell_read(from, cols[i], w0->now_s, &v) : 0;
-            rc = cql_rows_put(&rs, v.data ? v.data : "", got == 1 ? (int32_t)v.len : -1);
-            buf_free(&v);
-        }
+        for (size_t i = 0; nrows && i < nc && rc == 0; i++)
+            rc = put_cell(&rs, cols[i]->kind == 's' ? stat : items[r], cols[i], w0->now_s);
         rs.nrows++;
     }
     json_decref(first);
-    if (rc == 0) {
-        buf_reset(&w0->r->call->body);
-        rc = cql_rows_write(&rs, w0->r->call, NULL, 0);
-    } else {
-        cql_fail(w0->r->call, CQL_ERR_SERVER, "out of memory");
-    }
-    cql_rows_free(&rs);
-    return rc;
+    return send_rows(&rs, w0->r->call, rc);
 }
 
 /* INSERT and UPDATE: the assignments' checks and the items. */
