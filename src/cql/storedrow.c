@@ -17,10 +17,6 @@
 
 #include "util/jsonread.h"
 
-/* Deep enough for a value nested CQL_TYPE_MAX_DEPTH deep (two JSON levels each) in an
- * item's attribute. */
-#define SROW_DEPTH 160
-
 void cql_srow_init(cql_srow *r)
 {
     memset(r, 0, sizeof *r);
@@ -80,7 +76,7 @@ static int64_t text_put(cql_srow *r, const void *s, size_t n)
 
 typedef struct builder {
     cql_srow *r;
-    uint32_t open[SROW_DEPTH]; /* the containers not yet closed */
+    uint32_t open[CQL_SROW_MAX_DEPTH]; /* the containers not yet closed */
     int depth;
     uint32_t key, klen;          /* the key of the member that comes next */
     const cql_srow_picker *pick; /* the top object's members to read, or NULL: all */
@@ -132,7 +128,7 @@ static int64_t node_add(builder *b, uint8_t kind)
         }
     }
     if (kind == CQL_SN_OBJECT || kind == CQL_SN_ARRAY) {
-        if (b->depth == SROW_DEPTH) return -1;
+        if (b->depth == CQL_SROW_MAX_DEPTH) return -1;
         b->open[b->depth++] = i;
     }
     return i;
@@ -385,11 +381,11 @@ static const char *value_skip(const char *p, const char *end)
 /* The row's text (src, len bytes, copied to r->text) read straight into nodes, the top
  * object's members chosen by pick: 0, or -1 when it is not one object as JSON has it, or
  * it holds what this reader leaves to jansson (\u escapes, nesting deeper than
- * SROW_DEPTH). It reads src and writes only the copy: strings decoded in place and ended
+ * CQL_SROW_MAX_DEPTH). It reads src and writes only the copy: strings decoded in place and ended
  * by a NUL where their closing quote was, numbers where the delimiter after them was. */
 static int from_text(cql_srow *r, const char *src, size_t len, const cql_srow_picker *pick)
 {
-    open_container open[SROW_DEPTH];
+    open_container open[CQL_SROW_MAX_DEPTH];
     char *text = r->text.data;
     const char *p = skip_space(src, src + len), *end = src + len;
     if (p == end || *p++ != '{') return -1;
@@ -446,8 +442,9 @@ static int from_text(cql_srow *r, const char *src, size_t len, const cql_srow_pi
         }
         cql_snode nd = {.key = key, .klen = klen, .end = n + 1};
         char c = *p;
-        if (c == '{' && tagged_string(r, src, end, &p, &nd)) {
-            /* an AttributeValue such as {"S":"text"}: its member's node follows */
+        if (c == '{' && depth < CQL_SROW_MAX_DEPTH && tagged_string(r, src, end, &p, &nd)) {
+            /* an AttributeValue such as {"S":"text"}: its member's node follows (an
+             * object, so one level of the depth a row may have) */
             if (r->cap - n < 2) {
                 if (nodes_room(r, n + 2) != 0) return -1;
                 nodes = r->nodes;
@@ -460,7 +457,7 @@ static int from_text(cql_srow *r, const char *src, size_t len, const cql_srow_pi
             continue;
         }
         if (c == '{' || c == '[') {
-            if (depth == SROW_DEPTH) return -1;
+            if (depth == CQL_SROW_MAX_DEPTH) return -1;
             p++;
             nd.kind = c == '{' ? CQL_SN_OBJECT : CQL_SN_ARRAY;
             open[depth++] = (open_container){.node = n, .object = c == '{'};

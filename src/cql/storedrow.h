@@ -34,6 +34,11 @@ typedef struct cql_snode {
     uint8_t kind;       /* cql_snode_kind */
 } cql_snode;
 
+/* The deepest nesting of objects and arrays a row may hold, the top object counted: deep
+ * enough for a value nested CQL_TYPE_MAX_DEPTH deep (two JSON levels each) in an item's
+ * attribute. A deeper row is refused. */
+#define CQL_SROW_MAX_DEPTH 160
+
 /* "No such node", from lookups. */
 #define CQL_SNONE UINT32_MAX
 

@@ -205,6 +205,24 @@ int main(void)
         CHECK(cql_srow_parse(&r, refused[i], strlen(refused[i])) != 0, "%s is refused", refused[i]);
     }
 
+    /* as deep as a row may be, and one level deeper: an AttributeValue innermost is an
+     * object like any other, with or without a \u escape elsewhere in the row */
+    for (int extra = 0; extra < 2; extra++)
+        for (int escape = 0; escape < 2; escape++) {
+            char deep[1024];
+            int arrays = CQL_SROW_MAX_DEPTH - 2 + extra, n = 0;
+            n += snprintf(deep + n, sizeof deep - (size_t)n,
+                          "{%s\"a\":", escape ? "\"\\u0065\":1," : "");
+            for (int i = 0; i < arrays; i++)
+                deep[n++] = '[';
+            n += snprintf(deep + n, sizeof deep - (size_t)n, "{\"S\":\"x\"}");
+            for (int i = 0; i < arrays; i++)
+                deep[n++] = ']';
+            deep[n++] = '}';
+            CHECK((cql_srow_parse(&r, deep, (size_t)n) == 0) == !extra,
+                  "a row %d levels deep (escape %d)", CQL_SROW_MAX_DEPTH + extra, escape);
+        }
+
     /* a row read, kept (swapped away) while another is read into the other's memory */
     cql_srow keep;
     cql_srow_init(&keep);
