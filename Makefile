@@ -207,9 +207,10 @@ FUZZ_BIN    := $(patsubst tests/fuzz/%.c,$(FUZZ_BUILD)/%,$(sort $(wildcard tests
 fuzz: $(FUZZ_BIN)
 
 # Replays the committed reproducers; fails while any of them still crashes.
-fuzz-replay: $(FUZZ_BUILD)/fuzz_call $(FUZZ_BUILD)/fuzz_cql_parse
+fuzz-replay: $(FUZZ_BUILD)/fuzz_call $(FUZZ_BUILD)/fuzz_cql_parse $(FUZZ_BUILD)/fuzz_storedrow
 	$(PYTHON) tests/fuzz/replay.py $(FUZZ_BUILD)/fuzz_call tests/fuzz/crashes
 	$(PYTHON) tests/fuzz/replay.py $(FUZZ_BUILD)/fuzz_cql_parse tests/fuzz/crashes-cql
+	$(PYTHON) tests/fuzz/replay.py $(FUZZ_BUILD)/fuzz_storedrow tests/fuzz/crashes-storedrow
 
 $(FUZZ_BUILD)/src/%.o: src/%.c
 	@mkdir -p $(@D)

@@ -24,6 +24,13 @@ OUTDIR/cql_frame: for fuzz_cql_frame, each mode byte with its input: requests of
                as the Python driver (python3-cassandra, when installed) encodes them in v4
                envelopes (plain and LZ4 bodies) and v5 segments (plain and LZ4), the bare
                bodies, and value bytes and type [option]s.
+OUTDIR/storedrow: for fuzz_storedrow, a picker seed byte and a stored row's text: the rows
+               that CQL statements (every column type, collections frozen and not, UDTs,
+               tuples, static rows, TTLs, counters, deletions) leave in the engine, read back
+               with `quarry call Scan` from a `quarry serve --cql` run in a temporary data
+               directory (needs QUARRY_BIN naming a gcc-built quarry and python3-cassandra),
+               each as the engine writes it, with \\u escapes for every non-ASCII character, and
+               with white space; and a few hand-written rows.
 It does not run the fuzzers; see README.md.
 """
 import copy
@@ -370,6 +377,122 @@ def cql_frame_seeds():
     return seeds
 
 
+STORED_ROWS_CQL = [
+    "CREATE TYPE addr (street text, nums frozen<list<int>>, \"Zip\" int)",
+    "CREATE TABLE every (k int, c text, a ascii, bi bigint, bl blob, bo boolean, d date, dec decimal,"
+    " db double, du duration, f float, i inet, si smallint, t time, ts timestamp, tu timeuuid,"
+    " ti tinyint, u uuid, vc varchar, vi varint, st text static, PRIMARY KEY (k, c))",
+    "CREATE TABLE coll (k int PRIMARY KEY, l list<text>, s set<int>, m map<text, frozen<list<int>>>,"
+    " fl frozen<list<int>>, fs frozen<set<text>>, fm frozen<map<int, text>>, tup tuple<int, text, double>,"
+    " ad addr, fad frozen<addr>, nested list<frozen<map<text, tuple<int, frozen<set<int>>>>>>)",
+    "CREATE TABLE cnt (k int PRIMARY KEY, c counter, d counter)",
+    "CREATE TABLE comp (a int, b text, c1 int, c2 text, v text, s int static,"
+    " PRIMARY KEY ((a, b), c1, c2)) WITH CLUSTERING ORDER BY (c1 DESC, c2 ASC)",
+    "INSERT INTO every (k, c, a, bi, bl, bo, d, dec, db, du, f, i, si, t, ts, tu, ti, u, vc, vi, st)"
+    " VALUES (1, 'first', 'ascii', -9223372036854775808, 0xcafe, true, '2024-02-29', -1.50e-3, 2.5e300,"
+    " 1y2mo3d4h5m6s7ms, -0.5, '::1', -32768, '23:59:59.999999999', '2024-01-01T00:00:00Z',"
+    " now(), -128, uuid(), 'caf\u00e9 \u20ac \"q\" back\\slash', 123456789012345678901234567890, 'static')",
+    "INSERT INTO every (k, c, vc) VALUES (1, 'second', 'tab\tnewline\n') USING TTL 86400",
+    "INSERT INTO every (k, c, bi) VALUES (2, '', 0) USING TIMESTAMP 1000",
+    "UPDATE every SET st = 'other' WHERE k = 2",
+    "INSERT INTO coll (k, l, s, m, fl, fs, fm, tup, ad, fad, nested) VALUES (1, ['a', 'b', 'a'], {3, 1, 2},"
+    " {'x': [1, 2], 'y': []}, [1, 2, 3], {'p', 'q'}, {1: 'one', 2: 'two'}, (1, 'two', 3.0),"
+    " {street: 'main', nums: [1], \"Zip\": 12345}, {street: null, nums: [], \"Zip\": 0},"
+    " [{'k': (1, {2, 3})}])",
+    "UPDATE coll SET l = l + ['c'], s = s - {1}, m['z'] = [9] WHERE k = 1",
+    "UPDATE coll SET l = ['front'] + l WHERE k = 1",
+    "DELETE m['x'] FROM coll WHERE k = 1",
+    "INSERT INTO coll (k, tup) VALUES (2, (null, null, null)) USING TTL 1000",
+    "UPDATE cnt SET c = c + 5, d = d - 2 WHERE k = 1",
+    "UPDATE cnt SET c = c + 9223372036854775807 WHERE k = 2",
+    "INSERT INTO comp (a, b, c1, c2, v, s) VALUES (1, 'x', 2, 'y', 'v', 7)",
+    "INSERT INTO comp (a, b, s) VALUES (2, 'only static', 8)",
+    "INSERT INTO comp (a, b, c1, c2, v) VALUES (1, 'x', 3, 'z', null)",
+    "DELETE v FROM comp WHERE a = 1 AND b = 'x' AND c1 = 2 AND c2 = 'y'",
+]
+
+HAND_ROWS = [
+    '{}',
+    '{"$pk":{"B":"cGFydA=="},"$ck":{"B":"AQ=="},"v":{"N":"-1.5e3"}}',
+    '{"e":"a\\"b\\\\c\\/d\\b\\f\\n\\r\\t","k\\n":"v"}',
+    '{"u":"caf\\u00e9 \\ud83d\\ude00","z":"a\\u0000b"}',
+    '{"n":[0,-0,1.25,1e5,-7,1234567890123456789],"t":true,"f":false,"x":null,"dup":1,"dup":{"S":"2"}}',
+    '{"deep":[[[[[[[[[[[[[[[[{"a":[[[[[[[[{"S":"b"}]]]]]]]]}]]]]]]]]]]]]]]]]}',
+    # as deep as a row may be (CQL_SROW_MAX_DEPTH, src/cql/storedrow.h: 160 levels, the top
+    # object counted), once with an AttributeValue innermost and once with a \u escape
+    '{"limit":' + '[' * 158 + '{"S":"b"}' + ']' * 158 + '}',
+    '{"limit":' + '[' * 158 + '{"S":"\\u0062"}' + ']' * 158 + '}',
+]
+
+
+def stored_rows():
+    """The rows STORED_ROWS_CQL leaves in the engine, as JSON values in their key order; none
+    without QUARRY_BIN and python3-cassandra."""
+    import re
+    import select
+    import shutil
+    import subprocess
+    import tempfile
+    import time
+    quarry = os.environ.get("QUARRY_BIN")
+    try:
+        from cassandra.cluster import Cluster
+    except ImportError:
+        Cluster = None
+    if not quarry or Cluster is None:
+        print("storedrow: QUARRY_BIN or python3-cassandra missing, no rows from CQL tables")
+        return []
+    data = tempfile.mkdtemp(prefix="quarry-seeds-")
+    proc = subprocess.Popen([quarry, "serve", "--listen", "127.0.0.1:0", "--cql", "127.0.0.1:0",
+                             "--data", data, "--no-sync"], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+    rows = []
+    try:
+        banner, deadline = b"", time.monotonic() + 30
+        while b"CQL: listening" not in banner or not banner.endswith(b"\n"):
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([proc.stdout], [], [], left)[0]:
+                raise RuntimeError("quarry serve printed no CQL banner")
+            chunk = os.read(proc.stdout.fileno(), 4096)
+            if not chunk:
+                raise RuntimeError("quarry serve exited")
+            banner += chunk
+        port = int(re.search(rb"CQL: listening on \S+ port (\d+)", banner).group(1))
+        cluster = Cluster(["127.0.0.1"], port=port, protocol_version=4)
+        try:
+            session = cluster.connect()
+            session.execute("CREATE KEYSPACE ks WITH replication = "
+                            "{'class': 'SimpleStrategy', 'replication_factor': 1}")
+            session.set_keyspace("ks")
+            for stmt in STORED_ROWS_CQL:
+                session.execute(stmt)
+        finally:
+            cluster.shutdown()
+    finally:
+        proc.terminate()
+        proc.wait()
+    try:
+        tables = json.loads(subprocess.run([quarry, "call", "--data", data, "ListTables"], check=True,
+                                           capture_output=True).stdout)["TableNames"]
+        for t in tables:
+            out = subprocess.run([quarry, "call", "--data", data, "Scan", json.dumps({"TableName": t})],
+                                 check=True, capture_output=True).stdout
+            rows += json.loads(out)["Items"]
+    finally:
+        shutil.rmtree(data, ignore_errors=True)
+    return rows
+
+
+def storedrow_seeds():
+    """fuzz_storedrow inputs: a picker seed byte, then a row's text."""
+    texts = [t.encode() for t in HAND_ROWS]
+    for row in stored_rows():
+        texts.append(json.dumps(row, ensure_ascii=False, separators=(",", ":")).encode())
+        texts.append(json.dumps(row, separators=(",", ":")).encode())
+        texts.append(json.dumps(row, ensure_ascii=False, indent=1).encode())
+    return [bytes([i * 37 % 256]) + t for i, t in enumerate(texts)]
+
+
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
@@ -411,7 +534,10 @@ def main():
         write(os.path.join(out, "cql_parse"), seed)
     for seed in cql_frame_seeds():
         write(os.path.join(out, "cql_frame"), seed)
-    for sub in ("call", "seq", "expr", "number", "wire", "typeconf", "put_fast", "cql_parse", "cql_frame"):
+    for seed in storedrow_seeds():
+        write(os.path.join(out, "storedrow"), seed)
+    for sub in ("call", "seq", "expr", "number", "wire", "typeconf", "put_fast", "cql_parse", "cql_frame",
+                "storedrow"):
         d = os.path.join(out, sub)
         if not os.path.isdir(d):
             continue
