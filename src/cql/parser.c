@@ -1445,10 +1445,8 @@ static int parse_condition(parser *p, cql_relation *r)
     } else if (is_kw(t, KW_IN)) {
         consume(p);
         return parse_in_values(p, r);
-    } else if (r->kind == CQL_REL_COLUMN && is_kw(t, KW_CONTAINS)) {
-        consume(p);
-        r->op = accept_kw(p, KW_KEY) ? CQL_OP_CONTAINS_KEY : CQL_OP_CONTAINS;
     } else {
+        /* CONTAINS among them: Cassandra 4's conditions have no CONTAINS (5.0 added it) */
         no_viable(p);
         return -1;
     }

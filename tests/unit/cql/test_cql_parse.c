@@ -289,6 +289,11 @@ static const err_case err_cases[] = {
      "line 1:20 mismatched input 'TTL' expecting K_TIMESTAMP (DELETE FROM t USING [TTL]...)", SYN},
     {"INSERT INTO t (a) VALUES (1) IF EXISTS",
      "line 1:32 mismatched input 'EXISTS' expecting K_NOT (...) VALUES (1) IF [EXISTS])", SYN},
+    /* Cassandra 4's conditions have no CONTAINS (5.0 added it) */
+    {"UPDATE t SET v = 1 WHERE k = 0 IF l CONTAINS 1",
+     "line 1:36 no viable alternative at input 'CONTAINS' (...k = 0 IF l [CONTAINS]...)", SYN},
+    {"DELETE FROM t WHERE k = 0 IF v = 1 AND m CONTAINS KEY 1",
+     "line 1:41 no viable alternative at input 'CONTAINS' (...v = 1 AND m [CONTAINS]...)", SYN},
     {"BEGIN BATCH SELECT * FROM t APPLY BATCH",
      "line 1:12 mismatched input 'SELECT' expecting K_APPLY (BEGIN BATCH [SELECT]...)", SYN},
     {"CREATE TABLE t (a map<int>)",
