@@ -1392,7 +1392,43 @@ static int answer_batch_not_applied(wctx *ws, size_t n)
     return send_rows(&rs, w0->r->call, rc);
 }
 
-/* INSERT and UPDATE: the assignments' checks and the items. */
+static int holds_bind(const cql_expr *e)
+{
+    if (e == NULL) return 0;
+    if (e->kind == CQL_E_BIND) return 1;
+    for (size_t i = 0; i < e->nitems; i++)
+        if (holds_bind(e->items[i])) return 1;
+    return 0;
+}
+
+/* The column an INSERT or UPDATE sets, and the value it sets it to (c = v), checked as
+ * Cassandra prepares them: column by column, before the key's values are read and the key
+ * found whole, so that a constant its column cannot hold is refused before a missing
+ * clustering key is. A value with a bind marker is read when bound, as there. *col is the
+ * column: 0, or -1 with the error set. */
+static int prepare_assignment(wctx *w, const char *name, cql_assign_kind kind,
+                              const cql_expr *value, const cql_tcol **col)
+{
+    cql_call *c = w->r->call;
+    *col = cql_tinfo_col(w->t, name);
+    if (*col == NULL)
+        return cql_fail(c, CQL_ERR_INVALID, "Undefined column name %s in table %s.%s", name,
+                        w->t->ks, w->t->name);
+    if ((*col)->kind == 'p' || (*col)->kind == 'c') {
+        if (w->s->kind == CQL_INSERT) return 0;
+        return cql_fail(c, CQL_ERR_INVALID, "PRIMARY KEY part %s found in SET part", (*col)->name);
+    }
+    if (kind != CQL_SET_VALUE || value == NULL || holds_bind(value) ||
+        cqltype_has_counter((*col)->type))
+        return 0;
+    buf v;
+    buf_init(&v, 0);
+    int rc = cql_term(w->r, (*col)->type, (*col)->name, value, &v);
+    buf_free(&v);
+    return rc == CQLVAL_ERROR ? -1 : 0;
+}
+
+/* INSERT and UPDATE: the items the assignments (checked by prepare_assignment) change. */
 static int plan_assign(wctx *w)
 {
     cql_call *c = w->r->call;
@@ -1400,13 +1436,7 @@ static int plan_assign(wctx *w)
     int statics = 0, rows = 0;
     for (size_t i = 0; i < w->nassign; i++) {
         const cql_tcol *col = cql_tinfo_col(w->t, w->cols[i]);
-        if (col == NULL)
-            return cql_fail(c, CQL_ERR_INVALID, "Undefined column name %s in table %s.%s",
-                            w->cols[i], w->t->ks, w->t->name);
-        if (col->kind == 'p' || col->kind == 'c') {
-            if (w->insert) continue;
-            return cql_fail(c, CQL_ERR_INVALID, "PRIMARY KEY part %s found in SET part", col->name);
-        }
+        if (col->kind == 'p' || col->kind == 'c') continue;
         if (col->kind == 's')
             statics = 1;
         else
@@ -1593,11 +1623,10 @@ static int plan_insert_columns(wctx *w, const cql_insert *in)
     if (rels == NULL) return cql_fail(c, CQL_ERR_SERVER, "out of memory");
     size_t nr = 0;
     for (size_t i = 0; i < in->ncolumns; i++) {
-        const cql_tcol *col = cql_tinfo_col(w->t, in->columns[i]);
-        if (col == NULL) {
+        const cql_tcol *col;
+        if (prepare_assignment(w, in->columns[i], CQL_SET_VALUE, in->values[i], &col) != 0) {
             free(rels);
-            return cql_fail(c, CQL_ERR_INVALID, "Undefined column name %s in table %s.%s",
-                            in->columns[i], w->t->ks, w->t->name);
+            return -1;
         }
         if (col->kind != 'p' && col->kind != 'c') continue;
         rels[nr].kind = CQL_REL_COLUMN;
@@ -1645,8 +1674,10 @@ static int plan_update(wctx *w)
      * restricts a clustering column, as a sign of a mistake */
     int statics_only = up->nset > 0 && w->t->nck > 0;
     for (size_t i = 0; i < up->nset; i++) {
-        const cql_tcol *col = cql_tinfo_col(w->t, up->set[i].column);
-        statics_only &= col && col->kind == 's';
+        const cql_tcol *col;
+        if (prepare_assignment(w, up->set[i].column, up->set[i].kind, up->set[i].value, &col))
+            return -1;
+        statics_only &= col->kind == 's';
     }
     statics_only &= !conditions_on_regular(w->t, up->conds, up->nconds);
     if (statics_only && restricts_clustering(w->t, &up->where))

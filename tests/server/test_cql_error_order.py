@@ -1,0 +1,99 @@
+"""Which error `quarry serve --cql` reports for a statement with more than one thing wrong, and
+in Cassandra 4's words: a syntax error before anything about the schema; in INSERT and UPDATE,
+the columns set and their constant values (column by column) before the key's values and the
+missing key parts, as Cassandra prepares them. Each case names the Cassandra source or test
+it follows. The run's shared server serves the module, in keyspace error_order; each test
+works in its own table. Not single errors alone (test_cql_compat.py has those)."""
+import re
+
+import pytest
+
+pytest.importorskip("cassandra", reason="python3-cassandra is not installed")
+
+from cassandra import InvalidRequest  # noqa: E402
+from cassandra.protocol import SyntaxException  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def cql(shared_cql):
+    session = shared_cql.session(keyspace="error_order")
+    yield session
+    session.cluster.shutdown()
+
+
+def error(cql, kind, stmt, prepare=False):
+    """The message of the error of type kind that stmt (prepared first when asked) gets."""
+    with pytest.raises(kind) as e:
+        if prepare:
+            cql.prepare(stmt)
+        else:
+            cql.execute(stmt)
+    m = re.search(r'message="(.*)"', str(e.value), re.S)
+    assert m, str(e.value)
+    return m.group(1)
+
+
+# ---- values before keys (UpdateStatement.ParsedInsert/ParsedUpdate.prepareInternal prepare
+# each column's value before StatementRestrictions checks the key)
+def test_a_tuple_string_with_too_many_components_before_the_missing_clustering_key(cql, table):
+    # Cassandra's TupleTypeTest.testTupleFromString inserts without the clustering key too
+    t = table("(k int, c int, t frozen<tuple<int, text>>, PRIMARY KEY (k, c))")
+    too_many = "Invalid tuple literal: too many elements. Type frozen<tuple<int, text>> expects 2 but got 3"
+    assert error(cql, InvalidRequest, "INSERT INTO %s (k, t) VALUES (1, '1:2:3')" % t) == too_many
+    assert error(cql, InvalidRequest, "INSERT INTO %s (c, t) VALUES (1, '1:2:3')" % t) == too_many
+    assert error(cql, InvalidRequest, "INSERT INTO %s (k, c, t) VALUES ('x', 1, '1:2:3')" % t) == too_many
+    assert error(cql, InvalidRequest, "UPDATE %s SET t = '1:2:3' WHERE k = 1" % t) == too_many
+    # a tuple the column takes: the missing clustering key is what is left
+    assert error(cql, InvalidRequest, "INSERT INTO %s (k, t) VALUES (1, '1:a')" % t) == \
+        "Some clustering keys are missing: c"
+    assert list(cql.execute("SELECT * FROM %s" % t)) == []
+
+
+def test_columns_in_the_order_they_are_named(cql, table):
+    t = table("(k int, c int, t frozen<tuple<int, text>>, v int, PRIMARY KEY (k, c))")
+    assert error(cql, InvalidRequest, "INSERT INTO %s (k, t, zz) VALUES (0, '1:2:3', 1)" % t) == \
+        "Invalid tuple literal: too many elements. Type frozen<tuple<int, text>> expects 2 but got 3"
+    assert error(cql, InvalidRequest, "INSERT INTO %s (k, zz, t) VALUES (0, 1, '1:2:3')" % t) == \
+        "Undefined column name zz in table error_order.%s" % t
+    assert error(cql, InvalidRequest, "INSERT INTO %s (k, v) VALUES (0, 'x')" % t) == \
+        'Invalid STRING constant (x) for "v" of type int'
+    assert error(cql, InvalidRequest, "UPDATE %s SET zz = 1 WHERE k = 0" % t) == \
+        "Undefined column name zz in table error_order.%s" % t
+    assert error(cql, InvalidRequest, "UPDATE %s SET k = 1 WHERE k = 0" % t) == \
+        "PRIMARY KEY part k found in SET part"
+    assert error(cql, InvalidRequest, "UPDATE %s SET v = 'x' WHERE c = 0" % t) == \
+        'Invalid STRING constant (x) for "v" of type int'
+
+
+def test_a_value_is_refused_even_when_the_row_exists(cql, table):
+    # the value is read when the statement is prepared, not when it would be written
+    t = table("(k int, c int, v int, PRIMARY KEY (k, c))")
+    cql.execute("INSERT INTO %s (k, c, v) VALUES (0, 0, 1)" % t)
+    assert error(cql, InvalidRequest, "INSERT INTO %s (k, c, v) VALUES (0, 0, 'x') IF NOT EXISTS" % t) == \
+        'Invalid STRING constant (x) for "v" of type int'
+    assert [tuple(r) for r in cql.execute("SELECT * FROM %s" % t)] == [(0, 0, 1)]
+
+
+# ---- IF ... CONTAINS: Cassandra 4's columnCondition (Parser.g) has no CONTAINS (5.0 added
+# it), so it is a syntax error, found before anything about the table or the statement
+def test_contains_in_a_condition_is_a_syntax_error(cql, table):
+    t = table("(k int, c int, v int, l list<int>, m map<int, int>, PRIMARY KEY (k, c))")
+    stmt = "UPDATE %s SET v = 1 WHERE k = 0 AND c = 0 IF l CONTAINS 1" % t
+    assert error(cql, SyntaxException, stmt) == \
+        "line 1:%d no viable alternative at input 'CONTAINS' (...c = 0 IF l [CONTAINS]...)" % stmt.index("CONTAINS")
+    stmt = "DELETE FROM %s WHERE k = 0 AND c = 0 IF v = 1 AND m contains key 1" % t
+    assert error(cql, SyntaxException, stmt, prepare=True) == \
+        "line 1:%d no viable alternative at input 'contains' (...v = 1 AND m [contains]...)" % stmt.index("contains")
+    assert list(cql.execute("SELECT * FROM %s" % t)) == []
+
+
+def test_contains_in_a_condition_before_other_errors(cql, table):
+    t = table("(k int, c int, v int, l list<int>, PRIMARY KEY (k, c))")
+    syntax = "no viable alternative at input 'CONTAINS'"
+    # an unknown column set, the clustering key missing, a value of the wrong type
+    assert syntax in error(cql, SyntaxException, "UPDATE %s SET zz = 'x' WHERE k = 0 IF l CONTAINS 1" % t)
+    # an unknown table, and a later syntax error
+    assert syntax in error(cql, SyntaxException, "UPDATE no_such_table SET v = 1 WHERE k = 0 IF l CONTAINS 1 AND")
+    # an earlier syntax error wins
+    assert "no viable alternative at input 'WHERE'" in \
+        error(cql, SyntaxException, "UPDATE %s SET v = WHERE k = 0 IF l CONTAINS 1" % t)
