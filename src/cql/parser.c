@@ -15,6 +15,7 @@
 #include <strings.h>
 
 #include "cql/lexer.h"
+#include "util/buf.h"
 
 #define MAX_DEPTH 100
 
@@ -1861,6 +1862,30 @@ static int parse_assignment(parser *p, cql_assign *a)
     return 0;
 }
 
+/* Cassandra's addRawUpdate: the last of n assignments refused when an earlier one sets the
+ * same column and either of the two sets its whole value, or both set one field. 0, or -1
+ * with the grammar's own error. */
+static int incompatible_setting(parser *p, const cql_assign *set, size_t n)
+{
+    const cql_assign *a = &set[n - 1];
+    for (size_t i = 0; i + 1 < n; i++) {
+        const cql_assign *b = &set[i];
+        if (!same_name(a->column, b->column)) continue;
+        if (a->kind != CQL_SET_VALUE && b->kind != CQL_SET_VALUE &&
+            !(a->kind == CQL_SET_FIELD && b->kind == CQL_SET_FIELD &&
+              same_name(a->field, b->field)))
+            continue;
+        buf name;
+        buf_init(&name, 0);
+        cql_print_name(&name, a->column);
+        fail_plain(p, CQL_ERR_SYNTAX, "Multiple incompatible setting of column %s",
+                   name.data ? name.data : a->column);
+        buf_free(&name);
+        return -1;
+    }
+    return 0;
+}
+
 static cql_stmt *parse_update(parser *p, cql_stmt *s)
 {
     consume(p); /* UPDATE */
@@ -1871,7 +1896,8 @@ static cql_stmt *parse_update(parser *p, cql_stmt *s)
     size_t cap = 0;
     do {
         cql_assign a;
-        if (parse_assignment(p, &a) || PUSH(p, s->u.update.set, s->u.update.nset, cap, a))
+        if (parse_assignment(p, &a) || PUSH(p, s->u.update.set, s->u.update.nset, cap, a) ||
+            incompatible_setting(p, s->u.update.set, s->u.update.nset))
             return NULL;
     } while (accept_p(p, ","));
     if (expect_kw(p, KW_WHERE) || parse_where(p, &s->u.update.where)) return NULL;

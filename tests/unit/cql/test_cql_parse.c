@@ -186,6 +186,8 @@ static const ok_case ok_cases[] = {
      "e IN ?",
      NULL},
     {"UPDATE t SET a = 1 WHERE k = 1 IF exists = 1", NULL},
+    {"UPDATE t SET l = l + [1], l = l - [2], m['a'] = 1, m['b'] = 2, u.f = 1, u.g = 2 WHERE k = 1",
+     NULL},
     /* DELETE */
     {"DELETE FROM t WHERE k = 1", NULL},
     {"DELETE a, m['k'], l[0], u.f FROM ks.t USING TIMESTAMP 5 WHERE k = 1 AND c >= 2 AND c < 5 IF "
@@ -289,6 +291,12 @@ static const err_case err_cases[] = {
      "line 1:20 mismatched input 'TTL' expecting K_TIMESTAMP (DELETE FROM t USING [TTL]...)", SYN},
     {"INSERT INTO t (a) VALUES (1) IF EXISTS",
      "line 1:32 mismatched input 'EXISTS' expecting K_NOT (...) VALUES (1) IF [EXISTS])", SYN},
+    /* a column set twice, its whole value at least once (Parser.g's addRawUpdate) */
+    {"UPDATE t SET a = 1, a = 2 WHERE k = 1", "Multiple incompatible setting of column a", SYN},
+    {"UPDATE t SET m['x'] = 1, b = 2, m = {} WHERE k = 1",
+     "Multiple incompatible setting of column m", SYN},
+    {"UPDATE t SET \"A\".f = 1, \"A\".f = 2 WHERE k = 1",
+     "Multiple incompatible setting of column \"A\"", SYN},
     /* Cassandra 4's conditions have no CONTAINS (5.0 added it) */
     {"UPDATE t SET v = 1 WHERE k = 0 IF l CONTAINS 1",
      "line 1:36 no viable alternative at input 'CONTAINS' (...k = 0 IF l [CONTAINS]...)", SYN},
