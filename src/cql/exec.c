@@ -472,8 +472,10 @@ static int run_stmt(cql_run *r, const cql_stmt *s)
     }
 }
 
-/* Runs a parsed statement with the values bound. */
-static int run_parsed(cql_call *c, const cql_parsed *parsed, const cql_query_params *params)
+/* Runs a parsed statement with the values bound: the QUERY's text, or the statement an
+ * EXECUTE names (prepared). */
+static int run_parsed(cql_call *c, const cql_parsed *parsed, const cql_query_params *params,
+                      int prepared)
 {
     cql_run r = {.call = c,
                  .parsed = parsed,
@@ -481,10 +483,12 @@ static int run_parsed(cql_call *c, const cql_parsed *parsed, const cql_query_par
                  .values = params ? &params->values : NULL,
                  .timestamp =
                      params && params->timestamp != INT64_MIN ? params->timestamp : now_us()};
+    /* Cassandra's QueryProcessor words the two cases differently */
     if (params && params->values.n != parsed->nbinds && !params->values.names)
-        return cql_fail(c, CQL_ERR_INVALID,
-                        "There were %zu markers(?) in CQL but %u bound variables", parsed->nbinds,
-                        params->values.n);
+        return prepared ? cql_fail(c, CQL_ERR_INVALID,
+                                   "there were %zu markers(?) in CQL but %u bound variables",
+                                   parsed->nbinds, params->values.n)
+                        : cql_fail(c, CQL_ERR_INVALID, "Invalid amount of bind variables");
     return run_stmt(&r, parsed->stmts[0]);
 }
 
@@ -494,7 +498,7 @@ int cql_exec_query(cql_call *c, const cql_query *q)
     cql_parse_error perr;
     memset(&perr, 0, sizeof perr);
     if (cql_parse(q->query.p, q->query.len, &parsed, &perr) != 0) return cql_fail_parsed(c, &perr);
-    int rc = run_parsed(c, &parsed, &q->params);
+    int rc = run_parsed(c, &parsed, &q->params, 0);
     cql_parsed_free(&parsed);
     return rc;
 }
@@ -505,7 +509,7 @@ int cql_exec_execute(cql_call *c, const cql_execute *e)
     if (cql_prepared_get(c, (const uint8_t *)e->id.p, e->id.len, &plan) != 0) return -1;
     const char *conn = c->keyspace;
     if (plan->keyspace) c->keyspace = plan->keyspace;
-    int rc = run_parsed(c, &plan->parsed, &e->params);
+    int rc = run_parsed(c, &plan->parsed, &e->params, 1);
     c->keyspace = conn;
     cql_plan_release(plan);
     return rc;

@@ -1616,8 +1616,7 @@ static int plan_insert_columns(wctx *w, const cql_insert *in)
     for (size_t i = 0; i < in->ncolumns; i++)
         for (size_t j = 0; j < i; j++)
             if (strcmp(in->columns[i], in->columns[j]) == 0)
-                return cql_fail(c, CQL_ERR_INVALID, "Multiple definitions found for column %s",
-                                in->columns[i]);
+                return cql_fail(c, CQL_ERR_INVALID, "The column names contains duplicates");
     if (usings(w, in->using, in->nusing, 1) != 0) return -1;
     cql_relation *rels = calloc(in->ncolumns + 1, sizeof *rels);
     if (rels == NULL) return cql_fail(c, CQL_ERR_SERVER, "out of memory");

@@ -1,17 +1,22 @@
-"""Which error `quarry serve --cql` reports for a statement with more than one thing wrong, and
-in Cassandra 4's words: a syntax error before anything about the schema; in INSERT and UPDATE,
-the columns set and their constant values (column by column) before the key's values and the
-missing key parts, as Cassandra prepares them. Each case names the Cassandra source or test
-it follows. The run's shared server serves the module, in keyspace error_order; each test
-works in its own table. Not single errors alone (test_cql_compat.py has those)."""
+"""Which error `quarry serve --cql` reports for malformed DML, and in Cassandra 4's words and
+codes: a syntax error before anything about the schema; in INSERT and UPDATE, the columns set
+and their constant values (column by column) before the key's values and the missing key
+parts, as Cassandra prepares them; columns named or set twice; bind values too few or too
+many for the markers, over QUERY and EXECUTE (sent raw, as a driver checks the count itself).
+Each case names the Cassandra source or test it follows. The run's shared server serves the
+module, in keyspace error_order; each test works in its own table. Not the bound values'
+own checks (tests/unit/cql/test_cqlval_value.c)."""
 import re
 
 import pytest
 
 pytest.importorskip("cassandra", reason="python3-cassandra is not installed")
 
-from cassandra import InvalidRequest  # noqa: E402
-from cassandra.protocol import SyntaxException  # noqa: E402
+from cassandra import ConsistencyLevel, InvalidRequest  # noqa: E402
+from cassandra.protocol import (ExecuteMessage, InvalidRequestException,  # noqa: E402
+                                PrepareMessage, QueryMessage, SyntaxException)
+
+from cql_raw import Raw  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -97,3 +102,59 @@ def test_contains_in_a_condition_before_other_errors(cql, table):
     # an earlier syntax error wins
     assert "no viable alternative at input 'WHERE'" in \
         error(cql, SyntaxException, "UPDATE %s SET v = WHERE k = 0 IF l CONTAINS 1" % t)
+
+
+# ---- columns named twice
+def test_an_insert_naming_a_column_twice(cql, table):
+    # UpdateStatement.ParsedInsert: the count of values, then duplicates, then each column
+    t = table("(k int, c int, v int, PRIMARY KEY (k, c))")
+    assert error(cql, InvalidRequest, "INSERT INTO %s (k, c, v, v) VALUES (0, 0, 1, 2)" % t) == \
+        "The column names contains duplicates"
+    assert error(cql, InvalidRequest, "INSERT INTO %s (k, zz, zz) VALUES (0, 1, 2)" % t) == \
+        "The column names contains duplicates"
+    assert error(cql, InvalidRequest, "INSERT INTO %s (k, v, V) VALUES (0, 1)" % t) == \
+        "Unmatched column names/values"
+
+
+def test_an_update_setting_a_column_twice(cql, table):
+    # Parser.g's addRawUpdate: a grammar error, so before the table is looked up
+    t = table("(k int PRIMARY KEY, v int, l list<int>, m map<text, int>)")
+    assert error(cql, SyntaxException, "UPDATE %s SET v = 1, v = 2 WHERE k = 0" % t) == \
+        "Multiple incompatible setting of column v"
+    assert error(cql, SyntaxException, "UPDATE no_such_table SET m['a'] = 1, m = {} WHERE k = 0") == \
+        "Multiple incompatible setting of column m"
+    cql.execute("UPDATE %s SET l = l + [1], l = l + [2], m['a'] = 1, m['b'] = 2 WHERE k = 0" % t)
+    assert [(r.l, r.m) for r in cql.execute("SELECT l, m FROM %s" % t)] == [([1, 2], {"a": 1, "b": 2})]
+
+
+# ---- bind values against markers (QueryProcessor.process and processPrepared)
+@pytest.fixture
+def raw(shared_cql, cql):
+    r = Raw(shared_cql.port)
+    r.startup()
+    yield r
+    r.close()
+
+
+def answer(raw, msg):
+    raw.send(msg)
+    return raw.recv()[1]
+
+
+def test_bind_values_too_few_or_too_many(raw, table):
+    t = table("(k int PRIMARY KEY, v int)")
+    one, two = b"\0\0\0\1", b"\0\0\0\2"
+    stmt = "INSERT INTO error_order.%s (k, v) VALUES (?, ?)" % t
+    for values, markers in (([one], stmt), ([one, two, two], stmt), ([], stmt),
+                            ([one], "SELECT * FROM error_order.%s" % t)):
+        q = QueryMessage(markers, ConsistencyLevel.ONE)
+        q.query_params = values
+        got = answer(raw, q)
+        assert isinstance(got, InvalidRequestException), got
+        assert got.message == "Invalid amount of bind variables"
+    prepared = answer(raw, PrepareMessage(stmt))
+    for values in ([one], [one, two, two]):
+        got = answer(raw, ExecuteMessage(prepared.query_id, values, ConsistencyLevel.ONE))
+        assert isinstance(got, InvalidRequestException), got
+        assert got.message == "there were 2 markers(?) in CQL but %d bound variables" % len(values)
+    assert answer(raw, ExecuteMessage(prepared.query_id, [one, two], ConsistencyLevel.ONE)).kind == 1

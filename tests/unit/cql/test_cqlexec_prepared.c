@@ -63,7 +63,7 @@ static void test_system(qr_db *db, uint8_t id_out[16])
         /* a missing value */
         CHECK_THAT(execute(db, version, id, 16, NULL, &r) == QR_ERR);
         CHECK(r.err_code == CQL_ERR_INVALID, "no value: %x %s", r.err_code, r.msg);
-        CHECK_STR(r.msg, "There were 1 markers(?) in CQL but 0 bound variables");
+        CHECK_STR(r.msg, "there were 1 markers(?) in CQL but 0 bound variables");
         tresult_free(&r);
     }
     /* the same text, the same id */
