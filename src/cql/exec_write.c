@@ -1428,6 +1428,42 @@ static int prepare_assignment(wctx *w, const char *name, cql_assign_kind kind,
     return rc == CQLVAL_ERROR ? -1 : 0;
 }
 
+/* The IF conditions of an UPDATE or DELETE checked as Cassandra prepares them, before the
+ * columns set or deleted and the key: each column known, its field (u.f) known, a constant
+ * compared with a whole column one of its type, and no key column. Values with a bind
+ * marker, and those of an element or a field, are read when the conditions are evaluated.
+ * 0, or -1 with the error set. */
+static int prepare_conditions(wctx *w)
+{
+    size_t n;
+    const cql_relation *conds = conds_of(w, &n);
+    for (size_t i = 0; i < n; i++) {
+        const cql_relation *rel = &conds[i];
+        const cql_tcol *col = cql_tinfo_col(w->t, rel->columns[0]);
+        const cql_ctype *type;
+        if (col == NULL)
+            return cql_fail(w->r->call, CQL_ERR_INVALID, "Undefined column name %s",
+                            rel->columns[0]);
+        if (cond_type(w, rel, col, &type) != 0) return -1;
+        int listed = rel->op == CQL_OP_IN;
+        const cql_expr *const *terms =
+            listed ? (const cql_expr *const *)rel->values : (const cql_expr *const *)&rel->value;
+        size_t nterms = rel->kind != CQL_REL_COLUMN ? 0 : listed ? rel->nvalues : 1;
+        for (size_t j = 0; j < nterms; j++) {
+            if (terms[j] == NULL || holds_bind(terms[j])) continue;
+            buf v;
+            buf_init(&v, 0);
+            int rc = cql_term(w->r, type, col->name, terms[j], &v);
+            buf_free(&v);
+            if (rc == CQLVAL_ERROR) return -1;
+        }
+        if (col->kind == 'p' || col->kind == 'c')
+            return cql_fail(w->r->call, CQL_ERR_INVALID,
+                            "PRIMARY KEY column '%s' cannot have IF conditions", col->name);
+    }
+    return 0;
+}
+
 /* INSERT and UPDATE: the items the assignments (checked by prepare_assignment) change. */
 static int plan_assign(wctx *w)
 {
@@ -1668,7 +1704,7 @@ static int plan_update(wctx *w)
 {
     const cql_update *up = &w->s->u.update;
     cql_call *c = w->r->call;
-    if (usings(w, up->using, up->nusing, 1) != 0) return -1;
+    if (usings(w, up->using, up->nusing, 1) != 0 || prepare_conditions(w) != 0) return -1;
     /* a statement that sets only static columns names no row: Cassandra refuses one that
      * restricts a clustering column, as a sign of a mistake */
     int statics_only = up->nset > 0 && w->t->nck > 0;
@@ -1851,7 +1887,7 @@ static int plan_delete(wctx *w)
 {
     const cql_delete *del = &w->s->u.del;
     cql_call *c = w->r->call;
-    if (usings(w, del->using, del->nusing, 0) != 0) return -1;
+    if (usings(w, del->using, del->nusing, 0) != 0 || prepare_conditions(w) != 0) return -1;
     for (size_t i = 0; i < del->ncols; i++) {
         const cql_tcol *col = cql_tinfo_col(w->t, del->cols[i].column);
         if (col == NULL)

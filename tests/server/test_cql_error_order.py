@@ -79,6 +79,26 @@ def test_a_value_is_refused_even_when_the_row_exists(cql, table):
     assert [tuple(r) for r in cql.execute("SELECT * FROM %s" % t)] == [(0, 0, 1)]
 
 
+# ---- conditions before the rest (ModificationStatement.Parsed.prepare prepares the
+# conditions before prepareInternal reads what is set or deleted and the key)
+def test_conditions_before_what_is_set_or_deleted(cql, table):
+    t = table("(k int, c int, v int, PRIMARY KEY (k, c))")
+    assert error(cql, InvalidRequest, "UPDATE %s SET zz = 1 WHERE k = 0 IF yy = 1" % t) == \
+        "Undefined column name yy"
+    assert error(cql, InvalidRequest, "UPDATE %s SET v = 'x' WHERE k = 0 AND c = 0 IF v = 'y'" % t) == \
+        'Invalid STRING constant (y) for "v" of type int'
+    assert error(cql, InvalidRequest, "UPDATE %s SET v = 'x' WHERE k = 0 IF v IN (1, 'y')" % t) == \
+        'Invalid STRING constant (y) for "v" of type int'
+    assert error(cql, InvalidRequest, "DELETE zz FROM %s WHERE k = 0 IF v = 'y'" % t) == \
+        'Invalid STRING constant (y) for "v" of type int'
+    assert error(cql, InvalidRequest, "UPDATE %s SET v = 1 WHERE k = 0 IF v.f = 1" % t) == \
+        "Invalid field selection: v is not a user type"
+    assert error(cql, InvalidRequest, "UPDATE %s SET v = 1 WHERE k = 0 IF k = 1" % t) == \
+        "PRIMARY KEY column 'k' cannot have IF conditions"
+    assert [tuple(r) for r in cql.execute("UPDATE %s SET v = 1 WHERE k = 0 AND c = 0 IF v = 1" % t)] == \
+        [(False,)]
+
+
 # ---- IF ... CONTAINS: Cassandra 4's columnCondition (Parser.g) has no CONTAINS (5.0 added
 # it), so it is a syntax error, found before anything about the table or the statement
 def test_contains_in_a_condition_is_a_syntax_error(cql, table):
