@@ -975,18 +975,50 @@ static int targets(wctx *w, const cql_keys *k, int statics, int rows)
 
 /* ---- INSERT and UPDATE ---- */
 
+/* Whether an assignment of kind is one col's type takes (other than a field's, u.f = v):
+ * a counter is only added to or taken from, a column that is no collection only set. 0, or
+ * -1 with Cassandra's error. */
+static int operation_fits(wctx *w, const cql_tcol *col, cql_assign_kind kind, const cql_expr *value,
+                          const cql_expr *key)
+{
+    cql_call *c = w->r->call;
+    const cql_ctype *t = col->type;
+    if (cqltype_has_counter(t))
+        return kind == CQL_SET_ADD || kind == CQL_SET_SUB
+                   ? 0
+                   : cql_fail(c, CQL_ERR_INVALID,
+                              "Cannot set the value of counter column %s (counters can only be "
+                              "incremented/decremented, not set)",
+                              col->name);
+    if (kind == CQL_SET_VALUE || kind == CQL_SET_FIELD || cql_coll_col(col)) return 0;
+    char *l = key ? cql_print_expr(key) : NULL, *r = value ? cql_print_expr(value) : NULL;
+    const char *lv = l ? l : "?", *rv = r ? r : "?";
+    char text[512];
+    if (kind == CQL_SET_ELEMENT)
+        snprintf(text, sizeof text, "%s[%s] = %s", col->name, lv, rv);
+    else if (kind == CQL_SET_PREPEND)
+        snprintf(text, sizeof text, "%s = %s + %s", col->name, rv, col->name);
+    else
+        snprintf(text, sizeof text, "%s = %s %c %s", col->name, col->name,
+                 kind == CQL_SET_SUB ? '-' : '+', rv);
+    free(l);
+    free(r);
+    const char *what = cqltype_is_collection(t)  ? "frozen collection"
+                       : kind == CQL_SET_ELEMENT ? "non collection"
+                       : kind == CQL_SET_PREPEND ? "non list"
+                                                 : "non counter";
+    return cql_fail(c, CQL_ERR_INVALID, "Invalid operation (%s) for %s column %s", text, what,
+                    col->name);
+}
+
 /* One assignment on one item. */
 static int assign(wctx *w, json_t *item, const cql_tcol *col, cql_assign_kind kind,
                   const cql_expr *value, const cql_expr *key)
 {
     cql_call *c = w->r->call;
     const cql_ctype *t = col->type;
+    if (operation_fits(w, col, kind, value, key) != 0) return -1;
     if (cqltype_has_counter(t)) {
-        if (kind != CQL_SET_ADD && kind != CQL_SET_SUB)
-            return cql_fail(c, CQL_ERR_INVALID,
-                            "Cannot set the value of counter column %s (counters can only be "
-                            "incremented/decremented, not set)",
-                            col->name);
         buf d;
         buf_init(&d, 0);
         int rc = cql_term(w->r, cqltype_native(CQL_TYPE_BIGINT), col->name, value, &d);
@@ -1016,26 +1048,6 @@ static int assign(wctx *w, json_t *item, const cql_tcol *col, cql_assign_kind ki
     }
     if (cql_coll_col(col) && kind != CQL_SET_VALUE)
         return coll_assign(w, item, col, kind, value, key);
-    if (kind != CQL_SET_VALUE) {
-        char *l = key ? cql_print_expr(key) : NULL, *r = value ? cql_print_expr(value) : NULL;
-        const char *lv = l ? l : "?", *rv = r ? r : "?";
-        char text[512];
-        if (kind == CQL_SET_ELEMENT)
-            snprintf(text, sizeof text, "%s[%s] = %s", col->name, lv, rv);
-        else if (kind == CQL_SET_PREPEND)
-            snprintf(text, sizeof text, "%s = %s + %s", col->name, rv, col->name);
-        else
-            snprintf(text, sizeof text, "%s = %s %c %s", col->name, col->name,
-                     kind == CQL_SET_SUB ? '-' : '+', rv);
-        free(l);
-        free(r);
-        const char *what = cqltype_is_collection(t)  ? "frozen collection"
-                           : kind == CQL_SET_ELEMENT ? "non collection"
-                           : kind == CQL_SET_PREPEND ? "non list"
-                                                     : "non counter";
-        return cql_fail(c, CQL_ERR_INVALID, "Invalid operation (%s) for %s column %s", text, what,
-                        col->name);
-    }
     buf v;
     buf_init(&v, 0);
     int vrc = value ? cql_term(w->r, t, col->name, value, &v) : CQLVAL_NULL;
@@ -1401,13 +1413,13 @@ static int holds_bind(const cql_expr *e)
     return 0;
 }
 
-/* The column an INSERT or UPDATE sets, and the value it sets it to (c = v), checked as
- * Cassandra prepares them: column by column, before the key's values are read and the key
- * found whole, so that a constant its column cannot hold is refused before a missing
- * clustering key is. A value with a bind marker is read when bound, as there. *col is the
- * column: 0, or -1 with the error set. */
+/* The column an INSERT or UPDATE sets, the operation (operation_fits) and the value it
+ * sets it to (c = v), checked as Cassandra prepares them: column by column, before the
+ * key's values are read and the key found whole, so that a constant its column cannot hold
+ * is refused before a missing clustering key is. A value with a bind marker is read when
+ * bound, as there. *col is the column: 0, or -1 with the error set. */
 static int prepare_assignment(wctx *w, const char *name, cql_assign_kind kind,
-                              const cql_expr *value, const cql_tcol **col)
+                              const cql_expr *value, const cql_expr *key, const cql_tcol **col)
 {
     cql_call *c = w->r->call;
     *col = cql_tinfo_col(w->t, name);
@@ -1418,6 +1430,7 @@ static int prepare_assignment(wctx *w, const char *name, cql_assign_kind kind,
         if (w->s->kind == CQL_INSERT) return 0;
         return cql_fail(c, CQL_ERR_INVALID, "PRIMARY KEY part %s found in SET part", (*col)->name);
     }
+    if (operation_fits(w, *col, kind, value, key) != 0) return -1;
     if (kind != CQL_SET_VALUE || value == NULL || holds_bind(value) ||
         cqltype_has_counter((*col)->type))
         return 0;
@@ -1659,7 +1672,7 @@ static int plan_insert_columns(wctx *w, const cql_insert *in)
     size_t nr = 0;
     for (size_t i = 0; i < in->ncolumns; i++) {
         const cql_tcol *col;
-        if (prepare_assignment(w, in->columns[i], CQL_SET_VALUE, in->values[i], &col) != 0) {
+        if (prepare_assignment(w, in->columns[i], CQL_SET_VALUE, in->values[i], NULL, &col) != 0) {
             free(rels);
             return -1;
         }
@@ -1710,7 +1723,8 @@ static int plan_update(wctx *w)
     int statics_only = up->nset > 0 && w->t->nck > 0;
     for (size_t i = 0; i < up->nset; i++) {
         const cql_tcol *col;
-        if (prepare_assignment(w, up->set[i].column, up->set[i].kind, up->set[i].value, &col))
+        if (prepare_assignment(w, up->set[i].column, up->set[i].kind, up->set[i].value,
+                               up->set[i].key, &col))
             return -1;
         statics_only &= col->kind == 's';
     }

@@ -70,6 +70,20 @@ def test_columns_in_the_order_they_are_named(cql, table):
         'Invalid STRING constant (x) for "v" of type int'
 
 
+def test_an_operation_the_column_cannot_take_before_the_missing_clustering_key(cql, table):
+    # Operation.RawUpdate.prepare refuses it while the statement is prepared
+    t = table("(k int, c int, v int, fl frozen<list<int>>, PRIMARY KEY (k, c))")
+    assert error(cql, InvalidRequest, "UPDATE %s SET v = v + 1 WHERE k = 0" % t) == \
+        "Invalid operation (v = v + 1) for non counter column v"
+    assert error(cql, InvalidRequest, "UPDATE %s SET fl = fl + [1] WHERE k = 0" % t) == \
+        "Invalid operation (fl = fl + [1]) for frozen collection column fl"
+    n = table("(k int, c int, n counter, PRIMARY KEY (k, c))")
+    assert error(cql, InvalidRequest, "UPDATE %s SET n = 1 WHERE k = 0" % n) == \
+        "Cannot set the value of counter column n (counters can only be incremented/decremented, not set)"
+    assert error(cql, InvalidRequest, "UPDATE %s SET n = n + 1 WHERE k = 0" % n) == \
+        "Some clustering keys are missing: c"
+
+
 def test_a_value_is_refused_even_when_the_row_exists(cql, table):
     # the value is read when the statement is prepared, not when it would be written
     t = table("(k int, c int, v int, PRIMARY KEY (k, c))")
