@@ -4,8 +4,8 @@ and their constant values (column by column) before the key's values and the mis
 parts, as Cassandra prepares them; columns named or set twice; bind values too few or too
 many for the markers, over QUERY and EXECUTE (sent raw, as a driver checks the count itself).
 Each case names the Cassandra source or test it follows. The run's shared server serves the
-module, in keyspace error_order; each test works in its own table. Not the bound values'
-own checks (tests/unit/cql/test_cqlval_value.c)."""
+module, in keyspace error_order; each test works in its own table. Bound values of the wrong
+form are sampled only (every type's check: tests/unit/cql/test_cqlval_value.c)."""
 import re
 
 import pytest
@@ -192,3 +192,14 @@ def test_bind_values_too_few_or_too_many(raw, table):
         assert isinstance(got, InvalidRequestException), got
         assert got.message == "there were 2 markers(?) in CQL but %d bound variables" % len(values)
     assert answer(raw, ExecuteMessage(prepared.query_id, [one, two], ConsistencyLevel.ONE)).kind == 1
+
+
+def test_bound_values_of_the_wrong_form(raw, table):
+    # the type's own validation (Int32Serializer, UTF8Serializer...), as Constants.Marker binds
+    t = table("(k int PRIMARY KEY, i int, s text)")
+    for column, value, message in (("i", b"\0\0\1", "Expected 4 or 0 byte int (3)"),
+                                   ("s", b"\xff\xfe", "String didn't validate.")):
+        prepared = answer(raw, PrepareMessage("INSERT INTO error_order.%s (k, %s) VALUES (?, ?)" % (t, column)))
+        got = answer(raw, ExecuteMessage(prepared.query_id, [b"\0\0\0\1", value], ConsistencyLevel.ONE))
+        assert isinstance(got, InvalidRequestException) and got.code == 0x2200, got
+        assert got.message == message
