@@ -725,6 +725,8 @@ static int tinfo_build(cql_call *c, cql_state *st, const char *ks, const char *n
     t->counter = json_is_true(json_object_get(def, "counter"));
     t->default_ttl = json_integer_value(
         json_object_get(json_object_get(def, "options"), "default_time_to_live"));
+    json_t *gc = json_object_get(json_object_get(def, "options"), "gc_grace_seconds");
+    t->gc_grace = json_is_integer(gc) ? json_integer_value(gc) : 864000;
     cqltype_env env;
     cql_type_env(st, ks, &t->arena, &env);
     size_t i;
