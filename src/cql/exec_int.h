@@ -422,6 +422,14 @@ int cql_srow_coll_load(const cql_srow *r, const cql_tcol *col, cql_coll *c);
 /* The bytes of the {"B": base64} at node av appended to out: 0, or -1 when it is none. */
 int cql_srow_unb64(const cql_srow *r, uint32_t av, buf *out);
 
+/* Whether t (its engine table et) keeps deletions of partitions or ranges, so that a
+ * write to a row with nothing live must look for them (1), or has never made one (0); -1
+ * with the error set. Answered from memory after the first call in a schema version. */
+int cql_table_keeps_deletions(cql_call *c, const cql_tinfo *t, const struct table *et);
+/* Records, before the first such deletion of t is made, that t keeps them. 0, or -1 with
+ * the error set. */
+int cql_table_note_deletions(cql_call *c, const cql_tinfo *t, const struct table *et);
+
 /* The engine table of t (a reference: catalog_release), NULL with the error set. */
 struct table *cql_engine_table(cql_call *c, const cql_tinfo *t);
 

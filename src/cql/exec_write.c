@@ -890,6 +890,8 @@ static witem *partition_item(wset *set, const witem *it)
 static int inherit_deletions(wset *set, witem *it, cql_call *c, int64_t now_s)
 {
     if (!it->clustered || it->is_static || partition_item(set, it)) return 0;
+    int kept = cql_table_keeps_deletions(c, it->t, it->et);
+    if (kept <= 0) return kept;
     buf ck, key;
     buf_init(&ck, 0);
     buf_init(&key, 0);
@@ -1815,6 +1817,7 @@ typedef struct delctx {
 static int add_range(delctx *d, const buf *lo, const buf *hi)
 {
     wctx *w = d->w;
+    if (cql_table_note_deletions(w->r->call, w->t, w->et) != 0) return -1;
     witem *part = target(w, &d->pk, NULL, 1, d->pkv, NULL);
     if (part == NULL) return -1;
     struct del_range *n = realloc(w->ranges, (w->nranges + 1) * sizeof *n);
@@ -1888,6 +1891,7 @@ static int del_pk(void *arg, const buf *const *pkv)
                             "Range deletions are not supported for specific columns");
     } else if (d->k->ck_eq == 0 && !d->k->slice) {
         /* the whole partition: its deletion is kept in its static row item */
+        if (cql_table_note_deletions(w->r->call, w->t, w->et) != 0) return -1;
         if (target(w, &d->pk, NULL, 1, pkv, NULL) == NULL) return -1;
         buf none;
         buf_init(&none, 0);

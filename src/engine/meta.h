@@ -74,7 +74,8 @@ void meta_backup_items_close(meta_backup_items *it);
  * sub is an index name, a stream's "stream/LABEL", or NULL for the table's own. */
 #define META_SETTING_INSIGHTS 'I'
 #define META_SETTING_POLICY 'P'
-#define META_SETTING_BILLING 'B' /* the times of switches to on-demand (UpdateTable) */
+#define META_SETTING_BILLING 'B'       /* the times of switches to on-demand (UpdateTable) */
+#define META_SETTING_CQL_DELETIONS 'D' /* a CQL table keeps deletions of partitions or ranges */
 
 /* The setting: 0 with *out a new reference, or NULL if there is none. */
 int meta_setting_get(qr_db *db, const struct table *t, char kind, const char *sub, json_t **out,

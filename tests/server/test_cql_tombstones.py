@@ -392,3 +392,28 @@ def test_range_deletions_trimming_a_partition_keep_one_tombstone(cql_server):
     items = ddb.scan(TableName="q.t", ScanFilter={"$rt": {"ComparisonOperator": "NOT_NULL"}})
     assert len(items["Items"]) == 1
     assert len(items["Items"][0]["$rt"]["L"]) == 1
+
+
+def test_partition_and_range_deletions_outlive_a_restart(cql_server, tmp_path):
+    # a table keeps its partitions' deletions across a restart, and writes after it still
+    # look them up (the table's setting that it keeps some is stored, not only known)
+    data = tmp_path / "kept"
+    srv = cql_server(data=data)
+    s = srv.session(keyspace="rs")
+    s.execute("CREATE TABLE t (k int, c int, v int, PRIMARY KEY (k, c))")
+    s.execute("DELETE FROM t USING TIMESTAMP 20 WHERE k = 0")
+    s.execute("DELETE FROM t USING TIMESTAMP 20 WHERE k = 1 AND c > 5")
+    assert srv.stop() == 0, srv.log()
+    srv = cql_server(data=data)
+    s = srv.session()
+    s.set_keyspace("rs")
+    s.execute("INSERT INTO t (k, c, v) VALUES (0, 1, 1) USING TIMESTAMP 15")
+    s.execute("INSERT INTO t (k, c, v) VALUES (1, 9, 1) USING TIMESTAMP 15")
+    s.execute("INSERT INTO t (k, c, v) VALUES (1, 2, 2) USING TIMESTAMP 15")
+    assert [tuple(r) for r in s.execute("SELECT * FROM t")] == [(1, 2, 2)]
+    # a table made again under the name keeps none of them
+    s.execute("DROP TABLE t")
+    s.execute("CREATE TABLE t (k int, c int, v int, PRIMARY KEY (k, c))")
+    s.execute("INSERT INTO t (k, c, v) VALUES (0, 1, 1) USING TIMESTAMP 15")
+    assert [tuple(r) for r in s.execute("SELECT * FROM t")] == [(0, 1, 1)]
+    assert srv.stop() == 0, srv.log()
