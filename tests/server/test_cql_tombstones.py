@@ -456,3 +456,19 @@ def test_verify_after_deletions(cql_server):
                                   AWS_SECRET_ACCESS_KEY="local", AWS_REGION="us-east-1"))
     assert out.returncode == 0, out.stdout + out.stderr
     assert "0 differences" in out.stdout, out.stdout
+
+
+def test_range_delete_multi_column_slice_of_mixed_orders(cql, table):
+    # (a, b) > (1, 0) over a DESC, b ASC is several ranges of the stored order: each is kept
+    t = table("(k int, a int, b int, v int, PRIMARY KEY (k, a, b)) "
+              "WITH CLUSTERING ORDER BY (a DESC, b ASC)")
+    for a in range(3):
+        for b in range(2):
+            cql.execute("INSERT INTO %s (k, a, b, v) VALUES (0, %d, %d, 0) USING TIMESTAMP 10"
+                        % (t, a, b))
+    cql.execute("DELETE FROM %s USING TIMESTAMP 20 WHERE k = 0 AND (a, b) > (1, 0)" % t)
+    keys = lambda: [(r[1], r[2]) for r in rows(cql, "SELECT * FROM %s WHERE k = 0" % t)]  # noqa: E731
+    assert keys() == [(1, 0), (0, 0), (0, 1)]
+    for a, b in ((2, 0), (2, 1), (1, 1), (1, 5), (5, 0), (1, 0), (0, 7)):
+        cql.execute("INSERT INTO %s (k, a, b, v) VALUES (0, %d, %d, 1) USING TIMESTAMP 15" % (t, a, b))
+    assert keys() == [(1, 0), (0, 0), (0, 1), (0, 7)]
