@@ -365,7 +365,8 @@ int cql_row_tombstoned(json_t *item);
 void cql_row_bury(json_t *item, const cql_tinfo *t, int64_t until_s);
 /* Records in part (a partition's static row item) the deletion at ts of the rows whose
  * $ck is in [lo, hi) (lo empty: from the first; hi empty: to the last), kept until
- * until_s; ranges purged by now_s or under the partition's deletion go. 0. */
+ * until_s; ranges purged by now_s or under the partition's deletion go. 0, or -1 out of
+ * memory. */
 int cql_range_delete(json_t *part, const buf *lo, const buf *hi, int64_t ts, int64_t until_s,
                      int64_t now_s);
 /* The latest deletion in part (a partition's static row item) that covers the row of

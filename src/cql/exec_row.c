@@ -727,6 +727,7 @@ int cql_range_delete(json_t *part, const buf *lo, const buf *hi, int64_t ts, int
 {
     json_t *list = json_object_get(json_object_get(part, CQL_RT_ATTR), "L");
     json_t *kept = json_array();
+    if (kept == NULL) return -1;
     buf l, h;
     buf_init(&l, 0);
     buf_init(&h, 0);
@@ -747,11 +748,11 @@ int cql_range_delete(json_t *part, const buf *lo, const buf *hi, int64_t ts, int
                                               cql_b64(hi->data, hi->len), num(ts), num(until_s)));
     buf_free(&l);
     buf_free(&h);
-    if (json_array_size(kept))
-        json_object_set_new(part, CQL_RT_ATTR, json_pack("{s:o}", "L", kept));
-    else {
+    if (json_array_size(kept) == 0) {
         json_decref(kept);
         json_object_del(part, CQL_RT_ATTR);
+    } else if (json_object_set_new(part, CQL_RT_ATTR, json_pack("{s:o}", "L", kept)) != 0) {
+        return -1;
     }
     cql_tombstone_keep(part, until_s);
     return 0;

@@ -871,7 +871,7 @@ static int engine_error(cql_call *c, qr_err *err)
     return cql_fail_engine(c, CQL_ERR_WRITE_FAILURE, err);
 }
 
-/* The static row item of it's partition among the set's, or NULL. */
+/* The static row item of the partition of row it, among the set's items, or NULL. */
 static witem *partition_item(wset *set, const witem *it)
 {
     for (size_t i = 0; i < set->n; i++) {
@@ -1036,18 +1036,19 @@ static int targets(wctx *w, const cql_keys *k, int statics, int rows)
 
 /* ---- INSERT and UPDATE ---- */
 
-/* The latest deletion covering it's row (INT64_MIN: none): its own, or one of its
- * partition's made by an earlier statement of the request, which the row then takes. A
- * write no newer is dropped. */
-static int64_t row_floor(wctx *w, witem *it)
+/* Whether a write at the statement's time to row it is shadowed by the latest deletion
+ * covering the row (on a tie the deletion wins): its own, or one of its partition's made
+ * by an earlier statement of the request, which the row then takes. 1 shadowed, 0 not, -1
+ * with the error set. */
+static int shadowed(wctx *w, witem *it)
 {
     witem *part = it->clustered && !it->is_static ? partition_item(w->set, it) : NULL;
     if (part) {
         int64_t until, floor = cql_partition_floor(part->item, &it->ck, w->now_s, &until);
         if (floor > cql_row_deleted(it->item) && cql_row_delete(it->item, w->t, floor, until) != 0)
-            return INT64_MAX; /* out of memory: nothing more is written */
+            return cql_fail(w->r->call, CQL_ERR_SERVER, "out of memory");
     }
-    return cql_row_deleted(it->item);
+    return w->ts <= cql_row_deleted(it->item);
 }
 
 /* One assignment on one item. */
@@ -1516,7 +1517,11 @@ static int apply_assign(wctx *w)
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < w->nidx; i++) {
         witem *it = W_ITEM(w, i);
-        if (w->ts <= row_floor(w, it)) continue; /* deleted later (or then: it wins) */
+        int gone = shadowed(w, it);
+        if (gone) {
+            rc = gone < 0 ? -1 : 0;
+            continue;
+        }
         if (w->insert && !it->is_static) cql_row_mark(it->item, w->ts, w->exp_s);
         for (size_t j = 0; rc == 0 && j < w->nassign; j++) {
             const cql_tcol *col = cql_tinfo_col(w->t, w->cols[j]);
@@ -1970,7 +1975,11 @@ static int apply_delete(wctx *w)
                 rc = cql_fail(c, CQL_ERR_SERVER, "out of memory");
             continue;
         }
-        if (w->ts <= row_floor(w, it)) continue; /* deleted later already */
+        int gone = shadowed(w, it); /* deleted as late already */
+        if (gone) {
+            rc = gone < 0 ? -1 : 0;
+            continue;
+        }
         cql_tombstone_keep(it->item, until);
         for (size_t j = 0; rc == 0 && j < del->ncols; j++) {
             const cql_tcol *col = cql_tinfo_col(w->t, del->cols[j].column);
@@ -1985,7 +1994,9 @@ static int apply_delete(wctx *w)
     }
     for (size_t i = 0; rc == 0 && i < w->nranges; i++) {
         struct del_range *r = &w->ranges[i];
-        rc = cql_range_delete(w->set->items[r->part].item, &r->lo, &r->hi, w->ts, until, w->now_s);
+        if (cql_range_delete(w->set->items[r->part].item, &r->lo, &r->hi, w->ts, until, w->now_s) !=
+            0)
+            rc = cql_fail(c, CQL_ERR_SERVER, "out of memory");
     }
     return rc;
 }
