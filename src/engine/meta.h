@@ -1,8 +1,9 @@
 /* meta.h — a database's metadata beside its tables: on-demand backups ("\0B"), per-table
- * settings ("\0S": contributor insights, resource policies), and the in-memory state that
- * goes with them (backup ids, a settings lock, policy revisions, client request tokens),
- * all held by one qr_db, so two databases in one process share nothing. It keeps records
- * and numbers; what they mean to DynamoDB (ARNs, messages, the records' JSON) is ops'. */
+ * settings ("\0S": contributor insights, resource policies, billing switches, whether a
+ * CQL table keeps partition deletions), and the in-memory state that goes with them
+ * (backup ids, a settings lock, policy revisions, client request tokens), all held by one
+ * qr_db, so two databases in one process share nothing. It keeps records and numbers;
+ * what they mean to DynamoDB (ARNs, messages, the records' JSON) is ops'. */
 #ifndef QR_ENGINE_META_H
 #define QR_ENGINE_META_H
 
