@@ -21,6 +21,7 @@
 #include "cql/value.h"
 #include "cqlwire/cql_value.h"
 #include "engine/engine.h"
+#include "engine/meta.h"
 
 /* ---- the call ---- */
 
@@ -687,7 +688,48 @@ int cql_text_writes(const char *text, size_t len)
 struct cql_tshared {
     int refs; /* atomic: the state's and each statement's */
     cql_tinfo t;
+    int deletions; /* atomic: whether the table keeps deletions of partitions or ranges,
+                    * DELETIONS_* (read from the table's setting at first need) */
 };
+
+enum { DELETIONS_UNKNOWN, DELETIONS_NONE, DELETIONS_KEPT };
+
+int cql_table_keeps_deletions(cql_call *c, const cql_tinfo *t, const table *et)
+{
+    int *known = t->shared ? &t->shared->deletions : NULL;
+    int k = known ? __atomic_load_n(known, __ATOMIC_ACQUIRE) : DELETIONS_UNKNOWN;
+    if (k != DELETIONS_UNKNOWN) return k == DELETIONS_KEPT;
+    json_t *set = NULL;
+    qr_err err;
+    err_init(&err);
+    if (meta_setting_get(c->db, et, META_SETTING_CQL_DELETIONS, NULL, &set, &err) != 0)
+        return cql_fail_engine(c, CQL_ERR_SERVER, &err);
+    k = json_is_true(json_object_get(set, "kept")) ? DELETIONS_KEPT : DELETIONS_NONE;
+    json_decref(set);
+    if (known) __atomic_store_n(known, k, __ATOMIC_RELEASE);
+    return k == DELETIONS_KEPT;
+}
+
+static int deletions_kept(const json_t *cur, json_t **next, void *arg, qr_err *err)
+{
+    (void)arg;
+    (void)err;
+    *next = json_is_true(json_object_get(cur, "kept")) ? NULL : json_pack("{s:b}", "kept", 1);
+    return 0;
+}
+
+int cql_table_note_deletions(cql_call *c, const cql_tinfo *t, const table *et)
+{
+    int *known = t->shared ? &t->shared->deletions : NULL;
+    if (known && __atomic_load_n(known, __ATOMIC_ACQUIRE) == DELETIONS_KEPT) return 0;
+    qr_err err;
+    err_init(&err);
+    if (meta_setting_update(c->db, et, META_SETTING_CQL_DELETIONS, NULL, deletions_kept, NULL,
+                            &err) != 0)
+        return cql_fail_engine(c, CQL_ERR_SERVER, &err);
+    if (known) __atomic_store_n(known, DELETIONS_KEPT, __ATOMIC_RELEASE);
+    return 0;
+}
 
 static void tshared_release(cql_tshared *sh)
 {
@@ -729,6 +771,8 @@ static int tinfo_build(cql_call *c, cql_state *st, const char *ks, const char *n
     t->counter = json_is_true(json_object_get(def, "counter"));
     t->default_ttl = json_integer_value(
         json_object_get(json_object_get(def, "options"), "default_time_to_live"));
+    json_t *gc = json_object_get(json_object_get(def, "options"), "gc_grace_seconds");
+    t->gc_grace = json_is_integer(gc) ? json_integer_value(gc) : 864000;
     cqltype_env env;
     cql_type_env(st, ks, &t->arena, &env);
     size_t i;

@@ -14,6 +14,7 @@
 #include "cql/exec_int.h"
 #include "cql/types.h"
 #include "engine/engine.h"
+#include "engine/meta.h"
 #include "ops/ops.h"
 
 int cql_schema_changed(cql_call *c, const char *change, const char *target, const char *ks,
@@ -271,6 +272,7 @@ static int drop_engine_table(cql_call *c, const char *ks, const char *name)
     qr_err err;
     err_init(&err);
     int rc = catalog_delete(c->db, t, &err);
+    if (rc == 0) meta_setting_forget_all(c->db, t); /* what the table kept beside it */
     catalog_release(c->db, t);
     if (rc) return cql_fail(c, CQL_ERR_SERVER, "table %s could not be dropped: %s", full, err.msg);
     return 0;

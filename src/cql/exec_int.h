@@ -24,6 +24,13 @@
 #define CQL_PK_ATTR "$pk"
 #define CQL_CK_ATTR "$ck"
 #define CQL_EXPIRES_ATTR "$expires"
+/* Deletions kept as tombstones, as Cassandra keeps them (exec_row.c): a row's deletion
+ * time ($del, microseconds; in a partition's static row item, the partition's), a
+ * partition's range deletions ($rt, in its static row item), and until when the item's
+ * tombstones are kept ($delexp, seconds: gc_grace_seconds after the last deletion). */
+#define CQL_DEL_ATTR "$del"
+#define CQL_RT_ATTR "$rt"
+#define CQL_DELEXP_ATTR "$delexp"
 
 struct cqltype_env;
 
@@ -129,6 +136,7 @@ typedef struct cql_tinfo {
     size_t ncols, npk, nck;
     int counter;
     int64_t default_ttl; /* seconds */
+    int64_t gc_grace;    /* seconds a tombstone is kept (gc_grace_seconds) */
     cql_tindex *indexes; /* the indexes on collections and frozen collections */
     size_t nindexes;
     arena arena;         /* a system table's columns; a statement's own allocations */
@@ -334,8 +342,36 @@ long cql_coll_value(const cql_coll *c, int64_t now_s, buf *out);
 int cql_coll_store(json_t *item, cql_coll *c, int64_t now_s);
 /* 1 when the row has a live marker or a visible regular or static cell. */
 int cql_row_live(json_t *item, const cql_tinfo *t, int64_t now_s);
-/* Sets the item's expiry for the TTL sweeper from its marker and cells. */
+/* Sets the item's expiry for the TTL sweeper from its marker, cells and tombstones. */
 void cql_row_seal(json_t *item, const cql_tinfo *t);
+
+/* ---- tombstones ----
+ * A deletion is kept in the item of the row it deletes (a partition's and a range's in
+ * the partition's static row item), and what it covers is removed from the items it
+ * finds at once, so reads need only skip items with nothing live; a write no newer than
+ * a deletion covering its row is dropped (on a tie the tombstone wins). */
+/* The row's deletion time (INT64_MIN: none). */
+int64_t cql_row_deleted(json_t *item);
+/* Deletes the row at ts: its marker and every cell not newer go, and ts is kept until
+ * until_s. 0, or -1 out of memory. */
+int cql_row_delete(json_t *item, const cql_tinfo *t, int64_t ts, int64_t until_s);
+/* Keeps the item's tombstones at least until until_s. */
+void cql_tombstone_keep(json_t *item, int64_t until_s);
+/* 1 when the item holds a deletion (of the row, a range, a cell or an element): it is
+ * kept, not deleted, when nothing in it lives. */
+int cql_row_tombstoned(json_t *item);
+/* An item with nothing live kept for its tombstones: the key columns' attributes go (no
+ * index or view sees it) and the tombstones are kept until at least until_s. */
+void cql_row_bury(json_t *item, const cql_tinfo *t, int64_t until_s);
+/* Records in part (a partition's static row item) the deletion at ts of the rows whose
+ * $ck is in [lo, hi) (lo empty: from the first; hi empty: to the last), kept until
+ * until_s; ranges purged by now_s or under the partition's deletion go. 0, or -1 out of
+ * memory. */
+int cql_range_delete(json_t *part, const buf *lo, const buf *hi, int64_t ts, int64_t until_s,
+                     int64_t now_s);
+/* The latest deletion in part (a partition's static row item) that covers the row of
+ * $ck ck, INT64_MIN for none; *until_s: until when it is kept. */
+int64_t cql_partition_floor(json_t *part, const buf *ck, int64_t now_s, int64_t *until_s);
 
 /* What the members of a table's stored rows hold, by name: each column's cell attribute,
  * the keys ($pk, $ck), the row's marker and the cells' times. A row is read against it
@@ -386,6 +422,14 @@ int cql_srow_row_live(const cql_srow *r, const cql_tinfo *t, int64_t now_s);
 int cql_srow_coll_load(const cql_srow *r, const cql_tcol *col, cql_coll *c);
 /* The bytes of the {"B": base64} at node av appended to out: 0, or -1 when it is none. */
 int cql_srow_unb64(const cql_srow *r, uint32_t av, buf *out);
+
+/* Whether t (its engine table et) keeps deletions of partitions or ranges, so that a
+ * write to a row with nothing live must look for them (1), or has never made one (0); -1
+ * with the error set. Answered from memory after the first call in a schema version. */
+int cql_table_keeps_deletions(cql_call *c, const cql_tinfo *t, const struct table *et);
+/* Records, before the first such deletion of t is made, that t keeps them. 0, or -1 with
+ * the error set. */
+int cql_table_note_deletions(cql_call *c, const cql_tinfo *t, const struct table *et);
 
 /* The engine table of t (a reference: catalog_release), NULL with the error set. */
 struct table *cql_engine_table(cql_call *c, const cql_tinfo *t);

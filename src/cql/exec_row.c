@@ -7,7 +7,11 @@
  * ($expires) once everything in it expires. A non-frozen list, set or map is a cell per
  * element: its attribute holds the live elements, and $el the elements' times (t),
  * expiries (e) and, for a list, places (k) in the same order, its tombstones (x: key,
- * time, when made) and the whole collection's deletion time (d).
+ * time, when made) and the whole collection's deletion time (d). A deletion is a
+ * tombstone kept in the item it deletes: the row's deletion time ($del); in a partition's
+ * static row item, the partition's ($del) and its range deletions ($rt); and until when
+ * they are kept ($delexp, gc_grace_seconds on). An item whose tombstones are all it holds
+ * stays, without its key columns' attributes, until the sweeper removes it.
  *
  * It reads and changes one item at a time; which items a statement touches is
  * exec_write.c's and exec_select.c's. */
@@ -611,10 +615,168 @@ void cql_row_seal(json_t *item, const cql_tinfo *t)
         else if (e > last)
             last = e;
     }
+    /* and its tombstones, once they have been kept gc_grace_seconds */
+    json_t *del_exp = json_object_get(item, CQL_DELEXP_ATTR);
+    if (del_exp && num_of(del_exp) > last) last = num_of(del_exp);
     if (!forever && last > 0)
         json_object_set_new(item, CQL_EXPIRES_ATTR, num(last));
     else
         json_object_del(item, CQL_EXPIRES_ATTR);
+}
+
+/* ---- tombstones ---- */
+
+int64_t cql_row_deleted(json_t *item)
+{
+    json_t *d = json_object_get(item, CQL_DEL_ATTR);
+    return d ? num_of(d) : INT64_MIN;
+}
+
+void cql_tombstone_keep(json_t *item, int64_t until_s)
+{
+    json_t *had = json_object_get(item, CQL_DELEXP_ATTR);
+    if (had == NULL || num_of(had) < until_s)
+        json_object_set_new(item, CQL_DELEXP_ATTR, num(until_s));
+}
+
+int cql_row_delete(json_t *item, const cql_tinfo *t, int64_t ts, int64_t until_s)
+{
+    if (cql_row_deleted(item) < ts) json_object_set_new(item, CQL_DEL_ATTR, num(ts));
+    cql_tombstone_keep(item, until_s);
+    json_t *mark = json_object_get(item, "$row");
+    if (mark && num_of(mark) <= ts) {
+        json_object_del(item, "$row");
+        json_object_del(item, "$rowexp");
+    }
+    /* what the deletion covers goes now: reads need not apply it */
+    for (size_t i = 0; i < t->ncols; i++) {
+        const cql_tcol *c = &t->cols[i];
+        if (c->kind == 'p' || c->kind == 'c') continue;
+        const char *stored = cql_col_stored(c);
+        char attr[CQL_NAME_MAX + 2];
+        cql_cell_attr(stored, attr, sizeof attr);
+        if (cql_coll_col(c)) {
+            json_t *m = coll_meta(item, stored);
+            if (m == NULL && json_object_get(item, attr) == NULL) continue;
+            if (cql_cell_write(item, c, NULL, -1, ts, 0) < 0) return -1;
+            continue;
+        }
+        if (cql_cell_ts(item, stored) > ts) continue;
+        json_object_del(item, attr);
+        json_object_del(meta_map(item, "$exp", 0), stored);
+        /* the row's deletion time stands for the cell's */
+        json_object_del(meta_map(item, "$ts", 0), stored);
+    }
+    return 0;
+}
+
+int cql_row_tombstoned(json_t *item)
+{
+    if (json_object_get(item, CQL_DEL_ATTR) || json_object_get(item, CQL_RT_ATTR)) return 1;
+    json_t *ts = meta_map(item, "$ts", 0), *el = meta_map(item, "$el", 0);
+    return json_object_size(ts) > 0 || json_object_size(el) > 0;
+}
+
+void cql_row_bury(json_t *item, const cql_tinfo *t, int64_t until_s)
+{
+    for (size_t i = 0; i < t->ncols; i++) {
+        const cql_tcol *c = &t->cols[i];
+        if (c->kind != 'p' && c->kind != 'c') continue;
+        char attr[CQL_NAME_MAX + 2];
+        cql_cell_attr(cql_col_stored(c), attr, sizeof attr);
+        json_object_del(item, attr);
+    }
+    cql_tombstone_keep(item, until_s);
+}
+
+/* A range tombstone in a partition's item: {"L": [lo, hi, time, kept until]}, lo and hi
+ * {"B"} ($ck bytes, empty: unbounded), the times {"N"}. */
+static int rt_read(json_t *rt, buf *lo, buf *hi, int64_t *ts, int64_t *until)
+{
+    json_t *l = json_object_get(rt, "L");
+    if (json_array_size(l) != 4) return -1;
+    buf_reset(lo);
+    buf_reset(hi);
+    if (cql_unb64(json_array_get(l, 0), lo) != 0 || cql_unb64(json_array_get(l, 1), hi) != 0)
+        return -1;
+    *ts = num_of(json_array_get(l, 2));
+    *until = num_of(json_array_get(l, 3));
+    return 0;
+}
+
+static int bytes_cmp(const buf *a, const buf *b)
+{
+    size_t n = a->len < b->len ? a->len : b->len;
+    int c = n ? memcmp(a->data, b->data, n) : 0;
+    return c ? c : (a->len > b->len) - (a->len < b->len);
+}
+
+static int ck_in(const buf *ck, const buf *lo, const buf *hi)
+{
+    return bytes_cmp(ck, lo) >= 0 && (hi->len == 0 || bytes_cmp(ck, hi) < 0);
+}
+
+/* Whether [lo, hi) holds all of [l, h) (an empty hi: to the end). */
+static int range_holds(const buf *lo, const buf *hi, const buf *l, const buf *h)
+{
+    return bytes_cmp(lo, l) <= 0 && (hi->len == 0 || (h->len && bytes_cmp(h, hi) <= 0));
+}
+
+int cql_range_delete(json_t *part, const buf *lo, const buf *hi, int64_t ts, int64_t until_s,
+                     int64_t now_s)
+{
+    json_t *list = json_object_get(json_object_get(part, CQL_RT_ATTR), "L");
+    json_t *kept = json_array();
+    if (kept == NULL) return -1;
+    buf l, h;
+    buf_init(&l, 0);
+    buf_init(&h, 0);
+    int64_t pdel = cql_row_deleted(part), rts, runtil;
+    int covered = ts <= pdel; /* the new range adds nothing */
+    for (size_t i = 0; i < json_array_size(list); i++) {
+        json_t *rt = json_array_get(list, i);
+        if (rt_read(rt, &l, &h, &rts, &runtil) != 0) continue;
+        if (runtil < now_s || rts <= pdel) continue; /* purged, or under the partition's */
+        /* one the new range holds, no newer, goes; one holding it, no older, makes it
+         * needless (so a partition trimmed by ever larger ranges keeps one) */
+        if (rts <= ts && runtil <= until_s && range_holds(lo, hi, &l, &h)) continue;
+        if (rts >= ts && range_holds(&l, &h, lo, hi)) covered = 1;
+        json_array_append(kept, rt);
+    }
+    if (!covered)
+        json_array_append_new(kept, json_pack("{s:[o,o,o,o]}", "L", cql_b64(lo->data, lo->len),
+                                              cql_b64(hi->data, hi->len), num(ts), num(until_s)));
+    buf_free(&l);
+    buf_free(&h);
+    if (json_array_size(kept) == 0) {
+        json_decref(kept);
+        json_object_del(part, CQL_RT_ATTR);
+    } else if (json_object_set_new(part, CQL_RT_ATTR, json_pack("{s:o}", "L", kept)) != 0) {
+        return -1;
+    }
+    cql_tombstone_keep(part, until_s);
+    return 0;
+}
+
+int64_t cql_partition_floor(json_t *part, const buf *ck, int64_t now_s, int64_t *until_s)
+{
+    int64_t floor = cql_row_deleted(part);
+    *until_s = floor != INT64_MIN ? num_of(json_object_get(part, CQL_DELEXP_ATTR)) : 0;
+    json_t *list = json_object_get(json_object_get(part, CQL_RT_ATTR), "L");
+    if (json_array_size(list) == 0) return floor;
+    buf l, h;
+    buf_init(&l, 0);
+    buf_init(&h, 0);
+    int64_t rts, runtil;
+    for (size_t i = 0; i < json_array_size(list); i++)
+        if (rt_read(json_array_get(list, i), &l, &h, &rts, &runtil) == 0 && runtil >= now_s &&
+            rts > floor && ck_in(ck, &l, &h)) {
+            floor = rts;
+            if (runtil > *until_s) *until_s = runtil;
+        }
+    buf_free(&l);
+    buf_free(&h);
+    return floor;
 }
 
 int64_t cql_cell_writetime(json_t *item, const char *col)

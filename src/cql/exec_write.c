@@ -70,6 +70,13 @@ typedef struct wctx {
     cql_expr *jexprs;
     const char **jcols;
     size_t nj;
+    /* DELETE of ranges of rows: each one's $ck bounds and its partition's static row item
+     * (an index in set), where it is kept */
+    struct del_range {
+        size_t part;
+        buf lo, hi;
+    } * ranges;
+    size_t nranges;
 } wctx;
 
 #define W_ITEM(w, j) (&(w)->set->items[(w)->idx[j]])
@@ -90,6 +97,11 @@ static void wset_free(wset *s)
 
 static void wctx_free(wctx *w)
 {
+    for (size_t i = 0; i < w->nranges; i++) {
+        buf_free(&w->ranges[i].lo);
+        buf_free(&w->ranges[i].hi);
+    }
+    free(w->ranges);
     for (size_t i = 0; i < w->nj; i++)
         buf_free(&w->jbytes[i]);
     free(w->jbytes);
@@ -859,8 +871,52 @@ static int engine_error(cql_call *c, qr_err *err)
     return cql_fail_engine(c, CQL_ERR_WRITE_FAILURE, err);
 }
 
+/* The static row item of the partition of row it, among the set's items, or NULL. */
+static witem *partition_item(wset *set, const witem *it)
+{
+    for (size_t i = 0; i < set->n; i++) {
+        witem *p = &set->items[i];
+        if (p->is_static && p->et == it->et &&
+            cql_same_bytes(p->pk.data, p->pk.len, it->pk.data, it->pk.len))
+            return p;
+    }
+    return NULL;
+}
+
+/* A row's item with nothing live (or none) takes the deletions of its partition that
+ * cover it, which are kept in the partition's static row item (read here when the set
+ * does not hold it): a live row was there when they were made and holds them already.
+ * 0, or -1 with the call's error set. */
+static int inherit_deletions(wset *set, witem *it, cql_call *c, int64_t now_s)
+{
+    if (!it->clustered || it->is_static || partition_item(set, it)) return 0;
+    int kept = cql_table_keeps_deletions(c, it->t, it->et);
+    if (kept <= 0) return kept;
+    buf ck, key;
+    buf_init(&ck, 0);
+    buf_init(&key, 0);
+    buf_putc(&ck, CQL_CK_STATIC);
+    qr_err err;
+    err_init(&err);
+    stored_item si;
+    int got = cql_row_key(it->et, &it->pk, &ck, &key, &err);
+    if (got == 0) got = item_get_system(c->db, it->et, &key, &si, &err);
+    buf_free(&ck);
+    buf_free(&key);
+    if (got < 0) return cql_fail_engine(c, CQL_ERR_SERVER, &err);
+    if (got == 0) return 0;
+    json_t *part = json_loadb(si.json, si.len, 0, NULL);
+    stored_item_free(&si);
+    if (part == NULL) return cql_fail(c, CQL_ERR_SERVER, "a stored row cannot be read");
+    int64_t until, floor = cql_partition_floor(part, &it->ck, now_s, &until);
+    json_decref(part);
+    if (floor != INT64_MIN && cql_row_delete(it->item, it->t, floor, until) != 0)
+        return cql_fail(c, CQL_ERR_SERVER, "out of memory");
+    return 0;
+}
+
 /* Locks and reads the set's items: each one's current state into ->item (a copy, or a
- * new item with its key). */
+ * new item with its key and the deletions that cover it). */
 static int begin(wset *set, cql_call *c, int64_t now_s, item_txn **x)
 {
     table **tables = calloc(set->n + 1, sizeof *tables);
@@ -892,12 +948,15 @@ static int begin(wset *set, cql_call *c, int64_t now_s, item_txn **x)
         } else {
             it->item = cql_row_new(&it->pk, it->clustered ? &it->ck : NULL);
         }
+        if (it->item == NULL) return cql_fail(c, CQL_ERR_SERVER, "out of memory");
+        if (!it->existed && inherit_deletions(set, it, c, now_s) != 0) return -1;
         if (it->keycells) json_object_update_missing(it->item, it->keycells);
     }
     return 0;
 }
 
-/* Stages every item (a put, or a delete when nothing in it lives) and commits. */
+/* Stages every item (a put, or a delete when nothing in it lives and it holds no
+ * tombstone) and commits. */
 static int finish(wset *set, cql_call *c, int64_t now_s, item_txn *x)
 {
     qr_err err;
@@ -906,9 +965,11 @@ static int finish(wset *set, cql_call *c, int64_t now_s, item_txn *x)
         witem *it = &set->items[i];
         int rc;
         if (!it->written) continue;
-        if (!cql_row_live(it->item, it->t, now_s)) {
+        int live = cql_row_live(it->item, it->t, now_s);
+        if (!live && !cql_row_tombstoned(it->item)) {
             rc = txn_delete(x, i, &err);
         } else {
+            if (!live) cql_row_bury(it->item, it->t, now_s + it->t->gc_grace);
             if (it->t->nindexes && cql_row_index(it->item, it->t, now_s) != 0)
                 return cql_fail(c, CQL_ERR_SERVER, "a row of %s cannot be indexed", it->t->name);
             cql_row_seal(it->item, it->t);
@@ -1009,6 +1070,21 @@ static int operation_fits(wctx *w, const cql_tcol *col, cql_assign_kind kind, co
                                                  : "non counter";
     return cql_fail(c, CQL_ERR_INVALID, "Invalid operation (%s) for %s column %s", text, what,
                     col->name);
+}
+
+/* Whether a write at the statement's time to row it is shadowed by the latest deletion
+ * covering the row (on a tie the deletion wins): its own, or one of its partition's made
+ * by an earlier statement of the request, which the row then takes. 1 shadowed, 0 not, -1
+ * with the error set. */
+static int shadowed(wctx *w, witem *it)
+{
+    witem *part = it->clustered && !it->is_static ? partition_item(w->set, it) : NULL;
+    if (part) {
+        int64_t until, floor = cql_partition_floor(part->item, &it->ck, w->now_s, &until);
+        if (floor > cql_row_deleted(it->item) && cql_row_delete(it->item, w->t, floor, until) != 0)
+            return cql_fail(w->r->call, CQL_ERR_SERVER, "out of memory");
+    }
+    return w->ts <= cql_row_deleted(it->item);
 }
 
 /* One assignment on one item. */
@@ -1520,6 +1596,11 @@ static int apply_assign(wctx *w)
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < w->nidx; i++) {
         witem *it = W_ITEM(w, i);
+        int gone = shadowed(w, it);
+        if (gone) {
+            rc = gone < 0 ? -1 : 0;
+            continue;
+        }
         if (w->insert && !it->is_static) cql_row_mark(it->item, w->ts, w->exp_s);
         for (size_t j = 0; rc == 0 && j < w->nassign; j++) {
             const cql_tcol *col = cql_tinfo_col(w->t, w->cols[j]);
@@ -1763,28 +1844,9 @@ static int plan_update(wctx *w)
 
 /* ---- DELETE ---- */
 
-/* Removes what the deletion at ts covers from an item: every cell and the marker not
- * newer than ts. */
-static void delete_row(wctx *w, json_t *item)
-{
-    json_t *mark = json_object_get(item, "$row");
-    if (mark) {
-        const char *s = json_string_value(json_object_get(mark, "N"));
-        if (s && strtoll(s, NULL, 10) <= w->ts) {
-            json_object_del(item, "$row");
-            json_object_del(item, "$rowexp");
-        }
-    }
-    for (size_t i = 0; i < w->t->ncols; i++) {
-        const cql_tcol *c = &w->t->cols[i];
-        if (c->kind == 'p' || c->kind == 'c') continue;
-        if (cql_cell_ts(item, cql_col_stored(c)) <= w->ts)
-            cql_cell_write(item, c, NULL, -1, w->ts, 0);
-    }
-}
-
-/* The items of a partition's range of rows (the whole partition when lo and hi are
- * empty), read to be deleted. */
+/* The items of a partition's live rows in a range (the whole partition when lo and hi
+ * are empty), read to be deleted: the others take the deletion from their partition's
+ * item when next written (inherit_deletions). */
 static int range_items(wctx *w, const buf *pk, const buf *lo, const buf *hi, int with_static)
 {
     qr_err err;
@@ -1804,6 +1866,10 @@ static int range_items(wctx *w, const buf *pk, const buf *lo, const buf *hi, int
     while ((got = cursor_next(cur, &json, &len, &size, &err)) == 1) {
         json_t *item = json_loadb(json, len, 0, NULL);
         json_t *ckav = json_object_get(item, CQL_CK_ATTR);
+        if (item && !cql_row_live(item, w->t, w->now_s)) {
+            json_decref(item);
+            continue;
+        }
         buf ck;
         buf_init(&ck, 0);
         if (ckav) cql_unb64(ckav, &ck);
@@ -1831,6 +1897,27 @@ typedef struct delctx {
     const buf *const *pkv;
 } delctx;
 
+/* Records the deletion of the rows in [lo, hi) of d's partition, to be kept in its static
+ * row item. */
+static int add_range(delctx *d, const buf *lo, const buf *hi)
+{
+    wctx *w = d->w;
+    if (cql_table_note_deletions(w->r->call, w->t, w->et) != 0) return -1;
+    witem *part = target(w, &d->pk, NULL, 1, d->pkv, NULL);
+    if (part == NULL) return -1;
+    struct del_range *n = realloc(w->ranges, (w->nranges + 1) * sizeof *n);
+    if (n == NULL) return cql_fail(w->r->call, CQL_ERR_SERVER, "out of memory");
+    w->ranges = n;
+    struct del_range *r = &w->ranges[w->nranges++];
+    r->part = (size_t)(part - w->set->items);
+    buf_init(&r->lo, 0);
+    buf_init(&r->hi, 0);
+    if (buf_append(&r->lo, lo->data ? lo->data : "", lo->len) != 0 ||
+        buf_append(&r->hi, hi->data ? hi->data : "", hi->len) != 0)
+        return cql_fail(w->r->call, CQL_ERR_SERVER, "out of memory");
+    return 0;
+}
+
 static int del_ck(void *arg, const buf *const *ckv)
 {
     delctx *d = arg;
@@ -1851,6 +1938,7 @@ static int del_ck(void *arg, const buf *const *ckv)
             buf_init(&hi, 0);
             cql_slice_range(&prefix, k, i, &lo, &hi);
             rc = range_items(w, &d->pk, &lo, &hi, 0);
+            if (rc == 0 && !d->cells) rc = add_range(d, &lo, &hi);
             buf_free(&lo);
             buf_free(&hi);
         }
@@ -1887,7 +1975,9 @@ static int del_pk(void *arg, const buf *const *pkv)
             return cql_fail(w->r->call, CQL_ERR_INVALID,
                             "Range deletions are not supported for specific columns");
     } else if (d->k->ck_eq == 0 && !d->k->slice) {
-        /* the whole partition, its static row too */
+        /* the whole partition: its deletion is kept in its static row item */
+        if (cql_table_note_deletions(w->r->call, w->t, w->et) != 0) return -1;
+        if (target(w, &d->pk, NULL, 1, pkv, NULL) == NULL) return -1;
         buf none;
         buf_init(&none, 0);
         int rc = range_items(w, &d->pk, &none, &none, 1);
@@ -1953,13 +2043,24 @@ static int apply_delete(wctx *w)
 {
     const cql_delete *del = &w->s->u.del;
     cql_call *c = w->r->call;
+    int64_t until = w->now_s + w->t->gc_grace;
+    int whole = !w->k.ck_eq && !w->k.slice; /* the partition, static row and all */
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < w->nidx; i++) {
         witem *it = W_ITEM(w, i);
         if (del->ncols == 0) {
-            delete_row(w, it->item);
+            /* a range's deletion is kept in its static row item, not as the static row's */
+            if (it->is_static && !whole) continue;
+            if (cql_row_delete(it->item, w->t, w->ts, until) != 0)
+                rc = cql_fail(c, CQL_ERR_SERVER, "out of memory");
             continue;
         }
+        int gone = shadowed(w, it); /* deleted as late already */
+        if (gone) {
+            rc = gone < 0 ? -1 : 0;
+            continue;
+        }
+        cql_tombstone_keep(it->item, until);
         for (size_t j = 0; rc == 0 && j < del->ncols; j++) {
             const cql_tcol *col = cql_tinfo_col(w->t, del->cols[j].column);
             if ((col->kind == 's') != it->is_static && w->t->nck) continue;
@@ -1970,6 +2071,12 @@ static int apply_delete(wctx *w)
             else if (cql_cell_write(it->item, col, NULL, -1, w->ts, 0) < 0)
                 rc = cql_fail(c, CQL_ERR_SERVER, "out of memory");
         }
+    }
+    for (size_t i = 0; rc == 0 && i < w->nranges; i++) {
+        struct del_range *r = &w->ranges[i];
+        if (cql_range_delete(w->set->items[r->part].item, &r->lo, &r->hi, w->ts, until, w->now_s) !=
+            0)
+            rc = cql_fail(c, CQL_ERR_SERVER, "out of memory");
     }
     return rc;
 }

@@ -72,6 +72,19 @@ int item_get(qr_db *db, const table *t, const read_view *v, const buf *key, int 
     return found;
 }
 
+int item_get_system(qr_db *db, const table *t, const buf *key, stored_item *out, qr_err *err)
+{
+    (void)t;
+    *out = (stored_item){0};
+    int found = item_read_raw(db, NULL, key, &out->raw, &out->raw_len, err);
+    if (found < 0) return -1;
+    if (found && item_stored(out->raw, out->raw_len, &out->json, &out->len, &out->size)) {
+        stored_item_free(out);
+        return err_set(err, QR_E_INTERNAL, "stored item is corrupt");
+    }
+    return found;
+}
+
 int item_get_parsed(qr_db *db, const table *t, const read_view *v, const buf *key, int consistent,
                     json_t **item, qr_err *err)
 {

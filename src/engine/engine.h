@@ -313,6 +313,10 @@ typedef struct stored_item {
 } stored_item;
 int item_get(qr_db *db, const table *t, const read_view *v, const buf *key, int consistent,
              stored_item *out, qr_err *err);
+/* As item_get, as the engine's own read for a front end's bookkeeping (a CQL write
+ * looking for the deletions that cover its row): it costs no capacity and is reported
+ * to no hook. */
+int item_get_system(qr_db *db, const table *t, const buf *key, stored_item *out, qr_err *err);
 /* The same, parsed: *item a new reference. */
 int item_get_parsed(qr_db *db, const table *t, const read_view *v, const buf *key, int consistent,
                     json_t **item, qr_err *err);

@@ -425,7 +425,8 @@ int meta_setting_update(qr_db *db, const table *t, char kind, const char *sub,
 
 void meta_setting_forget_all(qr_db *db, const table *t)
 {
-    static const char kinds[] = {META_SETTING_INSIGHTS, META_SETTING_POLICY};
+    static const char kinds[] = {META_SETTING_INSIGHTS, META_SETTING_POLICY,
+                                 META_SETTING_CQL_DELETIONS};
     qr_err e;
     err_init(&e);
     store_batch *b = store_batch_new();

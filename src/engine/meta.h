@@ -1,8 +1,9 @@
 /* meta.h — a database's metadata beside its tables: on-demand backups ("\0B"), per-table
- * settings ("\0S": contributor insights, resource policies), and the in-memory state that
- * goes with them (backup ids, a settings lock, policy revisions, client request tokens),
- * all held by one qr_db, so two databases in one process share nothing. It keeps records
- * and numbers; what they mean to DynamoDB (ARNs, messages, the records' JSON) is ops'. */
+ * settings ("\0S": contributor insights, resource policies, billing switches, whether a
+ * CQL table keeps partition deletions), and the in-memory state that goes with them
+ * (backup ids, a settings lock, policy revisions, client request tokens), all held by one
+ * qr_db, so two databases in one process share nothing. It keeps records and numbers;
+ * what they mean to DynamoDB (ARNs, messages, the records' JSON) is ops'. */
 #ifndef QR_ENGINE_META_H
 #define QR_ENGINE_META_H
 
@@ -74,7 +75,8 @@ void meta_backup_items_close(meta_backup_items *it);
  * sub is an index name, a stream's "stream/LABEL", or NULL for the table's own. */
 #define META_SETTING_INSIGHTS 'I'
 #define META_SETTING_POLICY 'P'
-#define META_SETTING_BILLING 'B' /* the times of switches to on-demand (UpdateTable) */
+#define META_SETTING_BILLING 'B'       /* the times of switches to on-demand (UpdateTable) */
+#define META_SETTING_CQL_DELETIONS 'D' /* a CQL table keeps deletions of partitions or ranges */
 
 /* The setting: 0 with *out a new reference, or NULL if there is none. */
 int meta_setting_get(qr_db *db, const struct table *t, char kind, const char *sub, json_t **out,
