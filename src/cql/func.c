@@ -283,10 +283,27 @@ static void signatures(buf *b, const char *name)
     }
 }
 
+int cqlfn_is_selection_only(const char *name)
+{
+    if (strncmp(name, "system.", 7) == 0) name += 7;
+    return strcmp(name, "tojson") == 0;
+}
+
+int cqlfn_selection_only_error(cql_parse_error *err)
+{
+    return cql_error_record(err, CQL_ERR_INVALID,
+                            "toJson() may only be used within the selection clause of SELECT "
+                            "statements");
+}
+
 const cqlfn_fn *cqlfn_resolve(const char *name, const cql_ctype *const *types,
                               const cql_expr *const *exprs, size_t n, const cql_ctype *receiver,
                               cql_parse_error *err)
 {
+    if (receiver && cqlfn_is_selection_only(name)) {
+        cqlfn_selection_only_error(err);
+        return NULL;
+    }
     if (strncmp(name, "system.", 7) == 0) name += 7;
     const cqlfn_fn *weak[8];
     size_t nweak = 0, candidates = 0;

@@ -129,6 +129,7 @@ typedef struct marks {
     cql_tinfo *t;
     cql_markers *m;
     int pk_marker[64]; /* the marker binding partition key column i, or -1 */
+    int in_selection;  /* while the markers of a selector are typed */
 } marks;
 
 static void set_marker(marks *k, const cql_expr *e, const char *name, const cql_type *type)
@@ -209,6 +210,11 @@ static void term_markers(marks *k, const cql_expr *e, const char *name, const cq
         snprintf(fname, sizeof fname, "%s%s%s", e->fn.ks ? e->fn.ks : "", e->fn.ks ? "." : "",
                  e->fn.name);
         cql_parse_error perr = {0};
+        if (!k->in_selection && cqlfn_is_selection_only(fname)) {
+            cqlfn_selection_only_error(&perr);
+            cql_fail_parsed(k->c, &perr);
+            return;
+        }
         const cql_ctype *known[8] = {0};
         for (size_t i = 0; i < e->nitems; i++) /* a hinted argument has its type */
             if (e->items[i]->kind == CQL_E_HINT &&
@@ -369,7 +375,9 @@ static void selector_markers(marks *k, const cql_expr *e, int depth)
 {
     if (e == NULL || depth > CQL_TYPE_MAX_DEPTH) return;
     if (e->kind == CQL_E_HINT || (e->kind == CQL_E_FUNCTION && has_marker_arg(e))) {
+        k->in_selection = 1;
         term_markers(k, e, "[selection]", NULL);
+        k->in_selection = 0;
         return;
     }
     for (size_t i = 0; i < e->nitems; i++)

@@ -1,0 +1,105 @@
+"""Cassandra 4 behaviours of `quarry serve --cql` for types, literals, functions, JSON, DDL
+and the schema tables, ported from ScyllaDB's cqlpy suite (which runs against Cassandra
+too) and the Cassandra tests it translates. One server serves the run (shared_cql); each
+test works in its own table of keyspace probetypes. Not the protocol framing
+(test_cql_wire.py) nor the cases test_cql_probe.py already covers."""
+import pytest
+
+pytest.importorskip("cassandra", reason="python3-cassandra is not installed")
+
+from cassandra import InvalidRequest  # noqa: E402
+from cassandra.protocol import FunctionFailure  # noqa: E402
+from cassandra.util import Duration  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def cql(shared_cql):
+    session = shared_cql.session(keyspace="probetypes")
+    yield session
+    session.cluster.shutdown()
+
+
+def rows(cql, stmt, *args):
+    return [tuple(r) for r in cql.execute(cql.prepare(stmt) if args else stmt, args or None)]
+
+
+def refused(cql, kind, fragment, stmt, *args):
+    """Runs stmt (prepared when given bind values) and asserts Cassandra's error for it."""
+    with pytest.raises(kind) as e:
+        cql.execute(cql.prepare(stmt) if args else stmt, args or None)
+    assert fragment in str(e.value), str(e.value)
+
+
+H = 3600 * 10**9
+M = 60 * 10**9
+
+
+# ---- duration literals
+
+def test_iso_8601_durations_with_designators_skipped(cql, table):
+    # cqlpy test_type_duration.py::test_type_duration_iso_8601
+    t = table("(p int PRIMARY KEY, d duration)")
+    for text, want in [("P1Y2D", Duration(12, 2, 0)), ("P1Y2M", Duration(14, 0, 0)),
+                       ("P1YT2H", Duration(12, 0, 2 * H)), ("P2D", Duration(0, 2, 0)),
+                       ("PT30H20M", Duration(0, 0, 30 * H + 20 * M)),
+                       ("P1Y3MT2H10M", Duration(15, 0, 130 * M)),
+                       ("-P1YT2H", Duration(-12, 0, -2 * H))]:
+        cql.execute("INSERT INTO %s (p, d) VALUES (1, %s)" % (t, text))
+        assert rows(cql, "SELECT d FROM %s WHERE p = 1" % t) == [(want,)], text
+
+
+def test_duration_units_repeated_or_out_of_order(cql, table):
+    # cqlpy test_type_duration.py::test_type_duration_twice_same_unit and
+    # test_type_duration_wrong_unit_order (Duration.Builder's messages)
+    t = table("(p int PRIMARY KEY, d duration)")
+    refused(cql, InvalidRequest, "Invalid duration. The minutes are specified multiple times",
+            "INSERT INTO %s (p, d) VALUES (1, 2m3m)" % t)
+    refused(cql, InvalidRequest, "Invalid duration. The seconds should be after minutes",
+            "INSERT INTO %s (p, d) VALUES (1, 12s3m)" % t)
+    refused(cql, InvalidRequest, "Invalid duration. The minutes should be after days",
+            "INSERT INTO %s (p, d) VALUES (1, 1y3m4d)" % t)
+    cql.execute("INSERT INTO %s (p, d) VALUES (1, 2y3w)" % t)
+    assert rows(cql, "SELECT d FROM %s WHERE p = 1" % t) == [(Duration(24, 21, 0),)]
+    refused(cql, FunctionFailure, "The seconds should be after minutes",
+            "INSERT INTO %s (p, d) VALUES (?, fromJson(?))" % t, 1, '"12s3m"')
+
+
+# ---- fromJson / toJson
+
+def test_from_json_of_varints_and_decimals_reads_them_as_bigintegers(cql, table):
+    # Cassandra's JsonTest.testFromJsonFct: "" and 123123.123 are no varint
+    t = table("(k int PRIMARY KEY, vi varint, dec decimal)")
+    ins = "INSERT INTO %s (k, %s) VALUES (?, fromJson(?))"
+    refused(cql, FunctionFailure, "Value '' is not a valid representation of a varint value",
+            ins % (t, "vi"), 0, '""')
+    refused(cql, FunctionFailure, "Value '123123.123' is not a valid representation of a "
+            "varint value", ins % (t, "vi"), 0, "123123.123")
+    refused(cql, FunctionFailure, "Value 'xyzz' is not a valid representation of a decimal "
+            "value", ins % (t, "dec"), 0, '"xyzz"')
+    cql.execute(cql.prepare(ins % (t, "vi")), [0, '"1234567890123456789012345678901234567890"'])
+    assert rows(cql, "SELECT vi FROM %s WHERE k = 0" % t) == [
+        (1234567890123456789012345678901234567890,)]
+
+
+def test_from_json_of_a_tuple_missing_items(cql, table):
+    # Cassandra's JsonTest.testFromJsonFct: [1, "foobar"] for a tuple of three
+    t = table("(k int PRIMARY KEY, tup frozen<tuple<int, ascii, uuid>>)")
+    refused(cql, FunctionFailure, "Tuple is missing items (expected 3)",
+            "INSERT INTO %s (k, tup) VALUES (?, fromJson(?))" % t, 0, '[1, "foobar"]')
+    refused(cql, FunctionFailure, "Tuple contains extra items (expected 3)",
+            "INSERT INTO %s (k, tup) VALUES (?, fromJson(?))" % t, 0, '[1, "a", null, 4]')
+
+
+def test_to_json_only_in_the_selection(cql, table):
+    # Cassandra's JsonTest.testToJsonFct: refused when prepared, in INSERT, UPDATE, DELETE
+    t = table("(k int PRIMARY KEY, a ascii)")
+    msg = "toJson() may only be used within the selection clause of SELECT statements"
+    for stmt in ["INSERT INTO %s (k, a) VALUES (?, toJson(?))",
+                 "UPDATE %s SET a = toJson(?) WHERE k = ?",
+                 "DELETE FROM %s WHERE k = fromJson(toJson(?))"]:
+        with pytest.raises(InvalidRequest) as e:
+            cql.prepare(stmt % t)
+        assert msg in str(e.value)
+    refused(cql, InvalidRequest, msg, "INSERT INTO %s (k, a) VALUES (0, toJson(1))" % t)
+    cql.execute("INSERT INTO %s (k, a) VALUES (0, 'x')" % t)
+    assert rows(cql, "SELECT toJson(a) FROM %s WHERE k = 0" % t) == [('"x"',)]
