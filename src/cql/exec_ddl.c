@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
 #include <time.h>
 
@@ -98,6 +99,10 @@ static int replication_options_invalid(cql_call *c, json_t *m, const char *strat
 {
     int simple = strcmp(strategy, "SimpleStrategy") == 0;
     int nts = strcmp(strategy, "NetworkTopologyStrategy") == 0;
+    if (nts && json_object_size(m) == 1) {
+        cql_fail(c, CQL_ERR_CONFIG, "Configuration for at least one datacenter must be present");
+        return 1;
+    }
     const char *key;
     json_t *v;
     json_object_foreach(m, key, v)
@@ -432,6 +437,113 @@ static int caching_invalid(cql_call *c, json_t *m)
     return 0;
 }
 
+/* Java's Boolean.parseBoolean: "true" in any case, else false. */
+static int java_true(const json_t *v)
+{
+    const char *s = json_string_value(v);
+    return s && strcasecmp(s, "true") == 0;
+}
+
+/* compression = {...} as CompressionParams.fromMap reads it and asMap stores it: disabled
+ * as {'enabled': 'false'} alone; else the class named in full, the chunk length in kb
+ * (chunk_length_kb its old name) and min_compress_ratio as a Java double, when not 0. */
+static int normalise_compression(cql_call *c, json_t *m)
+{
+    json_t *enabled = json_object_get(m, "enabled");
+    json_t *cls = json_object_get(m, "class");
+    json_t *old_cls = json_object_get(m, "sstable_compression");
+    if (json_object_size(m) == 0) return 0;
+    if ((enabled == NULL || java_true(enabled)) && cls == NULL && old_cls == NULL)
+        return cql_fail(c, CQL_ERR_CONFIG,
+                        "Missing sub-option 'class' for the 'compression' "
+                        "option.");
+    if (enabled && !java_true(enabled)) {
+        if (json_object_size(m) > 1)
+            return cql_fail(c, CQL_ERR_CONFIG,
+                            "If the 'enabled' option is set to false no other "
+                            "options must be specified");
+        json_object_set_new(m, "enabled", json_string("false"));
+        return 0;
+    }
+    if (cls && old_cls)
+        return cql_fail(c, CQL_ERR_CONFIG,
+                        "The 'sstable_compression' option must not be used if the compression "
+                        "algorithm is already specified by the 'class' option");
+    const char *name = json_string_value(cls ? cls : old_cls);
+    if (cls && (name == NULL || *name == '\0'))
+        return cql_fail(c, CQL_ERR_CONFIG,
+                        "The 'class' option must not be empty. To disable "
+                        "compression use 'enabled' : false");
+    json_t *chunk = json_object_get(m, "chunk_length_in_kb");
+    json_t *old_chunk = json_object_get(m, "chunk_length_kb");
+    if (chunk && old_chunk)
+        return cql_fail(c, CQL_ERR_CONFIG,
+                        "The 'chunk_length_kb' option must not be used if the chunk length is "
+                        "already specified by the 'chunk_length_in_kb' option");
+    long kb = 16;
+    if (chunk || old_chunk) {
+        const char *text = json_string_value(chunk ? chunk : old_chunk);
+        char *end = NULL;
+        errno = 0;
+        kb = text ? strtol(text, &end, 10) : 0;
+        if (text == NULL || end == text || *end != '\0' || errno || kb < INT32_MIN ||
+            kb > INT32_MAX)
+            return cql_fail(c, CQL_ERR_CONFIG, "Invalid value for chunk_length_in_kb: %s",
+                            text ? text : "(none)");
+        if (kb > INT32_MAX / 1024)
+            return cql_fail(c, CQL_ERR_CONFIG, "Value of chunk_length_in_kb is too large (%ld)",
+                            kb);
+        if (kb <= 0)
+            return cql_fail(c, CQL_ERR_CONFIG, "Invalid negative or null chunk_length_in_kb");
+        if ((kb & (kb - 1)) != 0)
+            return cql_fail(c, CQL_ERR_CONFIG, "chunk_length_in_kb must be a power of 2");
+    }
+    double ratio = 0;
+    json_t *ratio_v = json_object_get(m, "min_compress_ratio");
+    if (ratio_v) {
+        const char *text = json_string_value(ratio_v);
+        char *end = NULL;
+        ratio = text ? strtod(text, &end) : 0;
+        if (text == NULL || end == text || *end != '\0' || isnan(ratio))
+            return cql_fail(c, CQL_ERR_CONFIG, "Invalid value for min_compress_ratio: %s",
+                            text ? text : "(none)");
+        /* calcMaxCompressedLength: ceil(min(chunk / ratio, Integer.MAX_VALUE)) */
+        double max_len = ratio == 0 ? INFINITY : (double)(kb * 1024) / ratio;
+        if (max_len < 0) return cql_fail(c, CQL_ERR_CONFIG, "Invalid negative min_compress_ratio");
+        if (max_len > (double)(kb * 1024) && max_len < (double)INT32_MAX)
+            return cql_fail(c, CQL_ERR_CONFIG,
+                            "min_compress_ratio can either be 0 or greater than or equal to 1");
+    }
+    char full[256];
+    if (resolve_class(name, "org.apache.cassandra.io.compress.", compressor_classes,
+                      sizeof compressor_classes / sizeof compressor_classes[0], full,
+                      sizeof full) != 0)
+        return cql_fail(c, CQL_ERR_CONFIG, "Could not create Compression for type %s", full);
+    json_object_del(m, "sstable_compression");
+    json_object_del(m, "chunk_length_kb");
+    json_object_del(m, "enabled");
+    json_object_set_new(m, "class", json_string(full));
+    char text[64];
+    snprintf(text, sizeof text, "%ld", kb);
+    json_object_set_new(m, "chunk_length_in_kb", json_string(text));
+    json_object_del(m, "min_compress_ratio");
+    if (ratio != 0) {
+        /* String.valueOf(double): 2 is stored as 2.0 */
+        uint8_t be[8];
+        uint64_t bits;
+        memcpy(&bits, &ratio, 8);
+        for (int i = 0; i < 8; i++)
+            be[i] = (uint8_t)(bits >> (56 - 8 * i));
+        buf d;
+        buf_init(&d, 64);
+        int rc = cqlval_to_text(cqltype_native(CQL_TYPE_DOUBLE), be, 8, &d);
+        if (rc == 0) json_object_set_new(m, "min_compress_ratio", json_string(d.data));
+        buf_free(&d);
+        if (rc) return cql_fail(c, CQL_ERR_SERVER, "out of memory");
+    }
+    return 0;
+}
+
 /* compaction = {...} and compression = {...} as Cassandra stores them: the class named in
  * full, compaction's thresholds defaulted; a missing or unknown class is refused. */
 static int normalise_map_option(cql_call *c, const char *option, json_t *m)
@@ -439,50 +551,22 @@ static int normalise_map_option(cql_call *c, const char *option, json_t *m)
     if (strcmp(option, "caching") == 0) return caching_invalid(c, m);
     int compaction = strcmp(option, "compaction") == 0;
     if (!compaction && strcmp(option, "compression") != 0) return 0;
+    if (!compaction) return normalise_compression(c, m);
     json_t *cls = json_object_get(m, "class");
-    if (!compaction && cls == NULL) cls = json_object_get(m, "sstable_compression");
-    if (!compaction && cls == NULL) {
-        json_t *enabled = json_object_get(m, "enabled");
-        if (json_object_size(m) == 0 ||
-            (enabled && strcasecmp(json_string_value(enabled), "false") == 0))
-            return 0;
-    }
     if (cls == NULL)
         return cql_fail(c, CQL_ERR_CONFIG, "Missing sub-option 'class' for the '%s' option.",
                         option);
     char full[256];
     const char *name = json_string_value(cls);
-    if (compaction) {
-        if (resolve_class(name, "org.apache.cassandra.db.compaction.", compaction_classes,
-                          sizeof compaction_classes / sizeof compaction_classes[0], full,
-                          sizeof full) != 0)
-            return cql_fail(c, CQL_ERR_CONFIG, "Unable to find compaction strategy class '%s'",
-                            full);
-        json_object_set_new(m, "class", json_string(full));
-        if (json_object_get(m, "min_threshold") == NULL)
-            json_object_set_new(m, "min_threshold", json_string("4"));
-        if (json_object_get(m, "max_threshold") == NULL)
-            json_object_set_new(m, "max_threshold", json_string("32"));
-        return 0;
-    }
-    if (resolve_class(name, "org.apache.cassandra.io.compress.", compressor_classes,
-                      sizeof compressor_classes / sizeof compressor_classes[0], full,
+    if (resolve_class(name, "org.apache.cassandra.db.compaction.", compaction_classes,
+                      sizeof compaction_classes / sizeof compaction_classes[0], full,
                       sizeof full) != 0)
-        return cql_fail(c, CQL_ERR_CONFIG, "Could not create Compression for type %s", full);
-    json_object_del(m, "sstable_compression");
+        return cql_fail(c, CQL_ERR_CONFIG, "Unable to find compaction strategy class '%s'", full);
     json_object_set_new(m, "class", json_string(full));
-    json_t *chunk = json_object_get(m, "chunk_length_in_kb");
-    if (chunk) {
-        char *end = NULL;
-        long kb = strtol(json_string_value(chunk), &end, 10);
-        if (end == json_string_value(chunk) || *end != '\0' || kb <= 0)
-            return cql_fail(c, CQL_ERR_CONFIG, "Invalid value for chunk_length_in_kb: %s",
-                            json_string_value(chunk));
-        if ((kb & (kb - 1)) != 0)
-            return cql_fail(c, CQL_ERR_CONFIG, "chunk_length_in_kb must be a power of 2");
-    } else {
-        json_object_set_new(m, "chunk_length_in_kb", json_string("16"));
-    }
+    if (json_object_get(m, "min_threshold") == NULL)
+        json_object_set_new(m, "min_threshold", json_string("4"));
+    if (json_object_get(m, "max_threshold") == NULL)
+        json_object_set_new(m, "max_threshold", json_string("32"));
     return 0;
 }
 
@@ -1408,7 +1492,20 @@ static int alter_table(cql_run *r, const cql_stmt *s, cql_state *st)
         sort_columns(cols);
         break;
     }
-    case CQL_ALTER_DROP:
+    case CQL_ALTER_DROP: {
+        /* cells written after the drop's time (USING TIMESTAMP, else now) stay visible */
+        int64_t drop_time = r->timestamp;
+        if (at->timestamp) {
+            char *end = NULL;
+            errno = 0;
+            long long v = at->timestamp->text ? strtoll(at->timestamp->text, &end, 10) : 0;
+            if (!at->timestamp->text || *end != '\0' || errno) {
+                cql_fail(c, CQL_ERR_INVALID, "Invalid timestamp for the drop: %s",
+                         at->timestamp->text ? at->timestamp->text : "(none)");
+                goto done;
+            }
+            drop_time = v;
+        }
         for (size_t k = 0; k < at->nnames; k++) {
             size_t idx;
             json_t *col = find_column(t, at->names[k], &idx);
@@ -1432,7 +1529,7 @@ static int alter_table(cql_run *r, const cql_stmt *s, cql_state *st)
             json_t *dropped = json_object_get(t, "dropped");
             if (dropped == NULL) json_object_set_new(t, "dropped", dropped = json_object());
             json_t *gone =
-                json_pack("{s:I,s:O,s:O}", "time", (json_int_t)(r->timestamp), "type",
+                json_pack("{s:I,s:O,s:O}", "time", (json_int_t)drop_time, "type",
                           json_object_get(col, "type"), "kind", json_object_get(col, "kind"));
             /* its cells stay where they were stored, hidden by the drop's time */
             if (strcmp(stored_name(col), at->names[k]) != 0)
@@ -1442,6 +1539,7 @@ static int alter_table(cql_run *r, const cql_stmt *s, cql_state *st)
             changed = 1;
         }
         break;
+    }
     case CQL_ALTER_RENAME:
         for (size_t k = 0; k < at->nnames; k++) {
             json_t *col = find_column(t, at->names[k], NULL);
@@ -1675,6 +1773,43 @@ static json_t *unused_stored_name(json_t *stored, const char *name)
     }
 }
 
+/* Whether a partition key column of a table or view of keyspace ks holds type name; out
+ * gets their names ("ks.t1, ks.t2"). A type in a key may gain no field: its values would
+ * no longer match the keys stored. */
+static int tables_keyed_by_type(cql_state *st, const char *ks, const char *name, cqltype_env *env,
+                                arena *arena, char *out, size_t cap)
+{
+    json_t *kso = cql_schema_keyspace(st->schema, ks);
+    static const char *const kinds[] = {"tables", "views"};
+    size_t len = 0;
+    out[0] = '\0';
+    for (size_t k = 0; k < 2; k++) {
+        const char *tname;
+        json_t *t;
+        json_object_foreach(json_object_get(kso, kinds[k]), tname, t)
+        {
+            size_t i;
+            json_t *col;
+            json_array_foreach(json_object_get(t, "columns"), i, col)
+            {
+                const char *kind = json_string_value(json_object_get(col, "kind"));
+                const char *text = json_string_value(json_object_get(col, "type"));
+                if (!kind || strcmp(kind, "partition_key") != 0 || !text) continue;
+                const cql_ctype *ty;
+                cql_parse_error perr;
+                memset(&perr, 0, sizeof perr);
+                if (cqltype_parse(arena, text, strlen(text), env, &ty, &perr) == 0 &&
+                    cqltype_uses_udt(ty, ks, name)) {
+                    int n = snprintf(out + len, cap - len, "%s%s.%s", len ? ", " : "", ks, tname);
+                    if (n > 0) len = len + (size_t)n < cap ? len + (size_t)n : cap - 1;
+                    break;
+                }
+            }
+        }
+    }
+    return len > 0;
+}
+
 static int alter_type(cql_run *r, const cql_stmt *s, cql_state *st)
 {
     cql_call *c = r->call;
@@ -1734,6 +1869,15 @@ static int alter_type(cql_run *r, const cql_stmt *s, cql_state *st)
         }
         char *tn = type_name_of(c, t);
         if (tn == NULL) goto done;
+        char keyed[1024];
+        if (tables_keyed_by_type(st, ks, name, &env, &arena, keyed, sizeof keyed)) {
+            cql_fail(c, CQL_ERR_INVALID,
+                     "Cannot add new field %s of type %s to user type %s.%s as the type is being "
+                     "used in partition key by the following tables: %s",
+                     aty->fields[0], tn, ks, name, keyed);
+            free(tn);
+            goto done;
+        }
         json_array_append_new(fields, json_string(aty->fields[0]));
         json_array_append_new(types, json_string(tn));
         free(tn);

@@ -143,19 +143,31 @@ static int put_texts(cql_rows *rs, const char *const *items, size_t n)
     return rc;
 }
 
-/* A map<text, text> from a JSON object whose values are strings, numbers or booleans. */
+static int by_key(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* A map<text, text> from a JSON object whose values are strings, numbers or booleans, its
+ * keys in order as a map's are. */
 static int put_text_map(cql_rows *rs, json_t *obj)
 {
+    size_t nkeys = json_object_size(obj), i = 0;
+    const char **keys = nkeys ? malloc(nkeys * sizeof *keys) : NULL;
+    if (nkeys && keys == NULL) return -1;
+    const char *k;
+    json_t *val;
+    json_object_foreach(obj, k, val) keys[i++] = k;
+    if (nkeys) qsort(keys, nkeys, sizeof *keys, by_key);
     buf b, v;
     buf_init(&b, 0);
     buf_init(&v, 0);
     size_t at = cql_collection_begin(&b);
     int rc = at == (size_t)-1 ? -1 : 0;
     uint32_t n = 0;
-    const char *k;
-    json_t *val;
-    json_object_foreach(obj, k, val)
-    {
+    for (i = 0; i < nkeys; i++) {
+        k = keys[i];
+        val = json_object_get(obj, k);
         if (rc) break;
         buf_reset(&v);
         if (json_is_string(val))
@@ -178,6 +190,7 @@ static int put_text_map(cql_rows *rs, json_t *obj)
     }
     buf_free(&b);
     buf_free(&v);
+    free(keys);
     return rc;
 }
 

@@ -103,3 +103,111 @@ def test_to_json_only_in_the_selection(cql, table):
     refused(cql, InvalidRequest, msg, "INSERT INTO %s (k, a) VALUES (0, toJson(1))" % t)
     cql.execute("INSERT INTO %s (k, a) VALUES (0, 'x')" % t)
     assert rows(cql, "SELECT toJson(a) FROM %s WHERE k = 0" % t) == [('"x"',)]
+
+
+# ---- ALTER TABLE, ALTER KEYSPACE, ALTER TYPE
+
+def test_a_drop_using_timestamp_hides_only_older_cells(cql, table):
+    # Cassandra's AlterTest.testDropWithTimestamp, testDropStaticWithTimestamp and
+    # testDropMultipleWithTimestamp
+    t = table("(id int, c1 int, v1 int, a int, b int, s int static, PRIMARY KEY (id, c1))")
+    ins = cql.prepare("INSERT INTO %s (id, c1, v1, a, b, s) VALUES (?, ?, ?, ?, ?, ?) "
+                      "USING TIMESTAMP ?" % t)
+    for i in range(5):
+        cql.execute(ins, [1, i, i, i, i, i, 10000 * i])
+    cql.execute("ALTER TABLE %s DROP (a, b) USING TIMESTAMP 20000" % t)
+    cql.execute("ALTER TABLE %s DROP s USING TIMESTAMP 20000" % t)
+    cql.execute("ALTER TABLE %s ADD a int" % t)
+    cql.execute("ALTER TABLE %s ADD b int" % t)
+    cql.execute("ALTER TABLE %s ADD s int static" % t)
+    cql.execute(ins, [1, 100, 100, 100, 100, 100, 30000])
+    assert rows(cql, "SELECT c1, a, b, s FROM %s" % t) == [
+        (0, None, None, 4), (1, None, None, 4), (2, None, None, 4), (3, 3, 3, 4), (4, 4, 4, 4),
+        (100, 100, 100, 4)]
+
+
+def compression(cql, t):
+    [(m,)] = rows(cql, "SELECT compression FROM system_schema.tables WHERE "
+                  "keyspace_name = 'probetypes' AND table_name = '%s'" % t)
+    return list(m.items())
+
+
+def test_compression_options_as_compression_params_reads_them(cql, table):
+    # Cassandra's AlterTest.testAlterTableWithCompression (the map as asMap() writes it,
+    # its keys in a map's order)
+    t = table("(a text, b int, c int, PRIMARY KEY (a, b))")
+    alter = "ALTER TABLE %s WITH compression = %%s" % t
+    cql.execute(alter % "{'class': 'SnappyCompressor', 'chunk_length_in_kb': 32}")
+    assert compression(cql, t) == [("chunk_length_in_kb", "32"),
+                                   ("class", "org.apache.cassandra.io.compress.SnappyCompressor")]
+    cql.execute(alter % "{'class': 'LZ4Compressor', 'min_compress_ratio': 2}")
+    assert compression(cql, t) == [("chunk_length_in_kb", "16"),
+                                   ("class", "org.apache.cassandra.io.compress.LZ4Compressor"),
+                                   ("min_compress_ratio", "2.0")]
+    cql.execute(alter % "{'class': 'LZ4Compressor', 'min_compress_ratio': 0}")
+    assert compression(cql, t) == [("chunk_length_in_kb", "16"),
+                                   ("class", "org.apache.cassandra.io.compress.LZ4Compressor")]
+    cql.execute(alter % "{'enabled': 'false'}")
+    assert compression(cql, t) == [("enabled", "false")]
+    from cassandra.protocol import ConfigurationException
+    for opts, msg in [
+            ("{'chunk_length_in_kb': 32}", "Missing sub-option 'class' for the 'compression' "
+             "option."),
+            ("{'class': ''}", "The 'class' option must not be empty. To disable compression use "
+             "'enabled' : false"),
+            ("{'enabled': 'false', 'class': 'SnappyCompressor'}", "If the 'enabled' option is "
+             "set to false no other options must be specified"),
+            ("{'sstable_compression': 'SnappyCompressor', 'class': 'SnappyCompressor'}",
+             "The 'sstable_compression' option must not be used if the compression algorithm "
+             "is already specified by the 'class' option"),
+            ("{'class': 'SnappyCompressor', 'chunk_length_kb': 32, 'chunk_length_in_kb': 32}",
+             "The 'chunk_length_kb' option must not be used if the chunk length is already "
+             "specified by the 'chunk_length_in_kb' option"),
+            ("{'class': 'SnappyCompressor', 'min_compress_ratio': -1}",
+             "Invalid negative min_compress_ratio"),
+            ("{'class': 'SnappyCompressor', 'min_compress_ratio': 0.5}",
+             "min_compress_ratio can either be 0 or greater than or equal to 1")]:
+        refused(cql, ConfigurationException, msg, alter % opts)
+    assert compression(cql, t) == [("enabled", "false")]
+
+
+def test_compaction_options_come_back_in_a_maps_order(cql, table):
+    # Cassandra's AlterTest.testCreateAlterKeyspaces (compaction of a table)
+    t = table("(a int PRIMARY KEY, b int) WITH compaction = "
+              "{'class': 'SizeTieredCompactionStrategy', 'min_threshold': 7}")
+    [(m,)] = rows(cql, "SELECT compaction FROM system_schema.tables WHERE "
+                  "keyspace_name = 'probetypes' AND table_name = '%s'" % t)
+    assert list(m.items()) == [
+        ("class", "org.apache.cassandra.db.compaction.SizeTieredCompactionStrategy"),
+        ("max_threshold", "32"), ("min_threshold", "7")]
+
+
+def test_network_topology_needs_a_data_centre(cql):
+    # Cassandra's AlterTest.testAlterKeyspaceWithNoOptionThrowsConfigurationException
+    from cassandra.protocol import ConfigurationException
+    cql.execute("CREATE KEYSPACE IF NOT EXISTS probetypes_nts WITH replication = "
+                "{'class': 'NetworkTopologyStrategy', 'datacenter1': 3}")
+    try:
+        refused(cql, ConfigurationException,
+                "Configuration for at least one datacenter must be present",
+                "ALTER KEYSPACE probetypes_nts WITH replication = "
+                "{'class': 'NetworkTopologyStrategy'}")
+        refused(cql, ConfigurationException,
+                "SimpleStrategy requires a replication_factor strategy option.",
+                "ALTER KEYSPACE probetypes_nts WITH replication = {'class': 'SimpleStrategy'}")
+        cql.execute("ALTER KEYSPACE probetypes_nts WITH replication = "
+                    "{'class': 'NetworkTopologyStrategy', 'datacenter1': 2}")
+    finally:
+        cql.execute("DROP KEYSPACE probetypes_nts")
+
+
+def test_a_type_in_a_partition_key_gains_no_field(cql, table):
+    # Cassandra's AlterTest.testAlterTypeUsedInPartitionKey (CASSANDRA-15933)
+    cql.execute("CREATE TYPE IF NOT EXISTS keyed_t1 (v1 int)")
+    cql.execute("CREATE TYPE IF NOT EXISTS keyed_t2 (v1 frozen<keyed_t1>, v2 frozen<keyed_t1>)")
+    t = table("(pk frozen<list<frozen<keyed_t2>>>, val int, PRIMARY KEY (pk))")
+    refused(cql, InvalidRequest, "Cannot add new field v3 of type int to user type "
+            "probetypes.keyed_t1 as the type is being used in partition key by the following "
+            "tables: probetypes.%s" % t, "ALTER TYPE keyed_t1 ADD v3 int")
+    cql.execute("DROP TABLE %s" % t)
+    cql.execute("ALTER TYPE keyed_t1 ADD v3 int")
