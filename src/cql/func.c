@@ -346,6 +346,19 @@ const cqlfn_fn *cqlfn_resolve(const char *name, const cql_ctype *const *types,
         }
         return weak[0];
     }
+    if (nweak == 0 && candidates == 1 && exprs && any->arg != ANY) {
+        /* one overload: FunctionResolver's validateTypes names the argument that fails */
+        for (size_t a = 0; a < n; a++) {
+            if (!exprs[a] || arg_match(any, types ? types[a] : NULL, exprs[a])) continue;
+            char *text = cql_print_expr(exprs[a]);
+            cql_error_record(err, CQL_ERR_INVALID,
+                             "Type error: %s cannot be passed as argument %zu of function %s of "
+                             "type %s",
+                             text ? text : "?", a, any->full, cql_type_name(any->arg));
+            free(text);
+            return NULL;
+        }
+    }
     buf b;
     buf_init(&b, 4096);
     if (nweak == 0) {

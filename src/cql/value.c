@@ -2041,7 +2041,7 @@ static int json_composite(const cql_ctype *t, const uint8_t *p, size_t len, buf 
         for (uint16_t i = 0; i < t->wire.n && !rc; i++) {
             int r = cql_element_next(&e, &v, &vlen);
             if (r < 0) return -1;
-            if (r == 0 && id == CQL_TYPE_TUPLE) break;
+            /* a value shorter than its type: the rest are nulls, as TupleType writes */
             if (i) rc = buf_puts(out, ", ");
             if (!rc && id == CQL_TYPE_UDT) {
                 const char *name = t->wire.field_names[i];

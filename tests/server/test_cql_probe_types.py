@@ -211,3 +211,39 @@ def test_a_type_in_a_partition_key_gains_no_field(cql, table):
             "tables: probetypes.%s" % t, "ALTER TYPE keyed_t1 ADD v3 int")
     cql.execute("DROP TABLE %s" % t)
     cql.execute("ALTER TYPE keyed_t1 ADD v3 int")
+
+
+# ---- functions
+
+def test_a_single_overload_names_the_argument_of_the_wrong_type(cql, table):
+    # cqlpy test_native_functions.py::test_selector_mintimeuuid (FunctionResolver's
+    # validateTypes)
+    t = table("(p int PRIMARY KEY, i int, s text, ts timestamp)")
+    cql.execute("INSERT INTO %s (p, s, ts, i) VALUES (1, '2013-02-02 10:00+0000', 123, 456)" % t)
+    assert len(rows(cql, "SELECT mintimeuuid(ts) FROM %s WHERE p = 1" % t)) == 1
+    for col in ["s", "i"]:
+        refused(cql, InvalidRequest, "Type error: %s cannot be passed as argument 0 of function "
+                "system.mintimeuuid of type timestamp" % col,
+                "SELECT mintimeuuid(%s) FROM %s WHERE p = 1" % (col, t))
+    refused(cql, InvalidRequest, "In call to function system.blobasbigint, value 0x000001c8 is "
+            "not a valid binary representation for type bigint",
+            "SELECT blobasbigint(intasblob(i)) FROM %s WHERE p = 1" % t)
+
+
+def test_a_duration_bound_past_32_bits_names_the_part(cql, table):
+    # Cassandra's CreateTest.testCreateTableWithDurationColumns (DurationSerializer)
+    t = table("(a int, b int, c duration, PRIMARY KEY (a, b))")
+    ins = "INSERT INTO %s (a, b, c) VALUES (?, ?, ?)" % t
+    refused(cql, InvalidRequest, "The duration months must be a 32 bits integer but was: "
+            "9223372036854775807", ins, 2, 1, Duration(9223372036854775807, 1, 0))
+    refused(cql, InvalidRequest, "The duration days must be a 32 bits integer but was: "
+            "9223372036854775807", ins, 2, 1, Duration(0, 9223372036854775807, 0))
+    refused(cql, InvalidRequest, "The duration months, days and nanoseconds must be all of the "
+            "same sign (2, -2, 0)", ins, 2, 1, Duration(2, -2, 0))
+
+
+def test_to_json_of_a_tuple_names_every_item(cql, table):
+    # Cassandra's TupleType.toJSONString writes one item per component type
+    t = table("(k int PRIMARY KEY, tup frozen<tuple<int, text, int>>)")
+    cql.execute("INSERT INTO %s (k, tup) VALUES (0, (7))" % t)
+    assert rows(cql, "SELECT toJson(tup) FROM %s WHERE k = 0" % t) == [("[7, null, null]",)]
