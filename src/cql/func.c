@@ -796,7 +796,15 @@ static int cast_number(uint16_t from, uint16_t to, const uint8_t *p, size_t len,
         break;
     }
     case CQL_TYPE_DECIMAL: {
-        /* BigDecimal.valueOf(p.doubleValue()): the double's shortest text */
+        /* integers exactly: new BigDecimal(BigInteger), BigDecimal.valueOf(p.longValue()) */
+        if (n.is_int || from == CQL_TYPE_VARINT) {
+            char digits[32];
+            if (n.is_int) snprintf(digits, sizeof digits, "%lld", (long long)n.i);
+            const char *text = n.is_int ? digits : n.text.data;
+            rc = cql_decimal_from_text(text, strlen(text), out);
+            break;
+        }
+        /* floats: BigDecimal.valueOf(p.doubleValue()), the double's shortest text */
         double d = n.is_int ? (double)n.i : n.is_float ? n.d : strtod(n.text.data, NULL);
         if (!isfinite(d)) {
             buf_free(&n.text);

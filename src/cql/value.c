@@ -777,8 +777,11 @@ static int inet_from_text(const char *s, size_t len, buf *out)
     memcpy(tmp, s, len);
     tmp[len] = '\0';
     if (inet_pton(AF_INET, tmp, a) == 1) return buf_append(out, a, 4);
-    if (inet_pton(AF_INET6, tmp, a) == 1) return buf_append(out, a, 16);
-    return -1;
+    if (inet_pton(AF_INET6, tmp, a) != 1) return -1;
+    /* InetAddress.getByName makes an IPv4-mapped address (::ffff:1.2.3.4) an IPv4 one */
+    static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    if (memcmp(a, mapped, 12) == 0) return buf_append(out, a + 12, 4);
+    return buf_append(out, a, 16);
 }
 
 int cqlval_from_text(const cql_ctype *t, const char *s, size_t len, buf *out, cql_parse_error *err)

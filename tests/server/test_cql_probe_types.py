@@ -247,3 +247,32 @@ def test_to_json_of_a_tuple_names_every_item(cql, table):
     t = table("(k int PRIMARY KEY, tup frozen<tuple<int, text, int>>)")
     cql.execute("INSERT INTO %s (k, tup) VALUES (0, (7))" % t)
     assert rows(cql, "SELECT toJson(tup) FROM %s WHERE k = 0" % t) == [("[7, null, null]",)]
+
+
+# ---- CAST and inet literals
+
+def test_casts_of_integers_to_decimal_lose_no_digits(cql, table):
+    # Cassandra's CastFctsTest.testNoLossOfPrecisionForCastToDecimal; cqlpy
+    # test_cast_data.py::test_cast_from_large_varint and test_cast_from_counter
+    from decimal import Decimal
+    t = table("(k int PRIMARY KEY, b bigint, v varint, i int)")
+    big = 32767456456456456456545678943512357658768763546575675
+    cql.execute("INSERT INTO %s (k, b, v, i) VALUES (1, 9223372036854775807, %d, -7)" % (t, big))
+    [r] = rows(cql, "SELECT CAST(b AS decimal), CAST(v AS decimal), CAST(i AS decimal) "
+               "FROM %s" % t)
+    assert r == (Decimal("9223372036854775807"), Decimal(big), Decimal("-7"))
+    assert [x.as_tuple().exponent for x in r] == [0, 0, 0]
+    c = table("(k int PRIMARY KEY, n counter)")
+    cql.execute("UPDATE %s SET n = n + 1000 WHERE k = 1" % c)
+    [(d,)] = rows(cql, "SELECT CAST(n AS decimal) FROM %s" % c)
+    assert d == Decimal(1000) and d.as_tuple().exponent == 0
+
+
+def test_an_ipv4_mapped_inet_literal_is_an_ipv4_address(cql, table):
+    # InetAddressType.fromString reads text with InetAddress.getByName, which makes
+    # ::ffff:a.b.c.d an Inet4Address
+    t = table("(k int PRIMARY KEY, a inet)")
+    cql.execute("INSERT INTO %s (k, a) VALUES (1, '::ffff:1.2.3.4')" % t)
+    assert rows(cql, "SELECT a, CAST(a AS text) FROM %s" % t) == [("1.2.3.4", "1.2.3.4")]
+    cql.execute("INSERT INTO %s (k, a) VALUES (1, '::1')" % t)
+    assert rows(cql, "SELECT CAST(a AS text) FROM %s" % t) == [("0:0:0:0:0:0:0:1",)]
