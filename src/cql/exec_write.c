@@ -280,6 +280,11 @@ static int usings(wctx *w, const cql_using *u, size_t n, int ttl_allowed)
             if (conditional(w))
                 return cql_fail(w->r->call, CQL_ERR_INVALID,
                                 "Cannot provide custom timestamp for conditional updates");
+            /* UpdateParameters: Long.MIN_VALUE means no timestamp */
+            if (v == INT64_MIN)
+                return cql_fail(w->r->call, CQL_ERR_INVALID,
+                                "Out of bound timestamp, must be in [%lld, %lld]",
+                                (long long)INT64_MIN + 1, (long long)INT64_MAX);
             w->ts = v;
         }
     }

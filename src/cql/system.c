@@ -1026,7 +1026,7 @@ static int vtab_select(cql_run *r, const vtab *v, const cql_stmt *s)
             }
             buf val;
             buf_init(&val, 0);
-            int got = cql_fnsel_value(r, &vt, &computed[i], vals, has, &val);
+            int got = cql_fnsel_value(r, &vt, &computed[i], vals, has, NULL, &val);
             int put = got == CQLVAL_ERROR ? 0
                                           : cql_rows_put(&out, val.data ? val.data : "",
                                                          got == CQLVAL_OK ? (int32_t)val.len : -1);

@@ -276,3 +276,37 @@ def test_an_ipv4_mapped_inet_literal_is_an_ipv4_address(cql, table):
     assert rows(cql, "SELECT a, CAST(a AS text) FROM %s" % t) == [("1.2.3.4", "1.2.3.4")]
     cql.execute("INSERT INTO %s (k, a) VALUES (1, '::1')" % t)
     assert rows(cql, "SELECT CAST(a AS text) FROM %s" % t) == [("0:0:0:0:0:0:0:1",)]
+
+
+# ---- writetime() and ttl() inside other selectors, USING TIMESTAMP bounds
+
+def test_writetime_and_ttl_as_function_arguments(cql, table):
+    # Cassandra's TimestampTest.testTimestampTTL (CASSANDRA-8451)
+    t = table("(k int PRIMARY KEY, c text, d text, l list<int>)")
+    cql.execute("INSERT INTO %s (k, c) VALUES (1, 'test') USING TIMESTAMP 1234" % t)
+    cql.execute("INSERT INTO %s (k, c) VALUES (2, 'test') USING TTL 400 AND TIMESTAMP 99" % t)
+    got = sorted(rows(cql, "SELECT k, blobAsBigint(bigintAsBlob(writetime(c))), "
+                      "blobAsInt(intAsBlob(ttl(c))), CAST(writetime(d) AS text) FROM %s" % t))
+    assert [r[:2] for r in got] == [(1, 1234), (2, 99)]
+    assert got[0][2] is None and 0 < got[1][2] <= 400
+    assert [r[3] for r in got] == [None, None]
+    assert rows(cql, "SELECT sum(blobAsBigint(bigintAsBlob(writetime(c)))) FROM %s" % t) == [
+        (1333,)]
+    [(js,)] = rows(cql, "SELECT JSON blobAsBigint(bigintAsBlob(writetime(c))) FROM %s "
+                   "WHERE k = 1" % t)
+    assert js == '{"system.blobasbigint(system.bigintasblob(writetime(c)))": 1234}'
+    refused(cql, InvalidRequest, "Cannot use selection function writetime on PRIMARY KEY part k",
+            "SELECT blobAsBigint(bigintAsBlob(writetime(k))) FROM %s" % t)
+    refused(cql, InvalidRequest, "Cannot use selection function writeTime on non-frozen "
+            "collection l", "SELECT bigintAsBlob(writetime(l)) FROM %s" % t)
+
+
+def test_a_timestamp_of_long_min_value_is_refused(cql, table):
+    # Cassandra's TimestampTest.testNegativeTimestamps (UpdateParameters' bounds)
+    t = table("(k int PRIMARY KEY, v int)")
+    cql.execute(cql.prepare("INSERT INTO %s (k, v) VALUES (?, ?) USING TIMESTAMP ?" % t),
+                [1, 1, -42])
+    assert rows(cql, "SELECT writetime(v) FROM %s WHERE k = 1" % t) == [(-42,)]
+    refused(cql, InvalidRequest, "Out of bound timestamp, must be in [-9223372036854775807, "
+            "9223372036854775807]", "INSERT INTO %s (k, v) VALUES (?, ?) USING TIMESTAMP ?" % t,
+            2, 2, -2**63)
