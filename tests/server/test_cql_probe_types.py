@@ -310,3 +310,21 @@ def test_a_timestamp_of_long_min_value_is_refused(cql, table):
     refused(cql, InvalidRequest, "Out of bound timestamp, must be in [-9223372036854775807, "
             "9223372036854775807]", "INSERT INTO %s (k, v) VALUES (?, ?) USING TIMESTAMP ?" % t,
             2, 2, -2**63)
+
+
+# ---- the schema tables
+
+def test_aggregates_over_the_schema_tables_answer_one_row(cql, table):
+    # what tools ask of system_schema: SELECT count(*) ... WHERE keyspace_name = ?, which
+    # Cassandra answers with one row (0 when nothing matches)
+    t = table("(k int PRIMARY KEY, v int, w text)")
+    q = ("SELECT count(*), min(column_name), max(position), sum(position), keyspace_name "
+         "FROM system_schema.columns WHERE keyspace_name = 'probetypes' AND table_name = '%s'")
+    assert rows(cql, q % t) == [(3, "k", 0, -2, "probetypes")]
+    assert rows(cql, "SELECT count(*), max(position) FROM system_schema.columns WHERE "
+                "keyspace_name = 'no_such_keyspace'") == [(0, None)]
+    assert rows(cql, "SELECT count(*) AS n FROM system.local") == [(1,)]
+    assert rows(cql, "SELECT count(*) FROM system_schema.tables WHERE keyspace_name = ? AND "
+                "table_name = ?", "probetypes", t) == [(1,)]
+    assert rows(cql, "SELECT toJson(keyspace_name) FROM system_schema.tables WHERE "
+                "keyspace_name = 'probetypes' AND table_name = '%s'" % t) == [('"probetypes"',)]
