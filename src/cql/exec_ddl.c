@@ -161,6 +161,12 @@ static int keyspace_props(cql_call *c, const cql_props *p, const char *ksname, j
                 json_decref(m);
                 return -1;
             }
+            if (strcmp(shortname, "LocalStrategy") == 0) {
+                json_decref(m);
+                return cql_fail(c, CQL_ERR_INVALID,
+                                "Unable to use given strategy class: LocalStrategy is reserved for "
+                                "internal use.");
+            }
             if (strcmp(shortname, "SimpleStrategy") == 0 &&
                 json_object_get(m, "replication_factor") == NULL) {
                 json_decref(m);

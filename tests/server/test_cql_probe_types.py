@@ -328,3 +328,13 @@ def test_aggregates_over_the_schema_tables_answer_one_row(cql, table):
                 "table_name = ?", "probetypes", t) == [(1,)]
     assert rows(cql, "SELECT toJson(keyspace_name) FROM system_schema.tables WHERE "
                 "keyspace_name = 'probetypes' AND table_name = '%s'" % t) == [('"probetypes"',)]
+
+
+def test_local_strategy_is_reserved(cql):
+    # CreateKeyspaceStatement / AlterKeyspaceStatement: LocalStrategy is internal
+    refused(cql, InvalidRequest, "Unable to use given strategy class: LocalStrategy is reserved "
+            "for internal use.", "CREATE KEYSPACE probetypes_local WITH replication = "
+            "{'class': 'LocalStrategy'}")
+    refused(cql, InvalidRequest, "LocalStrategy is reserved for internal use.",
+            "ALTER KEYSPACE probetypes WITH replication = "
+            "{'class': 'org.apache.cassandra.locator.LocalStrategy'}")
