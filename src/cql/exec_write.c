@@ -1021,6 +1021,10 @@ static int assign(wctx *w, json_t *item, const cql_tcol *col, cql_assign_kind ki
     }
     if (cql_coll_col(col) && kind != CQL_SET_VALUE)
         return coll_assign(w, item, col, kind, value, key);
+    if (kind == CQL_SET_ELEMENT && value == NULL) /* DELETE col[key] */
+        return cql_fail(c, CQL_ERR_INVALID, "Invalid deletion operation for %s column %s",
+                        cqltype_is_collection(t) ? "frozen collection" : "non collection",
+                        col->name);
     if (kind != CQL_SET_VALUE) {
         char *l = key ? cql_print_expr(key) : NULL, *r = value ? cql_print_expr(value) : NULL;
         const char *lv = l ? l : "?", *rv = r ? r : "?";

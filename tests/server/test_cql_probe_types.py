@@ -338,3 +338,16 @@ def test_local_strategy_is_reserved(cql):
     refused(cql, InvalidRequest, "LocalStrategy is reserved for internal use.",
             "ALTER KEYSPACE probetypes WITH replication = "
             "{'class': 'org.apache.cassandra.locator.LocalStrategy'}")
+
+
+def test_deleting_an_element_of_a_frozen_collection(cql, table):
+    # Cassandra's FrozenCollectionsTest.testInvalidOperations (Operation.ElementDeletion)
+    t = table("(k int PRIMARY KEY, l frozen<list<int>>, m frozen<map<int, int>>, i int)")
+    refused(cql, InvalidRequest, "Invalid deletion operation for frozen collection column l",
+            "DELETE l[?] FROM %s WHERE k = ?" % t, 0, 0)
+    refused(cql, InvalidRequest, "Invalid deletion operation for frozen collection column m",
+            "DELETE m[0] FROM %s WHERE k = 0" % t)
+    refused(cql, InvalidRequest, "Invalid deletion operation for non collection column i",
+            "DELETE i[0] FROM %s WHERE k = 0" % t)
+    refused(cql, InvalidRequest, "Invalid operation (l[0] = 1) for frozen collection column l",
+            "UPDATE %s SET l[0] = 1 WHERE k = 0" % t)
