@@ -168,6 +168,17 @@ static const cql_type *list_of(marks *k, const cql_type *elem)
  * it has a marker, and its other arguments are plain literals or type hints, whose types
  * the resolver had (a nested call's, a collection's or a column's it had not). fromJson takes its
  * type from the receiver, which is not known here. */
+/* A receiver's name as Cassandra's ColumnSpecification names it: "value(l)", "key(m)",
+ * "idx(l)" (fmt holds one %s), in the table's arena; name itself when out of memory. */
+static const char *spec_name(marks *k, const char *fmt, const char *name)
+{
+    size_t len = strlen(fmt) + strlen(name) + 1;
+    char *out = arena_alloc(&k->t->arena, len);
+    if (out == NULL) return name;
+    snprintf(out, len, fmt, name);
+    return out;
+}
+
 static int refused_at_prepare(const cql_expr *e)
 {
     const char *name = strncmp(e->fn.name, "system.", 7) == 0 ? e->fn.name + 7 : e->fn.name;
@@ -255,15 +266,20 @@ static void term_markers(marks *k, const cql_expr *e, const char *name, const cq
                          &cqltype_native(i ? o.right : o.left)->wire);
         return;
     }
+    /* elements named as Lists/Sets/Maps.valueSpecOf, keySpecOf and Tuples' components */
     if ((e->kind == CQL_E_LIST || e->kind == CQL_E_SET) && type && type->n >= 1)
         for (size_t i = 0; i < e->nitems; i++)
-            term_markers(k, e->items[i], name, type->params[0]);
+            term_markers(k, e->items[i], spec_name(k, "value(%s)", name), type->params[0]);
     if (e->kind == CQL_E_MAP && type && type->id == CQL_TYPE_MAP)
         for (size_t i = 0; i < e->nitems; i++)
-            term_markers(k, e->items[i], name, type->params[i % 2]);
+            term_markers(k, e->items[i], spec_name(k, i % 2 ? "value(%s)" : "key(%s)", name),
+                         type->params[i % 2]);
     if (e->kind == CQL_E_TUPLE && type && type->id == CQL_TYPE_TUPLE)
-        for (size_t i = 0; i < e->nitems && i < type->n; i++)
-            term_markers(k, e->items[i], name, type->params[i]);
+        for (size_t i = 0; i < e->nitems && i < type->n; i++) {
+            char fmt[32];
+            snprintf(fmt, sizeof fmt, "%%s[%zu]", i);
+            term_markers(k, e->items[i], spec_name(k, fmt, name), type->params[i]);
+        }
     if (e->kind == CQL_E_UDT && type && type->id == CQL_TYPE_UDT)
         for (size_t i = 0; i < e->nitems; i++)
             for (uint16_t f = 0; f < type->n; f++) {
@@ -326,11 +342,18 @@ static void where_markers(marks *k, const cql_where *w)
                 }
         }
         if (r->kind == CQL_REL_ELEMENT && type->id == CQL_TYPE_MAP) {
-            term_markers(k, r->key, col->name, type->params[0]);
+            term_markers(k, r->key, spec_name(k, "key(%s)", col->name), type->params[0]);
+            name = spec_name(k, "value(%s)", col->name);
             type = type->params[1];
+        } else if (r->kind == CQL_REL_ELEMENT && type->id == CQL_TYPE_LIST) {
+            term_markers(k, r->key, spec_name(k, "idx(%s)", col->name), &t_int);
+            name = spec_name(k, "value(%s)", col->name);
+            type = type->params[0];
         } else if (r->op == CQL_OP_CONTAINS && type->n >= 1) {
+            name = spec_name(k, "value(%s)", col->name);
             type = type->id == CQL_TYPE_MAP ? type->params[1] : type->params[0];
         } else if (r->op == CQL_OP_CONTAINS_KEY && type->id == CQL_TYPE_MAP) {
+            name = spec_name(k, "key(%s)", col->name);
             type = type->params[0];
         }
         if (r->op == CQL_OP_IN) {
@@ -415,19 +438,21 @@ static void stmt_markers(marks *k, const cql_stmt *s)
             const cql_tcol *col = cql_tinfo_col(k->t, a->column);
             if (col == NULL) continue;
             const cql_type *type = col->wire;
+            const char *name = col->name;
             if (a->kind == CQL_SET_ELEMENT) {
                 if (type->id == CQL_TYPE_MAP) {
-                    term_markers(k, a->key, col->name, type->params[0]);
+                    term_markers(k, a->key, spec_name(k, "key(%s)", col->name), type->params[0]);
                     type = type->params[1];
                 } else {
-                    term_markers(k, a->key, col->name, &t_int);
+                    term_markers(k, a->key, spec_name(k, "idx(%s)", col->name), &t_int);
                     if (type->n >= 1) type = type->params[0];
                 }
+                if (type != col->wire) name = spec_name(k, "value(%s)", col->name);
             } else if (a->kind == CQL_SET_SUB && type->id == CQL_TYPE_MAP) {
                 /* m = m - {keys}: a set of the key type */
                 type = collection_of(k, CQL_TYPE_SET, type->params[0]);
             }
-            if (type) term_markers(k, a->value, col->name, type);
+            if (type) term_markers(k, a->value, name, type);
         }
         where_markers(k, &up->where);
         for (size_t i = 0; i < up->nconds; i++) {
@@ -441,7 +466,12 @@ static void stmt_markers(marks *k, const cql_stmt *s)
         for (size_t i = 0; i < d->ncols; i++) {
             const cql_tcol *col = cql_tinfo_col(k->t, d->cols[i].column);
             if (col && d->cols[i].key)
-                term_markers(k, d->cols[i].key, col->name,
+                term_markers(k, d->cols[i].key,
+                             spec_name(k,
+                                       col->wire->id == CQL_TYPE_MAP   ? "key(%s)"
+                                       : col->wire->id == CQL_TYPE_SET ? "value(%s)"
+                                                                       : "idx(%s)",
+                                       col->name),
                              col->wire->id == CQL_TYPE_MAP || col->wire->id == CQL_TYPE_SET
                                  ? col->wire->params[0]
                                  : &t_int);

@@ -351,3 +351,30 @@ def test_deleting_an_element_of_a_frozen_collection(cql, table):
             "DELETE i[0] FROM %s WHERE k = 0" % t)
     refused(cql, InvalidRequest, "Invalid operation (l[0] = 1) for frozen collection column l",
             "UPDATE %s SET l[0] = 1 WHERE k = 0" % t)
+
+
+# ---- the names PREPARE gives bind markers
+
+def marker_names(cql, stmt):
+    return [(c.name, c.type.cql_parameterized_type()) for c in cql.prepare(stmt).column_metadata]
+
+
+def test_markers_inside_collections_and_tuples_take_cassandras_names(cql, table):
+    # Lists/Sets/Maps.valueSpecOf, keySpecOf, indexSpecOf and Tuples' componentSpecOf name
+    # the receivers of markers inside literals, element operations and relations
+    t = table("(k int, c int, tp frozen<tuple<int, text>>, l list<int>, m map<int, text>, "
+              "s set<int>, PRIMARY KEY (k, c))")
+    assert marker_names(cql, "INSERT INTO %s (k, c, tp, l, m, s) VALUES "
+                        "(?, ?, (?, ?), [?], {?: ?}, {?})" % t) == [
+        ("k", "int"), ("c", "int"), ("tp[0]", "int"), ("tp[1]", "varchar"),
+        ("value(l)", "int"), ("key(m)", "int"), ("value(m)", "varchar"), ("value(s)", "int")]
+    assert marker_names(cql, "UPDATE %s SET l[?] = ?, m[?] = ?, s = s + ? "
+                        "WHERE k = ? AND c = ?" % t) == [
+        ("idx(l)", "int"), ("value(l)", "int"), ("key(m)", "int"), ("value(m)", "varchar"),
+        ("s", "set<int>"), ("k", "int"), ("c", "int")]
+    assert marker_names(cql, "DELETE m[?], l[?], s[?] FROM %s WHERE k = ? AND c = ?" % t) == [
+        ("key(m)", "int"), ("idx(l)", "int"), ("value(s)", "int"), ("k", "int"), ("c", "int")]
+    assert marker_names(cql, "SELECT * FROM %s WHERE k = ? AND l CONTAINS ? AND m CONTAINS "
+                        "KEY ? AND m[?] = ? ALLOW FILTERING" % t) == [
+        ("k", "int"), ("value(l)", "int"), ("key(m)", "int"), ("key(m)", "int"),
+        ("value(m)", "varchar")]
