@@ -1413,6 +1413,19 @@ static void rename_in_views(json_t *views, const char *base, const char *from, c
     }
 }
 
+/* Whether materialized views of table ks.name exist. */
+static int has_views(cql_state *st, const char *ks, const char *name)
+{
+    const char *vname;
+    json_t *v;
+    json_object_foreach(json_object_get(cql_schema_keyspace(st->schema, ks), "views"), vname, v)
+    {
+        const char *base = json_string_value(json_object_get(v, "base"));
+        if (base && strcmp(base, name) == 0) return 1;
+    }
+    return 0;
+}
+
 static int alter_table(cql_run *r, const cql_stmt *s, cql_state *st)
 {
     cql_call *c = r->call;
@@ -1525,6 +1538,12 @@ static int alter_table(cql_run *r, const cql_stmt *s, cql_state *st)
                 cql_fail(c, CQL_ERR_INVALID, "Cannot drop PRIMARY KEY column %s", at->names[k]);
                 goto done;
             }
+            if (has_views(st, ks, s->name.name)) {
+                cql_fail(c, CQL_ERR_INVALID,
+                         "Cannot drop column %s on base table %s with materialized views",
+                         at->names[k], s->name.name);
+                goto done;
+            }
             char dependent[512];
             if (indexes_on(t, at->names[k], dependent, sizeof dependent)) {
                 cql_fail(c, CQL_ERR_INVALID,
@@ -1587,6 +1606,16 @@ static int alter_table(cql_run *r, const cql_stmt *s, cql_state *st)
         break;
     case CQL_ALTER_WITH:
         if (table_props(c, &at->props, json_object_get(t, "options"), NULL) != 0) goto done;
+        if (has_views(st, ks, s->name.name) &&
+            json_integer_value(
+                json_object_get(json_object_get(t, "options"), "gc_grace_seconds")) == 0) {
+            cql_fail(c, CQL_ERR_INVALID,
+                     "Cannot alter gc_grace_seconds of the base table of a materialized view to "
+                     "0, since this value is used to TTL undelivered updates. Setting "
+                     "gc_grace_seconds too low might cause undelivered updates to expire before "
+                     "being replayed.");
+            goto done;
+        }
         if (json_is_true(json_object_get(t, "counter")) &&
             json_integer_value(
                 json_object_get(json_object_get(t, "options"), "default_time_to_live")) > 0) {
@@ -2432,6 +2461,14 @@ static int create_view(cql_run *r, const cql_stmt *s, cql_state *st)
         json_decref(opts);
         return -1;
     }
+    if (json_integer_value(json_object_get(opts, "default_time_to_live")) > 0) {
+        json_decref(cols);
+        json_decref(opts);
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "Cannot set default_time_to_live for a materialized view. Data in a "
+                        "materialized view always expire at the same time than the "
+                        "corresponding data in the parent table.");
+    }
     /* the engine's index: the view's partition key and clustering as its key, all of the
      * item projected */
     char full[2 * CQL_NAME_MAX + 2];
@@ -2510,6 +2547,39 @@ static int drop_view(cql_run *r, const cql_stmt *s, cql_state *st)
     return rc ? rc : cql_schema_changed(c, "DROPPED", "TABLE", ks, s->name.name);
 }
 
+/* ALTER MATERIALIZED VIEW v WITH ...: the view's options, as AlterViewStatement checks
+ * them (no default TTL of its own, gc_grace_seconds not 0). */
+static int alter_view(cql_run *r, const cql_stmt *s, cql_state *st)
+{
+    cql_call *c = r->call;
+    const char *ks = cql_keyspace_of(c, &s->name);
+    if (ks == NULL) return -1;
+    if (json_object_get(json_object_get(cql_schema_keyspace(st->schema, ks), "views"),
+                        s->name.name) == NULL) {
+        if (s->if_exists) return answer_void(c);
+        return cql_fail(c, CQL_ERR_INVALID, "Materialized view '%s.%s' doesn't exist", ks,
+                        s->name.name);
+    }
+    json_t *next = json_deep_copy(st->schema->doc);
+    json_t *v = json_object_get(json_object_get(json_object_get(keyspaces_of(next), ks), "views"),
+                                s->name.name);
+    json_t *opts = json_object_get(v, "options");
+    int rc = table_props(c, &s->u.alter_view.props, opts, NULL);
+    if (rc == 0 && json_integer_value(json_object_get(opts, "gc_grace_seconds")) == 0)
+        rc = cql_fail(c, CQL_ERR_INVALID,
+                      "Cannot alter gc_grace_seconds of a materialized view to 0, since this "
+                      "value is used to TTL undelivered updates. Setting gc_grace_seconds too "
+                      "low might cause undelivered updates to expire before being replayed.");
+    if (rc == 0 && json_integer_value(json_object_get(opts, "default_time_to_live")) > 0)
+        rc = cql_fail(c, CQL_ERR_INVALID,
+                      "Cannot set or alter default_time_to_live for a materialized view. Data in "
+                      "a materialized view always expire at the same time than the "
+                      "corresponding data in the parent table.");
+    if (rc == 0) rc = commit_doc(c, st, next);
+    json_decref(next);
+    return rc ? rc : cql_schema_changed(c, "UPDATED", "TABLE", ks, s->name.name);
+}
+
 int cql_exec_ddl(cql_run *r, const cql_stmt *s)
 {
     cql_call *c = r->call;
@@ -2567,6 +2637,9 @@ int cql_exec_ddl(cql_run *r, const cql_stmt *s)
         break;
     case CQL_DROP_VIEW:
         rc = drop_view(r, s, st);
+        break;
+    case CQL_ALTER_VIEW:
+        rc = alter_view(r, s, st);
         break;
     default:
         rc = cql_fail(c, CQL_ERR_INVALID, "%s is not a schema statement this executor runs",

@@ -378,3 +378,38 @@ def test_markers_inside_collections_and_tuples_take_cassandras_names(cql, table)
                         "KEY ? AND m[?] = ? ALLOW FILTERING" % t) == [
         ("k", "int"), ("value(l)", "int"), ("key(m)", "int"), ("key(m)", "int"),
         ("value(m)", "varchar")]
+
+
+# ---- materialized views
+
+def test_alter_materialized_view_options(cql, table):
+    # Cassandra's AlterViewStatement and CreateViewStatement checks; AlterTableStatement's
+    # refusal to drop a column of a base table with views
+    t = table("(k int PRIMARY KEY, v int, w int)")
+    v = t + "_by_v"
+    sel = "AS SELECT * FROM %s WHERE v IS NOT NULL AND k IS NOT NULL PRIMARY KEY (v, k)" % t
+    refused(cql, InvalidRequest, "Cannot set default_time_to_live for a materialized view. Data "
+            "in a materialized view always expire at the same time than the corresponding data "
+            "in the parent table.",
+            "CREATE MATERIALIZED VIEW %s %s WITH default_time_to_live = 5" % (v, sel))
+    cql.execute("CREATE MATERIALIZED VIEW %s %s" % (v, sel))
+    try:
+        cql.execute("ALTER MATERIALIZED VIEW %s WITH comment = 'by v' AND gc_grace_seconds = 100"
+                    % v)
+        assert rows(cql, "SELECT comment, gc_grace_seconds FROM system_schema.views WHERE "
+                    "keyspace_name = 'probetypes' AND view_name = '%s'" % v) == [("by v", 100)]
+        refused(cql, InvalidRequest, "Cannot set or alter default_time_to_live for a "
+                "materialized view.", "ALTER MATERIALIZED VIEW %s WITH default_time_to_live = 10"
+                % v)
+        refused(cql, InvalidRequest, "Cannot alter gc_grace_seconds of a materialized view to 0",
+                "ALTER MATERIALIZED VIEW %s WITH gc_grace_seconds = 0" % v)
+        refused(cql, InvalidRequest, "Materialized view 'probetypes.no_view' doesn't exist",
+                "ALTER MATERIALIZED VIEW no_view WITH comment = 'x'")
+        cql.execute("ALTER MATERIALIZED VIEW IF EXISTS no_view WITH comment = 'x'")
+        refused(cql, InvalidRequest, "Cannot drop column w on base table %s with materialized "
+                "views" % t, "ALTER TABLE %s DROP w" % t)
+        refused(cql, InvalidRequest, "Cannot alter gc_grace_seconds of the base table of a "
+                "materialized view to 0", "ALTER TABLE %s WITH gc_grace_seconds = 0" % t)
+    finally:
+        cql.execute("DROP MATERIALIZED VIEW %s" % v)
+    cql.execute("ALTER TABLE %s DROP w" % t)
