@@ -448,6 +448,17 @@ static void stmt_markers(marks *k, const cql_stmt *s)
                     if (type->n >= 1) type = type->params[0];
                 }
                 if (type != col->wire) name = spec_name(k, "value(%s)", col->name);
+            } else if (a->kind == CQL_SET_FIELD && type->id == CQL_TYPE_UDT && a->field) {
+                /* u.f = ?: the field's type, named as UserTypes.fieldSpecOf names it */
+                for (uint16_t f = 0; f < type->n; f++) {
+                    if (!type->field_names || strcmp(type->field_names[f], a->field) != 0) continue;
+                    size_t len = strlen(col->name) + strlen(a->field) + 2;
+                    char *shown = arena_alloc(&k->t->arena, len);
+                    if (shown) snprintf(shown, len, "%s.%s", col->name, a->field);
+                    name = shown ? shown : col->name;
+                    type = type->params[f];
+                    break;
+                }
             } else if (a->kind == CQL_SET_SUB && type->id == CQL_TYPE_MAP) {
                 /* m = m - {keys}: a set of the key type */
                 type = collection_of(k, CQL_TYPE_SET, type->params[0]);

@@ -413,3 +413,18 @@ def test_alter_materialized_view_options(cql, table):
     finally:
         cql.execute("DROP MATERIALIZED VIEW %s" % v)
     cql.execute("ALTER TABLE %s DROP w" % t)
+
+
+def test_a_prepared_update_of_a_user_type_field_binds_the_field(cql, table):
+    # Cassandra's UserTypesTest.testUpdateNonFrozenUDT, prepared: SET v.a = ? binds an int
+    # named v.a (UserTypes.fieldSpecOf), not the whole type
+    cql.execute("CREATE TYPE IF NOT EXISTS field_t (a int, b text)")
+    t = table("(k int PRIMARY KEY, v field_t)")
+    stmt = "UPDATE %s SET v.a = ?, v.b = ? WHERE k = ?" % t
+    assert marker_names(cql, stmt) == [("v.a", "int"), ("v.b", "varchar"), ("k", "int")]
+    cql.execute(cql.prepare(stmt), [5, "x", 1])
+    [(v,)] = rows(cql, "SELECT v FROM %s WHERE k = 1" % t)
+    assert (v.a, v.b) == (5, "x")
+    cql.execute(cql.prepare("UPDATE %s SET v.b = ? WHERE k = ?" % t), [None, 1])
+    [(v,)] = rows(cql, "SELECT v FROM %s WHERE k = 1" % t)
+    assert (v.a, v.b) == (5, None)
