@@ -162,12 +162,6 @@ static const cql_type *list_of(marks *k, const cql_type *elem)
     return t ? t : elem;
 }
 
-/* Markers inside a term: the term itself, or the items of a collection or tuple literal
- * whose element types follow from type. */
-/* Whether call e failing to resolve without its markers' types is its error at PREPARE:
- * it has a marker, and its other arguments are plain literals or type hints, whose types
- * the resolver had (a nested call's, a collection's or a column's it had not). fromJson takes its
- * type from the receiver, which is not known here. */
 /* A receiver's name as Cassandra's ColumnSpecification names it: "value(l)", "key(m)",
  * "idx(l)" (fmt holds one %s), in the table's arena; name itself when out of memory. */
 static const char *spec_name(marks *k, const char *fmt, const char *name)
@@ -179,6 +173,39 @@ static const char *spec_name(marks *k, const char *fmt, const char *name)
     return out;
 }
 
+/* The tuple of the columns of a multi-column relation, (a, b) = ?, and its receiver's name
+ * as Tuples names it: "(a,b)". NULL when a column is unknown or out of memory. */
+static const cql_type *columns_tuple(marks *k, const cql_relation *r, const char **name)
+{
+    cql_type *t = arena_alloc(&k->t->arena, sizeof *t);
+    const cql_type **params = arena_alloc(&k->t->arena, (r->ncolumns + 1) * sizeof *params);
+    size_t len = 3;
+    for (size_t j = 0; j < r->ncolumns; j++)
+        len += strlen(r->columns[j]) + 1;
+    char *shown = arena_alloc(&k->t->arena, len);
+    if (t == NULL || params == NULL || shown == NULL) return NULL;
+    size_t at = 0;
+    shown[at++] = '(';
+    for (size_t j = 0; j < r->ncolumns; j++) {
+        const cql_tcol *col = cql_tinfo_col(k->t, r->columns[j]);
+        if (col == NULL) return NULL;
+        params[j] = col->wire;
+        at += (size_t)snprintf(shown + at, len - at, "%s%s", j ? "," : "", col->name);
+    }
+    snprintf(shown + at, len - at, ")");
+    t->id = CQL_TYPE_TUPLE;
+    t->params = params;
+    t->n = (uint16_t)r->ncolumns;
+    *name = shown;
+    return t;
+}
+
+/* Markers inside a term: the term itself, or the items of a collection or tuple literal
+ * whose element types follow from type. */
+/* Whether call e failing to resolve without its markers' types is its error at PREPARE:
+ * it has a marker, and its other arguments are plain literals or type hints, whose types
+ * the resolver had (a nested call's, a collection's or a column's it had not). fromJson takes its
+ * type from the receiver, which is not known here. */
 static int refused_at_prepare(const cql_expr *e)
 {
     const char *name = strncmp(e->fn.name, "system.", 7) == 0 ? e->fn.name + 7 : e->fn.name;
@@ -315,8 +342,17 @@ static void where_markers(marks *k, const cql_where *w)
                                               ? (const cql_expr *const *)r->values
                                               : (const cql_expr *const *)&r->value;
             size_t nv = r->op == CQL_OP_IN && r->values ? r->nvalues : 1;
+            const char *tname = NULL;
+            const cql_type *tt = columns_tuple(k, r, &tname);
+            if (tt && r->op == CQL_OP_IN && !r->values && r->value &&
+                r->value->kind == CQL_E_BIND) {
+                /* (a, b) IN ?: a list of the columns' tuples, in(a,b) */
+                set_marker(k, r->value, spec_name(k, "in%s", tname), list_of(k, tt));
+                continue;
+            }
             for (size_t v = 0; v < nv; v++) {
                 const cql_expr *e = vals[v];
+                if (e && e->kind == CQL_E_BIND && tt) set_marker(k, e, tname, tt);
                 if (e == NULL || e->kind != CQL_E_TUPLE) continue;
                 for (size_t j = 0; j < e->nitems && j < r->ncolumns; j++) {
                     const cql_tcol *col = cql_tinfo_col(k->t, r->columns[j]);

@@ -428,3 +428,17 @@ def test_a_prepared_update_of_a_user_type_field_binds_the_field(cql, table):
     cql.execute(cql.prepare("UPDATE %s SET v.b = ? WHERE k = ?" % t), [None, 1])
     [(v,)] = rows(cql, "SELECT v FROM %s WHERE k = 1" % t)
     assert (v.a, v.b) == (5, None)
+
+
+def test_a_marker_for_a_multi_column_relation_is_a_tuple(cql, table):
+    # Tuples.Raw / Tuples.INRaw name and type the receiver of (a, b) = ? and (a, b) IN ?
+    t = table("(k int, a int, b text, PRIMARY KEY (k, a, b))")
+    tup = "frozen<tuple<int, varchar>>"
+    assert marker_names(cql, "SELECT * FROM %s WHERE k = ? AND (a, b) = ?" % t) == [
+        ("k", "int"), ("(a,b)", tup)]
+    assert marker_names(cql, "SELECT * FROM %s WHERE k = ? AND (a, b) > ?" % t) == [
+        ("k", "int"), ("(a,b)", tup)]
+    assert marker_names(cql, "SELECT * FROM %s WHERE k = ? AND (a, b) IN ?" % t) == [
+        ("k", "int"), ("in(a,b)", "list<%s>" % tup)]
+    assert marker_names(cql, "SELECT * FROM %s WHERE k = ? AND (a, b) IN ((?, ?))" % t) == [
+        ("k", "int"), ("a", "int"), ("b", "varchar")]
