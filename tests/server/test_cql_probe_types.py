@@ -442,3 +442,15 @@ def test_a_marker_for_a_multi_column_relation_is_a_tuple(cql, table):
         ("k", "int"), ("in(a,b)", "list<%s>" % tup)]
     assert marker_names(cql, "SELECT * FROM %s WHERE k = ? AND (a, b) IN ((?, ?))" % t) == [
         ("k", "int"), ("a", "int"), ("b", "varchar")]
+    # and bound values for them are read as tuples
+    for a in range(3):
+        for b in "xy":
+            cql.execute(cql.prepare("INSERT INTO %s (k, a, b) VALUES (0, ?, ?)" % t), [a, b])
+    assert rows(cql, "SELECT a, b FROM %s WHERE k = ? AND (a, b) = ?" % t, 0, (1, "y")) == [
+        (1, "y")]
+    assert rows(cql, "SELECT a, b FROM %s WHERE k = ? AND (a, b) IN ?" % t, 0,
+                [(1, "y"), (2, "x"), (2, "z")]) == [(1, "y"), (2, "x")]
+    assert rows(cql, "SELECT a, b FROM %s WHERE k = ? AND (a, b) IN (?, ?)" % t, 0, (0, "x"),
+                (1, "x")) == [(0, "x"), (1, "x")]
+    refused(cql, InvalidRequest, "Invalid null value for column b",
+            "SELECT a, b FROM %s WHERE k = ? AND (a, b) = ?" % t, 0, (1, None))
