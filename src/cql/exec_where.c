@@ -237,9 +237,10 @@ const char *cql_filtering_message(void)
 }
 
 /* Records one side of a slice: op (in value order) on the columns from the prefix on,
- * compared with the terms as Cassandra compares tuples. */
+ * compared with the terms (or, terms NULL, the items of the bound tuple marker) as
+ * Cassandra compares tuples. */
 static int set_slice(cql_run *r, cql_keys *k, const cql_tcol *const *cols, size_t n, cql_op op,
-                     const cql_expr *const *terms)
+                     const cql_expr *const *terms, const cql_expr *marker)
 {
     int lower = op == CQL_OP_GT || op == CQL_OP_GTE;
     if (lower ? k->has_lo : k->has_hi)
@@ -247,6 +248,12 @@ static int set_slice(cql_run *r, cql_keys *k, const cql_tcol *const *cols, size_
                         "More than one restriction was found for the %s bound on %s",
                         lower ? "start" : "end", cols[0]->name);
     cql_vlist *l = lower ? &k->lo : &k->hi;
+    if (terms == NULL) {
+        cql_value tv;
+        if (cql_bound(r, marker, &tv) != 1 || tuple_put(r, cols, n, tv.p, tv.len, &l, 1) != 0)
+            return -1;
+        n = 0; /* its items are l's */
+    }
     for (size_t i = 0; i < n; i++) {
         buf *nv = realloc(l->v, (l->n + 1) * sizeof *nv);
         if (nv == NULL) return cql_fail(r->call, CQL_ERR_SERVER, "out of memory");
@@ -865,7 +872,13 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
         const cql_tcol *cols[64] = {0};
         const cql_expr *terms[64] = {0};
         size_t n = 0;
-        if (rel->kind == CQL_REL_TUPLE) {
+        int bound = rel->kind == CQL_REL_TUPLE && rel->value && rel->value->kind == CQL_E_BIND;
+        if (bound) {
+            /* (a, b) > ?: a bound tuple */
+            for (size_t j = 0; j < rel->ncolumns && j < 64; j++)
+                cols[n++] = cql_tinfo_col(t, rel->columns[j]);
+            if (n == 0) continue;
+        } else if (rel->kind == CQL_REL_TUPLE) {
             if (rel->value == NULL || rel->value->kind != CQL_E_TUPLE ||
                 rel->value->nitems != rel->ncolumns)
                 return cql_fail(c, CQL_ERR_INVALID,
@@ -921,7 +934,7 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
             return cql_fail(c, CQL_ERR_INVALID,
                             "Slice restrictions are not supported on the clustering columns in "
                             "UPDATE statements");
-        if (set_slice(r, k, cols, n, rel->op, terms) != 0) return -1;
+        if (set_slice(r, k, cols, n, rel->op, bound ? NULL : terms, rel->value) != 0) return -1;
     }
     if (mode == CQL_KEYS_UPDATE && prefix < t->nck)
         return cql_fail(c, CQL_ERR_INVALID, "Some clustering keys are missing: %s",

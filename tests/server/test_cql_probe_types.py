@@ -454,3 +454,5 @@ def test_a_marker_for_a_multi_column_relation_is_a_tuple(cql, table):
                 (1, "x")) == [(0, "x"), (1, "x")]
     refused(cql, InvalidRequest, "Invalid null value for column b",
             "SELECT a, b FROM %s WHERE k = ? AND (a, b) = ?" % t, 0, (1, None))
+    assert rows(cql, "SELECT a, b FROM %s WHERE k = ? AND (a, b) > ? AND (a, b) <= ?" % t, 0,
+                (0, "y"), (2, "x")) == [(1, "x"), (1, "y"), (2, "x")]
