@@ -484,8 +484,26 @@ static void stmt_markers(marks *k, const cql_stmt *s)
                     if (type->n >= 1) type = type->params[0];
                 }
                 if (type != col->wire) name = spec_name(k, "value(%s)", col->name);
-            } else if (a->kind == CQL_SET_FIELD && type->id == CQL_TYPE_UDT && a->field) {
+            } else if (a->kind == CQL_SET_FIELD && a->field &&
+                       (type->id != CQL_TYPE_UDT || !col->type ||
+                        !cqltype_is_multicell(col->type))) {
+                /* Operation.SetField refuses it as it prepares */
+                char *text = cql_print_expr(a->value);
+                cql_fail(k->c, CQL_ERR_INVALID, "Invalid operation (%s.%s = %s) for %s column %s",
+                         col->name, a->field, text ? text : "?",
+                         type->id == CQL_TYPE_UDT ? "frozen UDT" : "non-UDT", col->name);
+                free(text);
+                return;
+            } else if (a->kind == CQL_SET_FIELD && a->field) {
                 /* u.f = ?: the field's type, named as UserTypes.fieldSpecOf names it */
+                int known = 0;
+                for (uint16_t f = 0; f < type->n; f++)
+                    known |= type->field_names && strcmp(type->field_names[f], a->field) == 0;
+                if (!known) {
+                    cql_fail(k->c, CQL_ERR_INVALID, "UDT column %s does not have a field named %s",
+                             col->name, a->field);
+                    return;
+                }
                 for (uint16_t f = 0; f < type->n; f++) {
                     if (!type->field_names || strcmp(type->field_names[f], a->field) != 0) continue;
                     size_t len = strlen(col->name) + strlen(a->field) + 2;

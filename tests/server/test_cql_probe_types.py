@@ -456,3 +456,18 @@ def test_a_marker_for_a_multi_column_relation_is_a_tuple(cql, table):
             "SELECT a, b FROM %s WHERE k = ? AND (a, b) = ?" % t, 0, (1, None))
     assert rows(cql, "SELECT a, b FROM %s WHERE k = ? AND (a, b) > ? AND (a, b) <= ?" % t, 0,
                 (0, "y"), (2, "x")) == [(1, "x"), (1, "y"), (2, "x")]
+
+
+def test_field_updates_the_type_does_not_take_are_refused_at_prepare(cql, table):
+    # Cassandra's UserTypesTest.testInvalidUDTStatements, prepared (Operation.SetField)
+    cql.execute("CREATE TYPE IF NOT EXISTS field_t (a int, b text)")
+    t = table("(k int PRIMARY KEY, u field_t, f frozen<field_t>, i int)")
+    for stmt, msg in [("UPDATE %s SET f.a = ? WHERE k = 1",
+                       "Invalid operation (f.a = ?) for frozen UDT column f"),
+                      ("UPDATE %s SET i.a = ? WHERE k = 1",
+                       "Invalid operation (i.a = ?) for non-UDT column i"),
+                      ("UPDATE %s SET u.zz = ? WHERE k = 1",
+                       "UDT column u does not have a field named zz")]:
+        with pytest.raises(InvalidRequest) as e:
+            cql.prepare(stmt % t)
+        assert msg in str(e.value)
