@@ -443,6 +443,69 @@ static int caching_invalid(cql_call *c, json_t *m)
     return 0;
 }
 
+/* The sub-options a compaction strategy's validateOptions takes: AbstractCompactionStrategy's
+ * and SizeTieredCompactionStrategyOptions' for each, then the strategy's own. */
+static const char *const compaction_common_opts[] = {"class",
+                                                     "enabled",
+                                                     "min_threshold",
+                                                     "max_threshold",
+                                                     "tombstone_threshold",
+                                                     "tombstone_compaction_interval",
+                                                     "unchecked_tombstone_compaction",
+                                                     "log_all",
+                                                     "only_purge_repaired_tombstones",
+                                                     "provide_overlapping_tombstones",
+                                                     "min_sstable_size",
+                                                     "bucket_low",
+                                                     "bucket_high",
+                                                     NULL};
+static const struct {
+    const char *strategy;
+    const char *const opts[6];
+} compaction_own_opts[] = {
+    {"SizeTieredCompactionStrategy", {NULL}},
+    {"LeveledCompactionStrategy",
+     {"sstable_size_in_mb", "fanout_size", "single_sstable_uplevel", NULL}},
+    {"TimeWindowCompactionStrategy",
+     {"compaction_window_unit", "compaction_window_size", "timestamp_resolution",
+      "expired_sstable_check_frequency_seconds", "unsafe_aggressive_sstable_expiration", NULL}},
+};
+
+static int listed(const char *const *names, const char *name)
+{
+    for (size_t i = 0; names[i]; i++)
+        if (strcmp(names[i], name) == 0) return 1;
+    return 0;
+}
+
+/* CompactionParams.validate: sub-options the strategy (cls, its full class name) does not
+ * take are refused. 1 with a ConfigurationException set; 0 for the others' strategies,
+ * whose options are kept as given. */
+static int compaction_options_unknown(cql_call *c, json_t *m, const char *cls)
+{
+    const char *dot = strrchr(cls, '.');
+    const char *simple = dot ? dot + 1 : cls;
+    const char *const *own = NULL;
+    for (size_t i = 0; i < sizeof compaction_own_opts / sizeof compaction_own_opts[0]; i++)
+        if (strcmp(compaction_own_opts[i].strategy, simple) == 0) own = compaction_own_opts[i].opts;
+    if (own == NULL) return 0;
+    buf unknown;
+    buf_init(&unknown, 1024);
+    const char *key;
+    json_t *v;
+    json_object_foreach(m, key, v)
+    {
+        if (listed(compaction_common_opts, key) || listed(own, key)) continue;
+        buf_printf(&unknown, "%s%s", unknown.len ? ", " : "", key);
+    }
+    int bad = unknown.len > 0;
+    if (bad)
+        cql_fail(c, CQL_ERR_CONFIG, "Properties specified [%s] are not understood by %s",
+                 unknown.data, simple);
+    buf_free(&unknown);
+    return bad;
+}
+
 /* Java's Boolean.parseBoolean: "true" in any case, else false. */
 static int java_true(const json_t *v)
 {
@@ -568,6 +631,7 @@ static int normalise_map_option(cql_call *c, const char *option, json_t *m)
                       sizeof compaction_classes / sizeof compaction_classes[0], full,
                       sizeof full) != 0)
         return cql_fail(c, CQL_ERR_CONFIG, "Unable to find compaction strategy class '%s'", full);
+    if (compaction_options_unknown(c, m, full)) return -1;
     json_object_set_new(m, "class", json_string(full));
     if (json_object_get(m, "min_threshold") == NULL)
         json_object_set_new(m, "min_threshold", json_string("4"));

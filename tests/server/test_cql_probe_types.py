@@ -471,3 +471,19 @@ def test_field_updates_the_type_does_not_take_are_refused_at_prepare(cql, table)
         with pytest.raises(InvalidRequest) as e:
             cql.prepare(stmt % t)
         assert msg in str(e.value)
+
+
+def test_compaction_sub_options_the_strategy_does_not_take(cql, table):
+    # CompactionParams.validate: the strategy's validateOptions leaves them unknown
+    from cassandra.protocol import ConfigurationException
+    refused(cql, ConfigurationException, "Properties specified [foo] are not understood by "
+            "SizeTieredCompactionStrategy", "CREATE TABLE probetypes.cfoo (k int PRIMARY KEY) "
+            "WITH compaction = {'class': 'SizeTieredCompactionStrategy', 'foo': '1'}")
+    refused(cql, ConfigurationException, "Properties specified [compaction_window_unit] are not "
+            "understood by LeveledCompactionStrategy", "CREATE TABLE probetypes.cfoo (k int "
+            "PRIMARY KEY) WITH compaction = {'class': 'LeveledCompactionStrategy', "
+            "'compaction_window_unit': 'DAYS'}")
+    table("(k int PRIMARY KEY) WITH compaction = {'class': 'LeveledCompactionStrategy', "
+          "'sstable_size_in_mb': '160', 'tombstone_threshold': '0.3'}")
+    table("(k int PRIMARY KEY) WITH compaction = {'class': 'TimeWindowCompactionStrategy', "
+          "'compaction_window_unit': 'DAYS', 'compaction_window_size': '1', 'bucket_low': '0.5'}")
