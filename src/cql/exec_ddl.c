@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
 #include <time.h>
 
@@ -99,6 +100,10 @@ static int replication_options_invalid(cql_call *c, json_t *m, const char *strat
 {
     int simple = strcmp(strategy, "SimpleStrategy") == 0;
     int nts = strcmp(strategy, "NetworkTopologyStrategy") == 0;
+    if (nts && json_object_size(m) == 1) {
+        cql_fail(c, CQL_ERR_CONFIG, "Configuration for at least one datacenter must be present");
+        return 1;
+    }
     const char *key;
     json_t *v;
     json_object_foreach(m, key, v)
@@ -156,6 +161,12 @@ static int keyspace_props(cql_call *c, const cql_props *p, const char *ksname, j
                          name == shortname ? STRATEGY_PREFIX : "", name);
                 json_decref(m);
                 return -1;
+            }
+            if (strcmp(shortname, "LocalStrategy") == 0) {
+                json_decref(m);
+                return cql_fail(c, CQL_ERR_INVALID,
+                                "Unable to use given strategy class: LocalStrategy is reserved for "
+                                "internal use.");
             }
             if (strcmp(shortname, "SimpleStrategy") == 0 &&
                 json_object_get(m, "replication_factor") == NULL) {
@@ -434,6 +445,176 @@ static int caching_invalid(cql_call *c, json_t *m)
     return 0;
 }
 
+/* The sub-options a compaction strategy's validateOptions takes: AbstractCompactionStrategy's
+ * and SizeTieredCompactionStrategyOptions' for each, then the strategy's own. */
+static const char *const compaction_common_opts[] = {"class",
+                                                     "enabled",
+                                                     "min_threshold",
+                                                     "max_threshold",
+                                                     "tombstone_threshold",
+                                                     "tombstone_compaction_interval",
+                                                     "unchecked_tombstone_compaction",
+                                                     "log_all",
+                                                     "only_purge_repaired_tombstones",
+                                                     "provide_overlapping_tombstones",
+                                                     "min_sstable_size",
+                                                     "bucket_low",
+                                                     "bucket_high",
+                                                     NULL};
+static const struct {
+    const char *strategy;
+    const char *const opts[6];
+} compaction_own_opts[] = {
+    {"SizeTieredCompactionStrategy", {NULL}},
+    {"LeveledCompactionStrategy",
+     {"sstable_size_in_mb", "fanout_size", "single_sstable_uplevel", NULL}},
+    {"TimeWindowCompactionStrategy",
+     {"compaction_window_unit", "compaction_window_size", "timestamp_resolution",
+      "expired_sstable_check_frequency_seconds", "unsafe_aggressive_sstable_expiration", NULL}},
+};
+
+static int listed(const char *const *names, const char *name)
+{
+    for (size_t i = 0; names[i]; i++)
+        if (strcmp(names[i], name) == 0) return 1;
+    return 0;
+}
+
+/* CompactionParams.validate: sub-options the strategy (cls, its full class name) does not
+ * take are refused. 1 with a ConfigurationException set; 0 for the others' strategies,
+ * whose options are kept as given. */
+static int compaction_options_unknown(cql_call *c, json_t *m, const char *cls)
+{
+    const char *dot = strrchr(cls, '.');
+    const char *simple = dot ? dot + 1 : cls;
+    const char *const *own = NULL;
+    for (size_t i = 0; i < sizeof compaction_own_opts / sizeof compaction_own_opts[0]; i++)
+        if (strcmp(compaction_own_opts[i].strategy, simple) == 0) own = compaction_own_opts[i].opts;
+    if (own == NULL) return 0;
+    buf unknown;
+    buf_init(&unknown, 1024);
+    const char *key;
+    json_t *v;
+    json_object_foreach(m, key, v)
+    {
+        if (listed(compaction_common_opts, key) || listed(own, key)) continue;
+        buf_printf(&unknown, "%s%s", unknown.len ? ", " : "", key);
+    }
+    int bad = unknown.len > 0;
+    if (bad)
+        cql_fail(c, CQL_ERR_CONFIG, "Properties specified [%s] are not understood by %s",
+                 unknown.data, simple);
+    buf_free(&unknown);
+    return bad;
+}
+
+/* Java's Boolean.parseBoolean: "true" in any case, else false. */
+static int java_true(const json_t *v)
+{
+    const char *s = json_string_value(v);
+    return s && strcasecmp(s, "true") == 0;
+}
+
+/* compression = {...} as CompressionParams.fromMap reads it and asMap stores it: disabled
+ * as {'enabled': 'false'} alone; else the class named in full, the chunk length in kb
+ * (chunk_length_kb its old name) and min_compress_ratio as a Java double, when not 0. */
+static int normalise_compression(cql_call *c, json_t *m)
+{
+    json_t *enabled = json_object_get(m, "enabled");
+    json_t *cls = json_object_get(m, "class");
+    json_t *old_cls = json_object_get(m, "sstable_compression");
+    if (json_object_size(m) == 0) return 0;
+    if ((enabled == NULL || java_true(enabled)) && cls == NULL && old_cls == NULL)
+        return cql_fail(c, CQL_ERR_CONFIG,
+                        "Missing sub-option 'class' for the 'compression' "
+                        "option.");
+    if (enabled && !java_true(enabled)) {
+        if (json_object_size(m) > 1)
+            return cql_fail(c, CQL_ERR_CONFIG,
+                            "If the 'enabled' option is set to false no other "
+                            "options must be specified");
+        json_object_set_new(m, "enabled", json_string("false"));
+        return 0;
+    }
+    if (cls && old_cls)
+        return cql_fail(c, CQL_ERR_CONFIG,
+                        "The 'sstable_compression' option must not be used if the compression "
+                        "algorithm is already specified by the 'class' option");
+    const char *name = json_string_value(cls ? cls : old_cls);
+    if (cls && (name == NULL || *name == '\0'))
+        return cql_fail(c, CQL_ERR_CONFIG,
+                        "The 'class' option must not be empty. To disable "
+                        "compression use 'enabled' : false");
+    json_t *chunk = json_object_get(m, "chunk_length_in_kb");
+    json_t *old_chunk = json_object_get(m, "chunk_length_kb");
+    if (chunk && old_chunk)
+        return cql_fail(c, CQL_ERR_CONFIG,
+                        "The 'chunk_length_kb' option must not be used if the chunk length is "
+                        "already specified by the 'chunk_length_in_kb' option");
+    long kb = 16;
+    if (chunk || old_chunk) {
+        const char *text = json_string_value(chunk ? chunk : old_chunk);
+        char *end = NULL;
+        errno = 0;
+        kb = text ? strtol(text, &end, 10) : 0;
+        if (text == NULL || end == text || *end != '\0' || errno || kb < INT32_MIN ||
+            kb > INT32_MAX)
+            return cql_fail(c, CQL_ERR_CONFIG, "Invalid value for chunk_length_in_kb: %s",
+                            text ? text : "(none)");
+        if (kb > INT32_MAX / 1024)
+            return cql_fail(c, CQL_ERR_CONFIG, "Value of chunk_length_in_kb is too large (%ld)",
+                            kb);
+        if (kb <= 0)
+            return cql_fail(c, CQL_ERR_CONFIG, "Invalid negative or null chunk_length_in_kb");
+        if ((kb & (kb - 1)) != 0)
+            return cql_fail(c, CQL_ERR_CONFIG, "chunk_length_in_kb must be a power of 2");
+    }
+    double ratio = 0;
+    json_t *ratio_v = json_object_get(m, "min_compress_ratio");
+    if (ratio_v) {
+        const char *text = json_string_value(ratio_v);
+        char *end = NULL;
+        ratio = text ? strtod(text, &end) : 0;
+        if (text == NULL || end == text || *end != '\0' || isnan(ratio))
+            return cql_fail(c, CQL_ERR_CONFIG, "Invalid value for min_compress_ratio: %s",
+                            text ? text : "(none)");
+        /* calcMaxCompressedLength: ceil(min(chunk / ratio, Integer.MAX_VALUE)) */
+        double max_len = ratio == 0 ? INFINITY : (double)(kb * 1024) / ratio;
+        if (max_len < 0) return cql_fail(c, CQL_ERR_CONFIG, "Invalid negative min_compress_ratio");
+        if (max_len > (double)(kb * 1024) && max_len < (double)INT32_MAX)
+            return cql_fail(c, CQL_ERR_CONFIG,
+                            "min_compress_ratio can either be 0 or greater than or equal to 1");
+    }
+    char full[256];
+    if (resolve_class(name, "org.apache.cassandra.io.compress.", compressor_classes,
+                      sizeof compressor_classes / sizeof compressor_classes[0], full,
+                      sizeof full) != 0)
+        return cql_fail(c, CQL_ERR_CONFIG, "Could not create Compression for type %s", full);
+    json_object_del(m, "sstable_compression");
+    json_object_del(m, "chunk_length_kb");
+    json_object_del(m, "enabled");
+    json_object_set_new(m, "class", json_string(full));
+    char text[64];
+    snprintf(text, sizeof text, "%ld", kb);
+    json_object_set_new(m, "chunk_length_in_kb", json_string(text));
+    json_object_del(m, "min_compress_ratio");
+    if (ratio != 0) {
+        /* String.valueOf(double): 2 is stored as 2.0 */
+        uint8_t be[8];
+        uint64_t bits;
+        memcpy(&bits, &ratio, 8);
+        for (int i = 0; i < 8; i++)
+            be[i] = (uint8_t)(bits >> (56 - 8 * i));
+        buf d;
+        buf_init(&d, 64);
+        int rc = cqlval_to_text(cqltype_native(CQL_TYPE_DOUBLE), be, 8, &d);
+        if (rc == 0) json_object_set_new(m, "min_compress_ratio", json_string(d.data));
+        buf_free(&d);
+        if (rc) return cql_fail(c, CQL_ERR_SERVER, "out of memory");
+    }
+    return 0;
+}
+
 /* compaction = {...} and compression = {...} as Cassandra stores them: the class named in
  * full, compaction's thresholds defaulted; a missing or unknown class is refused. */
 static int normalise_map_option(cql_call *c, const char *option, json_t *m)
@@ -441,50 +622,23 @@ static int normalise_map_option(cql_call *c, const char *option, json_t *m)
     if (strcmp(option, "caching") == 0) return caching_invalid(c, m);
     int compaction = strcmp(option, "compaction") == 0;
     if (!compaction && strcmp(option, "compression") != 0) return 0;
+    if (!compaction) return normalise_compression(c, m);
     json_t *cls = json_object_get(m, "class");
-    if (!compaction && cls == NULL) cls = json_object_get(m, "sstable_compression");
-    if (!compaction && cls == NULL) {
-        json_t *enabled = json_object_get(m, "enabled");
-        if (json_object_size(m) == 0 ||
-            (enabled && strcasecmp(json_string_value(enabled), "false") == 0))
-            return 0;
-    }
     if (cls == NULL)
         return cql_fail(c, CQL_ERR_CONFIG, "Missing sub-option 'class' for the '%s' option.",
                         option);
     char full[256];
     const char *name = json_string_value(cls);
-    if (compaction) {
-        if (resolve_class(name, "org.apache.cassandra.db.compaction.", compaction_classes,
-                          sizeof compaction_classes / sizeof compaction_classes[0], full,
-                          sizeof full) != 0)
-            return cql_fail(c, CQL_ERR_CONFIG, "Unable to find compaction strategy class '%s'",
-                            full);
-        json_object_set_new(m, "class", json_string(full));
-        if (json_object_get(m, "min_threshold") == NULL)
-            json_object_set_new(m, "min_threshold", json_string("4"));
-        if (json_object_get(m, "max_threshold") == NULL)
-            json_object_set_new(m, "max_threshold", json_string("32"));
-        return 0;
-    }
-    if (resolve_class(name, "org.apache.cassandra.io.compress.", compressor_classes,
-                      sizeof compressor_classes / sizeof compressor_classes[0], full,
+    if (resolve_class(name, "org.apache.cassandra.db.compaction.", compaction_classes,
+                      sizeof compaction_classes / sizeof compaction_classes[0], full,
                       sizeof full) != 0)
-        return cql_fail(c, CQL_ERR_CONFIG, "Could not create Compression for type %s", full);
-    json_object_del(m, "sstable_compression");
+        return cql_fail(c, CQL_ERR_CONFIG, "Unable to find compaction strategy class '%s'", full);
+    if (compaction_options_unknown(c, m, full)) return -1;
     json_object_set_new(m, "class", json_string(full));
-    json_t *chunk = json_object_get(m, "chunk_length_in_kb");
-    if (chunk) {
-        char *end = NULL;
-        long kb = strtol(json_string_value(chunk), &end, 10);
-        if (end == json_string_value(chunk) || *end != '\0' || kb <= 0)
-            return cql_fail(c, CQL_ERR_CONFIG, "Invalid value for chunk_length_in_kb: %s",
-                            json_string_value(chunk));
-        if ((kb & (kb - 1)) != 0)
-            return cql_fail(c, CQL_ERR_CONFIG, "chunk_length_in_kb must be a power of 2");
-    } else {
-        json_object_set_new(m, "chunk_length_in_kb", json_string("16"));
-    }
+    if (json_object_get(m, "min_threshold") == NULL)
+        json_object_set_new(m, "min_threshold", json_string("4"));
+    if (json_object_get(m, "max_threshold") == NULL)
+        json_object_set_new(m, "max_threshold", json_string("32"));
     return 0;
 }
 
@@ -1325,6 +1479,19 @@ static void rename_in_views(json_t *views, const char *base, const char *from, c
     }
 }
 
+/* Whether materialized views of table ks.name exist. */
+static int has_views(cql_state *st, const char *ks, const char *name)
+{
+    const char *vname;
+    json_t *v;
+    json_object_foreach(json_object_get(cql_schema_keyspace(st->schema, ks), "views"), vname, v)
+    {
+        const char *base = json_string_value(json_object_get(v, "base"));
+        if (base && strcmp(base, name) == 0) return 1;
+    }
+    return 0;
+}
+
 static int alter_table(cql_run *r, const cql_stmt *s, cql_state *st)
 {
     cql_call *c = r->call;
@@ -1410,7 +1577,20 @@ static int alter_table(cql_run *r, const cql_stmt *s, cql_state *st)
         sort_columns(cols);
         break;
     }
-    case CQL_ALTER_DROP:
+    case CQL_ALTER_DROP: {
+        /* cells written after the drop's time (USING TIMESTAMP, else now) stay visible */
+        int64_t drop_time = r->timestamp;
+        if (at->timestamp) {
+            char *end = NULL;
+            errno = 0;
+            long long v = at->timestamp->text ? strtoll(at->timestamp->text, &end, 10) : 0;
+            if (!at->timestamp->text || *end != '\0' || errno) {
+                cql_fail(c, CQL_ERR_INVALID, "Invalid timestamp for the drop: %s",
+                         at->timestamp->text ? at->timestamp->text : "(none)");
+                goto done;
+            }
+            drop_time = v;
+        }
         for (size_t k = 0; k < at->nnames; k++) {
             size_t idx;
             json_t *col = find_column(t, at->names[k], &idx);
@@ -1424,6 +1604,12 @@ static int alter_table(cql_run *r, const cql_stmt *s, cql_state *st)
                 cql_fail(c, CQL_ERR_INVALID, "Cannot drop PRIMARY KEY column %s", at->names[k]);
                 goto done;
             }
+            if (has_views(st, ks, s->name.name)) {
+                cql_fail(c, CQL_ERR_INVALID,
+                         "Cannot drop column %s on base table %s with materialized views",
+                         at->names[k], s->name.name);
+                goto done;
+            }
             char dependent[512];
             if (indexes_on(t, at->names[k], dependent, sizeof dependent)) {
                 cql_fail(c, CQL_ERR_INVALID,
@@ -1434,7 +1620,7 @@ static int alter_table(cql_run *r, const cql_stmt *s, cql_state *st)
             json_t *dropped = json_object_get(t, "dropped");
             if (dropped == NULL) json_object_set_new(t, "dropped", dropped = json_object());
             json_t *gone =
-                json_pack("{s:I,s:O,s:O}", "time", (json_int_t)(r->timestamp), "type",
+                json_pack("{s:I,s:O,s:O}", "time", (json_int_t)drop_time, "type",
                           json_object_get(col, "type"), "kind", json_object_get(col, "kind"));
             /* its cells stay where they were stored, hidden by the drop's time */
             if (strcmp(stored_name(col), at->names[k]) != 0)
@@ -1444,6 +1630,7 @@ static int alter_table(cql_run *r, const cql_stmt *s, cql_state *st)
             changed = 1;
         }
         break;
+    }
     case CQL_ALTER_RENAME:
         for (size_t k = 0; k < at->nnames; k++) {
             json_t *col = find_column(t, at->names[k], NULL);
@@ -1485,6 +1672,16 @@ static int alter_table(cql_run *r, const cql_stmt *s, cql_state *st)
         break;
     case CQL_ALTER_WITH:
         if (table_props(c, &at->props, json_object_get(t, "options"), NULL) != 0) goto done;
+        if (has_views(st, ks, s->name.name) &&
+            json_integer_value(
+                json_object_get(json_object_get(t, "options"), "gc_grace_seconds")) == 0) {
+            cql_fail(c, CQL_ERR_INVALID,
+                     "Cannot alter gc_grace_seconds of the base table of a materialized view to "
+                     "0, since this value is used to TTL undelivered updates. Setting "
+                     "gc_grace_seconds too low might cause undelivered updates to expire before "
+                     "being replayed.");
+            goto done;
+        }
         if (json_is_true(json_object_get(t, "counter")) &&
             json_integer_value(
                 json_object_get(json_object_get(t, "options"), "default_time_to_live")) > 0) {
@@ -1677,6 +1874,43 @@ static json_t *unused_stored_name(json_t *stored, const char *name)
     }
 }
 
+/* Whether a partition key column of a table or view of keyspace ks holds type name; out
+ * gets their names ("ks.t1, ks.t2"). A type in a key may gain no field: its values would
+ * no longer match the keys stored. */
+static int tables_keyed_by_type(cql_state *st, const char *ks, const char *name, cqltype_env *env,
+                                arena *arena, char *out, size_t cap)
+{
+    json_t *kso = cql_schema_keyspace(st->schema, ks);
+    static const char *const kinds[] = {"tables", "views"};
+    size_t len = 0;
+    out[0] = '\0';
+    for (size_t k = 0; k < 2; k++) {
+        const char *tname;
+        json_t *t;
+        json_object_foreach(json_object_get(kso, kinds[k]), tname, t)
+        {
+            size_t i;
+            json_t *col;
+            json_array_foreach(json_object_get(t, "columns"), i, col)
+            {
+                const char *kind = json_string_value(json_object_get(col, "kind"));
+                const char *text = json_string_value(json_object_get(col, "type"));
+                if (!kind || strcmp(kind, "partition_key") != 0 || !text) continue;
+                const cql_ctype *ty;
+                cql_parse_error perr;
+                memset(&perr, 0, sizeof perr);
+                if (cqltype_parse(arena, text, strlen(text), env, &ty, &perr) == 0 &&
+                    cqltype_uses_udt(ty, ks, name)) {
+                    int n = snprintf(out + len, cap - len, "%s%s.%s", len ? ", " : "", ks, tname);
+                    if (n > 0) len = len + (size_t)n < cap ? len + (size_t)n : cap - 1;
+                    break;
+                }
+            }
+        }
+    }
+    return len > 0;
+}
+
 static int alter_type(cql_run *r, const cql_stmt *s, cql_state *st)
 {
     cql_call *c = r->call;
@@ -1736,6 +1970,15 @@ static int alter_type(cql_run *r, const cql_stmt *s, cql_state *st)
         }
         char *tn = type_name_of(c, t);
         if (tn == NULL) goto done;
+        char keyed[1024];
+        if (tables_keyed_by_type(st, ks, name, &env, &arena, keyed, sizeof keyed)) {
+            cql_fail(c, CQL_ERR_INVALID,
+                     "Cannot add new field %s of type %s to user type %s.%s as the type is being "
+                     "used in partition key by the following tables: %s",
+                     aty->fields[0], tn, ks, name, keyed);
+            free(tn);
+            goto done;
+        }
         json_array_append_new(fields, json_string(aty->fields[0]));
         json_array_append_new(types, json_string(tn));
         free(tn);
@@ -2284,6 +2527,14 @@ static int create_view(cql_run *r, const cql_stmt *s, cql_state *st)
         json_decref(opts);
         return -1;
     }
+    if (json_integer_value(json_object_get(opts, "default_time_to_live")) > 0) {
+        json_decref(cols);
+        json_decref(opts);
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "Cannot set default_time_to_live for a materialized view. Data in a "
+                        "materialized view always expire at the same time than the "
+                        "corresponding data in the parent table.");
+    }
     /* the engine's index: the view's partition key and clustering as its key, all of the
      * item projected */
     char full[2 * CQL_NAME_MAX + 2];
@@ -2362,6 +2613,39 @@ static int drop_view(cql_run *r, const cql_stmt *s, cql_state *st)
     return rc ? rc : cql_schema_changed(c, "DROPPED", "TABLE", ks, s->name.name);
 }
 
+/* ALTER MATERIALIZED VIEW v WITH ...: the view's options, as AlterViewStatement checks
+ * them (no default TTL of its own, gc_grace_seconds not 0). */
+static int alter_view(cql_run *r, const cql_stmt *s, cql_state *st)
+{
+    cql_call *c = r->call;
+    const char *ks = cql_keyspace_of(c, &s->name);
+    if (ks == NULL) return -1;
+    if (json_object_get(json_object_get(cql_schema_keyspace(st->schema, ks), "views"),
+                        s->name.name) == NULL) {
+        if (s->if_exists) return answer_void(c);
+        return cql_fail(c, CQL_ERR_INVALID, "Materialized view '%s.%s' doesn't exist", ks,
+                        s->name.name);
+    }
+    json_t *next = json_deep_copy(st->schema->doc);
+    json_t *v = json_object_get(json_object_get(json_object_get(keyspaces_of(next), ks), "views"),
+                                s->name.name);
+    json_t *opts = json_object_get(v, "options");
+    int rc = table_props(c, &s->u.alter_view.props, opts, NULL);
+    if (rc == 0 && json_integer_value(json_object_get(opts, "gc_grace_seconds")) == 0)
+        rc = cql_fail(c, CQL_ERR_INVALID,
+                      "Cannot alter gc_grace_seconds of a materialized view to 0, since this "
+                      "value is used to TTL undelivered updates. Setting gc_grace_seconds too "
+                      "low might cause undelivered updates to expire before being replayed.");
+    if (rc == 0 && json_integer_value(json_object_get(opts, "default_time_to_live")) > 0)
+        rc = cql_fail(c, CQL_ERR_INVALID,
+                      "Cannot set or alter default_time_to_live for a materialized view. Data in "
+                      "a materialized view always expire at the same time than the "
+                      "corresponding data in the parent table.");
+    if (rc == 0) rc = commit_doc(c, st, next);
+    json_decref(next);
+    return rc ? rc : cql_schema_changed(c, "UPDATED", "TABLE", ks, s->name.name);
+}
+
 int cql_exec_ddl(cql_run *r, const cql_stmt *s)
 {
     cql_call *c = r->call;
@@ -2419,6 +2703,9 @@ int cql_exec_ddl(cql_run *r, const cql_stmt *s)
         break;
     case CQL_DROP_VIEW:
         rc = drop_view(r, s, st);
+        break;
+    case CQL_ALTER_VIEW:
+        rc = alter_view(r, s, st);
         break;
     default:
         rc = cql_fail(c, CQL_ERR_INVALID, "%s is not a schema statement this executor runs",

@@ -204,8 +204,9 @@ typedef struct cql_fnsel {
     const struct cql_fnsel *argsel[CQL_FNSEL_MAX_ARGS]; /* a nested selector, or NULL for */
     const cql_expr *argexpr[CQL_FNSEL_MAX_ARGS];        /* a constant term ('k': the hint) */
     const struct cql_ctype *argtype[CQL_FNSEL_MAX_ARGS];
-    const struct cqlarith_op *arith; /* 'o', an operation: its overload (arith.h) */
-    struct cql_fnagg *agg;           /* 'a', an aggregate */
+    char argcell[CQL_FNSEL_MAX_ARGS]; /* 'w', 't': argcol's writetime() or ttl(), not its value */
+    const struct cqlarith_op *arith;  /* 'o', an operation: its overload (arith.h) */
+    struct cql_fnagg *agg;            /* 'a', an aggregate */
 } cql_fnsel;
 
 /* An aggregate inside a computed selector (cast(count(*) AS int), max(b) + 1): its running
@@ -227,11 +228,20 @@ size_t cql_fnsel_aggregates(const cql_fnsel *f, cql_fnagg **out, size_t max, int
  * ("system.totimestamp(system.now())", "addr.zip", "(int)1"; malloc'd). */
 int cql_fnsel_resolve(cql_call *c, const cql_tinfo *t, const cql_expr *e, cql_fnsel *out,
                       char **name);
+/* The write time ('w', a bigint) or TTL ('t', an int) of a column's cell in the row a
+ * computed selector is evaluated on, into b: its length, or -1 for null (no cell, no TTL). */
+typedef struct cql_cellmeta {
+    int32_t (*get)(void *ctx, const cql_tcol *col, int which, uint8_t b[8]);
+    void *ctx;
+} cql_cellmeta;
+/* Whether f reads a writetime() or ttl() (cql_cellmeta's 'w' or 't'), directly or nested. */
+int cql_fnsel_cells(const cql_fnsel *f, int which);
 /* f's value for a row whose column i has the value vals[i] when has[i] (both indexed like
- * t->cols; unused when f reads no column): CQLVAL_OK with the bytes appended to out,
+ * t->cols; unused when f reads no column) and whose cells' write times and TTLs meta
+ * answers (NULL: none, they are null): CQLVAL_OK with the bytes appended to out,
  * CQLVAL_NULL, or CQLVAL_ERROR with the call's error set. */
 int cql_fnsel_value(cql_run *r, const cql_tinfo *t, const cql_fnsel *f, const buf *vals,
-                    const int8_t *has, buf *out);
+                    const int8_t *has, const cql_cellmeta *meta, buf *out);
 
 /* 1 when an aggregate's only argument is a literal (COUNT(1) counts rows), not a column
  * or a computed selector. */

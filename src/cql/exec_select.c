@@ -509,7 +509,8 @@ static int plan_reads(qctx *q)
         if (x->kind == SEL_FN || x->agg_fn) /* its arguments: any column */
             memset(cells, 1, t->ncols);
         if (x->col) cells[col_index(q, x->col)] = 1;
-        times |= x->kind == SEL_WRITETIME || x->agg_cell == 'w';
+        times |= x->kind == SEL_WRITETIME || x->agg_cell == 'w' ||
+                 ((x->kind == SEL_FN || x->agg_fn) && cql_fnsel_cells(&x->fn, 'w'));
     }
     for (size_t f = 0; f < q->k.nfilters; f++) {
         const cql_relation *rel = q->k.filters[f];
@@ -542,10 +543,20 @@ static int row_load(qctx *q, const cql_srow *item)
     return 0;
 }
 
+static int32_t cell_meta(qctx *q, const cql_tcol *col, const cql_srow *item, int which,
+                         uint8_t b[8]);
+
+static int32_t loaded_cell_meta(void *ctx, const cql_tcol *col, int which, uint8_t b[8])
+{
+    qctx *q = ctx;
+    return cell_meta(q, col, &q->row, which, b);
+}
+
 /* A function selector's value for the loaded row (cql_fnsel_value). */
 static int fn_value(qctx *q, const cql_fnsel *f, buf *out)
 {
-    return cql_fnsel_value(q->r, q->t, f, q->vals, q->has, out);
+    cql_cellmeta meta = {loaded_cell_meta, q};
+    return cql_fnsel_value(q->r, q->t, f, q->vals, q->has, &meta, out);
 }
 
 /* m[key] op value against the map v: 1 when its entry of that key has such a value, 0
@@ -875,9 +886,9 @@ static int group_flush(qctx *q)
         if (x->nnested) {
             buf out;
             buf_init(&out, 0);
-            int got = q->first_row
-                          ? cql_fnsel_value(q->r, q->t, &x->fn, q->first_vals, q->first_has, &out)
-                          : fn_value(q, &x->fn, &out);
+            int got = q->first_row ? cql_fnsel_value(q->r, q->t, &x->fn, q->first_vals,
+                                                     q->first_has, NULL, &out)
+                                   : fn_value(q, &x->fn, &out);
             rc = got == CQLVAL_ERROR ? -1
                                      : cql_rows_put(dst, out.data ? out.data : "",
                                                     got == CQLVAL_OK ? (int32_t)out.len : -1);

@@ -97,6 +97,31 @@ static int resolve_operand(cql_call *c, const cql_tinfo *t, const cql_expr *a, c
         out->argtype[i] = col->type;
         return put_str(name, col->name) == 0 ? 0 : oom(c);
     }
+    if (a->kind == CQL_E_FUNCTION && a->fn.ks == NULL && a->nitems == 1 && !a->star &&
+        a->items[0]->kind == CQL_E_COLUMN &&
+        (strcmp(a->fn.name, "writetime") == 0 || strcmp(a->fn.name, "ttl") == 0)) {
+        /* writetime(col) or ttl(col) as an argument (CASSANDRA-8451) */
+        const cql_tcol *col = cql_tinfo_col(t, a->items[0]->text);
+        if (col == NULL)
+            return cql_fail(c, CQL_ERR_INVALID, "Undefined column name %s in table %s.%s",
+                            a->items[0]->text, t->ks, t->name);
+        if (col->kind == 'p' || col->kind == 'c')
+            return cql_fail(c, CQL_ERR_INVALID,
+                            "Cannot use selection function %s on PRIMARY KEY part %s", a->fn.name,
+                            col->name);
+        if (col->type && cqltype_is_multicell(col->type))
+            return cql_fail(c, CQL_ERR_INVALID,
+                            "Cannot use selection function %s on non-frozen %s %s",
+                            a->fn.name[0] == 'w' ? "writeTime" : "ttl",
+                            cqltype_is_collection(col->type) ? "collection" : "UDT", col->name);
+        out->argcol[i] = col;
+        out->argcell[i] = a->fn.name[0];
+        out->argtype[i] = cqltype_native(a->fn.name[0] == 'w' ? CQL_TYPE_BIGINT : CQL_TYPE_INT);
+        return put_str(name, a->fn.name) || put_str(name, "(") || put_str(name, col->name) ||
+                       put_str(name, ")")
+                   ? oom(c)
+                   : 0;
+    }
     if (is_computed(a)) {
         cql_fnsel *sub = arena_alloc((arena *)&t->arena, sizeof *sub);
         if (sub == NULL) return oom(c);
@@ -606,8 +631,16 @@ static int element_value(cql_run *r, const cql_fnsel *f, const cql_ctype *ct, co
     return rc;
 }
 
+int cql_fnsel_cells(const cql_fnsel *f, int which)
+{
+    for (size_t i = 0; i < f->nargs; i++)
+        if (f->argcell[i] == which || (f->argsel[i] && cql_fnsel_cells(f->argsel[i], which)))
+            return 1;
+    return 0;
+}
+
 int cql_fnsel_value(cql_run *r, const cql_tinfo *t, const cql_fnsel *f, const buf *vals,
-                    const int8_t *has, buf *out)
+                    const int8_t *has, const cql_cellmeta *meta, buf *out)
 {
     cql_call *c = r->call;
     if (f->kind == 'k') return cql_term(r, f->ret, "[selection]", f->argexpr[0], out);
@@ -641,11 +674,19 @@ int cql_fnsel_value(cql_run *r, const cql_tinfo *t, const cql_fnsel *f, const bu
     /* the arguments' values */
     cql_value args[CQL_FNSEL_MAX_ARGS];
     buf own[CQL_FNSEL_MAX_ARGS];
+    uint64_t cell[CQL_FNSEL_MAX_ARGS] = {0}; /* an argument's write time or TTL (8 bytes) */
     int rc = CQLVAL_OK;
     for (size_t i = 0; i < f->nargs; i++) {
         buf_init(&own[i], 0);
         if (rc != CQLVAL_OK) continue;
         int got;
+        if (f->argcol[i] && f->argcell[i]) {
+            int32_t len =
+                meta ? meta->get(meta->ctx, f->argcol[i], f->argcell[i], (uint8_t *)&cell[i]) : -1;
+            args[i].p = (const uint8_t *)&cell[i];
+            args[i].len = len < 0 ? CQL_NULL : len;
+            continue;
+        }
         if (f->argcol[i]) {
             size_t ci = (size_t)(f->argcol[i] - t->cols);
             args[i].p = (const uint8_t *)vals[ci].data;
@@ -653,7 +694,7 @@ int cql_fnsel_value(cql_run *r, const cql_tinfo *t, const cql_fnsel *f, const bu
             continue;
         }
         if (f->argsel[i])
-            got = cql_fnsel_value(r, t, f->argsel[i], vals, has, &own[i]);
+            got = cql_fnsel_value(r, t, f->argsel[i], vals, has, meta, &own[i]);
         else
             got = cql_term(r, f->argtype[i], "argument", f->argexpr[i], &own[i]);
         if (got == CQLVAL_ERROR) rc = CQLVAL_ERROR;

@@ -58,6 +58,54 @@ static int vlist_add(cql_run *r, const cql_tcol *col, const cql_expr *e, cql_vli
     return 0;
 }
 
+/* Appends a bound value of col (len -1: null) to l, checked as vlist_add checks a term's. */
+static int vlist_put(cql_run *r, const cql_tcol *col, const uint8_t *p, int32_t len, cql_vlist *l)
+{
+    cql_parse_error perr;
+    memset(&perr, 0, sizeof perr);
+    if (len < 0)
+        return cql_fail(r->call, CQL_ERR_INVALID, "Invalid null value for column %s", col->name);
+    if (cqlval_validate(col->type, p, (size_t)len, &perr) != 0)
+        return cql_fail(r->call, CQL_ERR_INVALID, "Invalid value for column %s: %s", col->name,
+                        perr.msg);
+    if (len > KEY_PART_MAX)
+        return cql_fail(r->call, CQL_ERR_INVALID, "Key length of %d is longer than maximum of %d",
+                        (int)len, KEY_PART_MAX);
+    buf *n = realloc(l->v, (l->n + 1) * sizeof *n);
+    if (n == NULL) return cql_fail(r->call, CQL_ERR_SERVER, "out of memory");
+    l->v = n;
+    buf_init(&l->v[l->n], 0);
+    if (buf_append(&l->v[l->n], p, (size_t)len) != 0) {
+        buf_free(&l->v[l->n]);
+        return cql_fail(r->call, CQL_ERR_SERVER, "out of memory");
+    }
+    l->n++;
+    return 0;
+}
+
+/* A bound tuple (p, len) of a multi-column relation on cols: its items, one per column,
+ * each to lists[j] (or all to lists[0] when one list takes them in turn). */
+static int tuple_put(cql_run *r, const cql_tcol *const *cols, size_t ncols, const uint8_t *p,
+                     int32_t len, cql_vlist *const *lists, int one_list)
+{
+    if (len < 0)
+        return cql_fail(r->call, CQL_ERR_INVALID, "Invalid null value for column %s",
+                        cols[0]->name);
+    cql_elements e;
+    cql_fields_open(&e, p, (size_t)len);
+    for (size_t j = 0; j < ncols; j++) {
+        const uint8_t *v;
+        int32_t vlen;
+        int got = cql_element_next(&e, &v, &vlen);
+        if (got < 0)
+            return cql_fail(r->call, CQL_ERR_INVALID, "Invalid tuple value for columns %s, ...",
+                            cols[0]->name);
+        if (got == 0) vlen = -1;
+        if (vlist_put(r, cols[j], v, vlen, lists[one_list ? 0 : j]) != 0) return -1;
+    }
+    return 0;
+}
+
 /* The values of an IN: listed terms (none for IN ()), or one bound list. */
 static int vlist_in(cql_run *r, const cql_tcol *col, const cql_relation *rel, cql_vlist *l)
 {
@@ -189,9 +237,10 @@ const char *cql_filtering_message(void)
 }
 
 /* Records one side of a slice: op (in value order) on the columns from the prefix on,
- * compared with the terms as Cassandra compares tuples. */
+ * compared with the terms (or, terms NULL, the items of the bound tuple marker) as
+ * Cassandra compares tuples. */
 static int set_slice(cql_run *r, cql_keys *k, const cql_tcol *const *cols, size_t n, cql_op op,
-                     const cql_expr *const *terms)
+                     const cql_expr *const *terms, const cql_expr *marker)
 {
     int lower = op == CQL_OP_GT || op == CQL_OP_GTE;
     if (lower ? k->has_lo : k->has_hi)
@@ -199,6 +248,12 @@ static int set_slice(cql_run *r, cql_keys *k, const cql_tcol *const *cols, size_
                         "More than one restriction was found for the %s bound on %s",
                         lower ? "start" : "end", cols[0]->name);
     cql_vlist *l = lower ? &k->lo : &k->hi;
+    if (terms == NULL) {
+        cql_value tv;
+        if (cql_bound(r, marker, &tv) != 1 || tuple_put(r, cols, n, tv.p, tv.len, &l, 1) != 0)
+            return -1;
+        n = 0; /* its items are l's */
+    }
     for (size_t i = 0; i < n; i++) {
         buf *nv = realloc(l->v, (l->n + 1) * sizeof *nv);
         if (nv == NULL) return cql_fail(r->call, CQL_ERR_SERVER, "out of memory");
@@ -283,13 +338,39 @@ static int tuple_in(cql_run *r, const cql_tinfo *t, const cql_relation *rel, cql
                             cols[j]->name);
     }
     /* the columns follow the clustering order (cql_where_keys checked it) */
-    if (rel->values == NULL)
+    cql_vlist *tin = &k->tin;
+    if (rel->values == NULL && rel->value && rel->value->kind == CQL_E_BIND) {
+        /* (a, b) IN ?: a bound list of tuples */
+        cql_value lv;
+        if (cql_bound(r, rel->value, &lv) != 1) return -1;
+        cql_elements e;
+        uint32_t n;
+        if (lv.len < 0 || cql_collection_open(&e, lv.p, (size_t)lv.len, 0, &n) != 0)
+            return cql_fail(c, CQL_ERR_INVALID, "Invalid list value for IN restriction on %s",
+                            rel->columns[0]);
+        const uint8_t *p;
+        int32_t len;
+        int got;
+        while ((got = cql_element_next(&e, &p, &len)) == 1)
+            if (tuple_put(r, cols, rel->ncolumns, p, len, &tin, 1) != 0) return -1;
+        if (got < 0)
+            return cql_fail(c, CQL_ERR_INVALID, "Invalid list value for IN restriction on %s",
+                            rel->columns[0]);
+    }
+    if (rel->values == NULL && !(rel->value && rel->value->kind == CQL_E_BIND))
         return cql_fail(c, CQL_ERR_INVALID,
                         "A multi-column IN restriction takes its tuples listed, not as one "
                         "bound list: (%s, ...) IN ((?, ?), ...)",
                         rel->columns[0]);
-    for (size_t i = 0; i < rel->nvalues; i++) {
+    for (size_t i = 0; rel->values && i < rel->nvalues; i++) {
         const cql_expr *v = rel->values[i];
+        if (v && v->kind == CQL_E_BIND) {
+            /* (a, b) IN (?, ?): each a bound tuple */
+            cql_value tv;
+            if (cql_bound(r, v, &tv) != 1) return -1;
+            if (tuple_put(r, cols, rel->ncolumns, tv.p, tv.len, &tin, 1) != 0) return -1;
+            continue;
+        }
         if (v == NULL || v->kind != CQL_E_TUPLE)
             return cql_fail(c, CQL_ERR_INVALID,
                             "A multi-column IN restriction takes tuple literals, with a marker "
@@ -570,6 +651,27 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
                         return out_of_order(c, rel, col->name);
                 if (j > 0 && col->pos != first->pos + (int)j) return out_of_order(c, rel, NULL);
             }
+            if (rel->op == CQL_OP_EQ && rel->value && rel->value->kind == CQL_E_BIND) {
+                /* (a, b) = ?: a bound tuple */
+                const cql_tcol *tcols[64];
+                cql_vlist *lists[64];
+                for (size_t j = 0; j < rel->ncolumns && j < 64; j++) {
+                    tcols[j] = cql_tinfo_col(t, rel->columns[j]);
+                    if (ck_eq[tcols[j]->pos])
+                        return cql_fail(c, CQL_ERR_INVALID,
+                                        "%s cannot be restricted by more than one relation if it "
+                                        "includes an Equal",
+                                        tcols[j]->name);
+                    lists[j] = &k->ck[tcols[j]->pos];
+                }
+                cql_value tv;
+                if (rel->ncolumns > 64 || cql_bound(r, rel->value, &tv) != 1 ||
+                    tuple_put(r, tcols, rel->ncolumns, tv.p, tv.len, lists, 0) != 0)
+                    return -1;
+                for (size_t j = 0; j < rel->ncolumns; j++)
+                    ck_eq[tcols[j]->pos] = 1;
+                continue;
+            }
             if (rel->op == CQL_OP_EQ) {
                 const cql_expr *v = rel->value;
                 if (v == NULL || v->kind != CQL_E_TUPLE || v->nitems != rel->ncolumns)
@@ -770,7 +872,13 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
         const cql_tcol *cols[64] = {0};
         const cql_expr *terms[64] = {0};
         size_t n = 0;
-        if (rel->kind == CQL_REL_TUPLE) {
+        int bound = rel->kind == CQL_REL_TUPLE && rel->value && rel->value->kind == CQL_E_BIND;
+        if (bound) {
+            /* (a, b) > ?: a bound tuple */
+            for (size_t j = 0; j < rel->ncolumns && j < 64; j++)
+                cols[n++] = cql_tinfo_col(t, rel->columns[j]);
+            if (n == 0) continue;
+        } else if (rel->kind == CQL_REL_TUPLE) {
             if (rel->value == NULL || rel->value->kind != CQL_E_TUPLE ||
                 rel->value->nitems != rel->ncolumns)
                 return cql_fail(c, CQL_ERR_INVALID,
@@ -826,7 +934,7 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
             return cql_fail(c, CQL_ERR_INVALID,
                             "Slice restrictions are not supported on the clustering columns in "
                             "UPDATE statements");
-        if (set_slice(r, k, cols, n, rel->op, terms) != 0) return -1;
+        if (set_slice(r, k, cols, n, rel->op, bound ? NULL : terms, rel->value) != 0) return -1;
     }
     if (mode == CQL_KEYS_UPDATE && prefix < t->nck)
         return cql_fail(c, CQL_ERR_INVALID, "Some clustering keys are missing: %s",

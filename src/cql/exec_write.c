@@ -292,6 +292,11 @@ static int usings(wctx *w, const cql_using *u, size_t n, int ttl_allowed)
             if (conditional(w))
                 return cql_fail(w->r->call, CQL_ERR_INVALID,
                                 "Cannot provide custom timestamp for conditional updates");
+            /* UpdateParameters: Long.MIN_VALUE means no timestamp */
+            if (v == INT64_MIN)
+                return cql_fail(w->r->call, CQL_ERR_INVALID,
+                                "Out of bound timestamp, must be in [%lld, %lld]",
+                                (long long)INT64_MIN + 1, (long long)INT64_MAX);
             w->ts = v;
         }
     }
@@ -1052,6 +1057,10 @@ static int operation_fits(wctx *w, const cql_tcol *col, cql_assign_kind kind, co
                               "incremented/decremented, not set)",
                               col->name);
     if (kind == CQL_SET_VALUE || kind == CQL_SET_FIELD || cql_coll_col(col)) return 0;
+    if (kind == CQL_SET_ELEMENT && value == NULL) /* DELETE col[key] */
+        return cql_fail(c, CQL_ERR_INVALID, "Invalid deletion operation for %s column %s",
+                        cqltype_is_collection(t) ? "frozen collection" : "non collection",
+                        col->name);
     char *l = key ? cql_print_expr(key) : NULL, *r = value ? cql_print_expr(value) : NULL;
     const char *lv = l ? l : "?", *rv = r ? r : "?";
     char text[512];

@@ -283,10 +283,27 @@ static void signatures(buf *b, const char *name)
     }
 }
 
+int cqlfn_is_selection_only(const char *name)
+{
+    if (strncmp(name, "system.", 7) == 0) name += 7;
+    return strcmp(name, "tojson") == 0;
+}
+
+int cqlfn_selection_only_error(cql_parse_error *err)
+{
+    return cql_error_record(err, CQL_ERR_INVALID,
+                            "toJson() may only be used within the selection clause of SELECT "
+                            "statements");
+}
+
 const cqlfn_fn *cqlfn_resolve(const char *name, const cql_ctype *const *types,
                               const cql_expr *const *exprs, size_t n, const cql_ctype *receiver,
                               cql_parse_error *err)
 {
+    if (receiver && cqlfn_is_selection_only(name)) {
+        cqlfn_selection_only_error(err);
+        return NULL;
+    }
     if (strncmp(name, "system.", 7) == 0) name += 7;
     const cqlfn_fn *weak[8];
     size_t nweak = 0, candidates = 0;
@@ -328,6 +345,19 @@ const cqlfn_fn *cqlfn_resolve(const char *name, const cql_ctype *const *types,
             return NULL;
         }
         return weak[0];
+    }
+    if (nweak == 0 && candidates == 1 && exprs && any->arg != ANY) {
+        /* one overload: FunctionResolver's validateTypes names the argument that fails */
+        for (size_t a = 0; a < n; a++) {
+            if (!exprs[a] || arg_match(any, types ? types[a] : NULL, exprs[a])) continue;
+            char *text = cql_print_expr(exprs[a]);
+            cql_error_record(err, CQL_ERR_INVALID,
+                             "Type error: %s cannot be passed as argument %zu of function %s of "
+                             "type %s",
+                             text ? text : "?", a, any->full, cql_type_name(any->arg));
+            free(text);
+            return NULL;
+        }
     }
     buf b;
     buf_init(&b, 4096);
@@ -766,7 +796,15 @@ static int cast_number(uint16_t from, uint16_t to, const uint8_t *p, size_t len,
         break;
     }
     case CQL_TYPE_DECIMAL: {
-        /* BigDecimal.valueOf(p.doubleValue()): the double's shortest text */
+        /* integers exactly: new BigDecimal(BigInteger), BigDecimal.valueOf(p.longValue()) */
+        if (n.is_int || from == CQL_TYPE_VARINT) {
+            char digits[32];
+            if (n.is_int) snprintf(digits, sizeof digits, "%lld", (long long)n.i);
+            const char *text = n.is_int ? digits : n.text.data;
+            rc = cql_decimal_from_text(text, strlen(text), out);
+            break;
+        }
+        /* floats: BigDecimal.valueOf(p.doubleValue()), the double's shortest text */
         double d = n.is_int ? (double)n.i : n.is_float ? n.d : strtod(n.text.data, NULL);
         if (!isfinite(d)) {
             buf_free(&n.text);

@@ -47,7 +47,14 @@ typedef struct cqlfn_fn cqlfn_fn;
  * "Invalid number of arguments in call to function system.now: 0 required but 1
  * provided", "Invalid call to function system.totimestamp, none of its type signatures
  * match (known type signatures: system.totimestamp : (timeuuid) -> timestamp, ...)",
- * "Ambiguous call to function ... : use type casts to disambiguate". */
+ * "Ambiguous call to function ... : use type casts to disambiguate"; with a receiver,
+ * a selection-only function (toJson) is refused as cqlfn_selection_only_error says. */
+/* Whether function name (system. or not) may be called only in a SELECT's selection. */
+int cqlfn_is_selection_only(const char *name);
+
+/* Records Cassandra's Invalid for a selection-only function called in a term. */
+int cqlfn_selection_only_error(cql_parse_error *err);
+
 const cqlfn_fn *cqlfn_resolve(const char *name, const cql_ctype *const *types,
                               const cql_expr *const *exprs, size_t n, const cql_ctype *receiver,
                               cql_parse_error *err);

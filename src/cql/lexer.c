@@ -266,7 +266,7 @@ static size_t match_short_duration(const char *s, size_t n, size_t i)
     return j - i;
 }
 
-/* DIGIT+ followed by one of the letters in order, each optional after the first found:
+/* DIGIT+ followed by one of the letters in order, each optional:
  * the designators of an ISO 8601 period ("Y", "M", "D") or time ("H", "M", "S"). */
 static size_t iso_designators(const char *s, size_t n, size_t j, const char *letters)
 {
@@ -274,10 +274,7 @@ static size_t iso_designators(const char *s, size_t n, size_t j, const char *let
     int any = 0;
     for (const char *l = letters; *l; l++) {
         size_t d = digits(s, n, j);
-        if (d == 0 || j + d >= n || s[j + d] != *l) {
-            if (!any) continue;
-            break;
-        }
+        if (d == 0 || j + d >= n || s[j + d] != *l) continue;
         j += d + 1;
         any = 1;
     }

@@ -129,6 +129,7 @@ typedef struct marks {
     cql_tinfo *t;
     cql_markers *m;
     int pk_marker[64]; /* the marker binding partition key column i, or -1 */
+    int in_selection;  /* while the markers of a selector are typed */
 } marks;
 
 static void set_marker(marks *k, const cql_expr *e, const char *name, const cql_type *type)
@@ -159,6 +160,44 @@ static const cql_type *list_of(marks *k, const cql_type *elem)
 {
     const cql_type *t = collection_of(k, CQL_TYPE_LIST, elem);
     return t ? t : elem;
+}
+
+/* A receiver's name as Cassandra's ColumnSpecification names it: "value(l)", "key(m)",
+ * "idx(l)" (fmt holds one %s), in the table's arena; name itself when out of memory. */
+static const char *spec_name(marks *k, const char *fmt, const char *name)
+{
+    size_t len = strlen(fmt) + strlen(name) + 1;
+    char *out = arena_alloc(&k->t->arena, len);
+    if (out == NULL) return name;
+    snprintf(out, len, fmt, name);
+    return out;
+}
+
+/* The tuple of the columns of a multi-column relation, (a, b) = ?, and its receiver's name
+ * as Tuples names it: "(a,b)". NULL when a column is unknown or out of memory. */
+static const cql_type *columns_tuple(marks *k, const cql_relation *r, const char **name)
+{
+    cql_type *t = arena_alloc(&k->t->arena, sizeof *t);
+    const cql_type **params = arena_alloc(&k->t->arena, (r->ncolumns + 1) * sizeof *params);
+    size_t len = 3;
+    for (size_t j = 0; j < r->ncolumns; j++)
+        len += strlen(r->columns[j]) + 1;
+    char *shown = arena_alloc(&k->t->arena, len);
+    if (t == NULL || params == NULL || shown == NULL) return NULL;
+    size_t at = 0;
+    shown[at++] = '(';
+    for (size_t j = 0; j < r->ncolumns; j++) {
+        const cql_tcol *col = cql_tinfo_col(k->t, r->columns[j]);
+        if (col == NULL) return NULL;
+        params[j] = col->wire;
+        at += (size_t)snprintf(shown + at, len - at, "%s%s", j ? "," : "", col->name);
+    }
+    snprintf(shown + at, len - at, ")");
+    t->id = CQL_TYPE_TUPLE;
+    t->params = params;
+    t->n = (uint16_t)r->ncolumns;
+    *name = shown;
+    return t;
 }
 
 /* Markers inside a term: the term itself, or the items of a collection or tuple literal
@@ -209,6 +248,11 @@ static void term_markers(marks *k, const cql_expr *e, const char *name, const cq
         snprintf(fname, sizeof fname, "%s%s%s", e->fn.ks ? e->fn.ks : "", e->fn.ks ? "." : "",
                  e->fn.name);
         cql_parse_error perr = {0};
+        if (!k->in_selection && cqlfn_is_selection_only(fname)) {
+            cqlfn_selection_only_error(&perr);
+            cql_fail_parsed(k->c, &perr);
+            return;
+        }
         const cql_ctype *known[8] = {0};
         for (size_t i = 0; i < e->nitems; i++) /* a hinted argument has its type */
             if (e->items[i]->kind == CQL_E_HINT &&
@@ -249,15 +293,20 @@ static void term_markers(marks *k, const cql_expr *e, const char *name, const cq
                          &cqltype_native(i ? o.right : o.left)->wire);
         return;
     }
+    /* elements named as Lists/Sets/Maps.valueSpecOf, keySpecOf and Tuples' components */
     if ((e->kind == CQL_E_LIST || e->kind == CQL_E_SET) && type && type->n >= 1)
         for (size_t i = 0; i < e->nitems; i++)
-            term_markers(k, e->items[i], name, type->params[0]);
+            term_markers(k, e->items[i], spec_name(k, "value(%s)", name), type->params[0]);
     if (e->kind == CQL_E_MAP && type && type->id == CQL_TYPE_MAP)
         for (size_t i = 0; i < e->nitems; i++)
-            term_markers(k, e->items[i], name, type->params[i % 2]);
+            term_markers(k, e->items[i], spec_name(k, i % 2 ? "value(%s)" : "key(%s)", name),
+                         type->params[i % 2]);
     if (e->kind == CQL_E_TUPLE && type && type->id == CQL_TYPE_TUPLE)
-        for (size_t i = 0; i < e->nitems && i < type->n; i++)
-            term_markers(k, e->items[i], name, type->params[i]);
+        for (size_t i = 0; i < e->nitems && i < type->n; i++) {
+            char fmt[32];
+            snprintf(fmt, sizeof fmt, "%%s[%zu]", i);
+            term_markers(k, e->items[i], spec_name(k, fmt, name), type->params[i]);
+        }
     if (e->kind == CQL_E_UDT && type && type->id == CQL_TYPE_UDT)
         for (size_t i = 0; i < e->nitems; i++)
             for (uint16_t f = 0; f < type->n; f++) {
@@ -293,8 +342,17 @@ static void where_markers(marks *k, const cql_where *w)
                                               ? (const cql_expr *const *)r->values
                                               : (const cql_expr *const *)&r->value;
             size_t nv = r->op == CQL_OP_IN && r->values ? r->nvalues : 1;
+            const char *tname = NULL;
+            const cql_type *tt = columns_tuple(k, r, &tname);
+            if (tt && r->op == CQL_OP_IN && !r->values && r->value &&
+                r->value->kind == CQL_E_BIND) {
+                /* (a, b) IN ?: a list of the columns' tuples, in(a,b) */
+                set_marker(k, r->value, spec_name(k, "in%s", tname), list_of(k, tt));
+                continue;
+            }
             for (size_t v = 0; v < nv; v++) {
                 const cql_expr *e = vals[v];
+                if (e && e->kind == CQL_E_BIND && tt) set_marker(k, e, tname, tt);
                 if (e == NULL || e->kind != CQL_E_TUPLE) continue;
                 for (size_t j = 0; j < e->nitems && j < r->ncolumns; j++) {
                     const cql_tcol *col = cql_tinfo_col(k->t, r->columns[j]);
@@ -320,11 +378,18 @@ static void where_markers(marks *k, const cql_where *w)
                 }
         }
         if (r->kind == CQL_REL_ELEMENT && type->id == CQL_TYPE_MAP) {
-            term_markers(k, r->key, col->name, type->params[0]);
+            term_markers(k, r->key, spec_name(k, "key(%s)", col->name), type->params[0]);
+            name = spec_name(k, "value(%s)", col->name);
             type = type->params[1];
+        } else if (r->kind == CQL_REL_ELEMENT && type->id == CQL_TYPE_LIST) {
+            term_markers(k, r->key, spec_name(k, "idx(%s)", col->name), &t_int);
+            name = spec_name(k, "value(%s)", col->name);
+            type = type->params[0];
         } else if (r->op == CQL_OP_CONTAINS && type->n >= 1) {
+            name = spec_name(k, "value(%s)", col->name);
             type = type->id == CQL_TYPE_MAP ? type->params[1] : type->params[0];
         } else if (r->op == CQL_OP_CONTAINS_KEY && type->id == CQL_TYPE_MAP) {
+            name = spec_name(k, "key(%s)", col->name);
             type = type->params[0];
         }
         if (r->op == CQL_OP_IN) {
@@ -369,7 +434,9 @@ static void selector_markers(marks *k, const cql_expr *e, int depth)
 {
     if (e == NULL || depth > CQL_TYPE_MAX_DEPTH) return;
     if (e->kind == CQL_E_HINT || (e->kind == CQL_E_FUNCTION && has_marker_arg(e))) {
+        k->in_selection = 1;
         term_markers(k, e, "[selection]", NULL);
+        k->in_selection = 0;
         return;
     }
     for (size_t i = 0; i < e->nitems; i++)
@@ -407,19 +474,50 @@ static void stmt_markers(marks *k, const cql_stmt *s)
             const cql_tcol *col = cql_tinfo_col(k->t, a->column);
             if (col == NULL) continue;
             const cql_type *type = col->wire;
+            const char *name = col->name;
             if (a->kind == CQL_SET_ELEMENT) {
                 if (type->id == CQL_TYPE_MAP) {
-                    term_markers(k, a->key, col->name, type->params[0]);
+                    term_markers(k, a->key, spec_name(k, "key(%s)", col->name), type->params[0]);
                     type = type->params[1];
                 } else {
-                    term_markers(k, a->key, col->name, &t_int);
+                    term_markers(k, a->key, spec_name(k, "idx(%s)", col->name), &t_int);
                     if (type->n >= 1) type = type->params[0];
+                }
+                if (type != col->wire) name = spec_name(k, "value(%s)", col->name);
+            } else if (a->kind == CQL_SET_FIELD && a->field &&
+                       (type->id != CQL_TYPE_UDT || !col->type ||
+                        !cqltype_is_multicell(col->type))) {
+                /* Operation.SetField refuses it as it prepares */
+                char *text = cql_print_expr(a->value);
+                cql_fail(k->c, CQL_ERR_INVALID, "Invalid operation (%s.%s = %s) for %s column %s",
+                         col->name, a->field, text ? text : "?",
+                         type->id == CQL_TYPE_UDT ? "frozen UDT" : "non-UDT", col->name);
+                free(text);
+                return;
+            } else if (a->kind == CQL_SET_FIELD && a->field) {
+                /* u.f = ?: the field's type, named as UserTypes.fieldSpecOf names it */
+                int known = 0;
+                for (uint16_t f = 0; f < type->n; f++)
+                    known |= type->field_names && strcmp(type->field_names[f], a->field) == 0;
+                if (!known) {
+                    cql_fail(k->c, CQL_ERR_INVALID, "UDT column %s does not have a field named %s",
+                             col->name, a->field);
+                    return;
+                }
+                for (uint16_t f = 0; f < type->n; f++) {
+                    if (!type->field_names || strcmp(type->field_names[f], a->field) != 0) continue;
+                    size_t len = strlen(col->name) + strlen(a->field) + 2;
+                    char *shown = arena_alloc(&k->t->arena, len);
+                    if (shown) snprintf(shown, len, "%s.%s", col->name, a->field);
+                    name = shown ? shown : col->name;
+                    type = type->params[f];
+                    break;
                 }
             } else if (a->kind == CQL_SET_SUB && type->id == CQL_TYPE_MAP) {
                 /* m = m - {keys}: a set of the key type */
                 type = collection_of(k, CQL_TYPE_SET, type->params[0]);
             }
-            if (type) term_markers(k, a->value, col->name, type);
+            if (type) term_markers(k, a->value, name, type);
         }
         where_markers(k, &up->where);
         for (size_t i = 0; i < up->nconds; i++) {
@@ -433,7 +531,12 @@ static void stmt_markers(marks *k, const cql_stmt *s)
         for (size_t i = 0; i < d->ncols; i++) {
             const cql_tcol *col = cql_tinfo_col(k->t, d->cols[i].column);
             if (col && d->cols[i].key)
-                term_markers(k, d->cols[i].key, col->name,
+                term_markers(k, d->cols[i].key,
+                             spec_name(k,
+                                       col->wire->id == CQL_TYPE_MAP   ? "key(%s)"
+                                       : col->wire->id == CQL_TYPE_SET ? "value(%s)"
+                                                                       : "idx(%s)",
+                                       col->name),
                              col->wire->id == CQL_TYPE_MAP || col->wire->id == CQL_TYPE_SET
                                  ? col->wire->params[0]
                                  : &t_int);

@@ -12,7 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cql/aggregate.h"
 #include "cql/exec_int.h"
+#include "cql/types.h"
 #include "cql/value.h"
 #include "cqlwire/cql_value.h"
 #include "engine/engine.h"
@@ -143,19 +145,31 @@ static int put_texts(cql_rows *rs, const char *const *items, size_t n)
     return rc;
 }
 
-/* A map<text, text> from a JSON object whose values are strings, numbers or booleans. */
+static int by_key(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* A map<text, text> from a JSON object whose values are strings, numbers or booleans, its
+ * keys in order as a map's are. */
 static int put_text_map(cql_rows *rs, json_t *obj)
 {
+    size_t nkeys = json_object_size(obj), i = 0;
+    const char **keys = nkeys ? malloc(nkeys * sizeof *keys) : NULL;
+    if (nkeys && keys == NULL) return -1;
+    const char *k;
+    json_t *val;
+    json_object_foreach(obj, k, val) keys[i++] = k;
+    if (nkeys) qsort(keys, nkeys, sizeof *keys, by_key);
     buf b, v;
     buf_init(&b, 0);
     buf_init(&v, 0);
     size_t at = cql_collection_begin(&b);
     int rc = at == (size_t)-1 ? -1 : 0;
     uint32_t n = 0;
-    const char *k;
-    json_t *val;
-    json_object_foreach(obj, k, val)
-    {
+    for (i = 0; i < nkeys; i++) {
+        k = keys[i];
+        val = json_object_get(obj, k);
         if (rc) break;
         buf_reset(&v);
         if (json_is_string(val))
@@ -178,6 +192,7 @@ static int put_text_map(cql_rows *rs, json_t *obj)
     }
     buf_free(&b);
     buf_free(&v);
+    free(keys);
     return rc;
 }
 
@@ -833,6 +848,38 @@ static int find_col(const vtab *v, const char *name)
     return -1;
 }
 
+/* Adds a row (its columns' values vals, has) to each aggregate of a selection. 0, or -1
+ * with the call's error set. */
+static int feed_aggregates(cql_run *r, const cql_tinfo *vt, cql_fnagg *const *aggs, size_t n,
+                           const buf *vals, const int8_t *has)
+{
+    for (size_t i = 0; i < n; i++) {
+        cql_fnagg *a = aggs[i];
+        cql_parse_error perr;
+        memset(&perr, 0, sizeof perr);
+        buf v;
+        buf_init(&v, 0);
+        int got = CQLVAL_OK;
+        const uint8_t *p = (const uint8_t *)"";
+        int32_t len = 0;
+        if (a->on_fn && a->fn.kind) {
+            got = cql_fnsel_value(r, vt, &a->fn, vals, has, NULL, &v);
+            p = (const uint8_t *)(v.data ? v.data : "");
+            len = got == CQLVAL_OK ? (int32_t)v.len : CQL_NULL;
+        } else if (a->col) {
+            size_t ci = (size_t)(a->col - vt->cols);
+            p = (const uint8_t *)(vals[ci].data ? vals[ci].data : "");
+            len = a->cellfn ? CQL_NULL : has[ci] ? (int32_t)vals[ci].len : CQL_NULL;
+        }
+        int rc = got == CQLVAL_ERROR                         ? -1
+                 : cqlagg_add(&a->state, p, len, &perr) != 0 ? cql_fail_parsed(r->call, &perr)
+                                                             : 0;
+        buf_free(&v);
+        if (rc) return -1;
+    }
+    return 0;
+}
+
 /* One row's values: each column's [bytes] at p[i], length len[i] (-1: null). */
 typedef struct vrow {
     const uint8_t **p;
@@ -875,6 +922,11 @@ static int vtab_select(cql_run *r, const vtab *v, const cql_stmt *s)
     int8_t *wanted_null = NULL;
     vrow row = {0};
     int64_t limit = -1;
+#define MAX_VAGGS 16
+    cql_fnagg *aggs[MAX_VAGGS]; /* the aggregates the selectors hold */
+    size_t naggs = 0;
+    cql_rows first; /* with aggregates: the first matching row, for the other selectors */
+    cql_rows_init(&first, v->ks, v->name);
     cql_fnsel *computed = NULL; /* per selector, for those that are not a column */
     cql_tinfo vt;               /* the table, for resolving them */
     buf *vals = NULL;           /* a row's columns, viewing its values */
@@ -927,6 +979,20 @@ static int vtab_select(cql_run *r, const vtab *v, const cql_stmt *s)
         const char *name =
             sel->nsel && sel->sel[i].alias ? sel->sel[i].alias : v->cols[pick[i]].name;
         if (cql_rows_column(&out, name, v->cols[pick[i]].type) != 0) goto oom;
+    }
+    /* aggregates (count(*), max(position), ...): one row, over every matching row */
+    for (size_t i = 0; computed && i < npick; i++) {
+        int plain = 0;
+        if (pick[i] < 0) {
+            size_t n = cql_fnsel_aggregates(&computed[i], aggs + naggs,
+                                            MAX_VAGGS > naggs ? MAX_VAGGS - naggs : 0, &plain);
+            if (naggs + n > MAX_VAGGS) {
+                cql_fail(c, CQL_ERR_INVALID, "%s.%s answers at most %d aggregates", v->ks, v->name,
+                         MAX_VAGGS);
+                goto done;
+            }
+            naggs += n;
+        }
     }
     /* the restrictions: each an = or IN on a column */
     rel_col = calloc(sel->where.n + 1, sizeof *rel_col);
@@ -1006,6 +1072,15 @@ static int vtab_select(cql_run *r, const vtab *v, const cql_stmt *s)
             vals[i].len = row.len[i] < 0 ? 0 : (size_t)row.len[i];
             has[i] = row.len[i] >= 0;
         }
+        if (naggs) {
+            if (feed_aggregates(r, &vt, aggs, naggs, vals, has) != 0) goto done;
+            if (first.nrows == 0) {
+                for (size_t i = 0; i < v->ncols; i++)
+                    if (cql_rows_put(&first, row.p[i], row.len[i]) != 0) goto oom;
+                first.nrows = 1;
+            }
+            continue;
+        }
         for (size_t i = 0; i < npick; i++) {
             if (pick[i] >= 0) {
                 if (cql_rows_put(&out, row.p[pick[i]], row.len[pick[i]]) != 0) goto oom;
@@ -1013,7 +1088,37 @@ static int vtab_select(cql_run *r, const vtab *v, const cql_stmt *s)
             }
             buf val;
             buf_init(&val, 0);
-            int got = cql_fnsel_value(r, &vt, &computed[i], vals, has, &val);
+            int got = cql_fnsel_value(r, &vt, &computed[i], vals, has, NULL, &val);
+            int put = got == CQLVAL_ERROR ? 0
+                                          : cql_rows_put(&out, val.data ? val.data : "",
+                                                         got == CQLVAL_OK ? (int32_t)val.len : -1);
+            buf_free(&val);
+            if (got == CQLVAL_ERROR) goto done;
+            if (put != 0) goto oom;
+        }
+        out.nrows++;
+    }
+    if (naggs && !rd.err[0]) {
+        /* the one row: the aggregates' results, the other selectors of the first row */
+        cql_reader fr;
+        cql_reader_init(&fr, first.data.data, first.data.len, NULL);
+        for (size_t i = 0; i < v->ncols; i++) {
+            cql_value cv = {NULL, CQL_NULL};
+            if (first.nrows) cql_read_bytes(&fr, "a row's value", &cv);
+            row.p[i] = cv.p;
+            row.len[i] = cv.len;
+            vals[i].data = (char *)cv.p;
+            vals[i].len = cv.len < 0 ? 0 : (size_t)cv.len;
+            has[i] = cv.len >= 0;
+        }
+        for (size_t i = 0; i < npick; i++) {
+            if (pick[i] >= 0) {
+                if (cql_rows_put(&out, row.p[pick[i]], row.len[pick[i]]) != 0) goto oom;
+                continue;
+            }
+            buf val;
+            buf_init(&val, 0);
+            int got = cql_fnsel_value(r, &vt, &computed[i], vals, has, NULL, &val);
             int put = got == CQLVAL_ERROR ? 0
                                           : cql_rows_put(&out, val.data ? val.data : "",
                                                          got == CQLVAL_OK ? (int32_t)val.len : -1);
@@ -1036,6 +1141,9 @@ done:
     free(nwanted);
     free(rel_col);
     free(pick);
+    for (size_t i = 0; i < naggs; i++)
+        cqlagg_free(&aggs[i]->state);
+    cql_rows_free(&first);
     if (computed) arena_free(&vt.arena);
     free(computed);
     free(vals);
@@ -1074,6 +1182,8 @@ int cql_system_tinfo(const char *ks, const char *name, cql_tinfo *t)
         for (size_t k = 0; k < v->ncols; k++) {
             t->cols[k].name = v->cols[k].name;
             t->cols[k].wire = v->cols[k].type;
+            /* native columns take functions and aggregates; collections are answered whole */
+            t->cols[k].type = v->cols[k].type->n == 0 ? cqltype_native(v->cols[k].type->id) : NULL;
             t->cols[k].kind = k == 0 ? 'p' : 'r';
             t->cols[k].pos = k == 0 ? 0 : -1;
             t->cols[k].dropped_at = INT64_MIN;

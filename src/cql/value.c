@@ -348,49 +348,60 @@ static int base64_decode(const char *s, size_t len, buf *out)
 
 typedef struct duration {
     int64_t months, days, nanos;
+    int unit;             /* the index in duration_units of the last unit added, 0 before any */
     const char *too_many; /* after a failed parse: "months" or "days" when one overflowed */
+    const char *misordered[2]; /* after a failed parse: a unit given after a smaller one */
 } duration;
 
+/* Duration.Builder's units, largest first: what each adds, and its name in messages. */
+static const struct duration_unit_def {
+    const char *symbol, *alias, *name;
+    int64_t months, days, nanos;
+} duration_units[] = {
+    {"", NULL, "", 0, 0, 0},
+    {"y", NULL, "years", 12, 0, 0},
+    {"mo", NULL, "months", 1, 0, 0},
+    {"w", NULL, "weeks", 0, 7, 0},
+    {"d", NULL, "days", 0, 1, 0},
+    {"h", NULL, "hours", 0, 0, 3600000000000LL},
+    {"m", NULL, "minutes", 0, 0, 60000000000LL},
+    {"s", NULL, "seconds", 0, 0, 1000000000LL},
+    {"ms", NULL, "milliseconds", 0, 0, 1000000LL},
+    {"us", "\xc2\xb5s", "microseconds", 0, 0, 1000LL},
+    {"ns", NULL, "nanoseconds", 0, 0, 1},
+};
+
+static int unit_is(const char *unit, size_t ulen, const char *s)
+{
+    return s && ulen == strlen(s) && strncasecmp(unit, s, ulen) == 0;
+}
+
+/* Adds n of unit to d, each unit once and largest first, as Duration.Builder does. */
 static int dur_add(duration *d, int64_t n, const char *unit, size_t ulen)
 {
-#define U(s) (ulen == strlen(s) && strncasecmp(unit, s, ulen) == 0)
-    const int64_t NS_H = 3600000000000LL;
-    if (U("y")) {
-        if (n > INT32_MAX / 12) return d->too_many = "months", -1;
-        d->months += n * 12;
-    } else if (U("mo")) {
-        if (n > INT32_MAX) return d->too_many = "months", -1;
-        d->months += n;
-    } else if (U("w")) {
-        if (n > INT32_MAX / 7) return d->too_many = "days", -1;
-        d->days += n * 7;
-    } else if (U("d")) {
-        if (n > INT32_MAX) return d->too_many = "days", -1;
-        d->days += n;
-    } else if (U("h")) {
-        if (n > INT64_MAX / NS_H) return -1;
-        d->nanos += n * NS_H;
-    } else if (U("m")) {
-        if (n > INT64_MAX / 60000000000LL) return -1;
-        d->nanos += n * 60000000000LL;
-    } else if (U("s")) {
-        if (n > INT64_MAX / 1000000000LL) return -1;
-        d->nanos += n * 1000000000LL;
-    } else if (U("ms")) {
-        if (n > INT64_MAX / 1000000LL) return -1;
-        d->nanos += n * 1000000LL;
-    } else if (U("us") || U("\xc2\xb5s")) {
-        if (n > INT64_MAX / 1000LL) return -1;
-        d->nanos += n * 1000LL;
-    } else if (U("ns")) {
-        d->nanos += n;
-    } else {
+    int k = 1;
+    int count = (int)(sizeof duration_units / sizeof duration_units[0]);
+    while (k < count && !unit_is(unit, ulen, duration_units[k].symbol) &&
+           !unit_is(unit, ulen, duration_units[k].alias))
+        k++;
+    if (k == count) return -1;
+    if (k <= d->unit) {
+        d->misordered[0] = duration_units[d->unit].name;
+        d->misordered[1] = duration_units[k].name;
         return -1;
     }
-#undef U
-    if (d->months > INT32_MAX) return d->too_many = "months", -1;
-    if (d->days > INT32_MAX) return d->too_many = "days", -1;
-    if (d->nanos < 0) return -1;
+    d->unit = k;
+    const struct duration_unit_def *u = &duration_units[k];
+    if (u->months) {
+        if (n > (INT32_MAX - d->months) / u->months) return d->too_many = "months", -1;
+        d->months += n * u->months;
+    } else if (u->days) {
+        if (n > (INT32_MAX - d->days) / u->days) return d->too_many = "days", -1;
+        d->days += n * u->days;
+    } else {
+        if (n > (INT64_MAX - d->nanos) / u->nanos) return -1;
+        d->nanos += n * u->nanos;
+    }
     return 0;
 }
 
@@ -425,7 +436,7 @@ static int parse_duration(const char *s, size_t len, duration *d)
                 }
                 int64_t n;
                 if (digits(&c, 1, 19, &n) || c.p == c.end) return -1;
-                char u = (char)toupper((unsigned char)*c.p++);
+                char u = *c.p++;
                 const char *unit = !in_time ? (u == 'Y'   ? "y"
                                                : u == 'M' ? "mo"
                                                : u == 'D' ? "d"
@@ -460,6 +471,13 @@ static int parse_duration(const char *s, size_t len, duration *d)
 /* Cassandra's message for a duration text that failed to parse into d. */
 static int duration_error(cql_parse_error *err, const char *s, size_t len, const duration *d)
 {
+    if (d->misordered[0] && d->misordered[0] == d->misordered[1])
+        return cql_error_record(err, CQL_ERR_INVALID,
+                                "Invalid duration. The %s are specified multiple times",
+                                d->misordered[0]);
+    if (d->misordered[0])
+        return cql_error_record(err, CQL_ERR_INVALID, "Invalid duration. The %s should be after %s",
+                                d->misordered[0], d->misordered[1]);
     if (d->too_many)
         return cql_error_record(err, CQL_ERR_INVALID,
                                 "Invalid duration. The total number of %s must be less or equal "
@@ -759,8 +777,11 @@ static int inet_from_text(const char *s, size_t len, buf *out)
     memcpy(tmp, s, len);
     tmp[len] = '\0';
     if (inet_pton(AF_INET, tmp, a) == 1) return buf_append(out, a, 4);
-    if (inet_pton(AF_INET6, tmp, a) == 1) return buf_append(out, a, 16);
-    return -1;
+    if (inet_pton(AF_INET6, tmp, a) != 1) return -1;
+    /* InetAddress.getByName makes an IPv4-mapped address (::ffff:1.2.3.4) an IPv4 one */
+    static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    if (memcmp(a, mapped, 12) == 0) return buf_append(out, a + 12, 4);
+    return buf_append(out, a, 16);
 }
 
 int cqlval_from_text(const cql_ctype *t, const char *s, size_t len, buf *out, cql_parse_error *err)
@@ -2023,7 +2044,7 @@ static int json_composite(const cql_ctype *t, const uint8_t *p, size_t len, buf 
         for (uint16_t i = 0; i < t->wire.n && !rc; i++) {
             int r = cql_element_next(&e, &v, &vlen);
             if (r < 0) return -1;
-            if (r == 0 && id == CQL_TYPE_TUPLE) break;
+            /* a value shorter than its type: the rest are nulls, as TupleType writes */
             if (i) rc = buf_puts(out, ", ");
             if (!rc && id == CQL_TYPE_UDT) {
                 const char *name = t->wire.field_names[i];
@@ -2538,6 +2559,22 @@ static int json_element(const cql_ctype *t, const char *receiver, const json_t *
     return CQLVAL_OK;
 }
 
+/* A varint or decimal from a JSON number (num, its text) or string (num NULL), read as
+ * BigInteger and BigDecimal read the text: the empty string is no number. */
+static int json_big_number(const cql_ctype *t, const json_t *j, const char *num, buf *out,
+                           cql_parse_error *err)
+{
+    const char *text = num ? num : json_string_value(j);
+    size_t len = num ? strlen(num) : json_string_length(j);
+    cql_parse_error ignored = {0};
+    size_t at = out->len;
+    if (len > 0 && cqlval_from_text(t, text, len, out, &ignored) == CQLVAL_OK) return CQLVAL_OK;
+    out->len = at;
+    return cql_error_record(err, CQL_ERR_INVALID,
+                            "Value '%.*s' is not a valid representation of a %s value",
+                            (int)(len > 200 ? 200 : len), text, tname(t));
+}
+
 static int from_json(const cql_ctype *t, const char *receiver, const json_t *j, buf *out,
                      cql_parse_error *err, int depth)
 {
@@ -2565,6 +2602,7 @@ static int from_json(const cql_ctype *t, const char *receiver, const json_t *j, 
     case CQL_TYPE_SMALLINT:
     case CQL_TYPE_TINYINT:
     case CQL_TYPE_VARINT:
+        if (is_str && id == CQL_TYPE_VARINT) return json_big_number(t, j, NULL, out, err);
         if (is_str)
             return cqlval_from_text(t, json_string_value(j), json_string_length(j), out, err);
         if (!is_num)
@@ -2584,16 +2622,19 @@ static int from_json(const cql_ctype *t, const char *receiver, const json_t *j, 
                 return cql_error_record(err, CQL_ERR_INVALID, "Expected %s value, but got a %s: %s",
                                         id == CQL_TYPE_INT ? "an int" : "a bigint", cls, num);
         }
-        /* smallint, tinyint and varint read the number's text */
+        if (id == CQL_TYPE_VARINT) return json_big_number(t, j, num, out, err);
+        /* smallint and tinyint read the number's text */
         return cqlval_from_text(t, num, strlen(num), out, err);
     case CQL_TYPE_FLOAT:
     case CQL_TYPE_DOUBLE:
     case CQL_TYPE_DECIMAL:
+        if (is_str && id == CQL_TYPE_DECIMAL) return json_big_number(t, j, NULL, out, err);
         if (is_str)
             return cqlval_from_text(t, json_string_value(j), json_string_length(j), out, err);
         if (!is_num)
             return cql_error_record(err, CQL_ERR_INVALID, "Expected a %s value, but got a %s: %s",
                                     tname(t), json_kind(j), json_text(j));
+        if (id == CQL_TYPE_DECIMAL) return json_big_number(t, j, num, out, err);
         return cqlval_from_text(t, num, strlen(num), out, err);
     case CQL_TYPE_BOOLEAN:
         if (json_is_boolean(j)) return buf_putc(out, json_is_true(j)) ? full(err) : CQLVAL_OK;
@@ -2698,6 +2739,10 @@ static int from_json(const cql_ctype *t, const char *receiver, const json_t *j, 
             return cql_error_record(err, CQL_ERR_INVALID,
                                     "Tuple contains extra items (expected %u): %s",
                                     (unsigned)t->wire.n, json_text(j));
+        if (json_array_size(j) < t->wire.n)
+            return cql_error_record(err, CQL_ERR_INVALID,
+                                    "Tuple is missing items (expected %u): %s", (unsigned)t->wire.n,
+                                    json_text(j));
         for (size_t i = 0; i < json_array_size(j); i++) {
             char sub[300];
             snprintf(sub, sizeof sub, "%s[%zu]", receiver, i);

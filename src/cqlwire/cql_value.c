@@ -238,11 +238,12 @@ int cql_duration_decode(const uint8_t *p, size_t len, int32_t *months, int32_t *
                  len - pos);
         return -1;
     }
-    if (v[0] < INT32_MIN || v[0] > INT32_MAX || v[1] < INT32_MIN || v[1] > INT32_MAX) {
-        snprintf(why, whylen, "The duration months and days must be 32 bits integers (%lld, %lld)",
-                 (long long)v[0], (long long)v[1]);
-        return -1;
-    }
+    for (int i = 0; i < 2; i++)
+        if (v[i] < INT32_MIN || v[i] > INT32_MAX) {
+            snprintf(why, whylen, "The duration %s must be a 32 bits integer but was: %lld",
+                     i == 0 ? "months" : "days", (long long)v[i]);
+            return -1;
+        }
     if ((v[0] < 0 || v[1] < 0 || v[2] < 0) && (v[0] > 0 || v[1] > 0 || v[2] > 0)) {
         snprintf(why, whylen,
                  "The duration months, days and nanoseconds must be all of the same sign "

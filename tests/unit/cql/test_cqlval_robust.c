@@ -171,8 +171,12 @@ static void exercise(const cql_ctype *t, const buf *v)
          * non-text types are null */
         /* an empty element (valid inside a collection) is written as null, which a
          * collection does not take back */
+        /* as in Cassandra: an empty varint or decimal is written as "", which BigInteger
+         * and BigDecimal do not read back */
         CHECK(r == CQLVAL_OK || r == CQLVAL_NULL ||
-                  strncmp(err.msg, "Invalid null element in collection", 34) == 0,
+                  strncmp(err.msg, "Invalid null element in collection", 34) == 0 ||
+                  (strstr(s.data ? s.data : "", "\"\"") &&
+                   strstr(err.msg, "is not a valid representation")),
               "own JSON reads back: %s (%s)", s.data, err.msg);
         buf_free(&back);
     }

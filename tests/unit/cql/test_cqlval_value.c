@@ -171,7 +171,7 @@ static const vcase vcases[] = {
      "[1, \"a\"]"},
     {"frozen<tuple<int, text>>", "(1, null)", "0000000400000001ffffffff", "(1, null)", NULL,
      "[1, null]"},
-    {"frozen<tuple<int, text>>", "(7)", "0000000400000007", "(7)", NULL, "[7]"},
+    {"frozen<tuple<int, text>>", "(7)", "0000000400000007", "(7)", NULL, "[7, null]"},
     {"frozen<point>", "{x: 1, y: 2}", "00000004000000010000000400000002", "{x: 1, y: 2}", NULL,
      "{\"x\": 1, \"y\": 2}"},
     {"frozen<point>", "{y: 2}", "ffffffff0000000400000002", "{x: null, y: 2}", NULL,
@@ -185,6 +185,14 @@ static const vcase vcases[] = {
 static int same_bytes(const buf *a, const buf *b)
 {
     return a->len == b->len && (a->len == 0 || memcmp(a->data, b->data, a->len) == 0);
+}
+
+/* The same value: the same bytes, or (JSON names every item of a tuple, null for those a
+ * shorter value leaves out) equal as values of t. */
+static int same_value(const cql_ctype *t, const buf *a, const buf *b)
+{
+    return same_bytes(a, b) || cqlval_compare(t, (const uint8_t *)a->data, a->len,
+                                              (const uint8_t *)b->data, b->len) == 0;
 }
 
 static void roundtrips(const cql_ctype *t, const buf *v, const char *where)
@@ -218,7 +226,7 @@ static void roundtrips(const cql_ctype *t, const buf *v, const char *where)
     int empty_json = json_is_null(parsed);
     if (parsed && !empty_json) {
         int r = cqlval_from_json(t, "v", parsed, &back, &err);
-        CHECK(r == CQLVAL_OK && same_bytes(&back, v), "%s: json %s reads back differently (%s)",
+        CHECK(r == CQLVAL_OK && same_value(t, &back, v), "%s: json %s reads back differently (%s)",
               where, j.data, err.msg);
     }
     /* jansson's own tree reads back too, where its numbers hold the value (64-bit
@@ -227,7 +235,7 @@ static void roundtrips(const cql_ctype *t, const buf *v, const char *where)
     if (jt && !empty_json && t->wire.id != CQL_TYPE_DECIMAL) {
         buf_reset(&back);
         memset(&err, 0, sizeof err);
-        CHECK(cqlval_from_json(t, "v", jt, &back, &err) == CQLVAL_OK && same_bytes(&back, v),
+        CHECK(cqlval_from_json(t, "v", jt, &back, &err) == CQLVAL_OK && same_value(t, &back, v),
               "%s: jansson's json %s reads back differently (%s)", where, j.data, err.msg);
     }
     json_decref(jt);
