@@ -192,6 +192,15 @@ static int refuse(const table *t, const qr_index *ix, int write, meter_verdict v
     return -1;
 }
 
+/* Whether a refusal of the meters of t is the request's error: under ENFORCE, on a table
+ * the DynamoDB API owns. A table a front end owns (CQL's) is metered and its throttles
+ * counted and reported, but never refused: Cassandra has no capacity to exceed, so its
+ * clients would get OVERLOADED where Cassandra answers. */
+static int enforced(const qr_db *db, const table *t)
+{
+    return db->opts.capacity == QR_CAPACITY_ENFORCE && t->owner == NULL;
+}
+
 /* Asks one meter about an access of key (its stored form, or a range's lower bound; NULL
  * for a Scan's); -1 with err set when it refuses and the mode enforces. A refusal is
  * reported to the hook as a throttled access. */
@@ -212,7 +221,7 @@ static int admit(qr_db *db, const table *t, const qr_index *ix, int write, int i
                        .key = key ? key->data : NULL,
                        .key_len = key ? key->len : 0};
     engine_report(db, &a);
-    return db->opts.capacity == QR_CAPACITY_ENFORCE ? refuse(t, ix, write, v, err) : 0;
+    return enforced(db, t) ? refuse(t, ix, write, v, err) : 0;
 }
 
 int capacity_admit_read(qr_db *db, const table *t, const qr_index *ix, int in_partition,
@@ -316,7 +325,7 @@ int capacity_backfill_spent(qr_db *db, const table *t, const qr_index *ix)
     meter *m = t->meters ? meter_for(t, ix) : NULL;
     if (m == NULL || meter_admit(m, 1, 0, 0, NULL, 0, capacity_now(db)) == METER_OK) return 0;
     meter_count_online_throttle(m);
-    return db->opts.capacity == QR_CAPACITY_ENFORCE;
+    return enforced(db, t);
 }
 
 int table_capacity(const table *t, const char *index, qr_db *db, meter_totals *out)
