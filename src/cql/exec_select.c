@@ -605,9 +605,11 @@ static int row_filtered(qctx *q)
     }
     for (size_t f = 0; f < q->k.nfilters; f++) {
         const cql_relation *rel = q->k.filters[f];
-        if (rel->kind == CQL_REL_TUPLE)
-            return cql_fail(q->r->call, CQL_ERR_INVALID,
-                            "Multi-column restrictions cannot be filtered");
+        if (rel->kind == CQL_REL_TUPLE) {
+            int ok = cql_tuple_matches(q->r, q->t, rel, q->vals, q->has);
+            if (ok <= 0) return ok;
+            continue;
+        }
         const cql_tcol *col = col_named(q->t, rel->columns[0]);
         size_t ci = col_index(q, col);
         if (!q->has[ci] && rel->op != CQL_OP_IS_NOT_NULL) return 0;

@@ -161,6 +161,34 @@ static const cql_type *list_of(marks *k, const cql_type *elem)
     return t ? t : elem;
 }
 
+/* The tuple of the columns of a multi-column relation, the type of a marker that stands
+ * for a whole tuple ((a, b) = ?), named as Cassandra names its receiver, (a,b). NULL when
+ * a column is unknown or memory ran out. */
+static const cql_type *tuple_of(marks *k, const cql_relation *r, const char **name)
+{
+    cql_type *t = arena_alloc(&k->t->arena, sizeof *t);
+    const cql_type **params = arena_alloc(&k->t->arena, (r->ncolumns + 1) * sizeof *params);
+    size_t len = 3;
+    for (size_t j = 0; j < r->ncolumns; j++)
+        len += strlen(r->columns[j]) + 1;
+    char *shown = arena_alloc(&k->t->arena, len);
+    if (t == NULL || params == NULL || shown == NULL || r->ncolumns > UINT16_MAX) return NULL;
+    size_t used = 0;
+    shown[used++] = '(';
+    for (size_t j = 0; j < r->ncolumns; j++) {
+        const cql_tcol *col = cql_tinfo_col(k->t, r->columns[j]);
+        if (col == NULL) return NULL;
+        params[j] = col->wire;
+        used += (size_t)snprintf(shown + used, len - used, "%s%s", j ? "," : "", col->name);
+    }
+    snprintf(shown + used, len - used, ")");
+    t->id = CQL_TYPE_TUPLE;
+    t->params = params;
+    t->n = (uint16_t)r->ncolumns;
+    *name = shown;
+    return t;
+}
+
 /* Markers inside a term: the term itself, or the items of a collection or tuple literal
  * whose element types follow from type. */
 /* Whether call e failing to resolve without its markers' types is its error at PREPARE:
@@ -293,9 +321,28 @@ static void where_markers(marks *k, const cql_where *w)
                                               ? (const cql_expr *const *)r->values
                                               : (const cql_expr *const *)&r->value;
             size_t nv = r->op == CQL_OP_IN && r->values ? r->nvalues : 1;
+            const char *shown = NULL;
+            const cql_type *whole = tuple_of(k, r, &shown);
+            if (whole && r->op == CQL_OP_IN && !r->values && r->value) {
+                /* (a, b) IN ?: a list of tuples, named in((a,b)) */
+                size_t len = strlen(shown) + 5;
+                char *in = arena_alloc(&k->t->arena, len);
+                if (in) snprintf(in, len, "in(%s)", shown);
+                set_marker(k, r->value, in ? in : shown, list_of(k, whole));
+            }
             for (size_t v = 0; v < nv; v++) {
                 const cql_expr *e = vals[v];
+                if (whole && e && e->kind == CQL_E_BIND && (r->op != CQL_OP_IN || r->values))
+                    set_marker(k, e, shown, whole); /* (a, b) = ?, IN (?, ?) */
                 if (e == NULL || e->kind != CQL_E_TUPLE) continue;
+                if (e->nitems != r->ncolumns) { /* refused as PREPARE refuses it */
+                    char *text = cql_print_expr(e);
+                    cql_fail(k->c, CQL_ERR_INVALID,
+                             "Expected %zu elements in value tuple, but got %zu: %s", r->ncolumns,
+                             e->nitems, text ? text : "?");
+                    free(text);
+                    return;
+                }
                 for (size_t j = 0; j < e->nitems && j < r->ncolumns; j++) {
                     const cql_tcol *col = cql_tinfo_col(k->t, r->columns[j]);
                     if (col) term_markers(k, e->items[j], col->name, col->wire);
