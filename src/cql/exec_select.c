@@ -1343,7 +1343,9 @@ static int read_index(qctx *q)
     } else {
         buf v;
         buf_init(&v, 0);
-        rc = cql_term(q->r, col->type, col->name, q->k.index_rel->value, &v);
+        const cql_relation *ir = q->k.index_rel; /* an =, or an IN of one value */
+        rc = cql_term(q->r, col->type, col->name,
+                      ir->op == CQL_OP_IN && ir->values ? ir->values[0] : ir->value, &v);
         if (rc != CQLVAL_OK) {
             buf_free(&v);
             return rc == CQLVAL_ERROR ? -1

@@ -310,6 +310,17 @@ static int filter_values_given(cql_run *r, const cql_tinfo *t, const cql_keys *k
     for (size_t f = 0; f < k->nfilters; f++) {
         const cql_relation *rel = k->filters[f];
         const cql_tcol *col = cql_tinfo_col(t, rel->columns[0]);
+        if (col && col->type && rel->value && rel->kind == CQL_REL_COLUMN &&
+            (rel->op == CQL_OP_CONTAINS || rel->op == CQL_OP_CONTAINS_KEY) &&
+            col->type->wire.n >= 1) {
+            /* the element (or key) a collection holds */
+            int map = col->type->wire.id == CQL_TYPE_MAP;
+            const cql_ctype *et = rel->op == CQL_OP_CONTAINS && map && col->type->wire.n >= 2
+                                      ? col->type->args[1]
+                                      : col->type->args[0];
+            if (filter_term_given(r, et, col->name, rel->value, "value", col->name) != 0) return -1;
+            continue;
+        }
         if (col == NULL || col->type == NULL || rel->op > CQL_OP_NEQ || rel->value == NULL)
             continue;
         if (rel->kind == CQL_REL_COLUMN) {
@@ -602,6 +613,15 @@ static int unsupported_neq(cql_call *c, const cql_relation *rel)
     return rc;
 }
 
+/* 1 when type is a duration or holds one (in a collection, tuple or UDT, at any depth). */
+static int has_duration(const cql_ctype *type)
+{
+    if (type->wire.id == CQL_TYPE_DURATION) return 1;
+    for (uint16_t i = 0; type->args && i < type->wire.n; i++)
+        if (type->args[i] && has_duration(type->args[i])) return 1;
+    return 0;
+}
+
 /* The relations a SELECT refuses whatever the rest of its WHERE clause, as Cassandra does:
  * IS NOT NULL (a view's definition only), a slice of a duration (durations do not order),
  * and the comparisons of a whole non-frozen collection. 0, or -1 with the error set. */
@@ -626,10 +646,15 @@ static int refused_relation(cql_call *c, const cql_relation *rel, const cql_tcol
     }
     int slice = rel->op == CQL_OP_LT || rel->op == CQL_OP_LTE || rel->op == CQL_OP_GT ||
                 rel->op == CQL_OP_GTE;
-    if (slice && rel->kind == CQL_REL_COLUMN && col->type &&
-        col->type->wire.id == CQL_TYPE_DURATION)
-        return cql_fail(c, CQL_ERR_INVALID,
-                        "Slice restrictions are not supported on duration columns");
+    if (slice && rel->kind == CQL_REL_COLUMN && col->type && has_duration(col->type)) {
+        int id = col->type->wire.id;
+        return cql_fail(c, CQL_ERR_INVALID, "Slice restrictions are not supported on %s",
+                        id == CQL_TYPE_LIST || id == CQL_TYPE_SET || id == CQL_TYPE_MAP
+                            ? "collections containing durations"
+                        : id == CQL_TYPE_TUPLE ? "tuples containing durations"
+                        : id == CQL_TYPE_UDT   ? "UDTs containing durations"
+                                               : "duration columns");
+    }
     if (rel->kind != CQL_REL_COLUMN || col->type == NULL || col->type->frozen) return 0;
     int id = col->type->wire.id;
     if (id == CQL_TYPE_UDT && rel->op != CQL_OP_NEQ && rel->op != CQL_OP_CONTAINS &&
@@ -912,6 +937,16 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
                 return cql_fail(c, CQL_ERR_INVALID, "Cannot use %s relations in %s statements",
                                 key ? "CONTAINS KEY" : "CONTAINS",
                                 mode == CQL_KEYS_DELETE ? "DELETE" : "UPDATE");
+            /* on a clustering column, past a sliced one: refused as a clustering
+             * restriction (Cassandra merges it with the others) */
+            for (size_t j = 0; j < nslices && col->kind == 'c' && !allow_filtering; j++) {
+                const cql_tcol *sliced = cql_tinfo_col(t, slices[j]->columns[0]);
+                if (sliced && sliced->kind == 'c' && sliced->pos < col->pos)
+                    return cql_fail(c, CQL_ERR_INVALID,
+                                    "Clustering column \"%s\" cannot be restricted (preceding "
+                                    "column \"%s\" is restricted by a non-EQ relation)",
+                                    col->name, sliced->name);
+            }
         }
         if (rel->kind == CQL_REL_COLUMN && rel->op == CQL_OP_IN && !one_value_in(rel) &&
             (col->kind == 'r' || col->kind == 's'))
@@ -1043,20 +1078,20 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
         if (!ck_eq[i]) continue;
         /* an equality past a gap filters (SELECT with ALLOW FILTERING only, or with an index
          * on the column to read it) */
+        const cql_tcol *gap = NULL, *col = NULL;
+        for (size_t j = 0; j < t->ncols; j++) {
+            if (t->cols[j].kind == 'c' && t->cols[j].pos == (int)prefix) gap = &t->cols[j];
+            if (t->cols[j].kind == 'c' && t->cols[j].pos == (int)i) col = &t->cols[j];
+        }
+        /* past a sliced column, an index of its own does not spare it the refusal */
+        int after_slice = gap && tuple_sliced(t, slices, nslices, gap);
         if (mode != CQL_KEYS_SELECT ||
-            (!allow_filtering && !indexed_eq(t, w, i) && !any_index_serves(t, w))) {
-            const cql_tcol *gap = NULL, *col = NULL;
-            for (size_t j = 0; j < t->ncols; j++) {
-                if (t->cols[j].kind == 'c' && t->cols[j].pos == (int)prefix) gap = &t->cols[j];
-                if (t->cols[j].kind == 'c' && t->cols[j].pos == (int)i) col = &t->cols[j];
-            }
+            (!allow_filtering &&
+             (after_slice || (!indexed_eq(t, w, i) && !any_index_serves(t, w))))) {
             if (mode == CQL_KEYS_UPDATE || mode == CQL_KEYS_INSERT)
                 return cql_fail(c, CQL_ERR_INVALID, "Some clustering keys are missing: %s",
                                 gap ? gap->name : "?");
-            int gap_sliced = 0;
-            for (size_t j = 0; j < nslices && gap; j++)
-                gap_sliced |= cql_tinfo_col(t, slices[j]->columns[0]) == gap;
-            if (gap_sliced)
+            if (after_slice)
                 return cql_fail(c, CQL_ERR_INVALID,
                                 "Clustering column \"%s\" cannot be restricted (preceding column "
                                 "\"%s\" is restricted by a non-EQ relation)",
@@ -1173,7 +1208,7 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
             const cql_relation *rel = k->filters[f];
             const cql_tcol *col =
                 rel->kind == CQL_REL_COLUMN ? cql_tinfo_col(t, rel->columns[0]) : NULL;
-            if (col && col->index && rel->op == CQL_OP_EQ) {
+            if (col && col->index && (rel->op == CQL_OP_EQ || one_value_in(rel))) {
                 icol = col;
                 irel = rel;
             }

@@ -162,8 +162,8 @@ static const cql_type *list_of(marks *k, const cql_type *elem)
 }
 
 /* The tuple of the columns of a multi-column relation, the type of a marker that stands
- * for a whole tuple ((a, b) = ?), named as Cassandra names its receiver, (a,b). NULL when
- * a column is unknown or memory ran out. */
+ * for a whole tuple ((a, b) = ?), named (*name) as Cassandra names its receiver, (a,b).
+ * NULL when a column is unknown or memory ran out. */
 static const cql_type *tuple_of(marks *k, const cql_relation *r, const char **name)
 {
     cql_type *t = arena_alloc(&k->t->arena, sizeof *t);
@@ -324,10 +324,10 @@ static void where_markers(marks *k, const cql_where *w)
             const char *shown = NULL;
             const cql_type *whole = tuple_of(k, r, &shown);
             if (whole && r->op == CQL_OP_IN && !r->values && r->value) {
-                /* (a, b) IN ?: a list of tuples, named in((a,b)) */
-                size_t len = strlen(shown) + 5;
+                /* (a, b) IN ?: a list of tuples, named in(a,b) */
+                size_t len = strlen(shown) + 3;
                 char *in = arena_alloc(&k->t->arena, len);
-                if (in) snprintf(in, len, "in(%s)", shown);
+                if (in) snprintf(in, len, "in(%.*s)", (int)strlen(shown) - 2, shown + 1);
                 set_marker(k, r->value, in ? in : shown, list_of(k, whole));
             }
             for (size_t v = 0; v < nv; v++) {
