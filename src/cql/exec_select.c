@@ -1317,6 +1317,23 @@ static int entry_key_of(const qctx *q, const qr_index *ix, const json_t *av, con
  * per partition, whose rows are all read. A page resumes past the entry of the last row
  * it answered (or, for a static column, inside that row's partition), found by its key,
  * so rows deleted meanwhile do not lose the place. */
+/* A page that ended on partition pk's static row alone (read by load_static, not take)
+ * resumes past that row: its partition and key become the page's last. 0, or -1. */
+static int static_resume(qctx *q, const buf *pk)
+{
+    qr_err err;
+    err_init(&err);
+    buf ck;
+    buf_init(&ck, 0);
+    buf_putc(&ck, CQL_CK_STATIC);
+    buf_reset(&q->cur_pk);
+    buf_append(&q->cur_pk, pk->data, pk->len);
+    buf_reset(&q->last_key);
+    int rc = cql_row_key(q->et, pk, &ck, &q->last_key, &err);
+    buf_free(&ck);
+    return rc == 0 ? 0 : cql_fail_engine(q->r->call, CQL_ERR_SERVER, &err);
+}
+
 static int read_index(qctx *q)
 {
     cql_call *c = q->r->call;
@@ -1399,6 +1416,13 @@ static int read_index(qctx *q)
         buf_free(&from);
     }
     json_decref(av);
+    rc = 0;
+    if (q->resume && q->last_key.len && !partitions && q->cur_pk.len) {
+        /* the last page's partition goes on: its static row again, its rows answered */
+        q->static_used = 1;
+        in_part = 1;
+        rc = load_static(q, &q->cur_pk);
+    }
     /* Cassandra's index reads see every write acknowledged before them: the engine's
      * global index is let catch up first (INDEX_CATCH_UP_MS at most, then it is read as
      * it is: a worker that far behind is stuck or buried, and the read must still end) */
@@ -1406,8 +1430,7 @@ static int read_index(qctx *q)
     range_cursor *cur = cursor_open(c->db, q->et, ix, &lower, &upper, 1, 0, NULL);
     const char *json;
     size_t len, size;
-    int got;
-    rc = 0;
+    int got = 0;
     while (rc == 0 && (got = cursor_next(cur, &json, &len, &size, &err)) == 1) {
         json_t *entry = json_read(json, len, JSON_ALLOW_NUL, NULL);
         buf_reset(&key);
@@ -1423,6 +1446,7 @@ static int read_index(qctx *q)
             rc = read_whole_partition(q, &pk, after.len ? &after : NULL, carried);
             buf_reset(&after);
             carried = 0;
+            if (rc == 1 && q->ended && static_resume(q, &pk) != 0) rc = -1;
             continue;
         }
         size_t row_size = 0;

@@ -269,3 +269,38 @@ def test_token_selector_arguments_in_cassandras_words(cql, table):
             "type uuid", "SELECT token(k2, k1) FROM %s" % t)
     refused(cql, "Invalid number of arguments in call to function system.token: 2 required but "
             "1 provided", "SELECT token(k1) FROM %s" % t)
+
+
+def pages(cql, stmt, size):
+    from cassandra.query import SimpleStatement
+    return [list(r) for r in cql.execute(SimpleStatement(stmt, fetch_size=size))]
+
+
+# index_query_paging_test.py: testPagingOnPartitionsWithoutRows
+def test_a_static_index_pages_over_partitions_with_only_a_static_row(cql, table):
+    t = table("(pk int, ck int, s int static, v int, PRIMARY KEY (pk, ck))")
+    cql.execute("CREATE INDEX ON %s (s)" % t)
+    for pk, s in ((201, 200), (202, 200), (203, 200), (100, 100)):
+        cql.execute("INSERT INTO %s (pk, s) VALUES (%d, %d)" % (t, pk, s))
+    for size in range(1, 5):
+        assert pages(cql, "SELECT * FROM %s WHERE s = 200 AND pk = 201" % t, size) == \
+            [[201, None, 200, None]]
+        # in token order, each partition once
+        assert pages(cql, "SELECT * FROM %s WHERE s = 200" % t, size) == \
+            [[201, None, 200, None], [203, None, 200, None], [202, None, 200, None]]
+
+
+# secondary_index_test.py: testIndexOnPartitionKeyWithStaticColumnAndNoRows, paged
+def test_index_pages_keep_the_static_values_of_a_resumed_partition(cql, table):
+    t = table("(pk1 int, pk2 int, c int, s int static, v int, PRIMARY KEY ((pk1, pk2), c))")
+    cql.execute("CREATE INDEX ON %s (pk2)" % t)
+    cql.execute("CREATE INDEX ON %s (v)" % t)
+    for values in ("(1, 1, 1, 9, 1)", "(1, 1, 2, 9, 1)", "(3, 1, 1, 9, 1)"):
+        cql.execute("INSERT INTO %s (pk1, pk2, c, s, v) VALUES %s" % (t, values))
+    for pk1 in (2, 4):
+        cql.execute("INSERT INTO %s (pk1, pk2, s) VALUES (%d, 1, 9)" % (t, pk1))
+    for where in ("pk2 = 1", "v = 1"):
+        whole = pages(cql, "SELECT * FROM %s WHERE %s" % (t, where), 100)
+        assert all(r[3] == 9 for r in whole) and len(whole) == (5 if where == "pk2 = 1" else 3)
+        for size in range(1, 5):
+            assert pages(cql, "SELECT * FROM %s WHERE %s" % (t, where), size) == whole
