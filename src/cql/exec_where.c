@@ -518,6 +518,45 @@ static int tuple_in(cql_run *r, const cql_tinfo *t, const cql_relation *rel, cql
     return 0;
 }
 
+/* token(a, b) on the left of a relation: the partition key columns, each once, in their
+ * order, refused in Cassandra's words (checked in its order). 0, or -1 with the error. */
+static int token_columns_refused(cql_call *c, const cql_tinfo *t, const cql_relation *rel)
+{
+    int others = 0, order = rel->ncolumns == t->npk;
+    for (size_t j = 0; j < rel->ncolumns; j++) {
+        const cql_tcol *col = cql_tinfo_col(t, rel->columns[j]);
+        if (col == NULL)
+            return cql_fail(c, CQL_ERR_INVALID, "Undefined column name %s in table %s.%s",
+                            rel->columns[j], t->ks, t->name);
+        for (size_t d = 0; d < j; d++)
+            if (cql_tinfo_col(t, rel->columns[d]) == col)
+                return cql_fail(c, CQL_ERR_INVALID,
+                                "The token() function contains duplicate partition key "
+                                "components");
+        others |= col->kind != 'p';
+        order &= col->kind == 'p' && col->pos == (int)j;
+    }
+    if (rel->ncolumns != t->npk)
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "The token() function must be applied to all partition key components "
+                        "or none of them");
+    if (others)
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "The token() function must contains only partition key components");
+    if (order) return 0;
+    buf names;
+    buf_init(&names, 0);
+    for (int pos = 0; pos < (int)t->npk; pos++)
+        for (size_t i = 0; i < t->ncols; i++)
+            if (t->cols[i].kind == 'p' && t->cols[i].pos == pos)
+                buf_printf(&names, "%s%s", pos ? ", " : "", t->cols[i].name);
+    int rc = cql_fail(c, CQL_ERR_INVALID,
+                      "The token function arguments must be in the partition key order: %s",
+                      names.data ? names.data : "");
+    buf_free(&names);
+    return rc;
+}
+
 int cql_token_call(const cql_expr *e, size_t npk)
 {
     return e && e->kind == CQL_E_FUNCTION && e->nitems == npk &&
@@ -794,14 +833,7 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
                                 "The token function cannot be used in WHERE clauses for %s "
                                 "statements",
                                 mode == CQL_KEYS_DELETE ? "DELETE" : "UPDATE");
-            for (size_t j = 0; j < rel->ncolumns; j++) {
-                const cql_tcol *col = cql_tinfo_col(t, rel->columns[j]);
-                if (col == NULL || col->kind != 'p' || col->pos != (int)j ||
-                    rel->ncolumns != t->npk)
-                    return cql_fail(c, CQL_ERR_INVALID,
-                                    "The token() function must be applied to all partition key "
-                                    "components or none of them");
-            }
+            if (token_columns_refused(c, t, rel) != 0) return -1;
             buf v;
             buf_init(&v, 0);
             int64_t tok = 0;

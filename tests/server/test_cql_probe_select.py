@@ -304,3 +304,22 @@ def test_index_pages_keep_the_static_values_of_a_resumed_partition(cql, table):
         assert all(r[3] == 9 for r in whole) and len(whole) == (5 if where == "pk2 = 1" else 3)
         for size in range(1, 5):
             assert pages(cql, "SELECT * FROM %s WHERE %s" % (t, where), size) == whole
+
+
+# test_filtering.py: test_filter_token (Cassandra's words for each case)
+def test_token_restriction_columns_in_cassandras_words(cql, table):
+    t = table("(pk int, ck int, x int, PRIMARY KEY (pk, ck))")
+    refused(cql, "The token() function contains duplicate partition key components",
+            "SELECT pk FROM %s WHERE token(pk, pk) = 0" % t)
+    u = table("(pk1 int, pk2 int, x int, PRIMARY KEY ((pk1, pk2)))")
+    refused(cql, "The token() function contains duplicate partition key components",
+            "SELECT pk1 FROM %s WHERE token(pk1, pk1) = 0" % u)
+    refused(cql, "The token() function must be applied to all partition key components or "
+            "none of them", "SELECT pk1 FROM %s WHERE token(x) = 0" % u)
+    refused(cql, "The token() function must contains only partition key components",
+            "SELECT pk1 FROM %s WHERE token(pk1, x) = 0" % u)
+    refused(cql, "The token function arguments must be in the partition key order: pk1, pk2",
+            "SELECT pk1 FROM %s WHERE token(pk2, pk1) = 0" % u)
+    refused(cql, "Undefined column name y", "SELECT pk1 FROM %s WHERE token(pk1, y) = 0" % u)
+    stmt = cql.prepare("SELECT * FROM %s WHERE token(pk1, pk2) = ?" % u)
+    assert stmt.column_metadata[0].name == "partition key token"
