@@ -463,7 +463,8 @@ typedef struct cql_keys {
     int64_t token_lo, token_hi;
     const cql_tcol *index; /* read through this column's index (its = stays a filter) */
     const cql_relation *index_rel;
-    const cql_tindex *cindex;     /* the index on a collection it is, or NULL (a plain one) */
+    const cql_tindex *cindex; /* the index on a collection it is, or NULL (a plain one) */
+    int indexed; /* an index serves a restriction (read through it, or filtering named rows) */
     const cql_relation **filters; /* what each row is checked against */
     size_t nfilters;
     int needs_filtering;

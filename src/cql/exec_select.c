@@ -430,6 +430,8 @@ static int plan_order(qctx *q)
     cql_call *c = q->r->call;
     const cql_select *sel = q->q;
     if (sel->norder == 0) return 0;
+    if (q->k.indexed)
+        return cql_fail(c, CQL_ERR_INVALID, "ORDER BY with 2ndary indexes is not supported.");
     if (!q->k.partitions)
         return cql_fail(c, CQL_ERR_INVALID,
                         "ORDER BY is only supported when the partition key is restricted by an EQ "

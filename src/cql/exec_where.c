@@ -1254,6 +1254,7 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
             }
         }
         if (icol) {
+            k->indexed = 1;
             k->needs_filtering = k->nfilters > 1;
             if (!k->partitions && !t->view) {
                 k->index = icol;

@@ -323,3 +323,20 @@ def test_token_restriction_columns_in_cassandras_words(cql, table):
     refused(cql, "Undefined column name y", "SELECT pk1 FROM %s WHERE token(pk1, y) = 0" % u)
     stmt = cql.prepare("SELECT * FROM %s WHERE token(pk1, pk2) = ?" % u)
     assert stmt.column_metadata[0].name == "partition key token"
+
+
+# Cassandra's SelectStatement refuses ORDER BY whenever an index serves the query
+# (verifyOrderingIsAllowed), as select_test.py's filtering-with-ORDER BY cases rely on
+def test_order_by_with_an_index_is_refused(cql, table):
+    t = table("(p int, c int, v int, w int, l list<int>, PRIMARY KEY (p, c))")
+    cql.execute("CREATE INDEX ON %s (v)" % t)
+    cql.execute("CREATE INDEX ON %s (l)" % t)
+    cql.execute("INSERT INTO %s (p, c, v, w, l) VALUES (1, 1, 5, 5, [1])" % t)
+    cql.execute("INSERT INTO %s (p, c, v, w, l) VALUES (1, 2, 5, 5, [1])" % t)
+    for where, extra in (("p = 1 AND v = 5", ""), ("v = 5", ""), ("p = 1 AND l CONTAINS 1", ""),
+                         ("p = 1 AND v = 5 AND w = 5", " ALLOW FILTERING")):
+        refused(cql, "ORDER BY with 2ndary indexes is not supported.",
+                "SELECT c FROM %s WHERE %s ORDER BY c DESC%s" % (t, where, extra))
+    # filtering without an index orders as asked
+    assert rows(cql, "SELECT c FROM %s WHERE p = 1 AND w = 5 ORDER BY c DESC ALLOW FILTERING"
+                % t) == [[2], [1]]
