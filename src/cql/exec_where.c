@@ -848,8 +848,13 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
             }
             buf_free(&v);
             if (rc != CQLVAL_OK) {
-                if (rc != CQLVAL_ERROR)
-                    cql_fail(c, CQL_ERR_INVALID, "Invalid null value for partition key token");
+                if (rc == CQLVAL_NULL)
+                    cql_fail(c, CQL_ERR_INVALID, "Invalid null token value");
+                else if (rc == CQLVAL_UNSET)
+                    cql_fail(c, CQL_ERR_INVALID, "%s",
+                             cql_token_call(rel->value, t->npk)
+                                 ? "Invalid unset value for argument in call to function token"
+                                 : "Invalid unset token value");
                 return -1;
             }
             if (!k->token) {

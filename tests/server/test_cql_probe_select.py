@@ -340,3 +340,21 @@ def test_order_by_with_an_index_is_refused(cql, table):
     # filtering without an index orders as asked
     assert rows(cql, "SELECT c FROM %s WHERE p = 1 AND w = 5 ORDER BY c DESC ALLOW FILTERING"
                 % t) == [[2], [1]]
+
+
+# select_single_column_relation_test.py: testFunctionCallWithUnset (the driver would
+# refuse an unset routing key, so the statement is sent without one)
+def test_unset_and_null_token_values(cql, table):
+    t = table("(k int PRIMARY KEY, s text, i int)")
+    for stmt, unset in (("SELECT * FROM %s WHERE token(k) >= token(?)",
+                         "Invalid unset value for argument in call to function token"),
+                        ("SELECT * FROM %s WHERE token(k) >= ?", "Invalid unset token value"),
+                        ("SELECT * FROM %s WHERE k = blobAsInt(?)",
+                         "Invalid unset value for argument in call to function blobasint")):
+        prepared = cql.prepare(stmt % t)
+        prepared.routing_key_indexes = None
+        with pytest.raises(InvalidRequest, match=unset):
+            cql.execute(prepared, [UNSET_VALUE])
+    prepared = cql.prepare("SELECT * FROM %s WHERE token(k) >= ?" % t)
+    with pytest.raises(InvalidRequest, match="Invalid null token value"):
+        cql.execute(prepared, [None])
