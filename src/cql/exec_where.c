@@ -827,6 +827,15 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
     for (size_t i = 0; i < w->n; i++) {
         const cql_relation *rel = &w->rels[i];
         if (rel->op == CQL_OP_NEQ) return unsupported_neq(c, rel);
+        if (rel->op == CQL_OP_LIKE) { /* a SASI index's, which quarry has not */
+            char *v = rel->value ? cql_print_expr(rel->value) : NULL;
+            int rc = cql_fail(c, CQL_ERR_INVALID,
+                              "LIKE restriction is only supported on properly indexed columns. "
+                              "%s LIKE %s is not valid.",
+                              rel->ncolumns ? rel->columns[0] : "?", v ? v : "?");
+            free(v);
+            return rc;
+        }
         if (rel->kind == CQL_REL_TOKEN) {
             if (mode != CQL_KEYS_SELECT)
                 return cql_fail(c, CQL_ERR_INVALID,

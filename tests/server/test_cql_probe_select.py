@@ -358,3 +358,14 @@ def test_unset_and_null_token_values(cql, table):
     prepared = cql.prepare("SELECT * FROM %s WHERE token(k) >= ?" % t)
     with pytest.raises(InvalidRequest, match="Invalid null token value"):
         cql.execute(prepared, [None])
+
+
+# test_filtering.py: test_filter_like_on_desc_column (cassandra_bug: Cassandra 4 takes LIKE
+# only on a SASI index, and refuses it when filtering)
+def test_like_needs_a_sasi_index(cql, table):
+    t = table("(a int, b text, v text, PRIMARY KEY (a, b)) WITH CLUSTERING ORDER BY (b DESC)")
+    cql.execute("INSERT INTO %s (a, b, v) VALUES (1, 'one', 'x')" % t)
+    refused(cql, "LIKE restriction is only supported on properly indexed columns. "
+            "b LIKE '%%' is not valid.", "SELECT b FROM %s WHERE b LIKE '%%%%' ALLOW FILTERING" % t)
+    refused(cql, "LIKE restriction is only supported on properly indexed columns. "
+            "v LIKE 'x%' is not valid.", "SELECT b FROM %s WHERE a = 1 AND v LIKE 'x%'" % t)
