@@ -368,4 +368,4 @@ def test_like_needs_a_sasi_index(cql, table):
     refused(cql, "LIKE restriction is only supported on properly indexed columns. "
             "b LIKE '%%' is not valid.", "SELECT b FROM %s WHERE b LIKE '%%%%' ALLOW FILTERING" % t)
     refused(cql, "LIKE restriction is only supported on properly indexed columns. "
-            "v LIKE 'x%' is not valid.", "SELECT b FROM %s WHERE a = 1 AND v LIKE 'x%'" % t)
+            "v LIKE 'x%' is not valid.", "SELECT b FROM %s WHERE a = 1 AND v LIKE 'x%%'" % t)
