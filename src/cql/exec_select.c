@@ -1362,9 +1362,10 @@ static int read_index(qctx *q)
     } else {
         buf v;
         buf_init(&v, 0);
-        const cql_relation *ir = q->k.index_rel; /* an =, or an IN of one value */
-        rc = cql_term(q->r, col->type, col->name,
-                      ir->op == CQL_OP_IN && ir->values ? ir->values[0] : ir->value, &v);
+        const cql_relation *ir = q->k.index_rel; /* an =, an IN of one value, or (c) = (v) */
+        const cql_expr *iv = ir->op == CQL_OP_IN && ir->values ? ir->values[0] : ir->value;
+        if (ir->kind == CQL_REL_TUPLE) iv = iv->items[0];
+        rc = cql_term(q->r, col->type, col->name, iv, &v);
         if (rc != CQLVAL_OK) {
             buf_free(&v);
             return rc == CQLVAL_ERROR ? -1

@@ -1252,8 +1252,12 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
         const cql_tindex *cix = NULL;
         for (size_t f = 0; f < k->nfilters && !icol; f++) {
             const cql_relation *rel = k->filters[f];
+            /* (c) = (v), a tuple of one column, is that column's = */
+            int one_tuple = rel->kind == CQL_REL_TUPLE && rel->ncolumns == 1 &&
+                            rel->op == CQL_OP_EQ && rel->value && rel->value->kind == CQL_E_TUPLE &&
+                            rel->value->nitems == 1;
             const cql_tcol *col =
-                rel->kind == CQL_REL_COLUMN ? cql_tinfo_col(t, rel->columns[0]) : NULL;
+                rel->kind == CQL_REL_COLUMN || one_tuple ? cql_tinfo_col(t, rel->columns[0]) : NULL;
             if (col && col->index && (rel->op == CQL_OP_EQ || one_value_in(rel))) {
                 icol = col;
                 irel = rel;

@@ -369,3 +369,33 @@ def test_like_needs_a_sasi_index(cql, table):
             "b LIKE '%%' is not valid.", "SELECT b FROM %s WHERE b LIKE '%%%%' ALLOW FILTERING" % t)
     refused(cql, "LIKE restriction is only supported on properly indexed columns. "
             "v LIKE 'x%' is not valid.", "SELECT b FROM %s WHERE a = 1 AND v LIKE 'x%%'" % t)
+
+
+# select_multi_column_relation_test.py: testMultipleClusteringWithIndex,
+# testMultiColumnRestrictionsWithIndex
+def test_multi_column_relations_beside_an_index(cql, table):
+    t = table("(a int, b int, c int, d int, e int, PRIMARY KEY (a, b, c, d))")
+    cql.execute("CREATE INDEX ON %s (b)" % t)
+    cql.execute("CREATE INDEX ON %s (e)" % t)
+    for r in ((0, 0, 0, 0, 0), (0, 0, 1, 0, 1), (0, 0, 1, 1, 2), (0, 1, 0, 0, 0), (0, 1, 1, 0, 1),
+              (0, 1, 1, 1, 2), (0, 2, 0, 0, 0)):
+        cql.execute("INSERT INTO %s (a, b, c, d, e) VALUES (%d, %d, %d, %d, %d)" % ((t,) + r))
+    # (b) = (1) is b's =, which its index serves
+    assert rows(cql, "SELECT * FROM %s WHERE (b) = (?)" % t, 1) == \
+        [[0, 1, 0, 0, 0], [0, 1, 1, 0, 1], [0, 1, 1, 1, 2]]
+    refused(cql, FILTERING, "SELECT * FROM %s WHERE (b, c) = (1, 1)" % t)
+    refused(cql, FILTERING, "SELECT * FROM %s WHERE (b) IN ((1)) AND e = 2" % t)
+    assert rows(cql, "SELECT * FROM %s WHERE (b, c) = (1, 1) AND e = 2 ALLOW FILTERING" % t) == \
+        [[0, 1, 1, 1, 2]]
+    assert rows(cql, "SELECT * FROM %s WHERE (b, c) IN ((0, 1), (1, 1)) AND e = 2 ALLOW FILTERING"
+                % t) == [[0, 0, 1, 1, 2], [0, 1, 1, 1, 2]]
+    assert rows(cql, "SELECT * FROM %s WHERE (b, c) >= (1, 1) AND e = 2 ALLOW FILTERING" % t) == \
+        [[0, 1, 1, 1, 2]]
+    refused(cql, "unset value", "SELECT * FROM %s WHERE (b, c) >= (?, ?) AND e = ? ALLOW FILTERING"
+            % t, 1, 1, UNSET_VALUE)
+    u = table("(a int, b int, c int, d int, e int, v int, PRIMARY KEY (a, b, c, d, e))")
+    cql.execute("CREATE INDEX ON %s (v)" % u)
+    for where in ("a = 0 AND (c, d) < (2, 2) AND v = 0", "a = 0 AND b = 1 AND (d, e) < (2, 2) AND v = 0",
+                  "a = 0 AND (b, c) > (1, 0) AND (d, e) < (2, 2) AND v = 0"):
+        refused(cql, "Multi-column slice restrictions cannot be used for filtering.",
+                "SELECT * FROM %s WHERE %s ALLOW FILTERING" % (u, where))
