@@ -517,7 +517,8 @@ typedef struct cql_keys {
     int64_t token_lo, token_hi;
     const cql_tcol *index; /* read through this column's index (its = stays a filter) */
     const cql_relation *index_rel;
-    const cql_tindex *cindex;     /* the index on a collection it is, or NULL (a plain one) */
+    const cql_tindex *cindex; /* the index on a collection it is, or NULL (a plain one) */
+    int indexed; /* an index serves a restriction (read through it, or filtering named rows) */
     const cql_relation **filters; /* what each row is checked against */
     size_t nfilters;
     int needs_filtering;
@@ -536,6 +537,11 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
                    int allow_filtering, cql_keys *k);
 void cql_keys_free(cql_keys *k);
 const char *cql_filtering_message(void);
+/* Whether the row whose column values are vals (has: which are set), by t's column index,
+ * satisfies the multi-column relation rel ((a, b) = (1, 2), IN, or a slice, compared in
+ * value order): 1, 0 (0 too for a row without those columns), or -1 with the error set. */
+int cql_tuple_matches(cql_run *r, const cql_tinfo *t, const cql_relation *rel, const buf *vals,
+                      const int8_t *has);
 /* Calls fn for each clustering prefix of the first n columns k restricts by = and IN:
  * cql_each_combination of their lists, with a multi-column IN's tuples as the values of
  * its columns together. */

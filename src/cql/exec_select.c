@@ -430,6 +430,8 @@ static int plan_order(qctx *q)
     cql_call *c = q->r->call;
     const cql_select *sel = q->q;
     if (sel->norder == 0) return 0;
+    if (q->k.indexed)
+        return cql_fail(c, CQL_ERR_INVALID, "ORDER BY with 2ndary indexes is not supported.");
     if (!q->k.partitions)
         return cql_fail(c, CQL_ERR_INVALID,
                         "ORDER BY is only supported when the partition key is restricted by an EQ "
@@ -616,9 +618,11 @@ static int row_filtered(qctx *q)
     }
     for (size_t f = 0; f < q->k.nfilters; f++) {
         const cql_relation *rel = q->k.filters[f];
-        if (rel->kind == CQL_REL_TUPLE)
-            return cql_fail(q->r->call, CQL_ERR_INVALID,
-                            "Multi-column restrictions cannot be filtered");
+        if (rel->kind == CQL_REL_TUPLE) {
+            int ok = cql_tuple_matches(q->r, q->t, rel, q->vals, q->has);
+            if (ok <= 0) return ok;
+            continue;
+        }
         const cql_tcol *col = col_named(q->t, rel->columns[0]);
         size_t ci = col_index(q, col);
         if (!q->has[ci] && rel->op != CQL_OP_IS_NOT_NULL) return 0;
@@ -1326,6 +1330,23 @@ static int entry_key_of(const qctx *q, const qr_index *ix, const json_t *av, con
  * per partition, whose rows are all read. A page resumes past the entry of the last row
  * it answered (or, for a static column, inside that row's partition), found by its key,
  * so rows deleted meanwhile do not lose the place. */
+/* A page that ended on partition pk's static row alone (read by load_static, not take)
+ * resumes past that row: its partition and key become the page's last. 0, or -1. */
+static int static_resume(qctx *q, const buf *pk)
+{
+    qr_err err;
+    err_init(&err);
+    buf ck;
+    buf_init(&ck, 0);
+    buf_putc(&ck, CQL_CK_STATIC);
+    buf_reset(&q->cur_pk);
+    buf_append(&q->cur_pk, pk->data, pk->len);
+    buf_reset(&q->last_key);
+    int rc = cql_row_key(q->et, pk, &ck, &q->last_key, &err);
+    buf_free(&ck);
+    return rc == 0 ? 0 : cql_fail_engine(q->r->call, CQL_ERR_SERVER, &err);
+}
+
 static int read_index(qctx *q)
 {
     cql_call *c = q->r->call;
@@ -1352,7 +1373,10 @@ static int read_index(qctx *q)
     } else {
         buf v;
         buf_init(&v, 0);
-        rc = cql_term(q->r, col->type, col->name, q->k.index_rel->value, &v);
+        const cql_relation *ir = q->k.index_rel; /* an =, an IN of one value, or (c) = (v) */
+        const cql_expr *iv = ir->op == CQL_OP_IN && ir->values ? ir->values[0] : ir->value;
+        if (ir->kind == CQL_REL_TUPLE) iv = iv->items[0];
+        rc = cql_term(q->r, col->type, col->name, iv, &v);
         if (rc != CQLVAL_OK) {
             buf_free(&v);
             return rc == CQLVAL_ERROR ? -1
@@ -1406,6 +1430,13 @@ static int read_index(qctx *q)
         buf_free(&from);
     }
     json_decref(av);
+    rc = 0;
+    if (q->resume && q->last_key.len && !partitions && q->cur_pk.len) {
+        /* the last page's partition goes on: its static row again, its rows answered */
+        q->static_used = 1;
+        in_part = 1;
+        rc = load_static(q, &q->cur_pk);
+    }
     /* Cassandra's index reads see every write acknowledged before them: the engine's
      * global index is let catch up first (INDEX_CATCH_UP_MS at most, then it is read as
      * it is: a worker that far behind is stuck or buried, and the read must still end) */
@@ -1413,8 +1444,7 @@ static int read_index(qctx *q)
     range_cursor *cur = cursor_open(c->db, q->et, ix, &lower, &upper, 1, 0, NULL);
     const char *json;
     size_t len, size;
-    int got;
-    rc = 0;
+    int got = 0;
     while (rc == 0 && (got = cursor_next(cur, &json, &len, &size, &err)) == 1) {
         json_t *entry = json_read(json, len, JSON_ALLOW_NUL, NULL);
         buf_reset(&key);
@@ -1430,6 +1460,7 @@ static int read_index(qctx *q)
             rc = read_whole_partition(q, &pk, after.len ? &after : NULL, carried);
             buf_reset(&after);
             carried = 0;
+            if (rc == 1 && q->ended && static_resume(q, &pk) != 0) rc = -1;
             continue;
         }
         size_t row_size = 0;

@@ -187,6 +187,24 @@ static int resolve_token(cql_call *c, const cql_tinfo *t, const cql_expr *e, cql
     for (size_t i = 0; i < e->nitems; i++) {
         const cql_tcol *col =
             e->items[i]->kind == CQL_E_COLUMN ? cql_tinfo_col(t, e->items[i]->text) : NULL;
+        if (col == NULL && e->items[i]->kind == CQL_E_COLUMN)
+            return cql_fail(c, CQL_ERR_INVALID, "Undefined column name %s in table %s.%s",
+                            e->items[i]->text, t->ks, t->name);
+        const cql_tcol *want = NULL; /* the key column the argument stands for */
+        for (size_t j = 0; j < t->ncols; j++)
+            if (t->cols[j].kind == 'p' && t->cols[j].pos == (int)i) want = &t->cols[j];
+        if (col && want && col != want && col->type && want->type &&
+            !cqltype_equal(col->type, want->type)) {
+            buf tn;
+            buf_init(&tn, 0);
+            cqltype_name(want->type, &tn);
+            int rc = cql_fail(c, CQL_ERR_INVALID,
+                              "Type error: %s cannot be passed as argument %zu of function "
+                              "system.token of type %.*s",
+                              col->name, i, (int)tn.len, tn.data ? tn.data : "");
+            buf_free(&tn);
+            return rc;
+        }
         if (col == NULL || col->kind != 'p' || col->pos != (int)i)
             return cql_fail(c, CQL_ERR_INVALID,
                             "The token function arguments must be the partition key "

@@ -58,54 +58,6 @@ static int vlist_add(cql_run *r, const cql_tcol *col, const cql_expr *e, cql_vli
     return 0;
 }
 
-/* Appends a bound value of col (len -1: null) to l, checked as vlist_add checks a term's. */
-static int vlist_put(cql_run *r, const cql_tcol *col, const uint8_t *p, int32_t len, cql_vlist *l)
-{
-    cql_parse_error perr;
-    memset(&perr, 0, sizeof perr);
-    if (len < 0)
-        return cql_fail(r->call, CQL_ERR_INVALID, "Invalid null value for column %s", col->name);
-    if (cqlval_validate(col->type, p, (size_t)len, &perr) != 0)
-        return cql_fail(r->call, CQL_ERR_INVALID, "Invalid value for column %s: %s", col->name,
-                        perr.msg);
-    if (len > KEY_PART_MAX)
-        return cql_fail(r->call, CQL_ERR_INVALID, "Key length of %d is longer than maximum of %d",
-                        (int)len, KEY_PART_MAX);
-    buf *n = realloc(l->v, (l->n + 1) * sizeof *n);
-    if (n == NULL) return cql_fail(r->call, CQL_ERR_SERVER, "out of memory");
-    l->v = n;
-    buf_init(&l->v[l->n], 0);
-    if (buf_append(&l->v[l->n], p, (size_t)len) != 0) {
-        buf_free(&l->v[l->n]);
-        return cql_fail(r->call, CQL_ERR_SERVER, "out of memory");
-    }
-    l->n++;
-    return 0;
-}
-
-/* A bound tuple (p, len) of a multi-column relation on cols: its items, one per column,
- * each to lists[j] (or all to lists[0] when one list takes them in turn). */
-static int tuple_put(cql_run *r, const cql_tcol *const *cols, size_t ncols, const uint8_t *p,
-                     int32_t len, cql_vlist *const *lists, int one_list)
-{
-    if (len < 0)
-        return cql_fail(r->call, CQL_ERR_INVALID, "Invalid null value for column %s",
-                        cols[0]->name);
-    cql_elements e;
-    cql_fields_open(&e, p, (size_t)len);
-    for (size_t j = 0; j < ncols; j++) {
-        const uint8_t *v;
-        int32_t vlen;
-        int got = cql_element_next(&e, &v, &vlen);
-        if (got < 0)
-            return cql_fail(r->call, CQL_ERR_INVALID, "Invalid tuple value for columns %s, ...",
-                            cols[0]->name);
-        if (got == 0) vlen = -1;
-        if (vlist_put(r, cols[j], v, vlen, lists[one_list ? 0 : j]) != 0) return -1;
-    }
-    return 0;
-}
-
 /* The values of an IN: listed terms (none for IN ()), or one bound list. */
 static int vlist_in(cql_run *r, const cql_tcol *col, const cql_relation *rel, cql_vlist *l)
 {
@@ -152,6 +104,160 @@ static int vlist_in(cql_run *r, const cql_tcol *col, const cql_relation *rel, cq
     if (got < 0)
         return cql_fail(r->call, CQL_ERR_INVALID, "Invalid list value for IN restriction on %s",
                         col->name);
+    return 0;
+}
+
+/* Appends v (taken: v is left empty) to l, as vlist_add appends a term's value. */
+static int vlist_take(cql_run *r, buf *v, cql_vlist *l)
+{
+    if (v->len > KEY_PART_MAX)
+        return cql_fail(r->call, CQL_ERR_INVALID, "Key length of %zu is longer than maximum of %d",
+                        v->len, KEY_PART_MAX);
+    buf *n = realloc(l->v, (l->n + 1) * sizeof *n);
+    if (n == NULL) return cql_fail(r->call, CQL_ERR_SERVER, "out of memory");
+    l->v = n;
+    l->v[l->n++] = *v;
+    buf_init(v, 0);
+    return 0;
+}
+
+/* Refuses a tuple of the wrong length as Cassandra does, with the tuple as written. */
+static int tuple_length_refused(cql_call *c, size_t want, const cql_expr *e)
+{
+    char *text = cql_print_expr(e);
+    int rc = cql_fail(c, CQL_ERR_INVALID, "Expected %zu elements in value tuple, but got %zu: %s",
+                      want, e && e->kind == CQL_E_TUPLE ? e->nitems : (size_t)1, text ? text : "?");
+    free(text);
+    return rc;
+}
+
+/* The fields of the serialised tuple p (len bytes) as the values of cols: CQLVAL_OK with
+ * out[0..n) set, CQLVAL_NULL with *which the null field's column, or CQLVAL_ERROR with
+ * the error set. */
+static int tuple_fields(cql_run *r, const cql_tcol *const *cols, size_t n, const uint8_t *p,
+                        size_t len, buf *out, size_t *which)
+{
+    cql_elements e;
+    cql_fields_open(&e, p, len);
+    for (size_t i = 0; i < n; i++) {
+        const uint8_t *v;
+        int32_t vlen;
+        if (cql_element_next(&e, &v, &vlen) != 1) {
+            cql_fail(r->call, CQL_ERR_INVALID, "Invalid tuple value for %zu columns", n);
+            return CQLVAL_ERROR;
+        }
+        if (vlen < 0) {
+            *which = i;
+            return CQLVAL_NULL;
+        }
+        cql_parse_error perr;
+        memset(&perr, 0, sizeof perr);
+        if (cqlval_validate(cols[i]->type, v, (size_t)vlen, &perr) != 0) {
+            cql_fail(r->call, CQL_ERR_INVALID, "Invalid value for column %s: %s", cols[i]->name,
+                     perr.msg);
+            return CQLVAL_ERROR;
+        }
+        buf_append(&out[i], v, (size_t)vlen);
+    }
+    const uint8_t *v;
+    int32_t vlen;
+    if (cql_element_next(&e, &v, &vlen) != 0) {
+        cql_fail(r->call, CQL_ERR_INVALID, "Invalid tuple value for %zu columns", n);
+        return CQLVAL_ERROR;
+    }
+    return CQLVAL_OK;
+}
+
+/* The values term e gives the n columns of a multi-column relation: a tuple literal's
+ * items, or the fields of the tuple a marker binds ((a, b) = ?). CQLVAL_OK with out[0..n)
+ * set (each initialised by the caller), CQLVAL_NULL or CQLVAL_UNSET with *which the
+ * column that has none (n for the whole tuple), or CQLVAL_ERROR with the error set. */
+static int tuple_values(cql_run *r, const cql_tcol *const *cols, size_t n, const cql_expr *e,
+                        buf *out, size_t *which)
+{
+    *which = n;
+    if (e && e->kind == CQL_E_BIND) {
+        cql_value v;
+        if (cql_bound(r, e, &v) != 1) return CQLVAL_ERROR;
+        if (v.len < 0) return v.len == CQL_UNSET ? CQLVAL_UNSET : CQLVAL_NULL;
+        return tuple_fields(r, cols, n, v.p, (size_t)v.len, out, which);
+    }
+    if (e == NULL || e->kind != CQL_E_TUPLE || e->nitems != n) {
+        tuple_length_refused(r->call, n, e);
+        return CQLVAL_ERROR;
+    }
+    for (size_t i = 0; i < n; i++) {
+        int rc = cql_term(r, cols[i]->type, cols[i]->name, e->items[i], &out[i]);
+        if (rc != CQLVAL_OK) {
+            *which = i;
+            return rc;
+        }
+    }
+    return CQLVAL_OK;
+}
+
+/* The columns a multi-column relation names (checked by cql_where_keys), at most 64. */
+static size_t tuple_cols(const cql_tinfo *t, const cql_relation *rel, const cql_tcol **cols)
+{
+    size_t n = rel->ncolumns < 64 ? rel->ncolumns : 64;
+    for (size_t j = 0; j < n; j++)
+        cols[j] = cql_tinfo_col(t, rel->columns[j]);
+    return n;
+}
+
+static void bufs_free(buf *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        buf_free(&b[i]);
+}
+
+/* A multi-column relation's values missing, refused in Cassandra's words: the column's
+ * null (in a condition for IN and slices), or the unset value. Always -1. */
+static int tuple_value_missing(cql_call *c, const cql_tcol *const *cols, size_t n, size_t which,
+                               int rc, int condition)
+{
+    const char *name = which < n ? cols[which]->name : NULL;
+    if (rc == CQLVAL_UNSET)
+        return name ? cql_fail(c, CQL_ERR_INVALID, "Invalid unset value for column %s", name)
+                    : cql_fail(c, CQL_ERR_INVALID, "Invalid unset value for tuple of %s",
+                               cols[0]->name);
+    if (name == NULL)
+        return cql_fail(c, CQL_ERR_INVALID, "Invalid null value for tuple of %s", cols[0]->name);
+    return cql_fail(c, CQL_ERR_INVALID, "Invalid null value %sfor column %s",
+                    condition ? "in condition " : "", name);
+}
+
+int cql_tuple_matches(cql_run *r, const cql_tinfo *t, const cql_relation *rel, const buf *vals,
+                      const int8_t *has)
+{
+    const cql_tcol *cols[64];
+    size_t n = tuple_cols(t, rel, cols);
+    for (size_t j = 0; j < n; j++)
+        if (cols[j] == NULL || !has[cols[j] - t->cols]) return 0; /* a partition's static row */
+    const cql_expr *const *terms = rel->op == CQL_OP_IN && rel->values
+                                       ? (const cql_expr *const *)rel->values
+                                       : (const cql_expr *const *)&rel->value;
+    size_t nterms = rel->op == CQL_OP_IN && rel->values ? rel->nvalues : 1;
+    buf want[64];
+    for (size_t v = 0; v < nterms; v++) {
+        for (size_t j = 0; j < n; j++)
+            buf_init(&want[j], 0);
+        size_t which;
+        int rc = tuple_values(r, cols, n, terms[v], want, &which);
+        if (rc != CQLVAL_OK) {
+            bufs_free(want, n);
+            if (rc == CQLVAL_ERROR) return -1;
+            return tuple_value_missing(r->call, cols, n, which, rc, rel->op != CQL_OP_EQ);
+        }
+        int cmp = 0;
+        for (size_t j = 0; j < n && cmp == 0; j++) {
+            const buf *got = &vals[cols[j] - t->cols];
+            cmp = cqlval_compare(cols[j]->type, (const uint8_t *)got->data, got->len,
+                                 (const uint8_t *)want[j].data, want[j].len);
+        }
+        bufs_free(want, n);
+        if (cql_compare_op(rel->op == CQL_OP_IN ? CQL_OP_EQ : rel->op, cmp)) return 1;
+    }
     return 0;
 }
 
@@ -204,6 +310,17 @@ static int filter_values_given(cql_run *r, const cql_tinfo *t, const cql_keys *k
     for (size_t f = 0; f < k->nfilters; f++) {
         const cql_relation *rel = k->filters[f];
         const cql_tcol *col = cql_tinfo_col(t, rel->columns[0]);
+        if (col && col->type && rel->value && rel->kind == CQL_REL_COLUMN &&
+            (rel->op == CQL_OP_CONTAINS || rel->op == CQL_OP_CONTAINS_KEY) &&
+            col->type->wire.n >= 1) {
+            /* the element (or key) a collection holds */
+            int map = col->type->wire.id == CQL_TYPE_MAP;
+            const cql_ctype *et = rel->op == CQL_OP_CONTAINS && map && col->type->wire.n >= 2
+                                      ? col->type->args[1]
+                                      : col->type->args[0];
+            if (filter_term_given(r, et, col->name, rel->value, "value", col->name) != 0) return -1;
+            continue;
+        }
         if (col == NULL || col->type == NULL || rel->op > CQL_OP_NEQ || rel->value == NULL)
             continue;
         if (rel->kind == CQL_REL_COLUMN) {
@@ -237,10 +354,10 @@ const char *cql_filtering_message(void)
 }
 
 /* Records one side of a slice: op (in value order) on the columns from the prefix on,
- * compared with the terms (or, terms NULL, the items of the bound tuple marker) as
- * Cassandra compares tuples. */
+ * compared with value (a tuple for a multi-column relation) as Cassandra compares
+ * tuples. */
 static int set_slice(cql_run *r, cql_keys *k, const cql_tcol *const *cols, size_t n, cql_op op,
-                     const cql_expr *const *terms, const cql_expr *marker)
+                     const cql_expr *value, int tuple)
 {
     int lower = op == CQL_OP_GT || op == CQL_OP_GTE;
     if (lower ? k->has_lo : k->has_hi)
@@ -248,26 +365,26 @@ static int set_slice(cql_run *r, cql_keys *k, const cql_tcol *const *cols, size_
                         "More than one restriction was found for the %s bound on %s",
                         lower ? "start" : "end", cols[0]->name);
     cql_vlist *l = lower ? &k->lo : &k->hi;
-    if (terms == NULL) {
-        cql_value tv;
-        if (cql_bound(r, marker, &tv) != 1 || tuple_put(r, cols, n, tv.p, tv.len, &l, 1) != 0)
-            return -1;
-        n = 0; /* its items are l's */
+    buf vals[64];
+    for (size_t i = 0; i < n; i++)
+        buf_init(&vals[i], 0);
+    size_t which = 0;
+    int rc = tuple ? tuple_values(r, cols, n, value, vals, &which)
+                   : cql_term(r, cols[0]->type, cols[0]->name, value, &vals[0]);
+    if (rc != CQLVAL_OK) {
+        bufs_free(vals, n);
+        if (rc == CQLVAL_ERROR) return -1;
+        return tuple_value_missing(r->call, cols, n, which, rc, 1);
     }
     for (size_t i = 0; i < n; i++) {
         buf *nv = realloc(l->v, (l->n + 1) * sizeof *nv);
-        if (nv == NULL) return cql_fail(r->call, CQL_ERR_SERVER, "out of memory");
-        l->v = nv;
-        buf_init(&l->v[l->n], 0);
-        int rc = cql_term(r, cols[i]->type, cols[i]->name, terms[i], &l->v[l->n]);
-        if (rc != CQLVAL_OK) {
-            buf_free(&l->v[l->n]);
-            if (rc != CQLVAL_ERROR)
-                cql_fail(r->call, CQL_ERR_INVALID, "Invalid null value in condition for column %s",
-                         cols[i]->name);
-            return -1;
+        if (nv == NULL) {
+            bufs_free(vals, n);
+            return cql_fail(r->call, CQL_ERR_SERVER, "out of memory");
         }
-        l->n++;
+        l->v = nv;
+        l->v[l->n++] = vals[i];
+        buf_init(&vals[i], 0);
     }
     int incl = op == CQL_OP_GTE || op == CQL_OP_LTE;
     if (lower) {
@@ -321,71 +438,123 @@ static const char *joined(const cql_tinfo *t, char kind, const int *restricted, 
     return out;
 }
 
-/* (c1, c2) IN ((1, 2), (3, 4)): consecutive clustering columns, each restricted by nothing
- * else, whose tuples become k's tin. 0, or -1 with the error set. */
+/* Appends the tuple of e (a literal or a marker's tuple) to l, a value per column; a
+ * null is refused as Cassandra refuses it in an IN. */
+static int tuple_in_add(cql_run *r, const cql_tcol *const *cols, size_t n, const cql_expr *e,
+                        cql_vlist *l)
+{
+    buf vals[64];
+    for (size_t j = 0; j < n; j++)
+        buf_init(&vals[j], 0);
+    size_t which;
+    int rc = tuple_values(r, cols, n, e, vals, &which);
+    if (rc != CQLVAL_OK) {
+        bufs_free(vals, n);
+        return rc == CQLVAL_ERROR ? -1 : tuple_value_missing(r->call, cols, n, which, rc, 1);
+    }
+    for (size_t j = 0; j < n; j++)
+        if (vlist_take(r, &vals[j], l) != 0) {
+            bufs_free(vals, n);
+            return -1;
+        }
+    return 0;
+}
+
+/* (c1, c2) IN ((1, 2), (3, 4)), IN (?, ?) or IN ?: consecutive clustering columns, each
+ * restricted by nothing else, whose tuples become k's tin (one column's, its list of
+ * values). 0, or -1 with the error set. */
 static int tuple_in(cql_run *r, const cql_tinfo *t, const cql_relation *rel, cql_keys *k,
                     int *ck_eq)
 {
     cql_call *c = r->call;
     const cql_tcol *cols[64];
     if (rel->ncolumns > 64) return cql_fail(c, CQL_ERR_INVALID, "Too many columns in a tuple");
-    for (size_t j = 0; j < rel->ncolumns; j++) {
-        cols[j] = cql_tinfo_col(t, rel->columns[j]);
-        if (ck_eq[cols[j]->pos] || k->tin_n)
+    size_t n = tuple_cols(t, rel, cols);
+    for (size_t j = 0; j < n; j++)
+        if (ck_eq[cols[j]->pos] || (k->tin_n && n > 1))
             return cql_fail(c, CQL_ERR_INVALID,
                             "%s cannot be restricted by more than one relation if it includes a "
                             "IN",
                             cols[j]->name);
-    }
     /* the columns follow the clustering order (cql_where_keys checked it) */
-    cql_vlist *tin = &k->tin;
-    if (rel->values == NULL && rel->value && rel->value->kind == CQL_E_BIND) {
-        /* (a, b) IN ?: a bound list of tuples */
-        cql_value lv;
-        if (cql_bound(r, rel->value, &lv) != 1) return -1;
+    cql_vlist *l = n == 1 ? &k->ck[cols[0]->pos] : &k->tin;
+    if (rel->values == NULL && rel->value) { /* IN ?: a list of tuples */
+        cql_value v;
+        if (cql_bound(r, rel->value, &v) != 1) return -1;
+        if (v.len < 0)
+            return cql_fail(c, CQL_ERR_INVALID, "Invalid %s value for column %s",
+                            v.len == CQL_UNSET ? "unset" : "null", cols[0]->name);
         cql_elements e;
-        uint32_t n;
-        if (lv.len < 0 || cql_collection_open(&e, lv.p, (size_t)lv.len, 0, &n) != 0)
-            return cql_fail(c, CQL_ERR_INVALID, "Invalid list value for IN restriction on %s",
-                            rel->columns[0]);
+        uint32_t count;
         const uint8_t *p;
         int32_t len;
-        int got;
-        while ((got = cql_element_next(&e, &p, &len)) == 1)
-            if (tuple_put(r, cols, rel->ncolumns, p, len, &tin, 1) != 0) return -1;
+        int got = cql_collection_open(&e, v.p, (size_t)v.len, 0, &count);
+        while (got == 0 && (got = cql_element_next(&e, &p, &len)) == 1) {
+            buf vals[64];
+            for (size_t j = 0; j < n; j++)
+                buf_init(&vals[j], 0);
+            size_t which = n;
+            int rc = len < 0 ? CQLVAL_NULL : tuple_fields(r, cols, n, p, (size_t)len, vals, &which);
+            for (size_t j = 0; rc == CQLVAL_OK && j < n; j++)
+                if (vlist_take(r, &vals[j], l) != 0) rc = CQLVAL_ERROR;
+            bufs_free(vals, n);
+            if (rc == CQLVAL_ERROR) return -1;
+            if (rc != CQLVAL_OK) return tuple_value_missing(c, cols, n, which, rc, 1);
+            got = 0;
+        }
         if (got < 0)
             return cql_fail(c, CQL_ERR_INVALID, "Invalid list value for IN restriction on %s",
-                            rel->columns[0]);
+                            cols[0]->name);
+    } else {
+        for (size_t i = 0; i < rel->nvalues; i++)
+            if (tuple_in_add(r, cols, n, rel->values[i], l) != 0) return -1;
     }
-    if (rel->values == NULL && !(rel->value && rel->value->kind == CQL_E_BIND))
-        return cql_fail(c, CQL_ERR_INVALID,
-                        "A multi-column IN restriction takes its tuples listed, not as one "
-                        "bound list: (%s, ...) IN ((?, ?), ...)",
-                        rel->columns[0]);
-    for (size_t i = 0; rel->values && i < rel->nvalues; i++) {
-        const cql_expr *v = rel->values[i];
-        if (v && v->kind == CQL_E_BIND) {
-            /* (a, b) IN (?, ?): each a bound tuple */
-            cql_value tv;
-            if (cql_bound(r, v, &tv) != 1) return -1;
-            if (tuple_put(r, cols, rel->ncolumns, tv.p, tv.len, &tin, 1) != 0) return -1;
-            continue;
-        }
-        if (v == NULL || v->kind != CQL_E_TUPLE)
-            return cql_fail(c, CQL_ERR_INVALID,
-                            "A multi-column IN restriction takes tuple literals, with a marker "
-                            "for each column: (?, ?)");
-        if (v->nitems != rel->ncolumns)
-            return cql_fail(c, CQL_ERR_INVALID, "Expected %zu elements in value tuple, but got %zu",
-                            rel->ncolumns, v->nitems);
-        for (size_t j = 0; j < rel->ncolumns; j++)
-            if (vlist_add(r, cols[j], v->items[j], &k->tin) != 0) return -1;
+    if (n > 1) {
+        k->tin_at = (size_t)cols[0]->pos;
+        k->tin_n = n;
     }
-    k->tin_at = (size_t)cols[0]->pos;
-    k->tin_n = rel->ncolumns;
-    for (size_t j = 0; j < rel->ncolumns; j++)
+    for (size_t j = 0; j < n; j++)
         ck_eq[cols[j]->pos] = 1;
     return 0;
+}
+
+/* token(a, b) on the left of a relation: the partition key columns, each once, in their
+ * order, refused in Cassandra's words (checked in its order). 0, or -1 with the error. */
+static int token_columns_refused(cql_call *c, const cql_tinfo *t, const cql_relation *rel)
+{
+    int others = 0, order = rel->ncolumns == t->npk;
+    for (size_t j = 0; j < rel->ncolumns; j++) {
+        const cql_tcol *col = cql_tinfo_col(t, rel->columns[j]);
+        if (col == NULL)
+            return cql_fail(c, CQL_ERR_INVALID, "Undefined column name %s in table %s.%s",
+                            rel->columns[j], t->ks, t->name);
+        for (size_t d = 0; d < j; d++)
+            if (cql_tinfo_col(t, rel->columns[d]) == col)
+                return cql_fail(c, CQL_ERR_INVALID,
+                                "The token() function contains duplicate partition key "
+                                "components");
+        others |= col->kind != 'p';
+        order &= col->kind == 'p' && col->pos == (int)j;
+    }
+    if (rel->ncolumns != t->npk)
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "The token() function must be applied to all partition key components "
+                        "or none of them");
+    if (others)
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "The token() function must contains only partition key components");
+    if (order) return 0;
+    buf names;
+    buf_init(&names, 0);
+    for (int pos = 0; pos < (int)t->npk; pos++)
+        for (size_t i = 0; i < t->ncols; i++)
+            if (t->cols[i].kind == 'p' && t->cols[i].pos == pos)
+                buf_printf(&names, "%s%s", pos ? ", " : "", t->cols[i].name);
+    int rc = cql_fail(c, CQL_ERR_INVALID,
+                      "The token function arguments must be in the partition key order: %s",
+                      names.data ? names.data : "");
+    buf_free(&names);
+    return rc;
 }
 
 int cql_token_call(const cql_expr *e, size_t npk)
@@ -483,6 +652,15 @@ static int unsupported_neq(cql_call *c, const cql_relation *rel)
     return rc;
 }
 
+/* 1 when type is a duration or holds one (in a collection, tuple or UDT, at any depth). */
+static int has_duration(const cql_ctype *type)
+{
+    if (type->wire.id == CQL_TYPE_DURATION) return 1;
+    for (uint16_t i = 0; type->args && i < type->wire.n; i++)
+        if (type->args[i] && has_duration(type->args[i])) return 1;
+    return 0;
+}
+
 /* The relations a SELECT refuses whatever the rest of its WHERE clause, as Cassandra does:
  * IS NOT NULL (a view's definition only), a slice of a duration (durations do not order),
  * and the comparisons of a whole non-frozen collection. 0, or -1 with the error set. */
@@ -507,12 +685,22 @@ static int refused_relation(cql_call *c, const cql_relation *rel, const cql_tcol
     }
     int slice = rel->op == CQL_OP_LT || rel->op == CQL_OP_LTE || rel->op == CQL_OP_GT ||
                 rel->op == CQL_OP_GTE;
-    if (slice && rel->kind == CQL_REL_COLUMN && col->type &&
-        col->type->wire.id == CQL_TYPE_DURATION)
-        return cql_fail(c, CQL_ERR_INVALID,
-                        "Slice restrictions are not supported on duration columns");
+    if (slice && rel->kind == CQL_REL_COLUMN && col->type && has_duration(col->type)) {
+        int id = col->type->wire.id;
+        return cql_fail(c, CQL_ERR_INVALID, "Slice restrictions are not supported on %s",
+                        id == CQL_TYPE_LIST || id == CQL_TYPE_SET || id == CQL_TYPE_MAP
+                            ? "collections containing durations"
+                        : id == CQL_TYPE_TUPLE ? "tuples containing durations"
+                        : id == CQL_TYPE_UDT   ? "UDTs containing durations"
+                                               : "duration columns");
+    }
     if (rel->kind != CQL_REL_COLUMN || col->type == NULL || col->type->frozen) return 0;
     int id = col->type->wire.id;
+    if (id == CQL_TYPE_UDT && rel->op != CQL_OP_NEQ && rel->op != CQL_OP_CONTAINS &&
+        rel->op != CQL_OP_CONTAINS_KEY)
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "Non-frozen UDT column '%s' (%s) cannot be restricted by any relation",
+                        col->name, col->type->wire.name ? col->type->wire.name : "?");
     if (id != CQL_TYPE_LIST && id != CQL_TYPE_SET && id != CQL_TYPE_MAP) return 0;
     static const char *const ops[] = {[CQL_OP_EQ] = "=", [CQL_OP_LT] = "<",   [CQL_OP_LTE] = "<=",
                                       [CQL_OP_GT] = ">", [CQL_OP_GTE] = ">=", [CQL_OP_IN] = "IN"};
@@ -532,6 +720,77 @@ static int refused_relation(cql_call *c, const cql_relation *rel, const cql_tcol
                       col->name, (int)name.len, name.data ? name.data : "", ops[rel->op]);
     buf_free(&name);
     return rc;
+}
+
+/* 1 when rel is an IN of one listed value, which Cassandra takes for an = (IN ? and
+ * IN () name any number). */
+static int one_value_in(const cql_relation *rel)
+{
+    return rel->op == CQL_OP_IN && rel->values && rel->nvalues == 1;
+}
+
+/* 1 when a relation of w is an = an index of t serves (the index Cassandra would read,
+ * which spares the clustering columns' gaps their refusals: the query filters instead). */
+static int any_index_serves(const cql_tinfo *t, const cql_where *w)
+{
+    for (size_t i = 0; i < w->n; i++) {
+        const cql_relation *rel = &w->rels[i];
+        const cql_tcol *col =
+            rel->kind == CQL_REL_COLUMN ? cql_tinfo_col(t, rel->columns[0]) : NULL;
+        if (col && col->index && (rel->op == CQL_OP_EQ || one_value_in(rel))) return 1;
+        if (cql_index_serving(t, rel)) return 1;
+    }
+    return 0;
+}
+
+/* 1 when a relation of w before the i-th restricts col by IN (alone or in a tuple): the
+ * restriction a later one on col merges with, which names it in Cassandra's message. */
+static int in_first(const cql_tinfo *t, const cql_where *w, size_t i, const cql_tcol *col)
+{
+    for (size_t j = 0; j < i && j < w->n; j++) {
+        const cql_relation *rel = &w->rels[j];
+        if (rel->op != CQL_OP_IN || (rel->kind != CQL_REL_COLUMN && rel->kind != CQL_REL_TUPLE))
+            continue;
+        for (size_t c = 0; c < rel->ncolumns; c++)
+            if (cql_tinfo_col(t, rel->columns[c]) == col) return 1;
+    }
+    return 0;
+}
+
+/* 1 when one of the slices so far (of one column or a tuple) restricts col. */
+static int tuple_sliced(const cql_tinfo *t, const cql_relation *const *slices, size_t n,
+                        const cql_tcol *col)
+{
+    for (size_t j = 0; j < n; j++)
+        for (size_t c = 0; c < slices[j]->ncolumns; c++)
+            if (cql_tinfo_col(t, slices[j]->columns[c]) == col) return 1;
+    return 0;
+}
+
+/* A new slice rel against the slices so far: Cassandra merges slices that share a column
+ * into one, which must start at one column, and (without ALLOW FILTERING) refuses one
+ * past a sliced column. 0, or -1 with its refusal set. */
+static int slice_merges(cql_call *c, const cql_tinfo *t, const cql_relation *const *slices,
+                        size_t n, const cql_relation *rel, int allow_filtering)
+{
+    const cql_tcol *first = cql_tinfo_col(t, rel->columns[0]);
+    for (size_t j = 0; j < n; j++) {
+        int shared = 0;
+        for (size_t a = 0; a < rel->ncolumns && !shared; a++)
+            shared = tuple_sliced(t, &slices[j], 1, cql_tinfo_col(t, rel->columns[a]));
+        const cql_tcol *other = cql_tinfo_col(t, slices[j]->columns[0]);
+        if (!shared && !allow_filtering && other->pos < first->pos)
+            return cql_fail(c, CQL_ERR_INVALID,
+                            "Clustering column \"%s\" cannot be restricted (preceding column "
+                            "\"%s\" is restricted by a non-EQ relation)",
+                            first->name, other->name);
+        if (!shared || other == first) continue;
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "Column \"%s\" cannot be restricted by two inequalities not starting "
+                        "with the same column",
+                        (other->pos > first->pos ? other : first)->name);
+    }
+    return 0;
 }
 
 /* 1 when w restricts clustering column pos of t by an = (not IN) that an index of the
@@ -568,20 +827,22 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
     for (size_t i = 0; i < w->n; i++) {
         const cql_relation *rel = &w->rels[i];
         if (rel->op == CQL_OP_NEQ) return unsupported_neq(c, rel);
+        if (rel->op == CQL_OP_LIKE) { /* a SASI index's, which quarry has not */
+            char *v = rel->value ? cql_print_expr(rel->value) : NULL;
+            int rc = cql_fail(c, CQL_ERR_INVALID,
+                              "LIKE restriction is only supported on properly indexed columns. "
+                              "%s LIKE %s is not valid.",
+                              rel->ncolumns ? rel->columns[0] : "?", v ? v : "?");
+            free(v);
+            return rc;
+        }
         if (rel->kind == CQL_REL_TOKEN) {
             if (mode != CQL_KEYS_SELECT)
                 return cql_fail(c, CQL_ERR_INVALID,
                                 "The token function cannot be used in WHERE clauses for %s "
                                 "statements",
                                 mode == CQL_KEYS_DELETE ? "DELETE" : "UPDATE");
-            for (size_t j = 0; j < rel->ncolumns; j++) {
-                const cql_tcol *col = cql_tinfo_col(t, rel->columns[j]);
-                if (col == NULL || col->kind != 'p' || col->pos != (int)j ||
-                    rel->ncolumns != t->npk)
-                    return cql_fail(c, CQL_ERR_INVALID,
-                                    "The token() function must be applied to all partition key "
-                                    "components or none of them");
-            }
+            if (token_columns_refused(c, t, rel) != 0) return -1;
             buf v;
             buf_init(&v, 0);
             int64_t tok = 0;
@@ -596,8 +857,13 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
             }
             buf_free(&v);
             if (rc != CQLVAL_OK) {
-                if (rc != CQLVAL_ERROR)
-                    cql_fail(c, CQL_ERR_INVALID, "Invalid null value for partition key token");
+                if (rc == CQLVAL_NULL)
+                    cql_fail(c, CQL_ERR_INVALID, "Invalid null token value");
+                else if (rc == CQLVAL_UNSET)
+                    cql_fail(c, CQL_ERR_INVALID, "%s",
+                             cql_token_call(rel->value, t->npk)
+                                 ? "Invalid unset value for argument in call to function token"
+                                 : "Invalid unset token value");
                 return -1;
             }
             if (!k->token) {
@@ -651,42 +917,37 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
                         return out_of_order(c, rel, col->name);
                 if (j > 0 && col->pos != first->pos + (int)j) return out_of_order(c, rel, NULL);
             }
-            if (rel->op == CQL_OP_EQ && rel->value && rel->value->kind == CQL_E_BIND) {
-                /* (a, b) = ?: a bound tuple */
-                const cql_tcol *tcols[64];
-                cql_vlist *lists[64];
-                for (size_t j = 0; j < rel->ncolumns && j < 64; j++) {
-                    tcols[j] = cql_tinfo_col(t, rel->columns[j]);
-                    if (ck_eq[tcols[j]->pos])
-                        return cql_fail(c, CQL_ERR_INVALID,
-                                        "%s cannot be restricted by more than one relation if it "
-                                        "includes an Equal",
-                                        tcols[j]->name);
-                    lists[j] = &k->ck[tcols[j]->pos];
-                }
-                cql_value tv;
-                if (rel->ncolumns > 64 || cql_bound(r, rel->value, &tv) != 1 ||
-                    tuple_put(r, tcols, rel->ncolumns, tv.p, tv.len, lists, 0) != 0)
-                    return -1;
-                for (size_t j = 0; j < rel->ncolumns; j++)
-                    ck_eq[tcols[j]->pos] = 1;
-                continue;
-            }
             if (rel->op == CQL_OP_EQ) {
-                const cql_expr *v = rel->value;
-                if (v == NULL || v->kind != CQL_E_TUPLE || v->nitems != rel->ncolumns)
-                    return cql_fail(c, CQL_ERR_INVALID,
-                                    "Expected %zu elements in value tuple, but got %zu",
-                                    rel->ncolumns, v ? v->nitems : 0);
-                for (size_t j = 0; j < rel->ncolumns; j++) {
-                    const cql_tcol *col = cql_tinfo_col(t, rel->columns[j]);
-                    if (ck_eq[col->pos])
+                const cql_tcol *cols[64];
+                size_t n = tuple_cols(t, rel, cols);
+                for (size_t j = 0; j < n; j++) {
+                    if (ck_eq[cols[j]->pos])
                         return cql_fail(c, CQL_ERR_INVALID,
                                         "%s cannot be restricted by more than one relation if it "
-                                        "includes an Equal",
-                                        col->name);
-                    if (vlist_add(r, col, v->items[j], &k->ck[col->pos]) != 0) return -1;
-                    ck_eq[col->pos] = 1;
+                                        "includes %s",
+                                        cols[j]->name,
+                                        in_first(t, w, i, cols[j]) ? "a IN" : "an Equal");
+                    if (tuple_sliced(t, slices, nslices, cols[j]))
+                        return cql_fail(c, CQL_ERR_INVALID,
+                                        "Column \"%s\" cannot be restricted by both an equality "
+                                        "and an inequality relation",
+                                        cols[j]->name);
+                }
+                buf vals[64];
+                for (size_t j = 0; j < n; j++)
+                    buf_init(&vals[j], 0);
+                size_t which;
+                int rc = tuple_values(r, cols, n, rel->value, vals, &which);
+                if (rc != CQLVAL_OK) {
+                    bufs_free(vals, n);
+                    return rc == CQLVAL_ERROR ? -1 : tuple_value_missing(c, cols, n, which, rc, 0);
+                }
+                for (size_t j = 0; j < n; j++) {
+                    if (vlist_take(r, &vals[j], &k->ck[cols[j]->pos]) != 0) {
+                        bufs_free(vals, n);
+                        return -1;
+                    }
+                    ck_eq[cols[j]->pos] = 1;
                 }
                 continue;
             }
@@ -694,6 +955,15 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
                 if (tuple_in(r, t, rel, k, ck_eq) != 0) return -1;
                 continue;
             }
+            for (size_t j = 0; j < rel->ncolumns; j++) {
+                const cql_tcol *col = cql_tinfo_col(t, rel->columns[j]);
+                if (ck_eq[col->pos])
+                    return cql_fail(c, CQL_ERR_INVALID,
+                                    "%s cannot be restricted by more than one relation if it "
+                                    "includes %s",
+                                    col->name, in_first(t, w, i, col) ? "a IN" : "an Equal");
+            }
+            if (slice_merges(c, t, slices, nslices, rel, allow_filtering) != 0) return -1;
             if (nslices < 64) slices[nslices++] = rel;
             continue;
         }
@@ -713,15 +983,30 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
                 return cql_fail(c, CQL_ERR_INVALID, "Cannot use %s relations in %s statements",
                                 key ? "CONTAINS KEY" : "CONTAINS",
                                 mode == CQL_KEYS_DELETE ? "DELETE" : "UPDATE");
+            /* on a clustering column, past a sliced one: refused as a clustering
+             * restriction (Cassandra merges it with the others) */
+            for (size_t j = 0; j < nslices && col->kind == 'c' && !allow_filtering; j++) {
+                const cql_tcol *sliced = cql_tinfo_col(t, slices[j]->columns[0]);
+                if (sliced && sliced->kind == 'c' && sliced->pos < col->pos)
+                    return cql_fail(c, CQL_ERR_INVALID,
+                                    "Clustering column \"%s\" cannot be restricted (preceding "
+                                    "column \"%s\" is restricted by a non-EQ relation)",
+                                    col->name, sliced->name);
+            }
         }
+        if (rel->kind == CQL_REL_COLUMN && rel->op == CQL_OP_IN && !one_value_in(rel) &&
+            (col->kind == 'r' || col->kind == 's'))
+            return cql_fail(c, CQL_ERR_INVALID,
+                            "IN predicates on non-primary-key columns (%s) is not yet supported",
+                            col->name);
         if (mode == CQL_KEYS_SELECT && refused_relation(c, rel, col) != 0) return -1;
         int eq = rel->op == CQL_OP_EQ || rel->op == CQL_OP_IN;
         if (rel->kind == CQL_REL_COLUMN && col->kind == 'p' && eq) {
             if (pk_set[col->pos])
                 return cql_fail(c, CQL_ERR_INVALID,
                                 "%s cannot be restricted by more than one relation if it includes "
-                                "an Equal",
-                                col->name);
+                                "%s",
+                                col->name, in_first(t, w, i, col) ? "a IN" : "an Equal");
             int rc = rel->op == CQL_OP_IN ? vlist_in(r, col, rel, &k->pk[col->pos])
                                           : vlist_add(r, col, rel->value, &k->pk[col->pos]);
             if (rc) return -1;
@@ -732,15 +1017,13 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
             if (ck_eq[col->pos])
                 return cql_fail(c, CQL_ERR_INVALID,
                                 "%s cannot be restricted by more than one relation if it includes "
-                                "an Equal",
+                                "%s",
+                                col->name, in_first(t, w, i, col) ? "a IN" : "an Equal");
+            if (tuple_sliced(t, slices, nslices, col)) /* a slice of it came first */
+                return cql_fail(c, CQL_ERR_INVALID,
+                                "Column \"%s\" cannot be restricted by both an equality and an "
+                                "inequality relation",
                                 col->name);
-            for (size_t j = 0; j < nslices; j++) /* a slice of it came first */
-                if (slices[j]->kind == CQL_REL_COLUMN &&
-                    cql_tinfo_col(t, slices[j]->columns[0]) == col)
-                    return cql_fail(c, CQL_ERR_INVALID,
-                                    "Column \"%s\" cannot be restricted by both an equality and an "
-                                    "inequality relation",
-                                    col->name);
             int rc = rel->op == CQL_OP_IN ? vlist_in(r, col, rel, &k->ck[col->pos])
                                           : vlist_add(r, col, rel->value, &k->ck[col->pos]);
             if (rc) return -1;
@@ -750,16 +1033,12 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
         if (rel->kind == CQL_REL_COLUMN && col->kind == 'c' &&
             (rel->op == CQL_OP_LT || rel->op == CQL_OP_LTE || rel->op == CQL_OP_GT ||
              rel->op == CQL_OP_GTE)) {
-            if (ck_eq[col->pos]) { /* an = or IN of it came first */
-                int in = 0;
-                for (size_t j = 0; j < i; j++)
-                    in |= w->rels[j].kind == CQL_REL_COLUMN && w->rels[j].op == CQL_OP_IN &&
-                          cql_tinfo_col(t, w->rels[j].columns[0]) == col;
+            if (ck_eq[col->pos]) /* an = or IN of it came first */
                 return cql_fail(c, CQL_ERR_INVALID,
                                 "%s cannot be restricted by more than one relation if it includes "
                                 "%s",
-                                col->name, in ? "a IN" : "an Equal");
-            }
+                                col->name, in_first(t, w, i, col) ? "a IN" : "an Equal");
+            if (slice_merges(c, t, slices, nslices, rel, allow_filtering) != 0) return -1;
             if (nslices < 64) slices[nslices++] = rel;
             continue;
         }
@@ -794,7 +1073,19 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
         if (mode != CQL_KEYS_SELECT)
             return cql_fail(c, CQL_ERR_INVALID, "Some partition key parts are missing: %s",
                             joined(t, 'p', pk_set, names, sizeof names));
-        /* the columns restricted by = move to the filters */
+        /* the columns restricted by = move to the filters; an IN cannot, as Cassandra
+         * filters none (after its refusal of filtering without ALLOW FILTERING) */
+        for (size_t i = 0; i < w->n && !t->view; i++) {
+            const cql_relation *rel = &w->rels[i];
+            const cql_tcol *col =
+                rel->kind == CQL_REL_COLUMN ? cql_tinfo_col(t, rel->columns[0]) : NULL;
+            if (col == NULL || col->kind != 'p' || rel->op != CQL_OP_IN || one_value_in(rel))
+                continue;
+            if (!allow_filtering && !any_index_serves(t, w))
+                return cql_fail(c, CQL_ERR_INVALID, "%s", FILTERING);
+            return cql_fail(c, CQL_ERR_INVALID,
+                            "IN restrictions are not supported when the query involves filtering");
+        }
         for (size_t i = 0; i < w->n; i++) {
             const cql_relation *rel = &w->rels[i];
             const cql_tcol *col =
@@ -819,6 +1110,11 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
             if (t->cols[j].kind == 'c' && t->cols[j].pos == (int)prefix) gap = &t->cols[j];
             if (t->cols[j].kind == 'c' && t->cols[j].pos == (int)k->tin_at) col = &t->cols[j];
         }
+        if (gap && tuple_sliced(t, slices, nslices, gap))
+            return cql_fail(c, CQL_ERR_INVALID,
+                            "Clustering column \"%s\" cannot be restricted (preceding column "
+                            "\"%s\" is restricted by a non-EQ relation)",
+                            col ? col->name : "?", gap->name);
         return cql_fail(c, CQL_ERR_INVALID,
                         "PRIMARY KEY column \"%s\" cannot be restricted as preceding column "
                         "\"%s\" is not restricted",
@@ -828,19 +1124,20 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
         if (!ck_eq[i]) continue;
         /* an equality past a gap filters (SELECT with ALLOW FILTERING only, or with an index
          * on the column to read it) */
-        if (mode != CQL_KEYS_SELECT || (!allow_filtering && !indexed_eq(t, w, i))) {
-            const cql_tcol *gap = NULL, *col = NULL;
-            for (size_t j = 0; j < t->ncols; j++) {
-                if (t->cols[j].kind == 'c' && t->cols[j].pos == (int)prefix) gap = &t->cols[j];
-                if (t->cols[j].kind == 'c' && t->cols[j].pos == (int)i) col = &t->cols[j];
-            }
+        const cql_tcol *gap = NULL, *col = NULL;
+        for (size_t j = 0; j < t->ncols; j++) {
+            if (t->cols[j].kind == 'c' && t->cols[j].pos == (int)prefix) gap = &t->cols[j];
+            if (t->cols[j].kind == 'c' && t->cols[j].pos == (int)i) col = &t->cols[j];
+        }
+        /* past a sliced column, an index of its own does not spare it the refusal */
+        int after_slice = gap && tuple_sliced(t, slices, nslices, gap);
+        if (mode != CQL_KEYS_SELECT ||
+            (!allow_filtering &&
+             (after_slice || (!indexed_eq(t, w, i) && !any_index_serves(t, w))))) {
             if (mode == CQL_KEYS_UPDATE || mode == CQL_KEYS_INSERT)
                 return cql_fail(c, CQL_ERR_INVALID, "Some clustering keys are missing: %s",
                                 gap ? gap->name : "?");
-            int gap_sliced = 0;
-            for (size_t j = 0; j < nslices && gap; j++)
-                gap_sliced |= cql_tinfo_col(t, slices[j]->columns[0]) == gap;
-            if (gap_sliced)
+            if (after_slice)
                 return cql_fail(c, CQL_ERR_INVALID,
                                 "Clustering column \"%s\" cannot be restricted (preceding column "
                                 "\"%s\" is restricted by a non-EQ relation)",
@@ -859,9 +1156,13 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
                     const cql_relation *rel = &w->rels[j];
                     const cql_tcol *col =
                         rel->kind == CQL_REL_COLUMN ? cql_tinfo_col(t, rel->columns[0]) : NULL;
-                    if (col && col->kind == 'c' && col->pos == (int)i &&
-                        (rel->op == CQL_OP_EQ || rel->op == CQL_OP_IN))
-                        add_filter(k, rel);
+                    if (col == NULL || col->kind != 'c' || col->pos != (int)i ||
+                        (rel->op != CQL_OP_EQ && rel->op != CQL_OP_IN))
+                        continue;
+                    if (rel->op == CQL_OP_IN && !one_value_in(rel))
+                        return cql_fail(c, CQL_ERR_INVALID,
+                                        "IN restrictions are not supported on indexed columns");
+                    add_filter(k, rel);
                 }
                 vlist_free(&k->ck[i]);
                 k->needs_filtering = 1;
@@ -870,30 +1171,9 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
     for (size_t s = 0; s < nslices; s++) {
         const cql_relation *rel = slices[s];
         const cql_tcol *cols[64] = {0};
-        const cql_expr *terms[64] = {0};
-        size_t n = 0;
-        int bound = rel->kind == CQL_REL_TUPLE && rel->value && rel->value->kind == CQL_E_BIND;
-        if (bound) {
-            /* (a, b) > ?: a bound tuple */
-            for (size_t j = 0; j < rel->ncolumns && j < 64; j++)
-                cols[n++] = cql_tinfo_col(t, rel->columns[j]);
-            if (n == 0) continue;
-        } else if (rel->kind == CQL_REL_TUPLE) {
-            if (rel->value == NULL || rel->value->kind != CQL_E_TUPLE ||
-                rel->value->nitems != rel->ncolumns)
-                return cql_fail(c, CQL_ERR_INVALID,
-                                "Expected %zu elements in value tuple, but got %zu", rel->ncolumns,
-                                rel->value ? rel->value->nitems : 0);
-            for (size_t j = 0; j < rel->ncolumns && j < 64; j++) {
-                cols[n] = cql_tinfo_col(t, rel->columns[j]);
-                terms[n++] = rel->value->items[j];
-            }
-            if (n == 0) continue;
-        } else {
-            cols[0] = cql_tinfo_col(t, rel->columns[0]);
-            terms[0] = rel->value;
-            n = 1;
-        }
+        int tuple = rel->kind == CQL_REL_TUPLE;
+        size_t n = tuple_cols(t, rel, cols);
+        if (n == 0) continue;
         int in_order = (size_t)cols[0]->pos == prefix;
         for (size_t j = 1; j < n; j++)
             in_order &= cols[j]->pos == cols[0]->pos + (int)j;
@@ -904,28 +1184,32 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
                                 "in UPDATE statements");
             /* a DELETE never filters: it deletes ranges of rows, and what is not one is
              * refused as Cassandra refuses it */
-            if (!in_order && (mode == CQL_KEYS_DELETE || !allow_filtering) &&
+            if (!in_order &&
+                (mode == CQL_KEYS_DELETE ||
+                 (!allow_filtering && !(mode == CQL_KEYS_SELECT && any_index_serves(t, w)))) &&
                 (size_t)cols[0]->pos > prefix) {
                 const cql_tcol *gap = NULL;
                 for (size_t j = 0; j < t->ncols; j++)
                     if (t->cols[j].kind == 'c' && t->cols[j].pos == (int)prefix) gap = &t->cols[j];
+                /* the gap sliced before this slice, or after it (which Cassandra words
+                 * from the later slice's side) */
                 int gap_sliced = 0;
                 for (size_t j = 0; j < nslices && gap; j++)
-                    gap_sliced |= cql_tinfo_col(t, slices[j]->columns[0]) == gap;
+                    if (cql_tinfo_col(t, slices[j]->columns[0]) == gap) gap_sliced = j < s ? 1 : 2;
                 if (!gap_sliced)
                     return cql_fail(c, CQL_ERR_INVALID,
                                     "PRIMARY KEY column \"%s\" cannot be restricted as preceding "
                                     "column \"%s\" is not restricted",
                                     cols[0]->name, gap ? gap->name : "?");
                 return cql_fail(c, CQL_ERR_INVALID,
-                                "Clustering column \"%s\" cannot be restricted (preceding column "
+                                "%s column \"%s\" cannot be restricted (preceding column "
                                 "\"%s\" is restricted by a non-EQ relation)",
-                                cols[0]->name, gap ? gap->name : "?");
+                                gap_sliced == 1 ? "Clustering" : "PRIMARY KEY", cols[0]->name,
+                                gap ? gap->name : "?");
             }
-            if (rel->kind == CQL_REL_TUPLE)
+            if (tuple && !in_order)
                 return cql_fail(c, CQL_ERR_INVALID,
-                                "Multi-column slice restrictions need the partition key and the "
-                                "preceding clustering columns restricted by equality");
+                                "Multi-column slice restrictions cannot be used for filtering.");
             add_filter(k, rel);
             k->needs_filtering = 1;
             continue;
@@ -934,7 +1218,7 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
             return cql_fail(c, CQL_ERR_INVALID,
                             "Slice restrictions are not supported on the clustering columns in "
                             "UPDATE statements");
-        if (set_slice(r, k, cols, n, rel->op, bound ? NULL : terms, rel->value) != 0) return -1;
+        if (set_slice(r, k, cols, n, rel->op, rel->value, tuple) != 0) return -1;
     }
     if (mode == CQL_KEYS_UPDATE && prefix < t->nck)
         return cql_fail(c, CQL_ERR_INVALID, "Some clustering keys are missing: %s",
@@ -968,9 +1252,13 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
         const cql_tindex *cix = NULL;
         for (size_t f = 0; f < k->nfilters && !icol; f++) {
             const cql_relation *rel = k->filters[f];
+            /* (c) = (v), a tuple of one column, is that column's = */
+            int one_tuple = rel->kind == CQL_REL_TUPLE && rel->ncolumns == 1 &&
+                            rel->op == CQL_OP_EQ && rel->value && rel->value->kind == CQL_E_TUPLE &&
+                            rel->value->nitems == 1;
             const cql_tcol *col =
-                rel->kind == CQL_REL_COLUMN ? cql_tinfo_col(t, rel->columns[0]) : NULL;
-            if (col && col->index && rel->op == CQL_OP_EQ) {
+                rel->kind == CQL_REL_COLUMN || one_tuple ? cql_tinfo_col(t, rel->columns[0]) : NULL;
+            if (col && col->index && (rel->op == CQL_OP_EQ || one_value_in(rel))) {
                 icol = col;
                 irel = rel;
             }
@@ -984,6 +1272,7 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
             }
         }
         if (icol) {
+            k->indexed = 1;
             k->needs_filtering = k->nfilters > 1;
             if (!k->partitions && !t->view) {
                 k->index = icol;

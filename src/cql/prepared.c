@@ -173,9 +173,10 @@ static const char *spec_name(marks *k, const char *fmt, const char *name)
     return out;
 }
 
-/* The tuple of the columns of a multi-column relation, (a, b) = ?, and its receiver's name
- * as Tuples names it: "(a,b)". NULL when a column is unknown or out of memory. */
-static const cql_type *columns_tuple(marks *k, const cql_relation *r, const char **name)
+/* The tuple of the columns of a multi-column relation, the type of a marker that stands
+ * for a whole tuple ((a, b) = ?), named (*name) as Cassandra names its receiver, (a,b).
+ * NULL when a column is unknown or memory ran out. */
+static const cql_type *tuple_of(marks *k, const cql_relation *r, const char **name)
 {
     cql_type *t = arena_alloc(&k->t->arena, sizeof *t);
     const cql_type **params = arena_alloc(&k->t->arena, (r->ncolumns + 1) * sizeof *params);
@@ -183,16 +184,16 @@ static const cql_type *columns_tuple(marks *k, const cql_relation *r, const char
     for (size_t j = 0; j < r->ncolumns; j++)
         len += strlen(r->columns[j]) + 1;
     char *shown = arena_alloc(&k->t->arena, len);
-    if (t == NULL || params == NULL || shown == NULL) return NULL;
-    size_t at = 0;
-    shown[at++] = '(';
+    if (t == NULL || params == NULL || shown == NULL || r->ncolumns > UINT16_MAX) return NULL;
+    size_t used = 0;
+    shown[used++] = '(';
     for (size_t j = 0; j < r->ncolumns; j++) {
         const cql_tcol *col = cql_tinfo_col(k->t, r->columns[j]);
         if (col == NULL) return NULL;
         params[j] = col->wire;
-        at += (size_t)snprintf(shown + at, len - at, "%s%s", j ? "," : "", col->name);
+        used += (size_t)snprintf(shown + used, len - used, "%s%s", j ? "," : "", col->name);
     }
-    snprintf(shown + at, len - at, ")");
+    snprintf(shown + used, len - used, ")");
     t->id = CQL_TYPE_TUPLE;
     t->params = params;
     t->n = (uint16_t)r->ncolumns;
@@ -342,18 +343,28 @@ static void where_markers(marks *k, const cql_where *w)
                                               ? (const cql_expr *const *)r->values
                                               : (const cql_expr *const *)&r->value;
             size_t nv = r->op == CQL_OP_IN && r->values ? r->nvalues : 1;
-            const char *tname = NULL;
-            const cql_type *tt = columns_tuple(k, r, &tname);
-            if (tt && r->op == CQL_OP_IN && !r->values && r->value &&
-                r->value->kind == CQL_E_BIND) {
-                /* (a, b) IN ?: a list of the columns' tuples, in(a,b) */
-                set_marker(k, r->value, spec_name(k, "in%s", tname), list_of(k, tt));
-                continue;
+            const char *shown = NULL;
+            const cql_type *whole = tuple_of(k, r, &shown);
+            if (whole && r->op == CQL_OP_IN && !r->values && r->value) {
+                /* (a, b) IN ?: a list of tuples, named in(a,b) */
+                size_t len = strlen(shown) + 3;
+                char *in = arena_alloc(&k->t->arena, len);
+                if (in) snprintf(in, len, "in(%.*s)", (int)strlen(shown) - 2, shown + 1);
+                set_marker(k, r->value, in ? in : shown, list_of(k, whole));
             }
             for (size_t v = 0; v < nv; v++) {
                 const cql_expr *e = vals[v];
-                if (e && e->kind == CQL_E_BIND && tt) set_marker(k, e, tname, tt);
+                if (whole && e && e->kind == CQL_E_BIND && (r->op != CQL_OP_IN || r->values))
+                    set_marker(k, e, shown, whole); /* (a, b) = ?, IN (?, ?) */
                 if (e == NULL || e->kind != CQL_E_TUPLE) continue;
+                if (e->nitems != r->ncolumns) { /* refused as PREPARE refuses it */
+                    char *text = cql_print_expr(e);
+                    cql_fail(k->c, CQL_ERR_INVALID,
+                             "Expected %zu elements in value tuple, but got %zu: %s", r->ncolumns,
+                             e->nitems, text ? text : "?");
+                    free(text);
+                    return;
+                }
                 for (size_t j = 0; j < e->nitems && j < r->ncolumns; j++) {
                     const cql_tcol *col = cql_tinfo_col(k->t, r->columns[j]);
                     if (col) term_markers(k, e->items[j], col->name, col->wire);
