@@ -956,6 +956,11 @@ unsigned cql_server_in_flight(const cql_server *s)
     return core_in_flight(s->core);
 }
 
+unsigned long cql_server_calls(const cql_server *s)
+{
+    return core_calls(s->core);
+}
+
 void cql_server_stop(cql_server *s)
 {
     if (s == NULL) return;

@@ -1235,6 +1235,11 @@ unsigned server_in_flight(const server *s)
     return core_in_flight(s->core);
 }
 
+unsigned long server_calls(const server *s)
+{
+    return core_calls(s->core);
+}
+
 void server_stop(server *s)
 {
     if (s == NULL) return;
