@@ -8,10 +8,13 @@ from /proc/PID/status and the threads' names; then sends one more ListTables and
 again after half a second (the first answer may come before the server has handed back its
 start-up pages, the second comes after). With --used, it then makes a table and calls it
 (100 PutItem, 20 GetItem and 20 Query, a Scan, through boto3), idles again and reads RSS,
-anonymous memory and threads once more: what the server keeps at rest after use. Not a load
-benchmark: bench/http is that.
+anonymous memory and threads once more: what the server keeps at rest after use. With
+--used-cql the server also listens for CQL, and the use goes on over both protocols at once:
+the calls above, 20 BatchWriteItem of 25 items of 10 KB, and on a CQL session (the Python
+driver) a keyspace and table, 200 prepared INSERTs, 20 SELECTs of a partition, a BATCH and
+four QUERYs of 4 MB. Not a load benchmark: bench/http is that.
 
-    bench/footprint.py [--quarry build/quarry] [--idle SECONDS] [--runs N] [--used]
+    bench/footprint.py [--quarry build/quarry] [--idle SECONDS] [--runs N] [--used | --used-cql]
                        [-- SERVE-OPTIONS...]
 """
 import argparse
@@ -130,13 +133,74 @@ def use(port):
     d.scan(TableName="used")
 
 
-def one_run(quarry, idle, extra, used):
+def use_batches(port):
+    """20 BatchWriteItem of 25 items of 10 KB (bodies of ~250 KB)."""
+    import boto3
+    d = boto3.client("dynamodb", endpoint_url="http://127.0.0.1:%d" % port, region_name="us-east-1",
+                     aws_access_key_id="footprint", aws_secret_access_key="footprint")
+    for b in range(20):
+        d.batch_write_item(RequestItems={"used": [
+            {"PutRequest": {"Item": {"pk": {"S": "b%d" % b}, "sk": {"N": str(i)},
+                                     "v": {"S": "y" * 10000}}}} for i in range(25)]})
+
+
+def use_cql(port):
+    """A CQL session's keyspace and table, 200 prepared INSERTs, 20 SELECTs of a partition, a
+    BATCH and four QUERYs of 4 MB (an INSERT padded with whitespace)."""
+    from cassandra.cluster import Cluster
+    from cassandra.query import BatchStatement
+    cluster = Cluster(["127.0.0.1"], port=port, protocol_version=4)
+    try:
+        s = cluster.connect()
+        s.execute("CREATE KEYSPACE IF NOT EXISTS fp WITH replication = "
+                  "{'class': 'SimpleStrategy', 'replication_factor': 1}")
+        s.execute("CREATE TABLE IF NOT EXISTS fp.t (pk int, ck int, v text, PRIMARY KEY (pk, ck))")
+        ins = s.prepare("INSERT INTO fp.t (pk, ck, v) VALUES (?, ?, ?)")
+        for i in range(200):
+            s.execute(ins, (i % 10, i, "z" * 1000))
+        for i in range(20):
+            list(s.execute("SELECT * FROM fp.t WHERE pk = %d" % (i % 10)))
+        batch = BatchStatement()
+        for i in range(20):
+            batch.add(ins, (99, i, "w" * 100))
+        s.execute(batch)
+        for i in range(4):
+            head, tail = "INSERT INTO fp.t (pk, ck, v) VALUES (100, %d," % i, " 'big')"
+            s.execute(head + " " * ((4 << 20) - len(head) - len(tail)) + tail, timeout=60)
+    finally:
+        cluster.shutdown()
+
+
+def use_both(port, cql_port):
+    """use and use_batches over HTTP while use_cql runs over CQL."""
+    import threading
+    failed = []
+
+    def run(f, *a):
+        try:
+            f(*a)
+        except Exception as e:  # noqa: BLE001 (reported below)
+            failed.append(repr(e))
+    use(port)
+    threads = [threading.Thread(target=run, args=(use_batches, port)),
+               threading.Thread(target=run, args=(use_cql, cql_port))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if failed:
+        sys.exit("footprint: the use failed: %s" % "; ".join(failed))
+
+
+def one_run(quarry, idle, extra, used, cql=False):
     data = tempfile.mkdtemp(prefix="quarry-footprint-")
     port = free_port()
+    cql_port = free_port() if cql else None
     request = signed_list_tables("127.0.0.1:%d" % port)
     t0 = time.monotonic()
+    listen = ["--cql", "127.0.0.1:%d" % cql_port] if cql else []
     proc = subprocess.Popen([quarry, "serve", "--listen", "127.0.0.1:%d" % port,
-                             "--data", os.path.join(data, "db")] + extra,
+                             "--data", os.path.join(data, "db")] + listen + extra,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         while not answered(port, request):
@@ -157,10 +221,14 @@ def one_run(quarry, idle, extra, used):
         second = int(status(proc.pid)["VmRSS"].split()[0])
         after_use = None
         if used:
-            use(port)
+            if cql:
+                use_both(port, cql_port)
+            else:
+                use(port)
             time.sleep(idle)
             after_use = (int(status(proc.pid)["VmRSS"].split()[0]), rollup(proc.pid)[2],
-                         int(status(proc.pid)["Threads"]))
+                         int(status(proc.pid)["Threads"]), int(status(proc.pid)["VmHWM"].split()[0]),
+                         thread_names(proc.pid))
         return start_ms, at_start, idle_status, idle_rollup, names, second, after_use
     finally:
         proc.terminate()
@@ -174,12 +242,14 @@ def main():
     ap.add_argument("--idle", type=float, default=5.0, help="seconds to idle before reading RSS")
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--used", action="store_true", help="also measure the server idle after a round of calls")
+    ap.add_argument("--used-cql", action="store_true",
+                    help="listen for CQL too, and use both protocols at once before the last idle")
     ap.add_argument("serve_options", nargs="*", help="after --: extra options for quarry serve")
     args = ap.parse_args()
     starts, rss, pss, private, threads, seconds, used = [], [], [], [], [], [], []
     for i in range(args.runs):
         start_ms, at_start, idle_status, (p, u, anon), names, second, after_use = one_run(
-            args.quarry, args.idle, args.serve_options, args.used)
+            args.quarry, args.idle, args.serve_options, args.used or args.used_cql, args.used_cql)
         starts.append(start_ms)
         seconds.append(second)
         rss.append(int(idle_status["VmRSS"].split()[0]))
@@ -195,8 +265,13 @@ def main():
                   second))
         if after_use:
             used.append(after_use[0])
-            print("       idle %.0f s after 100 PutItem, 20 GetItem and Query, a Scan: RSS %d kB "
-                  "(anonymous %d kB), %d threads" % ((args.idle,) + after_use))
+            what = ("the HTTP and CQL use" if args.used_cql
+                    else "100 PutItem, 20 GetItem and Query, a Scan")
+            print("       idle %.0f s after %s: RSS %d kB (anonymous %d kB, peak %d kB), %d "
+                  "threads: %s" % (args.idle, what, after_use[0], after_use[1], after_use[3],
+                                   after_use[2], ", ".join(
+                                       "%s×%d" % kv if kv[1] > 1 else kv[0]
+                                       for kv in sorted(after_use[4].items()))))
     print("median of %d: start %.1f ms (max %.1f), idle RSS %.1f MB (max %.1f), PSS %.1f MB, "
           "private %.1f MB, %d threads; after one more ListTables %.1f MB (max %.1f)" % (
               args.runs, statistics.median(starts), max(starts), statistics.median(rss) / 1024,

@@ -22,6 +22,25 @@
 #include "util/residency.h"
 
 #define DRAIN_SECONDS 30
+/* How often the main thread looks whether calls came: a server that started none over a
+ * whole period after serving some hands back the memory the load left it. */
+#define IDLE_CHECK_SECONDS 5
+
+/* jemalloc's control interface: the program links jemalloc, the sanitizer builds do not
+ * (then it is NULL and the allocator keeps what it keeps). */
+extern int mallctl(const char *name, void *oldp, size_t *oldlenp, void *newp, size_t newlen)
+    __attribute__((weak));
+
+/* What a load left and an idle server does not need: the pages jemalloc keeps of freed
+ * memory (it returns them over dirty_decay_ms, but only while it allocates, so an idle
+ * server would keep them), and the code and read-only pages serving ran through (mapped
+ * again at their next use, as after the start). The caches, memtables and connections
+ * are not touched. */
+static void release_idle_memory(void)
+{
+    if (mallctl) (void)mallctl("arena.4096.purge", NULL, NULL, NULL, 0); /* MALLCTL_ARENAS_ALL */
+    (void)residency_release_readonly(NULL);
+}
 /* Descriptors kept for what is not a client connection: RocksDB's files, the listener,
  * the event loops' own. */
 #define FD_RESERVE 1024
@@ -507,8 +526,21 @@ int cli_serve(int argc, char **argv)
      * else. */
     (void)residency_release_readonly(NULL);
 
+    /* Waits for a stop signal; every IDLE_CHECK_SECONDS without a call after some calls,
+     * once, the memory the load left goes back. */
     int sig = 0;
-    while (sigwait(&stop_set, &sig) != 0) {
+    unsigned long seen = 0, released = 0;
+    for (;;) {
+        struct timespec period = {IDLE_CHECK_SECONDS, 0};
+        sig = sigtimedwait(&stop_set, NULL, &period);
+        if (sig > 0) break;
+        if (errno != EAGAIN) continue; /* interrupted */
+        unsigned long calls = server_calls(srv) + (cql ? cql_server_calls(cql) : 0);
+        if (calls == seen && calls != released) {
+            release_idle_memory();
+            released = calls;
+        }
+        seen = calls;
     }
     server_drain(srv);
     if (cql) cql_server_drain(cql);

@@ -142,7 +142,8 @@ static int push(lexer *lx, tok_kind kind, size_t off, size_t len, const char *te
         o->toks = t;
         lx->cap = cap;
     }
-    char *copy = arena_strndup(lx->ar, text, text_len);
+    /* Whitespace and comments are never read as text: theirs is where it lies. */
+    const char *copy = kind == TK_HIDDEN ? text : arena_strndup(lx->ar, text, text_len);
     if (copy == NULL) return -1;
     token *t = &o->toks[o->n++];
     memset(t, 0, sizeof *t);

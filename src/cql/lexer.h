@@ -188,7 +188,8 @@ typedef struct token {
     kw_id kw;          /* for TK_WORD: the keyword it spells, else KW_NONE */
     size_t off, len;   /* its bytes in the text */
     const char *text;  /* what Cassandra's token text is (string and name contents unescaped,
-                          else the bytes as written); NUL-terminated, in the arena */
+                          else the bytes as written); NUL-terminated, in the arena, but
+                          for TK_HIDDEN the bytes in the text itself, not terminated */
     size_t text_len;   /* bytes of text */
     size_t text_units; /* its length in UTF-16 units, as Java measures it */
     int line, col;     /* 1-based line, 0-based column in UTF-16 units; EOF: 0 and -1 */

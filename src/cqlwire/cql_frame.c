@@ -404,6 +404,11 @@ void cql_v5_reader_free(cql_v5_reader *r)
     buf_free(&r->large);
 }
 
+void cql_v5_envelope_done(cql_v5_reader *r)
+{
+    if (r->need == 0 && r->large.len >= CQL_HEADER_LEN) buf_free(&r->large);
+}
+
 /* The next envelope of the self-contained segment being read: each must be whole. */
 static cql_parse_result next_in_segment(cql_v5_reader *r, cql_envelope *env, cql_frame_error *err)
 {
@@ -468,6 +473,10 @@ static cql_parse_result add_to_large(cql_v5_reader *r, const cql_segment *seg, c
             return rc;
         }
         r->need = (uint64_t)be32_read(r->large.data + 5) + CQL_HEADER_LEN;
+        /* Its whole length at once: gathered in one buffer, not in buffers that double. */
+        if (buf_reserve(&r->large, (size_t)r->need - r->large.len) != 0)
+            return fail(err, CQL_ERR_SERVER, 5, (int16_t)be16_read(r->large.data + 2), 0,
+                        "Out of memory reading an envelope");
     }
     if (r->large.len + n > r->need)
         return fail(err, CQL_ERR_PROTOCOL, 5, (int16_t)be16_read(r->large.data + 2), 0,
@@ -489,7 +498,7 @@ cql_parse_result cql_v5_next(cql_v5_reader *r, const uint8_t *in, size_t len, si
     static const uint8_t nothing[1];
     *used = 0;
     if (!in) in = nothing; /* an empty input may come as NULL */
-    if (r->need == 0 && r->large.len >= CQL_HEADER_LEN) buf_reset(&r->large); /* returned */
+    cql_v5_envelope_done(r);
     for (;;) {
         if (r->seg_pos < r->segment.len) return next_in_segment(r, env, err);
         cql_segment seg;

@@ -204,4 +204,9 @@ void cql_v5_reader_free(cql_v5_reader *r);
 cql_parse_result cql_v5_next(cql_v5_reader *r, const uint8_t *in, size_t len, size_t *used,
                              cql_envelope *env, cql_frame_error *err);
 
+/* The envelope cql_v5_next returned last is done with (its body is no longer valid): a
+ * large envelope's buffer is freed now rather than kept for the connection's next one.
+ * cql_v5_next does it too, first. */
+void cql_v5_envelope_done(cql_v5_reader *r);
+
 #endif

@@ -85,6 +85,10 @@ int core_draining(const core *c);
  * turn once core_drain has been called (0 before). */
 unsigned core_in_flight(const core *c);
 
+/* Calls started over all loops since the start (from any thread): a count that stands
+ * still while the server is idle. */
+unsigned long core_calls(const core *c);
+
 /* Closes every connection, stops the threads and frees the core. */
 void core_stop(core *c);
 

@@ -545,6 +545,19 @@ static int has_input(const cql_conn *c)
     return c->sock->input->size || (c->framed && c->v5.seg_pos < c->v5.segment.len);
 }
 
+/* Before v5, an envelope is parsed where it lies in the socket's input: once its header
+ * has come, the input is given room for all of it at once, so that it is read into one
+ * buffer and not copied from buffer to buffer as they double. Its length was checked
+ * against the connection's cap by the parser that asked for more. */
+static void reserve_envelope(cql_conn *c)
+{
+    h2o_buffer_t **in = &c->sock->input;
+    size_t avail = (*in)->size;
+    if (avail < CQL_HEADER_LEN) return;
+    size_t total = (size_t)be32_read((*in)->bytes + 5) + CQL_HEADER_LEN;
+    if (total > avail) h2o_buffer_reserve(in, total - avail);
+}
+
 /* Reads the envelopes that have arrived, as many as the connection may take. */
 static void conn_process(cql_conn *c)
 {
@@ -576,6 +589,7 @@ static void conn_process(cql_conn *c)
         if (pr == CQL_PARSE_MORE) {
             if (used) h2o_buffer_consume(in, used);
             if (c->framed && used) continue;
+            if (!c->framed) reserve_envelope(c);
             break;
         }
         if (pr == CQL_PARSE_ERROR) {
@@ -596,6 +610,9 @@ static void conn_process(cql_conn *c)
         c->admitted = 0;
         on_envelope(c, &env);
         h2o_buffer_consume(in, used);
+        if (c->framed) cql_v5_envelope_done(&c->v5);
+        /* A large body's decompressed form is not kept for the connection's next ones. */
+        if (c->scratch.cap > CQL_KEEP_BUFFER) buf_free(&c->scratch);
         conn_charge(c);
     }
 }
@@ -937,6 +954,11 @@ void cql_server_drain(cql_server *s)
 unsigned cql_server_in_flight(const cql_server *s)
 {
     return core_in_flight(s->core);
+}
+
+unsigned long cql_server_calls(const cql_server *s)
+{
+    return core_calls(s->core);
 }
 
 void cql_server_stop(cql_server *s)

@@ -85,6 +85,8 @@ unsigned cql_server_port(const cql_server *s);
 void cql_server_drain(cql_server *s);
 /* Requests begun and not yet answered or sent, counted once draining (0 before). */
 unsigned cql_server_in_flight(const cql_server *s);
+/* QUERY, PREPARE, EXECUTE and BATCH calls started since the start. */
+unsigned long cql_server_calls(const cql_server *s);
 /* Closes every connection, stops the threads and frees the server. */
 void cql_server_stop(cql_server *s);
 

@@ -687,44 +687,48 @@ static int is_metrics_path(const h2o_req_t *req)
     return h2o_memis(path, len, H2O_STRLIT(METRICS_PATH));
 }
 
-/* The server's own gauges after the database's: the exchange budget (budget.h) and the
- * bound on requests' bytes (bodybound.h). */
+/* The server's own gauges after the database's: the bound on requests' bytes (bodybound.h)
+ * and the exchange budget (budget.h). Both are the server's, over its HTTP and CQL
+ * listeners together, and are named for neither protocol. */
 static int append_budget_metrics(server *s, buf *out)
 {
     int rc = buf_printf(
         out,
-        "# HELP quarry_http_request_body_bytes Bytes the connections' input buffers hold "
-        "for requests arriving or not yet answered.\n"
-        "# TYPE quarry_http_request_body_bytes gauge\n"
-        "quarry_http_request_body_bytes %zu\n"
-        "# HELP quarry_http_request_body_peak_bytes The most they have held at once.\n"
-        "# TYPE quarry_http_request_body_peak_bytes gauge\n"
-        "quarry_http_request_body_peak_bytes %zu\n"
-        "# HELP quarry_http_request_body_bound_bytes What they may hold before connections "
-        "whose requests are arriving are read no further.\n"
-        "# TYPE quarry_http_request_body_bound_bytes gauge\n"
-        "quarry_http_request_body_bound_bytes %zu\n"
-        "# HELP quarry_http_reads_paused Connections not read until bytes are freed.\n"
-        "# TYPE quarry_http_reads_paused gauge\n"
-        "quarry_http_reads_paused %u\n",
+        "# HELP quarry_server_request_bytes Bytes held for requests being read and not yet "
+        "handled, HTTP and CQL together: HTTP requests in their connections' input buffers "
+        "until answered, CQL envelopes until handed to their calls.\n"
+        "# TYPE quarry_server_request_bytes gauge\n"
+        "quarry_server_request_bytes %zu\n"
+        "# HELP quarry_server_request_peak_bytes The most quarry_server_request_bytes has been "
+        "since the start.\n"
+        "# TYPE quarry_server_request_peak_bytes gauge\n"
+        "quarry_server_request_peak_bytes %zu\n"
+        "# HELP quarry_server_request_bound_bytes What requests may hold before connections "
+        "whose requests are arriving (HTTP or CQL) are read no further.\n"
+        "# TYPE quarry_server_request_bound_bytes gauge\n"
+        "quarry_server_request_bound_bytes %zu\n"
+        "# HELP quarry_server_reads_paused Connections, HTTP and CQL, not read until bytes "
+        "held for requests are freed.\n"
+        "# TYPE quarry_server_reads_paused gauge\n"
+        "quarry_server_reads_paused %u\n",
         bodybound_held(&s->bodies), bodybound_peak(&s->bodies), s->bodies.limit,
         bodybound_paused(&s->bodies));
     if (rc) return rc;
     return buf_printf(out,
-                      "# HELP quarry_http_exchange_bytes Bytes the exchanges under way hold: "
+                      "# HELP quarry_server_exchange_bytes Bytes the exchanges under way hold: "
                       "HTTP answers built and not yet sent and their calls' request bodies, "
                       "and CQL answers not yet written to their sockets.\n"
-                      "# TYPE quarry_http_exchange_bytes gauge\n"
-                      "quarry_http_exchange_bytes %zu\n"
-                      "# HELP quarry_http_exchange_budget_bytes What the exchanges may hold "
+                      "# TYPE quarry_server_exchange_bytes gauge\n"
+                      "quarry_server_exchange_bytes %zu\n"
+                      "# HELP quarry_server_exchange_budget_bytes What the exchanges may hold "
                       "before further calls wait.\n"
-                      "# TYPE quarry_http_exchange_budget_bytes gauge\n"
-                      "quarry_http_exchange_budget_bytes %zu\n"
-                      "# HELP quarry_http_calls_waiting Calls (HTTP requests, and CQL connections "
-                      "whose next request waits) waiting for the exchanges "
-                      "under way to release bytes of the budget.\n"
-                      "# TYPE quarry_http_calls_waiting gauge\n"
-                      "quarry_http_calls_waiting %u\n",
+                      "# TYPE quarry_server_exchange_budget_bytes gauge\n"
+                      "quarry_server_exchange_budget_bytes %zu\n"
+                      "# HELP quarry_server_calls_waiting Calls (HTTP requests, and CQL "
+                      "connections whose next request waits) waiting for the exchanges under "
+                      "way to release bytes of the budget.\n"
+                      "# TYPE quarry_server_calls_waiting gauge\n"
+                      "quarry_server_calls_waiting %u\n",
                       budget_held(&s->budget), s->budget.limit, budget_waiting(&s->budget));
 }
 
@@ -1229,6 +1233,11 @@ void server_drain(server *s)
 unsigned server_in_flight(const server *s)
 {
     return core_in_flight(s->core);
+}
+
+unsigned long server_calls(const server *s)
+{
+    return core_calls(s->core);
 }
 
 void server_stop(server *s)

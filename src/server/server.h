@@ -116,6 +116,9 @@ void server_drain(server *s);
  * by the event loops once server_drain has been called (0 before). */
 unsigned server_in_flight(const server *s);
 
+/* Calls started since the start; it stands still while no request comes. */
+unsigned long server_calls(const server *s);
+
 /* Closes every connection, stops the threads and frees the server. */
 void server_stop(server *s);
 

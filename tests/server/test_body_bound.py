@@ -26,7 +26,7 @@ TABLE = "bodies"
 
 
 def gauges(url):
-    """GET /metrics' HTTP gauges, signed by botocore: {name: value}."""
+    """GET /metrics' server gauges, signed by botocore: {name: value}."""
     req = AWSRequest(method="GET", url=url + "/metrics")
     SigV4Auth(Credentials("local", "local"), "dynamodb", REGION).add_auth(req)
     u = urllib.parse.urlsplit(url)
@@ -40,7 +40,7 @@ def gauges(url):
         conn.close()
     out = {}
     for line in text.splitlines():
-        if line.startswith("quarry_http_"):
+        if line.startswith("quarry_server_"):
             name, value = line.split()
             out[name] = int(value)
     return out
@@ -159,8 +159,8 @@ def test_many_big_bodies_stay_within_the_bound(start):
     deadline = time.monotonic() + 120
     while any(t.is_alive() for t in threads) and time.monotonic() < deadline:
         g = gauges(srv.url)
-        paused_seen = max(paused_seen, g["quarry_http_reads_paused"])
-        if g["quarry_http_reads_paused"]:
+        paused_seen = max(paused_seen, g["quarry_server_reads_paused"])
+        if g["quarry_server_reads_paused"]:
             # A small request on another connection does not wait behind the paused ones.
             t0 = time.monotonic()
             r = raw(srv.url, "DynamoDB_20120810.GetItem",
@@ -197,11 +197,11 @@ def test_many_big_bodies_stay_within_the_bound(start):
     assert max(small_ms) < 3000, small_ms
     # What the input buffers held: the bound, one body let through past it, and for each
     # connection a first read (about 1 MB at most), with room to spare.
-    assert g["quarry_http_request_body_peak_bytes"] <= BOUND + MAX_BODY + n * (1 << 20) + (
+    assert g["quarry_server_request_peak_bytes"] <= BOUND + MAX_BODY + n * (1 << 20) + (
         8 << 20), g
-    assert g["quarry_http_request_body_bytes"] < BIG, g
-    assert g["quarry_http_reads_paused"] == 0, g
-    assert g["quarry_http_request_body_bound_bytes"] == BOUND, g
+    assert g["quarry_server_request_bytes"] < BIG, g
+    assert g["quarry_server_reads_paused"] == 0, g
+    assert g["quarry_server_request_bound_bytes"] == BOUND, g
     # Without the bound, 16 bodies of 12 MB held 192 MB at once. (AddressSanitizer keeps
     # freed memory in quarantine: its RSS says nothing of what the server holds.)
     grown_mb = (peak_rss - base) / 1024
@@ -209,7 +209,7 @@ def test_many_big_bodies_stay_within_the_bound(start):
         sanitized = "libasan" in f.read()
     print("RSS %d kB -> peak %d kB (+%.0f MB); bodies held at most %d bytes; %d paused at "
           "most; small requests %.0f ms at most" % (
-              base, peak_rss, grown_mb, g["quarry_http_request_body_peak_bytes"], paused_seen,
+              base, peak_rss, grown_mb, g["quarry_server_request_peak_bytes"], paused_seen,
               max(small_ms)))
     assert sanitized or grown_mb < 96, "RSS grew by %.0f MB (from %d kB to %d kB)" % (grown_mb, base, peak_rss)
 
@@ -237,8 +237,8 @@ def test_bodies_larger_than_the_bound_complete(start):
         item = c.get_item(TableName=TABLE, Key={"pk": {"S": "k%03d" % i}})["Item"]
         assert item["n"] == {"N": str(i)}
     g = gauges(srv.url)
-    assert g["quarry_http_request_body_bytes"] < (64 << 10), g
-    assert g["quarry_http_reads_paused"] == 0, g
+    assert g["quarry_server_request_bytes"] < (64 << 10), g
+    assert g["quarry_server_reads_paused"] == 0, g
 
 
 def test_a_paused_client_that_goes_away_frees_its_share(start):
@@ -265,10 +265,10 @@ def test_a_paused_client_that_goes_away_frees_its_share(start):
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
         g = gauges(srv.url)
-        if g["quarry_http_reads_paused"]:
+        if g["quarry_server_reads_paused"]:
             break
         time.sleep(0.05)
-    assert g["quarry_http_reads_paused"] > 0, g
+    assert g["quarry_server_reads_paused"] > 0, g
     for s in socks:
         s.shutdown(socket.SHUT_RDWR)
     for t in senders:
@@ -278,11 +278,11 @@ def test_a_paused_client_that_goes_away_frees_its_share(start):
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
         g = gauges(srv.url)
-        if g["quarry_http_request_body_bytes"] == 0 and g["quarry_http_reads_paused"] == 0:
+        if g["quarry_server_request_bytes"] == 0 and g["quarry_server_reads_paused"] == 0:
             break
         time.sleep(0.05)
-    assert g["quarry_http_request_body_bytes"] == 0, g
-    assert g["quarry_http_reads_paused"] == 0, g
+    assert g["quarry_server_request_bytes"] == 0, g
+    assert g["quarry_server_reads_paused"] == 0, g
     r = raw(srv.url, "DynamoDB_20120810.PutItem",
             {"TableName": TABLE, "Item": {"pk": {"S": "after"}}})
     assert r.status == 200, r.body
@@ -318,7 +318,7 @@ def test_a_paused_request_is_cut_at_the_timeout_unanswered(start):
     paused = 0
     t0 = time.monotonic()
     while time.monotonic() - t0 < 1.5 and not paused:
-        paused = gauges(srv.url)["quarry_http_reads_paused"]
+        paused = gauges(srv.url)["quarry_server_reads_paused"]
         time.sleep(0.05)
     assert paused == 1, paused
     for t in senders:
@@ -332,5 +332,5 @@ def test_a_paused_request_is_cut_at_the_timeout_unanswered(start):
     assert "Item" not in c.get_item(TableName=TABLE, Key={"pk": {"S": "k000"}})
     assert "Item" not in c.get_item(TableName=TABLE, Key={"pk": {"S": "k001"}})
     g = gauges(srv.url)
-    assert g["quarry_http_request_body_bytes"] == 0, g
-    assert g["quarry_http_reads_paused"] == 0, g
+    assert g["quarry_server_request_bytes"] == 0, g
+    assert g["quarry_server_reads_paused"] == 0, g

@@ -170,8 +170,8 @@ def run_clients(srv, n, rounds, want, sample=None):
 
 def settled(srv):
     """Waits until nothing is held and nothing waits; returns the gauges."""
-    return wait_for(lambda: (lambda g: g if g["quarry_http_exchange_bytes"] == 0
-                             and g["quarry_http_calls_waiting"] == 0 else None)(gauges(srv.url)),
+    return wait_for(lambda: (lambda g: g if g["quarry_server_exchange_bytes"] == 0
+                             and g["quarry_server_calls_waiting"] == 0 else None)(gauges(srv.url)),
                     10, "the budget back to nothing held or waiting")
 
 
@@ -190,8 +190,8 @@ def test_many_connections_of_full_pages_stay_within_the_budget(start):
 
     def sample():
         g = gauges(srv.url)
-        peak["held"] = max(peak["held"], g["quarry_http_exchange_bytes"])
-        peak["waiting"] = max(peak["waiting"], g["quarry_http_calls_waiting"])
+        peak["held"] = max(peak["held"], g["quarry_server_exchange_bytes"])
+        peak["waiting"] = max(peak["waiting"], g["quarry_server_calls_waiting"])
         peak["rss"] = max(peak["rss"], rss_kb(srv))
 
     errors = run_clients(srv, 32, 2, want, sample)
@@ -204,7 +204,7 @@ def test_many_connections_of_full_pages_stay_within_the_budget(start):
         assert (peak["rss"] - rss_before) * 1024 < BUDGET + 6 * len(want) + (32 << 20), (
             peak, rss_before)
     g = settled(srv)
-    assert g["quarry_http_exchange_budget_bytes"] == BUDGET
+    assert g["quarry_server_exchange_budget_bytes"] == BUDGET
 
 
 def test_the_hang_of_many_waiters_on_one_loop_does_not_come_back(start):
@@ -217,7 +217,7 @@ def test_the_hang_of_many_waiters_on_one_loop_does_not_come_back(start):
 
     def sample():
         nonlocal waited
-        waited = max(waited, gauges(srv.url)["quarry_http_calls_waiting"])
+        waited = max(waited, gauges(srv.url)["quarry_server_calls_waiting"])
 
     for i in range(int(os.environ.get("QUARRY_CQL_BUDGET_ROUNDS", "20"))):
         errors = run_clients(srv, 32, 1, want, sample)
@@ -262,8 +262,8 @@ def test_stalled_clients_hold_their_share_and_give_it_back_when_they_go(start):
     srv = start("--no-sync", "--capacity", "off", "--timeout", "60", "--cql", "127.0.0.1:0")
     load(srv)
     want = page(srv)
-    held = lambda: gauges(srv.url)["quarry_http_exchange_bytes"]  # noqa: E731
-    waiting = lambda: gauges(srv.url)["quarry_http_calls_waiting"]  # noqa: E731
+    held = lambda: gauges(srv.url)["quarry_server_exchange_bytes"]  # noqa: E731
+    waiting = lambda: gauges(srv.url)["quarry_server_calls_waiting"]  # noqa: E731
     stalled = []
     for _ in range(BUDGET // len(want) + 1):
         r = connect(srv, rcvbuf=4096)
@@ -307,7 +307,7 @@ def test_a_client_that_reads_nothing_is_cut_at_the_timeout(start):
     want = page(srv)
     stalled = connect(srv, rcvbuf=4096)
     ask(stalled)
-    wait_for(lambda: gauges(srv.url)["quarry_http_exchange_bytes"] > 0, 10, "the page held")
+    wait_for(lambda: gauges(srv.url)["quarry_server_exchange_bytes"] > 0, 10, "the page held")
 
     slow = {}
 
@@ -355,14 +355,14 @@ def test_sigterm_drains_with_requests_waiting(start):
         r = connect(srv, rcvbuf=4096)
         ask(r)
         holders.append(r)
-    wait_for(lambda: gauges(srv.url)["quarry_http_exchange_bytes"] >= BUDGET, 10,
+    wait_for(lambda: gauges(srv.url)["quarry_server_exchange_bytes"] >= BUDGET, 10,
              "the budget held")
     waiters = []
     for _ in range(4):
         r = connect(srv)
         ask(r)
         waiters.append(r)
-    wait_for(lambda: gauges(srv.url)["quarry_http_calls_waiting"] >= 4, 10, "requests waiting")
+    wait_for(lambda: gauges(srv.url)["quarry_server_calls_waiting"] >= 4, 10, "requests waiting")
     srv.proc.send_signal(signal.SIGTERM)
     for r in waiters:
         assert r.closed(timeout=10), "a waiting request's connection was not closed"

@@ -54,7 +54,7 @@ def gauges(url):
         conn.close()
     out = {}
     for line in text.splitlines():
-        if line.startswith("quarry_http_"):
+        if line.startswith("quarry_server_"):
             name, value = line.split()
             out[name] = int(value)
     return out
@@ -144,8 +144,8 @@ def test_many_connections_of_full_pages_are_all_answered_whole(start):
     def sampler():
         while not done.is_set():
             g = gauges(srv.url)
-            peak["held"] = max(peak["held"], g["quarry_http_exchange_bytes"])
-            peak["waiting"] = max(peak["waiting"], g["quarry_http_calls_waiting"])
+            peak["held"] = max(peak["held"], g["quarry_server_exchange_bytes"])
+            peak["waiting"] = max(peak["waiting"], g["quarry_server_calls_waiting"])
             time.sleep(0.02)
 
     threads = [threading.Thread(target=client) for _ in range(32)]
@@ -162,17 +162,17 @@ def test_many_connections_of_full_pages_are_all_answered_whole(start):
     # Each loop admits a call while less than the budget is held, and charges its answer
     # before judging the next; the metrics answer itself is a few KB.
     assert peak["held"] <= BUDGET + 2 * (page + 64 * 1024), peak
-    g = wait_for(lambda: (lambda g: g if g["quarry_http_exchange_bytes"] == 0 else None)(
+    g = wait_for(lambda: (lambda g: g if g["quarry_server_exchange_bytes"] == 0 else None)(
         gauges(srv.url)), 10, "the budget back to nothing held")
-    assert g["quarry_http_calls_waiting"] == 0
-    assert g["quarry_http_exchange_budget_bytes"] == BUDGET
+    assert g["quarry_server_calls_waiting"] == 0
+    assert g["quarry_server_exchange_budget_bytes"] == BUDGET
 
 
 def test_stalled_readers_hold_only_their_share_and_vanished_ones_give_it_back(start):
     srv = start("--no-sync", "--timeout", "60")
     load_pages(srv.url)
     page = len(scan_page(srv.url).body)
-    held = lambda: gauges(srv.url)["quarry_http_exchange_bytes"]  # noqa: E731
+    held = lambda: gauges(srv.url)["quarry_server_exchange_bytes"]  # noqa: E731
 
     # Clients that read nothing hold a page each, under the budget: the others are
     # answered at once.
@@ -197,7 +197,7 @@ def test_stalled_readers_hold_only_their_share_and_vanished_ones_give_it_back(st
 
     waiter = threading.Thread(target=late_scan)
     waiter.start()
-    wait_for(lambda: gauges(srv.url)["quarry_http_calls_waiting"] >= 1, 10, "a call waiting")
+    wait_for(lambda: gauges(srv.url)["quarry_server_calls_waiting"] >= 1, 10, "a call waiting")
     time.sleep(0.5)
     assert "page" not in result
 
@@ -220,13 +220,13 @@ def test_a_stalled_reader_is_cut_at_the_timeout(start):
     page = len(scan_page(srv.url).body)
     stalled = [stalled_reader(srv.url, "Scan", {"TableName": TABLE})
                for _ in range(BUDGET // page + 1)]
-    wait_for(lambda: gauges(srv.url)["quarry_http_exchange_bytes"] >= BUDGET, 10,
+    wait_for(lambda: gauges(srv.url)["quarry_server_exchange_bytes"] >= BUDGET, 10,
              "the budget held by stalled readers")
     t0 = time.monotonic()
     # Waits for the budget, then is answered once the server has cut the stalled ones.
     scan_page(srv.url)
     assert time.monotonic() - t0 < 15
-    wait_for(lambda: gauges(srv.url)["quarry_http_exchange_bytes"] == 0, 10,
+    wait_for(lambda: gauges(srv.url)["quarry_server_exchange_bytes"] == 0, 10,
              "nothing held once the stalled readers were cut")
     for s in stalled:
         s.settimeout(10)

@@ -467,6 +467,50 @@ static void test_v5_reader(void)
     }
 }
 
+/* A large envelope is gathered into one buffer sized from its header, and that buffer is
+ * freed once the envelope is done with, not kept for the connection's next one. */
+static void test_v5_large_buffer(void)
+{
+    buf large, wire;
+    buf_init(&large, 0);
+    buf_init(&wire, 0);
+    put_envelope(&large, 5, 4, CQL_OP_QUERY, 300000);
+    CHECK_THAT(cql_segments_write(&wire, large.data, large.len, 0) == 0);
+    cql_v5_reader r;
+    cql_v5_reader_init(&r, 0, NULL);
+    cql_envelope env;
+    cql_frame_error err;
+    size_t used, first = CQL_SEGMENT_MAX_PAYLOAD + 6 + 4; /* header, payload, CRC32 */
+    CHECK_THAT(cql_v5_next(&r, (uint8_t *)wire.data, first, &used, &env, &err) == CQL_PARSE_MORE &&
+               used == first);
+    CHECK(r.large.cap > large.len && r.large.cap <= 2 * large.len,
+          "room for the whole envelope from its first segment: cap %zu for %zu", r.large.cap,
+          large.len);
+    char *at_first = r.large.data;
+    size_t pos = used;
+    cql_parse_result rc = CQL_PARSE_MORE;
+    while (rc == CQL_PARSE_MORE && pos < wire.len) {
+        rc = cql_v5_next(&r, (uint8_t *)wire.data + pos, wire.len - pos, &used, &env, &err);
+        pos += used;
+    }
+    CHECK_THAT(rc == CQL_PARSE_OK && env.stream == 4 && env.length == 300000);
+    CHECK(r.large.data == at_first, "gathered without moving");
+    CHECK_THAT(memcmp(env.body, large.data + CQL_HEADER_LEN, env.length) == 0);
+    cql_v5_envelope_done(&r);
+    CHECK(r.large.data == NULL && r.large.cap == 0 && r.large.len == 0,
+          "buffer freed after its envelope: cap %zu", r.large.cap);
+    /* The reader goes on with a small envelope after it. */
+    buf_reset(&wire);
+    buf_reset(&large);
+    put_envelope(&large, 5, 5, CQL_OP_QUERY, 20);
+    cql_segments_write(&wire, large.data, large.len, 0);
+    CHECK_THAT(cql_v5_next(&r, (uint8_t *)wire.data, wire.len, &used, &env, &err) == CQL_PARSE_OK &&
+               env.stream == 5 && r.large.cap == 0);
+    cql_v5_reader_free(&r);
+    buf_free(&large);
+    buf_free(&wire);
+}
+
 /* ---- the harness of tests/server/test_cql_wire.py ---- */
 
 static int slurp(buf *b)
@@ -585,5 +629,6 @@ int main(int argc, char **argv)
     test_segment_vector();
     test_segment_round_trips();
     test_v5_reader();
+    test_v5_large_buffer();
     return check_report("test_cql_frame");
 }
