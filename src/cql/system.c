@@ -907,6 +907,30 @@ static int row_matches(const vrow *row, const int *rel_col, const cql_where *w, 
     return 1;
 }
 
+/* One row of the answer: each selector's value, a column of row or a computed one over
+ * vals. 0, -1 with the error set, or 1 when memory ran out. */
+static int put_selected(cql_run *r, cql_tinfo *vt, const cql_fnsel *computed, buf *vals,
+                        int8_t *has, const int *pick, size_t npick, const vrow *row, cql_rows *out)
+{
+    for (size_t i = 0; i < npick; i++) {
+        if (pick[i] >= 0) {
+            if (cql_rows_put(out, row->p[pick[i]], row->len[pick[i]]) != 0) return 1;
+            continue;
+        }
+        buf val;
+        buf_init(&val, 0);
+        int got = cql_fnsel_value(r, vt, &computed[i], vals, has, NULL, &val);
+        int put = got == CQLVAL_ERROR ? 0
+                                      : cql_rows_put(out, val.data ? val.data : "",
+                                                     got == CQLVAL_OK ? (int32_t)val.len : -1);
+        buf_free(&val);
+        if (got == CQLVAL_ERROR) return -1;
+        if (put != 0) return 1;
+    }
+    out->nrows++;
+    return 0;
+}
+
 static int vtab_select(cql_run *r, const vtab *v, const cql_stmt *s)
 {
     cql_call *c = r->call;
@@ -1081,22 +1105,9 @@ static int vtab_select(cql_run *r, const vtab *v, const cql_stmt *s)
             }
             continue;
         }
-        for (size_t i = 0; i < npick; i++) {
-            if (pick[i] >= 0) {
-                if (cql_rows_put(&out, row.p[pick[i]], row.len[pick[i]]) != 0) goto oom;
-                continue;
-            }
-            buf val;
-            buf_init(&val, 0);
-            int got = cql_fnsel_value(r, &vt, &computed[i], vals, has, NULL, &val);
-            int put = got == CQLVAL_ERROR ? 0
-                                          : cql_rows_put(&out, val.data ? val.data : "",
-                                                         got == CQLVAL_OK ? (int32_t)val.len : -1);
-            buf_free(&val);
-            if (got == CQLVAL_ERROR) goto done;
-            if (put != 0) goto oom;
-        }
-        out.nrows++;
+        int put = put_selected(r, &vt, computed, vals, has, pick, npick, &row, &out);
+        if (put < 0) goto done;
+        if (put > 0) goto oom;
     }
     if (naggs && !rd.err[0]) {
         /* the one row: the aggregates' results, the other selectors of the first row */
@@ -1111,22 +1122,9 @@ static int vtab_select(cql_run *r, const vtab *v, const cql_stmt *s)
             vals[i].len = cv.len < 0 ? 0 : (size_t)cv.len;
             has[i] = cv.len >= 0;
         }
-        for (size_t i = 0; i < npick; i++) {
-            if (pick[i] >= 0) {
-                if (cql_rows_put(&out, row.p[pick[i]], row.len[pick[i]]) != 0) goto oom;
-                continue;
-            }
-            buf val;
-            buf_init(&val, 0);
-            int got = cql_fnsel_value(r, &vt, &computed[i], vals, has, NULL, &val);
-            int put = got == CQLVAL_ERROR ? 0
-                                          : cql_rows_put(&out, val.data ? val.data : "",
-                                                         got == CQLVAL_OK ? (int32_t)val.len : -1);
-            buf_free(&val);
-            if (got == CQLVAL_ERROR) goto done;
-            if (put != 0) goto oom;
-        }
-        out.nrows++;
+        int put = put_selected(r, &vt, computed, vals, has, pick, npick, &row, &out);
+        if (put < 0) goto done;
+        if (put > 0) goto oom;
     }
     rc = cql_rows_write(&out, c, NULL, 0);
     goto done;
