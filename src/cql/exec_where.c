@@ -31,8 +31,55 @@ static void vlist_free(cql_vlist *l)
  * shorts. */
 #define KEY_PART_MAX 65535
 
-/* Appends the value of term e for col to l (null refused). */
-static int vlist_add(cql_run *r, const cql_tcol *col, const cql_expr *e, cql_vlist *l)
+/* How a relation refuses a null among its values, in Cassandra's words for its kind:
+ * c = null or c IN (.., null), (b, c) = (.., null), (b, c) IN ((.., null), ..). */
+typedef enum null_words { NULL_IN_CONDITION, NULL_IN_TUPLE, NULL_IN_TUPLES } null_words;
+
+static int refuse_missing(cql_run *r, const cql_tcol *col, const cql_relation *rel, int unset,
+                          null_words words)
+{
+    if (unset)
+        return cql_fail(r->call, CQL_ERR_INVALID, "Invalid unset value for column %s", col->name);
+    if (words == NULL_IN_TUPLE)
+        return cql_fail(r->call, CQL_ERR_INVALID, "Invalid null value for column %s", col->name);
+    if (words == NULL_IN_CONDITION || rel == NULL)
+        return cql_fail(r->call, CQL_ERR_INVALID, "Invalid null value in condition for column %s",
+                        col->name);
+    buf names;
+    buf_init(&names, 0);
+    for (size_t j = 0; j < rel->ncolumns; j++)
+        buf_printf(&names, "%s%s", j ? ", " : "[", rel->columns[j]);
+    buf_printf(&names, "]");
+    cql_fail(r->call, CQL_ERR_INVALID, "Invalid null value in condition for columns: %.*s",
+             (int)names.len, names.data ? names.data : "");
+    buf_free(&names);
+    return -1;
+}
+
+/* Appends v, bound for col, to l once it is of col's type and no longer than a key part. */
+static int vlist_add_value(cql_run *r, const cql_tcol *col, cql_value v, const cql_relation *rel,
+                           null_words words, cql_vlist *l)
+{
+    if (v.len < 0) return refuse_missing(r, col, rel, v.len == CQL_UNSET, words);
+    cql_parse_error perr;
+    memset(&perr, 0, sizeof perr);
+    if (cqlval_validate(col->type, v.p, (size_t)v.len, &perr) != 0)
+        return cql_fail(r->call, CQL_ERR_INVALID, "Invalid value for %s: %s", col->name, perr.msg);
+    if (v.len > KEY_PART_MAX)
+        return cql_fail(r->call, CQL_ERR_INVALID, "Key length of %d is longer than maximum of %d",
+                        (int)v.len, KEY_PART_MAX);
+    buf *n = realloc(l->v, (l->n + 1) * sizeof *n);
+    if (n == NULL) return cql_fail(r->call, CQL_ERR_SERVER, "out of memory");
+    l->v = n;
+    buf_init(&l->v[l->n], 0);
+    buf_append(&l->v[l->n], v.p, (size_t)v.len);
+    l->n++;
+    return 0;
+}
+
+/* Appends the value of term e for col to l (null refused in the words of the relation). */
+static int vlist_add(cql_run *r, const cql_tcol *col, const cql_expr *e, const cql_relation *rel,
+                     null_words words, cql_vlist *l)
 {
     buf *n = realloc(l->v, (l->n + 1) * sizeof *n);
     if (n == NULL) return cql_fail(r->call, CQL_ERR_SERVER, "out of memory");
@@ -45,8 +92,7 @@ static int vlist_add(cql_run *r, const cql_tcol *col, const cql_expr *e, cql_vli
     }
     if (rc != CQLVAL_OK) {
         buf_free(&l->v[l->n]);
-        return cql_fail(r->call, CQL_ERR_INVALID, "Invalid %s value for column %s",
-                        rc == CQLVAL_NULL ? "null" : "unset", col->name);
+        return refuse_missing(r, col, rel, rc == CQLVAL_UNSET, words);
     }
     if (l->v[l->n].len > KEY_PART_MAX) {
         size_t len = l->v[l->n].len;
@@ -58,12 +104,46 @@ static int vlist_add(cql_run *r, const cql_tcol *col, const cql_expr *e, cql_vli
     return 0;
 }
 
+/* The components of a tuple value of rel's columns (one marker bound for (b, c)): 0 with
+ * vals[0..ncolumns) pointing into p (a component left out is null, as Cassandra reads a
+ * short tuple), or -1 with the error set. */
+static int tuple_components(cql_run *r, const cql_relation *rel, const uint8_t *p, size_t len,
+                            cql_value *vals)
+{
+    cql_elements e;
+    cql_fields_open(&e, p, len);
+    int bad = 0;
+    for (size_t j = 0; j < rel->ncolumns && !bad; j++) {
+        vals[j].p = NULL;
+        int got = cql_element_next(&e, &vals[j].p, &vals[j].len);
+        bad = got < 0;
+        if (got == 0) vals[j].len = CQL_NULL;
+    }
+    if (bad || e.pos != e.len)
+        return cql_fail(r->call, CQL_ERR_INVALID,
+                        "Invalid tuple value for (%s, ...): not a tuple of %zu values",
+                        rel->columns[0], rel->ncolumns);
+    return 0;
+}
+
+/* The tuple bound to marker e for rel's columns, split into vals. 0, or -1 with the error
+ * set (a null or unset tuple is refused). */
+static int bound_tuple(cql_run *r, const cql_relation *rel, const cql_expr *e, cql_value *vals)
+{
+    cql_value v;
+    if (cql_bound(r, e, &v) != 1) return -1;
+    if (v.len < 0)
+        return cql_fail(r->call, CQL_ERR_INVALID, "Invalid %s value for tuple (%s, ...)",
+                        v.len == CQL_UNSET ? "unset" : "null", rel->columns[0]);
+    return tuple_components(r, rel, v.p, (size_t)v.len, vals);
+}
+
 /* The values of an IN: listed terms (none for IN ()), or one bound list. */
 static int vlist_in(cql_run *r, const cql_tcol *col, const cql_relation *rel, cql_vlist *l)
 {
     if (rel->value == NULL) {
         for (size_t i = 0; i < rel->nvalues; i++)
-            if (vlist_add(r, col, rel->values[i], l) != 0) return -1;
+            if (vlist_add(r, col, rel->values[i], rel, NULL_IN_CONDITION, l) != 0) return -1;
         return 0;
     }
     /* IN ?: a list of the column's type */
@@ -156,8 +236,18 @@ static int filter_values_given(cql_run *r, const cql_tinfo *t, const cql_keys *k
     for (size_t f = 0; f < k->nfilters; f++) {
         const cql_relation *rel = k->filters[f];
         const cql_tcol *col = cql_tinfo_col(t, rel->columns[0]);
-        if (col == NULL || col->type == NULL || rel->op > CQL_OP_NEQ || rel->value == NULL)
+        if (col == NULL || col->type == NULL || rel->value == NULL) continue;
+        if ((rel->op == CQL_OP_CONTAINS || rel->op == CQL_OP_CONTAINS_KEY) &&
+            rel->kind == CQL_REL_COLUMN) {
+            /* the element (or key) a collection is searched for */
+            const cql_ctype *ct = col->type;
+            int map = ct->wire.id == CQL_TYPE_MAP && ct->wire.n >= 2;
+            if (!map && !(ct->wire.id == CQL_TYPE_LIST || ct->wire.id == CQL_TYPE_SET)) continue;
+            const cql_ctype *et = map && rel->op == CQL_OP_CONTAINS ? ct->args[1] : ct->args[0];
+            if (filter_term_given(r, et, col->name, rel->value, "value", col->name) != 0) return -1;
             continue;
+        }
+        if (rel->op > CQL_OP_NEQ) continue;
         if (rel->kind == CQL_REL_COLUMN) {
             if (filter_term_given(r, col->type, col->name, rel->value, "value", col->name) != 0)
                 return -1;
@@ -191,7 +281,7 @@ const char *cql_filtering_message(void)
 /* Records one side of a slice: op (in value order) on the columns from the prefix on,
  * compared with the terms as Cassandra compares tuples. */
 static int set_slice(cql_run *r, cql_keys *k, const cql_tcol *const *cols, size_t n, cql_op op,
-                     const cql_expr *const *terms)
+                     const cql_expr *const *terms, const cql_value *bound)
 {
     int lower = op == CQL_OP_GT || op == CQL_OP_GTE;
     if (lower ? k->has_lo : k->has_hi)
@@ -204,7 +294,21 @@ static int set_slice(cql_run *r, cql_keys *k, const cql_tcol *const *cols, size_
         if (nv == NULL) return cql_fail(r->call, CQL_ERR_SERVER, "out of memory");
         l->v = nv;
         buf_init(&l->v[l->n], 0);
-        int rc = cql_term(r, cols[i]->type, cols[i]->name, terms[i], &l->v[l->n]);
+        int rc = CQLVAL_OK;
+        if (bound == NULL) {
+            rc = cql_term(r, cols[i]->type, cols[i]->name, terms[i], &l->v[l->n]);
+        } else if (bound[i].len < 0) {
+            rc = bound[i].len == CQL_UNSET ? CQLVAL_UNSET : CQLVAL_NULL;
+        } else {
+            cql_parse_error perr;
+            memset(&perr, 0, sizeof perr);
+            if (cqlval_validate(cols[i]->type, bound[i].p, (size_t)bound[i].len, &perr) != 0) {
+                buf_free(&l->v[l->n]);
+                return cql_fail(r->call, CQL_ERR_INVALID, "Invalid value for %s: %s", cols[i]->name,
+                                perr.msg);
+            }
+            buf_append(&l->v[l->n], bound[i].p, (size_t)bound[i].len);
+        }
         if (rc != CQLVAL_OK) {
             buf_free(&l->v[l->n]);
             if (rc != CQLVAL_ERROR)
@@ -283,22 +387,54 @@ static int tuple_in(cql_run *r, const cql_tinfo *t, const cql_relation *rel, cql
                             cols[j]->name);
     }
     /* the columns follow the clustering order (cql_where_keys checked it) */
-    if (rel->values == NULL)
-        return cql_fail(c, CQL_ERR_INVALID,
-                        "A multi-column IN restriction takes its tuples listed, not as one "
-                        "bound list: (%s, ...) IN ((?, ?), ...)",
-                        rel->columns[0]);
-    for (size_t i = 0; i < rel->nvalues; i++) {
+    cql_value parts[64];
+    if (rel->values == NULL) {
+        /* (b, c) IN ?: one bound list of tuples */
+        cql_value v;
+        if (cql_bound(r, rel->value, &v) != 1) return -1;
+        if (v.len < 0)
+            return cql_fail(c, CQL_ERR_INVALID, "Invalid %s value for IN restriction",
+                            v.len == CQL_UNSET ? "unset" : "null");
+        cql_elements e;
+        uint32_t n;
+        if (cql_collection_open(&e, v.p, (size_t)v.len, 0, &n) != 0)
+            return cql_fail(c, CQL_ERR_INVALID,
+                            "Invalid list value for IN restriction on (%s, ...)", rel->columns[0]);
+        const uint8_t *p;
+        int32_t len;
+        int got;
+        while ((got = cql_element_next(&e, &p, &len)) == 1) {
+            if (len < 0)
+                return cql_fail(c, CQL_ERR_INVALID, "Invalid null value for IN restriction");
+            if (tuple_components(r, rel, p, (size_t)len, parts) != 0) return -1;
+            for (size_t j = 0; j < rel->ncolumns; j++)
+                if (vlist_add_value(r, cols[j], parts[j], rel, NULL_IN_TUPLES, &k->tin) != 0)
+                    return -1;
+        }
+        if (got < 0)
+            return cql_fail(c, CQL_ERR_INVALID,
+                            "Invalid list value for IN restriction on (%s, ...)", rel->columns[0]);
+    }
+    for (size_t i = 0; rel->values && i < rel->nvalues; i++) {
         const cql_expr *v = rel->values[i];
+        if (v && v->kind == CQL_E_BIND) {
+            /* (b, c) IN (?, ...): a bound tuple each */
+            if (bound_tuple(r, rel, v, parts) != 0) return -1;
+            for (size_t j = 0; j < rel->ncolumns; j++)
+                if (vlist_add_value(r, cols[j], parts[j], rel, NULL_IN_TUPLES, &k->tin) != 0)
+                    return -1;
+            continue;
+        }
         if (v == NULL || v->kind != CQL_E_TUPLE)
             return cql_fail(c, CQL_ERR_INVALID,
-                            "A multi-column IN restriction takes tuple literals, with a marker "
-                            "for each column: (?, ?)");
+                            "A multi-column IN restriction takes tuple literals or markers: "
+                            "(%s, ...) IN ((?, ?), ?)",
+                            rel->columns[0]);
         if (v->nitems != rel->ncolumns)
             return cql_fail(c, CQL_ERR_INVALID, "Expected %zu elements in value tuple, but got %zu",
                             rel->ncolumns, v->nitems);
         for (size_t j = 0; j < rel->ncolumns; j++)
-            if (vlist_add(r, cols[j], v->items[j], &k->tin) != 0) return -1;
+            if (vlist_add(r, cols[j], v->items[j], rel, NULL_IN_TUPLES, &k->tin) != 0) return -1;
     }
     k->tin_at = (size_t)cols[0]->pos;
     k->tin_n = rel->ncolumns;
@@ -572,6 +708,24 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
             }
             if (rel->op == CQL_OP_EQ) {
                 const cql_expr *v = rel->value;
+                cql_value parts[64];
+                if (v && v->kind == CQL_E_BIND && rel->ncolumns <= 64) {
+                    /* (b, c) = ?: one bound tuple */
+                    if (bound_tuple(r, rel, v, parts) != 0) return -1;
+                    for (size_t j = 0; j < rel->ncolumns; j++) {
+                        const cql_tcol *col = cql_tinfo_col(t, rel->columns[j]);
+                        if (ck_eq[col->pos])
+                            return cql_fail(c, CQL_ERR_INVALID,
+                                            "%s cannot be restricted by more than one relation "
+                                            "if it includes an Equal",
+                                            col->name);
+                        if (vlist_add_value(r, col, parts[j], rel, NULL_IN_TUPLE,
+                                            &k->ck[col->pos]) != 0)
+                            return -1;
+                        ck_eq[col->pos] = 1;
+                    }
+                    continue;
+                }
                 if (v == NULL || v->kind != CQL_E_TUPLE || v->nitems != rel->ncolumns)
                     return cql_fail(c, CQL_ERR_INVALID,
                                     "Expected %zu elements in value tuple, but got %zu",
@@ -583,7 +737,8 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
                                         "%s cannot be restricted by more than one relation if it "
                                         "includes an Equal",
                                         col->name);
-                    if (vlist_add(r, col, v->items[j], &k->ck[col->pos]) != 0) return -1;
+                    if (vlist_add(r, col, v->items[j], rel, NULL_IN_TUPLE, &k->ck[col->pos]))
+                        return -1;
                     ck_eq[col->pos] = 1;
                 }
                 continue;
@@ -620,8 +775,9 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
                                 "%s cannot be restricted by more than one relation if it includes "
                                 "an Equal",
                                 col->name);
-            int rc = rel->op == CQL_OP_IN ? vlist_in(r, col, rel, &k->pk[col->pos])
-                                          : vlist_add(r, col, rel->value, &k->pk[col->pos]);
+            int rc = rel->op == CQL_OP_IN
+                         ? vlist_in(r, col, rel, &k->pk[col->pos])
+                         : vlist_add(r, col, rel->value, rel, NULL_IN_CONDITION, &k->pk[col->pos]);
             if (rc) return -1;
             pk_set[col->pos] = 1;
             continue;
@@ -639,8 +795,9 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
                                     "Column \"%s\" cannot be restricted by both an equality and an "
                                     "inequality relation",
                                     col->name);
-            int rc = rel->op == CQL_OP_IN ? vlist_in(r, col, rel, &k->ck[col->pos])
-                                          : vlist_add(r, col, rel->value, &k->ck[col->pos]);
+            int rc = rel->op == CQL_OP_IN
+                         ? vlist_in(r, col, rel, &k->ck[col->pos])
+                         : vlist_add(r, col, rel->value, rel, NULL_IN_CONDITION, &k->ck[col->pos]);
             if (rc) return -1;
             ck_eq[col->pos] = 1;
             continue;
@@ -769,8 +926,17 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
         const cql_relation *rel = slices[s];
         const cql_tcol *cols[64] = {0};
         const cql_expr *terms[64] = {0};
+        cql_value bound[64];
+        int by_marker = 0;
         size_t n = 0;
-        if (rel->kind == CQL_REL_TUPLE) {
+        if (rel->kind == CQL_REL_TUPLE && rel->value && rel->value->kind == CQL_E_BIND &&
+            rel->ncolumns <= 64) {
+            /* (b, c) > ?: one bound tuple */
+            if (bound_tuple(r, rel, rel->value, bound) != 0) return -1;
+            for (size_t j = 0; j < rel->ncolumns; j++)
+                cols[n++] = cql_tinfo_col(t, rel->columns[j]);
+            by_marker = 1;
+        } else if (rel->kind == CQL_REL_TUPLE) {
             if (rel->value == NULL || rel->value->kind != CQL_E_TUPLE ||
                 rel->value->nitems != rel->ncolumns)
                 return cql_fail(c, CQL_ERR_INVALID,
@@ -826,7 +992,7 @@ int cql_where_keys(cql_run *r, const cql_tinfo *t, const cql_where *w, int mode,
             return cql_fail(c, CQL_ERR_INVALID,
                             "Slice restrictions are not supported on the clustering columns in "
                             "UPDATE statements");
-        if (set_slice(r, k, cols, n, rel->op, terms) != 0) return -1;
+        if (set_slice(r, k, cols, n, rel->op, terms, by_marker ? bound : NULL) != 0) return -1;
     }
     if (mode == CQL_KEYS_UPDATE && prefix < t->nck)
         return cql_fail(c, CQL_ERR_INVALID, "Some clustering keys are missing: %s",

@@ -161,6 +161,43 @@ static const cql_type *list_of(marks *k, const cql_type *elem)
     return t ? t : elem;
 }
 
+/* The tuple of the columns of multi-column relation r, from the tinfo's arena. */
+static const cql_type *tuple_of(marks *k, const cql_relation *r)
+{
+    cql_type *t = arena_alloc(&k->t->arena, sizeof *t);
+    const cql_type **params = arena_alloc(&k->t->arena, (r->ncolumns + 1) * sizeof *params);
+    if (t == NULL || params == NULL) return &t_text;
+    memset(t, 0, sizeof *t);
+    for (size_t j = 0; j < r->ncolumns; j++) {
+        const cql_tcol *col = cql_tinfo_col(k->t, r->columns[j]);
+        params[j] = col ? col->wire : &t_text;
+    }
+    t->id = CQL_TYPE_TUPLE;
+    t->params = params;
+    t->n = (uint16_t)r->ncolumns;
+    return t;
+}
+
+/* open, then the columns of r joined by commas, then ")": "(a,b)" or "in(a,b)". */
+static const char *tuple_name(marks *k, const cql_relation *r, const char *open)
+{
+    size_t len = strlen(open) + 2;
+    for (size_t j = 0; j < r->ncolumns; j++) {
+        const cql_tcol *col = cql_tinfo_col(k->t, r->columns[j]);
+        len += strlen(col ? col->name : r->columns[j]) + 1;
+    }
+    char *s = arena_alloc(&k->t->arena, len);
+    if (s == NULL) return "?";
+    size_t at = (size_t)snprintf(s, len, "%s", open);
+    for (size_t j = 0; j < r->ncolumns; j++) {
+        const cql_tcol *col = cql_tinfo_col(k->t, r->columns[j]);
+        at += (size_t)snprintf(s + at, len - at, "%s%s", j ? "," : "",
+                               col ? col->name : r->columns[j]);
+    }
+    snprintf(s + at, len - at, ")");
+    return s;
+}
+
 /* Markers inside a term: the term itself, or the items of a collection or tuple literal
  * whose element types follow from type. */
 /* Whether call e failing to resolve without its markers' types is its error at PREPARE:
@@ -288,6 +325,14 @@ static void where_markers(marks *k, const cql_where *w)
             continue;
         }
         if (r->kind == CQL_REL_TUPLE) {
+            /* (a, b) > ? or (a, b) IN (?, ...): a tuple of the columns, named (a,b) as
+             * Cassandra names it; (a, b) IN ?: a list of them, named in(a,b) */
+            const cql_type *whole = tuple_of(k, r);
+            if (r->op == CQL_OP_IN && !r->values) {
+                set_marker(k, r->value, tuple_name(k, r, "in("), list_of(k, whole));
+                continue;
+            }
+            const char *shown = tuple_name(k, r, "(");
             /* (a, b) > (?, ?) or (a, b) IN ((?, ?), ...) */
             const cql_expr *const *vals = r->op == CQL_OP_IN && r->values
                                               ? (const cql_expr *const *)r->values
@@ -295,6 +340,7 @@ static void where_markers(marks *k, const cql_where *w)
             size_t nv = r->op == CQL_OP_IN && r->values ? r->nvalues : 1;
             for (size_t v = 0; v < nv; v++) {
                 const cql_expr *e = vals[v];
+                if (e && e->kind == CQL_E_BIND) set_marker(k, e, shown, whole);
                 if (e == NULL || e->kind != CQL_E_TUPLE) continue;
                 for (size_t j = 0; j < e->nitems && j < r->ncolumns; j++) {
                     const cql_tcol *col = cql_tinfo_col(k->t, r->columns[j]);
