@@ -142,3 +142,152 @@ def test_nulls_in_multi_column_relations_in_cassandras_words(cql, rows3):
     refused(cql, "Invalid null value in condition for columns: [c, d]",
             sel + "(c, d) IN ((1, null))", 1)
     refused(cql, "Invalid null value for IN restriction", sel + "(c, d) IN ?", 1, None)
+
+
+# ---- consistency levels ----
+
+def at(cql, stmt, **levels):
+    from cassandra.query import SimpleStatement
+    return [tuple(r) for r in cql.execute(SimpleStatement(stmt, **levels))]
+
+
+def refused_at(cql, message, stmt, **levels):
+    from cassandra.query import SimpleStatement
+    with pytest.raises(InvalidRequest) as e:
+        cql.execute(SimpleStatement(stmt, **levels))
+    assert message in str(e.value), str(e.value)
+
+
+def test_consistency_levels_each_statement_refuses(cql, table):
+    # Cassandra's ConsistencyLevel.validateForRead, validateForWrite,
+    # validateCounterForWrite and validateForCasCommit, as ModificationStatement and
+    # SelectStatement call them
+    from cassandra import ConsistencyLevel as CL
+    t = table("(p int, c int, v int, PRIMARY KEY (p, c))")
+    counters = table("(p int PRIMARY KEY, n counter)")
+    for level in (CL.SERIAL, CL.LOCAL_SERIAL):
+        refused_at(cql, "You must use conditional updates for serializable writes",
+                   "INSERT INTO %s (p, c, v) VALUES (1, 1, 1)" % t, consistency_level=level)
+    refused_at(cql, "ANY ConsistencyLevel is only supported for writes",
+               "SELECT * FROM %s WHERE p = 1" % t, consistency_level=CL.ANY)
+    refused_at(cql, "Consistency level ANY is not yet supported for counter table %s" % counters,
+               "UPDATE %s SET n = n + 1 WHERE p = 1" % counters, consistency_level=CL.ANY)
+    refused_at(cql, "Counter operations are inherently non-serializable",
+               "UPDATE %s SET n = n + 1 WHERE p = 1" % counters, consistency_level=CL.SERIAL)
+    refused_at(cql, "SERIAL is not supported as conditional update commit consistency. Use ANY "
+               "if you mean \"make sure it is accepted but I don't care how many replicas "
+               "commit it for non-SERIAL reads\"",
+               "INSERT INTO %s (p, c, v) VALUES (2, 1, 1) IF NOT EXISTS" % t,
+               consistency_level=CL.SERIAL)
+    refused_at(cql, "LOCAL_SERIAL is not supported as conditional update commit consistency",
+               "UPDATE %s SET v = 2 WHERE p = 2 AND c = 1 IF v = 1" % t,
+               consistency_level=CL.LOCAL_SERIAL)
+    assert ex(cql, "SELECT * FROM %s" % t) == []
+    # what each level serves
+    at(cql, "INSERT INTO %s (p, c, v) VALUES (1, 1, 1)" % t, consistency_level=CL.ANY)
+    assert at(cql, "SELECT v FROM %s WHERE p = 1" % t, consistency_level=CL.SERIAL) == [(1,)]
+    assert at(cql, "INSERT INTO %s (p, c, v) VALUES (3, 1, 1) IF NOT EXISTS" % t,
+              consistency_level=CL.ANY, serial_consistency_level=CL.LOCAL_SERIAL) == [(True,)]
+    at(cql, "UPDATE %s SET n = n + 1 WHERE p = 1" % counters, consistency_level=CL.ALL)
+    assert ex(cql, "SELECT n FROM %s" % counters) == [(1,)]
+
+
+@pytest.fixture
+def raw(shared_cql):
+    import cql_raw
+    conns = []
+
+    def _raw(version):
+        r = cql_raw.Raw(shared_cql.port, version=version)
+        env, _ = r.startup()
+        assert env.opcode == 0x02
+        conns.append(r)
+        return r
+    yield _raw
+    for r in conns:
+        r.close()
+
+
+@pytest.mark.parametrize("version", [4, 5])
+def test_a_conditional_write_needs_a_serial_level(raw, table, version):
+    # ConsistencyLevel.validateForCas, for the serial level of QUERY and BATCH (which the
+    # driver checks on its own before sending, so sent raw)
+    from cassandra import ConsistencyLevel as CL
+    from cassandra.protocol import BatchMessage, QueryMessage
+    from cassandra.query import BatchType
+    t = table("(p int PRIMARY KEY, v int)")
+    r = raw(version)
+    message = "Invalid consistency for conditional update. Must be one of SERIAL or LOCAL_SERIAL"
+    for level in (CL.ONE, CL.QUORUM):
+        r.send(QueryMessage("INSERT INTO probe_misc.%s (p, v) VALUES (1, 1) IF NOT EXISTS" % t,
+                            CL.ONE, serial_consistency_level=level))
+        _, msg = r.recv()
+        assert msg.code == 0x2200 and msg.message == message
+        r.send(BatchMessage(BatchType.LOGGED, [(False, "UPDATE probe_misc.%s SET v = 2 WHERE p = 1 IF v = 1" % t,
+                                 ())], CL.ONE, serial_consistency_level=level))
+        _, msg = r.recv()
+        assert msg.code == 0x2200 and msg.message == message
+    r.send(QueryMessage("SELECT * FROM probe_misc.%s" % t, CL.ONE))
+    _, msg = r.recv()
+    assert msg.parsed_rows == []
+
+
+# ---- the metadata of an EXECUTE's rows ----
+
+def execute_raw(r, query_id, metadata_id, values, skip_metadata):
+    """EXECUTE sent raw (the driver never sets skip_metadata): the answer's envelope and
+    its rows' metadata flags."""
+    import struct
+    import cql_raw
+    body = struct.pack(">H", len(query_id)) + query_id
+    if r.version >= 5:
+        body += struct.pack(">H", len(metadata_id)) + metadata_id
+    flags = 0x01 | (0x02 if skip_metadata else 0)
+    body += struct.pack(">H", 1)
+    body += struct.pack(">I", flags) if r.version >= 5 else struct.pack(">B", flags)
+    body += struct.pack(">H", len(values))
+    body += b"".join(struct.pack(">i", len(v)) + v for v in values)
+    r.send_bytes(cql_raw.header(r.version, 0, 1, 0x0A, len(body)) + body)
+    env = r.recv_envelope()
+    assert env.opcode == 0x08, env.decode()
+    kind, row_flags = struct.unpack(">ii", env.body[:8])
+    assert kind == 2
+    return env, row_flags
+
+
+@pytest.mark.parametrize("version", [4, 5])
+def test_skip_metadata_and_metadata_changed(raw, cql, table, version):
+    # Cassandra's ExecuteMessage.execute: before v5, NO_METADATA when the client asks and
+    # the metadata is the one its PREPARE answered; from v5, METADATA_CHANGED with the new
+    # id when the client's id is not the result's, else NO_METADATA when asked
+    import struct
+    from cassandra.protocol import PrepareMessage
+    t = table("(p int, c int, v int, PRIMARY KEY (p, c))")
+    ex(cql, "INSERT INTO %s (p, c, v) VALUES (1, 1, 1)" % t)
+    r = raw(version)
+    text = "SELECT * FROM probe_misc.%s WHERE p = ?" % t
+    r.send(PrepareMessage(text))
+    _, prepared = r.recv()
+    first_id = prepared.result_metadata_id or b""
+    one = struct.pack(">i", 1)
+    env, flags = execute_raw(r, prepared.query_id, first_id, [one], True)
+    assert flags == 0x0004
+    assert struct.unpack(">i", env.body[8:12])[0] == 3  # the column count only
+    env, flags = execute_raw(r, prepared.query_id, first_id, [one], False)
+    assert flags == 0x0001  # global table spec, the columns' metadata
+    ex(cql, "ALTER TABLE %s ADD w int" % t)
+    env, flags = execute_raw(r, prepared.query_id, first_id, [one], True)
+    if version >= 5:
+        assert flags == 0x0001 | 0x0008
+        # flags, column count, then the new id as [short bytes]
+        new_id = env.body[14:14 + struct.unpack(">H", env.body[12:14])[0]]
+    else:
+        assert flags == 0x0001
+    r.send(PrepareMessage(text))
+    _, again = r.recv()
+    assert again.query_id == prepared.query_id
+    if version >= 5:
+        assert again.result_metadata_id == new_id != first_id
+    env, flags = execute_raw(r, prepared.query_id, again.result_metadata_id or b"", [one], True)
+    assert flags == 0x0004
+    assert struct.unpack(">i", env.body[8:12])[0] == 4
