@@ -7,6 +7,7 @@
 #include "cql/exec.h"
 
 #include <ctype.h>
+#include <openssl/evp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -381,6 +382,27 @@ int cql_rows_put(cql_rows *rs, const void *p, int32_t len)
     return cql_put_bytes(&rs->data, p, len);
 }
 
+void cql_metadata_id(uint8_t version, const cql_metadata *m, uint8_t out[16])
+{
+    cql_metadata specs = *m;
+    specs.no_metadata = 0;
+    specs.paging_state = NULL;
+    specs.paging_len = 0;
+    specs.new_metadata_id = NULL;
+    specs.new_metadata_id_len = 0;
+    buf b;
+    buf_init(&b, 0);
+    size_t count_at;
+    unsigned int n = 0;
+    EVP_MD_CTX *md = EVP_MD_CTX_new();
+    EVP_DigestInit_ex(md, EVP_md5(), NULL);
+    if (cql_write_rows_begin(&b, version, &specs, &count_at) == 0)
+        EVP_DigestUpdate(md, b.data ? b.data : "", b.len);
+    EVP_DigestFinal_ex(md, out, &n);
+    EVP_MD_CTX_free(md);
+    buf_free(&b);
+}
+
 int cql_rows_write(const cql_rows *rs, cql_call *c, const uint8_t *paging_state, size_t paging_len)
 {
     cql_metadata m;
@@ -391,6 +413,20 @@ int cql_rows_write(const cql_rows *rs, cql_call *c, const uint8_t *paging_state,
     m.n_columns = rs->ncols;
     m.paging_state = paging_state;
     m.paging_len = paging_len;
+    /* An EXECUTE's result: v5 says when the metadata is no longer the one the client
+     * holds (METADATA_CHANGED, with the new id) and leaves it out when it is and the
+     * client asked; v4 leaves it out when it is still the one PREPARE answered. */
+    uint8_t now[16];
+    if (c->result_id) {
+        cql_metadata_id(c->version, &m, now);
+        int same = c->result_id_len == 16 && memcmp(c->result_id, now, 16) == 0;
+        if (c->version >= 5 && !same) {
+            m.new_metadata_id = now;
+            m.new_metadata_id_len = 16;
+        } else if (same && c->skip_metadata) {
+            m.no_metadata = 1;
+        }
+    }
     size_t count_at;
     if (cql_write_rows_begin(&c->body, c->version, &m, &count_at) != 0 ||
         buf_append(&c->body, rs->data.data, rs->data.len) != 0)
@@ -473,6 +509,61 @@ static int run_stmt(cql_run *r, const cql_stmt *s)
     }
 }
 
+static int stmt_conditional(const cql_stmt *s);
+
+static int serial_level(uint16_t cl)
+{
+    return cl == CQL_CL_SERIAL || cl == CQL_CL_LOCAL_SERIAL;
+}
+
+/* Whether consistency level cl (and serial, a conditional write's) is refused for statement
+ * s, as Cassandra's ConsistencyLevel.validateForRead, validateForWrite,
+ * validateCounterForWrite, validateForCas and validateForCasCommit refuse it: 0, or -1 with
+ * the error set. A conditional statement of a batch is judged by the batch's levels. */
+static int consistency_refused(cql_call *c, const cql_stmt *s, uint16_t cl, uint16_t serial,
+                               int conditional)
+{
+    const char *name = cql_consistency_name(cl);
+    if (s->kind == CQL_SELECT) {
+        if (cl == CQL_CL_ANY)
+            return cql_fail(c, CQL_ERR_INVALID,
+                            "ANY ConsistencyLevel is only supported for writes");
+        return 0;
+    }
+    if (s->kind != CQL_INSERT && s->kind != CQL_UPDATE && s->kind != CQL_DELETE) return 0;
+    if (conditional) {
+        if (!serial_level(serial))
+            return cql_fail(c, CQL_ERR_INVALID,
+                            "Invalid consistency for conditional update. "
+                            "Must be one of SERIAL or LOCAL_SERIAL");
+        if (serial_level(cl))
+            return cql_fail(c, CQL_ERR_INVALID,
+                            "%s is not supported as conditional update commit consistency. Use "
+                            "ANY if you mean \"make sure it is accepted but I don't care how many "
+                            "replicas commit it for non-SERIAL reads\"",
+                            name ? name : "SERIAL");
+        return 0;
+    }
+    if (cl != CQL_CL_ANY && !serial_level(cl)) return 0;
+    /* ANY and the serial levels: a counter table's words differ */
+    const char *ks = cql_keyspace_of(c, &s->name);
+    if (ks == NULL) return -1;
+    cql_tinfo t;
+    if (cql_tinfo_load(c, ks, s->name.name, &t) != 0) return -1;
+    int counter = t.counter;
+    cql_tinfo_free(&t);
+    if (counter && cl == CQL_CL_ANY)
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "Consistency level ANY is not yet supported for counter table %s",
+                        s->name.name);
+    if (counter)
+        return cql_fail(c, CQL_ERR_INVALID, "Counter operations are inherently non-serializable");
+    if (serial_level(cl))
+        return cql_fail(c, CQL_ERR_INVALID,
+                        "You must use conditional updates for serializable writes");
+    return 0;
+}
+
 /* Runs a parsed statement with the values bound: the QUERY's text, or the statement an
  * EXECUTE names (prepared). */
 static int run_parsed(cql_call *c, const cql_parsed *parsed, const cql_query_params *params,
@@ -490,7 +581,20 @@ static int run_parsed(cql_call *c, const cql_parsed *parsed, const cql_query_par
                                    "there were %zu markers(?) in CQL but %u bound variables",
                                    parsed->nbinds, params->values.n)
                         : cql_fail(c, CQL_ERR_INVALID, "Invalid amount of bind variables");
-    return run_stmt(&r, parsed->stmts[0]);
+    const cql_stmt *s = parsed->stmts[0];
+    if (params && s->kind == CQL_BATCH) {
+        int conditional = 0;
+        for (size_t i = 0; i < s->u.batch.nstmts; i++)
+            conditional |= stmt_conditional(s->u.batch.stmts[i]);
+        for (size_t i = 0; i < s->u.batch.nstmts && conditional; i++)
+            if (consistency_refused(c, s->u.batch.stmts[i], params->consistency,
+                                    params->serial_consistency, 1) != 0)
+                return -1;
+    } else if (params && consistency_refused(c, s, params->consistency, params->serial_consistency,
+                                             stmt_conditional(s)) != 0) {
+        return -1;
+    }
+    return run_stmt(&r, s);
 }
 
 int cql_exec_query(cql_call *c, const cql_query *q)
@@ -510,7 +614,23 @@ int cql_exec_execute(cql_call *c, const cql_execute *e)
     if (cql_prepared_get(c, (const uint8_t *)e->id.p, e->id.len, &plan) != 0) return -1;
     const char *conn = c->keyspace;
     if (plan->keyspace) c->keyspace = plan->keyspace;
+    /* a SELECT's rows say whether their metadata is still the client's */
+    uint8_t prepared_result[16];
+    if (plan->parsed.nstmts == 1 && plan->parsed.stmts[0]->kind == CQL_SELECT) {
+        if (c->version >= 5) {
+            c->result_id = (const uint8_t *)e->result_metadata_id.p;
+            c->result_id_len = e->result_metadata_id.p ? e->result_metadata_id.len : 0;
+        } else if (cql_prepared_result_id(c, (const uint8_t *)e->id.p, e->id.len,
+                                          prepared_result)) {
+            c->result_id = prepared_result;
+            c->result_id_len = 16;
+        }
+        c->skip_metadata = (e->params.flags & CQL_QF_SKIP_METADATA) != 0;
+    }
     int rc = run_parsed(c, &plan->parsed, &e->params, 1);
+    c->result_id = NULL;
+    c->result_id_len = 0;
+    c->skip_metadata = 0;
     c->keyspace = conn;
     cql_plan_release(plan);
     return rc;
@@ -637,6 +757,10 @@ int cql_exec_batch(cql_call *c, const cql_batch *b)
         rp[i] = &runs[i];
         stmts[i] = s;
     }
+    for (size_t i = 0; rc == 0 && i < b->n; i++)
+        if (stmt_conditional(stmts[i]) &&
+            consistency_refused(c, stmts[i], b->consistency, b->serial_consistency, 1) != 0)
+            rc = -1;
     if (rc == 0)
         rc = cql_exec_write_batch(c, rp, stmts, b->n, b->type == CQL_BATCH_COUNTER,
                                   b->type == CQL_BATCH_LOGGED);

@@ -24,6 +24,11 @@ typedef struct cql_call {
     uint8_t version;
     const char *keyspace; /* the connection's, or NULL */
     const char *user;     /* the role, or NULL */
+    /* An EXECUTE of a SELECT: the result metadata id the client holds (v5) or the one its
+     * PREPARE answered (v4), and whether it asked to skip the metadata when it matches */
+    const uint8_t *result_id;
+    size_t result_id_len;
+    int skip_metadata;
 
     /* out */
     buf body;                        /* the RESULT body (ERROR bodies are cql_call_answer's) */

@@ -184,6 +184,12 @@ cql_plan *cql_plan_parse(cql_call *c, const char *text, size_t len);
 /* The plan of a prepared id, with a reference taken (cql_plan_release): 0, or -1 with
  * UNPREPARED set. */
 int cql_prepared_get(cql_call *c, const uint8_t *id, size_t len, cql_plan **plan);
+/* The result metadata id of prepared statement id as its latest PREPARE answered: 1 with
+ * out set, 0 when it is not kept. */
+int cql_prepared_result_id(cql_call *c, const uint8_t *id, size_t len, uint8_t out[16]);
+/* The id of a result's metadata, Cassandra's ResultMetadata id: the MD5 of its column
+ * specifications (what PREPARE and a v5 METADATA_CHANGED answer with). */
+void cql_metadata_id(uint8_t version, const cql_metadata *m, uint8_t out[16]);
 void cql_plan_release(cql_plan *p);
 void cql_prepared_free_all(cql_state *st);
 

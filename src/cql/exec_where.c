@@ -31,7 +31,8 @@ static void vlist_free(cql_vlist *l)
  * shorts. */
 #define KEY_PART_MAX 65535
 
-/* Appends the value of term e for col to l (null refused). */
+/* Appends the value of term e for col to l (null and unset refused in Cassandra's words
+ * for a key column's = and IN). */
 static int vlist_add(cql_run *r, const cql_tcol *col, const cql_expr *e, cql_vlist *l)
 {
     buf *n = realloc(l->v, (l->n + 1) * sizeof *n);
@@ -45,8 +46,9 @@ static int vlist_add(cql_run *r, const cql_tcol *col, const cql_expr *e, cql_vli
     }
     if (rc != CQLVAL_OK) {
         buf_free(&l->v[l->n]);
-        return cql_fail(r->call, CQL_ERR_INVALID, "Invalid %s value for column %s",
-                        rc == CQLVAL_NULL ? "null" : "unset", col->name);
+        return cql_fail(r->call, CQL_ERR_INVALID, "Invalid %s value %sfor column %s",
+                        rc == CQLVAL_NULL ? "null" : "unset",
+                        rc == CQLVAL_NULL ? "in condition " : "", col->name);
     }
     if (l->v[l->n].len > KEY_PART_MAX) {
         size_t len = l->v[l->n].len;
@@ -212,7 +214,8 @@ static void bufs_free(buf *b, size_t n)
 }
 
 /* A multi-column relation's values missing, refused in Cassandra's words: the column's
- * null (in a condition for IN and slices), or the unset value. Always -1. */
+ * null (condition 0: (a, b) = ..., 1: a slice's, "in condition", 2: an IN's, "in condition
+ * for columns: [a, b]"), or the unset value. Always -1. */
 static int tuple_value_missing(cql_call *c, const cql_tcol *const *cols, size_t n, size_t which,
                                int rc, int condition)
 {
@@ -223,8 +226,18 @@ static int tuple_value_missing(cql_call *c, const cql_tcol *const *cols, size_t 
                                cols[0]->name);
     if (name == NULL)
         return cql_fail(c, CQL_ERR_INVALID, "Invalid null value for tuple of %s", cols[0]->name);
-    return cql_fail(c, CQL_ERR_INVALID, "Invalid null value %sfor column %s",
-                    condition ? "in condition " : "", name);
+    if (condition < 2)
+        return cql_fail(c, CQL_ERR_INVALID, "Invalid null value %sfor column %s",
+                        condition ? "in condition " : "", name);
+    buf names;
+    buf_init(&names, 0);
+    for (size_t j = 0; j < n; j++)
+        buf_printf(&names, "%s%s", j ? ", " : "[", cols[j]->name);
+    buf_printf(&names, "]");
+    cql_fail(c, CQL_ERR_INVALID, "Invalid null value in condition for columns: %.*s",
+             (int)names.len, names.data ? names.data : "");
+    buf_free(&names);
+    return -1;
 }
 
 int cql_tuple_matches(cql_run *r, const cql_tinfo *t, const cql_relation *rel, const buf *vals,
@@ -450,7 +463,7 @@ static int tuple_in_add(cql_run *r, const cql_tcol *const *cols, size_t n, const
     int rc = tuple_values(r, cols, n, e, vals, &which);
     if (rc != CQLVAL_OK) {
         bufs_free(vals, n);
-        return rc == CQLVAL_ERROR ? -1 : tuple_value_missing(r->call, cols, n, which, rc, 1);
+        return rc == CQLVAL_ERROR ? -1 : tuple_value_missing(r->call, cols, n, which, rc, 2);
     }
     for (size_t j = 0; j < n; j++)
         if (vlist_take(r, &vals[j], l) != 0) {
@@ -482,8 +495,8 @@ static int tuple_in(cql_run *r, const cql_tinfo *t, const cql_relation *rel, cql
         cql_value v;
         if (cql_bound(r, rel->value, &v) != 1) return -1;
         if (v.len < 0)
-            return cql_fail(c, CQL_ERR_INVALID, "Invalid %s value for column %s",
-                            v.len == CQL_UNSET ? "unset" : "null", cols[0]->name);
+            return cql_fail(c, CQL_ERR_INVALID, "Invalid %s value for IN restriction",
+                            v.len == CQL_UNSET ? "unset" : "null");
         cql_elements e;
         uint32_t count;
         const uint8_t *p;
@@ -499,7 +512,7 @@ static int tuple_in(cql_run *r, const cql_tinfo *t, const cql_relation *rel, cql
                 if (vlist_take(r, &vals[j], l) != 0) rc = CQLVAL_ERROR;
             bufs_free(vals, n);
             if (rc == CQLVAL_ERROR) return -1;
-            if (rc != CQLVAL_OK) return tuple_value_missing(c, cols, n, which, rc, 1);
+            if (rc != CQLVAL_OK) return tuple_value_missing(c, cols, n, which, rc, 2);
             got = 0;
         }
         if (got < 0)

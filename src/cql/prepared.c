@@ -21,6 +21,7 @@
 
 struct cql_prepared_entry {
     uint8_t id[16];
+    uint8_t result_id[16]; /* the result metadata id the latest PREPARE answered */
     cql_plan *plan;
     int writes;
     uint64_t used; /* a tick, for eviction */
@@ -75,11 +76,13 @@ cql_plan *cql_plan_parse(cql_call *c, const char *text, size_t len)
 
 /* Keeps a statement (the state's lock held), taking over the plan (released when the id
  * is kept already): 0, or -1 out of memory (the plan released). */
-static int keep(cql_state *st, const uint8_t id[16], cql_plan *plan, int writes)
+static int keep(cql_state *st, const uint8_t id[16], cql_plan *plan, int writes,
+                const uint8_t result_id[16])
 {
     cql_prepared_entry *e = find(st, id, 16);
     if (e) {
         e->used = ++tick;
+        memcpy(e->result_id, result_id, 16);
         cql_plan_release(plan);
         return 0;
     }
@@ -103,6 +106,7 @@ static int keep(cql_state *st, const uint8_t id[16], cql_plan *plan, int writes)
     }
     e = &st->prepared[st->nprepared++];
     memcpy(e->id, id, 16);
+    memcpy(e->result_id, result_id, 16);
     e->plan = plan;
     e->writes = writes;
     e->used = ++tick;
@@ -764,14 +768,6 @@ int cql_exec_prepare(cql_call *c, const cql_prepare *p)
         goto done;
     }
     int writes = s->kind != CQL_SELECT && s->kind != CQL_USE;
-    plan->refs++; /* the state's */
-    pthread_mutex_lock(&st->lock);
-    int kept = keep(st, id, plan, writes);
-    pthread_mutex_unlock(&st->lock);
-    if (kept != 0) {
-        cql_fail(c, CQL_ERR_SERVER, "out of memory");
-        goto done;
-    }
     cql_metadata md;
     memset(&md, 0, sizeof md);
     md.keyspace = result.ncols ? t.ks : NULL;
@@ -779,7 +775,15 @@ int cql_exec_prepare(cql_call *c, const cql_prepare *p)
     md.columns = result.cols;
     md.n_columns = result.ncols;
     uint8_t mdid[16];
-    prepared_id("metadata", p->query.p, p->query.len, mdid);
+    cql_metadata_id(c->version, &md, mdid);
+    plan->refs++; /* the state's */
+    pthread_mutex_lock(&st->lock);
+    int kept = keep(st, id, plan, writes, mdid);
+    pthread_mutex_unlock(&st->lock);
+    if (kept != 0) {
+        cql_fail(c, CQL_ERR_SERVER, "out of memory");
+        goto done;
+    }
     cql_prepared pr = {.id = id,
                        .id_len = 16,
                        .result_metadata_id = mdid,
@@ -843,6 +847,17 @@ int cql_prepared_get(cql_call *c, const uint8_t *id, size_t len, cql_plan **plan
                         h);
     }
     return 0;
+}
+
+int cql_prepared_result_id(cql_call *c, const uint8_t *id, size_t len, uint8_t out[16])
+{
+    cql_state *st = cql_state_of(c);
+    if (st == NULL) return 0;
+    pthread_mutex_lock(&st->lock);
+    cql_prepared_entry *e = find(st, id, len);
+    if (e) memcpy(out, e->result_id, 16);
+    pthread_mutex_unlock(&st->lock);
+    return e != NULL;
 }
 
 int cql_prepared_writes(qr_db *db, const uint8_t *id, size_t len)

@@ -86,7 +86,7 @@ def test_multi_column_refusals_in_cassandras_words(cql, table):
             "SELECT * FROM %s WHERE a = 0 AND (b, c, d) IN ((?, ?))" % t, 0, 1)
     refused(cql, "Expected 2 elements in value tuple, but got 3: (1, 2, 3)",
             "SELECT * FROM %s WHERE a = 0 AND (b, c) > (1, 2, 3)" % t)
-    refused(cql, "Invalid null value in condition for column d",
+    refused(cql, "Invalid null value in condition for columns: [b, c, d]",
             "SELECT * FROM %s WHERE a = 0 AND (b, c, d) IN ((?, ?, ?), (?, ?, ?))" % t,
             1, 2, None, 2, 1, 4)
     refused(cql, "Invalid null value for column d",

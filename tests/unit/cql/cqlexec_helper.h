@@ -170,6 +170,10 @@ static inline void read_metadata(cql_reader *rd, tresult *r, int cols)
             r->paging_len = ps.len;
         }
     }
+    if (flags & CQL_ROWS_METADATA_CHANGED) {
+        cql_str id;
+        cql_read_short_bytes(rd, "new metadata id", &id);
+    }
     if (flags & CQL_ROWS_NO_METADATA) return;
     cql_str s;
     if (flags & CQL_ROWS_GLOBAL_TABLES_SPEC) {
